@@ -1,0 +1,284 @@
+#!/usr/bin/env bash
+# Benchmark: the `pipeline` CLI against a pyvips reference written the way a libvips
+# expert would (Benchmarks/reference.py), on the same "standard" job: for every input
+# a 320x320 WebP cover crop, a 1280 px JPEG and a 32 px blurred JPEG placeholder.
+#
+# usage: Benchmarks/run.sh [CORPUS_DIR] [--smoke]
+#
+#   CORPUS_DIR  folder of photographs (*.jpg, *.jpeg, *.png, *.webp). Default:
+#               $PIPELINE_CORPUS, else ~/.cache/pipeline-bench/corpus. Fetched with
+#               ../shared/corpus/fetch-corpus.sh (beside the repo) when it holds no image.
+#   --smoke     only the first 3 images (by name), one run each: a quick check for CI.
+#
+# Each tool runs twice (once with --smoke) into a fresh output folder, under
+# Benchmarks/measure.py, with MALLOC_ARENA_MAX=2 for both. The table shows the run
+# with the better wall time (its CPU time too) and the higher peak memory of the runs.
+#
+# Environment: PIPELINE_CORPUS (corpus folder), PIPELINE_BIN (use this binary instead
+# of building one), PYTHON (default python3), BENCH_KEEP=1 (keep the temp folder).
+#
+# Exit status: 0 when both tools ran, succeeded and produced the same files with the
+# same pixel dimensions; 1 otherwise (including a failed `swift build`); 2 bad usage.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$here/.." && pwd)
+py=${PYTHON:-python3}
+
+usage() { sed -n '6,11s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; }
+
+smoke=0
+corpus=""
+for arg in "$@"; do
+  case $arg in
+    --smoke) smoke=1 ;;
+    -h|--help) usage; exit 0 ;;
+    -*) echo "run.sh: unknown option $arg" >&2; usage >&2; exit 2 ;;
+    *)
+      if [ -n "$corpus" ]; then echo "run.sh: one CORPUS_DIR only" >&2; usage >&2; exit 2; fi
+      corpus=$arg ;;
+  esac
+done
+corpus=${corpus:-${PIPELINE_CORPUS:-${XDG_CACHE_HOME:-$HOME/.cache}/pipeline-bench/corpus}}
+
+# The inputs, as the pipeline's globs see them (case-sensitive, top level only), sorted by name.
+list_images() {
+  find "$1" -maxdepth 1 -type f \( -name '*.jpg' -o -name '*.jpeg' -o -name '*.png' -o -name '*.webp' \) \
+    -printf '%f\n' 2>/dev/null | LC_ALL=C sort
+}
+
+# --- corpus ---------------------------------------------------------------------------
+if [ -z "$(list_images "$corpus")" ]; then
+  fetch="$repo/../shared/corpus/fetch-corpus.sh"
+  if [ ! -f "$fetch" ]; then
+    echo "run.sh: no images in $corpus, and no $fetch to fetch them with" >&2
+    exit 1
+  fi
+  echo "== fetching the corpus into $corpus"
+  bash "$fetch" "$corpus"
+fi
+corpus=$(cd "$corpus" && pwd)
+
+# --- tools ----------------------------------------------------------------------------
+if ! "$py" -c 'import pyvips' 2>/dev/null; then
+  echo "== installing pyvips (pip)"
+  export PIP_ROOT_USER_ACTION=ignore PIP_DISABLE_PIP_VERSION_CHECK=1
+  "$py" -m pip install --quiet pyvips ||
+    "$py" -m pip install --quiet --break-system-packages pyvips
+  "$py" -c 'import pyvips' || { echo "run.sh: pyvips does not import after installing it" >&2; exit 1; }
+fi
+if ! command -v vipsheader >/dev/null; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "== installing libvips-tools (for vipsheader)"
+    apt-get install -y -qq libvips-tools >/dev/null ||
+      { apt-get update -qq >/dev/null && apt-get install -y -qq libvips-tools >/dev/null; }
+  fi
+  command -v vipsheader >/dev/null || { echo "run.sh: vipsheader not found (apt-get install libvips-tools)" >&2; exit 1; }
+fi
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/pipeline-bench.XXXXXX")
+if [ "${BENCH_KEEP:-0}" = 1 ]; then
+  echo "== keeping $tmp"
+else
+  trap 'rm -rf "$tmp"' EXIT
+fi
+
+# --- inputs ---------------------------------------------------------------------------
+if [ "$smoke" = 1 ]; then
+  input="$tmp/input"
+  mkdir -p "$input"
+  list_images "$corpus" | sed -n 1,3p | while IFS= read -r name; do cp "$corpus/$name" "$input/"; done
+  runs=1
+else
+  input=$corpus
+  runs=2
+fi
+count=$(list_images "$input" | wc -l)
+mb=$(du -smL "$input" | cut -f1)
+echo "== inputs: $count images, $mb MB in $input"
+cat "$input"/* >/dev/null  # warm the page cache, so that neither tool pays for the first read
+
+# --- build ----------------------------------------------------------------------------
+status=0
+bin=""
+swift_version=""
+if [ -n "${PIPELINE_BIN:-}" ]; then
+  bin=$PIPELINE_BIN
+  echo "== using PIPELINE_BIN=$bin"
+elif ! command -v swift >/dev/null; then
+  echo "== SKIPPING the pipeline: swift is not installed" >&2
+  status=1
+else
+  echo "== swift build -c release --product pipeline (log: $tmp/build.log)"
+  if (cd "$repo" && swift build -c release --product pipeline) >"$tmp/build.log" 2>&1; then
+    bin="$(cd "$repo" && swift build -c release --show-bin-path)/pipeline"
+  else
+    echo "== SKIPPING the pipeline: swift build failed; the end of its log:" >&2
+    tail -n 30 "$tmp/build.log" | sed 's/^/   /' >&2
+    status=1
+  fi
+  swift_version=$(swift --version 2>/dev/null | head -n 1 || true)
+fi
+if [ -n "$bin" ] && [ ! -x "$bin" ]; then
+  echo "== SKIPPING the pipeline: $bin is not an executable file" >&2
+  bin=""
+  status=1
+fi
+
+# The pipeline file: the standard job, reading the inputs by absolute globs and writing
+# into out/ beside itself (relative output paths resolve against the file's folder).
+# Only the globs that match a file are listed: a glob that matches nothing may rightly
+# be an error for the pipeline, and leaving it out changes nothing else.
+write_pipeline_file() {
+  "$py" - "$input" "$1" <<'PY'
+import glob, json, sys
+inputs, dest = sys.argv[1], sys.argv[2]
+globs = [f"{inputs}/*.{ext}" for ext in ("jpg", "jpeg", "png", "webp")]
+job = {
+    "version": 1,
+    "name": "standard",
+    "inputs": [g for g in globs if glob.glob(glob.escape(inputs) + g[len(inputs):])],
+    "decompress": {"concurrency": 2},
+    "resize": {"concurrency": 2},
+    "encode": {"concurrency": 2},
+    "outputs": [
+        {"name": "small", "steps": [{"resize": {"width": 320, "height": 320, "fit": "cover"}}],
+         "encode": {"format": "webp", "quality": 80}, "path": "out/{stem}-{ext}-small.webp"},
+        {"name": "large", "steps": [{"resize": {"width": 1280, "height": 1280, "fit": "inside", "withoutEnlargement": True}}],
+         "encode": {"format": "jpeg", "quality": 85, "strip": True}, "path": "out/{stem}-{ext}-large.jpg"},
+        {"name": "placeholder", "steps": [{"resize": {"width": 32}}, {"blur": {"sigma": 2}}],
+         "encode": {"format": "jpeg", "quality": 60}, "path": "out/{stem}-{ext}-placeholder.jpg"},
+    ],
+}
+with open(dest, "w") as f:
+    json.dump(job, f, indent=2)
+    f.write("\n")
+PY
+}
+
+# --- runs -----------------------------------------------------------------------------
+# measure NAME RUN OUTDIR CMD...: one measured run; its figures go to $tmp/NAME-RUN.json.
+measure() {
+  local name=$1 run=$2 out=$3
+  shift 3
+  if MALLOC_ARENA_MAX=2 "$py" "$here/measure.py" --label "$name #$run" --log "$tmp/$name-$run.log" \
+       --json "$tmp/$name-$run.json" -- "$@" | sed -n '1s/^/   /p'; then :; fi
+  local code
+  code=$("$py" -c 'import json,sys; print(json.load(open(sys.argv[1]))["exit_code"])' "$tmp/$name-$run.json" 2>/dev/null || echo 127)
+  if [ "$code" != 0 ]; then
+    echo "== $name #$run FAILED (exit $code); the end of its output:" >&2
+    tail -n 20 "$tmp/$name-$run.log" | sed 's/^/   /' >&2
+    return 1
+  fi
+  [ -d "$out" ] || { echo "== $name #$run wrote no $out" >&2; return 1; }
+}
+
+echo "== running ($runs run(s) each, MALLOC_ARENA_MAX=2)"
+ref_ok=1
+pipe_ok=$([ -n "$bin" ] && echo 1 || echo 0)
+for run in $(seq 1 "$runs"); do
+  measure reference "$run" "$tmp/reference-$run" \
+    "$py" "$here/reference.py" "$input" "$tmp/reference-$run" || { ref_ok=0; status=1; }
+  if [ "$pipe_ok" = 1 ]; then
+    mkdir -p "$tmp/pipeline-$run"
+    write_pipeline_file "$tmp/pipeline-$run/standard.json"
+    measure pipeline "$run" "$tmp/pipeline-$run/out" \
+      "$bin" run "$tmp/pipeline-$run/standard.json" || { pipe_ok=0; status=1; }
+  fi
+done
+
+# --- same files, same pixel dimensions --------------------------------------------------
+if [ "$ref_ok" = 1 ]; then
+  check_dirs=("$tmp/reference-1")
+  [ "$pipe_ok" = 1 ] && check_dirs+=("$tmp/pipeline-1/out")
+  if ! "$py" - "$count" "${check_dirs[@]}" <<'PY'
+import os, re, subprocess, sys
+
+count, dirs = int(sys.argv[1]), sys.argv[2:]
+line_re = re.compile(r"^(.*): (\d+)x(\d+) ")
+
+def listing(d):
+    """file name -> 'WxH', or 'unreadable' when vipsheader cannot read it."""
+    names = sorted(os.listdir(d))
+    found = {}
+    if names:
+        p = subprocess.run(["vipsheader", *names], cwd=d, capture_output=True, text=True)
+        for line in p.stdout.splitlines():
+            m = line_re.match(line)
+            if m:
+                found[m.group(1)] = f"{m.group(2)}x{m.group(3)}"
+    return {n: found.get(n, "unreadable") for n in names}
+
+ref = listing(dirs[0])
+ok = True
+if len(ref) != 3 * count:
+    print(f"== reference wrote {len(ref)} files, expected {3 * count}")
+    ok = False
+if len(dirs) > 1:
+    pipe = listing(dirs[1])
+    problems = []
+    for n in sorted(set(ref) | set(pipe)):
+        a, b = ref.get(n, "missing"), pipe.get(n, "missing")
+        if a != b or a == "unreadable":
+            problems.append(f"   {n}: reference {a}, pipeline {b}")
+    if problems:
+        ok = False
+        print(f"== outputs DIFFER ({len(problems)} files):")
+        print("\n".join(problems[:30]))
+        if len(problems) > 30:
+            print(f"   ... and {len(problems) - 30} more")
+    else:
+        print(f"== outputs match: {len(ref)} files, same names and pixel dimensions")
+sys.exit(0 if ok else 1)
+PY
+  then
+    status=1
+  fi
+fi
+
+# --- table ----------------------------------------------------------------------------
+cpu_model=$(grep -m1 -E '^(model name|Model|cpu model)' /proc/cpuinfo 2>/dev/null | cut -d: -f2- | sed 's/^ *//')
+vips_version=$(pkg-config --modversion vips 2>/dev/null || vips --version 2>/dev/null || echo unknown)
+"$py" - "$tmp" "$runs" "$count" "$mb" "$(nproc)" "${cpu_model:-unknown}" "$vips_version" \
+  "$swift_version" "$ref_ok" "$pipe_ok" <<'PY'
+import json, os, sys
+
+tmp, runs, count, mb, ncpu, cpu, vips, swift, ref_ok, pipe_ok = sys.argv[1:]
+runs, count = int(runs), int(count)
+
+def summary(name):
+    results = []
+    for r in range(1, runs + 1):
+        path = os.path.join(tmp, f"{name}-{r}.json")
+        if os.path.exists(path):
+            with open(path) as f:
+                results.append(json.load(f))
+    if not results or any(r["exit_code"] != 0 for r in results):
+        return None
+    best = min(results, key=lambda r: r["wall_s"])
+    return {"wall": best["wall_s"], "cpu": best["cpu_s"],
+            "peak": max(r["peak_rss_mib"] for r in results),
+            "ips": count / best["wall_s"] if best["wall_s"] > 0 else float("nan")}
+
+rows = [("reference (pyvips)", summary("reference") if ref_ok == "1" else None),
+        ("pipeline", summary("pipeline") if pipe_ok == "1" else None)]
+print()
+print(f"{'':20} {'wall s':>8} {'CPU s':>8} {'peak MiB':>9} {'images/s':>9}")
+for label, s in rows:
+    if s:
+        print(f"{label:20} {s['wall']:8.2f} {s['cpu']:8.2f} {s['peak']:9.1f} {s['ips']:9.2f}")
+    else:
+        print(f"{label:20} {'(no result)':>8}")
+ref, pipe = rows[0][1], rows[1][1]
+if ref and pipe:
+    print(f"pipeline/reference:  wall {pipe['wall'] / ref['wall']:.2f}x, "
+          f"peak memory {pipe['peak'] / ref['peak']:.2f}x")
+print(f"({count} images, {mb} MB; best wall time of {runs} run(s) with its CPU time; "
+      f"highest peak of the runs; peak = summed RSS of the process tree)")
+print(f"machine: {ncpu} cores, {cpu}, libvips {vips}" + (f", {swift}" if swift else ""))
+PY
+
+if [ "$status" != 0 ]; then
+  echo "== FAILED (see the messages above)" >&2
+fi
+exit "$status"

@@ -1,0 +1,1 @@
+// VipsBlur plugin: see Package.swift

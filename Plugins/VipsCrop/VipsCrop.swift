@@ -1,0 +1,1 @@
+// VipsCrop plugin: see Package.swift

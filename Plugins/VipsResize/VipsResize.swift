@@ -1,0 +1,1 @@
+// VipsResize plugin: see Package.swift

@@ -1,0 +1,142 @@
+/*
+ * Fixed-arity wrappers for the libvips calls pipeline makes.
+ *
+ * Swift cannot call C varargs functions such as vips_resize(in, &out, scale, ...),
+ * so each call is pinned here to the arguments we pass, with the NULL that ends
+ * the varargs list written on the C side.
+ */
+#ifndef PIPELINE_CVIPS_SHIM_H
+#define PIPELINE_CVIPS_SHIM_H
+
+#include <vips/vips.h>
+
+static void pl_ignore_log(const gchar *domain, GLogLevelFlags level, const gchar *message, gpointer data) {
+    (void)domain; (void)level; (void)message; (void)data;
+}
+
+/* libvips reports decoder warnings through GLib logging; the fail_on load option,
+ * not stderr noise, decides whether a warning fails an item. */
+static inline void pl_silence_warnings(void) {
+    g_log_set_handler("VIPS", G_LOG_LEVEL_WARNING, pl_ignore_log, NULL);
+}
+
+/* --- loading ------------------------------------------------------------ */
+
+/* Opens a file through a VipsSource so that file names are never parsed for
+ * "[option]" suffixes; options go in option_string ("shrink=2,fail_on=error"). */
+static inline VipsImage *pl_load_file(const char *path, const char *option_string) {
+    VipsSource *source = vips_source_new_from_file(path);
+    if (!source) return NULL;
+    VipsImage *image = vips_image_new_from_source(source, option_string, NULL);
+    g_object_unref(source);
+    return image;
+}
+
+/* Loads from a copy of the bytes, so the caller may free its buffer at once. */
+static inline VipsImage *pl_load_buffer(const void *data, size_t length, const char *option_string) {
+    VipsBlob *blob = vips_blob_copy(data, length);
+    VipsSource *source = vips_source_new_from_blob(blob);
+    vips_area_unref(VIPS_AREA(blob));
+    if (!source) return NULL;
+    VipsImage *image = vips_image_new_from_source(source, option_string, NULL);
+    g_object_unref(source);
+    return image;
+}
+
+static inline const char *pl_loader_name(VipsImage *image) {
+    const char *name = NULL;
+    if (vips_image_get_typeof(image, "vips-loader") == 0) return NULL;
+    if (vips_image_get_string(image, "vips-loader", &name)) return NULL;
+    return name;
+}
+
+static inline int pl_has_icc_profile(VipsImage *image) {
+    return vips_image_get_typeof(image, VIPS_META_ICC_NAME) != 0;
+}
+
+/* --- geometry and colour ------------------------------------------------- */
+
+static inline int pl_autorot(VipsImage *in, VipsImage **out) {
+    return vips_autorot(in, out, NULL);
+}
+
+/* Converts from the embedded profile to sRGB; intent is perceptual, as thumbnailers use. */
+static inline int pl_icc_to_srgb(VipsImage *in, VipsImage **out) {
+    return vips_icc_transform(in, out, "srgb", "embedded", TRUE, "intent", VIPS_INTENT_PERCEPTUAL, NULL);
+}
+
+static inline int pl_colourspace(VipsImage *in, VipsImage **out, VipsInterpretation space) {
+    return vips_colourspace(in, out, space, NULL);
+}
+
+static inline int pl_cast(VipsImage *in, VipsImage **out, VipsBandFormat format) {
+    return vips_cast(in, out, format, NULL);
+}
+
+static inline int pl_resize(VipsImage *in, VipsImage **out, double hscale, double vscale, VipsKernel kernel) {
+    return vips_resize(in, out, hscale, "vscale", vscale, "kernel", kernel, NULL);
+}
+
+static inline int pl_premultiply(VipsImage *in, VipsImage **out) {
+    return vips_premultiply(in, out, NULL);
+}
+
+static inline int pl_unpremultiply(VipsImage *in, VipsImage **out) {
+    return vips_unpremultiply(in, out, NULL);
+}
+
+static inline int pl_extract_area(VipsImage *in, VipsImage **out, int left, int top, int width, int height) {
+    return vips_extract_area(in, out, left, top, width, height, NULL);
+}
+
+static inline int pl_smartcrop(VipsImage *in, VipsImage **out, int width, int height, VipsInteresting interesting) {
+    return vips_smartcrop(in, out, width, height, "interesting", interesting, NULL);
+}
+
+static inline int pl_embed(VipsImage *in, VipsImage **out, int x, int y, int width, int height,
+                           const double *background, int background_count) {
+    VipsArrayDouble *colour = vips_array_double_new(background, background_count);
+    int result = vips_embed(in, out, x, y, width, height,
+                            "extend", VIPS_EXTEND_BACKGROUND, "background", colour, NULL);
+    vips_area_unref(VIPS_AREA(colour));
+    return result;
+}
+
+static inline int pl_flatten(VipsImage *in, VipsImage **out, const double *background, int background_count) {
+    VipsArrayDouble *colour = vips_array_double_new(background, background_count);
+    int result = vips_flatten(in, out, "background", colour, NULL);
+    vips_area_unref(VIPS_AREA(colour));
+    return result;
+}
+
+static inline int pl_bandjoin_const1(VipsImage *in, VipsImage **out, double value) {
+    return vips_bandjoin_const1(in, out, value, NULL);
+}
+
+static inline int pl_copy_with_interpretation(VipsImage *in, VipsImage **out, VipsInterpretation interpretation) {
+    return vips_copy(in, out, "interpretation", interpretation, NULL);
+}
+
+/* A private copy whose metadata may be set before anyone else sees the image. */
+static inline int pl_copy(VipsImage *in, VipsImage **out) {
+    return vips_copy(in, out, NULL);
+}
+
+static inline int pl_gaussblur(VipsImage *in, VipsImage **out, double sigma) {
+    return vips_gaussblur(in, out, sigma, NULL);
+}
+
+/* --- pixels and saving --------------------------------------------------- */
+
+/* Reads one pixel; the caller g_free()s *vector. */
+static inline int pl_getpoint(VipsImage *in, double **vector, int *count, int x, int y) {
+    return vips_getpoint(in, vector, count, x, y, NULL);
+}
+
+/* Encodes to memory; the saver and its options come from the suffix,
+ * for example ".webp[Q=80,effort=4]". The caller g_free()s *buffer. */
+static inline int pl_write_to_buffer(VipsImage *in, const char *suffix, void **buffer, size_t *length) {
+    return vips_image_write_to_buffer(in, suffix, buffer, length, NULL);
+}
+
+#endif

@@ -1,0 +1,110 @@
+/// A JSON value that remembers where it stood in its source text, so that every error about a
+/// pipeline file can name a line and column.
+public struct JSONNode: Sendable, Equatable {
+    /// The JSON value itself.
+    public enum Value: Sendable, Equatable {
+        case null
+        case bool(Bool)
+        /// The number and whether its source text was an integer (no fraction, no exponent).
+        case number(Double, isInteger: Bool)
+        case string(String)
+        case array([JSONNode])
+        /// Members in source order.
+        case object([Member])
+    }
+
+    /// One `"key": value` pair of an object.
+    public struct Member: Sendable, Equatable {
+        public let key: String
+        public let keyLocation: SourceLocation
+        public let value: JSONNode
+    }
+
+    public let value: Value
+    public let location: SourceLocation
+
+    public init(_ value: Value, at location: SourceLocation = SourceLocation(line: 0, column: 0)) {
+        self.value = value
+        self.location = location
+    }
+
+    /// The member named `key`, when this is an object that has it.
+    public subscript(key: String) -> JSONNode? {
+        guard case .object(let members) = value else { return nil }
+        return members.first { $0.key == key }?.value
+    }
+
+    /// The name of the value's JSON type, for messages ("expected a number, found a string").
+    public var typeName: String {
+        switch value {
+        case .null: "null"
+        case .bool: "a boolean"
+        case .number(_, let isInteger): isInteger ? "an integer" : "a number"
+        case .string: "a string"
+        case .array: "an array"
+        case .object: "an object"
+        }
+    }
+}
+
+/// A 1-based line and column in a source text.
+public struct SourceLocation: Sendable, Equatable, CustomStringConvertible {
+    public let line: Int
+    public let column: Int
+
+    public init(line: Int, column: Int) {
+        self.line = line
+        self.column = column
+    }
+
+    public var description: String { "\(line):\(column)" }
+}
+
+extension JSONNode {
+    /// Turns plain Swift values into a node (for defaults and tests); location is unknown.
+    public init(plain: any Sendable) {
+        switch plain {
+        case let node as JSONNode: self = node
+        case let bool as Bool: self.init(.bool(bool))
+        case let int as Int: self.init(.number(Double(int), isInteger: true))
+        case let double as Double: self.init(.number(double, isInteger: double.rounded() == double))
+        case let string as String: self.init(.string(string))
+        case let array as [any Sendable]: self.init(.array(array.map { JSONNode(plain: $0) }))
+        default: self.init(.null)
+        }
+    }
+
+    /// The value as compact JSON text.
+    public var jsonText: String {
+        switch value {
+        case .null: return "null"
+        case .bool(let bool): return bool ? "true" : "false"
+        case .number(let number, let isInteger):
+            if isInteger, abs(number) < 1e15 { return String(Int(number)) }
+            return String(number)
+        case .string(let string): return JSONNode.quoted(string)
+        case .array(let items): return "[" + items.map(\.jsonText).joined(separator: ",") + "]"
+        case .object(let members):
+            return "{" + members.map { JSONNode.quoted($0.key) + ":" + $0.value.jsonText }.joined(separator: ",") + "}"
+        }
+    }
+
+    /// `text` as a JSON string literal.
+    public static func quoted(_ text: String) -> String {
+        var result = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": result += "\\\""
+            case "\\": result += "\\\\"
+            case "\n": result += "\\n"
+            case "\r": result += "\\r"
+            case "\t": result += "\\t"
+            case _ where scalar.value < 0x20:
+                result += "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count)
+                    + String(scalar.value, radix: 16)
+            default: result.unicodeScalars.append(scalar)
+            }
+        }
+        return result + "\""
+    }
+}

@@ -1,0 +1,241 @@
+/// A strict JSON parser (RFC 8259) that records the line and column of every value and key.
+///
+/// Foundation's `JSONDecoder` cannot say where a value stood, and pipeline-file errors must.
+struct JSONParser {
+    /// A syntax error at a place in the text.
+    struct SyntaxError: Error, Equatable {
+        let message: String
+        let location: SourceLocation
+    }
+
+    private let bytes: [UInt8]
+    private var index = 0
+    private var line = 1
+    private var lineStart = 0
+    /// Deep nesting is no pipeline file; the limit keeps hostile input from exhausting the stack.
+    private let maximumDepth = 200
+
+    init(_ text: String) {
+        bytes = Array(text.utf8)
+    }
+
+    static func parse(_ text: String) throws(SyntaxError) -> JSONNode {
+        var parser = JSONParser(text)
+        return try parser.parseDocument()
+    }
+
+    mutating func parseDocument() throws(SyntaxError) -> JSONNode {
+        skipWhitespace()
+        let node = try parseValue(depth: 0)
+        skipWhitespace()
+        guard index == bytes.count else { throw error("unexpected text after the JSON value") }
+        return node
+    }
+
+    private var location: SourceLocation {
+        // Columns count characters, not bytes, so that editors land on the right spot.
+        let column = String(decoding: bytes[lineStart..<min(index, bytes.count)], as: UTF8.self).count + 1
+        return SourceLocation(line: line, column: column)
+    }
+
+    private func error(_ message: String) -> SyntaxError {
+        SyntaxError(message: message, location: location)
+    }
+
+    private mutating func skipWhitespace() {
+        while index < bytes.count {
+            switch bytes[index] {
+            case UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\r"): index += 1
+            case UInt8(ascii: "\n"):
+                index += 1
+                line += 1
+                lineStart = index
+            default: return
+            }
+        }
+    }
+
+    private mutating func parseValue(depth: Int) throws(SyntaxError) -> JSONNode {
+        guard depth < maximumDepth else { throw error("JSON nested more than \(maximumDepth) levels deep") }
+        guard index < bytes.count else { throw error("unexpected end of file, expected a value") }
+        let start = location
+        switch bytes[index] {
+        case UInt8(ascii: "{"): return try parseObject(depth: depth, start: start)
+        case UInt8(ascii: "["): return try parseArray(depth: depth, start: start)
+        case UInt8(ascii: "\""): return JSONNode(.string(try parseString()), at: start)
+        case UInt8(ascii: "t"): try expectWord("true"); return JSONNode(.bool(true), at: start)
+        case UInt8(ascii: "f"): try expectWord("false"); return JSONNode(.bool(false), at: start)
+        case UInt8(ascii: "n"): try expectWord("null"); return JSONNode(.null, at: start)
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try parseNumber(start: start)
+        default: throw error("unexpected character \(describe(bytes[index])), expected a value")
+        }
+    }
+
+    private func describe(_ byte: UInt8) -> String {
+        byte >= 0x20 && byte < 0x7f ? "'\(Character(UnicodeScalar(byte)))'" : "byte 0x" + String(byte, radix: 16)
+    }
+
+    private mutating func expectWord(_ word: String) throws(SyntaxError) {
+        let expected = Array(word.utf8)
+        guard bytes.count - index >= expected.count, Array(bytes[index..<index + expected.count]) == expected else {
+            throw error("unexpected text, expected '\(word)'")
+        }
+        index += expected.count
+    }
+
+    private mutating func parseObject(depth: Int, start: SourceLocation) throws(SyntaxError) -> JSONNode {
+        index += 1
+        var members: [JSONNode.Member] = []
+        skipWhitespace()
+        if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
+            index += 1
+            return JSONNode(.object(members), at: start)
+        }
+        while true {
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else {
+                throw error("expected a key in double quotes")
+            }
+            let keyLocation = location
+            let key = try parseString()
+            if members.contains(where: { $0.key == key }) {
+                throw SyntaxError(message: "duplicate key \"\(key)\"", location: keyLocation)
+            }
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw error("expected ':' after the key") }
+            index += 1
+            skipWhitespace()
+            let value = try parseValue(depth: depth + 1)
+            members.append(JSONNode.Member(key: key, keyLocation: keyLocation, value: value))
+            skipWhitespace()
+            guard index < bytes.count else { throw error("unexpected end of file, expected ',' or '}'") }
+            if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
+            if bytes[index] == UInt8(ascii: "}") { index += 1; return JSONNode(.object(members), at: start) }
+            throw error("expected ',' or '}' after an object member")
+        }
+    }
+
+    private mutating func parseArray(depth: Int, start: SourceLocation) throws(SyntaxError) -> JSONNode {
+        index += 1
+        var items: [JSONNode] = []
+        skipWhitespace()
+        if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
+            index += 1
+            return JSONNode(.array(items), at: start)
+        }
+        while true {
+            skipWhitespace()
+            items.append(try parseValue(depth: depth + 1))
+            skipWhitespace()
+            guard index < bytes.count else { throw error("unexpected end of file, expected ',' or ']'") }
+            if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
+            if bytes[index] == UInt8(ascii: "]") { index += 1; return JSONNode(.array(items), at: start) }
+            throw error("expected ',' or ']' after an array item")
+        }
+    }
+
+    private mutating func parseString() throws(SyntaxError) -> String {
+        index += 1
+        var runStart = index
+        func flushRun(_ parser: JSONParser, upTo end: Int) -> String {
+            String(decoding: parser.bytes[runStart..<end], as: UTF8.self)
+        }
+        var result = ""
+        while index < bytes.count {
+            let byte = bytes[index]
+            switch byte {
+            case UInt8(ascii: "\""):
+                result += flushRun(self, upTo: index)
+                index += 1
+                return result
+            case UInt8(ascii: "\\"):
+                result += flushRun(self, upTo: index)
+                index += 1
+                guard index < bytes.count else { throw error("unterminated string") }
+                let escaped = bytes[index]
+                index += 1
+                switch escaped {
+                case UInt8(ascii: "\""): result += "\""
+                case UInt8(ascii: "\\"): result += "\\"
+                case UInt8(ascii: "/"): result += "/"
+                case UInt8(ascii: "b"): result += "\u{08}"
+                case UInt8(ascii: "f"): result += "\u{0C}"
+                case UInt8(ascii: "n"): result += "\n"
+                case UInt8(ascii: "r"): result += "\r"
+                case UInt8(ascii: "t"): result += "\t"
+                case UInt8(ascii: "u"):
+                    var code = try parseHex4()
+                    if (0xD800...0xDBFF).contains(code) {
+                        guard index + 1 < bytes.count, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u") else {
+                            throw error("unpaired UTF-16 surrogate in \\u escape")
+                        }
+                        index += 2
+                        let low = try parseHex4()
+                        guard (0xDC00...0xDFFF).contains(low) else { throw error("unpaired UTF-16 surrogate in \\u escape") }
+                        code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
+                    }
+                    guard let scalar = Unicode.Scalar(code) else { throw error("invalid \\u escape") }
+                    result.unicodeScalars.append(scalar)
+                default: throw error("invalid escape '\\\(Character(UnicodeScalar(escaped)))'")
+                }
+                runStart = index
+            case 0..<0x20:
+                throw error("control character in a string (write it as an escape)")
+            default:
+                index += 1
+            }
+        }
+        throw error("unterminated string")
+    }
+
+    private mutating func parseHex4() throws(SyntaxError) -> UInt32 {
+        guard bytes.count - index >= 4 else { throw error("invalid \\u escape") }
+        var value: UInt32 = 0
+        for _ in 0..<4 {
+            let byte = bytes[index]
+            let digit: UInt32
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = UInt32(byte - UInt8(ascii: "0"))
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = UInt32(byte - UInt8(ascii: "a") + 10)
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = UInt32(byte - UInt8(ascii: "A") + 10)
+            default: throw error("invalid \\u escape")
+            }
+            value = value * 16 + digit
+            index += 1
+        }
+        return value
+    }
+
+    private mutating func parseNumber(start: SourceLocation) throws(SyntaxError) -> JSONNode {
+        let begin = index
+        var isInteger = true
+        if bytes[index] == UInt8(ascii: "-") { index += 1 }
+        guard index < bytes.count, isDigit(bytes[index]) else { throw error("invalid number") }
+        if bytes[index] == UInt8(ascii: "0") {
+            index += 1
+            if index < bytes.count, isDigit(bytes[index]) { throw error("numbers may not have leading zeros") }
+        } else {
+            while index < bytes.count, isDigit(bytes[index]) { index += 1 }
+        }
+        if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
+            isInteger = false
+            index += 1
+            guard index < bytes.count, isDigit(bytes[index]) else { throw error("invalid number: digits expected after '.'") }
+            while index < bytes.count, isDigit(bytes[index]) { index += 1 }
+        }
+        if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
+            isInteger = false
+            index += 1
+            if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") { index += 1 }
+            guard index < bytes.count, isDigit(bytes[index]) else { throw error("invalid number: digits expected in the exponent") }
+            while index < bytes.count, isDigit(bytes[index]) { index += 1 }
+        }
+        let text = String(decoding: bytes[begin..<index], as: UTF8.self)
+        guard let number = Double(text), number.isFinite else { throw SyntaxError(message: "number out of range", location: start) }
+        return JSONNode(.number(number, isInteger: isInteger), at: start)
+    }
+
+    private func isDigit(_ byte: UInt8) -> Bool {
+        byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")
+    }
+}

@@ -1,0 +1,138 @@
+/// An output path with `{placeholders}` filled in per input, for example `out/{dir}/{stem}-small.webp`.
+///
+/// The folder the author wrote before the first placeholder is the output's root: whatever an
+/// input fills in (its name, its subfolder) can never move the path outside that root.
+public struct PathTemplate: Sendable, Hashable, CustomStringConvertible {
+    /// The values a template can use.
+    public enum Placeholder: String, CaseIterable, Sendable {
+        /// The input's file name without its extension.
+        case stem
+        /// The input's extension, without the dot.
+        case ext
+        /// The input's file name with its extension.
+        case name
+        /// The input's subfolder below the folder its glob started from ("" for none).
+        case dir
+        /// The output's name from the pipeline file.
+        case output
+        /// The encoder's usual extension: `jpg`, `png`, `webp` or `avif`.
+        case format
+        /// The encoded image's width and height, known only after processing.
+        case width, height
+
+        var help: String {
+            switch self {
+            case .stem: "input file name without extension"
+            case .ext: "input extension without the dot"
+            case .name: "input file name"
+            case .dir: "input subfolder below its glob's folder"
+            case .output: "output name"
+            case .format: "encoder extension (jpg, png, webp, avif)"
+            case .width: "output width in pixels"
+            case .height: "output height in pixels"
+            }
+        }
+    }
+
+    /// Why a template or a filled-in value is not acceptable.
+    public struct Failure: Error, Sendable, Equatable {
+        public let message: String
+    }
+
+    enum Piece: Hashable, Sendable {
+        case literal(String)
+        case placeholder(Placeholder)
+    }
+
+    public let text: String
+    let pieces: [Piece]
+
+    public init(_ text: String) throws(Failure) {
+        self.text = text
+        var pieces: [Piece] = []
+        var literal = ""
+        var rest = Substring(text)
+        while let character = rest.first {
+            rest = rest.dropFirst()
+            switch character {
+            case "{":
+                guard let close = rest.firstIndex(of: "}") else {
+                    throw Failure(message: "\"{\" without a closing \"}\" in path template")
+                }
+                let name = String(rest[..<close])
+                rest = rest[rest.index(after: close)...]
+                guard let placeholder = Placeholder(rawValue: name) else {
+                    let known = Placeholder.allCases.map(\.rawValue)
+                    let hint = NearestName.suggestion(for: name, among: known).map { "; did you mean {\($0)}?" } ?? ""
+                    throw Failure(message: "unknown placeholder {\(name)}\(hint) (known: \(known.map { "{\($0)}" }.joined(separator: ", ")))")
+                }
+                if !literal.isEmpty { pieces.append(.literal(literal)); literal = "" }
+                pieces.append(.placeholder(placeholder))
+            case "}":
+                throw Failure(message: "\"}\" without an opening \"{\" in path template")
+            case "\0":
+                throw Failure(message: "path template contains a NUL character")
+            default:
+                literal.append(character)
+            }
+        }
+        if !literal.isEmpty { pieces.append(.literal(literal)) }
+        guard !pieces.isEmpty else { throw Failure(message: "path template is empty") }
+        guard !text.hasSuffix("/") else { throw Failure(message: "path template names a folder, not a file") }
+        self.pieces = pieces
+    }
+
+    public var description: String { text }
+
+    /// The placeholders the template uses.
+    public var placeholders: Set<Placeholder> {
+        Set(pieces.compactMap { if case .placeholder(let p) = $0 { p } else { nil } })
+    }
+
+    /// The folder the author wrote: everything up to the last `/` before the first placeholder.
+    /// Empty when the template starts with a placeholder in the pipeline file's own folder.
+    public var authoredFolder: String {
+        var prefix = ""
+        for piece in pieces {
+            guard case .literal(let text) = piece else { break }
+            prefix += text
+        }
+        guard let slash = prefix.lastIndex(of: "/") else { return "" }
+        return String(prefix[..<slash]).isEmpty ? "/" : String(prefix[..<slash])
+    }
+
+    /// Fills the placeholders in. Values filled in from an input may not contain `..`, NUL or
+    /// (except `{dir}`) `/`, so they can never climb out of `authoredFolder`.
+    public func resolve(_ values: [Placeholder: String]) throws(Failure) -> String {
+        var result = ""
+        for piece in pieces {
+            switch piece {
+            case .literal(let text):
+                result += text
+            case .placeholder(let placeholder):
+                guard let value = values[placeholder] else {
+                    throw Failure(message: "no value for {\(placeholder.rawValue)}")
+                }
+                try Self.checkFilledValue(value, for: placeholder)
+                result += value
+            }
+        }
+        return result
+    }
+
+    private static func checkFilledValue(_ value: String, for placeholder: Placeholder) throws(Failure) {
+        if value.contains("\0") {
+            throw Failure(message: "{\(placeholder.rawValue)} would contain a NUL character")
+        }
+        if placeholder != .dir, value.contains("/") {
+            throw Failure(message: "{\(placeholder.rawValue)} \"\(value)\" would contain a \"/\"")
+        }
+        let components = value.split(separator: "/", omittingEmptySubsequences: false)
+        if placeholder == .dir, value.hasPrefix("/") {
+            throw Failure(message: "{dir} \"\(value)\" would be an absolute path")
+        }
+        if components.contains(where: { $0 == ".." }) || (placeholder != .dir && value == ".") {
+            throw Failure(message: "{\(placeholder.rawValue)} \"\(value)\" would leave the output folder")
+        }
+    }
+}

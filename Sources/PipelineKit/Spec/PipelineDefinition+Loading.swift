@@ -1,0 +1,186 @@
+import Foundation
+
+extension PipelineDefinition {
+    /// Reads and checks a pipeline file. Relative paths in it resolve against its folder.
+    ///
+    /// - Throws: `PipelineFileError` listing every problem, each with its JSON path, line and column.
+    public init(contentsOf url: URL, processors: ProcessorRegistry) throws(PipelineFileError) {
+        let text: String
+        do {
+            text = try String(contentsOf: url, encoding: .utf8)
+        } catch {
+            let reason = (error as NSError).localizedFailureReason ?? "it does not exist or is not readable UTF-8 text"
+            throw PipelineFileError(file: url.path, problems: [
+                .init(path: "", location: nil, message: "cannot read the pipeline file: \(reason)"),
+            ])
+        }
+        try self.init(json: text, baseDirectory: url.deletingLastPathComponent(), processors: processors, fileName: url.path)
+    }
+
+    /// Checks a pipeline held in a string; relative paths resolve against `baseDirectory`.
+    public init(
+        json text: String, baseDirectory: URL, processors: ProcessorRegistry, fileName: String = "<string>"
+    ) throws(PipelineFileError) {
+        let root: JSONNode
+        do {
+            root = try JSONParser.parse(text)
+        } catch {
+            throw PipelineFileError(file: fileName, problems: [
+                .init(path: "", location: error.location, message: "invalid JSON: \(error.message)"),
+            ])
+        }
+        var validator = ShapeValidator()
+        validator.check(root, against: PipelineFormat.shape(processors: processors), at: "")
+        guard validator.problems.isEmpty else {
+            throw PipelineFileError(file: fileName, problems: validator.problems)
+        }
+        var builder = DefinitionBuilder(processors: processors)
+        let definition = builder.build(root, baseDirectory: baseDirectory.standardizedFileURL)
+        guard let definition, builder.problems.isEmpty else {
+            throw PipelineFileError(file: fileName, problems: builder.problems)
+        }
+        self = definition
+    }
+}
+
+/// Turns a validated document into typed settings, and finds what the shapes alone cannot:
+/// processor option combinations, duplicate output names, paths that clash or lie about format.
+private struct DefinitionBuilder {
+    let processors: ProcessorRegistry
+    var problems: [PipelineFileError.Problem] = []
+
+    init(processors: ProcessorRegistry) {
+        self.processors = processors
+    }
+
+    mutating func build(_ root: JSONNode, baseDirectory: URL) -> PipelineDefinition? {
+        do {
+            let top = reader(root, PipelineFormat.topLevelOptions(processors: processors))
+            let fetch = reader(root["fetch"], optionsOf: "fetch")
+            let decompress = reader(root["decompress"], optionsOf: "decompress")
+            let resize = reader(root["resize"], optionsOf: "resize")
+            let encode = reader(root["encode"], optionsOf: "encode")
+
+            let decompressSettings = DecompressSettings(
+                concurrency: try decompress.int("concurrency"),
+                maxPixels: try decompress.int("maxPixels"),
+                autorotate: try decompress.bool("autorotate"),
+                failOn: try decompress.choice("failOn", as: DecompressSettings.FailOn.self)
+            )
+            let resizeSettings = StageSettings(concurrency: try resize.int("concurrency"))
+            let encodeSettings = StageSettings(concurrency: try encode.int("concurrency"))
+            let maxBytesText = root["fetch"]?["maxBytes"] ?? JSONNode(plain: "100MB")
+            let fetchSettings = FetchSettings(concurrency: try fetch.int("concurrency"), maxBytes: byteCount(maxBytesText))
+
+            guard case .array(let outputNodes)? = root["outputs"]?.value,
+                  case .array(let inputNodes)? = root["inputs"]?.value else { return nil }
+            let outputs = outputNodes.enumerated().compactMap { buildOutput($1, at: "outputs[\($0)]") }
+            checkOutputsTogether(outputs, nodes: outputNodes)
+
+            return PipelineDefinition(
+                name: try top.optionalString("name") ?? "pipeline",
+                baseDirectory: baseDirectory,
+                inputs: inputNodes.compactMap { if case .string(let text) = $0.value { text } else { nil } },
+                fetch: fetchSettings,
+                decompress: decompressSettings,
+                resize: resizeSettings,
+                encode: encodeSettings,
+                inFlight: try top.optionalInt("inFlight") ?? StageDefaults.inFlight(
+                    decompress: decompressSettings.concurrency, resize: resizeSettings.concurrency,
+                    encode: encodeSettings.concurrency),
+                outputs: outputs
+            )
+        } catch {
+            // The shapes were checked, so this is a definition and its reader disagreeing.
+            problems.append(.init(path: error.option ?? "", location: nil, message: "internal error: \(error.message)"))
+            return nil
+        }
+    }
+
+    private mutating func buildOutput(_ node: JSONNode, at path: String) -> OutputDefinition? {
+        let options = reader(node, PipelineFormat.outputOptions(processors: processors))
+        guard let name = try? options.string("name"),
+              case .string(let pathText)? = node["path"]?.value,
+              let template = try? PathTemplate(pathText),
+              let encodeNode = node["encode"],
+              let encoder = buildEncoder(encodeNode) else { return nil }
+
+        var steps: [any ImageProcessing] = []
+        if case .array(let stepNodes)? = node["steps"]?.value {
+            for (index, stepNode) in stepNodes.enumerated() {
+                if let step = buildStep(stepNode, at: "\(path).steps[\(index)]") { steps.append(step) }
+            }
+        }
+        if let pathExtension = pathText.split(separator: "/").last?.split(separator: ".").dropFirst().last.map(String.init)?.lowercased(),
+           !template.placeholders.contains(.format),
+           let other = EncoderSettings.Format.allCases.first(where: { $0.acceptedExtensions.contains(pathExtension) }),
+           other != encoder.format {
+            problems.append(.init(path: join(path, "path"), location: node["path"]?.location,
+                                  message: "the path ends in .\(pathExtension) but the output is encoded as \(encoder.format.rawValue)"
+                                      + " (use .\(encoder.format.fileExtension) or {format})"))
+        }
+        return OutputDefinition(name: name, steps: steps, encoder: encoder, path: template)
+    }
+
+    private mutating func buildStep(_ node: JSONNode, at path: String) -> (any ImageProcessing)? {
+        guard case .object(let members) = node.value, let member = members.first,
+              let type = processors.processor(named: member.key),
+              case .object(let optionMembers) = member.value.value else { return nil }
+        let values = Dictionary(optionMembers.map { ($0.key, $0.value) }, uniquingKeysWith: { first, _ in first })
+        do {
+            return try type.init(options: ProcessorOptions(values: values, definitions: type.options))
+        } catch {
+            let stepPath = join(path, member.key)
+            let optionNode = error.option.flatMap { values[$0] }
+            let problemPath = error.option.map { join(stepPath, $0) } ?? stepPath
+            problems.append(.init(path: problemPath, location: optionNode?.location ?? member.value.location, message: error.message))
+            return nil
+        }
+    }
+
+    private func buildEncoder(_ node: JSONNode) -> EncoderSettings? {
+        guard case .string(let formatName)? = node["format"]?.value,
+              let format = EncoderSettings.Format(rawValue: formatName) else { return nil }
+        return try? EncoderSettings(format: format, options: reader(node, EncoderSettings.options(for: format), ignoring: "format"))
+    }
+
+    private mutating func checkOutputsTogether(_ outputs: [OutputDefinition], nodes: [JSONNode]) {
+        var firstByName: [String: Int] = [:]
+        var firstByPath: [String: Int] = [:]
+        for (index, output) in outputs.enumerated() {
+            let path = "outputs[\(index)]"
+            if let first = firstByName[output.name] {
+                problems.append(.init(path: join(path, "name"), location: nodes[index]["name"]?.location,
+                                      message: "output name \"\(output.name)\" is already used by outputs[\(first)]"))
+            } else {
+                firstByName[output.name] = index
+            }
+            if let first = firstByPath[output.path.text], !output.path.placeholders.contains(.output) {
+                problems.append(.init(path: join(path, "path"), location: nodes[index]["path"]?.location,
+                                      message: "outputs[\(first)] has the same path template \"\(output.path.text)\": both would write the same files"))
+            } else {
+                firstByPath[output.path.text] = index
+            }
+        }
+    }
+
+    private func reader(_ node: JSONNode?, _ options: [Option], ignoring ignored: String? = nil) -> ProcessorOptions {
+        guard case .object(let members)? = node?.value else { return ProcessorOptions(values: [:], definitions: options) }
+        let values = Dictionary(members.filter { $0.key != ignored }.map { ($0.key, $0.value) }, uniquingKeysWith: { first, _ in first })
+        return ProcessorOptions(values: values, definitions: options)
+    }
+
+    private func reader(_ node: JSONNode?, optionsOf section: String) -> ProcessorOptions {
+        let option = PipelineFormat.topLevelOptions(processors: processors).first { $0.name == section }
+        guard case .object(let options)? = option?.shape else { return reader(node, []) }
+        return reader(node, options)
+    }
+
+    private func byteCount(_ node: JSONNode) -> Int64 {
+        switch node.value {
+        case .number(let number, _): Int64(number)
+        case .string(let text): Units.bytes(in: text) ?? StageDefaults.maxBytes
+        default: StageDefaults.maxBytes
+        }
+    }
+}

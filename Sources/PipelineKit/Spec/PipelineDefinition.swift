@@ -1,0 +1,87 @@
+import Foundation
+
+/// A checked pipeline file: what to read, how each stage runs, and what to make of each input.
+public struct PipelineDefinition: Sendable {
+    public var name: String
+    /// The folder relative paths resolve against: the pipeline file's folder.
+    public var baseDirectory: URL
+    /// Files and globs, in the order the file lists them.
+    public var inputs: [String]
+    public var fetch: FetchSettings
+    public var decompress: DecompressSettings
+    public var resize: StageSettings
+    public var encode: StageSettings
+    /// How many inputs may be between the first stage and the last at once.
+    public var inFlight: Int
+    public var outputs: [OutputDefinition]
+}
+
+/// One variant made from every input: a chain of processors, an encoder and a path.
+public struct OutputDefinition: Sendable {
+    public var name: String
+    public var steps: [any ImageProcessing]
+    public var encoder: EncoderSettings
+    public var path: PathTemplate
+
+    public init(name: String, steps: [any ImageProcessing], encoder: EncoderSettings, path: PathTemplate) {
+        self.name = name
+        self.steps = steps
+        self.encoder = encoder
+        self.path = path
+    }
+}
+
+/// Settings every stage has.
+public struct StageSettings: Sendable, Equatable {
+    /// How many operations the stage's queue runs at once.
+    public var concurrency: Int
+}
+
+/// Settings of the `fetch` stage (for local files: reading them).
+public struct FetchSettings: Sendable, Equatable {
+    public var concurrency: Int
+    /// Inputs larger than this many bytes fail before they are read.
+    public var maxBytes: Int64
+}
+
+/// Settings of the `decompress` stage.
+public struct DecompressSettings: Sendable, Equatable {
+    /// How strict decoding is, as libvips' `fail_on` defines it.
+    public enum FailOn: String, CaseIterable, Sendable {
+        /// Decode whatever can be decoded.
+        case none
+        /// Fail on truncated files (the default: a truncated photo is a broken upload).
+        case truncated
+        /// Fail on truncation and on decoder errors.
+        case error
+        /// Fail on anything the decoder warns about.
+        case warning
+    }
+
+    public var concurrency: Int
+    /// Inputs with more pixels than this (width × height × pages, read from the header) fail
+    /// before decoding.
+    public var maxPixels: Int
+    /// Turn images upright as their EXIF orientation says.
+    public var autorotate: Bool
+    public var failOn: FailOn
+}
+
+/// Stage widths and bounds used when the pipeline file says nothing.
+///
+/// Measured on a 2-core machine with `Benchmarks/run.sh` (see the README): two operations per
+/// stage with one libvips thread per image kept both cores busy without oversubscribing them.
+public enum StageDefaults {
+    public static let fetchConcurrency = 4
+    public static let decompressConcurrency = 2
+    public static let resizeConcurrency = 2
+    public static let encodeConcurrency = 2
+    public static let maxBytes: Int64 = 100_000_000
+    /// sharp's default limit (0x3FFF × 0x3FFF), enough for any camera photo.
+    public static let maxPixels = 268_402_689
+
+    /// Enough items in flight to keep every stage busy, and no more: memory stays flat.
+    static func inFlight(decompress: Int, resize: Int, encode: Int) -> Int {
+        decompress + resize + encode
+    }
+}

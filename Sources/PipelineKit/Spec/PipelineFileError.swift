@@ -1,0 +1,39 @@
+/// A pipeline file that cannot be run, with every problem found in it.
+public struct PipelineFileError: Error, Sendable, CustomStringConvertible {
+    /// One thing wrong, at one place in the file.
+    public struct Problem: Sendable, Equatable, CustomStringConvertible {
+        /// Where in the JSON document, for example `outputs[0].encode.quality`.
+        public let path: String
+        /// Line and column in the file, when the problem is at a value of the file.
+        public let location: SourceLocation?
+        public let message: String
+
+        public init(path: String, location: SourceLocation?, message: String) {
+            self.path = path
+            self.location = location
+            self.message = message
+        }
+
+        public var description: String {
+            let place = path.isEmpty ? "" : "\(path): "
+            return "\(place)\(message)"
+        }
+    }
+
+    /// The file's path as the user gave it, or `<string>` for JSON handed over in memory.
+    public let file: String
+    public let problems: [Problem]
+
+    public init(file: String, problems: [Problem]) {
+        self.file = file
+        self.problems = problems
+    }
+
+    /// One line per problem, `file:line:column: path: message`, as compilers print them.
+    public var description: String {
+        problems.map { problem in
+            let position = problem.location.map { ":\($0.line):\($0.column)" } ?? ""
+            return "\(file)\(position): error: \(problem)"
+        }.joined(separator: "\n")
+    }
+}

@@ -1,0 +1,53 @@
+/// The shape of a pipeline file, version 1: the one definition that validation, the JSON
+/// Schema and the documentation are all generated from.
+public enum PipelineFormat {
+    public static let version = 1
+
+    static func shape(processors: ProcessorRegistry) -> ValueShape {
+        .object(topLevelOptions(processors: processors))
+    }
+
+    static func topLevelOptions(processors: ProcessorRegistry) -> [Option] {
+        let concurrency = { (stage: String, value: Int) in
+            Option.integer("concurrency", in: 1...64, default: value, help: "operations the \(stage) queue runs at once")
+        }
+        return [
+            .integer("version", in: version...version, required: true, help: "pipeline file format version"),
+            Option("name", .string(nonEmpty: true), help: "a name for reports and logs"),
+            Option("inputs", .array(.string(nonEmpty: true), minCount: 1), required: true,
+                   help: "input files and globs (*, ?, [abc], ** for any depth), relative to this file's folder"),
+            Option("fetch", .object([
+                concurrency("fetch", StageDefaults.fetchConcurrency),
+                Option("maxBytes", .byteSize, default: JSONNode(plain: "100MB"), help: "largest input accepted, for example \"50MB\""),
+            ]), help: "reading inputs"),
+            Option("decompress", .object([
+                concurrency("decompress", StageDefaults.decompressConcurrency),
+                .integer("maxPixels", in: 1...Int(Int32.max), default: StageDefaults.maxPixels,
+                         help: "largest width × height × pages accepted, checked from the header before decoding"),
+                .boolean("autorotate", default: true, help: "turn images upright from their EXIF orientation"),
+                .choice("failOn", DecompressSettings.FailOn.self, default: .truncated,
+                        help: "how strict decoding is: none, truncated (default), error or warning"),
+            ]), help: "decoding each input once, shrunk on load to what its largest output needs"),
+            Option("resize", .object([concurrency("resize", StageDefaults.resizeConcurrency)]),
+                   help: "running each output's processor steps"),
+            Option("encode", .object([concurrency("encode", StageDefaults.encodeConcurrency)]),
+                   help: "encoding and writing each output"),
+            .integer("inFlight", in: 1...4096,
+                     help: "inputs between the first stage and the last at once (default: the sum of the stage widths)"),
+            Option("outputs", .array(.object(outputOptions(processors: processors)), minCount: 1), required: true,
+                   help: "what to make from every input"),
+        ]
+    }
+
+    static func outputOptions(processors: ProcessorRegistry) -> [Option] {
+        [
+            Option("name", .string(nonEmpty: true), required: true, help: "the output's name, unique in the file; also {output}"),
+            Option("steps", .array(.singleKey(variants: processors.variants), minCount: 0),
+                   help: "processor steps, in order: each an object with one key naming the processor"),
+            Option("encode", EncoderSettings.shape, required: true, help: "the encoder: format and its options"),
+            Option("path", .pathTemplate, required: true,
+                   help: "where to write, relative to this file's folder; placeholders: "
+                       + PathTemplate.Placeholder.allCases.map { "{\($0.rawValue)} \($0.help)" }.joined(separator: ", ")),
+        ]
+    }
+}

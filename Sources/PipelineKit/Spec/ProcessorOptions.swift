@@ -1,0 +1,90 @@
+/// The options of one processor step, already checked against the processor's `options`.
+///
+/// Getters apply the option's default when the key is absent. Because the values were
+/// validated, a getter fails only when a required option is missing or a plugin asks for an
+/// option it did not declare (both reported as `OptionError`, never a crash).
+public struct ProcessorOptions: Sendable {
+    private let values: [String: JSONNode]
+    private let definitions: [String: Option]
+
+    public init(values: [String: JSONNode], definitions: [Option]) {
+        self.values = values
+        self.definitions = Dictionary(definitions.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// Whether the file set `name` itself (defaults do not count).
+    public func has(_ name: String) -> Bool { values[name] != nil }
+
+    public func int(_ name: String) throws(OptionError) -> Int {
+        guard let value = try optionalInt(name) else { throw missing(name) }
+        return value
+    }
+
+    public func optionalInt(_ name: String) throws(OptionError) -> Int? {
+        guard let node = try node(name) else { return nil }
+        guard case .number(let number, true) = node.value else { throw mistyped(name, "an integer") }
+        return Int(number)
+    }
+
+    public func double(_ name: String) throws(OptionError) -> Double {
+        guard let value = try optionalDouble(name) else { throw missing(name) }
+        return value
+    }
+
+    public func optionalDouble(_ name: String) throws(OptionError) -> Double? {
+        guard let node = try node(name) else { return nil }
+        guard case .number(let number, _) = node.value else { throw mistyped(name, "a number") }
+        return number
+    }
+
+    public func bool(_ name: String) throws(OptionError) -> Bool {
+        guard let node = try node(name) else { throw missing(name) }
+        guard case .bool(let value) = node.value else { throw mistyped(name, "a boolean") }
+        return value
+    }
+
+    public func string(_ name: String) throws(OptionError) -> String {
+        guard let value = try optionalString(name) else { throw missing(name) }
+        return value
+    }
+
+    public func optionalString(_ name: String) throws(OptionError) -> String? {
+        guard let node = try node(name) else { return nil }
+        guard case .string(let value) = node.value else { throw mistyped(name, "a string") }
+        return value
+    }
+
+    /// A choice option as its enumeration case.
+    public func choice<Choice: RawRepresentable<String>>(_ name: String, as type: Choice.Type) throws(OptionError) -> Choice {
+        guard let value = try optionalChoice(name, as: type) else { throw missing(name) }
+        return value
+    }
+
+    public func optionalChoice<Choice: RawRepresentable<String>>(_ name: String, as type: Choice.Type) throws(OptionError) -> Choice? {
+        guard let raw = try optionalString(name) else { return nil }
+        guard let value = Choice(rawValue: raw) else { throw OptionError(option: name, "unknown value \"\(raw)\"") }
+        return value
+    }
+
+    /// A colour option as RGBA components 0–255.
+    public func colour(_ name: String) throws(OptionError) -> [Double] {
+        let text = try string(name)
+        guard let colour = Units.colour(in: text) else { throw OptionError(option: name, "\"\(text)\" is not a colour") }
+        return colour
+    }
+
+    private func node(_ name: String) throws(OptionError) -> JSONNode? {
+        guard let definition = definitions[name] else {
+            throw OptionError(option: name, "the processor reads an option it does not declare")
+        }
+        return values[name] ?? definition.defaultValue
+    }
+
+    private func missing(_ name: String) -> OptionError {
+        OptionError(option: name, "is required")
+    }
+
+    private func mistyped(_ name: String, _ expected: String) -> OptionError {
+        OptionError(option: name, "expected \(expected)")
+    }
+}

@@ -1,0 +1,172 @@
+/// Checks a JSON document against a `ValueShape`, collecting every problem with its path and
+/// position rather than stopping at the first.
+struct ShapeValidator {
+    private(set) var problems: [PipelineFileError.Problem] = []
+
+    mutating func check(_ node: JSONNode, against shape: ValueShape, at path: String) {
+        switch shape {
+        case .boolean:
+            guard case .bool = node.value else { return expected("a boolean", node, path) }
+        case .integer(let range):
+            guard case .number(let number, let isInteger) = node.value, isInteger else {
+                return expected("an integer", node, path)
+            }
+            if number < Double(range.lowerBound) || number > Double(range.upperBound) {
+                report(path, node.location, "\(node.jsonText) is out of range: expected \(describe(range))")
+            }
+        case .number(let range):
+            guard case .number(let number, _) = node.value else { return expected("a number", node, path) }
+            if !range.contains(number) {
+                report(path, node.location, "\(node.jsonText) is out of range: expected \(describe(range))")
+            }
+        case .string(let nonEmpty):
+            guard case .string(let text) = node.value else { return expected("a string", node, path) }
+            if nonEmpty, text.isEmpty { report(path, node.location, "must not be empty") }
+        case .choice(let values):
+            guard case .string(let text) = node.value else {
+                return expected("one of \(list(values))", node, path)
+            }
+            if !values.contains(text) {
+                let hint = NearestName.suggestion(for: text, among: values).map { "; did you mean \"\($0)\"?" } ?? ""
+                report(path, node.location, "unknown value \"\(text)\": expected one of \(list(values))\(hint)")
+            }
+        case .duration:
+            guard case .string(let text) = node.value, Units.seconds(in: text) != nil else {
+                return expected("a duration such as \"30s\", \"500ms\" or \"2m\"", node, path)
+            }
+        case .byteSize:
+            if case .number(let number, true) = node.value, number >= 0 { return }
+            guard case .string(let text) = node.value, Units.bytes(in: text) != nil else {
+                return expected("a size such as \"50MB\", \"512KiB\" or a byte count", node, path)
+            }
+        case .colour:
+            guard case .string(let text) = node.value, Units.colour(in: text) != nil else {
+                return expected("a colour such as \"#ffffff\", \"#0008\" or \"white\"", node, path)
+            }
+        case .pathTemplate:
+            guard case .string(let text) = node.value else { return expected("a path template", node, path) }
+            do {
+                _ = try PathTemplate(text)
+            } catch {
+                report(path, node.location, error.message)
+            }
+        case .array(let itemShape, let minCount):
+            guard case .array(let items) = node.value else { return expected("an array", node, path) }
+            if items.count < minCount {
+                report(path, node.location, "expected at least \(minCount) item\(minCount == 1 ? "" : "s")")
+            }
+            for (index, item) in items.enumerated() {
+                check(item, against: itemShape, at: "\(path)[\(index)]")
+            }
+        case .object(let options):
+            checkObject(node, options: options, at: path, ignoring: [])
+        case .anyOf(let shapes):
+            checkAnyOf(node, shapes: shapes, at: path)
+        case .tagged(let key, let variants):
+            checkTagged(node, key: key, variants: variants, at: path)
+        case .singleKey(let variants):
+            checkSingleKey(node, variants: variants, at: path)
+        }
+    }
+
+    private mutating func checkObject(_ node: JSONNode, options: [Option], at path: String, ignoring ignored: Set<String>) {
+        guard case .object(let members) = node.value else { return expected("an object", node, path) }
+        let known = options.map(\.name)
+        for member in members where !ignored.contains(member.key) {
+            let memberPath = join(path, member.key)
+            guard let option = options.first(where: { $0.name == member.key }) else {
+                let hint = NearestName.suggestion(for: member.key, among: known).map { "; did you mean \"\($0)\"?" } ?? ""
+                let expected = known.isEmpty ? "no keys are allowed here" : "known keys are \(list(known))"
+                report(memberPath, member.keyLocation, "unknown key \"\(member.key)\"\(hint) (\(expected))")
+                continue
+            }
+            check(member.value, against: option.shape, at: memberPath)
+        }
+        for option in options where option.isRequired && !members.contains(where: { $0.key == option.name }) {
+            report(path, node.location, "missing required key \"\(option.name)\"")
+        }
+    }
+
+    private mutating func checkAnyOf(_ node: JSONNode, shapes: [ValueShape], at path: String) {
+        // Check against the first alternative of the node's JSON type, so messages speak of it.
+        for shape in shapes where accepts(shape, node) {
+            return check(node, against: shape, at: path)
+        }
+        expected(shapes.map(typeName).joined(separator: " or "), node, path)
+    }
+
+    private mutating func checkTagged(_ node: JSONNode, key: String, variants: [Variant], at path: String) {
+        guard case .object = node.value else { return expected("an object", node, path) }
+        let names = variants.map(\.name)
+        guard let tag = node[key] else {
+            return report(path, node.location, "missing required key \"\(key)\" (one of \(list(names)))")
+        }
+        guard case .string(let name) = tag.value, let variant = variants.first(where: { $0.name == name }) else {
+            return check(tag, against: .choice(names), at: join(path, key))
+        }
+        checkObject(node, options: variant.options, at: path, ignoring: [key])
+    }
+
+    private mutating func checkSingleKey(_ node: JSONNode, variants: [Variant], at path: String) {
+        let names = variants.map(\.name)
+        guard case .object(let members) = node.value, members.count == 1, let member = members.first else {
+            return report(path, node.location, "expected an object with exactly one key naming the step (\(list(names)))")
+        }
+        guard let variant = variants.first(where: { $0.name == member.key }) else {
+            let hint = NearestName.suggestion(for: member.key, among: names).map { "; did you mean \"\($0)\"?" } ?? ""
+            return report(join(path, member.key), member.keyLocation, "unknown step \"\(member.key)\"\(hint) (known steps are \(list(names)))")
+        }
+        checkObject(member.value, options: variant.options, at: join(path, member.key), ignoring: [])
+    }
+
+    // MARK: Reporting
+
+    mutating func report(_ path: String, _ location: SourceLocation?, _ message: String) {
+        problems.append(PipelineFileError.Problem(path: path, location: location, message: message))
+    }
+
+    private mutating func expected(_ what: String, _ node: JSONNode, _ path: String) {
+        let found: String
+        if case .string(let text) = node.value { found = "the string \(JSONNode.quoted(text))" } else { found = node.typeName }
+        report(path, node.location, "expected \(what), found \(found)")
+    }
+
+    private func accepts(_ shape: ValueShape, _ node: JSONNode) -> Bool {
+        switch (shape, node.value) {
+        case (.boolean, .bool): true
+        case (.integer, .number), (.number, .number), (.byteSize, .number): true
+        case (.string, .string), (.choice, .string), (.duration, .string), (.byteSize, .string),
+             (.colour, .string), (.pathTemplate, .string): true
+        case (.array, .array): true
+        case (.object, .object), (.tagged, .object), (.singleKey, .object): true
+        case (.anyOf(let shapes), _): shapes.contains { accepts($0, node) }
+        default: false
+        }
+    }
+
+    private func typeName(_ shape: ValueShape) -> String {
+        switch shape {
+        case .boolean: "a boolean"
+        case .integer: "an integer"
+        case .number: "a number"
+        case .string, .choice, .duration, .colour, .pathTemplate: "a string"
+        case .byteSize: "a size"
+        case .array: "an array"
+        case .object, .tagged, .singleKey: "an object"
+        case .anyOf(let shapes): shapes.map(typeName).joined(separator: " or ")
+        }
+    }
+
+    private func describe<Bound: Comparable>(_ range: ClosedRange<Bound>) -> String {
+        "\(range.lowerBound)…\(range.upperBound)"
+    }
+
+    private func list(_ names: [String]) -> String {
+        names.map { "\"\($0)\"" }.joined(separator: ", ")
+    }
+}
+
+/// `outputs[0]` + `encode` → `outputs[0].encode`.
+func join(_ path: String, _ key: String) -> String {
+    path.isEmpty ? key : "\(path).\(key)"
+}

@@ -1,0 +1,58 @@
+import Foundation
+
+/// Parsers for the unit-bearing strings of the pipeline file: durations, byte sizes, colours.
+public enum Units {
+    /// Seconds in `"500ms"`, `"30s"`, `"2m"`, `"1h"`, or nil when the text is not a duration.
+    public static func seconds(in text: String) -> Double? {
+        let units: [(suffix: String, factor: Double)] = [("ms", 0.001), ("s", 1), ("m", 60), ("h", 3600)]
+        for (suffix, factor) in units where text.hasSuffix(suffix) {
+            let number = text.dropLast(suffix.count).trimmingCharacters(in: .whitespaces)
+            // "ms" also ends in "s": only accept a plain non-negative decimal before the unit.
+            guard isPlainDecimal(number), let value = Double(number) else { continue }
+            return value * factor
+        }
+        return nil
+    }
+
+    /// Bytes in `"50MB"`, `"1.5GiB"`, `"800KB"`, `"1024"`, or nil when the text is not a size.
+    /// KB, MB and GB are powers of 1000; KiB, MiB and GiB powers of 1024.
+    public static func bytes(in text: String) -> Int64? {
+        let units: [(suffix: String, factor: Double)] = [
+            ("KiB", 1024), ("MiB", 1024 * 1024), ("GiB", 1024 * 1024 * 1024),
+            ("KB", 1e3), ("MB", 1e6), ("GB", 1e9), ("TB", 1e12), ("B", 1), ("", 1),
+        ]
+        for (suffix, factor) in units where text.hasSuffix(suffix) {
+            let number = text.dropLast(suffix.count).trimmingCharacters(in: .whitespaces)
+            guard isPlainDecimal(number), let value = Double(number) else { continue }
+            let bytes = value * factor
+            guard bytes < 9e18 else { return nil }
+            return Int64(bytes.rounded())
+        }
+        return nil
+    }
+
+    /// RGBA components 0–255 for `"#rgb"`, `"#rrggbb"`, `"#rrggbbaa"`, `white`, `black`, `transparent`.
+    public static func colour(in text: String) -> [Double]? {
+        switch text.lowercased() {
+        case "white": return [255, 255, 255, 255]
+        case "black": return [0, 0, 0, 255]
+        case "transparent": return [0, 0, 0, 0]
+        default: break
+        }
+        guard text.hasPrefix("#") else { return nil }
+        var digits = Array(text.dropFirst())
+        guard digits.allSatisfy(\.isHexDigit) else { return nil }
+        if digits.count == 3 || digits.count == 4 { digits = digits.flatMap { [$0, $0] } }
+        guard digits.count == 6 || digits.count == 8 else { return nil }
+        var components: [Double] = stride(from: 0, to: digits.count, by: 2).map {
+            Double(Int(String(digits[$0...$0 + 1]), radix: 16) ?? 0)
+        }
+        if components.count == 3 { components.append(255) }
+        return components
+    }
+
+    private static func isPlainDecimal(_ text: String) -> Bool {
+        !text.isEmpty && text.allSatisfy { $0.isASCII && ($0.isNumber || $0 == ".") } && text.filter { $0 == "." }.count <= 1
+            && text.first != "." && text.last != "."
+    }
+}

@@ -1,0 +1,46 @@
+/// The shape a value in a pipeline file must have.
+///
+/// One set of shapes describes the whole file format: the validator checks files against it,
+/// the JSON Schema generator (`pipeline schema`) prints it and `pipeline plugins` lists it, so
+/// the three can never disagree.
+public indirect enum ValueShape: Sendable {
+    case boolean
+    case integer(ClosedRange<Int>)
+    case number(ClosedRange<Double>)
+    /// Any string (non-empty when `nonEmpty`).
+    case string(nonEmpty: Bool)
+    /// One of a fixed set of strings.
+    case choice([String])
+    /// A duration with a unit: `"500ms"`, `"30s"`, `"2m"`, `"1h"`.
+    case duration
+    /// A byte count, as an integer or with a unit: `"50MB"`, `"1GiB"`.
+    case byteSize
+    /// A colour: `"#rgb"`, `"#rrggbb"`, `"#rrggbbaa"` or a name (`white`, `black`, `transparent`).
+    case colour
+    /// An output path template with `{placeholders}`.
+    case pathTemplate
+    case array(ValueShape, minCount: Int)
+    /// An object whose keys are exactly the options listed; any other key is an error.
+    case object([Option])
+    /// The first shape that matches.
+    case anyOf([ValueShape])
+    /// An object whose `key` names a variant, and whose other keys are that variant's options
+    /// (the `encode` object, keyed by `format`).
+    case tagged(key: String, variants: [Variant])
+    /// An object with exactly one key, which names a variant, holding that variant's options
+    /// (a processor step: `{"resize": {"width": 320}}`).
+    case singleKey(variants: [Variant])
+}
+
+/// One named alternative of a `tagged` or `singleKey` shape: an encoder format or a processor.
+public struct Variant: Sendable {
+    public let name: String
+    public let summary: String
+    public let options: [Option]
+
+    public init(name: String, summary: String, options: [Option]) {
+        self.name = name
+        self.summary = summary
+        self.options = options
+    }
+}

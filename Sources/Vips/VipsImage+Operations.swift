@@ -1,0 +1,95 @@
+import CVips
+
+extension VipsImage {
+    /// Turns the pixels upright as the EXIF orientation says and resets the orientation to 1.
+    public func autorotated() throws(VipsError) -> VipsImage {
+        try derive("autorotate") { pl_autorot($0, $1) }
+    }
+
+    /// Converts from the embedded ICC profile to sRGB.
+    public func convertedFromEmbeddedProfileToSRGB() throws(VipsError) -> VipsImage {
+        try derive("icc_transform") { pl_icc_to_srgb($0, $1) }
+    }
+
+    /// Converts to another colour space (CMYK to sRGB, 16-bit to 8-bit, …).
+    public func converted(to interpretation: Interpretation) throws(VipsError) -> VipsImage {
+        try derive("colourspace") { pl_colourspace($0, $1, interpretation.raw) }
+    }
+
+    /// The same pixels cast to another band format (values are clipped, not scaled).
+    public func cast(to format: BandFormat) throws(VipsError) -> VipsImage {
+        try derive("cast") { pl_cast($0, $1, format.raw) }
+    }
+
+    /// The same pixels, labelled with another interpretation (no conversion).
+    public func labelled(as interpretation: Interpretation) throws(VipsError) -> VipsImage {
+        try derive("copy") { pl_copy_with_interpretation($0, $1, interpretation.raw) }
+    }
+
+    /// Resamples by separate horizontal and vertical factors.
+    public func resized(horizontalScale: Double, verticalScale: Double, kernel: Kernel) throws(VipsError) -> VipsImage {
+        try derive("resize") { pl_resize($0, $1, horizontalScale, verticalScale, kernel.raw) }
+    }
+
+    /// Multiplies colour by alpha, so that resampling does not bleed the colour of transparent pixels.
+    public func premultiplied() throws(VipsError) -> VipsImage {
+        try derive("premultiply") { pl_premultiply($0, $1) }
+    }
+
+    /// Undoes `premultiplied()`; the result is float, so cast it back to the input's format.
+    public func unpremultiplied() throws(VipsError) -> VipsImage {
+        try derive("unpremultiply") { pl_unpremultiply($0, $1) }
+    }
+
+    /// Cuts out a rectangle, which must lie inside the image.
+    public func extracted(left: Int, top: Int, width: Int, height: Int) throws(VipsError) -> VipsImage {
+        try derive("extract_area") { pl_extract_area($0, $1, Int32(left), Int32(top), Int32(width), Int32(height)) }
+    }
+
+    /// Crops to `width`×`height`, keeping the most interesting part.
+    public func smartCropped(width: Int, height: Int, interest: Interest) throws(VipsError) -> VipsImage {
+        try derive("smartcrop") { pl_smartcrop($0, $1, Int32(width), Int32(height), interest.raw) }
+    }
+
+    /// Places the image at (`x`, `y`) on a `width`×`height` canvas filled with `background`
+    /// (one value per band).
+    public func embedded(x: Int, y: Int, width: Int, height: Int, background: [Double]) throws(VipsError) -> VipsImage {
+        try derive("embed") { input, output in
+            background.withUnsafeBufferPointer {
+                pl_embed(input, output, Int32(x), Int32(y), Int32(width), Int32(height), $0.baseAddress, Int32($0.count))
+            }
+        }
+    }
+
+    /// Removes the alpha band by compositing over `background` (one value per colour band).
+    public func flattened(background: [Double]) throws(VipsError) -> VipsImage {
+        try derive("flatten") { input, output in
+            background.withUnsafeBufferPointer { pl_flatten(input, output, $0.baseAddress, Int32($0.count)) }
+        }
+    }
+
+    /// Appends a constant band, for example an opaque alpha of 255.
+    public func appendingBand(value: Double) throws(VipsError) -> VipsImage {
+        try derive("bandjoin_const") { pl_bandjoin_const1($0, $1, value) }
+    }
+
+    /// Blurs with a Gaussian of standard deviation `sigma` pixels.
+    public func gaussianBlurred(sigma: Double) throws(VipsError) -> VipsImage {
+        try derive("gaussblur") { pl_gaussblur($0, $1, sigma) }
+    }
+
+    /// Computes every pixel now, into memory.
+    ///
+    /// libvips is lazy: without this, the work of a stage would silently run in whichever
+    /// stage first reads the pixels.
+    public func rendered() throws(VipsError) -> VipsImage {
+        let copy = withExtendedLifetime(self) { vips_image_copy_memory(pointer) }
+        guard let copy else { throw VipsError.fromLibrary(operation: "copy_memory") }
+        return VipsImage(taking: copy)
+    }
+
+    /// A private copy whose metadata the caller may set before sharing it.
+    func privateCopy() throws(VipsError) -> VipsImage {
+        try derive("copy") { pl_copy($0, $1) }
+    }
+}

@@ -1,0 +1,53 @@
+import CVips
+import Foundation
+
+extension VipsImage {
+    /// Makes an 8-bit image from interleaved pixel values (row by row, `bands` values a pixel).
+    public convenience init(pixels: [UInt8], width: Int, height: Int, bands: Int) throws(VipsError) {
+        try Vips.start()
+        precondition(pixels.count == width * height * bands, "pixel count does not match the size")
+        let image = pixels.withUnsafeBytes {
+            vips_image_new_from_memory_copy($0.baseAddress, $0.count, Int32(width), Int32(height), Int32(bands), VIPS_FORMAT_UCHAR)
+        }
+        guard let image else { throw VipsError.fromLibrary(operation: "new_from_memory") }
+        self.init(taking: image)
+    }
+
+    /// Makes a 16-bit image from interleaved pixel values.
+    public convenience init(pixels16: [UInt16], width: Int, height: Int, bands: Int) throws(VipsError) {
+        try Vips.start()
+        precondition(pixels16.count == width * height * bands, "pixel count does not match the size")
+        let image = pixels16.withUnsafeBytes {
+            vips_image_new_from_memory_copy($0.baseAddress, $0.count, Int32(width), Int32(height), Int32(bands), VIPS_FORMAT_USHORT)
+        }
+        guard let image else { throw VipsError.fromLibrary(operation: "new_from_memory") }
+        self.init(taking: image)
+    }
+
+    /// The band values of the pixel at (`x`, `y`).
+    public func pixel(x: Int, y: Int) throws(VipsError) -> [Double] {
+        var vector: UnsafeMutablePointer<Double>?
+        var count: Int32 = 0
+        let status = withExtendedLifetime(self) { pl_getpoint(pointer, &vector, &count, Int32(x), Int32(y)) }
+        guard status == 0, let vector else { throw VipsError.fromLibrary(operation: "getpoint") }
+        defer { g_free(vector) }
+        return Array(UnsafeBufferPointer(start: vector, count: Int(count)))
+    }
+
+    /// A copy that carries the given EXIF orientation (written to the file when saved).
+    public func withOrientation(_ orientation: Int) throws(VipsError) -> VipsImage {
+        let copy = try privateCopy()
+        vips_image_set_int(copy.pointer, "orientation", Int32(orientation))
+        return copy
+    }
+
+    /// Encodes the image; libvips picks the saver and reads its options from `suffix`,
+    /// for example `".webp[Q=80,effort=4]"`.
+    public func encoded(suffix: String) throws(VipsError) -> Data {
+        var buffer: UnsafeMutableRawPointer?
+        var length = 0
+        let status = withExtendedLifetime(self) { pl_write_to_buffer(pointer, suffix, &buffer, &length) }
+        guard status == 0, let buffer else { throw VipsError.fromLibrary(operation: "save") }
+        return Data(bytesNoCopy: buffer, count: length, deallocator: .custom { pointer, _ in g_free(pointer) })
+    }
+}

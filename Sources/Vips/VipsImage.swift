@@ -1,0 +1,83 @@
+import CVips
+import Foundation
+
+/// An image in libvips: a header plus a recipe for its pixels, computed on demand.
+///
+/// A libvips image never changes once built (every operation makes a new image that holds a
+/// reference to its input), and libvips guards its own shared state, so one image may be read
+/// from several threads at once: that is why this class is `Sendable`.
+public final class VipsImage: @unchecked Sendable {
+    let pointer: UnsafeMutablePointer<CVips.VipsImage>
+
+    init(taking pointer: UnsafeMutablePointer<CVips.VipsImage>) {
+        self.pointer = pointer
+    }
+
+    deinit {
+        g_object_unref(pointer)
+    }
+
+    // MARK: Loading
+
+    /// Opens an image file. Only the header is read; pixels are decoded when something asks.
+    ///
+    /// - Parameter options: libvips load options, for example `"shrink=2,fail_on=error"`;
+    ///   every option must exist on the loader libvips picks for the file.
+    public static func open(file path: String, options: String = "") throws(VipsError) -> VipsImage {
+        try Vips.start()
+        guard let image = pl_load_file(path, options) else {
+            throw VipsError.fromLibrary(operation: "load")
+        }
+        return VipsImage(taking: image)
+    }
+
+    /// Opens an image held in memory; the bytes are copied, so `data` may go away at once.
+    public static func open(data: Data, options: String = "") throws(VipsError) -> VipsImage {
+        try Vips.start()
+        let image = data.withUnsafeBytes { bytes in
+            pl_load_buffer(bytes.baseAddress, bytes.count, options)
+        }
+        guard let image else { throw VipsError.fromLibrary(operation: "load") }
+        return VipsImage(taking: image)
+    }
+
+    // MARK: Header
+
+    public var width: Int { Int(vips_image_get_width(pointer)) }
+    public var height: Int { Int(vips_image_get_height(pointer)) }
+    public var bands: Int { Int(vips_image_get_bands(pointer)) }
+    public var hasAlpha: Bool { vips_image_hasalpha(pointer) != 0 }
+    /// How many pages or frames the file holds (1 for a still image).
+    public var pageCount: Int { Int(vips_image_get_n_pages(pointer)) }
+    /// The EXIF orientation, 1 to 8 (1 when the file has none).
+    public var orientation: Int { Int(vips_image_get_orientation(pointer)) }
+    public var hasICCProfile: Bool { pl_has_icc_profile(pointer) != 0 }
+    public var interpretation: Interpretation { Interpretation(vips_image_get_interpretation(pointer)) }
+    public var bandFormat: BandFormat { BandFormat(vips_image_get_format(pointer)) }
+
+    /// The libvips loader that read this image, for example `jpegload_source`.
+    public var loader: String? {
+        pl_loader_name(pointer).map { String(cString: $0) }
+    }
+
+    /// Width and height after the EXIF orientation is applied.
+    public var orientedSize: (width: Int, height: Int) {
+        vips_image_get_orientation_swap(pointer) != 0 ? (height, width) : (width, height)
+    }
+
+    // MARK: Plumbing
+
+    /// Runs one libvips operation that makes a new image from this one.
+    func derive(
+        _ operation: String,
+        _ call: (UnsafeMutablePointer<CVips.VipsImage>, UnsafeMutablePointer<UnsafeMutablePointer<CVips.VipsImage>?>) -> Int32
+    ) throws(VipsError) -> VipsImage {
+        var output: UnsafeMutablePointer<CVips.VipsImage>?
+        // Keep self alive until the call returns: it owns the input pointer.
+        let status = withExtendedLifetime(self) { call(pointer, &output) }
+        guard status == 0, let output else {
+            throw VipsError.fromLibrary(operation: operation)
+        }
+        return VipsImage(taking: output)
+    }
+}
