@@ -1,0 +1,11 @@
+import Synchronization
+
+/// A flag set from a task's cancellation handler and read by work on an `OperationQueue`,
+/// which has no task to ask.
+final class CancellationFlag: Sendable {
+    private let state = Mutex(false)
+
+    var isSet: Bool { state.withLock { $0 } }
+
+    func set() { state.withLock { $0 = true } }
+}

@@ -1,0 +1,28 @@
+import Foundation
+
+/// The fetch stage for local files: checks that the input is a readable regular file within
+/// `maxBytes`, without reading it (the decoder reads it directly).
+struct FileFetcher: Sendable {
+    let maxBytes: Int64
+
+    func fetch(_ input: InputFile) throws(ItemError) -> EncodedSource {
+        var info = stat()
+        guard stat(input.path, &info) == 0 else {
+            throw ItemError(stage: .fetch, reason: "cannot read \(input.path): \(String(cString: strerror(errno)))")
+        }
+        guard info.st_mode & S_IFMT == S_IFREG else {
+            throw ItemError(stage: .fetch, reason: "\(input.path) is not a regular file")
+        }
+        guard access(input.path, R_OK) == 0 else {
+            throw ItemError(stage: .fetch, reason: "cannot read \(input.path): \(String(cString: strerror(errno)))")
+        }
+        let size = Int64(info.st_size)
+        guard size <= maxBytes else {
+            throw ItemError(stage: .fetch, reason: "the file is \(size) bytes, more than fetch.maxBytes (\(maxBytes))")
+        }
+        guard size > 0 else {
+            throw ItemError(stage: .fetch, reason: "the file is empty")
+        }
+        return .file(path: input.path, byteCount: size)
+    }
+}

@@ -1,0 +1,104 @@
+import Foundation
+import Vips
+
+/// An input decoded once, upright and in sRGB, ready to fan out to every output.
+struct DecodedImage: Sendable {
+    let image: VipsImage
+    /// The size the file declares, upright: what processors' sizes are relative to.
+    let originalSize: ImageSize
+    /// The libvips loader that read the file, for example `jpegload_source`.
+    let loader: String
+    /// The factor shrink-on-load reduced the image by (1 when it did not).
+    let shrink: Int
+}
+
+/// The decompress stage: reads the header, refuses images over `maxPixels`, decodes at the
+/// smallest scale that still serves the largest output, turns the image upright, converts it
+/// to sRGB and renders it into memory, so the work happens in this stage's queue.
+struct ImageDecoder: Sendable {
+    let settings: DecompressSettings
+    let outputs: [OutputDefinition]
+
+    func decode(_ source: EncodedSource) throws(ItemError) -> DecodedImage {
+        do {
+            let failOn = "fail_on=\(settings.failOn.rawValue)"
+            let header = try open(source, options: failOn)
+            let pixels = header.width * header.height
+            guard pixels <= settings.maxPixels else {
+                throw ItemError(stage: .decompress, reason:
+                    "the image is \(header.width)×\(header.height) (\(pixels) pixels), more than decompress.maxPixels (\(settings.maxPixels))")
+            }
+            let upright = settings.autorotate ? header.orientedSize : (width: header.width, height: header.height)
+            let originalSize = ImageSize(width: upright.width, height: upright.height)
+            let loader = header.loader ?? "unknown"
+
+            var image = header
+            let shrink = Self.loadShrink(allowed: allowedShrink(for: originalSize), loader: loader)
+            if shrink > 1 {
+                let option = loader.hasPrefix("jpegload") ? "shrink=\(shrink)" : "scale=\(1.0 / Double(shrink))"
+                image = try open(source, options: "\(option),\(failOn)")
+            }
+            if settings.autorotate, image.orientation != 1 {
+                image = try image.autorotated()
+            }
+            image = try Self.toSRGB(image)
+            return DecodedImage(image: try image.rendered(), originalSize: originalSize, loader: loader, shrink: shrink)
+        } catch let error as ItemError {
+            throw error
+        } catch {
+            throw ItemError(stage: .decompress, reason: Self.describe(error))
+        }
+    }
+
+    /// How much the decoder may shrink: the least any output's first step allows.
+    func allowedShrink(for size: ImageSize) -> Double {
+        outputs.map { $0.steps.first?.allowedInputShrink(for: size) ?? 1 }.min() ?? 1
+    }
+
+    /// The shrink factor to ask the loader for, as `vips_thumbnail` picks it: only JPEG and
+    /// WebP can shrink while decoding, and a block shrink sharpens, so leave at least a factor
+    /// of two for the real resampling that follows.
+    static func loadShrink(allowed: Double, loader: String) -> Int {
+        guard loader.hasPrefix("jpegload") || loader.hasPrefix("webpload") else { return 1 }
+        for factor in [8, 4, 2] where allowed >= Double(factor * 2) { return factor }
+        return 1
+    }
+
+    /// Converts to 8-bit sRGB (or 8-bit greyscale for grey images), through the embedded ICC
+    /// profile when there is one. A profile libvips cannot use is ignored rather than failing
+    /// the image, as browsers do.
+    static func toSRGB(_ input: VipsImage) throws -> VipsImage {
+        var image = input
+        if image.hasICCProfile, let converted = try? image.convertedFromEmbeddedProfileToSRGB() {
+            image = converted
+        }
+        switch image.interpretation {
+        case .sRGB, .blackAndWhite:
+            break
+        case .grey16:
+            image = try image.converted(to: .blackAndWhite)
+        default:
+            image = try image.converted(to: .sRGB)
+        }
+        if image.bandFormat != .uchar {
+            image = try image.cast(to: .uchar)
+        }
+        return image
+    }
+
+    private func open(_ source: EncodedSource, options: String) throws -> VipsImage {
+        switch source {
+        case .file(let path, _): try VipsImage.open(file: path, options: options)
+        case .data(let data): try VipsImage.open(data: data, options: options)
+        }
+    }
+
+    static func describe(_ error: any Error) -> String {
+        guard let vipsError = error as? VipsError else { return String(describing: error) }
+        let message = vipsError.message
+        if message.contains("is not a known file format") || message.contains("not a known") {
+            return "not an image libvips can read (unknown or unsupported format)"
+        }
+        return message.isEmpty ? "\(vipsError.operation) failed" : message
+    }
+}

@@ -1,0 +1,106 @@
+import Foundation
+
+/// Expands the `inputs` of a pipeline file into files: literal paths as they are, globs by
+/// walking the file system (`*`, `?`, `[abc]` within a name; `**` for any number of folders).
+struct InputEnumerator {
+    let baseDirectory: URL
+
+    /// The files each input names, in order; globs are sorted so runs are repeatable.
+    /// A glob that matches nothing yields a warning rather than an error: a folder that is
+    /// empty today may not be tomorrow.
+    func enumerate(_ patterns: [String]) -> (files: [InputFile], warnings: [String]) {
+        var files: [InputFile] = []
+        var warnings: [String] = []
+        for pattern in patterns {
+            let absolute = pattern.hasPrefix("/") ? pattern : baseDirectory.path + "/" + pattern
+            let components = absolute.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+            guard let firstGlob = components.firstIndex(where: Self.isGlob) else {
+                let path = Self.normalize("/" + components.joined(separator: "/"))
+                files.append(InputFile(path: path, displayName: displayName(path), subfolder: ""))
+                continue
+            }
+            let root = Self.normalize("/" + components[..<firstGlob].joined(separator: "/"))
+            var matches: [String] = []
+            walk(root, relative: "", pattern: components[firstGlob...], into: &matches)
+            let sorted = Set(matches).sorted()
+            if sorted.isEmpty { warnings.append("input \"\(pattern)\" matches no files") }
+            for relative in sorted {
+                let folder = (relative as NSString).deletingLastPathComponent
+                let path = root == "/" ? "/" + relative : root + "/" + relative
+                files.append(InputFile(path: path, displayName: displayName(path), subfolder: folder))
+            }
+        }
+        return (files, warnings)
+    }
+
+    private func walk(_ directory: String, relative: String, pattern: ArraySlice<String>, into matches: inout [String]) {
+        guard let component = pattern.first else { return }
+        let rest = pattern.dropFirst()
+        let joined = { (name: String) in relative.isEmpty ? name : relative + "/" + name }
+        let here = { (name: String) in directory == "/" ? "/" + name : directory + "/" + name }
+
+        if component == "**" {
+            // Zero folders: the rest of the pattern here; then every subfolder, recursively.
+            // Symbolic links to folders are not followed, so a link cycle cannot loop forever.
+            walk(directory, relative: relative, pattern: rest, into: &matches)
+            for name in entries(of: directory) where !name.hasPrefix(".") && Self.kind(here(name), followLinks: false) == .directory {
+                walk(here(name), relative: joined(name), pattern: pattern, into: &matches)
+            }
+            return
+        }
+        let candidates = Self.isGlob(component)
+            ? entries(of: directory).filter { Self.matches(component, $0) }
+            : [component]
+        for name in candidates {
+            let path = here(name)
+            let kind = Self.kind(path, followLinks: true)
+            if rest.isEmpty {
+                if kind == .file { matches.append(joined(name)) }
+            } else if kind == .directory {
+                walk(path, relative: joined(name), pattern: rest, into: &matches)
+            }
+        }
+    }
+
+    private func entries(of directory: String) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).sorted()
+    }
+
+    private func displayName(_ path: String) -> String {
+        let base = baseDirectory.path.hasSuffix("/") ? baseDirectory.path : baseDirectory.path + "/"
+        return path.hasPrefix(base) ? String(path.dropFirst(base.count)) : path
+    }
+
+    private enum Kind { case file, directory, other }
+
+    private static func kind(_ path: String, followLinks: Bool) -> Kind {
+        var info = stat()
+        let status = followLinks ? stat(path, &info) : lstat(path, &info)
+        guard status == 0 else { return .other }
+        switch info.st_mode & S_IFMT {
+        case S_IFREG: return .file
+        case S_IFDIR: return .directory
+        default: return .other
+        }
+    }
+
+    static func isGlob(_ component: String) -> Bool {
+        component.contains { $0 == "*" || $0 == "?" || $0 == "[" }
+    }
+
+    /// Shell-style matching of one name; a leading dot must be matched explicitly.
+    static func matches(_ pattern: String, _ name: String) -> Bool {
+        fnmatch(pattern, name, FNM_PERIOD) == 0
+    }
+
+    /// Removes `.` and resolves `..` lexically, as the user wrote the path.
+    static func normalize(_ path: String) -> String {
+        var parts: [Substring] = []
+        for part in path.split(separator: "/") {
+            if part == "." { continue }
+            if part == ".." { if !parts.isEmpty { parts.removeLast() }; continue }
+            parts.append(part)
+        }
+        return "/" + parts.joined(separator: "/")
+    }
+}

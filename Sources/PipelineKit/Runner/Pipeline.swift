@@ -1,0 +1,102 @@
+import Foundation
+import Synchronization
+
+/// A checked pipeline, ready to plan and run: the library's entry point.
+///
+/// ```swift
+/// let pipeline = try Pipeline(contentsOf: url, processors: .standard)
+/// for await event in try pipeline.run() { … }
+/// ```
+public struct Pipeline: Sendable {
+    public let definition: PipelineDefinition
+    /// How errors name the pipeline: its path, or `<string>`.
+    public let fileName: String
+
+    /// Reads and checks a pipeline file; relative paths in it resolve against its folder.
+    public init(contentsOf url: URL, processors: ProcessorRegistry) throws(PipelineFileError) {
+        definition = try PipelineDefinition(contentsOf: url, processors: processors)
+        fileName = url.path
+    }
+
+    /// Checks a pipeline given as JSON text; relative paths resolve against `baseDirectory`.
+    public init(json: String, baseDirectory: URL, processors: ProcessorRegistry) throws(PipelineFileError) {
+        definition = try PipelineDefinition(json: json, baseDirectory: baseDirectory, processors: processors)
+        fileName = "<string>"
+    }
+
+    public init(definition: PipelineDefinition, fileName: String = "<definition>") {
+        self.definition = definition
+        self.fileName = fileName
+    }
+
+    /// Finds the inputs and checks every output path, without running anything.
+    public func plan() throws(PipelineFileError) -> RunPlan {
+        try RunPlan(definition, fileName: fileName)
+    }
+
+    /// Plans the run, then starts it. Events arrive as the run goes; cancelling the task that
+    /// iterates them (or dropping the sequence) cancels the run: queued work is skipped, work
+    /// in progress finishes, and no partial file is left behind.
+    ///
+    /// - Throws: `PipelineFileError` when planning finds clashing or escaping output paths;
+    ///   nothing has run then.
+    public func run() throws(PipelineFileError) -> PipelineRun {
+        PipelineRun(plan: try plan())
+    }
+}
+
+/// The events of one run, as an `AsyncSequence`; the run starts when the sequence is made.
+///
+/// Two ways to stop it: cancel the task iterating the events (the sequence ends at once and the
+/// run winds down behind it), or call `cancel()` and keep iterating to receive the reports of
+/// the work that was already running and a final `finished` with `cancelled` set.
+public struct PipelineRun: AsyncSequence, Sendable {
+    public typealias Element = PipelineEvent
+    private let events: AsyncStream<PipelineEvent>
+    private let task: TaskHolder
+
+    init(plan: RunPlan) {
+        let task = TaskHolder()
+        events = AsyncStream(bufferingPolicy: .unbounded) { continuation in
+            let execution = RunExecution(plan: plan, emit: { continuation.yield($0) })
+            let running = Task {
+                await execution.run()
+                continuation.finish()
+            }
+            task.set(running)
+            continuation.onTermination = { _ in running.cancel() }
+        }
+        self.task = task
+    }
+
+    /// Stops the run: queued work is skipped, running work finishes, events go on until `finished`.
+    public func cancel() {
+        task.cancel()
+    }
+
+    public func makeAsyncIterator() -> AsyncStream<PipelineEvent>.Iterator {
+        events.makeAsyncIterator()
+    }
+
+    /// Waits for the run to end and returns its summary (and the reports, in completion order).
+    public func collect() async -> (reports: [ItemReport], summary: RunSummary?) {
+        var reports: [ItemReport] = []
+        var summary: RunSummary?
+        for await event in self {
+            switch event {
+            case .started: break
+            case .itemCompleted(let report): reports.append(report)
+            case .finished(let final): summary = final
+            }
+        }
+        return (reports, summary)
+    }
+}
+
+/// Holds the task of a run, set once the stream has started it.
+private final class TaskHolder: Sendable {
+    private let task = Mutex<Task<Void, Never>?>(nil)
+
+    func set(_ running: Task<Void, Never>) { task.withLock { $0 = running } }
+    func cancel() { task.withLock { $0?.cancel() } }
+}

@@ -1,0 +1,68 @@
+import Foundation
+
+/// What a running pipeline reports, in order: `started`, then one `itemCompleted` per input as
+/// each finishes, then `finished`.
+public enum PipelineEvent: Sendable {
+    /// The plan is made and work begins.
+    case started(inputs: Int, outputsPerInput: Int, warnings: [String])
+    /// One input went through every stage (some outputs may have failed: see the report).
+    case itemCompleted(ItemReport)
+    /// The run is over, completed or cancelled.
+    case finished(RunSummary)
+}
+
+/// What happened to one input.
+public struct ItemReport: Sendable {
+    public let input: InputFile
+    /// Outputs written, in the order of the pipeline file's outputs.
+    public let written: [WrittenOutput]
+    /// What failed: a failure before fan-out fails every output; after it, only its own.
+    public let failures: [ItemFailure]
+    /// The size the file declares, upright, when decoding got that far.
+    public let originalSize: ImageSize?
+
+    public var succeeded: Bool { failures.isEmpty }
+}
+
+/// One output file written.
+public struct WrittenOutput: Sendable {
+    public let output: String
+    public let path: String
+    public let size: ImageSize
+    public let byteCount: Int
+}
+
+/// One failure of an input, or of one output of it.
+public struct ItemFailure: Sendable, CustomStringConvertible {
+    public let input: String
+    /// The output that failed, or nil when the whole input failed before fan-out.
+    public let output: String?
+    public let error: ItemError
+
+    public var stage: Stage { error.stage }
+    public var reason: String { error.reason }
+
+    public var description: String {
+        let what = output.map { "\(input) → \($0)" } ?? input
+        return "\(what): \(error.stage.rawValue): \(error.reason)"
+    }
+}
+
+/// The totals of a run.
+public struct RunSummary: Sendable {
+    public let inputs: Int
+    public let succeeded: Int
+    public let failed: Int
+    /// Inputs never finished because the run was cancelled.
+    public let notRun: Int
+    public let outputsWritten: Int
+    public let elapsed: Duration
+    public let cancelled: Bool
+    /// The most inputs that were between the first stage and the last at once (≤ `inFlight`).
+    public let peakInFlight: Int
+
+    public var imagesPerSecond: Double {
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+        return seconds > 0 ? Double(succeeded + failed) / seconds : 0
+    }
+}

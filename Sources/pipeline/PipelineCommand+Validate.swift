@@ -1,0 +1,29 @@
+import ArgumentParser
+import PipelineKit
+
+extension PipelineCommand {
+    struct Validate: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Check a pipeline file without running it.",
+            discussion: "Checks every key and value, finds the inputs and checks every output path for clashes and escapes."
+        )
+
+        @Argument(help: "The pipeline file (JSON).")
+        var file: String
+
+        func run() throws {
+            let pipeline = try loadPipeline(file)
+            let plan: RunPlan
+            do {
+                plan = try pipeline.plan()
+            } catch {
+                printError(error.description)
+                throw ExitCode.invalidInput
+            }
+            for warning in plan.warnings { printError("warning: \(warning)") }
+            let outputs = pipeline.definition.outputs.count
+            print("\(file): valid: \(plan.items.count) input\(plan.items.count == 1 ? "" : "s"), "
+                + "\(outputs) output\(outputs == 1 ? "" : "s") each")
+        }
+    }
+}

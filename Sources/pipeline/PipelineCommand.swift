@@ -1,0 +1,68 @@
+import ArgumentParser
+import Foundation
+import PipelineKit
+import StandardProcessors
+
+/// `pipeline`: turns declarative JSON pipeline files into finished images.
+///
+/// The commands only parse arguments and print; all the work goes through PipelineKit's public API.
+@main
+struct PipelineCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "pipeline",
+        abstract: "Turn declarative JSON pipeline files into thumbnails, responsive image sets and placeholders.",
+        discussion: """
+            Exit status: 0 when every input succeeded, 1 when some failed, 2 when the pipeline \
+            file or the command line is invalid (nothing ran), 130 when interrupted.
+            """,
+        version: PipelineKitInfo.version,
+        subcommands: [Run.self, Validate.self, Schema.self, Plugins.self]
+    )
+
+    /// The processors every command knows: the built-in plugins.
+    static let processors = ProcessorRegistry.standard
+
+    /// Parses and runs a command, mapping argument errors to exit status 2 as documented
+    /// (ArgumentParser's own default is 64).
+    static func main() async {
+        do {
+            var command = try parseAsRoot()
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            let code = exitCode(for: error)
+            if code == .validationFailure {
+                FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
+                Foundation.exit(ExitCode.invalidInput.rawValue)
+            }
+            exit(withError: error)
+        }
+    }
+}
+
+extension ExitCode {
+    /// Some inputs failed.
+    static let someItemsFailed = ExitCode(1)
+    /// The pipeline file or the command line is invalid; nothing ran.
+    static let invalidInput = ExitCode(2)
+    /// Interrupted with Ctrl-C (128 + SIGINT).
+    static let interrupted = ExitCode(130)
+}
+
+/// Writes a line to standard error.
+func printError(_ text: String) {
+    FileHandle.standardError.write(Data((text + "\n").utf8))
+}
+
+/// Loads a pipeline file, printing its problems and exiting 2 when it is invalid.
+func loadPipeline(_ path: String) throws -> Pipeline {
+    do {
+        return try Pipeline(contentsOf: URL(fileURLWithPath: path), processors: PipelineCommand.processors)
+    } catch {
+        printError(error.description)
+        throw ExitCode.invalidInput
+    }
+}

@@ -1,0 +1,56 @@
+import Testing
+@testable import PipelineKit
+
+@Suite struct JSONParserTests {
+    @Test func recordsTheLineAndColumnOfValuesAndKeys() throws {
+        let text = """
+            {
+              "a": [1, 2.5, "x"],
+              "b": {"c": true}
+            }
+            """
+        let root = try JSONParser.parse(text)
+        #expect(root.location == SourceLocation(line: 1, column: 1))
+        guard case .object(let members) = root.value else { Issue.record("not an object"); return }
+        #expect(members[0].keyLocation == SourceLocation(line: 2, column: 3))
+        #expect(members[0].value.location == SourceLocation(line: 2, column: 8))
+        #expect(root["b"]?["c"]?.location == SourceLocation(line: 3, column: 15))
+        #expect(root["a"]?.jsonText == "[1,2.5,\"x\"]")
+    }
+
+    @Test func distinguishesIntegersFromFractions() throws {
+        let root = try JSONParser.parse("[320, 320.0, 3e2]")
+        guard case .array(let items) = root.value else { Issue.record("not an array"); return }
+        #expect(items.map(\.value) == [.number(320, isInteger: true), .number(320, isInteger: false), .number(300, isInteger: false)])
+    }
+
+    @Test func decodesEscapesAndSurrogatePairs() throws {
+        let root = try JSONParser.parse(#"["a\"b\\c\n", "\u00e9\ud83d\ude00"]"#)
+        #expect(root.jsonText == #"["a\"b\\c\n","é😀"]"#)
+    }
+
+    @Test(arguments: [
+        ("{\"a\": 1,}", 1, 9, "expected a key"),
+        ("{\"a\" 1}", 1, 6, "expected ':'"),
+        ("[1 2]", 1, 4, "expected ','"),
+        ("{\"a\": 1, \"a\": 2}", 1, 10, "duplicate key"),
+        ("{\n  \"a\": tru\n}", 2, 8, "expected 'true'"),
+        ("[01]", 1, 3, "leading zeros"),
+        ("\"abc", 1, 5, "unterminated string"),
+        ("", 1, 1, "unexpected end of file"),
+        ("{} {}", 1, 4, "unexpected text after"),
+    ])
+    func reportsSyntaxErrorsWithTheirPosition(text: String, line: Int, column: Int, message: String) {
+        #expect {
+            try JSONParser.parse(text)
+        } throws: { error in
+            guard let error = error as? JSONParser.SyntaxError else { return false }
+            return error.location == SourceLocation(line: line, column: column) && error.message.contains(message)
+        }
+    }
+
+    @Test func refusesNestingDeepEnoughToExhaustTheStack() {
+        let text = String(repeating: "[", count: 100_000)
+        #expect(throws: JSONParser.SyntaxError.self) { try JSONParser.parse(text) }
+    }
+}
