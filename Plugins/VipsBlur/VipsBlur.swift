@@ -1,1 +1,0 @@
-// VipsBlur plugin: see Package.swift

@@ -1,0 +1,133 @@
+public import PipelineKit
+public import Vips
+
+/// Cuts a rectangle out of an image: either a fixed region (`left`, `top`, `width`, `height`)
+/// or a window of `width`×`height` placed by `gravity`.
+///
+/// A region must lie inside the image, or the item fails: cropping a different rectangle than
+/// the one asked for would hide a mistake. A window larger than the image is clamped to it, so
+/// one pipeline can serve images of any size. A window with only `width` (or only `height`)
+/// keeps the image's full height (or width).
+public struct Crop: ImageProcessing, Hashable {
+    public static let name = "crop"
+    public static let summary = "Cuts out a region (left, top, width, height) or a width×height window placed by gravity."
+
+    /// What to cut out.
+    public enum Mode: Hashable, Sendable {
+        /// A fixed rectangle, which must lie inside the image.
+        case region(left: Int, top: Int, width: Int, height: Int)
+        /// A window of at most `width`×`height` (nil: the image's own), placed by `gravity`.
+        case window(width: Int?, height: Int?, gravity: VipsImage.Gravity)
+    }
+
+    /// Offsets and sizes up to libvips' own coordinate limit, `VIPS_MAX_COORD`.
+    public static let offsetRange = 0...10_000_000
+    public static let sizeRange = 1...10_000_000
+
+    public static let options: [Option] = [
+        .integer("left", in: offsetRange, help: "Left edge of a region, in pixels from the left (needs top, width and height)."),
+        .integer("top", in: offsetRange, help: "Top edge of a region, in pixels from the top (needs left, width and height)."),
+        .integer("width", in: sizeRange, help: "Width of the region or window in pixels."),
+        .integer("height", in: sizeRange, help: "Height of the region or window in pixels."),
+        .choice("gravity", VipsImage.Gravity.names, default: VipsImage.Gravity.centre.rawValue, help: "Where a window without left/top sits: a compass point, or attention/entropy for a smart crop."),
+    ]
+
+    public let mode: Mode
+
+    public init(options: ProcessorOptions) throws(OptionError) {
+        let left = try options.optionalInt("left")
+        let top = try options.optionalInt("top")
+        let width = try options.optionalInt("width")
+        let height = try options.optionalInt("height")
+        if left != nil || top != nil {
+            if options.has("gravity") {
+                throw OptionError(option: "gravity", "cannot be combined with left and top: a region is placed by its coordinates")
+            }
+            let region = "a region crop needs left, top, width and height"
+            guard let left else { throw OptionError(option: "left", "is required: \(region)") }
+            guard let top else { throw OptionError(option: "top", "is required: \(region)") }
+            guard let width else { throw OptionError(option: "width", "is required: \(region)") }
+            guard let height else { throw OptionError(option: "height", "is required: \(region)") }
+            try self.init(mode: .region(left: left, top: top, width: width, height: height))
+        } else {
+            let gravityName = try options.string("gravity")
+            guard let gravity = VipsImage.Gravity(name: gravityName) else {
+                throw OptionError(option: "gravity", "unknown value \"\(gravityName)\"")
+            }
+            try self.init(mode: .window(width: width, height: height, gravity: gravity))
+        }
+    }
+
+    /// A crop for use from Swift; checks what the pipeline file's validator would.
+    public init(mode: Mode) throws(OptionError) {
+        switch mode {
+        case .region(let left, let top, let width, let height):
+            try Self.check("left", left, in: Self.offsetRange)
+            try Self.check("top", top, in: Self.offsetRange)
+            try Self.check("width", width, in: Self.sizeRange)
+            try Self.check("height", height, in: Self.sizeRange)
+        case .window(let width, let height, _):
+            guard width != nil || height != nil else {
+                throw OptionError(option: nil, "crop needs width and/or height (a window placed by gravity), or left, top, width and height (a region)")
+            }
+            if let width { try Self.check("width", width, in: Self.sizeRange) }
+            if let height { try Self.check("height", height, in: Self.sizeRange) }
+        }
+        self.mode = mode
+    }
+
+    private static func check(_ name: String, _ value: Int, in range: ClosedRange<Int>) throws(OptionError) {
+        guard range.contains(value) else {
+            throw OptionError(option: name, "must be between \(range.lowerBound) and \(range.upperBound)")
+        }
+    }
+
+    public var identifier: String {
+        switch mode {
+        case .region(let left, let top, let width, let height):
+            "crop(left:\(left),top:\(top),width:\(width),height:\(height))"
+        case .window(let width, let height, let gravity):
+            "crop(width:\(width.map(String.init) ?? "auto"),height:\(height.map(String.init) ?? "auto"),gravity:\(gravity.rawValue))"
+        }
+    }
+
+    public func outputSize(for size: ImageSize) -> ImageSize {
+        switch mode {
+        case .region(_, _, let width, let height):
+            // An image the region does not fit fails in `process`; the planner needs no other answer.
+            ImageSize(width: width, height: height)
+        case .window(let width, let height, _):
+            ImageSize(width: min(width ?? size.width, size.width), height: min(height ?? size.height, size.height))
+        }
+    }
+
+    public func process(_ image: VipsImage, context: ProcessingContext) throws -> VipsImage {
+        switch mode {
+        case .region(let left, let top, let width, let height):
+            // The options' ranges keep these sums far from overflow.
+            guard left + width <= image.width, top + height <= image.height else {
+                throw RegionOutsideImage(left: left, top: top, width: width, height: height, imageSize: image.size)
+            }
+            if (left, top, width, height) == (0, 0, image.width, image.height) { return image }
+            return try image.extracted(left: left, top: top, width: width, height: height)
+        case .window(_, _, let gravity):
+            let size = outputSize(for: image.size)
+            return try image.cropped(width: size.width, height: size.height, gravity: gravity)
+        }
+    }
+}
+
+extension Crop {
+    /// A crop region that does not lie inside the image; the item fails.
+    public struct RegionOutsideImage: Error, Sendable, Equatable, CustomStringConvertible {
+        public let left: Int
+        public let top: Int
+        public let width: Int
+        public let height: Int
+        public let imageSize: ImageSize
+
+        public var description: String {
+            "the crop region \(width)×\(height) at left \(left), top \(top) does not fit inside the \(imageSize) image"
+        }
+    }
+}

@@ -1,1 +1,0 @@
-// VipsCrop plugin: see Package.swift

@@ -1,0 +1,179 @@
+public import PipelineKit
+public import Vips
+
+/// Scales an image to a width, a height or a box, with sharp's `fit` modes.
+///
+/// - `cover`: scale so the image covers the box, then crop to exactly the box (at `position`);
+/// - `contain`: scale so the image fits inside the box, then letterbox it on `background` to
+///   exactly the box (placed at `position`; smart positions centre it);
+/// - `fill`: stretch to exactly the box, ignoring the aspect ratio;
+/// - `inside`: scale so the image fits inside the box, aspect kept (result ≤ the box);
+/// - `outside`: scale so the image covers the box, aspect kept, no crop (result ≥ the box).
+///
+/// With only `width` or only `height`, the image is scaled to it with its aspect ratio kept,
+/// whatever `fit` says. `withoutEnlargement` clamps the scale to 1: `cover` then crops to at
+/// most the box, and `contain` letterboxes the unscaled image on the box, as sharp does.
+public struct Resize: ImageProcessing, Hashable {
+    public static let name = "resize"
+    public static let summary = "Scales to a width, a height or a box (fit: cover, contain, fill, inside, outside)."
+
+    /// How the image is fitted to a box given by both `width` and `height`.
+    public enum Fit: String, CaseIterable, Sendable {
+        case cover, contain, fill, inside, outside
+    }
+
+    /// The sizes a resize may ask for, in pixels.
+    public static let sizeRange = 1...100_000
+
+    public static let options: [Option] = [
+        .integer("width", in: sizeRange, help: "Target width in pixels. With only width, the height keeps the aspect ratio."),
+        .integer("height", in: sizeRange, help: "Target height in pixels. With only height, the width keeps the aspect ratio."),
+        .choice("fit", Fit.self, default: .cover, help: "How to fit a width×height box: cover (crop), contain (letterbox), fill (stretch), inside (≤ box), outside (≥ box)."),
+        .choice("position", VipsImage.Gravity.names, default: VipsImage.Gravity.centre.rawValue, help: "Which part cover keeps (a compass point, or attention/entropy for a smart crop); where contain places the image."),
+        .choice("kernel", VipsImage.Kernel.self, default: .lanczos3, help: "The resampling kernel."),
+        .boolean("withoutEnlargement", default: false, help: "Never scale up: an image smaller than the target keeps its size."),
+        .colour("background", default: "#000000", help: "The letterbox colour for contain; a colour with alpha gives the image an alpha band."),
+    ]
+
+    /// The target width, or nil to follow the height.
+    public let width: Int?
+    /// The target height, or nil to follow the width.
+    public let height: Int?
+    public let fit: Fit
+    public let position: VipsImage.Gravity
+    public let kernel: VipsImage.Kernel
+    public let withoutEnlargement: Bool
+    /// The letterbox colour as red, green, blue and alpha, 0–255.
+    public let background: [Double]
+
+    public init(options: ProcessorOptions) throws(OptionError) {
+        let positionName = try options.string("position")
+        guard let position = VipsImage.Gravity(name: positionName) else {
+            throw OptionError(option: "position", "unknown value \"\(positionName)\"")
+        }
+        try self.init(
+            width: options.optionalInt("width"),
+            height: options.optionalInt("height"),
+            fit: options.choice("fit", as: Fit.self),
+            position: position,
+            kernel: options.choice("kernel", as: VipsImage.Kernel.self),
+            withoutEnlargement: options.bool("withoutEnlargement"),
+            background: options.colour("background")
+        )
+    }
+
+    /// A resize for use from Swift; checks what the pipeline file's validator would.
+    ///
+    /// - Parameter background: red, green, blue and optionally alpha, 0–255.
+    public init(
+        width: Int? = nil,
+        height: Int? = nil,
+        fit: Fit = .cover,
+        position: VipsImage.Gravity = .centre,
+        kernel: VipsImage.Kernel = .lanczos3,
+        withoutEnlargement: Bool = false,
+        background: [Double] = [0, 0, 0, 255]
+    ) throws(OptionError) {
+        guard width != nil || height != nil else {
+            throw OptionError(option: nil, "resize needs width or height (or both)")
+        }
+        for (name, value) in [("width", width), ("height", height)] {
+            if let value, !Self.sizeRange.contains(value) {
+                throw OptionError(option: name, "must be between \(Self.sizeRange.lowerBound) and \(Self.sizeRange.upperBound)")
+            }
+        }
+        guard background.count == 3 || background.count == 4, background.allSatisfy({ (0...255).contains($0) }) else {
+            throw OptionError(option: "background", "expected 3 or 4 components between 0 and 255")
+        }
+        self.width = width
+        self.height = height
+        self.fit = fit
+        self.position = position
+        self.kernel = kernel
+        self.withoutEnlargement = withoutEnlargement
+        self.background = background.count == 3 ? background + [255] : background
+    }
+
+    public var identifier: String {
+        let hex = background.map { component in
+            let text = String(Int(component.rounded()), radix: 16)
+            return text.count == 1 ? "0" + text : text
+        }.joined()
+        return "resize(width:\(width.map(String.init) ?? "auto"),height:\(height.map(String.init) ?? "auto"),"
+            + "fit:\(fit.rawValue),position:\(position.rawValue),kernel:\(kernel.rawValue),"
+            + "withoutEnlargement:\(withoutEnlargement),background:#\(hex))"
+    }
+
+    public func outputSize(for size: ImageSize) -> ImageSize {
+        geometry(for: size).output
+    }
+
+    public func allowedInputShrink(for size: ImageSize) -> Double {
+        geometry(for: size).inputShrink
+    }
+
+    public func process(_ image: VipsImage, context: ProcessingContext) throws -> VipsImage {
+        let geometry = geometry(for: image.size)
+        guard geometry.isWithinLibvipsLimits else {
+            throw TooLarge(input: image.size, scaled: geometry.scaled, output: geometry.output)
+        }
+        var result = image
+        if geometry.scaled != image.size {
+            // Separate factors from the exact integer targets: libvips makes each side
+            // round(input × factor), which gives back exactly the planned size.
+            let horizontal = Double(geometry.scaled.width) / Double(image.width)
+            let vertical = Double(geometry.scaled.height) / Double(image.height)
+            result = try image.withPremultipliedAlpha { premultiplied throws(VipsError) in
+                try premultiplied.resized(horizontalScale: horizontal, verticalScale: vertical, kernel: kernel)
+            }
+        }
+        guard geometry.output != geometry.scaled else { return result }
+        switch fit {
+        case .cover:
+            return try result.cropped(width: geometry.output.width, height: geometry.output.height, gravity: position)
+        case .contain:
+            return try letterboxed(result, into: geometry.output)
+        case .fill, .inside, .outside:
+            return result // these modes never crop or embed: geometry.output == geometry.scaled
+        }
+    }
+
+    /// Places `image` on a canvas of `size` filled with `background`.
+    private func letterboxed(_ image: VipsImage, into size: ImageSize) throws(VipsError) -> VipsImage {
+        // 16-bit images hold 0–65535, so the 8-bit colour is scaled up to match.
+        let unit: Double = image.bandFormat == .ushort ? 257 : 1
+        var image = image
+        if background[3] < 255, !image.hasAlpha {
+            image = try image.appendingBand(value: 255 * unit)
+        }
+        let colourBands = image.bands - (image.hasAlpha ? 1 : 0)
+        let (red, green, blue) = (background[0], background[1], background[2])
+        var values: [Double]
+        if colourBands >= 3 {
+            values = [red, green, blue] + Array(repeating: 0, count: colourBands - 3)
+        } else {
+            // Greyscale: the colour's luminance (Rec. 709 weights, as libvips uses for sRGB → B_W).
+            values = Array(repeating: 0.2126 * red + 0.7152 * green + 0.0722 * blue, count: max(0, colourBands))
+        }
+        if image.hasAlpha { values.append(background[3]) }
+        // A smart position has nothing to analyse in a letterbox: centre the image.
+        let placement = position.interest == nil ? position : .centre
+        let (left, top) = placement.origin(of: (image.width, image.height), in: (size.width, size.height))
+        return try image.embedded(
+            x: left, y: top, width: size.width, height: size.height, background: values.map { $0 * unit }
+        )
+    }
+}
+
+extension Resize {
+    /// A resize whose result libvips cannot represent (a side over 10,000,000 pixels); the item fails.
+    public struct TooLarge: Error, Sendable, CustomStringConvertible {
+        public let input: ImageSize
+        public let scaled: ImageSize
+        public let output: ImageSize
+
+        public var description: String {
+            "resizing \(input) would make a \(scaled) image, larger than libvips allows"
+        }
+    }
+}

@@ -1,1 +1,0 @@
-// VipsResize plugin: see Package.swift

@@ -1,0 +1,79 @@
+extension VipsImage {
+    /// Where a crop window sits in a larger image: a compass point, or the part libvips' smart
+    /// crop finds most interesting.
+    ///
+    /// Both the `resize` (cover) and `crop` plugins place windows this way; it lives here because
+    /// plugin modules must not depend on each other.
+    public enum Gravity: String, CaseIterable, Sendable {
+        case centre, north, northeast, east, southeast, south, southwest, west, northwest
+        /// libvips' attention strategy: skin tones, saturated colour and edges.
+        case attention
+        /// libvips' entropy strategy: the most luminance variation.
+        case entropy
+
+        /// Every spelling accepted by `init(name:)`: the case names plus `center`.
+        public static let names: [String] = allCases.map(\.rawValue) + ["center"]
+
+        /// The gravity named `name`; `center` is accepted for `centre`, as sharp does.
+        public init?(name: String) {
+            self.init(rawValue: name == "center" ? "centre" : name)
+        }
+
+        /// The smart-crop strategy, or nil for a compass point.
+        public var interest: Interest? {
+            switch self {
+            case .attention: .attention
+            case .entropy: .entropy
+            default: nil
+            }
+        }
+
+        /// The top-left corner of a `window` placed in `container` (compass points only;
+        /// smart strategies place it centrally here). The window must fit in the container.
+        public func origin(
+            of window: (width: Int, height: Int), in container: (width: Int, height: Int)
+        ) -> (left: Int, top: Int) {
+            let spareX = container.width - window.width
+            let spareY = container.height - window.height
+            let left: Int
+            let top: Int
+            switch self {
+            case .west, .northwest, .southwest: left = 0
+            case .east, .northeast, .southeast: left = spareX
+            default: left = spareX / 2
+            }
+            switch self {
+            case .north, .northwest, .northeast: top = 0
+            case .south, .southwest, .southeast: top = spareY
+            default: top = spareY / 2
+            }
+            return (left, top)
+        }
+    }
+
+    /// Crops to `width`×`height`, clamped to the image, placing the window by `gravity`.
+    public func cropped(width: Int, height: Int, gravity: Gravity) throws(VipsError) -> VipsImage {
+        let window = (width: min(max(1, width), self.width), height: min(max(1, height), self.height))
+        if window == (self.width, self.height) { return self }
+        if let interest = gravity.interest {
+            return try smartCropped(width: window.width, height: window.height, interest: interest)
+        }
+        let (left, top) = gravity.origin(of: window, in: (self.width, self.height))
+        return try extracted(left: left, top: top, width: window.width, height: window.height)
+    }
+}
+
+extension VipsImage {
+    /// Runs `operation` on premultiplied colour when the image has alpha, then undoes the
+    /// premultiplication and casts back to this image's band format.
+    ///
+    /// Resampling or blurring straight alpha lets the colour of invisible pixels bleed into
+    /// their visible neighbours (dark or coloured fringes); premultiplying first prevents that.
+    public func withPremultipliedAlpha(
+        _ operation: (VipsImage) throws(VipsError) -> VipsImage
+    ) throws(VipsError) -> VipsImage {
+        guard hasAlpha else { return try operation(self) }
+        let format = bandFormat
+        return try operation(premultiplied()).unpremultiplied().cast(to: format)
+    }
+}
