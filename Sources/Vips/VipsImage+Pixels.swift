@@ -11,6 +11,7 @@ extension VipsImage {
         }
         guard let image else { throw VipsError.fromLibrary(operation: "new_from_memory") }
         self.init(taking: image)
+        try labelLikeADecoder()
     }
 
     /// Makes a 16-bit image from interleaved pixel values.
@@ -22,6 +23,18 @@ extension VipsImage {
         }
         guard let image else { throw VipsError.fromLibrary(operation: "new_from_memory") }
         self.init(taking: image)
+    }
+
+    /// Labels 1–2 bands as greyscale and 3–4 as sRGB, as a decoder would, so that a second or
+    /// fourth band counts as alpha. Safe here: nobody else has seen the new image yet.
+    private func labelLikeADecoder() throws(VipsError) {
+        let label: VipsInterpretation
+        switch bands {
+        case 1, 2: label = VIPS_INTERPRETATION_B_W
+        case 3, 4: label = VIPS_INTERPRETATION_sRGB
+        default: return
+        }
+        pointer.pointee.Type = label
     }
 
     /// The band values of the pixel at (`x`, `y`).

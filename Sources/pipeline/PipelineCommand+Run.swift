@@ -29,7 +29,7 @@ extension PipelineCommand {
                 throw ExitCode.invalidInput
             }
 
-            let interrupted = Flag()
+            let interrupted = OnceFlag()
             let interruption = Interruption {
                 interrupted.set()
                 printError("interrupted: finishing the work in progress…")
@@ -71,12 +71,12 @@ extension PipelineCommand {
 
 /// Turns the first Ctrl-C into a callback instead of killing the process, so that the run can
 /// wind down and leave no temporary files; a second Ctrl-C exits at once.
-final class Interruption: Sendable {
+final class Interruption {
     private let source: any DispatchSourceSignal
 
     init(_ handler: @escaping @Sendable () -> Void) {
         signal(SIGINT, SIG_IGN)
-        let seen = Flag()
+        let seen = OnceFlag()
         source = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
         source.setEventHandler {
             if seen.isSet { Foundation.exit(ExitCode.interrupted.rawValue) }
@@ -93,7 +93,7 @@ final class Interruption: Sendable {
 }
 
 /// A flag one thread sets and another reads.
-final class Flag: Sendable {
+final class OnceFlag: Sendable {
     private let value = Mutex(false)
 
     var isSet: Bool { value.withLock { $0 } }

@@ -68,7 +68,7 @@ import Vips
         for command in ["validate", "run"] {
             let result = try CommandRunner.run([command, file])
             #expect(result.status == 2)
-            #expect(result.standardError.contains("\(file):5:50: error: outputs[0].encode.qualty: unknown key \"qualty\"; did you mean \"quality\"?"),
+            #expect(result.standardError.contains("\(file):5:52: error: outputs[0].encode.qualty: unknown key \"qualty\"; did you mean \"quality\"?"),
                     "\(result.standardError)")
         }
         #expect(!FileManager.default.fileExists(atPath: directory.path + "/out"))

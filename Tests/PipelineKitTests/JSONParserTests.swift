@@ -14,7 +14,7 @@ import Testing
         guard case .object(let members) = root.value else { Issue.record("not an object"); return }
         #expect(members[0].keyLocation == SourceLocation(line: 2, column: 3))
         #expect(members[0].value.location == SourceLocation(line: 2, column: 8))
-        #expect(root["b"]?["c"]?.location == SourceLocation(line: 3, column: 15))
+        #expect(root["b"]?["c"]?.location == SourceLocation(line: 3, column: 14))
         #expect(root["a"]?.jsonText == "[1,2.5,\"x\"]")
     }
 

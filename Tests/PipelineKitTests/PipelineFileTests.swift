@@ -48,7 +48,7 @@ import StandardProcessors
         let found = problems(replacing: "\"quality\": 80", with: "\"qualty\": 80")
         #expect(found.count == 1)
         #expect(found.first?.path == "outputs[0].encode.qualty")
-        #expect(found.first?.location == SourceLocation(line: 6, column: 37))
+        #expect(found.first?.location == SourceLocation(line: 6, column: 35))
         #expect(found.first?.message.contains("did you mean \"quality\"?") == true)
     }
 
@@ -138,8 +138,8 @@ import StandardProcessors
 
     @Test func errorTextNamesFileLineAndPath() {
         let error = PipelineFileError(file: "p.json", problems: [
-            .init(path: "outputs[0].encode.qualty", location: SourceLocation(line: 6, column: 37), message: "unknown key"),
+            .init(path: "outputs[0].encode.qualty", location: SourceLocation(line: 6, column: 35), message: "unknown key"),
         ])
-        #expect(error.description == "p.json:6:37: error: outputs[0].encode.qualty: unknown key")
+        #expect(error.description == "p.json:6:35: error: outputs[0].encode.qualty: unknown key")
     }
 }

@@ -22,8 +22,10 @@ public struct ProcessorOptions: Sendable {
 
     public func optionalInt(_ name: String) throws(OptionError) -> Int? {
         guard let node = try node(name) else { return nil }
-        guard case .number(let number, true) = node.value else { throw mistyped(name, "an integer") }
-        return Int(number)
+        guard case .number(let number, true) = node.value, let value = Int(exactly: number) else {
+            throw mistyped(name, "an integer")
+        }
+        return value
     }
 
     public func double(_ name: String) throws(OptionError) -> Double {
