@@ -43,6 +43,16 @@ static inline VipsImage *pl_load_buffer(const void *data, size_t length, const c
     return image;
 }
 
+/* The loader libvips would pick for a file or buffer, or NULL when no loader knows the format.
+ * Judged by the return value, not the error buffer, which other threads share. */
+static inline const char *pl_find_loader_file(const char *path) {
+    return vips_foreign_find_load(path);
+}
+
+static inline const char *pl_find_loader_buffer(const void *data, size_t length) {
+    return vips_foreign_find_load_buffer(data, length);
+}
+
 static inline const char *pl_loader_name(VipsImage *image) {
     const char *name = NULL;
     if (vips_image_get_typeof(image, "vips-loader") == 0) return NULL;

@@ -41,6 +41,17 @@ public final class VipsImage: @unchecked Sendable {
         return VipsImage(taking: image)
     }
 
+    /// Whether some libvips loader recognises the file's format (from its first bytes).
+    public static func canLoad(file path: String) -> Bool {
+        (try? Vips.start()) != nil && pl_find_loader_file(path) != nil
+    }
+
+    /// Whether some libvips loader recognises the format of `data`.
+    public static func canLoad(data: Data) -> Bool {
+        guard (try? Vips.start()) != nil else { return false }
+        return data.withUnsafeBytes { pl_find_loader_buffer($0.baseAddress, $0.count) } != nil
+    }
+
     // MARK: Header
 
     public var width: Int { Int(vips_image_get_width(pointer)) }

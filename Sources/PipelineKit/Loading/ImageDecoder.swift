@@ -20,6 +20,9 @@ struct ImageDecoder: Sendable {
     let outputs: [OutputDefinition]
 
     func decode(_ source: EncodedSource) throws(ItemError) -> DecodedImage {
+        guard Self.isLoadable(source) else {
+            throw ItemError(stage: .decompress, reason: Self.unknownFormat)
+        }
         do {
             let failOn = "fail_on=\(settings.failOn.rawValue)"
             let header = try open(source, options: failOn)
@@ -93,11 +96,22 @@ struct ImageDecoder: Sendable {
         }
     }
 
+    static let unknownFormat = "not an image libvips can read (unknown or unsupported format)"
+
+    /// Asks libvips whether any loader knows the format. Decided from the return value, so the
+    /// answer cannot be garbled by another thread's use of libvips' shared error buffer.
+    private static func isLoadable(_ source: EncodedSource) -> Bool {
+        switch source {
+        case .file(let path, _): VipsImage.canLoad(file: path)
+        case .data(let data): VipsImage.canLoad(data: data)
+        }
+    }
+
     static func describe(_ error: any Error) -> String {
         guard let vipsError = error as? VipsError else { return String(describing: error) }
         let message = vipsError.message
-        if message.contains("is not a known file format") || message.contains("not a known") {
-            return "not an image libvips can read (unknown or unsupported format)"
+        if message.contains("is not a known file format") || message.contains("not in a known format") {
+            return unknownFormat
         }
         return message.isEmpty ? "\(vipsError.operation) failed" : message
     }
