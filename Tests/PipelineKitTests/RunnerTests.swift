@@ -62,7 +62,8 @@ import StandardProcessors
         ])
         // When it runs
         let (reports, _) = try await PipelineHarness.run(json, in: directory, processors: Self.processors)
-        // Then the outputs have their sizes, and the decode was shrunk by 4 (2000/200 = 10 ≥ 2 × 4)
+        // Then the outputs have their sizes, and the decode was shrunk on load by 4
+        // (2000/200 = 10 ≥ 2 × 4) and then resampled to exactly what the larger output needs
         let sizes = reports.first?.written.map(\.size)
         #expect(sizes == [ImageSize(width: 100, height: 50), ImageSize(width: 200, height: 100)])
         #expect(reports.first?.originalSize == ImageSize(width: 2000, height: 1000))
@@ -71,7 +72,7 @@ import StandardProcessors
         let path = plan.items[0].input.path
         let decoded = try decoder.decode(.file(path: path, byteCount: 0))
         #expect(decoded.shrink == 4)
-        #expect(decoded.image.size == ImageSize(width: 500, height: 250))
+        #expect(decoded.image.size == ImageSize(width: 200, height: 100))
     }
 
     @Test func aBrokenInputFailsAloneAndNamesItsStage() async throws {
