@@ -149,4 +149,14 @@ static inline int pl_write_to_buffer(VipsImage *in, const char *suffix, void **b
     return vips_image_write_to_buffer(in, suffix, buffer, length, NULL);
 }
 
+/* Encodes straight into an open file, without a growing buffer in memory; the caller owns
+ * and closes the descriptor. */
+static inline int pl_write_to_descriptor(VipsImage *in, const char *suffix, int descriptor) {
+    VipsTarget *target = vips_target_new_to_descriptor(descriptor);
+    if (!target) return -1;
+    int result = vips_image_write_to_target(in, suffix, target, NULL);
+    g_object_unref(target);
+    return result;
+}
+
 #endif

@@ -54,6 +54,13 @@ extension VipsImage {
         return copy
     }
 
+    /// Encodes the image into an open file descriptor, which stays open; libvips picks the
+    /// saver and its options from `suffix`.
+    public func write(toDescriptor descriptor: Int32, suffix: String) throws(VipsError) {
+        let status = withExtendedLifetime(self) { pl_write_to_descriptor(pointer, suffix, descriptor) }
+        guard status == 0 else { throw VipsError.fromLibrary(operation: "save") }
+    }
+
     /// Encodes the image; libvips picks the saver and reads its options from `suffix`,
     /// for example `".webp[Q=80,effort=4]"`.
     public func encoded(suffix: String) throws(VipsError) -> Data {

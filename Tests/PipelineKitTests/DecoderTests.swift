@@ -117,7 +117,7 @@ import Vips
     @Test(arguments: [
         (1.0, "jpegload_source", 1), (3.9, "jpegload_source", 1), (4.0, "jpegload_source", 2),
         (9.0, "jpegload_source", 4), (40.0, "jpegload_source", 8), (40.0, "pngload_source", 1),
-        (16.0, "webpload_source", 8),
+        (16.0, "webpload_source", 1),
     ])
     func shrinkOnLoadLeavesAFactorOfTwoForResampling(allowed: Double, loader: String, expected: Int) {
         #expect(ImageDecoder.loadShrink(allowed: allowed, loader: loader) == expected)

@@ -1,13 +1,15 @@
 import Foundation
 
-/// Writes encoded bytes so that the target path only ever holds a whole file: the bytes go to
-/// a temporary file beside the target, are flushed to disk, and the temporary file is renamed
-/// over the target in one step.
+/// Writes a file so that the target path only ever holds a whole file: the content goes to a
+/// temporary file beside the target, is flushed to disk, and the temporary file is renamed over
+/// the target in one step. On any failure the temporary file is removed.
 enum ImageWriter {
     /// Temporary files carry this marker, so a later run can recognise leftovers of a killed one.
     static let temporaryMarker = ".pipeline-tmp-"
 
-    static func write(_ data: Data, to path: String, root: String) throws(ItemError) {
+    /// Creates `path` through `fill`, which writes the content into the descriptor it is given.
+    /// - Returns: the size of the finished file in bytes.
+    static func write(to path: String, root: String, fill: (Int32) throws(ItemError) -> Void) throws(ItemError) -> Int {
         let folder = (path as NSString).deletingLastPathComponent
         do {
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
@@ -24,33 +26,29 @@ enum ImageWriter {
         guard descriptor >= 0 else {
             throw ItemError(stage: .encode, reason: "cannot write in \(folder): \(String(cString: strerror(errno)))")
         }
-        var failure: String?
-        data.withUnsafeBytes { bytes in
-            var offset = 0
-            while offset < bytes.count {
-                guard let base = bytes.baseAddress else { return }
-                let written = Glibc.write(descriptor, base + offset, bytes.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    failure = "cannot write \(path): \(String(cString: strerror(errno)))"
-                    return
-                }
-                offset += written
-            }
+        var finished = false
+        defer { if !finished { unlink(temporary) } }
+
+        var size = 0
+        do throws(ItemError) {
+            try fill(descriptor)
+            var info = stat()
+            guard fstat(descriptor, &info) == 0 else { throw systemError("cannot write \(path)") }
+            size = Int(info.st_size)
+            // Flushed before the rename, so even a power cut leaves the old file or the whole new one.
+            guard fsync(descriptor) == 0 else { throw systemError("cannot flush \(path) to disk") }
+        } catch {
+            close(descriptor)
+            throw error
         }
-        if failure == nil, fsync(descriptor) != 0 {
-            failure = "cannot flush \(path) to disk: \(String(cString: strerror(errno)))"
-        }
-        if close(descriptor) != 0, failure == nil {
-            failure = "cannot write \(path): \(String(cString: strerror(errno)))"
-        }
-        if failure == nil, rename(temporary, path) != 0 {
-            failure = "cannot move the finished file to \(path): \(String(cString: strerror(errno)))"
-        }
-        if let failure {
-            unlink(temporary)
-            throw ItemError(stage: .encode, reason: failure)
-        }
+        guard close(descriptor) == 0 else { throw systemError("cannot write \(path)") }
+        guard rename(temporary, path) == 0 else { throw systemError("cannot move the finished file to \(path)") }
+        finished = true
+        return size
+    }
+
+    private static func systemError(_ what: String) -> ItemError {
+        ItemError(stage: .encode, reason: "\(what): \(String(cString: strerror(errno)))")
     }
 
     /// A symbolic link inside the output folder must not lead the write outside it.

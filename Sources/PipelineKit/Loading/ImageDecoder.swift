@@ -41,25 +41,31 @@ struct ImageDecoder: Sendable {
 
             // One top-to-bottom pass: the loader streams, and the shrink happens as rows arrive.
             let allowed = allowedShrink(for: originalSize)
-            let shrink = Self.loadShrink(allowed: allowed, loader: loader)
+            let target = Self.decodeSize(stored: header.size, allowedShrink: allowed)
             var loadOptions = ["access=sequential", failOn]
-            if shrink > 1 {
-                loadOptions.append(loader.hasPrefix("jpegload") ? "shrink=\(shrink)" : "scale=\(1.0 / Double(shrink))")
+            let shrink: Int
+            if loader.hasPrefix("webpload"), target != header.size {
+                // libwebp scales with a real resampler while it decodes: ask for the target
+                // itself (as vips_thumbnail does); a full-size WebP frame costs 4 bytes a pixel.
+                shrink = Int(allowed.rounded(.down))
+                loadOptions.append("scale=\(Double(target.width) / Double(header.width))")
+            } else {
+                shrink = Self.loadShrink(allowed: allowed, loader: loader)
+                if shrink > 1 { loadOptions.append("shrink=\(shrink)") }
             }
             var image = try open(source, options: loadOptions.joined(separator: ","))
-            let target = Self.decodeSize(stored: header.size, allowedShrink: allowed)
-            if target.width < image.width || target.height < image.height {
+            if image.size != target {
+                // Separate factors land exactly on the target (libvips rounds each side); a
+                // loader that rounded a side one pixel short is stretched by that pixel.
                 let horizontal = Double(target.width) / Double(image.width)
                 let vertical = Double(target.height) / Double(image.height)
                 image = try image.withPremultipliedAlpha { premultiplied throws(VipsError) in
                     try premultiplied.resized(horizontalScale: horizontal, verticalScale: vertical, kernel: .lanczos3)
                 }
             }
-            image = try image.rendered()
-
-            // Rotating needs the whole image, so it comes after the pass, on the smaller image.
             if settings.autorotate, image.orientation != 1 {
-                image = try image.autorotated()
+                // Rotating needs the whole image, not a stream of rows: render the small one first.
+                image = try image.rendered().autorotated()
             }
             image = try Self.toSRGB(image)
             return DecodedImage(image: try image.rendered(), originalSize: originalSize, loader: loader, shrink: shrink)
@@ -85,11 +91,10 @@ struct ImageDecoder: Sendable {
         outputs.map { $0.steps.first?.allowedInputShrink(for: size) ?? 1 }.min() ?? 1
     }
 
-    /// The shrink factor to ask the loader for, as `vips_thumbnail` picks it: only JPEG and
-    /// WebP can shrink while decoding, and a block shrink sharpens, so leave at least a factor
-    /// of two for the real resampling that follows.
+    /// The JPEG shrink-on-load factor, as `vips_thumbnail` picks it: libjpeg's shrink is a
+    /// block average that sharpens, so leave at least a factor of two for the real resampling.
     static func loadShrink(allowed: Double, loader: String) -> Int {
-        guard loader.hasPrefix("jpegload") || loader.hasPrefix("webpload") else { return 1 }
+        guard loader.hasPrefix("jpegload") else { return 1 }
         for factor in [8, 4, 2] where allowed >= Double(factor * 2) { return factor }
         return 1
     }

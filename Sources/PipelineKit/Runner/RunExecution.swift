@@ -146,12 +146,6 @@ final class RunExecution: Sendable {
     }
 
     private func encodeAndWrite(_ image: VipsImage, output: OutputDefinition, target: OutputTarget, input: InputFile) throws(ItemError) -> WrittenOutput {
-        let data: Data
-        do {
-            data = try ImageEncoder.encode(image, with: output.encoder)
-        } catch {
-            throw ItemError(stage: .encode, reason: ImageDecoder.describe(error))
-        }
         let path: String
         do {
             path = try target.path(width: image.width, height: image.height)
@@ -167,8 +161,14 @@ final class RunExecution: Sendable {
         if let earlier {
             throw ItemError(stage: .encode, reason: "\(path) was already written in this run by \(earlier)")
         }
-        try ImageWriter.write(data, to: path, root: target.root)
-        return WrittenOutput(output: output.name, path: path, size: image.size, byteCount: data.count)
+        let byteCount = try ImageWriter.write(to: path, root: target.root) { descriptor throws(ItemError) in
+            do {
+                try ImageEncoder.encode(image, with: output.encoder, into: descriptor)
+            } catch {
+                throw ItemError(stage: .encode, reason: ImageDecoder.describe(error))
+            }
+        }
+        return WrittenOutput(output: output.name, path: path, size: image.size, byteCount: byteCount)
     }
 
     private static func itemError(_ error: any Error, stage: Stage) -> ItemError {
