@@ -138,9 +138,7 @@ job = {
     "version": 1,
     "name": "standard",
     "inputs": [g for g in globs if glob.glob(glob.escape(inputs) + g[len(inputs):])],
-    "decompress": {"concurrency": 2},
-    "resize": {"concurrency": 2},
-    "encode": {"concurrency": 2},
+    # Stage widths and the in-flight bound are left to pipeline's defaults.
     "outputs": [
         {"name": "small", "steps": [{"resize": {"width": 320, "height": 320, "fit": "cover"}}],
          "encode": {"format": "webp", "quality": 80}, "path": "out/{stem}-{ext}-small.webp"},

@@ -119,7 +119,15 @@ import Vips
         (9.0, "jpegload_source", 4), (40.0, "jpegload_source", 8), (40.0, "pngload_source", 1),
         (16.0, "webpload_source", 1),
     ])
-    func shrinkOnLoadLeavesAFactorOfTwoForResampling(allowed: Double, loader: String, expected: Int) {
-        #expect(ImageDecoder.loadShrink(allowed: allowed, loader: loader) == expected)
+    func carefulShrinkOnLoadLeavesAFactorOfTwoForResampling(allowed: Double, loader: String, expected: Int) {
+        #expect(ImageDecoder.loadShrink(allowed: allowed, loader: loader, fast: false) == expected)
+    }
+
+    @Test(arguments: [
+        (1.9, "jpegload_source", 1), (2.0, "jpegload_source", 2), (4.4, "jpegload_source", 4),
+        (7.9, "jpegload_source", 4), (8.0, "jpegload_source", 8), (40.0, "pngload_source", 1),
+    ])
+    func fastShrinkOnLoadTakesTheWholeFactor(allowed: Double, loader: String, expected: Int) {
+        #expect(ImageDecoder.loadShrink(allowed: allowed, loader: loader, fast: true) == expected)
     }
 }

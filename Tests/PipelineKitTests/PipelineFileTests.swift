@@ -40,7 +40,7 @@ import StandardProcessors
         #expect(definition.decompress.autorotate)
         #expect(definition.decompress.failOn == .truncated)
         #expect(definition.decompress.concurrency == StageDefaults.decompressConcurrency)
-        #expect(definition.inFlight == 6)
+        #expect(definition.inFlight == 4)
         #expect(definition.baseDirectory.path == "/work")
     }
 

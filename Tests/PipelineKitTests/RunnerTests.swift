@@ -62,8 +62,8 @@ import StandardProcessors
         ])
         // When it runs
         let (reports, _) = try await PipelineHarness.run(json, in: directory, processors: Self.processors)
-        // Then the outputs have their sizes, and the decode was shrunk on load by 4
-        // (2000/200 = 10 ≥ 2 × 4) and then resampled to exactly what the larger output needs
+        // Then the outputs have their sizes, and the decode was shrunk on load by 8 (the largest
+        // JPEG factor within 2000/200 = 10) and then resampled to exactly what the larger output needs
         let sizes = reports.first?.written.map(\.size)
         #expect(sizes == [ImageSize(width: 100, height: 50), ImageSize(width: 200, height: 100)])
         #expect(reports.first?.originalSize == ImageSize(width: 2000, height: 1000))
@@ -71,7 +71,7 @@ import StandardProcessors
         let decoder = ImageDecoder(settings: plan.definition.decompress, outputs: plan.definition.outputs)
         let path = plan.items[0].input.path
         let decoded = try decoder.decode(.file(path: path, byteCount: 0))
-        #expect(decoded.shrink == 4)
+        #expect(decoded.shrink == 8)
         #expect(decoded.image.size == ImageSize(width: 200, height: 100))
     }
 

@@ -148,7 +148,7 @@ public struct EncoderSettings: Sendable, Hashable {
         var options: [String] = []
         switch format {
         case .jpeg:
-            options += ["Q=\(quality)", "optimize_coding=true", "interlace=\(progressive)"]
+            options += ["Q=\(quality)", "interlace=\(progressive)"]
             switch chromaSubsampling {
             case .auto: break
             case .subsample420: options.append("subsample_mode=on")

@@ -31,7 +31,7 @@ final class RunExecution: Sendable {
     func run() async {
         let clock = ContinuousClock()
         let start = clock.now
-        let items = plan.items
+        let items = Self.largestFirst(plan.items)
         emit(.started(inputs: items.count, outputsPerInput: plan.definition.outputs.count, warnings: plan.warnings))
         if ProcessInfo.processInfo.environment["VIPS_CONCURRENCY"] == nil {
             // Several images are in flight on the stage queues; one libvips thread each keeps
@@ -68,6 +68,19 @@ final class RunExecution: Sendable {
             inputs: items.count, succeeded: succeeded, failed: failed,
             notRun: items.count - succeeded - failed, outputsWritten: written,
             elapsed: clock.now - start, cancelled: cancelled, peakInFlight: peakInFlight)))
+    }
+
+    /// The inputs in the order to start them: largest file first, so that a big image does not
+    /// start last and leave a core idle at the end of the run (longest job first). Sizes come
+    /// from `stat`, which the fetch stage needs anyway; a missing file sorts last.
+    static func largestFirst(_ items: [RunPlan.Item]) -> [RunPlan.Item] {
+        let sizes = items.map { item -> Int64 in
+            var info = stat()
+            return stat(item.input.path, &info) == 0 ? Int64(info.st_size) : -1
+        }
+        return zip(items, sizes).enumerated()
+            .sorted { ($0.element.1, -$0.offset) > ($1.element.1, -$1.offset) }
+            .map(\.element.0)
     }
 
     /// One input through every stage; nil when the run was cancelled before it finished.

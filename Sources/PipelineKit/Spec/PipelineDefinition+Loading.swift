@@ -65,7 +65,8 @@ private struct DefinitionBuilder {
                 concurrency: try decompress.int("concurrency"),
                 maxPixels: try decompress.int("maxPixels"),
                 autorotate: try decompress.bool("autorotate"),
-                failOn: try decompress.choice("failOn", as: DecompressSettings.FailOn.self)
+                failOn: try decompress.choice("failOn", as: DecompressSettings.FailOn.self),
+                fastShrinkOnLoad: try decompress.bool("fastShrinkOnLoad")
             )
             let resizeSettings = StageSettings(concurrency: try resize.int("concurrency"))
             let encodeSettings = StageSettings(concurrency: try encode.int("concurrency"))

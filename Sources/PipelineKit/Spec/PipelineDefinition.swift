@@ -65,6 +65,17 @@ public struct DecompressSettings: Sendable, Equatable {
     /// Turn images upright as their EXIF orientation says.
     public var autorotate: Bool
     public var failOn: FailOn
+    /// Let JPEG decoding shrink by the whole factor the outputs allow (as sharp does by
+    /// default), rather than leaving a factor of two for resampling (as vips_thumbnail does).
+    public var fastShrinkOnLoad: Bool
+
+    public init(concurrency: Int, maxPixels: Int, autorotate: Bool, failOn: FailOn, fastShrinkOnLoad: Bool = true) {
+        self.concurrency = concurrency
+        self.maxPixels = maxPixels
+        self.autorotate = autorotate
+        self.failOn = failOn
+        self.fastShrinkOnLoad = fastShrinkOnLoad
+    }
 }
 
 /// Stage widths and bounds used when the pipeline file says nothing.
@@ -74,8 +85,8 @@ public struct DecompressSettings: Sendable, Equatable {
 public enum StageDefaults {
     public static let fetchConcurrency = 4
     public static let decompressConcurrency = 2
-    public static let resizeConcurrency = 2
-    public static let encodeConcurrency = 2
+    public static let resizeConcurrency = 1
+    public static let encodeConcurrency = 1
     public static let maxBytes: Int64 = 100_000_000
     /// sharp's default limit (0x3FFF × 0x3FFF), enough for any camera photo.
     public static let maxPixels = 268_402_689

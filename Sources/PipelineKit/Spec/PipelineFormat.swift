@@ -27,6 +27,8 @@ public enum PipelineFormat {
                 .boolean("autorotate", default: true, help: "turn images upright from their EXIF orientation"),
                 .choice("failOn", DecompressSettings.FailOn.self, default: .truncated,
                         help: "how strict decoding is: none, truncated (default), error or warning"),
+                .boolean("fastShrinkOnLoad", default: true,
+                         help: "JPEG: shrink while decoding by the whole factor the outputs allow (faster); false leaves a factor of two for resampling (the finest detail)"),
             ]), help: "decoding each input once, shrunk on load to what its largest output needs"),
             Option("resize", .object([concurrency("resize", StageDefaults.resizeConcurrency)]),
                    help: "running each output's processor steps"),
