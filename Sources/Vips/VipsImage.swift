@@ -71,6 +71,25 @@ public final class VipsImage: @unchecked Sendable {
         pl_loader_name(pointer).map { String(cString: $0) }
     }
 
+    /// Whether the image carries the metadata field `name` (for example `exif-data`).
+    public func hasField(_ name: String) -> Bool {
+        vips_image_get_typeof(pointer, name) != 0
+    }
+
+    /// The integer metadata field `name`, for example `interlaced`.
+    public func intField(_ name: String) -> Int? {
+        var value: Int32 = 0
+        guard hasField(name), vips_image_get_int(pointer, name, &value) == 0 else { return nil }
+        return Int(value)
+    }
+
+    /// The string metadata field `name`, for example `jpeg-chroma-subsample`.
+    public func stringField(_ name: String) -> String? {
+        var value: UnsafePointer<CChar>?
+        guard hasField(name), vips_image_get_string(pointer, name, &value) == 0, let value else { return nil }
+        return String(cString: value)
+    }
+
     /// Width and height after the EXIF orientation is applied.
     public var orientedSize: (width: Int, height: Int) {
         vips_image_get_orientation_swap(pointer) != 0 ? (height, width) : (width, height)

@@ -157,6 +157,7 @@ import StandardProcessors
         } throws: { error in
             guard let error = error as? PipelineFileError else { return false }
             return error.problems.count == 1 && error.problems[0].message.contains("would both write")
+                && error.problems[0].path == "outputs[0].path" && error.problems[0].location?.line == 2
         }
         #expect(!FileManager.default.fileExists(atPath: directory.path + "/out"))
     }

@@ -16,7 +16,7 @@ struct InputEnumerator {
             let components = absolute.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
             guard let firstGlob = components.firstIndex(where: Self.isGlob) else {
                 let path = Self.normalize("/" + components.joined(separator: "/"))
-                files.append(InputFile(path: path, displayName: displayName(path), subfolder: ""))
+                files.append(InputFile(path: path, displayName: displayName(path), subfolder: "", byteCount: Self.size(of: path)))
                 continue
             }
             let root = Self.normalize("/" + components[..<firstGlob].joined(separator: "/"))
@@ -27,7 +27,7 @@ struct InputEnumerator {
             for relative in sorted {
                 let folder = (relative as NSString).deletingLastPathComponent
                 let path = root == "/" ? "/" + relative : root + "/" + relative
-                files.append(InputFile(path: path, displayName: displayName(path), subfolder: folder))
+                files.append(InputFile(path: path, displayName: displayName(path), subfolder: folder, byteCount: Self.size(of: path)))
             }
         }
         return (files, warnings)
@@ -72,6 +72,11 @@ struct InputEnumerator {
     }
 
     private enum Kind { case file, directory, other }
+
+    private static func size(of path: String) -> Int64? {
+        var info = stat()
+        return stat(path, &info) == 0 ? Int64(info.st_size) : nil
+    }
 
     private static func kind(_ path: String, followLinks: Bool) -> Kind {
         var info = stat()

@@ -9,11 +9,14 @@ public struct InputFile: Sendable, Hashable {
     public let displayName: String
     /// The input's subfolder below the folder its glob started from ("" for none): `{dir}`.
     public let subfolder: String
+    /// The file's size when it was found, or nil when it could not be read then.
+    public let byteCount: Int64?
 
-    public init(path: String, displayName: String, subfolder: String) {
+    public init(path: String, displayName: String, subfolder: String, byteCount: Int64? = nil) {
         self.path = path
         self.displayName = displayName
         self.subfolder = subfolder
+        self.byteCount = byteCount
     }
 
     /// The file name with its extension: `{name}`.

@@ -39,17 +39,17 @@ public struct RunPlan: Sendable {
                     // Paths still holding {width}/{height} are compared as written; the runner
                     // catches the rest when the sizes are known.
                     if let earlier = writers[target.plannedPath] {
-                        problems.append(.init(path: place, location: nil, message:
+                        problems.append(.init(path: place, location: output.pathLocation, message:
                             "output \"\(output.name)\" of \(input.displayName) and output \"\(earlier.output)\" of \(earlier.input) would both write \(target.plannedPath)"))
                     } else {
                         writers[target.plannedPath] = (input.displayName, output.name)
                     }
                     if inputPaths.contains(target.plannedPath) {
-                        problems.append(.init(path: place, location: nil, message:
+                        problems.append(.init(path: place, location: output.pathLocation, message:
                             "output \"\(output.name)\" of \(input.displayName) would overwrite the input \(target.plannedPath)"))
                     }
                 } catch {
-                    problems.append(.init(path: place, location: nil, message: "input \(input.displayName): \(error.message)"))
+                    problems.append(.init(path: place, location: output.pathLocation, message: "input \(input.displayName): \(error.message)"))
                 }
             }
             items.append(Item(input: input, targets: targets))

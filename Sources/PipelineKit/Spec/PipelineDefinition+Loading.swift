@@ -120,7 +120,9 @@ private struct DefinitionBuilder {
                                   message: "the path ends in .\(pathExtension) but the output is encoded as \(encoder.format.rawValue)"
                                       + " (use .\(encoder.format.fileExtension) or {format})"))
         }
-        return OutputDefinition(name: name, steps: steps, encoder: encoder, path: template)
+        var output = OutputDefinition(name: name, steps: steps, encoder: encoder, path: template)
+        output.pathLocation = node["path"]?.location
+        return output
     }
 
     private mutating func buildStep(_ node: JSONNode, at path: String) -> (any ImageProcessing)? {

@@ -22,6 +22,8 @@ public struct OutputDefinition: Sendable {
     public var steps: [any ImageProcessing]
     public var encoder: EncoderSettings
     public var path: PathTemplate
+    /// Where the path stood in the pipeline file, for errors found when planning.
+    var pathLocation: SourceLocation?
 
     public init(name: String, steps: [any ImageProcessing], encoder: EncoderSettings, path: PathTemplate) {
         self.name = name

@@ -36,6 +36,16 @@ enum Fixtures {
         return try VipsImage(pixels: pixels, width: width, height: height, bands: bands)
     }
 
+    /// Deterministic noise: detail that lossless codecs cannot squeeze.
+    static func noise(width: Int, height: Int) throws -> VipsImage {
+        var state: UInt32 = 12345
+        let pixels = (0..<(width * height * 3)).map { _ -> UInt8 in
+            state = state &* 1_664_525 &+ 1_013_904_223
+            return UInt8(truncatingIfNeeded: state >> 24)
+        }
+        return try VipsImage(pixels: pixels, width: width, height: height, bands: 3)
+    }
+
     static func jpeg(_ image: VipsImage, quality: Int = 92) throws -> Data {
         try image.encoded(suffix: ".jpg[Q=\(quality)]")
     }
