@@ -60,7 +60,7 @@ func printError(_ text: String) {
 /// Loads a pipeline file, printing its problems and exiting 2 when it is invalid.
 func loadPipeline(_ path: String) throws -> Pipeline {
     do {
-        return try Pipeline(contentsOf: URL(fileURLWithPath: path), processors: PipelineCommand.processors)
+        return try Pipeline(contentsOf: URL(fileURLWithPath: path), processors: PipelineCommand.processors, displayName: path)
     } catch {
         printError(error.description)
         throw ExitCode.invalidInput

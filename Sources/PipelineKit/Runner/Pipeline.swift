@@ -13,9 +13,12 @@ public struct Pipeline: Sendable {
     public let fileName: String
 
     /// Reads and checks a pipeline file; relative paths in it resolve against its folder.
-    public init(contentsOf url: URL, processors: ProcessorRegistry) throws(PipelineFileError) {
-        definition = try PipelineDefinition(contentsOf: url, processors: processors)
-        fileName = url.path
+    ///
+    /// - Parameter displayName: how errors name the file (default: its full path), for example
+    ///   the path as the user typed it.
+    public init(contentsOf url: URL, processors: ProcessorRegistry, displayName: String? = nil) throws(PipelineFileError) {
+        fileName = displayName ?? url.path
+        definition = try PipelineDefinition(contentsOf: url, processors: processors, displayName: fileName)
     }
 
     /// Checks a pipeline given as JSON text; relative paths resolve against `baseDirectory`.

@@ -4,17 +4,18 @@ extension PipelineDefinition {
     /// Reads and checks a pipeline file. Relative paths in it resolve against its folder.
     ///
     /// - Throws: `PipelineFileError` listing every problem, each with its JSON path, line and column.
-    public init(contentsOf url: URL, processors: ProcessorRegistry) throws(PipelineFileError) {
+    public init(contentsOf url: URL, processors: ProcessorRegistry, displayName: String? = nil) throws(PipelineFileError) {
+        let fileName = displayName ?? url.path
         let text: String
         do {
             text = try String(contentsOf: url, encoding: .utf8)
         } catch {
             let reason = (error as NSError).localizedFailureReason ?? "it does not exist or is not readable UTF-8 text"
-            throw PipelineFileError(file: url.path, problems: [
+            throw PipelineFileError(file: fileName, problems: [
                 .init(path: "", location: nil, message: "cannot read the pipeline file: \(reason)"),
             ])
         }
-        try self.init(json: text, baseDirectory: url.deletingLastPathComponent(), processors: processors, fileName: url.path)
+        try self.init(json: text, baseDirectory: url.deletingLastPathComponent(), processors: processors, fileName: fileName)
     }
 
     /// Checks a pipeline held in a string; relative paths resolve against `baseDirectory`.
