@@ -15,7 +15,7 @@
 # with the better wall time (its CPU time too) and the higher peak memory of the runs.
 #
 # Environment: PIPELINE_CORPUS (corpus folder), PIPELINE_BIN (use this binary instead
-# of building one), PYTHON (default python3), BENCH_KEEP=1 (keep the temp folder).
+# of building one), PIPELINE_WIDTHS=D,R,E (decompress, resize, encode queue widths), PYTHON (default python3), BENCH_KEEP=1 (keep the temp folder).
 #
 # Exit status: 0 when both tools ran, succeeded and produced the same files with the
 # same pixel dimensions; 1 otherwise (including a failed `swift build`); 2 bad usage.
@@ -131,14 +131,14 @@ fi
 # be an error for the pipeline, and leaving it out changes nothing else.
 write_pipeline_file() {
   "$py" - "$input" "$1" <<'PY'
-import glob, json, sys
+import glob, json, os, sys
 inputs, dest = sys.argv[1], sys.argv[2]
 globs = [f"{inputs}/*.{ext}" for ext in ("jpg", "jpeg", "png", "webp")]
 job = {
     "version": 1,
     "name": "standard",
     "inputs": [g for g in globs if glob.glob(glob.escape(inputs) + g[len(inputs):])],
-    # Stage widths and the in-flight bound are left to pipeline's defaults.
+    # Stage widths are pipeline's defaults unless PIPELINE_WIDTHS says "D,R,E".
     "outputs": [
         {"name": "small", "steps": [{"resize": {"width": 320, "height": 320, "fit": "cover"}}],
          "encode": {"format": "webp", "quality": 80}, "path": "out/{stem}-{ext}-small.webp"},
@@ -148,6 +148,12 @@ job = {
          "encode": {"format": "jpeg", "quality": 60}, "path": "out/{stem}-{ext}-placeholder.jpg"},
     ],
 }
+widths = os.environ.get("PIPELINE_WIDTHS")
+if widths:
+    d, r, e = (int(w) for w in widths.split(","))
+    job["decompress"] = {"concurrency": d}
+    job["resize"] = {"concurrency": r}
+    job["encode"] = {"concurrency": e}
 with open(dest, "w") as f:
     json.dump(job, f, indent=2)
     f.write("\n")
