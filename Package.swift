@@ -24,10 +24,17 @@ let package = Package(
             pkgConfig: "vips",
             providers: [.apt(["libvips-dev"])]
         ),
+        // C layer: libcurl through pkg-config, with typed setters for curl_easy_setopt.
+        .systemLibrary(
+            name: "CCurl",
+            path: "Sources/CCurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]
+        ),
         // Safe Swift wrapper over libvips; knows nothing of pipelines.
         .target(name: "Vips", dependencies: ["CVips"], swiftSettings: swiftSettings),
         // DSL, validation, planning, runner, stages and the plugin protocol.
-        .target(name: "PipelineKit", dependencies: ["Vips"], swiftSettings: swiftSettings),
+        .target(name: "PipelineKit", dependencies: ["Vips", "CCurl"], swiftSettings: swiftSettings),
 
         // Processor plugins: one module each under Plugins/.
         .target(name: "VipsResize", dependencies: ["PipelineKit", "Vips"], path: "Plugins/VipsResize", swiftSettings: swiftSettings),

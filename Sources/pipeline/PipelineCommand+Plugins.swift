@@ -34,6 +34,7 @@ enum OptionDescription {
         case .byteSize: "size"
         case .colour: "colour"
         case .pathTemplate: "path template"
+        case .stringMap: "object of strings"
         case .array(let items, _): "array of \(type(of: items))"
         case .object: "object"
         case .anyOf(let shapes): shapes.map(type(of:)).joined(separator: " or ")

@@ -22,7 +22,7 @@ extension PipelineCommand {
             }
             for warning in plan.warnings { printError("warning: \(warning)") }
             let outputs = pipeline.definition.outputs.count
-            print("\(file): valid: \(plan.items.count) input\(plan.items.count == 1 ? "" : "s"), "
+            print("\(file): valid: \(plan.inputCount) input\(plan.inputCount == 1 ? "" : "s"), "
                 + "\(outputs) output\(outputs == 1 ? "" : "s") each")
         }
     }

@@ -5,32 +5,85 @@ import Foundation
 struct InputEnumerator {
     let baseDirectory: URL
 
-    /// The files each input names, in order; globs are sorted so runs are repeatable.
-    /// A glob that matches nothing yields a warning rather than an error: a folder that is
-    /// empty today may not be tomorrow.
-    func enumerate(_ patterns: [String]) -> (files: [InputFile], warnings: [String]) {
+    /// What enumeration found.
+    struct Result {
         var files: [InputFile] = []
         var warnings: [String] = []
-        for pattern in patterns {
-            let absolute = pattern.hasPrefix("/") ? pattern : baseDirectory.path + "/" + pattern
-            let components = absolute.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
-            guard let firstGlob = components.firstIndex(where: Self.isGlob) else {
-                let path = Self.normalize("/" + components.joined(separator: "/"))
-                files.append(InputFile(path: path, displayName: displayName(path), subfolder: "", byteCount: Self.size(of: path)))
-                continue
-            }
-            let root = Self.normalize("/" + components[..<firstGlob].joined(separator: "/"))
-            var matches: [String] = []
-            walk(root, relative: "", pattern: components[firstGlob...], into: &matches)
-            let sorted = Set(matches).sorted()
-            if sorted.isEmpty { warnings.append("input \"\(pattern)\" matches no files") }
-            for relative in sorted {
-                let folder = (relative as NSString).deletingLastPathComponent
-                let path = root == "/" ? "/" + relative : root + "/" + relative
-                files.append(InputFile(path: path, displayName: displayName(path), subfolder: folder, byteCount: Self.size(of: path)))
+        /// List files that cannot be read, and lines in them that are not inputs.
+        var problems: [PipelineFileError.Problem] = []
+    }
+
+    /// The inputs each entry names, in order; globs are sorted so runs are repeatable.
+    /// A glob that matches nothing yields a warning rather than an error: a folder that is
+    /// empty today may not be tomorrow.
+    func enumerate(_ entries: [InputEntry]) -> Result {
+        var result = Result()
+        for (index, entry) in entries.enumerated() {
+            switch entry {
+            case .pattern(let pattern):
+                expand(pattern, into: &result)
+            case .list(let listPath):
+                readList(listPath, at: "inputs[\(index)].list", into: &result)
             }
         }
-        return (files, warnings)
+        return result
+    }
+
+    /// Whether `text` is an http or https URL (any other scheme is not an input).
+    static func isURL(_ text: String) -> Bool {
+        let lowered = text.lowercased()
+        return lowered.hasPrefix("http://") || lowered.hasPrefix("https://")
+    }
+
+    /// A scheme other than http(s), such as `ftp` or `file`, which inputs do not accept.
+    static func unsupportedScheme(_ text: String) -> String? {
+        guard !isURL(text), let range = text.range(of: "://") else { return nil }
+        let scheme = text[..<range.lowerBound]
+        guard !scheme.isEmpty, scheme.allSatisfy({ $0.isLetter || $0.isNumber || "+.-".contains($0) }) else { return nil }
+        return String(scheme)
+    }
+
+    private func readList(_ listPath: String, at place: String, into result: inout Result) {
+        let absolute = listPath.hasPrefix("/") ? listPath : baseDirectory.path + "/" + listPath
+        guard let text = try? String(contentsOfFile: absolute, encoding: .utf8) else {
+            result.problems.append(.init(path: place, location: nil, message: "cannot read the input list \(listPath)"))
+            return
+        }
+        let listFolder = InputEnumerator(baseDirectory: URL(fileURLWithPath: absolute).deletingLastPathComponent())
+        for (number, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let line = rawLine.trimmingCharacters(in: .whitespacesAndNewlines)
+            if line.isEmpty || line.hasPrefix("#") { continue }
+            if let scheme = Self.unsupportedScheme(line) {
+                result.problems.append(.init(path: place, location: nil,
+                    message: "\(listPath):\(number + 1): only http and https URLs are inputs, not \(scheme)"))
+                continue
+            }
+            listFolder.expand(line, into: &result)
+        }
+    }
+
+    private func expand(_ pattern: String, into result: inout Result) {
+        if Self.isURL(pattern) {
+            result.files.append(InputFile(url: pattern))
+            return
+        }
+        let absolute = pattern.hasPrefix("/") ? pattern : baseDirectory.path + "/" + pattern
+        let components = absolute.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+        guard let firstGlob = components.firstIndex(where: Self.isGlob) else {
+            let path = Self.normalize("/" + components.joined(separator: "/"))
+            result.files.append(InputFile(path: path, displayName: displayName(path), subfolder: "", byteCount: Self.size(of: path)))
+            return
+        }
+        let root = Self.normalize("/" + components[..<firstGlob].joined(separator: "/"))
+        var matches: [String] = []
+        walk(root, relative: "", pattern: components[firstGlob...], into: &matches)
+        let sorted = Set(matches).sorted()
+        if sorted.isEmpty { result.warnings.append("input \"\(pattern)\" matches no files") }
+        for relative in sorted {
+            let folder = (relative as NSString).deletingLastPathComponent
+            let path = root == "/" ? "/" + relative : root + "/" + relative
+            result.files.append(InputFile(path: path, displayName: displayName(path), subfolder: folder, byteCount: Self.size(of: path)))
+        }
     }
 
     private func walk(_ directory: String, relative: String, pattern: ArraySlice<String>, into matches: inout [String]) {

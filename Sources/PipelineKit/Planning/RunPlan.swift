@@ -1,14 +1,26 @@
 import Foundation
 
-/// What a run will do, worked out before any work starts: every input found, and for each the
-/// path of every output, checked for clashes and for escapes from the output folders.
+/// What a run will do, worked out before any work starts: every input found, identical
+/// sources grouped so each is fetched and decoded once, and for each listing the path of every
+/// output, checked for clashes and for escapes from the output folders.
 public struct RunPlan: Sendable {
-    /// One input and where its outputs go.
+    /// One source (a file by its real path, or a URL) and every listing of it in the inputs.
     public struct Item: Sendable {
+        /// The source, as first listed.
+        public var input: InputFile { listings[0].input }
+        /// Each time the inputs name this source, with that listing's output paths.
+        public let listings: [Listing]
+    }
+
+    /// One listing of a source and where its outputs go.
+    public struct Listing: Sendable {
         public let input: InputFile
         /// The output paths in the order of `definition.outputs`; `{width}` and `{height}`
-        /// stay unfilled until the image is processed.
+        /// stay unfilled until the image is processed. Empty when the listing is refused.
         public let targets: [OutputTarget]
+        /// Why this listing is refused before any work (a filled-in value would leave its
+        /// output folder), or nil.
+        public let refusal: String?
     }
 
     public let definition: PipelineDefinition
@@ -16,21 +28,26 @@ public struct RunPlan: Sendable {
     /// Things worth telling the user that do not stop the run (a glob matching nothing).
     public let warnings: [String]
 
+    /// The number of listings: what a user counts as inputs.
+    public var inputCount: Int { items.reduce(0) { $0 + $1.listings.count } }
+
     /// Finds the inputs and resolves every output path.
     ///
-    /// - Throws: `PipelineFileError` when two outputs would write one path, an output would
-    ///   overwrite an input, or a filled-in value would leave its output folder.
+    /// - Throws: `PipelineFileError` when a list file cannot be read, two outputs would write
+    ///   one path, or an output would overwrite an input.
     public init(_ definition: PipelineDefinition, fileName: String) throws(PipelineFileError) {
         self.definition = definition
         let enumeration = InputEnumerator(baseDirectory: definition.baseDirectory).enumerate(definition.inputs)
         warnings = enumeration.warnings
 
-        var problems: [PipelineFileError.Problem] = []
+        var problems = enumeration.problems
         var writers: [String: (input: String, output: String)] = [:]
-        let inputPaths = Set(enumeration.files.map(\.path))
-        var items: [Item] = []
+        let inputPaths = Set(enumeration.files.filter { !$0.isRemote }.map(\.path))
+        var listingsBySource: [String: [Listing]] = [:]
+        var sourceOrder: [String] = []
         for input in enumeration.files {
             var targets: [OutputTarget] = []
+            var refusal: String?
             for (index, output) in definition.outputs.enumerated() {
                 let place = "outputs[\(index)].path"
                 do {
@@ -49,13 +66,25 @@ public struct RunPlan: Sendable {
                             "output \"\(output.name)\" of \(input.displayName) would overwrite the input \(target.plannedPath)"))
                     }
                 } catch {
-                    problems.append(.init(path: place, location: output.pathLocation, message: "input \(input.displayName): \(error.message)"))
+                    refusal = "refused: output \"\(output.name)\": \(error.message)"
+                    break
                 }
             }
-            items.append(Item(input: input, targets: targets))
+            let key = Self.sourceKey(input)
+            if listingsBySource[key] == nil { sourceOrder.append(key) }
+            listingsBySource[key, default: []].append(Listing(input: input, targets: refusal == nil ? targets : [], refusal: refusal))
         }
         guard problems.isEmpty else { throw PipelineFileError(file: fileName, problems: problems) }
-        self.items = items
+        items = sourceOrder.compactMap { listingsBySource[$0].map { Item(listings: $0) } }
+    }
+
+    /// What makes two listings one source: the URL as written, or the file's real path (so a
+    /// file reached through a symbolic link or a second glob is still read once).
+    static func sourceKey(_ input: InputFile) -> String {
+        if let url = input.url { return "url:" + url }
+        guard let resolved = realpath(input.path, nil) else { return "file:" + input.path }
+        defer { free(resolved) }
+        return "file:" + String(cString: resolved)
     }
 }
 

@@ -41,10 +41,28 @@ public struct Pipeline: Sendable {
     /// iterates them (or dropping the sequence) cancels the run: queued work is skipped, work
     /// in progress finishes, and no partial file is left behind.
     ///
-    /// - Throws: `PipelineFileError` when planning finds clashing or escaping output paths;
-    ///   nothing has run then.
-    public func run() throws(PipelineFileError) -> PipelineRun {
-        PipelineRun(plan: try plan())
+    /// - Parameters:
+    ///   - dataLoader: fetches URLs; by default libcurl with the file's `fetch` settings.
+    ///   - cache: keeps fetched bytes between runs; by default the disk cache the file's `cache`
+    ///     section describes (none when it says `"enabled": false`).
+    /// - Throws: `PipelineFileError` when planning finds clashing output paths or unreadable
+    ///   input lists; nothing has run then.
+    public func run(dataLoader: (any DataLoading)? = nil, cache: (any DataCaching)? = nil) throws(PipelineFileError) -> PipelineRun {
+        PipelineRun(plan: try plan(), dataLoader: dataLoader ?? defaultDataLoader(), cache: cache ?? defaultCache())
+    }
+
+    /// libcurl, configured from the file's `fetch` section.
+    public func defaultDataLoader() -> CurlDataLoader {
+        let fetch = definition.fetch
+        return CurlDataLoader(settings: CurlDataLoader.Settings(
+            timeout: fetch.timeout, connectTimeout: fetch.connectTimeout, maxRedirects: fetch.maxRedirects,
+            userAgent: fetch.userAgent, headers: fetch.headers))
+    }
+
+    /// The disk cache the file's `cache` section describes, or nil when it is disabled.
+    public func defaultCache() -> DiskCache? {
+        guard definition.cache.enabled else { return nil }
+        return DiskCache(directory: definition.cache.directory, maxSize: definition.cache.maxSize)
     }
 }
 
@@ -58,10 +76,10 @@ public struct PipelineRun: AsyncSequence, Sendable {
     private let events: AsyncStream<PipelineEvent>
     private let task: TaskHolder
 
-    init(plan: RunPlan) {
+    init(plan: RunPlan, dataLoader: any DataLoading, cache: (any DataCaching)?) {
         let task = TaskHolder()
         events = AsyncStream(bufferingPolicy: .unbounded) { continuation in
-            let execution = RunExecution(plan: plan, emit: { continuation.yield($0) })
+            let execution = RunExecution(plan: plan, dataLoader: dataLoader, cache: cache, emit: { continuation.yield($0) })
             let running = Task {
                 await execution.run()
                 continuation.finish()

@@ -2,29 +2,35 @@ import Foundation
 import Synchronization
 import Vips
 
-/// One run of a plan: drives every input through the stage queues with a bounded number in
-/// flight, and reports each as it completes.
+/// One run of a plan: drives every source through the stage queues with a bounded number in
+/// flight, and reports each listing of it as it completes.
 final class RunExecution: Sendable {
     private let plan: RunPlan
     private let emit: @Sendable (PipelineEvent) -> Void
     private let fetchQueue: StageQueue
+    private let cacheQueue: StageQueue
     private let decompressQueue: StageQueue
     private let resizeQueue: StageQueue
     private let encodeQueue: StageQueue
-    private let fetcher: FileFetcher
+    private let fileFetcher: FileFetcher
+    private let remoteFetcher: RemoteFetcher
+    private let cache: (any DataCaching)?
     private let decoder: ImageDecoder
     /// Paths written in this run: the one piece of shared runner state, so it has one owner.
     private let claimedPaths = Mutex<[String: String]>([:])
 
-    init(plan: RunPlan, emit: @escaping @Sendable (PipelineEvent) -> Void) {
+    init(plan: RunPlan, dataLoader: any DataLoading, cache: (any DataCaching)?, emit: @escaping @Sendable (PipelineEvent) -> Void) {
         let definition = plan.definition
         self.plan = plan
         self.emit = emit
+        self.cache = cache
         fetchQueue = StageQueue(stage: .fetch, concurrency: definition.fetch.concurrency)
+        cacheQueue = StageQueue(stage: .cache, concurrency: definition.cache.concurrency)
         decompressQueue = StageQueue(stage: .decompress, concurrency: definition.decompress.concurrency)
         resizeQueue = StageQueue(stage: .resize, concurrency: definition.resize.concurrency)
         encodeQueue = StageQueue(stage: .encode, concurrency: definition.encode.concurrency)
-        fetcher = FileFetcher(maxBytes: definition.fetch.maxBytes)
+        fileFetcher = FileFetcher(maxBytes: definition.fetch.maxBytes)
+        remoteFetcher = RemoteFetcher(loader: dataLoader, settings: definition.fetch)
         decoder = ImageDecoder(settings: definition.decompress, outputs: definition.outputs)
     }
 
@@ -32,7 +38,8 @@ final class RunExecution: Sendable {
         let clock = ContinuousClock()
         let start = clock.now
         let items = Self.largestFirst(plan.items)
-        emit(.started(inputs: items.count, outputsPerInput: plan.definition.outputs.count, warnings: plan.warnings))
+        let inputCount = plan.inputCount
+        emit(.started(inputs: inputCount, outputsPerInput: plan.definition.outputs.count, warnings: plan.warnings))
         if ProcessInfo.processInfo.environment["VIPS_CONCURRENCY"] == nil {
             // Several images are in flight on the stage queues; one libvips thread each keeps
             // the cores busy without oversubscribing them (measured: see the README).
@@ -40,10 +47,11 @@ final class RunExecution: Sendable {
         }
 
         var succeeded = 0, failed = 0, written = 0, inFlight = 0, peakInFlight = 0
-        await withTaskGroup(of: ItemReport?.self) { group in
+        await withTaskGroup(of: [ItemReport]?.self) { group in
             var next = 0
-            // Backpressure: at most `inFlight` inputs between fetch and write. A new input
-            // starts only when one finishes, so memory does not grow with the input count.
+            // Backpressure: at most `inFlight` sources between fetch and write, their fetched
+            // bytes included. A new one starts only when one finishes, so memory does not grow
+            // with the number of inputs, and a fast fetch stage waits for a slow encoder.
             func startNext() {
                 guard next < items.count else { return }
                 let item = items[next]
@@ -53,9 +61,9 @@ final class RunExecution: Sendable {
                 group.addTask { await self.process(item) }
             }
             for _ in 0..<plan.definition.inFlight { startNext() }
-            while let report = await group.next() {
+            while let reports = await group.next() {
                 inFlight -= 1
-                if let report {
+                for report in reports ?? [] {
                     if report.succeeded { succeeded += 1 } else { failed += 1 }
                     written += report.written.count
                     emit(.itemCompleted(report))
@@ -65,8 +73,8 @@ final class RunExecution: Sendable {
         }
         let cancelled = Task.isCancelled
         emit(.finished(RunSummary(
-            inputs: items.count, succeeded: succeeded, failed: failed,
-            notRun: items.count - succeeded - failed, outputsWritten: written,
+            inputs: inputCount, succeeded: succeeded, failed: failed,
+            notRun: inputCount - succeeded - failed, outputsWritten: written,
             elapsed: clock.now - start, cancelled: cancelled, peakInFlight: peakInFlight)))
     }
 
@@ -79,46 +87,101 @@ final class RunExecution: Sendable {
             .map(\.element)
     }
 
-    /// One input through every stage; nil when the run was cancelled before it finished.
-    private func process(_ item: RunPlan.Item) async -> ItemReport? {
-        let input = item.input
+    /// One source through every stage, fanned out to every output of every listing; one report
+    /// per listing. Nil when the run was cancelled before it finished.
+    private func process(_ item: RunPlan.Item) async -> [ItemReport]? {
+        let refused = item.listings.filter { $0.refusal != nil }.map { listing in
+            ItemReport(input: listing.input, written: [],
+                       failures: [ItemFailure(input: listing.input.displayName, output: nil,
+                                              error: ItemError(stage: .fetch, reason: listing.refusal ?? "refused"))],
+                       originalSize: nil)
+        }
+        let listings = item.listings.filter { $0.refusal == nil }
+        guard !listings.isEmpty else { return refused }
+
         let decoded: DecodedImage
         do {
-            let source = try await fetchQueue.run { [fetcher] in try fetcher.fetch(input) }
-            // The cache stage keeps fetched bytes between runs; local files need no cache.
+            let source = try await obtain(item.input)
             decoded = try await decompressQueue.run { [decoder] in try decoder.decode(source) }
         } catch is CancellationError {
             return nil
         } catch {
-            let failure = ItemFailure(input: input.displayName, output: nil, error: Self.itemError(error, stage: .decompress))
-            return ItemReport(input: input, written: [], failures: [failure], originalSize: nil)
+            let itemError = Self.itemError(error, stage: .decompress)
+            return refused + listings.map { listing in
+                ItemReport(input: listing.input, written: [],
+                           failures: [ItemFailure(input: listing.input.displayName, output: nil, error: itemError)],
+                           originalSize: nil)
+            }
         }
 
-        // Fan-out: every output starts from the one decoded image.
-        let outcomes = await withTaskGroup(of: (Int, Result<WrittenOutput, ItemError>?).self) { group in
-            for (index, output) in plan.definition.outputs.enumerated() {
-                let target = item.targets[index]
-                group.addTask { (index, await self.make(output, target: target, from: decoded, input: input)) }
+        // Fan-out: every output of every listing starts from the one decoded image.
+        let outputs = plan.definition.outputs
+        let outcomes = await withTaskGroup(of: (Int, Int, Result<WrittenOutput, ItemError>?).self) { group in
+            for (listingIndex, listing) in listings.enumerated() {
+                for (outputIndex, output) in outputs.enumerated() {
+                    let target = listing.targets[outputIndex]
+                    group.addTask {
+                        (listingIndex, outputIndex, await self.make(output, target: target, from: decoded, input: listing.input))
+                    }
+                }
             }
-            var results: [(Int, Result<WrittenOutput, ItemError>?)] = []
+            var results: [(Int, Int, Result<WrittenOutput, ItemError>?)] = []
             for await result in group { results.append(result) }
-            return results.sorted { $0.0 < $1.0 }
+            return results.sorted { ($0.0, $0.1) < ($1.0, $1.1) }
         }
-        if outcomes.contains(where: { $0.1 == nil }) { return nil }
-        var written: [WrittenOutput] = []
-        var failures: [ItemFailure] = []
-        for (index, outcome) in outcomes {
-            switch outcome {
-            case .success(let output): written.append(output)
-            case .failure(let error):
-                failures.append(ItemFailure(input: input.displayName, output: plan.definition.outputs[index].name, error: error))
-            case nil: break
+        if outcomes.contains(where: { $0.2 == nil }) { return nil }
+        return refused + listings.enumerated().map { listingIndex, listing in
+            var written: [WrittenOutput] = []
+            var failures: [ItemFailure] = []
+            for (index, outputIndex, outcome) in outcomes where index == listingIndex {
+                switch outcome {
+                case .success(let output)?: written.append(output)
+                case .failure(let error)?:
+                    failures.append(ItemFailure(input: listing.input.displayName, output: outputs[outputIndex].name, error: error))
+                case nil: break
+                }
             }
+            return ItemReport(input: listing.input, written: written, failures: failures, originalSize: decoded.originalSize)
         }
-        return ItemReport(input: input, written: written, failures: failures, originalSize: decoded.originalSize)
     }
 
-    /// One output of one input: its processor steps, then encoding and writing.
+    /// The fetch and cache stages: a local file is checked where it lies; a URL comes from the
+    /// cache when fresh, else from the network (conditionally when cached), and goes back into
+    /// the cache unless the server forbids it.
+    private func obtain(_ input: InputFile) async throws -> EncodedSource {
+        guard let url = input.url else {
+            return try await fetchQueue.run { [fileFetcher] in try fileFetcher.fetch(input) }
+        }
+        let cache = self.cache
+        let cached = try await cacheQueue.run { cache?.cachedResponse(for: url) }
+        if let cached, cached.isFresh() { return .data(cached.body) }
+        let outcome = try await fetchQueue.run { [remoteFetcher] isCancelled in
+            try remoteFetcher.fetch(url, revalidating: cached, isCancelled: isCancelled)
+        }
+        switch outcome {
+        case .notModified(let response):
+            guard var refreshed = cached else { throw ItemError(stage: .fetch, reason: "HTTP 304 without a cached copy") }
+            let control = CacheControl(response.headers["cache-control"])
+            refreshed.storedAt = Date()
+            refreshed.maxAge = control.freshness ?? refreshed.maxAge
+            refreshed.etag = response.etag ?? refreshed.etag
+            refreshed.lastModified = response.lastModified ?? refreshed.lastModified
+            if !control.noStore, let cache {
+                try await cacheQueue.run { [refreshed] in cache.store(refreshed) }
+            }
+            return .data(refreshed.body)
+        case .fetched(let response):
+            let control = CacheControl(response.headers["cache-control"])
+            if !control.noStore, let cache, response.etag != nil || response.lastModified != nil || control.freshness != nil {
+                let entry = CachedResponse(url: url, body: response.body, etag: response.etag,
+                                           lastModified: response.lastModified, storedAt: Date(), maxAge: control.freshness)
+                try await cacheQueue.run { cache.store(entry) }
+            }
+            return .data(response.body)
+        }
+    }
+
+    /// One output of one listing: its processor steps, then encoding and writing.
     /// Nil when cancelled while queued.
     private func make(_ output: OutputDefinition, target: OutputTarget, from decoded: DecodedImage, input: InputFile) async -> Result<WrittenOutput, ItemError>? {
         do {

@@ -38,6 +38,8 @@ public enum JSONSchemaGenerator {
             return object([("type", "string"), ("pattern", "^(#([0-9a-fA-F]{3,4}|[0-9a-fA-F]{6}|[0-9a-fA-F]{8})|white|black|transparent)$")])
         case .pathTemplate:
             return object([("type", "string"), ("minLength", 1)])
+        case .stringMap:
+            return object([("type", "object"), ("additionalProperties", object([("type", "string")]))])
         case .array(let items, let minCount):
             return object([("type", "array"), ("items", node(for: items))] + (minCount > 0 ? [("minItems", minCount)] : []))
         case .object(let options):

@@ -71,19 +71,41 @@ private struct DefinitionBuilder {
             )
             let resizeSettings = StageSettings(concurrency: try resize.int("concurrency"))
             let encodeSettings = StageSettings(concurrency: try encode.int("concurrency"))
-            let maxBytesText = root["fetch"]?["maxBytes"] ?? JSONNode(plain: "100MB")
-            let fetchSettings = FetchSettings(concurrency: try fetch.int("concurrency"), maxBytes: byteCount(maxBytesText))
+            let fetchSettings = FetchSettings(
+                concurrency: try fetch.int("concurrency"),
+                maxBytes: byteCount(root["fetch"]?["maxBytes"], default: StageDefaults.maxBytes),
+                timeout: Units.seconds(in: try fetch.string("timeout")) ?? 30,
+                connectTimeout: Units.seconds(in: try fetch.string("connectTimeout")) ?? 10,
+                retries: try fetch.int("retries"),
+                headers: stringMap(root["fetch"]?["headers"]),
+                userAgent: try fetch.string("userAgent"),
+                maxRedirects: try fetch.int("maxRedirects")
+            )
+            let cache = reader(root["cache"], optionsOf: "cache")
+            let cacheSettings = CacheSettings(
+                concurrency: try cache.int("concurrency"),
+                enabled: try cache.bool("enabled"),
+                directory: URL(fileURLWithPath: try cache.string("directory"), relativeTo: baseDirectory).standardizedFileURL,
+                maxSize: byteCount(root["cache"]?["maxSize"], default: 1_000_000_000)
+            )
 
             guard case .array(let outputNodes)? = root["outputs"]?.value,
                   case .array(let inputNodes)? = root["inputs"]?.value else { return nil }
+            for (index, node) in inputNodes.enumerated() {
+                if case .string(let text) = node.value, let scheme = InputEnumerator.unsupportedScheme(text) {
+                    problems.append(.init(path: "inputs[\(index)]", location: node.location,
+                                          message: "only http and https URLs are inputs, not \(scheme)"))
+                }
+            }
             let outputs = outputNodes.enumerated().compactMap { buildOutput($1, at: "outputs[\($0)]") }
             checkOutputsTogether(outputs, nodes: outputNodes)
 
             return PipelineDefinition(
                 name: try top.optionalString("name") ?? "pipeline",
                 baseDirectory: baseDirectory,
-                inputs: inputNodes.compactMap { if case .string(let text) = $0.value { text } else { nil } },
+                inputs: inputNodes.compactMap(inputEntry),
                 fetch: fetchSettings,
+                cache: cacheSettings,
                 decompress: decompressSettings,
                 resize: resizeSettings,
                 encode: encodeSettings,
@@ -180,11 +202,26 @@ private struct DefinitionBuilder {
         return reader(node, options)
     }
 
-    private func byteCount(_ node: JSONNode) -> Int64 {
+    private func byteCount(_ node: JSONNode?, default fallback: Int64) -> Int64 {
+        switch node?.value {
+        case .number(let number, _)?: Int64(exactly: number) ?? fallback
+        case .string(let text)?: Units.bytes(in: text) ?? fallback
+        default: fallback
+        }
+    }
+
+    private func stringMap(_ node: JSONNode?) -> [String: String] {
+        guard case .object(let members)? = node?.value else { return [:] }
+        var map: [String: String] = [:]
+        for member in members { if case .string(let value) = member.value.value { map[member.key] = value } }
+        return map
+    }
+
+    private func inputEntry(_ node: JSONNode) -> InputEntry? {
         switch node.value {
-        case .number(let number, _): Int64(number)
-        case .string(let text): Units.bytes(in: text) ?? StageDefaults.maxBytes
-        default: StageDefaults.maxBytes
+        case .string(let text): .pattern(text)
+        case .object: node["list"].flatMap { if case .string(let path) = $0.value { .list(path) } else { nil } }
+        default: nil
         }
     }
 }

@@ -5,9 +5,10 @@ public struct PipelineDefinition: Sendable {
     public var name: String
     /// The folder relative paths resolve against: the pipeline file's folder.
     public var baseDirectory: URL
-    /// Files and globs, in the order the file lists them.
-    public var inputs: [String]
+    /// Files, globs, URLs and list files, in the order the file lists them.
+    public var inputs: [InputEntry]
     public var fetch: FetchSettings
+    public var cache: CacheSettings
     public var decompress: DecompressSettings
     public var resize: StageSettings
     public var encode: StageSettings
@@ -33,6 +34,14 @@ public struct OutputDefinition: Sendable {
     }
 }
 
+/// One entry of `inputs`.
+public enum InputEntry: Sendable, Equatable {
+    /// A file, a glob or an http(s) URL.
+    case pattern(String)
+    /// A file listing one URL or path a line.
+    case list(String)
+}
+
 /// Settings every stage has.
 public struct StageSettings: Sendable, Equatable {
     /// How many operations the stage's queue runs at once.
@@ -42,8 +51,24 @@ public struct StageSettings: Sendable, Equatable {
 /// Settings of the `fetch` stage (for local files: reading them).
 public struct FetchSettings: Sendable, Equatable {
     public var concurrency: Int
-    /// Inputs larger than this many bytes fail before they are read.
+    /// Inputs larger than this many bytes fail; downloads stop as soon as they pass it.
     public var maxBytes: Int64
+    /// Seconds one HTTP transfer may take.
+    public var timeout: Double
+    public var connectTimeout: Double
+    public var retries: Int
+    public var headers: [String: String]
+    public var userAgent: String
+    public var maxRedirects: Int
+}
+
+/// Settings of the `cache` stage: the disk cache of fetched bytes.
+public struct CacheSettings: Sendable, Equatable {
+    public var concurrency: Int
+    public var enabled: Bool
+    /// The cache folder, absolute.
+    public var directory: URL
+    public var maxSize: Int64
 }
 
 /// Settings of the `decompress` stage.
@@ -86,6 +111,7 @@ public struct DecompressSettings: Sendable, Equatable {
 /// stage with one libvips thread per image kept both cores busy without oversubscribing them.
 public enum StageDefaults {
     public static let fetchConcurrency = 4
+    public static let cacheConcurrency = 2
     public static let decompressConcurrency = 2
     public static let resizeConcurrency = 1
     public static let encodeConcurrency = 1

@@ -50,6 +50,14 @@ struct ShapeValidator {
             } catch {
                 report(path, node.location, error.message)
             }
+        case .stringMap:
+            guard case .object(let members) = node.value else { return expected("an object of strings", node, path) }
+            for member in members {
+                guard case .string = member.value.value else {
+                    expected("a string", member.value, join(path, member.key))
+                    continue
+                }
+            }
         case .array(let itemShape, let minCount):
             guard case .array(let items) = node.value else { return expected("an array", node, path) }
             if items.count < minCount {
@@ -138,7 +146,7 @@ struct ShapeValidator {
         case (.string, .string), (.choice, .string), (.duration, .string), (.byteSize, .string),
              (.colour, .string), (.pathTemplate, .string): true
         case (.array, .array): true
-        case (.object, .object), (.tagged, .object), (.singleKey, .object): true
+        case (.object, .object), (.tagged, .object), (.singleKey, .object), (.stringMap, .object): true
         case (.anyOf(let shapes), _): shapes.contains { accepts($0, node) }
         default: false
         }
@@ -152,7 +160,7 @@ struct ShapeValidator {
         case .string, .choice, .duration, .colour, .pathTemplate: "a string"
         case .byteSize: "a size"
         case .array: "an array"
-        case .object, .tagged, .singleKey: "an object"
+        case .object, .tagged, .singleKey, .stringMap: "an object"
         case .anyOf(let shapes): shapes.map(typeName).joined(separator: " or ")
         }
     }

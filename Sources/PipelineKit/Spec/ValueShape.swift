@@ -19,6 +19,8 @@ public indirect enum ValueShape: Sendable {
     case colour
     /// An output path template with `{placeholders}`.
     case pathTemplate
+    /// An object of string values under any keys (HTTP headers).
+    case stringMap
     case array(ValueShape, minCount: Int)
     /// An object whose keys are exactly the options listed; any other key is an error.
     case object([Option])

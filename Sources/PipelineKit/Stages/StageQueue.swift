@@ -21,13 +21,20 @@ final class StageQueue: Sendable {
     /// still queued, the work is skipped and this throws `CancellationError`; work already
     /// running finishes.
     func run<Result: Sendable>(_ work: @escaping @Sendable () throws -> Result) async throws -> Result {
+        try await run { _ in try work() }
+    }
+
+    /// Like `run(_:)`, for long work that checks `isCancelled` to stop early (a download, a wait).
+    func run<Result: Sendable>(
+        _ work: @escaping @Sendable (_ isCancelled: @escaping @Sendable () -> Bool) throws -> Result
+    ) async throws -> Result {
         try Task.checkCancellation()
         let cancelled = CancellationFlag()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Result, any Error>) in
                 queue.addOperation {
                     guard !cancelled.isSet else { return continuation.resume(throwing: CancellationError()) }
-                    continuation.resume(with: Swift.Result { try work() })
+                    continuation.resume(with: Swift.Result { try work { cancelled.isSet } })
                 }
             }
         } onCancel: {

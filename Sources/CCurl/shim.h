@@ -1,0 +1,63 @@
+/*
+ * Typed, fixed-arity wrappers for libcurl's varargs calls (curl_easy_setopt,
+ * curl_easy_getinfo), which Swift cannot call directly.
+ */
+#ifndef PIPELINE_CCURL_SHIM_H
+#define PIPELINE_CCURL_SHIM_H
+
+#include <curl/curl.h>
+
+typedef size_t (*pl_curl_data_callback)(char *data, size_t size, size_t count, void *context);
+typedef int (*pl_curl_progress_callback)(void *context, curl_off_t download_total, curl_off_t download_now,
+                                         curl_off_t upload_total, curl_off_t upload_now);
+
+static inline CURLcode pl_curl_set_long(CURL *handle, CURLoption option, long value) {
+    return curl_easy_setopt(handle, option, value);
+}
+
+static inline CURLcode pl_curl_set_string(CURL *handle, CURLoption option, const char *value) {
+    return curl_easy_setopt(handle, option, value);
+}
+
+static inline CURLcode pl_curl_set_pointer(CURL *handle, CURLoption option, void *value) {
+    return curl_easy_setopt(handle, option, value);
+}
+
+static inline CURLcode pl_curl_set_offset(CURL *handle, CURLoption option, curl_off_t value) {
+    return curl_easy_setopt(handle, option, value);
+}
+
+static inline CURLcode pl_curl_set_headers(CURL *handle, struct curl_slist *headers) {
+    return curl_easy_setopt(handle, CURLOPT_HTTPHEADER, headers);
+}
+
+static inline CURLcode pl_curl_set_write_callback(CURL *handle, pl_curl_data_callback callback, void *context) {
+    curl_easy_setopt(handle, CURLOPT_WRITEDATA, context);
+    return curl_easy_setopt(handle, CURLOPT_WRITEFUNCTION, callback);
+}
+
+static inline CURLcode pl_curl_set_header_callback(CURL *handle, pl_curl_data_callback callback, void *context) {
+    curl_easy_setopt(handle, CURLOPT_HEADERDATA, context);
+    return curl_easy_setopt(handle, CURLOPT_HEADERFUNCTION, callback);
+}
+
+/* The progress callback lets a cancelled run abort a transfer in flight. */
+static inline CURLcode pl_curl_set_progress_callback(CURL *handle, pl_curl_progress_callback callback, void *context) {
+    curl_easy_setopt(handle, CURLOPT_XFERINFODATA, context);
+    curl_easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, callback);
+    return curl_easy_setopt(handle, CURLOPT_NOPROGRESS, 0L);
+}
+
+static inline long pl_curl_response_code(CURL *handle) {
+    long code = 0;
+    curl_easy_getinfo(handle, CURLINFO_RESPONSE_CODE, &code);
+    return code;
+}
+
+static inline const char *pl_curl_redirect_url(CURL *handle) {
+    char *url = NULL;
+    curl_easy_getinfo(handle, CURLINFO_REDIRECT_URL, &url);
+    return url;
+}
+
+#endif

@@ -1,0 +1,70 @@
+import Foundation
+
+/// Keeps fetched bytes between runs, keyed by URL: the disk cache by default (`DiskCache`);
+/// an embedding program may supply its own. Called on the cache stage's queue.
+public protocol DataCaching: Sendable {
+    /// The stored response for `url`, or nil. A store must never return a damaged entry.
+    func cachedResponse(for url: String) -> CachedResponse?
+    /// Stores (or replaces) the response for its URL. Failing to store is not an error of the
+    /// item: the bytes were fetched.
+    func store(_ response: CachedResponse)
+}
+
+/// A response kept in a cache, with what is needed to revalidate it.
+public struct CachedResponse: Sendable, Codable, Equatable {
+    public var url: String
+    public var body: Data
+    public var etag: String?
+    public var lastModified: String?
+    /// When the response was fetched or last revalidated.
+    public var storedAt: Date
+    /// Seconds the response may be used without asking the server (`Cache-Control: max-age`),
+    /// nil when the server said nothing: then every run revalidates.
+    public var maxAge: Double?
+
+    public init(url: String, body: Data, etag: String?, lastModified: String?, storedAt: Date, maxAge: Double?) {
+        self.url = url
+        self.body = body
+        self.etag = etag
+        self.lastModified = lastModified
+        self.storedAt = storedAt
+        self.maxAge = maxAge
+    }
+
+    /// Whether it may be used now without asking the server.
+    public func isFresh(at now: Date = Date()) -> Bool {
+        guard let maxAge else { return false }
+        return now.timeIntervalSince(storedAt) < maxAge
+    }
+
+    /// The headers of a conditional request that a `304 Not Modified` answers.
+    var validatingHeaders: [String: String] {
+        var headers: [String: String] = [:]
+        if let etag { headers["If-None-Match"] = etag }
+        if let lastModified { headers["If-Modified-Since"] = lastModified }
+        return headers
+    }
+}
+
+/// What `Cache-Control` allows.
+struct CacheControl: Equatable {
+    var noStore = false
+    var noCache = false
+    var maxAge: Double?
+
+    init(_ header: String?) {
+        guard let header else { return }
+        for directive in header.lowercased().split(separator: ",") {
+            let parts = directive.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+            switch parts.first {
+            case "no-store": noStore = true
+            case "no-cache": noCache = true
+            case "max-age": maxAge = parts.count == 2 ? Double(parts[1].trimmingCharacters(in: CharacterSet(charactersIn: "\""))) : nil
+            default: break
+            }
+        }
+    }
+
+    /// Seconds the response is fresh for: none when the server asks to revalidate every time.
+    var freshness: Double? { noCache ? nil : maxAge }
+}

@@ -1,0 +1,186 @@
+import Foundation
+import Synchronization
+
+/// The disk cache of fetched bytes: one file an entry, written to a temporary file and renamed,
+/// with a checksum over its body, so a crash or `kill -9` at any moment leaves either the old
+/// entry, the new one, or nothing, and a damaged entry is detected, removed and fetched again.
+/// Several processes may share a directory: each write is a rename, each read takes one file.
+/// Least recently used entries (by modification time, touched on every hit) go first when the
+/// cache grows past `maxSize`.
+public final class DiskCache: DataCaching {
+    public let directory: URL
+    public let maxSize: Int64
+    /// Bytes this process believes the cache holds; nil until first counted.
+    private let estimatedSize = Mutex<Int64?>(nil)
+
+    private static let magic = Data("PIPELINE-CACHE-1\n".utf8)
+
+    public init(directory: URL, maxSize: Int64) {
+        self.directory = directory
+        self.maxSize = maxSize
+    }
+
+    // MARK: DataCaching
+
+    public func cachedResponse(for url: String) -> CachedResponse? {
+        let file = entryPath(for: url)
+        guard let data = FileManager.default.contents(atPath: file) else { return nil }
+        guard let response = Self.decode(data), response.url == url else {
+            // A damaged entry (or, very rarely, another URL with the same hash) is not served.
+            unlink(file)
+            return nil
+        }
+        // Mark as recently used, for eviction.
+        utimes(file, nil)
+        return response
+    }
+
+    public func store(_ response: CachedResponse) {
+        guard let encoded = Self.encode(response) else { return }
+        let file = entryPath(for: response.url)
+        let folder = (file as NSString).deletingLastPathComponent
+        guard (try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)) != nil else { return }
+        let temporary = folder + "/.tmp-" + UUID().uuidString
+        guard FileManager.default.createFile(atPath: temporary, contents: nil) else { return }
+        guard let handle = FileHandle(forWritingAtPath: temporary) else { unlink(temporary); return }
+        do {
+            try handle.write(contentsOf: encoded)
+            try handle.synchronize()
+            try handle.close()
+        } catch {
+            try? handle.close()
+            unlink(temporary)
+            return
+        }
+        guard rename(temporary, file) == 0 else { unlink(temporary); return }
+        let total = estimatedSize.withLock { size -> Int64 in
+            let current = size ?? countBytes()
+            size = current + Int64(encoded.count)
+            return size ?? 0
+        }
+        if total > maxSize { evict() }
+    }
+
+    // MARK: Maintenance
+
+    /// What the cache holds.
+    public struct Statistics: Sendable, Equatable {
+        public let entries: Int
+        public let bytes: Int64
+    }
+
+    public func statistics() -> Statistics {
+        let entries = allEntries()
+        return Statistics(entries: entries.count, bytes: entries.reduce(0) { $0 + $1.size })
+    }
+
+    /// Removes every entry (and leftovers of interrupted writes).
+    public func clear() {
+        for entry in allEntries(includingTemporary: true) { unlink(entry.path) }
+        estimatedSize.withLock { $0 = 0 }
+    }
+
+    /// Removes the least recently used entries until the cache is within `maxSize`, and
+    /// temporary files older than an hour (left by a killed process).
+    public func evict() {
+        let entries = allEntries(includingTemporary: true)
+        let hourAgo = Date().addingTimeInterval(-3600)
+        var total: Int64 = 0
+        var live: [(path: String, size: Int64, used: Date)] = []
+        for entry in entries {
+            if entry.isTemporary {
+                if entry.used < hourAgo { unlink(entry.path) }
+            } else {
+                live.append((entry.path, entry.size, entry.used))
+                total += entry.size
+            }
+        }
+        for entry in live.sorted(by: { $0.used < $1.used }) where total > maxSize {
+            unlink(entry.path)
+            total -= entry.size
+        }
+        estimatedSize.withLock { $0 = total }
+    }
+
+    // MARK: Files
+
+    func entryPath(for url: String) -> String {
+        let hash = String(format: "%016llx", Self.fnv1a(Data(url.utf8)))
+        return directory.path + "/" + hash.prefix(2) + "/" + hash + ".entry"
+    }
+
+    private func countBytes() -> Int64 {
+        allEntries().reduce(0) { $0 + $1.size }
+    }
+
+    private func allEntries(includingTemporary: Bool = false) -> [(path: String, size: Int64, used: Date, isTemporary: Bool)] {
+        let manager = FileManager.default
+        guard let folders = try? manager.contentsOfDirectory(atPath: directory.path) else { return [] }
+        var entries: [(String, Int64, Date, Bool)] = []
+        for folder in folders where folder.count == 2 {
+            let folderPath = directory.path + "/" + folder
+            for name in (try? manager.contentsOfDirectory(atPath: folderPath)) ?? [] {
+                let isTemporary = name.hasPrefix(".tmp-")
+                guard name.hasSuffix(".entry") || (includingTemporary && isTemporary) else { continue }
+                let path = folderPath + "/" + name
+                var info = stat()
+                guard stat(path, &info) == 0 else { continue }
+                let used = Date(timeIntervalSince1970: Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9)
+                entries.append((path, Int64(info.st_size), used, isTemporary))
+            }
+        }
+        return entries
+    }
+
+    // MARK: Format: magic line, metadata length, metadata JSON, body; the metadata holds the
+    // body's length and checksum.
+
+    private struct Metadata: Codable {
+        var url: String
+        var etag: String?
+        var lastModified: String?
+        var storedAt: Date
+        var maxAge: Double?
+        var bodyLength: Int
+        var bodyChecksum: UInt64
+    }
+
+    static func encode(_ response: CachedResponse) -> Data? {
+        let metadata = Metadata(url: response.url, etag: response.etag, lastModified: response.lastModified,
+                                storedAt: response.storedAt, maxAge: response.maxAge,
+                                bodyLength: response.body.count, bodyChecksum: fnv1a(response.body))
+        guard let json = try? JSONEncoder().encode(metadata) else { return nil }
+        var data = magic
+        data.append(Data("\(json.count)\n".utf8))
+        data.append(json)
+        data.append(response.body)
+        return data
+    }
+
+    static func decode(_ data: Data) -> CachedResponse? {
+        guard data.starts(with: magic) else { return nil }
+        var rest = data.dropFirst(magic.count)
+        guard let newline = rest.firstIndex(of: UInt8(ascii: "\n")),
+              let length = Int(String(decoding: rest[rest.startIndex..<newline], as: UTF8.self)),
+              length > 0, rest.distance(from: newline, to: rest.endIndex) > length else { return nil }
+        rest = rest[rest.index(after: newline)...]
+        let jsonEnd = rest.index(rest.startIndex, offsetBy: length)
+        guard let metadata = try? JSONDecoder().decode(Metadata.self, from: rest[rest.startIndex..<jsonEnd]) else { return nil }
+        let body = Data(rest[jsonEnd...])
+        guard body.count == metadata.bodyLength, fnv1a(body) == metadata.bodyChecksum else { return nil }
+        return CachedResponse(url: metadata.url, body: body, etag: metadata.etag, lastModified: metadata.lastModified,
+                              storedAt: metadata.storedAt, maxAge: metadata.maxAge)
+    }
+
+    /// 64-bit FNV-1a: enough to catch a torn or damaged entry and to name entries by URL.
+    static func fnv1a(_ data: Data) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        data.withUnsafeBytes { bytes in
+            for byte in bytes {
+                hash ^= UInt64(byte)
+                hash = hash &* 0x0000_0100_0000_01b3
+            }
+        }
+        return hash
+    }
+}

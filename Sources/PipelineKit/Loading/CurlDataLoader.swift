@@ -1,0 +1,172 @@
+import CCurl
+import Foundation
+import Synchronization
+
+/// The default `DataLoading`: libcurl, following redirects to http and https only, with
+/// connections kept alive between transfers (HTTP/2 where the server offers it).
+///
+/// Easy handles are pooled: each keeps its own connection cache, so a handle taken again for
+/// the same host reuses the open connection.
+public final class CurlDataLoader: DataLoading {
+    /// Settings every transfer shares.
+    public struct Settings: Sendable {
+        public var timeout: Double
+        public var connectTimeout: Double
+        public var maxRedirects: Int
+        public var userAgent: String
+        public var headers: [String: String]
+
+        public init(timeout: Double = 30, connectTimeout: Double = 10, maxRedirects: Int = 5,
+                    userAgent: String = "pipeline/\(PipelineKitInfo.version)", headers: [String: String] = [:]) {
+            self.timeout = timeout
+            self.connectTimeout = connectTimeout
+            self.maxRedirects = maxRedirects
+            self.userAgent = userAgent
+            self.headers = headers
+        }
+    }
+
+    private let settings: Settings
+    private let idleHandles = Mutex<[EasyHandle]>([])
+
+    public init(settings: Settings = Settings()) {
+        CurlGlobal.start()
+        self.settings = settings
+    }
+
+    public func load(_ request: DataRequest, isCancelled: @escaping @Sendable () -> Bool) throws(FetchError) -> DataResponse {
+        guard let scheme = URL(string: request.url)?.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
+            throw FetchError(.invalidRequest, "only http and https URLs can be fetched")
+        }
+        let handle = idleHandles.withLock { $0.popLast() } ?? EasyHandle()
+        guard let easy = handle.pointer else { throw FetchError(.other, "libcurl could not create a transfer") }
+        defer {
+            curl_easy_reset(easy)
+            idleHandles.withLock { $0.append(handle) }
+        }
+        let transfer = Transfer(maxBytes: request.maxBytes, isCancelled: isCancelled)
+        let context = Unmanaged.passUnretained(transfer).toOpaque()
+        var headerList: UnsafeMutablePointer<curl_slist>?
+        defer { curl_slist_free_all(headerList) }
+        let allHeaders = settings.headers.merging(request.headers) { _, perRequest in perRequest }
+        for (name, value) in allHeaders.sorted(by: { $0.key < $1.key }) {
+            headerList = curl_slist_append(headerList, "\(name): \(value)")
+        }
+
+        _ = pl_curl_set_string(easy, CURLOPT_URL, request.url)
+        _ = pl_curl_set_long(easy, CURLOPT_NOSIGNAL, 1) // no SIGALRM in a multithreaded process
+        _ = pl_curl_set_long(easy, CURLOPT_FOLLOWLOCATION, 1)
+        _ = pl_curl_set_long(easy, CURLOPT_MAXREDIRS, settings.maxRedirects)
+        _ = pl_curl_set_string(easy, CURLOPT_PROTOCOLS_STR, "http,https")
+        _ = pl_curl_set_string(easy, CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
+        _ = pl_curl_set_long(easy, CURLOPT_TIMEOUT_MS, Int(settings.timeout * 1000))
+        _ = pl_curl_set_long(easy, CURLOPT_CONNECTTIMEOUT_MS, Int(settings.connectTimeout * 1000))
+        _ = pl_curl_set_string(easy, CURLOPT_USERAGENT, settings.userAgent)
+        _ = pl_curl_set_long(easy, CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS))
+        // A declared Content-Length over the limit fails before the body is read.
+        _ = pl_curl_set_offset(easy, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(request.maxBytes))
+        _ = pl_curl_set_headers(easy, headerList)
+        _ = pl_curl_set_write_callback(easy, curlWriteBody, context)
+        _ = pl_curl_set_header_callback(easy, curlReadHeader, context)
+        _ = pl_curl_set_progress_callback(easy, curlProgress, context)
+
+        let code = withExtendedLifetime(transfer) { curl_easy_perform(easy) }
+        guard code == CURLE_OK else {
+            throw Self.error(for: code, transfer: transfer, easy: easy, maxBytes: request.maxBytes)
+        }
+        return DataResponse(status: pl_curl_response_code(easy), body: transfer.body, headers: transfer.headers)
+    }
+
+    private static func error(for code: CURLcode, transfer: Transfer, easy: UnsafeMutableRawPointer, maxBytes: Int64) -> FetchError {
+        let text = String(cString: curl_easy_strerror(code))
+        switch code {
+        case CURLE_WRITE_ERROR where transfer.exceededLimit, CURLE_FILESIZE_EXCEEDED:
+            return FetchError(.tooLarge, "the response is larger than fetch.maxBytes (\(maxBytes) bytes); the download was stopped")
+        case CURLE_ABORTED_BY_CALLBACK:
+            return FetchError(.cancelled, "cancelled")
+        case CURLE_UNSUPPORTED_PROTOCOL:
+            let target = pl_curl_redirect_url(easy).map { String(cString: $0) }
+            return FetchError(.badRedirect, "redirected to \(target ?? "a URL") whose scheme is not http or https; refused")
+        case CURLE_TOO_MANY_REDIRECTS:
+            return FetchError(.badRedirect, "too many redirects")
+        case CURLE_OPERATION_TIMEDOUT:
+            return FetchError(.timeout, "timed out: \(text)")
+        case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY, CURLE_COULDNT_CONNECT, CURLE_SEND_ERROR,
+             CURLE_RECV_ERROR, CURLE_GOT_NOTHING, CURLE_PARTIAL_FILE, CURLE_SSL_CONNECT_ERROR, CURLE_HTTP2, CURLE_HTTP2_STREAM:
+            return FetchError(.connection, text)
+        case CURLE_URL_MALFORMAT:
+            return FetchError(.invalidRequest, text)
+        default:
+            return FetchError(.other, text)
+        }
+    }
+}
+
+/// libcurl's global state, started once before the first handle.
+enum CurlGlobal {
+    static func start() { _ = started }
+    private static let started: Bool = curl_global_init(Int(CURL_GLOBAL_DEFAULT)) == CURLE_OK
+}
+
+/// One pooled easy handle; cleaned up when the loader goes away.
+private final class EasyHandle: @unchecked Sendable {
+    // Used by one transfer at a time: a handle is either in the idle pool (behind its mutex)
+    // or owned by the single `load` call that took it.
+    let pointer: UnsafeMutableRawPointer?
+
+    init() { pointer = curl_easy_init() }
+
+    deinit { if let pointer { curl_easy_cleanup(pointer) } }
+}
+
+/// The state of one transfer, reached from libcurl's callbacks through their context pointer.
+private final class Transfer {
+    var body = Data()
+    var headers: [String: String] = [:]
+    var exceededLimit = false
+    let maxBytes: Int64
+    let isCancelled: @Sendable () -> Bool
+
+    init(maxBytes: Int64, isCancelled: @escaping @Sendable () -> Bool) {
+        self.maxBytes = maxBytes
+        self.isCancelled = isCancelled
+    }
+}
+
+/// Appends body bytes; returning less than given makes libcurl stop with CURLE_WRITE_ERROR,
+/// which is how a body over the limit is cut off while streaming.
+private let curlWriteBody: pl_curl_data_callback = { data, size, count, context in
+    guard let context, let data else { return 0 }
+    let transfer = Unmanaged<Transfer>.fromOpaque(context).takeUnretainedValue()
+    let length = size * count
+    if Int64(transfer.body.count + length) > transfer.maxBytes {
+        transfer.exceededLimit = true
+        return 0
+    }
+    data.withMemoryRebound(to: UInt8.self, capacity: length) { transfer.body.append($0, count: length) }
+    return length
+}
+
+/// Records response headers. After a redirect a new status line starts a new header block,
+/// so the headers kept are those of the final response.
+private let curlReadHeader: pl_curl_data_callback = { data, size, count, context in
+    guard let context, let data else { return 0 }
+    let transfer = Unmanaged<Transfer>.fromOpaque(context).takeUnretainedValue()
+    let length = size * count
+    let line = data.withMemoryRebound(to: UInt8.self, capacity: length) {
+        String(decoding: UnsafeBufferPointer(start: $0, count: length), as: UTF8.self)
+    }.trimmingCharacters(in: .whitespacesAndNewlines)
+    if line.hasPrefix("HTTP/") {
+        transfer.headers = [:]
+    } else if let colon = line.firstIndex(of: ":") {
+        let name = line[..<colon].lowercased()
+        let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        transfer.headers[name] = value
+    }
+    return length
+}
+
+private let curlProgress: pl_curl_progress_callback = { context, _, _, _, _ in
+    guard let context else { return 0 }
+    return Unmanaged<Transfer>.fromOpaque(context).takeUnretainedValue().isCancelled() ? 1 : 0
+}

@@ -1,0 +1,84 @@
+import Foundation
+
+/// The fetch stage for URLs: one `DataLoading` attempt after another, politely. Connection
+/// errors, timeouts, 429 and 5xx are retried with exponential backoff and jitter (or after the
+/// server's `Retry-After`); other 4xx are final. With a cached response it asks conditionally,
+/// so an unchanged image costs a `304` and no body.
+struct RemoteFetcher: Sendable {
+    /// What the server said, once it said something final.
+    enum Outcome: Sendable {
+        case fetched(DataResponse)
+        case notModified(DataResponse)
+    }
+
+    let loader: any DataLoading
+    let settings: FetchSettings
+    /// The first retry waits about this long; each further one twice as long.
+    var backoffBase: Double = 0.25
+    /// No single wait is longer, whatever `Retry-After` asks.
+    var longestWait: Double = 60
+
+    func fetch(_ url: String, revalidating cached: CachedResponse?, isCancelled: @escaping @Sendable () -> Bool) throws -> Outcome {
+        let request = DataRequest(url: url, headers: cached?.validatingHeaders ?? [:], maxBytes: settings.maxBytes)
+        var attempt = 0
+        while true {
+            if isCancelled() { throw CancellationError() }
+            let attempts = attempt == 0 ? "" : " (after \(attempt + 1) attempts)"
+            let response: DataResponse
+            do {
+                response = try loader.load(request, isCancelled: isCancelled)
+            } catch {
+                if error.kind == .cancelled { throw CancellationError() }
+                if error.isRetryable, attempt < settings.retries {
+                    try wait(backoff(attempt), isCancelled: isCancelled)
+                    attempt += 1
+                    continue
+                }
+                throw ItemError(stage: .fetch, reason: error.message + attempts)
+            }
+            switch response.status {
+            case 304 where cached != nil:
+                return .notModified(response)
+            case 200..<300 where response.status != 204:
+                return .fetched(response)
+            case 429, 500..<600:
+                if attempt < settings.retries {
+                    try wait(retryAfter(response) ?? backoff(attempt), isCancelled: isCancelled)
+                    attempt += 1
+                    continue
+                }
+                throw ItemError(stage: .fetch, reason: "HTTP \(response.status)\(attempts)")
+            default:
+                throw ItemError(stage: .fetch, reason: "HTTP \(response.status)")
+            }
+        }
+    }
+
+    /// Exponential backoff with jitter: between half and all of base × 2^attempt, so that many
+    /// clients failing together do not retry together.
+    func backoff(_ attempt: Int) -> Double {
+        let ceiling = min(longestWait, backoffBase * pow(2, Double(attempt)))
+        return Double.random(in: (ceiling / 2)...ceiling)
+    }
+
+    /// The wait a `Retry-After` header asks for: seconds, or an HTTP date.
+    func retryAfter(_ response: DataResponse, now: Date = Date()) -> Double? {
+        guard let value = response.headers["retry-after"]?.trimmingCharacters(in: .whitespaces) else { return nil }
+        if let seconds = Double(value) { return min(longestWait, max(0, seconds)) }
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
+        guard let date = formatter.date(from: value) else { return nil }
+        return min(longestWait, max(0, date.timeIntervalSince(now)))
+    }
+
+    /// Sleeps on the fetch queue's thread, waking early when the run is cancelled.
+    private func wait(_ seconds: Double, isCancelled: @Sendable () -> Bool) throws {
+        let end = Date().addingTimeInterval(seconds)
+        while Date() < end {
+            if isCancelled() { throw CancellationError() }
+            Thread.sleep(forTimeInterval: min(0.02, max(0, end.timeIntervalSinceNow)))
+        }
+    }
+}
