@@ -21,6 +21,9 @@ public struct RunPlan: Sendable {
         /// Why this listing is refused before any work (a filled-in value would leave its
         /// output folder), or nil.
         public let refusal: String?
+        /// The index of an earlier listing of the same source with the same output paths:
+        /// this one is served by that one's work.
+        public let sameAs: Int?
     }
 
     public let definition: PipelineDefinition
@@ -46,18 +49,35 @@ public struct RunPlan: Sendable {
         var listingsBySource: [String: [Listing]] = [:]
         var sourceOrder: [String] = []
         for input in enumeration.files {
+            let key = Self.sourceKey(input)
             var targets: [OutputTarget] = []
             var refusal: String?
-            for (index, output) in definition.outputs.enumerated() {
-                let place = "outputs[\(index)].path"
+            for output in definition.outputs {
                 do {
-                    let target = try OutputTarget(output: output, input: input, baseDirectory: definition.baseDirectory)
-                    targets.append(target)
+                    targets.append(try OutputTarget(output: output, input: input, baseDirectory: definition.baseDirectory))
+                } catch {
+                    refusal = "refused: output \"\(output.name)\": \(error.message)"
+                    break
+                }
+            }
+            let earlier = listingsBySource[key] ?? []
+            if listingsBySource[key] == nil { sourceOrder.append(key) }
+            // The same source listed again with the same output paths (a file matched by two
+            // globs, a URL repeated in a list) is the same work: it is done once and reported
+            // for each listing.
+            if refusal == nil, let twin = earlier.firstIndex(where: { $0.refusal == nil && $0.targets.map(\.plannedPath) == targets.map(\.plannedPath) }) {
+                listingsBySource[key, default: []].append(Listing(input: input, targets: [], refusal: nil, sameAs: twin))
+                continue
+            }
+            if refusal == nil {
+                for (index, target) in targets.enumerated() {
+                    let output = definition.outputs[index]
+                    let place = "outputs[\(index)].path"
                     // Paths still holding {width}/{height} are compared as written; the runner
                     // catches the rest when the sizes are known.
-                    if let earlier = writers[target.plannedPath] {
+                    if let writer = writers[target.plannedPath] {
                         problems.append(.init(path: place, location: output.pathLocation, message:
-                            "output \"\(output.name)\" of \(input.displayName) and output \"\(earlier.output)\" of \(earlier.input) would both write \(target.plannedPath)"))
+                            "output \"\(output.name)\" of \(input.displayName) and output \"\(writer.output)\" of \(writer.input) would both write \(target.plannedPath)"))
                     } else {
                         writers[target.plannedPath] = (input.displayName, output.name)
                     }
@@ -65,14 +85,9 @@ public struct RunPlan: Sendable {
                         problems.append(.init(path: place, location: output.pathLocation, message:
                             "output \"\(output.name)\" of \(input.displayName) would overwrite the input \(target.plannedPath)"))
                     }
-                } catch {
-                    refusal = "refused: output \"\(output.name)\": \(error.message)"
-                    break
                 }
             }
-            let key = Self.sourceKey(input)
-            if listingsBySource[key] == nil { sourceOrder.append(key) }
-            listingsBySource[key, default: []].append(Listing(input: input, targets: refusal == nil ? targets : [], refusal: refusal))
+            listingsBySource[key, default: []].append(Listing(input: input, targets: refusal == nil ? targets : [], refusal: refusal, sameAs: nil))
         }
         guard problems.isEmpty else { throw PipelineFileError(file: fileName, problems: problems) }
         items = sourceOrder.compactMap { listingsBySource[$0].map { Item(listings: $0) } }

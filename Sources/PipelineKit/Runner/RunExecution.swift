@@ -96,8 +96,16 @@ final class RunExecution: Sendable {
                                               error: ItemError(stage: .fetch, reason: listing.refusal ?? "refused"))],
                        originalSize: nil)
         }
-        let listings = item.listings.filter { $0.refusal == nil }
+        let listings = item.listings.filter { $0.refusal == nil && $0.sameAs == nil }
         guard !listings.isEmpty else { return refused }
+        // A repeated listing gets its twin's report, under its own name.
+        let repeats = item.listings.filter { $0.sameAs != nil }
+        func withRepeats(_ reports: [ItemReport]) -> [ItemReport] {
+            reports + repeats.compactMap { listing in
+                guard let twin = listing.sameAs, let original = reports.first(where: { $0.input == item.listings[twin].input }) else { return nil }
+                return ItemReport(input: listing.input, written: original.written, failures: original.failures, originalSize: original.originalSize)
+            }
+        }
 
         let decoded: DecodedImage
         do {
@@ -107,11 +115,11 @@ final class RunExecution: Sendable {
             return nil
         } catch {
             let itemError = Self.itemError(error, stage: .decompress)
-            return refused + listings.map { listing in
+            return refused + withRepeats(listings.map { listing in
                 ItemReport(input: listing.input, written: [],
                            failures: [ItemFailure(input: listing.input.displayName, output: nil, error: itemError)],
                            originalSize: nil)
-            }
+            })
         }
 
         // Fan-out: every output of every listing starts from the one decoded image.
@@ -130,7 +138,7 @@ final class RunExecution: Sendable {
             return results.sorted { ($0.0, $0.1) < ($1.0, $1.1) }
         }
         if outcomes.contains(where: { $0.2 == nil }) { return nil }
-        return refused + listings.enumerated().map { listingIndex, listing in
+        return refused + withRepeats(listings.enumerated().map { listingIndex, listing in
             var written: [WrittenOutput] = []
             var failures: [ItemFailure] = []
             for (index, outputIndex, outcome) in outcomes where index == listingIndex {
@@ -142,7 +150,7 @@ final class RunExecution: Sendable {
                 }
             }
             return ItemReport(input: listing.input, written: written, failures: failures, originalSize: decoded.originalSize)
-        }
+        })
     }
 
     /// The fetch and cache stages: a local file is checked where it lies; a URL comes from the

@@ -1,0 +1,47 @@
+import ArgumentParser
+import Foundation
+import PipelineKit
+
+extension PipelineCommand {
+    struct Cache: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Show or empty a pipeline's disk cache of fetched images.",
+            subcommands: [Stats.self, Clear.self]
+        )
+
+        struct Stats: ParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "Print the cache's folder, entries and size.")
+
+            @Argument(help: "The pipeline file (JSON).")
+            var file: String
+
+            func run() throws {
+                let cache = try diskCache(of: file)
+                let statistics = cache.statistics()
+                print("cache: \(cache.directory.path)")
+                print("entries: \(statistics.entries)")
+                print("size: \(statistics.bytes) bytes (limit \(cache.maxSize))")
+            }
+        }
+
+        struct Clear: ParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "Remove every entry of the cache.")
+
+            @Argument(help: "The pipeline file (JSON).")
+            var file: String
+
+            func run() throws {
+                let cache = try diskCache(of: file)
+                let before = cache.statistics()
+                cache.clear()
+                print("removed \(before.entries) entries (\(before.bytes) bytes) from \(cache.directory.path)")
+            }
+        }
+    }
+}
+
+/// The disk cache a pipeline file describes, whether or not it is enabled.
+private func diskCache(of file: String) throws -> DiskCache {
+    let cache = try loadPipeline(file).definition.cache
+    return DiskCache(directory: cache.directory, maxSize: cache.maxSize)
+}
