@@ -130,9 +130,9 @@ fi
 # Only the globs that match a file are listed: a glob that matches nothing may rightly
 # be an error for the pipeline, and leaving it out changes nothing else.
 write_pipeline_file() {
-  "$py" - "$input" "$1" <<'PY'
+  "$py" - "$input" "$1" "${2:-}" <<'PY'
 import glob, json, os, sys
-inputs, dest = sys.argv[1], sys.argv[2]
+inputs, dest, url_list = sys.argv[1], sys.argv[2], sys.argv[3]
 globs = [f"{inputs}/*.{ext}" for ext in ("jpg", "jpeg", "png", "webp")]
 job = {
     "version": 1,
@@ -148,6 +148,10 @@ job = {
          "encode": {"format": "jpeg", "quality": 60}, "path": "out/{stem}-{ext}-placeholder.jpg"},
     ],
 }
+if url_list:
+    # The remote case: the same images over HTTP, fetched every time (no cache).
+    job["inputs"] = [{"list": url_list}]
+    job["cache"] = {"enabled": False}
 widths = os.environ.get("PIPELINE_WIDTHS")
 if widths:
     d, r, e = (int(w) for w in widths.split(","))
@@ -190,6 +194,30 @@ for run in $(seq 1 "$runs"); do
       "$bin" run "$tmp/pipeline-$run/standard.json" || { pipe_ok=0; status=1; }
   fi
 done
+
+# --- remote case: the same job over HTTP on loopback, 20 ms added to every request ------
+remote_ok=0
+if [ "$pipe_ok" = 1 ]; then
+  "$py" "$here/serve.py" "$input" --latency 0.02 > "$tmp/serve.port" &
+  server_pid=$!
+  for _ in $(seq 50); do [ -s "$tmp/serve.port" ] && break; sleep 0.1; done
+  port=$(head -n1 "$tmp/serve.port")
+  list_images "$input" | sed "s|^|http://127.0.0.1:$port/|" > "$tmp/urls.txt"
+  echo "== remote case: $count images from http://127.0.0.1:$port with 20 ms latency per request"
+  remote_ok=1
+  for run in $(seq 1 "$runs"); do
+    mkdir -p "$tmp/remote-$run"
+    write_pipeline_file "$tmp/remote-$run/standard.json" "$tmp/urls.txt"
+    measure remote "$run" "$tmp/remote-$run/out" \
+      "$bin" run "$tmp/remote-$run/standard.json" || { remote_ok=0; status=1; }
+  done
+  kill "$server_pid" 2>/dev/null || true
+  wait "$server_pid" 2>/dev/null || true
+  if [ "$remote_ok" = 1 ] && ! diff <(cd "$tmp/pipeline-1/out" && ls) <(cd "$tmp/remote-1/out" && ls) >/dev/null; then
+    echo "== the remote run wrote other files than the local one" >&2
+    remote_ok=0; status=1
+  fi
+fi
 
 # --- same files, same pixel dimensions --------------------------------------------------
 if [ "$ref_ok" = 1 ]; then
@@ -244,10 +272,10 @@ fi
 cpu_model=$(grep -m1 -E '^(model name|Model|cpu model)' /proc/cpuinfo 2>/dev/null | cut -d: -f2- | sed 's/^ *//')
 vips_version=$(pkg-config --modversion vips 2>/dev/null || vips --version 2>/dev/null || echo unknown)
 "$py" - "$tmp" "$runs" "$count" "$mb" "$(nproc)" "${cpu_model:-unknown}" "$vips_version" \
-  "$swift_version" "$ref_ok" "$pipe_ok" <<'PY'
+  "$swift_version" "$ref_ok" "$pipe_ok" "$remote_ok" <<'PY'
 import json, os, sys
 
-tmp, runs, count, mb, ncpu, cpu, vips, swift, ref_ok, pipe_ok = sys.argv[1:]
+tmp, runs, count, mb, ncpu, cpu, vips, swift, ref_ok, pipe_ok, remote_ok = sys.argv[1:]
 runs, count = int(runs), int(count)
 
 def summary(name):
@@ -265,7 +293,8 @@ def summary(name):
             "ips": count / best["wall_s"] if best["wall_s"] > 0 else float("nan")}
 
 rows = [("reference (pyvips)", summary("reference") if ref_ok == "1" else None),
-        ("pipeline", summary("pipeline") if pipe_ok == "1" else None)]
+        ("pipeline", summary("pipeline") if pipe_ok == "1" else None),
+        ("pipeline, remote", summary("remote") if remote_ok == "1" else None)]
 print()
 print(f"{'':20} {'wall s':>8} {'CPU s':>8} {'peak MiB':>9} {'images/s':>9}")
 for label, s in rows:
@@ -277,6 +306,10 @@ ref, pipe = rows[0][1], rows[1][1]
 if ref and pipe:
     print(f"pipeline/reference:  wall {pipe['wall'] / ref['wall']:.2f}x, "
           f"peak memory {pipe['peak'] / ref['peak']:.2f}x")
+remote = rows[2][1]
+if pipe and remote:
+    print(f"remote/local:        wall {remote['wall'] / pipe['wall']:.2f}x "
+          f"(HTTP on loopback, 20 ms added per request, no cache)")
 print(f"({count} images, {mb} MB; best wall time of {runs} run(s) with its CPU time; "
       f"highest peak of the runs; peak = summed RSS of the process tree)")
 print(f"machine: {ncpu} cores, {cpu}, libvips {vips}" + (f", {swift}" if swift else ""))
