@@ -1,7 +1,6 @@
 import ArgumentParser
 import Foundation
 import PipelineKit
-import Synchronization
 
 extension PipelineCommand {
     struct Run: AsyncParsableCommand {
@@ -94,7 +93,7 @@ final class Interruption {
 
 /// A flag one thread sets and another reads.
 final class OnceFlag: Sendable {
-    private let value = Mutex(false)
+    private let value = Locked(false)
 
     var isSet: Bool { value.withLock { $0 } }
     func set() { value.withLock { $0 = true } }

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// The disk cache of fetched bytes: one file an entry, written to a temporary file and renamed,
 /// with a checksum over its body, so a crash or `kill -9` at any moment leaves either the old
@@ -11,7 +10,7 @@ public final class DiskCache: DataCaching {
     public let directory: URL
     public let maxSize: Int64
     /// Bytes this process believes the cache holds; nil until first counted.
-    private let estimatedSize = Mutex<Int64?>(nil)
+    private let estimatedSize = Locked<Int64?>(nil)
 
     private static let magic = Data("PIPELINE-CACHE-1\n".utf8)
 

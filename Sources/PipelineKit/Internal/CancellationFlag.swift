@@ -1,9 +1,8 @@
-import Synchronization
 
 /// A flag set from a task's cancellation handler and read by work on an `OperationQueue`,
 /// which has no task to ask.
 final class CancellationFlag: Sendable {
-    private let state = Mutex(false)
+    private let state = Locked(false)
 
     var isSet: Bool { state.withLock { $0 } }
 

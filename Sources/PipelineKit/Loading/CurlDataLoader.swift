@@ -1,6 +1,5 @@
 import CCurl
 import Foundation
-import Synchronization
 
 /// The default `DataLoading`: libcurl, following redirects to http and https only, with
 /// connections kept alive between transfers (HTTP/2 where the server offers it).
@@ -27,7 +26,7 @@ public final class CurlDataLoader: DataLoading {
     }
 
     private let settings: Settings
-    private let idleHandles = Mutex<[EasyHandle]>([])
+    private let idleHandles = Locked<[EasyHandle]>([])
 
     public init(settings: Settings = Settings()) {
         CurlGlobal.start()

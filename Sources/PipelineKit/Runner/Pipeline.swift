@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// A checked pipeline, ready to plan and run: the library's entry point.
 ///
@@ -116,7 +115,7 @@ public struct PipelineRun: AsyncSequence, Sendable {
 
 /// Holds the task of a run, set once the stream has started it.
 private final class TaskHolder: Sendable {
-    private let task = Mutex<Task<Void, Never>?>(nil)
+    private let task = Locked<Task<Void, Never>?>(nil)
 
     func set(_ running: Task<Void, Never>) { task.withLock { $0 = running } }
     func cancel() { task.withLock { $0?.cancel() } }

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import Vips
 
 /// One run of a plan: drives every source through the stage queues with a bounded number in
@@ -17,7 +16,7 @@ final class RunExecution: Sendable {
     private let cache: (any DataCaching)?
     private let decoder: ImageDecoder
     /// Paths written in this run: the one piece of shared runner state, so it has one owner.
-    private let claimedPaths = Mutex<[String: String]>([:])
+    private let claimedPaths = Locked<[String: String]>([:])
 
     init(plan: RunPlan, dataLoader: any DataLoading, cache: (any DataCaching)?, emit: @escaping @Sendable (PipelineEvent) -> Void) {
         let definition = plan.definition

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import PipelineKit
 
 /// A small HTTP/1.1 server on 127.0.0.1 for tests: keep-alive, a handler per request, and a
 /// log of every request and connection, so tests can count what the fetcher really did.
@@ -34,8 +34,8 @@ final class TestHTTPServer: Sendable {
     let port: Int
     private let listener: Int32
     private let handler: Handler
-    private let log = Mutex<(requests: [Request], connections: Int, bytesSent: [String: Int])>(([], 0, [:]))
-    private let stopped = Mutex(false)
+    private let log = Locked<(requests: [Request], connections: Int, bytesSent: [String: Int])>(([], 0, [:]))
+    private let stopped = Locked(false)
 
     init(handler: @escaping Handler) throws {
         self.handler = handler

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import Vips
 import PipelineKit
 
@@ -17,7 +16,7 @@ struct RecordingProcessor: ImageProcessing {
         let size: ImageSize
     }
 
-    static let calls = Mutex<[String: [Call]]>([:])
+    static let calls = Locked<[String: [Call]]>([:])
     let tag: String
 
     init(options: ProcessorOptions) throws(OptionError) {
