@@ -48,6 +48,8 @@ extension PipelineCommand {
                     }
                 case .finished(let final):
                     summary = final
+                case .itemStarted, .stageFinished:
+                    break
                 }
             }
             guard let summary else { throw ExitCode.failure }

@@ -73,20 +73,25 @@ public struct Pipeline: Sendable {
 public struct PipelineRun: AsyncSequence, Sendable {
     public typealias Element = PipelineEvent
     private let events: AsyncStream<PipelineEvent>
-    private let task: TaskHolder
+    private let task: Task<Void, Never>
+    private let execution: RunExecution
 
     init(plan: RunPlan, dataLoader: any DataLoading, cache: (any DataCaching)?) {
-        let task = TaskHolder()
-        events = AsyncStream(bufferingPolicy: .unbounded) { continuation in
-            let execution = RunExecution(plan: plan, dataLoader: dataLoader, cache: cache, emit: { continuation.yield($0) })
-            let running = Task {
-                await execution.run()
-                continuation.finish()
-            }
-            task.set(running)
-            continuation.onTermination = { _ in running.cancel() }
+        let (events, continuation) = AsyncStream.makeStream(of: PipelineEvent.self, bufferingPolicy: .unbounded)
+        let execution = RunExecution(plan: plan, dataLoader: dataLoader, cache: cache, emit: { continuation.yield($0) })
+        let running = Task {
+            await execution.run()
+            continuation.finish()
         }
-        self.task = task
+        continuation.onTermination = { _ in running.cancel() }
+        self.events = events
+        self.execution = execution
+        self.task = running
+    }
+
+    /// How many operations each stage has queued, running and done right now (for progress).
+    public func stageCounts() -> [Stage: StageCounts] {
+        execution.stageCounts
     }
 
     /// Stops the run: queued work is skipped, running work finishes, events go on until `finished`.
@@ -104,19 +109,11 @@ public struct PipelineRun: AsyncSequence, Sendable {
         var summary: RunSummary?
         for await event in self {
             switch event {
-            case .started: break
+            case .started, .itemStarted, .stageFinished: break
             case .itemCompleted(let report): reports.append(report)
             case .finished(let final): summary = final
             }
         }
         return (reports, summary)
     }
-}
-
-/// Holds the task of a run, set once the stream has started it.
-private final class TaskHolder: Sendable {
-    private let task = Locked<Task<Void, Never>?>(nil)
-
-    func set(_ running: Task<Void, Never>) { task.withLock { $0 = running } }
-    func cancel() { task.withLock { $0?.cancel() } }
 }

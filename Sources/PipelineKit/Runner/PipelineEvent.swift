@@ -5,6 +5,10 @@ import Foundation
 public enum PipelineEvent: Sendable {
     /// The plan is made and work begins.
     case started(inputs: Int, outputsPerInput: Int, warnings: [String])
+    /// An input entered the first stage.
+    case itemStarted(InputFile)
+    /// A stage finished one operation (for progress, reports and traces).
+    case stageFinished(StageOperation)
     /// One input went through every stage (some outputs may have failed: see the report).
     case itemCompleted(ItemReport)
     /// The run is over, completed or cancelled.

@@ -23,14 +23,21 @@ final class RunExecution: Sendable {
         self.plan = plan
         self.emit = emit
         self.cache = cache
-        fetchQueue = StageQueue(stage: .fetch, concurrency: definition.fetch.concurrency)
-        cacheQueue = StageQueue(stage: .cache, concurrency: definition.cache.concurrency)
-        decompressQueue = StageQueue(stage: .decompress, concurrency: definition.decompress.concurrency)
-        resizeQueue = StageQueue(stage: .resize, concurrency: definition.resize.concurrency)
-        encodeQueue = StageQueue(stage: .encode, concurrency: definition.encode.concurrency)
+        let clock = RunClock()
+        let record: @Sendable (StageOperation) -> Void = { emit(.stageFinished($0)) }
+        fetchQueue = StageQueue(stage: .fetch, concurrency: definition.fetch.concurrency, clock: clock, record: record)
+        cacheQueue = StageQueue(stage: .cache, concurrency: definition.cache.concurrency, clock: clock, record: record)
+        decompressQueue = StageQueue(stage: .decompress, concurrency: definition.decompress.concurrency, clock: clock, record: record)
+        resizeQueue = StageQueue(stage: .resize, concurrency: definition.resize.concurrency, clock: clock, record: record)
+        encodeQueue = StageQueue(stage: .encode, concurrency: definition.encode.concurrency, clock: clock, record: record)
         fileFetcher = FileFetcher(maxBytes: definition.fetch.maxBytes)
         remoteFetcher = RemoteFetcher(loader: dataLoader, settings: definition.fetch)
         decoder = ImageDecoder(settings: definition.decompress, outputs: definition.outputs)
+    }
+
+    /// Each stage's queued, running and done counts now.
+    var stageCounts: [Stage: StageCounts] {
+        Dictionary(uniqueKeysWithValues: [fetchQueue, cacheQueue, decompressQueue, resizeQueue, encodeQueue].map { ($0.stage, $0.counts) })
     }
 
     func run() async {
@@ -106,10 +113,12 @@ final class RunExecution: Sendable {
             }
         }
 
+        for listing in item.listings { emit(.itemStarted(listing.input)) }
+        let name = item.input.displayName
         let decoded: DecodedImage
         do {
             let source = try await obtain(item.input)
-            decoded = try await decompressQueue.run { [decoder] in try decoder.decode(source) }
+            decoded = try await decompressQueue.run(for: name) { [decoder] in try decoder.decode(source) }
         } catch is CancellationError {
             return nil
         } catch {
@@ -157,12 +166,12 @@ final class RunExecution: Sendable {
     /// the cache unless the server forbids it.
     private func obtain(_ input: InputFile) async throws -> EncodedSource {
         guard let url = input.url else {
-            return try await fetchQueue.run { [fileFetcher] in try fileFetcher.fetch(input) }
+            return try await fetchQueue.run(for: input.displayName) { [fileFetcher] in try fileFetcher.fetch(input) }
         }
         let cache = self.cache
-        let cached = try await cacheQueue.run { cache?.cachedResponse(for: url) }
+        let cached = try await cacheQueue.run(for: url) { cache?.cachedResponse(for: url) }
         if let cached, cached.isFresh() { return .data(cached.body) }
-        let outcome = try await fetchQueue.run { [remoteFetcher] isCancelled in
+        let outcome = try await fetchQueue.run(for: url) { [remoteFetcher] isCancelled in
             try remoteFetcher.fetch(url, revalidating: cached, isCancelled: isCancelled)
         }
         switch outcome {
@@ -174,7 +183,7 @@ final class RunExecution: Sendable {
             refreshed.etag = response.etag ?? refreshed.etag
             refreshed.lastModified = response.lastModified ?? refreshed.lastModified
             if !control.noStore, let cache {
-                try await cacheQueue.run { [refreshed] in cache.store(refreshed) }
+                try await cacheQueue.run(for: url) { [refreshed] in cache.store(refreshed) }
             }
             return .data(refreshed.body)
         case .fetched(let response):
@@ -182,7 +191,7 @@ final class RunExecution: Sendable {
             if !control.noStore, let cache, response.etag != nil || response.lastModified != nil || control.freshness != nil {
                 let entry = CachedResponse(url: url, body: response.body, etag: response.etag,
                                            lastModified: response.lastModified, storedAt: Date(), maxAge: control.freshness)
-                try await cacheQueue.run { cache.store(entry) }
+                try await cacheQueue.run(for: url) { cache.store(entry) }
             }
             return .data(response.body)
         }
@@ -193,10 +202,10 @@ final class RunExecution: Sendable {
     private func make(_ output: OutputDefinition, target: OutputTarget, from decoded: DecodedImage, input: InputFile) async -> Result<WrittenOutput, ItemError>? {
         do {
             let context = ProcessingContext(input: input.displayName, output: output.name, originalSize: decoded.originalSize)
-            let processed = try await resizeQueue.run {
+            let processed = try await resizeQueue.run(for: input.displayName, output: output.name) {
                 try Self.applySteps(output.steps, to: decoded.image, context: context)
             }
-            let encoded = try await encodeQueue.run { [self] in
+            let encoded = try await encodeQueue.run(for: input.displayName, output: output.name) { [self] in
                 try encodeAndWrite(processed, output: output, target: target, input: input)
             }
             return .success(encoded)

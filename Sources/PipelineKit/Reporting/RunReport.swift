@@ -1,0 +1,60 @@
+import Foundation
+
+/// What a run did, input by input and stage by stage: the content of `report.json`, built from
+/// a run's events by `RunRecorder`.
+public struct RunReport: Sendable, Codable {
+    public struct Output: Sendable, Codable {
+        public var name: String
+        public var path: String?
+        public var status: Status
+        public var error: String?
+        public var stage: Stage?
+        public var width: Int?
+        public var height: Int?
+        public var bytes: Int?
+        public var format: String
+    }
+
+    public struct Item: Sendable, Codable {
+        public var input: String
+        public var status: Status
+        /// The failure that stopped the whole input before its outputs, if any.
+        public var error: String?
+        public var stage: Stage?
+        public var width: Int?
+        public var height: Int?
+        /// The input's size in bytes, when known (local files).
+        public var bytes: Int64?
+        /// Seconds worked in each stage for this input (queue waits not included).
+        public var stageSeconds: [String: Double]
+        public var outputs: [Output]
+    }
+
+    public enum Status: String, Sendable, Codable {
+        case succeeded, failed
+    }
+
+    /// Totals of one stage.
+    public struct StageTotals: Sendable, Codable {
+        public var stage: Stage
+        public var concurrency: Int
+        public var operations: Int
+        /// Seconds its lanes worked, summed.
+        public var busySeconds: Double
+        /// Seconds operations waited for a free lane, summed.
+        public var waitSeconds: Double
+    }
+
+    public var pipeline: String
+    public var version: String
+    public var startedAt: Date
+    public var elapsedSeconds: Double
+    public var inputs: Int
+    public var succeeded: Int
+    public var failed: Int
+    public var notRun: Int
+    public var outputsWritten: Int
+    public var cancelled: Bool
+    public var stages: [StageTotals]
+    public var items: [Item]
+}

@@ -1,0 +1,33 @@
+/// One operation of a stage, as it happened: when it was queued, when it ran, on which lane.
+public struct StageOperation: Sendable, Codable, Equatable {
+    public let stage: Stage
+    /// The input it worked for (its display name).
+    public let input: String
+    /// The output it worked for, for the resize and encode stages.
+    public let output: String?
+    /// Seconds since the run started.
+    public let queuedAt: Double
+    public let startedAt: Double
+    public let endedAt: Double
+    /// Which of the queue's `concurrency` lanes ran it, from 0: one track each in a trace.
+    public let lane: Int
+    public let succeeded: Bool
+
+    /// Seconds spent waiting for a free lane.
+    public var waited: Double { startedAt - queuedAt }
+    /// Seconds spent working.
+    public var duration: Double { endedAt - startedAt }
+}
+
+/// How many operations of a stage are waiting, running and done, at one moment.
+public struct StageCounts: Sendable, Equatable, Codable {
+    public var queued = 0
+    public var running = 0
+    public var done = 0
+
+    public init(queued: Int = 0, running: Int = 0, done: Int = 0) {
+        self.queued = queued
+        self.running = running
+        self.done = done
+    }
+}
