@@ -208,7 +208,7 @@ import StandardProcessors
                 completed += 1
                 if completed == 1 { run.cancel() }
             case .finished(let final): summary = final
-            case .started: break
+            case .started, .itemStarted, .stageFinished: break
             }
         }
         // Then it ends early, says so, and every file present is a whole image
