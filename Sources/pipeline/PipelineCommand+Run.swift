@@ -1,24 +1,46 @@
 import ArgumentParser
 import Foundation
+import Logging
 import PipelineKit
 
 extension PipelineCommand {
     struct Run: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Run a pipeline file: make every output from every input.",
-            discussion: "Failures are printed as they happen; a summary follows. Ctrl-C stops queued work, lets running work finish and exits 130."
+            discussion: """
+                Progress goes to standard error (redrawn in place on a terminal), failures too, as they \
+                happen; a summary follows on standard output. Ctrl-C stops queued work, lets running work \
+                finish and exits 130.
+                """
         )
 
         @Argument(help: "The pipeline file (JSON).")
         var file: String
 
-        @Flag(name: .shortAndLong, help: "Print only failures, no summary.")
+        @Flag(name: .shortAndLong, help: "Print only failures: no progress, no summary.")
         var quiet = false
 
         @Flag(name: .shortAndLong, help: "Print a line for every output written.")
         var verbose = false
 
+        @Flag(help: "Print one JSON object per event on standard output (runStarted, itemStarted, stageFinished, itemFailed, itemCompleted, runFinished), for scripts.")
+        var json = false
+
+        @ArgumentParser.Option(help: ArgumentHelp("Write report.json and index.html (results, failures, time per stage) into this folder.", valueName: "dir"))
+        var report: String?
+
+        @ArgumentParser.Option(help: ArgumentHelp("Write a trace of every stage operation in the Chrome Trace Event format (Perfetto, chrome://tracing).", valueName: "file"))
+        var trace: String?
+
+        @ArgumentParser.Option(help: "How much to log on standard error: trace, debug, info, notice, warning, error or critical.")
+        var logLevel: Logger.Level = .warning
+
+        func validate() throws {
+            if json && quiet { throw ValidationError("--json and --quiet cannot be used together") }
+        }
+
         func run() async throws {
+            let logger = makeLogger(level: logLevel)
             let pipeline = try loadPipeline(file)
             let run: PipelineRun
             do {
@@ -36,38 +58,58 @@ extension PipelineCommand {
             }
             defer { interruption.stop() }
 
+            let output = RunOutput(mode: json ? .json : quiet ? .quiet : .progress, verbose: verbose, logger: logger, run: run)
+            var recorder = report != nil || trace != nil ? RunRecorder(definition: pipeline.definition) : nil
             var summary: RunSummary?
             for await event in run {
-                switch event {
-                case .started(_, _, let warnings):
-                    for warning in warnings { printError("warning: \(warning)") }
-                case .itemCompleted(let report):
-                    for failure in report.failures { printError("failed: \(failure)") }
-                    if verbose {
-                        for output in report.written { print("wrote \(output.path) (\(output.size), \(output.byteCount) bytes)") }
-                    }
-                case .finished(let final):
-                    summary = final
-                case .itemStarted, .stageFinished:
-                    break
-                }
+                output.handle(event)
+                recorder?.record(event)
+                if case .finished(let final) = event { summary = final }
             }
             guard let summary else { throw ExitCode.failure }
-            if !quiet { print(Self.describe(summary)) }
+            if let recorder { try writeFiles(recorder) }
+            if !quiet && !json { print(Self.describe(summary)) }
             if interrupted.isSet { throw ExitCode.interrupted }
             if summary.failed > 0 { throw ExitCode.someItemsFailed }
         }
 
+        private func writeFiles(_ recorder: RunRecorder) throws {
+            if let report {
+                do {
+                    try ReportWriter.write(recorder.report, to: URL(fileURLWithPath: report))
+                } catch {
+                    printError("cannot write the report to \(report): \(error)")
+                    throw ExitCode.failure
+                }
+            }
+            if let trace {
+                do {
+                    try recorder.traceJSON().write(to: URL(fileURLWithPath: trace), options: .atomic)
+                } catch {
+                    printError("cannot write the trace to \(trace): \(error)")
+                    throw ExitCode.failure
+                }
+            }
+        }
+
         static func describe(_ summary: RunSummary) -> String {
-            let seconds = Double(summary.elapsed.components.seconds) + Double(summary.elapsed.components.attoseconds) * 1e-18
             var parts = ["\(summary.inputs) input\(summary.inputs == 1 ? "" : "s")",
                          "\(summary.succeeded) succeeded", "\(summary.failed) failed"]
             if summary.notRun > 0 { parts.append("\(summary.notRun) not run") }
             return parts.joined(separator: ", ")
                 + "; \(summary.outputsWritten) output\(summary.outputsWritten == 1 ? "" : "s") written"
-                + " in " + String(format: "%.2f s (%.1f images/s)", seconds, summary.imagesPerSecond)
+                + " in " + String(format: "%.2f s (%.1f images/s)", summary.seconds, summary.imagesPerSecond)
         }
     }
+}
+
+extension Logger.Level: @retroactive ExpressibleByArgument {}
+
+/// A logger that writes to standard error at `level`.
+func makeLogger(level: Logger.Level) -> Logger {
+    var logger = Logger(label: "pipeline") { StreamLogHandler.standardError(label: $0) }
+    logger.logLevel = level
+    return logger
 }
 
 /// Turns the first Ctrl-C into a callback instead of killing the process, so that the run can

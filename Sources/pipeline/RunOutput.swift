@@ -1,0 +1,97 @@
+import Foundation
+import Logging
+import PipelineKit
+
+/// Everything `pipeline run` prints while a run goes: live progress or JSON events, failures,
+/// log lines. Fed each event in order by the run loop.
+final class RunOutput {
+    enum Mode {
+        /// Progress redrawn in place on a terminal, a plain line now and then otherwise.
+        case progress
+        /// One JSON object per event on standard output, for scripts.
+        case json
+        /// Failures only.
+        case quiet
+    }
+
+    private let mode: Mode
+    private let verbose: Bool
+    private let logger: Logger
+    private let progress: ProgressDisplay?
+
+    init(mode: Mode, verbose: Bool, logger: Logger, run: PipelineRun) {
+        self.mode = mode
+        self.verbose = verbose
+        self.logger = logger
+        progress = mode == .progress ? ProgressDisplay(run: run) : nil
+    }
+
+    func handle(_ event: PipelineEvent) {
+        switch event {
+        case .started(let inputs, let outputs, let warnings):
+            for warning in warnings {
+                printError("warning: \(warning)")
+                logger.warning("\(warning)")
+            }
+            logger.info("run started", metadata: ["inputs": "\(inputs)", "outputsPerInput": "\(outputs)"])
+            progress?.start(total: inputs)
+            json(["event": "runStarted", "inputs": inputs, "outputsPerInput": outputs, "warnings": warnings])
+        case .itemStarted(let input):
+            logger.debug("item started", metadata: ["input": "\(input.displayName)"])
+            json(["event": "itemStarted", "input": input.displayName])
+        case .stageFinished(let operation):
+            logger.trace("stage finished", metadata: [
+                "stage": "\(operation.stage.rawValue)", "input": "\(operation.input)",
+                "seconds": "\(operation.duration)", "waited": "\(operation.waited)",
+            ])
+            var fields: [String: Any] = [
+                "event": "stageFinished", "stage": operation.stage.rawValue, "input": operation.input,
+                "start": operation.startedAt, "seconds": operation.duration, "waited": operation.waited,
+                "lane": operation.lane, "succeeded": operation.succeeded,
+            ]
+            if let output = operation.output { fields["output"] = output }
+            json(fields)
+        case .itemCompleted(let report):
+            for failure in report.failures {
+                // Failures always reach standard error, whatever the mode and log level.
+                progress?.clear()
+                printError("failed: \(failure)")
+                logger.error("item failed", metadata: [
+                    "input": "\(failure.input)", "stage": "\(failure.stage.rawValue)", "reason": "\(failure.reason)",
+                ])
+                var fields: [String: Any] = ["event": "itemFailed", "input": failure.input, "stage": failure.stage.rawValue, "reason": failure.reason]
+                if let output = failure.output { fields["output"] = output }
+                json(fields)
+            }
+            if verbose, mode != .json {
+                progress?.clear()
+                for output in report.written { print("wrote \(output.path) (\(output.size), \(output.byteCount) bytes)") }
+            }
+            progress?.completed(succeeded: report.succeeded)
+            json([
+                "event": "itemCompleted", "input": report.input.displayName, "status": report.succeeded ? "succeeded" : "failed",
+                "outputs": report.written.map { ["name": $0.output, "path": $0.path, "width": $0.size.width, "height": $0.size.height, "bytes": $0.byteCount] },
+            ])
+        case .finished(let summary):
+            progress?.stop()
+            logger.info("run finished", metadata: ["succeeded": "\(summary.succeeded)", "failed": "\(summary.failed)"])
+            json([
+                "event": "runFinished", "inputs": summary.inputs, "succeeded": summary.succeeded, "failed": summary.failed,
+                "notRun": summary.notRun, "outputsWritten": summary.outputsWritten, "seconds": summary.seconds,
+                "imagesPerSecond": summary.imagesPerSecond, "cancelled": summary.cancelled,
+            ])
+        }
+    }
+
+    private func json(_ fields: [String: Any]) {
+        guard mode == .json, let data = try? JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys, .withoutEscapingSlashes]) else { return }
+        FileHandle.standardOutput.write(data + Data("\n".utf8))
+    }
+}
+
+extension RunSummary {
+    /// The elapsed time in seconds.
+    var seconds: Double {
+        Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+    }
+}
