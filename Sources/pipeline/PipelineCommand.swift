@@ -16,7 +16,7 @@ struct PipelineCommand: AsyncParsableCommand {
             file or the command line is invalid (nothing ran), 130 when interrupted.
             """,
         version: PipelineKitInfo.version,
-        subcommands: [Run.self, Validate.self, Schema.self, Plugins.self, Cache.self]
+        subcommands: [Run.self, Validate.self, Explain.self, Schema.self, Plugins.self, Cache.self]
     )
 
     /// The processors every command knows: the built-in plugins.

@@ -1,0 +1,117 @@
+import Foundation
+import Vips
+
+/// What a run would do, worked out from the plan and from image headers only (no decoding):
+/// the content of `pipeline explain`.
+public struct PlanExplanation: Sendable {
+    /// One sampled input, from its header.
+    public struct Sample: Sendable {
+        public let input: String
+        /// The libvips loader, for example `jpegload_source`; nil when the header cannot be read.
+        public let format: String?
+        /// Upright size from the header.
+        public let size: ImageSize?
+        /// JPEG shrink-on-load factor the decoder will use (1 for none).
+        public let loadShrink: Int
+        /// The size decoding produces: what the largest output needs.
+        public let decodeSize: ImageSize?
+    }
+
+    public let inputs: Int
+    public let sources: Int
+    public let remoteInputs: Int
+    /// Loader names and how many inputs each reads, among those whose header was read.
+    public let formats: [String: Int]
+    public let samples: [Sample]
+    public let outputs: [String]
+    public let stageWidths: [(Stage, Int)]
+    public let inFlight: Int
+    /// Bytes of decoded and processed images that may be in memory at once, from the largest
+    /// decode size seen: `inFlight` × (decoded image + each output's image), 4 bytes a pixel.
+    public let estimatedPeakImageBytes: Int64
+    /// The part of the estimate that downloads may add (`inFlight` × `fetch.maxBytes`) when
+    /// inputs are remote.
+    public let estimatedPeakDownloadBytes: Int64
+
+    /// Headers are read for at most this many local inputs (all of them in smaller runs).
+    public static let headerLimit = 2000
+
+    init(plan: RunPlan, sampleCount: Int = 5) {
+        let definition = plan.definition
+        let decoder = ImageDecoder(settings: definition.decompress, outputs: definition.outputs)
+        inputs = plan.inputCount
+        sources = plan.items.count
+        remoteInputs = plan.items.filter { $0.input.isRemote }.count
+        var formats: [String: Int] = [:]
+        var samples: [Sample] = []
+        var largestDecode = 0
+        var largestOutputs = 0
+        for item in plan.items.filter({ !$0.input.isRemote }).prefix(Self.headerLimit) {
+            let header = try? VipsImage.open(file: item.input.path)
+            let format = header?.loader
+            if let format { formats[format, default: 0] += 1 }
+            var sample = Sample(input: item.input.displayName, format: format, size: nil, loadShrink: 1, decodeSize: nil)
+            if let header {
+                let upright = definition.decompress.autorotate ? header.orientedSize : (width: header.width, height: header.height)
+                let size = ImageSize(width: upright.width, height: upright.height)
+                let allowed = decoder.allowedShrink(for: size)
+                let decodeSize = ImageDecoder.decodeSize(stored: size, allowedShrink: allowed)
+                let shrink = ImageDecoder.loadShrink(allowed: allowed, loader: format ?? "", fast: definition.decompress.fastShrinkOnLoad)
+                sample = Sample(input: item.input.displayName, format: format, size: size, loadShrink: shrink, decodeSize: decodeSize)
+                largestDecode = max(largestDecode, decodeSize.pixelCount)
+                let outputPixels = definition.outputs.reduce(0) { total, output in
+                    total + output.steps.reduce(decodeSize) { $1.outputSize(for: $0) }.pixelCount
+                }
+                largestOutputs = max(largestOutputs, outputPixels)
+            }
+            if samples.count < sampleCount { samples.append(sample) }
+        }
+        self.formats = formats
+        self.samples = samples
+        outputs = definition.outputs.map { output in
+            let steps = output.steps.map(\.identifier).joined(separator: " → ")
+            return "\(output.name): \(steps.isEmpty ? "no steps" : steps) → \(output.encoder.format.rawValue) (\(output.encoder.vipsSuffix)) → \(output.path.text)"
+        }
+        stageWidths = [
+            (.fetch, definition.fetch.concurrency), (.cache, definition.cache.concurrency),
+            (.decompress, definition.decompress.concurrency), (.resize, definition.resize.concurrency),
+            (.encode, definition.encode.concurrency),
+        ]
+        inFlight = definition.inFlight
+        estimatedPeakImageBytes = Int64(definition.inFlight) * Int64(largestDecode + largestOutputs) * 4
+        estimatedPeakDownloadBytes = remoteInputs > 0 ? Int64(definition.inFlight) * definition.fetch.maxBytes : 0
+    }
+
+    /// The explanation as lines of text.
+    public var text: String {
+        var lines: [String] = []
+        lines.append("inputs: \(inputs) (\(sources) distinct source\(sources == 1 ? "" : "s"), \(remoteInputs) remote)")
+        if !formats.isEmpty {
+            lines.append("formats (from headers): " + formats.sorted { $0.value > $1.value }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
+        }
+        for sample in samples {
+            guard let size = sample.size, let decode = sample.decodeSize else {
+                lines.append("  \(sample.input): header unreadable")
+                continue
+            }
+            let shrink = sample.loadShrink > 1 ? "shrink-on-load \(sample.loadShrink), " : ""
+            lines.append("  \(sample.input): \(sample.format ?? "?") \(size), \(shrink)decoded at \(decode)")
+        }
+        lines.append("outputs per input: \(outputs.count)")
+        for output in outputs { lines.append("  \(output)") }
+        lines.append("stage widths: " + stageWidths.map { "\($0.0.rawValue) \($0.1)" }.joined(separator: ", "))
+        lines.append("in flight: at most \(inFlight) inputs")
+        let megabytes = { (bytes: Int64) in String(format: "%.0f MB", Double(bytes) / 1_000_000) }
+        var memory = "estimated peak image memory: \(megabytes(estimatedPeakImageBytes)) (in flight × largest decode and its outputs)"
+        if estimatedPeakDownloadBytes > 0 { memory += ", plus up to \(megabytes(estimatedPeakDownloadBytes)) of downloads" }
+        lines.append(memory)
+        return lines.joined(separator: "\n")
+    }
+}
+
+extension Pipeline {
+    /// Plans the run and reads headers (no pixels) to say what it would do.
+    public func explain() throws(PipelineFileError) -> PlanExplanation {
+        PlanExplanation(plan: try plan())
+    }
+}
