@@ -32,6 +32,9 @@ extension PipelineCommand {
         @ArgumentParser.Option(help: ArgumentHelp("Write a trace of every stage operation in the Chrome Trace Event format (Perfetto, chrome://tracing).", valueName: "file"))
         var trace: String?
 
+        @Flag(help: "Make every output again, even those an earlier run made from the same input and settings.")
+        var force = false
+
         @ArgumentParser.Option(help: "How much to log on standard error: trace, debug, info, notice, warning, error or critical.")
         var logLevel: Logger.Level = .warning
 
@@ -44,7 +47,7 @@ extension PipelineCommand {
             let pipeline = try loadPipeline(file)
             let run: PipelineRun
             do {
-                run = try pipeline.run()
+                run = try pipeline.run(force: force)
             } catch {
                 printError(error.description)
                 throw ExitCode.invalidInput
@@ -96,8 +99,9 @@ extension PipelineCommand {
             var parts = ["\(summary.inputs) input\(summary.inputs == 1 ? "" : "s")",
                          "\(summary.succeeded) succeeded", "\(summary.failed) failed"]
             if summary.notRun > 0 { parts.append("\(summary.notRun) not run") }
+            let upToDate = summary.outputsUpToDate > 0 ? ", \(summary.outputsUpToDate) up to date" : ""
             return parts.joined(separator: ", ")
-                + "; \(summary.outputsWritten) output\(summary.outputsWritten == 1 ? "" : "s") written"
+                + "; \(summary.outputsWritten) output\(summary.outputsWritten == 1 ? "" : "s") written\(upToDate)"
                 + " in " + String(format: "%.2f s (%.1f images/s)", summary.seconds, summary.imagesPerSecond)
         }
     }

@@ -70,14 +70,16 @@ final class RunOutput {
             progress?.completed(succeeded: report.succeeded)
             json([
                 "event": "itemCompleted", "input": report.input.displayName, "status": report.succeeded ? "succeeded" : "failed",
-                "outputs": report.written.map { ["name": $0.output, "path": $0.path, "width": $0.size.width, "height": $0.size.height, "bytes": $0.byteCount] },
+                "outputs": report.written.map {
+                    ["name": $0.output, "path": $0.path, "width": $0.size.width, "height": $0.size.height, "bytes": $0.byteCount, "upToDate": $0.upToDate]
+                },
             ])
         case .finished(let summary):
             progress?.stop()
             logger.info("run finished", metadata: ["succeeded": "\(summary.succeeded)", "failed": "\(summary.failed)"])
             json([
                 "event": "runFinished", "inputs": summary.inputs, "succeeded": summary.succeeded, "failed": summary.failed,
-                "notRun": summary.notRun, "outputsWritten": summary.outputsWritten, "seconds": summary.seconds,
+                "notRun": summary.notRun, "outputsWritten": summary.outputsWritten, "outputsUpToDate": summary.outputsUpToDate, "seconds": summary.seconds,
                 "imagesPerSecond": summary.imagesPerSecond, "cancelled": summary.cancelled,
             ])
         }

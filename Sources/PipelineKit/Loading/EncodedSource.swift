@@ -6,3 +6,11 @@ enum EncodedSource: Sendable {
     case file(path: String, byteCount: Int64)
     case data(Data)
 }
+
+/// What the fetch and cache stages hand on: the bytes, and what identifies their version for
+/// incremental runs (a file's size, modification time and inode; a response's validator), or
+/// nil when nothing does (then the outputs are always made again).
+struct FetchedSource: Sendable {
+    let source: EncodedSource
+    let version: String?
+}

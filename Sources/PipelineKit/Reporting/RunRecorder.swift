@@ -34,11 +34,11 @@ public struct RunRecorder: Sendable {
                 if let written = report.written.first(where: { $0.output == output.name }) {
                     return RunReport.Output(name: output.name, path: written.path, status: .succeeded, error: nil, stage: nil,
                                             width: written.size.width, height: written.size.height, bytes: written.byteCount,
-                                            format: formats[output.name] ?? "")
+                                            format: formats[output.name] ?? "", upToDate: written.upToDate)
                 }
                 let failure = report.failures.first { $0.output == output.name } ?? whole
                 return RunReport.Output(name: output.name, path: nil, status: .failed, error: failure?.reason, stage: failure?.stage,
-                                        width: nil, height: nil, bytes: nil, format: formats[output.name] ?? "")
+                                        width: nil, height: nil, bytes: nil, format: formats[output.name] ?? "", upToDate: nil)
             }
             return RunReport.Item(
                 input: report.input.displayName, status: report.succeeded ? .succeeded : .failed,
@@ -61,7 +61,8 @@ public struct RunRecorder: Sendable {
         return RunReport(
             pipeline: definition.name, version: PipelineKitInfo.version, startedAt: startedAt, elapsedSeconds: elapsed,
             inputs: summary?.inputs ?? items.count, succeeded: summary?.succeeded ?? 0, failed: summary?.failed ?? 0,
-            notRun: summary?.notRun ?? 0, outputsWritten: summary?.outputsWritten ?? 0, cancelled: summary?.cancelled ?? false,
+            notRun: summary?.notRun ?? 0, outputsWritten: summary?.outputsWritten ?? 0,
+            outputsUpToDate: summary?.outputsUpToDate ?? 0, cancelled: summary?.cancelled ?? false,
             stages: stages, items: items)
     }
 

@@ -13,6 +13,8 @@ public struct RunReport: Sendable, Codable {
         public var height: Int?
         public var bytes: Int?
         public var format: String
+        /// True when an earlier run made the file and it was left as it was.
+        public var upToDate: Bool?
     }
 
     public struct Item: Sendable, Codable {
@@ -54,6 +56,7 @@ public struct RunReport: Sendable, Codable {
     public var failed: Int
     public var notRun: Int
     public var outputsWritten: Int
+    public var outputsUpToDate: Int
     public var cancelled: Bool
     public var stages: [StageTotals]
     public var items: [Item]

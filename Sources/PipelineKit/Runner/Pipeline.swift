@@ -46,8 +46,14 @@ public struct Pipeline: Sendable {
     ///     section describes (none when it says `"enabled": false`).
     /// - Throws: `PipelineFileError` when planning finds clashing output paths or unreadable
     ///   input lists; nothing has run then.
-    public func run(dataLoader: (any DataLoading)? = nil, cache: (any DataCaching)? = nil) throws(PipelineFileError) -> PipelineRun {
-        PipelineRun(plan: try plan(), dataLoader: dataLoader ?? defaultDataLoader(), cache: cache ?? defaultCache())
+    ///   - force: make every output, even those an earlier run made from the same input and
+    ///     settings (incremental runs skip those, unless the file says `"incremental": false`).
+    public func run(dataLoader: (any DataLoading)? = nil, cache: (any DataCaching)? = nil, force: Bool = false) throws(PipelineFileError) -> PipelineRun {
+        let journal = definition.incremental
+            ? OutputJournal(file: definition.cache.journalFile(pipeline: definition.name, baseDirectory: definition.baseDirectory))
+            : nil
+        return PipelineRun(plan: try plan(), dataLoader: dataLoader ?? defaultDataLoader(), cache: cache ?? defaultCache(),
+                           journal: journal, force: force)
     }
 
     /// libcurl, configured from the file's `fetch` section.
@@ -76,9 +82,10 @@ public struct PipelineRun: AsyncSequence, Sendable {
     private let task: Task<Void, Never>
     private let execution: RunExecution
 
-    init(plan: RunPlan, dataLoader: any DataLoading, cache: (any DataCaching)?) {
+    init(plan: RunPlan, dataLoader: any DataLoading, cache: (any DataCaching)?, journal: OutputJournal?, force: Bool) {
         let (events, continuation) = AsyncStream.makeStream(of: PipelineEvent.self, bufferingPolicy: .unbounded)
-        let execution = RunExecution(plan: plan, dataLoader: dataLoader, cache: cache, emit: { continuation.yield($0) })
+        let execution = RunExecution(plan: plan, dataLoader: dataLoader, cache: cache, journal: journal, force: force,
+                                     emit: { continuation.yield($0) })
         let running = Task {
             await execution.run()
             continuation.finish()

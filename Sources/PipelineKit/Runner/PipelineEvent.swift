@@ -34,6 +34,17 @@ public struct WrittenOutput: Sendable {
     public let path: String
     public let size: ImageSize
     public let byteCount: Int
+    /// True when an earlier run made this file from the same input and settings, and it was
+    /// left as it is (an incremental run).
+    public let upToDate: Bool
+
+    public init(output: String, path: String, size: ImageSize, byteCount: Int, upToDate: Bool = false) {
+        self.output = output
+        self.path = path
+        self.size = size
+        self.byteCount = byteCount
+        self.upToDate = upToDate
+    }
 }
 
 /// One failure of an input, or of one output of it.
@@ -60,6 +71,8 @@ public struct RunSummary: Sendable {
     /// Inputs never finished because the run was cancelled.
     public let notRun: Int
     public let outputsWritten: Int
+    /// Outputs left as they were because nothing that makes them changed.
+    public let outputsUpToDate: Int
     public let elapsed: Duration
     public let cancelled: Bool
     /// The most inputs that were between the first stage and the last at once (≤ `inFlight`).

@@ -15,12 +15,19 @@ final class RunExecution: Sendable {
     private let remoteFetcher: RemoteFetcher
     private let cache: (any DataCaching)?
     private let decoder: ImageDecoder
+    /// The record of outputs made, for incremental runs; nil when the file disables them.
+    private let journal: OutputJournal?
+    /// Make every output again, whatever the journal says.
+    private let force: Bool
     /// Paths written in this run: the one piece of shared runner state, so it has one owner.
     private let claimedPaths = Locked<[String: String]>([:])
 
-    init(plan: RunPlan, dataLoader: any DataLoading, cache: (any DataCaching)?, emit: @escaping @Sendable (PipelineEvent) -> Void) {
+    init(plan: RunPlan, dataLoader: any DataLoading, cache: (any DataCaching)?, journal: OutputJournal?, force: Bool,
+         emit: @escaping @Sendable (PipelineEvent) -> Void) {
         let definition = plan.definition
         self.plan = plan
+        self.journal = journal
+        self.force = force
         self.emit = emit
         self.cache = cache
         let clock = RunClock()
@@ -52,7 +59,7 @@ final class RunExecution: Sendable {
             Vips.setThreadsPerImage(1)
         }
 
-        var succeeded = 0, failed = 0, written = 0, inFlight = 0, peakInFlight = 0
+        var succeeded = 0, failed = 0, written = 0, upToDate = 0, inFlight = 0, peakInFlight = 0
         await withTaskGroup(of: [ItemReport]?.self) { group in
             var next = 0
             // Backpressure: at most `inFlight` sources between fetch and write, their fetched
@@ -71,16 +78,18 @@ final class RunExecution: Sendable {
                 inFlight -= 1
                 for report in reports ?? [] {
                     if report.succeeded { succeeded += 1 } else { failed += 1 }
-                    written += report.written.count
+                    written += report.written.filter { !$0.upToDate }.count
+                    upToDate += report.written.filter(\.upToDate).count
                     emit(.itemCompleted(report))
                 }
                 if !Task.isCancelled { startNext() }
             }
         }
+        journal?.finish()
         let cancelled = Task.isCancelled
         emit(.finished(RunSummary(
             inputs: inputCount, succeeded: succeeded, failed: failed,
-            notRun: inputCount - succeeded - failed, outputsWritten: written,
+            notRun: inputCount - succeeded - failed, outputsWritten: written, outputsUpToDate: upToDate,
             elapsed: clock.now - start, cancelled: cancelled, peakInFlight: peakInFlight)))
     }
 
@@ -115,29 +124,63 @@ final class RunExecution: Sendable {
 
         for listing in item.listings { emit(.itemStarted(listing.input)) }
         let name = item.input.displayName
+        let outputs = plan.definition.outputs
+        let fetched: FetchedSource
+        do {
+            fetched = try await obtain(item.input)
+        } catch is CancellationError {
+            return nil
+        } catch {
+            return refused + withRepeats(failed(listings, Self.itemError(error, stage: .fetch)))
+        }
+
+        // Incremental runs: outputs already made from this version of the input, with the same
+        // settings, and still in place, are not made again.
+        var fingerprints: [Int: String] = [:]
+        var upToDate: [Int: [Int: WrittenOutput]] = [:]
+        if let version = fetched.version, let journal {
+            for (outputIndex, output) in outputs.enumerated() {
+                fingerprints[outputIndex] = OutputJournal.fingerprint(version: version, output: output, definition: plan.definition)
+            }
+            for (listingIndex, listing) in listings.enumerated() where !force {
+                for (outputIndex, target) in listing.targets.enumerated() {
+                    guard let fingerprint = fingerprints[outputIndex],
+                          let record = journal.upToDate(target.plannedPath, fingerprint: fingerprint) else { continue }
+                    upToDate[listingIndex, default: [:]][outputIndex] = WrittenOutput(
+                        output: outputs[outputIndex].name, path: record.path, size: ImageSize(width: record.width, height: record.height),
+                        byteCount: Int(record.size), upToDate: true)
+                }
+            }
+        }
+        let outputCount = outputs.count
+        if listings.indices.allSatisfy({ upToDate[$0]?.count == outputCount }) {
+            return refused + withRepeats(listings.enumerated().map { index, listing in
+                ItemReport(input: listing.input, written: outputs.indices.compactMap { upToDate[index]?[$0] }, failures: [], originalSize: nil)
+            })
+        }
+
         let decoded: DecodedImage
         do {
-            let source = try await obtain(item.input)
+            let source = fetched.source
             decoded = try await decompressQueue.run(for: name) { [decoder] in try decoder.decode(source) }
         } catch is CancellationError {
             return nil
         } catch {
-            let itemError = Self.itemError(error, stage: .decompress)
-            return refused + withRepeats(listings.map { listing in
-                ItemReport(input: listing.input, written: [],
-                           failures: [ItemFailure(input: listing.input.displayName, output: nil, error: itemError)],
-                           originalSize: nil)
-            })
+            return refused + withRepeats(failed(listings, Self.itemError(error, stage: .decompress)))
         }
 
         // Fan-out: every output of every listing starts from the one decoded image.
-        let outputs = plan.definition.outputs
         let outcomes = await withTaskGroup(of: (Int, Int, Result<WrittenOutput, ItemError>?).self) { group in
             for (listingIndex, listing) in listings.enumerated() {
                 for (outputIndex, output) in outputs.enumerated() {
+                    if let done = upToDate[listingIndex]?[outputIndex] {
+                        group.addTask { (listingIndex, outputIndex, .success(done)) }
+                        continue
+                    }
                     let target = listing.targets[outputIndex]
+                    let fingerprint = fingerprints[outputIndex]
                     group.addTask {
-                        (listingIndex, outputIndex, await self.make(output, target: target, from: decoded, input: listing.input))
+                        (listingIndex, outputIndex, await self.make(output, target: target, from: decoded, input: listing.input, fingerprint: fingerprint))
                     }
                 }
             }
@@ -161,16 +204,29 @@ final class RunExecution: Sendable {
         })
     }
 
+    /// Reports of listings that failed as a whole.
+    private func failed(_ listings: [RunPlan.Listing], _ error: ItemError) -> [ItemReport] {
+        listings.map { listing in
+            ItemReport(input: listing.input, written: [],
+                       failures: [ItemFailure(input: listing.input.displayName, output: nil, error: error)], originalSize: nil)
+        }
+    }
+
     /// The fetch and cache stages: a local file is checked where it lies; a URL comes from the
     /// cache when fresh, else from the network (conditionally when cached), and goes back into
     /// the cache unless the server forbids it.
-    private func obtain(_ input: InputFile) async throws -> EncodedSource {
+    private func obtain(_ input: InputFile) async throws -> FetchedSource {
         guard let url = input.url else {
             return try await fetchQueue.run(for: input.displayName) { [fileFetcher] in try fileFetcher.fetch(input) }
         }
+        func version(_ etag: String?, _ lastModified: String?) -> String? {
+            etag.map { "etag:\(url) \($0)" } ?? lastModified.map { "modified:\(url) \($0)" }
+        }
         let cache = self.cache
         let cached = try await cacheQueue.run(for: url) { cache?.cachedResponse(for: url) }
-        if let cached, cached.isFresh() { return .data(cached.body) }
+        if let cached, cached.isFresh() {
+            return FetchedSource(source: .data(cached.body), version: version(cached.etag, cached.lastModified))
+        }
         let outcome = try await fetchQueue.run(for: url) { [remoteFetcher] isCancelled in
             try remoteFetcher.fetch(url, revalidating: cached, isCancelled: isCancelled)
         }
@@ -185,7 +241,7 @@ final class RunExecution: Sendable {
             if !control.noStore, let cache {
                 try await cacheQueue.run(for: url) { [refreshed] in cache.store(refreshed) }
             }
-            return .data(refreshed.body)
+            return FetchedSource(source: .data(refreshed.body), version: version(refreshed.etag, refreshed.lastModified))
         case .fetched(let response):
             let control = CacheControl(response.headers["cache-control"])
             if !control.noStore, let cache, response.etag != nil || response.lastModified != nil || control.freshness != nil {
@@ -193,13 +249,13 @@ final class RunExecution: Sendable {
                                            lastModified: response.lastModified, storedAt: Date(), maxAge: control.freshness)
                 try await cacheQueue.run(for: url) { cache.store(entry) }
             }
-            return .data(response.body)
+            return FetchedSource(source: .data(response.body), version: version(response.etag, response.lastModified))
         }
     }
 
     /// One output of one listing: its processor steps, then encoding and writing.
     /// Nil when cancelled while queued.
-    private func make(_ output: OutputDefinition, target: OutputTarget, from decoded: DecodedImage, input: InputFile) async -> Result<WrittenOutput, ItemError>? {
+    private func make(_ output: OutputDefinition, target: OutputTarget, from decoded: DecodedImage, input: InputFile, fingerprint: String?) async -> Result<WrittenOutput, ItemError>? {
         do {
             let context = ProcessingContext(input: input.displayName, output: output.name, originalSize: decoded.originalSize)
             let processed = try await resizeQueue.run(for: input.displayName, output: output.name) {
@@ -207,6 +263,9 @@ final class RunExecution: Sendable {
             }
             let encoded = try await encodeQueue.run(for: input.displayName, output: output.name) { [self] in
                 try encodeAndWrite(processed, output: output, target: target, input: input)
+            }
+            if let fingerprint, let journal {
+                journal.recordWritten(encoded.path, fingerprint: fingerprint, size: encoded.size)
             }
             return .success(encoded)
         } catch is CancellationError {

@@ -112,6 +112,7 @@ private struct DefinitionBuilder {
                 inFlight: try top.optionalInt("inFlight") ?? StageDefaults.inFlight(
                     decompress: decompressSettings.concurrency, resize: resizeSettings.concurrency,
                     encode: encodeSettings.concurrency),
+                incremental: try top.bool("incremental"),
                 outputs: outputs
             )
         } catch {

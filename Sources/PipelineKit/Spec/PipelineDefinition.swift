@@ -14,6 +14,8 @@ public struct PipelineDefinition: Sendable {
     public var encode: StageSettings
     /// How many inputs may be between the first stage and the last at once.
     public var inFlight: Int
+    /// Whether outputs made by an earlier run, and still up to date, are skipped.
+    public var incremental: Bool
     public var outputs: [OutputDefinition]
 }
 
@@ -69,6 +71,13 @@ public struct CacheSettings: Sendable, Equatable {
     /// The cache folder, absolute.
     public var directory: URL
     public var maxSize: Int64
+
+    /// The journal of outputs made, for incremental runs of the pipeline named `name`; it lives
+    /// beside the cache, one file per pipeline.
+    func journalFile(pipeline name: String, baseDirectory: URL) -> URL {
+        let key = String(format: "%016llx", DiskCache.fnv1a(Data((baseDirectory.path + "\n" + name).utf8)))
+        return directory.appendingPathComponent("journal-\(key).jsonl")
+    }
 }
 
 /// Settings of the `decompress` stage.

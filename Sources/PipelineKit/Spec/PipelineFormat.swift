@@ -54,6 +54,8 @@ public enum PipelineFormat {
                    help: "running each output's processor steps"),
             Option("encode", .object([concurrency("encode", StageDefaults.encodeConcurrency)]),
                    help: "encoding and writing each output"),
+            .boolean("incremental", default: true,
+                     help: "skip outputs made by an earlier run from the same input and settings and still in place (pipeline run --force makes them all)"),
             .integer("inFlight", in: 1...4096,
                      help: "inputs between the first stage and the last at once (default: the sum of the stage widths)"),
             Option("outputs", .array(.object(outputOptions(processors: processors)), minCount: 1), required: true,

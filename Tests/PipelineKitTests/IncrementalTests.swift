@@ -1,0 +1,87 @@
+import Foundation
+import Testing
+@testable import PipelineKit
+import StandardProcessors
+
+/// Incremental runs: only what changed is made again.
+@Suite struct IncrementalTests {
+    func json(quality: Int = 80, incremental: Bool = true) -> String {
+        PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [
+            #"{"name": "small", "steps": [{"resize": {"width": 64}}], "encode": {"format": "webp", "quality": \#(quality)}, "path": "out/{stem}-small.webp"}"#,
+            #"{"name": "large", "steps": [{"resize": {"width": 128}}], "encode": {"format": "jpeg"}, "path": "out/{stem}-large.jpg"}"#,
+        ], extra: #""incremental": \#(incremental)"#)
+    }
+
+    func setUp() throws -> TemporaryDirectory {
+        let directory = try TemporaryDirectory()
+        for index in 0..<3 {
+            try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 300 + index, height: 200)), to: "in/p\(index).jpg")
+        }
+        return directory
+    }
+
+    func run(_ text: String, in directory: TemporaryDirectory, force: Bool = false) async throws -> RunSummary {
+        let result = await (try PipelineHarness.pipeline(text, in: directory).run(force: force)).collect()
+        return try #require(result.summary)
+    }
+
+    func modified(_ directory: TemporaryDirectory, _ file: String) throws -> Date? {
+        try FileManager.default.attributesOfItem(atPath: directory.path + "/" + file)[.modificationDate] as? Date
+    }
+
+    @Test func anUnchangedRunMakesNothingAgain() async throws {
+        let directory = try setUp()
+        let first = try await run(json(), in: directory)
+        #expect(first.outputsWritten == 6 && first.outputsUpToDate == 0)
+        let before = try modified(directory, "out/p0-small.webp")
+        let second = try await run(json(), in: directory)
+        #expect(second.succeeded == 3)
+        #expect(second.outputsWritten == 0 && second.outputsUpToDate == 6)
+        #expect(try modified(directory, "out/p0-small.webp") == before)
+    }
+
+    @Test func anInputWithNewContentIsMadeAgain() async throws {
+        let directory = try setUp()
+        _ = try await run(json(), in: directory)
+        try directory.write(try Fixtures.jpeg(try Fixtures.solid(width: 400, height: 100)), to: "in/p1.jpg")
+        let second = try await run(json(), in: directory)
+        #expect(second.outputsWritten == 2 && second.outputsUpToDate == 4)
+    }
+
+    @Test func aChangedOptionRemakesItsOutput() async throws {
+        let directory = try setUp()
+        _ = try await run(json(quality: 80), in: directory)
+        let second = try await run(json(quality: 50), in: directory)
+        #expect(second.outputsWritten == 3 && second.outputsUpToDate == 3)
+    }
+
+    @Test func aDeletedOrReplacedOutputIsMadeAgain() async throws {
+        let directory = try setUp()
+        _ = try await run(json(), in: directory)
+        try FileManager.default.removeItem(atPath: directory.path + "/out/p2-large.jpg")
+        try directory.write(Data("tampered".utf8), to: "out/p0-small.webp")
+        let second = try await run(json(), in: directory)
+        #expect(second.outputsWritten == 2 && second.outputsUpToDate == 4)
+        #expect(FileManager.default.fileExists(atPath: directory.path + "/out/p2-large.jpg"))
+        #expect((try Data(contentsOf: URL(fileURLWithPath: directory.path + "/out/p0-small.webp"))) != Data("tampered".utf8))
+    }
+
+    @Test func forceAndIncrementalFalseMakeEverything() async throws {
+        let directory = try setUp()
+        _ = try await run(json(), in: directory)
+        #expect(try await run(json(), in: directory, force: true).outputsWritten == 6)
+        #expect(try await run(json(incremental: false), in: directory).outputsWritten == 6)
+    }
+
+    @Test func aTornJournalLineIsIgnored() async throws {
+        let directory = try setUp()
+        _ = try await run(json(), in: directory)
+        let journal = try #require(directory.allFiles().first { $0.contains("journal-") })
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: directory.path + "/" + journal))
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data(#"{"path": "/x", "fingerpr"#.utf8))
+        try handle.close()
+        let second = try await run(json(), in: directory)
+        #expect(second.outputsUpToDate == 6)
+    }
+}
