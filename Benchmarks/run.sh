@@ -219,6 +219,38 @@ if [ "$pipe_ok" = 1 ]; then
   fi
 fi
 
+# --- re-run case: an unchanged job of many inputs, run again (incremental runs) --------
+rerun_line=""
+if [ "$pipe_ok" = 1 ]; then
+  copies=$([ "$smoke" = 1 ] && echo 100 || echo 1000)
+  mkdir -p "$tmp/rerun/in"
+  first_image=$(list_images "$input" | head -n1)
+  vips thumbnail "$input/$first_image" "$tmp/rerun/seed.jpg" 320 >/dev/null
+  for i in $(seq -w 1 "$copies"); do cp "$tmp/rerun/seed.jpg" "$tmp/rerun/in/photo-$i.jpg"; done
+  write_pipeline_file "$tmp/rerun/standard.json"
+  "$py" - "$tmp/rerun/standard.json" <<'PY'
+import json, sys
+path = sys.argv[1]
+job = json.load(open(path))
+job["inputs"] = ["in/*.jpg"]
+json.dump(job, open(path, "w"), indent=2)
+PY
+  echo "== re-run case: $copies inputs, run once, then again unchanged"
+  if "$bin" run --quiet "$tmp/rerun/standard.json" && \
+     MALLOC_ARENA_MAX=2 "$py" "$here/measure.py" --label "re-run" --json "$tmp/rerun.json" -- \
+       "$bin" run --quiet "$tmp/rerun/standard.json" | sed -n '1s/^/   /p'; then
+    rerun_line=$("$py" - "$tmp/rerun.json" "$copies" <<'PY'
+import json, sys
+r, n = json.load(open(sys.argv[1])), int(sys.argv[2])
+wall, cpu = r["wall_s"], r["cpu_s"]
+print(f"re-run, nothing changed: {n} inputs in {wall:.2f} s wall, {cpu:.2f} s CPU ({wall * 1000 / n:.2f} s per 1000 inputs)")
+PY
+)
+  else
+    echo "== the re-run case failed" >&2; status=1
+  fi
+fi
+
 # --- same files, same pixel dimensions --------------------------------------------------
 if [ "$ref_ok" = 1 ]; then
   check_dirs=("$tmp/reference-1")
@@ -315,6 +347,7 @@ print(f"({count} images, {mb} MB; best wall time of {runs} run(s) with its CPU t
 print(f"machine: {ncpu} cores, {cpu}, libvips {vips}" + (f", {swift}" if swift else ""))
 PY
 
+[ -n "$rerun_line" ] && echo "$rerun_line"
 if [ "$status" != 0 ]; then
   echo "== FAILED (see the messages above)" >&2
 fi
