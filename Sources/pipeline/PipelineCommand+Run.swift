@@ -70,16 +70,16 @@ extension PipelineCommand {
                 if case .finished(let final) = event { summary = final }
             }
             guard let summary else { throw ExitCode.failure }
-            if let recorder { try writeFiles(recorder) }
+            if let recorder { try await writeFiles(recorder, inputDirectory: pipeline.definition.baseDirectory) }
             if !quiet && !json { print(Self.describe(summary)) }
             if interrupted.isSet { throw ExitCode.interrupted }
             if summary.failed > 0 { throw ExitCode.someItemsFailed }
         }
 
-        private func writeFiles(_ recorder: RunRecorder) throws {
+        private func writeFiles(_ recorder: RunRecorder, inputDirectory: URL) async throws {
             if let report {
                 do {
-                    try ReportWriter.write(recorder.report, to: URL(fileURLWithPath: report))
+                    try await ReportWriter.write(recorder.report, to: URL(fileURLWithPath: report), inputDirectory: inputDirectory)
                 } catch {
                     printError("cannot write the report to \(report): \(error)")
                     throw ExitCode.failure

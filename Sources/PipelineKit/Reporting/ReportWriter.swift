@@ -1,12 +1,102 @@
 import Foundation
 
-/// Placeholder until the HTML report lands: writes report.json only.
+/// Writes a run's report into a folder: `report.json` (the `RunReport`, as
+/// `RunRecorder.reportJSON()` encodes it) and `index.html` (a page to look at the results, with
+/// no network needed; see `HTMLReport`).
+///
+/// ```swift
+/// var recorder = RunRecorder(definition: pipeline.definition)
+/// for await event in try pipeline.run() { recorder.record(event) }
+/// try ReportWriter.write(recorder.report, to: folder, inputDirectory: pipeline.definition.baseDirectory)
+/// ```
+///
+/// Each file is written to a temporary file in the folder and renamed, so a reader (a browser,
+/// a CI job collecting artefacts) sees the previous report or the new one, never half a file.
 public enum ReportWriter {
-    public static func write(_ report: RunReport, to directory: URL) throws {
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    public static let jsonFileName = "report.json"
+    public static let htmlFileName = "index.html"
+
+    /// Writes `report.json` and `index.html` into `directory`, creating it (and its parents).
+    ///
+    /// - Parameters:
+    ///   - inputDirectory: the folder relative input names resolve against (the pipeline
+    ///     file's folder, `PipelineDefinition.baseDirectory`), for the input thumbnails; nil
+    ///     resolves them against the current directory. An input that cannot be read is
+    ///     previewed from its largest output instead.
+    public static func write(_ report: RunReport, to directory: URL, inputDirectory: URL? = nil) throws(ReportWriterError) {
+        let folder = directory.standardizedFileURL
+        do {
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        } catch {
+            throw ReportWriterError(path: folder.path, reason: "cannot create the folder: \(error.localizedDescription)")
+        }
+        let json: Data
+        do {
+            json = try encodedJSON(report)
+        } catch {
+            throw ReportWriterError(path: folder.appendingPathComponent(jsonFileName).path, reason: "cannot encode the report: \(error)")
+        }
+        try writeAtomically(json, to: folder.appendingPathComponent(jsonFileName).path)
+        let page = HTMLReport(report: report, reportDirectory: folder, inputDirectory: inputDirectory).render()
+        try writeAtomically(Data(page.utf8), to: folder.appendingPathComponent(htmlFileName).path)
+    }
+
+    /// The same, from async code: the thumbnails are made with libvips, which must not block
+    /// Swift's cooperative threads, so the work runs on a Dispatch queue and this awaits it.
+    /// (Called from an async context, `write` picks this overload.)
+    public static func write(_ report: RunReport, to directory: URL, inputDirectory: URL? = nil) async throws(ReportWriterError) {
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<Void, ReportWriterError>, Never>) in
+            DispatchQueue.global(qos: .utility).async {
+                continuation.resume(returning: Result { () throws(ReportWriterError) in
+                    try write(report, to: directory, inputDirectory: inputDirectory)
+                })
+            }
+        }
+        try result.get()
+    }
+
+    /// The content of `report.json`: pretty-printed, sorted keys, ISO 8601 dates (the same bytes
+    /// as `RunRecorder.reportJSON()`).
+    public static func encodedJSON(_ report: RunReport) throws -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         encoder.dateEncodingStrategy = .iso8601
-        try encoder.encode(report).write(to: directory.appendingPathComponent("report.json"), options: .atomic)
+        return try encoder.encode(report)
+    }
+
+    /// Writes through a temporary file beside `path`, flushed, then renamed over `path`.
+    private static func writeAtomically(_ data: Data, to path: String) throws(ReportWriterError) {
+        let folder = (path as NSString).deletingLastPathComponent
+        let name = (path as NSString).lastPathComponent
+        // The marker outputs use, so leftovers of a killed run look the same everywhere.
+        let temporary = folder + "/." + name + ImageWriter.temporaryMarker + UUID().uuidString.prefix(8)
+        // 0666 masked by the umask: a report is as readable as any new file (a web server may serve it).
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o666)
+        guard descriptor >= 0 else { throw systemError(path) }
+        var finished = false
+        defer { if !finished { unlink(temporary) } }
+
+        let written = data.withUnsafeBytes { bytes -> Bool in
+            var offset = 0
+            while offset < bytes.count, let base = bytes.baseAddress {
+                let count = Glibc.write(descriptor, base + offset, bytes.count - offset)
+                if count < 0, errno == EINTR { continue }
+                guard count > 0 else { return false }
+                offset += count
+            }
+            return true
+        }
+        guard written, fsync(descriptor) == 0 else {
+            let error = systemError(path)
+            close(descriptor)
+            throw error
+        }
+        guard close(descriptor) == 0 else { throw systemError(path) }
+        guard rename(temporary, path) == 0 else { throw systemError(path) }
+        finished = true
+    }
+
+    private static func systemError(_ path: String) -> ReportWriterError {
+        ReportWriterError(path: path, reason: String(cString: strerror(errno)))
     }
 }

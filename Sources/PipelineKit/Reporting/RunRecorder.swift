@@ -68,10 +68,7 @@ public struct RunRecorder: Sendable {
 
     /// `report.json`: the report as pretty-printed JSON.
     public func reportJSON() throws -> Data {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        encoder.dateEncodingStrategy = .iso8601
-        return try encoder.encode(report)
+        try ReportWriter.encodedJSON(report)
     }
 
     /// The stage operations in the Chrome Trace Event format (Perfetto, chrome://tracing): one

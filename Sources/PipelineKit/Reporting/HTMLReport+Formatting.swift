@@ -1,0 +1,76 @@
+import Foundation
+
+extension HTMLReport {
+    /// How `index.html` refers to a file: a path relative to the report folder (so the folder
+    /// and the outputs can move or be served together), percent-encoded; a `file://` URL when
+    /// there is no relative path (a path that is not absolute).
+    ///
+    /// Browsers resolve `..` in the text of the URL, not through symbolic links, so the paths are
+    /// compared as written, not resolved.
+    static func reference(toFile path: String, from directory: URL) -> String {
+        guard path.hasPrefix("/") else { return URL(fileURLWithPath: path).absoluteString }
+        let target = URL(fileURLWithPath: path).standardizedFileURL.pathComponents
+        let base = directory.standardizedFileURL.pathComponents
+        var common = 0
+        while common < min(target.count - 1, base.count), target[common] == base[common] {
+            common += 1
+        }
+        let up = Array(repeating: "..", count: base.count - common)
+        let down = target[common...].map { $0.addingPercentEncoding(withAllowedCharacters: urlUnreserved) ?? $0 }
+        return (up + down).joined(separator: "/")
+    }
+
+    /// RFC 3986 unreserved characters: everything else in a name is percent-encoded, so that
+    /// `#`, `?`, `%`, `:` and spaces in file names cannot change what the URL means.
+    private static let urlUnreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+
+    /// `0.042` → `42 ms`, `3.5` → `3.50 s`, `125` → `2 min 5 s`.
+    static func duration(_ seconds: Double) -> String {
+        guard seconds.isFinite, seconds >= 0 else { return "–" }
+        if seconds < 1 { return "\(Int((seconds * 1000).rounded())) ms" }
+        if seconds < 60 { return String(format: "%.2f s", seconds) }
+        let whole = Int(seconds.rounded())
+        return "\(whole / 60) min \(whole % 60) s"
+    }
+
+    /// Sizes in powers of 1000, as the pipeline file's units (`50MB`) are, to three significant
+    /// digits: `686 B`, `7.6 KB`, `168 KB`, `1.25 MB`.
+    static func bytes(_ count: Int64) -> String {
+        guard count >= 1000 else { return "\(count) B" }
+        var value = Double(count) / 1000
+        var unit = 0
+        let units = ["KB", "MB", "GB", "TB"]
+        while value >= 999.5, unit < units.count - 1 {
+            value /= 1000
+            unit += 1
+        }
+        let digits = value < 9.995 ? 2 : value < 99.95 ? 1 : 0
+        return String(format: "%.\(digits)f", value) + " " + units[unit]
+    }
+
+    /// An output's size against its input's: `94% smaller`, or `12% larger`.
+    static func saving(output: Int64, input: Int64) -> String {
+        let change = (Double(output) - Double(input)) / Double(input) * 100
+        let size = abs(change)
+        // Rounded down past 99%: a 700-byte placeholder of a 200 KB photo is not "100% smaller".
+        let percent = size >= 99 && change < 0 ? String(format: "%.1f", (size * 10).rounded(.down) / 10) : "\(Int(size.rounded()))"
+        if percent == "0" { return "<span class=\"same\">same size as input</span>" }
+        return change < 0
+            ? "<span class=\"smaller\">\(percent)% smaller</span>"
+            : "<span class=\"larger\">\(percent)% larger</span>"
+    }
+
+    static func timestamp(_ date: Date) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyy-MM-dd HH:mm:ss 'UTC'"
+        return formatter.string(from: date)
+    }
+
+    /// A coordinate for SVG: finite, never negative, two decimals at most.
+    static func svgNumber(_ value: Double) -> String {
+        guard value.isFinite, value > 0 else { return "0" }
+        return String(format: "%.2f", value)
+    }
+}

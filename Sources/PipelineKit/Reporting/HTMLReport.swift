@@ -1,0 +1,285 @@
+import Foundation
+
+/// The `index.html` of a report: a page a person opens to look at a run's results.
+///
+/// Totals at the top, then every failure (input, output, stage, reason), the time each stage
+/// worked and waited (inline SVG bars), and one card per input: a thumbnail of the input beside
+/// its outputs, each with its size, bytes and saving against the input.
+///
+/// The page is self-contained: inline CSS and SVG, no script, no font or image from the network
+/// (a Content-Security-Policy says so to the browser too). Outputs are referenced by paths
+/// relative to the report folder, so the folder and the outputs can move together; input
+/// thumbnails are embedded JPEGs, so a remote input needs no request.
+struct HTMLReport {
+    let report: RunReport
+    /// Where `index.html` is written: output references are relative to it.
+    let reportDirectory: URL
+    /// What relative input names resolve against (nil: the current directory).
+    let inputDirectory: URL?
+
+    /// At most this many cards: a run over 100,000 inputs must not make a page no browser can
+    /// open. Failed inputs come first, so none is hidden behind successes; `report.json` holds all.
+    static let maxCards = 1000
+
+    /// A preview of an input: an embedded JPEG, and where it came from.
+    struct Preview: Sendable {
+        let uri: String
+        let width: Int
+        let height: Int
+        /// The output the preview was made from, when the input itself could not be used.
+        let fromOutput: String?
+    }
+
+    func render() -> String {
+        let cards = Self.cardOrder(report.items).prefix(Self.maxCards)
+        let previews = makePreviews(for: Array(cards))
+        var html = """
+            <!doctype html>
+            <html lang="en">
+            <head>
+            <meta charset="utf-8">
+            <meta name="viewport" content="width=device-width, initial-scale=1">
+            <meta http-equiv="Content-Security-Policy" content="default-src 'none'; img-src 'self' data: file:; style-src 'unsafe-inline'">
+            <title>\("\(report.pipeline) · pipeline report".htmlEscaped)</title>
+            <style>\(Self.styleSheet)</style>
+            </head>
+            <body>
+
+            """
+        html += header()
+        html += "<main>\n"
+        html += failures()
+        html += stageChart()
+        html += "<section class=\"inputs\">\n<h2>Inputs</h2>\n"
+        if report.items.count > cards.count {
+            html += "<p class=\"note\">Showing \(cards.count) of \(report.items.count) inputs, failures first; "
+                + "<code>\(ReportWriter.jsonFileName)</code> lists them all.</p>\n"
+        }
+        html += "<div class=\"grid\">\n"
+        for (item, preview) in zip(cards, previews) {
+            html += card(item, preview: preview)
+        }
+        html += "</div>\n</section>\n</main>\n"
+        html += "<footer>pipeline \(report.version.htmlEscaped) · <code>\(ReportWriter.jsonFileName)</code> in this folder holds the same data</footer>\n"
+        html += "</body>\n</html>\n"
+        return html
+    }
+
+    /// Failed inputs first, then by name (numbers in names compared as numbers).
+    static func cardOrder(_ items: [RunReport.Item]) -> [RunReport.Item] {
+        items.sorted { left, right in
+            if (left.status == .failed) != (right.status == .failed) { return left.status == .failed }
+            return left.input.compare(right.input, options: [.numeric, .caseInsensitive]) == .orderedAscending
+        }
+    }
+
+    // MARK: Header
+
+    private func header() -> String {
+        let finished = report.succeeded + report.failed
+        let rate = report.elapsedSeconds > 0 ? Double(finished) / report.elapsedSeconds : 0
+        var totals: [(String, String, String)] = [
+            ("inputs", "\(report.inputs)", ""),
+            ("succeeded", "\(report.succeeded)", report.succeeded > 0 ? "good" : ""),
+            ("failed", "\(report.failed)", report.failed > 0 ? "bad" : ""),
+        ]
+        if report.notRun > 0 { totals.append(("not run", "\(report.notRun)", "bad")) }
+        totals.append(("outputs written", "\(report.outputsWritten)", ""))
+        if report.outputsUpToDate > 0 { totals.append(("up to date", "\(report.outputsUpToDate)", "")) }
+        totals += [
+            ("time", Self.duration(report.elapsedSeconds), ""),
+            ("images/s", String(format: "%.1f", rate), ""),
+        ]
+        var html = "<header class=\"top\">\n<h1>\(report.pipeline.htmlEscaped)</h1>\n"
+        html += "<p class=\"meta\">pipeline run report · started \(Self.timestamp(report.startedAt))</p>\n"
+        if report.cancelled {
+            html += "<p class=\"banner\">The run was cancelled: \(report.notRun) input\(report.notRun == 1 ? "" : "s") did not run.</p>\n"
+        }
+        html += "<dl class=\"totals\">\n"
+        for (label, value, kind) in totals {
+            html += "<div class=\"total \(kind)\"><dt>\(label)</dt><dd>\(value.htmlEscaped)</dd></div>\n"
+        }
+        html += "</dl>\n</header>\n"
+        return html
+    }
+
+    // MARK: Failures
+
+    private func failures() -> String {
+        var rows: [(input: String, output: String?, stage: Stage?, reason: String)] = []
+        for item in report.items where item.status == .failed {
+            if let error = item.error {
+                rows.append((item.input, nil, item.stage, error))
+                continue
+            }
+            for output in item.outputs where output.status == .failed {
+                rows.append((item.input, output.name, output.stage, output.error ?? "unknown reason"))
+            }
+        }
+        guard !rows.isEmpty else { return "" }
+        rows.sort { $0.input.compare($1.input, options: [.numeric, .caseInsensitive]) == .orderedAscending }
+        var html = "<section class=\"failures\">\n<h2>Failures <span class=\"count\">\(rows.count)</span></h2>\n"
+        html += "<div class=\"scroll\"><table>\n<thead><tr><th>input</th><th>output</th><th>stage</th><th>reason</th></tr></thead>\n<tbody>\n"
+        for row in rows.prefix(Self.maxCards) {
+            html += "<tr><td class=\"path\">\(row.input.htmlEscaped)</td>"
+                + "<td>\(row.output.map(\.htmlEscaped) ?? "<span class=\"dim\">whole input</span>")</td>"
+                + "<td><span class=\"stage\">\((row.stage?.rawValue ?? "?").htmlEscaped)</span></td>"
+                + "<td class=\"reason\">\(row.reason.htmlEscaped)</td></tr>\n"
+        }
+        html += "</tbody>\n</table></div>\n"
+        if rows.count > Self.maxCards {
+            html += "<p class=\"note\">\(rows.count - Self.maxCards) more in <code>\(ReportWriter.jsonFileName)</code>.</p>\n"
+        }
+        html += "</section>\n"
+        return html
+    }
+
+    // MARK: Stages
+
+    /// One bar per stage that ran: seconds its lanes worked (summed) and seconds its operations
+    /// waited for a free lane, on one scale, so the bottleneck is the longest bar.
+    private func stageChart() -> String {
+        let stages = report.stages.filter { $0.operations > 0 }
+        var html = "<section class=\"stages\">\n<h2>Time per stage</h2>\n"
+        guard let longest = stages.map({ $0.busySeconds + $0.waitSeconds }).max(), longest > 0 else {
+            return html + "<p class=\"note\">No stage recorded any work.</p>\n</section>\n"
+        }
+        html += "<p class=\"legend\"><span class=\"key busy\"></span>working <span class=\"key wait\"></span>waiting for a free lane"
+            + " <span class=\"dim\">· seconds summed over operations; the longest bar is \(Self.duration(longest))</span></p>\n"
+        html += "<div class=\"chart\">\n"
+        let width = 1000.0
+        for stage in stages {
+            let busy = stage.busySeconds / longest * width
+            let wait = stage.waitSeconds / longest * width
+            let lanes = report.elapsedSeconds > 0 ? stage.busySeconds / (report.elapsedSeconds * Double(max(1, stage.concurrency))) : 0
+            let name = stage.stage.rawValue
+            let label = "\(name): working \(Self.duration(stage.busySeconds)), waiting \(Self.duration(stage.waitSeconds))"
+            html += "<div class=\"row\">"
+            html += "<div class=\"label\"><b>\(name)</b> <span class=\"dim\">\(stage.concurrency) lane\(stage.concurrency == 1 ? "" : "s") · \(stage.operations) op\(stage.operations == 1 ? "" : "s")</span></div>"
+            html += "<svg class=\"stage-bar\" data-stage=\"\(name)\" viewBox=\"0 0 \(Int(width)) 20\" preserveAspectRatio=\"none\" role=\"img\" aria-label=\"\(label.htmlEscaped)\">"
+            html += "<title>\(label.htmlEscaped)</title>"
+            html += "<rect class=\"track\" x=\"0\" y=\"0\" width=\"\(Int(width))\" height=\"20\"/>"
+            html += "<rect class=\"busy\" x=\"0\" y=\"0\" width=\"\(Self.svgNumber(busy))\" height=\"20\"/>"
+            html += "<rect class=\"wait\" x=\"\(Self.svgNumber(busy))\" y=\"0\" width=\"\(Self.svgNumber(wait))\" height=\"20\"/>"
+            html += "</svg>"
+            html += "<div class=\"value\">\(Self.duration(stage.busySeconds)) <span class=\"dim\">+ \(Self.duration(stage.waitSeconds)) waiting · lanes \(Int((lanes * 100).rounded()))% busy</span></div>"
+            html += "</div>\n"
+        }
+        html += "</div>\n</section>\n"
+        return html
+    }
+
+    // MARK: Cards
+
+    private func card(_ item: RunReport.Item, preview: Preview?) -> String {
+        let failed = item.status == .failed
+        var html = "<article class=\"card\(failed ? " failed" : "")\">\n"
+        html += "<header><h3 title=\"\(item.input.htmlEscaped)\">\(item.input.htmlEscaped)</h3>"
+        html += "<span class=\"badge\">\(failed ? "failed" : "ok")</span></header>\n"
+        var facts: [String] = []
+        if let width = item.width, let height = item.height { facts.append("\(width)×\(height)") }
+        if let bytes = item.bytes { facts.append(Self.bytes(bytes)) }
+        let worked = Stage.allCases.compactMap { stage in item.stageSeconds[stage.rawValue].map { "\(stage.rawValue) \(Self.duration($0))" } }
+        html += "<div class=\"media\">\n"
+        html += "<figure class=\"input\">"
+        if let preview {
+            html += "<div class=\"frame\"><img src=\"\(preview.uri)\" width=\"\(preview.width)\" height=\"\(preview.height)\" alt=\"\("thumbnail of \(item.input)".htmlEscaped)\"></div>"
+        } else {
+            html += "<div class=\"frame missing\"><span>no preview</span></div>"
+        }
+        html += "<figcaption><b>input</b>"
+        if !facts.isEmpty { html += "<br>" + facts.map { "<span class=\"fact\">\($0)</span>" }.joined(separator: " · ") }
+        if let source = preview?.fromOutput { html += "<br><span class=\"dim\">preview from \(source.htmlEscaped)</span>" }
+        html += "</figcaption></figure>\n"
+        html += "<div class=\"outputs\">\n"
+        for output in item.outputs {
+            html += self.output(output, of: item)
+        }
+        html += "</div>\n</div>\n"
+        // Reasons go below the pictures, at the card's full width: they often hold long paths.
+        if let error = item.error {
+            html += "<p class=\"error\"><span class=\"stage\">\((item.stage?.rawValue ?? "?").htmlEscaped)</span> \(error.htmlEscaped)</p>\n"
+        } else {
+            for output in item.outputs where output.status == .failed {
+                html += "<p class=\"error\"><b>\(output.name.htmlEscaped)</b> <span class=\"stage\">\((output.stage?.rawValue ?? "?").htmlEscaped)</span> "
+                    + "\((output.error ?? "unknown reason").htmlEscaped)</p>\n"
+            }
+        }
+        if !worked.isEmpty {
+            html += "<p class=\"timings dim\">\(worked.joined(separator: " · "))</p>\n"
+        }
+        html += "</article>\n"
+        return html
+    }
+
+    private func output(_ output: RunReport.Output, of item: RunReport.Item) -> String {
+        var html = "<figure class=\"output\(output.status == .failed ? " failed" : "")\">"
+        if output.status == .succeeded, let path = output.path {
+            let source = Self.reference(toFile: path, from: reportDirectory).htmlEscaped
+            var size = ""
+            if let width = output.width, let height = output.height { size = " width=\"\(width)\" height=\"\(height)\"" }
+            html += "<a class=\"frame checker\" href=\"\(source)\" title=\"\(path.htmlEscaped)\">"
+            html += "<img src=\"\(source)\"\(size) loading=\"lazy\" alt=\"\("\(output.name) of \(item.input)".htmlEscaped)\"></a>"
+            var lines = ["<b>\(output.name.htmlEscaped)</b> <span class=\"format\">\(output.format.htmlEscaped)</span>"]
+            var facts: [String] = []
+            if let width = output.width, let height = output.height { facts.append("\(width)×\(height)") }
+            if let bytes = output.bytes { facts.append(Self.bytes(Int64(bytes))) }
+            if !facts.isEmpty { lines.append(facts.map { "<span class=\"fact\">\($0)</span>" }.joined(separator: " · ")) }
+            if let bytes = output.bytes, let inputBytes = item.bytes, inputBytes > 0 {
+                lines.append(Self.saving(output: Int64(bytes), input: inputBytes))
+            }
+            html += "<figcaption>\(lines.joined(separator: "<br>"))</figcaption>"
+        } else {
+            html += "<div class=\"frame missing\" role=\"img\" aria-label=\"\("\(output.name) not written".htmlEscaped)\"><span>failed</span></div>"
+            html += "<figcaption><b>\(output.name.htmlEscaped)</b> <span class=\"format\">\(output.format.htmlEscaped)</span></figcaption>"
+        }
+        html += "</figure>\n"
+        return html
+    }
+
+    // MARK: Previews
+
+    /// Thumbnails for `items`, in their order, made on as many threads as there are cores.
+    /// Synchronous: async callers go through `ReportWriter.write(…) async`, which runs this on a
+    /// Dispatch queue, never on Swift's cooperative threads.
+    private func makePreviews(for items: [RunReport.Item]) -> [Preview?] {
+        let results = Locked<[Int: Preview]>([:])
+        let sources = items.map(previewSources)
+        DispatchQueue.concurrentPerform(iterations: items.count) { index in
+            for (path, fromOutput) in sources[index] {
+                if let made = ReportThumbnail.dataURI(forImageAt: path) {
+                    let preview = Preview(uri: made.uri, width: made.width, height: made.height, fromOutput: fromOutput)
+                    results.withLock { $0[index] = preview }
+                    return
+                }
+            }
+        }
+        return results.withLock { previews in items.indices.map { previews[$0] } }
+    }
+
+    /// Where a preview can come from, best first: the input file itself when it is local and was
+    /// decoded in the run, then its largest output (for URLs: the page must need no network).
+    private func previewSources(_ item: RunReport.Item) -> [(path: String, fromOutput: String?)] {
+        var sources: [(String, String?)] = []
+        if !Self.isRemote(item.input), item.error == nil {
+            sources.append((inputPath(item.input), nil))
+        }
+        let written = item.outputs.filter { $0.status == .succeeded && $0.path != nil }
+        if let largest = written.max(by: { ($0.width ?? 0) * ($0.height ?? 0) < ($1.width ?? 0) * ($1.height ?? 0) }),
+           let path = largest.path {
+            sources.append((path, largest.name))
+        }
+        return sources
+    }
+
+    private func inputPath(_ input: String) -> String {
+        if input.hasPrefix("/") { return input }
+        let base = inputDirectory ?? URL(fileURLWithPath: FileManager.default.currentDirectoryPath, isDirectory: true)
+        return base.appendingPathComponent(input).path
+    }
+
+    static func isRemote(_ input: String) -> Bool {
+        let lowered = input.lowercased()
+        return lowered.hasPrefix("http://") || lowered.hasPrefix("https://")
+    }
+}

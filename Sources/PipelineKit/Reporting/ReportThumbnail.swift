@@ -1,0 +1,49 @@
+import Foundation
+import Vips
+
+/// Small JPEG previews for the report page, embedded as `data:` URIs so the page needs no
+/// file but itself for its input column, and no network at all.
+enum ReportThumbnail {
+    /// The longest side of a thumbnail, in pixels.
+    static let side = 160
+    /// Files with more pixels than this are not previewed (the run's own `maxPixels` already
+    /// vetted the inputs it decoded; this guards the previews of anything else).
+    static let maxPixels = 100_000_000
+
+    /// A `data:image/jpeg;base64,…` URI of the image file at `path`, fitted inside
+    /// `side`×`side`, upright, in sRGB; nil when the file is not an image libvips can read.
+    static func dataURI(forImageAt path: String) -> (uri: String, width: Int, height: Int)? {
+        guard VipsImage.canLoad(file: path), let image = try? thumbnail(ofFileAt: path) else { return nil }
+        guard let jpeg = try? image.encoded(suffix: ".jpg[Q=75,strip]") else { return nil }
+        return ("data:image/jpeg;base64," + jpeg.base64EncodedString(), image.width, image.height)
+    }
+
+    private static func thumbnail(ofFileAt path: String) throws -> VipsImage {
+        let header = try VipsImage.open(file: path)
+        guard header.width * header.height <= maxPixels else { throw VipsError(operation: "thumbnail", message: "too many pixels") }
+        let longest = max(header.width, header.height)
+        // Shrink on load as the decompress stage does: JPEG by a power of two, WebP to the size.
+        var options = ["access=sequential"]
+        let loader = header.loader ?? ""
+        if loader.hasPrefix("jpegload") {
+            if let factor = [8, 4, 2].first(where: { longest / $0 >= side }) { options.append("shrink=\(factor)") }
+        } else if loader.hasPrefix("webpload"), longest > side {
+            options.append("scale=\(Double(side) / Double(longest))")
+        }
+        var image = try VipsImage.open(file: path, options: options.joined(separator: ","))
+        let scale = Double(side) / Double(max(image.width, image.height))
+        if scale < 1 {
+            image = try image.withPremultipliedAlpha { premultiplied throws(VipsError) in
+                try premultiplied.resized(horizontalScale: scale, verticalScale: scale, kernel: .lanczos3)
+            }
+        }
+        image = try image.rendered()
+        if image.orientation != 1 { image = try image.autorotated() }
+        image = try ImageDecoder.toSRGB(image)
+        if image.hasAlpha {
+            // JPEG has no alpha: show transparent parts as the page's white card.
+            image = try image.flattened(background: Array(repeating: 255, count: image.bands - 1))
+        }
+        return image
+    }
+}
