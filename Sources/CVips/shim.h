@@ -9,6 +9,7 @@
 #define PIPELINE_CVIPS_SHIM_H
 
 #include <vips/vips.h>
+#include <pthread.h>
 
 static void pl_ignore_log(const gchar *domain, GLogLevelFlags level, const gchar *message, gpointer data) {
     (void)domain; (void)level; (void)message; (void)data;
@@ -157,6 +158,67 @@ static inline int pl_write_to_descriptor(VipsImage *in, const char *suffix, int 
     int result = vips_image_write_to_target(in, suffix, target, NULL);
     g_object_unref(target);
     return result;
+}
+
+/* --- hostile input ------------------------------------------------------- */
+
+/* libvips marks loaders that were not built for hostile files "untrusted" (ImageMagick,
+ * PDF, SVG, JPEG 2000, JPEG XL, PPM, FITS, the vips format, …); block them process-wide. */
+static inline void pl_block_untrusted_operations(void) {
+    vips_block_untrusted_set(TRUE);
+}
+
+/* Aborts the computation of an image: the next region it prepares fails with
+ * "killed for image". Safe from any thread; libvips itself sets the flag from others. */
+static inline void pl_set_kill(VipsImage *image, int kill) {
+    vips_image_set_kill(image, kill ? TRUE : FALSE);
+}
+
+/* The last libvips warning logged on each thread. Some loaders fail with an empty error
+ * buffer and give their reason only as a warning ("PNG unsigned integer out of range").
+ * Kept under a pthread key passed around as the handler's data: thread-local variables in a
+ * header are not emitted for Swift. */
+enum { PL_WARNING_SIZE = 256 };
+
+static char *pl_warning_buffer(pthread_key_t *key) {
+    char *buffer = pthread_getspecific(*key);
+    if (!buffer) {
+        buffer = g_malloc0(PL_WARNING_SIZE);
+        pthread_setspecific(*key, buffer);
+    }
+    return buffer;
+}
+
+static void pl_remember_warning(const gchar *domain, GLogLevelFlags level, const gchar *message, gpointer key) {
+    (void)domain; (void)level;
+    g_strlcpy(pl_warning_buffer(key), message ? message : "", PL_WARNING_SIZE);
+}
+
+/* Replaces pl_silence_warnings' handler: still nothing on stderr, but each warning is kept.
+ * Returns the key to read warnings with, or NULL. Call once. */
+static inline void *pl_remember_warnings(void) {
+    pthread_key_t *key = g_new(pthread_key_t, 1);
+    if (pthread_key_create(key, g_free)) {
+        g_free(key);
+        return NULL;
+    }
+    g_log_set_handler("VIPS", G_LOG_LEVEL_WARNING, pl_remember_warning, key);
+    return key;
+}
+
+static inline const char *pl_last_warning(void *key) {
+    return pl_warning_buffer(key);
+}
+
+static inline void pl_clear_warning(void *key) {
+    pl_warning_buffer(key)[0] = 0;
+}
+
+/* Converts sRGB pixels into a named or built-in profile ("p3", "cmyk", a file) and
+ * embeds that profile, as a camera or editor in that colour space would write it. */
+static inline int pl_icc_transform_from_srgb(VipsImage *in, VipsImage **out, const char *profile) {
+    return vips_icc_transform(in, out, profile, "input_profile", "srgb",
+                              "intent", VIPS_INTENT_RELATIVE, "embedded", FALSE, NULL);
 }
 
 #endif

@@ -1,0 +1,46 @@
+import CVips
+
+extension Vips {
+    /// Prepares libvips for files from anywhere; safe to call any number of times.
+    ///
+    /// - Blocks, for the whole process, every operation libvips marks untrusted: loaders that
+    ///   were not built or fuzzed for hostile files (ImageMagick, PDF, SVG, JPEG 2000, JPEG XL,
+    ///   PPM, FITS, the vips format, …). Files only they would read then fail as unreadable.
+    ///   libvips recommends this for untrusted input; it cannot be undone per image.
+    /// - Keeps the last warning of each thread (see `lastWarning`) instead of dropping it.
+    public static func prepareForUntrustedInput() throws(VipsError) {
+        if let failure = untrustedInputSetup.failure { throw failure }
+    }
+
+    /// The last warning libvips logged on the calling thread since `clearLastWarning()`, or
+    /// nil. Some loaders fail with an empty error message and give their reason only as a
+    /// warning. Always nil before `prepareForUntrustedInput()`.
+    public static var lastWarning: String? {
+        guard let key = untrustedInputSetup.warningKey else { return nil }
+        let text = String(cString: pl_last_warning(key))
+        return text.isEmpty ? nil : text
+    }
+
+    /// Forgets the calling thread's last warning, before a call whose warnings matter.
+    public static func clearLastWarning() {
+        guard let key = untrustedInputSetup.warningKey else { return }
+        pl_clear_warning(key)
+    }
+
+    private struct UntrustedInputSetup: @unchecked Sendable {
+        let failure: VipsError?
+        /// The pthread key of the per-thread warning buffers; set once, never freed, only
+        /// passed to the shim functions, which are safe on any thread.
+        let warningKey: UnsafeMutableRawPointer?
+    }
+
+    private static let untrustedInputSetup: UntrustedInputSetup = {
+        do throws(VipsError) {
+            try start()
+        } catch {
+            return UntrustedInputSetup(failure: error, warningKey: nil)
+        }
+        pl_block_untrusted_operations()
+        return UntrustedInputSetup(failure: nil, warningKey: pl_remember_warnings())
+    }()
+}
