@@ -168,6 +168,18 @@ static inline void pl_block_untrusted_operations(void) {
     vips_block_untrusted_set(TRUE);
 }
 
+/* Whether the operation class `name` (as vips_foreign_find_load returns it) is blocked,
+ * for example by pl_block_untrusted_operations. Unknown names count as blocked. */
+static inline int pl_operation_is_blocked(const char *name) {
+    GType type = g_type_from_name(name);
+    if (!type) type = vips_type_find("VipsOperation", name);
+    if (!type || !g_type_is_a(type, VIPS_TYPE_OPERATION)) return 1;
+    VipsOperationClass *klass = VIPS_OPERATION_CLASS(g_type_class_ref(type));
+    int blocked = (klass->flags & VIPS_OPERATION_BLOCKED) != 0;
+    g_type_class_unref(klass);
+    return blocked;
+}
+
 /* Aborts the computation of an image: the next region it prepares fails with
  * "killed for image". Safe from any thread; libvips itself sets the flag from others. */
 static inline void pl_set_kill(VipsImage *image, int kill) {

@@ -1,4 +1,5 @@
 import CVips
+import Foundation
 
 extension Vips {
     /// Prepares libvips for files from anywhere; safe to call any number of times.
@@ -27,6 +28,12 @@ extension Vips {
         pl_clear_warning(key)
     }
 
+    /// Empties libvips' process-wide error buffer, so the next failure's message is its own
+    /// (as long as nothing else fails meanwhile).
+    public static func clearErrors() {
+        vips_error_clear()
+    }
+
     private struct UntrustedInputSetup: @unchecked Sendable {
         let failure: VipsError?
         /// The pthread key of the per-thread warning buffers; set once, never freed, only
@@ -43,4 +50,22 @@ extension Vips {
         pl_block_untrusted_operations()
         return UntrustedInputSetup(failure: nil, warningKey: pl_remember_warnings())
     }()
+}
+
+extension VipsImage {
+    /// The libvips loader that would read the file, judged from its first bytes (and name), when
+    /// that loader is not blocked; nil when no loader may read it. Decided from return values,
+    /// never from the shared error buffer.
+    public static func permittedLoader(file path: String) -> String? {
+        guard (try? Vips.start()) != nil, let name = pl_find_loader_file(path) else { return nil }
+        return pl_operation_is_blocked(name) == 0 ? String(cString: name) : nil
+    }
+
+    /// The loader that would read `data`, when it is not blocked; see `permittedLoader(file:)`.
+    public static func permittedLoader(data: Data) -> String? {
+        guard (try? Vips.start()) != nil else { return nil }
+        let name = data.withUnsafeBytes { pl_find_loader_buffer($0.baseAddress, $0.count) }
+        guard let name, pl_operation_is_blocked(name) == 0 else { return nil }
+        return String(cString: name)
+    }
 }

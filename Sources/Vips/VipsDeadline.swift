@@ -32,7 +32,7 @@ public final class VipsDeadline: Sendable {
             timer = nil
             return
         }
-        let timer = DispatchSource.makeTimerSource(queue: .global())
+        let timer = DispatchSource.makeTimerSource(queue: Self.queue)
         self.timer = timer
         timer.schedule(deadline: .now() + seconds)
         timer.setEventHandler { [weak self] in self?.expire() }
@@ -48,17 +48,33 @@ public final class VipsDeadline: Sendable {
         state.withLock { $0.expired }
     }
 
-    /// Stops the clock: the deadline will never expire (call it when the work is done).
+    /// Stops the clock: the deadline will never expire (call it when the work is done). The
+    /// images it watched are let go, with no kill left on them.
     public func cancel() {
-        state.withLock { $0.finished = true }
+        state.withLock { state in
+            state.finished = true
+            for entry in state.watched.values { pl_set_kill(entry.image.pointer, 0) }
+            state.watched = [:]
+        }
         timer?.cancel()
+    }
+
+    /// Stops `image` too when the time runs out, until `cancel()`. libvips notices a kill when
+    /// it next prepares a region of the killed image: watching the loader's image as well as
+    /// the rendered one stops a decode within a strip of input, even when the whole output is
+    /// only a strip or two (a large image shrunk to a thumbnail).
+    public func watch(_ image: VipsImage) {
+        state.withLock { state in
+            state.watched[ObjectIdentifier(image), default: (image, 0)].count += 1
+            if state.expired { pl_set_kill(image.pointer, 1) }
+        }
     }
 
     /// Computes every pixel of `image` now, into memory, unless the deadline passes first.
     public func render(_ image: VipsImage) throws(VipsError) -> VipsImage {
         let id = ObjectIdentifier(image)
         let expired = state.withLock { state -> Bool in
-            guard !state.expired else { return true }
+            guard !state.expired, !state.finished else { return state.expired }
             state.watched[id, default: (image, 0)].count += 1
             return false
         }
@@ -79,6 +95,11 @@ public final class VipsDeadline: Sendable {
         }
         return try image.rendered()
     }
+
+    /// A queue of its own: the global queues' threads may all be busy with the very libvips
+    /// work a deadline has to stop (stage queues run on them), and a serial queue made here
+    /// gets a thread even then.
+    private static let queue = DispatchQueue(label: "vips.deadline")
 
     private func expire() {
         state.withLock { state in
