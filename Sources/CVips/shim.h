@@ -180,6 +180,23 @@ static inline int pl_operation_is_blocked(const char *name) {
     return blocked;
 }
 
+/* Gives `image` its own copy of every blob in its metadata (EXIF, XMP, ICC, …). libvips
+ * 8.14's HEIF loader attaches metadata that points into memory freed with the loader's
+ * image, so a decoded copy that outlives the loader read freed memory when saved
+ * (AddressSanitizer: heap-use-after-free in vips__exif_update). Only for an image no
+ * other thread can see yet. */
+static inline void pl_own_metadata_blobs(VipsImage *image) {
+    gchar **fields = vips_image_get_fields(image);
+    for (int i = 0; fields[i]; i++) {
+        const void *data;
+        size_t length;
+        if (vips_image_get_typeof(image, fields[i]) != VIPS_TYPE_BLOB) continue;
+        if (vips_image_get_blob(image, fields[i], &data, &length) || !data || length == 0) continue;
+        vips_image_set_blob_copy(image, fields[i], data, length);
+    }
+    g_strfreev(fields);
+}
+
 /* Aborts the computation of an image: the next region it prepares fails with
  * "killed for image". Safe from any thread; libvips itself sets the flag from others. */
 static inline void pl_set_kill(VipsImage *image, int kill) {

@@ -53,6 +53,17 @@ extension Vips {
 }
 
 extension VipsImage {
+    /// Makes every metadata blob (EXIF, XMP, ICC, …) a copy this image owns, so the image may
+    /// outlive the loader that read it. libvips 8.14's HEIF loader attaches blobs that point
+    /// into memory freed with the loader's own image; saving a decoded copy after that read
+    /// freed memory (found by the decode fuzz test under AddressSanitizer, with a valid AVIF).
+    ///
+    /// Changes the image in place: call it only on a new image nobody else has seen, such as
+    /// the result of `rendered()`, while the images it was made from are still alive.
+    public func ownMetadata() {
+        withExtendedLifetime(self) { pl_own_metadata_blobs(pointer) }
+    }
+
     /// The libvips loader that would read the file, judged from its first bytes (and name), when
     /// that loader is not blocked; nil when no loader may read it. Decided from return values,
     /// never from the shared error buffer.

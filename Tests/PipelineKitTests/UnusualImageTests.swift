@@ -108,4 +108,19 @@ import Vips
         #expect(decoded.image.bands == 1)
         #expect(Fixtures.isClose(try decoded.image.pixel(x: 4, y: 4), [128], tolerance: 1))
     }
+
+    @Test func anAVIFsMetadataOutlivesItsLoader() throws {
+        // Given a valid AVIF with EXIF (libvips writes some), decoded: the loader's images are
+        // gone once `decode` returns. libvips 8.14's HEIF loader left the decoded image's EXIF
+        // pointing into their freed memory (AddressSanitizer: heap-use-after-free on save).
+        let data = try Fixtures.gradient(width: 40, height: 30).encoded(suffix: ".avif[Q=50,effort=0]")
+        #expect(try VipsImage.open(data: data).hasField("exif-data"))
+        let decoded = try decode(data)
+        // When it is saved several times, as fan-out does
+        for _ in 0..<3 {
+            let jpeg = try decoded.image.encoded(suffix: ".jpg")
+            // Then each output carries the EXIF, read from memory the image owns
+            #expect(try VipsImage.open(data: jpeg).hasField("exif-data"))
+        }
+    }
 }

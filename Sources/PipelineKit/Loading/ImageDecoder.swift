@@ -104,7 +104,10 @@ struct ImageDecoder: Sendable {
                 image = try deadline.render(image).autorotated()
             }
             image = try Self.toSRGB(image)
-            return DecodedImage(image: try deadline.render(image), originalSize: originalSize, loader: loader, shrink: shrink)
+            let decoded = try deadline.render(image)
+            // While the loader's image is still alive: its metadata may point into its memory.
+            decoded.ownMetadata()
+            return DecodedImage(image: decoded, originalSize: originalSize, loader: loader, shrink: shrink)
         } catch let error as ItemError {
             throw Failure(itemError: error)
         } catch {
