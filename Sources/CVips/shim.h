@@ -183,18 +183,28 @@ static inline int pl_operation_is_blocked(const char *name) {
 /* Gives `image` its own copy of every blob in its metadata (EXIF, XMP, ICC, …). libvips
  * 8.14's HEIF loader attaches metadata that points into memory freed with the loader's
  * image, so a decoded copy that outlives the loader read freed memory when saved
- * (AddressSanitizer: heap-use-after-free in vips__exif_update). Only for an image no
- * other thread can see yet. */
+ * (AddressSanitizer: heap-use-after-free in vips__exif_update). Setting "exif-data" makes
+ * libvips parse it again, which would bring back the orientation autorotation removed and
+ * reset the resolution: fields that appear are removed and the resolution restored. Only
+ * for an image no other thread can see yet. */
 static inline void pl_own_metadata_blobs(VipsImage *image) {
-    gchar **fields = vips_image_get_fields(image);
-    for (int i = 0; fields[i]; i++) {
+    gchar **before = vips_image_get_fields(image);
+    double xres = image->Xres, yres = image->Yres;
+    for (int i = 0; before[i]; i++) {
         const void *data;
         size_t length;
-        if (vips_image_get_typeof(image, fields[i]) != VIPS_TYPE_BLOB) continue;
-        if (vips_image_get_blob(image, fields[i], &data, &length) || !data || length == 0) continue;
-        vips_image_set_blob_copy(image, fields[i], data, length);
+        if (vips_image_get_typeof(image, before[i]) != VIPS_TYPE_BLOB) continue;
+        if (vips_image_get_blob(image, before[i], &data, &length) || !data || length == 0) continue;
+        vips_image_set_blob_copy(image, before[i], data, length);
     }
-    g_strfreev(fields);
+    gchar **after = vips_image_get_fields(image);
+    for (int i = 0; after[i]; i++) {
+        if (!g_strv_contains((const gchar * const *) before, after[i])) (void) vips_image_remove(image, after[i]);
+    }
+    image->Xres = xres;
+    image->Yres = yres;
+    g_strfreev(after);
+    g_strfreev(before);
 }
 
 /* Aborts the computation of an image: the next region it prepares fails with

@@ -123,4 +123,22 @@ import Vips
             #expect(try VipsImage.open(data: jpeg).hasField("exif-data"))
         }
     }
+
+    @Test(arguments: ["jpg", "webp"])
+    func anOutputOfARotatedInputKeepsItsEXIFButNoLongerAsksToBeRotated(format: String) async throws {
+        // Given a photo stored sideways with orientation 6 and its EXIF
+        let directory = try TemporaryDirectory()
+        let stored = try Fixtures.redCorner(width: 64, height: 32).withOrientation(6)
+        try directory.write(try stored.encoded(suffix: ".\(format)"), to: "in/sideways.\(format)")
+        let json = PipelineHarness.json(inputs: ["in/*"], outputs: [
+            #"{"name": "t", "encode": {"format": "jpeg"}, "path": "out/{stem}.jpg"}"#,
+        ])
+        // When it is made upright and written without strip
+        _ = try await PipelineHarness.run(json, in: directory)
+        // Then the output is upright, keeps EXIF, and says orientation 1: a viewer must not turn it again
+        let output = try VipsImage.open(file: directory.path + "/out/sideways.jpg")
+        #expect(output.size == ImageSize(width: 32, height: 64))
+        #expect(output.hasField("exif-data"))
+        #expect(output.orientation == 1)
+    }
 }
