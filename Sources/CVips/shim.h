@@ -9,7 +9,6 @@
 #define PIPELINE_CVIPS_SHIM_H
 
 #include <vips/vips.h>
-#include <pthread.h>
 
 static void pl_ignore_log(const gchar *domain, GLogLevelFlags level, const gchar *message, gpointer data) {
     (void)domain; (void)level; (void)message; (void)data;
@@ -161,6 +160,8 @@ static inline int pl_write_to_descriptor(VipsImage *in, const char *suffix, int 
 }
 
 /* --- hostile input ------------------------------------------------------- */
+
+#include <pthread.h>
 
 /* libvips marks loaders that were not built for hostile files "untrusted" (ImageMagick,
  * PDF, SVG, JPEG 2000, JPEG XL, PPM, FITS, the vips format, …); block them process-wide. */
