@@ -62,6 +62,8 @@ let package = Package(
         .testTarget(
             name: "PipelineKitTests",
             dependencies: ["PipelineKit", "StandardProcessors", "Vips", "VipsResize", "VipsCrop", "VipsBlur", "pipeline"],
+            // Seed corpora for the fuzz tests, read from the source tree.
+            exclude: ["Fixtures"],
             swiftSettings: swiftSettings
         ),
     ]

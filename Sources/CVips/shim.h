@@ -159,4 +159,106 @@ static inline int pl_write_to_descriptor(VipsImage *in, const char *suffix, int 
     return result;
 }
 
+/* --- hostile input ------------------------------------------------------- */
+
+#include <pthread.h>
+
+/* libvips marks loaders that were not built for hostile files "untrusted" (ImageMagick,
+ * PDF, SVG, JPEG 2000, JPEG XL, PPM, FITS, the vips format, …); block them process-wide. */
+static inline void pl_block_untrusted_operations(void) {
+    vips_block_untrusted_set(TRUE);
+}
+
+/* Whether the operation class `name` (as vips_foreign_find_load returns it) is blocked,
+ * for example by pl_block_untrusted_operations. Unknown names count as blocked. */
+static inline int pl_operation_is_blocked(const char *name) {
+    GType type = g_type_from_name(name);
+    if (!type) type = vips_type_find("VipsOperation", name);
+    if (!type || !g_type_is_a(type, VIPS_TYPE_OPERATION)) return 1;
+    VipsOperationClass *klass = VIPS_OPERATION_CLASS(g_type_class_ref(type));
+    int blocked = (klass->flags & VIPS_OPERATION_BLOCKED) != 0;
+    g_type_class_unref(klass);
+    return blocked;
+}
+
+/* Gives `image` its own copy of every blob in its metadata (EXIF, XMP, ICC, …). libvips
+ * 8.14's HEIF loader attaches metadata that points into memory freed with the loader's
+ * image, so a decoded copy that outlives the loader read freed memory when saved
+ * (AddressSanitizer: heap-use-after-free in vips__exif_update). Setting "exif-data" makes
+ * libvips parse it again, which would bring back the orientation autorotation removed and
+ * reset the resolution: fields that appear are removed and the resolution restored. Only
+ * for an image no other thread can see yet. */
+static inline void pl_own_metadata_blobs(VipsImage *image) {
+    gchar **before = vips_image_get_fields(image);
+    double xres = image->Xres, yres = image->Yres;
+    for (int i = 0; before[i]; i++) {
+        const void *data;
+        size_t length;
+        if (vips_image_get_typeof(image, before[i]) != VIPS_TYPE_BLOB) continue;
+        if (vips_image_get_blob(image, before[i], &data, &length) || !data || length == 0) continue;
+        vips_image_set_blob_copy(image, before[i], data, length);
+    }
+    gchar **after = vips_image_get_fields(image);
+    for (int i = 0; after[i]; i++) {
+        if (!g_strv_contains((const gchar * const *) before, after[i])) (void) vips_image_remove(image, after[i]);
+    }
+    image->Xres = xres;
+    image->Yres = yres;
+    g_strfreev(after);
+    g_strfreev(before);
+}
+
+/* Aborts the computation of an image: the next region it prepares fails with
+ * "killed for image". Safe from any thread; libvips itself sets the flag from others. */
+static inline void pl_set_kill(VipsImage *image, int kill) {
+    vips_image_set_kill(image, kill ? TRUE : FALSE);
+}
+
+/* The last libvips warning logged on each thread. Some loaders fail with an empty error
+ * buffer and give their reason only as a warning ("PNG unsigned integer out of range").
+ * Kept under a pthread key passed around as the handler's data: thread-local variables in a
+ * header are not emitted for Swift. */
+enum { PL_WARNING_SIZE = 256 };
+
+static char *pl_warning_buffer(pthread_key_t *key) {
+    char *buffer = pthread_getspecific(*key);
+    if (!buffer) {
+        buffer = g_malloc0(PL_WARNING_SIZE);
+        pthread_setspecific(*key, buffer);
+    }
+    return buffer;
+}
+
+static void pl_remember_warning(const gchar *domain, GLogLevelFlags level, const gchar *message, gpointer key) {
+    (void)domain; (void)level;
+    g_strlcpy(pl_warning_buffer(key), message ? message : "", PL_WARNING_SIZE);
+}
+
+/* Replaces pl_silence_warnings' handler: still nothing on stderr, but each warning is kept.
+ * Returns the key to read warnings with, or NULL. Call once. */
+static inline void *pl_remember_warnings(void) {
+    pthread_key_t *key = g_new(pthread_key_t, 1);
+    if (pthread_key_create(key, g_free)) {
+        g_free(key);
+        return NULL;
+    }
+    g_log_set_handler("VIPS", G_LOG_LEVEL_WARNING, pl_remember_warning, key);
+    return key;
+}
+
+static inline const char *pl_last_warning(void *key) {
+    return pl_warning_buffer(key);
+}
+
+static inline void pl_clear_warning(void *key) {
+    pl_warning_buffer(key)[0] = 0;
+}
+
+/* Converts sRGB pixels into a named or built-in profile ("p3", "cmyk", a file) and
+ * embeds that profile, as a camera or editor in that colour space would write it. */
+static inline int pl_icc_transform_from_srgb(VipsImage *in, VipsImage **out, const char *profile) {
+    return vips_icc_transform(in, out, profile, "input_profile", "srgb",
+                              "intent", VIPS_INTENT_RELATIVE, "embedded", FALSE, NULL);
+}
+
 #endif

@@ -10,16 +10,14 @@ enum ImageWriter {
     /// Creates `path` through `fill`, which writes the content into the descriptor it is given.
     /// - Returns: the size of the finished file in bytes.
     static func write(to path: String, root: String, fill: (Int32) throws(ItemError) -> Void) throws(ItemError) -> Int {
+        // Checked before anything is created: no folder may appear outside the root either.
+        try checkLexicallyInsideRoot(path: path, root: root)
         let folder = (path as NSString).deletingLastPathComponent
-        do {
-            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        } catch {
-            throw ItemError(stage: .encode, reason: "cannot create the folder \(folder): \(reasonText(error))")
-        }
+        try makeFolder(folder)
         try checkInsideRoot(folder: folder, root: root)
 
         let name = (path as NSString).lastPathComponent
-        let temporary = folder + "/." + name + temporaryMarker + UUID().uuidString.prefix(8)
+        let temporary = folder + "/" + temporaryName(for: name)
         // 0666 masked by the umask: a finished output is readable as any new file is (0644
         // under umask 022), not private like mkstemp's 0600.
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o666)
@@ -31,7 +29,14 @@ enum ImageWriter {
 
         var size = 0
         do throws(ItemError) {
-            try fill(descriptor)
+            do {
+                try fill(descriptor)
+            } catch {
+                // The encoder's message comes through libvips' shared error buffer, which a
+                // failure on another thread can garble; a full disk is checked for directly.
+                if let reason = spaceProblem(on: descriptor) { throw ItemError(stage: .encode, reason: "cannot write \(path): \(reason)") }
+                throw error
+            }
             var info = stat()
             guard fstat(descriptor, &info) == 0 else { throw systemError("cannot write \(path)") }
             size = Int(info.st_size)
@@ -47,16 +52,64 @@ enum ImageWriter {
         return size
     }
 
+    /// "No space left on device" (or the quota's reason) when the file system under
+    /// `descriptor` cannot take another 64 KiB now, else nil. Probes by writing at the end of
+    /// the doomed temporary file.
+    private static func spaceProblem(on descriptor: Int32) -> String? {
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { return nil }
+        let probe = [UInt8](repeating: 0, count: 65536)
+        let written = probe.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, info.st_size) }
+        if written < 0 { return errno == ENOSPC || errno == EDQUOT ? String(cString: strerror(errno)) : nil }
+        return written < probe.count ? String(cString: strerror(ENOSPC)) : nil
+    }
+
     private static func systemError(_ what: String) -> ItemError {
         ItemError(stage: .encode, reason: "\(what): \(String(cString: strerror(errno)))")
     }
 
-    /// A symbolic link inside the output folder must not lead the write outside it.
+    /// The temporary file for an output named `name`: hidden, marked, and carrying the writing
+    /// process's id, so that a later run can tell a killed run's leftovers from a live run's
+    /// work (`TemporaryFileSweeper`). The name part is cut so the whole stays within the 255
+    /// bytes a file name may have, for any output name that itself fits.
+    static func temporaryName(for name: String) -> String {
+        let suffix = temporaryMarker + "\(getpid())-" + UUID().uuidString.prefix(8)
+        var kept = ""
+        var bytes = 1 + suffix.utf8.count
+        for scalar in name.unicodeScalars {
+            bytes += String(scalar).utf8.count
+            guard bytes <= 255 else { break }
+            kept.unicodeScalars.append(scalar)
+        }
+        return "." + kept + suffix
+    }
+
+    /// The path, read as the kernel reads it (bytes between slashes), lies below the root and
+    /// has no `.` or `..` parts. Swift's `String` compares by canonical equivalence and treats
+    /// a slash followed by a combining mark as one character; the file system does neither.
+    private static func checkLexicallyInsideRoot(path: String, root: String) throws(ItemError) {
+        let slash = UInt8(ascii: "/")
+        let rootBytes = Array(root.utf8.reversed().drop { $0 == slash }.reversed())
+        let pathBytes = Array(path.utf8)
+        let parts = pathBytes.split(separator: slash, omittingEmptySubsequences: true)
+        let inside = pathBytes.starts(with: rootBytes + [slash]) && pathBytes.count > rootBytes.count + 1
+            && pathBytes.first == slash && !pathBytes.contains(0)
+            && !parts.contains { $0.elementsEqual([0x2E]) || $0.elementsEqual([0x2E, 0x2E]) }
+        guard inside else {
+            throw ItemError(stage: .encode, reason: "the path \(path) would leave the output folder \(root)")
+        }
+    }
+
+    /// A symbolic link inside the output folder must not lead the write outside it. Compared
+    /// byte for byte: two spellings of one name in Unicode are two folders on disk.
     private static func checkInsideRoot(folder: String, root: String) throws(ItemError) {
         guard let realFolder = realPath(folder), let realRoot = realPath(root) else {
             throw ItemError(stage: .encode, reason: "cannot resolve the output folder \(folder)")
         }
-        guard realFolder == realRoot || realFolder.hasPrefix(realRoot == "/" ? "/" : realRoot + "/") else {
+        let folderBytes = Array(realFolder.utf8)
+        let rootBytes = Array(realRoot.utf8)
+        let prefix = realRoot == "/" ? rootBytes : rootBytes + [UInt8(ascii: "/")]
+        guard folderBytes == rootBytes || folderBytes.starts(with: prefix) else {
             throw ItemError(stage: .encode, reason: "the output folder \(folder) leads outside \(root) (through a symbolic link)")
         }
     }
@@ -67,11 +120,15 @@ enum ImageWriter {
         return String(cString: resolved)
     }
 
-    private static func reasonText(_ error: any Error) -> String {
-        let nsError = error as NSError
-        if let underlying = nsError.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain {
-            return String(cString: strerror(Int32(underlying.code)))
+    /// Creates `folder` and its missing parents with mkdir(2), so a failure carries the
+    /// system's own reason ("Read-only file system", "No space left on device").
+    private static func makeFolder(_ folder: String) throws(ItemError) {
+        var info = stat()
+        if stat(folder, &info) == 0, info.st_mode & S_IFMT == S_IFDIR { return }
+        let parent = (folder as NSString).deletingLastPathComponent
+        if parent != folder, !parent.isEmpty { try makeFolder(parent) }
+        guard mkdir(folder, 0o777) == 0 || (errno == EEXIST && stat(folder, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR) else {
+            throw systemError("cannot create the folder \(folder)")
         }
-        return nsError.localizedDescription
     }
 }

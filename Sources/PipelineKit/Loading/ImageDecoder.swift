@@ -23,10 +23,45 @@ struct ImageDecoder: Sendable {
     let settings: DecompressSettings
     let outputs: [OutputDefinition]
 
+    /// libvips keeps one error buffer for the whole process, and its format sniffers clear it:
+    /// while other decodes run, a failure's message may vanish, or be another input's. So
+    /// decodes run side by side through a gate, and one whose reason comes from that buffer is
+    /// decoded again alone, once the others have finished and before new ones start: the
+    /// reason read then is this input's. (Failures stop early, so the pause is short; the
+    /// pipeline's own reasons, such as too many pixels or the time limit, need no second pass.)
+    private static let gate = ExclusiveGate()
+
     func decode(_ source: EncodedSource) throws(ItemError) -> DecodedImage {
-        guard Self.isLoadable(source) else {
-            throw ItemError(stage: .decompress, reason: Self.unknownFormat)
+        do {
+            return try Self.gate.shared { () throws(Failure) in try decodeOnce(source) }
+        } catch where !error.reasonIsFromLibvips {
+            throw error.itemError
+        } catch {
+            do {
+                return try Self.gate.exclusive { () throws(Failure) in
+                    Vips.clearErrors()
+                    return try decodeOnce(source)
+                }
+            } catch {
+                throw error.itemError
+            }
         }
+    }
+
+    /// A failed decode, and whether its reason came through libvips' shared error buffer.
+    private struct Failure: Error {
+        let itemError: ItemError
+        var reasonIsFromLibvips = false
+    }
+
+    private func decodeOnce(_ source: EncodedSource) throws(Failure) -> DecodedImage {
+        guard Self.preparedForUntrustedInput, Self.isLoadable(source) else {
+            throw Failure(itemError: ItemError(stage: .decompress, reason: Self.unknownFormat))
+        }
+        Vips.clearLastWarning()
+        // The clock runs from here: renders under it are stopped when it runs out.
+        let deadline = VipsDeadline(seconds: settings.timeout)
+        defer { deadline.cancel() }
         do {
             let failOn = "fail_on=\(settings.failOn.rawValue)"
             let header = try open(source, options: failOn)
@@ -54,6 +89,7 @@ struct ImageDecoder: Sendable {
                 if shrink > 1 { loadOptions.append("shrink=\(shrink)") }
             }
             var image = try open(source, options: loadOptions.joined(separator: ","))
+            deadline.watch(image)
             if image.size != target {
                 // Separate factors land exactly on the target (libvips rounds each side); a
                 // loader that rounded a side one pixel short is stretched by that pixel.
@@ -65,15 +101,64 @@ struct ImageDecoder: Sendable {
             }
             if settings.autorotate, image.orientation != 1 {
                 // Rotating needs the whole image, not a stream of rows: render the small one first.
-                image = try image.rendered().autorotated()
+                image = try deadline.render(image).autorotated()
             }
             image = try Self.toSRGB(image)
-            return DecodedImage(image: try image.rendered(), originalSize: originalSize, loader: loader, shrink: shrink)
+            let decoded = try deadline.render(image)
+            // While the loader's image is still alive: its metadata may point into its memory.
+            decoded.ownMetadata()
+            return DecodedImage(image: decoded, originalSize: originalSize, loader: loader, shrink: shrink)
         } catch let error as ItemError {
-            throw error
+            throw Failure(itemError: error)
         } catch {
-            throw ItemError(stage: .decompress, reason: Self.describe(error))
+            if deadline.hasExpired {
+                throw Failure(itemError: ItemError(stage: .decompress, reason:
+                    "decoding took longer than decompress.timeout (\(Self.describe(seconds: settings.timeout))) and was stopped"))
+            }
+            if let own = Self.ownMessage(error, source: source) {
+                throw Failure(itemError: ItemError(stage: .decompress, reason: own), reasonIsFromLibvips: true)
+            }
+            // Some loaders give their reason only as a warning, logged on this thread.
+            if let warning = Vips.lastWarning {
+                throw Failure(itemError: ItemError(stage: .decompress, reason: warning), reasonIsFromLibvips: true)
+            }
+            let operation = (error as? VipsError)?.operation ?? "load"
+            throw Failure(itemError: ItemError(stage: .decompress, reason: "libvips could not decode it and gave no reason (in \(operation))"),
+                          reasonIsFromLibvips: true)
         }
+    }
+
+    /// The lines of a libvips failure that belong to this input, with its path left out (the
+    /// report names the input already); nil when nothing of the message is left.
+    static func ownMessage(_ error: any Error, source: EncodedSource) -> String? {
+        guard let vipsError = error as? VipsError else { return String(describing: error) }
+        var path: String?
+        if case .file(let file, _) = source { path = file }
+        var lines: [String] = []
+        for line in vipsError.message.components(separatedBy: "; ") where !line.isEmpty {
+            let namesAFile = line.hasPrefix("/") || line.contains("\"/")
+            if namesAFile, !(path.map { line.contains($0) } ?? false) { continue }
+            var own = line
+            if let path {
+                own = own.replacingOccurrences(of: "\"\(path)\"", with: "the file")
+                    .replacingOccurrences(of: "\(path): ", with: "")
+                    .replacingOccurrences(of: path, with: "the file")
+            }
+            if !lines.contains(own) { lines.append(own) }
+        }
+        guard !lines.isEmpty else { return nil }
+        return describe(VipsError(operation: vipsError.operation, message: lines.joined(separator: "; ")))
+    }
+
+    /// Loaders libvips marks untrusted are blocked before the first decode: a pipeline reads
+    /// files from anywhere, and those loaders were not made for hostile ones. Evaluated once.
+    private static let preparedForUntrustedInput: Bool = (try? Vips.prepareForUntrustedInput()) != nil
+
+    /// A duration as the pipeline file writes one: `500ms`, `30s`, `1.5s`.
+    static func describe(seconds: Double) -> String {
+        if seconds < 1 { return "\(Int((seconds * 1000).rounded()))ms" }
+        if seconds == seconds.rounded(), seconds < 1e15 { return "\(Int(seconds))s" }
+        return "\(seconds)s"
     }
 
     /// The size to decode to: the stored size divided by the shrink every output allows, so the
@@ -86,9 +171,11 @@ struct ImageDecoder: Sendable {
         )
     }
 
-    /// How much the decoder may shrink: the least any output's first step allows.
+    /// How much the decoder may shrink: the least any output's first step allows. A plugin's
+    /// answer that is not a finite factor of at least 1 counts as 1 (no shrink).
     func allowedShrink(for size: ImageSize) -> Double {
-        outputs.map { $0.steps.first?.allowedInputShrink(for: size) ?? 1 }.min() ?? 1
+        let allowed = outputs.map { $0.steps.first?.allowedInputShrink(for: size) ?? 1 }.min() ?? 1
+        return allowed.isFinite && allowed >= 1 ? allowed : 1
     }
 
     /// The JPEG shrink-on-load factor (1, 2, 4 or 8). libjpeg shrinks with a reduced-size
@@ -136,19 +223,21 @@ struct ImageDecoder: Sendable {
 
     static let unknownFormat = "not an image libvips can read (unknown or unsupported format)"
 
-    /// Asks libvips whether any loader knows the format. Decided from the return value, so the
-    /// answer cannot be garbled by another thread's use of libvips' shared error buffer.
+    /// Asks libvips whether a loader that is not blocked knows the format. Decided from return
+    /// values, so the answer cannot be garbled by another thread's use of libvips' shared
+    /// error buffer.
     private static func isLoadable(_ source: EncodedSource) -> Bool {
         switch source {
-        case .file(let path, _): VipsImage.canLoad(file: path)
-        case .data(let data): VipsImage.canLoad(data: data)
+        case .file(let path, _): VipsImage.permittedLoader(file: path) != nil
+        case .data(let data): VipsImage.permittedLoader(data: data) != nil
         }
     }
 
     static func describe(_ error: any Error) -> String {
         guard let vipsError = error as? VipsError else { return String(describing: error) }
         let message = vipsError.message
-        if message.contains("is not a known file format") || message.contains("not in a known format") {
+        if message.contains("is not a known file format") || message.contains("not in a known format")
+            || message.contains("operation is blocked") {
             return unknownFormat
         }
         return message.isEmpty ? "\(vipsError.operation) failed" : message

@@ -67,7 +67,8 @@ private struct DefinitionBuilder {
                 maxPixels: try decompress.int("maxPixels"),
                 autorotate: try decompress.bool("autorotate"),
                 failOn: try decompress.choice("failOn", as: DecompressSettings.FailOn.self),
-                fastShrinkOnLoad: try decompress.bool("fastShrinkOnLoad")
+                fastShrinkOnLoad: try decompress.bool("fastShrinkOnLoad"),
+                timeout: Units.seconds(in: try decompress.string("timeout")) ?? DecompressSettings.defaultTimeout
             )
             let resizeSettings = StageSettings(concurrency: try resize.int("concurrency"))
             let encodeSettings = StageSettings(concurrency: try encode.int("concurrency"))

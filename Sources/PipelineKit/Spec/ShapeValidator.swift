@@ -35,7 +35,11 @@ struct ShapeValidator {
                 return expected("a duration such as \"30s\", \"500ms\" or \"2m\"", node, path)
             }
         case .byteSize:
-            if case .number(let number, true) = node.value, number >= 0 { return }
+            if case .number(let number, true) = node.value, number >= 0 {
+                // Loading turns it into an Int64; found by the pipeline-file fuzz test.
+                if number >= 9e18 { report(path, node.location, "\(node.jsonText) is out of range: expected at most 9e18 bytes") }
+                return
+            }
             guard case .string(let text) = node.value, Units.bytes(in: text) != nil else {
                 return expected("a size such as \"50MB\", \"512KiB\" or a byte count", node, path)
             }

@@ -1,0 +1,78 @@
+import Foundation
+
+/// Removes the temporary files a killed run left in the folders a run is about to write to.
+///
+/// `ImageWriter` names each temporary file `.<name>.pipeline-tmp-<pid>-<random>`. A file with
+/// that marker is removed when it is older than the sweep and the process that wrote it is gone:
+/// a run still writing (in this process or another one on this machine) keeps its files.
+/// Writers in another PID namespace sharing the folder cannot be told apart; their file would be
+/// removed and their write would fail with a clear error, never leave a partial output.
+enum TemporaryFileSweeper {
+    /// Sweeps the folder of every output the plan will write, off the cooperative pool (the
+    /// runner calls it on a stage queue). Failures to list or remove are ignored: a folder that
+    /// cannot be read or written fails its items with a clear error later, at encode.
+    /// - Returns: the paths removed.
+    @discardableResult
+    static func sweep(_ plan: RunPlan, now: Date = Date()) -> [String] {
+        folders(of: plan).flatMap { sweep(folder: $0.path, depth: $0.depth, olderThan: now) }
+    }
+
+    /// The folders the plan writes to, each with how many levels below it to sweep too. A
+    /// folder whose name waits for `{width}` or `{height}` is not known yet: its nearest known
+    /// ancestor is swept down to the template's depth.
+    static func folders(of plan: RunPlan) -> [(path: String, depth: Int)] {
+        var deepest: [String: Int] = [:]
+        for target in plan.items.flatMap(\.targets) {
+            let folder = (target.plannedPath as NSString).deletingLastPathComponent
+            let unfilled = ["{width}", "{height}"].compactMap { folder.range(of: $0)?.lowerBound }.min()
+            guard let unfilled else {
+                deepest[folder] = max(deepest[folder] ?? 0, 0)
+                continue
+            }
+            let known = folder[..<unfilled]
+            let slash = known.range(of: "/", options: .backwards)?.lowerBound ?? known.startIndex
+            let ancestor = slash == known.startIndex ? "/" : String(known[..<slash])
+            let depth = folder[slash...].split(separator: "/").count
+            deepest[ancestor] = max(deepest[ancestor] ?? 0, depth)
+        }
+        return deepest.sorted { $0.key < $1.key }.map { (path: $0.key, depth: $0.value) }
+    }
+
+    /// Removes the leftovers in `folder` and, `depth` levels down, in its subfolders.
+    static func sweep(folder: String, depth: Int, olderThan start: Date) -> [String] {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return [] }
+        var removed: [String] = []
+        for name in names {
+            let path = folder == "/" ? "/" + name : folder + "/" + name
+            var info = stat()
+            guard lstat(path, &info) == 0 else { continue }
+            let kind = info.st_mode & S_IFMT
+            if kind == S_IFDIR {
+                // Not through symbolic links (lstat): they may lead outside the output folders.
+                if depth > 0 { removed += sweep(folder: path, depth: depth - 1, olderThan: start) }
+                continue
+            }
+            guard kind == S_IFREG, isLeftover(name: name, modified: info.st_mtim, before: start) else { continue }
+            if unlink(path) == 0 { removed.append(path) }
+        }
+        return removed
+    }
+
+    /// Whether `name` is a temporary file of a process that is gone, last written before `start`.
+    static func isLeftover(name: String, modified: timespec, before start: Date) -> Bool {
+        guard name.hasPrefix("."), let marker = name.range(of: ImageWriter.temporaryMarker, options: .backwards) else { return false }
+        let modifiedAt = Double(modified.tv_sec) + Double(modified.tv_nsec) / 1e9
+        guard modifiedAt < start.timeIntervalSince1970 else { return false }
+        // "<pid>-<random>"; files from before writers recorded their process id ("<random>")
+        // have no owner to ask about.
+        let rest = name[marker.upperBound...]
+        guard let dash = rest.firstIndex(of: "-"), let pid = pid_t(rest[..<dash]), pid > 0 else { return true }
+        return !isRunning(pid)
+    }
+
+    private static func isRunning(_ pid: pid_t) -> Bool {
+        if pid == getpid() { return true }
+        // Signal 0 checks existence only; EPERM means it exists but belongs to someone else.
+        return kill(pid, 0) == 0 || errno == EPERM
+    }
+}

@@ -1,0 +1,111 @@
+import CVips
+import Dispatch
+import Synchronization
+
+/// A time limit on libvips computations: images rendered through a deadline stop computing,
+/// and their render fails, once the limit has passed.
+///
+/// libvips checks an image's "kill" flag each time it prepares a region of it, so a flag set
+/// from a timer stops a decode between two strips, whatever the loader. A stuck header read is
+/// not covered (libvips reads headers outside any computation), but a header costs at most one
+/// pass over the file, which the fetch stage's size limit bounds.
+public final class VipsDeadline: Sendable {
+    private struct State {
+        var expired = false
+        var finished = false
+        /// The images being rendered now, kept alive here so the timer never kills a freed one.
+        var watched: [ObjectIdentifier: (image: VipsImage, count: Int)] = [:]
+    }
+
+    /// The limit, in seconds from when the deadline was made.
+    public let seconds: Double
+    private let state = Mutex(State())
+    /// Dispatch sources are thread-safe (their methods may be called from any thread), which
+    /// the compiler cannot see through the protocol.
+    private nonisolated(unsafe) let timer: (any DispatchSourceTimer)?
+
+    /// Starts the clock. A limit that is not a positive finite number of seconds (or is
+    /// longer than a few decades) never expires.
+    public init(seconds: Double) {
+        self.seconds = seconds
+        guard seconds > 0, seconds < 1e9 else {
+            timer = nil
+            return
+        }
+        let timer = DispatchSource.makeTimerSource(queue: Self.queue)
+        self.timer = timer
+        timer.schedule(deadline: .now() + seconds)
+        timer.setEventHandler { [weak self] in self?.expire() }
+        timer.activate()
+    }
+
+    deinit {
+        cancel()
+    }
+
+    /// Whether the limit has passed while work was still being done under it.
+    public var hasExpired: Bool {
+        state.withLock { $0.expired }
+    }
+
+    /// Stops the clock: the deadline will never expire (call it when the work is done). The
+    /// images it watched are let go, with no kill left on them.
+    public func cancel() {
+        state.withLock { state in
+            state.finished = true
+            for entry in state.watched.values { pl_set_kill(entry.image.pointer, 0) }
+            state.watched = [:]
+        }
+        timer?.cancel()
+    }
+
+    /// Stops `image` too when the time runs out, until `cancel()`. libvips notices a kill when
+    /// it next prepares a region of the killed image: watching the loader's image as well as
+    /// the rendered one stops a decode within a strip of input, even when the whole output is
+    /// only a strip or two (a large image shrunk to a thumbnail).
+    public func watch(_ image: VipsImage) {
+        state.withLock { state in
+            state.watched[ObjectIdentifier(image), default: (image, 0)].count += 1
+            if state.expired { pl_set_kill(image.pointer, 1) }
+        }
+    }
+
+    /// Computes every pixel of `image` now, into memory, unless the deadline passes first.
+    public func render(_ image: VipsImage) throws(VipsError) -> VipsImage {
+        let id = ObjectIdentifier(image)
+        let expired = state.withLock { state -> Bool in
+            guard !state.expired, !state.finished else { return state.expired }
+            state.watched[id, default: (image, 0)].count += 1
+            return false
+        }
+        if expired {
+            throw VipsError(operation: "deadline", message: "the time limit of \(seconds) s has passed")
+        }
+        defer {
+            state.withLock { state in
+                guard let entry = state.watched[id] else { return }
+                if entry.count > 1 {
+                    state.watched[id]?.count -= 1
+                } else {
+                    state.watched[id] = nil
+                    // A kill that landed just after the render finished must not linger on the image.
+                    pl_set_kill(image.pointer, 0)
+                }
+            }
+        }
+        return try image.rendered()
+    }
+
+    /// A queue of its own: the global queues' threads may all be busy with the very libvips
+    /// work a deadline has to stop (stage queues run on them), and a serial queue made here
+    /// gets a thread even then.
+    private static let queue = DispatchQueue(label: "vips.deadline")
+
+    private func expire() {
+        state.withLock { state in
+            guard !state.finished, !state.expired else { return }
+            state.expired = true
+            for entry in state.watched.values { pl_set_kill(entry.image.pointer, 1) }
+        }
+    }
+}
