@@ -42,3 +42,11 @@ import Testing
         #expect(throws: PathTemplate.Failure.self) { try template.resolve(values) }
     }
 }
+
+extension PathTemplateTests {
+    @Test func aSlashHiddenInACombiningSequenceIsStillASlash() throws {
+        let template = try PathTemplate("out/{stem}.jpg")
+        #expect(throws: PathTemplate.Failure.self) { try template.resolve([.stem: "a/\u{301}b"]) }
+        #expect(throws: PathTemplate.Failure.self) { try template.resolve([.stem: "..\u{301}/x"]) }
+    }
+}

@@ -78,7 +78,7 @@ import StandardProcessors
             var definition = try PipelineDefinition(json: text, baseDirectory: directory.url, processors: .standard)
             // A loaded file's outputs are planned against a real input (its own inputs could
             // name any folder on the machine), and its processors asked about extreme sizes.
-            definition.inputs = ["in/*.jpg"]
+            definition.inputs = [.pattern("in/*.jpg")]
             definition.baseDirectory = directory.url
             _ = try? RunPlan(definition, fileName: "fuzz.json")
             let sizes = [ImageSize(width: 1, height: 1), ImageSize(width: 3, height: 100_000),

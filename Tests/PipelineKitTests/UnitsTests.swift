@@ -37,3 +37,12 @@ import Testing
         #expect(NearestName.suggestion(for: "zzzzzz", among: ["width", "height"]) == nil)
     }
 }
+
+extension UnitsTests {
+    @Test func absurdDurationsAreNotDurations() {
+        #expect(Units.seconds(in: String(repeating: "9", count: 400) + "s") == nil)
+        #expect(Units.seconds(in: "400d") == nil)
+        #expect(Units.seconds(in: "8760h") == 31_536_000.0)
+        #expect(Units.seconds(in: "8761h") == nil)
+    }
+}

@@ -52,7 +52,10 @@ public struct Pipeline: Sendable {
         let journal = definition.incremental
             ? OutputJournal(file: definition.cache.journalFile(pipeline: definition.name, baseDirectory: definition.baseDirectory))
             : nil
-        return PipelineRun(plan: try plan(), dataLoader: dataLoader ?? defaultDataLoader(), cache: cache ?? defaultCache(),
+        let plan = try plan()
+        // Before any work, like planning: remove what a killed run left half-written.
+        TemporaryFileSweeper.sweep(plan)
+        return PipelineRun(plan: plan, dataLoader: dataLoader ?? defaultDataLoader(), cache: cache ?? defaultCache(),
                            journal: journal, force: force)
     }
 

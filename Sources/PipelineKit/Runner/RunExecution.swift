@@ -58,7 +58,6 @@ final class RunExecution: Sendable {
             // the cores busy without oversubscribing them (measured: see the README).
             Vips.setThreadsPerImage(1)
         }
-        _ = try? await encodeQueue.run { [plan] in TemporaryFileSweeper.sweep(plan) } // a killed run's leftovers
 
         var succeeded = 0, failed = 0, written = 0, upToDate = 0, inFlight = 0, peakInFlight = 0
         await withTaskGroup(of: [ItemReport]?.self) { group in

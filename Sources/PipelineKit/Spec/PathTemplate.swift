@@ -121,17 +121,21 @@ public struct PathTemplate: Sendable, Hashable, CustomStringConvertible {
     }
 
     private static func checkFilledValue(_ value: String, for placeholder: Placeholder) throws(Failure) {
-        if value.contains("\0") {
+        // Checked byte by byte, as the kernel reads paths: compared as Characters, "/" followed
+        // by a combining accent is one grapheme that is not "/", yet the file system splits it.
+        let bytes = Array(value.utf8)
+        let slash = UInt8(ascii: "/"), dot = UInt8(ascii: ".")
+        if bytes.contains(0) {
             throw Failure(message: "{\(placeholder.rawValue)} would contain a NUL character")
         }
-        if placeholder != .dir, value.contains("/") {
+        if placeholder != .dir, bytes.contains(slash) {
             throw Failure(message: "{\(placeholder.rawValue)} \"\(value)\" would contain a \"/\"")
         }
-        let components = value.split(separator: "/", omittingEmptySubsequences: false)
-        if placeholder == .dir, value.hasPrefix("/") {
+        if placeholder == .dir, bytes.first == slash {
             throw Failure(message: "{dir} \"\(value)\" would be an absolute path")
         }
-        if components.contains(where: { $0 == ".." }) || (placeholder != .dir && value == ".") {
+        let components = bytes.split(separator: slash, omittingEmptySubsequences: false)
+        if components.contains(where: { $0.elementsEqual([dot, dot]) }) || (placeholder != .dir && bytes == [dot]) {
             throw Failure(message: "{\(placeholder.rawValue)} \"\(value)\" would leave the output folder")
         }
     }

@@ -9,7 +9,10 @@ public enum Units {
             let number = text.dropLast(suffix.count).trimmingCharacters(in: .whitespaces)
             // "ms" also ends in "s": only accept a plain non-negative decimal before the unit.
             guard isPlainDecimal(number), let value = Double(number) else { continue }
-            return value * factor
+            // Longer than a year is no time limit anyone means; refusing it also keeps
+            // infinities and overflowing milliseconds out of libcurl's and the decoder's timers.
+            let seconds = value * factor
+            return seconds.isFinite && seconds <= 365 * 24 * 3600 ? seconds : nil
         }
         return nil
     }
