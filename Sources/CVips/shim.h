@@ -254,6 +254,13 @@ static inline void pl_clear_warning(void *key) {
     pl_warning_buffer(key)[0] = 0;
 }
 
+/* --- animation --- */
+
+/* Stacks images top to bottom (the frames of an animation, one page each). */
+static inline int pl_join_vertically(VipsImage **in, VipsImage **out, int count) {
+    return vips_arrayjoin(in, out, count, "across", 1, NULL);
+}
+
 /* Converts sRGB pixels into a named or built-in profile ("p3", "cmyk", a file) and
  * embeds that profile, as a camera or editor in that colour space would write it. */
 static inline int pl_icc_transform_from_srgb(VipsImage *in, VipsImage **out, const char *profile) {

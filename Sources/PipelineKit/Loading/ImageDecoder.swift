@@ -10,6 +10,8 @@ struct DecodedImage: Sendable {
     let loader: String
     /// The factor shrink-on-load reduced the image by (1 when it did not).
     let shrink: Int
+    /// Animation frames stacked in `image`, one page each (1 for a still image).
+    var frameCount = 1
 }
 
 /// The decompress stage, which does the heavy part of every output's resize once per input:
@@ -73,6 +75,9 @@ struct ImageDecoder: Sendable {
             let upright = settings.autorotate ? header.orientedSize : (width: header.width, height: header.height)
             let originalSize = ImageSize(width: upright.width, height: upright.height)
             let loader = header.loader ?? "unknown"
+            if settings.animation == .keep, header.pageCount > 1, loader.hasPrefix("gifload") || loader.hasPrefix("webpload") {
+                return try decodeAnimation(source, header: header, loader: loader, deadline: deadline)
+            }
 
             // One top-to-bottom pass: the loader streams, and the shrink happens as rows arrive.
             let allowed = allowedShrink(for: originalSize)
@@ -126,6 +131,35 @@ struct ImageDecoder: Sendable {
             throw Failure(itemError: ItemError(stage: .decompress, reason: "libvips could not decode it and gave no reason (in \(operation))"),
                           reasonIsFromLibvips: true)
         }
+    }
+
+    /// Every frame of an animated GIF or WebP, each shrunk to what the largest output needs and
+    /// converted to sRGB, stacked top to bottom (one page a frame) and rendered into memory.
+    private func decodeAnimation(_ source: EncodedSource, header: VipsImage, loader: String, deadline: VipsDeadline) throws -> DecodedImage {
+        let frames = header.pageCount
+        let pixels = header.width * header.height * frames
+        guard pixels <= settings.maxPixels else {
+            throw ItemError(stage: .decompress, reason:
+                "the animation is \(header.width)×\(header.height) × \(frames) frames (\(pixels) pixels), more than decompress.maxPixels (\(settings.maxPixels))")
+        }
+        let size = header.size
+        let target = Self.decodeSize(stored: size, allowedShrink: allowedShrink(for: size))
+        let strip = try open(source, options: "n=-1,fail_on=\(settings.failOn.rawValue)")
+        deadline.watch(strip)
+        let pages = try strip.pages().map { page throws -> VipsImage in
+            var frame = page
+            if frame.size != target {
+                let horizontal = Double(target.width) / Double(frame.width)
+                let vertical = Double(target.height) / Double(frame.height)
+                frame = try frame.withPremultipliedAlpha { premultiplied throws(VipsError) in
+                    try premultiplied.resized(horizontalScale: horizontal, verticalScale: vertical, kernel: .lanczos3)
+                }
+            }
+            return try Self.toSRGB(frame)
+        }
+        let decoded = try deadline.render(try VipsImage.joiningPages(pages))
+        decoded.ownMetadata()
+        return DecodedImage(image: decoded, originalSize: size, loader: loader, shrink: 1, frameCount: pages.count)
     }
 
     /// The lines of a libvips failure that belong to this input, with its path left out (the

@@ -259,7 +259,10 @@ final class RunExecution: Sendable {
         do {
             let context = ProcessingContext(input: input.displayName, output: output.name, originalSize: decoded.originalSize)
             let processed = try await resizeQueue.run(for: input.displayName, output: output.name) {
-                try Self.applySteps(output.steps, to: decoded.image, context: context)
+                guard decoded.frameCount > 1 else {
+                    return try Self.applySteps(output.steps, to: decoded.image, context: context)
+                }
+                return try Self.applySteps(output.steps, toFramesOf: decoded.image, keepingAll: output.encoder.format == .webp, context: context)
             }
             let encoded = try await encodeQueue.run(for: input.displayName, output: output.name) { [self] in
                 try encodeAndWrite(processed, output: output, target: target, input: input)
@@ -287,6 +290,28 @@ final class RunExecution: Sendable {
         do {
             // Compute the pixels here, in the resize queue, not lazily in the encoder's.
             return try image.rendered()
+        } catch {
+            throw ItemError(stage: .resize, reason: ImageDecoder.describe(error))
+        }
+    }
+
+    /// An animation's steps run frame by frame, so a crop crops each frame; only WebP outputs
+    /// keep every frame (an animated WebP), the others are made from the first.
+    private static func applySteps(_ steps: [any ImageProcessing], toFramesOf image: VipsImage, keepingAll: Bool,
+                                   context: ProcessingContext) throws(ItemError) -> VipsImage {
+        do {
+            var frames = try image.pages()
+            if !keepingAll { frames = Array(frames.prefix(1)) }
+            var processed: [VipsImage] = []
+            for frame in frames {
+                processed.append(try applySteps(steps, to: frame, context: context))
+            }
+            guard Set(processed.map(\.size)).count == 1 else {
+                throw ItemError(stage: .resize, reason: "the steps made frames of different sizes")
+            }
+            return try VipsImage.joiningPages(processed).rendered()
+        } catch let error as ItemError {
+            throw error
         } catch {
             throw ItemError(stage: .resize, reason: ImageDecoder.describe(error))
         }

@@ -68,7 +68,8 @@ private struct DefinitionBuilder {
                 autorotate: try decompress.bool("autorotate"),
                 failOn: try decompress.choice("failOn", as: DecompressSettings.FailOn.self),
                 fastShrinkOnLoad: try decompress.bool("fastShrinkOnLoad"),
-                timeout: Units.seconds(in: try decompress.string("timeout")) ?? DecompressSettings.defaultTimeout
+                timeout: Units.seconds(in: try decompress.string("timeout")) ?? DecompressSettings.defaultTimeout,
+                animation: try decompress.choice("animation", as: DecompressSettings.Animation.self)
             )
             let resizeSettings = StageSettings(concurrency: try resize.int("concurrency"))
             let encodeSettings = StageSettings(concurrency: try encode.int("concurrency"))

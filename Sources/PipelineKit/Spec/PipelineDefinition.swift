@@ -104,6 +104,16 @@ public struct DecompressSettings: Sendable, Equatable {
     /// Let JPEG decoding shrink by the whole factor the outputs allow (as sharp does by
     /// default), rather than leaving a factor of two for resampling (as vips_thumbnail does).
     public var fastShrinkOnLoad: Bool
+    /// What an animated GIF or WebP becomes.
+    public var animation: Animation = .first
+
+    /// What an animated input becomes.
+    public enum Animation: String, CaseIterable, Sendable {
+        /// Its first frame, for every output.
+        case first
+        /// Every frame, for WebP outputs (an animated WebP); other formats get the first frame.
+        case keep
+    }
     /// Seconds one input's decoding may take before it is stopped and fails; 0 for no limit.
     public var timeout: Double
 
@@ -113,13 +123,14 @@ public struct DecompressSettings: Sendable, Equatable {
     public static let defaultTimeout: Double = 60
 
     public init(concurrency: Int, maxPixels: Int, autorotate: Bool, failOn: FailOn, fastShrinkOnLoad: Bool = true,
-                timeout: Double = DecompressSettings.defaultTimeout) {
+                timeout: Double = DecompressSettings.defaultTimeout, animation: Animation = .first) {
         self.concurrency = concurrency
         self.maxPixels = maxPixels
         self.autorotate = autorotate
         self.failOn = failOn
         self.fastShrinkOnLoad = fastShrinkOnLoad
         self.timeout = timeout
+        self.animation = animation
     }
 }
 

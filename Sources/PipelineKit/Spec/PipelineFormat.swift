@@ -49,6 +49,8 @@ public enum PipelineFormat {
                         help: "how strict decoding is, as libvips' fail_on: none (decode what can be decoded), truncated (default: fail on truncated files), error (also on decoder errors) or warning (also on decoder warnings)"),
                 Option("timeout", .duration, default: JSONNode(plain: "60s"),
                        help: "longest one input's decoding may take before it is stopped and fails, for example \"30s\"; \"0s\" for no limit"),
+                .choice("animation", DecompressSettings.Animation.self, default: .first,
+                        help: "animated GIF and WebP: first (the first frame), or keep (every frame, written as an animated WebP by WebP outputs)"),
                 .boolean("fastShrinkOnLoad", default: true,
                          help: "JPEG: shrink while decoding by the whole factor the outputs allow (faster); false leaves a factor of two for resampling (the finest detail)"),
             ]), help: "decoding each input once, shrunk on load to what its largest output needs"),
