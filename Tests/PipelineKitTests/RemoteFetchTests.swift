@@ -139,6 +139,18 @@ import StandardProcessors
         #expect(server.bytesSent(for: "/streamed.jpg") < 8 << 20)
     }
 
+    @Test func aRefusedConnectionIsRetriedThenReported() async throws {
+        // A port that was just listening and is closed now: connecting is refused at once.
+        let server = try servePhoto()
+        let url = server.url("/gone.jpg")
+        server.stop()
+        let directory = try TemporaryDirectory()
+        let (reports, _) = try await PipelineHarness.run(json([url], fetch: #"{"retries": 1}"#), in: directory)
+        let failure = reports[0].failures.first
+        #expect(failure?.stage == .fetch)
+        #expect(failure?.reason.contains("(after 2 attempts)") == true, "\(failure?.reason ?? "")")
+    }
+
     @Test func aRedirectToAnotherSchemeIsRefused() async throws {
         let server = try TestHTTPServer { _, _ in .init(status: 302, headers: ["Location": "file:///etc/passwd"]) }
         let directory = try TemporaryDirectory()
