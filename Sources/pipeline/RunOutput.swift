@@ -90,10 +90,3 @@ final class RunOutput {
         FileHandle.standardOutput.write(data + Data("\n".utf8))
     }
 }
-
-extension RunSummary {
-    /// The elapsed time in seconds.
-    var seconds: Double {
-        Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
-    }
-}

@@ -57,7 +57,7 @@ public struct RunRecorder: Sendable {
                                          busySeconds: ofStage.reduce(0) { $0 + $1.duration },
                                          waitSeconds: ofStage.reduce(0) { $0 + $1.waited })
         }
-        let elapsed = summary.map { Double($0.elapsed.components.seconds) + Double($0.elapsed.components.attoseconds) * 1e-18 } ?? 0
+        let elapsed = summary?.seconds ?? 0
         return RunReport(
             pipeline: definition.name, version: PipelineKitInfo.version, startedAt: startedAt, elapsedSeconds: elapsed,
             inputs: summary?.inputs ?? items.count, succeeded: summary?.succeeded ?? 0, failed: summary?.failed ?? 0,

@@ -78,8 +78,17 @@ public struct RunSummary: Sendable {
     /// The most inputs that were between the first stage and the last at once (≤ `inFlight`).
     public let peakInFlight: Int
 
+    /// `elapsed` in seconds.
+    public var seconds: Double { elapsed.seconds }
+
     public var imagesPerSecond: Double {
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
-        return seconds > 0 ? Double(succeeded + failed) / seconds : 0
+        seconds > 0 ? Double(succeeded + failed) / seconds : 0
+    }
+}
+
+extension Duration {
+    /// The duration in seconds, as a `Double`.
+    var seconds: Double {
+        Double(components.seconds) + Double(components.attoseconds) * 1e-18
     }
 }

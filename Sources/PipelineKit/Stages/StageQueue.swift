@@ -92,7 +92,6 @@ struct RunClock: Sendable {
     private let start = ContinuousClock.now
 
     var now: Double {
-        let elapsed = ContinuousClock.now - start
-        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+        (ContinuousClock.now - start).seconds
     }
 }
