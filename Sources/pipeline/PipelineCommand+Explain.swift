@@ -13,12 +13,7 @@ extension PipelineCommand {
 
         func run() throws {
             let pipeline = try loadPipeline(file)
-            do {
-                print(try pipeline.explain().text)
-            } catch {
-                printError(error.description)
-                throw ExitCode.invalidInput
-            }
+            print(try exitingOnInvalidFile { () throws(PipelineFileError) in try pipeline.explain() }.text)
         }
     }
 }

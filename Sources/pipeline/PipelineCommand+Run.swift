@@ -45,13 +45,7 @@ extension PipelineCommand {
         func run() async throws {
             let logger = makeLogger(level: logLevel)
             let pipeline = try loadPipeline(file)
-            let run: PipelineRun
-            do {
-                run = try pipeline.run(force: force)
-            } catch {
-                printError(error.description)
-                throw ExitCode.invalidInput
-            }
+            let run = try exitingOnInvalidFile { () throws(PipelineFileError) in try pipeline.run(force: force) }
 
             let interrupted = OnceFlag()
             let interruption = Interruption {

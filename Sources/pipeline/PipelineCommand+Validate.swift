@@ -13,13 +13,7 @@ extension PipelineCommand {
 
         func run() throws {
             let pipeline = try loadPipeline(file)
-            let plan: RunPlan
-            do {
-                plan = try pipeline.plan()
-            } catch {
-                printError(error.description)
-                throw ExitCode.invalidInput
-            }
+            let plan = try exitingOnInvalidFile { () throws(PipelineFileError) in try pipeline.plan() }
             for warning in plan.warnings { printError("warning: \(warning)") }
             let outputs = pipeline.definition.outputs.count
             print("\(file): valid: \(plan.inputCount) input\(plan.inputCount == 1 ? "" : "s"), "

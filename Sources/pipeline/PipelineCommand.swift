@@ -59,8 +59,16 @@ func printError(_ text: String) {
 
 /// Loads a pipeline file, printing its problems and exiting 2 when it is invalid.
 func loadPipeline(_ path: String) throws -> Pipeline {
+    try exitingOnInvalidFile { () throws(PipelineFileError) in
+        try Pipeline(contentsOf: URL(fileURLWithPath: path), processors: PipelineCommand.processors, displayName: path)
+    }
+}
+
+/// Runs `body`; a pipeline-file problem (when loading or planning) is printed and ends the
+/// command with exit status 2: nothing ran.
+func exitingOnInvalidFile<Result>(_ body: () throws(PipelineFileError) -> Result) throws -> Result {
     do {
-        return try Pipeline(contentsOf: URL(fileURLWithPath: path), processors: PipelineCommand.processors, displayName: path)
+        return try body()
     } catch {
         printError(error.description)
         throw ExitCode.invalidInput
