@@ -7,12 +7,21 @@ let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
 ]
 
+/// The built-in processor plugins, one module per family under `Plugins/`. Each is a product of
+/// its own, so another package can reuse one family without the rest.
+let pluginModules = ["VipsResize", "VipsCrop", "VipsFilters", "VipsGeometry", "VipsColour", "VipsComposite", "VipsOperation"]
+
 let package = Package(
     name: "pipeline",
+    // Every layer a third party may build on is a product: a plugin lives in its author's own
+    // package and reaches users through that package's own command (see Examples/PluginPackage).
     products: [
         .executable(name: "pipeline", targets: ["pipeline"]),
-        .library(name: "PipelineKit", targets: ["PipelineKit", "StandardProcessors"]),
-    ],
+        .library(name: "Vips", targets: ["Vips"]),
+        .library(name: "PipelineKit", targets: ["PipelineKit"]),
+        .library(name: "StandardProcessors", targets: ["StandardProcessors"]),
+        .library(name: "PipelineCLI", targets: ["PipelineCLI"]),
+    ] + pluginModules.map { .library(name: $0, targets: [$0]) },
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
@@ -36,35 +45,35 @@ let package = Package(
         .target(name: "Vips", dependencies: ["CVips"], swiftSettings: swiftSettings),
         // DSL, validation, planning, runner, stages and the plugin protocol.
         .target(name: "PipelineKit", dependencies: ["Vips", "CCurl"], swiftSettings: swiftSettings),
-
-        // Processor plugins: one module each under Plugins/.
-        .target(name: "VipsResize", dependencies: ["PipelineKit", "Vips"], path: "Plugins/VipsResize", swiftSettings: swiftSettings),
-        .target(name: "VipsCrop", dependencies: ["PipelineKit", "Vips"], path: "Plugins/VipsCrop", swiftSettings: swiftSettings),
-        .target(name: "VipsBlur", dependencies: ["PipelineKit", "Vips"], path: "Plugins/VipsBlur", swiftSettings: swiftSettings),
-        // The registry of built-in processors: one line per plugin module.
+        // The registry of built-in processors: one line per processor.
         .target(
             name: "StandardProcessors",
-            dependencies: ["PipelineKit", "VipsResize", "VipsCrop", "VipsBlur"],
+            dependencies: ["PipelineKit"] + pluginModules.map { .target(name: $0) },
             swiftSettings: swiftSettings
         ),
-
-        // The command-line tool: argument parsing and printing; no pipeline logic.
-        .executableTarget(
-            name: "pipeline",
+        // The command line as a library: `PipelineCLI.main(processors:)` runs every command
+        // with the processors it is given, for `pipeline` and for plugin authors' own tools.
+        .target(
+            name: "PipelineCLI",
             dependencies: [
-                "PipelineKit", "StandardProcessors",
+                "PipelineKit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
         ),
+        // The `pipeline` command: the CLI with the built-in processors, nothing more.
+        .executableTarget(name: "pipeline", dependencies: ["PipelineCLI", "StandardProcessors"], swiftSettings: swiftSettings),
 
         .testTarget(
             name: "PipelineKitTests",
-            dependencies: ["PipelineKit", "StandardProcessors", "Vips", "VipsResize", "VipsCrop", "VipsBlur", "pipeline"],
+            dependencies: ["PipelineKit", "StandardProcessors", "Vips", "PipelineCLI", "pipeline"]
+                + pluginModules.map { .target(name: $0) },
             // Seed corpora for the fuzz tests, read from the source tree.
             exclude: ["Fixtures"],
             swiftSettings: swiftSettings
         ),
-    ]
+    ] + pluginModules.map { module in
+        .target(name: module, dependencies: ["PipelineKit", "Vips"], path: "Plugins/\(module)", swiftSettings: swiftSettings)
+    }
 )

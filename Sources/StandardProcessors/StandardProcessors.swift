@@ -1,14 +1,19 @@
 public import PipelineKit
-import VipsBlur
+import VipsColour
+import VipsComposite
 import VipsCrop
+import VipsFilters
+import VipsGeometry
+import VipsOperation
 import VipsResize
 
 extension ProcessorRegistry {
     /// The processors built into `pipeline`, in the order `pipeline plugins` lists them.
     ///
-    /// Adding a plugin is a folder under `Plugins/` with a type that conforms to
-    /// `ImageProcessing`, a target for it in `Package.swift` (and in this target's
-    /// dependencies), and one line here.
+    /// A plugin from another package is added with `.standard.adding(MyStep.self)` and its own
+    /// command (see the README). A plugin built into this repository is a type under `Plugins/`
+    /// that conforms to `ImageProcessing`, in a module that `Package.swift` lists in
+    /// `pluginModules`, plus its line here (and its module's `import` above).
     public static let standard = ProcessorRegistry([
         Resize.self,
         Crop.self,

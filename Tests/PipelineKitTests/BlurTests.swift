@@ -1,7 +1,7 @@
 import PipelineKit
 import Testing
 import Vips
-import VipsBlur
+import VipsFilters
 
 @Suite("Blur")
 struct BlurTests {

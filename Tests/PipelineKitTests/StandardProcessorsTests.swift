@@ -1,7 +1,7 @@
 import PipelineKit
 import StandardProcessors
 import Testing
-import VipsBlur
+import VipsFilters
 import VipsCrop
 import VipsResize
 

@@ -1,3 +1,4 @@
+public import Foundation
 public import Vips
 
 /// A processor plugin: one step of an output's chain (resize, crop, blur, …).
@@ -13,6 +14,11 @@ public protocol ImageProcessing: Sendable {
     /// Every option the step accepts: the validator, the typed accessors and the schema all read these.
     static var options: [Option] { get }
 
+    /// Whether the step takes keys beyond `options`, which `init(options:)` then checks itself
+    /// through `ProcessorOptions.undeclared` (the `vips` step: any libvips operation's arguments).
+    /// The default is false: an unknown key is an error with a near-miss suggestion.
+    static var acceptsUndeclaredOptions: Bool { get }
+
     init(options: ProcessorOptions) throws(OptionError)
 
     /// A stable description of the step and its settings, for logs, caches and coalescing.
@@ -26,12 +32,19 @@ public protocol ImageProcessing: Sendable {
     /// means the step needs the full-size image.
     func allowedInputShrink(for size: ImageSize) -> Double
 
+    /// Other images the step needs (an overlay for `composite`), as absolute file URLs or
+    /// http(s) URLs. The runner fetches and decodes each once per run, through the fetch stage
+    /// and the cache, and hands it over through `ProcessingContext.resource(_:)`.
+    var resources: [URL] { get }
+
     /// Turns one image into another. A thrown error fails this item only.
     func process(_ image: VipsImage, context: ProcessingContext) throws -> VipsImage
 }
 
 extension ImageProcessing {
+    public static var acceptsUndeclaredOptions: Bool { false }
     public func allowedInputShrink(for size: ImageSize) -> Double { 1 }
+    public var resources: [URL] { [] }
 }
 
 /// What a processor may know about the item it works on.
@@ -42,11 +55,41 @@ public struct ProcessingContext: Sendable {
     public let output: String
     /// The input's size before decoding shrank it, oriented upright.
     public let originalSize: ImageSize
+    /// The most pixels an image may have (`decompress.maxPixels`); a step that could make a
+    /// larger one fails instead.
+    public let maxPixels: Int
+    private let resources: [URL: Result<VipsImage, ResourceError>]
 
-    public init(input: String, output: String, originalSize: ImageSize) {
+    public init(input: String, output: String, originalSize: ImageSize, maxPixels: Int = .max,
+                resources: [URL: Result<VipsImage, ResourceError>] = [:]) {
         self.input = input
         self.output = output
         self.originalSize = originalSize
+        self.maxPixels = maxPixels
+        self.resources = resources
+    }
+
+    /// The decoded image behind one of the step's `resources`, loaded once for the whole run.
+    public func resource(_ url: URL) throws(ResourceError) -> VipsImage {
+        guard let result = resources[url] else {
+            throw ResourceError(url: url, reason: "it was not loaded: the step did not list it in `resources`")
+        }
+        return try result.get()
+    }
+}
+
+/// An image a step needs beside its input (an overlay) could not be loaded.
+public struct ResourceError: Error, Sendable, CustomStringConvertible {
+    public let url: URL
+    public let reason: String
+
+    public init(url: URL, reason: String) {
+        self.url = url
+        self.reason = reason
+    }
+
+    public var description: String {
+        "cannot load \(url.isFileURL ? url.path : url.absoluteString): \(reason)"
     }
 }
 

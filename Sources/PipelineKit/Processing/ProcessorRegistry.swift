@@ -1,10 +1,27 @@
 /// The processors a pipeline file may name in its `steps`, by their `name`.
+///
+/// Built by listing processor types, the built-in ones (`.standard`, from `StandardProcessors`)
+/// and a plugin package's own (`.standard.adding(Sepia.self)`). Two processors with one name
+/// are never silently replaced: the registry keeps the first and records the clash in
+/// `conflicts`, which `Pipeline` and `PipelineCLI` report as an error naming both types.
 public struct ProcessorRegistry: Sendable {
     /// The processor types, in the order they were registered (the order `pipeline plugins` lists).
     public let processors: [any ImageProcessing.Type]
+    /// One message per processor that was registered under a name already taken.
+    public let conflicts: [NameConflict]
 
     public init(_ processors: [any ImageProcessing.Type]) {
-        self.processors = processors
+        var kept: [any ImageProcessing.Type] = []
+        var conflicts: [NameConflict] = []
+        for processor in processors {
+            if let first = kept.first(where: { $0.name == processor.name }) {
+                conflicts.append(NameConflict(name: processor.name, first: first, second: processor))
+            } else {
+                kept.append(processor)
+            }
+        }
+        self.processors = kept
+        self.conflicts = conflicts
     }
 
     /// The processor type registered as `name`.
@@ -12,13 +29,48 @@ public struct ProcessorRegistry: Sendable {
         processors.first { $0.name == name }
     }
 
-    /// The same registry with `processor` added (or replacing one of the same name).
-    public func adding(_ processor: any ImageProcessing.Type) -> ProcessorRegistry {
-        ProcessorRegistry(processors.filter { $0.name != processor.name } + [processor])
+    /// The same registry with `processors` added after the ones it has. A name that is already
+    /// taken is a conflict (see `conflicts`), not a replacement.
+    public func adding(_ processors: any ImageProcessing.Type...) -> ProcessorRegistry {
+        adding(contentsOf: processors)
+    }
+
+    /// The same registry with `processors` added after the ones it has.
+    public func adding(contentsOf processors: [any ImageProcessing.Type]) -> ProcessorRegistry {
+        let previous = conflicts
+        let combined = ProcessorRegistry(self.processors + processors)
+        return ProcessorRegistry(processors: combined.processors, conflicts: previous + combined.conflicts)
+    }
+
+    /// Throws the first conflict, for callers that want registration mistakes as errors.
+    public func checked() throws(NameConflict) -> ProcessorRegistry {
+        if let conflict = conflicts.first { throw conflict }
+        return self
+    }
+
+    private init(processors: [any ImageProcessing.Type], conflicts: [NameConflict]) {
+        self.processors = processors
+        self.conflicts = conflicts
     }
 
     /// The processors as variants of a step, for validation and the schema.
     var variants: [Variant] {
-        processors.map { Variant(name: $0.name, summary: $0.summary, options: $0.options) }
+        processors.map { Variant(name: $0.name, summary: $0.summary, options: $0.options, acceptsOtherKeys: $0.acceptsUndeclaredOptions) }
+    }
+}
+
+extension ProcessorRegistry {
+    /// Two processor types registered under one step name.
+    public struct NameConflict: Error, Sendable, CustomStringConvertible {
+        public let name: String
+        /// The type registered first, which the registry keeps.
+        public let first: any ImageProcessing.Type
+        /// The type registered later under the same name.
+        public let second: any ImageProcessing.Type
+
+        public var description: String {
+            "two processors are registered as step \"\(name)\": \(String(reflecting: first)) and \(String(reflecting: second)); "
+                + "give one of them another `name`"
+        }
     }
 }

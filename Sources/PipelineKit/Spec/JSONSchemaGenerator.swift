@@ -35,7 +35,11 @@ public enum JSONSchemaGenerator {
                 object([("type", "string"), ("pattern", "^[0-9]+(\\.[0-9]+)? *(B|KB|MB|GB|TB|KiB|MiB|GiB)?$")]),
             ])))])
         case .colour:
-            return object([("type", "string"), ("pattern", "^(#([0-9a-fA-F]{3,4}|[0-9a-fA-F]{6}|[0-9a-fA-F]{8})|white|black|transparent)$")])
+            let component = object([("type", "number"), ("minimum", 0), ("maximum", 255)])
+            return object([("anyOf", JSONNode(.array([
+                object([("type", "string"), ("pattern", "^(#([0-9a-fA-F]{3,4}|[0-9a-fA-F]{6}|[0-9a-fA-F]{8})|white|black|transparent)$")]),
+                object([("type", "array"), ("items", component), ("minItems", 3), ("maxItems", 4)]),
+            ])))])
         case .pathTemplate:
             return object([("type", "string"), ("minLength", 1)])
         case .stringMap:
@@ -65,7 +69,7 @@ public enum JSONSchemaGenerator {
                 object([
                     ("type", "object"),
                     ("description", variant.summary),
-                    ("properties", object([(variant.name, closedObject(variant.options, extra: []))])),
+                    ("properties", object([(variant.name, closedObject(variant.options, extra: [], open: variant.acceptsOtherKeys))])),
                     ("required", JSONNode(.array([JSONNode(plain: variant.name)]))),
                     ("additionalProperties", false),
                 ])
@@ -74,7 +78,7 @@ public enum JSONSchemaGenerator {
         }
     }
 
-    private static func closedObject(_ options: [Option], extra: [(String, any Sendable)]) -> JSONNode {
+    private static func closedObject(_ options: [Option], extra: [(String, any Sendable)], open: Bool = false) -> JSONNode {
         let properties = extra + options.map { option -> (String, any Sendable) in
             var property = node(for: option.shape)
             var annotations: [(String, any Sendable)] = [("description", option.help)]
@@ -85,7 +89,7 @@ public enum JSONSchemaGenerator {
         let required = options.filter(\.isRequired).map { JSONNode(plain: $0.name) } + extra.map { JSONNode(plain: $0.0) }
         return object([("type", "object"), ("properties", object(properties))]
             + (required.isEmpty ? [] : [("required", JSONNode(.array(required)))])
-            + [("additionalProperties", false)])
+            + [("additionalProperties", open)])
     }
 
     private static func object(_ members: [(String, any Sendable)]) -> JSONNode {

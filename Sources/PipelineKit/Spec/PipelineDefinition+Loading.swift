@@ -22,6 +22,11 @@ extension PipelineDefinition {
     public init(
         json text: String, baseDirectory: URL, processors: ProcessorRegistry, fileName: String = "<string>"
     ) throws(PipelineFileError) {
+        if !processors.conflicts.isEmpty {
+            throw PipelineFileError(file: fileName, problems: processors.conflicts.map {
+                .init(path: "", location: nil, message: $0.description)
+            })
+        }
         let root: JSONNode
         do {
             root = try JSONParser.parse(text)
@@ -35,8 +40,8 @@ extension PipelineDefinition {
         guard validator.problems.isEmpty else {
             throw PipelineFileError(file: fileName, problems: validator.problems)
         }
-        var builder = DefinitionBuilder(processors: processors)
-        let definition = builder.build(root, baseDirectory: baseDirectory.standardizedFileURL)
+        var builder = DefinitionBuilder(processors: processors, baseDirectory: baseDirectory.standardizedFileURL)
+        let definition = builder.build(root)
         guard let definition, builder.problems.isEmpty else {
             throw PipelineFileError(file: fileName, problems: builder.problems)
         }
@@ -48,13 +53,15 @@ extension PipelineDefinition {
 /// processor option combinations, duplicate output names, paths that clash or lie about format.
 private struct DefinitionBuilder {
     let processors: ProcessorRegistry
+    let baseDirectory: URL
     var problems: [PipelineFileError.Problem] = []
 
-    init(processors: ProcessorRegistry) {
+    init(processors: ProcessorRegistry, baseDirectory: URL) {
         self.processors = processors
+        self.baseDirectory = baseDirectory
     }
 
-    mutating func build(_ root: JSONNode, baseDirectory: URL) -> PipelineDefinition? {
+    mutating func build(_ root: JSONNode) -> PipelineDefinition? {
         do {
             let top = reader(root, PipelineFormat.topLevelOptions(processors: processors))
             let fetch = reader(root["fetch"], optionsOf: "fetch")
@@ -157,7 +164,7 @@ private struct DefinitionBuilder {
               case .object(let optionMembers) = member.value.value else { return nil }
         let values = Dictionary(optionMembers.map { ($0.key, $0.value) }, uniquingKeysWith: { first, _ in first })
         do {
-            return try type.init(options: ProcessorOptions(values: values, definitions: type.options))
+            return try type.init(options: ProcessorOptions(values: values, definitions: type.options, baseDirectory: baseDirectory))
         } catch {
             let stepPath = join(path, member.key)
             let optionNode = error.option.flatMap { values[$0] }

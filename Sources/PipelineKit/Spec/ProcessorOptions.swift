@@ -1,3 +1,5 @@
+public import Foundation
+
 /// The options of one processor step, already checked against the processor's `options`.
 ///
 /// Getters apply the option's default when the key is absent. Because the values were
@@ -6,10 +8,20 @@
 public struct ProcessorOptions: Sendable {
     private let values: [String: JSONNode]
     private let definitions: [String: Option]
+    /// The folder relative paths in options resolve against: the pipeline file's folder.
+    public let baseDirectory: URL
 
-    public init(values: [String: JSONNode], definitions: [Option]) {
+    public init(values: [String: JSONNode], definitions: [Option],
+                baseDirectory: URL = URL(fileURLWithPath: FileManager.default.currentDirectoryPath)) {
         self.values = values
         self.definitions = Dictionary(definitions.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        self.baseDirectory = baseDirectory
+    }
+
+    /// The keys the file set that the processor does not declare, in no particular order: only
+    /// a processor with `acceptsUndeclaredOptions` gets any.
+    public var undeclared: [String: JSONNode] {
+        values.filter { definitions[$0.key] == nil }
     }
 
     /// Whether the file set `name` itself (defaults do not count).
@@ -70,8 +82,14 @@ public struct ProcessorOptions: Sendable {
 
     /// A colour option as RGBA components 0–255.
     public func colour(_ name: String) throws(OptionError) -> [Double] {
-        let text = try string(name)
-        guard let colour = Units.colour(in: text) else { throw OptionError(option: name, "\"\(text)\" is not a colour") }
+        guard let value = try optionalColour(name) else { throw missing(name) }
+        return value
+    }
+
+    /// A colour option as RGBA components 0–255, or nil when absent and without a default.
+    public func optionalColour(_ name: String) throws(OptionError) -> [Double]? {
+        guard let node = try node(name) else { return nil }
+        guard let colour = Units.colour(in: node) else { throw OptionError(option: name, "\(node.jsonText) is not a colour") }
         return colour
     }
 

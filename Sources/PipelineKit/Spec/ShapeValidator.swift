@@ -44,8 +44,8 @@ struct ShapeValidator {
                 return expected("a size such as \"50MB\", \"512KiB\" or a byte count", node, path)
             }
         case .colour:
-            guard case .string(let text) = node.value, Units.colour(in: text) != nil else {
-                return expected("a colour such as \"#ffffff\", \"#0008\" or \"white\"", node, path)
+            guard Units.colour(in: node) != nil else {
+                return expected("a colour such as \"#ffffff\", \"#0008\", \"white\" or [255, 255, 255]", node, path)
             }
         case .pathTemplate:
             guard case .string(let text) = node.value else { return expected("a path template", node, path) }
@@ -128,7 +128,12 @@ struct ShapeValidator {
             let hint = NearestName.suggestion(for: member.key, among: names).map { "; did you mean \"\($0)\"?" } ?? ""
             return report(join(path, member.key), member.keyLocation, "unknown step \"\(member.key)\"\(hint) (known steps are \(list(names)))")
         }
-        checkObject(member.value, options: variant.options, at: join(path, member.key), ignoring: [])
+        var ignored: Set<String> = []
+        if variant.acceptsOtherKeys, case .object(let optionMembers) = member.value.value {
+            // The processor checks these itself when it is built (with libvips' introspection for `vips`).
+            ignored = Set(optionMembers.map(\.key)).subtracting(variant.options.map(\.name))
+        }
+        checkObject(member.value, options: variant.options, at: join(path, member.key), ignoring: ignored)
     }
 
     // MARK: Reporting
@@ -148,7 +153,7 @@ struct ShapeValidator {
         case (.boolean, .bool): true
         case (.integer, .number), (.number, .number), (.byteSize, .number): true
         case (.string, .string), (.choice, .string), (.duration, .string), (.byteSize, .string),
-             (.colour, .string), (.pathTemplate, .string): true
+             (.colour, .string), (.colour, .array), (.pathTemplate, .string): true
         case (.array, .array): true
         case (.object, .object), (.tagged, .object), (.singleKey, .object), (.stringMap, .object): true
         case (.anyOf(let shapes), _): shapes.contains { accepts($0, node) }
@@ -161,7 +166,8 @@ struct ShapeValidator {
         case .boolean: "a boolean"
         case .integer: "an integer"
         case .number: "a number"
-        case .string, .choice, .duration, .colour, .pathTemplate: "a string"
+        case .string, .choice, .duration, .pathTemplate: "a string"
+        case .colour: "a colour"
         case .byteSize: "a size"
         case .array: "an array"
         case .object, .tagged, .singleKey, .stringMap: "an object"

@@ -54,6 +54,31 @@ public enum Units {
         return components
     }
 
+    /// RGBA components 0–255 for a colour given as a JSON array `[r, g, b]` or `[r, g, b, a]`,
+    /// each 0–255 (alpha too, as in `#rrggbbaa`).
+    public static func colour(components: [Double]) -> [Double]? {
+        guard components.count == 3 || components.count == 4,
+              components.allSatisfy({ (0...255).contains($0) }) else { return nil }
+        return components.count == 3 ? components + [255] : components
+    }
+
+    /// A colour in any of the forms a pipeline file accepts: a string (`colour(in:)`) or an
+    /// array of 3 or 4 numbers 0–255.
+    static func colour(in node: JSONNode) -> [Double]? {
+        switch node.value {
+        case .string(let text):
+            return colour(in: text)
+        case .array(let items):
+            let numbers = items.compactMap { item -> Double? in
+                if case .number(let number, _) = item.value { number } else { nil }
+            }
+            guard numbers.count == items.count else { return nil }
+            return colour(components: numbers)
+        default:
+            return nil
+        }
+    }
+
     private static func isPlainDecimal(_ text: String) -> Bool {
         !text.isEmpty && text.allSatisfy { $0.isASCII && ($0.isNumber || $0 == ".") } && text.filter { $0 == "." }.count <= 1
             && text.first != "." && text.last != "."

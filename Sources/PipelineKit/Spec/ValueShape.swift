@@ -39,10 +39,13 @@ public struct Variant: Sendable {
     public let name: String
     public let summary: String
     public let options: [Option]
+    /// Whether keys beyond `options` are allowed (checked by the variant itself).
+    public let acceptsOtherKeys: Bool
 
-    public init(name: String, summary: String, options: [Option]) {
+    public init(name: String, summary: String, options: [Option], acceptsOtherKeys: Bool = false) {
         self.name = name
         self.summary = summary
         self.options = options
+        self.acceptsOtherKeys = acceptsOtherKeys
     }
 }

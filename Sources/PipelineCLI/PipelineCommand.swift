@@ -1,12 +1,38 @@
 import ArgumentParser
 import Foundation
-import PipelineKit
-import StandardProcessors
+public import PipelineKit
+
+/// The whole `pipeline` command line as a library, so that a plugin author's package can ship
+/// its own command with its own processors:
+///
+/// ```swift
+/// await PipelineCLI.main(processors: .standard.adding(Sepia.self))
+/// ```
+public enum PipelineCLI {
+    /// Parses the process's arguments and runs the command they name (`run`, `validate`,
+    /// `explain`, `schema`, `plugins`, `cache`) with `processors`, then exits with the documented
+    /// status: 0 every input succeeded, 1 some failed, 2 the pipeline file or the command line is
+    /// invalid, 130 interrupted. Never returns.
+    public static func main(processors: ProcessorRegistry) async -> Never {
+        await main(processors: processors, arguments: Array(CommandLine.arguments.dropFirst()))
+    }
+
+    /// `main(processors:)` with explicit arguments (without the program name).
+    public static func main(processors: ProcessorRegistry, arguments: [String]) async -> Never {
+        if let conflict = processors.conflicts.first {
+            printError("error: \(conflict)")
+            Foundation.exit(ExitCode.invalidInput.rawValue)
+        }
+        await PipelineCommand.$processors.withValue(processors) {
+            await PipelineCommand.main(arguments)
+        }
+        Foundation.exit(0)
+    }
+}
 
 /// `pipeline`: turns declarative JSON pipeline files into finished images.
 ///
 /// The commands only parse arguments and print; all the work goes through PipelineKit's public API.
-@main
 struct PipelineCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "pipeline",
@@ -19,14 +45,15 @@ struct PipelineCommand: AsyncParsableCommand {
         subcommands: [Run.self, Validate.self, Explain.self, Schema.self, Plugins.self, Cache.self]
     )
 
-    /// The processors every command knows: the built-in plugins.
-    static let processors = ProcessorRegistry.standard
+    /// The processors every command knows, set by `PipelineCLI.main(processors:)` for the
+    /// commands it runs (a task-local, so no global state outlives the call).
+    @TaskLocal static var processors = ProcessorRegistry([])
 
     /// Parses and runs a command, mapping argument errors to exit status 2 as documented
     /// (ArgumentParser's own default is 64).
-    static func main() async {
+    static func main(_ arguments: [String]) async {
         do {
-            var command = try parseAsRoot()
+            var command = try parseAsRoot(arguments)
             if var asyncCommand = command as? any AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {

@@ -1,0 +1,1 @@
+// VipsColour: processors to come.

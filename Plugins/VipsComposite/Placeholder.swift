@@ -1,0 +1,1 @@
+// VipsComposite: processors to come.

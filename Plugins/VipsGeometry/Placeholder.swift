@@ -1,0 +1,1 @@
+// VipsGeometry: processors to come.

@@ -1,0 +1,1 @@
+// VipsOperation: processors to come.
