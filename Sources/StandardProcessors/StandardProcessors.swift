@@ -18,5 +18,7 @@ extension ProcessorRegistry {
         Resize.self,
         Crop.self,
         Blur.self,
+        VipsStep.self,
+        Composite.self,
     ])
 }

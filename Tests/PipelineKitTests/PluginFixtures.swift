@@ -1,3 +1,4 @@
+import Foundation
 import PipelineKit
 import Vips
 
@@ -24,6 +25,11 @@ enum PluginFixtures {
 
     static func solid(width: Int, height: Int, _ colour: [UInt8]) throws -> VipsImage {
         try image(width: width, height: height, bands: colour.count) { _, _ in colour }
+    }
+
+    /// `image` as PNG bytes, for fixtures written to files.
+    static func png(_ image: VipsImage) throws -> Data {
+        try image.encoded(suffix: ".png")
     }
 
     static let red: [UInt8] = [255, 0, 0]

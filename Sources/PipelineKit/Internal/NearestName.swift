@@ -1,6 +1,8 @@
-/// Finds the known name a misspelt one most likely meant (`"qualty"` → `"quality"`).
-enum NearestName {
-    static func suggestion(for name: String, among candidates: [String]) -> String? {
+/// Finds the known name a misspelt one most likely meant (`"qualty"` → `"quality"`); public so
+/// that plugins checking their own keys suggest names the way the pipeline file does.
+public enum NearestName {
+    /// The candidate `name` most likely meant, or nil when none is close.
+    public static func suggestion(for name: String, among candidates: [String]) -> String? {
         let lowered = name.lowercased()
         if let sameLetters = candidates.first(where: { $0.lowercased() == lowered }) { return sameLetters }
         let scored = candidates.map { ($0, distance(lowered, $0.lowercased())) }

@@ -21,6 +21,9 @@ final class RunExecution: Sendable {
     private let force: Bool
     /// Paths written in this run: the one piece of shared runner state, so it has one owner.
     private let claimedPaths = Locked<[String: String]>([:])
+    /// Images steps need beside their input (overlays), loaded once before the first input,
+    /// with the version of each for the journal's fingerprints.
+    private let resources = Locked<(images: [URL: Result<VipsImage, ResourceError>], versions: [URL: String])>(([:], [:]))
 
     init(plan: RunPlan, dataLoader: any DataLoading, cache: (any DataCaching)?, journal: OutputJournal?, force: Bool,
          emit: @escaping @Sendable (PipelineEvent) -> Void) {
@@ -59,6 +62,8 @@ final class RunExecution: Sendable {
             Vips.setThreadsPerImage(1)
         }
 
+        await loadResources()
+
         var succeeded = 0, failed = 0, written = 0, upToDate = 0, inFlight = 0, peakInFlight = 0
         await withTaskGroup(of: [ItemReport]?.self) { group in
             var next = 0
@@ -91,6 +96,43 @@ final class RunExecution: Sendable {
             inputs: inputCount, succeeded: succeeded, failed: failed,
             notRun: inputCount - succeeded - failed, outputsWritten: written, outputsUpToDate: upToDate,
             elapsed: clock.now - start, cancelled: cancelled, peakInFlight: peakInFlight)))
+    }
+
+    /// Fetches and decodes every image the steps name as a resource, once for the whole run,
+    /// through the same fetch, cache and decompress stages as inputs (full size: a step may
+    /// scale it). A resource that fails fails the outputs whose steps use it, item by item.
+    private func loadResources() async {
+        let urls = Set(plan.definition.outputs.flatMap { $0.steps.flatMap(\.resources) })
+        guard !urls.isEmpty else { return }
+        let decoder = ImageDecoder(settings: plan.definition.decompress, outputs: [])
+        for url in urls.sorted(by: { $0.absoluteString < $1.absoluteString }) {
+            let input = url.isFileURL
+                ? InputFile(path: url.path, displayName: url.path, subfolder: "")
+                : InputFile(url: url.absoluteString)
+            let result: Result<VipsImage, ResourceError>
+            var version: String?
+            do {
+                let fetched = try await obtain(input)
+                version = fetched.version
+                let decoded = try await decompressQueue.run(for: input.displayName) { try decoder.decode(fetched.source) }
+                result = .success(decoded.image)
+            } catch {
+                let reason = (error as? ItemError)?.reason ?? String(describing: error)
+                result = .failure(ResourceError(url: url, reason: reason))
+            }
+            resources.withLock {
+                $0.images[url] = result
+                $0.versions[url] = version ?? "unversioned"
+            }
+        }
+    }
+
+    /// What identifies the versions of the resources `output`'s steps use, for its fingerprint.
+    private func resourceVersions(of output: OutputDefinition) -> String {
+        let urls = output.steps.flatMap(\.resources)
+        guard !urls.isEmpty else { return "" }
+        let versions = resources.withLock { $0.versions }
+        return "\n" + urls.map { "\($0.absoluteString)=\(versions[$0] ?? "?")" }.joined(separator: ";")
     }
 
     /// The inputs in the order to start them: largest file first, so that a big image does not
@@ -140,7 +182,7 @@ final class RunExecution: Sendable {
         var upToDate: [Int: [Int: WrittenOutput]] = [:]
         if let version = fetched.version, let journal {
             for (outputIndex, output) in outputs.enumerated() {
-                fingerprints[outputIndex] = OutputJournal.fingerprint(version: version, output: output, definition: plan.definition)
+                fingerprints[outputIndex] = OutputJournal.fingerprint(version: version + resourceVersions(of: output), output: output, definition: plan.definition)
             }
             for (listingIndex, listing) in listings.enumerated() where !force {
                 for (outputIndex, target) in listing.targets.enumerated() {
@@ -257,7 +299,9 @@ final class RunExecution: Sendable {
     /// Nil when cancelled while queued.
     private func make(_ output: OutputDefinition, target: OutputTarget, from decoded: DecodedImage, input: InputFile, fingerprint: String?) async -> Result<WrittenOutput, ItemError>? {
         do {
-            let context = ProcessingContext(input: input.displayName, output: output.name, originalSize: decoded.originalSize)
+            let context = ProcessingContext(input: input.displayName, output: output.name, originalSize: decoded.originalSize,
+                                            maxPixels: plan.definition.decompress.maxPixels,
+                                            resources: resources.withLock { $0.images })
             let processed = try await resizeQueue.run(for: input.displayName, output: output.name) {
                 guard decoded.frameCount > 1 else {
                     return try Self.applySteps(output.steps, to: decoded.image, context: context)
@@ -285,6 +329,12 @@ final class RunExecution: Sendable {
                 image = try step.process(image, context: context)
             } catch {
                 throw ItemError(stage: .resize, reason: "\(type(of: step).name): \(ImageDecoder.describe(error))")
+            }
+            // A step may grow the image (extend, rotate, vips): the header says by how much
+            // before any pixel is computed, so refuse what decoding would have refused.
+            if image.size.pixelCount > context.maxPixels {
+                throw ItemError(stage: .resize, reason: "\(type(of: step).name): the result would be \(image.size), "
+                                + "more than the \(context.maxPixels) pixels decompress.maxPixels allows")
             }
         }
         do {

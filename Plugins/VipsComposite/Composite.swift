@@ -1,0 +1,175 @@
+public import Foundation
+public import PipelineKit
+public import Vips
+
+/// Places another image (a logo, a watermark, a frame) over each image, as sharp's `composite`.
+///
+/// The overlay is a file relative to the pipeline file, or an http(s) URL fetched through the
+/// fetch stage and the disk cache; either way it is decoded once per run, not once per input.
+/// It sits where `gravity` says (or at `left`/`top`), at `opacity`, blended with `blend`; with
+/// `width` it is scaled to that fraction of each image's width (a logo that scales with the
+/// output); with `tile` it repeats across the whole image. The size never changes: an overlay
+/// reaching past the edges is clipped.
+public struct Composite: ImageProcessing {
+    public static let name = "composite"
+    public static let summary = "Places another image (file or URL, loaded once per run) over the image: gravity or left/top, opacity, blend mode, tile, width as a fraction."
+
+    /// libvips' blend modes, by the names libvips gives them (sharp uses the same ones).
+    public static let blendModes = ["over", "multiply", "screen", "overlay", "darken", "lighten", "colour-dodge",
+                                    "colour-burn", "hard-light", "soft-light", "difference", "exclusion", "add", "saturate",
+                                    "clear", "source", "in", "out", "atop", "dest", "dest-over", "dest-in", "dest-out",
+                                    "dest-atop", "xor"]
+    /// Compass points only: a smart crop's strategies have no meaning for placing an overlay.
+    public static let gravities = VipsImage.Gravity.names.filter { VipsImage.Gravity(name: $0)?.interest == nil }
+
+    public static let options: [Option] = [
+        Option("image", .string(nonEmpty: true), required: true,
+               help: "The overlay: a file relative to the pipeline file, or an http(s) URL (fetched once, through the cache)."),
+        .choice("gravity", gravities, default: "centre", help: "Where the overlay sits when left/top are not given."),
+        .integer("left", in: -10_000_000...10_000_000, help: "The overlay's left edge in pixels (with top; overrides gravity)."),
+        .integer("top", in: -10_000_000...10_000_000, help: "The overlay's top edge in pixels (with left; overrides gravity)."),
+        .number("opacity", in: 0...1, default: 1, help: "How opaque the overlay is, 0 (invisible) to 1."),
+        .choice("blend", blendModes, default: "over", help: "How overlay and image combine, as libvips names blend modes."),
+        .boolean("tile", default: false, help: "Repeat the overlay across the whole image, from the top-left corner."),
+        .number("width", in: 0.001...1, help: "Scale the overlay to this fraction of the image's width (keeping its aspect ratio)."),
+    ]
+
+    /// Where the overlay comes from: an absolute file URL or an http(s) URL.
+    public let image: URL
+    public let placement: Placement
+    public let opacity: Double
+    public let blend: String
+    public let tile: Bool
+    /// The overlay's width as a fraction of the image's, or nil for its own size.
+    public let widthFraction: Double?
+
+    /// Where the overlay goes.
+    public enum Placement: Hashable, Sendable {
+        case gravity(VipsImage.Gravity)
+        case offset(left: Int, top: Int)
+    }
+
+    public init(options: ProcessorOptions) throws(OptionError) {
+        let reference = try options.string("image")
+        let image = try Self.resolve(reference, against: options.baseDirectory)
+        let left = try options.optionalInt("left"), top = try options.optionalInt("top")
+        let placement: Placement
+        switch (left, top) {
+        case (let left?, let top?):
+            if options.has("gravity") { throw OptionError(option: "gravity", "cannot be combined with left and top") }
+            placement = .offset(left: left, top: top)
+        case (nil, nil):
+            let name = try options.string("gravity")
+            guard let gravity = VipsImage.Gravity(name: name) else { throw OptionError(option: "gravity", "unknown value \"\(name)\"") }
+            placement = .gravity(gravity)
+        case (nil, _):
+            throw OptionError(option: "left", "is required with top")
+        case (_, nil):
+            throw OptionError(option: "top", "is required with left")
+        }
+        try self.init(image: image, placement: placement, opacity: options.double("opacity"), blend: options.string("blend"),
+                      tile: options.bool("tile"), widthFraction: options.optionalDouble("width"))
+    }
+
+    /// A composite for use from Swift; `image` is an absolute file URL or an http(s) URL.
+    public init(image: URL, placement: Placement = .gravity(.centre), opacity: Double = 1, blend: String = "over",
+                tile: Bool = false, widthFraction: Double? = nil) throws(OptionError) {
+        guard (0...1).contains(opacity) else { throw OptionError(option: "opacity", "must be between 0 and 1") }
+        guard Self.blendModes.contains(blend) else { throw OptionError(option: "blend", "unknown blend mode \"\(blend)\"") }
+        if let widthFraction, !(0.001...1).contains(widthFraction) {
+            throw OptionError(option: "width", "must be a fraction of the image's width, between 0.001 and 1")
+        }
+        if tile, case .offset = placement { throw OptionError(option: "tile", "cannot be combined with left and top: a tiled overlay covers the image") }
+        self.image = image
+        self.placement = placement
+        self.opacity = opacity
+        self.blend = blend
+        self.tile = tile
+        self.widthFraction = widthFraction
+    }
+
+    /// An http(s) URL as it is; anything else a path relative to `base`, which must exist now,
+    /// so a misspelt logo is found by `validate`, not after decoding every input.
+    static func resolve(_ reference: String, against base: URL) throws(OptionError) -> URL {
+        let lowered = reference.lowercased()
+        if lowered.hasPrefix("http://") || lowered.hasPrefix("https://") {
+            guard let url = URL(string: reference), url.host != nil else {
+                throw OptionError(option: "image", "\"\(reference)\" is not a valid URL")
+            }
+            return url
+        }
+        if let colon = reference.firstIndex(of: ":"), reference[..<colon].allSatisfy(\.isLetter), reference[..<colon].count > 1 {
+            throw OptionError(option: "image", "only files and http(s) URLs can be overlays, not \(reference[..<colon]):")
+        }
+        let url = URL(fileURLWithPath: reference, relativeTo: base).standardizedFileURL
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory), !isDirectory.boolValue else {
+            throw OptionError(option: "image", "no such file: \(url.path)")
+        }
+        return url
+    }
+
+    public var resources: [URL] { [image] }
+
+    public var identifier: String {
+        let where_: String
+        switch placement {
+        case .gravity(let gravity): where_ = "gravity:\(gravity.rawValue)"
+        case .offset(let left, let top): where_ = "left:\(left),top:\(top)"
+        }
+        let scale = widthFraction.map { ",width:\($0)" } ?? ""
+        return "composite(image:\(image.isFileURL ? image.path : image.absoluteString),\(where_),opacity:\(opacity),blend:\(blend),tile:\(tile)\(scale))"
+    }
+
+    public func outputSize(for size: ImageSize) -> ImageSize { size }
+
+    public func process(_ base: VipsImage, context: ProcessingContext) throws -> VipsImage {
+        var overlay = try matchingColourSpace(context.resource(image), to: base)
+        if let widthFraction {
+            let width = max(1, Int((Double(base.width) * widthFraction).rounded()))
+            let scale = Double(width) / Double(overlay.width)
+            overlay = try overlay.withPremultipliedAlpha { premultiplied throws(VipsError) in
+                try premultiplied.resized(horizontalScale: scale, verticalScale: scale, kernel: .lanczos3)
+            }
+        }
+        if !overlay.hasAlpha { overlay = try overlay.appendingBand(value: 255) }
+        if opacity < 1 {
+            // Scale the alpha band alone.
+            let factors = Array(repeating: 1.0, count: overlay.bands - 1) + [opacity]
+            overlay = try overlay.applying("linear", ["a": .numbers(factors), "b": .numbers(Array(repeating: 0, count: overlay.bands))])
+                .cast(to: .uchar)
+        }
+        var x = 0, y = 0
+        if tile {
+            let across = (base.width + overlay.width - 1) / overlay.width
+            let down = (base.height + overlay.height - 1) / overlay.height
+            overlay = try overlay.applying("replicate", ["across": .integer(across), "down": .integer(down)])
+                .extracted(left: 0, top: 0, width: base.width, height: base.height)
+        } else {
+            switch placement {
+            case .offset(let left, let top):
+                (x, y) = (left, top)
+            case .gravity(let gravity):
+                (x, y) = gravity.origin(of: (overlay.width, overlay.height), in: (base.width, base.height))
+            }
+        }
+        let composited = try Vips.call("composite2", [
+            "base": .image(base), "overlay": .image(overlay), "mode": .string(blend), "x": .integer(x), "y": .integer(y),
+        ])["out"]?.image
+        guard var result = composited else { throw VipsError(operation: "composite2", message: "gave no image") }
+        result = try result.cast(to: base.bandFormat)
+        // An opaque image stays opaque: drop the alpha band compositing added.
+        if !base.hasAlpha && result.bands > base.bands {
+            result = try result.applying("extract_band", ["band": .integer(0), "n": .integer(base.bands)])
+        }
+        return result
+    }
+
+    /// The overlay in the base's colour space (greyscale or sRGB), so the bands line up.
+    private func matchingColourSpace(_ overlay: VipsImage, to base: VipsImage) throws -> VipsImage {
+        let baseColourBands = base.bands - (base.hasAlpha ? 1 : 0)
+        let overlayColourBands = overlay.bands - (overlay.hasAlpha ? 1 : 0)
+        guard baseColourBands != overlayColourBands else { return overlay }
+        return try overlay.converted(to: baseColourBands == 1 ? .blackAndWhite : .sRGB)
+    }
+}

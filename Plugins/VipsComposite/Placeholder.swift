@@ -1,1 +1,0 @@
-// VipsComposite: processors to come.

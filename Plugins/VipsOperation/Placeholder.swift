@@ -1,1 +1,0 @@
-// VipsOperation: processors to come.
