@@ -57,6 +57,8 @@ let package = Package(
             name: "PipelineCLI",
             dependencies: [
                 "PipelineKit",
+                // `plugins --vips` lists what the `vips` step can run.
+                "VipsOperation",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

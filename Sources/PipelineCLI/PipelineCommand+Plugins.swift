@@ -1,5 +1,6 @@
 import ArgumentParser
 import PipelineKit
+import VipsOperation
 
 extension PipelineCommand {
     struct Plugins: ParsableCommand {
@@ -7,13 +8,41 @@ extension PipelineCommand {
             abstract: "List the processors a pipeline's steps may use, with their options."
         )
 
+        @Flag(help: "List the libvips operations the `vips` step can run, with their arguments, instead.")
+        var vips = false
+
         func run() {
-            for processor in PipelineCommand.processors.processors {
-                print("\(processor.name): \(processor.summary)")
+            if vips { return listVipsOperations() }
+            print(Self.listing(of: PipelineCommand.processors), terminator: "")
+        }
+
+        /// Every processor of `registry` with its options, as `pipeline plugins` prints them.
+        static func listing(of registry: ProcessorRegistry) -> String {
+            var text = ""
+            for processor in registry.processors {
+                text += "\(processor.name): \(processor.summary)\n"
                 for option in processor.options {
                     let required = option.isRequired ? ", required" : ""
                     let fallback = option.defaultValue.map { ", default \($0.jsonText)" } ?? ""
-                    print("  \(option.name) (\(OptionDescription.type(of: option.shape))\(required)\(fallback)): \(option.help)")
+                    text += "  \(option.name) (\(OptionDescription.type(of: option.shape))\(required)\(fallback)): \(option.help)\n"
+                }
+                if processor.acceptsUndeclaredOptions { text += "  … and the operation's own arguments (see `plugins --vips`)\n" }
+                text += "\n"
+            }
+            return text
+        }
+
+        private func listVipsOperations() {
+            print("""
+                Operations for {"vips": {"operation": NAME, …arguments}}: each takes one image and gives one. \
+                Loaders, savers, deprecated operations and any with a file, string or image-array argument are left out.
+
+                """)
+            for operation in VipsStep.permittedOperations {
+                print("\(operation.name): \(operation.summary)")
+                for argument in operation.inputs where argument.kind != .image && !argument.isDeprecated {
+                    let required = argument.isRequired ? ", required" : ""
+                    print("  \(argument.name) (\(VipsStep.describe(argument))\(required)): \(argument.help)")
                 }
                 print("")
             }

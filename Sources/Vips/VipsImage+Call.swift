@@ -159,14 +159,15 @@ extension Vips {
 
 extension VipsImage {
     /// Runs the libvips operation `name` on this image, with `arguments` by name, and returns
-    /// its output image: for any operation with one required input image and one required
-    /// output image (`flip`, `gaussblur`, `colourspace`, …), so a plugin author needs no C.
+    /// its output image: for any operation with one required input image left for this image
+    /// once `arguments` are given (`flip`, `gaussblur`; `recomb` with its matrix `m`) and one
+    /// required output image, so a plugin author needs no C.
     ///
     /// ```swift
     /// let mirrored = try image.applying("flip", ["direction": .string("horizontal")])
     /// ```
     public func applying(_ name: String, _ arguments: [String: VipsValue] = [:]) throws(VipsError) -> VipsImage {
-        let (input, output) = try Self.imageArguments(of: name)
+        let (input, output) = try Self.imageArguments(of: name, given: Set(arguments.keys))
         var all = arguments
         all[input] = .image(self)
         guard let image = try Vips.call(name, all)[output]?.image else {
@@ -175,17 +176,36 @@ extension VipsImage {
         return image
     }
 
-    /// The names of an operation's one required input image and one required output image.
-    static func imageArguments(of name: String) throws(VipsError) -> (input: String, output: String) {
+    /// The names of an operation's one required input image not among `given`, and of its one
+    /// required output image.
+    static func imageArguments(of name: String, given: Set<String> = []) throws(VipsError) -> (input: String, output: String) {
         try Vips.start()
         guard let info = VipsOperationInfo.named(name) else {
             throw VipsError(operation: name, message: "libvips has no operation \"\(name)\"")
         }
-        let inputs = info.inputs.filter { $0.isRequired && $0.kind == .image }
+        let given = Set(given.map { $0.replacingOccurrences(of: "-", with: "_") })
+        let inputs = info.inputs.filter { $0.isRequired && $0.kind == .image && !given.contains($0.name) }
         let outputs = info.outputs.filter { $0.isRequired && $0.kind == .image }
         guard inputs.count == 1, let input = inputs.first, outputs.count == 1, let output = outputs.first else {
-            throw VipsError(operation: name, message: "\(name) does not take exactly one input image and give one output image")
+            throw VipsError(operation: name, message: "\(name) does not take exactly one input image (besides the arguments given) and give one output image")
         }
         return (input.name, output.name)
+    }
+}
+
+extension VipsImage {
+    /// A matrix image (one band of doubles), as operations such as `recomb` and `conv` take:
+    /// `rows` of equal length, top to bottom.
+    public static func matrix(_ rows: [[Double]]) throws(VipsError) -> VipsImage {
+        try Vips.start()
+        guard let width = rows.first?.count, width > 0, rows.allSatisfy({ $0.count == width }) else {
+            throw VipsError(operation: "matrix", message: "a matrix needs rows of one non-zero length")
+        }
+        let values = rows.flatMap { $0 }
+        let image = values.withUnsafeBufferPointer {
+            vips_image_new_matrix_from_array(Int32(width), Int32(rows.count), $0.baseAddress, Int32($0.count))
+        }
+        guard let image else { throw VipsError.fromLibrary(operation: "matrix") }
+        return VipsImage(taking: image)
     }
 }
