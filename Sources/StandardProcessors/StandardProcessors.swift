@@ -18,5 +18,14 @@ extension ProcessorRegistry {
         Resize.self,
         Crop.self,
         Blur.self,
+        Flatten.self,
+        Greyscale.self,
+        Grayscale.self,
+        Modulate.self,
+        Tint.self,
+        Gamma.self,
+        Normalise.self,
+        Normalize.self,
+        Negate.self,
     ])
 }
