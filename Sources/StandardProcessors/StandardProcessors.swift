@@ -18,7 +18,16 @@ extension ProcessorRegistry {
         Resize.self,
         Crop.self,
         Blur.self,
-        VipsStep.self,
+        Flatten.self,
+        Greyscale.self,
+        Grayscale.self,
+        Modulate.self,
+        Tint.self,
+        Gamma.self,
+        Normalise.self,
+        Normalize.self,
+        Negate.self,
         Composite.self,
+        VipsStep.self,
     ])
 }

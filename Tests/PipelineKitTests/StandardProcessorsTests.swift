@@ -1,6 +1,7 @@
 import PipelineKit
 import StandardProcessors
 import Testing
+import VipsColour
 import VipsFilters
 import VipsCrop
 import VipsResize
@@ -11,10 +12,27 @@ struct StandardProcessorsTests {
         // Given the built-in registry
         let registry = ProcessorRegistry.standard
 
-        // Then it lists the three plugins, in order, under their step names
-        #expect(registry.processors.map { $0.name } == ["resize", "crop", "blur"])
+        // Then it lists the three plugins first, in order, under their step names
+        #expect(Array(registry.processors.map { $0.name }.prefix(3)) == ["resize", "crop", "blur"])
         #expect(registry.processor(named: "resize") == Resize.self)
         #expect(registry.processor(named: "crop") == Crop.self)
         #expect(registry.processor(named: "blur") == Blur.self)
+    }
+
+    @Test func standardRegistryOffersTheColourStepsInOrderUnderBothSpellings() {
+        // Given the built-in registry
+        let registry = ProcessorRegistry.standard
+        let colourSteps = ["flatten", "greyscale", "grayscale", "modulate", "tint", "gamma", "normalise", "normalize", "negate"]
+
+        // Then the colour steps are listed together, in order, each under its own type
+        let names = registry.processors.map { $0.name }
+        let start = names.firstIndex(of: "flatten")
+        #expect(start.map { Array(names[$0...].prefix(colourSteps.count)) } == colourSteps)
+        #expect(registry.conflicts.isEmpty)
+        #expect(registry.processor(named: "greyscale") == Greyscale.self)
+        #expect(registry.processor(named: "grayscale") == Grayscale.self)
+        #expect(registry.processor(named: "normalise") == Normalise.self)
+        #expect(registry.processor(named: "normalize") == Normalize.self)
+        #expect(registry.processor(named: "negate") == Negate.self)
     }
 }

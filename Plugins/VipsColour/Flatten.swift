@@ -1,0 +1,43 @@
+public import PipelineKit
+public import Vips
+
+/// Removes the alpha band by compositing the image over a background colour, as sharp's
+/// `flatten`; an image without alpha is left as it is.
+///
+/// The background's own alpha is ignored: the result is opaque. A greyscale image is flattened
+/// over the background's grey level (as libvips converts the colour to greyscale) and stays
+/// greyscale.
+public struct Flatten: ImageProcessing, Hashable {
+    public static let name = "flatten"
+    public static let summary = "Removes alpha by compositing over a background colour (default black)."
+
+    public static let options: [Option] = [
+        .colour("background", default: "#000000", help: "The colour transparent pixels show; its alpha is ignored (the result is opaque)."),
+    ]
+
+    /// The background as red, green, blue and alpha, 0–255; alpha is not used.
+    public let background: [Double]
+
+    public init(options: ProcessorOptions) throws(OptionError) {
+        try self.init(background: options.colour("background"))
+    }
+
+    /// A flatten for use from Swift; checks what the pipeline file's validator would.
+    ///
+    /// - Parameter background: red, green, blue and optionally alpha, 0–255.
+    public init(background: [Double] = [0, 0, 0, 255]) throws(OptionError) {
+        self.background = try OptionChecks.colour("background", background)
+    }
+
+    public var identifier: String { "flatten(background:\(OptionChecks.hex(Array(background.prefix(3)))))" }
+
+    public func outputSize(for size: ImageSize) -> ImageSize { size }
+
+    public func process(_ image: VipsImage, context: ProcessingContext) throws -> VipsImage {
+        guard image.hasAlpha else { return image }
+        let input = try image.inEightBits()
+        let rgb = Array(background.prefix(3))
+        let values = input.isGreyscale ? try VipsImage.sRGBColour(rgb, in: .blackAndWhite) : rgb
+        return try input.flattened(background: values).roundedToEightBits()
+    }
+}

@@ -1,0 +1,36 @@
+public import PipelineKit
+public import Vips
+
+/// Inverts the image as sharp's `negate` does: every colour value v becomes 255 − v. Alpha is
+/// kept unless `alpha` is true (sharp inverts alpha by default; here keeping it is the default,
+/// as in every other colour step).
+public struct Negate: ImageProcessing, Hashable {
+    public static let name = "negate"
+    public static let summary = "Inverts colour (255 − value); alpha too when alpha is true."
+
+    public static let options: [Option] = [
+        .boolean("alpha", default: false, help: "Also invert the alpha band (transparent becomes opaque). By default alpha is kept."),
+    ]
+
+    /// Whether the alpha band is inverted too.
+    public let alpha: Bool
+
+    public init(options: ProcessorOptions) throws(OptionError) {
+        self.init(alpha: try options.bool("alpha"))
+    }
+
+    /// A negation for use from Swift.
+    public init(alpha: Bool = false) {
+        self.alpha = alpha
+    }
+
+    public var identifier: String { "negate(alpha:\(alpha))" }
+
+    public func outputSize(for size: ImageSize) -> ImageSize { size }
+
+    public func process(_ image: VipsImage, context: ProcessingContext) throws -> VipsImage {
+        let input = try image.inEightBits()
+        if alpha { return try input.applying("invert") }
+        return try input.withAlphaSetAside { colour throws(VipsError) in try colour.applying("invert") }
+    }
+}

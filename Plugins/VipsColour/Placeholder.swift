@@ -1,1 +1,0 @@
-// VipsColour: processors to come.
