@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import PipelineKit
 
@@ -52,5 +53,28 @@ import Testing
     @Test func refusesNestingDeepEnoughToExhaustTheStack() {
         let text = String(repeating: "[", count: 100_000)
         #expect(throws: JSONParser.SyntaxError.self) { try JSONParser.parse(text) }
+    }
+}
+
+@Suite struct JSONParserScalingTests {
+    @Test func positionsOnOneLongLineCostLinearWork() throws {
+        // A pipeline file of 20,000 outputs on one line (about 2 MB), as a generator may write it
+        let output = #"{"name": "o%d", "steps": [{"resize": {"width": 320}}], "encode": {"format": "webp", "quality": 80}, "path": "out/{stem}-%d.webp"}"#
+        let outputs = (0..<20_000).map { String(format: output, $0, $0) }.joined(separator: ", ")
+        let text = #"{"version": 1, "inputs": ["in/*.jpg"], "outputs": [\#(outputs)]}"#
+        var parser = JSONParser(text)
+        let root = try parser.parseDocument()
+
+        // Every value still knows its column, and counting columns looked at each byte once
+        guard case .array(let items)? = root["outputs"]?.value, let last = items.last else { Issue.record("no outputs"); return }
+        let lastStart = try #require(text.range(of: #"{"name""#, options: .backwards)).lowerBound
+        #expect(last.location.line == 1)
+        #expect(last.location.column == text.distance(from: text.startIndex, to: lastStart) + 1)
+        #expect(parser.bytesCountedForColumns <= text.utf8.count, "column counting went back over the line: \(parser.bytesCountedForColumns) bytes for a \(text.utf8.count)-byte file")
+    }
+
+    @Test func columnsCountCharactersNotBytes() throws {
+        let root = try JSONParser.parse(#"{"name": "ünïcødé", "x": 1}"#)
+        #expect(root["x"]?.location.column == 26)
     }
 }

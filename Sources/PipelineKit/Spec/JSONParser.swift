@@ -12,6 +12,13 @@ struct JSONParser {
     private var index = 0
     private var line = 1
     private var lineStart = 0
+    /// The column of `columnIndex` on the current line: columns are counted onward from the
+    /// last position asked for, not from the line's start each time, so a file on one long
+    /// line parses in linear time (it was quadratic).
+    private var columnIndex = 0
+    private var column = 1
+    /// How many bytes column counting has looked at, for the test that it stays linear.
+    private(set) var bytesCountedForColumns = 0
     /// Deep nesting is no pipeline file; the limit keeps hostile input from exhausting the stack.
     private let maximumDepth = 200
 
@@ -32,13 +39,25 @@ struct JSONParser {
         return node
     }
 
+    /// Where `index` is. Columns count Unicode scalars, not bytes (every byte that does not
+    /// continue a UTF-8 sequence), so that editors land on the right spot.
     private var location: SourceLocation {
-        // Columns count characters, not bytes, so that editors land on the right spot.
-        let column = String(decoding: bytes[lineStart..<min(index, bytes.count)], as: UTF8.self).count + 1
-        return SourceLocation(line: line, column: column)
+        mutating get {
+            if columnIndex < lineStart {
+                columnIndex = lineStart
+                column = 1
+            }
+            let end = min(index, bytes.count)
+            bytesCountedForColumns += max(0, end - columnIndex)
+            while columnIndex < end {
+                if bytes[columnIndex] & 0xC0 != 0x80 { column += 1 }
+                columnIndex += 1
+            }
+            return SourceLocation(line: line, column: column)
+        }
     }
 
-    private func error(_ message: String) -> SyntaxError {
+    private mutating func error(_ message: String) -> SyntaxError {
         SyntaxError(message: message, location: location)
     }
 
