@@ -18,5 +18,12 @@ extension ProcessorRegistry {
         Resize.self,
         Crop.self,
         Blur.self,
+        Rotate.self,
+        Flip.self,
+        Flop.self,
+        Extend.self,
+        Trim.self,
+        Sharpen.self,
+        Median.self,
     ])
 }

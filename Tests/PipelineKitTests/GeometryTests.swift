@@ -1,3 +1,4 @@
+import Foundation
 import PipelineKit
 import Testing
 import Vips
@@ -374,4 +375,35 @@ struct GeometryTests {
         }
     }
 
+    // MARK: Through a pipeline file
+
+    @Test func aPipelineFileRotatesFlopsExtendsAndSharpens() async throws {
+        // Given a 40×20 PNG whose top-left quadrant is red and the rest blue
+        let directory = try TemporaryDirectory()
+        let corner = try Fixtures.image(width: 40, height: 20, bands: 3) { x, y in x < 20 && y < 10 ? Fixtures.red : Fixtures.blue }
+        try directory.write(try corner.encoded(suffix: ".png"), to: "in/corner.png")
+        let steps = """
+            [{"rotate": {"angle": 90}}, {"flop": {}}, \
+            {"extend": {"top": 2, "left": 3, "background": "#00ff00"}}, {"sharpen": {}}]
+            """
+        let json = PipelineHarness.json(inputs: ["in/*.png"], outputs: [
+            #"{"name": "turned", "steps": \#(steps), "encode": {"format": "png"}, "path": "out/{stem}.png"}"#,
+        ])
+
+        // When the pipeline runs
+        let (reports, summary) = try await PipelineHarness.run(json, in: directory)
+
+        // Then the output is 20×40 turned, plus the border: 23×42
+        #expect(summary.succeeded == 1 && summary.failed == 0)
+        #expect(reports.first?.written.map(\.size) == [ImageSize(width: 23, height: 42)])
+        let written = try VipsImage.open(file: directory.url.appendingPathComponent("out/corner.png").path)
+        #expect(written.size == ImageSize(width: 23, height: 42))
+        // and the red quadrant, turned clockwise to the top right and mirrored to the top left,
+        // sits inside the green border; the rest is blue
+        #expect(try written.pixel(x: 0, y: 0) == [0, 255, 0])
+        #expect(try written.pixel(x: 22, y: 1) == [0, 255, 0])
+        #expect(try written.pixel(x: 7, y: 10) == [255, 0, 0])
+        #expect(try written.pixel(x: 18, y: 10) == [0, 0, 255])
+        #expect(try written.pixel(x: 7, y: 32) == [0, 0, 255])
+    }
 }
