@@ -8,7 +8,8 @@ public import Vips
 /// isolated specks in the border do not stop the trim. In an image with alpha the colour is
 /// judged flattened onto the background, and a border that matches the background's alpha is
 /// trimmed too (the box holds whatever either test keeps, as in sharp). An image that would be
-/// trimmed to nothing, one colour throughout, is returned unchanged.
+/// trimmed to nothing, one colour throughout, is returned unchanged, and so is an image
+/// narrower or shorter than 3 pixels, which the median cannot cover (sharp fails on those).
 ///
 /// The result's size depends on the pixels, so `outputSize(for:)` can only answer the input's
 /// size, an upper bound: the planner then sizes decoding as if nothing were trimmed, and
@@ -58,6 +59,7 @@ public struct Trim: ImageProcessing, Hashable {
     public func outputSize(for size: ImageSize) -> ImageSize { size }
 
     public func process(_ image: VipsImage, context: ProcessingContext) throws -> VipsImage {
+        guard image.width >= 3, image.height >= 3 else { return image }
         let values = try background.map { image.bandValues(of: $0) } ?? image.pixel(x: 0, y: 0)
         let unit: Double = image.bandFormat == .ushort ? 257 : 1
         let threshold = threshold * unit

@@ -335,6 +335,18 @@ struct GeometryTests {
         #expect(try result.pixel(x: 8, y: 4) == Fixtures.grey.map(Double.init))
     }
 
+    @Test func trimLeavesAnImageSmallerThanItsMedianWindowUnchanged() throws {
+        // Given images 2 pixels high and 1 pixel wide, with a different first pixel
+        for (width, height) in [(10, 2), (1, 10)] {
+            let image = try Fixtures.image(width: width, height: height, bands: 3) { x, y in x + y == 0 ? Fixtures.red : Fixtures.blue }
+
+            // When they are trimmed, they are left as they are
+            let result = try processor(Trim.self).applied(to: image)
+            #expect(result.size == image.size)
+            #expect(try result.pixel(x: 0, y: 0) == [255, 0, 0])
+        }
+    }
+
     @Test func trimRemovesATransparentBorder() throws {
         // Given opaque red framed by transparent pixels of a colour different from the background's
         let image = try framed(border: [0, 255, 0, 0], centre: [255, 0, 0, 255])
