@@ -4,6 +4,7 @@ import Testing
 import VipsColour
 import VipsFilters
 import VipsCrop
+import VipsGeometry
 import VipsResize
 
 @Suite("StandardProcessors")
@@ -34,5 +35,16 @@ struct StandardProcessorsTests {
         #expect(registry.processor(named: "normalise") == Normalise.self)
         #expect(registry.processor(named: "normalize") == Normalize.self)
         #expect(registry.processor(named: "negate") == Negate.self)
+    }
+
+    @Test func standardRegistryOffersTheGeometryAndFilterStepsAfterBlur() {
+        // Given the built-in registry
+        let names = ProcessorRegistry.standard.processors.map { $0.name }
+
+        // Then the geometry and filter steps come after blur, in order (other families may sit between)
+        let steps = ["rotate", "flip", "flop", "extend", "trim", "sharpen", "median"]
+        #expect(names.drop { $0 != "blur" }.filter(steps.contains) == steps)
+        #expect(ProcessorRegistry.standard.processor(named: "rotate") == Rotate.self)
+        #expect(ProcessorRegistry.standard.processor(named: "median") == Median.self)
     }
 }

@@ -1,1 +1,0 @@
-// VipsGeometry: processors to come.
