@@ -107,4 +107,38 @@ import PipelineKit
         #expect(try CommandRunner.run(["run", "--log-level", "loud", file]).status == 2)
         #expect(try CommandRunner.run(["run", "--json", "--quiet", file]).status == 2)
     }
+
+    @Test func verboseSaysUpToDateForOutputsItSkipped() throws {
+        // Given a pipeline that has run once
+        let directory = try TemporaryDirectory()
+        let file = try makePipeline(directory)
+        let first = try CommandRunner.run(["run", "--verbose", file])
+        #expect(first.standardOutput.contains("wrote \(directory.path)/out/photo-0-small.webp"))
+
+        // When it runs again with nothing changed
+        let second = try CommandRunner.run(["run", "--verbose", file])
+
+        // Then every output is said to be up to date, none to be written
+        #expect(second.standardOutput.contains("up to date \(directory.path)/out/photo-0-small.webp"))
+        #expect(!second.standardOutput.contains("wrote "), "\(second.standardOutput)")
+    }
+
+    @Test func eachFailureAndWarningIsPrintedOnceWhateverTheLogLevel() throws {
+        // Given a pipeline with a broken input and a pattern that matches nothing
+        let directory = try TemporaryDirectory()
+        let file = try makePipeline(directory)
+        let text = try String(contentsOfFile: file, encoding: .utf8)
+            .replacingOccurrences(of: #"["in/*.jpg"]"#, with: #"["in/*.jpg", "in/*.png"]"#)
+        try directory.write(Data(text.utf8), to: "pipeline.json")
+
+        for level in ["warning", "info", "debug"] {
+            // When it runs at that log level
+            let result = try CommandRunner.run(["run", "--log-level", level, file])
+            let lines = result.standardError.split(separator: "\n")
+
+            // Then the failure and the warning each take exactly one line
+            #expect(lines.filter { $0.contains("not an image") }.count == 1, "\(level): \(result.standardError)")
+            #expect(lines.filter { $0.contains("in/*.png") }.count == 1, "\(level): \(result.standardError)")
+        }
+    }
 }
