@@ -56,6 +56,7 @@ final class RunOutput {
                 printError("failed: \(failure)")
                 var fields: [String: Any] = ["event": "itemFailed", "input": failure.input, "stage": failure.stage.rawValue, "reason": failure.reason]
                 if let output = failure.output { fields["output"] = output }
+                if let step = failure.step { fields["step"] = ["index": step.index, "name": step.name] }
                 json(fields)
             }
             if verbose, mode != .json {

@@ -141,4 +141,35 @@ import PipelineKit
             #expect(lines.filter { $0.contains("in/*.png") }.count == 1, "\(level): \(result.standardError)")
         }
     }
+
+    @Test func aFailedStepIsNamedByItsIndexAndNameEverywhere() throws {
+        // Given an output whose second step, a region crop, cannot fit the resized image
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 400, height: 300)), to: "in/photo.jpg")
+        let json = """
+            {"version": 1, "inputs": ["in/*.jpg"],
+             "outputs": [{"name": "cut", "steps": [{"resize": {"width": 100}}, {"crop": {"left": 0, "top": 0, "width": 200, "height": 200}}],
+                          "encode": {"format": "jpeg"}, "path": "out/{stem}.jpg"}]}
+            """
+        let file = try directory.write(Data(json.utf8), to: "pipeline.json")
+
+        // When it runs, printing JSON events and a report
+        let reportFolder = directory.path + "/report"
+        let plain = try CommandRunner.run(["run", file])
+        let scripted = try CommandRunner.run(["run", "--json", "--report", reportFolder, file])
+
+        // Then the failure names the step, not only the stage
+        #expect(plain.status == 1)
+        #expect(plain.standardError.contains("failed: in/photo.jpg → cut: resize: steps[1].crop: the crop region 200×200"), "\(plain.standardError)")
+        let failed = try #require(try objects(scripted.standardOutput).first { $0["event"] as? String == "itemFailed" })
+        let step = try #require(failed["step"] as? [String: Any])
+        #expect(step["index"] as? Int == 1 && step["name"] as? String == "crop")
+        #expect((failed["reason"] as? String)?.hasPrefix("the crop region") == true)
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        let report = try decoder.decode(RunReport.self, from: Data(contentsOf: URL(fileURLWithPath: reportFolder + "/report.json")))
+        #expect(report.items.first?.outputs.first?.step == ItemError.Step(index: 1, name: "crop"))
+        let html = try String(contentsOfFile: reportFolder + "/index.html", encoding: .utf8)
+        #expect(html.contains("steps[1].crop"))
+    }
 }

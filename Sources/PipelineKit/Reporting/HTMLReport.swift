@@ -106,14 +106,14 @@ struct HTMLReport {
     // MARK: Failures
 
     private func failures() -> String {
-        var rows: [(input: String, output: String?, stage: Stage?, reason: String)] = []
+        var rows: [(input: String, output: String?, stage: Stage?, step: ItemError.Step?, reason: String)] = []
         for item in report.items where item.status == .failed {
             if let error = item.error {
-                rows.append((item.input, nil, item.stage, error))
+                rows.append((item.input, nil, item.stage, nil, error))
                 continue
             }
             for output in item.outputs where output.status == .failed {
-                rows.append((item.input, output.name, output.stage, output.error ?? "unknown reason"))
+                rows.append((item.input, output.name, output.stage, output.step, output.error ?? "unknown reason"))
             }
         }
         guard !rows.isEmpty else { return "" }
@@ -123,7 +123,8 @@ struct HTMLReport {
         for row in rows.prefix(Self.maxCards) {
             html += "<tr><td class=\"path\">\(row.input.htmlEscaped)</td>"
                 + "<td>\(row.output.map(\.htmlEscaped) ?? "<span class=\"dim\">whole input</span>")</td>"
-                + "<td><span class=\"stage\">\((row.stage?.rawValue ?? "?").htmlEscaped)</span></td>"
+                + "<td><span class=\"stage\">\((row.stage?.rawValue ?? "?").htmlEscaped)</span>"
+                + (row.step.map { " <code>\($0.description.htmlEscaped)</code>" } ?? "") + "</td>"
                 + "<td class=\"reason\">\(row.reason.htmlEscaped)</td></tr>\n"
         }
         html += "</tbody>\n</table></div>\n"
@@ -202,6 +203,7 @@ struct HTMLReport {
         } else {
             for output in item.outputs where output.status == .failed {
                 html += "<p class=\"error\"><b>\(output.name.htmlEscaped)</b> <span class=\"stage\">\((output.stage?.rawValue ?? "?").htmlEscaped)</span> "
+                    + (output.step.map { "<code>\($0.description.htmlEscaped)</code> " } ?? "")
                     + "\((output.error ?? "unknown reason").htmlEscaped)</p>\n"
             }
         }

@@ -280,11 +280,11 @@ final class RunExecution: Sendable {
 
     private static func applySteps(_ steps: [any ImageProcessing], to image: VipsImage, context: ProcessingContext) throws(ItemError) -> VipsImage {
         var image = image
-        for step in steps {
+        for (index, step) in steps.enumerated() {
             do {
                 image = try step.process(image, context: context)
             } catch {
-                throw ItemError(stage: .resize, reason: "\(type(of: step).name): \(ImageDecoder.describe(error))")
+                throw ItemError(stage: .resize, reason: ImageDecoder.describe(error), step: .init(index: index, name: type(of: step).name))
             }
         }
         do {
