@@ -268,7 +268,7 @@ final class RunExecution: Sendable {
                 try encodeAndWrite(processed, output: output, target: target, input: input)
             }
             if let fingerprint, let journal {
-                journal.recordWritten(encoded.path, fingerprint: fingerprint, size: encoded.size)
+                journal.recordWritten(encoded.path, planned: target.plannedPath, fingerprint: fingerprint, size: encoded.size)
             }
             return .success(encoded)
         } catch is CancellationError {
