@@ -107,7 +107,7 @@ private struct DefinitionBuilder {
                 }
             }
             let outputs = outputNodes.enumerated().compactMap { buildOutput($1, at: "outputs[\($0)]") }
-            checkOutputsTogether(outputs, nodes: outputNodes)
+            checkOutputsTogether(outputs, nodes: outputNodes, keepingAnimation: decompressSettings.animation == .keep)
 
             return PipelineDefinition(
                 name: try top.optionalString("name") ?? "pipeline",
@@ -180,9 +180,10 @@ private struct DefinitionBuilder {
         return try? EncoderSettings(format: format, options: reader(node, EncoderSettings.options(for: format), ignoring: "format"))
     }
 
-    private mutating func checkOutputsTogether(_ outputs: [OutputDefinition], nodes: [JSONNode]) {
+    private mutating func checkOutputsTogether(_ outputs: [OutputDefinition], nodes: [JSONNode], keepingAnimation: Bool) {
         var firstByName: [String: Int] = [:]
-        var firstByPath: [String: Int] = [:]
+        var byPath: [String: [Int]] = [:]
+        let fixedSizes = outputs.map { $0.fixedSize(keepingAnimation: keepingAnimation) }
         for (index, output) in outputs.enumerated() {
             let path = "outputs[\(index)]"
             if let first = firstByName[output.name] {
@@ -191,13 +192,31 @@ private struct DefinitionBuilder {
             } else {
                 firstByName[output.name] = index
             }
-            if let first = firstByPath[output.path.text], !output.path.placeholders.contains(.output) {
-                problems.append(.init(path: join(path, "path"), location: nodes[index]["path"]?.location,
-                                      message: "outputs[\(first)] has the same path template \"\(output.path.text)\": both would write the same files"))
-            } else {
-                firstByPath[output.path.text] = index
+            // One template written twice makes the same paths unless a placeholder in it takes
+            // different values for the two outputs whatever the input: {output}, {format}, or a
+            // {width} or {height} both outputs' steps fix, to different sizes.
+            let placeholders = output.path.placeholders
+            let clash = byPath[output.path.text, default: []].first { other in
+                let otherOutput = outputs[other]
+                return !(placeholders.contains(.output) && otherOutput.name != output.name)
+                    && !(placeholders.contains(.format) && otherOutput.encoder.format.fileExtension != output.encoder.format.fileExtension)
+                    && !(placeholders.contains(.width) && Self.differ(fixedSizes[other].width, fixedSizes[index].width))
+                    && !(placeholders.contains(.height) && Self.differ(fixedSizes[other].height, fixedSizes[index].height))
             }
+            if let first = clash {
+                let sizes = placeholders.contains(.width) || placeholders.contains(.height)
+                    ? " ({width} and {height} tell outputs apart only when both outputs' steps fix them, to different sizes)" : ""
+                problems.append(.init(path: join(path, "path"), location: nodes[index]["path"]?.location,
+                                      message: "outputs[\(first)] has the same path template \"\(output.path.text)\": both would write the same files\(sizes)"))
+            }
+            byPath[output.path.text, default: []].append(index)
         }
+    }
+
+    /// Whether two sizes are both fixed and different.
+    private static func differ(_ first: Int?, _ second: Int?) -> Bool {
+        guard let first, let second else { return false }
+        return first != second
     }
 
     private func reader(_ node: JSONNode?, _ options: [Option], ignoring ignored: String? = nil) -> ProcessorOptions {
