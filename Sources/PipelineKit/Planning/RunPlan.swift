@@ -45,6 +45,14 @@ public struct RunPlan: Sendable {
         warnings = enumeration.warnings
 
         var problems = enumeration.problems
+        // A run with nothing to do is most often a glob or a folder gone wrong: an error, unless
+        // the file says an empty run is expected. One pattern of several matching nothing stays a warning.
+        if enumeration.files.isEmpty, !definition.allowEmpty {
+            problems += enumeration.empty.map { entry in
+                .init(path: "inputs[\(entry.index)]", location: nil, message:
+                    "\(entry.description), and no other input names anything: a run needs inputs (\"allowEmpty\": true allows a run without)")
+            }
+        }
         var writers: [String: (input: String, output: String)] = [:]
         let inputPaths = Set(enumeration.files.filter { !$0.isRemote }.map(\.path))
         var listingsBySource: [String: [Listing]] = [:]

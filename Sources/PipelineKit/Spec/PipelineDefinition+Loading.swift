@@ -142,6 +142,7 @@ private struct DefinitionBuilder {
                     decompress: decompressSettings.concurrency, resize: resizeSettings.concurrency,
                     encode: encodeSettings.concurrency),
                 incremental: try top.bool("incremental"),
+                allowEmpty: try top.bool("allowEmpty"),
                 outputs: outputs
             )
         } catch {
