@@ -173,6 +173,15 @@ import Vips
     }
 
     @Test func ctrlCStopsQueuedWorkExitsWith130AndLeavesNoTemporaryFiles() throws {
+        try checkAnOrderlyStop(signal: SIGINT, status: 130, message: "interrupted")
+    }
+
+    @Test func sigtermStopsQueuedWorkLikeCtrlCExitsWith143AndLeavesNoTemporaryFiles() throws {
+        try checkAnOrderlyStop(signal: SIGTERM, status: 143, message: "terminated")
+    }
+
+    /// Sends `signal` once the first output is written, and checks that the run stops as Ctrl-C should.
+    func checkAnOrderlyStop(signal: Int32, status: Int32, message: String) throws {
         // Given a run long enough to interrupt
         let directory = try TemporaryDirectory()
         try writePhotos(60, to: directory, width: 1600, height: 1200)
@@ -192,13 +201,14 @@ import Vips
             if chunk.isEmpty { break }
             seen.append(chunk)
         }
-        kill(process.processIdentifier, SIGINT)
+        kill(process.processIdentifier, signal)
         seen.append(output.fileHandleForReading.readDataToEndOfFile())
         process.waitUntilExit()
         // Then it exits 130 after finishing what was running, says how much did not run,
         // and leaves only whole outputs
-        #expect(process.terminationStatus == 130)
-        #expect(String(decoding: errorText(), as: UTF8.self).contains("interrupted"))
+        #expect(process.terminationReason == .exit)
+        #expect(process.terminationStatus == status)
+        #expect(String(decoding: errorText(), as: UTF8.self).contains(message))
         #expect(String(decoding: seen, as: UTF8.self).contains("not run"))
         let files = directory.allFiles()
         #expect(!files.contains { $0.contains(".pipeline-tmp-") })
