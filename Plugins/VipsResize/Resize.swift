@@ -158,7 +158,7 @@ public struct Resize: ImageProcessing, Hashable {
         if image.hasAlpha { values.append(background[3]) }
         // A smart position has nothing to analyse in a letterbox: centre the image.
         let placement = position.interest == nil ? position : .centre
-        let (left, top) = placement.origin(of: (image.width, image.height), in: (size.width, size.height))
+        let (left, top) = placement.embeddingOrigin(of: (image.width, image.height), in: (size.width, size.height))
         return try image.embedded(
             x: left, y: top, width: size.width, height: size.height, background: values.map { $0 * unit }
         )

@@ -9,8 +9,8 @@ extension PipelineCommand {
             abstract: "Run a pipeline file: make every output from every input.",
             discussion: """
                 Progress goes to standard error (redrawn in place on a terminal), failures too, as they \
-                happen; a summary follows on standard output. Ctrl-C stops queued work, lets running work \
-                finish and exits 130.
+                happen; a summary follows on standard output. Ctrl-C (or SIGTERM) stops queued work, lets \
+                running work finish, leaves no temporary file and exits 130 (143); a second one exits at once.
                 """
         )
 
@@ -47,10 +47,8 @@ extension PipelineCommand {
             let pipeline = try loadPipeline(file)
             let run = try exitingOnInvalidFile { () throws(PipelineFileError) in try pipeline.run(force: force) }
 
-            let interrupted = OnceFlag()
-            let interruption = Interruption {
-                interrupted.set()
-                printError("interrupted: finishing the work in progress…")
+            let interruption = Interruption { signal in
+                printError("\(signal == SIGTERM ? "terminated" : "interrupted"): finishing the work in progress…")
                 run.cancel()
             }
             defer { interruption.stop() }
@@ -66,7 +64,7 @@ extension PipelineCommand {
             guard let summary else { throw ExitCode.failure }
             if let recorder { try await writeFiles(recorder, inputDirectory: pipeline.definition.baseDirectory) }
             if !quiet && !json { print(Self.describe(summary)) }
-            if interrupted.isSet { throw ExitCode.interrupted }
+            if let signal = interruption.received { throw ExitCode.afterSignal(signal) }
             if summary.failed > 0 { throw ExitCode.someItemsFailed }
         }
 
@@ -110,33 +108,40 @@ func makeLogger(level: Logger.Level) -> Logger {
     return logger
 }
 
-/// Turns the first Ctrl-C into a callback instead of killing the process, so that the run can
-/// wind down and leave no temporary files; a second Ctrl-C exits at once.
+/// Turns the first Ctrl-C (SIGINT) or SIGTERM into a callback instead of ending the process, so
+/// that the run can wind down and leave no temporary files; a second one of either exits at once.
+///
+/// SIGTERM is what `kill`, systemd and Kubernetes send to stop a process, before SIGKILL after a
+/// grace period: it gets the same orderly stop as Ctrl-C.
 final class Interruption {
-    private let source: any DispatchSourceSignal
+    static let signals = [SIGINT, SIGTERM]
+    private let sources: [any DispatchSourceSignal]
+    /// The first signal received, if any.
+    private let first = Locked<Int32?>(nil)
 
-    init(_ handler: @escaping @Sendable () -> Void) {
-        signal(SIGINT, SIG_IGN)
-        let seen = OnceFlag()
-        source = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
-        source.setEventHandler {
-            if seen.isSet { Foundation.exit(ExitCode.interrupted.rawValue) }
-            seen.set()
-            handler()
+    init(_ handler: @escaping @Sendable (Int32) -> Void) {
+        let first = self.first
+        sources = Self.signals.map { number in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler {
+                let isFirst = first.withLock { received in
+                    defer { received = received ?? number }
+                    return received == nil
+                }
+                guard isFirst else { Foundation.exit(ExitCode.afterSignal(number).rawValue) }
+                handler(number)
+            }
+            source.resume()
+            return source
         }
-        source.resume()
     }
+
+    /// The first signal received, or nil.
+    var received: Int32? { first.withLock { $0 } }
 
     func stop() {
-        source.cancel()
-        signal(SIGINT, SIG_DFL)
+        for source in sources { source.cancel() }
+        for number in Self.signals { signal(number, SIG_DFL) }
     }
-}
-
-/// A flag one thread sets and another reads.
-final class OnceFlag: Sendable {
-    private let value = Locked(false)
-
-    var isSet: Bool { value.withLock { $0 } }
-    func set() { value.withLock { $0 = true } }
 }

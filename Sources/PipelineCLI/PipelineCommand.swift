@@ -12,7 +12,7 @@ public enum PipelineCLI {
     /// Parses the process's arguments and runs the command they name (`run`, `validate`,
     /// `explain`, `schema`, `plugins`, `cache`) with `processors`, then exits with the documented
     /// status: 0 every input succeeded, 1 some failed, 2 the pipeline file or the command line is
-    /// invalid, 130 interrupted. Never returns.
+    /// invalid, 130 interrupted (Ctrl-C), 143 stopped by SIGTERM. Never returns.
     public static func main(processors: ProcessorRegistry) async -> Never {
         await main(processors: processors, arguments: Array(CommandLine.arguments.dropFirst()))
     }
@@ -39,7 +39,8 @@ struct PipelineCommand: AsyncParsableCommand {
         abstract: "Turn declarative JSON pipeline files into thumbnails, responsive image sets and placeholders.",
         discussion: """
             Exit status: 0 when every input succeeded, 1 when some failed, 2 when the pipeline \
-            file or the command line is invalid (nothing ran), 130 when interrupted.
+            file or the command line is invalid (nothing ran), 130 when interrupted with Ctrl-C, 143 when \
+            stopped with SIGTERM.
             """,
         version: PipelineKitInfo.version,
         subcommands: [Run.self, Validate.self, Explain.self, Schema.self, Plugins.self, Cache.self]
@@ -75,8 +76,11 @@ extension ExitCode {
     static let someItemsFailed = ExitCode(1)
     /// The pipeline file or the command line is invalid; nothing ran.
     static let invalidInput = ExitCode(2)
-    /// Interrupted with Ctrl-C (128 + SIGINT).
-    static let interrupted = ExitCode(130)
+    /// The status after a stop by `signal`, as a shell reports a process it ended: 128 + its
+    /// number, so 130 after Ctrl-C (SIGINT) and 143 after SIGTERM.
+    static func afterSignal(_ signal: Int32) -> ExitCode {
+        ExitCode(128 + signal)
+    }
 }
 
 /// Writes a line to standard error.

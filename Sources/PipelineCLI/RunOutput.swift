@@ -29,10 +29,8 @@ final class RunOutput {
     func handle(_ event: PipelineEvent) {
         switch event {
         case .started(let inputs, let outputs, let warnings):
-            for warning in warnings {
-                printError("warning: \(warning)")
-                logger.warning("\(warning)")
-            }
+            // Warnings and failures are printed once, plainly; the logger carries diagnostics only.
+            for warning in warnings { printError("warning: \(warning)") }
             logger.info("run started", metadata: ["inputs": "\(inputs)", "outputsPerInput": "\(outputs)"])
             progress?.start(total: inputs)
             json(["event": "runStarted", "inputs": inputs, "outputsPerInput": outputs, "warnings": warnings])
@@ -56,16 +54,16 @@ final class RunOutput {
                 // Failures always reach standard error, whatever the mode and log level.
                 progress?.clear()
                 printError("failed: \(failure)")
-                logger.error("item failed", metadata: [
-                    "input": "\(failure.input)", "stage": "\(failure.stage.rawValue)", "reason": "\(failure.reason)",
-                ])
                 var fields: [String: Any] = ["event": "itemFailed", "input": failure.input, "stage": failure.stage.rawValue, "reason": failure.reason]
                 if let output = failure.output { fields["output"] = output }
+                if let step = failure.step { fields["step"] = ["index": step.index, "name": step.name] }
                 json(fields)
             }
             if verbose, mode != .json {
                 progress?.clear()
-                for output in report.written { print("wrote \(output.path) (\(output.size), \(output.byteCount) bytes)") }
+                for output in report.written {
+                    print("\(output.upToDate ? "up to date" : "wrote") \(output.path) (\(output.size), \(output.byteCount) bytes)")
+                }
             }
             progress?.completed(succeeded: report.succeeded)
             json([

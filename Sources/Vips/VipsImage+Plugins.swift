@@ -28,24 +28,38 @@ extension VipsImage {
             }
         }
 
-        /// The top-left corner of a `window` placed in `container` (compass points only;
-        /// smart strategies place it centrally here). The window must fit in the container.
+        /// The top-left corner of a crop `window` in `container` (compass points only; smart
+        /// strategies place it centrally here). The window must fit in the container.
+        ///
+        /// Centred along a side, an odd spare pixel is cut from the start: `(spare + 1) / 2`, as
+        /// sharp's `CalculateCrop` does, so a cover crop keeps the same pixels as sharp's.
         public func origin(
             of window: (width: Int, height: Int), in container: (width: Int, height: Int)
         ) -> (left: Int, top: Int) {
-            let spareX = container.width - window.width
-            let spareY = container.height - window.height
+            place(spare: (container.width - window.width, container.height - window.height)) { ($0 + 1) / 2 }
+        }
+
+        /// The top-left corner of an `image` embedded in a larger `canvas` (a letterbox): centred
+        /// along a side, an odd spare pixel goes after the image, `spare / 2`, as sharp's
+        /// `CalculateEmbedPosition` does (its rounding differs from its crop's).
+        public func embeddingOrigin(
+            of image: (width: Int, height: Int), in canvas: (width: Int, height: Int)
+        ) -> (left: Int, top: Int) {
+            place(spare: (canvas.width - image.width, canvas.height - image.height)) { $0 / 2 }
+        }
+
+        private func place(spare: (x: Int, y: Int), centred: (Int) -> Int) -> (left: Int, top: Int) {
             let left: Int
             let top: Int
             switch self {
             case .west, .northwest, .southwest: left = 0
-            case .east, .northeast, .southeast: left = spareX
-            default: left = spareX / 2
+            case .east, .northeast, .southeast: left = spare.x
+            default: left = centred(spare.x)
             }
             switch self {
             case .north, .northwest, .northeast: top = 0
-            case .south, .southwest, .southeast: top = spareY
-            default: top = spareY / 2
+            case .south, .southwest, .southeast: top = spare.y
+            default: top = centred(spare.y)
             }
             return (left, top)
         }

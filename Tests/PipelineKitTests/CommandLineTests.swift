@@ -124,7 +124,64 @@ import Vips
         }
     }
 
+    @Test func aRunWithNoInputsAtAllIsAnErrorNamingEachPatternAndWhereItLooked() throws {
+        // Given a pipeline whose two globs match nothing
+        let directory = try TemporaryDirectory()
+        let file = try writePipeline(directory)
+        let text = try String(contentsOfFile: file, encoding: .utf8)
+            .replacingOccurrences(of: #"["in/*.jpg"]"#, with: #"["in/*.jpg", "more/**/*.png"]"#)
+        try directory.write(Data(text.utf8), to: "pipeline.json")
+
+        for command in ["validate", "run"] {
+            // When it is validated or run
+            let result = try CommandRunner.run([command, file])
+
+            // Then it exits 2, naming each pattern and the folder it looked in
+            #expect(result.status == 2, "\(command): \(result.standardOutput)")
+            #expect(result.standardError.contains(#"inputs[0]: "in/*.jpg" matches no files in \#(directory.path)/in"#), "\(result.standardError)")
+            #expect(result.standardError.contains(#"inputs[1]: "more/**/*.png" matches no files in \#(directory.path)/more"#))
+            #expect(result.standardError.contains("allowEmpty"))
+        }
+        #expect(!FileManager.default.fileExists(atPath: directory.path + "/out"))
+    }
+
+    @Test func allowEmptyMakesARunWithNoInputsSucceed() throws {
+        // Given a pipeline that matches nothing but says so is fine
+        let directory = try TemporaryDirectory()
+        let file = try writePipeline(directory)
+        let text = try String(contentsOfFile: file, encoding: .utf8)
+            .replacingOccurrences(of: #""version": 1,"#, with: #""version": 1, "allowEmpty": true,"#)
+        try directory.write(Data(text.utf8), to: "pipeline.json")
+
+        // When it runs, then it succeeds with a warning and no inputs
+        let result = try CommandRunner.run(["run", file])
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.standardOutput.contains("0 inputs"))
+        #expect(result.standardError.contains(#"warning: input "in/*.jpg" matches no files"#))
+    }
+
+    @Test func onePatternOfSeveralMatchingNothingIsAWarning() throws {
+        let directory = try TemporaryDirectory()
+        try writePhotos(1, to: directory)
+        let file = try writePipeline(directory)
+        let text = try String(contentsOfFile: file, encoding: .utf8)
+            .replacingOccurrences(of: #"["in/*.jpg"]"#, with: #"["in/*.jpg", "in/*.png"]"#)
+        try directory.write(Data(text.utf8), to: "pipeline.json")
+        let result = try CommandRunner.run(["run", file])
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.standardError.contains(#"warning: input "in/*.png" matches no files in \#(directory.path)/in"#))
+    }
+
     @Test func ctrlCStopsQueuedWorkExitsWith130AndLeavesNoTemporaryFiles() throws {
+        try checkAnOrderlyStop(signal: SIGINT, status: 130, message: "interrupted")
+    }
+
+    @Test func sigtermStopsQueuedWorkLikeCtrlCExitsWith143AndLeavesNoTemporaryFiles() throws {
+        try checkAnOrderlyStop(signal: SIGTERM, status: 143, message: "terminated")
+    }
+
+    /// Sends `signal` once the first output is written, and checks that the run stops as Ctrl-C should.
+    func checkAnOrderlyStop(signal: Int32, status: Int32, message: String) throws {
         // Given a run long enough to interrupt
         let directory = try TemporaryDirectory()
         try writePhotos(60, to: directory, width: 1600, height: 1200)
@@ -144,13 +201,14 @@ import Vips
             if chunk.isEmpty { break }
             seen.append(chunk)
         }
-        kill(process.processIdentifier, SIGINT)
+        kill(process.processIdentifier, signal)
         seen.append(output.fileHandleForReading.readDataToEndOfFile())
         process.waitUntilExit()
         // Then it exits 130 after finishing what was running, says how much did not run,
         // and leaves only whole outputs
-        #expect(process.terminationStatus == 130)
-        #expect(String(decoding: errorText(), as: UTF8.self).contains("interrupted"))
+        #expect(process.terminationReason == .exit)
+        #expect(process.terminationStatus == status)
+        #expect(String(decoding: errorText(), as: UTF8.self).contains(message))
         #expect(String(decoding: seen, as: UTF8.self).contains("not run"))
         let files = directory.allFiles()
         #expect(!files.contains { $0.contains(".pipeline-tmp-") })

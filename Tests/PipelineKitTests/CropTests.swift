@@ -125,6 +125,39 @@ struct CropTests {
         }
     }
 
+    /// Rows (or columns) of distinct values: row y is y × 10 in every band, so a pixel says which row it came from.
+    private func stripes(width: Int, height: Int) throws -> VipsImage {
+        try Fixtures.image(width: width, height: height, bands: 3) { x, y in [UInt8(y * 10), UInt8(x * 10), 0] }
+    }
+
+    @Test func aCentredWindowWithAnOddSpareStartsOnePixelInAsSharpDoes() throws {
+        // Given a 10×11 image and a 9×10 window: one spare column and one spare row
+        let image = try stripes(width: 10, height: 11)
+
+        // When it is cropped at each gravity that centres along a side
+        let cases: [(gravity: String, first: [Double])] = [
+            ("centre", [10, 10, 0]), ("north", [0, 10, 0]), ("south", [10, 10, 0]),
+            ("east", [10, 10, 0]), ("west", [10, 0, 0]),
+        ]
+        for (gravity, first) in cases {
+            let result = try crop(["width": 9, "height": 10, "gravity": gravity]).applied(to: image)
+
+            // Then the odd spare pixel is taken from the start, as sharp's (spare + 1) / 2 does
+            #expect(try result.pixel(x: 0, y: 0) == first, "\(gravity)")
+        }
+    }
+
+    @Test func aCentredWindowWithAnEvenSpareIsExactlyCentred() throws {
+        // Given a 10×12 image and an 8×10 window: two spare columns and two spare rows
+        let image = try stripes(width: 10, height: 12)
+
+        // When it is cropped at the centre
+        let result = try crop(["width": 8, "height": 10]).applied(to: image)
+
+        // Then one spare row and column lie on each side
+        #expect(try result.pixel(x: 0, y: 0) == [10, 10, 0])
+    }
+
     @Test(arguments: ["attention", "entropy"])
     func smartGravityKeepsTheDetailedPartOverAFlatOne(_ gravity: String) throws {
         // Given a 300×100 image that is flat grey except for its detailed right third

@@ -84,4 +84,50 @@ import StandardProcessors
         let second = try await run(json(), in: directory)
         #expect(second.outputsUpToDate == 6)
     }
+
+    /// Outputs whose paths hold the size: one with both `{width}` and `{height}`, one plain.
+    func sizedPathsJSON(inputs: [String], extra: String = "") -> String {
+        PipelineHarness.json(inputs: inputs, outputs: [
+            #"{"name": "small", "steps": [{"resize": {"width": 64}}], "encode": {"format": "webp"}, "path": "out/{dir}/{stem}-{width}x{height}.webp"}"#,
+            #"{"name": "large", "steps": [{"resize": {"width": 128}}], "encode": {"format": "jpeg"}, "path": "out/{dir}/{stem}-large.jpg"}"#,
+        ], extra: extra)
+    }
+
+    @Test func outputsWithTheSizeInTheirPathAreUpToDateOnASecondRun() async throws {
+        // Given files run once through outputs whose paths hold {width} and {height}
+        let directory = try setUp()
+        let text = sizedPathsJSON(inputs: ["in/*.jpg"])
+        let first = try await run(text, in: directory)
+        #expect(first.outputsWritten == 6)
+        #expect(directory.allFiles().contains("out/p0-64x43.webp"))
+        let before = try modified(directory, "out/p0-64x43.webp")
+
+        // When the run is repeated with nothing changed
+        let second = try await run(text, in: directory)
+
+        // Then nothing is decoded or written again, and the files are left as they were
+        #expect(second.outputsWritten == 0 && second.outputsUpToDate == 6)
+        #expect(try modified(directory, "out/p0-64x43.webp") == before)
+    }
+
+    @Test func remoteOutputsWithTheSizeInTheirPathAreUpToDateOnASecondRun() async throws {
+        // Given a URL with an ETag, run once through outputs whose paths hold {width} and {height}
+        let photo = try Fixtures.jpeg(try Fixtures.gradient(width: 200, height: 100))
+        let server = try TestHTTPServer { request, _ in
+            if request.headers["if-none-match"] == "\"v1\"" { return .init(status: 304, headers: ["ETag": "\"v1\""]) }
+            return .init(status: 200, headers: ["ETag": "\"v1\""], body: photo)
+        }
+        let directory = try TemporaryDirectory()
+        let text = sizedPathsJSON(inputs: [server.url("/img/cat.jpg")], extra: #""cache": {"directory": "cache"}"#)
+        let first = try await run(text, in: directory)
+        #expect(first.outputsWritten == 2, "\(first)")
+        #expect(directory.allFiles().contains("out/127.0.0.1/img/cat-64x32.webp"))
+
+        // When the run is repeated with nothing changed on the server
+        let second = try await run(text, in: directory)
+
+        // Then both outputs are up to date and none is written
+        #expect(second.outputsWritten == 0 && second.outputsUpToDate == 2)
+        #expect(server.requests(for: "/img/cat.jpg").count == 2)
+    }
 }

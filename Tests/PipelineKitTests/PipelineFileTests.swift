@@ -136,6 +136,44 @@ import StandardProcessors
         #expect(problems(broken).count == 3)
     }
 
+    @Test func anUnknownKeyDoesNotHideTheChecksThatComeAfterTheShapes() {
+        // Given a file with an unknown key, a processor-option rule broken, a duplicate output name
+        // and a path whose extension is not the format's
+        let broken = """
+            {
+              "version": 1,
+              "inputs": ["in/*.jpg"],
+              "outputs": [
+                {"name": "small", "steps": [{"resize": {"fit": "cover"}}],
+                 "encode": {"format": "webp", "qualty": 80}, "path": "out/{stem}-small.webp"},
+                {"name": "small", "steps": [{"resize": {"width": 64}}],
+                 "encode": {"format": "jpeg"}, "path": "out/{stem}-large.png"}
+              ]
+            }
+            """
+
+        // When it is loaded
+        let found = problems(broken)
+
+        // Then all four are listed at once, in the order they appear in the file
+        #expect(found.map(\.path) == [
+            "outputs[0].steps[0].resize", "outputs[0].encode.qualty", "outputs[1].name", "outputs[1].path",
+        ], "\(found)")
+        #expect(found[0].message.contains("width or height"))
+        #expect(found[1].message.contains("did you mean \"quality\"?"))
+        #expect(found[2].message.contains("already used"))
+        #expect(found[3].message.contains("ends in .png"))
+    }
+
+    @Test func aStepWithAMistypedOptionIsNotCheckedTwice() {
+        // Given a step whose option has the wrong type (the shape check reports it)
+        let found = problems(replacing: "\"width\": 320, \"height\": 320", with: "\"width\": \"wide\"")
+
+        // Then it is reported once, and the step's own rules wait for it to be fixed
+        #expect(found.count == 1, "\(found)")
+        #expect(found.first?.path == "outputs[0].steps[0].resize.width")
+    }
+
     @Test func errorTextNamesFileLineAndPath() {
         let error = PipelineFileError(file: "p.json", problems: [
             .init(path: "outputs[0].encode.qualty", location: SourceLocation(line: 6, column: 35), message: "unknown key"),

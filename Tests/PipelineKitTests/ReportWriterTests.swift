@@ -116,14 +116,16 @@ import StandardProcessors
         #expect(html.contains(try #require(broken.error).htmlEscaped))
         #expect(html.contains("not an image libvips can read"))
 
-        // Two embedded thumbnails (the broken input has none), three output files.
+        // Every picture embedded: two inputs (the broken one has none) and three outputs; each
+        // output links to its file.
         let images = try Self.checkImages(in: html, reportFolder: folder)
-        #expect(images.embedded.count == 2)
-        #expect(images.embedded.map { [$0.width, $0.height] }.sorted { $0[0] < $1[0] } == [[160, 107], [160, 107]])
+        #expect(images.embedded.count == 5 && images.files.isEmpty)
+        #expect(images.embedded.filter { $0.width == 160 }.map { [$0.width, $0.height] } == [[160, 107], [160, 107]])
         let written = report.items.flatMap(\.outputs).compactMap(\.path).sorted()
-        #expect(images.files.sorted() == written)
         #expect(written.count == 3)
-        #expect(try Self.attributeValues("href", of: "a", in: html).allSatisfy { !$0.contains("://") })
+        let links = try Self.attributeValues("href", of: "a", in: html)
+        #expect(links.compactMap { URL(string: $0)?.path }.sorted() == written)
+        #expect(links.allSatisfy { $0.hasPrefix("file:///") })
         #expect(Self.count(of: "<figure class=\"output failed\">", in: html) == 3)
 
         // The stage chart: one bar per stage that ran, decompress among them with work drawn.
@@ -158,10 +160,10 @@ import StandardProcessors
         #expect(server.requests.count == requests, "writing the report must not fetch the input")
         let html = try String(contentsOf: folder.appendingPathComponent("index.html"), encoding: .utf8)
         let images = try Self.checkImages(in: html, reportFolder: folder)
-        // The preview has the 300×150 output's shape, fitted inside 160 px.
-        #expect(images.embedded.map { [$0.width, $0.height] } == [[160, 80]])
+        // The preview has the 300×150 output's shape, fitted inside 160 px, beside both outputs'.
+        #expect(images.embedded.map { [$0.width, $0.height] }.sorted { $0[0] < $1[0] } == [[40, 20], [160, 80], [160, 80]])
         #expect(html.contains("preview from wide"))
-        #expect(images.files.count == 2)
+        #expect(images.files.isEmpty)
         // The URL is shown as text, never used as a resource.
         #expect(html.contains(url.htmlEscaped))
         for attribute in ["src", "href"] {
@@ -171,15 +173,36 @@ import StandardProcessors
         }
     }
 
-    @Test func referencesAreRelativeToTheReportFolderAndPercentEncoded() {
-        let report = URL(fileURLWithPath: "/srv/site/report", isDirectory: true)
-        #expect(HTMLReport.reference(toFile: "/srv/site/report/a.webp", from: report) == "a.webp")
-        #expect(HTMLReport.reference(toFile: "/srv/site/out/x/a b#1?.webp", from: report) == "../out/x/a%20b%231%3F.webp")
-        #expect(HTMLReport.reference(toFile: "/srv/site/out/c:d%.jpg", from: report) == "../out/c%3Ad%25.jpg")
-        #expect(HTMLReport.reference(toFile: "/var/images/ü.png", from: report) == "../../../var/images/%C3%BC.png")
-        #expect(HTMLReport.reference(toFile: "/srv/site/report/../out/./a.jpg", from: report) == "../out/a.jpg")
-        // No relative path from an absolute folder to a relative path: a file URL instead.
-        #expect(HTMLReport.reference(toFile: "out/a.jpg", from: report).hasPrefix("file:///"))
+    @Test func theReportFolderShowsEveryPictureAfterItIsMoved() async throws {
+        // Given a report written beside the outputs
+        let directory = try TemporaryDirectory()
+        let (recorder, pipeline) = try await Self.runWithFailures(in: directory)
+        let folder = directory.url.appendingPathComponent("report", isDirectory: true)
+        try await ReportWriter.write(recorder.report, to: folder, inputDirectory: pipeline.definition.baseDirectory)
+
+        // When the folder is moved elsewhere, as a CI artefact is
+        let elsewhere = try TemporaryDirectory()
+        let moved = elsewhere.url.appendingPathComponent("artefacts/report", isDirectory: true)
+        try FileManager.default.createDirectory(at: moved.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try FileManager.default.moveItem(at: folder, to: moved)
+
+        // Then every <img> still shows (embedded, or a file that exists from the new place), and
+        // the links to outputs still reach the real files
+        let html = try String(contentsOf: moved.appendingPathComponent("index.html"), encoding: .utf8)
+        let images = try Self.checkImages(in: html, reportFolder: moved)
+        #expect(images.embedded.count == 5)
+        for link in try Self.attributeValues("href", of: "a", in: html) {
+            let path = try #require(URL(string: link)?.path, "\(link)")
+            #expect(FileManager.default.fileExists(atPath: path), "\(link)")
+        }
+    }
+
+    @Test func linksAreAbsoluteFileURLsPercentEncoded() {
+        #expect(HTMLReport.fileURL(forPath: "/srv/site/out/x/a b#1?.webp") == "file:///srv/site/out/x/a%20b%231%3F.webp")
+        #expect(HTMLReport.fileURL(forPath: "/srv/site/out/c:d%.jpg") == "file:///srv/site/out/c%3Ad%25.jpg")
+        #expect(HTMLReport.fileURL(forPath: "/var/images/ü.png") == "file:///var/images/%C3%BC.png")
+        #expect(HTMLReport.fileURL(forPath: "/srv/site/report/../out/./a.jpg") == "file:///srv/site/out/a.jpg")
+        #expect(HTMLReport.fileURL(forPath: "out/a.jpg") == "file://" + FileManager.default.currentDirectoryPath + "/out/a.jpg")
     }
 
     @Test func rewritingReplacesBothFilesAtomically() async throws {
@@ -239,7 +262,9 @@ import StandardProcessors
         let html = try String(contentsOf: folder.appendingPathComponent("index.html"), encoding: .utf8)
         #expect(Self.count(of: "<article class=\"card", in: html) == 6)
         let images = try Self.checkImages(in: html, reportFolder: folder)
-        #expect(images.embedded.count == 5)
-        #expect(images.files.count == 5 * 3 - 1)
+        // Five input previews and every output written (five inputs, three outputs, one blocked).
+        let inputsAndOutputs: Int = 5 + (5 * 3 - 1)
+        #expect(images.embedded.count == inputsAndOutputs)
+        #expect(images.files.isEmpty)
     }
 }

@@ -184,6 +184,25 @@ struct ResizeTests {
         #expect(Fixtures.isClose(try centre.pixel(x: 90, y: 50), [0, 0, 255]))
     }
 
+    @Test func coverWithAnOddSpareKeepsTheRowsSharpKeeps() throws {
+        // Given a 10×11 image whose rows are distinct values (row y is y × 20)
+        let odd = try Fixtures.image(width: 10, height: 11, bands: 3) { _, y in [UInt8(y * 20), 0, 0] }
+        let even = try Fixtures.image(width: 10, height: 12, bands: 3) { _, y in [UInt8(y * 20), 0, 0] }
+
+        // When each is covered into 10×10: no resampling, one or two spare rows
+        let box = try resize(["width": 10, "height": 10, "fit": "cover"])
+        let oddResult = try box.applied(to: odd)
+        let evenResult = try box.applied(to: even)
+
+        // Then the odd spare row is dropped from the top, as sharp does ((spare + 1) / 2), and an
+        // even spare is split evenly
+        #expect(oddResult.size == ImageSize(width: 10, height: 10))
+        #expect(try oddResult.pixel(x: 0, y: 0) == [20, 0, 0])
+        #expect(try oddResult.pixel(x: 0, y: 9) == [200, 0, 0])
+        #expect(try evenResult.pixel(x: 0, y: 0) == [20, 0, 0])
+        #expect(try evenResult.pixel(x: 0, y: 9) == [200, 0, 0])
+    }
+
     @Test func coverAttentionKeepsTheDetailedPartOverAFlatOne() throws {
         // Given a 400×200 image: flat grey except for a detailed right quarter
         let image = try Fixtures.flatWithDetail(width: 400, height: 200, detailed: 300..<400)

@@ -107,4 +107,69 @@ import PipelineKit
         #expect(try CommandRunner.run(["run", "--log-level", "loud", file]).status == 2)
         #expect(try CommandRunner.run(["run", "--json", "--quiet", file]).status == 2)
     }
+
+    @Test func verboseSaysUpToDateForOutputsItSkipped() throws {
+        // Given a pipeline that has run once
+        let directory = try TemporaryDirectory()
+        let file = try makePipeline(directory)
+        let first = try CommandRunner.run(["run", "--verbose", file])
+        #expect(first.standardOutput.contains("wrote \(directory.path)/out/photo-0-small.webp"))
+
+        // When it runs again with nothing changed
+        let second = try CommandRunner.run(["run", "--verbose", file])
+
+        // Then every output is said to be up to date, none to be written
+        #expect(second.standardOutput.contains("up to date \(directory.path)/out/photo-0-small.webp"))
+        #expect(!second.standardOutput.contains("wrote "), "\(second.standardOutput)")
+    }
+
+    @Test func eachFailureAndWarningIsPrintedOnceWhateverTheLogLevel() throws {
+        // Given a pipeline with a broken input and a pattern that matches nothing
+        let directory = try TemporaryDirectory()
+        let file = try makePipeline(directory)
+        let text = try String(contentsOfFile: file, encoding: .utf8)
+            .replacingOccurrences(of: #"["in/*.jpg"]"#, with: #"["in/*.jpg", "in/*.png"]"#)
+        try directory.write(Data(text.utf8), to: "pipeline.json")
+
+        for level in ["warning", "info", "debug"] {
+            // When it runs at that log level
+            let result = try CommandRunner.run(["run", "--log-level", level, file])
+            let lines = result.standardError.split(separator: "\n")
+
+            // Then the failure and the warning each take exactly one line
+            #expect(lines.filter { $0.contains("not an image") }.count == 1, "\(level): \(result.standardError)")
+            #expect(lines.filter { $0.contains("in/*.png") }.count == 1, "\(level): \(result.standardError)")
+        }
+    }
+
+    @Test func aFailedStepIsNamedByItsIndexAndNameEverywhere() throws {
+        // Given an output whose second step, a region crop, cannot fit the resized image
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 400, height: 300)), to: "in/photo.jpg")
+        let json = """
+            {"version": 1, "inputs": ["in/*.jpg"],
+             "outputs": [{"name": "cut", "steps": [{"resize": {"width": 100}}, {"crop": {"left": 0, "top": 0, "width": 200, "height": 200}}],
+                          "encode": {"format": "jpeg"}, "path": "out/{stem}.jpg"}]}
+            """
+        let file = try directory.write(Data(json.utf8), to: "pipeline.json")
+
+        // When it runs, printing JSON events and a report
+        let reportFolder = directory.path + "/report"
+        let plain = try CommandRunner.run(["run", file])
+        let scripted = try CommandRunner.run(["run", "--json", "--report", reportFolder, file])
+
+        // Then the failure names the step, not only the stage
+        #expect(plain.status == 1)
+        #expect(plain.standardError.contains("failed: in/photo.jpg → cut: resize: steps[1].crop: the crop region 200×200"), "\(plain.standardError)")
+        let failed = try #require(try objects(scripted.standardOutput).first { $0["event"] as? String == "itemFailed" })
+        let step = try #require(failed["step"] as? [String: Any])
+        #expect(step["index"] as? Int == 1 && step["name"] as? String == "crop")
+        #expect((failed["reason"] as? String)?.hasPrefix("the crop region") == true)
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        let report = try decoder.decode(RunReport.self, from: Data(contentsOf: URL(fileURLWithPath: reportFolder + "/report.json")))
+        #expect(report.items.first?.outputs.first?.step == ItemError.Step(index: 1, name: "crop"))
+        let html = try String(contentsOfFile: reportFolder + "/index.html", encoding: .utf8)
+        #expect(html.contains("steps[1].crop"))
+    }
 }

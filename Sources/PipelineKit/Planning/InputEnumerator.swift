@@ -11,6 +11,8 @@ struct InputEnumerator {
         var warnings: [String] = []
         /// List files that cannot be read, and lines in them that are not inputs.
         var problems: [PipelineFileError.Problem] = []
+        /// Each entry that named no input, by its index in `inputs`: what it is and where it looked.
+        var empty: [(index: Int, description: String)] = []
     }
 
     /// The inputs each entry names, in order; globs are sorted so runs are repeatable.
@@ -19,11 +21,18 @@ struct InputEnumerator {
     func enumerate(_ entries: [InputEntry]) -> Result {
         var result = Result()
         for (index, entry) in entries.enumerated() {
+            let before = result.files.count
             switch entry {
             case .pattern(let pattern):
-                expand(pattern, into: &result)
+                let folder = expand(pattern, into: &result)
+                if result.files.count == before {
+                    result.empty.append((index, "\"\(pattern)\" matches no files in \(folder ?? baseDirectory.path)"))
+                }
             case .list(let listPath):
                 readList(listPath, at: "inputs[\(index)].list", into: &result)
+                if result.files.count == before {
+                    result.empty.append((index, "the list \"\(listPath)\" (\(absolute(listPath))) names no inputs"))
+                }
             }
         }
         return result
@@ -43,8 +52,12 @@ struct InputEnumerator {
         return String(scheme)
     }
 
+    private func absolute(_ path: String) -> String {
+        Self.normalize(path.hasPrefix("/") ? path : baseDirectory.path + "/" + path)
+    }
+
     private func readList(_ listPath: String, at place: String, into result: inout Result) {
-        let absolute = listPath.hasPrefix("/") ? listPath : baseDirectory.path + "/" + listPath
+        let absolute = absolute(listPath)
         guard let text = try? String(contentsOfFile: absolute, encoding: .utf8) else {
             result.problems.append(.init(path: place, location: nil, message: "cannot read the input list \(listPath)"))
             return
@@ -62,28 +75,31 @@ struct InputEnumerator {
         }
     }
 
-    private func expand(_ pattern: String, into result: inout Result) {
+    /// Adds what `pattern` names; returns the folder a glob looked in.
+    @discardableResult
+    private func expand(_ pattern: String, into result: inout Result) -> String? {
         if Self.isURL(pattern) {
             result.files.append(InputFile(url: pattern))
-            return
+            return nil
         }
         let absolute = pattern.hasPrefix("/") ? pattern : baseDirectory.path + "/" + pattern
         let components = absolute.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
         guard let firstGlob = components.firstIndex(where: Self.isGlob) else {
             let path = Self.normalize("/" + components.joined(separator: "/"))
             result.files.append(InputFile(path: path, displayName: displayName(path), subfolder: "", byteCount: Self.size(of: path)))
-            return
+            return nil
         }
         let root = Self.normalize("/" + components[..<firstGlob].joined(separator: "/"))
         var matches: [String] = []
         walk(root, relative: "", pattern: components[firstGlob...], into: &matches)
         let sorted = Set(matches).sorted()
-        if sorted.isEmpty { result.warnings.append("input \"\(pattern)\" matches no files") }
+        if sorted.isEmpty { result.warnings.append("input \"\(pattern)\" matches no files in \(root)") }
         for relative in sorted {
             let folder = (relative as NSString).deletingLastPathComponent
             let path = root == "/" ? "/" + relative : root + "/" + relative
             result.files.append(InputFile(path: path, displayName: displayName(path), subfolder: folder, byteCount: Self.size(of: path)))
         }
+        return root
     }
 
     private func walk(_ directory: String, relative: String, pattern: ArraySlice<String>, into matches: inout [String]) {

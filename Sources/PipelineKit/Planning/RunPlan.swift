@@ -16,7 +16,8 @@ public struct RunPlan: Sendable {
     public struct Listing: Sendable {
         public let input: InputFile
         /// The output paths in the order of `definition.outputs`; `{width}` and `{height}`
-        /// stay unfilled until the image is processed. Empty when the listing is refused.
+        /// stay unfilled until the image is processed, unless the output's steps fix them.
+        /// Empty when the listing is refused.
         public let targets: [OutputTarget]
         /// Why this listing is refused before any work (a filled-in value would leave its
         /// output folder), or nil.
@@ -44,17 +45,26 @@ public struct RunPlan: Sendable {
         warnings = enumeration.warnings
 
         var problems = enumeration.problems
+        // A run with nothing to do is most often a glob or a folder gone wrong: an error, unless
+        // the file says an empty run is expected. One pattern of several matching nothing stays a warning.
+        if enumeration.files.isEmpty, !definition.allowEmpty {
+            problems += enumeration.empty.map { entry in
+                .init(path: "inputs[\(entry.index)]", location: nil, message:
+                    "\(entry.description), and no other input names anything: a run needs inputs (\"allowEmpty\": true allows a run without)")
+            }
+        }
         var writers: [String: (input: String, output: String)] = [:]
         let inputPaths = Set(enumeration.files.filter { !$0.isRemote }.map(\.path))
         var listingsBySource: [String: [Listing]] = [:]
         var sourceOrder: [String] = []
+        let fixedSizes = definition.outputs.map { $0.fixedSize(keepingAnimation: definition.decompress.animation == .keep) }
         for input in enumeration.files {
             let key = Self.sourceKey(input)
             var targets: [OutputTarget] = []
             var refusal: String?
-            for output in definition.outputs {
+            for (output, fixed) in zip(definition.outputs, fixedSizes) {
                 do {
-                    targets.append(try OutputTarget(output: output, input: input, baseDirectory: definition.baseDirectory))
+                    targets.append(try OutputTarget(output: output, input: input, baseDirectory: definition.baseDirectory, fixedSize: fixed))
                 } catch {
                     refusal = "refused: output \"\(output.name)\": \(error.message)"
                     break
@@ -73,8 +83,9 @@ public struct RunPlan: Sendable {
                 for (index, target) in targets.enumerated() {
                     let output = definition.outputs[index]
                     let place = "outputs[\(index)].path"
-                    // Paths still holding {width}/{height} are compared as written; the runner
-                    // catches the rest when the sizes are known.
+                    // Paths still holding {width}/{height} are compared as written here, and with
+                    // the other outputs of the same input below; the runner catches the rest when
+                    // the sizes are known.
                     if let writer = writers[target.plannedPath] {
                         problems.append(.init(path: place, location: output.pathLocation, message:
                             "output \"\(output.name)\" of \(input.displayName) and output \"\(writer.output)\" of \(writer.input) would both write \(target.plannedPath)"))
@@ -84,6 +95,14 @@ public struct RunPlan: Sendable {
                     if inputPaths.contains(target.plannedPath) {
                         problems.append(.init(path: place, location: output.pathLocation, message:
                             "output \"\(output.name)\" of \(input.displayName) would overwrite the input \(target.plannedPath)"))
+                    }
+                    // A size not known yet may turn out to be the one that makes the paths meet.
+                    for (earlier, other) in targets[..<index].enumerated()
+                    where other.plannedPath != target.plannedPath && (target.pattern.hasUnknowns || other.pattern.hasUnknowns)
+                        && target.pattern.canMatch(other.pattern) {
+                        problems.append(.init(path: place, location: output.pathLocation, message:
+                            "outputs \"\(definition.outputs[earlier].name)\" and \"\(output.name)\" of \(input.displayName) could both write "
+                                + "\(target.plannedPath) and \(other.plannedPath): their steps do not fix the sizes that tell them apart"))
                     }
                 }
             }
@@ -108,23 +127,33 @@ public struct OutputTarget: Sendable {
     public let outputName: String
     /// The folder the author wrote in the template, absolute: the path may not leave it.
     public let root: String
-    /// The absolute path, with `{width}` and `{height}` left as written when the template has them.
+    /// The absolute path; `{width}` and `{height}` are left as written when the template has
+    /// them and the output's steps do not fix them.
     public let plannedPath: String
+    /// The planned path with its unknown sizes as unknown numbers, to find clashes.
+    let pattern: PathPattern
     let template: PathTemplate
     let values: [PathTemplate.Placeholder: String]
     let baseDirectory: URL
 
-    init(output: OutputDefinition, input: InputFile, baseDirectory: URL) throws(PathTemplate.Failure) {
+    init(output: OutputDefinition, input: InputFile, baseDirectory: URL,
+         fixedSize: (width: Int?, height: Int?) = (nil, nil)) throws(PathTemplate.Failure) {
         outputName = output.name
         template = output.path
         self.baseDirectory = baseDirectory
-        values = [
+        var values: [PathTemplate.Placeholder: String] = [
             .stem: input.stem, .ext: input.fileExtension, .name: input.fileName, .dir: input.subfolder,
             .output: output.name, .format: output.encoder.format.fileExtension,
-            .width: "{width}", .height: "{height}",
+            .width: fixedSize.width.map(String.init) ?? "{width}", .height: fixedSize.height.map(String.init) ?? "{height}",
         ]
+        self.values = values
         root = Self.absolute(output.path.authoredFolder, base: baseDirectory)
         plannedPath = try Self.place(template.resolve(values), root: root, base: baseDirectory)
+        let unknown = String(PathPattern.number)
+        if fixedSize.width == nil, template.placeholders.contains(.width) { values[.width] = unknown }
+        if fixedSize.height == nil, template.placeholders.contains(.height) { values[.height] = unknown }
+        pattern = values == self.values ? PathPattern(plannedPath)
+            : PathPattern(try Self.place(template.resolve(values), root: root, base: baseDirectory))
     }
 
     /// The final path once the encoded image's size is known.

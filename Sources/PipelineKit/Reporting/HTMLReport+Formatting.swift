@@ -1,23 +1,13 @@
 import Foundation
 
 extension HTMLReport {
-    /// How `index.html` refers to a file: a path relative to the report folder (so the folder
-    /// and the outputs can move or be served together), percent-encoded; a `file://` URL when
-    /// there is no relative path (a path that is not absolute).
-    ///
-    /// Browsers resolve `..` in the text of the URL, not through symbolic links, so the paths are
-    /// compared as written, not resolved.
-    static func reference(toFile path: String, from directory: URL) -> String {
-        guard path.hasPrefix("/") else { return URL(fileURLWithPath: path).absoluteString }
-        let target = URL(fileURLWithPath: path).standardizedFileURL.pathComponents
-        let base = directory.standardizedFileURL.pathComponents
-        var common = 0
-        while common < min(target.count - 1, base.count), target[common] == base[common] {
-            common += 1
-        }
-        let up = Array(repeating: "..", count: base.count - common)
-        let down = target[common...].map { $0.addingPercentEncoding(withAllowedCharacters: urlUnreserved) ?? $0 }
-        return (up + down).joined(separator: "/")
+    /// How `index.html` links to a file: an absolute `file://` URL, percent-encoded, so the link
+    /// holds wherever the report folder is moved or copied to (a CI artefact, say). A path that
+    /// is not absolute resolves against the current directory.
+    static func fileURL(forPath path: String) -> String {
+        let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+        let components = URL(fileURLWithPath: absolute).standardizedFileURL.pathComponents.dropFirst()
+        return "file:///" + components.map { $0.addingPercentEncoding(withAllowedCharacters: urlUnreserved) ?? $0 }.joined(separator: "/")
     }
 
     /// RFC 3986 unreserved characters: everything else in a name is percent-encoded, so that

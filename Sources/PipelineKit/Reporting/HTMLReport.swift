@@ -7,13 +7,12 @@ import Foundation
 /// its outputs, each with its size, bytes and saving against the input.
 ///
 /// The page is self-contained: inline CSS and SVG, no script, no font or image from the network
-/// (a Content-Security-Policy says so to the browser too). Outputs are referenced by paths
-/// relative to the report folder, so the folder and the outputs can move together; input
-/// thumbnails are embedded JPEGs, so a remote input needs no request.
+/// (a Content-Security-Policy says so to the browser too). Every picture on it, input or output,
+/// is an embedded JPEG thumbnail, so the report folder shows the same wherever it is moved or
+/// opened (a CI artefact, a copy on another machine); each output links to its real file by an
+/// absolute `file://` URL, which works where the outputs are.
 struct HTMLReport {
     let report: RunReport
-    /// Where `index.html` is written: output references are relative to it.
-    let reportDirectory: URL
     /// What relative input names resolve against (nil: the current directory).
     let inputDirectory: URL?
 
@@ -32,7 +31,7 @@ struct HTMLReport {
 
     func render() -> String {
         let cards = Self.cardOrder(report.items).prefix(Self.maxCards)
-        let previews = makePreviews(for: Array(cards))
+        let (previews, thumbnails) = makePreviews(for: Array(cards))
         var html = """
             <!doctype html>
             <html lang="en">
@@ -56,8 +55,8 @@ struct HTMLReport {
                 + "<code>\(ReportWriter.jsonFileName)</code> lists them all.</p>\n"
         }
         html += "<div class=\"grid\">\n"
-        for (item, preview) in zip(cards, previews) {
-            html += card(item, preview: preview)
+        for ((item, preview), outputs) in zip(zip(cards, previews), thumbnails) {
+            html += card(item, preview: preview, thumbnails: outputs)
         }
         html += "</div>\n</section>\n</main>\n"
         html += "<footer>pipeline \(report.version.htmlEscaped) · <code>\(ReportWriter.jsonFileName)</code> in this folder holds the same data</footer>\n"
@@ -106,14 +105,14 @@ struct HTMLReport {
     // MARK: Failures
 
     private func failures() -> String {
-        var rows: [(input: String, output: String?, stage: Stage?, reason: String)] = []
+        var rows: [(input: String, output: String?, stage: Stage?, step: ItemError.Step?, reason: String)] = []
         for item in report.items where item.status == .failed {
             if let error = item.error {
-                rows.append((item.input, nil, item.stage, error))
+                rows.append((item.input, nil, item.stage, nil, error))
                 continue
             }
             for output in item.outputs where output.status == .failed {
-                rows.append((item.input, output.name, output.stage, output.error ?? "unknown reason"))
+                rows.append((item.input, output.name, output.stage, output.step, output.error ?? "unknown reason"))
             }
         }
         guard !rows.isEmpty else { return "" }
@@ -123,7 +122,8 @@ struct HTMLReport {
         for row in rows.prefix(Self.maxCards) {
             html += "<tr><td class=\"path\">\(row.input.htmlEscaped)</td>"
                 + "<td>\(row.output.map(\.htmlEscaped) ?? "<span class=\"dim\">whole input</span>")</td>"
-                + "<td><span class=\"stage\">\((row.stage?.rawValue ?? "?").htmlEscaped)</span></td>"
+                + "<td><span class=\"stage\">\((row.stage?.rawValue ?? "?").htmlEscaped)</span>"
+                + (row.step.map { " <code>\($0.description.htmlEscaped)</code>" } ?? "") + "</td>"
                 + "<td class=\"reason\">\(row.reason.htmlEscaped)</td></tr>\n"
         }
         html += "</tbody>\n</table></div>\n"
@@ -171,7 +171,7 @@ struct HTMLReport {
 
     // MARK: Cards
 
-    private func card(_ item: RunReport.Item, preview: Preview?) -> String {
+    private func card(_ item: RunReport.Item, preview: Preview?, thumbnails: [String: Preview]) -> String {
         let failed = item.status == .failed
         var html = "<article class=\"card\(failed ? " failed" : "")\">\n"
         html += "<header><h3 title=\"\(item.input.htmlEscaped)\">\(item.input.htmlEscaped)</h3>"
@@ -193,7 +193,7 @@ struct HTMLReport {
         html += "</figcaption></figure>\n"
         html += "<div class=\"outputs\">\n"
         for output in item.outputs {
-            html += self.output(output, of: item)
+            html += self.output(output, of: item, thumbnail: thumbnails[output.name])
         }
         html += "</div>\n</div>\n"
         // Reasons go below the pictures, at the card's full width: they often hold long paths.
@@ -202,6 +202,7 @@ struct HTMLReport {
         } else {
             for output in item.outputs where output.status == .failed {
                 html += "<p class=\"error\"><b>\(output.name.htmlEscaped)</b> <span class=\"stage\">\((output.stage?.rawValue ?? "?").htmlEscaped)</span> "
+                    + (output.step.map { "<code>\($0.description.htmlEscaped)</code> " } ?? "")
                     + "\((output.error ?? "unknown reason").htmlEscaped)</p>\n"
             }
         }
@@ -212,14 +213,16 @@ struct HTMLReport {
         return html
     }
 
-    private func output(_ output: RunReport.Output, of item: RunReport.Item) -> String {
+    private func output(_ output: RunReport.Output, of item: RunReport.Item, thumbnail: Preview?) -> String {
         var html = "<figure class=\"output\(output.status == .failed ? " failed" : "")\">"
         if output.status == .succeeded, let path = output.path {
-            let source = Self.reference(toFile: path, from: reportDirectory).htmlEscaped
-            var size = ""
-            if let width = output.width, let height = output.height { size = " width=\"\(width)\" height=\"\(height)\"" }
-            html += "<a class=\"frame checker\" href=\"\(source)\" title=\"\(path.htmlEscaped)\">"
-            html += "<img src=\"\(source)\"\(size) loading=\"lazy\" alt=\"\("\(output.name) of \(item.input)".htmlEscaped)\"></a>"
+            html += "<a class=\"frame checker\" href=\"\(Self.fileURL(forPath: path).htmlEscaped)\" title=\"\(path.htmlEscaped)\">"
+            if let thumbnail {
+                html += "<img src=\"\(thumbnail.uri)\" width=\"\(thumbnail.width)\" height=\"\(thumbnail.height)\" loading=\"lazy\" "
+                    + "alt=\"\("\(output.name) of \(item.input)".htmlEscaped)\"></a>"
+            } else {
+                html += "<span>no preview</span></a>"
+            }
             var lines = ["<b>\(output.name.htmlEscaped)</b> <span class=\"format\">\(output.format.htmlEscaped)</span>"]
             var facts: [String] = []
             if let width = output.width, let height = output.height { facts.append("\(width)×\(height)") }
@@ -239,22 +242,33 @@ struct HTMLReport {
 
     // MARK: Previews
 
-    /// Thumbnails for `items`, in their order, made on as many threads as there are cores.
-    /// Synchronous: async callers go through `ReportWriter.write(…) async`, which runs this on a
-    /// Dispatch queue, never on Swift's cooperative threads.
-    private func makePreviews(for items: [RunReport.Item]) -> [Preview?] {
-        let results = Locked<[Int: Preview]>([:])
+    /// Thumbnails for `items`, in their order: each input's preview, and each written output's
+    /// by output name; made on as many threads as there are cores. Synchronous: async callers go
+    /// through `ReportWriter.write(…) async`, which runs this on a Dispatch queue, never on
+    /// Swift's cooperative threads.
+    private func makePreviews(for items: [RunReport.Item]) -> (inputs: [Preview?], outputs: [[String: Preview]]) {
+        let results = Locked<[Int: (input: Preview?, outputs: [String: Preview])]>([:])
         let sources = items.map(previewSources)
         DispatchQueue.concurrentPerform(iterations: items.count) { index in
+            var outputs: [String: Preview] = [:]
+            for output in items[index].outputs where output.status == .succeeded {
+                guard let path = output.path, let made = ReportThumbnail.dataURI(forImageAt: path) else { continue }
+                outputs[output.name] = Preview(uri: made.uri, width: made.width, height: made.height, fromOutput: output.name)
+            }
+            var input: Preview?
             for (path, fromOutput) in sources[index] {
-                if let made = ReportThumbnail.dataURI(forImageAt: path) {
-                    let preview = Preview(uri: made.uri, width: made.width, height: made.height, fromOutput: fromOutput)
-                    results.withLock { $0[index] = preview }
-                    return
+                if let fromOutput, let made = outputs[fromOutput] {
+                    input = made
+                    break
+                }
+                if fromOutput == nil, let made = ReportThumbnail.dataURI(forImageAt: path) {
+                    input = Preview(uri: made.uri, width: made.width, height: made.height, fromOutput: nil)
+                    break
                 }
             }
+            results.withLock { [input, outputs] in $0[index] = (input, outputs) }
         }
-        return results.withLock { previews in items.indices.map { previews[$0] } }
+        return results.withLock { made in (items.indices.map { made[$0]?.input }, items.indices.map { made[$0]?.outputs ?? [:] }) }
     }
 
     /// Where a preview can come from, best first: the input file itself when it is local and was

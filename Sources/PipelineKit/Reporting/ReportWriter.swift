@@ -37,7 +37,7 @@ public enum ReportWriter {
             throw ReportWriterError(path: folder.appendingPathComponent(jsonFileName).path, reason: "cannot encode the report: \(error)")
         }
         try writeAtomically(json, to: folder.appendingPathComponent(jsonFileName).path)
-        let page = HTMLReport(report: report, reportDirectory: folder, inputDirectory: inputDirectory).render()
+        let page = HTMLReport(report: report, inputDirectory: inputDirectory).render()
         try writeAtomically(Data(page.utf8), to: folder.appendingPathComponent(htmlFileName).path)
     }
 

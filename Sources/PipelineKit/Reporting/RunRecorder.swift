@@ -32,12 +32,12 @@ public struct RunRecorder: Sendable {
             let whole = report.failures.first { $0.output == nil }
             let outputs = definition.outputs.map { output -> RunReport.Output in
                 if let written = report.written.first(where: { $0.output == output.name }) {
-                    return RunReport.Output(name: output.name, path: written.path, status: .succeeded, error: nil, stage: nil,
+                    return RunReport.Output(name: output.name, path: written.path, status: .succeeded, error: nil, stage: nil, step: nil,
                                             width: written.size.width, height: written.size.height, bytes: written.byteCount,
                                             format: formats[output.name] ?? "", upToDate: written.upToDate)
                 }
                 let failure = report.failures.first { $0.output == output.name } ?? whole
-                return RunReport.Output(name: output.name, path: nil, status: .failed, error: failure?.reason, stage: failure?.stage,
+                return RunReport.Output(name: output.name, path: nil, status: .failed, error: failure?.reason, stage: failure?.stage, step: failure?.step,
                                         width: nil, height: nil, bytes: nil, format: formats[output.name] ?? "", upToDate: nil)
             }
             return RunReport.Item(

@@ -9,6 +9,8 @@ public struct RunReport: Sendable, Codable {
         public var status: Status
         public var error: String?
         public var stage: Stage?
+        /// The processor step that failed, when it was one.
+        public var step: ItemError.Step?
         public var width: Int?
         public var height: Int?
         public var bytes: Int?

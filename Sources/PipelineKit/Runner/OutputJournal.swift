@@ -4,6 +4,12 @@ import Foundation
 /// what made it (the input's version, the output's steps and encoder, the decode settings, the
 /// tool's version) and the file's size and modification time when written.
 ///
+/// Records are found by the output's planned path: a path whose template has `{width}` or
+/// `{height}` is known only once the image is made, so its record also holds the path as planned
+/// (placeholders unfilled), and the next run finds it from the plan alone. The size it will have
+/// is not predicted: the fingerprint fixes the input and every setting, so the file it names is the
+/// one this run would write.
+///
 /// It is an append-only file of JSON lines, one line appended only after its output was renamed
 /// into place: a killed run can lose the last lines (those outputs are made again) but never
 /// records an output that was not written. A torn last line is ignored when read.
@@ -15,6 +21,11 @@ final class OutputJournal: Sendable {
         let modified: String
         let width: Int
         let height: Int
+        /// The path as planned, with `{width}`/`{height}` unfilled, when it differs from `path`.
+        var planned: String? = nil
+
+        /// What the record is found by: the path as planned.
+        var key: String { planned ?? path }
     }
 
     let file: URL
@@ -28,28 +39,30 @@ final class OutputJournal: Sendable {
             let decoder = JSONDecoder()
             for line in data.split(separator: UInt8(ascii: "\n")) {
                 guard let record = try? decoder.decode(Record.self, from: Data(line)) else { continue }
-                records[record.path] = record
+                records[record.key] = record
                 lines += 1
             }
         }
         state = Locked((records, lines, -1))
     }
 
-    /// The record of `path` when the file there is still the one written with `fingerprint`.
-    func upToDate(_ path: String, fingerprint: String) -> Record? {
-        guard let record = state.withLock({ $0.records[path] }), record.fingerprint == fingerprint,
-              let (size, modified) = Self.stamp(of: path), size == record.size, modified == record.modified else { return nil }
+    /// The record of the output planned at `planned` when the file it wrote is still the one
+    /// written with `fingerprint`.
+    func upToDate(_ planned: String, fingerprint: String) -> Record? {
+        guard let record = state.withLock({ $0.records[planned] }), record.fingerprint == fingerprint,
+              let (size, modified) = Self.stamp(of: record.path), size == record.size, modified == record.modified else { return nil }
         return record
     }
 
-    /// Notes that `path` was written with `fingerprint` (called after the rename).
-    func recordWritten(_ path: String, fingerprint: String, size: ImageSize) {
+    /// Notes that `path`, planned as `planned`, was written with `fingerprint` (called after the rename).
+    func recordWritten(_ path: String, planned: String, fingerprint: String, size: ImageSize) {
         guard let (bytes, modified) = Self.stamp(of: path) else { return }
-        let record = Record(path: path, fingerprint: fingerprint, size: bytes, modified: modified, width: size.width, height: size.height)
+        let record = Record(path: path, fingerprint: fingerprint, size: bytes, modified: modified, width: size.width, height: size.height,
+                            planned: planned == path ? nil : planned)
         guard var line = try? JSONEncoder().encode(record) else { return }
         line.append(UInt8(ascii: "\n"))
         state.withLock { state in
-            state.records[path] = record
+            state.records[record.key] = record
             state.lines += 1
             if state.descriptor < 0 {
                 try? FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
@@ -72,7 +85,7 @@ final class OutputJournal: Sendable {
             guard state.lines > 2 * state.records.count + 100 else { return }
             let encoder = JSONEncoder()
             var data = Data()
-            for record in state.records.values.sorted(by: { $0.path < $1.path }) {
+            for record in state.records.values.sorted(by: { $0.key < $1.key }) {
                 guard let line = try? encoder.encode(record) else { continue }
                 data.append(line)
                 data.append(UInt8(ascii: "\n"))

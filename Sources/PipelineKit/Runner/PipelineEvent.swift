@@ -56,10 +56,13 @@ public struct ItemFailure: Sendable, CustomStringConvertible {
 
     public var stage: Stage { error.stage }
     public var reason: String { error.reason }
+    /// The processor step that failed, when it was one.
+    public var step: ItemError.Step? { error.step }
 
+    /// `INPUT → OUTPUT: STAGE: steps[N].NAME: REASON` (the output and step when known).
     public var description: String {
         let what = output.map { "\(input) → \($0)" } ?? input
-        return "\(what): \(error.stage.rawValue): \(error.reason)"
+        return "\(what): \(error)"
     }
 }
 

@@ -312,7 +312,7 @@ final class RunExecution: Sendable {
                 try encodeAndWrite(processed, output: output, target: target, input: input)
             }
             if let fingerprint, let journal {
-                journal.recordWritten(encoded.path, fingerprint: fingerprint, size: encoded.size)
+                journal.recordWritten(encoded.path, planned: target.plannedPath, fingerprint: fingerprint, size: encoded.size)
             }
             return .success(encoded)
         } catch is CancellationError {
@@ -324,17 +324,18 @@ final class RunExecution: Sendable {
 
     private static func applySteps(_ steps: [any ImageProcessing], to image: VipsImage, context: ProcessingContext) throws(ItemError) -> VipsImage {
         var image = image
-        for step in steps {
+        for (index, step) in steps.enumerated() {
             do {
                 image = try step.process(image, context: context)
             } catch {
-                throw ItemError(stage: .resize, reason: "\(type(of: step).name): \(ImageDecoder.describe(error))")
+                throw ItemError(stage: .resize, reason: ImageDecoder.describe(error), step: .init(index: index, name: type(of: step).name))
             }
             // A step may grow the image (extend, rotate, vips): the header says by how much
             // before any pixel is computed, so refuse what decoding would have refused.
             if image.size.pixelCount > context.maxPixels {
-                throw ItemError(stage: .resize, reason: "\(type(of: step).name): the result would be \(image.size), "
-                                + "more than the \(context.maxPixels) pixels decompress.maxPixels allows")
+                throw ItemError(stage: .resize, reason: "the result would be \(image.size), "
+                                + "more than the \(context.maxPixels) pixels decompress.maxPixels allows",
+                                step: .init(index: index, name: type(of: step).name))
             }
         }
         do {

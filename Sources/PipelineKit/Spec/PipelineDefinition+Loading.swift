@@ -37,31 +37,57 @@ extension PipelineDefinition {
         }
         var validator = ShapeValidator()
         validator.check(root, against: PipelineFormat.shape(processors: processors), at: "")
-        guard validator.problems.isEmpty else {
-            throw PipelineFileError(file: fileName, problems: validator.problems)
-        }
-        var builder = DefinitionBuilder(processors: processors, baseDirectory: baseDirectory.standardizedFileURL)
+        // The later checks run on every part whose shape is right, so one pass lists them all.
+        var builder = DefinitionBuilder(processors: processors, baseDirectory: baseDirectory.standardizedFileURL,
+                                        shapeProblems: validator.problems)
         let definition = builder.build(root)
-        guard let definition, builder.problems.isEmpty else {
-            throw PipelineFileError(file: fileName, problems: builder.problems)
+        let problems = validator.problems + builder.problems
+        guard let definition, problems.isEmpty else {
+            throw PipelineFileError(file: fileName, problems: Self.inFileOrder(problems))
         }
         self = definition
+    }
+
+    /// Problems by line and column, those without a place first, and otherwise as found.
+    private static func inFileOrder(_ problems: [PipelineFileError.Problem]) -> [PipelineFileError.Problem] {
+        problems.enumerated().sorted { first, second in
+            let a = first.element.location.map { ($0.line, $0.column) } ?? (0, 0)
+            let b = second.element.location.map { ($0.line, $0.column) } ?? (0, 0)
+            return a != b ? a < b : first.offset < second.offset
+        }.map(\.element)
     }
 }
 
 /// Turns a validated document into typed settings, and finds what the shapes alone cannot:
 /// processor option combinations, duplicate output names, paths that clash or lie about format.
+///
+/// When the shapes had problems, it still checks every part whose shape is right (each step,
+/// each output), so that one pass lists them all, and builds no definition.
 private struct DefinitionBuilder {
     let processors: ProcessorRegistry
     let baseDirectory: URL
+    /// The JSON paths the shape validator found problems at.
+    let shapeProblemPaths: [String]
     var problems: [PipelineFileError.Problem] = []
 
-    init(processors: ProcessorRegistry, baseDirectory: URL) {
+    init(processors: ProcessorRegistry, baseDirectory: URL, shapeProblems: [PipelineFileError.Problem]) {
         self.processors = processors
         self.baseDirectory = baseDirectory
+        shapeProblemPaths = shapeProblems.map(\.path)
+    }
+
+    /// Whether the shape validator found nothing wrong at `path` or inside it.
+    private func isWellShaped(_ path: String) -> Bool {
+        !shapeProblemPaths.contains { $0 == path || $0.hasPrefix(path + ".") || $0.hasPrefix(path + "[") }
     }
 
     mutating func build(_ root: JSONNode) -> PipelineDefinition? {
+        guard shapeProblemPaths.isEmpty else {
+            // Settings are read only from a well-shaped file; the parts are checked anyway.
+            if case .array(let inputNodes)? = root["inputs"]?.value { checkInputs(inputNodes) }
+            if case .array(let outputNodes)? = root["outputs"]?.value { _ = buildOutputs(outputNodes, root: root) }
+            return nil
+        }
         do {
             let top = reader(root, PipelineFormat.topLevelOptions(processors: processors))
             let fetch = reader(root["fetch"], optionsOf: "fetch")
@@ -100,14 +126,8 @@ private struct DefinitionBuilder {
 
             guard case .array(let outputNodes)? = root["outputs"]?.value,
                   case .array(let inputNodes)? = root["inputs"]?.value else { return nil }
-            for (index, node) in inputNodes.enumerated() {
-                if case .string(let text) = node.value, let scheme = InputEnumerator.unsupportedScheme(text) {
-                    problems.append(.init(path: "inputs[\(index)]", location: node.location,
-                                          message: "only http and https URLs are inputs, not \(scheme)"))
-                }
-            }
-            let outputs = outputNodes.enumerated().compactMap { buildOutput($1, at: "outputs[\($0)]") }
-            checkOutputsTogether(outputs, nodes: outputNodes)
+            checkInputs(inputNodes)
+            let outputs = buildOutputs(outputNodes, root: root)
 
             return PipelineDefinition(
                 name: try top.optionalString("name") ?? "pipeline",
@@ -122,6 +142,7 @@ private struct DefinitionBuilder {
                     decompress: decompressSettings.concurrency, resize: resizeSettings.concurrency,
                     encode: encodeSettings.concurrency),
                 incremental: try top.bool("incremental"),
+                allowEmpty: try top.bool("allowEmpty"),
                 outputs: outputs
             )
         } catch {
@@ -131,18 +152,46 @@ private struct DefinitionBuilder {
         }
     }
 
-    private mutating func buildOutput(_ node: JSONNode, at path: String) -> OutputDefinition? {
+    private mutating func checkInputs(_ inputNodes: [JSONNode]) {
+        for (index, node) in inputNodes.enumerated() {
+            if case .string(let text) = node.value, let scheme = InputEnumerator.unsupportedScheme(text) {
+                problems.append(.init(path: "inputs[\(index)]", location: node.location,
+                                      message: "only http and https URLs are inputs, not \(scheme)"))
+            }
+        }
+    }
+
+    /// Every output that can be built, and the checks across outputs.
+    private mutating func buildOutputs(_ outputNodes: [JSONNode], root: JSONNode) -> [OutputDefinition] {
+        let built = outputNodes.enumerated().compactMap { index, node in
+            buildOutput(node, at: "outputs[\(index)]").map { (index: index, output: $0.output, complete: $0.complete) }
+        }
+        let animation = root["decompress"]?["animation"].flatMap { if case .string(let text) = $0.value { text } else { nil } }
+        checkOutputsTogether(built, nodes: outputNodes, keepingAnimation: animation == DecompressSettings.Animation.keep.rawValue)
+        return built.map(\.output)
+    }
+
+    /// The output at `path`, and whether every one of its steps could be built.
+    private mutating func buildOutput(_ node: JSONNode, at path: String) -> (output: OutputDefinition, complete: Bool)? {
         let options = reader(node, PipelineFormat.outputOptions(processors: processors))
-        guard let name = try? options.string("name"),
+        guard isWellShaped(join(path, "name")), isWellShaped(join(path, "path")),
+              let name = try? options.string("name"),
               case .string(let pathText)? = node["path"]?.value,
               let template = try? PathTemplate(pathText),
               let encodeNode = node["encode"],
               let encoder = buildEncoder(encodeNode) else { return nil }
 
         var steps: [any ImageProcessing] = []
+        var complete = isWellShaped(join(path, "steps"))
         if case .array(let stepNodes)? = node["steps"]?.value {
             for (index, stepNode) in stepNodes.enumerated() {
-                if let step = buildStep(stepNode, at: "\(path).steps[\(index)]") { steps.append(step) }
+                let stepPath = "\(path).steps[\(index)]"
+                // A step whose options are mistyped or unknown cannot be built: its own rules wait for those.
+                guard isWellShaped(stepPath), let step = buildStep(stepNode, at: stepPath) else {
+                    complete = false
+                    continue
+                }
+                steps.append(step)
             }
         }
         if let pathExtension = pathText.split(separator: "/").last?.split(separator: ".").dropFirst().last.map(String.init)?.lowercased(),
@@ -155,7 +204,7 @@ private struct DefinitionBuilder {
         }
         var output = OutputDefinition(name: name, steps: steps, encoder: encoder, path: template)
         output.pathLocation = node["path"]?.location
-        return output
+        return (output, complete)
     }
 
     private mutating func buildStep(_ node: JSONNode, at path: String) -> (any ImageProcessing)? {
@@ -177,13 +226,23 @@ private struct DefinitionBuilder {
     private func buildEncoder(_ node: JSONNode) -> EncoderSettings? {
         guard case .string(let formatName)? = node["format"]?.value,
               let format = EncoderSettings.Format(rawValue: formatName) else { return nil }
-        return try? EncoderSettings(format: format, options: reader(node, EncoderSettings.options(for: format), ignoring: "format"))
+        // Keys the format does not know were reported by the shape check; the rest still builds.
+        let known = Set(EncoderSettings.options(for: format).map(\.name))
+        guard case .object(let members) = node.value else { return nil }
+        let values = Dictionary(members.filter { known.contains($0.key) }.map { ($0.key, $0.value) }, uniquingKeysWith: { first, _ in first })
+        return try? EncoderSettings(format: format, options: ProcessorOptions(values: values, definitions: EncoderSettings.options(for: format)))
     }
 
-    private mutating func checkOutputsTogether(_ outputs: [OutputDefinition], nodes: [JSONNode]) {
+    /// Duplicate names, and templates two outputs share without a placeholder that tells them
+    /// apart. An output with a step that could not be built is left out of the second check: its
+    /// sizes are not known.
+    private mutating func checkOutputsTogether(_ built: [(index: Int, output: OutputDefinition, complete: Bool)], nodes: [JSONNode],
+                                               keepingAnimation: Bool) {
         var firstByName: [String: Int] = [:]
-        var firstByPath: [String: Int] = [:]
-        for (index, output) in outputs.enumerated() {
+        var byPath: [String: [Int]] = [:]
+        let outputs = Dictionary(uniqueKeysWithValues: built.map { ($0.index, $0.output) })
+        let fixedSizes = outputs.mapValues { $0.fixedSize(keepingAnimation: keepingAnimation) }
+        for (index, output, complete) in built {
             let path = "outputs[\(index)]"
             if let first = firstByName[output.name] {
                 problems.append(.init(path: join(path, "name"), location: nodes[index]["name"]?.location,
@@ -191,13 +250,32 @@ private struct DefinitionBuilder {
             } else {
                 firstByName[output.name] = index
             }
-            if let first = firstByPath[output.path.text], !output.path.placeholders.contains(.output) {
-                problems.append(.init(path: join(path, "path"), location: nodes[index]["path"]?.location,
-                                      message: "outputs[\(first)] has the same path template \"\(output.path.text)\": both would write the same files"))
-            } else {
-                firstByPath[output.path.text] = index
+            // One template written twice makes the same paths unless a placeholder in it takes
+            // different values for the two outputs whatever the input: {output}, {format}, or a
+            // {width} or {height} both outputs' steps fix, to different sizes.
+            guard complete else { continue }
+            let placeholders = output.path.placeholders
+            let clash = byPath[output.path.text, default: []].first { other in
+                guard let otherOutput = outputs[other], let otherSize = fixedSizes[other], let size = fixedSizes[index] else { return false }
+                return !(placeholders.contains(.output) && otherOutput.name != output.name)
+                    && !(placeholders.contains(.format) && otherOutput.encoder.format.fileExtension != output.encoder.format.fileExtension)
+                    && !(placeholders.contains(.width) && Self.differ(otherSize.width, size.width))
+                    && !(placeholders.contains(.height) && Self.differ(otherSize.height, size.height))
             }
+            if let first = clash {
+                let sizes = placeholders.contains(.width) || placeholders.contains(.height)
+                    ? " ({width} and {height} tell outputs apart only when both outputs' steps fix them, to different sizes)" : ""
+                problems.append(.init(path: join(path, "path"), location: nodes[index]["path"]?.location,
+                                      message: "outputs[\(first)] has the same path template \"\(output.path.text)\": both would write the same files\(sizes)"))
+            }
+            byPath[output.path.text, default: []].append(index)
         }
+    }
+
+    /// Whether two sizes are both fixed and different.
+    private static func differ(_ first: Int?, _ second: Int?) -> Bool {
+        guard let first, let second else { return false }
+        return first != second
     }
 
     private func reader(_ node: JSONNode?, _ options: [Option], ignoring ignored: String? = nil) -> ProcessorOptions {

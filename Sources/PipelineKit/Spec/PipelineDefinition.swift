@@ -16,6 +16,8 @@ public struct PipelineDefinition: Sendable {
     public var inFlight: Int
     /// Whether outputs made by an earlier run, and still up to date, are skipped.
     public var incremental: Bool
+    /// Whether a run whose inputs name no file is fine (else it is an error before the run).
+    public var allowEmpty: Bool = false
     public var outputs: [OutputDefinition]
 }
 

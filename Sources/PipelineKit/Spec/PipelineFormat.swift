@@ -60,6 +60,8 @@ public enum PipelineFormat {
                    help: "encoding and writing each output"),
             .boolean("incremental", default: true,
                      help: "skip outputs made by an earlier run from the same input and settings and still in place (pipeline run --force makes them all)"),
+            .boolean("allowEmpty", default: false,
+                     help: "whether a run whose inputs match no file is fine; by default it is an error (exit status 2), naming each input and the folder it looked in"),
             .integer("inFlight", in: 1...4096,
                      help: "inputs between the first stage and the last at once (default: the sum of the stage widths)"),
             Option("outputs", .array(.object(outputOptions(processors: processors)), minCount: 1), required: true,
