@@ -56,7 +56,7 @@ let package = Package(
         .target(
             name: "PipelineCLI",
             dependencies: [
-                "PipelineKit",
+                "PipelineKit", "Vips",
                 // `plugins --vips` lists what the `vips` step can run.
                 "VipsOperation",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

@@ -11,6 +11,9 @@
   (default 0.02). Pages shared between processes (libraries, fork copies) are
   counted once per process, so for a multi-process command this is an upper
   bound on real use. 1 MiB = 2^20 bytes.
+- RSS over time: the average of the samples in each quarter of the run, and the
+  last quarter's average on its own: memory that grows with the number of inputs
+  shows as a last quarter well above the first, even when the peak hides it.
 
 The command's own output goes to --log FILE if given, else it passes through.
 The last line printed is a JSON object with the figures (also written to
@@ -92,9 +95,12 @@ def main():
         print(f"measure: cannot run {cmd[0]}: {e}", file=sys.stderr)
         return 127
     peak = samples = 0
+    series = []  # (seconds since start, summed RSS)
     try:
         while proc.poll() is None:
-            peak = max(peak, tree_rss(proc.pid))
+            rss = tree_rss(proc.pid)
+            series.append((time.monotonic() - start, rss))
+            peak = max(peak, rss)
             samples += 1
             time.sleep(args.interval)
     except KeyboardInterrupt:  # the command got the same SIGINT; let it finish
@@ -104,6 +110,11 @@ def main():
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if log:
         log.close()
+
+    quarters = []
+    for q in range(4):
+        part = [rss for t, rss in series if q * wall / 4 <= t < (q + 1) * wall / 4]
+        quarters.append(round(sum(part) / len(part) / MIB, 1) if part else 0.0)
 
     user = after.ru_utime - before.ru_utime
     sys_ = after.ru_stime - before.ru_stime
@@ -116,6 +127,8 @@ def main():
         "user_s": round(user, 3),
         "sys_s": round(sys_, 3),
         "peak_rss_mib": round(peak / MIB, 1),
+        "quarter_avg_rss_mib": quarters,
+        "last_quarter_avg_rss_mib": quarters[3],
         # ru_maxrss is in KiB: the largest single descendant, not the sum.
         "max_single_rss_mib": round(after.ru_maxrss / 1024, 1),
         "samples": samples,
@@ -123,7 +136,7 @@ def main():
     name = f"{args.label}: " if args.label else ""
     print(f"{name}wall {wall:.2f} s, CPU {user + sys_:.2f} s (user {user:.2f} + sys {sys_:.2f}), "
           f"peak RSS {peak / MIB:.1f} MiB (summed over the process tree, {samples} samples), "
-          f"exit {code}")
+          f"average by quarter {' / '.join(f'{q:.0f}' for q in quarters)} MiB, exit {code}")
     line = json.dumps(result)
     if args.json_path:  # before printing: a reader that stops early must not cost the file
         with open(args.json_path, "w") as f:

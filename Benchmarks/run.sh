@@ -3,16 +3,21 @@
 # expert would (Benchmarks/reference.py), on the same "standard" job: for every input
 # a 320x320 WebP cover crop, a 1280 px JPEG and a 32 px blurred JPEG placeholder.
 #
-# usage: Benchmarks/run.sh [CORPUS_DIR] [--smoke]
+# usage: Benchmarks/run.sh [CORPUS_DIR] [--smoke] [--repeat K] [--runs N]
 #
 #   CORPUS_DIR  folder of photographs (*.jpg, *.jpeg, *.png, *.webp). Default:
 #               $PIPELINE_CORPUS, else ~/.cache/pipeline-bench/corpus. Fetched with
 #               ../shared/corpus/fetch-corpus.sh (beside the repo) when it holds no image.
 #   --smoke     only the first 3 images (by name), one run each: a quick check for CI.
+#   --repeat K  the corpus K times over, as distinct copies (r1-NAME, r2-NAME, …), so that
+#               nothing coalesces: memory that grows with the number of inputs shows.
+#   --runs N    runs of each tool, alternating (default 3; 1 with --smoke).
 #
-# Each tool runs twice (once with --smoke) into a fresh output folder, under
-# Benchmarks/measure.py, with MALLOC_ARENA_MAX=2 for both. The table shows the run
-# with the better wall time (its CPU time too) and the higher peak memory of the runs.
+# Each tool runs N times, alternating, into a fresh output folder, under
+# Benchmarks/measure.py. The reference runs with MALLOC_ARENA_MAX=2, as an expert would
+# set it; pipeline runs with nothing set, as a user would run it. The table shows the
+# run with the median wall time (its CPU time and its last-quarter average RSS) and the
+# highest peak memory of the runs.
 #
 # Environment: PIPELINE_CORPUS (corpus folder), PIPELINE_BIN (use this binary instead
 # of building one), PIPELINE_WIDTHS=D,R,E (decompress, resize, encode queue widths), PYTHON (default python3), BENCH_KEEP=1 (keep the temp folder).
@@ -29,9 +34,19 @@ usage() { sed -n '6,11s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; }
 
 smoke=0
 corpus=""
+repeat=1
+runs_wanted=""
+expect=""
 for arg in "$@"; do
+  if [ -n "$expect" ]; then
+    case $arg in ''|*[!0-9]*|0) echo "run.sh: $expect needs a positive whole number" >&2; exit 2 ;; esac
+    if [ "$expect" = --repeat ]; then repeat=$arg; else runs_wanted=$arg; fi
+    expect=""
+    continue
+  fi
   case $arg in
     --smoke) smoke=1 ;;
+    --repeat|--runs) expect=$arg ;;
     -h|--help) usage; exit 0 ;;
     -*) echo "run.sh: unknown option $arg" >&2; usage >&2; exit 2 ;;
     *)
@@ -39,6 +54,7 @@ for arg in "$@"; do
       corpus=$arg ;;
   esac
 done
+if [ -n "$expect" ]; then echo "run.sh: $expect needs a number" >&2; exit 2; fi
 corpus=${corpus:-${PIPELINE_CORPUS:-${XDG_CACHE_HOME:-$HOME/.cache}/pipeline-bench/corpus}}
 
 # The inputs, as the pipeline's globs see them (case-sensitive, top level only), sorted by name.
@@ -91,7 +107,17 @@ if [ "$smoke" = 1 ]; then
   runs=1
 else
   input=$corpus
-  runs=2
+  runs=3
+fi
+runs=${runs_wanted:-$runs}
+if [ "$repeat" -gt 1 ]; then
+  # Distinct copies, not links: the runner rightly coalesces links and repeated listings.
+  repeated="$tmp/input-x$repeat"
+  mkdir -p "$repeated"
+  for k in $(seq 1 "$repeat"); do
+    list_images "$input" | while IFS= read -r name; do cp "$input/$name" "$repeated/r$k-$name"; done
+  done
+  input=$repeated
 fi
 count=$(list_images "$input" | wc -l)
 mb=$(du -smL "$input" | cut -f1)
@@ -166,10 +192,14 @@ PY
 
 # --- runs -----------------------------------------------------------------------------
 # measure NAME RUN OUTDIR CMD...: one measured run; its figures go to $tmp/NAME-RUN.json.
+# The reference gets MALLOC_ARENA_MAX=2 (what an expert sets for libvips on glibc); pipeline
+# gets nothing, since its users should not have to know.
 measure() {
   local name=$1 run=$2 out=$3
   shift 3
-  if MALLOC_ARENA_MAX=2 "$py" "$here/measure.py" --label "$name #$run" --log "$tmp/$name-$run.log" \
+  local arenas=()
+  [ "$name" = reference ] && arenas=(MALLOC_ARENA_MAX=2)
+  if env "${arenas[@]}" "$py" "$here/measure.py" --label "$name #$run" --log "$tmp/$name-$run.log" \
        --json "$tmp/$name-$run.json" -- "$@" | sed -n '1s/^/   /p'; then :; fi
   local code
   code=$("$py" -c 'import json,sys; print(json.load(open(sys.argv[1]))["exit_code"])' "$tmp/$name-$run.json" 2>/dev/null || echo 127)
@@ -181,7 +211,7 @@ measure() {
   [ -d "$out" ] || { echo "== $name #$run wrote no $out" >&2; return 1; }
 }
 
-echo "== running ($runs run(s) each, MALLOC_ARENA_MAX=2)"
+echo "== running ($runs run(s) each, alternating; MALLOC_ARENA_MAX=2 for the reference only)"
 ref_ok=1
 pipe_ok=$([ -n "$bin" ] && echo 1 || echo 0)
 for run in $(seq 1 "$runs"); do
@@ -237,7 +267,7 @@ json.dump(job, open(path, "w"), indent=2)
 PY
   echo "== re-run case: $copies inputs, run once, then again unchanged"
   if "$bin" run --quiet "$tmp/rerun/standard.json" && \
-     MALLOC_ARENA_MAX=2 "$py" "$here/measure.py" --label "re-run" --json "$tmp/rerun.json" -- \
+     "$py" "$here/measure.py" --label "re-run" --json "$tmp/rerun.json" -- \
        "$bin" run --quiet "$tmp/rerun/standard.json" | sed -n '1s/^/   /p'; then
     rerun_line=$("$py" - "$tmp/rerun.json" "$copies" <<'PY'
 import json, sys
@@ -275,7 +305,7 @@ def listing(d):
 
 ref = listing(dirs[0])
 ok = True
-if len(ref) != 3 * count:
+if len(ref) != 3 * count:  # three outputs per input
     print(f"== reference wrote {len(ref)} files, expected {3 * count}")
     ok = False
 if len(dirs) > 1:
@@ -319,19 +349,20 @@ def summary(name):
                 results.append(json.load(f))
     if not results or any(r["exit_code"] != 0 for r in results):
         return None
-    best = min(results, key=lambda r: r["wall_s"])
-    return {"wall": best["wall_s"], "cpu": best["cpu_s"],
+    median = sorted(results, key=lambda r: r["wall_s"])[(len(results) - 1) // 2]
+    return {"wall": median["wall_s"], "cpu": median["cpu_s"],
             "peak": max(r["peak_rss_mib"] for r in results),
-            "ips": count / best["wall_s"] if best["wall_s"] > 0 else float("nan")}
+            "last": median.get("last_quarter_avg_rss_mib", float("nan")),
+            "ips": count / median["wall_s"] if median["wall_s"] > 0 else float("nan")}
 
 rows = [("reference (pyvips)", summary("reference") if ref_ok == "1" else None),
         ("pipeline", summary("pipeline") if pipe_ok == "1" else None),
         ("pipeline, remote", summary("remote") if remote_ok == "1" else None)]
 print()
-print(f"{'':20} {'wall s':>8} {'CPU s':>8} {'peak MiB':>9} {'images/s':>9}")
+print(f"{'':20} {'wall s':>8} {'CPU s':>8} {'peak MiB':>9} {'last¼ MiB':>10} {'images/s':>9}")
 for label, s in rows:
     if s:
-        print(f"{label:20} {s['wall']:8.2f} {s['cpu']:8.2f} {s['peak']:9.1f} {s['ips']:9.2f}")
+        print(f"{label:20} {s['wall']:8.2f} {s['cpu']:8.2f} {s['peak']:9.1f} {s['last']:10.1f} {s['ips']:9.2f}")
     else:
         print(f"{label:20} {'(no result)':>8}")
 ref, pipe = rows[0][1], rows[1][1]
@@ -342,8 +373,8 @@ remote = rows[2][1]
 if pipe and remote:
     print(f"remote/local:        wall {remote['wall'] / pipe['wall']:.2f}x "
           f"(HTTP on loopback, 20 ms added per request, no cache)")
-print(f"({count} images, {mb} MB; best wall time of {runs} run(s) with its CPU time; "
-      f"highest peak of the runs; peak = summed RSS of the process tree)")
+print(f"({count} images, {mb} MB; median wall time of {runs} alternating run(s) with its CPU time and "
+      f"its last-quarter average RSS; highest peak of the runs; peak = summed RSS of the process tree)")
 print(f"machine: {ncpu} cores, {cpu}, libvips {vips}" + (f", {swift}" if swift else ""))
 PY
 

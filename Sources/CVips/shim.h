@@ -20,6 +20,21 @@ static inline void pl_silence_warnings(void) {
     g_log_set_handler("VIPS", G_LOG_LEVEL_WARNING, pl_ignore_log, NULL);
 }
 
+/* --- the allocator -------------------------------------------------------- */
+
+#include <malloc.h>
+
+/* glibc gives each thread that contends for the heap an arena of its own (up to 8 per core)
+ * and keeps freed memory in them: a long multi-threaded libvips batch then looks like a leak.
+ * mallopt is the in-process equivalent of MALLOC_ARENA_MAX and MALLOC_MMAP_THRESHOLD_;
+ * 0 leaves a setting as it is. Returns 0 when glibc refused one. */
+static inline int pl_tune_allocator(int max_arenas, int mmap_threshold) {
+    int ok = 1;
+    if (max_arenas > 0) ok &= mallopt(M_ARENA_MAX, max_arenas);
+    if (mmap_threshold > 0) ok &= mallopt(M_MMAP_THRESHOLD, mmap_threshold);
+    return ok ? 0 : -1;
+}
+
 /* --- loading ------------------------------------------------------------ */
 
 /* Opens a file through a VipsSource so that file names are never parsed for

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import PipelineKit
+import Vips
 
 extension PipelineCommand {
     struct Run: AsyncParsableCommand {
@@ -62,6 +63,8 @@ extension PipelineCommand {
                 if case .finished(let final) = event { summary = final }
             }
             guard let summary else { throw ExitCode.failure }
+            // Nothing a run makes per input should outlive it: this number returns to zero.
+            logger.debug("libvips images still alive after the run", metadata: ["count": "\(VipsImage.liveCount)"])
             if let recorder { try await writeFiles(recorder, inputDirectory: pipeline.definition.baseDirectory) }
             if !quiet && !json { print(Self.describe(summary)) }
             if let signal = interruption.received { throw ExitCode.afterSignal(signal) }

@@ -1,4 +1,5 @@
 import CVips
+import Glibc
 
 /// The libvips library: started once, lazily, the first time anything needs it.
 public enum Vips {
@@ -20,8 +21,26 @@ public enum Vips {
         vips_concurrency_set(Int32(max(1, threads)))
     }
 
+    /// Limits glibc's malloc arenas to `maxArenas`, as `MALLOC_ARENA_MAX` would, unless the
+    /// environment already sets `MALLOC_ARENA_MAX` (the user's word wins).
+    ///
+    /// glibc gives every thread that contends for the heap an arena of its own, up to eight per
+    /// core, and keeps freed pixel buffers in them: over a long batch, libvips' worker threads
+    /// and the stage queues make memory look like a leak (see the README's measurements). Done
+    /// once, the first time libvips starts, before its threads exist; an embedder that wants
+    /// glibc's default sets `MALLOC_ARENA_MAX` itself.
+    static func limitMallocArenas(to maxArenas: Int) {
+        guard getenv("MALLOC_ARENA_MAX") == nil else { return }
+        _ = pl_tune_allocator(Int32(maxArenas), 0)
+    }
+
+    /// Two arenas: measured with `Benchmarks/run.sh --repeat 8` (see the README), as the pyvips
+    /// reference sets it.
+    static let mallocArenas = 2
+
     /// Swift runs a global's initializer exactly once, under a lock: that is our `vips_init` guard.
     private static let startup: VipsError? = {
+        limitMallocArenas(to: mallocArenas)
         guard vips_init("pipeline") == 0 else {
             return VipsError.fromLibrary(operation: "vips_init")
         }

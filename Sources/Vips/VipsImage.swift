@@ -1,5 +1,6 @@
 import CVips
 import Foundation
+import Synchronization
 
 /// An image in libvips: a header plus a recipe for its pixels, computed on demand.
 ///
@@ -11,11 +12,20 @@ public final class VipsImage: @unchecked Sendable {
 
     init(taking pointer: UnsafeMutablePointer<CVips.VipsImage>) {
         self.pointer = pointer
+        Self.live.add(1, ordering: .relaxed)
     }
 
     deinit {
         g_object_unref(pointer)
+        Self.live.subtract(1, ordering: .relaxed)
     }
+
+    private static let live = Atomic<Int>(0)
+
+    /// How many `VipsImage` values exist in the process now: a run that keeps nothing per input
+    /// comes back to where it started (a test checks this, and `pipeline run --log-level debug`
+    /// prints it at the end of a run).
+    public static var liveCount: Int { live.load(ordering: .relaxed) }
 
     // MARK: Loading
 
