@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 public import PipelineKit
+import Vips
 
 /// The whole `pipeline` command line as a library, so that a plugin author's package can ship
 /// its own command with its own processors:
@@ -19,6 +20,8 @@ public enum PipelineCLI {
 
     /// `main(processors:)` with explicit arguments (without the program name).
     public static func main(processors: ProcessorRegistry, arguments: [String]) async -> Never {
+        // Before the run's threads exist, so that none of them gets a malloc arena of its own.
+        Vips.limitMallocArenas()
         if let conflict = processors.conflicts.first {
             printError("error: \(conflict)")
             Foundation.exit(ExitCode.invalidInput.rawValue)

@@ -27,16 +27,17 @@ public enum Vips {
     /// glibc gives every thread that contends for the heap an arena of its own, up to eight per
     /// core, and keeps freed pixel buffers in them: over a long batch, libvips' worker threads
     /// and the stage queues make memory look like a leak (see the README's measurements). Done
-    /// once, the first time libvips starts, before its threads exist; an embedder that wants
-    /// glibc's default sets `MALLOC_ARENA_MAX` itself.
-    static func limitMallocArenas(to maxArenas: Int) {
+    /// by `Vips.start()` and, earlier, by `PipelineCLI.main` before any thread exists: arenas
+    /// made before the call stay. An embedder calls it first thing in `main` for the full
+    /// effect; one that wants glibc's default sets `MALLOC_ARENA_MAX` itself.
+    public static func limitMallocArenas(to maxArenas: Int = mallocArenas) {
         guard getenv("MALLOC_ARENA_MAX") == nil else { return }
         _ = pl_tune_allocator(Int32(maxArenas), 0)
     }
 
     /// Two arenas: measured with `Benchmarks/run.sh --repeat 8` (see the README), as the pyvips
     /// reference sets it.
-    static let mallocArenas = 2
+    public static let mallocArenas = 2
 
     /// Swift runs a global's initializer exactly once, under a lock: that is our `vips_init` guard.
     private static let startup: VipsError? = {
