@@ -27,6 +27,15 @@ public struct PlaceholderError: Error, Sendable, Equatable, CustomStringConverti
         self.init(kind, .vips(operation: error.operation, message: error.description))
     }
 
+    /// Runs a libvips step of the placeholder `kind`, naming the kind in its error.
+    static func naming<Value>(_ kind: PlaceholderKind, _ body: () throws(VipsError) -> Value) throws(PlaceholderError) -> Value {
+        do throws(VipsError) {
+            return try body()
+        } catch {
+            throw PlaceholderError(kind, error)
+        }
+    }
+
     public var description: String {
         let detail = switch reason {
         case .settingOutOfRange(let name, let value, let allowed):

@@ -12,7 +12,7 @@ extension Placeholders {
     }
 
     static func dominantColor(of source: PlaceholderSource) throws(PlaceholderError) -> String {
-        let counts = try attempt(.dominantColor) { () throws(VipsError) in
+        let counts = try PlaceholderError.naming(.dominantColor) { () throws(VipsError) in
             let image = source.image
             let colour = image.hasAlpha ? try image.applying("extract_band", ["band": .integer(0), "n": .integer(3)]) : image
             // A 16×16 image of 16 bands: x is the red bin, y the green bin, the band the blue bin.

@@ -16,8 +16,8 @@ extension Placeholders {
     }
 
     static func blurhash(of source: PlaceholderSource, xComponents: Int, yComponents: Int) throws(PlaceholderError) -> String {
-        let small = try attempt(.blurhash) { () throws(VipsError) in try source.fitted(within: blurhashSide) }
-        let pixels = try attempt(.blurhash) { () throws(VipsError) in try small.bytes() }
+        let small = try PlaceholderError.naming(.blurhash) { () throws(VipsError) in try source.fitted(within: blurhashSide) }
+        let pixels = try PlaceholderError.naming(.blurhash) { () throws(VipsError) in try small.bytes() }
         return try BlurHash.encode(
             pixels: pixels, width: small.width, height: small.height, channels: small.bands,
             xComponents: xComponents, yComponents: yComponents)
@@ -30,11 +30,11 @@ extension Placeholders {
     }
 
     static func thumbhash(of source: PlaceholderSource) throws(PlaceholderError) -> String {
-        let rgba = try attempt(.thumbhash) { () throws(VipsError) in
+        let rgba = try PlaceholderError.naming(.thumbhash) { () throws(VipsError) in
             let small = try source.fitted(within: ThumbHash.maximumSide)
             return small.hasAlpha ? small : try small.appendingBand(value: 255)
         }
-        let pixels = try attempt(.thumbhash) { () throws(VipsError) in try rgba.bytes() }
+        let pixels = try PlaceholderError.naming(.thumbhash) { () throws(VipsError) in try rgba.bytes() }
         return Data(try ThumbHash.encode(rgba: pixels, width: rgba.width, height: rgba.height)).base64EncodedString()
     }
 }

@@ -13,7 +13,7 @@ extension Placeholders {
 
     static func lqip(of source: PlaceholderSource, width: Int, quality: Int) throws(PlaceholderError) -> String {
         let size = lqipSize(of: (source.image.width, source.image.height), width: width)
-        let webp = try attempt(.lqip) { () throws(VipsError) in
+        let webp = try PlaceholderError.naming(.lqip) { () throws(VipsError) in
             try source.resized(width: size.width, height: size.height).encoded(suffix: ".webp[Q=\(quality),strip]")
         }
         return "data:image/webp;base64," + webp.base64EncodedString()

@@ -59,12 +59,3 @@ public struct Placeholders: Codable, Hashable, Sendable {
         }
     }
 }
-
-/// Runs a libvips step of the placeholder `kind`, naming the kind in its error.
-func attempt<Value>(_ kind: PlaceholderKind, _ body: () throws(VipsError) -> Value) throws(PlaceholderError) -> Value {
-    do throws(VipsError) {
-        return try body()
-    } catch {
-        throw PlaceholderError(kind, error)
-    }
-}
