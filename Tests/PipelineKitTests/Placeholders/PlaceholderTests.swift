@@ -1,0 +1,225 @@
+import Foundation
+import PipelineKit
+import Testing
+import Vips
+
+@Suite("Placeholders")
+struct PlaceholderTests {
+    typealias Fixtures = PluginFixtures
+
+    private func gradient(width: Int, height: Int, bands: Int = 3) throws -> VipsImage {
+        try Fixtures.image(width: width, height: height, bands: bands) { x, y in
+            let colour = [UInt8(x * 255 / max(width - 1, 1)), UInt8(y * 255 / max(height - 1, 1)), 128]
+            return bands == 4 ? colour + [UInt8(x < width / 2 ? 255 : 64)] : colour
+        }
+    }
+
+    /// The image a `data:image/webp;base64,` URI holds.
+    private func decodedLQIP(_ uri: String) throws -> VipsImage {
+        let prefix = "data:image/webp;base64,"
+        try #require(uri.hasPrefix(prefix), "\(uri.prefix(40))")
+        let data = try #require(Data(base64Encoded: String(uri.dropFirst(prefix.count))))
+        let image = try VipsImage.open(data: data)
+        #expect(image.loader?.hasPrefix("webpload") == true)
+        return image
+    }
+
+    // MARK: LQIP
+
+    @Test(arguments: [(200, 100), (90, 160), (1000, 3), (17, 1000)])
+    func lqipIsAWebPDataURIAtMost16WideWithTheSameAspectRatio(width: Int, height: Int) throws {
+        // Given an image wider than 16 pixels
+        let image = try gradient(width: width, height: height)
+
+        // When its LQIP is made
+        let lqip = try decodedLQIP(Placeholders.lqip(of: image))
+
+        // Then it is 16 wide, and its height is the original's scaled alike, rounded
+        #expect(lqip.width == 16)
+        let exactHeight = Double(height) * 16 / Double(width)
+        #expect(abs(Double(lqip.height) - exactHeight) <= 0.5 || lqip.height == 1, "\(lqip.width)×\(lqip.height)")
+        #expect(lqip.height >= 1)
+    }
+
+    @Test func lqipOfANarrowImageKeepsItsSize() throws {
+        let lqip = try decodedLQIP(Placeholders.lqip(of: gradient(width: 10, height: 6)))
+        #expect(lqip.width == 10 && lqip.height == 6)
+    }
+
+    @Test func lqipWidthAndQualityAreSettings() throws {
+        // Given an image, and settings for an 8 px LQIP at two qualities
+        let image = try gradient(width: 300, height: 200)
+
+        // When the LQIPs are made
+        let low = try Placeholders(of: image, kinds: [.lqip], settings: PlaceholderSettings(lqipWidth: 8, lqipQuality: 5))
+        let high = try Placeholders(of: image, kinds: [.lqip], settings: PlaceholderSettings(lqipWidth: 8, lqipQuality: 100))
+
+        // Then they are 8 × 5 (200 × 8 / 300 = 5.3) and differ by their quality
+        let lowImage = try decodedLQIP(try #require(low.lqip))
+        #expect(lowImage.width == 8 && lowImage.height == 5)
+        #expect(low.lqip != high.lqip)
+    }
+
+    @Test func lqipKeepsAlpha() throws {
+        let lqip = try decodedLQIP(Placeholders.lqip(of: gradient(width: 64, height: 32, bands: 4)))
+        #expect(lqip.hasAlpha)
+        #expect(try lqip.pixel(x: 1, y: 4)[3] > 200)
+        #expect(try lqip.pixel(x: 14, y: 4)[3] < 120)
+    }
+
+    // MARK: Dominant colour
+
+    @Test func dominantColourOfARedImageWithABlueCornerIsRed() throws {
+        // Given a red image with a blue corner (a ninth of it)
+        let image = try Fixtures.image(width: 90, height: 60, bands: 3) { x, y in
+            x < 30 && y < 20 ? [20, 40, 220] : [230, 30, 40]
+        }
+
+        // When its dominant colour is computed
+        let colour = try Placeholders.dominantColor(of: image)
+
+        // Then it is the centre of the red's 16-wide bins: 14·16+8, 1·16+8, 2·16+8
+        #expect(colour == "#e81828")
+    }
+
+    @Test func dominantColourTiesGoToTheLowestGreenThenRedThenBlueBin() throws {
+        // Given an image half pure red, half pure green: two bins of equal count
+        let image = try Fixtures.image(width: 2, height: 1, bands: 3) { x, _ in x == 0 ? [0, 255, 0] : [255, 0, 0] }
+
+        // When its dominant colour is computed, then the red (green bin 0) wins, as sharp's maxpos scan gives
+        #expect(try Placeholders.dominantColor(of: image) == "#f80808")
+    }
+
+    @Test func dominantColourCountsTransparentPixelsAsSharpDoes() throws {
+        // Given an image mostly transparent black, with an opaque green stripe
+        let image = try Fixtures.image(width: 10, height: 10, bands: 4) { x, _ in x < 3 ? [0, 200, 0, 255] : [0, 0, 0, 0] }
+
+        // When its dominant colour is computed, then alpha is dropped as sharp drops it
+        #expect(try Placeholders.dominantColor(of: image) == "#080808")
+    }
+
+    @Test func dominantColourOfGreyscaleIsGrey() throws {
+        let image = try Fixtures.image(width: 8, height: 8, bands: 1) { _, _ in [100] }
+        // 100 is in bin 6: 6·16+8 = 104 = 0x68.
+        #expect(try Placeholders.dominantColor(of: image) == "#686868")
+    }
+
+    // MARK: Hashes of larger images
+
+    @Test func blurhashOfALargeImageIsThatOfItsCopyFittedWithin64Pixels() throws {
+        // Given a 640×480 image and its 64×48 copy made the way the placeholder makes it
+        let image = try gradient(width: 640, height: 480)
+        let small = try image.resized(horizontalScale: 0.1, verticalScale: 0.1, kernel: .lanczos3)
+        try #require(small.width == 64 && small.height == 48)
+
+        // When both are hashed, then the hashes are the same
+        #expect(try Placeholders.blurhash(of: image) == Placeholders.blurhash(of: small))
+        #expect(try Placeholders.blurhash(of: image).count == 28)
+    }
+
+    @Test func thumbhashOfALargeImageIsThatOfItsCopyFittedWithin100Pixels() throws {
+        let image = try gradient(width: 400, height: 300)
+        let small = try image.resized(horizontalScale: 0.25, verticalScale: 0.25, kernel: .lanczos3)
+        try #require(small.width == 100 && small.height == 75)
+        #expect(try Placeholders.thumbhash(of: image) == Placeholders.thumbhash(of: small))
+    }
+
+    @Test func greyscaleImagesHashAsTheirGreyInRGB() throws {
+        // Given a greyscale image and the same greys in three bands
+        let grey = try Fixtures.image(width: 20, height: 10, bands: 1) { x, y in [UInt8(x * 12 + y)] }
+        let rgb = try Fixtures.image(width: 20, height: 10, bands: 3) { x, y in Array(repeating: UInt8(x * 12 + y), count: 3) }
+
+        // When both are hashed, then the hashes agree
+        #expect(try Placeholders.blurhash(of: grey) == Placeholders.blurhash(of: rgb))
+        #expect(try Placeholders.thumbhash(of: grey) == Placeholders.thumbhash(of: rgb))
+    }
+
+    @Test func greyscaleWithAlphaKeepsItsAlpha() throws {
+        let image = try Fixtures.image(width: 20, height: 10, bands: 2) { x, _ in [200, x < 10 ? 255 : 0] }
+        let hash = try #require(Data(base64Encoded: Placeholders.thumbhash(of: image)))
+        // Bit 23 of the header says the hash has alpha.
+        #expect(hash[2] & 0x80 != 0)
+    }
+
+    // MARK: All at once
+
+    @Test func computesTheRequestedKindsOnlyAndEncodesThemUnderTheirKeys() throws {
+        // Given an image
+        let image = try gradient(width: 120, height: 80)
+
+        // When only the BlurHash and the dominant colour are asked for
+        let placeholders = try Placeholders(of: image, kinds: [.blurhash, .dominantColor])
+
+        // Then only those are computed, equal to the single functions, and JSON holds only their keys
+        #expect(placeholders.lqip == nil && placeholders.thumbhash == nil)
+        #expect(placeholders.blurhash == (try Placeholders.blurhash(of: image)))
+        #expect(placeholders.dominantColor == (try Placeholders.dominantColor(of: image)))
+        let json = try JSONSerialization.jsonObject(with: JSONEncoder().encode(placeholders)) as? [String: String]
+        #expect(json.map { Set($0.keys) } == ["blurhash", "dominantColor"])
+    }
+
+    @Test func computesEveryKindByDefaultAndRoundTripsThroughJSON() throws {
+        // Given an image with alpha
+        let image = try gradient(width: 120, height: 80, bands: 4)
+
+        // When every placeholder is computed
+        let placeholders = try Placeholders(of: image)
+
+        // Then each is there, under the kind's raw value, and decodes back the same
+        for kind in PlaceholderKind.allCases { #expect(placeholders[kind] != nil, "\(kind)") }
+        let data = try JSONEncoder().encode(placeholders)
+        let json = try #require(try JSONSerialization.jsonObject(with: data) as? [String: String])
+        #expect(Set(json.keys) == Set(PlaceholderKind.allCases.map(\.rawValue)))
+        #expect(json["thumbhash"] == placeholders.thumbhash)
+        #expect(try JSONDecoder().decode(Placeholders.self, from: data) == placeholders)
+    }
+
+    @Test func noKindsComputesNothing() throws {
+        #expect(try Placeholders(of: gradient(width: 4, height: 4), kinds: []) == Placeholders())
+    }
+
+    // MARK: Errors
+
+    @Test(arguments: [(0, 3), (10, 3), (4, 0), (4, 10)])
+    func blurhashComponentsOutOfRangeAreErrorsNamingTheSetting(x: Int, y: Int) throws {
+        let image = try gradient(width: 8, height: 8)
+        let settings = PlaceholderSettings(blurhashXComponents: x, blurhashYComponents: y)
+        let name = x == 4 ? "blurhashYComponents" : "blurhashXComponents"
+        let expected = PlaceholderError(.blurhash, .settingOutOfRange(name: name, value: x == 4 ? y : x, allowed: 1...9))
+
+        #expect(throws: expected) { try Placeholders(of: image, kinds: [.blurhash], settings: settings) }
+        #expect(throws: expected) { try Placeholders.blurhash(of: image, xComponents: x, yComponents: y) }
+        #expect(throws: expected) { try BlurHash.encode(pixels: [0, 0, 0], width: 1, height: 1, channels: 3, xComponents: x, yComponents: y) }
+        #expect(expected.description.contains(name))
+    }
+
+    @Test func settingsAreCheckedBeforeAnyPixelIsRead() throws {
+        let image = try gradient(width: 8, height: 8)
+        let settings = PlaceholderSettings(lqipWidth: 0)
+        #expect(throws: PlaceholderError(.lqip, .settingOutOfRange(name: "lqipWidth", value: 0, allowed: 1...64))) {
+            try Placeholders(of: image, settings: settings)
+        }
+        #expect(throws: PlaceholderError(.lqip, .settingOutOfRange(name: "lqipQuality", value: 101, allowed: 1...100))) {
+            try Placeholders.lqip(of: image, quality: 101)
+        }
+        // A setting of a kind not asked for does not matter.
+        #expect(try Placeholders(of: image, kinds: [.thumbhash], settings: settings).thumbhash != nil)
+    }
+
+    @Test func encodersRejectPixelsThatDoNotFit() {
+        #expect(throws: PlaceholderError.self) { try ThumbHash.encode(rgba: Array(repeating: 0, count: 101 * 4), width: 101, height: 1) }
+        #expect(throws: PlaceholderError.self) { try ThumbHash.encode(rgba: [0, 0, 0], width: 1, height: 1) }
+        #expect(throws: PlaceholderError.self) { try BlurHash.encode(pixels: [0, 0, 0, 0], width: 1, height: 1, channels: 3) }
+        #expect(throws: PlaceholderError.self) { try BlurHash.encode(pixels: [0, 0], width: 1, height: 1, channels: 2) }
+    }
+
+    @Test func anImageThatIsNotColourIsAnErrorNamingThePlaceholder() throws {
+        // Given a five-band image, which has no sRGB meaning
+        let image = try VipsImage(pixels: Array(repeating: 7, count: 4 * 4 * 5), width: 4, height: 4, bands: 5)
+
+        // When a placeholder is asked for, then the error names it
+        let error = #expect(throws: PlaceholderError.self) { try Placeholders(of: image, kinds: [.thumbhash]) }
+        #expect(error?.kind == .thumbhash)
+        #expect(error?.description.hasPrefix("cannot compute the thumbhash placeholder: ") == true)
+    }
+}
