@@ -1,0 +1,80 @@
+extension ImageManifest {
+    /// The manifest's JSON Schema (draft 2020-12), for `pipeline schema --manifest`: what a site
+    /// generator may rely on.
+    public static let jsonSchema = """
+        {
+          "$schema": "https://json-schema.org/draft/2020-12/schema",
+          "$id": "https://github.com/pipeline/pipeline/schema/manifest-v1.json",
+          "title": "pipeline image manifest, version 1",
+          "description": "What a run made: per input, its size and per output and format the files sorted by width, a srcset, the fallback for <img> and the placeholders.",
+          "type": "object",
+          "required": ["version", "pipeline", "inputs"],
+          "additionalProperties": false,
+          "properties": {
+            "version": {"const": 1},
+            "pipeline": {"type": "string", "description": "The pipeline's name."},
+            "inputs": {
+              "type": "array",
+              "description": "Sorted by source.",
+              "items": {
+                "type": "object",
+                "required": ["source", "width", "height", "outputs"],
+                "additionalProperties": false,
+                "properties": {
+                  "source": {"type": "string", "description": "The input: a path relative to the pipeline file's folder, or a URL."},
+                  "width": {"type": "integer", "minimum": 1, "description": "Intrinsic width, upright."},
+                  "height": {"type": "integer", "minimum": 1, "description": "Intrinsic height, upright."},
+                  "outputs": {"type": "object", "additionalProperties": {"$ref": "#/$defs/output"}}
+                }
+              }
+            }
+          },
+          "$defs": {
+            "output": {
+              "type": "object",
+              "required": ["formats"],
+              "additionalProperties": false,
+              "properties": {
+                "formats": {"type": "array", "items": {"$ref": "#/$defs/format"}, "description": "In the order the output lists them."},
+                "fallback": {"$ref": "#/$defs/file", "description": "The file an <img> names: the widest of the last format."},
+                "placeholders": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "properties": {
+                    "lqip": {"type": "string", "pattern": "^data:image/webp;base64,"},
+                    "blurhash": {"type": "string"},
+                    "thumbhash": {"type": "string", "description": "ThumbHash bytes, base64."},
+                    "dominantColor": {"type": "string", "pattern": "^#[0-9a-f]{6}$"}
+                  }
+                }
+              }
+            },
+            "format": {
+              "type": "object",
+              "required": ["format", "mimeType", "files", "srcset"],
+              "additionalProperties": false,
+              "properties": {
+                "format": {"enum": ["jpeg", "png", "webp", "avif"]},
+                "mimeType": {"type": "string"},
+                "files": {"type": "array", "items": {"$ref": "#/$defs/file"}, "description": "Narrowest first."},
+                "srcset": {"type": "string"}
+              }
+            },
+            "file": {
+              "type": "object",
+              "required": ["url", "path", "width", "height", "bytes", "format", "mimeType"],
+              "additionalProperties": false,
+              "properties": {
+                "url": {"type": "string"},
+                "path": {"type": "string", "description": "Relative to the manifest's folder."},
+                "width": {"type": "integer", "minimum": 1},
+                "height": {"type": "integer", "minimum": 1},
+                "bytes": {"type": "integer", "minimum": 0},
+                "format": {"enum": ["jpeg", "png", "webp", "avif"]},
+                "mimeType": {"type": "string"}
+              }
+            }
+          }
+        }
+        """
+}

@@ -1,0 +1,124 @@
+import Foundation
+
+/// What a run made, for web pages: per input, its intrinsic size, and per output and format the
+/// files sorted by width with a ready `srcset`, the file an `<img>` should name, and the
+/// placeholders the output asked for. Written as JSON at the end of a run (`"manifest"` in the
+/// pipeline file); `pipeline html` turns an entry into a `<picture>` element.
+///
+/// The JSON is stable: keys sorted, inputs sorted by source, files by width, formats in the
+/// order the output lists them; a run that changes nothing writes the same bytes.
+public struct ImageManifest: Codable, Sendable, Equatable {
+    /// The manifest format's version.
+    public var version: Int
+    /// The pipeline's `name`.
+    public var pipeline: String
+    public var inputs: [Input]
+
+    public init(pipeline: String, inputs: [Input]) {
+        self.version = 1
+        self.pipeline = pipeline
+        self.inputs = inputs.sorted { $0.source < $1.source }
+    }
+
+    /// One input: a file path relative to the pipeline file's folder (as reports name it), or a URL.
+    public struct Input: Codable, Sendable, Equatable {
+        public var source: String
+        /// The input's size, upright.
+        public var width: Int
+        public var height: Int
+        /// By output name.
+        public var outputs: [String: Output]
+
+        public init(source: String, width: Int, height: Int, outputs: [String: Output]) {
+            self.source = source
+            self.width = width
+            self.height = height
+            self.outputs = outputs
+        }
+    }
+
+    /// One output of one input: its files by format.
+    public struct Output: Codable, Sendable, Equatable {
+        /// In the order the output lists its formats.
+        public var formats: [Format]
+        /// The file an `<img>` names: the widest of the last format listed (the most widely supported, by convention).
+        public var fallback: File?
+        public var placeholders: Placeholders?
+
+        public init(formats: [Format], placeholders: Placeholders?) {
+            self.formats = formats
+            self.fallback = formats.last?.files.last
+            self.placeholders = placeholders
+        }
+    }
+
+    /// The files of one format, narrowest first.
+    public struct Format: Codable, Sendable, Equatable {
+        public var format: String
+        public var mimeType: String
+        public var files: [File]
+        /// `url 480w, url 960w, …`, ready for `srcset`.
+        public var srcset: String
+
+        public init(format: String, mimeType: String, files: [File]) {
+            self.format = format
+            self.mimeType = mimeType
+            self.files = files.sorted { ($0.width, $0.path) < ($1.width, $1.path) }
+            self.srcset = self.files.map { "\($0.url) \($0.width)w" }.joined(separator: ", ")
+        }
+    }
+
+    /// One file written.
+    public struct File: Codable, Sendable, Equatable {
+        /// `urlPrefix` followed by `path`.
+        public var url: String
+        /// Relative to the manifest's folder, with `/` separators.
+        public var path: String
+        public var width: Int
+        public var height: Int
+        public var bytes: Int
+        public var format: String
+        public var mimeType: String
+
+        public init(url: String, path: String, width: Int, height: Int, bytes: Int, format: String, mimeType: String) {
+            self.url = url
+            self.path = path
+            self.width = width
+            self.height = height
+            self.bytes = bytes
+            self.format = format
+            self.mimeType = mimeType
+        }
+    }
+
+    /// The manifest as stable, indented JSON text ending in a newline.
+    public func jsonData() throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        var data = try encoder.encode(self)
+        data.append(UInt8(ascii: "\n"))
+        return data
+    }
+
+    /// Reads a manifest written by `jsonData()`.
+    public static func read(from url: URL) throws -> ImageManifest {
+        try JSONDecoder().decode(ImageManifest.self, from: Data(contentsOf: url))
+    }
+
+    /// The entry for `source` (as the manifest names it, or a path ending in it).
+    public func input(_ source: String) -> Input? {
+        inputs.first { $0.source == source } ?? inputs.first { $0.source.hasSuffix("/" + source) }
+    }
+}
+
+extension EncoderSettings.Format {
+    /// The MIME type of files in this format, for `<source type>` and manifests.
+    public var mimeType: String {
+        switch self {
+        case .jpeg: "image/jpeg"
+        case .png: "image/png"
+        case .webp: "image/webp"
+        case .avif: "image/avif"
+        }
+    }
+}

@@ -1,0 +1,48 @@
+/// A `<picture>` element for one output of one manifest entry: a `<source>` per format but the
+/// last, and an `<img>` in the last format (the fallback) with its intrinsic `width` and `height`
+/// (so the page does not jump), `srcset` and `sizes`, lazy loading and async decoding, and the
+/// placeholder, when there is one, as its background until the image arrives.
+public struct PictureMarkup: Sendable {
+    /// The `sizes` attribute: how wide the image is shown, for the browser to pick a file.
+    public var sizes: String
+    /// The `alt` text.
+    public var alt: String
+    /// `lazy` (the default) or `eager` for an image in the first screen.
+    public var loading: String
+
+    public init(sizes: String = "100vw", alt: String = "", loading: String = "lazy") {
+        self.sizes = sizes
+        self.alt = alt
+        self.loading = loading
+    }
+
+    /// The element's HTML, indented two spaces a level, ending in a newline.
+    public func html(for output: ImageManifest.Output) -> String? {
+        guard let fallbackFormat = output.formats.last, let fallback = output.fallback else { return nil }
+        var lines = ["<picture>"]
+        for format in output.formats.dropLast() where !format.files.isEmpty {
+            lines.append("  <source type=\"\(format.mimeType.htmlEscaped)\" srcset=\"\(format.srcset.htmlEscaped)\" sizes=\"\(sizes.htmlEscaped)\">")
+        }
+        var attributes = [
+            ("src", fallback.url), ("srcset", fallbackFormat.srcset), ("sizes", sizes),
+            ("width", String(fallback.width)), ("height", String(fallback.height)),
+            ("alt", alt), ("loading", loading), ("decoding", "async"),
+        ]
+        if let style = placeholderStyle(output.placeholders) { attributes.append(("style", style)) }
+        let rendered = attributes.map { "\($0.0)=\"\($0.1.htmlEscaped)\"" }.joined(separator: " ")
+        lines.append("  <img \(rendered)>")
+        lines.append("</picture>")
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// The blurred tiny image when there is one (scaled to cover the box), else the dominant colour.
+    private func placeholderStyle(_ placeholders: Placeholders?) -> String? {
+        if let lqip = placeholders?.lqip {
+            return "background-image: url(\(lqip)); background-size: cover; background-repeat: no-repeat"
+        }
+        if let colour = placeholders?.dominantColor {
+            return "background-color: \(colour)"
+        }
+        return nil
+    }
+}
