@@ -63,12 +63,13 @@ extension PipelineCommand {
                 if case .finished(let final) = event { summary = final }
             }
             guard let summary else { throw ExitCode.failure }
+            if let problem = summary.manifestProblem { printError("error: \(problem)") }
             // Nothing a run makes per input should outlive it: this number returns to zero.
             logger.debug("libvips images still alive after the run", metadata: ["count": "\(VipsImage.liveCount)"])
             if let recorder { try await writeFiles(recorder, inputDirectory: pipeline.definition.baseDirectory) }
             if !quiet && !json { print(Self.describe(summary)) }
             if let signal = interruption.received { throw ExitCode.afterSignal(signal) }
-            if summary.failed > 0 { throw ExitCode.someItemsFailed }
+            if summary.failed > 0 || summary.manifestProblem != nil { throw ExitCode.someItemsFailed }
         }
 
         private func writeFiles(_ recorder: RunRecorder, inputDirectory: URL) async throws {

@@ -65,7 +65,7 @@ public enum ReportWriter {
     }
 
     /// Writes through a temporary file beside `path`, flushed, then renamed over `path`.
-    private static func writeAtomically(_ data: Data, to path: String) throws(ReportWriterError) {
+    static func writeAtomically(_ data: Data, to path: String) throws(ReportWriterError) {
         let folder = (path as NSString).deletingLastPathComponent
         let name = (path as NSString).lastPathComponent
         // The marker outputs use, so leftovers of a killed run look the same everywhere.

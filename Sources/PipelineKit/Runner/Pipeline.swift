@@ -87,8 +87,20 @@ public struct PipelineRun: AsyncSequence, Sendable {
 
     init(plan: RunPlan, dataLoader: any DataLoading, cache: (any DataCaching)?, journal: OutputJournal?, force: Bool) {
         let (events, continuation) = AsyncStream.makeStream(of: PipelineEvent.self, bufferingPolicy: .unbounded)
+        let manifest = plan.definition.manifest.map { ManifestWriter(settings: $0, definition: plan.definition) }
         let execution = RunExecution(plan: plan, dataLoader: dataLoader, cache: cache, journal: journal, force: force,
-                                     emit: { continuation.yield($0) })
+                                     emit: { event in
+            var event = event
+            if let manifest {
+                manifest.record(event)
+                // The manifest is written before `finished` reaches anyone, so it is there when they see it.
+                if case .finished(var summary) = event, !summary.cancelled {
+                    summary.manifestProblem = manifest.write()
+                    event = .finished(summary)
+                }
+            }
+            continuation.yield(event)
+        })
         let running = Task {
             await execution.run()
             continuation.finish()

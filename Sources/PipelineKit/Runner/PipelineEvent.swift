@@ -80,6 +80,9 @@ public struct RunSummary: Sendable {
     public let cancelled: Bool
     /// The most inputs that were between the first stage and the last at once (≤ `inFlight`).
     public let peakInFlight: Int
+    /// Why the manifest the pipeline file asks for could not be written, or nil (written, or
+    /// none asked for, or the run was cancelled and the old one kept).
+    public internal(set) var manifestProblem: String? = nil
 
     /// `elapsed` in seconds.
     public var seconds: Double { elapsed.seconds }

@@ -129,7 +129,7 @@ private struct DefinitionBuilder {
             checkInputs(inputNodes)
             let outputs = buildOutputs(outputNodes, root: root)
 
-            return PipelineDefinition(
+            var definition = PipelineDefinition(
                 name: try top.optionalString("name") ?? "pipeline",
                 baseDirectory: baseDirectory,
                 inputs: inputNodes.compactMap(inputEntry),
@@ -145,6 +145,13 @@ private struct DefinitionBuilder {
                 allowEmpty: try top.bool("allowEmpty"),
                 outputs: outputs
             )
+            if root["manifest"] != nil {
+                let manifest = reader(root["manifest"], optionsOf: "manifest")
+                definition.manifest = ManifestSettings(
+                    file: URL(fileURLWithPath: try manifest.string("path"), relativeTo: baseDirectory).standardizedFileURL,
+                    urlPrefix: try manifest.string("urlPrefix"))
+            }
+            return definition
         } catch {
             // The shapes were checked, so this is a definition and its reader disagreeing.
             problems.append(.init(path: error.option ?? "", location: nil, message: "internal error: \(error.message)"))
@@ -204,6 +211,16 @@ private struct DefinitionBuilder {
         }
         var output = OutputDefinition(name: name, steps: steps, encoder: encoder, path: template)
         output.pathLocation = node["path"]?.location
+        if case .array(let kinds)? = node["placeholders"]?.value {
+            output.placeholders = kinds.compactMap { if case .string(let name) = $0.value { PlaceholderKind(rawValue: name) } else { nil } }
+        }
+        let placeholderOptions = reader(node["placeholderOptions"], PipelineFormat.outputOptions(processors: processors)
+            .first { $0.name == "placeholderOptions" }.flatMap { if case .object(let options) = $0.shape { options } else { nil } } ?? [])
+        if let settings = try? PlaceholderSettings(
+            lqipWidth: placeholderOptions.int("lqipWidth"), lqipQuality: placeholderOptions.int("lqipQuality"),
+            blurhashXComponents: placeholderOptions.int("blurhashX"), blurhashYComponents: placeholderOptions.int("blurhashY")) {
+            output.placeholderSettings = settings
+        }
         return (output, complete)
     }
 

@@ -19,6 +19,21 @@ public struct PipelineDefinition: Sendable {
     /// Whether a run whose inputs name no file is fine (else it is an error before the run).
     public var allowEmpty: Bool = false
     public var outputs: [OutputDefinition]
+    /// Where the run's manifest goes, when the file asks for one.
+    public var manifest: ManifestSettings? = nil
+}
+
+/// The `manifest` section: one JSON file describing the run's outputs for web pages.
+public struct ManifestSettings: Sendable, Equatable {
+    /// The manifest file, absolute.
+    public var file: URL
+    /// Put before a file's path relative to the manifest's folder to make its URL.
+    public var urlPrefix: String
+
+    public init(file: URL, urlPrefix: String) {
+        self.file = file
+        self.urlPrefix = urlPrefix
+    }
 }
 
 /// One variant made from every input: a chain of processors, an encoder and a path.
@@ -29,6 +44,9 @@ public struct OutputDefinition: Sendable {
     public var path: PathTemplate
     /// Where the path stood in the pipeline file, for errors found when planning.
     var pathLocation: SourceLocation?
+    /// Placeholders the manifest gives for this output, computed from its smallest file.
+    public var placeholders: [PlaceholderKind] = []
+    public var placeholderSettings = PlaceholderSettings()
 
     public init(name: String, steps: [any ImageProcessing], encoder: EncoderSettings, path: PathTemplate) {
         self.name = name

@@ -62,6 +62,12 @@ public enum PipelineFormat {
                      help: "skip outputs made by an earlier run from the same input and settings and still in place (pipeline run --force makes them all)"),
             .boolean("allowEmpty", default: false,
                      help: "whether a run whose inputs match no file is fine; by default it is an error (exit status 2), naming each input and the folder it looked in"),
+            Option("manifest", .object([
+                Option("path", .string(nonEmpty: true), required: true,
+                       help: "where to write the manifest (JSON), relative to this file's folder"),
+                Option("urlPrefix", .string(nonEmpty: false), default: JSONNode(plain: ""),
+                       help: "put before each file's path relative to the manifest's folder to make its URL, for example \"/img/\""),
+            ]), help: "write one JSON manifest of the run for web pages: per input its size, per output and format the files with a srcset, and placeholders (pipeline schema --manifest)"),
             .integer("inFlight", in: 1...4096,
                      help: "inputs between the first stage and the last at once (default: the sum of the stage widths)"),
             Option("outputs", .array(.object(outputOptions(processors: processors)), minCount: 1), required: true,
@@ -75,6 +81,14 @@ public enum PipelineFormat {
             Option("steps", .array(.singleKey(variants: processors.variants), minCount: 0),
                    help: "processor steps, in order: each an object with one key naming the processor"),
             Option("encode", EncoderSettings.shape, required: true, help: "the encoder: format and its options"),
+            Option("placeholders", .array(.choice(PlaceholderKind.allCases.map(\.rawValue)), minCount: 1),
+                   help: "placeholders for the manifest, computed from this output's smallest file: lqip (a tiny WebP data URI), blurhash, thumbhash, dominantColor"),
+            Option("placeholderOptions", .object([
+                .integer("lqipWidth", in: PlaceholderSettings.lqipWidthRange, default: 16, help: "the LQIP's largest width in pixels"),
+                .integer("lqipQuality", in: PlaceholderSettings.lqipQualityRange, default: 40, help: "the LQIP's WebP quality"),
+                .integer("blurhashX", in: PlaceholderSettings.blurhashComponentRange, default: 4, help: "BlurHash components across"),
+                .integer("blurhashY", in: PlaceholderSettings.blurhashComponentRange, default: 3, help: "BlurHash components down"),
+            ]), help: "how the placeholders are made"),
             Option("path", .pathTemplate, required: true,
                    help: "where to write, relative to this file's folder; placeholders: "
                        + PathTemplate.Placeholder.allCases.map { "{\($0.rawValue)} \($0.help)" }.joined(separator: ", ")),

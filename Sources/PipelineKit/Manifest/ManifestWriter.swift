@@ -1,0 +1,88 @@
+import Foundation
+import Vips
+
+/// Collects what a run wrote, and at its end writes the manifest the pipeline file asks for.
+///
+/// The manifest is made from the run's reports alone, so an incremental run gives the same
+/// entries for outputs that were up to date (the journal knows their sizes and bytes), and an
+/// input that vanished has no entry. Placeholders are computed from each output's smallest file
+/// (after its steps: a cover crop's placeholder is of the crop), and taken from the previous
+/// manifest when every file of that output was up to date. A cancelled run keeps the old one.
+final class ManifestWriter: Sendable {
+    private let settings: ManifestSettings
+    private let definition: PipelineDefinition
+    private let reports = Locked<[ItemReport]>([])
+
+    init(settings: ManifestSettings, definition: PipelineDefinition) {
+        self.settings = settings
+        self.definition = definition
+    }
+
+    func record(_ event: PipelineEvent) {
+        if case .itemCompleted(let report) = event { reports.withLock { $0.append(report) } }
+    }
+
+    /// Writes the manifest; returns why it could not, or nil.
+    func write() -> String? {
+        let previous = try? ImageManifest.read(from: settings.file)
+        let manifest = ImageManifest(pipeline: definition.name, inputs: reports.withLock { $0 }.compactMap { entry(for: $0, previous: previous) })
+        do {
+            let data = try manifest.jsonData()
+            let folder = settings.file.deletingLastPathComponent().path
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            try ReportWriter.writeAtomically(data, to: settings.file.path)
+            return nil
+        } catch let error as ReportWriterError {
+            return "cannot write the manifest \(settings.file.path): \(error.reason)"
+        } catch {
+            return "cannot write the manifest \(settings.file.path): \(error.localizedDescription)"
+        }
+    }
+
+    private func entry(for report: ItemReport, previous: ImageManifest?) -> ImageManifest.Input? {
+        guard !report.written.isEmpty else { return nil }
+        let source = report.input.displayName
+        let earlier = previous?.inputs.first { $0.source == source }
+        guard let size = report.originalSize ?? earlier.map({ ImageSize(width: $0.width, height: $0.height) }) ?? headerSize(report.input)
+        else { return nil }
+        var outputs: [String: ImageManifest.Output] = [:]
+        for output in definition.outputs {
+            let written = report.written.filter { $0.output == output.name }
+            guard !written.isEmpty else { continue }
+            let format = output.encoder.format
+            let files = written.map { file in
+                let path = relativePath(file.path)
+                return ImageManifest.File(url: settings.urlPrefix + path, path: path, width: file.size.width, height: file.size.height,
+                                          bytes: file.byteCount, format: format.rawValue, mimeType: format.mimeType)
+            }
+            let formats = [ImageManifest.Format(format: format.rawValue, mimeType: format.mimeType, files: files)]
+            var placeholders: Placeholders?
+            if !output.placeholders.isEmpty {
+                if written.allSatisfy(\.upToDate), let kept = earlier?.outputs[output.name]?.placeholders {
+                    placeholders = kept
+                } else if let smallest = written.min(by: { $0.size.pixelCount < $1.size.pixelCount }) {
+                    placeholders = try? Placeholders(of: VipsImage.open(file: smallest.path), kinds: Set(output.placeholders),
+                                                     settings: output.placeholderSettings)
+                }
+            }
+            outputs[output.name] = ImageManifest.Output(formats: formats, placeholders: placeholders)
+        }
+        return ImageManifest.Input(source: source, width: size.width, height: size.height, outputs: outputs)
+    }
+
+    /// The input's upright size from its header, when the run did not decode it (all up to date).
+    private func headerSize(_ input: InputFile) -> ImageSize? {
+        guard !input.isRemote, let image = try? VipsImage.open(file: input.path) else { return nil }
+        let size = image.orientedSize
+        return ImageSize(width: size.width, height: size.height)
+    }
+
+    /// `path` relative to the manifest's folder, with `..` where it lies outside.
+    private func relativePath(_ path: String) -> String {
+        let base = settings.file.deletingLastPathComponent().standardizedFileURL.pathComponents
+        let target = URL(fileURLWithPath: path).standardizedFileURL.pathComponents
+        var common = 0
+        while common < base.count, common < target.count, base[common] == target[common] { common += 1 }
+        return (Array(repeating: "..", count: base.count - common) + target[common...]).joined(separator: "/")
+    }
+}

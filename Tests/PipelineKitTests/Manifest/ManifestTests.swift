@@ -1,0 +1,135 @@
+import Foundation
+import Testing
+import Vips
+@testable import PipelineKit
+
+/// The manifest a run writes for web pages, read back and checked against the files and an
+/// independent JSON Schema validator; `pipeline html` on it.
+@Suite struct ManifestTests {
+    /// Three photos: two landscape, one portrait; two outputs, one with placeholders.
+    func prepare() throws -> TemporaryDirectory {
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 800, height: 600)), to: "photos/a.jpg")
+        try directory.write(try Fixtures.jpeg(try Fixtures.redCorner(width: 640, height: 480)), to: "photos/b.jpg")
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 300, height: 500)), to: "photos/c.jpg")
+        try directory.write(Data(pipelineJSON.utf8), to: "site.json")
+        return directory
+    }
+
+    let pipelineJSON = """
+        {"version": 1, "name": "site", "inputs": ["photos/*.jpg"],
+         "manifest": {"path": "public/img/manifest.json", "urlPrefix": "/img/"},
+         "outputs": [
+           {"name": "hero", "steps": [{"resize": {"width": 400}}], "encode": {"format": "webp"}, "path": "public/img/{stem}-hero.webp",
+            "placeholders": ["lqip", "blurhash", "thumbhash", "dominantColor"]},
+           {"name": "thumb", "steps": [{"resize": {"width": 96, "height": 96}}], "encode": {"format": "jpeg"}, "path": "public/img/thumbs/{stem}.jpg"}
+         ]}
+        """
+
+    func run(_ directory: TemporaryDirectory) throws -> CommandRunner.Result {
+        try CommandRunner.run(["run", "--quiet", directory.url.appendingPathComponent("site.json").path])
+    }
+
+    var manifestPath: (TemporaryDirectory) -> URL { { $0.url.appendingPathComponent("public/img/manifest.json") } }
+
+    @Test func theManifestDescribesEveryFileAsItIs() throws {
+        let directory = try prepare()
+        let result = try run(directory)
+        #expect(result.status == 0, "\(result.standardError)")
+        let manifest = try ImageManifest.read(from: manifestPath(directory))
+
+        #expect(manifest.pipeline == "site")
+        #expect(manifest.inputs.map(\.source) == ["photos/a.jpg", "photos/b.jpg", "photos/c.jpg"])
+        let c = try #require(manifest.input("photos/c.jpg"))
+        #expect((c.width, c.height) == (300, 500))
+        for input in manifest.inputs {
+            #expect(Set(input.outputs.keys) == ["hero", "thumb"])
+            for (name, output) in input.outputs {
+                for format in output.formats {
+                    #expect(format.srcset == format.files.map { "\($0.url) \($0.width)w" }.joined(separator: ", "))
+                    for file in format.files {
+                        // Every claim about a file is true of the file on disk
+                        let onDisk = directory.url.appendingPathComponent("public/img").appendingPathComponent(file.path)
+                        let attributes = try FileManager.default.attributesOfItem(atPath: onDisk.path)
+                        #expect((attributes[.size] as? Int) == file.bytes, "\(file.path)")
+                        let image = try VipsImage.open(file: onDisk.path)
+                        #expect((image.width, image.height) == (file.width, file.height))
+                        #expect(file.url == "/img/" + file.path)
+                        #expect(file.mimeType == (name == "hero" ? "image/webp" : "image/jpeg"))
+                    }
+                }
+                #expect(output.fallback == output.formats.last?.files.last)
+            }
+            let placeholders = try #require(input.outputs["hero"]?.placeholders)
+            #expect(placeholders.lqip?.hasPrefix("data:image/webp;base64,") == true)
+            #expect(placeholders.blurhash?.count == 28)  // 4×3 components: 4 + 2 × 12 characters
+            #expect(placeholders.thumbhash != nil && placeholders.dominantColor?.count == 7)
+            #expect(input.outputs["thumb"]?.placeholders == nil)
+        }
+        #expect(manifest.input("photos/a.jpg")?.outputs["thumb"]?.formats.first?.files.first?.path == "thumbs/a.jpg")
+    }
+
+    @Test func anIncrementalRunKeepsUpToDateEntriesDropsVanishedInputsAndIsStable() throws {
+        let directory = try prepare()
+        #expect(try run(directory).status == 0)
+        let first = try Data(contentsOf: manifestPath(directory))
+
+        // Nothing changed: the same bytes
+        #expect(try run(directory).status == 0)
+        #expect(try Data(contentsOf: manifestPath(directory)) == first)
+
+        // One input changed (now 200 wide), one removed
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 200, height: 100)), to: "photos/a.jpg")
+        try FileManager.default.removeItem(at: directory.url.appendingPathComponent("photos/b.jpg"))
+        #expect(try run(directory).status == 0)
+        let manifest = try ImageManifest.read(from: manifestPath(directory))
+        #expect(manifest.inputs.map(\.source) == ["photos/a.jpg", "photos/c.jpg"])
+        #expect(manifest.input("photos/a.jpg")?.width == 200 && manifest.input("photos/a.jpg")?.height == 100)
+        let earlier = try JSONDecoder().decode(ImageManifest.self, from: first)
+        #expect(manifest.input("photos/c.jpg") == earlier.input("photos/c.jpg"))
+    }
+
+    @Test func theManifestMatchesItsSchema() throws {
+        let directory = try prepare()
+        #expect(try run(directory).status == 0)
+        let schema = try CommandRunner.run(["schema", "--manifest"])
+        #expect(schema.status == 0)
+        let schemaFile = try directory.write(Data(schema.standardOutput.utf8), to: "manifest.schema.json")
+        let script = """
+            import json, sys, jsonschema
+            schema = json.load(open(sys.argv[1]))
+            jsonschema.Draft202012Validator.check_schema(schema)
+            errors = list(jsonschema.Draft202012Validator(schema).iter_errors(json.load(open(sys.argv[2]))))
+            print(len(errors)); [print(e.message) for e in errors[:5]]
+            """
+        let python = Process()
+        python.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        python.arguments = ["python3", "-c", script, schemaFile, manifestPath(directory).path]
+        let output = Pipe()
+        python.standardOutput = output
+        try python.run()
+        let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        python.waitUntilExit()
+        #expect(python.terminationStatus == 0, "python3 with jsonschema is needed (.ci/setup installs it)")
+        #expect(printed.hasPrefix("0\n"), "\(printed)")
+    }
+
+    @Test func htmlPrintsAPictureElementFromTheManifest() throws {
+        let directory = try prepare()
+        #expect(try run(directory).status == 0)
+        let result = try CommandRunner.run(["html", manifestPath(directory).path, "c.jpg", "--output", "hero",
+                                            "--sizes", "(max-width: 600px) 100vw, 50vw", "--alt", "A \"gradient\""])
+        #expect(result.status == 0, "\(result.standardError)")
+        let html = result.standardOutput
+        #expect(html.hasPrefix("<picture>\n") && html.hasSuffix("</picture>\n"))
+        #expect(html.contains(#"src="/img/c-hero.webp""#) && html.contains(#"srcset="/img/c-hero.webp 400w""#))
+        #expect(html.contains(#"width="400" height="667""#))
+        #expect(html.contains(#"sizes="(max-width: 600px) 100vw, 50vw""#))
+        #expect(html.contains(#"alt="A &quot;gradient&quot;""#))
+        #expect(html.contains(#"loading="lazy" decoding="async""#))
+        #expect(html.contains("background-image: url(data:image/webp;base64,"))
+
+        let missing = try CommandRunner.run(["html", manifestPath(directory).path, "nowhere.jpg"])
+        #expect(missing.status == 2 && missing.standardError.contains("no input \"nowhere.jpg\""))
+    }
+}
