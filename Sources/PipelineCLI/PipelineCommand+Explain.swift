@@ -11,9 +11,14 @@ extension PipelineCommand {
         @Argument(help: "The pipeline file (JSON).")
         var file: String
 
+        @OptionGroup var sharding: ShardOptions
+
         func run() throws {
             let pipeline = try loadPipeline(file)
-            print(try exitingOnInvalidFile { () throws(PipelineFileError) in try pipeline.explain() }.text)
+            let shard = try sharding.resolve()
+            print(try exitingOnInvalidFile { () throws(PipelineFileError) in
+                try pipeline.explain(shard: shard?.shard, shardSource: shard?.source)
+            }.text)
         }
     }
 }

@@ -39,6 +39,8 @@ extension PipelineCommand {
         @ArgumentParser.Option(help: "How much to log on standard error: trace, debug, info, notice, warning, error or critical.")
         var logLevel: Logger.Level = .warning
 
+        @OptionGroup var sharding: ShardOptions
+
         func validate() throws {
             if json && quiet { throw ValidationError("--json and --quiet cannot be used together") }
         }
@@ -46,7 +48,9 @@ extension PipelineCommand {
         func run() async throws {
             let logger = makeLogger(level: logLevel)
             let pipeline = try loadPipeline(file)
-            let run = try exitingOnInvalidFile { () throws(PipelineFileError) in try pipeline.run(force: force) }
+            let shard = try sharding.resolve()
+            if let shard, !quiet, !json { printError("shard \(shard.shard) (\(shard.source))") }
+            let run = try exitingOnInvalidFile { () throws(PipelineFileError) in try pipeline.run(force: force, shard: shard?.shard) }
 
             let interruption = Interruption { signal in
                 printError("\(signal == SIGTERM ? "terminated" : "interrupted"): finishing the work in progress…")
@@ -55,7 +59,7 @@ extension PipelineCommand {
             defer { interruption.stop() }
 
             let output = RunOutput(mode: json ? .json : quiet ? .quiet : .progress, verbose: verbose, logger: logger, run: run)
-            var recorder = report != nil || trace != nil ? RunRecorder(definition: pipeline.definition) : nil
+            var recorder = report != nil || trace != nil ? RunRecorder(definition: pipeline.definition, shard: shard?.shard) : nil
             var summary: RunSummary?
             for await event in run {
                 output.handle(event)

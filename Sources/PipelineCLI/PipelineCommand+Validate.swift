@@ -11,9 +11,13 @@ extension PipelineCommand {
         @Argument(help: "The pipeline file (JSON).")
         var file: String
 
+        @OptionGroup var sharding: ShardOptions
+
         func run() throws {
             let pipeline = try loadPipeline(file)
-            let plan = try exitingOnInvalidFile { () throws(PipelineFileError) in try pipeline.plan() }
+            let shard = try sharding.resolve()
+            let plan = try exitingOnInvalidFile { () throws(PipelineFileError) in try pipeline.plan(shard: shard?.shard) }
+            if let shard { print("shard \(shard.shard) (\(shard.source)): \(plan.inputCount) of \(plan.totalInputCount) inputs") }
             for warning in plan.warnings { printError("warning: \(warning)") }
             let outputs = pipeline.definition.outputs.count
             print("\(file): valid: \(plan.inputCount) input\(plan.inputCount == 1 ? "" : "s"), "

@@ -18,6 +18,8 @@ public struct PlanExplanation: Sendable {
     }
 
     public let inputs: Int
+    /// The shard the plan keeps, where it came from, and the inputs of all shards together.
+    public let shard: (shard: Shard, source: String, totalInputs: Int)?
     public let sources: Int
     public let remoteInputs: Int
     /// Loader names and how many inputs each reads, among those whose header was read.
@@ -36,8 +38,9 @@ public struct PlanExplanation: Sendable {
     /// Headers are read for at most this many local inputs (all of them in smaller runs).
     public static let headerLimit = 2000
 
-    init(plan: RunPlan, sampleCount: Int = 5) {
+    init(plan: RunPlan, shardSource: String? = nil, sampleCount: Int = 5) {
         let definition = plan.definition
+        shard = plan.shard.map { ($0, shardSource ?? "given", plan.totalInputCount) }
         let decoder = ImageDecoder(settings: definition.decompress, outputs: definition.outputs)
         inputs = plan.inputCount
         sources = plan.items.count
@@ -85,6 +88,9 @@ public struct PlanExplanation: Sendable {
     /// The explanation as lines of text.
     public var text: String {
         var lines: [String] = []
+        if let shard {
+            lines.append("shard: \(shard.shard) (\(shard.source)): \(inputs) of \(shard.totalInputs) inputs")
+        }
         lines.append("inputs: \(inputs) (\(sources) distinct source\(sources == 1 ? "" : "s"), \(remoteInputs) remote)")
         if !formats.isEmpty {
             lines.append("formats (from headers): " + formats.sorted { $0.value > $1.value }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
@@ -111,7 +117,9 @@ public struct PlanExplanation: Sendable {
 
 extension Pipeline {
     /// Plans the run and reads headers (no pixels) to say what it would do.
-    public func explain() throws(PipelineFileError) -> PlanExplanation {
-        PlanExplanation(plan: try plan())
+    ///
+    /// - Parameter shardSource: how the shard was chosen (the command line, a scheduler's variables), to show.
+    public func explain(shard: Shard? = nil, shardSource: String? = nil) throws(PipelineFileError) -> PlanExplanation {
+        PlanExplanation(plan: try plan(shard: shard), shardSource: shardSource)
     }
 }

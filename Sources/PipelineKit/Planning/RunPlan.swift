@@ -28,7 +28,12 @@ public struct RunPlan: Sendable {
     }
 
     public let definition: PipelineDefinition
+    /// The sources this run makes: all of them, or this shard's.
     public let items: [Item]
+    /// The part of the inputs this run makes, or nil for all of them.
+    public let shard: Shard?
+    /// Listings in all shards together.
+    public let totalInputCount: Int
     /// Things worth telling the user that do not stop the run (a glob matching nothing).
     public let warnings: [String]
 
@@ -39,8 +44,12 @@ public struct RunPlan: Sendable {
     ///
     /// - Throws: `PipelineFileError` when a list file cannot be read, two outputs would write
     ///   one path, or an output would overwrite an input.
-    public init(_ definition: PipelineDefinition, fileName: String) throws(PipelineFileError) {
+    ///
+    /// With a `shard`, every input is still found and every output path checked (a clash
+    /// between two shards is a clash), and then only the shard's sources are kept.
+    public init(_ definition: PipelineDefinition, fileName: String, shard: Shard? = nil) throws(PipelineFileError) {
         self.definition = definition
+        self.shard = shard
         let enumeration = InputEnumerator(baseDirectory: definition.baseDirectory).enumerate(definition.inputs)
         warnings = enumeration.warnings
 
@@ -109,7 +118,24 @@ public struct RunPlan: Sendable {
             listingsBySource[key, default: []].append(Listing(input: input, targets: refusal == nil ? targets : [], refusal: refusal, sameAs: nil))
         }
         guard problems.isEmpty else { throw PipelineFileError(file: fileName, problems: problems) }
-        items = sourceOrder.compactMap { listingsBySource[$0].map { Item(listings: $0) } }
+        let all = sourceOrder.compactMap { key in listingsBySource[key].map { (key: key, item: Item(listings: $0)) } }
+        totalInputCount = all.reduce(0) { $0 + $1.item.listings.count }
+        let base = Self.realPath(definition.baseDirectory.path)
+        items = all.filter { shard?.contains(key: Self.shardKey($0.key, base: base)) ?? true }.map(\.item)
+    }
+
+    /// What decides a source's shard: its URL, or its real path relative to the pipeline file's
+    /// real folder when inside it, so that machines that mount the storage elsewhere agree.
+    static func shardKey(_ sourceKey: String, base: String) -> String {
+        guard sourceKey.hasPrefix("file:") else { return sourceKey }
+        let path = String(sourceKey.dropFirst(5))
+        return path.hasPrefix(base + "/") ? "file:" + path.dropFirst(base.count + 1) : sourceKey
+    }
+
+    private static func realPath(_ path: String) -> String {
+        guard let resolved = realpath(path, nil) else { return path }
+        defer { free(resolved) }
+        return String(cString: resolved)
     }
 
     /// What makes two listings one source: the URL as written, or the file's real path (so a

@@ -9,8 +9,12 @@ public struct RunRecorder: Sendable {
     private let definition: PipelineDefinition
     private let startedAt = Date()
 
-    public init(definition: PipelineDefinition) {
+    /// The shard the run made, for `pipeline merge-reports`.
+    private let shard: Shard?
+
+    public init(definition: PipelineDefinition, shard: Shard? = nil) {
         self.definition = definition
+        self.shard = shard
     }
 
     public mutating func record(_ event: PipelineEvent) {
@@ -63,7 +67,8 @@ public struct RunRecorder: Sendable {
             inputs: summary?.inputs ?? items.count, succeeded: summary?.succeeded ?? 0, failed: summary?.failed ?? 0,
             notRun: summary?.notRun ?? 0, outputsWritten: summary?.outputsWritten ?? 0,
             outputsUpToDate: summary?.outputsUpToDate ?? 0, cancelled: summary?.cancelled ?? false,
-            stages: stages, items: items)
+            stages: stages, items: items,
+            shard: shard.map { RunReport.ShardInfo(index: $0.index, count: $0.count) })
     }
 
     /// `report.json`: the report as pretty-printed JSON.

@@ -62,4 +62,12 @@ public struct RunReport: Sendable, Codable {
     public var cancelled: Bool
     public var stages: [StageTotals]
     public var items: [Item]
+    /// The shard this run made, when it made one (`pipeline run --shard`); merged reports have none.
+    public var shard: ShardInfo? = nil
+
+    /// Which part of a sharded run a report covers.
+    public struct ShardInfo: Sendable, Codable, Equatable {
+        public var index: Int
+        public var count: Int
+    }
 }

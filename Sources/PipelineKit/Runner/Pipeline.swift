@@ -31,9 +31,10 @@ public struct Pipeline: Sendable {
         self.fileName = fileName
     }
 
-    /// Finds the inputs and checks every output path, without running anything.
-    public func plan() throws(PipelineFileError) -> RunPlan {
-        try RunPlan(definition, fileName: fileName)
+    /// Finds the inputs and checks every output path, without running anything; with a
+    /// `shard`, keeps only that shard's inputs.
+    public func plan(shard: Shard? = nil) throws(PipelineFileError) -> RunPlan {
+        try RunPlan(definition, fileName: fileName, shard: shard)
     }
 
     /// Plans the run, then starts it. Events arrive as the run goes; cancelling the task that
@@ -48,11 +49,13 @@ public struct Pipeline: Sendable {
     ///   input lists; nothing has run then.
     ///   - force: make every output, even those an earlier run made from the same input and
     ///     settings (incremental runs skip those, unless the file says `"incremental": false`).
-    public func run(dataLoader: (any DataLoading)? = nil, cache: (any DataCaching)? = nil, force: Bool = false) throws(PipelineFileError) -> PipelineRun {
+    ///   - shard: make only this shard's inputs (see `Shard`).
+    public func run(dataLoader: (any DataLoading)? = nil, cache: (any DataCaching)? = nil, force: Bool = false,
+                    shard: Shard? = nil) throws(PipelineFileError) -> PipelineRun {
         let journal = definition.incremental
             ? OutputJournal(file: definition.cache.journalFile(pipeline: definition.name, baseDirectory: definition.baseDirectory))
             : nil
-        let plan = try plan()
+        let plan = try plan(shard: shard)
         // Before any work, like planning: remove what a killed run left half-written.
         TemporaryFileSweeper.sweep(plan)
         return PipelineRun(plan: plan, dataLoader: dataLoader ?? defaultDataLoader(), cache: cache ?? defaultCache(),

@@ -1,0 +1,26 @@
+import ArgumentParser
+import Foundation
+import PipelineKit
+
+/// `--shard` and `--shard-count`, shared by `run`, `validate` and `explain`: which part of the
+/// inputs this process makes when a scheduler spreads a run over machines.
+struct ShardOptions: ParsableArguments {
+    @ArgumentParser.Option(help: ArgumentHelp("Make only shard INDEX of COUNT (from 0): every input belongs to one shard, by its identity alone. Without it, the shard comes from the scheduler's variables (Kubernetes, Slurm, AWS Batch, Cloud Run), if any.", valueName: "INDEX/COUNT"))
+    var shard: String?
+
+    @ArgumentParser.Option(help: ArgumentHelp("The number of shards, where the scheduler does not say it (a Kubernetes Indexed Job's completions).", valueName: "count"))
+    var shardCount: Int?
+
+    /// The shard this process makes, and where it came from; nil for the whole run.
+    func resolve(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> Shard.Found? {
+        do throws(ShardError) {
+            if let shard {
+                return Shard.Found(shard: try Shard(parsing: shard), source: "--shard \(shard)")
+            }
+            return try Shard.fromScheduler(environment, countOverride: shardCount)
+        } catch {
+            printError("error: \(error.description)")
+            throw ExitCode.invalidInput
+        }
+    }
+}

@@ -1,0 +1,86 @@
+import Foundation
+
+/// Joins the reports of a sharded run's shards into one report, and says which shards are
+/// missing: what `pipeline merge-reports` does after a scheduler's array of tasks.
+public enum ReportMerger {
+    /// A set of reports that cannot be joined.
+    public struct MergeError: Error, Sendable, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// The joined report (no `shard`), and the shard indices of which no report was given.
+    ///
+    /// - Throws: when a report is not of a shard, the reports disagree on the pipeline or the
+    ///   shard count, two reports are of one shard, or one input is in two reports.
+    public static func merge(_ reports: [RunReport]) throws(MergeError) -> (report: RunReport, missingShards: [Int]) {
+        guard let first = reports.first else { throw MergeError(description: "no reports to merge") }
+        var seen: [Int: Int] = [:]
+        for (position, report) in reports.enumerated() {
+            guard let shard = report.shard else {
+                throw MergeError(description: "report \(position + 1) is not of a shard (run with --shard or under a scheduler)")
+            }
+            guard report.pipeline == first.pipeline else {
+                throw MergeError(description: "report \(position + 1) is of pipeline \"\(report.pipeline)\", not \"\(first.pipeline)\"")
+            }
+            guard shard.count == first.shard?.count else {
+                throw MergeError(description: "report \(position + 1) is shard \(shard.index)/\(shard.count), but the first is of \(first.shard?.count ?? 0) shards")
+            }
+            if let earlier = seen[shard.index] {
+                throw MergeError(description: "reports \(earlier + 1) and \(position + 1) are both of shard \(shard.index)/\(shard.count)")
+            }
+            seen[shard.index] = position
+        }
+        var owner: [String: Int] = [:]
+        for report in reports {
+            for item in report.items {
+                let index = report.shard?.index ?? 0
+                if let other = owner[item.input], other != index {
+                    throw MergeError(description: "the input \(item.input) is in shards \(other) and \(index): the reports are of different runs")
+                }
+                owner[item.input] = index
+            }
+        }
+        let count = first.shard?.count ?? 1
+        let missing = (0..<count).filter { seen[$0] == nil }
+
+        let start = reports.map(\.startedAt).min() ?? first.startedAt
+        let end = reports.map { $0.startedAt.addingTimeInterval($0.elapsedSeconds) }.max() ?? start
+        var stages: [Stage: RunReport.StageTotals] = [:]
+        var stageOrder: [Stage] = []
+        for report in reports {
+            for totals in report.stages {
+                if var merged = stages[totals.stage] {
+                    merged.concurrency = max(merged.concurrency, totals.concurrency)
+                    merged.operations += totals.operations
+                    merged.busySeconds += totals.busySeconds
+                    merged.waitSeconds += totals.waitSeconds
+                    stages[totals.stage] = merged
+                } else {
+                    stages[totals.stage] = totals
+                    stageOrder.append(totals.stage)
+                }
+            }
+        }
+        func sum(_ value: (RunReport) -> Int) -> Int { reports.reduce(0) { $0 + value($1) } }
+        let merged = RunReport(
+            pipeline: first.pipeline, version: first.version, startedAt: start, elapsedSeconds: end.timeIntervalSince(start),
+            inputs: sum(\.inputs), succeeded: sum(\.succeeded), failed: sum(\.failed), notRun: sum(\.notRun),
+            outputsWritten: sum(\.outputsWritten), outputsUpToDate: sum(\.outputsUpToDate),
+            cancelled: reports.contains(where: \.cancelled),
+            stages: stageOrder.compactMap { stages[$0] },
+            items: reports.flatMap(\.items).sorted { $0.input < $1.input })
+        return (merged, missing)
+    }
+
+    /// Reads a `report.json` (from a folder `ReportWriter` wrote, or the file itself).
+    public static func read(_ url: URL) throws -> RunReport {
+        var file = url
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory), isDirectory.boolValue {
+            file = url.appendingPathComponent(ReportWriter.jsonFileName)
+        }
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        return try decoder.decode(RunReport.self, from: Data(contentsOf: file))
+    }
+}
