@@ -90,7 +90,7 @@ public struct PipelineRun: AsyncSequence, Sendable {
 
     init(plan: RunPlan, dataLoader: any DataLoading, cache: (any DataCaching)?, journal: OutputJournal?, force: Bool) {
         let (events, continuation) = AsyncStream.makeStream(of: PipelineEvent.self, bufferingPolicy: .unbounded)
-        let manifest = plan.definition.manifest.map { ManifestWriter(settings: $0, definition: plan.definition) }
+        let manifest = plan.definition.manifest.map { ManifestWriter(settings: $0.forShard(plan.shard), definition: plan.definition) }
         let execution = RunExecution(plan: plan, dataLoader: dataLoader, cache: cache, journal: journal, force: force,
                                      emit: { event in
             var event = event

@@ -34,6 +34,16 @@ public struct ManifestSettings: Sendable, Equatable {
         self.file = file
         self.urlPrefix = urlPrefix
     }
+
+    /// The settings a shard writes with: its own file beside the manifest
+    /// (`manifest.shard-2-of-4.json`), since shards run apart and each knows only its inputs.
+    public func forShard(_ shard: Shard?) -> ManifestSettings {
+        guard let shard else { return self }
+        let stem = file.deletingPathExtension().lastPathComponent
+        let suffix = file.pathExtension.isEmpty ? "" : "." + file.pathExtension
+        let name = "\(stem).shard-\(shard.index)-of-\(shard.count)\(suffix)"
+        return ManifestSettings(file: file.deletingLastPathComponent().appendingPathComponent(name), urlPrefix: urlPrefix)
+    }
 }
 
 /// One variant made from every input: a chain of processors, an encoder and a path.
