@@ -35,12 +35,16 @@ public struct PlanExplanation: Sendable {
     /// inputs are remote.
     public let estimatedPeakDownloadBytes: Int64
 
+    /// The memory budget the environment sets (cgroup, RLIMIT_AS), or nil when none does.
+    public let memoryBudget: MemoryBudget?
+
     /// Headers are read for at most this many local inputs (all of them in smaller runs).
     public static let headerLimit = 2000
 
     init(plan: RunPlan, shardSource: String? = nil, sampleCount: Int = 5) {
         let definition = plan.definition
         shard = plan.shard.map { ($0, shardSource ?? "given", plan.totalInputCount) }
+        memoryBudget = MemoryBudget.detect()
         let decoder = ImageDecoder(settings: definition.decompress, outputs: definition.outputs)
         inputs = plan.inputCount
         sources = plan.items.count
@@ -111,6 +115,7 @@ public struct PlanExplanation: Sendable {
         var memory = "estimated peak image memory: \(megabytes(estimatedPeakImageBytes)) (in flight × largest decode and its outputs)"
         if estimatedPeakDownloadBytes > 0 { memory += ", plus up to \(megabytes(estimatedPeakDownloadBytes)) of downloads" }
         lines.append(memory)
+        lines.append("memory budget: " + (memoryBudget.map(\.description) ?? "none set (no cgroup memory limit, no RLIMIT_AS): the in-flight bound alone limits memory"))
         return lines.joined(separator: "\n")
     }
 }

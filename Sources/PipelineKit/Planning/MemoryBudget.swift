@@ -1,0 +1,93 @@
+import Foundation
+
+/// How much memory a run may use for images, and where that figure comes from: the user's
+/// `--max-memory`, the container's cgroup limit (v2 `memory.max`, v1 `memory.limit_in_bytes`),
+/// or the process's address-space limit (`RLIMIT_AS`, as `ulimit -v` sets it). Nil when none
+/// is set: then the in-flight window alone bounds memory.
+///
+/// The runner admits an input only while the estimates of the inputs in flight fit in the
+/// budget, and fails an input that could never fit; `pipeline explain` shows the budget.
+public struct MemoryBudget: Sendable, Equatable, CustomStringConvertible {
+    /// Bytes available for images (decoded pixels, their outputs and libvips' buffers), after
+    /// what the process already uses and a reserve for threads and libraries.
+    public let bytes: Int64
+    /// The limit as found, before the process's own use and the reserve are taken off.
+    public let limit: Int64
+    /// `--max-memory`, `cgroup v2 memory.max (/sys/fs/cgroup/…)`, `RLIMIT_AS`, …
+    public let source: String
+
+    public init(bytes: Int64, limit: Int64, source: String) {
+        self.bytes = bytes
+        self.limit = limit
+        self.source = source
+    }
+
+    public var description: String {
+        "\(Self.megabytes(bytes)) for images of a \(Self.megabytes(limit)) limit (\(source))"
+    }
+
+    /// What libvips, the Swift runtime, the stage queues' threads and the encoders need beside
+    /// the images: measured as the resident size of a run of small images, rounded up.
+    public static let reserve: Int64 = 96 << 20
+
+    /// The budget the environment sets, the strictest when several do; `explicit` (bytes) wins.
+    public static func detect(explicit: Int64? = nil) -> MemoryBudget? {
+        if let explicit {
+            return MemoryBudget(bytes: max(0, explicit - residentBytes() - reserve), limit: explicit, source: "--max-memory")
+        }
+        var found: [MemoryBudget] = []
+        if let (limit, path) = cgroupLimit() {
+            found.append(MemoryBudget(bytes: max(0, limit - residentBytes() - reserve), limit: limit, source: path))
+        }
+        var limits = rlimit()
+        if getrlimit(Int32(RLIMIT_AS.rawValue), &limits) == 0, limits.rlim_cur != rlim_t.max {
+            // Address space, not resident memory: what is mapped already (libraries, thread
+            // stacks, malloc arenas) counts, so it is taken off as it stands.
+            let limit = Int64(clamping: limits.rlim_cur)
+            found.append(MemoryBudget(bytes: max(0, limit - virtualBytes() - reserve), limit: limit, source: "RLIMIT_AS (ulimit -v)"))
+        }
+        return found.min { $0.bytes < $1.bytes }
+    }
+
+    /// The cgroup memory limit of this process, and the file it was read from.
+    static func cgroupLimit(root: String = "/sys/fs/cgroup", selfCgroup: String = "/proc/self/cgroup") -> (Int64, String)? {
+        // cgroup v2: "0::/path" names this process's group under the unified hierarchy.
+        if let membership = try? String(contentsOfFile: selfCgroup, encoding: .utf8) {
+            for line in membership.split(separator: "\n") where line.hasPrefix("0::") {
+                let group = String(line.dropFirst(3))
+                var folder = root + (group == "/" ? "" : group)
+                // The nearest limit up the tree applies.
+                while folder.hasPrefix(root) {
+                    if let limit = readLimit(folder + "/memory.max") { return (limit, "cgroup v2 memory.max (\(folder)/memory.max)") }
+                    guard folder != root else { break }
+                    folder = (folder as NSString).deletingLastPathComponent
+                }
+            }
+        }
+        if let limit = readLimit(root + "/memory/memory.limit_in_bytes"), limit < Int64(1) << 60 {
+            return (limit, "cgroup v1 memory.limit_in_bytes (\(root)/memory/memory.limit_in_bytes)")
+        }
+        return nil
+    }
+
+    private static func readLimit(_ path: String) -> Int64? {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return nil }
+        let value = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        return value == "max" ? nil : Int64(value)
+    }
+
+    /// Resident and virtual size of this process now, from /proc/self/statm.
+    static func residentBytes() -> Int64 { statm(field: 1) }
+    static func virtualBytes() -> Int64 { statm(field: 0) }
+
+    private static func statm(field: Int) -> Int64 {
+        guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
+        let fields = text.split(separator: " ")
+        guard fields.count > field, let pages = Int64(fields[field]) else { return 0 }
+        return pages * Int64(sysconf(Int32(_SC_PAGESIZE)))
+    }
+
+    static func megabytes(_ bytes: Int64) -> String {
+        String(format: "%.0f MB", Double(bytes) / 1_000_000)
+    }
+}

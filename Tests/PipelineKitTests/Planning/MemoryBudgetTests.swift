@@ -1,0 +1,44 @@
+import Foundation
+import Testing
+@testable import PipelineKit
+
+@Suite struct MemoryBudgetTests {
+    @Test func theNearestCgroupV2LimitUpTheTreeApplies() throws {
+        let directory = try TemporaryDirectory()
+        try directory.write(Data("0::/kubepods/pod1/container\n".utf8), to: "self-cgroup")
+        try directory.write(Data("max\n".utf8), to: "cg/kubepods/pod1/container/memory.max")
+        try directory.write(Data("629145600\n".utf8), to: "cg/kubepods/pod1/memory.max")
+        let found = MemoryBudget.cgroupLimit(root: directory.path + "/cg", selfCgroup: directory.path + "/self-cgroup")
+        #expect(found?.0 == 629_145_600)
+        #expect(found?.1.contains("kubepods/pod1/memory.max") == true)
+    }
+
+    @Test func cgroupV1AndNoLimitAtAll() throws {
+        let directory = try TemporaryDirectory()
+        try directory.write(Data("1073741824\n".utf8), to: "cg/memory/memory.limit_in_bytes")
+        #expect(MemoryBudget.cgroupLimit(root: directory.path + "/cg", selfCgroup: directory.path + "/none")?.0 == 1_073_741_824)
+        // v1 reports "no limit" as a huge number
+        try directory.write(Data("9223372036854771712\n".utf8), to: "cg/memory/memory.limit_in_bytes")
+        #expect(MemoryBudget.cgroupLimit(root: directory.path + "/cg", selfCgroup: directory.path + "/none") == nil)
+    }
+
+    @Test func anExplicitLimitWinsAndLeavesRoomForTheProcess() {
+        let budget = MemoryBudget.detect(explicit: 600_000_000)
+        #expect(budget?.source == "--max-memory" && budget?.limit == 600_000_000)
+        #expect((budget?.bytes ?? .max) < 600_000_000 - MemoryBudget.reserve)
+    }
+
+    @Test func explainShowsTheBudgetAndWhereItCameFrom() throws {
+        // A child process under `ulimit -v` (RLIMIT_AS), as a container or a shell would set it
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/bash")
+        let readme = CommandRunner.repositoryRoot.appendingPathComponent("Pipelines/thumbnails.json").path
+        process.arguments = ["-c", "ulimit -v 2000000 && exec \"$0\" explain \"$1\"", CommandRunner.executable.path, readme]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(text.contains("memory budget: ") && text.contains("of a 2048 MB limit (RLIMIT_AS (ulimit -v))"), "\(text)")
+    }
+}
