@@ -80,6 +80,10 @@ public struct RunPlan: Sendable {
                 continue
             }
             if refusal == nil {
+                // Paths that may meet once sizes are known differ only in digits: each output is
+                // compared with the earlier ones of the same skeleton, so planning costs time in
+                // proportion to the outputs (all with all grew with their square).
+                var bySkeleton: [String: (all: [Int], unknown: [Int])] = [:]
                 for (index, target) in targets.enumerated() {
                     let output = definition.outputs[index]
                     let place = "outputs[\(index)].path"
@@ -97,13 +101,22 @@ public struct RunPlan: Sendable {
                             "output \"\(output.name)\" of \(input.displayName) would overwrite the input \(target.plannedPath)"))
                     }
                     // A size not known yet may turn out to be the one that makes the paths meet.
-                    for (earlier, other) in targets[..<index].enumerated()
-                    where other.plannedPath != target.plannedPath && (target.pattern.hasUnknowns || other.pattern.hasUnknowns)
-                        && target.pattern.canMatch(other.pattern) {
-                        problems.append(.init(path: place, location: output.pathLocation, message:
-                            "outputs \"\(definition.outputs[earlier].name)\" and \"\(output.name)\" of \(input.displayName) could both write "
-                                + "\(target.plannedPath) and \(other.plannedPath): their steps do not fix the sizes that tell them apart"))
+                    let skeleton = target.pattern.skeleton
+                    do {
+                        // Scoped: the group's arrays must have one owner again when appended to.
+                        let group = bySkeleton[skeleton] ?? ([], [])
+                        let candidates = target.pattern.hasUnknowns ? group.all : group.unknown
+                        WorkCounter.add(.plannedPathPairs, 1 + candidates.count)
+                        for earlier in candidates {
+                            let other = targets[earlier]
+                            guard other.plannedPath != target.plannedPath, target.pattern.canMatch(other.pattern) else { continue }
+                            problems.append(.init(path: place, location: output.pathLocation, message:
+                                "outputs \"\(definition.outputs[earlier].name)\" and \"\(output.name)\" of \(input.displayName) could both write "
+                                    + "\(target.plannedPath) and \(other.plannedPath): their steps do not fix the sizes that tell them apart"))
+                        }
                     }
+                    bySkeleton[skeleton, default: ([], [])].all.append(index)
+                    if target.pattern.hasUnknowns { bySkeleton[skeleton, default: ([], [])].unknown.append(index) }
                 }
             }
             listingsBySource[key, default: []].append(Listing(input: input, targets: refusal == nil ? targets : [], refusal: refusal, sameAs: nil))

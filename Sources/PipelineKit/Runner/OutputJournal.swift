@@ -29,10 +29,12 @@ final class OutputJournal: Sendable {
     }
 
     let file: URL
+    private let fingerprints: Fingerprints
     private let state: Locked<(records: [String: Record], lines: Int, descriptor: Int32)>
 
-    init(file: URL) {
+    init(file: URL, definition: PipelineDefinition) {
         self.file = file
+        fingerprints = Fingerprints(definition: definition)
         var records: [String: Record] = [:]
         var lines = 0
         if let data = FileManager.default.contents(atPath: file.path) {
@@ -100,18 +102,39 @@ final class OutputJournal: Sendable {
         return (Int64(info.st_size), "\(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec)")
     }
 
-    /// The fingerprint of one output made from an input at `version`: everything that changes
-    /// its pixels or bytes. The decode settings and every output's first step are included,
-    /// since together they set the scale the input is decoded at.
-    static func fingerprint(version: String, output: OutputDefinition, definition: PipelineDefinition) -> String {
-        let decode = definition.decompress
-        let parts = [
-            "pipeline \(PipelineKitInfo.version)", version,
-            "decode autorotate=\(decode.autorotate) failOn=\(decode.failOn.rawValue) fast=\(decode.fastShrinkOnLoad)",
-            "first steps " + definition.outputs.map { $0.steps.first?.identifier ?? "-" }.joined(separator: ";"),
-            "steps " + output.steps.map(\.identifier).joined(separator: ";"),
-            "encoder " + output.encoder.vipsSuffix + " background=\(output.encoder.background)",
-        ]
-        return String(format: "%016llx", DiskCache.fnv1a(Data(parts.joined(separator: "\n").utf8)))
+    /// The fingerprint of the output at `index` in the definition made from an input at
+    /// `version`: everything that changes its pixels or bytes.
+    func fingerprint(version: String, output index: Int) -> String {
+        fingerprints.fingerprint(version: version, output: index)
+    }
+
+    /// What the fingerprints of a run's outputs are made of, worked out once per run: the parts
+    /// every output shares, and each output's own. Per input, only the input's version is added,
+    /// so fingerprinting an input's outputs costs time in proportion to their number (folding
+    /// every output's first step into each fingerprint made it grow with the square).
+    struct Fingerprints: Sendable {
+        /// The tool's version, the decode settings and a digest of every output's first step,
+        /// which together set the scale inputs are decoded at.
+        private let shared: String
+        /// Each output's steps and encoder options, in the order of the definition's outputs.
+        private let outputs: [String]
+
+        init(definition: PipelineDefinition) {
+            let decode = definition.decompress
+            let firstSteps = Data(definition.outputs.map { $0.steps.first?.identifier ?? "-" }.joined(separator: ";").utf8)
+            WorkCounter.add(.fingerprintBytes, firstSteps.count)
+            shared = "decode autorotate=\(decode.autorotate) failOn=\(decode.failOn.rawValue) fast=\(decode.fastShrinkOnLoad)\n"
+                + "first steps " + String(format: "%016llx", DiskCache.fnv1a(firstSteps))
+            outputs = definition.outputs.map { output in
+                "steps " + output.steps.map(\.identifier).joined(separator: ";") + "\n"
+                    + "encoder " + output.encoder.vipsSuffix + " background=\(output.encoder.background)"
+            }
+        }
+
+        func fingerprint(version: String, output index: Int) -> String {
+            let text = Data(["pipeline \(PipelineKitInfo.version)", version, shared, outputs[index]].joined(separator: "\n").utf8)
+            WorkCounter.add(.fingerprintBytes, text.count)
+            return String(format: "%016llx", DiskCache.fnv1a(text))
+        }
     }
 }

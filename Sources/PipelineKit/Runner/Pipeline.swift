@@ -50,7 +50,8 @@ public struct Pipeline: Sendable {
     ///     settings (incremental runs skip those, unless the file says `"incremental": false`).
     public func run(dataLoader: (any DataLoading)? = nil, cache: (any DataCaching)? = nil, force: Bool = false) throws(PipelineFileError) -> PipelineRun {
         let journal = definition.incremental
-            ? OutputJournal(file: definition.cache.journalFile(pipeline: definition.name, baseDirectory: definition.baseDirectory))
+            ? OutputJournal(file: definition.cache.journalFile(pipeline: definition.name, baseDirectory: definition.baseDirectory),
+                            definition: definition)
             : nil
         let plan = try plan()
         // Before any work, like planning: remove what a killed run left half-written.
