@@ -29,8 +29,9 @@ public struct RunPlan: Sendable {
 
     public let definition: PipelineDefinition
     public let items: [Item]
-    /// Things worth telling the user that do not stop the run (a glob matching nothing).
-    public let warnings: [String]
+    /// Things worth telling the user that do not stop the run (a glob matching nothing, a
+    /// damaged journal, a cache folder that cannot be written).
+    public private(set) var warnings: [String]
 
     /// The number of listings: what a user counts as inputs.
     public var inputCount: Int { items.reduce(0) { $0 + $1.listings.count } }
@@ -123,6 +124,13 @@ public struct RunPlan: Sendable {
         }
         guard problems.isEmpty else { throw PipelineFileError(file: fileName, problems: problems) }
         items = sourceOrder.compactMap { listingsBySource[$0].map { Item(listings: $0) } }
+    }
+
+    /// This plan with `more` warnings, said when the run starts.
+    func adding(warnings more: [String]) -> RunPlan {
+        var plan = self
+        plan.warnings += more
+        return plan
     }
 
     /// What makes two listings one source: the URL as written, or the file's real path (so a

@@ -53,7 +53,8 @@ public struct Pipeline: Sendable {
             ? OutputJournal(file: definition.cache.journalFile(pipeline: definition.name, baseDirectory: definition.baseDirectory),
                             definition: definition)
             : nil
-        let plan = try plan()
+        var plan = try plan()
+        plan = plan.adding(warnings: journal?.warnings ?? [])
         // Before any work, like planning: remove what a killed run left half-written.
         TemporaryFileSweeper.sweep(plan)
         return PipelineRun(plan: plan, dataLoader: dataLoader ?? defaultDataLoader(), cache: cache ?? defaultCache(),
