@@ -114,3 +114,42 @@ import StandardProcessors
         #expect(!third.standardError.contains("warning"), "\(third.standardError)")
     }
 }
+
+/// A cache folder (which holds the journal) that cannot be written is said once per run.
+@Suite(.enabled(if: TemporaryMount.isSupported, "mounting a tmpfs needs root or CAP_SYS_ADMIN"))
+struct UnwritableCacheFolderTests {
+    let journal = JournalTests()
+
+    @Test func aReadOnlyCacheFolderIsAWarningNamingItAndTheReason() throws {
+        // Given a pipeline whose cache folder is on a read-only file system
+        let readOnly = try TemporaryMount(size: "64k", readOnly: true)
+        let directory = try TemporaryDirectory()
+        try journal.writeInputs(directory, prefix: "p", count: 2)
+        let file = try journal.writePipeline(directory, cache: readOnly.path + "/cache")
+        // When it runs, even at the most verbose log level
+        let result = try CommandRunner.run(["run", "--log-level", "trace", file])
+        // Then the run succeeds, and one warning names the folder and the reason
+        #expect(result.status == 0, "\(result.standardError)")
+        let warnings = result.standardError.split(separator: "\n").filter { $0.hasPrefix("warning: cannot write in the cache folder") }
+        #expect(warnings == ["warning: cannot write in the cache folder \(readOnly.path)/cache: Read-only file system: "
+                             + "outputs made are not recorded, so the next run makes them again"], "\(result.standardError)")
+    }
+
+    @Test func aFullCacheFolderIsAWarningNamingItAndTheReason() throws {
+        // Given a pipeline whose cache folder is on a file system with no space left
+        let full = try TemporaryMount(size: "64k")
+        let filler = open(full.path + "/filler", O_WRONLY | O_CREAT, 0o644)
+        let block = [UInt8](repeating: 1, count: 4096)
+        while write(filler, block, block.count) > 0 {}
+        close(filler)
+        let directory = try TemporaryDirectory()
+        try journal.writeInputs(directory, prefix: "p", count: 2)
+        let file = try journal.writePipeline(directory, cache: full.path)
+        // When it runs
+        let result = try CommandRunner.run(["run", file])
+        // Then the run succeeds, and one warning names the folder and the reason
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.standardError.contains("warning: cannot write in the cache folder \(full.path): No space left on device"),
+                "\(result.standardError)")
+    }
+}
