@@ -59,6 +59,7 @@ public struct RunPlan: Sendable {
         var listingsBySource: [String: [Listing]] = [:]
         var sourceOrder: [String] = []
         let fixedSizes = definition.outputs.map { $0.fixedSize(keepingAnimation: definition.decompress.animation == .keep) }
+        var folders = FolderCheck()
         for input in enumeration.files {
             let key = Self.sourceKey(input)
             var targets: [OutputTarget] = []
@@ -96,6 +97,11 @@ public struct RunPlan: Sendable {
                             "output \"\(output.name)\" of \(input.displayName) and output \"\(writer.output)\" of \(writer.input) would both write \(target.plannedPath)"))
                     } else {
                         writers[target.plannedPath] = (input.displayName, output.name)
+                    }
+                    // Found now, not after every input was decoded: a file where a folder must be.
+                    if let file = folders.fileInTheWay(of: target.plannedPath) {
+                        problems.append(.init(path: place, location: output.pathLocation, message:
+                            "output \"\(output.name)\" of \(input.displayName) would write \(target.plannedPath), but \(file) is a file, not a folder"))
                     }
                     if inputPaths.contains(target.plannedPath) {
                         problems.append(.init(path: place, location: output.pathLocation, message:
@@ -143,6 +149,38 @@ public struct RunPlan: Sendable {
     }
 }
 
+/// Finds files standing where output folders must be, looking at each folder once, and naming
+/// each such file once.
+private struct FolderCheck {
+    /// Each folder looked at, and the file in its way (nil when none).
+    private var seen: [String: String?] = [:]
+    private var named: Set<String> = []
+
+    /// The file (not a folder) at `path`'s folder or one of its ancestors, unless named before.
+    mutating func fileInTheWay(of path: String) -> String? {
+        let folder = (path as NSString).deletingLastPathComponent
+        guard let file = blocking(folder), named.insert(file).inserted else { return nil }
+        return file
+    }
+
+    private mutating func blocking(_ folder: String) -> String? {
+        if let known = seen[folder] { return known }
+        var info = stat()
+        let found: String?
+        if stat(folder, &info) == 0 {
+            // An existing folder (through symbolic links, as writing follows them) ends the walk.
+            found = info.st_mode & S_IFMT == S_IFDIR ? nil : folder
+        } else if errno == ENOTDIR {
+            let parent = (folder as NSString).deletingLastPathComponent
+            found = parent == folder ? nil : blocking(parent)
+        } else {
+            found = nil
+        }
+        seen[folder] = found
+        return found
+    }
+}
+
 /// Where one output of one input goes.
 public struct OutputTarget: Sendable {
     public let outputName: String
@@ -170,6 +208,7 @@ public struct OutputTarget: Sendable {
         self.values = values
         root = Self.absolute(output.path.authoredFolder, base: baseDirectory)
         plannedPath = try Self.place(template.resolve(values), root: root, base: baseDirectory)
+        try Self.checkLengths(of: plannedPath, root: root)
         let unknown = String(PathPattern.number)
         if fixedSize.width == nil, template.placeholders.contains(.width) { values[.width] = unknown }
         if fixedSize.height == nil, template.placeholders.contains(.height) { values[.height] = unknown }
@@ -184,6 +223,26 @@ public struct OutputTarget: Sendable {
         filled[.width] = String(width)
         filled[.height] = String(height)
         return try Self.place(template.resolve(filled), root: root, base: baseDirectory)
+    }
+
+    /// The longest name a folder or file may have, and the longest path, in bytes (Linux's
+    /// NAME_MAX and PATH_MAX; most file systems take no more).
+    static let maxNameBytes = 255
+    static let maxPathBytes = 4095
+
+    /// Refuses a path the file system would refuse at the rename, after the decode and encode:
+    /// a name below the output folder longer than 255 bytes, or a path longer than 4095. An
+    /// unknown `{width}` or `{height}` counts as one digit.
+    private static func checkLengths(of path: String, root: String) throws(PathTemplate.Failure) {
+        let shortest = path.replacingOccurrences(of: "{width}", with: "0").replacingOccurrences(of: "{height}", with: "0")
+        if shortest.utf8.count > maxPathBytes {
+            throw PathTemplate.Failure(message: "the path \(path) would be \(shortest.utf8.count) bytes long: "
+                                       + "more than the \(maxPathBytes) a path may have")
+        }
+        for name in shortest.dropFirst(root.count).split(separator: "/") where name.utf8.count > maxNameBytes {
+            throw PathTemplate.Failure(message: "the name \"\(name)\" in \(path) would be \(name.utf8.count) bytes long: "
+                                       + "more than the \(maxNameBytes) a file or folder name may have")
+        }
     }
 
     private static func place(_ resolved: String, root: String, base: URL) throws(PathTemplate.Failure) -> String {
