@@ -6,16 +6,44 @@ extension PipelineDefinition {
     /// - Throws: `PipelineFileError` listing every problem, each with its JSON path, line and column.
     public init(contentsOf url: URL, processors: ProcessorRegistry, displayName: String? = nil) throws(PipelineFileError) {
         let fileName = displayName ?? url.path
-        let text: String
+        let data: Data
         do {
-            text = try String(contentsOf: url, encoding: .utf8)
+            data = try Data(contentsOf: url)
         } catch {
-            let reason = (error as NSError).localizedFailureReason ?? "it does not exist or is not readable UTF-8 text"
+            let reason = (error as NSError).localizedFailureReason ?? "it does not exist or is not readable"
             throw PipelineFileError(file: fileName, problems: [
                 .init(path: "", location: nil, message: "cannot read the pipeline file: \(reason)"),
             ])
         }
+        let text = try Self.utf8Text(data, fileName: fileName)
         try self.init(json: text, baseDirectory: url.deletingLastPathComponent(), processors: processors, fileName: fileName)
+    }
+
+    /// The file's bytes as text; when they are not UTF-8, an error naming the first bad byte by
+    /// its offset, line and column (counted as the JSON parser counts them: characters).
+    static func utf8Text(_ data: Data, fileName: String) throws(PipelineFileError) -> String {
+        var parser = Unicode.UTF8.ForwardParser()
+        var bytes = data.makeIterator()
+        var offset = 0
+        while true {
+            switch parser.parseScalar(from: &bytes) {
+            case .valid(let scalar):
+                offset += scalar.count
+                continue
+            case .emptyInput:
+                return String(decoding: data, as: UTF8.self)
+            case .error:
+                let before = data.prefix(offset)
+                let lineStart = before.lastIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? before.startIndex
+                let line = before.count { $0 == UInt8(ascii: "\n") } + 1
+                let column = String(decoding: before[lineStart...], as: UTF8.self).count + 1
+                let byte = String(format: "0x%02X", data[data.startIndex + offset])
+                throw PipelineFileError(file: fileName, problems: [
+                    .init(path: "", location: SourceLocation(line: line, column: column), message:
+                        "the file is not UTF-8 text: the byte \(byte) at offset \(offset) (line \(line), column \(column)) does not begin a valid UTF-8 character"),
+                ])
+            }
+        }
     }
 
     /// Checks a pipeline held in a string; relative paths resolve against `baseDirectory`.
