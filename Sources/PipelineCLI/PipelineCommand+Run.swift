@@ -73,7 +73,7 @@ extension PipelineCommand {
                 do {
                     try await ReportWriter.write(recorder.report, to: URL(fileURLWithPath: report), inputDirectory: inputDirectory)
                 } catch {
-                    printError("cannot write the report to \(report): \(error)")
+                    printError("cannot write the report to \(report): \(error)".escapingControlCharacters)
                     throw ExitCode.failure
                 }
             }
@@ -81,7 +81,7 @@ extension PipelineCommand {
                 do {
                     try recorder.traceJSON().write(to: URL(fileURLWithPath: trace), options: .atomic)
                 } catch {
-                    printError("cannot write the trace to \(trace): \(error)")
+                    printError("cannot write the trace to \(trace): \(error)".escapingControlCharacters)
                     throw ExitCode.failure
                 }
             }

@@ -14,14 +14,14 @@ extension PipelineCommand {
         func run() throws {
             let pipeline = try loadPipeline(file)
             let plan = try exitingOnInvalidFile { () throws(PipelineFileError) in try pipeline.plan() }
-            for warning in plan.warnings { printError("warning: \(warning)") }
+            for warning in plan.warnings { printError("warning: \(warning)".escapingControlCharacters) }
             // Inputs a run would refuse (a name too long, a path leaving its folder): the file is
             // valid, but these inputs would fail.
             for listing in plan.items.flatMap(\.listings) {
-                if let refusal = listing.refusal { printError("\(listing.input.displayName): \(refusal)") }
+                if let refusal = listing.refusal { printError("\(listing.input.displayName): \(refusal)".escapingControlCharacters) }
             }
             let outputs = pipeline.definition.outputs.count
-            print("\(file): valid: \(plan.inputCount) input\(plan.inputCount == 1 ? "" : "s"), "
+            print("\(file.escapingControlCharacters): valid: \(plan.inputCount) input\(plan.inputCount == 1 ? "" : "s"), "
                 + "\(outputs) output\(outputs == 1 ? "" : "s") each")
         }
     }

@@ -101,7 +101,10 @@ func exitingOnInvalidFile<Result>(_ body: () throws(PipelineFileError) -> Result
     do {
         return try body()
     } catch {
-        printError(error.description)
+        // One line per problem, whatever names in it hold.
+        for problem in error.problems {
+            printError(PipelineFileError(file: error.file, problems: [problem]).description.escapingControlCharacters)
+        }
         throw ExitCode.invalidInput
     }
 }
