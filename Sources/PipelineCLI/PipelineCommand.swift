@@ -19,6 +19,9 @@ public enum PipelineCLI {
 
     /// `main(processors:)` with explicit arguments (without the program name).
     public static func main(processors: ProcessorRegistry, arguments: [String]) async -> Never {
+        // As servers do: many systems start processes with a soft limit of open files far below
+        // the hard one, and a run holds a few per image in flight.
+        OpenFileLimit.raiseToHardLimit()
         if let conflict = processors.conflicts.first {
             printError("error: \(conflict)")
             Foundation.exit(ExitCode.invalidInput.rawValue)

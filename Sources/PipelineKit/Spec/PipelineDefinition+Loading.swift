@@ -10,7 +10,9 @@ extension PipelineDefinition {
         do {
             data = try Data(contentsOf: url)
         } catch {
-            let reason = (error as NSError).localizedFailureReason ?? "it does not exist or is not readable"
+            // Foundation says a file it could not open for want of a descriptor "doesn't exist".
+            let reason = OpenFileLimit.isReached ? OpenFileLimit.reason
+                : (error as NSError).localizedFailureReason ?? "it does not exist or is not readable"
             throw PipelineFileError(file: fileName, problems: [
                 .init(path: "", location: nil, message: "cannot read the pipeline file: \(reason)"),
             ])
