@@ -18,7 +18,7 @@ extension PipelineCommand {
             func run() throws {
                 let cache = try diskCache(of: file)
                 let statistics = cache.statistics()
-                print("cache: \(cache.directory.path)")
+                print("cache: \(cache.directory.path.escapingControlCharacters)")
                 print("entries: \(statistics.entries)")
                 print("size: \(statistics.bytes) bytes (limit \(cache.maxSize))")
             }
@@ -34,7 +34,7 @@ extension PipelineCommand {
                 let cache = try diskCache(of: file)
                 let before = cache.statistics()
                 cache.clear()
-                print("removed \(before.entries) entries (\(before.bytes) bytes) from \(cache.directory.path)")
+                print("removed \(before.entries) entries (\(before.bytes) bytes) from \(cache.directory.path.escapingControlCharacters)")
             }
         }
     }

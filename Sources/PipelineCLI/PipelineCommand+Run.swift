@@ -48,15 +48,21 @@ extension PipelineCommand {
         func run() async throws {
             let logger = makeLogger(level: logLevel)
             let pipeline = try loadPipeline(file)
+            Self.warnAboutOpenFileLimit(inFlight: pipeline.definition.inFlight)
             let shard = try sharding.resolve()
             if let shard, !quiet, !json { printError("shard \(shard.shard) (\(shard.source))") }
-            let run = try exitingOnInvalidFile { () throws(PipelineFileError) in try pipeline.run(force: force, shard: shard?.shard) }
 
+            // Signal handling first: libdispatch opens its descriptors now, not once the run has
+            // taken every one the limit allows (it stopped the process then).
+            let started = Locked<PipelineRun?>(nil)
             let interruption = Interruption { signal in
                 printError("\(signal == SIGTERM ? "terminated" : "interrupted"): finishing the work in progress…")
-                run.cancel()
+                started.withLock { $0 }?.cancel()
             }
             defer { interruption.stop() }
+            let run = try exitingOnInvalidFile { () throws(PipelineFileError) in try pipeline.run(force: force, shard: shard?.shard) }
+            started.withLock { $0 = run }
+            if interruption.received != nil { run.cancel() }
 
             let output = RunOutput(mode: json ? .json : quiet ? .quiet : .progress, verbose: verbose, logger: logger, run: run)
             var recorder = report != nil || trace != nil ? RunRecorder(definition: pipeline.definition, shard: shard?.shard) : nil
@@ -81,7 +87,7 @@ extension PipelineCommand {
                 do {
                     try await ReportWriter.write(recorder.report, to: URL(fileURLWithPath: report), inputDirectory: inputDirectory)
                 } catch {
-                    printError("cannot write the report to \(report): \(error)")
+                    printError("cannot write the report to \(report): \(error)".escapingControlCharacters)
                     throw ExitCode.failure
                 }
             }
@@ -89,10 +95,19 @@ extension PipelineCommand {
                 do {
                     try recorder.traceJSON().write(to: URL(fileURLWithPath: trace), options: .atomic)
                 } catch {
-                    printError("cannot write the trace to \(trace): \(error)")
+                    printError("cannot write the trace to \(trace): \(error)".escapingControlCharacters)
                     throw ExitCode.failure
                 }
             }
+        }
+
+        /// Says when the open-file limit (after raising it to the hard limit) is below what a run
+        /// may need: a few descriptors of its own, and up to four per input in flight.
+        static func warnAboutOpenFileLimit(inFlight: Int) {
+            let needed = 24 + 4 * inFlight
+            guard let limit = OpenFileLimit.current, limit < needed else { return }
+            printError("warning: this process may have only \(limit) files open at once (ulimit -n), and a run with inFlight \(inFlight) "
+                       + "may need about \(needed): inputs that find none free fail with \"too many open files\"")
         }
 
         static func describe(_ summary: RunSummary) -> String {

@@ -18,9 +18,14 @@ extension PipelineCommand {
             let shard = try sharding.resolve()
             let plan = try exitingOnInvalidFile { () throws(PipelineFileError) in try pipeline.plan(shard: shard?.shard) }
             if let shard { print("shard \(shard.shard) (\(shard.source)): \(plan.inputCount) of \(plan.totalInputCount) inputs") }
-            for warning in plan.warnings { printError("warning: \(warning)") }
+            for warning in plan.warnings { printError("warning: \(warning)".escapingControlCharacters) }
+            // Inputs a run would refuse (a name too long, a path leaving its folder): the file is
+            // valid, but these inputs would fail.
+            for listing in plan.items.flatMap(\.listings) {
+                if let refusal = listing.refusal { printError("\(listing.input.displayName): \(refusal)".escapingControlCharacters) }
+            }
             let outputs = pipeline.definition.outputs.count
-            print("\(file): valid: \(plan.inputCount) input\(plan.inputCount == 1 ? "" : "s"), "
+            print("\(file.escapingControlCharacters): valid: \(plan.inputCount) input\(plan.inputCount == 1 ? "" : "s"), "
                 + "\(outputs) output\(outputs == 1 ? "" : "s") each")
         }
     }

@@ -22,6 +22,9 @@ public enum PipelineCLI {
     public static func main(processors: ProcessorRegistry, arguments: [String]) async -> Never {
         // Before the run's threads exist, so that none of them gets a malloc arena of its own.
         Vips.limitMallocArenas()
+        // As servers do: many systems start processes with a soft limit of open files far below
+        // the hard one, and a run holds a few per image in flight.
+        OpenFileLimit.raiseToHardLimit()
         if let conflict = processors.conflicts.first {
             printError("error: \(conflict)")
             Foundation.exit(ExitCode.invalidInput.rawValue)
@@ -104,7 +107,10 @@ func exitingOnInvalidFile<Result>(_ body: () throws(PipelineFileError) -> Result
     do {
         return try body()
     } catch {
-        printError(error.description)
+        // One line per problem, whatever names in it hold.
+        for problem in error.problems {
+            printError(PipelineFileError(file: error.file, problems: [problem]).description.escapingControlCharacters)
+        }
         throw ExitCode.invalidInput
     }
 }

@@ -30,16 +30,16 @@ final class RunOutput {
         switch event {
         case .started(let inputs, let outputs, let warnings):
             // Warnings and failures are printed once, plainly; the logger carries diagnostics only.
-            for warning in warnings { printError("warning: \(warning)") }
+            for warning in warnings { printError("warning: \(warning)".escapingControlCharacters) }
             logger.info("run started", metadata: ["inputs": "\(inputs)", "outputsPerInput": "\(outputs)"])
             progress?.start(total: inputs)
             json(["event": "runStarted", "inputs": inputs, "outputsPerInput": outputs, "warnings": warnings])
         case .itemStarted(let input):
-            logger.debug("item started", metadata: ["input": "\(input.displayName)"])
+            logger.debug("item started", metadata: ["input": "\(input.displayName.escapingControlCharacters)"])
             json(["event": "itemStarted", "input": input.displayName])
         case .stageFinished(let operation):
             logger.trace("stage finished", metadata: [
-                "stage": "\(operation.stage.rawValue)", "input": "\(operation.input)",
+                "stage": "\(operation.stage.rawValue)", "input": "\(operation.input.escapingControlCharacters)",
                 "seconds": "\(operation.duration)", "waited": "\(operation.waited)",
             ])
             var fields: [String: Any] = [
@@ -53,7 +53,7 @@ final class RunOutput {
             for failure in report.failures {
                 // Failures always reach standard error, whatever the mode and log level.
                 progress?.clear()
-                printError("failed: \(failure)")
+                printError("failed: \(failure)".escapingControlCharacters)
                 var fields: [String: Any] = ["event": "itemFailed", "input": failure.input, "stage": failure.stage.rawValue, "reason": failure.reason]
                 if let output = failure.output { fields["output"] = output }
                 if let step = failure.step { fields["step"] = ["index": step.index, "name": step.name] }
@@ -62,7 +62,7 @@ final class RunOutput {
             if verbose, mode != .json {
                 progress?.clear()
                 for output in report.written {
-                    print("\(output.upToDate ? "up to date" : "wrote") \(output.path) (\(output.size), \(output.byteCount) bytes)")
+                    print("\(output.upToDate ? "up to date" : "wrote") \(output.path) (\(output.size), \(output.byteCount) bytes)".escapingControlCharacters)
                 }
             }
             progress?.completed(succeeded: report.succeeded)

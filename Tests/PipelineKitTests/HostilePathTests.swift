@@ -138,8 +138,9 @@ import StandardProcessors
         try directory.write(try Fixtures.jpeg(try Fixtures.solid(width: 8, height: 8)), to: "in/\(stem).jpg")
         let json = PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [output("t", path: "out/{stem}-too-long.webp")])
         let (reports, _) = try await PipelineHarness.run(json, in: directory)
-        #expect(reports[0].failures.first?.stage == .encode)
-        #expect(reports[0].failures.first?.reason.contains("File name too long") == true, "\(reports[0].failures)")
+        // Refused while planning, before any decode (the refusal is the first stage's)
+        #expect(reports[0].failures.first?.stage == .fetch)
+        #expect(reports[0].failures.first?.reason.contains("would be 259 bytes long: more than the 255") == true, "\(reports[0].failures)")
         #expect(!directory.allFiles().contains { $0.contains(ImageWriter.temporaryMarker) })
     }
 }

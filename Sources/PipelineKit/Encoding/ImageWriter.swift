@@ -22,7 +22,8 @@ enum ImageWriter {
         // under umask 022), not private like mkstemp's 0600.
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o666)
         guard descriptor >= 0 else {
-            throw ItemError(stage: .encode, reason: "cannot write in \(folder): \(String(cString: strerror(errno)))")
+            let reason = errno == EMFILE ? OpenFileLimit.reason : String(cString: strerror(errno))
+            throw ItemError(stage: .encode, reason: "cannot write in \(folder): \(reason)")
         }
         var finished = false
         defer { if !finished { unlink(temporary) } }
@@ -35,6 +36,9 @@ enum ImageWriter {
                 // The encoder's message comes through libvips' shared error buffer, which a
                 // failure on another thread can garble; a full disk is checked for directly.
                 if let reason = spaceProblem(on: descriptor) { throw ItemError(stage: .encode, reason: "cannot write \(path): \(reason)") }
+                if OpenFileLimit.isReached || OpenFileLimit.isReported(in: error.reason) {
+                    throw ItemError(stage: .encode, reason: "cannot write \(path): \(OpenFileLimit.reason)")
+                }
                 throw error
             }
             var info = stat()

@@ -57,8 +57,10 @@ struct ImageDecoder: Sendable {
     }
 
     private func decodeOnce(_ source: EncodedSource) throws(Failure) -> DecodedImage {
-        guard Self.preparedForUntrustedInput, Self.isLoadable(source) else {
-            throw Failure(itemError: ItemError(stage: .decompress, reason: Self.unknownFormat))
+        // The loaders cannot even open a file when no descriptor is left: that is not an
+        // unknown format (asked again in case one was freed meanwhile).
+        guard Self.preparedForUntrustedInput, Self.isLoadable(source) || (!OpenFileLimit.isReached && Self.isLoadable(source)) else {
+            throw Failure(itemError: ItemError(stage: .decompress, reason: OpenFileLimit.isReached ? OpenFileLimit.reason : Self.unknownFormat))
         }
         Vips.clearLastWarning()
         // The clock runs from here: renders under it are stopped when it runs out.
@@ -166,6 +168,8 @@ struct ImageDecoder: Sendable {
     /// report names the input already); nil when nothing of the message is left.
     static func ownMessage(_ error: any Error, source: EncodedSource) -> String? {
         guard let vipsError = error as? VipsError else { return String(describing: error) }
+        // libvips reports a descriptor it could not get as a bad one, a write error or an unknown format.
+        if OpenFileLimit.isReached || OpenFileLimit.isReported(in: vipsError.message) { return OpenFileLimit.reason }
         var path: String?
         if case .file(let file, _) = source { path = file }
         var lines: [String] = []
@@ -269,6 +273,8 @@ struct ImageDecoder: Sendable {
 
     static func describe(_ error: any Error) -> String {
         guard let vipsError = error as? VipsError else { return String(describing: error) }
+        // libvips reports a descriptor it could not get as a bad one, a write error or an unknown format.
+        if OpenFileLimit.isReached || OpenFileLimit.isReported(in: vipsError.message) { return OpenFileLimit.reason }
         let message = vipsError.message
         if message.contains("is not a known file format") || message.contains("not in a known format")
             || message.contains("operation is blocked") {

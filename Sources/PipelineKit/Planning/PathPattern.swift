@@ -15,6 +15,9 @@ struct PathPattern: Sendable {
     }
 
     private let tokens: [Token]
+    /// The path without its digits and unknown numbers: two patterns can match only when these
+    /// are equal, so a planner compares only patterns that share one.
+    let skeleton: String
 
     /// A resolved path in which `PathPattern.number` stands for an unknown number.
     init(_ path: String) {
@@ -27,6 +30,9 @@ struct PathPattern: Sendable {
             }
         }
         self.tokens = tokens
+        var skeleton = String.UnicodeScalarView()
+        for case .scalar(let scalar) in tokens where !("0"..."9").contains(scalar) { skeleton.append(scalar) }
+        self.skeleton = String(skeleton)
     }
 
     /// Whether the path holds an unknown number.

@@ -101,14 +101,14 @@ public struct PlanExplanation: Sendable {
         }
         for sample in samples {
             guard let size = sample.size, let decode = sample.decodeSize else {
-                lines.append("  \(sample.input): header unreadable")
+                lines.append("  \(sample.input.escapingControlCharacters): header unreadable")
                 continue
             }
             let shrink = sample.loadShrink > 1 ? "shrink-on-load \(sample.loadShrink), " : ""
-            lines.append("  \(sample.input): \(sample.format ?? "?") \(size), \(shrink)decoded at \(decode)")
+            lines.append("  \(sample.input.escapingControlCharacters): \(sample.format ?? "?") \(size), \(shrink)decoded at \(decode)")
         }
         lines.append("outputs per input: \(outputs.count)")
-        for output in outputs { lines.append("  \(output)") }
+        for output in outputs { lines.append("  \(output.escapingControlCharacters)") }
         lines.append("stage widths: " + stageWidths.map { "\($0.0.rawValue) \($0.1)" }.joined(separator: ", "))
         lines.append("in flight: at most \(inFlight) inputs")
         let megabytes = { (bytes: Int64) in String(format: "%.0f MB", Double(bytes) / 1_000_000) }

@@ -34,8 +34,9 @@ public struct RunPlan: Sendable {
     public let shard: Shard?
     /// Listings in all shards together.
     public let totalInputCount: Int
-    /// Things worth telling the user that do not stop the run (a glob matching nothing).
-    public let warnings: [String]
+    /// Things worth telling the user that do not stop the run (a glob matching nothing, a
+    /// damaged journal, a cache folder that cannot be written).
+    public private(set) var warnings: [String]
 
     /// The number of listings: what a user counts as inputs.
     public var inputCount: Int { items.reduce(0) { $0 + $1.listings.count } }
@@ -67,6 +68,7 @@ public struct RunPlan: Sendable {
         var listingsBySource: [String: [Listing]] = [:]
         var sourceOrder: [String] = []
         let fixedSizes = definition.outputs.map { $0.fixedSize(keepingAnimation: definition.decompress.animation == .keep) }
+        var folders = FolderCheck()
         for input in enumeration.files {
             let key = Self.sourceKey(input)
             var targets: [OutputTarget] = []
@@ -89,6 +91,10 @@ public struct RunPlan: Sendable {
                 continue
             }
             if refusal == nil {
+                // Paths that may meet once sizes are known differ only in digits: each output is
+                // compared with the earlier ones of the same skeleton, so planning costs time in
+                // proportion to the outputs (all with all grew with their square).
+                var bySkeleton: [String: (all: [Int], unknown: [Int])] = [:]
                 for (index, target) in targets.enumerated() {
                     let output = definition.outputs[index]
                     let place = "outputs[\(index)].path"
@@ -101,18 +107,32 @@ public struct RunPlan: Sendable {
                     } else {
                         writers[target.plannedPath] = (input.displayName, output.name)
                     }
+                    // Found now, not after every input was decoded: a file where a folder must be.
+                    if let file = folders.fileInTheWay(of: target.plannedPath) {
+                        problems.append(.init(path: place, location: output.pathLocation, message:
+                            "output \"\(output.name)\" of \(input.displayName) would write \(target.plannedPath), but \(file) is a file, not a folder"))
+                    }
                     if inputPaths.contains(target.plannedPath) {
                         problems.append(.init(path: place, location: output.pathLocation, message:
                             "output \"\(output.name)\" of \(input.displayName) would overwrite the input \(target.plannedPath)"))
                     }
                     // A size not known yet may turn out to be the one that makes the paths meet.
-                    for (earlier, other) in targets[..<index].enumerated()
-                    where other.plannedPath != target.plannedPath && (target.pattern.hasUnknowns || other.pattern.hasUnknowns)
-                        && target.pattern.canMatch(other.pattern) {
-                        problems.append(.init(path: place, location: output.pathLocation, message:
-                            "outputs \"\(definition.outputs[earlier].name)\" and \"\(output.name)\" of \(input.displayName) could both write "
-                                + "\(target.plannedPath) and \(other.plannedPath): their steps do not fix the sizes that tell them apart"))
+                    let skeleton = target.pattern.skeleton
+                    do {
+                        // Scoped: the group's arrays must have one owner again when appended to.
+                        let group = bySkeleton[skeleton] ?? ([], [])
+                        let candidates = target.pattern.hasUnknowns ? group.all : group.unknown
+                        WorkCounter.add(.plannedPathPairs, 1 + candidates.count)
+                        for earlier in candidates {
+                            let other = targets[earlier]
+                            guard other.plannedPath != target.plannedPath, target.pattern.canMatch(other.pattern) else { continue }
+                            problems.append(.init(path: place, location: output.pathLocation, message:
+                                "outputs \"\(definition.outputs[earlier].name)\" and \"\(output.name)\" of \(input.displayName) could both write "
+                                    + "\(target.plannedPath) and \(other.plannedPath): their steps do not fix the sizes that tell them apart"))
+                        }
                     }
+                    bySkeleton[skeleton, default: ([], [])].all.append(index)
+                    if target.pattern.hasUnknowns { bySkeleton[skeleton, default: ([], [])].unknown.append(index) }
                 }
             }
             listingsBySource[key, default: []].append(Listing(input: input, targets: refusal == nil ? targets : [], refusal: refusal, sameAs: nil))
@@ -138,6 +158,13 @@ public struct RunPlan: Sendable {
         return String(cString: resolved)
     }
 
+    /// This plan with `more` warnings, said when the run starts.
+    func adding(warnings more: [String]) -> RunPlan {
+        var plan = self
+        plan.warnings += more
+        return plan
+    }
+
     /// What makes two listings one source: the URL as written, or the file's real path (so a
     /// file reached through a symbolic link or a second glob is still read once).
     static func sourceKey(_ input: InputFile) -> String {
@@ -145,6 +172,38 @@ public struct RunPlan: Sendable {
         guard let resolved = realpath(input.path, nil) else { return "file:" + input.path }
         defer { free(resolved) }
         return "file:" + String(cString: resolved)
+    }
+}
+
+/// Finds files standing where output folders must be, looking at each folder once, and naming
+/// each such file once.
+private struct FolderCheck {
+    /// Each folder looked at, and the file in its way (nil when none).
+    private var seen: [String: String?] = [:]
+    private var named: Set<String> = []
+
+    /// The file (not a folder) at `path`'s folder or one of its ancestors, unless named before.
+    mutating func fileInTheWay(of path: String) -> String? {
+        let folder = (path as NSString).deletingLastPathComponent
+        guard let file = blocking(folder), named.insert(file).inserted else { return nil }
+        return file
+    }
+
+    private mutating func blocking(_ folder: String) -> String? {
+        if let known = seen[folder] { return known }
+        var info = stat()
+        let found: String?
+        if stat(folder, &info) == 0 {
+            // An existing folder (through symbolic links, as writing follows them) ends the walk.
+            found = info.st_mode & S_IFMT == S_IFDIR ? nil : folder
+        } else if errno == ENOTDIR {
+            let parent = (folder as NSString).deletingLastPathComponent
+            found = parent == folder ? nil : blocking(parent)
+        } else {
+            found = nil
+        }
+        seen[folder] = found
+        return found
     }
 }
 
@@ -175,6 +234,7 @@ public struct OutputTarget: Sendable {
         self.values = values
         root = Self.absolute(output.path.authoredFolder, base: baseDirectory)
         plannedPath = try Self.place(template.resolve(values), root: root, base: baseDirectory)
+        try Self.checkLengths(of: plannedPath, root: root)
         let unknown = String(PathPattern.number)
         if fixedSize.width == nil, template.placeholders.contains(.width) { values[.width] = unknown }
         if fixedSize.height == nil, template.placeholders.contains(.height) { values[.height] = unknown }
@@ -189,6 +249,26 @@ public struct OutputTarget: Sendable {
         filled[.width] = String(width)
         filled[.height] = String(height)
         return try Self.place(template.resolve(filled), root: root, base: baseDirectory)
+    }
+
+    /// The longest name a folder or file may have, and the longest path, in bytes (Linux's
+    /// NAME_MAX and PATH_MAX; most file systems take no more).
+    static let maxNameBytes = 255
+    static let maxPathBytes = 4095
+
+    /// Refuses a path the file system would refuse at the rename, after the decode and encode:
+    /// a name below the output folder longer than 255 bytes, or a path longer than 4095. An
+    /// unknown `{width}` or `{height}` counts as one digit.
+    private static func checkLengths(of path: String, root: String) throws(PathTemplate.Failure) {
+        let shortest = path.replacingOccurrences(of: "{width}", with: "0").replacingOccurrences(of: "{height}", with: "0")
+        if shortest.utf8.count > maxPathBytes {
+            throw PathTemplate.Failure(message: "the path \(path) would be \(shortest.utf8.count) bytes long: "
+                                       + "more than the \(maxPathBytes) a path may have")
+        }
+        for name in shortest.dropFirst(root.count).split(separator: "/") where name.utf8.count > maxNameBytes {
+            throw PathTemplate.Failure(message: "the name \"\(name)\" in \(path) would be \(name.utf8.count) bytes long: "
+                                       + "more than the \(maxNameBytes) a file or folder name may have")
+        }
     }
 
     private static func place(_ resolved: String, root: String, base: URL) throws(PathTemplate.Failure) -> String {

@@ -12,7 +12,17 @@ import Foundation
 ///
 /// It is an append-only file of JSON lines, one line appended only after its output was renamed
 /// into place: a killed run can lose the last lines (those outputs are made again) but never
-/// records an output that was not written. A torn last line is ignored when read.
+/// records an output that was not written.
+///
+/// Several runs may write it at once (two runs of one file, or two files of one name in one
+/// folder). Every append and every rewrite holds an exclusive `flock` on the file; an appender
+/// whose file was replaced by another's rewrite reopens it, and a rewrite reads the file again
+/// under the lock, so no run's records are lost. Two runs may write one output in turn: every
+/// record of a path is kept in memory and the one that matches the file on disk counts, whichever
+/// run appended last.
+///
+/// A damaged line (a torn tail after a crash or a full disk, garbage) is skipped with a warning,
+/// the next record starts on a fresh line, and the run rewrites the journal without it.
 final class OutputJournal: Sendable {
     struct Record: Codable, Sendable, Equatable {
         let path: String
@@ -28,30 +38,44 @@ final class OutputJournal: Sendable {
         var key: String { planned ?? path }
     }
 
-    let file: URL
-    private let state: Locked<(records: [String: Record], lines: Int, descriptor: Int32)>
+    private struct State {
+        /// Every record of each planned path, oldest first.
+        var records: [String: [Record]]
+        /// Lines in the file as far as this run knows: read, then appended.
+        var lines: Int
+        /// Lines that were not records when the file was read.
+        var damaged: Int
+        /// Open for appending once the first record is written, else -1.
+        var descriptor: Int32
+    }
 
-    init(file: URL) {
+    let file: URL
+    /// What was wrong with the journal when it was read, for the run's warnings.
+    let warnings: [String]
+    private let fingerprints: Fingerprints
+    private let state: Locked<State>
+
+    init(file: URL, definition: PipelineDefinition) {
         self.file = file
-        var records: [String: Record] = [:]
-        var lines = 0
-        if let data = FileManager.default.contents(atPath: file.path) {
-            let decoder = JSONDecoder()
-            for line in data.split(separator: UInt8(ascii: "\n")) {
-                guard let record = try? decoder.decode(Record.self, from: Data(line)) else { continue }
-                records[record.key] = record
-                lines += 1
-            }
-        }
-        state = Locked((records, lines, -1))
+        fingerprints = Fingerprints(definition: definition)
+        let contents = Self.read(file.path)
+        let count = contents.records.values.reduce(0) { $0 + $1.count }
+        warnings = contents.damaged == 0 ? [] : [
+            "the journal \(file.path) has \(contents.damaged) damaged line\(contents.damaged == 1 ? "" : "s") "
+                + "(a run stopped while writing it, or a full disk): skipped, and the outputs they recorded are made again",
+        ]
+        state = Locked(State(records: contents.records, lines: count + contents.damaged, damaged: contents.damaged, descriptor: -1))
     }
 
     /// The record of the output planned at `planned` when the file it wrote is still the one
     /// written with `fingerprint`.
     func upToDate(_ planned: String, fingerprint: String) -> Record? {
-        guard let record = state.withLock({ $0.records[planned] }), record.fingerprint == fingerprint,
-              let (size, modified) = Self.stamp(of: record.path), size == record.size, modified == record.modified else { return nil }
-        return record
+        let candidates = state.withLock { $0.records[planned] ?? [] }
+        for record in candidates.reversed() where record.fingerprint == fingerprint {
+            guard let (size, modified) = Self.stamp(of: record.path), size == record.size, modified == record.modified else { continue }
+            return record
+        }
+        return nil
     }
 
     /// Notes that `path`, planned as `planned`, was written with `fingerprint` (called after the rename).
@@ -62,36 +86,117 @@ final class OutputJournal: Sendable {
         guard var line = try? JSONEncoder().encode(record) else { return }
         line.append(UInt8(ascii: "\n"))
         state.withLock { state in
-            state.records[record.key] = record
+            state.records[record.key, default: []].append(record)
             state.lines += 1
-            if state.descriptor < 0 {
-                try? FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
-                state.descriptor = open(file.path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+            guard let descriptor = lockedDescriptor(&state) else { return }
+            defer { flock(descriptor, LOCK_UN) }
+            // A torn or damaged last line must not swallow this record: start a fresh line.
+            var info = stat()
+            if fstat(descriptor, &info) == 0, info.st_size > 0 {
+                var last: UInt8 = 0
+                if pread(descriptor, &last, 1, info.st_size - 1) == 1, last != UInt8(ascii: "\n") {
+                    line.insert(UInt8(ascii: "\n"), at: 0)
+                }
             }
-            guard state.descriptor >= 0 else { return }
-            // One write(2) a line: with O_APPEND, lines from two processes do not interleave.
-            _ = line.withUnsafeBytes { write(state.descriptor, $0.baseAddress, $0.count) }
+            // One write(2) a line, under the lock: lines from two processes never interleave.
+            _ = line.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
         }
     }
 
-    /// Flushes the journal, and rewrites it without superseded lines when they are most of it.
+    /// Flushes the journal, and rewrites it without superseded or damaged lines when they are
+    /// most of it or there are any damaged ones. The rewrite reads the file again under the lock,
+    /// so records other runs appended since this one read it are kept.
     func finish() {
         state.withLock { state in
-            if state.descriptor >= 0 {
-                fsync(state.descriptor)
-                close(state.descriptor)
-                state.descriptor = -1
+            defer {
+                if state.descriptor >= 0 {
+                    fsync(state.descriptor)
+                    close(state.descriptor)
+                    state.descriptor = -1
+                }
             }
-            guard state.lines > 2 * state.records.count + 100 else { return }
+            let distinct = state.records.count
+            guard state.damaged > 0 || state.lines > 2 * distinct + 100 else { return }
+            guard let descriptor = lockedDescriptor(&state) else { return }
+            defer { flock(descriptor, LOCK_UN) }
+            let contents = Self.read(descriptor: descriptor)
             let encoder = JSONEncoder()
             var data = Data()
-            for record in state.records.values.sorted(by: { $0.key < $1.key }) {
-                guard let line = try? encoder.encode(record) else { continue }
+            for records in contents.records.sorted(by: { $0.key < $1.key }).map(\.value) {
+                // Of a path's records, the one that matches the file on disk, else the last.
+                let kept = records.last { record in
+                    Self.stamp(of: record.path).map { $0.0 == record.size && $0.1 == record.modified } ?? false
+                } ?? records[records.count - 1]
+                guard let line = try? encoder.encode(kept) else { continue }
                 data.append(line)
                 data.append(UInt8(ascii: "\n"))
             }
-            if (try? data.write(to: file, options: .atomic)) != nil { state.lines = state.records.count }
+            let temporary = file.path + ".tmp-\(getpid())"
+            guard FileManager.default.createFile(atPath: temporary, contents: data) else { return }
+            let written = open(temporary, O_RDONLY | O_CLOEXEC)
+            if written >= 0 { fsync(written); close(written) }
+            guard rename(temporary, file.path) == 0 else { unlink(temporary); return }
+            state.lines = contents.records.count
+            state.damaged = 0
         }
+    }
+
+    /// The journal's descriptor, open for appending on the file now at the journal's path and
+    /// holding its exclusive lock; nil when the file cannot be opened. Another run may have
+    /// replaced the file since it was opened (a rewrite renames a new one into place): then the
+    /// new one is opened and locked instead.
+    private func lockedDescriptor(_ state: inout State) -> Int32? {
+        for _ in 0..<8 {
+            if state.descriptor < 0 {
+                try? FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+                state.descriptor = open(file.path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+                guard state.descriptor >= 0 else { return nil }
+            }
+            guard flock(state.descriptor, LOCK_EX) == 0 else { return nil }
+            var held = stat(), current = stat()
+            if fstat(state.descriptor, &held) == 0, stat(file.path, &current) == 0,
+               held.st_dev == current.st_dev, held.st_ino == current.st_ino {
+                return state.descriptor
+            }
+            flock(state.descriptor, LOCK_UN)
+            close(state.descriptor)
+            state.descriptor = -1
+        }
+        return nil
+    }
+
+    /// The records in the journal at `path`, read under a shared lock so no append is half seen,
+    /// and how many lines were not records.
+    private static func read(_ path: String) -> (records: [String: [Record]], damaged: Int) {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return ([:], 0) }
+        defer { close(descriptor) }
+        flock(descriptor, LOCK_SH)
+        defer { flock(descriptor, LOCK_UN) }
+        return read(descriptor: descriptor)
+    }
+
+    private static func read(descriptor: Int32) -> (records: [String: [Record]], damaged: Int) {
+        var data = Data()
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        var offset: off_t = 0
+        while true {
+            let count = buffer.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, offset) }
+            guard count > 0 else { break }
+            data.append(contentsOf: buffer[..<count])
+            offset += off_t(count)
+        }
+        var records: [String: [Record]] = [:]
+        var damaged = 0
+        let decoder = JSONDecoder()
+        for line in data.split(separator: UInt8(ascii: "\n")) {
+            guard let record = try? decoder.decode(Record.self, from: Data(line)) else {
+                damaged += 1
+                continue
+            }
+            records[record.key, default: []].append(record)
+        }
+        return (records, damaged)
     }
 
     private static func stamp(of path: String) -> (Int64, String)? {
@@ -100,18 +205,39 @@ final class OutputJournal: Sendable {
         return (Int64(info.st_size), "\(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec)")
     }
 
-    /// The fingerprint of one output made from an input at `version`: everything that changes
-    /// its pixels or bytes. The decode settings and every output's first step are included,
-    /// since together they set the scale the input is decoded at.
-    static func fingerprint(version: String, output: OutputDefinition, definition: PipelineDefinition) -> String {
-        let decode = definition.decompress
-        let parts = [
-            "pipeline \(PipelineKitInfo.version)", version,
-            "decode autorotate=\(decode.autorotate) failOn=\(decode.failOn.rawValue) fast=\(decode.fastShrinkOnLoad)",
-            "first steps " + definition.outputs.map { $0.steps.first?.identifier ?? "-" }.joined(separator: ";"),
-            "steps " + output.steps.map(\.identifier).joined(separator: ";"),
-            "encoder " + output.encoder.vipsSuffix + " background=\(output.encoder.background)",
-        ]
-        return String(format: "%016llx", DiskCache.fnv1a(Data(parts.joined(separator: "\n").utf8)))
+    /// The fingerprint of the output at `index` in the definition made from an input at
+    /// `version`: everything that changes its pixels or bytes.
+    func fingerprint(version: String, output index: Int) -> String {
+        fingerprints.fingerprint(version: version, output: index)
+    }
+
+    /// What the fingerprints of a run's outputs are made of, worked out once per run: the parts
+    /// every output shares, and each output's own. Per input, only the input's version is added,
+    /// so fingerprinting an input's outputs costs time in proportion to their number (folding
+    /// every output's first step into each fingerprint made it grow with the square).
+    struct Fingerprints: Sendable {
+        /// The tool's version, the decode settings and a digest of every output's first step,
+        /// which together set the scale inputs are decoded at.
+        private let shared: String
+        /// Each output's steps and encoder options, in the order of the definition's outputs.
+        private let outputs: [String]
+
+        init(definition: PipelineDefinition) {
+            let decode = definition.decompress
+            let firstSteps = Data(definition.outputs.map { $0.steps.first?.identifier ?? "-" }.joined(separator: ";").utf8)
+            WorkCounter.add(.fingerprintBytes, firstSteps.count)
+            shared = "decode autorotate=\(decode.autorotate) failOn=\(decode.failOn.rawValue) fast=\(decode.fastShrinkOnLoad)\n"
+                + "first steps " + String(format: "%016llx", DiskCache.fnv1a(firstSteps))
+            outputs = definition.outputs.map { output in
+                "steps " + output.steps.map(\.identifier).joined(separator: ";") + "\n"
+                    + "encoder " + output.encoder.vipsSuffix + " background=\(output.encoder.background)"
+            }
+        }
+
+        func fingerprint(version: String, output index: Int) -> String {
+            let text = Data(["pipeline \(PipelineKitInfo.version)", version, shared, outputs[index]].joined(separator: "\n").utf8)
+            WorkCounter.add(.fingerprintBytes, text.count)
+            return String(format: "%016llx", DiskCache.fnv1a(text))
+        }
     }
 }

@@ -53,13 +53,28 @@ public struct Pipeline: Sendable {
     public func run(dataLoader: (any DataLoading)? = nil, cache: (any DataCaching)? = nil, force: Bool = false,
                     shard: Shard? = nil) throws(PipelineFileError) -> PipelineRun {
         let journal = definition.incremental
-            ? OutputJournal(file: definition.cache.journalFile(pipeline: definition.name, baseDirectory: definition.baseDirectory))
+            ? OutputJournal(file: definition.cache.journalFile(pipeline: definition.name, baseDirectory: definition.baseDirectory),
+                            definition: definition)
             : nil
-        let plan = try plan(shard: shard)
+        var plan = try plan(shard: shard)
+        plan = plan.adding(warnings: (journal?.warnings ?? []) + cacheFolderWarnings(plan, journal: journal != nil, diskCache: cache == nil))
         // Before any work, like planning: remove what a killed run left half-written.
         TemporaryFileSweeper.sweep(plan)
         return PipelineRun(plan: plan, dataLoader: dataLoader ?? defaultDataLoader(), cache: cache ?? defaultCache(),
                            journal: journal, force: force)
+    }
+
+    /// A warning when the cache folder is needed (for the journal of incremental runs, or for
+    /// the disk cache of fetched inputs) but cannot be written: otherwise every run would quietly
+    /// fetch and make everything again.
+    private func cacheFolderWarnings(_ plan: RunPlan, journal: Bool, diskCache: Bool) -> [String] {
+        let settings = definition.cache
+        let caching = diskCache && settings.enabled
+            && (plan.items.contains { $0.input.isRemote } || definition.outputs.contains { $0.steps.contains { $0.resources.contains { !$0.isFileURL } } })
+        guard journal || caching, let reason = settings.writeProblem() else { return [] }
+        let lost = [journal ? "outputs made are not recorded, so the next run makes them again" : nil,
+                    caching ? "fetched inputs are not cached" : nil].compactMap { $0 }
+        return ["cannot write in the cache folder \(settings.directory.path): \(reason): " + lost.joined(separator: ", and ")]
     }
 
     /// libcurl, configured from the file's `fetch` section.

@@ -182,7 +182,7 @@ final class RunExecution: Sendable {
         var upToDate: [Int: [Int: WrittenOutput]] = [:]
         if let version = fetched.version, let journal {
             for (outputIndex, output) in outputs.enumerated() {
-                fingerprints[outputIndex] = OutputJournal.fingerprint(version: version + resourceVersions(of: output), output: output, definition: plan.definition)
+                fingerprints[outputIndex] = journal.fingerprint(version: version + resourceVersions(of: output), output: outputIndex)
             }
             for (listingIndex, listing) in listings.enumerated() where !force {
                 for (outputIndex, target) in listing.targets.enumerated() {

@@ -6,16 +6,46 @@ extension PipelineDefinition {
     /// - Throws: `PipelineFileError` listing every problem, each with its JSON path, line and column.
     public init(contentsOf url: URL, processors: ProcessorRegistry, displayName: String? = nil) throws(PipelineFileError) {
         let fileName = displayName ?? url.path
-        let text: String
+        let data: Data
         do {
-            text = try String(contentsOf: url, encoding: .utf8)
+            data = try Data(contentsOf: url)
         } catch {
-            let reason = (error as NSError).localizedFailureReason ?? "it does not exist or is not readable UTF-8 text"
+            // Foundation says a file it could not open for want of a descriptor "doesn't exist".
+            let reason = OpenFileLimit.isReached ? OpenFileLimit.reason
+                : (error as NSError).localizedFailureReason ?? "it does not exist or is not readable"
             throw PipelineFileError(file: fileName, problems: [
                 .init(path: "", location: nil, message: "cannot read the pipeline file: \(reason)"),
             ])
         }
+        let text = try Self.utf8Text(data, fileName: fileName)
         try self.init(json: text, baseDirectory: url.deletingLastPathComponent(), processors: processors, fileName: fileName)
+    }
+
+    /// The file's bytes as text; when they are not UTF-8, an error naming the first bad byte by
+    /// its offset, line and column (counted as the JSON parser counts them: characters).
+    static func utf8Text(_ data: Data, fileName: String) throws(PipelineFileError) -> String {
+        var parser = Unicode.UTF8.ForwardParser()
+        var bytes = data.makeIterator()
+        var offset = 0
+        while true {
+            switch parser.parseScalar(from: &bytes) {
+            case .valid(let scalar):
+                offset += scalar.count
+                continue
+            case .emptyInput:
+                return String(decoding: data, as: UTF8.self)
+            case .error:
+                let before = data.prefix(offset)
+                let lineStart = before.lastIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? before.startIndex
+                let line = before.count { $0 == UInt8(ascii: "\n") } + 1
+                let column = String(decoding: before[lineStart...], as: UTF8.self).count + 1
+                let byte = String(format: "0x%02X", data[data.startIndex + offset])
+                throw PipelineFileError(file: fileName, problems: [
+                    .init(path: "", location: SourceLocation(line: line, column: column), message:
+                        "the file is not UTF-8 text: the byte \(byte) at offset \(offset) (line \(line), column \(column)) does not begin a valid UTF-8 character"),
+                ])
+            }
+        }
     }
 
     /// Checks a pipeline held in a string; relative paths resolve against `baseDirectory`.
@@ -256,9 +286,8 @@ private struct DefinitionBuilder {
     private mutating func checkOutputsTogether(_ built: [(index: Int, output: OutputDefinition, complete: Bool)], nodes: [JSONNode],
                                                keepingAnimation: Bool) {
         var firstByName: [String: Int] = [:]
-        var byPath: [String: [Int]] = [:]
-        let outputs = Dictionary(uniqueKeysWithValues: built.map { ($0.index, $0.output) })
-        let fixedSizes = outputs.mapValues { $0.fixedSize(keepingAnimation: keepingAnimation) }
+        var sharers: [String: TemplateSharers] = [:]
+        let fixedSizes = Dictionary(uniqueKeysWithValues: built.map { ($0.index, $0.output.fixedSize(keepingAnimation: keepingAnimation)) })
         for (index, output, complete) in built {
             let path = "outputs[\(index)]"
             if let first = firstByName[output.name] {
@@ -269,30 +298,25 @@ private struct DefinitionBuilder {
             }
             // One template written twice makes the same paths unless a placeholder in it takes
             // different values for the two outputs whatever the input: {output}, {format}, or a
-            // {width} or {height} both outputs' steps fix, to different sizes.
+            // {width} or {height} both outputs' steps fix, to different sizes. Outputs are
+            // grouped by what tells them apart, so each is looked up, not compared with all.
             guard complete else { continue }
             let placeholders = output.path.placeholders
-            let clash = byPath[output.path.text, default: []].first { other in
-                guard let otherOutput = outputs[other], let otherSize = fixedSizes[other], let size = fixedSizes[index] else { return false }
-                return !(placeholders.contains(.output) && otherOutput.name != output.name)
-                    && !(placeholders.contains(.format) && otherOutput.encoder.format.fileExtension != output.encoder.format.fileExtension)
-                    && !(placeholders.contains(.width) && Self.differ(otherSize.width, size.width))
-                    && !(placeholders.contains(.height) && Self.differ(otherSize.height, size.height))
-            }
-            if let first = clash {
+            var group = output.path.text
+            if placeholders.contains(.output) { group += "\u{0}" + output.name }
+            if placeholders.contains(.format) { group += "\u{0}" + output.encoder.format.fileExtension }
+            let fixed = fixedSizes[index] ?? (nil, nil)
+            let size = TemplateSharers.Size(width: placeholders.contains(.width) ? fixed.width : nil,
+                                            height: placeholders.contains(.height) ? fixed.height : nil)
+            WorkCounter.add(.templatePairs)
+            if let first = sharers[group]?.firstClash(with: size) {
                 let sizes = placeholders.contains(.width) || placeholders.contains(.height)
                     ? " ({width} and {height} tell outputs apart only when both outputs' steps fix them, to different sizes)" : ""
                 problems.append(.init(path: join(path, "path"), location: nodes[index]["path"]?.location,
                                       message: "outputs[\(first)] has the same path template \"\(output.path.text)\": both would write the same files\(sizes)"))
             }
-            byPath[output.path.text, default: []].append(index)
+            sharers[group, default: TemplateSharers()].add(index, size: size)
         }
-    }
-
-    /// Whether two sizes are both fixed and different.
-    private static func differ(_ first: Int?, _ second: Int?) -> Bool {
-        guard let first, let second else { return false }
-        return first != second
     }
 
     private func reader(_ node: JSONNode?, _ options: [Option], ignoring ignored: String? = nil) -> ProcessorOptions {
@@ -328,5 +352,43 @@ private struct DefinitionBuilder {
         case .object: node["list"].flatMap { if case .string(let path) = $0.value { .list(path) } else { nil } }
         default: nil
         }
+    }
+}
+
+/// The outputs that share one path template and agree on `{output}` and `{format}`: the sizes
+/// their steps fix for `{width}` and `{height}` (nil when not fixed, or not in the template) are
+/// all that may still tell two apart. Finds the first earlier output that would write the same
+/// files as a new one with a few lookups.
+private struct TemplateSharers {
+    struct Size: Hashable {
+        let width: Int?
+        let height: Int?
+    }
+
+    /// The first output added with each size, with each width, with each height, and at all.
+    private var bySize: [Size: Int] = [:]
+    private var byWidth: [Int?: Int] = [:]
+    private var byHeight: [Int?: Int] = [:]
+    private var first: Int?
+
+    /// The first output added that an output of `size` clashes with: two sizes differ only
+    /// when both are fixed and not equal.
+    func firstClash(with size: Size) -> Int? {
+        let candidates: [Int?] = switch (size.width, size.height) {
+        case (let width?, let height?):
+            [bySize[size], bySize[Size(width: width, height: nil)], bySize[Size(width: nil, height: height)],
+             bySize[Size(width: nil, height: nil)]]
+        case (nil, let height?): [byHeight[height], byHeight[nil]]
+        case (let width?, nil): [byWidth[width], byWidth[nil]]
+        case (nil, nil): [first]
+        }
+        return candidates.compactMap { $0 }.min()
+    }
+
+    mutating func add(_ index: Int, size: Size) {
+        if bySize[size] == nil { bySize[size] = index }
+        if byWidth[size.width] == nil { byWidth[size.width] = index }
+        if byHeight[size.height] == nil { byHeight[size.height] = index }
+        if first == nil { first = index }
     }
 }

@@ -1,0 +1,55 @@
+import Foundation
+
+/// How many files the process may have open at once (`ulimit -n`, RLIMIT_NOFILE), and how to
+/// tell a failure caused by reaching it.
+///
+/// A run holds a few descriptors per image in flight (the input while decoding, the temporary
+/// output and libvips' copy of it while encoding) besides its own (the journal, libdispatch's,
+/// libcurl's sockets). Many systems still start processes with a soft limit of 1024 or less and a
+/// far higher hard one: `raiseToHardLimit()` lifts the soft limit as servers do at start.
+public enum OpenFileLimit {
+    /// The soft limit now, or nil when there is none.
+    public static var current: Int? {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur != rlim_t.max else { return nil }
+        return Int(limit.rlim_cur)
+    }
+
+    /// Raises the soft limit to the hard limit (what a process may raise it to without
+    /// privileges). `pipeline` does this first thing; an embedding program should do the same
+    /// at its start, or raise `ulimit -n` itself. Returns the soft limit now.
+    @discardableResult
+    public static func raiseToHardLimit() -> Int? {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return current }
+        if limit.rlim_cur < limit.rlim_max {
+            limit.rlim_cur = limit.rlim_max
+            _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        }
+        return current
+    }
+
+    /// Whether the process cannot open another file now (EMFILE), probed with dup(2): used to
+    /// explain a failure that just happened, which libraries otherwise report as a bad
+    /// descriptor, a write error or an unknown format.
+    static var isReached: Bool {
+        let probe = dup(STDERR_FILENO)
+        if probe >= 0 {
+            close(probe)
+            return false
+        }
+        return errno == EMFILE
+    }
+
+    /// Whether a library's error message says a descriptor could not be had. libvips writes to
+    /// a copy (dup) of the output's descriptor: when that copy fails, it writes to -1 and
+    /// reports "Bad file descriptor", although the descriptor it was given is open.
+    static func isReported(in message: String) -> Bool {
+        message.contains("Too many open files") || message.contains("Bad file descriptor")
+    }
+
+    /// The reason to give for a failure when `isReached`.
+    static var reason: String {
+        "too many open files (this process may have \(current.map(String.init) ?? "no more") open at once; raise it with ulimit -n)"
+    }
+}

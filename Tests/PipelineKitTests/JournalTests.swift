@@ -1,0 +1,155 @@
+import Foundation
+import Testing
+@testable import PipelineKit
+import StandardProcessors
+
+/// The journal of incremental runs under faults: runs writing it at once, a damaged tail.
+@Suite struct JournalTests {
+    /// `count` small JPEGs named `prefix0.jpg`… under `in/`.
+    func writeInputs(_ directory: TemporaryDirectory, prefix: String, count: Int) throws {
+        for index in 0..<count {
+            try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 64 + index, height: 48)), to: "in/\(prefix)\(index).jpg")
+        }
+    }
+
+    /// A pipeline file named `name` in the folder, making two outputs of each input `glob` matches.
+    @discardableResult
+    func writePipeline(_ directory: TemporaryDirectory, file: String = "pipeline.json", name: String = "p", glob: String = "in/*.jpg",
+                       cache: String = ".cache") throws -> String {
+        let json = PipelineHarness.json(inputs: [glob], outputs: [
+            #"{"name": "small", "steps": [{"resize": {"width": 16}}], "encode": {"format": "jpeg"}, "path": "out/{stem}-small.jpg"}"#,
+            #"{"name": "large", "steps": [{"resize": {"width": 32}}], "encode": {"format": "png"}, "path": "out/{stem}-large.png"}"#,
+        ], extra: #""name": "\#(name)", "cache": {"directory": \#(JSONNode.quoted(cache))}"#)
+        return try directory.write(Data(json.utf8), to: file)
+    }
+
+    func journalPath(_ file: String) throws -> String {
+        let definition = try Pipeline(contentsOf: URL(fileURLWithPath: file), processors: .standard).definition
+        return definition.cache.journalFile(pipeline: definition.name, baseDirectory: definition.baseDirectory).path
+    }
+
+    /// Fills the journal with 300 lines that supersede one another, so that a run rewrites it
+    /// when it finishes (the moment a rewrite could drop another run's records).
+    func fillWithSupersededLines(_ journal: String) throws {
+        let line = #"{"path":"/nowhere/x.jpg","fingerprint":"0","size":1,"modified":"0.0","width":1,"height":1}"# + "\n"
+        try FileManager.default.createDirectory(atPath: (journal as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try Data(String(repeating: line, count: 300).utf8).write(to: URL(fileURLWithPath: journal))
+    }
+
+    /// Runs `pipeline run --quiet` on each file in its own process, all at once.
+    func runAtOnce(_ files: [String]) throws -> [Int32] {
+        let processes = try files.map { file in
+            let process = Process()
+            process.executableURL = CommandRunner.executable
+            process.arguments = ["run", "--quiet", file]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            return process
+        }
+        return processes.map { $0.waitUntilExit(); return $0.terminationStatus }
+    }
+
+    /// The summary line's counts of a run from the command line, and its standard error.
+    func rerun(_ file: String) throws -> (written: Int, upToDate: Int, standardError: String) {
+        let result = try CommandRunner.run(["run", "--json", file])
+        #expect(result.status == 0, "\(result.standardError)")
+        let last = try #require(result.standardOutput.split(separator: "\n").last)
+        let summary = try #require(try JSONSerialization.jsonObject(with: Data(last.utf8)) as? [String: Any])
+        return (summary["outputsWritten"] as? Int ?? -1, summary["outputsUpToDate"] as? Int ?? -1, result.standardError)
+    }
+
+    @Test func twoRunsOfOneFileAtOnceLoseNoRecord() throws {
+        // Given 30 inputs with 2 outputs each, and a journal the runs will rewrite as they finish
+        let directory = try TemporaryDirectory()
+        try writeInputs(directory, prefix: "p", count: 30)
+        let file = try writePipeline(directory)
+        try fillWithSupersededLines(try journalPath(file))
+        // When two processes run the file at once
+        #expect(try runAtOnce([file, file]) == [0, 0])
+        // Then the next run finds every output up to date
+        let next = try rerun(file)
+        #expect(next.written == 0 && next.upToDate == 60, "written \(next.written), up to date \(next.upToDate)")
+    }
+
+    @Test func twoPipelinesSharingOneJournalAtOnceLoseNoRecord() throws {
+        // Given two pipeline files of one name in one folder (so one journal), each with its own inputs
+        let directory = try TemporaryDirectory()
+        try writeInputs(directory, prefix: "a", count: 20)
+        try writeInputs(directory, prefix: "b", count: 20)
+        let first = try writePipeline(directory, file: "a.json", glob: "in/a*.jpg")
+        let second = try writePipeline(directory, file: "b.json", glob: "in/b*.jpg")
+        #expect(try journalPath(first) == journalPath(second))
+        try fillWithSupersededLines(try journalPath(first))
+        // When they run at once
+        #expect(try runAtOnce([first, second]) == [0, 0])
+        // Then each one's next run finds all of its outputs up to date
+        for file in [first, second] {
+            let next = try rerun(file)
+            #expect(next.written == 0 && next.upToDate == 40, "\(file): written \(next.written), up to date \(next.upToDate)")
+        }
+    }
+
+    @Test func aDamagedJournalLosesNoNewRecordAndWarnsOnce() throws {
+        // Given a run's journal whose last line was torn, with garbage before it
+        let directory = try TemporaryDirectory()
+        try writeInputs(directory, prefix: "p", count: 3)
+        let file = try writePipeline(directory)
+        #expect(try CommandRunner.run(["run", "--quiet", file]).status == 0)
+        let journal = try FileHandle(forWritingTo: URL(fileURLWithPath: try journalPath(file)))
+        try journal.seekToEnd()
+        try journal.write(contentsOf: Data("\u{1}\u{2}garbage\n{\"path\":\"/torn".utf8))
+        try journal.close()
+        // And one output to make again
+        try FileManager.default.removeItem(atPath: directory.path + "/out/p1-small.jpg")
+        // When it runs again
+        let second = try rerun(file)
+        // Then it warns once about the damaged lines, keeps every good record and makes only the missing output
+        #expect(second.standardError.components(separatedBy: "warning: the journal").count == 2, "\(second.standardError)")
+        #expect(second.standardError.contains("2 damaged lines"), "\(second.standardError)")
+        #expect(second.written == 1 && second.upToDate == 5)
+        // And the record of that output was kept: the next run makes nothing, and does not warn
+        let third = try rerun(file)
+        #expect(third.written == 0 && third.upToDate == 6, "written \(third.written), up to date \(third.upToDate)")
+        #expect(!third.standardError.contains("warning"), "\(third.standardError)")
+    }
+}
+
+/// A cache folder (which holds the journal) that cannot be written is said once per run.
+@Suite(.enabled(if: TemporaryMount.isSupported, "mounting a tmpfs needs root or CAP_SYS_ADMIN"))
+struct UnwritableCacheFolderTests {
+    let journal = JournalTests()
+
+    @Test func aReadOnlyCacheFolderIsAWarningNamingItAndTheReason() throws {
+        // Given a pipeline whose cache folder is on a read-only file system
+        let readOnly = try TemporaryMount(size: "64k", readOnly: true)
+        let directory = try TemporaryDirectory()
+        try journal.writeInputs(directory, prefix: "p", count: 2)
+        let file = try journal.writePipeline(directory, cache: readOnly.path + "/cache")
+        // When it runs, even at the most verbose log level
+        let result = try CommandRunner.run(["run", "--log-level", "trace", file])
+        // Then the run succeeds, and one warning names the folder and the reason
+        #expect(result.status == 0, "\(result.standardError)")
+        let warnings = result.standardError.split(separator: "\n").filter { $0.hasPrefix("warning: cannot write in the cache folder") }
+        #expect(warnings == ["warning: cannot write in the cache folder \(readOnly.path)/cache: Read-only file system: "
+                             + "outputs made are not recorded, so the next run makes them again"], "\(result.standardError)")
+    }
+
+    @Test func aFullCacheFolderIsAWarningNamingItAndTheReason() throws {
+        // Given a pipeline whose cache folder is on a file system with no space left
+        let full = try TemporaryMount(size: "64k")
+        let filler = open(full.path + "/filler", O_WRONLY | O_CREAT, 0o644)
+        let block = [UInt8](repeating: 1, count: 4096)
+        while write(filler, block, block.count) > 0 {}
+        close(filler)
+        let directory = try TemporaryDirectory()
+        try journal.writeInputs(directory, prefix: "p", count: 2)
+        let file = try journal.writePipeline(directory, cache: full.path)
+        // When it runs
+        let result = try CommandRunner.run(["run", file])
+        // Then the run succeeds, and one warning names the folder and the reason
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.standardError.contains("warning: cannot write in the cache folder \(full.path): No space left on device"),
+                "\(result.standardError)")
+    }
+}

@@ -1,0 +1,61 @@
+import Foundation
+import Testing
+@testable import PipelineKit
+import StandardProcessors
+
+/// What planning can know about output paths is found while planning, before any decode.
+@Suite struct OutputPathPlanningTests {
+    func writePipeline(_ directory: TemporaryDirectory, path: String) throws -> String {
+        let json = PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [
+            #"{"name": "thumb", "steps": [{"resize": {"width": 16}}], "encode": {"format": "jpeg"}, "path": "\#(path)"}"#,
+        ])
+        return try directory.write(Data(json.utf8), to: "pipeline.json")
+    }
+
+    @Test func anOutputFolderThatIsAFileIsAnErrorBeforeAnyDecode() throws {
+        // Given two inputs and an output template whose folder is a file
+        let directory = try TemporaryDirectory()
+        for name in ["a", "b"] {
+            try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 40, height: 30)), to: "in/\(name).jpg")
+        }
+        try directory.write(Data("not a folder".utf8), to: "out")
+        let file = try writePipeline(directory, path: "out/{stem}.jpg")
+        // When it is validated, and run
+        let validate = try CommandRunner.run(["validate", file])
+        let run = try CommandRunner.run(["run", file])
+        // Then both exit 2 naming the output, the path and the file in the way, once
+        for result in [validate, run] {
+            #expect(result.status == 2, "\(result.standardError)")
+            #expect(result.standardError.contains(#"output "thumb" of in/a.jpg would write \#(directory.path)/out/a.jpg, but \#(directory.path)/out is a file, not a folder"#),
+                    "\(result.standardError)")
+            #expect(!result.standardError.contains("in/b.jpg"), "the same file named twice: \(result.standardError)")
+        }
+        // And nothing was decoded or written
+        #expect(!run.standardError.contains("decompress"))
+        #expect(directory.allFiles() == ["in/a.jpg", "in/b.jpg", "out", "pipeline.json"])
+    }
+
+    @Test func aFileNameLongerThanTheSystemAllowsIsRefusedForItsInputBeforeAnyDecode() throws {
+        // Given an input whose name fills 251 bytes, and an output that adds 6 to it
+        let directory = try TemporaryDirectory()
+        let long = String(repeating: "n", count: 247)
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 40, height: 30)), to: "in/\(long).jpg")
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 40, height: 30)), to: "in/short.jpg")
+        let file = try writePipeline(directory, path: "out/{name}-b.jpg")
+        // When it is validated
+        let validate = try CommandRunner.run(["validate", file])
+        // Then the file is valid, and the input that would fail is named with the reason
+        #expect(validate.status == 0, "\(validate.standardError)")
+        #expect(validate.standardError.contains("would be 257 bytes long: more than the 255 a file or folder name may have"), "\(validate.standardError)")
+        // When it runs
+        let run = try CommandRunner.run(["run", "--json", file])
+        // Then that input is refused before decoding (at fetch, the first stage), and the other is written
+        #expect(run.status == 1)
+        #expect(run.standardError.contains("in/\(long).jpg: fetch: refused: output \"thumb\": the name"), "\(run.standardError)")
+        let decodes = run.standardOutput.split(separator: "\n").compactMap { line in
+            try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+        }.filter { $0["event"] as? String == "stageFinished" && $0["stage"] as? String == "decompress" }
+        #expect(decodes.map { $0["input"] as? String } == ["in/short.jpg"])
+        #expect(directory.allFiles().filter { $0.hasPrefix("out/") } == ["out/short.jpg-b.jpg"])
+    }
+}

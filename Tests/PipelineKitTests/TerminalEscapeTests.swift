@@ -1,0 +1,55 @@
+import Foundation
+import Testing
+@testable import PipelineKit
+
+/// Names holding control characters reach the terminal escaped, as `--json` writes them: a file
+/// name cannot print a line that passes for another failure, nor send escape sequences.
+@Suite struct TerminalEscapeTests {
+    @Test func controlCharactersAreWrittenAsJSONWritesThem() {
+        #expect("x\nfailed: fake.jpg".escapingControlCharacters == #"x\nfailed: fake.jpg"#)
+        #expect("a\tb\rc\u{1B}[31md\u{7F}\u{85}\u{2028}".escapingControlCharacters == #"a\tb\rc\u001b[31md\u007f\u0085\u2028"#)
+        #expect("plain ünïcødé, spaces & $hell".escapingControlCharacters == "plain ünïcødé, spaces & $hell")
+    }
+
+    @Test func aFileNameWithANewlinePrintsOneFailureLineFromRunValidateAndExplain() throws {
+        // Given an input named "x\nfailed: fake.jpg" that is not an image, and one with an escape sequence
+        let directory = try TemporaryDirectory()
+        try directory.write(Data("not an image".utf8), to: "in/x\nfailed: fake.jpg")
+        try directory.write(Data("not an image".utf8), to: "in/y\u{1B}[2Jz.jpg")
+        let json = PipelineHarness.json(inputs: ["in/*.jpg", "missing/*.jpg"], outputs: [
+            #"{"name": "t", "steps": [], "encode": {"format": "jpeg"}, "path": "out/{stem}.jpg"}"#,
+        ])
+        let file = try directory.write(Data(json.utf8), to: "pipeline.json")
+        // When it runs
+        let run = try CommandRunner.run(["run", "-v", file])
+        // Then each input's failure is one line, with the name escaped, and no escape sequence reaches the terminal
+        #expect(run.status == 1)
+        let failures = run.standardError.split(separator: "\n").filter { $0.hasPrefix("failed:") }
+        #expect(failures.count == 2, "\(run.standardError)")
+        #expect(failures.contains { $0.hasPrefix(#"failed: in/x\nfailed: fake.jpg: "#) }, "\(failures)")
+        #expect(failures.contains { $0.hasPrefix(#"failed: in/y\u001b[2Jz.jpg: "#) }, "\(failures)")
+        #expect(!run.standardError.contains("\u{1B}[2J") && !run.standardOutput.contains("\u{1B}[2J"))
+        // And explain prints each sample on one line, escaped
+        let explain = try CommandRunner.run(["explain", file])
+        #expect(explain.standardOutput.contains(#"  in/x\nfailed: fake.jpg: header unreadable"#), "\(explain.standardOutput)")
+        #expect(!explain.standardOutput.contains("\u{1B}"))
+    }
+
+    @Test func aProblemInThePipelineFileNamingAControlCharacterStaysOnOneLine() throws {
+        // Given an output whose name holds a newline, used twice
+        let directory = try TemporaryDirectory()
+        try directory.write(Data("x".utf8), to: "in/a.jpg")
+        let json = PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [
+            #"{"name": "a\nerror: fake", "steps": [], "encode": {"format": "jpeg"}, "path": "out/{stem}-1.jpg"}"#,
+            #"{"name": "a\nerror: fake", "steps": [], "encode": {"format": "jpeg"}, "path": "out/{stem}-2.jpg"}"#,
+        ])
+        let file = try directory.write(Data(json.utf8), to: "pipeline.json")
+        // When it is validated
+        let result = try CommandRunner.run(["validate", file])
+        // Then its one problem is one line, the name escaped
+        #expect(result.status == 2)
+        let lines = result.standardError.split(separator: "\n")
+        #expect(lines.count == 1, "\(result.standardError)")
+        #expect(lines.first?.contains(#"output name "a\nerror: fake" is already used"#) == true, "\(result.standardError)")
+    }
+}
