@@ -46,7 +46,7 @@ struct PipelineCommand: AsyncParsableCommand {
             stopped with SIGTERM.
             """,
         version: PipelineKitInfo.version,
-        subcommands: [Run.self, Validate.self, Explain.self, Schema.self, Plugins.self, Cache.self]
+        subcommands: [Run.self, Validate.self, Explain.self, Schema.self, Plugins.self, Cache.self, Watch.self]
     )
 
     /// The processors every command knows, set by `PipelineCLI.main(processors:)` for the
