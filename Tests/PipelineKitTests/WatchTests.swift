@@ -164,6 +164,33 @@ import Vips
         #expect(FileManager.default.fileExists(atPath: directory.path + "/out/a/b/deep-small.webp"))
     }
 
+    @Test func aGlobAddedToAListFileIsWatchedToo() throws {
+        // Given a watch of a pipeline whose inputs come from a list naming one photo
+        let directory = try setUp(inputs: 1)
+        try directory.write(Data("in/p0.jpg\n".utf8), to: "urls.txt")
+        try directory.write(Data(PipelineHarness.json(inputs: [], outputs: [Self.small]).replacingOccurrences(of: #""inputs": []"#, with: #""inputs": [{"list": "urls.txt"}]"#).utf8), to: "p.json")
+        let command = try watch(directory)
+        defer { command.kill() }
+        _ = try summary(command, startingWith: "run: ")
+
+        // When the list gains a glob of a folder that does not exist yet
+        var mark = command.lineCount
+        let list = try FileHandle(forWritingTo: directory.url.appendingPathComponent("urls.txt"))
+        try list.seekToEnd()
+        try list.write(contentsOf: Data("extra/*.jpg\n".utf8))
+        try list.close()
+        _ = try summary(command, after: mark, startingWith: "re-run (1 change): 1 input, ")
+
+        // and then that folder appears with a photo in it
+        mark = command.lineCount
+        try directory.write(try Self.photo(), to: "extra/new.jpg")
+
+        // Then a re-run makes its output
+        let again = try summary(command, after: mark, startingWith: "re-run (")
+        #expect(again.contains("2 inputs, 2 succeeded, 0 failed; 1 output written, 1 up to date"), "\(again)")
+        #expect(FileManager.default.fileExists(atPath: directory.path + "/out/new-small.webp"))
+    }
+
     @Test func ctrlCDuringARunLetsItFinishAndExits130WithoutTemporaryFiles() throws {
         // Given a watch that has run once
         let directory = try setUp(inputs: 1, outputs: [Self.small, Self.large])

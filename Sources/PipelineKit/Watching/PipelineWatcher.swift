@@ -56,8 +56,7 @@ public final class PipelineWatcher: Sendable {
     /// - Throws: `WatchError` when inotify cannot be started.
     public init(pipelineFile: URL, definition: PipelineDefinition, debounce: Debounce = Debounce()) throws(WatchError) {
         let file = InputEnumerator.normalize(pipelineFile.standardizedFileURL.path)
-        let scope = WatchScope(definition: definition, pipelineFile: file)
-        let loop = try WatchLoop(scope: scope)
+        let loop = try WatchLoop(definition: definition, pipelineFile: file)
         self.pipelineFile = file
         state = Locked(WatcherState(debouncer: ChangeDebouncer(quietPeriod: debounce.quietPeriod, longestWait: debounce.longestWait),
                              watchedFolders: loop.folderCount, problems: loop.takeProblems()))
@@ -91,8 +90,7 @@ public final class PipelineWatcher: Sendable {
 
     /// Watches what `definition` reads from now on (after the pipeline file changed).
     public func watch(_ definition: PipelineDefinition) {
-        let scope = WatchScope(definition: definition, pipelineFile: pipelineFile)
-        state.withLock { $0.newScope = scope }
+        state.withLock { $0.newDefinition = definition }
         wakePipe.signal()
     }
 
@@ -132,6 +130,9 @@ public final class PipelineWatcher: Sendable {
 /// why it may be `@unchecked Sendable`.
 private final class WatchLoop: @unchecked Sendable {
     private let inotify: Inotify
+    private var definition: PipelineDefinition
+    private let pipelineFile: String
+    /// What matters now: made from the definition and the list files' entries as they are.
     private var scope: WatchScope
     private var folderByWatch: [Int32: String] = [:]
     private var watchByFolder: [String: Int32] = [:]
@@ -142,9 +143,11 @@ private final class WatchLoop: @unchecked Sendable {
     var wakePipe: WakePipe { inotify.wakePipe }
     var folderCount: Int { watchByFolder.count }
 
-    init(scope: WatchScope) throws(WatchError) {
+    init(definition: PipelineDefinition, pipelineFile: String) throws(WatchError) {
         inotify = try Inotify()
-        self.scope = scope
+        self.definition = definition
+        self.pipelineFile = pipelineFile
+        scope = WatchScope(definition: definition, pipelineFile: pipelineFile)
         synchronize()
     }
 
@@ -157,16 +160,17 @@ private final class WatchLoop: @unchecked Sendable {
     /// batches to a waiting consumer. A failure to read ends the sequence, with the reason kept.
     func run(state: Locked<WatcherState>) {
         while true {
-            let (stopped, timeout, newScope) = state.withLock { state -> (Bool, Duration?, WatchScope?) in
-                defer { state.newScope = nil }
+            let (stopped, timeout, newDefinition) = state.withLock { state -> (Bool, Duration?, PipelineDefinition?) in
+                defer { state.newDefinition = nil }
                 // Timed only while a consumer waits; a batch gathered during a run waits for the
                 // consumer to ask, and goes on gathering meanwhile.
                 let timeout = state.waiter == nil ? nil : state.debouncer.dueTime.map { $0 - .now }
-                return (state.stopped, timeout, state.newScope)
+                return (state.stopped, timeout, state.newDefinition)
             }
             if stopped { break }
-            if let newScope {
-                scope = newScope
+            if let newDefinition {
+                definition = newDefinition
+                scope = WatchScope(definition: definition, pipelineFile: pipelineFile)
                 synchronize()
                 publish(to: state)
             }
@@ -242,6 +246,11 @@ private final class WatchLoop: @unchecked Sendable {
             if event.has(IN_CREATE), !Self.isSymbolicLink(path) { continue }
             if scope.isRelevant(file: path) { paths.append(path) }
         }
+        // A list file read anew may name other files and folders.
+        if overflowed || paths.contains(where: scope.listFiles.contains) {
+            scope = WatchScope(definition: definition, pipelineFile: pipelineFile)
+            needsSync = true
+        }
         if needsSync { synchronize() }
         // Looked into after they are watched: a file put there since is an event, one put there
         // before is found here.
@@ -282,8 +291,8 @@ struct WatcherState {
     var debouncer: ChangeDebouncer
     /// The consumer waiting for a batch, if any.
     var waiter: CheckedContinuation<FileChanges?, Never>?
-    /// A scope to switch to (the pipeline changed), for the reading thread to pick up.
-    var newScope: WatchScope?
+    /// A definition to switch to (the pipeline changed), for the reading thread to pick up.
+    var newDefinition: PipelineDefinition?
     var stopped = false
     var watchedFolders = 0
     var problems: [String] = []

@@ -15,22 +15,26 @@ struct WatchScope: Sendable {
     }
 
     let targets: [Target]
+    /// The list files among the targets: when one changes, the scope is made again.
+    let listFiles: Set<String>
     /// Patterns (`fnmatch`, `*` across `/`) for every path an output template can fill in.
     let outputPatterns: [String]
     let cacheDirectory: String
 
-    init(targets: [Target], outputPatterns: [String], cacheDirectory: String) {
+    init(targets: [Target], listFiles: Set<String> = [], outputPatterns: [String], cacheDirectory: String) {
         self.targets = targets
+        self.listFiles = listFiles
         self.outputPatterns = outputPatterns
         self.cacheDirectory = cacheDirectory
     }
 
     /// The scope of `definition`, read from `pipelineFile`. Remote inputs and overlays are not
     /// watched: no folder holds them. Entries of list files are read now; the list file itself is
-    /// watched, and a new scope is made when the pipeline changes.
+    /// watched, and a new scope is made when one of them or the pipeline changes.
     init(definition: PipelineDefinition, pipelineFile: String) {
         let base = definition.baseDirectory.path
         var targets: [Target] = [.file(InputEnumerator.normalize(pipelineFile))]
+        var lists: Set<String> = []
         for entry in definition.inputs {
             switch entry {
             case .pattern(let pattern):
@@ -38,6 +42,7 @@ struct WatchScope: Sendable {
             case .list(let list):
                 let path = Self.absolute(list, base: base)
                 targets.append(.file(path))
+                lists.insert(path)
                 let folder = (path as NSString).deletingLastPathComponent
                 let text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
                 for line in text.split(separator: "\n") {
@@ -53,6 +58,7 @@ struct WatchScope: Sendable {
         var unique: [Target] = []
         for target in targets where !unique.contains(target) { unique.append(target) }
         self.targets = unique
+        listFiles = lists
         outputPatterns = definition.outputs.flatMap { Self.patterns(of: $0.path, base: base) }
         cacheDirectory = InputEnumerator.normalize(definition.cache.directory.path)
     }
