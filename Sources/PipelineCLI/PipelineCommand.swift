@@ -49,7 +49,7 @@ struct PipelineCommand: AsyncParsableCommand {
             stopped with SIGTERM.
             """,
         version: PipelineKitInfo.version,
-        subcommands: [Run.self, Validate.self, Explain.self, Schema.self, Plugins.self, Cache.self, HTML.self, MergeReports.self]
+        subcommands: [Run.self, Validate.self, Explain.self, Watch.self, Schema.self, Plugins.self, Cache.self, HTML.self, MergeReports.self]
     )
 
     /// The processors every command knows, set by `PipelineCLI.main(processors:)` for the

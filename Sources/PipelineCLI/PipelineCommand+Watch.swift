@@ -1,0 +1,127 @@
+import ArgumentParser
+import Foundation
+import Logging
+import PipelineKit
+
+extension PipelineCommand {
+    struct Watch: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Run a pipeline file, then again whenever an input, the pipeline file or a step's image changes.",
+            discussion: """
+                Runs once, then watches the inputs' folders, list files, the pipeline file and the images \
+                steps load (composite overlays); after a burst of changes has settled it runs again, \
+                incrementally, and prints one line. Remote (http/https) inputs are not watched. A pipeline \
+                file that becomes invalid is reported and the last valid one is kept. Ctrl-C (or SIGTERM) \
+                lets the work in progress finish, leaves no temporary file and exits 130 (143).
+                """
+        )
+
+        @Argument(help: "The pipeline file (JSON).")
+        var file: String
+
+        @Flag(name: .shortAndLong, help: "Print a line for every output written.")
+        var verbose = false
+
+        @ArgumentParser.Option(help: ArgumentHelp("How long the watched files must stay unchanged before a run starts (a burst of copies is one run): 300ms, 2s, …", valueName: "duration"))
+        var debounce = "300ms"
+
+        @ArgumentParser.Option(help: "How much to log on standard error: trace, debug, info, notice, warning, error or critical.")
+        var logLevel: Logger.Level = .warning
+
+        func validate() throws {
+            guard let seconds = Units.seconds(in: debounce), seconds > 0, seconds <= 3600 else {
+                throw ValidationError("--debounce: expected a duration such as 300ms or 2s, up to 1h, not \"\(debounce)\"")
+            }
+        }
+
+        func run() async throws {
+            let logger = makeLogger(level: logLevel)
+            var pipeline = try loadPipeline(file)
+            let fileURL = URL(fileURLWithPath: file)
+            let quiet = Duration.milliseconds(Int64(((Units.seconds(in: debounce) ?? 0.3) * 1000).rounded()))
+            let watcher: PipelineWatcher
+            do {
+                // A constant stream of changes still runs, after at most four quiet periods or 5 s.
+                watcher = try PipelineWatcher(pipelineFile: fileURL, definition: pipeline.definition,
+                                              debounce: .init(quietPeriod: quiet, longestWait: max(.seconds(5), quiet * 4)))
+            } catch {
+                printError("error: \(error)")
+                throw ExitCode.failure
+            }
+            defer { watcher.stop() }
+
+            // The run in progress, for the signal handler to stop.
+            let current = Locked<PipelineRun?>(nil)
+            let interruption = Interruption { signal in
+                printError("\(signal == SIGTERM ? "terminated" : "interrupted"): finishing the work in progress…")
+                watcher.stop()
+                current.withLock { $0?.cancel() }
+            }
+            defer { interruption.stop() }
+
+            // The first run: a pipeline that cannot run now (clashing outputs, no inputs) ends
+            // the command as `run` would, with status 2.
+            let first = try exitingOnInvalidFile { () throws(PipelineFileError) in try pipeline.run() }
+            await perform(first, label: "run", current: current, interruption: interruption, logger: logger)
+            reportProblems(watcher)
+            printError("watching \(watcher.watchedFolderCount) folder\(watcher.watchedFolderCount == 1 ? "" : "s") for changes; Ctrl-C to stop")
+
+            for await changes in watcher.changes {
+                if interruption.received != nil { break }
+                logger.debug("changes", metadata: ["paths": "\(changes.paths)"])
+                var otherChanges = changes.count
+                if changes.mayInclude(watcher.pipelineFilePath) {
+                    if changes.paths.contains(watcher.pipelineFilePath) { otherChanges -= 1 }
+                    do {
+                        pipeline = try Pipeline(contentsOf: fileURL, processors: PipelineCommand.processors, displayName: file)
+                        watcher.watch(pipeline.definition)
+                    } catch {
+                        printError(error.description)
+                        printError("\(file): keeping the last valid pipeline")
+                        // Nothing else changed: the last valid pipeline's outputs are as they were.
+                        if otherChanges == 0 { continue }
+                    }
+                }
+                let run: PipelineRun
+                do {
+                    run = try pipeline.run()
+                } catch {
+                    // Clashing outputs, no inputs left: said, and the next change may mend it.
+                    printError(error.description)
+                    continue
+                }
+                let count = changes.count
+                await perform(run, label: "re-run (\(count) change\(count == 1 ? "" : "s"))", current: current,
+                              interruption: interruption, logger: logger)
+                reportProblems(watcher)
+            }
+            if let signal = interruption.received { throw ExitCode.afterSignal(signal) }
+            reportProblems(watcher)
+            printError("stopped watching \(file)")
+            throw ExitCode.failure
+        }
+
+        /// Goes through one run, printing its failures as `run` does and then one line.
+        private func perform(_ run: PipelineRun, label: String, current: Locked<PipelineRun?>, interruption: Interruption, logger: Logger) async {
+            current.withLock { $0 = run }
+            // A signal that came before the handler could see this run.
+            if interruption.received != nil { run.cancel() }
+            defer { current.withLock { $0 = nil } }
+            let output = RunOutput(mode: .quiet, verbose: verbose, logger: logger, run: run)
+            var summary: RunSummary?
+            for await event in run {
+                output.handle(event)
+                if case .finished(let final) = event { summary = final }
+            }
+            guard let summary else { return }
+            // At once and after the `-v` lines (printed through stdio): standard output is usually
+            // a pipe or a log, which stdio would hold back until it fills a buffer.
+            fflush(nil)
+            FileHandle.standardOutput.write(Data("\(label): \(Run.describe(summary))\n".utf8))
+        }
+
+        private func reportProblems(_ watcher: PipelineWatcher) {
+            for problem in watcher.takeProblems() { printError("warning: \(problem)") }
+        }
+    }
+}

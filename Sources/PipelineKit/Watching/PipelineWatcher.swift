@@ -1,0 +1,299 @@
+import Foundation
+
+/// Watches what a pipeline reads (its inputs' folders, its list files, the pipeline file and the
+/// images its steps load) and delivers batches of changes as an `AsyncSequence`, debounced: a
+/// burst of copies is one batch. Linux only (inotify).
+///
+/// ```swift
+/// let watcher = try PipelineWatcher(pipelineFile: url, definition: pipeline.definition)
+/// for await changes in watcher.changes {
+///     for await event in try pipeline.run() { … }   // incremental: only what changed is made
+/// }
+/// ```
+///
+/// Changes that come while the consumer is busy (during a run) gather into the next batch. A
+/// run's own writes (outputs, temporary files, the cache) are not changes. Remote inputs are not
+/// watched. `stop()`, or cancelling the task that waits for a batch, ends the sequence.
+public final class PipelineWatcher: Sendable {
+    /// How changes are gathered into batches.
+    public struct Debounce: Sendable {
+        /// A batch is due once no change has come for this long.
+        public var quietPeriod: Duration
+        /// … or this long after its first change, so a folder that never goes quiet still runs.
+        public var longestWait: Duration
+
+        public init(quietPeriod: Duration = .milliseconds(300), longestWait: Duration = .seconds(5)) {
+            self.quietPeriod = quietPeriod
+            self.longestWait = longestWait
+        }
+    }
+
+    /// The batches of changes, one at a time. Meant for one consumer.
+    public struct Changes: AsyncSequence, Sendable {
+        public typealias Element = FileChanges
+        fileprivate let watcher: PipelineWatcher
+
+        public struct AsyncIterator: AsyncIteratorProtocol {
+            fileprivate let watcher: PipelineWatcher
+
+            public mutating func next() async -> FileChanges? {
+                await watcher.nextBatch()
+            }
+        }
+
+        public func makeAsyncIterator() -> AsyncIterator {
+            AsyncIterator(watcher: watcher)
+        }
+    }
+
+    private let state: Locked<WatcherState>
+    private let wakePipe: WakePipe
+    private let pipelineFile: String
+
+    /// Starts watching `definition`'s inputs, its list files, its steps' images and `pipelineFile`.
+    /// Folders are watched when this returns: a change from then on is seen.
+    ///
+    /// - Throws: `WatchError` when inotify cannot be started.
+    public init(pipelineFile: URL, definition: PipelineDefinition, debounce: Debounce = Debounce()) throws(WatchError) {
+        let file = InputEnumerator.normalize(pipelineFile.standardizedFileURL.path)
+        let loop = try WatchLoop(definition: definition, pipelineFile: file)
+        self.pipelineFile = file
+        state = Locked(WatcherState(debouncer: ChangeDebouncer(quietPeriod: debounce.quietPeriod, longestWait: debounce.longestWait),
+                             watchedFolders: loop.folderCount, problems: loop.takeProblems()))
+        wakePipe = loop.wakePipe
+        let state = self.state
+        let thread = Thread { loop.run(state: state) }
+        thread.name = "pipeline-watcher"
+        thread.start()
+    }
+
+    deinit {
+        stop()
+    }
+
+    /// The batches of changes.
+    public var changes: Changes { Changes(watcher: self) }
+
+    /// The pipeline file's absolute path, as it appears in `FileChanges.paths`.
+    public var pipelineFilePath: String { pipelineFile }
+
+    /// How many folders are watched now.
+    public var watchedFolderCount: Int { state.withLock { $0.watchedFolders } }
+
+    /// Folders that could not be watched since the last call (the inotify watch limit, say).
+    public func takeProblems() -> [String] {
+        state.withLock { state in
+            defer { state.problems = [] }
+            return state.problems
+        }
+    }
+
+    /// Watches what `definition` reads from now on (after the pipeline file changed).
+    public func watch(_ definition: PipelineDefinition) {
+        state.withLock { $0.newDefinition = definition }
+        wakePipe.signal()
+    }
+
+    /// Stops watching; the sequence of changes ends. Safe from any thread, at any time.
+    public func stop() {
+        let waiter = state.withLock { state in
+            state.stopped = true
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        waiter?.resume(returning: nil)
+        wakePipe.signal()
+    }
+
+    /// The next due batch: at once when one is due already, else when it becomes due.
+    fileprivate func nextBatch() async -> FileChanges? {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<FileChanges?, Never>) in
+                let ready: FileChanges?? = state.withLock { state in
+                    if state.stopped { return .some(nil) }
+                    if let batch = state.debouncer.takeIfDue(at: .now) { return .some(batch) }
+                    state.waiter = continuation
+                    return .none
+                }
+                if let ready { continuation.resume(returning: ready) }
+                // The reading thread now has a consumer to time a batch for.
+                wakePipe.signal()
+            }
+        } onCancel: {
+            stop()
+        }
+    }
+}
+
+/// The reading thread's side of a watcher: the inotify instance, the folders it watches and the
+/// scope deciding what matters. Handed to that thread at start and touched by it alone, which is
+/// why it may be `@unchecked Sendable`.
+private final class WatchLoop: @unchecked Sendable {
+    private let inotify: Inotify
+    private var definition: PipelineDefinition
+    private let pipelineFile: String
+    /// What matters now: made from the definition and the list files' entries as they are.
+    private var scope: WatchScope
+    private var folderByWatch: [Int32: String] = [:]
+    private var watchByFolder: [String: Int32] = [:]
+    private var problems: [String] = []
+    /// Folders already reported as unwatchable, so each is reported once.
+    private var reported: Set<String> = []
+
+    var wakePipe: WakePipe { inotify.wakePipe }
+    var folderCount: Int { watchByFolder.count }
+
+    init(definition: PipelineDefinition, pipelineFile: String) throws(WatchError) {
+        inotify = try Inotify()
+        self.definition = definition
+        self.pipelineFile = pipelineFile
+        scope = WatchScope(definition: definition, pipelineFile: pipelineFile)
+        synchronize()
+    }
+
+    func takeProblems() -> [String] {
+        defer { problems = [] }
+        return problems
+    }
+
+    /// Reads events until the watcher stops, recording those that matter and handing due
+    /// batches to a waiting consumer. A failure to read ends the sequence, with the reason kept.
+    func run(state: Locked<WatcherState>) {
+        while true {
+            let (stopped, timeout, newDefinition) = state.withLock { state -> (Bool, Duration?, PipelineDefinition?) in
+                defer { state.newDefinition = nil }
+                // Timed only while a consumer waits; a batch gathered during a run waits for the
+                // consumer to ask, and goes on gathering meanwhile.
+                let timeout = state.waiter == nil ? nil : state.debouncer.dueTime.map { $0 - .now }
+                return (state.stopped, timeout, state.newDefinition)
+            }
+            if stopped { break }
+            if let newDefinition {
+                definition = newDefinition
+                scope = WatchScope(definition: definition, pipelineFile: pipelineFile)
+                synchronize()
+                publish(to: state)
+            }
+            let events: [Inotify.Event]
+            do {
+                events = try inotify.wait(timeout: timeout)
+            } catch {
+                state.withLock { $0.problems.append(error.description) }
+                break
+            }
+            let now = ContinuousClock.now
+            let changed = relevantChanges(in: events)
+            let waiter = state.withLock { state -> (CheckedContinuation<FileChanges?, Never>, FileChanges)? in
+                for path in changed.paths { state.debouncer.record(path, at: now) }
+                if changed.overflowed { state.debouncer.recordOverflow(at: now) }
+                guard let waiter = state.waiter, let batch = state.debouncer.takeIfDue(at: .now) else { return nil }
+                state.waiter = nil
+                return (waiter, batch)
+            }
+            if changed.resynchronized { publish(to: state) }
+            if let (continuation, batch) = waiter { continuation.resume(returning: batch) }
+        }
+        let waiter = state.withLock { state in
+            state.stopped = true
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        waiter?.resume(returning: nil)
+    }
+
+    private func publish(to state: Locked<WatcherState>) {
+        let count = folderCount, problems = takeProblems()
+        state.withLock {
+            $0.watchedFolders = count
+            $0.problems += problems
+        }
+    }
+
+    /// The changes that matter among `events`; folders come and go from the watch as they do on disk.
+    private func relevantChanges(in events: [Inotify.Event]) -> (paths: [String], overflowed: Bool, resynchronized: Bool) {
+        var paths: [String] = []
+        var overflowed = false
+        var newFolders: [String] = []
+        var needsSync = false
+        for event in events {
+            if event.has(IN_Q_OVERFLOW) {
+                overflowed = true
+                needsSync = true
+                continue
+            }
+            if event.has(IN_IGNORED) {
+                // The folder is gone (or its watch removed): forget it; a sync may watch its successor.
+                if let folder = folderByWatch.removeValue(forKey: event.watch), watchByFolder[folder] == event.watch {
+                    watchByFolder[folder] = nil
+                }
+                needsSync = true
+                continue
+            }
+            guard let folder = folderByWatch[event.watch], !event.name.isEmpty else { continue }
+            let path = folder == "/" ? "/" + event.name : folder + "/" + event.name
+            if event.isDirectory {
+                if event.has(IN_CREATE) || event.has(IN_MOVED_TO) {
+                    newFolders.append(path)
+                    needsSync = true
+                } else if event.has(IN_DELETE) || event.has(IN_MOVED_FROM) {
+                    needsSync = true
+                    if scope.mayHoldTargets(directory: path) { paths.append(path) }
+                }
+                continue
+            }
+            // A new file is a change once it is closed after writing (or renamed in): a run that
+            // started at its creation could read it half-written. A new symbolic link is whole.
+            if event.has(IN_CREATE), !Self.isSymbolicLink(path) { continue }
+            if scope.isRelevant(file: path) { paths.append(path) }
+        }
+        // A list file read anew may name other files and folders.
+        if overflowed || paths.contains(where: scope.listFiles.contains) {
+            scope = WatchScope(definition: definition, pipelineFile: pipelineFile)
+            needsSync = true
+        }
+        if needsSync { synchronize() }
+        // Looked into after they are watched: a file put there since is an event, one put there
+        // before is found here.
+        for folder in newFolders where scope.holdsRelevantFiles(directory: folder) { paths.append(folder) }
+        return (paths, overflowed, needsSync)
+    }
+
+    /// Watches the folders the scope needs now and no others.
+    private func synchronize() {
+        let wanted = scope.directoriesToWatch()
+        // Removed first: a folder renamed within the watched tree keeps its watch number, which
+        // the add below then claims for its new path.
+        for (folder, watch) in watchByFolder where !wanted.contains(folder) || !WatchScope.isDirectory(folder, followLinks: true) {
+            inotify.remove(watch)
+            watchByFolder[folder] = nil
+            folderByWatch[watch] = nil
+        }
+        for folder in wanted.sorted() where watchByFolder[folder] == nil {
+            switch inotify.add(folder) {
+            case .success(let watch):
+                if let previous = folderByWatch[watch], previous != folder { watchByFolder[previous] = nil }
+                folderByWatch[watch] = folder
+                watchByFolder[folder] = watch
+            case .failure(let error):
+                if reported.insert(folder).inserted { problems.append(error.description) }
+            }
+        }
+    }
+
+    private static func isSymbolicLink(_ path: String) -> Bool {
+        var info = stat()
+        return lstat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFLNK
+    }
+}
+
+/// What a watcher's consumer and its reading thread share, behind its lock.
+struct WatcherState {
+    var debouncer: ChangeDebouncer
+    /// The consumer waiting for a batch, if any.
+    var waiter: CheckedContinuation<FileChanges?, Never>?
+    /// A definition to switch to (the pipeline changed), for the reading thread to pick up.
+    var newDefinition: PipelineDefinition?
+    var stopped = false
+    var watchedFolders = 0
+    var problems: [String] = []
+}

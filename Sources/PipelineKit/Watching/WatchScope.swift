@@ -1,0 +1,230 @@
+import Foundation
+
+/// What a watcher of one pipeline cares about: the files that can change a run's result (inputs
+/// its globs can match, list files, the pipeline file, the images its steps load) and the
+/// folders to watch to see them. A run's own writes (outputs, temporary files, the cache and its
+/// journal) are never changes, so a run cannot set off the next one.
+struct WatchScope: Sendable {
+    /// One thing whose changes matter.
+    enum Target: Sendable, Equatable {
+        /// An exact file: the pipeline file, a list file, an overlay, an input named in full.
+        case file(String)
+        /// Files a glob can match: the folder before its first wildcard, then the components
+        /// left (`**` for any number of folders).
+        case glob(root: String, components: [String])
+    }
+
+    let targets: [Target]
+    /// The list files among the targets: when one changes, the scope is made again.
+    let listFiles: Set<String>
+    /// Patterns (`fnmatch`, `*` across `/`) for every path an output template can fill in.
+    let outputPatterns: [String]
+    let cacheDirectory: String
+
+    init(targets: [Target], listFiles: Set<String> = [], outputPatterns: [String], cacheDirectory: String) {
+        self.targets = targets
+        self.listFiles = listFiles
+        self.outputPatterns = outputPatterns
+        self.cacheDirectory = cacheDirectory
+    }
+
+    /// The scope of `definition`, read from `pipelineFile`. Remote inputs and overlays are not
+    /// watched: no folder holds them. Entries of list files are read now; the list file itself is
+    /// watched, and a new scope is made when one of them or the pipeline changes.
+    init(definition: PipelineDefinition, pipelineFile: String) {
+        let base = definition.baseDirectory.path
+        var targets: [Target] = [.file(InputEnumerator.normalize(pipelineFile))]
+        var lists: Set<String> = []
+        for entry in definition.inputs {
+            switch entry {
+            case .pattern(let pattern):
+                if let target = Self.target(pattern, base: base) { targets.append(target) }
+            case .list(let list):
+                let path = Self.absolute(list, base: base)
+                targets.append(.file(path))
+                lists.insert(path)
+                let folder = (path as NSString).deletingLastPathComponent
+                let text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
+                for line in text.split(separator: "\n") {
+                    let entry = line.trimmingCharacters(in: .whitespacesAndNewlines)
+                    if entry.isEmpty || entry.hasPrefix("#") { continue }
+                    if let target = Self.target(entry, base: folder) { targets.append(target) }
+                }
+            }
+        }
+        for url in definition.outputs.flatMap({ $0.steps.flatMap(\.resources) }) where url.isFileURL {
+            targets.append(.file(InputEnumerator.normalize(url.path)))
+        }
+        var unique: [Target] = []
+        for target in targets where !unique.contains(target) { unique.append(target) }
+        self.targets = unique
+        listFiles = lists
+        outputPatterns = definition.outputs.flatMap { Self.patterns(of: $0.path, base: base) }
+        cacheDirectory = InputEnumerator.normalize(definition.cache.directory.path)
+    }
+
+    // MARK: Which changes matter
+
+    /// Whether a change to the file at `path` matters: something a target names, and nothing a
+    /// run writes.
+    func isRelevant(file path: String) -> Bool {
+        !isWrittenByRuns(path) && targets.contains { Self.matches($0, path) }
+    }
+
+    /// Whether a run writes `path`: an output, a temporary file, anything in the cache folder.
+    func isWrittenByRuns(_ path: String) -> Bool {
+        if (path as NSString).lastPathComponent.contains(ImageWriter.temporaryMarker) { return true }
+        if path == cacheDirectory || path.hasPrefix(cacheDirectory + "/") { return true }
+        return outputPatterns.contains { fnmatch($0, path, 0) == 0 }
+    }
+
+    /// Whether a folder at `path` may hold a target (it lies on the way to one, or inside a glob's
+    /// folder): its removal may remove inputs, its arrival may bring some.
+    func mayHoldTargets(directory path: String) -> Bool {
+        let prefix = path == "/" ? "/" : path + "/"
+        return !isWrittenByRuns(path) && targets.contains { target in
+            switch target {
+            case .file(let file): file.hasPrefix(prefix)
+            case .glob(let root, _): root == path || root.hasPrefix(prefix) || path.hasPrefix(root == "/" ? "/" : root + "/")
+            }
+        }
+    }
+
+    /// Whether the folder at `path`, new to the watcher, holds a file that matters.
+    func holdsRelevantFiles(directory path: String) -> Bool {
+        guard mayHoldTargets(directory: path), let walker = FileManager.default.enumerator(atPath: path) else { return false }
+        while let relative = walker.nextObject() as? String {
+            if isRelevant(file: path + "/" + relative) { return true }
+        }
+        return false
+    }
+
+    // MARK: Which folders to watch
+
+    /// Every folder whose entries the targets depend on, as the file system is now. A folder that
+    /// does not exist yet is stood in for by its nearest existing ancestor, so its arrival is seen.
+    func directoriesToWatch() -> Set<String> {
+        var folders: Set<String> = []
+        for target in targets {
+            switch target {
+            case .file(let path):
+                folders.insert(Self.nearestExisting((path as NSString).deletingLastPathComponent))
+            case .glob(let root, let components):
+                let existing = Self.nearestExisting(root)
+                if existing != root {
+                    folders.insert(existing)
+                } else {
+                    walk(root, components[...], into: &folders)
+                }
+            }
+        }
+        return folders
+    }
+
+    /// Adds `directory` and the folders below it that `components` can still lead through.
+    private func walk(_ directory: String, _ components: ArraySlice<String>, into folders: inout Set<String>) {
+        // A glob's folders are watched, not the cache. No cycle is possible: `**` follows no
+        // symbolic link, and every other component goes one level down.
+        guard !isWrittenByRuns(directory) else { return }
+        folders.insert(directory)
+        guard components.count > 1, let first = components.first else { return }
+        let here = { (name: String) in directory == "/" ? "/" + name : directory + "/" + name }
+        if first == "**" {
+            // Any depth, not through hidden folders or symbolic links, as the enumerator walks.
+            walk(directory, components.dropFirst(), into: &folders)
+            for name in Self.entries(of: directory) where !name.hasPrefix(".") && Self.isDirectory(here(name), followLinks: false) {
+                walk(here(name), components, into: &folders)
+            }
+            return
+        }
+        let names = InputEnumerator.isGlob(first) ? Self.entries(of: directory).filter { InputEnumerator.matches(first, $0) } : [first]
+        for name in names where Self.isDirectory(here(name), followLinks: true) {
+            walk(here(name), components.dropFirst(), into: &folders)
+        }
+    }
+
+    // MARK: Building blocks
+
+    /// The target for one input pattern, or nil for a URL.
+    private static func target(_ pattern: String, base: String) -> Target? {
+        guard !InputEnumerator.isURL(pattern), InputEnumerator.unsupportedScheme(pattern) == nil else { return nil }
+        let absolute = absolute(pattern, base: base)
+        let components = absolute.split(separator: "/").map(String.init)
+        guard let firstGlob = components.firstIndex(where: InputEnumerator.isGlob) else { return .file(absolute) }
+        return .glob(root: "/" + components[..<firstGlob].joined(separator: "/"), components: Array(components[firstGlob...]))
+    }
+
+    private static func matches(_ target: Target, _ path: String) -> Bool {
+        switch target {
+        case .file(let file):
+            return file == path
+        case .glob(let root, let components):
+            let prefix = root == "/" ? "/" : root + "/"
+            guard path.hasPrefix(prefix) else { return false }
+            let names = path.dropFirst(prefix.count).split(separator: "/").map(String.init)
+            return matches(names[...], components[...])
+        }
+    }
+
+    /// Whether the path components `names` match the glob components `pattern`, as the input
+    /// enumerator matches them (`**` passes no hidden folder, a leading dot is matched explicitly).
+    static func matches(_ names: ArraySlice<String>, _ pattern: ArraySlice<String>) -> Bool {
+        guard let component = pattern.first else { return names.isEmpty }
+        if component == "**" {
+            if matches(names, pattern.dropFirst()) { return true }
+            guard names.count > 1, let name = names.first, !name.hasPrefix(".") else { return false }
+            return matches(names.dropFirst(), pattern)
+        }
+        guard let name = names.first else { return false }
+        let matched = InputEnumerator.isGlob(component) ? InputEnumerator.matches(component, name) : component == name
+        return matched && matches(names.dropFirst(), pattern.dropFirst())
+    }
+
+    /// `fnmatch` patterns for the paths `template` can produce: every placeholder any text, and
+    /// an empty `{dir}` as the path without that folder.
+    static func patterns(of template: PathTemplate, base: String) -> [String] {
+        let marker = "\u{E001}"
+        var values = Dictionary(uniqueKeysWithValues: PathTemplate.Placeholder.allCases.map { ($0, marker) })
+        var variants = [values]
+        if template.placeholders.contains(.dir) {
+            values[.dir] = ""
+            variants.append(values)
+        }
+        return variants.compactMap { values in
+            guard let resolved = try? template.resolve(values) else { return nil }
+            let path = absolute(resolved, base: base)
+            var pattern = ""
+            for character in path {
+                if String(character) == marker {
+                    pattern += "*"
+                } else {
+                    if "*?[\\".contains(character) { pattern += "\\" }
+                    pattern.append(character)
+                }
+            }
+            return pattern
+        }
+    }
+
+    private static func absolute(_ path: String, base: String) -> String {
+        InputEnumerator.normalize(path.hasPrefix("/") ? path : base + "/" + path)
+    }
+
+    static func nearestExisting(_ directory: String) -> String {
+        var folder = directory
+        while folder != "/", !isDirectory(folder, followLinks: true) {
+            folder = (folder as NSString).deletingLastPathComponent
+        }
+        return folder.isEmpty ? "/" : folder
+    }
+
+    private static func entries(of directory: String) -> [String] {
+        (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+    }
+
+    static func isDirectory(_ path: String, followLinks: Bool) -> Bool {
+        var info = stat()
+        let status = followLinks ? stat(path, &info) : lstat(path, &info)
+        return status == 0 && info.st_mode & S_IFMT == S_IFDIR
+    }
+}

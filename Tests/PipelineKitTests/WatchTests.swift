@@ -1,0 +1,330 @@
+import Foundation
+import Testing
+@testable import PipelineKit
+import StandardProcessors
+import Vips
+
+/// `pipeline watch`: one run at start, then one incremental re-run per settled batch of changes
+/// to the inputs, the pipeline file or a step's image; an invalid pipeline file is reported and
+/// the last valid one kept; Ctrl-C and SIGTERM end it cleanly.
+@Suite(.serialized) struct WatchTests {
+    static let small = #"{"name": "small", "steps": [{"resize": {"width": 16}}], "encode": {"format": "webp"}, "path": "out/{stem}-small.webp"}"#
+    static let large = #"{"name": "large", "steps": [{"resize": {"width": 40}}], "encode": {"format": "jpeg"}, "path": "out/{stem}-large.jpg"}"#
+
+    /// A folder with `count` small photos in `in/`, one more in `spare/` to copy in, and a
+    /// pipeline file `p.json` making `outputs` of `in/*.jpg`.
+    func setUp(inputs count: Int, outputs: [String] = [small], inputPattern: String = "in/*.jpg") throws -> TemporaryDirectory {
+        let directory = try TemporaryDirectory()
+        let photo = try Self.photo()
+        for index in 0..<count { try directory.write(photo, to: "in/p\(index).jpg") }
+        try directory.write(photo, to: "spare/photo.jpg")
+        try directory.write(Data(PipelineHarness.json(inputs: [inputPattern], outputs: outputs).utf8), to: "p.json")
+        return directory
+    }
+
+    static func photo(width: Int = 48, height: Int = 32) throws -> Data {
+        try Fixtures.jpeg(try Fixtures.gradient(width: width, height: height))
+    }
+
+    /// The image at `path`, read from its bytes now (not through libvips' cache of opened files).
+    static func image(_ path: String) throws -> VipsImage {
+        try VipsImage.open(data: try Data(contentsOf: URL(fileURLWithPath: path)))
+    }
+
+    /// Starts `pipeline watch p.json` in `directory`.
+    func watch(_ directory: TemporaryDirectory, _ options: [String] = []) throws -> BackgroundCommand {
+        try BackgroundCommand(["watch", "--debounce", "500ms"] + options + ["p.json"], in: directory.url)
+    }
+
+    /// Waits for the next summary line on standard output after line `mark` that starts with `prefix`.
+    func summary(_ command: BackgroundCommand, after mark: Int = 0, startingWith prefix: String) throws -> String {
+        let line = command.waitForLine(after: mark) { !$0.isError && ($0.text.hasPrefix("run: ") || $0.text.hasPrefix("re-run ")) }
+        let text = try #require(line?.text, "no run line came:\n\(command.transcript)")
+        #expect(text.hasPrefix(prefix), "\(text)\n\(command.transcript)")
+        return text
+    }
+
+    /// Replaces `relative` as editors do: a new file renamed over the old one.
+    func replace(_ relative: String, in directory: TemporaryDirectory, with data: Data) throws {
+        let temporary = try directory.write(data, to: relative + ".swp")
+        try #require(rename(temporary, directory.path + "/" + relative) == 0)
+    }
+
+    @Test func runsOnceAtStartAndAgainWhenAnInputIsAdded() throws {
+        // Given a watch over two photos
+        let directory = try setUp(inputs: 2)
+        let command = try watch(directory)
+        defer { command.kill() }
+        let first = try summary(command, startingWith: "run: ")
+        #expect(first.contains("2 inputs, 2 succeeded, 0 failed; 2 outputs written"))
+
+        // When a third photo is written into the folder
+        let mark = command.lineCount
+        try directory.write(try Self.photo(), to: "in/new.jpg")
+
+        // Then one re-run makes its output and leaves the others as they were
+        let again = try summary(command, after: mark, startingWith: "re-run (1 change): ")
+        #expect(again.contains("3 inputs, 3 succeeded, 0 failed; 1 output written, 2 up to date"))
+        #expect(FileManager.default.fileExists(atPath: directory.path + "/out/new-small.webp"))
+    }
+
+    @Test func aBurstOfAHundredCopiedFilesIsOneReRun() throws {
+        // Given a watch over one photo
+        let directory = try setUp(inputs: 1)
+        let command = try BackgroundCommand(["watch", "--debounce", "1s", "p.json"], in: directory.url)
+        defer { command.kill() }
+        _ = try summary(command, startingWith: "run: ")
+
+        // When 100 photos are copied in, one after another as fast as they go
+        let mark = command.lineCount
+        for index in 0..<100 {
+            try FileManager.default.copyItem(atPath: directory.path + "/spare/photo.jpg", toPath: directory.path + "/in/copy-\(index).jpg")
+        }
+
+        // Then a single re-run takes all of them, and its own 100 outputs set off nothing: the
+        // next re-run is the one a later single file causes
+        let burst = try summary(command, after: mark, startingWith: "re-run (100 changes): ")
+        #expect(burst.contains("101 inputs, 101 succeeded, 0 failed; 100 outputs written, 1 up to date"))
+        let next = command.lineCount
+        try directory.write(try Self.photo(), to: "in/one-more.jpg")
+        let later = try summary(command, after: next, startingWith: "re-run (1 change): ")
+        #expect(later.contains("102 inputs, 102 succeeded, 0 failed; 1 output written, 101 up to date"))
+        #expect(directory.allFiles().filter { $0.hasPrefix("out/") }.count == 102)
+    }
+
+    @Test func anInvalidPipelineFileIsReportedAndTheLastValidOneKept() throws {
+        // Given a watch of a pipeline with one output
+        let directory = try setUp(inputs: 2)
+        let command = try watch(directory)
+        defer { command.kill() }
+        _ = try summary(command, startingWith: "run: ")
+
+        // When the pipeline file is saved with a syntax error
+        var mark = command.lineCount
+        try directory.write(Data(#"{"version": 1, "inputs": ["#.utf8), to: "p.json")
+
+        // Then its problem is printed as `validate` prints it, and the watch goes on
+        let problem = command.waitForLine(after: mark) { $0.isError && $0.text.hasPrefix("p.json:") && $0.text.contains("error: invalid JSON") }
+        #expect(problem != nil, "\(command.transcript)")
+        #expect(command.waitForLine(after: mark) { $0.isError && $0.text.contains("keeping the last valid pipeline") } != nil)
+
+        // with the last valid pipeline: a new input gets its one output
+        mark = command.lineCount
+        try directory.write(try Self.photo(), to: "in/p2.jpg")
+        let kept = try summary(command, after: mark, startingWith: "re-run (1 change): ")
+        #expect(kept.contains("3 inputs, 3 succeeded, 0 failed; 1 output written, 2 up to date"))
+
+        // When a valid pipeline with a second output replaces it (renamed over it, as editors save)
+        mark = command.lineCount
+        try replace("p.json", in: directory, with: Data(PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [Self.small, Self.large]).utf8))
+
+        // Then the new pipeline runs: every input gets the new output (the small ones are made
+        // again too: a larger output changes the decode size, which their fingerprints hold)
+        let changed = try summary(command, after: mark, startingWith: "re-run (1 change): ")
+        #expect(changed.contains("3 inputs, 3 succeeded, 0 failed; 6 outputs written"))
+        for index in 0..<3 { #expect(FileManager.default.fileExists(atPath: directory.path + "/out/p\(index)-large.jpg")) }
+    }
+
+    @Test func aChangedOverlayImageRemakesTheOutputs() throws {
+        // Given a watch of a pipeline that puts logo.png over each photo
+        let composite = #"{"name": "marked", "steps": [{"resize": {"width": 40}}, {"composite": {"image": "logo.png", "gravity": "northwest"}}], "encode": {"format": "png"}, "path": "out/{stem}-marked.png"}"#
+        let directory = try setUp(inputs: 2, outputs: [composite])
+        try directory.write(try Fixtures.png(try Fixtures.solid(width: 8, height: 8, colour: [255, 0, 0])), to: "logo.png")
+        let command = try watch(directory)
+        defer { command.kill() }
+        _ = try summary(command, startingWith: "run: ")
+        let output = directory.path + "/out/p0-marked.png"
+        #expect(try Self.image(output).pixel(x: 2, y: 2) == [255, 0, 0])
+
+        // When the logo is replaced by a blue one
+        let mark = command.lineCount
+        try replace("logo.png", in: directory, with: try Fixtures.png(try Fixtures.solid(width: 8, height: 8, colour: [0, 0, 255])))
+
+        // Then both outputs are made again, with the new logo
+        let again = try summary(command, after: mark, startingWith: "re-run (1 change): ")
+        #expect(again.contains("2 inputs, 2 succeeded, 0 failed; 2 outputs written"))
+        #expect(try Self.image(output).pixel(x: 2, y: 2) == [0, 0, 255])
+    }
+
+    @Test func aPhotoInANewSubfolderOfADoubleStarGlobIsSeen() throws {
+        // Given a watch of `in/**/*.jpg`
+        let directory = try setUp(inputs: 1, outputs: [#"{"name": "small", "steps": [{"resize": {"width": 16}}], "encode": {"format": "webp"}, "path": "out/{dir}/{stem}-small.webp"}"#],
+                                  inputPattern: "in/**/*.jpg")
+        let command = try watch(directory)
+        defer { command.kill() }
+        _ = try summary(command, startingWith: "run: ")
+
+        // When a photo is written two new folders down
+        let mark = command.lineCount
+        try directory.write(try Self.photo(), to: "in/a/b/deep.jpg")
+
+        // Then a re-run makes its output
+        let again = try summary(command, after: mark, startingWith: "re-run (")
+        #expect(again.contains("2 inputs, 2 succeeded, 0 failed; 1 output written, 1 up to date"), "\(again)")
+        #expect(FileManager.default.fileExists(atPath: directory.path + "/out/a/b/deep-small.webp"))
+    }
+
+    @Test func aGlobAddedToAListFileIsWatchedToo() throws {
+        // Given a watch of a pipeline whose inputs come from a list naming one photo
+        let directory = try setUp(inputs: 1)
+        try directory.write(Data("in/p0.jpg\n".utf8), to: "urls.txt")
+        try directory.write(Data(PipelineHarness.json(inputs: [], outputs: [Self.small]).replacingOccurrences(of: #""inputs": []"#, with: #""inputs": [{"list": "urls.txt"}]"#).utf8), to: "p.json")
+        let command = try watch(directory)
+        defer { command.kill() }
+        _ = try summary(command, startingWith: "run: ")
+
+        // When the list gains a glob of a folder that does not exist yet
+        var mark = command.lineCount
+        let list = try FileHandle(forWritingTo: directory.url.appendingPathComponent("urls.txt"))
+        try list.seekToEnd()
+        try list.write(contentsOf: Data("extra/*.jpg\n".utf8))
+        try list.close()
+        _ = try summary(command, after: mark, startingWith: "re-run (1 change): 1 input, ")
+
+        // and then that folder appears with a photo in it
+        mark = command.lineCount
+        try directory.write(try Self.photo(), to: "extra/new.jpg")
+
+        // Then a re-run makes its output
+        let again = try summary(command, after: mark, startingWith: "re-run (")
+        #expect(again.contains("2 inputs, 2 succeeded, 0 failed; 1 output written, 1 up to date"), "\(again)")
+        #expect(FileManager.default.fileExists(atPath: directory.path + "/out/new-small.webp"))
+    }
+
+    @Test func ctrlCDuringARunLetsItFinishAndExits130WithoutTemporaryFiles() throws {
+        // Given a watch that has run once
+        let directory = try setUp(inputs: 1, outputs: [Self.small, Self.large])
+        let command = try watch(directory, ["--log-level", "info"])
+        defer { command.kill() }
+        _ = try summary(command, startingWith: "run: ")
+
+        // When 20 larger photos arrive and Ctrl-C comes as their re-run starts
+        let mark = command.lineCount
+        let photo = try Self.photo(width: 1200, height: 900)
+        for index in 0..<20 { try directory.write(photo, to: "spare/big-\(index).jpg") }
+        for index in 0..<20 {
+            try FileManager.default.moveItem(atPath: directory.path + "/spare/big-\(index).jpg", toPath: directory.path + "/in/big-\(index).jpg")
+        }
+        let started = command.waitForLine(after: mark) { $0.isError && $0.text.contains("run started") }
+        #expect(started != nil, "\(command.transcript)")
+        command.signal(SIGINT)
+
+        // Then it says so, exits 130, and leaves no temporary file; what was written is whole
+        let status = command.waitForExit()
+        #expect(status == 130, "\(command.transcript)")
+        #expect(command.waitForLine(after: mark) { $0.isError && $0.text.hasPrefix("interrupted") } != nil)
+        let files = directory.allFiles()
+        #expect(!files.contains { $0.contains(".pipeline-tmp-") }, "\(files)")
+        for file in files where file.hasPrefix("out/") {
+            #expect((try? Self.image(directory.path + "/" + file)) != nil, "\(file) is not a whole image")
+        }
+    }
+
+    @Test func sigtermWhileWaitingExits143() throws {
+        let directory = try setUp(inputs: 1)
+        let command = try watch(directory)
+        defer { command.kill() }
+        _ = try summary(command, startingWith: "run: ")
+        #expect(command.waitForLine { $0.isError && $0.text.hasPrefix("watching ") } != nil)
+
+        command.signal(SIGTERM)
+
+        #expect(command.waitForExit() == 143, "\(command.transcript)")
+    }
+
+    // MARK: The library's watcher
+
+    @Test func theWatcherDeliversInputChangesButNotWhatARunWrites() async throws {
+        // Given a watcher of a pipeline reading in/*.jpg and writing out/{stem}-small.webp
+        let directory = try setUp(inputs: 1)
+        let file = directory.url.appendingPathComponent("p.json")
+        let pipeline = try Pipeline(contentsOf: file, processors: .standard)
+        let watcher = try PipelineWatcher(pipelineFile: file, definition: pipeline.definition,
+                                          debounce: .init(quietPeriod: .milliseconds(300)))
+        defer { watcher.stop() }
+        // A bound on the wait, not on the time taken: the sequence ends if nothing comes.
+        let bound = Task { try await Task.sleep(for: .seconds(60)); watcher.stop() }
+        defer { bound.cancel() }
+
+        // When a run's kinds of files appear (an output, a temporary file, the cache's journal,
+        // a file no glob matches) beside one new input
+        try directory.write(Data("x".utf8), to: "out/p0-small.webp")
+        try directory.write(Data("x".utf8), to: "in/.p9.jpg.pipeline-tmp-1-2")
+        try directory.write(Data("x".utf8), to: ".pipeline-cache/journal-1.jsonl")
+        try directory.write(Data("x".utf8), to: "in/notes.txt")
+        try directory.write(try Self.photo(), to: "in/new.jpg")
+
+        // Then the batch holds the input alone
+        var changes = watcher.changes.makeAsyncIterator()
+        let batch = await changes.next()
+        #expect(batch == FileChanges(paths: [directory.path + "/in/new.jpg"]))
+    }
+
+    // MARK: Debouncing
+
+    @Test func aBurstIsOneBatchOnceItHasBeenQuietForThePeriod() {
+        var debouncer = ChangeDebouncer(quietPeriod: .milliseconds(300), longestWait: .seconds(5))
+        let start = ContinuousClock.now
+        // 100 changes 10 ms apart, one path twice
+        for index in 0..<100 { debouncer.record("/in/\(index).jpg", at: start + .milliseconds(10 * index)) }
+        debouncer.record("/in/5.jpg", at: start + .milliseconds(995))
+        let last = start + .milliseconds(995)
+
+        #expect(debouncer.takeIfDue(at: last + .milliseconds(299)) == nil)
+        let batch = debouncer.takeIfDue(at: last + .milliseconds(300))
+        #expect(batch?.count == 100)
+        #expect(batch?.paths.first == "/in/0.jpg")
+        #expect(!debouncer.isPending && debouncer.takeIfDue(at: last + .seconds(10)) == nil)
+    }
+
+    @Test func aStreamThatNeverGoesQuietIsCutAtTheLongestWait() {
+        var debouncer = ChangeDebouncer(quietPeriod: .milliseconds(300), longestWait: .seconds(5))
+        let start = ContinuousClock.now
+        // A change every 100 ms for 6 s: never quiet for 300 ms
+        var batches: [FileChanges] = []
+        for tick in 0..<60 {
+            let now = start + .milliseconds(100 * tick)
+            if let batch = debouncer.takeIfDue(at: now) { batches.append(batch) }
+            debouncer.record("/in/\(tick).jpg", at: now)
+        }
+        // Then the first 5 s of it are one batch, and the rest waits for quiet (or its own 5 s)
+        #expect(batches.count == 1)
+        #expect(batches.first?.count == 50)
+        #expect(debouncer.dueTime == start + .milliseconds(5900) + .milliseconds(300))
+    }
+
+    @Test func anOverflowIsAChangeOfAnything() {
+        var debouncer = ChangeDebouncer(quietPeriod: .milliseconds(300), longestWait: .seconds(5))
+        let start = ContinuousClock.now
+        debouncer.recordOverflow(at: start)
+        let batch = debouncer.takeIfDue(at: start + .seconds(1))
+        #expect(batch?.count == 1)
+        #expect(batch?.mayInclude("/any/p.json") == true)
+    }
+
+    // MARK: What matters
+
+    @Test func theScopeMatchesInputsListsAndOverlaysButNotOutputsTemporariesOrTheCache() throws {
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.png(try Fixtures.solid(width: 4, height: 4)), to: "art/logo.png")
+        try directory.write(Data("more/a.jpg\nhttps://example.org/b.jpg\n".utf8), to: "lists/urls.txt")
+        let json = PipelineHarness.json(inputs: ["in/**/*.jpg", "single.png", "https://example.org/c.jpg"], outputs: [
+            #"{"name": "o", "steps": [{"composite": {"image": "art/logo.png"}}], "encode": {"format": "jpeg"}, "path": "in/out/{dir}/{stem}-o.jpg"}"#,
+        ], extra: #""allowEmpty": true, "cache": {"directory": "cache"}"#).replacingOccurrences(of: #""single.png""#, with: #""single.png", {"list": "lists/urls.txt"}"#)
+        let pipeline = try PipelineHarness.pipeline(json, in: directory)
+        let base = directory.path
+        let scope = WatchScope(definition: pipeline.definition, pipelineFile: base + "/p.json")
+
+        for relevant in ["p.json", "in/a.jpg", "in/x/y/b.jpg", "single.png", "lists/urls.txt", "lists/more/a.jpg", "art/logo.png"] {
+            #expect(scope.isRelevant(file: base + "/" + relevant), "\(relevant)")
+        }
+        for ignored in ["in/a.png", "in/.hidden/b.jpg", "in/out/a-o.jpg", "in/out/x/y/a-o.jpg", "in/.a.jpg.pipeline-tmp-12-ab",
+                        "cache/journal-1.jsonl", "other.json", "single.jpg"] {
+            #expect(!scope.isRelevant(file: base + "/" + ignored), "\(ignored)")
+        }
+        // Folders: the pipeline's own (for p.json and single.png), the lists', the art's, and in/
+        // with its subfolders; missing ones through their nearest existing ancestor
+        try FileManager.default.createDirectory(atPath: base + "/in/x/y", withIntermediateDirectories: true)
+        #expect(scope.directoriesToWatch() == [base, base + "/art", base + "/lists", base + "/in", base + "/in/x", base + "/in/x/y"])
+    }
+}
