@@ -35,6 +35,19 @@ static inline int pl_tune_allocator(int max_arenas, int mmap_threshold) {
     return ok ? 0 : -1;
 }
 
+/* The stack size threads get when their creator does not choose one (libvips' workers, the
+ * stage queues' threads), as glibc's pthread_setattr_default_np sets it. Returns 0 on success. */
+#include <pthread.h>
+int pthread_setattr_default_np(const pthread_attr_t *attr);
+static inline int pl_set_default_thread_stack(size_t bytes) {
+    pthread_attr_t attr;
+    if (pthread_attr_init(&attr)) return -1;
+    int result = pthread_attr_setstacksize(&attr, bytes);
+    if (!result) result = pthread_setattr_default_np(&attr);
+    pthread_attr_destroy(&attr);
+    return result;
+}
+
 /* --- loading ------------------------------------------------------------ */
 
 /* Opens a file through a VipsSource so that file names are never parsed for

@@ -22,6 +22,7 @@ public enum PipelineCLI {
     public static func main(processors: ProcessorRegistry, arguments: [String]) async -> Never {
         // Before the run's threads exist, so that none of them gets a malloc arena of its own.
         Vips.limitMallocArenas()
+        Vips.fitThreadStacksToAddressSpaceLimit()
         // As servers do: many systems start processes with a soft limit of open files far below
         // the hard one, and a run holds a few per image in flight.
         OpenFileLimit.raiseToHardLimit()

@@ -35,6 +35,17 @@ public enum Vips {
         _ = pl_tune_allocator(Int32(maxArenas), 0)
     }
 
+    /// Under an address-space limit (`RLIMIT_AS`, `ulimit -v`), gives new threads 2 MiB stacks
+    /// instead of the 8 MiB glibc takes from `RLIMIT_STACK`: every thread reserves its whole
+    /// stack in the address space, and libvips' workers with the stage queues' threads then
+    /// failed to start under a 600 MB limit ("Error creating thread"). 2 MiB is glibc's own
+    /// default where no stack limit is set, and far more than libvips' operations use.
+    public static func fitThreadStacksToAddressSpaceLimit() {
+        var limits = rlimit()
+        guard getrlimit(Int32(RLIMIT_AS.rawValue), &limits) == 0, limits.rlim_cur != rlim_t.max else { return }
+        _ = pl_set_default_thread_stack(2 << 20)
+    }
+
     /// Two arenas: measured with `Benchmarks/run.sh --repeat 8` (see the README), as the pyvips
     /// reference sets it.
     public static let mallocArenas = 2
@@ -42,6 +53,7 @@ public enum Vips {
     /// Swift runs a global's initializer exactly once, under a lock: that is our `vips_init` guard.
     private static let startup: VipsError? = {
         limitMallocArenas(to: mallocArenas)
+        fitThreadStacksToAddressSpaceLimit()
         guard vips_init("pipeline") == 0 else {
             return VipsError.fromLibrary(operation: "vips_init")
         }
