@@ -57,6 +57,7 @@ let package = Package(
             name: "PipelineCLI",
             dependencies: [
                 "PipelineKit",
+                "Vips",
                 // `plugins --vips` lists what the `vips` step can run.
                 "VipsOperation",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

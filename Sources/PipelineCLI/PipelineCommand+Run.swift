@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import PipelineKit
+import Vips
 
 extension PipelineCommand {
     struct Run: AsyncParsableCommand {

@@ -203,13 +203,11 @@ import StandardProcessors
                 DataResponse(status: 200, body: RemoteFetchTests.photo, headers: ["etag": "\"s\""])
             }
         }
-        final class MemoryCache: DataCaching, @unchecked Sendable {
-            // Only touched under `lock`.
-            private var entries: [String: CachedResponse] = [:]
-            private let lock = NSLock()
-            func cachedResponse(for url: String) -> CachedResponse? { lock.withLock { entries[url] } }
-            func store(_ response: CachedResponse) { lock.withLock { entries[response.url] = response } }
-            var count: Int { lock.withLock { entries.count } }
+        final class MemoryCache: DataCaching {
+            private let entries = Locked<[String: CachedResponse]>([:])
+            func cachedResponse(for url: String) -> CachedResponse? { entries.withLock { $0[url] } }
+            func store(_ response: CachedResponse) { entries.withLock { $0[response.url] = response } }
+            var count: Int { entries.withLock { $0.count } }
         }
         let directory = try TemporaryDirectory()
         let cache = MemoryCache()

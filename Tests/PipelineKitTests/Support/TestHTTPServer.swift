@@ -1,5 +1,6 @@
 import Foundation
 import PipelineKit
+import Vips
 
 /// A small HTTP/1.1 server on 127.0.0.1 for tests: keep-alive, a handler per request, and a
 /// log of every request and connection, so tests can count what the fetcher really did.

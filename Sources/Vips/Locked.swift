@@ -1,6 +1,7 @@
 import Foundation
 
-/// A value that several threads share, behind a lock.
+/// A value that several threads share, behind a lock: the one lock type of every module in
+/// this package (it lives here, in the lowest Swift layer, so `Vips` can use it too).
 ///
 /// Foundation's `NSLock` (a pthread mutex) rather than `Synchronization.Mutex`: ThreadSanitizer
 /// understands pthread locks, while on Linux it reports accesses under `Mutex`'s futex-based
