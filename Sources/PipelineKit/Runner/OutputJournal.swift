@@ -1,4 +1,5 @@
 import Foundation
+import Vips
 
 /// The record of outputs written, for incremental runs: for each output path, a fingerprint of
 /// what made it (the input's version, the output's steps and encoder, the decode settings, the
@@ -112,6 +113,6 @@ final class OutputJournal: Sendable {
             "steps " + output.steps.map(\.identifier).joined(separator: ";"),
             "encoder " + output.encoder.vipsSuffix + " background=\(output.encoder.background)",
         ]
-        return String(format: "%016llx", DiskCache.fnv1a(Data(parts.joined(separator: "\n").utf8)))
+        return FNV1a.hex(parts.joined(separator: "\n"))
     }
 }

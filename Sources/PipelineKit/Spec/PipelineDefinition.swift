@@ -77,7 +77,7 @@ public struct CacheSettings: Sendable, Equatable {
     /// The journal of outputs made, for incremental runs of the pipeline named `name`; it lives
     /// beside the cache, one file per pipeline.
     func journalFile(pipeline name: String, baseDirectory: URL) -> URL {
-        let key = String(format: "%016llx", DiskCache.fnv1a(Data((baseDirectory.path + "\n" + name).utf8)))
+        let key = FNV1a.hex(baseDirectory.path + "\n" + name)
         return directory.appendingPathComponent("journal-\(key).jsonl")
     }
 }
