@@ -95,15 +95,8 @@ struct ImageDecoder: Sendable {
             }
             var image = try open(source, options: loadOptions.joined(separator: ","))
             deadline.watch(image)
-            if image.size != target {
-                // Separate factors land exactly on the target (libvips rounds each side); a
-                // loader that rounded a side one pixel short is stretched by that pixel.
-                let horizontal = Double(target.width) / Double(image.width)
-                let vertical = Double(target.height) / Double(image.height)
-                image = try image.withPremultipliedAlpha { premultiplied throws(VipsError) in
-                    try premultiplied.resized(horizontalScale: horizontal, verticalScale: vertical, kernel: .lanczos3)
-                }
-            }
+            // Exactly the target: a loader that rounded a side one pixel short is stretched by that pixel.
+            image = try image.resampled(to: target)
             if settings.autorotate, image.orientation != 1 {
                 // Rotating needs the whole image, not a stream of rows: render the small one first.
                 image = try deadline.render(image).autorotated()
@@ -118,7 +111,7 @@ struct ImageDecoder: Sendable {
         } catch {
             if deadline.hasExpired {
                 throw Failure(itemError: ItemError(stage: .decompress, reason:
-                    "decoding took longer than decompress.timeout (\(Self.describe(seconds: settings.timeout))) and was stopped"))
+                    "decoding took longer than decompress.timeout (\(Units.text(seconds: settings.timeout))) and was stopped"))
             }
             if let own = Self.ownMessage(error, source: source) {
                 throw Failure(itemError: ItemError(stage: .decompress, reason: own), reasonIsFromLibvips: true)
@@ -147,15 +140,7 @@ struct ImageDecoder: Sendable {
         let strip = try open(source, options: "n=-1,fail_on=\(settings.failOn.rawValue)")
         deadline.watch(strip)
         let pages = try strip.pages().map { page throws -> VipsImage in
-            var frame = page
-            if frame.size != target {
-                let horizontal = Double(target.width) / Double(frame.width)
-                let vertical = Double(target.height) / Double(frame.height)
-                frame = try frame.withPremultipliedAlpha { premultiplied throws(VipsError) in
-                    try premultiplied.resized(horizontalScale: horizontal, verticalScale: vertical, kernel: .lanczos3)
-                }
-            }
-            return try Self.toSRGB(frame)
+            try Self.toSRGB(page.resampled(to: target))
         }
         let decoded = try deadline.render(try VipsImage.joiningPages(pages))
         decoded.ownMetadata()
@@ -187,13 +172,6 @@ struct ImageDecoder: Sendable {
     /// Loaders libvips marks untrusted are blocked before the first decode: a pipeline reads
     /// files from anywhere, and those loaders were not made for hostile ones. Evaluated once.
     private static let preparedForUntrustedInput: Bool = (try? Vips.prepareForUntrustedInput()) != nil
-
-    /// A duration as the pipeline file writes one: `500ms`, `30s`, `1.5s`.
-    static func describe(seconds: Double) -> String {
-        if seconds < 1 { return "\(Int((seconds * 1000).rounded()))ms" }
-        if seconds == seconds.rounded(), seconds < 1e15 { return "\(Int(seconds))s" }
-        return "\(seconds)s"
-    }
 
     /// The size to decode to: the stored size divided by the shrink every output allows, so the
     /// output that needs the most pixels gets exactly what it needs (and resizes by 1, a no-op).
