@@ -45,7 +45,9 @@ extension PipelineCommand {
 
         func run() async throws {
             let logger = makeLogger(level: logLevel)
-            let pipeline = try loadPipeline(file)
+            var pipeline = try loadPipeline(file)
+            // A user who sets VIPS_CONCURRENCY has chosen libvips' threads: leave them as set.
+            pipeline.configuration.vipsThreadsPerImage = ProcessInfo.processInfo.environment["VIPS_CONCURRENCY"] == nil ? 1 : nil
             let run = try exitingOnInvalidFile { () throws(PipelineFileError) in try pipeline.run(force: force) }
 
             let interruption = Interruption { signal in
