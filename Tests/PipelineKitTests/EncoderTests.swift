@@ -13,7 +13,7 @@ import Vips
             do {
                 try ImageEncoder.encode(image, with: settings, into: descriptor)
             } catch {
-                throw ItemError(stage: .encode, reason: "\(error)")
+                throw ItemError(.encoding, stage: .encode, reason: "\(error)", underlying: error)
             }
         }
         let data = try Data(contentsOf: URL(fileURLWithPath: path))

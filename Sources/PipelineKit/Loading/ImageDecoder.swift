@@ -58,7 +58,7 @@ struct ImageDecoder: Sendable {
 
     private func decodeOnce(_ source: EncodedSource) throws(Failure) -> DecodedImage {
         guard Self.preparedForUntrustedInput, Self.isLoadable(source) else {
-            throw Failure(itemError: ItemError(stage: .decompress, reason: Self.unknownFormat))
+            throw Failure(itemError: ItemError(.unsupportedFormat, stage: .decompress, reason: Self.unknownFormat))
         }
         Vips.clearLastWarning()
         // The clock runs from here: renders under it are stopped when it runs out.
@@ -69,7 +69,7 @@ struct ImageDecoder: Sendable {
             let header = try open(source, options: failOn)
             let pixels = header.width * header.height
             guard pixels <= settings.maxPixels else {
-                throw ItemError(stage: .decompress, reason:
+                throw ItemError(.tooManyPixels, stage: .decompress, reason:
                     "the image is \(header.width)×\(header.height) (\(pixels) pixels), more than decompress.maxPixels (\(settings.maxPixels))")
             }
             let upright = settings.autorotate ? header.orientedSize : (width: header.width, height: header.height)
@@ -110,18 +110,20 @@ struct ImageDecoder: Sendable {
             throw Failure(itemError: error)
         } catch {
             if deadline.hasExpired {
-                throw Failure(itemError: ItemError(stage: .decompress, reason:
+                throw Failure(itemError: ItemError(.timedOut, stage: .decompress, reason:
                     "decoding took longer than decompress.timeout (\(Units.text(seconds: settings.timeout))) and was stopped"))
             }
+            let kind: ItemError.Kind = Self.isUnknownFormat(error) ? .unsupportedFormat : .undecodable
             if let own = Self.ownMessage(error, source: source) {
-                throw Failure(itemError: ItemError(stage: .decompress, reason: own), reasonIsFromLibvips: true)
+                throw Failure(itemError: ItemError(kind, stage: .decompress, reason: own, underlying: error), reasonIsFromLibvips: true)
             }
             // Some loaders give their reason only as a warning, logged on this thread.
             if let warning = Vips.lastWarning {
-                throw Failure(itemError: ItemError(stage: .decompress, reason: warning), reasonIsFromLibvips: true)
+                throw Failure(itemError: ItemError(kind, stage: .decompress, reason: warning, underlying: error), reasonIsFromLibvips: true)
             }
             let operation = (error as? VipsError)?.operation ?? "load"
-            throw Failure(itemError: ItemError(stage: .decompress, reason: "libvips could not decode it and gave no reason (in \(operation))"),
+            throw Failure(itemError: ItemError(kind, stage: .decompress, reason: "libvips could not decode it and gave no reason (in \(operation))",
+                                               underlying: error),
                           reasonIsFromLibvips: true)
         }
     }
@@ -132,7 +134,7 @@ struct ImageDecoder: Sendable {
         let frames = header.pageCount
         let pixels = header.width * header.height * frames
         guard pixels <= settings.maxPixels else {
-            throw ItemError(stage: .decompress, reason:
+            throw ItemError(.tooManyPixels, stage: .decompress, reason:
                 "the animation is \(header.width)×\(header.height) × \(frames) frames (\(pixels) pixels), more than decompress.maxPixels (\(settings.maxPixels))")
         }
         let size = header.size
@@ -247,11 +249,14 @@ struct ImageDecoder: Sendable {
 
     static func describe(_ error: any Error) -> String {
         guard let vipsError = error as? VipsError else { return String(describing: error) }
-        let message = vipsError.message
-        if message.contains("is not a known file format") || message.contains("not in a known format")
-            || message.contains("operation is blocked") {
-            return unknownFormat
-        }
-        return message.isEmpty ? "\(vipsError.operation) failed" : message
+        if isUnknownFormat(vipsError) { return unknownFormat }
+        return vipsError.message.isEmpty ? "\(vipsError.operation) failed" : vipsError.message
+    }
+
+    /// Whether libvips failed because no permitted loader knows the format.
+    static func isUnknownFormat(_ error: any Error) -> Bool {
+        guard let message = (error as? VipsError)?.message else { return false }
+        return message.contains("is not a known file format") || message.contains("not in a known format")
+            || message.contains("operation is blocked")
     }
 }
