@@ -36,6 +36,6 @@ import StandardProcessors
         let result = try CommandRunner.run(["explain", file])
         #expect(result.status == 0)
         #expect(result.standardOutput.contains("inputs: 5"))
-        #expect(result.standardOutput.contains("stage widths: fetch 4, cache 2, decompress 2, resize 1, encode 1"))
+        #expect(result.standardOutput.contains("stage widths: fetch 4, cache 2, decompress 2, process 1, encode 1"))
     }
 }

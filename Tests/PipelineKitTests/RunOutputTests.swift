@@ -86,7 +86,7 @@ import PipelineKit
         #expect(good.outputs.map(\.name) == ["small", "large"])
         #expect(good.outputs[0].width == 100 && good.outputs[0].format == "webp")
         #expect(good.outputs[1].bytes == (try FileManager.default.attributesOfItem(atPath: directory.path + "/out/photo-0-large.jpg")[.size] as? Int))
-        #expect(Set(good.stageSeconds.keys) == ["fetch", "decompress", "resize", "encode"])
+        #expect(Set(good.stageSeconds.keys) == ["fetch", "decompress", "process", "encode"])
         let broken = try #require(report.items.first { $0.input == "in/broken.jpg" })
         #expect(broken.status == .failed && broken.stage == .decompress)
         #expect(broken.outputs.allSatisfy { $0.status == .failed })
@@ -160,7 +160,7 @@ import PipelineKit
 
         // Then the failure names the step, not only the stage
         #expect(plain.status == 1)
-        #expect(plain.standardError.contains("failed: in/photo.jpg → cut: resize: steps[1].crop: the crop region 200×200"), "\(plain.standardError)")
+        #expect(plain.standardError.contains("failed: in/photo.jpg → cut: process: steps[1].crop: the crop region 200×200"), "\(plain.standardError)")
         let failed = try #require(try objects(scripted.standardOutput).first { $0["event"] as? String == "itemFailed" })
         let step = try #require(failed["step"] as? [String: Any])
         #expect(step["index"] as? Int == 1 && step["name"] as? String == "crop")

@@ -110,7 +110,7 @@ import StandardProcessors
         #expect(reports[0].written.map(\.output) == ["good"])
         #expect(reports[0].failures.count == 1)
         #expect(reports[0].failures[0].output == "bad")
-        #expect(reports[0].failures[0].stage == .resize)
+        #expect(reports[0].failures[0].stage == .process)
         #expect(reports[0].failures[0].reason.contains("always fails"))
         #expect(directory.allFiles().filter { $0.hasPrefix("out/") } == ["out/photo-0-good.jpg"])
     }

@@ -1,6 +1,6 @@
 import Vips
 
-/// The resize stage's work for one output: its steps, in order, on the decoded image, and
+/// The process stage's work for one output: its steps, in order, on the decoded image, and
 /// the result computed into memory (so the work is done here, not lazily in the encoder).
 struct StepChain: Sendable {
     let steps: [any ImageProcessing]
@@ -28,7 +28,7 @@ struct StepChain: Sendable {
             processed.append(try apply(to: frame, context: context))
         }
         guard Set(processed.map(\.size)).count == 1 else {
-            throw ItemError(.processing, stage: .resize, reason: "the steps made frames of different sizes")
+            throw ItemError(.processing, stage: .process, reason: "the steps made frames of different sizes")
         }
         do {
             return try rendered(VipsImage.joiningPages(processed))
@@ -46,12 +46,12 @@ struct StepChain: Sendable {
             do {
                 image = try step.process(image, context: context)
             } catch {
-                throw ItemError(.processing, stage: .resize, reason: ImageDecoder.describe(error), step: named, underlying: error)
+                throw ItemError(.processing, stage: .process, reason: ImageDecoder.describe(error), step: named, underlying: error)
             }
             // A step may grow the image (extend, rotate, vips): the header says by how much
             // before any pixel is computed, so refuse what decoding would have refused.
             if image.size.pixelCount > context.maxPixels {
-                throw ItemError(.tooManyPixels, stage: .resize, reason: "the result would be \(image.size), "
+                throw ItemError(.tooManyPixels, stage: .process, reason: "the result would be \(image.size), "
                                 + "more than the \(context.maxPixels) pixels decompress.maxPixels allows", step: named)
             }
         }
@@ -67,6 +67,6 @@ struct StepChain: Sendable {
     }
 
     private static func failure(_ error: any Error) -> ItemError {
-        ItemError(.processing, stage: .resize, reason: ImageDecoder.describe(error), underlying: error)
+        ItemError(.processing, stage: .process, reason: ImageDecoder.describe(error), underlying: error)
     }
 }

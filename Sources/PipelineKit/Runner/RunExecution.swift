@@ -5,7 +5,7 @@ import Vips
 /// and reports each listing of it as it completes.
 ///
 /// A source's journey, one type per stage: `SourceLoader` (fetch, cache) → the journal
-/// (`IncrementalRuns`) → `ImageDecoder` (decompress) → for every output, `StepChain` (resize,
+/// (`IncrementalRuns`) → `ImageDecoder` (decompress) → for every output, `StepChain` (process,
 /// the output's steps) → `OutputWriter` (encode and write).
 final class RunExecution: Sendable {
     private let plan: RunPlan
@@ -122,14 +122,14 @@ final class RunExecution: Sendable {
                                             maxPixels: plan.definition.decompress.maxPixels,
                                             resources: incremental.resources.images)
             let chain = StepChain(job.output)
-            let image = try await queues.resize.run(for: name, output: job.output.name) { try chain.apply(to: decoded, context: context) }
+            let image = try await queues.process.run(for: name, output: job.output.name) { try chain.apply(to: decoded, context: context) }
             let written = try await queues.encode.run(for: name, output: job.output.name) { [writer] in
                 try writer.write(image, output: job.output, target: job.target, input: job.input)
             }
             incremental.recordWritten(written, for: job)
             return .success(written)
         } catch {
-            return .failure(try ItemError.wrapping(error, stage: .resize))
+            return .failure(try ItemError.wrapping(error, stage: .process))
         }
     }
 

@@ -92,7 +92,10 @@ private struct DefinitionBuilder {
             let top = reader(root, PipelineFormat.topLevelOptions(processors: processors))
             let fetch = reader(root["fetch"], optionsOf: "fetch")
             let decompress = reader(root["decompress"], optionsOf: "decompress")
-            let resize = reader(root["resize"], optionsOf: "resize")
+            // "resize" is the stage's old name: still read, with a warning.
+            let renamed = PipelineFormat.renamedKeyFindings(in: root)
+            problems += renamed.problems
+            let process = reader(root["process"] ?? root["resize"], optionsOf: root["process"] == nil ? "resize" : "process")
             let encode = reader(root["encode"], optionsOf: "encode")
 
             let decompressSettings = DecompressSettings(
@@ -104,7 +107,7 @@ private struct DefinitionBuilder {
                 timeout: Units.seconds(in: try decompress.string("timeout")) ?? DecompressSettings.defaultTimeout,
                 animation: try decompress.choice("animation", as: DecompressSettings.Animation.self)
             )
-            let resizeSettings = StageSettings(concurrency: try resize.int("concurrency"))
+            let processSettings = StageSettings(concurrency: try process.int("concurrency"))
             let encodeSettings = StageSettings(concurrency: try encode.int("concurrency"))
             let fetchSettings = FetchSettings(
                 concurrency: try fetch.int("concurrency"),
@@ -136,14 +139,15 @@ private struct DefinitionBuilder {
                 fetch: fetchSettings,
                 cache: cacheSettings,
                 decompress: decompressSettings,
-                resize: resizeSettings,
+                process: processSettings,
                 encode: encodeSettings,
                 inFlight: try top.optionalInt("inFlight") ?? StageDefaults.inFlight(
-                    decompress: decompressSettings.concurrency, resize: resizeSettings.concurrency,
+                    decompress: decompressSettings.concurrency, process: processSettings.concurrency,
                     encode: encodeSettings.concurrency),
                 incremental: try top.bool("incremental"),
                 allowEmpty: try top.bool("allowEmpty"),
-                outputs: outputs
+                outputs: outputs,
+                warnings: renamed.warnings
             )
         } catch {
             // The shapes were checked, so this is a definition and its reader disagreeing.

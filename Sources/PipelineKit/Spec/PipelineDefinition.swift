@@ -10,7 +10,8 @@ public struct PipelineDefinition: Sendable {
     public var fetch: FetchSettings
     public var cache: CacheSettings
     public var decompress: DecompressSettings
-    public var resize: StageSettings
+    /// The `process` stage: each output's steps.
+    public var process: StageSettings
     public var encode: StageSettings
     /// How many inputs may be between the first stage and the last at once.
     public var inFlight: Int
@@ -19,6 +20,8 @@ public struct PipelineDefinition: Sendable {
     /// Whether a run whose inputs name no file is fine (else it is an error before the run).
     public var allowEmpty: Bool = false
     public var outputs: [OutputDefinition]
+    /// What the file says that still works but should change (an old key), for people.
+    public var warnings: [String] = []
 }
 
 /// One variant made from every input: a chain of processors, an encoder and a path.
@@ -144,14 +147,14 @@ public enum StageDefaults {
     public static let fetchConcurrency = 4
     public static let cacheConcurrency = 2
     public static let decompressConcurrency = 2
-    public static let resizeConcurrency = 1
+    public static let processConcurrency = 1
     public static let encodeConcurrency = 1
     public static let maxBytes: Int64 = 100_000_000
     /// sharp's default limit (0x3FFF × 0x3FFF), enough for any camera photo.
     public static let maxPixels = 268_402_689
 
     /// Enough items in flight to keep every stage busy, and no more: memory stays flat.
-    static func inFlight(decompress: Int, resize: Int, encode: Int) -> Int {
-        decompress + resize + encode
+    static func inFlight(decompress: Int, process: Int, encode: Int) -> Int {
+        decompress + process + encode
     }
 }

@@ -3,7 +3,7 @@ struct StageQueues: Sendable {
     let fetch: StageQueue
     let cache: StageQueue
     let decompress: StageQueue
-    let resize: StageQueue
+    let process: StageQueue
     let encode: StageQueue
 
     init(_ definition: PipelineDefinition, record: @escaping @Sendable (StageOperation) -> Void) {
@@ -14,12 +14,12 @@ struct StageQueues: Sendable {
         fetch = queue(.fetch, definition.fetch.concurrency)
         cache = queue(.cache, definition.cache.concurrency)
         decompress = queue(.decompress, definition.decompress.concurrency)
-        resize = queue(.resize, definition.resize.concurrency)
+        process = queue(.process, definition.process.concurrency)
         encode = queue(.encode, definition.encode.concurrency)
     }
 
     /// Each stage's queued, running and done counts now.
     var counts: [Stage: StageCounts] {
-        Dictionary(uniqueKeysWithValues: [fetch, cache, decompress, resize, encode].map { ($0.stage, $0.counts) })
+        Dictionary(uniqueKeysWithValues: [fetch, cache, decompress, process, encode].map { ($0.stage, $0.counts) })
     }
 }

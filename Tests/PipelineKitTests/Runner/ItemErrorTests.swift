@@ -44,7 +44,7 @@ struct ItemErrorTests {
         #expect(error.underlyingError is FailingProcessor.Failure)
         #expect(error.step == ItemError.Step(index: 1, name: "fail"))
         #expect(explain(error) == "step fail threw Failure")
-        #expect(reports.first?.failures.first?.description == "a.jpg → t: resize: steps[1].fail: this processor always fails")
+        #expect(reports.first?.failures.first?.description == "a.jpg → t: process: steps[1].fail: this processor always fails")
     }
 
     @Test func aCutFileIsUndecodableWithLibvipsErrorUnderneath() async throws {
