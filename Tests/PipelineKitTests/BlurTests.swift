@@ -5,7 +5,6 @@ import VipsFilters
 
 @Suite("Blur")
 struct BlurTests {
-    typealias Fixtures = PluginFixtures
 
     private func blur(_ values: [String: any Sendable]) throws -> Blur {
         try Fixtures.processor(Blur.self, values)

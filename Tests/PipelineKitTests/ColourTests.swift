@@ -6,7 +6,6 @@ import VipsColour
 
 @Suite("Colour")
 struct ColourTests {
-    typealias Fixtures = PluginFixtures
 
     // MARK: Measuring colour, independently of libvips
 
@@ -109,7 +108,7 @@ struct ColourTests {
 
     @Test func modulateGivesSharpsReferencePixels() throws {
         // sharp's own tests modulate one pixel of (153, 68, 68) and expect these results
-        let image = try Fixtures.solid(width: 1, height: 1, [153, 68, 68])
+        let image = try Fixtures.solid(width: 1, height: 1, colour: [153, 68, 68])
         let cases: [(Modulate, [Double])] = [
             (try Modulate(hue: 120), [41, 107, 57]),
             (try Modulate(brightness: 2), [255, 173, 168]),
@@ -127,8 +126,8 @@ struct ColourTests {
 
     @Test func modulateKeepsAlphaAndGreyStaysGrey() throws {
         // Given an sRGB image with alpha, and a greyscale one with alpha
-        let rgba = try Fixtures.solid(width: 2, height: 2, [153, 68, 68, 77])
-        let greyAlpha = try Fixtures.solid(width: 2, height: 2, [100, 200])
+        let rgba = try Fixtures.solid(width: 2, height: 2, colour: [153, 68, 68, 77])
+        let greyAlpha = try Fixtures.solid(width: 2, height: 2, colour: [100, 200])
 
         // When brightened
         let step = try Modulate(brightness: 1.2)
@@ -176,7 +175,7 @@ struct ColourTests {
     }
 
     @Test func greyscaleKeepsAlphaAndGrayscaleIsTheSameStep() throws {
-        let image = try Fixtures.solid(width: 2, height: 2, [200, 100, 50, 90])
+        let image = try Fixtures.solid(width: 2, height: 2, colour: [200, 100, 50, 90])
         let grey = try Greyscale().applied(to: image)
         let gray = try Fixtures.processor(Grayscale.self, [:]).applied(to: image)
         #expect(grey.bands == 2 && grey.hasAlpha)
@@ -194,13 +193,13 @@ struct ColourTests {
     // MARK: negate
 
     @Test func negateInvertsColourAndKeepsAlpha() throws {
-        let image = try Fixtures.solid(width: 2, height: 2, [10, 20, 30, 200])
+        let image = try Fixtures.solid(width: 2, height: 2, colour: [10, 20, 30, 200])
         let kept = try Fixtures.processor(Negate.self, [:]).applied(to: image)
         let inverted = try Fixtures.processor(Negate.self, ["alpha": true]).applied(to: image)
         #expect(try kept.pixel(x: 0, y: 0) == [245, 235, 225, 200])
         #expect(try inverted.pixel(x: 1, y: 1) == [245, 235, 225, 55])
         #expect(kept.interpretation == .sRGB && kept.bandFormat == .uchar)
-        #expect(try Negate().applied(to: Fixtures.solid(width: 1, height: 1, [10, 20, 30])).pixel(x: 0, y: 0) == [245, 235, 225])
+        #expect(try Negate().applied(to: Fixtures.solid(width: 1, height: 1, colour: [10, 20, 30])).pixel(x: 0, y: 0) == [245, 235, 225])
     }
 
     @Test func negateOfSixteenBitsGivesEightBits() throws {
@@ -235,7 +234,7 @@ struct ColourTests {
     }
 
     @Test func flattenDefaultsToBlackKeepsGreyAndLeavesOpaqueImages() throws {
-        let rgba = try Fixtures.solid(width: 1, height: 1, [200, 100, 50, 0])
+        let rgba = try Fixtures.solid(width: 1, height: 1, colour: [200, 100, 50, 0])
         #expect(try Fixtures.processor(Flatten.self, [:]).applied(to: rgba).pixel(x: 0, y: 0) == [0, 0, 0])
 
         let greyAlpha = try Fixtures.image(width: 2, height: 1, bands: 2) { x, _ in x == 0 ? [90, 0] : [90, 255] }
@@ -271,7 +270,7 @@ struct ColourTests {
     }
 
     @Test func tintKeepsAlphaAndColoursGreyImages() throws {
-        let greyAlpha = try Fixtures.solid(width: 1, height: 1, [128, 60])
+        let greyAlpha = try Fixtures.solid(width: 1, height: 1, colour: [128, 60])
         let result = try Tint(color: [255, 0, 0]).applied(to: greyAlpha)
         #expect(result.bands == 4 && result.interpretation == .sRGB)
         let pixel = try result.pixel(x: 0, y: 0)
@@ -341,7 +340,7 @@ struct ColourTests {
     }
 
     @Test func normaliseLeavesAFlatImage() throws {
-        let image = try Fixtures.solid(width: 4, height: 4, [120, 130, 140])
+        let image = try Fixtures.solid(width: 4, height: 4, colour: [120, 130, 140])
         #expect(try Self.pixels(Normalise().applied(to: image)) == Self.pixels(image))
     }
 
@@ -394,7 +393,7 @@ struct ColourTests {
     @Test func aPipelineFileRunsGreyscaleModulateAndNegate() async throws {
         // Given an orange PNG and an output that greys, darkens and inverts it, as JPEG
         let directory = try TemporaryDirectory()
-        try directory.write(try PipelineKitTests.Fixtures.png(try Fixtures.solid(width: 32, height: 24, [200, 100, 50])), to: "in/orange.png")
+        try directory.write(try Fixtures.png(try Fixtures.solid(width: 32, height: 24, colour: [200, 100, 50])), to: "in/orange.png")
         let steps = #"[{"greyscale": {}}, {"modulate": {"brightness": 0.5}}, {"negate": {}}]"#
         let json = PipelineHarness.json(inputs: ["in/*.png"], outputs: [
             #"{"name": "neg", "steps": \#(steps), "encode": {"format": "jpeg", "quality": 95}, "path": "out/{stem}.jpg"}"#,

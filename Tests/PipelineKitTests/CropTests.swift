@@ -5,7 +5,6 @@ import VipsCrop
 
 @Suite("Crop")
 struct CropTests {
-    typealias Fixtures = PluginFixtures
 
     private func crop(_ values: [String: any Sendable]) throws -> Crop {
         try Fixtures.processor(Crop.self, values)

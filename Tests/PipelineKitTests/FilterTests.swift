@@ -5,7 +5,6 @@ import VipsFilters
 
 @Suite("Filters")
 struct FiltersTests {
-    typealias Fixtures = PluginFixtures
 
     private func sharpen(_ values: [String: any Sendable]) throws -> Sharpen {
         try Fixtures.processor(Sharpen.self, values)
@@ -163,7 +162,7 @@ struct FiltersTests {
         #expect(even?.message.contains("odd") == true)
         let zero = #expect(throws: OptionError.self) { try Median(size: 0) }
         #expect(zero?.option == "size")
-        let image = try Fixtures.solid(width: 4, height: 4, Fixtures.grey)
+        let image = try Fixtures.solid(width: 4, height: 4, colour: Fixtures.grey)
         #expect(try Median(size: 1).applied(to: image) === image)
         #expect(try median([:]).identifier == Median(size: 3).identifier)
         #expect(try Median(size: 3).identifier != Median(size: 5).identifier)

@@ -6,7 +6,6 @@ import VipsGeometry
 
 @Suite("Geometry")
 struct GeometryTests {
-    typealias Fixtures = PluginFixtures
 
     private func processor<Processor: ImageProcessing>(_ type: Processor.Type, _ values: [String: any Sendable] = [:]) throws -> Processor {
         try Fixtures.processor(type, values)
@@ -89,7 +88,7 @@ struct GeometryTests {
 
     @Test func rotationBy45GrowsTheCanvasAndFillsTheCornersWithTheBackground() throws {
         // Given a 20×20 red square
-        let image = try Fixtures.solid(width: 20, height: 20, Fixtures.red)
+        let image = try Fixtures.solid(width: 20, height: 20, colour: Fixtures.red)
 
         // When it is rotated by 45° onto blue
         let rotate = try processor(Rotate.self, ["angle": 45, "background": "#0000ff"])
@@ -124,7 +123,7 @@ struct GeometryTests {
 
     @Test func translucentRotationBackgroundAddsAnAlphaBand() throws {
         // Given an opaque RGB square
-        let image = try Fixtures.solid(width: 20, height: 20, Fixtures.red)
+        let image = try Fixtures.solid(width: 20, height: 20, colour: Fixtures.red)
 
         // When it is rotated by 45° onto a transparent background
         let result = try processor(Rotate.self, ["angle": 45, "background": "#00000000"]).applied(to: image)
@@ -139,7 +138,7 @@ struct GeometryTests {
     func rotatedSizeMatchesLibvipsForAnyAngle(_ angle: Double) throws {
         let rotate = try Rotate(angle: angle)
         for (width, height) in [(1, 1), (2, 3), (37, 23), (100, 7), (640, 480)] {
-            let image = try Fixtures.solid(width: width, height: height, Fixtures.grey)
+            let image = try Fixtures.solid(width: width, height: height, colour: Fixtures.grey)
             #expect(try rotate.applied(to: image).size == rotate.outputSize(for: image.size), "\(width)×\(height) at \(angle)°")
         }
     }
@@ -233,7 +232,7 @@ struct GeometryTests {
     }
 
     @Test func extendOfAGreyscaleImageUsesTheColoursLuminance() throws {
-        let image = try Fixtures.solid(width: 2, height: 2, [0])
+        let image = try Fixtures.solid(width: 2, height: 2, colour: [0])
         let result = try processor(Extend.self, ["left": 1, "background": "#ffffff"]).applied(to: image)
         #expect(result.bands == 1)
         #expect(try result.pixel(x: 0, y: 0) == [255])
@@ -323,7 +322,7 @@ struct GeometryTests {
 
     @Test func trimLeavesAnImageOfOneColourUnchanged() throws {
         // Given an image of one colour
-        let image = try Fixtures.solid(width: 16, height: 9, Fixtures.grey)
+        let image = try Fixtures.solid(width: 16, height: 9, colour: Fixtures.grey)
 
         // When it is trimmed
         let trim = try processor(Trim.self)

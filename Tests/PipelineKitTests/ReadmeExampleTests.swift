@@ -6,13 +6,18 @@ import StandardProcessors
 /// The README's embedding example compiles and runs, and the README shows exactly this code.
 @Suite struct ReadmeExampleTests {
     @Test func theEmbeddingExampleRunsTheBundledPipeline() async throws {
-        // The example uses a path relative to the package root, as a user's program would.
-        #expect(FileManager.default.fileExists(atPath: "Pipelines/thumbnails.json"), "run the tests from the package root")
-        let outputFolder = "Pipelines/out"
-        try? FileManager.default.removeItem(atPath: outputFolder)
+        // The bundled pipeline and its samples, copied into a folder of the test's own, so the
+        // run writes its outputs and journal there and never into the repository.
+        let directory = try TemporaryDirectory()
+        let pipelines = CommandRunner.repositoryRoot.appendingPathComponent("Pipelines")
+        for name in ["thumbnails.json", "samples"] {
+            try FileManager.default.copyItem(at: pipelines.appendingPathComponent(name), to: directory.url.appendingPathComponent(name))
+        }
+        let file = directory.url.appendingPathComponent("thumbnails.json")
+        let outputFolder = directory.path + "/out"
 
         // README-EXAMPLE-BEGIN
-        let pipeline = try Pipeline(contentsOf: URL(fileURLWithPath: "Pipelines/thumbnails.json"), processors: .standard)
+        let pipeline = try Pipeline(contentsOf: file, processors: .standard)
         for await event in try pipeline.run() {
             switch event {
             case .itemCompleted(let report): print(report.input.displayName, report.succeeded ? "ok" : "\(report.failures)")

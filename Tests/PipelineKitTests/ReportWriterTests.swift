@@ -235,15 +235,12 @@ import StandardProcessors
         #expect(error?.path == blocker + "/report")
     }
 
-    /// The sample report `.ci/report-screenshot.sh` photographs: `Pipelines/thumbnails.json` over
+    /// The sample run `.ci/report-screenshot.sh` photographs: `Pipelines/thumbnails.json` over
     /// the bundled samples, plus a text file named `.jpg`, and one output that cannot be written.
-    /// With `PIPELINE_REPORT_DIR` set, the report (and the run, under `run/`) stay there.
-    @Test func writesAReportForScreenshots() async throws {
+    @Test func theSampleRunsReportHasACardPerInputAndEmbedsEveryImage() async throws {
         let scratch = try TemporaryDirectory()
-        let requested = ProcessInfo.processInfo.environment["PIPELINE_REPORT_DIR"].flatMap { $0.isEmpty ? nil : $0 }
-        let folder = requested.map { URL(fileURLWithPath: $0, isDirectory: true) } ?? scratch.url
+        let folder = scratch.url
         let work = folder.appendingPathComponent("run", isDirectory: true)
-        try? FileManager.default.removeItem(at: work)
         let samples = CommandRunner.repositoryRoot.appendingPathComponent("Pipelines/samples")
         try FileManager.default.createDirectory(at: work.appendingPathComponent("samples"), withIntermediateDirectories: true)
         for name in try FileManager.default.contentsOfDirectory(atPath: samples.path) where name.hasSuffix(".jpg") {

@@ -52,7 +52,8 @@ import Vips
         // Then the result is the first frame alone
         #expect(decoded.image.size == ImageSize(width: 40, height: 30))
         #expect(decoded.image.pageHeight == decoded.image.height, "one frame, not a strip of frames")
-        #expect(Fixtures.isClose(try decoded.image.pixel(x: 20, y: 15), [255, 0, 0], tolerance: 30))
+        // (A GIF decodes with an alpha band: its colour is what is compared.)
+        #expect(Fixtures.isClose(Array(try decoded.image.pixel(x: 20, y: 15).prefix(3)), [255, 0, 0], tolerance: 30))
     }
 
     @Test func aDisplayP3JPEGIsConvertedToSRGBThroughItsProfile() throws {

@@ -7,7 +7,6 @@ import VipsOperation
 
 @Suite("The vips step")
 struct VipsStepTests {
-    typealias Fixtures = PluginFixtures
 
     /// Loads a pipeline whose one output has `step`, and returns its problems (empty when valid).
     private func problems(_ step: String) throws -> [PipelineFileError.Problem] {
@@ -41,7 +40,7 @@ struct VipsStepTests {
 
         // Numbers, booleans and arrays reach libvips: a linear scale per band
         let linear = try VipsStep(operation: "linear", jsonArguments: ["a": .array([.number(0.5), .number(1), .number(1)]), "b": .number(10), "uchar": .boolean(true)])
-        #expect(try linear.applied(to: Fixtures.solid(width: 2, height: 2, [100, 100, 100])).pixel(x: 0, y: 0) == [60, 110, 110])
+        #expect(try linear.applied(to: Fixtures.solid(width: 2, height: 2, colour: [100, 100, 100])).pixel(x: 0, y: 0) == [60, 110, 110])
     }
 
     @Test func mistakesAreFoundWhenTheFileIsLoadedWithSuggestions() throws {
@@ -94,7 +93,7 @@ struct VipsStepTests {
     @Test func anOperationThatWouldExceedMaxPixelsFailsThatItemNotTheRun() async throws {
         // Given two inputs and a vips step that embeds each in a canvas larger than maxPixels allows
         let directory = try TemporaryDirectory()
-        for name in ["a", "b"] { try directory.write(try Fixtures.png(try Fixtures.solid(width: 20, height: 20, Fixtures.red)), to: "in/\(name).png") }
+        for name in ["a", "b"] { try directory.write(try Fixtures.png(try Fixtures.solid(width: 20, height: 20, colour: Fixtures.red)), to: "in/\(name).png") }
         let json = PipelineHarness.json(inputs: ["in/*.png"], outputs: [
             #"{"name": "huge", "steps": [{"vips": {"operation": "embed", "x": 0, "y": 0, "width": 5000, "height": 5000}}], "encode": {"format": "png"}, "path": "out/{stem}-huge.png"}"#,
             #"{"name": "flipped", "steps": [{"vips": {"operation": "flip", "direction": "vertical"}}], "encode": {"format": "png"}, "path": "out/{stem}.png"}"#,

@@ -3,7 +3,6 @@ import Vips
 
 @Suite("Any libvips operation by name")
 struct VipsCallTests {
-    typealias Fixtures = PluginFixtures
 
     @Test func flipByNameMirrorsTheImage() throws {
         // Given red on the left, blue on the right
@@ -20,7 +19,7 @@ struct VipsCallTests {
 
     @Test func numbersAndArraysAndOutputsOtherThanImages() throws {
         // A blur with a double argument, then the average as a number output
-        let image = try Fixtures.solid(width: 8, height: 8, [100, 150, 200])
+        let image = try Fixtures.solid(width: 8, height: 8, colour: [100, 150, 200])
         let blurred = try image.applying("gaussblur", ["sigma": .number(1.5), "min_ampl": .number(0.2)])
         #expect(blurred.size == image.size)
         let mean = try Vips.call("avg", ["in": .image(image)])["out"]?.number
@@ -31,7 +30,7 @@ struct VipsCallTests {
     }
 
     @Test func mistakesAreErrorsThatNameTheArgument() throws {
-        let image = try Fixtures.solid(width: 4, height: 4, [1, 2, 3])
+        let image = try Fixtures.solid(width: 4, height: 4, colour: [1, 2, 3])
         #expect(throws: VipsError.self) { try image.applying("no_such_operation") }
         let unknown = #expect(throws: VipsError.self) { try image.applying("flip", ["dir": .string("horizontal")]) }
         #expect(unknown?.message.contains("\"dir\"") == true)
