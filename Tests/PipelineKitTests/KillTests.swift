@@ -19,26 +19,11 @@ import Vips
 
     /// Starts `pipeline run` on `file` with its output thrown away.
     func start(_ file: String) throws -> Process {
-        let process = Process()
-        process.executableURL = CommandRunner.executable
-        process.arguments = ["run", "--quiet", file]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        return process
+        try CommandRunner.start(["run", "--quiet", file])
     }
 
-    /// Every file below `folder`, relative to it.
     func files(in folder: String) -> [String] {
-        guard let enumerator = FileManager.default.enumerator(atPath: folder) else { return [] }
-        var files: [String] = []
-        while let relative = enumerator.nextObject() as? String {
-            var isDirectory: ObjCBool = false
-            if FileManager.default.fileExists(atPath: folder + "/" + relative, isDirectory: &isDirectory), !isDirectory.boolValue {
-                files.append(relative)
-            }
-        }
-        return files.sorted()
+        TemporaryDirectory.files(below: folder)
     }
 
     @Test func killedRunsThenOneMoreRunMakeTheSameBytesAsAnUninterruptedRun() throws {

@@ -55,12 +55,7 @@ import Vips
         let file = try writePipeline(directory, urls: urls)
         var generator = SystemRandomNumberGenerator()
         for _ in 0..<12 {
-            let process = Process()
-            process.executableURL = CommandRunner.executable
-            process.arguments = ["run", "--quiet", file]
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
+            let process = try CommandRunner.start(["run", "--quiet", file])
             Thread.sleep(forTimeInterval: Double.random(in: 0.05...0.6, using: &generator))
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()

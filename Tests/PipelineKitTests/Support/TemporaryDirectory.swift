@@ -26,11 +26,16 @@ final class TemporaryDirectory {
 
     /// Every file below the folder, as paths relative to it, sorted.
     func allFiles() -> [String] {
-        guard let enumerator = FileManager.default.enumerator(atPath: path) else { return [] }
+        Self.files(below: path)
+    }
+
+    /// Every file below `folder`, as paths relative to it, sorted.
+    static func files(below folder: String) -> [String] {
+        guard let enumerator = FileManager.default.enumerator(atPath: folder) else { return [] }
         var files: [String] = []
         while let relative = enumerator.nextObject() as? String {
             var isDirectory: ObjCBool = false
-            if FileManager.default.fileExists(atPath: path + "/" + relative, isDirectory: &isDirectory), !isDirectory.boolValue {
+            if FileManager.default.fileExists(atPath: folder + "/" + relative, isDirectory: &isDirectory), !isDirectory.boolValue {
                 files.append(relative)
             }
         }
