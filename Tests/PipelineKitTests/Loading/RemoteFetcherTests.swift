@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import PipelineKit
+import TestSupport
 
 /// Retry waits, by themselves: exponential backoff with jitter, capped, and `Retry-After`.
 struct RemoteFetcherTests {

@@ -5,6 +5,7 @@ import Vips
 @testable import PipelineKit
 import StandardProcessors
 import VipsResize
+import TestSupport
 
 /// A processor defined outside PipelineKit and StandardProcessors, as another package would.
 struct Posterize: ImageProcessing {

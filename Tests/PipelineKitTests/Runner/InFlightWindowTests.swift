@@ -1,6 +1,7 @@
 import Testing
 import Vips
 @testable import PipelineKit
+import TestSupport
 
 /// The backpressure window, by itself: bounded, complete, and starting nothing once cancelled.
 struct InFlightWindowTests {

@@ -4,6 +4,7 @@ import Vips
 // Not @testable: this is what a library user can reach.
 import PipelineKit
 import StandardProcessors
+import TestSupport
 
 /// A failure's kind is something to `switch` on, and its underlying error (libvips', the
 /// server's, a plugin's) is reachable without parsing the text, which stays as it was.

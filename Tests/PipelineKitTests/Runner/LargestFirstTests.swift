@@ -1,5 +1,6 @@
 import Testing
 @testable import PipelineKit
+import TestSupport
 
 /// The order inputs start in: largest first, ties and unknown sizes in listing order.
 struct LargestFirstTests {

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import PipelineKit
 import StandardProcessors
+import TestSupport
 
 /// The `process` stage's settings were once named `resize`: old files still load, with a warning.
 struct RenamedKeyTests {

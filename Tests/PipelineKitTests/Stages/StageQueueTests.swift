@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import Vips
 @testable import PipelineKit
+import TestSupport
 
 /// A stage's queue, by itself: bounded, counted, timed, and skipping work cancelled while queued.
 struct StageQueueTests {
