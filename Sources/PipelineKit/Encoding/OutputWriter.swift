@@ -19,7 +19,7 @@ final class OutputWriter: Sendable {
             do {
                 try ImageEncoder.encode(image, with: output.encoder, into: descriptor)
             } catch {
-                throw ItemError(.encoding, stage: .encode, reason: ImageDecoder.describe(error), underlying: error)
+                throw ItemError(.encoding, stage: .encode, reason: ItemError.reason(for: error), underlying: error)
             }
         }
         return WrittenOutput(output: output.name, path: path, size: image.size, byteCount: byteCount)

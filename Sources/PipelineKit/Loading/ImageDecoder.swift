@@ -58,7 +58,7 @@ struct ImageDecoder: Sendable {
 
     private func decodeOnce(_ source: EncodedSource) throws(Failure) -> DecodedImage {
         guard Self.preparedForUntrustedInput, Self.isLoadable(source) else {
-            throw Failure(itemError: ItemError(.unsupportedFormat, stage: .decompress, reason: Self.unknownFormat))
+            throw Failure(itemError: ItemError(.unsupportedFormat, stage: .decompress, reason: ItemError.unknownFormat))
         }
         Vips.clearLastWarning()
         // The clock runs from here: renders under it are stopped when it runs out.
@@ -113,7 +113,7 @@ struct ImageDecoder: Sendable {
                 throw Failure(itemError: ItemError(.timedOut, stage: .decompress, reason:
                     "decoding took longer than decompress.timeout (\(Units.text(seconds: settings.timeout))) and was stopped"))
             }
-            let kind: ItemError.Kind = Self.isUnknownFormat(error) ? .unsupportedFormat : .undecodable
+            let kind: ItemError.Kind = ItemError.isUnknownFormat(error) ? .unsupportedFormat : .undecodable
             if let own = Self.ownMessage(error, source: source) {
                 throw Failure(itemError: ItemError(kind, stage: .decompress, reason: own, underlying: error), reasonIsFromLibvips: true)
             }
@@ -168,7 +168,7 @@ struct ImageDecoder: Sendable {
             if !lines.contains(own) { lines.append(own) }
         }
         guard !lines.isEmpty else { return nil }
-        return describe(VipsError(operation: vipsError.operation, message: lines.joined(separator: "; ")))
+        return ItemError.reason(for: VipsError(operation: vipsError.operation, message: lines.joined(separator: "; ")))
     }
 
     /// Loaders libvips marks untrusted are blocked before the first decode: a pipeline reads
@@ -235,8 +235,6 @@ struct ImageDecoder: Sendable {
         }
     }
 
-    static let unknownFormat = "not an image libvips can read (unknown or unsupported format)"
-
     /// Asks libvips whether a loader that is not blocked knows the format. Decided from return
     /// values, so the answer cannot be garbled by another thread's use of libvips' shared
     /// error buffer.
@@ -245,18 +243,5 @@ struct ImageDecoder: Sendable {
         case .file(let path, _): VipsImage.permittedLoader(file: path) != nil
         case .data(let data): VipsImage.permittedLoader(data: data) != nil
         }
-    }
-
-    static func describe(_ error: any Error) -> String {
-        guard let vipsError = error as? VipsError else { return String(describing: error) }
-        if isUnknownFormat(vipsError) { return unknownFormat }
-        return vipsError.message.isEmpty ? "\(vipsError.operation) failed" : vipsError.message
-    }
-
-    /// Whether libvips failed because no permitted loader knows the format.
-    static func isUnknownFormat(_ error: any Error) -> Bool {
-        guard let message = (error as? VipsError)?.message else { return false }
-        return message.contains("is not a known file format") || message.contains("not in a known format")
-            || message.contains("operation is blocked")
     }
 }

@@ -46,7 +46,7 @@ struct StepChain: Sendable {
             do {
                 image = try step.process(image, context: context)
             } catch {
-                throw ItemError(.processing, stage: .process, reason: ImageDecoder.describe(error), step: named, underlying: error)
+                throw ItemError(.processing, stage: .process, reason: ItemError.reason(for: error), step: named, underlying: error)
             }
             // A step may grow the image (extend, rotate, vips): the header says by how much
             // before any pixel is computed, so refuse what decoding would have refused.
@@ -67,6 +67,6 @@ struct StepChain: Sendable {
     }
 
     private static func failure(_ error: any Error) -> ItemError {
-        ItemError(.processing, stage: .process, reason: ImageDecoder.describe(error), underlying: error)
+        ItemError(.processing, stage: .process, reason: ItemError.reason(for: error), underlying: error)
     }
 }
