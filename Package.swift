@@ -56,7 +56,8 @@ let package = Package(
         .target(
             name: "PipelineCLI",
             dependencies: [
-                "PipelineKit", "Vips",
+                "PipelineKit",
+                "Vips",
                 // `plugins --vips` lists what the `vips` step can run.
                 "VipsOperation",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -67,12 +68,35 @@ let package = Package(
         // The `pipeline` command: the CLI with the built-in processors, nothing more.
         .executableTarget(name: "pipeline", dependencies: ["PipelineCLI", "StandardProcessors"], swiftSettings: swiftSettings),
 
+        // Fixtures and helpers every test target shares: images made by libvips, temporary
+        // folders and mounts, a loopback HTTP server, the built command, test processors.
+        .target(
+            name: "TestSupport",
+            dependencies: ["PipelineKit", "StandardProcessors", "Vips"],
+            path: "Tests/TestSupport",
+            swiftSettings: swiftSettings
+        ),
+        // One test target per module under test, its folders mirroring the module's.
+        .testTarget(name: "VipsTests", dependencies: ["Vips", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(
             name: "PipelineKitTests",
-            dependencies: ["PipelineKit", "StandardProcessors", "Vips", "PipelineCLI", "pipeline"]
+            // More than PipelineKit alone, so that a test of how the library meets the rest
+            // (a processor, the command) can live beside the tests of the part it is about.
+            dependencies: ["PipelineKit", "StandardProcessors", "Vips", "PipelineCLI", "pipeline", "TestSupport"]
                 + pluginModules.map { .target(name: $0) },
             // Seed corpora for the fuzz tests, read from the source tree.
             exclude: ["Fixtures"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "PluginTests",
+            dependencies: ["PipelineKit", "StandardProcessors", "Vips", "TestSupport"] + pluginModules.map { .target(name: $0) },
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "PipelineCLITests",
+            // `pipeline` is run as a user runs it: the tests find the built binary.
+            dependencies: ["PipelineCLI", "PipelineKit", "StandardProcessors", "Vips", "pipeline", "TestSupport"],
             swiftSettings: swiftSettings
         ),
     ] + pluginModules.map { module in

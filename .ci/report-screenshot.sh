@@ -22,8 +22,16 @@ fi
 
 mkdir -p "$report_dir"
 report_dir="$(cd "$report_dir" && pwd)"
-# The test that writes the sample report keeps it in PIPELINE_REPORT_DIR (the run under run/).
-PIPELINE_REPORT_DIR="$report_dir" swift test --filter 'ReportWriterTests/writesAReportForScreenshots'
+# The sample run (ReportWriterTests checks the same one): the bundled samples, a text file
+# named .jpg, and a folder where one output should go, so one output cannot be written.
+work="$report_dir/run"
+rm -rf "$work"
+mkdir -p "$work/samples" "$work/out/storm-large.jpg"
+cp Pipelines/samples/*.jpg "$work/samples/"
+printf '<html>404 Not Found</html>\n' > "$work/samples/broken.jpg"
+cp Pipelines/thumbnails.json "$work/"
+# Exit status 1: two inputs fail on purpose.
+swift run -c release pipeline run --quiet --report "$report_dir" "$work/thumbnails.json" || [ $? -eq 1 ]
 test -s "$report_dir/index.html"
 
 # A throwaway profile, so the screenshot does not depend on (or change) anyone's settings.

@@ -20,7 +20,7 @@
 # highest peak memory of the runs.
 #
 # Environment: PIPELINE_CORPUS (corpus folder), PIPELINE_BIN (use this binary instead
-# of building one), PIPELINE_WIDTHS=D,R,E (decompress, resize, encode queue widths), PYTHON (default python3), BENCH_KEEP=1 (keep the temp folder).
+# of building one), PIPELINE_WIDTHS=D,R,E (decompress, process, encode queue widths), PYTHON (default python3), BENCH_KEEP=1 (keep the temp folder).
 #
 # Exit status: 0 when both tools ran, succeeded and produced the same files with the
 # same pixel dimensions; 1 otherwise (including a failed `swift build`); 2 bad usage.
@@ -182,7 +182,7 @@ widths = os.environ.get("PIPELINE_WIDTHS")
 if widths:
     d, r, e = (int(w) for w in widths.split(","))
     job["decompress"] = {"concurrency": d}
-    job["resize"] = {"concurrency": r}
+    job["process"] = {"concurrency": r}
     job["encode"] = {"concurrency": e}
 with open(dest, "w") as f:
     json.dump(job, f, indent=2)

@@ -20,7 +20,7 @@ public struct Composite: ImageProcessing {
                                     "clear", "source", "in", "out", "atop", "dest", "dest-over", "dest-in", "dest-out",
                                     "dest-atop", "xor"]
     /// Compass points only: a smart crop's strategies have no meaning for placing an overlay.
-    public static let gravities = VipsImage.Gravity.names.filter { VipsImage.Gravity(name: $0)?.interest == nil }
+    public static let gravities = Gravity.names.filter { Gravity(name: $0)?.interest == nil }
 
     public static let options: [Option] = [
         Option("image", .string(nonEmpty: true), required: true,
@@ -45,7 +45,7 @@ public struct Composite: ImageProcessing {
 
     /// Where the overlay goes.
     public enum Placement: Hashable, Sendable {
-        case gravity(VipsImage.Gravity)
+        case gravity(Gravity)
         case offset(left: Int, top: Int)
     }
 
@@ -60,7 +60,7 @@ public struct Composite: ImageProcessing {
             placement = .offset(left: left, top: top)
         case (nil, nil):
             let name = try options.string("gravity")
-            guard let gravity = VipsImage.Gravity(name: name) else { throw OptionError(option: "gravity", "unknown value \"\(name)\"") }
+            guard let gravity = Gravity(name: name) else { throw OptionError(option: "gravity", "unknown value \"\(name)\"") }
             placement = .gravity(gravity)
         case (nil, _):
             throw OptionError(option: "left", "is required with top")
@@ -127,10 +127,8 @@ public struct Composite: ImageProcessing {
         var overlay = try matchingColourSpace(context.resource(image), to: base)
         if let widthFraction {
             let width = max(1, Int((Double(base.width) * widthFraction).rounded()))
-            let scale = Double(width) / Double(overlay.width)
-            overlay = try overlay.withPremultipliedAlpha { premultiplied throws(VipsError) in
-                try premultiplied.resized(horizontalScale: scale, verticalScale: scale, kernel: .lanczos3)
-            }
+            let height = max(1, Int((Double(overlay.height) * Double(width) / Double(overlay.width)).rounded()))
+            overlay = try overlay.resampled(to: ImageSize(width: width, height: height))
         }
         if !overlay.hasAlpha { overlay = try overlay.appendingBand(value: 255) }
         if opacity < 1 {

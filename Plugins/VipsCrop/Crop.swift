@@ -17,7 +17,7 @@ public struct Crop: ImageProcessing, Hashable {
         /// A fixed rectangle, which must lie inside the image.
         case region(left: Int, top: Int, width: Int, height: Int)
         /// A window of at most `width`×`height` (nil: the image's own), placed by `gravity`.
-        case window(width: Int?, height: Int?, gravity: VipsImage.Gravity)
+        case window(width: Int?, height: Int?, gravity: Gravity)
     }
 
     /// Offsets and sizes up to libvips' own coordinate limit, `VIPS_MAX_COORD`.
@@ -29,7 +29,7 @@ public struct Crop: ImageProcessing, Hashable {
         .integer("top", in: offsetRange, help: "Top edge of a region, in pixels from the top (needs left, width and height)."),
         .integer("width", in: sizeRange, help: "Width of the region or window in pixels."),
         .integer("height", in: sizeRange, help: "Height of the region or window in pixels."),
-        .choice("gravity", VipsImage.Gravity.names, default: VipsImage.Gravity.centre.rawValue, help: "Where a window without left/top sits: a compass point, or attention/entropy for a smart crop."),
+        .choice("gravity", Gravity.names, default: Gravity.centre.rawValue, help: "Where a window without left/top sits: a compass point, or attention/entropy for a smart crop."),
     ]
 
     public let mode: Mode
@@ -51,7 +51,7 @@ public struct Crop: ImageProcessing, Hashable {
             try self.init(mode: .region(left: left, top: top, width: width, height: height))
         } else {
             let gravityName = try options.string("gravity")
-            guard let gravity = VipsImage.Gravity(name: gravityName) else {
+            guard let gravity = Gravity(name: gravityName) else {
                 throw OptionError(option: "gravity", "unknown value \"\(gravityName)\"")
             }
             try self.init(mode: .window(width: width, height: height, gravity: gravity))

@@ -29,7 +29,7 @@ public struct Resize: ImageProcessing, Hashable {
         .integer("width", in: sizeRange, help: "Target width in pixels. With only width, the height keeps the aspect ratio."),
         .integer("height", in: sizeRange, help: "Target height in pixels. With only height, the width keeps the aspect ratio."),
         .choice("fit", Fit.self, default: .cover, help: "How to fit a width×height box: cover (crop), contain (letterbox), fill (stretch), inside (≤ box), outside (≥ box)."),
-        .choice("position", VipsImage.Gravity.names, default: VipsImage.Gravity.centre.rawValue, help: "Which part cover keeps (a compass point, or attention/entropy for a smart crop); where contain places the image."),
+        .choice("position", Gravity.names, default: Gravity.centre.rawValue, help: "Which part cover keeps (a compass point, or attention/entropy for a smart crop); where contain places the image."),
         .choice("kernel", VipsImage.Kernel.self, default: .lanczos3, help: "The resampling kernel."),
         .boolean("withoutEnlargement", default: false, help: "Never scale up: an image smaller than the target keeps its size."),
         .colour("background", default: "#000000", help: "The letterbox colour for contain; a colour with alpha gives the image an alpha band."),
@@ -40,7 +40,7 @@ public struct Resize: ImageProcessing, Hashable {
     /// The target height, or nil to follow the width.
     public let height: Int?
     public let fit: Fit
-    public let position: VipsImage.Gravity
+    public let position: Gravity
     public let kernel: VipsImage.Kernel
     public let withoutEnlargement: Bool
     /// The letterbox colour as red, green, blue and alpha, 0–255.
@@ -48,7 +48,7 @@ public struct Resize: ImageProcessing, Hashable {
 
     public init(options: ProcessorOptions) throws(OptionError) {
         let positionName = try options.string("position")
-        guard let position = VipsImage.Gravity(name: positionName) else {
+        guard let position = Gravity(name: positionName) else {
             throw OptionError(option: "position", "unknown value \"\(positionName)\"")
         }
         try self.init(
@@ -69,7 +69,7 @@ public struct Resize: ImageProcessing, Hashable {
         width: Int? = nil,
         height: Int? = nil,
         fit: Fit = .cover,
-        position: VipsImage.Gravity = .centre,
+        position: Gravity = .centre,
         kernel: VipsImage.Kernel = .lanczos3,
         withoutEnlargement: Bool = false,
         background: [Double] = [0, 0, 0, 255]
@@ -117,16 +117,7 @@ public struct Resize: ImageProcessing, Hashable {
         guard geometry.isWithinLibvipsLimits else {
             throw TooLarge(input: image.size, scaled: geometry.scaled, output: geometry.output)
         }
-        var result = image
-        if geometry.scaled != image.size {
-            // Separate factors from the exact integer targets: libvips makes each side
-            // round(input × factor), which gives back exactly the planned size.
-            let horizontal = Double(geometry.scaled.width) / Double(image.width)
-            let vertical = Double(geometry.scaled.height) / Double(image.height)
-            result = try image.withPremultipliedAlpha { premultiplied throws(VipsError) in
-                try premultiplied.resized(horizontalScale: horizontal, verticalScale: vertical, kernel: kernel)
-            }
-        }
+        let result = try image.resampled(to: geometry.scaled, kernel: kernel)
         guard geometry.output != geometry.scaled else { return result }
         switch fit {
         case .cover:

@@ -47,7 +47,9 @@ extension PipelineCommand {
 
         func run() async throws {
             let logger = makeLogger(level: logLevel)
-            let pipeline = try loadPipeline(file)
+            var pipeline = try loadPipeline(file)
+            // A user who sets VIPS_CONCURRENCY has chosen libvips' threads: leave them as set.
+            pipeline.configuration.vipsThreadsPerImage = ProcessInfo.processInfo.environment["VIPS_CONCURRENCY"] == nil ? 1 : nil
             Self.warnAboutOpenFileLimit(inFlight: pipeline.definition.inFlight)
             let shard = try sharding.resolve()
             if let shard, !quiet, !json { printError("shard \(shard.shard) (\(shard.source))") }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Vips
 import Logging
 import PipelineKit
 

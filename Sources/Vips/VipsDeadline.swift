@@ -1,6 +1,5 @@
 import CVips
 import Dispatch
-import Synchronization
 
 /// A time limit on libvips computations: images rendered through a deadline stop computing,
 /// and their render fails, once the limit has passed.
@@ -19,7 +18,7 @@ public final class VipsDeadline: Sendable {
 
     /// The limit, in seconds from when the deadline was made.
     public let seconds: Double
-    private let state = Mutex(State())
+    private let state = Locked(State())
     /// Dispatch sources are thread-safe (their methods may be called from any thread), which
     /// the compiler cannot see through the protocol.
     private nonisolated(unsafe) let timer: (any DispatchSourceTimer)?

@@ -1,4 +1,5 @@
 import Foundation
+import Vips
 
 /// The disk cache of fetched bytes: one file an entry, written to a temporary file and renamed,
 /// with a checksum over its body, so a crash or `kill -9` at any moment leaves either the old
@@ -104,7 +105,7 @@ public final class DiskCache: DataCaching {
     // MARK: Files
 
     func entryPath(for url: String) -> String {
-        let hash = String(format: "%016llx", Self.fnv1a(Data(url.utf8)))
+        let hash = FNV1a.hex(url)
         return directory.path + "/" + hash.prefix(2) + "/" + hash + ".entry"
     }
 
@@ -147,7 +148,7 @@ public final class DiskCache: DataCaching {
     static func encode(_ response: CachedResponse) -> Data? {
         let metadata = Metadata(url: response.url, etag: response.etag, lastModified: response.lastModified,
                                 storedAt: response.storedAt, maxAge: response.maxAge,
-                                bodyLength: response.body.count, bodyChecksum: fnv1a(response.body))
+                                bodyLength: response.body.count, bodyChecksum: FNV1a.hash(response.body))
         guard let json = try? JSONEncoder().encode(metadata) else { return nil }
         var data = magic
         data.append(Data("\(json.count)\n".utf8))
@@ -166,20 +167,8 @@ public final class DiskCache: DataCaching {
         let jsonEnd = rest.index(rest.startIndex, offsetBy: length)
         guard let metadata = try? JSONDecoder().decode(Metadata.self, from: rest[rest.startIndex..<jsonEnd]) else { return nil }
         let body = Data(rest[jsonEnd...])
-        guard body.count == metadata.bodyLength, fnv1a(body) == metadata.bodyChecksum else { return nil }
+        guard body.count == metadata.bodyLength, FNV1a.hash(body) == metadata.bodyChecksum else { return nil }
         return CachedResponse(url: metadata.url, body: body, etag: metadata.etag, lastModified: metadata.lastModified,
                               storedAt: metadata.storedAt, maxAge: metadata.maxAge)
-    }
-
-    /// 64-bit FNV-1a: enough to catch a torn or damaged entry and to name entries by URL.
-    static func fnv1a(_ data: Data) -> UInt64 {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        data.withUnsafeBytes { bytes in
-            for byte in bytes {
-                hash ^= UInt64(byte)
-                hash = hash &* 0x0000_0100_0000_01b3
-            }
-        }
-        return hash
     }
 }

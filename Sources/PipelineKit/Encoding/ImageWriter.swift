@@ -22,8 +22,11 @@ enum ImageWriter {
         // under umask 022), not private like mkstemp's 0600.
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o666)
         guard descriptor >= 0 else {
-            let reason = errno == EMFILE ? OpenFileLimit.reason : String(cString: strerror(errno))
-            throw ItemError(stage: .encode, reason: "cannot write in \(folder): \(reason)")
+            if errno == EMFILE {
+                throw ItemError(.writing, stage: .encode, reason: "cannot write in \(folder): \(OpenFileLimit.reason)",
+                                underlying: POSIXError(.EMFILE))
+            }
+            throw ItemError.system(.writing, stage: .encode, "cannot write in \(folder)")
         }
         var finished = false
         defer { if !finished { unlink(temporary) } }
@@ -35,9 +38,9 @@ enum ImageWriter {
             } catch {
                 // The encoder's message comes through libvips' shared error buffer, which a
                 // failure on another thread can garble; a full disk is checked for directly.
-                if let reason = spaceProblem(on: descriptor) { throw ItemError(stage: .encode, reason: "cannot write \(path): \(reason)") }
+                if let code = spaceProblem(on: descriptor) { throw ItemError.system(.writing, stage: .encode, "cannot write \(path)", code: code) }
                 if OpenFileLimit.isReached || OpenFileLimit.isReported(in: error.reason) {
-                    throw ItemError(stage: .encode, reason: "cannot write \(path): \(OpenFileLimit.reason)")
+                    throw ItemError(.writing, stage: .encode, reason: "cannot write \(path): \(OpenFileLimit.reason)", underlying: error)
                 }
                 throw error
             }
@@ -56,20 +59,20 @@ enum ImageWriter {
         return size
     }
 
-    /// "No space left on device" (or the quota's reason) when the file system under
+    /// ENOSPC ("No space left on device", or EDQUOT for a quota) when the file system under
     /// `descriptor` cannot take another 64 KiB now, else nil. Probes by writing at the end of
     /// the doomed temporary file.
-    private static func spaceProblem(on descriptor: Int32) -> String? {
+    private static func spaceProblem(on descriptor: Int32) -> Int32? {
         var info = stat()
         guard fstat(descriptor, &info) == 0 else { return nil }
         let probe = [UInt8](repeating: 0, count: 65536)
         let written = probe.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, info.st_size) }
-        if written < 0 { return errno == ENOSPC || errno == EDQUOT ? String(cString: strerror(errno)) : nil }
-        return written < probe.count ? String(cString: strerror(ENOSPC)) : nil
+        if written < 0 { return errno == ENOSPC || errno == EDQUOT ? errno : nil }
+        return written < probe.count ? ENOSPC : nil
     }
 
     private static func systemError(_ what: String) -> ItemError {
-        ItemError(stage: .encode, reason: "\(what): \(String(cString: strerror(errno)))")
+        ItemError.system(.writing, stage: .encode, what)
     }
 
     /// The temporary file for an output named `name`: hidden, marked, and carrying the writing
@@ -100,7 +103,7 @@ enum ImageWriter {
             && pathBytes.first == slash && !pathBytes.contains(0)
             && !parts.contains { $0.elementsEqual([0x2E]) || $0.elementsEqual([0x2E, 0x2E]) }
         guard inside else {
-            throw ItemError(stage: .encode, reason: "the path \(path) would leave the output folder \(root)")
+            throw ItemError(.outputPath, stage: .encode, reason: "the path \(path) would leave the output folder \(root)")
         }
     }
 
@@ -108,13 +111,13 @@ enum ImageWriter {
     /// byte for byte: two spellings of one name in Unicode are two folders on disk.
     private static func checkInsideRoot(folder: String, root: String) throws(ItemError) {
         guard let realFolder = realPath(folder), let realRoot = realPath(root) else {
-            throw ItemError(stage: .encode, reason: "cannot resolve the output folder \(folder)")
+            throw ItemError(.outputPath, stage: .encode, reason: "cannot resolve the output folder \(folder)")
         }
         let folderBytes = Array(realFolder.utf8)
         let rootBytes = Array(realRoot.utf8)
         let prefix = realRoot == "/" ? rootBytes : rootBytes + [UInt8(ascii: "/")]
         guard folderBytes == rootBytes || folderBytes.starts(with: prefix) else {
-            throw ItemError(stage: .encode, reason: "the output folder \(folder) leads outside \(root) (through a symbolic link)")
+            throw ItemError(.outputPath, stage: .encode, reason: "the output folder \(folder) leads outside \(root) (through a symbolic link)")
         }
     }
 

@@ -1,3 +1,4 @@
+import Vips
 
 /// A flag set from a task's cancellation handler and read by work on an `OperationQueue`,
 /// which has no task to ask.

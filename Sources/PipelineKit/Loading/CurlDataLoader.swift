@@ -1,5 +1,6 @@
 import CCurl
 import Foundation
+import Vips
 
 /// The default `DataLoading`: libcurl, following redirects to http and https only, with
 /// connections kept alive between transfers (HTTP/2 where the server offers it).

@@ -8,20 +8,20 @@ struct FileFetcher: Sendable {
     func fetch(_ input: InputFile) throws(ItemError) -> FetchedSource {
         var info = stat()
         guard stat(input.path, &info) == 0 else {
-            throw ItemError(stage: .fetch, reason: "cannot read \(input.path): \(String(cString: strerror(errno)))")
+            throw ItemError.system(.unreadable, stage: .fetch, "cannot read \(input.path)")
         }
         guard info.st_mode & S_IFMT == S_IFREG else {
-            throw ItemError(stage: .fetch, reason: "\(input.path) is not a regular file")
+            throw ItemError(.unreadable, stage: .fetch, reason: "\(input.path) is not a regular file")
         }
         guard access(input.path, R_OK) == 0 else {
-            throw ItemError(stage: .fetch, reason: "cannot read \(input.path): \(String(cString: strerror(errno)))")
+            throw ItemError.system(.unreadable, stage: .fetch, "cannot read \(input.path)")
         }
         let size = Int64(info.st_size)
         guard size <= maxBytes else {
-            throw ItemError(stage: .fetch, reason: "the file is \(size) bytes, more than fetch.maxBytes (\(maxBytes))")
+            throw ItemError(.tooLarge, stage: .fetch, reason: "the file is \(size) bytes, more than fetch.maxBytes (\(maxBytes))")
         }
         guard size > 0 else {
-            throw ItemError(stage: .fetch, reason: "the file is empty")
+            throw ItemError(.unreadable, stage: .fetch, reason: "the file is empty")
         }
         // Size, modification time and inode change when the bytes do (as make and rsync assume),
         // and are known without reading the file: a re-run stays cheap.

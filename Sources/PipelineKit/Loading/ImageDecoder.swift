@@ -60,7 +60,10 @@ struct ImageDecoder: Sendable {
         // The loaders cannot even open a file when no descriptor is left: that is not an
         // unknown format (asked again in case one was freed meanwhile).
         guard Self.preparedForUntrustedInput, Self.isLoadable(source) || (!OpenFileLimit.isReached && Self.isLoadable(source)) else {
-            throw Failure(itemError: ItemError(stage: .decompress, reason: OpenFileLimit.isReached ? OpenFileLimit.reason : Self.unknownFormat))
+            if OpenFileLimit.isReached {
+                throw Failure(itemError: ItemError(.unreadable, stage: .decompress, reason: OpenFileLimit.reason))
+            }
+            throw Failure(itemError: ItemError(.unsupportedFormat, stage: .decompress, reason: ItemError.unknownFormat))
         }
         Vips.clearLastWarning()
         // The clock runs from here: renders under it are stopped when it runs out.
@@ -71,7 +74,7 @@ struct ImageDecoder: Sendable {
             let header = try open(source, options: failOn)
             let pixels = header.width * header.height
             guard pixels <= settings.maxPixels else {
-                throw ItemError(stage: .decompress, reason:
+                throw ItemError(.tooManyPixels, stage: .decompress, reason:
                     "the image is \(header.width)×\(header.height) (\(pixels) pixels), more than decompress.maxPixels (\(settings.maxPixels))")
             }
             let upright = settings.autorotate ? header.orientedSize : (width: header.width, height: header.height)
@@ -97,15 +100,8 @@ struct ImageDecoder: Sendable {
             }
             var image = try open(source, options: loadOptions.joined(separator: ","))
             deadline.watch(image)
-            if image.size != target {
-                // Separate factors land exactly on the target (libvips rounds each side); a
-                // loader that rounded a side one pixel short is stretched by that pixel.
-                let horizontal = Double(target.width) / Double(image.width)
-                let vertical = Double(target.height) / Double(image.height)
-                image = try image.withPremultipliedAlpha { premultiplied throws(VipsError) in
-                    try premultiplied.resized(horizontalScale: horizontal, verticalScale: vertical, kernel: .lanczos3)
-                }
-            }
+            // Exactly the target: a loader that rounded a side one pixel short is stretched by that pixel.
+            image = try image.resampled(to: target)
             if settings.autorotate, image.orientation != 1 {
                 // Rotating needs the whole image, not a stream of rows: render the small one first.
                 image = try deadline.render(image).autorotated()
@@ -119,18 +115,20 @@ struct ImageDecoder: Sendable {
             throw Failure(itemError: error)
         } catch {
             if deadline.hasExpired {
-                throw Failure(itemError: ItemError(stage: .decompress, reason:
-                    "decoding took longer than decompress.timeout (\(Self.describe(seconds: settings.timeout))) and was stopped"))
+                throw Failure(itemError: ItemError(.timedOut, stage: .decompress, reason:
+                    "decoding took longer than decompress.timeout (\(Units.text(seconds: settings.timeout))) and was stopped"))
             }
+            let kind: ItemError.Kind = ItemError.isUnknownFormat(error) ? .unsupportedFormat : .undecodable
             if let own = Self.ownMessage(error, source: source) {
-                throw Failure(itemError: ItemError(stage: .decompress, reason: own), reasonIsFromLibvips: true)
+                throw Failure(itemError: ItemError(kind, stage: .decompress, reason: own, underlying: error), reasonIsFromLibvips: true)
             }
             // Some loaders give their reason only as a warning, logged on this thread.
             if let warning = Vips.lastWarning {
-                throw Failure(itemError: ItemError(stage: .decompress, reason: warning), reasonIsFromLibvips: true)
+                throw Failure(itemError: ItemError(kind, stage: .decompress, reason: warning, underlying: error), reasonIsFromLibvips: true)
             }
             let operation = (error as? VipsError)?.operation ?? "load"
-            throw Failure(itemError: ItemError(stage: .decompress, reason: "libvips could not decode it and gave no reason (in \(operation))"),
+            throw Failure(itemError: ItemError(kind, stage: .decompress, reason: "libvips could not decode it and gave no reason (in \(operation))",
+                                               underlying: error),
                           reasonIsFromLibvips: true)
         }
     }
@@ -141,7 +139,7 @@ struct ImageDecoder: Sendable {
         let frames = header.pageCount
         let pixels = header.width * header.height * frames
         guard pixels <= settings.maxPixels else {
-            throw ItemError(stage: .decompress, reason:
+            throw ItemError(.tooManyPixels, stage: .decompress, reason:
                 "the animation is \(header.width)×\(header.height) × \(frames) frames (\(pixels) pixels), more than decompress.maxPixels (\(settings.maxPixels))")
         }
         let size = header.size
@@ -149,15 +147,7 @@ struct ImageDecoder: Sendable {
         let strip = try open(source, options: "n=-1,fail_on=\(settings.failOn.rawValue)")
         deadline.watch(strip)
         let pages = try strip.pages().map { page throws -> VipsImage in
-            var frame = page
-            if frame.size != target {
-                let horizontal = Double(target.width) / Double(frame.width)
-                let vertical = Double(target.height) / Double(frame.height)
-                frame = try frame.withPremultipliedAlpha { premultiplied throws(VipsError) in
-                    try premultiplied.resized(horizontalScale: horizontal, verticalScale: vertical, kernel: .lanczos3)
-                }
-            }
-            return try Self.toSRGB(frame)
+            try Self.toSRGB(page.resampled(to: target))
         }
         let decoded = try deadline.render(try VipsImage.joiningPages(pages))
         decoded.ownMetadata()
@@ -185,19 +175,12 @@ struct ImageDecoder: Sendable {
             if !lines.contains(own) { lines.append(own) }
         }
         guard !lines.isEmpty else { return nil }
-        return describe(VipsError(operation: vipsError.operation, message: lines.joined(separator: "; ")))
+        return ItemError.reason(for: VipsError(operation: vipsError.operation, message: lines.joined(separator: "; ")))
     }
 
     /// Loaders libvips marks untrusted are blocked before the first decode: a pipeline reads
     /// files from anywhere, and those loaders were not made for hostile ones. Evaluated once.
     private static let preparedForUntrustedInput: Bool = (try? Vips.prepareForUntrustedInput()) != nil
-
-    /// A duration as the pipeline file writes one: `500ms`, `30s`, `1.5s`.
-    static func describe(seconds: Double) -> String {
-        if seconds < 1 { return "\(Int((seconds * 1000).rounded()))ms" }
-        if seconds == seconds.rounded(), seconds < 1e15 { return "\(Int(seconds))s" }
-        return "\(seconds)s"
-    }
 
     /// The size to decode to: the stored size divided by the shrink every output allows, so the
     /// output that needs the most pixels gets exactly what it needs (and resizes by 1, a no-op).
@@ -259,8 +242,6 @@ struct ImageDecoder: Sendable {
         }
     }
 
-    static let unknownFormat = "not an image libvips can read (unknown or unsupported format)"
-
     /// Asks libvips whether a loader that is not blocked knows the format. Decided from return
     /// values, so the answer cannot be garbled by another thread's use of libvips' shared
     /// error buffer.
@@ -269,17 +250,5 @@ struct ImageDecoder: Sendable {
         case .file(let path, _): VipsImage.permittedLoader(file: path) != nil
         case .data(let data): VipsImage.permittedLoader(data: data) != nil
         }
-    }
-
-    static func describe(_ error: any Error) -> String {
-        guard let vipsError = error as? VipsError else { return String(describing: error) }
-        // libvips reports a descriptor it could not get as a bad one, a write error or an unknown format.
-        if OpenFileLimit.isReached || OpenFileLimit.isReported(in: vipsError.message) { return OpenFileLimit.reason }
-        let message = vipsError.message
-        if message.contains("is not a known file format") || message.contains("not in a known format")
-            || message.contains("operation is blocked") {
-            return unknownFormat
-        }
-        return message.isEmpty ? "\(vipsError.operation) failed" : message
     }
 }

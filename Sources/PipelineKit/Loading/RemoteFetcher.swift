@@ -34,7 +34,7 @@ struct RemoteFetcher: Sendable {
                     attempt += 1
                     continue
                 }
-                throw ItemError(stage: .fetch, reason: error.message + attempts)
+                throw ItemError(error.kind == .tooLarge ? .tooLarge : .network, stage: .fetch, reason: error.message + attempts, underlying: error)
             }
             switch response.status {
             case 304 where cached != nil:
@@ -47,9 +47,9 @@ struct RemoteFetcher: Sendable {
                     attempt += 1
                     continue
                 }
-                throw ItemError(stage: .fetch, reason: "HTTP \(response.status)\(attempts)")
+                throw ItemError(.httpStatus, stage: .fetch, reason: "HTTP \(response.status)\(attempts)", underlying: HTTPStatusError(status: response.status))
             default:
-                throw ItemError(stage: .fetch, reason: "HTTP \(response.status)")
+                throw ItemError(.httpStatus, stage: .fetch, reason: "HTTP \(response.status)", underlying: HTTPStatusError(status: response.status))
             }
         }
     }

@@ -81,7 +81,7 @@ public struct PlanExplanation: Sendable {
         }
         stageWidths = [
             (.fetch, definition.fetch.concurrency), (.cache, definition.cache.concurrency),
-            (.decompress, definition.decompress.concurrency), (.resize, definition.resize.concurrency),
+            (.decompress, definition.decompress.concurrency), (.process, definition.process.concurrency),
             (.encode, definition.encode.concurrency),
         ]
         inFlight = definition.inFlight

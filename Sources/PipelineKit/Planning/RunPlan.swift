@@ -52,7 +52,7 @@ public struct RunPlan: Sendable {
         self.definition = definition
         self.shard = shard
         let enumeration = InputEnumerator(baseDirectory: definition.baseDirectory).enumerate(definition.inputs)
-        warnings = enumeration.warnings
+        warnings = definition.warnings + enumeration.warnings
 
         var problems = enumeration.problems
         // A run with nothing to do is most often a glob or a folder gone wrong: an error, unless

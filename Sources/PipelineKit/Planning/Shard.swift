@@ -42,7 +42,7 @@ public struct Shard: Sendable, Hashable, CustomStringConvertible {
     /// The shard, of `count`, that the identity `key` belongs to.
     public static func shard(of key: String, count: Int) -> Int {
         // FNV-1a spreads similar names poorly in its low bits; a splitmix64 finaliser mixes them.
-        var hash = DiskCache.fnv1a(Data(key.utf8))
+        var hash = FNV1a.hash(Data(key.utf8))
         hash ^= hash >> 30
         hash &*= 0xbf58_476d_1ce4_e5b9
         hash ^= hash >> 27

@@ -16,11 +16,7 @@ extension HTMLReport {
 
     /// `0.042` → `42 ms`, `3.5` → `3.50 s`, `125` → `2 min 5 s`.
     static func duration(_ seconds: Double) -> String {
-        guard seconds.isFinite, seconds >= 0 else { return "–" }
-        if seconds < 1 { return "\(Int((seconds * 1000).rounded())) ms" }
-        if seconds < 60 { return String(format: "%.2f s", seconds) }
-        let whole = Int(seconds.rounded())
-        return "\(whole / 60) min \(whole % 60) s"
+        DurationFormat.string(seconds: seconds)
     }
 
     /// Sizes in powers of 1000, as the pipeline file's units (`50MB`) are, to three significant

@@ -1,4 +1,5 @@
 import Foundation
+import Vips
 
 /// The `index.html` of a report: a page a person opens to look at a run's results.
 ///

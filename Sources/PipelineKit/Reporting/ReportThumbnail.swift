@@ -33,9 +33,8 @@ enum ReportThumbnail {
         var image = try VipsImage.open(file: path, options: options.joined(separator: ","))
         let scale = Double(side) / Double(max(image.width, image.height))
         if scale < 1 {
-            image = try image.withPremultipliedAlpha { premultiplied throws(VipsError) in
-                try premultiplied.resized(horizontalScale: scale, verticalScale: scale, kernel: .lanczos3)
-            }
+            image = try image.resampled(to: ImageSize(width: max(1, Int((Double(image.width) * scale).rounded())),
+                                                      height: max(1, Int((Double(image.height) * scale).rounded()))))
         }
         image = try image.rendered()
         if image.orientation != 1 { image = try image.autorotated() }

@@ -52,7 +52,7 @@ public struct RunRecorder: Sendable {
         }
         let widths: [Stage: Int] = [
             .fetch: definition.fetch.concurrency, .cache: definition.cache.concurrency,
-            .decompress: definition.decompress.concurrency, .resize: definition.resize.concurrency,
+            .decompress: definition.decompress.concurrency, .process: definition.process.concurrency,
             .encode: definition.encode.concurrency,
         ]
         let stages = Stage.allCases.map { stage -> RunReport.StageTotals in

@@ -1,6 +1,64 @@
-/// Why one input (or one output of it) failed, and in which stage (and step, when a processor
-/// step failed).
+import Foundation
+
+/// Why one input (or one output of it) failed: what kind of failure, in which stage (and step,
+/// when a processor step failed), the error underneath (libvips', libcurl's, the system's, a
+/// plugin's) and the reason for people.
+///
+/// ```swift
+/// switch failure.error.kind {
+/// case .httpStatus: print("HTTP", (failure.error.underlyingError as? HTTPStatusError)?.status ?? 0)
+/// case .processing: print("step", failure.error.step?.name ?? "?", "threw", failure.error.underlyingError ?? "")
+/// default: print(failure)
+/// }
+/// ```
 public struct ItemError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What went wrong, for a program to act on. A struct over a private enum, so kinds can be
+    /// added without breaking a `switch` (which always has a `default`).
+    public struct Kind: Hashable, Sendable, CustomStringConvertible {
+        private enum Base: String {
+            case refused, unreadable, tooLarge, network, httpStatus, unsupportedFormat, undecodable,
+                 tooManyPixels, timedOut, processing, encoding, writing, outputPath, other
+        }
+
+        private let base: Base
+        private init(_ base: Base) { self.base = base }
+
+        /// Refused before any work: a value the input fills into an output path would leave its folder.
+        public static let refused = Kind(.refused)
+        /// A local input cannot be read (missing, not a regular file, no permission, empty);
+        /// the underlying error is a `POSIXError` when the system gave one.
+        public static let unreadable = Kind(.unreadable)
+        /// The input is larger than `fetch.maxBytes`.
+        public static let tooLarge = Kind(.tooLarge)
+        /// The server could not be reached or answered badly (DNS, connection, timeout,
+        /// redirect); the underlying error is the loader's `FetchError`.
+        public static let network = Kind(.network)
+        /// The server answered with an error status; the underlying error is an `HTTPStatusError`.
+        public static let httpStatus = Kind(.httpStatus)
+        /// Not an image libvips may read (unknown, unsupported or blocked format).
+        public static let unsupportedFormat = Kind(.unsupportedFormat)
+        /// An image libvips could not decode (truncated, corrupt); the underlying error is a
+        /// `VipsError` when libvips gave one.
+        public static let undecodable = Kind(.undecodable)
+        /// More pixels than `decompress.maxPixels`, declared by the file or made by a step.
+        public static let tooManyPixels = Kind(.tooManyPixels)
+        /// Decoding took longer than `decompress.timeout`.
+        public static let timedOut = Kind(.timedOut)
+        /// A processor step failed (`step` names it); the underlying error is what it threw.
+        public static let processing = Kind(.processing)
+        /// The encoder failed; the underlying error is a `VipsError`.
+        public static let encoding = Kind(.encoding)
+        /// The output could not be written; the underlying error is a `POSIXError`.
+        public static let writing = Kind(.writing)
+        /// The output path cannot be used: it would leave its folder, or another output of
+        /// this run wrote it already.
+        public static let outputPath = Kind(.outputPath)
+        /// Anything else.
+        public static let other = Kind(.other)
+
+        public var description: String { base.rawValue }
+    }
+
     /// One step of an output's chain, as the pipeline file lists it.
     public struct Step: Sendable, Hashable, Codable, CustomStringConvertible {
         /// Its index in the output's `steps`, from 0.
@@ -17,18 +75,55 @@ public struct ItemError: Error, Sendable, Equatable, CustomStringConvertible {
         public var description: String { "steps[\(index)].\(name)" }
     }
 
+    public let kind: Kind
     public let stage: Stage
+    /// The reason for people, without the stage and step.
     public let reason: String
     /// The processor step that failed, or nil when the failure is not a step's.
     public let step: Step?
+    /// The error this one wraps, when there was one: a `VipsError`, a `FetchError`, a
+    /// `POSIXError`, an `HTTPStatusError`, or whatever a plugin threw.
+    public let underlyingError: (any Error)?
 
-    public init(stage: Stage, reason: String, step: Step? = nil) {
+    public init(_ kind: Kind, stage: Stage, reason: String, step: Step? = nil, underlying: (any Error)? = nil) {
+        self.kind = kind
         self.stage = stage
         self.reason = reason
         self.step = step
+        self.underlyingError = underlying
     }
 
+    /// `STAGE: steps[N].NAME: REASON` (the step when known).
     public var description: String {
         "\(stage.rawValue): \(step.map { "\($0): " } ?? "")\(reason)"
+    }
+
+    /// Equal when a person and a program would see the same failure: the underlying errors
+    /// are not compared (most error types are not `Equatable`).
+    public static func == (lhs: ItemError, rhs: ItemError) -> Bool {
+        lhs.kind == rhs.kind && lhs.stage == rhs.stage && lhs.reason == rhs.reason && lhs.step == rhs.step
+    }
+}
+
+/// An HTTP status a server answered with instead of the image.
+public struct HTTPStatusError: Error, Sendable, Equatable, CustomStringConvertible {
+    public let status: Int
+    public var description: String { "HTTP \(status)" }
+}
+
+extension ItemError {
+    /// The system's error for `code` (for example `errno` right after a failed call), with its
+    /// text appended to `what`.
+    static func system(_ kind: Kind, stage: Stage, _ what: String, code: Int32 = errno) -> ItemError {
+        let reason = "\(what): \(String(cString: strerror(code)))"
+        return ItemError(kind, stage: stage, reason: reason, underlying: POSIXErrorCode(rawValue: code).map { POSIXError($0) })
+    }
+
+    /// `error` as an item's failure in `stage`, or `CancellationError` again when the run was
+    /// cancelled while the work was queued.
+    static func wrapping(_ error: any Error, stage: Stage) throws(CancellationError) -> ItemError {
+        if let error = error as? ItemError { return error }
+        if error is CancellationError { throw CancellationError() }
+        return ItemError(.other, stage: stage, reason: String(describing: error), underlying: error)
     }
 }

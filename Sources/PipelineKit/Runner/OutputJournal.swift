@@ -1,4 +1,5 @@
 import Foundation
+import Vips
 
 /// The record of outputs written, for incremental runs: for each output path, a fingerprint of
 /// what made it (the input's version, the output's steps and encoder, the decode settings, the
@@ -227,7 +228,7 @@ final class OutputJournal: Sendable {
             let firstSteps = Data(definition.outputs.map { $0.steps.first?.identifier ?? "-" }.joined(separator: ";").utf8)
             WorkCounter.add(.fingerprintBytes, firstSteps.count)
             shared = "decode autorotate=\(decode.autorotate) failOn=\(decode.failOn.rawValue) fast=\(decode.fastShrinkOnLoad)\n"
-                + "first steps " + String(format: "%016llx", DiskCache.fnv1a(firstSteps))
+                + "first steps " + String(format: "%016llx", FNV1a.hash(firstSteps))
             outputs = definition.outputs.map { output in
                 "steps " + output.steps.map(\.identifier).joined(separator: ";") + "\n"
                     + "encoder " + output.encoder.vipsSuffix + " background=\(output.encoder.background)"
@@ -237,7 +238,7 @@ final class OutputJournal: Sendable {
         func fingerprint(version: String, output index: Int) -> String {
             let text = Data(["pipeline \(PipelineKitInfo.version)", version, shared, outputs[index]].joined(separator: "\n").utf8)
             WorkCounter.add(.fingerprintBytes, text.count)
-            return String(format: "%016llx", DiskCache.fnv1a(text))
+            return String(format: "%016llx", FNV1a.hash(text))
         }
     }
 }

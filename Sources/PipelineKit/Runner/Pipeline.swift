@@ -10,6 +10,8 @@ public struct Pipeline: Sendable {
     public let definition: PipelineDefinition
     /// How errors name the pipeline: its path, or `<string>`.
     public let fileName: String
+    /// Process-wide settings applied when a run starts (libvips' threads per image).
+    public var configuration = Configuration()
 
     /// Reads and checks a pipeline file; relative paths in it resolve against its folder.
     ///
@@ -60,6 +62,7 @@ public struct Pipeline: Sendable {
         plan = plan.adding(warnings: (journal?.warnings ?? []) + cacheFolderWarnings(plan, journal: journal != nil, diskCache: cache == nil))
         // Before any work, like planning: remove what a killed run left half-written.
         TemporaryFileSweeper.sweep(plan)
+        applyConfiguration()
         return PipelineRun(plan: plan, dataLoader: dataLoader ?? defaultDataLoader(), cache: cache ?? defaultCache(),
                            journal: journal, force: force)
     }

@@ -10,7 +10,8 @@ public struct PipelineDefinition: Sendable {
     public var fetch: FetchSettings
     public var cache: CacheSettings
     public var decompress: DecompressSettings
-    public var resize: StageSettings
+    /// The `process` stage: each output's steps.
+    public var process: StageSettings
     public var encode: StageSettings
     /// How many inputs may be between the first stage and the last at once.
     public var inFlight: Int
@@ -21,6 +22,8 @@ public struct PipelineDefinition: Sendable {
     public var outputs: [OutputDefinition]
     /// Where the run's manifest goes, when the file asks for one.
     public var manifest: ManifestSettings? = nil
+    /// What the file says that still works but should change (an old key), for people.
+    public var warnings: [String] = []
 }
 
 /// The `manifest` section: one JSON file describing the run's outputs for web pages.
@@ -105,7 +108,7 @@ public struct CacheSettings: Sendable, Equatable {
     /// The journal of outputs made, for incremental runs of the pipeline named `name`; it lives
     /// beside the cache, one file per pipeline.
     func journalFile(pipeline name: String, baseDirectory: URL) -> URL {
-        let key = String(format: "%016llx", DiskCache.fnv1a(Data((baseDirectory.path + "\n" + name).utf8)))
+        let key = FNV1a.hex(baseDirectory.path + "\n" + name)
         return directory.appendingPathComponent("journal-\(key).jsonl")
     }
 }
@@ -172,14 +175,14 @@ public enum StageDefaults {
     public static let fetchConcurrency = 4
     public static let cacheConcurrency = 2
     public static let decompressConcurrency = 2
-    public static let resizeConcurrency = 1
+    public static let processConcurrency = 1
     public static let encodeConcurrency = 1
     public static let maxBytes: Int64 = 100_000_000
     /// sharp's default limit (0x3FFF × 0x3FFF), enough for any camera photo.
     public static let maxPixels = 268_402_689
 
     /// Enough items in flight to keep every stage busy, and no more: memory stays flat.
-    static func inFlight(decompress: Int, resize: Int, encode: Int) -> Int {
-        decompress + resize + encode
+    static func inFlight(decompress: Int, process: Int, encode: Int) -> Int {
+        decompress + process + encode
     }
 }

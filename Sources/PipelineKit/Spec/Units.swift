@@ -1,6 +1,7 @@
 import Foundation
 
-/// Parsers for the unit-bearing strings of the pipeline file: durations, byte sizes, colours.
+/// Parsers for the unit-bearing strings of the pipeline file (durations, byte sizes, colours), and
+/// the way back for durations.
 public enum Units {
     /// Seconds in `"500ms"`, `"30s"`, `"2m"`, `"1h"`, or nil when the text is not a duration.
     public static func seconds(in text: String) -> Double? {
@@ -15,6 +16,14 @@ public enum Units {
             return seconds.isFinite && seconds <= 365 * 24 * 3600 ? seconds : nil
         }
         return nil
+    }
+
+    /// A duration as the pipeline file writes one, to quote a setting back: `500ms`, `30s`,
+    /// `1.5s` (the inverse of `seconds(in:)`).
+    public static func text(seconds: Double) -> String {
+        if seconds < 1 { return "\(Int((seconds * 1000).rounded()))ms" }
+        if seconds == seconds.rounded(), seconds < 1e15 { return "\(Int(seconds))s" }
+        return "\(seconds)s"
     }
 
     /// Bytes in `"50MB"`, `"1.5GiB"`, `"800KB"`, `"1024"`, or nil when the text is not a size.

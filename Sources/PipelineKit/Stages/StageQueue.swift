@@ -1,4 +1,5 @@
 import Foundation
+import Vips
 
 /// One stage's bounded `OperationQueue`, bridged to async callers.
 ///

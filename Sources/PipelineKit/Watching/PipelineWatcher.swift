@@ -1,4 +1,5 @@
 import Foundation
+import Vips
 
 /// Watches what a pipeline reads (its inputs' folders, its list files, the pipeline file and the
 /// images its steps load) and delivers batches of changes as an `AsyncSequence`, debounced: a

@@ -5,7 +5,6 @@ import Vips
 
 @Suite("Placeholders")
 struct PlaceholderTests {
-    typealias Fixtures = PluginFixtures
 
     private func gradient(width: Int, height: Int, bands: Int = 3) throws -> VipsImage {
         try Fixtures.image(width: width, height: height, bands: bands) { x, y in

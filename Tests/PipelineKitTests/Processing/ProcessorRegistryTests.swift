@@ -5,6 +5,7 @@ import Vips
 @testable import PipelineKit
 import StandardProcessors
 import VipsResize
+import TestSupport
 
 /// A processor defined outside PipelineKit and StandardProcessors, as another package would.
 struct Posterize: ImageProcessing {
@@ -64,7 +65,7 @@ struct OtherResize: ImageProcessing {
         #expect(option?.description.contains(#"did you mean "levels""#) == true)
 
         // a run, explain and the journal's fingerprints
-        try directory.write(try PluginFixtures.png(try PluginFixtures.solid(width: 8, height: 8, [200, 100, 30])), to: "in/a.png")
+        try directory.write(try Fixtures.png(try Fixtures.solid(width: 8, height: 8, colour: [200, 100, 30])), to: "in/a.png")
         let first = try await PipelineHarness.run(json(step: #"{"posterize": {"levels": 4}}"#), in: directory, processors: registry)
         #expect(first.summary.outputsWritten == 1)
         let output = try VipsImage.open(file: directory.url.appendingPathComponent("out/a.png").path)

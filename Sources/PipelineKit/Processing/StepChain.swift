@@ -1,0 +1,72 @@
+import Vips
+
+/// The process stage's work for one output: its steps, in order, on the decoded image, and
+/// the result computed into memory (so the work is done here, not lazily in the encoder).
+struct StepChain: Sendable {
+    let steps: [any ImageProcessing]
+    /// Whether every frame of an animation is kept (an animated WebP output) or only the first.
+    let keepsEveryFrame: Bool
+
+    init(_ output: OutputDefinition) {
+        steps = output.steps
+        keepsEveryFrame = output.encoder.format == .webp
+    }
+
+    func apply(to decoded: DecodedImage, context: ProcessingContext) throws(ItemError) -> VipsImage {
+        guard decoded.frameCount > 1 else {
+            return try rendered(apply(to: decoded.image, context: context))
+        }
+        // An animation's steps run frame by frame, so a crop crops each frame.
+        let frames: [VipsImage]
+        do {
+            frames = try Array(decoded.image.pages().prefix(keepsEveryFrame ? Int.max : 1))
+        } catch {
+            throw Self.failure(error)
+        }
+        var processed: [VipsImage] = []
+        for frame in frames {
+            processed.append(try apply(to: frame, context: context))
+        }
+        guard Set(processed.map(\.size)).count == 1 else {
+            throw ItemError(.processing, stage: .process, reason: "the steps made frames of different sizes")
+        }
+        do {
+            return try rendered(VipsImage.joiningPages(processed))
+        } catch let error as ItemError {
+            throw error
+        } catch {
+            throw Self.failure(error)
+        }
+    }
+
+    private func apply(to image: VipsImage, context: ProcessingContext) throws(ItemError) -> VipsImage {
+        var image = image
+        for (index, step) in steps.enumerated() {
+            let named = ItemError.Step(index: index, name: type(of: step).name)
+            do {
+                image = try step.process(image, context: context)
+            } catch {
+                throw ItemError(.processing, stage: .process, reason: ItemError.reason(for: error), step: named, underlying: error)
+            }
+            // A step may grow the image (extend, rotate, vips): the header says by how much
+            // before any pixel is computed, so refuse what decoding would have refused.
+            if image.size.pixelCount > context.maxPixels {
+                throw ItemError(.tooManyPixels, stage: .process, reason: "the result would be \(image.size), "
+                                + "more than the \(context.maxPixels) pixels decompress.maxPixels allows", step: named)
+            }
+        }
+        return image
+    }
+
+    private func rendered(_ image: VipsImage) throws(ItemError) -> VipsImage {
+        do {
+            return try image.rendered()
+        } catch {
+            throw Self.failure(error)
+        }
+    }
+
+    private static func failure(_ error: any Error) -> ItemError {
+        ItemError(.processing, stage: .process, reason: ItemError.reason(for: error), underlying: error)
+    }
+}

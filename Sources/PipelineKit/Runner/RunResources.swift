@@ -1,0 +1,43 @@
+import Foundation
+import Vips
+
+/// The images steps need beside their input (overlays), loaded once for the whole run before
+/// the first input, with the version of each for the journal's fingerprints.
+struct RunResources: Sendable {
+    private(set) var images: [URL: Result<VipsImage, ResourceError>] = [:]
+    private var versions: [URL: String] = [:]
+
+    /// Fetches and decodes every image `outputs`' steps name as a resource, through the same
+    /// fetch, cache and decompress stages as inputs (full size: a step may scale it). A resource
+    /// that fails fails the outputs whose steps use it, item by item, not the run.
+    static func load(for outputs: [OutputDefinition], sources: SourceLoader, decompress: StageQueue,
+                     settings: DecompressSettings) async -> RunResources {
+        var resources = RunResources()
+        let decoder = ImageDecoder(settings: settings, outputs: [])
+        let urls = Set(outputs.flatMap { $0.steps.flatMap(\.resources) })
+        for url in urls.sorted(by: { $0.absoluteString < $1.absoluteString }) {
+            let input = url.isFileURL
+                ? InputFile(path: url.path, displayName: url.path, subfolder: "")
+                : InputFile(url: url.absoluteString)
+            var version: String?
+            do {
+                let fetched = try await sources.load(input)
+                version = fetched.version
+                let decoded = try await decompress.run(for: input.displayName) { try decoder.decode(fetched.source) }
+                resources.images[url] = .success(decoded.image)
+            } catch {
+                let reason = (error as? ItemError)?.reason ?? String(describing: error)
+                resources.images[url] = .failure(ResourceError(url: url, reason: reason))
+            }
+            resources.versions[url] = version ?? "unversioned"
+        }
+        return resources
+    }
+
+    /// What identifies the versions of the resources `output`'s steps use, for its fingerprint.
+    func versions(of output: OutputDefinition) -> String {
+        let urls = output.steps.flatMap(\.resources)
+        guard !urls.isEmpty else { return "" }
+        return "\n" + urls.map { "\($0.absoluteString)=\(versions[$0] ?? "?")" }.joined(separator: ";")
+    }
+}

@@ -1,0 +1,222 @@
+import Foundation
+import Testing
+import Vips
+import TestSupport
+
+/// The `pipeline` command as a user runs it: exit statuses, messages, schema, plugins, Ctrl-C.
+@Suite(.serialized) struct CommandLineTests {
+    func writePhotos(_ count: Int, to directory: TemporaryDirectory, width: Int = 640, height: Int = 480) throws {
+        let data = try Fixtures.jpeg(try Fixtures.gradient(width: width, height: height))
+        for index in 0..<count { try directory.write(data, to: "in/photo-\(index).jpg") }
+    }
+
+    func writePipeline(_ directory: TemporaryDirectory, outputs: String? = nil) throws -> String {
+        let json = """
+            {
+              "version": 1,
+              "inputs": ["in/*.jpg"],
+              "outputs": [
+                \(outputs ?? #"{"name": "small", "steps": [{"resize": {"width": 120, "height": 120}}], "encode": {"format": "webp", "quality": 80}, "path": "out/{stem}-small.webp"}"#)
+              ]
+            }
+            """
+        return try directory.write(Data(json.utf8), to: "pipeline.json")
+    }
+
+    @Test func versionAndHelpWork() throws {
+        let version = try CommandRunner.run(["--version"])
+        #expect(version.status == 0)
+        #expect(version.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines) == "0.1.0")
+        let help = try CommandRunner.run(["--help"])
+        #expect(help.status == 0)
+        for command in ["run", "validate", "schema", "plugins"] { #expect(help.standardOutput.contains(command)) }
+        #expect(try CommandRunner.run(["run", "--help"]).standardOutput.contains("Ctrl-C"))
+    }
+
+    @Test func anInvalidCommandLineExitsWithTwo() throws {
+        #expect(try CommandRunner.run(["run"]).status == 2)
+        #expect(try CommandRunner.run(["run", "x.json", "--frobnicate"]).status == 2)
+        #expect(try CommandRunner.run(["explode"]).status == 2)
+    }
+
+    @Test func runMakesTheOutputsAndPrintsASummary() throws {
+        let directory = try TemporaryDirectory()
+        try writePhotos(3, to: directory)
+        let file = try writePipeline(directory)
+        let result = try CommandRunner.run(["run", file])
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.standardOutput.contains("3 inputs, 3 succeeded, 0 failed; 3 outputs written"))
+        #expect(result.standardOutput.contains("images/s"))
+        let image = try VipsImage.open(file: directory.path + "/out/photo-0-small.webp")
+        #expect(image.size == .init(width: 120, height: 120))
+    }
+
+    @Test func aFailedInputIsPrintedAndExitsWithOne() throws {
+        let directory = try TemporaryDirectory()
+        try writePhotos(2, to: directory)
+        try directory.write(Data("garbage".utf8), to: "in/broken.jpg")
+        let result = try CommandRunner.run(["run", try writePipeline(directory)])
+        #expect(result.status == 1)
+        #expect(result.standardError.contains("failed: in/broken.jpg: decompress: not an image"))
+        #expect(result.standardOutput.contains("3 inputs, 2 succeeded, 1 failed"))
+    }
+
+    @Test func anInvalidFileIsReportedWithLineAndSuggestionAndExitsWithTwo() throws {
+        let directory = try TemporaryDirectory()
+        try writePhotos(1, to: directory)
+        let file = try writePipeline(directory, outputs:
+            #"{"name": "small", "encode": {"format": "jpeg", "qualty": 80}, "path": "out/{stem}.jpg"}"#)
+        for command in ["validate", "run"] {
+            let result = try CommandRunner.run([command, file])
+            #expect(result.status == 2)
+            #expect(result.standardError.contains("\(file):5:52: error: outputs[0].encode.qualty: unknown key \"qualty\"; did you mean \"quality\"?"),
+                    "\(result.standardError)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: directory.path + "/out"))
+    }
+
+    @Test func validateAcceptsTheBundledPipeline() throws {
+        let file = CommandRunner.repositoryRoot.appendingPathComponent("Pipelines/thumbnails.json").path
+        let result = try CommandRunner.run(["validate", file])
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.standardOutput.contains("valid: 5 inputs, 3 outputs each"))
+    }
+
+    @Test func schemaIsDraft2020AndAcceptsTheBundledPipelineAndRejectsMistakes() throws {
+        let directory = try TemporaryDirectory()
+        let result = try CommandRunner.run(["schema"])
+        #expect(result.status == 0)
+        let schemaPath = try directory.write(Data(result.standardOutput.utf8), to: "schema.json")
+        let schema = try JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as? [String: Any]
+        #expect(schema?["$schema"] as? String == "https://json-schema.org/draft/2020-12/schema")
+
+        // Check with an independent validator: Python's jsonschema, as editors would.
+        let good = CommandRunner.repositoryRoot.appendingPathComponent("Pipelines/thumbnails.json").path
+        let bad = try writePipeline(directory, outputs:
+            #"{"name": "s", "steps": [{"resize": {"width": 10, "fit": "cver"}}], "encode": {"format": "webp", "qualty": 80}, "path": "o.webp"}"#)
+        let script = """
+            import json, sys, jsonschema
+            schema = json.load(open(sys.argv[1]))
+            jsonschema.Draft202012Validator.check_schema(schema)
+            v = jsonschema.Draft202012Validator(schema)
+            good = list(v.iter_errors(json.load(open(sys.argv[2]))))
+            bad = list(v.iter_errors(json.load(open(sys.argv[3]))))
+            print(len(good), len(bad))
+            """
+        let python = Process()
+        python.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        python.arguments = ["python3", "-c", script, schemaPath, good, bad]
+        let output = Pipe()
+        python.standardOutput = output
+        try python.run()
+        let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        python.waitUntilExit()
+        #expect(python.terminationStatus == 0, "python3 with jsonschema is needed (pip install jsonschema)")
+        let counts = printed.split(whereSeparator: \.isWhitespace).compactMap { Int($0) }
+        #expect(counts.first == 0, "the bundled pipeline should be valid against the schema")
+        #expect((counts.last ?? 0) >= 1, "a misspelt key and an unknown fit should be invalid")
+    }
+
+    @Test func pluginsListsEveryProcessorAndItsOptions() throws {
+        let result = try CommandRunner.run(["plugins"])
+        #expect(result.status == 0)
+        for text in ["resize:", "crop:", "blur:", "  fit (cover|contain|fill|inside|outside", "  sigma ("] {
+            #expect(result.standardOutput.contains(text), "missing \(text)")
+        }
+    }
+
+    @Test func aRunWithNoInputsAtAllIsAnErrorNamingEachPatternAndWhereItLooked() throws {
+        // Given a pipeline whose two globs match nothing
+        let directory = try TemporaryDirectory()
+        let file = try writePipeline(directory)
+        let text = try String(contentsOfFile: file, encoding: .utf8)
+            .replacingOccurrences(of: #"["in/*.jpg"]"#, with: #"["in/*.jpg", "more/**/*.png"]"#)
+        try directory.write(Data(text.utf8), to: "pipeline.json")
+
+        for command in ["validate", "run"] {
+            // When it is validated or run
+            let result = try CommandRunner.run([command, file])
+
+            // Then it exits 2, naming each pattern and the folder it looked in
+            #expect(result.status == 2, "\(command): \(result.standardOutput)")
+            #expect(result.standardError.contains(#"inputs[0]: "in/*.jpg" matches no files in \#(directory.path)/in"#), "\(result.standardError)")
+            #expect(result.standardError.contains(#"inputs[1]: "more/**/*.png" matches no files in \#(directory.path)/more"#))
+            #expect(result.standardError.contains("allowEmpty"))
+        }
+        #expect(!FileManager.default.fileExists(atPath: directory.path + "/out"))
+    }
+
+    @Test func allowEmptyMakesARunWithNoInputsSucceed() throws {
+        // Given a pipeline that matches nothing but says so is fine
+        let directory = try TemporaryDirectory()
+        let file = try writePipeline(directory)
+        let text = try String(contentsOfFile: file, encoding: .utf8)
+            .replacingOccurrences(of: #""version": 1,"#, with: #""version": 1, "allowEmpty": true,"#)
+        try directory.write(Data(text.utf8), to: "pipeline.json")
+
+        // When it runs, then it succeeds with a warning and no inputs
+        let result = try CommandRunner.run(["run", file])
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.standardOutput.contains("0 inputs"))
+        #expect(result.standardError.contains(#"warning: input "in/*.jpg" matches no files"#))
+    }
+
+    @Test func onePatternOfSeveralMatchingNothingIsAWarning() throws {
+        let directory = try TemporaryDirectory()
+        try writePhotos(1, to: directory)
+        let file = try writePipeline(directory)
+        let text = try String(contentsOfFile: file, encoding: .utf8)
+            .replacingOccurrences(of: #"["in/*.jpg"]"#, with: #"["in/*.jpg", "in/*.png"]"#)
+        try directory.write(Data(text.utf8), to: "pipeline.json")
+        let result = try CommandRunner.run(["run", file])
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.standardError.contains(#"warning: input "in/*.png" matches no files in \#(directory.path)/in"#))
+    }
+
+    @Test func ctrlCStopsQueuedWorkExitsWith130AndLeavesNoTemporaryFiles() throws {
+        try checkAnOrderlyStop(signal: SIGINT, status: 130, message: "interrupted")
+    }
+
+    @Test func sigtermStopsQueuedWorkLikeCtrlCExitsWith143AndLeavesNoTemporaryFiles() throws {
+        try checkAnOrderlyStop(signal: SIGTERM, status: 143, message: "terminated")
+    }
+
+    /// Sends `signal` once the first output is written, and checks that the run stops as Ctrl-C should.
+    func checkAnOrderlyStop(signal: Int32, status: Int32, message: String) throws {
+        // Given a run long enough to interrupt
+        let directory = try TemporaryDirectory()
+        try writePhotos(60, to: directory, width: 1600, height: 1200)
+        let file = try writePipeline(directory)
+        let process = Process()
+        process.executableURL = CommandRunner.executable
+        process.arguments = ["run", "--verbose", file]
+        let output = Pipe(), error = Pipe()
+        process.standardOutput = output
+        process.standardError = error
+        try process.run()
+        let errorText = Data.readAll(error.fileHandleForReading, inBackground: true)
+        // When Ctrl-C arrives after the first output is written
+        var seen = Data()
+        while !String(decoding: seen, as: UTF8.self).contains("wrote ") {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            seen.append(chunk)
+        }
+        kill(process.processIdentifier, signal)
+        seen.append(output.fileHandleForReading.readDataToEndOfFile())
+        process.waitUntilExit()
+        // Then it exits 130 after finishing what was running, says how much did not run,
+        // and leaves only whole outputs
+        #expect(process.terminationReason == .exit)
+        #expect(process.terminationStatus == status)
+        #expect(String(decoding: errorText(), as: UTF8.self).contains(message))
+        #expect(String(decoding: seen, as: UTF8.self).contains("not run"))
+        let files = directory.allFiles()
+        #expect(!files.contains { $0.contains(".pipeline-tmp-") })
+        let outputs = files.filter { $0.hasPrefix("out/") }
+        #expect(outputs.count < 60)
+        for file in outputs {
+            #expect(try VipsImage.open(file: directory.path + "/" + file, options: "fail_on=warning").rendered().width == 120)
+        }
+    }
+}

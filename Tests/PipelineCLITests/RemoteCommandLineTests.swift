@@ -1,0 +1,82 @@
+import Foundation
+import Testing
+import Vips
+@testable import PipelineKit
+import TestSupport
+
+/// Remote inputs through the command: the cache commands, and `kill -9` while the cache is written.
+@Suite(.serialized) struct RemoteCommandLineTests {
+    /// A server with `count` different photos at /photo-N.jpg, each with an ETag.
+    func photoServer(count: Int, size: Int = 900) throws -> (TestHTTPServer, [Data]) {
+        let photos = try (0..<count).map { index in
+            try Fixtures.jpeg(try Fixtures.gradient(width: size + index, height: size * 2 / 3), quality: 95)
+        }
+        let server = try TestHTTPServer { request, _ in
+            let index = Int(request.path.dropFirst("/photo-".count).dropLast(".jpg".count)) ?? -1
+            guard photos.indices.contains(index) else { return .init(status: 404) }
+            return .init(status: 200, headers: ["ETag": "\"\(index)\""], body: photos[index], behaviour: .stream(chunk: 32 << 10))
+        }
+        return (server, photos)
+    }
+
+    func writePipeline(_ directory: TemporaryDirectory, urls: [String], cache: Bool = true) throws -> String {
+        let list = urls.joined(separator: "\n")
+        try directory.write(Data(list.utf8), to: "urls.txt")
+        let json = """
+            {"version": 1, "inputs": [{"list": "urls.txt"}],
+             "cache": {"directory": "cache", "enabled": \(cache)},
+             "outputs": [{"name": "t", "steps": [{"resize": {"width": 300}}], "encode": {"format": "webp"}, "path": "out/{stem}.webp"}]}
+            """
+        return try directory.write(Data(json.utf8), to: "pipeline.json")
+    }
+
+    @Test func cacheStatsAndClear() throws {
+        let (server, _) = try photoServer(count: 2, size: 100)
+        let directory = try TemporaryDirectory()
+        let file = try writePipeline(directory, urls: [server.url("/photo-0.jpg"), server.url("/photo-1.jpg")])
+        #expect(try CommandRunner.run(["run", file]).status == 0)
+        let stats = try CommandRunner.run(["cache", "stats", file])
+        #expect(stats.status == 0)
+        #expect(stats.standardOutput.contains("entries: 2"))
+        #expect(stats.standardOutput.contains(directory.path + "/cache"))
+        let clear = try CommandRunner.run(["cache", "clear", file])
+        #expect(clear.standardOutput.hasPrefix("removed 2 entries"))
+        #expect(try CommandRunner.run(["cache", "stats", file]).standardOutput.contains("entries: 0"))
+    }
+
+    @Test func killedWhileCachingThenRunAgainGivesCorrectOutputs() throws {
+        // Given a reference run without cache, into its own folder
+        let (server, _) = try photoServer(count: 24)
+        let urls = (0..<24).map { server.url("/photo-\($0).jpg") }
+        let reference = try TemporaryDirectory()
+        #expect(try CommandRunner.run(["run", try writePipeline(reference, urls: urls, cache: false)]).status == 0)
+
+        // When runs that cache are killed with SIGKILL at random moments, again and again
+        let directory = try TemporaryDirectory()
+        let file = try writePipeline(directory, urls: urls)
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<12 {
+            let process = try CommandRunner.start(["run", "--quiet", file])
+            Thread.sleep(forTimeInterval: Double.random(in: 0.05...0.6, using: &generator))
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+        // Then no cache entry is damaged, and a full run makes the same outputs byte for byte
+        let cache = DiskCache(directory: directory.url.appendingPathComponent("cache"), maxSize: 1 << 30)
+        #expect(cache.statistics().entries > 0, "the killed runs never got as far as caching")
+        for url in urls {
+            let path = cache.entryPath(for: url)
+            if let data = FileManager.default.contents(atPath: path) {
+                #expect(DiskCache.decode(data) != nil, "damaged entry for \(url)")
+            }
+        }
+        let final = try CommandRunner.run(["run", file])
+        #expect(final.status == 0, "\(final.standardError)")
+        for index in 0..<24 {
+            let name = "out/photo-\(index).webp"
+            let made = FileManager.default.contents(atPath: directory.path + "/" + name)
+            let expected = FileManager.default.contents(atPath: reference.path + "/" + name)
+            #expect(made != nil && made == expected, "\(name) differs from the uninterrupted run")
+        }
+    }
+}

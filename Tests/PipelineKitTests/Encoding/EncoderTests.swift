@@ -1,0 +1,89 @@
+import Foundation
+import Testing
+import Vips
+@testable import PipelineKit
+import TestSupport
+
+/// Encoders: each format and its options, as the written file shows them.
+@Suite struct EncoderTests {
+    /// Encodes through the real writer into a file and opens the result.
+    func encode(_ image: VipsImage, _ settings: EncoderSettings) throws -> (image: VipsImage, bytes: Int) {
+        let directory = try TemporaryDirectory()
+        let path = directory.path + "/out." + settings.format.fileExtension
+        let bytes = try ImageWriter.write(to: path, root: directory.path) { descriptor throws(ItemError) in
+            do {
+                try ImageEncoder.encode(image, with: settings, into: descriptor)
+            } catch {
+                throw ItemError(.encoding, stage: .encode, reason: "\(error)", underlying: error)
+            }
+        }
+        let data = try Data(contentsOf: URL(fileURLWithPath: path))
+        #expect(data.count == bytes)
+        return (try VipsImage.open(data: data, options: "fail_on=warning").rendered(), bytes)
+    }
+
+    @Test func jpegQualityProgressiveAndSubsamplingAreApplied() throws {
+        let photo = try Fixtures.gradient(width: 256, height: 256)
+        let low = try encode(photo, EncoderSettings(format: .jpeg, quality: 30))
+        let high = try encode(photo, EncoderSettings(format: .jpeg, quality: 95))
+        #expect(low.bytes < high.bytes)
+        #expect(low.image.loader?.hasPrefix("jpegload") == true)
+        #expect(low.image.intField("interlaced") == nil || low.image.intField("interlaced") == 0)
+
+        let progressive = try encode(photo, EncoderSettings(format: .jpeg, progressive: true, chromaSubsampling: .subsample444))
+        #expect(progressive.image.intField("interlaced") == 1)
+        #expect(progressive.image.stringField("jpeg-chroma-subsample") == "4:4:4")
+        let subsampled = try encode(photo, EncoderSettings(format: .jpeg, quality: 95, chromaSubsampling: .subsample420))
+        #expect(subsampled.image.stringField("jpeg-chroma-subsample") == "4:2:0")
+    }
+
+    @Test func jpegOfAnImageWithAlphaIsFlattenedOnTheBackground() throws {
+        let transparent = try Fixtures.solid(width: 16, height: 16, colour: [0, 0, 0, 0])
+        let white = try encode(transparent, EncoderSettings(format: .jpeg, quality: 95))
+        #expect(white.image.bands == 3)
+        #expect(Fixtures.isClose(try white.image.pixel(x: 8, y: 8), [255, 255, 255], tolerance: 3))
+        let red = try encode(transparent, EncoderSettings(format: .jpeg, quality: 95, background: [255, 0, 0, 255]))
+        #expect(Fixtures.isClose(try red.image.pixel(x: 8, y: 8), [255, 0, 0], tolerance: 10))
+    }
+
+    @Test func pngIsLosslessAndPaletteQuantises() throws {
+        let photo = try Fixtures.gradient(width: 64, height: 64, bands: 4)
+        let plain = try encode(photo, EncoderSettings(format: .png, compression: 9))
+        #expect(plain.image.bands == 4)
+        #expect(try plain.image.pixel(x: 10, y: 20) == (try photo.pixel(x: 10, y: 20)))
+        let palette = try encode(photo, EncoderSettings(format: .png, palette: true))
+        #expect(palette.image.intField("palette-bit-depth") != nil)
+    }
+
+    @Test func webpLosslessKeepsEveryPixelAndLossyIsSmaller() throws {
+        let photo = try Fixtures.noise(width: 96, height: 64)
+        let lossless = try encode(photo, EncoderSettings(format: .webp, lossless: true))
+        for (x, y) in [(0, 0), (50, 30), (95, 63)] {
+            #expect(try lossless.image.pixel(x: x, y: y) == (try photo.pixel(x: x, y: y)))
+        }
+        let lossy = try encode(photo, EncoderSettings(format: .webp, quality: 50, effort: 6))
+        #expect(lossy.bytes < lossless.bytes)
+        #expect(lossy.image.loader?.hasPrefix("webpload") == true)
+    }
+
+    @Test func avifIsWrittenAndReadsBack() throws {
+        let photo = try Fixtures.gradient(width: 64, height: 48)
+        let avif = try encode(photo, EncoderSettings(format: .avif, quality: 60, effort: 2))
+        #expect(avif.image.size == ImageSize(width: 64, height: 48))
+        #expect(avif.image.loader?.hasPrefix("heifload") == true)
+    }
+
+    @Test func stripRemovesMetadata() throws {
+        let tagged = try Fixtures.solid(width: 32, height: 32).withOrientation(3)
+        let kept = try encode(tagged, EncoderSettings(format: .jpeg))
+        #expect(kept.image.hasField("exif-data"))
+        let stripped = try encode(tagged, EncoderSettings(format: .jpeg, strip: true))
+        #expect(!stripped.image.hasField("exif-data"))
+    }
+
+    @Test func saverSuffixCarriesTheOptions() {
+        #expect(EncoderSettings(format: .jpeg, quality: 85, strip: true, progressive: true).vipsSuffix == ".jpg[Q=85,interlace=true,strip=true]")
+        #expect(EncoderSettings(format: .webp, quality: 80).vipsSuffix == ".webp[Q=80,lossless=false,effort=4]")
+        #expect(EncoderSettings(format: .png, palette: true).vipsSuffix == ".png[compression=6,palette=true,Q=100,effort=7]")
+    }
+}

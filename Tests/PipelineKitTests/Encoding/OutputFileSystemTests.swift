@@ -1,0 +1,82 @@
+import Foundation
+import Testing
+import Vips
+@testable import PipelineKit
+import StandardProcessors
+import TestSupport
+
+/// Output folders that cannot take the files: a full disk and a read-only file system fail the
+/// outputs they affect, at encode, with the system's reason, and leave no partial file.
+@Suite(.enabled(if: TemporaryMount.isSupported, "mounting a tmpfs needs root or CAP_SYS_ADMIN"))
+struct OutputFileSystemTests {
+    func output(_ name: String, steps: String = "[]", format: String, path: String) -> String {
+        #"{"name": "\#(name)", "steps": \#(steps), "encode": {"format": "\#(format)"}, "path": "\#(path)"}"#
+    }
+
+    @Test func aFullDiskFailsTheOutputsThatDoNotFitAndLeavesNoPartialFile() async throws {
+        // Given a 256 KiB file system, a small output and one of about 1.9 MB (noise as PNG)
+        let disk = try TemporaryMount(size: "256k")
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.png(try Fixtures.noise(width: 800, height: 800)), to: "in/noise.png")
+        let json = PipelineHarness.json(inputs: ["in/*.png"], outputs: [
+            output("small", steps: #"[{"resize": {"width": 16}}]"#, format: "jpeg", path: disk.path + "/{stem}-small.jpg"),
+            output("big", format: "png", path: disk.path + "/{stem}-big.png"),
+        ])
+        // When it runs
+        let (reports, summary) = try await PipelineHarness.run(json, in: directory)
+        // Then the small output is written, the big one fails at encode with the system's reason
+        #expect(summary.failed == 1)
+        let report = try #require(reports.first)
+        #expect(report.written.map(\.output) == ["small"])
+        let failure = try #require(report.failures.first)
+        #expect(failure.output == "big")
+        #expect(failure.stage == .encode)
+        #expect(failure.reason.contains("No space left on device"), "\(failure.reason)")
+        // And nothing partial or temporary is left on the full disk
+        let files = try FileManager.default.contentsOfDirectory(atPath: disk.path)
+        #expect(files == ["noise-small.jpg"])
+        #expect(try VipsImage.open(file: disk.path + "/noise-small.jpg", options: "fail_on=warning").rendered().width == 16)
+    }
+
+    @Test func aReadOnlyOutputFolderFailsEachOutputWithTheReason() async throws {
+        // Given a read-only file system holding one existing folder
+        let readOnly = try TemporaryMount(size: "64k", readOnly: true) { path in
+            try FileManager.default.createDirectory(atPath: path + "/existing", withIntermediateDirectories: false)
+        }
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 64, height: 48)), to: "in/a.jpg")
+        let json = PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [
+            output("here", format: "jpeg", path: readOnly.path + "/existing/{stem}.jpg"),
+            output("new", format: "jpeg", path: readOnly.path + "/new/{stem}.jpg"),
+            output("elsewhere", format: "jpeg", path: "out/{stem}.jpg"),
+        ])
+        // When it runs
+        let (reports, _) = try await PipelineHarness.run(json, in: directory)
+        // Then the outputs on the read-only file system fail at encode, saying so; the other is written
+        let report = try #require(reports.first)
+        #expect(report.written.map(\.output) == ["elsewhere"])
+        let failures = Dictionary(uniqueKeysWithValues: report.failures.map { ($0.output ?? "", $0) })
+        #expect(failures["here"]?.stage == .encode)
+        #expect(failures["here"]?.reason == "cannot write in \(readOnly.path)/existing: Read-only file system")
+        #expect(failures["new"]?.stage == .encode)
+        #expect(failures["new"]?.reason == "cannot create the folder \(readOnly.path)/new: Read-only file system")
+    }
+
+    @Test func aFullDiskDuringARunFromTheCommandLineExitsWithOneAndNamesTheOutput() throws {
+        // Given a pipeline file whose outputs go to a 128 KiB file system
+        let disk = try TemporaryMount(size: "128k")
+        let directory = try TemporaryDirectory()
+        for index in 0..<3 {
+            try directory.write(try Fixtures.png(try Fixtures.noise(width: 300, height: 300)), to: "in/n\(index).png")
+        }
+        let pipeline = PipelineHarness.json(inputs: ["in/*.png"], outputs: [output("copy", format: "png", path: disk.path + "/{stem}.png")])
+        let file = try directory.write(Data(pipeline.utf8), to: "pipeline.json")
+        // When it runs (each output is about 270 KB)
+        let result = try CommandRunner.run(["run", file])
+        // Then it exits 1, each failure names its input, output, stage and the reason
+        #expect(result.status == 1)
+        #expect(result.standardError.contains("in/n0.png → copy: encode:"), "\(result.standardError)")
+        #expect(result.standardError.contains("No space left on device"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: disk.path).isEmpty)
+    }
+}

@@ -1,0 +1,108 @@
+import Foundation
+import Testing
+@testable import PipelineKit
+import StandardProcessors
+import TestSupport
+
+/// Leftover temporary files of a killed run are removed by the next run; files of a run still
+/// writing, and everything else, are left alone.
+@Suite struct TemporaryFileSweeperTests {
+    /// The id of a process that has exited and been reaped.
+    static func deadProcessID() throws -> pid_t {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/true")
+        try process.run()
+        process.waitUntilExit()
+        return process.processIdentifier
+    }
+
+    /// Creates `path` with a modification time `age` seconds ago.
+    static func touch(_ path: String, age: TimeInterval = 60) throws {
+        try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try Data("partial".utf8).write(to: URL(fileURLWithPath: path))
+        try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -age)], ofItemAtPath: path)
+    }
+
+    func plan(_ directory: TemporaryDirectory, path: String) throws -> RunPlan {
+        try directory.write(try Fixtures.jpeg(try Fixtures.solid(width: 8, height: 8)), to: "in/a.jpg")
+        let json = PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [
+            #"{"name": "t", "encode": {"format": "jpeg"}, "path": "\#(path)"}"#,
+        ])
+        return try PipelineHarness.pipeline(json, in: directory).plan()
+    }
+
+    @Test func onlyOldLeftoversOfGoneProcessesAreRemoved() throws {
+        // Given an output folder holding temporary files of a killed run, of this (live) process,
+        // one written after the sweep started, one without a process id, and ordinary files
+        let directory = try TemporaryDirectory()
+        let plan = try plan(directory, path: "out/{stem}.jpg")
+        let dead = try Self.deadProcessID()
+        let out = directory.path + "/out/"
+        try Self.touch(out + ".a.jpg.pipeline-tmp-\(dead)-1A2B3C4D")
+        try Self.touch(out + ".b.jpg.pipeline-tmp-\(getpid())-1A2B3C4D")
+        try Self.touch(out + ".c.jpg.pipeline-tmp-\(dead)-99999999", age: -60)
+        try Self.touch(out + ".d.jpg.pipeline-tmp-1A2B3C4D")
+        try Self.touch(out + "e.jpg")
+        try Self.touch(out + "pipeline-tmp-\(dead)-notes.txt")
+        try Self.touch(out + "sub/.f.jpg.pipeline-tmp-\(dead)-1A2B3C4D")
+        // When the plan's folders are swept
+        let removed = TemporaryFileSweeper.sweep(plan)
+        // Then only the gone process's old file and the one without an owner are removed, and
+        // subfolders the plan does not write to are not visited
+        #expect(Set(removed) == [out + ".a.jpg.pipeline-tmp-\(dead)-1A2B3C4D", out + ".d.jpg.pipeline-tmp-1A2B3C4D"])
+        #expect(directory.allFiles().filter { $0.hasPrefix("out/") } == [
+            "out/.b.jpg.pipeline-tmp-\(getpid())-1A2B3C4D", "out/.c.jpg.pipeline-tmp-\(dead)-99999999",
+            "out/e.jpg", "out/pipeline-tmp-\(dead)-notes.txt", "out/sub/.f.jpg.pipeline-tmp-\(dead)-1A2B3C4D",
+        ])
+    }
+
+    @Test func foldersNamedBySizeAreSweptFromTheirNearestKnownAncestor() throws {
+        // Given a template whose folder is the output width, and leftovers in two such folders
+        let directory = try TemporaryDirectory()
+        let plan = try plan(directory, path: "out/{width}/{stem}.jpg")
+        let dead = try Self.deadProcessID()
+        try Self.touch(directory.path + "/out/320/.a.jpg.pipeline-tmp-\(dead)-00000000")
+        try Self.touch(directory.path + "/out/640/.a.jpg.pipeline-tmp-\(dead)-00000000")
+        try Self.touch(directory.path + "/out/640/deeper/.a.jpg.pipeline-tmp-\(dead)-00000000")
+        // When swept
+        let removed = TemporaryFileSweeper.sweep(plan)
+        // Then both are found, and nothing deeper than the template reaches
+        #expect(removed.count == 2)
+        #expect(directory.allFiles().filter { $0.hasPrefix("out/") } == ["out/640/deeper/.a.jpg.pipeline-tmp-\(dead)-00000000"])
+        #expect(TemporaryFileSweeper.folders(of: plan).map(\.path) == [directory.path + "/out"])
+    }
+
+    @Test func theSweepDoesNotFollowSymbolicLinks() throws {
+        let directory = try TemporaryDirectory()
+        let outside = try TemporaryDirectory()
+        let plan = try plan(directory, path: "out/{width}/{stem}.jpg")
+        let dead = try Self.deadProcessID()
+        try Self.touch(outside.path + "/.a.jpg.pipeline-tmp-\(dead)-00000000")
+        try FileManager.default.createDirectory(atPath: directory.path + "/out", withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: directory.path + "/out/640", withDestinationPath: outside.path)
+        #expect(TemporaryFileSweeper.sweep(plan).isEmpty)
+        #expect(outside.allFiles() == [".a.jpg.pipeline-tmp-\(dead)-00000000"])
+    }
+
+    @Test func aRunRemovesTheLeftoversOfAKilledRunBeforeItStarts() async throws {
+        // Given a leftover of a killed run beside where the output goes
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.jpeg(try Fixtures.solid(width: 8, height: 8)), to: "in/a.jpg")
+        let leftover = directory.path + "/out/.a.jpg.pipeline-tmp-\(try Self.deadProcessID())-0BADF00D"
+        try Self.touch(leftover)
+        let json = PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [
+            #"{"name": "t", "encode": {"format": "jpeg"}, "path": "out/{stem}.jpg"}"#,
+        ])
+        // When a run writes there
+        let (_, summary) = try await PipelineHarness.run(json, in: directory)
+        // Then the output is written and the leftover is gone
+        #expect(summary.succeeded == 1)
+        #expect(directory.allFiles().filter { $0.hasPrefix("out/") } == ["out/a.jpg"])
+    }
+
+    @Test func temporaryNamesCarryTheMarkerAndTheWritersProcessID() {
+        let name = ImageWriter.temporaryName(for: "photo.webp")
+        #expect(name.hasPrefix(".photo.webp.pipeline-tmp-\(getpid())-"))
+        #expect(TemporaryFileSweeper.isLeftover(name: name, modified: timespec(tv_sec: 0, tv_nsec: 0), before: Date()) == false)
+    }
+}

@@ -1,0 +1,134 @@
+import Foundation
+import Testing
+import Vips
+@testable import PipelineKit
+import TestSupport
+
+/// The decompress stage: upright, sRGB, 8-bit, shrunk on load, refusing what it must.
+@Suite struct DecoderTests {
+    static let settings = DecompressSettings(concurrency: 1, maxPixels: 100_000_000, autorotate: true, failOn: .truncated)
+
+    func decode(_ data: Data, settings: DecompressSettings = DecoderTests.settings, outputs: [OutputDefinition] = []) throws -> DecodedImage {
+        let directory = try TemporaryDirectory()
+        let path = try directory.write(data, to: "input")
+        return try ImageDecoder(settings: settings, outputs: outputs).decode(.file(path: path, byteCount: Int64(data.count)))
+    }
+
+    /// Where the stored pixel (x, y) of a `width`×`height` image appears once turned upright.
+    static func displayed(x: Int, y: Int, width: Int, height: Int, orientation: Int) -> (Int, Int) {
+        switch orientation {
+        case 2: (width - 1 - x, y)
+        case 3: (width - 1 - x, height - 1 - y)
+        case 4: (x, height - 1 - y)
+        case 5: (y, x)
+        case 6: (height - 1 - y, x)
+        case 7: (height - 1 - y, width - 1 - x)
+        case 8: (y, width - 1 - x)
+        default: (x, y)
+        }
+    }
+
+    @Test(arguments: 1...8)
+    func exifOrientationIsAppliedToJPEG(orientation: Int) throws {
+        // Given a landscape JPEG with a red top-left quadrant, tagged with an orientation
+        let (width, height) = (64, 32)
+        let stored = try Fixtures.redCorner(width: width, height: height).withOrientation(orientation)
+        // When it is decoded with autorotate on
+        let decoded = try decode(try Fixtures.jpeg(stored))
+        // Then its size is swapped for the quarter turns and the red quadrant moved as EXIF says
+        let swapped = orientation >= 5
+        #expect(decoded.image.width == (swapped ? height : width))
+        #expect(decoded.image.height == (swapped ? width : height))
+        #expect(decoded.originalSize == decoded.image.size)
+        #expect(decoded.image.orientation == 1)
+        let (x, y) = Self.displayed(x: width / 4, y: height / 4, width: width, height: height, orientation: orientation)
+        #expect(Fixtures.isClose(try decoded.image.pixel(x: x, y: y), [255, 0, 0], tolerance: Fixtures.lossyTolerance), "orientation \(orientation)")
+        let (otherX, otherY) = Self.displayed(x: 3 * width / 4, y: 3 * height / 4, width: width, height: height, orientation: orientation)
+        #expect(Fixtures.isClose(try decoded.image.pixel(x: otherX, y: otherY), [0, 0, 255], tolerance: Fixtures.lossyTolerance))
+    }
+
+    @Test func autorotateOffKeepsThePixelsAsStored() throws {
+        let stored = try Fixtures.redCorner(width: 64, height: 32).withOrientation(6)
+        var settings = Self.settings
+        settings.autorotate = false
+        let decoded = try decode(try Fixtures.jpeg(stored), settings: settings)
+        #expect(decoded.image.size == ImageSize(width: 64, height: 32))
+        #expect(Fixtures.isClose(try decoded.image.pixel(x: 8, y: 8), [255, 0, 0], tolerance: Fixtures.lossyTolerance))
+    }
+
+    @Test func cmykJPEGBecomesSRGB() throws {
+        let cmyk = try Fixtures.solid(width: 32, height: 32, colour: [200, 30, 30]).converted(to: .cmyk)
+        let data = try cmyk.encoded(suffix: ".jpg[Q=95]")
+        #expect(try VipsImage.open(data: data).interpretation == .cmyk)
+        let decoded = try decode(data)
+        #expect(decoded.image.interpretation == .sRGB)
+        #expect(decoded.image.bands == 3)
+        #expect(Fixtures.isClose(try decoded.image.pixel(x: 16, y: 16), [200, 30, 30], tolerance: 60))
+    }
+
+    @Test func sixteenBitPNGBecomesEightBit() throws {
+        var pixels: [UInt16] = []
+        for _ in 0..<(16 * 16) { pixels += [65535, 32768, 0] }
+        let image = try VipsImage(pixels16: pixels, width: 16, height: 16, bands: 3).labelled(as: .rgb16)
+        let data = try image.encoded(suffix: ".png[bitdepth=16]")
+        #expect(try VipsImage.open(data: data).bandFormat == .ushort)
+        let decoded = try decode(data)
+        #expect(decoded.image.bandFormat == .uchar)
+        #expect(Fixtures.isClose(try decoded.image.pixel(x: 4, y: 4), [255, 128, 0], tolerance: 2))
+    }
+
+    @Test func alphaIsKept() throws {
+        let data = try Fixtures.png(try Fixtures.solid(width: 16, height: 16, colour: [10, 20, 30, 128]))
+        let decoded = try decode(data)
+        #expect(decoded.image.hasAlpha)
+        #expect(try decoded.image.pixel(x: 1, y: 1) == [10, 20, 30, 128])
+    }
+
+    @Test func imagesOverMaxPixelsFailFromTheHeader() throws {
+        var settings = Self.settings
+        settings.maxPixels = 1000
+        let data = try Fixtures.jpeg(try Fixtures.solid(width: 100, height: 100))
+        #expect {
+            try decode(data, settings: settings)
+        } throws: { error in
+            guard let error = error as? ItemError else { return false }
+            return error.stage == .decompress && error.reason.contains("100×100") && error.reason.contains("maxPixels")
+        }
+    }
+
+    @Test func truncatedJPEGFails() throws {
+        let whole = try Fixtures.jpeg(try Fixtures.gradient(width: 256, height: 256))
+        let truncated = whole.prefix(whole.count / 2)
+        #expect {
+            try decode(Data(truncated))
+        } throws: { error in
+            (error as? ItemError)?.stage == .decompress
+        }
+    }
+
+    @Test func textWithAnImageExtensionFails() throws {
+        #expect {
+            try decode(Data("hello, I am not a picture\n".utf8))
+        } throws: { error in
+            guard let error = error as? ItemError else { return false }
+            return error.stage == .decompress && error.reason.contains("not an image")
+        }
+    }
+
+    @Test(arguments: [
+        (1.0, "jpegload_source", 1), (3.9, "jpegload_source", 1), (4.0, "jpegload_source", 2),
+        (9.0, "jpegload_source", 4), (40.0, "jpegload_source", 8), (40.0, "pngload_source", 1),
+        (16.0, "webpload_source", 1),
+    ])
+    func carefulShrinkOnLoadLeavesAFactorOfTwoForResampling(allowed: Double, loader: String, expected: Int) {
+        #expect(ImageDecoder.loadShrink(allowed: allowed, loader: loader, fast: false) == expected)
+    }
+
+    @Test(arguments: [
+        (1.9, "jpegload_source", 1), (2.0, "jpegload_source", 2), (4.4, "jpegload_source", 4),
+        (7.9, "jpegload_source", 4), (8.0, "jpegload_source", 8), (40.0, "pngload_source", 1),
+    ])
+    func fastShrinkOnLoadTakesTheWholeFactor(allowed: Double, loader: String, expected: Int) {
+        #expect(ImageDecoder.loadShrink(allowed: allowed, loader: loader, fast: true) == expected)
+    }
+}

@@ -1,0 +1,230 @@
+import Foundation
+import Testing
+import Vips
+@testable import PipelineKit
+import StandardProcessors
+import TestSupport
+
+/// HTTP inputs against a real server on loopback: requests are counted, not assumed.
+@Suite struct RemoteFetchTests {
+    static let photo: Data = (try? Fixtures.jpeg(try Fixtures.gradient(width: 200, height: 100))) ?? Data()
+
+    /// A pipeline fetching `inputs`, writing one 50 px JPEG per input, caching in the test's folder.
+    func json(_ inputs: [String], fetch: String = #"{"retries": 2}"#, cache: String = #"{"directory": "cache"}"#) -> String {
+        PipelineHarness.json(inputs: inputs, outputs: [
+            #"{"name": "t", "steps": [{"resize": {"width": 50}}], "encode": {"format": "jpeg"}, "path": "out/{dir}/{stem}.jpg"}"#,
+        ], extra: #""fetch": \#(fetch), "cache": \#(cache)"#)
+    }
+
+    func servePhoto(_ extraHeaders: [String: String] = [:]) throws -> TestHTTPServer {
+        try TestHTTPServer { request, _ in
+            let etag = "\"v1\""
+            if request.headers["if-none-match"] == etag {
+                return .init(status: 304, headers: ["ETag": etag])
+            }
+            return .init(status: 200, headers: ["ETag": etag, "Content-Type": "image/jpeg"].merging(extraHeaders) { $1 }, body: Self.photo)
+        }
+    }
+
+    @Test func aURLIsFetchedDecodedAndWritten() async throws {
+        let server = try servePhoto()
+        let directory = try TemporaryDirectory()
+        let (reports, summary) = try await PipelineHarness.run(json([server.url("/img/cat.jpg")]), in: directory)
+        #expect(summary.succeeded == 1, "\(reports.flatMap(\.failures))")
+        #expect(reports[0].written.first?.path == directory.path + "/out/127.0.0.1/img/cat.jpg")
+        #expect(reports[0].written.first?.size == ImageSize(width: 50, height: 25))
+        #expect(server.requests.count == 1)
+        #expect(server.requests[0].headers["user-agent"] == "pipeline/\(PipelineKitInfo.version)")
+    }
+
+    @Test func aSourceListedSeveralTimesIsFetchedOnceAndServesEveryListing() async throws {
+        let server = try servePhoto()
+        let directory = try TemporaryDirectory()
+        let url = server.url("/a.jpg")
+        try directory.write(Data("# photos\n\n\(url)\n  \(url)  \n".utf8), to: "urls.txt")
+        let text = json([url, url]).replacingOccurrences(of: "\"inputs\": [", with: #""inputs": [{"list": "urls.txt"}, "#)
+        let (reports, summary) = try await PipelineHarness.run(text, in: directory)
+        #expect(summary.inputs == 4)
+        #expect(summary.succeeded == 4)
+        #expect(reports.count == 4)
+        #expect(server.requests(for: "/a.jpg").count == 1)
+        #expect(directory.allFiles().filter { $0.hasPrefix("out/") } == ["out/127.0.0.1/a.jpg"])
+    }
+
+    @Test func aSecondRunRevalidatesWithAConditionalRequest() async throws {
+        let server = try servePhoto()
+        let directory = try TemporaryDirectory()
+        let text = json([server.url("/p.jpg")])
+        _ = try await PipelineHarness.run(text, in: directory)
+        try FileManager.default.removeItem(atPath: directory.path + "/out")
+        let (_, summary) = try await PipelineHarness.run(text, in: directory)
+        #expect(summary.succeeded == 1)
+        let requests = server.requests(for: "/p.jpg")
+        #expect(requests.count == 2)
+        #expect(requests[0].headers["if-none-match"] == nil)
+        #expect(requests[1].headers["if-none-match"] == "\"v1\"")
+        #expect(FileManager.default.fileExists(atPath: directory.path + "/out/127.0.0.1/p.jpg"))
+    }
+
+    @Test func maxAgeServesFromTheCacheWithoutAsking() async throws {
+        let server = try servePhoto(["Cache-Control": "public, max-age=3600"])
+        let directory = try TemporaryDirectory()
+        let text = json([server.url("/fresh.jpg")])
+        _ = try await PipelineHarness.run(text, in: directory)
+        try FileManager.default.removeItem(atPath: directory.path + "/out")
+        let (_, summary) = try await PipelineHarness.run(text, in: directory)
+        #expect(summary.succeeded == 1)
+        #expect(server.requests(for: "/fresh.jpg").count == 1)
+    }
+
+    @Test func noStoreIsNotCached() async throws {
+        let server = try servePhoto(["Cache-Control": "no-store"])
+        let directory = try TemporaryDirectory()
+        let text = json([server.url("/secret.jpg")])
+        _ = try await PipelineHarness.run(text, in: directory)
+        _ = try await PipelineHarness.run(text, in: directory)
+        let requests = server.requests(for: "/secret.jpg")
+        #expect(requests.count == 2)
+        #expect(requests.allSatisfy { $0.headers["if-none-match"] == nil })
+        #expect(DiskCache(directory: directory.url.appendingPathComponent("cache"), maxSize: 1 << 30).statistics().entries == 0)
+    }
+
+    @Test func notFoundFailsAtOnceWithoutRetrying() async throws {
+        let server = try TestHTTPServer { _, _ in .init(status: 404, body: Data("no".utf8)) }
+        let directory = try TemporaryDirectory()
+        let good = try servePhoto()
+        let (reports, summary) = try await PipelineHarness.run(json([server.url("/missing.jpg"), good.url("/ok.jpg")]), in: directory)
+        #expect(summary.failed == 1 && summary.succeeded == 1)
+        let failure = reports.flatMap(\.failures).first
+        #expect(failure?.input == server.url("/missing.jpg"))
+        #expect(failure?.stage == .fetch)
+        #expect(failure?.reason == "HTTP 404")
+        #expect(server.requests.count == 1)
+    }
+
+    @Test func serviceUnavailableIsRetriedUntilItSucceeds() async throws {
+        let server = try TestHTTPServer { _, number in
+            number == 1 ? .init(status: 503, headers: ["Retry-After": "0"]) : .init(status: 200, headers: ["ETag": "\"x\""], body: Self.photo)
+        }
+        let directory = try TemporaryDirectory()
+        let (_, summary) = try await PipelineHarness.run(json([server.url("/flaky.jpg")]), in: directory)
+        #expect(summary.succeeded == 1)
+        #expect(server.requests.count == 2)
+    }
+
+    @Test func persistentServerErrorsFailAfterTheRetries() async throws {
+        let server = try TestHTTPServer { _, _ in .init(status: 500) }
+        let directory = try TemporaryDirectory()
+        let (reports, _) = try await PipelineHarness.run(json([server.url("/down.jpg")], fetch: #"{"retries": 2}"#), in: directory)
+        #expect(reports[0].failures.first?.reason == "HTTP 500 (after 3 attempts)")
+        #expect(server.requests.count == 3)
+    }
+
+    @Test func aBodyOverMaxBytesIsStoppedEarly() async throws {
+        let big = Data(repeating: 0x41, count: 16 << 20)
+        let server = try TestHTTPServer { request, _ in
+            request.path == "/declared.jpg"
+                ? .init(status: 200, body: big)
+                : .init(status: 200, body: big, behaviour: .stream(chunk: 64 << 10))
+        }
+        let directory = try TemporaryDirectory()
+        let text = json([server.url("/streamed.jpg"), server.url("/declared.jpg")], fetch: #"{"maxBytes": "1MB", "retries": 0}"#)
+        let (reports, summary) = try await PipelineHarness.run(text, in: directory)
+        #expect(summary.failed == 2)
+        for failure in reports.flatMap(\.failures) {
+            #expect(failure.stage == .fetch)
+            #expect(failure.reason.contains("larger than fetch.maxBytes"))
+        }
+        // The streamed body was cut off near the limit, not downloaded first (socket buffers
+        // let the server get a few MB ahead, far from the 16 MB it would have sent).
+        #expect(server.bytesSent(for: "/streamed.jpg") < 8 << 20)
+    }
+
+    @Test func aRefusedConnectionIsRetriedThenReported() async throws {
+        // A port that was just listening and is closed now: connecting is refused at once.
+        let server = try servePhoto()
+        let url = server.url("/gone.jpg")
+        server.stop()
+        let directory = try TemporaryDirectory()
+        let (reports, _) = try await PipelineHarness.run(json([url], fetch: #"{"retries": 1}"#), in: directory)
+        let failure = reports[0].failures.first
+        #expect(failure?.stage == .fetch)
+        #expect(failure?.reason.contains("(after 2 attempts)") == true, "\(failure?.reason ?? "")")
+    }
+
+    @Test func aRedirectToAnotherSchemeIsRefused() async throws {
+        let server = try TestHTTPServer { _, _ in .init(status: 302, headers: ["Location": "file:///etc/passwd"]) }
+        let directory = try TemporaryDirectory()
+        let (reports, _) = try await PipelineHarness.run(json([server.url("/sneaky.jpg")]), in: directory)
+        let failure = reports[0].failures.first
+        #expect(failure?.stage == .fetch)
+        #expect(failure?.reason.contains("not http or https") == true)
+    }
+
+    @Test func aStalledServerHitsTheTimeout() async throws {
+        let server = try TestHTTPServer { _, _ in .init(behaviour: .stall) }
+        defer { server.stop() }
+        let directory = try TemporaryDirectory()
+        let (reports, _) = try await PipelineHarness.run(json([server.url("/slow.jpg")], fetch: #"{"timeout": "300ms", "retries": 0}"#), in: directory)
+        #expect(reports[0].failures.first?.reason.hasPrefix("timed out") == true)
+    }
+
+    @Test func aTruncatedResponseFailsAndIsNotCached() async throws {
+        let server = try TestHTTPServer { _, _ in
+            .init(status: 200, headers: ["ETag": "\"t\""], body: Self.photo, behaviour: .truncate(Self.photo.count / 2))
+        }
+        let directory = try TemporaryDirectory()
+        let (reports, _) = try await PipelineHarness.run(json([server.url("/cut.jpg")], fetch: #"{"retries": 0}"#), in: directory)
+        #expect(reports[0].failures.first?.stage == .fetch)
+        #expect(DiskCache(directory: directory.url.appendingPathComponent("cache"), maxSize: 1 << 30).statistics().entries == 0)
+    }
+
+    @Test func connectionsAreReusedAcrossTransfers() async throws {
+        let server = try servePhoto()
+        let directory = try TemporaryDirectory()
+        let urls = (0..<12).map { server.url("/many/\($0).jpg") }
+        let (_, summary) = try await PipelineHarness.run(json(urls, fetch: #"{"concurrency": 2}"#), in: directory)
+        #expect(summary.succeeded == 12)
+        #expect(server.requests.count == 12)
+        #expect(server.connections <= 4)
+    }
+
+    @Test func aURLWhosePathWouldEscapeTheOutputFolderIsRefusedWithoutFetching() async throws {
+        let server = try servePhoto()
+        let directory = try TemporaryDirectory()
+        let (reports, summary) = try await PipelineHarness.run(json([server.url("/a/%2e%2e/%2e%2e/%2e%2e/etc/x.jpg")]), in: directory)
+        #expect(summary.failed == 1)
+        #expect(reports[0].failures.first?.reason.contains("would leave the output folder") == true)
+        #expect(server.requests.isEmpty)
+    }
+
+    @Test func anEmbeddingProgramMaySupplyItsOwnLoaderAndCache() async throws {
+        struct StaticLoader: DataLoading {
+            func load(_ request: DataRequest, isCancelled: @escaping @Sendable () -> Bool) throws(FetchError) -> DataResponse {
+                DataResponse(status: 200, body: RemoteFetchTests.photo, headers: ["etag": "\"s\""])
+            }
+        }
+        final class MemoryCache: DataCaching {
+            private let entries = Locked<[String: CachedResponse]>([:])
+            func cachedResponse(for url: String) -> CachedResponse? { entries.withLock { $0[url] } }
+            func store(_ response: CachedResponse) { entries.withLock { $0[response.url] = response } }
+            var count: Int { entries.withLock { $0.count } }
+        }
+        let directory = try TemporaryDirectory()
+        let cache = MemoryCache()
+        let pipeline = try PipelineHarness.pipeline(json(["https://images.invalid/x.jpg"]), in: directory)
+        let result = try await pipeline.run(dataLoader: StaticLoader(), cache: cache).collect()
+        #expect(result.summary?.succeeded == 1)
+        #expect(cache.count == 1)
+        #expect(FileManager.default.fileExists(atPath: directory.path + "/out/images.invalid/x.jpg"))
+    }
+
+    @Test func otherSchemesAreRejectedInThePipelineFile() throws {
+        let directory = try TemporaryDirectory()
+        #expect {
+            try PipelineHarness.pipeline(json(["ftp://example.org/a.jpg"]), in: directory)
+        } throws: { error in
+            (error as? PipelineFileError)?.problems.first?.message.contains("only http and https") == true
+        }
+    }
+}

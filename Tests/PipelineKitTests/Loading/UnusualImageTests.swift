@@ -1,0 +1,146 @@
+import Foundation
+import Testing
+import Vips
+@testable import PipelineKit
+import TestSupport
+
+/// Unusual but valid images come out right: upright from EXIF in WebP and PNG as in JPEG,
+/// the first frame of an animation, colour through ICC profiles, grey, palette and alpha.
+@Suite struct UnusualImageTests {
+    func decode(_ data: Data, name: String = "input") throws -> DecodedImage {
+        let directory = try TemporaryDirectory()
+        let path = try directory.write(data, to: name)
+        return try ImageDecoder(settings: DecoderTests.settings, outputs: []).decode(.file(path: path, byteCount: Int64(data.count)))
+    }
+
+    /// Checks that the red quadrant of a 64×32 `redCorner` image stored with `orientation` shows
+    /// where EXIF says it should once decoded.
+    func expectUpright(_ decoded: DecodedImage, orientation: Int, tolerance: Double = 40) throws {
+        let (width, height) = (64, 32)
+        let swapped = orientation >= 5
+        #expect(decoded.image.size == ImageSize(width: swapped ? height : width, height: swapped ? width : height), "orientation \(orientation)")
+        #expect(decoded.image.orientation == 1)
+        let (x, y) = DecoderTests.displayed(x: width / 4, y: height / 4, width: width, height: height, orientation: orientation)
+        #expect(Fixtures.isClose(try decoded.image.pixel(x: x, y: y), [255, 0, 0], tolerance: tolerance), "orientation \(orientation)")
+        let (otherX, otherY) = DecoderTests.displayed(x: 3 * width / 4, y: 3 * height / 4, width: width, height: height, orientation: orientation)
+        #expect(Fixtures.isClose(try decoded.image.pixel(x: otherX, y: otherY), [0, 0, 255], tolerance: tolerance))
+    }
+
+    @Test(arguments: 1...8)
+    func exifOrientationIsAppliedToWebP(orientation: Int) throws {
+        // libvips 8.14 writes and reads EXIF in WebP
+        let stored = try Fixtures.redCorner(width: 64, height: 32).withOrientation(orientation)
+        let data = try stored.encoded(suffix: ".webp[Q=95]")
+        #expect(try VipsImage.open(data: data).orientation == orientation)
+        try expectUpright(try decode(data), orientation: orientation)
+    }
+
+    @Test(arguments: 1...8)
+    func exifOrientationIsAppliedToPNG(orientation: Int) throws {
+        // libvips 8.14 reads a PNG's eXIf chunk (its saver does not write one: the test adds it)
+        let data = try HostileFixtures.png(try Fixtures.redCorner(width: 64, height: 32), orientation: orientation)
+        #expect(try VipsImage.open(data: data).orientation == orientation)
+        try expectUpright(try decode(data), orientation: orientation, tolerance: 0)
+    }
+
+    @Test(arguments: ["gif", "webp"])
+    func anAnimationDecodesToItsFirstFrame(format: String) throws {
+        // Given red, green and blue frames of 40×30
+        let data = try HostileFixtures.animation(format)
+        #expect(try VipsImage.open(data: data, options: "n=-1").pageCount == 3)
+        // When decoded
+        let decoded = try decode(data)
+        // Then the result is the first frame alone
+        #expect(decoded.image.size == ImageSize(width: 40, height: 30))
+        #expect(decoded.image.pageHeight == decoded.image.height, "one frame, not a strip of frames")
+        // (A GIF decodes with an alpha band: its colour is what is compared.)
+        #expect(Fixtures.isClose(Array(try decoded.image.pixel(x: 20, y: 15).prefix(3)), [255, 0, 0], tolerance: 30))
+    }
+
+    @Test func aDisplayP3JPEGIsConvertedToSRGBThroughItsProfile() throws {
+        // Given an sRGB green stored as Display P3 values with the P3 profile embedded
+        let green: [UInt8] = [40, 200, 40]
+        let p3 = try Fixtures.solid(width: 16, height: 16, colour: green).convertedFromSRGB(toProfile: "p3")
+        let stored = try p3.pixel(x: 8, y: 8)
+        #expect(!Fixtures.isClose(stored, [40, 200, 40], tolerance: 20), "P3 values differ from sRGB ones: \(stored)")
+        let data = try p3.encoded(suffix: ".jpg[Q=98]")
+        #expect(try VipsImage.open(data: data).hasICCProfile)
+        // When decoded
+        let decoded = try decode(data)
+        // Then the pixels are the sRGB colour again, not the P3 numbers
+        #expect(decoded.image.interpretation == .sRGB)
+        let converted = try decoded.image.pixel(x: 8, y: 8)
+        #expect(Fixtures.isClose(converted, [40, 200, 40], tolerance: 8), "\(converted)")
+    }
+
+    @Test func greyJPEGStaysGreyAndEightBit() throws {
+        let data = try Fixtures.solid(width: 16, height: 16, colour: [77]).encoded(suffix: ".jpg[Q=95]")
+        let decoded = try decode(data)
+        #expect(decoded.image.bands == 1)
+        #expect(decoded.image.bandFormat == .uchar)
+        #expect(Fixtures.isClose(try decoded.image.pixel(x: 8, y: 8), [77], tolerance: 2))
+    }
+
+    @Test func palettePNGWithTransparencyKeepsColoursAndAlpha() throws {
+        // Given a palette PNG with a transparent half and an opaque red half
+        var pixels: [UInt8] = []
+        for _ in 0..<16 { for x in 0..<16 { pixels += x < 8 ? [0, 0, 0, 0] : [255, 0, 0, 255] } }
+        let data = try VipsImage(pixels: pixels, width: 16, height: 16, bands: 4).encoded(suffix: ".png[palette]")
+        #expect(try VipsImage.open(data: data).intField("palette-bit-depth") != nil)
+        // When decoded
+        let decoded = try decode(data)
+        // Then colour and alpha survive
+        #expect(decoded.image.hasAlpha)
+        #expect(try decoded.image.pixel(x: 12, y: 8) == [255, 0, 0, 255])
+        #expect(try decoded.image.pixel(x: 2, y: 8).last == 0)
+    }
+
+    @Test func greyWithAlphaPNGKeepsBothBands() throws {
+        let data = try Fixtures.png(try Fixtures.solid(width: 8, height: 8, colour: [90, 128]))
+        let decoded = try decode(data)
+        #expect(decoded.image.bands == 2)
+        #expect(try decoded.image.pixel(x: 4, y: 4) == [90, 128])
+    }
+
+    @Test func sixteenBitGreyPNGBecomesEightBitGrey() throws {
+        let image = try VipsImage(pixels16: [UInt16](repeating: 32896, count: 64), width: 8, height: 8, bands: 1).labelled(as: .grey16)
+        let data = try image.encoded(suffix: ".png[bitdepth=16]")
+        let decoded = try decode(data)
+        #expect(decoded.image.bandFormat == .uchar)
+        #expect(decoded.image.bands == 1)
+        #expect(Fixtures.isClose(try decoded.image.pixel(x: 4, y: 4), [128], tolerance: 1))
+    }
+
+    @Test func anAVIFsMetadataOutlivesItsLoader() throws {
+        // Given a valid AVIF with EXIF (libvips writes some), decoded: the loader's images are
+        // gone once `decode` returns. libvips 8.14's HEIF loader left the decoded image's EXIF
+        // pointing into their freed memory (AddressSanitizer: heap-use-after-free on save).
+        let data = try Fixtures.gradient(width: 40, height: 30).encoded(suffix: ".avif[Q=50,effort=0]")
+        #expect(try VipsImage.open(data: data).hasField("exif-data"))
+        let decoded = try decode(data)
+        // When it is saved several times, as fan-out does
+        for _ in 0..<3 {
+            let jpeg = try decoded.image.encoded(suffix: ".jpg")
+            // Then each output carries the EXIF, read from memory the image owns
+            #expect(try VipsImage.open(data: jpeg).hasField("exif-data"))
+        }
+    }
+
+    @Test(arguments: ["jpg", "webp"])
+    func anOutputOfARotatedInputKeepsItsEXIFButNoLongerAsksToBeRotated(format: String) async throws {
+        // Given a photo stored sideways with orientation 6 and its EXIF
+        let directory = try TemporaryDirectory()
+        let stored = try Fixtures.redCorner(width: 64, height: 32).withOrientation(6)
+        try directory.write(try stored.encoded(suffix: ".\(format)"), to: "in/sideways.\(format)")
+        let json = PipelineHarness.json(inputs: ["in/*"], outputs: [
+            #"{"name": "t", "encode": {"format": "jpeg"}, "path": "out/{stem}.jpg"}"#,
+        ])
+        // When it is made upright and written without strip
+        _ = try await PipelineHarness.run(json, in: directory)
+        // Then the output is upright, keeps EXIF, and says orientation 1: a viewer must not turn it again
+        let output = try VipsImage.open(file: directory.path + "/out/sideways.jpg")
+        #expect(output.size == ImageSize(width: 32, height: 64))
+        #expect(output.hasField("exif-data"))
+        #expect(output.orientation == 1)
+    }
+}

@@ -1,0 +1,97 @@
+import Foundation
+import Testing
+@testable import PipelineKit
+import StandardProcessors
+import TestSupport
+
+/// Two outputs clash when they can write the same path for some input: decided from what each
+/// placeholder can take, before the run.
+@Suite struct OutputClashTests {
+    func output(_ name: String, steps: String, format: String = "webp", path: String) -> String {
+        #"{"name": "\#(name)", "steps": \#(steps), "encode": {"format": "\#(format)"}, "path": "\#(path)"}"#
+    }
+
+    func width(_ value: Int, withoutEnlargement: Bool = false) -> String {
+        #"[{"resize": {"width": \#(value), "withoutEnlargement": \#(withoutEnlargement)}}]"#
+    }
+
+    /// The problems loading and planning `outputs` over one photo report, or none.
+    func problems(_ outputs: [String], in directory: TemporaryDirectory) throws -> [PipelineFileError.Problem] {
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 200, height: 100)), to: "in/photo.jpg")
+        do {
+            _ = try PipelineHarness.pipeline(PipelineHarness.json(inputs: ["in/*.jpg"], outputs: outputs), in: directory).plan()
+            return []
+        } catch let error as PipelineFileError {
+            return error.problems
+        }
+    }
+
+    @Test func oneTemplateWithWidthServesOutputsWhoseStepsFixDifferentWidths() async throws {
+        // Given two outputs sharing `out/{stem}-{width}w.webp`, resized to 48 and 96 wide
+        let directory = try TemporaryDirectory()
+        let outputs = [output("w48", steps: width(48), path: "out/{stem}-{width}w.webp"),
+                       output("w96", steps: width(96), path: "out/{stem}-{width}w.webp")]
+        #expect(try problems(outputs, in: directory).isEmpty)
+
+        // When the pipeline runs
+        let (_, summary) = try await PipelineHarness.run(PipelineHarness.json(inputs: ["in/*.jpg"], outputs: outputs), in: directory)
+
+        // Then both files are written
+        #expect(summary.succeeded == 1 && summary.outputsWritten == 2)
+        #expect(directory.allFiles().filter { $0.hasPrefix("out/") } == ["out/photo-48w.webp", "out/photo-96w.webp"])
+    }
+
+    @Test func differentFormatsOrOutputNamesTellOneTemplateApart() throws {
+        let directory = try TemporaryDirectory()
+        #expect(try problems([output("a", steps: width(48), format: "webp", path: "out/{stem}.{format}"),
+                              output("b", steps: width(48), format: "jpeg", path: "out/{stem}.{format}")], in: directory).isEmpty)
+        #expect(try problems([output("a", steps: width(48), path: "out/{output}/{stem}-{width}.webp"),
+                              output("b", steps: width(48), path: "out/{output}/{stem}-{width}.webp")], in: directory).isEmpty)
+    }
+
+    @Test(arguments: [
+        // The same fixed width: the same files.
+        ("[{\"resize\": {\"width\": 48}}]", "[{\"resize\": {\"width\": 48, \"kernel\": \"nearest\"}}]"),
+        // A width that depends on the input (never enlarged) may come out as the other's.
+        ("[{\"resize\": {\"width\": 48}}]", "[{\"resize\": {\"width\": 96, \"withoutEnlargement\": true}}]"),
+        // No steps: the input's own width.
+        ("[]", "[{\"resize\": {\"width\": 48}}]"),
+        // Blurs keep the input's width, which is not fixed; {format} is the same.
+        ("[{\"blur\": {\"sigma\": 1}}]", "[{\"blur\": {\"sigma\": 2}}]"),
+    ])
+    func outputsThatCanWriteTheSameFileAreStillRefused(_ steps: (String, String)) throws {
+        let directory = try TemporaryDirectory()
+        let found = try problems([output("a", steps: steps.0, path: "out/{stem}-{width}w.{format}"),
+                                  output("b", steps: steps.1, path: "out/{stem}-{width}w.{format}")], in: directory)
+        #expect(found.count == 1)
+        #expect(found.first?.path == "outputs[1].path")
+        #expect(found.first?.message.contains("both would write the same files") == true)
+    }
+
+    @Test func aWidthNotFixedIsRefusedWhereItCouldMeetAnotherOutputsPath() throws {
+        // Given a crop window (as wide as the image when narrower) beside an output whose path names that width
+        let directory = try TemporaryDirectory()
+        let found = try problems([output("fixed", steps: width(48), path: "out/{stem}-48.webp"),
+                                  output("window", steps: #"[{"crop": {"width": 48}}]"#, path: "out/{stem}-{width}.webp")], in: directory)
+        #expect(found.count == 1)
+        #expect(found.first?.path == "outputs[1].path")
+        #expect(found.first?.message.contains("could both write") == true, "\(found)")
+
+        // And with a width that cannot be 48, there is no clash
+        #expect(try problems([output("fixed", steps: width(48), path: "out/{stem}-48.webp"),
+                              output("other", steps: width(96), path: "out/{stem}-{width}.webp")], in: directory).isEmpty)
+    }
+
+    @Test func pathPatternsMatchWhenSomeNumbersMakeThemEqual() {
+        let n = String(PathPattern.number)
+        func canMatch(_ a: String, _ b: String) -> Bool { PathPattern(a).canMatch(PathPattern(b)) }
+        #expect(canMatch("/o/a-\(n)w.webp", "/o/a-480w.webp"))
+        #expect(canMatch("/o/a-\(n)w.webp", "/o/a-\(n)w.webp"))
+        #expect(canMatch("/o/a\(n).webp", "/o/a1\(n).webp"))
+        #expect(canMatch("/o/\(n)x\(n).webp", "/o/12x3.webp"))
+        #expect(!canMatch("/o/a-\(n)w.webp", "/o/a-w.webp"))
+        #expect(!canMatch("/o/a-\(n)w.webp", "/o/a-48xw.webp"))
+        #expect(!canMatch("/o/a-\(n)w.webp", "/o/b-\(n)w.webp"))
+        #expect(!canMatch("/o/a.webp", "/o/a.jpg"))
+    }
+}

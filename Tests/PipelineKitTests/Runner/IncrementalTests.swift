@@ -1,0 +1,134 @@
+import Foundation
+import Testing
+@testable import PipelineKit
+import StandardProcessors
+import TestSupport
+
+/// Incremental runs: only what changed is made again.
+@Suite struct IncrementalTests {
+    func json(quality: Int = 80, incremental: Bool = true) -> String {
+        PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [
+            #"{"name": "small", "steps": [{"resize": {"width": 64}}], "encode": {"format": "webp", "quality": \#(quality)}, "path": "out/{stem}-small.webp"}"#,
+            #"{"name": "large", "steps": [{"resize": {"width": 128}}], "encode": {"format": "jpeg"}, "path": "out/{stem}-large.jpg"}"#,
+        ], extra: #""incremental": \#(incremental)"#)
+    }
+
+    func setUp() throws -> TemporaryDirectory {
+        let directory = try TemporaryDirectory()
+        for index in 0..<3 {
+            try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 300 + index, height: 200)), to: "in/p\(index).jpg")
+        }
+        return directory
+    }
+
+    func run(_ text: String, in directory: TemporaryDirectory, force: Bool = false) async throws -> RunSummary {
+        let result = await (try PipelineHarness.pipeline(text, in: directory).run(force: force)).collect()
+        return try #require(result.summary)
+    }
+
+    func modified(_ directory: TemporaryDirectory, _ file: String) throws -> Date? {
+        try FileManager.default.attributesOfItem(atPath: directory.path + "/" + file)[.modificationDate] as? Date
+    }
+
+    @Test func anUnchangedRunMakesNothingAgain() async throws {
+        let directory = try setUp()
+        let first = try await run(json(), in: directory)
+        #expect(first.outputsWritten == 6 && first.outputsUpToDate == 0)
+        let before = try modified(directory, "out/p0-small.webp")
+        let second = try await run(json(), in: directory)
+        #expect(second.succeeded == 3)
+        #expect(second.outputsWritten == 0 && second.outputsUpToDate == 6)
+        #expect(try modified(directory, "out/p0-small.webp") == before)
+    }
+
+    @Test func anInputWithNewContentIsMadeAgain() async throws {
+        let directory = try setUp()
+        _ = try await run(json(), in: directory)
+        try directory.write(try Fixtures.jpeg(try Fixtures.solid(width: 400, height: 100)), to: "in/p1.jpg")
+        let second = try await run(json(), in: directory)
+        #expect(second.outputsWritten == 2 && second.outputsUpToDate == 4)
+    }
+
+    @Test func aChangedOptionRemakesItsOutput() async throws {
+        let directory = try setUp()
+        _ = try await run(json(quality: 80), in: directory)
+        let second = try await run(json(quality: 50), in: directory)
+        #expect(second.outputsWritten == 3 && second.outputsUpToDate == 3)
+    }
+
+    @Test func aDeletedOrReplacedOutputIsMadeAgain() async throws {
+        let directory = try setUp()
+        _ = try await run(json(), in: directory)
+        try FileManager.default.removeItem(atPath: directory.path + "/out/p2-large.jpg")
+        try directory.write(Data("tampered".utf8), to: "out/p0-small.webp")
+        let second = try await run(json(), in: directory)
+        #expect(second.outputsWritten == 2 && second.outputsUpToDate == 4)
+        #expect(FileManager.default.fileExists(atPath: directory.path + "/out/p2-large.jpg"))
+        #expect((try Data(contentsOf: URL(fileURLWithPath: directory.path + "/out/p0-small.webp"))) != Data("tampered".utf8))
+    }
+
+    @Test func forceAndIncrementalFalseMakeEverything() async throws {
+        let directory = try setUp()
+        _ = try await run(json(), in: directory)
+        #expect(try await run(json(), in: directory, force: true).outputsWritten == 6)
+        #expect(try await run(json(incremental: false), in: directory).outputsWritten == 6)
+    }
+
+    @Test func aTornJournalLineIsIgnored() async throws {
+        let directory = try setUp()
+        _ = try await run(json(), in: directory)
+        let journal = try #require(directory.allFiles().first { $0.contains("journal-") })
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: directory.path + "/" + journal))
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data(#"{"path": "/x", "fingerpr"#.utf8))
+        try handle.close()
+        let second = try await run(json(), in: directory)
+        #expect(second.outputsUpToDate == 6)
+    }
+
+    /// Outputs whose paths hold the size: one with both `{width}` and `{height}`, one plain.
+    func sizedPathsJSON(inputs: [String], extra: String = "") -> String {
+        PipelineHarness.json(inputs: inputs, outputs: [
+            #"{"name": "small", "steps": [{"resize": {"width": 64}}], "encode": {"format": "webp"}, "path": "out/{dir}/{stem}-{width}x{height}.webp"}"#,
+            #"{"name": "large", "steps": [{"resize": {"width": 128}}], "encode": {"format": "jpeg"}, "path": "out/{dir}/{stem}-large.jpg"}"#,
+        ], extra: extra)
+    }
+
+    @Test func outputsWithTheSizeInTheirPathAreUpToDateOnASecondRun() async throws {
+        // Given files run once through outputs whose paths hold {width} and {height}
+        let directory = try setUp()
+        let text = sizedPathsJSON(inputs: ["in/*.jpg"])
+        let first = try await run(text, in: directory)
+        #expect(first.outputsWritten == 6)
+        #expect(directory.allFiles().contains("out/p0-64x43.webp"))
+        let before = try modified(directory, "out/p0-64x43.webp")
+
+        // When the run is repeated with nothing changed
+        let second = try await run(text, in: directory)
+
+        // Then nothing is decoded or written again, and the files are left as they were
+        #expect(second.outputsWritten == 0 && second.outputsUpToDate == 6)
+        #expect(try modified(directory, "out/p0-64x43.webp") == before)
+    }
+
+    @Test func remoteOutputsWithTheSizeInTheirPathAreUpToDateOnASecondRun() async throws {
+        // Given a URL with an ETag, run once through outputs whose paths hold {width} and {height}
+        let photo = try Fixtures.jpeg(try Fixtures.gradient(width: 200, height: 100))
+        let server = try TestHTTPServer { request, _ in
+            if request.headers["if-none-match"] == "\"v1\"" { return .init(status: 304, headers: ["ETag": "\"v1\""]) }
+            return .init(status: 200, headers: ["ETag": "\"v1\""], body: photo)
+        }
+        let directory = try TemporaryDirectory()
+        let text = sizedPathsJSON(inputs: [server.url("/img/cat.jpg")], extra: #""cache": {"directory": "cache"}"#)
+        let first = try await run(text, in: directory)
+        #expect(first.outputsWritten == 2, "\(first)")
+        #expect(directory.allFiles().contains("out/127.0.0.1/img/cat-64x32.webp"))
+
+        // When the run is repeated with nothing changed on the server
+        let second = try await run(text, in: directory)
+
+        // Then both outputs are up to date and none is written
+        #expect(second.outputsWritten == 0 && second.outputsUpToDate == 2)
+        #expect(server.requests(for: "/img/cat.jpg").count == 2)
+    }
+}

@@ -1,0 +1,68 @@
+import Foundation
+import Testing
+import Vips
+// Not @testable: this is what a library user can reach.
+import PipelineKit
+import StandardProcessors
+import TestSupport
+
+/// A failure's kind is something to `switch` on, and its underlying error (libvips', the
+/// server's, a plugin's) is reachable without parsing the text, which stays as it was.
+struct ItemErrorTests {
+    /// What a library user would write: a switch on the kind, reaching the underlying error.
+    private func explain(_ error: ItemError) -> String {
+        switch error.kind {
+        case .httpStatus: "status \((error.underlyingError as? HTTPStatusError)?.status ?? 0)"
+        case .processing: "step \(error.step?.name ?? "?") threw \(type(of: error.underlyingError.map { $0 as Any } ?? ""))"
+        case .undecodable: "libvips: \((error.underlyingError as? VipsError)?.operation ?? "-")"
+        case .unsupportedFormat: "not an image"
+        default: "other: \(error)"
+        }
+    }
+
+    @Test func anHTTPStatusIsAKindWithTheStatusUnderneath() async throws {
+        let server = try TestHTTPServer { _, _ in .init(status: 404, body: Data("no".utf8)) }
+        let directory = try TemporaryDirectory()
+        let json = PipelineHarness.json(inputs: [server.url("/missing.jpg")], outputs: [
+            #"{"name": "t", "steps": [{"resize": {"width": 50}}], "encode": {"format": "jpeg"}, "path": "out/{stem}.jpg"}"#,
+        ])
+        let (reports, _) = try await PipelineHarness.run(json, in: directory)
+        let error = try #require(reports.first?.failures.first?.error)
+        #expect(error.kind == .httpStatus && error.stage == .fetch)
+        #expect(explain(error) == "status 404")
+        #expect(error.description == "fetch: HTTP 404")
+    }
+
+    @Test func aFailingStepIsAProcessingKindWithThePluginsErrorUnderneath() async throws {
+        let directory = try TemporaryDirectory()
+        _ = try directory.write(Fixtures.jpeg(Fixtures.solid(width: 40, height: 30)), to: "a.jpg")
+        let json = PipelineHarness.json(inputs: ["a.jpg"], outputs: [
+            #"{"name": "t", "steps": [{"resize": {"width": 20}}, {"fail": {}}], "encode": {"format": "jpeg"}, "path": "out/{stem}.jpg"}"#,
+        ])
+        let (reports, _) = try await PipelineHarness.run(json, in: directory, processors: .standard.adding(FailingProcessor.self))
+        let error = try #require(reports.first?.failures.first?.error)
+        #expect(error.kind == .processing)
+        #expect(error.underlyingError is FailingProcessor.Failure)
+        #expect(error.step == ItemError.Step(index: 1, name: "fail"))
+        #expect(explain(error) == "step fail threw Failure")
+        #expect(reports.first?.failures.first?.description == "a.jpg → t: process: steps[1].fail: this processor always fails")
+    }
+
+    @Test func aCutFileIsUndecodableWithLibvipsErrorUnderneath() async throws {
+        let directory = try TemporaryDirectory()
+        let whole = try Fixtures.jpeg(Fixtures.noise(width: 300, height: 200))
+        _ = try directory.write(whole.prefix(whole.count / 2), to: "cut.jpg")
+        _ = try directory.write(Data("not an image at all".utf8), to: "text.jpg")
+        let json = PipelineHarness.json(inputs: ["cut.jpg", "text.jpg"], outputs: [
+            #"{"name": "t", "steps": [{"resize": {"width": 50}}], "encode": {"format": "jpeg"}, "path": "out/{stem}.jpg"}"#,
+        ])
+        let (reports, _) = try await PipelineHarness.run(json, in: directory)
+        let errors = Dictionary(uniqueKeysWithValues: reports.compactMap { report in
+            report.failures.first.map { (report.input.displayName, $0.error) }
+        })
+        let cut = try #require(errors["cut.jpg"])
+        #expect(cut.kind == .undecodable && cut.stage == .decompress)
+        #expect(cut.underlyingError is VipsError)
+        #expect(try #require(errors["text.jpg"]).kind == .unsupportedFormat)
+    }
+}

@@ -1,0 +1,227 @@
+import Foundation
+import Testing
+import Vips
+@testable import PipelineKit
+import StandardProcessors
+import TestSupport
+
+/// The runner end to end on real files: fan-out, per-item failure, atomic writes, bounds, cancellation.
+@Suite struct RunnerTests {
+    static let processors = ProcessorRegistry.standard.adding(RecordingProcessor.self).adding(FailingProcessor.self)
+
+    /// Writes `count` real JPEGs named `photo-N.jpg` under `folder`.
+    func writePhotos(_ count: Int, to directory: TemporaryDirectory, folder: String = "in", width: Int = 640, height: Int = 480) throws {
+        let data = try Fixtures.jpeg(try Fixtures.gradient(width: width, height: height))
+        for index in 0..<count { try directory.write(data, to: "\(folder)/photo-\(index).jpg") }
+    }
+
+    func output(_ name: String, steps: String = "[]", format: String = "jpeg", path: String) -> String {
+        #"{"name": "\#(name)", "steps": \#(steps), "encode": {"format": "\#(format)"}, "path": "\#(path)"}"#
+    }
+
+    /// The current umask, read without changing it (other tests run in parallel).
+    static func currentUmask() -> mode_t {
+        let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
+        let line = status.split(separator: "\n").first { $0.hasPrefix("Umask:") }
+        return mode_t(line.flatMap { Int($0.dropFirst(6).trimmingCharacters(in: .whitespaces), radix: 8) } ?? 0o022)
+    }
+
+    @Test func everyOutputOfAnInputStartsFromOneDecode() async throws {
+        // Given three outputs whose first step records the image object it receives
+        let directory = try TemporaryDirectory()
+        try writePhotos(4, to: directory)
+        let tag = "fan-out-\(UUID().uuidString)"
+        let record = #"[{"record": {"tag": "\#(tag)"}}]"#
+        let json = PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [
+            output("a", steps: record, path: "out/{stem}-a.jpg"),
+            output("b", steps: record, format: "webp", path: "out/{stem}-b.webp"),
+            output("c", steps: record, format: "png", path: "out/{stem}-c.png"),
+        ])
+        // When the pipeline runs
+        let (reports, summary) = try await PipelineHarness.run(json, in: directory, processors: Self.processors)
+        // Then each input was decoded once and that one image served all three outputs
+        #expect(summary.succeeded == 4 && summary.failed == 0 && summary.outputsWritten == 12)
+        let calls = RecordingProcessor.calls(tagged: tag)
+        #expect(calls.count == 12)
+        for (input, callsOfInput) in Dictionary(grouping: calls, by: \.input) {
+            #expect(Set(callsOfInput.map(\.output)) == ["a", "b", "c"], "\(input)")
+            #expect(Set(callsOfInput.map(\.image)).count == 1, "\(input) was decoded more than once")
+        }
+        #expect(reports.allSatisfy { $0.written.map(\.output) == ["a", "b", "c"] })
+        #expect(directory.allFiles().filter { $0.hasPrefix("out/") }.count == 12)
+    }
+
+    @Test func decodingIsShrunkToServeTheLargestOutput() async throws {
+        // Given a 2000×1000 JPEG and outputs of 200 and 100 px wide
+        let directory = try TemporaryDirectory()
+        try writePhotos(1, to: directory, width: 2000, height: 1000)
+        let tag = "shrink-\(UUID().uuidString)"
+        let chain = { (width: Int) in #"[{"resize": {"width": \#(width)}}, {"record": {"tag": "\#(tag)"}}]"# }
+        let json = PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [
+            output("small", steps: chain(100), path: "out/{stem}-small.jpg"),
+            output("medium", steps: chain(200), path: "out/{stem}-medium.jpg"),
+        ])
+        // When it runs
+        let (reports, _) = try await PipelineHarness.run(json, in: directory, processors: Self.processors)
+        // Then the outputs have their sizes, and the decode was shrunk on load by 8 (the largest
+        // JPEG factor within 2000/200 = 10) and then resampled to exactly what the larger output needs
+        let sizes = reports.first?.written.map(\.size)
+        #expect(sizes == [ImageSize(width: 100, height: 50), ImageSize(width: 200, height: 100)])
+        #expect(reports.first?.originalSize == ImageSize(width: 2000, height: 1000))
+        let plan = try PipelineHarness.pipeline(json, in: directory, processors: Self.processors).plan()
+        let decoder = ImageDecoder(settings: plan.definition.decompress, outputs: plan.definition.outputs)
+        let path = plan.items[0].input.path
+        let decoded = try decoder.decode(.file(path: path, byteCount: 0))
+        #expect(decoded.shrink == 8)
+        #expect(decoded.image.size == ImageSize(width: 200, height: 100))
+    }
+
+    @Test func aBrokenInputFailsAloneAndNamesItsStage() async throws {
+        // Given two good photos, a text file named .jpg, and an empty one
+        let directory = try TemporaryDirectory()
+        try writePhotos(2, to: directory)
+        try directory.write(Data("not an image".utf8), to: "in/notes.jpg")
+        try directory.write(Data(), to: "in/empty.jpg")
+        let json = PipelineHarness.json(inputs: ["in/*.jpg", "in/missing.jpg"], outputs: [
+            output("thumb", steps: #"[{"resize": {"width": 64}}]"#, path: "out/{stem}.jpg"),
+        ])
+        // When it runs
+        let (reports, summary) = try await PipelineHarness.run(json, in: directory)
+        // Then the good ones are written and each failure names its input, stage and reason
+        #expect(summary.succeeded == 2)
+        #expect(summary.failed == 3)
+        let failures = reports.flatMap(\.failures)
+        let notes = failures.first { $0.input == "in/notes.jpg" }
+        #expect(notes?.stage == .decompress)
+        #expect(notes?.reason.contains("not an image") == true)
+        #expect(failures.first { $0.input == "in/empty.jpg" }?.stage == .fetch)
+        #expect(failures.first { $0.input == "in/missing.jpg" }?.stage == .fetch)
+        #expect(directory.allFiles().filter { $0.hasPrefix("out/") } == ["out/photo-0.jpg", "out/photo-1.jpg"])
+    }
+
+    @Test func aProcessorErrorFailsOnlyItsOutput() async throws {
+        let directory = try TemporaryDirectory()
+        try writePhotos(1, to: directory)
+        let json = PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [
+            output("good", path: "out/{stem}-good.jpg"),
+            output("bad", steps: #"[{"fail": {}}]"#, path: "out/{stem}-bad.jpg"),
+        ])
+        let (reports, summary) = try await PipelineHarness.run(json, in: directory, processors: Self.processors)
+        #expect(summary.failed == 1)
+        #expect(reports[0].written.map(\.output) == ["good"])
+        #expect(reports[0].failures.count == 1)
+        #expect(reports[0].failures[0].output == "bad")
+        #expect(reports[0].failures[0].stage == .process)
+        #expect(reports[0].failures[0].reason.contains("always fails"))
+        #expect(directory.allFiles().filter { $0.hasPrefix("out/") } == ["out/photo-0-good.jpg"])
+    }
+
+    @Test func outputsAreWholeImagesWithTheUmaskModeAndNoTemporaryFilesRemain() async throws {
+        let directory = try TemporaryDirectory()
+        try writePhotos(3, to: directory)
+        let json = PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [
+            output("webp", steps: #"[{"resize": {"width": 100}}]"#, format: "webp", path: "out/{stem}.webp"),
+        ])
+        _ = try await PipelineHarness.run(json, in: directory)
+        let outputs = directory.allFiles().filter { $0.hasPrefix("out/") }
+        #expect(outputs.count == 3)
+        #expect(!directory.allFiles().contains { $0.contains(ImageWriter.temporaryMarker) })
+        for file in outputs {
+            let path = directory.path + "/" + file
+            let image = try VipsImage.open(file: path, options: "fail_on=warning")
+            #expect(try image.rendered().width == 100)
+            let attributes = try FileManager.default.attributesOfItem(atPath: path)
+            let mode = (attributes[.posixPermissions] as? NSNumber)?.uint16Value ?? 0
+            #expect(mode_t(mode) == 0o666 & ~Self.currentUmask())
+        }
+    }
+
+    @Test func globsWithDoubleStarKeepSubfoldersInDir() async throws {
+        let directory = try TemporaryDirectory()
+        try writePhotos(1, to: directory, folder: "in/2024/may")
+        try writePhotos(1, to: directory, folder: "in")
+        let json = PipelineHarness.json(inputs: ["in/**/*.jpg"], outputs: [
+            output("t", steps: #"[{"resize": {"width": 32}}]"#, path: "out/{dir}/{stem}-{width}x{height}.jpg"),
+        ])
+        let (_, summary) = try await PipelineHarness.run(json, in: directory)
+        #expect(summary.succeeded == 2)
+        #expect(directory.allFiles().filter { $0.hasPrefix("out/") } == ["out/2024/may/photo-0-32x24.jpg", "out/photo-0-32x24.jpg"])
+    }
+
+    @Test func clashingOutputPathsAreFoundBeforeTheRun() throws {
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.jpeg(try Fixtures.solid(width: 8, height: 8)), to: "in/a.jpg")
+        try directory.write(try Fixtures.png(try Fixtures.solid(width: 8, height: 8)), to: "in/a.png")
+        let json = PipelineHarness.json(inputs: ["in/*"], outputs: [output("t", path: "out/{stem}.jpg")])
+        #expect {
+            try PipelineHarness.pipeline(json, in: directory).plan()
+        } throws: { error in
+            guard let error = error as? PipelineFileError else { return false }
+            return error.problems.count == 1 && error.problems[0].message.contains("would both write")
+                && error.problems[0].path == "outputs[0].path" && error.problems[0].location?.line == 2
+        }
+        #expect(!FileManager.default.fileExists(atPath: directory.path + "/out"))
+    }
+
+    @Test func anOutputMayNotOverwriteItsInput() throws {
+        let directory = try TemporaryDirectory()
+        try writePhotos(1, to: directory)
+        let json = PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [output("t", path: "in/{stem}.jpg")])
+        #expect(throws: PipelineFileError.self) { try PipelineHarness.pipeline(json, in: directory).plan() }
+    }
+
+    @Test func aSymlinkedSubfolderCannotLeadOutputsOutOfTheirFolder() async throws {
+        let directory = try TemporaryDirectory()
+        let outside = try TemporaryDirectory()
+        try writePhotos(1, to: directory, folder: "in/sub")
+        try FileManager.default.createDirectory(atPath: directory.path + "/out", withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: directory.path + "/out/sub", withDestinationPath: outside.path)
+        let json = PipelineHarness.json(inputs: ["in/**/*.jpg"], outputs: [output("t", path: "out/{dir}/{stem}.jpg")])
+        let (reports, _) = try await PipelineHarness.run(json, in: directory)
+        #expect(reports[0].failures.first?.stage == .encode)
+        #expect(reports[0].failures.first?.reason.contains("symbolic link") == true)
+        #expect(outside.allFiles().isEmpty)
+    }
+
+    @Test func inputsInFlightStayWithinTheBound() async throws {
+        let directory = try TemporaryDirectory()
+        try writePhotos(12, to: directory, width: 64, height: 64)
+        let json = PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [output("t", path: "out/{stem}.jpg")], extra: #""inFlight": 3"#)
+        let (_, summary) = try await PipelineHarness.run(json, in: directory)
+        #expect(summary.succeeded == 12)
+        #expect(summary.peakInFlight == 3)
+    }
+
+    @Test func cancellingStopsQueuedWorkAndLeavesNoPartialFiles() async throws {
+        // Given many inputs and a narrow pipeline
+        let directory = try TemporaryDirectory()
+        try writePhotos(40, to: directory, width: 800, height: 600)
+        let json = PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [
+            output("a", steps: #"[{"resize": {"width": 300}}]"#, format: "webp", path: "out/{stem}.webp"),
+        ], extra: #""inFlight": 2, "decompress": {"concurrency": 1}"#)
+        let run = try PipelineHarness.pipeline(json, in: directory).run()
+        // When the run is cancelled as soon as the first input completes
+        var summary: RunSummary?
+        var completed = 0
+        for await event in run {
+            switch event {
+            case .itemCompleted:
+                completed += 1
+                if completed == 1 { run.cancel() }
+            case .finished(let final): summary = final
+            case .started, .itemStarted, .stageFinished: break
+            }
+        }
+        // Then it ends early, says so, and every file present is a whole image
+        let final = try #require(summary)
+        #expect(final.cancelled)
+        #expect(final.notRun > 0)
+        #expect(final.succeeded < 40)
+        let files = directory.allFiles().filter { $0.hasPrefix("out/") }
+        #expect(files.count == final.outputsWritten)
+        #expect(!directory.allFiles().contains { $0.contains(ImageWriter.temporaryMarker) })
+        for file in files {
+            #expect(try VipsImage.open(file: directory.path + "/" + file, options: "fail_on=warning").rendered().width == 300)
+        }
+    }
+}

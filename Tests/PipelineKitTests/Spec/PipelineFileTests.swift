@@ -1,0 +1,184 @@
+import Foundation
+import Testing
+@testable import PipelineKit
+import StandardProcessors
+import TestSupport
+
+/// The pipeline file: every kind of mistake is found before any work, with its path and place.
+@Suite struct PipelineFileTests {
+    static let valid = """
+        {
+          "version": 1,
+          "inputs": ["in/*.jpg"],
+          "outputs": [
+            {"name": "small", "steps": [{"resize": {"width": 320, "height": 320, "fit": "cover"}}],
+             "encode": {"format": "webp", "quality": 80}, "path": "out/{stem}-small.webp"}
+          ]
+        }
+        """
+
+    func problems(_ json: String) -> [PipelineFileError.Problem] {
+        do {
+            _ = try PipelineDefinition(json: json, baseDirectory: URL(fileURLWithPath: "/tmp"), processors: .standard)
+            return []
+        } catch {
+            return error.problems
+        }
+    }
+
+    /// The valid file with one substring replaced.
+    func problems(replacing old: String, with new: String) -> [PipelineFileError.Problem] {
+        #expect(Self.valid.contains(old), "test setup: \(old) not in the valid file")
+        return problems(Self.valid.replacingOccurrences(of: old, with: new))
+    }
+
+    @Test func aValidFileLoadsWithDefaultsFilledIn() throws {
+        let definition = try PipelineDefinition(json: Self.valid, baseDirectory: URL(fileURLWithPath: "/work"), processors: .standard)
+        #expect(definition.outputs.count == 1)
+        #expect(definition.outputs[0].encoder.format == .webp)
+        #expect(definition.outputs[0].encoder.quality == 80)
+        #expect(definition.outputs[0].encoder.effort == 4)
+        #expect(definition.decompress.autorotate)
+        #expect(definition.decompress.failOn == .truncated)
+        #expect(definition.decompress.concurrency == StageDefaults.decompressConcurrency)
+        #expect(definition.inFlight == 4)
+        #expect(definition.baseDirectory.path == "/work")
+    }
+
+    @Test func misspeltKeySuggestsTheKnownOneWithPathAndLine() {
+        let found = problems(replacing: "\"quality\": 80", with: "\"qualty\": 80")
+        #expect(found.count == 1)
+        #expect(found.first?.path == "outputs[0].encode.qualty")
+        #expect(found.first?.location == SourceLocation(line: 6, column: 35))
+        #expect(found.first?.message.contains("did you mean \"quality\"?") == true)
+    }
+
+    @Test func misspeltTopLevelKeyIsFound() {
+        let found = problems(replacing: "\"inputs\"", with: "\"input\"")
+        #expect(found.contains { $0.path == "input" && $0.message.contains("did you mean \"inputs\"?") && $0.location?.line == 3 })
+        #expect(found.contains { $0.message.contains("missing required key \"inputs\"") })
+    }
+
+    @Test func outOfRangeValuesNameTheRange() {
+        let quality = problems(replacing: "\"quality\": 80", with: "\"quality\": 200")
+        #expect(quality.first?.path == "outputs[0].encode.quality")
+        #expect(quality.first?.message.contains("out of range") == true)
+        #expect(quality.first?.message.contains("1…100") == true)
+
+        let width = problems(replacing: "\"width\": 320", with: "\"width\": -5")
+        #expect(width.first?.path == "outputs[0].steps[0].resize.width")
+        #expect(width.first?.location?.line == 5)
+    }
+
+    @Test func unknownEnumValueSuggestsTheNearest() {
+        let found = problems(replacing: "\"fit\": \"cover\"", with: "\"fit\": \"cver\"")
+        #expect(found.first?.path == "outputs[0].steps[0].resize.fit")
+        #expect(found.first?.message.contains("did you mean \"cover\"?") == true)
+    }
+
+    @Test func unknownFormatAndStepSuggestTheNearest() {
+        #expect(problems(replacing: "\"format\": \"webp\"", with: "\"format\": \"jpg\"").first?.message.contains("did you mean \"jpeg\"?") == true)
+        let step = problems(replacing: "{\"resize\":", with: "{\"resise\":")
+        #expect(step.first?.path == "outputs[0].steps[0].resise")
+        #expect(step.first?.message.contains("did you mean \"resize\"?") == true)
+    }
+
+    @Test func optionsOfAnotherFormatAreUnknownKeys() {
+        let found = problems(replacing: "\"quality\": 80", with: "\"quality\": 80, \"progressive\": true")
+        #expect(found.first?.path == "outputs[0].encode.progressive")
+        #expect(found.first?.message.contains("unknown key") == true)
+    }
+
+    @Test func wrongTypesSayWhatWasExpectedAndFound() {
+        let found = problems(replacing: "\"width\": 320", with: "\"width\": \"320\"")
+        #expect(found.first?.message == "expected an integer, found the string \"320\"")
+    }
+
+    @Test func processorOptionRulesNameTheStep() {
+        let found = problems(replacing: "\"width\": 320, \"height\": 320, ", with: "")
+        #expect(found.count == 1)
+        #expect(found.first?.path.hasPrefix("outputs[0].steps[0].resize") == true)
+    }
+
+    @Test func duplicateOutputNamesAndPathsAreErrors() {
+        let second = #"{"name": "small", "encode": {"format": "webp"}, "path": "out/{stem}-small.webp"}"#
+        let found = problems(replacing: "\"path\": \"out/{stem}-small.webp\"}", with: "\"path\": \"out/{stem}-small.webp\"}, " + second)
+        #expect(found.contains { $0.path == "outputs[1].name" && $0.message.contains("already used") })
+        #expect(found.contains { $0.path == "outputs[1].path" && $0.message.contains("same path template") })
+    }
+
+    @Test func pathExtensionMustMatchTheFormat() {
+        let found = problems(replacing: "out/{stem}-small.webp", with: "out/{stem}-small.png")
+        #expect(found.first?.path == "outputs[0].path")
+        #expect(found.first?.message.contains("encoded as webp") == true)
+    }
+
+    @Test func badPathTemplateIsFound() {
+        let found = problems(replacing: "out/{stem}-small.webp", with: "out/{stme}-small.webp")
+        #expect(found.first?.path == "outputs[0].path")
+        #expect(found.first?.message.contains("did you mean {stem}?") == true)
+    }
+
+    @Test func invalidJSONNamesLineAndColumn() {
+        let found = problems(replacing: "\"version\": 1,", with: "\"version\": 1")
+        #expect(found.first?.message.hasPrefix("invalid JSON") == true)
+        #expect(found.first?.location?.line == 3)
+    }
+
+    @Test func unsupportedVersionIsRejected() {
+        #expect(problems(replacing: "\"version\": 1", with: "\"version\": 2").first?.path == "version")
+    }
+
+    @Test func everyProblemIsReportedAtOnce() {
+        let broken = Self.valid
+            .replacingOccurrences(of: "\"quality\": 80", with: "\"quality\": 0")
+            .replacingOccurrences(of: "\"fit\": \"cover\"", with: "\"fit\": \"fill-ish\"")
+            .replacingOccurrences(of: "\"version\": 1,", with: "\"version\": 1, \"nmae\": \"x\",")
+        #expect(problems(broken).count == 3)
+    }
+
+    @Test func anUnknownKeyDoesNotHideTheChecksThatComeAfterTheShapes() {
+        // Given a file with an unknown key, a processor-option rule broken, a duplicate output name
+        // and a path whose extension is not the format's
+        let broken = """
+            {
+              "version": 1,
+              "inputs": ["in/*.jpg"],
+              "outputs": [
+                {"name": "small", "steps": [{"resize": {"fit": "cover"}}],
+                 "encode": {"format": "webp", "qualty": 80}, "path": "out/{stem}-small.webp"},
+                {"name": "small", "steps": [{"resize": {"width": 64}}],
+                 "encode": {"format": "jpeg"}, "path": "out/{stem}-large.png"}
+              ]
+            }
+            """
+
+        // When it is loaded
+        let found = problems(broken)
+
+        // Then all four are listed at once, in the order they appear in the file
+        #expect(found.map(\.path) == [
+            "outputs[0].steps[0].resize", "outputs[0].encode.qualty", "outputs[1].name", "outputs[1].path",
+        ], "\(found)")
+        #expect(found[0].message.contains("width or height"))
+        #expect(found[1].message.contains("did you mean \"quality\"?"))
+        #expect(found[2].message.contains("already used"))
+        #expect(found[3].message.contains("ends in .png"))
+    }
+
+    @Test func aStepWithAMistypedOptionIsNotCheckedTwice() {
+        // Given a step whose option has the wrong type (the shape check reports it)
+        let found = problems(replacing: "\"width\": 320, \"height\": 320", with: "\"width\": \"wide\"")
+
+        // Then it is reported once, and the step's own rules wait for it to be fixed
+        #expect(found.count == 1, "\(found)")
+        #expect(found.first?.path == "outputs[0].steps[0].resize.width")
+    }
+
+    @Test func errorTextNamesFileLineAndPath() {
+        let error = PipelineFileError(file: "p.json", problems: [
+            .init(path: "outputs[0].encode.qualty", location: SourceLocation(line: 6, column: 35), message: "unknown key"),
+        ])
+        #expect(error.description == "p.json:6:35: error: outputs[0].encode.qualty: unknown key")
+    }
+}

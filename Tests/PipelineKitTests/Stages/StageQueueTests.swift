@@ -1,0 +1,96 @@
+import Foundation
+import Testing
+import Vips
+@testable import PipelineKit
+import TestSupport
+
+/// A stage's queue, by itself: bounded, counted, timed, and skipping work cancelled while queued.
+struct StageQueueTests {
+    /// Work that blocks its lane until the test lets it go, and says when it has started.
+    private final class Gate: Sendable {
+        private let semaphore = DispatchSemaphore(value: 0)
+        let started: AsyncStream<Int>
+        private let continuation: AsyncStream<Int>.Continuation
+        private let state = Locked((running: 0, peak: 0))
+
+        init() {
+            (started, continuation) = AsyncStream.makeStream(of: Int.self)
+        }
+
+        var peak: Int { state.withLock { $0.peak } }
+
+        func work(_ id: Int) -> Int {
+            state.withLock { $0.running += 1; $0.peak = max($0.peak, $0.running) }
+            continuation.yield(id)
+            semaphore.wait()
+            state.withLock { $0.running -= 1 }
+            return id
+        }
+
+        func open(_ count: Int) {
+            for _ in 0..<count { semaphore.signal() }
+        }
+    }
+
+    @Test func workRunsOnTheQueueAndIsRecordedAsAnOperation() async throws {
+        let operations = Locked<[StageOperation]>([])
+        let queue = StageQueue(stage: .decompress, concurrency: 2, clock: RunClock()) { op in operations.withLock { $0.append(op) } }
+
+        let result = try await queue.run(for: "a.jpg", output: "small") { 42 }
+
+        #expect(result == 42)
+        #expect(queue.counts == StageCounts(queued: 0, running: 0, done: 1))
+        let operation = try #require(operations.withLock { $0.first })
+        #expect(operation.stage == .decompress && operation.input == "a.jpg" && operation.output == "small")
+        #expect(operation.succeeded && operation.lane == 0 && operation.startedAt >= operation.queuedAt)
+    }
+
+    @Test func noMoreThanTheConcurrencyRunAtOnceEachOnItsOwnLane() async throws {
+        let gate = Gate()
+        let lanes = Locked<Set<Int>>([])
+        let queue = StageQueue(stage: .encode, concurrency: 2, clock: RunClock()) { op in lanes.withLock { _ = $0.insert(op.lane) } }
+
+        try await withThrowingTaskGroup(of: Int.self) { group in
+            for id in 0..<4 {
+                group.addTask { try await queue.run(for: "\(id)") { gate.work(id) } }
+            }
+            // Given two operations running and holding their lanes
+            var started = gate.started.makeAsyncIterator()
+            _ = await started.next()
+            _ = await started.next()
+            #expect(queue.counts.running == 2)
+            // When they are let go, the other two follow
+            gate.open(4)
+            var finished: [Int] = []
+            for try await id in group { finished.append(id) }
+            #expect(finished.sorted() == [0, 1, 2, 3])
+        }
+        // Then never more than two ran at once, on lanes 0 and 1
+        #expect(gate.peak == 2)
+        #expect(lanes.withLock { $0 } == [0, 1])
+        #expect(queue.counts == StageCounts(queued: 0, running: 0, done: 4))
+    }
+
+    @Test func workCancelledWhileQueuedIsSkipped() async throws {
+        let gate = Gate()
+        let queue = StageQueue(stage: .fetch, concurrency: 1, clock: RunClock()) { _ in }
+        let ran = Locked(false)
+
+        // Given the only lane busy
+        let first = Task { try await queue.run(for: "first") { gate.work(1) } }
+        var started = gate.started.makeAsyncIterator()
+        _ = await started.next()
+        // And a second operation waiting for it
+        let second = Task { try await queue.run(for: "second") { ran.withLock { $0 = true } } }
+        while queue.counts.queued == 0 { await Task.yield() }
+
+        // When the second is cancelled, then the first finishes
+        second.cancel()
+        gate.open(1)
+
+        // Then the second never ran and says it was cancelled
+        #expect(try await first.value == 1)
+        await #expect(throws: CancellationError.self) { try await second.value }
+        #expect(!ran.withLock { $0 })
+    }
+}

@@ -1,0 +1,147 @@
+import Foundation
+import Testing
+import Vips
+@testable import PipelineKit
+import StandardProcessors
+import VipsComposite
+import TestSupport
+
+@Suite("Composite")
+struct CompositeTests {
+
+    /// A composite of `overlay` built from `options`, applied to `base`.
+    private func composite(_ base: VipsImage, overlay: VipsImage, _ options: [String: any Sendable]) throws -> VipsImage {
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.png(overlay), to: "logo.png")
+        var values = options
+        values["image"] = "logo.png"
+        let step = try Composite(options: ProcessorOptions(values: values.mapValues { JSONNode(plain: $0) },
+                                                           definitions: Composite.options, baseDirectory: directory.url))
+        let context = ProcessingContext(input: "fixture", output: "test", originalSize: base.size,
+                                        resources: [step.image: .success(overlay)])
+        return try step.process(base, context: context)
+    }
+
+    @Test func gravityChangesOnlyThatCorner() throws {
+        // Given a blue 100×80 image and a red 10×10 logo
+        let base = try Fixtures.solid(width: 100, height: 80, colour: Fixtures.blue)
+        let logo = try Fixtures.solid(width: 10, height: 10, colour: Fixtures.red)
+
+        // When the logo is placed southeast
+        let result = try composite(base, overlay: logo, ["gravity": "southeast"])
+
+        // Then only the bottom-right 10×10 corner is red; the size, bands and other corners are unchanged
+        #expect(result.size == base.size && result.bands == 3)
+        #expect(try result.pixel(x: 99, y: 79) == [255, 0, 0])
+        #expect(try result.pixel(x: 90, y: 70) == [255, 0, 0])
+        #expect(try result.pixel(x: 89, y: 79) == [0, 0, 255])
+        #expect(try result.pixel(x: 99, y: 69) == [0, 0, 255])
+        for (x, y) in [(0, 0), (99, 0), (0, 79), (50, 40)] {
+            #expect(try result.pixel(x: x, y: y) == [0, 0, 255], "(\(x), \(y))")
+        }
+    }
+
+    @Test func offsetOpacityAndTransparentPixels() throws {
+        // Given a logo whose left half is transparent
+        let base = try Fixtures.solid(width: 40, height: 40, colour: [0, 0, 0])
+        let logo = try Fixtures.image(width: 10, height: 10, bands: 4) { x, _ in x < 5 ? [255, 255, 255, 0] : [255, 255, 255, 255] }
+
+        // When it is placed at left 3, top 4 at half opacity
+        let result = try composite(base, overlay: logo, ["left": 3, "top": 4, "opacity": 0.5])
+
+        // Then the opaque half becomes mid-grey, the transparent half leaves black, and nothing else moves
+        #expect(Fixtures.isClose(try result.pixel(x: 3 + 7, y: 4 + 5), [128, 128, 128], tolerance: 2))
+        #expect(try result.pixel(x: 3 + 2, y: 4 + 5) == [0, 0, 0])
+        #expect(try result.pixel(x: 2 + 7, y: 4 + 5) != [0, 0, 0])
+        #expect(try result.pixel(x: 3 + 7, y: 3) == [0, 0, 0])
+        #expect(result.bands == 3)
+    }
+
+    @Test func widthScalesTheLogoWithTheImageAndTileCoversIt() throws {
+        let base = try Fixtures.solid(width: 200, height: 100, colour: Fixtures.blue)
+        let logo = try Fixtures.solid(width: 10, height: 10, colour: Fixtures.red)
+
+        // A logo a quarter of the width, northwest: 50×50 red
+        let scaled = try composite(base, overlay: logo, ["gravity": "northwest", "width": 0.25])
+        #expect(try scaled.pixel(x: 49, y: 49) == [255, 0, 0])
+        #expect(try scaled.pixel(x: 52, y: 10) == [0, 0, 255])
+        #expect(try scaled.pixel(x: 10, y: 52) == [0, 0, 255])
+
+        // A tiled logo covers every pixel
+        let tiled = try composite(base, overlay: logo, ["tile": true])
+        for (x, y) in [(0, 0), (199, 99), (105, 55)] { #expect(try tiled.pixel(x: x, y: y) == [255, 0, 0]) }
+    }
+
+    @Test func blendModesFollowLibvips() throws {
+        // multiply: grey over grey darkens; screen lightens
+        let base = try Fixtures.solid(width: 10, height: 10, colour: [128, 128, 128])
+        let logo = try Fixtures.solid(width: 10, height: 10, colour: [128, 128, 128])
+        let multiplied = try composite(base, overlay: logo, ["blend": "multiply"])
+        let screened = try composite(base, overlay: logo, ["blend": "screen"])
+        #expect(Fixtures.isClose(try multiplied.pixel(x: 5, y: 5), [64, 64, 64], tolerance: 3))
+        #expect(Fixtures.isClose(try screened.pixel(x: 5, y: 5), [192, 192, 192], tolerance: 3))
+    }
+
+    @Test func aMissingFileOrABadCombinationIsAnOptionError() throws {
+        let directory = try TemporaryDirectory()
+        func build(_ values: [String: any Sendable]) throws -> Composite {
+            try Composite(options: ProcessorOptions(values: values.mapValues { JSONNode(plain: $0) },
+                                                    definitions: Composite.options, baseDirectory: directory.url))
+        }
+        let missing = #expect(throws: OptionError.self) { try build(["image": "nowhere/logo.png"]) }
+        #expect(missing?.option == "image" && missing?.message.contains("nowhere/logo.png") == true)
+        #expect((#expect(throws: OptionError.self) { try build(["image": "ftp://example.org/logo.png"]) })?.option == "image")
+        try directory.write(Data([1]), to: "logo.png")
+        #expect((#expect(throws: OptionError.self) { try build(["image": "logo.png", "left": 3]) })?.option == "top")
+        #expect((#expect(throws: OptionError.self) { try build(["image": "logo.png", "left": 3, "top": 1, "tile": true]) })?.option == "tile")
+    }
+
+    @Test func aURLOverlayIsFetchedOnceForTheWholeRunAndAFileOneIsRelativeToThePipeline() async throws {
+        // Given five photos, a logo served over HTTP and a frame in a file beside the pipeline
+        let logo = try Fixtures.png(try Fixtures.solid(width: 8, height: 8, colour: Fixtures.red))
+        let server = try TestHTTPServer { _, _ in .init(headers: ["Content-Type": "image/png", "ETag": "\"v1\""], body: logo) }
+        let directory = try TemporaryDirectory()
+        for index in 0..<5 {
+            try directory.write(try Fixtures.png(try Fixtures.solid(width: 64, height: 48, colour: Fixtures.blue)), to: "in/photo-\(index).png")
+        }
+        try directory.write(try Fixtures.png(try Fixtures.solid(width: 4, height: 4, colour: [0, 255, 0])), to: "art/frame.png")
+        let steps = #"[{"composite": {"image": "\#(server.url("/logo.png"))", "gravity": "northeast"}}, {"composite": {"image": "art/frame.png", "gravity": "southwest"}}]"#
+        let json = PipelineHarness.json(inputs: ["in/*.png"], outputs: [
+            #"{"name": "marked", "steps": \#(steps), "encode": {"format": "png"}, "path": "out/{stem}.png"}"#,
+        ], extra: #""cache": {"enabled": false}"#)
+
+        // When it runs
+        let (_, summary) = try await PipelineHarness.run(json, in: directory)
+
+        // Then every output has the logo top right and the frame bottom left, and the logo was fetched once
+        #expect(summary.succeeded == 5 && summary.failed == 0)
+        #expect(server.requests(for: "/logo.png").count == 1)
+        for index in 0..<5 {
+            let output = try VipsImage.open(file: directory.url.appendingPathComponent("out/photo-\(index).png").path)
+            #expect(try output.pixel(x: 63, y: 0) == [255, 0, 0])
+            #expect(try output.pixel(x: 0, y: 47) == [0, 255, 0])
+            #expect(try output.pixel(x: 30, y: 20) == [0, 0, 255])
+        }
+    }
+
+    @Test func anOverlayThatCannotBeLoadedFailsTheItemsThatUseItOnly() async throws {
+        // Given an overlay URL that answers 404, used by one of two outputs
+        let server = try TestHTTPServer { _, _ in .init(status: 404) }
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.png(try Fixtures.solid(width: 16, height: 16, colour: Fixtures.blue)), to: "in/a.png")
+        let json = PipelineHarness.json(inputs: ["in/*.png"], outputs: [
+            #"{"name": "plain", "encode": {"format": "png"}, "path": "out/{stem}-plain.png"}"#,
+            #"{"name": "marked", "steps": [{"composite": {"image": "\#(server.url("/gone.png"))"}}], "encode": {"format": "png"}, "path": "out/{stem}-marked.png"}"#,
+        ], extra: #""cache": {"enabled": false}, "fetch": {"retries": 0}"#)
+
+        // When it runs
+        let (reports, _) = try await PipelineHarness.run(json, in: directory)
+
+        // Then the plain output is written and the marked one fails, naming the overlay
+        let report = try #require(reports.first)
+        #expect(report.written.map(\.output) == ["plain"])
+        let failure = try #require(report.failures.first)
+        #expect(failure.output == "marked")
+        #expect(failure.error.reason.contains("gone.png") && failure.error.reason.contains("404"))
+    }
+}

@@ -1,0 +1,118 @@
+import Foundation
+import Vips
+
+/// Test images made by libvips itself, so every fixture is a real, valid file.
+package enum Fixtures {
+    /// A `width`×`height` image filled with `colour` (one value per band, labelled as `image`
+    /// labels them).
+    package static func solid(width: Int, height: Int, colour: [UInt8] = [200, 100, 50]) throws -> VipsImage {
+        try image(width: width, height: height, bands: colour.count) { _, _ in colour }
+    }
+
+    /// An RGB image whose top-left quadrant is red and the rest blue: any rotation or mirror
+    /// moves the red corner somewhere else.
+    package static func redCorner(width: Int, height: Int) throws -> VipsImage {
+        var pixels: [UInt8] = []
+        for y in 0..<height {
+            for x in 0..<width {
+                pixels += (x < width / 2 && y < height / 2) ? [255, 0, 0] : [0, 0, 255]
+            }
+        }
+        return try VipsImage(pixels: pixels, width: width, height: height, bands: 3)
+    }
+
+    /// A smooth gradient with detail, a stand-in for a photograph.
+    package static func gradient(width: Int, height: Int, bands: Int = 3) throws -> VipsImage {
+        var pixels: [UInt8] = []
+        pixels.reserveCapacity(width * height * bands)
+        for y in 0..<height {
+            for x in 0..<width {
+                let values: [UInt8] = [UInt8(x * 255 / max(1, width - 1)), UInt8(y * 255 / max(1, height - 1)), UInt8((x ^ y) & 0xff), 255]
+                pixels += values.prefix(bands)
+            }
+        }
+        return try VipsImage(pixels: pixels, width: width, height: height, bands: bands)
+    }
+
+    /// Deterministic noise: detail that lossless codecs cannot squeeze.
+    package static func noise(width: Int, height: Int) throws -> VipsImage {
+        var state: UInt32 = 12345
+        let pixels = (0..<(width * height * 3)).map { _ -> UInt8 in
+            state = state &* 1_664_525 &+ 1_013_904_223
+            return UInt8(truncatingIfNeeded: state >> 24)
+        }
+        return try VipsImage(pixels: pixels, width: width, height: height, bands: 3)
+    }
+
+    package static func jpeg(_ image: VipsImage, quality: Int = 92) throws -> Data {
+        try image.encoded(suffix: ".jpg[Q=\(quality)]")
+    }
+
+    package static func png(_ image: VipsImage) throws -> Data {
+        try image.encoded(suffix: ".png")
+    }
+
+    /// Whether `actual` has `expected`'s bands, each within `tolerance`: small for exact
+    /// arithmetic, `lossyTolerance` after a lossy encoding.
+    package static func isClose(_ actual: [Double], _ expected: [Double], tolerance: Double) -> Bool {
+        actual.count == expected.count && zip(actual, expected).allSatisfy { abs($0 - $1) <= tolerance }
+    }
+
+    /// How far a colour may drift through JPEG's lossy encoding and chroma subsampling.
+    package static let lossyTolerance: Double = 40
+
+    /// An 8-bit image whose pixel at (x, y) is `colour(x, y)` (one value per band), labelled as a
+    /// decoder would label it: 1–2 bands greyscale, 3–4 bands sRGB, the last band of 2 or 4 alpha.
+    package static func image(width: Int, height: Int, bands: Int, colour: (Int, Int) -> [UInt8]) throws -> VipsImage {
+        var pixels: [UInt8] = []
+        pixels.reserveCapacity(width * height * bands)
+        for y in 0..<height {
+            for x in 0..<width {
+                pixels += colour(x, y)
+            }
+        }
+        let image = try VipsImage(pixels: pixels, width: width, height: height, bands: bands)
+        // libvips labels raw 2- and 4-band memory images "multiband", which it treats as having no alpha.
+        switch bands {
+        case 2: return try image.labelled(as: .blackAndWhite)
+        case 4: return try image.labelled(as: .sRGB)
+        default: return image
+        }
+    }
+
+    package static let red: [UInt8] = [255, 0, 0]
+    package static let blue: [UInt8] = [0, 0, 255]
+    package static let grey: [UInt8] = [128, 128, 128]
+
+    /// Red on the left half, blue on the right half.
+    package static func redLeftBlueRight(width: Int, height: Int) throws -> VipsImage {
+        try image(width: width, height: height, bands: 3) { x, _ in x < width / 2 ? red : blue }
+    }
+
+    /// Flat grey, except for the `detailed` columns, which hold saturated, high-contrast noise:
+    /// the part any smart crop should keep.
+    package static func flatWithDetail(width: Int, height: Int, detailed: Range<Int>) throws -> VipsImage {
+        var state: UInt32 = 12345
+        return try image(width: width, height: height, bands: 3) { x, _ in
+            guard detailed.contains(x) else { return grey }
+            state = state &* 1_103_515_245 &+ 12345 // a fixed LCG, so the image is the same every run
+            let bits = state >> 16
+            return [bits & 1 == 0 ? 255 : 0, bits & 2 == 0 ? 255 : 0, bits & 4 == 0 ? 255 : 40]
+        }
+    }
+
+    /// Whether most sampled pixels of `image` differ from flat grey.
+    package static func isMostlyDetailed(_ image: VipsImage) throws -> Bool {
+        var detailed = 0
+        var samples = 0
+        for y in stride(from: 0, to: image.height, by: max(1, image.height / 10)) {
+            for x in stride(from: 0, to: image.width, by: max(1, image.width / 10)) {
+                let pixel = try image.pixel(x: x, y: y)
+                samples += 1
+                if zip(pixel, grey).contains(where: { abs($0 - Double($1)) > 20 }) { detailed += 1 }
+            }
+        }
+        return detailed * 10 >= samples * 9
+    }
+}
+

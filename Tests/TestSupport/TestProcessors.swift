@@ -1,0 +1,54 @@
+import Foundation
+import Vips
+import PipelineKit
+
+/// Records which image object each step call received, keyed by the test's `tag`, so a test
+/// can check that every output of an input started from the same decoded image.
+package struct RecordingProcessor: ImageProcessing {
+    package static let name = "record"
+    package static let summary = "test: records its input image"
+    package static let options: [Option] = [Option("tag", .string(nonEmpty: true), required: true, help: "test name")]
+
+    package struct Call: Sendable {
+        package let input: String
+        package let output: String
+        package let image: ObjectIdentifier
+        package let size: ImageSize
+    }
+
+    package static let calls = Locked<[String: [Call]]>([:])
+    package let tag: String
+
+    package init(options: ProcessorOptions) throws(OptionError) {
+        tag = try options.string("tag")
+    }
+
+    package var identifier: String { "record(\(tag))" }
+    package func outputSize(for size: ImageSize) -> ImageSize { size }
+
+    package func process(_ image: VipsImage, context: ProcessingContext) throws -> VipsImage {
+        let call = Call(input: context.input, output: context.output, image: ObjectIdentifier(image), size: image.size)
+        Self.calls.withLock { $0[tag, default: []].append(call) }
+        return image
+    }
+
+    package static func calls(tagged tag: String) -> [Call] {
+        calls.withLock { $0[tag] ?? [] }
+    }
+}
+
+/// Always fails: a processor error must fail its output only.
+package struct FailingProcessor: ImageProcessing {
+    package static let name = "fail"
+    package static let summary = "test: always fails"
+    package static let options: [Option] = []
+
+    package struct Failure: Error, CustomStringConvertible {
+        package var description: String { "this processor always fails" }
+    }
+
+    package init(options: ProcessorOptions) throws(OptionError) {}
+    package var identifier: String { "fail" }
+    package func outputSize(for size: ImageSize) -> ImageSize { size }
+    package func process(_ image: VipsImage, context: ProcessingContext) throws -> VipsImage { throw Failure() }
+}
