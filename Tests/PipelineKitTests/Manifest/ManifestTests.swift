@@ -95,23 +95,7 @@ import Vips
         let schema = try CommandRunner.run(["schema", "--manifest"])
         #expect(schema.status == 0)
         let schemaFile = try directory.write(Data(schema.standardOutput.utf8), to: "manifest.schema.json")
-        let script = """
-            import json, sys, jsonschema
-            schema = json.load(open(sys.argv[1]))
-            jsonschema.Draft202012Validator.check_schema(schema)
-            errors = list(jsonschema.Draft202012Validator(schema).iter_errors(json.load(open(sys.argv[2]))))
-            print(len(errors)); [print(e.message) for e in errors[:5]]
-            """
-        let python = Process()
-        python.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        python.arguments = ["python3", "-c", script, schemaFile, manifestPath(directory).path]
-        let output = Pipe()
-        python.standardOutput = output
-        try python.run()
-        let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        python.waitUntilExit()
-        #expect(python.terminationStatus == 0, "python3 with jsonschema is needed (.ci/setup installs it)")
-        #expect(printed.hasPrefix("0\n"), "\(printed)")
+        #expect(try SchemaValidator.errorCounts(schema: schemaFile, documents: [manifestPath(directory).path]) == [0])
     }
 
     @Test func htmlPrintsAPictureElementFromTheManifest() throws {
