@@ -21,25 +21,9 @@ import Testing
               {"name": "placeholder", "steps": [{"resize": {"width": 32}}, {"blur": {"sigma": 2}}], "encode": {"format": "jpeg"}, "path": "out/{stem}-placeholder.jpg"}]}
             """.utf8), to: "p.json")
 
-        func underLimit(_ arguments: String) throws -> (status: Int32, output: String) {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/bin/bash")
-            process.arguments = ["-c", "ulimit -v 600000 && exec \"$0\" \(arguments) 2>&1", CommandRunner.executable.path]
-            let pipe = Pipe()
-            process.standardOutput = pipe
-            try process.run()
-            let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            process.waitUntilExit()
-            return (process.terminationStatus, text)
-        }
-        // AddressSanitizer and ThreadSanitizer reserve terabytes of address space for their
-        // shadow memory: a sanitized binary cannot start under any such limit, so there is
-        // nothing to test then.
-        guard try underLimit("--version").status == 0 else {
-            print("AddressSpaceLimitTests: skipped: this build of pipeline cannot start under ulimit -v (a sanitizer's shadow memory)")
+        guard let run = try CommandRunner.runUnderAddressSpaceLimit(kilobytes: 600_000, ["run", "--quiet", directory.url.appendingPathComponent("p.json").path]) else {
             return
         }
-        let run = try underLimit("run --quiet \(directory.url.appendingPathComponent("p.json").path)")
         #expect(run.status == 0, "\(run.output)")
         #expect(directory.allFiles().filter { $0.hasPrefix("out/") }.count == 24)
     }

@@ -30,15 +30,8 @@ import Testing
 
     @Test func explainShowsTheBudgetAndWhereItCameFrom() throws {
         // A child process under `ulimit -v` (RLIMIT_AS), as a container or a shell would set it
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        let readme = CommandRunner.repositoryRoot.appendingPathComponent("Pipelines/thumbnails.json").path
-        process.arguments = ["-c", "ulimit -v 2000000 && exec \"$0\" explain \"$1\"", CommandRunner.executable.path, readme]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(text.contains("memory budget: ") && text.contains("of a 2048 MB limit (RLIMIT_AS (ulimit -v))"), "\(text)")
+        let file = CommandRunner.repositoryRoot.appendingPathComponent("Pipelines/thumbnails.json").path
+        guard let explain = try CommandRunner.runUnderAddressSpaceLimit(kilobytes: 2_000_000, ["explain", file]) else { return }
+        #expect(explain.output.contains("memory budget: ") && explain.output.contains("of a 2048 MB limit (RLIMIT_AS (ulimit -v))"), "\(explain.output)")
     }
 }
