@@ -7,9 +7,12 @@ cd "$(dirname "$0")/../Examples/PluginPackage"
 swift build
 swift test
 bin=.build/debug/sepia-pipeline
-"$bin" plugins | grep -q '^sepia: ' || { echo "sepia missing from plugins" >&2; exit 1; }
-"$bin" plugins | grep -q '^resize: ' || { echo "built-in steps missing from plugins" >&2; exit 1; }
-"$bin" schema | grep -q '"sepia"' || { echo "sepia missing from schema" >&2; exit 1; }
+# Read whole, then searched: `cmd | grep -q` under pipefail fails when grep stops reading early.
+plugins=$("$bin" plugins)
+schema=$("$bin" schema)
+grep -q '^sepia: ' <<< "$plugins" || { echo "sepia missing from plugins" >&2; exit 1; }
+grep -q '^resize: ' <<< "$plugins" || { echo "built-in steps missing from plugins" >&2; exit 1; }
+grep -q '"sepia"' <<< "$schema" || { echo "sepia missing from schema" >&2; exit 1; }
 misspelt=$(mktemp -d)
 trap 'rm -rf "$misspelt"' EXIT
 sed 's/"sepia": {/"sepai": {/' sepia.json > "$misspelt/sepia.json"

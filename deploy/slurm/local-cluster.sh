@@ -75,7 +75,7 @@ slurmctld -f "$state/slurm.conf"
 slurmd -f "$state/slurm.conf"
 # Wait, bounded, for the node to be idle.
 for _ in $(seq 60); do
-  if sinfo -h -o '%t' 2>/dev/null | grep -qE '^(idle|mix|alloc)'; then
+  if grep -qE '^(idle|mix|alloc)' <<< "$(sinfo -h -o '%t' 2>/dev/null)"; then
     echo "slurm: one-machine cluster up (SLURM_CONF=$state/slurm.conf)"
     exit 0
   fi
