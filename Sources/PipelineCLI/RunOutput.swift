@@ -54,7 +54,8 @@ final class RunOutput {
                 // Failures always reach standard error, whatever the mode and log level.
                 progress?.clear()
                 printError("failed: \(failure)".escapingControlCharacters)
-                var fields: [String: Any] = ["event": "itemFailed", "input": failure.input, "stage": failure.stage.rawValue, "reason": failure.reason]
+                var fields: [String: Any] = ["event": "itemFailed", "input": failure.input, "stage": failure.stage.rawValue,
+                                             "kind": failure.error.kind.description, "reason": failure.reason]
                 if let output = failure.output { fields["output"] = output }
                 if let step = failure.step { fields["step"] = ["index": step.index, "name": step.name] }
                 json(fields)

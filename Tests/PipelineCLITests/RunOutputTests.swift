@@ -166,10 +166,12 @@ import TestSupport
         let step = try #require(failed["step"] as? [String: Any])
         #expect(step["index"] as? Int == 1 && step["name"] as? String == "crop")
         #expect((failed["reason"] as? String)?.hasPrefix("the crop region") == true)
+        #expect(failed["kind"] as? String == "processing")
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .iso8601
         let report = try decoder.decode(RunReport.self, from: Data(contentsOf: URL(fileURLWithPath: reportFolder + "/report.json")))
         #expect(report.items.first?.outputs.first?.step == ItemError.Step(index: 1, name: "crop"))
+        #expect(report.items.first?.outputs.first?.kind == "processing")
         let html = try String(contentsOfFile: reportFolder + "/index.html", encoding: .utf8)
         #expect(html.contains("steps[1].crop"))
     }

@@ -41,12 +41,13 @@ public struct RunRecorder: Sendable {
                                             format: formats[output.name] ?? "", upToDate: written.upToDate)
                 }
                 let failure = report.failures.first { $0.output == output.name } ?? whole
-                return RunReport.Output(name: output.name, path: nil, status: .failed, error: failure?.reason, stage: failure?.stage, step: failure?.step,
+                return RunReport.Output(name: output.name, path: nil, status: .failed, error: failure?.reason,
+                                        kind: failure.map { $0.error.kind.description }, stage: failure?.stage, step: failure?.step,
                                         width: nil, height: nil, bytes: nil, format: formats[output.name] ?? "", upToDate: nil)
             }
             return RunReport.Item(
                 input: report.input.displayName, status: report.succeeded ? .succeeded : .failed,
-                error: whole?.reason, stage: whole?.stage,
+                error: whole?.reason, kind: whole.map { $0.error.kind.description }, stage: whole?.stage,
                 width: report.originalSize?.width, height: report.originalSize?.height,
                 bytes: report.input.byteCount, stageSeconds: secondsByInput[report.input.displayName] ?? [:], outputs: outputs)
         }

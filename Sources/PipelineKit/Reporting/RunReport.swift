@@ -8,6 +8,8 @@ public struct RunReport: Sendable, Codable {
         public var path: String?
         public var status: Status
         public var error: String?
+        /// What kind of failure (`ItemError.Kind`'s name: `processing`, `httpStatus`, …), for programs.
+        public var kind: String? = nil
         public var stage: Stage?
         /// The processor step that failed, when it was one.
         public var step: ItemError.Step?
@@ -24,6 +26,8 @@ public struct RunReport: Sendable, Codable {
         public var status: Status
         /// The failure that stopped the whole input before its outputs, if any.
         public var error: String?
+        /// What kind of failure that was (`ItemError.Kind`'s name), for programs.
+        public var kind: String? = nil
         public var stage: Stage?
         public var width: Int?
         public var height: Int?
