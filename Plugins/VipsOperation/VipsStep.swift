@@ -31,15 +31,12 @@ public struct VipsStep: ImageProcessing {
     private let argumentText: String
 
     public init(options: ProcessorOptions) throws(OptionError) {
-        let operation = try options.string("operation")
-        var values: [String: JSONValueForVips] = [:]
-        for (key, node) in options.undeclared { values[key] = JSONValueForVips(node) }
-        try self.init(operation: operation, jsonArguments: values)
+        try self.init(operation: options.string("operation"), jsonArguments: options.undeclared)
     }
 
-    /// A step for use from Swift, with arguments as JSON-like values; checks what the file's
-    /// validator would.
-    public init(operation: String, jsonArguments: [String: JSONValueForVips]) throws(OptionError) {
+    /// A step for use from Swift, with arguments as JSON values (`JSONNode(plain: 1.5)`); checks
+    /// what the file's validator would.
+    public init(operation: String, jsonArguments: [String: JSONNode]) throws(OptionError) {
         let info = try Self.permittedOperation(operation)
         let input = info.inputs.filter { $0.isRequired && $0.kind == .image }
         var arguments: [String: VipsValue] = [:]
@@ -62,7 +59,7 @@ public struct VipsStep: ImageProcessing {
         }
         self.operation = operation
         self.arguments = arguments
-        argumentText = jsonArguments.keys.sorted().compactMap { key in jsonArguments[key].map { "\(key):\($0.text)" } }.joined(separator: ",")
+        argumentText = jsonArguments.keys.sorted().compactMap { key in jsonArguments[key].map { "\(key):\($0.jsonText)" } }.joined(separator: ",")
     }
 
     public var identifier: String {
@@ -141,18 +138,22 @@ public struct VipsStep: ImageProcessing {
         return value.rounded() == value ? String(Int(value)) : String(value)
     }
 
-    private static func value(_ json: JSONValueForVips, for argument: VipsOperationInfo.Argument, key: String) throws(OptionError) -> VipsValue {
+    private static func value(_ json: JSONNode, for argument: VipsOperationInfo.Argument, key: String) throws(OptionError) -> VipsValue {
         func expected() -> OptionError {
-            OptionError(option: key, "expected \(describe(argument)), found \(json.text)")
+            OptionError(option: key, "expected \(describe(argument)), found \(json.jsonText)")
         }
-        switch (argument.kind, json) {
-        case (.integer(let range, _), .number(let number)):
+        func numbers(_ items: [JSONNode]) -> [Double]? {
+            let values = items.compactMap { if case .number(let number, _) = $0.value { number } else { nil } }
+            return values.count == items.count && !values.isEmpty ? values : nil
+        }
+        switch (argument.kind, json.value) {
+        case (.integer(let range, _), .number(let number, _)):
             guard let integer = Int(exactly: number), range.contains(integer) else { throw expected() }
             return .integer(integer)
-        case (.number(let range, _), .number(let number)):
+        case (.number(let range, _), .number(let number, _)):
             guard range.contains(number) else { throw expected() }
             return .number(number)
-        case (.boolean, .boolean(let flag)):
+        case (.boolean, .bool(let flag)):
             return .boolean(flag)
         case (.enumeration(let names, _), .string(let nick)):
             guard names.contains(nick) else {
@@ -164,19 +165,17 @@ public struct VipsStep: ImageProcessing {
             guard names.contains(nick) else { throw expected() }
             return .names([nick])
         case (.flags(let names), .array(let items)):
-            let nicks = items.compactMap { if case .string(let nick) = $0 { nick } else { nil } }
+            let nicks = items.compactMap { if case .string(let nick) = $0.value { nick } else { nil } }
             guard nicks.count == items.count, nicks.allSatisfy(names.contains) else { throw expected() }
             return .names(nicks)
-        case (.doubleArray, .number(let number)):
+        case (.doubleArray, .number(let number, _)):
             return .numbers([number])
         case (.doubleArray, .array(let items)):
-            let numbers = items.compactMap { if case .number(let number) = $0 { number } else { nil } }
-            guard numbers.count == items.count, !numbers.isEmpty else { throw expected() }
-            return .numbers(numbers)
+            guard let values = numbers(items) else { throw expected() }
+            return .numbers(values)
         case (.integerArray, .array(let items)):
-            let integers = items.compactMap { if case .number(let number) = $0 { Int(exactly: number) } else { nil } }
-            guard integers.count == items.count, !integers.isEmpty else { throw expected() }
-            return .integers(integers)
+            guard let values = numbers(items), values.allSatisfy({ Int(exactly: $0) != nil }) else { throw expected() }
+            return .integers(values.compactMap { Int(exactly: $0) })
         default:
             throw expected()
         }
@@ -192,36 +191,6 @@ extension VipsStep {
 
         public var description: String {
             "\(operation) would make a \(size) image, more than the \(maxPixels) pixels decompress.maxPixels allows"
-        }
-    }
-}
-
-/// A JSON value as the `vips` step reads it (numbers, booleans, strings and arrays of them).
-public enum JSONValueForVips: Sendable, Equatable {
-    case number(Double)
-    case boolean(Bool)
-    case string(String)
-    indirect case array([JSONValueForVips])
-    case other(String)
-
-    init(_ node: JSONNode) {
-        switch node.value {
-        case .number(let number, _): self = .number(number)
-        case .bool(let flag): self = .boolean(flag)
-        case .string(let text): self = .string(text)
-        case .array(let items): self = .array(items.map(JSONValueForVips.init))
-        default: self = .other(node.jsonText)
-        }
-    }
-
-    /// The value as JSON text.
-    var text: String {
-        switch self {
-        case .number(let number): number.rounded() == number && abs(number) < 1e15 ? String(Int(number)) : String(number)
-        case .boolean(let flag): String(flag)
-        case .string(let text): JSONNode.quoted(text)
-        case .array(let items): "[" + items.map(\.text).joined(separator: ",") + "]"
-        case .other(let text): text
         }
     }
 }

@@ -84,10 +84,17 @@ public struct VipsOperationInfo: Sendable {
     /// The operation registered as `name`, or nil when libvips has none (or only an abstract class).
     public static func named(_ name: String) -> VipsOperationInfo? {
         guard (try? Vips.start()) != nil else { return nil }
+        if let known = described.withLock({ $0[name] }) { return known }
         let type = pl_operation_type(name)
         guard type != 0 else { return nil }
-        return VipsOperationInfo(name: name, type: type)
+        let info = VipsOperationInfo(name: name, type: type)
+        described.withLock { $0[name] = info }
+        return info
     }
+
+    /// Operations already described: a class's arguments never change, and steps call the same
+    /// few operations on every image, so introspection runs once per operation, not per call.
+    private static let described = Locked<[String: VipsOperationInfo]>([:])
 
     /// The nicknames of every operation libvips has, sorted.
     public static var allNames: [String] {

@@ -46,9 +46,10 @@ final class ManifestWriter: Sendable {
         guard let size = report.originalSize ?? earlier.map({ ImageSize(width: $0.width, height: $0.height) }) ?? headerSize(report.input)
         else { return nil }
         var outputs: [String: ImageManifest.Output] = [:]
+        // Grouped once, so an input with many outputs costs time in proportion to them.
+        let writtenByOutput = Dictionary(grouping: report.written, by: \.output)
         for output in definition.outputs {
-            let written = report.written.filter { $0.output == output.name }
-            guard !written.isEmpty else { continue }
+            guard let written = writtenByOutput[output.name] else { continue }
             let format = output.encoder.format
             let files = written.map { file in
                 let path = relativePath(file.path)

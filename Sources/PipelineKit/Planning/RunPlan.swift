@@ -169,9 +169,7 @@ public struct RunPlan: Sendable {
     /// file reached through a symbolic link or a second glob is still read once).
     static func sourceKey(_ input: InputFile) -> String {
         if let url = input.url { return "url:" + url }
-        guard let resolved = realpath(input.path, nil) else { return "file:" + input.path }
-        defer { free(resolved) }
-        return "file:" + String(cString: resolved)
+        return "file:" + realPath(input.path)
     }
 }
 

@@ -31,7 +31,7 @@ struct VipsStepTests {
 
     @Test func anyOneImageOperationRunsWithItsArguments() throws {
         // Given the vips step calling flip, with an enum argument by its nick
-        let step = try VipsStep(operation: "flip", jsonArguments: ["direction": .string("horizontal")])
+        let step = try VipsStep(operation: "flip", jsonArguments: ["direction": JSONNode(plain: "horizontal")])
         let image = try Fixtures.redLeftBlueRight(width: 10, height: 4)
 
         // When it runs, then the left column is the original's right column
@@ -40,7 +40,7 @@ struct VipsStepTests {
         #expect(step.identifier == #"vips(operation:flip,direction:"horizontal")"#)
 
         // Numbers, booleans and arrays reach libvips: a linear scale per band
-        let linear = try VipsStep(operation: "linear", jsonArguments: ["a": .array([.number(0.5), .number(1), .number(1)]), "b": .number(10), "uchar": .boolean(true)])
+        let linear = try VipsStep(operation: "linear", jsonArguments: ["a": JSONNode(plain: [0.5, 1, 1]), "b": JSONNode(plain: 10), "uchar": JSONNode(plain: true)])
         #expect(try linear.applied(to: Fixtures.solid(width: 2, height: 2, colour: [100, 100, 100])).pixel(x: 0, y: 0) == [60, 110, 110])
     }
 
