@@ -40,6 +40,7 @@ extension PipelineCommand {
         var logLevel: Logger.Level = .warning
 
         @OptionGroup var sharding: ShardOptions
+        @OptionGroup var memory: MemoryOptions
 
         func validate() throws {
             if json && quiet { throw ValidationError("--json and --quiet cannot be used together") }
@@ -48,6 +49,7 @@ extension PipelineCommand {
         func run() async throws {
             let logger = makeLogger(level: logLevel)
             var pipeline = try loadPipeline(file)
+            memory.apply(to: &pipeline)
             // A user who sets VIPS_CONCURRENCY has chosen libvips' threads: leave them as set.
             pipeline.configuration.vipsThreadsPerImage = ProcessInfo.processInfo.environment["VIPS_CONCURRENCY"] == nil ? 1 : nil
             Self.warnAboutOpenFileLimit(inFlight: pipeline.definition.inFlight)

@@ -29,6 +29,8 @@ extension PipelineCommand {
         @ArgumentParser.Option(help: "How much to log on standard error: trace, debug, info, notice, warning, error or critical.")
         var logLevel: Logger.Level = .warning
 
+        @OptionGroup var memory: MemoryOptions
+
         func validate() throws {
             guard let seconds = Units.seconds(in: debounce), seconds > 0, seconds <= 3600 else {
                 throw ValidationError("--debounce: expected a duration such as 300ms or 2s, up to 1h, not \"\(debounce)\"")
@@ -38,6 +40,7 @@ extension PipelineCommand {
         func run() async throws {
             let logger = makeLogger(level: logLevel)
             var pipeline = try loadPipeline(file)
+            memory.apply(to: &pipeline)
             let fileURL = URL(fileURLWithPath: file)
             let quiet = Duration.milliseconds(Int64(((Units.seconds(in: debounce) ?? 0.3) * 1000).rounded()))
             let watcher: PipelineWatcher
@@ -75,6 +78,7 @@ extension PipelineCommand {
                     if changes.paths.contains(watcher.pipelineFilePath) { otherChanges -= 1 }
                     do {
                         pipeline = try Pipeline(contentsOf: fileURL, processors: PipelineCommand.processors, displayName: file)
+                        memory.apply(to: &pipeline)
                         watcher.watch(pipeline.definition)
                     } catch {
                         printError(error.description)

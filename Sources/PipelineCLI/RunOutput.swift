@@ -76,11 +76,16 @@ final class RunOutput {
         case .finished(let summary):
             progress?.stop()
             logger.info("run finished", metadata: ["succeeded": "\(summary.succeeded)", "failed": "\(summary.failed)"])
-            json([
+            var fields: [String: Any] = [
                 "event": "runFinished", "inputs": summary.inputs, "succeeded": summary.succeeded, "failed": summary.failed,
                 "notRun": summary.notRun, "outputsWritten": summary.outputsWritten, "outputsUpToDate": summary.outputsUpToDate, "seconds": summary.seconds,
                 "imagesPerSecond": summary.imagesPerSecond, "cancelled": summary.cancelled,
-            ])
+            ]
+            if let memory = summary.memory {
+                fields["memory"] = ["budgetBytes": memory.budget.bytes, "limitBytes": memory.budget.limit, "source": memory.budget.source,
+                                    "peakAdmittedBytes": memory.peakAdmittedBytes]
+            }
+            json(fields)
         }
     }
 

@@ -27,4 +27,34 @@ import Testing
         #expect(run.status == 0, "\(run.output)")
         #expect(directory.allFiles().filter { $0.hasPrefix("out/") }.count == 24)
     }
+
+    /// Eight 12-megapixel photos with a full-size output, all eight in flight: together they
+    /// need far more than the limit allows. Before admission by memory, under 700 MB 5 of 16
+    /// outputs failed ("out of memory", "Error creating thread"); now inputs wait for room.
+    @Test func inputsThatTogetherExceedTheLimitWaitInsteadOfFailing() throws {
+        let directory = try TemporaryDirectory()
+        for index in 0..<8 {
+            let image = try Fixtures.gradient(width: 4000, height: 3000)
+            try directory.write(try Fixtures.jpeg(image, quality: 80) + Data("\(index)".utf8), to: "in/p\(index).jpg")
+        }
+        try directory.write(Data("""
+            {"version": 1, "inputs": ["in/*.jpg"], "inFlight": 8,
+             "decompress": {"concurrency": 8}, "process": {"concurrency": 8}, "encode": {"concurrency": 8}, "outputs": [
+              {"name": "full", "steps": [{"rotate": {"angle": 90}}], "encode": {"format": "png"}, "path": "out/{stem}-full.png"},
+              {"name": "half", "steps": [{"resize": {"width": 2000}}], "encode": {"format": "jpeg"}, "path": "out/{stem}-half.jpg"}]}
+            """.utf8), to: "p.json")
+
+        guard let run = try CommandRunner.runUnderAddressSpaceLimit(kilobytes: 600_000, ["run", "--json", directory.url.appendingPathComponent("p.json").path]) else {
+            return
+        }
+        #expect(run.status == 0, "\(run.output)")
+        #expect(directory.allFiles().filter { $0.hasPrefix("out/") }.count == 16)
+        let finished = run.output.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }.last { $0["event"] as? String == "runFinished" }
+        let memory = try #require(finished?["memory"] as? [String: Any])
+        #expect(memory["source"] as? String == "RLIMIT_AS (ulimit -v)")
+        let peak = memory["peakAdmittedBytes"] as? Int ?? .max, budget = memory["budgetBytes"] as? Int ?? 0
+        #expect(peak > 0 && peak <= budget, "estimates admitted at once stay within the budget: \(peak) of \(budget)")
+    }
 }

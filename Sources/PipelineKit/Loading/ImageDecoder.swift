@@ -154,6 +154,33 @@ struct ImageDecoder: Sendable {
         return DecodedImage(image: decoded, originalSize: size, loader: loader, shrink: 1, frameCount: pages.count)
     }
 
+    /// Bytes that decoding this input and making every output from it may hold at once, from
+    /// its header alone; nil when the header cannot be read (decoding then fails and says why).
+    /// What admission by memory (`MemoryAdmission`) weighs before the decode starts.
+    func estimatedBytes(_ source: EncodedSource) -> Int64? {
+        // Through the gate: a failed open writes libvips' shared error buffer, which a decode
+        // running alone to read its own reason must not find written.
+        let header = Self.gate.shared { try? open(source, options: "") }
+        guard let header else { return nil }
+        let upright = settings.autorotate ? header.orientedSize : (width: header.width, height: header.height)
+        let size = ImageSize(width: upright.width, height: upright.height)
+        let loader = header.loader ?? ""
+        let animated = settings.animation == .keep && header.pageCount > 1 && (loader.hasPrefix("gifload") || loader.hasPrefix("webpload"))
+        var bytes = Self.estimatedBytes(decodeSize: Self.decodeSize(stored: size, allowedShrink: allowedShrink(for: size)),
+                                        outputs: outputs) * Int64(animated ? header.pageCount : 1)
+        if case .data(let data) = source { bytes += Int64(data.count) }
+        return bytes
+    }
+
+    /// The estimate for one decoded frame of `decodeSize`: the decoded image and each output's
+    /// image, at 4 bytes a pixel (8-bit RGBA, the most the decoder keeps). Shared with `explain`.
+    static func estimatedBytes(decodeSize: ImageSize, outputs: [OutputDefinition]) -> Int64 {
+        let outputPixels = outputs.reduce(0) { total, output in
+            total + output.steps.reduce(decodeSize) { $1.outputSize(for: $0) }.pixelCount
+        }
+        return Int64(decodeSize.pixelCount + outputPixels) * 4
+    }
+
     /// The lines of a libvips failure that belong to this input, with its path left out (the
     /// report names the input already); nil when nothing of the message is left.
     static func ownMessage(_ error: any Error, source: EncodedSource) -> String? {

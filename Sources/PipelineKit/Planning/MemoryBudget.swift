@@ -23,7 +23,7 @@ public struct MemoryBudget: Sendable, Equatable, CustomStringConvertible {
     }
 
     public var description: String {
-        "\(Self.megabytes(bytes)) for images of a \(Self.megabytes(limit)) limit (\(source))"
+        "\(Self.megabytes(bytes)) for images of a \(Self.megabytes(limit)) limit from \(source)"
     }
 
     /// What libvips, the Swift runtime, the stage queues' threads and the encoders need beside

@@ -35,24 +35,29 @@ public struct PlanExplanation: Sendable {
     /// inputs are remote.
     public let estimatedPeakDownloadBytes: Int64
 
-    /// The memory budget the environment sets (cgroup, RLIMIT_AS), or nil when none does.
+    /// The memory budget (`--max-memory`, the cgroup, RLIMIT_AS), or nil when none is set.
     public let memoryBudget: MemoryBudget?
+    /// The largest estimate of one input among the headers read: what it holds while decoded
+    /// and made into every output.
+    public let largestInputEstimate: Int64
+    /// Inputs, among the headers read, whose estimate alone exceeds the budget: the run fails them.
+    public let inputsOverBudget: Int
 
     /// Headers are read for at most this many local inputs (all of them in smaller runs).
     public static let headerLimit = 2000
 
-    init(plan: RunPlan, shardSource: String? = nil, sampleCount: Int = 5) {
+    init(plan: RunPlan, shardSource: String? = nil, memoryBudget: MemoryBudget? = MemoryBudget.detect(), sampleCount: Int = 5) {
         let definition = plan.definition
         shard = plan.shard.map { ($0, shardSource ?? "given", plan.totalInputCount) }
-        memoryBudget = MemoryBudget.detect()
+        self.memoryBudget = memoryBudget
+        var inputsOverBudget = 0
         let decoder = ImageDecoder(settings: definition.decompress, outputs: definition.outputs)
         inputs = plan.inputCount
         sources = plan.items.count
         remoteInputs = plan.items.filter { $0.input.isRemote }.count
         var formats: [String: Int] = [:]
         var samples: [Sample] = []
-        var largestDecode = 0
-        var largestOutputs = 0
+        var largestEstimate: Int64 = 0
         for item in plan.items.filter({ !$0.input.isRemote }).prefix(Self.headerLimit) {
             let header = try? VipsImage.open(file: item.input.path)
             let format = header?.loader
@@ -65,11 +70,9 @@ public struct PlanExplanation: Sendable {
                 let decodeSize = ImageDecoder.decodeSize(stored: size, allowedShrink: allowed)
                 let shrink = ImageDecoder.loadShrink(allowed: allowed, loader: format ?? "", fast: definition.decompress.fastShrinkOnLoad)
                 sample = Sample(input: item.input.displayName, format: format, size: size, loadShrink: shrink, decodeSize: decodeSize)
-                largestDecode = max(largestDecode, decodeSize.pixelCount)
-                let outputPixels = definition.outputs.reduce(0) { total, output in
-                    total + output.steps.reduce(decodeSize) { $1.outputSize(for: $0) }.pixelCount
-                }
-                largestOutputs = max(largestOutputs, outputPixels)
+                let estimate = ImageDecoder.estimatedBytes(decodeSize: decodeSize, outputs: definition.outputs)
+                largestEstimate = max(largestEstimate, estimate)
+                if let memoryBudget, estimate > memoryBudget.bytes { inputsOverBudget += 1 }
             }
             if samples.count < sampleCount { samples.append(sample) }
         }
@@ -85,7 +88,9 @@ public struct PlanExplanation: Sendable {
             (.encode, definition.encode.concurrency),
         ]
         inFlight = definition.inFlight
-        estimatedPeakImageBytes = Int64(definition.inFlight) * Int64(largestDecode + largestOutputs) * 4
+        estimatedPeakImageBytes = Int64(definition.inFlight) * largestEstimate
+        largestInputEstimate = largestEstimate
+        self.inputsOverBudget = inputsOverBudget
         estimatedPeakDownloadBytes = remoteInputs > 0 ? Int64(definition.inFlight) * definition.fetch.maxBytes : 0
     }
 
@@ -115,7 +120,16 @@ public struct PlanExplanation: Sendable {
         var memory = "estimated peak image memory: \(megabytes(estimatedPeakImageBytes)) (in flight × largest decode and its outputs)"
         if estimatedPeakDownloadBytes > 0 { memory += ", plus up to \(megabytes(estimatedPeakDownloadBytes)) of downloads" }
         lines.append(memory)
-        lines.append("memory budget: " + (memoryBudget.map(\.description) ?? "none set (no cgroup memory limit, no RLIMIT_AS): the in-flight bound alone limits memory"))
+        if let memoryBudget {
+            lines.append("memory budget: \(memoryBudget): an input starts decoding only while the estimates of those "
+                         + "being made fit in it (largest input: \(megabytes(largestInputEstimate)))")
+            if inputsOverBudget > 0 {
+                lines.append("  \(inputsOverBudget) input\(inputsOverBudget == 1 ? "" : "s") can never fit and will fail: "
+                             + "raise the limit, or lower decompress.maxPixels or the outputs' sizes")
+            }
+        } else {
+            lines.append("memory budget: none set (no --max-memory, cgroup memory limit or RLIMIT_AS): the in-flight bound alone limits memory")
+        }
         return lines.joined(separator: "\n")
     }
 }
@@ -125,6 +139,6 @@ extension Pipeline {
     ///
     /// - Parameter shardSource: how the shard was chosen (the command line, a scheduler's variables), to show.
     public func explain(shard: Shard? = nil, shardSource: String? = nil) throws(PipelineFileError) -> PlanExplanation {
-        PlanExplanation(plan: try plan(shard: shard), shardSource: shardSource)
+        PlanExplanation(plan: try plan(shard: shard), shardSource: shardSource, memoryBudget: memoryBudget())
     }
 }

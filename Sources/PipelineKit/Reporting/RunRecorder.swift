@@ -69,7 +69,11 @@ public struct RunRecorder: Sendable {
             notRun: summary?.notRun ?? 0, outputsWritten: summary?.outputsWritten ?? 0,
             outputsUpToDate: summary?.outputsUpToDate ?? 0, cancelled: summary?.cancelled ?? false,
             stages: stages, items: items,
-            shard: shard.map { RunReport.ShardInfo(index: $0.index, count: $0.count) })
+            shard: shard.map { RunReport.ShardInfo(index: $0.index, count: $0.count) },
+            memory: summary?.memory.map {
+                RunReport.MemoryInfo(budgetBytes: $0.budget.bytes, limitBytes: $0.budget.limit, source: $0.budget.source,
+                                     peakAdmittedBytes: $0.peakAdmittedBytes)
+            })
     }
 
     /// `report.json`: the report as pretty-printed JSON.

@@ -68,6 +68,19 @@ public struct RunReport: Sendable, Codable {
     public var items: [Item]
     /// The shard this run made, when it made one (`pipeline run --shard`); merged reports have none.
     public var shard: ShardInfo? = nil
+    /// The memory budget the run kept to, when a limit was known.
+    public var memory: MemoryInfo? = nil
+
+    /// The memory limit of a run and how much of it the inputs being made were estimated to hold.
+    public struct MemoryInfo: Sendable, Codable, Equatable {
+        /// Bytes for images: the limit less what the process used at the start and a reserve.
+        public var budgetBytes: Int64
+        public var limitBytes: Int64
+        /// `--max-memory`, `cgroup v2 memory.max (…)`, `RLIMIT_AS (ulimit -v)`.
+        public var source: String
+        /// The most the estimates of the inputs being made came to at once.
+        public var peakAdmittedBytes: Int64
+    }
 
     /// Which part of a sharded run a report covers.
     public struct ShardInfo: Sendable, Codable, Equatable {

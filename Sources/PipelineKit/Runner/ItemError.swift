@@ -17,7 +17,7 @@ public struct ItemError: Error, Sendable, Equatable, CustomStringConvertible {
     public struct Kind: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String {
             case refused, unreadable, tooLarge, network, httpStatus, unsupportedFormat, undecodable,
-                 tooManyPixels, timedOut, processing, encoding, writing, outputPath, other
+                 tooManyPixels, overMemoryBudget, timedOut, processing, encoding, writing, outputPath, other
         }
 
         private let base: Base
@@ -42,6 +42,9 @@ public struct ItemError: Error, Sendable, Equatable, CustomStringConvertible {
         public static let undecodable = Kind(.undecodable)
         /// More pixels than `decompress.maxPixels`, declared by the file or made by a step.
         public static let tooManyPixels = Kind(.tooManyPixels)
+        /// Decoding the input and making its outputs would need more memory than the run's whole
+        /// budget (`--max-memory`, the cgroup's limit, `RLIMIT_AS`): it could never start.
+        public static let overMemoryBudget = Kind(.overMemoryBudget)
         /// Decoding took longer than `decompress.timeout`.
         public static let timedOut = Kind(.timedOut)
         /// A processor step failed (`step` names it); the underlying error is what it threw.

@@ -11,9 +11,21 @@ extension Pipeline {
         /// thread each keeps the cores busy without oversubscribing them (measured: see the README).
         public var vipsThreadsPerImage: Int?
 
-        public init(vipsThreadsPerImage: Int? = 1) {
+        /// The memory limit of the run in bytes, like `--max-memory`: inputs wait rather than
+        /// start decoding past it, and an input that could never fit fails. Nil: the limit the
+        /// environment sets (the cgroup's `memory.max`, `RLIMIT_AS`), if any (see `MemoryBudget`).
+        public var maxMemory: Int64?
+
+        public init(vipsThreadsPerImage: Int? = 1, maxMemory: Int64? = nil) {
             self.vipsThreadsPerImage = vipsThreadsPerImage
+            self.maxMemory = maxMemory
         }
+    }
+
+    /// The budget a run started now would have: from `configuration.maxMemory`, else from the
+    /// environment; nil when there is no limit.
+    public func memoryBudget() -> MemoryBudget? {
+        MemoryBudget.detect(explicit: configuration.maxMemory)
     }
 
     /// Applies the process-wide settings before a run.

@@ -64,7 +64,7 @@ public struct Pipeline: Sendable {
         TemporaryFileSweeper.sweep(plan)
         applyConfiguration()
         return PipelineRun(plan: plan, dataLoader: dataLoader ?? defaultDataLoader(), cache: cache ?? defaultCache(),
-                           journal: journal, force: force)
+                           journal: journal, force: force, memoryBudget: memoryBudget())
     }
 
     /// A warning when the cache folder is needed (for the journal of incremental runs, or for
@@ -106,11 +106,12 @@ public struct PipelineRun: AsyncSequence, Sendable {
     private let task: Task<Void, Never>
     private let execution: RunExecution
 
-    init(plan: RunPlan, dataLoader: any DataLoading, cache: (any DataCaching)?, journal: OutputJournal?, force: Bool) {
+    init(plan: RunPlan, dataLoader: any DataLoading, cache: (any DataCaching)?, journal: OutputJournal?, force: Bool,
+         memoryBudget: MemoryBudget?) {
         let (events, continuation) = AsyncStream.makeStream(of: PipelineEvent.self, bufferingPolicy: .unbounded)
         let manifest = plan.definition.manifest.map { ManifestWriter(settings: $0.forShard(plan.shard), definition: plan.definition) }
         let execution = RunExecution(plan: plan, dataLoader: dataLoader, cache: cache, journal: journal, force: force,
-                                     emit: { event in
+                                     memoryBudget: memoryBudget, emit: { event in
             var event = event
             if let manifest {
                 manifest.record(event)

@@ -83,6 +83,16 @@ public struct RunSummary: Sendable {
     /// Why the manifest the pipeline file asks for could not be written, or nil (written, or
     /// none asked for, or the run was cancelled and the old one kept).
     public internal(set) var manifestProblem: String? = nil
+    /// The memory budget the run kept to, and the most its admitted inputs' estimates came to at
+    /// once; nil when no limit was known.
+    public internal(set) var memory: Memory? = nil
+
+    /// How a run with a memory limit used it.
+    public struct Memory: Sendable, Equatable {
+        public let budget: MemoryBudget
+        /// The most bytes the estimates of inputs being made came to at once (≤ `budget.bytes`).
+        public let peakAdmittedBytes: Int64
+    }
 
     /// `elapsed` in seconds.
     public var seconds: Double { elapsed.seconds }

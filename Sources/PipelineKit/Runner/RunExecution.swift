@@ -17,11 +17,15 @@ final class RunExecution: Sendable {
     /// The record of outputs made, for incremental runs; nil when the file disables them.
     private let journal: OutputJournal?
     private let force: Bool
+    /// The memory limit, and the admission that keeps the inputs being made within it; nil when
+    /// no limit is known.
+    private let memory: (budget: MemoryBudget, admission: MemoryAdmission)?
 
     init(plan: RunPlan, dataLoader: any DataLoading, cache: (any DataCaching)?, journal: OutputJournal?, force: Bool,
-         emit: @escaping @Sendable (PipelineEvent) -> Void) {
+         memoryBudget: MemoryBudget?, emit: @escaping @Sendable (PipelineEvent) -> Void) {
         let definition = plan.definition
         self.plan = plan
+        memory = memoryBudget.map { ($0, MemoryAdmission(capacity: $0.bytes)) }
         self.journal = journal
         self.force = force
         self.emit = emit
@@ -52,7 +56,9 @@ final class RunExecution: Sendable {
             }
         }
         journal?.finish()
-        emit(.finished(totals.summary(inputs: plan.inputCount, elapsed: .now - start, cancelled: Task.isCancelled, peakInFlight: peak)))
+        var summary = totals.summary(inputs: plan.inputCount, elapsed: .now - start, cancelled: Task.isCancelled, peakInFlight: peak)
+        summary.memory = memory.map { RunSummary.Memory(budget: $0.budget, peakAdmittedBytes: $0.admission.peakAdmitted) }
+        emit(.finished(summary))
     }
 
     /// The inputs in the order to start them: largest file first, so that a big image does not
@@ -87,6 +93,18 @@ final class RunExecution: Sendable {
         let jobs = incremental.jobs(for: listings, version: fetched.version)
         if jobs.allSatisfy({ $0.upToDate != nil }) {
             return Self.reports(listings, jobs, jobs.compactMap { $0.upToDate.map { .success($0) } }, originalSize: nil)
+        }
+        // Admission by memory: wait until this input's estimate fits beside those being made.
+        var admitted: Int64 = 0
+        defer { memory?.admission.release(admitted) }
+        if let memory, let estimate = decoder.estimatedBytes(fetched.source) {
+            guard memory.admission.fits(estimate) else {
+                return Self.failed(listings, ItemError(.overMemoryBudget, stage: .decompress, reason:
+                    "decoding it and making its outputs needs about \(MemoryBudget.megabytes(estimate)), more than the run's "
+                    + "whole memory budget: \(memory.budget)"))
+            }
+            guard await memory.admission.admit(estimate) else { throw CancellationError() }
+            admitted = estimate
         }
         let decoded: DecodedImage
         do {

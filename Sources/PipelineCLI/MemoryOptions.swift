@@ -1,0 +1,20 @@
+import ArgumentParser
+import PipelineKit
+
+/// `--max-memory`, shared by `run`, `watch` and `explain`: the run's memory limit when the
+/// environment sets none, or a stricter one than it sets.
+struct MemoryOptions: ParsableArguments {
+    @ArgumentParser.Option(help: ArgumentHelp("Keep the run within this much memory, such as 600MB or 2GiB: inputs wait rather than start decoding past it, and one that could never fit fails. Without it, the container's cgroup limit or ulimit -v, if any.", valueName: "size"))
+    var maxMemory: String?
+
+    func validate() throws {
+        if let maxMemory, Units.bytes(in: maxMemory) ?? 0 <= 0 {
+            throw ValidationError("--max-memory: expected a size such as 600MB or 2GiB, not \"\(maxMemory)\"")
+        }
+    }
+
+    /// Sets the pipeline's limit from the option (the environment's is found when the run starts).
+    func apply(to pipeline: inout Pipeline) {
+        pipeline.configuration.maxMemory = maxMemory.flatMap(Units.bytes(in:))
+    }
+}

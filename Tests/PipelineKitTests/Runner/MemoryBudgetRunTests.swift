@@ -1,0 +1,85 @@
+import Foundation
+import Testing
+import PipelineKit
+import TestSupport
+
+/// A run that knows its memory limit shapes itself to it: inputs wait rather than start decoding
+/// past the budget, and an input that could never fit is that item's failure, named as such.
+@Suite struct MemoryBudgetRunTests {
+    /// A small photo and one that declares 8000×6000 (48 MP, a few KB as a flat PNG), with a
+    /// full-size output: the large one needs about 400 MB while made.
+    private func smallAndLarge() throws -> TemporaryDirectory {
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 800, height: 600)), to: "in/small.jpg")
+        try directory.write(try Fixtures.png(try Fixtures.solid(width: 8000, height: 6000)), to: "in/large.png")
+        try directory.write(Data("""
+            {"version": 1, "inputs": ["in/*"], "outputs": [
+              {"name": "full", "steps": [{"rotate": {"angle": 90}}], "encode": {"format": "jpeg"}, "path": "out/{stem}-full.jpg"},
+              {"name": "half", "steps": [{"resize": {"width": 400}}], "encode": {"format": "jpeg"}, "path": "out/{stem}-half.jpg"}]}
+            """.utf8), to: "p.json")
+        return directory
+    }
+
+    @Test func anInputThatCouldNeverFitFailsAsSuchAndTheOthersAreMade() throws {
+        let directory = try smallAndLarge()
+        let file = directory.url.appendingPathComponent("p.json").path
+        let result = try CommandRunner.run(["run", "--json", "--max-memory", "400MB", file])
+        #expect(result.status == 1, "\(result.standardError)")
+        let events = result.standardOutput.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+        let failures = events.filter { $0["event"] as? String == "itemFailed" }
+        #expect(failures.count == 1)
+        let failed = try #require(failures.first)
+        #expect(failed["input"] as? String == "in/large.png")
+        #expect(failed["kind"] as? String == "overMemoryBudget")
+        #expect(failed["stage"] as? String == "decompress")
+        let reason = failed["reason"] as? String ?? ""
+        #expect(reason.contains("more than the run's whole memory budget") && reason.contains("of a 400 MB limit from --max-memory"), "\(reason)")
+        #expect(directory.allFiles().filter { $0.hasPrefix("out/") }.sorted() == ["out/small-full.jpg", "out/small-half.jpg"])
+
+        let finished = try #require(events.last { $0["event"] as? String == "runFinished" })
+        let memory = try #require(finished["memory"] as? [String: Any])
+        #expect(memory["source"] as? String == "--max-memory")
+        #expect(memory["limitBytes"] as? Int == 400_000_000)
+        #expect((memory["peakAdmittedBytes"] as? Int ?? 0) > 0)
+        #expect((memory["peakAdmittedBytes"] as? Int ?? .max) <= memory["budgetBytes"] as? Int ?? 0)
+    }
+
+    @Test func explainSaysWhichInputsCouldNeverFit() throws {
+        let directory = try smallAndLarge()
+        let file = directory.url.appendingPathComponent("p.json").path
+        let limited = try CommandRunner.run(["explain", "--max-memory", "400MB", file])
+        #expect(limited.status == 0)
+        #expect(limited.standardOutput.contains("memory budget: ") && limited.standardOutput.contains("of a 400 MB limit from --max-memory"))
+        #expect(limited.standardOutput.contains("1 input can never fit and will fail"), "\(limited.standardOutput)")
+        let roomy = try CommandRunner.run(["explain", "--max-memory", "4GB", file])
+        #expect(!roomy.standardOutput.contains("can never fit"), "\(roomy.standardOutput)")
+    }
+
+    @Test func maxMemoryMustBeASize() throws {
+        let result = try CommandRunner.run(["run", "--max-memory", "lots", "p.json"])
+        #expect(result.status == 2)
+        #expect(result.standardError.contains("--max-memory: expected a size such as 600MB"))
+    }
+
+    @Test func anEmbedderSetsTheLimitInTheConfiguration() async throws {
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 400, height: 300)), to: "in/a.jpg")
+        var pipeline = try PipelineHarness.pipeline(
+            PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [#"{"name": "t", "steps": [{"resize": {"width": 100}}], "encode": {"format": "jpeg"}, "path": "out/{stem}.jpg"}"#]),
+            in: directory)
+        // A limit the process itself already exceeds: nothing is left for images.
+        pipeline.configuration.maxMemory = 1
+        let (reports, summary) = try await pipeline.run().collect()
+        let summaryMemory = try #require(summary?.memory)
+        #expect(summaryMemory.budget.source == "--max-memory" && summaryMemory.budget.bytes == 0)
+        #expect(summaryMemory.peakAdmittedBytes == 0)
+        let failure = try #require(reports.first?.failures.first)
+        #expect(failure.error.kind == .overMemoryBudget && failure.stage == .decompress)
+        #expect(directory.allFiles().filter { $0.hasPrefix("out/") }.isEmpty)
+
+        pipeline.configuration.maxMemory = nil
+        #expect(pipeline.memoryBudget()?.source != "--max-memory")
+    }
+}
