@@ -31,11 +31,15 @@ import Testing
     /// Eight 12-megapixel photos with a full-size output, all eight in flight: together they
     /// need far more than the limit allows. Before admission by memory, under 700 MB 5 of 16
     /// outputs failed ("out of memory", "Error creating thread"); now inputs wait for room.
-    @Test func inputsThatTogetherExceedTheLimitWaitInsteadOfFailing() throws {
+    /// Eight distinct 12-megapixel photos, each made into a full-size rotated PNG and a 2000 px
+    /// JPEG, all eight in flight: together they need far more memory than the limits below.
+    private func eightLargePhotos() throws -> TemporaryDirectory {
         let directory = try TemporaryDirectory()
+        // One photo made once (a 12 MP fixture is slow to draw), a different trailing byte per
+        // copy so the files differ.
+        let photo = try Fixtures.jpeg(try Fixtures.gradient(width: 4000, height: 3000), quality: 80)
         for index in 0..<8 {
-            let image = try Fixtures.gradient(width: 4000, height: 3000)
-            try directory.write(try Fixtures.jpeg(image, quality: 80) + Data("\(index)".utf8), to: "in/p\(index).jpg")
+            try directory.write(photo + Data("\(index)".utf8), to: "in/p\(index).jpg")
         }
         try directory.write(Data("""
             {"version": 1, "inputs": ["in/*.jpg"], "inFlight": 8,
@@ -43,18 +47,44 @@ import Testing
               {"name": "full", "steps": [{"rotate": {"angle": 90}}], "encode": {"format": "png"}, "path": "out/{stem}-full.png"},
               {"name": "half", "steps": [{"resize": {"width": 2000}}], "encode": {"format": "jpeg"}, "path": "out/{stem}-half.jpg"}]}
             """.utf8), to: "p.json")
+        return directory
+    }
 
+    /// The `memory` object of the `runFinished` event in `--json` output.
+    private func finishedMemory(_ output: String) throws -> [String: Any] {
+        let finished = output.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }.last { $0["event"] as? String == "runFinished" }
+        return try #require(finished?["memory"] as? [String: Any])
+    }
+
+    /// Before admission by memory, under 600 MB 6 of 16 outputs were made ("out of memory",
+    /// "Error creating thread"); now inputs wait for room.
+    @Test func inputsThatTogetherExceedTheLimitWaitInsteadOfFailing() throws {
+        let directory = try eightLargePhotos()
         guard let run = try CommandRunner.runUnderAddressSpaceLimit(kilobytes: 600_000, ["run", "--json", directory.url.appendingPathComponent("p.json").path]) else {
             return
         }
         #expect(run.status == 0, "\(run.output)")
         #expect(directory.allFiles().filter { $0.hasPrefix("out/") }.count == 16)
-        let finished = run.output.split(separator: "\n").compactMap {
-            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
-        }.last { $0["event"] as? String == "runFinished" }
-        let memory = try #require(finished?["memory"] as? [String: Any])
+        let memory = try finishedMemory(run.output)
         #expect(memory["source"] as? String == "RLIMIT_AS (ulimit -v)")
         let peak = memory["peakAdmittedBytes"] as? Int ?? .max, budget = memory["budgetBytes"] as? Int ?? 0
         #expect(peak > 0 && peak <= budget, "estimates admitted at once stay within the budget: \(peak) of \(budget)")
+    }
+
+    /// In a container: a memory cgroup of 500 MB, whose limit the kernel enforces by killing.
+    /// Before, the run was killed (exit 137) with nothing made; now the budget comes from the
+    /// cgroup and every output is made.
+    @Test func everyOutputIsMadeInAMemoryCgroupThatKillsPastItsLimit() throws {
+        let directory = try eightLargePhotos()
+        guard let run = try CommandRunner.runInMemoryCgroup(limitBytes: 500_000_000, ["run", "--json", directory.url.appendingPathComponent("p.json").path]) else {
+            return
+        }
+        #expect(run.status == 0, "\(run.output)")
+        #expect(directory.allFiles().filter { $0.hasPrefix("out/") }.count == 16)
+        let memory = try finishedMemory(run.output)
+        #expect((memory["source"] as? String)?.hasPrefix("cgroup v") == true, "\(memory)")
+        #expect(memory["limitBytes"] as? Int ?? 0 <= 500_000_000)
     }
 }

@@ -23,4 +23,54 @@ extension CommandRunner {
         }
         return try run(arguments)
     }
+
+    /// Runs the `pipeline` binary in a new memory cgroup of its own, below this process's, with
+    /// `limitBytes` as its limit (v1 `memory.limit_in_bytes`, or v2 `memory.max`), as a
+    /// container runs it: the kernel kills what goes past. Nil (and a printed reason) where no
+    /// child group can be made here: no writable cgroup hierarchy, or a sanitized build.
+    package static func runInMemoryCgroup(limitBytes: Int64, _ arguments: [String]) throws -> (status: Int32, output: String)? {
+        guard let group = makeMemoryCgroup(limitBytes: limitBytes) else {
+            print("skipped: no memory cgroup can be made here (needs a writable /sys/fs/cgroup)")
+            return nil
+        }
+        defer { rmdir(group) }
+        if ProcessInfo.processInfo.environment["ASAN_OPTIONS"] != nil || executable.path.contains("-asan") || executable.path.contains("-tsan") {
+            print("skipped: a sanitized build's shadow memory does not fit a memory limit")
+            return nil
+        }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/bash")
+        // The shell joins the group, then becomes the command: nothing else runs in the group.
+        process.arguments = ["-c", "echo $$ > \"$0/cgroup.procs\" && exec \"$@\" 2>&1", group, executable.path] + arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return (process.terminationStatus, text)
+    }
+
+    /// A new child of this process's memory cgroup with the limit set, or nil.
+    private static func makeMemoryCgroup(limitBytes: Int64) -> String? {
+        guard let membership = try? String(contentsOfFile: "/proc/self/cgroup", encoding: .utf8) else { return nil }
+        var candidates: [(folder: String, limitFile: String)] = []
+        for line in membership.split(separator: "\n") {
+            let fields = line.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false)
+            guard fields.count == 3 else { continue }
+            if fields[1].split(separator: ",").contains("memory") {
+                candidates.append(("/sys/fs/cgroup/memory" + fields[2], "memory.limit_in_bytes"))
+            } else if fields[0] == "0", fields[1].isEmpty {
+                candidates.append(("/sys/fs/cgroup" + fields[2], "memory.max"))
+            }
+        }
+        for (parent, limitFile) in candidates {
+            let group = (parent as NSString).appendingPathComponent("pipeline-test-\(UUID().uuidString.prefix(8))")
+            guard (try? FileManager.default.createDirectory(atPath: group, withIntermediateDirectories: false)) != nil else { continue }
+            if (try? "\(limitBytes)".write(toFile: group + "/" + limitFile, atomically: false, encoding: .utf8)) != nil {
+                return group
+            }
+            rmdir(group)
+        }
+        return nil
+    }
 }

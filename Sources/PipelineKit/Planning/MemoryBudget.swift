@@ -49,25 +49,40 @@ public struct MemoryBudget: Sendable, Equatable, CustomStringConvertible {
         return found.min { $0.bytes < $1.bytes }
     }
 
-    /// The cgroup memory limit of this process, and the file it was read from.
+    /// The cgroup memory limit of this process, and the file it was read from: the strictest
+    /// from this process's group up to the root of the hierarchy (a parent's limit binds its
+    /// children). Groups come from `/proc/self/cgroup`: `0::/path` under cgroup v2, and
+    /// `N:memory:/path` under v1 (where a container with its own cgroup namespace sees `/`).
     static func cgroupLimit(root: String = "/sys/fs/cgroup", selfCgroup: String = "/proc/self/cgroup") -> (Int64, String)? {
-        // cgroup v2: "0::/path" names this process's group under the unified hierarchy.
-        if let membership = try? String(contentsOfFile: selfCgroup, encoding: .utf8) {
-            for line in membership.split(separator: "\n") where line.hasPrefix("0::") {
-                let group = String(line.dropFirst(3))
-                var folder = root + (group == "/" ? "" : group)
-                // The nearest limit up the tree applies.
-                while folder.hasPrefix(root) {
-                    if let limit = readLimit(folder + "/memory.max") { return (limit, "cgroup v2 memory.max (\(folder)/memory.max)") }
-                    guard folder != root else { break }
-                    folder = (folder as NSString).deletingLastPathComponent
-                }
+        let membership = (try? String(contentsOfFile: selfCgroup, encoding: .utf8)) ?? ""
+        var v2Group: String?, v1Group: String?
+        for line in membership.split(separator: "\n") {
+            let fields = line.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false)
+            guard fields.count == 3 else { continue }
+            if fields[0] == "0", fields[1].isEmpty { v2Group = String(fields[2]) }
+            if fields[1].split(separator: ",").contains("memory") { v1Group = String(fields[2]) }
+        }
+        let found = strictestLimit(hierarchy: root + "/memory", group: v1Group ?? "/", file: "memory.limit_in_bytes")
+            .map { ($0, "cgroup v1 memory.limit_in_bytes (\($1))") }
+        if found == nil, let v2Group {
+            return strictestLimit(hierarchy: root, group: v2Group, file: "memory.max").map { ($0, "cgroup v2 memory.max (\($1))") }
+        }
+        return found
+    }
+
+    /// The lowest limit in `file` from `hierarchy + group` up to `hierarchy`, and its path.
+    private static func strictestLimit(hierarchy: String, group: String, file: String) -> (Int64, String)? {
+        var folder = hierarchy + (group == "/" ? "" : group)
+        var strictest: (Int64, String)?
+        while folder.hasPrefix(hierarchy) {
+            // v1 says "no limit" with a number near Int64.max.
+            if let limit = readLimit(folder + "/" + file), limit < Int64(1) << 60, limit < strictest?.0 ?? .max {
+                strictest = (limit, folder + "/" + file)
             }
+            guard folder != hierarchy else { break }
+            folder = (folder as NSString).deletingLastPathComponent
         }
-        if let limit = readLimit(root + "/memory/memory.limit_in_bytes"), limit < Int64(1) << 60 {
-            return (limit, "cgroup v1 memory.limit_in_bytes (\(root)/memory/memory.limit_in_bytes)")
-        }
-        return nil
+        return strictest
     }
 
     private static func readLimit(_ path: String) -> Int64? {

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Benchmark: a run under a memory limit. Sixteen distinct 12-megapixel JPEGs, each made into a
+# full-size rotated PNG and a 2000 px JPEG with all sixteen in flight: together they need far
+# more memory than the limit allows. Prints, per limit, the outputs made, wall time and peak
+# memory (max RSS), with the runner's admission by memory (the budget from `ulimit -v`) and
+# without it (`--max-memory` far above the limit, so nothing waits: the runner before admission).
+#
+# usage: Benchmarks/memory-limit.sh [LIMIT_KB ...]     (default: 600000 900000)
+#
+# Environment: PIPELINE_BIN (use this binary instead of `swift build -c release`),
+# BENCH_KEEP=1 (keep the temporary folder).
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$here/.." && pwd)
+limits=("$@")
+[ ${#limits[@]} -gt 0 ] || limits=(600000 900000)
+
+if [ -n "${PIPELINE_BIN:-}" ]; then
+  bin=$PIPELINE_BIN
+else
+  echo "== swift build -c release --product pipeline" >&2
+  (cd "$repo" && swift build -c release --product pipeline >/dev/null)
+  bin="$(cd "$repo" && swift build -c release --show-bin-path)/pipeline"
+fi
+command -v vips >/dev/null || { echo "memory-limit.sh: vips not found (apt-get install libvips-tools)" >&2; exit 1; }
+[ -x /usr/bin/time ] || { echo "memory-limit.sh: /usr/bin/time not found (apt-get install time)" >&2; exit 1; }
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/pipeline-memory.XXXXXX")
+[ "${BENCH_KEEP:-0}" = 1 ] && echo "== keeping $tmp" >&2 || trap 'rm -rf "$tmp"' EXIT
+mkdir -p "$tmp/in"
+# Distinct files (the runner coalesces repeats): noise, a different brightness each.
+vips gaussnoise "$tmp/noise.v" 4000 3000 --mean 128 --sigma 40
+vips bandjoin "$tmp/noise.v $tmp/noise.v $tmp/noise.v" "$tmp/rgb.v"
+for index in $(seq 0 15); do
+  vips linear "$tmp/rgb.v" "$tmp/in/p$index.jpg[Q=85]" 1 "$((index * 4 - 32))"
+done
+rm "$tmp/noise.v" "$tmp/rgb.v"
+cat >"$tmp/p.json" <<'JSON'
+{"version": 1, "name": "memory-limit", "inputs": ["in/*.jpg"], "inFlight": 16, "incremental": false,
+ "decompress": {"concurrency": 2}, "process": {"concurrency": 2}, "encode": {"concurrency": 2}, "outputs": [
+  {"name": "full", "steps": [{"rotate": {"angle": 90}}], "encode": {"format": "png", "compression": 1}, "path": "out/{stem}-full.png"},
+  {"name": "half", "steps": [{"resize": {"width": 2000}}], "encode": {"format": "jpeg"}, "path": "out/{stem}-half.jpg"}]}
+JSON
+
+# Prints "made/32 wall_s peak_MiB" for one run under the limit.
+measure() {
+  local limit=$1; shift
+  rm -rf "$tmp/out"
+  (ulimit -v "$limit"; /usr/bin/time -v "$bin" run -q "$@" "$tmp/p.json" >/dev/null 2>"$tmp/time.txt") || true
+  local made wall peak
+  made=$(find "$tmp/out" -type f 2>/dev/null | wc -l)
+  wall=$(awk -F': ' '/Elapsed \(wall clock\)/ { n = split($2, t, ":"); s = 0; for (i = 1; i <= n; i++) s = s * 60 + t[i]; print s }' "$tmp/time.txt")
+  peak=$(awk -F': ' '/Maximum resident set size/ { printf "%.0f", $2 / 1024 }' "$tmp/time.txt")
+  echo "$made/32 $wall $peak"
+}
+
+printf '%-10s %-18s %8s %8s %9s\n' "limit" "admission" "made" "wall s" "peak MiB"
+for limit in "${limits[@]}"; do
+  read -r made wall peak < <(measure "$limit")
+  printf '%-10s %-18s %8s %8s %9s\n' "${limit}K" "by ulimit -v" "$made" "$wall" "$peak"
+  read -r made wall peak < <(measure "$limit" --max-memory 1TB)
+  printf '%-10s %-18s %8s %8s %9s\n' "${limit}K" "none" "$made" "$wall" "$peak"
+done
