@@ -76,11 +76,12 @@ enum ImageWriter {
     }
 
     /// The temporary file for an output named `name`: hidden, marked, and carrying the writing
-    /// process's id, so that a later run can tell a killed run's leftovers from a live run's
-    /// work (`TemporaryFileSweeper`). The name part is cut so the whole stays within the 255
-    /// bytes a file name may have, for any output name that itself fits.
+    /// process's id and its machine's tag (`<pid>-<machine>-<random>`), so that a later run can
+    /// tell a killed run's leftovers from a live run's work, here or on another machine sharing
+    /// the folder (`TemporaryFileSweeper`). The name part is cut so the whole stays within the
+    /// 255 bytes a file name may have, for any output name that itself fits.
     static func temporaryName(for name: String) -> String {
-        let suffix = temporaryMarker + "\(getpid())-" + UUID().uuidString.prefix(8)
+        let suffix = temporaryMarker + "\(getpid())-\(machineTag)-" + UUID().uuidString.prefix(8)
         var kept = ""
         var bytes = 1 + suffix.utf8.count
         for scalar in name.unicodeScalars {
@@ -90,6 +91,15 @@ enum ImageWriter {
         }
         return "." + kept + suffix
     }
+
+    /// Eight hexadecimal digits for this machine and boot: its host name (a container's own,
+    /// in a pod or on a cluster node) and the kernel's boot id, so that process ids, which only
+    /// mean something on one machine since one boot, are asked about only there.
+    static let machineTag: String = {
+        let host = ProcessInfo.processInfo.hostName
+        let boot = (try? String(contentsOfFile: "/proc/sys/kernel/random/boot_id", encoding: .utf8)) ?? ""
+        return String(FNV1a.hex(host + "\n" + boot).prefix(8))
+    }()
 
     /// The path, read as the kernel reads it (bytes between slashes), lies below the root and
     /// has no `.` or `..` parts. Swift's `String` compares by canonical equivalence and treats

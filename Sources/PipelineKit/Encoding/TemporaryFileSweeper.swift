@@ -2,11 +2,13 @@ import Foundation
 
 /// Removes the temporary files a killed run left in the folders a run is about to write to.
 ///
-/// `ImageWriter` names each temporary file `.<name>.pipeline-tmp-<pid>-<random>`. A file with
-/// that marker is removed when it is older than the sweep and the process that wrote it is gone:
-/// a run still writing (in this process or another one on this machine) keeps its files.
-/// Writers in another PID namespace sharing the folder cannot be told apart; their file would be
-/// removed and their write would fail with a clear error, never leave a partial output.
+/// `ImageWriter` names each temporary file `.<name>.pipeline-tmp-<pid>-<machine>-<random>`. A
+/// file with that marker, written on this machine, is removed when it is older than the sweep
+/// and the process that wrote it is gone: a run still writing (in this process or another one
+/// here) keeps its files. A file another machine (or container, or an earlier boot) wrote, in a
+/// folder they share, cannot be asked about: it is removed once nothing has written to it for
+/// `foreignIdleTime`, far longer than a write pauses. Were a live one removed all the same, its
+/// write would fail with a clear error, never leave a partial output.
 enum TemporaryFileSweeper {
     /// Sweeps the folder of every output the plan will write, off the cooperative pool (the
     /// runner calls it on a stage queue). Failures to list or remove are ignored: a folder that
@@ -58,15 +60,22 @@ enum TemporaryFileSweeper {
         return removed
     }
 
+    /// How long a temporary file written on another machine must have gone unwritten before a
+    /// sweep removes it.
+    static let foreignIdleTime: TimeInterval = 3600
+
     /// Whether `name` is a temporary file of a process that is gone, last written before `start`.
-    static func isLeftover(name: String, modified: timespec, before start: Date) -> Bool {
+    static func isLeftover(name: String, modified: timespec, before start: Date, machineTag: String = ImageWriter.machineTag) -> Bool {
         guard name.hasPrefix("."), let marker = name.range(of: ImageWriter.temporaryMarker, options: .backwards) else { return false }
         let modifiedAt = Double(modified.tv_sec) + Double(modified.tv_nsec) / 1e9
         guard modifiedAt < start.timeIntervalSince1970 else { return false }
-        // "<pid>-<random>"; files from before writers recorded their process id ("<random>")
-        // have no owner to ask about.
-        let rest = name[marker.upperBound...]
-        guard let dash = rest.firstIndex(of: "-"), let pid = pid_t(rest[..<dash]), pid > 0 else { return true }
+        // "<pid>-<machine>-<random>"; before writers recorded their machine, "<pid>-<random>"
+        // (taken to be this machine's), and before that "<random>", with no owner to ask about.
+        let parts = name[marker.upperBound...].split(separator: "-")
+        guard parts.count >= 2, let pid = pid_t(parts[0]), pid > 0 else { return true }
+        if parts.count >= 3, parts[1] != machineTag {
+            return modifiedAt < start.timeIntervalSince1970 - foreignIdleTime
+        }
         return !isRunning(pid)
     }
 

@@ -100,9 +100,23 @@ import TestSupport
         #expect(directory.allFiles().filter { $0.hasPrefix("out/") } == ["out/a.jpg"])
     }
 
+    @Test func aLeftoverFromAnotherMachineIsRemovedOnlyOnceLongIdle() {
+        let start = Date()
+        let name = ".photo.webp.pipeline-tmp-\(getpid())-0badf00d-1234abcd"
+        func modified(_ secondsAgo: TimeInterval) -> timespec {
+            timespec(tv_sec: Int(start.timeIntervalSince1970 - secondsAgo), tv_nsec: 0)
+        }
+        // Its process id means nothing here (it happens to be this test's): only its age counts.
+        #expect(!TemporaryFileSweeper.isLeftover(name: name, modified: modified(60), before: start, machineTag: "feedface"))
+        #expect(TemporaryFileSweeper.isLeftover(name: name, modified: modified(TemporaryFileSweeper.foreignIdleTime + 60), before: start, machineTag: "feedface"))
+        // On the machine that wrote it, the live writer keeps it however old.
+        #expect(!TemporaryFileSweeper.isLeftover(name: name, modified: modified(TemporaryFileSweeper.foreignIdleTime + 60), before: start, machineTag: "0badf00d"))
+    }
+
     @Test func temporaryNamesCarryTheMarkerAndTheWritersProcessID() {
         let name = ImageWriter.temporaryName(for: "photo.webp")
-        #expect(name.hasPrefix(".photo.webp.pipeline-tmp-\(getpid())-"))
+        #expect(name.hasPrefix(".photo.webp.pipeline-tmp-\(getpid())-\(ImageWriter.machineTag)-"))
+        #expect(ImageWriter.machineTag.count == 8)
         #expect(TemporaryFileSweeper.isLeftover(name: name, modified: timespec(tv_sec: 0, tv_nsec: 0), before: Date()) == false)
     }
 }
