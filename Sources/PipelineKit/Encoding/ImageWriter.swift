@@ -96,7 +96,10 @@ enum ImageWriter {
     /// in a pod or on a cluster node) and the kernel's boot id, so that process ids, which only
     /// mean something on one machine since one boot, are asked about only there.
     static let machineTag: String = {
-        let host = ProcessInfo.processInfo.hostName
+        // gethostname, not ProcessInfo.hostName, which may ask DNS for the canonical name.
+        var buffer = [CChar](repeating: 0, count: 256)
+        gethostname(&buffer, buffer.count - 1)
+        let host = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         let boot = (try? String(contentsOfFile: "/proc/sys/kernel/random/boot_id", encoding: .utf8)) ?? ""
         return String(FNV1a.hex(host + "\n" + boot).prefix(8))
     }()
