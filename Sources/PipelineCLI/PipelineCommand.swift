@@ -20,8 +20,10 @@ public enum PipelineCLI {
 
     /// `main(processors:)` with explicit arguments (without the program name).
     public static func main(processors: ProcessorRegistry, arguments: [String]) async -> Never {
-        // Before the run's threads exist, so that none of them gets a malloc arena of its own.
+        // Before the run's threads exist, so that none of them gets a malloc arena of its own,
+        // and the memory budget is measured from what the process holds before they do.
         Vips.limitMallocArenas()
+        MemoryBudget.recordBaseline()
         Vips.fitThreadStacksToAddressSpaceLimit()
         // As servers do: many systems start processes with a soft limit of open files far below
         // the hard one, and a run holds a few per image in flight.

@@ -30,21 +30,42 @@ public struct MemoryBudget: Sendable, Equatable, CustomStringConvertible {
     /// the images: measured as the resident size of a run of small images, rounded up.
     public static let reserve: Int64 = 96 << 20
 
+    /// What an address-space limit must leave beside `reserve`: mappings that cost address space
+    /// but little memory, made during a run: the second malloc arena's 64 MiB heap and the
+    /// threads' stacks (2 MiB each under such a limit).
+    public static let addressSpaceReserve: Int64 = 96 << 20
+
+    /// The process's own use when the baseline was taken (see `recordBaseline()`). Address space
+    /// reserved but not usable (a malloc arena's heap beyond what it uses, `PROT_NONE`) is left
+    /// out: whether the second arena exists yet when the baseline is taken depends on timing,
+    /// and `addressSpaceReserve` counts it either way.
+    private static let baseline: (resident: Int64, virtual: Int64) = (residentBytes(), virtualBytes() - reservedAnonymousBytes())
+
+    /// Takes the process's own memory use as the baseline that budgets are measured from, if it
+    /// was not taken yet. Call it first thing in `main`, before threads and arenas appear, so
+    /// the budget does not depend on how far they got by the time a run starts (the `pipeline`
+    /// command does); otherwise it is taken when the first budget is.
+    public static func recordBaseline() {
+        _ = baseline
+    }
+
     /// The budget the environment sets, the strictest when several do; `explicit` (bytes) wins.
     public static func detect(explicit: Int64? = nil) -> MemoryBudget? {
+        let base = baseline
         if let explicit {
-            return MemoryBudget(bytes: max(0, explicit - residentBytes() - reserve), limit: explicit, source: "--max-memory")
+            return MemoryBudget(bytes: max(0, explicit - base.resident - reserve), limit: explicit, source: "--max-memory")
         }
         var found: [MemoryBudget] = []
         if let (limit, path) = cgroupLimit() {
-            found.append(MemoryBudget(bytes: max(0, limit - residentBytes() - reserve), limit: limit, source: path))
+            found.append(MemoryBudget(bytes: max(0, limit - base.resident - reserve), limit: limit, source: path))
         }
         var limits = rlimit()
         if getrlimit(Int32(RLIMIT_AS.rawValue), &limits) == 0, limits.rlim_cur != rlim_t.max {
-            // Address space, not resident memory: what is mapped already (libraries, thread
-            // stacks, malloc arenas) counts, so it is taken off as it stands.
+            // Address space, not resident memory: what is mapped (libraries, thread stacks,
+            // malloc arenas) counts, at the start and later.
             let limit = Int64(clamping: limits.rlim_cur)
-            found.append(MemoryBudget(bytes: max(0, limit - virtualBytes() - reserve), limit: limit, source: "RLIMIT_AS (ulimit -v)"))
+            found.append(MemoryBudget(bytes: max(0, limit - base.virtual - reserve - addressSpaceReserve), limit: limit,
+                                      source: "RLIMIT_AS (ulimit -v)"))
         }
         return found.min { $0.bytes < $1.bytes }
     }
@@ -100,6 +121,20 @@ public struct MemoryBudget: Sendable, Equatable, CustomStringConvertible {
         let fields = text.split(separator: " ")
         guard fields.count > field, let pages = Int64(fields[field]) else { return 0 }
         return pages * Int64(sysconf(Int32(_SC_PAGESIZE)))
+    }
+
+    /// Anonymous mappings of this process with no access (`---p` in /proc/self/maps).
+    static func reservedAnonymousBytes() -> Int64 {
+        guard let maps = try? String(contentsOfFile: "/proc/self/maps", encoding: .utf8) else { return 0 }
+        var total: Int64 = 0
+        for line in maps.split(separator: "\n") {
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            guard fields.count == 5, fields[1] == "---p" else { continue } // no path: anonymous
+            let range = fields[0].split(separator: "-")
+            guard range.count == 2, let start = UInt64(range[0], radix: 16), let end = UInt64(range[1], radix: 16), end > start else { continue }
+            total += Int64(end - start)
+        }
+        return total
     }
 
     static func megabytes(_ bytes: Int64) -> String {

@@ -15,6 +15,9 @@ public struct PlanExplanation: Sendable {
         public let loadShrink: Int
         /// The size decoding produces: what the largest output needs.
         public let decodeSize: ImageSize?
+        /// Bytes the decode holds at full size because it cannot stream (an interlaced PNG, a
+        /// progressive JPEG), or 0.
+        public var unstreamedBytes: Int64 = 0
     }
 
     public let inputs: Int
@@ -42,6 +45,9 @@ public struct PlanExplanation: Sendable {
     public let largestInputEstimate: Int64
     /// Inputs, among the headers read, whose estimate alone exceeds the budget: the run fails them.
     public let inputsOverBudget: Int
+    /// Inputs, among the headers read, whose decode cannot stream (interlaced PNG, progressive
+    /// JPEG): they hold their full size in memory while decoded, whatever the outputs' sizes.
+    public let unstreamedInputs: Int
 
     /// Headers are read for at most this many local inputs (all of them in smaller runs).
     public static let headerLimit = 2000
@@ -51,6 +57,7 @@ public struct PlanExplanation: Sendable {
         shard = plan.shard.map { ($0, shardSource ?? "given", plan.totalInputCount) }
         self.memoryBudget = memoryBudget
         var inputsOverBudget = 0
+        var unstreamedInputs = 0
         let decoder = ImageDecoder(settings: definition.decompress, outputs: definition.outputs)
         inputs = plan.inputCount
         sources = plan.items.count
@@ -69,8 +76,11 @@ public struct PlanExplanation: Sendable {
                 let allowed = decoder.allowedShrink(for: size)
                 let decodeSize = ImageDecoder.decodeSize(stored: size, allowedShrink: allowed)
                 let shrink = ImageDecoder.loadShrink(allowed: allowed, loader: format ?? "", fast: definition.decompress.fastShrinkOnLoad)
-                sample = Sample(input: item.input.displayName, format: format, size: size, loadShrink: shrink, decodeSize: decodeSize)
-                let estimate = ImageDecoder.estimatedBytes(decodeSize: decodeSize, outputs: definition.outputs)
+                let unstreamed = ImageDecoder.unstreamedDecodeBytes(header)
+                if unstreamed > 0 { unstreamedInputs += 1 }
+                sample = Sample(input: item.input.displayName, format: format, size: size, loadShrink: shrink, decodeSize: decodeSize,
+                                unstreamedBytes: unstreamed)
+                let estimate = ImageDecoder.estimatedBytes(decodeSize: decodeSize, outputs: definition.outputs) + unstreamed
                 largestEstimate = max(largestEstimate, estimate)
                 if let memoryBudget, estimate > memoryBudget.bytes { inputsOverBudget += 1 }
             }
@@ -91,6 +101,7 @@ public struct PlanExplanation: Sendable {
         estimatedPeakImageBytes = Int64(definition.inFlight) * largestEstimate
         largestInputEstimate = largestEstimate
         self.inputsOverBudget = inputsOverBudget
+        self.unstreamedInputs = unstreamedInputs
         estimatedPeakDownloadBytes = remoteInputs > 0 ? Int64(definition.inFlight) * definition.fetch.maxBytes : 0
     }
 
@@ -110,7 +121,13 @@ public struct PlanExplanation: Sendable {
                 continue
             }
             let shrink = sample.loadShrink > 1 ? "shrink-on-load \(sample.loadShrink), " : ""
-            lines.append("  \(sample.input.escapingControlCharacters): \(sample.format ?? "?") \(size), \(shrink)decoded at \(decode)")
+            let whole = sample.unstreamedBytes > 0
+                ? "; interlaced, so the decode cannot stream: it holds about \(MemoryBudget.megabytes(sample.unstreamedBytes)) at full size" : ""
+            lines.append("  \(sample.input.escapingControlCharacters): \(sample.format ?? "?") \(size), \(shrink)decoded at \(decode)\(whole)")
+        }
+        if unstreamedInputs > 0 {
+            lines.append("\(unstreamedInputs) input\(unstreamedInputs == 1 ? "" : "s") cannot stream the decode (interlaced PNG or progressive JPEG): "
+                         + "each is held at full size while decoded, whatever the outputs' sizes")
         }
         lines.append("outputs per input: \(outputs.count)")
         for output in outputs { lines.append("  \(output.escapingControlCharacters)") }

@@ -82,4 +82,21 @@ import TestSupport
         pipeline.configuration.maxMemory = nil
         #expect(pipeline.memoryBudget()?.source != "--max-memory")
     }
+
+    @Test func explainPointsOutDecodesThatCannotStream() throws {
+        let directory = try TemporaryDirectory()
+        let photo = try Fixtures.gradient(width: 2000, height: 1500)
+        try directory.write(try photo.encoded(suffix: ".jpg[Q=85]"), to: "in/baseline.jpg")
+        try directory.write(try photo.encoded(suffix: ".jpg[Q=85,interlace]"), to: "in/progressive.jpg")
+        try directory.write(try photo.encoded(suffix: ".png[interlace,compression=1]"), to: "in/interlaced.png")
+        try directory.write(Data(PipelineHarness.json(inputs: ["in/*"], outputs: [
+            #"{"name": "t", "steps": [{"resize": {"width": 200}}], "encode": {"format": "jpeg"}, "path": "out/{name}.jpg"}"#]).utf8), to: "p.json")
+        let explain = try CommandRunner.run(["explain", directory.url.appendingPathComponent("p.json").path])
+        let lines = explain.standardOutput.split(separator: "\n").map(String.init)
+        #expect(lines.contains { $0.contains("in/baseline.jpg") && !$0.contains("cannot stream") })
+        // 3 MP: 4:2:0 coefficients at 2 bytes (9 MB); RGB at a byte a sample (9 MB).
+        #expect(lines.contains { $0.contains("in/progressive.jpg") && $0.contains("cannot stream: it holds about 9 MB at full size") }, "\(lines)")
+        #expect(lines.contains { $0.contains("in/interlaced.png") && $0.contains("cannot stream: it holds about 9 MB at full size") }, "\(lines)")
+        #expect(lines.contains("2 inputs cannot stream the decode (interlaced PNG or progressive JPEG): each is held at full size while decoded, whatever the outputs' sizes"))
+    }
 }
