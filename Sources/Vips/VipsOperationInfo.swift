@@ -141,7 +141,9 @@ public struct VipsOperationInfo: Sendable {
                 propertyName: propertyName,
                 help: raw.blurb.map { String(cString: $0) } ?? "",
                 kind: Self.kind(of: raw),
-                isRequired: flags & VIPS_ARGUMENT_REQUIRED.rawValue != 0,
+                // A deprecated argument may still be flagged required (shrinkh's old "xshrink",
+                // an alias of "hshrink"): nobody has to give it.
+                isRequired: flags & VIPS_ARGUMENT_REQUIRED.rawValue != 0 && flags & VIPS_ARGUMENT_DEPRECATED.rawValue == 0,
                 isInput: flags & VIPS_ARGUMENT_INPUT.rawValue != 0,
                 isOutput: flags & VIPS_ARGUMENT_OUTPUT.rawValue != 0,
                 isDeprecated: flags & VIPS_ARGUMENT_DEPRECATED.rawValue != 0,

@@ -55,4 +55,12 @@ struct VipsCallTests {
         #expect(VipsOperationInfo.allNames.contains("embed"))
         #expect(VipsOperationInfo.named("VipsForeign") == nil)
     }
+
+    @Test func aDeprecatedArgumentFlaggedRequiredNeedNotBeGiven() throws {
+        // libvips 8.14's shrinkh still lists its old "xshrink" as required, beside "hshrink".
+        let image = try Fixtures.solid(width: 64, height: 8)
+        let shrunk = try image.applying("shrinkh", ["hshrink": .integer(4)])
+        #expect(shrunk.width == 16 && shrunk.height == 8)
+        #expect(VipsOperationInfo.named("shrinkh")?.inputs.filter(\.isRequired).map(\.name) == ["in", "hshrink"])
+    }
 }
