@@ -3,7 +3,7 @@
 
     python3 Benchmarks/reference.py INPUT_DIR OUTPUT_DIR [--workers 2]
 
-For every *.jpg, *.jpeg, *.png and *.webp file directly in INPUT_DIR (the same
+For every *.jpg, *.jpeg, *.png, *.webp, *.tif and *.tiff file directly in INPUT_DIR (the same
 globs as the pipeline file that Benchmarks/run.sh writes) it makes three outputs:
 
     OUTPUT_DIR/{stem}-{ext}-large.jpg        fit inside 1280x1280, never enlarged, JPEG q85, metadata stripped
@@ -33,7 +33,7 @@ import os
 import sys
 import time
 
-PATTERNS = (".jpg", ".jpeg", ".png", ".webp")  # case-sensitive, like the pipeline's globs
+PATTERNS = (".jpg", ".jpeg", ".png", ".webp", ".tif", ".tiff")  # case-sensitive, like the pipeline's globs
 
 _out_dir = None
 

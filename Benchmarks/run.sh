@@ -59,7 +59,7 @@ corpus=${corpus:-${PIPELINE_CORPUS:-${XDG_CACHE_HOME:-$HOME/.cache}/pipeline-ben
 
 # The inputs, as the pipeline's globs see them (case-sensitive, top level only), sorted by name.
 list_images() {
-  find "$1" -maxdepth 1 -type f \( -name '*.jpg' -o -name '*.jpeg' -o -name '*.png' -o -name '*.webp' \) \
+  find "$1" -maxdepth 1 -type f \( -name '*.jpg' -o -name '*.jpeg' -o -name '*.png' -o -name '*.webp' -o -name '*.tif' -o -name '*.tiff' \) \
     -printf '%f\n' 2>/dev/null | LC_ALL=C sort
 }
 
@@ -159,12 +159,14 @@ write_pipeline_file() {
   "$py" - "$input" "$1" "${2:-}" <<'PY'
 import glob, json, os, sys
 inputs, dest, url_list = sys.argv[1], sys.argv[2], sys.argv[3]
-globs = [f"{inputs}/*.{ext}" for ext in ("jpg", "jpeg", "png", "webp")]
+globs = [f"{inputs}/*.{ext}" for ext in ("jpg", "jpeg", "png", "webp", "tif", "tiff")]
 job = {
     "version": 1,
     "name": "standard",
     "inputs": [g for g in globs if glob.glob(glob.escape(inputs) + g[len(inputs):])],
-    # Stage widths are pipeline's defaults unless PIPELINE_WIDTHS says "D,R,E".
+    # Stage widths are pipeline's defaults unless PIPELINE_WIDTHS says "D,R,E". Pixels are
+    # not limited (the reference has no limit), so a gigapixel corpus runs too.
+    "decompress": {"maxPixels": 2_000_000_000},
     "outputs": [
         {"name": "small", "steps": [{"resize": {"width": 320, "height": 320, "fit": "cover"}}],
          "encode": {"format": "webp", "quality": 80}, "path": "out/{stem}-{ext}-small.webp"},
@@ -181,7 +183,7 @@ if url_list:
 widths = os.environ.get("PIPELINE_WIDTHS")
 if widths:
     d, r, e = (int(w) for w in widths.split(","))
-    job["decompress"] = {"concurrency": d}
+    job["decompress"]["concurrency"] = d
     job["process"] = {"concurrency": r}
     job["encode"] = {"concurrency": e}
 with open(dest, "w") as f:
