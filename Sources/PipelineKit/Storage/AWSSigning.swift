@@ -1,0 +1,34 @@
+/// Credentials for S3-compatible storage. Their description never shows the secret or the
+/// session token, so they cannot reach an error, a log or a report by accident.
+public struct AWSCredentials: Sendable, Equatable, CustomStringConvertible {
+    public let accessKeyID: String
+    public let secretAccessKey: String
+    /// The token of temporary (session) credentials, sent as `x-amz-security-token`.
+    public let sessionToken: String?
+
+    public init(accessKeyID: String, secretAccessKey: String, sessionToken: String? = nil) {
+        self.accessKeyID = accessKeyID
+        self.secretAccessKey = secretAccessKey
+        self.sessionToken = sessionToken
+    }
+
+    public var description: String {
+        "access key \(accessKeyID)" + (sessionToken == nil ? "" : " (session credentials)")
+    }
+}
+
+/// How to sign a request with AWS Signature Version 4 (libcurl's `CURLOPT_AWS_SIGV4`).
+public struct AWSSigning: Sendable, Equatable, CustomStringConvertible {
+    public let credentials: AWSCredentials
+    public let region: String
+    /// The service in the credential scope: `s3` (or `iam`, `sts`).
+    public let service: String
+
+    public init(credentials: AWSCredentials, region: String, service: String = "s3") {
+        self.credentials = credentials
+        self.region = region
+        self.service = service
+    }
+
+    public var description: String { "SigV4 \(service) in \(region) with \(credentials)" }
+}

@@ -1,0 +1,199 @@
+import Foundation
+import Vips
+
+/// What S3 answered when an operation failed: its error code (`NoSuchKey`, `AccessDenied`,
+/// `SignatureDoesNotMatch`, …) read from the XML body, with the bucket and key it was about.
+public struct S3Error: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The S3 operation: `GetObject`, `HeadObject`, `PutObject`, `ListObjectsV2`.
+    public let operation: String
+    public let bucket: String
+    public let key: String
+    public let status: Int
+    /// S3's code; for a bodiless answer (`HEAD`), the code its status stands for.
+    public let code: String
+    public let message: String?
+
+    public var description: String {
+        "\(code) (HTTP \(status))" + (message.map { ": \($0)" } ?? "")
+    }
+
+    /// Reads S3's error body; a body without a code (a `HEAD`'s) is named from the status.
+    init(operation: String, bucket: String, key: String, response: DataResponse) {
+        let body = Substring(String(decoding: response.body.prefix(64 * 1024), as: UTF8.self))
+        let fallback = switch response.status {
+        case 404: key.isEmpty ? "NoSuchBucket" : "NoSuchKey"
+        case 403: "AccessDenied"
+        case 400: "BadRequest"
+        default: "HTTP\(response.status)"
+        }
+        self.operation = operation
+        self.bucket = bucket
+        self.key = key
+        self.status = response.status
+        self.code = S3XML.value(of: "Code", in: body) ?? fallback
+        self.message = S3XML.value(of: "Message", in: body)
+    }
+}
+
+/// One object a listing found.
+struct S3Object: Sendable, Equatable {
+    let key: String
+    /// With its quotes, as S3 sends it: the object's version for incremental runs and the cache.
+    let etag: String?
+    let size: Int64?
+}
+
+/// The S3 operations a run needs, as signed libcurl requests through a `RemoteFetcher`, so
+/// they get the same retries, timeouts and `maxBytes` as HTTP inputs.
+struct S3Client: Sendable {
+    let configuration: S3Configuration
+    let fetcher: RemoteFetcher
+
+    /// The request for `method` on the object at `location`, signed.
+    ///
+    /// Query parameters are sorted and encoded as Signature Version 4 requires, since libcurl
+    /// 7.88's signer uses the query as given.
+    func request(_ method: String, _ location: S3Location, query: [(String, String)] = [], headers: [String: String] = [:],
+                 body: Data? = nil, maxBytes: Int64) -> DataRequest {
+        var request = DataRequest(url: url(location, query: query), headers: headers, maxBytes: maxBytes)
+        request.method = method
+        request.body = body
+        request.signing = AWSSigning(credentials: configuration.credentials, region: configuration.region, service: "s3")
+        return request
+    }
+
+    /// The object's URL: path-style on a custom endpoint, virtual-hosted on AWS (path-style
+    /// there too for a bucket with dots, which TLS certificates of `*.s3…` cannot cover).
+    func url(_ location: S3Location, query: [(String, String)] = []) -> String {
+        let key = Self.encode(location.key, keepingSlashes: true)
+        var url: String
+        if let endpoint = configuration.endpoint {
+            url = "\(endpoint)/\(location.bucket)/\(key)"
+        } else if location.bucket.contains(".") {
+            url = "https://s3.\(configuration.region).amazonaws.com/\(location.bucket)/\(key)"
+        } else {
+            url = "https://\(location.bucket).s3.\(configuration.region).amazonaws.com/\(key)"
+        }
+        if !query.isEmpty {
+            let pairs = query.map { (Self.encode($0.0, keepingSlashes: false), Self.encode($0.1, keepingSlashes: false)) }
+            url += "?" + pairs.sorted { $0.0 == $1.0 ? $0.1 < $1.1 : $0.0 < $1.0 }.map { "\($0.0)=\($0.1)" }.joined(separator: "&")
+        }
+        return url
+    }
+
+    /// URI-encodes as Signature Version 4 does: every byte but `A-Z a-z 0-9 - _ . ~` (and `/`
+    /// in a key) as `%XX`, upper case.
+    static func encode(_ text: String, keepingSlashes: Bool) -> String {
+        var encoded = ""
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                 UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: "~"):
+                encoded.unicodeScalars.append(Unicode.Scalar(byte))
+            case UInt8(ascii: "/") where keepingSlashes:
+                encoded += "/"
+            default:
+                encoded += String(format: "%%%02X", byte)
+            }
+        }
+        return encoded
+    }
+
+    /// How reasons name an operation on an object.
+    static func label(_ operation: String, _ location: S3Location) -> String {
+        "S3 \(operation) of \(location) (bucket \"\(location.bucket)\", key \"\(location.key)\")"
+    }
+
+    /// A status explanation for `fetcher`: S3's code and message.
+    static func explanation(_ operation: String, _ location: S3Location) -> RemoteFetcher.StatusExplanation {
+        { response in
+            let error = S3Error(operation: operation, bucket: location.bucket, key: location.key, response: response)
+            return (error.description, error)
+        }
+    }
+
+    /// Every object whose key starts with `prefix`, page after page (ListObjectsV2 returns at
+    /// most 1,000 keys per answer and a continuation token for the next).
+    func list(bucket: String, prefix: String, isCancelled: @escaping @Sendable () -> Bool = { false }) throws -> [S3Object] {
+        var objects: [S3Object] = []
+        var token: String?
+        let location = S3Location(bucket: bucket, key: "")
+        repeat {
+            var query = [("list-type", "2"), ("prefix", prefix)]
+            if let token { query.append(("continuation-token", token)) }
+            // A page of 1,000 keys is a few hundred kilobytes; this bound only stops a runaway answer.
+            let request = request("GET", location, query: query, maxBytes: 64 << 20)
+            let outcome = try fetcher.fetch(request, revalidating: nil, label: "S3 ListObjectsV2 of s3://\(bucket)/\(prefix) (bucket \"\(bucket)\", prefix \"\(prefix)\")",
+                                            explain: Self.explanation("ListObjectsV2", S3Location(bucket: bucket, key: prefix)), isCancelled: isCancelled)
+            guard case .fetched(let response) = outcome else { break }
+            let xml = Substring(String(decoding: response.body, as: UTF8.self))
+            for contents in S3XML.elements("Contents", in: xml) {
+                guard let key = S3XML.value(of: "Key", in: contents) else { continue }
+                objects.append(S3Object(key: key, etag: S3XML.value(of: "ETag", in: contents),
+                                        size: S3XML.value(of: "Size", in: contents).flatMap { Int64($0) }))
+            }
+            let truncated = S3XML.value(of: "IsTruncated", in: xml) == "true"
+            token = truncated ? S3XML.value(of: "NextContinuationToken", in: xml) : nil
+        } while token != nil
+        return objects
+    }
+
+    /// Gets the object (conditionally, when a cached copy is given).
+    func get(_ location: S3Location, revalidating cached: CachedResponse?, maxBytes: Int64,
+             isCancelled: @escaping @Sendable () -> Bool) throws -> RemoteFetcher.Outcome {
+        try fetcher.fetch(request("GET", location, maxBytes: maxBytes), revalidating: cached, label: Self.label("GetObject", location),
+                          explain: Self.explanation("GetObject", location), isCancelled: isCancelled)
+    }
+
+    /// The object's headers (names lowercased), or nil when there is no such object (or it
+    /// may not be read).
+    func head(_ location: S3Location, isCancelled: @escaping @Sendable () -> Bool) throws -> [String: String]? {
+        let outcome = try fetcher.fetch(request("HEAD", location, maxBytes: 1), revalidating: nil, label: Self.label("HeadObject", location),
+                                        accepting: [403, 404], explain: Self.explanation("HeadObject", location), isCancelled: isCancelled)
+        guard case .fetched(let response) = outcome, (200..<300).contains(response.status) else { return nil }
+        return response.headers
+    }
+
+    /// Writes the whole object in one `PUT` (S3 makes it appear at once, never half written).
+    /// Failures are the encode stage's.
+    func put(_ location: S3Location, body: Data, headers: [String: String], isCancelled: @escaping @Sendable () -> Bool) throws(ItemError) {
+        do {
+            _ = try fetcher.fetch(request("PUT", location, headers: headers, body: body, maxBytes: 1 << 20), revalidating: nil,
+                                  label: Self.label("PutObject", location), explain: Self.explanation("PutObject", location),
+                                  isCancelled: isCancelled)
+        } catch let error as ItemError {
+            throw ItemError(error.kind == .httpStatus ? .writing : error.kind, stage: .encode, reason: error.reason, underlying: error.underlyingError)
+        } catch {
+            throw ItemError(.writing, stage: .encode, reason: "\(Self.label("PutObject", location)): cancelled", underlying: error)
+        }
+    }
+}
+
+/// S3 for one run: the configuration is resolved once, when first needed, so a run without
+/// `s3://` inputs or outputs never looks for credentials.
+final class S3Access: Sendable {
+    private let settings: S3Settings
+    private let environment: [String: String]
+    private let fetcher: RemoteFetcher
+    private let resolved = Locked<Result<S3Client, S3Configuration.Failure>?>(nil)
+
+    /// - Parameter loader: makes the requests; by default libcurl with the file's fetch settings.
+    init(definition: PipelineDefinition, environment: [String: String], loader: (any DataLoading)?) {
+        self.settings = definition.s3
+        self.environment = environment
+        self.fetcher = RemoteFetcher(loader: loader ?? CurlDataLoader(fetch: definition.fetch), settings: definition.fetch)
+    }
+
+    /// The client, or why there is none (no credentials, a bad endpoint).
+    func client() throws(S3Configuration.Failure) -> S3Client {
+        let result = resolved.withLock { resolved in
+            if let resolved { return resolved }
+            let result = Result { () throws(S3Configuration.Failure) in
+                S3Client(configuration: try S3Configuration.resolve(settings, environment: environment), fetcher: fetcher)
+            }
+            resolved = result
+            return result
+        }
+        return try result.get()
+    }
+}
