@@ -298,22 +298,24 @@ public struct OutputTarget: Sendable {
         return path
     }
 
-    /// An S3 key is not a path: nothing resolves `..` in it, so a key with an empty, `.` or `..`
-    /// part is refused (whoever later copies the objects to a disk would resolve them), as is one
-    /// outside the template's bucket and literal folders.
+    /// An S3 key is not a path: nothing resolves `..` in it, so a key with a `.` or `..` part is
+    /// refused (whoever later copies the objects to a disk would resolve them), as is one outside
+    /// the template's bucket and literal folders. Empty parts (an empty `{dir}`) fold, as `//`
+    /// does in a file path.
     private static func placeObject(_ resolved: String, root: String) throws(PathTemplate.Failure) -> String {
-        guard let object = S3Location(resolved), let rootObject = S3Location(root), object.bucket == rootObject.bucket,
+        guard let written = S3Location(resolved), let rootObject = S3Location(root), written.bucket == rootObject.bucket,
               !rootObject.bucket.contains("{") else {
             throw PathTemplate.Failure(message: "\(resolved) would leave the output prefix \(root): an S3 output's bucket must be written in full")
         }
+        let object = S3Location(bucket: written.bucket, key: written.key.split(separator: "/").joined(separator: "/"))
         let parts = object.key.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
         let prefix = rootObject.key.isEmpty ? "" : rootObject.key + "/"
         guard !parts.contains(where: { $0.isEmpty || $0.elementsEqual([0x2E]) || $0.elementsEqual([0x2E, 0x2E]) }),
               !object.key.utf8.contains(0), object.key.hasPrefix(prefix), object.key.count > prefix.count else {
-            throw PathTemplate.Failure(message: "the key of \(resolved) has an empty, \".\" or \"..\" part or lies outside \(root): "
+            throw PathTemplate.Failure(message: "the key of \(resolved) has a \".\" or \"..\" part or lies outside \(root): "
                                        + "it would leave the output prefix \(root)")
         }
-        return resolved
+        return object.description
     }
 
     private static func absolute(_ path: String, base: URL) -> String {

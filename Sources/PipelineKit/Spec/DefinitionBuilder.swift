@@ -162,6 +162,10 @@ struct DefinitionBuilder {
                                   message: "the path ends in .\(pathExtension) but the output is encoded as \(encoder.format.rawValue)"
                                       + " (use .\(encoder.format.fileExtension) or {format})"))
         }
+        if S3Location.isS3(pathText), !S3Location.isS3(template.authoredFolder + "/") || S3Location(template.authoredFolder + "/") == nil {
+            problems.append(.init(path: join(path, "path"), location: node["path"]?.location,
+                                  message: "an S3 output path must name its bucket in full, as s3://BUCKET/KEY"))
+        }
         var output = OutputDefinition(name: name, steps: steps, encoder: encoder, path: template)
         output.pathLocation = node["path"]?.location
         readObjectSettings(node, at: path, into: &output)

@@ -48,14 +48,16 @@ struct S3Object: Sendable, Equatable {
 struct S3Client: Sendable {
     let configuration: S3Configuration
     let fetcher: RemoteFetcher
+    /// Whether this server signs `/` in a query as sent rather than as `%2F` (see `list`).
+    private let rawSlashes = QuerySlashes()
 
     /// The request for `method` on the object at `location`, signed.
     ///
     /// Query parameters are sorted and encoded as Signature Version 4 requires, since libcurl
     /// 7.88's signer uses the query as given.
     func request(_ method: String, _ location: S3Location, query: [(String, String)] = [], headers: [String: String] = [:],
-                 body: Data? = nil, maxBytes: Int64) -> DataRequest {
-        var request = DataRequest(url: url(location, query: query), headers: headers, maxBytes: maxBytes)
+                 body: Data? = nil, maxBytes: Int64, rawSlashes: Bool = false) -> DataRequest {
+        var request = DataRequest(url: url(location, query: query, rawSlashes: rawSlashes), headers: headers, maxBytes: maxBytes)
         request.method = method
         request.body = body
         request.signing = AWSSigning(credentials: configuration.credentials, region: configuration.region, service: "s3")
@@ -64,7 +66,7 @@ struct S3Client: Sendable {
 
     /// The object's URL: path-style on a custom endpoint, virtual-hosted on AWS (path-style
     /// there too for a bucket with dots, which TLS certificates of `*.s3…` cannot cover).
-    func url(_ location: S3Location, query: [(String, String)] = []) -> String {
+    func url(_ location: S3Location, query: [(String, String)] = [], rawSlashes: Bool = false) -> String {
         let key = Self.encode(location.key, keepingSlashes: true)
         var url: String
         if let endpoint = configuration.endpoint {
@@ -75,7 +77,7 @@ struct S3Client: Sendable {
             url = "https://\(location.bucket).s3.\(configuration.region).amazonaws.com/\(key)"
         }
         if !query.isEmpty {
-            let pairs = query.map { (Self.encode($0.0, keepingSlashes: false), Self.encode($0.1, keepingSlashes: false)) }
+            let pairs = query.map { (Self.encode($0.0, keepingSlashes: false), Self.encode($0.1, keepingSlashes: rawSlashes)) }
             url += "?" + pairs.sorted { $0.0 == $1.0 ? $0.1 < $1.1 : $0.0 < $1.0 }.map { "\($0.0)=\($0.1)" }.joined(separator: "&")
         }
         return url
@@ -121,10 +123,26 @@ struct S3Client: Sendable {
         repeat {
             var query = [("list-type", "2"), ("prefix", prefix)]
             if let token { query.append(("continuation-token", token)) }
+            let label = "S3 ListObjectsV2 of s3://\(bucket)/\(prefix) (bucket \"\(bucket)\", prefix \"\(prefix)\")"
+            let explain = Self.explanation("ListObjectsV2", S3Location(bucket: bucket, key: prefix))
             // A page of 1,000 keys is a few hundred kilobytes; this bound only stops a runaway answer.
-            let request = request("GET", location, query: query, maxBytes: 64 << 20)
-            let outcome = try fetcher.fetch(request, revalidating: nil, label: "S3 ListObjectsV2 of s3://\(bucket)/\(prefix) (bucket \"\(bucket)\", prefix \"\(prefix)\")",
-                                            explain: Self.explanation("ListObjectsV2", S3Location(bucket: bucket, key: prefix)), isCancelled: isCancelled)
+            let page = { (raw: Bool) throws -> RemoteFetcher.Outcome in
+                try fetcher.fetch(request("GET", location, query: query, maxBytes: 64 << 20, rawSlashes: raw), revalidating: nil,
+                                  label: label, explain: explain, isCancelled: isCancelled)
+            }
+            // libcurl 7.88 signs the query as sent. AWS and MinIO sign a prefix's "/" as "%2F", as
+            // the specification says; some servers (moto, behind werkzeug) see "/" and sign that.
+            // A refused signature for a query holding "/" is tried once the other way, and the
+            // way that works is kept for the rest of the run.
+            let outcome: RemoteFetcher.Outcome
+            let raw = rawSlashes.value
+            do {
+                outcome = try page(raw)
+            } catch let error as ItemError where (error.underlyingError as? S3Error)?.code == "SignatureDoesNotMatch"
+                && query.contains(where: { $0.1.contains("/") }) {
+                outcome = try page(!raw)
+                rawSlashes.value = !raw
+            }
             guard case .fetched(let response) = outcome else { break }
             let xml = Substring(String(decoding: response.body, as: UTF8.self))
             for contents in S3XML.elements("Contents", in: xml) {
@@ -148,7 +166,8 @@ struct S3Client: Sendable {
     /// The object's headers (names lowercased), or nil when there is no such object (or it
     /// may not be read).
     func head(_ location: S3Location, isCancelled: @escaping @Sendable () -> Bool) throws -> [String: String]? {
-        let outcome = try fetcher.fetch(request("HEAD", location, maxBytes: 1), revalidating: nil, label: Self.label("HeadObject", location),
+        // No body is read; the limit must still pass the object's declared length.
+        let outcome = try fetcher.fetch(request("HEAD", location, maxBytes: Int64.max), revalidating: nil, label: Self.label("HeadObject", location),
                                         accepting: [403, 404], explain: Self.explanation("HeadObject", location), isCancelled: isCancelled)
         guard case .fetched(let response) = outcome, (200..<300).contains(response.status) else { return nil }
         return response.headers
@@ -195,5 +214,14 @@ final class S3Access: Sendable {
             return result
         }
         return try result.get()
+    }
+}
+
+/// What a server was found to expect of a query's slashes, shared by the copies of a client.
+private final class QuerySlashes: Sendable {
+    private let raw = Locked(false)
+    var value: Bool {
+        get { raw.withLock { $0 } }
+        set { raw.withLock { $0 = newValue } }
     }
 }
