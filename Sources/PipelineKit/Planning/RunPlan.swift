@@ -73,7 +73,8 @@ public struct RunPlan: Sendable {
             }
         }
         var writers: [String: (input: String, output: String)] = [:]
-        let inputPaths = Set(enumeration.files.filter { !$0.isRemote }.map(\.path))
+        // Files, and S3 objects (an output may not replace the object it is made from either).
+        let inputPaths = Set(enumeration.files.filter { !$0.isRemote || $0.s3Location != nil }.map(\.path))
         var listingsBySource: [String: [Listing]] = [:]
         var sourceOrder: [String] = []
         let fixedSizes = definition.outputs.map { $0.fixedSize(keepingAnimation: definition.decompress.animation == .keep) }

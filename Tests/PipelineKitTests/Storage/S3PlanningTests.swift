@@ -39,6 +39,14 @@ import TestSupport
         }
     }
 
+    @Test func anOutputThatWouldReplaceItsInputObjectIsAnError() throws {
+        #expect {
+            _ = try plan(inputs: ["s3://b/a.jpg"], outputPath: "s3://b/{name}")
+        } throws: { error in
+            "\(error)".contains("would overwrite the input s3://b/a.jpg")
+        }
+    }
+
     @Test func globsMatchKeysAsTheyMatchPaths() {
         let match = { (glob: String, key: String) in
             InputEnumerator.matches(glob.split(separator: "/").map(String.init)[...], key.split(separator: "/", omittingEmptySubsequences: false).map(String.init)[...])
