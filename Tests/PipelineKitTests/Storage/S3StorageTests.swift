@@ -150,6 +150,43 @@ struct S3StorageTests {
         #expect(changed.summary.outputsUpToDate == 1)
     }
 
+    @Test func aSingleObjectIsCachedAndRevalidatedWithItsETag() async throws {
+        let server = try MotoServer()
+        try server.createBucket("photos")
+        try server.put(Self.photo, bucket: "photos", key: "a.jpg")
+        let directory = try TemporaryDirectory()
+        let environment = server.environment(home: directory.path)
+        _ = try await run(try pipeline(["s3://photos/a.jpg"], outputPath: "out/{stem}.webp", in: directory, environment: environment))
+        try FileManager.default.removeItem(atPath: directory.path + "/out/a.webp")
+
+        let counter = CountingLoader(CurlDataLoader())
+        let again = try await run(try pipeline(["s3://photos/a.jpg"], outputPath: "out/{stem}.webp", in: directory, environment: environment),
+                                  loader: counter)
+
+        #expect(again.summary.outputsWritten == 1, "\(again.reports.flatMap(\.failures))")
+        let gets = counter.requests.filter { $0.method == "GET" }
+        #expect(gets.count == 1)
+        #expect(gets.first?.headers["If-None-Match"]?.hasPrefix("\"") == true)
+    }
+
+    @Test func anObjectOverMaxBytesFailsAsTooLarge() async throws {
+        let server = try MotoServer()
+        try server.createBucket("photos")
+        try server.put(Self.photo, bucket: "photos", key: "a.jpg")
+        let directory = try TemporaryDirectory()
+        let json = PipelineHarness.json(inputs: ["s3://photos/a.jpg"], outputs: [
+            #"{"name": "small", "encode": {"format": "png"}, "path": "out/{stem}.png"}"#,
+        ], extra: #""fetch": {"maxBytes": 100}, "cache": {"enabled": false}"#)
+        var pipeline = try PipelineHarness.pipeline(json, in: directory)
+        pipeline.environment = server.environment(home: directory.path)
+
+        let (reports, _) = try await run(pipeline)
+
+        let failure = try #require(reports.first?.failures.first)
+        #expect(failure.error.kind == .tooLarge)
+        #expect(failure.reason.contains(#"key "a.jpg""#))
+    }
+
     @Test func sessionCredentialsSignWithTheirToken() async throws {
         let server = try MotoServer()
         try server.createBucket("photos")
