@@ -1,40 +1,6 @@
 import Foundation
 import Vips
 
-/// What S3 answered when an operation failed: its error code (`NoSuchKey`, `AccessDenied`,
-/// `SignatureDoesNotMatch`, …) read from the XML body, with the bucket and key it was about.
-public struct S3Error: Error, Sendable, Equatable, CustomStringConvertible {
-    /// The S3 operation: `GetObject`, `HeadObject`, `PutObject`, `ListObjectsV2`.
-    public let operation: String
-    public let bucket: String
-    public let key: String
-    public let status: Int
-    /// S3's code; for a bodiless answer (`HEAD`), the code its status stands for.
-    public let code: String
-    public let message: String?
-
-    public var description: String {
-        "\(code) (HTTP \(status))" + (message.map { ": \($0)" } ?? "")
-    }
-
-    /// Reads S3's error body; a body without a code (a `HEAD`'s) is named from the status.
-    init(operation: String, bucket: String, key: String, response: DataResponse) {
-        let body = Substring(String(decoding: response.body.prefix(64 * 1024), as: UTF8.self))
-        let fallback = switch response.status {
-        case 404: key.isEmpty ? "NoSuchBucket" : "NoSuchKey"
-        case 403: "AccessDenied"
-        case 400: "BadRequest"
-        default: "HTTP\(response.status)"
-        }
-        self.operation = operation
-        self.bucket = bucket
-        self.key = key
-        self.status = response.status
-        self.code = S3XML.value(of: "Code", in: body) ?? fallback
-        self.message = S3XML.value(of: "Message", in: body)
-    }
-}
-
 /// One object a listing found.
 struct S3Object: Sendable, Equatable {
     let key: String
@@ -185,35 +151,6 @@ struct S3Client: Sendable {
         } catch {
             throw ItemError(.writing, stage: .encode, reason: "\(Self.label("PutObject", location)): cancelled", underlying: error)
         }
-    }
-}
-
-/// S3 for one run: the configuration is resolved once, when first needed, so a run without
-/// `s3://` inputs or outputs never looks for credentials.
-final class S3Access: Sendable {
-    private let settings: S3Settings
-    private let environment: [String: String]
-    private let fetcher: RemoteFetcher
-    private let resolved = Locked<Result<S3Client, S3Configuration.Failure>?>(nil)
-
-    /// - Parameter loader: makes the requests; by default libcurl with the file's fetch settings.
-    init(definition: PipelineDefinition, environment: [String: String], loader: (any DataLoading)?) {
-        self.settings = definition.s3
-        self.environment = environment
-        self.fetcher = RemoteFetcher(loader: loader ?? CurlDataLoader(fetch: definition.fetch), settings: definition.fetch)
-    }
-
-    /// The client, or why there is none (no credentials, a bad endpoint).
-    func client() throws(S3Configuration.Failure) -> S3Client {
-        let result = resolved.withLock { resolved in
-            if let resolved { return resolved }
-            let result = Result { () throws(S3Configuration.Failure) in
-                S3Client(configuration: try S3Configuration.resolve(settings, environment: environment), fetcher: fetcher)
-            }
-            resolved = result
-            return result
-        }
-        return try result.get()
     }
 }
 

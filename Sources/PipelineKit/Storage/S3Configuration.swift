@@ -5,10 +5,12 @@ import Foundation
 public struct S3Settings: Sendable, Equatable {
     /// A profile in `~/.aws/credentials` and `~/.aws/config`, in place of `AWS_PROFILE`.
     public var profile: String?
+    /// The region, in place of `AWS_REGION`.
     public var region: String?
     /// An S3-compatible server (MinIO, Ceph, R2, a local moto), addressed path-style.
     public var endpoint: String?
 
+    /// The section as a pipeline file would give it; nil leaves a setting to the environment.
     public init(profile: String? = nil, region: String? = nil, endpoint: String? = nil) {
         self.profile = profile
         self.region = region
@@ -27,21 +29,26 @@ public struct S3Settings: Sendable, Equatable {
 ///   `endpoint_url`, else AWS itself (virtual-hosted addressing). A custom endpoint is addressed
 ///   path-style (`ENDPOINT/bucket/key`), which every S3-compatible server understands.
 public struct S3Configuration: Sendable, Equatable, CustomStringConvertible {
+    /// The key to sign with.
     public let credentials: AWSCredentials
+    /// The region requests are signed for (and, on AWS, sent to).
     public let region: String
     /// The custom endpoint (scheme, host, port, optional path), or nil for AWS.
     public let endpoint: String?
 
+    /// A configuration given in full, for example by a program that gets keys its own way.
     public init(credentials: AWSCredentials, region: String, endpoint: String?) {
         self.credentials = credentials
         self.region = region
         self.endpoint = endpoint
     }
 
+    /// The endpoint, region and key id; never the secret or the token.
     public var description: String { "\(endpoint ?? "AWS S3") in \(region) with \(credentials)" }
 
     /// Why no configuration could be resolved. It names files and variables, never a secret.
     public struct Failure: Error, Sendable, CustomStringConvertible {
+        /// What is missing or wrong, and where it was looked for.
         public let message: String
         public var description: String { message }
     }

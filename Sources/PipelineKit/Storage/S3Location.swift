@@ -1,9 +1,11 @@
 /// An object (or a prefix) in S3-compatible storage, written `s3://bucket/key`.
 public struct S3Location: Sendable, Hashable, CustomStringConvertible {
+    /// The bucket's name.
     public let bucket: String
     /// The key as written after the bucket, not percent-encoded; may be empty (the whole bucket).
     public let key: String
 
+    /// The object `key` in `bucket`.
     public init(bucket: String, key: String) {
         self.bucket = bucket
         self.key = key
@@ -26,5 +28,6 @@ public struct S3Location: Sendable, Hashable, CustomStringConvertible {
 
     static let scheme = "s3://"
 
+    /// The address, `s3://bucket/key`.
     public var description: String { "s3://\(bucket)/\(key)" }
 }
