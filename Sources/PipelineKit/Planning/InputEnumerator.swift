@@ -117,6 +117,11 @@ struct InputEnumerator {
         }
         let parts = location.key.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
         guard let firstGlob = parts.firstIndex(where: Self.isGlob) else {
+            guard !location.key.isEmpty, !location.key.hasSuffix("/") else {
+                result.problems.append(.init(path: place, location: nil, message:
+                    "\(pattern) names a bucket or a folder, not an object: a glob such as \(pattern.hasSuffix("/") ? pattern : pattern + "/")**/*.jpg reads what is in it"))
+                return nil
+            }
             result.files.append(InputFile(s3: location))
             return nil
         }

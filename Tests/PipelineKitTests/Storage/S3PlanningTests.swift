@@ -47,6 +47,14 @@ import TestSupport
         }
     }
 
+    @Test func aBucketOrFolderIsNotAnObject() throws {
+        #expect {
+            _ = try plan(inputs: ["s3://photos/in/"], outputPath: "out/{stem}.jpg")
+        } throws: { error in
+            "\(error)".contains("inputs[0]") && "\(error)".contains("s3://photos/in/**/*.jpg")
+        }
+    }
+
     @Test func globsMatchKeysAsTheyMatchPaths() {
         let match = { (glob: String, key: String) in
             InputEnumerator.matches(glob.split(separator: "/").map(String.init)[...], key.split(separator: "/", omittingEmptySubsequences: false).map(String.init)[...])
