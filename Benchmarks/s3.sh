@@ -35,6 +35,7 @@ tmp=$(mktemp -d)
 port=$("$py" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 "$py" -m moto.server -H 127.0.0.1 -p "$port" >"$tmp/moto.log" 2>&1 &
 moto=$!
+disown "$moto" # killed at exit without a job-control notice
 trap 'kill -9 $moto 2>/dev/null; rm -rf "$tmp"' EXIT
 for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$port/moto-api/" && break; sleep 0.1; done
 
@@ -66,7 +67,7 @@ declare -A times
 for run in $(seq "$runs"); do
   for kind in local s3; do
     start=$(date +%s.%N)
-    "$bin" run --quiet "$tmp/$kind.json" || { echo "s3.sh: the $kind run failed" >&2; exit 1; }
+    "$bin" run --quiet "$tmp/$kind.json" 2>"$tmp/$kind.err" || { cat "$tmp/$kind.err" >&2; false; } || { echo "s3.sh: the $kind run failed" >&2; exit 1; }
     times[$kind]+="$("$py" -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.2f}')" "$start" "$(date +%s.%N)") "
   done
 done
