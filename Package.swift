@@ -44,7 +44,8 @@ let package = Package(
         // Safe Swift wrapper over libvips; knows nothing of pipelines.
         .target(name: "Vips", dependencies: ["CVips"], swiftSettings: swiftSettings),
         // DSL, validation, planning, runner, stages and the plugin protocol.
-        .target(name: "PipelineKit", dependencies: ["Vips", "CCurl"], swiftSettings: swiftSettings),
+        // CVips also for GLib's SHA-256 (S3 payload hashes), which libvips already links.
+        .target(name: "PipelineKit", dependencies: ["Vips", "CVips", "CCurl"], swiftSettings: swiftSettings),
         // The registry of built-in processors: one line per processor.
         .target(
             name: "StandardProcessors",

@@ -7,6 +7,9 @@ public struct EncoderSettings: Sendable, Hashable {
         /// The usual file extension, also the `{format}` placeholder.
         public var fileExtension: String { self == .jpeg ? "jpg" : rawValue }
 
+        /// The media type, sent as an S3 object's `Content-Type`.
+        public var mediaType: String { "image/\(rawValue)" }
+
         /// Extensions a path may end with for this format.
         var acceptedExtensions: Set<String> {
             switch self {

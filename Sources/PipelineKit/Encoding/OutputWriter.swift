@@ -1,13 +1,30 @@
+import Foundation
 import Vips
 
 /// The encode stage's work for one output: fills in its path, claims it for this run, encodes
-/// the image and writes it atomically.
+/// the image and writes it atomically: a file by renaming it into place, an S3 object by one
+/// whole `PUT`.
 final class OutputWriter: Sendable {
     /// Paths written in this run, and by what: the one piece of state outputs share, so it
     /// has one owner.
     private let claimedPaths = Locked<[String: String]>([:])
+    private let s3: S3Access
 
-    func write(_ image: VipsImage, output: OutputDefinition, target: OutputTarget, input: InputFile) throws(ItemError) -> WrittenOutput {
+    init(s3: S3Access) {
+        self.s3 = s3
+    }
+
+    /// User metadata names the runner keeps with each S3 output (after `x-amz-meta-`): what made
+    /// it, for incremental runs on any machine, and its size, for their reports.
+    enum MetadataName {
+        static let fingerprint = "pipeline-fingerprint"
+        static let width = "pipeline-width"
+        static let height = "pipeline-height"
+    }
+
+    /// - Parameter fingerprint: what made the output, kept with an S3 object; nil when not recorded.
+    func write(_ image: VipsImage, output: OutputDefinition, target: OutputTarget, input: InputFile,
+               fingerprint: String? = nil) throws(ItemError) -> WrittenOutput {
         let path: String
         do {
             path = try target.path(width: image.width, height: image.height)
@@ -15,6 +32,9 @@ final class OutputWriter: Sendable {
             throw ItemError(.outputPath, stage: .encode, reason: error.message, underlying: error)
         }
         try claim(path, for: "output \"\(output.name)\" of \(input.displayName)")
+        if target.isS3 {
+            return try put(image, output: output, at: path, fingerprint: fingerprint)
+        }
         let byteCount = try ImageWriter.write(to: path, root: target.root) { descriptor throws(ItemError) in
             do {
                 try ImageEncoder.encode(image, with: output.encoder, into: descriptor)
@@ -23,6 +43,33 @@ final class OutputWriter: Sendable {
             }
         }
         return WrittenOutput(output: output.name, path: path, size: image.size, byteCount: byteCount)
+    }
+
+    private func put(_ image: VipsImage, output: OutputDefinition, at path: String, fingerprint: String?) throws(ItemError) -> WrittenOutput {
+        guard let location = S3Location(path) else {
+            throw ItemError(.outputPath, stage: .encode, reason: "\(path) is not an s3://bucket/key address")
+        }
+        let client: S3Client
+        do throws(S3Configuration.Failure) {
+            client = try s3.client()
+        } catch {
+            throw ItemError(.writing, stage: .encode, reason: "\(S3Client.label("PutObject", location)): \(error.message)", underlying: error)
+        }
+        let body: Data
+        do {
+            body = try ImageEncoder.prepare(image, for: output.encoder).encoded(suffix: output.encoder.vipsSuffix)
+        } catch {
+            throw ItemError(.encoding, stage: .encode, reason: ItemError.reason(for: error), underlying: error)
+        }
+        var headers = ["Content-Type": output.encoder.format.mediaType]
+        if let cacheControl = output.cacheControl { headers["Cache-Control"] = cacheControl }
+        for (name, value) in output.metadata { headers["x-amz-meta-\(name)"] = value }
+        if let fingerprint { headers["x-amz-meta-\(MetadataName.fingerprint)"] = fingerprint }
+        headers["x-amz-meta-\(MetadataName.width)"] = String(image.width)
+        headers["x-amz-meta-\(MetadataName.height)"] = String(image.height)
+        // Once started, an upload finishes (or fails): a cancelled run leaves no half object either way.
+        try client.put(location, body: body, headers: headers, isCancelled: { false })
+        return WrittenOutput(output: output.name, path: path, size: image.size, byteCount: body.count)
     }
 
     private func claim(_ path: String, for claimant: String) throws(ItemError) {

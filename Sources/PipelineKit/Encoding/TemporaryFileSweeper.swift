@@ -24,7 +24,8 @@ enum TemporaryFileSweeper {
     /// ancestor is swept down to the template's depth.
     static func folders(of plan: RunPlan) -> [(path: String, depth: Int)] {
         var deepest: [String: Int] = [:]
-        for target in plan.items.flatMap(\.listings).flatMap(\.targets) {
+        // S3 objects are PUT whole: they leave no temporary files.
+        for target in plan.items.flatMap(\.listings).flatMap(\.targets) where !target.isS3 {
             let folder = (target.plannedPath as NSString).deletingLastPathComponent
             let unfilled = ["{width}", "{height}"].compactMap { folder.range(of: $0)?.lowerBound }.min()
             guard let unfilled else {

@@ -34,6 +34,12 @@ public final class CurlDataLoader: DataLoading {
         self.settings = settings
     }
 
+    /// libcurl configured from a pipeline file's `fetch` section.
+    public convenience init(fetch: FetchSettings) {
+        self.init(settings: Settings(timeout: fetch.timeout, connectTimeout: fetch.connectTimeout, maxRedirects: fetch.maxRedirects,
+                                     userAgent: fetch.userAgent, headers: fetch.headers))
+    }
+
     public func load(_ request: DataRequest, isCancelled: @escaping @Sendable () -> Bool) throws(FetchError) -> DataResponse {
         guard let scheme = URL(string: request.url)?.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
             throw FetchError(.invalidRequest, "only http and https URLs can be fetched")
@@ -48,14 +54,20 @@ public final class CurlDataLoader: DataLoading {
         let context = Unmanaged.passUnretained(transfer).toOpaque()
         var headerList: UnsafeMutablePointer<curl_slist>?
         defer { curl_slist_free_all(headerList) }
-        let allHeaders = settings.headers.merging(request.headers) { _, perRequest in perRequest }
+        // The file's extra headers are for HTTP inputs; a signed request carries only its own.
+        var allHeaders = request.signing == nil ? settings.headers.merging(request.headers) { _, perRequest in perRequest } : request.headers
+        if let signing = request.signing { Self.addSigningHeaders(signing, body: request.body, to: &allHeaders) }
+        if request.body != nil, !allHeaders.keys.contains(where: { $0.lowercased() == "content-type" }) {
+            allHeaders["Content-Type"] = "application/octet-stream" // else libcurl says form data
+        }
         for (name, value) in allHeaders.sorted(by: { $0.key < $1.key }) {
             headerList = curl_slist_append(headerList, "\(name): \(value)")
         }
 
         _ = pl_curl_set_string(easy, CURLOPT_URL, request.url)
         _ = pl_curl_set_long(easy, CURLOPT_NOSIGNAL, 1) // no SIGALRM in a multithreaded process
-        _ = pl_curl_set_long(easy, CURLOPT_FOLLOWLOCATION, 1)
+        // A signature is for one URL: a signed request follows no redirect.
+        _ = pl_curl_set_long(easy, CURLOPT_FOLLOWLOCATION, request.signing == nil ? 1 : 0)
         _ = pl_curl_set_long(easy, CURLOPT_MAXREDIRS, settings.maxRedirects)
         _ = pl_curl_set_string(easy, CURLOPT_PROTOCOLS_STR, "http,https")
         _ = pl_curl_set_string(easy, CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
@@ -70,11 +82,49 @@ public final class CurlDataLoader: DataLoading {
         _ = pl_curl_set_header_callback(easy, curlReadHeader, context)
         _ = pl_curl_set_progress_callback(easy, curlProgress, context)
 
-        let code = withExtendedLifetime(transfer) { curl_easy_perform(easy) }
+        if let signing = request.signing {
+            // libcurl computes the signature (Signature Version 4); the key and secret go in
+            // separately, so a colon in either cannot split them wrongly.
+            _ = pl_curl_set_string(easy, CURLOPT_AWS_SIGV4, "aws:amz:\(signing.region):\(signing.service)")
+            _ = pl_curl_set_string(easy, CURLOPT_USERNAME, signing.credentials.accessKeyID)
+            _ = pl_curl_set_string(easy, CURLOPT_PASSWORD, signing.credentials.secretAccessKey)
+            // Keys are sent as written (percent-encoded): "." and ".." in a key are not folders.
+            _ = pl_curl_set_long(easy, CURLOPT_PATH_AS_IS, 1)
+        }
+        if request.method == "HEAD" {
+            _ = pl_curl_set_long(easy, CURLOPT_NOBODY, 1)
+        } else if request.method != "GET" || request.body != nil {
+            _ = pl_curl_set_string(easy, CURLOPT_CUSTOMREQUEST, request.method)
+        }
+        let body = request.body ?? Data()
+        let code = withExtendedLifetime(transfer) {
+            body.withUnsafeBytes { bytes in
+                // The body goes as "post fields" under the request's own method: libcurl 7.88's
+                // signer hashes exactly these bytes, as `x-amz-content-sha256` says.
+                if request.body != nil {
+                    _ = pl_curl_set_offset(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(bytes.count))
+                    if let base = bytes.baseAddress, bytes.count > 0 {
+                        _ = pl_curl_set_pointer(easy, CURLOPT_POSTFIELDS, UnsafeMutableRawPointer(mutating: base))
+                    } else {
+                        _ = pl_curl_set_string(easy, CURLOPT_COPYPOSTFIELDS, "") // copied: no pointer to keep alive
+                    }
+                }
+                return curl_easy_perform(easy)
+            }
+        }
         guard code == CURLE_OK else {
             throw Self.error(for: code, transfer: transfer, easy: easy, maxBytes: request.maxBytes)
         }
         return DataResponse(status: pl_curl_response_code(easy), body: transfer.body, headers: transfer.headers)
+    }
+
+    /// What libcurl 7.88's signer leaves to the caller: the payload's hash (which S3 requires and
+    /// checks) and a session token, both signed with the other headers.
+    static func addSigningHeaders(_ signing: AWSSigning, body: Data?, to headers: inout [String: String]) {
+        if !headers.keys.contains(where: { $0.lowercased() == "x-amz-content-sha256" }) {
+            headers["x-amz-content-sha256"] = body.map(SHA256.hex) ?? SHA256.empty
+        }
+        if let token = signing.credentials.sessionToken { headers["x-amz-security-token"] = token }
     }
 
     private static func error(for code: CURLcode, transfer: Transfer, easy: UnsafeMutableRawPointer, maxBytes: Int64) -> FetchError {

@@ -10,13 +10,20 @@ public protocol DataLoading: Sendable {
     func load(_ request: DataRequest, isCancelled: @escaping @Sendable () -> Bool) throws(FetchError) -> DataResponse
 }
 
-/// One HTTP(S) request.
+/// One HTTP(S) request: a GET of an input, or (for S3) a signed GET, HEAD, PUT or listing.
 public struct DataRequest: Sendable, Equatable {
     public var url: String
     /// Extra request headers, for example a conditional `If-None-Match`.
     public var headers: [String: String]
     /// Bodies longer than this fail (`FetchError.Kind.tooLarge`), aborted as soon as known.
     public var maxBytes: Int64
+    /// `GET` unless said otherwise; a `HEAD` reads the headers only.
+    public var method: String = "GET"
+    /// The bytes to send (for a `PUT`), or nil.
+    public var body: Data? = nil
+    /// AWS Signature Version 4 for the request, or nil for an unsigned one. A loader that cannot
+    /// sign must refuse signed requests rather than send them unsigned.
+    public var signing: AWSSigning? = nil
 
     public init(url: String, headers: [String: String] = [:], maxBytes: Int64) {
         self.url = url

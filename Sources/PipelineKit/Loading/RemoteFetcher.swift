@@ -19,7 +19,25 @@ struct RemoteFetcher: Sendable {
     var longestWait: Double = 60
 
     func fetch(_ url: String, revalidating cached: CachedResponse?, isCancelled: @escaping @Sendable () -> Bool) throws -> Outcome {
-        let request = DataRequest(url: url, headers: cached?.validatingHeaders ?? [:], maxBytes: settings.maxBytes)
+        try fetch(DataRequest(url: url, maxBytes: settings.maxBytes), revalidating: cached, isCancelled: isCancelled)
+    }
+
+    /// Explains a final status that is not a success (S3 reads its error body), with the
+    /// underlying error to keep.
+    typealias StatusExplanation = @Sendable (DataResponse) -> (reason: String, underlying: any Error)
+
+    /// Makes `request` (its headers plus the cached copy's validators) until a final answer.
+    ///
+    /// - Parameters:
+    ///   - label: put before every failure's reason (S3 names the operation, bucket and key).
+    ///   - accepting: statuses returned as answers, not thrown (a `HEAD` that finds nothing).
+    ///   - explain: the reason for a failing status; by default "HTTP 404".
+    func fetch(_ request: DataRequest, revalidating cached: CachedResponse?, label: String? = nil, accepting: Set<Int> = [],
+               explain: StatusExplanation? = nil, isCancelled: @escaping @Sendable () -> Bool) throws -> Outcome {
+        var request = request
+        request.headers.merge(cached?.validatingHeaders ?? [:]) { $1 }
+        let prefix = label.map { $0 + ": " } ?? ""
+        let explain = explain ?? { response in ("HTTP \(response.status)", HTTPStatusError(status: response.status)) }
         var attempt = 0
         while true {
             if isCancelled() { throw CancellationError() }
@@ -34,12 +52,14 @@ struct RemoteFetcher: Sendable {
                     attempt += 1
                     continue
                 }
-                throw ItemError(error.kind == .tooLarge ? .tooLarge : .network, stage: .fetch, reason: error.message + attempts, underlying: error)
+                throw ItemError(error.kind == .tooLarge ? .tooLarge : .network, stage: .fetch, reason: prefix + error.message + attempts, underlying: error)
             }
             switch response.status {
             case 304 where cached != nil:
                 return .notModified(response)
-            case 200..<300 where response.status != 204:
+            case _ where accepting.contains(response.status):
+                return .fetched(response)
+            case 200..<300 where response.status != 204 || request.method != "GET":
                 return .fetched(response)
             case 429, 500..<600:
                 if attempt < settings.retries {
@@ -47,9 +67,11 @@ struct RemoteFetcher: Sendable {
                     attempt += 1
                     continue
                 }
-                throw ItemError(.httpStatus, stage: .fetch, reason: "HTTP \(response.status)\(attempts)", underlying: HTTPStatusError(status: response.status))
+                let (reason, underlying) = explain(response)
+                throw ItemError(.httpStatus, stage: .fetch, reason: prefix + reason + attempts, underlying: underlying)
             default:
-                throw ItemError(.httpStatus, stage: .fetch, reason: "HTTP \(response.status)", underlying: HTTPStatusError(status: response.status))
+                let (reason, underlying) = explain(response)
+                throw ItemError(.httpStatus, stage: .fetch, reason: prefix + reason, underlying: underlying)
             }
         }
     }

@@ -1,14 +1,15 @@
 import Foundation
 
 /// The fetch and cache stages: an input's encoded bytes and their version. A local file is
-/// checked where it lies; a URL comes from the cache when fresh, else from the network
-/// (conditionally when cached), and goes back into the cache unless the server forbids it.
+/// checked where it lies; a URL or an S3 object comes from the cache when fresh, else from the
+/// network (conditionally when cached), and goes back into the cache unless the server forbids it.
 struct SourceLoader: Sendable {
     let fetchQueue: StageQueue
     let cacheQueue: StageQueue
     let fileFetcher: FileFetcher
     let remoteFetcher: RemoteFetcher
     let cache: (any DataCaching)?
+    let s3: S3Access
 
     /// Throws an `ItemError` of the fetch stage, or `CancellationError` when the run was cancelled
     /// while the work was queued.
@@ -20,8 +21,17 @@ struct SourceLoader: Sendable {
         if let cached, cached.isFresh() {
             return FetchedSource(cached)
         }
-        let outcome = try await fetchQueue.run(for: url) { [remoteFetcher] isCancelled in
-            try remoteFetcher.fetch(url, revalidating: cached, isCancelled: isCancelled)
+        let outcome = try await fetchQueue.run(for: url) { [remoteFetcher, s3] isCancelled in
+            guard let location = input.s3Location else {
+                return try remoteFetcher.fetch(url, revalidating: cached, isCancelled: isCancelled)
+            }
+            let client: S3Client
+            do throws(S3Configuration.Failure) {
+                client = try s3.client()
+            } catch {
+                throw ItemError(.other, stage: .fetch, reason: "\(S3Client.label("GetObject", location)): \(error.message)", underlying: error)
+            }
+            return try client.get(location, revalidating: cached, maxBytes: remoteFetcher.settings.maxBytes, isCancelled: isCancelled)
         }
         let entry: CachedResponse
         let control: CacheControl

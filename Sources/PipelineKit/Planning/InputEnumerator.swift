@@ -4,6 +4,8 @@ import Foundation
 /// walking the file system (`*`, `?`, `[abc]` within a name; `**` for any number of folders).
 struct InputEnumerator {
     let baseDirectory: URL
+    /// Lists `s3://` globs; nil where S3 is not available (then such an input is a problem).
+    var s3: S3Access? = nil
 
     /// What enumeration found.
     struct Result {
@@ -24,7 +26,7 @@ struct InputEnumerator {
             let before = result.files.count
             switch entry {
             case .pattern(let pattern):
-                let folder = expand(pattern, into: &result)
+                let folder = expand(pattern, at: "inputs[\(index)]", into: &result)
                 if result.files.count == before {
                     result.empty.append((index, "\"\(pattern)\" matches no files in \(folder ?? baseDirectory.path)"))
                 }
@@ -46,7 +48,7 @@ struct InputEnumerator {
 
     /// A scheme other than http(s), such as `ftp` or `file`, which inputs do not accept.
     static func unsupportedScheme(_ text: String) -> String? {
-        guard !isURL(text), let range = text.range(of: "://") else { return nil }
+        guard !isURL(text), !S3Location.isS3(text), let range = text.range(of: "://") else { return nil }
         let scheme = text[..<range.lowerBound]
         guard !scheme.isEmpty, scheme.allSatisfy({ $0.isLetter || $0.isNumber || "+.-".contains($0) }) else { return nil }
         return String(scheme)
@@ -62,25 +64,28 @@ struct InputEnumerator {
             result.problems.append(.init(path: place, location: nil, message: "cannot read the input list \(listPath)"))
             return
         }
-        let listFolder = InputEnumerator(baseDirectory: URL(fileURLWithPath: absolute).deletingLastPathComponent())
+        let listFolder = InputEnumerator(baseDirectory: URL(fileURLWithPath: absolute).deletingLastPathComponent(), s3: s3)
         for (number, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let line = rawLine.trimmingCharacters(in: .whitespacesAndNewlines)
             if line.isEmpty || line.hasPrefix("#") { continue }
             if let scheme = Self.unsupportedScheme(line) {
                 result.problems.append(.init(path: place, location: nil,
-                    message: "\(listPath):\(number + 1): only http and https URLs are inputs, not \(scheme)"))
+                    message: "\(listPath):\(number + 1): only http, https and s3 addresses are inputs, not \(scheme)"))
                 continue
             }
-            listFolder.expand(line, into: &result)
+            listFolder.expand(line, at: place, into: &result)
         }
     }
 
     /// Adds what `pattern` names; returns the folder a glob looked in.
     @discardableResult
-    private func expand(_ pattern: String, into result: inout Result) -> String? {
+    private func expand(_ pattern: String, at place: String, into result: inout Result) -> String? {
         if Self.isURL(pattern) {
             result.files.append(InputFile(url: pattern))
             return nil
+        }
+        if S3Location.isS3(pattern) {
+            return expandS3(pattern, at: place, into: &result)
         }
         let absolute = pattern.hasPrefix("/") ? pattern : baseDirectory.path + "/" + pattern
         let components = absolute.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
@@ -100,6 +105,65 @@ struct InputEnumerator {
             result.files.append(InputFile(path: path, displayName: displayName(path), subfolder: folder, byteCount: Self.size(of: path)))
         }
         return root
+    }
+
+    /// Adds an `s3://` object, or the objects a glob matches: ListObjectsV2 with the key's
+    /// literal part before its first wildcard as the prefix, then the glob matched on each key
+    /// with the same rules as on the file system. Returns what it listed.
+    private func expandS3(_ pattern: String, at place: String, into result: inout Result) -> String? {
+        guard let location = S3Location(pattern) else {
+            result.problems.append(.init(path: place, location: nil, message: "\"\(pattern)\" is not an s3://bucket/key address"))
+            return nil
+        }
+        let parts = location.key.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        guard let firstGlob = parts.firstIndex(where: Self.isGlob) else {
+            guard !location.key.isEmpty, !location.key.hasSuffix("/") else {
+                result.problems.append(.init(path: place, location: nil, message:
+                    "\(pattern) names a bucket or a folder, not an object: a glob such as \(pattern.hasSuffix("/") ? pattern : pattern + "/")**/*.jpg reads what is in it"))
+                return nil
+            }
+            result.files.append(InputFile(s3: location))
+            return nil
+        }
+        let folder = parts[..<firstGlob].joined(separator: "/")
+        let folderPrefix = folder.isEmpty ? "" : folder + "/"
+        let listPrefix = String(location.key.prefix { $0 != "*" && $0 != "?" && $0 != "[" })
+        let listed = "s3://\(location.bucket)/\(listPrefix)"
+        let objects: [S3Object]
+        do {
+            guard let s3 else { throw S3Configuration.Failure(message: "S3 is not available to this enumeration") }
+            objects = try s3.client().list(bucket: location.bucket, prefix: listPrefix)
+        } catch {
+            let reason = (error as? ItemError)?.reason ?? (error as? S3Configuration.Failure)?.message ?? String(describing: error)
+            result.problems.append(.init(path: place, location: nil, message: "cannot list \(pattern): \(reason)"))
+            return listed
+        }
+        let glob = Array(parts[firstGlob...])
+        var found = 0
+        for object in objects.sorted(by: { $0.key < $1.key }) where object.key.hasPrefix(folderPrefix) {
+            let relative = object.key.dropFirst(folderPrefix.count).split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+            // A key ending in "/" is a folder marker, not an image.
+            guard relative.last?.isEmpty == false, Self.matches(glob[...], relative[...]) else { continue }
+            result.files.append(InputFile(s3: S3Location(bucket: location.bucket, key: object.key),
+                                          subfolder: relative.dropLast().joined(separator: "/"), etag: object.etag, byteCount: object.size))
+            found += 1
+        }
+        if found == 0 { result.warnings.append("input \"\(pattern)\" matches no objects in \(listed)") }
+        return listed
+    }
+
+    /// Whether a key's parts match a glob's parts: `**` stands for any number of parts (none
+    /// starting with a dot, as the walk of folders skips hidden ones), any other part for one.
+    static func matches(_ glob: ArraySlice<String>, _ parts: ArraySlice<String>) -> Bool {
+        guard let first = glob.first else { return parts.isEmpty }
+        if first == "**" {
+            if matches(glob.dropFirst(), parts) { return true }
+            guard let part = parts.first, !part.hasPrefix("."), parts.count > 1 else { return false }
+            return matches(glob, parts.dropFirst())
+        }
+        guard let part = parts.first, !part.isEmpty,
+              isGlob(first) ? matches(first, part) : first == part else { return false }
+        return matches(glob.dropFirst(), parts.dropFirst())
     }
 
     private func walk(_ directory: String, relative: String, pattern: ArraySlice<String>, into matches: inout [String]) {

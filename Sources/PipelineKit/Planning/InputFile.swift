@@ -1,10 +1,10 @@
 import Foundation
 
-/// One input of a run: a file found by a glob or named in the pipeline file, or a URL.
+/// One input of a run: a file found by a glob or named in the pipeline file, a URL, or an S3 object.
 public struct InputFile: Sendable, Hashable {
     /// The file's absolute path; for a URL, the URL.
     public let path: String
-    /// The http(s) URL of a remote input, nil for a local file.
+    /// The http(s) URL or `s3://` address of a remote input, nil for a local file.
     public let url: String?
     /// How reports name the input: the path relative to the pipeline file's folder when it is
     /// inside it, else the absolute path.
@@ -13,6 +13,9 @@ public struct InputFile: Sendable, Hashable {
     public let subfolder: String
     /// The file's size when it was found, or nil when it could not be read then.
     public let byteCount: Int64?
+    /// What identifies the input's bytes before they are fetched: an S3 object's ETag from its
+    /// listing (then a run whose outputs are all up to date fetches nothing), else nil.
+    public let listedVersion: String?
 
     public init(path: String, displayName: String, subfolder: String, byteCount: Int64? = nil) {
         self.path = path
@@ -20,6 +23,7 @@ public struct InputFile: Sendable, Hashable {
         self.displayName = displayName
         self.subfolder = subfolder
         self.byteCount = byteCount
+        self.listedVersion = nil
         self.fileName = (path as NSString).lastPathComponent
     }
 
@@ -31,14 +35,33 @@ public struct InputFile: Sendable, Hashable {
         self.url = url
         self.displayName = url
         self.byteCount = nil
+        self.listedVersion = nil
         let parsed = URL(string: url)
         let components = (parsed?.path ?? "").split(separator: "/", omittingEmptySubsequences: true).map(String.init)
         self.fileName = components.last ?? "index"
         self.subfolder = ([parsed?.host ?? "unknown-host"] + components.dropLast()).joined(separator: "/")
     }
 
-    /// Whether the input is fetched over HTTP(S).
+    /// An object in S3-compatible storage. `{name}` is the last part of the key; `{dir}` the
+    /// folders of the key below the glob's literal folders (for a single object, the bucket and
+    /// the key's folders, as for a URL's host and path).
+    public init(s3 location: S3Location, subfolder: String? = nil, etag: String? = nil, byteCount: Int64? = nil) {
+        let address = location.description
+        self.path = address
+        self.url = address
+        self.displayName = address
+        self.byteCount = byteCount
+        self.listedVersion = etag.map { "etag:\(address) \($0)" }
+        let components = location.key.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        self.fileName = components.last.flatMap { $0.isEmpty ? nil : $0 } ?? "index"
+        self.subfolder = subfolder ?? ([location.bucket] + components.dropLast()).joined(separator: "/")
+    }
+
+    /// Whether the input is fetched over HTTP(S) or from S3.
     public var isRemote: Bool { url != nil }
+
+    /// The object, for an `s3://` input.
+    public var s3Location: S3Location? { url.flatMap(S3Location.init) }
 
     /// The file name with its extension: `{name}`.
     public let fileName: String

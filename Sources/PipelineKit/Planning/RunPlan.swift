@@ -49,9 +49,18 @@ public struct RunPlan: Sendable {
     /// With a `shard`, every input is still found and every output path checked (a clash
     /// between two shards is a clash), and then only the shard's sources are kept.
     public init(_ definition: PipelineDefinition, fileName: String, shard: Shard? = nil) throws(PipelineFileError) {
+        try self.init(definition, fileName: fileName, shard: shard,
+                      s3: S3Access(definition: definition, environment: ProcessInfo.processInfo.environment, loader: nil))
+    }
+
+    /// S3 for this plan's listings and for the run that follows it.
+    let s3: S3Access
+
+    init(_ definition: PipelineDefinition, fileName: String, shard: Shard?, s3: S3Access) throws(PipelineFileError) {
         self.definition = definition
         self.shard = shard
-        let enumeration = InputEnumerator(baseDirectory: definition.baseDirectory).enumerate(definition.inputs)
+        self.s3 = s3
+        let enumeration = InputEnumerator(baseDirectory: definition.baseDirectory, s3: s3).enumerate(definition.inputs)
         warnings = definition.warnings + enumeration.warnings
 
         var problems = enumeration.problems
@@ -64,7 +73,8 @@ public struct RunPlan: Sendable {
             }
         }
         var writers: [String: (input: String, output: String)] = [:]
-        let inputPaths = Set(enumeration.files.filter { !$0.isRemote }.map(\.path))
+        // Files, and S3 objects (an output may not replace the object it is made from either).
+        let inputPaths = Set(enumeration.files.filter { !$0.isRemote || $0.s3Location != nil }.map(\.path))
         var listingsBySource: [String: [Listing]] = [:]
         var sourceOrder: [String] = []
         let fixedSizes = definition.outputs.map { $0.fixedSize(keepingAnimation: definition.decompress.animation == .keep) }
@@ -108,7 +118,7 @@ public struct RunPlan: Sendable {
                         writers[target.plannedPath] = (input.displayName, output.name)
                     }
                     // Found now, not after every input was decoded: a file where a folder must be.
-                    if let file = folders.fileInTheWay(of: target.plannedPath) {
+                    if !target.isS3, let file = folders.fileInTheWay(of: target.plannedPath) {
                         problems.append(.init(path: place, location: output.pathLocation, message:
                             "output \"\(output.name)\" of \(input.displayName) would write \(target.plannedPath), but \(file) is a file, not a folder"))
                     }
@@ -240,6 +250,9 @@ public struct OutputTarget: Sendable {
             : PathPattern(try Self.place(template.resolve(values), root: root, base: baseDirectory))
     }
 
+    /// Whether the output is an object in S3 (`s3://bucket/key`), not a file.
+    public var isS3: Bool { S3Location.isS3(root) }
+
     /// The final path once the encoded image's size is known.
     func path(width: Int, height: Int) throws(PathTemplate.Failure) -> String {
         guard template.placeholders.contains(.width) || template.placeholders.contains(.height) else { return plannedPath }
@@ -259,6 +272,13 @@ public struct OutputTarget: Sendable {
     /// unknown `{width}` or `{height}` counts as one digit.
     private static func checkLengths(of path: String, root: String) throws(PathTemplate.Failure) {
         let shortest = path.replacingOccurrences(of: "{width}", with: "0").replacingOccurrences(of: "{height}", with: "0")
+        if let object = S3Location(shortest) {
+            // S3's own limit on a key; names within it are not limited.
+            guard object.key.utf8.count <= 1024 else {
+                throw PathTemplate.Failure(message: "the key of \(path) would be \(object.key.utf8.count) bytes long: more than the 1024 S3 allows")
+            }
+            return
+        }
         if shortest.utf8.count > maxPathBytes {
             throw PathTemplate.Failure(message: "the path \(path) would be \(shortest.utf8.count) bytes long: "
                                        + "more than the \(maxPathBytes) a path may have")
@@ -270,6 +290,7 @@ public struct OutputTarget: Sendable {
     }
 
     private static func place(_ resolved: String, root: String, base: URL) throws(PathTemplate.Failure) -> String {
+        if S3Location.isS3(root) { return try placeObject(resolved, root: root) }
         let path = absolute(resolved, base: base)
         let prefix = root == "/" ? "/" : root + "/"
         guard path.hasPrefix(prefix), path.count > prefix.count else {
@@ -278,7 +299,28 @@ public struct OutputTarget: Sendable {
         return path
     }
 
+    /// An S3 key is not a path: nothing resolves `..` in it, so a key with a `.` or `..` part is
+    /// refused (whoever later copies the objects to a disk would resolve them), as is one outside
+    /// the template's bucket and literal folders. Empty parts (an empty `{dir}`) fold, as `//`
+    /// does in a file path.
+    private static func placeObject(_ resolved: String, root: String) throws(PathTemplate.Failure) -> String {
+        guard let written = S3Location(resolved), let rootObject = S3Location(root), written.bucket == rootObject.bucket,
+              !rootObject.bucket.contains("{") else {
+            throw PathTemplate.Failure(message: "\(resolved) would leave the output prefix \(root): an S3 output's bucket must be written in full")
+        }
+        let object = S3Location(bucket: written.bucket, key: written.key.split(separator: "/").joined(separator: "/"))
+        let parts = object.key.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
+        let prefix = rootObject.key.isEmpty ? "" : rootObject.key + "/"
+        guard !parts.contains(where: { $0.isEmpty || $0.elementsEqual([0x2E]) || $0.elementsEqual([0x2E, 0x2E]) }),
+              !object.key.utf8.contains(0), object.key.hasPrefix(prefix), object.key.count > prefix.count else {
+            throw PathTemplate.Failure(message: "the key of \(resolved) has a \".\" or \"..\" part or lies outside \(root): "
+                                       + "it would leave the output prefix \(root)")
+        }
+        return object.description
+    }
+
     private static func absolute(_ path: String, base: URL) -> String {
+        if S3Location.isS3(path) { return path }
         if path.hasPrefix("/") { return InputEnumerator.normalize(path) }
         return InputEnumerator.normalize(base.path + "/" + path)
     }

@@ -14,15 +14,57 @@ struct OutputJob: Sendable {
 
 /// Incremental runs: decides which outputs are made again (those whose input, settings or
 /// resources changed, or whose file is gone) and records the ones written.
+///
+/// An S3 output keeps its fingerprint with the object (user metadata) and is checked with a
+/// `HEAD`, so machines that share nothing but the bucket agree on what is up to date.
 struct IncrementalRuns: Sendable {
     let definition: PipelineDefinition
     let journal: OutputJournal?
     /// Make every output again, whatever the journal says.
     let force: Bool
     let resources: RunResources
+    let s3: S3Access
+    /// Where the `HEAD`s of S3 outputs run: network work, kept off the cooperative pool.
+    let headQueue: StageQueue
 
-    /// Every output of every listing, listing by listing, for a source at `version`.
-    func jobs(for listings: [RunPlan.Listing], version: String?) -> [OutputJob] {
+    /// Every output of every listing, listing by listing, for a source at `version`; S3 outputs
+    /// are asked whether they are up to date.
+    func jobs(for listings: [RunPlan.Listing], version: String?) async throws(CancellationError) -> [OutputJob] {
+        var jobs = journalJobs(for: listings, version: version)
+        guard !force else { return jobs }
+        for (index, job) in jobs.enumerated() where job.target.isS3 {
+            guard let fingerprint = job.fingerprint else { continue }
+            jobs[index] = OutputJob(listing: job.listing, input: job.input, output: job.output, target: job.target, fingerprint: fingerprint,
+                                    upToDate: try await madeEarlierInS3(job.output, at: job.target, fingerprint))
+        }
+        return jobs
+    }
+
+    /// The object an earlier run (on any machine) made with `fingerprint`, still in the bucket.
+    /// A path that waits for `{width}` or `{height}` is not known before the image is made: made again.
+    private func madeEarlierInS3(_ output: OutputDefinition, at target: OutputTarget, _ fingerprint: String) async throws(CancellationError) -> WrittenOutput? {
+        guard !target.pattern.hasUnknowns, let location = S3Location(target.plannedPath), let client = try? s3.client() else { return nil }
+        let headers: [String: String]?
+        do {
+            headers = try await headQueue.run(for: target.plannedPath, output: output.name) { isCancelled in
+                try client.head(location, isCancelled: isCancelled)
+            }
+        } catch is CancellationError {
+            throw CancellationError()
+        } catch {
+            return nil // cannot tell: made again, and the PUT reports what is wrong
+        }
+        let metadata = { (name: String) in headers?["x-amz-meta-\(name)"] }
+        guard metadata(OutputWriter.MetadataName.fingerprint) == fingerprint,
+              let width = metadata(OutputWriter.MetadataName.width).flatMap({ Int($0) }),
+              let height = metadata(OutputWriter.MetadataName.height).flatMap({ Int($0) }) else { return nil }
+        return WrittenOutput(output: output.name, path: target.plannedPath, size: ImageSize(width: width, height: height),
+                             byteCount: headers?["content-length"].flatMap { Int($0) } ?? 0, upToDate: true)
+    }
+
+    /// Every output of every listing, listing by listing, for a source at `version`, as the
+    /// journal of local files knows them.
+    private func journalJobs(for listings: [RunPlan.Listing], version: String?) -> [OutputJob] {
         let outputs = definition.outputs
         // The journal works out what outputs share once per run; per input only the version
         // (with the versions of the resources an output's steps use) is added.
@@ -47,7 +89,7 @@ struct IncrementalRuns: Sendable {
     }
 
     private func madeEarlier(_ output: OutputDefinition, at target: OutputTarget, _ fingerprint: String?) -> WrittenOutput? {
-        guard let fingerprint, let record = journal?.upToDate(target.plannedPath, fingerprint: fingerprint) else { return nil }
+        guard let fingerprint, !target.isS3, let record = journal?.upToDate(target.plannedPath, fingerprint: fingerprint) else { return nil }
         return WrittenOutput(output: output.name, path: record.path, size: ImageSize(width: record.width, height: record.height),
                              byteCount: Int(record.size), upToDate: true)
     }

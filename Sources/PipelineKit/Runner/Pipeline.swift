@@ -12,6 +12,9 @@ public struct Pipeline: Sendable {
     public let fileName: String
     /// Process-wide settings applied when a run starts (libvips' threads per image).
     public var configuration = Configuration()
+    /// The variables S3 credentials, region and endpoint are read from (`AWS_ACCESS_KEY_ID`, …):
+    /// by default this process's environment.
+    public var environment: [String: String] = ProcessInfo.processInfo.environment
 
     /// Reads and checks a pipeline file; relative paths in it resolve against its folder.
     ///
@@ -36,7 +39,7 @@ public struct Pipeline: Sendable {
     /// Finds the inputs and checks every output path, without running anything; with a
     /// `shard`, keeps only that shard's inputs.
     public func plan(shard: Shard? = nil) throws(PipelineFileError) -> RunPlan {
-        try RunPlan(definition, fileName: fileName, shard: shard)
+        try RunPlan(definition, fileName: fileName, shard: shard, s3: S3Access(definition: definition, environment: environment, loader: nil))
     }
 
     /// Plans the run, then starts it. Events arrive as the run goes; cancelling the task that
@@ -58,12 +61,14 @@ public struct Pipeline: Sendable {
             ? OutputJournal(file: definition.cache.journalFile(pipeline: definition.name, baseDirectory: definition.baseDirectory),
                             definition: definition)
             : nil
-        var plan = try plan(shard: shard)
+        let loader = dataLoader ?? defaultDataLoader()
+        var plan = try RunPlan(definition, fileName: fileName, shard: shard,
+                               s3: S3Access(definition: definition, environment: environment, loader: loader))
         plan = plan.adding(warnings: (journal?.warnings ?? []) + cacheFolderWarnings(plan, journal: journal != nil, diskCache: cache == nil))
         // Before any work, like planning: remove what a killed run left half-written.
         TemporaryFileSweeper.sweep(plan)
         applyConfiguration()
-        return PipelineRun(plan: plan, dataLoader: dataLoader ?? defaultDataLoader(), cache: cache ?? defaultCache(),
+        return PipelineRun(plan: plan, dataLoader: loader, cache: cache ?? defaultCache(),
                            journal: journal, force: force, memoryBudget: memoryBudget())
     }
 
@@ -82,10 +87,7 @@ public struct Pipeline: Sendable {
 
     /// libcurl, configured from the file's `fetch` section.
     public func defaultDataLoader() -> CurlDataLoader {
-        let fetch = definition.fetch
-        return CurlDataLoader(settings: CurlDataLoader.Settings(
-            timeout: fetch.timeout, connectTimeout: fetch.connectTimeout, maxRedirects: fetch.maxRedirects,
-            userAgent: fetch.userAgent, headers: fetch.headers))
+        CurlDataLoader(fetch: definition.fetch)
     }
 
     /// The disk cache the file's `cache` section describes, or nil when it is disabled.

@@ -13,7 +13,7 @@ final class RunExecution: Sendable {
     private let queues: StageQueues
     private let sources: SourceLoader
     private let decoder: ImageDecoder
-    private let writer = OutputWriter()
+    private let writer: OutputWriter
     /// The record of outputs made, for incremental runs; nil when the file disables them.
     private let journal: OutputJournal?
     private let force: Bool
@@ -32,7 +32,8 @@ final class RunExecution: Sendable {
         queues = StageQueues(definition) { emit(.stageFinished($0)) }
         sources = SourceLoader(fetchQueue: queues.fetch, cacheQueue: queues.cache,
                                fileFetcher: FileFetcher(maxBytes: definition.fetch.maxBytes),
-                               remoteFetcher: RemoteFetcher(loader: dataLoader, settings: definition.fetch), cache: cache)
+                               remoteFetcher: RemoteFetcher(loader: dataLoader, settings: definition.fetch), cache: cache, s3: plan.s3)
+        writer = OutputWriter(s3: plan.s3)
         decoder = ImageDecoder(settings: definition.decompress, outputs: definition.outputs)
     }
 
@@ -45,7 +46,8 @@ final class RunExecution: Sendable {
         emit(.started(inputs: plan.inputCount, outputsPerInput: definition.outputs.count, warnings: plan.warnings))
         let resources = await RunResources.load(for: definition.outputs, sources: sources, decompress: queues.decompress,
                                                 settings: definition.decompress)
-        let incremental = IncrementalRuns(definition: definition, journal: journal, force: force, resources: resources)
+        let incremental = IncrementalRuns(definition: definition, journal: journal, force: force, resources: resources,
+                                          s3: plan.s3, headQueue: queues.fetch)
         var totals = RunTotals()
         let peak = await InFlightWindow(width: definition.inFlight).run(Self.largestFirst(plan.items)) { item in
             await self.process(item, incremental: incremental)
@@ -84,13 +86,28 @@ final class RunExecution: Sendable {
 
     /// One source through every stage, fanned out to every output of every listing.
     private func journey(of input: InputFile, for listings: [RunPlan.Listing], incremental: IncrementalRuns) async throws(CancellationError) -> [ItemReport] {
+        // A version known from a listing (an S3 object's ETag) decides before any fetch: a run
+        // whose outputs are all up to date downloads nothing.
+        var listedJobs: [OutputJob]?
+        if let version = input.listedVersion {
+            let jobs = try await incremental.jobs(for: listings, version: version)
+            if jobs.allSatisfy({ $0.upToDate != nil }) {
+                return Self.reports(listings, jobs, jobs.compactMap { $0.upToDate.map { .success($0) } }, originalSize: nil)
+            }
+            listedJobs = jobs
+        }
         let fetched: FetchedSource
         do {
             fetched = try await sources.load(input)
         } catch {
             return Self.failed(listings, try ItemError.wrapping(error, stage: .fetch))
         }
-        let jobs = incremental.jobs(for: listings, version: fetched.version)
+        let jobs: [OutputJob]
+        if let listedJobs {
+            jobs = listedJobs
+        } else {
+            jobs = try await incremental.jobs(for: listings, version: fetched.version)
+        }
         if jobs.allSatisfy({ $0.upToDate != nil }) {
             return Self.reports(listings, jobs, jobs.compactMap { $0.upToDate.map { .success($0) } }, originalSize: nil)
         }
@@ -142,7 +159,7 @@ final class RunExecution: Sendable {
             let chain = StepChain(job.output)
             let image = try await queues.process.run(for: name, output: job.output.name) { try chain.apply(to: decoded, context: context) }
             let written = try await queues.encode.run(for: name, output: job.output.name) { [writer] in
-                try writer.write(image, output: job.output, target: job.target, input: job.input)
+                try writer.write(image, output: job.output, target: job.target, input: job.input, fingerprint: job.fingerprint)
             }
             incremental.recordWritten(written, for: job)
             return .success(written)

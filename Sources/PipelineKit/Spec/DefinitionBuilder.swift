@@ -91,6 +91,13 @@ struct DefinitionBuilder {
                 outputs: outputs,
                 warnings: renamed.warnings
             )
+            let s3 = reader(root["s3"], optionsOf: "s3")
+            definition.s3 = S3Settings(profile: try s3.optionalString("profile"), region: try s3.optionalString("region"),
+                                       endpoint: try s3.optionalString("endpoint"))
+            if let endpoint = definition.s3.endpoint, !InputEnumerator.isURL(endpoint) {
+                problems.append(.init(path: "s3.endpoint", location: root["s3"]?["endpoint"]?.location,
+                                      message: "the endpoint \"\(endpoint)\" is not an http or https URL"))
+            }
             if root["manifest"] != nil {
                 let manifest = reader(root["manifest"], optionsOf: "manifest")
                 definition.manifest = ManifestSettings(
@@ -155,8 +162,13 @@ struct DefinitionBuilder {
                                   message: "the path ends in .\(pathExtension) but the output is encoded as \(encoder.format.rawValue)"
                                       + " (use .\(encoder.format.fileExtension) or {format})"))
         }
+        if S3Location.isS3(pathText), !S3Location.isS3(template.authoredFolder + "/") || S3Location(template.authoredFolder + "/") == nil {
+            problems.append(.init(path: join(path, "path"), location: node["path"]?.location,
+                                  message: "an S3 output path must name its bucket in full, as s3://BUCKET/KEY"))
+        }
         var output = OutputDefinition(name: name, steps: steps, encoder: encoder, path: template)
         output.pathLocation = node["path"]?.location
+        readObjectSettings(node, at: path, into: &output)
         readPlaceholders(node, into: &output)
         return (output, complete)
     }
@@ -246,7 +258,7 @@ struct DefinitionBuilder {
         }
     }
 
-    private func stringMap(_ node: JSONNode?) -> [String: String] {
+    func stringMap(_ node: JSONNode?) -> [String: String] {
         guard case .object(let members)? = node?.value else { return [:] }
         var map: [String: String] = [:]
         for member in members { if case .string(let value) = member.value.value { map[member.key] = value } }
@@ -263,6 +275,25 @@ struct DefinitionBuilder {
 }
 
 extension DefinitionBuilder {
+    /// An S3 output's `cacheControl` and `metadata`. Metadata names become HTTP header names, so
+    /// they are kept to what every S3 server stores as written; `pipeline-` is the runner's own.
+    mutating func readObjectSettings(_ node: JSONNode, at path: String, into output: inout OutputDefinition) {
+        if case .string(let value)? = node["cacheControl"]?.value { output.cacheControl = value }
+        output.metadata = stringMap(node["metadata"])
+        for name in output.metadata.keys.sorted() {
+            let valid = !name.isEmpty && name.unicodeScalars.allSatisfy { ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "-" }
+            if !valid || name.hasPrefix("pipeline-") {
+                problems.append(.init(path: join(path, "metadata") + "." + name, location: node["metadata"]?[name]?.location,
+                                      message: "metadata name \"\(name)\" must be lower-case letters, digits and -, and not start with pipeline-"))
+            }
+            // Sent as an HTTP header: printable ASCII only.
+            if let value = output.metadata[name], !value.unicodeScalars.allSatisfy({ (" "..."~").contains($0) }) {
+                problems.append(.init(path: join(path, "metadata") + "." + name, location: node["metadata"]?[name]?.location,
+                                      message: "metadata \"\(name)\" must be printable ASCII (it is sent as an HTTP header)"))
+            }
+        }
+    }
+
     /// The placeholders an output asks the manifest for, and how they are made.
     func readPlaceholders(_ node: JSONNode, into output: inout OutputDefinition) {
         if case .array(let kinds)? = node["placeholders"]?.value {

@@ -24,6 +24,8 @@ public struct PipelineDefinition: Sendable {
     public var manifest: ManifestSettings? = nil
     /// What the file says that still works but should change (an old key), for people.
     public var warnings: [String] = []
+    /// The `s3` section: profile, region and endpoint for `s3://` inputs and outputs.
+    public var s3 = S3Settings()
 }
 
 /// The `manifest` section: one JSON file describing the run's outputs for web pages.
@@ -60,6 +62,10 @@ public struct OutputDefinition: Sendable {
     /// Placeholders the manifest gives for this output, computed from its smallest file.
     public var placeholders: [PlaceholderKind] = []
     public var placeholderSettings = PlaceholderSettings()
+    /// S3 outputs: the objects' `Cache-Control`, or nil.
+    public var cacheControl: String? = nil
+    /// S3 outputs: user metadata stored with each object, by name (without `x-amz-meta-`).
+    public var metadata: [String: String] = [:]
 
     public init(name: String, steps: [any ImageProcessing], encoder: EncoderSettings, path: PathTemplate) {
         self.name = name
@@ -71,7 +77,7 @@ public struct OutputDefinition: Sendable {
 
 /// One entry of `inputs`.
 public enum InputEntry: Sendable, Equatable {
-    /// A file, a glob or an http(s) URL.
+    /// A file, a glob, an http(s) URL, or an `s3://` object or glob.
     case pattern(String)
     /// A file listing one URL or path a line.
     case list(String)

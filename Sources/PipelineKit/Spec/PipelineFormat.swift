@@ -19,7 +19,7 @@ public enum PipelineFormat {
                 .object([Option("list", .string(nonEmpty: true), required: true,
                                 help: "a file with one URL or path a line; blank lines and # comments are ignored")]),
             ]), minCount: 1), required: true,
-                   help: "input files, globs (*, ?, [abc], ** for any depth) and http(s) URLs, relative to this file's folder, or {\"list\": FILE}"),
+                   help: "input files, globs (*, ?, [abc], ** for any depth), http(s) URLs and s3://bucket/key objects or globs, relative to this file's folder, or {\"list\": FILE}"),
             Option("fetch", .object([
                 concurrency("fetch", StageDefaults.fetchConcurrency),
                 Option("maxBytes", .byteSize, default: JSONNode(plain: "100MB"),
@@ -70,6 +70,13 @@ public enum PipelineFormat {
                 Option("urlPrefix", .string(nonEmpty: false), default: JSONNode(plain: ""),
                        help: "put before each file's path relative to the manifest's folder to make its URL, for example \"/img/\""),
             ]), help: "write one JSON manifest of the run for web pages: per input its size, per output and format the files with a srcset, and placeholders (pipeline schema --manifest)"),
+            Option("s3", .object([
+                Option("profile", .string(nonEmpty: true),
+                       help: "a profile in ~/.aws/credentials and ~/.aws/config (in place of AWS_PROFILE)"),
+                Option("region", .string(nonEmpty: true), help: "the region (in place of AWS_REGION)"),
+                Option("endpoint", .string(nonEmpty: true),
+                       help: "an S3-compatible server, for example \"http://127.0.0.1:9000\" (in place of AWS_ENDPOINT_URL_S3), addressed path-style"),
+            ]), help: "S3-compatible storage for s3:// inputs and outputs; keys and tokens come from the environment or ~/.aws, never from this file"),
             .integer("inFlight", in: 1...4096,
                      help: "inputs between the first stage and the last at once (default: the sum of the stage widths)"),
             Option("outputs", .array(.object(outputOptions(processors: processors)), minCount: 1), required: true,
@@ -91,8 +98,12 @@ public enum PipelineFormat {
                 .integer("blurhashX", in: PlaceholderSettings.blurhashComponentRange, default: 4, help: "BlurHash components across"),
                 .integer("blurhashY", in: PlaceholderSettings.blurhashComponentRange, default: 3, help: "BlurHash components down"),
             ]), help: "how the placeholders are made"),
+            Option("cacheControl", .string(nonEmpty: true),
+                   help: "S3 outputs: the objects' Cache-Control header, for example \"public, max-age=31536000, immutable\""),
+            Option("metadata", .stringMap,
+                   help: "S3 outputs: user metadata stored with each object (x-amz-meta-NAME); names of letters, digits and -"),
             Option("path", .pathTemplate, required: true,
-                   help: "where to write, relative to this file's folder; placeholders: "
+                   help: "where to write, relative to this file's folder, or s3://bucket/key; placeholders: "
                        + PathTemplate.Placeholder.allCases.map { "{\($0.rawValue)} \($0.help)" }.joined(separator: ", ")),
         ]
     }

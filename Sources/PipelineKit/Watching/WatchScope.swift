@@ -145,9 +145,9 @@ struct WatchScope: Sendable {
 
     // MARK: Building blocks
 
-    /// The target for one input pattern, or nil for a URL.
+    /// The target for one input pattern, or nil for a URL or an S3 address.
     private static func target(_ pattern: String, base: String) -> Target? {
-        guard !InputEnumerator.isURL(pattern), InputEnumerator.unsupportedScheme(pattern) == nil else { return nil }
+        guard !InputEnumerator.isURL(pattern), !S3Location.isS3(pattern), InputEnumerator.unsupportedScheme(pattern) == nil else { return nil }
         let absolute = absolute(pattern, base: base)
         let components = absolute.split(separator: "/").map(String.init)
         guard let firstGlob = components.firstIndex(where: InputEnumerator.isGlob) else { return .file(absolute) }

@@ -1,0 +1,31 @@
+import Foundation
+import Vips
+
+/// S3 for one run: the configuration is resolved once, when first needed, so a run without
+/// `s3://` inputs or outputs never looks for credentials.
+final class S3Access: Sendable {
+    private let settings: S3Settings
+    private let environment: [String: String]
+    private let fetcher: RemoteFetcher
+    private let resolved = Locked<Result<S3Client, S3Configuration.Failure>?>(nil)
+
+    /// - Parameter loader: makes the requests; by default libcurl with the file's fetch settings.
+    init(definition: PipelineDefinition, environment: [String: String], loader: (any DataLoading)?) {
+        self.settings = definition.s3
+        self.environment = environment
+        self.fetcher = RemoteFetcher(loader: loader ?? CurlDataLoader(fetch: definition.fetch), settings: definition.fetch)
+    }
+
+    /// The client, or why there is none (no credentials, a bad endpoint).
+    func client() throws(S3Configuration.Failure) -> S3Client {
+        let result = resolved.withLock { resolved in
+            if let resolved { return resolved }
+            let result = Result { () throws(S3Configuration.Failure) in
+                S3Client(configuration: try S3Configuration.resolve(settings, environment: environment), fetcher: fetcher)
+            }
+            resolved = result
+            return result
+        }
+        return try result.get()
+    }
+}

@@ -1,0 +1,164 @@
+import Foundation
+import Vips
+
+/// One object a listing found.
+struct S3Object: Sendable, Equatable {
+    let key: String
+    /// With its quotes, as S3 sends it: the object's version for incremental runs and the cache.
+    let etag: String?
+    let size: Int64?
+}
+
+/// The S3 operations a run needs, as signed libcurl requests through a `RemoteFetcher`, so
+/// they get the same retries, timeouts and `maxBytes` as HTTP inputs.
+struct S3Client: Sendable {
+    let configuration: S3Configuration
+    let fetcher: RemoteFetcher
+    /// Whether this server signs `/` in a query as sent rather than as `%2F` (see `list`).
+    private let rawSlashes = QuerySlashes()
+
+    /// The request for `method` on the object at `location`, signed.
+    ///
+    /// Query parameters are sorted and encoded as Signature Version 4 requires, since libcurl
+    /// 7.88's signer uses the query as given.
+    func request(_ method: String, _ location: S3Location, query: [(String, String)] = [], headers: [String: String] = [:],
+                 body: Data? = nil, maxBytes: Int64, rawSlashes: Bool = false) -> DataRequest {
+        var request = DataRequest(url: url(location, query: query, rawSlashes: rawSlashes), headers: headers, maxBytes: maxBytes)
+        request.method = method
+        request.body = body
+        request.signing = AWSSigning(credentials: configuration.credentials, region: configuration.region, service: "s3")
+        return request
+    }
+
+    /// The object's URL: path-style on a custom endpoint, virtual-hosted on AWS (path-style
+    /// there too for a bucket with dots, which TLS certificates of `*.s3…` cannot cover).
+    func url(_ location: S3Location, query: [(String, String)] = [], rawSlashes: Bool = false) -> String {
+        let key = Self.encode(location.key, keepingSlashes: true)
+        var url: String
+        if let endpoint = configuration.endpoint {
+            url = "\(endpoint)/\(location.bucket)/\(key)"
+        } else if location.bucket.contains(".") {
+            url = "https://s3.\(configuration.region).amazonaws.com/\(location.bucket)/\(key)"
+        } else {
+            url = "https://\(location.bucket).s3.\(configuration.region).amazonaws.com/\(key)"
+        }
+        if !query.isEmpty {
+            let pairs = query.map { (Self.encode($0.0, keepingSlashes: false), Self.encode($0.1, keepingSlashes: rawSlashes)) }
+            url += "?" + pairs.sorted { $0.0 == $1.0 ? $0.1 < $1.1 : $0.0 < $1.0 }.map { "\($0.0)=\($0.1)" }.joined(separator: "&")
+        }
+        return url
+    }
+
+    /// URI-encodes as Signature Version 4 does: every byte but `A-Z a-z 0-9 - _ . ~` (and `/`
+    /// in a key) as `%XX`, upper case.
+    static func encode(_ text: String, keepingSlashes: Bool) -> String {
+        var encoded = ""
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                 UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: "~"):
+                encoded.unicodeScalars.append(Unicode.Scalar(byte))
+            case UInt8(ascii: "/") where keepingSlashes:
+                encoded += "/"
+            default:
+                encoded += String(format: "%%%02X", byte)
+            }
+        }
+        return encoded
+    }
+
+    /// How reasons name an operation on an object.
+    static func label(_ operation: String, _ location: S3Location) -> String {
+        "S3 \(operation) of \(location) (bucket \"\(location.bucket)\", key \"\(location.key)\")"
+    }
+
+    /// A status explanation for `fetcher`: S3's code and message.
+    static func explanation(_ operation: String, _ location: S3Location) -> RemoteFetcher.StatusExplanation {
+        { response in
+            let error = S3Error(operation: operation, bucket: location.bucket, key: location.key, response: response)
+            return (error.description, error)
+        }
+    }
+
+    /// Every object whose key starts with `prefix`, page after page (ListObjectsV2 returns at
+    /// most 1,000 keys per answer and a continuation token for the next).
+    func list(bucket: String, prefix: String, isCancelled: @escaping @Sendable () -> Bool = { false }) throws -> [S3Object] {
+        var objects: [S3Object] = []
+        var token: String?
+        let location = S3Location(bucket: bucket, key: "")
+        repeat {
+            var query = [("list-type", "2"), ("prefix", prefix)]
+            if let token { query.append(("continuation-token", token)) }
+            let label = "S3 ListObjectsV2 of s3://\(bucket)/\(prefix) (bucket \"\(bucket)\", prefix \"\(prefix)\")"
+            let explain = Self.explanation("ListObjectsV2", S3Location(bucket: bucket, key: prefix))
+            // A page of 1,000 keys is a few hundred kilobytes; this bound only stops a runaway answer.
+            let page = { (raw: Bool) throws -> RemoteFetcher.Outcome in
+                try fetcher.fetch(request("GET", location, query: query, maxBytes: 64 << 20, rawSlashes: raw), revalidating: nil,
+                                  label: label, explain: explain, isCancelled: isCancelled)
+            }
+            // libcurl 7.88 signs the query as sent. AWS and MinIO sign a prefix's "/" as "%2F", as
+            // the specification says; some servers (moto, behind werkzeug) see "/" and sign that.
+            // A refused signature for a query holding "/" is tried once the other way, and the
+            // way that works is kept for the rest of the run.
+            let outcome: RemoteFetcher.Outcome
+            let raw = rawSlashes.value
+            do {
+                outcome = try page(raw)
+            } catch let error as ItemError where (error.underlyingError as? S3Error)?.code == "SignatureDoesNotMatch"
+                && query.contains(where: { $0.1.contains("/") }) {
+                outcome = try page(!raw)
+                rawSlashes.value = !raw
+            }
+            guard case .fetched(let response) = outcome else { break }
+            let xml = Substring(String(decoding: response.body, as: UTF8.self))
+            for contents in S3XML.elements("Contents", in: xml) {
+                guard let key = S3XML.value(of: "Key", in: contents) else { continue }
+                objects.append(S3Object(key: key, etag: S3XML.value(of: "ETag", in: contents),
+                                        size: S3XML.value(of: "Size", in: contents).flatMap { Int64($0) }))
+            }
+            let truncated = S3XML.value(of: "IsTruncated", in: xml) == "true"
+            token = truncated ? S3XML.value(of: "NextContinuationToken", in: xml) : nil
+        } while token != nil
+        return objects
+    }
+
+    /// Gets the object (conditionally, when a cached copy is given).
+    func get(_ location: S3Location, revalidating cached: CachedResponse?, maxBytes: Int64,
+             isCancelled: @escaping @Sendable () -> Bool) throws -> RemoteFetcher.Outcome {
+        try fetcher.fetch(request("GET", location, maxBytes: maxBytes), revalidating: cached, label: Self.label("GetObject", location),
+                          explain: Self.explanation("GetObject", location), isCancelled: isCancelled)
+    }
+
+    /// The object's headers (names lowercased), or nil when there is no such object (or it
+    /// may not be read).
+    func head(_ location: S3Location, isCancelled: @escaping @Sendable () -> Bool) throws -> [String: String]? {
+        // No body is read; the limit must still pass the object's declared length.
+        let outcome = try fetcher.fetch(request("HEAD", location, maxBytes: Int64.max), revalidating: nil, label: Self.label("HeadObject", location),
+                                        accepting: [403, 404], explain: Self.explanation("HeadObject", location), isCancelled: isCancelled)
+        guard case .fetched(let response) = outcome, (200..<300).contains(response.status) else { return nil }
+        return response.headers
+    }
+
+    /// Writes the whole object in one `PUT` (S3 makes it appear at once, never half written).
+    /// Failures are the encode stage's.
+    func put(_ location: S3Location, body: Data, headers: [String: String], isCancelled: @escaping @Sendable () -> Bool) throws(ItemError) {
+        do {
+            _ = try fetcher.fetch(request("PUT", location, headers: headers, body: body, maxBytes: 1 << 20), revalidating: nil,
+                                  label: Self.label("PutObject", location), explain: Self.explanation("PutObject", location),
+                                  isCancelled: isCancelled)
+        } catch let error as ItemError {
+            throw ItemError(error.kind == .httpStatus ? .writing : error.kind, stage: .encode, reason: error.reason, underlying: error.underlyingError)
+        } catch {
+            throw ItemError(.writing, stage: .encode, reason: "\(Self.label("PutObject", location)): cancelled", underlying: error)
+        }
+    }
+}
+
+/// What a server was found to expect of a query's slashes, shared by the copies of a client.
+private final class QuerySlashes: Sendable {
+    private let raw = Locked(false)
+    var value: Bool {
+        get { raw.withLock { $0 } }
+        set { raw.withLock { $0 = newValue } }
+    }
+}

@@ -1,0 +1,232 @@
+import Foundation
+import PipelineKit
+
+/// A real S3-compatible server for tests: moto's server on a free loopback port, with signature
+/// checking on. The first requests are free (`INITIAL_NO_AUTH_ACTION_COUNT`): they make an IAM
+/// user, its access key and policies, and a role to assume, through moto's IAM API. Everything
+/// after is authenticated, so a wrong secret is refused. Stopped when the value goes away.
+package final class MotoServer: @unchecked Sendable {
+    // Immutable after init; `process` is only terminated in deinit.
+    package let port: Int
+    package let endpoint: String
+    /// The IAM user's key: may do anything except read keys below `private/` in any bucket.
+    package let credentials: AWSCredentials
+    package static let region = "us-east-1"
+    package static let account = "123456789012"
+    /// The role `assumeRole()` assumes: may do anything in S3.
+    package static let roleName = "pipeline-reader"
+    private let process: Process
+    private let loader = CurlDataLoader()
+
+    /// The free requests spent on setting up the user and the role.
+    private static let setupRequests = 5
+
+    /// Whether moto's server can be started here (CI installs it: `.ci/setup`).
+    package static let isAvailable: Bool = {
+        let probe = Process()
+        probe.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        probe.arguments = ["python3", "-c", "import moto.server, flask"]
+        probe.standardOutput = FileHandle.nullDevice
+        probe.standardError = FileHandle.nullDevice
+        guard (try? probe.run()) != nil else { return false }
+        probe.waitUntilExit()
+        return probe.terminationStatus == 0
+    }()
+
+    package enum Failure: Error, CustomStringConvertible {
+        case didNotStart(String)
+        case setup(String)
+        package var description: String {
+            switch self {
+            case .didNotStart(let why): "moto's server did not start: \(why)"
+            case .setup(let why): "moto setup failed: \(why)"
+            }
+        }
+    }
+
+    package init() throws {
+        port = try Self.freePort()
+        endpoint = "http://127.0.0.1:\(port)"
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-m", "moto.server", "-H", "127.0.0.1", "-p", String(port)]
+        var environment = ProcessInfo.processInfo.environment
+        environment["INITIAL_NO_AUTH_ACTION_COUNT"] = String(Self.setupRequests)
+        process.environment = environment
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        self.process = process
+        // Bounded in count and time: up to 300 tries 0.1 s apart (a loaded 2-core machine takes
+        // a few seconds to start Python and moto). Connecting spends none of the free requests.
+        var ready = false
+        for _ in 0..<300 where process.isRunning {
+            if Self.accepts(port) { ready = true; break }
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        guard ready else {
+            credentials = AWSCredentials(accessKeyID: "", secretAccessKey: "")
+            stop(process)
+            throw Failure.didNotStart(process.isRunning ? "no answer on port \(port) within 30 s" : "python3 -m moto.server exited")
+        }
+        credentials = try Self.makeUser(endpoint: endpoint, loader: loader)
+    }
+
+    deinit {
+        stop(process)
+    }
+
+    /// SIGKILL: started from the test process, moto's server inherits a signal mask that
+    /// blocks SIGTERM, and `terminate()` would leave `waitUntilExit()` waiting for good.
+    private func stop(_ process: Process) {
+        guard process.isRunning else { return }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    /// Variables that point the AWS tools' resolution at this server with the user's key, and
+    /// at a `HOME` without `~/.aws` (so the machine's own profiles are not read).
+    package func environment(home: String, credentials: AWSCredentials? = nil) -> [String: String] {
+        let credentials = credentials ?? self.credentials
+        var environment = ["AWS_ACCESS_KEY_ID": credentials.accessKeyID, "AWS_SECRET_ACCESS_KEY": credentials.secretAccessKey,
+                           "AWS_ENDPOINT_URL_S3": endpoint, "AWS_REGION": Self.region, "HOME": home]
+        if let token = credentials.sessionToken { environment["AWS_SESSION_TOKEN"] = token }
+        return environment
+    }
+
+    // MARK: S3 calls for setting up and checking tests
+
+    package func createBucket(_ bucket: String) throws {
+        _ = try s3("PUT", bucket: bucket, key: "", body: Data())
+    }
+
+    package func put(_ data: Data, bucket: String, key: String, contentType: String = "application/octet-stream") throws {
+        _ = try s3("PUT", bucket: bucket, key: key, body: data, headers: ["Content-Type": contentType])
+    }
+
+    /// Uploads many objects side by side (moto's server is threaded).
+    package func putMany(_ objects: [(key: String, data: Data)], bucket: String) throws {
+        let failures = LockedFailures()
+        DispatchQueue.concurrentPerform(iterations: 8) { lane in
+            for index in stride(from: lane, to: objects.count, by: 8) {
+                do { try put(objects[index].data, bucket: bucket, key: objects[index].key) } catch { failures.add("\(error)") }
+            }
+        }
+        if let first = failures.first { throw Failure.setup(first) }
+    }
+
+    /// The object's bytes and headers, or nil when there is none.
+    package func get(bucket: String, key: String) throws -> (body: Data, headers: [String: String])? {
+        let response = try s3("GET", bucket: bucket, key: key, accepting: [404])
+        return response.status == 404 ? nil : (response.body, response.headers)
+    }
+
+    /// Assumes the test role as the user: temporary credentials with a session token.
+    package func assumeRole() throws -> AWSCredentials {
+        let body = "Action=AssumeRole&RoleArn=" + Self.formEncode("arn:aws:iam::\(Self.account):role/\(Self.roleName)")
+            + "&RoleSessionName=pipeline-test&Version=2011-06-15"
+        let xml = try Self.query(endpoint: endpoint, service: "sts", body: body, credentials: credentials, loader: loader)
+        guard let key = Self.element("AccessKeyId", in: xml), let secret = Self.element("SecretAccessKey", in: xml),
+              let token = Self.element("SessionToken", in: xml) else { throw Failure.setup("AssumeRole answered \(xml.prefix(300))") }
+        return AWSCredentials(accessKeyID: key, secretAccessKey: secret, sessionToken: token)
+    }
+
+    private func s3(_ method: String, bucket: String, key: String, body: Data? = nil, headers: [String: String] = [:],
+                    accepting: Set<Int> = []) throws -> DataResponse {
+        let path = key.split(separator: "/", omittingEmptySubsequences: false)
+            .map { $0.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-_.~"))) ?? "" }
+            .joined(separator: "/")
+        var request = DataRequest(url: "\(endpoint)/\(bucket)/\(path)", headers: headers, maxBytes: 1 << 30)
+        request.method = method
+        request.body = body
+        request.signing = AWSSigning(credentials: credentials, region: Self.region)
+        let response = try loader.load(request, isCancelled: { false })
+        guard (200..<300).contains(response.status) || accepting.contains(response.status) else {
+            throw Failure.setup("\(method) \(bucket)/\(key): HTTP \(response.status) \(String(decoding: response.body.prefix(300), as: UTF8.self))")
+        }
+        return response
+    }
+
+    // MARK: Setting up
+
+    /// The user (with a key and a policy) and the role, in the free requests.
+    private static func makeUser(endpoint: String, loader: CurlDataLoader) throws -> AWSCredentials {
+        // Free requests are not checked, but moto still routes them by the signature's service.
+        let anyone = AWSCredentials(accessKeyID: "AKIASETUPSETUPSETUP0", secretAccessKey: "setup")
+        let user = "pipeline-test"
+        let userPolicy = #"{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"*","Resource":"*"},"#
+            + #"{"Effect":"Deny","Action":"s3:GetObject","Resource":"arn:aws:s3:::*/private/*"}]}"#
+        let trust = #"{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"AWS":"arn:aws:iam::\#(account):user/\#(user)"},"Action":"sts:AssumeRole"}]}"#
+        let rolePolicy = #"{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"s3:*","Resource":"*"}]}"#
+        let iam = { (body: String) throws -> String in
+            try query(endpoint: endpoint, service: "iam", body: body + "&Version=2010-05-08", credentials: anyone, loader: loader)
+        }
+        _ = try iam("Action=CreateUser&UserName=\(user)")
+        let keyXML = try iam("Action=CreateAccessKey&UserName=\(user)")
+        _ = try iam("Action=PutUserPolicy&UserName=\(user)&PolicyName=all-but-private&PolicyDocument=" + formEncode(userPolicy))
+        _ = try iam("Action=CreateRole&RoleName=\(roleName)&AssumeRolePolicyDocument=" + formEncode(trust))
+        _ = try iam("Action=PutRolePolicy&RoleName=\(roleName)&PolicyName=s3&PolicyDocument=" + formEncode(rolePolicy))
+        guard let key = element("AccessKeyId", in: keyXML), let secret = element("SecretAccessKey", in: keyXML) else {
+            throw Failure.setup("CreateAccessKey answered \(keyXML.prefix(300))")
+        }
+        return AWSCredentials(accessKeyID: key, secretAccessKey: secret)
+    }
+
+    /// One call of a query API (IAM, STS): a signed form POST; returns the XML answer.
+    private static func query(endpoint: String, service: String, body: String, credentials: AWSCredentials,
+                              loader: CurlDataLoader) throws -> String {
+        var request = DataRequest(url: endpoint + "/", headers: ["Content-Type": "application/x-www-form-urlencoded"], maxBytes: 1 << 20)
+        request.method = "POST"
+        request.body = Data(body.utf8)
+        request.signing = AWSSigning(credentials: credentials, region: region, service: service)
+        let response = try loader.load(request, isCancelled: { false })
+        let text = String(decoding: response.body, as: UTF8.self)
+        guard (200..<300).contains(response.status) else { throw Failure.setup("\(service) \(body.prefix(40)): HTTP \(response.status) \(text.prefix(300))") }
+        return text
+    }
+
+    private static func formEncode(_ text: String) -> String {
+        text.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-_.~"))) ?? text
+    }
+
+    private static func element(_ tag: String, in xml: String) -> String? {
+        guard let start = xml.range(of: "<\(tag)>"), let end = xml.range(of: "</\(tag)>", range: start.upperBound..<xml.endIndex) else { return nil }
+        return String(xml[start.upperBound..<end.lowerBound])
+    }
+
+    private static func freePort() throws -> Int {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(descriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) == 0 && getsockname(descriptor, $0, &length) == 0 }
+        }
+        guard bound else { throw Failure.didNotStart("no free port") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    private static func accepts(_ port: Int) -> Bool {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(descriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = UInt16(port).bigEndian
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
+    }
+}
+
+/// Failures collected from concurrent uploads.
+private final class LockedFailures: @unchecked Sendable {
+    // Guarded by `lock`.
+    private let lock = NSLock()
+    private var failures: [String] = []
+    func add(_ failure: String) { lock.lock(); failures.append(failure); lock.unlock() }
+    var first: String? { lock.lock(); defer { lock.unlock() }; return failures.first }
+}
