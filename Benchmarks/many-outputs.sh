@@ -18,18 +18,11 @@ repo=$(cd "$here/.." && pwd)
 counts=("$@")
 [ ${#counts[@]} -gt 0 ] || counts=(1000 4000)
 
-if [ -n "${PIPELINE_BIN:-}" ]; then
-  bin=$PIPELINE_BIN
-else
-  echo "== swift build -c release --product pipeline" >&2
-  (cd "$repo" && swift build -c release --product pipeline >/dev/null)
-  bin="$(cd "$repo" && swift build -c release --show-bin-path)/pipeline"
-fi
-command -v vips >/dev/null || { echo "many-outputs.sh: vips not found (apt-get install libvips-tools)" >&2; exit 1; }
-[ -x /usr/bin/time ] || { echo "many-outputs.sh: /usr/bin/time not found (apt-get install time)" >&2; exit 1; }
-
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/pipeline-many.XXXXXX")
-[ "${BENCH_KEEP:-0}" = 1 ] && echo "== keeping $tmp" >&2 || trap 'rm -rf "$tmp"' EXIT
+# shellcheck source=Benchmarks/common.sh
+. "$here/common.sh"
+use_release_binary "$repo"
+require_vips_and_time many-outputs.sh
+make_bench_folder pipeline-many
 mkdir -p "$tmp/in"
 vips gaussnoise "$tmp/in/noise.v" 64 64
 vips copy "$tmp/in/noise.v" "$tmp/in/a.jpg"

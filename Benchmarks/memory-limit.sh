@@ -20,18 +20,11 @@ repo=$(cd "$here/.." && pwd)
 limits=("$@")
 [ ${#limits[@]} -gt 0 ] || limits=(600000 900000)
 
-if [ -n "${PIPELINE_BIN:-}" ]; then
-  bin=$PIPELINE_BIN
-else
-  echo "== swift build -c release --product pipeline" >&2
-  (cd "$repo" && swift build -c release --product pipeline >/dev/null)
-  bin="$(cd "$repo" && swift build -c release --show-bin-path)/pipeline"
-fi
-command -v vips >/dev/null || { echo "memory-limit.sh: vips not found (apt-get install libvips-tools)" >&2; exit 1; }
-[ -x /usr/bin/time ] || { echo "memory-limit.sh: /usr/bin/time not found (apt-get install time)" >&2; exit 1; }
-
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/pipeline-memory.XXXXXX")
-[ "${BENCH_KEEP:-0}" = 1 ] && echo "== keeping $tmp" >&2 || trap 'rm -rf "$tmp"' EXIT
+# shellcheck source=Benchmarks/common.sh
+. "$here/common.sh"
+use_release_binary "$repo"
+require_vips_and_time memory-limit.sh
+make_bench_folder pipeline-memory
 mkdir -p "$tmp/in"
 # Distinct files (the runner coalesces repeats): noise, a different brightness each.
 vips gaussnoise "$tmp/noise.v" 4000 3000 --mean 128 --sigma 40

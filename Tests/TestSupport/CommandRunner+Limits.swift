@@ -7,15 +7,7 @@ extension CommandRunner {
     /// sanitized binary has nothing to show there.
     package static func runUnderAddressSpaceLimit(kilobytes: Int, _ arguments: [String]) throws -> (status: Int32, output: String)? {
         func run(_ arguments: [String]) throws -> (status: Int32, output: String) {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/bin/bash")
-            process.arguments = ["-c", "ulimit -v \(kilobytes) && exec \"$@\" 2>&1", "bash", executable.path] + arguments
-            let pipe = Pipe()
-            process.standardOutput = pipe
-            try process.run()
-            let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            process.waitUntilExit()
-            return (process.terminationStatus, text)
+            try bash("ulimit -v \(kilobytes) && exec \"$@\" 2>&1", "bash", [executable.path] + arguments)
         }
         guard try run(["--version"]).status == 0 else {
             print("skipped: this build of pipeline cannot start under ulimit -v (a sanitizer's shadow memory)")
@@ -38,10 +30,15 @@ extension CommandRunner {
             print("skipped: a sanitized build's shadow memory does not fit a memory limit")
             return nil
         }
+        // The shell joins the group, then becomes the command: nothing else runs in the group.
+        return try bash("echo $$ > \"$0/cgroup.procs\" && exec \"$@\" 2>&1", group, [executable.path] + arguments)
+    }
+
+    /// Runs `script` in bash with `$0` and the positional arguments given; its output and status.
+    private static func bash(_ script: String, _ zero: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        // The shell joins the group, then becomes the command: nothing else runs in the group.
-        process.arguments = ["-c", "echo $$ > \"$0/cgroup.procs\" && exec \"$@\" 2>&1", group, executable.path] + arguments
+        process.arguments = ["-c", script, zero] + arguments
         let pipe = Pipe()
         process.standardOutput = pipe
         try process.run()
