@@ -22,7 +22,7 @@ final class OutputWriter: Sendable {
                 throw ItemError(.encoding, stage: .encode, reason: ItemError.reason(for: error), underlying: error)
             }
         }
-        return WrittenOutput(output: output.name, path: path, size: image.size, byteCount: byteCount)
+        return WrittenOutput(output: output.name, path: path, size: image.size, byteCount: byteCount, format: output.encoder.format)
     }
 
     private func claim(_ path: String, for claimant: String) throws(ItemError) {

@@ -50,6 +50,18 @@ struct ImageDecoder: Sendable {
         }
     }
 
+    /// The input's upright size from its header alone (no pixels), or nil when it cannot be
+    /// read: then decoding finds and reports why. Through the gate, as a decode, since it may
+    /// touch libvips' shared error buffer.
+    func uprightSize(of source: EncodedSource) -> ImageSize? {
+        Self.gate.shared { () -> ImageSize? in
+            guard Self.preparedForUntrustedInput, Self.isLoadable(source),
+                  let header = try? open(source, options: "fail_on=\(settings.failOn.rawValue)") else { return nil }
+            let upright = settings.autorotate ? header.orientedSize : (width: header.width, height: header.height)
+            return ImageSize(width: upright.width, height: upright.height)
+        }
+    }
+
     /// A failed decode, and whether its reason came through libvips' shared error buffer.
     private struct Failure: Error {
         let itemError: ItemError

@@ -3,6 +3,8 @@ struct OutputJob: Sendable {
     /// The listing's index among the source's `listingsToMake`.
     let listing: Int
     let input: InputFile
+    /// The output's index in `definition.outputs`.
+    let outputIndex: Int
     let output: OutputDefinition
     let target: OutputTarget
     /// What makes the file, for the journal; nil when it is not recorded (no journal, or an
@@ -35,7 +37,7 @@ struct IncrementalRuns: Sendable {
             outputs.indices.map { index in
                 let target = listing.targets[index]
                 let fingerprint = fingerprints[index]
-                return OutputJob(listing: listingIndex, input: listing.input, output: outputs[index], target: target,
+                return OutputJob(listing: listingIndex, input: listing.input, outputIndex: index, output: outputs[index], target: target,
                                  fingerprint: fingerprint, upToDate: force ? nil : madeEarlier(outputs[index], at: target, fingerprint))
             }
         }
@@ -49,6 +51,6 @@ struct IncrementalRuns: Sendable {
     private func madeEarlier(_ output: OutputDefinition, at target: OutputTarget, _ fingerprint: String?) -> WrittenOutput? {
         guard let fingerprint, let record = journal?.upToDate(target.plannedPath, fingerprint: fingerprint) else { return nil }
         return WrittenOutput(output: output.name, path: record.path, size: ImageSize(width: record.width, height: record.height),
-                             byteCount: Int(record.size), upToDate: true)
+                             byteCount: Int(record.size), upToDate: true, format: output.encoder.format)
     }
 }

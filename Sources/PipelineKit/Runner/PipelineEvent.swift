@@ -37,13 +37,17 @@ public struct WrittenOutput: Sendable {
     /// True when an earlier run made this file from the same input and settings, and it was
     /// left as it is (an incremental run).
     public let upToDate: Bool
+    /// The format it is encoded in (an output with `formats` writes several), when known.
+    public let format: EncoderSettings.Format?
 
-    public init(output: String, path: String, size: ImageSize, byteCount: Int, upToDate: Bool = false) {
+    public init(output: String, path: String, size: ImageSize, byteCount: Int, upToDate: Bool = false,
+                format: EncoderSettings.Format? = nil) {
         self.output = output
         self.path = path
         self.size = size
         self.byteCount = byteCount
         self.upToDate = upToDate
+        self.format = format
     }
 }
 

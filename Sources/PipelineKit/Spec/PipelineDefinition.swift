@@ -60,6 +60,8 @@ public struct OutputDefinition: Sendable {
     /// Placeholders the manifest gives for this output, computed from its smallest file.
     public var placeholders: [PlaceholderKind] = []
     public var placeholderSettings = PlaceholderSettings()
+    /// Which width × format combination this is, when the output lists `widths` or `formats`.
+    public var variant: ResponsiveVariant? = nil
 
     public init(name: String, steps: [any ImageProcessing], encoder: EncoderSettings, path: PathTemplate) {
         self.name = name
