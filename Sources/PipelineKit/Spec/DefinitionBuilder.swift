@@ -135,7 +135,8 @@ struct DefinitionBuilder {
               let template = try? PathTemplate(pathText),
               let encoders = buildEncoders(node, at: path) else { return nil }
         let widths = readWidths(node, at: path)
-        let responsive = widths != nil || node["formats"] != nil
+        let listsWidths = node["widths"] != nil
+        let responsive = listsWidths || node["formats"] != nil
 
         var steps: [any ImageProcessing] = []
         var complete = isWellShaped(join(path, "steps"))
@@ -144,7 +145,7 @@ struct DefinitionBuilder {
         if case .array(let stepNodes)? = node["steps"]?.value {
             for (stepIndex, stepNode) in stepNodes.enumerated() {
                 let stepPath = "\(path).steps[\(stepIndex)]"
-                if widths != nil, let options = resizeOptions(stepNode) {
+                if listsWidths, let options = resizeOptions(stepNode) {
                     guard isWellShaped(stepPath), checkResizeForWidths(options, earlier: resize, at: join(stepPath, "resize"), node: stepNode) else {
                         complete = false
                         continue
@@ -181,6 +182,8 @@ struct DefinitionBuilder {
         prototype.pathLocation = node["path"]?.location
         readPlaceholders(node, into: &prototype)
         guard responsive else { return ([prototype], complete) }
+        // Widths that are wrong were reported; the output cannot be made without them.
+        guard widths != nil || !listsWidths else { return nil }
 
         let enlarges = resize.map { options in
             if case .bool(false)? = options.options["withoutEnlargement"]?.value { true } else { false }
