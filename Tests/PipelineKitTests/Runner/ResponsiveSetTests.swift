@@ -208,6 +208,22 @@ import TestSupport
         #expect((counts.last ?? 0) > 0)
     }
 
+    @Test func theReadmeExampleAndTheBundledPipelineAreValid() throws {
+        let readme = try String(contentsOf: CommandRunner.repositoryRoot.appendingPathComponent("README.md"), encoding: .utf8)
+        let section = try #require(readme.range(of: "### Widths and formats in one output\n\n```json\n"))
+        let end = try #require(readme.range(of: "\n```", range: section.upperBound..<readme.endIndex))
+        let output = String(readme[section.upperBound..<end.lowerBound])
+        let definition = try PipelineDefinition(json: PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [output]),
+                                                baseDirectory: URL(fileURLWithPath: "/tmp"), processors: .standard)
+        #expect(definition.outputs.count == 8)
+        #expect(Set(definition.outputs.map(\.name)) == ["hero"])
+
+        let bundled = try PipelineDefinition(contentsOf: CommandRunner.repositoryRoot.appendingPathComponent("Pipelines/responsive.json"),
+                                             processors: .standard)
+        #expect(bundled.outputs.map { $0.variant?.width } == [320, 320, 640, 640, 960, 960, 1280, 1280])
+        #expect(bundled.outputs.map(\.encoder.format) == [.avif, .webp, .avif, .webp, .avif, .webp, .avif, .webp])
+    }
+
     @Test func theChoiceFollowsEleventyImgAtTheEdges() {
         let widths: [Int?] = [320, 640, 1280]
         #expect(ResponsiveVariant.chosen(widths: widths, imageWidth: 100, enlarges: false) == [0])
