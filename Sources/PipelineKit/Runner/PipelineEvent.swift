@@ -3,7 +3,8 @@ import Foundation
 /// What a running pipeline reports, in order: `started`, then one `itemCompleted` per input as
 /// each finishes, then `finished`.
 public enum PipelineEvent: Sendable {
-    /// The plan is made and work begins.
+    /// The plan is made and work begins. `outputsPerInput` counts every width × format of an
+    /// output with `widths` and `formats`: a most, since widths wider than an image are not made.
     case started(inputs: Int, outputsPerInput: Int, warnings: [String])
     /// An input entered the first stage.
     case itemStarted(InputFile)
