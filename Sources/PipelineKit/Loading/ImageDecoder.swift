@@ -206,6 +206,11 @@ struct ImageDecoder: Sendable {
 
     /// How much the decoder may shrink: the least any output's first step allows. A plugin's
     /// answer that is not a finite factor of at least 1 counts as 1 (no shrink).
+    ///
+    /// An output's `widths` are outputs of their own here, each starting with its resize, so the
+    /// widest width the image needs decides. Those the image is too narrow for are not made, but
+    /// counting them changes nothing: they allow no shrink, and neither does the image's own
+    /// width, which then stands in for them.
     func allowedShrink(for size: ImageSize) -> Double {
         let allowed = outputs.map { $0.steps.first?.allowedInputShrink(for: size) ?? 1 }.min() ?? 1
         return allowed.isFinite && allowed >= 1 ? allowed : 1

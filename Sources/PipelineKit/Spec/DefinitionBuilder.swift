@@ -203,7 +203,7 @@ struct DefinitionBuilder {
                 output.steps = widthSteps
                 output.encoder = encoder
                 output.variant = ResponsiveVariant(width: width, formatIndex: formatIndex, group: index, enlarges: enlarges,
-                                                   stepsBeforeResize: stepsBeforeResize, hasSeveralWidths: (widths?.count ?? 1) > 1)
+                                                   stepsBeforeResize: stepsBeforeResize)
                 outputs.append(output)
             }
         }

@@ -4,7 +4,8 @@
 /// and path template: the rest of the runner (steps, encoding, the journal, the decoder's
 /// shrink-on-load) then works on each as on any output. What ties them together is here.
 public struct ResponsiveVariant: Sendable, Hashable {
-    /// The width asked for, or nil for `"original"` (the width the image has at the resize).
+    /// The width asked for, or nil for `"original"` (the width the image has at the resize) and
+    /// for an output that lists formats but no widths.
     public var width: Int?
     /// Where in the output's `formats` this variant's encoder is.
     public var formatIndex: Int
@@ -16,8 +17,6 @@ public struct ResponsiveVariant: Sendable, Hashable {
     /// How many of the output's steps run before its resize: the image's width at the resize
     /// is what widths are compared with.
     public var stepsBeforeResize: Int
-    /// Whether the output lists more than one width (then `{width}` tells its files apart).
-    public var hasSeveralWidths: Bool
 }
 
 extension ResponsiveVariant {
