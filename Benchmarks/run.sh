@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Benchmark: the `pipeline` CLI against a pyvips reference written the way a libvips
-# expert would (Benchmarks/reference.py), on the same "standard" job: for every input
-# a 320x320 WebP cover crop, a 1280 px JPEG and a 32 px blurred JPEG placeholder.
+# expert would (Benchmarks/reference.py), on the same jobs: "standard", for every input
+# a 320x320 WebP cover crop, a 1280 px JPEG and a 32 px blurred JPEG placeholder; and
+# "responsive", for every input widths 320, 640, 1280 and 1920 in AVIF q50 and WebP q80,
+# never enlarged (one output with `widths` and `formats`).
 #
-# usage: Benchmarks/run.sh [CORPUS_DIR] [--smoke] [--repeat K] [--runs N]
+# usage: Benchmarks/run.sh [CORPUS_DIR] [--smoke] [--repeat K] [--runs N] [--jobs LIST]
 #
 #   CORPUS_DIR  folder of photographs (*.jpg, *.jpeg, *.png, *.webp). Default:
 #               $PIPELINE_CORPUS, else ~/.cache/pipeline-bench/corpus. Fetched with
@@ -12,6 +14,8 @@
 #   --repeat K  the corpus K times over, as distinct copies (r1-NAME, r2-NAME, …), so that
 #               nothing coalesces: memory that grows with the number of inputs shows.
 #   --runs N    runs of each tool, alternating (default 3; 1 with --smoke).
+#   --jobs LIST standard, responsive, or both (default: standard,responsive). The remote and
+#               re-run cases run with the standard job.
 #
 # Each tool runs N times, alternating, into a fresh output folder, under
 # Benchmarks/measure.py. The reference runs with MALLOC_ARENA_MAX=2, as an expert would
@@ -30,15 +34,21 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/.." && pwd)
 py=${PYTHON:-python3}
 
-usage() { sed -n '6,11s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; }
+usage() { sed -n '8,15s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; }
 
 smoke=0
 corpus=""
 repeat=1
 runs_wanted=""
+jobs="standard,responsive"
 expect=""
 for arg in "$@"; do
   if [ -n "$expect" ]; then
+    if [ "$expect" = --jobs ]; then
+      case ",$arg," in *,standard,*|*,responsive,*) jobs=$arg ;; *) echo "run.sh: --jobs takes standard, responsive or both" >&2; exit 2 ;; esac
+      expect=""
+      continue
+    fi
     case $arg in ''|*[!0-9]*|0) echo "run.sh: $expect needs a positive whole number" >&2; exit 2 ;; esac
     if [ "$expect" = --repeat ]; then repeat=$arg; else runs_wanted=$arg; fi
     expect=""
@@ -46,7 +56,7 @@ for arg in "$@"; do
   fi
   case $arg in
     --smoke) smoke=1 ;;
-    --repeat|--runs) expect=$arg ;;
+    --repeat|--runs|--jobs) expect=$arg ;;
     -h|--help) usage; exit 0 ;;
     -*) echo "run.sh: unknown option $arg" >&2; usage >&2; exit 2 ;;
     *)
@@ -192,6 +202,26 @@ with open(dest, "w") as f:
 PY
 }
 
+# The responsive job's pipeline file: one output with widths and formats, the same inputs.
+write_responsive_file() {
+  write_pipeline_file "$1"
+  "$py" - "$1" <<'PY'
+import json, sys
+path = sys.argv[1]
+job = json.load(open(path))
+job["name"] = "responsive"
+job["outputs"] = [
+    {"name": "responsive", "widths": [320, 640, 1280, 1920],
+     "formats": [{"format": "avif", "quality": 50, "effort": 4}, {"format": "webp", "quality": 80, "effort": 4}],
+     "path": "out/{stem}-{ext}-{width}.{format}"},
+]
+with open(path, "w") as f:
+    json.dump(job, f, indent=2)
+    f.write("\n")
+PY
+}
+has_job() { case ",$jobs," in *",$1,"*) return 0 ;; *) return 1 ;; esac; }
+
 # --- runs -----------------------------------------------------------------------------
 # measure NAME RUN OUTDIR CMD...: one measured run; its figures go to $tmp/NAME-RUN.json.
 # The reference gets MALLOC_ARENA_MAX=2 (what an expert sets for libvips on glibc); pipeline
@@ -200,7 +230,7 @@ measure() {
   local name=$1 run=$2 out=$3
   shift 3
   local arenas=()
-  [ "$name" = reference ] && arenas=(MALLOC_ARENA_MAX=2)
+  case $name in reference*) arenas=(MALLOC_ARENA_MAX=2) ;; esac
   if env "${arenas[@]}" "$py" "$here/measure.py" --label "$name #$run" --log "$tmp/$name-$run.log" \
        --json "$tmp/$name-$run.json" -- "$@" | sed -n '1s/^/   /p'; then :; fi
   local code
@@ -213,19 +243,42 @@ measure() {
   [ -d "$out" ] || { echo "== $name #$run wrote no $out" >&2; return 1; }
 }
 
-echo "== running ($runs run(s) each, alternating; MALLOC_ARENA_MAX=2 for the reference only)"
-ref_ok=1
-pipe_ok=$([ -n "$bin" ] && echo 1 || echo 0)
-for run in $(seq 1 "$runs"); do
-  measure reference "$run" "$tmp/reference-$run" \
-    "$py" "$here/reference.py" "$input" "$tmp/reference-$run" || { ref_ok=0; status=1; }
-  if [ "$pipe_ok" = 1 ]; then
-    mkdir -p "$tmp/pipeline-$run"
-    write_pipeline_file "$tmp/pipeline-$run/standard.json"
-    measure pipeline "$run" "$tmp/pipeline-$run/out" \
-      "$bin" run "$tmp/pipeline-$run/standard.json" || { pipe_ok=0; status=1; }
-  fi
-done
+ref_ok=0
+pipe_ok=0
+if has_job standard; then
+  echo "== standard job: running ($runs run(s) each, alternating; MALLOC_ARENA_MAX=2 for the reference only)"
+  ref_ok=1
+  pipe_ok=$([ -n "$bin" ] && echo 1 || echo 0)
+  for run in $(seq 1 "$runs"); do
+    measure reference "$run" "$tmp/reference-$run" \
+      "$py" "$here/reference.py" "$input" "$tmp/reference-$run" || { ref_ok=0; status=1; }
+    if [ "$pipe_ok" = 1 ]; then
+      mkdir -p "$tmp/pipeline-$run"
+      write_pipeline_file "$tmp/pipeline-$run/standard.json"
+      measure pipeline "$run" "$tmp/pipeline-$run/out" \
+        "$bin" run "$tmp/pipeline-$run/standard.json" || { pipe_ok=0; status=1; }
+    fi
+  done
+fi
+
+# --- responsive job: 4 widths x 2 formats, never enlarged ---------------------------------
+rref_ok=0
+rpipe_ok=0
+if has_job responsive; then
+  echo "== responsive job: running ($runs run(s) each, alternating)"
+  rref_ok=1
+  rpipe_ok=$([ -n "$bin" ] && echo 1 || echo 0)
+  for run in $(seq 1 "$runs"); do
+    measure reference-responsive "$run" "$tmp/reference-responsive-$run" \
+      "$py" "$here/reference.py" --job responsive "$input" "$tmp/reference-responsive-$run" || { rref_ok=0; status=1; }
+    if [ "$rpipe_ok" = 1 ]; then
+      mkdir -p "$tmp/pipeline-responsive-$run"
+      write_responsive_file "$tmp/pipeline-responsive-$run/responsive.json"
+      measure pipeline-responsive "$run" "$tmp/pipeline-responsive-$run/out" \
+        "$bin" run "$tmp/pipeline-responsive-$run/responsive.json" || { rpipe_ok=0; status=1; }
+    fi
+  done
+fi
 
 # --- remote case: the same job over HTTP on loopback, 20 ms added to every request ------
 remote_ok=0
@@ -284,13 +337,14 @@ PY
 fi
 
 # --- same files, same pixel dimensions --------------------------------------------------
-if [ "$ref_ok" = 1 ]; then
-  check_dirs=("$tmp/reference-1")
-  [ "$pipe_ok" = 1 ] && check_dirs+=("$tmp/pipeline-1/out")
-  if ! "$py" - "$count" "${check_dirs[@]}" <<'PY'
+# compare_outputs JOB COUNT_PER_INPUT REFERENCE_DIR [PIPELINE_DIR]: the reference wrote COUNT
+# files per input (0: any number, as the responsive job's depend on the widths), and pipeline
+# the same names at the same pixel dimensions.
+compare_outputs() {
+  "$py" - "$count" "$@" <<'PY'
 import os, re, subprocess, sys
 
-count, dirs = int(sys.argv[1]), sys.argv[2:]
+count, job, per_input, dirs = int(sys.argv[1]), sys.argv[2], int(sys.argv[3]), sys.argv[4:]
 line_re = re.compile(r"^(.*): (\d+)x(\d+) ")
 
 def listing(d):
@@ -307,8 +361,11 @@ def listing(d):
 
 ref = listing(dirs[0])
 ok = True
-if len(ref) != 3 * count:  # three outputs per input
-    print(f"== reference wrote {len(ref)} files, expected {3 * count}")
+if per_input and len(ref) != per_input * count:
+    print(f"== {job}: reference wrote {len(ref)} files, expected {per_input * count}")
+    ok = False
+if not ref:
+    print(f"== {job}: reference wrote no files")
     ok = False
 if len(dirs) > 1:
     pipe = listing(dirs[1])
@@ -319,27 +376,34 @@ if len(dirs) > 1:
             problems.append(f"   {n}: reference {a}, pipeline {b}")
     if problems:
         ok = False
-        print(f"== outputs DIFFER ({len(problems)} files):")
+        print(f"== {job}: outputs DIFFER ({len(problems)} files):")
         print("\n".join(problems[:30]))
         if len(problems) > 30:
             print(f"   ... and {len(problems) - 30} more")
     else:
-        print(f"== outputs match: {len(ref)} files, same names and pixel dimensions")
+        print(f"== {job}: outputs match: {len(ref)} files, same names and pixel dimensions")
 sys.exit(0 if ok else 1)
 PY
-  then
-    status=1
-  fi
+}
+if [ "$ref_ok" = 1 ]; then
+  check_dirs=("$tmp/reference-1")
+  [ "$pipe_ok" = 1 ] && check_dirs+=("$tmp/pipeline-1/out")
+  compare_outputs standard 3 "${check_dirs[@]}" || status=1
+fi
+if [ "$rref_ok" = 1 ]; then
+  check_dirs=("$tmp/reference-responsive-1")
+  [ "$rpipe_ok" = 1 ] && check_dirs+=("$tmp/pipeline-responsive-1/out")
+  compare_outputs responsive 0 "${check_dirs[@]}" || status=1
 fi
 
 # --- table ----------------------------------------------------------------------------
 cpu_model=$(grep -m1 -E '^(model name|Model|cpu model)' /proc/cpuinfo 2>/dev/null | cut -d: -f2- | sed 's/^ *//')
 vips_version=$(pkg-config --modversion vips 2>/dev/null || vips --version 2>/dev/null || echo unknown)
 "$py" - "$tmp" "$runs" "$count" "$mb" "$(nproc)" "${cpu_model:-unknown}" "$vips_version" \
-  "$swift_version" "$ref_ok" "$pipe_ok" "$remote_ok" <<'PY'
+  "$swift_version" "$ref_ok" "$pipe_ok" "$remote_ok" "$rref_ok" "$rpipe_ok" <<'PY'
 import json, os, sys
 
-tmp, runs, count, mb, ncpu, cpu, vips, swift, ref_ok, pipe_ok, remote_ok = sys.argv[1:]
+tmp, runs, count, mb, ncpu, cpu, vips, swift, ref_ok, pipe_ok, remote_ok, rref_ok, rpipe_ok = sys.argv[1:]
 runs, count = int(runs), int(count)
 
 def summary(name):
@@ -360,17 +424,27 @@ def summary(name):
 rows = [("reference (pyvips)", summary("reference") if ref_ok == "1" else None),
         ("pipeline", summary("pipeline") if pipe_ok == "1" else None),
         ("pipeline, remote", summary("remote") if remote_ok == "1" else None)]
-print()
-print(f"{'':20} {'wall s':>8} {'CPU s':>8} {'peak MiB':>9} {'last¼ MiB':>10} {'images/s':>9}")
-for label, s in rows:
-    if s:
-        print(f"{label:20} {s['wall']:8.2f} {s['cpu']:8.2f} {s['peak']:9.1f} {s['last']:10.1f} {s['ips']:9.2f}")
-    else:
-        print(f"{label:20} {'(no result)':>8}")
-ref, pipe = rows[0][1], rows[1][1]
-if ref and pipe:
-    print(f"pipeline/reference:  wall {pipe['wall'] / ref['wall']:.2f}x, "
-          f"peak memory {pipe['peak'] / ref['peak']:.2f}x")
+responsive = [("reference (pyvips)", summary("reference-responsive") if rref_ok == "1" else None),
+              ("pipeline", summary("pipeline-responsive") if rpipe_ok == "1" else None)]
+
+def table(title, rows):
+    print()
+    print(f"{title:28} {'wall s':>8} {'CPU s':>8} {'peak MiB':>9} {'last¼ MiB':>10} {'images/s':>9}")
+    for label, s in rows:
+        if s:
+            print(f"{label:28} {s['wall']:8.2f} {s['cpu']:8.2f} {s['peak']:9.1f} {s['last']:10.1f} {s['ips']:9.2f}")
+        else:
+            print(f"{label:28} {'(no result)':>8}")
+    ref, pipe = rows[0][1], rows[1][1]
+    if ref and pipe:
+        print(f"{'pipeline/reference:':28} wall {pipe['wall'] / ref['wall']:.2f}x, "
+              f"peak memory {pipe['peak'] / ref['peak']:.2f}x")
+
+if ref_ok == "1" or pipe_ok == "1":
+    table("standard job", rows)
+if rref_ok == "1" or rpipe_ok == "1":
+    table("responsive job (4 widths x 2)", responsive)
+pipe = rows[1][1]
 remote = rows[2][1]
 if pipe and remote:
     print(f"remote/local:        wall {remote['wall'] / pipe['wall']:.2f}x "

@@ -25,8 +25,10 @@ extension PipelineCommand {
                 if let refusal = listing.refusal { printError("\(listing.input.displayName): \(refusal)".escapingControlCharacters) }
             }
             let outputs = pipeline.definition.outputs.count
+            // Widths wider than an image are not made for it: with widths, the count is a most.
+            let most = pipeline.definition.outputs.contains { $0.variant?.width != nil } ? "at most " : ""
             print("\(file.escapingControlCharacters): valid: \(plan.inputCount) input\(plan.inputCount == 1 ? "" : "s"), "
-                + "\(outputs) output\(outputs == 1 ? "" : "s") each")
+                + "\(most)\(outputs) output\(outputs == 1 ? "" : "s") each")
         }
     }
 }

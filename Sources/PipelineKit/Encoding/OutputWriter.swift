@@ -42,7 +42,7 @@ final class OutputWriter: Sendable {
                 throw ItemError(.encoding, stage: .encode, reason: ItemError.reason(for: error), underlying: error)
             }
         }
-        return WrittenOutput(output: output.name, path: path, size: image.size, byteCount: byteCount)
+        return WrittenOutput(output: output.name, path: path, size: image.size, byteCount: byteCount, format: output.encoder.format)
     }
 
     private func put(_ image: VipsImage, output: OutputDefinition, at path: String, fingerprint: String?) throws(ItemError) -> WrittenOutput {

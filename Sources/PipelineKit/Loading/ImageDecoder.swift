@@ -50,6 +50,18 @@ struct ImageDecoder: Sendable {
         }
     }
 
+    /// The input's upright size from its header alone (no pixels), or nil when it cannot be
+    /// read: then decoding finds and reports why. Through the gate, as a decode, since it may
+    /// touch libvips' shared error buffer.
+    func uprightSize(of source: EncodedSource) -> ImageSize? {
+        Self.gate.shared { () -> ImageSize? in
+            guard Self.preparedForUntrustedInput, Self.isLoadable(source),
+                  let header = try? open(source, options: "fail_on=\(settings.failOn.rawValue)") else { return nil }
+            let upright = settings.autorotate ? header.orientedSize : (width: header.width, height: header.height)
+            return ImageSize(width: upright.width, height: upright.height)
+        }
+    }
+
     /// A failed decode, and whether its reason came through libvips' shared error buffer.
     private struct Failure: Error {
         let itemError: ItemError
@@ -242,6 +254,11 @@ struct ImageDecoder: Sendable {
 
     /// How much the decoder may shrink: the least any output's first step allows. A plugin's
     /// answer that is not a finite factor of at least 1 counts as 1 (no shrink).
+    ///
+    /// An output's `widths` are outputs of their own here, each starting with its resize, so the
+    /// widest width the image needs decides. Those the image is too narrow for are not made, but
+    /// counting them changes nothing: they allow no shrink, and neither does the image's own
+    /// width, which then stands in for them.
     func allowedShrink(for size: ImageSize) -> Double {
         let allowed = outputs.map { $0.steps.first?.allowedInputShrink(for: size) ?? 1 }.min() ?? 1
         return allowed.isFinite && allowed >= 1 ? allowed : 1

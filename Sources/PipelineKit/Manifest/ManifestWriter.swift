@@ -48,15 +48,21 @@ final class ManifestWriter: Sendable {
         var outputs: [String: ImageManifest.Output] = [:]
         // Grouped once, so an input with many outputs costs time in proportion to them.
         let writtenByOutput = Dictionary(grouping: report.written, by: \.output)
-        for output in definition.outputs {
+        // An output with widths and formats is several definitions of one name: one entry, its
+        // files by format in the order the output lists its formats.
+        var seen: Set<String> = []
+        for output in definition.outputs where seen.insert(output.name).inserted {
             guard let written = writtenByOutput[output.name] else { continue }
-            let format = output.encoder.format
-            let files = written.map { file in
-                let path = relativePath(file.path)
-                return ImageManifest.File(url: settings.urlPrefix + path, path: path, width: file.size.width, height: file.size.height,
-                                          bytes: file.byteCount, format: format.rawValue, mimeType: format.mimeType)
+            let listed = definition.outputs.filter { $0.name == output.name }.map(\.encoder.format)
+            let formatOrder = listed.enumerated().filter { listed.firstIndex(of: $0.element) == $0.offset }.map(\.element)
+            let formats = formatOrder.compactMap { format -> ImageManifest.Format? in
+                let files = written.filter { ($0.format ?? output.encoder.format) == format }.map { file in
+                    let path = relativePath(file.path)
+                    return ImageManifest.File(url: settings.urlPrefix + path, path: path, width: file.size.width, height: file.size.height,
+                                              bytes: file.byteCount, format: format.rawValue, mimeType: format.mimeType)
+                }
+                return files.isEmpty ? nil : ImageManifest.Format(format: format.rawValue, mimeType: format.mimeType, files: files)
             }
-            let formats = [ImageManifest.Format(format: format.rawValue, mimeType: format.mimeType, files: files)]
             var placeholders: Placeholders?
             if !output.placeholders.isEmpty {
                 if written.allSatisfy(\.upToDate), let kept = earlier?.outputs[output.name]?.placeholders {

@@ -88,9 +88,13 @@ public struct PlanExplanation: Sendable {
         }
         self.formats = formats
         self.samples = samples
-        outputs = definition.outputs.map { output in
-            let steps = output.steps.map(\.identifier).joined(separator: " → ")
-            return "\(output.name): \(steps.isEmpty ? "no steps" : steps) → \(output.encoder.format.rawValue) (\(output.encoder.vipsSuffix)) → \(output.path.text)"
+        var seen: Set<String> = []
+        outputs = definition.outputs.filter { seen.insert($0.name).inserted }.map { output in
+            guard let variant = output.variant else {
+                let steps = output.steps.map(\.identifier).joined(separator: " → ")
+                return "\(output.name): \(steps.isEmpty ? "no steps" : steps) → \(output.encoder.format.rawValue) (\(output.encoder.vipsSuffix)) → \(output.path.text)"
+            }
+            return Self.responsiveLine(definition.outputs.filter { $0.variant?.group == variant.group })
         }
         stageWidths = [
             (.fetch, definition.fetch.concurrency), (.cache, definition.cache.concurrency),
@@ -103,6 +107,27 @@ public struct PlanExplanation: Sendable {
         self.inputsOverBudget = inputsOverBudget
         self.unstreamedInputs = unstreamedInputs
         estimatedPeakDownloadBytes = remoteInputs > 0 ? Int64(definition.inFlight) * definition.fetch.maxBytes : 0
+    }
+
+    /// One line for an output with widths and formats: each width, each encoder, and the steps
+    /// with the width as `{width}`.
+    private static func responsiveLine(_ variants: [OutputDefinition]) -> String {
+        guard let first = variants.first, let variant = first.variant else { return "" }
+        var widths: [String] = []
+        var encoders: [String] = []
+        for output in variants {
+            let width = output.variant?.width.map(String.init) ?? "original"
+            if !widths.contains(width) { widths.append(width) }
+            let encoder = "\(output.encoder.format.rawValue) (\(output.encoder.vipsSuffix))"
+            if !encoders.contains(encoder) { encoders.append(encoder) }
+        }
+        let sized = variants.first { $0.variant?.width != nil }
+        var steps = (sized ?? first).steps.map(\.identifier).joined(separator: " → ")
+        if let width = sized?.variant?.width { steps = steps.replacingOccurrences(of: "(width:\(width),", with: "(width:{width},") }
+        let enlargement = widths.count > 1 || variant.width != nil
+            ? (variant.enlarges ? ", enlarged when wider than the image" : ", none wider than the image (its own width stands in, once)") : ""
+        return "\(first.name): widths \(widths.joined(separator: ", "))\(enlargement); formats \(encoders.joined(separator: ", ")): "
+            + "\(steps.isEmpty ? "no steps" : steps) → \(first.path.text)"
     }
 
     /// The explanation as lines of text.

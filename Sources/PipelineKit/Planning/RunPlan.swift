@@ -77,7 +77,12 @@ public struct RunPlan: Sendable {
         let inputPaths = Set(enumeration.files.filter { !$0.isRemote || $0.s3Location != nil }.map(\.path))
         var listingsBySource: [String: [Listing]] = [:]
         var sourceOrder: [String] = []
-        let fixedSizes = definition.outputs.map { $0.fixedSize(keepingAnimation: definition.decompress.animation == .keep) }
+        // A width of `widths` names its file in the plan (and the journal) even when the image
+        // turns out narrower: the file itself is named by the width it has.
+        let fixedSizes = definition.outputs.map { output in
+            output.variant.map { (width: $0.width, height: Int?.none) }
+                ?? output.fixedSize(keepingAnimation: definition.decompress.animation == .keep)
+        }
         var folders = FolderCheck()
         for input in enumeration.files {
             let key = Self.sourceKey(input)
@@ -136,6 +141,8 @@ public struct RunPlan: Sendable {
                         for earlier in candidates {
                             let other = targets[earlier]
                             guard other.plannedPath != target.plannedPath, target.pattern.canMatch(other.pattern) else { continue }
+                            // One output's widths never meet: each width made is a different number.
+                            if let group = output.variant?.group, definition.outputs[earlier].variant?.group == group { continue }
                             problems.append(.init(path: place, location: output.pathLocation, message:
                                 "outputs \"\(definition.outputs[earlier].name)\" and \"\(output.name)\" of \(input.displayName) could both write "
                                     + "\(target.plannedPath) and \(other.plannedPath): their steps do not fix the sizes that tell them apart"))

@@ -194,7 +194,7 @@ struct HTMLReport {
         html += "</figcaption></figure>\n"
         html += "<div class=\"outputs\">\n"
         for output in item.outputs {
-            html += self.output(output, of: item, thumbnail: thumbnails[output.name])
+            html += self.output(output, of: item, thumbnail: output.path.flatMap { thumbnails[$0] })
         }
         html += "</div>\n</div>\n"
         // Reasons go below the pictures, at the card's full width: they often hold long paths.
@@ -254,11 +254,12 @@ struct HTMLReport {
             var outputs: [String: Preview] = [:]
             for output in items[index].outputs where output.status == .succeeded {
                 guard let path = output.path, let made = ReportThumbnail.dataURI(forImageAt: path) else { continue }
-                outputs[output.name] = Preview(uri: made.uri, width: made.width, height: made.height, fromOutput: output.name)
+                // By path: an output with widths and formats has one name and several files.
+                outputs[path] = Preview(uri: made.uri, width: made.width, height: made.height, fromOutput: output.name)
             }
             var input: Preview?
             for (path, fromOutput) in sources[index] {
-                if let fromOutput, let made = outputs[fromOutput] {
+                if fromOutput != nil, let made = outputs[path] {
                     input = made
                     break
                 }

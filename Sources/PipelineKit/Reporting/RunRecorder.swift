@@ -34,16 +34,23 @@ public struct RunRecorder: Sendable {
         let formats = Dictionary(definition.outputs.map { ($0.name, $0.encoder.format.rawValue) }, uniquingKeysWith: { first, _ in first })
         let items = reports.map { report -> RunReport.Item in
             let whole = report.failures.first { $0.output == nil }
-            let outputs = definition.outputs.map { output -> RunReport.Output in
-                if let written = report.written.first(where: { $0.output == output.name }) {
-                    return RunReport.Output(name: output.name, path: written.path, status: .succeeded, error: nil, stage: nil, step: nil,
-                                            width: written.size.width, height: written.size.height, bytes: written.byteCount,
-                                            format: formats[output.name] ?? "", upToDate: written.upToDate)
+            // An output with widths and formats is several definitions of one name: each file
+            // it wrote is listed, and each failure; widths not made for a narrow image are neither.
+            var seen: Set<String> = []
+            let outputs = definition.outputs.filter { seen.insert($0.name).inserted }.flatMap { output -> [RunReport.Output] in
+                let written = report.written.filter { $0.output == output.name }
+                let failures = report.failures.filter { $0.output == output.name }
+                let succeeded = written.map { written in
+                    RunReport.Output(name: output.name, path: written.path, status: .succeeded, error: nil, stage: nil, step: nil,
+                                     width: written.size.width, height: written.size.height, bytes: written.byteCount,
+                                     format: written.format?.rawValue ?? formats[output.name] ?? "", upToDate: written.upToDate)
                 }
-                let failure = report.failures.first { $0.output == output.name } ?? whole
-                return RunReport.Output(name: output.name, path: nil, status: .failed, error: failure?.reason,
-                                        kind: failure.map { $0.error.kind.description }, stage: failure?.stage, step: failure?.step,
-                                        width: nil, height: nil, bytes: nil, format: formats[output.name] ?? "", upToDate: nil)
+                let failed = (failures.isEmpty && written.isEmpty ? [whole] : failures.map { Optional($0) }).map { failure in
+                    RunReport.Output(name: output.name, path: nil, status: .failed, error: failure?.reason,
+                                     kind: failure.map { $0.error.kind.description }, stage: failure?.stage, step: failure?.step,
+                                     width: nil, height: nil, bytes: nil, format: formats[output.name] ?? "", upToDate: nil)
+                }
+                return output.variant == nil ? Array((succeeded + failed).prefix(1)) : succeeded + failed
             }
             return RunReport.Item(
                 input: report.input.displayName, status: report.succeeded ? .succeeded : .failed,

@@ -3,6 +3,8 @@ struct OutputJob: Sendable {
     /// The listing's index among the source's `listingsToMake`.
     let listing: Int
     let input: InputFile
+    /// The output's index in `definition.outputs`.
+    let outputIndex: Int
     let output: OutputDefinition
     let target: OutputTarget
     /// What makes the file, for the journal; nil when it is not recorded (no journal, or an
@@ -34,7 +36,8 @@ struct IncrementalRuns: Sendable {
         guard !force else { return jobs }
         for (index, job) in jobs.enumerated() where job.target.isS3 {
             guard let fingerprint = job.fingerprint else { continue }
-            jobs[index] = OutputJob(listing: job.listing, input: job.input, output: job.output, target: job.target, fingerprint: fingerprint,
+            jobs[index] = OutputJob(listing: job.listing, input: job.input, outputIndex: job.outputIndex, output: job.output,
+                                    target: job.target, fingerprint: fingerprint,
                                     upToDate: try await madeEarlierInS3(job.output, at: job.target, fingerprint))
         }
         return jobs
@@ -77,7 +80,7 @@ struct IncrementalRuns: Sendable {
             outputs.indices.map { index in
                 let target = listing.targets[index]
                 let fingerprint = fingerprints[index]
-                return OutputJob(listing: listingIndex, input: listing.input, output: outputs[index], target: target,
+                return OutputJob(listing: listingIndex, input: listing.input, outputIndex: index, output: outputs[index], target: target,
                                  fingerprint: fingerprint, upToDate: force ? nil : madeEarlier(outputs[index], at: target, fingerprint))
             }
         }
@@ -91,6 +94,6 @@ struct IncrementalRuns: Sendable {
     private func madeEarlier(_ output: OutputDefinition, at target: OutputTarget, _ fingerprint: String?) -> WrittenOutput? {
         guard let fingerprint, !target.isS3, let record = journal?.upToDate(target.plannedPath, fingerprint: fingerprint) else { return nil }
         return WrittenOutput(output: output.name, path: record.path, size: ImageSize(width: record.width, height: record.height),
-                             byteCount: Int(record.size), upToDate: true)
+                             byteCount: Int(record.size), upToDate: true, format: output.encoder.format)
     }
 }

@@ -3,7 +3,8 @@ import Foundation
 /// What a running pipeline reports, in order: `started`, then one `itemCompleted` per input as
 /// each finishes, then `finished`.
 public enum PipelineEvent: Sendable {
-    /// The plan is made and work begins.
+    /// The plan is made and work begins. `outputsPerInput` counts every width × format of an
+    /// output with `widths` and `formats`: a most, since widths wider than an image are not made.
     case started(inputs: Int, outputsPerInput: Int, warnings: [String])
     /// An input entered the first stage.
     case itemStarted(InputFile)
@@ -37,13 +38,17 @@ public struct WrittenOutput: Sendable {
     /// True when an earlier run made this file from the same input and settings, and it was
     /// left as it is (an incremental run).
     public let upToDate: Bool
+    /// The format it is encoded in (an output with `formats` writes several), when known.
+    public let format: EncoderSettings.Format?
 
-    public init(output: String, path: String, size: ImageSize, byteCount: Int, upToDate: Bool = false) {
+    public init(output: String, path: String, size: ImageSize, byteCount: Int, upToDate: Bool = false,
+                format: EncoderSettings.Format? = nil) {
         self.output = output
         self.path = path
         self.size = size
         self.byteCount = byteCount
         self.upToDate = upToDate
+        self.format = format
     }
 }
 

@@ -102,11 +102,21 @@ final class RunExecution: Sendable {
         } catch {
             return Self.failed(listings, try ItemError.wrapping(error, stage: .fetch))
         }
-        let jobs: [OutputJob]
+        var jobs: [OutputJob]
         if let listedJobs {
             jobs = listedJobs
         } else {
             jobs = try await incremental.jobs(for: listings, version: fetched.version)
+        }
+        if plan.definition.choosesWidthsBySize {
+            // Widths the image is too narrow for are not made, nor counted as failed or written:
+            // they are left out of the jobs, here, from the header, so that a re-run finds the
+            // same jobs up to date without decoding.
+            let size = try await readHeader(input, fetched.source)
+            if let size {
+                let made = plan.definition.outputsMade(for: size)
+                jobs = jobs.filter { made.contains($0.outputIndex) }
+            }
         }
         if jobs.allSatisfy({ $0.upToDate != nil }) {
             return Self.reports(listings, jobs, jobs.compactMap { $0.upToDate.map { .success($0) } }, originalSize: nil)
@@ -131,6 +141,16 @@ final class RunExecution: Sendable {
         }
         let results = try await fanOut(jobs, from: decoded, incremental: incremental)
         return Self.reports(listings, jobs, results, originalSize: decoded.originalSize)
+    }
+
+    /// The input's upright size from its header, read on the fetch queue (it reads the start of
+    /// the file); nil when the header is unreadable, and decoding then says why.
+    private func readHeader(_ input: InputFile, _ source: EncodedSource) async throws(CancellationError) -> ImageSize? {
+        do {
+            return try await queues.fetch.run(for: input.displayName) { [decoder] in decoder.uprightSize(of: source) }
+        } catch {
+            throw CancellationError()
+        }
     }
 
     /// Every output of every listing from the one decoded image, side by side; results in the

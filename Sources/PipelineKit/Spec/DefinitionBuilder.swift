@@ -121,31 +121,45 @@ struct DefinitionBuilder {
         }
     }
 
-    /// Every output that can be built, and the checks across outputs.
+    /// Every output that can be built, and the checks across outputs. An output that lists
+    /// `widths` or `formats` becomes one output per combination (see `ResponsiveVariant`).
     private mutating func buildOutputs(_ outputNodes: [JSONNode], root: JSONNode) -> [OutputDefinition] {
         let built = outputNodes.enumerated().compactMap { index, node in
-            buildOutput(node, at: "outputs[\(index)]").map { (index: index, output: $0.output, complete: $0.complete) }
+            buildOutput(node, at: "outputs[\(index)]", index: index).map { (index: index, outputs: $0.outputs, complete: $0.complete) }
         }
         let animation = root["decompress"]?["animation"].flatMap { if case .string(let text) = $0.value { text } else { nil } }
         checkOutputsTogether(built, nodes: outputNodes, keepingAnimation: animation == DecompressSettings.Animation.keep.rawValue)
-        return built.map(\.output)
+        return built.flatMap(\.outputs)
     }
 
-    /// The output at `path`, and whether every one of its steps could be built.
-    private mutating func buildOutput(_ node: JSONNode, at path: String) -> (output: OutputDefinition, complete: Bool)? {
+    /// The output at `path` (one per width × format when it lists them), and whether every one
+    /// of its steps could be built.
+    private mutating func buildOutput(_ node: JSONNode, at path: String, index: Int) -> (outputs: [OutputDefinition], complete: Bool)? {
         let options = reader(node, PipelineFormat.outputOptions(processors: processors))
         guard isWellShaped(join(path, "name")), isWellShaped(join(path, "path")),
               let name = try? options.string("name"),
               case .string(let pathText)? = node["path"]?.value,
               let template = try? PathTemplate(pathText),
-              let encodeNode = node["encode"],
-              let encoder = buildEncoder(encodeNode) else { return nil }
+              let encoders = buildEncoders(node, at: path) else { return nil }
+        let widths = readWidths(node, at: path)
+        let listsWidths = node["widths"] != nil
+        let responsive = listsWidths || node["formats"] != nil
 
         var steps: [any ImageProcessing] = []
         var complete = isWellShaped(join(path, "steps"))
+        // With widths, the resize step is built once per width, from its options and the width.
+        var resize: (options: [String: JSONNode], index: Int, path: String)?
         if case .array(let stepNodes)? = node["steps"]?.value {
-            for (index, stepNode) in stepNodes.enumerated() {
-                let stepPath = "\(path).steps[\(index)]"
+            for (stepIndex, stepNode) in stepNodes.enumerated() {
+                let stepPath = "\(path).steps[\(stepIndex)]"
+                if listsWidths, let options = resizeOptions(stepNode) {
+                    guard isWellShaped(stepPath), checkResizeForWidths(options, earlier: resize, at: join(stepPath, "resize"), node: stepNode) else {
+                        complete = false
+                        continue
+                    }
+                    resize = (options, steps.count, join(stepPath, "resize"))
+                    continue
+                }
                 // A step whose options are mistyped or unknown cannot be built: its own rules wait for those.
                 guard isWellShaped(stepPath), let step = buildStep(stepNode, at: stepPath) else {
                     complete = false
@@ -155,7 +169,7 @@ struct DefinitionBuilder {
             }
         }
         if let pathExtension = pathText.split(separator: "/").last?.split(separator: ".").dropFirst().last.map(String.init)?.lowercased(),
-           !template.placeholders.contains(.format),
+           !template.placeholders.contains(.format), encoders.count == 1, let encoder = encoders.first,
            let other = EncoderSettings.Format.allCases.first(where: { $0.acceptedExtensions.contains(pathExtension) }),
            other != encoder.format {
             problems.append(.init(path: join(path, "path"), location: node["path"]?.location,
@@ -166,11 +180,135 @@ struct DefinitionBuilder {
             problems.append(.init(path: join(path, "path"), location: node["path"]?.location,
                                   message: "an S3 output path must name its bucket in full, as s3://BUCKET/KEY"))
         }
-        var output = OutputDefinition(name: name, steps: steps, encoder: encoder, path: template)
-        output.pathLocation = node["path"]?.location
-        readObjectSettings(node, at: path, into: &output)
-        readPlaceholders(node, into: &output)
-        return (output, complete)
+        // Files of one output told apart by nothing in their path would overwrite each other.
+        if let widths, widths.count > 1, !template.placeholders.contains(.width) {
+            problems.append(.init(path: join(path, "path"), location: node["path"]?.location,
+                                  message: "the output lists \(widths.count) widths, so its path needs {width} to tell their files apart"))
+        }
+        if encoders.count > 1, !template.placeholders.contains(.format) {
+            problems.append(.init(path: join(path, "path"), location: node["path"]?.location,
+                                  message: "the output lists \(encoders.count) formats, so its path needs {format} to tell their files apart"))
+        }
+        var prototype = OutputDefinition(name: name, steps: steps, encoder: encoders[0], path: template)
+        prototype.pathLocation = node["path"]?.location
+        readObjectSettings(node, at: path, into: &prototype)
+        readPlaceholders(node, into: &prototype)
+        guard responsive else { return ([prototype], complete) }
+        // Widths that are wrong were reported; the output cannot be made without them.
+        guard widths != nil || !listsWidths else { return nil }
+
+        let enlarges = resize.map { options in
+            if case .bool(false)? = options.options["withoutEnlargement"]?.value { true } else { false }
+        } ?? false
+        let stepsBeforeResize = resize?.index ?? 0
+        var outputs: [OutputDefinition] = []
+        for width in widths ?? [nil] {
+            var widthSteps = steps
+            if let width {
+                guard let step = buildResize(width: width, options: resize?.options ?? [:], at: resize?.path ?? join(path, "widths"),
+                                             implied: resize == nil) else { return nil }
+                widthSteps.insert(step, at: stepsBeforeResize)
+            }
+            // "original" has no resize: the image keeps the width it has there.
+            for (formatIndex, encoder) in encoders.enumerated() {
+                var output = prototype
+                output.steps = widthSteps
+                output.encoder = encoder
+                output.variant = ResponsiveVariant(width: width, formatIndex: formatIndex, group: index, enlarges: enlarges,
+                                                   stepsBeforeResize: stepsBeforeResize)
+                outputs.append(output)
+            }
+        }
+        return (outputs, complete)
+    }
+
+    /// The encoders of an output: its `encode`, or each of its `formats`; nil when one cannot be built.
+    private mutating func buildEncoders(_ node: JSONNode, at path: String) -> [EncoderSettings]? {
+        switch (node["encode"], node["formats"]) {
+        case (nil, nil):
+            problems.append(.init(path: path, location: node.location,
+                                  message: "missing required key \"encode\" (or \"formats\", a list of encodings shaped like encode)"))
+            return nil
+        case (_?, let formats?):
+            problems.append(.init(path: join(path, "formats"), location: formats.location,
+                                  message: "the output gives both encode and formats: give one (formats for several encodings)"))
+            return nil
+        case (let encode?, nil):
+            return buildEncoder(encode).map { [$0] }
+        case (nil, let formats?):
+            guard case .array(let items) = formats.value, isWellShaped(join(path, "formats")) else { return nil }
+            let encoders = items.compactMap(buildEncoder)
+            guard encoders.count == items.count, !encoders.isEmpty else { return nil }
+            for (position, encoder) in encoders.enumerated() {
+                if let first = encoders.firstIndex(where: { $0.format == encoder.format }), first < position {
+                    problems.append(.init(path: "\(path).formats[\(position)]", location: items[position].location,
+                                          message: "\(encoder.format.rawValue) is listed twice (also formats[\(first)]): both would write the same files"))
+                }
+            }
+            return encoders
+        }
+    }
+
+    /// The output's `widths`, nil standing for `"original"`; nil when it lists none.
+    private mutating func readWidths(_ node: JSONNode, at path: String) -> [Int?]? {
+        guard case .array(let items)? = node["widths"]?.value, isWellShaped(join(path, "widths")) else { return nil }
+        var widths: [Int?] = []
+        for (position, item) in items.enumerated() {
+            let width: Int? = if case .number(let number, true) = item.value { Int(exactly: number) } else { nil }
+            if widths.contains(width) {
+                problems.append(.init(path: "\(path).widths[\(position)]", location: item.location,
+                                      message: "\(item.jsonText) is listed twice"))
+                continue
+            }
+            widths.append(width)
+        }
+        return widths
+    }
+
+    /// The options of a `resize` step node, or nil when the node is another step.
+    private func resizeOptions(_ node: JSONNode) -> [String: JSONNode]? {
+        guard case .object(let members) = node.value, members.count == 1, let member = members.first, member.key == "resize",
+              case .object(let optionMembers) = member.value.value else { return nil }
+        return Dictionary(optionMembers.map { ($0.key, $0.value) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// An output with widths has one resize step, and its widths are the step's width: the step
+    /// itself names none.
+    private mutating func checkResizeForWidths(_ options: [String: JSONNode], earlier: (options: [String: JSONNode], index: Int, path: String)?,
+                                               at path: String, node: JSONNode) -> Bool {
+        if earlier != nil {
+            problems.append(.init(path: path, location: node.location,
+                                  message: "an output with widths has one resize step (each of widths becomes its width), not several"))
+            return false
+        }
+        for key in ["width", "height"] {
+            if let value = options[key] {
+                problems.append(.init(path: join(path, key), location: value.location,
+                                      message: "an output with widths gives its resize step no \(key): each of widths becomes its width"))
+                return false
+            }
+        }
+        return true
+    }
+
+    /// The resize one width of an output makes: its resize step's options (fit inside when the
+    /// output has none) with that width, never enlarging unless the step says so.
+    private mutating func buildResize(width: Int, options: [String: JSONNode], at path: String, implied: Bool) -> (any ImageProcessing)? {
+        guard let type = processors.processor(named: "resize") else {
+            problems.append(.init(path: path, location: nil, message: "widths need the resize step, which this command does not have"))
+            return nil
+        }
+        var values = options
+        values["width"] = JSONNode(plain: width)
+        if values["withoutEnlargement"] == nil { values["withoutEnlargement"] = JSONNode(plain: true) }
+        if implied { values["fit"] = JSONNode(plain: "inside") }
+        do {
+            return try type.init(options: ProcessorOptions(values: values, definitions: type.options, baseDirectory: baseDirectory))
+        } catch {
+            let problemPath = implied ? path : error.option.map { join(path, $0) } ?? path
+            problems.append(.init(path: problemPath, location: error.option.flatMap { options[$0]?.location }, message: error.message))
+            return nil
+        }
     }
 
     private mutating func buildStep(_ node: JSONNode, at path: String) -> (any ImageProcessing)? {
@@ -201,40 +339,45 @@ struct DefinitionBuilder {
 
     /// Duplicate names, and templates two outputs share without a placeholder that tells them
     /// apart. An output with a step that could not be built is left out of the second check: its
-    /// sizes are not known.
-    private mutating func checkOutputsTogether(_ built: [(index: Int, output: OutputDefinition, complete: Bool)], nodes: [JSONNode],
+    /// sizes are not known. The widths and formats of one output are told apart by its own
+    /// check (`{width}`, `{format}`), so they are compared only with other outputs.
+    private mutating func checkOutputsTogether(_ built: [(index: Int, outputs: [OutputDefinition], complete: Bool)], nodes: [JSONNode],
                                                keepingAnimation: Bool) {
         var firstByName: [String: Int] = [:]
         var sharers: [String: TemplateSharers] = [:]
-        let fixedSizes = Dictionary(uniqueKeysWithValues: built.map { ($0.index, $0.output.fixedSize(keepingAnimation: keepingAnimation)) })
-        for (index, output, complete) in built {
+        for (index, outputs, complete) in built {
+            guard let name = outputs.first?.name else { continue }
             let path = "outputs[\(index)]"
-            if let first = firstByName[output.name] {
+            if let first = firstByName[name] {
                 problems.append(.init(path: join(path, "name"), location: nodes[index]["name"]?.location,
-                                      message: "output name \"\(output.name)\" is already used by outputs[\(first)]"))
+                                      message: "output name \"\(name)\" is already used by outputs[\(first)]"))
             } else {
-                firstByName[output.name] = index
+                firstByName[name] = index
             }
             // One template written twice makes the same paths unless a placeholder in it takes
             // different values for the two outputs whatever the input: {output}, {format}, or a
             // {width} or {height} both outputs' steps fix, to different sizes. Outputs are
             // grouped by what tells them apart, so each is looked up, not compared with all.
             guard complete else { continue }
-            let placeholders = output.path.placeholders
-            var group = output.path.text
-            if placeholders.contains(.output) { group += "\u{0}" + output.name }
-            if placeholders.contains(.format) { group += "\u{0}" + output.encoder.format.fileExtension }
-            let fixed = fixedSizes[index] ?? (nil, nil)
-            let size = TemplateSharers.Size(width: placeholders.contains(.width) ? fixed.width : nil,
-                                            height: placeholders.contains(.height) ? fixed.height : nil)
-            WorkCounter.add(.templatePairs)
-            if let first = sharers[group]?.firstClash(with: size) {
-                let sizes = placeholders.contains(.width) || placeholders.contains(.height)
-                    ? " ({width} and {height} tell outputs apart only when both outputs' steps fix them, to different sizes)" : ""
-                problems.append(.init(path: join(path, "path"), location: nodes[index]["path"]?.location,
-                                      message: "outputs[\(first)] has the same path template \"\(output.path.text)\": both would write the same files\(sizes)"))
+            var reported = false
+            for output in outputs {
+                let placeholders = output.path.placeholders
+                var group = output.path.text
+                if placeholders.contains(.output) { group += "\u{0}" + output.name }
+                if placeholders.contains(.format) { group += "\u{0}" + output.encoder.format.fileExtension }
+                let fixed = output.variant.map { (width: $0.width, height: Int?.none) } ?? output.fixedSize(keepingAnimation: keepingAnimation)
+                let size = TemplateSharers.Size(width: placeholders.contains(.width) ? fixed.width : nil,
+                                                height: placeholders.contains(.height) ? fixed.height : nil)
+                WorkCounter.add(.templatePairs)
+                if !reported, let first = sharers[group]?.firstClash(with: size), first != index {
+                    reported = true
+                    let sizes = placeholders.contains(.width) || placeholders.contains(.height)
+                        ? " ({width} and {height} tell outputs apart only when both outputs' steps fix them, to different sizes)" : ""
+                    problems.append(.init(path: join(path, "path"), location: nodes[index]["path"]?.location,
+                                          message: "outputs[\(first)] has the same path template \"\(output.path.text)\": both would write the same files\(sizes)"))
+                }
+                sharers[group, default: TemplateSharers()].add(index, size: size)
             }
-            sharers[group, default: TemplateSharers()].add(index, size: size)
         }
     }
 

@@ -66,6 +66,8 @@ public struct OutputDefinition: Sendable {
     public var cacheControl: String? = nil
     /// S3 outputs: user metadata stored with each object, by name (without `x-amz-meta-`).
     public var metadata: [String: String] = [:]
+    /// Which width × format combination this is, when the output lists `widths` or `formats`.
+    public var variant: ResponsiveVariant? = nil
 
     public init(name: String, steps: [any ImageProcessing], encoder: EncoderSettings, path: PathTemplate) {
         self.name = name

@@ -89,7 +89,15 @@ public enum PipelineFormat {
             Option("name", .string(nonEmpty: true), required: true, help: "the output's name, unique in the file; also {output}"),
             Option("steps", .array(.singleKey(variants: processors.variants), minCount: 0),
                    help: "processor steps, in order: each an object with one key naming the processor"),
-            Option("encode", EncoderSettings.shape, required: true, help: "the encoder: format and its options"),
+            Option("encode", EncoderSettings.shape, help: "the encoder: format and its options (give encode or formats)"),
+            Option("widths", .array(.anyOf([.integer(1...100_000), .choice(["original"])]), minCount: 1),
+                   help: "make the output at each of these widths (and \"original\": the image's own width), each the width of the "
+                       + "output's resize step (one with fit inside when it has none); widths above the image's are not made "
+                       + "unless the resize says \"withoutEnlargement\": false, and the image's own width stands in for them once; "
+                       + "several widths need {width} in the path"),
+            Option("formats", .array(EncoderSettings.shape, minCount: 1),
+                   help: "make the output in each of these encodings (each shaped like encode), instead of encode; "
+                       + "several formats need {format} in the path"),
             Option("placeholders", .array(.choice(PlaceholderKind.allCases.map(\.rawValue)), minCount: 1),
                    help: "placeholders for the manifest, computed from this output's smallest file: lqip (a tiny WebP data URI), blurhash, thumbhash, dominantColor"),
             Option("placeholderOptions", .object([

@@ -1,0 +1,68 @@
+/// One width × format combination of an output that lists `widths` and `formats`.
+///
+/// Such an output becomes one `OutputDefinition` per combination, all with the output's name
+/// and path template: the rest of the runner (steps, encoding, the journal, the decoder's
+/// shrink-on-load) then works on each as on any output. What ties them together is here.
+public struct ResponsiveVariant: Sendable, Hashable {
+    /// The width asked for, or nil for `"original"` (the width the image has at the resize) and
+    /// for an output that lists formats but no widths.
+    public var width: Int?
+    /// Where in the output's `formats` this variant's encoder is.
+    public var formatIndex: Int
+    /// The output's index in the pipeline file's `outputs`.
+    public var group: Int
+    /// Whether widths above the image's own are made by enlarging it (the resize step says
+    /// `"withoutEnlargement": false`); otherwise the image's own width stands in for them, once.
+    public var enlarges: Bool
+    /// How many of the output's steps run before its resize: the image's width at the resize
+    /// is what widths are compared with.
+    public var stepsBeforeResize: Int
+}
+
+extension ResponsiveVariant {
+    /// The variants of one output and format that are made from an image `width` wide at the
+    /// resize, as indices into `widths` (nil for `"original"`), following eleventy-img: widths
+    /// below the image's are made; the image's own width is made once, by `"original"`, by a
+    /// width equal to it, or else by the smallest width above it (which cannot enlarge, so it
+    /// gives the image's width); the other widths above it are not made, so a small photo gives
+    /// fewer files rather than blurry ones. With `enlarges`, every width is made (and
+    /// `"original"` too, unless a width equal to the image's makes the same file).
+    static func chosen(widths: [Int?], imageWidth: Int, enlarges: Bool) -> [Int] {
+        if enlarges {
+            let numbered = widths.indices.filter { widths[$0] != nil }
+            let original = widths.contains(imageWidth) ? nil : widths.firstIndex(where: { $0 == nil })
+            return (numbered + [original].compactMap { $0 }).sorted()
+        }
+        var chosen = widths.indices.filter { widths[$0].map { $0 < imageWidth } ?? false }
+        let ownWidth = widths.firstIndex(where: { $0 == nil })
+            ?? widths.firstIndex(where: { $0 == imageWidth })
+            ?? widths.indices.compactMap { index in widths[index].map { (index: index, width: $0) } }
+                .filter { $0.width > imageWidth }.min { $0.width < $1.width }?.index
+        if let ownWidth { chosen.append(ownWidth) }
+        return chosen.sorted()
+    }
+}
+
+extension PipelineDefinition {
+    /// Which outputs are made for an input of `size` (upright, as decoded): all but the widths
+    /// of responsive outputs that the image is too narrow for (see `ResponsiveVariant.chosen`).
+    func outputsMade(for size: ImageSize) -> Set<Int> {
+        var made = Set(outputs.indices.filter { outputs[$0].variant == nil })
+        let variants = outputs.indices.compactMap { index in outputs[index].variant.map { (index: index, variant: $0) } }
+        let byGroupAndFormat = Dictionary(grouping: variants) { [$0.variant.group, $0.variant.formatIndex] }
+        for members in byGroupAndFormat.values {
+            let first = outputs[members[0].index]
+            let atResize = first.steps.prefix(members[0].variant.stepsBeforeResize).reduce(size) { $1.outputSize(for: $0) }
+            let chosen = ResponsiveVariant.chosen(widths: members.map(\.variant.width), imageWidth: atResize.width,
+                                                  enlarges: members[0].variant.enlarges)
+            for position in chosen { made.insert(members[position].index) }
+        }
+        return made
+    }
+
+    /// Whether which outputs are made depends on the input's size, so its header is read first:
+    /// when an output lists widths beside others or beside `"original"`.
+    var choosesWidthsBySize: Bool {
+        outputs.contains { $0.variant.map { $0.width != nil } ?? false }
+    }
+}

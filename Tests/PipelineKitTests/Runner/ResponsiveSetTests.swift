@@ -1,0 +1,238 @@
+import Foundation
+import Testing
+import Vips
+@testable import PipelineKit
+import StandardProcessors
+import TestSupport
+
+/// Outputs that list `widths` and `formats`: every combination from one decode, never wider
+/// than the photo (its own width stands in once), in the manifest by format and width.
+@Suite struct ResponsiveSetTests {
+    /// A pipeline making `widths` (JSON array text) in AVIF and WebP from `in/*.jpg`, with a manifest.
+    func json(widths: String = "[320, 640, 1280]", steps: String = "", formats: String = #"[{"format": "avif", "quality": 50}, {"format": "webp", "quality": 80}]"#) -> String {
+        PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [
+            #"{"name": "hero", "widths": \#(widths), \#(steps.isEmpty ? "" : #""steps": \#(steps),"#) "formats": \#(formats), "path": "out/{stem}-{width}.{format}"}"#,
+        ], extra: #""manifest": {"path": "out/manifest.json", "urlPrefix": "/img/"}"#)
+    }
+
+    /// A folder with one JPEG photo `width`×`height` at `in/photo.jpg`.
+    func photo(width: Int, height: Int) throws -> TemporaryDirectory {
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: width, height: height)), to: "in/photo.jpg")
+        return directory
+    }
+
+    /// The files in `out/` but the manifest, each with its size and the loader that reads it.
+    func files(in directory: TemporaryDirectory) throws -> [String: (width: Int, height: Int, loader: String)] {
+        let folder = directory.url.appendingPathComponent("out")
+        var found: [String: (width: Int, height: Int, loader: String)] = [:]
+        for name in try FileManager.default.contentsOfDirectory(atPath: folder.path) where name != "manifest.json" {
+            let image = try VipsImage.open(file: folder.appendingPathComponent(name).path)
+            found[name] = (image.width, image.height, image.loader ?? "?")
+        }
+        return found
+    }
+
+    func run(_ text: String, in directory: TemporaryDirectory) async throws -> RunSummary {
+        let result = try await PipelineHarness.run(text, in: directory)
+        for report in result.reports { #expect(report.failures.isEmpty, "\(report.failures)") }
+        return result.summary
+    }
+
+    @Test func aPhotoNarrowerThanEveryWidthGivesOneFileAtItsOwnWidthPerFormat() async throws {
+        let directory = try photo(width: 200, height: 150)
+        let summary = try await run(json(), in: directory)
+        #expect(summary.succeeded == 1 && summary.failed == 0 && summary.outputsWritten == 2)
+        let files = try files(in: directory)
+        #expect(Set(files.keys) == ["photo-200.avif", "photo-200.webp"])
+        #expect(files["photo-200.avif"].map { [$0.width, $0.height] } == [200, 150])
+        #expect(files["photo-200.avif"]?.loader.hasPrefix("heifload") == true)
+        #expect(files["photo-200.webp"].map { [$0.width, $0.height] } == [200, 150])
+        #expect(files["photo-200.webp"]?.loader.hasPrefix("webpload") == true)
+    }
+
+    @Test func aPhotoAsWideAsOneWidthGivesThatWidthAndNoneWider() async throws {
+        let directory = try photo(width: 640, height: 480)
+        let summary = try await run(json(), in: directory)
+        #expect(summary.outputsWritten == 4 && summary.failed == 0)
+        let files = try files(in: directory)
+        #expect(Set(files.keys) == ["photo-320.avif", "photo-320.webp", "photo-640.avif", "photo-640.webp"])
+        #expect(files["photo-640.webp"].map { [$0.width, $0.height] } == [640, 480])
+        #expect(files["photo-320.avif"].map { [$0.width, $0.height] } == [320, 240])
+    }
+
+    @Test func aPhotoBetweenTwoWidthsGivesItsOwnWidthOnceInPlaceOfTheWiderOnes() async throws {
+        let directory = try photo(width: 1000, height: 500)
+        let summary = try await run(json(widths: "[320, 640, 1280, 2560]"), in: directory)
+        #expect(summary.outputsWritten == 6 && summary.failed == 0)
+        let files = try files(in: directory)
+        #expect(Set(files.keys) == ["photo-320.avif", "photo-320.webp", "photo-640.avif", "photo-640.webp",
+                                    "photo-1000.avif", "photo-1000.webp"])
+        #expect(files["photo-1000.avif"].map { [$0.width, $0.height] } == [1000, 500])
+    }
+
+    @Test func aPhotoWiderThanEveryWidthGivesEveryWidthInEveryFormat() async throws {
+        let directory = try photo(width: 1600, height: 1200)
+        let summary = try await run(json(), in: directory)
+        #expect(summary.outputsWritten == 6 && summary.failed == 0)
+        let files = try files(in: directory)
+        for width in [320, 640, 1280] {
+            for format in ["avif", "webp"] {
+                let file = files["photo-\(width).\(format)"]
+                #expect(file.map { [$0.width, $0.height] } == [width, width * 3 / 4], "photo-\(width).\(format)")
+            }
+        }
+        #expect(files.count == 6)
+    }
+
+    @Test func originalIsThePhotosOwnWidthAndNeverRepeated() async throws {
+        let wide = try photo(width: 1000, height: 500)
+        #expect(try await run(json(widths: #"[320, "original"]"#), in: wide).outputsWritten == 4)
+        #expect(Set(try files(in: wide).keys) == ["photo-320.avif", "photo-320.webp", "photo-1000.avif", "photo-1000.webp"])
+
+        // Narrower than 320: "original" is the one file per format; 320 is not made at all
+        let narrow = try photo(width: 200, height: 100)
+        #expect(try await run(json(widths: #"[320, "original"]"#), in: narrow).outputsWritten == 2)
+        #expect(Set(try files(in: narrow).keys) == ["photo-200.avif", "photo-200.webp"])
+    }
+
+    @Test func aResizeThatAllowsEnlargementMakesEveryWidth() async throws {
+        let directory = try photo(width: 200, height: 100)
+        let steps = #"[{"resize": {"withoutEnlargement": false, "kernel": "cubic"}}]"#
+        let summary = try await run(json(widths: "[320, 640]", steps: steps, formats: #"[{"format": "webp"}]"#), in: directory)
+        #expect(summary.outputsWritten == 2)
+        let files = try files(in: directory)
+        #expect(files["photo-320.webp"].map { [$0.width, $0.height] } == [320, 160])
+        #expect(files["photo-640.webp"].map { [$0.width, $0.height] } == [640, 320])
+    }
+
+    @Test func stepsBeforeTheResizeSetTheWidthTheWidthsAreComparedWith() async throws {
+        // A 600 wide crop of a 1600 wide photo: 320 is made, 800 is not, 600 stands in for it
+        let directory = try photo(width: 1600, height: 1200)
+        let steps = #"[{"crop": {"width": 600, "height": 600}}, {"resize": {}}]"#
+        let summary = try await run(json(widths: "[320, 800]", steps: steps, formats: #"[{"format": "webp"}]"#), in: directory)
+        #expect(summary.outputsWritten == 2)
+        let files = try files(in: directory)
+        #expect(files["photo-320.webp"].map { [$0.width, $0.height] } == [320, 320])
+        #expect(files["photo-600.webp"].map { [$0.width, $0.height] } == [600, 600])
+    }
+
+    @Test func theManifestListsEachFormatsFilesByWidthWithTheirTrueSizes() async throws {
+        let directory = try photo(width: 1000, height: 500)
+        _ = try await run(json(widths: "[1280, 320, 640]"), in: directory)
+        let manifest = try ImageManifest.read(from: directory.url.appendingPathComponent("out/manifest.json"))
+        let hero = try #require(manifest.input("in/photo.jpg")?.outputs["hero"])
+        #expect(hero.formats.map(\.format) == ["avif", "webp"])
+        #expect(hero.formats.map(\.mimeType) == ["image/avif", "image/webp"])
+        for format in hero.formats {
+            #expect(format.files.map(\.width) == [320, 640, 1000])
+            #expect(format.files.map(\.height) == [160, 320, 500])
+            let ext = format.format
+            #expect(format.srcset == "/img/photo-320.\(ext) 320w, /img/photo-640.\(ext) 640w, /img/photo-1000.\(ext) 1000w")
+            for file in format.files {
+                let attributes = try FileManager.default.attributesOfItem(atPath: directory.path + "/out/" + file.path)
+                #expect((attributes[.size] as? Int) == file.bytes, "\(file.path)")
+                #expect(file.format == ext)
+            }
+        }
+        #expect(hero.fallback?.path == "photo-1000.webp")
+    }
+
+    @Test func aReRunWritesNothingFailsNothingAndKeepsTheManifest() async throws {
+        let directory = try photo(width: 500, height: 400)
+        let first = try await run(json(), in: directory)
+        #expect(first.outputsWritten == 4 && first.failed == 0)
+        let manifest = try Data(contentsOf: directory.url.appendingPathComponent("out/manifest.json"))
+        let stamp = try FileManager.default.attributesOfItem(atPath: directory.path + "/out/photo-500.avif")[.modificationDate] as? Date
+
+        let second = try await run(json(), in: directory)
+        #expect(second.succeeded == 1 && second.failed == 0)
+        #expect(second.outputsWritten == 0 && second.outputsUpToDate == 4)
+        #expect(try Data(contentsOf: directory.url.appendingPathComponent("out/manifest.json")) == manifest)
+        #expect(try FileManager.default.attributesOfItem(atPath: directory.path + "/out/photo-500.avif")[.modificationDate] as? Date == stamp)
+    }
+
+    @Test func decodingShrinksOnLoadForTheWidestWidthNeeded() throws {
+        let directory = try photo(width: 2000, height: 1000)
+        // 500 is the widest width needed: JPEG shrink-on-load by 4, decoded at exactly 500 wide
+        let explanation = try PipelineHarness.pipeline(json(widths: "[250, 500]"), in: directory).explain()
+        let sample = try #require(explanation.samples.first)
+        #expect(sample.loadShrink == 4)
+        #expect(sample.decodeSize == ImageSize(width: 500, height: 250))
+        #expect(explanation.text.contains("hero: widths 250, 500, none wider than the image"))
+        #expect(explanation.text.contains("formats avif (.avif[Q=50"))
+
+        // With "original" the photo's own width is needed: no shrink
+        let full = try PipelineHarness.pipeline(json(widths: #"[250, "original"]"#), in: directory).explain()
+        #expect(full.samples.first?.decodeSize == ImageSize(width: 2000, height: 1000))
+    }
+
+    @Test func mistakesAreNamedByTheirJSONPath() throws {
+        let text = PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [
+            #"{"name": "a", "widths": [320, 640, 320], "formats": [{"format": "avif"}, {"format": "webp"}], "path": "out/{stem}-a.webp"}"#,
+            #"{"name": "b", "widths": [320], "steps": [{"resize": {"width": 100}}], "encode": {"format": "webp"}, "path": "out/{stem}-{width}-b.webp"}"#,
+            #"{"name": "c", "widths": [320], "encode": {"format": "webp"}, "formats": [{"format": "webp"}], "path": "out/{stem}-c.webp"}"#,
+            #"{"name": "d", "widths": [320], "steps": [{"resize": {}}, {"resize": {"kernel": "cubic"}}], "encode": {"format": "webp"}, "path": "out/{stem}-d.webp"}"#,
+            #"{"name": "e", "formats": [{"format": "webp"}, {"format": "webp", "quality": 50}], "path": "out/{stem}-e.{format}"}"#,
+            #"{"name": "f", "widths": [0, "widest"], "encode": {"format": "webp"}, "path": "out/{stem}-{width}-f.webp"}"#,
+            #"{"name": "g", "widths": [320], "path": "out/{stem}-g.webp"}"#,
+        ])
+        var messages: [String: String] = [:]
+        do {
+            _ = try PipelineDefinition(json: text, baseDirectory: URL(fileURLWithPath: "/tmp"), processors: .standard)
+            Issue.record("the file was accepted")
+        } catch {
+            for problem in error.problems { messages[problem.path, default: ""] += problem.message + "\n" }
+        }
+        #expect(messages["outputs[0].widths[2]"]?.contains("320 is listed twice") == true)
+        #expect(messages["outputs[0].path"]?.contains("lists 2 widths, so its path needs {width}") == true)
+        #expect(messages["outputs[0].path"]?.contains("lists 2 formats, so its path needs {format}") == true)
+        #expect(messages["outputs[1].steps[0].resize.width"]?.contains("gives its resize step no width") == true)
+        #expect(messages["outputs[2].formats"]?.contains("both encode and formats") == true)
+        #expect(messages["outputs[3].steps[1].resize"]?.contains("one resize step") == true)
+        #expect(messages["outputs[4].formats[1]"]?.contains("webp is listed twice") == true)
+        #expect(messages["outputs[5].widths[0]"]?.contains("out of range") == true)
+        #expect(messages["outputs[5].widths[1]"]?.contains("expected one of \"original\"") == true)
+        #expect(messages["outputs[6]"]?.contains("missing required key \"encode\" (or \"formats\"") == true)
+    }
+
+    @Test func theSchemaDescribesWidthsAndFormats() throws {
+        let schema = JSONSchemaGenerator.schema(processors: .standard)
+        #expect(schema.contains("\"widths\"") && schema.contains("\"formats\""))
+        let directory = try TemporaryDirectory()
+        let schemaFile = try directory.write(Data(schema.utf8), to: "schema.json")
+        let good = try directory.write(Data(json().utf8), to: "good.json")
+        let bad = try directory.write(Data(json(widths: #"[320, "widest"]"#).utf8), to: "bad.json")
+        let counts = try SchemaValidator.errorCounts(schema: schemaFile, documents: [good, bad])
+        #expect(counts.first == 0)
+        #expect((counts.last ?? 0) > 0)
+    }
+
+    @Test func theReadmeExampleAndTheBundledPipelineAreValid() throws {
+        let readme = try String(contentsOf: CommandRunner.repositoryRoot.appendingPathComponent("README.md"), encoding: .utf8)
+        let section = try #require(readme.range(of: "### Widths and formats in one output\n\n```json\n"))
+        let end = try #require(readme.range(of: "\n```", range: section.upperBound..<readme.endIndex))
+        let output = String(readme[section.upperBound..<end.lowerBound])
+        let definition = try PipelineDefinition(json: PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [output]),
+                                                baseDirectory: URL(fileURLWithPath: "/tmp"), processors: .standard)
+        #expect(definition.outputs.count == 8)
+        #expect(Set(definition.outputs.map(\.name)) == ["hero"])
+
+        let bundled = try PipelineDefinition(contentsOf: CommandRunner.repositoryRoot.appendingPathComponent("Pipelines/responsive.json"),
+                                             processors: .standard)
+        #expect(bundled.outputs.map { $0.variant?.width } == [320, 320, 640, 640, 960, 960, 1280, 1280])
+        #expect(bundled.outputs.map(\.encoder.format) == [.avif, .webp, .avif, .webp, .avif, .webp, .avif, .webp])
+    }
+
+    @Test func theChoiceFollowsEleventyImgAtTheEdges() {
+        let widths: [Int?] = [320, 640, 1280]
+        #expect(ResponsiveVariant.chosen(widths: widths, imageWidth: 100, enlarges: false) == [0])
+        #expect(ResponsiveVariant.chosen(widths: widths, imageWidth: 320, enlarges: false) == [0])
+        #expect(ResponsiveVariant.chosen(widths: widths, imageWidth: 321, enlarges: false) == [0, 1])
+        #expect(ResponsiveVariant.chosen(widths: widths, imageWidth: 640, enlarges: false) == [0, 1])
+        #expect(ResponsiveVariant.chosen(widths: widths, imageWidth: 5000, enlarges: false) == [0, 1, 2])
+        #expect(ResponsiveVariant.chosen(widths: [1280, 320, nil], imageWidth: 640, enlarges: false) == [1, 2])
+        #expect(ResponsiveVariant.chosen(widths: [320, nil], imageWidth: 320, enlarges: true) == [0])
+        #expect(ResponsiveVariant.chosen(widths: [320, nil], imageWidth: 100, enlarges: true) == [0, 1])
+    }
+}
