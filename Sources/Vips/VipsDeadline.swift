@@ -18,6 +18,9 @@ public final class VipsDeadline: Sendable {
 
     /// The limit, in seconds from when the deadline was made.
     public let seconds: Double
+    /// When the clock started: a timer that fires late (its thread starved of a core) must not
+    /// let work start that the limit has already ruled out.
+    private let started = DispatchTime.now()
     private let state = Locked(State())
     /// Dispatch sources are thread-safe (their methods may be called from any thread), which
     /// the compiler cannot see through the protocol.
@@ -63,6 +66,7 @@ public final class VipsDeadline: Sendable {
     /// the rendered one stops a decode within a strip of input, even when the whole output is
     /// only a strip or two (a large image shrunk to a thumbnail).
     public func watch(_ image: VipsImage) {
+        expireIfPastLimit()
         state.withLock { state in
             state.watched[ObjectIdentifier(image), default: (image, 0)].count += 1
             if state.expired { pl_set_kill(image.pointer, 1) }
@@ -71,6 +75,7 @@ public final class VipsDeadline: Sendable {
 
     /// Computes every pixel of `image` now, into memory, unless the deadline passes first.
     public func render(_ image: VipsImage) throws(VipsError) -> VipsImage {
+        expireIfPastLimit()
         let id = ObjectIdentifier(image)
         let expired = state.withLock { state -> Bool in
             guard !state.expired, !state.finished else { return state.expired }
@@ -99,6 +104,13 @@ public final class VipsDeadline: Sendable {
     /// work a deadline has to stop (stage queues run on them), and a serial queue made here
     /// gets a thread even then.
     private static let queue = DispatchQueue(label: "vips.deadline")
+
+    /// Expires now if the limit has passed by the clock, whether or not the timer has fired.
+    private func expireIfPastLimit() {
+        guard timer != nil else { return }
+        let elapsed = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9
+        if elapsed >= seconds { expire() }
+    }
 
     private func expire() {
         state.withLock { state in

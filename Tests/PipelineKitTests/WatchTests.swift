@@ -38,7 +38,9 @@ import Vips
 
     /// Waits for the next summary line on standard output after line `mark` that starts with `prefix`.
     func summary(_ command: BackgroundCommand, after mark: Int = 0, startingWith prefix: String) throws -> String {
-        let line = command.waitForLine(after: mark) { !$0.isError && ($0.text.hasPrefix("run: ") || $0.text.hasPrefix("re-run ")) }
+        // Generous: with the whole suite running beside it on two cores, a watch's first run
+        // has been seen to take over a minute to print (it takes under a second alone).
+        let line = command.waitForLine(after: mark, timeout: 180) { !$0.isError && ($0.text.hasPrefix("run: ") || $0.text.hasPrefix("re-run ")) }
         let text = try #require(line?.text, "no run line came:\n\(command.transcript)")
         #expect(text.hasPrefix(prefix), "\(text)\n\(command.transcript)")
         return text
