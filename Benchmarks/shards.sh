@@ -82,3 +82,11 @@ median = runs[(len(runs) - 1) // 2]
 print(f"| {count} | {inputs} | {median['wall_s']:.1f} s | {median['cpu_s']:.1f} s | {max(r['peak_rss_mib'] for r in runs):.0f} MiB |")
 PY
 done
+# With few inputs the shards are uneven, and the run waits for the largest: say how they fell.
+for count in $counts; do
+  sizes=()
+  for i in $(seq 0 $((count - 1))); do
+    sizes+=("$("$bin" explain "$tmp/standard.json" --shard "$i/$count" | sed -n '1s/.*: \([0-9]*\) of .*/\1/p')")
+  done
+  echo "$count shards: ${sizes[*]} inputs"
+done
