@@ -24,3 +24,13 @@ make_bench_folder() {
   tmp=$(mktemp -d "${TMPDIR:-/tmp}/$1.XXXXXX")
   if [ "${BENCH_KEEP:-0}" = 1 ]; then echo "== keeping $tmp" >&2; else trap 'rm -rf "$tmp"' EXIT; fi
 }
+
+# Sets `corpus` (CORPUS, else $PIPELINE_CORPUS, else the benchmark's cache) and `images` (its
+# JPEG, PNG and WebP files, top level); exits 2 when there are none (SCRIPT names the caller).
+find_corpus_images() {
+  local script=$1
+  corpus=${2:-${PIPELINE_CORPUS:-${XDG_CACHE_HOME:-$HOME/.cache}/pipeline-bench/corpus}}
+  shopt -s nullglob
+  images=("$corpus"/*.jpg "$corpus"/*.jpeg "$corpus"/*.png "$corpus"/*.webp)
+  [ ${#images[@]} -gt 0 ] || { echo "$script: no images in $corpus" >&2; exit 2; }
+}

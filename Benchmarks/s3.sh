@@ -20,16 +20,10 @@ while [ $# -gt 0 ]; do
     *) corpus=$1; shift ;;
   esac
 done
-corpus=${corpus:-${PIPELINE_CORPUS:-${XDG_CACHE_HOME:-$HOME/.cache}/pipeline-bench/corpus}}
-shopt -s nullglob
-images=("$corpus"/*.jpg "$corpus"/*.jpeg "$corpus"/*.png "$corpus"/*.webp)
-[ ${#images[@]} -gt 0 ] || { echo "s3.sh: no images in $corpus" >&2; exit 2; }
-
-if [ -n "${PIPELINE_BIN:-}" ]; then bin=$PIPELINE_BIN
-else
-  (cd "$repo" && swift build -c release --product pipeline >/dev/null)
-  bin="$(cd "$repo" && swift build -c release --show-bin-path)/pipeline"
-fi
+# shellcheck source=Benchmarks/common.sh
+. "$here/common.sh"
+find_corpus_images s3.sh "$corpus"
+use_release_binary "$repo"
 
 tmp=$(mktemp -d)
 port=$("$py" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
