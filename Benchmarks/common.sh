@@ -34,3 +34,23 @@ find_corpus_images() {
   images=("$corpus"/*.jpg "$corpus"/*.jpeg "$corpus"/*.png "$corpus"/*.webp)
   [ ${#images[@]} -gt 0 ] || { echo "$script: no images in $corpus" >&2; exit 2; }
 }
+
+# Writes the standard job (as Benchmarks/run.sh: a 320x320 WebP cover crop, a 1280 px JPEG, a
+# blurred 32 px placeholder) to FILE, reading INPUT_PREFIX/*.{jpg,jpeg,png,webp} and writing
+# under OUTPUT_PREFIX (a folder or s3:// prefix); no cache, no journal. Uses $PYTHON or python3.
+write_standard_job() { # FILE INPUT_PREFIX OUTPUT_PREFIX
+  "${PYTHON:-python3}" - "$@" <<'PY'
+import json, sys
+dest, source, target = sys.argv[1:4]
+outputs = [
+    ("small", [{"resize": {"width": 320, "height": 320, "fit": "cover"}}], {"format": "webp", "quality": 80}, "small.webp"),
+    ("large", [{"resize": {"width": 1280, "height": 1280, "fit": "inside", "withoutEnlargement": True}}],
+     {"format": "jpeg", "quality": 85, "strip": True}, "large.jpg"),
+    ("placeholder", [{"resize": {"width": 32}}, {"blur": {"sigma": 2}}], {"format": "jpeg", "quality": 60}, "placeholder.jpg"),
+]
+json.dump({"version": 1, "name": "standard", "incremental": False, "cache": {"enabled": False},
+           "inputs": [f"{source}/*.{ext}" for ext in ("jpg", "jpeg", "png", "webp")], "allowEmpty": False,
+           "outputs": [{"name": n, "steps": s, "encode": e, "path": f"{target}/{{stem}}-{{ext}}-{p}"} for n, s, e, p in outputs]},
+          open(dest, "w"), indent=2)
+PY
+}

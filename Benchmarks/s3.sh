@@ -37,25 +37,8 @@ export AWS_ACCESS_KEY_ID=bench AWS_SECRET_ACCESS_KEY=bench AWS_REGION=us-east-1 
 unset AWS_PROFILE AWS_SESSION_TOKEN
 "$here/s3-upload.sh" corpus in "${images[@]}"
 "$here/s3-upload.sh" site out
-
-job() { # job FILE INPUT_PREFIX OUTPUT_PREFIX
-  "$py" - "$@" <<'PY'
-import json, sys
-dest, source, target = sys.argv[1:4]
-outputs = [
-    ("small", [{"resize": {"width": 320, "height": 320, "fit": "cover"}}], {"format": "webp", "quality": 80}, "small.webp"),
-    ("large", [{"resize": {"width": 1280, "height": 1280, "fit": "inside", "withoutEnlargement": True}}],
-     {"format": "jpeg", "quality": 85, "strip": True}, "large.jpg"),
-    ("placeholder", [{"resize": {"width": 32}}, {"blur": {"sigma": 2}}], {"format": "jpeg", "quality": 60}, "placeholder.jpg"),
-]
-json.dump({"version": 1, "name": "standard", "incremental": False, "cache": {"enabled": False},
-           "inputs": [f"{source}/*.{ext}" for ext in ("jpg", "jpeg", "png", "webp")], "allowEmpty": False,
-           "outputs": [{"name": n, "steps": s, "encode": e, "path": f"{target}/{{stem}}-{{ext}}-{p}"} for n, s, e, p in outputs]},
-          open(dest, "w"), indent=2)
-PY
-}
-job "$tmp/local.json" "$corpus" "$tmp/out"
-job "$tmp/s3.json" "s3://corpus/in" "s3://site/out"
+write_standard_job "$tmp/local.json" "$corpus" "$tmp/out"
+write_standard_job "$tmp/s3.json" "s3://corpus/in" "s3://site/out"
 
 declare -A times
 for run in $(seq "$runs"); do

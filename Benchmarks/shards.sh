@@ -31,21 +31,7 @@ use_release_binary "$repo"
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-# The standard job, as Benchmarks/s3.sh writes it for local files.
-"$py" - "$tmp/standard.json" "$corpus" "$tmp/out" <<'PY'
-import json, sys
-dest, source, target = sys.argv[1:4]
-outputs = [
-    ("small", [{"resize": {"width": 320, "height": 320, "fit": "cover"}}], {"format": "webp", "quality": 80}, "small.webp"),
-    ("large", [{"resize": {"width": 1280, "height": 1280, "fit": "inside", "withoutEnlargement": True}}],
-     {"format": "jpeg", "quality": 85, "strip": True}, "large.jpg"),
-    ("placeholder", [{"resize": {"width": 32}}, {"blur": {"sigma": 2}}], {"format": "jpeg", "quality": 60}, "placeholder.jpg"),
-]
-json.dump({"version": 1, "name": "standard", "incremental": False, "cache": {"enabled": False},
-           "inputs": [f"{source}/*.{ext}" for ext in ("jpg", "jpeg", "png", "webp")], "allowEmpty": False,
-           "outputs": [{"name": n, "steps": s, "encode": e, "path": f"{target}/{{stem}}-{{ext}}-{p}"} for n, s, e, p in outputs]},
-          open(dest, "w"), indent=2)
-PY
+write_standard_job "$tmp/standard.json" "$corpus" "$tmp/out"
 
 # All shards of one run, side by side; fails when any shard fails.
 cat > "$tmp/shards.sh" <<'SH'
