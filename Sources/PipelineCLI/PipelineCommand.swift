@@ -22,7 +22,7 @@ public enum PipelineCLI {
     public static func main(processors: ProcessorRegistry, arguments: [String]) async -> Never {
         // Before the run's threads exist, so that none of them gets a malloc arena of its own,
         // and the memory budget is measured from what the process holds before they do.
-        Vips.limitMallocArenas()
+        Vips.tuneAllocator()
         MemoryBudget.recordBaseline()
         Vips.fitThreadStacksToAddressSpaceLimit()
         // As servers do: many systems start processes with a soft limit of open files far below

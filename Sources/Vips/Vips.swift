@@ -21,18 +21,24 @@ public enum Vips {
         vips_concurrency_set(Int32(max(1, threads)))
     }
 
-    /// Limits glibc's malloc arenas to `maxArenas`, as `MALLOC_ARENA_MAX` would, unless the
-    /// environment already sets `MALLOC_ARENA_MAX` (the user's word wins).
+    /// Sets glibc's allocator up for a long multi-threaded libvips batch, as `MALLOC_ARENA_MAX`
+    /// and `MALLOC_MMAP_THRESHOLD_` would; each variable, when set, wins over its setting here.
     ///
-    /// glibc gives every thread that contends for the heap an arena of its own, up to eight per
-    /// core, and keeps freed pixel buffers in them: over a long batch, libvips' worker threads
-    /// and the stage queues make memory look like a leak (see the README's measurements). Done
-    /// by `Vips.start()` and, earlier, by `PipelineCLI.main` before any thread exists: arenas
-    /// made before the call stay. An embedder calls it first thing in `main` for the full
-    /// effect; one that wants glibc's default sets `MALLOC_ARENA_MAX` itself.
-    public static func limitMallocArenas(to maxArenas: Int = mallocArenas) {
-        guard getenv("MALLOC_ARENA_MAX") == nil else { return }
-        _ = pl_tune_allocator(Int32(maxArenas), 0)
+    /// - Arenas: glibc gives every thread that contends for the heap an arena of its own, up to
+    ///   eight per core, and keeps freed pixel buffers in them: over a long batch, libvips'
+    ///   worker threads and the stage queues make memory look like a leak. Two are enough.
+    /// - Blocks of `mmapThreshold` bytes and more (pixel buffers, decoded images) are mapped
+    ///   for themselves and given back to the system when freed. glibc's own threshold climbs
+    ///   to 32 MiB as such blocks are freed, after which they come from the arenas and stay
+    ///   there, fragmented, until the heap's top is free.
+    ///
+    /// Measured with `Benchmarks/run.sh --repeat 8` (see the README). Done by `Vips.start()`
+    /// and, earlier, by `PipelineCLI.main` before any thread exists: arenas made before the
+    /// call stay. An embedder calls it first thing in `main` for the full effect.
+    public static func tuneAllocator(arenas: Int = mallocArenas, mmapThreshold: Int = mallocMmapThreshold) {
+        let keepArenas = getenv("MALLOC_ARENA_MAX") != nil
+        let keepThreshold = getenv("MALLOC_MMAP_THRESHOLD_") != nil
+        _ = pl_tune_allocator(keepArenas ? 0 : Int32(arenas), keepThreshold ? 0 : Int32(mmapThreshold))
     }
 
     /// Under an address-space limit (`RLIMIT_AS`, `ulimit -v`), gives new threads 2 MiB stacks
@@ -50,9 +56,14 @@ public enum Vips {
     /// reference sets it.
     public static let mallocArenas = 2
 
+    /// 1 MiB: a libvips region buffer or a decoded image is mapped on its own; the many small
+    /// blocks libvips and GLib allocate stay in the arenas (a lower threshold cost more system
+    /// time in page faults for the same peak; see the README).
+    public static let mallocMmapThreshold = 1 << 20
+
     /// Swift runs a global's initializer exactly once, under a lock: that is our `vips_init` guard.
     private static let startup: VipsError? = {
-        limitMallocArenas(to: mallocArenas)
+        tuneAllocator()
         fitThreadStacksToAddressSpaceLimit()
         guard vips_init("pipeline") == 0 else {
             return VipsError.fromLibrary(operation: "vips_init")

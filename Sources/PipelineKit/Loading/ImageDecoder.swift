@@ -185,6 +185,14 @@ struct ImageDecoder: Sendable {
         return bytes
     }
 
+    /// `unstreamedDecodeBytes(_:)` of this input's header; 0 when the header cannot be read
+    /// (decoding then fails and says why).
+    func unstreamedDecodeBytes(of source: EncodedSource) -> Int64 {
+        // Through the gate, as `estimatedBytes(_:)`.
+        guard let header = Self.gate.shared({ try? open(source, options: "") }) else { return 0 }
+        return Self.unstreamedDecodeBytes(header)
+    }
+
     /// What the loader holds at full size before any row comes out, for a decode that cannot
     /// stream: an interlaced PNG is read whole (libvips renders its passes into one image), and
     /// a progressive JPEG keeps every DCT coefficient (2 bytes each, chroma as subsampled) even

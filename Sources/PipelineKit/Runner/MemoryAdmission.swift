@@ -7,9 +7,23 @@ import Vips
 ///
 /// An estimate larger than the whole budget can never be admitted: the caller fails that input
 /// rather than asking (see `fits(_:)`).
+///
+/// A soft admission (`Policy.soft`) keeps to its capacity only while that costs no parallel
+/// work: an estimate larger than the capacity is admitted alone; one that fits now goes in even
+/// past those waiting (they wait for room, not for their turn); and when `overflowAt` are
+/// waiting, or `closeArrivals()` says no others will come, the oldest goes in over the capacity.
 final class MemoryAdmission: Sendable {
     /// Bytes the admitted inputs may hold together.
     let capacity: Int64
+
+    enum Policy: Sendable, Equatable {
+        /// A limit: first come first served, never past the capacity.
+        case hard
+        /// A target: see the type's summary.
+        case soft(overflowAt: Int)
+    }
+
+    let policy: Policy
 
     private struct Waiter {
         let id: UInt64
@@ -24,6 +38,8 @@ final class MemoryAdmission: Sendable {
         var nextID: UInt64 = 0
         /// Waits cancelled before their continuation was queued.
         var cancelledBeforeQueued: Set<UInt64> = []
+        /// Soft policy: no further arrivals, so nobody waits for room any more.
+        var arrivalsClosed = false
 
         mutating func admit(_ bytes: Int64) {
             admitted += bytes
@@ -33,8 +49,71 @@ final class MemoryAdmission: Sendable {
 
     private let state = Locked(State())
 
-    init(capacity: Int64) {
+    init(capacity: Int64, policy: Policy = .hard) {
         self.capacity = max(0, capacity)
+        self.policy = policy
+    }
+
+    /// Whether `bytes` may go in now beside what is admitted, by the policy.
+    private func hasRoom(for bytes: Int64, in state: State) -> Bool {
+        switch policy {
+        case .hard: state.admitted + bytes <= capacity
+        case .soft: state.admitted == 0 || state.admitted + bytes <= capacity || state.arrivalsClosed
+        }
+    }
+
+    /// Admits `bytes` at once if the policy lets them in now without waiting; true when it did
+    /// (then one `release(bytes)` is due).
+    func admitNow(_ bytes: Int64) -> Bool {
+        state.withLock { state in
+            let turn = policy != .hard || state.waiters.isEmpty
+            guard turn, hasRoom(for: bytes, in: state) else { return false }
+            state.admit(bytes)
+            return true
+        }
+    }
+
+    /// Soft policy: no further inputs will ask, so those waiting go in now.
+    func closeArrivals() {
+        guard policy != .hard else { return }
+        let admitted: [CheckedContinuation<Bool, Never>] = state.withLock { state in
+            state.arrivalsClosed = true
+            return admitWaiters(&state)
+        }
+        for continuation in admitted { continuation.resume(returning: true) }
+    }
+
+    /// Takes the waiters that may go in now out of the queue, admitted: under the hard policy
+    /// from the head while they fit; under the soft one any that has room, in order, and the
+    /// oldest over the capacity when too many wait.
+    private func admitWaiters(_ state: inout State) -> [CheckedContinuation<Bool, Never>] {
+        var admitted: [CheckedContinuation<Bool, Never>] = []
+        switch policy {
+        case .hard:
+            while let first = state.waiters.first, hasRoom(for: first.bytes, in: state) {
+                state.waiters.removeFirst()
+                state.admit(first.bytes)
+                admitted.append(first.continuation)
+            }
+        case .soft(let overflowAt):
+            var index = 0
+            while index < state.waiters.count {
+                let waiter = state.waiters[index]
+                if hasRoom(for: waiter.bytes, in: state) {
+                    state.waiters.remove(at: index)
+                    state.admit(waiter.bytes)
+                    admitted.append(waiter.continuation)
+                } else {
+                    index += 1
+                }
+            }
+            while state.waiters.count >= max(1, overflowAt) {
+                let oldest = state.waiters.removeFirst()
+                state.admit(oldest.bytes)
+                admitted.append(oldest.continuation)
+            }
+        }
+        return admitted
     }
 
     /// Whether an input with this estimate could ever be admitted.
@@ -55,18 +134,20 @@ final class MemoryAdmission: Sendable {
         }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
-                let immediate: Bool? = state.withLock { state in
-                    if state.cancelledBeforeQueued.remove(id) != nil { return false }
-                    // Nobody waiting ahead and room now: in at once. Otherwise queue, so a large
-                    // input is not passed over for ever by a stream of small ones.
-                    if state.waiters.isEmpty, state.admitted + bytes <= capacity {
+                let (immediate, admitted): (Bool?, [CheckedContinuation<Bool, Never>]) = state.withLock { state in
+                    if state.cancelledBeforeQueued.remove(id) != nil { return (false, []) }
+                    // Hard: nobody waiting ahead and room now, in at once; otherwise queue, so a
+                    // large input is not passed over for ever by a stream of small ones.
+                    if policy != .hard || state.waiters.isEmpty, hasRoom(for: bytes, in: state) {
                         state.admit(bytes)
-                        return true
+                        return (true, [])
                     }
                     state.waiters.append(Waiter(id: id, bytes: bytes, continuation: continuation))
-                    return nil
+                    // Soft: one more waiting may make too many.
+                    return (nil, policy == .hard ? [] : admitWaiters(&state))
                 }
                 if let immediate { continuation.resume(returning: immediate) }
+                for other in admitted { other.resume(returning: true) }
             }
         } onCancel: {
             let waiter: Waiter? = state.withLock { state in
@@ -86,13 +167,7 @@ final class MemoryAdmission: Sendable {
     func release(_ bytes: Int64) {
         let admitted: [CheckedContinuation<Bool, Never>] = state.withLock { state in
             state.admitted -= bytes
-            var admitted: [CheckedContinuation<Bool, Never>] = []
-            while let first = state.waiters.first, state.admitted + first.bytes <= capacity {
-                state.waiters.removeFirst()
-                state.admit(first.bytes)
-                admitted.append(first.continuation)
-            }
-            return admitted
+            return admitWaiters(&state)
         }
         for continuation in admitted { continuation.resume(returning: true) }
     }

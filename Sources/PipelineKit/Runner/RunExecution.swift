@@ -20,6 +20,21 @@ final class RunExecution: Sendable {
     /// The memory limit, and the admission that keeps the inputs being made within it; nil when
     /// no limit is known.
     private let memory: (budget: MemoryBudget, admission: MemoryAdmission)?
+    /// Decodes that cannot stream (a progressive JPEG keeps every coefficient, an interlaced PNG
+    /// the whole image) hold their full-size buffers while they decode: this keeps those of
+    /// local files that decode at once under `unstreamedDecodeTarget` together while other
+    /// inputs can use the lanes (see `MemoryAdmission.Policy.soft`), so that two of the largest
+    /// do not meet just because they sort together.
+    private let unstreamedDecodes = MemoryAdmission(capacity: RunExecution.unstreamedDecodeTarget,
+                                                    policy: .soft(overflowAt: RunExecution.asideLimit))
+
+    /// 80 MB: a 24-megapixel progressive JPEG (4:2:0, 72 MB of coefficients) decodes beside
+    /// streaming inputs only; two 12-megapixel ones together. Measured with
+    /// `Benchmarks/run.sh --repeat 8` (see the README).
+    static let unstreamedDecodeTarget: Int64 = 80_000_000
+    /// How many inputs may wait aside for `unstreamedDecodes` while others start: enough to look
+    /// past eight copies of one large photo to something that streams.
+    static let asideLimit = 16
 
     init(plan: RunPlan, dataLoader: any DataLoading, cache: (any DataCaching)?, journal: OutputJournal?, force: Bool,
          memoryBudget: MemoryBudget?, emit: @escaping @Sendable (PipelineEvent) -> Void) {
@@ -49,8 +64,9 @@ final class RunExecution: Sendable {
         let incremental = IncrementalRuns(definition: definition, journal: journal, force: force, resources: resources,
                                           s3: plan.s3, headQueue: queues.fetch)
         var totals = RunTotals()
-        let peak = await InFlightWindow(width: definition.inFlight).run(Self.largestFirst(plan.items)) { item in
-            await self.process(item, incremental: incremental)
+        let window = InFlightWindow(width: definition.inFlight, asideLimit: Self.asideLimit)
+        let peak = await window.run(Self.largestFirst(plan.items), allStarted: unstreamedDecodes.closeArrivals) { item, slot in
+            await self.process(item, slot: slot, incremental: incremental)
         } completed: { reports in
             for report in reports ?? [] {
                 totals.count(report)
@@ -73,19 +89,20 @@ final class RunExecution: Sendable {
     }
 
     /// One source, for every listing of it: one report per listing; nil when cancelled.
-    private func process(_ item: RunPlan.Item, incremental: IncrementalRuns) async -> [ItemReport]? {
+    private func process(_ item: RunPlan.Item, slot: InFlightWindow.Slot, incremental: IncrementalRuns) async -> [ItemReport]? {
         for listing in item.listings { emit(.itemStarted(listing.input)) }
         let listings = item.listingsToMake
         guard !listings.isEmpty else { return item.reportForEveryListing(from: []) }
         do {
-            return item.reportForEveryListing(from: try await journey(of: item.input, for: listings, incremental: incremental))
+            return item.reportForEveryListing(from: try await journey(of: item.input, for: listings, slot: slot, incremental: incremental))
         } catch {
             return nil
         }
     }
 
     /// One source through every stage, fanned out to every output of every listing.
-    private func journey(of input: InputFile, for listings: [RunPlan.Listing], incremental: IncrementalRuns) async throws(CancellationError) -> [ItemReport] {
+    private func journey(of input: InputFile, for listings: [RunPlan.Listing], slot: InFlightWindow.Slot,
+                         incremental: IncrementalRuns) async throws(CancellationError) -> [ItemReport] {
         // A version known from a listing (an S3 object's ETag) decides before any fetch: a run
         // whose outputs are all up to date downloads nothing.
         var listedJobs: [OutputJob]?
@@ -133,10 +150,21 @@ final class RunExecution: Sendable {
             guard await memory.admission.admit(estimate) else { throw CancellationError() }
             admitted = estimate
         }
+        // A local file's decode that cannot stream waits, aside, for its turn (see
+        // `unstreamedDecodes`); one fetched into memory has its bytes held already.
+        var unstreamed: Int64 = 0
+        if case .file = fetched.source {
+            unstreamed = decoder.unstreamedDecodeBytes(of: fetched.source)
+        }
+        if unstreamed > 0, !unstreamedDecodes.admitNow(unstreamed) {
+            guard await slot.stepAside(while: { await unstreamedDecodes.admit(unstreamed) }) else { throw CancellationError() }
+        }
         let decoded: DecodedImage
         do {
             decoded = try await queues.decompress.run(for: input.displayName) { [decoder] in try decoder.decode(fetched.source) }
+            unstreamedDecodes.release(unstreamed)
         } catch {
+            unstreamedDecodes.release(unstreamed)
             return Self.failed(listings, try ItemError.wrapping(error, stage: .decompress))
         }
         let results = try await fanOut(jobs, from: decoded, incremental: incremental)

@@ -9,7 +9,7 @@ struct InFlightWindowTests {
         let state = Locked((running: 0, peak: 0))
         var completed: [Int] = []
 
-        let peak = await InFlightWindow(width: 3).run(Array(0..<20)) { element in
+        let peak = await InFlightWindow(width: 3).run(Array(0..<20)) { element, _ in
             state.withLock { $0.running += 1; $0.peak = max($0.peak, $0.running) }
             for _ in 0..<3 { await Task.yield() }
             state.withLock { $0.running -= 1 }
@@ -23,7 +23,7 @@ struct InFlightWindowTests {
 
     @Test func aWidthLargerThanTheElementsStartsThemAll() async {
         var completed = 0
-        let peak = await InFlightWindow(width: 10).run([1, 2, 3]) { $0 } completed: { _ in completed += 1 }
+        let peak = await InFlightWindow(width: 10).run([1, 2, 3]) { element, _ in element } completed: { _ in completed += 1 }
         #expect(peak == 3 && completed == 3)
     }
 
@@ -32,12 +32,63 @@ struct InFlightWindowTests {
         let run = Task {
             // Cancelled before it begins: the first window's worth start, and no more.
             withUnsafeCurrentTask { $0?.cancel() }
-            return await InFlightWindow(width: 2).run(Array(0..<10)) { element in
+            return await InFlightWindow(width: 2).run(Array(0..<10)) { element, _ in
                 started.withLock { $0.append(element) }
                 return element
             } completed: { _ in }
         }
         #expect(await run.value == 2)
         #expect(started.withLock { $0.sorted() } == [0, 1])
+    }
+
+    @Test func anElementSteppingAsideLetsAnotherStartAndEveryResultStillArrives() async throws {
+        let gate = Locked<CheckedContinuation<Void, Never>?>(nil)
+        let state = Locked((working: 0, peak: 0, started: [Int]()))
+        var completed: [Int] = []
+        let announced = Locked(0)
+
+        // Width 1: element 0 waits aside until element 2 has finished, so 1 and 2 must start
+        // while it waits; without stepping aside the run could never finish.
+        let window = InFlightWindow(width: 1, asideLimit: 4)
+        let peak = await window.run(Array(0..<3), allStarted: { announced.withLock { $0 += 1 } }) { element, slot in
+            state.withLock { $0.started.append(element) }
+            if element == 0 {
+                await slot.stepAside {
+                    await withCheckedContinuation { continuation in gate.withLock { $0 = continuation } }
+                }
+            } else {
+                state.withLock { $0.working += 1; $0.peak = max($0.peak, $0.working) }
+                for _ in 0..<3 { await Task.yield() }
+                state.withLock { $0.working -= 1 }
+                if element == 2 {
+                    // Element 0 has handed its continuation over before it stepped aside.
+                    while gate.withLock({ $0 == nil }) { await Task.yield() }
+                    gate.withLock { $0?.resume(); $0 = nil }
+                }
+            }
+            return element
+        } completed: { completed.append($0) }
+
+        #expect(completed.count == 3 && Set(completed) == [0, 1, 2])
+        #expect(state.withLock { $0.started } == [0, 1, 2])
+        #expect(state.withLock { $0.peak } == 1 && peak == 1, "those working never exceed the width")
+        #expect(announced.withLock { $0 } == 1, "allStarted runs once")
+    }
+
+    @Test func withoutRoomAsideAnElementSteppingAsideStartsNothing() async {
+        let started = Locked<[Int]>([])
+        let peak = await InFlightWindow(width: 1, asideLimit: 0).run(Array(0..<3)) { element, slot in
+            started.withLock { $0.append(element) }
+            if element == 0 {
+                // Nothing else may start while it waits, so it sees only itself started.
+                let seen = await slot.stepAside { () async -> [Int] in
+                    for _ in 0..<20 { await Task.yield() }
+                    return started.withLock { $0 }
+                }
+                #expect(seen == [0])
+            }
+            return element
+        } completed: { _ in }
+        #expect(peak == 1 && started.withLock { $0 } == [0, 1, 2])
     }
 }

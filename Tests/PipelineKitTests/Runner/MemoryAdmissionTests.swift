@@ -70,4 +70,55 @@ struct MemoryAdmissionTests {
         }
         #expect(condition())
     }
+
+    // MARK: The soft policy (decodes that cannot stream)
+
+    @Test func softlyAnInputLargerThanTheCapacityGoesInAloneAndOnlyAlone() async throws {
+        let admission = MemoryAdmission(capacity: 100, policy: .soft(overflowAt: 8))
+        #expect(admission.admitNow(150), "alone, however large")
+        #expect(!admission.admitNow(10), "nothing beside it past the capacity")
+        admission.release(150)
+        #expect(admission.admitNow(60))
+        #expect(!admission.admitNow(150), "not beside another")
+        admission.release(60)
+    }
+
+    @Test func softlyOneThatFitsPassesThoseWaitingForRoom() async throws {
+        let admission = MemoryAdmission(capacity: 100, policy: .soft(overflowAt: 8))
+        #expect(admission.admitNow(60))
+        let order = Locked<[String]>([])
+        let large = Task { if await admission.admit(80) { order.withLock { $0.append("large") } } }
+        try await waitUntil { admission.waiting == 1 }
+        // 30 fits beside the 60 now: it does not queue behind the large one.
+        #expect(await admission.admit(30))
+        #expect(order.withLock { $0 }.isEmpty)
+        admission.release(60)
+        try await waitUntil { admission.waiting == 1 && order.withLock { $0 }.isEmpty }
+        admission.release(30)
+        await large.value
+        #expect(order.withLock { $0 } == ["large"], "in once the room is there")
+        admission.release(80)
+    }
+
+    @Test func softlyTheOldestGoesInOverTheCapacityWhenTooManyWait() async throws {
+        let admission = MemoryAdmission(capacity: 100, policy: .soft(overflowAt: 3))
+        #expect(admission.admitNow(90))
+        let admitted = Locked<[Int64]>([])
+        var waits: [Task<Void, Never>] = []
+        for bytes: Int64 in [50, 51] {
+            waits.append(Task { if await admission.admit(bytes) { admitted.withLock { $0.append(bytes) } } })
+            try await waitUntil { admission.waiting == waits.count }
+        }
+        #expect(admitted.withLock { $0 }.isEmpty)
+        // The third waiting makes three: the oldest (50) goes in beside the 90.
+        waits.append(Task { if await admission.admit(52) { admitted.withLock { $0.append(52) } } })
+        await waits[0].value
+        #expect(admitted.withLock { $0 } == [50])
+        #expect(admission.waiting == 2 && admission.peakAdmitted == 140)
+        // No further arrivals: the rest go in at once.
+        admission.closeArrivals()
+        for wait in waits { await wait.value }
+        #expect(Set(admitted.withLock { $0 }) == [50, 51, 52])
+        #expect(admission.admitNow(1000), "after closing, nobody waits")
+    }
 }
