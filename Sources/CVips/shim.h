@@ -35,6 +35,12 @@ static inline int pl_tune_allocator(int max_arenas, int mmap_threshold) {
     return ok ? 0 : -1;
 }
 
+/* Gives the pages of free blocks inside the arenas back to the system (malloc_trim walks
+ * every arena; the heap's top alone is what glibc trims by itself). */
+static inline void pl_release_free_memory(void) {
+    malloc_trim(0);
+}
+
 /* The stack size threads get when their creator does not choose one (libvips' workers, the
  * stage queues' threads), as glibc's pthread_setattr_default_np sets it. Returns 0 on success. */
 #include <pthread.h>

@@ -35,6 +35,8 @@ final class RunExecution: Sendable {
     /// How many inputs may wait aside for `unstreamedDecodes` while others start: enough to look
     /// past eight copies of one large photo to something that streams.
     static let asideLimit = 16
+    /// The smallest file whose header is read for `unstreamedDecodes`.
+    static let unstreamedCheckMinimumBytes: Int64 = 1 << 20
 
     init(plan: RunPlan, dataLoader: any DataLoading, cache: (any DataCaching)?, journal: OutputJournal?, force: Bool,
          memoryBudget: MemoryBudget?, emit: @escaping @Sendable (PipelineEvent) -> Void) {
@@ -64,6 +66,7 @@ final class RunExecution: Sendable {
         let incremental = IncrementalRuns(definition: definition, journal: journal, force: force, resources: resources,
                                           s3: plan.s3, headQueue: queues.fetch)
         var totals = RunTotals()
+        var lastRelease = ContinuousClock.now
         let window = InFlightWindow(width: definition.inFlight, asideLimit: Self.asideLimit)
         let peak = await window.run(Self.largestFirst(plan.items), allStarted: unstreamedDecodes.closeArrivals) { item, slot in
             await self.process(item, slot: slot, incremental: incremental)
@@ -71,6 +74,12 @@ final class RunExecution: Sendable {
             for report in reports ?? [] {
                 totals.count(report)
                 emit(.itemCompleted(report))
+            }
+            // Between inputs, at most every quarter second: free holes left in the allocator's
+            // arenas go back to the system, so memory late in a long run is what it was early.
+            if lastRelease.duration(to: .now) >= .milliseconds(250) {
+                Vips.releaseFreeMemory()
+                lastRelease = .now
             }
         }
         journal?.finish()
@@ -151,9 +160,11 @@ final class RunExecution: Sendable {
             admitted = estimate
         }
         // A local file's decode that cannot stream waits, aside, for its turn (see
-        // `unstreamedDecodes`); one fetched into memory has its bytes held already.
+        // `unstreamedDecodes`); one fetched into memory has its bytes held already. Files under
+        // 1 MiB are not asked (their header is one more open file beside the decodes; such a
+        // file rarely holds more than a few tens of MB while decoded).
         var unstreamed: Int64 = 0
-        if case .file = fetched.source {
+        if case .file = fetched.source, (input.byteCount ?? 0) >= Self.unstreamedCheckMinimumBytes {
             unstreamed = decoder.unstreamedDecodeBytes(of: fetched.source)
         }
         if unstreamed > 0, !unstreamedDecodes.admitNow(unstreamed) {
