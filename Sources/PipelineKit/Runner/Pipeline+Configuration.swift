@@ -1,4 +1,3 @@
-import Foundation
 import Vips
 
 extension Pipeline {
@@ -10,8 +9,6 @@ extension Pipeline {
         ///
         /// The default, 1: the stage queues keep several images in flight, and one libvips
         /// thread each keeps the cores busy without oversubscribing them (measured: see the README).
-        /// A run of fewer images than cores shares the cores among them instead (one gigapixel
-        /// image gets them all), unless this is nil.
         public var vipsThreadsPerImage: Int?
 
         /// The memory limit of the run in bytes, like `--max-memory`: inputs wait rather than
@@ -31,15 +28,8 @@ extension Pipeline {
         MemoryBudget.detect(explicit: configuration.maxMemory)
     }
 
-    /// Applies the process-wide settings before a run of `inputs` distinct sources.
-    func applyConfiguration(inputs: Int) {
-        guard let threads = configuration.vipsThreadsPerImage else { return }
-        Vips.setThreadsPerImage(Self.threadsPerImage(threads, inputs: inputs, cores: ProcessInfo.processInfo.activeProcessorCount))
-    }
-
-    /// `threads` per image, or the cores shared among the images when there are fewer images
-    /// than cores: libvips then works on one image's rows with several threads.
-    static func threadsPerImage(_ threads: Int, inputs: Int, cores: Int) -> Int {
-        inputs > 0 && inputs < cores ? max(threads, cores / inputs) : threads
+    /// Applies the process-wide settings before a run.
+    func applyConfiguration() {
+        if let threads = configuration.vipsThreadsPerImage { Vips.setThreadsPerImage(threads) }
     }
 }

@@ -67,7 +67,7 @@ public struct Pipeline: Sendable {
         plan = plan.adding(warnings: (journal?.warnings ?? []) + cacheFolderWarnings(plan, journal: journal != nil, diskCache: cache == nil))
         // Before any work, like planning: remove what a killed run left half-written.
         TemporaryFileSweeper.sweep(plan)
-        applyConfiguration(inputs: plan.items.count)
+        applyConfiguration()
         return PipelineRun(plan: plan, dataLoader: loader, cache: cache ?? defaultCache(),
                            journal: journal, force: force, memoryBudget: memoryBudget())
     }
