@@ -166,10 +166,18 @@ struct ImageDecoder: Sendable {
         return DecodedImage(image: decoded, originalSize: size, loader: loader, shrink: 1, frameCount: pages.count)
     }
 
-    /// Bytes that decoding this input and making every output from it may hold at once, from
-    /// its header alone; nil when the header cannot be read (decoding then fails and says why).
-    /// What admission by memory (`MemoryAdmission`) weighs before the decode starts.
-    func estimatedBytes(_ source: EncodedSource) -> Int64? {
+    /// What decoding an input will hold, from its header alone: what admission by memory
+    /// (`MemoryAdmission`) weighs before the decode starts.
+    struct MemoryNeeds: Equatable {
+        /// Bytes that decoding it and making every output from it may hold at once.
+        let estimate: Int64
+        /// Of those, what the loader holds at full size (`unstreamedDecodeBytes(_:)`).
+        let unstreamed: Int64
+    }
+
+    /// The input's `MemoryNeeds`; nil when the header cannot be read (decoding then fails and
+    /// says why).
+    func memoryNeeds(of source: EncodedSource) -> MemoryNeeds? {
         // Through the gate: a failed open writes libvips' shared error buffer, which a decode
         // running alone to read its own reason must not find written.
         let header = Self.gate.shared { try? open(source, options: "") }
@@ -178,19 +186,12 @@ struct ImageDecoder: Sendable {
         let size = ImageSize(width: upright.width, height: upright.height)
         let loader = header.loader ?? ""
         let animated = settings.animation == .keep && header.pageCount > 1 && (loader.hasPrefix("gifload") || loader.hasPrefix("webpload"))
+        let unstreamed = Self.unstreamedDecodeBytes(header)
         var bytes = Self.estimatedBytes(decodeSize: Self.decodeSize(stored: size, allowedShrink: allowedShrink(for: size)),
                                         outputs: outputs) * Int64(animated ? header.pageCount : 1)
-        bytes += Self.unstreamedDecodeBytes(header)
+        bytes += unstreamed
         if case .data(let data) = source { bytes += Int64(data.count) }
-        return bytes
-    }
-
-    /// `unstreamedDecodeBytes(_:)` of this input's header; 0 when the header cannot be read
-    /// (decoding then fails and says why).
-    func unstreamedDecodeBytes(of source: EncodedSource) -> Int64 {
-        // Through the gate, as `estimatedBytes(_:)`.
-        guard let header = Self.gate.shared({ try? open(source, options: "") }) else { return 0 }
-        return Self.unstreamedDecodeBytes(header)
+        return MemoryNeeds(estimate: bytes, unstreamed: unstreamed)
     }
 
     /// What the loader holds at full size before any row comes out, for a decode that cannot

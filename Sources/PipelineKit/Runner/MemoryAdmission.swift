@@ -62,12 +62,18 @@ final class MemoryAdmission: Sendable {
         }
     }
 
+    /// Whether a newcomer with `bytes` goes in without queueing: hard, nobody waiting ahead and
+    /// room now (so a large input is not passed over for ever by a stream of small ones); soft,
+    /// room now.
+    private func entersAtOnce(_ bytes: Int64, _ state: State) -> Bool {
+        (policy != .hard || state.waiters.isEmpty) && hasRoom(for: bytes, in: state)
+    }
+
     /// Admits `bytes` at once if the policy lets them in now without waiting; true when it did
     /// (then one `release(bytes)` is due).
     func admitNow(_ bytes: Int64) -> Bool {
         state.withLock { state in
-            let turn = policy != .hard || state.waiters.isEmpty
-            guard turn, hasRoom(for: bytes, in: state) else { return false }
+            guard entersAtOnce(bytes, state) else { return false }
             state.admit(bytes)
             return true
         }
@@ -136,9 +142,7 @@ final class MemoryAdmission: Sendable {
             await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
                 let (immediate, admitted): (Bool?, [CheckedContinuation<Bool, Never>]) = state.withLock { state in
                     if state.cancelledBeforeQueued.remove(id) != nil { return (false, []) }
-                    // Hard: nobody waiting ahead and room now, in at once; otherwise queue, so a
-                    // large input is not passed over for ever by a stream of small ones.
-                    if policy != .hard || state.waiters.isEmpty, hasRoom(for: bytes, in: state) {
+                    if entersAtOnce(bytes, state) {
                         state.admit(bytes)
                         return (true, [])
                     }

@@ -147,10 +147,16 @@ final class RunExecution: Sendable {
         if jobs.allSatisfy({ $0.upToDate != nil }) {
             return Self.reports(listings, jobs, jobs.compactMap { $0.upToDate.map { .success($0) } }, originalSize: nil)
         }
+        // One header read for both admissions below, when either needs it. Local files under
+        // 1 MiB are not asked for the second (their header is one more open file beside the
+        // decodes; such a file rarely holds more than a few tens of MB while decoded).
+        var checksUnstreamed = false
+        if case .file = fetched.source, (input.byteCount ?? 0) >= Self.unstreamedCheckMinimumBytes { checksUnstreamed = true }
+        let needs = memory != nil || checksUnstreamed ? decoder.memoryNeeds(of: fetched.source) : nil
         // Admission by memory: wait until this input's estimate fits beside those being made.
         var admitted: Int64 = 0
         defer { memory?.admission.release(admitted) }
-        if let memory, let estimate = decoder.estimatedBytes(fetched.source) {
+        if let memory, let estimate = needs?.estimate {
             guard memory.admission.fits(estimate) else {
                 return Self.failed(listings, ItemError(.overMemoryBudget, stage: .decompress, reason:
                     "decoding it and making its outputs needs about \(MemoryBudget.megabytes(estimate)), more than the run's "
@@ -160,13 +166,8 @@ final class RunExecution: Sendable {
             admitted = estimate
         }
         // A local file's decode that cannot stream waits, aside, for its turn (see
-        // `unstreamedDecodes`); one fetched into memory has its bytes held already. Files under
-        // 1 MiB are not asked (their header is one more open file beside the decodes; such a
-        // file rarely holds more than a few tens of MB while decoded).
-        var unstreamed: Int64 = 0
-        if case .file = fetched.source, (input.byteCount ?? 0) >= Self.unstreamedCheckMinimumBytes {
-            unstreamed = decoder.unstreamedDecodeBytes(of: fetched.source)
-        }
+        // `unstreamedDecodes`); one fetched into memory has its bytes held already.
+        let unstreamed = checksUnstreamed ? needs?.unstreamed ?? 0 : 0
         if unstreamed > 0, !unstreamedDecodes.admitNow(unstreamed) {
             guard await slot.stepAside(while: { await unstreamedDecodes.admit(unstreamed) }) else { throw CancellationError() }
         }
