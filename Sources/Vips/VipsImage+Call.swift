@@ -63,13 +63,13 @@ extension Vips {
                 }
             }
         } catch {
-            pl_operation_discard(created)
+            VipsImage.droppingReference { pl_operation_discard(created) }
             throw error
         }
         // Building may swap in an equal operation from libvips' cache.
         let built = withExtendedLifetime(arguments) { pl_operation_build(&operation) }
         guard built == 0, let operation else { throw VipsError.fromLibrary(operation: name) }
-        defer { pl_operation_release(operation) }
+        defer { VipsImage.droppingReference { pl_operation_release(operation) } }
         var outputs: [String: VipsValue] = [:]
         for argument in info.outputs {
             if let value = get(argument, from: operation) { outputs[argument.name] = value }

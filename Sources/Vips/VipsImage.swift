@@ -16,11 +16,25 @@ public final class VipsImage: @unchecked Sendable {
     }
 
     deinit {
-        g_object_unref(pointer)
+        Self.droppingReference { g_object_unref(pointer) }
         Self.live.subtract(1, ordering: .relaxed)
     }
 
     private static let live = Atomic<Int>(0)
+
+    /// Runs `drop`, which gives up a reference to a libvips image or operation, one at a time
+    /// across the process. Orc, which libvips compiles its vector code with, frees that code
+    /// without a lock in the version Debian 12 ships (0.4.33; later versions lock there): two
+    /// threads dropping their last reference to operations with vector code at once (a resize,
+    /// a blur) corrupt Orc's list of code chunks and crash the process (seen in `pipeline watch`
+    /// under AddressSanitizer; `ReferenceDropTests` crashed within seconds without this). Not
+    /// Orc's own global mutex: libvips compiles under its own lock and then takes Orc's, and a
+    /// drop takes libvips' lock, so holding Orc's while dropping deadlocks.
+    static func droppingReference(_ drop: () -> Void) {
+        referenceDrops.withLock { _ in drop() }
+    }
+
+    private static let referenceDrops = Mutex(())
 
     /// How many `VipsImage` values exist in the process now: a run that keeps nothing per input
     /// comes back to where it started (a test checks this, and `pipeline run --log-level debug`
