@@ -41,8 +41,15 @@ let package = Package(
             pkgConfig: "libcurl",
             providers: [.apt(["libcurl4-openssl-dev"])]
         ),
+        // C layer: libdeflate, which inflates common PNGs faster than libpng's zlib does.
+        .systemLibrary(
+            name: "CDeflate",
+            path: "Sources/CDeflate",
+            pkgConfig: "libdeflate",
+            providers: [.apt(["libdeflate-dev"])]
+        ),
         // Safe Swift wrapper over libvips; knows nothing of pipelines.
-        .target(name: "Vips", dependencies: ["CVips"], swiftSettings: swiftSettings),
+        .target(name: "Vips", dependencies: ["CVips", "CDeflate"], swiftSettings: swiftSettings),
         // DSL, validation, planning, runner, stages and the plugin protocol.
         // CVips also for GLib's SHA-256 (S3 payload hashes), which libvips already links.
         .target(name: "PipelineKit", dependencies: ["Vips", "CVips", "CCurl"], swiftSettings: swiftSettings),
@@ -78,7 +85,8 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         // One test target per module under test, its folders mirroring the module's.
-        .testTarget(name: "VipsTests", dependencies: ["Vips", "TestSupport"], swiftSettings: swiftSettings),
+        // CDeflate writes PNG fixtures byte by byte (CRCs, zlib streams) for the whole-PNG reader.
+        .testTarget(name: "VipsTests", dependencies: ["Vips", "CDeflate", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(
             name: "PipelineKitTests",
             // More than PipelineKit alone, so that a test of how the library meets the rest

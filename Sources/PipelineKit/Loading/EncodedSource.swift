@@ -5,6 +5,14 @@ import Foundation
 enum EncodedSource: Sendable {
     case file(path: String, byteCount: Int64)
     case data(Data)
+
+    /// How many encoded bytes there are: the file's size, or the bytes held.
+    var byteCount: Int {
+        switch self {
+        case .file(_, let byteCount): Int(byteCount)
+        case .data(let data): data.count
+        }
+    }
 }
 
 /// What the fetch and cache stages hand on: the bytes, and what identifies their version for

@@ -24,6 +24,8 @@ struct DecodedImage: Sendable {
 struct ImageDecoder: Sendable {
     let settings: DecompressSettings
     let outputs: [OutputDefinition]
+    /// What PNGs read whole may hold together (see `wholePNGReads`); tests give their own.
+    var wholePNGAllowance = ImageDecoder.wholePNGReads
 
     /// libvips keeps one error buffer for the whole process, and its format sniffers clear it:
     /// while other decodes run, a failure's message may vanish, or be another input's. So
@@ -110,7 +112,9 @@ struct ImageDecoder: Sendable {
                 shrink = Self.loadShrink(allowed: allowed, loader: loader, fast: settings.fastShrinkOnLoad)
                 if shrink > 1 { loadOptions.append("shrink=\(shrink)") }
             }
-            var image = try open(source, options: loadOptions.joined(separator: ","))
+            let whole = readWholePNG(source, header: header)
+            defer { if let whole { wholePNGAllowance.release(whole.bytes) } }
+            var image = try whole?.image ?? open(source, options: loadOptions.joined(separator: ","))
             deadline.watch(image)
             // Exactly the target: a loader that rounded a side one pixel short is stretched by that pixel.
             image = try image.resampled(to: target)
@@ -171,7 +175,8 @@ struct ImageDecoder: Sendable {
     struct MemoryNeeds: Equatable {
         /// Bytes that decoding it and making every output from it may hold at once.
         let estimate: Int64
-        /// Of those, what the loader holds at full size (`unstreamedDecodeBytes(_:)`).
+        /// Of those, what the loader holds at full size (`unstreamedDecodeBytes(_:)`). A PNG
+        /// read whole is not counted: it is read whole only when `wholePNGReads` has room.
         let unstreamed: Int64
     }
 
@@ -307,6 +312,42 @@ struct ImageDecoder: Sendable {
             image = try image.cast(to: .uchar)
         }
         return image
+    }
+
+    /// PNGs read whole (`VipsImage.decodeWholePNG`) hold at most this much together, across the
+    /// process: one that would go over streams through libvips' loader row by row instead,
+    /// slower but in little memory, so the fast path never makes a run wait or grow with its
+    /// width. A 5640×3172 RGB photograph saved without filters holds 102 MB while it is read
+    /// whole (its rows and its file), a 4096×4096 one about 55 MB.
+    static let wholePNGReads = MemoryAdmission(capacity: 128_000_000)
+
+    /// A PNG read whole with libdeflate, when it is one that reader takes and the allowance
+    /// (`wholePNGReads`) has room for it now; nil leaves it to libvips' loader, which then reads it row by row and
+    /// reports any fault in it. The caller releases `bytes` once the image is gone.
+    ///
+    /// Measured with `Benchmarks/run.sh` on the PNG corpus (see the README): zlib's inflate was
+    /// 28% of the run's time, and libdeflate inflates the same data two to four times as fast.
+    private func readWholePNG(_ source: EncodedSource, header: VipsImage) -> (image: VipsImage, bytes: Int64)? {
+        let needed = Self.wholePNGBytes(header, fileBytes: source.byteCount)
+        guard needed > 0, wholePNGAllowance.admitNow(needed) else { return nil }
+        let image = switch source {
+        case .file(let path, _): VipsImage.decodeWholePNG(file: path, header: header)
+        case .data(let data): VipsImage.decodeWholePNG(data: data, header: header)
+        }
+        guard let image else {
+            wholePNGAllowance.release(needed)
+            return nil
+        }
+        return (image, needed)
+    }
+
+    /// What reading the PNG `header` describes whole would hold (its rows inflated, and its
+    /// file), or 0 when it always streams: a kind the reader does not take, or larger than the
+    /// whole allowance.
+    static func wholePNGBytes(_ header: VipsImage, fileBytes: Int) -> Int64 {
+        guard let bytes = VipsImage.wholePNGBytes(header: header, fileBytes: fileBytes).map(Int64.init),
+              bytes <= wholePNGReads.capacity else { return 0 }
+        return bytes
     }
 
     private func open(_ source: EncodedSource, options: String) throws -> VipsImage {

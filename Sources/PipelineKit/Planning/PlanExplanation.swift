@@ -18,6 +18,9 @@ public struct PlanExplanation: Sendable {
         /// Bytes the decode holds at full size because it cannot stream (an interlaced PNG, a
         /// progressive JPEG), or 0.
         public var unstreamedBytes: Int64 = 0
+        /// Bytes the decode holds when it reads a PNG whole (faster, with libdeflate), or 0
+        /// when it streams. Read whole only while the allowance for such reads has room.
+        public var wholePNGBytes: Int64 = 0
     }
 
     public let inputs: Int
@@ -48,6 +51,8 @@ public struct PlanExplanation: Sendable {
     /// Inputs, among the headers read, whose decode cannot stream (interlaced PNG, progressive
     /// JPEG): they hold their full size in memory while decoded, whatever the outputs' sizes.
     public let unstreamedInputs: Int
+    /// Inputs, among the headers read, that are PNGs read whole when the allowance has room.
+    public let wholePNGInputs: Int
 
     /// Headers are read for at most this many local inputs (all of them in smaller runs).
     public static let headerLimit = 2000
@@ -58,6 +63,7 @@ public struct PlanExplanation: Sendable {
         self.memoryBudget = memoryBudget
         var inputsOverBudget = 0
         var unstreamedInputs = 0
+        var wholePNGInputs = 0
         let decoder = ImageDecoder(settings: definition.decompress, outputs: definition.outputs)
         inputs = plan.inputCount
         sources = plan.items.count
@@ -78,8 +84,10 @@ public struct PlanExplanation: Sendable {
                 let shrink = ImageDecoder.loadShrink(allowed: allowed, loader: format ?? "", fast: definition.decompress.fastShrinkOnLoad)
                 let unstreamed = ImageDecoder.unstreamedDecodeBytes(header)
                 if unstreamed > 0 { unstreamedInputs += 1 }
+                let wholePNG = ImageDecoder.wholePNGBytes(header, fileBytes: Int(item.input.byteCount ?? 0))
+                if wholePNG > 0 { wholePNGInputs += 1 }
                 sample = Sample(input: item.input.displayName, format: format, size: size, loadShrink: shrink, decodeSize: decodeSize,
-                                unstreamedBytes: unstreamed)
+                                unstreamedBytes: unstreamed, wholePNGBytes: wholePNG)
                 let estimate = ImageDecoder.estimatedBytes(decodeSize: decodeSize, outputs: definition.outputs) + unstreamed
                 largestEstimate = max(largestEstimate, estimate)
                 if let memoryBudget, estimate > memoryBudget.bytes { inputsOverBudget += 1 }
@@ -106,6 +114,7 @@ public struct PlanExplanation: Sendable {
         largestInputEstimate = largestEstimate
         self.inputsOverBudget = inputsOverBudget
         self.unstreamedInputs = unstreamedInputs
+        self.wholePNGInputs = wholePNGInputs
         estimatedPeakDownloadBytes = remoteInputs > 0 ? Int64(definition.inFlight) * definition.fetch.maxBytes : 0
     }
 
@@ -147,12 +156,17 @@ public struct PlanExplanation: Sendable {
             }
             let shrink = sample.loadShrink > 1 ? "shrink-on-load \(sample.loadShrink), " : ""
             let whole = sample.unstreamedBytes > 0
-                ? "; interlaced, so the decode cannot stream: it holds about \(MemoryBudget.megabytes(sample.unstreamedBytes)) at full size" : ""
+                ? "; interlaced, so the decode cannot stream: it holds about \(MemoryBudget.megabytes(sample.unstreamedBytes)) at full size"
+                : sample.wholePNGBytes > 0 ? "; read whole when memory allows (about \(MemoryBudget.megabytes(sample.wholePNGBytes)))" : ""
             lines.append("  \(sample.input.escapingControlCharacters): \(sample.format ?? "?") \(size), \(shrink)decoded at \(decode)\(whole)")
         }
         if unstreamedInputs > 0 {
             lines.append("\(unstreamedInputs) input\(unstreamedInputs == 1 ? "" : "s") cannot stream the decode (interlaced PNG or progressive JPEG): "
                          + "each is held at full size while decoded, whatever the outputs' sizes")
+        }
+        if wholePNGInputs > 0 {
+            lines.append("\(wholePNGInputs) PNG input\(wholePNGInputs == 1 ? " is" : "s are") read whole with libdeflate (faster than row by row) while "
+                         + "those being read hold under \(MemoryBudget.megabytes(ImageDecoder.wholePNGReads.capacity)) together; others stream")
         }
         lines.append("outputs per input: \(outputs.count)")
         for output in outputs { lines.append("  \(output.escapingControlCharacters)") }

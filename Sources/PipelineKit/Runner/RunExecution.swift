@@ -51,7 +51,13 @@ final class RunExecution: Sendable {
                                fileFetcher: FileFetcher(maxBytes: definition.fetch.maxBytes),
                                remoteFetcher: RemoteFetcher(loader: dataLoader, settings: definition.fetch), cache: cache, s3: plan.s3)
         writer = OutputWriter(s3: plan.s3)
-        decoder = ImageDecoder(settings: definition.decompress, outputs: definition.outputs)
+        var decoder = ImageDecoder(settings: definition.decompress, outputs: definition.outputs)
+        if let memoryBudget {
+            // Admission weighs estimates without PNGs read whole (those never wait: they stream
+            // when the allowance is spent), so under a budget the allowance is a slice of it.
+            decoder.wholePNGAllowance = MemoryAdmission(capacity: min(ImageDecoder.wholePNGReads.capacity, memoryBudget.bytes / 8))
+        }
+        self.decoder = decoder
     }
 
     /// Each stage's queued, running and done counts now.

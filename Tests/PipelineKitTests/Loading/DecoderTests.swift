@@ -56,6 +56,27 @@ import TestSupport
         #expect(Fixtures.isClose(try decoded.image.pixel(x: 8, y: 8), [255, 0, 0], tolerance: Fixtures.lossyTolerance))
     }
 
+    /// A PNG is read whole (libdeflate) while the allowance has room and streams through
+    /// libvips' loader when it has none: the same pixels either way, and the allowance is
+    /// given back when the decode is done.
+    @Test func aPNGReadWholeOrStreamedGivesTheSamePixels() throws {
+        let png = try Fixtures.gradient(width: 300, height: 200, bands: 4).encoded(suffix: ".png[filter=all]")
+        let directory = try TemporaryDirectory()
+        let path = try directory.write(png, to: "input.png")
+        let source = EncodedSource.file(path: path, byteCount: Int64(png.count))
+        let roomy = MemoryAdmission(capacity: 1 << 30), none = MemoryAdmission(capacity: 0)
+
+        let whole = try ImageDecoder(settings: Self.settings, outputs: [], wholePNGAllowance: roomy).decode(source)
+        let streamed = try ImageDecoder(settings: Self.settings, outputs: [], wholePNGAllowance: none).decode(source)
+
+        // Its rows, one filter byte each, and its file.
+        #expect(roomy.peakAdmitted == Int64((300 * 4 + 1) * 200 + png.count))
+        #expect(roomy.admitNow(roomy.capacity), "the decode kept part of the allowance")
+        #expect(none.peakAdmitted == 0)
+        #expect(whole.image.size == streamed.image.size && whole.image.bands == 4)
+        #expect(try whole.image.bytes() == streamed.image.bytes())
+    }
+
     @Test func cmykJPEGBecomesSRGB() throws {
         let cmyk = try Fixtures.solid(width: 32, height: 32, colour: [200, 30, 30]).converted(to: .cmyk)
         let data = try cmyk.encoded(suffix: ".jpg[Q=95]")

@@ -89,6 +89,8 @@ import TestSupport
         try directory.write(try photo.encoded(suffix: ".jpg[Q=85]"), to: "in/baseline.jpg")
         try directory.write(try photo.encoded(suffix: ".jpg[Q=85,interlace]"), to: "in/progressive.jpg")
         try directory.write(try photo.encoded(suffix: ".png[interlace,compression=1]"), to: "in/interlaced.png")
+        let plain = try photo.encoded(suffix: ".png[compression=1]")
+        try directory.write(plain, to: "in/plain.png")
         try directory.write(Data(PipelineHarness.json(inputs: ["in/*"], outputs: [
             #"{"name": "t", "steps": [{"resize": {"width": 200}}], "encode": {"format": "jpeg"}, "path": "out/{name}.jpg"}"#]).utf8), to: "p.json")
         let explain = try CommandRunner.run(["explain", directory.url.appendingPathComponent("p.json").path])
@@ -98,5 +100,9 @@ import TestSupport
         #expect(lines.contains { $0.contains("in/progressive.jpg") && $0.contains("cannot stream: it holds about 9 MB at full size") }, "\(lines)")
         #expect(lines.contains { $0.contains("in/interlaced.png") && $0.contains("cannot stream: it holds about 9 MB at full size") }, "\(lines)")
         #expect(lines.contains("2 inputs cannot stream the decode (interlaced PNG or progressive JPEG): each is held at full size while decoded, whatever the outputs' sizes"))
+        // A plain PNG is read whole when memory allows: its rows, a filter byte each, and its file.
+        let whole = String(format: "%.0f MB", Double((2000 * 3 + 1) * 1500 + plain.count) / 1_000_000)
+        #expect(lines.contains { $0.contains("in/plain.png") && $0.contains("read whole when memory allows (about \(whole))") }, "\(lines)")
+        #expect(lines.contains("1 PNG input is read whole with libdeflate (faster than row by row) while those being read hold under 128 MB together; others stream"))
     }
 }

@@ -29,11 +29,17 @@ import Vips
         #expect(result.status == 0, "\(result.standardError)")
         #expect(directory.allFiles().filter { $0.hasPrefix("out/") }.count == 42)
 
-        // Then the large decodes do not overlap, and small ones decoded beside them.
+        // Then the large decodes do not overlap while anything else is left to start (on a
+        // loaded machine the forty small ones may all start before the first large one ends;
+        // then the second goes in over the target, with at most the window's four small ones
+        // not yet decoding), and small ones decoded beside them.
         let decodes = try Self.decodeSpans(trace)
         let first = try #require(decodes["in/large-1.jpg"]), second = try #require(decodes["in/large-2.jpg"])
-        #expect(first.upperBound <= second.lowerBound || second.upperBound <= first.lowerBound,
-                "large decodes \(first) and \(second) overlap")
+        if first.overlaps(second) {
+            let laterStart = max(first.lowerBound, second.lowerBound)
+            let smallsBegun = decodes.filter { $0.key.hasPrefix("in/small-") && $0.value.lowerBound < laterStart }.count
+            #expect(smallsBegun >= 40 - 4, "large decodes \(first) and \(second) overlap while \(40 - smallsBegun) small ones were left")
+        }
         let besideLarge = decodes.filter { $0.key.hasPrefix("in/small-") && ($0.value.overlaps(first) || $0.value.overlaps(second)) }
         #expect(!besideLarge.isEmpty, "the other lane decoded small inputs meanwhile")
     }

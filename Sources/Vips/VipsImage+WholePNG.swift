@@ -1,0 +1,256 @@
+import CDeflate
+import CVips
+import Foundation
+
+/// Reading a common PNG whole with libdeflate rather than row by row through libpng and zlib.
+///
+/// PNG cannot shrink on load, so its decode is most of the work of making thumbnails from it,
+/// and most of that decode is inflating: libdeflate inflates two to four times as fast as zlib
+/// (it needs the whole stream and the whole output at once, so the image is held whole, which
+/// row-by-row decoding avoids). Only the plainest PNGs are read this way (8 bits, grey or RGB,
+/// with or without alpha, not interlaced, no transparency chunk); anything else, and any file
+/// this reader finds a fault in, is left to libvips' own loader, which then reads it and reports
+/// what is wrong exactly as it always has.
+extension VipsImage {
+    /// What reading the PNG that `header` describes whole holds at once: the inflated rows, one
+    /// filter byte each, and the file's bytes. Nil when it is not a PNG this reader takes.
+    ///
+    /// - Parameters:
+    ///   - header: libvips' header of the file (`open(file:)` without options).
+    ///   - fileBytes: the file's size.
+    public static func wholePNGBytes(header: VipsImage, fileBytes: Int) -> Int? {
+        guard header.loader?.hasPrefix("pngload") == true, header.bandFormat == .uchar,
+              (1...4).contains(header.bands), header.intField("interlaced") != 1,
+              !header.hasField("palette-bit-depth") else { return nil }
+        return (header.width * header.bands + 1) * header.height + fileBytes
+    }
+
+    /// Decodes a PNG file whole with libdeflate: see `wholePNGBytes(header:fileBytes:)` for
+    /// which, and for what it holds. The image carries `header`'s metadata (profile, EXIF,
+    /// comments, resolution). Nil when the file is not one this reader takes or it found a
+    /// fault: libvips' loader should read it then.
+    public static func decodeWholePNG(file path: String, header: VipsImage) -> VipsImage? {
+        guard let expected = WholePNG.Shape(header) else { return nil }
+        let descriptor = Foundation.open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0, status.st_size > 0, Int(status.st_size) <= expected.mostFileBytes,
+              let file = pl_map_buffer(Int(status.st_size)) else { return nil }
+        let size = Int(status.st_size)
+        var read = 0
+        while read < size {
+            let count = Foundation.read(descriptor, file + read, size - read)
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { break }
+            read += count
+        }
+        guard read == size else {
+            pl_unmap_buffer(file, size)
+            return nil
+        }
+        return WholePNG.decode(file: UnsafeMutableRawBufferPointer(start: file, count: size), expected: expected, header: header)
+    }
+
+    /// Decodes PNG bytes whole with libdeflate, as `decodeWholePNG(file:header:)` does.
+    public static func decodeWholePNG(data: Data, header: VipsImage) -> VipsImage? {
+        guard let expected = WholePNG.Shape(header), !data.isEmpty, data.count <= expected.mostFileBytes,
+              let copy = pl_map_buffer(data.count) else { return nil }
+        data.withUnsafeBytes { bytes in
+            if let base = bytes.baseAddress { copy.copyMemory(from: base, byteCount: bytes.count) }
+        }
+        return WholePNG.decode(file: UnsafeMutableRawBufferPointer(start: copy, count: data.count), expected: expected, header: header)
+    }
+}
+
+/// The parts of the whole-PNG reader: the chunk walk, inflating and undoing the row filters.
+enum WholePNG {
+    /// What libvips' header says the pixels are; the file's own header must agree.
+    struct Shape {
+        let width: Int
+        let height: Int
+        let channels: Int
+
+        init?(_ header: VipsImage) {
+            guard VipsImage.wholePNGBytes(header: header, fileBytes: 0) != nil else { return nil }
+            (width, height, channels) = (header.width, header.height, header.bands)
+        }
+
+        var rowBytes: Int { width * channels }
+        var filteredBytes: Int { (rowBytes + 1) * height }
+        /// More than this is not a PNG of these pixels (deflate's stored blocks add 5 bytes in
+        /// 64 KiB; metadata chunks, profiles included, rarely reach megabytes).
+        var mostFileBytes: Int { filteredBytes + filteredBytes / 8 + 16 << 20 }
+    }
+
+    /// Takes `file` (from `pl_map_buffer`; unmapped here) and returns the image, or nil.
+    static func decode(file: UnsafeMutableRawBufferPointer, expected: Shape, header: VipsImage) -> VipsImage? {
+        guard let compressed = gatherImageData(file, expected: expected),
+              let rows = pl_map_buffer(expected.filteredBytes) else {
+            pl_unmap_buffer(file.baseAddress, file.count)
+            return nil
+        }
+        let inflated = inflate(UnsafeRawBufferPointer(rebasing: file[..<compressed]),
+                               into: UnsafeMutableRawBufferPointer(start: rows, count: expected.filteredBytes))
+        pl_unmap_buffer(file.baseAddress, file.count)
+        guard inflated, unfilter(rows.assumingMemoryBound(to: UInt8.self), rowBytes: expected.rowBytes,
+                                 height: expected.height, pixelBytes: expected.channels) else {
+            pl_unmap_buffer(rows, expected.filteredBytes)
+            return nil
+        }
+        // The filter bytes closed up leave the buffer `height` bytes longer than the pixels.
+        guard let image = pl_image_taking_buffer(rows, expected.filteredBytes,
+                                                 Int32(expected.width), Int32(expected.height), Int32(expected.channels)) else {
+            return nil
+        }
+        withExtendedLifetime(header) { pl_take_metadata(image, header.pointer) }
+        return VipsImage(taking: image)
+    }
+
+    /// Walks the chunks and moves the image data (every IDAT chunk's payload, in order) to the
+    /// front of `file`, one zlib stream; returns its length. Nil for anything this reader does
+    /// not take: a header that disagrees with `expected`, a transparency chunk, a palette where
+    /// none may be, an unknown critical chunk, a CRC that does not match, image data split by
+    /// other chunks, no end chunk.
+    static func gatherImageData(_ file: UnsafeMutableRawBufferPointer, expected: Shape) -> Int? {
+        let signature: [UInt8] = [137, 80, 78, 71, 13, 10, 26, 10]
+        guard file.count >= 8 + 25, file.prefix(8).elementsEqual(signature) else { return nil }
+        func word(_ at: Int) -> Int {
+            Int(file[at]) << 24 | Int(file[at + 1]) << 16 | Int(file[at + 2]) << 8 | Int(file[at + 3])
+        }
+        var position = 8
+        var imageData: [Range<Int>] = []
+        var imageDataEnded = false
+        var sawHeader = false
+        while true {
+            guard file.count - position >= 12 else { return nil }
+            let length = word(position)
+            guard length <= 0x7FFF_FFFF, length <= file.count - position - 12 else { return nil }
+            let type = (file[position + 4], file[position + 5], file[position + 6], file[position + 7])
+            let name = String(decoding: [type.0, type.1, type.2, type.3], as: UTF8.self)
+            guard [type.0, type.1, type.2, type.3].allSatisfy({ (65...90).contains($0) || (97...122).contains($0) }) else { return nil }
+            let payload = position + 8..<position + 8 + length
+            let crc = libdeflate_crc32(0, file.baseAddress! + position + 4, 4 + length)
+            guard crc == UInt32(truncatingIfNeeded: word(payload.upperBound)) else { return nil }
+            let critical = (65...90).contains(type.0)
+            switch name {
+            case "IHDR":
+                guard !sawHeader, position == 8, length == 13 else { return nil }
+                let at = payload.lowerBound
+                let channels: Int? = switch file[at + 9] {
+                case 0: 1
+                case 4: 2
+                case 2: 3
+                case 6: 4
+                default: nil
+                }
+                guard word(at) == expected.width, word(at + 4) == expected.height, file[at + 8] == 8,
+                      channels == expected.channels, file[at + 10] == 0, file[at + 11] == 0, file[at + 12] == 0 else { return nil }
+                sawHeader = true
+            case "IDAT":
+                guard sawHeader, !imageDataEnded else { return nil }
+                imageData.append(payload)
+            case "IEND":
+                guard sawHeader, !imageData.isEmpty else { return nil }
+                var end = 0
+                for range in imageData {
+                    // Ranges only move towards the front, and never past one not yet moved.
+                    memmove(file.baseAddress! + end, file.baseAddress! + range.lowerBound, range.count)
+                    end += range.count
+                }
+                return end
+            case "PLTE":
+                // A suggested palette for RGB; in a grey image an error libpng reports.
+                guard sawHeader, expected.channels >= 3, imageData.isEmpty else { return nil }
+            case "tRNS":
+                return nil
+            default:
+                guard sawHeader, !critical else { return nil }
+            }
+            if !imageData.isEmpty, name != "IDAT" { imageDataEnded = true }
+            position = payload.upperBound + 4
+        }
+    }
+
+    /// Inflates the zlib stream into exactly `output`: false when it is damaged, shorter or
+    /// longer.
+    static func inflate(_ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) -> Bool {
+        guard let decompressor = libdeflate_alloc_decompressor() else { return false }
+        defer { libdeflate_free_decompressor(decompressor) }
+        var produced = 0
+        let result = libdeflate_zlib_decompress(decompressor, input.baseAddress, input.count,
+                                                output.baseAddress, output.count, &produced)
+        return result == LIBDEFLATE_SUCCESS && produced == output.count
+    }
+
+    /// Undoes PNG's row filters in place and closes up the filter bytes, so that row `y` ends
+    /// up at `y * rowBytes`: each row moves towards the front by `y + 1` bytes, over bytes
+    /// already read, and the row above it (which the filters need) is already in its place.
+    /// False when a row names a filter PNG does not have.
+    static func unfilter(_ base: UnsafeMutablePointer<UInt8>, rowBytes: Int, height: Int, pixelBytes: Int) -> Bool {
+        let zeros = UnsafeMutablePointer<UInt8>.allocate(capacity: rowBytes)
+        defer { zeros.deallocate() }
+        zeros.initialize(repeating: 0, count: rowBytes)
+        var above = UnsafePointer(zeros)
+        for y in 0..<height {
+            let source = UnsafePointer(base + y * (rowBytes + 1))
+            let filter = source[0]
+            let filtered = source + 1
+            let row = base + y * rowBytes
+            switch filter {
+            case 0:
+                memmove(row, filtered, rowBytes)
+            case 1:
+                undoSub(filtered, into: row, count: rowBytes, pixelBytes: pixelBytes)
+            case 2:
+                undoUp(filtered, above: above, into: row, count: rowBytes)
+            case 3:
+                undoAverage(filtered, above: above, into: row, count: rowBytes, pixelBytes: pixelBytes)
+            case 4:
+                undoPaeth(filtered, above: above, into: row, count: rowBytes, pixelBytes: pixelBytes)
+            default:
+                return false
+            }
+            above = UnsafePointer(row)
+        }
+        return true
+    }
+
+    // Each filter reads byte i of the filtered row before it writes byte i of the row, which
+    // lies at a lower address: the in-place move is safe going forwards.
+
+    private static func undoSub(_ filtered: UnsafePointer<UInt8>, into row: UnsafeMutablePointer<UInt8>, count: Int, pixelBytes: Int) {
+        for i in 0..<min(pixelBytes, count) { row[i] = filtered[i] }
+        var i = pixelBytes
+        while i < count {
+            row[i] = filtered[i] &+ row[i - pixelBytes]
+            i += 1
+        }
+    }
+
+    private static func undoUp(_ filtered: UnsafePointer<UInt8>, above: UnsafePointer<UInt8>, into row: UnsafeMutablePointer<UInt8>, count: Int) {
+        for i in 0..<count { row[i] = filtered[i] &+ above[i] }
+    }
+
+    private static func undoAverage(_ filtered: UnsafePointer<UInt8>, above: UnsafePointer<UInt8>, into row: UnsafeMutablePointer<UInt8>, count: Int, pixelBytes: Int) {
+        for i in 0..<min(pixelBytes, count) { row[i] = filtered[i] &+ (above[i] >> 1) }
+        var i = pixelBytes
+        while i < count {
+            row[i] = filtered[i] &+ UInt8(truncatingIfNeeded: (Int(row[i - pixelBytes]) + Int(above[i])) >> 1)
+            i += 1
+        }
+    }
+
+    private static func undoPaeth(_ filtered: UnsafePointer<UInt8>, above: UnsafePointer<UInt8>, into row: UnsafeMutablePointer<UInt8>, count: Int, pixelBytes: Int) {
+        // With nothing to the left, the predictor is the byte above.
+        for i in 0..<min(pixelBytes, count) { row[i] = filtered[i] &+ above[i] }
+        var i = pixelBytes
+        while i < count {
+            let a = Int(row[i - pixelBytes]), b = Int(above[i]), c = Int(above[i - pixelBytes])
+            let toA = abs(b - c), toB = abs(a - c), toC = abs(a + b - 2 * c)
+            let predicted = toA <= toB && toA <= toC ? a : (toB <= toC ? b : c)
+            row[i] = filtered[i] &+ UInt8(truncatingIfNeeded: predicted)
+            i += 1
+        }
+    }
+}
