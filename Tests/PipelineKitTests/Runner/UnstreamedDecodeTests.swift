@@ -10,7 +10,7 @@ import Vips
 @Suite struct UnstreamedDecodeTests {
     @Test func twoLargeProgressiveJPEGsDecodeOneAfterTheOtherWhileSmallInputsFillTheLanes() throws {
         // Given two 24-megapixel progressive JPEGs (72 MB of coefficients each, together over the
-        // 80 MB target) and forty small baseline ones, decoded two at a time.
+        // 64 MB target) and forty small baseline ones, decoded two at a time.
         let directory = try TemporaryDirectory()
         // Noise enlarged eight times: made quickly, with enough detail to take a while to decode.
         let large = try Fixtures.noise(width: 750, height: 500).resized(horizontalScale: 8, verticalScale: 8, kernel: .linear)
