@@ -309,7 +309,9 @@ rerun_line=""
 if [ "$pipe_ok" = 1 ]; then
   copies=$([ "$smoke" = 1 ] && echo 100 || echo 1000)
   mkdir -p "$tmp/rerun/in"
-  first_image=$(list_images "$input" | head -n1)
+  # sed reads the whole list: head would stop reading early, and the list's writer, killed by
+  # SIGPIPE, would end the script under pipefail (it did with --repeat 8's 336 names).
+  first_image=$(list_images "$input" | sed -n 1p)
   vips thumbnail "$input/$first_image" "$tmp/rerun/seed.jpg" 320 >/dev/null
   for i in $(seq -w 1 "$copies"); do cp "$tmp/rerun/seed.jpg" "$tmp/rerun/in/photo-$i.jpg"; done
   write_pipeline_file "$tmp/rerun/standard.json"
