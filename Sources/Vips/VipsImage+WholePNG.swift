@@ -207,7 +207,11 @@ enum WholePNG {
             case 3:
                 undoAverage(filtered, above: above, into: row, count: rowBytes, pixelBytes: pixelBytes)
             case 4:
-                undoPaeth(filtered, above: above, into: row, count: rowBytes, pixelBytes: pixelBytes)
+                switch pixelBytes {
+                case 3: undoPaethRGB(filtered, above: above, into: row, count: rowBytes)
+                case 4: undoPaethRGBA(filtered, above: above, into: row, count: rowBytes)
+                default: undoPaeth(filtered, above: above, into: row, count: rowBytes, pixelBytes: pixelBytes)
+                }
             default:
                 return false
             }
@@ -241,16 +245,64 @@ enum WholePNG {
         }
     }
 
+    /// The Paeth predictor: whichever of left, above and upper left is nearest to
+    /// left + above - upper left, in that order on ties.
+    @inline(__always)
+    private static func paeth(_ a: Int32, _ b: Int32, _ c: Int32) -> UInt8 {
+        let toA = abs(b - c), toB = abs(a - c), toC = abs(a + b - 2 * c)
+        return UInt8(truncatingIfNeeded: toA <= toB && toA <= toC ? a : (toB <= toC ? b : c))
+    }
+
     private static func undoPaeth(_ filtered: UnsafePointer<UInt8>, above: UnsafePointer<UInt8>, into row: UnsafeMutablePointer<UInt8>, count: Int, pixelBytes: Int) {
         // With nothing to the left, the predictor is the byte above.
         for i in 0..<min(pixelBytes, count) { row[i] = filtered[i] &+ above[i] }
         var i = pixelBytes
         while i < count {
-            let a = Int(row[i - pixelBytes]), b = Int(above[i]), c = Int(above[i - pixelBytes])
-            let toA = abs(b - c), toB = abs(a - c), toC = abs(a + b - 2 * c)
-            let predicted = toA <= toB && toA <= toC ? a : (toB <= toC ? b : c)
-            row[i] = filtered[i] &+ UInt8(truncatingIfNeeded: predicted)
+            row[i] = filtered[i] &+ paeth(Int32(row[i - pixelBytes]), Int32(above[i]), Int32(above[i - pixelBytes]))
             i += 1
+        }
+    }
+
+    // Paeth takes most rows of a photograph (18% of a run over filtered PNGs when it read each
+    // byte's left neighbour back from the row just written): for RGB and RGBA the pixel to the
+    // left and the one above it stay in registers, and the channels' independent chains
+    // interleave.
+
+    private static func undoPaethRGB(_ filtered: UnsafePointer<UInt8>, above: UnsafePointer<UInt8>, into row: UnsafeMutablePointer<UInt8>, count: Int) {
+        var (a0, a1, a2): (Int32, Int32, Int32) = (0, 0, 0)  // left of the first pixel: zero
+        var (c0, c1, c2): (Int32, Int32, Int32) = (0, 0, 0)
+        var i = 0
+        while i + 3 <= count {
+            let b0 = Int32(above[i]), b1 = Int32(above[i + 1]), b2 = Int32(above[i + 2])
+            let x0 = filtered[i] &+ paeth(a0, b0, c0)
+            let x1 = filtered[i + 1] &+ paeth(a1, b1, c1)
+            let x2 = filtered[i + 2] &+ paeth(a2, b2, c2)
+            row[i] = x0
+            row[i + 1] = x1
+            row[i + 2] = x2
+            (a0, a1, a2) = (Int32(x0), Int32(x1), Int32(x2))
+            (c0, c1, c2) = (b0, b1, b2)
+            i += 3
+        }
+    }
+
+    private static func undoPaethRGBA(_ filtered: UnsafePointer<UInt8>, above: UnsafePointer<UInt8>, into row: UnsafeMutablePointer<UInt8>, count: Int) {
+        var (a0, a1, a2, a3): (Int32, Int32, Int32, Int32) = (0, 0, 0, 0)
+        var (c0, c1, c2, c3): (Int32, Int32, Int32, Int32) = (0, 0, 0, 0)
+        var i = 0
+        while i + 4 <= count {
+            let b0 = Int32(above[i]), b1 = Int32(above[i + 1]), b2 = Int32(above[i + 2]), b3 = Int32(above[i + 3])
+            let x0 = filtered[i] &+ paeth(a0, b0, c0)
+            let x1 = filtered[i + 1] &+ paeth(a1, b1, c1)
+            let x2 = filtered[i + 2] &+ paeth(a2, b2, c2)
+            let x3 = filtered[i + 3] &+ paeth(a3, b3, c3)
+            row[i] = x0
+            row[i + 1] = x1
+            row[i + 2] = x2
+            row[i + 3] = x3
+            (a0, a1, a2, a3) = (Int32(x0), Int32(x1), Int32(x2), Int32(x3))
+            (c0, c1, c2, c3) = (b0, b1, b2, b3)
+            i += 4
         }
     }
 }
