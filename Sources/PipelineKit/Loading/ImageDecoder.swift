@@ -328,7 +328,7 @@ struct ImageDecoder: Sendable {
     ///
     /// Measured with `Benchmarks/run.sh` on the PNG corpus (see the README): zlib's inflate was
     /// 28% of the run's time, and libdeflate inflates the same data two to four times as fast;
-    /// the run went from 1.05× the pyvips reference's wall time to 0.84×.
+    /// the run went from 1.05× the pyvips reference's wall time to 0.81×.
     private func readWholePNG(_ source: EncodedSource, header: VipsImage) -> (image: VipsImage, bytes: Int64)? {
         let needed = Self.wholePNGBytes(header, fileBytes: source.byteCount)
         guard needed > 0, wholePNGAllowance.admitNow(needed) else { return nil }
