@@ -19,10 +19,7 @@ extension VipsImage {
     ///   - header: libvips' header of the file (`open(file:)` without options).
     ///   - fileBytes: the file's size.
     public static func wholePNGBytes(header: VipsImage, fileBytes: Int) -> Int? {
-        guard header.loader?.hasPrefix("pngload") == true, header.bandFormat == .uchar,
-              (1...4).contains(header.bands), header.intField("interlaced") != 1,
-              !header.hasField("palette-bit-depth") else { return nil }
-        return (header.width * header.bands + 1) * header.height + fileBytes
+        WholePNG.Shape(header).map { $0.filteredBytes + fileBytes }
     }
 
     /// Decodes a PNG file whole with libdeflate: see `wholePNGBytes(header:fileBytes:)` for
@@ -71,8 +68,12 @@ enum WholePNG {
         let height: Int
         let channels: Int
 
+        /// Nil for what libvips' header already shows the reader does not take: not PNG, more
+        /// than 8 bits, interlaced, a palette. (The file's own header says the rest.)
         init?(_ header: VipsImage) {
-            guard VipsImage.wholePNGBytes(header: header, fileBytes: 0) != nil else { return nil }
+            guard header.loader?.hasPrefix("pngload") == true, header.bandFormat == .uchar,
+                  (1...4).contains(header.bands), header.intField("interlaced") != 1,
+                  !header.hasField("palette-bit-depth") else { return nil }
             (width, height, channels) = (header.width, header.height, header.bands)
         }
 
@@ -126,13 +127,13 @@ enum WholePNG {
             guard file.count - position >= 12 else { return nil }
             let length = word(position)
             guard length <= 0x7FFF_FFFF, length <= file.count - position - 12 else { return nil }
-            let type = (file[position + 4], file[position + 5], file[position + 6], file[position + 7])
-            let name = String(decoding: [type.0, type.1, type.2, type.3], as: UTF8.self)
-            guard [type.0, type.1, type.2, type.3].allSatisfy({ (65...90).contains($0) || (97...122).contains($0) }) else { return nil }
+            let type = Array(file[position + 4..<position + 8])
+            guard type.allSatisfy({ (65...90).contains($0) || (97...122).contains($0) }) else { return nil }
+            let name = String(decoding: type, as: UTF8.self)
             let payload = position + 8..<position + 8 + length
             let crc = libdeflate_crc32(0, file.baseAddress! + position + 4, 4 + length)
             guard crc == UInt32(truncatingIfNeeded: word(payload.upperBound)) else { return nil }
-            let critical = (65...90).contains(type.0)
+            let critical = (65...90).contains(type[0])
             switch name {
             case "IHDR":
                 guard !sawHeader, position == 8, length == 13 else { return nil }

@@ -322,9 +322,9 @@ struct ImageDecoder: Sendable {
     static let wholePNGReads = MemoryAdmission(capacity: 128_000_000)
 
     /// A PNG read whole with libdeflate, when it is one that reader takes and the allowance
-    /// (`wholePNGReads`) has room for it now; nil leaves it to libvips' loader, which then reads it row by row and
-    /// reports any fault in it. The caller releases `bytes` (the rows; the file's part is given
-    /// back here, its copy freed once inflated) once the image is gone.
+    /// (`wholePNGReads`) has room for it now; nil leaves it to libvips' loader, which then reads
+    /// it row by row and reports any fault in it. The caller releases `bytes` (the rows; the
+    /// file's part is given back here, its copy freed once inflated) once the image is gone.
     ///
     /// Measured with `Benchmarks/run.sh` on the PNG corpus (see the README): zlib's inflate was
     /// 28% of the run's time, and libdeflate inflates the same data two to four times as fast;
