@@ -48,8 +48,15 @@ let package = Package(
             pkgConfig: "libdeflate",
             providers: [.apt(["libdeflate-dev"])]
         ),
+        // C layer: libtiff, whose strips the reader for large TIFFs decodes on threads of its own.
+        .systemLibrary(
+            name: "CTIFF",
+            path: "Sources/CTIFF",
+            pkgConfig: "libtiff-4",
+            providers: [.apt(["libtiff-dev"])]
+        ),
         // Safe Swift wrapper over libvips; knows nothing of pipelines.
-        .target(name: "Vips", dependencies: ["CVips", "CDeflate"], swiftSettings: swiftSettings),
+        .target(name: "Vips", dependencies: ["CVips", "CDeflate", "CTIFF"], swiftSettings: swiftSettings),
         // DSL, validation, planning, runner, stages and the plugin protocol.
         // CVips also for GLib's SHA-256 (S3 payload hashes), which libvips already links.
         .target(name: "PipelineKit", dependencies: ["Vips", "CVips", "CCurl"], swiftSettings: swiftSettings),
@@ -86,7 +93,7 @@ let package = Package(
         ),
         // One test target per module under test, its folders mirroring the module's.
         // CDeflate writes PNG fixtures byte by byte (CRCs, zlib streams) for the whole-PNG reader.
-        .testTarget(name: "VipsTests", dependencies: ["Vips", "CDeflate", "TestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "VipsTests", dependencies: ["Vips", "CDeflate", "CTIFF", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(
             name: "PipelineKitTests",
             // More than PipelineKit alone, so that a test of how the library meets the rest

@@ -158,6 +158,53 @@ static inline void pl_take_metadata(VipsImage *to, VipsImage *from) {
     to->Yres = from->Yres;
 }
 
+/* An 8-bit image whose rows come from a function of ours as libvips asks for them: `fill`
+ * writes rows top..top+height-1, columns left..left+width-1, the first at `first`, each
+ * `line_skip` bytes after the one above, and returns 0 (or -1 after pl_set_error). It may be
+ * called from several threads. `release` is called once, when the image closes (also when
+ * making the image fails). */
+typedef int (*PlFillRows)(void *state, VipsPel *first, size_t line_skip, int left, int top, int width, int height);
+typedef void (*PlReleaseState)(void *state);
+typedef struct { PlFillRows fill; PlReleaseState release; void *state; } PlRowSource;
+
+static inline int pl_row_source_generate(VipsRegion *out, void *seq, void *a, void *b, gboolean *stop) {
+    (void)seq; (void)b; (void)stop;
+    PlRowSource *source = a;
+    VipsRect *rect = &out->valid;
+    return source->fill(source->state, VIPS_REGION_ADDR(out, rect->left, rect->top), VIPS_REGION_LSKIP(out),
+                        rect->left, rect->top, rect->width, rect->height);
+}
+
+static inline void pl_row_source_close(VipsImage *image, gpointer data) {
+    (void)image;
+    PlRowSource *source = data;
+    source->release(source->state);
+    g_free(source);
+}
+
+static inline VipsImage *pl_image_from_rows(int width, int height, int bands,
+                                            PlFillRows fill, PlReleaseState release, void *state) {
+    VipsImage *image = vips_image_new();
+    PlRowSource *source = g_new(PlRowSource, 1);
+    source->fill = fill;
+    source->release = release;
+    source->state = state;
+    g_signal_connect(image, "postclose", G_CALLBACK(pl_row_source_close), source);
+    vips_image_init_fields(image, width, height, bands, VIPS_FORMAT_UCHAR, VIPS_CODING_NONE,
+                           bands >= 3 ? VIPS_INTERPRETATION_sRGB : VIPS_INTERPRETATION_B_W, 1.0, 1.0);
+    if (vips_image_pipelinev(image, VIPS_DEMAND_STYLE_THINSTRIP, NULL) ||
+        vips_image_generate(image, NULL, pl_row_source_generate, NULL, source, NULL)) {
+        g_object_unref(image);
+        return NULL;
+    }
+    return image;
+}
+
+/* Sets libvips' error for a failure of ours (the message is taken as text, not a format). */
+static inline void pl_set_error(const char *domain, const char *message) {
+    vips_error(domain, "%s", message);
+}
+
 static inline int pl_has_icc_profile(VipsImage *image) {
     return vips_image_get_typeof(image, VIPS_META_ICC_NAME) != 0;
 }

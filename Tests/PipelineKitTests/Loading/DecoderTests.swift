@@ -77,6 +77,31 @@ import TestSupport
         #expect(try whole.image.bytes() == streamed.image.bytes())
     }
 
+    /// A large LZW TIFF is decoded with its strips read ahead on worker threads, each strip
+    /// once, to the same pixels as libvips' own loader gives (which the decoder uses when
+    /// `failOn` is `none`), shrunk to what the output needs.
+    @Test func aLargeTIFFReadWithStripsAheadGivesLibvipsPixels() throws {
+        let tiff = try Fixtures.gradient(width: 2400, height: 1300, bands: 3).encoded(suffix: ".tif[compression=lzw,predictor=horizontal]")
+        let directory = try TemporaryDirectory()
+        let path = try directory.write(tiff, to: "input.tif")
+        let source = EncodedSource.file(path: path, byteCount: Int64(tiff.count))
+        let json = PipelineHarness.json(inputs: ["in/*"], outputs: [
+            #"{"name": "t", "steps": [{"resize": {"width": 500}}], "encode": {"format": "png"}, "path": "out/{stem}.png"}"#,
+        ])
+        let output = try PipelineDefinition(json: json, baseDirectory: URL(fileURLWithPath: "/tmp"), processors: .standard).outputs
+        Vips.setThreadsPerImage(1)  // as a run sets it
+
+        let ahead = try ImageDecoder(settings: Self.settings, outputs: output).decode(source)
+        var lenient = Self.settings
+        lenient.failOn = .none
+        let libvips = try ImageDecoder(settings: lenient, outputs: output).decode(source)
+
+        #expect(VipsImage.stripReading(file: path).readers == 1)
+        #expect(VipsImage.stripReading(file: path).groupsDecodedAgain == 0)
+        #expect(ahead.image.size == ImageSize(width: 500, height: 271) && ahead.loader.hasPrefix("tiffload"))
+        #expect(try ahead.image.bytes() == libvips.image.bytes())
+    }
+
     @Test func cmykJPEGBecomesSRGB() throws {
         let cmyk = try Fixtures.solid(width: 32, height: 32, colour: [200, 30, 30]).converted(to: .cmyk)
         let data = try cmyk.encoded(suffix: ".jpg[Q=95]")

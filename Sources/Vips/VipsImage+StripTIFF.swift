@@ -1,0 +1,398 @@
+import CTIFF
+import CVips
+import Foundation
+
+/// Reading a large stripped TIFF with its strips decoded ahead, on threads of their own.
+///
+/// libvips' TIFF loader decodes strips one after another on the thread that asks for rows, so a
+/// big LZW or Deflate TIFF is decoded on one core however many are idle: on a 1-gigapixel LZW
+/// TIFF two thirds of the standard job's time went into libtiff's LZW decoder, with the second
+/// core idle. Strips are compressed independently, so workers (each with its own libtiff
+/// handle) decode the next strips while libvips resizes the rows of the current one. The pixels
+/// are libtiff's, as libvips' loader gets them; only the plainest layouts are read this way (8
+/// bits, grey or RGB with or without unassociated alpha, chunky, lossless compression), and a
+/// file's faults are reported as libvips reports them: the render fails.
+extension VipsImage {
+    /// What reading the TIFF that `header` describes with strips decoded ahead would hold for
+    /// them (a few groups of strips at once), or nil when it is not a TIFF this reader takes or
+    /// is too small to gain from it.
+    ///
+    /// - Parameters:
+    ///   - file: the TIFF's path.
+    ///   - header: libvips' header of the file (`open(file:)` without options).
+    ///   - readAhead: the most the strips decoded ahead may hold (at least two groups of
+    ///     strips are always allowed).
+    public static func stripReadAheadBytes(file path: String, header: VipsImage,
+                                           readAhead: Int = StripTIFF.defaultReadAhead) -> Int? {
+        StripTIFF.Layout(file: path, header: header, readAhead: readAhead).map { $0.slots * $0.chunkBytes }
+    }
+
+    /// The TIFF at `path` as an image whose rows are decoded ahead on worker threads (see
+    /// `stripReadAheadBytes(file:header:)` for which files), carrying `header`'s metadata. Nil
+    /// when it is not a TIFF this reader takes: libvips' loader should read it then. Rows are
+    /// decoded ahead in order, top to bottom, so the image should be read once, sequentially, as
+    /// a streaming resize on one libvips thread does (the pipeline's way); rows asked for after
+    /// their strips were overwritten (by a thread far behind another, or out of order) are
+    /// decoded again, which is right but slower.
+    public static func readingStripsAhead(file path: String, header: VipsImage,
+                                          readAhead: Int = StripTIFF.defaultReadAhead) -> VipsImage? {
+        guard let layout = StripTIFF.Layout(file: path, header: header, readAhead: readAhead) else { return nil }
+        let reader = StripTIFF.Reader(path: path, layout: layout)
+        let fill: PlFillRows = { state, first, lineSkip, left, top, width, height in
+            guard let state, let first else { return -1 }
+            let reader = Unmanaged<StripTIFF.Reader>.fromOpaque(state).takeUnretainedValue()
+            return reader.fill(first, lineSkip: Int(lineSkip), left: Int(left), top: Int(top), width: Int(width), height: Int(height))
+        }
+        let release: PlReleaseState = { state in
+            guard let state else { return }
+            let reader = Unmanaged<StripTIFF.Reader>.fromOpaque(state).takeRetainedValue()
+            reader.stop()
+        }
+        guard let image = pl_image_from_rows(Int32(layout.width), Int32(layout.height), Int32(layout.samples), fill, release,
+                                             Unmanaged.passRetained(reader).toOpaque()) else { return nil }
+        withExtendedLifetime(header) { pl_take_metadata(image, header.pointer) }
+        // As libvips' loaders mark a sequential read: sinks then ask for whole rows, top to
+        // bottom, rather than tiles that would go back up the image for every column of them.
+        vips_image_set_int(image, "vips-sequential", 1)
+        reader.start()
+        return VipsImage(taking: image)
+    }
+
+    /// What the read-ahead reader has done with the file at `path` in this process (lately:
+    /// see `StripTIFF.mostRecorded`): readers made, worker threads running now, and strip
+    /// groups decoded again because rows were asked for after their group had been given back
+    /// (a streaming resize asks for none).
+    public static func stripReading(file path: String) -> StripTIFF.Activity {
+        StripTIFF.activity.withLock { $0[path] ?? StripTIFF.Activity() }
+    }
+}
+
+/// The parts of the read-ahead TIFF reader: which files it takes, and the workers.
+public enum StripTIFF {
+    /// See `VipsImage.stripReading(file:)`.
+    public struct Activity: Sendable, Equatable {
+        public var readers = 0
+        public var workersRunning = 0
+        public var groupsDecodedAgain = 0
+    }
+
+    /// By path. Past `mostRecorded` paths, those whose workers have left are forgotten, so a
+    /// long run does not keep an entry for every TIFF it read.
+    static let activity = Locked<[String: Activity]>([:])
+    static let mostRecorded = 256
+
+    static func record(_ path: String, _ change: (inout Activity) -> Void) {
+        activity.withLock { all in
+            change(&all[path, default: Activity()])
+            if all.count > mostRecorded { all = all.filter { $0.value.workersRunning > 0 } }
+        }
+    }
+
+    /// Compressions libtiff undoes to exactly the stored samples: LZW, Deflate (both tags),
+    /// PackBits, LZMA, Zstandard. (Uncompressed strips cost little to read; JPEG is left to
+    /// libvips, which handles its colour spaces.)
+    static let lossless: Set<UInt16> = [5, 8, 32946, 32773, 34925, 50000]
+
+    /// Below this many decoded bytes an image decodes quickly on one thread anyway.
+    static let smallestImage = 8 << 20
+    /// Strips are decoded in groups of at least this many rows, so that a file of one-row
+    /// strips is not handed over a row at a time.
+    static let groupRows = 64
+    /// The most the groups in flight hold together by default (at least two groups are always
+    /// allowed). Measured on a 1-gigapixel LZW TIFF of 128-row strips (15 MB each): 32 MB (two
+    /// groups, one worker) ran in 4.1 s at 114 MB peak, 48 MB (three, two workers) in 3.1 s at
+    /// 139 MB; libvips' loader took 5.8 s at 128 MB.
+    public static let defaultReadAhead = 48 << 20
+    /// A group larger than this is left to libvips (a TIFF of one huge strip gains nothing).
+    static let largestGroup = 24 << 20
+
+    /// How the file is cut into strips, and how the reader groups them.
+    struct Layout: Sendable {
+        let width: Int
+        let height: Int
+        let samples: Int
+        let rowsPerStrip: Int
+        let strips: Int
+        /// Strips decoded together, as one group.
+        let stripsPerGroup: Int
+        /// Groups decoded or held at once.
+        let slots: Int
+
+        var rowBytes: Int { width * samples }
+        var groupRows: Int { rowsPerStrip * stripsPerGroup }
+        var chunkBytes: Int { groupRows * rowBytes }
+        var groups: Int { (height + groupRows - 1) / groupRows }
+        var workers: Int { min(2, slots - 1) }
+
+        /// Nil unless libvips' header and the file's first directory both show a layout this
+        /// reader takes.
+        init?(file path: String, header: VipsImage, readAhead: Int) {
+            guard header.loader?.hasPrefix("tiffload") == true, header.bandFormat == .uchar, (1...4).contains(header.bands),
+                  header.width * header.height * header.bands >= StripTIFF.smallestImage,
+                  let tiff = StripTIFF.open(path) else { return nil }
+            defer { TIFFClose(tiff) }
+            var bits: UInt16 = 0, format: UInt16 = 0, samples: UInt16 = 0, planar: UInt16 = 0
+            var photometric: UInt16 = 0, compression: UInt16 = 0
+            var width: UInt32 = 0, height: UInt32 = 0, rowsPerStrip: UInt32 = 0
+            guard TIFFIsTiled(tiff) == 0,
+                  pl_tiff_u32(tiff, UInt32(TIFFTAG_IMAGEWIDTH), &width) == 1, Int(width) == header.width,
+                  pl_tiff_u32(tiff, UInt32(TIFFTAG_IMAGELENGTH), &height) == 1, Int(height) == header.height,
+                  pl_tiff_u16(tiff, UInt32(TIFFTAG_BITSPERSAMPLE), &bits) == 1, bits == 8,
+                  pl_tiff_u16(tiff, UInt32(TIFFTAG_SAMPLEFORMAT), &format) == 1, format == UInt16(SAMPLEFORMAT_UINT),
+                  pl_tiff_u16(tiff, UInt32(TIFFTAG_SAMPLESPERPIXEL), &samples) == 1, Int(samples) == header.bands,
+                  pl_tiff_u16(tiff, UInt32(TIFFTAG_PLANARCONFIG), &planar) == 1, planar == UInt16(PLANARCONFIG_CONTIG),
+                  pl_tiff_u16(tiff, UInt32(TIFFTAG_PHOTOMETRIC), &photometric) == 1,
+                  pl_tiff_u16(tiff, UInt32(TIFFTAG_COMPRESSION), &compression) == 1, StripTIFF.lossless.contains(compression),
+                  pl_tiff_u32(tiff, UInt32(TIFFTAG_ROWSPERSTRIP), &rowsPerStrip) == 1, rowsPerStrip > 0 else { return nil }
+            // Grey or RGB, any extra sample an unassociated alpha (libvips would premultiply
+            // or convert the others).
+            let colours: Int
+            switch Int32(photometric) {
+            case PHOTOMETRIC_MINISBLACK: colours = 1
+            case PHOTOMETRIC_RGB: colours = 3
+            default: return nil
+            }
+            var extraCount: UInt16 = 0
+            var extraKinds: UnsafePointer<UInt16>?
+            guard pl_tiff_extra_samples(tiff, &extraCount, &extraKinds) == 1 || samples == colours,
+                  Int(samples) - colours == (Int(samples) > colours ? Int(extraCount) : 0), Int(samples) - colours <= 1 else { return nil }
+            if extraCount == 1, let kind = extraKinds?.pointee, Int32(kind) != EXTRASAMPLE_UNASSALPHA, Int32(kind) != EXTRASAMPLE_UNSPECIFIED {
+                return nil
+            }
+            let rows = min(Int(rowsPerStrip), Int(height))
+            let strips = (Int(height) + rows - 1) / rows
+            guard Int(TIFFNumberOfStrips(tiff)) == strips, Int(TIFFStripSize64(tiff)) == rows * Int(width) * Int(samples) else { return nil }
+            (self.width, self.height, self.samples, self.rowsPerStrip, self.strips) = (Int(width), Int(height), Int(samples), rows, strips)
+            let stripBytes = rows * Int(width) * Int(samples)
+            guard stripBytes <= StripTIFF.largestGroup else { return nil }
+            stripsPerGroup = max(1, min((StripTIFF.groupRows + rows - 1) / rows, StripTIFF.largestGroup / stripBytes))
+            let groupBytes = stripsPerGroup * stripBytes
+            slots = max(2, min(8, readAhead / groupBytes))
+            guard groups >= 2 else { return nil }
+        }
+    }
+
+    /// A libtiff handle of its own on `path` (each thread needs one), or nil.
+    static func open(_ path: String) -> OpaquePointer? {
+        TIFFOpen(path, "r")
+    }
+
+    /// Decodes the strips of group `group` into `buffer` (`layout.chunkBytes` long); nil on
+    /// success, or what went wrong.
+    static func decode(group: Int, of layout: Layout, with tiff: OpaquePointer, into buffer: UnsafeMutableRawPointer) -> String? {
+        let first = group * layout.stripsPerGroup
+        for strip in first..<min(first + layout.stripsPerGroup, layout.strips) {
+            let rows = min(layout.rowsPerStrip, layout.height - strip * layout.rowsPerStrip)
+            let expected = rows * layout.rowBytes
+            let offset = (strip - first) * layout.rowsPerStrip * layout.rowBytes
+            let decoded = TIFFReadEncodedStrip(tiff, UInt32(strip), buffer + offset, tmsize_t(expected))
+            guard decoded == expected else {
+                return "strip \(strip) of \(layout.strips) could not be decoded (libtiff gave \(max(decoded, 0)) of \(expected) bytes)"
+            }
+        }
+        return nil
+    }
+
+    /// Decodes groups ahead of the rows libvips asks for, on `layout.workers` threads, into
+    /// `layout.slots` buffers. libvips asks through `fill`; the image's closing calls `stop`.
+    final class Reader: @unchecked Sendable {
+        let path: String
+        let layout: Layout
+
+        /// Everything below is guarded by `condition`.
+        private let condition = NSCondition()
+        private var buffers: [UnsafeMutableRawPointer?]
+        private var freeSlots: [Int]
+        /// Groups decoded, by slot. Those below `lowestWanted` stay until a worker needs their
+        /// slot, so rows asked for again soon after (another libvips thread a little behind)
+        /// are still there.
+        private var ready: [Int: Int] = [:]
+        /// Groups that failed, with what went wrong.
+        private var failed: [Int: String] = [:]
+        /// The next group a worker takes, and the group the caller has reached: groups below
+        /// it may be overwritten, and groups between it and `nextGroup` are decoded in order.
+        private var nextGroup = 0
+        private var lowestWanted = 0
+        /// The group the caller is copying from, whose slot no worker may take.
+        private var pinned: Int?
+        private var runningWorkers = 0
+        private var stopped = false
+
+        /// One caller at a time copies rows out (libvips may ask from several threads).
+        private let filling = NSLock()
+        /// The caller's own handle and buffer, for a group asked for again after it was overwritten.
+        private var ownTIFF: OpaquePointer?
+        private var ownBuffer: UnsafeMutableRawPointer?
+
+        init(path: String, layout: Layout) {
+            self.path = path
+            self.layout = layout
+            buffers = Array(repeating: nil, count: layout.slots)
+            freeSlots = Array((0..<layout.slots).reversed())
+        }
+
+        deinit {
+            for case let buffer? in buffers { pl_unmap_buffer(buffer, layout.chunkBytes) }
+            if let ownBuffer { pl_unmap_buffer(ownBuffer, layout.chunkBytes) }
+            if let ownTIFF { TIFFClose(ownTIFF) }
+        }
+
+        func start() {
+            condition.withLock { runningWorkers = layout.workers }
+            StripTIFF.record(path) {
+                $0.readers += 1
+                $0.workersRunning += layout.workers
+            }
+            for index in 0..<layout.workers {
+                let thread = Thread { [self] in work() }
+                thread.name = "pipeline.tiff-strips.\(index)"
+                thread.start()
+            }
+        }
+
+        /// The image closed: workers finish the group in hand and leave.
+        func stop() {
+            condition.withLock {
+                stopped = true
+                condition.broadcast()
+            }
+        }
+
+        /// A slot for the next group: a free one, or that of the lowest group the caller has
+        /// passed and is not copying from. Under `condition`.
+        private func takeSlot() -> Int? {
+            if let slot = freeSlots.popLast() { return slot }
+            guard let passed = ready.keys.filter({ $0 < lowestWanted && $0 != pinned }).min(),
+                  let slot = ready.removeValue(forKey: passed) else { return nil }
+            return slot
+        }
+
+        private func work() {
+            let tiff = StripTIFF.open(path)
+            defer {
+                if let tiff { TIFFClose(tiff) }
+                condition.withLock {
+                    runningWorkers -= 1
+                    condition.broadcast()
+                }
+                StripTIFF.record(path) { $0.workersRunning -= 1 }
+            }
+            guard let tiff else { return }
+            while true {
+                condition.lock()
+                var slot: Int?
+                while !stopped, nextGroup < layout.groups {
+                    slot = takeSlot()
+                    if slot != nil { break }
+                    condition.wait()
+                }
+                guard let slot, !stopped, nextGroup < layout.groups else {
+                    if let slot { freeSlots.append(slot) }
+                    condition.unlock()
+                    return
+                }
+                let group = nextGroup
+                nextGroup += 1
+                if buffers[slot] == nil { buffers[slot] = pl_map_buffer(layout.chunkBytes) }
+                let buffer = buffers[slot]
+                condition.unlock()
+
+                let failure = buffer.map { StripTIFF.decode(group: group, of: layout, with: tiff, into: $0) }
+                    ?? "no memory for \(layout.chunkBytes) bytes of rows"
+                condition.withLock {
+                    if let failure {
+                        freeSlots.append(slot)
+                        failed[group] = failure
+                    } else {
+                        ready[group] = slot
+                    }
+                    condition.broadcast()
+                }
+            }
+        }
+
+        /// Copies rows `top..<top+height`, columns `left..<left+width`, to `first` (rows
+        /// `lineSkip` apart): libvips' request for a region. 0, or -1 with libvips' error set.
+        func fill(_ first: UnsafeMutablePointer<UInt8>, lineSkip: Int, left: Int, top: Int, width: Int, height: Int) -> Int32 {
+            filling.lock()
+            defer {
+                condition.withLock { pinned = nil }
+                filling.unlock()
+            }
+            let columnOffset = left * layout.samples
+            let columnBytes = width * layout.samples
+            var row = top
+            while row < top + height {
+                let group = row / layout.groupRows
+                let groupTop = group * layout.groupRows
+                let rows = min(top + height, groupTop + layout.groupRows) - row
+                // Groups before the caller's may be overwritten, except, at a request's start,
+                // those within two request heights above it: another libvips thread's request
+                // may be that far behind (as many as the slots allow, so they never fill up).
+                let passedBelow = row > top ? group : max(group - (layout.slots - 1), max(0, top - 2 * height) / layout.groupRows)
+                let source: UnsafeMutableRawPointer
+                switch rowsOf(group, passedBelow: passedBelow) {
+                case .success(let buffer): source = buffer
+                case .failure(let failure):
+                    pl_set_error("tiffload", "\(path): \(failure.message)")
+                    return -1
+                }
+                for index in 0..<rows {
+                    let from = source + (row + index - groupTop) * layout.rowBytes + columnOffset
+                    (first + (row + index - top) * lineSkip).update(from: from.assumingMemoryBound(to: UInt8.self), count: columnBytes)
+                }
+                row += rows
+            }
+            return 0
+        }
+
+        private struct Failure: Error {
+            let message: String
+        }
+
+        /// The buffer holding `group`'s rows, pinned until the next call or the end of `fill`:
+        /// waits for a worker to decode them, or decodes them here when they were overwritten.
+        /// Groups below `passedBelow` may be overwritten from now on.
+        private func rowsOf(_ group: Int, passedBelow: Int) -> Result<UnsafeMutableRawPointer, Failure> {
+            condition.lock()
+            pinned = nil
+            if passedBelow > lowestWanted {
+                // Moving on: the groups before may be overwritten, and none between need
+                // decoding if the caller skipped them.
+                lowestWanted = passedBelow
+                nextGroup = max(nextGroup, passedBelow)
+                failed = failed.filter { $0.key >= passedBelow }
+                condition.broadcast()
+            }
+            // From lowestWanted up every group is decoded in order, so this one comes, unless
+            // no worker could start.
+            while group >= lowestWanted, ready[group] == nil, failed[group] == nil, runningWorkers > 0, !stopped {
+                condition.wait()
+            }
+            if let slot = ready[group], let buffer = buffers[slot] {
+                pinned = group
+                condition.unlock()
+                return .success(buffer)
+            }
+            if let message = failed[group] {
+                condition.unlock()
+                return .failure(Failure(message: message))
+            }
+            condition.unlock()
+            return decodeHere(group)
+        }
+
+        /// Decodes `group` on the caller's thread, into the caller's own buffer: a group asked
+        /// for again after it was overwritten, or when no worker could open the file.
+        private func decodeHere(_ group: Int) -> Result<UnsafeMutableRawPointer, Failure> {
+            StripTIFF.record(path) { $0.groupsDecodedAgain += 1 }
+            if ownTIFF == nil { ownTIFF = StripTIFF.open(path) }
+            if ownBuffer == nil { ownBuffer = pl_map_buffer(layout.chunkBytes) }
+            guard let ownTIFF, let ownBuffer else { return .failure(Failure(message: "the file could not be opened again")) }
+            if let message = StripTIFF.decode(group: group, of: layout, with: ownTIFF, into: ownBuffer) {
+                return .failure(Failure(message: message))
+            }
+            return .success(ownBuffer)
+        }
+    }
+}

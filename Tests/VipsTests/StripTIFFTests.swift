@@ -1,0 +1,197 @@
+import CTIFF
+import Foundation
+import Testing
+import TestSupport
+import Vips
+
+/// The read-ahead TIFF reader is checked against libvips' own TIFF loader reading the same
+/// files, written here with libtiff in the layouts the reader takes (and some it must leave to
+/// libvips): the pixels must be the same, faults must fail the read, and the worker threads
+/// must leave when the image goes.
+@Suite("Large TIFFs read with strips decoded ahead")
+struct StripTIFFTests {
+    /// One case a band count: grey, grey and alpha, RGB, RGB and alpha, each with its own
+    /// compression and strip height (one row a strip, strips that do not divide the height).
+    @Test(arguments: [
+        (1, COMPRESSION_LZW, 1),
+        (2, COMPRESSION_ADOBE_DEFLATE, 7),
+        (3, COMPRESSION_LZW, 128),
+        (4, COMPRESSION_PACKBITS, 33),
+    ])
+    func readsLibvipsPixels(samples: Int, compression: Int32, rowsPerStrip: Int) throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path + "/image.tif"
+        let (width, height) = Self.size(samples: samples)
+        try TIFFFile.write(path, width: width, height: height, samples: samples, compression: compression, rowsPerStrip: rowsPerStrip)
+
+        let header = try VipsImage.open(file: path)
+        // One libvips thread, as the pipeline runs (several may ask out of order, far apart).
+        Vips.setThreadsPerImage(1)
+        let image = try #require(VipsImage.readingStripsAhead(file: path, header: header), "declined \(samples) bands")
+        #expect(image.width == width && image.height == height && image.bands == samples)
+        #expect(try image.bytes() == VipsImage.open(file: path, options: "access=sequential").bytes())
+        #expect(VipsImage.stripReading(file: path).readers == 1)
+        #expect(VipsImage.stripReading(file: path).groupsDecodedAgain == 0, "read top to bottom, nothing is decoded twice")
+    }
+
+    /// Rows asked for out of order (the bottom first, then the top, then the middle) are still
+    /// the file's rows: groups given back are decoded again on the caller's thread.
+    @Test func rowsAskedForAgainAreDecodedAgain() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path + "/image.tif"
+        let (width, height) = Self.size(samples: 3)
+        try TIFFFile.write(path, width: width, height: height, samples: 3, compression: COMPRESSION_LZW, rowsPerStrip: 16)
+        let header = try VipsImage.open(file: path)
+        let image = try #require(VipsImage.readingStripsAhead(file: path, header: header))
+        let libvips = try VipsImage.open(file: path)
+        for top in [height - 40, 0, height / 2, 3] {
+            let ours = try image.extracted(left: 5, top: top, width: 300, height: 30).bytes()
+            #expect(try ours == libvips.extracted(left: 5, top: top, width: 300, height: 30).bytes(), "rows from \(top)")
+        }
+        #expect(VipsImage.stripReading(file: path).groupsDecodedAgain > 0)
+    }
+
+    /// A strip whose LZW stream is garbage fails the read with libtiff's reason and the
+    /// strip's number, as libvips' own loader fails on it; no pixels come out.
+    @Test func aDamagedStripFailsTheRead() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path + "/image.tif"
+        let (width, height) = Self.size(samples: 3)
+        let strips = try TIFFFile.write(path, width: width, height: height, samples: 3, compression: COMPRESSION_LZW, rowsPerStrip: 64)
+        // Garble the middle of strip 5: its codes then point outside the LZW table.
+        let file = try FileHandle(forUpdating: URL(fileURLWithPath: path))
+        try file.seek(toOffset: UInt64(strips[5].offset + strips[5].count / 2))
+        try file.write(contentsOf: Data(repeating: 0xFF, count: 64))
+        try file.close()
+
+        let header = try VipsImage.open(file: path)
+        let image = try #require(VipsImage.readingStripsAhead(file: path, header: header))
+        let error = try #require(throws: VipsError.self) { try image.bytes() }
+        #expect(error.message.contains("strip 5 of"), "\(error.message)")
+        #expect(throws: VipsError.self) { try VipsImage.open(file: path, options: "access=sequential,fail_on=truncated").bytes() }
+    }
+
+    /// Files the reader does not take come back nil: libvips reads them.
+    @Test func declinesWhatItDoesNotRead() throws {
+        let directory = try TemporaryDirectory()
+        let (width, height) = Self.size(samples: 3)
+        var declined: [String] = []
+        // Too small to gain from threads.
+        declined.append(directory.path + "/small.tif")
+        try TIFFFile.write(declined.last!, width: 300, height: 200, samples: 3, compression: COMPRESSION_LZW, rowsPerStrip: 16)
+        // Associated (premultiplied) alpha, which libvips would unpremultiply.
+        declined.append(directory.path + "/premultiplied.tif")
+        try TIFFFile.write(declined.last!, width: width, height: height, samples: 4, compression: COMPRESSION_LZW, rowsPerStrip: 16,
+                           extraSample: UInt16(EXTRASAMPLE_ASSOCALPHA))
+        // Not compressed: nothing to gain.
+        declined.append(directory.path + "/plain.tif")
+        try TIFFFile.write(declined.last!, width: width, height: height, samples: 3, compression: COMPRESSION_NONE, rowsPerStrip: 16)
+        // Tiled, JPEG-compressed and 16-bit files written by libvips.
+        let source = try VipsImage.open(file: directory.path + "/plain.tif")
+        for (name, suffix) in [("tiled", ".tif[tile,compression=lzw]"), ("jpeg", ".tif[compression=jpeg]")] {
+            declined.append(directory.path + "/\(name).tif")
+            try source.encoded(suffix: suffix).write(to: URL(fileURLWithPath: declined.last!))
+        }
+        declined.append(directory.path + "/sixteen.tif")
+        try source.cast(to: .ushort).encoded(suffix: ".tif[compression=lzw]").write(to: URL(fileURLWithPath: declined.last!))
+
+        for path in declined {
+            let header = try VipsImage.open(file: path)
+            #expect(VipsImage.readingStripsAhead(file: path, header: header) == nil, "\(path)")
+        }
+    }
+
+    /// An image dropped before its last row was asked for lets its workers go: none is left
+    /// waiting for a slot that nobody frees.
+    @Test func workersLeaveWhenTheImageGoes() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path + "/image.tif"
+        let (width, height) = Self.size(samples: 3)
+        try TIFFFile.write(path, width: width, height: height, samples: 3, compression: COMPRESSION_LZW, rowsPerStrip: 8)
+        do {
+            let header = try VipsImage.open(file: path)
+            let image = try #require(VipsImage.readingStripsAhead(file: path, header: header))
+            _ = try image.extracted(left: 0, top: 0, width: width, height: 10).bytes()
+            #expect(VipsImage.stripReading(file: path).readers == 1)
+        }
+        // Bounded: 200 checks 10 ms apart.
+        var running = VipsImage.stripReading(file: path).workersRunning
+        for _ in 0..<200 where running > 0 {
+            Thread.sleep(forTimeInterval: 0.01)
+            running = VipsImage.stripReading(file: path).workersRunning
+        }
+        #expect(running == 0)
+    }
+
+    /// A size just over the reader's smallest image (8 MiB of pixels) for `samples` bands, with
+    /// a height no strip height here divides.
+    static func size(samples: Int) -> (width: Int, height: Int) {
+        let width = 1531
+        return (width, (8 << 20) / (width * samples) + 3)
+    }
+}
+
+/// Writes 8-bit TIFFs with libtiff, strip by strip, in layouts libvips' writer does not make.
+enum TIFFFile {
+    struct Strip {
+        let offset: Int
+        let count: Int
+    }
+
+    /// Writes rows of a smooth pattern with some noise (so compression has work to do) and
+    /// returns where each strip's compressed bytes are in the file.
+    @discardableResult
+    static func write(_ path: String, width: Int, height: Int, samples: Int, compression: Int32, rowsPerStrip: Int,
+                      extraSample: UInt16 = UInt16(EXTRASAMPLE_UNASSALPHA)) throws -> [Strip] {
+        let tiff = try #require(TIFFOpen(path, "w"))
+        let colours = samples >= 3 ? 3 : 1
+        func set16(_ tag: Int32, _ value: Int) { _ = pl_tiff_set_u16(tiff, UInt32(tag), UInt16(value)) }
+        func set32(_ tag: Int32, _ value: Int) { _ = pl_tiff_set_u32(tiff, UInt32(tag), UInt32(value)) }
+        set32(TIFFTAG_IMAGEWIDTH, width)
+        set32(TIFFTAG_IMAGELENGTH, height)
+        set16(TIFFTAG_BITSPERSAMPLE, 8)
+        set16(TIFFTAG_SAMPLESPERPIXEL, samples)
+        set16(TIFFTAG_PHOTOMETRIC, Int(colours == 3 ? PHOTOMETRIC_RGB : PHOTOMETRIC_MINISBLACK))
+        set16(TIFFTAG_PLANARCONFIG, Int(PLANARCONFIG_CONTIG))
+        set16(TIFFTAG_COMPRESSION, Int(compression))
+        set32(TIFFTAG_ROWSPERSTRIP, rowsPerStrip)
+        if compression == COMPRESSION_LZW || compression == COMPRESSION_ADOBE_DEFLATE {
+            set16(TIFFTAG_PREDICTOR, Int(PREDICTOR_HORIZONTAL))
+        }
+        if samples > colours {
+            var kind = extraSample
+            _ = pl_tiff_set_extra_samples(tiff, 1, &kind)
+        }
+        let rowBytes = width * samples
+        var noise = SeededBytes(seed: UInt32(samples * 1000 + rowsPerStrip))
+        var strip = [UInt8](repeating: 0, count: rowBytes * rowsPerStrip)
+        var index: UInt32 = 0
+        for top in stride(from: 0, to: height, by: rowsPerStrip) {
+            let rows = min(rowsPerStrip, height - top)
+            let jitter = noise.next(rowBytes)
+            for row in 0..<rows {
+                for column in 0..<rowBytes {
+                    strip[row * rowBytes + column] = UInt8(truncatingIfNeeded: column / samples + (top + row) * 3 + column % samples * 40)
+                        &+ jitter[(column + row * 7) % rowBytes] % 8
+                }
+            }
+            guard TIFFWriteEncodedStrip(tiff, index, &strip, tmsize_t(rows * rowBytes)) >= 0 else {
+                TIFFClose(tiff)
+                throw TIFFWriteFailed(path: path)
+            }
+            index += 1
+        }
+        TIFFClose(tiff)
+
+        // Read back where the strips went (libtiff chose).
+        let reader = try #require(TIFFOpen(path, "r"))
+        defer { TIFFClose(reader) }
+        return (0..<TIFFNumberOfStrips(reader)).map { strip in
+            Strip(offset: Int(TIFFGetStrileOffset(reader, strip)), count: Int(TIFFGetStrileByteCount(reader, strip)))
+        }
+    }
+
+    struct TIFFWriteFailed: Error {
+        let path: String
+    }
+}
