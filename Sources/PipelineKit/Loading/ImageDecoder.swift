@@ -357,9 +357,26 @@ struct ImageDecoder: Sendable {
     /// Measured with `Benchmarks/run.sh` on a 1-gigapixel LZW TIFF (see the README): libtiff's
     /// LZW decoder was two thirds of the run's time, on one core of two.
     private func readStripsAhead(_ source: EncodedSource, header: VipsImage) -> VipsImage? {
-        guard case .file(let path, _) = source, settings.failOn == .truncated || settings.failOn == .error,
+        guard case .file(let path, _) = source, Self.readsStripsAhead(failOn: settings.failOn),
               header.loader?.hasPrefix("tiffload") == true else { return nil }
         return VipsImage.readingStripsAhead(file: path, header: header, readAhead: stripReadAhead)
+    }
+
+    /// Whether TIFFs may be read with strips decoded ahead under this strictness.
+    static func readsStripsAhead(failOn: DecompressSettings.FailOn) -> Bool {
+        failOn == .truncated || failOn == .error
+    }
+
+    /// What PNGs read whole may hold together in a run under `budget` (or none): under a
+    /// budget, an eighth of it at most, as admission by memory does not count them.
+    static func wholePNGCapacity(under budget: MemoryBudget?) -> Int64 {
+        budget.map { min(wholePNGReads.capacity, $0.bytes / 8) } ?? wholePNGReads.capacity
+    }
+
+    /// What one large TIFF's strips decoded ahead may hold in a run under `budget` (or none):
+    /// under a budget, a sixteenth of it at most.
+    static func stripReadAhead(under budget: MemoryBudget?) -> Int {
+        budget.map { Int(min(Int64(StripTIFF.defaultReadAhead), $0.bytes / 16)) } ?? StripTIFF.defaultReadAhead
     }
 
     /// What reading the PNG `header` describes whole would hold (its rows inflated, and its

@@ -21,6 +21,8 @@ public struct PlanExplanation: Sendable {
         /// Bytes the decode holds when it reads a PNG whole (faster, with libdeflate), or 0
         /// when it streams. Read whole only while the allowance for such reads has room.
         public var wholePNGBytes: Int64 = 0
+        /// What a large TIFF's strips decoded ahead hold, or 0 when it is read by libvips' loader.
+        public var stripReadAheadBytes: Int64 = 0
     }
 
     public let inputs: Int
@@ -53,6 +55,10 @@ public struct PlanExplanation: Sendable {
     public let unstreamedInputs: Int
     /// Inputs, among the headers read, that are PNGs read whole when the allowance has room.
     public let wholePNGInputs: Int
+    /// What the PNGs read whole may hold together in this run (less under a memory budget).
+    public let wholePNGCapacity: Int64
+    /// Inputs, among the headers read, that are TIFFs whose strips are decoded ahead.
+    public let stripReadAheadInputs: Int
 
     /// Headers are read for at most this many local inputs (all of them in smaller runs).
     public static let headerLimit = 2000
@@ -64,6 +70,8 @@ public struct PlanExplanation: Sendable {
         var inputsOverBudget = 0
         var unstreamedInputs = 0
         var wholePNGInputs = 0
+        var stripReadAheadInputs = 0
+        let readAhead = ImageDecoder.stripReadAhead(under: memoryBudget)
         let decoder = ImageDecoder(settings: definition.decompress, outputs: definition.outputs)
         inputs = plan.inputCount
         sources = plan.items.count
@@ -86,8 +94,13 @@ public struct PlanExplanation: Sendable {
                 if unstreamed > 0 { unstreamedInputs += 1 }
                 let wholePNG = ImageDecoder.wholePNGBytes(header, fileBytes: Int(item.input.byteCount ?? 0))
                 if wholePNG > 0 { wholePNGInputs += 1 }
+                var stripsAhead: Int64 = 0
+                if format?.hasPrefix("tiffload") == true, ImageDecoder.readsStripsAhead(failOn: definition.decompress.failOn) {
+                    stripsAhead = Int64(VipsImage.stripReadAheadBytes(file: item.input.path, header: header, readAhead: readAhead) ?? 0)
+                }
+                if stripsAhead > 0 { stripReadAheadInputs += 1 }
                 sample = Sample(input: item.input.displayName, format: format, size: size, loadShrink: shrink, decodeSize: decodeSize,
-                                unstreamedBytes: unstreamed, wholePNGBytes: wholePNG)
+                                unstreamedBytes: unstreamed, wholePNGBytes: wholePNG, stripReadAheadBytes: stripsAhead)
                 let estimate = ImageDecoder.estimatedBytes(decodeSize: decodeSize, outputs: definition.outputs) + unstreamed
                 largestEstimate = max(largestEstimate, estimate)
                 if let memoryBudget, estimate > memoryBudget.bytes { inputsOverBudget += 1 }
@@ -115,6 +128,8 @@ public struct PlanExplanation: Sendable {
         self.inputsOverBudget = inputsOverBudget
         self.unstreamedInputs = unstreamedInputs
         self.wholePNGInputs = wholePNGInputs
+        wholePNGCapacity = ImageDecoder.wholePNGCapacity(under: memoryBudget)
+        self.stripReadAheadInputs = stripReadAheadInputs
         estimatedPeakDownloadBytes = remoteInputs > 0 ? Int64(definition.inFlight) * definition.fetch.maxBytes : 0
     }
 
@@ -157,7 +172,8 @@ public struct PlanExplanation: Sendable {
             let shrink = sample.loadShrink > 1 ? "shrink-on-load \(sample.loadShrink), " : ""
             let whole = sample.unstreamedBytes > 0
                 ? "; interlaced, so the decode cannot stream: it holds about \(MemoryBudget.megabytes(sample.unstreamedBytes)) at full size"
-                : sample.wholePNGBytes > 0 ? "; read whole when memory allows (about \(MemoryBudget.megabytes(sample.wholePNGBytes)))" : ""
+                : sample.wholePNGBytes > 0 ? "; read whole when memory allows (about \(MemoryBudget.megabytes(sample.wholePNGBytes)))"
+                : sample.stripReadAheadBytes > 0 ? "; strips decoded ahead on worker threads (about \(MemoryBudget.megabytes(sample.stripReadAheadBytes)))" : ""
             lines.append("  \(sample.input.escapingControlCharacters): \(sample.format ?? "?") \(size), \(shrink)decoded at \(decode)\(whole)")
         }
         if unstreamedInputs > 0 {
@@ -166,7 +182,11 @@ public struct PlanExplanation: Sendable {
         }
         if wholePNGInputs > 0 {
             lines.append("\(wholePNGInputs) PNG input\(wholePNGInputs == 1 ? " is" : "s are") read whole with libdeflate (faster than row by row) while "
-                         + "those being read hold under \(MemoryBudget.megabytes(ImageDecoder.wholePNGReads.capacity)) together; others stream")
+                         + "those being read hold under \(MemoryBudget.megabytes(wholePNGCapacity)) together; others stream")
+        }
+        if stripReadAheadInputs > 0 {
+            lines.append("\(stripReadAheadInputs) TIFF input\(stripReadAheadInputs == 1 ? " has its" : "s have their") strips decoded ahead "
+                         + "on worker threads (libtiff) while the rows are resized")
         }
         lines.append("outputs per input: \(outputs.count)")
         for output in outputs { lines.append("  \(output.escapingControlCharacters)") }

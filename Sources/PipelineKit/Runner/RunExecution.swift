@@ -57,9 +57,9 @@ final class RunExecution: Sendable {
         if let memoryBudget {
             // Admission weighs estimates without PNGs read whole (those never wait: they stream
             // when the allowance is spent), so under a budget the allowance is a slice of it.
-            decoder.wholePNGAllowance = MemoryAdmission(capacity: min(ImageDecoder.wholePNGReads.capacity, memoryBudget.bytes / 8))
-            // The same for strips of a large TIFF decoded ahead (a few tens of MB an image).
-            decoder.stripReadAhead = Int(min(Int64(StripTIFF.defaultReadAhead), memoryBudget.bytes / 16))
+            decoder.wholePNGAllowance = MemoryAdmission(capacity: ImageDecoder.wholePNGCapacity(under: memoryBudget))
+            // Nor the strips of a large TIFF decoded ahead (tens of MB an image).
+            decoder.stripReadAhead = ImageDecoder.stripReadAhead(under: memoryBudget)
         }
         self.decoder = decoder
     }

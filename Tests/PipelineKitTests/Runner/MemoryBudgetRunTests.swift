@@ -105,4 +105,39 @@ import TestSupport
         #expect(lines.contains { $0.contains("in/plain.png") && $0.contains("read whole when memory allows (about \(whole))") }, "\(lines)")
         #expect(lines.contains("1 PNG input is read whole with libdeflate (faster than row by row) while those being read hold under 128 MB together; others stream"))
     }
+
+    /// A large LZW TIFF is named as read with strips decoded ahead, with what they hold, and
+    /// under a memory budget the figures are the run's: the PNG allowance an eighth of the
+    /// budget, the TIFF's read-ahead at least two groups of strips.
+    @Test func explainNamesTIFFsReadAheadAndTheBudgetsAllowances() throws {
+        let directory = try TemporaryDirectory()
+        let photo = try Fixtures.gradient(width: 2400, height: 1300)
+        // libvips writes 128-row strips: 2400 × 3 × 128 bytes a group; 48 MB hold eight of them.
+        try directory.write(try photo.encoded(suffix: ".tif[compression=lzw]"), to: "in/large.tif")
+        try directory.write(try photo.encoded(suffix: ".png[compression=1]"), to: "in/plain.png")
+        try directory.write(Data(PipelineHarness.json(inputs: ["in/*"], outputs: [
+            #"{"name": "t", "steps": [{"resize": {"width": 200}}], "encode": {"format": "jpeg"}, "path": "out/{name}.jpg"}"#]).utf8), to: "p.json")
+        let pipelineFile = directory.url.appendingPathComponent("p.json").path
+
+        let roomy = try CommandRunner.run(["explain", pipelineFile]).standardOutput.split(separator: "\n").map(String.init)
+        let eight = String(format: "%.0f MB", Double(8 * 2400 * 3 * 128) / 1_000_000)
+        #expect(roomy.contains { $0.contains("in/large.tif") && $0.contains("strips decoded ahead on worker threads (about \(eight))") }, "\(roomy)")
+        #expect(roomy.contains("1 TIFF input has its strips decoded ahead on worker threads (libtiff) while the rows are resized"))
+        #expect(roomy.contains { $0.contains("hold under 128 MB together") })
+
+        // Under a limit the budget is what is left after the process and libvips' reserve: the
+        // PNGs get an eighth of it, a TIFF a sixteenth, in whole groups of strips (2 to 8).
+        let tight = try CommandRunner.run(["explain", pipelineFile, "--max-memory", "200MB"]).standardOutput.split(separator: "\n").map(String.init)
+        let budgetLine = try #require(tight.first { $0.hasPrefix("memory budget: ") }, "\(tight)")
+        let budgetMB = try #require(Double(String(budgetLine.dropFirst("memory budget: ".count).prefix { $0.isNumber })), "\(budgetLine)")
+        #expect(budgetMB > 16 && budgetMB < 8 * 128, "a budget that leaves PNGs less than their 128 MB: \(budgetLine)")
+        // The budget is printed rounded to a megabyte: either side of it may be the figure.
+        let candidates: [(png: String, tiff: String)] = [budgetMB - 0.5, budgetMB + 0.5].map { (megabytes: Double) in
+            let group = Double(2400 * 3 * 128)
+            let groups: Double = max(2, min(8, (megabytes * 1_000_000 / 16 / group).rounded(.down)))
+            return (String(format: "%.0f MB", megabytes / 8), String(format: "%.0f MB", groups * group / 1_000_000))
+        }
+        #expect(candidates.contains { figures in tight.contains { $0.contains("hold under \(figures.png) together") } }, "\(tight)")
+        #expect(candidates.contains { figures in tight.contains { $0.contains("in/large.tif") && $0.contains("(about \(figures.tiff))") } }, "\(tight)")
+    }
 }
