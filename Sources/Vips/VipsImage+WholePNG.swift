@@ -22,6 +22,17 @@ extension VipsImage {
         WholePNG.Shape(header).map { $0.filteredBytes + fileBytes }
     }
 
+    /// As `wholePNGBytes(header:fileBytes:)`, once the file's own header agrees: libvips'
+    /// header shows a 1, 2 or 4-bit grey PNG as 8-bit, which this reader does not take.
+    public static func wholePNGBytes(file path: String, header: VipsImage, fileBytes: Int) -> Int? {
+        guard let shape = WholePNG.Shape(header), let handle = FileHandle(forReadingAtPath: path) else { return nil }
+        defer { try? handle.close() }
+        // The signature, then the IHDR chunk's length and type, then its 13 bytes.
+        guard let start = try? handle.read(upToCount: 8 + 8 + 13), start.count == 29,
+              WholePNG.headerAgrees(Array(start.suffix(13)), with: shape) else { return nil }
+        return shape.filteredBytes + fileBytes
+    }
+
     /// Decodes a PNG file whole with libdeflate: see `wholePNGBytes(header:fileBytes:)` for
     /// which, and for what it holds. The image carries `header`'s metadata (profile, EXIF,
     /// comments, resolution). Nil when the file is not one this reader takes or it found a
@@ -108,6 +119,22 @@ enum WholePNG {
         return VipsImage(taking: image)
     }
 
+    /// Whether the 13 bytes of an IHDR chunk describe what `expected` says, in a kind this
+    /// reader takes: 8 bits, grey or RGB with or without alpha, no interlacing.
+    static func headerAgrees(_ ihdr: [UInt8], with expected: Shape) -> Bool {
+        guard ihdr.count == 13 else { return false }
+        func word(_ at: Int) -> Int { Int(ihdr[at]) << 24 | Int(ihdr[at + 1]) << 16 | Int(ihdr[at + 2]) << 8 | Int(ihdr[at + 3]) }
+        let channels: Int? = switch ihdr[9] {
+        case 0: 1
+        case 4: 2
+        case 2: 3
+        case 6: 4
+        default: nil
+        }
+        return word(0) == expected.width && word(4) == expected.height && ihdr[8] == 8 && channels == expected.channels
+            && ihdr[10] == 0 && ihdr[11] == 0 && ihdr[12] == 0
+    }
+
     /// Walks the chunks and moves the image data (every IDAT chunk's payload, in order) to the
     /// front of `file`, one zlib stream; returns its length. Nil for anything this reader does
     /// not take: a header that disagrees with `expected`, a transparency chunk, a palette where
@@ -136,17 +163,7 @@ enum WholePNG {
             let critical = (65...90).contains(type[0])
             switch name {
             case "IHDR":
-                guard !sawHeader, position == 8, length == 13 else { return nil }
-                let at = payload.lowerBound
-                let channels: Int? = switch file[at + 9] {
-                case 0: 1
-                case 4: 2
-                case 2: 3
-                case 6: 4
-                default: nil
-                }
-                guard word(at) == expected.width, word(at + 4) == expected.height, file[at + 8] == 8,
-                      channels == expected.channels, file[at + 10] == 0, file[at + 11] == 0, file[at + 12] == 0 else { return nil }
+                guard !sawHeader, position == 8, length == 13, headerAgrees(Array(file[payload]), with: expected) else { return nil }
                 sawHeader = true
             case "IDAT":
                 guard sawHeader, !imageDataEnded else { return nil }

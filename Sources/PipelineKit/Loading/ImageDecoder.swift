@@ -388,6 +388,14 @@ struct ImageDecoder: Sendable {
         return bytes
     }
 
+    /// As `wholePNGBytes(_:fileBytes:)` for a local file, whose own header is read too (for
+    /// `explain`, which should not count a PNG the reader would decline on opening it).
+    static func wholePNGBytes(file path: String, header: VipsImage, fileBytes: Int) -> Int64 {
+        guard let bytes = VipsImage.wholePNGBytes(file: path, header: header, fileBytes: fileBytes).map(Int64.init),
+              bytes <= wholePNGReads.capacity else { return 0 }
+        return bytes
+    }
+
     private func open(_ source: EncodedSource, options: String) throws -> VipsImage {
         switch source {
         case .file(let path, _): try VipsImage.open(file: path, options: options)

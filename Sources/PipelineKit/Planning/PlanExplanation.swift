@@ -92,7 +92,7 @@ public struct PlanExplanation: Sendable {
                 let shrink = ImageDecoder.loadShrink(allowed: allowed, loader: format ?? "", fast: definition.decompress.fastShrinkOnLoad)
                 let unstreamed = ImageDecoder.unstreamedDecodeBytes(header)
                 if unstreamed > 0 { unstreamedInputs += 1 }
-                let wholePNG = ImageDecoder.wholePNGBytes(header, fileBytes: Int(item.input.byteCount ?? 0))
+                let wholePNG = ImageDecoder.wholePNGBytes(file: item.input.path, header: header, fileBytes: Int(item.input.byteCount ?? 0))
                 if wholePNG > 0 { wholePNGInputs += 1 }
                 var stripsAhead: Int64 = 0
                 if format?.hasPrefix("tiffload") == true, ImageDecoder.readsStripsAhead(failOn: definition.decompress.failOn) {

@@ -91,6 +91,8 @@ import TestSupport
         try directory.write(try photo.encoded(suffix: ".png[interlace,compression=1]"), to: "in/interlaced.png")
         let plain = try photo.encoded(suffix: ".png[compression=1]")
         try directory.write(plain, to: "in/plain.png")
+        // libvips' header shows a 1-bit grey PNG as 8-bit; the reader declines it on opening.
+        try directory.write(try photo.extractingBands(0).encoded(suffix: ".png[bitdepth=1]"), to: "in/onebit.png")
         try directory.write(Data(PipelineHarness.json(inputs: ["in/*"], outputs: [
             #"{"name": "t", "steps": [{"resize": {"width": 200}}], "encode": {"format": "jpeg"}, "path": "out/{name}.jpg"}"#]).utf8), to: "p.json")
         let explain = try CommandRunner.run(["explain", directory.url.appendingPathComponent("p.json").path])
@@ -103,6 +105,7 @@ import TestSupport
         // A plain PNG is read whole when memory allows: its rows, a filter byte each, and its file.
         let whole = String(format: "%.0f MB", Double((2000 * 3 + 1) * 1500 + plain.count) / 1_000_000)
         #expect(lines.contains { $0.contains("in/plain.png") && $0.contains("read whole when memory allows (about \(whole))") }, "\(lines)")
+        #expect(lines.contains { $0.contains("in/onebit.png") && !$0.contains("read whole") }, "\(lines)")
         #expect(lines.contains("1 PNG input is read whole with libdeflate (faster than row by row) while those being read hold under 128 MB together; others stream"))
     }
 
