@@ -237,7 +237,14 @@ public enum StripTIFF {
             if let ownTIFF { TIFFClose(ownTIFF) }
         }
 
+        /// libvips hands the image to its worker threads through GLib, whose futex-based locks
+        /// ThreadSanitizer does not see; passing through this pthread lock after setting up and
+        /// before every fill shows it that the reader was made before it is read.
+        private static let handOff = NSLock()
+
         func start() {
+            Self.handOff.lock()
+            Self.handOff.unlock()
             condition.withLock { runningWorkers = layout.workers }
             StripTIFF.record(path) {
                 $0.readers += 1
@@ -314,6 +321,8 @@ public enum StripTIFF {
         /// Copies rows `top..<top+height`, columns `left..<left+width`, to `first` (rows
         /// `lineSkip` apart): libvips' request for a region. 0, or -1 with libvips' error set.
         func fill(_ first: UnsafeMutablePointer<UInt8>, lineSkip: Int, left: Int, top: Int, width: Int, height: Int) -> Int32 {
+            Self.handOff.lock()
+            Self.handOff.unlock()
             filling.lock()
             defer {
                 condition.withLock { pinned = nil }
