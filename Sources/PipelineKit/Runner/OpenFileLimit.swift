@@ -29,17 +29,23 @@ public enum OpenFileLimit {
         return current
     }
 
-    /// Whether the process cannot open another file now (EMFILE), probed with dup(2): used to
-    /// explain a failure that just happened, which libraries otherwise report as a bad
-    /// descriptor, a write error or an unknown format.
+    /// Whether the process cannot open `headroom` more files now (EMFILE), probed with dup(2):
+    /// used to explain a failure that just happened, which libraries otherwise report as a bad
+    /// descriptor, a write error, an unknown format or nothing at all. A few, not one: the
+    /// failed step may have needed several at once, and another thread may have closed one
+    /// since (seen under ThreadSanitizer, whose runtime opens files of its own, at `ulimit -n 10`).
     static var isReached: Bool {
-        let probe = dup(STDERR_FILENO)
-        if probe >= 0 {
-            close(probe)
-            return false
+        var probes: [Int32] = []
+        defer { probes.forEach { close($0) } }
+        for _ in 0..<headroom {
+            let probe = dup(STDERR_FILENO)
+            guard probe >= 0 else { return errno == EMFILE }
+            probes.append(probe)
         }
-        return errno == EMFILE
+        return false
     }
+
+    static let headroom = 4
 
     /// Whether a library's error message says a descriptor could not be had. libvips writes to
     /// a copy (dup) of the output's descriptor: when that copy fails, it writes to -1 and
