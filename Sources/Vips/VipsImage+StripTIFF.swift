@@ -24,7 +24,7 @@ extension VipsImage {
     ///     strips are always allowed).
     public static func stripReadAheadBytes(file path: String, header: VipsImage,
                                            readAhead: Int = StripTIFF.defaultReadAhead) -> Int? {
-        StripTIFF.Layout(file: path, header: header, readAhead: readAhead).map { $0.slots * $0.chunkBytes }
+        StripTIFF.Layout(.file(path), header: header, readAhead: readAhead).map { $0.slots * $0.chunkBytes }
     }
 
     /// The TIFF at `path` as an image whose rows are decoded ahead on worker threads (see
@@ -36,29 +36,25 @@ extension VipsImage {
     /// decoded again, which is right but slower.
     public static func readingStripsAhead(file path: String, header: VipsImage,
                                           readAhead: Int = StripTIFF.defaultReadAhead) -> VipsImage? {
-        guard let layout = StripTIFF.Layout(file: path, header: header, readAhead: readAhead) else { return nil }
-        let reader = StripTIFF.Reader(path: path, layout: layout)
-        let fill: PlFillRows = { state, first, lineSkip, left, top, width, height in
-            guard let state, let first else { return -1 }
-            let reader = Unmanaged<StripTIFF.Reader>.fromOpaque(state).takeUnretainedValue()
-            return reader.fill(first, lineSkip: Int(lineSkip), left: Int(left), top: Int(top), width: Int(width), height: Int(height))
-        }
-        let release: PlReleaseState = { state in
-            guard let state else { return }
-            let reader = Unmanaged<StripTIFF.Reader>.fromOpaque(state).takeRetainedValue()
-            reader.stop()
-        }
-        guard let image = pl_image_from_rows(Int32(layout.width), Int32(layout.height), Int32(layout.samples), fill, release,
-                                             Unmanaged.passRetained(reader).toOpaque()) else { return nil }
-        withExtendedLifetime(header) { pl_take_metadata(image, header.pointer) }
-        // As libvips' loaders mark a sequential read: sinks then ask for whole rows, top to
-        // bottom, rather than tiles that would go back up the image for every column of them.
-        vips_image_set_int(image, "vips-sequential", 1)
-        reader.start()
-        return VipsImage(taking: image)
+        guard let layout = StripTIFF.Layout(.file(path), header: header, readAhead: readAhead) else { return nil }
+        return StripTIFF.image(StripTIFF.Reader(origin: .file(path), name: path, layout: layout), header: header)
     }
 
-    /// What the read-ahead reader has done with the file at `path` in this process (lately:
+    /// TIFF bytes (a fetched file) read as `readingStripsAhead(file:header:readAhead:)` reads a
+    /// file, from a copy of them that the image keeps; `name` stands for the file in errors and
+    /// in `stripReading(file:)`.
+    public static func readingStripsAhead(data: Data, name: String, header: VipsImage,
+                                          readAhead: Int = StripTIFF.defaultReadAhead) -> VipsImage? {
+        // Judged on the bytes in place: only a TIFF the reader takes is copied.
+        let layout = data.withUnsafeBytes { bytes in
+            bytes.baseAddress.flatMap { StripTIFF.Layout(.memory($0, bytes.count), header: header, readAhead: readAhead) }
+        }
+        guard let layout, let copy = StripTIFF.MemoryCopy(data) else { return nil }
+        return StripTIFF.image(StripTIFF.Reader(origin: .copy(copy), name: name, layout: layout), header: header)
+    }
+
+    /// What the read-ahead reader has done with the file at `path` (or the bytes given that
+    /// name) in this process (lately:
     /// see `StripTIFF.mostRecorded`): readers made, worker threads running now, and strip
     /// groups decoded again because rows were asked for after their group had been given back
     /// (a streaming resize asks for none).
@@ -126,10 +122,10 @@ public enum StripTIFF {
 
         /// Nil unless libvips' header and the file's first directory both show a layout this
         /// reader takes.
-        init?(file path: String, header: VipsImage, readAhead: Int) {
+        init?(_ origin: Origin, header: VipsImage, readAhead: Int) {
             guard header.loader?.hasPrefix("tiffload") == true, header.bandFormat == .uchar, (1...4).contains(header.bands),
                   header.width * header.height * header.bands >= StripTIFF.smallestImage,
-                  let tiff = StripTIFF.open(path) else { return nil }
+                  let tiff = StripTIFF.open(origin) else { return nil }
             defer { TIFFClose(tiff) }
             var bits: UInt16 = 0, format: UInt16 = 0, samples: UInt16 = 0, planar: UInt16 = 0
             var photometric: UInt16 = 0, compression: UInt16 = 0
@@ -172,9 +168,60 @@ public enum StripTIFF {
         }
     }
 
-    /// A libtiff handle of its own on `path` (each thread needs one), or nil.
-    static func open(_ path: String) -> OpaquePointer? {
-        TIFFOpen(path, "r")
+    /// Where a TIFF's bytes are, for libtiff handles to read: a file each handle opens, or
+    /// bytes in memory each handle reads in place.
+    enum Origin: @unchecked Sendable {
+        case file(String)
+        /// Bytes someone else keeps alive while the handle is open.
+        case memory(UnsafeRawPointer, Int)
+        /// A copy the reader keeps.
+        case copy(MemoryCopy)
+    }
+
+    /// Bytes copied out of a `Data`, freed with the last reference.
+    final class MemoryCopy: @unchecked Sendable {
+        let base: UnsafeMutableRawPointer
+        let count: Int
+
+        init?(_ data: Data) {
+            guard !data.isEmpty, let base = malloc(data.count) else { return nil }
+            data.withUnsafeBytes { bytes in base.copyMemory(from: bytes.baseAddress!, byteCount: bytes.count) }
+            (self.base, count) = (base, data.count)
+        }
+
+        deinit { free(base) }
+    }
+
+    /// A libtiff handle of its own on `origin` (each thread needs one), or nil.
+    static func open(_ origin: Origin) -> OpaquePointer? {
+        switch origin {
+        case .file(let path): TIFFOpen(path, "r")
+        case .memory(let base, let count): pl_tiff_open_memory(base, count)
+        case .copy(let copy): pl_tiff_open_memory(copy.base, copy.count)
+        }
+    }
+
+    /// The image whose rows `reader` fills, carrying `header`'s metadata; its workers start now.
+    static func image(_ reader: Reader, header: VipsImage) -> VipsImage? {
+        let fill: PlFillRows = { state, first, lineSkip, left, top, width, height in
+            guard let state, let first else { return -1 }
+            let reader = Unmanaged<StripTIFF.Reader>.fromOpaque(state).takeUnretainedValue()
+            return reader.fill(first, lineSkip: Int(lineSkip), left: Int(left), top: Int(top), width: Int(width), height: Int(height))
+        }
+        let release: PlReleaseState = { state in
+            guard let state else { return }
+            let reader = Unmanaged<StripTIFF.Reader>.fromOpaque(state).takeRetainedValue()
+            reader.stop()
+        }
+        let layout = reader.layout
+        guard let image = pl_image_from_rows(Int32(layout.width), Int32(layout.height), Int32(layout.samples), fill, release,
+                                             Unmanaged.passRetained(reader).toOpaque()) else { return nil }
+        withExtendedLifetime(header) { pl_take_metadata(image, header.pointer) }
+        // As libvips' loaders mark a sequential read: sinks then ask for whole rows, top to
+        // bottom, rather than tiles that would go back up the image for every column of them.
+        vips_image_set_int(image, "vips-sequential", 1)
+        reader.start()
+        return VipsImage(taking: image)
     }
 
     /// Decodes the strips of group `group` into `buffer` (`layout.chunkBytes` long); nil on
@@ -196,7 +243,9 @@ public enum StripTIFF {
     /// Decodes groups ahead of the rows libvips asks for, on `layout.workers` threads, into
     /// `layout.slots` buffers. libvips asks through `fill`; the image's closing calls `stop`.
     final class Reader: @unchecked Sendable {
-        let path: String
+        let origin: Origin
+        /// The file's path, or what stands for it: in errors, and the key of `activity`.
+        let name: String
         let layout: Layout
 
         /// Everything below is guarded by `condition`.
@@ -224,8 +273,9 @@ public enum StripTIFF {
         private var ownTIFF: OpaquePointer?
         private var ownBuffer: UnsafeMutableRawPointer?
 
-        init(path: String, layout: Layout) {
-            self.path = path
+        init(origin: Origin, name: String, layout: Layout) {
+            self.origin = origin
+            self.name = name
             self.layout = layout
             buffers = Array(repeating: nil, count: layout.slots)
             freeSlots = Array((0..<layout.slots).reversed())
@@ -246,7 +296,7 @@ public enum StripTIFF {
             Self.handOff.lock()
             Self.handOff.unlock()
             condition.withLock { runningWorkers = layout.workers }
-            StripTIFF.record(path) {
+            StripTIFF.record(name) {
                 $0.readers += 1
                 $0.workersRunning += layout.workers
             }
@@ -275,14 +325,14 @@ public enum StripTIFF {
         }
 
         private func work() {
-            let tiff = StripTIFF.open(path)
+            let tiff = StripTIFF.open(origin)
             defer {
                 if let tiff { TIFFClose(tiff) }
                 condition.withLock {
                     runningWorkers -= 1
                     condition.broadcast()
                 }
-                StripTIFF.record(path) { $0.workersRunning -= 1 }
+                StripTIFF.record(name) { $0.workersRunning -= 1 }
             }
             guard let tiff else { return }
             while true {
@@ -343,7 +393,7 @@ public enum StripTIFF {
                 switch rowsOf(group, passedBelow: passedBelow) {
                 case .success(let buffer): source = buffer
                 case .failure(let failure):
-                    pl_set_error("tiffload", "\(path): \(failure.message)")
+                    pl_set_error("tiffload", "\(name): \(failure.message)")
                     return -1
                 }
                 for index in 0..<rows {
@@ -394,8 +444,8 @@ public enum StripTIFF {
         /// Decodes `group` on the caller's thread, into the caller's own buffer: a group asked
         /// for again after it was overwritten, or when no worker could open the file.
         private func decodeHere(_ group: Int) -> Result<UnsafeMutableRawPointer, Failure> {
-            StripTIFF.record(path) { $0.groupsDecodedAgain += 1 }
-            if ownTIFF == nil { ownTIFF = StripTIFF.open(path) }
+            StripTIFF.record(name) { $0.groupsDecodedAgain += 1 }
+            if ownTIFF == nil { ownTIFF = StripTIFF.open(origin) }
             if ownBuffer == nil { ownBuffer = pl_map_buffer(layout.chunkBytes) }
             guard let ownTIFF, let ownBuffer else { return .failure(Failure(message: "the file could not be opened again")) }
             if let message = StripTIFF.decode(group: group, of: layout, with: ownTIFF, into: ownBuffer) {

@@ -34,6 +34,26 @@ struct StripTIFFTests {
         #expect(VipsImage.stripReading(file: path).groupsDecodedAgain == 0, "read top to bottom, nothing is decoded twice")
     }
 
+    /// Bytes in memory (a fetched file) read as the file is, and a damaged copy fails with the
+    /// name given for it.
+    @Test func bytesReadAsTheFileIs() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path + "/image.tif"
+        let (width, height) = Self.size(samples: 3)
+        let strips = try TIFFFile.write(path, width: width, height: height, samples: 3, compression: COMPRESSION_ADOBE_DEFLATE, rowsPerStrip: 40)
+        var data = try Data(contentsOf: URL(fileURLWithPath: path))
+        Vips.setThreadsPerImage(1)
+        let name = "fetched \(UUID().uuidString)"
+        let image = try #require(VipsImage.readingStripsAhead(data: data, name: name, header: try VipsImage.open(data: data)))
+        #expect(try image.bytes() == VipsImage.open(file: path, options: "access=sequential").bytes())
+        #expect(VipsImage.stripReading(file: name).readers == 1 && VipsImage.stripReading(file: name).groupsDecodedAgain == 0)
+
+        data.replaceSubrange(strips[3].offset..<strips[3].offset + 64, with: Data(repeating: 0xFF, count: 64))
+        let damaged = try #require(VipsImage.readingStripsAhead(data: data, name: name, header: try VipsImage.open(data: data)))
+        let error = try #require(throws: VipsError.self) { try damaged.bytes() }
+        #expect(error.message.contains("\(name): strip 3 of"), "\(error.message)")
+    }
+
     /// Rows asked for out of order (the bottom first, then the top, then the middle) are still
     /// the file's rows: groups given back are decoded again on the caller's thread.
     @Test func rowsAskedForAgainAreDecodedAgain() throws {

@@ -350,17 +350,23 @@ struct ImageDecoder: Sendable {
     }
 
     /// A large stripped TIFF whose strips worker threads decode ahead of the resize
-    /// (`VipsImage.readingStripsAhead`), when it is a local file of a layout that reader takes
-    /// and decoding is strict as libvips' default or stricter short of warnings (libtiff's
-    /// warnings are not this reader's to judge); nil leaves it to libvips' loader.
+    /// (`VipsImage.readingStripsAhead`), when it is of a layout that reader takes and decoding
+    /// is strict as libvips' default or stricter short of warnings (libtiff's warnings are not
+    /// this reader's to judge); nil leaves it to libvips' loader. Fetched bytes are copied for
+    /// the reader (the TIFF's file size again, while it is read).
     ///
     /// Measured with `Benchmarks/run.sh` on a 1-gigapixel LZW TIFF (see the README): libtiff's
     /// LZW decoder was two thirds of the run's time, on one core of two.
     private func readStripsAhead(_ source: EncodedSource, header: VipsImage) -> VipsImage? {
-        guard case .file(let path, _) = source, Self.readsStripsAhead(failOn: settings.failOn),
-              header.loader?.hasPrefix("tiffload") == true else { return nil }
-        return VipsImage.readingStripsAhead(file: path, header: header, readAhead: stripReadAhead)
+        guard Self.readsStripsAhead(failOn: settings.failOn), header.loader?.hasPrefix("tiffload") == true else { return nil }
+        return switch source {
+        case .file(let path, _): VipsImage.readingStripsAhead(file: path, header: header, readAhead: stripReadAhead)
+        case .data(let data): VipsImage.readingStripsAhead(data: data, name: Self.fetchedName, header: header, readAhead: stripReadAhead)
+        }
     }
+
+    /// What fetched bytes are called in the read-ahead reader's errors.
+    static let fetchedName = "the fetched file"
 
     /// Whether TIFFs may be read with strips decoded ahead under this strictness.
     static func readsStripsAhead(failOn: DecompressSettings.FailOn) -> Bool {

@@ -100,6 +100,12 @@ import TestSupport
         #expect(VipsImage.stripReading(file: path).groupsDecodedAgain == 0)
         #expect(ahead.image.size == ImageSize(width: 500, height: 271) && ahead.loader.hasPrefix("tiffload"))
         #expect(try ahead.image.bytes() == libvips.image.bytes())
+
+        // Fetched bytes (an input over HTTP) are read ahead the same way.
+        let fetchedBefore = VipsImage.stripReading(file: ImageDecoder.fetchedName).readers
+        let fetched = try ImageDecoder(settings: Self.settings, outputs: output).decode(.data(tiff))
+        #expect(VipsImage.stripReading(file: ImageDecoder.fetchedName).readers == fetchedBefore + 1)
+        #expect(try fetched.image.bytes() == libvips.image.bytes())
     }
 
     @Test func cmykJPEGBecomesSRGB() throws {
