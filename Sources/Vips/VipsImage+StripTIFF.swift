@@ -24,7 +24,7 @@ extension VipsImage {
     ///     strips are always allowed).
     public static func stripReadAheadBytes(file path: String, header: VipsImage,
                                            readAhead: Int = StripTIFF.defaultReadAhead) -> Int? {
-        StripTIFF.Layout(.file(path), header: header, readAhead: readAhead).map { $0.slots * $0.chunkBytes }
+        StripTIFF.Layout(.file(path), header: header, readAhead: readAhead).map { $0.slots * $0.groupBytes }
     }
 
     /// The TIFF at `path` as an image whose rows are decoded ahead on worker threads (see
@@ -54,10 +54,9 @@ extension VipsImage {
     }
 
     /// What the read-ahead reader has done with the file at `path` (or the bytes given that
-    /// name) in this process (lately:
-    /// see `StripTIFF.mostRecorded`): readers made, worker threads running now, and strip
-    /// groups decoded again because rows were asked for after their group had been given back
-    /// (a streaming resize asks for none).
+    /// name) in this process, lately (see `StripTIFF.mostRecorded`): readers made, worker
+    /// threads running now, and strip groups decoded again because rows were asked for after
+    /// their group was overwritten (a streaming resize on one thread asks for none).
     public static func stripReading(file path: String) -> StripTIFF.Activity {
         StripTIFF.activity.withLock { $0[path] ?? StripTIFF.Activity() }
     }
@@ -72,7 +71,7 @@ public enum StripTIFF {
         public var groupsDecodedAgain = 0
     }
 
-    /// By path. Past `mostRecorded` paths, those whose workers have left are forgotten, so a
+    /// By path (or name). Past `mostRecorded` of them, those whose workers have left are forgotten, so a
     /// long run does not keep an entry for every TIFF it read.
     static let activity = Locked<[String: Activity]>([:])
     static let mostRecorded = 256
@@ -116,7 +115,7 @@ public enum StripTIFF {
 
         var rowBytes: Int { width * samples }
         var groupRows: Int { rowsPerStrip * stripsPerGroup }
-        var chunkBytes: Int { groupRows * rowBytes }
+        var groupBytes: Int { groupRows * rowBytes }
         var groups: Int { (height + groupRows - 1) / groupRows }
         var workers: Int { min(2, slots - 1) }
 
@@ -148,11 +147,15 @@ public enum StripTIFF {
             case PHOTOMETRIC_RGB: colours = 3
             default: return nil
             }
-            var extraCount: UInt16 = 0
-            var extraKinds: UnsafePointer<UInt16>?
-            guard pl_tiff_extra_samples(tiff, &extraCount, &extraKinds) == 1 || samples == colours,
-                  Int(samples) - colours == (Int(samples) > colours ? Int(extraCount) : 0), Int(samples) - colours <= 1 else { return nil }
-            if extraCount == 1, let kind = extraKinds?.pointee, Int32(kind) != EXTRASAMPLE_UNASSALPHA, Int32(kind) != EXTRASAMPLE_UNSPECIFIED {
+            switch Int(samples) - colours {
+            case 0:
+                break
+            case 1:
+                var extraCount: UInt16 = 0
+                var extraKinds: UnsafePointer<UInt16>?
+                guard pl_tiff_extra_samples(tiff, &extraCount, &extraKinds) == 1, extraCount == 1, let kind = extraKinds?.pointee,
+                      Int32(kind) == EXTRASAMPLE_UNASSALPHA || Int32(kind) == EXTRASAMPLE_UNSPECIFIED else { return nil }
+            default:
                 return nil
             }
             let rows = min(Int(rowsPerStrip), Int(height))
@@ -162,8 +165,7 @@ public enum StripTIFF {
             let stripBytes = rows * Int(width) * Int(samples)
             guard stripBytes <= StripTIFF.largestGroup else { return nil }
             stripsPerGroup = max(1, min((StripTIFF.groupRows + rows - 1) / rows, StripTIFF.largestGroup / stripBytes))
-            let groupBytes = stripsPerGroup * stripBytes
-            slots = max(2, min(8, readAhead / groupBytes))
+            slots = max(2, min(8, readAhead / (stripsPerGroup * stripBytes)))
             guard groups >= 2 else { return nil }
         }
     }
@@ -224,7 +226,7 @@ public enum StripTIFF {
         return VipsImage(taking: image)
     }
 
-    /// Decodes the strips of group `group` into `buffer` (`layout.chunkBytes` long); nil on
+    /// Decodes the strips of group `group` into `buffer` (`layout.groupBytes` long); nil on
     /// success, or what went wrong.
     static func decode(group: Int, of layout: Layout, with tiff: OpaquePointer, into buffer: UnsafeMutableRawPointer) -> String? {
         let first = group * layout.stripsPerGroup
@@ -248,7 +250,7 @@ public enum StripTIFF {
         let name: String
         let layout: Layout
 
-        /// Everything below is guarded by `condition`.
+        /// From here to `stopped`, guarded by `condition`.
         private let condition = NSCondition()
         private var buffers: [UnsafeMutableRawPointer?]
         private var freeSlots: [Int]
@@ -282,8 +284,8 @@ public enum StripTIFF {
         }
 
         deinit {
-            for case let buffer? in buffers { pl_unmap_buffer(buffer, layout.chunkBytes) }
-            if let ownBuffer { pl_unmap_buffer(ownBuffer, layout.chunkBytes) }
+            for case let buffer? in buffers { pl_unmap_buffer(buffer, layout.groupBytes) }
+            if let ownBuffer { pl_unmap_buffer(ownBuffer, layout.groupBytes) }
             if let ownTIFF { TIFFClose(ownTIFF) }
         }
 
@@ -350,12 +352,12 @@ public enum StripTIFF {
                 }
                 let group = nextGroup
                 nextGroup += 1
-                if buffers[slot] == nil { buffers[slot] = pl_map_buffer(layout.chunkBytes) }
+                if buffers[slot] == nil { buffers[slot] = pl_map_buffer(layout.groupBytes) }
                 let buffer = buffers[slot]
                 condition.unlock()
 
                 let failure = buffer.map { StripTIFF.decode(group: group, of: layout, with: tiff, into: $0) }
-                    ?? "no memory for \(layout.chunkBytes) bytes of rows"
+                    ?? "no memory for \(layout.groupBytes) bytes of rows"
                 condition.withLock {
                     if let failure {
                         freeSlots.append(slot)
@@ -446,7 +448,7 @@ public enum StripTIFF {
         private func decodeHere(_ group: Int) -> Result<UnsafeMutableRawPointer, Failure> {
             StripTIFF.record(name) { $0.groupsDecodedAgain += 1 }
             if ownTIFF == nil { ownTIFF = StripTIFF.open(origin) }
-            if ownBuffer == nil { ownBuffer = pl_map_buffer(layout.chunkBytes) }
+            if ownBuffer == nil { ownBuffer = pl_map_buffer(layout.groupBytes) }
             guard let ownTIFF, let ownBuffer else { return .failure(Failure(message: "the file could not be opened again")) }
             if let message = StripTIFF.decode(group: group, of: layout, with: ownTIFF, into: ownBuffer) {
                 return .failure(Failure(message: message))
