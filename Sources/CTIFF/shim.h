@@ -30,8 +30,10 @@ static inline int pl_tiff_extra_samples(TIFF *tiff, uint16_t *count, const uint1
     return found;
 }
 
-/* A libtiff handle on bytes in memory, which must outlive it: libtiff reads them in place, as
- * it would a mapped file. Each handle has its own position, so each thread may have one. */
+/* A libtiff handle on bytes in memory, which must outlive it. libtiff reads them through the
+ * read procedure, not in place ("m"), as libvips' loader reads a file: what libtiff tolerates
+ * then (a strip byte count past the end, cut to it) it tolerates here. Each handle has its own
+ * position, so each thread may have one. */
 typedef struct { const unsigned char *base; toff_t size; toff_t offset; } PlTIFFMemory;
 
 static inline tmsize_t pl_tiff_memory_read(thandle_t handle, void *buffer, tmsize_t count) {
@@ -84,7 +86,7 @@ static inline TIFF *pl_tiff_open_memory(const void *base, size_t size) {
     memory->base = base;
     memory->size = size;
     memory->offset = 0;
-    TIFF *tiff = TIFFClientOpen("memory", "r", (thandle_t) memory, pl_tiff_memory_read, pl_tiff_memory_write,
+    TIFF *tiff = TIFFClientOpen("memory", "rm", (thandle_t) memory, pl_tiff_memory_read, pl_tiff_memory_write,
                                 pl_tiff_memory_seek, pl_tiff_memory_close, pl_tiff_memory_size,
                                 pl_tiff_memory_map, pl_tiff_memory_unmap);
     /* A handle that failed to open was not closed: the caller frees what it was given (as

@@ -71,6 +71,41 @@ struct StripTIFFTests {
         #expect(VipsImage.stripReading(file: path).groupsDecodedAgain > 0)
     }
 
+    /// Strip tables that point outside the file (an offset past its end, a byte count of 2 GB),
+    /// from a file and from bytes: the reader takes them (the header is plain), reads nothing
+    /// out of bounds and holds none of the claimed bytes, and ends as libvips' loader does on
+    /// the same file: both fail (the reader naming the strip), or both give the same pixels
+    /// (libtiff cuts a byte count to the end of the file).
+    @Test(arguments: [(273, 0x7FFF_0000), (279, 0x7FFF_FFFF)])
+    func hostileStripTablesEndAsLibvipsEnds(tag: Int, value: Int) throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path + "/image.tif"
+        let (width, height) = Self.size(samples: 3)
+        try TIFFFile.write(path, width: width, height: height, samples: 3, compression: COMPRESSION_LZW, rowsPerStrip: 64)
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        // Strip 7's entry in the StripOffsets (273) or StripByteCounts (279) table.
+        let entry = try #require(TIFFFile.tableEntry(tag: tag, index: 7, in: bytes))
+        for index in 0..<4 { bytes[entry + index] = UInt8(truncatingIfNeeded: value >> (8 * index)) }
+        let data = Data(bytes)
+        try data.write(to: URL(fileURLWithPath: path))
+
+        Vips.setThreadsPerImage(1)
+        let header = try VipsImage.open(file: path)
+        let libvips = Result { try VipsImage.open(file: path, options: "access=sequential,fail_on=truncated").bytes() }
+        let fromFile = try #require(VipsImage.readingStripsAhead(file: path, header: header))
+        let fromData = try #require(VipsImage.readingStripsAhead(data: data, name: "fetched \(tag)", header: header))
+        for (ours, origin) in [(Result { try fromFile.bytes() }, "file"), (Result { try fromData.bytes() }, "bytes")] {
+            switch (ours, libvips) {
+            case (.success(let ours), .success(let theirs)):
+                #expect(ours == theirs, "\(origin): other pixels than libvips'")
+            case (.failure(let error), .failure):
+                #expect("\(error)".contains("strip 7 of"), "\(origin): \(error)")
+            default:
+                Issue.record("\(origin): the reader \(ours.isSuccess ? "read" : "failed on") a file libvips' loader \(libvips.isSuccess ? "read" : "failed on")")
+            }
+        }
+    }
+
     /// A strip whose LZW stream is garbage fails the read with libtiff's reason and the
     /// strip's number, as libvips' own loader fails on it; no pixels come out.
     @Test func aDamagedStripFailsTheRead() throws {
@@ -211,7 +246,33 @@ enum TIFFFile {
         }
     }
 
+    /// Where entry `index` of a 32-bit strip table (`tag`) is in a little-endian TIFF as libtiff
+    /// writes it (the first directory, the table stored after it), or nil.
+    static func tableEntry(tag: Int, index: Int, in bytes: [UInt8]) -> Int? {
+        func read(_ at: Int, _ count: Int) -> Int {
+            (0..<count).reduce(0) { $0 | Int(bytes[at + $1]) << (8 * $1) }
+        }
+        guard bytes.count > 8, bytes[0] == 0x49, bytes[1] == 0x49 else { return nil }
+        let directory = read(4, 4)
+        guard directory + 2 <= bytes.count else { return nil }
+        for entry in 0..<read(directory, 2) {
+            let at = directory + 2 + entry * 12
+            guard at + 12 <= bytes.count, read(at, 2) == tag else { continue }
+            // LONG entries; more than one, so the value is the table's offset.
+            guard read(at + 2, 2) == 4, index < read(at + 4, 4), read(at + 4, 4) > 1 else { return nil }
+            let table = read(at + 8, 4) + index * 4
+            return table + 4 <= bytes.count ? table : nil
+        }
+        return nil
+    }
+
     struct TIFFWriteFailed: Error {
         let path: String
+    }
+}
+
+extension Result {
+    var isSuccess: Bool {
+        if case .success = self { true } else { false }
     }
 }
