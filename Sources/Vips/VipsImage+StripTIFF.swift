@@ -27,6 +27,14 @@ extension VipsImage {
         StripTIFF.Layout(.file(path), header: header, readAhead: readAhead).map { $0.slots * $0.groupBytes }
     }
 
+    /// As `stripReadAheadBytes(file:header:readAhead:)`, for TIFF bytes in memory (the copy
+    /// `readingStripsAhead(data:name:header:readAhead:)` makes of them is not counted).
+    public static func stripReadAheadBytes(data: Data, header: VipsImage, readAhead: Int = StripTIFF.defaultReadAhead) -> Int? {
+        data.withUnsafeBytes { bytes in
+            bytes.baseAddress.flatMap { StripTIFF.Layout(.memory($0, bytes.count), header: header, readAhead: readAhead) }
+        }.map { $0.slots * $0.groupBytes }
+    }
+
     /// The TIFF at `path` as an image whose rows are decoded ahead on worker threads (see
     /// `stripReadAheadBytes(file:header:)` for which files), carrying `header`'s metadata. Nil
     /// when it is not a TIFF this reader takes: libvips' loader should read it then. Rows are

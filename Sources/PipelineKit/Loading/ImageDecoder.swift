@@ -199,6 +199,7 @@ struct ImageDecoder: Sendable {
                                         outputs: outputs) * Int64(animated ? header.pageCount : 1)
         bytes += unstreamed
         if case .data(let data) = source { bytes += Int64(data.count) }
+        bytes += Self.gate.shared { stripReadAheadBytes(source, header: header) }
         return MemoryNeeds(estimate: bytes, unstreamed: unstreamed)
     }
 
@@ -362,6 +363,19 @@ struct ImageDecoder: Sendable {
         return switch source {
         case .file(let path, _): VipsImage.readingStripsAhead(file: path, header: header, readAhead: stripReadAhead)
         case .data(let data): VipsImage.readingStripsAhead(data: data, name: Self.fetchedName, header: header, readAhead: stripReadAhead)
+        }
+    }
+
+    /// What reading `source` with strips decoded ahead would hold besides the decode (the
+    /// groups of strips in flight, and for fetched bytes their copy), or 0 when libvips' loader
+    /// reads it: part of the estimate admission by memory weighs.
+    private func stripReadAheadBytes(_ source: EncodedSource, header: VipsImage) -> Int64 {
+        guard Self.readsStripsAhead(failOn: settings.failOn), header.loader?.hasPrefix("tiffload") == true else { return 0 }
+        switch source {
+        case .file(let path, _):
+            return Int64(VipsImage.stripReadAheadBytes(file: path, header: header, readAhead: stripReadAhead) ?? 0)
+        case .data(let data):
+            return VipsImage.stripReadAheadBytes(data: data, header: header, readAhead: stripReadAhead).map { Int64($0 + data.count) } ?? 0
         }
     }
 

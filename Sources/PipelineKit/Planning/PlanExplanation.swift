@@ -101,7 +101,7 @@ public struct PlanExplanation: Sendable {
                 if stripsAhead > 0 { stripReadAheadInputs += 1 }
                 sample = Sample(input: item.input.displayName, format: format, size: size, loadShrink: shrink, decodeSize: decodeSize,
                                 unstreamedBytes: unstreamed, wholePNGBytes: wholePNG, stripReadAheadBytes: stripsAhead)
-                let estimate = ImageDecoder.estimatedBytes(decodeSize: decodeSize, outputs: definition.outputs) + unstreamed
+                let estimate = ImageDecoder.estimatedBytes(decodeSize: decodeSize, outputs: definition.outputs) + unstreamed + stripsAhead
                 largestEstimate = max(largestEstimate, estimate)
                 if let memoryBudget, estimate > memoryBudget.bytes { inputsOverBudget += 1 }
             }

@@ -101,6 +101,15 @@ import TestSupport
         #expect(ahead.image.size == ImageSize(width: 500, height: 271) && ahead.loader.hasPrefix("tiffload"))
         #expect(try ahead.image.bytes() == libvips.image.bytes())
 
+        // Admission by memory weighs the strips in flight too (and, for fetched bytes, their copy).
+        let readAhead = Int64(try #require(VipsImage.stripReadAheadBytes(file: path, header: VipsImage.open(file: path))))
+        #expect(readAhead >= 2 * 2400 * 3 * 64, "at least two groups of 64 rows")
+        let needs = try #require(ImageDecoder(settings: Self.settings, outputs: output).memoryNeeds(of: source))
+        let needsWithout = try #require(ImageDecoder(settings: lenient, outputs: output).memoryNeeds(of: source))
+        #expect(needs.estimate == needsWithout.estimate + readAhead)
+        let fetchedNeeds = try #require(ImageDecoder(settings: Self.settings, outputs: output).memoryNeeds(of: .data(tiff)))
+        #expect(fetchedNeeds.estimate == needsWithout.estimate + readAhead + 2 * Int64(tiff.count))
+
         // Fetched bytes (an input over HTTP) are read ahead the same way.
         let fetchedBefore = VipsImage.stripReading(file: ImageDecoder.fetchedName).readers
         let fetched = try ImageDecoder(settings: Self.settings, outputs: output).decode(.data(tiff))
