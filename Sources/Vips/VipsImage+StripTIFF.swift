@@ -30,9 +30,7 @@ extension VipsImage {
     /// As `stripReadAheadBytes(file:header:readAhead:)`, for TIFF bytes in memory (the copy
     /// `readingStripsAhead(data:name:header:readAhead:)` makes of them is not counted).
     public static func stripReadAheadBytes(data: Data, header: VipsImage, readAhead: Int = StripTIFF.defaultReadAhead) -> Int? {
-        data.withUnsafeBytes { bytes in
-            bytes.baseAddress.flatMap { StripTIFF.Layout(.memory($0, bytes.count), header: header, readAhead: readAhead) }
-        }.map { $0.slots * $0.groupBytes }
+        StripTIFF.layoutOf(data, header: header, readAhead: readAhead).map { $0.slots * $0.groupBytes }
     }
 
     /// The TIFF at `path` as an image whose rows are decoded ahead on worker threads (see
@@ -54,10 +52,8 @@ extension VipsImage {
     public static func readingStripsAhead(data: Data, name: String, header: VipsImage,
                                           readAhead: Int = StripTIFF.defaultReadAhead) -> VipsImage? {
         // Judged on the bytes in place: only a TIFF the reader takes is copied.
-        let layout = data.withUnsafeBytes { bytes in
-            bytes.baseAddress.flatMap { StripTIFF.Layout(.memory($0, bytes.count), header: header, readAhead: readAhead) }
-        }
-        guard let layout, let copy = StripTIFF.MemoryCopy(data) else { return nil }
+        guard let layout = StripTIFF.layoutOf(data, header: header, readAhead: readAhead),
+              let copy = StripTIFF.MemoryCopy(data) else { return nil }
         return StripTIFF.image(StripTIFF.Reader(origin: .copy(copy), name: name, layout: layout), header: header)
     }
 
@@ -177,6 +173,13 @@ public enum StripTIFF {
             stripsPerGroup = max(1, min((StripTIFF.groupRows + rows - 1) / rows, StripTIFF.largestGroup / stripBytes))
             slots = max(2, min(8, readAhead / (stripsPerGroup * stripBytes)))
             guard groups >= 2 else { return nil }
+        }
+    }
+
+    /// The layout of TIFF bytes in memory, read in place (not copied).
+    static func layoutOf(_ data: Data, header: VipsImage, readAhead: Int) -> Layout? {
+        data.withUnsafeBytes { bytes in
+            bytes.baseAddress.flatMap { Layout(.memory($0, bytes.count), header: header, readAhead: readAhead) }
         }
     }
 

@@ -19,10 +19,8 @@ struct StripTIFFTests {
         (4, COMPRESSION_PACKBITS, 33),
     ])
     func readsLibvipsPixels(samples: Int, compression: Int32, rowsPerStrip: Int) throws {
-        let directory = try TemporaryDirectory()
-        let path = directory.path + "/image.tif"
-        let (width, height) = Self.size(samples: samples)
-        try TIFFFile.write(path, width: width, height: height, samples: samples, compression: compression, rowsPerStrip: rowsPerStrip)
+        let tiff = try Self.written(samples: samples, compression: compression, rowsPerStrip: rowsPerStrip)
+        let (path, width, height) = (tiff.path, tiff.width, tiff.height)
 
         let header = try VipsImage.open(file: path)
         // One libvips thread, as the pipeline runs (several may ask out of order, far apart).
@@ -37,10 +35,8 @@ struct StripTIFFTests {
     /// Bytes in memory (a fetched file) read as the file is, and a damaged copy fails with the
     /// name given for it.
     @Test func bytesReadAsTheFileIs() throws {
-        let directory = try TemporaryDirectory()
-        let path = directory.path + "/image.tif"
-        let (width, height) = Self.size(samples: 3)
-        let strips = try TIFFFile.write(path, width: width, height: height, samples: 3, compression: COMPRESSION_ADOBE_DEFLATE, rowsPerStrip: 40)
+        let tiff = try Self.written(samples: 3, compression: COMPRESSION_ADOBE_DEFLATE, rowsPerStrip: 40)
+        let (path, strips) = (tiff.path, tiff.strips)
         var data = try Data(contentsOf: URL(fileURLWithPath: path))
         Vips.setThreadsPerImage(1)
         let name = "fetched \(UUID().uuidString)"
@@ -57,10 +53,8 @@ struct StripTIFFTests {
     /// Rows asked for out of order (the bottom first, then the top, then the middle) are still
     /// the file's rows: groups given back are decoded again on the caller's thread.
     @Test func rowsAskedForAgainAreDecodedAgain() throws {
-        let directory = try TemporaryDirectory()
-        let path = directory.path + "/image.tif"
-        let (width, height) = Self.size(samples: 3)
-        try TIFFFile.write(path, width: width, height: height, samples: 3, compression: COMPRESSION_LZW, rowsPerStrip: 16)
+        let tiff = try Self.written(samples: 3, compression: COMPRESSION_LZW, rowsPerStrip: 16)
+        let (path, height) = (tiff.path, tiff.height)
         let header = try VipsImage.open(file: path)
         let image = try #require(VipsImage.readingStripsAhead(file: path, header: header))
         let libvips = try VipsImage.open(file: path)
@@ -78,10 +72,8 @@ struct StripTIFFTests {
     /// (libtiff cuts a byte count to the end of the file).
     @Test(arguments: [(273, 0x7FFF_0000), (279, 0x7FFF_FFFF)])
     func hostileStripTablesEndAsLibvipsEnds(tag: Int, value: Int) throws {
-        let directory = try TemporaryDirectory()
-        let path = directory.path + "/image.tif"
-        let (width, height) = Self.size(samples: 3)
-        try TIFFFile.write(path, width: width, height: height, samples: 3, compression: COMPRESSION_LZW, rowsPerStrip: 64)
+        let tiff = try Self.written(samples: 3, compression: COMPRESSION_LZW, rowsPerStrip: 64)
+        let path = tiff.path
         var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
         // Strip 7's entry in the StripOffsets (273) or StripByteCounts (279) table.
         let entry = try #require(TIFFFile.tableEntry(tag: tag, index: 7, in: bytes))
@@ -109,10 +101,8 @@ struct StripTIFFTests {
     /// A strip whose LZW stream is garbage fails the read with libtiff's reason and the
     /// strip's number, as libvips' own loader fails on it; no pixels come out.
     @Test func aDamagedStripFailsTheRead() throws {
-        let directory = try TemporaryDirectory()
-        let path = directory.path + "/image.tif"
-        let (width, height) = Self.size(samples: 3)
-        let strips = try TIFFFile.write(path, width: width, height: height, samples: 3, compression: COMPRESSION_LZW, rowsPerStrip: 64)
+        let tiff = try Self.written(samples: 3, compression: COMPRESSION_LZW, rowsPerStrip: 64)
+        let (path, strips) = (tiff.path, tiff.strips)
         // Garble the middle of strip 5: its codes then point outside the LZW table.
         let file = try FileHandle(forUpdating: URL(fileURLWithPath: path))
         try file.seek(toOffset: UInt64(strips[5].offset + strips[5].count / 2))
@@ -159,10 +149,8 @@ struct StripTIFFTests {
     /// An image dropped before its last row was asked for lets its workers go: none is left
     /// waiting for a slot that nobody frees.
     @Test func workersLeaveWhenTheImageGoes() throws {
-        let directory = try TemporaryDirectory()
-        let path = directory.path + "/image.tif"
-        let (width, height) = Self.size(samples: 3)
-        try TIFFFile.write(path, width: width, height: height, samples: 3, compression: COMPRESSION_LZW, rowsPerStrip: 8)
+        let tiff = try Self.written(samples: 3, compression: COMPRESSION_LZW, rowsPerStrip: 8)
+        let (path, width) = (tiff.path, tiff.width)
         do {
             let header = try VipsImage.open(file: path)
             let image = try #require(VipsImage.readingStripsAhead(file: path, header: header))
@@ -176,6 +164,24 @@ struct StripTIFFTests {
             running = VipsImage.stripReading(file: path).workersRunning
         }
         #expect(running == 0)
+    }
+
+    /// A TIFF of `size(samples:)` written with libtiff into a folder of its own, which lives as
+    /// long as the value.
+    struct Written {
+        let directory: TemporaryDirectory
+        let path: String
+        let width: Int
+        let height: Int
+        let strips: [TIFFFile.Strip]
+    }
+
+    static func written(samples: Int, compression: Int32, rowsPerStrip: Int) throws -> Written {
+        let directory = try TemporaryDirectory()
+        let path = directory.path + "/image.tif"
+        let (width, height) = size(samples: samples)
+        let strips = try TIFFFile.write(path, width: width, height: height, samples: samples, compression: compression, rowsPerStrip: rowsPerStrip)
+        return Written(directory: directory, path: path, width: width, height: height, strips: strips)
     }
 
     /// A size just over the reader's smallest image (8 MiB of pixels) for `samples` bands, with

@@ -359,7 +359,7 @@ struct ImageDecoder: Sendable {
     /// Measured with `Benchmarks/run.sh` on a 1-gigapixel LZW TIFF (see the README): libtiff's
     /// LZW decoder was two thirds of the run's time, on one core of two.
     private func readStripsAhead(_ source: EncodedSource, header: VipsImage) -> VipsImage? {
-        guard Self.readsStripsAhead(failOn: settings.failOn), header.loader?.hasPrefix("tiffload") == true else { return nil }
+        guard Self.readsStripsAhead(failOn: settings.failOn) else { return nil }
         return switch source {
         case .file(let path, _): VipsImage.readingStripsAhead(file: path, header: header, readAhead: stripReadAhead)
         case .data(let data): VipsImage.readingStripsAhead(data: data, name: Self.fetchedName, header: header, readAhead: stripReadAhead)
@@ -368,9 +368,9 @@ struct ImageDecoder: Sendable {
 
     /// What reading `source` with strips decoded ahead would hold besides the decode (the
     /// groups of strips in flight, and for fetched bytes their copy), or 0 when libvips' loader
-    /// reads it: part of the estimate admission by memory weighs.
-    private func stripReadAheadBytes(_ source: EncodedSource, header: VipsImage) -> Int64 {
-        guard Self.readsStripsAhead(failOn: settings.failOn), header.loader?.hasPrefix("tiffload") == true else { return 0 }
+    /// reads it: part of the estimate admission by memory weighs, and `explain` shows.
+    func stripReadAheadBytes(_ source: EncodedSource, header: VipsImage) -> Int64 {
+        guard Self.readsStripsAhead(failOn: settings.failOn) else { return 0 }
         switch source {
         case .file(let path, _):
             return Int64(VipsImage.stripReadAheadBytes(file: path, header: header, readAhead: stripReadAhead) ?? 0)

@@ -71,8 +71,8 @@ public struct PlanExplanation: Sendable {
         var unstreamedInputs = 0
         var wholePNGInputs = 0
         var stripReadAheadInputs = 0
-        let readAhead = ImageDecoder.stripReadAhead(under: memoryBudget)
-        let decoder = ImageDecoder(settings: definition.decompress, outputs: definition.outputs)
+        var decoder = ImageDecoder(settings: definition.decompress, outputs: definition.outputs)
+        decoder.stripReadAhead = ImageDecoder.stripReadAhead(under: memoryBudget)
         inputs = plan.inputCount
         sources = plan.items.count
         remoteInputs = plan.items.filter { $0.input.isRemote }.count
@@ -94,10 +94,7 @@ public struct PlanExplanation: Sendable {
                 if unstreamed > 0 { unstreamedInputs += 1 }
                 let wholePNG = ImageDecoder.wholePNGBytes(file: item.input.path, header: header, fileBytes: Int(item.input.byteCount ?? 0))
                 if wholePNG > 0 { wholePNGInputs += 1 }
-                var stripsAhead: Int64 = 0
-                if format?.hasPrefix("tiffload") == true, ImageDecoder.readsStripsAhead(failOn: definition.decompress.failOn) {
-                    stripsAhead = Int64(VipsImage.stripReadAheadBytes(file: item.input.path, header: header, readAhead: readAhead) ?? 0)
-                }
+                let stripsAhead = decoder.stripReadAheadBytes(.file(path: item.input.path, byteCount: item.input.byteCount ?? 0), header: header)
                 if stripsAhead > 0 { stripReadAheadInputs += 1 }
                 sample = Sample(input: item.input.displayName, format: format, size: size, loadShrink: shrink, decodeSize: decodeSize,
                                 unstreamedBytes: unstreamed, wholePNGBytes: wholePNG, stripReadAheadBytes: stripsAhead)
