@@ -95,6 +95,12 @@ static inline TIFF *pl_tiff_open_memory(const void *base, size_t size) {
     return tiff;
 }
 
+/* The size of the file or bytes a handle reads (0 if its client cannot say). */
+static inline uint64_t pl_tiff_file_size(TIFF *tiff) {
+    TIFFSizeProc size = TIFFGetSizeProc(tiff);
+    return size ? (uint64_t)size(TIFFClientdata(tiff)) : 0;
+}
+
 /* Setters for tests that write TIFFs libvips would not (one row a strip, for example). */
 static inline int pl_tiff_set_u16(TIFF *tiff, uint32_t tag, uint16_t value) {
     return TIFFSetField(tiff, tag, value);

@@ -13,28 +13,28 @@ import Foundation
 /// bits, grey or RGB with or without unassociated alpha, chunky, lossless compression), and a
 /// file's faults are reported as libvips reports them: the render fails.
 extension VipsImage {
-    /// What reading the TIFF that `header` describes with strips decoded ahead would hold for
-    /// them (a few groups of strips at once), or nil when it is not a TIFF this reader takes or
+    /// How the TIFF that `header` describes would be read with strips decoded ahead (what it
+    /// would hold, and whether row by row), or nil when it is not a TIFF this reader takes or
     /// is too small to gain from it.
     ///
     /// - Parameters:
     ///   - file: the TIFF's path.
     ///   - header: libvips' header of the file (`open(file:)` without options).
-    ///   - readAhead: the most the strips decoded ahead may hold (at least two groups of
-    ///     strips are always allowed).
-    public static func stripReadAheadBytes(file path: String, header: VipsImage,
-                                           readAhead: Int = StripTIFF.defaultReadAhead) -> Int? {
-        StripTIFF.Layout(.file(path), header: header, readAhead: readAhead).map { $0.slots * $0.groupBytes }
+    ///   - readAhead: the most the rows decoded ahead may hold (at least two groups of whole
+    ///     strips are always allowed; strips larger than this are read row by row).
+    public static func stripReadAhead(file path: String, header: VipsImage,
+                                      readAhead: Int = StripTIFF.defaultReadAhead) -> StripTIFF.Plan? {
+        StripTIFF.Layout(.file(path), header: header, readAhead: readAhead).map(StripTIFF.Plan.init)
     }
 
-    /// As `stripReadAheadBytes(file:header:readAhead:)`, for TIFF bytes in memory (the copy
+    /// As `stripReadAhead(file:header:readAhead:)`, for TIFF bytes in memory (the copy
     /// `readingStripsAhead(data:name:header:readAhead:)` makes of them is not counted).
-    public static func stripReadAheadBytes(data: Data, header: VipsImage, readAhead: Int = StripTIFF.defaultReadAhead) -> Int? {
-        StripTIFF.layoutOf(data, header: header, readAhead: readAhead).map { $0.slots * $0.groupBytes }
+    public static func stripReadAhead(data: Data, header: VipsImage, readAhead: Int = StripTIFF.defaultReadAhead) -> StripTIFF.Plan? {
+        StripTIFF.layoutOf(data, header: header, readAhead: readAhead).map(StripTIFF.Plan.init)
     }
 
     /// The TIFF at `path` as an image whose rows are decoded ahead on worker threads (see
-    /// `stripReadAheadBytes(file:header:)` for which files), carrying `header`'s metadata. Nil
+    /// `stripReadAhead(file:header:readAhead:)` for which files), carrying `header`'s metadata. Nil
     /// when it is not a TIFF this reader takes: libvips' loader should read it then. Rows are
     /// decoded ahead in order, top to bottom, so the image should be read once, sequentially, as
     /// a streaming resize on one libvips thread does (the pipeline's way); rows asked for after
@@ -68,6 +68,20 @@ extension VipsImage {
 
 /// The parts of the read-ahead TIFF reader: which files it takes, and the workers.
 public enum StripTIFF {
+    /// How a TIFF is read ahead.
+    public struct Plan: Sendable, Equatable {
+        /// What the reader holds: the rows decoded ahead, and the stored (compressed) strip
+        /// each worker's libtiff handle reads whole.
+        public var heldBytes: Int
+        /// Whether strips are read row by row, a part of a strip at a time by one worker, as
+        /// strips too large to hold whole are; otherwise whole strips, by up to two workers.
+        public let rowByRow: Bool
+
+        init(_ layout: Layout) {
+            (heldBytes, rowByRow) = (layout.heldBytes, layout.readsScanlines)
+        }
+    }
+
     /// See `VipsImage.stripReading(file:)`.
     public struct Activity: Sendable, Equatable {
         public var readers = 0
@@ -102,9 +116,10 @@ public enum StripTIFF {
     /// mapped: 32 MB (two groups, one worker) ran in 4.1 s at 114 MB peak, 48 MB (three, two
     /// workers) in 3.1 s at 139 MB; libvips' loader took 5.8 s at 128 MB.
     public static let defaultReadAhead = 48 << 20
-    /// A strip larger than this is left to libvips (two of them are held at once here). A
-    /// 100000×10000 LZW TIFF of 128-row strips (38 MB each) ran the standard job in 2.9 s at
-    /// 153 MB read ahead, 4.6 s at 227 MB through libvips' loader.
+    /// A strip larger than this (or than the read-ahead allowance) is read row by row rather
+    /// than whole (two whole strips are held at once). A 100000×10000 LZW TIFF of 128-row
+    /// strips (38 MB each) ran the standard job in 2.9 s at 153 MB with whole strips, 4.6 s at
+    /// 227 MB through libvips' loader.
     static let largestGroup = 48 << 20
 
     /// How the file is cut into strips, and how the reader groups them.
@@ -114,16 +129,24 @@ public enum StripTIFF {
         let samples: Int
         let rowsPerStrip: Int
         let strips: Int
-        /// Strips decoded together, as one group.
-        let stripsPerGroup: Int
+        /// Rows decoded together, as one group: whole strips, or part of a strip when strips
+        /// are read row by row.
+        let groupRows: Int
+        /// Strips too large to hold whole are read row by row (`TIFFReadScanline`), in order,
+        /// by one worker: a strip's compressed rows can only be decoded from its start.
+        let readsScanlines: Bool
         /// Groups decoded or held at once.
         let slots: Int
+        /// The largest strip as stored (compressed, cut to the file): libtiff reads a strip's
+        /// stored bytes whole into each handle before decoding any of its rows.
+        let largestStoredStrip: Int
 
         var rowBytes: Int { width * samples }
-        var groupRows: Int { rowsPerStrip * stripsPerGroup }
         var groupBytes: Int { groupRows * rowBytes }
         var groups: Int { (height + groupRows - 1) / groupRows }
-        var workers: Int { min(2, slots - 1) }
+        var workers: Int { readsScanlines ? 1 : min(2, slots - 1) }
+        /// What the reader holds: its groups, and a stored strip in each worker's handle.
+        var heldBytes: Int { slots * groupBytes + workers * largestStoredStrip }
 
         /// Nil unless libvips' header and the file's first directory both show a layout this
         /// reader takes.
@@ -166,13 +189,31 @@ public enum StripTIFF {
             }
             let rows = min(Int(rowsPerStrip), Int(height))
             let strips = (Int(height) + rows - 1) / rows
-            guard Int(TIFFNumberOfStrips(tiff)) == strips, Int(TIFFStripSize64(tiff)) == rows * Int(width) * Int(samples) else { return nil }
+            let rowBytes = Int(width) * Int(samples)
+            guard Int(TIFFNumberOfStrips(tiff)) == strips, Int(TIFFStripSize64(tiff)) == rows * rowBytes,
+                  Int(TIFFScanlineSize64(tiff)) == rowBytes else { return nil }
             (self.width, self.height, self.samples, self.rowsPerStrip, self.strips) = (Int(width), Int(height), Int(samples), rows, strips)
-            let stripBytes = rows * Int(width) * Int(samples)
-            guard stripBytes <= StripTIFF.largestGroup else { return nil }
-            stripsPerGroup = max(1, min((StripTIFF.groupRows + rows - 1) / rows, StripTIFF.largestGroup / stripBytes))
-            slots = max(2, min(8, readAhead / (stripsPerGroup * stripBytes)))
-            guard groups >= 2 else { return nil }
+            let stripBytes = rows * rowBytes
+            let stripsPerGroup = max(1, min((StripTIFF.groupRows + rows - 1) / rows, StripTIFF.largestGroup / stripBytes))
+            // Row by row also when whole strips would make fewer than two groups (one strip for
+            // the whole image, say): the worker then still decodes ahead of the resize.
+            readsScanlines = stripBytes > min(StripTIFF.largestGroup, readAhead) || strips <= stripsPerGroup
+            if readsScanlines {
+                // Parts of a strip, a sixteenth of the read-ahead each (one row at the least), in
+                // three slots: the one libvips copies from, the one the worker decodes into and
+                // one decoded ahead. More did not run faster (one worker decodes them all), and
+                // every row held is full width, as are libvips' own buffers for such an image.
+                groupRows = max(1, min(rows, readAhead / 16 / rowBytes))
+                slots = 3
+            } else {
+                groupRows = rows * stripsPerGroup
+                slots = max(2, min(8, readAhead / (groupRows * rowBytes)))
+            }
+            let fileBytes = Int(clamping: pl_tiff_file_size(tiff))
+            largestStoredStrip = (0..<strips).reduce(0) { largest, strip in
+                max(largest, min(Int(clamping: TIFFGetStrileByteCount(tiff, UInt32(strip))), fileBytes))
+            }
+            guard (Int(height) + groupRows - 1) / groupRows >= 2 else { return nil }
         }
     }
 
@@ -241,17 +282,34 @@ public enum StripTIFF {
         return VipsImage(taking: image)
     }
 
-    /// Decodes the strips of group `group` into `buffer` (`layout.groupBytes` long); nil on
+    /// Decodes the rows of group `group` into `buffer` (`layout.groupBytes` long); nil on
     /// success, or what went wrong.
     static func decode(group: Int, of layout: Layout, with tiff: OpaquePointer, into buffer: UnsafeMutableRawPointer) -> String? {
-        let first = group * layout.stripsPerGroup
-        for strip in first..<min(first + layout.stripsPerGroup, layout.strips) {
-            let rows = min(layout.rowsPerStrip, layout.height - strip * layout.rowsPerStrip)
-            let expected = rows * layout.rowBytes
-            let offset = (strip - first) * layout.rowsPerStrip * layout.rowBytes
-            let decoded = TIFFReadEncodedStrip(tiff, UInt32(strip), buffer + offset, tmsize_t(expected))
-            guard decoded == expected else {
-                return "strip \(strip) of \(layout.strips) could not be decoded (libtiff gave \(max(decoded, 0)) of \(expected) bytes)"
+        let top = group * layout.groupRows
+        let bottom = min(top + layout.groupRows, layout.height)
+        guard layout.readsScanlines else {
+            for strip in top / layout.rowsPerStrip..<(bottom + layout.rowsPerStrip - 1) / layout.rowsPerStrip {
+                let rows = min(layout.rowsPerStrip, layout.height - strip * layout.rowsPerStrip)
+                let expected = rows * layout.rowBytes
+                let offset = (strip * layout.rowsPerStrip - top) * layout.rowBytes
+                let decoded = TIFFReadEncodedStrip(tiff, UInt32(strip), buffer + offset, tmsize_t(expected))
+                guard decoded == expected else {
+                    return "strip \(strip) of \(layout.strips) could not be decoded (libtiff gave \(max(decoded, 0)) of \(expected) bytes)"
+                }
+            }
+            return nil
+        }
+        // A strip's rows decode only in order from its start (libtiff cannot skip ahead in LZW
+        // or Deflate), so a handle not already at `top` first decodes the rows before it, into
+        // the buffer's first row. A worker going down the image always is at `top`.
+        let strip = top / layout.rowsPerStrip
+        let stripTop = strip * layout.rowsPerStrip
+        let current = Int(TIFFCurrentRow(tiff))
+        let resume = Int(TIFFCurrentStrip(tiff)) == strip && (stripTop...top).contains(current) ? current : stripTop
+        for row in resume..<bottom {
+            let into = row < top ? buffer : buffer + (row - top) * layout.rowBytes
+            guard TIFFReadScanline(tiff, into, UInt32(row), 0) == 1 else {
+                return "row \(row) in strip \(row / layout.rowsPerStrip) of \(layout.strips) could not be decoded"
             }
         }
         return nil

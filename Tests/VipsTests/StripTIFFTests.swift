@@ -32,6 +32,34 @@ struct StripTIFFTests {
         #expect(VipsImage.stripReading(file: path).groupsDecodedAgain == 0, "read top to bottom, nothing is decoded twice")
     }
 
+    /// Strips larger than the read-ahead allows (here 256 KB) are read row by row, a part of a
+    /// strip at a time, by one worker: the same pixels, nothing decoded twice, and fewer rows
+    /// held than a strip has. One case is a single strip for the whole image.
+    @Test(arguments: [
+        (3, COMPRESSION_LZW, 400),
+        (1, COMPRESSION_ADOBE_DEFLATE, 6000),
+        (4, COMPRESSION_PACKBITS, 333),
+    ])
+    func readsRowByRowWhenStripsAreLargerThanTheReadAhead(samples: Int, compression: Int32, rowsPerStrip: Int) throws {
+        let tiff = try Self.written(samples: samples, compression: compression, rowsPerStrip: rowsPerStrip)
+        let path = tiff.path
+        let header = try VipsImage.open(file: path)
+        Vips.setThreadsPerImage(1)
+        let plan = try #require(VipsImage.stripReadAhead(file: path, header: header, readAhead: Self.smallReadAhead))
+        #expect(plan.rowByRow)
+        let held = plan.heldBytes
+        // Decoded rows, and the stored strip libtiff reads whole.
+        let stripBytes = min(rowsPerStrip, tiff.height) * tiff.width * samples
+        let stored = try #require(tiff.strips.map(\.count).max())
+        #expect(held < stripBytes + stored, "holds \(held) bytes, a strip is \(stripBytes) decoded, \(stored) stored")
+        let image = try #require(VipsImage.readingStripsAhead(file: path, header: header, readAhead: Self.smallReadAhead))
+        #expect(try image.bytes() == VipsImage.open(file: path, options: "access=sequential").bytes())
+        #expect(VipsImage.stripReading(file: path).groupsDecodedAgain == 0, "read top to bottom, nothing is decoded twice")
+    }
+
+    /// A read-ahead smaller than the test files' strips, so that they are read row by row.
+    static let smallReadAhead = 256 << 10
+
     /// Bytes in memory (a fetched file) read as the file is, and a damaged copy fails with the
     /// name given for it.
     @Test func bytesReadAsTheFileIs() throws {
@@ -52,11 +80,14 @@ struct StripTIFFTests {
 
     /// Rows asked for out of order (the bottom first, then the top, then the middle) are still
     /// the file's rows: groups given back are decoded again on the caller's thread.
-    @Test func rowsAskedForAgainAreDecodedAgain() throws {
-        let tiff = try Self.written(samples: 3, compression: COMPRESSION_LZW, rowsPerStrip: 16)
+    /// Read row by row (strips larger than the read-ahead), a part of a strip asked for again
+    /// is decoded from the strip's start.
+    @Test(arguments: [(16, StripTIFF.defaultReadAhead), (400, StripTIFFTests.smallReadAhead)])
+    func rowsAskedForAgainAreDecodedAgain(rowsPerStrip: Int, readAhead: Int) throws {
+        let tiff = try Self.written(samples: 3, compression: COMPRESSION_LZW, rowsPerStrip: rowsPerStrip)
         let (path, height) = (tiff.path, tiff.height)
         let header = try VipsImage.open(file: path)
-        let image = try #require(VipsImage.readingStripsAhead(file: path, header: header))
+        let image = try #require(VipsImage.readingStripsAhead(file: path, header: header, readAhead: readAhead))
         let libvips = try VipsImage.open(file: path)
         for top in [height - 40, 0, height / 2, 3] {
             let ours = try image.extracted(left: 5, top: top, width: 300, height: 30).bytes()
@@ -70,8 +101,10 @@ struct StripTIFFTests {
     /// out of bounds and holds none of the claimed bytes, and ends as libvips' loader does on
     /// the same file: both fail (the reader naming the strip), or both give the same pixels
     /// (libtiff cuts a byte count to the end of the file).
-    @Test(arguments: [(273, 0x7FFF_0000), (279, 0x7FFF_FFFF)])
-    func hostileStripTablesEndAsLibvipsEnds(tag: Int, value: Int) throws {
+    /// Both also read row by row (a read-ahead smaller than a strip).
+    @Test(arguments: [(273, 0x7FFF_0000), (279, 0x7FFF_FFFF)], [StripTIFF.defaultReadAhead, StripTIFFTests.smallReadAhead])
+    func hostileStripTablesEndAsLibvipsEnds(entry: (tag: Int, value: Int), readAhead: Int) throws {
+        let (tag, value) = entry
         let tiff = try Self.written(samples: 3, compression: COMPRESSION_LZW, rowsPerStrip: 64)
         let path = tiff.path
         var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
@@ -84,8 +117,8 @@ struct StripTIFFTests {
         Vips.setThreadsPerImage(1)
         let header = try VipsImage.open(file: path)
         let libvips = Result { try VipsImage.open(file: path, options: "access=sequential,fail_on=truncated").bytes() }
-        let fromFile = try #require(VipsImage.readingStripsAhead(file: path, header: header))
-        let fromData = try #require(VipsImage.readingStripsAhead(data: data, name: "fetched \(tag)", header: header))
+        let fromFile = try #require(VipsImage.readingStripsAhead(file: path, header: header, readAhead: readAhead))
+        let fromData = try #require(VipsImage.readingStripsAhead(data: data, name: "fetched \(tag)", header: header, readAhead: readAhead))
         for (ours, origin) in [(Result { try fromFile.bytes() }, "file"), (Result { try fromData.bytes() }, "bytes")] {
             switch (ours, libvips) {
             case (.success(let ours), .success(let theirs)):
@@ -100,7 +133,9 @@ struct StripTIFFTests {
 
     /// A strip whose LZW stream is garbage fails the read with libtiff's reason and the
     /// strip's number, as libvips' own loader fails on it; no pixels come out.
-    @Test func aDamagedStripFailsTheRead() throws {
+    /// Read whole or row by row.
+    @Test(arguments: [StripTIFF.defaultReadAhead, StripTIFFTests.smallReadAhead])
+    func aDamagedStripFailsTheRead(readAhead: Int) throws {
         let tiff = try Self.written(samples: 3, compression: COMPRESSION_LZW, rowsPerStrip: 64)
         let (path, strips) = (tiff.path, tiff.strips)
         // Garble the middle of strip 5: its codes then point outside the LZW table.
@@ -110,7 +145,7 @@ struct StripTIFFTests {
         try file.close()
 
         let header = try VipsImage.open(file: path)
-        let image = try #require(VipsImage.readingStripsAhead(file: path, header: header))
+        let image = try #require(VipsImage.readingStripsAhead(file: path, header: header, readAhead: readAhead))
         let error = try #require(throws: VipsError.self) { try image.bytes() }
         #expect(error.message.contains("strip 5 of"), "\(error.message)")
         #expect(throws: VipsError.self) { try VipsImage.open(file: path, options: "access=sequential,fail_on=truncated").bytes() }

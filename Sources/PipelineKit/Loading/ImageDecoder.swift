@@ -199,7 +199,7 @@ struct ImageDecoder: Sendable {
                                         outputs: outputs) * Int64(animated ? header.pageCount : 1)
         bytes += unstreamed
         if case .data(let data) = source { bytes += Int64(data.count) }
-        bytes += Self.gate.shared { stripReadAheadBytes(source, header: header) }
+        bytes += Int64(Self.gate.shared { stripReadAheadPlan(source, header: header) }?.heldBytes ?? 0)
         return MemoryNeeds(estimate: bytes, unstreamed: unstreamed)
     }
 
@@ -366,16 +366,19 @@ struct ImageDecoder: Sendable {
         }
     }
 
-    /// What reading `source` with strips decoded ahead would hold besides the decode (the
-    /// groups of strips in flight, and for fetched bytes their copy), or 0 when libvips' loader
-    /// reads it: part of the estimate admission by memory weighs, and `explain` shows.
-    func stripReadAheadBytes(_ source: EncodedSource, header: VipsImage) -> Int64 {
-        guard Self.readsStripsAhead(failOn: settings.failOn) else { return 0 }
+    /// How `source` would be read with strips decoded ahead, its held bytes counting what the
+    /// reader holds besides the decode (the rows in flight, the stored strip, and for fetched
+    /// bytes their copy); nil when libvips' loader reads it. Part of the estimate admission by
+    /// memory weighs, and `explain` shows it.
+    func stripReadAheadPlan(_ source: EncodedSource, header: VipsImage) -> StripTIFF.Plan? {
+        guard Self.readsStripsAhead(failOn: settings.failOn) else { return nil }
         switch source {
         case .file(let path, _):
-            return Int64(VipsImage.stripReadAheadBytes(file: path, header: header, readAhead: stripReadAhead) ?? 0)
+            return VipsImage.stripReadAhead(file: path, header: header, readAhead: stripReadAhead)
         case .data(let data):
-            return VipsImage.stripReadAheadBytes(data: data, header: header, readAhead: stripReadAhead).map { Int64($0 + data.count) } ?? 0
+            guard var plan = VipsImage.stripReadAhead(data: data, header: header, readAhead: stripReadAhead) else { return nil }
+            plan.heldBytes += data.count
+            return plan
         }
     }
 

@@ -23,6 +23,9 @@ public struct PlanExplanation: Sendable {
         public var wholePNGBytes: Int64 = 0
         /// What a large TIFF's strips decoded ahead hold, or 0 when it is read by libvips' loader.
         public var stripReadAheadBytes: Int64 = 0
+        /// Whether those strips are too large to hold whole, so their rows are decoded a part
+        /// of a strip at a time, by one worker.
+        public var stripsReadRowByRow = false
     }
 
     public let inputs: Int
@@ -94,11 +97,13 @@ public struct PlanExplanation: Sendable {
                 if unstreamed > 0 { unstreamedInputs += 1 }
                 let wholePNG = ImageDecoder.wholePNGBytes(file: item.input.path, header: header, fileBytes: Int(item.input.byteCount ?? 0))
                 if wholePNG > 0 { wholePNGInputs += 1 }
-                let stripsAhead = decoder.stripReadAheadBytes(.file(path: item.input.path, byteCount: item.input.byteCount ?? 0), header: header)
-                if stripsAhead > 0 { stripReadAheadInputs += 1 }
+                let stripsAhead = decoder.stripReadAheadPlan(.file(path: item.input.path, byteCount: item.input.byteCount ?? 0), header: header)
+                if stripsAhead != nil { stripReadAheadInputs += 1 }
                 sample = Sample(input: item.input.displayName, format: format, size: size, loadShrink: shrink, decodeSize: decodeSize,
-                                unstreamedBytes: unstreamed, wholePNGBytes: wholePNG, stripReadAheadBytes: stripsAhead)
-                let estimate = ImageDecoder.estimatedBytes(decodeSize: decodeSize, outputs: definition.outputs) + unstreamed + stripsAhead
+                                unstreamedBytes: unstreamed, wholePNGBytes: wholePNG,
+                                stripReadAheadBytes: Int64(stripsAhead?.heldBytes ?? 0), stripsReadRowByRow: stripsAhead?.rowByRow ?? false)
+                let estimate = ImageDecoder.estimatedBytes(decodeSize: decodeSize, outputs: definition.outputs) + unstreamed
+                    + sample.stripReadAheadBytes
                 largestEstimate = max(largestEstimate, estimate)
                 if let memoryBudget, estimate > memoryBudget.bytes { inputsOverBudget += 1 }
             }
@@ -170,6 +175,8 @@ public struct PlanExplanation: Sendable {
             let whole = sample.unstreamedBytes > 0
                 ? "; interlaced, so the decode cannot stream: it holds about \(MemoryBudget.megabytes(sample.unstreamedBytes)) at full size"
                 : sample.wholePNGBytes > 0 ? "; read whole when memory allows (about \(MemoryBudget.megabytes(sample.wholePNGBytes)))"
+                : sample.stripsReadRowByRow ? "; strips too large to hold whole: rows decoded ahead on a worker thread, "
+                    + "part of a strip at a time (about \(MemoryBudget.megabytes(sample.stripReadAheadBytes)))"
                 : sample.stripReadAheadBytes > 0 ? "; strips decoded ahead on worker threads (about \(MemoryBudget.megabytes(sample.stripReadAheadBytes)))" : ""
             lines.append("  \(sample.input.escapingControlCharacters): \(sample.format ?? "?") \(size), \(shrink)decoded at \(decode)\(whole)")
         }

@@ -102,7 +102,7 @@ import TestSupport
         #expect(try ahead.image.bytes() == libvips.image.bytes())
 
         // Admission by memory weighs the strips in flight too (and, for fetched bytes, their copy).
-        let readAhead = Int64(try #require(VipsImage.stripReadAheadBytes(file: path, header: VipsImage.open(file: path))))
+        let readAhead = Int64(try #require(VipsImage.stripReadAhead(file: path, header: VipsImage.open(file: path))).heldBytes)
         #expect(readAhead >= 2 * 2400 * 3 * 64, "at least two groups of 64 rows")
         let needs = try #require(ImageDecoder(settings: Self.settings, outputs: output).memoryNeeds(of: source))
         let needsWithout = try #require(ImageDecoder(settings: lenient, outputs: output).memoryNeeds(of: source))

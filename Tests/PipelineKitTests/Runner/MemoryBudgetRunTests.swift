@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import PipelineKit
 import TestSupport
+import Vips
 
 /// A run that knows its memory limit shapes itself to it: inputs wait rather than start decoding
 /// past the budget, and an input that could never fit is that item's failure, named as such.
@@ -123,7 +124,13 @@ import TestSupport
         let pipelineFile = directory.url.appendingPathComponent("p.json").path
 
         let roomy = try CommandRunner.run(["explain", pipelineFile]).standardOutput.split(separator: "\n").map(String.init)
-        let eight = String(format: "%.0f MB", Double(8 * 2400 * 3 * 128) / 1_000_000)
+        // Eight groups, and the stored (compressed) strip each of the two workers reads whole.
+        let tiffPath = directory.url.appendingPathComponent("in/large.tif").path
+        let held = try #require(VipsImage.stripReadAhead(file: tiffPath, header: VipsImage.open(file: tiffPath))).heldBytes
+        let storedPerWorker = Double(held - 8 * 2400 * 3 * 128) / 2
+        let fileBytes = try #require(try FileManager.default.attributesOfItem(atPath: tiffPath)[.size] as? Int)
+        #expect(storedPerWorker > 0 && storedPerWorker < Double(fileBytes), "\(held) bytes held")
+        let eight = String(format: "%.0f MB", Double(held) / 1_000_000)
         #expect(roomy.contains { $0.contains("in/large.tif") && $0.contains("strips decoded ahead on worker threads (about \(eight))") }, "\(roomy)")
         #expect(roomy.contains("1 TIFF input has its strips decoded ahead on worker threads (libtiff) while the rows are resized"))
         #expect(roomy.contains { $0.contains("hold under 128 MB together") })
@@ -138,9 +145,25 @@ import TestSupport
         let candidates: [(png: String, tiff: String)] = [budgetMB - 0.5, budgetMB + 0.5].map { (megabytes: Double) in
             let group = Double(2400 * 3 * 128)
             let groups: Double = max(2, min(8, (megabytes * 1_000_000 / 16 / group).rounded(.down)))
-            return (String(format: "%.0f MB", megabytes / 8), String(format: "%.0f MB", groups * group / 1_000_000))
+            let workers = min(2, groups - 1)
+            return (String(format: "%.0f MB", megabytes / 8), String(format: "%.0f MB", (groups * group + workers * storedPerWorker) / 1_000_000))
         }
         #expect(candidates.contains { figures in tight.contains { $0.contains("hold under \(figures.png) together") } }, "\(tight)")
         #expect(candidates.contains { figures in tight.contains { $0.contains("in/large.tif") && $0.contains("(about \(figures.tiff))") } }, "\(tight)")
+    }
+
+    /// A TIFF stored as one strip (as some writers store it) is read row by row, and `explain`
+    /// says so: whole strips would be one group, decoded before any row could be resized.
+    @Test func explainSaysWhichTIFFsAreReadRowByRow() throws {
+        let directory = try TemporaryDirectory()
+        let photo = try Fixtures.gradient(width: 2400, height: 1300)
+        try directory.write(try photo.encoded(suffix: ".tif[compression=lzw,tile_height=1300]"), to: "in/one-strip.tif")
+        try directory.write(Data(PipelineHarness.json(inputs: ["in/*"], outputs: [
+            #"{"name": "t", "steps": [{"resize": {"width": 200}}], "encode": {"format": "jpeg"}, "path": "out/{name}.jpg"}"#]).utf8), to: "p.json")
+        let lines = try CommandRunner.run(["explain", directory.url.appendingPathComponent("p.json").path]).standardOutput
+            .split(separator: "\n").map(String.init)
+        #expect(lines.contains { $0.contains("in/one-strip.tif") && $0.contains("strips too large to hold whole: rows decoded ahead on a worker thread") },
+                "\(lines)")
+        #expect(lines.contains("1 TIFF input has its strips decoded ahead on worker threads (libtiff) while the rows are resized"))
     }
 }
