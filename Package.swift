@@ -55,8 +55,15 @@ let package = Package(
             pkgConfig: "libtiff-4",
             providers: [.apt(["libtiff-dev"])]
         ),
+        // C layer: libwebp's decoder, called straight for still WebP images.
+        .systemLibrary(
+            name: "CWebP",
+            path: "Sources/CWebP",
+            pkgConfig: "libwebp",
+            providers: [.apt(["libwebp-dev"])]
+        ),
         // Safe Swift wrapper over libvips; knows nothing of pipelines.
-        .target(name: "Vips", dependencies: ["CVips", "CDeflate", "CTIFF"], swiftSettings: swiftSettings),
+        .target(name: "Vips", dependencies: ["CVips", "CDeflate", "CTIFF", "CWebP"], swiftSettings: swiftSettings),
         // DSL, validation, planning, runner, stages and the plugin protocol.
         // CVips also for GLib's SHA-256 (S3 payload hashes), which libvips already links.
         .target(name: "PipelineKit", dependencies: ["Vips", "CVips", "CCurl"], swiftSettings: swiftSettings),

@@ -38,36 +38,14 @@ extension VipsImage {
     /// comments, resolution). Nil when the file is not one this reader takes or it found a
     /// fault: libvips' loader should read it then.
     public static func decodeWholePNG(file path: String, header: VipsImage) -> VipsImage? {
-        guard let expected = WholePNG.Shape(header) else { return nil }
-        let descriptor = Foundation.open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { return nil }
-        defer { close(descriptor) }
-        var status = stat()
-        guard fstat(descriptor, &status) == 0, status.st_size > 0, Int(status.st_size) <= expected.mostFileBytes,
-              let file = pl_map_buffer(Int(status.st_size)) else { return nil }
-        let size = Int(status.st_size)
-        var read = 0
-        while read < size {
-            let count = Foundation.read(descriptor, file + read, size - read)
-            if count < 0, errno == EINTR { continue }
-            guard count > 0 else { break }
-            read += count
-        }
-        guard read == size else {
-            pl_unmap_buffer(file, size)
-            return nil
-        }
-        return WholePNG.decode(file: UnsafeMutableRawBufferPointer(start: file, count: size), expected: expected, header: header)
+        guard let expected = WholePNG.Shape(header), let file = WholeFile.read(path, mostBytes: expected.mostFileBytes) else { return nil }
+        return WholePNG.decode(file: file, expected: expected, header: header)
     }
 
     /// Decodes PNG bytes whole with libdeflate, as `decodeWholePNG(file:header:)` does.
     public static func decodeWholePNG(data: Data, header: VipsImage) -> VipsImage? {
-        guard let expected = WholePNG.Shape(header), !data.isEmpty, data.count <= expected.mostFileBytes,
-              let copy = pl_map_buffer(data.count) else { return nil }
-        data.withUnsafeBytes { bytes in
-            if let base = bytes.baseAddress { copy.copyMemory(from: base, byteCount: bytes.count) }
-        }
-        return WholePNG.decode(file: UnsafeMutableRawBufferPointer(start: copy, count: data.count), expected: expected, header: header)
+        guard let expected = WholePNG.Shape(header), let copy = WholeFile.copy(data, mostBytes: expected.mostFileBytes) else { return nil }
+        return WholePNG.decode(file: copy, expected: expected, header: header)
     }
 }
 
@@ -95,16 +73,16 @@ enum WholePNG {
         var mostFileBytes: Int { filteredBytes + filteredBytes / 8 + 16 << 20 }
     }
 
-    /// Takes `file` (from `pl_map_buffer`; unmapped here) and returns the image, or nil.
+    /// Takes `file` (from `WholeFile`; given back here) and returns the image, or nil.
     static func decode(file: UnsafeMutableRawBufferPointer, expected: Shape, header: VipsImage) -> VipsImage? {
         guard let compressed = gatherImageData(file, expected: expected),
               let rows = pl_map_buffer(expected.filteredBytes) else {
-            pl_unmap_buffer(file.baseAddress, file.count)
+            WholeFile.release(file)
             return nil
         }
         let inflated = inflate(UnsafeRawBufferPointer(rebasing: file[..<compressed]),
                                into: UnsafeMutableRawBufferPointer(start: rows, count: expected.filteredBytes))
-        pl_unmap_buffer(file.baseAddress, file.count)
+        WholeFile.release(file)
         guard inflated, unfilter(rows.assumingMemoryBound(to: UInt8.self), rowBytes: expected.rowBytes,
                                  height: expected.height, pixelBytes: expected.channels) else {
             pl_unmap_buffer(rows, expected.filteredBytes)
