@@ -8,7 +8,9 @@ import Foundation
 /// big LZW or Deflate TIFF is decoded on one core however many are idle: on a 1-gigapixel LZW
 /// TIFF two thirds of the standard job's time went into libtiff's LZW decoder, with the second
 /// core idle. Strips are compressed independently, so workers (each with its own libtiff
-/// handle) decode the next strips while libvips resizes the rows of the current one. The pixels
+/// handle) decode the next strips while libvips resizes the rows of the current one; strips too
+/// large to hold whole (very wide images, or one strip for the whole image) are read row by row
+/// by one worker, a part of a strip at a time, still ahead of the resize. The pixels
 /// are libtiff's, as libvips' loader gets them; only the plainest layouts are read this way (8
 /// bits, grey or RGB with or without unassociated alpha, chunky, lossless compression), and a
 /// file's faults are reported as libvips reports them: the render fails.
