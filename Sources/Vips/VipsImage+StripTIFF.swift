@@ -45,7 +45,7 @@ extension VipsImage {
     public static func readingStripsAhead(file path: String, header: VipsImage,
                                           readAhead: Int = StripTIFF.defaultReadAhead) -> VipsImage? {
         guard let layout = StripTIFF.Layout(.file(path), header: header, readAhead: readAhead) else { return nil }
-        return StripTIFF.image(StripTIFF.Reader(origin: .file(path), name: path, layout: layout), header: header)
+        return RowsAhead.image(RowsAhead.Reader(source: StripTIFF.Rows(origin: .file(path), layout: layout), name: path), header: header)
     }
 
     /// TIFF bytes (a fetched file) read as `readingStripsAhead(file:header:readAhead:)` reads a
@@ -56,15 +56,16 @@ extension VipsImage {
         // Judged on the bytes in place: only a TIFF the reader takes is copied.
         guard let layout = StripTIFF.layoutOf(data, header: header, readAhead: readAhead),
               let copy = StripTIFF.MemoryCopy(data) else { return nil }
-        return StripTIFF.image(StripTIFF.Reader(origin: .copy(copy), name: name, layout: layout), header: header)
+        return RowsAhead.image(RowsAhead.Reader(source: StripTIFF.Rows(origin: .copy(copy), layout: layout), name: name), header: header)
     }
 
-    /// What the read-ahead reader has done with the file at `path` (or the bytes given that
-    /// name) in this process, lately (see `StripTIFF.mostRecorded`): readers made, worker
-    /// threads running now, and strip groups decoded again because rows were asked for after
-    /// their group was overwritten (a streaming resize on one thread asks for none).
-    public static func stripReading(file path: String) -> StripTIFF.Activity {
-        StripTIFF.activity.withLock { $0[path] ?? StripTIFF.Activity() }
+    /// What the read-ahead readers (large TIFFs' strips, large PNGs' rows) have done with the
+    /// file at `path` (or the bytes given that name) in this process, lately (see
+    /// `RowsAhead.mostRecorded`): readers made, worker threads running now, and groups of rows
+    /// decoded again because rows were asked for after their group was overwritten (a streaming
+    /// resize on one thread asks for none).
+    public static func readingAhead(file path: String) -> RowsAhead.Activity {
+        RowsAhead.activity.withLock { $0[path] ?? RowsAhead.Activity() }
     }
 }
 
@@ -81,25 +82,6 @@ public enum StripTIFF {
 
         init(_ layout: Layout) {
             (heldBytes, rowByRow) = (layout.heldBytes, layout.readsScanlines)
-        }
-    }
-
-    /// See `VipsImage.stripReading(file:)`.
-    public struct Activity: Sendable, Equatable {
-        public var readers = 0
-        public var workersRunning = 0
-        public var groupsDecodedAgain = 0
-    }
-
-    /// By path (or name). Past `mostRecorded` of them, those whose workers have left are forgotten, so a
-    /// long run does not keep an entry for every TIFF it read.
-    static let activity = Locked<[String: Activity]>([:])
-    static let mostRecorded = 256
-
-    static func record(_ path: String, _ change: (inout Activity) -> Void) {
-        activity.withLock { all in
-            change(&all[path, default: Activity()])
-            if all.count > mostRecorded { all = all.filter { $0.value.workersRunning > 0 } }
         }
     }
 
@@ -261,29 +243,6 @@ public enum StripTIFF {
         }
     }
 
-    /// The image whose rows `reader` fills, carrying `header`'s metadata; its workers start now.
-    static func image(_ reader: Reader, header: VipsImage) -> VipsImage? {
-        let fill: PlFillRows = { state, first, lineSkip, left, top, width, height in
-            guard let state, let first else { return -1 }
-            let reader = Unmanaged<StripTIFF.Reader>.fromOpaque(state).takeUnretainedValue()
-            return reader.fill(first, lineSkip: Int(lineSkip), left: Int(left), top: Int(top), width: Int(width), height: Int(height))
-        }
-        let release: PlReleaseState = { state in
-            guard let state else { return }
-            let reader = Unmanaged<StripTIFF.Reader>.fromOpaque(state).takeRetainedValue()
-            reader.stop()
-        }
-        let layout = reader.layout
-        guard let image = pl_image_from_rows(Int32(layout.width), Int32(layout.height), Int32(layout.samples), fill, release,
-                                             Unmanaged.passRetained(reader).toOpaque()) else { return nil }
-        withExtendedLifetime(header) { pl_take_metadata(image, header.pointer) }
-        // As libvips' loaders mark a sequential read: sinks then ask for whole rows, top to
-        // bottom, rather than tiles that would go back up the image for every column of them.
-        vips_image_set_int(image, "vips-sequential", 1)
-        reader.start()
-        return VipsImage(taking: image)
-    }
-
     /// Decodes the rows of group `group` into `buffer` (`layout.groupBytes` long); nil on
     /// success, or what went wrong.
     static func decode(group: Int, of layout: Layout, with tiff: OpaquePointer, into buffer: UnsafeMutableRawPointer) -> String? {
@@ -317,218 +276,20 @@ public enum StripTIFF {
         return nil
     }
 
-    /// Decodes groups ahead of the rows libvips asks for, on `layout.workers` threads, into
-    /// `layout.slots` buffers. libvips asks through `fill`; the image's closing calls `stop`.
-    final class Reader: @unchecked Sendable {
+    /// A TIFF's rows for the reader: a libtiff handle per thread, and strips (or rows) through it.
+    struct Rows: RowsAhead.Source {
         let origin: Origin
-        /// The file's path, or what stands for it: in errors, and the key of `activity`.
-        let name: String
         let layout: Layout
 
-        /// From here to `stopped`, guarded by `condition`.
-        private let condition = NSCondition()
-        private var buffers: [UnsafeMutableRawPointer?]
-        private var freeSlots: [Int]
-        /// Groups decoded, by slot. Those below `lowestWanted` stay until a worker needs their
-        /// slot, so rows asked for again soon after (another libvips thread a little behind)
-        /// are still there.
-        private var ready: [Int: Int] = [:]
-        /// Groups that failed, with what went wrong.
-        private var failed: [Int: String] = [:]
-        /// The next group a worker takes, and the group the caller has reached: groups below
-        /// it may be overwritten, and groups between it and `nextGroup` are decoded in order.
-        private var nextGroup = 0
-        private var lowestWanted = 0
-        /// The group the caller is copying from, whose slot no worker may take.
-        private var pinned: Int?
-        private var runningWorkers = 0
-        private var stopped = false
-
-        /// One caller at a time copies rows out (libvips may ask from several threads).
-        private let filling = NSLock()
-        /// The caller's own handle and buffer, for a group asked for again after it was overwritten.
-        private var ownTIFF: OpaquePointer?
-        private var ownBuffer: UnsafeMutableRawPointer?
-
-        init(origin: Origin, name: String, layout: Layout) {
-            self.origin = origin
-            self.name = name
-            self.layout = layout
-            buffers = Array(repeating: nil, count: layout.slots)
-            freeSlots = Array((0..<layout.slots).reversed())
+        var geometry: RowsAhead.Geometry {
+            RowsAhead.Geometry(width: layout.width, height: layout.height, samples: layout.samples,
+                               groupRows: layout.groupRows, slots: layout.slots, workers: layout.workers)
         }
 
-        deinit {
-            for case let buffer? in buffers { pl_unmap_buffer(buffer, layout.groupBytes) }
-            if let ownBuffer { pl_unmap_buffer(ownBuffer, layout.groupBytes) }
-            if let ownTIFF { TIFFClose(ownTIFF) }
-        }
-
-        /// libvips hands the image to its worker threads through GLib, whose futex-based locks
-        /// ThreadSanitizer does not see; passing through this pthread lock after setting up and
-        /// before every fill shows it that the reader was made before it is read.
-        private static let handOff = NSLock()
-
-        func start() {
-            Self.handOff.lock()
-            Self.handOff.unlock()
-            condition.withLock { runningWorkers = layout.workers }
-            StripTIFF.record(name) {
-                $0.readers += 1
-                $0.workersRunning += layout.workers
-            }
-            for index in 0..<layout.workers {
-                let thread = Thread { [self] in work() }
-                thread.name = "pipeline.tiff-strips.\(index)"
-                thread.start()
-            }
-        }
-
-        /// The image closed: workers finish the group in hand and leave.
-        func stop() {
-            condition.withLock {
-                stopped = true
-                condition.broadcast()
-            }
-        }
-
-        /// A slot for the next group: a free one, or that of the lowest group the caller has
-        /// passed and is not copying from. Under `condition`.
-        private func takeSlot() -> Int? {
-            if let slot = freeSlots.popLast() { return slot }
-            guard let passed = ready.keys.filter({ $0 < lowestWanted && $0 != pinned }).min(),
-                  let slot = ready.removeValue(forKey: passed) else { return nil }
-            return slot
-        }
-
-        private func work() {
-            let tiff = StripTIFF.open(origin)
-            defer {
-                if let tiff { TIFFClose(tiff) }
-                condition.withLock {
-                    runningWorkers -= 1
-                    condition.broadcast()
-                }
-                StripTIFF.record(name) { $0.workersRunning -= 1 }
-            }
-            guard let tiff else { return }
-            while true {
-                condition.lock()
-                var slot: Int?
-                while !stopped, nextGroup < layout.groups {
-                    slot = takeSlot()
-                    if slot != nil { break }
-                    condition.wait()
-                }
-                guard let slot, !stopped, nextGroup < layout.groups else {
-                    if let slot { freeSlots.append(slot) }
-                    condition.unlock()
-                    return
-                }
-                let group = nextGroup
-                nextGroup += 1
-                if buffers[slot] == nil { buffers[slot] = pl_map_buffer(layout.groupBytes) }
-                let buffer = buffers[slot]
-                condition.unlock()
-
-                let failure = buffer.map { StripTIFF.decode(group: group, of: layout, with: tiff, into: $0) }
-                    ?? "no memory for \(layout.groupBytes) bytes of rows"
-                condition.withLock {
-                    if let failure {
-                        freeSlots.append(slot)
-                        failed[group] = failure
-                    } else {
-                        ready[group] = slot
-                    }
-                    condition.broadcast()
-                }
-            }
-        }
-
-        /// Copies rows `top..<top+height`, columns `left..<left+width`, to `first` (rows
-        /// `lineSkip` apart): libvips' request for a region. 0, or -1 with libvips' error set.
-        func fill(_ first: UnsafeMutablePointer<UInt8>, lineSkip: Int, left: Int, top: Int, width: Int, height: Int) -> Int32 {
-            Self.handOff.lock()
-            Self.handOff.unlock()
-            filling.lock()
-            defer {
-                condition.withLock { pinned = nil }
-                filling.unlock()
-            }
-            let columnOffset = left * layout.samples
-            let columnBytes = width * layout.samples
-            var row = top
-            while row < top + height {
-                let group = row / layout.groupRows
-                let groupTop = group * layout.groupRows
-                let rows = min(top + height, groupTop + layout.groupRows) - row
-                // Groups before the caller's may be overwritten, except, at a request's start,
-                // those within two request heights above it: another libvips thread's request
-                // may be that far behind (as many as the slots allow, so they never fill up).
-                let passedBelow = row > top ? group : max(group - (layout.slots - 1), max(0, top - 2 * height) / layout.groupRows)
-                let source: UnsafeMutableRawPointer
-                switch rowsOf(group, passedBelow: passedBelow) {
-                case .success(let buffer): source = buffer
-                case .failure(let failure):
-                    pl_set_error("tiffload", "\(name): \(failure.message)")
-                    return -1
-                }
-                for index in 0..<rows {
-                    let from = source + (row + index - groupTop) * layout.rowBytes + columnOffset
-                    (first + (row + index - top) * lineSkip).update(from: from.assumingMemoryBound(to: UInt8.self), count: columnBytes)
-                }
-                row += rows
-            }
-            return 0
-        }
-
-        private struct Failure: Error {
-            let message: String
-        }
-
-        /// The buffer holding `group`'s rows, pinned until the next call or the end of `fill`:
-        /// waits for a worker to decode them, or decodes them here when they were overwritten.
-        /// Groups below `passedBelow` may be overwritten from now on.
-        private func rowsOf(_ group: Int, passedBelow: Int) -> Result<UnsafeMutableRawPointer, Failure> {
-            condition.lock()
-            pinned = nil
-            if passedBelow > lowestWanted {
-                // Moving on: the groups before may be overwritten, and none between need
-                // decoding if the caller skipped them.
-                lowestWanted = passedBelow
-                nextGroup = max(nextGroup, passedBelow)
-                failed = failed.filter { $0.key >= passedBelow }
-                condition.broadcast()
-            }
-            // From lowestWanted up every group is decoded in order, so this one comes, unless
-            // no worker could start.
-            while group >= lowestWanted, ready[group] == nil, failed[group] == nil, runningWorkers > 0, !stopped {
-                condition.wait()
-            }
-            if let slot = ready[group], let buffer = buffers[slot] {
-                pinned = group
-                condition.unlock()
-                return .success(buffer)
-            }
-            if let message = failed[group] {
-                condition.unlock()
-                return .failure(Failure(message: message))
-            }
-            condition.unlock()
-            return decodeHere(group)
-        }
-
-        /// Decodes `group` on the caller's thread, into the caller's own buffer: a group asked
-        /// for again after it was overwritten, or when no worker could open the file.
-        private func decodeHere(_ group: Int) -> Result<UnsafeMutableRawPointer, Failure> {
-            StripTIFF.record(name) { $0.groupsDecodedAgain += 1 }
-            if ownTIFF == nil { ownTIFF = StripTIFF.open(origin) }
-            if ownBuffer == nil { ownBuffer = pl_map_buffer(layout.groupBytes) }
-            guard let ownTIFF, let ownBuffer else { return .failure(Failure(message: "the file could not be opened again")) }
-            if let message = StripTIFF.decode(group: group, of: layout, with: ownTIFF, into: ownBuffer) {
-                return .failure(Failure(message: message))
-            }
-            return .success(ownBuffer)
+        func open() -> OpaquePointer? { StripTIFF.open(origin) }
+        func close(_ handle: OpaquePointer) { TIFFClose(handle) }
+        func decode(group: Int, with handle: OpaquePointer, into buffer: UnsafeMutableRawPointer) -> String? {
+            StripTIFF.decode(group: group, of: layout, with: handle, into: buffer)
         }
     }
 }

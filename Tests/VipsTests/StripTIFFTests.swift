@@ -28,8 +28,8 @@ struct StripTIFFTests {
         let image = try #require(VipsImage.readingStripsAhead(file: path, header: header), "declined \(samples) bands")
         #expect(image.width == width && image.height == height && image.bands == samples)
         #expect(try image.bytes() == VipsImage.open(file: path, options: "access=sequential").bytes())
-        #expect(VipsImage.stripReading(file: path).readers == 1)
-        #expect(VipsImage.stripReading(file: path).groupsDecodedAgain == 0, "read top to bottom, nothing is decoded twice")
+        #expect(VipsImage.readingAhead(file: path).readers == 1)
+        #expect(VipsImage.readingAhead(file: path).groupsDecodedAgain == 0, "read top to bottom, nothing is decoded twice")
     }
 
     /// Strips larger than the read-ahead allows (here 256 KB) are read row by row, a part of a
@@ -54,7 +54,7 @@ struct StripTIFFTests {
         #expect(held < stripBytes + stored, "holds \(held) bytes, a strip is \(stripBytes) decoded, \(stored) stored")
         let image = try #require(VipsImage.readingStripsAhead(file: path, header: header, readAhead: Self.smallReadAhead))
         #expect(try image.bytes() == VipsImage.open(file: path, options: "access=sequential").bytes())
-        #expect(VipsImage.stripReading(file: path).groupsDecodedAgain == 0, "read top to bottom, nothing is decoded twice")
+        #expect(VipsImage.readingAhead(file: path).groupsDecodedAgain == 0, "read top to bottom, nothing is decoded twice")
     }
 
     /// A read-ahead smaller than the test files' strips, so that they are read row by row.
@@ -70,7 +70,7 @@ struct StripTIFFTests {
         let name = "fetched \(UUID().uuidString)"
         let image = try #require(VipsImage.readingStripsAhead(data: data, name: name, header: try VipsImage.open(data: data)))
         #expect(try image.bytes() == VipsImage.open(file: path, options: "access=sequential").bytes())
-        #expect(VipsImage.stripReading(file: name).readers == 1 && VipsImage.stripReading(file: name).groupsDecodedAgain == 0)
+        #expect(VipsImage.readingAhead(file: name).readers == 1 && VipsImage.readingAhead(file: name).groupsDecodedAgain == 0)
 
         data.replaceSubrange(strips[3].offset..<strips[3].offset + 64, with: Data(repeating: 0xFF, count: 64))
         let damaged = try #require(VipsImage.readingStripsAhead(data: data, name: name, header: try VipsImage.open(data: data)))
@@ -93,7 +93,7 @@ struct StripTIFFTests {
             let ours = try image.extracted(left: 5, top: top, width: 300, height: 30).bytes()
             #expect(try ours == libvips.extracted(left: 5, top: top, width: 300, height: 30).bytes(), "rows from \(top)")
         }
-        #expect(VipsImage.stripReading(file: path).groupsDecodedAgain > 0)
+        #expect(VipsImage.readingAhead(file: path).groupsDecodedAgain > 0)
     }
 
     /// Strip tables that point outside the file (an offset past its end, a byte count of 2 GB),
@@ -190,13 +190,13 @@ struct StripTIFFTests {
             let header = try VipsImage.open(file: path)
             let image = try #require(VipsImage.readingStripsAhead(file: path, header: header))
             _ = try image.extracted(left: 0, top: 0, width: width, height: 10).bytes()
-            #expect(VipsImage.stripReading(file: path).readers == 1)
+            #expect(VipsImage.readingAhead(file: path).readers == 1)
         }
         // Bounded: 200 checks 10 ms apart.
-        var running = VipsImage.stripReading(file: path).workersRunning
+        var running = VipsImage.readingAhead(file: path).workersRunning
         for _ in 0..<200 where running > 0 {
             Thread.sleep(forTimeInterval: 0.01)
-            running = VipsImage.stripReading(file: path).workersRunning
+            running = VipsImage.readingAhead(file: path).workersRunning
         }
         #expect(running == 0)
     }

@@ -96,8 +96,8 @@ import TestSupport
         lenient.failOn = .none
         let libvips = try ImageDecoder(settings: lenient, outputs: output).decode(source)
 
-        #expect(VipsImage.stripReading(file: path).readers == 1)
-        #expect(VipsImage.stripReading(file: path).groupsDecodedAgain == 0)
+        #expect(VipsImage.readingAhead(file: path).readers == 1)
+        #expect(VipsImage.readingAhead(file: path).groupsDecodedAgain == 0)
         #expect(ahead.image.size == ImageSize(width: 500, height: 271) && ahead.loader.hasPrefix("tiffload"))
         #expect(try ahead.image.bytes() == libvips.image.bytes())
 
@@ -111,9 +111,9 @@ import TestSupport
         #expect(fetchedNeeds.estimate == needsWithout.estimate + readAhead + 2 * Int64(tiff.count))
 
         // Fetched bytes (an input over HTTP) are read ahead the same way.
-        let fetchedBefore = VipsImage.stripReading(file: ImageDecoder.fetchedName).readers
+        let fetchedBefore = VipsImage.readingAhead(file: ImageDecoder.fetchedName).readers
         let fetched = try ImageDecoder(settings: Self.settings, outputs: output).decode(.data(tiff))
-        #expect(VipsImage.stripReading(file: ImageDecoder.fetchedName).readers == fetchedBefore + 1)
+        #expect(VipsImage.readingAhead(file: ImageDecoder.fetchedName).readers == fetchedBefore + 1)
         #expect(try fetched.image.bytes() == libvips.image.bytes())
     }
 
