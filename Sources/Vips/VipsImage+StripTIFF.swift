@@ -55,7 +55,7 @@ extension VipsImage {
                                           readAhead: Int = StripTIFF.defaultReadAhead) -> VipsImage? {
         // Judged on the bytes in place: only a TIFF the reader takes is copied.
         guard let layout = StripTIFF.layoutOf(data, header: header, readAhead: readAhead),
-              let copy = StripTIFF.MemoryCopy(data) else { return nil }
+              let copy = RowsAhead.MemoryCopy(data) else { return nil }
         return RowsAhead.image(RowsAhead.Reader(source: StripTIFF.Rows(origin: .copy(copy), layout: layout), name: name), header: header)
     }
 
@@ -215,21 +215,7 @@ public enum StripTIFF {
         /// Bytes someone else keeps alive while the handle is open.
         case memory(UnsafeRawPointer, Int)
         /// A copy the reader keeps.
-        case copy(MemoryCopy)
-    }
-
-    /// Bytes copied out of a `Data`, freed with the last reference.
-    final class MemoryCopy: @unchecked Sendable {
-        let base: UnsafeMutableRawPointer
-        let count: Int
-
-        init?(_ data: Data) {
-            guard !data.isEmpty, let base = malloc(data.count) else { return nil }
-            data.withUnsafeBytes { bytes in base.copyMemory(from: bytes.baseAddress!, byteCount: bytes.count) }
-            (self.base, count) = (base, data.count)
-        }
-
-        deinit { free(base) }
+        case copy(RowsAhead.MemoryCopy)
     }
 
     /// A libtiff handle of its own on `origin` (each thread needs one), or nil.

@@ -25,11 +25,7 @@ extension VipsImage {
     /// As `wholePNGBytes(header:fileBytes:)`, once the file's own header agrees: libvips'
     /// header shows a 1, 2 or 4-bit grey PNG as 8-bit, which this reader does not take.
     public static func wholePNGBytes(file path: String, header: VipsImage, fileBytes: Int) -> Int? {
-        guard let shape = WholePNG.Shape(header), let handle = FileHandle(forReadingAtPath: path) else { return nil }
-        defer { try? handle.close() }
-        // The signature, then the IHDR chunk's length and type, then its 13 bytes.
-        guard let start = try? handle.read(upToCount: 8 + 8 + 13), start.count == 29,
-              WholePNG.headerAgrees(Array(start.suffix(13)), with: shape) else { return nil }
+        guard let shape = WholePNG.Shape(header), WholePNG.fileAgrees(path, with: shape) else { return nil }
         return shape.filteredBytes + fileBytes
     }
 
@@ -95,6 +91,15 @@ enum WholePNG {
         }
         withExtendedLifetime(header) { pl_take_metadata(image, header.pointer) }
         return VipsImage(taking: image)
+    }
+
+    /// Whether the IHDR chunk of the PNG file at `path` agrees with `expected` (see `headerAgrees`).
+    static func fileAgrees(_ path: String, with expected: Shape) -> Bool {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return false }
+        defer { try? handle.close() }
+        // The signature, then the IHDR chunk's length and type, then its 13 bytes.
+        guard let start = try? handle.read(upToCount: 8 + 8 + 13), start.count == 29 else { return false }
+        return headerAgrees(Array(start.suffix(13)), with: expected)
     }
 
     /// Whether the 13 bytes of an IHDR chunk describe what `expected` says, in a kind this

@@ -117,7 +117,7 @@ struct ImageDecoder: Sendable {
             let whole = readWholePNG(source, header: header)
             defer { if let whole { wholePNGAllowance.release(whole.bytes) } }
             var image = try whole?.image ?? decodeWebP(source, header: header, size: target) ?? readStripsAhead(source, header: header)
-                ?? open(source, options: loadOptions.joined(separator: ","))
+                ?? readPNGRowsAhead(source, header: header) ?? open(source, options: loadOptions.joined(separator: ","))
             deadline.watch(image)
             // Exactly the target: a loader that rounded a side one pixel short is stretched by that pixel.
             image = try image.resampled(to: target)
@@ -200,6 +200,7 @@ struct ImageDecoder: Sendable {
         bytes += unstreamed
         if case .data(let data) = source { bytes += Int64(data.count) }
         bytes += Int64(Self.gate.shared { stripReadAheadPlan(source, header: header) }?.heldBytes ?? 0)
+        bytes += pngRowsAheadBytes(source, header: header)
         return MemoryNeeds(estimate: bytes, unstreamed: unstreamed)
     }
 
@@ -371,10 +372,40 @@ struct ImageDecoder: Sendable {
     /// Measured with `Benchmarks/run.sh` on a 1-gigapixel LZW TIFF (see the README): libtiff's
     /// LZW decoder was two thirds of the run's time, on one core of two.
     private func readStripsAhead(_ source: EncodedSource, header: VipsImage) -> VipsImage? {
-        guard Self.readsStripsAhead(failOn: settings.failOn) else { return nil }
+        guard Self.readsAhead(failOn: settings.failOn) else { return nil }
         return switch source {
         case .file(let path, _): VipsImage.readingStripsAhead(file: path, header: header, readAhead: stripReadAhead)
         case .data(let data): VipsImage.readingStripsAhead(data: data, name: Self.fetchedName, header: header, readAhead: stripReadAhead)
+        }
+    }
+
+    /// A large PNG not read whole (the allowance for that was full, or it is larger than the
+    /// allowance), whose rows a worker thread decodes ahead of the resize with libspng
+    /// (`VipsImage.readingPNGRowsAhead`), when it is of a layout that reader takes and decoding
+    /// is strict as libvips' default or stricter short of warnings; nil leaves it to libvips'
+    /// loader. Fetched bytes are copied for the reader.
+    ///
+    /// Measured with `Benchmarks/run.sh` on a 200000×5000 PNG (see the README): libvips' loader
+    /// kept about 518 full-width rows, 310 MB.
+    private func readPNGRowsAhead(_ source: EncodedSource, header: VipsImage) -> VipsImage? {
+        guard Self.readsAhead(failOn: settings.failOn) else { return nil }
+        return switch source {
+        case .file(let path, _): VipsImage.readingPNGRowsAhead(file: path, header: header, readAhead: stripReadAhead)
+        case .data(let data): VipsImage.readingPNGRowsAhead(data: data, name: Self.fetchedName, header: header, readAhead: stripReadAhead)
+        }
+    }
+
+    /// What reading `source` with its rows decoded ahead (a large PNG that is not read whole)
+    /// would hold besides the decode: its groups of rows, and for fetched bytes their copy; 0
+    /// when it is not a PNG that reader takes. Counted whether or not the PNG is then read
+    /// whole instead (that has an allowance of its own).
+    func pngRowsAheadBytes(_ source: EncodedSource, header: VipsImage) -> Int64 {
+        guard Self.readsAhead(failOn: settings.failOn) else { return 0 }
+        switch source {
+        case .file(let path, _):
+            return Int64(VipsImage.pngRowsAheadBytes(file: path, header: header, readAhead: stripReadAhead) ?? 0)
+        case .data(let data):
+            return VipsImage.pngRowsAheadBytes(data: data, header: header, readAhead: stripReadAhead).map { Int64($0 + data.count) } ?? 0
         }
     }
 
@@ -383,7 +414,7 @@ struct ImageDecoder: Sendable {
     /// bytes their copy); nil when libvips' loader reads it. Part of the estimate admission by
     /// memory weighs, and `explain` shows it.
     func stripReadAheadPlan(_ source: EncodedSource, header: VipsImage) -> StripTIFF.Plan? {
-        guard Self.readsStripsAhead(failOn: settings.failOn) else { return nil }
+        guard Self.readsAhead(failOn: settings.failOn) else { return nil }
         switch source {
         case .file(let path, _):
             return VipsImage.stripReadAhead(file: path, header: header, readAhead: stripReadAhead)
@@ -397,8 +428,8 @@ struct ImageDecoder: Sendable {
     /// What fetched bytes are called in the read-ahead reader's errors.
     static let fetchedName = "the fetched file"
 
-    /// Whether TIFFs may be read with strips decoded ahead under this strictness.
-    static func readsStripsAhead(failOn: DecompressSettings.FailOn) -> Bool {
+    /// Whether large TIFFs and PNGs may be read with rows decoded ahead under this strictness.
+    static func readsAhead(failOn: DecompressSettings.FailOn) -> Bool {
         failOn == .truncated || failOn == .error
     }
 

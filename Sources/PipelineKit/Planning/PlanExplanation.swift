@@ -26,6 +26,9 @@ public struct PlanExplanation: Sendable {
         /// Whether those strips are too large to hold whole, so their rows are decoded a part
         /// of a strip at a time, by one worker.
         public var stripsReadRowByRow = false
+        /// What a large PNG's rows decoded ahead hold when it is not read whole, or 0 when
+        /// libvips' loader streams it.
+        public var pngRowsAheadBytes: Int64 = 0
     }
 
     public let inputs: Int
@@ -101,9 +104,11 @@ public struct PlanExplanation: Sendable {
                 if stripsAhead != nil { stripReadAheadInputs += 1 }
                 sample = Sample(input: item.input.displayName, format: format, size: size, loadShrink: shrink, decodeSize: decodeSize,
                                 unstreamedBytes: unstreamed, wholePNGBytes: wholePNG,
-                                stripReadAheadBytes: Int64(stripsAhead?.heldBytes ?? 0), stripsReadRowByRow: stripsAhead?.rowByRow ?? false)
+                                stripReadAheadBytes: Int64(stripsAhead?.heldBytes ?? 0), stripsReadRowByRow: stripsAhead?.rowByRow ?? false,
+                                pngRowsAheadBytes: decoder.pngRowsAheadBytes(.file(path: item.input.path, byteCount: item.input.byteCount ?? 0),
+                                                                             header: header))
                 let estimate = ImageDecoder.estimatedBytes(decodeSize: decodeSize, outputs: definition.outputs) + unstreamed
-                    + sample.stripReadAheadBytes
+                    + sample.stripReadAheadBytes + sample.pngRowsAheadBytes
                 largestEstimate = max(largestEstimate, estimate)
                 if let memoryBudget, estimate > memoryBudget.bytes { inputsOverBudget += 1 }
             }
@@ -174,7 +179,11 @@ public struct PlanExplanation: Sendable {
             let shrink = sample.loadShrink > 1 ? "shrink-on-load \(sample.loadShrink), " : ""
             let whole = sample.unstreamedBytes > 0
                 ? "; interlaced, so the decode cannot stream: it holds about \(MemoryBudget.megabytes(sample.unstreamedBytes)) at full size"
+                : sample.wholePNGBytes > 0 && sample.pngRowsAheadBytes > 0
+                    ? "; read whole when memory allows (about \(MemoryBudget.megabytes(sample.wholePNGBytes))), "
+                    + "otherwise rows decoded ahead on a worker thread (about \(MemoryBudget.megabytes(sample.pngRowsAheadBytes)))"
                 : sample.wholePNGBytes > 0 ? "; read whole when memory allows (about \(MemoryBudget.megabytes(sample.wholePNGBytes)))"
+                : sample.pngRowsAheadBytes > 0 ? "; rows decoded ahead on a worker thread (about \(MemoryBudget.megabytes(sample.pngRowsAheadBytes)))"
                 : sample.stripsReadRowByRow ? "; strips too large to hold whole: rows decoded ahead on a worker thread, "
                     + "part of a strip at a time (about \(MemoryBudget.megabytes(sample.stripReadAheadBytes)))"
                 : sample.stripReadAheadBytes > 0 ? "; strips decoded ahead on worker threads (about \(MemoryBudget.megabytes(sample.stripReadAheadBytes)))" : ""

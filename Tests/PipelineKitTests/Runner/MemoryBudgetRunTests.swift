@@ -133,6 +133,8 @@ import Vips
         let eight = String(format: "%.0f MB", Double(held) / 1_000_000)
         #expect(roomy.contains { $0.contains("in/large.tif") && $0.contains("strips decoded ahead on worker threads (about \(eight))") }, "\(roomy)")
         #expect(roomy.contains("1 TIFF input has its strips decoded ahead on worker threads (libtiff) while the rows are resized"))
+        // A PNG read whole when the allowance has room has its rows decoded ahead otherwise.
+        #expect(roomy.contains { $0.contains("in/plain.png") && $0.contains("otherwise rows decoded ahead on a worker thread") }, "\(roomy)")
         #expect(roomy.contains { $0.contains("hold under 128 MB together") })
 
         // Under a limit the budget is what is left after the process and libvips' reserve: the
