@@ -108,29 +108,19 @@ public enum StripTIFF {
 
     /// How the file is cut into strips, and how the reader groups them.
     struct Layout: Sendable {
-        let width: Int
-        let height: Int
-        let samples: Int
         let rowsPerStrip: Int
         let strips: Int
-        /// Rows decoded together, as one group: whole strips, or part of a strip when strips
-        /// are read row by row.
-        let groupRows: Int
         /// Strips too large to hold whole are read row by row (`TIFFReadScanline`), in order,
         /// by one worker: a strip's compressed rows can only be decoded from its start.
         let readsScanlines: Bool
-        /// Groups decoded or held at once.
-        let slots: Int
+        /// The rows, grouped as whole strips, or as parts of a strip when read row by row.
+        let geometry: RowsAhead.Geometry
         /// The largest strip as stored (compressed, cut to the file): libtiff reads a strip's
         /// stored bytes whole into each handle before decoding any of its rows.
         let largestStoredStrip: Int
 
-        var rowBytes: Int { width * samples }
-        var groupBytes: Int { groupRows * rowBytes }
-        var groups: Int { (height + groupRows - 1) / groupRows }
-        var workers: Int { readsScanlines ? 1 : min(2, slots - 1) }
         /// What the reader holds: its groups, and a stored strip in each worker's handle.
-        var heldBytes: Int { slots * groupBytes + workers * largestStoredStrip }
+        var heldBytes: Int { geometry.slots * geometry.groupBytes + geometry.workers * largestStoredStrip }
 
         /// Nil unless libvips' header and the file's first directory both show a layout this
         /// reader takes.
@@ -176,12 +166,13 @@ public enum StripTIFF {
             let rowBytes = Int(width) * Int(samples)
             guard Int(TIFFNumberOfStrips(tiff)) == strips, Int(TIFFStripSize64(tiff)) == rows * rowBytes,
                   Int(TIFFScanlineSize64(tiff)) == rowBytes else { return nil }
-            (self.width, self.height, self.samples, self.rowsPerStrip, self.strips) = (Int(width), Int(height), Int(samples), rows, strips)
+            (self.rowsPerStrip, self.strips) = (rows, strips)
             let stripBytes = rows * rowBytes
             let stripsPerGroup = max(1, min((StripTIFF.groupRows + rows - 1) / rows, StripTIFF.largestGroup / stripBytes))
             // Row by row also when whole strips would make fewer than two groups (one strip for
             // the whole image, say): the worker then still decodes ahead of the resize.
             readsScanlines = stripBytes > min(StripTIFF.largestGroup, readAhead) || strips <= stripsPerGroup
+            let groupRows: Int, slots: Int
             if readsScanlines {
                 // Parts of a strip, a sixteenth of the read-ahead each (one row at the least), in
                 // three slots: the one libvips copies from, the one the worker decodes into and
@@ -193,11 +184,13 @@ public enum StripTIFF {
                 groupRows = rows * stripsPerGroup
                 slots = max(2, min(8, readAhead / (groupRows * rowBytes)))
             }
+            geometry = RowsAhead.Geometry(width: Int(width), height: Int(height), samples: Int(samples), groupRows: groupRows,
+                                          slots: slots, workers: readsScanlines ? 1 : min(2, slots - 1))
             let fileBytes = Int(clamping: pl_tiff_file_size(tiff))
             largestStoredStrip = (0..<strips).reduce(0) { largest, strip in
                 max(largest, min(Int(clamping: TIFFGetStrileByteCount(tiff, UInt32(strip))), fileBytes))
             }
-            guard (Int(height) + groupRows - 1) / groupRows >= 2 else { return nil }
+            guard geometry.groups >= 2 else { return nil }
         }
     }
 
@@ -229,16 +222,16 @@ public enum StripTIFF {
         }
     }
 
-    /// Decodes the rows of group `group` into `buffer` (`layout.groupBytes` long); nil on
+    /// Decodes the rows of group `group` into `buffer` (`layout.geometry.groupBytes` long); nil on
     /// success, or what went wrong.
     static func decode(group: Int, of layout: Layout, with tiff: OpaquePointer, into buffer: UnsafeMutableRawPointer) -> String? {
-        let top = group * layout.groupRows
-        let bottom = min(top + layout.groupRows, layout.height)
+        let top = group * layout.geometry.groupRows
+        let bottom = min(top + layout.geometry.groupRows, layout.geometry.height)
         guard layout.readsScanlines else {
             for strip in top / layout.rowsPerStrip..<(bottom + layout.rowsPerStrip - 1) / layout.rowsPerStrip {
-                let rows = min(layout.rowsPerStrip, layout.height - strip * layout.rowsPerStrip)
-                let expected = rows * layout.rowBytes
-                let offset = (strip * layout.rowsPerStrip - top) * layout.rowBytes
+                let rows = min(layout.rowsPerStrip, layout.geometry.height - strip * layout.rowsPerStrip)
+                let expected = rows * layout.geometry.rowBytes
+                let offset = (strip * layout.rowsPerStrip - top) * layout.geometry.rowBytes
                 let decoded = TIFFReadEncodedStrip(tiff, UInt32(strip), buffer + offset, tmsize_t(expected))
                 guard decoded == expected else {
                     return "strip \(strip) of \(layout.strips) could not be decoded (libtiff gave \(max(decoded, 0)) of \(expected) bytes)"
@@ -254,7 +247,7 @@ public enum StripTIFF {
         let current = Int(TIFFCurrentRow(tiff))
         let resume = Int(TIFFCurrentStrip(tiff)) == strip && (stripTop...top).contains(current) ? current : stripTop
         for row in resume..<bottom {
-            let into = row < top ? buffer : buffer + (row - top) * layout.rowBytes
+            let into = row < top ? buffer : buffer + (row - top) * layout.geometry.rowBytes
             guard TIFFReadScanline(tiff, into, UInt32(row), 0) == 1 else {
                 return "row \(row) in strip \(row / layout.rowsPerStrip) of \(layout.strips) could not be decoded"
             }
@@ -267,10 +260,7 @@ public enum StripTIFF {
         let origin: Origin
         let layout: Layout
 
-        var geometry: RowsAhead.Geometry {
-            RowsAhead.Geometry(width: layout.width, height: layout.height, samples: layout.samples,
-                               groupRows: layout.groupRows, slots: layout.slots, workers: layout.workers)
-        }
+        var geometry: RowsAhead.Geometry { layout.geometry }
 
         func open() -> OpaquePointer? { StripTIFF.open(origin) }
         func close(_ handle: OpaquePointer) { TIFFClose(handle) }
