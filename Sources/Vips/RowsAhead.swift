@@ -10,6 +10,8 @@ public enum RowsAhead {
     protocol Source: Sendable {
         /// How the rows are grouped and held.
         var geometry: Geometry { get }
+        /// The libvips loader the reader stands in for, which names its failures.
+        var loader: String { get }
         /// A handle of its own (each thread needs one), or nil when the file cannot be read.
         func open() -> OpaquePointer?
         func close(_ handle: OpaquePointer)
@@ -240,15 +242,15 @@ public enum RowsAhead {
                 // those within two request heights above it: another libvips thread's request
                 // may be that far behind (as many as the slots allow, so they never fill up).
                 let passedBelow = row > top ? group : max(group - (geometry.slots - 1), max(0, top - 2 * height) / geometry.groupRows)
-                let source: UnsafeMutableRawPointer
+                let groupBuffer: UnsafeMutableRawPointer
                 switch rowsOf(group, passedBelow: passedBelow) {
-                case .success(let buffer): source = buffer
+                case .success(let buffer): groupBuffer = buffer
                 case .failure(let failure):
-                    pl_set_error("tiffload", "\(name): \(failure.message)")
+                    pl_set_error(source.loader, "\(name): \(failure.message)")
                     return -1
                 }
                 for index in 0..<rows {
-                    let from = source + (row + index - groupTop) * geometry.rowBytes + columnOffset
+                    let from = groupBuffer + (row + index - groupTop) * geometry.rowBytes + columnOffset
                     (first + (row + index - top) * lineSkip).update(from: from.assumingMemoryBound(to: UInt8.self), count: columnBytes)
                 }
                 row += rows

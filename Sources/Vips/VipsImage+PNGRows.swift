@@ -70,6 +70,7 @@ enum PNGRows {
         let path: String?
         let copy: RowsAhead.MemoryCopy?
         let geometry: RowsAhead.Geometry
+        var loader: String { "pngload" }
 
         func open() -> OpaquePointer? {
             let rows = if let path { pl_png_rows_open(path, nil, 0) } else { copy.flatMap { pl_png_rows_open(nil, $0.base, $0.count) } }

@@ -261,6 +261,7 @@ public enum StripTIFF {
         let layout: Layout
 
         var geometry: RowsAhead.Geometry { layout.geometry }
+        var loader: String { "tiffload" }
 
         func open() -> OpaquePointer? { StripTIFF.open(origin) }
         func close(_ handle: OpaquePointer) { TIFFClose(handle) }
