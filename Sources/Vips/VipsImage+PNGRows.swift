@@ -17,15 +17,13 @@ extension VipsImage {
     /// rows decoded ahead would hold (three groups of rows), or nil when it is not a PNG this
     /// reader takes or is too small to gain from it.
     public static func pngRowsAheadBytes(file path: String, header: VipsImage, readAhead: Int = StripTIFF.defaultReadAhead) -> Int? {
-        guard let shape = WholePNG.Shape(header), WholePNG.fileAgrees(path, with: shape) else { return nil }
-        return PNGRows.geometry(shape, readAhead: readAhead).map { $0.slots * $0.groupBytes }
+        PNGRows.geometry(file: path, header: header, readAhead: readAhead).map { $0.slots * $0.groupBytes }
     }
 
     /// As `pngRowsAheadBytes(file:header:readAhead:)`, for PNG bytes in memory (the copy
     /// `readingPNGRowsAhead(data:name:header:readAhead:)` makes of them is not counted).
     public static func pngRowsAheadBytes(data: Data, header: VipsImage, readAhead: Int = StripTIFF.defaultReadAhead) -> Int? {
-        guard let shape = WholePNG.Shape(header), data.count >= 29, WholePNG.headerAgrees(Array(data[16..<29]), with: shape) else { return nil }
-        return PNGRows.geometry(shape, readAhead: readAhead).map { $0.slots * $0.groupBytes }
+        PNGRows.geometry(data: data, header: header, readAhead: readAhead).map { $0.slots * $0.groupBytes }
     }
 
     /// The PNG at `path` as an image whose rows one worker decodes ahead (see
@@ -34,8 +32,7 @@ extension VipsImage {
     /// Rows are decoded in order, so the image should be read once, top to bottom; rows asked
     /// for again after their group was overwritten are decoded again from the top of the file.
     public static func readingPNGRowsAhead(file path: String, header: VipsImage, readAhead: Int = StripTIFF.defaultReadAhead) -> VipsImage? {
-        guard let shape = WholePNG.Shape(header), WholePNG.fileAgrees(path, with: shape),
-              let geometry = PNGRows.geometry(shape, readAhead: readAhead) else { return nil }
+        guard let geometry = PNGRows.geometry(file: path, header: header, readAhead: readAhead) else { return nil }
         return RowsAhead.image(RowsAhead.Reader(source: PNGRows.Rows(path: path, copy: nil, geometry: geometry), name: path), header: header)
     }
 
@@ -44,8 +41,8 @@ extension VipsImage {
     /// `readingAhead(file:)`.
     public static func readingPNGRowsAhead(data: Data, name: String, header: VipsImage,
                                            readAhead: Int = StripTIFF.defaultReadAhead) -> VipsImage? {
-        guard pngRowsAheadBytes(data: data, header: header, readAhead: readAhead) != nil, let shape = WholePNG.Shape(header),
-              let geometry = PNGRows.geometry(shape, readAhead: readAhead), let copy = RowsAhead.MemoryCopy(data) else { return nil }
+        guard let geometry = PNGRows.geometry(data: data, header: header, readAhead: readAhead),
+              let copy = RowsAhead.MemoryCopy(data) else { return nil }
         return RowsAhead.image(RowsAhead.Reader(source: PNGRows.Rows(path: nil, copy: copy, geometry: geometry), name: name), header: header)
     }
 }
@@ -63,6 +60,18 @@ enum PNGRows {
         guard (shape.height + groupRows - 1) / groupRows >= 2 else { return nil }
         return RowsAhead.Geometry(width: shape.width, height: shape.height, samples: shape.channels,
                                   groupRows: groupRows, slots: 3, workers: 1)
+    }
+
+    /// The geometry for the PNG file at `path`, once its own IHDR agrees with `header`.
+    static func geometry(file path: String, header: VipsImage, readAhead: Int) -> RowsAhead.Geometry? {
+        guard let shape = WholePNG.Shape(header), WholePNG.fileAgrees(path, with: shape) else { return nil }
+        return geometry(shape, readAhead: readAhead)
+    }
+
+    /// The geometry for PNG bytes in memory, once their IHDR (bytes 16 to 28) agrees with `header`.
+    static func geometry(data: Data, header: VipsImage, readAhead: Int) -> RowsAhead.Geometry? {
+        guard let shape = WholePNG.Shape(header), data.count >= 29, WholePNG.headerAgrees(Array(data[16..<29]), with: shape) else { return nil }
+        return geometry(shape, readAhead: readAhead)
     }
 
     /// A PNG's rows for the reader: a libspng decoder per thread, reading the file (or the copy).

@@ -8,7 +8,7 @@ import Vips
 /// must still be the file's.
 @Suite("Large PNGs read with rows decoded ahead")
 struct PNGRowsTests {
-    /// Grey, grey and alpha, RGB, RGB and alpha, with every row filter libvips writes.
+    /// Grey, grey and alpha, RGB, RGB and alpha, rows filtered as libvips' encoder picks them with every filter allowed.
     @Test(arguments: [1, 2, 3, 4])
     func readsLibvipsPixels(bands: Int) throws {
         let directory = try TemporaryDirectory()
