@@ -62,15 +62,15 @@ let package = Package(
             pkgConfig: "libwebp",
             providers: [.apt(["libwebp-dev"])]
         ),
-        // C layer: libspng's progressive decoder, for large PNGs read row by row ahead of the resize.
+        // C layer: ISA-L's inflate, piece by piece, for large PNGs read row by row ahead of the resize.
         .systemLibrary(
-            name: "CSPNG",
-            path: "Sources/CSPNG",
-            pkgConfig: "spng",
-            providers: [.apt(["libspng-dev"])]
+            name: "CISAL",
+            path: "Sources/CISAL",
+            pkgConfig: "libisal",
+            providers: [.apt(["libisal-dev"])]
         ),
         // Safe Swift wrapper over libvips; knows nothing of pipelines.
-        .target(name: "Vips", dependencies: ["CVips", "CDeflate", "CTIFF", "CWebP", "CSPNG"], swiftSettings: swiftSettings),
+        .target(name: "Vips", dependencies: ["CVips", "CDeflate", "CTIFF", "CWebP", "CISAL"], swiftSettings: swiftSettings),
         // DSL, validation, planning, runner, stages and the plugin protocol.
         // CVips also for GLib's SHA-256 (S3 payload hashes), which libvips already links.
         .target(name: "PipelineKit", dependencies: ["Vips", "CVips", "CCurl"], swiftSettings: swiftSettings),

@@ -3,7 +3,7 @@ import Foundation
 
 /// Rows of a large image decoded ahead of the rows libvips asks for, on worker threads of their
 /// own, into a few buffers: the image libvips sees is generated from them. Used for large TIFFs
-/// (strips decoded by libtiff) and large PNGs (rows decoded by libspng), whose libvips loaders
+/// (strips decoded by libtiff) and large PNGs (rows inflated by ISA-L), whose libvips loaders
 /// decode on the thread that asks for rows.
 public enum RowsAhead {
     /// What a reader decodes rows from: a handle per thread, and a group of rows through it.

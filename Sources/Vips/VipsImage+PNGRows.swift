@@ -1,29 +1,32 @@
-import CSPNG
+import CDeflate
+import CISAL
 import CVips
 import Foundation
 
-/// Reading a large PNG row by row with libspng, on a thread of its own, ahead of the resize.
+/// Reading a large PNG row by row, on a thread of its own, ahead of the resize.
 ///
 /// A PNG too large to read whole (see `decodeWholePNG`) streams through libvips' loader, which
 /// decodes on the thread that asks for rows and keeps about 518 full-width rows in its own
 /// buffers (measured with libvips 8.14: 310 MB for a 200000-pixel-wide RGB PNG, where the
-/// resize needs a few). Here one worker decodes the next rows with libspng's progressive
-/// decoder (its rows only come in order) into a few groups while libvips resizes the current
-/// ones. The same PNGs as the whole-PNG reader takes (8 bits, grey or RGB with or without
+/// resize needs a few), and inflates with zlib. Here one worker decodes the next rows into a
+/// few groups while libvips resizes the current ones: the image data inflated piece by piece by
+/// ISA-L (as fast as libdeflate inflates a whole PNG, twice zlib's speed), the filters undone
+/// as the whole-PNG reader undoes them (rows come only in order). The same PNGs as the whole-PNG reader takes (8 bits, grey or RGB with or without
 /// alpha, not interlaced, no transparency chunk); the pixels are those libvips' loader gives
 /// (`PNGRowsTests` compares them). A row that does not decode fails the render, naming it.
 extension VipsImage {
     /// What reading the PNG at `path`, which `header` (libvips' header of it) describes, with
-    /// rows decoded ahead would hold (three groups of rows), or nil when it is not a PNG this
-    /// reader takes or is too small to gain from it.
+    /// rows decoded ahead would hold (three groups of rows, and the worker's group of rows as
+    /// inflated, with its input), or nil when it is not a PNG this reader takes or is too small
+    /// to gain from it.
     public static func pngRowsAheadBytes(file path: String, header: VipsImage, readAhead: Int = StripTIFF.defaultReadAhead) -> Int? {
-        PNGRows.geometry(file: path, header: header, readAhead: readAhead).map { $0.slots * $0.groupBytes }
+        PNGRows.geometry(file: path, header: header, readAhead: readAhead).map(PNGRows.heldBytes)
     }
 
     /// As `pngRowsAheadBytes(file:header:readAhead:)`, for PNG bytes in memory (the copy
     /// `readingPNGRowsAhead(data:name:header:readAhead:)` makes of them is not counted).
     public static func pngRowsAheadBytes(data: Data, header: VipsImage, readAhead: Int = StripTIFF.defaultReadAhead) -> Int? {
-        PNGRows.geometry(data: data, header: header, readAhead: readAhead).map { $0.slots * $0.groupBytes }
+        PNGRows.geometry(data: data, header: header, readAhead: readAhead).map(PNGRows.heldBytes)
     }
 
     /// The PNG at `path` as an image whose rows one worker decodes ahead (see
@@ -51,15 +54,21 @@ extension VipsImage {
 enum PNGRows {
     /// Groups of a thirty-second of the read-ahead (one row at the least) in three slots: the
     /// one libvips copies from, the one the worker decodes into, and one decoded ahead. (Half
-    /// what a TIFF read row by row takes: libspng holds rows of its own, and a 200000-pixel-wide
-    /// PNG went from 153 to 148 MiB at the same speed; the TIFF's rows ran slower so.) Nil below
-    /// the size worth a thread (as for TIFFs), or when the image would be one group.
+    /// what a TIFF read row by row takes: the worker holds a group of its own as inflated, and
+    /// a 200000-pixel-wide PNG went from 153 to 148 MiB at the same speed; the TIFF's rows ran
+    /// slower so.) Nil below the size worth a thread (as for TIFFs), or when the image would be
+    /// one group.
     static func geometry(_ shape: WholePNG.Shape, readAhead: Int) -> RowsAhead.Geometry? {
         guard shape.rowBytes * shape.height >= StripTIFF.smallestImage else { return nil }
         let groupRows = max(1, min(shape.height, readAhead / 32 / shape.rowBytes))
         guard (shape.height + groupRows - 1) / groupRows >= 2 else { return nil }
         return RowsAhead.Geometry(width: shape.width, height: shape.height, samples: shape.channels,
                                   groupRows: groupRows, slots: 3, workers: 1)
+    }
+
+    /// What the reader holds: the slots, and each worker's `Stream`.
+    static func heldBytes(_ geometry: RowsAhead.Geometry) -> Int {
+        geometry.slots * geometry.groupBytes + geometry.workers * Stream.heldBytes(geometry)
     }
 
     /// The geometry for the PNG file at `path`, once its own IHDR agrees with `header`.
@@ -74,7 +83,7 @@ enum PNGRows {
         return geometry(shape, readAhead: readAhead)
     }
 
-    /// A PNG's rows for the reader: a libspng decoder per thread, reading the file (or the copy).
+    /// A PNG's rows for the reader: a `Stream` per thread, reading the file (or the copy).
     struct Rows: RowsAhead.Source {
         let path: String?
         let copy: RowsAhead.MemoryCopy?
@@ -82,26 +91,227 @@ enum PNGRows {
         var loader: String { "pngload" }
 
         func open() -> OpaquePointer? {
-            let rows = if let path { pl_png_rows_open(path, nil, 0) } else { copy.flatMap { pl_png_rows_open(nil, $0.base, $0.count) } }
-            return rows.map { OpaquePointer($0) }
+            let stream = if let path { Stream(file: path, geometry: geometry) } else { copy.map { Stream(copy: $0, geometry: geometry) } }
+            return stream.map { OpaquePointer(Unmanaged.passRetained($0).toOpaque()) }
         }
 
         func close(_ handle: OpaquePointer) {
-            pl_png_rows_close(UnsafeMutablePointer<PlPNGRows>(handle))
+            Unmanaged<Stream>.fromOpaque(UnsafeRawPointer(handle)).release()
         }
 
         func decode(group: Int, with handle: OpaquePointer, into buffer: UnsafeMutableRawPointer) -> String? {
+            let stream = Unmanaged<Stream>.fromOpaque(UnsafeRawPointer(handle)).takeUnretainedValue()
             let first = group * geometry.groupRows
             let end = min(first + geometry.groupRows, geometry.height)
-            var failedRow: Int32 = 0
-            let error = withExtendedLifetime(copy) {
-                pl_png_rows_decode(UnsafeMutablePointer<PlPNGRows>(handle), Int32(first), Int32(end),
-                                   buffer.assumingMemoryBound(to: UInt8.self), geometry.rowBytes, &failedRow)
-            }
-            guard error == 0 else {
-                return "row \(failedRow) of \(geometry.height) could not be decoded (libspng: \(String(cString: spng_strerror(error))))"
+            return stream.decode(rows: first..<end, into: buffer.assumingMemoryBound(to: UInt8.self))
+                .map { "row \($0.row) of \(geometry.height) could not be decoded (\($0.reason))" }
+        }
+    }
+
+    /// One PNG's rows, decoded in order: the chunks are read as the rows need them, their image
+    /// data inflated piece by piece by ISA-L, the filters undone as the whole-PNG reader undoes
+    /// them. Rows asked for before the next one start again from the top of the file.
+    ///
+    /// Faults end the rows where libpng (libvips' loader) ends them: a critical chunk whose CRC
+    /// does not match, a critical chunk PNG does not have, image data that is damaged or ends
+    /// before the last row, a filter PNG does not have.
+    final class Stream {
+        struct Failure: Error {
+            let row: Int
+            let reason: String
+        }
+
+        private let geometry: RowsAhead.Geometry
+        /// The file, or the bytes in memory (kept alive by `copy`).
+        private let descriptor: Int32
+        private let copy: RowsAhead.MemoryCopy?
+        /// Where the next chunk header or payload byte is read.
+        private var position = 0
+        private let inflater = UnsafeMutablePointer<inflate_state>.allocate(capacity: 1)
+        /// File reads land here; bytes in memory are inflated where they are.
+        private let input: UnsafeMutableRawPointer?
+        private static let inputBytes = 64 << 10
+        /// The image data chunk being read: its payload bytes not yet read, the CRC so far.
+        private var chunkLeft = 0
+        private var chunkCRC: UInt32 = 0
+        /// Whether an image data chunk's payload is being read (its CRC follows), and whether
+        /// one was at all (any other chunk after them ends the image data).
+        private var inImageDataChunk = false
+        private var imageDataStarted = false
+        /// Rows inflated with their filter bytes, a group at a time.
+        private let filtered: UnsafeMutablePointer<UInt8>
+        /// The last row unfiltered (zeros above the first), and a row to unfilter skipped rows into.
+        private let above: UnsafeMutablePointer<UInt8>
+        private let spare: UnsafeMutablePointer<UInt8>
+        private(set) var nextRow = 0
+
+        private init(geometry: RowsAhead.Geometry, descriptor: Int32, copy: RowsAhead.MemoryCopy?) {
+            (self.geometry, self.descriptor, self.copy) = (geometry, descriptor, copy)
+            input = descriptor >= 0 ? UnsafeMutableRawPointer.allocate(byteCount: Self.inputBytes, alignment: 64) : nil
+            filtered = .allocate(capacity: geometry.groupRows * (geometry.rowBytes + 1))
+            above = .allocate(capacity: geometry.rowBytes)
+            spare = .allocate(capacity: geometry.rowBytes)
+        }
+
+        /// A group of rows as inflated (a filter byte each), two rows, the input and the inflater.
+        static func heldBytes(_ geometry: RowsAhead.Geometry) -> Int {
+            geometry.groupRows * (geometry.rowBytes + 1) + 2 * geometry.rowBytes + inputBytes + MemoryLayout<inflate_state>.size
+        }
+
+        convenience init?(file path: String, geometry: RowsAhead.Geometry) {
+            let descriptor = Foundation.open(path, O_RDONLY | O_CLOEXEC)
+            guard descriptor >= 0 else { return nil }
+            self.init(geometry: geometry, descriptor: descriptor, copy: nil)
+        }
+
+        convenience init(copy: RowsAhead.MemoryCopy, geometry: RowsAhead.Geometry) {
+            self.init(geometry: geometry, descriptor: -1, copy: copy)
+        }
+
+        deinit {
+            if descriptor >= 0 { Foundation.close(descriptor) }
+            inflater.deallocate()
+            input?.deallocate()
+            filtered.deallocate()
+            above.deallocate()
+            spare.deallocate()
+        }
+
+        /// Decodes `rows` into `out`, one row after another (`geometry.rowBytes` each); nil, or
+        /// the row that did not decode and why.
+        func decode(rows: Range<Int>, into out: UnsafeMutablePointer<UInt8>) -> Failure? {
+            if nextRow > rows.lowerBound || nextRow == 0 { restart() }
+            while nextRow < rows.upperBound {
+                let count = min(geometry.groupRows, rows.upperBound - nextRow)
+                if let failure = decode(count: count, into: { row in
+                    rows.contains(row) ? out + (row - rows.lowerBound) * self.geometry.rowBytes : nil
+                }) {
+                    // Whatever is asked next starts from the top again, and meets the fault again.
+                    nextRow = .max
+                    return failure
+                }
             }
             return nil
+        }
+
+        /// Back to the first row: past the signature and the header (which `geometry` was made
+        /// from, so it is not read again), inflating from the start.
+        private func restart() {
+            position = 8 + 8 + 13 + 4
+            nextRow = 0
+            (chunkLeft, chunkCRC, inImageDataChunk, imageDataStarted) = (0, 0, false, false)
+            isal_inflate_init(inflater)
+            inflater.pointee.crc_flag = UInt32(ISAL_ZLIB)
+            above.initialize(repeating: 0, count: geometry.rowBytes)
+        }
+
+        /// Inflates the next `count` rows and undoes their filters into the row `destination`
+        /// gives for each (nil: a row before those asked for, unfiltered into a spare row).
+        private func decode(count: Int, into destination: (Int) -> UnsafeMutablePointer<UInt8>?) -> Failure? {
+            let stride = geometry.rowBytes + 1
+            inflater.pointee.next_out = filtered
+            inflater.pointee.avail_out = UInt32(count * stride)
+            var starved = false
+            while inflater.pointee.avail_out > 0 {
+                // ISA-L keeps the end of its input back: with none left it may still have rows to
+                // give, so more is read only once a call with none gave nothing.
+                if starved, let reason = readImageData() {
+                    return Failure(row: nextRow + (count * stride - Int(inflater.pointee.avail_out)) / stride, reason: reason)
+                }
+                let before = inflater.pointee.avail_out
+                let result = isal_inflate(inflater)
+                let row = nextRow + (count * stride - Int(inflater.pointee.avail_out)) / stride
+                guard result == ISAL_DECOMP_OK || result == ISAL_END_INPUT || result == ISAL_OUT_OVERFLOW else {
+                    return Failure(row: row, reason: "damaged image data (ISA-L inflate: \(result))")
+                }
+                if inflater.pointee.block_state == ISAL_BLOCK_FINISH, inflater.pointee.avail_out > 0 {
+                    return Failure(row: row, reason: "the image data ends before the last row")
+                }
+                starved = inflater.pointee.avail_in == 0 && inflater.pointee.avail_out == before
+            }
+            var previous = UnsafePointer(above)
+            for index in 0..<count {
+                let row = nextRow + index
+                let into = destination(row) ?? (previous == UnsafePointer(spare) ? above : spare)
+                guard WholePNG.unfilterRow(filtered + index * stride, above: previous, into: into,
+                                           rowBytes: geometry.rowBytes, pixelBytes: geometry.samples) else {
+                    return Failure(row: row, reason: "unknown filter \(filtered[index * stride])")
+                }
+                previous = UnsafePointer(into)
+            }
+            // The next group's first row needs this one's last above it, wherever that was written.
+            if previous != UnsafePointer(above) { above.update(from: previous, count: geometry.rowBytes) }
+            nextRow += count
+            return nil
+        }
+
+        /// Gives the inflater the next piece of image data, reading chunks as needed; nil, or
+        /// why there is none.
+        private func readImageData() -> String? {
+            while chunkLeft == 0 {
+                if inImageDataChunk {
+                    guard let stored = readWord() else { return "the file ends inside its image data" }
+                    guard stored == chunkCRC else { return "an image data chunk's CRC does not match" }
+                    inImageDataChunk = false
+                }
+                guard let length = readWord(), let type = readWord() else { return "the file ends inside its image data" }
+                let letters = withUnsafeBytes(of: type.bigEndian) { Array($0) }
+                guard length <= 0x7FFF_FFFF, letters.allSatisfy({ (65...90).contains($0) || (97...122).contains($0) }) else {
+                    return "a chunk after the header is not a PNG chunk"
+                }
+                let name = String(decoding: letters, as: UTF8.self)
+                if name == "IDAT" {
+                    (inImageDataChunk, imageDataStarted, chunkLeft) = (true, true, Int(length))
+                    chunkCRC = letters.withUnsafeBytes { UInt32(libdeflate_crc32(0, $0.baseAddress, 4)) }
+                    continue
+                }
+                if imageDataStarted { return "the image data ends before the last row" }
+                // Before the image data: ancillary chunks and a suggested palette are skipped
+                // (libpng drops those with a bad CRC); any other critical chunk is an error.
+                guard name == "PLTE" || !(65...90).contains(letters[0]) else { return "an unexpected \(name) chunk" }
+                position += Int(length) + 4
+            }
+            let count = min(chunkLeft, Self.inputBytes)
+            let piece: UnsafeRawPointer
+            if let input {
+                guard readFully(into: input, count: count) else { return "the file ends inside its image data" }
+                piece = UnsafeRawPointer(input)
+            } else {
+                guard let copy, position + count <= copy.count else { return "the file ends inside its image data" }
+                piece = UnsafeRawPointer(copy.base + position)
+                position += count
+            }
+            chunkCRC = UInt32(libdeflate_crc32(chunkCRC, piece, count))
+            chunkLeft -= count
+            inflater.pointee.next_in = UnsafeMutablePointer(mutating: piece.assumingMemoryBound(to: UInt8.self))
+            inflater.pointee.avail_in = UInt32(count)
+            return nil
+        }
+
+        /// A big-endian 32-bit word at `position`, or nil at the end of the file.
+        private func readWord() -> UInt32? {
+            var word: UInt32 = 0
+            let read = withUnsafeMutableBytes(of: &word) { bytes -> Bool in
+                if input != nil { return readFully(into: bytes.baseAddress!, count: 4) }
+                guard let copy, position + 4 <= copy.count else { return false }
+                bytes.copyMemory(from: UnsafeRawBufferPointer(start: copy.base + position, count: 4))
+                position += 4
+                return true
+            }
+            return read ? UInt32(bigEndian: word) : nil
+        }
+
+        /// Reads `count` bytes of the file at `position` into `buffer`; false at the end of the file.
+        private func readFully(into buffer: UnsafeMutableRawPointer, count: Int) -> Bool {
+            var done = 0
+            while done < count {
+                let read = pread(descriptor, buffer + done, count - done, off_t(position + done))
+                if read < 0, errno == EINTR { continue }
+                guard read > 0 else { return false }
+                done += read
+            }
+            position += count
+            return true
         }
     }
 }

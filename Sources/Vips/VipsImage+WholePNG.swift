@@ -195,28 +195,36 @@ enum WholePNG {
         var above = UnsafePointer(zeros)
         for y in 0..<height {
             let source = UnsafePointer(base + y * (rowBytes + 1))
-            let filter = source[0]
-            let filtered = source + 1
             let row = base + y * rowBytes
-            switch filter {
-            case 0:
-                memmove(row, filtered, rowBytes)
-            case 1:
-                undoSub(filtered, into: row, count: rowBytes, pixelBytes: pixelBytes)
-            case 2:
-                undoUp(filtered, above: above, into: row, count: rowBytes)
-            case 3:
-                undoAverage(filtered, above: above, into: row, count: rowBytes, pixelBytes: pixelBytes)
-            case 4:
-                switch pixelBytes {
-                case 3: undoPaethRGB(filtered, above: above, into: row, count: rowBytes)
-                case 4: undoPaethRGBA(filtered, above: above, into: row, count: rowBytes)
-                default: undoPaeth(filtered, above: above, into: row, count: rowBytes, pixelBytes: pixelBytes)
-                }
-            default:
-                return false
-            }
+            guard unfilterRow(source, above: above, into: row, rowBytes: rowBytes, pixelBytes: pixelBytes) else { return false }
             above = UnsafePointer(row)
+        }
+        return true
+    }
+
+    /// Undoes the filter of one row: `source` is the filter byte then the filtered row, `above`
+    /// the row above unfiltered (zeros for the first). `row` may overlap `source` at a lower
+    /// address (see `unfilter`). False when the row names a filter PNG does not have.
+    static func unfilterRow(_ source: UnsafePointer<UInt8>, above: UnsafePointer<UInt8>, into row: UnsafeMutablePointer<UInt8>,
+                            rowBytes: Int, pixelBytes: Int) -> Bool {
+        let filtered = source + 1
+        switch source[0] {
+        case 0:
+            memmove(row, filtered, rowBytes)
+        case 1:
+            undoSub(filtered, into: row, count: rowBytes, pixelBytes: pixelBytes)
+        case 2:
+            undoUp(filtered, above: above, into: row, count: rowBytes)
+        case 3:
+            undoAverage(filtered, above: above, into: row, count: rowBytes, pixelBytes: pixelBytes)
+        case 4:
+            switch pixelBytes {
+            case 3: undoPaethRGB(filtered, above: above, into: row, count: rowBytes)
+            case 4: undoPaethRGBA(filtered, above: above, into: row, count: rowBytes)
+            default: undoPaeth(filtered, above: above, into: row, count: rowBytes, pixelBytes: pixelBytes)
+            }
+        default:
+            return false
         }
         return true
     }

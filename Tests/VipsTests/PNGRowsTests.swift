@@ -1,3 +1,4 @@
+import CDeflate
 import Foundation
 import Testing
 import TestSupport
@@ -66,6 +67,49 @@ struct PNGRowsTests {
         #expect(failedInBoth >= 2, "the truncated file and damaged rows fail")
     }
 
+    /// The chunks around the image data laid out as encoders may, or as they must not: the
+    /// reader reads what libvips' loader reads, the same pixels, and fails where it fails.
+    @Test func chunkLayoutsEndAsLibvipsEnds() throws {
+        let chunks = Self.chunks(of: try Self.image(bands: 3).encoded(suffix: ".png[filter=all,compression=1]"))
+        let header = Array(chunks.prefix { $0.type != "IDAT" })
+        let imageData = chunks.filter { $0.type == "IDAT" }.flatMap(\.payload)
+        let end: [Chunk] = [(type: "IEND", payload: [])]
+        func split(_ size: Int) -> [Chunk] {
+            stride(from: 0, to: imageData.count, by: size).map { (type: "IDAT", payload: Array(imageData[$0..<min($0 + size, imageData.count)])) }
+        }
+        let text: Chunk = (type: "tEXt", payload: Array("Comment\u{0}chunk layouts".utf8))
+        let layouts: [(String, [Chunk])] = [
+            ("one image data chunk", header + split(imageData.count) + end),
+            ("small chunks and empty ones", header + split(999).flatMap { [$0, (type: "IDAT", payload: [])] } + end),
+            ("a text chunk before the image data", header + [text] + split(8192) + end),
+            ("an unknown critical chunk before the image data", header + [(type: "ABCD", payload: [1, 2, 3])] + split(8192) + end),
+            ("a text chunk inside the image data", header + split(imageData.count / 2 + 1).flatMap { [$0, text] } + end),
+            ("no end chunk", header + split(8192)),
+        ]
+        Vips.setThreadsPerImage(1)
+        var outcomes: [String: Bool] = [:]
+        var headerFailures: [String] = []
+        for (label, layout) in layouts {
+            let data = Self.png(layout)
+            // A fault libpng meets in the header (before the image data) fails before any reader.
+            guard let fileHeader = try? VipsImage.open(data: data) else {
+                headerFailures.append(label)
+                continue
+            }
+            let ours = try #require(VipsImage.readingPNGRowsAhead(data: data, name: label, header: fileHeader, readAhead: Self.smallReadAhead), "\(label)")
+            let theirs = Result { try VipsImage.open(data: data, options: "access=sequential,fail_on=truncated").bytes() }
+            switch (Result { try ours.bytes() }, theirs) {
+            case (.success(let ours), .success(let pixels)): #expect(ours == pixels, "\(label): other pixels than libvips'")
+            case (.failure(let error), .failure): #expect("\(error)".contains("pngload: \(label): row "), "\(label): \(error)")
+            case (let ours, _): Issue.record("\(label): the reader \(ours.isSuccess ? "read" : "failed on") what libvips' loader \(theirs.isSuccess ? "read" : "failed on")")
+            }
+            outcomes[label] = theirs.isSuccess
+        }
+        #expect(headerFailures == ["an unknown critical chunk before the image data"], "failed in libvips' header: \(headerFailures)")
+        #expect(outcomes["small chunks and empty ones"] == true && outcomes.values.contains(false),
+                "both kinds of outcome are met: \(outcomes)")
+    }
+
     /// Files the reader does not take come back nil: libvips reads them.
     @Test func declinesWhatItDoesNotRead() throws {
         let directory = try TemporaryDirectory()
@@ -82,6 +126,33 @@ struct PNGRowsTests {
         for path in declined {
             #expect(VipsImage.readingPNGRowsAhead(file: path, header: try VipsImage.open(file: path)) == nil, "\(path)")
         }
+    }
+
+    typealias Chunk = (type: String, payload: [UInt8])
+
+    /// A PNG's chunks, in order, without their CRCs.
+    static func chunks(of data: Data) -> [Chunk] {
+        let bytes = [UInt8](data)
+        var chunks: [Chunk] = []
+        var position = 8
+        while position + 12 <= bytes.count {
+            let length = bytes[position..<position + 4].reduce(0) { $0 << 8 | Int($1) }
+            chunks.append((String(decoding: bytes[position + 4..<position + 8], as: UTF8.self), Array(bytes[position + 8..<position + 8 + length])))
+            position += 12 + length
+        }
+        return chunks
+    }
+
+    /// A PNG made of `chunks`, each with its CRC.
+    static func png(_ chunks: [Chunk]) -> Data {
+        var bytes: [UInt8] = [137, 80, 78, 71, 13, 10, 26, 10]
+        for chunk in chunks {
+            let typed = Array(chunk.type.utf8) + chunk.payload
+            let crc = typed.withUnsafeBytes { UInt32(libdeflate_crc32(0, $0.baseAddress, $0.count)) }
+            for word in [UInt32(chunk.payload.count), crc] { bytes += withUnsafeBytes(of: word.bigEndian, Array.init) }
+            bytes.insert(contentsOf: typed, at: bytes.count - 4)
+        }
+        return Data(bytes)
     }
 
     static let smallReadAhead = 256 << 10

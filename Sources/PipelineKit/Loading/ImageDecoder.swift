@@ -320,15 +320,15 @@ struct ImageDecoder: Sendable {
     }
 
     /// PNGs read whole (`VipsImage.decodeWholePNG`) hold at most this much together, across the
-    /// process: one that would go over streams through libvips' loader row by row instead,
-    /// slower but in little memory, so the fast path never makes a run wait or grow with its
-    /// width. A 5640×3172 RGB photograph saved without filters holds 102 MB while it is read
+    /// process: one that would go over streams row by row instead (`readPNGRowsAhead`, or
+    /// libvips' loader), a little slower but in little memory, so the fast path never makes a
+    /// run wait or grow with its width. A 5640×3172 RGB photograph saved without filters holds 102 MB while it is read
     /// whole (its rows and its file), a 4096×4096 one about 55 MB.
     static let wholePNGReads = MemoryAdmission(capacity: 128_000_000)
 
     /// A PNG read whole with libdeflate, when it is one that reader takes and the allowance
-    /// (`wholePNGReads`) has room for it now; nil leaves it to libvips' loader, which then reads
-    /// it row by row and reports any fault in it. The caller releases `bytes` (the rows; the
+    /// (`wholePNGReads`) has room for it now; nil leaves it to the row readers, which then read
+    /// it row by row and report any fault in it. The caller releases `bytes` (the rows; the
     /// file's part is given back here, its copy freed once inflated) once the image is gone.
     ///
     /// Measured with `Benchmarks/run.sh` on the PNG corpus (see the README): zlib's inflate was
@@ -380,13 +380,14 @@ struct ImageDecoder: Sendable {
     }
 
     /// A large PNG not read whole (the allowance for that was full, or it is larger than the
-    /// allowance), whose rows a worker thread decodes ahead of the resize with libspng
+    /// allowance), whose rows a worker thread decodes ahead of the resize, inflated by ISA-L
     /// (`VipsImage.readingPNGRowsAhead`), when it is of a layout that reader takes and decoding
     /// is strict as libvips' default or stricter short of warnings; nil leaves it to libvips'
     /// loader. Fetched bytes are copied for the reader.
     ///
-    /// Measured with `Benchmarks/run.sh` on a 200000×5000 PNG (see the README): libvips' loader
-    /// kept about 518 full-width rows, 310 MB.
+    /// Measured with `Benchmarks/run.sh` (see the README): on a 200000×5000 PNG libvips' loader
+    /// kept about 518 full-width rows, 310 MB; on the PNG corpus, where the largest files do
+    /// not fit the whole-PNG allowance together, zlib's inflate was 10% of the run's time.
     private func readPNGRowsAhead(_ source: EncodedSource, header: VipsImage) -> VipsImage? {
         guard Self.readsAhead(failOn: settings.failOn) else { return nil }
         return switch source {
