@@ -195,9 +195,10 @@ struct ImageDecoder: Sendable {
         let loader = header.loader ?? ""
         let animated = settings.animation == .keep && header.pageCount > 1 && (loader.hasPrefix("gifload") || loader.hasPrefix("webpload"))
         let unstreamed = Self.unstreamedDecodeBytes(header)
-        var bytes = Self.estimatedBytes(decodeSize: Self.decodeSize(stored: size, allowedShrink: allowedShrink(for: size)),
-                                        outputs: outputs) * Int64(animated ? header.pageCount : 1)
+        let decodeSize = Self.decodeSize(stored: size, allowedShrink: allowedShrink(for: size))
+        var bytes = Self.estimatedBytes(decodeSize: decodeSize, outputs: outputs) * Int64(animated ? header.pageCount : 1)
         bytes += unstreamed
+        bytes += Self.wideRowsBytes(size: size, decodeSize: decodeSize, loader: loader)
         if case .data(let data) = source { bytes += Int64(data.count) }
         bytes += Int64(Self.gate.shared { stripReadAheadPlan(source, header: header) }?.heldBytes ?? 0)
         bytes += pngRowsAheadBytes(source, header: header)
@@ -223,6 +224,28 @@ struct ImageDecoder: Sendable {
         // interlaced (estimated 144 MB), a progressive 4:2:0 JPEG 68 MB above (estimated 72 MB).
         return pixels * Int64(header.bands) * Int64(header.bandFormat == .uchar ? 1 : 2)
     }
+
+    /// What libvips' resize keeps in rows of full width while a very wide image streams down to
+    /// `decodeSize`: on a sequential input its `shrinkv` and `reducev` each add a line cache of
+    /// their own, and the sink holds strips, all as wide as the image the reduce starts from
+    /// (after the rows' box-shrink of `VipsImage.resampled(to:)`); a streamed decode cannot hand
+    /// libvips anything narrower. 0 below 32 MB (within the estimate's margin: the rows of a
+    /// photograph) and for WebP, which libwebp decodes straight at its size.
+    ///
+    /// Measured with the benchmark's standard job on PNGs 2000 rows tall and 100000, 300000 and
+    /// 500000 pixels wide, whose "small" cover output decodes them at 16000 to 80000 × 320: the
+    /// peak grew by about 1050 such rows (163, 368, 574 MiB); counted here at 4 bytes a pixel,
+    /// as the rest of the estimate is, and never more rows than the image has (a 40000×500 PNG
+    /// streamed to 25600×320 peaked 95 MB above the process's start, estimated 115 MB).
+    static func wideRowsBytes(size: ImageSize, decodeSize: ImageSize, loader: String) -> Int64 {
+        guard !loader.hasPrefix("webpload"), decodeSize.width > 0 else { return 0 }
+        let rowShrink = max(1, size.width / (decodeSize.width * 2))
+        let bytes = Int64(size.width / rowShrink) * 4 * min(wideRowsHeld, Int64(size.height))
+        return bytes >= 32_000_000 ? bytes : 0
+    }
+
+    /// Rows of the reduce's starting width that libvips 8.14's resize keeps (`wideRowsBytes`).
+    static let wideRowsHeld: Int64 = 1050
 
     /// The estimate for one decoded frame of `decodeSize`: the decoded image and each output's
     /// image, at 4 bytes a pixel (8-bit RGBA, the most the decoder keeps). Shared with `explain`.

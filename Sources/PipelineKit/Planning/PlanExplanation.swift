@@ -29,6 +29,9 @@ public struct PlanExplanation: Sendable {
         /// What a large PNG's rows decoded ahead hold when it is not read whole, or 0 when
         /// libvips' loader streams it.
         public var pngRowsAheadBytes: Int64 = 0
+        /// What libvips' resize keeps in full-width rows of a very wide image, or 0 when that
+        /// is within the estimate's margin: it grows with the image's width.
+        public var wideRowsBytes: Int64 = 0
     }
 
     public let inputs: Int
@@ -107,8 +110,9 @@ public struct PlanExplanation: Sendable {
                                 stripReadAheadBytes: Int64(stripsAhead?.heldBytes ?? 0), stripsReadRowByRow: stripsAhead?.rowByRow ?? false,
                                 pngRowsAheadBytes: decoder.pngRowsAheadBytes(.file(path: item.input.path, byteCount: item.input.byteCount ?? 0),
                                                                              header: header))
+                sample.wideRowsBytes = ImageDecoder.wideRowsBytes(size: size, decodeSize: decodeSize, loader: format ?? "")
                 let estimate = ImageDecoder.estimatedBytes(decodeSize: decodeSize, outputs: definition.outputs) + unstreamed
-                    + sample.stripReadAheadBytes + sample.pngRowsAheadBytes
+                    + sample.stripReadAheadBytes + sample.pngRowsAheadBytes + sample.wideRowsBytes
                 largestEstimate = max(largestEstimate, estimate)
                 if let memoryBudget, estimate > memoryBudget.bytes { inputsOverBudget += 1 }
             }
@@ -187,7 +191,9 @@ public struct PlanExplanation: Sendable {
                 : sample.stripsReadRowByRow ? "; strips too large to hold whole: rows decoded ahead on a worker thread, "
                     + "part of a strip at a time (about \(MemoryBudget.megabytes(sample.stripReadAheadBytes)))"
                 : sample.stripReadAheadBytes > 0 ? "; strips decoded ahead on worker threads (about \(MemoryBudget.megabytes(sample.stripReadAheadBytes)))" : ""
-            lines.append("  \(sample.input.escapingControlCharacters): \(sample.format ?? "?") \(size), \(shrink)decoded at \(decode)\(whole)")
+            let wide = sample.wideRowsBytes > 0
+                ? "; very wide: libvips' resize keeps rows of full width, about \(MemoryBudget.megabytes(sample.wideRowsBytes)) (grows with the width)" : ""
+            lines.append("  \(sample.input.escapingControlCharacters): \(sample.format ?? "?") \(size), \(shrink)decoded at \(decode)\(whole)\(wide)")
         }
         if unstreamedInputs > 0 {
             lines.append("\(unstreamedInputs) input\(unstreamedInputs == 1 ? "" : "s") cannot stream the decode (interlaced PNG or progressive JPEG): "

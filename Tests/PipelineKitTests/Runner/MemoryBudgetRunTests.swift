@@ -168,4 +168,26 @@ import Vips
                 "\(lines)")
         #expect(lines.contains("1 TIFF input has its strips decoded ahead on worker threads (libtiff) while the rows are resized"))
     }
+
+    /// A very wide image streamed down for a cover crop keeps rows of its full width in libvips'
+    /// resize: `explain` says so with the figure, and the input's estimate counts it.
+    @Test func explainSaysWhichImagesAreVeryWide() throws {
+        let directory = try TemporaryDirectory()
+        // 40000×500 to 320 high: decoded at 25600×320, reduced from rows 40000 wide (all 500
+        // of them, at 4 bytes a pixel: 80 MB).
+        try directory.write(try Fixtures.png(try Fixtures.solid(width: 40000, height: 500)), to: "in/wide.png")
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 2000, height: 1500)), to: "in/photo.jpg")
+        try directory.write(Data(PipelineHarness.json(inputs: ["in/*"], outputs: [
+            #"{"name": "t", "steps": [{"resize": {"width": 320, "height": 320, "fit": "cover"}}], "encode": {"format": "jpeg"}, "path": "out/{name}.jpg"}"#]).utf8),
+            to: "p.json")
+        let lines = try CommandRunner.run(["explain", directory.url.appendingPathComponent("p.json").path, "--max-memory", "4GB"]).standardOutput
+            .split(separator: "\n").map(String.init)
+        #expect(lines.contains { $0.contains("in/wide.png") && $0.contains("decoded at 25600×320")
+            && $0.contains("very wide: libvips' resize keeps rows of full width, about 80 MB (grows with the width)") }, "\(lines)")
+        #expect(lines.contains { $0.contains("in/photo.jpg") && !$0.contains("very wide") }, "\(lines)")
+        let budget = try #require(lines.first { $0.hasPrefix("memory budget: ") }, "\(lines)")
+        let figure = try #require(budget.range(of: "largest input: "), "\(budget)")
+        let largest = try #require(Double(String(budget[figure.upperBound...].prefix { $0.isNumber })), "\(budget)")
+        #expect(largest >= 80 + 25600 * 320 * 4 / 1_000_000, "the estimate counts the rows: \(budget)")
+    }
 }
