@@ -10,10 +10,11 @@ import Foundation
 /// buffers (measured with libvips 8.14: 310 MB for a 200000-pixel-wide RGB PNG, where the
 /// resize needs a few), and inflates with zlib. Here one worker decodes the next rows into a
 /// few groups while libvips resizes the current ones: the image data inflated piece by piece by
-/// ISA-L (as fast as libdeflate inflates a whole PNG, twice zlib's speed), the filters undone
-/// as the whole-PNG reader undoes them (rows come only in order). The same PNGs as the whole-PNG reader takes (8 bits, grey or RGB with or without
-/// alpha, not interlaced, no transparency chunk); the pixels are those libvips' loader gives
-/// (`PNGRowsTests` compares them). A row that does not decode fails the render, naming it.
+/// ISA-L (at about the speed libdeflate inflates a whole PNG, twice zlib's), the filters undone
+/// as the whole-PNG reader undoes them (rows come only in order). The same PNGs as the
+/// whole-PNG reader takes (8 bits, grey or RGB with or without alpha, not interlaced, no
+/// transparency chunk); the pixels are those libvips' loader gives (`PNGRowsTests` compares
+/// them). A row that does not decode fails the render, naming it.
 extension VipsImage {
     /// What reading the PNG at `path`, which `header` (libvips' header of it) describes, with
     /// rows decoded ahead would hold (three groups of rows, and the worker's group of rows as
