@@ -62,7 +62,8 @@ enum PNGRows {
     static func geometry(_ shape: WholePNG.Shape, readAhead: Int) -> RowsAhead.Geometry? {
         guard shape.rowBytes * shape.height >= StripTIFF.smallestImage else { return nil }
         let groupRows = max(1, min(shape.height, readAhead / 32 / shape.rowBytes))
-        guard (shape.height + groupRows - 1) / groupRows >= 2 else { return nil }
+        // ISA-L counts a call's output in 32 bits: a group as inflated must fit (libvips' widths do).
+        guard (shape.height + groupRows - 1) / groupRows >= 2, groupRows * (shape.rowBytes + 1) <= Int(UInt32.max) else { return nil }
         return RowsAhead.Geometry(width: shape.width, height: shape.height, samples: shape.channels,
                                   groupRows: groupRows, slots: 3, workers: 1)
     }
