@@ -205,6 +205,20 @@ static inline void pl_set_error(const char *domain, const char *message) {
     vips_error(domain, "%s", message);
 }
 
+/* Whether the image's pixels are in memory already (a buffer of its own or one it was given). */
+static inline int pl_image_is_in_memory(VipsImage *image) {
+    return image->dtype == VIPS_IMAGE_SETBUF || image->dtype == VIPS_IMAGE_SETBUF_FOREIGN;
+}
+
+/* The smallest value of one band; the whole band is computed. */
+static inline int pl_band_min(VipsImage *in, int band, double *out) {
+    VipsImage *extracted;
+    if (vips_extract_band(in, &extracted, band, NULL)) return -1;
+    int result = vips_min(extracted, out, NULL);
+    g_object_unref(extracted);
+    return result;
+}
+
 static inline int pl_has_icc_profile(VipsImage *image) {
     return vips_image_get_typeof(image, VIPS_META_ICC_NAME) != 0;
 }

@@ -83,6 +83,24 @@ public final class VipsImage: @unchecked Sendable {
     public var height: Int { Int(vips_image_get_height(pointer)) }
     public var bands: Int { Int(vips_image_get_bands(pointer)) }
     public var hasAlpha: Bool { vips_image_hasalpha(pointer) != 0 }
+    /// Whether the image's pixels are in memory already: asking about them computes nothing.
+    public var isInMemory: Bool { pl_image_is_in_memory(pointer) != 0 }
+
+    /// Whether the image has an alpha band that is everywhere at its most (255 for 8 bits,
+    /// 65535 for 16), so that premultiplying by it changes nothing. Answered only for an 8 or
+    /// 16-bit image whose pixels are in memory (one pass over the band); false otherwise, as an
+    /// image still to be computed would be computed for it.
+    public var hasOpaqueAlphaInMemory: Bool {
+        let most: Double
+        switch bandFormat {
+        case .uchar: most = 255
+        case .ushort: most = 65535
+        default: return false
+        }
+        guard hasAlpha, isInMemory else { return false }
+        var smallest = 0.0
+        return withExtendedLifetime(self) { pl_band_min(pointer, Int32(bands - 1), &smallest) == 0 } && smallest == most
+    }
     /// How many pages or frames the file holds (1 for a still image).
     public var pageCount: Int { Int(vips_image_get_n_pages(pointer)) }
     /// The EXIF orientation, 1 to 8 (1 when the file has none).

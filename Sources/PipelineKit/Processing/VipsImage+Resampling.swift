@@ -24,16 +24,22 @@ extension VipsImage {
     /// (it leaves at least ×2 to the kernel): its resize shrinks columns first, so the rows it
     /// buffers for that are full width. Measured on a 40000×25000 PNG decoded to 1280 wide in
     /// one streaming pass (pyvips, one thread): rows first 109 MB peak, columns first 168 MB.
+    ///
+    /// An alpha band that is everywhere opaque (`hasOpaqueAlphaInMemory`: a PNG or WebP saved
+    /// with alpha it does not use) is resampled as it is: premultiplying by it changes nothing,
+    /// and libvips' premultiplied path computes in floating point. Measured with
+    /// `Benchmarks/run.sh` (see the README).
     public func resampled(to size: ImageSize, kernel: Kernel = .lanczos3) throws(VipsError) -> VipsImage {
         guard size != self.size else { return self }
         let rowShrink = Int((Double(width) / (Double(size.width) * 2)).rounded(.down))
-        return try withPremultipliedAlpha { premultiplied throws(VipsError) in
-            var image = premultiplied
+        let resample = { (input: VipsImage) throws(VipsError) -> VipsImage in
+            var image = input
             if rowShrink > 1 {
                 image = try image.applying("shrinkh", ["hshrink": .integer(rowShrink)])
             }
             return try image.resized(horizontalScale: Double(size.width) / Double(image.width),
                                      verticalScale: Double(size.height) / Double(image.height), kernel: kernel)
         }
+        return hasOpaqueAlphaInMemory ? try resample(self) : try withPremultipliedAlpha(resample)
     }
 }
