@@ -145,7 +145,7 @@ enum PNGRows {
         /// The last row unfiltered (zeros above the first), and a row to unfilter skipped rows into.
         private let above: UnsafeMutablePointer<UInt8>
         private let spare: UnsafeMutablePointer<UInt8>
-        private(set) var nextRow = 0
+        private var nextRow = 0
 
         private init(geometry: RowsAhead.Geometry, descriptor: Int32, copy: RowsAhead.MemoryCopy?) {
             (self.geometry, self.descriptor, self.copy) = (geometry, descriptor, copy)
@@ -213,16 +213,18 @@ enum PNGRows {
             let stride = geometry.rowBytes + 1
             inflater.pointee.next_out = filtered
             inflater.pointee.avail_out = UInt32(count * stride)
+            // The row the inflated bytes have reached: the one a fault is in.
+            let reached = { self.nextRow + (count * stride - Int(self.inflater.pointee.avail_out)) / stride }
             var starved = false
             while inflater.pointee.avail_out > 0 {
                 // ISA-L keeps the end of its input back: with none left it may still have rows to
                 // give, so more is read only once a call with none gave nothing.
                 if starved, let reason = readImageData() {
-                    return Failure(row: nextRow + (count * stride - Int(inflater.pointee.avail_out)) / stride, reason: reason)
+                    return Failure(row: reached(), reason: reason)
                 }
                 let before = inflater.pointee.avail_out
                 let result = isal_inflate(inflater)
-                let row = nextRow + (count * stride - Int(inflater.pointee.avail_out)) / stride
+                let row = reached()
                 guard result == ISAL_DECOMP_OK || result == ISAL_END_INPUT || result == ISAL_OUT_OVERFLOW else {
                     return Failure(row: row, reason: "damaged image data (ISA-L inflate: \(result))")
                 }
@@ -274,15 +276,7 @@ enum PNGRows {
                 position += Int(length) + 4
             }
             let count = min(chunkLeft, Self.inputBytes)
-            let piece: UnsafeRawPointer
-            if let input {
-                guard readFully(into: input, count: count) else { return "the file ends inside its image data" }
-                piece = UnsafeRawPointer(input)
-            } else {
-                guard let copy, position + count <= copy.count else { return "the file ends inside its image data" }
-                piece = UnsafeRawPointer(copy.base + position)
-                position += count
-            }
+            guard let piece = next(count, into: input) else { return "the file ends inside its image data" }
             chunkCRC = UInt32(libdeflate_crc32(chunkCRC, piece, count))
             chunkLeft -= count
             inflater.pointee.next_in = UnsafeMutablePointer(mutating: piece.assumingMemoryBound(to: UInt8.self))
@@ -293,14 +287,20 @@ enum PNGRows {
         /// A big-endian 32-bit word at `position`, or nil at the end of the file.
         private func readWord() -> UInt32? {
             var word: UInt32 = 0
-            let read = withUnsafeMutableBytes(of: &word) { bytes -> Bool in
-                if input != nil { return readFully(into: bytes.baseAddress!, count: 4) }
-                guard let copy, position + 4 <= copy.count else { return false }
-                bytes.copyMemory(from: UnsafeRawBufferPointer(start: copy.base + position, count: 4))
-                position += 4
-                return true
+            let value = withUnsafeMutableBytes(of: &word) { next(4, into: $0.baseAddress)?.loadUnaligned(as: UInt32.self) }
+            return value.map { UInt32(bigEndian: $0) }
+        }
+
+        /// The `count` bytes at `position`, which it passes: read from the file into `scratch`, or
+        /// where they lie in memory; nil at the end of the file.
+        private func next(_ count: Int, into scratch: UnsafeMutableRawPointer?) -> UnsafeRawPointer? {
+            guard let copy else {
+                guard let scratch, readFully(into: scratch, count: count) else { return nil }
+                return UnsafeRawPointer(scratch)
             }
-            return read ? UInt32(bigEndian: word) : nil
+            guard position + count <= copy.count else { return nil }
+            defer { position += count }
+            return UnsafeRawPointer(copy.base + position)
         }
 
         /// Reads `count` bytes of the file at `position` into `buffer`; false at the end of the file.

@@ -345,8 +345,8 @@ struct ImageDecoder: Sendable {
     /// PNGs read whole (`VipsImage.decodeWholePNG`) hold at most this much together, across the
     /// process: one that would go over streams row by row instead (`readPNGRowsAhead`, or
     /// libvips' loader), a little slower but in little memory, so the fast path never makes a
-    /// run wait or grow with its width. A 5640×3172 RGB photograph saved without filters holds 102 MB while it is read
-    /// whole (its rows and its file), a 4096×4096 one about 55 MB.
+    /// run wait or grow with its width. A 5640×3172 RGB photograph saved without filters holds
+    /// 102 MB while it is read whole (its rows and its file), a 4096×4096 one about 55 MB.
     static let wholePNGReads = MemoryAdmission(capacity: 128_000_000)
 
     /// A PNG read whole with libdeflate, when it is one that reader takes and the allowance
