@@ -174,9 +174,10 @@ job = {
     "version": 1,
     "name": "standard",
     "inputs": [g for g in globs if glob.glob(glob.escape(inputs) + g[len(inputs):])],
-    # Stage widths are pipeline's defaults unless PIPELINE_WIDTHS says "D,R,E". Pixels are
-    # not limited (the reference has no limit), so a gigapixel corpus runs too.
+    # Stage widths are pipeline's defaults unless PIPELINE_WIDTHS says "D,R,E". Pixels and
+    # file sizes are not limited (the reference has no limit), so a gigapixel corpus runs too.
     "decompress": {"maxPixels": 2_000_000_000},
+    "fetch": {"maxBytes": "10GB"},
     "outputs": [
         {"name": "small", "steps": [{"resize": {"width": 320, "height": 320, "fit": "cover"}}],
          "encode": {"format": "webp", "quality": 80}, "path": "out/{stem}-{ext}-small.webp"},

@@ -112,6 +112,22 @@ public struct Resize: ImageProcessing, Hashable {
         geometry(for: size).inputShrink
     }
 
+    /// A cover crop at a compass position keeps a window of the input: the scaled image's crop,
+    /// mapped back to input pixels (rounded outwards). Smart positions look at the whole image.
+    public func decodeWindow(for size: ImageSize) -> DecodeWindow? {
+        let geometry = geometry(for: size)
+        guard fit == .cover, position.interest == nil, geometry.output != geometry.scaled else { return nil }
+        let (left, top) = position.origin(of: (geometry.output.width, geometry.output.height),
+                                          in: (geometry.scaled.width, geometry.scaled.height))
+        let horizontal = Double(size.width) / Double(geometry.scaled.width)
+        let vertical = Double(size.height) / Double(geometry.scaled.height)
+        let x0 = Int((Double(left) * horizontal).rounded(.down))
+        let y0 = Int((Double(top) * vertical).rounded(.down))
+        let x1 = min(size.width, Int((Double(left + geometry.output.width) * horizontal).rounded(.up)))
+        let y1 = min(size.height, Int((Double(top + geometry.output.height) * vertical).rounded(.up)))
+        return DecodeWindow(left: x0, top: y0, width: max(1, x1 - x0), height: max(1, y1 - y0), size: geometry.output)
+    }
+
     public func process(_ image: VipsImage, context: ProcessingContext) throws -> VipsImage {
         let geometry = geometry(for: image.size)
         guard geometry.isWithinLibvipsLimits else {

@@ -12,12 +12,21 @@ struct DecodedImage: Sendable {
     let shrink: Int
     /// Animation frames stacked in `image`, one page each (1 for a still image).
     var frameCount = 1
+    /// Outputs (by index in the run's outputs) that get a window of their own instead of
+    /// `image` (`ImageDecoder.DecodePlan`).
+    var windows: [Int: VipsImage] = [:]
+
+    /// The image output `index`'s steps start from.
+    func image(forOutput index: Int) -> VipsImage {
+        windows[index] ?? image
+    }
 }
 
 /// The decompress stage, which does the heavy part of every output's resize once per input:
 /// it reads the header, refuses images over `maxPixels`, decodes streaming (shrinking on load
 /// where the format can) straight down to the size the largest output needs, renders that into
-/// memory, and only then turns it upright and converts it to sRGB, on the small image.
+/// memory, and only then turns it upright and converts it to sRGB, on the small image. An image
+/// too wide or tall for that gives its cover outputs windows of their own (`decodePlan`).
 ///
 /// Measured with `Benchmarks/run.sh`: rendering the full-size decode and resizing it once per
 /// output took 2.7× the wall time and 2.2× the memory of this single streaming pass.
@@ -28,6 +37,8 @@ struct ImageDecoder: Sendable {
     var wholePNGAllowance = ImageDecoder.wholePNGReads
     /// What the strips of one large TIFF decoded ahead may hold (`VipsImage.readingStripsAhead`).
     var stripReadAhead = StripTIFF.defaultReadAhead
+    /// From what one-pass estimate outputs that keep a window decode it alone (`decodePlan`).
+    var windowedDecodeMinimum = ImageDecoder.windowedDecodeFrom
 
     /// libvips keeps one error buffer for the whole process, and its format sniffers clear it:
     /// while other decodes run, a failure's message may vanish, or be another input's. So
@@ -100,36 +111,40 @@ struct ImageDecoder: Sendable {
                 return try decodeAnimation(source, header: header, loader: loader, deadline: deadline)
             }
 
-            // One top-to-bottom pass: the loader streams, and the shrink happens as rows arrive.
-            let allowed = allowedShrink(for: originalSize)
-            let target = Self.decodeSize(stored: header.size, allowedShrink: allowed)
-            var loadOptions = ["access=sequential", failOn]
-            let shrink: Int
-            if loader.hasPrefix("webpload"), target != header.size {
-                // libwebp scales with a real resampler while it decodes: ask for the target
-                // itself (as vips_thumbnail does); a full-size WebP frame costs 4 bytes a pixel.
-                shrink = Int(allowed.rounded(.down))
-                loadOptions.append("scale=\(Double(target.width) / Double(header.width))")
-            } else {
-                shrink = Self.loadShrink(allowed: allowed, loader: loader, fast: settings.fastShrinkOnLoad)
-                if shrink > 1 { loadOptions.append("shrink=\(shrink)") }
+            // Windows are in upright pixels: a file stored rotated decodes whole.
+            let plan = decodePlan(for: originalSize, loader: loader, windowsAllowed: !settings.autorotate || header.orientation == 1)
+            guard !plan.windows.isEmpty else {
+                let whole = try decodeWhole(source, header: header, loader: loader, allowedShrink: plan.allowedShrink, deadline: deadline)
+                return DecodedImage(image: whole.image, originalSize: originalSize, loader: loader, shrink: whole.shrink)
             }
-            let whole = readWholePNG(source, header: header)
-            defer { if let whole { wholePNGAllowance.release(whole.bytes) } }
-            var image = try whole?.image ?? decodeWebP(source, header: header, size: target) ?? readStripsAhead(source, header: header)
-                ?? readPNGRowsAhead(source, header: header) ?? open(source, options: loadOptions.joined(separator: ","))
-            deadline.watch(image)
-            // Exactly the target: a loader that rounded a side one pixel short is stretched by that pixel.
-            image = try image.resampled(to: target)
-            if settings.autorotate, image.orientation != 1 {
-                // Rotating needs the whole image, not a stream of rows: render the small one first.
-                image = try deadline.render(image).autorotated()
+            // The passes read the file each on its own: side by side, a lone very wide image
+            // keeps both cores busy (each pass is mostly the format's decoding, on one thread).
+            let windowed = plan.windows.sorted { $0.key < $1.key }
+            let passes = (plan.decodesWhole ? [nil] : []) + windowed.map { Optional($0) }
+            let results = Locked<[Int: Result<(image: VipsImage, shrink: Int), any Error>]>([:])
+            DispatchQueue.concurrentPerform(iterations: passes.count) { pass in
+                let result = Result { () throws -> (image: VipsImage, shrink: Int) in
+                    guard let (_, window) = passes[pass] else {
+                        return try decodeWhole(source, header: header, loader: loader, allowedShrink: plan.allowedShrink, deadline: deadline)
+                    }
+                    return (try decodeWindow(window, of: source, header: header, loader: loader, deadline: deadline), 1)
+                }
+                results.withLock { $0[pass] = result }
             }
-            image = try Self.toSRGB(image)
-            let decoded = try deadline.render(image)
-            // While the loader's image is still alive: its metadata may point into its memory.
-            decoded.ownMetadata()
-            return DecodedImage(image: decoded, originalSize: originalSize, loader: loader, shrink: shrink)
+            // Every pass left its result; the first failure, in pass order, is the input's.
+            let decoded = try passes.indices.map { pass in
+                guard let result = results.withLock({ $0[pass] }) else {
+                    throw ItemError(.undecodable, stage: .decompress, reason: "a decoding pass ended without a result")
+                }
+                return try result.get()
+            }
+            var windows: [Int: VipsImage] = [:]
+            for (offset, (index, _)) in windowed.enumerated() {
+                windows[index] = decoded[offset + (plan.decodesWhole ? 1 : 0)].image
+            }
+            // When every output has a window, nothing fans out from a whole image: the first window stands in.
+            let image = decoded[0].image
+            return DecodedImage(image: image, originalSize: originalSize, loader: loader, shrink: decoded[0].shrink, windows: windows)
         } catch let error as ItemError {
             throw Failure(itemError: error)
         } catch {
@@ -150,6 +165,70 @@ struct ImageDecoder: Sendable {
                                                underlying: error),
                           reasonIsFromLibvips: true)
         }
+    }
+
+    /// The whole image, decoded in one top-to-bottom pass (the loader streams, and the shrink
+    /// happens as rows arrive) to what the outputs allow, rendered upright and in sRGB; and
+    /// the factor shrink-on-load reduced it by.
+    private func decodeWhole(_ source: EncodedSource, header: VipsImage, loader: String, allowedShrink allowed: Double,
+                             deadline: VipsDeadline) throws -> (image: VipsImage, shrink: Int) {
+        let failOn = "fail_on=\(settings.failOn.rawValue)"
+        let target = Self.decodeSize(stored: header.size, allowedShrink: allowed)
+        var loadOptions = ["access=sequential", failOn]
+        let shrink: Int
+        if loader.hasPrefix("webpload"), target != header.size {
+            // libwebp scales with a real resampler while it decodes: ask for the target
+            // itself (as vips_thumbnail does); a full-size WebP frame costs 4 bytes a pixel.
+            shrink = Int(allowed.rounded(.down))
+            loadOptions.append("scale=\(Double(target.width) / Double(header.width))")
+        } else {
+            shrink = Self.loadShrink(allowed: allowed, loader: loader, fast: settings.fastShrinkOnLoad)
+            if shrink > 1 { loadOptions.append("shrink=\(shrink)") }
+        }
+        let whole = readWholePNG(source, header: header)
+        defer { if let whole { wholePNGAllowance.release(whole.bytes) } }
+        var image = try whole?.image ?? decodeWebP(source, header: header, size: target) ?? readStripsAhead(source, header: header)
+            ?? readPNGRowsAhead(source, header: header) ?? open(source, options: loadOptions.joined(separator: ","))
+        deadline.watch(image)
+        // Exactly the target: a loader that rounded a side one pixel short is stretched by that pixel.
+        image = try image.resampled(to: target)
+        if settings.autorotate, image.orientation != 1 {
+            // Rotating needs the whole image, not a stream of rows: render the small one first.
+            image = try deadline.render(image).autorotated()
+        }
+        image = try Self.toSRGB(image)
+        let decoded = try deadline.render(image)
+        // While the loader's image is still alive: its metadata may point into its memory.
+        decoded.ownMetadata()
+        return (decoded, shrink)
+    }
+
+    /// One output's window (`DecodePlan.windows`), decoded alone in a pass of its own over the
+    /// file: the rows stream through a crop to the window before any resize, so libvips holds
+    /// rows only as wide as the window. Upright files only (`decodePlan`), not WebP.
+    private func decodeWindow(_ window: DecodeWindow, of source: EncodedSource, header: VipsImage, loader: String,
+                              deadline: VipsDeadline) throws -> VipsImage {
+        let allowed = min(Double(window.width) / Double(window.size.width), Double(window.height) / Double(window.size.height))
+        var loadOptions = ["access=sequential", "fail_on=\(settings.failOn.rawValue)"]
+        let shrink = Self.loadShrink(allowed: allowed, loader: loader, fast: settings.fastShrinkOnLoad)
+        if shrink > 1 { loadOptions.append("shrink=\(shrink)") }
+        let whole = readWholePNG(source, header: header)
+        defer { if let whole { wholePNGAllowance.release(whole.bytes) } }
+        var image = try whole?.image ?? readStripsAhead(source, header: header) ?? readPNGRowsAhead(source, header: header)
+            ?? open(source, options: loadOptions.joined(separator: ","))
+        deadline.watch(image)
+        // Shrink-on-load made the image smaller: the window in its pixels.
+        let horizontal = Double(image.width) / Double(header.width)
+        let vertical = Double(image.height) / Double(header.height)
+        let left = min(image.width - 1, Int((Double(window.left) * horizontal).rounded(.down)))
+        let top = min(image.height - 1, Int((Double(window.top) * vertical).rounded(.down)))
+        let width = max(1, min(image.width - left, Int((Double(window.width) * horizontal).rounded())))
+        let height = max(1, min(image.height - top, Int((Double(window.height) * vertical).rounded())))
+        image = try image.extracted(left: left, top: top, width: width, height: height).resampled(to: window.size)
+        image = try Self.toSRGB(image)
+        let decoded = try deadline.render(image)
+        decoded.ownMetadata()
+        return decoded
     }
 
     /// Every frame of an animated GIF or WebP, each shrunk to what the largest output needs and
@@ -195,10 +274,14 @@ struct ImageDecoder: Sendable {
         let loader = header.loader ?? ""
         let animated = settings.animation == .keep && header.pageCount > 1 && (loader.hasPrefix("gifload") || loader.hasPrefix("webpload"))
         let unstreamed = Self.unstreamedDecodeBytes(header)
-        let decodeSize = Self.decodeSize(stored: size, allowedShrink: allowedShrink(for: size))
-        var bytes = Self.estimatedBytes(decodeSize: decodeSize, outputs: outputs) * Int64(animated ? header.pageCount : 1)
+        var bytes: Int64
+        if animated {
+            let decodeSize = Self.decodeSize(stored: size, allowedShrink: allowedShrink(for: size))
+            bytes = Self.estimatedBytes(decodeSize: decodeSize, outputs: outputs) * Int64(header.pageCount)
+        } else {
+            bytes = decodePlan(for: size, loader: loader, windowsAllowed: !settings.autorotate || header.orientation == 1).estimate
+        }
         bytes += unstreamed
-        bytes += Self.wideRowsBytes(size: size, decodeSize: decodeSize, loader: loader)
         if case .data(let data) = source { bytes += Int64(data.count) }
         bytes += Int64(Self.gate.shared { stripReadAheadPlan(source, header: header) }?.heldBytes ?? 0)
         bytes += pngRowsAheadBytes(source, header: header)
@@ -229,7 +312,8 @@ struct ImageDecoder: Sendable {
     /// `decodeSize`: on a sequential input its `shrinkv` and `reducev` each add a line cache of
     /// their own, and the sink holds strips, all as wide as the image the reduce starts from
     /// (after the rows' box-shrink of `VipsImage.resampled(to:)`); a streamed decode cannot hand
-    /// libvips anything narrower. 0 below 32 MB (within the estimate's margin: the rows of a
+    /// libvips anything narrower, but a window cut from the rows first is narrower
+    /// (`decodePlan`). 0 below 32 MB (within the estimate's margin: the rows of a
     /// photograph) and for WebP, which libwebp decodes straight at its size.
     ///
     /// Measured with the benchmark's standard job on PNGs 2000 rows tall and 100000, 300000 and
@@ -246,6 +330,75 @@ struct ImageDecoder: Sendable {
 
     /// Rows of the reduce's starting width that libvips 8.14's resize keeps (`wideRowsBytes`).
     static let wideRowsHeld: Int64 = 1050
+
+    /// How an input of `size` is decoded: the image the outputs fan out from, and the outputs
+    /// that decode a window of their own instead (`ImageProcessing.decodeWindow(for:)`).
+    struct DecodePlan: Equatable {
+        /// The size of the image the outputs without a window fan out from (upright).
+        var decodeSize: ImageSize
+        /// The shrink those outputs allow (`allowedShrink(of:for:)`).
+        var allowedShrink: Double
+        /// Outputs, by index, that decode their window alone, in a pass over the file each.
+        var windows: [Int: DecodeWindow] = [:]
+        /// Whether any output fans out from the image at `decodeSize` (false when every output
+        /// has a window: that image is then not decoded).
+        var decodesWhole = true
+        /// Rows of full width libvips' resize keeps in the widest of the passes (`wideRowsBytes`).
+        var wideRowsBytes: Int64
+        /// The decoded images and each output's image at 4 bytes a pixel (`estimatedBytes`),
+        /// and `wideRowsBytes`.
+        var estimate: Int64
+    }
+
+    /// The `DecodePlan` for an input of `size`: decoded once for every output, unless that
+    /// holds `windowedDecodeMinimum` or more and the outputs that keep a window (a cover crop)
+    /// decoding it alone would hold at most half as much. A pass over the file per window
+    /// costs time, so only images whose decode-once rows would be very wide take it: a
+    /// 100000×2000 panorama whose 320×320 cover decodes it at 16000×320 (163 MiB measured),
+    /// not a photograph.
+    func decodePlan(for size: ImageSize, loader: String, windowsAllowed: Bool) -> DecodePlan {
+        let allowed = allowedShrink(for: size)
+        let decodeSize = Self.decodeSize(stored: size, allowedShrink: allowed)
+        let wide = Self.wideRowsBytes(size: size, decodeSize: decodeSize, loader: loader)
+        let once = DecodePlan(decodeSize: decodeSize, allowedShrink: allowed, wideRowsBytes: wide,
+                              estimate: Self.estimatedBytes(decodeSize: decodeSize, outputs: outputs) + wide)
+        // libwebp decodes the whole frame at its scale; it has no streamed rows to crop.
+        guard windowsAllowed, !loader.hasPrefix("webpload"), once.estimate >= windowedDecodeMinimum else { return once }
+        var windows: [Int: DecodeWindow] = [:]
+        for (index, output) in outputs.enumerated() {
+            if let window = output.steps.first?.decodeWindow(for: size) { windows[index] = window }
+        }
+        guard !windows.isEmpty else { return once }
+        let rest = outputs.indices.filter { windows[$0] == nil }.map { outputs[$0] }
+        let restAllowed = Self.allowedShrink(of: rest, for: size)
+        let restSize = Self.decodeSize(stored: size, allowedShrink: restAllowed)
+        var held: Int64 = 0
+        var widest: Int64 = 0
+        if !rest.isEmpty {
+            held += Self.estimatedBytes(decodeSize: restSize, outputs: rest)
+            widest = Self.wideRowsBytes(size: size, decodeSize: restSize, loader: loader)
+        }
+        for (index, window) in windows {
+            // The windows' images are all held for the fan-out; their passes run one at a time.
+            held += Self.estimatedBytes(decodeSize: window.size, outputs: [outputs[index]])
+            widest = max(widest, Self.wideRowsBytes(size: ImageSize(width: window.width, height: window.height),
+                                                    decodeSize: window.size, loader: loader))
+        }
+        let split = DecodePlan(decodeSize: restSize, allowedShrink: restAllowed, windows: windows, decodesWhole: !rest.isEmpty,
+                               wideRowsBytes: widest, estimate: held + widest)
+        return split.estimate * 2 <= once.estimate ? split : once
+    }
+
+    /// The one-pass estimate from which outputs that keep a window may decode it alone
+    /// (`decodePlan`). Measured with the standard job: a 200000×5000 PNG decoded once (estimated
+    /// 137 MB) peaked at 148 MiB; 100000×2000 (estimated 160 MB) at 163 MiB.
+    static let windowedDecodeFrom: Int64 = 150_000_000
+
+    /// `windowedDecodeFrom`, or under a memory budget half of it when that is less: a window
+    /// plan that fits the budget is better than a one-pass plan admission refuses.
+    static func windowedDecodeMinimum(under budget: MemoryBudget?) -> Int64 {
+        budget.map { min(windowedDecodeFrom, $0.bytes / 2) } ?? windowedDecodeFrom
+    }
 
     /// The estimate for one decoded frame of `decodeSize`: the decoded image and each output's
     /// image, at 4 bytes a pixel (8-bit RGBA, the most the decoder keeps). Shared with `explain`.
@@ -302,6 +455,11 @@ struct ImageDecoder: Sendable {
     /// counting them changes nothing: they allow no shrink, and neither does the image's own
     /// width, which then stands in for them.
     func allowedShrink(for size: ImageSize) -> Double {
+        Self.allowedShrink(of: outputs, for: size)
+    }
+
+    /// `allowedShrink(for:)` over `outputs` alone.
+    static func allowedShrink(of outputs: [OutputDefinition], for size: ImageSize) -> Double {
         let allowed = outputs.map { $0.steps.first?.allowedInputShrink(for: size) ?? 1 }.min() ?? 1
         return allowed.isFinite && allowed >= 1 ? allowed : 1
     }

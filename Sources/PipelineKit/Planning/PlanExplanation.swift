@@ -32,6 +32,12 @@ public struct PlanExplanation: Sendable {
         /// What libvips' resize keeps in full-width rows of a very wide image, or 0 when that
         /// is within the estimate's margin: it grows with the image's width.
         public var wideRowsBytes: Int64 = 0
+        /// Outputs that decode the window they keep alone, in a pass over the file each
+        /// (`ImageDecoder.DecodePlan`): the image is too wide or tall to decode once for all.
+        public var windowedOutputs: [String] = []
+        /// Whether some output fans out from the image at `decodeSize` (false when every
+        /// output decodes a window of its own).
+        public var decodesWhole = true
     }
 
     public let inputs: Int
@@ -82,6 +88,7 @@ public struct PlanExplanation: Sendable {
         var stripReadAheadInputs = 0
         var decoder = ImageDecoder(settings: definition.decompress, outputs: definition.outputs)
         decoder.stripReadAhead = ImageDecoder.stripReadAhead(under: memoryBudget)
+        decoder.windowedDecodeMinimum = ImageDecoder.windowedDecodeMinimum(under: memoryBudget)
         inputs = plan.inputCount
         sources = plan.items.count
         remoteInputs = plan.items.filter { $0.input.isRemote }.count
@@ -96,8 +103,10 @@ public struct PlanExplanation: Sendable {
             if let header {
                 let upright = definition.decompress.autorotate ? header.orientedSize : (width: header.width, height: header.height)
                 let size = ImageSize(width: upright.width, height: upright.height)
-                let allowed = decoder.allowedShrink(for: size)
-                let decodeSize = ImageDecoder.decodeSize(stored: size, allowedShrink: allowed)
+                let decodePlan = decoder.decodePlan(for: size, loader: format ?? "",
+                                                    windowsAllowed: !definition.decompress.autorotate || header.orientation == 1)
+                let allowed = decodePlan.allowedShrink
+                let decodeSize = decodePlan.decodeSize
                 let shrink = ImageDecoder.loadShrink(allowed: allowed, loader: format ?? "", fast: definition.decompress.fastShrinkOnLoad)
                 let unstreamed = ImageDecoder.unstreamedDecodeBytes(header)
                 if unstreamed > 0 { unstreamedInputs += 1 }
@@ -110,9 +119,10 @@ public struct PlanExplanation: Sendable {
                                 stripReadAheadBytes: Int64(stripsAhead?.heldBytes ?? 0), stripsReadRowByRow: stripsAhead?.rowByRow ?? false,
                                 pngRowsAheadBytes: decoder.pngRowsAheadBytes(.file(path: item.input.path, byteCount: item.input.byteCount ?? 0),
                                                                              header: header))
-                sample.wideRowsBytes = ImageDecoder.wideRowsBytes(size: size, decodeSize: decodeSize, loader: format ?? "")
-                let estimate = ImageDecoder.estimatedBytes(decodeSize: decodeSize, outputs: definition.outputs) + unstreamed
-                    + sample.stripReadAheadBytes + sample.pngRowsAheadBytes + sample.wideRowsBytes
+                sample.wideRowsBytes = decodePlan.wideRowsBytes
+                sample.windowedOutputs = decodePlan.windows.keys.sorted().map { definition.outputs[$0].name }
+                sample.decodesWhole = decodePlan.decodesWhole
+                let estimate = decodePlan.estimate + unstreamed + sample.stripReadAheadBytes + sample.pngRowsAheadBytes
                 largestEstimate = max(largestEstimate, estimate)
                 if let memoryBudget, estimate > memoryBudget.bytes { inputsOverBudget += 1 }
             }
@@ -191,9 +201,16 @@ public struct PlanExplanation: Sendable {
                 : sample.stripsReadRowByRow ? "; strips too large to hold whole: rows decoded ahead on a worker thread, "
                     + "part of a strip at a time (about \(MemoryBudget.megabytes(sample.stripReadAheadBytes)))"
                 : sample.stripReadAheadBytes > 0 ? "; strips decoded ahead on worker threads (about \(MemoryBudget.megabytes(sample.stripReadAheadBytes)))" : ""
-            let wide = sample.wideRowsBytes > 0
+            var wide = sample.wideRowsBytes > 0
                 ? "; very wide: libvips' resize keeps rows of full width, about \(MemoryBudget.megabytes(sample.wideRowsBytes)) (grows with the width)" : ""
-            lines.append("  \(sample.input.escapingControlCharacters): \(sample.format ?? "?") \(size), \(shrink)decoded at \(decode)\(whole)\(wide)")
+            if !sample.windowedOutputs.isEmpty {
+                let names = sample.windowedOutputs.map { "\"\($0)\"" }.joined(separator: ", ")
+                let one = sample.windowedOutputs.count == 1
+                wide = "; too wide or tall to decode once for every output: \(names) decode\(one ? "s the window it keeps" : " the windows they keep") "
+                    + "alone, in \(one ? "a pass over the file of its own" : "passes over the file of their own")" + wide
+            }
+            let decoded = sample.decodesWhole ? "decoded at \(decode)" : "decoded only in windows"
+            lines.append("  \(sample.input.escapingControlCharacters): \(sample.format ?? "?") \(size), \(shrink)\(decoded)\(whole)\(wide)")
         }
         if unstreamedInputs > 0 {
             lines.append("\(unstreamedInputs) input\(unstreamedInputs == 1 ? "" : "s") cannot stream the decode (interlaced PNG or progressive JPEG): "

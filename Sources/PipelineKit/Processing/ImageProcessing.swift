@@ -32,6 +32,13 @@ public protocol ImageProcessing: Sendable {
     /// means the step needs the full-size image.
     func allowedInputShrink(for size: ImageSize) -> Double
 
+    /// The part of an input of `size` this step keeps, when it keeps less than the whole (a
+    /// cover resize at a compass position crops a window), and the size that part becomes: given
+    /// that part at that size, the step makes what it makes from the whole image. nil (the
+    /// default) means the step needs the whole image. For a very wide or tall image the decoder
+    /// then decodes the window alone for this output (`DecodeWindow`).
+    func decodeWindow(for size: ImageSize) -> DecodeWindow?
+
     /// Other images the step needs (an overlay for `composite`), as absolute file URLs or
     /// http(s) URLs. The runner fetches and decodes each once per run, through the fetch stage
     /// and the cache, and hands it over through `ProcessingContext.resource(_:)`.
@@ -44,6 +51,7 @@ public protocol ImageProcessing: Sendable {
 extension ImageProcessing {
     public static var acceptsUndeclaredOptions: Bool { false }
     public func allowedInputShrink(for size: ImageSize) -> Double { 1 }
+    public func decodeWindow(for size: ImageSize) -> DecodeWindow? { nil }
     public var resources: [URL] { [] }
 }
 
@@ -105,6 +113,30 @@ public struct ImageSize: Hashable, Sendable, CustomStringConvertible {
 
     public var pixelCount: Int { width * height }
     public var description: String { "\(width)×\(height)" }
+}
+
+/// A part of an input that one output's first step keeps (`ImageProcessing.decodeWindow(for:)`),
+/// in the input's upright pixels, and the size the decoder makes it.
+///
+/// An image decoded once for every output is decoded at the scale the most demanding output
+/// needs, whole: for a panorama 100000 pixels wide with a 320×320 cover output that is 16000×320,
+/// and libvips' resize keeps about a thousand rows of that width on the way (163 MiB). Decoding
+/// the 2000×2000 window the cover keeps, in a pass of its own, holds rows 2000 pixels wide.
+public struct DecodeWindow: Hashable, Sendable {
+    public var left: Int
+    public var top: Int
+    public var width: Int
+    public var height: Int
+    /// The size the window is resampled to: what the step's resample would have made of it.
+    public var size: ImageSize
+
+    public init(left: Int, top: Int, width: Int, height: Int, size: ImageSize) {
+        self.left = left
+        self.top = top
+        self.width = width
+        self.height = height
+        self.size = size
+    }
 }
 
 extension VipsImage {

@@ -12,9 +12,11 @@ struct StepChain: Sendable {
         keepsEveryFrame = output.encoder.format == .webp
     }
 
-    func apply(to decoded: DecodedImage, context: ProcessingContext) throws(ItemError) -> VipsImage {
+    /// The output at `outputIndex` (in the run's outputs) made from `decoded`: from the window
+    /// decoded for it, when it has one.
+    func apply(to decoded: DecodedImage, outputIndex: Int, context: ProcessingContext) throws(ItemError) -> VipsImage {
         guard decoded.frameCount > 1 else {
-            return try rendered(apply(to: decoded.image, context: context))
+            return try rendered(apply(to: decoded.image(forOutput: outputIndex), context: context))
         }
         // An animation's steps run frame by frame, so a crop crops each frame.
         let frames: [VipsImage]

@@ -60,6 +60,7 @@ final class RunExecution: Sendable {
             decoder.wholePNGAllowance = MemoryAdmission(capacity: ImageDecoder.wholePNGCapacity(under: memoryBudget))
             // Nor the strips of a large TIFF decoded ahead (tens of MB an image).
             decoder.stripReadAhead = ImageDecoder.stripReadAhead(under: memoryBudget)
+            decoder.windowedDecodeMinimum = ImageDecoder.windowedDecodeMinimum(under: memoryBudget)
         }
         self.decoder = decoder
     }
@@ -227,7 +228,7 @@ final class RunExecution: Sendable {
                                             maxPixels: plan.definition.decompress.maxPixels,
                                             resources: incremental.resources.images)
             let chain = StepChain(job.output)
-            let image = try await queues.process.run(for: name, output: job.output.name) { try chain.apply(to: decoded, context: context) }
+            let image = try await queues.process.run(for: name, output: job.output.name) { try chain.apply(to: decoded, outputIndex: job.outputIndex, context: context) }
             let written = try await queues.encode.run(for: name, output: job.output.name) { [writer] in
                 try writer.write(image, output: job.output, target: job.target, input: job.input, fingerprint: job.fingerprint)
             }

@@ -190,4 +190,50 @@ import Vips
         let largest = try #require(Double(String(budget[figure.upperBound...].prefix { $0.isNumber })), "\(budget)")
         #expect(largest >= 80 + 25600 * 320 * 4 / 1_000_000, "the estimate counts the rows: \(budget)")
     }
+
+    /// An image too wide to decode once for every output within the budget: its cover output
+    /// decodes the window it keeps alone. `explain` says so, and the run makes what a run with
+    /// room to decode it once makes.
+    @Test func aCoverOfAVeryWideImageDecodesItsWindowAlone() throws {
+        let directory = try TemporaryDirectory()
+        // 40000×500, decoded once at 25600×320 for the cover, from rows 40000 wide: about 113 MB
+        // estimated, over the 100 MB from which a 200 MB budget windows, under the 150 MB without one.
+        try directory.write(try Fixtures.png(try DecodeWindowTests.panorama(width: 40000, height: 500)), to: "in/wide.png")
+        for (file, folder) in [("p.json", "out"), ("q.json", "once")] {
+            try directory.write(Data(PipelineHarness.json(inputs: ["in/*"], outputs: [
+                #"{"name": "t", "steps": [{"resize": {"width": 320, "height": 320, "fit": "cover"}}], "encode": {"format": "png"}, "path": "\#(folder)/{stem}-t.png"}"#,
+                #"{"name": "f", "steps": [{"resize": {"width": 640, "height": 640, "fit": "inside"}}], "encode": {"format": "png"}, "path": "\#(folder)/{stem}-f.png"}"#,
+            ]).utf8), to: file)
+        }
+        let pipelineFile = directory.url.appendingPathComponent("p.json").path
+        let explained = { (budget: String) throws -> [String] in
+            try CommandRunner.run(["explain", pipelineFile, "--max-memory", budget]).standardOutput.split(separator: "\n").map(String.init)
+        }
+
+        // explain names the output that decodes its window, and the fit output alone sizes the decode
+        let lines = try explained("200MB")
+        #expect(lines.contains { $0.contains("in/wide.png") && $0.contains("decoded at 640×8")
+            && $0.contains(#"too wide or tall to decode once for every output: "t" decodes the window it keeps alone, in a pass over the file of its own"#) },
+            "\(lines)")
+        // and with room for one pass, nothing is windowed
+        let roomy = try explained("4GB")
+        #expect(roomy.contains { $0.contains("in/wide.png") && $0.contains("decoded at 25600×320") && !$0.contains("window") }, "\(roomy)")
+
+        // When the same outputs are made under the budget, and without one (decoded once)
+        let windowed = try CommandRunner.run(["run", "--quiet", "--max-memory", "200MB", pipelineFile])
+        #expect(windowed.status == 0, "\(windowed.standardError)")
+        let once = try CommandRunner.run(["run", "--quiet", directory.url.appendingPathComponent("q.json").path])
+        #expect(once.status == 0, "\(once.standardError)")
+
+        // Then both runs made the same images, within resampling
+        for name in ["wide-t.png", "wide-f.png"] {
+            let a = try VipsImage.open(file: directory.url.appendingPathComponent("out/\(name)").path)
+            let b = try VipsImage.open(file: directory.url.appendingPathComponent("once/\(name)").path)
+            #expect(a.size == b.size, "\(name)")
+            let pairs = zip(try a.bytes(), try b.bytes()).map { abs(Int($0) - Int($1)) }
+            let mean = Double(pairs.reduce(0, +)) / Double(max(1, pairs.count))
+            #expect(mean < 1 && (pairs.max() ?? 0) <= 6, "\(name): mean \(mean), largest \(pairs.max() ?? 0)")
+        }
+        #expect(try VipsImage.open(file: directory.url.appendingPathComponent("out/wide-t.png").path).size == ImageSize(width: 320, height: 320))
+    }
 }

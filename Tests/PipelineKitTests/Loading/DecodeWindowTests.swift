@@ -1,0 +1,146 @@
+import Foundation
+import Testing
+import Vips
+@testable import PipelineKit
+import TestSupport
+
+/// Outputs that keep a window of a very wide or tall image (a cover crop) decode that window
+/// alone, in a pass of their own, and get what decoding the whole image once would give them.
+@Suite struct DecodeWindowTests {
+    static let settings = DecompressSettings(concurrency: 1, maxPixels: 100_000_000, autorotate: true, failOn: .truncated)
+
+    /// A panorama whose bands change smoothly, each its own way (across, down, diagonally): a
+    /// window taken from the wrong place, or scaled wrong, shows as levels off.
+    static func panorama(width: Int, height: Int) throws -> VipsImage {
+        var pixels: [UInt8] = []
+        pixels.reserveCapacity(width * height * 3)
+        for y in 0..<height {
+            for x in 0..<width {
+                pixels += [UInt8(x * 255 / (width - 1)), UInt8(y * 255 / (height - 1)), UInt8((x + y) * 255 / (width + height - 2))]
+            }
+        }
+        return try VipsImage(pixels: pixels, width: width, height: height, bands: 3)
+    }
+
+    /// Two cover crops (centre and south-east) and a fit inside 300×300, as a pipeline file has them.
+    static func outputs() throws -> [OutputDefinition] {
+        let json = PipelineHarness.json(inputs: ["in/*"], outputs: [
+            #"{"name": "centre", "steps": [{"resize": {"width": 64, "height": 64, "fit": "cover"}}], "encode": {"format": "png"}, "path": "out/{stem}-c.png"}"#,
+            #"{"name": "corner", "steps": [{"resize": {"width": 48, "height": 48, "fit": "cover", "position": "southeast"}}], "encode": {"format": "png"}, "path": "out/{stem}-e.png"}"#,
+            #"{"name": "fit", "steps": [{"resize": {"width": 300, "height": 300, "fit": "inside"}}], "encode": {"format": "png"}, "path": "out/{stem}-f.png"}"#,
+        ])
+        return try PipelineDefinition(json: json, baseDirectory: URL(fileURLWithPath: "/tmp"), processors: .standard).outputs
+    }
+
+    /// Output `index` made by its steps from `decoded`, as the process stage makes it.
+    static func made(_ index: Int, from decoded: DecodedImage, outputs: [OutputDefinition]) throws -> VipsImage {
+        let context = ProcessingContext(input: "in", output: outputs[index].name, originalSize: decoded.originalSize)
+        return try StepChain(outputs[index]).apply(to: decoded, outputIndex: index, context: context)
+    }
+
+    enum Reader: String, CaseIterable, Sendable {
+        case pngWhole, pngRowsAhead, pngLibvips, jpeg, tiffStripsAhead
+    }
+
+    @Test(arguments: Reader.allCases)
+    func coverOutputsDecodeTheirWindowAloneAndGetWhatTheWholeImageGives(reader: Reader) throws {
+        // Given a 6000×500 panorama (9 MB of pixels: large enough for the row and strip readers)
+        let image = try Self.panorama(width: 6000, height: 500)
+        let data: Data = switch reader {
+        case .pngWhole, .pngRowsAhead, .pngLibvips: try Fixtures.png(image)
+        case .jpeg: try Fixtures.jpeg(image, quality: 95)
+        case .tiffStripsAhead: try image.encoded(suffix: ".tif[compression=lzw]")
+        }
+        let directory = try TemporaryDirectory()
+        let path = try directory.write(data, to: "input")
+        let source = EncodedSource.file(path: path, byteCount: Int64(data.count))
+        let outputs = try Self.outputs()
+        var settings = Self.settings
+        if reader == .pngLibvips { settings.failOn = .none }  // the row readers take only stricter settings
+        Vips.setThreadsPerImage(1)  // as a run sets it
+        let roomy = reader == .pngWhole ? MemoryAdmission(capacity: 1 << 30) : MemoryAdmission(capacity: 0)
+
+        // When it is decoded once for every output, and with windows allowed at any size
+        var once = ImageDecoder(settings: settings, outputs: outputs, wholePNGAllowance: roomy)
+        once.windowedDecodeMinimum = .max
+        var windowed = once
+        windowed.windowedDecodeMinimum = 0
+        let plan = windowed.decodePlan(for: ImageSize(width: 6000, height: 500), loader: "pngload", windowsAllowed: true)
+        let whole = try once.decode(source)
+        let split = try windowed.decode(source)
+
+        // Then the two cover outputs decode their windows, the fit output alone sizes the whole image
+        #expect(plan.windows.keys.sorted() == [0, 1])
+        #expect(plan.decodesWhole)
+        #expect(whole.windows.isEmpty && whole.image.size == ImageSize(width: 768, height: 64))
+        #expect(split.windows.keys.sorted() == [0, 1])
+        #expect(split.image.size == ImageSize(width: 300, height: 25))
+        #expect(split.windows[0]?.size == ImageSize(width: 64, height: 64))
+        #expect(split.windows[1]?.size == ImageSize(width: 48, height: 48))
+        // and every output is what the whole image gives, within resampling (measured: mean 0.1 to
+        // 0.75, at most 4 levels apart; a window 100 pixels off is 4 levels off in two bands)
+        for index in outputs.indices {
+            let (a, b) = (try Self.made(index, from: whole, outputs: outputs), try Self.made(index, from: split, outputs: outputs))
+            #expect(a.size == b.size, "\(outputs[index].name)")
+            let pairs = zip(try a.bytes(), try b.bytes()).map { abs(Int($0) - Int($1)) }
+            let mean = Double(pairs.reduce(0, +)) / Double(max(1, pairs.count))
+            #expect(mean < 1 && (pairs.max() ?? 0) <= 6, "\(outputs[index].name): mean \(mean), largest \(pairs.max() ?? 0)")
+        }
+    }
+
+    @Test func onlyImagesTooWideToDecodeOnceAreWindowed() throws {
+        // Given the outputs and the default threshold (150 MB decoded once)
+        let decoder = ImageDecoder(settings: Self.settings, outputs: try Self.outputs())
+        #expect(decoder.windowedDecodeMinimum == ImageDecoder.windowedDecodeFrom)
+
+        // Then a photograph is decoded once, and so is a panorama whose rows libvips keeps in little memory
+        #expect(decoder.decodePlan(for: ImageSize(width: 6000, height: 4000), loader: "jpegload", windowsAllowed: true).windows.isEmpty)
+        #expect(decoder.decodePlan(for: ImageSize(width: 20000, height: 2000), loader: "pngload", windowsAllowed: true).windows.isEmpty)
+        // but 300000×500, decoded at 38400×64 for the 64×64 crop from rows 100000 wide, is windowed
+        let size = ImageSize(width: 300_000, height: 500)
+        let wide = decoder.decodePlan(for: size, loader: "pngload", windowsAllowed: true)
+        #expect(wide.windows.keys.sorted() == [0, 1])
+        #expect(wide.windows[0] == DecodeWindow(left: 149_750, top: 0, width: 500, height: 500, size: ImageSize(width: 64, height: 64)))
+        #expect(wide.decodeSize == ImageSize(width: 300, height: 1))
+        #expect(wide.estimate * 100 < decoder.decodePlan(for: size, loader: "pngload", windowsAllowed: false).estimate)
+        // not when the file is stored rotated (its window is upright), nor for WebP (decoded whole by libwebp)
+        #expect(decoder.decodePlan(for: size, loader: "pngload", windowsAllowed: false).windows.isEmpty)
+        #expect(decoder.decodePlan(for: size, loader: "webpload", windowsAllowed: true).windows.isEmpty)
+    }
+
+    @Test func whenEveryOutputHasAWindowNoWholeImageIsDecoded() throws {
+        // Given only cover outputs, and a JPEG stored upright
+        let outputs = Array(try Self.outputs().prefix(2))
+        let data = try Fixtures.jpeg(try Self.panorama(width: 3000, height: 200))
+        let directory = try TemporaryDirectory()
+        let path = try directory.write(data, to: "input.jpg")
+        var decoder = ImageDecoder(settings: Self.settings, outputs: outputs)
+        decoder.windowedDecodeMinimum = 0
+
+        // When it is decoded
+        let decoded = try decoder.decode(.file(path: path, byteCount: Int64(data.count)))
+
+        // Then each output has its window and the image the outputs would fan out from is the first window
+        #expect(!decoder.decodePlan(for: ImageSize(width: 3000, height: 200), loader: "jpegload", windowsAllowed: true).decodesWhole)
+        #expect(decoded.windows.keys.sorted() == [0, 1])
+        #expect(decoded.image.size == ImageSize(width: 64, height: 64))
+        #expect(try Self.made(1, from: decoded, outputs: outputs).size == ImageSize(width: 48, height: 48))
+    }
+
+    @Test func aFileStoredRotatedIsDecodedOnce() throws {
+        // Given a JPEG stored on its side (EXIF orientation 6) and windows allowed at any size
+        let data = try Fixtures.jpeg(try Self.panorama(width: 200, height: 3000).withOrientation(6))
+        let directory = try TemporaryDirectory()
+        let path = try directory.write(data, to: "input.jpg")
+        var decoder = ImageDecoder(settings: Self.settings, outputs: try Self.outputs())
+        decoder.windowedDecodeMinimum = 0
+
+        // When it is decoded
+        let decoded = try decoder.decode(.file(path: path, byteCount: Int64(data.count)))
+
+        // Then it is decoded whole, upright, once for every output
+        #expect(decoded.windows.isEmpty)
+        #expect(decoded.originalSize == ImageSize(width: 3000, height: 200))
+        #expect(try Self.made(1, from: decoded, outputs: try Self.outputs()).size == ImageSize(width: 48, height: 48))
+    }
+}
