@@ -24,8 +24,8 @@ extension VipsImage {
         PNGRows.geometry(file: path, header: header, readAhead: readAhead).map(PNGRows.heldBytes)
     }
 
-    /// As `pngRowsAheadBytes(file:header:readAhead:)`, for PNG bytes in memory (the copy
-    /// `readingPNGRowsAhead(data:name:header:readAhead:)` makes of them is not counted).
+    /// As `pngRowsAheadBytes(file:header:readAhead:)`, for PNG bytes in memory (read where
+    /// they are, not copied).
     public static func pngRowsAheadBytes(data: Data, header: VipsImage, readAhead: Int = StripTIFF.defaultReadAhead) -> Int? {
         PNGRows.geometry(data: data, header: header, readAhead: readAhead).map(PNGRows.heldBytes)
     }
@@ -37,17 +37,17 @@ extension VipsImage {
     /// for again after their group was overwritten are decoded again from the top of the file.
     public static func readingPNGRowsAhead(file path: String, header: VipsImage, readAhead: Int = StripTIFF.defaultReadAhead) -> VipsImage? {
         guard let geometry = PNGRows.geometry(file: path, header: header, readAhead: readAhead) else { return nil }
-        return RowsAhead.image(RowsAhead.Reader(source: PNGRows.Rows(path: path, copy: nil, geometry: geometry), name: path), header: header)
+        return RowsAhead.image(RowsAhead.Reader(source: PNGRows.Rows(path: path, bytes: nil, geometry: geometry), name: path), header: header)
     }
 
     /// PNG bytes (a fetched file) read as `readingPNGRowsAhead(file:header:readAhead:)` reads a
-    /// file, from a copy that the image keeps; `name` stands for the file in errors and in
-    /// `readingAhead(file:)`.
+    /// file, piece by piece from `data`, which the image keeps (not a copy of it: several
+    /// readers of one fetched file share its bytes); `name` stands for the file in errors and
+    /// in `readingAhead(file:)`.
     public static func readingPNGRowsAhead(data: Data, name: String, header: VipsImage,
                                            readAhead: Int = StripTIFF.defaultReadAhead) -> VipsImage? {
-        guard let geometry = PNGRows.geometry(data: data, header: header, readAhead: readAhead),
-              let copy = RowsAhead.MemoryCopy(data) else { return nil }
-        return RowsAhead.image(RowsAhead.Reader(source: PNGRows.Rows(path: nil, copy: copy, geometry: geometry), name: name), header: header)
+        guard let geometry = PNGRows.geometry(data: data, header: header, readAhead: readAhead) else { return nil }
+        return RowsAhead.image(RowsAhead.Reader(source: PNGRows.Rows(path: nil, bytes: data, geometry: geometry), name: name), header: header)
     }
 }
 
@@ -85,15 +85,15 @@ enum PNGRows {
         return geometry(shape, readAhead: readAhead)
     }
 
-    /// A PNG's rows for the reader: a `Stream` per thread, reading the file (or the copy).
+    /// A PNG's rows for the reader: a `Stream` per thread, reading the file (or the bytes).
     struct Rows: RowsAhead.Source {
         let path: String?
-        let copy: RowsAhead.MemoryCopy?
+        let bytes: Data?
         let geometry: RowsAhead.Geometry
         var loader: String { "pngload" }
 
         func open() -> OpaquePointer? {
-            let stream = if let path { Stream(file: path, geometry: geometry) } else { copy.map { Stream(copy: $0, geometry: geometry) } }
+            let stream = if let path { Stream(file: path, geometry: geometry) } else { bytes.map { Stream(bytes: $0, geometry: geometry) } }
             return stream.map { OpaquePointer(Unmanaged.passRetained($0).toOpaque()) }
         }
 
@@ -124,14 +124,14 @@ enum PNGRows {
         }
 
         private let geometry: RowsAhead.Geometry
-        /// The file, or the bytes in memory (kept alive by `copy`).
+        /// The file, or the bytes in memory.
         private let descriptor: Int32
-        private let copy: RowsAhead.MemoryCopy?
+        private let bytes: Data?
         /// Where the next chunk header or payload byte is read.
         private var position = 0
         private let inflater = UnsafeMutablePointer<inflate_state>.allocate(capacity: 1)
-        /// File reads land here; bytes in memory are inflated where they are.
-        private let input: UnsafeMutableRawPointer?
+        /// Reads land here, from the file or the bytes, a piece at a time.
+        private let input: UnsafeMutableRawPointer
         private static let inputBytes = 64 << 10
         /// The image data chunk being read: its payload bytes not yet read, the CRC so far.
         private var chunkLeft = 0
@@ -147,9 +147,9 @@ enum PNGRows {
         private let spare: UnsafeMutablePointer<UInt8>
         private var nextRow = 0
 
-        private init(geometry: RowsAhead.Geometry, descriptor: Int32, copy: RowsAhead.MemoryCopy?) {
-            (self.geometry, self.descriptor, self.copy) = (geometry, descriptor, copy)
-            input = descriptor >= 0 ? UnsafeMutableRawPointer.allocate(byteCount: Self.inputBytes, alignment: 64) : nil
+        private init(geometry: RowsAhead.Geometry, descriptor: Int32, bytes: Data?) {
+            (self.geometry, self.descriptor, self.bytes) = (geometry, descriptor, bytes)
+            input = UnsafeMutableRawPointer.allocate(byteCount: Self.inputBytes, alignment: 64)
             filtered = .allocate(capacity: geometry.groupRows * (geometry.rowBytes + 1))
             above = .allocate(capacity: geometry.rowBytes)
             spare = .allocate(capacity: geometry.rowBytes)
@@ -163,17 +163,17 @@ enum PNGRows {
         convenience init?(file path: String, geometry: RowsAhead.Geometry) {
             let descriptor = Foundation.open(path, O_RDONLY | O_CLOEXEC)
             guard descriptor >= 0 else { return nil }
-            self.init(geometry: geometry, descriptor: descriptor, copy: nil)
+            self.init(geometry: geometry, descriptor: descriptor, bytes: nil)
         }
 
-        convenience init(copy: RowsAhead.MemoryCopy, geometry: RowsAhead.Geometry) {
-            self.init(geometry: geometry, descriptor: -1, copy: copy)
+        convenience init(bytes: Data, geometry: RowsAhead.Geometry) {
+            self.init(geometry: geometry, descriptor: -1, bytes: bytes)
         }
 
         deinit {
             if descriptor >= 0 { Foundation.close(descriptor) }
             inflater.deallocate()
-            input?.deallocate()
+            input.deallocate()
             filtered.deallocate()
             above.deallocate()
             spare.deallocate()
@@ -291,16 +291,22 @@ enum PNGRows {
             return value.map { UInt32(bigEndian: $0) }
         }
 
-        /// The `count` bytes at `position`, which it passes: read from the file into `scratch`, or
-        /// where they lie in memory; nil at the end of the file.
+        /// The `count` bytes at `position`, which it passes, read from the file or the bytes
+        /// into `scratch`; nil at the end of the file.
         private func next(_ count: Int, into scratch: UnsafeMutableRawPointer?) -> UnsafeRawPointer? {
-            guard let copy else {
-                guard let scratch, readFully(into: scratch, count: count) else { return nil }
-                return UnsafeRawPointer(scratch)
+            guard let scratch else { return nil }
+            guard let bytes else {
+                return readFully(into: scratch, count: count) ? UnsafeRawPointer(scratch) : nil
             }
-            guard position + count <= copy.count else { return nil }
-            defer { position += count }
-            return UnsafeRawPointer(copy.base + position)
+            guard position + count <= bytes.count else { return nil }
+            let copied = bytes.withUnsafeBytes { all -> Bool in
+                guard let base = all.baseAddress else { return false }
+                scratch.copyMemory(from: base + position, byteCount: count)
+                return true
+            }
+            guard copied else { return nil }
+            position += count
+            return UnsafeRawPointer(scratch)
         }
 
         /// Reads `count` bytes of the file at `position` into `buffer`; false at the end of the file.

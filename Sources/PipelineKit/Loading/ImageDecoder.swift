@@ -564,7 +564,7 @@ struct ImageDecoder: Sendable {
     /// allowance), whose rows a worker thread decodes ahead of the resize, inflated by ISA-L
     /// (`VipsImage.readingPNGRowsAhead`), when it is of a layout that reader takes and decoding
     /// is strict as libvips' default or stricter short of warnings; nil leaves it to libvips'
-    /// loader. Fetched bytes are copied for the reader.
+    /// loader. Fetched bytes are read where they are (the passes of a windowed decode share them).
     ///
     /// Measured with `Benchmarks/run.sh` (see the README): on a 200000×5000 PNG libvips' loader
     /// kept about 518 full-width rows, 310 MB; on the PNG corpus, where the largest files do
@@ -578,7 +578,7 @@ struct ImageDecoder: Sendable {
     }
 
     /// What reading `source` with its rows decoded ahead (a large PNG that is not read whole)
-    /// would hold besides the decode: its groups of rows, and for fetched bytes their copy; 0
+    /// would hold besides the decode: its groups of rows (fetched bytes are not copied); 0
     /// when it is not a PNG that reader takes. Counted whether or not the PNG is then read
     /// whole instead (that has an allowance of its own).
     func pngRowsAheadBytes(_ source: EncodedSource, header: VipsImage) -> Int64 {
@@ -587,7 +587,7 @@ struct ImageDecoder: Sendable {
         case .file(let path, _):
             return Int64(VipsImage.pngRowsAheadBytes(file: path, header: header, readAhead: stripReadAhead) ?? 0)
         case .data(let data):
-            return VipsImage.pngRowsAheadBytes(data: data, header: header, readAhead: stripReadAhead).map { Int64($0 + data.count) } ?? 0
+            return VipsImage.pngRowsAheadBytes(data: data, header: header, readAhead: stripReadAhead).map(Int64.init) ?? 0
         }
     }
 
