@@ -66,15 +66,30 @@ static inline VipsImage *pl_load_file(const char *path, const char *option_strin
     return image;
 }
 
-/* Loads from a copy of the bytes, so the caller may free its buffer at once. */
-static inline VipsImage *pl_load_buffer(const void *data, size_t length, const char *option_string) {
-    VipsBlob *blob = vips_blob_copy(data, length);
+/* Loads from a blob, which the image's source holds a reference to: several images may be
+ * opened from one copy of the bytes. */
+static inline VipsImage *pl_load_blob(VipsBlob *blob, const char *option_string) {
     VipsSource *source = vips_source_new_from_blob(blob);
-    vips_area_unref(VIPS_AREA(blob));
     if (!source) return NULL;
     VipsImage *image = vips_image_new_from_source(source, option_string, NULL);
     g_object_unref(source);
     return image;
+}
+
+/* Loads from a copy of the bytes, so the caller may free its buffer at once. */
+static inline VipsImage *pl_load_buffer(const void *data, size_t length, const char *option_string) {
+    VipsBlob *blob = vips_blob_copy(data, length);
+    VipsImage *image = pl_load_blob(blob, option_string);
+    vips_area_unref(VIPS_AREA(blob));
+    return image;
+}
+
+static inline VipsBlob *pl_blob_copy(const void *data, size_t length) {
+    return vips_blob_copy(data, length);
+}
+
+static inline void pl_blob_unref(VipsBlob *blob) {
+    vips_area_unref(VIPS_AREA(blob));
 }
 
 /* The loader libvips would pick for a file or buffer, or NULL when no loader knows the format.

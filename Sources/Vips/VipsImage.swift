@@ -56,6 +56,16 @@ public final class VipsImage: @unchecked Sendable {
         return VipsImage(taking: image)
     }
 
+    /// Opens an image from `bytes`, libvips' one copy of them: opening a header and then its
+    /// pixels, or several passes, copy nothing more (`open(data:options:)` copies each time).
+    public static func open(bytes: VipsBytes, options: String = "") throws(VipsError) -> VipsImage {
+        try Vips.start()
+        guard let image = withExtendedLifetime(bytes, { pl_load_blob(bytes.blob, options) }) else {
+            throw VipsError.fromLibrary(operation: "load")
+        }
+        return VipsImage(taking: image)
+    }
+
     /// Opens an image held in memory; the bytes are copied, so `data` may go away at once.
     public static func open(data: Data, options: String = "") throws(VipsError) -> VipsImage {
         try Vips.start()
@@ -153,4 +163,22 @@ public final class VipsImage: @unchecked Sendable {
         }
         return VipsImage(taking: output)
     }
+}
+
+/// Bytes copied once into libvips' memory (a blob), from which `VipsImage.open(bytes:options:)`
+/// opens images that read them where they are; each image keeps the blob alive as it needs.
+public final class VipsBytes: @unchecked Sendable {
+    // Immutable once made; libvips counts its references atomically.
+    fileprivate let blob: UnsafeMutablePointer<VipsBlob>
+    /// How many bytes.
+    public let count: Int
+
+    /// A copy of `data`; nil when it is empty or libvips cannot allocate it.
+    public init?(_ data: Data) {
+        guard !data.isEmpty, (try? Vips.start()) != nil,
+              let blob = data.withUnsafeBytes({ pl_blob_copy($0.baseAddress, $0.count) }) else { return nil }
+        (self.blob, count) = (blob, data.count)
+    }
+
+    deinit { pl_blob_unref(blob) }
 }

@@ -98,7 +98,9 @@ struct ImageDecoder: Sendable {
         defer { deadline.cancel() }
         do {
             let failOn = "fail_on=\(settings.failOn.rawValue)"
-            let header = try open(source, options: failOn)
+            // Fetched bytes go to libvips once, for the header and every pass.
+            let bytes: VipsBytes? = if case .data(let data) = source { VipsBytes(data) } else { nil }
+            let header = try open(source, options: failOn, sharing: bytes)
             let pixels = header.width * header.height
             guard pixels <= settings.maxPixels else {
                 throw ItemError(.tooManyPixels, stage: .decompress, reason:
@@ -108,13 +110,13 @@ struct ImageDecoder: Sendable {
             let originalSize = ImageSize(width: upright.width, height: upright.height)
             let loader = header.loader ?? "unknown"
             if settings.animation == .keep, header.pageCount > 1, loader.hasPrefix("gifload") || loader.hasPrefix("webpload") {
-                return try decodeAnimation(source, header: header, loader: loader, deadline: deadline)
+                return try decodeAnimation(source, header: header, loader: loader, bytes: bytes, deadline: deadline)
             }
 
             // Windows are in upright pixels: a file stored rotated decodes whole.
             let plan = decodePlan(for: originalSize, loader: loader, windowsAllowed: !settings.autorotate || header.orientation == 1)
             guard !plan.windows.isEmpty else {
-                let whole = try decodeWhole(source, header: header, loader: loader, allowedShrink: plan.allowedShrink, deadline: deadline)
+                let whole = try decodeWhole(source, header: header, loader: loader, allowedShrink: plan.allowedShrink, bytes: bytes, deadline: deadline)
                 return DecodedImage(image: whole.image, originalSize: originalSize, loader: loader, shrink: whole.shrink)
             }
             // The passes read the file each on its own: side by side, a lone very wide image
@@ -125,9 +127,9 @@ struct ImageDecoder: Sendable {
             DispatchQueue.concurrentPerform(iterations: passes.count) { pass in
                 let result = Result { () throws -> (image: VipsImage, shrink: Int) in
                     guard let (_, window) = passes[pass] else {
-                        return try decodeWhole(source, header: header, loader: loader, allowedShrink: plan.allowedShrink, deadline: deadline)
+                        return try decodeWhole(source, header: header, loader: loader, allowedShrink: plan.allowedShrink, bytes: bytes, deadline: deadline)
                     }
-                    return (try decodeWindow(window, of: source, header: header, loader: loader, deadline: deadline), 1)
+                    return (try decodeWindow(window, of: source, header: header, loader: loader, bytes: bytes, deadline: deadline), 1)
                 }
                 results.withLock { $0[pass] = result }
             }
@@ -171,7 +173,7 @@ struct ImageDecoder: Sendable {
     /// happens as rows arrive) to what the outputs allow, rendered upright and in sRGB; and
     /// the factor shrink-on-load reduced it by.
     private func decodeWhole(_ source: EncodedSource, header: VipsImage, loader: String, allowedShrink allowed: Double,
-                             deadline: VipsDeadline) throws -> (image: VipsImage, shrink: Int) {
+                             bytes: VipsBytes?, deadline: VipsDeadline) throws -> (image: VipsImage, shrink: Int) {
         let failOn = "fail_on=\(settings.failOn.rawValue)"
         let target = Self.decodeSize(stored: header.size, allowedShrink: allowed)
         var loadOptions = ["access=sequential", failOn]
@@ -188,7 +190,7 @@ struct ImageDecoder: Sendable {
         let whole = readWholePNG(source, header: header)
         defer { if let whole { wholePNGAllowance.release(whole.bytes) } }
         var image = try whole?.image ?? decodeWebP(source, header: header, size: target) ?? readStripsAhead(source, header: header)
-            ?? readPNGRowsAhead(source, header: header) ?? open(source, options: loadOptions.joined(separator: ","))
+            ?? readPNGRowsAhead(source, header: header) ?? open(source, options: loadOptions.joined(separator: ","), sharing: bytes)
         deadline.watch(image)
         // Exactly the target: a loader that rounded a side one pixel short is stretched by that pixel.
         image = try image.resampled(to: target)
@@ -207,7 +209,7 @@ struct ImageDecoder: Sendable {
     /// file: the rows stream through a crop to the window before any resize, so libvips holds
     /// rows only as wide as the window. Upright files only (`decodePlan`), not WebP.
     private func decodeWindow(_ window: DecodeWindow, of source: EncodedSource, header: VipsImage, loader: String,
-                              deadline: VipsDeadline) throws -> VipsImage {
+                              bytes: VipsBytes?, deadline: VipsDeadline) throws -> VipsImage {
         let allowed = min(Double(window.width) / Double(window.size.width), Double(window.height) / Double(window.size.height))
         var loadOptions = ["access=sequential", "fail_on=\(settings.failOn.rawValue)"]
         let shrink = Self.loadShrink(allowed: allowed, loader: loader, fast: settings.fastShrinkOnLoad)
@@ -215,7 +217,7 @@ struct ImageDecoder: Sendable {
         let whole = readWholePNG(source, header: header)
         defer { if let whole { wholePNGAllowance.release(whole.bytes) } }
         var image = try whole?.image ?? readStripsAhead(source, header: header) ?? readPNGRowsAhead(source, header: header)
-            ?? open(source, options: loadOptions.joined(separator: ","))
+            ?? open(source, options: loadOptions.joined(separator: ","), sharing: bytes)
         deadline.watch(image)
         // Shrink-on-load made the image smaller: the window in its pixels.
         let horizontal = Double(image.width) / Double(header.width)
@@ -233,7 +235,8 @@ struct ImageDecoder: Sendable {
 
     /// Every frame of an animated GIF or WebP, each shrunk to what the largest output needs and
     /// converted to sRGB, stacked top to bottom (one page a frame) and rendered into memory.
-    private func decodeAnimation(_ source: EncodedSource, header: VipsImage, loader: String, deadline: VipsDeadline) throws -> DecodedImage {
+    private func decodeAnimation(_ source: EncodedSource, header: VipsImage, loader: String, bytes: VipsBytes?,
+                                 deadline: VipsDeadline) throws -> DecodedImage {
         let frames = header.pageCount
         let pixels = header.width * header.height * frames
         guard pixels <= settings.maxPixels else {
@@ -242,7 +245,7 @@ struct ImageDecoder: Sendable {
         }
         let size = header.size
         let target = Self.decodeSize(stored: size, allowedShrink: allowedShrink(for: size))
-        let strip = try open(source, options: "n=-1,fail_on=\(settings.failOn.rawValue)")
+        let strip = try open(source, options: "n=-1,fail_on=\(settings.failOn.rawValue)", sharing: bytes)
         deadline.watch(strip)
         let pages = try strip.pages().map { page throws -> VipsImage in
             try Self.toSRGB(page.resampled(to: target))
@@ -644,10 +647,12 @@ struct ImageDecoder: Sendable {
         return bytes
     }
 
-    private func open(_ source: EncodedSource, options: String) throws -> VipsImage {
+    /// Opens `source` with libvips; fetched bytes from `bytes`, libvips' copy of them, when
+    /// given (else a copy is made for this image alone).
+    private func open(_ source: EncodedSource, options: String, sharing bytes: VipsBytes? = nil) throws -> VipsImage {
         switch source {
         case .file(let path, _): try VipsImage.open(file: path, options: options)
-        case .data(let data): try VipsImage.open(data: data, options: options)
+        case .data(let data): try bytes.map { try VipsImage.open(bytes: $0, options: options) } ?? VipsImage.open(data: data, options: options)
         }
     }
 
