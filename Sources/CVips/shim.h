@@ -88,6 +88,11 @@ static inline VipsBlob *pl_blob_copy(const void *data, size_t length) {
     return vips_blob_copy(data, length);
 }
 
+static inline const void *pl_blob_data(VipsBlob *blob) {
+    size_t length = 0;
+    return vips_blob_get(blob, &length);
+}
+
 static inline void pl_blob_unref(VipsBlob *blob) {
     vips_area_unref(VIPS_AREA(blob));
 }

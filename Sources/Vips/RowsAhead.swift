@@ -56,20 +56,6 @@ public enum RowsAhead {
         }
     }
 
-    /// Bytes copied out of a `Data`, freed with the last reference.
-    final class MemoryCopy: @unchecked Sendable {
-        let base: UnsafeMutableRawPointer
-        let count: Int
-
-        init?(_ data: Data) {
-            guard !data.isEmpty, let base = malloc(data.count) else { return nil }
-            data.withUnsafeBytes { bytes in base.copyMemory(from: bytes.baseAddress!, byteCount: bytes.count) }
-            (self.base, count) = (base, data.count)
-        }
-
-        deinit { free(base) }
-    }
-
     /// The image whose rows `reader` fills, carrying `header`'s metadata; its workers start now.
     static func image(_ reader: Reader, header: VipsImage) -> VipsImage? {
         let fill: PlFillRows = { state, first, lineSkip, left, top, width, height in

@@ -72,10 +72,10 @@ extension VipsImage {
         return pl_operation_is_blocked(name) == 0 ? String(cString: name) : nil
     }
 
-    /// The loader that would read `data`, when it is not blocked; see `permittedLoader(file:)`.
-    public static func permittedLoader(data: Data) -> String? {
+    /// The loader that would read `bytes`, when it is not blocked; see `permittedLoader(file:)`.
+    public static func permittedLoader(bytes: VipsBytes) -> String? {
         guard (try? Vips.start()) != nil else { return nil }
-        let name = data.withUnsafeBytes { pl_find_loader_buffer($0.baseAddress, $0.count) }
+        let name = bytes.withUnsafeBytes { pl_find_loader_buffer($0.baseAddress, $0.count) }
         guard let name, pl_operation_is_blocked(name) == 0 else { return nil }
         return String(cString: name)
     }

@@ -26,8 +26,8 @@ extension VipsImage {
 
     /// As `pngRowsAheadBytes(file:header:readAhead:)`, for PNG bytes in memory (read where
     /// they are, not copied).
-    public static func pngRowsAheadBytes(data: Data, header: VipsImage, readAhead: Int = StripTIFF.defaultReadAhead) -> Int? {
-        PNGRows.geometry(data: data, header: header, readAhead: readAhead).map(PNGRows.heldBytes)
+    public static func pngRowsAheadBytes(bytes: VipsBytes, header: VipsImage, readAhead: Int = StripTIFF.defaultReadAhead) -> Int? {
+        PNGRows.geometry(bytes: bytes, header: header, readAhead: readAhead).map(PNGRows.heldBytes)
     }
 
     /// The PNG at `path` as an image whose rows one worker decodes ahead (see
@@ -41,13 +41,12 @@ extension VipsImage {
     }
 
     /// PNG bytes (a fetched file) read as `readingPNGRowsAhead(file:header:readAhead:)` reads a
-    /// file, piece by piece from `data`, which the image keeps (not a copy of it: several
-    /// readers of one fetched file share its bytes); `name` stands for the file in errors and
-    /// in `readingAhead(file:)`.
-    public static func readingPNGRowsAhead(data: Data, name: String, header: VipsImage,
+    /// file, where `bytes` are, which the image keeps (several readers of one fetched file
+    /// share them); `name` stands for the file in errors and in `readingAhead(file:)`.
+    public static func readingPNGRowsAhead(bytes: VipsBytes, name: String, header: VipsImage,
                                            readAhead: Int = StripTIFF.defaultReadAhead) -> VipsImage? {
-        guard let geometry = PNGRows.geometry(data: data, header: header, readAhead: readAhead) else { return nil }
-        return RowsAhead.image(RowsAhead.Reader(source: PNGRows.Rows(path: nil, bytes: data, geometry: geometry), name: name), header: header)
+        guard let geometry = PNGRows.geometry(bytes: bytes, header: header, readAhead: readAhead) else { return nil }
+        return RowsAhead.image(RowsAhead.Reader(source: PNGRows.Rows(path: nil, bytes: bytes, geometry: geometry), name: name), header: header)
     }
 }
 
@@ -80,15 +79,16 @@ enum PNGRows {
     }
 
     /// The geometry for PNG bytes in memory, once their IHDR (bytes 16 to 28) agrees with `header`.
-    static func geometry(data: Data, header: VipsImage, readAhead: Int) -> RowsAhead.Geometry? {
-        guard let shape = WholePNG.Shape(header), data.count >= 29, WholePNG.headerAgrees(Array(data[16..<29]), with: shape) else { return nil }
+    static func geometry(bytes: VipsBytes, header: VipsImage, readAhead: Int) -> RowsAhead.Geometry? {
+        guard let shape = WholePNG.Shape(header), bytes.count >= 29,
+              WholePNG.headerAgrees(bytes.withUnsafeBytes { Array($0[16..<29]) }, with: shape) else { return nil }
         return geometry(shape, readAhead: readAhead)
     }
 
     /// A PNG's rows for the reader: a `Stream` per thread, reading the file (or the bytes).
     struct Rows: RowsAhead.Source {
         let path: String?
-        let bytes: Data?
+        let bytes: VipsBytes?
         let geometry: RowsAhead.Geometry
         var loader: String { "pngload" }
 
@@ -124,13 +124,13 @@ enum PNGRows {
         }
 
         private let geometry: RowsAhead.Geometry
-        /// The file, or the bytes in memory.
+        /// The file, or the bytes in memory (kept alive here).
         private let descriptor: Int32
-        private let bytes: Data?
+        private let bytes: VipsBytes?
         /// Where the next chunk header or payload byte is read.
         private var position = 0
         private let inflater = UnsafeMutablePointer<inflate_state>.allocate(capacity: 1)
-        /// Reads land here, from the file or the bytes, a piece at a time.
+        /// File reads land here; bytes in memory are inflated where they are.
         private let input: UnsafeMutableRawPointer
         private static let inputBytes = 64 << 10
         /// The image data chunk being read: its payload bytes not yet read, the CRC so far.
@@ -147,7 +147,7 @@ enum PNGRows {
         private let spare: UnsafeMutablePointer<UInt8>
         private var nextRow = 0
 
-        private init(geometry: RowsAhead.Geometry, descriptor: Int32, bytes: Data?) {
+        private init(geometry: RowsAhead.Geometry, descriptor: Int32, bytes: VipsBytes?) {
             (self.geometry, self.descriptor, self.bytes) = (geometry, descriptor, bytes)
             input = UnsafeMutableRawPointer.allocate(byteCount: Self.inputBytes, alignment: 64)
             filtered = .allocate(capacity: geometry.groupRows * (geometry.rowBytes + 1))
@@ -166,7 +166,7 @@ enum PNGRows {
             self.init(geometry: geometry, descriptor: descriptor, bytes: nil)
         }
 
-        convenience init(bytes: Data, geometry: RowsAhead.Geometry) {
+        convenience init(bytes: VipsBytes, geometry: RowsAhead.Geometry) {
             self.init(geometry: geometry, descriptor: -1, bytes: bytes)
         }
 
@@ -291,22 +291,16 @@ enum PNGRows {
             return value.map { UInt32(bigEndian: $0) }
         }
 
-        /// The `count` bytes at `position`, which it passes, read from the file or the bytes
-        /// into `scratch`; nil at the end of the file.
+        /// The `count` bytes at `position`, which it passes: read from the file into `scratch`, or
+        /// where they lie in memory; nil at the end of the file.
         private func next(_ count: Int, into scratch: UnsafeMutableRawPointer?) -> UnsafeRawPointer? {
-            guard let scratch else { return nil }
             guard let bytes else {
-                return readFully(into: scratch, count: count) ? UnsafeRawPointer(scratch) : nil
+                guard let scratch, readFully(into: scratch, count: count) else { return nil }
+                return UnsafeRawPointer(scratch)
             }
-            guard position + count <= bytes.count else { return nil }
-            let copied = bytes.withUnsafeBytes { all -> Bool in
-                guard let base = all.baseAddress else { return false }
-                scratch.copyMemory(from: base + position, byteCount: count)
-                return true
-            }
-            guard copied else { return nil }
-            position += count
-            return UnsafeRawPointer(scratch)
+            guard let base = bytes.base, position + count <= bytes.count else { return nil }
+            defer { position += count }
+            return base + position
         }
 
         /// Reads `count` bytes of the file at `position` into `buffer`; false at the end of the file.

@@ -29,10 +29,9 @@ extension VipsImage {
         StripTIFF.Layout(.file(path), header: header, readAhead: readAhead).map(StripTIFF.Plan.init)
     }
 
-    /// As `stripReadAhead(file:header:readAhead:)`, for TIFF bytes in memory (the copy
-    /// `readingStripsAhead(data:name:header:readAhead:)` makes of them is not counted).
-    public static func stripReadAhead(data: Data, header: VipsImage, readAhead: Int = StripTIFF.defaultReadAhead) -> StripTIFF.Plan? {
-        StripTIFF.layoutOf(data, header: header, readAhead: readAhead).map(StripTIFF.Plan.init)
+    /// As `stripReadAhead(file:header:readAhead:)`, for TIFF bytes in memory (read where they are).
+    public static func stripReadAhead(bytes: VipsBytes, header: VipsImage, readAhead: Int = StripTIFF.defaultReadAhead) -> StripTIFF.Plan? {
+        StripTIFF.layoutOf(bytes, header: header, readAhead: readAhead).map(StripTIFF.Plan.init)
     }
 
     /// The TIFF at `path` as an image whose rows are decoded ahead on worker threads (see
@@ -49,14 +48,12 @@ extension VipsImage {
     }
 
     /// TIFF bytes (a fetched file) read as `readingStripsAhead(file:header:readAhead:)` reads a
-    /// file, from a copy of them that the image keeps; `name` stands for the file in errors and
+    /// file, where `bytes` are, which the image keeps; `name` stands for the file in errors and
     /// in `stripReading(file:)`.
-    public static func readingStripsAhead(data: Data, name: String, header: VipsImage,
+    public static func readingStripsAhead(bytes: VipsBytes, name: String, header: VipsImage,
                                           readAhead: Int = StripTIFF.defaultReadAhead) -> VipsImage? {
-        // Judged on the bytes in place: only a TIFF the reader takes is copied.
-        guard let layout = StripTIFF.layoutOf(data, header: header, readAhead: readAhead),
-              let copy = RowsAhead.MemoryCopy(data) else { return nil }
-        return RowsAhead.image(RowsAhead.Reader(source: StripTIFF.Rows(origin: .copy(copy), layout: layout), name: name), header: header)
+        guard let layout = StripTIFF.layoutOf(bytes, header: header, readAhead: readAhead) else { return nil }
+        return RowsAhead.image(RowsAhead.Reader(source: StripTIFF.Rows(origin: .bytes(bytes), layout: layout), name: name), header: header)
     }
 
     /// What the read-ahead readers (large TIFFs' strips, large PNGs' rows) have done with the
@@ -195,20 +192,16 @@ public enum StripTIFF {
     }
 
     /// The layout of TIFF bytes in memory, read in place (not copied).
-    static func layoutOf(_ data: Data, header: VipsImage, readAhead: Int) -> Layout? {
-        data.withUnsafeBytes { bytes in
-            bytes.baseAddress.flatMap { Layout(.memory($0, bytes.count), header: header, readAhead: readAhead) }
-        }
+    static func layoutOf(_ bytes: VipsBytes, header: VipsImage, readAhead: Int) -> Layout? {
+        Layout(.bytes(bytes), header: header, readAhead: readAhead)
     }
 
     /// Where a TIFF's bytes are, for libtiff handles to read: a file each handle opens, or
     /// bytes in memory each handle reads in place.
     enum Origin: @unchecked Sendable {
         case file(String)
-        /// Bytes someone else keeps alive while the handle is open.
-        case memory(UnsafeRawPointer, Int)
-        /// A copy the reader keeps.
-        case copy(RowsAhead.MemoryCopy)
+        /// Bytes in memory, kept alive by whoever holds the origin.
+        case bytes(VipsBytes)
     }
 
     /// A libtiff handle of its own on `origin` (each thread needs one), or nil.
@@ -217,8 +210,7 @@ public enum StripTIFF {
         // Read, not mapped ("m"), as libvips' loader reads: libtiff then tolerates what it
         // tolerates there (a strip byte count past the end of the file is cut to the file).
         case .file(let path): TIFFOpen(path, "rm")
-        case .memory(let base, let count): pl_tiff_open_memory(base, count)
-        case .copy(let copy): pl_tiff_open_memory(copy.base, copy.count)
+        case .bytes(let bytes): bytes.base.flatMap { pl_tiff_open_memory($0, bytes.count) }
         }
     }
 

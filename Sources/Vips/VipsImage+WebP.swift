@@ -25,9 +25,9 @@ extension VipsImage {
     }
 
     /// As `decodeWebP(file:header:width:height:)`, for WebP bytes in memory (read in place).
-    public static func decodeWebP(data: Data, header: VipsImage, width: Int, height: Int) -> VipsImage? {
+    public static func decodeWebP(bytes: VipsBytes, header: VipsImage, width: Int, height: Int) -> VipsImage? {
         guard DirectWebP.takes(header, width: width, height: height) else { return nil }
-        return data.withUnsafeBytes { DirectWebP.decode($0, header: header, width: width, height: height) }
+        return bytes.withUnsafeBytes { DirectWebP.decode($0, header: header, width: width, height: height) }
     }
 }
 

@@ -39,8 +39,8 @@ extension VipsImage {
     }
 
     /// Decodes PNG bytes whole with libdeflate, as `decodeWholePNG(file:header:)` does.
-    public static func decodeWholePNG(data: Data, header: VipsImage) -> VipsImage? {
-        guard let expected = WholePNG.Shape(header), let copy = WholeFile.copy(data, mostBytes: expected.mostFileBytes) else { return nil }
+    public static func decodeWholePNG(bytes: VipsBytes, header: VipsImage) -> VipsImage? {
+        guard let expected = WholePNG.Shape(header), let copy = WholeFile.copy(bytes, mostBytes: expected.mostFileBytes) else { return nil }
         return WholePNG.decode(file: copy, expected: expected, header: header)
     }
 }

@@ -60,7 +60,10 @@ public final class VipsImage: @unchecked Sendable {
     /// pixels, or several passes, copy nothing more (`open(data:options:)` copies each time).
     public static func open(bytes: VipsBytes, options: String = "") throws(VipsError) -> VipsImage {
         try Vips.start()
-        guard let image = withExtendedLifetime(bytes, { pl_load_blob(bytes.blob, options) }) else {
+        guard let blob = bytes.blob else {
+            throw VipsError(operation: "load", message: "no bytes to load")
+        }
+        guard let image = withExtendedLifetime(bytes, { pl_load_blob(blob, options) }) else {
             throw VipsError.fromLibrary(operation: "load")
         }
         return VipsImage(taking: image)
@@ -165,20 +168,27 @@ public final class VipsImage: @unchecked Sendable {
     }
 }
 
-/// Bytes copied once into libvips' memory (a blob), from which `VipsImage.open(bytes:options:)`
-/// opens images that read them where they are; each image keeps the blob alive as it needs.
+/// Encoded bytes held in memory (a fetched file), copied once into libvips' memory (a blob)
+/// and read where they are from then on: by libvips' loaders (`VipsImage.open(bytes:options:)`),
+/// which keep the blob alive as long as an image needs it, and by the pipeline's own readers.
 public final class VipsBytes: @unchecked Sendable {
-    // Immutable once made; libvips counts its references atomically.
-    fileprivate let blob: UnsafeMutablePointer<VipsBlob>
+    // Immutable once made; libvips counts the blob's references atomically.
+    fileprivate let blob: UnsafeMutablePointer<VipsBlob>?
+    /// Where the bytes are, for as long as this object lives (nil when there are none).
+    let base: UnsafeRawPointer?
     /// How many bytes.
     public let count: Int
 
-    /// A copy of `data`; nil when it is empty or libvips cannot allocate it.
-    public init?(_ data: Data) {
-        guard !data.isEmpty, (try? Vips.start()) != nil,
-              let blob = data.withUnsafeBytes({ pl_blob_copy($0.baseAddress, $0.count) }) else { return nil }
-        (self.blob, count) = (blob, data.count)
+    /// A copy of `data`.
+    public init(_ data: Data) {
+        let blob = data.isEmpty || (try? Vips.start()) == nil ? nil : data.withUnsafeBytes { pl_blob_copy($0.baseAddress, $0.count) }
+        (self.blob, base, count) = (blob, blob.flatMap { pl_blob_data($0) }, blob == nil ? 0 : data.count)
     }
 
-    deinit { pl_blob_unref(blob) }
+    deinit { if let blob { pl_blob_unref(blob) } }
+
+    /// Lends the bytes to `body`.
+    public func withUnsafeBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
+        try withExtendedLifetime(self) { try body(UnsafeRawBufferPointer(start: base, count: count)) }
+    }
 }

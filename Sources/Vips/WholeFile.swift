@@ -28,13 +28,11 @@ enum WholeFile {
         return UnsafeMutableRawBufferPointer(start: buffer, count: size)
     }
 
-    /// A copy of `data`; nil when it is empty or larger than `mostBytes`.
-    static func copy(_ data: Data, mostBytes: Int) -> UnsafeMutableRawBufferPointer? {
-        guard !data.isEmpty, data.count <= mostBytes, let buffer = pl_map_buffer(data.count) else { return nil }
-        data.withUnsafeBytes { bytes in
-            if let base = bytes.baseAddress { buffer.copyMemory(from: base, byteCount: bytes.count) }
-        }
-        return UnsafeMutableRawBufferPointer(start: buffer, count: data.count)
+    /// A copy of `bytes`; nil when there are none or more than `mostBytes`.
+    static func copy(_ bytes: VipsBytes, mostBytes: Int) -> UnsafeMutableRawBufferPointer? {
+        guard let base = bytes.base, bytes.count <= mostBytes, let buffer = pl_map_buffer(bytes.count) else { return nil }
+        withExtendedLifetime(bytes) { buffer.copyMemory(from: base, byteCount: bytes.count) }
+        return UnsafeMutableRawBufferPointer(start: buffer, count: bytes.count)
     }
 
     /// Gives a buffer from `read` or `copy` back.

@@ -34,7 +34,7 @@ extension OneAtATime {
             let header = try VipsImage.open(data: data)
             let libvips = try VipsImage.open(data: data)
             let name = "fetched \(UUID().uuidString)"
-            let image = try #require(VipsImage.readingPNGRowsAhead(data: data, name: name, header: header))
+            let image = try #require(VipsImage.readingPNGRowsAhead(bytes: VipsBytes(data), name: name, header: header))
             for top in [header.height - 40, 0, header.height / 2, 3] {
                 let ours = try image.extracted(left: 5, top: top, width: 300, height: 30).bytes()
                 #expect(try ours == libvips.extracted(left: 5, top: top, width: 300, height: 30).bytes(), "rows from \(top)")
@@ -55,7 +55,7 @@ extension OneAtATime {
             var failedInBoth = 0
             for (bytes, label) in cases {
                 guard let damagedHeader = try? VipsImage.open(data: bytes), damagedHeader.width == header.width else { continue }
-                let ours = try #require(VipsImage.readingPNGRowsAhead(data: bytes, name: label, header: damagedHeader), "\(label)")
+                let ours = try #require(VipsImage.readingPNGRowsAhead(bytes: VipsBytes(bytes), name: label, header: damagedHeader), "\(label)")
                 let theirs = Result { try VipsImage.open(data: bytes, options: "access=sequential,fail_on=truncated").bytes() }
                 switch (Result { try ours.bytes() }, theirs) {
                 case (.success(let ours), .success(let pixels)): #expect(ours == pixels, "\(label): other pixels than libvips'")
@@ -97,7 +97,7 @@ extension OneAtATime {
                     headerFailures.append(label)
                     continue
                 }
-                let ours = try #require(VipsImage.readingPNGRowsAhead(data: data, name: label, header: fileHeader, readAhead: Self.smallReadAhead), "\(label)")
+                let ours = try #require(VipsImage.readingPNGRowsAhead(bytes: VipsBytes(data), name: label, header: fileHeader, readAhead: Self.smallReadAhead), "\(label)")
                 let theirs = Result { try VipsImage.open(data: data, options: "access=sequential,fail_on=truncated").bytes() }
                 switch (Result { try ours.bytes() }, theirs) {
                 case (.success(let ours), .success(let pixels)): #expect(ours == pixels, "\(label): other pixels than libvips'")

@@ -69,12 +69,12 @@ extension OneAtATime {
             var data = try Data(contentsOf: URL(fileURLWithPath: path))
             Vips.setThreadsPerImage(1)
             let name = "fetched \(UUID().uuidString)"
-            let image = try #require(VipsImage.readingStripsAhead(data: data, name: name, header: try VipsImage.open(data: data)))
+            let image = try #require(VipsImage.readingStripsAhead(bytes: VipsBytes(data), name: name, header: try VipsImage.open(data: data)))
             #expect(try image.bytes() == VipsImage.open(file: path, options: "access=sequential").bytes())
             #expect(VipsImage.readingAhead(file: name).readers == 1 && VipsImage.readingAhead(file: name).groupsDecodedAgain == 0)
 
             data.replaceSubrange(strips[3].offset..<strips[3].offset + 64, with: Data(repeating: 0xFF, count: 64))
-            let damaged = try #require(VipsImage.readingStripsAhead(data: data, name: name, header: try VipsImage.open(data: data)))
+            let damaged = try #require(VipsImage.readingStripsAhead(bytes: VipsBytes(data), name: name, header: try VipsImage.open(data: data)))
             let error = try #require(throws: VipsError.self) { try damaged.bytes() }
             #expect(error.message.contains("\(name): strip 3 of"), "\(error.message)")
         }
@@ -119,7 +119,7 @@ extension OneAtATime {
             let header = try VipsImage.open(file: path)
             let libvips = Result { try VipsImage.open(file: path, options: "access=sequential,fail_on=truncated").bytes() }
             let fromFile = try #require(VipsImage.readingStripsAhead(file: path, header: header, readAhead: readAhead))
-            let fromData = try #require(VipsImage.readingStripsAhead(data: data, name: "fetched \(tag)", header: header, readAhead: readAhead))
+            let fromData = try #require(VipsImage.readingStripsAhead(bytes: VipsBytes(data), name: "fetched \(tag)", header: header, readAhead: readAhead))
             for (ours, origin) in [(Result { try fromFile.bytes() }, "file"), (Result { try fromData.bytes() }, "bytes")] {
                 switch (ours, libvips) {
                 case (.success(let ours), .success(let theirs)):

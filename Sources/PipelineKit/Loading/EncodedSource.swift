@@ -1,16 +1,18 @@
 import Foundation
+import Vips
 
 /// An input's encoded bytes, as the fetch stage hands them on: a local file is left where it
-/// is (libvips reads it directly, without a copy in memory); fetched bytes are held in memory.
+/// is (libvips reads it directly, without a copy in memory); fetched bytes are held in memory,
+/// in libvips' memory, where the decoder's readers and libvips' loaders read them.
 enum EncodedSource: Sendable {
     case file(path: String, byteCount: Int64)
-    case data(Data)
+    case memory(VipsBytes)
 
     /// How many encoded bytes there are: the file's size, or the bytes held.
     var byteCount: Int {
         switch self {
         case .file(_, let byteCount): Int(byteCount)
-        case .data(let data): data.count
+        case .memory(let bytes): bytes.count
         }
     }
 }

@@ -98,9 +98,7 @@ struct ImageDecoder: Sendable {
         defer { deadline.cancel() }
         do {
             let failOn = "fail_on=\(settings.failOn.rawValue)"
-            // Fetched bytes go to libvips once, for the header and every pass.
-            let bytes: VipsBytes? = if case .data(let data) = source { VipsBytes(data) } else { nil }
-            let header = try open(source, options: failOn, sharing: bytes)
+            let header = try open(source, options: failOn)
             let pixels = header.width * header.height
             guard pixels <= settings.maxPixels else {
                 throw ItemError(.tooManyPixels, stage: .decompress, reason:
@@ -110,13 +108,13 @@ struct ImageDecoder: Sendable {
             let originalSize = ImageSize(width: upright.width, height: upright.height)
             let loader = header.loader ?? "unknown"
             if settings.animation == .keep, header.pageCount > 1, loader.hasPrefix("gifload") || loader.hasPrefix("webpload") {
-                return try decodeAnimation(source, header: header, loader: loader, bytes: bytes, deadline: deadline)
+                return try decodeAnimation(source, header: header, loader: loader, deadline: deadline)
             }
 
             // Windows are in upright pixels: a file stored rotated decodes whole.
             let plan = decodePlan(for: originalSize, loader: loader, windowsAllowed: !settings.autorotate || header.orientation == 1)
             guard !plan.windows.isEmpty else {
-                let whole = try decodeWhole(source, header: header, loader: loader, allowedShrink: plan.allowedShrink, bytes: bytes, deadline: deadline)
+                let whole = try decodeWhole(source, header: header, loader: loader, allowedShrink: plan.allowedShrink, deadline: deadline)
                 return DecodedImage(image: whole.image, originalSize: originalSize, loader: loader, shrink: whole.shrink)
             }
             // The passes read the file each on its own: side by side, a lone very wide image
@@ -127,9 +125,9 @@ struct ImageDecoder: Sendable {
             DispatchQueue.concurrentPerform(iterations: passes.count) { pass in
                 let result = Result { () throws -> (image: VipsImage, shrink: Int) in
                     guard let (_, window) = passes[pass] else {
-                        return try decodeWhole(source, header: header, loader: loader, allowedShrink: plan.allowedShrink, bytes: bytes, deadline: deadline)
+                        return try decodeWhole(source, header: header, loader: loader, allowedShrink: plan.allowedShrink, deadline: deadline)
                     }
-                    return (try decodeWindow(window, of: source, header: header, loader: loader, bytes: bytes, deadline: deadline), 1)
+                    return (try decodeWindow(window, of: source, header: header, loader: loader, deadline: deadline), 1)
                 }
                 results.withLock { $0[pass] = result }
             }
@@ -173,7 +171,7 @@ struct ImageDecoder: Sendable {
     /// happens as rows arrive) to what the outputs allow, rendered upright and in sRGB; and
     /// the factor shrink-on-load reduced it by.
     private func decodeWhole(_ source: EncodedSource, header: VipsImage, loader: String, allowedShrink allowed: Double,
-                             bytes: VipsBytes?, deadline: VipsDeadline) throws -> (image: VipsImage, shrink: Int) {
+                             deadline: VipsDeadline) throws -> (image: VipsImage, shrink: Int) {
         let failOn = "fail_on=\(settings.failOn.rawValue)"
         let target = Self.decodeSize(stored: header.size, allowedShrink: allowed)
         var loadOptions = ["access=sequential", failOn]
@@ -190,7 +188,7 @@ struct ImageDecoder: Sendable {
         let whole = readWholePNG(source, header: header)
         defer { if let whole { wholePNGAllowance.release(whole.bytes) } }
         var image = try whole?.image ?? decodeWebP(source, header: header, size: target) ?? readStripsAhead(source, header: header)
-            ?? readPNGRowsAhead(source, header: header) ?? open(source, options: loadOptions.joined(separator: ","), sharing: bytes)
+            ?? readPNGRowsAhead(source, header: header) ?? open(source, options: loadOptions.joined(separator: ","))
         deadline.watch(image)
         // Exactly the target: a loader that rounded a side one pixel short is stretched by that pixel.
         image = try image.resampled(to: target)
@@ -209,7 +207,7 @@ struct ImageDecoder: Sendable {
     /// file: the rows stream through a crop to the window before any resize, so libvips holds
     /// rows only as wide as the window. Upright files only (`decodePlan`), not WebP.
     private func decodeWindow(_ window: DecodeWindow, of source: EncodedSource, header: VipsImage, loader: String,
-                              bytes: VipsBytes?, deadline: VipsDeadline) throws -> VipsImage {
+                              deadline: VipsDeadline) throws -> VipsImage {
         let allowed = min(Double(window.width) / Double(window.size.width), Double(window.height) / Double(window.size.height))
         var loadOptions = ["access=sequential", "fail_on=\(settings.failOn.rawValue)"]
         let shrink = Self.loadShrink(allowed: allowed, loader: loader, fast: settings.fastShrinkOnLoad)
@@ -217,7 +215,7 @@ struct ImageDecoder: Sendable {
         let whole = readWholePNG(source, header: header)
         defer { if let whole { wholePNGAllowance.release(whole.bytes) } }
         var image = try whole?.image ?? readStripsAhead(source, header: header) ?? readPNGRowsAhead(source, header: header)
-            ?? open(source, options: loadOptions.joined(separator: ","), sharing: bytes)
+            ?? open(source, options: loadOptions.joined(separator: ","))
         deadline.watch(image)
         // Shrink-on-load made the image smaller: the window in its pixels.
         let horizontal = Double(image.width) / Double(header.width)
@@ -235,8 +233,7 @@ struct ImageDecoder: Sendable {
 
     /// Every frame of an animated GIF or WebP, each shrunk to what the largest output needs and
     /// converted to sRGB, stacked top to bottom (one page a frame) and rendered into memory.
-    private func decodeAnimation(_ source: EncodedSource, header: VipsImage, loader: String, bytes: VipsBytes?,
-                                 deadline: VipsDeadline) throws -> DecodedImage {
+    private func decodeAnimation(_ source: EncodedSource, header: VipsImage, loader: String, deadline: VipsDeadline) throws -> DecodedImage {
         let frames = header.pageCount
         let pixels = header.width * header.height * frames
         guard pixels <= settings.maxPixels else {
@@ -245,7 +242,7 @@ struct ImageDecoder: Sendable {
         }
         let size = header.size
         let target = Self.decodeSize(stored: size, allowedShrink: allowedShrink(for: size))
-        let strip = try open(source, options: "n=-1,fail_on=\(settings.failOn.rawValue)", sharing: bytes)
+        let strip = try open(source, options: "n=-1,fail_on=\(settings.failOn.rawValue)")
         deadline.watch(strip)
         let pages = try strip.pages().map { page throws -> VipsImage in
             try Self.toSRGB(page.resampled(to: target))
@@ -285,7 +282,7 @@ struct ImageDecoder: Sendable {
             bytes = decodePlan(for: size, loader: loader, windowsAllowed: !settings.autorotate || header.orientation == 1).estimate
         }
         bytes += unstreamed
-        if case .data(let data) = source { bytes += Int64(data.count) }
+        if case .memory(let fetched) = source { bytes += Int64(fetched.count) }
         bytes += Int64(Self.gate.shared { stripReadAheadPlan(source, header: header) }?.heldBytes ?? 0)
         bytes += pngRowsAheadBytes(source, header: header)
         return MemoryNeeds(estimate: bytes, unstreamed: unstreamed)
@@ -523,7 +520,7 @@ struct ImageDecoder: Sendable {
         guard needed > 0, wholePNGAllowance.admitNow(needed) else { return nil }
         let image = switch source {
         case .file(let path, _): VipsImage.decodeWholePNG(file: path, header: header)
-        case .data(let data): VipsImage.decodeWholePNG(data: data, header: header)
+        case .memory(let bytes): VipsImage.decodeWholePNG(bytes: bytes, header: header)
         }
         guard let image else {
             wholePNGAllowance.release(needed)
@@ -543,7 +540,7 @@ struct ImageDecoder: Sendable {
     private func decodeWebP(_ source: EncodedSource, header: VipsImage, size: ImageSize) -> VipsImage? {
         switch source {
         case .file(let path, _): VipsImage.decodeWebP(file: path, header: header, width: size.width, height: size.height)
-        case .data(let data): VipsImage.decodeWebP(data: data, header: header, width: size.width, height: size.height)
+        case .memory(let bytes): VipsImage.decodeWebP(bytes: bytes, header: header, width: size.width, height: size.height)
         }
     }
 
@@ -559,7 +556,7 @@ struct ImageDecoder: Sendable {
         guard Self.readsAhead(failOn: settings.failOn) else { return nil }
         return switch source {
         case .file(let path, _): VipsImage.readingStripsAhead(file: path, header: header, readAhead: stripReadAhead)
-        case .data(let data): VipsImage.readingStripsAhead(data: data, name: Self.fetchedName, header: header, readAhead: stripReadAhead)
+        case .memory(let bytes): VipsImage.readingStripsAhead(bytes: bytes, name: Self.fetchedName, header: header, readAhead: stripReadAhead)
         }
     }
 
@@ -576,7 +573,7 @@ struct ImageDecoder: Sendable {
         guard Self.readsAhead(failOn: settings.failOn) else { return nil }
         return switch source {
         case .file(let path, _): VipsImage.readingPNGRowsAhead(file: path, header: header, readAhead: stripReadAhead)
-        case .data(let data): VipsImage.readingPNGRowsAhead(data: data, name: Self.fetchedName, header: header, readAhead: stripReadAhead)
+        case .memory(let bytes): VipsImage.readingPNGRowsAhead(bytes: bytes, name: Self.fetchedName, header: header, readAhead: stripReadAhead)
         }
     }
 
@@ -589,24 +586,22 @@ struct ImageDecoder: Sendable {
         switch source {
         case .file(let path, _):
             return Int64(VipsImage.pngRowsAheadBytes(file: path, header: header, readAhead: stripReadAhead) ?? 0)
-        case .data(let data):
-            return VipsImage.pngRowsAheadBytes(data: data, header: header, readAhead: stripReadAhead).map(Int64.init) ?? 0
+        case .memory(let bytes):
+            return VipsImage.pngRowsAheadBytes(bytes: bytes, header: header, readAhead: stripReadAhead).map(Int64.init) ?? 0
         }
     }
 
     /// How `source` would be read with strips decoded ahead, its held bytes counting what the
-    /// reader holds besides the decode (the rows in flight, the stored strip, and for fetched
-    /// bytes their copy); nil when libvips' loader reads it. Part of the estimate admission by
+    /// reader holds besides the decode (the rows in flight, the stored strip; fetched bytes
+    /// are read where they are); nil when libvips' loader reads it. Part of the estimate admission by
     /// memory weighs, and `explain` shows it.
     func stripReadAheadPlan(_ source: EncodedSource, header: VipsImage) -> StripTIFF.Plan? {
         guard Self.readsAhead(failOn: settings.failOn) else { return nil }
         switch source {
         case .file(let path, _):
             return VipsImage.stripReadAhead(file: path, header: header, readAhead: stripReadAhead)
-        case .data(let data):
-            guard var plan = VipsImage.stripReadAhead(data: data, header: header, readAhead: stripReadAhead) else { return nil }
-            plan.heldBytes += data.count
-            return plan
+        case .memory(let bytes):
+            return VipsImage.stripReadAhead(bytes: bytes, header: header, readAhead: stripReadAhead)
         }
     }
 
@@ -647,12 +642,11 @@ struct ImageDecoder: Sendable {
         return bytes
     }
 
-    /// Opens `source` with libvips; fetched bytes from `bytes`, libvips' copy of them, when
-    /// given (else a copy is made for this image alone).
-    private func open(_ source: EncodedSource, options: String, sharing bytes: VipsBytes? = nil) throws -> VipsImage {
+    /// Opens `source` with libvips; fetched bytes are read where they are (no copy per image).
+    private func open(_ source: EncodedSource, options: String) throws -> VipsImage {
         switch source {
         case .file(let path, _): try VipsImage.open(file: path, options: options)
-        case .data(let data): try bytes.map { try VipsImage.open(bytes: $0, options: options) } ?? VipsImage.open(data: data, options: options)
+        case .memory(let bytes): try VipsImage.open(bytes: bytes, options: options)
         }
     }
 
@@ -662,7 +656,7 @@ struct ImageDecoder: Sendable {
     private static func isLoadable(_ source: EncodedSource) -> Bool {
         switch source {
         case .file(let path, _): VipsImage.permittedLoader(file: path) != nil
-        case .data(let data): VipsImage.permittedLoader(data: data) != nil
+        case .memory(let bytes): VipsImage.permittedLoader(bytes: bytes) != nil
         }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Vips
 
 /// The fetch and cache stages: an input's encoded bytes and their version. A local file is
 /// checked where it lies; a URL or an S3 object comes from the cache when fresh, else from the
@@ -71,6 +72,6 @@ extension FetchedSource {
     init(_ response: CachedResponse) {
         let version = response.etag.map { "etag:\(response.url) \($0)" }
             ?? response.lastModified.map { "modified:\(response.url) \($0)" }
-        self.init(source: .data(response.body), version: version)
+        self.init(source: .memory(VipsBytes(response.body)), version: version)
     }
 }

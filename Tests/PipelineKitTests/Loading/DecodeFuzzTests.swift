@@ -88,7 +88,7 @@ import TestSupport
             _ = FileManager.default.createFile(atPath: path, contents: Data(bytes))
             source = .file(path: path, byteCount: Int64(bytes.count))
         } else {
-            source = .data(Data(bytes))
+            source = .memory(VipsBytes(Data(bytes)))
         }
         let decoded = try ImageDecoder(settings: settings, outputs: [output]).decode(source)
         do {

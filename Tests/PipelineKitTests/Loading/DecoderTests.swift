@@ -101,18 +101,19 @@ import TestSupport
         #expect(ahead.image.size == ImageSize(width: 500, height: 271) && ahead.loader.hasPrefix("tiffload"))
         #expect(try ahead.image.bytes() == libvips.image.bytes())
 
-        // Admission by memory weighs the strips in flight too (and, for fetched bytes, their copy).
+        // Admission by memory weighs the strips in flight too (and, for fetched bytes, the bytes
+        // held, which the strip readers read where they are: no copy).
         let readAhead = Int64(try #require(VipsImage.stripReadAhead(file: path, header: VipsImage.open(file: path))).heldBytes)
         #expect(readAhead >= 2 * 2400 * 3 * 64, "at least two groups of 64 rows")
         let needs = try #require(ImageDecoder(settings: Self.settings, outputs: output).memoryNeeds(of: source))
         let needsWithout = try #require(ImageDecoder(settings: lenient, outputs: output).memoryNeeds(of: source))
         #expect(needs.estimate == needsWithout.estimate + readAhead)
-        let fetchedNeeds = try #require(ImageDecoder(settings: Self.settings, outputs: output).memoryNeeds(of: .data(tiff)))
-        #expect(fetchedNeeds.estimate == needsWithout.estimate + readAhead + 2 * Int64(tiff.count))
+        let fetchedNeeds = try #require(ImageDecoder(settings: Self.settings, outputs: output).memoryNeeds(of: .memory(VipsBytes(tiff))))
+        #expect(fetchedNeeds.estimate == needsWithout.estimate + readAhead + Int64(tiff.count))
 
         // Fetched bytes (an input over HTTP) are read ahead the same way.
         let fetchedBefore = VipsImage.readingAhead(file: ImageDecoder.fetchedName).readers
-        let fetched = try ImageDecoder(settings: Self.settings, outputs: output).decode(.data(tiff))
+        let fetched = try ImageDecoder(settings: Self.settings, outputs: output).decode(.memory(VipsBytes(tiff)))
         #expect(VipsImage.readingAhead(file: ImageDecoder.fetchedName).readers == fetchedBefore + 1)
         #expect(try fetched.image.bytes() == libvips.image.bytes())
     }
