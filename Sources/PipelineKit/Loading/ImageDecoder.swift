@@ -48,16 +48,17 @@ struct ImageDecoder: Sendable {
     /// pipeline's own reasons, such as too many pixels or the time limit, need no second pass.)
     private static let gate = ExclusiveGate()
 
-    func decode(_ source: EncodedSource) throws(ItemError) -> DecodedImage {
+    /// Decodes `source` for the outputs at `only` (indices in `outputs`; all of them when nil).
+    func decode(_ source: EncodedSource, only: [Int]? = nil) throws(ItemError) -> DecodedImage {
         do {
-            return try Self.gate.shared { () throws(Failure) in try decodeOnce(source) }
+            return try Self.gate.shared { () throws(Failure) in try decodeOnce(source, only: only) }
         } catch where !error.reasonIsFromLibvips {
             throw error.itemError
         } catch {
             do {
                 return try Self.gate.exclusive { () throws(Failure) in
                     Vips.clearErrors()
-                    return try decodeOnce(source)
+                    return try decodeOnce(source, only: only)
                 }
             } catch {
                 throw error.itemError
@@ -83,7 +84,7 @@ struct ImageDecoder: Sendable {
         var reasonIsFromLibvips = false
     }
 
-    private func decodeOnce(_ source: EncodedSource) throws(Failure) -> DecodedImage {
+    private func decodeOnce(_ source: EncodedSource, only: [Int]?) throws(Failure) -> DecodedImage {
         // The loaders cannot even open a file when no descriptor is left: that is not an
         // unknown format (asked again in case one was freed meanwhile).
         guard Self.preparedForUntrustedInput, Self.isLoadable(source) || (!OpenFileLimit.isReached && Self.isLoadable(source)) else {
@@ -112,7 +113,7 @@ struct ImageDecoder: Sendable {
             }
 
             // Windows are in upright pixels: a file stored rotated decodes whole.
-            let plan = decodePlan(for: originalSize, loader: loader, windowsAllowed: !settings.autorotate || header.orientation == 1)
+            let plan = decodePlan(for: originalSize, loader: loader, windowsAllowed: !settings.autorotate || header.orientation == 1, only: only)
             guard !plan.windows.isEmpty else {
                 let whole = try decodeWhole(source, header: header, loader: loader, allowedShrink: plan.allowedShrink, deadline: deadline)
                 return DecodedImage(image: whole.image, originalSize: originalSize, loader: loader, shrink: whole.shrink)
@@ -264,7 +265,7 @@ struct ImageDecoder: Sendable {
 
     /// The input's `MemoryNeeds`; nil when the header cannot be read (decoding then fails and
     /// says why).
-    func memoryNeeds(of source: EncodedSource) -> MemoryNeeds? {
+    func memoryNeeds(of source: EncodedSource, only: [Int]? = nil) -> MemoryNeeds? {
         // Through the gate: a failed open writes libvips' shared error buffer, which a decode
         // running alone to read its own reason must not find written.
         let header = Self.gate.shared { try? open(source, options: "") }
@@ -279,7 +280,7 @@ struct ImageDecoder: Sendable {
             let decodeSize = Self.decodeSize(stored: size, allowedShrink: allowedShrink(for: size))
             bytes = Self.estimatedBytes(decodeSize: decodeSize, outputs: outputs) * Int64(header.pageCount)
         } else {
-            bytes = decodePlan(for: size, loader: loader, windowsAllowed: !settings.autorotate || header.orientation == 1).estimate
+            bytes = decodePlan(for: size, loader: loader, windowsAllowed: !settings.autorotate || header.orientation == 1, only: only).estimate
         }
         bytes += unstreamed
         if case .memory(let fetched) = source { bytes += Int64(fetched.count) }
@@ -356,7 +357,21 @@ struct ImageDecoder: Sendable {
     /// costs time, so only images whose decode-once rows would be very wide take it: a
     /// 100000×2000 panorama whose 320×320 cover decodes it at 16000×320 (163 MiB measured),
     /// not a photograph.
-    func decodePlan(for size: ImageSize, loader: String, windowsAllowed: Bool) -> DecodePlan {
+    ///
+    /// `only` names the outputs (by index) to be made when not all are (the others are up to
+    /// date): the plan is the whole run's, so each output is made from what a full run makes
+    /// it from, but windows of outputs not made are not decoded, nor the whole image when no
+    /// output made needs it.
+    func decodePlan(for size: ImageSize, loader: String, windowsAllowed: Bool, only: [Int]? = nil) -> DecodePlan {
+        var plan = wholeRunPlan(for: size, loader: loader, windowsAllowed: windowsAllowed)
+        guard let only, !only.isEmpty, !plan.windows.isEmpty else { return plan }
+        plan.windows = plan.windows.filter { only.contains($0.key) }
+        plan.decodesWhole = only.contains { plan.windows[$0] == nil }
+        return plan
+    }
+
+    /// The plan for every output.
+    private func wholeRunPlan(for size: ImageSize, loader: String, windowsAllowed: Bool) -> DecodePlan {
         let allowed = allowedShrink(for: size)
         let decodeSize = Self.decodeSize(stored: size, allowedShrink: allowed)
         let wide = Self.wideRowsBytes(size: size, decodeSize: decodeSize, loader: loader)

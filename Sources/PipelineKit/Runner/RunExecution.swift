@@ -163,7 +163,9 @@ final class RunExecution: Sendable {
         // decodes; such a file rarely holds more than a few tens of MB while decoded).
         var checksUnstreamed = false
         if case .file = fetched.source, (input.byteCount ?? 0) >= Self.unstreamedCheckMinimumBytes { checksUnstreamed = true }
-        let needs = memory != nil || checksUnstreamed ? decoder.memoryNeeds(of: fetched.source) : nil
+        // Outputs up to date take no part: the decode is sized, and windowed, for the others.
+        let made = Array(Set(jobs.filter { $0.upToDate == nil }.map(\.outputIndex))).sorted()
+        let needs = memory != nil || checksUnstreamed ? decoder.memoryNeeds(of: fetched.source, only: made) : nil
         // Admission by memory: wait until this input's estimate fits beside those being made.
         var admitted: Int64 = 0
         defer { memory?.admission.release(admitted) }
@@ -184,7 +186,7 @@ final class RunExecution: Sendable {
         }
         let decoded: DecodedImage
         do {
-            decoded = try await queues.decompress.run(for: input.displayName) { [decoder] in try decoder.decode(fetched.source) }
+            decoded = try await queues.decompress.run(for: input.displayName) { [decoder] in try decoder.decode(fetched.source, only: made) }
             unstreamedDecodes.release(unstreamed)
         } catch {
             unstreamedDecodes.release(unstreamed)

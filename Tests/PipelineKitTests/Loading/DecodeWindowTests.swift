@@ -127,6 +127,29 @@ import TestSupport
         #expect(try Self.made(1, from: decoded, outputs: outputs).size == ImageSize(width: 48, height: 48))
     }
 
+    @Test func outputsUpToDateGetNoPassButTheOthersAreDecodedAsInAFullRun() throws {
+        // Given the three outputs and windows allowed at any size
+        let data = try Fixtures.png(try Self.panorama(width: 3000, height: 200))
+        let directory = try TemporaryDirectory()
+        let path = try directory.write(data, to: "input.png")
+        let source = EncodedSource.file(path: path, byteCount: Int64(data.count))
+        let outputs = try Self.outputs()
+        var decoder = ImageDecoder(settings: Self.settings, outputs: outputs)
+        decoder.windowedDecodeMinimum = 0
+        let all = try decoder.decode(source)
+
+        // When only the fit output is to be made, and then only the centre crop
+        let fitOnly = try decoder.decode(source, only: [2])
+        let centreOnly = try decoder.decode(source, only: [0])
+
+        // Then no window is decoded for outputs not made, nor the whole image when none needs it
+        #expect(fitOnly.windows.isEmpty)
+        #expect(centreOnly.windows.keys.sorted() == [0] && centreOnly.image.size == ImageSize(width: 64, height: 64))
+        // and what is made is what the full run makes, byte for byte
+        #expect(try Self.made(2, from: fitOnly, outputs: outputs).bytes() == Self.made(2, from: all, outputs: outputs).bytes())
+        #expect(try Self.made(0, from: centreOnly, outputs: outputs).bytes() == Self.made(0, from: all, outputs: outputs).bytes())
+    }
+
     @Test func aFileStoredRotatedIsDecodedOnce() throws {
         // Given a JPEG stored on its side (EXIF orientation 6) and windows allowed at any size
         let data = try Fixtures.jpeg(try Self.panorama(width: 200, height: 3000).withOrientation(6))

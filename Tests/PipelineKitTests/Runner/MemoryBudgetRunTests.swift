@@ -235,5 +235,13 @@ import Vips
             #expect(mean < 1 && (pairs.max() ?? 0) <= 6, "\(name): mean \(mean), largest \(pairs.max() ?? 0)")
         }
         #expect(try VipsImage.open(file: directory.url.appendingPathComponent("out/wide-t.png").path).size == ImageSize(width: 320, height: 320))
+
+        // And an output made again alone (its file gone, the other up to date) is the same file
+        let fit = directory.url.appendingPathComponent("out/wide-f.png")
+        let first = try Data(contentsOf: fit)
+        try FileManager.default.removeItem(at: fit)
+        let again = try CommandRunner.run(["run", "--quiet", "--max-memory", "200MB", pipelineFile])
+        #expect(again.status == 0, "\(again.standardError)")
+        #expect(try Data(contentsOf: fit) == first)
     }
 }
