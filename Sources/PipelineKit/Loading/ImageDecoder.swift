@@ -112,8 +112,7 @@ struct ImageDecoder: Sendable {
                 return try decodeAnimation(source, header: header, loader: loader, deadline: deadline)
             }
 
-            // Windows are in upright pixels: a file stored rotated decodes whole.
-            let plan = decodePlan(for: originalSize, loader: loader, windowsAllowed: !settings.autorotate || header.orientation == 1, only: only)
+            let plan = decodePlan(for: originalSize, loader: loader, only: only)
             guard !plan.windows.isEmpty else {
                 let whole = try decodeWhole(source, header: header, loader: loader, allowedShrink: plan.allowedShrink, deadline: deadline)
                 return DecodedImage(image: whole.image, originalSize: originalSize, loader: loader, shrink: whole.shrink)
@@ -206,9 +205,13 @@ struct ImageDecoder: Sendable {
 
     /// One output's window (`DecodePlan.windows`), decoded alone in a pass of its own over the
     /// file: the rows stream through a crop to the window before any resize, so libvips holds
-    /// rows only as wide as the window. Upright files only (`decodePlan`), not WebP.
-    private func decodeWindow(_ window: DecodeWindow, of source: EncodedSource, header: VipsImage, loader: String,
+    /// rows only as wide as the window. Not WebP (`decodePlan`). A file stored turned or
+    /// mirrored (EXIF orientation) is cut where the window lies as stored, then turned upright.
+    private func decodeWindow(_ upright: DecodeWindow, of source: EncodedSource, header: VipsImage, loader: String,
                               deadline: VipsDeadline) throws -> VipsImage {
+        let turned = settings.autorotate && header.orientation != 1
+        let window = turned ? upright.stored(in: ImageSize(width: header.orientedSize.width, height: header.orientedSize.height),
+                                             orientation: header.orientation) : upright
         let allowed = min(Double(window.width) / Double(window.size.width), Double(window.height) / Double(window.size.height))
         var loadOptions = ["access=sequential", "fail_on=\(settings.failOn.rawValue)"]
         let shrink = Self.loadShrink(allowed: allowed, loader: loader, fast: settings.fastShrinkOnLoad)
@@ -226,6 +229,10 @@ struct ImageDecoder: Sendable {
         let width = max(1, min(image.width - left, Int((Double(window.width) * horizontal).rounded())))
         let height = max(1, min(image.height - top, Int((Double(window.height) * vertical).rounded())))
         image = try image.extracted(left: left, top: top, width: width, height: height).resampled(to: window.size)
+        if turned {
+            // Rotating needs the whole image, not a stream of rows: render the small one first.
+            image = try deadline.render(image).autorotated()
+        }
         image = try Self.toSRGB(image)
         let decoded = try deadline.render(image)
         decoded.ownMetadata()
@@ -280,7 +287,7 @@ struct ImageDecoder: Sendable {
             let decodeSize = Self.decodeSize(stored: size, allowedShrink: allowedShrink(for: size))
             bytes = Self.estimatedBytes(decodeSize: decodeSize, outputs: outputs) * Int64(header.pageCount)
         } else {
-            bytes = decodePlan(for: size, loader: loader, windowsAllowed: !settings.autorotate || header.orientation == 1, only: only).estimate
+            bytes = decodePlan(for: size, loader: loader, only: only).estimate
         }
         bytes += unstreamed
         if case .memory(let fetched) = source { bytes += Int64(fetched.count) }
@@ -362,8 +369,8 @@ struct ImageDecoder: Sendable {
     /// date): the plan is the whole run's, so each output is made from what a full run makes
     /// it from, but windows of outputs not made are not decoded, nor the whole image when no
     /// output made needs it.
-    func decodePlan(for size: ImageSize, loader: String, windowsAllowed: Bool, only: [Int]? = nil) -> DecodePlan {
-        var plan = wholeRunPlan(for: size, loader: loader, windowsAllowed: windowsAllowed)
+    func decodePlan(for size: ImageSize, loader: String, only: [Int]? = nil) -> DecodePlan {
+        var plan = wholeRunPlan(for: size, loader: loader)
         guard let only, !only.isEmpty, !plan.windows.isEmpty else { return plan }
         plan.windows = plan.windows.filter { only.contains($0.key) }
         plan.decodesWhole = only.contains { plan.windows[$0] == nil }
@@ -371,14 +378,14 @@ struct ImageDecoder: Sendable {
     }
 
     /// The plan for every output.
-    private func wholeRunPlan(for size: ImageSize, loader: String, windowsAllowed: Bool) -> DecodePlan {
+    private func wholeRunPlan(for size: ImageSize, loader: String) -> DecodePlan {
         let allowed = allowedShrink(for: size)
         let decodeSize = Self.decodeSize(stored: size, allowedShrink: allowed)
         let wide = Self.wideRowsBytes(size: size, decodeSize: decodeSize, loader: loader)
         let once = DecodePlan(decodeSize: decodeSize, allowedShrink: allowed, wideRowsBytes: wide,
                               estimate: Self.estimatedBytes(decodeSize: decodeSize, outputs: outputs) + wide)
         // libwebp decodes the whole frame at its scale; it has no streamed rows to crop.
-        guard windowsAllowed, !loader.hasPrefix("webpload"), once.estimate >= windowedDecodeMinimum else { return once }
+        guard !loader.hasPrefix("webpload"), once.estimate >= windowedDecodeMinimum else { return once }
         var windows: [Int: DecodeWindow] = [:]
         for (index, output) in outputs.enumerated() {
             if let window = output.steps.first?.decodeWindow(for: size) { windows[index] = window }
@@ -673,5 +680,33 @@ struct ImageDecoder: Sendable {
         case .file(let path, _): VipsImage.permittedLoader(file: path) != nil
         case .memory(let bytes): VipsImage.permittedLoader(bytes: bytes) != nil
         }
+    }
+}
+
+extension DecodeWindow {
+    /// This window of an image `upright` in size, where it lies in the pixels as stored under
+    /// EXIF `orientation` (2 to 8), its size turned as they are. Its own inverse only for the
+    /// orientations that are their own inverse: 6 and 8 undo each other.
+    func stored(in upright: ImageSize, orientation: Int) -> DecodeWindow {
+        let (width, height) = (upright.width, upright.height)
+        // Where the upright pixel (x, y) is stored.
+        func stored(_ x: Int, _ y: Int) -> (x: Int, y: Int) {
+            switch orientation {
+            case 2: (width - 1 - x, y)
+            case 3: (width - 1 - x, height - 1 - y)
+            case 4: (x, height - 1 - y)
+            case 5: (y, x)
+            case 6: (y, width - 1 - x)
+            case 7: (height - 1 - y, width - 1 - x)
+            case 8: (height - 1 - y, x)
+            default: (x, y)
+            }
+        }
+        let first = stored(left, top)
+        let last = stored(left + self.width - 1, top + self.height - 1)
+        let swaps = orientation >= 5
+        return DecodeWindow(left: min(first.x, last.x), top: min(first.y, last.y),
+                            width: abs(last.x - first.x) + 1, height: abs(last.y - first.y) + 1,
+                            size: swaps ? ImageSize(width: size.height, height: size.width) : size)
     }
 }

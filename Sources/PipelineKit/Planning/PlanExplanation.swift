@@ -103,8 +103,7 @@ public struct PlanExplanation: Sendable {
             if let header {
                 let upright = definition.decompress.autorotate ? header.orientedSize : (width: header.width, height: header.height)
                 let size = ImageSize(width: upright.width, height: upright.height)
-                let decodePlan = decoder.decodePlan(for: size, loader: format ?? "",
-                                                    windowsAllowed: !definition.decompress.autorotate || header.orientation == 1)
+                let decodePlan = decoder.decodePlan(for: size, loader: format ?? "")
                 let allowed = decodePlan.allowedShrink
                 let decodeSize = decodePlan.decodeSize
                 let shrink = ImageDecoder.loadShrink(allowed: allowed, loader: format ?? "", fast: definition.decompress.fastShrinkOnLoad)

@@ -65,7 +65,7 @@ import TestSupport
         once.windowedDecodeMinimum = .max
         var windowed = once
         windowed.windowedDecodeMinimum = 0
-        let plan = windowed.decodePlan(for: ImageSize(width: 6000, height: 500), loader: "pngload", windowsAllowed: true)
+        let plan = windowed.decodePlan(for: ImageSize(width: 6000, height: 500), loader: "pngload")
         let whole = try once.decode(source)
         let split = try windowed.decode(source)
 
@@ -94,18 +94,19 @@ import TestSupport
         #expect(decoder.windowedDecodeMinimum == ImageDecoder.windowedDecodeFrom)
 
         // Then a photograph is decoded once, and so is a panorama whose rows libvips keeps in little memory
-        #expect(decoder.decodePlan(for: ImageSize(width: 6000, height: 4000), loader: "jpegload", windowsAllowed: true).windows.isEmpty)
-        #expect(decoder.decodePlan(for: ImageSize(width: 20000, height: 2000), loader: "pngload", windowsAllowed: true).windows.isEmpty)
+        #expect(decoder.decodePlan(for: ImageSize(width: 6000, height: 4000), loader: "jpegload").windows.isEmpty)
+        #expect(decoder.decodePlan(for: ImageSize(width: 20000, height: 2000), loader: "pngload").windows.isEmpty)
         // but 300000×500, decoded at 38400×64 for the 64×64 crop from rows 100000 wide, is windowed
         let size = ImageSize(width: 300_000, height: 500)
-        let wide = decoder.decodePlan(for: size, loader: "pngload", windowsAllowed: true)
+        let wide = decoder.decodePlan(for: size, loader: "pngload")
         #expect(wide.windows.keys.sorted() == [0, 1])
         #expect(wide.windows[0] == DecodeWindow(left: 149_750, top: 0, width: 500, height: 500, size: ImageSize(width: 64, height: 64)))
         #expect(wide.decodeSize == ImageSize(width: 300, height: 1))
-        #expect(wide.estimate * 100 < decoder.decodePlan(for: size, loader: "pngload", windowsAllowed: false).estimate)
-        // not when the file is stored rotated (its window is upright), nor for WebP (decoded whole by libwebp)
-        #expect(decoder.decodePlan(for: size, loader: "pngload", windowsAllowed: false).windows.isEmpty)
-        #expect(decoder.decodePlan(for: size, loader: "webpload", windowsAllowed: true).windows.isEmpty)
+        var once = decoder
+        once.windowedDecodeMinimum = .max
+        #expect(wide.estimate * 100 < once.decodePlan(for: size, loader: "pngload").estimate)
+        // not for WebP (libwebp decodes the whole frame at its scale)
+        #expect(decoder.decodePlan(for: size, loader: "webpload").windows.isEmpty)
     }
 
     @Test func whenEveryOutputHasAWindowNoWholeImageIsDecoded() throws {
@@ -121,7 +122,7 @@ import TestSupport
         let decoded = try decoder.decode(.file(path: path, byteCount: Int64(data.count)))
 
         // Then each output has its window and the image the outputs would fan out from is the first window
-        #expect(!decoder.decodePlan(for: ImageSize(width: 3000, height: 200), loader: "jpegload", windowsAllowed: true).decodesWhole)
+        #expect(!decoder.decodePlan(for: ImageSize(width: 3000, height: 200), loader: "jpegload").decodesWhole)
         #expect(decoded.windows.keys.sorted() == [0, 1])
         #expect(decoded.image.size == ImageSize(width: 64, height: 64))
         #expect(try Self.made(1, from: decoded, outputs: outputs).size == ImageSize(width: 48, height: 48))
@@ -150,20 +151,51 @@ import TestSupport
         #expect(try Self.made(0, from: centreOnly, outputs: outputs).bytes() == Self.made(0, from: all, outputs: outputs).bytes())
     }
 
-    @Test func aFileStoredRotatedIsDecodedOnce() throws {
-        // Given a JPEG stored on its side (EXIF orientation 6) and windows allowed at any size
-        let data = try Fixtures.jpeg(try Self.panorama(width: 200, height: 3000).withOrientation(6))
+    @Test(arguments: 1...8)
+    func aFileStoredTurnedDecodesItsWindowWhereItLiesAsStored(orientation: Int) throws {
+        // Given a JPEG stored turned or mirrored (EXIF orientation), a 3000×200 panorama upright
+        let swapped = orientation >= 5
+        let stored = try Self.panorama(width: swapped ? 200 : 3000, height: swapped ? 3000 : 200).withOrientation(orientation)
+        let data = try Fixtures.jpeg(stored, quality: 95)
         let directory = try TemporaryDirectory()
         let path = try directory.write(data, to: "input.jpg")
-        var decoder = ImageDecoder(settings: Self.settings, outputs: try Self.outputs())
-        decoder.windowedDecodeMinimum = 0
+        let source = EncodedSource.file(path: path, byteCount: Int64(data.count))
+        let outputs = try Self.outputs()
+        var once = ImageDecoder(settings: Self.settings, outputs: outputs)
+        once.windowedDecodeMinimum = .max
+        var windowed = once
+        windowed.windowedDecodeMinimum = 0
 
-        // When it is decoded
-        let decoded = try decoder.decode(.file(path: path, byteCount: Int64(data.count)))
+        // When it is decoded once, and with the cover crops' windows decoded alone
+        let whole = try once.decode(source)
+        let split = try windowed.decode(source)
 
-        // Then it is decoded whole, upright, once for every output
-        #expect(decoded.windows.isEmpty)
-        #expect(decoded.originalSize == ImageSize(width: 3000, height: 200))
-        #expect(try Self.made(1, from: decoded, outputs: try Self.outputs()).size == ImageSize(width: 48, height: 48))
+        // Then both are upright, and every output is the same within resampling
+        #expect(whole.originalSize == ImageSize(width: 3000, height: 200))
+        #expect(split.windows.keys.sorted() == [0, 1])
+        for index in outputs.indices {
+            let (a, b) = (try Self.made(index, from: whole, outputs: outputs), try Self.made(index, from: split, outputs: outputs))
+            #expect(a.size == b.size, "\(outputs[index].name)")
+            let pairs = zip(try a.bytes(), try b.bytes()).map { abs(Int($0) - Int($1)) }
+            let mean = Double(pairs.reduce(0, +)) / Double(max(1, pairs.count))
+            #expect(mean < 1 && (pairs.max() ?? 0) <= 6, "orientation \(orientation), \(outputs[index].name): mean \(mean), largest \(pairs.max() ?? 0)")
+        }
+    }
+
+    @Test func aWindowTurnsWithTheStoredPixels() {
+        // Given a 300×100 upright image and the window 10...59 × 20...39 of it
+        let window = DecodeWindow(left: 10, top: 20, width: 50, height: 20, size: ImageSize(width: 25, height: 10))
+        let upright = ImageSize(width: 300, height: 100)
+
+        // Then stored turned, the window lies where the turn puts it, its size turned with it
+        #expect(window.stored(in: upright, orientation: 1) == window)
+        #expect(window.stored(in: upright, orientation: 2) == DecodeWindow(left: 240, top: 20, width: 50, height: 20, size: window.size))
+        #expect(window.stored(in: upright, orientation: 3) == DecodeWindow(left: 240, top: 60, width: 50, height: 20, size: window.size))
+        #expect(window.stored(in: upright, orientation: 4) == DecodeWindow(left: 10, top: 60, width: 50, height: 20, size: window.size))
+        let turned = ImageSize(width: 10, height: 25)
+        #expect(window.stored(in: upright, orientation: 5) == DecodeWindow(left: 20, top: 10, width: 20, height: 50, size: turned))
+        #expect(window.stored(in: upright, orientation: 6) == DecodeWindow(left: 20, top: 240, width: 20, height: 50, size: turned))
+        #expect(window.stored(in: upright, orientation: 7) == DecodeWindow(left: 60, top: 240, width: 20, height: 50, size: turned))
+        #expect(window.stored(in: upright, orientation: 8) == DecodeWindow(left: 60, top: 10, width: 20, height: 50, size: turned))
     }
 }
