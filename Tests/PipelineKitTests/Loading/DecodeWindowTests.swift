@@ -38,6 +38,24 @@ import TestSupport
         return try StepChain(outputs[index]).apply(to: decoded, outputIndex: index, context: context)
     }
 
+    /// How far apart two images of one size are: the mean and the largest difference of a band value.
+    static func difference(_ a: VipsImage, _ b: VipsImage) throws -> (mean: Double, largest: Int) {
+        let pairs = zip(try a.bytes(), try b.bytes()).map { abs(Int($0) - Int($1)) }
+        return (Double(pairs.reduce(0, +)) / Double(max(1, pairs.count)), pairs.max() ?? 0)
+    }
+
+    /// Every output made from `whole` and from `split` is the same size and the same within
+    /// resampling: a mean under one level, no value more than 6 apart.
+    static func expectSameWithinResampling(_ whole: DecodedImage, _ split: DecodedImage, outputs: [OutputDefinition],
+                                           _ label: String = "") throws {
+        for index in outputs.indices {
+            let (a, b) = (try made(index, from: whole, outputs: outputs), try made(index, from: split, outputs: outputs))
+            #expect(a.size == b.size, "\(label) \(outputs[index].name)")
+            let (mean, largest) = try difference(a, b)
+            #expect(mean < 1 && largest <= 6, "\(label) \(outputs[index].name): mean \(mean), largest \(largest)")
+        }
+    }
+
     enum Reader: String, CaseIterable, Sendable {
         case pngWhole, pngRowsAhead, pngLibvips, jpeg, tiffStripsAhead
     }
@@ -79,13 +97,7 @@ import TestSupport
         #expect(split.windows[1]?.size == ImageSize(width: 48, height: 48))
         // and every output is what the whole image gives, within resampling (measured: mean 0.1 to
         // 0.75, at most 4 levels apart; a window 100 pixels off is 4 levels off in two bands)
-        for index in outputs.indices {
-            let (a, b) = (try Self.made(index, from: whole, outputs: outputs), try Self.made(index, from: split, outputs: outputs))
-            #expect(a.size == b.size, "\(outputs[index].name)")
-            let pairs = zip(try a.bytes(), try b.bytes()).map { abs(Int($0) - Int($1)) }
-            let mean = Double(pairs.reduce(0, +)) / Double(max(1, pairs.count))
-            #expect(mean < 1 && (pairs.max() ?? 0) <= 6, "\(outputs[index].name): mean \(mean), largest \(pairs.max() ?? 0)")
-        }
+        try Self.expectSameWithinResampling(whole, split, outputs: outputs)
     }
 
     @Test func onlyImagesTooWideToDecodeOnceAreWindowed() throws {
@@ -173,13 +185,7 @@ import TestSupport
         // Then both are upright, and every output is the same within resampling
         #expect(whole.originalSize == ImageSize(width: 3000, height: 200))
         #expect(split.windows.keys.sorted() == [0, 1])
-        for index in outputs.indices {
-            let (a, b) = (try Self.made(index, from: whole, outputs: outputs), try Self.made(index, from: split, outputs: outputs))
-            #expect(a.size == b.size, "\(outputs[index].name)")
-            let pairs = zip(try a.bytes(), try b.bytes()).map { abs(Int($0) - Int($1)) }
-            let mean = Double(pairs.reduce(0, +)) / Double(max(1, pairs.count))
-            #expect(mean < 1 && (pairs.max() ?? 0) <= 6, "orientation \(orientation), \(outputs[index].name): mean \(mean), largest \(pairs.max() ?? 0)")
-        }
+        try Self.expectSameWithinResampling(whole, split, outputs: outputs, "orientation \(orientation)")
     }
 
     @Test func aWindowTurnsWithTheStoredPixels() {
