@@ -112,7 +112,7 @@ struct ImageDecoder: Sendable {
                 return try decodeAnimation(source, header: header, loader: loader, deadline: deadline)
             }
 
-            let plan = decodePlan(for: originalSize, loader: loader, only: only)
+            let plan = decodePlan(for: originalSize, loader: loader, streams: Self.unstreamedDecodeBytes(header) == 0, only: only)
             guard !plan.windows.isEmpty else {
                 let whole = try decodeWhole(source, header: header, loader: loader, allowedShrink: plan.allowedShrink, deadline: deadline)
                 return DecodedImage(image: whole.image, originalSize: originalSize, loader: loader, shrink: whole.shrink)
@@ -283,16 +283,20 @@ struct ImageDecoder: Sendable {
         let animated = settings.animation == .keep && header.pageCount > 1 && (loader.hasPrefix("gifload") || loader.hasPrefix("webpload"))
         let unstreamed = Self.unstreamedDecodeBytes(header)
         var bytes: Int64
+        var passes = 1
         if animated {
             let decodeSize = Self.decodeSize(stored: size, allowedShrink: allowedShrink(for: size))
             bytes = Self.estimatedBytes(decodeSize: decodeSize, outputs: outputs) * Int64(header.pageCount)
         } else {
-            bytes = decodePlan(for: size, loader: loader, only: only).estimate
+            let plan = decodePlan(for: size, loader: loader, streams: unstreamed == 0, only: only)
+            bytes = plan.estimate
+            passes = plan.passes
         }
         bytes += unstreamed
         if case .memory(let fetched) = source { bytes += Int64(fetched.count) }
-        bytes += Int64(Self.gate.shared { stripReadAheadPlan(source, header: header) }?.heldBytes ?? 0)
-        bytes += pngRowsAheadBytes(source, header: header)
+        // Each pass of a windowed decode has a reader of its own.
+        let readers = Int64(Self.gate.shared { stripReadAheadPlan(source, header: header) }?.heldBytes ?? 0) + pngRowsAheadBytes(source, header: header)
+        bytes += Int64(passes) * readers
         return MemoryNeeds(estimate: bytes, unstreamed: unstreamed)
     }
 
@@ -351,11 +355,14 @@ struct ImageDecoder: Sendable {
         /// Whether any output fans out from the image at `decodeSize` (false when every output
         /// has a window: that image is then not decoded).
         var decodesWhole = true
-        /// Rows of full width libvips' resize keeps in the widest of the passes (`wideRowsBytes`).
+        /// Rows of full width libvips' resize keeps in the passes together (`wideRowsBytes`).
         var wideRowsBytes: Int64
         /// The decoded images and each output's image at 4 bytes a pixel (`estimatedBytes`),
         /// and `wideRowsBytes`.
         var estimate: Int64
+
+        /// Passes over the file, which run side by side: the whole image's, and one a window.
+        var passes: Int { (decodesWhole ? 1 : 0) + windows.count }
     }
 
     /// The `DecodePlan` for an input of `size`: decoded once for every output, unless that
@@ -368,9 +375,10 @@ struct ImageDecoder: Sendable {
     /// `only` names the outputs (by index) to be made when not all are (the others are up to
     /// date): the plan is the whole run's, so each output is made from what a full run makes
     /// it from, but windows of outputs not made are not decoded, nor the whole image when no
-    /// output made needs it.
-    func decodePlan(for size: ImageSize, loader: String, only: [Int]? = nil) -> DecodePlan {
-        var plan = wholeRunPlan(for: size, loader: loader)
+    /// output made needs it. `streams` false (an interlaced PNG, a progressive JPEG: every pass
+    /// would hold the full image) allows no windows.
+    func decodePlan(for size: ImageSize, loader: String, streams: Bool = true, only: [Int]? = nil) -> DecodePlan {
+        var plan = wholeRunPlan(for: size, loader: loader, streams: streams)
         guard let only, !only.isEmpty, !plan.windows.isEmpty else { return plan }
         plan.windows = plan.windows.filter { only.contains($0.key) }
         plan.decodesWhole = only.contains { plan.windows[$0] == nil }
@@ -378,14 +386,14 @@ struct ImageDecoder: Sendable {
     }
 
     /// The plan for every output.
-    private func wholeRunPlan(for size: ImageSize, loader: String) -> DecodePlan {
+    private func wholeRunPlan(for size: ImageSize, loader: String, streams: Bool) -> DecodePlan {
         let allowed = allowedShrink(for: size)
         let decodeSize = Self.decodeSize(stored: size, allowedShrink: allowed)
         let wide = Self.wideRowsBytes(size: size, decodeSize: decodeSize, loader: loader)
         let once = DecodePlan(decodeSize: decodeSize, allowedShrink: allowed, wideRowsBytes: wide,
                               estimate: Self.estimatedBytes(decodeSize: decodeSize, outputs: outputs) + wide)
         // libwebp decodes the whole frame at its scale; it has no streamed rows to crop.
-        guard !loader.hasPrefix("webpload"), once.estimate >= windowedDecodeMinimum else { return once }
+        guard streams, !loader.hasPrefix("webpload"), once.estimate >= windowedDecodeMinimum else { return once }
         var windows: [Int: DecodeWindow] = [:]
         for (index, output) in outputs.enumerated() {
             if let window = output.steps.first?.decodeWindow(for: size) { windows[index] = window }
@@ -394,20 +402,19 @@ struct ImageDecoder: Sendable {
         let rest = outputs.indices.filter { windows[$0] == nil }.map { outputs[$0] }
         let restAllowed = Self.allowedShrink(of: rest, for: size)
         let restSize = Self.decodeSize(stored: size, allowedShrink: restAllowed)
+        // The passes run side by side, and every image they make is held for the fan-out.
         var held: Int64 = 0
-        var widest: Int64 = 0
+        var rows: Int64 = 0
         if !rest.isEmpty {
             held += Self.estimatedBytes(decodeSize: restSize, outputs: rest)
-            widest = Self.wideRowsBytes(size: size, decodeSize: restSize, loader: loader)
+            rows += Self.wideRowsBytes(size: size, decodeSize: restSize, loader: loader)
         }
         for (index, window) in windows {
-            // The windows' images are all held for the fan-out; their passes run one at a time.
             held += Self.estimatedBytes(decodeSize: window.size, outputs: [outputs[index]])
-            widest = max(widest, Self.wideRowsBytes(size: ImageSize(width: window.width, height: window.height),
-                                                    decodeSize: window.size, loader: loader))
+            rows += Self.wideRowsBytes(size: ImageSize(width: window.width, height: window.height), decodeSize: window.size, loader: loader)
         }
         let split = DecodePlan(decodeSize: restSize, allowedShrink: restAllowed, windows: windows, decodesWhole: !rest.isEmpty,
-                               wideRowsBytes: widest, estimate: held + widest)
+                               wideRowsBytes: rows, estimate: held + rows)
         return split.estimate * 2 <= once.estimate ? split : once
     }
 

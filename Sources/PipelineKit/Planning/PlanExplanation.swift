@@ -103,7 +103,7 @@ public struct PlanExplanation: Sendable {
             if let header {
                 let upright = definition.decompress.autorotate ? header.orientedSize : (width: header.width, height: header.height)
                 let size = ImageSize(width: upright.width, height: upright.height)
-                let decodePlan = decoder.decodePlan(for: size, loader: format ?? "")
+                let decodePlan = decoder.decodePlan(for: size, loader: format ?? "", streams: ImageDecoder.unstreamedDecodeBytes(header) == 0)
                 let allowed = decodePlan.allowedShrink
                 let decodeSize = decodePlan.decodeSize
                 let shrink = ImageDecoder.loadShrink(allowed: allowed, loader: format ?? "", fast: definition.decompress.fastShrinkOnLoad)
@@ -121,7 +121,8 @@ public struct PlanExplanation: Sendable {
                 sample.wideRowsBytes = decodePlan.wideRowsBytes
                 sample.windowedOutputs = decodePlan.windows.keys.sorted().map { definition.outputs[$0].name }
                 sample.decodesWhole = decodePlan.decodesWhole
-                let estimate = decodePlan.estimate + unstreamed + sample.stripReadAheadBytes + sample.pngRowsAheadBytes
+                // Each pass of a windowed decode has a reader of its own.
+                let estimate = decodePlan.estimate + unstreamed + Int64(decodePlan.passes) * (sample.stripReadAheadBytes + sample.pngRowsAheadBytes)
                 largestEstimate = max(largestEstimate, estimate)
                 if let memoryBudget, estimate > memoryBudget.bytes { inputsOverBudget += 1 }
             }

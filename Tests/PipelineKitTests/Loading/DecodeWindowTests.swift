@@ -117,8 +117,11 @@ import TestSupport
         var once = decoder
         once.windowedDecodeMinimum = .max
         #expect(wide.estimate * 100 < once.decodePlan(for: size, loader: "pngload").estimate)
-        // not for WebP (libwebp decodes the whole frame at its scale)
+        #expect(wide.passes == 3)
+        // not for WebP (libwebp decodes the whole frame at its scale), nor for a decode that
+        // cannot stream (an interlaced PNG: each pass would hold the full image)
         #expect(decoder.decodePlan(for: size, loader: "webpload").windows.isEmpty)
+        #expect(decoder.decodePlan(for: size, loader: "pngload", streams: false).windows.isEmpty)
     }
 
     @Test func whenEveryOutputHasAWindowNoWholeImageIsDecoded() throws {
