@@ -218,6 +218,13 @@ import Vips
         // and with room for one pass, nothing is windowed
         let roomy = try explained("4GB")
         #expect(roomy.contains { $0.contains("in/wide.png") && $0.contains("decoded at 25600×320") && !$0.contains("window") }, "\(roomy)")
+        // With the cover output alone, no whole image is decoded at all
+        try directory.write(Data(PipelineHarness.json(inputs: ["in/*"], outputs: [
+            #"{"name": "t", "steps": [{"resize": {"width": 320, "height": 320, "fit": "cover"}}], "encode": {"format": "png"}, "path": "alone/{stem}-t.png"}"#,
+        ]).utf8), to: "alone.json")
+        let alone = try CommandRunner.run(["explain", directory.url.appendingPathComponent("alone.json").path, "--max-memory", "200MB"])
+            .standardOutput.split(separator: "\n").map(String.init)
+        #expect(alone.contains { $0.contains("in/wide.png") && $0.contains("decoded only in windows") }, "\(alone)")
 
         // When the same outputs are made under the budget, and without one (decoded once)
         let windowed = try CommandRunner.run(["run", "--quiet", "--max-memory", "200MB", pipelineFile])
