@@ -131,7 +131,7 @@ enum PNGRows {
         private var position = 0
         private let inflater = UnsafeMutablePointer<inflate_state>.allocate(capacity: 1)
         /// File reads land here; bytes in memory are inflated where they are.
-        private let input: UnsafeMutableRawPointer
+        private let input: UnsafeMutableRawPointer?
         private static let inputBytes = 64 << 10
         /// The image data chunk being read: its payload bytes not yet read, the CRC so far.
         private var chunkLeft = 0
@@ -149,7 +149,7 @@ enum PNGRows {
 
         private init(geometry: RowsAhead.Geometry, descriptor: Int32, bytes: VipsBytes?) {
             (self.geometry, self.descriptor, self.bytes) = (geometry, descriptor, bytes)
-            input = UnsafeMutableRawPointer.allocate(byteCount: Self.inputBytes, alignment: 64)
+            input = descriptor >= 0 ? UnsafeMutableRawPointer.allocate(byteCount: Self.inputBytes, alignment: 64) : nil
             filtered = .allocate(capacity: geometry.groupRows * (geometry.rowBytes + 1))
             above = .allocate(capacity: geometry.rowBytes)
             spare = .allocate(capacity: geometry.rowBytes)
@@ -173,7 +173,7 @@ enum PNGRows {
         deinit {
             if descriptor >= 0 { Foundation.close(descriptor) }
             inflater.deallocate()
-            input.deallocate()
+            input?.deallocate()
             filtered.deallocate()
             above.deallocate()
             spare.deallocate()

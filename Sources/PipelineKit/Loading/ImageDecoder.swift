@@ -139,8 +139,8 @@ struct ImageDecoder: Sendable {
                 return try result.get()
             }
             var windows: [Int: VipsImage] = [:]
-            for (offset, (index, _)) in windowed.enumerated() {
-                windows[index] = decoded[offset + (plan.decodesWhole ? 1 : 0)].image
+            for (pass, entry) in passes.enumerated() {
+                if let (index, _) = entry { windows[index] = decoded[pass].image }
             }
             // When every output has a window, nothing fans out from a whole image: the first window stands in.
             let image = decoded[0].image
@@ -187,11 +187,16 @@ struct ImageDecoder: Sendable {
         }
         let whole = readWholePNG(source, header: header)
         defer { if let whole { wholePNGAllowance.release(whole.bytes) } }
-        var image = try whole?.image ?? decodeWebP(source, header: header, size: target) ?? readStripsAhead(source, header: header)
+        let image = try whole?.image ?? decodeWebP(source, header: header, size: target) ?? readStripsAhead(source, header: header)
             ?? readPNGRowsAhead(source, header: header) ?? open(source, options: loadOptions.joined(separator: ","))
         deadline.watch(image)
         // Exactly the target: a loader that rounded a side one pixel short is stretched by that pixel.
-        image = try image.resampled(to: target)
+        return (try finished(image.resampled(to: target), deadline: deadline), shrink)
+    }
+
+    /// A pass's small image turned upright, in sRGB and rendered into memory, owning its metadata.
+    private func finished(_ small: VipsImage, deadline: VipsDeadline) throws -> VipsImage {
+        var image = small
         if settings.autorotate, image.orientation != 1 {
             // Rotating needs the whole image, not a stream of rows: render the small one first.
             image = try deadline.render(image).autorotated()
@@ -200,7 +205,7 @@ struct ImageDecoder: Sendable {
         let decoded = try deadline.render(image)
         // While the loader's image is still alive: its metadata may point into its memory.
         decoded.ownMetadata()
-        return (decoded, shrink)
+        return decoded
     }
 
     /// One output's window (`DecodePlan.windows`), decoded alone in a pass of its own over the
@@ -218,7 +223,7 @@ struct ImageDecoder: Sendable {
         if shrink > 1 { loadOptions.append("shrink=\(shrink)") }
         let whole = readWholePNG(source, header: header)
         defer { if let whole { wholePNGAllowance.release(whole.bytes) } }
-        var image = try whole?.image ?? readStripsAhead(source, header: header) ?? readPNGRowsAhead(source, header: header)
+        let image = try whole?.image ?? readStripsAhead(source, header: header) ?? readPNGRowsAhead(source, header: header)
             ?? open(source, options: loadOptions.joined(separator: ","))
         deadline.watch(image)
         // Shrink-on-load made the image smaller: the window in its pixels.
@@ -228,15 +233,8 @@ struct ImageDecoder: Sendable {
         let top = min(image.height - 1, Int((Double(window.top) * vertical).rounded(.down)))
         let width = max(1, min(image.width - left, Int((Double(window.width) * horizontal).rounded())))
         let height = max(1, min(image.height - top, Int((Double(window.height) * vertical).rounded())))
-        image = try image.extracted(left: left, top: top, width: width, height: height).resampled(to: window.size)
-        if turned {
-            // Rotating needs the whole image, not a stream of rows: render the small one first.
-            image = try deadline.render(image).autorotated()
-        }
-        image = try Self.toSRGB(image)
-        let decoded = try deadline.render(image)
-        decoded.ownMetadata()
-        return decoded
+        return try finished(image.extracted(left: left, top: top, width: width, height: height).resampled(to: window.size),
+                            deadline: deadline)
     }
 
     /// Every frame of an animated GIF or WebP, each shrunk to what the largest output needs and
@@ -292,12 +290,16 @@ struct ImageDecoder: Sendable {
             bytes = plan.estimate
             passes = plan.passes
         }
-        bytes += unstreamed
         if case .memory(let fetched) = source { bytes += Int64(fetched.count) }
-        // Each pass of a windowed decode has a reader of its own.
         let readers = Int64(Self.gate.shared { stripReadAheadPlan(source, header: header) }?.heldBytes ?? 0) + pngRowsAheadBytes(source, header: header)
-        bytes += Int64(passes) * readers
-        return MemoryNeeds(estimate: bytes, unstreamed: unstreamed)
+        return MemoryNeeds(estimate: Self.inputEstimate(bytes, passes: passes, unstreamed: unstreamed, readers: readers), unstreamed: unstreamed)
+    }
+
+    /// An input's estimate (admission by memory and `explain` both): the decode plan's images
+    /// and rows (`planBytes`), what a decode that cannot stream holds, and the read-ahead
+    /// readers' buffers (`readers`), one set for each pass of a windowed decode.
+    static func inputEstimate(_ planBytes: Int64, passes: Int, unstreamed: Int64, readers: Int64) -> Int64 {
+        planBytes + unstreamed + Int64(passes) * readers
     }
 
     /// What the loader holds at full size before any row comes out, for a decode that cannot
@@ -380,8 +382,9 @@ struct ImageDecoder: Sendable {
     func decodePlan(for size: ImageSize, loader: String, streams: Bool = true, only: [Int]? = nil) -> DecodePlan {
         var plan = wholeRunPlan(for: size, loader: loader, streams: streams)
         guard let only, !only.isEmpty, !plan.windows.isEmpty else { return plan }
-        plan.windows = plan.windows.filter { only.contains($0.key) }
-        plan.decodesWhole = only.contains { plan.windows[$0] == nil }
+        let made = Set(only)
+        plan.windows = plan.windows.filter { made.contains($0.key) }
+        plan.decodesWhole = made.contains { plan.windows[$0] == nil }
         return plan
     }
 

@@ -103,12 +103,12 @@ public struct PlanExplanation: Sendable {
             if let header {
                 let upright = definition.decompress.autorotate ? header.orientedSize : (width: header.width, height: header.height)
                 let size = ImageSize(width: upright.width, height: upright.height)
-                let decodePlan = decoder.decodePlan(for: size, loader: format ?? "", streams: ImageDecoder.unstreamedDecodeBytes(header) == 0)
+                let unstreamed = ImageDecoder.unstreamedDecodeBytes(header)
+                if unstreamed > 0 { unstreamedInputs += 1 }
+                let decodePlan = decoder.decodePlan(for: size, loader: format ?? "", streams: unstreamed == 0)
                 let allowed = decodePlan.allowedShrink
                 let decodeSize = decodePlan.decodeSize
                 let shrink = ImageDecoder.loadShrink(allowed: allowed, loader: format ?? "", fast: definition.decompress.fastShrinkOnLoad)
-                let unstreamed = ImageDecoder.unstreamedDecodeBytes(header)
-                if unstreamed > 0 { unstreamedInputs += 1 }
                 let wholePNG = ImageDecoder.wholePNGBytes(file: item.input.path, header: header, fileBytes: Int(item.input.byteCount ?? 0))
                 if wholePNG > 0 { wholePNGInputs += 1 }
                 let stripsAhead = decoder.stripReadAheadPlan(.file(path: item.input.path, byteCount: item.input.byteCount ?? 0), header: header)
@@ -121,8 +121,8 @@ public struct PlanExplanation: Sendable {
                 sample.wideRowsBytes = decodePlan.wideRowsBytes
                 sample.windowedOutputs = decodePlan.windows.keys.sorted().map { definition.outputs[$0].name }
                 sample.decodesWhole = decodePlan.decodesWhole
-                // Each pass of a windowed decode has a reader of its own.
-                let estimate = decodePlan.estimate + unstreamed + Int64(decodePlan.passes) * (sample.stripReadAheadBytes + sample.pngRowsAheadBytes)
+                let estimate = ImageDecoder.inputEstimate(decodePlan.estimate, passes: decodePlan.passes, unstreamed: unstreamed,
+                                                          readers: sample.stripReadAheadBytes + sample.pngRowsAheadBytes)
                 largestEstimate = max(largestEstimate, estimate)
                 if let memoryBudget, estimate > memoryBudget.bytes { inputsOverBudget += 1 }
             }
