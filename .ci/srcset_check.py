@@ -161,10 +161,13 @@ def main():
 
         for width, ratio in VIEWS:
             view = "%d px wide at %dx" % (width, ratio)
-            # Headless Chromium now and then exits 0 with no DOM at all (seen in one fresh-clone CI
-            # run): such a load says nothing about the srcset, so it is tried again, up to three
-            # times. A page that reports a result is judged on its first report.
-            for attempt in range(3):
+            # Headless Chromium now and then exits 0 with no DOM at all (seen in fresh-clone CI
+            # runs, once three loads of one view in a row): such a load says nothing about the
+            # srcset, so it is tried again, up to five times, a second apart. A page that reports
+            # a result is judged on its first report.
+            for attempt in range(5):
+                if attempt:
+                    time.sleep(1)
                 profile = tempfile.mkdtemp(prefix="srcset-chromium-")
                 try:
                     # Root in CI containers needs --no-sandbox; a fresh profile each load, so no
@@ -180,7 +183,8 @@ def main():
                 found = re.search(r'<pre id="result">(.*?)</pre>', load.stdout, re.S)
                 if found and found.group(1) != "pending":
                     break
-                print("%s: the page reported nothing on load %d (exit %d)" % (view, attempt + 1, load.returncode))
+                state = "still pending" if found else ("no result element" if load.stdout.strip() else "no DOM")
+                print("%s: the page reported nothing on load %d (exit %d, %s)" % (view, attempt + 1, load.returncode, state))
             if not found or found.group(1) == "pending":
                 check(False, "%s: the page reported nothing (exit %d): %s" % (view, load.returncode, load.stderr[-2000:]))
                 continue
