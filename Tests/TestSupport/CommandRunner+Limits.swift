@@ -47,25 +47,50 @@ extension CommandRunner {
         return (process.terminationStatus, text)
     }
 
+    /// Runs the `pipeline` binary in a new CPU cgroup of its own, below this process's, with a
+    /// quota of `quotaMicroseconds` each `periodMicroseconds` (v1 `cpu.cfs_quota_us` over
+    /// `cpu.cfs_period_us`, or v2 `cpu.max`), as `docker --cpus` runs it. Nil (and a printed
+    /// reason) where no child group can be made here.
+    package static func runInCPUCgroup(quotaMicroseconds: Int, periodMicroseconds: Int, _ arguments: [String]) throws -> (status: Int32, output: String)? {
+        guard let group = makeCgroup(controller: "cpu", settings: [
+            .v1: [("cpu.cfs_period_us", "\(periodMicroseconds)"), ("cpu.cfs_quota_us", "\(quotaMicroseconds)")],
+            .v2: [("cpu.max", "\(quotaMicroseconds) \(periodMicroseconds)")],
+        ]) else {
+            print("skipped: no CPU cgroup can be made here (needs a writable /sys/fs/cgroup)")
+            return nil
+        }
+        defer { rmdir(group) }
+        return try bash("echo $$ > \"$0/cgroup.procs\" && exec \"$@\" 2>&1", group, [executable.path] + arguments)
+    }
+
     /// A new child of this process's memory cgroup with the limit set, or nil.
     private static func makeMemoryCgroup(limitBytes: Int64) -> String? {
+        makeCgroup(controller: "memory", settings: [.v1: [("memory.limit_in_bytes", "\(limitBytes)")], .v2: [("memory.max", "\(limitBytes)")]])
+    }
+
+    private enum CgroupVersion { case v1, v2 }
+
+    /// A new child of this process's group for `controller` (its v1 hierarchy, else the v2 one)
+    /// with `settings` of that version written in order, or nil.
+    private static func makeCgroup(controller: String, settings: [CgroupVersion: [(file: String, value: String)]]) -> String? {
         guard let membership = try? String(contentsOfFile: "/proc/self/cgroup", encoding: .utf8) else { return nil }
-        var candidates: [(folder: String, limitFile: String)] = []
+        var candidates: [(folder: String, version: CgroupVersion)] = []
         for line in membership.split(separator: "\n") {
             let fields = line.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false)
             guard fields.count == 3 else { continue }
-            if fields[1].split(separator: ",").contains("memory") {
-                candidates.append(("/sys/fs/cgroup/memory" + fields[2], "memory.limit_in_bytes"))
+            if fields[1].split(separator: ",").contains(Substring(controller)) {
+                candidates.append(("/sys/fs/cgroup/" + controller + fields[2], .v1))
             } else if fields[0] == "0", fields[1].isEmpty {
-                candidates.append(("/sys/fs/cgroup" + fields[2], "memory.max"))
+                candidates.append(("/sys/fs/cgroup" + fields[2], .v2))
             }
         }
-        for (parent, limitFile) in candidates {
+        for (parent, version) in candidates {
             let group = (parent as NSString).appendingPathComponent("pipeline-test-\(UUID().uuidString.prefix(8))")
             guard (try? FileManager.default.createDirectory(atPath: group, withIntermediateDirectories: false)) != nil else { continue }
-            if (try? "\(limitBytes)".write(toFile: group + "/" + limitFile, atomically: false, encoding: .utf8)) != nil {
-                return group
+            let written = (settings[version] ?? []).allSatisfy { setting in
+                (try? setting.value.write(toFile: group + "/" + setting.file, atomically: false, encoding: .utf8)) != nil
             }
+            if written { return group }
             rmdir(group)
         }
         return nil

@@ -71,45 +71,26 @@ public struct MemoryBudget: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The cgroup memory limit of this process, and the file it was read from: the strictest
-    /// from this process's group up to the root of the hierarchy (a parent's limit binds its
-    /// children). Groups come from `/proc/self/cgroup`: `0::/path` under cgroup v2, and
-    /// `N:memory:/path` under v1 (where a container with its own cgroup namespace sees `/`).
+    /// from this process's group up to the root of the hierarchy (`ControlGroups`); v1's
+    /// `memory.limit_in_bytes` first, else v2's `memory.max`.
     static func cgroupLimit(root: String = "/sys/fs/cgroup", selfCgroup: String = "/proc/self/cgroup") -> (Int64, String)? {
-        let membership = (try? String(contentsOfFile: selfCgroup, encoding: .utf8)) ?? ""
-        var v2Group: String?, v1Group: String?
-        for line in membership.split(separator: "\n") {
-            let fields = line.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false)
-            guard fields.count == 3 else { continue }
-            if fields[0] == "0", fields[1].isEmpty { v2Group = String(fields[2]) }
-            if fields[1].split(separator: ",").contains("memory") { v1Group = String(fields[2]) }
+        let groups = ControlGroups(root: root, selfCgroup: selfCgroup)
+        if let found = strictest(ControlGroups.read("memory.limit_in_bytes", in: groups.v1Folders("memory"))) {
+            return (found.0, "cgroup v1 memory.limit_in_bytes (\(found.1))")
         }
-        let found = strictestLimit(hierarchy: root + "/memory", group: v1Group ?? "/", file: "memory.limit_in_bytes")
-            .map { ($0, "cgroup v1 memory.limit_in_bytes (\($1))") }
-        if found == nil, let v2Group {
-            return strictestLimit(hierarchy: root, group: v2Group, file: "memory.max").map { ($0, "cgroup v2 memory.max (\($1))") }
-        }
-        return found
+        return strictest(ControlGroups.read("memory.max", in: groups.v2Folders())).map { ($0, "cgroup v2 memory.max (\($1))") }
     }
 
-    /// The lowest limit in `file` from `hierarchy + group` up to `hierarchy`, and its path.
-    private static func strictestLimit(hierarchy: String, group: String, file: String) -> (Int64, String)? {
-        var folder = hierarchy + (group == "/" ? "" : group)
+    /// The lowest limit among `files` and its path; "max", and v1's "no limit" (a number near
+    /// Int64.max), are none.
+    private static func strictest(_ files: [(text: String, path: String)]) -> (Int64, String)? {
         var strictest: (Int64, String)?
-        while folder.hasPrefix(hierarchy) {
-            // v1 says "no limit" with a number near Int64.max.
-            if let limit = readLimit(folder + "/" + file), limit < Int64(1) << 60, limit < strictest?.0 ?? .max {
-                strictest = (limit, folder + "/" + file)
+        for file in files {
+            if let limit = Int64(file.text), limit < Int64(1) << 60, limit < strictest?.0 ?? .max {
+                strictest = (limit, file.path)
             }
-            guard folder != hierarchy else { break }
-            folder = (folder as NSString).deletingLastPathComponent
         }
         return strictest
-    }
-
-    private static func readLimit(_ path: String) -> Int64? {
-        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return nil }
-        let value = text.trimmingCharacters(in: .whitespacesAndNewlines)
-        return value == "max" ? nil : Int64(value)
     }
 
     /// Resident and virtual size of this process now, from /proc/self/statm.

@@ -177,14 +177,20 @@ public struct DecompressSettings: Sendable, Equatable {
 
 /// Stage widths and bounds used when the pipeline file says nothing.
 ///
-/// Measured on a 2-core machine with `Benchmarks/run.sh` (see the README): two operations per
-/// stage with one libvips thread per image kept both cores busy without oversubscribing them.
+/// The widths follow the cores the process may use (`AvailableCores`), with one libvips thread
+/// per image: a decode and an encode lane per core, so that whichever of the two a job spends
+/// its time in (decoding for thumbnails, AV1 encoding for a responsive set) keeps every core
+/// busy. Measured on a 2-core machine with `Benchmarks/run.sh` (see the README).
 public enum StageDefaults {
     public static let fetchConcurrency = 4
     public static let cacheConcurrency = 2
-    public static let decompressConcurrency = 2
-    public static let processConcurrency = 1
-    public static let encodeConcurrency = 1
+    /// One per core.
+    public static let decompressConcurrency = AvailableCores.count
+    /// One per two cores: building each output's steps is light; their pixels are computed
+    /// as the encoder asks for them.
+    public static let processConcurrency = max(1, AvailableCores.count / 2)
+    /// One per core.
+    public static let encodeConcurrency = AvailableCores.count
     public static let maxBytes: Int64 = 100_000_000
     /// sharp's default limit (0x3FFF × 0x3FFF), enough for any camera photo.
     public static let maxPixels = 268_402_689

@@ -8,8 +8,9 @@ public enum PipelineFormat {
     }
 
     static func topLevelOptions(processors: ProcessorRegistry) -> [Option] {
-        let concurrency = { (stage: String, value: Int) in
-            Option.integer("concurrency", in: 1...64, default: value, help: "operations the \(stage) queue runs at once")
+        let concurrency = { (stage: String, value: Int, defaultRule: String?) in
+            Option.integer("concurrency", in: 1...64, default: value,
+                           help: "operations the \(stage) queue runs at once" + (defaultRule.map { " (default: \($0) this process may use)" } ?? ""))
         }
         return [
             .integer("version", in: version...version, required: true, help: "pipeline file format version"),
@@ -21,7 +22,7 @@ public enum PipelineFormat {
             ]), minCount: 1), required: true,
                    help: "input files, globs (*, ?, [abc], ** for any depth), http(s) URLs and s3://bucket/key objects or globs, relative to this file's folder, or {\"list\": FILE}"),
             Option("fetch", .object([
-                concurrency("fetch", StageDefaults.fetchConcurrency),
+                concurrency("fetch", StageDefaults.fetchConcurrency, nil),
                 Option("maxBytes", .byteSize, default: JSONNode(plain: "100MB"),
                        help: "largest input accepted, for example \"50MB\"; a download over it is stopped as soon as it is"),
                 Option("timeout", .duration, default: JSONNode(plain: "30s"), help: "time limit of one HTTP transfer"),
@@ -34,14 +35,14 @@ public enum PipelineFormat {
                 .integer("maxRedirects", in: 0...20, default: 5, help: "redirects followed (to http and https only)"),
             ]), help: "reading inputs: local files, and HTTP(S) with libcurl"),
             Option("cache", .object([
-                concurrency("cache", StageDefaults.cacheConcurrency),
+                concurrency("cache", StageDefaults.cacheConcurrency, nil),
                 .boolean("enabled", default: true, help: "keep fetched bytes between runs"),
                 Option("directory", .string(nonEmpty: true), default: JSONNode(plain: ".pipeline-cache"),
                        help: "the cache folder, relative to this file's folder"),
                 Option("maxSize", .byteSize, default: JSONNode(plain: "1GB"), help: "the least recently used entries go beyond this size"),
             ]), help: "the disk cache of fetched bytes, keyed by URL, revalidated with ETag and Last-Modified"),
             Option("decompress", .object([
-                concurrency("decompress", StageDefaults.decompressConcurrency),
+                concurrency("decompress", StageDefaults.decompressConcurrency, "one per core"),
                 .integer("maxPixels", in: 1...Int(Int32.max), default: StageDefaults.maxPixels,
                          help: "largest width × height × pages accepted, checked from the header before decoding"),
                 .boolean("autorotate", default: true, help: "turn images upright from their EXIF orientation"),
@@ -54,11 +55,11 @@ public enum PipelineFormat {
                 .boolean("fastShrinkOnLoad", default: true,
                          help: "JPEG: shrink while decoding by the whole factor the outputs allow (faster); false leaves a factor of two for resampling (the finest detail)"),
             ]), help: "decoding each input once, shrunk on load to what its largest output needs"),
-            Option("process", .object([concurrency("process", StageDefaults.processConcurrency)]),
+            Option("process", .object([concurrency("process", StageDefaults.processConcurrency, "one per two cores")]),
                    help: "running each output's processor steps (resize, crop, blur, …)"),
-            Option("resize", .object([concurrency("process", StageDefaults.processConcurrency)]),
+            Option("resize", .object([concurrency("process", StageDefaults.processConcurrency, "one per two cores")]),
                    help: "deprecated: the old name of \"process\", read with a warning until the next format version"),
-            Option("encode", .object([concurrency("encode", StageDefaults.encodeConcurrency)]),
+            Option("encode", .object([concurrency("encode", StageDefaults.encodeConcurrency, "one per core")]),
                    help: "encoding and writing each output"),
             .boolean("incremental", default: true,
                      help: "skip outputs made by an earlier run from the same input and settings and still in place (pipeline run --force makes them all)"),

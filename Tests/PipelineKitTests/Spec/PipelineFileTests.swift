@@ -41,7 +41,9 @@ import TestSupport
         #expect(definition.decompress.autorotate)
         #expect(definition.decompress.failOn == .truncated)
         #expect(definition.decompress.concurrency == StageDefaults.decompressConcurrency)
-        #expect(definition.inFlight == 4)
+        #expect(definition.inFlight == StageDefaults.inFlight(
+            decompress: StageDefaults.decompressConcurrency, process: StageDefaults.processConcurrency,
+            encode: StageDefaults.encodeConcurrency))
         #expect(definition.baseDirectory.path == "/work")
     }
 
