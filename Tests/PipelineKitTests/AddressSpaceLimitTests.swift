@@ -1,5 +1,7 @@
 import Foundation
 import Testing
+import Vips
+import TestSupport
 
 /// Under an address-space limit (`ulimit -v`, RLIMIT_AS) a run shapes itself instead of dying:
 /// glibc's arenas are limited to two and new threads get 2 MiB stacks, so libvips' workers
@@ -86,5 +88,32 @@ import Testing
         let memory = try finishedMemory(run.output)
         #expect((memory["source"] as? String)?.hasPrefix("cgroup v") == true, "\(memory)")
         #expect(memory["limitBytes"] as? Int ?? 0 <= 500_000_000)
+    }
+
+    /// AV1 encoders running side by side (an encode lane per core): the bundled storm photo
+    /// enlarged to about 3840×2160 and saved as JPEG again makes libaom hold about 770 MB while
+    /// it encodes (see the README, "Memory of the encoders"). In a memory cgroup of 1.3 GB, two
+    /// such encodes at once were killed (exit 137, nothing made) when admission counted only
+    /// the images; it now counts each input's encoder, so one waits and all three are made.
+    @Test func encodersThatHoldHundredsOfMegabytesWaitForRoomInAMemoryCgroup() throws {
+        let directory = try TemporaryDirectory()
+        let storm = try VipsImage.open(file: CommandRunner.repositoryRoot.appendingPathComponent("Pipelines/samples/storm.jpg").path)
+        for (width, height) in [(3840, 2160), (3830, 2150), (3820, 2140)] {
+            let enlarged = try storm.resized(horizontalScale: Double(width) / Double(storm.width),
+                                             verticalScale: Double(height) / Double(storm.height), kernel: .lanczos3)
+            try directory.write(try Fixtures.jpeg(enlarged, quality: 75), to: "in/storm-\(width).jpg")
+        }
+        try directory.write(Data("""
+            {"version": 1, "inputs": ["in/*.jpg"], "decompress": {"concurrency": 2}, "encode": {"concurrency": 2},
+             "outputs": [{"name": "full", "steps": [], "encode": {"format": "avif"}, "path": "out/{stem}.avif"}]}
+            """.utf8), to: "p.json")
+        guard let run = try CommandRunner.runInMemoryCgroup(limitBytes: 1_300_000_000, ["run", "--json", directory.url.appendingPathComponent("p.json").path]) else {
+            return
+        }
+        #expect(run.status == 0, "\(run.output)")
+        #expect(directory.allFiles().filter { $0.hasPrefix("out/") }.count == 3)
+        let memory = try finishedMemory(run.output)
+        let peak = memory["peakAdmittedBytes"] as? Int ?? .max, budget = memory["budgetBytes"] as? Int ?? 0
+        #expect(peak <= budget && peak >= 94 * 3820 * 2140, "one AV1 encoder's share was admitted at a time: \(peak) of \(budget)")
     }
 }

@@ -146,6 +146,30 @@ public struct EncoderSettings: Sendable, Hashable {
         }
     }
 
+    /// What the encoder holds beside the image while it writes one of `pixels` pixels (`alpha`:
+    /// with an alpha band), so that admission by memory can count the encodes that run side by
+    /// side (one lane per core).
+    ///
+    /// `Benchmarks/encoder-memory.sh` measures it: the peak of libvips' saver over a plain copy
+    /// of the same image, one thread, photographs at 1920×1080 and 3840×2160 (see the README,
+    /// "Memory of the encoders"). Each figure here is a line over the most any of them took.
+    /// AV1 took 45–91 MB and 150–212 MB, except one image at 3840×2160 (a photo enlarged twice
+    /// and saved as JPEG again) that took 770 MB (93 bytes a pixel) at efforts 4 and 9 and
+    /// lossless alike: content decides, so AV1 is counted at that. Lossless WebP, and lossy WebP
+    /// with alpha (libwebp compresses the alpha plane losslessly), took up to 82 and 305 MB;
+    /// lossy WebP without alpha up to 10.4 bytes a pixel; a palette PNG's quantiser 44–54 and
+    /// 50–90 MB; a progressive JPEG's coefficients 2.9 bytes a pixel. Baseline JPEG and plain
+    /// PNG write row by row.
+    func workingBytes(pixels: Int, alpha: Bool) -> Int64 {
+        let pixels = Int64(pixels)
+        switch format {
+        case .avif: return 52_000_000 + 94 * pixels
+        case .webp: return lossless || alpha ? 8_000_000 + 36 * pixels : 11 * pixels
+        case .png: return palette ? 42_000_000 + 6 * pixels : 0
+        case .jpeg: return progressive ? 3 * pixels : 0
+        }
+    }
+
     /// The libvips saver suffix with options, for example `.webp[Q=80,effort=4,strip=true]`.
     var vipsSuffix: String {
         var options: [String] = []

@@ -282,24 +282,39 @@ struct ImageDecoder: Sendable {
         let unstreamed = Self.unstreamedDecodeBytes(header)
         var bytes: Int64
         var passes = 1
+        let decodeSize: ImageSize
         if animated {
-            let decodeSize = Self.decodeSize(stored: size, allowedShrink: allowedShrink(for: size))
+            decodeSize = Self.decodeSize(stored: size, allowedShrink: allowedShrink(for: size))
             bytes = Self.estimatedBytes(decodeSize: decodeSize, outputs: outputs) * Int64(header.pageCount)
         } else {
             let plan = decodePlan(for: size, loader: loader, streams: unstreamed == 0, only: only)
+            decodeSize = plan.decodeSize
             bytes = plan.estimate
             passes = plan.passes
         }
+        let made = only.map { indices in indices.map { outputs[$0] } } ?? outputs
+        let encoding = Self.encodingBytes(decodeSize: decodeSize, alpha: header.hasAlpha, outputs: made)
         if case .memory(let fetched) = source { bytes += Int64(fetched.count) }
         let readers = Int64(Self.gate.shared { stripReadAheadPlan(source, header: header) }?.heldBytes ?? 0) + pngRowsAheadBytes(source, header: header)
-        return MemoryNeeds(estimate: Self.inputEstimate(bytes, passes: passes, unstreamed: unstreamed, readers: readers), unstreamed: unstreamed)
+        return MemoryNeeds(estimate: Self.inputEstimate(bytes, passes: passes, unstreamed: unstreamed, readers: readers, encoding: encoding),
+                           unstreamed: unstreamed)
     }
 
     /// An input's estimate (admission by memory and `explain` both): the decode plan's images
     /// and rows (`planBytes`), what a decode that cannot stream holds, and the read-ahead
     /// readers' buffers (`readers`), one set for each pass of a windowed decode.
-    static func inputEstimate(_ planBytes: Int64, passes: Int, unstreamed: Int64, readers: Int64) -> Int64 {
-        planBytes + unstreamed + Int64(passes) * readers
+    static func inputEstimate(_ planBytes: Int64, passes: Int, unstreamed: Int64, readers: Int64, encoding: Int64) -> Int64 {
+        planBytes + unstreamed + Int64(passes) * readers + encoding
+    }
+
+    /// What the most demanding of `outputs`' encoders holds while it writes its image, made from
+    /// a decode of `decodeSize` (`EncoderSettings.workingBytes(pixels:alpha:)`; `alpha`: the
+    /// input has an alpha band, taken to reach the outputs): an input's outputs are encoded one
+    /// after another on a lane, and the inputs admitted together cover the lanes.
+    static func encodingBytes(decodeSize: ImageSize, alpha: Bool, outputs: [OutputDefinition]) -> Int64 {
+        outputs.map { output in
+            output.encoder.workingBytes(pixels: output.steps.reduce(decodeSize) { $1.outputSize(for: $0) }.pixelCount, alpha: alpha)
+        }.max() ?? 0
     }
 
     /// What the loader holds at full size before any row comes out, for a decode that cannot

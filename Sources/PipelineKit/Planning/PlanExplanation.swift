@@ -122,7 +122,9 @@ public struct PlanExplanation: Sendable {
                 sample.windowedOutputs = decodePlan.windows.keys.sorted().map { definition.outputs[$0].name }
                 sample.decodesWhole = decodePlan.decodesWhole
                 let estimate = ImageDecoder.inputEstimate(decodePlan.estimate, passes: decodePlan.passes, unstreamed: unstreamed,
-                                                          readers: sample.stripReadAheadBytes + sample.pngRowsAheadBytes)
+                                                          readers: sample.stripReadAheadBytes + sample.pngRowsAheadBytes,
+                                                          encoding: ImageDecoder.encodingBytes(decodeSize: decodeSize, alpha: header.hasAlpha,
+                                                                                             outputs: definition.outputs))
                 largestEstimate = max(largestEstimate, estimate)
                 if let memoryBudget, estimate > memoryBudget.bytes { inputsOverBudget += 1 }
             }
@@ -229,7 +231,7 @@ public struct PlanExplanation: Sendable {
         lines.append("stage widths: " + stageWidths.map { "\($0.0.rawValue) \($0.1)" }.joined(separator: ", "))
         lines.append("in flight: at most \(inFlight) inputs")
         let megabytes = { (bytes: Int64) in String(format: "%.0f MB", Double(bytes) / 1_000_000) }
-        var memory = "estimated peak image memory: \(megabytes(estimatedPeakImageBytes)) (in flight × largest decode and its outputs)"
+        var memory = "estimated peak image memory: \(megabytes(estimatedPeakImageBytes)) (in flight × largest decode, its outputs and its largest encode)"
         if estimatedPeakDownloadBytes > 0 { memory += ", plus up to \(megabytes(estimatedPeakDownloadBytes)) of downloads" }
         lines.append(memory)
         if let memoryBudget {

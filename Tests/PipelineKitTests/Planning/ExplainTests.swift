@@ -24,8 +24,8 @@ import TestSupport
         let png = try #require(explanation.samples.first { $0.input == "in/b.png" })
         #expect(png.loadShrink == 1 && png.decodeSize == ImageSize(width: 200, height: 150))
         #expect(explanation.samples.first { $0.input == "in/c.jpg" }?.format == nil)
-        // 3 in flight × (200×150 decoded + 200×150 output) × 4 bytes
-        #expect(explanation.estimatedPeakImageBytes == 3 * (30_000 + 30_000) * 4)
+        // 3 in flight × ((200×150 decoded + 200×150 output) × 4 bytes + the lossy WebP encoder's 11 bytes a pixel)
+        #expect(explanation.estimatedPeakImageBytes == 3 * ((30_000 + 30_000) * 4 + 30_000 * 11))
         #expect(explanation.text.contains("in flight: at most 3 inputs"))
         #expect(explanation.text.contains("in/a.jpg: jpegload_source 2000×1000, shrink-on-load 8, decoded at 200×100"))
         // Nothing was written: explain does not run.

@@ -1,0 +1,54 @@
+import Foundation
+import Testing
+import Vips
+@testable import PipelineKit
+import StandardProcessors
+import TestSupport
+
+/// Admission by memory counts what an input's most demanding encoder holds while it writes:
+/// with an encode lane per core, several AV1 encoders (tens to hundreds of MB each) run at once.
+@Suite struct EncoderMemoryTests {
+    static let settings = DecompressSettings(concurrency: 1, maxPixels: 100_000_000, autorotate: true, failOn: .truncated)
+
+    func outputs(_ encoders: [String]) throws -> [OutputDefinition] {
+        let entries = encoders.enumerated().map { index, encode in
+            #"{"name": "o\#(index)", "steps": [{"resize": {"width": 1000}}], "encode": \#(encode), "path": "out/{stem}-\#(index).{format}"}"#
+        }
+        let json = #"{"version": 1, "inputs": ["a.jpg"], "outputs": [\#(entries.joined(separator: ", "))]}"#
+        return try PipelineDefinition(json: json, baseDirectory: URL(fileURLWithPath: "/tmp"), processors: .standard).outputs
+    }
+
+    func estimate(_ encoders: [String], source: EncodedSource) throws -> Int64 {
+        try #require(ImageDecoder(settings: Self.settings, outputs: try outputs(encoders)).memoryNeeds(of: source)).estimate
+    }
+
+    @Test func theMostDemandingEncoderOfAnInputIsCountedOnce() throws {
+        let directory = try TemporaryDirectory()
+        let data = try Fixtures.jpeg(try Fixtures.gradient(width: 2000, height: 1000))
+        let path = try directory.write(data, to: "a.jpg")
+        let source = EncodedSource.file(path: path, byteCount: Int64(data.count))
+        let outputPixels: Int64 = 1000 * 500
+        let outputBytes = outputPixels * 4
+
+        let jpeg = try estimate([#"{"format": "jpeg"}"#], source: source)
+        // Baseline JPEG writes row by row; a second such output adds its image only.
+        #expect(try estimate([#"{"format": "jpeg"}"#, #"{"format": "jpeg", "quality": 60}"#], source: source) == jpeg + outputBytes)
+        // AV1 holds tens of MB and, for some images, nearly a hundred bytes a pixel.
+        let avif = try estimate([#"{"format": "jpeg"}"#, #"{"format": "avif"}"#], source: source)
+        #expect(avif == jpeg + outputBytes + 52_000_000 + 94 * outputPixels)
+        // A lossless WebP beside it holds less, and encodes are not summed: one lane writes one at a time.
+        let both = try estimate([#"{"format": "jpeg"}"#, #"{"format": "avif"}"#, #"{"format": "webp", "lossless": true}"#], source: source)
+        #expect(both == avif + outputBytes)
+        // A palette PNG's quantiser works from a histogram: mostly a fixed amount.
+        #expect(try estimate([#"{"format": "png", "palette": true}"#], source: source) == jpeg + 42_000_000 + 6 * outputPixels)
+        // Lossy WebP holds about 11 bytes a pixel, unless the image has alpha: libwebp then
+        // compresses the alpha plane losslessly, which holds as much as a lossless encode.
+        #expect(try estimate([#"{"format": "webp"}"#], source: source) == jpeg + 11 * outputPixels)
+        let png = try Fixtures.png(try Fixtures.gradient(width: 2000, height: 1000, bands: 4))
+        let alphaSource = EncodedSource.file(path: try directory.write(png, to: "alpha.png"), byteCount: Int64(png.count))
+        #expect(try estimate([#"{"format": "webp"}"#], source: alphaSource)
+                == estimate([#"{"format": "jpeg"}"#], source: alphaSource) + 8_000_000 + 36 * outputPixels)
+        // Progressive JPEG keeps its coefficients.
+        #expect(try estimate([#"{"format": "jpeg", "progressive": true}"#], source: source) == jpeg + 3 * outputPixels)
+    }
+}
