@@ -228,7 +228,9 @@ public struct PlanExplanation: Sendable {
         }
         lines.append("outputs per input: \(outputs.count)")
         for output in outputs { lines.append("  \(output.escapingControlCharacters)") }
-        lines.append("stage widths: " + stageWidths.map { "\($0.0.rawValue) \($0.1)" }.joined(separator: ", "))
+        lines.append("stage widths: " + stageWidths.map { "\($0.0.rawValue) \($0.1)" }.joined(separator: ", ")
+                     + " (\(AvailableCores.count) core\(AvailableCores.count == 1 ? "" : "s") this process may use; unless the file sets them, "
+                     + "decompress and encode get one lane per core, process one per two)")
         lines.append("in flight: at most \(inFlight) inputs")
         let megabytes = { (bytes: Int64) in String(format: "%.0f MB", Double(bytes) / 1_000_000) }
         var memory = "estimated peak image memory: \(megabytes(estimatedPeakImageBytes)) (in flight × largest decode, its outputs and its largest encode)"
