@@ -8,11 +8,13 @@ struct StageQueues: Sendable {
 
     init(_ definition: PipelineDefinition, record: @escaping @Sendable (StageOperation) -> Void) {
         let clock = RunClock()
-        func queue(_ stage: Stage, _ concurrency: Int) -> StageQueue {
-            StageQueue(stage: stage, concurrency: concurrency, clock: clock, record: record)
+        func queue(_ stage: Stage, _ concurrency: Int, threads: StageQueue.Threads = .sharedPerCore) -> StageQueue {
+            StageQueue(stage: stage, concurrency: concurrency, threads: threads, clock: clock, record: record)
         }
-        fetch = queue(.fetch, definition.fetch.concurrency)
-        cache = queue(.cache, definition.cache.concurrency)
+        // Fetching and the cache wait on the network and the disk: a thread per lane. The
+        // others compute, and share a thread per core (`StageQueue.Threads`).
+        fetch = queue(.fetch, definition.fetch.concurrency, threads: .ownPerLane)
+        cache = queue(.cache, definition.cache.concurrency, threads: .ownPerLane)
         decompress = queue(.decompress, definition.decompress.concurrency)
         process = queue(.process, definition.process.concurrency)
         encode = queue(.encode, definition.encode.concurrency)

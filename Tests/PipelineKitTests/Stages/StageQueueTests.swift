@@ -93,4 +93,30 @@ struct StageQueueTests {
         await #expect(throws: CancellationError.self) { try await second.value }
         #expect(!ran.withLock { $0 })
     }
+
+    /// A stage that waits (fetch, cache) gets a thread per lane at once, however many cores
+    /// there are: blocking work (a download, a wait) on eight lanes runs eight at once. On
+    /// libdispatch's shared pool (one `OperationQueue` of width eight, as fetch ran before) two
+    /// ran at once on two cores, a third after a second, and so on, so each of these would have
+    /// timed out waiting for the others.
+    @Test func everyLaneRunsAtOnceEvenWhenTheWorkBlocks() async throws {
+        let lanes = 8
+        let queue = StageQueue(stage: .fetch, concurrency: lanes, threads: .ownPerLane, clock: RunClock()) { _ in }
+        let arrived = Locked(0)
+        let allArrived = DispatchSemaphore(value: 0)
+        let results = try await withThrowingTaskGroup(of: Bool.self) { group in
+            for id in 0..<lanes {
+                group.addTask {
+                    try await queue.run(for: "\(id)") {
+                        // A barrier: each waits, blocking its thread, until all have arrived.
+                        let last = arrived.withLock { count in count += 1; return count == lanes }
+                        if last { for _ in 0..<lanes { allArrived.signal() } }
+                        return allArrived.wait(timeout: .now() + 5) == .success
+                    }
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(results.count == lanes && results.allSatisfy { $0 }, "all \(lanes) lanes were blocked at once: \(arrived.withLock { $0 }) arrived")
+    }
 }
