@@ -52,7 +52,7 @@ extension PipelineCommand {
             memory.apply(to: &pipeline)
             // A user who sets VIPS_CONCURRENCY has chosen libvips' threads: leave them as set.
             pipeline.configuration.vipsThreadsPerImage = ProcessInfo.processInfo.environment["VIPS_CONCURRENCY"] == nil ? 1 : nil
-            Self.warnAboutOpenFileLimit(inFlight: pipeline.definition.inFlight)
+            Self.warnAboutOpenFileLimit(inFlight: pipeline.definition.inFlight(fetchingRemoteInputs: true))
             let shard = try sharding.resolve()
             if let shard, !quiet, !json { printError("shard \(shard.shard) (\(shard.source))") }
 

@@ -145,15 +145,15 @@ public struct PlanExplanation: Sendable {
             (.decompress, definition.decompress.concurrency), (.process, definition.process.concurrency),
             (.encode, definition.encode.concurrency),
         ]
-        inFlight = definition.inFlight
-        estimatedPeakImageBytes = Int64(definition.inFlight) * largestEstimate
+        inFlight = definition.inFlight(fetchingRemoteInputs: remoteInputs > 0)
+        estimatedPeakImageBytes = Int64(inFlight) * largestEstimate
         largestInputEstimate = largestEstimate
         self.inputsOverBudget = inputsOverBudget
         self.unstreamedInputs = unstreamedInputs
         self.wholePNGInputs = wholePNGInputs
         wholePNGCapacity = ImageDecoder.wholePNGCapacity(under: memoryBudget)
         self.stripReadAheadInputs = stripReadAheadInputs
-        estimatedPeakDownloadBytes = remoteInputs > 0 ? Int64(definition.inFlight) * definition.fetch.maxBytes : 0
+        estimatedPeakDownloadBytes = remoteInputs > 0 ? Int64(inFlight) * definition.fetch.maxBytes : 0
     }
 
     /// One line for an output with widths and formats: each width, each encoder, and the steps

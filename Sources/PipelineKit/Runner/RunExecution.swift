@@ -78,7 +78,8 @@ final class RunExecution: Sendable {
                                           s3: plan.s3, headQueue: queues.fetch)
         var totals = RunTotals()
         var lastRelease = ContinuousClock.now
-        let window = InFlightWindow(width: definition.inFlight, asideLimit: Self.asideLimit)
+        let window = InFlightWindow(width: definition.inFlight(fetchingRemoteInputs: plan.items.contains { $0.input.isRemote }),
+                                    asideLimit: Self.asideLimit)
         let peak = await window.run(Self.largestFirst(plan.items), allStarted: unstreamedDecodes.closeArrivals) { item, slot in
             await self.process(item, slot: slot, incremental: incremental)
         } completed: { reports in

@@ -86,6 +86,7 @@ struct DefinitionBuilder {
                 inFlight: try top.optionalInt("inFlight") ?? StageDefaults.inFlight(
                     decompress: decompressSettings.concurrency, process: processSettings.concurrency,
                     encode: encodeSettings.concurrency),
+                inFlightIsSet: root["inFlight"] != nil,
                 incremental: try top.bool("incremental"),
                 allowEmpty: try top.bool("allowEmpty"),
                 outputs: outputs,

@@ -79,7 +79,7 @@ public enum PipelineFormat {
                        help: "an S3-compatible server, for example \"http://127.0.0.1:9000\" (in place of AWS_ENDPOINT_URL_S3), addressed path-style"),
             ]), help: "S3-compatible storage for s3:// inputs and outputs; keys and tokens come from the environment or ~/.aws, never from this file"),
             .integer("inFlight", in: 1...4096,
-                     help: "inputs between the first stage and the last at once (default: the sum of the stage widths)"),
+                     help: "inputs between the first stage and the last at once (default: the sum of the decompress, process and encode widths, plus the fetch width when inputs are downloaded)"),
             Option("outputs", .array(.object(outputOptions(processors: processors)), minCount: 1), required: true,
                    help: "what to make from every input"),
         ]
