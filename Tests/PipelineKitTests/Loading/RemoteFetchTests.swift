@@ -179,6 +179,38 @@ import TestSupport
         #expect(DiskCache(directory: directory.url.appendingPathComponent("cache"), maxSize: 1 << 30).statistics().entries == 0)
     }
 
+    /// Downloads wait on the network, not on the cores: a run of remote inputs lets the fetch
+    /// lanes fill beside the compute stages. With one lane each for decompress, process and
+    /// encode the window was 3, so four fetch lanes never had four downloads under way.
+    @Test func aRemoteRunKeepsEveryFetchLaneBusy() async throws {
+        let lanes = 4
+        let underWay = Locked((now: 0, most: 0))
+        let allUnderWay = DispatchSemaphore(value: 0)
+        let server = try TestHTTPServer { _, _ in
+            // Each answer waits (5 s at most) until four requests are under way at once.
+            let reached = underWay.withLock { state -> Bool in
+                state.now += 1
+                state.most = max(state.most, state.now)
+                return state.now == lanes
+            }
+            if reached { for _ in 0..<lanes { allUnderWay.signal() } }
+            _ = allUnderWay.wait(timeout: .now() + 5)
+            underWay.withLock { $0.now -= 1 }
+            return .init(status: 200, headers: ["Content-Type": "image/jpeg"], body: Self.photo)
+        }
+        defer { server.stop() }
+        let directory = try TemporaryDirectory()
+        let urls = (0..<lanes).map { server.url("/lanes/\($0).jpg") }
+        let json = PipelineHarness.json(inputs: urls, outputs: [
+            #"{"name": "t", "steps": [{"resize": {"width": 50}}], "encode": {"format": "jpeg"}, "path": "out/{stem}.jpg"}"#,
+        ], extra: #""fetch": {"concurrency": \#(lanes)}, "cache": {"enabled": false}, "decompress": {"concurrency": 1}, "process": {"concurrency": 1}, "encode": {"concurrency": 1}"#)
+        let pipeline = try PipelineHarness.pipeline(json, in: directory)
+        #expect(pipeline.definition.inFlight == 3 && pipeline.definition.inFlight(fetchingRemoteInputs: true) == 3 + lanes)
+        let (_, summary) = try await PipelineHarness.run(json, in: directory)
+        #expect(summary.succeeded == lanes)
+        #expect(underWay.withLock { $0.most } == lanes, "downloads under way at once")
+    }
+
     @Test func connectionsAreReusedAcrossTransfers() async throws {
         let server = try servePhoto()
         let directory = try TemporaryDirectory()
