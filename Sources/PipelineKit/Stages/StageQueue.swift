@@ -10,10 +10,10 @@ import Vips
 ///
 /// - Stages that wait (fetch and cache: the network, the disk) give each lane an
 ///   `OperationQueue` of width one over a serial dispatch queue of its own, so a lane has a
-///   thread whenever it has work. On libdispatch's
-///   shared pool they did not: on Linux it starts one thread per core and adds threads for
-///   blocked ones about one a second, so four fetch lanes ran two downloads at once on two
-///   cores, behind the decodes (sixteen 0.3 s waits on eight lanes took 2.1 s, not 0.6 s).
+///   thread whenever it has work. On libdispatch's shared pool they did not: on Linux it
+///   starts one thread per core and adds threads for blocked ones about one a second, so four
+///   fetch lanes ran two downloads at once on two cores, behind the decodes (sixteen 0.3 s
+///   waits on eight lanes took 2.1 s, not 0.6 s).
 /// - Stages that compute (decompress, process, encode) share that pool, through one
 ///   `OperationQueue` as wide as the stage: the width bounds each stage, and the pool's thread
 ///   per core bounds them together. Measured with `Benchmarks/run.sh`: with threads of their
