@@ -8,9 +8,9 @@ import Vips
 /// cooperative pool: it runs here, and the awaiting task is resumed with the result. The lanes
 /// run on one of two kinds of thread (`Threads`):
 ///
-/// - Stages that wait (fetch and cache: the network, the disk) give each lane an
-///   `OperationQueue` of width one over a serial dispatch queue of its own, so a lane has a
-///   thread whenever it has work. On libdispatch's shared pool they did not: on Linux it
+/// - Stages that wait (fetch and cache: the network, the disk) give each lane a serial
+///   dispatch queue of its own, so a lane has a thread whenever it has work. On libdispatch's
+///   shared pool (where an `OperationQueue` runs its operations) they did not: on Linux it
 ///   starts one thread per core and adds threads for blocked ones about one a second, so four
 ///   fetch lanes ran two downloads at once on two cores, behind the decodes (sixteen 0.3 s
 ///   waits on eight lanes took 2.1 s, not 0.6 s).
@@ -23,11 +23,8 @@ final class StageQueue: Sendable {
     let stage: Stage
     /// `.sharedPerCore`: the stage's one queue, as wide as the stage.
     private let shared: OperationQueue?
-    /// `.ownPerLane`: a queue of width one per lane.
-    private let lanes: [OperationQueue]
-    /// The lanes' serial dispatch queues, for `.ownPerLane` (`OperationQueue.underlyingQueue`
-    /// does not keep its queue alive, so they are kept here).
-    private let laneThreads: [DispatchQueue]
+    /// `.ownPerLane`: a serial dispatch queue per lane.
+    private let lanes: [DispatchQueue]
     private let clock: RunClock
     private let record: @Sendable (StageOperation) -> Void
     /// Queued, running and done counts, which lanes are busy, and the work waiting for a lane.
@@ -36,20 +33,13 @@ final class StageQueue: Sendable {
     private struct State {
         var counts = StageCounts()
         var busyLanes: [Bool]
-        /// Waiting work, oldest first from `head` (taken work is dropped in batches).
+        /// Work waiting for a lane, oldest first (`.ownPerLane`; a few per input in flight).
         var waiting: [@Sendable (Int) -> Void] = []
-        var head = 0
 
         /// The next waiting work and the lane it takes, if a lane is free (`.ownPerLane`).
         mutating func next() -> (work: @Sendable (Int) -> Void, lane: Int)? {
-            guard head < waiting.count, busyLanes.contains(false) else { return nil }
-            let work = waiting[head]
-            head += 1
-            if head > 64, head * 2 > waiting.count {
-                waiting.removeFirst(head)
-                head = 0
-            }
-            return (work, takeLane())
+            guard !waiting.isEmpty, busyLanes.contains(false) else { return nil }
+            return (waiting.removeFirst(), takeLane())
         }
 
         /// Moves one operation from queued to running and gives it the lowest free lane (the
@@ -83,22 +73,12 @@ final class StageQueue: Sendable {
             queue.maxConcurrentOperationCount = max(1, concurrency)
             queue.qualityOfService = .userInitiated
             shared = queue
-            laneThreads = []
             lanes = []
             return
         }
         shared = nil
-        let laneThreads = (0..<max(1, concurrency)).map { lane in
+        lanes = (0..<max(1, concurrency)).map { lane in
             DispatchQueue(label: "pipeline.\(stage.rawValue).\(lane)", qos: .userInitiated)
-        }
-        self.laneThreads = laneThreads
-        lanes = laneThreads.enumerated().map { lane, thread in
-            let queue = OperationQueue()
-            queue.name = "pipeline.\(stage.rawValue).\(lane)"
-            queue.maxConcurrentOperationCount = 1
-            queue.qualityOfService = .userInitiated
-            queue.underlyingQueue = thread
-            return queue
         }
     }
 
@@ -164,7 +144,7 @@ final class StageQueue: Sendable {
     /// (`free(_:)`) before its caller resumes, and the lane then looks again.
     private func startWaiting() {
         while let (work, lane) = state.withLock({ $0.next() }) {
-            lanes[lane].addOperation { [self] in
+            lanes[lane].async { [self] in
                 work(lane)
                 startWaiting()
             }
