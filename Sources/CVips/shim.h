@@ -230,6 +230,49 @@ static inline int pl_image_is_in_memory(VipsImage *image) {
     return image->dtype == VIPS_IMAGE_SETBUF || image->dtype == VIPS_IMAGE_SETBUF_FOREIGN;
 }
 
+/* The 8-bit image `in` (pixels in memory, 1 to 4 bands) with rows and columns swapped, in a
+ * buffer of its own, with `in`'s metadata: libvips 8.14 reduces columns with vector code and
+ * rows with plain C, so reducing the transposed image's columns and transposing back is the
+ * faster horizontal reduction. Blocks of 32 × 32 pixels keep reads and writes in cache. */
+static inline VipsImage *pl_transposed(VipsImage *in) {
+    if (!pl_image_is_in_memory(in) || in->BandFmt != VIPS_FORMAT_UCHAR || in->Bands < 1 || in->Bands > 4 || !in->data) {
+        vips_error("transpose", "%s", "needs an 8-bit image of 1 to 4 bands in memory");
+        return NULL;
+    }
+    const int width = in->Xsize, height = in->Ysize, bands = in->Bands;
+    const size_t in_line = VIPS_IMAGE_SIZEOF_LINE(in), out_line = (size_t) height * bands;
+    const size_t length = (size_t) width * out_line;
+    unsigned char *out_pixels = pl_map_buffer(length);
+    if (!out_pixels) {
+        vips_error("transpose", "%s", "out of memory");
+        return NULL;
+    }
+    const unsigned char *in_pixels = (const unsigned char *) in->data;
+    enum { block = 32 };
+    for (int y0 = 0; y0 < height; y0 += block) {
+        const int y1 = VIPS_MIN(height, y0 + block);
+        for (int x0 = 0; x0 < width; x0 += block) {
+            const int x1 = VIPS_MIN(width, x0 + block);
+            for (int y = y0; y < y1; y++) {
+                const unsigned char *from = in_pixels + (size_t) y * in_line + (size_t) x0 * bands;
+                unsigned char *to = out_pixels + (size_t) x0 * out_line + (size_t) y * bands;
+                switch (bands) {
+                case 1: for (int x = x0; x < x1; x++, from += 1, to += out_line) to[0] = from[0]; break;
+                case 2: for (int x = x0; x < x1; x++, from += 2, to += out_line) memcpy(to, from, 2); break;
+                case 3: for (int x = x0; x < x1; x++, from += 3, to += out_line) memcpy(to, from, 3); break;
+                default: for (int x = x0; x < x1; x++, from += 4, to += out_line) memcpy(to, from, 4); break;
+                }
+            }
+        }
+    }
+    VipsImage *out = pl_image_taking_buffer(out_pixels, length, height, width, bands);
+    if (!out) return NULL;
+    pl_take_metadata(out, in);
+    out->Xres = in->Yres;
+    out->Yres = in->Xres;
+    return out;
+}
+
 /* The smallest value of one band; the whole band is computed. */
 static inline int pl_band_min(VipsImage *in, int band, double *out) {
     VipsImage *extracted;

@@ -88,6 +88,14 @@ extension VipsImage {
         return VipsImage(taking: copy)
     }
 
+    /// The image with rows and columns swapped (its own transpose), metadata kept. Only for an
+    /// 8-bit image of 1 to 4 bands whose pixels are in memory (`isInMemory`).
+    public func transposed() throws(VipsError) -> VipsImage {
+        let copy = withExtendedLifetime(self) { pl_transposed(pointer) }
+        guard let copy else { throw VipsError.fromLibrary(operation: "transpose") }
+        return VipsImage(taking: copy)
+    }
+
     /// A private copy whose metadata the caller may set before sharing it.
     func privateCopy() throws(VipsError) -> VipsImage {
         try derive("copy") { pl_copy($0, $1) }
