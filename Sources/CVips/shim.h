@@ -230,32 +230,48 @@ static inline int pl_image_is_in_memory(VipsImage *image) {
     return image->dtype == VIPS_IMAGE_SETBUF || image->dtype == VIPS_IMAGE_SETBUF_FOREIGN;
 }
 
-/* The 8-bit image `in` (pixels in memory, 1 to 4 bands) with rows and columns swapped, in a
- * buffer of its own, with `in`'s metadata: libvips 8.14 reduces columns with vector code and
- * rows with plain C, so reducing the transposed image's columns and transposing back is the
- * faster horizontal reduction. Blocks of 32 × 32 pixels keep reads and writes in cache. */
+/* A new 8-bit image in memory of width × height × bands, its pixels not yet set, with `like`'s
+ * metadata: libvips allocates the pixels as its own renders do (glibc's malloc). */
+static inline VipsImage *pl_new_8bit_image_like(VipsImage *like, int width, int height, int bands) {
+    VipsImage *out = vips_image_new_memory();
+    vips_image_init_fields(out, width, height, bands, VIPS_FORMAT_UCHAR, VIPS_CODING_NONE, like->Type, like->Xres, like->Yres);
+    if (vips_image_write_prepare(out)) {
+        g_object_unref(out);
+        return NULL;
+    }
+    pl_take_metadata(out, like);
+    return out;
+}
+
+/* The 8-bit image `in` (1 to 4 bands) with rows and columns swapped, in memory, with `in`'s
+ * metadata: libvips 8.14 reduces heights with vector code and widths with plain C, so reducing
+ * the transposed image's height and transposing back is the faster way to narrow rows. `in` is
+ * read in strips of 32 rows on the calling thread (computed then, if it is not in memory), so
+ * a lazy image needs no buffer of its own; blocks of 32 × 32 pixels keep both sides in cache. */
 static inline VipsImage *pl_transposed(VipsImage *in) {
-    if (!pl_image_is_in_memory(in) || in->BandFmt != VIPS_FORMAT_UCHAR || in->Bands < 1 || in->Bands > 4 || !in->data) {
-        vips_error("transpose", "%s", "needs an 8-bit image of 1 to 4 bands in memory");
+    if (in->BandFmt != VIPS_FORMAT_UCHAR || in->Coding != VIPS_CODING_NONE || in->Bands < 1 || in->Bands > 4) {
+        vips_error("transpose", "%s", "needs an 8-bit image of 1 to 4 bands");
         return NULL;
     }
     const int width = in->Xsize, height = in->Ysize, bands = in->Bands;
-    const size_t in_line = VIPS_IMAGE_SIZEOF_LINE(in), out_line = (size_t) height * bands;
-    const size_t length = (size_t) width * out_line;
-    unsigned char *out_pixels = pl_map_buffer(length);
-    if (!out_pixels) {
-        vips_error("transpose", "%s", "out of memory");
-        return NULL;
-    }
-    const unsigned char *in_pixels = (const unsigned char *) in->data;
+    const size_t out_line = (size_t) height * bands;
+    VipsImage *out = pl_new_8bit_image_like(in, height, width, bands);
+    if (!out) return NULL;
+    VipsRegion *strip = vips_region_new(in);
     enum { block = 32 };
     for (int y0 = 0; y0 < height; y0 += block) {
         const int y1 = VIPS_MIN(height, y0 + block);
+        VipsRect rows = { 0, y0, width, y1 - y0 };
+        if (vips_region_prepare(strip, &rows)) {
+            g_object_unref(strip);
+            g_object_unref(out);
+            return NULL;
+        }
         for (int x0 = 0; x0 < width; x0 += block) {
             const int x1 = VIPS_MIN(width, x0 + block);
             for (int y = y0; y < y1; y++) {
-                const unsigned char *from = in_pixels + (size_t) y * in_line + (size_t) x0 * bands;
-                unsigned char *to = out_pixels + (size_t) x0 * out_line + (size_t) y * bands;
+                const VipsPel *from = VIPS_REGION_ADDR(strip, x0, y);
+                VipsPel *to = (VipsPel *) out->data + (size_t) x0 * out_line + (size_t) y * bands;
                 switch (bands) {
                 case 1: for (int x = x0; x < x1; x++, from += 1, to += out_line) to[0] = from[0]; break;
                 case 2: for (int x = x0; x < x1; x++, from += 2, to += out_line) memcpy(to, from, 2); break;
@@ -265,12 +281,91 @@ static inline VipsImage *pl_transposed(VipsImage *in) {
             }
         }
     }
-    VipsImage *out = pl_image_taking_buffer(out_pixels, length, height, width, bands);
-    if (!out) return NULL;
-    pl_take_metadata(out, in);
+    g_object_unref(strip);
     out->Xres = in->Yres;
     out->Yres = in->Xres;
     return out;
+}
+
+#include <stdint.h>
+
+/* --- alpha premultiplied in 8 bits --------------------------------------------------------
+ * libvips' premultiply gives float pixels, which its resize then reduces in plain C. Colour
+ * premultiplied in 8 bits, as browsers and Pillow keep it, stays on libvips' vector path. Colour
+ * is exact where alpha is 255; where alpha is low it keeps fewer levels, which compositing
+ * scales down with it: composited, the result is within a level of the float path's. */
+
+/* One row of `width` pixels of `bands` (2 or 4, alpha last): colour × alpha / 255, rounded. */
+static inline void pl_premultiply_row(const VipsPel *restrict from, VipsPel *restrict to, int width, int bands) {
+    const int colours = bands - 1;
+    for (int x = 0; x < width; x++, from += bands, to += bands) {
+        const uint32_t alpha = from[colours];
+        for (int c = 0; c < colours; c++) {
+            const uint32_t t = from[c] * alpha + 128;
+            to[c] = (VipsPel) ((t + (t >> 8)) >> 8);
+        }
+        to[colours] = (VipsPel) alpha;
+    }
+}
+
+/* One row back: colour × 255 / alpha, rounded and at most 255 (resampling overshoots); 0
+ * where alpha is 0. */
+static inline void pl_unpremultiply_row(const VipsPel *restrict from, VipsPel *restrict to, int width, int bands) {
+    const int colours = bands - 1;
+    /* round(255 × 2^16 / alpha), worked out again only where alpha changes along the row. */
+    uint32_t factor_alpha = 0, factor = 0;
+    for (int x = 0; x < width; x++, from += bands, to += bands) {
+        const uint32_t alpha = from[colours];
+        if (alpha != factor_alpha) {
+            factor_alpha = alpha;
+            factor = alpha == 0 ? 0 : (255u * 65536u + alpha / 2) / alpha;
+        }
+        for (int c = 0; c < colours; c++) {
+            const uint32_t value = (from[c] * factor + 32768u) >> 16;
+            to[c] = (VipsPel) (value > 255u ? 255u : value);
+        }
+        to[colours] = (VipsPel) alpha;
+    }
+}
+
+static inline int pl_alpha_8bit_generate(VipsRegion *out, void *seq, void *a, void *b, gboolean *stop) {
+    (void)a; (void)stop;
+    VipsRegion *input = seq;
+    const VipsRect *rect = &out->valid;
+    if (vips_region_prepare(input, rect)) return -1;
+    const int bands = out->im->Bands, premultiply = GPOINTER_TO_INT(b);
+    for (int y = 0; y < rect->height; y++) {
+        const VipsPel *from = VIPS_REGION_ADDR(input, rect->left, rect->top + y);
+        VipsPel *to = VIPS_REGION_ADDR(out, rect->left, rect->top + y);
+        if (premultiply) pl_premultiply_row(from, to, rect->width, bands);
+        else pl_unpremultiply_row(from, to, rect->width, bands);
+    }
+    return 0;
+}
+
+static inline void pl_unref_input(VipsImage *image, gpointer input) {
+    (void)image;
+    g_object_unref(input);
+}
+
+/* `in` (8-bit, 2 or 4 bands, alpha last) with its colour multiplied by alpha (`premultiply` 1)
+ * or divided by it again (0), computed as libvips asks for the pixels: it streams, as libvips'
+ * own operations do. Returns 0, or -1 with libvips' error set. */
+static inline int pl_alpha_8bit(VipsImage *in, VipsImage **out, int premultiply) {
+    if (in->BandFmt != VIPS_FORMAT_UCHAR || in->Coding != VIPS_CODING_NONE || (in->Bands != 2 && in->Bands != 4)) {
+        vips_error(premultiply ? "premultiply" : "unpremultiply", "%s", "needs an 8-bit image of 2 or 4 bands");
+        return -1;
+    }
+    VipsImage *image = vips_image_new();
+    g_object_ref(in);
+    g_signal_connect(image, "postclose", G_CALLBACK(pl_unref_input), in);
+    if (vips_image_pipelinev(image, VIPS_DEMAND_STYLE_THINSTRIP, in, NULL) ||
+        vips_image_generate(image, vips_start_one, pl_alpha_8bit_generate, vips_stop_one, in, GINT_TO_POINTER(premultiply))) {
+        g_object_unref(image);
+        return -1;
+    }
+    *out = image;
+    return 0;
 }
 
 /* The smallest value of one band; the whole band is computed. */

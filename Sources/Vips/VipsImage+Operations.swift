@@ -88,12 +88,26 @@ extension VipsImage {
         return VipsImage(taking: copy)
     }
 
-    /// The image with rows and columns swapped (its own transpose), metadata kept. Only for an
-    /// 8-bit image of 1 to 4 bands whose pixels are in memory (`isInMemory`).
+    /// The image with rows and columns swapped (its own transpose), in memory, metadata kept.
+    /// Only for 8-bit images of 1 to 4 bands; one that is not in memory is computed for it, a
+    /// strip of rows at a time on the calling thread.
     public func transposed() throws(VipsError) -> VipsImage {
         let copy = withExtendedLifetime(self) { pl_transposed(pointer) }
         guard let copy else { throw VipsError.fromLibrary(operation: "transpose") }
         return VipsImage(taking: copy)
+    }
+
+    /// Colour multiplied by alpha in 8 bits (round(c × a / 255)), for an 8-bit image of 2 or 4
+    /// bands, computed as it is read: where `premultiplied()` gives float pixels, these stay
+    /// 8-bit, which libvips reduces with vector code. Undone by `unpremultipliedInEightBits()`.
+    public func premultipliedInEightBits() throws(VipsError) -> VipsImage {
+        try derive("premultiply") { pl_alpha_8bit($0, $1, 1) }
+    }
+
+    /// Colour divided by alpha again (round(c × 255 / a), at most 255; 0 where alpha is 0),
+    /// for an 8-bit image of 2 or 4 bands, computed as it is read.
+    public func unpremultipliedInEightBits() throws(VipsError) -> VipsImage {
+        try derive("unpremultiply") { pl_alpha_8bit($0, $1, 0) }
     }
 
     /// A private copy whose metadata the caller may set before sharing it.

@@ -6,7 +6,7 @@ import TestSupport
 extension OneAtATime {
     /// Rows and columns swapped for an 8-bit image in memory: what the resize runs its
     /// horizontal reduction through (see `VipsImage.resampled(to:kernel:)`).
-    @Suite("Transposing an image in memory")
+    @Suite("Transposing an image")
     struct TransposeTests {
         @Test(arguments: 1...4) func rowsBecomeColumnsAndBackAgain(bands: Int) throws {
             // 45×70: blocks of 32 leave part blocks at the right and the bottom.
@@ -37,14 +37,18 @@ extension OneAtATime {
             #expect(turned.orientation == 6 && turned.width == 20 && turned.height == 30)
         }
 
-        @Test func onlyAnEightBitImageInMemory() throws {
-            // An operation's result is computed only when read.
-            let lazy = try Fixtures.image(width: 8, height: 6, bands: 3) { x, y in [UInt8(x), UInt8(y), 0] }.applying("invert")
+        @Test func anImageNotYetComputedIsComputedForIt() throws {
+            // An operation's result is computed only when read: here, strip by strip.
+            let lazy = try Fixtures.image(width: 70, height: 45, bands: 3) { x, y in [UInt8(x), UInt8(y), UInt8(x ^ y)] }.applying("invert")
             #expect(!lazy.isInMemory)
-            let error = #expect(throws: VipsError.self) { try lazy.transposed() }
-            #expect(error?.message.contains("in memory") == true)
-            let float = try lazy.cast(to: .float).rendered()
-            #expect(throws: VipsError.self) { try float.transposed() }
+            #expect(try lazy.transposed().bytes() == (try lazy.rendered().transposed().bytes()))
+        }
+
+        @Test func onlyEightBitImagesOfOneToFourBands() throws {
+            let image = try Fixtures.image(width: 8, height: 6, bands: 3) { x, y in [UInt8(x), UInt8(y), 0] }
+            let float = #expect(throws: VipsError.self) { try image.cast(to: .float).transposed() }
+            #expect(float?.message.contains("8-bit") == true)
+            #expect(throws: VipsError.self) { try image.applying("bandjoin_const", ["c": .numbers([1, 2])]).transposed() }
         }
     }
 }

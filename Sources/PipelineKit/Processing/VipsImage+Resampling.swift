@@ -24,10 +24,13 @@ extension VipsImage {
     /// (it leaves at least ×2 to the kernel): its resize shrinks columns first, so the rows it
     /// buffers for that are full width. Measured on a 40000×25000 PNG decoded to 1280 wide in
     /// one streaming pass (pyvips, one thread): rows first 109 MB peak, columns first 168 MB.
+    /// Then, for 8-bit pixels, rows are narrowed through the transpose where the image reduced
+    /// in height fits (`reducesRowsThroughTranspose`): libvips' vector path does both sides.
     ///
-    /// An alpha band that is everywhere opaque (`hasOpaqueAlphaInMemory`: a PNG or WebP saved
-    /// with alpha it does not use) is resampled as it is: premultiplying by it changes nothing,
-    /// and libvips' premultiplied path computes in floating point. Measured with
+    /// Alpha is premultiplied in 8 bits for 8-bit pixels (`premultipliedInEightBits()`), which
+    /// keeps them on that path, and in floating point otherwise, as libvips does. An alpha band
+    /// that is everywhere opaque (`hasOpaqueAlphaInMemory`: a PNG or WebP saved with alpha it
+    /// does not use) is resampled as it is: premultiplying by it changes nothing. Measured with
     /// `Benchmarks/run.sh` (see the README).
     public func resampled(to size: ImageSize, kernel: Kernel = .lanczos3) throws(VipsError) -> VipsImage {
         guard size != self.size else { return self }
@@ -44,9 +47,10 @@ extension VipsImage {
             }
             return try image.resized(horizontalScale: horizontalScale, verticalScale: verticalScale, kernel: kernel)
         }
-        return hasOpaqueAlphaInMemory ? try resample(self) : try withPremultipliedAlpha(resample)
+        guard hasAlpha, !hasOpaqueAlphaInMemory else { return try resample(self) }
+        guard bandFormat == .uchar, bands == 2 || bands == 4 else { return try withPremultipliedAlpha(resample) }
+        return try resample(premultipliedInEightBits()).unpremultipliedInEightBits()
     }
-
 
     /// The most bytes the image reduced vertically may take in memory for `resampled(to:)` to
     /// narrow its rows through the transpose (4 bytes a pixel, 2800×2800 pixels).
@@ -56,19 +60,18 @@ extension VipsImage {
     /// libvips 8.14 reduces an 8-bit image's height with vector code (`reducev`, Orc) and its
     /// width with plain C (`reduceh`): a 1920×1080 photo made 1280 wide took 21 ms, its height
     /// reduced as much 2 ms. Two transposes cost less than the difference; the price is the
-    /// vertically reduced image in memory (`height` rows of this width), hence the bound.
-    /// Float pixels (premultiplied alpha) have no vector path either way.
+    /// image reduced in height, transposed, in memory (`height` rows of this width), hence the
+    /// bound.
+    /// Float pixels have no vector path either way.
     func reducesRowsThroughTranspose(horizontalScale: Double, verticalScale: Double, height: Int) -> Bool {
         bandFormat == .uchar && (1...4).contains(bands) && horizontalScale < 1 && verticalScale <= 1
             && width * height * bands <= Self.transposedReductionMostBytes
     }
 
-    /// Reduced by `verticalScale` (rendered into memory), then to `width` columns as a
-    /// reduction of the transposed image's height, transposed back.
+    /// Reduced by `verticalScale`, then to `width` columns as a reduction of the transposed
+    /// image's height, transposed back: the two transposes are the only buffers it makes.
     fileprivate func reducedThroughTranspose(verticalScale: Double, width: Int, kernel: Kernel) throws(VipsError) -> VipsImage {
-        let turned = try (verticalScale < 1 ? resized(horizontalScale: 1, verticalScale: verticalScale, kernel: kernel).rendered()
-                                            : isInMemory ? self : rendered()).transposed()
-        return try turned.resized(horizontalScale: 1, verticalScale: Double(width) / Double(turned.height), kernel: kernel)
-            .rendered().transposed()
+        let turned = try (verticalScale < 1 ? resized(horizontalScale: 1, verticalScale: verticalScale, kernel: kernel) : self).transposed()
+        return try turned.resized(horizontalScale: 1, verticalScale: Double(width) / Double(turned.height), kernel: kernel).transposed()
     }
 }

@@ -89,4 +89,64 @@ import Vips
         #expect(image.reducesRowsThroughTranspose(horizontalScale: 0.5, verticalScale: 1, height: tallest))
         #expect(!image.reducesRowsThroughTranspose(horizontalScale: 0.5, verticalScale: 1, height: tallest + 1))
     }
+
+    /// Colour premultiplied in 8 bits, resampled on libvips' vector path and divided again,
+    /// composites as the float path's does: within a level or two, wherever alpha is.
+    @Test func eightBitPremultipliedAlphaCompositesAsFloatDoes() throws {
+        let image = try Fixtures.image(width: 300, height: 200, bands: 4) { x, y in
+            // Alpha from 0 (a transparent band on the left) up, across; colour that changes fast.
+            let alpha = x < 40 ? 0 : min(255, (x - 40) * 255 / 200)
+            return Self.scene(x, y) + [UInt8(alpha)]
+        }.rendered()
+        #expect(!image.hasOpaqueAlphaInMemory)
+        for target in [ImageSize(width: 193, height: 61), ImageSize(width: 97, height: 130)] {
+            let ours = try image.resampled(to: target)
+            #expect(ours.size == target && ours.bands == 4 && ours.bandFormat == .uchar)
+            let float = try image.withPremultipliedAlpha { premultiplied throws(VipsError) in
+                try premultiplied.resized(horizontalScale: Double(target.width) / 300, verticalScale: Double(target.height) / 200,
+                                          kernel: .lanczos3)
+            }
+            let a = try ours.bytes(), b = try float.bytes()
+            var worstComposited = 0, worstAlpha = 0
+            for pixel in 0..<target.width * target.height {
+                let alphaA = Int(a[pixel * 4 + 3]), alphaB = Int(b[pixel * 4 + 3])
+                worstAlpha = max(worstAlpha, abs(alphaA - alphaB))
+                for band in 0..<3 {
+                    // Over black: colour × alpha, the pixel as it shows.
+                    let shownA = Int(a[pixel * 4 + band]) * alphaA / 255, shownB = Int(b[pixel * 4 + band]) * alphaB / 255
+                    worstComposited = max(worstComposited, abs(shownA - shownB))
+                }
+            }
+            #expect(worstComposited <= 4 && worstAlpha <= 4, "to \(target): composited up to \(worstComposited), alpha up to \(worstAlpha)")
+        }
+    }
+
+    /// The 8-bit premultiply rounds as round(c × a / 255) and divides back as round(c × 255 / a),
+    /// at most 255, and transparent pixels come back black (no division by zero).
+    @Test func eightBitPremultiplyRoundsAndComesBack() throws {
+        let pixels: [[UInt8]] = [[200, 100, 50, 128], [255, 255, 255, 255], [90, 180, 30, 0], [255, 7, 1, 1]]
+        let image = try Fixtures.image(width: 4, height: 1, bands: 4) { x, _ in pixels[x] }
+        let premultiplied = try image.premultipliedInEightBits()
+        #expect(try premultiplied.bytes() == [100, 50, 25, 128, 255, 255, 255, 255, 0, 0, 0, 0, 1, 0, 0, 1])
+        #expect(try premultiplied.unpremultipliedInEightBits().bytes() == [199, 100, 50, 128, 255, 255, 255, 255, 0, 0, 0, 0, 255, 0, 0, 1])
+        // Resampling can overshoot alpha in colour; the division stops at 255.
+        let overshoot = try Fixtures.image(width: 1, height: 1, bands: 4) { _, _ in [90, 10, 0, 60] }
+        #expect(try overshoot.unpremultipliedInEightBits().bytes() == [255, 43, 0, 60])
+        // Grey with alpha too; anything else is refused, by name.
+        let grey = try Fixtures.image(width: 1, height: 1, bands: 2) { _, _ in [200, 128] }
+        #expect(try grey.premultipliedInEightBits().bytes() == [100, 128])
+        let rgb = try Fixtures.image(width: 1, height: 1, bands: 3) { _, _ in [1, 2, 3] }
+        let refused = #expect(throws: VipsError.self) { try rgb.premultipliedInEightBits() }
+        #expect(refused?.message.contains("2 or 4 bands") == true)
+    }
+
+    /// 16-bit pixels with alpha keep libvips' float premultiply, and their format.
+    @Test func sixteenBitAlphaStaysSixteenBit() throws {
+        let image = try VipsImage(pixels16: (0..<(120 * 80)).flatMap { i -> [UInt16] in
+            let x = i % 120
+            return [UInt16(x * 500), UInt16(i % 80 * 800), 30000, x < 30 ? 0 : 65535]
+        }, width: 120, height: 80, bands: 4).labelled(as: .rgb16)
+        let resampled = try image.resampled(to: ImageSize(width: 50, height: 33))
+        #expect(resampled.size == ImageSize(width: 50, height: 33) && resampled.bandFormat == .ushort && resampled.bands == 4)
+    }
 }
