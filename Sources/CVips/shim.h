@@ -26,12 +26,14 @@ static inline void pl_silence_warnings(void) {
 
 /* glibc gives each thread that contends for the heap an arena of its own (up to 8 per core)
  * and keeps freed memory in them: a long multi-threaded libvips batch then looks like a leak.
- * mallopt is the in-process equivalent of MALLOC_ARENA_MAX and MALLOC_MMAP_THRESHOLD_;
+ * mallopt is the in-process equivalent of MALLOC_ARENA_MAX, MALLOC_MMAP_THRESHOLD_ and
+ * MALLOC_TRIM_THRESHOLD_;
  * 0 leaves a setting as it is. Returns 0 when glibc refused one. */
-static inline int pl_tune_allocator(int max_arenas, int mmap_threshold) {
+static inline int pl_tune_allocator(int max_arenas, int mmap_threshold, int trim_threshold) {
     int ok = 1;
     if (max_arenas > 0) ok &= mallopt(M_ARENA_MAX, max_arenas);
     if (mmap_threshold > 0) ok &= mallopt(M_MMAP_THRESHOLD, mmap_threshold);
+    if (trim_threshold > 0) ok &= mallopt(M_TRIM_THRESHOLD, trim_threshold);
     return ok ? 0 : -1;
 }
 
