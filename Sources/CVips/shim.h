@@ -297,36 +297,55 @@ static inline VipsImage *pl_transposed(VipsImage *in) {
  * is exact where alpha is 255; where alpha is low it keeps fewer levels, which compositing
  * scales down with it: composited, the result is within a level of the float path's. */
 
-/* One row of `width` pixels of `bands` (2 or 4, alpha last): colour × alpha / 255, rounded. */
+/* colour × alpha / 255, rounded; every step fits 16 bits. */
+static inline VipsPel pl_premultiplied(VipsPel colour, uint16_t alpha) {
+    const uint16_t t = (uint16_t) (colour * alpha + 128);
+    return (VipsPel) ((t + (t >> 8)) >> 8);
+}
+
+/* colour × 255 / alpha given scale = 255 / alpha, rounded, at most 255 (resampling
+ * overshoots). Single precision is exact here: a quotient that is not a tie lies at least
+ * 1/510 from one. */
+static inline VipsPel pl_unpremultiplied(VipsPel colour, float scale) {
+    const float value = (float) colour * scale + 0.5f;
+    return (VipsPel) (value >= 255.0f ? 255.0f : value);
+}
+
+/* One row of `width` pixels, alpha last, each channel written out (no inner loop), so that
+ * the compiler vectorizes across pixels. Transparent pixels come back black. */
 static inline void pl_premultiply_row(const VipsPel *restrict from, VipsPel *restrict to, int width, int bands) {
-    const int colours = bands - 1;
-    for (int x = 0; x < width; x++, from += bands, to += bands) {
-        const uint32_t alpha = from[colours];
-        for (int c = 0; c < colours; c++) {
-            const uint32_t t = from[c] * alpha + 128;
-            to[c] = (VipsPel) ((t + (t >> 8)) >> 8);
+    if (bands == 4) {
+        for (int x = 0; x < width * 4; x += 4) {
+            const uint16_t alpha = from[x + 3];
+            to[x] = pl_premultiplied(from[x], alpha);
+            to[x + 1] = pl_premultiplied(from[x + 1], alpha);
+            to[x + 2] = pl_premultiplied(from[x + 2], alpha);
+            to[x + 3] = (VipsPel) alpha;
         }
-        to[colours] = (VipsPel) alpha;
+    } else {
+        for (int x = 0; x < width * 2; x += 2) {
+            to[x] = pl_premultiplied(from[x], from[x + 1]);
+            to[x + 1] = from[x + 1];
+        }
     }
 }
 
-/* One row back: colour × 255 / alpha, rounded and at most 255 (resampling overshoots); 0
- * where alpha is 0. */
 static inline void pl_unpremultiply_row(const VipsPel *restrict from, VipsPel *restrict to, int width, int bands) {
-    const int colours = bands - 1;
-    /* round(255 × 2^16 / alpha), worked out again only where alpha changes along the row. */
-    uint32_t factor_alpha = 0, factor = 0;
-    for (int x = 0; x < width; x++, from += bands, to += bands) {
-        const uint32_t alpha = from[colours];
-        if (alpha != factor_alpha) {
-            factor_alpha = alpha;
-            factor = alpha == 0 ? 0 : (255u * 65536u + alpha / 2) / alpha;
+    if (bands == 4) {
+        for (int x = 0; x < width * 4; x += 4) {
+            const VipsPel alpha = from[x + 3];
+            const float scale = alpha == 0 ? 0.0f : 255.0f / (float) alpha;
+            to[x] = pl_unpremultiplied(from[x], scale);
+            to[x + 1] = pl_unpremultiplied(from[x + 1], scale);
+            to[x + 2] = pl_unpremultiplied(from[x + 2], scale);
+            to[x + 3] = alpha;
         }
-        for (int c = 0; c < colours; c++) {
-            const uint32_t value = (from[c] * factor + 32768u) >> 16;
-            to[c] = (VipsPel) (value > 255u ? 255u : value);
+    } else {
+        for (int x = 0; x < width * 2; x += 2) {
+            const VipsPel alpha = from[x + 1];
+            to[x] = pl_unpremultiplied(from[x], alpha == 0 ? 0.0f : 255.0f / (float) alpha);
+            to[x + 1] = alpha;
         }
-        to[colours] = (VipsPel) alpha;
     }
 }
 
