@@ -303,16 +303,16 @@ static inline VipsPel pl_premultiplied(VipsPel colour, uint16_t alpha) {
     return (VipsPel) ((t + (t >> 8)) >> 8);
 }
 
-/* colour × 255 / alpha given scale = 255 / alpha, rounded, at most 255 (resampling
- * overshoots). Single precision is exact here: a quotient that is not a tie lies at least
- * 1/510 from one. */
-static inline VipsPel pl_unpremultiplied(VipsPel colour, float scale) {
-    const float value = (float) colour * scale + 0.5f;
+/* colour × 255 / alpha, rounded half up, at most 255 (resampling overshoots); alpha is not 0.
+ * One single-precision division is exact here: colour × 255 is exact, a half is exact, and a
+ * quotient that is not one lies at least 1/510 from it. */
+static inline VipsPel pl_unpremultiplied(VipsPel colour, float alpha) {
+    const float value = (float) (colour * 255) / alpha + 0.5f;
     return (VipsPel) (value >= 255.0f ? 255.0f : value);
 }
 
-/* One row of `width` pixels, alpha last, each channel written out (no inner loop), so that
- * the compiler vectorizes across pixels. Transparent pixels come back black. */
+/* One row of `width` pixels, alpha last, each channel written out (no inner loop over the
+ * channels, which the compiler left rolled). Transparent pixels come back black. */
 static inline void pl_premultiply_row(const VipsPel *restrict from, VipsPel *restrict to, int width, int bands) {
     if (bands == 4) {
         for (int x = 0; x < width * 4; x += 4) {
@@ -334,16 +334,19 @@ static inline void pl_unpremultiply_row(const VipsPel *restrict from, VipsPel *r
     if (bands == 4) {
         for (int x = 0; x < width * 4; x += 4) {
             const VipsPel alpha = from[x + 3];
-            const float scale = alpha == 0 ? 0.0f : 255.0f / (float) alpha;
-            to[x] = pl_unpremultiplied(from[x], scale);
-            to[x + 1] = pl_unpremultiplied(from[x + 1], scale);
-            to[x + 2] = pl_unpremultiplied(from[x + 2], scale);
+            if (alpha == 0) {
+                memset(to + x, 0, 4);
+                continue;
+            }
+            to[x] = pl_unpremultiplied(from[x], alpha);
+            to[x + 1] = pl_unpremultiplied(from[x + 1], alpha);
+            to[x + 2] = pl_unpremultiplied(from[x + 2], alpha);
             to[x + 3] = alpha;
         }
     } else {
         for (int x = 0; x < width * 2; x += 2) {
             const VipsPel alpha = from[x + 1];
-            to[x] = pl_unpremultiplied(from[x], alpha == 0 ? 0.0f : 255.0f / (float) alpha);
+            to[x] = alpha == 0 ? 0 : pl_unpremultiplied(from[x], alpha);
             to[x + 1] = alpha;
         }
     }

@@ -140,6 +140,22 @@ import Vips
         #expect(refused?.message.contains("2 or 4 bands") == true)
     }
 
+    /// Every colour over every alpha divides back exactly: round(c × 255 / a), halves up, at
+    /// most 255; 0 where alpha is 0.
+    @Test func eightBitUnpremultiplyIsExactForEveryPair() throws {
+        let image = try Fixtures.image(width: 256, height: 256, bands: 4) { c, a in [UInt8(c), UInt8(c), UInt8(c), UInt8(a)] }
+        let bytes = try image.unpremultipliedInEightBits().bytes()
+        var wrong = 0
+        for a in 0..<256 {
+            for c in 0..<256 {
+                let expected = a == 0 ? 0 : min(255, (c * 510 + a) / (2 * a))
+                let pixel = (a * 256 + c) * 4
+                if Int(bytes[pixel]) != expected || bytes[pixel + 2] != bytes[pixel] || Int(bytes[pixel + 3]) != a { wrong += 1 }
+            }
+        }
+        #expect(wrong == 0, "\(wrong) colour and alpha pairs divide back wrong")
+    }
+
     /// 16-bit pixels with alpha keep libvips' float premultiply, and their format.
     @Test func sixteenBitAlphaStaysSixteenBit() throws {
         let image = try VipsImage(pixels16: (0..<(120 * 80)).flatMap { i -> [UInt16] in
