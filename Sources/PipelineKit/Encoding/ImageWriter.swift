@@ -10,6 +10,58 @@ enum ImageWriter {
     /// Creates `path` through `fill`, which writes the content into the descriptor it is given.
     /// - Returns: the size of the finished file in bytes.
     static func write(to path: String, root: String, fill: (Int32) throws(ItemError) -> Void) throws(ItemError) -> Int {
+        try writeUncommitted(to: path, root: root, fill: fill).commit()
+    }
+
+    /// A file written under its temporary name beside `path`, not yet flushed to disk nor
+    /// renamed into place: `commit()` does both, or removes it. Flushing waits on the disk, so
+    /// the runner commits on threads of its own (`FileCommitter`) while the encode lane goes
+    /// on to the next output.
+    struct UncommittedFile: Sendable {
+        let path: String
+        let temporary: String
+        let descriptor: Int32
+        /// The size of the file in bytes.
+        let byteCount: Int
+
+        /// Flushes the file and renames it over `path`, so that even a power cut leaves the old
+        /// file or the whole new one; on any failure the temporary file is removed.
+        /// - Returns: the size of the file in bytes.
+        func commit() throws(ItemError) -> Int {
+            try flush()
+            return try moveIntoPlace()
+        }
+
+        /// Flushes the file to disk; on failure closes and removes it.
+        func flush() throws(ItemError) {
+            guard fsync(descriptor) == 0 else {
+                let error = ImageWriter.systemError("cannot flush \(path) to disk")
+                close(descriptor)
+                unlink(temporary)
+                throw error
+            }
+        }
+
+        /// Closes the flushed file and renames it over `path`; on failure removes it.
+        /// - Returns: the size of the file in bytes.
+        func moveIntoPlace() throws(ItemError) -> Int {
+            guard close(descriptor) == 0 else {
+                let error = ImageWriter.systemError("cannot write \(path)")
+                unlink(temporary)
+                throw error
+            }
+            guard rename(temporary, path) == 0 else {
+                let error = ImageWriter.systemError("cannot move the finished file to \(path)")
+                unlink(temporary)
+                throw error
+            }
+            return byteCount
+        }
+    }
+
+    /// Writes `path`'s content through `fill` into a temporary file beside it, which the result
+    /// owns until its `commit()`. On any failure here the temporary file is removed.
+    static func writeUncommitted(to path: String, root: String, fill: (Int32) throws(ItemError) -> Void) throws(ItemError) -> UncommittedFile {
         // Checked before anything is created: no folder may appear outside the root either.
         try checkLexicallyInsideRoot(path: path, root: root)
         let folder = (path as NSString).deletingLastPathComponent
@@ -28,10 +80,6 @@ enum ImageWriter {
             }
             throw ItemError.system(.writing, stage: .encode, "cannot write in \(folder)")
         }
-        var finished = false
-        defer { if !finished { unlink(temporary) } }
-
-        var size = 0
         do throws(ItemError) {
             do {
                 try fill(descriptor)
@@ -46,17 +94,12 @@ enum ImageWriter {
             }
             var info = stat()
             guard fstat(descriptor, &info) == 0 else { throw systemError("cannot write \(path)") }
-            size = Int(info.st_size)
-            // Flushed before the rename, so even a power cut leaves the old file or the whole new one.
-            guard fsync(descriptor) == 0 else { throw systemError("cannot flush \(path) to disk") }
+            return UncommittedFile(path: path, temporary: temporary, descriptor: descriptor, byteCount: Int(info.st_size))
         } catch {
             close(descriptor)
+            unlink(temporary)
             throw error
         }
-        guard close(descriptor) == 0 else { throw systemError("cannot write \(path)") }
-        guard rename(temporary, path) == 0 else { throw systemError("cannot move the finished file to \(path)") }
-        finished = true
-        return size
     }
 
     /// ENOSPC ("No space left on device", or EDQUOT for a quota) when the file system under
@@ -71,7 +114,7 @@ enum ImageWriter {
         return written < probe.count ? ENOSPC : nil
     }
 
-    private static func systemError(_ what: String) -> ItemError {
+    fileprivate static func systemError(_ what: String) -> ItemError {
         ItemError.system(.writing, stage: .encode, what)
     }
 

@@ -22,9 +22,16 @@ final class OutputWriter: Sendable {
         static let height = "pipeline-height"
     }
 
+    /// An output encoded and written, and for a file, still to be committed: flushed and
+    /// renamed into place (`ImageWriter.UncommittedFile.commit()`), off the encode lane.
+    struct Pending: Sendable {
+        let output: WrittenOutput
+        let file: ImageWriter.UncommittedFile?
+    }
+
     /// - Parameter fingerprint: what made the output, kept with an S3 object; nil when not recorded.
     func write(_ image: VipsImage, output: OutputDefinition, target: OutputTarget, input: InputFile,
-               fingerprint: String? = nil) throws(ItemError) -> WrittenOutput {
+               fingerprint: String? = nil) throws(ItemError) -> Pending {
         let path: String
         do {
             path = try target.path(width: image.width, height: image.height)
@@ -33,16 +40,18 @@ final class OutputWriter: Sendable {
         }
         try claim(path, for: "output \"\(output.name)\" of \(input.displayName)")
         if target.isS3 {
-            return try put(image, output: output, at: path, fingerprint: fingerprint)
+            return Pending(output: try put(image, output: output, at: path, fingerprint: fingerprint), file: nil)
         }
-        let byteCount = try ImageWriter.write(to: path, root: target.root) { descriptor throws(ItemError) in
+        let file = try ImageWriter.writeUncommitted(to: path, root: target.root) { descriptor throws(ItemError) in
             do {
                 try ImageEncoder.encode(image, with: output.encoder, into: descriptor)
             } catch {
                 throw ItemError(.encoding, stage: .encode, reason: ItemError.reason(for: error), underlying: error)
             }
         }
-        return WrittenOutput(output: output.name, path: path, size: image.size, byteCount: byteCount, format: output.encoder.format)
+        return Pending(output: WrittenOutput(output: output.name, path: path, size: image.size, byteCount: file.byteCount,
+                                             format: output.encoder.format),
+                       file: file)
     }
 
     private func put(_ image: VipsImage, output: OutputDefinition, at path: String, fingerprint: String?) throws(ItemError) -> WrittenOutput {

@@ -14,6 +14,8 @@ final class RunExecution: Sendable {
     private let sources: SourceLoader
     private let decoder: ImageDecoder
     private let writer: OutputWriter
+    /// Flushes and renames written files off the encode lanes.
+    private let committer = FileCommitter()
     /// The record of outputs made, for incremental runs; nil when the file disables them.
     private let journal: OutputJournal?
     private let force: Bool
@@ -232,9 +234,10 @@ final class RunExecution: Sendable {
                                             resources: incremental.resources.images)
             let chain = StepChain(job.output)
             let image = try await queues.process.run(for: name, output: job.output.name) { try chain.apply(to: decoded, outputIndex: job.outputIndex, context: context) }
-            let written = try await queues.encode.run(for: name, output: job.output.name) { [writer] in
+            let pending = try await queues.encode.run(for: name, output: job.output.name) { [writer] in
                 try writer.write(image, output: job.output, target: job.target, input: job.input, fingerprint: job.fingerprint)
             }
+            let written = try await committer.commit(pending)
             incremental.recordWritten(written, for: job)
             return .success(written)
         } catch {

@@ -1,0 +1,61 @@
+import Foundation
+import Testing
+@testable import PipelineKit
+import TestSupport
+
+/// Written files are flushed and renamed into place off the encode lanes, in batches
+/// (`FileCommitter`): each lands whole under its own name, and a failure stays with its file.
+@Suite struct FileCommitterTests {
+    /// Writes `bytes` to `path` under its temporary name, not yet committed.
+    static func uncommitted(_ bytes: [UInt8], to path: String, root: String) throws -> OutputWriter.Pending {
+        let file = try ImageWriter.writeUncommitted(to: path, root: root) { descriptor throws(ItemError) in
+            _ = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+        }
+        let output = WrittenOutput(output: "o", path: path, size: ImageSize(width: 1, height: 1), byteCount: file.byteCount)
+        return OutputWriter.Pending(output: output, file: file)
+    }
+
+    @Test func filesCommittedTogetherAllLandWhole() async throws {
+        let directory = try TemporaryDirectory()
+        let committer = FileCommitter()
+        let count = 40
+        let pending = try (0..<count).map { index in
+            try Self.uncommitted([UInt8](repeating: UInt8(index), count: 1000 + index), to: directory.path + "/\(index).bin", root: directory.path)
+        }
+        // Written, not yet in place: only temporary files.
+        #expect(directory.allFiles().allSatisfy { $0.contains(ImageWriter.temporaryMarker) })
+        // Committed side by side, as the encode lanes hand them over.
+        let written = try await withThrowingTaskGroup(of: WrittenOutput.self) { group in
+            for file in pending { group.addTask { try await committer.commit(file) } }
+            return try await group.reduce(into: [WrittenOutput]()) { $0.append($1) }
+        }
+        #expect(written.count == count)
+        for index in 0..<count {
+            let bytes = try Data(contentsOf: URL(fileURLWithPath: directory.path + "/\(index).bin"))
+            #expect(bytes == Data(repeating: UInt8(index), count: 1000 + index))
+        }
+        #expect(!directory.allFiles().contains { $0.contains(ImageWriter.temporaryMarker) })
+    }
+
+    @Test func aFileThatCannotBeMovedIntoPlaceFailsAloneAndLeavesNothing() async throws {
+        let directory = try TemporaryDirectory()
+        // A folder with something in it where one output should go: the rename fails.
+        try directory.write(Data("x".utf8), to: "taken.bin/inside")
+        let committer = FileCommitter()
+        let good = try Self.uncommitted([1, 2, 3], to: directory.path + "/good.bin", root: directory.path)
+        let blocked = try Self.uncommitted([4, 5, 6], to: directory.path + "/taken.bin", root: directory.path)
+        async let goodResult = committer.commit(good)
+        async let blockedResult: WrittenOutput = committer.commit(blocked)
+        let written = try await goodResult
+        #expect(written.path == directory.path + "/good.bin")
+        do {
+            _ = try await blockedResult
+            Issue.record("the rename over a folder succeeded")
+        } catch {
+            let failure = error as? ItemError
+            #expect(failure?.stage == .encode && failure?.reason.contains("cannot move the finished file to \(directory.path)/taken.bin") == true)
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: directory.path + "/good.bin")) == Data([1, 2, 3]))
+        #expect(!directory.allFiles().contains { $0.contains(ImageWriter.temporaryMarker) })
+    }
+}
