@@ -530,7 +530,9 @@ struct ImageDecoder: Sendable {
     /// the image, as browsers do.
     static func toSRGB(_ input: VipsImage) throws -> VipsImage {
         var image = input
-        if image.hasICCProfile, let converted = try? image.convertedFromEmbeddedProfileToSRGB() {
+        // An embedded sRGB profile needs no conversion (libvips' thumbnail converts no profile at
+        // all unless asked to): a pass of Little CMS over every pixel saved.
+        if image.hasICCProfile, !image.hasSRGBProfile, let converted = try? image.convertedFromEmbeddedProfileToSRGB() {
             image = converted
         }
         switch image.interpretation {

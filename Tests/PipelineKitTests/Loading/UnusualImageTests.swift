@@ -73,6 +73,35 @@ import TestSupport
         #expect(Fixtures.isClose(converted, [40, 200, 40], tolerance: 8), "\(converted)")
     }
 
+    @Test func anEmbeddedSRGBProfileLeavesThePixelsAndTheProfileAsTheyAre() throws {
+        // Given a PNG whose pixels carry an sRGB profile written as a table, as HP's classic
+        // sRGB profile is (not libvips' own, which a conversion would put in its place)
+        let directory = try TemporaryDirectory()
+        let profile = ICCFixtures.profile(primaries: ICCFixtures.srgbPrimaries, curve: ICCFixtures.srgbTable)
+        let profilePath = try directory.write(Data(profile), to: "srgb-table.icc")
+        let image = try Fixtures.image(width: 64, height: 48, bands: 3) { x, y in [UInt8(x * 4), UInt8(y * 5), UInt8((x ^ y) * 3)] }
+        let data = try image.convertedFromSRGB(toProfile: profilePath).encoded(suffix: ".png")
+        let stored = try VipsImage.open(data: data)
+        let storedWithIt = stored.iccProfileBytes == profile
+        #expect(storedWithIt && stored.hasSRGBProfile)
+        // When decoded at full size
+        let decoded = try decode(data, name: "tagged.png")
+        // Then nothing converted it: the same pixels, the same profile
+        let samePixels = try decoded.image.bytes() == (try stored.bytes())
+        let sameProfile = decoded.image.iccProfileBytes == profile
+        #expect(samePixels && sameProfile, "converted: the pixels \(samePixels ? "stayed" : "changed"), the profile \(sameProfile ? "stayed" : "was replaced")")
+    }
+
+    @Test func anAdobeRGBProfileIsStillConverted() throws {
+        let directory = try TemporaryDirectory()
+        let profilePath = try directory.write(Data(ICCFixtures.profile(primaries: ICCFixtures.adobePrimaries, curve: ICCFixtures.gammaCurve(2.2))),
+                                              to: "adobe.icc")
+        let green = try Fixtures.solid(width: 16, height: 16, colour: [40, 200, 40]).convertedFromSRGB(toProfile: profilePath)
+        #expect(!Fixtures.isClose(try green.pixel(x: 8, y: 8), [40, 200, 40], tolerance: 20))
+        let decoded = try decode(try green.encoded(suffix: ".png"), name: "adobe.png")
+        #expect(Fixtures.isClose(try decoded.image.pixel(x: 8, y: 8), [40, 200, 40], tolerance: 8))
+    }
+
     @Test func greyJPEGStaysGreyAndEightBit() throws {
         let data = try Fixtures.solid(width: 16, height: 16, colour: [77]).encoded(suffix: ".jpg[Q=95]")
         let decoded = try decode(data)
