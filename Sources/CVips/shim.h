@@ -9,6 +9,7 @@
 #define PIPELINE_CVIPS_SHIM_H
 
 #include <vips/vips.h>
+#include <stdint.h>
 
 static void pl_ignore_log(const gchar *domain, GLogLevelFlags level, const gchar *message, gpointer data) {
     (void)domain; (void)level; (void)message; (void)data;
@@ -289,7 +290,44 @@ static inline VipsImage *pl_transposed(VipsImage *in) {
     return out;
 }
 
-#include <stdint.h>
+/* The 8-bit image `in` (pixels in memory, any bands) box-shrunk: each output pixel is the
+ * rounded mean of an `hshrink` × `vshrink` block, the last blocks of a row or column taking
+ * what is left (the output is ceil(width / hshrink) × ceil(height / vshrink)). Rows are summed
+ * down into one line first, which vectorizes, then across once per output row: one pass over
+ * the image, where libvips 8.14's shrinkh and shrinkv each run a plain C loop per pixel. */
+static inline VipsImage *pl_box_shrunk(VipsImage *in, int hshrink, int vshrink) {
+    if (!pl_image_is_in_memory(in) || in->BandFmt != VIPS_FORMAT_UCHAR || in->Coding != VIPS_CODING_NONE || !in->data
+        || hshrink < 1 || vshrink < 1 || vshrink > 257) {
+        vips_error("shrink", "%s", "needs an 8-bit image in memory and shrinks of 1 or more (down at most 257)");
+        return NULL;
+    }
+    const int width = in->Xsize, height = in->Ysize, bands = in->Bands;
+    const int out_width = (width + hshrink - 1) / hshrink, out_height = (height + vshrink - 1) / vshrink;
+    const size_t line = (size_t) width * bands, in_line = VIPS_IMAGE_SIZEOF_LINE(in);
+    VipsImage *out = pl_new_8bit_image_like(in, out_width, out_height, bands);
+    if (!out) return NULL;
+    uint16_t *column_sums = g_new(uint16_t, line);
+    for (int oy = 0; oy < out_height; oy++) {
+        const int y0 = oy * vshrink, rows = VIPS_MIN(vshrink, height - y0);
+        memset(column_sums, 0, line * sizeof(uint16_t));
+        for (int y = y0; y < y0 + rows; y++) {
+            const VipsPel *row = (const VipsPel *) in->data + (size_t) y * in_line;
+            for (size_t i = 0; i < line; i++) column_sums[i] += row[i];
+        }
+        VipsPel *to = (VipsPel *) out->data + (size_t) oy * out_width * bands;
+        for (int ox = 0; ox < out_width; ox++) {
+            const int x0 = ox * hshrink, columns = VIPS_MIN(hshrink, width - x0);
+            const uint32_t count = (uint32_t) columns * rows;
+            for (int b = 0; b < bands; b++) {
+                uint32_t sum = 0;
+                for (int x = x0; x < x0 + columns; x++) sum += column_sums[(size_t) x * bands + b];
+                to[(size_t) ox * bands + b] = (VipsPel) ((sum + count / 2) / count);
+            }
+        }
+    }
+    g_free(column_sums);
+    return out;
+}
 
 /* --- alpha premultiplied in 8 bits --------------------------------------------------------
  * libvips' premultiply gives float pixels, which its resize then reduces in plain C. Colour

@@ -110,6 +110,15 @@ extension VipsImage {
         try derive("unpremultiply") { pl_alpha_8bit($0, $1, 0) }
     }
 
+    /// Box-shrunk by whole factors: each pixel the rounded mean of a `horizontal` × `vertical`
+    /// block (the last blocks taking what is left), for an 8-bit image in memory; `vertical`
+    /// at most 257. One pass, where libvips' `shrinkh` and `shrinkv` take one each.
+    public func boxShrunk(horizontal: Int, vertical: Int) throws(VipsError) -> VipsImage {
+        let copy = withExtendedLifetime(self) { pl_box_shrunk(pointer, Int32(horizontal), Int32(vertical)) }
+        guard let copy else { throw VipsError.fromLibrary(operation: "shrink") }
+        return VipsImage(taking: copy)
+    }
+
     /// A private copy whose metadata the caller may set before sharing it.
     func privateCopy() throws(VipsError) -> VipsImage {
         try derive("copy") { pl_copy($0, $1) }
