@@ -40,8 +40,11 @@ extension VipsImage {
         let rowShrink = Int((Double(width) / (Double(size.width) * 2)).rounded(.down))
         let resample = { (input: VipsImage) throws(VipsError) -> VipsImage in
             var image = input
-            let columnShrink = Int((Double(image.height) / (Double(size.height) * 2)).rounded(.down))
-            if rowShrink > 1 || columnShrink > 1, image.isInMemory, image.bandFormat == .uchar, columnShrink <= 257 {
+            let columnShrink = max(1, Int((Double(image.height) / (Double(size.height) * 2)).rounded(.down)))
+            // Only where the result is a sixteenth of the image or less: a smaller shrink of a large
+            // image in memory (a 5640×3172 PNG read whole, made 1280 wide) would hold a quarter of
+            // it again, where libvips' shrinkh streams (the PNG corpus peaked 192 -> 212 MiB).
+            if max(1, rowShrink) * columnShrink >= 16, image.isInMemory, image.bandFormat == .uchar, columnShrink <= 257 {
                 image = try image.boxShrunk(horizontal: max(1, rowShrink), vertical: max(1, columnShrink))
             } else if rowShrink > 1 {
                 image = try image.applying("shrinkh", ["hshrink": .integer(rowShrink)])
