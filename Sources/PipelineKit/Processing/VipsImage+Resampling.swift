@@ -70,8 +70,7 @@ extension VipsImage {
     /// width with plain C (`reduceh`): a 1920×1080 photo made 1280 wide took 21 ms, its height
     /// reduced as much 2 ms. Two transposes cost less than the difference; the price is the
     /// image reduced in height, transposed, in memory (`height` rows of this width), hence the
-    /// bound.
-    /// Float pixels have no vector path either way.
+    /// bound. Float pixels have no vector path either way.
     func reducesRowsThroughTranspose(horizontalScale: Double, verticalScale: Double, height: Int) -> Bool {
         bandFormat == .uchar && (1...4).contains(bands) && horizontalScale < 1 && verticalScale <= 1
             && width * height * bands <= Self.transposedReductionMostBytes
