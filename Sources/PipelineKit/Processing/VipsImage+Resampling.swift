@@ -37,15 +37,16 @@ extension VipsImage {
     /// `Benchmarks/run.sh` (see the README).
     public func resampled(to size: ImageSize, kernel: Kernel = .lanczos3) throws(VipsError) -> VipsImage {
         guard size != self.size else { return self }
-        let rowShrink = Int((Double(width) / (Double(size.width) * 2)).rounded(.down))
+        // The whole factors libvips' resize would box-shrink by (it leaves at least ×2 to the kernel).
+        let rowShrink = max(1, Int((Double(width) / (Double(size.width) * 2)).rounded(.down)))
+        let columnShrink = max(1, Int((Double(height) / (Double(size.height) * 2)).rounded(.down)))
         let resample = { (input: VipsImage) throws(VipsError) -> VipsImage in
             var image = input
-            let columnShrink = max(1, Int((Double(image.height) / (Double(size.height) * 2)).rounded(.down)))
             // Only where the result is a sixteenth of the image or less: a smaller shrink of a large
             // image in memory (a 5640×3172 PNG read whole, made 1280 wide) would hold a quarter of
             // it again, where libvips' shrinkh streams (the PNG corpus peaked 192 -> 212 MiB).
-            if max(1, rowShrink) * columnShrink >= 16, image.isInMemory, image.bandFormat == .uchar, columnShrink <= 257 {
-                image = try image.boxShrunk(horizontal: max(1, rowShrink), vertical: max(1, columnShrink))
+            if rowShrink * columnShrink >= 16, columnShrink <= 257, image.isInMemory, image.bandFormat == .uchar {
+                image = try image.boxShrunk(horizontal: rowShrink, vertical: columnShrink)
             } else if rowShrink > 1 {
                 image = try image.applying("shrinkh", ["hshrink": .integer(rowShrink)])
             }
