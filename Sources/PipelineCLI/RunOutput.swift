@@ -75,11 +75,17 @@ final class RunOutput {
             ])
         case .finished(let summary):
             progress?.stop()
+            if summary.inputsServedStale > 0 {
+                let count = summary.inputsServedStale
+                printError("warning: \(count) remote input\(count == 1 ? "" : "s") could not be fetched (server unreachable or failing) "
+                    + "and \(count == 1 ? "was" : "were") made from the cached copy (fetch.staleIfError)")
+            }
             logger.info("run finished", metadata: ["succeeded": "\(summary.succeeded)", "failed": "\(summary.failed)"])
             var fields: [String: Any] = [
                 "event": "runFinished", "inputs": summary.inputs, "succeeded": summary.succeeded, "failed": summary.failed,
                 "notRun": summary.notRun, "outputsWritten": summary.outputsWritten, "outputsUpToDate": summary.outputsUpToDate, "seconds": summary.seconds,
                 "imagesPerSecond": summary.imagesPerSecond, "cancelled": summary.cancelled,
+                "inputsServedStale": summary.inputsServedStale,
             ]
             if let memory = summary.memory {
                 fields["memory"] = ["budgetBytes": memory.budget.bytes, "limitBytes": memory.budget.limit, "source": memory.budget.source,

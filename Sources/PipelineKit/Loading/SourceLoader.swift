@@ -4,6 +4,7 @@ import Vips
 /// The fetch and cache stages: an input's encoded bytes and their version. A local file is
 /// checked where it lies; a URL or an S3 object comes from the cache when fresh, else from the
 /// network (conditionally when cached), and goes back into the cache unless the server forbids it.
+/// When the server cannot be reached or fails, a cached copy stands in (`fetch.staleIfError`).
 struct SourceLoader: Sendable {
     let fetchQueue: StageQueue
     let cacheQueue: StageQueue
@@ -11,6 +12,11 @@ struct SourceLoader: Sendable {
     let remoteFetcher: RemoteFetcher
     let cache: (any DataCaching)?
     let s3: S3Access
+    /// How many inputs this run took from the cache because their server failed.
+    let servedStale = Locked(0)
+    /// Origins (scheme, host and port) this run could not reach: later inputs from them that are
+    /// cached do not wait for connection timeouts and retries again.
+    let unreachableOrigins = Locked<Set<String>>([])
 
     /// Throws an `ItemError` of the fetch stage, or `CancellationError` when the run was cancelled
     /// while the work was queued.
@@ -22,17 +28,12 @@ struct SourceLoader: Sendable {
         if let cached, cached.isFresh() {
             return FetchedSource(cached)
         }
-        let outcome = try await fetchQueue.run(for: url) { [remoteFetcher, s3] isCancelled in
-            guard let location = input.s3Location else {
-                return try remoteFetcher.fetch(url, revalidating: cached, isCancelled: isCancelled)
-            }
-            let client: S3Client
-            do throws(S3Configuration.Failure) {
-                client = try s3.client()
-            } catch {
-                throw ItemError(.other, stage: .fetch, reason: "\(S3Client.label("GetObject", location)): \(error.message)", underlying: error)
-            }
-            return try client.get(location, revalidating: cached, maxBytes: remoteFetcher.settings.maxBytes, isCancelled: isCancelled)
+        let outcome: RemoteFetcher.Outcome
+        do {
+            outcome = try await fetchRemote(input, url: url, revalidating: cached)
+        } catch {
+            guard let stale = staleCopy(cached, after: error) else { throw error }
+            return stale
         }
         let entry: CachedResponse
         let control: CacheControl
@@ -51,6 +52,81 @@ struct SourceLoader: Sendable {
             try await cacheQueue.run(for: url) { cache.store(entry) }
         }
         return FetchedSource(entry)
+    }
+
+    /// The network part: an HTTP(S) GET, or S3's GetObject, conditional when `cached` is given.
+    private func fetchRemote(_ input: InputFile, url: String, revalidating cached: CachedResponse?) async throws -> RemoteFetcher.Outcome {
+        try await fetchQueue.run(for: url) { [self, remoteFetcher, s3] isCancelled in
+            // Checked and noted on the fetch queue, so that inputs queued behind the first
+            // failure see it.
+            if let unreachable = knownUnreachable(url, cached: cached) { throw unreachable }
+            guard let location = input.s3Location else {
+                do {
+                    return try remoteFetcher.fetch(url, revalidating: cached, isCancelled: isCancelled)
+                } catch {
+                    noteIfUnreachable(url, error)
+                    throw error
+                }
+            }
+            let client: S3Client
+            do throws(S3Configuration.Failure) {
+                client = try s3.client()
+            } catch {
+                throw ItemError(.other, stage: .fetch, reason: "\(S3Client.label("GetObject", location)): \(error.message)", underlying: error)
+            }
+            do {
+                return try client.get(location, revalidating: cached, maxBytes: remoteFetcher.settings.maxBytes, isCancelled: isCancelled)
+            } catch {
+                noteIfUnreachable(url, error)
+                throw error
+            }
+        }
+    }
+
+    /// The cached copy, counted, when `fetch.staleIfError` lets it stand in for a fetch that
+    /// failed with `error` because the origin is unavailable (not for a 404, a refused redirect,
+    /// a body too large or a cancelled run: those say something about the input itself).
+    private func staleCopy(_ cached: CachedResponse?, after error: any Error) -> FetchedSource? {
+        guard remoteFetcher.settings.staleIfError, let cached, let error = error as? ItemError,
+              error.meansOriginUnavailable else { return nil }
+        servedStale.withLock { $0 += 1 }
+        return FetchedSource(cached)
+    }
+
+    /// Notes the origin of `url` as unreachable when `error` says it could not be reached. A
+    /// server that answers 5xx may fail one path only; one that cannot be reached fails them all.
+    private func noteIfUnreachable(_ url: String, _ error: any Error) {
+        guard let error = error as? ItemError, error.underlyingError is FetchError, error.meansOriginUnavailable,
+              let origin = Self.origin(of: url) else { return }
+        unreachableOrigins.withLock { _ = $0.insert(origin) }
+    }
+
+    /// The failure to report, without asking, for an input with a cached copy whose origin was
+    /// found unreachable earlier in this run (`staleCopy` then serves the copy); nil to ask.
+    private func knownUnreachable(_ url: String, cached: CachedResponse?) -> ItemError? {
+        guard remoteFetcher.settings.staleIfError, cached != nil, let origin = Self.origin(of: url),
+              unreachableOrigins.withLock({ $0.contains(origin) }) else { return nil }
+        let failure = FetchError(.connection, "\(origin) could not be reached earlier in this run")
+        return ItemError(.network, stage: .fetch, reason: failure.message, underlying: failure)
+    }
+
+    /// `scheme://host:port` of a URL, or nil.
+    private static func origin(of url: String) -> String? {
+        guard let components = URLComponents(string: url), let scheme = components.scheme, let host = components.host else { return nil }
+        return "\(scheme.lowercased())://\(host.lowercased()):\(components.port.map(String.init) ?? "")"
+    }
+}
+
+extension ItemError {
+    /// Whether a fetch failed because its server could not be reached (refused, DNS, timeout,
+    /// reset) or answered with a server error, as opposed to an answer about the input.
+    var meansOriginUnavailable: Bool {
+        switch underlyingError {
+        case let failure as FetchError: failure.isRetryable
+        case let status as HTTPStatusError: (500..<600).contains(status.status)
+        case let s3 as S3Error: (500..<600).contains(s3.status)
+        default: false
+        }
     }
 }
 

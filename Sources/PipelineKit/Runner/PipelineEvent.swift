@@ -91,6 +91,9 @@ public struct RunSummary: Sendable {
     /// The memory budget the run kept to, and the most its admitted inputs' estimates came to at
     /// once; nil when no limit was known.
     public internal(set) var memory: Memory? = nil
+    /// Remote inputs whose server could not be reached or failed, made from their cached copy
+    /// instead (`fetch.staleIfError`).
+    public internal(set) var inputsServedStale = 0
 
     /// How a run with a memory limit used it.
     public struct Memory: Sendable, Equatable {

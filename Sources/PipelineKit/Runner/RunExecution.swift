@@ -99,6 +99,7 @@ final class RunExecution: Sendable {
         journal?.finish()
         var summary = totals.summary(inputs: plan.inputCount, elapsed: .now - start, cancelled: Task.isCancelled, peakInFlight: peak)
         summary.memory = memory.map { RunSummary.Memory(budget: $0.budget, peakAdmittedBytes: $0.admission.peakAdmitted) }
+        summary.inputsServedStale = sources.servedStale.withLock { $0 }
         emit(.finished(summary))
     }
 

@@ -59,7 +59,8 @@ struct DefinitionBuilder {
                 retries: try fetch.int("retries"),
                 headers: stringMap(root["fetch"]?["headers"]),
                 userAgent: try fetch.string("userAgent"),
-                maxRedirects: try fetch.int("maxRedirects")
+                maxRedirects: try fetch.int("maxRedirects"),
+                staleIfError: try fetch.bool("staleIfError")
             )
             let cache = reader(root["cache"], optionsOf: "cache")
             let cacheSettings = CacheSettings(

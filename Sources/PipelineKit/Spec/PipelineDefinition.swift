@@ -117,6 +117,9 @@ public struct FetchSettings: Sendable, Equatable {
     public var headers: [String: String]
     public var userAgent: String
     public var maxRedirects: Int
+    /// Serve the cached copy of a remote input when its origin cannot be reached or answers
+    /// 5xx after the retries, rather than failing it.
+    public var staleIfError: Bool = true
 }
 
 /// Settings of the `cache` stage: the disk cache of fetched bytes.

@@ -33,6 +33,8 @@ public enum PipelineFormat {
                 Option("userAgent", .string(nonEmpty: true), default: JSONNode(plain: "pipeline/\(PipelineKitInfo.version)"),
                        help: "the User-Agent header"),
                 .integer("maxRedirects", in: 0...20, default: 5, help: "redirects followed (to http and https only)"),
+                .boolean("staleIfError", default: true,
+                         help: "when a remote input's server cannot be reached (refused, DNS, timeout) or answers 5xx after the retries, use its cached copy, however old, with one warning per run; false fails the input"),
             ]), help: "reading inputs: local files, and HTTP(S) with libcurl"),
             Option("cache", .object([
                 concurrency("cache", StageDefaults.cacheConcurrency, nil),
