@@ -6,10 +6,11 @@ public import Vips
 ///
 /// The overlay is a file relative to the pipeline file, or an http(s) URL fetched through the
 /// fetch stage and the disk cache; either way it is decoded once per run, not once per input.
-/// It sits where `gravity` says (or at `left`/`top`), at `opacity`, blended with `blend`; with
-/// `width` it is scaled to that fraction of each image's width (a logo that scales with the
-/// output); with `tile` it repeats across the whole image. The size never changes: an overlay
-/// reaching past the edges is clipped.
+/// It sits where `gravity` says (or at `left`/`top`, which win over a gravity given too, as in
+/// sharp), at `opacity`, blended with `blend`; with `width` it is scaled to that fraction of
+/// each image's width (a logo that scales with the output); with `tile` it repeats across the
+/// whole image, the grid aligned by `gravity` as sharp aligns it. The size never changes: an
+/// overlay reaching past the edges is clipped.
 public struct Composite: ImageProcessing {
     public static let name = "composite"
     public static let summary = "Places another image (file or URL, loaded once per run) over the image: gravity or left/top, opacity, blend mode, tile, width as a fraction."
@@ -25,12 +26,13 @@ public struct Composite: ImageProcessing {
     public static let options: [Option] = [
         Option("image", .string(nonEmpty: true), required: true,
                help: "The overlay: a file relative to the pipeline file, or an http(s) URL (fetched once, through the cache)."),
-        .choice("gravity", gravities, default: "centre", help: "Where the overlay sits when left/top are not given."),
-        .integer("left", in: -10_000_000...10_000_000, help: "The overlay's left edge in pixels (with top; overrides gravity)."),
-        .integer("top", in: -10_000_000...10_000_000, help: "The overlay's top edge in pixels (with left; overrides gravity)."),
+        .choice("gravity", gravities, default: "centre",
+                help: "Where the overlay sits; ignored when left and top are given. With tile, where the grid of tiles is aligned: one tile touches that edge or corner (or, centred along a side, sits in the middle)."),
+        .integer("left", in: -10_000_000...10_000_000, help: "The overlay's left edge in pixels (with top; a gravity given too is ignored, as in sharp)."),
+        .integer("top", in: -10_000_000...10_000_000, help: "The overlay's top edge in pixels (with left; a gravity given too is ignored, as in sharp)."),
         .number("opacity", in: 0...1, default: 1, help: "How opaque the overlay is, 0 (invisible) to 1."),
         .choice("blend", blendModes, default: "over", help: "How overlay and image combine, as libvips names blend modes."),
-        .boolean("tile", default: false, help: "Repeat the overlay across the whole image, from the top-left corner."),
+        .boolean("tile", default: false, help: "Repeat the overlay across the whole image, the tiles aligned by gravity."),
         .number("width", in: 0.001...1, help: "Scale the overlay to this fraction of the image's width (keeping its aspect ratio)."),
     ]
 
@@ -56,7 +58,7 @@ public struct Composite: ImageProcessing {
         let placement: Placement
         switch (left, top) {
         case (let left?, let top?):
-            if options.has("gravity") { throw OptionError(option: "gravity", "cannot be combined with left and top") }
+            // A gravity given too is ignored, as sharp ignores it: the offset says exactly where.
             placement = .offset(left: left, top: top)
         case (nil, nil):
             let name = try options.string("gravity")
@@ -139,10 +141,7 @@ public struct Composite: ImageProcessing {
         }
         var x = 0, y = 0
         if tile {
-            let across = (base.width + overlay.width - 1) / overlay.width
-            let down = (base.height + overlay.height - 1) / overlay.height
-            overlay = try overlay.applying("replicate", ["across": .integer(across), "down": .integer(down)])
-                .extracted(left: 0, top: 0, width: base.width, height: base.height)
+            overlay = try tiled(overlay, over: base)
         } else {
             switch placement {
             case .offset(let left, let top):
@@ -161,6 +160,21 @@ public struct Composite: ImageProcessing {
             result = try result.applying("extract_band", ["band": .integer(0), "n": .integer(base.bands)])
         }
         return result
+    }
+
+    /// The overlay repeated to cover `base`, aligned as sharp aligns tiles: enough tiles to cover
+    /// each side, an odd number along a side where the gravity centres (so that one tile sits in
+    /// the middle), and the base's window taken from that grid where the gravity says.
+    private func tiled(_ overlay: VipsImage, over base: VipsImage) throws(VipsError) -> VipsImage {
+        let gravity: Gravity
+        if case .gravity(let chosen) = placement { gravity = chosen } else { gravity = .northwest }
+        var across = (base.width + overlay.width - 1) / overlay.width
+        var down = (base.height + overlay.height - 1) / overlay.height
+        if [.centre, .north, .south].contains(gravity) { across |= 1 }
+        if [.centre, .east, .west].contains(gravity) { down |= 1 }
+        let grid = try overlay.applying("replicate", ["across": .integer(across), "down": .integer(down)])
+        let (left, top) = gravity.origin(of: (base.width, base.height), in: (grid.width, grid.height))
+        return try grid.extracted(left: left, top: top, width: base.width, height: base.height)
     }
 
     /// The overlay in the base's colour space (greyscale or sRGB), so the bands line up.

@@ -72,6 +72,50 @@ struct CompositeTests {
         for (x, y) in [(0, 0), (199, 99), (105, 55)] { #expect(try tiled.pixel(x: x, y: y) == [255, 0, 0]) }
     }
 
+    @Test func tilesWithSouthGravityAreLaidOutAsSharpLaysThemOut() throws {
+        // Given a black 100×80 image and a 30×25 tile whose first column and first row are red
+        let base = try Fixtures.solid(width: 100, height: 80, colour: [0, 0, 0])
+        let tile = try Fixtures.image(width: 30, height: 25, bands: 3) { x, y in x == 0 || y == 0 ? Fixtures.red : Fixtures.blue }
+
+        // When tiled with gravity south
+        let result = try composite(base, overlay: tile, ["tile": true, "gravity": "south"])
+
+        // Then, as sharp defines it: ceil(100 / 30) = 4 tiles across, made odd (5) because south
+        // centres horizontally; ceil(80 / 25) = 4 down. Of the 150×100 grid, the window
+        // (150 − 100 + 1) / 2 = 25 from the left and 100 − 80 = 20 from the top is kept: tile
+        // edges at x = 5, 35, 65, 95 and y = 5, 30, 55, the last row ending on the bottom edge
+        // and the middle tile (x 35–64) centred.
+        #expect(result.size == base.size)
+        let columns = try (0..<100).filter { try result.pixel(x: $0, y: 40) == [255, 0, 0] }
+        let rows = try (0..<80).filter { try result.pixel(x: 60, y: $0) == [255, 0, 0] }
+        #expect(columns == [5, 35, 65, 95])
+        #expect(rows == [5, 30, 55])
+    }
+
+    @Test func tilesWithCentreGravityPutOneTileInTheMiddle() throws {
+        let base = try Fixtures.solid(width: 100, height: 80, colour: [0, 0, 0])
+        let tile = try Fixtures.image(width: 30, height: 25, bands: 3) { x, y in x == 0 || y == 0 ? Fixtures.red : Fixtures.blue }
+        let result = try composite(base, overlay: tile, ["tile": true])
+        // 5 × 5 tiles (150×125), the window at (25, 23): edges at x = 5, 35, 65, 95 and y = 2, 27, 52, 77.
+        #expect(try (0..<100).filter { try result.pixel(x: $0, y: 40) == [255, 0, 0] } == [5, 35, 65, 95])
+        #expect(try (0..<80).filter { try result.pixel(x: 60, y: $0) == [255, 0, 0] } == [2, 27, 52, 77])
+    }
+
+    @Test func anOffsetWinsOverAGravityGivenToo() throws {
+        // Given a blue image and a red 10×10 logo
+        let base = try Fixtures.solid(width: 60, height: 50, colour: Fixtures.blue)
+        let logo = try Fixtures.solid(width: 10, height: 10, colour: Fixtures.red)
+
+        // When both an offset and a gravity are given, as sharp accepts them
+        let result = try composite(base, overlay: logo, ["gravity": "southeast", "left": 3, "top": 4])
+
+        // Then the logo is at the offset, and the gravity is ignored
+        #expect(try result.pixel(x: 3, y: 4) == [255, 0, 0])
+        #expect(try result.pixel(x: 12, y: 13) == [255, 0, 0])
+        #expect(try result.pixel(x: 13, y: 4) == [0, 0, 255])
+        #expect(try result.pixel(x: 59, y: 49) == [0, 0, 255])
+    }
+
     @Test func blendModesFollowLibvips() throws {
         // multiply: grey over grey darkens; screen lightens
         let base = try Fixtures.solid(width: 10, height: 10, colour: [128, 128, 128])
