@@ -9,8 +9,9 @@ public import Vips
 /// It sits where `gravity` says (or at `left`/`top`, which win over a gravity given too, as in
 /// sharp), at `opacity`, blended with `blend`; with `width` it is scaled to that fraction of
 /// each image's width (a logo that scales with the output); with `tile` it repeats across the
-/// whole image, the grid aligned by `gravity` as sharp aligns it. The size never changes: an
-/// overlay reaching past the edges is clipped.
+/// whole image, the grid aligned by `gravity` as sharp aligns it (or, with `left`/`top`, the
+/// grid shifted by that offset). The size never changes: an overlay reaching past the edges is
+/// clipped.
 public struct Composite: ImageProcessing {
     public static let name = "composite"
     public static let summary = "Places another image (file or URL, loaded once per run) over the image: gravity or left/top, opacity, blend mode, tile, width as a fraction."
@@ -32,7 +33,8 @@ public struct Composite: ImageProcessing {
         .integer("top", in: -10_000_000...10_000_000, help: "The overlay's top edge in pixels (with left; a gravity given too is ignored, as in sharp)."),
         .number("opacity", in: 0...1, default: 1, help: "How opaque the overlay is, 0 (invisible) to 1."),
         .choice("blend", blendModes, default: "over", help: "How overlay and image combine, as libvips names blend modes."),
-        .boolean("tile", default: false, help: "Repeat the overlay across the whole image, the tiles aligned by gravity."),
+        .boolean("tile", default: false,
+                 help: "Repeat the overlay across the whole image, the tiles aligned by gravity, or with left and top shifted by that offset (at most to the far side of the grid sharp makes, whose tile count gravity still decides)."),
         .number("width", in: 0.001...1, help: "Scale the overlay to this fraction of the image's width (keeping its aspect ratio)."),
     ]
 
@@ -44,6 +46,9 @@ public struct Composite: ImageProcessing {
     public let tile: Bool
     /// The overlay's width as a fraction of the image's, or nil for its own size.
     public let widthFraction: Double?
+    /// With `tile` and an offset: the gravity given too (else centre), which still decides how
+    /// many tiles the grid has, as in sharp. Unused otherwise.
+    public let gridGravity: Gravity
 
     /// Where the overlay goes.
     public enum Placement: Hashable, Sendable {
@@ -55,14 +60,14 @@ public struct Composite: ImageProcessing {
         let reference = try options.string("image")
         let image = try Self.resolve(reference, against: options.baseDirectory)
         let left = try options.optionalInt("left"), top = try options.optionalInt("top")
+        let gravityName = try options.string("gravity")
+        guard let gravity = Gravity(name: gravityName) else { throw OptionError(option: "gravity", "unknown value \"\(gravityName)\"") }
         let placement: Placement
         switch (left, top) {
         case (let left?, let top?):
             // A gravity given too is ignored, as sharp ignores it: the offset says exactly where.
             placement = .offset(left: left, top: top)
         case (nil, nil):
-            let name = try options.string("gravity")
-            guard let gravity = Gravity(name: name) else { throw OptionError(option: "gravity", "unknown value \"\(name)\"") }
             placement = .gravity(gravity)
         case (nil, _):
             throw OptionError(option: "left", "is required with top")
@@ -70,24 +75,24 @@ public struct Composite: ImageProcessing {
             throw OptionError(option: "top", "is required with left")
         }
         try self.init(image: image, placement: placement, opacity: options.double("opacity"), blend: options.string("blend"),
-                      tile: options.bool("tile"), widthFraction: options.optionalDouble("width"))
+                      tile: options.bool("tile"), widthFraction: options.optionalDouble("width"), gridGravity: gravity)
     }
 
     /// A composite for use from Swift; `image` is an absolute file URL or an http(s) URL.
     public init(image: URL, placement: Placement = .gravity(.centre), opacity: Double = 1, blend: String = "over",
-                tile: Bool = false, widthFraction: Double? = nil) throws(OptionError) {
+                tile: Bool = false, widthFraction: Double? = nil, gridGravity: Gravity = .centre) throws(OptionError) {
         guard (0...1).contains(opacity) else { throw OptionError(option: "opacity", "must be between 0 and 1") }
         guard Self.blendModes.contains(blend) else { throw OptionError(option: "blend", "unknown blend mode \"\(blend)\"") }
         if let widthFraction, !(0.001...1).contains(widthFraction) {
             throw OptionError(option: "width", "must be a fraction of the image's width, between 0.001 and 1")
         }
-        if tile, case .offset = placement { throw OptionError(option: "tile", "cannot be combined with left and top: a tiled overlay covers the image") }
         self.image = image
         self.placement = placement
         self.opacity = opacity
         self.blend = blend
         self.tile = tile
         self.widthFraction = widthFraction
+        self.gridGravity = gridGravity
     }
 
     /// An http(s) URL as it is; anything else a path relative to `base`, which must exist now,
@@ -120,7 +125,9 @@ public struct Composite: ImageProcessing {
         case .offset(let left, let top): where_ = "left:\(left),top:\(top)"
         }
         let scale = widthFraction.map { ",width:\($0)" } ?? ""
-        return "composite(image:\(image.isFileURL ? image.path : image.absoluteString),\(where_),opacity:\(opacity),blend:\(blend),tile:\(tile)\(scale))"
+        var grid = ""
+        if tile, case .offset = placement { grid = ",grid:\(gridGravity.rawValue)" }
+        return "composite(image:\(image.isFileURL ? image.path : image.absoluteString),\(where_),opacity:\(opacity),blend:\(blend),tile:\(tile)\(scale)\(grid))"
     }
 
     public func outputSize(for size: ImageSize) -> ImageSize { size }
@@ -164,16 +171,26 @@ public struct Composite: ImageProcessing {
 
     /// The overlay repeated to cover `base`, aligned as sharp aligns tiles: enough tiles to cover
     /// each side, an odd number along a side where the gravity centres (so that one tile sits in
-    /// the middle), and the base's window taken from that grid where the gravity says.
+    /// the middle), and the base's window taken from that grid where the gravity says, or at the
+    /// offset (kept within the grid).
     private func tiled(_ overlay: VipsImage, over base: VipsImage) throws(VipsError) -> VipsImage {
         let gravity: Gravity
-        if case .gravity(let chosen) = placement { gravity = chosen } else { gravity = .northwest }
+        switch placement {
+        case .gravity(let chosen): gravity = chosen
+        case .offset: gravity = gridGravity
+        }
         var across = (base.width + overlay.width - 1) / overlay.width
         var down = (base.height + overlay.height - 1) / overlay.height
         if [.centre, .north, .south].contains(gravity) { across |= 1 }
         if [.centre, .east, .west].contains(gravity) { down |= 1 }
         let grid = try overlay.applying("replicate", ["across": .integer(across), "down": .integer(down)])
-        let (left, top) = gravity.origin(of: (base.width, base.height), in: (grid.width, grid.height))
+        let (left, top): (Int, Int)
+        switch placement {
+        case .gravity:
+            (left, top) = gravity.origin(of: (base.width, base.height), in: (grid.width, grid.height))
+        case .offset(let x, let y):
+            (left, top) = (min(max(0, x), grid.width - base.width), min(max(0, y), grid.height - base.height))
+        }
         return try grid.extracted(left: left, top: top, width: base.width, height: base.height)
     }
 

@@ -101,6 +101,23 @@ struct CompositeTests {
         #expect(try (0..<80).filter { try result.pixel(x: 60, y: $0) == [255, 0, 0] } == [2, 27, 52, 77])
     }
 
+    @Test func tilesWithAnOffsetShiftTheGridAsSharpDoes() throws {
+        let base = try Fixtures.solid(width: 100, height: 80, colour: [0, 0, 0])
+        let tile = try Fixtures.image(width: 30, height: 25, bands: 3) { x, y in x == 0 || y == 0 ? Fixtures.red : Fixtures.blue }
+        func edges(_ result: VipsImage, row: Int, column: Int) throws -> (columns: [Int], rows: [Int]) {
+            (try (0..<100).filter { try result.pixel(x: $0, y: row) == [255, 0, 0] },
+             try (0..<80).filter { try result.pixel(x: column, y: $0) == [255, 0, 0] })
+        }
+        // Centre (no gravity): 5 × 5 tiles (150×125); the window at (40, 10), within the grid
+        let centred = try edges(try composite(base, overlay: tile, ["tile": true, "left": 40, "top": 10]), row: 30, column: 60)
+        #expect(centred.columns == [20, 50, 80])
+        #expect(centred.rows == [15, 40, 65])
+        // West: 4 tiles across (120), so the window can go no further than 120 − 100 = 20
+        let west = try edges(try composite(base, overlay: tile, ["tile": true, "left": 40, "top": 10, "gravity": "west"]), row: 30, column: 60)
+        #expect(west.columns == [10, 40, 70])
+        #expect(west.rows == [15, 40, 65])
+    }
+
     @Test func anOffsetWinsOverAGravityGivenToo() throws {
         // Given a blue image and a red 10×10 logo
         let base = try Fixtures.solid(width: 60, height: 50, colour: Fixtures.blue)
@@ -137,7 +154,6 @@ struct CompositeTests {
         #expect((#expect(throws: OptionError.self) { try build(["image": "ftp://example.org/logo.png"]) })?.option == "image")
         try directory.write(Data([1]), to: "logo.png")
         #expect((#expect(throws: OptionError.self) { try build(["image": "logo.png", "left": 3]) })?.option == "top")
-        #expect((#expect(throws: OptionError.self) { try build(["image": "logo.png", "left": 3, "top": 1, "tile": true]) })?.option == "tile")
     }
 
     @Test func aURLOverlayIsFetchedOnceForTheWholeRunAndAFileOneIsRelativeToThePipeline() async throws {
