@@ -28,7 +28,7 @@ public struct Composite: ImageProcessing {
         Option("image", .string(nonEmpty: true), required: true,
                help: "The overlay: a file relative to the pipeline file, or an http(s) URL (fetched once, through the cache)."),
         .choice("gravity", gravities, default: "centre",
-                help: "Where the overlay sits; ignored when left and top are given. With tile, where the grid of tiles is aligned: one tile touches that edge or corner (or, centred along a side, sits in the middle)."),
+                help: "Where the overlay sits; left and top, when given, win over it. With tile, where the grid of tiles is aligned: one tile touches that edge or corner (or, centred along a side, sits in the middle); with tile and left/top it still decides how many tiles the grid has."),
         .integer("left", in: -10_000_000...10_000_000, help: "The overlay's left edge in pixels (with top; a gravity given too is ignored, as in sharp)."),
         .integer("top", in: -10_000_000...10_000_000, help: "The overlay's top edge in pixels (with left; a gravity given too is ignored, as in sharp)."),
         .number("opacity", in: 0...1, default: 1, help: "How opaque the overlay is, 0 (invisible) to 1."),
