@@ -4,7 +4,8 @@
 # (blocks naming one path are joined in order), the pipeline dependency is pointed at this
 # checkout by path (the guide's URL cannot be resolved here), and the package is built and its
 # command run on a bundled sample image. Fails when a Swift block names no file (it would not be
-# compiled), when the build fails, or when the command does not make every output.
+# compiled), when the build or the guide's tests fail, or when the command does not make every
+# output.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 guide="$root/docs/writing-a-plugin.md"
@@ -66,6 +67,7 @@ cd "$package"
 mkdir -p photos
 cp "$root/Pipelines/samples/dune.jpg" photos/
 swift build
+swift test
 bin=.build/debug/border-pipeline
 plugins=$("$bin" plugins)
 grep -q '^border: ' <<< "$plugins" || { echo "border missing from plugins" >&2; echo "$plugins" >&2; exit 1; }
