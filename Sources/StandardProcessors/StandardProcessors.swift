@@ -11,7 +11,7 @@ extension ProcessorRegistry {
     /// The processors built into `pipeline`, in the order `pipeline plugins` lists them.
     ///
     /// A plugin from another package is added with `.standard.adding(MyStep.self)` and its own
-    /// command (see the README). A plugin built into this repository is a type under `Plugins/`
+    /// command (see docs/writing-a-plugin.md). A plugin built into this repository is a type under `Plugins/`
     /// that conforms to `ImageProcessing`, in a module that `Package.swift` lists in
     /// `pluginModules`, plus its line here (and its module's `import` above).
     public static let standard = ProcessorRegistry([

@@ -16,7 +16,7 @@ public enum Vips {
     /// Sets how many worker threads libvips runs for each image it computes.
     ///
     /// The pipeline already keeps several images in flight on its stage queues, so one thread
-    /// per image avoids oversubscribing the cores (see the README's measurements).
+    /// per image avoids oversubscribing the cores (see Benchmarks/RESULTS.md).
     public static func setThreadsPerImage(_ threads: Int) {
         vips_concurrency_set(Int32(max(1, threads)))
     }
@@ -38,7 +38,7 @@ public enum Vips {
     ///   in anew each time. `releaseFreeMemory()` still gives everything free back, between
     ///   inputs.
     ///
-    /// Measured with `Benchmarks/run.sh --repeat 8` (see the README). Done by `Vips.start()`
+    /// Measured with `Benchmarks/run.sh --repeat 8` (see Benchmarks/RESULTS.md). Done by `Vips.start()`
     /// and, earlier, by `PipelineCLI.main` before any thread exists: arenas made before the
     /// call stay. An embedder calls it first thing in `main` for the full effect.
     public static func tuneAllocator(arenas: Int = mallocArenas, mmapThreshold: Int = mallocMmapThreshold,
@@ -69,7 +69,7 @@ public enum Vips {
         _ = pl_set_default_thread_stack(2 << 20)
     }
 
-    /// Two arenas: measured with `Benchmarks/run.sh --repeat 8` (see the README), as the pyvips
+    /// Two arenas: measured with `Benchmarks/run.sh --repeat 8` (see Benchmarks/RESULTS.md), as the pyvips
     /// reference sets it.
     public static let mallocArenas = 2
 

@@ -20,7 +20,7 @@ extension VipsImage {
     /// is too small to gain from it.
     ///
     /// - Parameters:
-    ///   - file: the TIFF's path.
+    ///   - path: the TIFF's path.
     ///   - header: libvips' header of the file (`open(file:)` without options).
     ///   - readAhead: the most the rows decoded ahead may hold (at least two groups of whole
     ///     strips are always allowed; strips larger than this are read row by row).

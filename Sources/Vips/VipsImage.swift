@@ -46,8 +46,10 @@ public final class VipsImage: @unchecked Sendable {
 
     /// Opens an image file. Only the header is read; pixels are decoded when something asks.
     ///
-    /// - Parameter options: libvips load options, for example `"shrink=2,fail_on=error"`;
-    ///   every option must exist on the loader libvips picks for the file.
+    /// - Parameters:
+    ///   - path: the image file.
+    ///   - options: libvips load options, for example `"shrink=2,fail_on=error"`; every option
+    ///     must exist on the loader libvips picks for the file.
     public static func open(file path: String, options: String = "") throws(VipsError) -> VipsImage {
         try Vips.start()
         guard let image = pl_load_file(path, options) else {

@@ -92,7 +92,7 @@ import TestSupport
 
     /// AV1 encoders running side by side (an encode lane per core): the bundled storm photo
     /// enlarged to about 3840×2160 and saved as JPEG again makes libaom hold about 770 MB while
-    /// it encodes (see the README, "Memory of the encoders"). In a memory cgroup of 1.3 GB, two
+    /// it encodes (see Benchmarks/RESULTS.md, "Memory of the encoders"). In a memory cgroup of 1.3 GB, two
     /// such encodes at once were killed (exit 137, nothing made) when admission counted only
     /// the images; it now counts each input's encoder, so one waits and all three are made.
     @Test func encodersThatHoldHundredsOfMegabytesWaitForRoomInAMemoryCgroup() throws {

@@ -151,7 +151,7 @@ public struct EncoderSettings: Sendable, Hashable {
     /// side (one lane per core).
     ///
     /// `Benchmarks/encoder-memory.sh` measures it: the peak of libvips' saver over a plain copy
-    /// of the same image, one thread, photographs at 1920×1080 and 3840×2160 (see the README,
+    /// of the same image, one thread, photographs at 1920×1080 and 3840×2160 (see Benchmarks/RESULTS.md,
     /// "Memory of the encoders"). Each figure here is a line over the most any of them took.
     /// AV1 took 45–91 MB and 150–212 MB, except one image at 3840×2160 (a photo enlarged twice
     /// and saved as JPEG again) that took 770 MB (93 bytes a pixel) at efforts 4 and 9 and

@@ -516,7 +516,7 @@ struct ImageDecoder: Sendable {
     /// the outputs allow, as sharp does; otherwise leave a factor of two for the resampling that
     /// follows, as `vips_thumbnail` does, for the finest detail.
     ///
-    /// Measured with `Benchmarks/run.sh` (see the README): the fast choice is what makes the
+    /// Measured with `Benchmarks/run.sh` (see Benchmarks/RESULTS.md): the fast choice is what makes the
     /// standard job faster than the vips_thumbnail-based reference.
     static func loadShrink(allowed: Double, loader: String, fast: Bool) -> Int {
         guard loader.hasPrefix("jpegload") else { return 1 }
@@ -561,7 +561,7 @@ struct ImageDecoder: Sendable {
     /// it row by row and report any fault in it. The caller releases `bytes` (the rows; the
     /// file's part is given back here, its copy freed once inflated) once the image is gone.
     ///
-    /// Measured with `Benchmarks/run.sh` on the PNG corpus (see the README): zlib's inflate was
+    /// Measured with `Benchmarks/run.sh` on the PNG corpus (see Benchmarks/RESULTS.md): zlib's inflate was
     /// 28% of the run's time, and libdeflate inflates the same data two to four times as fast;
     /// the run went from 1.05× the pyvips reference's wall time to 0.81×.
     private func readWholePNG(_ source: EncodedSource, header: VipsImage) -> (image: VipsImage, bytes: Int64)? {
@@ -585,7 +585,7 @@ struct ImageDecoder: Sendable {
     /// through libvips' loader; nil leaves it to that loader (animated, or a fault libwebp found).
     ///
     /// Measured on the corpus' fourteen 4096×4096 WebP files decoded to 1280×1280: libvips'
-    /// loader took 3.0 s of CPU time, libwebp alone on one thread 2.3 s (see the README).
+    /// loader took 3.0 s of CPU time, libwebp alone on one thread 2.3 s (see Benchmarks/RESULTS.md).
     private func decodeWebP(_ source: EncodedSource, header: VipsImage, size: ImageSize) -> VipsImage? {
         switch source {
         case .file(let path, _): VipsImage.decodeWebP(file: path, header: header, width: size.width, height: size.height)
@@ -599,7 +599,7 @@ struct ImageDecoder: Sendable {
     /// this reader's to judge); nil leaves it to libvips' loader. Fetched bytes are copied for
     /// the reader (the TIFF's file size again, while it is read).
     ///
-    /// Measured with `Benchmarks/run.sh` on a 1-gigapixel LZW TIFF (see the README): libtiff's
+    /// Measured with `Benchmarks/run.sh` on a 1-gigapixel LZW TIFF (see Benchmarks/RESULTS.md): libtiff's
     /// LZW decoder was two thirds of the run's time, on one core of two.
     private func readStripsAhead(_ source: EncodedSource, header: VipsImage) -> VipsImage? {
         guard Self.readsAhead(failOn: settings.failOn) else { return nil }
@@ -615,7 +615,7 @@ struct ImageDecoder: Sendable {
     /// is strict as libvips' default or stricter short of warnings; nil leaves it to libvips'
     /// loader. Fetched bytes are read where they are (the passes of a windowed decode share them).
     ///
-    /// Measured with `Benchmarks/run.sh` (see the README): on a 200000×5000 PNG libvips' loader
+    /// Measured with `Benchmarks/run.sh` (see Benchmarks/RESULTS.md): on a 200000×5000 PNG libvips' loader
     /// kept about 518 full-width rows, 310 MB; on the PNG corpus, where the largest files do
     /// not fit the whole-PNG allowance together, zlib's inflate was 10% of the run's time.
     private func readPNGRowsAhead(_ source: EncodedSource, header: VipsImage) -> VipsImage? {

@@ -253,7 +253,9 @@ public struct PlanExplanation: Sendable {
 extension Pipeline {
     /// Plans the run and reads headers (no pixels) to say what it would do.
     ///
-    /// - Parameter shardSource: how the shard was chosen (the command line, a scheduler's variables), to show.
+    /// - Parameters:
+    ///   - shard: explain only this shard's inputs.
+    ///   - shardSource: how the shard was chosen (the command line, a scheduler's variables), to show.
     public func explain(shard: Shard? = nil, shardSource: String? = nil) throws(PipelineFileError) -> PlanExplanation {
         PlanExplanation(plan: try plan(shard: shard), shardSource: shardSource, memoryBudget: memoryBudget())
     }

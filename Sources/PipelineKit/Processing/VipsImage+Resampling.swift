@@ -34,7 +34,7 @@ extension VipsImage {
     /// keeps them on that path, and in floating point otherwise, as libvips does. An alpha band
     /// that is everywhere opaque (`hasOpaqueAlphaInMemory`: a PNG or WebP saved with alpha it
     /// does not use) is resampled as it is: premultiplying by it changes nothing. Measured with
-    /// `Benchmarks/run.sh` (see the README).
+    /// `Benchmarks/run.sh` (see Benchmarks/RESULTS.md).
     public func resampled(to size: ImageSize, kernel: Kernel = .lanczos3) throws(VipsError) -> VipsImage {
         guard size != self.size else { return self }
         // The whole factors libvips' resize would box-shrink by (it leaves at least ×2 to the kernel).

@@ -19,6 +19,8 @@ public enum ReportWriter {
     /// Writes `report.json` and `index.html` into `directory`, creating it (and its parents).
     ///
     /// - Parameters:
+    ///   - report: the run's report.
+    ///   - directory: the folder to write into.
     ///   - inputDirectory: the folder relative input names resolve against (the pipeline
     ///     file's folder, `PipelineDefinition.baseDirectory`), for the input thumbnails; nil
     ///     resolves them against the current directory. An input that cannot be read is

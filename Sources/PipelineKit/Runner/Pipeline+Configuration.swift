@@ -8,7 +8,7 @@ extension Pipeline {
         /// when a run starts; nil leaves libvips as it is (its `VIPS_CONCURRENCY`, or one per core).
         ///
         /// The default, 1: the stage queues keep several images in flight, and one libvips
-        /// thread each keeps the cores busy without oversubscribing them (measured: see the README).
+        /// thread each keeps the cores busy without oversubscribing them (measured: see Benchmarks/RESULTS.md).
         public var vipsThreadsPerImage: Int?
 
         /// The memory limit of the run in bytes, like `--max-memory`: inputs wait rather than

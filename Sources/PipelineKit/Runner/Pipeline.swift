@@ -18,8 +18,11 @@ public struct Pipeline: Sendable {
 
     /// Reads and checks a pipeline file; relative paths in it resolve against its folder.
     ///
-    /// - Parameter displayName: how errors name the file (default: its full path), for example
-    ///   the path as the user typed it.
+    /// - Parameters:
+    ///   - url: the pipeline file.
+    ///   - processors: the steps the file may name.
+    ///   - displayName: how errors name the file (default: its full path), for example the path
+    ///     as the user typed it.
     public init(contentsOf url: URL, processors: ProcessorRegistry, displayName: String? = nil) throws(PipelineFileError) {
         fileName = displayName ?? url.path
         definition = try PipelineDefinition(contentsOf: url, processors: processors, displayName: fileName)
@@ -50,11 +53,11 @@ public struct Pipeline: Sendable {
     ///   - dataLoader: fetches URLs; by default libcurl with the file's `fetch` settings.
     ///   - cache: keeps fetched bytes between runs; by default the disk cache the file's `cache`
     ///     section describes (none when it says `"enabled": false`).
-    /// - Throws: `PipelineFileError` when planning finds clashing output paths or unreadable
-    ///   input lists; nothing has run then.
     ///   - force: make every output, even those an earlier run made from the same input and
     ///     settings (incremental runs skip those, unless the file says `"incremental": false`).
     ///   - shard: make only this shard's inputs (see `Shard`).
+    /// - Throws: `PipelineFileError` when planning finds clashing output paths or unreadable
+    ///   input lists; nothing has run then.
     public func run(dataLoader: (any DataLoading)? = nil, cache: (any DataCaching)? = nil, force: Bool = false,
                     shard: Shard? = nil) throws(PipelineFileError) -> PipelineRun {
         let journal = definition.incremental

@@ -34,7 +34,7 @@ final class RunExecution: Sendable {
     /// streaming inputs only, and the corpus' two largest progressive photos (54 MB and 25 MB)
     /// one after the other: at 80 MB they met in some runs and not in others (×1 peaks of 145
     /// to 179 MiB over three runs; 157 to 162 MiB at 64 MB). Measured with `Benchmarks/run.sh
-    /// --repeat 8` (see the README).
+    /// --repeat 8` (see Benchmarks/RESULTS.md).
     static let unstreamedDecodeTarget: Int64 = 64_000_000
     /// How many inputs may wait aside for `unstreamedDecodes` while others start: enough to look
     /// past eight copies of one large photo to something that streams.

@@ -197,7 +197,7 @@ public struct DecompressSettings: Sendable, Equatable {
 /// The widths follow the cores the process may use (`AvailableCores`), with one libvips thread
 /// per image: a decode and an encode lane per core, so that whichever of the two a job spends
 /// its time in (decoding for thumbnails, AV1 encoding for a responsive set) keeps every core
-/// busy. Measured on a 2-core machine with `Benchmarks/run.sh` (see the README).
+/// busy. Measured on a 2-core machine with `Benchmarks/run.sh` (see Benchmarks/RESULTS.md).
 public enum StageDefaults {
     public static let fetchConcurrency = 4
     public static let cacheConcurrency = 2

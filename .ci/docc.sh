@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Builds the DocC catalogs of PipelineKit and Vips with the toolchain's docc, from the symbol
+# graphs of the debug build, into a temporary folder. Any warning (a broken symbol link, an
+# article that links nowhere) fails the build.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+docc=${DOCC:-$(dirname "$(command -v swift)")/docc}
+[ -x "$docc" ] || docc=$(command -v docc) || { echo "no docc beside swift or on PATH" >&2; exit 1; }
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# Extracts the public symbols of every module of the package (building it first, when needed).
+# SwiftPM 6.3 also tries the test-discovery modules, which have no module file, and then exits
+# non-zero after writing every other graph: what counts is that the two graphs used here are new.
+graphs=.build/$(uname -m)-unknown-linux-gnu/symbolgraph
+rm -rf "$graphs"
+swift package dump-symbol-graph --minimum-access-level public > "$work/dump.log" 2>&1 || true
+for module in PipelineKit Vips; do
+  [ -s "$graphs/$module.symbols.json" ] \
+    || { cat "$work/dump.log" >&2; echo "docc: no symbol graph for $module in $graphs" >&2; exit 1; }
+done
+
+for module in PipelineKit Vips; do
+  mkdir -p "$work/graphs/$module"
+  cp "$graphs/$module.symbols.json" "$work/graphs/$module/"
+  "$docc" convert "Sources/$module/$module.docc" \
+    --additional-symbol-graph-dir "$work/graphs/$module" \
+    --fallback-display-name "$module" \
+    --fallback-bundle-identifier "org.pipeline.$module" \
+    --output-path "$work/$module.doccarchive" \
+    --warnings-as-errors
+  echo "docc: $module built without warnings"
+done
