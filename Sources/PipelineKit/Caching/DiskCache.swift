@@ -25,11 +25,12 @@ public final class DiskCache: DataCaching {
     public func cachedResponse(for url: String) -> CachedResponse? {
         let file = entryPath(for: url)
         guard let data = FileManager.default.contents(atPath: file) else { return nil }
-        guard let response = Self.decode(data), response.url == url else {
+        guard var response = Self.decode(data), response.url == Self.digest(of: url) else {
             // A damaged entry (or, very rarely, another URL with the same hash) is not served.
             unlink(file)
             return nil
         }
+        response.url = url
         // Mark as recently used, for eviction.
         utimes(file, nil)
         return response
@@ -136,6 +137,8 @@ public final class DiskCache: DataCaching {
     // body's length and checksum.
 
     private struct Metadata: Codable {
+        /// The URL's `digest(of:)`, not the URL: a URL may carry credentials (a presigned
+        /// signature, a password), and nothing in the cache folder holds them in the clear.
         var url: String
         var etag: String?
         var lastModified: String?
@@ -146,7 +149,7 @@ public final class DiskCache: DataCaching {
     }
 
     static func encode(_ response: CachedResponse) -> Data? {
-        let metadata = Metadata(url: response.url, etag: response.etag, lastModified: response.lastModified,
+        let metadata = Metadata(url: digest(of: response.url), etag: response.etag, lastModified: response.lastModified,
                                 storedAt: response.storedAt, maxAge: response.maxAge,
                                 bodyLength: response.body.count, bodyChecksum: FNV1a.hash(response.body))
         guard let json = try? JSONEncoder().encode(metadata) else { return nil }
@@ -157,6 +160,13 @@ public final class DiskCache: DataCaching {
         return data
     }
 
+    /// What an entry records of the URL it holds: its SHA-256, enough to tell it from another
+    /// URL whose entry has the same file name.
+    static func digest(of url: String) -> String {
+        "sha256:" + SHA256.hex(Data(url.utf8))
+    }
+
+    /// The response an entry holds, its `url` the digest of the URL (see `Metadata.url`).
     static func decode(_ data: Data) -> CachedResponse? {
         guard data.starts(with: magic) else { return nil }
         var rest = data.dropFirst(magic.count)

@@ -18,11 +18,11 @@ struct SourceLoader: Sendable {
         guard let url = input.url else {
             return try await fetchQueue.run(for: input.displayName) { [fileFetcher] in try fileFetcher.fetch(input) }
         }
-        let cached = try await cacheQueue.run(for: url) { [cache] in cache?.cachedResponse(for: url) }
+        let cached = try await cacheQueue.run(for: input.displayName) { [cache] in cache?.cachedResponse(for: url) }
         if let cached, cached.isFresh() {
             return FetchedSource(cached)
         }
-        let outcome = try await fetchQueue.run(for: url) { [remoteFetcher, s3] isCancelled in
+        let outcome = try await fetchQueue.run(for: input.displayName) { [remoteFetcher, s3] isCancelled in
             guard let location = input.s3Location else {
                 return try remoteFetcher.fetch(url, revalidating: cached, isCancelled: isCancelled)
             }
@@ -48,7 +48,7 @@ struct SourceLoader: Sendable {
         }
         // A response nothing can revalidate or keep fresh would only be fetched again: not stored.
         if !control.noStore, let cache, entry.etag != nil || entry.lastModified != nil || entry.maxAge != nil {
-            try await cacheQueue.run(for: url) { cache.store(entry) }
+            try await cacheQueue.run(for: input.displayName) { cache.store(entry) }
         }
         return FetchedSource(entry)
     }

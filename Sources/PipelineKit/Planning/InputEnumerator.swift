@@ -6,6 +6,8 @@ struct InputEnumerator {
     let baseDirectory: URL
     /// Lists `s3://` globs; nil where S3 is not available (then such an input is a problem).
     var s3: S3Access? = nil
+    /// How URL inputs are named: with the credentials in them hidden.
+    var redaction = CredentialRedaction()
 
     /// What enumeration found.
     struct Result {
@@ -64,7 +66,7 @@ struct InputEnumerator {
             result.problems.append(.init(path: place, location: nil, message: "cannot read the input list \(listPath)"))
             return
         }
-        let listFolder = InputEnumerator(baseDirectory: URL(fileURLWithPath: absolute).deletingLastPathComponent(), s3: s3)
+        let listFolder = InputEnumerator(baseDirectory: URL(fileURLWithPath: absolute).deletingLastPathComponent(), s3: s3, redaction: redaction)
         for (number, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let line = rawLine.trimmingCharacters(in: .whitespacesAndNewlines)
             if line.isEmpty || line.hasPrefix("#") { continue }
@@ -81,7 +83,7 @@ struct InputEnumerator {
     @discardableResult
     private func expand(_ pattern: String, at place: String, into result: inout Result) -> String? {
         if Self.isURL(pattern) {
-            result.files.append(InputFile(url: pattern))
+            result.files.append(InputFile(url: pattern, redaction: redaction))
             return nil
         }
         if S3Location.isS3(pattern) {

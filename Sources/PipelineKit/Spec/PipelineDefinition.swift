@@ -117,6 +117,11 @@ public struct FetchSettings: Sendable, Equatable {
     public var headers: [String: String]
     public var userAgent: String
     public var maxRedirects: Int
+    /// Query parameters to redact beyond the standard ones (`CredentialRedaction`).
+    public var redactQuery: [String] = []
+
+    /// How URLs of this run are shown: credentials in them hidden.
+    public var redaction: CredentialRedaction { CredentialRedaction(extraQueryNames: redactQuery) }
 }
 
 /// Settings of the `cache` stage: the disk cache of fetched bytes.

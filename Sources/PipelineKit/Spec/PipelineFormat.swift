@@ -33,6 +33,10 @@ public enum PipelineFormat {
                 Option("userAgent", .string(nonEmpty: true), default: JSONNode(plain: "pipeline/\(PipelineKitInfo.version)"),
                        help: "the User-Agent header"),
                 .integer("maxRedirects", in: 0...20, default: 5, help: "redirects followed (to http and https only)"),
+                Option("redactQuery", .array(.string(nonEmpty: true), minCount: 0),
+                       help: "more query parameters whose values are secrets, shown as *** in every message, report, trace and cache entry "
+                           + "(always: the user and password of a URL, X-Amz-Signature, X-Amz-Credential, X-Amz-Security-Token, token, sig, "
+                           + "signature, key and password, in any case); they are still sent"),
             ]), help: "reading inputs: local files, and HTTP(S) with libcurl"),
             Option("cache", .object([
                 concurrency("cache", StageDefaults.cacheConcurrency, nil),
