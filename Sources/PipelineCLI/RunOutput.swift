@@ -75,12 +75,14 @@ final class RunOutput {
             ])
         case .finished(let summary):
             progress?.stop()
+            for warning in summary.warnings { printError("warning: \(warning)".escapingControlCharacters) }
             logger.info("run finished", metadata: ["succeeded": "\(summary.succeeded)", "failed": "\(summary.failed)"])
             var fields: [String: Any] = [
                 "event": "runFinished", "inputs": summary.inputs, "succeeded": summary.succeeded, "failed": summary.failed,
                 "notRun": summary.notRun, "outputsWritten": summary.outputsWritten, "outputsUpToDate": summary.outputsUpToDate, "seconds": summary.seconds,
                 "imagesPerSecond": summary.imagesPerSecond, "cancelled": summary.cancelled,
             ]
+            if !summary.warnings.isEmpty { fields["warnings"] = summary.warnings }
             if let memory = summary.memory {
                 fields["memory"] = ["budgetBytes": memory.budget.bytes, "limitBytes": memory.budget.limit, "source": memory.budget.source,
                                     "peakAdmittedBytes": memory.peakAdmittedBytes]

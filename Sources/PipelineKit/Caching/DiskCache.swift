@@ -12,6 +12,10 @@ public final class DiskCache: DataCaching {
     public let maxSize: Int64
     /// Bytes this process believes the cache holds; nil until first counted.
     private let estimatedSize = Locked<Int64?>(nil)
+    /// The first store that failed, for `writeProblem`.
+    private let firstProblem = Locked<String?>(nil)
+
+    public var writeProblem: String? { firstProblem.withLock { $0 } }
 
     private static let magic = Data("PIPELINE-CACHE-1\n".utf8)
 
@@ -40,20 +44,42 @@ public final class DiskCache: DataCaching {
         guard let encoded = Self.encode(response) else { return }
         let file = entryPath(for: response.url)
         let folder = (file as NSString).deletingLastPathComponent
-        guard (try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)) != nil else { return }
-        let temporary = folder + "/.tmp-" + UUID().uuidString
-        guard FileManager.default.createFile(atPath: temporary, contents: nil) else { return }
-        guard let handle = FileHandle(forWritingAtPath: temporary) else { unlink(temporary); return }
-        do {
-            try handle.write(contentsOf: encoded)
-            try handle.synchronize()
-            try handle.close()
-        } catch {
-            try? handle.close()
-            unlink(temporary)
-            return
+        // A failure is kept to be said once, as a warning: the input was fetched, and only the
+        // next run's copy of it is lost.
+        func failed(_ path: String, _ code: Int32) {
+            firstProblem.withLock { $0 = $0 ?? "cannot write the cache entry \(path): \(String(cString: strerror(code)))" }
         }
-        guard rename(temporary, file) == 0 else { unlink(temporary); return }
+        if mkdir(folder, 0o777) != 0, errno != EEXIST {
+            let code = errno
+            // The cache folder itself may be missing: made with its parents, then tried again.
+            try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            var info = stat()
+            guard stat(folder, &info) == 0 else { return failed(folder, code == ENOENT ? errno : code) }
+        }
+        let temporary = folder + "/.tmp-" + UUID().uuidString
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o666)
+        guard descriptor >= 0 else { return failed(temporary, errno) }
+        var offset = 0
+        var code: Int32 = 0
+        encoded.withUnsafeBytes { bytes in
+            while offset < bytes.count, let base = bytes.baseAddress {
+                let count = write(descriptor, base + offset, bytes.count - offset)
+                if count < 0, errno == EINTR { continue }
+                guard count > 0 else { code = count == 0 ? ENOSPC : errno; return }
+                offset += count
+            }
+            if fsync(descriptor) != 0 { code = errno }
+        }
+        if close(descriptor) != 0, code == 0 { code = errno }
+        guard code == 0 else {
+            unlink(temporary)
+            return failed(file, code)
+        }
+        guard rename(temporary, file) == 0 else {
+            code = errno
+            unlink(temporary)
+            return failed(file, code)
+        }
         let total = estimatedSize.withLock { size -> Int64 in
             let current = size ?? countBytes()
             size = current + Int64(encoded.count)

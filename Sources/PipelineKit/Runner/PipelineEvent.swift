@@ -88,6 +88,11 @@ public struct RunSummary: Sendable {
     /// Why the manifest the pipeline file asks for could not be written, or nil (written, or
     /// none asked for, or the run was cancelled and the old one kept).
     public internal(set) var manifestProblem: String? = nil
+    /// What could not be written beside the outputs (the journal of incremental runs, the cache
+    /// of fetched inputs), each
+    /// naming the file and the system's reason. A warning, not a failure: every output counted
+    /// as written is in place, and the next run makes again what was not recorded.
+    public internal(set) var warnings: [String] = []
     /// The memory budget the run kept to, and the most its admitted inputs' estimates came to at
     /// once; nil when no limit was known.
     public internal(set) var memory: Memory? = nil
