@@ -40,15 +40,19 @@ public struct WrittenOutput: Sendable {
     public let upToDate: Bool
     /// The format it is encoded in (an output with `formats` writes several), when known.
     public let format: EncoderSettings.Format?
+    /// The journal's fingerprint of what made the file (input version and settings), when the
+    /// run keeps one: with `byteCount`, what tells this file from another at the same path.
+    public let fingerprint: String?
 
     public init(output: String, path: String, size: ImageSize, byteCount: Int, upToDate: Bool = false,
-                format: EncoderSettings.Format? = nil) {
+                format: EncoderSettings.Format? = nil, fingerprint: String? = nil) {
         self.output = output
         self.path = path
         self.size = size
         self.byteCount = byteCount
         self.upToDate = upToDate
         self.format = format
+        self.fingerprint = fingerprint
     }
 }
 
