@@ -36,6 +36,9 @@ struct SourceLoader: Sendable {
         }
         let entry: CachedResponse
         let control: CacheControl
+        if case .fetched(let response) = outcome, response.body.isEmpty {
+            throw ItemError(.unreadable, stage: .fetch, reason: ItemError.emptyFile)
+        }
         switch outcome {
         case .notModified(let response):
             guard let cached else { throw ItemError(.httpStatus, stage: .fetch, reason: "HTTP 304 without a cached copy") }

@@ -26,15 +26,18 @@ struct InputEnumerator {
         var result = Result()
         for (index, entry) in entries.enumerated() {
             let before = result.files.count
+            // An entry that could not be read (a listing that failed) is reported as that
+            // problem alone: "matches no files" would say the place was looked at and is empty.
+            let problemsBefore = result.problems.count
             switch entry {
             case .pattern(let pattern):
                 let folder = expand(pattern, at: "inputs[\(index)]", into: &result)
-                if result.files.count == before {
+                if result.files.count == before, result.problems.count == problemsBefore {
                     result.empty.append((index, "\"\(pattern)\" matches no files in \(folder ?? baseDirectory.path)"))
                 }
             case .list(let listPath):
                 readList(listPath, at: "inputs[\(index)].list", into: &result)
-                if result.files.count == before {
+                if result.files.count == before, result.problems.count == problemsBefore {
                     result.empty.append((index, "the list \"\(listPath)\" (\(absolute(listPath))) names no inputs"))
                 }
             }
