@@ -93,9 +93,9 @@ public struct RunSummary: Sendable {
     /// none asked for, or the run was cancelled and the old one kept).
     public internal(set) var manifestProblem: String? = nil
     /// What could not be written beside the outputs (the journal of incremental runs, the cache
-    /// of fetched inputs), each
-    /// naming the file and the system's reason. A warning, not a failure: every output counted
-    /// as written is in place, and the next run makes again what was not recorded.
+    /// of fetched inputs), each naming the file and the system's reason. A warning, not a
+    /// failure: every output counted as written is in place, and the next run makes again what
+    /// was not recorded or fetches again what was not cached.
     public internal(set) var warnings: [String] = []
     /// The memory budget the run kept to, and the most its admitted inputs' estimates came to at
     /// once; nil when no limit was known.
