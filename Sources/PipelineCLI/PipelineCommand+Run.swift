@@ -96,10 +96,10 @@ extension PipelineCommand {
                 }
             }
             if let trace {
-                do {
-                    try recorder.traceJSON().write(to: URL(fileURLWithPath: trace), options: .atomic)
+                do throws(ReportWriterError) {
+                    try recorder.writeTrace(to: trace)
                 } catch {
-                    printError("cannot write the trace to \(trace): \(error)".escapingControlCharacters)
+                    printError("cannot write the trace to \(trace): \(error.reason)".escapingControlCharacters)
                     throw ExitCode.failure
                 }
             }

@@ -80,6 +80,7 @@ final class RunOutput {
                 printError("warning: \(count) remote input\(count == 1 ? "" : "s") could not be fetched (server unreachable or failing) "
                     + "and \(count == 1 ? "was" : "were") made from the cached copy (fetch.staleIfError)")
             }
+            for warning in summary.warnings { printError("warning: \(warning)".escapingControlCharacters) }
             logger.info("run finished", metadata: ["succeeded": "\(summary.succeeded)", "failed": "\(summary.failed)"])
             var fields: [String: Any] = [
                 "event": "runFinished", "inputs": summary.inputs, "succeeded": summary.succeeded, "failed": summary.failed,
@@ -87,6 +88,7 @@ final class RunOutput {
                 "imagesPerSecond": summary.imagesPerSecond, "cancelled": summary.cancelled,
                 "inputsServedStale": summary.inputsServedStale,
             ]
+            if !summary.warnings.isEmpty { fields["warnings"] = summary.warnings }
             if let memory = summary.memory {
                 fields["memory"] = ["budgetBytes": memory.budget.bytes, "limitBytes": memory.budget.limit, "source": memory.budget.source,
                                     "peakAdmittedBytes": memory.peakAdmittedBytes]

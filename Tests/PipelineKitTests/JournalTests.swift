@@ -152,4 +152,69 @@ struct UnwritableCacheFolderTests {
         #expect(result.standardError.contains("warning: cannot write in the cache folder \(full.path): No space left on device"),
                 "\(result.standardError)")
     }
+
+    @Test func aJournalThatFillsTheDiskMidRunIsAWarningAndHoldsNoTornRecord() throws {
+        // Given a journal on a file system with room for a fraction of one record: its last
+        // page holds all but a few bytes of newlines (no records), and a filler takes the rest
+        let full = try TemporaryMount(size: "64k")
+        let directory = try TemporaryDirectory()
+        try journal.writeInputs(directory, prefix: "p", count: 3)
+        let file = try journal.writePipeline(directory, cache: full.path)
+        let journalFile = try journal.journalPath(file)
+        try Data(repeating: UInt8(ascii: "\n"), count: 4096 - 40).write(to: URL(fileURLWithPath: journalFile))
+        let filler = open(full.path + "/filler", O_WRONLY | O_CREAT, 0o644)
+        let block = [UInt8](repeating: 1, count: 512)
+        for _ in 0..<1024 where write(filler, block, block.count) > 0 {}
+        close(filler)
+        // When it runs, with --json
+        let result = try CommandRunner.run(["run", "--json", file])
+        // Then every output is made, and the run says the journal could not be written, naming
+        // it and the reason, on standard error and in runFinished
+        #expect(result.status == 0, "\(result.standardError)")
+        let expected = "cannot write the journal \(journalFile): No space left on device: 6 outputs made but not recorded"
+        #expect(result.standardError.contains("warning: " + expected), "\(result.standardError)")
+        let last = try #require(result.standardOutput.split(separator: "\n").last)
+        let summary = try #require(try JSONSerialization.jsonObject(with: Data(last.utf8)) as? [String: Any])
+        #expect((summary["warnings"] as? [String] ?? []).contains { $0.hasPrefix(expected) }, "\(last)")
+        // And the journal holds no part of a record: read again, nothing in it is damaged
+        let contents = try Data(contentsOf: URL(fileURLWithPath: journalFile))
+        #expect(contents.allSatisfy { $0 == UInt8(ascii: "\n") }, "\(String(decoding: contents, as: UTF8.self))")
+        let definition = try Pipeline(contentsOf: URL(fileURLWithPath: file), processors: .standard).definition
+        #expect(OutputJournal(file: URL(fileURLWithPath: journalFile), definition: definition).warnings == [])
+    }
+
+    @Test func anUnterminatedLastLineIsDamagedNotARecord() throws {
+        // Given a journal whose last record lost its newline (a write cut short)
+        let directory = try TemporaryDirectory()
+        try journal.writeInputs(directory, prefix: "p", count: 1)
+        let file = try journal.writePipeline(directory)
+        let journalFile = try journal.journalPath(file)
+        let record = #"{"path":"/nowhere/x.jpg","fingerprint":"0","size":1,"modified":"0.0","width":1,"height":1}"#
+        try FileManager.default.createDirectory(atPath: (journalFile as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try Data((record + "\n" + record).utf8).write(to: URL(fileURLWithPath: journalFile))
+        // When it is read
+        let definition = try Pipeline(contentsOf: URL(fileURLWithPath: file), processors: .standard).definition
+        let read = OutputJournal(file: URL(fileURLWithPath: journalFile), definition: definition)
+        // Then the unterminated line is counted as damaged
+        #expect(read.warnings.count == 1 && read.warnings[0].contains("1 damaged line"), "\(read.warnings)")
+    }
+
+    @Test func aCacheEntryThatCannotBeWrittenIsAWarning() throws {
+        // Given a remote input, and a cache folder on a full file system
+        let photo = try Fixtures.jpeg(try Fixtures.gradient(width: 64, height: 48))
+        let server = try TestHTTPServer { _, _ in .init(status: 200, headers: ["ETag": "\"a\""], body: photo) }
+        let full = try TemporaryMount(size: "64k")
+        let filler = open(full.path + "/filler", O_WRONLY | O_CREAT, 0o644)
+        let block = [UInt8](repeating: 1, count: 512)
+        for _ in 0..<1024 where write(filler, block, block.count) > 0 {}
+        close(filler)
+        let directory = try TemporaryDirectory()
+        let file = try journal.writePipeline(directory, glob: server.url("/a.jpg"), cache: full.path)
+        // When it runs
+        let result = try CommandRunner.run(["run", file])
+        // Then the outputs are made, and a warning names the entry and the reason
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.standardError.contains("warning: cannot write the cache entry \(full.path)/"), "\(result.standardError)")
+        #expect(result.standardError.contains(": No space left on device"), "\(result.standardError)")
+    }
 }

@@ -8,6 +8,14 @@ public protocol DataCaching: Sendable {
     /// Stores (or replaces) the response for its URL. Failing to store is not an error of the
     /// item: the bytes were fetched.
     func store(_ response: CachedResponse)
+    /// The first reason a `store` failed since the store was made, naming the file and the
+    /// system's reason, for the run's warnings; nil when every one succeeded.
+    var writeProblem: String? { get }
+}
+
+extension DataCaching {
+    /// A store that cannot fail to write, or does not say.
+    public var writeProblem: String? { nil }
 }
 
 /// A response kept in a cache, with what is needed to revalidate it.

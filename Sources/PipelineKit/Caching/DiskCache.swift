@@ -12,6 +12,10 @@ public final class DiskCache: DataCaching {
     public let maxSize: Int64
     /// Bytes this process believes the cache holds; nil until first counted.
     private let estimatedSize = Locked<Int64?>(nil)
+    /// The first store that failed, for `writeProblem`.
+    private let firstProblem = Locked<String?>(nil)
+
+    public var writeProblem: String? { firstProblem.withLock { $0 } }
 
     private static let magic = Data("PIPELINE-CACHE-1\n".utf8)
 
@@ -25,11 +29,12 @@ public final class DiskCache: DataCaching {
     public func cachedResponse(for url: String) -> CachedResponse? {
         let file = entryPath(for: url)
         guard let data = FileManager.default.contents(atPath: file) else { return nil }
-        guard let response = Self.decode(data), response.url == url else {
+        guard var response = Self.decode(data), response.url == Self.digest(of: url) else {
             // A damaged entry (or, very rarely, another URL with the same hash) is not served.
             unlink(file)
             return nil
         }
+        response.url = url
         // Mark as recently used, for eviction.
         utimes(file, nil)
         return response
@@ -39,20 +44,42 @@ public final class DiskCache: DataCaching {
         guard let encoded = Self.encode(response) else { return }
         let file = entryPath(for: response.url)
         let folder = (file as NSString).deletingLastPathComponent
-        guard (try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)) != nil else { return }
-        let temporary = folder + "/.tmp-" + UUID().uuidString
-        guard FileManager.default.createFile(atPath: temporary, contents: nil) else { return }
-        guard let handle = FileHandle(forWritingAtPath: temporary) else { unlink(temporary); return }
-        do {
-            try handle.write(contentsOf: encoded)
-            try handle.synchronize()
-            try handle.close()
-        } catch {
-            try? handle.close()
-            unlink(temporary)
-            return
+        // A failure is kept to be said once, as a warning: the input was fetched, and only the
+        // next run's copy of it is lost.
+        func failed(_ path: String, _ code: Int32) {
+            firstProblem.withLock { $0 = $0 ?? "cannot write the cache entry \(path): \(String(cString: strerror(code)))" }
         }
-        guard rename(temporary, file) == 0 else { unlink(temporary); return }
+        if mkdir(folder, 0o777) != 0, errno != EEXIST {
+            let code = errno
+            // The cache folder itself may be missing: made with its parents, then tried again.
+            try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            var info = stat()
+            guard stat(folder, &info) == 0 else { return failed(folder, code == ENOENT ? errno : code) }
+        }
+        let temporary = folder + "/.tmp-" + UUID().uuidString
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o666)
+        guard descriptor >= 0 else { return failed(temporary, errno) }
+        var offset = 0
+        var code: Int32 = 0
+        encoded.withUnsafeBytes { bytes in
+            while offset < bytes.count, let base = bytes.baseAddress {
+                let count = write(descriptor, base + offset, bytes.count - offset)
+                if count < 0, errno == EINTR { continue }
+                guard count > 0 else { code = count == 0 ? ENOSPC : errno; return }
+                offset += count
+            }
+            if fsync(descriptor) != 0 { code = errno }
+        }
+        if close(descriptor) != 0, code == 0 { code = errno }
+        guard code == 0 else {
+            unlink(temporary)
+            return failed(file, code)
+        }
+        guard rename(temporary, file) == 0 else {
+            code = errno
+            unlink(temporary)
+            return failed(file, code)
+        }
         let total = estimatedSize.withLock { size -> Int64 in
             let current = size ?? countBytes()
             size = current + Int64(encoded.count)
@@ -136,6 +163,8 @@ public final class DiskCache: DataCaching {
     // body's length and checksum.
 
     private struct Metadata: Codable {
+        /// The URL's `digest(of:)`, not the URL: a URL may carry credentials (a presigned
+        /// signature, a password), and nothing in the cache folder holds them in the clear.
         var url: String
         var etag: String?
         var lastModified: String?
@@ -146,7 +175,7 @@ public final class DiskCache: DataCaching {
     }
 
     static func encode(_ response: CachedResponse) -> Data? {
-        let metadata = Metadata(url: response.url, etag: response.etag, lastModified: response.lastModified,
+        let metadata = Metadata(url: digest(of: response.url), etag: response.etag, lastModified: response.lastModified,
                                 storedAt: response.storedAt, maxAge: response.maxAge,
                                 bodyLength: response.body.count, bodyChecksum: FNV1a.hash(response.body))
         guard let json = try? JSONEncoder().encode(metadata) else { return nil }
@@ -157,6 +186,13 @@ public final class DiskCache: DataCaching {
         return data
     }
 
+    /// What an entry records of the URL it holds: its SHA-256, enough to tell it from another
+    /// URL whose entry has the same file name.
+    static func digest(of url: String) -> String {
+        "sha256:" + SHA256.hex(Data(url.utf8))
+    }
+
+    /// The response an entry holds, its `url` the digest of the URL (see `Metadata.url`).
     static func decode(_ data: Data) -> CachedResponse? {
         guard data.starts(with: magic) else { return nil }
         var rest = data.dropFirst(magic.count)

@@ -86,7 +86,13 @@ enum ImageWriter {
             } catch {
                 // The encoder's message comes through libvips' shared error buffer, which a
                 // failure on another thread can garble; a full disk is checked for directly.
-                if let code = spaceProblem(on: descriptor) { throw ItemError.system(.writing, stage: .encode, "cannot write \(path)", code: code) }
+                if let code = spaceProblem(on: descriptor, encoderSaid: error.reason) {
+                    throw ItemError.system(.writing, stage: .encode, "cannot write \(path)", code: code)
+                }
+                if isWriteFailure(error.reason) {
+                    // libvips loses the system's reason ("Unknown error -1"): name the file at least.
+                    throw ItemError(.writing, stage: .encode, reason: "cannot write \(path): \(error.reason)", underlying: error)
+                }
                 if OpenFileLimit.isReached || OpenFileLimit.isReported(in: error.reason) {
                     throw ItemError(.writing, stage: .encode, reason: "cannot write \(path): \(OpenFileLimit.reason)", underlying: error)
                 }
@@ -104,14 +110,28 @@ enum ImageWriter {
 
     /// ENOSPC ("No space left on device", or EDQUOT for a quota) when the file system under
     /// `descriptor` cannot take another 64 KiB now, else nil. Probes by writing at the end of
-    /// the doomed temporary file.
-    private static func spaceProblem(on descriptor: Int32) -> Int32? {
+    /// the doomed temporary file. When the encoder said a write failed, a file system nearly
+    /// full counts as full too: other outputs that failed at once may have freed their space
+    /// before the probe, and libvips' message has lost the system's reason.
+    static func spaceProblem(on descriptor: Int32, encoderSaid message: String) -> Int32? {
         var info = stat()
         guard fstat(descriptor, &info) == 0 else { return nil }
         let probe = [UInt8](repeating: 0, count: 65536)
         let written = probe.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, info.st_size) }
         if written < 0 { return errno == ENOSPC || errno == EDQUOT ? errno : nil }
-        return written < probe.count ? ENOSPC : nil
+        if written < probe.count { return ENOSPC }
+        var volume = statvfs()
+        guard isWriteFailure(message), fstatvfs(descriptor, &volume) == 0 else { return nil }
+        let free = Int64(volume.f_bavail) * Int64(volume.f_frsize)
+        return free < nearlyFullBytes ? ENOSPC : nil
+    }
+
+    /// Free space below which a file system an encoder failed to write to is taken as full.
+    static let nearlyFullBytes: Int64 = 16 << 20
+
+    /// Whether libvips' message says writing its target failed (rather than encoding).
+    static func isWriteFailure(_ message: String) -> Bool {
+        message.contains("write failed") || message.contains("unable to write to target") || message.contains("unix error")
     }
 
     fileprivate static func systemError(_ what: String) -> ItemError {

@@ -50,7 +50,7 @@ final class OutputWriter: Sendable {
             }
         }
         return Pending(output: WrittenOutput(output: output.name, path: path, size: image.size, byteCount: file.byteCount,
-                                             format: output.encoder.format),
+                                             format: output.encoder.format, fingerprint: fingerprint),
                        file: file)
     }
 
@@ -78,7 +78,7 @@ final class OutputWriter: Sendable {
         headers["x-amz-meta-\(MetadataName.height)"] = String(image.height)
         // Once started, an upload finishes (or fails): a cancelled run leaves no half object either way.
         try client.put(location, body: body, headers: headers, isCancelled: { false })
-        return WrittenOutput(output: output.name, path: path, size: image.size, byteCount: body.count)
+        return WrittenOutput(output: output.name, path: path, size: image.size, byteCount: body.count, fingerprint: fingerprint)
     }
 
     private func claim(_ path: String, for claimant: String) throws(ItemError) {

@@ -24,7 +24,7 @@ struct SourceLoader: Sendable {
         guard let url = input.url else {
             return try await fetchQueue.run(for: input.displayName) { [fileFetcher] in try fileFetcher.fetch(input) }
         }
-        let cached = try await cacheQueue.run(for: url) { [cache] in cache?.cachedResponse(for: url) }
+        let cached = try await cacheQueue.run(for: input.displayName) { [cache] in cache?.cachedResponse(for: url) }
         if let cached, cached.isFresh() {
             return FetchedSource(cached)
         }
@@ -37,6 +37,9 @@ struct SourceLoader: Sendable {
         }
         let entry: CachedResponse
         let control: CacheControl
+        if case .fetched(let response) = outcome, response.body.isEmpty {
+            throw ItemError(.unreadable, stage: .fetch, reason: ItemError.emptyFile)
+        }
         switch outcome {
         case .notModified(let response):
             guard let cached else { throw ItemError(.httpStatus, stage: .fetch, reason: "HTTP 304 without a cached copy") }
@@ -49,14 +52,14 @@ struct SourceLoader: Sendable {
         }
         // A response nothing can revalidate or keep fresh would only be fetched again: not stored.
         if !control.noStore, let cache, entry.etag != nil || entry.lastModified != nil || entry.maxAge != nil {
-            try await cacheQueue.run(for: url) { cache.store(entry) }
+            try await cacheQueue.run(for: input.displayName) { cache.store(entry) }
         }
         return FetchedSource(entry)
     }
 
     /// The network part: an HTTP(S) GET, or S3's GetObject, conditional when `cached` is given.
     private func fetchRemote(_ input: InputFile, url: String, revalidating cached: CachedResponse?) async throws -> RemoteFetcher.Outcome {
-        try await fetchQueue.run(for: url) { [self, remoteFetcher, s3] isCancelled in
+        try await fetchQueue.run(for: input.displayName) { [self, remoteFetcher, s3] isCancelled in
             // Checked and noted on the fetch queue, so that inputs queued behind the first
             // failure see it.
             if let unreachable = knownUnreachable(url, cached: cached) { throw unreachable }

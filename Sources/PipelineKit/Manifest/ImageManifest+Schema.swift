@@ -37,6 +37,7 @@ extension ImageManifest {
               "properties": {
                 "formats": {"type": "array", "items": {"$ref": "#/$defs/format"}, "description": "In the order the output lists them."},
                 "fallback": {"$ref": "#/$defs/file", "description": "The file an <img> names: the widest of the last format."},
+                "placeholdersFrom": {"type": "string", "description": "The file the placeholders were computed from: its fingerprint and size in bytes."},
                 "placeholders": {
                   "type": "object",
                   "additionalProperties": false,

@@ -44,11 +44,15 @@ public struct ImageManifest: Codable, Sendable, Equatable {
         /// The file an `<img>` names: the widest of the last format listed (the most widely supported, by convention).
         public var fallback: File?
         public var placeholders: Placeholders?
+        /// The file the placeholders were computed from, as its journal fingerprint and its size
+        /// in bytes (`FINGERPRINT BYTES`): a later run keeps them only for that same file.
+        public var placeholdersFrom: String?
 
-        public init(formats: [Format], placeholders: Placeholders?) {
+        public init(formats: [Format], placeholders: Placeholders?, placeholdersFrom: String? = nil) {
             self.formats = formats
             self.fallback = formats.last?.files.last
             self.placeholders = placeholders
+            self.placeholdersFrom = placeholdersFrom
         }
     }
 

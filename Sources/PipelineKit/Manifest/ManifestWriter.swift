@@ -7,7 +7,10 @@ import Vips
 /// entries for outputs that were up to date (the journal knows their sizes and bytes), and an
 /// input that vanished has no entry. Placeholders are computed from each output's smallest file
 /// (after its steps: a cover crop's placeholder is of the crop), and taken from the previous
-/// manifest when every file of that output was up to date. A cancelled run keeps the old one.
+/// manifest only when every file of that output was up to date and the smallest is the very
+/// file they were computed from (the same fingerprint and size): a killed run may have made the
+/// files again, and recorded them in the journal, without writing its manifest. A cancelled
+/// run keeps the old manifest.
 final class ManifestWriter: Sendable {
     private let settings: ManifestSettings
     private let definition: PipelineDefinition
@@ -64,15 +67,19 @@ final class ManifestWriter: Sendable {
                 return files.isEmpty ? nil : ImageManifest.Format(format: format.rawValue, mimeType: format.mimeType, files: files)
             }
             var placeholders: Placeholders?
-            if !output.placeholders.isEmpty {
-                if written.allSatisfy(\.upToDate), let kept = earlier?.outputs[output.name]?.placeholders {
+            var placeholdersFrom: String?
+            if !output.placeholders.isEmpty, let smallest = written.min(by: { $0.size.pixelCount < $1.size.pixelCount }) {
+                placeholdersFrom = smallest.fingerprint.map { "\($0) \(smallest.byteCount)" }
+                let before = earlier?.outputs[output.name]
+                if written.allSatisfy(\.upToDate), placeholdersFrom != nil, before?.placeholdersFrom == placeholdersFrom,
+                   let kept = before?.placeholders {
                     placeholders = kept
-                } else if let smallest = written.min(by: { $0.size.pixelCount < $1.size.pixelCount }) {
+                } else {
                     placeholders = try? Placeholders(of: VipsImage.open(file: smallest.path), kinds: Set(output.placeholders),
                                                      settings: output.placeholderSettings)
                 }
             }
-            outputs[output.name] = ImageManifest.Output(formats: formats, placeholders: placeholders)
+            outputs[output.name] = ImageManifest.Output(formats: formats, placeholders: placeholders, placeholdersFrom: placeholdersFrom)
         }
         return ImageManifest.Input(source: source, width: size.width, height: size.height, outputs: outputs)
     }

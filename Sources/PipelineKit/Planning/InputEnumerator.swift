@@ -6,6 +6,8 @@ struct InputEnumerator {
     let baseDirectory: URL
     /// Lists `s3://` globs; nil where S3 is not available (then such an input is a problem).
     var s3: S3Access? = nil
+    /// How URL inputs are named: with the credentials in them hidden.
+    var redaction = CredentialRedaction()
 
     /// What enumeration found.
     struct Result {
@@ -24,15 +26,18 @@ struct InputEnumerator {
         var result = Result()
         for (index, entry) in entries.enumerated() {
             let before = result.files.count
+            // An entry that could not be read (a listing that failed) is reported as that
+            // problem alone: "matches no files" would say the place was looked at and is empty.
+            let problemsBefore = result.problems.count
             switch entry {
             case .pattern(let pattern):
                 let folder = expand(pattern, at: "inputs[\(index)]", into: &result)
-                if result.files.count == before {
+                if result.files.count == before, result.problems.count == problemsBefore {
                     result.empty.append((index, "\"\(pattern)\" matches no files in \(folder ?? baseDirectory.path)"))
                 }
             case .list(let listPath):
                 readList(listPath, at: "inputs[\(index)].list", into: &result)
-                if result.files.count == before {
+                if result.files.count == before, result.problems.count == problemsBefore {
                     result.empty.append((index, "the list \"\(listPath)\" (\(absolute(listPath))) names no inputs"))
                 }
             }
@@ -64,7 +69,7 @@ struct InputEnumerator {
             result.problems.append(.init(path: place, location: nil, message: "cannot read the input list \(listPath)"))
             return
         }
-        let listFolder = InputEnumerator(baseDirectory: URL(fileURLWithPath: absolute).deletingLastPathComponent(), s3: s3)
+        let listFolder = InputEnumerator(baseDirectory: URL(fileURLWithPath: absolute).deletingLastPathComponent(), s3: s3, redaction: redaction)
         for (number, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let line = rawLine.trimmingCharacters(in: .whitespacesAndNewlines)
             if line.isEmpty || line.hasPrefix("#") { continue }
@@ -81,7 +86,7 @@ struct InputEnumerator {
     @discardableResult
     private func expand(_ pattern: String, at place: String, into result: inout Result) -> String? {
         if Self.isURL(pattern) {
-            result.files.append(InputFile(url: pattern))
+            result.files.append(InputFile(url: pattern, redaction: redaction))
             return nil
         }
         if S3Location.isS3(pattern) {

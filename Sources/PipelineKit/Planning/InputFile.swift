@@ -30,10 +30,11 @@ public struct InputFile: Sendable, Hashable {
     /// A remote input. `{name}` is the last component of the URL's path (decoded; "index" when
     /// the path is empty) and `{dir}` the host and the folders of the path, so that outputs can
     /// mirror a site; the path template refuses any of them that would leave the output folder.
-    public init(url: String) {
+    /// The display name is the URL with the credentials in it hidden by `redaction`.
+    public init(url: String, redaction: CredentialRedaction = CredentialRedaction()) {
         self.path = url
         self.url = url
-        self.displayName = url
+        self.displayName = redaction.redact(url)
         self.byteCount = nil
         self.listedVersion = nil
         let parsed = URL(string: url)

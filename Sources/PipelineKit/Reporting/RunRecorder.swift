@@ -124,4 +124,17 @@ public struct RunRecorder: Sendable {
         let trace: [String: any Sendable] = ["traceEvents": events, "displayTimeUnit": "ms"]
         return try JSONSerialization.data(withJSONObject: trace, options: [.sortedKeys])
     }
+
+    /// Writes `traceJSON()` to `path` as the report's files are written (a temporary file
+    /// beside it, flushed, renamed); the error names the file and the system's reason.
+    public func writeTrace(to path: String) throws(ReportWriterError) {
+        let data: Data
+        do {
+            data = try traceJSON()
+        } catch {
+            throw ReportWriterError(path: path, reason: "the trace cannot be encoded as JSON")
+        }
+        // Absolute, so that the temporary file goes beside it whatever the path is relative to.
+        try ReportWriter.writeAtomically(data, to: URL(fileURLWithPath: path).standardizedFileURL.path)
+    }
 }

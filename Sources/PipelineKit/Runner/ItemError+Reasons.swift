@@ -13,6 +13,9 @@ extension ItemError {
 
     static let unknownFormat = "not an image libvips can read (unknown or unsupported format)"
 
+    /// An input of no bytes, local or remote, said the same way wherever it comes from.
+    static let emptyFile = "the file is empty"
+
     /// Whether libvips failed because no permitted loader knows the format.
     static func isUnknownFormat(_ error: any Error) -> Bool {
         guard let message = (error as? VipsError)?.message else { return false }

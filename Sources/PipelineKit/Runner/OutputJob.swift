@@ -62,7 +62,7 @@ struct IncrementalRuns: Sendable {
               let width = metadata(OutputWriter.MetadataName.width).flatMap({ Int($0) }),
               let height = metadata(OutputWriter.MetadataName.height).flatMap({ Int($0) }) else { return nil }
         return WrittenOutput(output: output.name, path: target.plannedPath, size: ImageSize(width: width, height: height),
-                             byteCount: headers?["content-length"].flatMap { Int($0) } ?? 0, upToDate: true)
+                             byteCount: headers?["content-length"].flatMap { Int($0) } ?? 0, upToDate: true, fingerprint: fingerprint)
     }
 
     /// Every output of every listing, listing by listing, for a source at `version`, as the
@@ -94,6 +94,6 @@ struct IncrementalRuns: Sendable {
     private func madeEarlier(_ output: OutputDefinition, at target: OutputTarget, _ fingerprint: String?) -> WrittenOutput? {
         guard let fingerprint, !target.isS3, let record = journal?.upToDate(target.plannedPath, fingerprint: fingerprint) else { return nil }
         return WrittenOutput(output: output.name, path: record.path, size: ImageSize(width: record.width, height: record.height),
-                             byteCount: Int(record.size), upToDate: true, format: output.encoder.format)
+                             byteCount: Int(record.size), upToDate: true, format: output.encoder.format, fingerprint: record.fingerprint)
     }
 }

@@ -23,7 +23,11 @@ import Vips
 /// run appended last.
 ///
 /// A damaged line (a torn tail after a crash or a full disk, garbage) is skipped with a warning,
-/// the next record starts on a fresh line, and the run rewrites the journal without it.
+/// the next record starts on a fresh line, and the run rewrites the journal without it. A line
+/// without its newline is damaged too: every record is written with its newline in one write(2),
+/// so an unterminated one was cut short. An append that fails (a full disk) is cut off the file
+/// again, so no part of it is read as a record, and the failure is one of `finish()`'s warnings:
+/// the outputs it would have recorded are made again next run.
 final class OutputJournal: Sendable {
     struct Record: Codable, Sendable, Equatable {
         let path: String
@@ -48,6 +52,10 @@ final class OutputJournal: Sendable {
         var damaged: Int
         /// Open for appending once the first record is written, else -1.
         var descriptor: Int32
+        /// The first reason the journal could not be written, with the file's path.
+        var problem: String? = nil
+        /// Records of outputs made that could not be written.
+        var unrecorded = 0
     }
 
     let file: URL
@@ -87,59 +95,92 @@ final class OutputJournal: Sendable {
         guard var line = try? JSONEncoder().encode(record) else { return }
         line.append(UInt8(ascii: "\n"))
         state.withLock { state in
-            state.records[record.key, default: []].append(record)
-            state.lines += 1
-            guard let descriptor = lockedDescriptor(&state) else { return }
+            guard let descriptor = lockedDescriptor(&state) else {
+                state.unrecorded += 1
+                state.problem = state.problem ?? "cannot open the journal \(file.path): \(String(cString: strerror(errno)))"
+                return
+            }
             defer { flock(descriptor, LOCK_UN) }
             // A torn or damaged last line must not swallow this record: start a fresh line.
             var info = stat()
-            if fstat(descriptor, &info) == 0, info.st_size > 0 {
+            let before: off_t = fstat(descriptor, &info) == 0 ? info.st_size : -1
+            if before > 0 {
                 var last: UInt8 = 0
-                if pread(descriptor, &last, 1, info.st_size - 1) == 1, last != UInt8(ascii: "\n") {
+                if pread(descriptor, &last, 1, before - 1) == 1, last != UInt8(ascii: "\n") {
                     line.insert(UInt8(ascii: "\n"), at: 0)
                 }
             }
             // One write(2) a line, under the lock: lines from two processes never interleave.
-            _ = line.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+            let count = line.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+            guard count == line.count else {
+                let reason = count < 0 ? String(cString: strerror(errno)) : String(cString: strerror(ENOSPC))
+                // What a short write left is cut off, so no part of the record is read back.
+                if before >= 0 { _ = ftruncate(descriptor, before) }
+                state.unrecorded += 1
+                state.problem = state.problem ?? "cannot write the journal \(file.path): \(reason)"
+                return
+            }
+            state.records[record.key, default: []].append(record)
+            state.lines += 1
         }
+    }
+
+    /// Why the journal could not be written this run, as a warning, or nil when every record was.
+    private static func warning(_ state: State) -> String? {
+        guard let problem = state.problem else { return nil }
+        let outputs = "\(state.unrecorded) output\(state.unrecorded == 1 ? "" : "s")"
+        return problem + ": \(outputs) made but not recorded, so the next run makes them again"
     }
 
     /// Flushes the journal, and rewrites it without superseded or damaged lines when they are
     /// most of it or there are any damaged ones. The rewrite reads the file again under the lock,
     /// so records other runs appended since this one read it are kept.
-    func finish() {
+    ///
+    /// - Returns: warnings naming the journal and the system's reason when a record could not be
+    ///   written or the rewrite failed. They do not fail the run: every output is in place, and
+    ///   the cost is that the next run makes the unrecorded ones again.
+    func finish() -> [String] {
         state.withLock { state in
-            defer {
-                if state.descriptor >= 0 {
-                    fsync(state.descriptor)
-                    close(state.descriptor)
-                    state.descriptor = -1
+            var warnings = [Self.warning(state), rewrite(&state)].compactMap { $0 }
+            if state.descriptor >= 0 {
+                if fsync(state.descriptor) != 0, state.problem == nil {
+                    warnings.append("cannot write the journal \(file.path): \(String(cString: strerror(errno)))")
                 }
+                close(state.descriptor)
+                state.descriptor = -1
             }
-            let distinct = state.records.count
-            guard state.damaged > 0 || state.lines > 2 * distinct + 100 else { return }
-            guard let descriptor = lockedDescriptor(&state) else { return }
-            defer { flock(descriptor, LOCK_UN) }
-            let contents = Self.read(descriptor: descriptor)
-            let encoder = JSONEncoder()
-            var data = Data()
-            for records in contents.records.sorted(by: { $0.key < $1.key }).map(\.value) {
-                // Of a path's records, the one that matches the file on disk, else the last.
-                let kept = records.last { record in
-                    Self.stamp(of: record.path).map { $0.0 == record.size && $0.1 == record.modified } ?? false
-                } ?? records[records.count - 1]
-                guard let line = try? encoder.encode(kept) else { continue }
-                data.append(line)
-                data.append(UInt8(ascii: "\n"))
-            }
-            let temporary = file.path + ".tmp-\(getpid())"
-            guard FileManager.default.createFile(atPath: temporary, contents: data) else { return }
-            let written = open(temporary, O_RDONLY | O_CLOEXEC)
-            if written >= 0 { fsync(written); close(written) }
-            guard rename(temporary, file.path) == 0 else { unlink(temporary); return }
-            state.lines = contents.records.count
-            state.damaged = 0
+            return warnings
         }
+    }
+
+    /// Rewrites the journal without superseded or damaged lines when `finish()` calls for it;
+    /// why that failed (the old journal is kept then), or nil.
+    private func rewrite(_ state: inout State) -> String? {
+        let distinct = state.records.count
+        guard state.damaged > 0 || state.lines > 2 * distinct + 100 else { return nil }
+        guard let descriptor = lockedDescriptor(&state) else { return nil }
+        defer { flock(descriptor, LOCK_UN) }
+        let contents = Self.read(descriptor: descriptor)
+        let encoder = JSONEncoder()
+        var data = Data()
+        for records in contents.records.sorted(by: { $0.key < $1.key }).map(\.value) {
+            // Of a path's records, the one that matches the file on disk, else the last.
+            let kept = records.last { record in
+                Self.stamp(of: record.path).map { $0.0 == record.size && $0.1 == record.modified } ?? false
+            } ?? records[records.count - 1]
+            guard let line = try? encoder.encode(kept) else { continue }
+            data.append(line)
+            data.append(UInt8(ascii: "\n"))
+        }
+        do throws(ReportWriterError) {
+            // The old journal stays when the new one cannot be written whole.
+            try ReportWriter.writeAtomically(data, to: file.path)
+        } catch {
+            return state.problem == nil ? "cannot rewrite the journal \(file.path): \(error.reason)" : nil
+        }
+        state.lines = contents.records.count
+        state.damaged = 0
+        return nil
     }
 
     /// The journal's descriptor, open for appending on the file now at the journal's path and
@@ -190,7 +231,13 @@ final class OutputJournal: Sendable {
         var records: [String: [Record]] = [:]
         var damaged = 0
         let decoder = JSONDecoder()
-        for line in data.split(separator: UInt8(ascii: "\n")) {
+        let lines = data.split(separator: UInt8(ascii: "\n"))
+        for (index, line) in lines.enumerated() {
+            // An unterminated last line was cut short (see the type's summary).
+            if index == lines.count - 1, data.last != UInt8(ascii: "\n") {
+                damaged += 1
+                continue
+            }
             guard let record = try? decoder.decode(Record.self, from: Data(line)) else {
                 damaged += 1
                 continue

@@ -40,15 +40,19 @@ public struct WrittenOutput: Sendable {
     public let upToDate: Bool
     /// The format it is encoded in (an output with `formats` writes several), when known.
     public let format: EncoderSettings.Format?
+    /// The journal's fingerprint of what made the file (input version and settings), when the
+    /// run keeps one: with `byteCount`, what tells this file from another at the same path.
+    public let fingerprint: String?
 
     public init(output: String, path: String, size: ImageSize, byteCount: Int, upToDate: Bool = false,
-                format: EncoderSettings.Format? = nil) {
+                format: EncoderSettings.Format? = nil, fingerprint: String? = nil) {
         self.output = output
         self.path = path
         self.size = size
         self.byteCount = byteCount
         self.upToDate = upToDate
         self.format = format
+        self.fingerprint = fingerprint
     }
 }
 
@@ -88,6 +92,11 @@ public struct RunSummary: Sendable {
     /// Why the manifest the pipeline file asks for could not be written, or nil (written, or
     /// none asked for, or the run was cancelled and the old one kept).
     public internal(set) var manifestProblem: String? = nil
+    /// What could not be written beside the outputs (the journal of incremental runs, the cache
+    /// of fetched inputs), each naming the file and the system's reason. A warning, not a
+    /// failure: every output counted as written is in place, and the next run makes again what
+    /// was not recorded or fetches again what was not cached.
+    public internal(set) var warnings: [String] = []
     /// The memory budget the run kept to, and the most its admitted inputs' estimates came to at
     /// once; nil when no limit was known.
     public internal(set) var memory: Memory? = nil

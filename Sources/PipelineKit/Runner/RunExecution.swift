@@ -96,8 +96,9 @@ final class RunExecution: Sendable {
                 lastRelease = .now
             }
         }
-        journal?.finish()
+        let journalWarnings = journal?.finish() ?? []
         var summary = totals.summary(inputs: plan.inputCount, elapsed: .now - start, cancelled: Task.isCancelled, peakInFlight: peak)
+        summary.warnings = journalWarnings + [sources.cache?.writeProblem].compactMap { $0 }
         summary.memory = memory.map { RunSummary.Memory(budget: $0.budget, peakAdmittedBytes: $0.admission.peakAdmitted) }
         summary.inputsServedStale = sources.servedStale.withLock { $0 }
         emit(.finished(summary))

@@ -60,7 +60,8 @@ struct DefinitionBuilder {
                 headers: stringMap(root["fetch"]?["headers"]),
                 userAgent: try fetch.string("userAgent"),
                 maxRedirects: try fetch.int("maxRedirects"),
-                staleIfError: try fetch.bool("staleIfError")
+                staleIfError: try fetch.bool("staleIfError"),
+                redactQuery: stringArray(root["fetch"]?["redactQuery"])
             )
             let cache = reader(root["cache"], optionsOf: "cache")
             let cacheSettings = CacheSettings(
@@ -401,6 +402,12 @@ struct DefinitionBuilder {
         case .string(let text)?: Units.bytes(in: text) ?? fallback
         default: fallback
         }
+    }
+
+    /// The strings of an array of strings (checked by its shape); [] when absent.
+    func stringArray(_ node: JSONNode?) -> [String] {
+        guard case .array(let items)? = node?.value else { return [] }
+        return items.compactMap { if case .string(let value) = $0.value { value } else { nil } }
     }
 
     func stringMap(_ node: JSONNode?) -> [String: String] {

@@ -120,6 +120,11 @@ public struct FetchSettings: Sendable, Equatable {
     /// Serve the cached copy of a remote input when its origin cannot be reached or answers
     /// 5xx after the retries, rather than failing it.
     public var staleIfError: Bool = true
+    /// Query parameters to redact beyond the standard ones (`CredentialRedaction`).
+    public var redactQuery: [String] = []
+
+    /// How URLs of this run are shown: credentials in them hidden.
+    public var redaction: CredentialRedaction { CredentialRedaction(extraQueryNames: redactQuery) }
 }
 
 /// Settings of the `cache` stage: the disk cache of fetched bytes.

@@ -35,6 +35,10 @@ public enum PipelineFormat {
                 .integer("maxRedirects", in: 0...20, default: 5, help: "redirects followed (to http and https only)"),
                 .boolean("staleIfError", default: true,
                          help: "when a remote input's server cannot be reached (refused, DNS, timeout) or answers 5xx after the retries, use its cached copy, however old, with one warning per run; false fails the input"),
+                Option("redactQuery", .array(.string(nonEmpty: true), minCount: 0),
+                       help: "more query parameters whose values are secrets, shown as *** in every message, report, trace and cache entry "
+                           + "(always: the user and password of a URL, X-Amz-Signature, X-Amz-Credential, X-Amz-Security-Token, token, sig, "
+                           + "signature, key and password, in any case); they are still sent"),
             ]), help: "reading inputs: local files, and HTTP(S) with libcurl"),
             Option("cache", .object([
                 concurrency("cache", StageDefaults.cacheConcurrency, nil),

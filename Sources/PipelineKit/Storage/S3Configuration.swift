@@ -74,10 +74,18 @@ public struct S3Configuration: Sendable, Equatable, CustomStringConvertible {
         } else if let key = profile["aws_access_key_id"], let secret = profile["aws_secret_access_key"] {
             credentials = AWSCredentials(accessKeyID: key, secretAccessKey: secret, sessionToken: profile["aws_session_token"])
         } else {
+            // Say which variable is missing when only one is: "both unset" would send the user
+            // looking for the wrong one.
+            let key = variable("AWS_ACCESS_KEY_ID"), secret = variable("AWS_SECRET_ACCESS_KEY")
+            let variables = key != nil && secret == nil ? "AWS_ACCESS_KEY_ID is set but AWS_SECRET_ACCESS_KEY is not"
+                : key == nil && secret != nil ? "AWS_SECRET_ACCESS_KEY is set but AWS_ACCESS_KEY_ID is not"
+                : "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are not set"
             let source = settings.profile != nil ? "the profile \"\(profileName)\" that the file's s3.profile names"
                 : variable("AWS_PROFILE") != nil ? "the profile \"\(profileName)\" that AWS_PROFILE names" : "the default profile"
-            throw Failure(message: "no S3 credentials: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are not set, and \(source) "
-                          + "has no aws_access_key_id and aws_secret_access_key in \(credentialsPath) or \(configPath)")
+            let unread = [credentialsFile.problem, configFile.problem].compactMap { $0 }
+            throw Failure(message: "no S3 credentials: \(variables), and \(source) "
+                          + "has no aws_access_key_id and aws_secret_access_key in \(credentialsPath) or \(configPath)"
+                          + unread.map { "; " + $0 }.joined())
         }
         let region = settings.region ?? variable("AWS_REGION") ?? variable("AWS_DEFAULT_REGION") ?? profile["region"] ?? "us-east-1"
         let endpoint = settings.endpoint ?? variable("AWS_ENDPOINT_URL_S3") ?? variable("AWS_ENDPOINT_URL") ?? profile["endpoint_url"]
@@ -93,11 +101,26 @@ public struct S3Configuration: Sendable, Equatable, CustomStringConvertible {
 }
 
 /// An AWS shared credentials or config file: `[section]` headers and `key = value` lines.
+///
+/// The file is read as bytes, and bytes that are not UTF-8 (in a comment, say) become U+FFFD:
+/// they cannot hide the keys around them.
 struct INIFile {
     var sections: [String: [String: String]] = [:]
+    /// Why a file that exists could not be read, naming it; nil when it was read or is absent.
+    var problem: String?
 
     init(path: String) {
-        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return }
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            if errno != ENOENT { problem = "cannot read \(path): \(String(cString: strerror(errno)))" }
+            return
+        }
+        close(descriptor)
+        guard let data = FileManager.default.contents(atPath: path) else {
+            problem = "cannot read \(path)"
+            return
+        }
+        let text = String(decoding: data, as: UTF8.self)
         var current: String?
         for rawLine in text.split(whereSeparator: \.isNewline) {
             let line = rawLine.trimmingCharacters(in: .whitespaces)

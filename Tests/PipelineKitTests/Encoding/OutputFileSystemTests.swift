@@ -79,4 +79,17 @@ struct OutputFileSystemTests {
         #expect(result.standardError.contains("No space left on device"))
         #expect(try FileManager.default.contentsOfDirectory(atPath: disk.path).isEmpty)
     }
+
+    @Test func aWriteFailureLibvipsLostTheReasonOfIsSaidAsAFullDiskWhenNearlyFull() throws {
+        // Given a small file system with room left (so the probe alone finds nothing wrong:
+        // outputs that failed beside this one have freed their space)
+        let disk = try TemporaryMount(size: "1m")
+        let descriptor = open(disk.path + "/out.png", O_WRONLY | O_CREAT, 0o644)
+        defer { close(descriptor) }
+        // When libvips says its write failed, with the errno lost
+        let lost = "wbuffer_write: write failed\nunix error: Unknown error -1\nvips2png: unable to write to target target"
+        // Then it is a full disk; and a failure that is not a write is not
+        #expect(ImageWriter.spaceProblem(on: descriptor, encoderSaid: lost) == ENOSPC)
+        #expect(ImageWriter.spaceProblem(on: descriptor, encoderSaid: "VipsJpeg: Corrupt JPEG data") == nil)
+    }
 }

@@ -1,0 +1,87 @@
+import Foundation
+import Testing
+@testable import PipelineKit
+import TestSupport
+
+/// Credentials in input URLs (userinfo, a presigned URL's signature, tokens) are sent to the
+/// server and shown nowhere: no message, event, report, trace, manifest or cache entry.
+@Suite struct CredentialRedactionTests {
+    /// Every secret the URLs below carry.
+    static let secrets = ["hunter2pass", "sigsecret1", "credsecret2", "toksecret3", "extrasecret4", "tok404secret", "pwsecret5"]
+
+    @Test func redactionHidesUserinfoAndSecretParametersOnly() {
+        let redaction = CredentialRedaction(extraQueryNames: ["mySecret"])
+        #expect(redaction.redact("http://user:hunter2pass@127.0.0.1:8080/a.jpg?X-AMZ-Signature=s&keep=1&MYSECRET=x#f")
+                == "http://***@127.0.0.1:8080/a.jpg?X-AMZ-Signature=***&keep=1&MYSECRET=***#f")
+        #expect(redaction.redact("https://example.com/a@b.jpg?sig=1&key=2&password=3&token=4&signature=5")
+                == "https://example.com/a@b.jpg?sig=***&key=***&password=***&token=***&signature=***")
+        #expect(redaction.redact("/local/file.jpg") == "/local/file.jpg")
+        #expect(redaction.redactURLs(in: "cannot fetch \"http://u:p@h/x?token=t\": 404")
+                == "cannot fetch \"http://***@h/x?token=***\": 404")
+    }
+
+    @Test func secretsInInputURLsAppearInNoOutputAndAreStillSent() throws {
+        // Given a server with one photo (cacheable), and URLs to it and to a missing file that
+        // carry credentials in their userinfo and query, one of them named by fetch.redactQuery
+        let photo = try Fixtures.jpeg(try Fixtures.gradient(width: 120, height: 80))
+        let server = try TestHTTPServer { request, _ in
+            guard request.path.hasPrefix("/photo-0.jpg") else { return .init(status: 404) }
+            return .init(status: 200, headers: ["ETag": "\"p0\"", "Cache-Control": "max-age=3600"], body: photo)
+        }
+        let port = server.url("").dropFirst("http://127.0.0.1:".count)
+        let urls = [
+            "http://user:hunter2pass@127.0.0.1:\(port)/photo-0.jpg?X-Amz-Signature=sigsecret1&X-Amz-Credential=credsecret2"
+                + "&Token=toksecret3&mySecret=extrasecret4&keep=visible",
+            "http://127.0.0.1:\(port)/missing-1.jpg?token=tok404secret&password=pwsecret5",
+        ]
+        let directory = try TemporaryDirectory()
+        let inputs = urls.map { JSONNode.quoted($0) }.joined(separator: ", ")
+        let json = """
+            {"version": 1, "inputs": [\(inputs)],
+             "fetch": {"retries": 0, "redactQuery": ["mySecret"]},
+             "cache": {"directory": "cache"},
+             "manifest": {"path": "out/manifest.json"},
+             "outputs": [{"name": "t", "steps": [{"resize": {"width": 32}}], "encode": {"format": "png"}, "path": "out/{stem}.png",
+                          "placeholders": ["lqip"]}]}
+            """
+        let file = try directory.write(Data(json.utf8), to: "pipeline.json")
+
+        // When it is validated, explained, and run (progress, verbose, --json, with a report
+        // and a trace), twice so the second run reads the cache
+        var texts: [(String, String)] = []
+        for arguments in [["validate", file], ["explain", file],
+                          ["run", "-v", "--report", directory.path + "/report", "--trace", directory.path + "/trace.json", file],
+                          ["run", "--json", "--force", file]] {
+            let result = try CommandRunner.run(arguments)
+            texts.append(("\(arguments[0]) stdout", result.standardOutput))
+            texts.append(("\(arguments[0]) stderr", result.standardError))
+        }
+        // Then the missing one failed, naming its URL (redacted), and the photo was made
+        let all = texts.map(\.1).joined(separator: "\n")
+        #expect(all.contains("127.0.0.1:\(port)/missing-1.jpg?token=***&password=***"), "\(all)")
+        #expect(all.contains("http://***@127.0.0.1:\(port)/photo-0.jpg?X-Amz-Signature=***"), "\(all)")
+        #expect(all.contains("keep=visible"), "\(all)")
+        #expect(FileManager.default.fileExists(atPath: directory.path + "/out/photo-0.png"))
+        // And no secret is in any output, or in any file under the folder (outputs, manifest,
+        // report, trace, cache entries, journal) but the pipeline file itself
+        for (name, text) in texts {
+            for secret in Self.secrets { #expect(!text.contains(secret), "\(secret) in \(name): \(text)") }
+        }
+        let walker = try #require(FileManager.default.enumerator(atPath: directory.path))
+        var checked = 0
+        for case let relative as String in walker where relative != "pipeline.json" {
+            guard let data = FileManager.default.contents(atPath: directory.path + "/" + relative) else { continue }
+            checked += 1
+            for secret in Self.secrets {
+                #expect(data.range(of: Data(secret.utf8)) == nil, "\(secret) in \(relative)")
+            }
+        }
+        #expect(checked >= 5)
+        // And the server was sent them: the query as written, the userinfo as Basic authorization
+        let sent = server.requests
+        #expect(sent.contains { $0.path.contains("X-Amz-Signature=sigsecret1") && $0.path.contains("mySecret=extrasecret4") })
+        #expect(sent.contains { $0.path.contains("token=tok404secret") })
+        let basic = "Basic " + Data("user:hunter2pass".utf8).base64EncodedString()
+        #expect(sent.contains { $0.headers["authorization"] == basic }, "\(sent.map(\.headers))")
+    }
+}

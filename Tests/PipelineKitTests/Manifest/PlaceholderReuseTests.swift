@@ -1,0 +1,57 @@
+import Foundation
+import Testing
+import Vips
+@testable import PipelineKit
+import StandardProcessors
+
+/// A manifest's placeholders are kept from the previous one only for the very files they were
+/// computed from: a run stopped after remaking some outputs leaves them in the journal, not
+/// in the manifest.
+@Suite struct PlaceholderReuseTests {
+    func json(quality: Int) -> String {
+        PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [
+            #"{"name": "t", "steps": [{"resize": {"width": 64}}], "encode": {"format": "jpeg", "quality": \#(quality)}, "#
+                + #""path": "out/{stem}.jpg", "placeholders": ["lqip"]}"#,
+        ], extra: #""manifest": {"path": "out/manifest.json"}, "cache": {"directory": "cache"}"#)
+    }
+
+    func lqips(_ directory: TemporaryDirectory) throws -> [String: String] {
+        let manifest = try ImageManifest.read(from: directory.url.appendingPathComponent("out/manifest.json"))
+        return Dictionary(uniqueKeysWithValues: manifest.inputs.map { ($0.source, $0.outputs["t"]?.placeholders?.lqip ?? "-") })
+    }
+
+    @Test func placeholdersOfFilesARunRemadeWithoutItsManifestAreComputedAgain() async throws {
+        // Given eight photos made at quality 95, with a manifest
+        let directory = try TemporaryDirectory()
+        for index in 0..<8 {
+            try directory.write(try Fixtures.jpeg(try Fixtures.noise(width: 240 + index, height: 160)), to: "in/p\(index).jpg")
+        }
+        let (_, first) = try await PipelineHarness.run(json(quality: 95), in: directory)
+        #expect(first.succeeded == 8)
+        let before = try lqips(directory)
+        // When the quality changes and a run is stopped after its first input is done (it
+        // remakes and records some outputs, and keeps the old manifest)
+        let stopped = try PipelineHarness.pipeline(json(quality: 3), in: directory).run()
+        var completed = 0
+        for await event in stopped {
+            if case .itemCompleted = event {
+                completed += 1
+                if completed == 1 { stopped.cancel() }
+            }
+        }
+        #expect(completed >= 1)
+        #expect(try lqips(directory) == before)
+        // And the next run finishes
+        let (_, next) = try await PipelineHarness.run(json(quality: 3), in: directory)
+        #expect(next.outputsUpToDate >= 1, "the stopped run recorded nothing: the test proves nothing")
+        let incremental = try lqips(directory)
+        // Then every placeholder is the one a run that makes everything again computes
+        let forced = try await PipelineHarness.pipeline(json(quality: 3), in: directory).run(force: true).collect()
+        #expect(forced.summary?.outputsWritten == 8)
+        let reference = try lqips(directory)
+        #expect(reference != before, "the quality change does not change the placeholders: the test proves nothing")
+        for (source, lqip) in reference {
+            #expect(incremental[source] == lqip, "\(source)")
+        }
+    }
+}

@@ -1,0 +1,88 @@
+import Foundation
+import Testing
+@testable import PipelineKit
+import StandardProcessors
+import TestSupport
+
+/// What S3 failures say is what happened: which variable is missing, a credentials file read
+/// whatever bytes its comments hold, a listing that failed and not an empty one, an empty object
+/// said as an empty file is.
+struct S3CredentialMessageTests {
+    @Test func aNonUTF8ByteInACommentDoesNotHideTheKeys() throws {
+        // Given a credentials file whose comment holds one Latin-1 byte
+        let directory = try TemporaryDirectory()
+        var file = Data("# caf".utf8)
+        file.append(0xE9)
+        file.append(Data("\n[default]\naws_access_key_id = FILEKEY\naws_secret_access_key = filesecret\n".utf8))
+        try directory.write(file, to: ".aws/credentials")
+        // When the configuration is resolved, Then the keys are read
+        let configuration = try S3Configuration.resolve(S3Settings(), environment: ["HOME": directory.path])
+        #expect(configuration.credentials.accessKeyID == "FILEKEY")
+    }
+
+    @Test func anUnsetSecretAloneIsSaidAlone() throws {
+        let directory = try TemporaryDirectory()
+        let environment = ["HOME": directory.path, "AWS_ACCESS_KEY_ID": "ENVKEY"]
+        do {
+            _ = try S3Configuration.resolve(S3Settings(), environment: environment)
+            Issue.record("resolved without a secret")
+        } catch {
+            #expect(error.message.contains("AWS_ACCESS_KEY_ID is set but AWS_SECRET_ACCESS_KEY is not"), "\(error.message)")
+            #expect(!error.message.contains("are not set"), "\(error.message)")
+        }
+    }
+
+    @Test func anUnreadableCredentialsFileIsSaid() throws {
+        // Given a credentials file that is a folder (unreadable as a file, even by root)
+        let directory = try TemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: directory.path + "/.aws/credentials", withIntermediateDirectories: true)
+        do {
+            _ = try S3Configuration.resolve(S3Settings(), environment: ["HOME": directory.path])
+            Issue.record("resolved without credentials")
+        } catch {
+            #expect(error.message.contains("cannot read \(directory.path)/.aws/credentials"), "\(error.message)")
+        }
+    }
+}
+
+@Suite(.enabled(if: MotoServer.isAvailable, "moto's server is not installed (.ci/setup installs moto[server])"))
+struct S3FailureMessageTests {
+    let output = #"{"name": "small", "steps": [{"resize": {"width": 50}}], "encode": {"format": "png"}, "path": "out/{stem}.png"}"#
+
+    @Test func aFailedListingIsNotAlsoAnEmptyOne() throws {
+        // Given a glob over a bucket that does not exist
+        let server = try MotoServer()
+        let directory = try TemporaryDirectory()
+        var pipeline = try PipelineHarness.pipeline(PipelineHarness.json(inputs: ["s3://nobucket/in/*.jpg"], outputs: [output]), in: directory)
+        pipeline.environment = server.environment(home: directory.path)
+        // When it is planned, Then the listing's failure is the error, and nothing says "matches no"
+        do {
+            _ = try pipeline.plan()
+            Issue.record("planned a glob whose listing failed")
+        } catch {
+            let text = "\(error)"
+            #expect(text.contains("cannot list s3://nobucket/in/*.jpg") && text.contains("NoSuchBucket"), "\(text)")
+            #expect(!text.contains("matches no"), "\(text)")
+        }
+    }
+
+    @Test func anEmptyObjectIsSaidAsAnEmptyFileIs() async throws {
+        // Given an empty S3 object and an empty local file
+        let server = try MotoServer()
+        try server.createBucket("photos")
+        try server.put(Data(), bucket: "photos", key: "in/empty.jpg")
+        let directory = try TemporaryDirectory()
+        try directory.write(Data(), to: "local/empty.jpg")
+        var pipeline = try PipelineHarness.pipeline(PipelineHarness.json(inputs: ["s3://photos/in/empty.jpg", "local/empty.jpg"],
+                                                                         outputs: [#"{"name": "small", "encode": {"format": "png"}, "path": "out/{dir}/{stem}.png"}"#]),
+                                                    in: directory)
+        pipeline.environment = server.environment(home: directory.path)
+        // When it runs
+        let result = try await pipeline.run().collect()
+        // Then both fail at fetch with the same reason
+        let failures = result.reports.flatMap(\.failures)
+        #expect(failures.count == 2)
+        #expect(Set(failures.map(\.reason)) == ["the file is empty"], "\(failures)")
+        #expect(failures.allSatisfy { $0.stage == .fetch })
+    }
+}
