@@ -105,9 +105,18 @@ public struct ImageManifest: Codable, Sendable, Equatable {
         try JSONDecoder().decode(ImageManifest.self, from: Data(contentsOf: url))
     }
 
-    /// The entry for `source` (as the manifest names it, or a path ending in it).
+    /// The entry for `source` (as the manifest names it, or a path ending in it), or nil when
+    /// there is none or several end in it (`candidates(for:)` lists them).
     public func input(_ source: String) -> Input? {
-        inputs.first { $0.source == source } ?? inputs.first { $0.source.hasSuffix("/" + source) }
+        let found = candidates(for: source)
+        return found.count == 1 ? found[0] : nil
+    }
+
+    /// The entries `source` may mean: the one the manifest names exactly so, else every entry
+    /// whose path ends in it at a `/` (`x.png` is both `coll/a/x.png` and `coll/b/x.png`).
+    public func candidates(for source: String) -> [Input] {
+        if let exact = inputs.first(where: { $0.source == source }) { return [exact] }
+        return inputs.filter { $0.source.hasSuffix("/" + source) }
     }
 }
 

@@ -116,4 +116,31 @@ import Vips
         let missing = try CommandRunner.run(["html", manifestPath(directory).path, "nowhere.jpg"])
         #expect(missing.status == 2 && missing.standardError.contains("no input \"nowhere.jpg\""))
     }
+
+    @Test func htmlRefusesANameThatEndsSeveralInputsAndListsThem() throws {
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.png(try Fixtures.gradient(width: 120, height: 80)), to: "coll/a/x.png")
+        try directory.write(try Fixtures.png(try Fixtures.redCorner(width: 90, height: 60)), to: "coll/b/x.png")
+        try directory.write(Data("""
+            {"version": 1, "name": "coll", "inputs": ["coll/**/*.png"],
+             "manifest": {"path": "out/manifest.json", "urlPrefix": "/img/"},
+             "outputs": [{"name": "web", "encode": {"format": "webp"}, "path": "out/{dir}/{stem}.webp"}]}
+            """.utf8), to: "coll.json")
+        let run = try CommandRunner.run(["run", "--quiet", directory.url.appendingPathComponent("coll.json").path])
+        #expect(run.status == 0, "\(run.standardError)")
+        let manifest = directory.url.appendingPathComponent("out/manifest.json").path
+
+        let ambiguous = try CommandRunner.run(["html", manifest, "x.png"])
+        #expect(ambiguous.status == 2)
+        #expect(ambiguous.standardOutput.isEmpty)
+        #expect(ambiguous.standardError.contains("\"x.png\" is ambiguous"), "\(ambiguous.standardError)")
+        #expect(ambiguous.standardError.contains("coll/a/x.png") && ambiguous.standardError.contains("coll/b/x.png"))
+
+        // A full path, or a longer end of one, picks one
+        let full = try CommandRunner.run(["html", manifest, "coll/b/x.png"])
+        #expect(full.status == 0, "\(full.standardError)")
+        #expect(full.standardOutput.contains(#"src="/img/b/x.webp""#) && full.standardOutput.contains(#"width="90""#))
+        let end = try CommandRunner.run(["html", manifest, "a/x.png"])
+        #expect(end.status == 0 && end.standardOutput.contains(#"src="/img/a/x.webp""#), "\(end.standardError)")
+    }
 }
