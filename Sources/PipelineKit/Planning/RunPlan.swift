@@ -112,7 +112,7 @@ public struct RunPlan: Sendable {
                 var bySkeleton: [String: (all: [Int], unknown: [Int])] = [:]
                 for (index, target) in targets.enumerated() {
                     let output = definition.outputs[index]
-                    let place = "outputs[\(index)].path"
+                    let place = "outputs[\(output.fileIndex ?? index)].path"
                     // Paths still holding {width}/{height} are compared as written here, and with
                     // the other outputs of the same input below; the runner catches the rest when
                     // the sizes are known.

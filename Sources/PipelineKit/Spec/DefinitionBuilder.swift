@@ -192,6 +192,7 @@ struct DefinitionBuilder {
         }
         var prototype = OutputDefinition(name: name, steps: steps, encoder: encoders[0], path: template)
         prototype.pathLocation = node["path"]?.location
+        prototype.fileIndex = index
         readObjectSettings(node, at: path, into: &prototype)
         readPlaceholders(node, into: &prototype)
         guard responsive else { return ([prototype], complete) }

@@ -73,6 +73,9 @@ public struct OutputDefinition: Sendable {
     public var path: PathTemplate
     /// Where the path stood in the pipeline file, for errors found when planning.
     var pathLocation: SourceLocation?
+    /// The output's index in the pipeline file's `outputs`, for errors found when planning: an
+    /// output with `widths` or `formats` is several definitions, so their index is not it.
+    var fileIndex: Int?
     /// Placeholders the manifest gives for this output, computed from its smallest file.
     public var placeholders: [PlaceholderKind] = []
     public var placeholderSettings = PlaceholderSettings()
