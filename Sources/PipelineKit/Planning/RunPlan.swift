@@ -60,7 +60,8 @@ public struct RunPlan: Sendable {
         self.definition = definition
         self.shard = shard
         self.s3 = s3
-        let enumeration = InputEnumerator(baseDirectory: definition.baseDirectory, s3: s3).enumerate(definition.inputs)
+        let enumeration = InputEnumerator(baseDirectory: definition.baseDirectory, s3: s3, caseInsensitive: definition.caseInsensitive)
+            .enumerate(definition.inputs)
         warnings = definition.warnings + enumeration.warnings
 
         var problems = enumeration.problems

@@ -89,6 +89,7 @@ struct DefinitionBuilder {
                 inFlightIsSet: root["inFlight"] != nil,
                 incremental: try top.bool("incremental"),
                 allowEmpty: try top.bool("allowEmpty"),
+                caseInsensitive: try top.bool("caseInsensitive"),
                 outputs: outputs,
                 warnings: renamed.warnings
             )

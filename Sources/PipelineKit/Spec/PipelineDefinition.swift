@@ -23,6 +23,8 @@ public struct PipelineDefinition: Sendable {
     public var incremental: Bool
     /// Whether a run whose inputs name no file is fine (else it is an error before the run).
     public var allowEmpty: Bool = false
+    /// Whether input globs match names whatever the case of their letters (`*.jpg` finds `A.JPG`).
+    public var caseInsensitive: Bool = false
     public var outputs: [OutputDefinition]
     /// Where the run's manifest goes, when the file asks for one.
     public var manifest: ManifestSettings? = nil
