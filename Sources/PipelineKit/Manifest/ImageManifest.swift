@@ -70,7 +70,7 @@ public struct ImageManifest: Codable, Sendable, Equatable {
 
     /// One file written.
     public struct File: Codable, Sendable, Equatable {
-        /// `urlPrefix` followed by `path`.
+        /// `urlPrefix` followed by `path`, percent-encoded (`File.url(prefix:path:)`).
         public var url: String
         /// Relative to the manifest's folder, with `/` separators.
         public var path: String
@@ -88,6 +88,13 @@ public struct ImageManifest: Codable, Sendable, Equatable {
             self.bytes = bytes
             self.format = format
             self.mimeType = mimeType
+        }
+
+        /// The URL of the file at `path` (relative, `/` separators) below `prefix`: each path
+        /// segment percent-encoded as RFC 3986 says, so `with space.jpg` or `q?x#y%20.jpg` reach
+        /// the server as the file's name; the prefix keeps what a URI may hold as written.
+        public static func url(prefix: String, path: String) -> String {
+            URLPathEncoding.prefix(prefix) + URLPathEncoding.path(path)
         }
     }
 
