@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A responsive image set checked in a real browser: Pipelines/responsive.json run on the bundled
 # samples, a page made with `pipeline html`, served on loopback and loaded in headless Chromium at
-# a narrow and a wide viewport, at device pixel ratio 1 and 2 (.ci/srcset_check.py says what is
+# a narrow and a wide viewport, at device pixel ratio 1 and 2, with photos whose names a URL must
+# percent-encode among them (`with space.jpg`, `q?x#y%20.jpg`; .ci/srcset_check.py says what is
 # checked). Installs Debian's `chromium` when it is missing (with sudo when not root): it is large,
 # so it is installed here rather than by .ci/setup, which every user runs.
 set -euo pipefail

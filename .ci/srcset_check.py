@@ -2,14 +2,16 @@
 """Checks a responsive image set in a real browser (run by .ci/srcset-chromium.sh).
 
 Runs Pipelines/responsive.json on the bundled samples with the given `pipeline` binary, builds a
-page from `pipeline html` for three photos (one wider than every width, one as wide as the widest, one narrower than
-two widths),
+page from `pipeline html` for five photos (one wider than every width, one as wide as the widest, one narrower than
+two widths, and two whose names need percent-encoding in a URL: a space, and `?`, `#` and `%`),
 serves it on loopback with Python's http.server and loads it in headless Chromium at a narrow and
 a wide viewport, each at device pixel ratio 1 and 2. For each load it checks that the browser's
 `currentSrc` is the candidate the srcset rules pick (the smallest whose width is at least the slot
 width times the pixel ratio, else the widest, of the first format the browser supports: AVIF), that
 every candidate file is served with the byte size the manifest claims, and that the placeholder
-renders: the <img>'s background is the manifest's LQIP data URI, which Chromium decodes.
+renders: the <img>'s background is the manifest's LQIP data URI, which Chromium decodes. A name
+with a space would split a srcset candidate, and `?` or `#` would end the URL's path: those photos
+are loaded (a 404 or an ignored srcset gives no currentSrc) from URLs that decode to their paths.
 
     python3 .ci/srcset_check.py PIPELINE_BINARY
 
@@ -25,14 +27,16 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.parse
 import urllib.request
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SIZES = "(max-width: 700px) 100vw, 50vw"
 # (window width, device pixel ratio): slot × ratio lands just under a candidate, or past them all.
 VIEWS = [(600, 1), (600, 2), (1800, 1), (1800, 2)]
-# Wider than every width; as wide as the widest; 800 px, so its own width stands in for 960 and 1280.
-PHOTOS = ["dune.jpg", "green-meadow.jpg", "narrow.jpg"]
+# Wider than every width; as wide as the widest; 800 px, so its own width stands in for 960 and 1280;
+# then names a URL must percent-encode (a space; `?`, `#` and an escape-like `%20`).
+PHOTOS = ["dune.jpg", "green-meadow.jpg", "narrow.jpg", "with space.jpg", "q?x#y%20.jpg"]
 
 failures = []
 
@@ -112,6 +116,8 @@ def main():
         shutil.copy(os.path.join(REPO, "Pipelines", "responsive.json"), work)
         subprocess.run(["vips", "resize", os.path.join(work, "samples", "dune.jpg"), os.path.join(work, "samples", "narrow.jpg"), "0.5"],
                        check=True, timeout=60)
+        for name in ["with space.jpg", "q?x#y%20.jpg"]:
+            shutil.copy(os.path.join(work, "samples", "ladybird.jpg"), os.path.join(work, "samples", name))
         run = subprocess.run([binary, "run", "--quiet", os.path.join(work, "responsive.json")],
                              capture_output=True, text=True, timeout=600)
         check(run.returncode == 0, "pipeline run exited %d: %s" % (run.returncode, run.stderr))
@@ -155,6 +161,9 @@ def main():
         for output in entries:
             for format in output["formats"]:
                 for file in format["files"]:
+                    check(urllib.parse.unquote(file["url"]) == "/img/" + file["path"] and " " not in file["url"]
+                          and "?" not in file["url"] and "#" not in file["url"],
+                          "%s: not the percent-encoded URL of %s" % (file["url"], file["path"]))
                     body = urllib.request.urlopen(base + file["url"], timeout=10).read()
                     check(len(body) == file["bytes"], "%s: served %d bytes, the manifest says %d" % (file["url"], len(body), file["bytes"]))
                     check(os.path.getsize(os.path.join(images, file["path"])) == file["bytes"], "%s: size on disk" % file["path"])

@@ -13,7 +13,7 @@ extension PipelineCommand {
         @Argument(help: "The manifest a run wrote.")
         var manifest: String
 
-        @Argument(help: "The input, as the manifest names it (or the end of its path).")
+        @Argument(help: "The input, as the manifest names it (or the end of its path, when only one input's path ends so).")
         var input: String
 
         @ArgumentParser.Option(help: "The output to show, when the input has several (default: the first by name).")
@@ -36,7 +36,14 @@ extension PipelineCommand {
                 printError("\(manifest): not a manifest pipeline can read: \(error.localizedDescription)")
                 throw ExitCode.invalidInput
             }
-            guard let entry = document.input(input) else {
+            let candidates = document.candidates(for: input)
+            if candidates.count > 1 {
+                // Picking one would print another image's markup without a word: the user names it.
+                printError("\(manifest): \"\(input)\" is ambiguous: \(candidates.count) inputs end in it; give the full path of one:")
+                for candidate in candidates { printError("  \(candidate.source)") }
+                throw ExitCode.invalidInput
+            }
+            guard let entry = candidates.first else {
                 let known = document.inputs.prefix(5).map(\.source).joined(separator: ", ")
                 printError("\(manifest): no input \"\(input)\" (it has \(document.inputs.count): \(known)\(document.inputs.count > 5 ? ", …" : ""))")
                 throw ExitCode.invalidInput

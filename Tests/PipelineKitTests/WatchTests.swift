@@ -329,4 +329,25 @@ import Vips
         try FileManager.default.createDirectory(atPath: base + "/in/x/y", withIntermediateDirectories: true)
         #expect(scope.directoriesToWatch() == [base, base + "/art", base + "/lists", base + "/in", base + "/in/x", base + "/in/x/y"])
     }
+
+    /// Brace sets and "caseInsensitive" widen what a watcher cares about as they widen the inputs.
+    @Test func theScopeFollowsBraceSetsAndCase() throws {
+        let directory = try TemporaryDirectory()
+        let output = #"{"name": "o", "encode": {"format": "jpeg"}, "path": "out/{dir}/{stem}-o.jpg"}"#
+        let base = directory.path
+        let braces = WatchScope(definition: try PipelineHarness.pipeline(
+            PipelineHarness.json(inputs: ["{photos,scans}/**/*.{jpg,png}"], outputs: [output], extra: #""allowEmpty": true"#), in: directory).definition,
+            pipelineFile: base + "/p.json")
+        for relevant in ["photos/a.jpg", "photos/x/b.png", "scans/c.png"] {
+            #expect(braces.isRelevant(file: base + "/" + relevant), "\(relevant)")
+        }
+        for ignored in ["photos/a.gif", "other/a.jpg", "photos/A.JPG"] {
+            #expect(!braces.isRelevant(file: base + "/" + ignored), "\(ignored)")
+        }
+        let folded = WatchScope(definition: try PipelineHarness.pipeline(
+            PipelineHarness.json(inputs: ["photos/*.jpg"], outputs: [output], extra: #""allowEmpty": true, "caseInsensitive": true"#), in: directory).definition,
+            pipelineFile: base + "/p.json")
+        #expect(folded.isRelevant(file: base + "/photos/A.JPG") && folded.isRelevant(file: base + "/photos/b.jpg"))
+        #expect(!folded.isRelevant(file: base + "/photos/b.png"))
+    }
 }

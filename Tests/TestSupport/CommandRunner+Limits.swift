@@ -1,35 +1,46 @@
 import Foundation
 
 extension CommandRunner {
+    /// Whether this build of `pipeline` is sanitized, found as a memory-limit test meets it:
+    /// AddressSanitizer and ThreadSanitizer reserve terabytes of address space for their shadow
+    /// memory, so a sanitized binary cannot even start under a 1 GB `ulimit -v`, which an
+    /// unsanitized one fits many times over. Asked of the binary itself, so it holds whatever
+    /// the build folder is called and whatever the environment says.
+    package static let isSanitizedBuild: Bool = {
+        let probe = try? bash("ulimit -v 1000000 && exec \"$@\" --version 2>&1", "bash", [executable.path])
+        return probe?.status != 0
+    }()
+
+    /// True, with the reason printed, when memory-limit tests mean nothing with this build: a
+    /// sanitizer's shadow memory does not start under `ulimit -v`, and in a memory cgroup the
+    /// kernel kills it for memory the run itself never uses. Every test that runs `pipeline`
+    /// under a memory or address-space limit asks this first.
+    package static func skipsMemoryLimitTests() -> Bool {
+        guard isSanitizedBuild else { return false }
+        print("skipped: this build of pipeline is sanitized, and a sanitizer's shadow memory (terabytes of address space, "
+              + "hundreds of megabytes resident) does not fit under ulimit -v or in a memory cgroup, so a memory limit shows nothing")
+        return true
+    }
+
     /// Runs `pipeline` from bash under `ulimit -v kilobytes` (RLIMIT_AS), output and errors
-    /// together; nil when this build cannot start under any such limit: AddressSanitizer and
-    /// ThreadSanitizer reserve terabytes of address space for their shadow memory, so a
-    /// sanitized binary has nothing to show there.
+    /// together; nil (and a printed reason) for a sanitized build (`skipsMemoryLimitTests`).
     package static func runUnderAddressSpaceLimit(kilobytes: Int, _ arguments: [String]) throws -> (status: Int32, output: String)? {
-        func run(_ arguments: [String]) throws -> (status: Int32, output: String) {
-            try bash("ulimit -v \(kilobytes) && exec \"$@\" 2>&1", "bash", [executable.path] + arguments)
-        }
-        guard try run(["--version"]).status == 0 else {
-            print("skipped: this build of pipeline cannot start under ulimit -v (a sanitizer's shadow memory)")
-            return nil
-        }
-        return try run(arguments)
+        guard !skipsMemoryLimitTests() else { return nil }
+        return try bash("ulimit -v \(kilobytes) && exec \"$@\" 2>&1", "bash", [executable.path] + arguments)
     }
 
     /// Runs the `pipeline` binary in a new memory cgroup of its own, below this process's, with
     /// `limitBytes` as its limit (v1 `memory.limit_in_bytes`, or v2 `memory.max`), as a
     /// container runs it: the kernel kills what goes past. Nil (and a printed reason) where no
-    /// child group can be made here: no writable cgroup hierarchy, or a sanitized build.
+    /// child group can be made here (no writable cgroup hierarchy), or for a sanitized build
+    /// (`skipsMemoryLimitTests`).
     package static func runInMemoryCgroup(limitBytes: Int64, _ arguments: [String]) throws -> (status: Int32, output: String)? {
+        guard !skipsMemoryLimitTests() else { return nil }
         guard let group = makeMemoryCgroup(limitBytes: limitBytes) else {
             print("skipped: no memory cgroup can be made here (needs a writable /sys/fs/cgroup)")
             return nil
         }
         defer { rmdir(group) }
-        if ProcessInfo.processInfo.environment["ASAN_OPTIONS"] != nil || executable.path.contains("-asan") || executable.path.contains("-tsan") {
-            print("skipped: a sanitized build's shadow memory does not fit a memory limit")
-            return nil
-        }
         // The shell joins the group, then becomes the command: nothing else runs in the group.
         return try bash("echo $$ > \"$0/cgroup.procs\" && exec \"$@\" 2>&1", group, [executable.path] + arguments)
     }

@@ -74,7 +74,7 @@ public struct ImageManifest: Codable, Sendable, Equatable {
 
     /// One file written.
     public struct File: Codable, Sendable, Equatable {
-        /// `urlPrefix` followed by `path`.
+        /// `urlPrefix` followed by `path`, percent-encoded (`File.url(prefix:path:)`).
         public var url: String
         /// Relative to the manifest's folder, with `/` separators.
         public var path: String
@@ -93,6 +93,13 @@ public struct ImageManifest: Codable, Sendable, Equatable {
             self.format = format
             self.mimeType = mimeType
         }
+
+        /// The URL of the file at `path` (relative, `/` separators) below `prefix`: each path
+        /// segment percent-encoded as RFC 3986 says, so `with space.jpg` or `q?x#y%20.jpg` reach
+        /// the server as the file's name; the prefix keeps what a URI may hold as written.
+        public static func url(prefix: String, path: String) -> String {
+            URLPathEncoding.prefix(prefix) + URLPathEncoding.path(path)
+        }
     }
 
     /// The manifest as stable, indented JSON text ending in a newline.
@@ -109,9 +116,18 @@ public struct ImageManifest: Codable, Sendable, Equatable {
         try JSONDecoder().decode(ImageManifest.self, from: Data(contentsOf: url))
     }
 
-    /// The entry for `source` (as the manifest names it, or a path ending in it).
+    /// The entry for `source` (as the manifest names it, or a path ending in it), or nil when
+    /// there is none or several end in it (`candidates(for:)` lists them).
     public func input(_ source: String) -> Input? {
-        inputs.first { $0.source == source } ?? inputs.first { $0.source.hasSuffix("/" + source) }
+        let found = candidates(for: source)
+        return found.count == 1 ? found[0] : nil
+    }
+
+    /// The entries `source` may mean: the one the manifest names exactly so, else every entry
+    /// whose path ends in it at a `/` (`x.png` is both `coll/a/x.png` and `coll/b/x.png`).
+    public func candidates(for source: String) -> [Input] {
+        if let exact = inputs.first(where: { $0.source == source }) { return [exact] }
+        return inputs.filter { $0.source.hasSuffix("/" + source) }
     }
 }
 

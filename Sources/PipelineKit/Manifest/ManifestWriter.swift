@@ -61,7 +61,7 @@ final class ManifestWriter: Sendable {
             let formats = formatOrder.compactMap { format -> ImageManifest.Format? in
                 let files = written.filter { ($0.format ?? output.encoder.format) == format }.map { file in
                     let path = relativePath(file.path)
-                    return ImageManifest.File(url: settings.urlPrefix + path, path: path, width: file.size.width, height: file.size.height,
+                    return ImageManifest.File(url: ImageManifest.File.url(prefix: settings.urlPrefix, path: path), path: path, width: file.size.width, height: file.size.height,
                                               bytes: file.byteCount, format: format.rawValue, mimeType: format.mimeType)
                 }
                 return files.isEmpty ? nil : ImageManifest.Format(format: format.rawValue, mimeType: format.mimeType, files: files)

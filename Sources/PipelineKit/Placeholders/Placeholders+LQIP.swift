@@ -16,7 +16,36 @@ extension Placeholders {
         let webp = try PlaceholderError.naming(.lqip) { () throws(VipsError) in
             try source.resized(width: size.width, height: size.height).encoded(suffix: ".webp[Q=\(quality),strip]")
         }
-        return "data:image/webp;base64," + webp.base64EncodedString()
+        return "data:image/webp;base64," + pixelsOnly(webp).base64EncodedString()
+    }
+
+    /// The WebP file without its metadata chunks (EXIF, XMP, ICC profile, unknown ones) and
+    /// without the VP8X flags announcing them. A data URI is inlined in every page, and libvips'
+    /// WebP saver writes an EXIF chunk of its own making (resolution, orientation) despite
+    /// `strip`: most of each placeholder's bytes. A file that is not the RIFF WebP expected is
+    /// returned as it is.
+    static func pixelsOnly(_ webp: Data) -> Data {
+        let bytes = [UInt8](webp)
+        guard bytes.count >= 12, bytes[0..<4].elementsEqual("RIFF".utf8), bytes[8..<12].elementsEqual("WEBP".utf8) else { return webp }
+        let kept: Set<String> = ["VP8 ", "VP8L", "VP8X", "ALPH", "ANIM", "ANMF"]
+        var body: [UInt8] = Array("WEBP".utf8)
+        var offset = 12
+        // Each chunk moves the offset on by at least its 8-byte header: the loop ends.
+        while offset + 8 <= bytes.count {
+            let name = String(decoding: bytes[offset..<offset + 4], as: UTF8.self)
+            let size = Int(bytes[offset + 4]) | Int(bytes[offset + 5]) << 8 | Int(bytes[offset + 6]) << 16 | Int(bytes[offset + 7]) << 24
+            let end = offset + 8 + size + size % 2
+            guard end <= bytes.count else { return webp }
+            if kept.contains(name) {
+                var chunk = Array(bytes[offset..<end])
+                // VP8X flags: ICC profile 0x20, EXIF 0x08, XMP 0x04.
+                if name == "VP8X", chunk.count > 8 { chunk[8] &= ~0b0010_1100 }
+                body += chunk
+            }
+            offset = end
+        }
+        let length = UInt32(body.count)
+        return Data(Array("RIFF".utf8) + [UInt8(length & 0xFF), UInt8(length >> 8 & 0xFF), UInt8(length >> 16 & 0xFF), UInt8(length >> 24)] + body)
     }
 
     /// The size of the LQIP of an image of `size`: `width` wide at most, the same aspect ratio.

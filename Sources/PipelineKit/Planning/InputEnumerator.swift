@@ -1,13 +1,17 @@
 import Foundation
 
 /// Expands the `inputs` of a pipeline file into files: literal paths as they are, globs by
-/// walking the file system (`*`, `?`, `[abc]` within a name; `**` for any number of folders).
+/// walking the file system (`*`, `?`, `[abc]` within a name; `**` for any number of folders;
+/// brace sets `{jpg,png}`, nested as in `{a,b{c,d}}`, for each of their alternatives).
 struct InputEnumerator {
     let baseDirectory: URL
     /// Lists `s3://` globs; nil where S3 is not available (then such an input is a problem).
     var s3: S3Access? = nil
     /// How URL inputs are named: with the credentials in them hidden.
     var redaction = CredentialRedaction()
+    /// Whether globs match names whatever the case of their letters (`*.jpg` matches `A.JPG`).
+    /// The folder before a glob's first wildcard is used as written: it is opened, not matched.
+    var caseInsensitive = false
 
     /// What enumeration found.
     struct Result {
@@ -31,9 +35,9 @@ struct InputEnumerator {
             let problemsBefore = result.problems.count
             switch entry {
             case .pattern(let pattern):
-                let folder = expand(pattern, at: "inputs[\(index)]", into: &result)
+                let looked = expand(pattern, at: "inputs[\(index)]", into: &result)
                 if result.files.count == before, result.problems.count == problemsBefore {
-                    result.empty.append((index, "\"\(pattern)\" matches no files in \(folder ?? baseDirectory.path)"))
+                    result.empty.append((index, "\"\(pattern)\" matches no files in \(looked.folder ?? baseDirectory.path)\(looked.hint)"))
                 }
             case .list(let listPath):
                 readList(listPath, at: "inputs[\(index)].list", into: &result)
@@ -69,7 +73,8 @@ struct InputEnumerator {
             result.problems.append(.init(path: place, location: nil, message: "cannot read the input list \(listPath)"))
             return
         }
-        let listFolder = InputEnumerator(baseDirectory: URL(fileURLWithPath: absolute).deletingLastPathComponent(), s3: s3, redaction: redaction)
+        let listFolder = InputEnumerator(baseDirectory: URL(fileURLWithPath: absolute).deletingLastPathComponent(), s3: s3,
+                                         redaction: redaction, caseInsensitive: caseInsensitive)
         for (number, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let line = rawLine.trimmingCharacters(in: .whitespacesAndNewlines)
             if line.isEmpty || line.hasPrefix("#") { continue }
@@ -82,34 +87,75 @@ struct InputEnumerator {
         }
     }
 
-    /// Adds what `pattern` names; returns the folder a glob looked in.
+    /// Adds what `pattern` names; returns the folder a glob looked in, and what to add to
+    /// "matches no files" when it matched none.
     @discardableResult
-    private func expand(_ pattern: String, at place: String, into result: inout Result) -> String? {
+    private func expand(_ pattern: String, at place: String, into result: inout Result) -> (folder: String?, hint: String) {
         if Self.isURL(pattern) {
             result.files.append(InputFile(url: pattern, redaction: redaction))
-            return nil
+            return (nil, "")
         }
         if S3Location.isS3(pattern) {
-            return expandS3(pattern, at: place, into: &result)
+            return (expandS3(pattern, at: place, into: &result), emptyHint(pattern, foldedMatches: 0))
         }
         let absolute = pattern.hasPrefix("/") ? pattern : baseDirectory.path + "/" + pattern
-        let components = absolute.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
-        guard let firstGlob = components.firstIndex(where: Self.isGlob) else {
-            let path = Self.normalize("/" + components.joined(separator: "/"))
-            result.files.append(InputFile(path: path, displayName: displayName(path), subfolder: "", byteCount: Self.size(of: path)))
-            return nil
+        guard let alternatives = Self.braceAlternatives(absolute) else {
+            result.problems.append(.init(path: place, location: nil, message: Self.tooManyAlternatives(pattern)))
+            return (nil, "")
         }
-        let root = Self.normalize("/" + components[..<firstGlob].joined(separator: "/"))
-        var matches: [String] = []
-        walk(root, relative: "", pattern: components[firstGlob...], into: &matches)
-        let sorted = Set(matches).sorted()
-        if sorted.isEmpty { result.warnings.append("input \"\(pattern)\" matches no files in \(root)") }
+        let split = alternatives.map { $0.split(separator: "/", omittingEmptySubsequences: true).map(String.init) }
+        guard alternatives.count > 1 || split[0].contains(where: Self.isGlob) else {
+            let path = Self.normalize("/" + split[0].joined(separator: "/"))
+            result.files.append(InputFile(path: path, displayName: displayName(path), subfolder: "", byteCount: Self.size(of: path)))
+            return (nil, "")
+        }
+        let rootCount = Self.rootCount(absolute.split(separator: "/", omittingEmptySubsequences: true).map(String.init))
+        let found = files(matching: split, rootCount: rootCount)
+        let sorted = Set(found.matches).sorted()
+        if !found.skipped.isEmpty {
+            let named = found.skipped.keys.sorted().map { "\($0) (\(found.skipped[$0] ?? ""))" }
+            result.warnings.append("input \"\(pattern)\" skips \(named.count) \(named.count == 1 ? "entry that is" : "entries that are") "
+                                   + "not a regular file: \(named.joined(separator: ", "))")
+        }
+        var hint = ""
+        if sorted.isEmpty {
+            // The same walk ignoring case says whether case is what kept the files out.
+            var folded = self
+            folded.caseInsensitive = true
+            hint = emptyHint(pattern, foldedMatches: caseInsensitive ? 0 : Set(folded.files(matching: split, rootCount: rootCount).matches).count)
+            result.warnings.append("input \"\(pattern)\" matches no files in \(found.root)\(hint)")
+        }
         for relative in sorted {
             let folder = (relative as NSString).deletingLastPathComponent
-            let path = root == "/" ? "/" + relative : root + "/" + relative
+            let path = found.root == "/" ? "/" + relative : found.root + "/" + relative
             result.files.append(InputFile(path: path, displayName: displayName(path), subfolder: folder, byteCount: Self.size(of: path)))
         }
-        return root
+        return (found.root, hint)
+    }
+
+    /// The files the brace alternatives `split` (each a list of path components) match, relative
+    /// to the root made of their first `rootCount` components, and the names matched that are no
+    /// regular files.
+    private func files(matching split: [[String]], rootCount: Int) -> (root: String, matches: [String], skipped: [String: String]) {
+        let root = Self.normalize("/" + split[0][..<rootCount].joined(separator: "/"))
+        var matches: [String] = []
+        var skipped: [String: String] = [:]
+        for components in split {
+            walk(root, relative: "", pattern: components[rootCount...], into: &matches, skipped: &skipped)
+        }
+        return (root, matches, skipped)
+    }
+
+    /// How many leading components of a glob, as written (brace sets not expanded), come before
+    /// its first wildcard or brace, and before its last component: the root, which every
+    /// alternative of its brace sets shares, so `{dir}` is the same for one file whichever
+    /// alternative found it (`photos/{a,a/b}/*.jpg` starts at `photos`, as fast-glob's base does).
+    static func rootCount(_ components: [String]) -> Int {
+        min(components.firstIndex { isGlob($0) || $0.contains("{") } ?? components.count, max(components.count - 1, 0))
+    }
+
+    private static func tooManyAlternatives(_ pattern: String) -> String {
+        "\"\(pattern)\" has brace sets that make more than \(maximumAlternatives) patterns; split it into several inputs"
     }
 
     /// Adds an `s3://` object, or the objects a glob matches: ListObjectsV2 with the key's
@@ -120,8 +166,12 @@ struct InputEnumerator {
             result.problems.append(.init(path: place, location: nil, message: "\"\(pattern)\" is not an s3://bucket/key address"))
             return nil
         }
-        let parts = location.key.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
-        guard let firstGlob = parts.firstIndex(where: Self.isGlob) else {
+        guard let alternatives = Self.braceAlternatives(location.key) else {
+            result.problems.append(.init(path: place, location: nil, message: Self.tooManyAlternatives(pattern)))
+            return nil
+        }
+        let split = alternatives.map { $0.split(separator: "/", omittingEmptySubsequences: false).map(String.init) }
+        guard alternatives.count > 1 || split[0].contains(where: Self.isGlob) else {
             guard !location.key.isEmpty, !location.key.hasSuffix("/") else {
                 result.problems.append(.init(path: place, location: nil, message:
                     "\(pattern) names a bucket or a folder, not an object: a glob such as \(pattern.hasSuffix("/") ? pattern : pattern + "/")**/*.jpg reads what is in it"))
@@ -130,9 +180,10 @@ struct InputEnumerator {
             result.files.append(InputFile(s3: location))
             return nil
         }
-        let folder = parts[..<firstGlob].joined(separator: "/")
+        let firstGlob = Self.rootCount(location.key.split(separator: "/", omittingEmptySubsequences: false).map(String.init))
+        let folder = split[0][..<firstGlob].joined(separator: "/")
         let folderPrefix = folder.isEmpty ? "" : folder + "/"
-        let listPrefix = String(location.key.prefix { $0 != "*" && $0 != "?" && $0 != "[" })
+        let listPrefix = String(location.key.prefix { $0 != "*" && $0 != "?" && $0 != "[" && $0 != "{" })
         let listed = "s3://\(location.bucket)/\(listPrefix)"
         let objects: [S3Object]
         do {
@@ -143,35 +194,46 @@ struct InputEnumerator {
             result.problems.append(.init(path: place, location: nil, message: "cannot list \(pattern): \(reason)"))
             return listed
         }
-        let glob = Array(parts[firstGlob...])
+        let globs = split.map { $0[firstGlob...] }
         var found = 0
         for object in objects.sorted(by: { $0.key < $1.key }) where object.key.hasPrefix(folderPrefix) {
             let relative = object.key.dropFirst(folderPrefix.count).split(separator: "/", omittingEmptySubsequences: false).map(String.init)
             // A key ending in "/" is a folder marker, not an image.
-            guard relative.last?.isEmpty == false, Self.matches(glob[...], relative[...]) else { continue }
+            guard relative.last?.isEmpty == false, globs.contains(where: { Self.matches($0, relative[...], caseInsensitive: caseInsensitive) }) else { continue }
             result.files.append(InputFile(s3: S3Location(bucket: location.bucket, key: object.key),
                                           subfolder: relative.dropLast().joined(separator: "/"), etag: object.etag, byteCount: object.size))
             found += 1
         }
-        if found == 0 { result.warnings.append("input \"\(pattern)\" matches no objects in \(listed)") }
+        if found == 0 { result.warnings.append("input \"\(pattern)\" matches no objects in \(listed)\(emptyHint(pattern, foldedMatches: 0))") }
         return listed
     }
 
     /// Whether a key's parts match a glob's parts: `**` stands for any number of parts (none
     /// starting with a dot, as the walk of folders skips hidden ones), any other part for one.
-    static func matches(_ glob: ArraySlice<String>, _ parts: ArraySlice<String>) -> Bool {
+    static func matches(_ glob: ArraySlice<String>, _ parts: ArraySlice<String>, caseInsensitive: Bool = false) -> Bool {
         guard let first = glob.first else { return parts.isEmpty }
         if first == "**" {
-            if matches(glob.dropFirst(), parts) { return true }
+            if matches(glob.dropFirst(), parts, caseInsensitive: caseInsensitive) { return true }
             guard let part = parts.first, !part.hasPrefix("."), parts.count > 1 else { return false }
-            return matches(glob, parts.dropFirst())
+            return matches(glob, parts.dropFirst(), caseInsensitive: caseInsensitive)
         }
-        guard let part = parts.first, !part.isEmpty,
-              isGlob(first) ? matches(first, part) : first == part else { return false }
-        return matches(glob.dropFirst(), parts.dropFirst())
+        guard let part = parts.first, !part.isEmpty, nameMatches(first, part, caseInsensitive: caseInsensitive) else { return false }
+        return matches(glob.dropFirst(), parts.dropFirst(), caseInsensitive: caseInsensitive)
     }
 
-    private func walk(_ directory: String, relative: String, pattern: ArraySlice<String>, into matches: inout [String]) {
+    /// Whether one glob component matches one name: a literal one, as written unless case is ignored.
+    static func nameMatches(_ component: String, _ name: String, caseInsensitive: Bool) -> Bool {
+        if isGlob(component) || caseInsensitive {
+            return matches(component, name, caseInsensitive: caseInsensitive)
+        }
+        return component == name
+    }
+
+    /// Adds the files below `directory` that `pattern` matches; names it matches that are not
+    /// regular files nor folders (FIFOs, devices, sockets, dangling or looping links) go to `skipped`
+    /// with what they are, for a warning: a glob that silently drops them looks like a lost input.
+    private func walk(_ directory: String, relative: String, pattern: ArraySlice<String>, into matches: inout [String],
+                      skipped: inout [String: String]) {
         guard let component = pattern.first else { return }
         let rest = pattern.dropFirst()
         let joined = { (name: String) in relative.isEmpty ? name : relative + "/" + name }
@@ -180,22 +242,26 @@ struct InputEnumerator {
         if component == "**" {
             // Zero folders: the rest of the pattern here; then every subfolder, recursively.
             // Symbolic links to folders are not followed, so a link cycle cannot loop forever.
-            walk(directory, relative: relative, pattern: rest, into: &matches)
+            walk(directory, relative: relative, pattern: rest, into: &matches, skipped: &skipped)
             for name in entries(of: directory) where !name.hasPrefix(".") && Self.kind(here(name), followLinks: false) == .directory {
-                walk(here(name), relative: joined(name), pattern: pattern, into: &matches)
+                walk(here(name), relative: joined(name), pattern: pattern, into: &matches, skipped: &skipped)
             }
             return
         }
-        let candidates = Self.isGlob(component)
-            ? entries(of: directory).filter { Self.matches(component, $0) }
+        let candidates = Self.isGlob(component) || caseInsensitive
+            ? entries(of: directory).filter { Self.nameMatches(component, $0, caseInsensitive: caseInsensitive) }
             : [component]
         for name in candidates {
             let path = here(name)
             let kind = Self.kind(path, followLinks: true)
             if rest.isEmpty {
-                if kind == .file { matches.append(joined(name)) }
+                switch kind {
+                case .file: matches.append(joined(name))
+                case .directory, .absent: break
+                case .other(let what): skipped[path] = what
+                }
             } else if kind == .directory {
-                walk(path, relative: joined(name), pattern: rest, into: &matches)
+                walk(path, relative: joined(name), pattern: rest, into: &matches, skipped: &skipped)
             }
         }
     }
@@ -209,7 +275,13 @@ struct InputEnumerator {
         return path.hasPrefix(base) ? String(path.dropFirst(base.count)) : path
     }
 
-    private enum Kind { case file, directory, other }
+    private enum Kind: Equatable {
+        case file, directory
+        /// Nothing by that name.
+        case absent
+        /// Something a run cannot read as an image file, and what it is.
+        case other(String)
+    }
 
     private static func size(of path: String) -> Int64? {
         var info = stat()
@@ -218,12 +290,20 @@ struct InputEnumerator {
 
     private static func kind(_ path: String, followLinks: Bool) -> Kind {
         var info = stat()
-        let status = followLinks ? stat(path, &info) : lstat(path, &info)
-        guard status == 0 else { return .other }
+        guard (followLinks ? stat(path, &info) : lstat(path, &info)) == 0 else {
+            let failure = errno
+            var link = stat()
+            guard followLinks, lstat(path, &link) == 0 else { return .absent }
+            return .other(failure == ELOOP ? "a loop of symbolic links" : "a symbolic link to nothing")
+        }
         switch info.st_mode & S_IFMT {
         case S_IFREG: return .file
         case S_IFDIR: return .directory
-        default: return .other
+        case S_IFIFO: return .other("a FIFO")
+        case S_IFCHR: return .other("a character device")
+        case S_IFBLK: return .other("a block device")
+        case S_IFSOCK: return .other("a socket")
+        default: return .other("not a regular file")
         }
     }
 
@@ -232,8 +312,63 @@ struct InputEnumerator {
     }
 
     /// Shell-style matching of one name; a leading dot must be matched explicitly.
-    static func matches(_ pattern: String, _ name: String) -> Bool {
-        fnmatch(pattern, name, FNM_PERIOD) == 0
+    static func matches(_ pattern: String, _ name: String, caseInsensitive: Bool = false) -> Bool {
+        fnmatch(pattern, name, FNM_PERIOD | (caseInsensitive ? caseFoldFlag : 0)) == 0
+    }
+
+    /// glibc's FNM_CASEFOLD, which Swift's Glibc module does not export (it is a GNU extension).
+    private static let caseFoldFlag: Int32 = 1 << 4
+
+    /// The most patterns one input's brace sets may make: the sets multiply, and each pattern is a
+    /// walk of the file system.
+    static let maximumAlternatives = 256
+
+    /// The patterns `pattern`'s brace sets stand for, in order: `*.{jpg,png}` is `*.jpg` and
+    /// `*.png`; sets nest (`{a,b{c,d}}` is `a`, `bc`, `bd`). Braces without a comma at their own
+    /// level (`{a}`), unclosed or escaped ones are literal text, as fast-glob takes them. Nil when
+    /// the sets make more than `maximumAlternatives` patterns.
+    static func braceAlternatives(_ pattern: String) -> [String]? {
+        let characters = Array(pattern)
+        // The first brace set: its opening brace, the commas at its level and its closing brace.
+        var stack: [(open: Int, commas: [Int])] = []
+        var index = 0
+        var found: (open: Int, commas: [Int], close: Int)?
+        while index < characters.count, found == nil {
+            switch characters[index] {
+            case "\\": index += 1
+            case "{": stack.append((index, []))
+            case ",": if !stack.isEmpty { stack[stack.count - 1].commas.append(index) }
+            case "}":
+                if let set = stack.popLast(), !set.commas.isEmpty, stack.isEmpty { found = (set.open, set.commas, index) }
+            default: break
+            }
+            index += 1
+        }
+        guard let set = found else { return [pattern] }
+        let head = String(characters[..<set.open]), tail = String(characters[(set.close + 1)...])
+        let bounds = [set.open] + set.commas + [set.close]
+        var alternatives: [String] = []
+        for (start, end) in zip(bounds, bounds.dropFirst()) {
+            // Each choice may hold sets of its own, and the tail further sets: expanded in turn.
+            guard let expanded = braceAlternatives(head + String(characters[(start + 1)..<end]) + tail) else { return nil }
+            alternatives += expanded
+            if alternatives.count > maximumAlternatives { return nil }
+        }
+        return alternatives
+    }
+
+    /// What to add to "matches no files" when the pattern may have meant more: `foldedMatches`
+    /// files match it ignoring case, or it lists choices in a way globs do not (`*.jpg,png`,
+    /// `*.(jpg|png)`) where a brace set would.
+    private func emptyHint(_ pattern: String, foldedMatches: Int) -> String {
+        var hints: [String] = []
+        if foldedMatches > 0 {
+            hints.append("\(foldedMatches) \(foldedMatches == 1 ? "file matches" : "files match") it ignoring case (\"caseInsensitive\": true)")
+        }
+        if (Self.braceAlternatives(pattern)?.count ?? 2) == 1, pattern.contains(where: { ",|(".contains($0) }) {
+            hints.append("several choices are a brace set, as in \"photos/**/*.{jpg,png}\"")
+        }
+        return hints.isEmpty ? "" : "; " + hints.joined(separator: "; ")
     }
 
     /// Removes `.` and resolves `..` lexically, as the user wrote the path.

@@ -31,6 +31,9 @@ public struct InputFile: Sendable, Hashable {
     /// the path is empty) and `{dir}` the host and the folders of the path, so that outputs can
     /// mirror a site; the path template refuses any of them that would leave the output folder.
     /// The display name is the URL with the credentials in it hidden by `redaction`.
+    /// A port other than the scheme's default is part of the host folder as `host_port`
+    /// (`127.0.0.1_8080`): two origins on one host are two sites, and `_` is safe in a folder
+    /// name on every file system, where `:` is not (Windows, SMB shares, macOS Finder).
     public init(url: String, redaction: CredentialRedaction = CredentialRedaction()) {
         self.path = url
         self.url = url
@@ -40,7 +43,15 @@ public struct InputFile: Sendable, Hashable {
         let parsed = URL(string: url)
         let components = (parsed?.path ?? "").split(separator: "/", omittingEmptySubsequences: true).map(String.init)
         self.fileName = components.last ?? "index"
-        self.subfolder = ([parsed?.host ?? "unknown-host"] + components.dropLast()).joined(separator: "/")
+        self.subfolder = ([Self.hostFolder(parsed)] + components.dropLast()).joined(separator: "/")
+    }
+
+    /// The host, with `_` and the port when it is not the scheme's default.
+    private static func hostFolder(_ url: URL?) -> String {
+        guard let host = url?.host, !host.isEmpty else { return "unknown-host" }
+        let defaultPort = url?.scheme?.lowercased() == "https" ? 443 : 80
+        guard let port = url?.port, port != defaultPort else { return host }
+        return "\(host)_\(port)"
     }
 
     /// An object in S3-compatible storage. `{name}` is the last part of the key; `{dir}` the

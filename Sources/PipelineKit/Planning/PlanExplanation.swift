@@ -53,7 +53,15 @@ public struct PlanExplanation: Sendable {
     public let inFlight: Int
     /// Bytes of decoded and processed images that may be in memory at once, from the largest
     /// decode size seen: `inFlight` × (decoded image + each output's image), 4 bytes a pixel.
+    /// An upper bound, not a forecast: it counts every input in flight as the largest, each
+    /// wholly decoded at once, where libvips streams most decodes.
     public let estimatedPeakImageBytes: Int64
+    /// What the run admits at most: `estimatedPeakImageBytes`, or the memory budget when that is
+    /// lower (an input starts decoding only while the estimates of those being made fit in it).
+    public var imageMemoryBound: Int64 {
+        guard let memoryBudget else { return estimatedPeakImageBytes }
+        return min(estimatedPeakImageBytes, memoryBudget.bytes)
+    }
     /// The part of the estimate that downloads may add (`inFlight` × `fetch.maxBytes`) when
     /// inputs are remote.
     public let estimatedPeakDownloadBytes: Int64
@@ -233,7 +241,14 @@ public struct PlanExplanation: Sendable {
                      + "decompress and encode get one lane per core, process one per two)")
         lines.append("in flight: at most \(inFlight) inputs")
         let megabytes = { (bytes: Int64) in String(format: "%.0f MB", Double(bytes) / 1_000_000) }
-        var memory = "estimated peak image memory: \(megabytes(estimatedPeakImageBytes)) (in flight × largest decode, its outputs and its largest encode)"
+        // Said as a bound: a run's measured peak is usually well below it, and a figure called
+        // the peak reads as a forecast.
+        var memory = "image memory, upper bound: \(megabytes(imageMemoryBound)) ("
+        if imageMemoryBound < estimatedPeakImageBytes {
+            memory += "the memory budget; without it \(megabytes(estimatedPeakImageBytes)): "
+        }
+        memory += "in flight × the largest input's decode, outputs and largest encode, as if every input in flight were "
+            + "that large and wholly decoded at once; streamed decodes usually peak well below it)"
         if estimatedPeakDownloadBytes > 0 { memory += ", plus up to \(megabytes(estimatedPeakDownloadBytes)) of downloads" }
         lines.append(memory)
         if let memoryBudget {

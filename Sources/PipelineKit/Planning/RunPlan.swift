@@ -60,7 +60,9 @@ public struct RunPlan: Sendable {
         self.definition = definition
         self.shard = shard
         self.s3 = s3
-        let enumeration = InputEnumerator(baseDirectory: definition.baseDirectory, s3: s3, redaction: definition.fetch.redaction).enumerate(definition.inputs)
+        let enumeration = InputEnumerator(baseDirectory: definition.baseDirectory, s3: s3, redaction: definition.fetch.redaction,
+                                          caseInsensitive: definition.caseInsensitive)
+            .enumerate(definition.inputs)
         warnings = definition.warnings + enumeration.warnings
 
         var problems = enumeration.problems
@@ -112,7 +114,7 @@ public struct RunPlan: Sendable {
                 var bySkeleton: [String: (all: [Int], unknown: [Int])] = [:]
                 for (index, target) in targets.enumerated() {
                     let output = definition.outputs[index]
-                    let place = "outputs[\(index)].path"
+                    let place = "outputs[\(output.fileIndex ?? index)].path"
                     // Paths still holding {width}/{height} are compared as written here, and with
                     // the other outputs of the same input below; the runner catches the rest when
                     // the sizes are known.

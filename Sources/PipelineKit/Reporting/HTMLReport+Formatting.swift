@@ -7,12 +7,8 @@ extension HTMLReport {
     static func fileURL(forPath path: String) -> String {
         let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
         let components = URL(fileURLWithPath: absolute).standardizedFileURL.pathComponents.dropFirst()
-        return "file:///" + components.map { $0.addingPercentEncoding(withAllowedCharacters: urlUnreserved) ?? $0 }.joined(separator: "/")
+        return "file:///" + URLPathEncoding.path(components.joined(separator: "/"))
     }
-
-    /// RFC 3986 unreserved characters: everything else in a name is percent-encoded, so that
-    /// `#`, `?`, `%`, `:` and spaces in file names cannot change what the URL means.
-    private static let urlUnreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 
     /// `0.042` → `42 ms`, `3.5` → `3.50 s`, `125` → `2 min 5 s`.
     static func duration(_ seconds: Double) -> String {

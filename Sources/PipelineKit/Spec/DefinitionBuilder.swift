@@ -91,6 +91,7 @@ struct DefinitionBuilder {
                 inFlightIsSet: root["inFlight"] != nil,
                 incremental: try top.bool("incremental"),
                 allowEmpty: try top.bool("allowEmpty"),
+                caseInsensitive: try top.bool("caseInsensitive"),
                 outputs: outputs,
                 warnings: renamed.warnings
             )
@@ -194,6 +195,7 @@ struct DefinitionBuilder {
         }
         var prototype = OutputDefinition(name: name, steps: steps, encoder: encoders[0], path: template)
         prototype.pathLocation = node["path"]?.location
+        prototype.fileIndex = index
         readObjectSettings(node, at: path, into: &prototype)
         readPlaceholders(node, into: &prototype)
         guard responsive else { return ([prototype], complete) }

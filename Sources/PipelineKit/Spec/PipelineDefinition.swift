@@ -23,6 +23,8 @@ public struct PipelineDefinition: Sendable {
     public var incremental: Bool
     /// Whether a run whose inputs name no file is fine (else it is an error before the run).
     public var allowEmpty: Bool = false
+    /// Whether input globs match names whatever the case of their letters (`*.jpg` finds `A.JPG`).
+    public var caseInsensitive: Bool = false
     public var outputs: [OutputDefinition]
     /// Where the run's manifest goes, when the file asks for one.
     public var manifest: ManifestSettings? = nil
@@ -73,6 +75,9 @@ public struct OutputDefinition: Sendable {
     public var path: PathTemplate
     /// Where the path stood in the pipeline file, for errors found when planning.
     var pathLocation: SourceLocation?
+    /// The output's index in the pipeline file's `outputs`, for errors found when planning: an
+    /// output with `widths` or `formats` is several definitions, so their index is not it.
+    var fileIndex: Int?
     /// Placeholders the manifest gives for this output, computed from its smallest file.
     public var placeholders: [PlaceholderKind] = []
     public var placeholderSettings = PlaceholderSettings()

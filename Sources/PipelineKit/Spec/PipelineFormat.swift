@@ -20,7 +20,7 @@ public enum PipelineFormat {
                 .object([Option("list", .string(nonEmpty: true), required: true,
                                 help: "a file with one URL or path a line; blank lines and # comments are ignored")]),
             ]), minCount: 1), required: true,
-                   help: "input files, globs (*, ?, [abc], ** for any depth), http(s) URLs and s3://bucket/key objects or globs, relative to this file's folder, or {\"list\": FILE}"),
+                   help: "input files, globs (*, ?, [abc], ** for any depth, {jpg,png} for each choice, nested as in {a,b{c,d}}), http(s) URLs and s3://bucket/key objects or globs, relative to this file's folder, or {\"list\": FILE}"),
             Option("fetch", .object([
                 concurrency("fetch", StageDefaults.fetchConcurrency, nil),
                 Option("maxBytes", .byteSize, default: JSONNode(plain: "100MB"),
@@ -71,6 +71,8 @@ public enum PipelineFormat {
                      help: "skip outputs made by an earlier run from the same input and settings and still in place (pipeline run --force makes them all)"),
             .boolean("allowEmpty", default: false,
                      help: "whether a run whose inputs match no file is fine; by default it is an error (exit status 2), naming each input and the folder it looked in"),
+            .boolean("caseInsensitive", default: false,
+                     help: "whether input globs, here and in lists, match names whatever their case: \"*.jpg\" then also matches PHOTO.JPG; the folder before a glob's first wildcard is opened as written"),
             Option("manifest", .object([
                 Option("path", .string(nonEmpty: true), required: true,
                        help: "where to write the manifest (JSON), relative to this file's folder"),

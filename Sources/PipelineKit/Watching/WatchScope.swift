@@ -20,6 +20,8 @@ struct WatchScope: Sendable {
     /// Patterns (`fnmatch`, `*` across `/`) for every path an output template can fill in.
     let outputPatterns: [String]
     let cacheDirectory: String
+    /// Whether glob components match names whatever their case, as the pipeline's `caseInsensitive`.
+    var caseInsensitive = false
 
     init(targets: [Target], listFiles: Set<String> = [], outputPatterns: [String], cacheDirectory: String) {
         self.targets = targets
@@ -38,7 +40,7 @@ struct WatchScope: Sendable {
         for entry in definition.inputs {
             switch entry {
             case .pattern(let pattern):
-                if let target = Self.target(pattern, base: base) { targets.append(target) }
+                targets += Self.targets(pattern, base: base)
             case .list(let list):
                 let path = Self.absolute(list, base: base)
                 targets.append(.file(path))
@@ -48,7 +50,7 @@ struct WatchScope: Sendable {
                 for line in text.split(separator: "\n") {
                     let entry = line.trimmingCharacters(in: .whitespacesAndNewlines)
                     if entry.isEmpty || entry.hasPrefix("#") { continue }
-                    if let target = Self.target(entry, base: folder) { targets.append(target) }
+                    targets += Self.targets(entry, base: folder)
                 }
             }
         }
@@ -61,6 +63,7 @@ struct WatchScope: Sendable {
         listFiles = lists
         outputPatterns = definition.outputs.flatMap { Self.patterns(of: $0.path, base: base) }
         cacheDirectory = InputEnumerator.normalize(definition.cache.directory.path)
+        caseInsensitive = definition.caseInsensitive
     }
 
     // MARK: Which changes matter
@@ -68,7 +71,7 @@ struct WatchScope: Sendable {
     /// Whether a change to the file at `path` matters: something a target names, and nothing a
     /// run writes.
     func isRelevant(file path: String) -> Bool {
-        !isWrittenByRuns(path) && targets.contains { Self.matches($0, path) }
+        !isWrittenByRuns(path) && targets.contains { Self.matches($0, path, caseInsensitive: caseInsensitive) }
     }
 
     /// Whether a run writes `path`: an output, a temporary file, anything in the cache folder.
@@ -137,7 +140,8 @@ struct WatchScope: Sendable {
             }
             return
         }
-        let names = InputEnumerator.isGlob(first) ? Self.entries(of: directory).filter { InputEnumerator.matches(first, $0) } : [first]
+        let names = InputEnumerator.isGlob(first) || caseInsensitive
+            ? Self.entries(of: directory).filter { InputEnumerator.nameMatches(first, $0, caseInsensitive: caseInsensitive) } : [first]
         for name in names where Self.isDirectory(here(name), followLinks: true) {
             walk(here(name), components.dropFirst(), into: &folders)
         }
@@ -145,16 +149,20 @@ struct WatchScope: Sendable {
 
     // MARK: Building blocks
 
-    /// The target for one input pattern, or nil for a URL or an S3 address.
-    private static func target(_ pattern: String, base: String) -> Target? {
-        guard !InputEnumerator.isURL(pattern), !S3Location.isS3(pattern), InputEnumerator.unsupportedScheme(pattern) == nil else { return nil }
+    /// The targets for one input pattern, one per alternative of its brace sets; none for a URL
+    /// or an S3 address.
+    private static func targets(_ pattern: String, base: String) -> [Target] {
+        guard !InputEnumerator.isURL(pattern), !S3Location.isS3(pattern), InputEnumerator.unsupportedScheme(pattern) == nil else { return [] }
         let absolute = absolute(pattern, base: base)
-        let components = absolute.split(separator: "/").map(String.init)
-        guard let firstGlob = components.firstIndex(where: InputEnumerator.isGlob) else { return .file(absolute) }
-        return .glob(root: "/" + components[..<firstGlob].joined(separator: "/"), components: Array(components[firstGlob...]))
+        let alternatives = InputEnumerator.braceAlternatives(absolute) ?? [absolute]
+        return alternatives.map { alternative in
+            let components = alternative.split(separator: "/").map(String.init)
+            guard let firstGlob = components.firstIndex(where: InputEnumerator.isGlob) else { return .file(Self.absolute(alternative, base: base)) }
+            return .glob(root: "/" + components[..<firstGlob].joined(separator: "/"), components: Array(components[firstGlob...]))
+        }
     }
 
-    private static func matches(_ target: Target, _ path: String) -> Bool {
+    private static func matches(_ target: Target, _ path: String, caseInsensitive: Bool) -> Bool {
         switch target {
         case .file(let file):
             return file == path
@@ -162,22 +170,8 @@ struct WatchScope: Sendable {
             let prefix = root == "/" ? "/" : root + "/"
             guard path.hasPrefix(prefix) else { return false }
             let names = path.dropFirst(prefix.count).split(separator: "/").map(String.init)
-            return matches(names[...], components[...])
+            return InputEnumerator.matches(components[...], names[...], caseInsensitive: caseInsensitive)
         }
-    }
-
-    /// Whether the path components `names` match the glob components `pattern`, as the input
-    /// enumerator matches them (`**` passes no hidden folder, a leading dot is matched explicitly).
-    static func matches(_ names: ArraySlice<String>, _ pattern: ArraySlice<String>) -> Bool {
-        guard let component = pattern.first else { return names.isEmpty }
-        if component == "**" {
-            if matches(names, pattern.dropFirst()) { return true }
-            guard names.count > 1, let name = names.first, !name.hasPrefix(".") else { return false }
-            return matches(names.dropFirst(), pattern)
-        }
-        guard let name = names.first else { return false }
-        let matched = InputEnumerator.isGlob(component) ? InputEnumerator.matches(component, name) : component == name
-        return matched && matches(names.dropFirst(), pattern.dropFirst())
     }
 
     /// `fnmatch` patterns for the paths `template` can produce: every placeholder any text, and

@@ -31,10 +31,28 @@ import TestSupport
         let directory = try TemporaryDirectory()
         let (reports, summary) = try await PipelineHarness.run(json([server.url("/img/cat.jpg")]), in: directory)
         #expect(summary.succeeded == 1, "\(reports.flatMap(\.failures))")
-        #expect(reports[0].written.first?.path == directory.path + "/out/127.0.0.1/img/cat.jpg")
+        #expect(reports[0].written.first?.path == directory.path + "/out/127.0.0.1_\(server.port)/img/cat.jpg")
         #expect(reports[0].written.first?.size == ImageSize(width: 50, height: 25))
         #expect(server.requests.count == 1)
         #expect(server.requests[0].headers["user-agent"] == "pipeline/\(PipelineKitInfo.version)")
+    }
+
+    /// Two servers on one host are two origins: {dir} keeps each one's port, so the same path on
+    /// both is two files, and a default port is left out.
+    @Test func twoOriginsOnOneHostWriteToTwoFolders() async throws {
+        let first = try servePhoto()
+        let second = try servePhoto()
+        let directory = try TemporaryDirectory()
+        let (reports, summary) = try await PipelineHarness.run(json([first.url("/img/cat.jpg"), second.url("/img/cat.jpg")]), in: directory)
+        #expect(summary.succeeded == 2, "\(reports.flatMap(\.failures))")
+        #expect(directory.allFiles().filter { $0.hasPrefix("out/") }.sorted()
+                == ["out/127.0.0.1_\(first.port)/img/cat.jpg", "out/127.0.0.1_\(second.port)/img/cat.jpg"].sorted())
+        #expect(first.requests.count == 1 && second.requests.count == 1)
+
+        #expect(InputFile(url: "http://example.com:80/a/b.jpg").subfolder == "example.com/a")
+        #expect(InputFile(url: "https://example.com:443/b.jpg").subfolder == "example.com")
+        #expect(InputFile(url: "https://example.com:80/b.jpg").subfolder == "example.com_80")
+        #expect(InputFile(url: "http://example.com:8443/b.jpg").subfolder == "example.com_8443")
     }
 
     @Test func aSourceListedSeveralTimesIsFetchedOnceAndServesEveryListing() async throws {
@@ -48,7 +66,7 @@ import TestSupport
         #expect(summary.succeeded == 4)
         #expect(reports.count == 4)
         #expect(server.requests(for: "/a.jpg").count == 1)
-        #expect(directory.allFiles().filter { $0.hasPrefix("out/") } == ["out/127.0.0.1/a.jpg"])
+        #expect(directory.allFiles().filter { $0.hasPrefix("out/") } == ["out/127.0.0.1_\(server.port)/a.jpg"])
     }
 
     @Test func aSecondRunRevalidatesWithAConditionalRequest() async throws {
@@ -63,7 +81,7 @@ import TestSupport
         #expect(requests.count == 2)
         #expect(requests[0].headers["if-none-match"] == nil)
         #expect(requests[1].headers["if-none-match"] == "\"v1\"")
-        #expect(FileManager.default.fileExists(atPath: directory.path + "/out/127.0.0.1/p.jpg"))
+        #expect(FileManager.default.fileExists(atPath: directory.path + "/out/127.0.0.1_\(server.port)/p.jpg"))
     }
 
     @Test func maxAgeServesFromTheCacheWithoutAsking() async throws {

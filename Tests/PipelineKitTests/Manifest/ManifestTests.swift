@@ -116,4 +116,90 @@ import Vips
         let missing = try CommandRunner.run(["html", manifestPath(directory).path, "nowhere.jpg"])
         #expect(missing.status == 2 && missing.standardError.contains("no input \"nowhere.jpg\""))
     }
+
+    @Test func htmlRefusesANameThatEndsSeveralInputsAndListsThem() throws {
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.png(try Fixtures.gradient(width: 120, height: 80)), to: "coll/a/x.png")
+        try directory.write(try Fixtures.png(try Fixtures.redCorner(width: 90, height: 60)), to: "coll/b/x.png")
+        try directory.write(Data("""
+            {"version": 1, "name": "coll", "inputs": ["coll/**/*.png"],
+             "manifest": {"path": "out/manifest.json", "urlPrefix": "/img/"},
+             "outputs": [{"name": "web", "encode": {"format": "webp"}, "path": "out/{dir}/{stem}.webp"}]}
+            """.utf8), to: "coll.json")
+        let run = try CommandRunner.run(["run", "--quiet", directory.url.appendingPathComponent("coll.json").path])
+        #expect(run.status == 0, "\(run.standardError)")
+        let manifest = directory.url.appendingPathComponent("out/manifest.json").path
+
+        let ambiguous = try CommandRunner.run(["html", manifest, "x.png"])
+        #expect(ambiguous.status == 2)
+        #expect(ambiguous.standardOutput.isEmpty)
+        #expect(ambiguous.standardError.contains("\"x.png\" is ambiguous"), "\(ambiguous.standardError)")
+        #expect(ambiguous.standardError.contains("coll/a/x.png") && ambiguous.standardError.contains("coll/b/x.png"))
+
+        // A full path, or a longer end of one, picks one
+        let full = try CommandRunner.run(["html", manifest, "coll/b/x.png"])
+        #expect(full.status == 0, "\(full.standardError)")
+        #expect(full.standardOutput.contains(#"src="/img/b/x.webp""#) && full.standardOutput.contains(#"width="90""#))
+        let end = try CommandRunner.run(["html", manifest, "a/x.png"])
+        #expect(end.status == 0 && end.standardOutput.contains(#"src="/img/a/x.webp""#), "\(end.standardError)")
+    }
+
+    @Test func fileURLsArePercentEncodedSegmentBySegment() {
+        #expect(ImageManifest.File.url(prefix: "/img/", path: "with space-200.webp") == "/img/with%20space-200.webp")
+        #expect(ImageManifest.File.url(prefix: "/img/", path: "q?x#y%20-200.webp") == "/img/q%3Fx%23y%2520-200.webp")
+        #expect(ImageManifest.File.url(prefix: "/img/", path: "sub dir/é,1.webp") == "/img/sub%20dir/%C3%A9%2C1.webp")
+        #expect(ImageManifest.File.url(prefix: "", path: "../up/a-b_c.~d.webp") == "../up/a-b_c.~d.webp")
+        // The prefix keeps its scheme, port, separators and escapes; only what no URI may hold is encoded
+        #expect(ImageManifest.File.url(prefix: "https://cdn.example.com:8443/a%20b/my pics/", path: "x.webp")
+                == "https://cdn.example.com:8443/a%20b/my%20pics/x.webp")
+    }
+
+    @Test func markupCarriesTheEncodedURLsInEverySrcsetAndSrc() {
+        func file(_ name: String, _ width: Int, _ format: String) -> ImageManifest.File {
+            ImageManifest.File(url: ImageManifest.File.url(prefix: "/img/", path: name), path: name, width: width, height: width / 2,
+                               bytes: 100, format: format, mimeType: "image/\(format)")
+        }
+        let output = ImageManifest.Output(formats: [
+            ImageManifest.Format(format: "avif", mimeType: "image/avif", files: [file("q?x#y%20-200.avif", 200, "avif"), file("q?x#y%20-400.avif", 400, "avif")]),
+            ImageManifest.Format(format: "webp", mimeType: "image/webp", files: [file("with space-200.webp", 200, "webp"), file("with space-400.webp", 400, "webp")]),
+        ], placeholders: nil)
+        let html = PictureMarkup().html(for: output) ?? ""
+        #expect(html.contains(#"<source type="image/avif" srcset="/img/q%3Fx%23y%2520-200.avif 200w, /img/q%3Fx%23y%2520-400.avif 400w""#), "\(html)")
+        #expect(html.contains(#"src="/img/with%20space-400.webp" srcset="/img/with%20space-200.webp 200w, /img/with%20space-400.webp 400w""#), "\(html)")
+        // Every srcset candidate is one URL and one descriptor: no space or raw ?, # inside a URL
+        for srcset in html.components(separatedBy: "srcset=\"").dropFirst().map({ $0.prefix { $0 != "\"" } }) {
+            for candidate in srcset.components(separatedBy: ", ") {
+                let parts = candidate.split(separator: " ")
+                #expect(parts.count == 2 && !parts[0].contains("?") && !parts[0].contains("#"), "\(candidate)")
+            }
+        }
+    }
+
+    @Test func aRunWritesEncodedURLsAndKeepsFileNamesOnDisk() throws {
+        let directory = try TemporaryDirectory()
+        for name in ["with space.jpg", "q?x#y%20.jpg", "café.jpg"] {
+            try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 300, height: 200)), to: "photos/\(name)")
+        }
+        try directory.write(Data("""
+            {"version": 1, "name": "site", "inputs": ["photos/*.jpg"],
+             "manifest": {"path": "public/img/manifest.json", "urlPrefix": "/img/"},
+             "outputs": [{"name": "web", "encode": {"format": "webp"}, "widths": [100, 200], "path": "public/img/{stem}-{width}.webp"}]}
+            """.utf8), to: "site.json")
+        let run = try CommandRunner.run(["run", "--quiet", directory.url.appendingPathComponent("site.json").path])
+        #expect(run.status == 0, "\(run.standardError)")
+        let manifest = try ImageManifest.read(from: manifestPath(directory))
+        let expected = ["with space": "with%20space", "q?x#y%20": "q%3Fx%23y%2520", "café": "caf%C3%A9"]
+        for (stem, encoded) in expected {
+            let entry = try #require(manifest.input("photos/\(stem).jpg"))
+            let files = try #require(entry.outputs["web"]?.formats.first?.files)
+            #expect(files.map(\.path) == ["\(stem)-100.webp", "\(stem)-200.webp"])
+            #expect(files.map(\.url) == ["/img/\(encoded)-100.webp", "/img/\(encoded)-200.webp"])
+            for file in files {
+                #expect(FileManager.default.fileExists(atPath: directory.url.appendingPathComponent("public/img/\(file.path)").path), "\(file.path)")
+            }
+            let html = try CommandRunner.run(["html", manifestPath(directory).path, "\(stem).jpg"])
+            #expect(html.status == 0, "\(html.standardError)")
+            #expect(html.standardOutput.contains("srcset=\"/img/\(encoded)-100.webp 100w, /img/\(encoded)-200.webp 200w\""), "\(html.standardOutput)")
+        }
+    }
 }

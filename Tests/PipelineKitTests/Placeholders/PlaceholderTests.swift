@@ -66,6 +66,48 @@ struct PlaceholderTests {
         #expect(try lqip.pixel(x: 14, y: 4)[3] < 120)
     }
 
+    /// The chunks of a RIFF WebP file, by FourCC, and the VP8X flags (0 without that chunk).
+    private func webpChunks(_ data: Data) throws -> (chunks: [String], flags: UInt8) {
+        let bytes = [UInt8](data)
+        try #require(bytes.count >= 12 && String(decoding: bytes[0..<4], as: UTF8.self) == "RIFF"
+                     && String(decoding: bytes[8..<12], as: UTF8.self) == "WEBP")
+        var chunks: [String] = []
+        var flags: UInt8 = 0
+        var offset = 12
+        while offset + 8 <= bytes.count {
+            let name = String(decoding: bytes[offset..<offset + 4], as: UTF8.self)
+            let size = bytes[offset + 4..<offset + 8].reversed().reduce(0) { $0 << 8 | Int($1) }
+            if name == "VP8X", offset + 8 < bytes.count { flags = bytes[offset + 8] }
+            chunks.append(name)
+            offset += 8 + size + size % 2
+        }
+        #expect(offset == bytes.count, "the chunks do not fill the file")
+        return (chunks, flags)
+    }
+
+    /// A data URI is inlined in every page: no EXIF, XMP or ICC chunk, none announced by VP8X
+    /// flags, and no EXIF bytes anywhere, whether the image came with EXIF or not (libvips makes
+    /// EXIF of its own from the resolution and orientation when it saves).
+    @Test func lqipCarriesNoMetadata() throws {
+        // Given a JPEG with EXIF (an orientation, a resolution), as loaded, and an image made here
+        let directory = try TemporaryDirectory()
+        let file = try directory.write(try Fixtures.jpeg(try gradient(width: 300, height: 200).withOrientation(1)), to: "a.jpg")
+        let loaded = try VipsImage.open(file: file)
+        try #require(loaded.hasField("exif-data"))
+
+        // When its LQIP is made, at the default and at a narrow image's own size
+        for lqip in [try Placeholders.lqip(of: loaded), try Placeholders.lqip(of: gradient(width: 12, height: 8).withOrientation(6))] {
+            let data = try #require(Data(base64Encoded: String(lqip.dropFirst("data:image/webp;base64,".count))))
+            let (chunks, flags) = try webpChunks(data)
+
+            // Then it is pixels alone
+            #expect(!chunks.contains("EXIF") && !chunks.contains("XMP ") && !chunks.contains("ICCP"), "\(chunks)")
+            #expect(flags & 0b0010_1100 == 0, "VP8X announces metadata: \(String(flags, radix: 2))")
+            #expect(data.range(of: Data("Exif".utf8)) == nil && data.range(of: Data("MM\0*".utf8)) == nil && data.range(of: Data("II*\0".utf8)) == nil)
+            #expect(try decodedLQIP(lqip).hasField("exif-data") == false)
+        }
+    }
+
     // MARK: Dominant colour
 
     @Test func dominantColourOfARedImageWithABlueCornerIsRed() throws {

@@ -32,6 +32,33 @@ import TestSupport
         #expect(!FileManager.default.fileExists(atPath: directory.path + "/out"))
     }
 
+    /// The figure is a bound, said as one: in flight × the largest input, or the budget when
+    /// admission holds the run under a lower one; never called the peak.
+    @Test func theImageMemoryFigureIsStatedAsTheBoundItIs() throws {
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.png(try Fixtures.gradient(width: 800, height: 600)), to: "in/b.png")
+        try directory.write(try Fixtures.png(try Fixtures.gradient(width: 100, height: 75)), to: "in/small.png")
+        let json = PipelineHarness.json(inputs: ["in/*"], outputs: [
+            #"{"name": "t", "steps": [{"resize": {"width": 200}}], "encode": {"format": "webp"}, "path": "out/{name}.webp"}"#,
+        ], extra: #""inFlight": 3"#)
+        let pipeline = try PipelineHarness.pipeline(json, in: directory)
+        let bound: Int64 = 3 * ((30_000 + 30_000) * 4 + 30_000 * 11)
+
+        let unlimited = PlanExplanation(plan: try pipeline.plan(), memoryBudget: nil)
+        #expect(unlimited.estimatedPeakImageBytes == bound && unlimited.imageMemoryBound == bound)
+        #expect(unlimited.text.contains("image memory, upper bound: 2 MB (in flight × the largest input's decode"), "\(unlimited.text)")
+        #expect(unlimited.text.contains("streamed decodes usually peak well below it"))
+        #expect(!unlimited.text.contains("peak image memory"))
+
+        let budget = MemoryBudget(bytes: 1_000_000, limit: 200_000_000, source: "--max-memory")
+        let limited = PlanExplanation(plan: try pipeline.plan(), memoryBudget: budget)
+        #expect(limited.imageMemoryBound == 1_000_000)
+        #expect(limited.text.contains("image memory, upper bound: 1 MB (the memory budget; without it 2 MB: in flight ×"), "\(limited.text)")
+
+        let roomy = PlanExplanation(plan: try pipeline.plan(), memoryBudget: MemoryBudget(bytes: 1 << 30, limit: 2 << 30, source: "--max-memory"))
+        #expect(roomy.imageMemoryBound == roomy.estimatedPeakImageBytes && !roomy.text.contains("without it"))
+    }
+
     @Test func theCommandPrintsTheExplanation() throws {
         let file = CommandRunner.repositoryRoot.appendingPathComponent("Pipelines/thumbnails.json").path
         let result = try CommandRunner.run(["explain", file])

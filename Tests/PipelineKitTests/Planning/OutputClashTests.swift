@@ -94,4 +94,26 @@ import TestSupport
         #expect(!canMatch("/o/a-\(n)w.webp", "/o/b-\(n)w.webp"))
         #expect(!canMatch("/o/a.webp", "/o/a.jpg"))
     }
+
+    @Test func aClashOfAnOutputWithWidthsOrFormatsNamesItsPlaceInTheFile() throws {
+        // Two inputs with one stem in two folders: {stem} does not tell their files apart. The
+        // output with widths is outputs[1] of the file, though it is the 3rd to 5th definition.
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 200, height: 100)), to: "in/a/x.jpg")
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 200, height: 100)), to: "in/b/x.jpg")
+        let json = PipelineHarness.json(inputs: ["in/**/*.jpg"], outputs: [
+            #"{"name": "thumbs", "encode": {"format": "webp"}, "widths": [32, 64], "path": "thumbs/{dir}/{stem}-{width}.webp"}"#,
+            #"{"name": "web", "encode": {"format": "webp"}, "widths": [50, 100, 150], "path": "out/{stem}-{width}.webp"}"#,
+        ])
+        do {
+            _ = try PipelineHarness.pipeline(json, in: directory).plan()
+            Issue.record("the clash was not found")
+        } catch let error as PipelineFileError {
+            #expect(!error.problems.isEmpty)
+            for problem in error.problems {
+                #expect(problem.path == "outputs[1].path", "\(problem.path): \(problem.message)")
+                #expect(problem.message.contains("would both write"), "\(problem.message)")
+            }
+        }
+    }
 }

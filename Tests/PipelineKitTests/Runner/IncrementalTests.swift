@@ -122,7 +122,7 @@ import TestSupport
         let text = sizedPathsJSON(inputs: [server.url("/img/cat.jpg")], extra: #""cache": {"directory": "cache"}"#)
         let first = try await run(text, in: directory)
         #expect(first.outputsWritten == 2, "\(first)")
-        #expect(directory.allFiles().contains("out/127.0.0.1/img/cat-64x32.webp"))
+        #expect(directory.allFiles().contains("out/127.0.0.1_\(server.port)/img/cat-64x32.webp"))
 
         // When the run is repeated with nothing changed on the server
         let second = try await run(text, in: directory)

@@ -1,0 +1,119 @@
+import Foundation
+import Testing
+@testable import PipelineKit
+import TestSupport
+
+/// Input globs on a real folder: brace sets, case, the hints of "matches no files", and the
+/// entries a glob skips because they are not regular files.
+@Suite struct GlobTests {
+    /// photos/a.jpg, photos/sub/b.png, photos/sub/deep/c.PNG, photos/D.JPG, photos/e.gif
+    func photos() throws -> TemporaryDirectory {
+        let directory = try TemporaryDirectory()
+        for name in ["photos/a.jpg", "photos/sub/b.png", "photos/sub/deep/c.PNG", "photos/D.JPG", "photos/e.gif"] {
+            try directory.write(Data("x".utf8), to: name)
+        }
+        return directory
+    }
+
+    func enumerate(_ patterns: [String], in directory: TemporaryDirectory, caseInsensitive: Bool = false) -> InputEnumerator.Result {
+        InputEnumerator(baseDirectory: directory.url, caseInsensitive: caseInsensitive).enumerate(patterns.map { .pattern($0) })
+    }
+
+    @Test func braceSetsExpandAsFastGlobDoes() {
+        #expect(InputEnumerator.braceAlternatives("photos/**/*.{jpg,png}") == ["photos/**/*.jpg", "photos/**/*.png"])
+        #expect(InputEnumerator.braceAlternatives("{a,b{c,d}}.jpg") == ["a.jpg", "bc.jpg", "bd.jpg"])
+        #expect(InputEnumerator.braceAlternatives("{x,y}/{1,2}") == ["x/1", "x/2", "y/1", "y/2"])
+        #expect(InputEnumerator.braceAlternatives("{{a,b},c}") == ["a", "b", "c"])
+        #expect(InputEnumerator.braceAlternatives("*.{jpg,}") == ["*.jpg", "*."])
+        // Literal: no comma at the set's own level, escaped, or unclosed
+        #expect(InputEnumerator.braceAlternatives("photo{1}.jpg") == ["photo{1}.jpg"])
+        #expect(InputEnumerator.braceAlternatives(#"a\{b,c\}"#) == [#"a\{b,c\}"#])
+        #expect(InputEnumerator.braceAlternatives("a{b,c") == ["a{b,c"])
+        // Bounded: five sets of three make 243 patterns, six make 729
+        #expect(InputEnumerator.braceAlternatives(String(repeating: "{a,b,c}", count: 5))?.count == 243)
+        #expect(InputEnumerator.braceAlternatives(String(repeating: "{a,b,c}", count: 6)) == nil)
+    }
+
+    @Test func aBraceSetMatchesEachOfItsChoicesWithOneRoot() throws {
+        let directory = try photos()
+        let result = enumerate(["photos/**/*.{jpg,png}"], in: directory)
+        #expect(result.files.map(\.displayName) == ["photos/a.jpg", "photos/sub/b.png"])
+        // {dir} is below photos/, the folder every choice shares
+        #expect(result.files.map(\.subfolder) == ["", "sub"])
+        #expect(result.warnings.isEmpty && result.problems.isEmpty)
+
+        // Choices of folders, some literal, each file once even when two choices find it
+        let folders = enumerate(["photos/{sub,sub/deep}/*.{png,PNG}", "photos/{a.jpg,none.jpg,a.jpg}"], in: directory)
+        #expect(folders.files.map(\.displayName) == ["photos/sub/b.png", "photos/sub/deep/c.PNG", "photos/a.jpg"])
+        #expect(folders.files.map(\.subfolder) == ["sub", "sub/deep", ""])
+
+        let tooMany = enumerate([String(repeating: "{a,b,c}", count: 6)], in: directory)
+        #expect(tooMany.files.isEmpty && tooMany.problems.first?.message.contains("more than 256 patterns") == true)
+    }
+
+    @Test func caseInsensitiveGlobsMatchNamesWhateverTheirCase() throws {
+        let directory = try photos()
+        #expect(enumerate(["photos/**/*.{jpg,png}"], in: directory, caseInsensitive: true).files.map(\.displayName)
+                == ["photos/D.JPG", "photos/a.jpg", "photos/sub/b.png", "photos/sub/deep/c.PNG"])
+        // Literal components after the first wildcard too; the folder before it is opened as written
+        #expect(enumerate(["photos/*/DEEP/*.png"], in: directory, caseInsensitive: true).files.map(\.displayName) == ["photos/sub/deep/c.PNG"])
+        #expect(enumerate(["photos/*/DEEP/*.png"], in: directory).files.isEmpty)
+    }
+
+    @Test func caseInsensitiveIsAPipelineSettingInTheSchemaAndValidate() throws {
+        let directory = try photos()
+        let json = PipelineHarness.json(inputs: ["photos/*.jpg"], outputs: [#"{"name": "t", "encode": {"format": "webp"}, "path": "out/{stem}.webp"}"#],
+                                        extra: #""caseInsensitive": true"#)
+        let plan = try PipelineHarness.pipeline(json, in: directory).plan()
+        #expect(plan.items.flatMap(\.listings).map(\.input.displayName) == ["photos/D.JPG", "photos/a.jpg"])
+
+        try directory.write(Data(#"{"version": 1, "caseInsensitive": "yes", "inputs": ["photos/*.jpg"], "outputs": []}"#.utf8), to: "bad.json")
+        let validate = try CommandRunner.run(["validate", directory.url.appendingPathComponent("bad.json").path])
+        #expect(validate.status == 2 && validate.standardError.contains("caseInsensitive: expected a boolean"), "\(validate.standardError)")
+        let schema = try CommandRunner.run(["schema"])
+        #expect(schema.status == 0 && schema.standardOutput.contains(#""caseInsensitive""#))
+    }
+
+    @Test func matchesNoFilesSaysWhenCaseOrABraceSetWasMeant() throws {
+        let directory = try photos()
+        let upper = enumerate(["photos/*.JPG", "photos/*.jpeg"], in: directory)
+        #expect(upper.files.map(\.displayName) == ["photos/D.JPG"])
+        let jpeg = try #require(upper.empty.first)
+        #expect(jpeg.index == 1 && !jpeg.description.contains("ignoring case"), "\(jpeg.description)")
+
+        let lower = enumerate(["photos/**/*.png"], in: directory)
+        #expect(lower.files.count == 1)
+        let none = enumerate(["photos/*.JPEG", "photos/**/*.gif,png"], in: directory)
+        #expect(none.empty.count == 2)
+        let png = enumerate(["photos/sub/deep/*.png"], in: directory)
+        #expect(png.empty.first?.description.contains(#"1 file matches it ignoring case ("caseInsensitive": true)"#) == true,
+                "\(png.empty.first?.description ?? "")")
+        #expect(png.warnings.contains { $0.contains("ignoring case") })
+        #expect(none.empty[1].description.contains(#"several choices are a brace set, as in "photos/**/*.{jpg,png}""#),
+                "\(none.empty[1].description)")
+        #expect(!none.empty[0].description.contains("brace set") && !none.empty[0].description.contains("ignoring case"))
+        // Ignoring case already: no such hint
+        #expect(enumerate(["photos/*.tiff"], in: directory, caseInsensitive: true).empty.first?.description.contains("ignoring case") == false)
+    }
+
+    @Test func entriesAGlobSkipsAreNamedInAWarning() throws {
+        let directory = try photos()
+        let folder = directory.path + "/photos"
+        #expect(mkfifo(folder + "/pipe.jpg", 0o600) == 0)
+        try FileManager.default.createSymbolicLink(atPath: folder + "/gone.jpg", withDestinationPath: folder + "/nowhere.jpg")
+        try FileManager.default.createSymbolicLink(atPath: folder + "/loop.jpg", withDestinationPath: folder + "/loop.jpg")
+        try FileManager.default.createSymbolicLink(atPath: folder + "/null.jpg", withDestinationPath: "/dev/null")
+        try FileManager.default.createSymbolicLink(atPath: folder + "/linked.jpg", withDestinationPath: folder + "/a.jpg")
+
+        let result = enumerate(["photos/*.jpg"], in: directory)
+        #expect(result.files.map(\.displayName) == ["photos/a.jpg", "photos/linked.jpg"])
+        let warning = try #require(result.warnings.first { $0.contains("skips") })
+        #expect(warning.hasPrefix(#"input "photos/*.jpg" skips 4 entries that are not a regular file: "#), "\(warning)")
+        for named in ["\(folder)/pipe.jpg (a FIFO)", "\(folder)/gone.jpg (a symbolic link to nothing)",
+                      "\(folder)/loop.jpg (a loop of symbolic links)", "\(folder)/null.jpg (a character device)"] {
+            #expect(warning.contains(named), "\(named) in \(warning)")
+        }
+        // A pattern that meets none of them says nothing of the kind
+        #expect(!enumerate(["photos/*.png", "photos/**/*.png"], in: directory).warnings.contains { $0.contains("skips") })
+    }
+}
