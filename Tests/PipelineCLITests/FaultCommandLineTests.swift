@@ -1,0 +1,39 @@
+import Foundation
+import Testing
+import Vips
+import TestSupport
+
+/// The command line against the faults of a hostile trial: outside numbers, writes aimed at the
+/// inputs, pipeline files that are not files, signals.
+@Suite(.serialized) struct FaultCommandLineTests {
+    func writePipeline(_ directory: TemporaryDirectory, path: String = "out/{stem}.png", format: String = "png", extra: String = "") throws -> String {
+        let photo = try Fixtures.jpeg(try Fixtures.gradient(width: 64, height: 48))
+        for index in 0..<3 { try directory.write(photo, to: "in/dune-\(index).jpg") }
+        let json = """
+            {"version": 1, "inputs": ["in/*.jpg"]\(extra), "outputs": [
+              {"name": "t", "steps": [{"resize": {"width": 16}}], "encode": {"format": "\(format)"}, "path": "\(path)"}]}
+            """
+        return try directory.write(Data(json.utf8), to: "p.json")
+    }
+
+    @Test func anOverflowingSchedulerVariableExitsWithTwoNamingItNotACrash() throws {
+        let directory = try TemporaryDirectory()
+        let file = try writePipeline(directory)
+        for (name, value) in [("SLURM_ARRAY_TASK_MIN", "-9223372036854775808"), ("SLURM_ARRAY_TASK_ID", "-9223372036854775808")] {
+            var environment = ["SLURM_ARRAY_TASK_ID": "1", "SLURM_ARRAY_TASK_MIN": "1", "SLURM_ARRAY_TASK_COUNT": "4"]
+            environment[name] = value
+            let result = try CommandRunner.run(["validate", file], environment: environment)
+            #expect(result.status == 2, "\(name): \(result.standardError)")
+            #expect(result.standardError.contains(name), "\(result.standardError)")
+        }
+    }
+
+    @Test func aNegativeShardSaysWhatIsWrongWithIt() throws {
+        let directory = try TemporaryDirectory()
+        let file = try writePipeline(directory)
+        let result = try CommandRunner.run(["validate", "--shard", "-1/3", file])
+        #expect(result.status == 2)
+        #expect(!result.standardError.contains("Missing value"), "\(result.standardError)")
+        #expect(result.standardError.contains("shard index -1"), "\(result.standardError)")
+    }
+}
