@@ -36,4 +36,19 @@ import TestSupport
         #expect(!result.standardError.contains("Missing value"), "\(result.standardError)")
         #expect(result.standardError.contains("shard index -1"), "\(result.standardError)")
     }
+
+    @Test func aPipelineFileThatIsAFIFOADeviceOrAFolderIsCalledWhatItIs() throws {
+        let directory = try TemporaryDirectory()
+        let fifo = directory.url.appendingPathComponent("p.fifo").path
+        #expect(mkfifo(fifo, 0o600) == 0)
+        try FileManager.default.createDirectory(at: directory.url.appendingPathComponent("folder.json"), withIntermediateDirectories: true)
+        let cases = [(fifo, "a FIFO"), ("/dev/zero", "a character device"), (directory.url.appendingPathComponent("folder.json").path, "a folder")]
+        for (path, kind) in cases {
+            // Nothing writes to the FIFO: a read of it would block, so the answer shows it was not read.
+            let result = try CommandRunner.run(["validate", path])
+            #expect(result.status == 2, "\(path)")
+            #expect(result.standardError.contains("it is \(kind)"), "\(path): \(result.standardError)")
+            #expect(!result.standardError.contains("permission") && !result.standardError.contains("does not exist"), "\(result.standardError)")
+        }
+    }
 }
