@@ -50,6 +50,7 @@ extension PipelineCommand {
             let logger = makeLogger(level: logLevel)
             var pipeline = try loadPipeline(file)
             memory.apply(to: &pipeline)
+            pipeline.sideWrites = sideWrites
             // A user who sets VIPS_CONCURRENCY has chosen libvips' threads: leave them as set.
             pipeline.configuration.vipsThreadsPerImage = ProcessInfo.processInfo.environment["VIPS_CONCURRENCY"] == nil ? 1 : nil
             Self.warnAboutOpenFileLimit(inFlight: pipeline.definition.inFlight(fetchingRemoteInputs: true))
@@ -84,6 +85,19 @@ extension PipelineCommand {
             if !quiet && !json { print(Self.describe(summary)) }
             if let signal = interruption.received { throw ExitCode.afterSignal(signal) }
             if summary.failed > 0 || summary.manifestProblem != nil { throw ExitCode.someItemsFailed }
+        }
+
+        /// The trace and report files, absolute, for the plan to check against the inputs.
+        private var sideWrites: [SideWrite] {
+            var writes: [SideWrite] = []
+            if let trace { writes.append(SideWrite(what: "the trace (--trace)", path: URL(fileURLWithPath: trace).standardizedFileURL.path)) }
+            if let report {
+                let folder = URL(fileURLWithPath: report).standardizedFileURL
+                for name in [ReportWriter.jsonFileName, ReportWriter.htmlFileName] {
+                    writes.append(SideWrite(what: "the report (--report)", path: folder.appendingPathComponent(name).path))
+                }
+            }
+            return writes
         }
 
         private func writeFiles(_ recorder: RunRecorder, inputDirectory: URL) async throws {

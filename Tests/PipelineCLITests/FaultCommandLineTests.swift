@@ -51,4 +51,27 @@ import TestSupport
             #expect(!result.standardError.contains("permission") && !result.standardError.contains("does not exist"), "\(result.standardError)")
         }
     }
+
+    @Test func writesAimedAtTheInputsStopValidateAndRunWithTwoAndTouchNothing() throws {
+        let directory = try TemporaryDirectory()
+        // Given outputs into "alias", a link to the input folder
+        try FileManager.default.createSymbolicLink(atPath: directory.path + "/alias", withDestinationPath: "in")
+        let aliased = try writePipeline(directory, path: "alias/{stem}.jpg", format: "jpeg")
+        let original = try Data(contentsOf: directory.url.appendingPathComponent("in/dune-1.jpg"))
+        for command in ["validate", "run"] {
+            let result = try CommandRunner.run([command, aliased])
+            #expect(result.status == 2, "\(command): \(result.standardError)")
+            #expect(result.standardError.contains("would overwrite the input in/dune-1.jpg"), "\(result.standardError)")
+        }
+        // Given a trace named as an input
+        let plain = try writePipeline(directory)
+        let traced = try CommandRunner.run(["run", "--quiet", "--trace", directory.path + "/in/dune-2.jpg", plain])
+        #expect(traced.status == 2, "\(traced.standardError)")
+        #expect(traced.standardError.contains("the trace (--trace) would overwrite the input in/dune-2.jpg"), "\(traced.standardError)")
+        // Then every input is as it was
+        for index in 0..<3 {
+            #expect(try Data(contentsOf: directory.url.appendingPathComponent("in/dune-\(index).jpg")) == original)
+        }
+        #expect(!FileManager.default.fileExists(atPath: directory.path + "/out"))
+    }
 }
