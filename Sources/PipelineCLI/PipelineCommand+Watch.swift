@@ -57,7 +57,7 @@ extension PipelineCommand {
             // The run in progress, for the signal handler to stop.
             let current = Locked<PipelineRun?>(nil)
             let interruption = Interruption { signal in
-                printError("\(signal == SIGTERM ? "terminated" : "interrupted"): finishing the work in progress…")
+                if signal != SIGPIPE { printError("\(Interruption.describe(signal)): finishing the work in progress…") }
                 watcher.stop()
                 current.withLock { $0?.cancel() }
             }

@@ -49,7 +49,7 @@ struct PipelineCommand: AsyncParsableCommand {
         discussion: """
             Exit status: 0 when every input succeeded, 1 when some failed, 2 when the pipeline \
             file or the command line is invalid (nothing ran), 130 when interrupted with Ctrl-C, 143 when \
-            stopped with SIGTERM.
+            stopped with SIGTERM, 129 with SIGHUP, 138 with SIGUSR1, 141 when standard output's reader went away.
             """,
         version: PipelineKitInfo.version,
         subcommands: [Run.self, Validate.self, Explain.self, Watch.self, Schema.self, Plugins.self, Cache.self, HTML.self, MergeReports.self]
