@@ -70,6 +70,16 @@ import TestSupport
         #expect(try planningError(json, in: directory, sideWrites: [SideWrite(what: "the trace", path: directory.path + "/trace.json")]) == nil)
     }
 
+    @Test func inputsInTheCacheFolderAreRefused() throws {
+        // Given inputs in the folder that holds the journal and the cache
+        let directory = try TemporaryDirectory()
+        _ = try photos(in: directory)
+        let json = PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [output(path: "out/{stem}.jpg")], extra: #""cache": {"directory": "in"}"#)
+        // When it is planned, then it is refused, naming an input and the folder
+        let error = try #require(try planningError(json, in: directory))
+        #expect(error.contains("the input in/dune-0.jpg lies in the cache folder"), "\(error)")
+    }
+
     @Test func theCommitDoesNotRenameOverAnInputReachedThroughALinkMadeLater() throws {
         // Given an input, and an output path that reaches it through a link made after planning
         let directory = try TemporaryDirectory()
