@@ -10,9 +10,9 @@ extension PipelineCommand {
             abstract: "Run a pipeline file: make every output from every input.",
             discussion: """
                 Progress goes to standard error (redrawn in place on a terminal), failures too, as they \
-                happen; a summary follows on standard output. Ctrl-C (or SIGTERM, SIGHUP, SIGUSR1) stops queued \
-                work, lets running work finish, leaves no temporary file and exits 130 (143, 129, 138); a second \
-                one exits at once. When standard output is a pipe whose reader goes away (`run -v | head -1`), \
+                happen; a summary follows on standard output. Ctrl-C (or SIGTERM) stops queued work, lets \
+                running work finish, leaves no temporary file and exits 130 (143); a second one exits at once. \
+                SIGHUP and SIGUSR1 are handled as SIGTERM. When standard output is a pipe whose reader goes away (`run -v | head -1`), \
                 the run stops the same way, quietly, and exits 141.
                 """
         )
@@ -152,30 +152,39 @@ func makeLogger(level: Logger.Level) -> Logger {
     return logger
 }
 
-/// Turns the first Ctrl-C (SIGINT), SIGTERM, SIGHUP or SIGUSR1 into a callback instead of ending
-/// the process, so that the run can wind down and leave no temporary files; a second one of any
-/// exits at once.
+/// Turns the first Ctrl-C (SIGINT) or SIGTERM into a callback instead of ending the process, so
+/// that the run can wind down and leave no temporary files; a second one of either exits at once.
 ///
 /// SIGTERM is what `kill`, systemd and Kubernetes send to stop a process, before SIGKILL after a
 /// grace period: it gets the same orderly stop as Ctrl-C. SIGHUP (the terminal closed) and
 /// SIGUSR1 (whose default is to end the process, and which nothing here gives another meaning)
-/// get it too, rather than ending the run mid-write.
+/// are handled as SIGTERM, rather than ending the run mid-write: each is sent on as one. (A
+/// handler of their own would cost a descriptor each, which a run near its open-file limit
+/// cannot spare.)
 ///
 /// SIGPIPE is ignored, so that a write to a closed pipe fails instead of killing the process;
 /// when standard output is a pipe or socket whose reader goes away, the callback gets SIGPIPE,
 /// once, as if it were the first signal: the run stops as it would on Ctrl-C.
 final class Interruption {
-    static let signals = [SIGINT, SIGTERM, SIGHUP, SIGUSR1]
+    static let signals = [SIGINT, SIGTERM]
+    /// Signals sent on as SIGTERM.
+    static let forwarded = [SIGHUP, SIGUSR1]
     private let sources: [any DispatchSourceSignal]
     /// The first signal received, if any.
     private let first = Locked<Int32?>(nil)
-    /// Written to wake the watch on standard output when the run is over.
-    private let wake: (read: Int32, write: Int32)?
+    /// Set by `stop()`: a reader of standard output gone away after that changes nothing.
+    private let stopped = Locked(false)
 
     init(_ handler: @escaping @Sendable (Int32) -> Void) {
         let first = self.first
+        let stopped = self.stopped
         signal(SIGPIPE, SIG_IGN)
-        wake = Self.watchStandardOutput {
+        for number in Self.forwarded {
+            // kill(2) is safe in a signal handler.
+            signal(number) { _ in kill(getpid(), SIGTERM) }
+        }
+        Self.watchStandardOutput {
+            guard !stopped.withLock({ $0 }) else { return }
             let isFirst = first.withLock { received in
                 defer { received = received ?? SIGPIPE }
                 return received == nil
@@ -202,13 +211,9 @@ final class Interruption {
     var received: Int32? { first.withLock { $0 } }
 
     func stop() {
+        stopped.withLock { $0 = true }
         for source in sources { source.cancel() }
-        for number in Self.signals { signal(number, SIG_DFL) }
-        if let wake {
-            var byte: UInt8 = 0
-            _ = write(wake.write, &byte, 1)
-            close(wake.write)
-        }
+        for number in Self.signals + Self.forwarded { signal(number, SIG_DFL) }
     }
 
     /// What a signal did, for the line that says the run is stopping.
@@ -216,34 +221,27 @@ final class Interruption {
         switch signal {
         case SIGINT: "interrupted"
         case SIGTERM: "terminated"
-        case SIGHUP: "hung up (SIGHUP)"
-        case SIGUSR1: "stopped by SIGUSR1"
         default: "stopped by signal \(signal)"
         }
     }
 
-    /// When standard output is a pipe or a socket, watches it on a thread of its own until the
-    /// returned pipe is written: a reader gone away shows as an error on it, and calls
-    /// `readerGone`. Nil (no watch) for a terminal or a file, which have no reader to lose.
-    private static func watchStandardOutput(_ readerGone: @escaping @Sendable () -> Void) -> (read: Int32, write: Int32)? {
+    /// When standard output is a pipe or a socket, watches it on a thread of its own: a reader
+    /// gone away shows as an error on it, and calls `readerGone`. No watch for a terminal or a
+    /// file, which have no reader to lose. The thread needs no descriptor of its own, and ends
+    /// with the process if the reader stays.
+    private static func watchStandardOutput(_ readerGone: @escaping @Sendable () -> Void) {
         var info = stat()
-        guard fstat(STDOUT_FILENO, &info) == 0, info.st_mode & S_IFMT == S_IFIFO || info.st_mode & S_IFMT == S_IFSOCK else { return nil }
-        var ends: [Int32] = [0, 0]
-        guard pipe(&ends) == 0 else { return nil }
-        for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
-        let wakeRead = ends[0]
+        guard fstat(STDOUT_FILENO, &info) == 0, info.st_mode & S_IFMT == S_IFIFO || info.st_mode & S_IFMT == S_IFSOCK else { return }
         Thread.detachNewThread {
-            defer { close(wakeRead) }
-            // Events 0 on standard output: only its error or hang-up is wanted, never "writable".
-            var watched = [pollfd(fd: STDOUT_FILENO, events: 0, revents: 0), pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)]
-            // Interrupted waits are retried a bounded number of times; the watch ends with the run.
+            // Events 0: only an error or a hang-up is wanted, never "writable".
+            var watched = pollfd(fd: STDOUT_FILENO, events: 0, revents: 0)
+            // Interrupted waits are retried a bounded number of times.
             for _ in 0..<1000 {
-                let ready = poll(&watched, 2, -1)
+                let ready = poll(&watched, 1, -1)
                 if ready < 0, errno == EINTR { continue }
-                if ready > 0, watched[1].revents == 0, watched[0].revents & Int16(POLLERR | POLLHUP) != 0 { readerGone() }
+                if ready > 0, watched.revents & Int16(POLLERR | POLLHUP) != 0 { readerGone() }
                 return
             }
         }
-        return (ends[0], ends[1])
     }
 }

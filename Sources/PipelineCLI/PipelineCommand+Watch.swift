@@ -122,7 +122,7 @@ extension PipelineCommand {
             // At once and after the `-v` lines (printed through stdio): standard output is usually
             // a pipe or a log, which stdio would hold back until it fills a buffer.
             fflush(nil)
-            FileHandle.standardOutput.write(Data("\(label): \(Run.describe(summary))\n".utf8))
+            try? FileHandle.standardOutput.write(contentsOf: Data("\(label): \(Run.describe(summary))\n".utf8))
         }
 
         private func reportProblems(_ watcher: PipelineWatcher) {
