@@ -1,7 +1,8 @@
 import Foundation
 
 /// The fetch stage for local files: checks that the input is a readable regular file within
-/// `maxBytes`, without reading it (the decoder reads it directly).
+/// `maxBytes`, without reading it (the decoder reads it directly, and holds it to the version
+/// seen here: `ImageDecoder.pinned`).
 struct FileFetcher: Sendable {
     let maxBytes: Int64
 
