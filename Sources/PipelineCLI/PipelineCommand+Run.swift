@@ -11,7 +11,9 @@ extension PipelineCommand {
             discussion: """
                 Progress goes to standard error (redrawn in place on a terminal), failures too, as they \
                 happen; a summary follows on standard output. Ctrl-C (or SIGTERM) stops queued work, lets \
-                running work finish, leaves no temporary file and exits 130 (143); a second one exits at once.
+                running work finish, leaves no temporary file and exits 130 (143); a second one exits at once. \
+                SIGHUP and SIGUSR1 are handled as SIGTERM. When standard output is a pipe whose reader goes away (`run -v | head -1`), \
+                the run stops the same way, quietly, and exits 141.
                 """
         )
 
@@ -50,6 +52,7 @@ extension PipelineCommand {
             let logger = makeLogger(level: logLevel)
             var pipeline = try loadPipeline(file)
             memory.apply(to: &pipeline)
+            pipeline.sideWrites = sideWrites
             // A user who sets VIPS_CONCURRENCY has chosen libvips' threads: leave them as set.
             pipeline.configuration.vipsThreadsPerImage = ProcessInfo.processInfo.environment["VIPS_CONCURRENCY"] == nil ? 1 : nil
             Self.warnAboutOpenFileLimit(inFlight: pipeline.definition.inFlight(fetchingRemoteInputs: true))
@@ -60,7 +63,8 @@ extension PipelineCommand {
             // taken every one the limit allows (it stopped the process then).
             let started = Locked<PipelineRun?>(nil)
             let interruption = Interruption { signal in
-                printError("\(signal == SIGTERM ? "terminated" : "interrupted"): finishing the work in progress…")
+                // Nobody reads the output any more: nothing to say, only the work to wind down.
+                if signal != SIGPIPE { printError("\(Interruption.describe(signal)): finishing the work in progress…") }
                 started.withLock { $0 }?.cancel()
             }
             defer { interruption.stop() }
@@ -84,6 +88,19 @@ extension PipelineCommand {
             if !quiet && !json { print(Self.describe(summary)) }
             if let signal = interruption.received { throw ExitCode.afterSignal(signal) }
             if summary.failed > 0 || summary.manifestProblem != nil { throw ExitCode.someItemsFailed }
+        }
+
+        /// The trace and report files, absolute, for the plan to check against the inputs.
+        private var sideWrites: [SideWrite] {
+            var writes: [SideWrite] = []
+            if let trace { writes.append(SideWrite(what: "the trace (--trace)", path: URL(fileURLWithPath: trace).standardizedFileURL.path)) }
+            if let report {
+                let folder = URL(fileURLWithPath: report).standardizedFileURL
+                for name in [ReportWriter.jsonFileName, ReportWriter.htmlFileName] {
+                    writes.append(SideWrite(what: "the report (--report)", path: folder.appendingPathComponent(name).path))
+                }
+            }
+            return writes
         }
 
         private func writeFiles(_ recorder: RunRecorder, inputDirectory: URL) async throws {
@@ -139,15 +156,41 @@ func makeLogger(level: Logger.Level) -> Logger {
 /// that the run can wind down and leave no temporary files; a second one of either exits at once.
 ///
 /// SIGTERM is what `kill`, systemd and Kubernetes send to stop a process, before SIGKILL after a
-/// grace period: it gets the same orderly stop as Ctrl-C.
+/// grace period: it gets the same orderly stop as Ctrl-C. SIGHUP (the terminal closed) and
+/// SIGUSR1 (whose default is to end the process, and which nothing here gives another meaning)
+/// are handled as SIGTERM, rather than ending the run mid-write: each is sent on as one. (A
+/// handler of their own would cost a descriptor each, which a run near its open-file limit
+/// cannot spare.)
+///
+/// SIGPIPE is ignored, so that a write to a closed pipe fails instead of killing the process;
+/// when standard output is a pipe or socket whose reader goes away, the callback gets SIGPIPE,
+/// once, as if it were the first signal: the run stops as it would on Ctrl-C.
 final class Interruption {
     static let signals = [SIGINT, SIGTERM]
+    /// Signals sent on as SIGTERM.
+    static let forwarded = [SIGHUP, SIGUSR1]
     private let sources: [any DispatchSourceSignal]
     /// The first signal received, if any.
     private let first = Locked<Int32?>(nil)
+    /// Set by `stop()`: a reader of standard output gone away after that changes nothing.
+    private let stopped = Locked(false)
 
     init(_ handler: @escaping @Sendable (Int32) -> Void) {
         let first = self.first
+        let stopped = self.stopped
+        signal(SIGPIPE, SIG_IGN)
+        for number in Self.forwarded {
+            // kill(2) is safe in a signal handler.
+            signal(number) { _ in kill(getpid(), SIGTERM) }
+        }
+        Self.watchStandardOutput {
+            guard !stopped.withLock({ $0 }) else { return }
+            let isFirst = first.withLock { received in
+                defer { received = received ?? SIGPIPE }
+                return received == nil
+            }
+            if isFirst { handler(SIGPIPE) }
+        }
         sources = Self.signals.map { number in
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
@@ -168,7 +211,37 @@ final class Interruption {
     var received: Int32? { first.withLock { $0 } }
 
     func stop() {
+        stopped.withLock { $0 = true }
         for source in sources { source.cancel() }
-        for number in Self.signals { signal(number, SIG_DFL) }
+        for number in Self.signals + Self.forwarded { signal(number, SIG_DFL) }
+    }
+
+    /// What a signal did, for the line that says the run is stopping.
+    static func describe(_ signal: Int32) -> String {
+        switch signal {
+        case SIGINT: "interrupted"
+        case SIGTERM: "terminated"
+        default: "stopped by signal \(signal)"
+        }
+    }
+
+    /// When standard output is a pipe or a socket, watches it on a thread of its own: a reader
+    /// gone away shows as an error on it, and calls `readerGone`. No watch for a terminal or a
+    /// file, which have no reader to lose. The thread needs no descriptor of its own, and ends
+    /// with the process if the reader stays.
+    private static func watchStandardOutput(_ readerGone: @escaping @Sendable () -> Void) {
+        var info = stat()
+        guard fstat(STDOUT_FILENO, &info) == 0, info.st_mode & S_IFMT == S_IFIFO || info.st_mode & S_IFMT == S_IFSOCK else { return }
+        Thread.detachNewThread {
+            // Events 0: only an error or a hang-up is wanted, never "writable".
+            var watched = pollfd(fd: STDOUT_FILENO, events: 0, revents: 0)
+            // Interrupted waits are retried a bounded number of times.
+            for _ in 0..<1000 {
+                let ready = poll(&watched, 1, -1)
+                if ready < 0, errno == EINTR { continue }
+                if ready > 0, watched.revents & Int16(POLLERR | POLLHUP) != 0 { readerGone() }
+                return
+            }
+        }
     }
 }

@@ -57,7 +57,7 @@ extension PipelineCommand {
             // The run in progress, for the signal handler to stop.
             let current = Locked<PipelineRun?>(nil)
             let interruption = Interruption { signal in
-                printError("\(signal == SIGTERM ? "terminated" : "interrupted"): finishing the work in progress…")
+                if signal != SIGPIPE { printError("\(Interruption.describe(signal)): finishing the work in progress…") }
                 watcher.stop()
                 current.withLock { $0?.cancel() }
             }
@@ -122,7 +122,7 @@ extension PipelineCommand {
             // At once and after the `-v` lines (printed through stdio): standard output is usually
             // a pipe or a log, which stdio would hold back until it fills a buffer.
             fflush(nil)
-            FileHandle.standardOutput.write(Data("\(label): \(Run.describe(summary))\n".utf8))
+            try? FileHandle.standardOutput.write(contentsOf: Data("\(label): \(Run.describe(summary))\n".utf8))
         }
 
         private func reportProblems(_ watcher: PipelineWatcher) {

@@ -49,7 +49,7 @@ struct PipelineCommand: AsyncParsableCommand {
         discussion: """
             Exit status: 0 when every input succeeded, 1 when some failed, 2 when the pipeline \
             file or the command line is invalid (nothing ran), 130 when interrupted with Ctrl-C, 143 when \
-            stopped with SIGTERM.
+            stopped with SIGTERM (or SIGHUP or SIGUSR1, handled as SIGTERM), 141 when standard output's reader went away.
             """,
         version: PipelineKitInfo.version,
         subcommands: [Run.self, Validate.self, Explain.self, Watch.self, Schema.self, Plugins.self, Cache.self, HTML.self, MergeReports.self]
@@ -72,7 +72,7 @@ struct PipelineCommand: AsyncParsableCommand {
         } catch {
             let code = exitCode(for: error)
             if code == .validationFailure {
-                FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
+                try? FileHandle.standardError.write(contentsOf: Data((fullMessage(for: error) + "\n").utf8))
                 Foundation.exit(ExitCode.invalidInput.rawValue)
             }
             exit(withError: error)
@@ -92,9 +92,9 @@ extension ExitCode {
     }
 }
 
-/// Writes a line to standard error.
+/// Writes a line to standard error; a reader gone away is not an error (SIGPIPE is ignored: `Interruption`).
 func printError(_ text: String) {
-    FileHandle.standardError.write(Data((text + "\n").utf8))
+    try? FileHandle.standardError.write(contentsOf: Data((text + "\n").utf8))
 }
 
 /// Loads a pipeline file, printing its problems and exiting 2 when it is invalid.

@@ -73,14 +73,14 @@ final class ProgressDisplay: Sendable {
                     let name = stage.rawValue.padding(toLength: 10, withPad: " ", startingAt: 0)
                     lines.append("  \(name) " + String(format: "queued %4d  running %2d  done %5d", count.queued, count.running, count.done))
                 }
-                FileHandle.standardError.write(Data((lines.joined(separator: "\n") + "\n").utf8))
+                try? FileHandle.standardError.write(contentsOf: Data((lines.joined(separator: "\n") + "\n").utf8))
                 state.linesDrawn = lines.count
             } else if Date().timeIntervalSince(state.lastPlain) >= 5 {
                 state.lastPlain = Date()
                 let busiest = counts.max { $0.value.queued < $1.value.queued }
                 let line = "progress: \(state.done)/\(state.total), " + String(format: "%.1f", rate) + " images/s, ETA "
                     + eta + ", most queued: " + (busiest?.key.rawValue ?? "-") + "\n"
-                FileHandle.standardError.write(Data(line.utf8))
+                try? FileHandle.standardError.write(contentsOf: Data(line.utf8))
             }
         }
     }
@@ -88,7 +88,7 @@ final class ProgressDisplay: Sendable {
     /// Moves up over the lines drawn last and clears them (called under the lock).
     private func erase(_ state: inout State) {
         guard isTerminal, state.linesDrawn > 0 else { return }
-        FileHandle.standardError.write(Data(("\u{1B}[\(state.linesDrawn)A\u{1B}[J").utf8))
+        try? FileHandle.standardError.write(contentsOf: Data(("\u{1B}[\(state.linesDrawn)A\u{1B}[J").utf8))
         state.linesDrawn = 0
     }
 }

@@ -99,6 +99,7 @@ final class RunOutput {
 
     private func json(_ fields: [String: Any]) {
         guard mode == .json, let data = try? JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys, .withoutEscapingSlashes]) else { return }
-        FileHandle.standardOutput.write(data + Data("\n".utf8))
+        // A reader gone away is not an error here: the run stops on it (`Interruption`).
+        try? FileHandle.standardOutput.write(contentsOf: data + Data("\n".utf8))
     }
 }

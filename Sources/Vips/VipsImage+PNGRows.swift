@@ -35,9 +35,10 @@ extension VipsImage {
     /// metadata; nil when it is not a PNG this reader takes: libvips' loader should read it then.
     /// Rows are decoded in order, so the image should be read once, top to bottom; rows asked
     /// for again after their group was overwritten are decoded again from the top of the file.
-    public static func readingPNGRowsAhead(file path: String, header: VipsImage, readAhead: Int = StripTIFF.defaultReadAhead) -> VipsImage? {
+    public static func readingPNGRowsAhead(file path: String, header: VipsImage, readAhead: Int = StripTIFF.defaultReadAhead,
+                                           name: String? = nil) -> VipsImage? {
         guard let geometry = PNGRows.geometry(file: path, header: header, readAhead: readAhead) else { return nil }
-        return RowsAhead.image(RowsAhead.Reader(source: PNGRows.Rows(path: path, bytes: nil, geometry: geometry), name: path), header: header)
+        return RowsAhead.image(RowsAhead.Reader(source: PNGRows.Rows(path: path, bytes: nil, geometry: geometry), name: name ?? path), header: header)
     }
 
     /// PNG bytes (a fetched file) read as `readingPNGRowsAhead(file:header:readAhead:)` reads a

@@ -42,9 +42,9 @@ extension VipsImage {
     /// their strips were overwritten (by a thread far behind another, or out of order) are
     /// decoded again, which is right but slower.
     public static func readingStripsAhead(file path: String, header: VipsImage,
-                                          readAhead: Int = StripTIFF.defaultReadAhead) -> VipsImage? {
+                                          readAhead: Int = StripTIFF.defaultReadAhead, name: String? = nil) -> VipsImage? {
         guard let layout = StripTIFF.Layout(.file(path), header: header, readAhead: readAhead) else { return nil }
-        return RowsAhead.image(RowsAhead.Reader(source: StripTIFF.Rows(origin: .file(path), layout: layout), name: path), header: header)
+        return RowsAhead.image(RowsAhead.Reader(source: StripTIFF.Rows(origin: .file(path), layout: layout), name: name ?? path), header: header)
     }
 
     /// TIFF bytes (a fetched file) read as `readingStripsAhead(file:header:readAhead:)` reads a

@@ -163,8 +163,19 @@ import TestSupport
         try checkAnOrderlyStop(signal: SIGTERM, status: 143, message: "terminated")
     }
 
-    /// Sends `signal` once the first output is written, and checks that the run stops as Ctrl-C should.
-    func checkAnOrderlyStop(signal: Int32, status: Int32, message: String) throws {
+    @Test(arguments: [SIGHUP, SIGUSR1])
+    func sighupAndSigusr1AreHandledAsSigterm(signal: Int32) throws {
+        try checkAnOrderlyStop(signal: signal, status: 143, message: "terminated")
+    }
+
+    @Test func aReaderOfStandardOutputGoneAwayStopsTheRunQuietlyWith141AndNoTemporaryFiles() throws {
+        // `run -v | head -1`: the pipe is closed once the first output is written
+        try checkAnOrderlyStop(signal: SIGPIPE, status: 141, message: nil)
+    }
+
+    /// Sends `signal` once the first output is written (for SIGPIPE, closes standard output's
+    /// pipe instead, and expects no message), and checks that the run stops as Ctrl-C should.
+    func checkAnOrderlyStop(signal: Int32, status: Int32, message: String?) throws {
         // Given a run long enough to interrupt
         let directory = try TemporaryDirectory()
         try writePhotos(60, to: directory, width: 1600, height: 1200)
@@ -184,15 +195,24 @@ import TestSupport
             if chunk.isEmpty { break }
             seen.append(chunk)
         }
-        kill(process.processIdentifier, signal)
-        seen.append(output.fileHandleForReading.readDataToEndOfFile())
+        if signal == SIGPIPE {
+            try output.fileHandleForReading.close()
+        } else {
+            kill(process.processIdentifier, signal)
+            seen.append(output.fileHandleForReading.readDataToEndOfFile())
+        }
         process.waitUntilExit()
         // Then it exits 130 after finishing what was running, says how much did not run,
         // and leaves only whole outputs
         #expect(process.terminationReason == .exit)
         #expect(process.terminationStatus == status)
-        #expect(String(decoding: errorText(), as: UTF8.self).contains(message))
-        #expect(String(decoding: seen, as: UTF8.self).contains("not run"))
+        let stderr = String(decoding: errorText(), as: UTF8.self)
+        if let message {
+            #expect(stderr.contains(message))
+            #expect(String(decoding: seen, as: UTF8.self).contains("not run"))
+        } else {
+            #expect(!stderr.contains("error") && !stderr.contains("Fatal"), "\(stderr)")
+        }
         let files = directory.allFiles()
         #expect(!files.contains { $0.contains(".pipeline-tmp-") })
         let outputs = files.filter { $0.hasPrefix("out/") }

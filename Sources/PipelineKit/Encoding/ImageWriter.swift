@@ -23,6 +23,8 @@ enum ImageWriter {
         let descriptor: Int32
         /// The size of the file in bytes.
         let byteCount: Int
+        /// The run's local inputs, which the rename must not replace.
+        var protectedInputs = ProtectedInputs()
 
         /// Flushes the file and renames it over `path`, so that even a power cut leaves the old
         /// file or the whole new one; on any failure the temporary file is removed.
@@ -50,6 +52,12 @@ enum ImageWriter {
                 unlink(temporary)
                 throw error
             }
+            // Checked at the last moment too: a symbolic link made during the run may lead the
+            // path to an input, which planning could not see.
+            if let input = protectedInputs.input(at: path) {
+                unlink(temporary)
+                throw ItemError(.outputPath, stage: .encode, reason: "\(path) is the input \(input) (a symbolic link made during the run leads there): it was not overwritten")
+            }
             guard rename(temporary, path) == 0 else {
                 let error = ImageWriter.systemError("cannot move the finished file to \(path)")
                 unlink(temporary)
@@ -61,7 +69,8 @@ enum ImageWriter {
 
     /// Writes `path`'s content through `fill` into a temporary file beside it, which the result
     /// owns until its `commit()`. On any failure here the temporary file is removed.
-    static func writeUncommitted(to path: String, root: String, fill: (Int32) throws(ItemError) -> Void) throws(ItemError) -> UncommittedFile {
+    static func writeUncommitted(to path: String, root: String, protecting inputs: ProtectedInputs = ProtectedInputs(),
+                                 fill: (Int32) throws(ItemError) -> Void) throws(ItemError) -> UncommittedFile {
         // Checked before anything is created: no folder may appear outside the root either.
         try checkLexicallyInsideRoot(path: path, root: root)
         let folder = (path as NSString).deletingLastPathComponent
@@ -100,7 +109,7 @@ enum ImageWriter {
             }
             var info = stat()
             guard fstat(descriptor, &info) == 0 else { throw systemError("cannot write \(path)") }
-            return UncommittedFile(path: path, temporary: temporary, descriptor: descriptor, byteCount: Int(info.st_size))
+            return UncommittedFile(path: path, temporary: temporary, descriptor: descriptor, byteCount: Int(info.st_size), protectedInputs: inputs)
         } catch {
             close(descriptor)
             unlink(temporary)

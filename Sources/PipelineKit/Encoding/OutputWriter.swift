@@ -9,9 +9,12 @@ final class OutputWriter: Sendable {
     /// has one owner.
     private let claimedPaths = Locked<[String: String]>([:])
     private let s3: S3Access
+    /// The run's local inputs, which no commit may rename over.
+    private let protectedInputs: ProtectedInputs
 
-    init(s3: S3Access) {
+    init(s3: S3Access, protecting inputs: ProtectedInputs = ProtectedInputs()) {
         self.s3 = s3
+        protectedInputs = inputs
     }
 
     /// User metadata names the runner keeps with each S3 output (after `x-amz-meta-`): what made
@@ -42,7 +45,7 @@ final class OutputWriter: Sendable {
         if target.isS3 {
             return Pending(output: try put(image, output: output, at: path, fingerprint: fingerprint), file: nil)
         }
-        let file = try ImageWriter.writeUncommitted(to: path, root: target.root) { descriptor throws(ItemError) in
+        let file = try ImageWriter.writeUncommitted(to: path, root: target.root, protecting: protectedInputs) { descriptor throws(ItemError) in
             do {
                 try ImageEncoder.encode(image, with: output.encoder, into: descriptor)
             } catch {

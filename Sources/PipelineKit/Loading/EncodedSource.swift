@@ -2,18 +2,38 @@ import Foundation
 import Vips
 
 /// An input's encoded bytes, as the fetch stage hands them on: a local file is left where it
-/// is (libvips reads it directly, without a copy in memory); fetched bytes are held in memory,
+/// is (libvips reads it directly, without a copy in memory), with the version the fetch stage
+/// saw, which the decoder holds it to (`ImageDecoder.pinned`); fetched bytes are held in memory,
 /// in libvips' memory, where the decoder's readers and libvips' loaders read them.
 enum EncodedSource: Sendable {
-    case file(path: String, byteCount: Int64)
+    /// `name`, when set, is the input's own path, and `path` the descriptor's that reads it.
+    case file(path: String, byteCount: Int64, version: FileVersion? = nil, name: String? = nil)
     case memory(VipsBytes)
 
     /// How many encoded bytes there are: the file's size, or the bytes held.
     var byteCount: Int {
         switch self {
-        case .file(_, let byteCount): Int(byteCount)
+        case .file(_, let byteCount, _, _): Int(byteCount)
         case .memory(let bytes): bytes.count
         }
+    }
+}
+
+/// What identifies one version of a local file without reading it: the file (device and inode),
+/// its size and its modification time. Writing the file changes the time; replacing it, the inode.
+struct FileVersion: Sendable, Equatable {
+    let file: FileIdentity
+    let size: Int64
+    let modified: timespec
+
+    init(_ info: stat) {
+        file = FileIdentity(info)
+        size = Int64(info.st_size)
+        modified = info.st_mtim
+    }
+
+    static func == (a: FileVersion, b: FileVersion) -> Bool {
+        a.file == b.file && a.size == b.size && a.modified.tv_sec == b.modified.tv_sec && a.modified.tv_nsec == b.modified.tv_nsec
     }
 }
 

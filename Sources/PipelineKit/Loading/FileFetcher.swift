@@ -1,7 +1,8 @@
 import Foundation
 
 /// The fetch stage for local files: checks that the input is a readable regular file within
-/// `maxBytes`, without reading it (the decoder reads it directly).
+/// `maxBytes`, without reading it (the decoder reads it directly, and holds it to the version
+/// seen here: `ImageDecoder.pinned`).
 struct FileFetcher: Sendable {
     let maxBytes: Int64
 
@@ -26,6 +27,6 @@ struct FileFetcher: Sendable {
         // Size, modification time and inode change when the bytes do (as make and rsync assume),
         // and are known without reading the file: a re-run stays cheap.
         let version = "file:\(size):\(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec):\(info.st_ino)"
-        return FetchedSource(source: .file(path: input.path, byteCount: size), version: version)
+        return FetchedSource(source: .file(path: input.path, byteCount: size, version: FileVersion(info)), version: version)
     }
 }

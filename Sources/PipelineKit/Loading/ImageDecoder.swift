@@ -48,8 +48,59 @@ struct ImageDecoder: Sendable {
     /// pipeline's own reasons, such as too many pixels or the time limit, need no second pass.)
     private static let gate = ExclusiveGate()
 
+    /// Called once a local file is open and checked, before it is decoded: tests change the
+    /// file here, as another program might while the run reads it.
+    var whileReading: (@Sendable (String) -> Void)? = nil
+
     /// Decodes `source` for the outputs at `only` (indices in `outputs`; all of them when nil).
+    /// A local file is decoded as one version (`pinned`), or fails.
     func decode(_ source: EncodedSource, only: [Int]? = nil) throws(ItemError) -> DecodedImage {
+        try pinned(source) { held throws(ItemError) in
+            if let whileReading, case .file(let path, _, _, _) = source { whileReading(path) }
+            return try decodeGated(held, only: only)
+        }
+    }
+
+    /// Holds a local file to one version while `body` reads it: opened without blocking (a FIFO,
+    /// device or socket put in its place is refused, never waited on), checked against the
+    /// version the fetch stage saw, read by every reader through its open descriptor (so a
+    /// file renamed over it is not read), and checked again once read, since a file written in
+    /// place changes under the descriptor too. A file that changed fails the item, whatever
+    /// `body` made of it: the next run makes it from the new version.
+    func pinned<Result>(_ source: EncodedSource, _ body: (EncodedSource) throws(ItemError) -> Result) throws(ItemError) -> Result {
+        guard case .file(let path, let byteCount, let version, _) = source else { return try body(source) }
+        let file: RegularFile
+        do throws(RegularFile.Failure) {
+            file = try RegularFile(opening: path)
+        } catch {
+            if error.code == EMFILE || error.code == ENFILE {
+                throw ItemError(.unreadable, stage: .decompress, reason: "cannot open \(path): \(OpenFileLimit.reason)")
+            }
+            let changed = version != nil ? " (it changed since it was fetched)" : ""
+            throw ItemError(.unreadable, stage: .decompress, reason: "cannot read \(path): \(error.reason)\(changed)",
+                            underlying: error.code.flatMap { POSIXErrorCode(rawValue: $0) }.map { POSIXError($0) })
+        }
+        let opened = FileVersion(file.status)
+        if let version, version != opened {
+            throw Self.changedWhileRead(path)
+        }
+        // The descriptor's own path opens the file it holds, whatever the input's path names now.
+        let result = Swift.Result { () throws(ItemError) in
+            try body(.file(path: "/proc/self/fd/\(file.descriptor)", byteCount: byteCount, version: opened, name: path))
+        }
+        var after = stat()
+        guard fstat(file.descriptor, &after) == 0, FileVersion(after) == opened else {
+            throw Self.changedWhileRead(path)
+        }
+        return try result.get()
+    }
+
+    private static func changedWhileRead(_ path: String) -> ItemError {
+        ItemError(.unreadable, stage: .decompress, reason:
+            "\(path) changed while it was being read: nothing was made from it, and the next run makes it from the new version")
+    }
+
+    private func decodeGated(_ source: EncodedSource, only: [Int]?) throws(ItemError) -> DecodedImage {
         do {
             return try Self.gate.shared { () throws(Failure) in try decodeOnce(source, only: only) }
         } catch where !error.reasonIsFromLibvips {
@@ -70,6 +121,10 @@ struct ImageDecoder: Sendable {
     /// read: then decoding finds and reports why. Through the gate, as a decode, since it may
     /// touch libvips' shared error buffer.
     func uprightSize(of source: EncodedSource) -> ImageSize? {
+        try? pinned(source) { source in uprightSize(ofPinned: source) }
+    }
+
+    private func uprightSize(ofPinned source: EncodedSource) -> ImageSize? {
         Self.gate.shared { () -> ImageSize? in
             guard Self.preparedForUntrustedInput, Self.isLoadable(source),
                   let header = try? open(source, options: "fail_on=\(settings.failOn.rawValue)") else { return nil }
@@ -271,6 +326,10 @@ struct ImageDecoder: Sendable {
     /// The input's `MemoryNeeds`; nil when the header cannot be read (decoding then fails and
     /// says why).
     func memoryNeeds(of source: EncodedSource, only: [Int]? = nil) -> MemoryNeeds? {
+        try? pinned(source) { held in memoryNeeds(ofPinned: held, only: only) }
+    }
+
+    private func memoryNeeds(ofPinned source: EncodedSource, only: [Int]?) -> MemoryNeeds? {
         // Through the gate: a failed open writes libvips' shared error buffer, which a decode
         // running alone to read its own reason must not find written.
         let header = Self.gate.shared { try? open(source, options: "") }
@@ -462,14 +521,15 @@ struct ImageDecoder: Sendable {
         guard let vipsError = error as? VipsError else { return String(describing: error) }
         // libvips reports a descriptor it could not get as a bad one, a write error or an unknown format.
         if OpenFileLimit.isReached || OpenFileLimit.isReported(in: vipsError.message) { return OpenFileLimit.reason }
-        var path: String?
-        if case .file(let file, _) = source { path = file }
+        // The file by the path its reader opened (a pinned file's descriptor) and by its own.
+        var paths: [String] = []
+        if case .file(let file, _, _, let name) = source { paths = [file] + (name.map { [$0] } ?? []) }
         var lines: [String] = []
         for line in vipsError.message.components(separatedBy: "; ") where !line.isEmpty {
             let namesAFile = line.hasPrefix("/") || line.contains("\"/")
-            if namesAFile, !(path.map { line.contains($0) } ?? false) { continue }
+            if namesAFile, !paths.contains(where: { line.contains($0) }) { continue }
             var own = line
-            if let path {
+            for path in paths {
                 own = own.replacingOccurrences(of: "\"\(path)\"", with: "the file")
                     .replacingOccurrences(of: "\(path): ", with: "")
                     .replacingOccurrences(of: path, with: "the file")
@@ -568,7 +628,7 @@ struct ImageDecoder: Sendable {
         let needed = Self.wholePNGBytes(header, fileBytes: source.byteCount)
         guard needed > 0, wholePNGAllowance.admitNow(needed) else { return nil }
         let image = switch source {
-        case .file(let path, _): VipsImage.decodeWholePNG(file: path, header: header)
+        case .file(let path, _, _, _): VipsImage.decodeWholePNG(file: path, header: header)
         case .memory(let bytes): VipsImage.decodeWholePNG(bytes: bytes, header: header)
         }
         guard let image else {
@@ -588,7 +648,7 @@ struct ImageDecoder: Sendable {
     /// loader took 3.0 s of CPU time, libwebp alone on one thread 2.3 s (see Benchmarks/RESULTS.md).
     private func decodeWebP(_ source: EncodedSource, header: VipsImage, size: ImageSize) -> VipsImage? {
         switch source {
-        case .file(let path, _): VipsImage.decodeWebP(file: path, header: header, width: size.width, height: size.height)
+        case .file(let path, _, _, _): VipsImage.decodeWebP(file: path, header: header, width: size.width, height: size.height)
         case .memory(let bytes): VipsImage.decodeWebP(bytes: bytes, header: header, width: size.width, height: size.height)
         }
     }
@@ -604,7 +664,7 @@ struct ImageDecoder: Sendable {
     private func readStripsAhead(_ source: EncodedSource, header: VipsImage) -> VipsImage? {
         guard Self.readsAhead(failOn: settings.failOn) else { return nil }
         return switch source {
-        case .file(let path, _): VipsImage.readingStripsAhead(file: path, header: header, readAhead: stripReadAhead)
+        case .file(let path, _, _, let name): VipsImage.readingStripsAhead(file: path, header: header, readAhead: stripReadAhead, name: name)
         case .memory(let bytes): VipsImage.readingStripsAhead(bytes: bytes, name: Self.fetchedName, header: header, readAhead: stripReadAhead)
         }
     }
@@ -621,7 +681,7 @@ struct ImageDecoder: Sendable {
     private func readPNGRowsAhead(_ source: EncodedSource, header: VipsImage) -> VipsImage? {
         guard Self.readsAhead(failOn: settings.failOn) else { return nil }
         return switch source {
-        case .file(let path, _): VipsImage.readingPNGRowsAhead(file: path, header: header, readAhead: stripReadAhead)
+        case .file(let path, _, _, let name): VipsImage.readingPNGRowsAhead(file: path, header: header, readAhead: stripReadAhead, name: name)
         case .memory(let bytes): VipsImage.readingPNGRowsAhead(bytes: bytes, name: Self.fetchedName, header: header, readAhead: stripReadAhead)
         }
     }
@@ -633,7 +693,7 @@ struct ImageDecoder: Sendable {
     func pngRowsAheadBytes(_ source: EncodedSource, header: VipsImage) -> Int64 {
         guard Self.readsAhead(failOn: settings.failOn) else { return 0 }
         switch source {
-        case .file(let path, _):
+        case .file(let path, _, _, _):
             return Int64(VipsImage.pngRowsAheadBytes(file: path, header: header, readAhead: stripReadAhead) ?? 0)
         case .memory(let bytes):
             return VipsImage.pngRowsAheadBytes(bytes: bytes, header: header, readAhead: stripReadAhead).map(Int64.init) ?? 0
@@ -647,7 +707,7 @@ struct ImageDecoder: Sendable {
     func stripReadAheadPlan(_ source: EncodedSource, header: VipsImage) -> StripTIFF.Plan? {
         guard Self.readsAhead(failOn: settings.failOn) else { return nil }
         switch source {
-        case .file(let path, _):
+        case .file(let path, _, _, _):
             return VipsImage.stripReadAhead(file: path, header: header, readAhead: stripReadAhead)
         case .memory(let bytes):
             return VipsImage.stripReadAhead(bytes: bytes, header: header, readAhead: stripReadAhead)
@@ -694,7 +754,7 @@ struct ImageDecoder: Sendable {
     /// Opens `source` with libvips; fetched bytes are read where they are (no copy per image).
     private func open(_ source: EncodedSource, options: String) throws -> VipsImage {
         switch source {
-        case .file(let path, _): try VipsImage.open(file: path, options: options)
+        case .file(let path, _, _, _): try VipsImage.open(file: path, options: options)
         case .memory(let bytes): try VipsImage.open(bytes: bytes, options: options)
         }
     }
@@ -704,7 +764,7 @@ struct ImageDecoder: Sendable {
     /// error buffer.
     private static func isLoadable(_ source: EncodedSource) -> Bool {
         switch source {
-        case .file(let path, _): VipsImage.permittedLoader(file: path) != nil
+        case .file(let path, _, _, _): VipsImage.permittedLoader(file: path) != nil
         case .memory(let bytes): VipsImage.permittedLoader(bytes: bytes) != nil
         }
     }

@@ -38,25 +38,30 @@ public struct RunPlan: Sendable {
     /// damaged journal, a cache folder that cannot be written).
     public private(set) var warnings: [String]
 
+    /// The local inputs by identity, which no commit may rename over.
+    let protectedInputs: ProtectedInputs
+
     /// The number of listings: what a user counts as inputs.
     public var inputCount: Int { items.reduce(0) { $0 + $1.listings.count } }
 
     /// Finds the inputs and resolves every output path.
     ///
     /// - Throws: `PipelineFileError` when a list file cannot be read, two outputs would write
-    ///   one path, or an output would overwrite an input.
+    ///   one path, or anything the run writes (an output, the manifest, the journal, a
+    ///   `sideWrites` file) would overwrite an input or another write, by real identity.
     ///
     /// With a `shard`, every input is still found and every output path checked (a clash
     /// between two shards is a clash), and then only the shard's sources are kept.
-    public init(_ definition: PipelineDefinition, fileName: String, shard: Shard? = nil) throws(PipelineFileError) {
+    public init(_ definition: PipelineDefinition, fileName: String, shard: Shard? = nil, sideWrites: [SideWrite] = []) throws(PipelineFileError) {
         try self.init(definition, fileName: fileName, shard: shard,
-                      s3: S3Access(definition: definition, environment: ProcessInfo.processInfo.environment, loader: nil))
+                      s3: S3Access(definition: definition, environment: ProcessInfo.processInfo.environment, loader: nil),
+                      sideWrites: sideWrites)
     }
 
     /// S3 for this plan's listings and for the run that follows it.
     let s3: S3Access
 
-    init(_ definition: PipelineDefinition, fileName: String, shard: Shard?, s3: S3Access) throws(PipelineFileError) {
+    init(_ definition: PipelineDefinition, fileName: String, shard: Shard?, s3: S3Access, sideWrites: [SideWrite] = []) throws(PipelineFileError) {
         self.definition = definition
         self.shard = shard
         self.s3 = s3
@@ -86,6 +91,7 @@ public struct RunPlan: Sendable {
                 ?? output.fixedSize(keepingAnimation: definition.decompress.animation == .keep)
         }
         var folders = FolderCheck()
+        var writes: [WriteCheck.Write] = []
         for input in enumeration.files {
             let key = Self.sourceKey(input)
             var targets: [OutputTarget] = []
@@ -129,9 +135,13 @@ public struct RunPlan: Sendable {
                         problems.append(.init(path: place, location: output.pathLocation, message:
                             "output \"\(output.name)\" of \(input.displayName) would write \(target.plannedPath), but \(file) is a file, not a folder"))
                     }
-                    if inputPaths.contains(target.plannedPath) {
+                    if target.isS3, inputPaths.contains(target.plannedPath) {
                         problems.append(.init(path: place, location: output.pathLocation, message:
                             "output \"\(output.name)\" of \(input.displayName) would overwrite the input \(target.plannedPath)"))
+                    }
+                    if !target.isS3 {
+                        writes.append(.init(place: place, location: output.pathLocation, what: "output \"\(output.name)\" of \(input.displayName)",
+                                            path: target.plannedPath, root: target.root))
                     }
                     // A size not known yet may turn out to be the one that makes the paths meet.
                     let skeleton = target.pattern.skeleton
@@ -156,6 +166,19 @@ public struct RunPlan: Sendable {
             }
             listingsBySource[key, default: []].append(Listing(input: input, targets: refusal == nil ? targets : [], refusal: refusal, sameAs: nil))
         }
+        if let manifest = definition.manifest?.forShard(shard) {
+            writes.append(.init(place: "manifest.path", location: nil, what: "the manifest", path: manifest.file.path, root: nil))
+        }
+        if definition.incremental {
+            let journal = definition.cache.journalFile(pipeline: definition.name, baseDirectory: definition.baseDirectory)
+            writes.append(.init(place: "cache", location: nil, what: "the journal", path: journal.path, root: nil))
+        }
+        writes += sideWrites.map { .init(place: "", location: nil, what: $0.what, path: $0.path, root: nil) }
+        var writeCheck = WriteCheck()
+        let checked = writeCheck.check(inputs: enumeration.files, writes: writes,
+                                       cacheFolder: definition.cache.enabled || definition.incremental ? definition.cache.directory.path : nil)
+        problems += checked.problems
+        protectedInputs = checked.protected
         guard problems.isEmpty else { throw PipelineFileError(file: fileName, problems: problems) }
         let all = sourceOrder.compactMap { key in listingsBySource[key].map { (key: key, item: Item(listings: $0)) } }
         totalInputCount = all.reduce(0) { $0 + $1.item.listings.count }

@@ -95,7 +95,12 @@ extension Shard {
         if let task = try number("SLURM_ARRAY_TASK_ID") {
             let minimum = try number("SLURM_ARRAY_TASK_MIN") ?? 0
             let (total, from) = try count("SLURM_ARRAY_TASK_COUNT")
-            return Found(shard: try Shard(index: task - minimum, count: total),
+            // Both come from outside: a difference beyond Int's range is refused, never a trap.
+            let (index, overflowed) = task.subtractingReportingOverflow(minimum)
+            guard !overflowed else {
+                throw ShardError("SLURM_ARRAY_TASK_ID=\(task) - SLURM_ARRAY_TASK_MIN=\(minimum) is out of range")
+            }
+            return Found(shard: try Shard(index: index, count: total),
                          source: "Slurm: SLURM_ARRAY_TASK_ID=\(task) - SLURM_ARRAY_TASK_MIN=\(minimum) of \(from)")
         }
         if let index = try number("AWS_BATCH_JOB_ARRAY_INDEX") {

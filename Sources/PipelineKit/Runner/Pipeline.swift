@@ -15,6 +15,9 @@ public struct Pipeline: Sendable {
     /// The variables S3 credentials, region and endpoint are read from (`AWS_ACCESS_KEY_ID`, …):
     /// by default this process's environment.
     public var environment: [String: String] = ProcessInfo.processInfo.environment
+    /// Files the caller writes besides the run's own (a trace, a report): checked with the
+    /// outputs, the manifest and the journal before anything runs, so none lands on an input.
+    public var sideWrites: [SideWrite] = []
 
     /// Reads and checks a pipeline file; relative paths in it resolve against its folder.
     ///
@@ -42,7 +45,8 @@ public struct Pipeline: Sendable {
     /// Finds the inputs and checks every output path, without running anything; with a
     /// `shard`, keeps only that shard's inputs.
     public func plan(shard: Shard? = nil) throws(PipelineFileError) -> RunPlan {
-        try RunPlan(definition, fileName: fileName, shard: shard, s3: S3Access(definition: definition, environment: environment, loader: nil))
+        try RunPlan(definition, fileName: fileName, shard: shard, s3: S3Access(definition: definition, environment: environment, loader: nil),
+                    sideWrites: sideWrites)
     }
 
     /// Plans the run, then starts it. Events arrive as the run goes; cancelling the task that
@@ -66,7 +70,7 @@ public struct Pipeline: Sendable {
             : nil
         let loader = dataLoader ?? defaultDataLoader()
         var plan = try RunPlan(definition, fileName: fileName, shard: shard,
-                               s3: S3Access(definition: definition, environment: environment, loader: loader))
+                               s3: S3Access(definition: definition, environment: environment, loader: loader), sideWrites: sideWrites)
         plan = plan.adding(warnings: (journal?.warnings ?? []) + cacheFolderWarnings(plan, journal: journal != nil, diskCache: cache == nil))
         // Before any work, like planning: remove what a killed run left half-written.
         TemporaryFileSweeper.sweep(plan)

@@ -54,7 +54,7 @@ final class RunExecution: Sendable {
         sources = SourceLoader(fetchQueue: queues.fetch, cacheQueue: queues.cache,
                                fileFetcher: FileFetcher(maxBytes: definition.fetch.maxBytes),
                                remoteFetcher: RemoteFetcher(loader: dataLoader, settings: definition.fetch), cache: cache, s3: plan.s3)
-        writer = OutputWriter(s3: plan.s3)
+        writer = OutputWriter(s3: plan.s3, protecting: plan.protectedInputs)
         var decoder = ImageDecoder(settings: definition.decompress, outputs: definition.outputs)
         if let memoryBudget {
             // Admission weighs estimates without PNGs read whole (those never wait: they stream

@@ -6,13 +6,17 @@ extension PipelineDefinition {
     /// - Throws: `PipelineFileError` listing every problem, each with its JSON path, line and column.
     public init(contentsOf url: URL, processors: ProcessorRegistry, displayName: String? = nil) throws(PipelineFileError) {
         let fileName = displayName ?? url.path
+        // Opened without blocking and checked by its descriptor: a FIFO, a device or a folder is
+        // named as what it is rather than read (a FIFO would block, /dev/zero never ends).
         let data: Data
-        do {
-            data = try Data(contentsOf: url)
+        do throws(RegularFile.Failure) {
+            let file = try RegularFile(opening: url.path)
+            guard let read = file.readAll() else {
+                throw RegularFile.Failure(reason: String(cString: strerror(errno)), code: errno)
+            }
+            data = read
         } catch {
-            // Foundation says a file it could not open for want of a descriptor "doesn't exist".
-            let reason = OpenFileLimit.isReached ? OpenFileLimit.reason
-                : (error as NSError).localizedFailureReason ?? "it does not exist or is not readable"
+            let reason = error.code == EMFILE || error.code == ENFILE ? OpenFileLimit.reason : error.reason
             throw PipelineFileError(file: fileName, problems: [
                 .init(path: "", location: nil, message: "cannot read the pipeline file: \(reason)"),
             ])

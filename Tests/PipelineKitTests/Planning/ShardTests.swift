@@ -48,6 +48,24 @@ import Testing
         #expect(try Shard.fromScheduler(["PATH": "/bin"]) == nil)
     }
 
+    @Test func schedulerNumbersBeyondIntsRangeAreRefusedNamingTheVariablesNotATrap() {
+        // Given Slurm variables whose difference does not fit an Int
+        let cases: [[String: String]] = [
+            ["SLURM_ARRAY_TASK_ID": "1", "SLURM_ARRAY_TASK_MIN": "-9223372036854775808", "SLURM_ARRAY_TASK_COUNT": "4"],
+            ["SLURM_ARRAY_TASK_ID": "-9223372036854775808", "SLURM_ARRAY_TASK_MIN": "1", "SLURM_ARRAY_TASK_COUNT": "4"],
+            ["SLURM_ARRAY_TASK_ID": "99999999999999999999", "SLURM_ARRAY_TASK_COUNT": "4"],
+        ]
+        for environment in cases {
+            // When the shard is worked out, then it is refused with the variable named
+            do {
+                _ = try Shard.fromScheduler(environment)
+                Issue.record("\(environment) was accepted")
+            } catch {
+                #expect(error.description.contains("SLURM_ARRAY_TASK_"), "\(error.description)")
+            }
+        }
+    }
+
     @Test func shardedRunsTogetherMakeWhatOneRunMakesAndMergeReportsCountsEachInputOnce() throws {
         // Given 24 photos, one of them listed twice (a glob and its own name)
         let directory = try TemporaryDirectory()

@@ -177,9 +177,12 @@ import TestSupport
         try FileManager.default.createDirectory(atPath: directory.path + "/out", withIntermediateDirectories: true)
         try FileManager.default.createSymbolicLink(atPath: directory.path + "/out/sub", withDestinationPath: outside.path)
         let json = PipelineHarness.json(inputs: ["in/**/*.jpg"], outputs: [output("t", path: "out/{dir}/{stem}.jpg")])
-        let (reports, _) = try await PipelineHarness.run(json, in: directory)
-        #expect(reports[0].failures.first?.stage == .encode)
-        #expect(reports[0].failures.first?.reason.contains("symbolic link") == true)
+        // Refused when planned, as validate plans: before any work
+        await #expect {
+            _ = try await PipelineHarness.run(json, in: directory)
+        } throws: { error in
+            "\(error)".contains("leads outside") && "\(error)".contains("symbolic link")
+        }
         #expect(outside.allFiles().isEmpty)
     }
 

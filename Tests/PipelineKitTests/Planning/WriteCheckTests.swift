@@ -1,0 +1,104 @@
+import Foundation
+import Testing
+@testable import PipelineKit
+import StandardProcessors
+import TestSupport
+
+/// Nothing a run writes lands on what it reads, however the path is spelled: through a
+/// symbolic link, as the manifest, the journal, or a file named on the command line.
+@Suite struct WriteCheckTests {
+    func photos(in directory: TemporaryDirectory) throws -> Data {
+        let photo = try Fixtures.jpeg(try Fixtures.gradient(width: 64, height: 48))
+        for index in 0..<3 { try directory.write(photo, to: "in/dune-\(index).jpg") }
+        return photo
+    }
+
+    func output(path: String, format: String = "jpeg") -> String {
+        #"{"name": "t", "steps": [{"resize": {"width": 16}}], "encode": {"format": "\#(format)"}, "path": "\#(path)"}"#
+    }
+
+    /// The planning error, as text, or nil when the plan was accepted.
+    func planningError(_ json: String, in directory: TemporaryDirectory, sideWrites: [SideWrite] = []) throws -> String? {
+        var pipeline = try PipelineHarness.pipeline(json, in: directory)
+        pipeline.sideWrites = sideWrites
+        do {
+            _ = try pipeline.plan()
+            return nil
+        } catch {
+            return "\(error)"
+        }
+    }
+
+    @Test func anOutputFolderThatIsASymlinkToTheInputFolderIsRefused() throws {
+        // Given "alias", a symbolic link to the input folder, as the output folder
+        let directory = try TemporaryDirectory()
+        let photo = try photos(in: directory)
+        try FileManager.default.createSymbolicLink(atPath: directory.path + "/alias", withDestinationPath: "in")
+        let json = PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [output(path: "alias/{stem}.jpg")])
+        // When it is planned
+        let error = try #require(try planningError(json, in: directory))
+        // Then the write is refused, naming the output and the input
+        #expect(error.contains("output \"t\" of in/dune-0.jpg would overwrite the input in/dune-0.jpg"), "\(error)")
+        #expect(error.contains("symbolic link"), "\(error)")
+        // and the inputs are as they were
+        for index in 0..<3 { #expect(try Data(contentsOf: directory.url.appendingPathComponent("in/dune-\(index).jpg")) == photo) }
+    }
+
+    @Test func aManifestOverAnInputOrAnOutputIsRefused() throws {
+        let directory = try TemporaryDirectory()
+        _ = try photos(in: directory)
+        let outputs = [output(path: "out/{stem}.jpg")]
+        // Given a manifest written where an input is
+        let overInput = PipelineHarness.json(inputs: ["in/*.jpg"], outputs: outputs, extra: #""manifest": {"path": "in/dune-1.jpg"}"#)
+        let first = try #require(try planningError(overInput, in: directory))
+        #expect(first.contains("the manifest would overwrite the input in/dune-1.jpg"), "\(first)")
+        // Given a manifest written where an output goes
+        let overOutput = PipelineHarness.json(inputs: ["in/*.jpg"], outputs: outputs, extra: #""manifest": {"path": "out/dune-2.jpg"}"#)
+        let second = try #require(try planningError(overOutput, in: directory))
+        #expect(second.contains("the manifest and output \"t\" of in/dune-2.jpg would both write"), "\(second)")
+    }
+
+    @Test func aTraceOrReportOverAnInputIsRefused() throws {
+        let directory = try TemporaryDirectory()
+        _ = try photos(in: directory)
+        let json = PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [output(path: "out/{stem}.jpg")])
+        // Given a trace whose path spells an input through "./"
+        let trace = SideWrite(what: "the trace (--trace)", path: directory.path + "/in/./dune-2.jpg")
+        let error = try #require(try planningError(json, in: directory, sideWrites: [trace]))
+        #expect(error.contains("the trace (--trace) would overwrite the input in/dune-2.jpg"), "\(error)")
+        // A trace elsewhere is accepted
+        #expect(try planningError(json, in: directory, sideWrites: [SideWrite(what: "the trace", path: directory.path + "/trace.json")]) == nil)
+    }
+
+    @Test func inputsInTheCacheFolderAreRefused() throws {
+        // Given inputs in the folder that holds the journal and the cache
+        let directory = try TemporaryDirectory()
+        _ = try photos(in: directory)
+        let json = PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [output(path: "out/{stem}.jpg")], extra: #""cache": {"directory": "in"}"#)
+        // When it is planned, then it is refused, naming an input and the folder
+        let error = try #require(try planningError(json, in: directory))
+        #expect(error.contains("the input in/dune-0.jpg lies in the cache folder"), "\(error)")
+    }
+
+    @Test func theCommitDoesNotRenameOverAnInputReachedThroughALinkMadeLater() throws {
+        // Given an input, and an output path that reaches it through a link made after planning
+        let directory = try TemporaryDirectory()
+        let photo = try photos(in: directory)
+        let input = directory.path + "/in/dune-0.jpg"
+        let protected = ProtectedInputs([try #require(FileIdentity(path: input, followingLinks: true)): "in/dune-0.jpg"])
+        try FileManager.default.createSymbolicLink(atPath: directory.path + "/alias", withDestinationPath: "in")
+        // When an output is written there and committed
+        #expect {
+            let file = try ImageWriter.writeUncommitted(to: directory.path + "/alias/dune-0.jpg", root: directory.path,
+                                                        protecting: protected) { descriptor throws(ItemError) in
+                _ = write(descriptor, "not a photo", 11)
+            }
+            _ = try file.commit()
+        } throws: { error in
+            (error as? ItemError)?.reason.contains("is the input in/dune-0.jpg") == true
+        }
+        // Then the input is untouched and no temporary file is left
+        #expect(try Data(contentsOf: URL(fileURLWithPath: input)) == photo)
+        #expect(directory.allFiles().filter { $0.contains(ImageWriter.temporaryMarker) }.isEmpty)
+    }
+}
