@@ -30,17 +30,20 @@ samples=$(find "$work/job/samples" -name '*.jpg' | wc -l)
 outputs=$(find "$work/job/out" -type f \( -name '*-small.webp' -o -name '*-large.jpg' -o -name '*-placeholder.jpg' \) -size +0 | wc -l)
 [ "$samples" -gt 0 ] && [ "$outputs" -eq $((samples * 3)) ] \
   || { echo "install-check: $outputs outputs for $samples samples, expected three each" >&2; exit 1; }
-env -i PATH=/usr/bin:/bin "$prefix/bin/pipeline" --version | grep -Eq '^[0-9]+\.[0-9]+\.[0-9]+$'
+version=$(env -i PATH=/usr/bin:/bin "$prefix/bin/pipeline" --version)
+[[ "$version" =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] || { echo "install-check: --version printed \"$version\"" >&2; exit 1; }
 
-# The man page renders, without warnings, and names the commands.
-page=$(groff -man -Tutf8 -ww -z "$prefix/share/man/man1/pipeline.1" 2>&1)
+# The man page (mdoc, as swift-argument-parser writes it) renders without warnings and names the
+# commands (once bold and underline, written as overstrikes, are taken out).
+page=$(groff -mandoc -Tutf8 -ww -z "$prefix/share/man/man1/pipeline.1" 2>&1)
 [ -z "$page" ] || { echo "install-check: groff: $page" >&2; exit 1; }
-groff -man -Tutf8 "$prefix/share/man/man1/pipeline.1" | grep -q 'validate'
+rendered=$(groff -mandoc -Tutf8 "$prefix/share/man/man1/pipeline.1" | sed 's/.\x08//g')
+grep -q 'merge-reports' <<<"$rendered" || { echo "install-check: the man page names no merge-reports command" >&2; exit 1; }
 
 # Completions: bash parses its script; zsh and fish ones name the command.
 bash -n "$prefix/share/bash-completion/completions/pipeline"
 grep -q '#compdef pipeline' "$prefix/share/zsh/site-functions/_pipeline"
-grep -q 'complete -c pipeline' "$prefix/share/fish/vendor_completions.d/pipeline.fish"
+grep -q "complete -c 'pipeline'" "$prefix/share/fish/vendor_completions.d/pipeline.fish"
 
 make uninstall PREFIX="$prefix"
 left=$(find "$prefix" -type f)
