@@ -14,7 +14,7 @@ let pluginModules = ["VipsResize", "VipsCrop", "VipsFilters", "VipsGeometry", "V
 let package = Package(
     name: "pipeline",
     // Every layer a third party may build on is a product: a plugin lives in its author's own
-    // package and reaches users through that package's own command (see Examples/PluginPackage).
+    // package and reaches users through that package's own command (see docs/writing-a-plugin.md).
     products: [
         .executable(name: "pipeline", targets: ["pipeline"]),
         .library(name: "Vips", targets: ["Vips"]),

@@ -3,7 +3,8 @@
 # preceded by `<!-- file: PATH -->` is written to PATH in a new package in a temporary folder
 # (blocks naming one path are joined in order), the pipeline dependency is pointed at this
 # checkout by path (the guide's URL cannot be resolved here), and the package is built and its
-# command run on a bundled sample image. Fails when a Swift block names no file (it would not be
+# command run on a bundled sample image: its step listed by `plugins` and `schema`, a misspelt
+# step refused with a suggestion, and every output made. Fails when a Swift block names no file (it would not be
 # compiled), when the build or the guide's tests fail, or when the command does not make every
 # output.
 set -euo pipefail
@@ -71,7 +72,17 @@ swift test
 bin=.build/debug/border-pipeline
 plugins=$("$bin" plugins)
 grep -q '^border: ' <<< "$plugins" || { echo "border missing from plugins" >&2; echo "$plugins" >&2; exit 1; }
+schema=$("$bin" schema)
+grep -q '"border"' <<< "$schema" || { echo "border missing from schema" >&2; exit 1; }
 "$bin" validate border.json
+# A misspelt step is refused with exit 2 and the name the user probably meant.
+sed 's/"border": {/"bordr": {/' border.json > misspelt.json
+set +e
+"$bin" validate misspelt.json 2> misspelt.errors
+status=$?
+set -e
+[ "$status" = 2 ] && grep -q 'did you mean "border"' misspelt.errors \
+  || { echo "a misspelt step should exit 2 with a suggestion (got $status)" >&2; cat misspelt.errors >&2; exit 1; }
 "$bin" run --quiet border.json
 framed=$(vipsheader -f width out/dune-framed.webp)
 mirrored=$(vipsheader -f width out/dune-mirrored.jpg)

@@ -5,15 +5,26 @@ import VipsOperation
 extension PipelineCommand {
     struct Plugins: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "List the processors a pipeline's steps may use, with their options."
+            abstract: "List the processors a pipeline's steps may use, with their options, then every other key of a pipeline file with its default."
         )
 
         @Flag(help: "List the libvips operations the `vips` step can run, with their arguments, instead.")
         var vips = false
 
+        @Flag(help: "Print the reference of every step and its options as Markdown instead: docs/processors.md.")
+        var markdown = false
+
+        func validate() throws {
+            if vips && markdown { throw ValidationError("--vips and --markdown cannot be used together") }
+        }
+
         func run() {
             if vips { return listVipsOperations() }
-            print(Self.listing(of: PipelineCommand.processors), terminator: "")
+            let processors = PipelineCommand.processors
+            if markdown { return print(Reference.processorsMarkdown(processors: processors), terminator: "") }
+            print(Self.listing(of: processors), terminator: "")
+            print("The pipeline file's keys (docs/pipeline-file.md, or `pipeline schema --markdown`, describes each):")
+            print(Reference.keyListing(processors: processors), terminator: "")
         }
 
         /// Every processor of `registry` with its options, as `pipeline plugins` prints them.

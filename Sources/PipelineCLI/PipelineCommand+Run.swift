@@ -72,7 +72,7 @@ extension PipelineCommand {
             started.withLock { $0 = run }
             if interruption.received != nil { run.cancel() }
 
-            let output = RunOutput(mode: json ? .json : quiet ? .quiet : .progress, verbose: verbose, logger: logger, run: run)
+            let output = RunOutput(mode: json ? .json : quiet ? .quiet : .progress, verbose: verbose, logger: logger, run: run, baseDirectory: pipeline.definition.baseDirectory)
             var recorder = report != nil || trace != nil ? RunRecorder(definition: pipeline.definition, shard: shard?.shard) : nil
             var summary: RunSummary?
             for await event in run {
@@ -85,7 +85,7 @@ extension PipelineCommand {
             // Nothing a run makes per input should outlive it: this number returns to zero.
             logger.debug("libvips images still alive after the run", metadata: ["count": "\(VipsImage.liveCount)"])
             if let recorder { try await writeFiles(recorder, inputDirectory: pipeline.definition.baseDirectory) }
-            if !quiet && !json { print(Self.describe(summary)) }
+            if !quiet && !json { print(Self.describe(summary, locations: output.locations)) }
             if let signal = interruption.received { throw ExitCode.afterSignal(signal) }
             if summary.failed > 0 || summary.manifestProblem != nil { throw ExitCode.someItemsFailed }
         }
@@ -131,14 +131,16 @@ extension PipelineCommand {
                        + "may need about \(needed): inputs that find none free fail with \"too many open files\"")
         }
 
-        static func describe(_ summary: RunSummary) -> String {
+        /// The summary line: inputs, outcomes, outputs and where they went, time and rate.
+        static func describe(_ summary: RunSummary, locations: OutputLocations) -> String {
             var parts = ["\(summary.inputs) input\(summary.inputs == 1 ? "" : "s")",
                          "\(summary.succeeded) succeeded", "\(summary.failed) failed"]
             if summary.notRun > 0 { parts.append("\(summary.notRun) not run") }
             let upToDate = summary.outputsUpToDate > 0 ? ", \(summary.outputsUpToDate) up to date" : ""
+            let place: String = locations.summary().map { "; \($0)" } ?? ""
             return parts.joined(separator: ", ")
                 + "; \(summary.outputsWritten) output\(summary.outputsWritten == 1 ? "" : "s") written\(upToDate)"
-                + " in " + String(format: "%.2f s (%.1f images/s)", summary.seconds, summary.imagesPerSecond)
+                + " in " + String(format: "%.2f s (%.1f images/s)", summary.seconds, summary.imagesPerSecond) + place
         }
     }
 }

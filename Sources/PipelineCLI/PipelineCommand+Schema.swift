@@ -10,7 +10,15 @@ extension PipelineCommand {
         @Flag(help: "Print the schema of the manifest a run writes (\"manifest\" in the pipeline file) instead.")
         var manifest = false
 
+        @Flag(help: "Print the reference of every key (type, default, range, an example) as Markdown instead: docs/pipeline-file.md.")
+        var markdown = false
+
+        func validate() throws {
+            if manifest && markdown { throw ValidationError("--manifest and --markdown cannot be used together") }
+        }
+
         func run() {
+            if markdown { return print(Reference.pipelineFileMarkdown(processors: PipelineCommand.processors), terminator: "") }
             print(manifest ? ImageManifest.jsonSchema : JSONSchemaGenerator.schema(processors: PipelineCommand.processors))
         }
     }

@@ -112,7 +112,8 @@ extension PipelineCommand {
             // A signal that came before the handler could see this run.
             if interruption.received != nil { run.cancel() }
             defer { current.withLock { $0 = nil } }
-            let output = RunOutput(mode: .quiet, verbose: verbose, logger: logger, run: run)
+            let output = RunOutput(mode: .quiet, verbose: verbose, logger: logger, run: run,
+                                   baseDirectory: URL(fileURLWithPath: file).deletingLastPathComponent())
             var summary: RunSummary?
             for await event in run {
                 output.handle(event)
@@ -122,7 +123,7 @@ extension PipelineCommand {
             // At once and after the `-v` lines (printed through stdio): standard output is usually
             // a pipe or a log, which stdio would hold back until it fills a buffer.
             fflush(nil)
-            try? FileHandle.standardOutput.write(contentsOf: Data("\(label): \(Run.describe(summary))\n".utf8))
+            try? FileHandle.standardOutput.write(contentsOf: Data("\(label): \(Run.describe(summary, locations: output.locations))\n".utf8))
         }
 
         private func reportProblems(_ watcher: PipelineWatcher) {

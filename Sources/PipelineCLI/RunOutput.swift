@@ -18,9 +18,13 @@ final class RunOutput {
     private let verbose: Bool
     private let logger: Logger
     private let progress: ProgressDisplay?
+    /// Where the outputs written or up to date are, for the summary.
+    private(set) var locations: OutputLocations
 
-    init(mode: Mode, verbose: Bool, logger: Logger, run: PipelineRun) {
+    /// `baseDirectory`: the pipeline file's folder, which the outputs' paths are relative to.
+    init(mode: Mode, verbose: Bool, logger: Logger, run: PipelineRun, baseDirectory: URL) {
         self.mode = mode
+        locations = OutputLocations(baseDirectory: baseDirectory)
         self.verbose = verbose
         self.logger = logger
         progress = mode == .progress ? ProgressDisplay(run: run) : nil
@@ -50,6 +54,7 @@ final class RunOutput {
             if let output = operation.output { fields["output"] = output }
             json(fields)
         case .itemCompleted(let report):
+            for output in report.written { locations.add(output.path) }
             for failure in report.failures {
                 // Failures always reach standard error, whatever the mode and log level.
                 progress?.clear()
@@ -89,6 +94,9 @@ final class RunOutput {
                 "inputsServedStale": summary.inputsServedStale,
             ]
             if !summary.warnings.isEmpty { fields["warnings"] = summary.warnings }
+            // Where the outputs went: the folder that holds them all, else the first one.
+            if let folder = locations.folder { fields["outputFolder"] = folder }
+            if let first = locations.first { fields["firstOutput"] = first }
             if let memory = summary.memory {
                 fields["memory"] = ["budgetBytes": memory.budget.bytes, "limitBytes": memory.budget.limit, "source": memory.budget.source,
                                     "peakAdmittedBytes": memory.peakAdmittedBytes]

@@ -1,5 +1,7 @@
 /// Facts about this build of PipelineKit.
 public enum PipelineKitInfo {
-    /// The version printed by `pipeline --version` and recorded in reports.
-    public static let version = "0.1.0"
+    /// The version of this release, semantic (MAJOR.MINOR.PATCH): printed by
+    /// `pipeline --version`, sent in the default User-Agent and recorded in reports. The one
+    /// place it is written; `CHANGELOG.md`'s newest released heading names the same version.
+    public static let version = "0.3.0"
 }

@@ -1,4 +1,5 @@
 import Foundation
+import PipelineKit
 import Testing
 import Vips
 import TestSupport
@@ -26,7 +27,7 @@ import TestSupport
     @Test func versionAndHelpWork() throws {
         let version = try CommandRunner.run(["--version"])
         #expect(version.status == 0)
-        #expect(version.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines) == "0.1.0")
+        #expect(version.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines) == PipelineKitInfo.version)
         let help = try CommandRunner.run(["--help"])
         #expect(help.status == 0)
         for command in ["run", "validate", "schema", "plugins"] { #expect(help.standardOutput.contains(command)) }

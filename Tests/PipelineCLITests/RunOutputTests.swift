@@ -175,4 +175,52 @@ import TestSupport
         let html = try String(contentsOfFile: reportFolder + "/index.html", encoding: .utf8)
         #expect(html.contains("steps[1].crop"))
     }
+
+    @Test func theSummaryNamesTheFolderTheOutputsWentTo() throws {
+        // Given a pipeline whose outputs all go below out/
+        let directory = try TemporaryDirectory()
+        let file = try makePipeline(directory)
+
+        // When it runs from its folder, plainly and with JSON events
+        let plain = try CommandRunner.run(["run", file], in: directory.url)
+        let scripted = try CommandRunner.run(["run", "--json", "--force", file], in: directory.url)
+
+        // Then the summary names that folder, relative to where the command ran
+        #expect(plain.status == 1)
+        #expect(plain.standardOutput.contains("6 outputs written"), "\(plain.standardOutput)")
+        #expect(plain.standardOutput.hasSuffix("; outputs in out/\n"), "\(plain.standardOutput)")
+        let finished = try #require(try objects(scripted.standardOutput).last)
+        #expect(finished["event"] as? String == "runFinished")
+        #expect((finished["outputFolder"] as? String)?.hasSuffix("/out/") == true, "\(finished)")
+        #expect((finished["firstOutput"] as? String)?.hasPrefix(finished["outputFolder"] as? String ?? "-") == true, "\(finished)")
+    }
+
+    @Test func outputsInSeveralFoldersAreNamedByTheFirstAndACount() throws {
+        // Given outputs in two folders beside each other
+        let directory = try TemporaryDirectory()
+        let photo = try Fixtures.jpeg(try Fixtures.gradient(width: 400, height: 300))
+        for index in 0..<3 { try directory.write(photo, to: "in/photo-\(index).jpg") }
+        let json = """
+            {"version": 1, "inputs": ["in/*.jpg"],
+             "outputs": [
+               {"name": "small", "steps": [{"resize": {"width": 100}}], "encode": {"format": "webp"}, "path": "small/{stem}.webp"},
+               {"name": "large", "steps": [{"resize": {"width": 200}}], "encode": {"format": "jpeg"}, "path": "large/{stem}.jpg"}
+             ]}
+            """
+        let file = try directory.write(Data(json.utf8), to: "pipeline.json")
+
+        // When it runs
+        let plain = try CommandRunner.run(["run", file], in: directory.url)
+        let scripted = try CommandRunner.run(["run", "--json", file], in: directory.url)
+
+        // Then the summary names the first output and how many more there are, and JSON has no folder
+        #expect(plain.status == 0)
+        let said = try #require(plain.standardOutput.firstMatch(of: /; outputs: (small|large)\/photo-[0-2]\.(webp|jpg) and 5 more\n$/), "\(plain.standardOutput)")
+        #expect(FileManager.default.fileExists(atPath: directory.path + "/" + said.output.0.dropFirst("; outputs: ".count).prefix { $0 != " " }))
+        let finished = try #require(try objects(scripted.standardOutput).last)
+        #expect(finished["outputFolder"] == nil, "\(finished)")
+        #expect((finished["firstOutput"] as? String)?.hasPrefix(directory.path) == true, "\(finished)")
+        // The second run left every output as it was, and still says where they are
+        #expect(finished["outputsUpToDate"] as? Int == 6)
+    }
 }

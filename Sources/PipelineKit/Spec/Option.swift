@@ -5,13 +5,18 @@ public struct Option: Sendable {
     public let isRequired: Bool
     /// The value used when the key is absent; shown in the schema and in `pipeline plugins`.
     public let defaultValue: JSONNode?
+    /// How the default is worked out where it depends on the machine (the cores a process may
+    /// use): the generated reference shows this rule instead of this machine's `defaultValue`.
+    public let defaultRule: String?
     public let help: String
 
-    public init(_ name: String, _ shape: ValueShape, required: Bool = false, default defaultValue: JSONNode? = nil, help: String) {
+    public init(_ name: String, _ shape: ValueShape, required: Bool = false, default defaultValue: JSONNode? = nil,
+                defaultRule: String? = nil, help: String) {
         self.name = name
         self.shape = shape
         self.isRequired = required
         self.defaultValue = defaultValue
+        self.defaultRule = defaultRule
         self.help = help
     }
 

@@ -7,10 +7,17 @@ public enum PipelineFormat {
         .object(topLevelOptions(processors: processors))
     }
 
+    /// The keys of a pipeline file's top level, each with its shape, default and help: the
+    /// definitions the validator checks and `pipeline schema` prints, for generated references.
+    public static func options(processors: ProcessorRegistry) -> [Option] {
+        topLevelOptions(processors: processors)
+    }
+
     static func topLevelOptions(processors: ProcessorRegistry) -> [Option] {
         let concurrency = { (stage: String, value: Int, defaultRule: String?) in
-            Option.integer("concurrency", in: 1...64, default: value,
-                           help: "operations the \(stage) queue runs at once" + (defaultRule.map { " (default: \($0) this process may use)" } ?? ""))
+            Option("concurrency", .integer(1...64), default: JSONNode(plain: value),
+                   defaultRule: defaultRule.map { "\($0) this process may use" },
+                   help: "operations the \(stage) queue runs at once" + (defaultRule.map { " (default: \($0) this process may use)" } ?? ""))
         }
         return [
             .integer("version", in: version...version, required: true, help: "pipeline file format version"),
@@ -20,7 +27,7 @@ public enum PipelineFormat {
                 .object([Option("list", .string(nonEmpty: true), required: true,
                                 help: "a file with one URL or path a line; blank lines and # comments are ignored")]),
             ]), minCount: 1), required: true,
-                   help: "input files, globs (*, ?, [abc], ** for any depth, {jpg,png} for each choice, nested as in {a,b{c,d}}), http(s) URLs and s3://bucket/key objects or globs, relative to this file's folder, or {\"list\": FILE}"),
+                   help: "input files, globs (*, ?, [abc], ** for any depth, {jpg,png} for each choice, nested as in {a,b{c,d}}), http(s) URLs and s3://bucket/key objects or globs, relative to this file's folder, or {\"list\": FILE}; for example \"photos/**/*.{jpg,png}\""),
             Option("fetch", .object([
                 concurrency("fetch", StageDefaults.fetchConcurrency, nil),
                 Option("maxBytes", .byteSize, default: JSONNode(plain: "100MB"),
@@ -75,19 +82,20 @@ public enum PipelineFormat {
                      help: "whether input globs, here and in lists, match names whatever their case: \"*.jpg\" then also matches PHOTO.JPG; the folder before a glob's first wildcard is opened as written"),
             Option("manifest", .object([
                 Option("path", .string(nonEmpty: true), required: true,
-                       help: "where to write the manifest (JSON), relative to this file's folder"),
+                       help: "where to write the manifest (JSON), relative to this file's folder, for example \"site/images.json\""),
                 Option("urlPrefix", .string(nonEmpty: false), default: JSONNode(plain: ""),
                        help: "put before each file's path relative to the manifest's folder to make its URL, for example \"/img/\""),
             ]), help: "write one JSON manifest of the run for web pages: per input its size, per output and format the files with a srcset, and placeholders (pipeline schema --manifest)"),
             Option("s3", .object([
                 Option("profile", .string(nonEmpty: true),
                        help: "a profile in ~/.aws/credentials and ~/.aws/config (in place of AWS_PROFILE)"),
-                Option("region", .string(nonEmpty: true), help: "the region (in place of AWS_REGION)"),
+                Option("region", .string(nonEmpty: true), help: "the region (in place of AWS_REGION), for example \"eu-west-1\""),
                 Option("endpoint", .string(nonEmpty: true),
                        help: "an S3-compatible server, for example \"http://127.0.0.1:9000\" (in place of AWS_ENDPOINT_URL_S3), addressed path-style"),
             ]), help: "S3-compatible storage for s3:// inputs and outputs; keys and tokens come from the environment or ~/.aws, never from this file"),
-            .integer("inFlight", in: 1...4096,
-                     help: "inputs between the first stage and the last at once (default: the sum of the decompress, process and encode widths, plus the fetch width when inputs are downloaded)"),
+            Option("inFlight", .integer(1...4096),
+                   defaultRule: "the sum of the decompress, process and encode widths, plus the fetch width when inputs are downloaded",
+                   help: "inputs between the first stage and the last at once (default: the sum of the decompress, process and encode widths, plus the fetch width when inputs are downloaded)"),
             Option("outputs", .array(.object(outputOptions(processors: processors)), minCount: 1), required: true,
                    help: "what to make from every input"),
         ]
@@ -95,7 +103,7 @@ public enum PipelineFormat {
 
     static func outputOptions(processors: ProcessorRegistry) -> [Option] {
         [
-            Option("name", .string(nonEmpty: true), required: true, help: "the output's name, unique in the file; also {output}"),
+            Option("name", .string(nonEmpty: true), required: true, help: "the output's name, unique in the file; also {output}; for example \"small\""),
             Option("steps", .array(.singleKey(variants: processors.variants), minCount: 0),
                    help: "processor steps, in order: each an object with one key naming the processor"),
             Option("encode", EncoderSettings.shape, help: "the encoder: format and its options (give encode or formats)"),

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# CI: `make install` into a temporary prefix gives a binary that runs the bundled pipeline under a
+# bare environment (the Swift runtime linked in), a man page that renders and three shell
+# completions; `make uninstall` then leaves nothing behind.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+prefix="$work/prefix"
+
+make install PREFIX="$prefix"
+
+installed=(bin/pipeline share/man/man1/pipeline.1 share/bash-completion/completions/pipeline
+           share/zsh/site-functions/_pipeline share/fish/vendor_completions.d/pipeline.fish)
+for file in "${installed[@]}"; do
+  [ -s "$prefix/$file" ] || { echo "install-check: $prefix/$file is missing or empty" >&2; exit 1; }
+done
+
+# No Swift library may come from outside the binary: only the system's C libraries.
+if ldd "$prefix/bin/pipeline" | grep -E 'libswift|libFoundation|libdispatch|lib_FoundationICU|not found'; then
+  echo "install-check: the installed binary needs the libraries above" >&2
+  exit 1
+fi
+
+# The bundled pipeline and its samples, copied, run with nothing from this environment.
+mkdir "$work/job"
+cp -R Pipelines/thumbnails.json Pipelines/samples "$work/job/"
+(cd "$work/job" && env -i PATH=/usr/bin:/bin "$prefix/bin/pipeline" run thumbnails.json)
+samples=$(find "$work/job/samples" -name '*.jpg' | wc -l)
+outputs=$(find "$work/job/out" -type f \( -name '*-small.webp' -o -name '*-large.jpg' -o -name '*-placeholder.jpg' \) -size +0 | wc -l)
+[ "$samples" -gt 0 ] && [ "$outputs" -eq $((samples * 3)) ] \
+  || { echo "install-check: $outputs outputs for $samples samples, expected three each" >&2; exit 1; }
+version=$(env -i PATH=/usr/bin:/bin "$prefix/bin/pipeline" --version)
+[[ "$version" =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] || { echo "install-check: --version printed \"$version\"" >&2; exit 1; }
+
+# The man page (mdoc, as swift-argument-parser writes it) renders without warnings and names the
+# commands (once bold and underline, written as overstrikes, are taken out).
+page=$(groff -mandoc -Tutf8 -ww -z "$prefix/share/man/man1/pipeline.1" 2>&1)
+[ -z "$page" ] || { echo "install-check: groff: $page" >&2; exit 1; }
+rendered=$(groff -mandoc -Tutf8 "$prefix/share/man/man1/pipeline.1" | sed 's/.\x08//g')
+grep -q 'merge-reports' <<<"$rendered" || { echo "install-check: the man page names no merge-reports command" >&2; exit 1; }
+
+# Completions: bash parses its script; zsh and fish ones name the command.
+bash -n "$prefix/share/bash-completion/completions/pipeline"
+grep -q '#compdef pipeline' "$prefix/share/zsh/site-functions/_pipeline"
+grep -q "complete -c 'pipeline'" "$prefix/share/fish/vendor_completions.d/pipeline.fish"
+
+make uninstall PREFIX="$prefix"
+left=$(find "$prefix" -type f)
+[ -z "$left" ] || { echo "install-check: left after make uninstall: $left" >&2; exit 1; }
+echo "install-check: make install, a run under env -i, the man page, completions and make uninstall all fine"

@@ -1,0 +1,70 @@
+# Installs pipeline: `make install` (PREFIX=/usr/local by default; DESTDIR for staging), and
+# `make uninstall` removes exactly the files it installed.
+#
+# The binary is built in release mode with the Swift runtime linked in (--static-swift-stdlib),
+# so it runs without a Swift toolchain; libvips, libcurl and the other C libraries come from the
+# system (Scripts/install-dependencies --runtime installs them). The builds have scratch paths
+# of their own, so the .build folder of `swift build` and `swift test` is left as it is.
+
+PREFIX ?= /usr/local
+DESTDIR ?=
+SWIFT ?= swift
+SCRATCH ?= .build-release-static
+INSTALL ?= install
+
+BINDIR := $(DESTDIR)$(PREFIX)/bin
+MANDIR := $(DESTDIR)$(PREFIX)/share/man/man1
+BASHDIR := $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+ZSHDIR := $(DESTDIR)$(PREFIX)/share/zsh/site-functions
+FISHDIR := $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
+
+BUILD_FLAGS := --configuration release
+BINARY := $(SCRATCH)/release/pipeline
+# swift-argument-parser's GenerateManual plugin builds the package and writes a page from the
+# command's --experimental-dump-help. The page does not depend on how the binary was built, so it
+# is made from the debug build in SwiftPM's usual folder, which `swift build` and `swift test`
+# have usually made already (`swift package` takes no --static-swift-stdlib, so $(SCRATCH) is no
+# place for it: a build with other flags there would compile everything again).
+MANUAL_SCRATCH ?= .build
+MANPAGE := $(MANUAL_SCRATCH)/plugins/GenerateManual/outputs/pipeline/pipeline.1
+GENERATED := $(SCRATCH)/generated
+
+# Everything the binary is built from: `make install` rebuilds when one is newer than the
+# binary, and otherwise installs what is built, so that `make && sudo make install` needs no
+# Swift toolchain on root's PATH.
+SOURCES := Package.swift $(shell find Sources Plugins -type f 2>/dev/null)
+COMPLETIONS := $(GENERATED)/pipeline.bash $(GENERATED)/_pipeline $(GENERATED)/pipeline.fish
+
+.PHONY: all install uninstall
+
+all: $(BINARY) $(MANPAGE) $(COMPLETIONS)
+
+$(BINARY): $(SOURCES)
+	$(SWIFT) build $(BUILD_FLAGS) --static-swift-stdlib --scratch-path $(SCRATCH) --product pipeline
+	touch $@
+
+$(MANPAGE): $(SOURCES)
+	$(SWIFT) package --scratch-path $(MANUAL_SCRATCH) plugin generate-manual --configuration debug --authors "the pipeline developers"
+	test -s $@
+	touch $@
+
+$(GENERATED)/pipeline.bash: $(BINARY)
+	mkdir -p $(GENERATED)
+	$(BINARY) --generate-completion-script bash > $@
+$(GENERATED)/_pipeline: $(BINARY)
+	mkdir -p $(GENERATED)
+	$(BINARY) --generate-completion-script zsh > $@
+$(GENERATED)/pipeline.fish: $(BINARY)
+	mkdir -p $(GENERATED)
+	$(BINARY) --generate-completion-script fish > $@
+
+install: all
+	$(INSTALL) -d $(BINDIR) $(MANDIR) $(BASHDIR) $(ZSHDIR) $(FISHDIR)
+	$(INSTALL) -m 755 $(BINARY) $(BINDIR)/pipeline
+	$(INSTALL) -m 644 $(MANPAGE) $(MANDIR)/pipeline.1
+	$(INSTALL) -m 644 $(GENERATED)/pipeline.bash $(BASHDIR)/pipeline
+	$(INSTALL) -m 644 $(GENERATED)/_pipeline $(ZSHDIR)/_pipeline
+	$(INSTALL) -m 644 $(GENERATED)/pipeline.fish $(FISHDIR)/pipeline.fish
+
+uninstall:
+	rm -f $(BINDIR)/pipeline $(MANDIR)/pipeline.1 $(BASHDIR)/pipeline $(ZSHDIR)/_pipeline $(FISHDIR)/pipeline.fish

@@ -1,0 +1,116 @@
+import Foundation
+import PipelineKit
+import StandardProcessors
+import Testing
+import TestSupport
+
+/// The generated reference in docs/ is what the commands print, names every key and step, and the
+/// version is one semantic version that the changelog names.
+@Suite struct ReferenceDocsTests {
+    static let docs = CommandRunner.repositoryRoot.appendingPathComponent("docs")
+
+    /// The committed file `name` in docs/ equals what `arguments` prints.
+    func expectCommitted(_ name: String, equalsOutputOf arguments: [String]) throws {
+        let result = try CommandRunner.run(arguments)
+        #expect(result.status == 0, "\(result.standardError)")
+        let committed = try String(contentsOf: Self.docs.appendingPathComponent(name), encoding: .utf8)
+        let firstDifference = zip(committed.split(separator: "\n", omittingEmptySubsequences: false),
+                                  result.standardOutput.split(separator: "\n", omittingEmptySubsequences: false))
+            .enumerated().first { $0.element.0 != $0.element.1 }
+        #expect(committed == result.standardOutput, """
+            docs/\(name) differs from what `pipeline \(arguments.joined(separator: " "))` prints\
+            \(firstDifference.map { " (first at line \($0.offset + 1))" } ?? " (in length)"): \
+            regenerate it with `swift run pipeline \(arguments.joined(separator: " ")) > docs/\(name)` and commit it
+            """)
+    }
+
+    @Test func pipelineFileReferenceIsWhatSchemaMarkdownPrints() throws {
+        try expectCommitted("pipeline-file.md", equalsOutputOf: ["schema", "--markdown"])
+    }
+
+    @Test func processorsReferenceIsWhatPluginsMarkdownPrints() throws {
+        try expectCommitted("processors.md", equalsOutputOf: ["plugins", "--markdown"])
+    }
+
+    /// Every property name in a JSON Schema, at any depth.
+    func propertyNames(_ value: Any) -> Set<String> {
+        var names = Set<String>()
+        if let object = value as? [String: Any] {
+            if let properties = object["properties"] as? [String: Any] { names.formUnion(properties.keys) }
+            for member in object.values { names.formUnion(propertyNames(member)) }
+        } else if let array = value as? [Any] {
+            for item in array { names.formUnion(propertyNames(item)) }
+        }
+        return names
+    }
+
+    @Test func pipelineFileReferenceNamesEveryKeyOfTheSchema() throws {
+        let schema = try CommandRunner.run(["schema"])
+        let names = propertyNames(try JSONSerialization.jsonObject(with: Data(schema.standardOutput.utf8)))
+        // Sanity: the walk found keys at the top, in stages, in outputs, encoders and steps.
+        for name in ["inputs", "maxBytes", "placeholders", "chromaSubsampling", "resize", "sigma"] { #expect(names.contains(name)) }
+        let reference = try String(contentsOf: Self.docs.appendingPathComponent("pipeline-file.md"), encoding: .utf8)
+        let missing = names.filter { !reference.contains("`\($0)`") }.sorted()
+        #expect(missing.isEmpty, "docs/pipeline-file.md does not name \(missing)")
+    }
+
+    @Test func processorsReferenceHasASectionForEveryStepWithEachOption() throws {
+        let reference = try String(contentsOf: Self.docs.appendingPathComponent("processors.md"), encoding: .utf8)
+        let sections = reference.components(separatedBy: "\n## ").dropFirst()
+        for processor in ProcessorRegistry.standard.processors {
+            let section = sections.first { $0.hasPrefix(processor.name + "\n") }
+            #expect(section != nil, "docs/processors.md has no section for \(processor.name)")
+            for option in processor.options {
+                #expect(section?.contains("| `\(option.name)` |") == true, "docs/processors.md: \(processor.name) lacks \(option.name)")
+            }
+        }
+    }
+
+    /// The default of every key the schema gives one, by its path, as JSON text: `fetch.maxBytes` → `"100MB"`.
+    func defaults(in schema: [String: Any], at path: String = "") -> [(String, String)] {
+        guard let properties = schema["properties"] as? [String: Any] else { return [] }
+        var found: [(String, String)] = []
+        for (name, value) in properties {
+            guard let property = value as? [String: Any] else { continue }
+            let keyPath = path.isEmpty ? name : "\(path).\(name)"
+            if let value = property["default"] {
+                let text = if let string = value as? String { "\"\(string)\"" }
+                    else if property["type"] as? String == "boolean" { "\(value as? Bool ?? false)" } else { "\(value)" }
+                found.append((keyPath, text))
+            }
+            found += defaults(in: property, at: keyPath)
+            if let items = property["items"] as? [String: Any] { found += defaults(in: items, at: keyPath + "[]") }
+        }
+        return found
+    }
+
+    @Test func pluginsListsEveryKeyOfThePipelineFileWithItsDefault() throws {
+        let schema = try #require(try JSONSerialization.jsonObject(with: Data(try CommandRunner.run(["schema"]).standardOutput.utf8)) as? [String: Any])
+        let keys = defaults(in: schema)
+        #expect(keys.contains { $0.0 == "fetch.maxBytes" } && keys.contains { $0.0 == "outputs[].placeholderOptions.lqipWidth" })
+        let listing = try CommandRunner.run(["plugins"]).standardOutput
+        let lines = listing.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+        for (path, text) in keys {
+            #expect(lines.contains { $0.hasPrefix(path + " (") && $0.contains("default \(text)") }, "plugins lacks \(path) with default \(text)")
+        }
+        // Keys with no default are listed too: a required one, and one whose default is a rule.
+        #expect(lines.contains { $0.hasPrefix("outputs[].path (") && $0.contains("required") })
+        #expect(lines.contains { $0.hasPrefix("inFlight (") && $0.contains("default: the sum of") })
+    }
+
+    @Test func markdownCannotBeAskedForWithAnotherListing() throws {
+        #expect(try CommandRunner.run(["schema", "--markdown", "--manifest"]).status == 2)
+        #expect(try CommandRunner.run(["plugins", "--markdown", "--vips"]).status == 2)
+    }
+
+    @Test func theVersionIsSemanticTheChangelogsNewestAndWhatVersionPrints() throws {
+        let version = PipelineKitInfo.version
+        #expect(version.wholeMatch(of: /(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)/) != nil, "\(version) is not MAJOR.MINOR.PATCH")
+        let changelog = try String(contentsOf: CommandRunner.repositoryRoot.appendingPathComponent("CHANGELOG.md"), encoding: .utf8)
+        let headings = changelog.split(separator: "\n").filter { $0.hasPrefix("## ") }.map { $0.dropFirst(3) }
+        #expect(headings.first == "Unreleased", "CHANGELOG.md should start with an Unreleased section")
+        #expect(headings.dropFirst().first.map(String.init) == version, "CHANGELOG.md's newest release should be \(version)")
+        let printed = try CommandRunner.run(["--version"])
+        #expect(printed.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines) == version)
+    }
+}
