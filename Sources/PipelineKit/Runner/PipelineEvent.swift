@@ -40,15 +40,18 @@ public struct WrittenOutput: Sendable {
     public let upToDate: Bool
     /// The format it is encoded in (an output with `formats` writes several), when known.
     public let format: EncoderSettings.Format?
+    /// What the encoder left out to write the file (metadata the format cannot hold), one line each naming the input.
+    public let warnings: [String]
 
     public init(output: String, path: String, size: ImageSize, byteCount: Int, upToDate: Bool = false,
-                format: EncoderSettings.Format? = nil) {
+                format: EncoderSettings.Format? = nil, warnings: [String] = []) {
         self.output = output
         self.path = path
         self.size = size
         self.byteCount = byteCount
         self.upToDate = upToDate
         self.format = format
+        self.warnings = warnings
     }
 }
 
