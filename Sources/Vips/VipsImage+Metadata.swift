@@ -32,6 +32,14 @@ extension VipsImage {
         return copy
     }
 
+    /// A copy whose string metadata field `name` is `value` (an `exif-ifd0-Make` field, say,
+    /// which the JPEG saver writes into the EXIF block).
+    public func settingStringField(_ name: String, to value: String) throws(VipsError) -> VipsImage {
+        let copy = try privateCopy()
+        vips_image_set_string(copy.pointer, name, value)
+        return copy
+    }
+
     /// The pixels converted to `profile` (`"srgb"`, `"p3"`, `"cmyk"`, built into libvips, or
     /// an ICC file's path) from the embedded profile, or from sRGB when there is none; the
     /// result carries `profile` embedded.

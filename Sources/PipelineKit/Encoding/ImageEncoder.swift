@@ -35,10 +35,11 @@ enum ImageEncoder {
             image = try image.settingIntField("loop", to: settings.loop)
         }
         // libvips 8.14's savers know only strip (all or nothing): what is not kept is removed
-        // from a copy, and the copy saved without strip (`vipsSuffix` strips only when nothing is kept).
+        // from a copy, and the copy saved without strip unless nothing is kept. Removed even
+        // then: 8.14's WebP saver writes the profile and EXIF despite strip.
         let names = image.fieldNames
         let kept = settings.keptMetadata
-        let unkept = kept.isEmpty ? [] : names.filter { name in
+        let unkept = names.filter { name in
             guard let kind = metadataKind(of: name) else { return false }
             return !kept.contains(kind)
         }
