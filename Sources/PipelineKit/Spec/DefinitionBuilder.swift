@@ -336,12 +336,12 @@ struct DefinitionBuilder {
         let known = Set(EncoderSettings.options(for: format).map(\.name))
         guard case .object(let members) = node.value else { return nil }
         let values = Dictionary(members.filter { known.contains($0.key) }.map { ($0.key, $0.value) }, uniquingKeysWith: { first, _ in first })
-        // Mistyped values were reported by the shape check too; what is left are rules across options.
-        guard isWellShaped(path) else { return nil }
         do {
             return try EncoderSettings(format: format, options: ProcessorOptions(values: values, definitions: EncoderSettings.options(for: format),
                                                                                  baseDirectory: baseDirectory))
         } catch {
+            // A mistyped value was reported by the shape check; what is left are rules across options.
+            guard isWellShaped(path) else { return nil }
             problems.append(.init(path: error.option.map { join(path, $0) } ?? path,
                                   location: error.option.flatMap { values[$0]?.location } ?? node.location, message: error.message))
             return nil
