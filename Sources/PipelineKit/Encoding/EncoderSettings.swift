@@ -36,12 +36,8 @@ public struct EncoderSettings: Sendable, Hashable {
     }
 
     /// The metadata an output keeps from its input, as sharp names them.
-    public enum Metadata: String, CaseIterable, Sendable, Comparable {
+    public enum Metadata: String, CaseIterable, Sendable {
         case icc, exif, xmp, iptc
-
-        public static func < (lhs: Metadata, rhs: Metadata) -> Bool {
-            allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!
-        }
     }
 
     /// TIFF compression.
@@ -411,7 +407,7 @@ public struct EncoderSettings: Sendable, Hashable {
     /// wrote, so their outputs stay up to date) and for `explain`.
     var identity: String {
         let partial = !keep.isEmpty && keep.count < Metadata.allCases.count
-        return vipsSuffix + (partial ? " keep=\(keep.sorted().map(\.rawValue).joined(separator: "+"))" : "")
+        return vipsSuffix + (partial ? " keep=\(Metadata.allCases.filter(keep.contains).map(\.rawValue).joined(separator: "+"))" : "")
             + (iccProfile.map { " iccProfile=\($0)" } ?? "") + (format == .gif ? " loop=\(loop)" : "")
     }
 }

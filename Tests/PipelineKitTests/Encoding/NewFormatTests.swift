@@ -163,6 +163,23 @@ import TestSupport
         #expect(warnings.first?.contains("png-comment-0-") == true)
     }
 
+    @Test func changingKeepOrTheProfileMakesTheOutputAgainInAnIncrementalRun() async throws {
+        let directory = try TemporaryDirectory()
+        try directory.write(try taggedJPEG(), to: "in/photo.jpg")
+        func run(_ encode: String) async throws -> RunSummary {
+            let json = PipelineHarness.json(inputs: ["in/*"], outputs: [#"{"name": "o", "encode": \#(encode), "path": "out/{stem}.jpg"}"#],
+                                            extra: #""incremental": true"#)
+            return try await PipelineHarness.run(json, in: directory).summary
+        }
+        let first = try await run(#"{"format": "jpeg"}"#)
+        #expect(first.outputsWritten == 1)
+        #expect(try await run(#"{"format": "jpeg"}"#).outputsUpToDate == 1)
+        #expect(try await run(#"{"format": "jpeg", "keep": ["icc"]}"#).outputsWritten == 1)
+        #expect(try await run(#"{"format": "jpeg", "keep": ["icc"]}"#).outputsUpToDate == 1)
+        #expect(try await run(#"{"format": "jpeg", "keep": ["icc"], "iccProfile": "p3"}"#).outputsWritten == 1)
+        #expect(try open(directory, "out/photo.jpg").stringField("exif-ifd0-Make") == nil)
+    }
+
     @Test(arguments: [
         (#"{"format": "jpeg", "strip": true, "keep": ["icc"]}"#, "encode.keep", "not both"),
         (#"{"format": "jxl", "quality": 80, "distance": 1.0}"#, "encode.distance", "not both"),
