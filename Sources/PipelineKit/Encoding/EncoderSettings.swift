@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// How an output is encoded: the format and its options, from an output's `encode` object.
 public struct EncoderSettings: Sendable, Hashable {

@@ -231,7 +231,7 @@ import TestSupport
         process.arguments = arguments
         let output = try TemporaryDirectory()
         let file = output.path + "/output"
-        FileManager.default.createFile(atPath: file, contents: nil)
+        guard FileManager.default.createFile(atPath: file, contents: nil) else { throw CocoaError(.fileWriteUnknown) }
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: file))
         process.standardOutput = handle
         process.standardError = handle
