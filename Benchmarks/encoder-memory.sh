@@ -39,7 +39,11 @@ for size in 1920x1080 3840x2160; do
   for saver in "avif[Q=50,effort=0,compression=av1]" "avif[Q=50,effort=4,compression=av1]" \
                "avif[Q=50,effort=9,compression=av1]" "avif[lossless=true,effort=4,compression=av1]" \
                "webp[Q=80,effort=4]" "webp[Q=80,effort=6]" "webp[lossless=true,effort=4]" \
-               "jpg[Q=80]" "jpg[Q=80,interlace=true]" "png[compression=6]" "png[palette=true,Q=100,effort=7]"; do
+               "jpg[Q=80]" "jpg[Q=80,interlace=true]" "png[compression=6]" "png[palette=true,Q=100,effort=7]" \
+               "gif[effort=7]" "gif[effort=10,interframe_maxerror=8]" "jxl[Q=75,effort=7]" "jxl[lossless=true,effort=7]" \
+               "jxl[Q=75,effort=9]" "heic[Q=50,effort=4,compression=hevc]" "heic[Q=50,effort=9,compression=hevc]" \
+               "heic[lossless=true,compression=hevc]" "tif[compression=deflate]" "tif[compression=jpeg,tile=true,pyramid=true]" \
+               "tif[compression=zstd,tile=true,pyramid=true]"; do
     over=$(( $(peak "$input" "$work/out.$saver") - base ))
     printf '%-11s %-44s %9.1f %9.1f\n' "$size" "$saver" "$(echo "$over / 1024" | bc -l)" "$(echo "$over * 1024 / ($width * $height)" | bc -l)"
   done

@@ -546,6 +546,9 @@ static inline int pl_write_to_descriptor(VipsImage *in, const char *suffix, int 
  * PDF, SVG, JPEG 2000, JPEG XL, PPM, FITS, the vips format, …); block them process-wide. */
 static inline void pl_block_untrusted_operations(void) {
     vips_block_untrusted_set(TRUE);
+    /* libvips 8.14 marks the JPEG XL saver untrusted along with its loader, but a saver only
+     * writes pixels the pipeline made itself: the JPEG XL encoder stays available. */
+    vips_operation_block_set("VipsForeignSaveJxl", FALSE);
 }
 
 /* Whether the operation class `name` (as vips_foreign_find_load returns it) is blocked,

@@ -65,6 +65,11 @@ final class RunOutput {
                 if let step = failure.step { fields["step"] = ["index": step.index, "name": step.name] }
                 json(fields)
             }
+            for warning in report.written.flatMap(\.warnings) {
+                progress?.clear()
+                printError("warning: \(warning)".escapingControlCharacters)
+                json(["event": "warning", "input": report.input.displayName, "message": warning])
+            }
             if verbose, mode != .json {
                 progress?.clear()
                 for output in report.written {

@@ -2,17 +2,78 @@ import Vips
 
 /// Encodes a processed image with an output's encoder settings.
 enum ImageEncoder {
-    /// Encodes `image` into an open file.
-    static func encode(_ image: VipsImage, with settings: EncoderSettings, into descriptor: Int32) throws(VipsError) {
-        try prepare(image, for: settings).write(toDescriptor: descriptor, suffix: settings.vipsSuffix)
+    /// An image ready for its saver, and the metadata fields dropped because the saver cannot
+    /// write them (each with why), for the run's warnings.
+    struct Prepared {
+        let image: VipsImage
+        let dropped: [String]
     }
 
-    static func prepare(_ image: VipsImage, for settings: EncoderSettings) throws(VipsError) -> VipsImage {
-        guard settings.format == .jpeg, image.hasAlpha else { return image }
-        // JPEG has no alpha: composite onto the background instead of dropping the band,
-        // which would turn transparent areas into whatever colour they happened to hold.
-        let colourBands = image.bands - 1
-        let background = colourBands == 1 ? [settings.background[0]] : Array(settings.background.prefix(3))
-        return try image.flattened(background: background)
+    /// Encodes `image` into an open file.
+    /// - Returns: the metadata fields dropped because the format cannot write them.
+    @discardableResult
+    static func encode(_ image: VipsImage, with settings: EncoderSettings, into descriptor: Int32) throws(VipsError) -> [String] {
+        let prepared = try prepare(image, for: settings)
+        try prepared.image.write(toDescriptor: descriptor, suffix: settings.vipsSuffix)
+        return prepared.dropped
+    }
+
+    static func prepare(_ image: VipsImage, for settings: EncoderSettings) throws(VipsError) -> Prepared {
+        var image = image
+        if let profile = settings.iccProfile {
+            image = try image.convertedToProfile(profile)
+        }
+        if settings.format == .jpeg, image.hasAlpha {
+            // JPEG has no alpha: composite onto the background instead of dropping the band,
+            // which would turn transparent areas into whatever colour they happened to hold.
+            let colourBands = image.bands - 1
+            let background = colourBands == 1 ? [settings.background[0]] : Array(settings.background.prefix(3))
+            image = try image.flattened(background: background)
+        }
+        if settings.format == .gif, settings.loop != 0 || image.hasField("loop") {
+            // The GIF saver takes the loop count from the image, not from an option.
+            image = try image.settingIntField("loop", to: settings.loop)
+        }
+        // libvips 8.14's savers know only strip (all or nothing): what is not kept is removed
+        // from a copy, and the copy saved without strip unless nothing is kept. Removed even
+        // then: 8.14's WebP saver writes the profile and EXIF despite strip.
+        let names = image.fieldNames
+        let kept = settings.keptMetadata
+        let unkept = names.filter { name in
+            guard let kind = metadataKind(of: name) else { return false }
+            return !kept.contains(kind)
+        }
+        let unwritable = settings.format == .png && !kept.isEmpty ? names.filter { !isWritablePNGComment($0) } : []
+        if !unkept.isEmpty || !unwritable.isEmpty {
+            image = try image.removingFields(unkept + unwritable)
+        }
+        return Prepared(image: image, dropped: unwritable.map { "\($0) (a PNG text key must be 1–79 characters, not all spaces, without control characters)" })
+    }
+
+    /// The kind of metadata the field `name` belongs to, or nil for a field that is not
+    /// metadata of the four kinds `keep` names.
+    static func metadataKind(of name: String) -> EncoderSettings.Metadata? {
+        switch name {
+        case "icc-profile-data": .icc
+        case "exif-data": .exif
+        case "xmp-data": .xmp
+        case "iptc-data": .iptc
+        default: name.hasPrefix("exif-ifd") ? .exif : nil
+        }
+    }
+
+    /// Whether a `png-comment-N-KEY` field has a key the PNG saver writes: 1–79 bytes, not all
+    /// spaces, no control characters (libpng's rule for keywords); any other field is kept.
+    /// libvips refuses the whole save ("bad png comment key") for a key it cannot read back.
+    static func isWritablePNGComment(_ name: String) -> Bool {
+        let prefix = "png-comment-"
+        guard name.hasPrefix(prefix) else { return true }
+        let rest = name.utf8.dropFirst(prefix.utf8.count)
+        let digits = rest.prefix { $0 >= 0x30 && $0 <= 0x39 }
+        let afterDigits = rest.dropFirst(digits.count)
+        guard !digits.isEmpty, afterDigits.first == UInt8(ascii: "-") else { return false }
+        let key = Array(afterDigits.dropFirst())
+        guard name.utf8.count <= 256, (1...79).contains(key.count), key.contains(where: { $0 != UInt8(ascii: " ") }) else { return false }
+        return key.allSatisfy { $0 >= 0x20 && $0 != 0x7F }
     }
 }

@@ -81,7 +81,8 @@ enum ImageWriter {
         let temporary = folder + "/" + temporaryName(for: name)
         // 0666 masked by the umask: a finished output is readable as any new file is (0644
         // under umask 022), not private like mkstemp's 0600.
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o666)
+        // Readable too: libtiff reads back the directories it links when it writes a pyramid.
+        let descriptor = open(temporary, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o666)
         guard descriptor >= 0 else {
             if errno == EMFILE {
                 throw ItemError(.writing, stage: .encode, reason: "cannot write in \(folder): \(OpenFileLimit.reason)",

@@ -43,21 +43,23 @@ final class OutputWriter: Sendable {
         }
         try claim(path, for: "output \"\(output.name)\" of \(input.displayName)")
         if target.isS3 {
-            return Pending(output: try put(image, output: output, at: path, fingerprint: fingerprint), file: nil)
+            return Pending(output: try put(image, output: output, at: path, input: input, fingerprint: fingerprint), file: nil)
         }
+        var dropped: [String] = []
         let file = try ImageWriter.writeUncommitted(to: path, root: target.root, protecting: protectedInputs) { descriptor throws(ItemError) in
             do {
-                try ImageEncoder.encode(image, with: output.encoder, into: descriptor)
+                dropped = try ImageEncoder.encode(image, with: output.encoder, into: descriptor)
             } catch {
                 throw ItemError(.encoding, stage: .encode, reason: ItemError.reason(for: error), underlying: error)
             }
         }
         return Pending(output: WrittenOutput(output: output.name, path: path, size: image.size, byteCount: file.byteCount,
-                                             format: output.encoder.format, fingerprint: fingerprint),
+                                             format: output.encoder.format, fingerprint: fingerprint,
+                                             warnings: Self.warnings(dropped, input: input, format: output.encoder.format)),
                        file: file)
     }
 
-    private func put(_ image: VipsImage, output: OutputDefinition, at path: String, fingerprint: String?) throws(ItemError) -> WrittenOutput {
+    private func put(_ image: VipsImage, output: OutputDefinition, at path: String, input: InputFile, fingerprint: String?) throws(ItemError) -> WrittenOutput {
         guard let location = S3Location(path) else {
             throw ItemError(.outputPath, stage: .encode, reason: "\(path) is not an s3://bucket/key address")
         }
@@ -68,8 +70,10 @@ final class OutputWriter: Sendable {
             throw ItemError(.writing, stage: .encode, reason: "\(S3Client.label("PutObject", location)): \(error.message)", underlying: error)
         }
         let body: Data
+        let prepared: ImageEncoder.Prepared
         do {
-            body = try ImageEncoder.prepare(image, for: output.encoder).encoded(suffix: output.encoder.vipsSuffix)
+            prepared = try ImageEncoder.prepare(image, for: output.encoder)
+            body = try prepared.image.encoded(suffix: output.encoder.vipsSuffix)
         } catch {
             throw ItemError(.encoding, stage: .encode, reason: ItemError.reason(for: error), underlying: error)
         }
@@ -81,7 +85,13 @@ final class OutputWriter: Sendable {
         headers["x-amz-meta-\(MetadataName.height)"] = String(image.height)
         // Once started, an upload finishes (or fails): a cancelled run leaves no half object either way.
         try client.put(location, body: body, headers: headers, isCancelled: { false })
-        return WrittenOutput(output: output.name, path: path, size: image.size, byteCount: body.count, fingerprint: fingerprint)
+        return WrittenOutput(output: output.name, path: path, size: image.size, byteCount: body.count, fingerprint: fingerprint,
+                             warnings: Self.warnings(prepared.dropped, input: input, format: output.encoder.format))
+    }
+
+    /// One warning line for each metadata field of `input` left out because `format` cannot write it.
+    static func warnings(_ dropped: [String], input: InputFile, format: EncoderSettings.Format) -> [String] {
+        dropped.map { "\(input.displayName): dropped the metadata field \($0), which \(format.rawValue) cannot write" }
     }
 
     private func claim(_ path: String, for claimant: String) throws(ItemError) {

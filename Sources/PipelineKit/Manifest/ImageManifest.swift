@@ -139,6 +139,10 @@ extension EncoderSettings.Format {
         case .png: "image/png"
         case .webp: "image/webp"
         case .avif: "image/avif"
+        case .gif: "image/gif"
+        case .jxl: "image/jxl"
+        case .heic: "image/heic"
+        case .tiff: "image/tiff"
         }
     }
 }

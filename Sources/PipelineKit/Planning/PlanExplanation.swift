@@ -144,7 +144,7 @@ public struct PlanExplanation: Sendable {
         outputs = definition.outputs.filter { seen.insert($0.name).inserted }.map { output in
             guard let variant = output.variant else {
                 let steps = output.steps.map(\.identifier).joined(separator: " → ")
-                return "\(output.name): \(steps.isEmpty ? "no steps" : steps) → \(output.encoder.format.rawValue) (\(output.encoder.vipsSuffix)) → \(output.path.text)"
+                return "\(output.name): \(steps.isEmpty ? "no steps" : steps) → \(output.encoder.format.rawValue) (\(output.encoder.identity)) → \(output.path.text)"
             }
             return Self.responsiveLine(definition.outputs.filter { $0.variant?.group == variant.group })
         }
@@ -173,7 +173,7 @@ public struct PlanExplanation: Sendable {
         for output in variants {
             let width = output.variant?.width.map(String.init) ?? "original"
             if !widths.contains(width) { widths.append(width) }
-            let encoder = "\(output.encoder.format.rawValue) (\(output.encoder.vipsSuffix))"
+            let encoder = "\(output.encoder.format.rawValue) (\(output.encoder.identity))"
             if !encoders.contains(encoder) { encoders.append(encoder) }
         }
         let sized = variants.first { $0.variant?.width != nil }

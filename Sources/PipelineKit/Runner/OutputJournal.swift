@@ -278,7 +278,7 @@ final class OutputJournal: Sendable {
                 + "first steps " + String(format: "%016llx", FNV1a.hash(firstSteps))
             outputs = definition.outputs.map { output in
                 "steps " + output.steps.map(\.identifier).joined(separator: ";") + "\n"
-                    + "encoder " + output.encoder.vipsSuffix + " background=\(output.encoder.background)"
+                    + "encoder " + output.encoder.identity + " background=\(output.encoder.background)"
             }
         }
 

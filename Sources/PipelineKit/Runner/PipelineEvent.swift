@@ -43,9 +43,11 @@ public struct WrittenOutput: Sendable {
     /// The journal's fingerprint of what made the file (input version and settings), when the
     /// run keeps one: with `byteCount`, what tells this file from another at the same path.
     public let fingerprint: String?
+    /// What the encoder left out to write the file (metadata the format cannot hold), one line each naming the input.
+    public let warnings: [String]
 
     public init(output: String, path: String, size: ImageSize, byteCount: Int, upToDate: Bool = false,
-                format: EncoderSettings.Format? = nil, fingerprint: String? = nil) {
+                format: EncoderSettings.Format? = nil, fingerprint: String? = nil, warnings: [String] = []) {
         self.output = output
         self.path = path
         self.size = size
@@ -53,6 +55,7 @@ public struct WrittenOutput: Sendable {
         self.upToDate = upToDate
         self.format = format
         self.fingerprint = fingerprint
+        self.warnings = warnings
     }
 }
 

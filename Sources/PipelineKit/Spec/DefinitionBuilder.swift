@@ -239,10 +239,10 @@ struct DefinitionBuilder {
                                   message: "the output gives both encode and formats: give one (formats for several encodings)"))
             return nil
         case (let encode?, nil):
-            return buildEncoder(encode).map { [$0] }
+            return buildEncoder(encode, at: join(path, "encode")).map { [$0] }
         case (nil, let formats?):
             guard case .array(let items) = formats.value, isWellShaped(join(path, "formats")) else { return nil }
-            let encoders = items.compactMap(buildEncoder)
+            let encoders = items.enumerated().compactMap { position, item in buildEncoder(item, at: "\(path).formats[\(position)]") }
             guard encoders.count == items.count, !encoders.isEmpty else { return nil }
             for (position, encoder) in encoders.enumerated() {
                 if let first = encoders.firstIndex(where: { $0.format == encoder.format }), first < position {
@@ -332,14 +332,23 @@ struct DefinitionBuilder {
         }
     }
 
-    private func buildEncoder(_ node: JSONNode) -> EncoderSettings? {
+    private mutating func buildEncoder(_ node: JSONNode, at path: String) -> EncoderSettings? {
         guard case .string(let formatName)? = node["format"]?.value,
               let format = EncoderSettings.Format(rawValue: formatName) else { return nil }
         // Keys the format does not know were reported by the shape check; the rest still builds.
         let known = Set(EncoderSettings.options(for: format).map(\.name))
         guard case .object(let members) = node.value else { return nil }
         let values = Dictionary(members.filter { known.contains($0.key) }.map { ($0.key, $0.value) }, uniquingKeysWith: { first, _ in first })
-        return try? EncoderSettings(format: format, options: ProcessorOptions(values: values, definitions: EncoderSettings.options(for: format)))
+        do {
+            return try EncoderSettings(format: format, options: ProcessorOptions(values: values, definitions: EncoderSettings.options(for: format),
+                                                                                 baseDirectory: baseDirectory))
+        } catch {
+            // A mistyped value was reported by the shape check; what is left are rules across options.
+            guard isWellShaped(path) else { return nil }
+            problems.append(.init(path: error.option.map { join(path, $0) } ?? path,
+                                  location: error.option.flatMap { values[$0]?.location } ?? node.location, message: error.message))
+            return nil
+        }
     }
 
     /// Duplicate names, and templates two outputs share without a placeholder that tells them

@@ -15,7 +15,7 @@ public struct PathTemplate: Sendable, Hashable, CustomStringConvertible {
         case dir
         /// The output's name from the pipeline file.
         case output
-        /// The encoder's usual extension: `jpg`, `png`, `webp` or `avif`.
+        /// The encoder's usual extension: `jpg`, `png`, `webp`, `avif`, `gif`, `jxl`, `heic` or `tiff`.
         case format
         /// The encoded image's width and height, known only after processing.
         case width, height
@@ -27,7 +27,7 @@ public struct PathTemplate: Sendable, Hashable, CustomStringConvertible {
             case .name: "input file name"
             case .dir: "input subfolder below its glob's folder"
             case .output: "output name"
-            case .format: "encoder extension (jpg, png, webp, avif)"
+            case .format: "encoder extension (jpg, png, webp, avif, gif, jxl, heic, tiff)"
             case .width: "output width in pixels"
             case .height: "output height in pixels"
             }

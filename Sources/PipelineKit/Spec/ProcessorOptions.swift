@@ -27,6 +27,9 @@ public struct ProcessorOptions: Sendable {
     /// Whether the file set `name` itself (defaults do not count).
     public func has(_ name: String) -> Bool { values[name] != nil }
 
+    /// The value the file set for `name` as written, for options of more than one shape; nil when absent.
+    public func value(_ name: String) -> JSONNode? { values[name] }
+
     public func int(_ name: String) throws(OptionError) -> Int {
         guard let value = try optionalInt(name) else { throw missing(name) }
         return value

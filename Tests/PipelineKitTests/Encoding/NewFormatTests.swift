@@ -1,0 +1,276 @@
+import Foundation
+import Testing
+import Vips
+@testable import PipelineKit
+import TestSupport
+
+/// The GIF, JPEG XL, HEIC and TIFF encoders, metadata kept or dropped, colour profiles
+/// converted to: written by a real run, read back with libvips.
+@Suite struct NewFormatTests {
+    /// A 64×48 JPEG carrying a camera name in its EXIF block and an sRGB profile.
+    func taggedJPEG(orientation: Int = 1) throws -> Data {
+        let image = try Fixtures.gradient(width: 64, height: 48).convertedToProfile("srgb")
+            .settingStringField("exif-ifd0-Make", to: "PipelineTestCamera").withOrientation(orientation)
+        return try image.encoded(suffix: ".jpg[Q=95]")
+    }
+
+    func run(_ outputs: [String], input: Data, name: String = "photo.jpg") async throws -> (TemporaryDirectory, [ItemReport], RunSummary) {
+        let directory = try TemporaryDirectory()
+        try directory.write(input, to: "in/" + name)
+        let (reports, summary) = try await PipelineHarness.run(PipelineHarness.json(inputs: ["in/*"], outputs: outputs), in: directory)
+        return (directory, reports, summary)
+    }
+
+    func open(_ directory: TemporaryDirectory, _ path: String, options: String = "") throws -> VipsImage {
+        try VipsImage.open(file: directory.path + "/" + path, options: options)
+    }
+
+    @Test func oneRunWritesGifJpegXLHeicAndTiffThatLibvipsReadsAsSuch() async throws {
+        let (directory, reports, summary) = try await run([
+            #"{"name": "gif", "encode": {"format": "gif", "effort": 3, "dither": 0.5, "bitdepth": 4, "loop": 3}, "path": "out/{stem}.{format}"}"#,
+            #"{"name": "jxl", "encode": {"format": "jxl", "distance": 2.5, "effort": 4}, "path": "out/{stem}.{format}"}"#,
+            #"{"name": "jxl-lossless", "encode": {"format": "jxl", "lossless": true, "effort": 3}, "path": "out/{stem}-lossless.jxl"}"#,
+            #"{"name": "heic", "encode": {"format": "heic", "quality": 60, "effort": 1, "chromaSubsampling": "4:4:4"}, "path": "out/{stem}.{format}"}"#,
+            #"{"name": "tiff", "encode": {"format": "tiff", "compression": "deflate", "tile": true, "tileSize": 32, "pyramid": true}, "path": "out/{stem}.{format}"}"#,
+            #"{"name": "tiff-jpeg", "encode": {"format": "tiff", "compression": "jpeg", "quality": 70}, "path": "out/{stem}-jpeg.tif"}"#,
+        ], input: try taggedJPEG())
+        #expect(summary.succeeded == 1, "\(reports.flatMap(\.failures))")
+
+        let gif = try open(directory, "out/photo.gif")
+        #expect(gif.loader?.hasPrefix("gifload") == true)
+        #expect(gif.size == ImageSize(width: 64, height: 48))
+        #expect(gif.intField("loop") == 3)
+        // Four bits a pixel: at most 16 colours in the file's palette.
+        #expect(try Set(gif.rendered().bytes().chunked(gif.bands)).count <= 16)
+
+        // The pipeline blocks libvips' JPEG XL loader (marked untrusted) in its own process:
+        // libvips' command-line tools read the files back instead.
+        let jxl = try Self.tool(["vipsheader", "-f", "vips-loader", directory.path + "/out/photo.jxl"])
+        #expect(jxl.output.hasPrefix("jxlload"), "\(jxl.output)")
+        let jxlWidth = try Self.tool(["vipsheader", "-f", "width", directory.path + "/out/photo.jxl"])
+        #expect(jxlWidth.output.trimmingCharacters(in: .whitespacesAndNewlines) == "64")
+        let converted = try Self.tool(["vips", "copy", directory.path + "/out/photo-lossless.jxl", directory.path + "/lossless.png"])
+        #expect(converted.status == 0, "\(converted.output)")
+        let lossless = try open(directory, "lossless.png")
+        let decoded = try VipsImage.open(data: try taggedJPEG(), options: "")
+        #expect(try lossless.rendered().pixel(x: 10, y: 20) == (try decoded.rendered().pixel(x: 10, y: 20)))
+
+        let heic = try open(directory, "out/photo.heic")
+        #expect(heic.loader?.hasPrefix("heifload") == true)
+        #expect(heic.stringField("heif-compression") == "hevc")
+        #expect(heic.size == ImageSize(width: 64, height: 48))
+
+        let tiff = try open(directory, "out/photo.tiff")
+        #expect(tiff.loader?.hasPrefix("tiffload") == true)
+        // The full image and its half below it: the pyramid's levels are pages.
+        #expect((tiff.intField("n-pages") ?? 1) >= 2)
+        let half = try open(directory, "out/photo.tiff", options: "page=1")
+        #expect(half.size == ImageSize(width: 32, height: 24))
+        let jpegTIFF = try open(directory, "out/photo-jpeg.tif")
+        #expect(jpegTIFF.loader?.hasPrefix("tiffload") == true)
+        #expect(jpegTIFF.intField("n-pages") ?? 1 == 1)
+        let deflateBytes = try Data(contentsOf: URL(fileURLWithPath: directory.path + "/out/photo.tiff")).count
+        let jpegBytes = try Data(contentsOf: URL(fileURLWithPath: directory.path + "/out/photo-jpeg.tif")).count
+        #expect(jpegBytes < deflateBytes)
+    }
+
+    @Test func keepIccKeepsTheProfileAndDropsTheExif() async throws {
+        let (directory, reports, summary) = try await run([
+            #"{"name": "icc", "encode": {"format": "jpeg", "keep": ["icc"]}, "path": "out/{stem}-icc.jpg"}"#,
+            #"{"name": "all", "encode": {"format": "jpeg"}, "path": "out/{stem}-all.jpg"}"#,
+            #"{"name": "none", "encode": {"format": "jpeg", "keep": "none"}, "path": "out/{stem}-none.jpg"}"#,
+            #"{"name": "exif", "encode": {"format": "png", "keep": ["exif"]}, "path": "out/{stem}-exif.png"}"#,
+            #"{"name": "strip", "encode": {"format": "webp", "strip": true}, "path": "out/{stem}-strip.webp"}"#,
+        ], input: try taggedJPEG())
+        #expect(summary.succeeded == 1, "\(reports.flatMap(\.failures))")
+        let all = try open(directory, "out/photo-all.jpg")
+        #expect(all.hasICCProfile)
+        #expect(all.stringField("exif-ifd0-Make")?.hasPrefix("PipelineTestCamera") == true)
+        let icc = try open(directory, "out/photo-icc.jpg")
+        #expect(icc.hasICCProfile)
+        // libvips 8.14's JPEG saver writes a few tags of its own (resolution, orientation)
+        // whenever it does not strip; none of the input's tags survive.
+        #expect(icc.stringField("exif-ifd0-Make") == nil)
+        let none = try open(directory, "out/photo-none.jpg")
+        #expect(!none.hasICCProfile)
+        #expect(!none.hasField("exif-data"))
+        let exif = try open(directory, "out/photo-exif.png")
+        #expect(!exif.hasICCProfile)
+        #expect(exif.stringField("exif-ifd0-Make")?.hasPrefix("PipelineTestCamera") == true)
+        // libvips 8.14's WebP saver writes its own few EXIF tags even with strip, and wrote the
+        // input's profile and EXIF too before they were removed ahead of it.
+        let strip = try open(directory, "out/photo-strip.webp")
+        #expect(!strip.hasICCProfile)
+        #expect(strip.stringField("exif-ifd0-Make") == nil)
+    }
+
+    @Test func orientationIsOneOnceThePixelsAreTurnedUpright() async throws {
+        let (directory, reports, summary) = try await run([
+            #"{"name": "all", "encode": {"format": "jpeg"}, "path": "out/{stem}.jpg"}"#,
+        ], input: try taggedJPEG(orientation: 6))
+        #expect(summary.succeeded == 1, "\(reports.flatMap(\.failures))")
+        let upright = try open(directory, "out/photo.jpg")
+        #expect(upright.size == ImageSize(width: 48, height: 64))
+        #expect(upright.orientation == 1)
+        #expect(upright.stringField("exif-ifd0-Orientation")?.hasPrefix("1") == true)
+        #expect(upright.stringField("exif-ifd0-Make")?.hasPrefix("PipelineTestCamera") == true)
+    }
+
+    @Test func iccProfileP3ConvertsTheColoursAndEmbedsDisplayP3() async throws {
+        let red = try Fixtures.solid(width: 16, height: 16, colour: [255, 0, 0]).encoded(suffix: ".png")
+        let (directory, reports, summary) = try await run([
+            #"{"name": "p3", "encode": {"format": "png", "iccProfile": "p3"}, "path": "out/{stem}-p3.png"}"#,
+            #"{"name": "p3-stripped", "encode": {"format": "png", "iccProfile": "p3", "keep": "none"}, "path": "out/{stem}-p3-stripped.png"}"#,
+            #"{"name": "plain", "encode": {"format": "png"}, "path": "out/{stem}-plain.png"}"#,
+        ], input: red, name: "red.png")
+        #expect(summary.succeeded == 1, "\(reports.flatMap(\.failures))")
+        for file in ["out/red-p3.png", "out/red-p3-stripped.png"] {
+            let p3 = try open(directory, file)
+            let profile = try #require(p3.iccProfileBytes)
+            #expect(Self.description(of: profile)?.contains("P3") == true, "\(file)")
+            // Display P3's red primary, adapted to D50 as ICC profiles hold it.
+            #expect(abs((Self.redPrimaryX(of: profile) ?? 0) - 0.515) < 0.01)
+            // sRGB's pure red lies inside P3: less than full red there, with some green.
+            let pixel = try p3.rendered().pixel(x: 8, y: 8)
+            #expect(pixel[0] < 245 && pixel[1] > 20, "\(pixel)")
+        }
+        let plain = try open(directory, "out/red-plain.png")
+        #expect(Self.description(of: plain.iccProfileBytes ?? [])?.contains("P3") != true)
+        #expect(Fixtures.isClose(try plain.rendered().pixel(x: 8, y: 8), [255, 0, 0], tolerance: 1))
+    }
+
+    @Test func malformedPNGTextKeysAreDroppedWithAWarningInsteadOfFailingTheOutput() async throws {
+        let plain = [UInt8](try Fixtures.solid(width: 8, height: 8).encoded(suffix: ".png"))
+        func chunk(_ type: String, _ payload: [UInt8]) -> [UInt8] {
+            let typed = Array(type.utf8) + payload
+            return HostileFixtures.bigEndian32(payload.count) + typed + HostileFixtures.bigEndian32(Int(HostileFixtures.crc32(typed)))
+        }
+        // tEXt chunks whose keyword is empty, as libpng's empty_ancillary_chunks.png has, beside a good one.
+        let texts = chunk("tEXt", [0] + Array("no key".utf8)) + chunk("tEXt", Array("Comment".utf8) + [0] + Array("kept".utf8))
+        let png = Data(plain[..<33] + texts + plain[33...])
+        #expect(try VipsImage.open(data: png).hasField("png-comment-0-"))
+
+        let (directory, reports, summary) = try await run([
+            #"{"name": "png", "encode": {"format": "png"}, "path": "out/{stem}.png"}"#,
+            #"{"name": "webp", "encode": {"format": "webp"}, "path": "out/{stem}.webp"}"#,
+        ], input: png, name: "texts.png")
+        #expect(summary.succeeded == 1, "\(reports.flatMap(\.failures))")
+        let out = try open(directory, "out/texts.png")
+        #expect(out.stringField("png-comment-0-Comment") == "kept" || out.stringField("png-comment-1-Comment") == "kept")
+        let warnings = reports.flatMap(\.written).flatMap(\.warnings)
+        #expect(warnings.count == 1)
+        #expect(warnings.first?.contains("texts.png") == true)
+        #expect(warnings.first?.contains("png-comment-0-") == true)
+    }
+
+    @Test func changingKeepOrTheProfileMakesTheOutputAgainInAnIncrementalRun() async throws {
+        let directory = try TemporaryDirectory()
+        try directory.write(try taggedJPEG(), to: "in/photo.jpg")
+        func run(_ encode: String) async throws -> RunSummary {
+            let json = PipelineHarness.json(inputs: ["in/*"], outputs: [#"{"name": "o", "encode": \#(encode), "path": "out/{stem}.jpg"}"#],
+                                            extra: #""incremental": true"#)
+            return try await PipelineHarness.run(json, in: directory).summary
+        }
+        let first = try await run(#"{"format": "jpeg"}"#)
+        #expect(first.outputsWritten == 1)
+        #expect(try await run(#"{"format": "jpeg"}"#).outputsUpToDate == 1)
+        #expect(try await run(#"{"format": "jpeg", "keep": ["icc"]}"#).outputsWritten == 1)
+        #expect(try await run(#"{"format": "jpeg", "keep": ["icc"]}"#).outputsUpToDate == 1)
+        #expect(try await run(#"{"format": "jpeg", "keep": ["icc"], "iccProfile": "p3"}"#).outputsWritten == 1)
+        #expect(try open(directory, "out/photo.jpg").stringField("exif-ifd0-Make") == nil)
+    }
+
+    @Test(arguments: [
+        (#"{"format": "jpeg", "strip": true, "keep": ["icc"]}"#, "encode.keep", "not both"),
+        (#"{"format": "jxl", "quality": 80, "distance": 1.0}"#, "encode.distance", "not both"),
+        (#"{"format": "png", "keep": ["gps"]}"#, "encode.keep", ""),
+        (#"{"format": "png", "keep": "some"}"#, "encode.keep", ""),
+        (#"{"format": "tiff", "compression": "lzma"}"#, "encode.compression", ""),
+        (#"{"format": "tiff", "tile": true, "tileSize": 100}"#, "encode.tileSize", "multiple of 16"),
+        (#"{"format": "tiff", "tileSize": 64}"#, "encode.tileSize", "tile"),
+        (#"{"format": "gif", "bitdepth": 9}"#, "encode.bitdepth", ""),
+        (#"{"format": "gif", "quality": 50}"#, "encode.quality", "unknown key"),
+        (#"{"format": "heic", "effort": 10}"#, "encode.effort", ""),
+        (#"{"format": "webp", "iccProfile": "cmyk"}"#, "encode.iccProfile", "jpeg or tiff"),
+        (#"{"format": "jpeg", "iccProfile": "missing.icc"}"#, "encode.iccProfile", "missing.icc"),
+    ])
+    func badEncoderSettingsAreRefusedNamingThePath(encode: String, path: String, words: String) throws {
+        let directory = try TemporaryDirectory()
+        let json = PipelineHarness.json(inputs: ["in/*"], outputs: [#"{"name": "o", "encode": \#(encode), "path": "out/{stem}.{format}"}"#])
+        do {
+            _ = try PipelineHarness.pipeline(json, in: directory)
+            Issue.record("accepted \(encode)")
+        } catch let error as PipelineFileError {
+            let text = "\(error)"
+            #expect(text.contains("outputs[0].\(path)"), "\(text)")
+            #expect(words.isEmpty || text.contains(words), "\(text)")
+        }
+    }
+
+    @Test func formatsOfAResponsiveOutputTakeTheNewFormatsWithTheirMIMETypes() async throws {
+        let directory = try TemporaryDirectory()
+        try directory.write(try taggedJPEG(), to: "in/photo.jpg")
+        let json = PipelineHarness.json(inputs: ["in/*"], outputs: [
+            #"{"name": "r", "widths": [32], "formats": [{"format": "jxl"}, {"format": "heic"}, {"format": "gif"}, {"format": "tiff"}], "path": "out/{stem}-{width}.{format}"}"#,
+        ], extra: #""manifest": {"path": "manifest.json", "urlPrefix": "/img/"}"#)
+        let (reports, summary) = try await PipelineHarness.run(json, in: directory)
+        #expect(summary.succeeded == 1, "\(reports.flatMap(\.failures))")
+        for ext in ["jxl", "heic", "gif", "tiff"] {
+            #expect(FileManager.default.fileExists(atPath: directory.path + "/out/photo-32.\(ext)"), "\(ext)")
+        }
+        let manifest = try ImageManifest.read(from: URL(fileURLWithPath: directory.path + "/manifest.json"))
+        let types = manifest.inputs.first?.outputs["r"]?.formats.map(\.mimeType) ?? []
+        #expect(types == ["image/jxl", "image/heic", "image/gif", "image/tiff"])
+    }
+
+    /// Runs one of libvips' command-line tools (`vipsheader`, `vips`), which read JPEG XL
+    /// as the pipeline's process does not; its status and output (standard error after standard output).
+    static func tool(_ arguments: [String]) throws -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = arguments
+        let output = try TemporaryDirectory()
+        let file = output.path + "/output"
+        guard FileManager.default.createFile(atPath: file, contents: nil) else { throw CocoaError(.fileWriteUnknown) }
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: file))
+        process.standardOutput = handle
+        process.standardError = handle
+        try process.run()
+        process.waitUntilExit()
+        try handle.close()
+        return (process.terminationStatus, try String(contentsOfFile: file, encoding: .utf8))
+    }
+
+    /// The text of an ICC profile's `desc` tag (v2 `desc` or v4 `mluc`), or nil.
+    static func description(of profile: [UInt8]) -> String? {
+        guard let (offset, size) = tag("desc", in: profile), offset + size <= profile.count else { return nil }
+        let bytes = profile[offset..<(offset + size)]
+        return String(decoding: bytes.filter { $0 >= 0x20 && $0 < 0x7F }, as: UTF8.self)
+    }
+
+    /// The X of the red primary (`rXYZ`), or nil.
+    static func redPrimaryX(of profile: [UInt8]) -> Double? {
+        guard let (offset, size) = tag("rXYZ", in: profile), size >= 20, offset + 12 <= profile.count else { return nil }
+        let raw = profile[(offset + 8)..<(offset + 12)].reduce(0) { $0 << 8 | Int($1) }
+        return Double(Int32(truncatingIfNeeded: raw)) / 65536
+    }
+
+    static func tag(_ signature: String, in profile: [UInt8]) -> (offset: Int, size: Int)? {
+        func uint32(_ at: Int) -> Int { profile[at..<(at + 4)].reduce(0) { $0 << 8 | Int($1) } }
+        guard profile.count >= 132 else { return nil }
+        let count = uint32(128)
+        for index in 0..<min(count, 100) {
+            let entry = 132 + index * 12
+            guard entry + 12 <= profile.count else { return nil }
+            if Array(profile[entry..<(entry + 4)]) == Array(signature.utf8) { return (uint32(entry + 4), uint32(entry + 8)) }
+        }
+        return nil
+    }
+}
+
+private extension Array where Element == UInt8 {
+    /// The bytes in groups of `size` (a pixel's bands).
+    func chunked(_ size: Int) -> [[UInt8]] {
+        stride(from: 0, to: count, by: size).map { Array(self[$0..<Swift.min($0 + size, count)]) }
+    }
+}
