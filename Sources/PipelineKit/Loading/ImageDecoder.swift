@@ -644,8 +644,8 @@ struct ImageDecoder: Sendable {
     /// A still WebP decoded straight by libwebp at `size` (`VipsImage.decodeWebP`), rather than
     /// through libvips' loader; nil leaves it to that loader (animated, or a fault libwebp found).
     ///
-    /// Measured on the corpus' fourteen 4096×4096 WebP files decoded to 1280×1280: libvips'
-    /// loader took 3.0 s of CPU time, libwebp alone on one thread 2.3 s (see Benchmarks/RESULTS.md).
+    /// libvips' loader spends more CPU time on a large still WebP than libwebp called straight
+    /// (Benchmarks/RESULTS.md has the figures).
     private func decodeWebP(_ source: EncodedSource, header: VipsImage, size: ImageSize) -> VipsImage? {
         switch source {
         case .file(let path, _, _, _): VipsImage.decodeWebP(file: path, header: header, width: size.width, height: size.height)
