@@ -1,7 +1,7 @@
 /*
  * ISA-L's inflate (igzip): a zlib stream inflated piece by piece at about the speed libdeflate
- * inflates it whole, twice zlib's (the README's gigapixel PNG: 3.80 s with zlib, 1.90 s with
- * ISA-L). pipeline decodes large PNGs' rows ahead of the resize with it (see
+ * inflates it whole, about twice zlib's (the README's gigapixel PNG). pipeline decodes large
+ * PNGs' rows ahead of the resize with it (see
  * Sources/Vips/VipsImage+PNGRows.swift). Debian: libisal-dev.
  */
 #ifndef PIPELINE_CISAL_SHIM_H

@@ -45,7 +45,7 @@ extension PipelineCommand {
             let quiet = Duration.milliseconds(Int64(((Units.seconds(in: debounce) ?? 0.3) * 1000).rounded()))
             let watcher: PipelineWatcher
             do {
-                // A constant stream of changes still runs, after at most four quiet periods or 5 s.
+                // A constant stream of changes still runs, after at most four quiet periods (or a few seconds).
                 watcher = try PipelineWatcher(pipelineFile: fileURL, definition: pipeline.definition,
                                               debounce: .init(quietPeriod: quiet, longestWait: max(.seconds(5), quiet * 4)))
             } catch {

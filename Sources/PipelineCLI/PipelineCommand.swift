@@ -11,7 +11,8 @@ import Vips
 /// ```
 public enum PipelineCLI {
     /// Parses the process's arguments and runs the command they name (`run`, `validate`,
-    /// `explain`, `schema`, `plugins`, `cache`) with `processors`, then exits with the documented
+    /// `explain`, `watch`, `schema`, `plugins`, `cache`, `html`, `merge-reports`) with
+    /// `processors`, then exits with the documented
     /// status: 0 every input succeeded, 1 some failed, 2 the pipeline file or the command line is
     /// invalid, 130 interrupted (Ctrl-C), 143 stopped by SIGTERM. Never returns.
     public static func main(processors: ProcessorRegistry) async -> Never {

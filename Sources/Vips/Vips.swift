@@ -61,7 +61,7 @@ public enum Vips {
     /// Under an address-space limit (`RLIMIT_AS`, `ulimit -v`), gives new threads 2 MiB stacks
     /// instead of the 8 MiB glibc takes from `RLIMIT_STACK`: every thread reserves its whole
     /// stack in the address space, and libvips' workers with the stage queues' threads then
-    /// failed to start under a 600 MB limit ("Error creating thread"). 2 MiB is glibc's own
+    /// failed to start under a limit a run is meant to fit ("Error creating thread"). 2 MiB is glibc's own
     /// default where no stack limit is set, and far more than libvips' operations use.
     public static func fitThreadStacksToAddressSpaceLimit() {
         var limits = rlimit()
@@ -74,12 +74,14 @@ public enum Vips {
     public static let mallocArenas = 2
 
     /// 1 MiB: a libvips region buffer or a decoded image is mapped on its own; the many small
-    /// blocks libvips and GLib allocate stay in the arenas. Measured on the corpus: 128 KiB
-    /// cost more system time in page faults for the same peak; 4 and 16 MiB left higher peaks.
+    /// blocks libvips and GLib allocate stay in the arenas. On the corpus a smaller threshold
+    /// costs more system time in page faults for the same peak, and larger ones leave higher peaks.
     public static let mallocMmapThreshold = 1 << 20
 
-    /// 8 MiB: the standard job over the corpus, seven alternating runs: 185k page faults and
-    /// 0.60 s system time with glibc's 128 KiB, 137k and 0.46 s with this, peak 164 → 168 MiB.
+    /// 8 MiB: above the region buffers libvips frees and allocates again with every image, so
+    /// they stay in the heap instead of being faulted in anew; the standard job over the corpus
+    /// takes fewer page faults and less system time than with glibc's threshold, for a peak
+    /// a little higher.
     public static let mallocTrimThreshold = 8 << 20
 
     /// Swift runs a global's initializer exactly once, under a lock: that is our `vips_init` guard.

@@ -6,9 +6,9 @@ import Foundation
 /// Reading a large PNG row by row, on a thread of its own, ahead of the resize.
 ///
 /// A PNG too large to read whole (see `decodeWholePNG`) streams through libvips' loader, which
-/// decodes on the thread that asks for rows and keeps about 518 full-width rows in its own
-/// buffers (measured with libvips 8.14: 310 MB for a 200000-pixel-wide RGB PNG, where the
-/// resize needs a few), and inflates with zlib. Here one worker decodes the next rows into a
+/// decodes on the thread that asks for rows and keeps hundreds of full-width rows in its own
+/// buffers (libvips 8.14; the resize needs a few), and inflates with zlib. Here one worker
+/// decodes the next rows into a
 /// few groups while libvips resizes the current ones: the image data inflated piece by piece by
 /// ISA-L (at about the speed libdeflate inflates a whole PNG, twice zlib's), the filters undone
 /// as the whole-PNG reader undoes them (rows come only in order). The same PNGs as the
@@ -56,8 +56,8 @@ enum PNGRows {
     /// Groups of a thirty-second of the read-ahead (one row at the least) in three slots: the
     /// one libvips copies from, the one the worker decodes into, and one decoded ahead. (Half
     /// what a TIFF read row by row takes: the worker holds a group of its own as inflated, and
-    /// a 200000-pixel-wide PNG went from 153 to 148 MiB at the same speed; the TIFF's rows ran
-    /// slower so.) Nil below the size worth a thread (as for TIFFs), or when the image would be
+    /// a very wide PNG peaks lower at the same speed; the TIFF's rows ran slower so.) Nil below
+    /// the size worth a thread (as for TIFFs), or when the image would be
     /// one group.
     static func geometry(_ shape: WholePNG.Shape, readAhead: Int) -> RowsAhead.Geometry? {
         guard shape.rowBytes * shape.height >= StripTIFF.smallestImage else { return nil }

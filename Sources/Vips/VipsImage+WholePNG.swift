@@ -272,8 +272,8 @@ enum WholePNG {
         }
     }
 
-    // Paeth takes most rows of a photograph (18% of a run over filtered PNGs when it read each
-    // byte's left neighbour back from the row just written): for RGB and RGBA the pixel to the
+    // Paeth takes most rows of a photograph (a large share of a run over filtered PNGs when it read
+    // each byte's left neighbour back from the row just written): for RGB and RGBA the pixel to the
     // left and the one above it stay in registers, and the channels' independent chains
     // interleave.
 

@@ -119,9 +119,10 @@ public struct ImageSize: Hashable, Sendable, CustomStringConvertible {
 /// in the input's upright pixels, and the size the decoder makes it.
 ///
 /// An image decoded once for every output is decoded at the scale the most demanding output
-/// needs, whole: for a panorama 100000 pixels wide with a 320×320 cover output that is 16000×320,
-/// and libvips' resize keeps about a thousand rows of that width on the way (163 MiB). Decoding
-/// the 2000×2000 window the cover keeps, in a pass of its own, holds rows 2000 pixels wide.
+/// needs, whole: for a very wide panorama with a small square cover output that is a strip
+/// many times wider than the output, and libvips' resize keeps about a thousand rows of that
+/// width on the way. Decoding the square window the cover keeps, in a pass of its own, holds
+/// rows only as wide as the panorama is tall.
 public struct DecodeWindow: Hashable, Sendable {
     public var left: Int
     public var top: Int

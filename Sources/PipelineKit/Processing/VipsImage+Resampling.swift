@@ -21,9 +21,9 @@ extension VipsImage {
     /// could leave a side a pixel off (and a loader that rounded a side short is stretched back).
     ///
     /// Rows are box-shrunk first, by the whole factor libvips' resize would box-shrink them by
-    /// (it leaves at least ×2 to the kernel): its resize shrinks columns first, so the rows it
-    /// buffers for that are full width. Measured on a 40000×25000 PNG decoded to 1280 wide in
-    /// one streaming pass (pyvips, one thread): rows first 109 MB peak, columns first 168 MB.
+    /// (it leaves at least a factor of two to the kernel): its resize shrinks columns first, so
+    /// the rows it buffers for that are full width, where rows shrunk first are narrow and a
+    /// large image streamed through in one pass peaks far lower.
     /// An 8-bit image already in memory is box-shrunk both ways at once instead, in one pass
     /// (`boxShrunk`): libvips 8.14's `shrinkh` and `shrinkv` are plain C loops, and a
     /// placeholder 32 pixels wide from a 1280-pixel image spent most of its time there.
@@ -37,14 +37,14 @@ extension VipsImage {
     /// `Benchmarks/run.sh` (see Benchmarks/RESULTS.md).
     public func resampled(to size: ImageSize, kernel: Kernel = .lanczos3) throws(VipsError) -> VipsImage {
         guard size != self.size else { return self }
-        // The whole factors libvips' resize would box-shrink by (it leaves at least ×2 to the kernel).
+        // The whole factors libvips' resize would box-shrink by (it leaves at least a factor of two to the kernel).
         let rowShrink = max(1, Int((Double(width) / (Double(size.width) * 2)).rounded(.down)))
         let columnShrink = max(1, Int((Double(height) / (Double(size.height) * 2)).rounded(.down)))
         let resample = { (input: VipsImage) throws(VipsError) -> VipsImage in
             var image = input
             // Only where the result is a sixteenth of the image or less: a smaller shrink of a large
-            // image in memory (a 5640×3172 PNG read whole, made 1280 wide) would hold a quarter of
-            // it again, where libvips' shrinkh streams (the PNG corpus peaked 192 -> 212 MiB).
+            // image in memory (a photograph's PNG read whole, made a few times narrower) would hold
+            // a quarter of it again, where libvips' shrinkh streams, and the PNG corpus peaks higher.
             if rowShrink * columnShrink >= 16, columnShrink <= 257, image.isInMemory, image.bandFormat == .uchar {
                 image = try image.boxShrunk(horizontal: rowShrink, vertical: columnShrink)
             } else if rowShrink > 1 {
@@ -68,8 +68,8 @@ extension VipsImage {
 
     /// Whether `resampled(to:)` should narrow rows by reducing the transposed image's columns.
     /// libvips 8.14 reduces an 8-bit image's height with vector code (`reducev`, Orc) and its
-    /// width with plain C (`reduceh`): a 1920×1080 photo made 1280 wide took 21 ms, its height
-    /// reduced as much 2 ms. Two transposes cost less than the difference; the price is the
+    /// width with plain C (`reduceh`), several times slower for the same reduction. Two
+    /// transposes cost less than the difference; the price is the
     /// image reduced in height, transposed, in memory (`height` rows of this width), hence the
     /// bound. Float pixels have no vector path either way.
     func reducesRowsThroughTranspose(horizontalScale: Double, verticalScale: Double, height: Int) -> Bool {

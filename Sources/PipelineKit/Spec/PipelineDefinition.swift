@@ -213,8 +213,8 @@ public enum StageDefaults {
     public static let cacheConcurrency = 2
     /// One per core.
     public static let decompressConcurrency = AvailableCores.count
-    /// One per two cores: building each output's steps is light; their pixels are computed
-    /// as the encoder asks for them.
+    /// One per two cores: this stage computes each output's steps into memory (`StepChain`),
+    /// and a lane per two cores keeps up with the decode and encode lanes that feed and drain it.
     public static let processConcurrency = max(1, AvailableCores.count / 2)
     /// One per core.
     public static let encodeConcurrency = AvailableCores.count

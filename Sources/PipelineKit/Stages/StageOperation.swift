@@ -3,7 +3,7 @@ public struct StageOperation: Sendable, Codable, Equatable {
     public let stage: Stage
     /// The input it worked for (its display name).
     public let input: String
-    /// The output it worked for, for the resize and encode stages.
+    /// The output it worked for, for the process and encode stages.
     public let output: String?
     /// Seconds since the run started.
     public let queuedAt: Double
