@@ -8,9 +8,12 @@ public import Vips
 /// over the background's grey level (as libvips converts the colour to greyscale) and stays
 /// greyscale.
 public struct Flatten: ImageProcessing, Hashable {
+    /// The step's key in a pipeline file.
     public static let name = "flatten"
+    /// One line for `pipeline plugins` and the JSON Schema.
     public static let summary = "Removes alpha by compositing over a background colour (default black)."
 
+    /// The options the step accepts, with their defaults, ranges and help.
     public static let options: [Option] = [
         .colour("background", default: "#000000", help: "The colour transparent pixels show; its alpha is ignored (the result is opaque)."),
     ]
@@ -18,6 +21,7 @@ public struct Flatten: ImageProcessing, Hashable {
     /// The background as red, green, blue and alpha, 0–255; alpha is not used.
     public let background: [Double]
 
+    /// The step as a pipeline file configures it, from its checked options.
     public init(options: ProcessorOptions) throws(OptionError) {
         try self.init(background: options.colour("background"))
     }
@@ -29,10 +33,13 @@ public struct Flatten: ImageProcessing, Hashable {
         self.background = try OptionChecks.colour("background", background)
     }
 
+    /// The step and its settings, for logs, caches and coalescing.
     public var identifier: String { "flatten(background:\(OptionChecks.hex(Array(background.prefix(3)))))" }
 
+    /// The size of the input: the step keeps every pixel's place.
     public func outputSize(for size: ImageSize) -> ImageSize { size }
 
+    /// Applies the step to `image`; a thrown error fails this item only.
     public func process(_ image: VipsImage, context: ProcessingContext) throws -> VipsImage {
         guard image.hasAlpha else { return image }
         let input = try image.inEightBits()

@@ -10,10 +10,14 @@ public import Vips
 /// `b-w`, as sharp's: luminance in linear light (libvips 8.14 weighs red, green and blue 0.2,
 /// 0.7 and 0.1), encoded again with the sRGB curve, so a grey pixel keeps its value.
 public struct Greyscale: ImageProcessing, Hashable {
+    /// The step's key in a pipeline file.
     public static let name = "greyscale"
+    /// One line for `pipeline plugins` and the JSON Schema.
     public static let summary = "Converts to 8-bit greyscale (one band, plus alpha if any); also spelled grayscale."
+    /// The options the step accepts, with their defaults, ranges and help.
     public static let options: [Option] = []
 
+    /// The step as a pipeline file configures it, from its checked options.
     public init(options: ProcessorOptions) throws(OptionError) {
         self.init()
     }
@@ -21,10 +25,13 @@ public struct Greyscale: ImageProcessing, Hashable {
     /// A greyscale conversion for use from Swift.
     public init() {}
 
+    /// The step and its settings, for logs, caches and coalescing.
     public var identifier: String { "greyscale" }
 
+    /// The size of the input: the step keeps every pixel's place.
     public func outputSize(for size: ImageSize) -> ImageSize { size }
 
+    /// Applies the step to `image`; a thrown error fails this item only.
     public func process(_ image: VipsImage, context: ProcessingContext) throws -> VipsImage {
         let input = try image.inEightBits()
         if input.interpretation == .blackAndWhite { return input }
@@ -35,10 +42,14 @@ public struct Greyscale: ImageProcessing, Hashable {
 /// `grayscale`: the American spelling of `greyscale`, as sharp accepts both. It does exactly
 /// what `greyscale` does and shares its identifier, so the cache treats them as one step.
 public struct Grayscale: ImageProcessing, Hashable {
+    /// The step's key in a pipeline file.
     public static let name = "grayscale"
+    /// One line for `pipeline plugins` and the JSON Schema.
     public static let summary = "Alternative spelling of greyscale."
+    /// The options the step accepts, with their defaults, ranges and help.
     public static let options: [Option] = []
 
+    /// The step as a pipeline file configures it, from its checked options.
     public init(options: ProcessorOptions) throws(OptionError) {
         self.init()
     }
@@ -46,10 +57,13 @@ public struct Grayscale: ImageProcessing, Hashable {
     /// A greyscale conversion for use from Swift.
     public init() {}
 
+    /// The step and its settings, for logs, caches and coalescing.
     public var identifier: String { Greyscale().identifier }
 
+    /// The size of the input: the step keeps every pixel's place.
     public func outputSize(for size: ImageSize) -> ImageSize { size }
 
+    /// Applies the step to `image`; a thrown error fails this item only.
     public func process(_ image: VipsImage, context: ProcessingContext) throws -> VipsImage {
         try Greyscale().process(image, context: context)
     }

@@ -7,14 +7,21 @@ public import Vips
 /// lightness affect). Alpha is kept unchanged. With every option at its default the image
 /// is returned as it is.
 public struct Modulate: ImageProcessing, Hashable {
+    /// The step's key in a pipeline file.
     public static let name = "modulate"
+    /// One line for `pipeline plugins` and the JSON Schema.
     public static let summary = "Scales brightness and saturation, rotates hue and adds lightness, in LCh (as sharp)."
 
+    /// The multipliers `brightness` may be.
     public static let brightnessRange = 0.0...100.0
+    /// The multipliers `saturation` may be.
     public static let saturationRange = 0.0...100.0
+    /// The degrees `hue` may rotate by, a full turn either way.
     public static let hueRange = -360.0...360.0
+    /// What `lightness` may add, the whole L\* range either way.
     public static let lightnessRange = -100.0...100.0
 
+    /// The options the step accepts, with their defaults, ranges and help.
     public static let options: [Option] = [
         .number("brightness", in: brightnessRange, default: 1, help: "Multiplies lightness (L, 0–100): 0.5 darkens, 2 brightens; 1 leaves it."),
         .number("saturation", in: saturationRange, default: 1, help: "Multiplies chroma (C): 0 gives grey, 2 doubles the colourfulness; 1 leaves it."),
@@ -22,13 +29,16 @@ public struct Modulate: ImageProcessing, Hashable {
         .number("lightness", in: lightnessRange, default: 0, help: "Adds to lightness (L, 0–100) after brightness: 10 lifts every pixel by a tenth of the range."),
     ]
 
+    /// Multiplies L\* (lightness); 1 leaves it.
     public let brightness: Double
+    /// Multiplies C\* (chroma); 0 gives grey, 1 leaves it.
     public let saturation: Double
     /// Degrees added to the hue angle.
     public let hue: Double
     /// Added to L\* (0–100) after the brightness multiplier.
     public let lightness: Double
 
+    /// The step as a pipeline file configures it, from its checked options.
     public init(options: ProcessorOptions) throws(OptionError) {
         try self.init(
             brightness: options.double("brightness"),
@@ -50,10 +60,12 @@ public struct Modulate: ImageProcessing, Hashable {
         self.lightness = lightness
     }
 
+    /// The step and its settings, for logs, caches and coalescing.
     public var identifier: String {
         "modulate(brightness:\(brightness),saturation:\(saturation),hue:\(hue),lightness:\(lightness))"
     }
 
+    /// The size of the input: the step keeps every pixel's place.
     public func outputSize(for size: ImageSize) -> ImageSize { size }
 
     /// Whether the step leaves every pixel as it is.
@@ -61,6 +73,7 @@ public struct Modulate: ImageProcessing, Hashable {
         brightness == 1 && saturation == 1 && hue.truncatingRemainder(dividingBy: 360) == 0 && lightness == 0
     }
 
+    /// Applies the step to `image`; a thrown error fails this item only.
     public func process(_ image: VipsImage, context: ProcessingContext) throws -> VipsImage {
         if isIdentity { return image }
         let input = try image.inEightBits()

@@ -7,12 +7,17 @@ public import Vips
 /// output is 8-bit of the input's kind (sRGB or greyscale). An image whose lightness spans
 /// less than one L\* unit between the percentiles (a flat colour) is left as it is.
 public struct Normalise: ImageProcessing, Hashable {
+    /// The step's key in a pipeline file.
     public static let name = "normalise"
+    /// One line for `pipeline plugins` and the JSON Schema.
     public static let summary = "Stretches lightness so the lower percentile becomes black and the upper white; also spelled normalize."
 
+    /// The percentiles `lower` may be; below `upperRange`'s top, so that a range is left.
     public static let lowerRange = 0.0...99.0
+    /// The percentiles `upper` may be.
     public static let upperRange = 1.0...100.0
 
+    /// The options the step accepts, with their defaults, ranges and help.
     public static let options: [Option] = [
         .number("lower", in: lowerRange, default: 1, help: "Percentile of lightness that becomes black; 0 takes the darkest pixel."),
         .number("upper", in: upperRange, default: 99, help: "Percentile of lightness that becomes white; 100 takes the lightest pixel. Must exceed lower."),
@@ -23,6 +28,7 @@ public struct Normalise: ImageProcessing, Hashable {
     /// The percentile that becomes white.
     public let upper: Double
 
+    /// The step as a pipeline file configures it, from its checked options.
     public init(options: ProcessorOptions) throws(OptionError) {
         try self.init(lower: options.double("lower"), upper: options.double("upper"))
     }
@@ -38,10 +44,13 @@ public struct Normalise: ImageProcessing, Hashable {
         self.upper = upper
     }
 
+    /// The step and its settings, for logs, caches and coalescing.
     public var identifier: String { "normalise(lower:\(lower),upper:\(upper))" }
 
+    /// The size of the input: the step keeps every pixel's place.
     public func outputSize(for size: ImageSize) -> ImageSize { size }
 
+    /// Applies the step to `image`; a thrown error fails this item only.
     public func process(_ image: VipsImage, context: ProcessingContext) throws -> VipsImage {
         let input = try image.inEightBits()
         let kind = input.interpretation
@@ -80,12 +89,17 @@ public struct Normalise: ImageProcessing, Hashable {
 /// `normalize`: the American spelling of `normalise`, as sharp accepts both. It does exactly
 /// what `normalise` does and shares its identifier, so the cache treats them as one step.
 public struct Normalize: ImageProcessing, Hashable {
+    /// The step's key in a pipeline file.
     public static let name = "normalize"
+    /// One line for `pipeline plugins` and the JSON Schema.
     public static let summary = "Alternative spelling of normalise."
+    /// The options the step accepts, with their defaults, ranges and help.
     public static let options: [Option] = Normalise.options
 
+    /// The `normalise` step this one is, under its other name.
     public let normalise: Normalise
 
+    /// The step as a pipeline file configures it, from its checked options.
     public init(options: ProcessorOptions) throws(OptionError) {
         normalise = try Normalise(options: options)
     }
@@ -95,10 +109,13 @@ public struct Normalize: ImageProcessing, Hashable {
         normalise = try Normalise(lower: lower, upper: upper)
     }
 
+    /// The step and its settings, for logs, caches and coalescing.
     public var identifier: String { normalise.identifier }
 
+    /// The size of the input: the step keeps every pixel's place.
     public func outputSize(for size: ImageSize) -> ImageSize { size }
 
+    /// Applies the step to `image`; a thrown error fails this item only.
     public func process(_ image: VipsImage, context: ProcessingContext) throws -> VipsImage {
         try normalise.process(image, context: context)
     }

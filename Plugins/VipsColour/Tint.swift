@@ -7,9 +7,12 @@ public import Vips
 /// of that one hue. Alpha is kept unchanged. The output is 8-bit sRGB, for a greyscale input too
 /// (a tint adds colour).
 public struct Tint: ImageProcessing, Hashable {
+    /// The step's key in a pipeline file.
     public static let name = "tint"
+    /// One line for `pipeline plugins` and the JSON Schema.
     public static let summary = "Keeps each pixel's lightness and gives it the chroma (hue and colourfulness) of a colour."
 
+    /// The options the step accepts, with their defaults, ranges and help.
     public static let options: [Option] = [
         Option("color", .colour, required: true,
                help: "The tint: its a*/b* chroma replaces the image's, in full at mid-grey and less towards black and white; its lightness and alpha are not used."),
@@ -18,6 +21,7 @@ public struct Tint: ImageProcessing, Hashable {
     /// The tint as red, green, blue and alpha, 0–255; only its chroma is used.
     public let color: [Double]
 
+    /// The step as a pipeline file configures it, from its checked options.
     public init(options: ProcessorOptions) throws(OptionError) {
         try self.init(color: options.colour("color"))
     }
@@ -29,10 +33,13 @@ public struct Tint: ImageProcessing, Hashable {
         self.color = try OptionChecks.colour("color", color)
     }
 
+    /// The step and its settings, for logs, caches and coalescing.
     public var identifier: String { "tint(color:\(OptionChecks.hex(Array(color.prefix(3)))))" }
 
+    /// The size of the input: the step keeps every pixel's place.
     public func outputSize(for size: ImageSize) -> ImageSize { size }
 
+    /// Applies the step to `image`; a thrown error fails this item only.
     public func process(_ image: VipsImage, context: ProcessingContext) throws -> VipsImage {
         let chroma = Array(try VipsImage.sRGBColour(Array(color.prefix(3)), in: .lab).dropFirst().prefix(2))
         return try image.inEightBits().withAlphaSetAside { colour throws(VipsError) in

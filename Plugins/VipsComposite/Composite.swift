@@ -13,7 +13,9 @@ public import Vips
 /// grid shifted by that offset). The size never changes: an overlay reaching past the edges is
 /// clipped.
 public struct Composite: ImageProcessing {
+    /// The step's key in a pipeline file.
     public static let name = "composite"
+    /// One line for `pipeline plugins` and the JSON Schema.
     public static let summary = "Places another image (file or URL, loaded once per run) over the image: gravity or left/top, opacity, blend mode, tile, width as a fraction."
 
     /// libvips' blend modes, by the names libvips gives them (sharp uses the same ones).
@@ -24,6 +26,7 @@ public struct Composite: ImageProcessing {
     /// Compass points only: a smart crop's strategies have no meaning for placing an overlay.
     public static let gravities = Gravity.names.filter { Gravity(name: $0)?.interest == nil }
 
+    /// The options the step accepts, with their defaults, ranges and help.
     public static let options: [Option] = [
         Option("image", .string(nonEmpty: true), required: true,
                help: "The overlay: a file relative to the pipeline file, or an http(s) URL (fetched once, through the cache)."),
@@ -40,9 +43,13 @@ public struct Composite: ImageProcessing {
 
     /// Where the overlay comes from: an absolute file URL or an http(s) URL.
     public let image: URL
+    /// Where the overlay goes: by gravity, or at an offset.
     public let placement: Placement
+    /// How opaque the overlay is, 0 (invisible) to 1.
     public let opacity: Double
+    /// The blend mode, one of `blendModes`.
     public let blend: String
+    /// Whether the overlay is repeated across the whole image.
     public let tile: Bool
     /// The overlay's width as a fraction of the image's, or nil for its own size.
     public let widthFraction: Double?
@@ -52,10 +59,13 @@ public struct Composite: ImageProcessing {
 
     /// Where the overlay goes.
     public enum Placement: Hashable, Sendable {
+        /// At a compass point of the image.
         case gravity(Gravity)
+        /// With its top-left corner at these pixels (negative: partly off the image).
         case offset(left: Int, top: Int)
     }
 
+    /// The step as a pipeline file configures it, from its checked options.
     public init(options: ProcessorOptions) throws(OptionError) {
         let reference = try options.string("image")
         let image = try Self.resolve(reference, against: options.baseDirectory)
@@ -116,8 +126,10 @@ public struct Composite: ImageProcessing {
         return url
     }
 
+    /// The overlay, which the run fetches and decodes once and hands to `process` through the context.
     public var resources: [URL] { [image] }
 
+    /// The step and its settings, for logs, caches and coalescing.
     public var identifier: String {
         let where_: String
         switch placement {
@@ -130,8 +142,10 @@ public struct Composite: ImageProcessing {
         return "composite(image:\(image.isFileURL ? image.path : image.absoluteString),\(where_),opacity:\(opacity),blend:\(blend),tile:\(tile)\(scale)\(grid))"
     }
 
+    /// The size of the input: the step keeps every pixel's place.
     public func outputSize(for size: ImageSize) -> ImageSize { size }
 
+    /// Applies the step to `image`; a thrown error fails this item only.
     public func process(_ base: VipsImage, context: ProcessingContext) throws -> VipsImage {
         var overlay = try matchingColourSpace(context.resource(image), to: base)
         if let widthFraction {

@@ -9,7 +9,9 @@ public import Vips
 /// one pipeline can serve images of any size. A window with only `width` (or only `height`)
 /// keeps the image's full height (or width).
 public struct Crop: ImageProcessing, Hashable {
+    /// The step's key in a pipeline file.
     public static let name = "crop"
+    /// One line for `pipeline plugins` and the JSON Schema.
     public static let summary = "Cuts out a region (left, top, width, height) or a width×height window placed by gravity."
 
     /// What to cut out.
@@ -22,8 +24,10 @@ public struct Crop: ImageProcessing, Hashable {
 
     /// Offsets and sizes up to libvips' own coordinate limit, `VIPS_MAX_COORD`.
     public static let offsetRange = 0...10_000_000
+    /// Region and window sizes, from a pixel up to libvips' coordinate limit.
     public static let sizeRange = 1...10_000_000
 
+    /// The options the step accepts, with their defaults, ranges and help.
     public static let options: [Option] = [
         .integer("left", in: offsetRange, help: "Left edge of a region, in pixels from the left (needs top, width and height)."),
         .integer("top", in: offsetRange, help: "Top edge of a region, in pixels from the top (needs left, width and height)."),
@@ -32,8 +36,10 @@ public struct Crop: ImageProcessing, Hashable {
         .choice("gravity", Gravity.names, default: Gravity.centre.rawValue, help: "Where a window without left/top sits: a compass point, or attention/entropy for a smart crop."),
     ]
 
+    /// What is kept: a region at fixed pixels, or a window placed by gravity.
     public let mode: Mode
 
+    /// The step as a pipeline file configures it, from its checked options.
     public init(options: ProcessorOptions) throws(OptionError) {
         let left = try options.optionalInt("left")
         let top = try options.optionalInt("top")
@@ -82,6 +88,7 @@ public struct Crop: ImageProcessing, Hashable {
         }
     }
 
+    /// The step and its settings, for logs, caches and coalescing.
     public var identifier: String {
         switch mode {
         case .region(let left, let top, let width, let height):
@@ -91,6 +98,7 @@ public struct Crop: ImageProcessing, Hashable {
         }
     }
 
+    /// The size this step makes from an input of `size`, so that planning can size decoding.
     public func outputSize(for size: ImageSize) -> ImageSize {
         switch mode {
         case .region(_, _, let width, let height):
@@ -101,6 +109,7 @@ public struct Crop: ImageProcessing, Hashable {
         }
     }
 
+    /// Applies the step to `image`; a thrown error fails this item only.
     public func process(_ image: VipsImage, context: ProcessingContext) throws -> VipsImage {
         switch mode {
         case .region(let left, let top, let width, let height):
@@ -120,12 +129,18 @@ public struct Crop: ImageProcessing, Hashable {
 extension Crop {
     /// A crop region that does not lie inside the image; the item fails.
     public struct RegionOutsideImage: Error, Sendable, Equatable, CustomStringConvertible {
+        /// The region's left edge, in pixels.
         public let left: Int
+        /// The region's top edge, in pixels.
         public let top: Int
+        /// The region's width, in pixels.
         public let width: Int
+        /// The region's height, in pixels.
         public let height: Int
+        /// The size of the image the region was asked of.
         public let imageSize: ImageSize
 
+        /// The message the item fails with, naming the region and the image's size.
         public var description: String {
             "the crop region \(width)×\(height) at left \(left), top \(top) does not fit inside the \(imageSize) image"
         }

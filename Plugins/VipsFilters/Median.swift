@@ -8,11 +8,15 @@ public import Vips
 /// values that are there, so an isolated transparent or opaque speck goes too, and no colour
 /// is invented.
 public struct Median: ImageProcessing, Hashable {
+    /// The step's key in a pipeline file.
     public static let name = "median"
+    /// One line for `pipeline plugins` and the JSON Schema.
     public static let summary = "Median filter over a size×size square (odd size): removes specks, keeps edges."
 
+    /// The square sizes `size` may be, in pixels.
     public static let sizeRange = 1...1000
 
+    /// The options the step accepts, with their defaults, ranges and help.
     public static let options: [Option] = [
         .integer("size", in: sizeRange, default: 3, help: "Side of the square window in pixels; odd, so the window is centred on its pixel. 1 changes nothing."),
     ]
@@ -20,6 +24,7 @@ public struct Median: ImageProcessing, Hashable {
     /// The side of the square window, in pixels.
     public let size: Int
 
+    /// The step as a pipeline file configures it, from its checked options.
     public init(options: ProcessorOptions) throws(OptionError) {
         try self.init(size: options.int("size"))
     }
@@ -35,10 +40,13 @@ public struct Median: ImageProcessing, Hashable {
         self.size = size
     }
 
+    /// The step and its settings, for logs, caches and coalescing.
     public var identifier: String { "median(size:\(size))" }
 
+    /// The size of the input: the step keeps every pixel's place.
     public func outputSize(for size: ImageSize) -> ImageSize { size }
 
+    /// Applies the step to `image`; a thrown error fails this item only.
     public func process(_ image: VipsImage, context: ProcessingContext) throws -> VipsImage {
         guard size > 1 else { return image }
         return try image.applying("rank", ["width": .integer(size), "height": .integer(size), "index": .integer(size * size / 2)])

@@ -8,7 +8,9 @@ public import Vips
 /// mask on lightness (in LAB), with sharp's defaults for the other settings, and the result is
 /// converted back to the image's own colour space. Alpha is never sharpened.
 public struct Sharpen: ImageProcessing, Hashable {
+    /// The step's key in a pipeline file.
     public static let name = "sharpen"
+    /// One line for `pipeline plugins` and the JSON Schema.
     public static let summary = "Sharpens: mildly and fast without options, or an unsharp mask on lightness with sigma."
 
     /// What kind of sharpening.
@@ -19,7 +21,9 @@ public struct Sharpen: ImageProcessing, Hashable {
         case unsharpMask(sigma: Double, m1: Double, m2: Double, x1: Double, y2: Double, y3: Double)
     }
 
+    /// The sigmas the unsharp mask's Gaussian may have, in pixels.
     public static let sigmaRange = 0.000001...10.0
+    /// The values `m1`, `m2`, `x1`, `y2` and `y3` may take.
     public static let settingRange = 0.0...1_000_000.0
 
     /// The settings that only an unsharp mask (`sigma`) reads, with sharp's defaults.
@@ -31,12 +35,15 @@ public struct Sharpen: ImageProcessing, Hashable {
         ("y3", 20.0, "The most a pixel may darken, in lightness."),
     ]
 
+    /// The options the step accepts, with their defaults, ranges and help.
     public static let options: [Option] = [
         .number("sigma", in: sigmaRange, help: "Sigma of the unsharp mask's Gaussian (about 1 + radius/2). Without it, a fast mild sharpen."),
     ] + maskSettings.map { .number($0.name, in: settingRange, default: $0.default, help: $0.help + " Needs sigma.") }
 
+    /// A mild sharpen, or an unsharp mask with its settings.
     public let mode: Mode
 
+    /// The step as a pipeline file configures it, from its checked options.
     public init(options: ProcessorOptions) throws(OptionError) {
         guard let sigma = try options.optionalDouble("sigma") else {
             if let given = Self.maskSettings.first(where: { options.has($0.name) }) {
@@ -70,6 +77,7 @@ public struct Sharpen: ImageProcessing, Hashable {
         mode = .unsharpMask(sigma: sigma, m1: m1, m2: m2, x1: x1, y2: y2, y3: y3)
     }
 
+    /// The step and its settings, for logs, caches and coalescing.
     public var identifier: String {
         switch mode {
         case .mild:
@@ -79,8 +87,10 @@ public struct Sharpen: ImageProcessing, Hashable {
         }
     }
 
+    /// The size of the input: the step keeps every pixel's place.
     public func outputSize(for size: ImageSize) -> ImageSize { size }
 
+    /// Applies the step to `image`; a thrown error fails this item only.
     public func process(_ image: VipsImage, context: ProcessingContext) throws -> VipsImage {
         let format = image.bandFormat
         return try image.withAlphaSetAside { colour throws(VipsError) in

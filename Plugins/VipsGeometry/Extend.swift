@@ -10,7 +10,9 @@ public import Vips
 /// - `repeat`: the image, tiled;
 /// - `mirror`: the image, reflected at its edges.
 public struct Extend: ImageProcessing, Hashable {
+    /// The step's key in a pipeline file.
     public static let name = "extend"
+    /// One line for `pipeline plugins` and the JSON Schema.
     public static let summary = "Adds a border: top, right, bottom, left pixels of background colour, or copied, repeated or mirrored edges."
 
     /// How the new pixels are made.
@@ -19,6 +21,7 @@ public struct Extend: ImageProcessing, Hashable {
     /// Border widths up to libvips' own coordinate limit, `VIPS_MAX_COORD`.
     public static let sideRange = 0...10_000_000
 
+    /// The options the step accepts, with their defaults, ranges and help.
     public static let options: [Option] = [
         .integer("top", in: sideRange, default: 0, help: "Pixels to add above the image."),
         .integer("right", in: sideRange, default: 0, help: "Pixels to add right of the image."),
@@ -28,14 +31,20 @@ public struct Extend: ImageProcessing, Hashable {
         .colour("background", default: "#000000", help: "The border colour when extendWith is background; a colour with alpha gives the image an alpha band."),
     ]
 
+    /// Pixels added above the image.
     public let top: Int
+    /// Pixels added right of the image.
     public let right: Int
+    /// Pixels added below the image.
     public let bottom: Int
+    /// Pixels added left of the image.
     public let left: Int
+    /// How the new pixels are made: the background colour, or the image's edges copied, repeated or mirrored.
     public let extendWith: Mode
     /// The border colour as red, green, blue and alpha, 0–255 (used by `.background` only).
     public let background: [Double]
 
+    /// The step as a pipeline file configures it, from its checked options.
     public init(options: ProcessorOptions) throws(OptionError) {
         try self.init(
             top: options.int("top"),
@@ -73,16 +82,19 @@ public struct Extend: ImageProcessing, Hashable {
         self.background = background.count == 3 ? background + [255] : background
     }
 
+    /// The step and its settings, for logs, caches and coalescing.
     public var identifier: String {
         let sides = "extend(top:\(top),right:\(right),bottom:\(bottom),left:\(left),extendWith:\(extendWith.rawValue)"
         // The colour only shows with a background border.
         return extendWith == .background ? sides + ",background:\(hexColour(background)))" : sides + ")"
     }
 
+    /// The size this step makes from an input of `size`, so that planning can size decoding.
     public func outputSize(for size: ImageSize) -> ImageSize {
         ImageSize(width: size.width + left + right, height: size.height + top + bottom)
     }
 
+    /// Applies the step to `image`; a thrown error fails this item only.
     public func process(_ image: VipsImage, context: ProcessingContext) throws -> VipsImage {
         let size = outputSize(for: image.size)
         try checkLimits(size, input: image.size, maxPixels: context.maxPixels)

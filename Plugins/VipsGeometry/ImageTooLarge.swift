@@ -5,13 +5,17 @@ public import PipelineKit
 public struct ImageTooLarge: Error, Sendable, Equatable, CustomStringConvertible {
     /// The step's name, for example `extend`.
     public let step: String
+    /// The size of the image the step was given.
     public let input: ImageSize
+    /// The size the step would have made.
     public let output: ImageSize
+    /// The run's `decompress.maxPixels`.
     public let maxPixels: Int
 
     /// libvips' largest image side, `VIPS_MAX_COORD`.
     public static let maxSide = 10_000_000
 
+    /// The message the item fails with, naming the step, both sizes and the limit.
     public var description: String {
         let limit = max(output.width, output.height) > Self.maxSide ? "libvips allows" : "decompress.maxPixels (\(maxPixels)) allows"
         return "\(step) would make the \(input) image \(output), larger than \(limit)"

@@ -8,12 +8,15 @@ public import Vips
 /// (bilinear) onto a canvas just large enough for the turned image, and fills its corners with
 /// `background`; a translucent background gives an image without alpha an alpha band.
 public struct Rotate: ImageProcessing, Hashable {
+    /// The step's key in a pipeline file.
     public static let name = "rotate"
+    /// One line for `pipeline plugins` and the JSON Schema.
     public static let summary = "Rotates clockwise by an angle in degrees: multiples of 90 exactly, others onto a background."
 
     /// libvips' own limit for an angle; the angle is normalised mod 360 before use anyway.
     public static let angleRange = -10_000_000.0...10_000_000.0
 
+    /// The options the step accepts, with their defaults, ranges and help.
     public static let options: [Option] = [
         .number("angle", in: angleRange, required: true, help: "Degrees clockwise, taken mod 360 (negative turns anticlockwise). Multiples of 90 are exact; other angles resample."),
         .colour("background", default: "#000000", help: "Fills the corners uncovered by an angle that is not a multiple of 90; a colour with alpha gives the image an alpha band."),
@@ -24,6 +27,7 @@ public struct Rotate: ImageProcessing, Hashable {
     /// The corner colour as red, green, blue and alpha, 0–255.
     public let background: [Double]
 
+    /// The step as a pipeline file configures it, from its checked options.
     public init(options: ProcessorOptions) throws(OptionError) {
         try self.init(angle: options.double("angle"), background: options.colour("background"))
     }
@@ -45,12 +49,14 @@ public struct Rotate: ImageProcessing, Hashable {
     /// The exact turn, or nil when the angle is not a multiple of 90.
     public var quarterTurn: VipsImage.QuarterTurn? { VipsImage.QuarterTurn(degrees: angle) }
 
+    /// The step and its settings, for logs, caches and coalescing.
     public var identifier: String {
         // No corner is uncovered by an exact turn: the background cannot tell two of them apart.
         if let quarterTurn { return "rotate(angle:\(quarterTurn.rawValue))" }
         return "rotate(angle:\(angle),background:\(hexColour(background)))"
     }
 
+    /// The size this step makes from an input of `size`, so that planning can size decoding.
     public func outputSize(for size: ImageSize) -> ImageSize {
         switch quarterTurn {
         case .none?, .half?:
@@ -63,6 +69,7 @@ public struct Rotate: ImageProcessing, Hashable {
         }
     }
 
+    /// Applies the step to `image`; a thrown error fails this item only.
     public func process(_ image: VipsImage, context: ProcessingContext) throws -> VipsImage {
         if let quarterTurn { return try image.rotated(by: quarterTurn) }
         try checkLimits(outputSize(for: image.size), input: image.size, maxPixels: context.maxPixels)

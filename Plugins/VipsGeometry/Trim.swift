@@ -15,12 +15,15 @@ public import Vips
 /// size, an upper bound: the planner then sizes decoding as if nothing were trimmed, and
 /// `allowedInputShrink(for:)` stays 1.
 public struct Trim: ImageProcessing, Hashable {
+    /// The step's key in a pipeline file.
     public static let name = "trim"
+    /// One line for `pipeline plugins` and the JSON Schema.
     public static let summary = "Removes edges similar to a background colour (default: the top-left pixel's)."
 
     /// In 8-bit units; 255 or more treats every colour as background.
     public static let thresholdRange = 0.0...255.0
 
+    /// The options the step accepts, with their defaults, ranges and help.
     public static let options: [Option] = [
         .colour("background", help: "The colour of the edges to remove; without it, the colour of the top-left pixel."),
         .number("threshold", in: thresholdRange, default: 10, help: "How far (0–255, scaled for 16-bit images) a band may differ from the background and still be trimmed."),
@@ -28,8 +31,10 @@ public struct Trim: ImageProcessing, Hashable {
 
     /// The edge colour as red, green, blue and alpha, 0–255, or nil for the top-left pixel's.
     public let background: [Double]?
+    /// How far a band may differ from the background and still be trimmed (0–255, scaled for 16-bit images).
     public let threshold: Double
 
+    /// The step as a pipeline file configures it, from its checked options.
     public init(options: ProcessorOptions) throws(OptionError) {
         try self.init(background: options.optionalColour("background"), threshold: options.double("threshold"))
     }
@@ -51,6 +56,7 @@ public struct Trim: ImageProcessing, Hashable {
         self.threshold = threshold
     }
 
+    /// The step and its settings, for logs, caches and coalescing.
     public var identifier: String {
         "trim(background:\(background.map(hexColour) ?? "top-left"),threshold:\(threshold))"
     }
@@ -58,6 +64,7 @@ public struct Trim: ImageProcessing, Hashable {
     /// The input's size: how much is trimmed is only known from the pixels (see the type's notes).
     public func outputSize(for size: ImageSize) -> ImageSize { size }
 
+    /// Applies the step to `image`; a thrown error fails this item only.
     public func process(_ image: VipsImage, context: ProcessingContext) throws -> VipsImage {
         guard image.width >= 3, image.height >= 3 else { return image }
         let values = try background.map { image.bandValues(of: $0) } ?? image.pixel(x: 0, y: 0)

@@ -14,10 +14,14 @@ public import Vips
 /// deprecated operations, and operations with a string, source, target, blob or image-array
 /// argument (this keeps out `system`, profile and font file names, and every file read or write).
 public struct VipsStep: ImageProcessing {
+    /// The step's key in a pipeline file.
     public static let name = "vips"
+    /// One line for `pipeline plugins` and the JSON Schema.
     public static let summary = "Runs any libvips operation that takes one image and gives one image; its other arguments are the step's keys."
+    /// True: any argument of the named libvips operation is an option, checked by `init(options:)`.
     public static let acceptsUndeclaredOptions = true
 
+    /// The options the step accepts, with their defaults, ranges and help.
     public static let options: [Option] = [
         Option("operation", .string(nonEmpty: true), required: true,
                help: "The libvips operation's name, for example \"gamma\" or \"sharpen\" (`pipeline plugins --vips` lists them)."),
@@ -30,6 +34,7 @@ public struct VipsStep: ImageProcessing {
     /// The arguments as the file gave them, for the identifier.
     private let argumentText: String
 
+    /// The step as a pipeline file configures it, from its checked options.
     public init(options: ProcessorOptions) throws(OptionError) {
         try self.init(operation: options.string("operation"), jsonArguments: options.undeclared)
     }
@@ -62,6 +67,7 @@ public struct VipsStep: ImageProcessing {
         argumentText = jsonArguments.keys.sorted().compactMap { key in jsonArguments[key].map { "\(key):\($0.jsonText)" } }.joined(separator: ",")
     }
 
+    /// The step and its settings, for logs, caches and coalescing.
     public var identifier: String {
         argumentText.isEmpty ? "vips(operation:\(operation))" : "vips(operation:\(operation),\(argumentText))"
     }
@@ -70,6 +76,7 @@ public struct VipsStep: ImageProcessing {
     /// takes the size as unchanged (and decodes at full size when this is the first step).
     public func outputSize(for size: ImageSize) -> ImageSize { size }
 
+    /// Applies the step to `image`; a thrown error fails this item only.
     public func process(_ image: VipsImage, context: ProcessingContext) throws -> VipsImage {
         let result = try image.applying(operation, arguments)
         // The header is known before any pixel is computed: refuse an image too large to make.
@@ -185,10 +192,14 @@ public struct VipsStep: ImageProcessing {
 extension VipsStep {
     /// The operation would make an image with more pixels than `decompress.maxPixels`; the item fails.
     public struct OperationTooLarge: Error, Sendable, CustomStringConvertible {
+        /// The libvips operation, by its nickname.
         public let operation: String
+        /// The size of the image it would have made.
         public let size: ImageSize
+        /// The run's `decompress.maxPixels`.
         public let maxPixels: Int
 
+        /// The message the item fails with, naming the operation, the size and the limit.
         public var description: String {
             "\(operation) would make a \(size) image, more than the \(maxPixels) pixels decompress.maxPixels allows"
         }

@@ -14,17 +14,22 @@ public import Vips
 /// whatever `fit` says. `withoutEnlargement` clamps the scale to 1: `cover` then crops to at
 /// most the box, and `contain` letterboxes the unscaled image on the box, as sharp does.
 public struct Resize: ImageProcessing, Hashable {
+    /// The step's key in a pipeline file.
     public static let name = "resize"
+    /// One line for `pipeline plugins` and the JSON Schema.
     public static let summary = "Scales to a width, a height or a box (fit: cover, contain, fill, inside, outside)."
 
     /// How the image is fitted to a box given by both `width` and `height`.
     public enum Fit: String, CaseIterable, Sendable {
+        /// `cover` fills the box and crops; `contain` fits inside it and letterboxes; `fill`
+        /// stretches to it; `inside` fits within it; `outside` covers it without cropping.
         case cover, contain, fill, inside, outside
     }
 
     /// The sizes a resize may ask for, in pixels.
     public static let sizeRange = 1...100_000
 
+    /// The options the step accepts, with their defaults, ranges and help.
     public static let options: [Option] = [
         .integer("width", in: sizeRange, help: "Target width in pixels. With only width, the height keeps the aspect ratio."),
         .integer("height", in: sizeRange, help: "Target height in pixels. With only height, the width keeps the aspect ratio."),
@@ -39,13 +44,18 @@ public struct Resize: ImageProcessing, Hashable {
     public let width: Int?
     /// The target height, or nil to follow the width.
     public let height: Int?
+    /// How the image is fitted to a box given by both `width` and `height`.
     public let fit: Fit
+    /// Which part `cover` keeps, or where `contain` places the image.
     public let position: Gravity
+    /// The resampling kernel.
     public let kernel: VipsImage.Kernel
+    /// Whether an image smaller than the target keeps its size.
     public let withoutEnlargement: Bool
     /// The letterbox colour as red, green, blue and alpha, 0–255.
     public let background: [Double]
 
+    /// The step as a pipeline file configures it, from its checked options.
     public init(options: ProcessorOptions) throws(OptionError) {
         let positionName = try options.string("position")
         guard let position = Gravity(name: positionName) else {
@@ -94,6 +104,7 @@ public struct Resize: ImageProcessing, Hashable {
         self.background = background.count == 3 ? background + [255] : background
     }
 
+    /// The step and its settings, for logs, caches and coalescing.
     public var identifier: String {
         let hex = background.map { component in
             let text = String(Int(component.rounded()), radix: 16)
@@ -104,10 +115,13 @@ public struct Resize: ImageProcessing, Hashable {
             + "withoutEnlargement:\(withoutEnlargement),background:#\(hex))"
     }
 
+    /// The size this step makes from an input of `size`, so that planning can size decoding.
     public func outputSize(for size: ImageSize) -> ImageSize {
         geometry(for: size).output
     }
 
+    /// How much smaller the decoder may make the input: as much as this resize shrinks it, so
+    /// that the result is the same up to resampling.
     public func allowedInputShrink(for size: ImageSize) -> Double {
         geometry(for: size).inputShrink
     }
@@ -128,6 +142,7 @@ public struct Resize: ImageProcessing, Hashable {
         return DecodeWindow(left: x0, top: y0, width: max(1, x1 - x0), height: max(1, y1 - y0), size: geometry.output)
     }
 
+    /// Applies the step to `image`; a thrown error fails this item only.
     public func process(_ image: VipsImage, context: ProcessingContext) throws -> VipsImage {
         let geometry = geometry(for: image.size)
         guard geometry.isWithinLibvipsLimits else {
@@ -175,10 +190,14 @@ public struct Resize: ImageProcessing, Hashable {
 extension Resize {
     /// A resize whose result libvips cannot represent (a side over 10,000,000 pixels); the item fails.
     public struct TooLarge: Error, Sendable, CustomStringConvertible {
+        /// The size of the image the resize was given.
         public let input: ImageSize
+        /// The size it would have scaled the image to.
         public let scaled: ImageSize
+        /// The size of the result.
         public let output: ImageSize
 
+        /// The message the item fails with, naming the sizes.
         public var description: String {
             "resizing \(input) would make a \(scaled) image, larger than libvips allows"
         }
