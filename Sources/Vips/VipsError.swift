@@ -8,11 +8,13 @@ public struct VipsError: Error, Sendable, CustomStringConvertible {
     /// What libvips said, trimmed to its last meaningful lines.
     public let message: String
 
+    /// A failure of `operation`, explained by `message` (empty when there is nothing to add).
     public init(operation: String, message: String) {
         self.operation = operation
         self.message = message
     }
 
+    /// libvips' explanation, or that the operation failed when it gave none.
     public var description: String { message.isEmpty ? "\(operation) failed" : message }
 
     /// Copies and clears libvips' error buffer right after a failed call, so that the text

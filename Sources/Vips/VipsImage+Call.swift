@@ -2,16 +2,23 @@ import CVips
 
 /// A value passed to or read from a libvips operation by `Vips.call(_:_:)`.
 public enum VipsValue: Sendable {
+    /// An integer argument, or an enum by its value.
     case integer(Int)
+    /// A floating-point argument.
     case number(Double)
+    /// A boolean argument.
     case boolean(Bool)
     /// An enum member by its nick (`"horizontal"`), or a string argument.
     case string(String)
     /// A set of flags by their nicks.
     case names([String])
+    /// An array of numbers (`VipsArrayDouble`).
     case numbers([Double])
+    /// An array of integers (`VipsArrayInt`).
     case integers([Int])
+    /// An image argument or result.
     case image(VipsImage)
+    /// An array of images (`VipsArrayImage`).
     case images([VipsImage])
 
     /// The value as a number, when it is one.

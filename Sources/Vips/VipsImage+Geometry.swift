@@ -3,9 +3,13 @@ import Foundation
 extension VipsImage {
     /// A rotation by a multiple of 90°, clockwise: pixels move, none is resampled.
     public enum QuarterTurn: Int, CaseIterable, Sendable {
+        /// No turn: the image as it is.
         case none = 0
+        /// A quarter turn clockwise.
         case clockwise = 90
+        /// Upside down.
         case half = 180
+        /// A quarter turn anticlockwise (three clockwise).
         case anticlockwise = 270
 
         /// The turn for `degrees` (any value, taken mod 360), or nil when it is not a multiple of 90.

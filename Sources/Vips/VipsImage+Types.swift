@@ -6,13 +6,20 @@ extension VipsImage {
         let raw: VipsInterpretation
         init(_ raw: VipsInterpretation) { self.raw = raw }
 
+        /// 8-bit sRGB colour.
         public static let sRGB = Interpretation(VIPS_INTERPRETATION_sRGB)
+        /// 16-bit sRGB colour.
         public static let rgb16 = Interpretation(VIPS_INTERPRETATION_RGB16)
+        /// 8-bit greyscale (libvips' `B_W`).
         public static let blackAndWhite = Interpretation(VIPS_INTERPRETATION_B_W)
+        /// 16-bit greyscale.
         public static let grey16 = Interpretation(VIPS_INTERPRETATION_GREY16)
+        /// Cyan, magenta, yellow and black ink.
         public static let cmyk = Interpretation(VIPS_INTERPRETATION_CMYK)
+        /// Bands with no colour meaning.
         public static let multiband = Interpretation(VIPS_INTERPRETATION_MULTIBAND)
 
+        /// libvips' name for it (`srgb`, `b-w`, …).
         public var description: String {
             guard let name = vips_enum_nick(vips_interpretation_get_type(), Int32(raw.rawValue)) else {
                 return "interpretation \(raw.rawValue)"
@@ -26,10 +33,14 @@ extension VipsImage {
         let raw: VipsBandFormat
         init(_ raw: VipsBandFormat) { self.raw = raw }
 
+        /// Unsigned 8 bits a band.
         public static let uchar = BandFormat(VIPS_FORMAT_UCHAR)
+        /// Unsigned 16 bits a band.
         public static let ushort = BandFormat(VIPS_FORMAT_USHORT)
+        /// 32-bit floating point a band.
         public static let float = BandFormat(VIPS_FORMAT_FLOAT)
 
+        /// libvips' name for it (`uchar`, `float`, …).
         public var description: String {
             guard let name = vips_enum_nick(vips_band_format_get_type(), Int32(raw.rawValue)) else {
                 return "format \(raw.rawValue)"
@@ -40,6 +51,8 @@ extension VipsImage {
 
     /// The interpolation kernel a resize uses.
     public enum Kernel: String, CaseIterable, Sendable {
+        /// Nearest neighbour, bilinear, bicubic, Mitchell-Netravali, and Lanczos with two or three lobes,
+        /// by libvips' names; `lanczos3` is the sharpest and the default.
         case nearest, linear, cubic, mitchell, lanczos2, lanczos3
 
         var raw: VipsKernel {

@@ -94,9 +94,13 @@ public final class VipsImage: @unchecked Sendable {
 
     // MARK: Header
 
+    /// Width in pixels.
     public var width: Int { Int(vips_image_get_width(pointer)) }
+    /// Height in pixels (of all pages, for a multi-page image).
     public var height: Int { Int(vips_image_get_height(pointer)) }
+    /// Bands a pixel, alpha included.
     public var bands: Int { Int(vips_image_get_bands(pointer)) }
+    /// Whether the last band is alpha, by libvips' reading of the bands and interpretation.
     public var hasAlpha: Bool { vips_image_hasalpha(pointer) != 0 }
     /// Whether the image's pixels are in memory already: asking about them computes nothing.
     public var isInMemory: Bool { pl_image_is_in_memory(pointer) != 0 }
@@ -120,8 +124,11 @@ public final class VipsImage: @unchecked Sendable {
     public var pageCount: Int { Int(vips_image_get_n_pages(pointer)) }
     /// The EXIF orientation, 1 to 8 (1 when the file has none).
     public var orientation: Int { Int(vips_image_get_orientation(pointer)) }
+    /// Whether the image carries an ICC profile.
     public var hasICCProfile: Bool { pl_has_icc_profile(pointer) != 0 }
+    /// How the bands are to be understood (sRGB, greyscale, CMYK, …).
     public var interpretation: Interpretation { Interpretation(vips_image_get_interpretation(pointer)) }
+    /// The numeric type of each band.
     public var bandFormat: BandFormat { BandFormat(vips_image_get_format(pointer)) }
 
     /// The libvips loader that read this image, for example `jpegload_source`.

@@ -11,6 +11,7 @@ public struct VipsOperationInfo: Sendable {
     public let name: String
     /// libvips' one-line description.
     public let summary: String
+    /// Every argument, inputs and outputs, required and optional.
     public let arguments: [Argument]
     /// libvips marks it deprecated.
     public let isDeprecated: Bool
@@ -25,11 +26,17 @@ public struct VipsOperationInfo: Sendable {
         public let name: String
         /// GObject's spelling of the name, with hyphens, for setting and reading the value.
         let propertyName: String
+        /// libvips' one-line description of the argument.
         public let help: String
+        /// The type of its value, with range, default or names where it has them.
         public let kind: Kind
+        /// A call must give it (an input) or it is always set (an output).
         public let isRequired: Bool
+        /// The caller gives it.
         public let isInput: Bool
+        /// The operation sets it.
         public let isOutput: Bool
+        /// libvips marks the argument deprecated.
         public let isDeprecated: Bool
         /// libvips' ordering of the argument among the operation's arguments.
         public let priority: Int
@@ -38,23 +45,33 @@ public struct VipsOperationInfo: Sendable {
 
     /// The type of an argument's value.
     public enum Kind: Sendable, Equatable {
+        /// An integer within `range`.
         case integer(range: ClosedRange<Int>, defaultValue: Int)
+        /// A floating-point number within `range`.
         case number(range: ClosedRange<Double>, defaultValue: Double)
+        /// A boolean.
         case boolean(defaultValue: Bool)
         /// One of `names`; `defaultValue` is one of them.
         case enumeration(names: [String], defaultValue: String?)
         /// Any set of `names`.
         case flags(names: [String])
+        /// A string.
         case string
+        /// An image.
         case image
+        /// An array of numbers.
         case doubleArray
+        /// An array of integers.
         case integerArray
+        /// An array of images.
         case imageArray
         /// A stream to read from (loaders).
         case source
         /// A stream to write to (savers).
         case target
+        /// An interpolator (`VipsInterpolate`), which this wrapper cannot pass.
         case interpolator
+        /// A block of bytes (`VipsBlob`), such as a saved file or a profile.
         case blob
         /// A type this wrapper cannot pass.
         case other(String)
