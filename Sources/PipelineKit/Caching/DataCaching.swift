@@ -20,9 +20,13 @@ extension DataCaching {
 
 /// A response kept in a cache, with what is needed to revalidate it.
 public struct CachedResponse: Sendable, Codable, Equatable {
+    /// The URL the response is for.
     public var url: String
+    /// The bytes the server sent.
     public var body: Data
+    /// The server's `ETag`, to ask whether the bytes changed (`If-None-Match`).
     public var etag: String?
+    /// The server's `Last-Modified`, to ask the same when there is no ETag (`If-Modified-Since`).
     public var lastModified: String?
     /// When the response was fetched or last revalidated.
     public var storedAt: Date
@@ -30,6 +34,7 @@ public struct CachedResponse: Sendable, Codable, Equatable {
     /// nil when the server said nothing: then every run revalidates.
     public var maxAge: Double?
 
+    /// A response to keep, with its validators and freshness.
     public init(url: String, body: Data, etag: String?, lastModified: String?, storedAt: Date, maxAge: Double?) {
         self.url = url
         self.body = body

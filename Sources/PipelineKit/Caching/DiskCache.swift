@@ -8,17 +8,21 @@ import Vips
 /// Least recently used entries (by modification time, touched on every hit) go first when the
 /// cache grows past `maxSize`.
 public final class DiskCache: DataCaching {
+    /// The folder the entries are kept in, one file each.
     public let directory: URL
+    /// The most bytes the entries may take before the least recently used go.
     public let maxSize: Int64
     /// Bytes this process believes the cache holds; nil until first counted.
     private let estimatedSize = Locked<Int64?>(nil)
     /// The first store that failed, for `writeProblem`.
     private let firstProblem = Locked<String?>(nil)
 
+    /// The first store that failed, naming the file and the system's reason; nil when none did.
     public var writeProblem: String? { firstProblem.withLock { $0 } }
 
     private static let magic = Data("PIPELINE-CACHE-1\n".utf8)
 
+    /// A cache in `directory`, made when first written, kept below `maxSize` bytes.
     public init(directory: URL, maxSize: Int64) {
         self.directory = directory
         self.maxSize = maxSize
@@ -26,6 +30,7 @@ public final class DiskCache: DataCaching {
 
     // MARK: DataCaching
 
+    /// The entry for `url`, marked as recently used; nil when there is none or it is damaged (then removed).
     public func cachedResponse(for url: String) -> CachedResponse? {
         let file = entryPath(for: url)
         guard let data = FileManager.default.contents(atPath: file) else { return nil }
@@ -40,6 +45,7 @@ public final class DiskCache: DataCaching {
         return response
     }
 
+    /// Writes the entry under a temporary name and renames it, so a reader never sees half an entry.
     public func store(_ response: CachedResponse) {
         guard let encoded = Self.encode(response) else { return }
         let file = entryPath(for: response.url)
@@ -92,10 +98,13 @@ public final class DiskCache: DataCaching {
 
     /// What the cache holds.
     public struct Statistics: Sendable, Equatable {
+        /// How many entries.
         public let entries: Int
+        /// Their size on disk, in bytes.
         public let bytes: Int64
     }
 
+    /// Counts the entries in the folder and their size.
     public func statistics() -> Statistics {
         let entries = allEntries()
         return Statistics(entries: entries.count, bytes: entries.reduce(0) { $0 + $1.size })

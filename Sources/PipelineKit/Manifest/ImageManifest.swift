@@ -12,8 +12,10 @@ public struct ImageManifest: Codable, Sendable, Equatable {
     public var version: Int
     /// The pipeline's `name`.
     public var pipeline: String
+    /// Every input the manifest knows, sorted by source.
     public var inputs: [Input]
 
+    /// A manifest of the current format's version.
     public init(pipeline: String, inputs: [Input]) {
         self.version = 1
         self.pipeline = pipeline
@@ -22,13 +24,16 @@ public struct ImageManifest: Codable, Sendable, Equatable {
 
     /// One input: a file path relative to the pipeline file's folder (as reports name it), or a URL.
     public struct Input: Codable, Sendable, Equatable {
+        /// The input's path relative to the pipeline file's folder, or its URL.
         public var source: String
         /// The input's size, upright.
         public var width: Int
+        /// The input's height, upright.
         public var height: Int
         /// By output name.
         public var outputs: [String: Output]
 
+        /// An input of `width` by `height` pixels with its outputs.
         public init(source: String, width: Int, height: Int, outputs: [String: Output]) {
             self.source = source
             self.width = width
@@ -43,11 +48,13 @@ public struct ImageManifest: Codable, Sendable, Equatable {
         public var formats: [Format]
         /// The file an `<img>` names: the widest of the last format listed (the most widely supported, by convention).
         public var fallback: File?
+        /// The placeholders the output asked for, or nil.
         public var placeholders: Placeholders?
         /// The file the placeholders were computed from, as its journal fingerprint and its size
         /// in bytes (`FINGERPRINT BYTES`): a later run keeps them only for that same file.
         public var placeholdersFrom: String?
 
+        /// An output's files, with `fallback` the widest of the last format.
         public init(formats: [Format], placeholders: Placeholders?, placeholdersFrom: String? = nil) {
             self.formats = formats
             self.fallback = formats.last?.files.last
@@ -58,12 +65,16 @@ public struct ImageManifest: Codable, Sendable, Equatable {
 
     /// The files of one format, narrowest first.
     public struct Format: Codable, Sendable, Equatable {
+        /// The format's name (`avif`, `webp`, `jpeg`, …).
         public var format: String
+        /// Its MIME type, for `<source type>`.
         public var mimeType: String
+        /// Its files, narrowest first.
         public var files: [File]
         /// `url 480w, url 960w, …`, ready for `srcset`.
         public var srcset: String
 
+        /// A format's files, sorted by width, with their `srcset`.
         public init(format: String, mimeType: String, files: [File]) {
             self.format = format
             self.mimeType = mimeType
@@ -78,12 +89,18 @@ public struct ImageManifest: Codable, Sendable, Equatable {
         public var url: String
         /// Relative to the manifest's folder, with `/` separators.
         public var path: String
+        /// The file's width in pixels.
         public var width: Int
+        /// The file's height in pixels.
         public var height: Int
+        /// The file's size in bytes.
         public var bytes: Int
+        /// The file's format.
         public var format: String
+        /// The file's MIME type.
         public var mimeType: String
 
+        /// A file, as a run wrote it.
         public init(url: String, path: String, width: Int, height: Int, bytes: Int, format: String, mimeType: String) {
             self.url = url
             self.path = path

@@ -10,6 +10,7 @@ public struct PictureMarkup: Sendable {
     /// `lazy` (the default) or `eager` for an image in the first screen.
     public var loading: String
 
+    /// Markup with these attributes; the defaults suit an image as wide as the viewport, below the first screen.
     public init(sizes: String = "100vw", alt: String = "", loading: String = "lazy") {
         self.sizes = sizes
         self.alt = alt

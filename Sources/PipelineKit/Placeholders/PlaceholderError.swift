@@ -16,8 +16,10 @@ public struct PlaceholderError: Error, Sendable, Equatable, CustomStringConverti
 
     /// The placeholder that failed.
     public let kind: PlaceholderKind
+    /// Why it failed.
     public let reason: Reason
 
+    /// A failure of the placeholder `kind`, for `reason`.
     public init(_ kind: PlaceholderKind, _ reason: Reason) {
         self.kind = kind
         self.reason = reason
@@ -36,6 +38,7 @@ public struct PlaceholderError: Error, Sendable, Equatable, CustomStringConverti
         }
     }
 
+    /// The message, naming the placeholder and the reason.
     public var description: String {
         let detail = switch reason {
         case .settingOutOfRange(let name, let value, let allowed):

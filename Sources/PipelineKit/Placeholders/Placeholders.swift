@@ -14,6 +14,7 @@ public struct Placeholders: Codable, Hashable, Sendable {
     /// `#rrggbb`, lower case: the centre of the most populated bin of sharp's 16×16×16 histogram.
     public var dominantColor: String?
 
+    /// Placeholders with the given values; those not asked for stay nil.
     public init(lqip: String? = nil, blurhash: String? = nil, thumbhash: String? = nil, dominantColor: String? = nil) {
         self.lqip = lqip
         self.blurhash = blurhash

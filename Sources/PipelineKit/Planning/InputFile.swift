@@ -17,6 +17,7 @@ public struct InputFile: Sendable, Hashable {
     /// listing (then a run whose outputs are all up to date fetches nothing), else nil.
     public let listedVersion: String?
 
+    /// A local file found by planning (no URL, no listed version).
     public init(path: String, displayName: String, subfolder: String, byteCount: Int64? = nil) {
         self.path = path
         self.url = nil

@@ -9,7 +9,9 @@ import Foundation
 /// is in exactly one shard, and a source listed twice stays in one shard. Machines share nothing
 /// but the storage: no coordinator.
 public struct Shard: Sendable, Hashable, CustomStringConvertible {
+    /// This shard's number, from 0.
     public let index: Int
+    /// How many shards the inputs are split into.
     public let count: Int
 
     /// Shard `index` (from 0) of `count`.
@@ -54,6 +56,7 @@ public struct Shard: Sendable, Hashable, CustomStringConvertible {
 
 /// A shard given wrongly, on the command line or by a scheduler's variables.
 public struct ShardError: Error, Sendable, CustomStringConvertible {
+    /// What is wrong, naming the option or variables.
     public let description: String
     init(_ description: String) { self.description = description }
 }
@@ -61,10 +64,12 @@ public struct ShardError: Error, Sendable, CustomStringConvertible {
 extension Shard {
     /// Where a shard came from: the command line, or which scheduler's variables.
     public struct Found: Sendable {
+        /// The shard.
         public let shard: Shard
         /// For example `SLURM_ARRAY_TASK_ID=3 - SLURM_ARRAY_TASK_MIN=1 of SLURM_ARRAY_TASK_COUNT=4`.
         public let source: String
 
+        /// `shard`, found as `source` says.
         public init(shard: Shard, source: String) {
             self.shard = shard
             self.source = source

@@ -7,6 +7,7 @@ import Vips
 /// letterbox, `crop`, `composite`): it lives here, not in the `Vips` wrapper, and not in one
 /// plugin, because plugin modules must not depend on each other.
 public enum Gravity: String, CaseIterable, Sendable {
+    /// The centre, or a compass point: the window touches that edge or corner.
     case centre, north, northeast, east, southeast, south, southwest, west, northwest
     /// libvips' attention strategy: skin tones, saturated colour and edges.
     case attention

@@ -19,6 +19,8 @@ public protocol ImageProcessing: Sendable {
     /// The default is false: an unknown key is an error with a near-miss suggestion.
     static var acceptsUndeclaredOptions: Bool { get }
 
+    /// Builds the step from its options in a pipeline file, already checked against `options`;
+    /// throws what one option alone cannot say is wrong.
     init(options: ProcessorOptions) throws(OptionError)
 
     /// A stable description of the step and its settings, for logs, caches and coalescing.
@@ -49,9 +51,13 @@ public protocol ImageProcessing: Sendable {
 }
 
 extension ImageProcessing {
+    /// An unknown key is an error, with a near-miss suggestion.
     public static var acceptsUndeclaredOptions: Bool { false }
+    /// 1: the step needs the full-size image.
     public func allowedInputShrink(for size: ImageSize) -> Double { 1 }
+    /// nil: the step needs the whole image.
     public func decodeWindow(for size: ImageSize) -> DecodeWindow? { nil }
+    /// None: the step needs no image beside its input.
     public var resources: [URL] { [] }
 }
 
@@ -68,6 +74,7 @@ public struct ProcessingContext: Sendable {
     public let maxPixels: Int
     private let resources: [URL: Result<VipsImage, ResourceError>]
 
+    /// A context for one step of `output` working on `input`, with the images its `resources` named, loaded.
     public init(input: String, output: String, originalSize: ImageSize, maxPixels: Int = .max,
                 resources: [URL: Result<VipsImage, ResourceError>] = [:]) {
         self.input = input
@@ -88,14 +95,18 @@ public struct ProcessingContext: Sendable {
 
 /// An image a step needs beside its input (an overlay) could not be loaded.
 public struct ResourceError: Error, Sendable, CustomStringConvertible {
+    /// The image that could not be loaded.
     public let url: URL
+    /// Why, as the fetch or the decoder said.
     public let reason: String
 
+    /// A failure to load `url`, for `reason`.
     public init(url: URL, reason: String) {
         self.url = url
         self.reason = reason
     }
 
+    /// The message the step fails with, naming the file or URL.
     public var description: String {
         "cannot load \(url.isFileURL ? url.path : url.absoluteString): \(reason)"
     }
@@ -103,15 +114,20 @@ public struct ResourceError: Error, Sendable, CustomStringConvertible {
 
 /// A width and height in pixels.
 public struct ImageSize: Hashable, Sendable, CustomStringConvertible {
+    /// Width in pixels.
     public var width: Int
+    /// Height in pixels.
     public var height: Int
 
+    /// A size of `width` by `height` pixels.
     public init(width: Int, height: Int) {
         self.width = width
         self.height = height
     }
 
+    /// Width times height.
     public var pixelCount: Int { width * height }
+    /// `WIDTH×HEIGHT`, as messages quote sizes.
     public var description: String { "\(width)×\(height)" }
 }
 
@@ -124,13 +140,18 @@ public struct ImageSize: Hashable, Sendable, CustomStringConvertible {
 /// width on the way. Decoding the square window the cover keeps, in a pass of its own, holds
 /// rows only as wide as the panorama is tall.
 public struct DecodeWindow: Hashable, Sendable {
+    /// The window's left edge, in the input's upright pixels.
     public var left: Int
+    /// The window's top edge, in the input's upright pixels.
     public var top: Int
+    /// The window's width, in the input's upright pixels.
     public var width: Int
+    /// The window's height, in the input's upright pixels.
     public var height: Int
     /// The size the window is resampled to: what the step's resample would have made of it.
     public var size: ImageSize
 
+    /// The window at `left`, `top` of `width` by `height` pixels, resampled to `size`.
     public init(left: Int, top: Int, width: Int, height: Int, size: ImageSize) {
         self.left = left
         self.top = top
@@ -149,8 +170,10 @@ extension VipsImage {
 public struct OptionError: Error, Sendable, Equatable {
     /// The option at fault (the JSON key), or nil when it is about the options together.
     public let option: String?
+    /// What is wrong, in words for the person who wrote the pipeline file.
     public let message: String
 
+    /// An error about `option` (nil: about the options together), saying `message`.
     public init(option: String?, _ message: String) {
         self.option = option
         self.message = message

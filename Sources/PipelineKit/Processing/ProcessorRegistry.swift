@@ -10,6 +10,7 @@ public struct ProcessorRegistry: Sendable {
     /// One message per processor that was registered under a name already taken.
     public let conflicts: [NameConflict]
 
+    /// A registry of `processors`; a name registered twice keeps the first type and records a conflict.
     public init(_ processors: [any ImageProcessing.Type]) {
         var kept: [any ImageProcessing.Type] = []
         var conflicts: [NameConflict] = []
@@ -62,12 +63,14 @@ public struct ProcessorRegistry: Sendable {
 extension ProcessorRegistry {
     /// Two processor types registered under one step name.
     public struct NameConflict: Error, Sendable, CustomStringConvertible {
+        /// The step name both types claim.
         public let name: String
         /// The type registered first, which the registry keeps.
         public let first: any ImageProcessing.Type
         /// The type registered later under the same name.
         public let second: any ImageProcessing.Type
 
+        /// The message, naming the step and both types.
         public var description: String {
             "two processors are registered as step \"\(name)\": \(String(reflecting: first)) and \(String(reflecting: second)); "
                 + "give one of them another `name`"

@@ -5,6 +5,7 @@ import Foundation
 public enum ReportMerger {
     /// A set of reports that cannot be joined.
     public struct MergeError: Error, Sendable, CustomStringConvertible {
+        /// Why the reports cannot be joined.
         public let description: String
     }
 

@@ -3,6 +3,7 @@ import Foundation
 /// Collects a run's events into a `RunReport` and a list of stage operations (for traces).
 /// Feed it every event of a run, in order, from one task.
 public struct RunRecorder: Sendable {
+    /// Every stage operation recorded, in the order they finished (for traces).
     public private(set) var operations: [StageOperation] = []
     private var reports: [ItemReport] = []
     private var summary: RunSummary?
@@ -12,11 +13,13 @@ public struct RunRecorder: Sendable {
     /// The shard the run made, for `pipeline merge-reports`.
     private let shard: Shard?
 
+    /// A recorder for a run of `definition`, of `shard` when it made one.
     public init(definition: PipelineDefinition, shard: Shard? = nil) {
         self.definition = definition
         self.shard = shard
     }
 
+    /// Takes the next event of the run.
     public mutating func record(_ event: PipelineEvent) {
         switch event {
         case .started, .itemStarted: break

@@ -3,49 +3,71 @@ import Foundation
 /// What a run did, input by input and stage by stage: the content of `report.json`, built from
 /// a run's events by `RunRecorder`.
 public struct RunReport: Sendable, Codable {
+    /// One file an output made of an input, or the failure that kept it from being made.
     public struct Output: Sendable, Codable {
+        /// The output's name in the pipeline file.
         public var name: String
+        /// The file written, or nil when it failed.
         public var path: String?
+        /// Whether the file was made.
         public var status: Status
+        /// Why it was not, when it failed.
         public var error: String?
         /// What kind of failure (`ItemError.Kind`'s name: `processing`, `httpStatus`, …), for programs.
         public var kind: String? = nil
+        /// The stage that failed, when it failed.
         public var stage: Stage?
         /// The processor step that failed, when it was one.
         public var step: ItemError.Step?
+        /// The file's width in pixels, when it was made.
         public var width: Int?
+        /// The file's height in pixels, when it was made.
         public var height: Int?
+        /// The file's size in bytes, when it was made.
         public var bytes: Int?
+        /// The format it is encoded in (`webp`, `avif`, …).
         public var format: String
         /// True when an earlier run made the file and it was left as it was.
         public var upToDate: Bool?
     }
 
+    /// One input: how it went, and each of its outputs.
     public struct Item: Sendable, Codable {
+        /// The input's display name, as the pipeline file or the enumeration named it.
         public var input: String
+        /// Whether every output of the input was made.
         public var status: Status
         /// The failure that stopped the whole input before its outputs, if any.
         public var error: String?
         /// What kind of failure that was (`ItemError.Kind`'s name), for programs.
         public var kind: String? = nil
+        /// The stage of that failure.
         public var stage: Stage?
+        /// The input's width in pixels, upright, when it was decoded.
         public var width: Int?
+        /// The input's height in pixels, upright, when it was decoded.
         public var height: Int?
         /// The input's size in bytes, when known (local files).
         public var bytes: Int64?
         /// Seconds worked in each stage for this input (queue waits not included).
         public var stageSeconds: [String: Double]
+        /// What each of the pipeline's outputs made of it.
         public var outputs: [Output]
     }
 
+    /// Whether an input or an output was made.
     public enum Status: String, Sendable, Codable {
+        /// `succeeded`: made (or up to date); `failed`: an error stopped it.
         case succeeded, failed
     }
 
     /// Totals of one stage.
     public struct StageTotals: Sendable, Codable {
+        /// The stage these totals are of.
         public var stage: Stage
+        /// How many lanes the stage had.
         public var concurrency: Int
+        /// How many operations it ran.
         public var operations: Int
         /// Seconds its lanes worked, summed.
         public var busySeconds: Double
@@ -53,18 +75,31 @@ public struct RunReport: Sendable, Codable {
         public var waitSeconds: Double
     }
 
+    /// The pipeline's name.
     public var pipeline: String
+    /// The version of pipeline that made the report.
     public var version: String
+    /// When the run started.
     public var startedAt: Date
+    /// The run's wall time, in seconds.
     public var elapsedSeconds: Double
+    /// How many inputs the run planned.
     public var inputs: Int
+    /// Inputs whose every output was made or up to date.
     public var succeeded: Int
+    /// Inputs with at least one failure.
     public var failed: Int
+    /// Inputs never finished because the run was cancelled.
     public var notRun: Int
+    /// Files written.
     public var outputsWritten: Int
+    /// Files an earlier run made from the same input and settings, left as they were.
     public var outputsUpToDate: Int
+    /// Whether the run was cancelled (Ctrl-C, SIGTERM) before every input was done.
     public var cancelled: Bool
+    /// Each stage's totals, in the order the stages run.
     public var stages: [StageTotals]
+    /// Every input, in the order they finished.
     public var items: [Item]
     /// The shard this run made, when it made one (`pipeline run --shard`); merged reports have none.
     public var shard: ShardInfo? = nil
@@ -75,6 +110,7 @@ public struct RunReport: Sendable, Codable {
     public struct MemoryInfo: Sendable, Codable, Equatable {
         /// Bytes for images: the limit less what the process used at the start and a reserve.
         public var budgetBytes: Int64
+        /// The memory limit itself, in bytes.
         public var limitBytes: Int64
         /// `--max-memory`, `cgroup v2 memory.max (…)`, `RLIMIT_AS (ulimit -v)`.
         public var source: String
@@ -84,7 +120,9 @@ public struct RunReport: Sendable, Codable {
 
     /// Which part of a sharded run a report covers.
     public struct ShardInfo: Sendable, Codable, Equatable {
+        /// The shard's number, from 0.
         public var index: Int
+        /// How many shards the run was split into.
         public var count: Int
     }
 }

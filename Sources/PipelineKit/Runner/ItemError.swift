@@ -59,6 +59,7 @@ public struct ItemError: Error, Sendable, Equatable, CustomStringConvertible {
         /// Anything else.
         public static let other = Kind(.other)
 
+        /// The kind's name (`processing`, `httpStatus`, …), as reports give it.
         public var description: String { base.rawValue }
     }
 
@@ -69,6 +70,7 @@ public struct ItemError: Error, Sendable, Equatable, CustomStringConvertible {
         /// The processor's name, for example `crop`.
         public let name: String
 
+        /// The step at `index` in the output's `steps`, named `name`.
         public init(index: Int, name: String) {
             self.index = index
             self.name = name
@@ -78,7 +80,9 @@ public struct ItemError: Error, Sendable, Equatable, CustomStringConvertible {
         public var description: String { "steps[\(index)].\(name)" }
     }
 
+    /// What kind of failure, for programs.
     public let kind: Kind
+    /// The stage that failed.
     public let stage: Stage
     /// The reason for people, without the stage and step.
     public let reason: String
@@ -88,6 +92,7 @@ public struct ItemError: Error, Sendable, Equatable, CustomStringConvertible {
     /// `POSIXError`, an `HTTPStatusError`, or whatever a plugin threw.
     public let underlyingError: (any Error)?
 
+    /// A failure of `kind` in `stage`, with its reason, step and wrapped error.
     public init(_ kind: Kind, stage: Stage, reason: String, step: Step? = nil, underlying: (any Error)? = nil) {
         self.kind = kind
         self.stage = stage
@@ -110,7 +115,9 @@ public struct ItemError: Error, Sendable, Equatable, CustomStringConvertible {
 
 /// An HTTP status a server answered with instead of the image.
 public struct HTTPStatusError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The HTTP status code.
     public let status: Int
+    /// `HTTP STATUS`.
     public var description: String { "HTTP \(status)" }
 }
 

@@ -16,6 +16,7 @@ extension Pipeline {
         /// environment sets (the cgroup's `memory.max`, `RLIMIT_AS`), if any (see `MemoryBudget`).
         public var maxMemory: Int64?
 
+        /// Settings for a run; the defaults keep one libvips thread per image and the environment's memory limit.
         public init(vipsThreadsPerImage: Int? = 1, maxMemory: Int64? = nil) {
             self.vipsThreadsPerImage = vipsThreadsPerImage
             self.maxMemory = maxMemory

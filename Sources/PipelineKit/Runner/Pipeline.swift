@@ -7,6 +7,7 @@ import Foundation
 /// for await event in try pipeline.run() { … }
 /// ```
 public struct Pipeline: Sendable {
+    /// The checked pipeline file.
     public let definition: PipelineDefinition
     /// How errors name the pipeline: its path, or `<string>`.
     public let fileName: String
@@ -37,6 +38,7 @@ public struct Pipeline: Sendable {
         fileName = "<string>"
     }
 
+    /// A pipeline of a definition already checked, named `fileName` in errors.
     public init(definition: PipelineDefinition, fileName: String = "<definition>") {
         self.definition = definition
         self.fileName = fileName
@@ -110,6 +112,7 @@ public struct Pipeline: Sendable {
 /// run winds down behind it), or call `cancel()` and keep iterating to receive the reports of
 /// the work that was already running and a final `finished` with `cancelled` set.
 public struct PipelineRun: AsyncSequence, Sendable {
+    /// Each event of the run.
     public typealias Element = PipelineEvent
     private let events: AsyncStream<PipelineEvent>
     private let task: Task<Void, Never>
@@ -152,6 +155,7 @@ public struct PipelineRun: AsyncSequence, Sendable {
         task.cancel()
     }
 
+    /// The run's events, in order; one iteration only.
     public func makeAsyncIterator() -> AsyncStream<PipelineEvent>.Iterator {
         events.makeAsyncIterator()
     }

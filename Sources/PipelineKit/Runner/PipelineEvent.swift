@@ -18,6 +18,7 @@ public enum PipelineEvent: Sendable {
 
 /// What happened to one input.
 public struct ItemReport: Sendable {
+    /// The input, as planning found it.
     public let input: InputFile
     /// Outputs written, in the order of the pipeline file's outputs.
     public let written: [WrittenOutput]
@@ -26,14 +27,19 @@ public struct ItemReport: Sendable {
     /// The size the file declares, upright, when decoding got that far.
     public let originalSize: ImageSize?
 
+    /// Whether nothing failed: every output was written or up to date.
     public var succeeded: Bool { failures.isEmpty }
 }
 
 /// One output file written.
 public struct WrittenOutput: Sendable {
+    /// The output's name in the pipeline file.
     public let output: String
+    /// The file's path.
     public let path: String
+    /// The file's size in pixels.
     public let size: ImageSize
+    /// The file's size in bytes.
     public let byteCount: Int
     /// True when an earlier run made this file from the same input and settings, and it was
     /// left as it is (an incremental run).
@@ -46,6 +52,7 @@ public struct WrittenOutput: Sendable {
     /// What the encoder left out to write the file (metadata the format cannot hold), one line each naming the input.
     public let warnings: [String]
 
+    /// A file of output `output` at `path`, as the run reports it.
     public init(output: String, path: String, size: ImageSize, byteCount: Int, upToDate: Bool = false,
                 format: EncoderSettings.Format? = nil, fingerprint: String? = nil, warnings: [String] = []) {
         self.output = output
@@ -61,12 +68,16 @@ public struct WrittenOutput: Sendable {
 
 /// One failure of an input, or of one output of it.
 public struct ItemFailure: Sendable, CustomStringConvertible {
+    /// The input's display name.
     public let input: String
     /// The output that failed, or nil when the whole input failed before fan-out.
     public let output: String?
+    /// What failed, in which stage and why.
     public let error: ItemError
 
+    /// The stage that failed.
     public var stage: Stage { error.stage }
+    /// Why it failed, in words.
     public var reason: String { error.reason }
     /// The processor step that failed, when it was one.
     public var step: ItemError.Step? { error.step }
@@ -80,15 +91,21 @@ public struct ItemFailure: Sendable, CustomStringConvertible {
 
 /// The totals of a run.
 public struct RunSummary: Sendable {
+    /// How many inputs the run planned.
     public let inputs: Int
+    /// Inputs whose every output was written or up to date.
     public let succeeded: Int
+    /// Inputs with at least one failure.
     public let failed: Int
     /// Inputs never finished because the run was cancelled.
     public let notRun: Int
+    /// Files written.
     public let outputsWritten: Int
     /// Outputs left as they were because nothing that makes them changed.
     public let outputsUpToDate: Int
+    /// The run's wall time.
     public let elapsed: Duration
+    /// Whether the run was cancelled before every input was done.
     public let cancelled: Bool
     /// The most inputs that were between the first stage and the last at once (≤ `inFlight`).
     public let peakInFlight: Int
@@ -109,6 +126,7 @@ public struct RunSummary: Sendable {
 
     /// How a run with a memory limit used it.
     public struct Memory: Sendable, Equatable {
+        /// The budget: the limit, where it came from, and the bytes left for images.
         public let budget: MemoryBudget
         /// The most bytes the estimates of inputs being made came to at once (≤ `budget.bytes`).
         public let peakAdmittedBytes: Int64
@@ -117,6 +135,7 @@ public struct RunSummary: Sendable {
     /// `elapsed` in seconds.
     public var seconds: Double { elapsed.seconds }
 
+    /// Inputs finished (succeeded or failed) per second of wall time; 0 before any time passed.
     public var imagesPerSecond: Double {
         seconds > 0 ? Double(succeeded + failed) / seconds : 0
     }

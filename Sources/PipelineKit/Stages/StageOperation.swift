@@ -1,5 +1,6 @@
 /// One operation of a stage, as it happened: when it was queued, when it ran, on which lane.
 public struct StageOperation: Sendable, Codable, Equatable {
+    /// The stage that ran it.
     public let stage: Stage
     /// The input it worked for (its display name).
     public let input: String
@@ -7,10 +8,13 @@ public struct StageOperation: Sendable, Codable, Equatable {
     public let output: String?
     /// Seconds since the run started.
     public let queuedAt: Double
+    /// Seconds since the run started, when a lane took it.
     public let startedAt: Double
+    /// Seconds since the run started, when it ended.
     public let endedAt: Double
     /// Which of the queue's `concurrency` lanes ran it, from 0: one track each in a trace.
     public let lane: Int
+    /// Whether it did its work without an error.
     public let succeeded: Bool
 
     /// Seconds spent waiting for a free lane.
@@ -21,10 +25,14 @@ public struct StageOperation: Sendable, Codable, Equatable {
 
 /// How many operations of a stage are waiting, running and done, at one moment.
 public struct StageCounts: Sendable, Equatable, Codable {
+    /// Operations waiting for a free lane.
     public var queued = 0
+    /// Operations on a lane.
     public var running = 0
+    /// Operations finished.
     public var done = 0
 
+    /// Counts of operations waiting, running and done.
     public init(queued: Int = 0, running: Int = 0, done: Int = 0) {
         self.queued = queued
         self.running = running

@@ -50,6 +50,7 @@ public struct S3Configuration: Sendable, Equatable, CustomStringConvertible {
     public struct Failure: Error, Sendable, CustomStringConvertible {
         /// What is missing or wrong, and where it was looked for.
         public let message: String
+        /// The message.
         public var description: String { message }
     }
 

@@ -5,6 +5,7 @@ import Foundation
 public struct S3Error: Error, Sendable, Equatable, CustomStringConvertible {
     /// The S3 operation: `GetObject`, `HeadObject`, `PutObject`, `ListObjectsV2`.
     public let operation: String
+    /// The bucket.
     public let bucket: String
     /// The key (for a listing, the prefix).
     public let key: String

@@ -8,6 +8,7 @@ public struct FileChanges: Sendable, Equatable {
     /// changed, including the pipeline file.
     public let overflowed: Bool
 
+    /// A batch of `paths`, flagged when the kernel dropped events.
     public init(paths: [String], overflowed: Bool = false) {
         self.paths = paths
         self.overflowed = overflowed

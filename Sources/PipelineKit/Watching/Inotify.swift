@@ -134,6 +134,7 @@ final class WakePipe: Sendable {
 
 /// Why a folder cannot be watched.
 public struct WatchError: Error, Sendable, CustomStringConvertible {
+    /// What could not be done (a folder to watch, inotify itself) and the system's reason.
     public let description: String
 
     init(_ description: String) {
