@@ -12,9 +12,9 @@ import Vips
 public enum PipelineCLI {
     /// Parses the process's arguments and runs the command they name (`run`, `validate`,
     /// `explain`, `watch`, `schema`, `plugins`, `cache`, `html`, `merge-reports`) with
-    /// `processors`, then exits with the documented
-    /// status: 0 every input succeeded, 1 some failed, 2 the pipeline file or the command line is
-    /// invalid, 130 interrupted (Ctrl-C), 143 stopped by SIGTERM. Never returns.
+    /// `processors`, then exits with the documented status: 0 every input succeeded, 1 some
+    /// failed, 2 the pipeline file or the command line is invalid, 130 interrupted (Ctrl-C), 141
+    /// standard output's reader went away, 143 stopped by SIGTERM. Never returns.
     public static func main(processors: ProcessorRegistry) async -> Never {
         await main(processors: processors, arguments: Array(CommandLine.arguments.dropFirst()))
     }
