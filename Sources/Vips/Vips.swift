@@ -30,12 +30,12 @@ public enum Vips {
     ///   worker threads and the stage queues make memory look like a leak. Two are enough.
     /// - Blocks of `mmapThreshold` bytes and more (pixel buffers, decoded images) are mapped
     ///   for themselves and given back to the system when freed. glibc's own threshold climbs
-    ///   to 32 MiB as such blocks are freed, after which they come from the arenas and stay
+    ///   to its maximum as such blocks are freed, after which they come from the arenas and stay
     ///   there, fragmented, until the heap's top is free.
     /// - A heap's free top is given back once it passes `trimThreshold` bytes. Setting the
-    ///   mmap threshold pins glibc's trim threshold at 128 KiB, so the region buffers libvips
-    ///   frees and allocates again with every image went back to the system and were faulted
-    ///   in anew each time. `releaseFreeMemory()` still gives everything free back, between
+    ///   mmap threshold pins glibc's trim threshold at its small default, so the region buffers
+    ///   libvips frees and allocates again with every image went back to the system and were
+    ///   faulted in anew each time. `releaseFreeMemory()` still gives everything free back, between
     ///   inputs.
     ///
     /// Measured with `Benchmarks/run.sh --repeat 8` (see Benchmarks/RESULTS.md). Done by `Vips.start()`
@@ -52,17 +52,17 @@ public enum Vips {
 
     /// Gives the pages of freed blocks inside glibc's arenas back to the system (`malloc_trim`).
     /// glibc gives back only the free top of a heap by itself; after many images of different
-    /// sizes the blocks below libvips' 1 MiB threshold (`tuneAllocator`) leave free holes that
+    /// sizes the blocks below the mmap threshold (`tuneAllocator`) leave free holes that
     /// would count in the process's memory for the rest of the run.
     public static func releaseFreeMemory() {
         pl_release_free_memory()
     }
 
-    /// Under an address-space limit (`RLIMIT_AS`, `ulimit -v`), gives new threads 2 MiB stacks
-    /// instead of the 8 MiB glibc takes from `RLIMIT_STACK`: every thread reserves its whole
-    /// stack in the address space, and libvips' workers with the stage queues' threads then
-    /// failed to start under a limit a run is meant to fit ("Error creating thread"). 2 MiB is glibc's own
-    /// default where no stack limit is set, and far more than libvips' operations use.
+    /// Under an address-space limit (`RLIMIT_AS`, `ulimit -v`), gives new threads the stack size
+    /// glibc uses where no stack limit is set, instead of the larger one it takes from
+    /// `RLIMIT_STACK`: every thread reserves its whole stack in the address space, and libvips'
+    /// workers with the stage queues' threads then failed to start under a limit a run is meant
+    /// to fit ("Error creating thread"). That size is far more than libvips' operations use.
     public static func fitThreadStacksToAddressSpaceLimit() {
         var limits = rlimit()
         guard getrlimit(Int32(RLIMIT_AS.rawValue), &limits) == 0, limits.rlim_cur != rlim_t.max else { return }
@@ -73,15 +73,15 @@ public enum Vips {
     /// reference sets it.
     public static let mallocArenas = 2
 
-    /// 1 MiB: a libvips region buffer or a decoded image is mapped on its own; the many small
-    /// blocks libvips and GLib allocate stay in the arenas. On the corpus a smaller threshold
-    /// costs more system time in page faults for the same peak, and larger ones leave higher peaks.
+    /// Large enough that only a libvips region buffer or a decoded image is mapped on its own;
+    /// the many small blocks libvips and GLib allocate stay in the arenas. On the corpus a
+    /// smaller threshold costs more system time in page faults for the same peak, and larger
+    /// ones leave higher peaks.
     public static let mallocMmapThreshold = 1 << 20
 
-    /// 8 MiB: above the region buffers libvips frees and allocates again with every image, so
-    /// they stay in the heap instead of being faulted in anew; the standard job over the corpus
-    /// takes fewer page faults and less system time than with glibc's threshold, for a peak
-    /// a little higher.
+    /// Above the region buffers libvips frees and allocates again with every image, so they stay
+    /// in the heap instead of being faulted in anew: the standard job over the corpus takes fewer
+    /// page faults and less system time than with glibc's threshold, for a peak a little higher.
     public static let mallocTrimThreshold = 8 << 20
 
     /// Swift runs a global's initializer exactly once, under a lock: that is our `vips_init` guard.

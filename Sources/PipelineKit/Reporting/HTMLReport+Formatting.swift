@@ -34,7 +34,7 @@ extension HTMLReport {
     static func saving(output: Int64, input: Int64) -> String {
         let change = (Double(output) - Double(input)) / Double(input) * 100
         let size = abs(change)
-        // Rounded down past 99%: a 700-byte placeholder of a 200 KB photo is not "100% smaller".
+        // Rounded down past 99%: a tiny placeholder of a large photo is not "100% smaller".
         let percent = size >= 99 && change < 0 ? String(format: "%.1f", (size * 10).rounded(.down) / 10) : "\(Int(size.rounded()))"
         if percent == "0" { return "<span class=\"same\">same size as input</span>" }
         return change < 0
