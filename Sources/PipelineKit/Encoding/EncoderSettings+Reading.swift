@@ -9,19 +9,19 @@ extension EncoderSettings {
     /// Reads an `encode` object that was checked against `options(for: format)`; relative ICC
     /// file paths resolve against `options.baseDirectory`.
     init(format: Format, options: ProcessorOptions) throws(OptionError) {
+        // Options the format does not declare keep the defaults of `init(format:)`.
+        self.init(format: format)
         let declared = Set(Self.options(for: format).map(\.name))
         func has(_ name: String) -> Bool { declared.contains(name) }
-        self.init(
-            format: format,
-            quality: has("quality") ? try options.int("quality") : nil,
-            progressive: has("progressive") ? try options.bool("progressive") : false,
-            chromaSubsampling: has("chromaSubsampling") ? try options.choice("chromaSubsampling", as: ChromaSubsampling.self) : .auto,
-            compression: format == .png ? try options.int("compression") : 6,
-            palette: has("palette") ? try options.bool("palette") : false,
-            lossless: has("lossless") ? try options.bool("lossless") : false,
-            effort: has("effort") ? try options.int("effort") : nil,
-            background: has("background") ? try options.colour("background") : [255, 255, 255, 255]
-        )
+        if has("quality") { quality = try options.int("quality") }
+        if has("progressive") { progressive = try options.bool("progressive") }
+        if has("chromaSubsampling") { chromaSubsampling = try options.choice("chromaSubsampling", as: ChromaSubsampling.self) }
+        // TIFF's compression is another option (`tiffCompression`), read below.
+        if format == .png { compression = try options.int("compression") }
+        if has("palette") { palette = try options.bool("palette") }
+        if has("lossless") { lossless = try options.bool("lossless") }
+        if has("effort") { effort = try options.int("effort") }
+        if has("background") { background = try options.colour("background") }
         keep = try Self.readKeep(options)
         if let profile = try options.optionalString("iccProfile") {
             iccProfile = try Self.resolveProfile(profile, against: options.baseDirectory)

@@ -214,8 +214,8 @@ public struct DecompressSettings: Sendable, Equatable {
     /// Seconds one input's decoding may take before it is stopped and fails; 0 for no limit.
     public var timeout: Double
 
-    /// A minute: thirty times the longest decode measured here (a 16383×16383 PNG, the most
-    /// pixels the default `maxPixels` lets through, took 1.9 s on one core), so it stops only
+    /// A minute: far longer than decoding the largest image the default `maxPixels` lets
+    /// through takes on one core (Benchmarks/RESULTS.md), so it stops only
     /// an input that would otherwise hold a decode slot for good.
     public static let defaultTimeout: Double = 60
 
