@@ -31,33 +31,40 @@ static inline CURLcode pl_curl_set_headers(CURL *handle, struct curl_slist *head
     return curl_easy_setopt(handle, CURLOPT_HTTPHEADER, headers);
 }
 
+/* Each pair (or triple) of options stops at the first libcurl refuses and returns its code,
+ * so that no result is lost on the way to Swift. */
 static inline CURLcode pl_curl_set_write_callback(CURL *handle, pl_curl_data_callback callback, void *context) {
-    curl_easy_setopt(handle, CURLOPT_WRITEDATA, context);
-    return curl_easy_setopt(handle, CURLOPT_WRITEFUNCTION, callback);
+    CURLcode code = curl_easy_setopt(handle, CURLOPT_WRITEDATA, context);
+    return code != CURLE_OK ? code : curl_easy_setopt(handle, CURLOPT_WRITEFUNCTION, callback);
 }
 
 static inline CURLcode pl_curl_set_header_callback(CURL *handle, pl_curl_data_callback callback, void *context) {
-    curl_easy_setopt(handle, CURLOPT_HEADERDATA, context);
-    return curl_easy_setopt(handle, CURLOPT_HEADERFUNCTION, callback);
+    CURLcode code = curl_easy_setopt(handle, CURLOPT_HEADERDATA, context);
+    return code != CURLE_OK ? code : curl_easy_setopt(handle, CURLOPT_HEADERFUNCTION, callback);
 }
 
 /* The progress callback lets a cancelled run abort a transfer in flight. */
 static inline CURLcode pl_curl_set_progress_callback(CURL *handle, pl_curl_progress_callback callback, void *context) {
-    curl_easy_setopt(handle, CURLOPT_XFERINFODATA, context);
-    curl_easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, callback);
-    return curl_easy_setopt(handle, CURLOPT_NOPROGRESS, 0L);
+    CURLcode code = curl_easy_setopt(handle, CURLOPT_XFERINFODATA, context);
+    if (code == CURLE_OK) code = curl_easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, callback);
+    return code != CURLE_OK ? code : curl_easy_setopt(handle, CURLOPT_NOPROGRESS, 0L);
 }
 
-static inline long pl_curl_response_code(CURL *handle) {
-    long code = 0;
-    curl_easy_getinfo(handle, CURLINFO_RESPONSE_CODE, &code);
-    return code;
+static inline CURLcode pl_curl_response_code(CURL *handle, long *code) {
+    *code = 0;
+    return curl_easy_getinfo(handle, CURLINFO_RESPONSE_CODE, code);
 }
 
+/* NULL when libcurl cannot say, or there was no redirect. */
 static inline const char *pl_curl_redirect_url(CURL *handle) {
     char *url = NULL;
-    curl_easy_getinfo(handle, CURLINFO_REDIRECT_URL, &url);
-    return url;
+    return curl_easy_getinfo(handle, CURLINFO_REDIRECT_URL, &url) == CURLE_OK ? url : NULL;
+}
+
+/* What the libcurl loaded at run time offers (its version, protocols and features), which may
+ * be older than the headers this was compiled against. */
+static inline const curl_version_info_data *pl_curl_version_info(void) {
+    return curl_version_info(CURLVERSION_NOW);
 }
 
 #endif

@@ -10,14 +10,21 @@ import Vips
 public final class CurlDataLoader: DataLoading {
     /// Settings every transfer shares.
     public struct Settings: Sendable {
+        /// Seconds one transfer may take.
         public var timeout: Double
+        /// Seconds connecting may take.
         public var connectTimeout: Double
+        /// Redirects followed (to http and https only).
         public var maxRedirects: Int
+        /// The User-Agent header.
         public var userAgent: String
+        /// Headers sent with every unsigned request.
         public var headers: [String: String]
 
-        public init(timeout: Double = 30, connectTimeout: Double = 10, maxRedirects: Int = 5,
-                    userAgent: String = "pipeline/\(PipelineKitInfo.version)", headers: [String: String] = [:]) {
+        /// Settings with the pipeline file's defaults for what is not given.
+        public init(timeout: Double = StageDefaults.fetchTimeout, connectTimeout: Double = StageDefaults.connectTimeout,
+                    maxRedirects: Int = StageDefaults.maxRedirects, userAgent: String = StageDefaults.userAgent,
+                    headers: [String: String] = [:]) {
             self.timeout = timeout
             self.connectTimeout = connectTimeout
             self.maxRedirects = maxRedirects
@@ -27,11 +34,20 @@ public final class CurlDataLoader: DataLoading {
     }
 
     private let settings: Settings
+    /// What the libcurl loaded at run time can do, read once, so that a request it cannot make
+    /// as asked fails before anything is sent.
+    let support: LibcurlSupport
     private let idleHandles = Locked<[EasyHandle]>([])
 
-    public init(settings: Settings = Settings()) {
-        CurlGlobal.start()
+    /// A loader sharing `settings` between its transfers.
+    public convenience init(settings: Settings = Settings()) {
+        self.init(settings: settings, support: .current)
+    }
+
+    /// A loader that believes libcurl can do what `support` says: lets tests take features away.
+    init(settings: Settings, support: LibcurlSupport) {
         self.settings = settings
+        self.support = support
     }
 
     /// libcurl configured from a pipeline file's `fetch` section.
@@ -40,10 +56,13 @@ public final class CurlDataLoader: DataLoading {
                                      userAgent: fetch.userAgent, headers: fetch.headers))
     }
 
+    /// Makes one attempt at `request` on a pooled handle; every option is checked as it is set,
+    /// and a request this libcurl cannot make as asked fails before anything is sent.
     public func load(_ request: DataRequest, isCancelled: @escaping @Sendable () -> Bool) throws(FetchError) -> DataResponse {
         guard let scheme = URL(string: request.url)?.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
             throw FetchError(.invalidRequest, "only http and https URLs can be fetched")
         }
+        if let refusal = support.refusal(scheme: scheme, signed: request.signing != nil) { throw refusal }
         let handle = idleHandles.withLock { $0.popLast() } ?? EasyHandle()
         guard let easy = handle.pointer else { throw FetchError(.other, "libcurl could not create a transfer") }
         defer {
@@ -64,58 +83,76 @@ public final class CurlDataLoader: DataLoading {
             headerList = curl_slist_append(headerList, "\(name): \(value)")
         }
 
-        _ = pl_curl_set_string(easy, CURLOPT_URL, request.url)
-        _ = pl_curl_set_long(easy, CURLOPT_NOSIGNAL, 1) // no SIGALRM in a multithreaded process
-        // A signature is for one URL: a signed request follows no redirect.
-        _ = pl_curl_set_long(easy, CURLOPT_FOLLOWLOCATION, request.signing == nil ? 1 : 0)
-        _ = pl_curl_set_long(easy, CURLOPT_MAXREDIRS, settings.maxRedirects)
-        _ = pl_curl_set_string(easy, CURLOPT_PROTOCOLS_STR, "http,https")
-        _ = pl_curl_set_string(easy, CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
-        _ = pl_curl_set_long(easy, CURLOPT_TIMEOUT_MS, Int(settings.timeout * 1000))
-        _ = pl_curl_set_long(easy, CURLOPT_CONNECTTIMEOUT_MS, Int(settings.connectTimeout * 1000))
-        _ = pl_curl_set_string(easy, CURLOPT_USERAGENT, settings.userAgent)
-        _ = pl_curl_set_long(easy, CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS))
-        // A declared Content-Length over the limit fails before the body is read.
-        _ = pl_curl_set_offset(easy, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(request.maxBytes))
-        _ = pl_curl_set_headers(easy, headerList)
-        _ = pl_curl_set_write_callback(easy, curlWriteBody, context)
-        _ = pl_curl_set_header_callback(easy, curlReadHeader, context)
-        _ = pl_curl_set_progress_callback(easy, curlProgress, context)
-
-        if let signing = request.signing {
-            // libcurl computes the signature (Signature Version 4); the key and secret go in
-            // separately, so a colon in either cannot split them wrongly.
-            _ = pl_curl_set_string(easy, CURLOPT_AWS_SIGV4, "aws:amz:\(signing.region):\(signing.service)")
-            _ = pl_curl_set_string(easy, CURLOPT_USERNAME, signing.credentials.accessKeyID)
-            _ = pl_curl_set_string(easy, CURLOPT_PASSWORD, signing.credentials.secretAccessKey)
-            // Keys are sent as written (percent-encoded): "." and ".." in a key are not folders.
-            _ = pl_curl_set_long(easy, CURLOPT_PATH_AS_IS, 1)
-        }
-        if request.method == "HEAD" {
-            _ = pl_curl_set_long(easy, CURLOPT_NOBODY, 1)
-        } else if request.method != "GET" || request.body != nil {
-            _ = pl_curl_set_string(easy, CURLOPT_CUSTOMREQUEST, request.method)
-        }
+        try setOptions(easy, request: request, headers: headerList, context: context)
         let body = request.body ?? Data()
-        let code = withExtendedLifetime(transfer) {
+        let outcome: Result<CURLcode, FetchError> = withExtendedLifetime(transfer) {
             body.withUnsafeBytes { bytes in
-                // The body goes as "post fields" under the request's own method: libcurl 7.88's
-                // signer hashes exactly these bytes, as `x-amz-content-sha256` says.
-                if request.body != nil {
-                    _ = pl_curl_set_offset(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(bytes.count))
-                    if let base = bytes.baseAddress, bytes.count > 0 {
-                        _ = pl_curl_set_pointer(easy, CURLOPT_POSTFIELDS, UnsafeMutableRawPointer(mutating: base))
-                    } else {
-                        _ = pl_curl_set_string(easy, CURLOPT_COPYPOSTFIELDS, "") // copied: no pointer to keep alive
+                do throws(FetchError) {
+                    // The body goes as "post fields" under the request's own method: libcurl 7.88's
+                    // signer hashes exactly these bytes, as `x-amz-content-sha256` says.
+                    if request.body != nil {
+                        let option = CurlOption(easy, version: support.version)
+                        try option.check(pl_curl_set_offset(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(bytes.count)), "CURLOPT_POSTFIELDSIZE_LARGE")
+                        if let base = bytes.baseAddress, bytes.count > 0 {
+                            try option.check(pl_curl_set_pointer(easy, CURLOPT_POSTFIELDS, UnsafeMutableRawPointer(mutating: base)), "CURLOPT_POSTFIELDS")
+                        } else {
+                            // Copied: no pointer to keep alive.
+                            try option.check(pl_curl_set_string(easy, CURLOPT_COPYPOSTFIELDS, ""), "CURLOPT_COPYPOSTFIELDS")
+                        }
                     }
+                    return .success(curl_easy_perform(easy))
+                } catch {
+                    return .failure(error)
                 }
-                return curl_easy_perform(easy)
             }
         }
+        let code = try outcome.get()
         guard code == CURLE_OK else {
             throw Self.error(for: code, transfer: transfer, easy: easy, maxBytes: request.maxBytes)
         }
-        return DataResponse(status: pl_curl_response_code(easy), body: transfer.body, headers: transfer.headers)
+        var status = 0
+        try CurlOption(easy, version: support.version).check(pl_curl_response_code(easy, &status), "CURLINFO_RESPONSE_CODE")
+        return DataResponse(status: status, body: transfer.body, headers: transfer.headers)
+    }
+
+    /// Sets every option of one transfer but its body, each checked: a libcurl that refuses one
+    /// would otherwise make a different request from the one asked for (an S3 request unsigned,
+    /// redirects to any scheme followed).
+    private func setOptions(_ easy: UnsafeMutableRawPointer, request: DataRequest, headers: UnsafeMutablePointer<curl_slist>?,
+                            context: UnsafeMutableRawPointer) throws(FetchError) {
+        let option = CurlOption(easy, version: support.version)
+        try option.check(pl_curl_set_string(easy, CURLOPT_URL, request.url), "CURLOPT_URL")
+        // No SIGALRM in a multithreaded process.
+        try option.check(pl_curl_set_long(easy, CURLOPT_NOSIGNAL, 1), "CURLOPT_NOSIGNAL")
+        // A signature is for one URL: a signed request follows no redirect.
+        try option.check(pl_curl_set_long(easy, CURLOPT_FOLLOWLOCATION, request.signing == nil ? 1 : 0), "CURLOPT_FOLLOWLOCATION")
+        try option.check(pl_curl_set_long(easy, CURLOPT_MAXREDIRS, settings.maxRedirects), "CURLOPT_MAXREDIRS")
+        try option.check(pl_curl_set_string(easy, CURLOPT_PROTOCOLS_STR, LibcurlSupport.schemes), "CURLOPT_PROTOCOLS_STR")
+        try option.check(pl_curl_set_string(easy, CURLOPT_REDIR_PROTOCOLS_STR, LibcurlSupport.schemes), "CURLOPT_REDIR_PROTOCOLS_STR")
+        try option.check(pl_curl_set_long(easy, CURLOPT_TIMEOUT_MS, Int(settings.timeout * 1000)), "CURLOPT_TIMEOUT_MS")
+        try option.check(pl_curl_set_long(easy, CURLOPT_CONNECTTIMEOUT_MS, Int(settings.connectTimeout * 1000)), "CURLOPT_CONNECTTIMEOUT_MS")
+        try option.check(pl_curl_set_string(easy, CURLOPT_USERAGENT, settings.userAgent), "CURLOPT_USERAGENT")
+        try option.check(pl_curl_set_long(easy, CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS)), "CURLOPT_HTTP_VERSION")
+        // A declared Content-Length over the limit fails before the body is read.
+        try option.check(pl_curl_set_offset(easy, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(request.maxBytes)), "CURLOPT_MAXFILESIZE_LARGE")
+        try option.check(pl_curl_set_headers(easy, headers), "CURLOPT_HTTPHEADER")
+        try option.check(pl_curl_set_write_callback(easy, curlWriteBody, context), "CURLOPT_WRITEFUNCTION")
+        try option.check(pl_curl_set_header_callback(easy, curlReadHeader, context), "CURLOPT_HEADERFUNCTION")
+        try option.check(pl_curl_set_progress_callback(easy, curlProgress, context), "CURLOPT_XFERINFOFUNCTION")
+        if let signing = request.signing {
+            // libcurl computes the signature (Signature Version 4); the key and secret go in
+            // separately, so a colon in either cannot split them wrongly.
+            try option.check(pl_curl_set_string(easy, CURLOPT_AWS_SIGV4, "aws:amz:\(signing.region):\(signing.service)"), "CURLOPT_AWS_SIGV4")
+            try option.check(pl_curl_set_string(easy, CURLOPT_USERNAME, signing.credentials.accessKeyID), "CURLOPT_USERNAME")
+            try option.check(pl_curl_set_string(easy, CURLOPT_PASSWORD, signing.credentials.secretAccessKey), "CURLOPT_PASSWORD")
+            // Keys are sent as written (percent-encoded): "." and ".." in a key are not folders.
+            try option.check(pl_curl_set_long(easy, CURLOPT_PATH_AS_IS, 1), "CURLOPT_PATH_AS_IS")
+        }
+        if request.method == "HEAD" {
+            try option.check(pl_curl_set_long(easy, CURLOPT_NOBODY, 1), "CURLOPT_NOBODY")
+        } else if request.method != "GET" || request.body != nil {
+            try option.check(pl_curl_set_string(easy, CURLOPT_CUSTOMREQUEST, request.method), "CURLOPT_CUSTOMREQUEST")
+        }
     }
 
     /// What libcurl 7.88's signer leaves to the caller: the payload's hash (which S3 requires and
@@ -152,10 +189,22 @@ public final class CurlDataLoader: DataLoading {
     }
 }
 
-/// libcurl's global state, started once before the first handle.
-enum CurlGlobal {
-    static func start() { _ = started }
-    private static let started: Bool = curl_global_init(Int(CURL_GLOBAL_DEFAULT)) == CURLE_OK
+/// One transfer's options as they are set: a code other than CURLE_OK becomes an error naming
+/// the option libcurl refused, before anything is sent.
+struct CurlOption {
+    private let easy: UnsafeMutableRawPointer
+    private let version: String
+
+    init(_ easy: UnsafeMutableRawPointer, version: String) {
+        self.easy = easy
+        self.version = version
+    }
+
+    func check(_ code: CURLcode, _ name: String) throws(FetchError) {
+        guard code != CURLE_OK else { return }
+        let reason = String(cString: curl_easy_strerror(code))
+        throw FetchError(.invalidRequest, "libcurl \(version) refused \(name) (\(reason)); the request was not sent")
+    }
 }
 
 /// One pooled easy handle; cleaned up when the loader goes away.

@@ -14,6 +14,7 @@ public struct RunPlan: Sendable {
 
     /// One listing of a source and where its outputs go.
     public struct Listing: Sendable {
+        /// The input as this listing names it.
         public let input: InputFile
         /// The output paths in the order of `definition.outputs`; `{width}` and `{height}`
         /// stay unfilled until the image is processed, unless the output's steps fix them.
@@ -27,6 +28,7 @@ public struct RunPlan: Sendable {
         public let sameAs: Int?
     }
 
+    /// The checked pipeline file the plan is for.
     public let definition: PipelineDefinition
     /// The sources this run makes: all of them, or this shard's.
     public let items: [Item]
@@ -69,103 +71,40 @@ public struct RunPlan: Sendable {
                                           caseInsensitive: definition.caseInsensitive)
             .enumerate(definition.inputs)
         warnings = definition.warnings + enumeration.warnings
+        var problems = enumeration.problems + Self.emptyRunProblems(enumeration, definition: definition)
 
-        var problems = enumeration.problems
-        // A run with nothing to do is most often a glob or a folder gone wrong: an error, unless
-        // the file says an empty run is expected. One pattern of several matching nothing stays a warning.
-        if enumeration.files.isEmpty, !definition.allowEmpty {
-            problems += enumeration.empty.map { entry in
-                .init(path: "inputs[\(entry.index)]", location: nil, message:
-                    "\(entry.description), and no other input names anything: a run needs inputs (\"allowEmpty\": true allows a run without)")
-            }
+        var listings = ListingPlanner(definition: definition, inputs: enumeration.files)
+        for input in enumeration.files { listings.add(input) }
+        problems += listings.paths.problems
+        WorkCounter.add(.plannedPathPairs, listings.paths.pairsCompared)
+
+        var writeCheck = WriteCheck()
+        let checked = writeCheck.check(inputs: enumeration.files,
+                                       writes: listings.paths.writes + Self.runWrites(definition, shard: shard, sideWrites: sideWrites),
+                                       cacheFolder: definition.cache.enabled || definition.incremental ? definition.cache.directory.path : nil)
+        problems += checked.problems
+        protectedInputs = checked.protected
+        guard problems.isEmpty else { throw PipelineFileError(file: fileName, problems: problems) }
+
+        let all = listings.items
+        totalInputCount = all.reduce(0) { $0 + $1.item.listings.count }
+        let base = Self.realPath(definition.baseDirectory.path)
+        items = all.filter { shard?.contains(key: Self.shardKey($0.key, base: base)) ?? true }.map(\.item)
+    }
+
+    /// A run with nothing to do is most often a glob or a folder gone wrong: an error, unless
+    /// the file says an empty run is expected. One pattern of several matching nothing stays a warning.
+    private static func emptyRunProblems(_ enumeration: InputEnumerator.Result, definition: PipelineDefinition) -> [PipelineFileError.Problem] {
+        guard enumeration.files.isEmpty, !definition.allowEmpty else { return [] }
+        return enumeration.empty.map { entry in
+            .init(path: "inputs[\(entry.index)]", location: nil, message:
+                "\(entry.description), and no other input names anything: a run needs inputs (\"allowEmpty\": true allows a run without)")
         }
-        var writers: [String: (input: String, output: String)] = [:]
-        // Files, and S3 objects (an output may not replace the object it is made from either).
-        let inputPaths = Set(enumeration.files.filter { !$0.isRemote || $0.s3Location != nil }.map(\.path))
-        var listingsBySource: [String: [Listing]] = [:]
-        var sourceOrder: [String] = []
-        // A width of `widths` names its file in the plan (and the journal) even when the image
-        // turns out narrower: the file itself is named by the width it has.
-        let fixedSizes = definition.outputs.map { output in
-            output.variant.map { (width: $0.width, height: Int?.none) }
-                ?? output.fixedSize(keepingAnimation: definition.decompress.animation == .keep)
-        }
-        var folders = FolderCheck()
+    }
+
+    /// What the run writes besides its outputs: the manifest, the journal, and `sideWrites`.
+    private static func runWrites(_ definition: PipelineDefinition, shard: Shard?, sideWrites: [SideWrite]) -> [WriteCheck.Write] {
         var writes: [WriteCheck.Write] = []
-        for input in enumeration.files {
-            let key = Self.sourceKey(input)
-            var targets: [OutputTarget] = []
-            var refusal: String?
-            for (output, fixed) in zip(definition.outputs, fixedSizes) {
-                do {
-                    targets.append(try OutputTarget(output: output, input: input, baseDirectory: definition.baseDirectory, fixedSize: fixed))
-                } catch {
-                    refusal = "refused: output \"\(output.name)\": \(error.message)"
-                    break
-                }
-            }
-            let earlier = listingsBySource[key] ?? []
-            if listingsBySource[key] == nil { sourceOrder.append(key) }
-            // The same source listed again with the same output paths (a file matched by two
-            // globs, a URL repeated in a list) is the same work: it is done once and reported
-            // for each listing.
-            if refusal == nil, let twin = earlier.firstIndex(where: { $0.refusal == nil && $0.targets.map(\.plannedPath) == targets.map(\.plannedPath) }) {
-                listingsBySource[key, default: []].append(Listing(input: input, targets: [], refusal: nil, sameAs: twin))
-                continue
-            }
-            if refusal == nil {
-                // Paths that may meet once sizes are known differ only in digits: each output is
-                // compared with the earlier ones of the same skeleton, so planning costs time in
-                // proportion to the outputs (all with all grew with their square).
-                var bySkeleton: [String: (all: [Int], unknown: [Int])] = [:]
-                for (index, target) in targets.enumerated() {
-                    let output = definition.outputs[index]
-                    let place = "outputs[\(output.fileIndex ?? index)].path"
-                    // Paths still holding {width}/{height} are compared as written here, and with
-                    // the other outputs of the same input below; the runner catches the rest when
-                    // the sizes are known.
-                    if let writer = writers[target.plannedPath] {
-                        problems.append(.init(path: place, location: output.pathLocation, message:
-                            "output \"\(output.name)\" of \(input.displayName) and output \"\(writer.output)\" of \(writer.input) would both write \(target.plannedPath)"))
-                    } else {
-                        writers[target.plannedPath] = (input.displayName, output.name)
-                    }
-                    // Found now, not after every input was decoded: a file where a folder must be.
-                    if !target.isS3, let file = folders.fileInTheWay(of: target.plannedPath) {
-                        problems.append(.init(path: place, location: output.pathLocation, message:
-                            "output \"\(output.name)\" of \(input.displayName) would write \(target.plannedPath), but \(file) is a file, not a folder"))
-                    }
-                    if target.isS3, inputPaths.contains(target.plannedPath) {
-                        problems.append(.init(path: place, location: output.pathLocation, message:
-                            "output \"\(output.name)\" of \(input.displayName) would overwrite the input \(target.plannedPath)"))
-                    }
-                    if !target.isS3 {
-                        writes.append(.init(place: place, location: output.pathLocation, what: "output \"\(output.name)\" of \(input.displayName)",
-                                            path: target.plannedPath, root: target.root))
-                    }
-                    // A size not known yet may turn out to be the one that makes the paths meet.
-                    let skeleton = target.pattern.skeleton
-                    do {
-                        // Scoped: the group's arrays must have one owner again when appended to.
-                        let group = bySkeleton[skeleton] ?? ([], [])
-                        let candidates = target.pattern.hasUnknowns ? group.all : group.unknown
-                        WorkCounter.add(.plannedPathPairs, 1 + candidates.count)
-                        for earlier in candidates {
-                            let other = targets[earlier]
-                            guard other.plannedPath != target.plannedPath, target.pattern.canMatch(other.pattern) else { continue }
-                            // One output's widths never meet: each width made is a different number.
-                            if let group = output.variant?.group, definition.outputs[earlier].variant?.group == group { continue }
-                            problems.append(.init(path: place, location: output.pathLocation, message:
-                                "outputs \"\(definition.outputs[earlier].name)\" and \"\(output.name)\" of \(input.displayName) could both write "
-                                    + "\(target.plannedPath) and \(other.plannedPath): their steps do not fix the sizes that tell them apart"))
-                        }
-                    }
-                    bySkeleton[skeleton, default: ([], [])].all.append(index)
-                    if target.pattern.hasUnknowns { bySkeleton[skeleton, default: ([], [])].unknown.append(index) }
-                }
-            }
-            listingsBySource[key, default: []].append(Listing(input: input, targets: refusal == nil ? targets : [], refusal: refusal, sameAs: nil))
-        }
         if let manifest = definition.manifest?.forShard(shard) {
             writes.append(.init(place: "manifest.path", location: nil, what: "the manifest", path: manifest.file.path, root: nil))
         }
@@ -173,17 +112,7 @@ public struct RunPlan: Sendable {
             let journal = definition.cache.journalFile(pipeline: definition.name, baseDirectory: definition.baseDirectory)
             writes.append(.init(place: "cache", location: nil, what: "the journal", path: journal.path, root: nil))
         }
-        writes += sideWrites.map { .init(place: "", location: nil, what: $0.what, path: $0.path, root: nil) }
-        var writeCheck = WriteCheck()
-        let checked = writeCheck.check(inputs: enumeration.files, writes: writes,
-                                       cacheFolder: definition.cache.enabled || definition.incremental ? definition.cache.directory.path : nil)
-        problems += checked.problems
-        protectedInputs = checked.protected
-        guard problems.isEmpty else { throw PipelineFileError(file: fileName, problems: problems) }
-        let all = sourceOrder.compactMap { key in listingsBySource[key].map { (key: key, item: Item(listings: $0)) } }
-        totalInputCount = all.reduce(0) { $0 + $1.item.listings.count }
-        let base = Self.realPath(definition.baseDirectory.path)
-        items = all.filter { shard?.contains(key: Self.shardKey($0.key, base: base)) ?? true }.map(\.item)
+        return writes + sideWrites.map { .init(place: "", location: nil, what: $0.what, path: $0.path, root: nil) }
     }
 
     /// What decides a source's shard: its URL, or its real path relative to the pipeline file's
@@ -194,7 +123,7 @@ public struct RunPlan: Sendable {
         return path.hasPrefix(base + "/") ? "file:" + path.dropFirst(base.count + 1) : sourceKey
     }
 
-    private static func realPath(_ path: String) -> String {
+    static func realPath(_ path: String) -> String {
         guard let resolved = realpath(path, nil) else { return path }
         defer { free(resolved) }
         return String(cString: resolved)
@@ -215,40 +144,9 @@ public struct RunPlan: Sendable {
     }
 }
 
-/// Finds files standing where output folders must be, looking at each folder once, and naming
-/// each such file once.
-private struct FolderCheck {
-    /// Each folder looked at, and the file in its way (nil when none).
-    private var seen: [String: String?] = [:]
-    private var named: Set<String> = []
-
-    /// The file (not a folder) at `path`'s folder or one of its ancestors, unless named before.
-    mutating func fileInTheWay(of path: String) -> String? {
-        let folder = (path as NSString).deletingLastPathComponent
-        guard let file = blocking(folder), named.insert(file).inserted else { return nil }
-        return file
-    }
-
-    private mutating func blocking(_ folder: String) -> String? {
-        if let known = seen[folder] { return known }
-        var info = stat()
-        let found: String?
-        if stat(folder, &info) == 0 {
-            // An existing folder (through symbolic links, as writing follows them) ends the walk.
-            found = info.st_mode & S_IFMT == S_IFDIR ? nil : folder
-        } else if errno == ENOTDIR {
-            let parent = (folder as NSString).deletingLastPathComponent
-            found = parent == folder ? nil : blocking(parent)
-        } else {
-            found = nil
-        }
-        seen[folder] = found
-        return found
-    }
-}
-
 /// Where one output of one input goes.
 public struct OutputTarget: Sendable {
+    /// The output's name.
     public let outputName: String
     /// The folder the author wrote in the template, absolute: the path may not leave it.
     public let root: String

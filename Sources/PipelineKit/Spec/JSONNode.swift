@@ -15,14 +15,20 @@ public struct JSONNode: Sendable, Equatable {
 
     /// One `"key": value` pair of an object.
     public struct Member: Sendable, Equatable {
+        /// The member's name.
         public let key: String
+        /// Where the name stands in the source text.
         public let keyLocation: SourceLocation
+        /// The member's value.
         public let value: JSONNode
     }
 
+    /// The value itself.
     public let value: Value
+    /// Where the value starts in the source text.
     public let location: SourceLocation
 
+    /// A node holding `value`, said to stand at `location` (line 0 for values made in code).
     public init(_ value: Value, at location: SourceLocation = SourceLocation(line: 0, column: 0)) {
         self.value = value
         self.location = location
@@ -49,14 +55,18 @@ public struct JSONNode: Sendable, Equatable {
 
 /// A 1-based line and column in a source text.
 public struct SourceLocation: Sendable, Equatable, CustomStringConvertible {
+    /// The line, from 1.
     public let line: Int
+    /// The column, from 1, in characters.
     public let column: Int
 
+    /// A place in a pipeline file's text.
     public init(line: Int, column: Int) {
         self.line = line
         self.column = column
     }
 
+    /// `line:column`, as messages quote it.
     public var description: String { "\(line):\(column)" }
 }
 

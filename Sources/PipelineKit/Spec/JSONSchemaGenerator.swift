@@ -1,6 +1,7 @@
 /// Prints the pipeline-file format as a JSON Schema (draft 2020-12), from the same shapes the
 /// validator checks, so editors complete and check pipeline files exactly as `pipeline` does.
 public enum JSONSchemaGenerator {
+    /// The JSON Schema dialect the generated schemas declare.
     public static let schemaDialect = "https://json-schema.org/draft/2020-12/schema"
 
     /// The schema for pipeline files that may use `processors`' steps, as pretty-printed JSON.

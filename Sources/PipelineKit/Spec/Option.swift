@@ -1,15 +1,20 @@
 /// One key of an object in a pipeline file: its name, shape, default and help text.
 public struct Option: Sendable {
+    /// The key as the file writes it.
     public let name: String
+    /// The values the key accepts.
     public let shape: ValueShape
+    /// Whether the file must give the key.
     public let isRequired: Bool
     /// The value used when the key is absent; shown in the schema and in `pipeline plugins`.
     public let defaultValue: JSONNode?
     /// How the default is worked out where it depends on the machine (the cores a process may
     /// use): the generated reference shows this rule instead of this machine's `defaultValue`.
     public let defaultRule: String?
+    /// What the key does, for the schema, the reference docs and `pipeline plugins`.
     public let help: String
 
+    /// An option of any shape; `defaultRule` explains a default that depends on the machine.
     public init(_ name: String, _ shape: ValueShape, required: Bool = false, default defaultValue: JSONNode? = nil,
                 defaultRule: String? = nil, help: String) {
         self.name = name
@@ -20,18 +25,22 @@ public struct Option: Sendable {
         self.help = help
     }
 
+    /// An integer option within `range`.
     public static func integer(_ name: String, in range: ClosedRange<Int>, required: Bool = false, default value: Int? = nil, help: String) -> Option {
         Option(name, .integer(range), required: required, default: value.map { JSONNode(plain: $0) }, help: help)
     }
 
+    /// A number option within `range`.
     public static func number(_ name: String, in range: ClosedRange<Double>, required: Bool = false, default value: Double? = nil, help: String) -> Option {
         Option(name, .number(range), required: required, default: value.map { JSONNode(plain: $0) }, help: help)
     }
 
+    /// A boolean option.
     public static func boolean(_ name: String, default value: Bool, help: String) -> Option {
         Option(name, .boolean, default: JSONNode(plain: value), help: help)
     }
 
+    /// An option taking one of `values`.
     public static func choice(_ name: String, _ values: [String], required: Bool = false, default value: String? = nil, help: String) -> Option {
         Option(name, .choice(values), required: required, default: value.map { JSONNode(plain: $0) }, help: help)
     }
@@ -43,6 +52,7 @@ public struct Option: Sendable {
         choice(name, Choice.allCases.map(\.rawValue), default: value?.rawValue, help: help)
     }
 
+    /// A colour option (`#rrggbb`, a name, or an array of components).
     public static func colour(_ name: String, default value: String? = nil, help: String) -> Option {
         Option(name, .colour, default: value.map { JSONNode(plain: $0) }, help: help)
     }

@@ -36,6 +36,7 @@ public struct PathTemplate: Sendable, Hashable, CustomStringConvertible {
 
     /// Why a template or a filled-in value is not acceptable.
     public struct Failure: Error, Sendable, Equatable {
+        /// What is wrong with the template, or with a path made from it.
         public let message: String
     }
 
@@ -44,9 +45,11 @@ public struct PathTemplate: Sendable, Hashable, CustomStringConvertible {
         case placeholder(Placeholder)
     }
 
+    /// The template as written.
     public let text: String
     let pieces: [Piece]
 
+    /// Parses `text`, refusing unknown placeholders and unbalanced braces.
     public init(_ text: String) throws(Failure) {
         self.text = text
         var pieces: [Piece] = []
@@ -82,6 +85,7 @@ public struct PathTemplate: Sendable, Hashable, CustomStringConvertible {
         self.pieces = pieces
     }
 
+    /// The template as written.
     public var description: String { text }
 
     /// The placeholders the template uses.

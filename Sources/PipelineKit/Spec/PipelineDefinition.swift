@@ -1,46 +1,57 @@
 import Foundation
 
 /// A checked pipeline file: what to read, how each stage runs, and what to make of each input.
+///
+/// Only the builder that checked the file makes one, so what it checked stays true: each
+/// property is read-only. A different definition comes from a different file (or JSON text).
 public struct PipelineDefinition: Sendable {
-    public var name: String
+    /// The file's `name`, for reports and logs (`pipeline` when it gives none).
+    public let name: String
     /// The folder relative paths resolve against: the pipeline file's folder.
-    public var baseDirectory: URL
+    public let baseDirectory: URL
     /// Files, globs, URLs and list files, in the order the file lists them.
-    public var inputs: [InputEntry]
-    public var fetch: FetchSettings
-    public var cache: CacheSettings
-    public var decompress: DecompressSettings
+    public let inputs: [InputEntry]
+    /// The `fetch` section: how inputs are read and downloaded.
+    public let fetch: FetchSettings
+    /// The `cache` section: the disk cache of fetched bytes.
+    public let cache: CacheSettings
+    /// The `decompress` section: how each input is decoded.
+    public let decompress: DecompressSettings
     /// The `process` stage: each output's steps.
-    public var process: StageSettings
-    public var encode: StageSettings
+    public let process: StageSettings
+    /// The `encode` stage: encoding and writing each output.
+    public let encode: StageSettings
+    /// The file's `inFlight`, or nil when it says nothing and the default applies.
+    public let inFlightSetting: Int?
+    /// Whether outputs made by an earlier run, and still up to date, are skipped.
+    public let incremental: Bool
+    /// Whether a run whose inputs name no file is fine (else it is an error before the run).
+    public let allowEmpty: Bool
+    /// Whether input globs match names whatever the case of their letters (`*.jpg` finds `A.JPG`).
+    public let caseInsensitive: Bool
+    /// What to make from every input, one definition per width × format of each output.
+    public let outputs: [OutputDefinition]
+    /// Where the run's manifest goes, when the file asks for one.
+    public let manifest: ManifestSettings?
+    /// What the file says that still works but should change (an old key), for people.
+    public let warnings: [String]
+    /// The `s3` section: profile, region and endpoint for `s3://` inputs and outputs.
+    public let s3: S3Settings
+
     /// How many inputs may be between the first stage and the last at once: the file's
     /// `inFlight`, or by default the sum of the decompress, process and encode widths (a run
     /// of remote inputs adds the fetch lanes: `inFlight(fetchingRemoteInputs:)`).
-    public var inFlight: Int
-    /// Whether the file set `inFlight` itself.
-    public var inFlightIsSet = false
-    /// Whether outputs made by an earlier run, and still up to date, are skipped.
-    public var incremental: Bool
-    /// Whether a run whose inputs name no file is fine (else it is an error before the run).
-    public var allowEmpty: Bool = false
-    /// Whether input globs match names whatever the case of their letters (`*.jpg` finds `A.JPG`).
-    public var caseInsensitive: Bool = false
-    public var outputs: [OutputDefinition]
-    /// Where the run's manifest goes, when the file asks for one.
-    public var manifest: ManifestSettings? = nil
-    /// What the file says that still works but should change (an old key), for people.
-    public var warnings: [String] = []
-    /// The `s3` section: profile, region and endpoint for `s3://` inputs and outputs.
-    public var s3 = S3Settings()
+    public var inFlight: Int {
+        inFlightSetting ?? StageDefaults.inFlight(decompress: decompress.concurrency, process: process.concurrency,
+                                                  encode: encode.concurrency)
+    }
 
     /// The in-flight window of a run: `inFlight`, plus the fetch lanes when the run downloads
     /// inputs and the file does not set `inFlight`. Downloads wait on the network, not on the
-    /// cores: without the fetch lanes they waited for the window (the corpus over HTTP at
-    /// 300 ms a request: 4.4–4.7 s, against 3.7–3.8 s with them), while for local files, which
-    /// the fetch stage only checks, more in flight only raised the eight-fold corpus' peak
-    /// (164 → 177 MiB).
+    /// cores, so without the fetch lanes they would wait for the window; for local files, which
+    /// the fetch stage only checks, more in flight would only raise the peak of memory.
     public func inFlight(fetchingRemoteInputs: Bool) -> Int {
-        inFlightIsSet || !fetchingRemoteInputs ? inFlight : inFlight + fetch.concurrency
+        inFlightSetting != nil || !fetchingRemoteInputs ? inFlight : inFlight + fetch.concurrency
     }
 }
 
@@ -51,6 +62,7 @@ public struct ManifestSettings: Sendable, Equatable {
     /// Put before a file's path relative to the manifest's folder to make its URL.
     public var urlPrefix: String
 
+    /// The section's settings: `file` absolute.
     public init(file: URL, urlPrefix: String) {
         self.file = file
         self.urlPrefix = urlPrefix
@@ -69,9 +81,13 @@ public struct ManifestSettings: Sendable, Equatable {
 
 /// One variant made from every input: a chain of processors, an encoder and a path.
 public struct OutputDefinition: Sendable {
+    /// The output's name, unique in the file; also `{output}`.
     public var name: String
+    /// The processor steps, in order.
     public var steps: [any ImageProcessing]
+    /// How the output is encoded.
     public var encoder: EncoderSettings
+    /// Where each input's file goes.
     public var path: PathTemplate
     /// Where the path stood in the pipeline file, for errors found when planning.
     var pathLocation: SourceLocation?
@@ -80,6 +96,7 @@ public struct OutputDefinition: Sendable {
     var fileIndex: Int?
     /// Placeholders the manifest gives for this output, computed from its smallest file.
     public var placeholders: [PlaceholderKind] = []
+    /// How the placeholders are made.
     public var placeholderSettings = PlaceholderSettings()
     /// S3 outputs: the objects' `Cache-Control`, or nil.
     public var cacheControl: String? = nil
@@ -88,6 +105,7 @@ public struct OutputDefinition: Sendable {
     /// Which width × format combination this is, when the output lists `widths` or `formats`.
     public var variant: ResponsiveVariant? = nil
 
+    /// An output with no placeholders, S3 settings or variant.
     public init(name: String, steps: [any ImageProcessing], encoder: EncoderSettings, path: PathTemplate) {
         self.name = name
         self.steps = steps
@@ -112,15 +130,21 @@ public struct StageSettings: Sendable, Equatable {
 
 /// Settings of the `fetch` stage (for local files: reading them).
 public struct FetchSettings: Sendable, Equatable {
+    /// Downloads (or local reads) at once.
     public var concurrency: Int
     /// Inputs larger than this many bytes fail; downloads stop as soon as they pass it.
     public var maxBytes: Int64
     /// Seconds one HTTP transfer may take.
     public var timeout: Double
+    /// Seconds connecting to a server may take.
     public var connectTimeout: Double
+    /// Retries after connection errors, timeouts, 429 and 5xx.
     public var retries: Int
+    /// Extra HTTP request headers for unsigned requests.
     public var headers: [String: String]
+    /// The User-Agent header.
     public var userAgent: String
+    /// Redirects followed (to http and https only).
     public var maxRedirects: Int
     /// Serve the cached copy of a remote input when its origin cannot be reached or answers
     /// 5xx after the retries, rather than failing it.
@@ -134,10 +158,13 @@ public struct FetchSettings: Sendable, Equatable {
 
 /// Settings of the `cache` stage: the disk cache of fetched bytes.
 public struct CacheSettings: Sendable, Equatable {
+    /// Cache reads and writes at once.
     public var concurrency: Int
+    /// Whether fetched bytes are kept between runs.
     public var enabled: Bool
     /// The cache folder, absolute.
     public var directory: URL
+    /// The size, in bytes, beyond which the least recently used entries go.
     public var maxSize: Int64
 
     /// The journal of outputs made, for incremental runs of the pipeline named `name`; it lives
@@ -162,12 +189,14 @@ public struct DecompressSettings: Sendable, Equatable {
         case warning
     }
 
+    /// Decodes at once.
     public var concurrency: Int
     /// Inputs with more pixels than this (width × height × pages, read from the header) fail
     /// before decoding.
     public var maxPixels: Int
     /// Turn images upright as their EXIF orientation says.
     public var autorotate: Bool
+    /// How strict decoding is.
     public var failOn: FailOn
     /// Let JPEG decoding shrink by the whole factor the outputs allow (as sharp does by
     /// default), rather than leaving a factor of two for resampling (as vips_thumbnail does).
@@ -185,11 +214,12 @@ public struct DecompressSettings: Sendable, Equatable {
     /// Seconds one input's decoding may take before it is stopped and fails; 0 for no limit.
     public var timeout: Double
 
-    /// A minute: thirty times the longest decode measured here (a 16383×16383 PNG, the most
-    /// pixels the default `maxPixels` lets through, took 1.9 s on one core), so it stops only
+    /// A minute: far longer than decoding the largest image the default `maxPixels` lets
+    /// through takes on one core (Benchmarks/RESULTS.md), so it stops only
     /// an input that would otherwise hold a decode slot for good.
     public static let defaultTimeout: Double = 60
 
+    /// Decompress settings; the optional ones at the pipeline file's defaults.
     public init(concurrency: Int, maxPixels: Int, autorotate: Bool, failOn: FailOn, fastShrinkOnLoad: Bool = true,
                 timeout: Double = DecompressSettings.defaultTimeout, animation: Animation = .first) {
         self.concurrency = concurrency
@@ -202,23 +232,40 @@ public struct DecompressSettings: Sendable, Equatable {
     }
 }
 
-/// Stage widths and bounds used when the pipeline file says nothing.
+/// Stage widths and bounds used when the pipeline file says nothing: the pipeline file's
+/// declared options (`PipelineFormat`) take their defaults from here, and so does
+/// `CurlDataLoader` when it is made without a file.
 ///
 /// The widths follow the cores the process may use (`AvailableCores`), with one libvips thread
 /// per image: a decode and an encode lane per core, so that whichever of the two a job spends
 /// its time in (decoding for thumbnails, AV1 encoding for a responsive set) keeps every core
 /// busy. Measured on a 2-core machine with `Benchmarks/run.sh` (see Benchmarks/RESULTS.md).
 public enum StageDefaults {
+    /// Downloads at once: they wait on the network, not on the cores.
     public static let fetchConcurrency = 4
+    /// Cache reads and writes at once.
     public static let cacheConcurrency = 2
     /// One per core.
     public static let decompressConcurrency = AvailableCores.count
-    /// One per two cores: this stage computes each output's steps into memory (`StepChain`),
-    /// and a lane per two cores keeps up with the decode and encode lanes that feed and drain it.
+    /// One per two cores: the process stage renders each output's steps into memory (`StepChain`),
+    /// from an image already shrunk on load, which is lighter work than decoding or encoding.
     public static let processConcurrency = max(1, AvailableCores.count / 2)
     /// One per core.
     public static let encodeConcurrency = AvailableCores.count
+    /// The largest input accepted (`fetch.maxBytes`).
     public static let maxBytes: Int64 = 100_000_000
+    /// Seconds one HTTP transfer may take (`fetch.timeout`).
+    public static let fetchTimeout: Double = 30
+    /// Seconds connecting to a server may take (`fetch.connectTimeout`).
+    public static let connectTimeout: Double = 10
+    /// Retries after a transient failure (`fetch.retries`).
+    public static let retries = 2
+    /// Redirects followed (`fetch.maxRedirects`).
+    public static let maxRedirects = 5
+    /// The User-Agent header (`fetch.userAgent`).
+    public static let userAgent = "pipeline/\(PipelineKitInfo.version)"
+    /// The size the disk cache is kept under (`cache.maxSize`).
+    public static let cacheMaxSize: Int64 = 1_000_000_000
     /// sharp's default limit (0x3FFF × 0x3FFF), enough for any camera photo.
     public static let maxPixels = 268_402_689
 

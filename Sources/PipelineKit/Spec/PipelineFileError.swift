@@ -6,14 +6,17 @@ public struct PipelineFileError: Error, Sendable, CustomStringConvertible {
         public let path: String
         /// Line and column in the file, when the problem is at a value of the file.
         public let location: SourceLocation?
+        /// What is wrong, for people.
         public let message: String
 
+        /// A problem at the JSON `path`, at `location` when known.
         public init(path: String, location: SourceLocation?, message: String) {
             self.path = path
             self.location = location
             self.message = message
         }
 
+        /// The problem with its place: `path (line:column): message`.
         public var description: String {
             let place = path.isEmpty ? "" : "\(path): "
             return "\(place)\(message)"
@@ -22,8 +25,10 @@ public struct PipelineFileError: Error, Sendable, CustomStringConvertible {
 
     /// The file's path as the user gave it, or `<string>` for JSON handed over in memory.
     public let file: String
+    /// Every problem found, in file order.
     public let problems: [Problem]
 
+    /// The problems of the pipeline file named `file`.
     public init(file: String, problems: [Problem]) {
         self.file = file
         self.problems = problems

@@ -1,6 +1,7 @@
 /// The shape of a pipeline file, version 1: the one definition that validation, the JSON
 /// Schema and the documentation are all generated from.
 public enum PipelineFormat {
+    /// The format version this build reads: a file's `version`.
     public static let version = 1
 
     static func shape(processors: ProcessorRegistry) -> ValueShape {
@@ -21,7 +22,7 @@ public enum PipelineFormat {
         }
         return [
             .integer("version", in: version...version, required: true, help: "pipeline file format version"),
-            Option("name", .string(nonEmpty: true), help: "a name for reports and logs"),
+            Option("name", .string(nonEmpty: true), default: JSONNode(plain: "pipeline"), help: "a name for reports and logs"),
             Option("inputs", .array(.anyOf([
                 .string(nonEmpty: true),
                 .object([Option("list", .string(nonEmpty: true), required: true,
@@ -30,16 +31,18 @@ public enum PipelineFormat {
                    help: "input files, globs (*, ?, [abc], ** for any depth, {jpg,png} for each choice, nested as in {a,b{c,d}}), http(s) URLs and s3://bucket/key objects or globs, relative to this file's folder, or {\"list\": FILE}; for example \"photos/**/*.{jpg,png}\""),
             Option("fetch", .object([
                 concurrency("fetch", StageDefaults.fetchConcurrency, nil),
-                Option("maxBytes", .byteSize, default: JSONNode(plain: "100MB"),
+                Option("maxBytes", .byteSize, default: JSONNode(plain: Units.text(bytes: StageDefaults.maxBytes)),
                        help: "largest input accepted, for example \"50MB\"; a download over it is stopped as soon as it is"),
-                Option("timeout", .duration, default: JSONNode(plain: "30s"), help: "time limit of one HTTP transfer"),
-                Option("connectTimeout", .duration, default: JSONNode(plain: "10s"), help: "time limit to connect to a server"),
-                .integer("retries", in: 0...10, default: 2,
+                Option("timeout", .duration, default: JSONNode(plain: Units.text(seconds: StageDefaults.fetchTimeout)),
+                       help: "time limit of one HTTP transfer"),
+                Option("connectTimeout", .duration, default: JSONNode(plain: Units.text(seconds: StageDefaults.connectTimeout)),
+                       help: "time limit to connect to a server"),
+                .integer("retries", in: 0...10, default: StageDefaults.retries,
                          help: "retries after connection errors, timeouts, 429 and 5xx, with exponential backoff and jitter; Retry-After is honoured"),
                 Option("headers", .stringMap, help: "extra HTTP request headers"),
-                Option("userAgent", .string(nonEmpty: true), default: JSONNode(plain: "pipeline/\(PipelineKitInfo.version)"),
+                Option("userAgent", .string(nonEmpty: true), default: JSONNode(plain: StageDefaults.userAgent),
                        help: "the User-Agent header"),
-                .integer("maxRedirects", in: 0...20, default: 5, help: "redirects followed (to http and https only)"),
+                .integer("maxRedirects", in: 0...20, default: StageDefaults.maxRedirects, help: "redirects followed (to http and https only)"),
                 .boolean("staleIfError", default: true,
                          help: "when a remote input's server cannot be reached (refused, DNS, timeout) or answers 5xx after the retries, use its cached copy, however old, with one warning per run; false fails the input"),
                 Option("redactQuery", .array(.string(nonEmpty: true), minCount: 0),
@@ -52,7 +55,7 @@ public enum PipelineFormat {
                 .boolean("enabled", default: true, help: "keep fetched bytes between runs"),
                 Option("directory", .string(nonEmpty: true), default: JSONNode(plain: ".pipeline-cache"),
                        help: "the cache folder, relative to this file's folder"),
-                Option("maxSize", .byteSize, default: JSONNode(plain: "1GB"), help: "the least recently used entries go beyond this size"),
+                Option("maxSize", .byteSize, default: JSONNode(plain: Units.text(bytes: StageDefaults.cacheMaxSize)), help: "the least recently used entries go beyond this size"),
             ]), help: "the disk cache of fetched bytes, keyed by URL, revalidated with ETag and Last-Modified"),
             Option("decompress", .object([
                 concurrency("decompress", StageDefaults.decompressConcurrency, "one per core"),
@@ -61,7 +64,7 @@ public enum PipelineFormat {
                 .boolean("autorotate", default: true, help: "turn images upright from their EXIF orientation"),
                 .choice("failOn", DecompressSettings.FailOn.self, default: .truncated,
                         help: "how strict decoding is, as libvips' fail_on: none (decode what can be decoded), truncated (default: fail on truncated files), error (also on decoder errors) or warning (also on decoder warnings)"),
-                Option("timeout", .duration, default: JSONNode(plain: "60s"),
+                Option("timeout", .duration, default: JSONNode(plain: Units.text(seconds: DecompressSettings.defaultTimeout)),
                        help: "longest one input's decoding may take before it is stopped and fails, for example \"30s\"; \"0s\" for no limit"),
                 .choice("animation", DecompressSettings.Animation.self, default: .first,
                         help: "animated GIF and WebP: first (the first frame), or keep (every frame, written as an animated WebP by WebP outputs)"),
@@ -102,7 +105,9 @@ public enum PipelineFormat {
     }
 
     static func outputOptions(processors: ProcessorRegistry) -> [Option] {
-        [
+        // The placeholders' defaults are their settings' own.
+        let placeholders = PlaceholderSettings()
+        return [
             Option("name", .string(nonEmpty: true), required: true, help: "the output's name, unique in the file; also {output}; for example \"small\""),
             Option("steps", .array(.singleKey(variants: processors.variants), minCount: 0),
                    help: "processor steps, in order: each an object with one key naming the processor"),
@@ -118,10 +123,14 @@ public enum PipelineFormat {
             Option("placeholders", .array(.choice(PlaceholderKind.allCases.map(\.rawValue)), minCount: 1),
                    help: "placeholders for the manifest, computed from this output's smallest file: lqip (a tiny WebP data URI), blurhash, thumbhash, dominantColor"),
             Option("placeholderOptions", .object([
-                .integer("lqipWidth", in: PlaceholderSettings.lqipWidthRange, default: 16, help: "the LQIP's largest width in pixels"),
-                .integer("lqipQuality", in: PlaceholderSettings.lqipQualityRange, default: 40, help: "the LQIP's WebP quality"),
-                .integer("blurhashX", in: PlaceholderSettings.blurhashComponentRange, default: 4, help: "BlurHash components across"),
-                .integer("blurhashY", in: PlaceholderSettings.blurhashComponentRange, default: 3, help: "BlurHash components down"),
+                .integer("lqipWidth", in: PlaceholderSettings.lqipWidthRange, default: placeholders.lqipWidth,
+                         help: "the LQIP's largest width in pixels"),
+                .integer("lqipQuality", in: PlaceholderSettings.lqipQualityRange, default: placeholders.lqipQuality,
+                         help: "the LQIP's WebP quality"),
+                .integer("blurhashX", in: PlaceholderSettings.blurhashComponentRange, default: placeholders.blurhashXComponents,
+                         help: "BlurHash components across"),
+                .integer("blurhashY", in: PlaceholderSettings.blurhashComponentRange, default: placeholders.blurhashYComponents,
+                         help: "BlurHash components down"),
             ]), help: "how the placeholders are made"),
             Option("cacheControl", .string(nonEmpty: true),
                    help: "S3 outputs: the objects' Cache-Control header, for example \"public, max-age=31536000, immutable\""),

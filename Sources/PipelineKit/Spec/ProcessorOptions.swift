@@ -11,6 +11,7 @@ public struct ProcessorOptions: Sendable {
     /// The folder relative paths in options resolve against: the pipeline file's folder.
     public let baseDirectory: URL
 
+    /// Options `values` as the file gives them, read through `definitions`; relative paths resolve against `baseDirectory`.
     public init(values: [String: JSONNode], definitions: [Option],
                 baseDirectory: URL = URL(fileURLWithPath: FileManager.default.currentDirectoryPath)) {
         self.values = values
@@ -30,11 +31,13 @@ public struct ProcessorOptions: Sendable {
     /// The value the file set for `name` as written, for options of more than one shape; nil when absent.
     public func value(_ name: String) -> JSONNode? { values[name] }
 
+    /// An integer option, or its default.
     public func int(_ name: String) throws(OptionError) -> Int {
         guard let value = try optionalInt(name) else { throw missing(name) }
         return value
     }
 
+    /// An integer option, its default, or nil when neither is there.
     public func optionalInt(_ name: String) throws(OptionError) -> Int? {
         guard let node = try node(name) else { return nil }
         guard case .number(let number, true) = node.value, let value = Int(exactly: number) else {
@@ -43,28 +46,33 @@ public struct ProcessorOptions: Sendable {
         return value
     }
 
+    /// A number option, or its default.
     public func double(_ name: String) throws(OptionError) -> Double {
         guard let value = try optionalDouble(name) else { throw missing(name) }
         return value
     }
 
+    /// A number option, its default, or nil when neither is there.
     public func optionalDouble(_ name: String) throws(OptionError) -> Double? {
         guard let node = try node(name) else { return nil }
         guard case .number(let number, _) = node.value else { throw mistyped(name, "a number") }
         return number
     }
 
+    /// A boolean option, or its default.
     public func bool(_ name: String) throws(OptionError) -> Bool {
         guard let node = try node(name) else { throw missing(name) }
         guard case .bool(let value) = node.value else { throw mistyped(name, "a boolean") }
         return value
     }
 
+    /// A string option, or its default.
     public func string(_ name: String) throws(OptionError) -> String {
         guard let value = try optionalString(name) else { throw missing(name) }
         return value
     }
 
+    /// A string option, its default, or nil when neither is there.
     public func optionalString(_ name: String) throws(OptionError) -> String? {
         guard let node = try node(name) else { return nil }
         guard case .string(let value) = node.value else { throw mistyped(name, "a string") }
@@ -77,10 +85,32 @@ public struct ProcessorOptions: Sendable {
         return value
     }
 
+    /// A choice option as its enumeration case, or nil when absent and without a default.
     public func optionalChoice<Choice: RawRepresentable<String>>(_ name: String, as type: Choice.Type) throws(OptionError) -> Choice? {
         guard let raw = try optionalString(name) else { return nil }
         guard let value = Choice(rawValue: raw) else { throw OptionError(option: name, "unknown value \"\(raw)\"") }
         return value
+    }
+
+    /// A duration option (`"30s"`, `"500ms"`) in seconds.
+    public func seconds(_ name: String) throws(OptionError) -> Double {
+        let text = try string(name)
+        guard let seconds = Units.seconds(in: text) else { throw OptionError(option: name, "\"\(text)\" is not a duration") }
+        return seconds
+    }
+
+    /// A byte-size option (`"50MB"`, or a number of bytes) in bytes.
+    public func bytes(_ name: String) throws(OptionError) -> Int64 {
+        guard let node = try node(name) else { throw missing(name) }
+        switch node.value {
+        case .number(let number, _):
+            if let bytes = Int64(exactly: number) { return bytes }
+        case .string(let text):
+            if let bytes = Units.bytes(in: text) { return bytes }
+        default:
+            break
+        }
+        throw OptionError(option: name, "\(node.jsonText) is not a byte size")
     }
 
     /// A colour option as RGBA components 0–255.

@@ -26,6 +26,16 @@ public enum Units {
         return "\(seconds)s"
     }
 
+    /// A byte count as the pipeline file writes one, in the largest of TB, GB, MB and KB that
+    /// holds it whole (`1GB`, `100MB`, `1500KB`), else plain (the inverse of `bytes(in:)`).
+    public static func text(bytes: Int64) -> String {
+        let units: [(suffix: String, factor: Int64)] = [("TB", 1_000_000_000_000), ("GB", 1_000_000_000), ("MB", 1_000_000), ("KB", 1000)]
+        for (suffix, factor) in units where bytes >= factor && bytes % factor == 0 {
+            return "\(bytes / factor)\(suffix)"
+        }
+        return "\(bytes)"
+    }
+
     /// Bytes in `"50MB"`, `"1.5GiB"`, `"800KB"`, `"1024"`, or nil when the text is not a size.
     /// KB, MB and GB are powers of 1000; KiB, MiB and GiB powers of 1024.
     public static func bytes(in text: String) -> Int64? {

@@ -36,12 +36,16 @@ public indirect enum ValueShape: Sendable {
 
 /// One named alternative of a `tagged` or `singleKey` shape: an encoder format or a processor.
 public struct Variant: Sendable {
+    /// The tag's value that selects the variant.
     public let name: String
+    /// What the variant is, in a few words.
     public let summary: String
+    /// The keys the variant accepts besides the tag.
     public let options: [Option]
     /// Whether keys beyond `options` are allowed (checked by the variant itself).
     public let acceptsOtherKeys: Bool
 
+    /// A variant; `acceptsOtherKeys` lets a plugin read keys it did not declare.
     public init(name: String, summary: String, options: [Option], acceptsOtherKeys: Bool = false) {
         self.name = name
         self.summary = summary

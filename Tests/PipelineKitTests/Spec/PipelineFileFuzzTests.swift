@@ -72,16 +72,28 @@ import TestSupport
         return bytes
     }
 
+    /// The pipeline file `text` with its `inputs` replaced by `in/*.jpg`, or nil when it is not
+    /// a JSON object.
+    static func replacingInputs(of text: String) -> String? {
+        guard case .object(let members)? = try? JSONParser.parse(text).value else { return nil }
+        let inputs = JSONNode(plain: ["in/*.jpg"] as [any Sendable])
+        return JSONNode(.object(members.map {
+            $0.key == "inputs" ? JSONNode.Member(key: $0.key, keyLocation: $0.keyLocation, value: inputs) : $0
+        })).jsonText
+    }
+
     /// Loads `bytes` every way a pipeline file can arrive, and uses what loads.
     static func exercise(_ bytes: [UInt8], in directory: TemporaryDirectory) throws {
         let text = String(decoding: bytes, as: UTF8.self)
         do {
-            var definition = try PipelineDefinition(json: text, baseDirectory: directory.url, processors: .standard)
+            let definition = try PipelineDefinition(json: text, baseDirectory: directory.url, processors: .standard)
             // A loaded file's outputs are planned against a real input (its own inputs could
-            // name any folder on the machine), and its processors asked about extreme sizes.
-            definition.inputs = [.pattern("in/*.jpg")]
-            definition.baseDirectory = directory.url
-            _ = try? RunPlan(definition, fileName: "fuzz.json")
+            // name any folder on the machine): the same file with its inputs replaced. Its
+            // processors are asked about extreme sizes.
+            if let replaced = replacingInputs(of: text),
+               let planned = try? PipelineDefinition(json: replaced, baseDirectory: directory.url, processors: .standard) {
+                _ = try? RunPlan(planned, fileName: "fuzz.json")
+            }
             let sizes = [ImageSize(width: 1, height: 1), ImageSize(width: 3, height: 100_000),
                          ImageSize(width: 100_000, height: 3), ImageSize(width: 16383, height: 16383)]
             for output in definition.outputs {

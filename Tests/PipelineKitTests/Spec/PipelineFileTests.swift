@@ -45,11 +45,11 @@ import TestSupport
             decompress: StageDefaults.decompressConcurrency, process: StageDefaults.processConcurrency,
             encode: StageDefaults.encodeConcurrency))
         // Downloads add the fetch lanes, unless the file sets inFlight.
-        #expect(!definition.inFlightIsSet
+        #expect(definition.inFlightSetting == nil
                 && definition.inFlight(fetchingRemoteInputs: true) == definition.inFlight + StageDefaults.fetchConcurrency)
         let set = try PipelineDefinition(json: Self.valid.replacingOccurrences(of: #""version": 1,"#, with: #""version": 1, "inFlight": 3,"#),
                                          baseDirectory: URL(fileURLWithPath: "/work"), processors: .standard)
-        #expect(set.inFlightIsSet && set.inFlight == 3 && set.inFlight(fetchingRemoteInputs: true) == 3)
+        #expect(set.inFlightSetting == 3 && set.inFlight == 3 && set.inFlight(fetchingRemoteInputs: true) == 3)
         #expect(definition.baseDirectory.path == "/work")
     }
 

@@ -1,0 +1,97 @@
+import Foundation
+
+/// Reading an output's `encode` object into settings, once the object has been checked
+/// against the declared options.
+extension EncoderSettings {
+    /// The profiles libvips has built in, by the names `iccProfile` takes.
+    static let builtInProfiles = ["srgb", "p3", "cmyk"]
+
+    /// Reads an `encode` object that was checked against `options(for: format)`; relative ICC
+    /// file paths resolve against `options.baseDirectory`.
+    init(format: Format, options: ProcessorOptions) throws(OptionError) {
+        // Options the format does not declare keep the defaults of `init(format:)`.
+        self.init(format: format)
+        let declared = Set(Self.options(for: format).map(\.name))
+        func has(_ name: String) -> Bool { declared.contains(name) }
+        if has("quality") { quality = try options.int("quality") }
+        if has("progressive") { progressive = try options.bool("progressive") }
+        if has("chromaSubsampling") { chromaSubsampling = try options.choice("chromaSubsampling", as: ChromaSubsampling.self) }
+        // TIFF's compression is another option (`tiffCompression`), read below.
+        if format == .png { compression = try options.int("compression") }
+        if has("palette") { palette = try options.bool("palette") }
+        if has("lossless") { lossless = try options.bool("lossless") }
+        if has("effort") { effort = try options.int("effort") }
+        if has("background") { background = try options.colour("background") }
+        keep = try Self.readKeep(options)
+        if let profile = try options.optionalString("iccProfile") {
+            iccProfile = try Self.resolveProfile(profile, against: options.baseDirectory)
+            if profile == "cmyk", format != .jpeg, format != .tiff {
+                throw OptionError(option: "iccProfile", "cmyk needs a format with CMYK: jpeg or tiff, not \(format.rawValue)")
+            }
+        }
+        switch format {
+        case .gif:
+            dither = try options.double("dither")
+            bitDepth = try options.int("bitdepth")
+            interFrameMaxError = try options.double("interFrameMaxError")
+            reusePalette = try options.bool("reuse")
+            interPaletteMaxError = try options.double("interPaletteMaxError")
+            loop = try options.int("loop")
+        case .jxl:
+            if options.has("distance") {
+                guard !options.has("quality") else {
+                    throw OptionError(option: "distance", "give quality or distance, not both (distance 1.0 is about quality 90)")
+                }
+                distance = try options.double("distance")
+            }
+        case .tiff:
+            tiffCompression = try options.choice("compression", as: TIFFCompression.self)
+            predictor = try options.choice("predictor", as: TIFFPredictor.self)
+            tile = try options.bool("tile")
+            tileSize = try options.int("tileSize")
+            pyramid = try options.bool("pyramid")
+            guard tileSize % 16 == 0 else {
+                throw OptionError(option: "tileSize", "\(tileSize) is not a multiple of 16, as TIFF tiles must be")
+            }
+            if options.has("tileSize"), !tile, !pyramid {
+                throw OptionError(option: "tileSize", "tileSize needs tile: true (or pyramid: true, which is tiled)")
+            }
+        case .jpeg, .png, .webp, .avif, .heic:
+            break
+        }
+    }
+
+    /// `keep` from `"all"`, `"none"` or a list of kinds, or `strip: true` (`"none"`); both given is an error.
+    private static func readKeep(_ options: ProcessorOptions) throws(OptionError) -> Set<Metadata> {
+        let strip = try options.bool("strip")
+        guard let node = options.value("keep") else { return strip ? [] : Set(Metadata.allCases) }
+        if options.has("strip") {
+            throw OptionError(option: "keep", "give keep or strip, not both (strip: true is keep: \"none\")")
+        }
+        switch node.value {
+        case .string("all"): return Set(Metadata.allCases)
+        case .string("none"): return []
+        case .array(let items):
+            var kept: Set<Metadata> = []
+            for item in items {
+                guard case .string(let name) = item.value, let kind = Metadata(rawValue: name) else {
+                    throw OptionError(option: "keep", "\(item.jsonText) is not one of \(Metadata.allCases.map(\.rawValue).joined(separator: ", "))")
+                }
+                kept.insert(kind)
+            }
+            return kept
+        default:
+            throw OptionError(option: "keep", "expected \"all\", \"none\" or a list of icc, exif, xmp, iptc")
+        }
+    }
+
+    /// A built-in profile's name as is, or an ICC file's absolute path once it is known to be readable.
+    private static func resolveProfile(_ profile: String, against base: URL) throws(OptionError) -> String {
+        if builtInProfiles.contains(profile) { return profile }
+        let path = URL(fileURLWithPath: profile, relativeTo: base).standardizedFileURL.path
+        guard FileManager.default.isReadableFile(atPath: path) else {
+            throw OptionError(option: "iccProfile", "\(profile) is neither srgb, p3 nor cmyk, nor a readable ICC file (looked for \(path))")
+        }
+        return path
+    }
+}

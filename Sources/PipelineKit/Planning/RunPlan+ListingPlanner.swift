@@ -1,0 +1,189 @@
+import Foundation
+
+extension RunPlan {
+    /// Plans the listings of a run's inputs, source by source in the order first found: each
+    /// listing with its output paths, or why it is refused, or the earlier listing it repeats.
+    struct ListingPlanner {
+        private let outputs: [OutputDefinition]
+        private let baseDirectory: URL
+        /// Each output's width and height when its steps (or its width of `widths`) fix them. A
+        /// width of `widths` names its file in the plan (and the journal) even when the image
+        /// turns out narrower: the file itself is named by the width it has.
+        private let fixedSizes: [(width: Int?, height: Int?)]
+        private var listingsBySource: [String: [Listing]] = [:]
+        private var sourceOrder: [String] = []
+        /// Every planned path checked against the others and against the disk.
+        private(set) var paths: OutputPathCheck
+
+        init(definition: PipelineDefinition, inputs: [InputFile]) {
+            outputs = definition.outputs
+            baseDirectory = definition.baseDirectory
+            fixedSizes = definition.outputs.map { output in
+                output.variant.map { (width: $0.width, height: Int?.none) }
+                    ?? output.fixedSize(keepingAnimation: definition.decompress.animation == .keep)
+            }
+            // Files, and S3 objects (an output may not replace the object it is made from either).
+            paths = OutputPathCheck(outputs: definition.outputs,
+                                    inputPaths: Set(inputs.filter { !$0.isRemote || $0.s3Location != nil }.map(\.path)))
+        }
+
+        /// Plans one listing of `input`.
+        mutating func add(_ input: InputFile) {
+            let key = RunPlan.sourceKey(input)
+            let earlier = listingsBySource[key] ?? []
+            if listingsBySource[key] == nil { sourceOrder.append(key) }
+            let planned = targets(for: input)
+            guard let targets = planned.targets else {
+                listingsBySource[key, default: []].append(Listing(input: input, targets: [], refusal: planned.refusal, sameAs: nil))
+                return
+            }
+            // The same source listed again with the same output paths (a file matched by two
+            // globs, a URL repeated in a list) is the same work: it is done once and reported
+            // for each listing.
+            if let twin = earlier.firstIndex(where: { $0.refusal == nil && $0.targets.map(\.plannedPath) == targets.map(\.plannedPath) }) {
+                listingsBySource[key, default: []].append(Listing(input: input, targets: [], refusal: nil, sameAs: twin))
+                return
+            }
+            paths.check(targets, of: input)
+            listingsBySource[key, default: []].append(Listing(input: input, targets: targets, refusal: nil, sameAs: nil))
+        }
+
+        /// Every output's target for `input`, or why the listing is refused: the first output
+        /// whose path cannot be made.
+        private func targets(for input: InputFile) -> (targets: [OutputTarget]?, refusal: String?) {
+            var targets: [OutputTarget] = []
+            for (output, fixed) in zip(outputs, fixedSizes) {
+                do {
+                    targets.append(try OutputTarget(output: output, input: input, baseDirectory: baseDirectory, fixedSize: fixed))
+                } catch {
+                    return (nil, "refused: output \"\(output.name)\": \(error.message)")
+                }
+            }
+            return (targets, nil)
+        }
+
+        /// The sources planned, in the order first found, each with its key.
+        var items: [(key: String, item: Item)] {
+            sourceOrder.compactMap { key in listingsBySource[key].map { (key: key, item: Item(listings: $0)) } }
+        }
+    }
+}
+
+/// Checks each planned output path as the listings are planned (two outputs writing one path, a
+/// file where a folder must be, an S3 output over its own input, paths that may meet once sizes
+/// are known), and gathers the files written for `WriteCheck`.
+struct OutputPathCheck {
+    private let outputs: [OutputDefinition]
+    /// The inputs' paths and S3 objects.
+    private let inputPaths: Set<String>
+    private var writers: [String: (input: String, output: String)] = [:]
+    private var folders = FolderCheck()
+    private(set) var problems: [PipelineFileError.Problem] = []
+    private(set) var writes: [WriteCheck.Write] = []
+    /// Paths compared for a clash of sizes not known yet: kept here, and counted by the plan
+    /// (`WorkCounter`) once, so that the counting stays out of the comparing.
+    private(set) var pairsCompared = 0
+
+    init(outputs: [OutputDefinition], inputPaths: Set<String>) {
+        self.outputs = outputs
+        self.inputPaths = inputPaths
+    }
+
+    /// Checks the paths of one listing, whose targets are in the order of `outputs`.
+    mutating func check(_ targets: [OutputTarget], of input: InputFile) {
+        // Paths that may meet once sizes are known differ only in digits: each output is
+        // compared with the earlier ones of the same skeleton, so planning costs time in
+        // proportion to the outputs (all with all grew with their square).
+        var bySkeleton: [String: (all: [Int], unknown: [Int])] = [:]
+        for (index, target) in targets.enumerated() {
+            let output = outputs[index]
+            let place = "outputs[\(output.fileIndex ?? index)].path"
+            checkWhere(target, of: output, input: input, place: place)
+            checkSizesTellApart(target, at: index, among: targets, input: input, place: place, bySkeleton: &bySkeleton)
+        }
+    }
+
+    /// The checks of one path as written: another output writing it, a file in the way of its
+    /// folder, an S3 output over an input.
+    private mutating func checkWhere(_ target: OutputTarget, of output: OutputDefinition, input: InputFile, place: String) {
+        // Paths still holding {width}/{height} are compared as written here, and with the other
+        // outputs of the same input in `checkSizesTellApart`; the runner catches the rest when
+        // the sizes are known.
+        if let writer = writers[target.plannedPath] {
+            problems.append(.init(path: place, location: output.pathLocation, message:
+                "output \"\(output.name)\" of \(input.displayName) and output \"\(writer.output)\" of \(writer.input) would both write \(target.plannedPath)"))
+        } else {
+            writers[target.plannedPath] = (input.displayName, output.name)
+        }
+        // Found now, not after every input was decoded: a file where a folder must be.
+        if !target.isS3, let file = folders.fileInTheWay(of: target.plannedPath) {
+            problems.append(.init(path: place, location: output.pathLocation, message:
+                "output \"\(output.name)\" of \(input.displayName) would write \(target.plannedPath), but \(file) is a file, not a folder"))
+        }
+        if target.isS3, inputPaths.contains(target.plannedPath) {
+            problems.append(.init(path: place, location: output.pathLocation, message:
+                "output \"\(output.name)\" of \(input.displayName) would overwrite the input \(target.plannedPath)"))
+        }
+        if !target.isS3 {
+            writes.append(.init(place: place, location: output.pathLocation, what: "output \"\(output.name)\" of \(input.displayName)",
+                                path: target.plannedPath, root: target.root))
+        }
+    }
+
+    /// A size not known yet may turn out to be the one that makes two of one input's paths meet.
+    private mutating func checkSizesTellApart(_ target: OutputTarget, at index: Int, among targets: [OutputTarget], input: InputFile,
+                                              place: String, bySkeleton: inout [String: (all: [Int], unknown: [Int])]) {
+        let output = outputs[index]
+        let skeleton = target.pattern.skeleton
+        do {
+            // Scoped: the group's arrays must have one owner again when appended to.
+            let group = bySkeleton[skeleton] ?? ([], [])
+            let candidates = target.pattern.hasUnknowns ? group.all : group.unknown
+            pairsCompared += 1 + candidates.count
+            for earlier in candidates {
+                let other = targets[earlier]
+                guard other.plannedPath != target.plannedPath, target.pattern.canMatch(other.pattern) else { continue }
+                // One output's widths never meet: each width made is a different number.
+                if let group = output.variant?.group, outputs[earlier].variant?.group == group { continue }
+                problems.append(.init(path: place, location: output.pathLocation, message:
+                    "outputs \"\(outputs[earlier].name)\" and \"\(output.name)\" of \(input.displayName) could both write "
+                        + "\(target.plannedPath) and \(other.plannedPath): their steps do not fix the sizes that tell them apart"))
+            }
+        }
+        bySkeleton[skeleton, default: ([], [])].all.append(index)
+        if target.pattern.hasUnknowns { bySkeleton[skeleton, default: ([], [])].unknown.append(index) }
+    }
+}
+
+/// Finds files standing where output folders must be, looking at each folder once, and naming
+/// each such file once.
+private struct FolderCheck {
+    /// Each folder looked at, and the file in its way (nil when none).
+    private var seen: [String: String?] = [:]
+    private var named: Set<String> = []
+
+    /// The file (not a folder) at `path`'s folder or one of its ancestors, unless named before.
+    mutating func fileInTheWay(of path: String) -> String? {
+        let folder = (path as NSString).deletingLastPathComponent
+        guard let file = blocking(folder), named.insert(file).inserted else { return nil }
+        return file
+    }
+
+    private mutating func blocking(_ folder: String) -> String? {
+        if let known = seen[folder] { return known }
+        var info = stat()
+        let found: String?
+        if stat(folder, &info) == 0 {
+            // An existing folder (through symbolic links, as writing follows them) ends the walk.
+            found = info.st_mode & S_IFMT == S_IFDIR ? nil : folder
+        } else if errno == ENOTDIR {
+            let parent = (folder as NSString).deletingLastPathComponent
+            found = parent == folder ? nil : blocking(parent)
+        } else {
+            found = nil
+        }
+        seen[folder] = found
+        return found
+    }
+}
+

@@ -1,0 +1,140 @@
+import Foundation
+
+/// Building each output: its steps, its encoders, its path's checks, and one output per width
+/// × format when it lists them.
+extension DefinitionBuilder {
+    /// Every output that can be built, and the checks across outputs. An output that lists
+    /// `widths` or `formats` becomes one output per combination (see `ResponsiveVariant`).
+    mutating func buildOutputs(_ outputNodes: [JSONNode], root: JSONNode) -> [OutputDefinition] {
+        let built = outputNodes.enumerated().compactMap { index, node in
+            buildOutput(node, at: "outputs[\(index)]", index: index).map { (index: index, outputs: $0.outputs, complete: $0.complete) }
+        }
+        let animation = root["decompress"]?["animation"].flatMap { if case .string(let text) = $0.value { text } else { nil } }
+        checkOutputsTogether(built, nodes: outputNodes, keepingAnimation: animation == DecompressSettings.Animation.keep.rawValue)
+        return built.flatMap(\.outputs)
+    }
+
+    /// The output at `path` (one per width × format when it lists them), and whether every one
+    /// of its steps could be built.
+    private mutating func buildOutput(_ node: JSONNode, at path: String, index: Int) -> (outputs: [OutputDefinition], complete: Bool)? {
+        let options = reader(node, PipelineFormat.outputOptions(processors: processors))
+        guard isWellShaped(join(path, "name")), isWellShaped(join(path, "path")),
+              let name = try? options.string("name"),
+              case .string(let pathText)? = node["path"]?.value,
+              let template = try? PathTemplate(pathText),
+              let encoders = buildEncoders(node, at: path) else { return nil }
+        let widths = readWidths(node, at: path)
+        let listsWidths = node["widths"] != nil
+        let steps = buildSteps(node, at: path, resizePerWidth: listsWidths)
+        checkPath(pathText, template: template, node: node, at: path, widths: widths, encoders: encoders)
+        var prototype = OutputDefinition(name: name, steps: steps.built, encoder: encoders[0], path: template)
+        prototype.pathLocation = node["path"]?.location
+        prototype.fileIndex = index
+        readObjectSettings(node, at: path, into: &prototype)
+        readPlaceholders(node, into: &prototype)
+        guard listsWidths || node["formats"] != nil else { return ([prototype], steps.complete) }
+        // Widths that are wrong were reported; the output cannot be made without them.
+        guard widths != nil || !listsWidths else { return nil }
+        return variants(of: prototype, widths: widths, encoders: encoders, resize: steps.resize, index: index, at: path)
+            .map { ($0, steps.complete) }
+    }
+
+    /// An output's steps as built, whether all of them could be, and (when the output lists
+    /// widths) its resize step, which is built once per width.
+    struct OutputSteps {
+        var built: [any ImageProcessing] = []
+        var complete: Bool
+        var resize: ResizeStep?
+    }
+
+    /// The resize step of an output with widths: its options, where it stands among the steps,
+    /// and its JSON path.
+    struct ResizeStep {
+        let options: [String: JSONNode]
+        let index: Int
+        let path: String
+    }
+
+    /// Builds each step of the output at `path`; one whose options are mistyped or break its
+    /// rules is left out (and the output marked incomplete).
+    private mutating func buildSteps(_ node: JSONNode, at path: String, resizePerWidth: Bool) -> OutputSteps {
+        var steps = OutputSteps(complete: isWellShaped(join(path, "steps")))
+        guard case .array(let stepNodes)? = node["steps"]?.value else { return steps }
+        for (stepIndex, stepNode) in stepNodes.enumerated() {
+            let stepPath = "\(path).steps[\(stepIndex)]"
+            if resizePerWidth, let options = resizeOptions(stepNode) {
+                let resizePath = join(stepPath, "resize")
+                guard isWellShaped(stepPath), checkResizeForWidths(options, earlier: steps.resize, at: resizePath, node: stepNode) else {
+                    steps.complete = false
+                    continue
+                }
+                steps.resize = ResizeStep(options: options, index: steps.built.count, path: resizePath)
+                continue
+            }
+            // A step whose options are mistyped or unknown cannot be built: its own rules wait for those.
+            guard isWellShaped(stepPath), let step = buildStep(stepNode, at: stepPath) else {
+                steps.complete = false
+                continue
+            }
+            steps.built.append(step)
+        }
+        return steps
+    }
+
+    /// What the output's path must say: an extension that matches its one format, a bucket when
+    /// it is on S3, and `{width}` and `{format}` when it lists several.
+    private mutating func checkPath(_ pathText: String, template: PathTemplate, node: JSONNode, at path: String, widths: [Int?]?,
+                                    encoders: [EncoderSettings]) {
+        let location = node["path"]?.location
+        if let pathExtension = pathText.split(separator: "/").last?.split(separator: ".").dropFirst().last.map(String.init)?.lowercased(),
+           !template.placeholders.contains(.format), encoders.count == 1, let encoder = encoders.first,
+           let other = EncoderSettings.Format.allCases.first(where: { $0.acceptedExtensions.contains(pathExtension) }),
+           other != encoder.format {
+            problems.append(.init(path: join(path, "path"), location: location,
+                                  message: "the path ends in .\(pathExtension) but the output is encoded as \(encoder.format.rawValue)"
+                                      + " (use .\(encoder.format.fileExtension) or {format})"))
+        }
+        if S3Location.isS3(pathText), !S3Location.isS3(template.authoredFolder + "/") || S3Location(template.authoredFolder + "/") == nil {
+            problems.append(.init(path: join(path, "path"), location: location,
+                                  message: "an S3 output path must name its bucket in full, as s3://BUCKET/KEY"))
+        }
+        // Files of one output told apart by nothing in their path would overwrite each other.
+        if let widths, widths.count > 1, !template.placeholders.contains(.width) {
+            problems.append(.init(path: join(path, "path"), location: location,
+                                  message: "the output lists \(widths.count) widths, so its path needs {width} to tell their files apart"))
+        }
+        if encoders.count > 1, !template.placeholders.contains(.format) {
+            problems.append(.init(path: join(path, "path"), location: location,
+                                  message: "the output lists \(encoders.count) formats, so its path needs {format} to tell their files apart"))
+        }
+    }
+
+    /// One output per width × format of `prototype`, each with the resize its width makes;
+    /// nil when a width's resize cannot be built.
+    private mutating func variants(of prototype: OutputDefinition, widths: [Int?]?, encoders: [EncoderSettings], resize: ResizeStep?,
+                                   index: Int, at path: String) -> [OutputDefinition]? {
+        let enlarges = resize.map { resize in
+            if case .bool(false)? = resize.options["withoutEnlargement"]?.value { true } else { false }
+        } ?? false
+        let stepsBeforeResize = resize?.index ?? 0
+        var outputs: [OutputDefinition] = []
+        for width in widths ?? [nil] {
+            var widthSteps = prototype.steps
+            if let width {
+                guard let step = buildResize(width: width, options: resize?.options ?? [:], at: resize?.path ?? join(path, "widths"),
+                                             implied: resize == nil) else { return nil }
+                widthSteps.insert(step, at: stepsBeforeResize)
+            }
+            // "original" has no resize: the image keeps the width it has there.
+            for (formatIndex, encoder) in encoders.enumerated() {
+                var output = prototype
+                output.steps = widthSteps
+                output.encoder = encoder
+                output.variant = ResponsiveVariant(width: width, formatIndex: formatIndex, group: index, enlarges: enlarges,
+                                                   stepsBeforeResize: stepsBeforeResize)
+                outputs.append(output)
+            }
+        }
+        return outputs
+    }
+}

@@ -1,0 +1,79 @@
+import Foundation
+
+/// Reading values of the document: through the declared options (so that their defaults
+/// apply), or as plain strings, lists and maps.
+extension DefinitionBuilder {
+    /// The values of the object at `node`, read through `options`, whose defaults fill in what it omits.
+    func reader(_ node: JSONNode?, _ options: [Option], ignoring ignored: String? = nil) -> ProcessorOptions {
+        guard case .object(let members)? = node?.value else { return ProcessorOptions(values: [:], definitions: options) }
+        let values = Dictionary(members.filter { $0.key != ignored }.map { ($0.key, $0.value) }, uniquingKeysWith: { first, _ in first })
+        return ProcessorOptions(values: values, definitions: options)
+    }
+
+    /// The values of the top-level section `section`, read through its declared options.
+    func reader(_ node: JSONNode?, optionsOf section: String) -> ProcessorOptions {
+        let option = PipelineFormat.topLevelOptions(processors: processors).first { $0.name == section }
+        guard case .object(let options)? = option?.shape else { return reader(node, []) }
+        return reader(node, options)
+    }
+
+    /// The strings of an array of strings (checked by its shape); [] when absent.
+    func stringArray(_ node: JSONNode?) -> [String] {
+        guard case .array(let items)? = node?.value else { return [] }
+        return items.compactMap { if case .string(let value) = $0.value { value } else { nil } }
+    }
+
+    /// The string members of an object (checked by its shape); [:] when absent.
+    func stringMap(_ node: JSONNode?) -> [String: String] {
+        guard case .object(let members)? = node?.value else { return [:] }
+        var map: [String: String] = [:]
+        for member in members { if case .string(let value) = member.value.value { map[member.key] = value } }
+        return map
+    }
+
+    /// One entry of `inputs`: a pattern, or a list file.
+    func inputEntry(_ node: JSONNode) -> InputEntry? {
+        switch node.value {
+        case .string(let text): .pattern(text)
+        case .object: node["list"].flatMap { if case .string(let path) = $0.value { .list(path) } else { nil } }
+        default: nil
+        }
+    }
+
+    /// An S3 output's `cacheControl` and `metadata`. Metadata names become HTTP header names, so
+    /// they are kept to what every S3 server stores as written; `pipeline-` is the runner's own.
+    mutating func readObjectSettings(_ node: JSONNode, at path: String, into output: inout OutputDefinition) {
+        if case .string(let value)? = node["cacheControl"]?.value { output.cacheControl = value }
+        output.metadata = stringMap(node["metadata"])
+        for name in output.metadata.keys.sorted() {
+            let valid = !name.isEmpty && name.unicodeScalars.allSatisfy { ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "-" }
+            if !valid || name.hasPrefix("pipeline-") {
+                problems.append(.init(path: join(path, "metadata") + "." + name, location: node["metadata"]?[name]?.location,
+                                      message: "metadata name \"\(name)\" must be lower-case letters, digits and -, and not start with pipeline-"))
+            }
+            // Sent as an HTTP header: printable ASCII only.
+            if let value = output.metadata[name], !value.unicodeScalars.allSatisfy({ (" "..."~").contains($0) }) {
+                problems.append(.init(path: join(path, "metadata") + "." + name, location: node["metadata"]?[name]?.location,
+                                      message: "metadata \"\(name)\" must be printable ASCII (it is sent as an HTTP header)"))
+            }
+        }
+    }
+
+    /// The placeholders an output asks the manifest for, and how they are made.
+    func readPlaceholders(_ node: JSONNode, into output: inout OutputDefinition) {
+        if case .array(let kinds)? = node["placeholders"]?.value {
+            output.placeholders = kinds.compactMap { if case .string(let name) = $0.value { PlaceholderKind(rawValue: name) } else { nil } }
+        }
+        var definitions: [Option] = []
+        if let option = PipelineFormat.outputOptions(processors: processors).first(where: { $0.name == "placeholderOptions" }),
+           case .object(let options) = option.shape {
+            definitions = options
+        }
+        let options = reader(node["placeholderOptions"], definitions)
+        if let settings = try? PlaceholderSettings(
+            lqipWidth: options.int("lqipWidth"), lqipQuality: options.int("lqipQuality"),
+            blurhashXComponents: options.int("blurhashX"), blurhashYComponents: options.int("blurhashY")) {
+            output.placeholderSettings = settings
+        }
+    }
+}
