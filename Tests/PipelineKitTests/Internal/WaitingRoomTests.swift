@@ -171,9 +171,8 @@ struct WaitingRoomTests {
 
     /// Arrivals, releases from other threads and cancellations all at once: every permit ends up
     /// with exactly one waiter or back in the semaphore, and every wait ends.
-    @Test(.timeLimit(.minutes(1)))
-    func noWakeUpIsLostWhenArrivalsReleasesAndCancellationsRace() async {
-        let rounds = 20, waiters = 50
+    @Test func noWakeUpIsLostWhenArrivalsReleasesAndCancellationsRace() async {
+        let rounds = 5, waiters = 50
         for _ in 0..<rounds {
             let semaphore = Semaphore(permits: 0)
             let finished = Locked(0)
