@@ -1,23 +1,45 @@
 import Foundation
 
 /// A value that several threads share, behind a lock: the one lock type of every module in
-/// this package (it lives here, in the lowest Swift layer, so `Vips` can use it too).
+/// this package (it lives here, in the lowest Swift layer, so `Vips` can use it too). A thread
+/// that is not on Swift's cooperative pool may also block until the value is as it needs
+/// (`withLock(waitingUntil:_:)`); tasks wait with `WaitingRoom` instead, which blocks no thread.
 ///
-/// Foundation's `NSLock` (a pthread mutex) rather than `Synchronization.Mutex`: ThreadSanitizer
-/// understands pthread locks, while on Linux it reports accesses under `Mutex`'s futex-based
-/// lock as races (seen in this test suite), and the suite must pass under `--sanitize=thread`.
+/// Foundation's `NSCondition` (a pthread mutex and condition variable) rather than
+/// `Synchronization.Mutex`: ThreadSanitizer understands pthread locks, while on Linux it reports
+/// accesses under `Mutex`'s futex-based lock as races (seen in this test suite), and the suite
+/// must pass under `--sanitize=thread`.
 package final class Locked<Value>: @unchecked Sendable {
-    // Only touched inside `withLock`.
+    // Only touched with `condition` locked.
     private var value: Value
-    private let lock = NSLock()
+    private let condition = NSCondition()
 
+    /// A lock around `value`.
     package init(_ value: Value) {
         self.value = value
     }
 
+    /// Runs `body` with the value, holding the lock.
     package func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
-        lock.lock()
-        defer { lock.unlock() }
+        condition.lock()
+        defer { condition.unlock() }
         return try body(&value)
+    }
+
+    /// Blocks the calling thread until `ready` holds for the value, then runs `body` with it in
+    /// the same hold of the lock. `ready` is checked again each time another thread calls
+    /// `wakeWaiters()`, so whoever changes what `ready` looks at must call it.
+    package func withLock<Result>(waitingUntil ready: (Value) -> Bool, _ body: (inout Value) throws -> Result) rethrows -> Result {
+        condition.lock()
+        defer { condition.unlock() }
+        while !ready(value) { condition.wait() }
+        return try body(&value)
+    }
+
+    /// Wakes the threads waiting in `withLock(waitingUntil:_:)` to look at the value again: call
+    /// it after a change they may be waiting for (outside the lock, a waiter either saw the
+    /// change or is already waiting, so the wake-up is never lost).
+    package func wakeWaiters() {
+        condition.broadcast()
     }
 }

@@ -81,60 +81,91 @@ public enum RowsAhead {
 
     /// Decodes groups ahead of the rows libvips asks for, on `geometry.workers` threads, into
     /// `geometry.slots` buffers. libvips asks through `fill`; the image's closing calls `stop`.
+    ///
+    /// Threads of their own: a worker blocks in the decoder for a group at a time, and the caller
+    /// (a libvips thread) blocks until the group it needs is there (`Locked.withLock(waitingUntil:_:)`),
+    /// so the workers must not queue behind callers on a shared pool.
     final class Reader: @unchecked Sendable {
         let source: any Source
         /// The file's path, or what stands for it: in errors, and the key of `activity`.
         let name: String
         let geometry: Geometry
 
-        /// From here to `stopped`, guarded by `condition`.
-        private let condition = NSCondition()
-        private var buffers: [UnsafeMutableRawPointer?]
-        private var freeSlots: [Int]
-        /// Groups decoded, by slot. Those below `lowestWanted` stay until a worker needs their
-        /// slot, so rows asked for again soon after (another libvips thread a little behind)
-        /// are still there.
-        private var ready: [Int: Int] = [:]
-        /// Groups that failed, with what went wrong.
-        private var failed: [Int: String] = [:]
-        /// The next group a worker takes, and the group the caller has reached: groups below
-        /// it may be overwritten, and groups between it and `nextGroup` are decoded in order.
-        private var nextGroup = 0
-        private var lowestWanted = 0
-        /// The group the caller is copying from, whose slot no worker may take.
-        private var pinned: Int?
-        private var runningWorkers = 0
-        private var stopped = false
+        /// What the workers and the caller share.
+        private struct Shared {
+            var buffers: [UnsafeMutableRawPointer?]
+            var freeSlots: [Int]
+            /// Groups decoded, by slot. Those below `lowestWanted` stay until a worker needs their
+            /// slot, so rows asked for again soon after (another libvips thread a little behind)
+            /// are still there.
+            var ready: [Int: Int] = [:]
+            /// Groups that failed, with what went wrong.
+            var failed: [Int: String] = [:]
+            /// The next group a worker takes, and the group the caller has reached: groups below
+            /// it may be overwritten, and groups between it and `nextGroup` are decoded in order.
+            var nextGroup = 0
+            var lowestWanted = 0
+            /// The group the caller is copying from, whose slot no worker may take.
+            var pinned: Int?
+            var runningWorkers = 0
+            var stopped = false
 
-        /// One caller at a time copies rows out (libvips may ask from several threads).
-        private let filling = NSLock()
+            /// The lowest group the caller has passed and is not copying from, whose slot may be reused.
+            private var passedGroup: Int? {
+                ready.keys.filter { $0 < lowestWanted && $0 != pinned }.min()
+            }
+
+            /// Whether `takeSlot()` would find one.
+            var hasSlot: Bool { !freeSlots.isEmpty || passedGroup != nil }
+
+            /// A slot for the next group: a free one, or that of the lowest group the caller has
+            /// passed and is not copying from.
+            mutating func takeSlot() -> Int? {
+                if let slot = freeSlots.popLast() { return slot }
+                guard let passed = passedGroup else { return nil }
+                return ready.removeValue(forKey: passed)
+            }
+        }
+
+        private let shared: Locked<Shared>
+
         /// The caller's own handle and buffer, for a group asked for again after it was overwritten.
-        private var ownHandle: OpaquePointer?
-        private var ownBuffer: UnsafeMutableRawPointer?
+        private struct Own {
+            var handle: OpaquePointer?
+            var buffer: UnsafeMutableRawPointer?
+        }
+
+        /// Held through each `fill`: one caller at a time copies rows out (libvips may ask from
+        /// several threads).
+        private let own = Locked(Own())
 
         init(source: any Source, name: String) {
             self.source = source
             self.name = name
             geometry = source.geometry
-            buffers = Array(repeating: nil, count: geometry.slots)
-            freeSlots = Array((0..<geometry.slots).reversed())
+            shared = Locked(Shared(buffers: Array(repeating: nil, count: geometry.slots),
+                                   freeSlots: Array((0..<geometry.slots).reversed())))
         }
 
         deinit {
-            for case let buffer? in buffers { pl_unmap_buffer(buffer, geometry.groupBytes) }
-            if let ownBuffer { pl_unmap_buffer(ownBuffer, geometry.groupBytes) }
-            if let ownHandle { source.close(ownHandle) }
+            let groupBytes = geometry.groupBytes
+            shared.withLock { shared in
+                for case let buffer? in shared.buffers { pl_unmap_buffer(buffer, groupBytes) }
+            }
+            own.withLock { own in
+                if let buffer = own.buffer { pl_unmap_buffer(buffer, groupBytes) }
+                if let handle = own.handle { source.close(handle) }
+            }
         }
 
         /// libvips hands the image to its worker threads through GLib, whose futex-based locks
         /// ThreadSanitizer does not see; passing through this pthread lock after setting up and
         /// before every fill shows it that the reader was made before it is read.
-        private static let handOff = NSLock()
+        private static let handOff = Locked(())
 
         func start() {
-            Self.handOff.lock()
-            Self.handOff.unlock()
-            condition.withLock { runningWorkers = geometry.workers }
+            Self.handOff.withLock { _ in }
+            shared.withLock { $0.runningWorkers = geometry.workers }
             RowsAhead.record(name) {
                 $0.readers += 1
                 $0.workersRunning += geometry.workers
@@ -148,100 +179,77 @@ public enum RowsAhead {
 
         /// The image closed: workers finish the group in hand and leave.
         func stop() {
-            condition.withLock {
-                stopped = true
-                condition.broadcast()
-            }
-        }
-
-        /// A slot for the next group: a free one, or that of the lowest group the caller has
-        /// passed and is not copying from. Under `condition`.
-        private func takeSlot() -> Int? {
-            if let slot = freeSlots.popLast() { return slot }
-            guard let passed = ready.keys.filter({ $0 < lowestWanted && $0 != pinned }).min(),
-                  let slot = ready.removeValue(forKey: passed) else { return nil }
-            return slot
+            shared.withLock { $0.stopped = true }
+            shared.wakeWaiters()
         }
 
         private func work() {
             let handle = source.open()
             defer {
                 if let handle { source.close(handle) }
-                condition.withLock {
-                    runningWorkers -= 1
-                    condition.broadcast()
-                }
+                shared.withLock { $0.runningWorkers -= 1 }
+                shared.wakeWaiters()
                 RowsAhead.record(name) { $0.workersRunning -= 1 }
             }
             guard let handle else { return }
+            let groups = geometry.groups, groupBytes = geometry.groupBytes
             while true {
-                condition.lock()
-                var slot: Int?
-                while !stopped, nextGroup < geometry.groups {
-                    slot = takeSlot()
-                    if slot != nil { break }
-                    condition.wait()
+                let waited = { (shared: Shared) in shared.stopped || shared.nextGroup >= groups || shared.hasSlot }
+                let taken: (slot: Int, group: Int, buffer: UnsafeMutableRawPointer?)? = shared.withLock(waitingUntil: waited) { shared in
+                    guard !shared.stopped, shared.nextGroup < groups, let slot = shared.takeSlot() else { return nil }
+                    let group = shared.nextGroup
+                    shared.nextGroup += 1
+                    if shared.buffers[slot] == nil { shared.buffers[slot] = pl_map_buffer(groupBytes) }
+                    return (slot, group, shared.buffers[slot])
                 }
-                guard let slot, !stopped, nextGroup < geometry.groups else {
-                    if let slot { freeSlots.append(slot) }
-                    condition.unlock()
-                    return
-                }
-                let group = nextGroup
-                nextGroup += 1
-                if buffers[slot] == nil { buffers[slot] = pl_map_buffer(geometry.groupBytes) }
-                let buffer = buffers[slot]
-                condition.unlock()
+                guard let (slot, group, buffer) = taken else { return }
 
                 let failure = buffer.map { source.decode(group: group, with: handle, into: $0) }
-                    ?? "no memory for \(geometry.groupBytes) bytes of rows"
-                condition.withLock {
+                    ?? "no memory for \(groupBytes) bytes of rows"
+                shared.withLock { shared in
                     if let failure {
-                        freeSlots.append(slot)
-                        failed[group] = failure
+                        shared.freeSlots.append(slot)
+                        shared.failed[group] = failure
                     } else {
-                        ready[group] = slot
+                        shared.ready[group] = slot
                     }
-                    condition.broadcast()
                 }
+                shared.wakeWaiters()
             }
         }
 
         /// Copies rows `top..<top+height`, columns `left..<left+width`, to `first` (rows
         /// `lineSkip` apart): libvips' request for a region. 0, or -1 with libvips' error set.
         func fill(_ first: UnsafeMutablePointer<UInt8>, lineSkip: Int, left: Int, top: Int, width: Int, height: Int) -> Int32 {
-            Self.handOff.lock()
-            Self.handOff.unlock()
-            filling.lock()
-            defer {
-                condition.withLock { pinned = nil }
-                filling.unlock()
-            }
-            let columnOffset = left * geometry.samples
-            let columnBytes = width * geometry.samples
-            var row = top
-            while row < top + height {
-                let group = row / geometry.groupRows
-                let groupTop = group * geometry.groupRows
-                let rows = min(top + height, groupTop + geometry.groupRows) - row
-                // Groups before the caller's may be overwritten, except, at a request's start,
-                // those within two request heights above it: another libvips thread's request
-                // may be that far behind (as many as the slots allow, so they never fill up).
-                let passedBelow = row > top ? group : max(group - (geometry.slots - 1), max(0, top - 2 * height) / geometry.groupRows)
-                let groupBuffer: UnsafeMutableRawPointer
-                switch rowsOf(group, passedBelow: passedBelow) {
-                case .success(let buffer): groupBuffer = buffer
-                case .failure(let failure):
-                    pl_set_error(source.loader, "\(name): \(failure.message)")
-                    return -1
+            Self.handOff.withLock { _ in }
+            return own.withLock { own in
+                defer { shared.withLock { $0.pinned = nil } }
+                let columnOffset = left * geometry.samples
+                let columnBytes = width * geometry.samples
+                var row = top
+                while row < top + height {
+                    let group = row / geometry.groupRows
+                    let groupTop = group * geometry.groupRows
+                    let rows = min(top + height, groupTop + geometry.groupRows) - row
+                    // Groups before the caller's may be overwritten, except, at a request's start,
+                    // those within two request heights above it: another libvips thread's request
+                    // may be that far behind (as many as the slots allow, so they never fill up).
+                    let passedBelow = row > top ? group : max(group - (geometry.slots - 1), max(0, top - 2 * height) / geometry.groupRows)
+                    let groupBuffer: UnsafeMutableRawPointer
+                    switch rowsOf(group, passedBelow: passedBelow, own: &own) {
+                    case .success(let buffer): groupBuffer = buffer
+                    case .failure(let failure):
+                        pl_set_error(source.loader, "\(name): \(failure.message)")
+                        return -1
+                    }
+                    for index in 0..<rows {
+                        let from = groupBuffer + (row + index - groupTop) * geometry.rowBytes + columnOffset
+                        (first + (row + index - top) * lineSkip).update(from: from.assumingMemoryBound(to: UInt8.self), count: columnBytes)
+                    }
+                    row += rows
                 }
-                for index in 0..<rows {
-                    let from = groupBuffer + (row + index - groupTop) * geometry.rowBytes + columnOffset
-                    (first + (row + index - top) * lineSkip).update(from: from.assumingMemoryBound(to: UInt8.self), count: columnBytes)
-                }
-                row += rows
+                return 0
             }
-            return 0
         }
 
         private struct Failure: Error {
@@ -251,46 +259,48 @@ public enum RowsAhead {
         /// The buffer holding `group`'s rows, pinned until the next call or the end of `fill`:
         /// waits for a worker to decode them, or decodes them here when they were overwritten.
         /// Groups below `passedBelow` may be overwritten from now on.
-        private func rowsOf(_ group: Int, passedBelow: Int) -> Result<UnsafeMutableRawPointer, Failure> {
-            condition.lock()
-            pinned = nil
-            if passedBelow > lowestWanted {
+        private func rowsOf(_ group: Int, passedBelow: Int, own: inout Own) -> Result<UnsafeMutableRawPointer, Failure> {
+            let movedOn = shared.withLock { shared in
+                shared.pinned = nil
+                guard passedBelow > shared.lowestWanted else { return false }
                 // Moving on: the groups before may be overwritten, and none between need
                 // decoding if the caller skipped them.
-                lowestWanted = passedBelow
-                nextGroup = max(nextGroup, passedBelow)
-                failed = failed.filter { $0.key >= passedBelow }
-                condition.broadcast()
+                shared.lowestWanted = passedBelow
+                shared.nextGroup = max(shared.nextGroup, passedBelow)
+                shared.failed = shared.failed.filter { $0.key >= passedBelow }
+                return true
             }
+            if movedOn { shared.wakeWaiters() }
             // From lowestWanted up every group is decoded in order, so this one comes, unless
             // no worker could start.
-            while group >= lowestWanted, ready[group] == nil, failed[group] == nil, runningWorkers > 0, !stopped {
-                condition.wait()
+            let settled = { (shared: Shared) in
+                group < shared.lowestWanted || shared.ready[group] != nil || shared.failed[group] != nil
+                    || shared.runningWorkers == 0 || shared.stopped
             }
-            if let slot = ready[group], let buffer = buffers[slot] {
-                pinned = group
-                condition.unlock()
-                return .success(buffer)
+            let found: Result<UnsafeMutableRawPointer, Failure>? = shared.withLock(waitingUntil: settled) { shared in
+                if let slot = shared.ready[group], let buffer = shared.buffers[slot] {
+                    shared.pinned = group
+                    return .success(buffer)
+                }
+                if let message = shared.failed[group] { return .failure(Failure(message: message)) }
+                return nil
             }
-            if let message = failed[group] {
-                condition.unlock()
-                return .failure(Failure(message: message))
-            }
-            condition.unlock()
-            return decodeHere(group)
+            return found ?? decodeHere(group, own: &own)
         }
 
         /// Decodes `group` on the caller's thread, into the caller's own buffer: a group asked
         /// for again after it was overwritten, or when no worker could open the file.
-        private func decodeHere(_ group: Int) -> Result<UnsafeMutableRawPointer, Failure> {
+        private func decodeHere(_ group: Int, own: inout Own) -> Result<UnsafeMutableRawPointer, Failure> {
             RowsAhead.record(name) { $0.groupsDecodedAgain += 1 }
-            if ownHandle == nil { ownHandle = source.open() }
-            if ownBuffer == nil { ownBuffer = pl_map_buffer(geometry.groupBytes) }
-            guard let ownHandle, let ownBuffer else { return .failure(Failure(message: "the file could not be opened again")) }
-            if let message = source.decode(group: group, with: ownHandle, into: ownBuffer) {
+            if own.handle == nil { own.handle = source.open() }
+            if own.buffer == nil { own.buffer = pl_map_buffer(geometry.groupBytes) }
+            guard let handle = own.handle, let buffer = own.buffer else {
+                return .failure(Failure(message: "the file could not be opened again"))
+            }
+            if let message = source.decode(group: group, with: handle, into: buffer) {
                 return .failure(Failure(message: message))
             }
-            return .success(ownBuffer)
+            return .success(buffer)
         }
     }
 }

@@ -1,7 +1,7 @@
 import Vips
 
-/// A flag set from a task's cancellation handler and read by work on an `OperationQueue`,
-/// which has no task to ask.
+/// A flag set from a task's cancellation handler and read by work on a Dispatch queue (a stage
+/// lane), which has no task to ask.
 final class CancellationFlag: Sendable {
     private let state = Locked(false)
 

@@ -1,43 +1,42 @@
-import Foundation
+import Vips
 
 /// Lets many callers through at once, or one caller alone: a readers–writer gate in which a
 /// waiting exclusive caller holds new shared callers back, so it is never starved.
 ///
 /// The decoder runs every decode shared and re-runs a failed one exclusively, so that libvips'
 /// process-wide error buffer holds only that input's reason while it is read.
-final class ExclusiveGate: @unchecked Sendable {
-    // All three counters are read and written only with `condition` locked.
-    private let condition = NSCondition()
-    private var sharedCount = 0
-    private var exclusiveRunning = false
-    private var exclusiveWaiting = 0
+///
+/// Its callers are libvips lanes, threads outside Swift's cooperative pool that block anyway, so
+/// a caller waits by blocking its thread (`Locked.withLock(waitingUntil:_:)`).
+final class ExclusiveGate: Sendable {
+    private struct State {
+        var sharedCount = 0
+        var exclusiveRunning = false
+        var exclusiveWaiting = 0
+    }
 
+    private let state = Locked(State())
+
+    /// Runs `body` beside other shared callers, once no exclusive caller runs or waits.
     func shared<Result, Failure: Error>(_ body: () throws(Failure) -> Result) throws(Failure) -> Result {
-        condition.lock()
-        while exclusiveRunning || exclusiveWaiting > 0 { condition.wait() }
-        sharedCount += 1
-        condition.unlock()
+        state.withLock(waitingUntil: { !$0.exclusiveRunning && $0.exclusiveWaiting == 0 }) { $0.sharedCount += 1 }
         defer {
-            condition.lock()
-            sharedCount -= 1
-            condition.broadcast()
-            condition.unlock()
+            state.withLock { $0.sharedCount -= 1 }
+            state.wakeWaiters()
         }
         return try body()
     }
 
+    /// Runs `body` alone, once the shared callers already in have left.
     func exclusive<Result, Failure: Error>(_ body: () throws(Failure) -> Result) throws(Failure) -> Result {
-        condition.lock()
-        exclusiveWaiting += 1
-        while exclusiveRunning || sharedCount > 0 { condition.wait() }
-        exclusiveWaiting -= 1
-        exclusiveRunning = true
-        condition.unlock()
+        state.withLock { $0.exclusiveWaiting += 1 }
+        state.withLock(waitingUntil: { !$0.exclusiveRunning && $0.sharedCount == 0 }) { state in
+            state.exclusiveWaiting -= 1
+            state.exclusiveRunning = true
+        }
         defer {
-            condition.lock()
-            exclusiveRunning = false
-            condition.broadcast()
-            condition.unlock()
+            state.withLock { $0.exclusiveRunning = false }
+            state.wakeWaiters()
         }
         return try body()
     }

@@ -250,6 +250,8 @@ struct HTMLReport {
     private func makePreviews(for items: [RunReport.Item]) -> (inputs: [Preview?], outputs: [[String: Preview]]) {
         let results = Locked<[Int: (input: Preview?, outputs: [String: Preview])]>([:])
         let sources = items.map(previewSources)
+        // Dispatch's parallel loop: the caller is synchronous and libvips blocks, so the loop
+        // runs on Dispatch's pool, a thread per core, and returns when every item is done.
         DispatchQueue.concurrentPerform(iterations: items.count) { index in
             var outputs: [String: Preview] = [:]
             for output in items[index].outputs where output.status == .succeeded {

@@ -47,12 +47,10 @@ public enum ReportWriter {
     /// Swift's cooperative threads, so the work runs on a Dispatch queue and this awaits it.
     /// (Called from an async context, `write` picks this overload.)
     public static func write(_ report: RunReport, to directory: URL, inputDirectory: URL? = nil) async throws(ReportWriterError) {
-        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<Void, ReportWriterError>, Never>) in
-            DispatchQueue.global(qos: .utility).async {
-                continuation.resume(returning: Result { () throws(ReportWriterError) in
-                    try write(report, to: directory, inputDirectory: inputDirectory)
-                })
-            }
+        // Dispatch's shared pool, at utility priority: a report is written once, after the run,
+        // and needs no thread of its own.
+        let result = await runBlocking(on: .global(qos: .utility)) {
+            Result { () throws(ReportWriterError) in try write(report, to: directory, inputDirectory: inputDirectory) }
         }
         try result.get()
     }

@@ -91,36 +91,23 @@ struct InFlightWindow: Sendable {
 /// Events from many tasks to one, in order. Unlike `AsyncStream`, waiting does not end when the
 /// waiting task is cancelled: the window must still hear every element finish.
 private final class Mailbox<Event: Sendable>: Sendable {
-    private struct State {
-        var events: [Event] = []
-        var waiter: CheckedContinuation<Event, Never>?
-    }
-
-    private let state = Locked(State())
+    /// Events not yet taken, and the one reader waiting for the next.
+    private let room = WaitingRoom<[Event], Void, Event>([])
 
     func post(_ event: Event) {
-        let waiter: CheckedContinuation<Event, Never>? = state.withLock { state in
-            if let waiter = state.waiter {
-                state.waiter = nil
-                return waiter
+        room.withLock { events, waiters in
+            if waiters.isEmpty {
+                events.append(event)
+            } else {
+                waiters.letOutFirst(with: event)
             }
-            state.events.append(event)
-            return nil
         }
-        waiter?.resume(returning: event)
     }
 
     /// The next event; one caller at a time.
     func next() async -> Event {
-        await withCheckedContinuation { continuation in
-            let ready: Event? = state.withLock { state in
-                if state.events.isEmpty {
-                    state.waiter = continuation
-                    return nil
-                }
-                return state.events.removeFirst()
-            }
-            if let ready { continuation.resume(returning: ready) }
+        await room.wait(()) { events, waiters in
+            if !events.isEmpty { waiters.letOutFirst(with: events.removeFirst()) }
         }
     }
 }

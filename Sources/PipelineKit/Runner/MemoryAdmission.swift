@@ -25,19 +25,9 @@ final class MemoryAdmission: Sendable {
 
     let policy: Policy
 
-    private struct Waiter {
-        let id: UInt64
-        let bytes: Int64
-        let continuation: CheckedContinuation<Bool, Never>
-    }
-
-    private struct State {
+    private struct State: Sendable {
         var admitted: Int64 = 0
         var peak: Int64 = 0
-        var waiters: [Waiter] = []
-        var nextID: UInt64 = 0
-        /// Waits cancelled before their continuation was queued.
-        var cancelledBeforeQueued: Set<UInt64> = []
         /// Soft policy: no further arrivals, so nobody waits for room any more.
         var arrivalsClosed = false
 
@@ -47,7 +37,9 @@ final class MemoryAdmission: Sendable {
         }
     }
 
-    private let state = Locked(State())
+    /// The bytes admitted, and the inputs waiting with their estimates; each leaves admitted
+    /// (true) or cancelled (false).
+    private let room = WaitingRoom<State, Int64, Bool>(State())
 
     init(capacity: Int64, policy: Policy = .hard) {
         self.capacity = max(0, capacity)
@@ -62,18 +54,12 @@ final class MemoryAdmission: Sendable {
         }
     }
 
-    /// Whether a newcomer with `bytes` goes in without queueing: hard, nobody waiting ahead and
-    /// room now (so a large input is not passed over for ever by a stream of small ones); soft,
-    /// room now.
-    private func entersAtOnce(_ bytes: Int64, _ state: State) -> Bool {
-        (policy != .hard || state.waiters.isEmpty) && hasRoom(for: bytes, in: state)
-    }
-
     /// Admits `bytes` at once if the policy lets them in now without waiting; true when it did
-    /// (then one `release(bytes)` is due).
+    /// (then one `release(bytes)` is due). Hard: nobody waiting ahead and room now (so a large
+    /// input is not passed over for ever by a stream of small ones); soft: room now.
     func admitNow(_ bytes: Int64) -> Bool {
-        state.withLock { state in
-            guard entersAtOnce(bytes, state) else { return false }
+        room.withLock { state, waiters in
+            guard policy != .hard || waiters.isEmpty, hasRoom(for: bytes, in: state) else { return false }
             state.admit(bytes)
             return true
         }
@@ -82,97 +68,70 @@ final class MemoryAdmission: Sendable {
     /// Soft policy: no further inputs will ask, so those waiting go in now.
     func closeArrivals() {
         guard policy != .hard else { return }
-        let admitted: [CheckedContinuation<Bool, Never>] = state.withLock { state in
+        room.withLock { state, waiters in
             state.arrivalsClosed = true
-            return admitWaiters(&state)
+            admitWaiters(&state, &waiters)
         }
-        for continuation in admitted { continuation.resume(returning: true) }
     }
 
-    /// Takes the waiters that may go in now out of the queue, admitted: under the hard policy
-    /// from the head while they fit; under the soft one any that has room, in order, and the
-    /// oldest over the capacity when too many wait.
-    private func admitWaiters(_ state: inout State) -> [CheckedContinuation<Bool, Never>] {
-        var admitted: [CheckedContinuation<Bool, Never>] = []
+    /// Lets out, admitted, the waiters that may go in now: under the hard policy from the head
+    /// while they fit; under the soft one any that has room, in order, and the oldest over the
+    /// capacity when too many wait.
+    private func admitWaiters(_ state: inout State, _ waiters: inout WaitingRoom<State, Int64, Bool>.Waiters) {
         switch policy {
         case .hard:
-            while let first = state.waiters.first, hasRoom(for: first.bytes, in: state) {
-                state.waiters.removeFirst()
-                state.admit(first.bytes)
-                admitted.append(first.continuation)
+            while !waiters.isEmpty, hasRoom(for: waiters[0], in: state) {
+                state.admit(waiters[0])
+                waiters.letOutFirst(with: true)
             }
         case .soft(let overflowAt):
             var index = 0
-            while index < state.waiters.count {
-                let waiter = state.waiters[index]
-                if hasRoom(for: waiter.bytes, in: state) {
-                    state.waiters.remove(at: index)
-                    state.admit(waiter.bytes)
-                    admitted.append(waiter.continuation)
+            while index < waiters.count {
+                if hasRoom(for: waiters[index], in: state) {
+                    state.admit(waiters[index])
+                    waiters.letOut(at: index, with: true)
                 } else {
                     index += 1
                 }
             }
-            while state.waiters.count >= max(1, overflowAt) {
-                let oldest = state.waiters.removeFirst()
-                state.admit(oldest.bytes)
-                admitted.append(oldest.continuation)
+            while waiters.count >= max(1, overflowAt) {
+                state.admit(waiters[0])
+                waiters.letOutFirst(with: true)
             }
         }
-        return admitted
     }
 
     /// Whether an input with this estimate could ever be admitted.
     func fits(_ bytes: Int64) -> Bool { bytes <= capacity }
 
     /// How many are waiting now.
-    var waiting: Int { state.withLock { $0.waiters.count } }
+    var waiting: Int { room.withLock { $1.count } }
 
     /// The most bytes admitted at once so far.
-    var peakAdmitted: Int64 { state.withLock { $0.peak } }
+    var peakAdmitted: Int64 { room.withLock { state, _ in state.peak } }
 
     /// Waits until `bytes` fit beside what is admitted, then admits them; false when the task
     /// was cancelled first (nothing is admitted then). Each `true` needs one `release(bytes)`.
     func admit(_ bytes: Int64) async -> Bool {
-        let id = state.withLock { state in
-            state.nextID += 1
-            return state.nextID
+        // A cancelled waiter leaving may change the queue's head: those behind it may fit now.
+        let cancellation = WaitingRoom<State, Int64, Bool>.Cancellation(false) { [self] state, waiters in
+            admitWaiters(&state, &waiters)
         }
-        return await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
-                let (immediate, admitted): (Bool?, [CheckedContinuation<Bool, Never>]) = state.withLock { state in
-                    if state.cancelledBeforeQueued.remove(id) != nil { return (false, []) }
-                    if entersAtOnce(bytes, state) {
-                        state.admit(bytes)
-                        return (true, [])
-                    }
-                    state.waiters.append(Waiter(id: id, bytes: bytes, continuation: continuation))
-                    // Soft: one more waiting may make too many.
-                    return (nil, policy == .hard ? [] : admitWaiters(&state))
-                }
-                if let immediate { continuation.resume(returning: immediate) }
-                for other in admitted { other.resume(returning: true) }
+        return await room.wait(bytes, cancellation: cancellation) { state, waiters in
+            // Arrived last: hard, it goes in at once only with nobody ahead; soft, any that has
+            // room goes in, and one more waiting may make too many.
+            if policy == .hard {
+                guard waiters.count == 1 else { return }
             }
-        } onCancel: {
-            let waiter: Waiter? = state.withLock { state in
-                guard let index = state.waiters.firstIndex(where: { $0.id == id }) else {
-                    state.cancelledBeforeQueued.insert(id)
-                    return nil
-                }
-                return state.waiters.remove(at: index)
-            }
-            waiter?.continuation.resume(returning: false)
-            // The queue's head may have changed: those behind it may fit now.
-            release(0)
+            admitWaiters(&state, &waiters)
         }
     }
 
     /// Gives back what `admit(bytes)` took and lets in the waiters that now fit, in order.
     func release(_ bytes: Int64) {
-        let admitted: [CheckedContinuation<Bool, Never>] = state.withLock { state in
+        room.withLock { state, waiters in
             state.admitted -= bytes
-            return admitWaiters(&state)
+            admitWaiters(&state, &waiters)
         }
-        for continuation in admitted { continuation.resume(returning: true) }
     }
 }

@@ -1,56 +1,54 @@
-import Foundation
+import Dispatch
 import Vips
 
 /// One stage's bounded lanes, bridged to async callers: work runs in the order it was asked
 /// for, on the first free lane, at most `concurrency` at once.
 ///
 /// libvips, file and network work blocks its thread, so it must never run on Swift's
-/// cooperative pool: it runs here, and the awaiting task is resumed with the result. The lanes
-/// run on one of two kinds of thread (`Threads`):
+/// cooperative pool: it runs on a lane's Dispatch queue, and the awaiting task is let out of the
+/// stage's waiting room (`WaitingRoom`) with the result. The lanes run on one of two kinds of
+/// thread (`Threads`):
 ///
 /// - Stages that wait (fetch and cache: the network, the disk) give each lane a serial
-///   dispatch queue of its own, so a lane has a thread whenever it has work. On libdispatch's
-///   shared pool (where an `OperationQueue` runs its operations) they did not: on Linux it
-///   starts one thread per core and adds threads for blocked ones about one a second, so four
-///   fetch lanes ran two downloads at once on two cores, behind the decodes (sixteen 0.3 s
-///   waits on eight lanes took 2.1 s, not 0.6 s).
-/// - Stages that compute (decompress, process, encode) share that pool, through one
-///   `OperationQueue` as wide as the stage: the width bounds each stage, and the pool's thread
-///   per core bounds them together. Measured with `Benchmarks/run.sh`: with threads of their
-///   own, or as lanes of width one on the pool, the standard job ran no faster and its peak
-///   memory rose from 150–166 MiB to 178–196 MiB (to 238 MiB over the corpus eight times).
+///   dispatch queue of its own, so a lane has a thread whenever it has work. Dispatch's shared
+///   pool on Linux starts a thread per core and adds threads for blocked ones only slowly, so
+///   waiting lanes there would run a few at once, behind the decodes.
+/// - Stages that compute (decompress, process, encode) share that pool: the lanes bound each
+///   stage, and the pool's thread per core bounds them together. Threads of their own, or a
+///   lane per core on the pool, ran no faster and raised the peak memory
+///   (`Benchmarks/RESULTS.md` has the measurements).
 final class StageQueue: Sendable {
     let stage: Stage
-    /// `.sharedPerCore`: the stage's one queue, as wide as the stage.
-    private let shared: OperationQueue?
-    /// `.ownPerLane`: a serial dispatch queue per lane.
+    /// The Dispatch queue each lane's work runs on: a serial one per lane (`.ownPerLane`), or
+    /// the shared pool for every lane (`.sharedPerCore`).
     private let lanes: [DispatchQueue]
     private let clock: RunClock
     private let record: @Sendable (StageOperation) -> Void
-    /// Queued, running and done counts, which lanes are busy, and the work waiting for a lane.
-    private let state: Locked<State>
+    /// Queued, running and done counts and which lanes are busy; the work waiting for a lane,
+    /// oldest first, each with its caller waiting to be let out (true: it ran).
+    private let room: WaitingRoom<State, Job, Bool>
 
-    private struct State {
+    /// A caller's work, run on the lane it is given; it frees the lane (`free(_:)`) when done.
+    private typealias Job = @Sendable (_ lane: Int) -> Void
+
+    private struct State: Sendable {
         var counts = StageCounts()
         var busyLanes: [Bool]
-        /// Work waiting for a lane, oldest first (`.ownPerLane`; a few per input in flight).
-        var waiting: [@Sendable (Int) -> Void] = []
 
-        /// The next waiting work and the lane it takes, if a lane is free (`.ownPerLane`).
-        mutating func next() -> (work: @Sendable (Int) -> Void, lane: Int)? {
-            guard !waiting.isEmpty, busyLanes.contains(false) else { return nil }
-            return (waiting.removeFirst(), takeLane())
-        }
-
-        /// Moves one operation from queued to running and gives it the lowest free lane (the
-        /// shared queue's width guarantees one).
-        mutating func takeLane() -> Int {
+        /// Moves one operation from queued to running and gives it the lowest free lane, if any.
+        mutating func takeLane() -> Int? {
+            guard let lane = busyLanes.firstIndex(of: false) else { return nil }
             counts.queued -= 1
             counts.running += 1
-            let lane = busyLanes.firstIndex(of: false) ?? 0
-            if busyLanes.indices.contains(lane) { busyLanes[lane] = true }
+            busyLanes[lane] = true
             return lane
         }
+    }
+
+    /// Work cancelled while it waits for a lane leaves the queue counted as done, unrun.
+    private static let skipped = WaitingRoom<State, Job, Bool>.Cancellation(false) { state, _ in
+        state.counts.queued -= 1
+        state.counts.done += 1
     }
 
     /// Where a stage's lanes run.
@@ -66,24 +64,20 @@ final class StageQueue: Sendable {
         self.stage = stage
         self.clock = clock
         self.record = record
-        state = Locked(State(busyLanes: Array(repeating: false, count: max(1, concurrency))))
-        guard threads == .ownPerLane else {
-            let queue = OperationQueue()
-            queue.name = "pipeline.\(stage.rawValue)"
-            queue.maxConcurrentOperationCount = max(1, concurrency)
-            queue.qualityOfService = .userInitiated
-            shared = queue
-            lanes = []
-            return
-        }
-        shared = nil
-        lanes = (0..<max(1, concurrency)).map { lane in
-            DispatchQueue(label: "pipeline.\(stage.rawValue).\(lane)", qos: .userInitiated)
+        let width = max(1, concurrency)
+        room = WaitingRoom(State(busyLanes: Array(repeating: false, count: width)))
+        switch threads {
+        case .ownPerLane:
+            lanes = (0..<width).map { lane in
+                DispatchQueue(label: "pipeline.\(stage.rawValue).\(lane)", qos: .userInitiated)
+            }
+        case .sharedPerCore:
+            lanes = Array(repeating: .global(qos: .userInitiated), count: width)
         }
     }
 
     /// The stage's counts now.
-    var counts: StageCounts { state.withLock { $0.counts } }
+    var counts: StageCounts { room.withLock { state, _ in state.counts } }
 
     /// Runs `work` on one of the stage's lanes for `input` (and `output`). If the calling task
     /// is cancelled while the work is still queued, the work is skipped and this throws
@@ -101,62 +95,49 @@ final class StageQueue: Sendable {
         try Task.checkCancellation()
         let cancelled = CancellationFlag()
         let queuedAt = clock.now
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Result, any Error>) in
-                enqueue { [self] lane in
-                    guard !cancelled.isSet else {
-                        free(lane)
-                        return continuation.resume(throwing: CancellationError())
-                    }
-                    let startedAt = clock.now
-                    let result = Swift.Result { try work { cancelled.isSet } }
-                    let endedAt = clock.now
-                    free(lane)
-                    let succeeded = if case .success = result { true } else { false }
-                    record(StageOperation(stage: stage, input: input, output: output, queuedAt: queuedAt,
-                                          startedAt: startedAt, endedAt: endedAt, lane: lane, succeeded: succeeded))
-                    continuation.resume(with: result)
-                }
+        // Set on the lane before the caller is let out.
+        let outcome = Locked<Swift.Result<Result, any Error>?>(nil)
+        let job: Job = { [self] lane in
+            let startedAt = clock.now
+            let result = Swift.Result { try work { cancelled.isSet } }
+            let endedAt = clock.now
+            free(lane)
+            let succeeded = if case .success = result { true } else { false }
+            record(StageOperation(stage: stage, input: input, output: output, queuedAt: queuedAt,
+                                  startedAt: startedAt, endedAt: endedAt, lane: lane, succeeded: succeeded))
+            outcome.withLock { $0 = result }
+        }
+        let ran = await withTaskCancellationHandler {
+            await room.wait(job, cancellation: Self.skipped) { [self] state, waiters in
+                state.counts.queued += 1
+                startWaiting(&state, &waiters)
             }
         } onCancel: {
+            // Work already on a lane sees this through `isCancelled`.
             cancelled.set()
         }
+        guard ran, let result = outcome.withLock({ $0 }) else { throw CancellationError() }
+        return try result.get()
     }
 
-    /// Queues `work`, which frees its lane (`free(_:)`) before its caller resumes, and starts
-    /// what the free lanes can take.
-    private func enqueue(_ work: @escaping @Sendable (Int) -> Void) {
-        if let shared {
-            state.withLock { $0.counts.queued += 1 }
-            shared.addOperation { [self] in
-                work(state.withLock { $0.takeLane() })
-            }
-            return
-        }
-        state.withLock { state in
-            state.waiting.append(work)
-            state.counts.queued += 1
-        }
-        startWaiting()
-    }
-
-    /// Hands waiting work to free lanes, oldest first; each piece of work frees its lane
-    /// (`free(_:)`) before its caller resumes, and the lane then looks again.
-    private func startWaiting() {
-        while let (work, lane) = state.withLock({ $0.next() }) {
+    /// Hands waiting work to free lanes, oldest first. Each lane, once its work is done, lets
+    /// its caller out and looks again.
+    private func startWaiting(_ state: inout State, _ waiters: inout WaitingRoom<State, Job, Bool>.Waiters) {
+        while !waiters.isEmpty, let lane = state.takeLane(), let waiter = waiters.takeFirst() {
             lanes[lane].async { [self] in
-                work(lane)
-                startWaiting()
+                waiter.ticket(lane)
+                waiter.letGo(with: true)
+                room.withLock { state, waiters in startWaiting(&state, &waiters) }
             }
         }
     }
 
     /// Counts the work on `lane` done and frees the lane.
     private func free(_ lane: Int) {
-        state.withLock { state in
+        room.withLock { state, _ in
             state.counts.running -= 1
             state.counts.done += 1
-            if state.busyLanes.indices.contains(lane) { state.busyLanes[lane] = false }
+            state.busyLanes[lane] = false
         }
     }
 }

@@ -47,7 +47,8 @@ public final class PipelineWatcher: Sendable {
         }
     }
 
-    private let state: Locked<WatcherState>
+    /// What the consumer and the reading thread share, and the consumer waiting for a batch.
+    private let state: WatcherRoom
     private let wakePipe: WakePipe
     private let pipelineFile: String
 
@@ -59,10 +60,12 @@ public final class PipelineWatcher: Sendable {
         let file = InputEnumerator.normalize(pipelineFile.standardizedFileURL.path)
         let loop = try WatchLoop(definition: definition, pipelineFile: file)
         self.pipelineFile = file
-        state = Locked(WatcherState(debouncer: ChangeDebouncer(quietPeriod: debounce.quietPeriod, longestWait: debounce.longestWait),
+        state = WatcherRoom(WatcherState(debouncer: ChangeDebouncer(quietPeriod: debounce.quietPeriod, longestWait: debounce.longestWait),
                              watchedFolders: loop.folderCount, problems: loop.takeProblems()))
         wakePipe = loop.wakePipe
         let state = self.state
+        // A thread of its own: it blocks in inotify for as long as the watcher lives, which would
+        // hold a thread of Dispatch's pool or Swift's cooperative one for good.
         let thread = Thread { loop.run(state: state) }
         thread.name = "pipeline-watcher"
         thread.start()
@@ -79,11 +82,11 @@ public final class PipelineWatcher: Sendable {
     public var pipelineFilePath: String { pipelineFile }
 
     /// How many folders are watched now.
-    public var watchedFolderCount: Int { state.withLock { $0.watchedFolders } }
+    public var watchedFolderCount: Int { state.withLock { state, _ in state.watchedFolders } }
 
     /// Folders that could not be watched since the last call (the inotify watch limit, say).
     public func takeProblems() -> [String] {
-        state.withLock { state in
+        state.withLock { state, _ in
             defer { state.problems = [] }
             return state.problems
         }
@@ -91,34 +94,32 @@ public final class PipelineWatcher: Sendable {
 
     /// Watches what `definition` reads from now on (after the pipeline file changed).
     public func watch(_ definition: PipelineDefinition) {
-        state.withLock { $0.newDefinition = definition }
+        state.withLock { state, _ in state.newDefinition = definition }
         wakePipe.signal()
     }
 
     /// Stops watching; the sequence of changes ends. Safe from any thread, at any time.
     public func stop() {
-        let waiter = state.withLock { state in
+        state.withLock { state, waiters in
             state.stopped = true
-            defer { state.waiter = nil }
-            return state.waiter
+            waiters.letOutAll(with: nil)
         }
-        waiter?.resume(returning: nil)
         wakePipe.signal()
     }
 
     /// The next due batch: at once when one is due already, else when it becomes due.
     fileprivate func nextBatch() async -> FileChanges? {
+        // Cancelling stops the watcher, which lets the consumer out with no batch.
         await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<FileChanges?, Never>) in
-                let ready: FileChanges?? = state.withLock { state in
-                    if state.stopped { return .some(nil) }
-                    if let batch = state.debouncer.takeIfDue(at: .now) { return .some(batch) }
-                    state.waiter = continuation
-                    return .none
+            await state.wait(()) { state, waiters in
+                if state.stopped {
+                    waiters.letOutAll(with: nil)
+                } else if let batch = state.debouncer.takeIfDue(at: .now) {
+                    waiters.letOutAll(with: batch)
+                } else {
+                    // The reading thread now has a consumer to time a batch for.
+                    wakePipe.signal()
                 }
-                if let ready { continuation.resume(returning: ready) }
-                // The reading thread now has a consumer to time a batch for.
-                wakePipe.signal()
             }
         } onCancel: {
             stop()
@@ -159,13 +160,13 @@ private final class WatchLoop: @unchecked Sendable {
 
     /// Reads events until the watcher stops, recording those that matter and handing due
     /// batches to a waiting consumer. A failure to read ends the sequence, with the reason kept.
-    func run(state: Locked<WatcherState>) {
+    func run(state: WatcherRoom) {
         while true {
-            let (stopped, timeout, newDefinition) = state.withLock { state -> (Bool, Duration?, PipelineDefinition?) in
+            let (stopped, timeout, newDefinition) = state.withLock { state, waiters -> (Bool, Duration?, PipelineDefinition?) in
                 defer { state.newDefinition = nil }
                 // Timed only while a consumer waits; a batch gathered during a run waits for the
                 // consumer to ask, and goes on gathering meanwhile.
-                let timeout = state.waiter == nil ? nil : state.debouncer.dueTime.map { $0 - .now }
+                let timeout = waiters.isEmpty ? nil : state.debouncer.dueTime.map { $0 - .now }
                 return (state.stopped, timeout, state.newDefinition)
             }
             if stopped { break }
@@ -179,34 +180,30 @@ private final class WatchLoop: @unchecked Sendable {
             do {
                 events = try inotify.wait(timeout: timeout)
             } catch {
-                state.withLock { $0.problems.append(error.description) }
+                state.withLock { state, _ in state.problems.append(error.description) }
                 break
             }
             let now = ContinuousClock.now
             let changed = relevantChanges(in: events)
-            let waiter = state.withLock { state -> (CheckedContinuation<FileChanges?, Never>, FileChanges)? in
+            state.withLock { state, waiters in
                 for path in changed.paths { state.debouncer.record(path, at: now) }
                 if changed.overflowed { state.debouncer.recordOverflow(at: now) }
-                guard let waiter = state.waiter, let batch = state.debouncer.takeIfDue(at: .now) else { return nil }
-                state.waiter = nil
-                return (waiter, batch)
+                guard !waiters.isEmpty, let batch = state.debouncer.takeIfDue(at: .now) else { return }
+                waiters.letOutFirst(with: batch)
             }
             if changed.resynchronized { publish(to: state) }
-            if let (continuation, batch) = waiter { continuation.resume(returning: batch) }
         }
-        let waiter = state.withLock { state in
+        state.withLock { state, waiters in
             state.stopped = true
-            defer { state.waiter = nil }
-            return state.waiter
+            waiters.letOutAll(with: nil)
         }
-        waiter?.resume(returning: nil)
     }
 
-    private func publish(to state: Locked<WatcherState>) {
+    private func publish(to state: WatcherRoom) {
         let count = folderCount, problems = takeProblems()
-        state.withLock {
-            $0.watchedFolders = count
-            $0.problems += problems
+        state.withLock { state, _ in
+            state.watchedFolders = count
+            state.problems += problems
         }
     }
 
@@ -287,11 +284,12 @@ private final class WatchLoop: @unchecked Sendable {
     }
 }
 
+/// A watcher's state, and its consumer waiting for a batch (nil: the watcher stopped).
+typealias WatcherRoom = WaitingRoom<WatcherState, Void, FileChanges?>
+
 /// What a watcher's consumer and its reading thread share, behind its lock.
-struct WatcherState {
+struct WatcherState: Sendable {
     var debouncer: ChangeDebouncer
-    /// The consumer waiting for a batch, if any.
-    var waiter: CheckedContinuation<FileChanges?, Never>?
     /// A definition to switch to (the pipeline changed), for the reading thread to pick up.
     var newDefinition: PipelineDefinition?
     var stopped = false

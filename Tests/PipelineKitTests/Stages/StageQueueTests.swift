@@ -94,6 +94,35 @@ struct StageQueueTests {
         #expect(!ran.withLock { $0 })
     }
 
+    /// Cancelled work leaves the queue at once, rather than when a lane comes free to skip it:
+    /// its caller is not held up by the work ahead of it.
+    @Test(arguments: [StageQueue.Threads.sharedPerCore, .ownPerLane])
+    func workCancelledWhileQueuedLeavesTheQueueAtOnce(threads: StageQueue.Threads) async throws {
+        let gate = Gate()
+        let queue = StageQueue(stage: .cache, concurrency: 1, threads: threads, clock: RunClock()) { _ in }
+
+        // Given the only lane busy and a second operation waiting for it
+        let first = Task { try await queue.run(for: "first") { gate.work(1) } }
+        var started = gate.started.makeAsyncIterator()
+        _ = await started.next()
+        let second = Task { try await queue.run(for: "second") { 2 } }
+        for _ in 0..<100_000 {
+            if queue.counts.queued > 0 { break }
+            await Task.yield()
+        }
+        #expect(queue.counts == StageCounts(queued: 1, running: 1, done: 0))
+
+        // When the second is cancelled (its handler runs before `cancel` returns)
+        second.cancel()
+
+        // Then it is counted done at once, while the first still holds the lane, and never runs
+        #expect(queue.counts == StageCounts(queued: 0, running: 1, done: 1))
+        gate.open(1)
+        await #expect(throws: CancellationError.self) { try await second.value }
+        #expect(try await first.value == 1)
+        #expect(queue.counts == StageCounts(queued: 0, running: 0, done: 2))
+    }
+
     /// A stage that waits (fetch, cache) gets a thread per lane at once, however many cores
     /// there are: blocking work (a download, a wait) on eight lanes runs eight at once. On
     /// libdispatch's shared pool (one `OperationQueue` of width eight, as fetch ran before) two
