@@ -16,12 +16,15 @@ public struct MemoryBudget: Sendable, Equatable, CustomStringConvertible {
     /// `--max-memory`, `cgroup v2 memory.max (/sys/fs/cgroup/…)`, `RLIMIT_AS`, …
     public let source: String
 
+    /// A budget of `bytes` for images, from a `limit` found in `source`.
     public init(bytes: Int64, limit: Int64, source: String) {
         self.bytes = bytes
         self.limit = limit
         self.source = source
     }
 
+    /// The budget as `explain` and the run's errors say it: what is left for images, of what
+    /// limit, from where.
     public var description: String {
         "\(Self.megabytes(bytes)) for images of a \(Self.megabytes(limit)) limit from \(source)"
     }
@@ -31,8 +34,8 @@ public struct MemoryBudget: Sendable, Equatable, CustomStringConvertible {
     public static let reserve: Int64 = 96 << 20
 
     /// What an address-space limit must leave beside `reserve`: mappings that cost address space
-    /// but little memory, made during a run: the second malloc arena's 64 MiB heap and the
-    /// threads' stacks (2 MiB each under such a limit).
+    /// but little memory, made during a run: the second malloc arena's heap and the threads'
+    /// stacks (larger under such a limit).
     public static let addressSpaceReserve: Int64 = 96 << 20
 
     /// The process's own use when the baseline was taken (see `recordBaseline()`). Address space
@@ -118,6 +121,7 @@ public struct MemoryBudget: Sendable, Equatable, CustomStringConvertible {
         return total
     }
 
+    /// `bytes` in megabytes, rounded, as every memory figure the pipeline prints is.
     static func megabytes(_ bytes: Int64) -> String {
         String(format: "%.0f MB", Double(bytes) / 1_000_000)
     }

@@ -6,6 +6,7 @@ import Vips
 public struct PlanExplanation: Sendable {
     /// One sampled input, from its header.
     public struct Sample: Sendable {
+        /// The input's name, as reports name it.
         public let input: String
         /// The libvips loader, for example `jpegload_source`; nil when the header cannot be read.
         public let format: String?
@@ -33,23 +34,31 @@ public struct PlanExplanation: Sendable {
         /// is within the estimate's margin: it grows with the image's width.
         public var wideRowsBytes: Int64 = 0
         /// Outputs that decode the window they keep alone, in a pass over the file each
-        /// (`ImageDecoder.DecodePlan`): the image is too wide or tall to decode once for all.
+        /// (`DecodePlan`): the image is too wide or tall to decode once for all.
         public var windowedOutputs: [String] = []
         /// Whether some output fans out from the image at `decodeSize` (false when every
         /// output decodes a window of its own).
         public var decodesWhole = true
     }
 
+    /// Inputs the run would make, every listing counted.
     public let inputs: Int
     /// The shard the plan keeps, where it came from, and the inputs of all shards together.
     public let shard: (shard: Shard, source: String, totalInputs: Int)?
+    /// Distinct sources among the inputs (one file listed twice is one source).
     public let sources: Int
+    /// Inputs fetched over HTTP(S) or from S3.
     public let remoteInputs: Int
     /// Loader names and how many inputs each reads, among those whose header was read.
     public let formats: [String: Int]
+    /// The first inputs whose header was read, each as the decoder would take it.
     public let samples: [Sample]
+    /// One line an output (one for all the widths and formats of a responsive set): its steps,
+    /// encoder and path.
     public let outputs: [String]
+    /// Each stage and the lanes it runs on.
     public let stageWidths: [(Stage, Int)]
+    /// The most inputs under way at once.
     public let inFlight: Int
     /// Bytes of decoded and processed images that may be in memory at once, from the largest
     /// decode size seen: `inFlight` × (decoded image + each output's image), 4 bytes a pixel.
@@ -82,6 +91,9 @@ public struct PlanExplanation: Sendable {
     public let wholePNGCapacity: Int64
     /// Inputs, among the headers read, that are TIFFs whose strips are decoded ahead.
     public let stripReadAheadInputs: Int
+    /// The run's memory account: the admission and every allowance within the budget, who may
+    /// take from each, and why it is that size (`MemoryAccountant`).
+    public let memoryAccount: [MemoryAllowance]
 
     /// Headers are read for at most this many local inputs (all of them in smaller runs).
     public static let headerLimit = 2000
@@ -94,9 +106,8 @@ public struct PlanExplanation: Sendable {
         var unstreamedInputs = 0
         var wholePNGInputs = 0
         var stripReadAheadInputs = 0
-        var decoder = ImageDecoder(settings: definition.decompress, outputs: definition.outputs)
-        decoder.stripReadAhead = ImageDecoder.stripReadAhead(under: memoryBudget)
-        decoder.windowedDecodeMinimum = ImageDecoder.windowedDecodeMinimum(under: memoryBudget)
+        let accountant = MemoryAccountant(budget: memoryBudget)
+        let decoder = ImageDecoder(settings: definition.decompress, outputs: definition.outputs, accountant: accountant)
         inputs = plan.inputCount
         sources = plan.items.count
         remoteInputs = plan.items.filter { $0.input.isRemote }.count
@@ -111,28 +122,27 @@ public struct PlanExplanation: Sendable {
             if let header {
                 let upright = definition.decompress.autorotate ? header.orientedSize : (width: header.width, height: header.height)
                 let size = ImageSize(width: upright.width, height: upright.height)
-                let unstreamed = ImageDecoder.unstreamedDecodeBytes(header)
+                let unstreamed = DecodeMemoryEstimate.unstreamedDecodeBytes(header)
                 if unstreamed > 0 { unstreamedInputs += 1 }
                 let decodePlan = decoder.decodePlan(for: size, loader: format ?? "", streams: unstreamed == 0)
                 let allowed = decodePlan.allowedShrink
                 let decodeSize = decodePlan.decodeSize
-                let shrink = ImageDecoder.loadShrink(allowed: allowed, loader: format ?? "", fast: definition.decompress.fastShrinkOnLoad)
-                let wholePNG = ImageDecoder.wholePNGBytes(file: item.input.path, header: header, fileBytes: Int(item.input.byteCount ?? 0))
+                let shrink = DecodePlan.loadShrink(allowed: allowed, loader: format ?? "", fast: definition.decompress.fastShrinkOnLoad)
+                let wholePNG = WholePNGReader.heldBytes(file: item.input.path, header: header, fileBytes: Int(item.input.byteCount ?? 0))
                 if wholePNG > 0 { wholePNGInputs += 1 }
-                let stripsAhead = decoder.stripReadAheadPlan(.file(path: item.input.path, byteCount: item.input.byteCount ?? 0), header: header)
+                let file = EncodedSource.file(path: item.input.path, byteCount: item.input.byteCount ?? 0)
+                let stripsAhead = decoder.tiffStripsReader.plan(file, header: header)
                 if stripsAhead != nil { stripReadAheadInputs += 1 }
                 sample = Sample(input: item.input.displayName, format: format, size: size, loadShrink: shrink, decodeSize: decodeSize,
                                 unstreamedBytes: unstreamed, wholePNGBytes: wholePNG,
                                 stripReadAheadBytes: Int64(stripsAhead?.heldBytes ?? 0), stripsReadRowByRow: stripsAhead?.rowByRow ?? false,
-                                pngRowsAheadBytes: decoder.pngRowsAheadBytes(.file(path: item.input.path, byteCount: item.input.byteCount ?? 0),
-                                                                             header: header))
+                                pngRowsAheadBytes: decoder.pngRowsReader.heldBytes(file, header: header))
                 sample.wideRowsBytes = decodePlan.wideRowsBytes
                 sample.windowedOutputs = decodePlan.windows.keys.sorted().map { definition.outputs[$0].name }
                 sample.decodesWhole = decodePlan.decodesWhole
-                let estimate = ImageDecoder.inputEstimate(decodePlan.estimate, passes: decodePlan.passes, unstreamed: unstreamed,
-                                                          readers: sample.stripReadAheadBytes + sample.pngRowsAheadBytes,
-                                                          encoding: ImageDecoder.encodingBytes(decodeSize: decodeSize, alpha: header.hasAlpha,
-                                                                                             outputs: definition.outputs))
+                let encoding = DecodeMemoryEstimate.encodingBytes(decodeSize: decodeSize, alpha: header.hasAlpha, outputs: definition.outputs)
+                let estimate = DecodeMemoryEstimate.inputEstimate(decodePlan.estimate, passes: decodePlan.passes, unstreamed: unstreamed,
+                                                                  readers: sample.stripReadAheadBytes + sample.pngRowsAheadBytes, encoding: encoding)
                 largestEstimate = max(largestEstimate, estimate)
                 if let memoryBudget, estimate > memoryBudget.bytes { inputsOverBudget += 1 }
             }
@@ -159,7 +169,8 @@ public struct PlanExplanation: Sendable {
         self.inputsOverBudget = inputsOverBudget
         self.unstreamedInputs = unstreamedInputs
         self.wholePNGInputs = wholePNGInputs
-        wholePNGCapacity = ImageDecoder.wholePNGCapacity(under: memoryBudget)
+        wholePNGCapacity = accountant.wholePNGReads.capacity
+        memoryAccount = accountant.allowances
         self.stripReadAheadInputs = stripReadAheadInputs
         estimatedPeakDownloadBytes = remoteInputs > 0 ? Int64(inFlight) * definition.fetch.maxBytes : 0
     }
@@ -261,6 +272,7 @@ public struct PlanExplanation: Sendable {
         } else {
             lines.append("memory budget: none set (no --max-memory, cgroup memory limit or RLIMIT_AS): the in-flight bound alone limits memory")
         }
+        lines += MemoryAccountant.table(memoryAccount)
         return lines.joined(separator: "\n")
     }
 }

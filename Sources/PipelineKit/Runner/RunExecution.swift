@@ -19,34 +19,14 @@ final class RunExecution: Sendable {
     /// The record of outputs made, for incremental runs; nil when the file disables them.
     private let journal: OutputJournal?
     private let force: Bool
-    /// The memory limit, and the admission that keeps the inputs being made within it; nil when
-    /// no limit is known.
-    private let memory: (budget: MemoryBudget, admission: MemoryAdmission)?
-    /// Decodes that cannot stream (a progressive JPEG keeps every coefficient, an interlaced PNG
-    /// the whole image) hold their full-size buffers while they decode: this keeps those of
-    /// local files that decode at once under `unstreamedDecodeTarget` together while other
-    /// inputs can use the lanes (see `MemoryAdmission.Policy.soft`), so that two of the largest
-    /// do not meet just because they sort together.
-    private let unstreamedDecodes = MemoryAdmission(capacity: RunExecution.unstreamedDecodeTarget,
-                                                    policy: .soft(overflowAt: RunExecution.asideLimit))
-
-    /// 64 MB: a 24-megapixel progressive JPEG (4:2:0, 72 MB of coefficients) decodes beside
-    /// streaming inputs only, and the corpus' two largest progressive photos (54 MB and 25 MB)
-    /// one after the other: at 80 MB they met in some runs and not in others (×1 peaks of 145
-    /// to 179 MiB over three runs; 157 to 162 MiB at 64 MB). Measured with `Benchmarks/run.sh
-    /// --repeat 8` (see Benchmarks/RESULTS.md).
-    static let unstreamedDecodeTarget: Int64 = 64_000_000
-    /// How many inputs may wait aside for `unstreamedDecodes` while others start: enough to look
-    /// past eight copies of one large photo to something that streams.
-    static let asideLimit = 16
-    /// The smallest file whose header is read for `unstreamedDecodes`.
-    static let unstreamedCheckMinimumBytes: Int64 = 1 << 20
+    /// The run's memory budget and every allowance within it.
+    private let memory: MemoryAccountant
 
     init(plan: RunPlan, dataLoader: any DataLoading, cache: (any DataCaching)?, journal: OutputJournal?, force: Bool,
          memoryBudget: MemoryBudget?, emit: @escaping @Sendable (PipelineEvent) -> Void) {
         let definition = plan.definition
         self.plan = plan
-        memory = memoryBudget.map { ($0, MemoryAdmission(capacity: $0.bytes)) }
+        memory = MemoryAccountant(budget: memoryBudget)
         self.journal = journal
         self.force = force
         self.emit = emit
@@ -55,16 +35,7 @@ final class RunExecution: Sendable {
                                fileFetcher: FileFetcher(maxBytes: definition.fetch.maxBytes),
                                remoteFetcher: RemoteFetcher(loader: dataLoader, settings: definition.fetch), cache: cache, s3: plan.s3)
         writer = OutputWriter(s3: plan.s3, protecting: plan.protectedInputs)
-        var decoder = ImageDecoder(settings: definition.decompress, outputs: definition.outputs)
-        if let memoryBudget {
-            // Admission weighs estimates without PNGs read whole (those never wait: they stream
-            // when the allowance is spent), so under a budget the allowance is a slice of it.
-            decoder.wholePNGAllowance = MemoryAdmission(capacity: ImageDecoder.wholePNGCapacity(under: memoryBudget))
-            // Nor the strips of a large TIFF decoded ahead (tens of MB an image).
-            decoder.stripReadAhead = ImageDecoder.stripReadAhead(under: memoryBudget)
-            decoder.windowedDecodeMinimum = ImageDecoder.windowedDecodeMinimum(under: memoryBudget)
-        }
-        self.decoder = decoder
+        decoder = ImageDecoder(settings: definition.decompress, outputs: definition.outputs, accountant: memory)
     }
 
     /// Each stage's queued, running and done counts now.
@@ -81,8 +52,8 @@ final class RunExecution: Sendable {
         var totals = RunTotals()
         var lastRelease = ContinuousClock.now
         let window = InFlightWindow(width: definition.inFlight(fetchingRemoteInputs: plan.items.contains { $0.input.isRemote }),
-                                    asideLimit: Self.asideLimit)
-        let peak = await window.run(Self.largestFirst(plan.items), allStarted: unstreamedDecodes.closeArrivals) { item, slot in
+                                    asideLimit: MemoryAccountant.asideLimit)
+        let peak = await window.run(Self.largestFirst(plan.items), allStarted: memory.unstreamedDecodes.closeArrivals) { item, slot in
             await self.process(item, slot: slot, incremental: incremental)
         } completed: { reports in
             for report in reports ?? [] {
@@ -99,14 +70,16 @@ final class RunExecution: Sendable {
         let journalWarnings = journal?.finish() ?? []
         var summary = totals.summary(inputs: plan.inputCount, elapsed: .now - start, cancelled: Task.isCancelled, peakInFlight: peak)
         summary.warnings = journalWarnings + [sources.cache?.writeProblem].compactMap { $0 }
-        summary.memory = memory.map { RunSummary.Memory(budget: $0.budget, peakAdmittedBytes: $0.admission.peakAdmitted) }
+        if let budget = memory.budget, let admission = memory.admission {
+            summary.memory = RunSummary.Memory(budget: budget, peakAdmittedBytes: admission.peakAdmitted)
+        }
         summary.inputsServedStale = sources.servedStale.withLock { $0 }
         emit(.finished(summary))
     }
 
     /// The inputs in the order to start them: largest file first, so that a big image does not
-    /// start last and leave a core idle at the end of the run (longest job first; measured:
-    /// 4.6 s → 4.3 s on the benchmark). Sizes come from planning; a missing file sorts last.
+    /// start last and leave a core idle at the end of the run (longest job first;
+    /// Benchmarks/RESULTS.md has the gain). Sizes come from planning; a missing file sorts last.
     static func largestFirst(_ items: [RunPlan.Item]) -> [RunPlan.Item] {
         items.enumerated()
             .sorted { ($0.element.input.byteCount ?? -1, -$0.offset) > ($1.element.input.byteCount ?? -1, -$1.offset) }
@@ -163,29 +136,29 @@ final class RunExecution: Sendable {
         if jobs.allSatisfy({ $0.upToDate != nil }) {
             return Self.reports(listings, jobs, jobs.compactMap { $0.upToDate.map { .success($0) } }, originalSize: nil)
         }
-        // One header read for both admissions below, when either needs it. Local files under
-        // 1 MiB are not asked for the second (their header is one more open file beside the
-        // decodes; such a file rarely holds more than a few tens of MB while decoded).
+        // One header read for both admissions below, when either needs it. Small local files are
+        // not asked for the second (`MemoryAccountant.unstreamedCheckFrom`).
         var checksUnstreamed = false
-        if case .file = fetched.source, (input.byteCount ?? 0) >= Self.unstreamedCheckMinimumBytes { checksUnstreamed = true }
+        if case .file = fetched.source, (input.byteCount ?? 0) >= MemoryAccountant.unstreamedCheckFrom { checksUnstreamed = true }
         // Outputs up to date take no part: the decode is sized, and windowed, for the others.
         let made = Array(Set(jobs.filter { $0.upToDate == nil }.map(\.outputIndex))).sorted()
-        let needs = memory != nil || checksUnstreamed ? decoder.memoryNeeds(of: fetched.source, only: made) : nil
+        let needs = memory.admission != nil || checksUnstreamed ? decoder.memoryNeeds(of: fetched.source, only: made) : nil
         // Admission by memory: wait until this input's estimate fits beside those being made.
         var admitted: Int64 = 0
-        defer { memory?.admission.release(admitted) }
-        if let memory, let estimate = needs?.estimate {
-            guard memory.admission.fits(estimate) else {
+        defer { memory.admission?.release(admitted) }
+        if let budget = memory.budget, let admission = memory.admission, let estimate = needs?.estimate {
+            guard admission.fits(estimate) else {
                 return Self.failed(listings, ItemError(.overMemoryBudget, stage: .decompress, reason:
                     "decoding it and making its outputs needs about \(MemoryBudget.megabytes(estimate)), more than the run's "
-                    + "whole memory budget: \(memory.budget)"))
+                    + "whole memory budget: \(budget)"))
             }
-            guard await memory.admission.admit(estimate) else { throw CancellationError() }
+            guard await admission.admit(estimate) else { throw CancellationError() }
             admitted = estimate
         }
-        // A local file's decode that cannot stream waits, aside, for its turn (see
-        // `unstreamedDecodes`); one fetched into memory has its bytes held already.
+        // A local file's decode that cannot stream waits, aside, for its turn
+        // (`MemoryAccountant.unstreamedDecodes`); one fetched into memory has its bytes held already.
         let unstreamed = checksUnstreamed ? needs?.unstreamed ?? 0 : 0
+        let unstreamedDecodes = memory.unstreamedDecodes
         if unstreamed > 0, !unstreamedDecodes.admitNow(unstreamed) {
             guard await slot.stepAside(while: { await unstreamedDecodes.admit(unstreamed) }) else { throw CancellationError() }
         }

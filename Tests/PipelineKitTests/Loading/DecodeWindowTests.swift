@@ -103,7 +103,7 @@ import TestSupport
     @Test func onlyImagesTooWideToDecodeOnceAreWindowed() throws {
         // Given the outputs and the default threshold (150 MB decoded once)
         let decoder = ImageDecoder(settings: Self.settings, outputs: try Self.outputs())
-        #expect(decoder.windowedDecodeMinimum == ImageDecoder.windowedDecodeFrom)
+        #expect(decoder.windowedDecodeMinimum == MemoryAccountant.windowedDecodeFrom)
 
         // Then a photograph is decoded once, and so is a panorama whose rows libvips keeps in little memory
         #expect(decoder.decodePlan(for: ImageSize(width: 6000, height: 4000), loader: "jpegload").windows.isEmpty)

@@ -112,9 +112,9 @@ import TestSupport
         #expect(fetchedNeeds.estimate == needsWithout.estimate + readAhead + Int64(tiff.count))
 
         // Fetched bytes (an input over HTTP) are read ahead the same way.
-        let fetchedBefore = VipsImage.readingAhead(file: ImageDecoder.fetchedName).readers
+        let fetchedBefore = VipsImage.readingAhead(file: EncodedSource.fetchedName).readers
         let fetched = try ImageDecoder(settings: Self.settings, outputs: output).decode(.memory(VipsBytes(tiff)))
-        #expect(VipsImage.readingAhead(file: ImageDecoder.fetchedName).readers == fetchedBefore + 1)
+        #expect(VipsImage.readingAhead(file: EncodedSource.fetchedName).readers == fetchedBefore + 1)
         #expect(try fetched.image.bytes() == libvips.image.bytes())
     }
 
@@ -183,7 +183,7 @@ import TestSupport
         (16.0, "webpload_source", 1),
     ])
     func carefulShrinkOnLoadLeavesAFactorOfTwoForResampling(allowed: Double, loader: String, expected: Int) {
-        #expect(ImageDecoder.loadShrink(allowed: allowed, loader: loader, fast: false) == expected)
+        #expect(DecodePlan.loadShrink(allowed: allowed, loader: loader, fast: false) == expected)
     }
 
     @Test(arguments: [
@@ -191,6 +191,6 @@ import TestSupport
         (7.9, "jpegload_source", 4), (8.0, "jpegload_source", 8), (40.0, "pngload_source", 1),
     ])
     func fastShrinkOnLoadTakesTheWholeFactor(allowed: Double, loader: String, expected: Int) {
-        #expect(ImageDecoder.loadShrink(allowed: allowed, loader: loader, fast: true) == expected)
+        #expect(DecodePlan.loadShrink(allowed: allowed, loader: loader, fast: true) == expected)
     }
 }

@@ -1,0 +1,84 @@
+import Vips
+
+/// What decoding an input and making its outputs will hold, from its header alone: what
+/// admission by memory (`MemoryAccountant.admission`) weighs before the decode starts, and what
+/// `explain` shows. The pieces are counted at 4 bytes a pixel (8-bit RGBA, the most the decoder
+/// keeps), as libvips streams most decodes; what it holds beyond that is counted where it grows
+/// with the image (rows of a very wide image, a decode that cannot stream, the readers' rows).
+struct DecodeMemoryEstimate: Equatable {
+    /// Bytes that decoding it and making every output from it may hold at once.
+    let estimate: Int64
+    /// Of those, what the loader holds at full size (`unstreamedDecodeBytes(_:)`). A PNG read
+    /// whole is not counted: it is read whole only when its allowance has room.
+    let unstreamed: Int64
+
+    /// An input's estimate (admission by memory and `explain` both): the decode plan's images
+    /// and rows (`planBytes`), what a decode that cannot stream holds, the read-ahead readers'
+    /// buffers (`readers`), one set for each pass of a windowed decode, and the largest encode.
+    static func inputEstimate(_ planBytes: Int64, passes: Int, unstreamed: Int64, readers: Int64, encoding: Int64) -> Int64 {
+        planBytes + unstreamed + Int64(passes) * readers + encoding
+    }
+
+    /// The estimate for one decoded frame of `decodeSize`: the decoded image and each output's
+    /// image, at 4 bytes a pixel.
+    static func imageBytes(decodeSize: ImageSize, outputs: [OutputDefinition]) -> Int64 {
+        let outputPixels = outputs.reduce(0) { total, output in
+            total + output.steps.reduce(decodeSize) { $1.outputSize(for: $0) }.pixelCount
+        }
+        return Int64(decodeSize.pixelCount + outputPixels) * 4
+    }
+
+    /// What the most demanding of `outputs`' encoders holds while it writes its image, made from
+    /// a decode of `decodeSize` (`EncoderSettings.workingBytes(pixels:alpha:)`; `alpha`: the
+    /// input has an alpha band, taken to reach the outputs): an input's outputs are encoded one
+    /// after another on a lane, and the inputs admitted together cover the lanes.
+    static func encodingBytes(decodeSize: ImageSize, alpha: Bool, outputs: [OutputDefinition]) -> Int64 {
+        outputs.map { output in
+            output.encoder.workingBytes(pixels: output.steps.reduce(decodeSize) { $1.outputSize(for: $0) }.pixelCount, alpha: alpha)
+        }.max() ?? 0
+    }
+
+    /// What the loader holds at full size before any row comes out, for a decode that cannot
+    /// stream: an interlaced PNG is read whole (libvips renders its passes into one image), and
+    /// a progressive JPEG keeps every DCT coefficient (2 bytes each, chroma as subsampled) even
+    /// when it shrinks on load. 0 for decodes that stream row by row.
+    static func unstreamedDecodeBytes(_ header: VipsImage) -> Int64 {
+        guard header.intField("interlaced") == 1 else { return 0 }
+        let pixels = Int64(header.width) * Int64(header.height)
+        if header.loader?.hasPrefix("jpegload") == true {
+            let chroma: Double = switch header.stringField("jpeg-chroma-subsample") {
+            case "4:2:0": 0.5
+            case "4:2:2", "4:4:0": 1
+            default: header.bands > 1 ? Double(header.bands - 1) : 0
+            }
+            return Int64(Double(pixels) * (1 + chroma) * 2)
+        }
+        // The image at its own depth: about what an interlaced PNG holds above the same file
+        // not interlaced, counted on the safe side.
+        return pixels * Int64(header.bands) * Int64(header.bandFormat == .uchar ? 1 : 2)
+    }
+
+    /// What libvips' resize keeps in rows of full width while a very wide image streams down to
+    /// `decodeSize`: on a sequential input its `shrinkv` and `reducev` each add a line cache of
+    /// their own, and the sink holds strips, all as wide as the image the reduce starts from
+    /// (after the rows' box-shrink of `VipsImage.resampled(to:)`); a streamed decode cannot hand
+    /// libvips anything narrower, but a window cut from the rows first is narrower
+    /// (`DecodePlan`). Counted at 4 bytes a pixel, as the rest of the estimate is, and never
+    /// more rows than the image has; 0 below `wideRowsMargin` and for WebP, which libwebp
+    /// decodes straight at its size.
+    static func wideRowsBytes(size: ImageSize, decodeSize: ImageSize, loader: String) -> Int64 {
+        guard !loader.hasPrefix("webpload"), decodeSize.width > 0 else { return 0 }
+        let rowShrink = max(1, size.width / (decodeSize.width * 2))
+        let bytes = Int64(size.width / rowShrink) * 4 * min(wideRowsHeld, Int64(size.height))
+        return bytes >= wideRowsMargin ? bytes : 0
+    }
+
+    /// Rows of the reduce's starting width that libvips 8.14's resize keeps (`wideRowsBytes`),
+    /// as measured on very wide PNGs streamed to a cover crop (the peak grew by this many rows
+    /// with the width).
+    static let wideRowsHeld: Int64 = 1050
+
+    /// Below this, the wide rows are within the estimate's margin (the rows of a photograph)
+    /// and are not counted.
+    static let wideRowsMargin: Int64 = 32_000_000
+}

@@ -1,0 +1,158 @@
+import Foundation
+import Vips
+
+/// The decoder's passes over a file: the whole image, the windows of a windowed plan, or every
+/// frame of an animation; each read by the first fast reader that takes it, else by libvips'
+/// loader, and turned upright, into sRGB and rendered into memory while still small.
+extension ImageDecoder {
+    /// The passes `plan` asks for, each reading the file on its own: side by side, a lone very
+    /// wide image keeps both cores busy (each pass is mostly the format's decoding, on one
+    /// thread). The first failure, in pass order, is the input's.
+    func decodePasses(_ plan: DecodePlan, of source: EncodedSource, header: VipsImage, loader: String, originalSize: ImageSize,
+                      deadline: VipsDeadline) throws -> DecodedImage {
+        guard !plan.windows.isEmpty else {
+            let whole = try decodeWhole(source, header: header, loader: loader, allowedShrink: plan.allowedShrink, deadline: deadline)
+            return DecodedImage(image: whole.image, originalSize: originalSize, loader: loader, shrink: whole.shrink)
+        }
+        let windowed = plan.windows.sorted { $0.key < $1.key }
+        let passes = (plan.decodesWhole ? [nil] : []) + windowed.map { Optional($0) }
+        let results = Locked<[Int: Result<(image: VipsImage, shrink: Int), any Error>]>([:])
+        DispatchQueue.concurrentPerform(iterations: passes.count) { pass in
+            let result = Result { () throws -> (image: VipsImage, shrink: Int) in
+                guard let (_, window) = passes[pass] else {
+                    return try decodeWhole(source, header: header, loader: loader, allowedShrink: plan.allowedShrink, deadline: deadline)
+                }
+                return (try decodeWindow(window, of: source, header: header, loader: loader, deadline: deadline), 1)
+            }
+            results.withLock { $0[pass] = result }
+        }
+        // Every pass left its result.
+        let decoded = try passes.indices.map { pass in
+            guard let result = results.withLock({ $0[pass] }) else {
+                throw ItemError(.undecodable, stage: .decompress, reason: "a decoding pass ended without a result")
+            }
+            return try result.get()
+        }
+        var windows: [Int: VipsImage] = [:]
+        for (pass, entry) in passes.enumerated() {
+            if let (index, _) = entry { windows[index] = decoded[pass].image }
+        }
+        // When every output has a window, nothing fans out from a whole image: the first window stands in.
+        let image = decoded[0].image
+        return DecodedImage(image: image, originalSize: originalSize, loader: loader, shrink: decoded[0].shrink, windows: windows)
+    }
+
+    /// The whole image, decoded in one top-to-bottom pass (the loader streams, and the shrink
+    /// happens as rows arrive) to what the outputs allow, rendered upright and in sRGB; and
+    /// the factor shrink-on-load reduced it by.
+    private func decodeWhole(_ source: EncodedSource, header: VipsImage, loader: String, allowedShrink allowed: Double,
+                             deadline: VipsDeadline) throws -> (image: VipsImage, shrink: Int) {
+        let failOn = "fail_on=\(settings.failOn.rawValue)"
+        let target = DecodePlan.decodeSize(stored: header.size, allowedShrink: allowed)
+        var loadOptions = ["access=sequential", failOn]
+        let shrink: Int
+        if loader.hasPrefix("webpload"), target != header.size {
+            // libwebp scales with a real resampler while it decodes: ask for the target itself
+            // (as vips_thumbnail does), rather than a full-size frame at 4 bytes a pixel.
+            shrink = Int(allowed.rounded(.down))
+            loadOptions.append("scale=\(Double(target.width) / Double(header.width))")
+        } else {
+            shrink = DecodePlan.loadShrink(allowed: allowed, loader: loader, fast: settings.fastShrinkOnLoad)
+            if shrink > 1 { loadOptions.append("shrink=\(shrink)") }
+        }
+        let read = fastRead(source, header: header, pass: .whole(target: target))
+        defer { read?.release() }
+        let image = try read?.image ?? open(source, options: loadOptions.joined(separator: ","))
+        deadline.watch(image)
+        // Exactly the target: a loader that rounded a side one pixel short is stretched by that pixel.
+        return (try finished(image.resampled(to: target), deadline: deadline), shrink)
+    }
+
+    /// One output's window (`DecodePlan.windows`), decoded alone in a pass of its own over the
+    /// file: the rows stream through a crop to the window before any resize, so libvips holds
+    /// rows only as wide as the window. Not WebP (`DecodePlan`). A file stored turned or
+    /// mirrored (EXIF orientation) is cut where the window lies as stored, then turned upright.
+    private func decodeWindow(_ upright: DecodeWindow, of source: EncodedSource, header: VipsImage, loader: String,
+                              deadline: VipsDeadline) throws -> VipsImage {
+        let turned = settings.autorotate && header.orientation != 1
+        let window = turned ? upright.stored(in: ImageSize(width: header.orientedSize.width, height: header.orientedSize.height),
+                                             orientation: header.orientation) : upright
+        let allowed = min(Double(window.width) / Double(window.size.width), Double(window.height) / Double(window.size.height))
+        var loadOptions = ["access=sequential", "fail_on=\(settings.failOn.rawValue)"]
+        let shrink = DecodePlan.loadShrink(allowed: allowed, loader: loader, fast: settings.fastShrinkOnLoad)
+        if shrink > 1 { loadOptions.append("shrink=\(shrink)") }
+        let read = fastRead(source, header: header, pass: .window)
+        defer { read?.release() }
+        let image = try read?.image ?? open(source, options: loadOptions.joined(separator: ","))
+        deadline.watch(image)
+        // Shrink-on-load made the image smaller: the window in its pixels.
+        let horizontal = Double(image.width) / Double(header.width)
+        let vertical = Double(image.height) / Double(header.height)
+        let left = min(image.width - 1, Int((Double(window.left) * horizontal).rounded(.down)))
+        let top = min(image.height - 1, Int((Double(window.top) * vertical).rounded(.down)))
+        let width = max(1, min(image.width - left, Int((Double(window.width) * horizontal).rounded())))
+        let height = max(1, min(image.height - top, Int((Double(window.height) * vertical).rounded())))
+        return try finished(image.extracted(left: left, top: top, width: width, height: height).resampled(to: window.size),
+                            deadline: deadline)
+    }
+
+    /// Every frame of an animated GIF or WebP, each shrunk to what the largest output needs and
+    /// converted to sRGB, stacked top to bottom (one page a frame) and rendered into memory.
+    func decodeAnimation(_ source: EncodedSource, header: VipsImage, loader: String, deadline: VipsDeadline) throws -> DecodedImage {
+        let frames = header.pageCount
+        let pixels = header.width * header.height * frames
+        guard pixels <= settings.maxPixels else {
+            throw ItemError(.tooManyPixels, stage: .decompress, reason:
+                "the animation is \(header.width)×\(header.height) × \(frames) frames (\(pixels) pixels), "
+                + "more than decompress.maxPixels (\(settings.maxPixels))")
+        }
+        let size = header.size
+        let target = DecodePlan.decodeSize(stored: size, allowedShrink: allowedShrink(for: size))
+        let strip = try open(source, options: "n=-1,fail_on=\(settings.failOn.rawValue)")
+        deadline.watch(strip)
+        let pages = try strip.pages().map { page throws -> VipsImage in
+            try Self.toSRGB(page.resampled(to: target))
+        }
+        let decoded = try deadline.render(try VipsImage.joiningPages(pages))
+        decoded.ownMetadata()
+        return DecodedImage(image: decoded, originalSize: size, loader: loader, shrink: 1, frameCount: pages.count)
+    }
+
+    /// A pass's small image turned upright, in sRGB and rendered into memory, owning its metadata.
+    private func finished(_ small: VipsImage, deadline: VipsDeadline) throws -> VipsImage {
+        var image = small
+        if settings.autorotate, image.orientation != 1 {
+            // Rotating needs the whole image, not a stream of rows: render the small one first.
+            image = try deadline.render(image).autorotated()
+        }
+        image = try Self.toSRGB(image)
+        let decoded = try deadline.render(image)
+        // While the loader's image is still alive: its metadata may point into its memory.
+        decoded.ownMetadata()
+        return decoded
+    }
+
+    /// Converts to 8-bit sRGB (or 8-bit greyscale for grey images), through the embedded ICC
+    /// profile when there is one. A profile libvips cannot use is ignored rather than failing
+    /// the image, as browsers do.
+    static func toSRGB(_ input: VipsImage) throws -> VipsImage {
+        var image = input
+        // An embedded sRGB profile needs no conversion (libvips' thumbnail converts no profile at
+        // all unless asked to): a pass of Little CMS over every pixel saved.
+        if image.hasICCProfile, !image.hasSRGBProfile, let converted = try? image.convertedFromEmbeddedProfileToSRGB() {
+            image = converted
+        }
+        switch image.interpretation {
+        case .sRGB, .blackAndWhite:
+            break
+        case .grey16:
+            image = try image.converted(to: .blackAndWhite)
+        default:
+            image = try image.converted(to: .sRGB)
+        }
+        if image.bandFormat != .uchar {
+            image = try image.cast(to: .uchar)
+        }
+        return image
+    }
+}

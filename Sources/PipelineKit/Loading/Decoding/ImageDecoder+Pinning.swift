@@ -1,0 +1,43 @@
+import Foundation
+import Vips
+
+extension ImageDecoder {
+    /// Holds a local file to one version while `body` reads it: opened without blocking (a FIFO,
+    /// device or socket put in its place is refused, never waited on), checked against the
+    /// version the fetch stage saw, read by every reader through its open descriptor (so a
+    /// file renamed over it is not read), and checked again once read, since a file written in
+    /// place changes under the descriptor too. A file that changed fails the item, whatever
+    /// `body` made of it: the next run makes it from the new version.
+    func pinned<Result>(_ source: EncodedSource, _ body: (EncodedSource) throws(ItemError) -> Result) throws(ItemError) -> Result {
+        guard case .file(let path, let byteCount, let version, _) = source else { return try body(source) }
+        let file: RegularFile
+        do throws(RegularFile.Failure) {
+            file = try RegularFile(opening: path)
+        } catch {
+            if error.code == EMFILE || error.code == ENFILE {
+                throw ItemError(.unreadable, stage: .decompress, reason: "cannot open \(path): \(OpenFileLimit.reason)")
+            }
+            let changed = version != nil ? " (it changed since it was fetched)" : ""
+            throw ItemError(.unreadable, stage: .decompress, reason: "cannot read \(path): \(error.reason)\(changed)",
+                            underlying: error.code.flatMap { POSIXErrorCode(rawValue: $0) }.map { POSIXError($0) })
+        }
+        let opened = FileVersion(file.status)
+        if let version, version != opened {
+            throw Self.changedWhileRead(path)
+        }
+        // The descriptor's own path opens the file it holds, whatever the input's path names now.
+        let result = Swift.Result { () throws(ItemError) in
+            try body(.file(path: "/proc/self/fd/\(file.descriptor)", byteCount: byteCount, version: opened, name: path))
+        }
+        var after = stat()
+        guard fstat(file.descriptor, &after) == 0, FileVersion(after) == opened else {
+            throw Self.changedWhileRead(path)
+        }
+        return try result.get()
+    }
+
+    private static func changedWhileRead(_ path: String) -> ItemError {
+        ItemError(.unreadable, stage: .decompress, reason:
+            "\(path) changed while it was being read: nothing was made from it, and the next run makes it from the new version")
+    }
+}

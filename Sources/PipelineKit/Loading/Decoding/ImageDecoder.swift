@@ -1,0 +1,208 @@
+import Foundation
+import Vips
+
+/// The decompress stage, which does the heavy part of every output's resize once per input:
+/// it reads the header, refuses images over `maxPixels`, plans the decode (`DecodePlan`), and
+/// decodes streaming (shrinking on load where the format can) straight down to the size the
+/// largest output needs, by the first fast reader that takes the file (`FastReader`) or else
+/// libvips' loader; it renders that into memory, and only then turns it upright and converts it
+/// to sRGB, on the small image (`ImageDecoder+Passes`). An image too wide or tall for that gives
+/// its cover outputs windows of their own. A failure's reason comes from libvips' error text
+/// (`LibvipsErrorText`); what a decode will hold, from its header (`DecodeMemoryEstimate`).
+///
+/// One streaming pass, rather than rendering the full-size decode and resizing it once per
+/// output, is what keeps a run's time and memory low (Benchmarks/RESULTS.md).
+struct ImageDecoder: Sendable {
+    let settings: DecompressSettings
+    let outputs: [OutputDefinition]
+    /// What PNGs read whole may hold together (`MemoryAccountant.wholePNGReads`); a decoder made
+    /// outside a run has an allowance of its own, and tests give theirs.
+    var wholePNGAllowance = MemoryAdmission(capacity: MemoryAccountant.wholePNGCapacity(under: nil))
+    /// What the rows of one large TIFF or PNG decoded ahead may hold (`MemoryAccountant.readAhead`).
+    var readAhead = MemoryAccountant.readAhead(under: nil)
+    /// From what one-pass estimate outputs that keep a window decode it alone (`DecodePlan`).
+    var windowedDecodeMinimum = MemoryAccountant.windowedDecodeMinimum(under: nil)
+
+    /// Called once a local file is open and checked, before it is decoded: tests change the
+    /// file here, as another program might while the run reads it.
+    var whileReading: (@Sendable (String) -> Void)? = nil
+
+    /// Decodes `source` for the outputs at `only` (indices in `outputs`; all of them when nil).
+    /// A local file is decoded as one version (`pinned`), or fails.
+    func decode(_ source: EncodedSource, only: [Int]? = nil) throws(ItemError) -> DecodedImage {
+        try pinned(source) { held throws(ItemError) in
+            if let whileReading, case .file(let path, _, _, _) = source { whileReading(path) }
+            return try decodeGated(held, only: only)
+        }
+    }
+
+    /// Decodes side by side with others through `LibvipsErrorText.gate`; one whose reason came
+    /// from libvips' shared error buffer is decoded again alone, so that the reason is its own.
+    /// (Failures stop early, so the pause is short; the pipeline's own reasons, such as too many
+    /// pixels or the time limit, need no second pass.)
+    private func decodeGated(_ source: EncodedSource, only: [Int]?) throws(ItemError) -> DecodedImage {
+        do {
+            return try LibvipsErrorText.gate.shared { () throws(Failure) in try decodeOnce(source, only: only) }
+        } catch where !error.reasonIsFromLibvips {
+            throw error.itemError
+        } catch {
+            do {
+                return try LibvipsErrorText.gate.exclusive { () throws(Failure) in
+                    Vips.clearErrors()
+                    return try decodeOnce(source, only: only)
+                }
+            } catch {
+                throw error.itemError
+            }
+        }
+    }
+
+    /// The input's upright size from its header alone (no pixels), or nil when it cannot be
+    /// read: then decoding finds and reports why. Through the gate, as a decode, since it may
+    /// touch libvips' shared error buffer.
+    func uprightSize(of source: EncodedSource) -> ImageSize? {
+        try? pinned(source) { source in
+            LibvipsErrorText.gate.shared { () -> ImageSize? in
+                guard Self.preparedForUntrustedInput, Self.isLoadable(source),
+                      let header = try? open(source, options: "fail_on=\(settings.failOn.rawValue)") else { return nil }
+                return uprightSize(header)
+            }
+        }
+    }
+
+    /// A failed decode, and whether its reason came through libvips' shared error buffer.
+    private struct Failure: Error {
+        let itemError: ItemError
+        var reasonIsFromLibvips = false
+    }
+
+    private func decodeOnce(_ source: EncodedSource, only: [Int]?) throws(Failure) -> DecodedImage {
+        // The loaders cannot even open a file when no descriptor is left: that is not an
+        // unknown format (asked again in case one was freed meanwhile).
+        guard Self.preparedForUntrustedInput, Self.isLoadable(source) || (!OpenFileLimit.isReached && Self.isLoadable(source)) else {
+            if OpenFileLimit.isReached {
+                throw Failure(itemError: ItemError(.unreadable, stage: .decompress, reason: OpenFileLimit.reason))
+            }
+            throw Failure(itemError: ItemError(.unsupportedFormat, stage: .decompress, reason: ItemError.unknownFormat))
+        }
+        Vips.clearLastWarning()
+        // The clock runs from here: renders under it are stopped when it runs out.
+        let deadline = VipsDeadline(seconds: settings.timeout)
+        defer { deadline.cancel() }
+        do {
+            let header = try open(source, options: "fail_on=\(settings.failOn.rawValue)")
+            let pixels = header.width * header.height
+            guard pixels <= settings.maxPixels else {
+                throw ItemError(.tooManyPixels, stage: .decompress, reason:
+                    "the image is \(header.width)×\(header.height) (\(pixels) pixels), "
+                    + "more than decompress.maxPixels (\(settings.maxPixels))")
+            }
+            let originalSize = uprightSize(header)
+            let loader = header.loader ?? "unknown"
+            if keepsAnimation(header, loader: loader) {
+                return try decodeAnimation(source, header: header, loader: loader, deadline: deadline)
+            }
+            let streams = DecodeMemoryEstimate.unstreamedDecodeBytes(header) == 0
+            let plan = decodePlan(for: originalSize, loader: loader, streams: streams, only: only)
+            return try decodePasses(plan, of: source, header: header, loader: loader, originalSize: originalSize, deadline: deadline)
+        } catch let error as ItemError {
+            throw Failure(itemError: error)
+        } catch {
+            if deadline.hasExpired {
+                throw Failure(itemError: ItemError(.timedOut, stage: .decompress, reason:
+                    "decoding took longer than decompress.timeout (\(Units.text(seconds: settings.timeout))) and was stopped"))
+            }
+            throw Failure(itemError: LibvipsErrorText.itemError(for: error, source: source), reasonIsFromLibvips: true)
+        }
+    }
+
+    /// The input's `DecodeMemoryEstimate`; nil when the header cannot be read (decoding then
+    /// fails and says why).
+    func memoryNeeds(of source: EncodedSource, only: [Int]? = nil) -> DecodeMemoryEstimate? {
+        try? pinned(source) { held in memoryNeeds(ofPinned: held, only: only) }
+    }
+
+    private func memoryNeeds(ofPinned source: EncodedSource, only: [Int]?) -> DecodeMemoryEstimate? {
+        // Through the gate: a failed open writes libvips' shared error buffer, which a decode
+        // running alone to read its own reason must not find written.
+        let header = LibvipsErrorText.gate.shared { try? open(source, options: "") }
+        guard let header else { return nil }
+        let size = uprightSize(header)
+        let loader = header.loader ?? ""
+        let unstreamed = DecodeMemoryEstimate.unstreamedDecodeBytes(header)
+        var bytes: Int64
+        var passes = 1
+        let decodeSize: ImageSize
+        if keepsAnimation(header, loader: loader) {
+            decodeSize = DecodePlan.decodeSize(stored: size, allowedShrink: allowedShrink(for: size))
+            bytes = DecodeMemoryEstimate.imageBytes(decodeSize: decodeSize, outputs: outputs) * Int64(header.pageCount)
+        } else {
+            let plan = decodePlan(for: size, loader: loader, streams: unstreamed == 0, only: only)
+            decodeSize = plan.decodeSize
+            bytes = plan.estimate
+            passes = plan.passes
+        }
+        let made = only.map { indices in indices.map { outputs[$0] } } ?? outputs
+        let encoding = DecodeMemoryEstimate.encodingBytes(decodeSize: decodeSize, alpha: header.hasAlpha, outputs: made)
+        if case .memory(let fetched) = source { bytes += Int64(fetched.count) }
+        let readers = fastReaders.reduce(Int64(0)) { $0 + $1.heldBytes(source, header: header) }
+        return DecodeMemoryEstimate(estimate: DecodeMemoryEstimate.inputEstimate(bytes, passes: passes, unstreamed: unstreamed,
+                                                                                 readers: readers, encoding: encoding),
+                                    unstreamed: unstreamed)
+    }
+
+    /// The `DecodePlan` for an input of `size` made into this decoder's outputs, windowed from
+    /// `windowedDecodeMinimum`.
+    func decodePlan(for size: ImageSize, loader: String, streams: Bool = true, only: [Int]? = nil) -> DecodePlan {
+        DecodePlan(for: size, outputs: outputs, loader: loader, streams: streams, only: only, windowedFrom: windowedDecodeMinimum)
+    }
+
+    /// How much the decoder may shrink an image of `size`: `DecodePlan.allowedShrink(of:for:)`
+    /// over every output.
+    func allowedShrink(for size: ImageSize) -> Double {
+        DecodePlan.allowedShrink(of: outputs, for: size)
+    }
+
+    /// The size `header` declares, turned upright when the settings autorotate.
+    func uprightSize(_ header: VipsImage) -> ImageSize {
+        let upright = settings.autorotate ? header.orientedSize : (width: header.width, height: header.height)
+        return ImageSize(width: upright.width, height: upright.height)
+    }
+
+    /// Whether the input is an animation decoded with every frame kept: a GIF or WebP of more
+    /// than one page, when the settings keep animations.
+    private func keepsAnimation(_ header: VipsImage, loader: String) -> Bool {
+        settings.animation == .keep && header.pageCount > 1 && (loader.hasPrefix("gifload") || loader.hasPrefix("webpload"))
+    }
+
+    /// Loaders libvips marks untrusted are blocked before the first decode: a pipeline reads
+    /// files from anywhere, and those loaders were not made for hostile ones. Evaluated once.
+    private static let preparedForUntrustedInput: Bool = (try? Vips.prepareForUntrustedInput()) != nil
+
+    /// Opens `source` with libvips; fetched bytes are read where they are (no copy per image).
+    func open(_ source: EncodedSource, options: String) throws -> VipsImage {
+        switch source {
+        case .file(let path, _, _, _): try VipsImage.open(file: path, options: options)
+        case .memory(let bytes): try VipsImage.open(bytes: bytes, options: options)
+        }
+    }
+
+    /// Asks libvips whether a loader that is not blocked knows the format. Decided from return
+    /// values, so the answer cannot be garbled by another thread's use of libvips' shared
+    /// error buffer.
+    private static func isLoadable(_ source: EncodedSource) -> Bool {
+        switch source {
+        case .file(let path, _, _, _): VipsImage.permittedLoader(file: path) != nil
+        case .memory(let bytes): VipsImage.permittedLoader(bytes: bytes) != nil
+        }
+    }
+}
+
+extension ImageDecoder {
+    /// A decoder for `outputs` within the run's memory account: its allowance for PNGs read
+    /// whole, its read-ahead and the estimate from which windows are decoded alone.
+    init(settings: DecompressSettings, outputs: [OutputDefinition], accountant: MemoryAccountant) {
+        self.init(settings: settings, outputs: outputs, wholePNGAllowance: accountant.wholePNGReads, readAhead: accountant.readAhead,
+                  windowedDecodeMinimum: accountant.windowedDecodeMinimum)
+    }
+}
