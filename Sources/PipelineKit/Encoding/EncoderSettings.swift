@@ -53,6 +53,8 @@ public struct EncoderSettings: Sendable, Hashable {
     public var format: Format
     /// 1–100; for PNG, the quality of palette quantisation; for TIFF, of JPEG and WebP compression.
     public var quality: Int
+    /// The score each image's quality is searched for instead of `quality`, when given.
+    public var qualityTarget: QualityTarget?
     /// The metadata kept from the input (the rest is removed before saving); all by default.
     public var keep: Set<Metadata>
     /// Remove metadata (EXIF, XMP, comments, the colour profile): `keep` is empty. Viewers
@@ -158,7 +160,7 @@ public struct EncoderSettings: Sendable, Hashable {
         func has(_ name: String) -> Bool { declared.contains(name) }
         self.init(
             format: format,
-            quality: has("quality") ? try options.int("quality") : nil,
+            quality: has("quality") ? try QualityTarget.fixedQuality(options) : nil,
             progressive: has("progressive") ? try options.bool("progressive") : false,
             chromaSubsampling: has("chromaSubsampling") ? try options.choice("chromaSubsampling", as: ChromaSubsampling.self) : .auto,
             compression: format == .png ? try options.int("compression") : 6,
@@ -168,6 +170,7 @@ public struct EncoderSettings: Sendable, Hashable {
             background: has("background") ? try options.colour("background") : [255, 255, 255, 255]
         )
         keep = try Self.readKeep(options)
+        qualityTarget = try QualityTarget.read(options, format: format)
         if let profile = try options.optionalString("iccProfile") {
             iccProfile = try Self.resolveProfile(profile, against: options.baseDirectory)
             if profile == "cmyk", format != .jpeg, format != .tiff {
@@ -270,7 +273,7 @@ public struct EncoderSettings: Sendable, Hashable {
             Option("iccProfile", .string(nonEmpty: true),
                    help: "convert to this colour profile and embed it: srgb, p3 (Display P3), cmyk, or an ICC file's path"),
         ]
-        let quality = Option.integer("quality", in: 1...100, default: defaultQuality(format), help: "quality, 1–100")
+        let quality = QualityTarget.option(for: format)
         let lossless = Option.boolean("lossless", default: false, help: "lossless compression")
         switch format {
         case .jpeg: return [
@@ -308,7 +311,7 @@ public struct EncoderSettings: Sendable, Hashable {
                 .integer("loop", in: 0...65535, default: 0, help: "how many times an animation plays, 0 for ever"),
             ] + metadata
         case .jxl: return [
-                .integer("quality", in: 1...100, default: defaultQuality(.jxl), help: "quality, 1–100 (not with distance)"),
+                QualityTarget.option(for: .jxl, help: "quality, 1–100 (not with distance)"),
                 .number("distance", in: 0...15, help: "Butteraugli distance, 0–15: 1.0 is visually lossless (not with quality)"),
                 .integer("effort", in: 3...9, default: defaultEffort(.jxl), help: "CPU effort, 3 (fast) – 9 (small)"),
                 lossless,
@@ -350,6 +353,11 @@ public struct EncoderSettings: Sendable, Hashable {
     /// in tiles, pyramid or not; only zstd's compressor holds a large context.
     func workingBytes(pixels: Int, alpha: Bool) -> Int64 {
         let pixels = Int64(pixels)
+        if qualityTarget != nil { return QualitySearch.workingBytes(pixels: pixels, alpha: alpha, encoder: encoderBytes(pixels, alpha: alpha)) }
+        return encoderBytes(pixels, alpha: alpha)
+    }
+
+    private func encoderBytes(_ pixels: Int64, alpha: Bool) -> Int64 {
         switch format {
         case .avif: return 52_000_000 + 94 * pixels
         case .webp: return lossless || alpha ? 8_000_000 + 36 * pixels : 11 * pixels
@@ -409,5 +417,6 @@ public struct EncoderSettings: Sendable, Hashable {
         let partial = !keep.isEmpty && keep.count < Metadata.allCases.count
         return vipsSuffix + (partial ? " keep=\(Metadata.allCases.filter(keep.contains).map(\.rawValue).joined(separator: "+"))" : "")
             + (iccProfile.map { " iccProfile=\($0)" } ?? "") + (format == .gif ? " loop=\(loop)" : "")
+            + (qualityTarget.map { " " + $0.identity } ?? "")
     }
 }

@@ -83,8 +83,14 @@ public struct ImageManifest: Codable, Sendable, Equatable {
         public var bytes: Int
         public var format: String
         public var mimeType: String
+        /// The quality a quality target's search chose, and the file's SSIMULACRA 2 score.
+        public var quality: Int?
+        public var ssimulacra2: Double?
 
-        public init(url: String, path: String, width: Int, height: Int, bytes: Int, format: String, mimeType: String) {
+        public init(url: String, path: String, width: Int, height: Int, bytes: Int, format: String, mimeType: String,
+                    quality: Int? = nil, ssimulacra2: Double? = nil) {
+            self.quality = quality
+            self.ssimulacra2 = ssimulacra2
             self.url = url
             self.path = path
             self.width = width
