@@ -39,8 +39,8 @@ public struct QualityTarget: Sendable, Hashable {
                      help: "the highest quality the search may choose (the file given, with a warning, when none reaches the score)"),
         ])
         return Option("quality", .anyOf([fixed, target]), default: JSONNode(plain: EncoderSettings.defaultQuality(format)),
-                      help: help + ", or {\"ssimulacra2\": SCORE, \"min\": Q, \"max\": Q}: per image, the lowest quality whose "
-                          + "SSIMULACRA 2 score reaches SCORE (at most 6 trial encodes)")
+                      help: help + ", or a target object: `ssimulacra2` (the score to reach, 30–100), `min` and `max` (the qualities "
+                          + "searched, 1–100): per image, the lowest quality whose SSIMULACRA 2 score reaches it (at most 6 trial encodes)")
     }
 
     /// The fixed quality `options` give, or nil when they give none or a target.
