@@ -79,8 +79,11 @@ final class RunOutput {
             progress?.completed(succeeded: report.succeeded)
             json([
                 "event": "itemCompleted", "input": report.input.displayName, "status": report.succeeded ? "succeeded" : "failed",
-                "outputs": report.written.map {
-                    ["name": $0.output, "path": $0.path, "width": $0.size.width, "height": $0.size.height, "bytes": $0.byteCount, "upToDate": $0.upToDate]
+                "outputs": report.written.map { written -> [String: Any] in
+                    var fields: [String: Any] = ["name": written.output, "path": written.path, "width": written.size.width,
+                                                 "height": written.size.height, "bytes": written.byteCount, "upToDate": written.upToDate]
+                    if let searched = written.searchedQuality { fields["quality"] = searched.quality; fields["ssimulacra2"] = searched.score }
+                    return fields
                 },
             ])
         case .finished(let summary):

@@ -33,7 +33,7 @@ extension EncoderSettings {
             Option("iccProfile", .string(nonEmpty: true),
                    help: "convert to this colour profile and embed it: srgb, p3 (Display P3), cmyk, or an ICC file's path"),
         ]
-        let quality = Option.integer("quality", in: 1...100, default: base.quality, help: "quality, 1–100")
+        let quality = QualityTarget.option(for: format)
         let lossless = Option.boolean("lossless", default: base.lossless, help: "lossless compression")
         switch format {
         case .jpeg: return [
@@ -71,7 +71,7 @@ extension EncoderSettings {
                 .integer("loop", in: 0...65535, default: base.loop, help: "how many times an animation plays, 0 for ever"),
             ] + metadata
         case .jxl: return [
-                .integer("quality", in: 1...100, default: base.quality, help: "quality, 1–100 (not with distance)"),
+                QualityTarget.option(for: .jxl, help: "quality, 1–100 (not with distance)"),
                 .number("distance", in: 0...15, help: "Butteraugli distance, 0–15: 1.0 is visually lossless (not with quality)"),
                 .integer("effort", in: 3...9, default: base.effort, help: "CPU effort, 3 (fast) – 9 (small)"),
                 lossless,

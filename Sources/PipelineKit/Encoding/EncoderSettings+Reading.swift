@@ -13,7 +13,7 @@ extension EncoderSettings {
         self.init(format: format)
         let declared = Set(Self.options(for: format).map(\.name))
         func has(_ name: String) -> Bool { declared.contains(name) }
-        if has("quality") { quality = try options.int("quality") }
+        if has("quality"), let fixed = try QualityTarget.fixedQuality(options) { quality = fixed }
         if has("progressive") { progressive = try options.bool("progressive") }
         if has("chromaSubsampling") { chromaSubsampling = try options.choice("chromaSubsampling", as: ChromaSubsampling.self) }
         // TIFF's compression is another option (`tiffCompression`), read below.
@@ -23,6 +23,7 @@ extension EncoderSettings {
         if has("effort") { effort = try options.int("effort") }
         if has("background") { background = try options.colour("background") }
         keep = try Self.readKeep(options)
+        qualityTarget = try QualityTarget.read(options, format: format)
         if let profile = try options.optionalString("iccProfile") {
             iccProfile = try Self.resolveProfile(profile, against: options.baseDirectory)
             if profile == "cmyk", format != .jpeg, format != .tiff {

@@ -54,6 +54,8 @@ public struct EncoderSettings: Sendable, Hashable {
     public var format: Format
     /// 1–100; for PNG, the quality of palette quantisation; for TIFF, of JPEG and WebP compression.
     public var quality: Int
+    /// The score each image's quality is searched for instead of `quality`, when given.
+    public var qualityTarget: QualityTarget?
     /// The metadata kept from the input (the rest is removed before saving); all by default.
     public var keep: Set<Metadata>
     /// Remove metadata (EXIF, XMP, comments, the colour profile): `keep` is empty. Viewers
@@ -171,6 +173,11 @@ public struct EncoderSettings: Sendable, Hashable {
     /// as it goes; only zstd's compressor holds a large context.
     func workingBytes(pixels: Int, alpha: Bool) -> Int64 {
         let pixels = Int64(pixels)
+        if qualityTarget != nil { return QualitySearch.workingBytes(pixels: pixels, alpha: alpha, encoder: encoderBytes(pixels, alpha: alpha)) }
+        return encoderBytes(pixels, alpha: alpha)
+    }
+
+    private func encoderBytes(_ pixels: Int64, alpha: Bool) -> Int64 {
         switch format {
         case .avif: return 52_000_000 + 94 * pixels
         case .webp: return lossless || alpha ? 8_000_000 + 36 * pixels : 11 * pixels
@@ -230,5 +237,6 @@ public struct EncoderSettings: Sendable, Hashable {
         let partial = !keep.isEmpty && keep.count < Metadata.allCases.count
         return vipsSuffix + (partial ? " keep=\(Metadata.allCases.filter(keep.contains).map(\.rawValue).joined(separator: "+"))" : "")
             + (iccProfile.map { " iccProfile=\($0)" } ?? "") + (format == .gif ? " loop=\(loop)" : "")
+            + (qualityTarget.map { " " + $0.identity } ?? "")
     }
 }

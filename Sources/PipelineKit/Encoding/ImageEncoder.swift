@@ -1,3 +1,4 @@
+import Foundation
 import Vips
 
 /// Encodes a processed image with an output's encoder settings.
@@ -9,13 +10,46 @@ enum ImageEncoder {
         let dropped: [String]
     }
 
-    /// Encodes `image` into an open file.
-    /// - Returns: the metadata fields dropped because the format cannot write them.
+    /// What an encode left out and, for a quality target, what its search chose.
+    struct Encoded {
+        /// The metadata fields dropped because the format cannot write them.
+        let dropped: [String]
+        /// The quality search's choice, when the settings have a target.
+        let search: QualitySearch.Outcome?
+    }
+
+    /// Encodes `image` into an open file; with a quality target, the file the search chose.
     @discardableResult
-    static func encode(_ image: VipsImage, with settings: EncoderSettings, into descriptor: Int32) throws(VipsError) -> [String] {
+    static func encode(_ image: VipsImage, with settings: EncoderSettings, into descriptor: Int32) throws(VipsError) -> Encoded {
         let prepared = try prepare(image, for: settings)
-        try prepared.image.write(toDescriptor: descriptor, suffix: settings.vipsSuffix)
-        return prepared.dropped
+        guard settings.qualityTarget != nil else {
+            try prepared.image.write(toDescriptor: descriptor, suffix: settings.vipsSuffix)
+            return Encoded(dropped: prepared.dropped, search: nil)
+        }
+        let outcome = try QualitySearch.run(prepared.image, settings: settings)
+        // The errno of a failed write, or 0 once every byte is written.
+        let failure: Int32 = outcome.data.withUnsafeBytes { bytes in
+            guard let base = bytes.baseAddress else { return 0 }
+            var offset = 0
+            while offset < bytes.count {
+                let written = Foundation.write(descriptor, base + offset, bytes.count - offset)
+                if written < 0, errno == EINTR { continue }
+                guard written > 0 else { return written < 0 ? errno : EIO }
+                offset += written
+            }
+            return 0
+        }
+        guard failure == 0 else {
+            throw VipsError(operation: "save", message: "cannot write the encoded file: \(String(cString: strerror(failure)))")
+        }
+        return Encoded(dropped: prepared.dropped, search: outcome)
+    }
+
+    /// The encoded bytes of `prepared`: the saver's, or the file a quality search chose.
+    static func encodedBytes(_ prepared: Prepared, with settings: EncoderSettings) throws(VipsError) -> (Data, QualitySearch.Outcome?) {
+        guard settings.qualityTarget != nil else { return (try prepared.image.encoded(suffix: settings.vipsSuffix), nil) }
+        let outcome = try QualitySearch.run(prepared.image, settings: settings)
+        return (outcome.data, outcome)
     }
 
     static func prepare(_ image: VipsImage, for settings: EncoderSettings) throws(VipsError) -> Prepared {

@@ -46,16 +46,20 @@ final class OutputWriter: Sendable {
             return Pending(output: try put(image, output: output, at: path, input: input, fingerprint: fingerprint), file: nil)
         }
         var dropped: [String] = []
+        var search: QualitySearch.Outcome?
         let file = try ImageWriter.writeUncommitted(to: path, root: target.root, protecting: protectedInputs) { descriptor throws(ItemError) in
             do {
-                dropped = try ImageEncoder.encode(image, with: output.encoder, into: descriptor)
+                let encoded = try ImageEncoder.encode(image, with: output.encoder, into: descriptor)
+                (dropped, search) = (encoded.dropped, encoded.search)
             } catch {
                 throw ItemError(.encoding, stage: .encode, reason: ItemError.reason(for: error), underlying: error)
             }
         }
         return Pending(output: WrittenOutput(output: output.name, path: path, size: image.size, byteCount: file.byteCount,
                                              format: output.encoder.format, fingerprint: fingerprint,
-                                             warnings: Self.warnings(dropped, input: input, format: output.encoder.format)),
+                                             warnings: Self.warnings(dropped, input: input, format: output.encoder.format)
+                                                 + Self.warnings(search, output: output, input: input),
+                                             searchedQuality: Self.searched(search, output: output)),
                        file: file)
     }
 
@@ -71,9 +75,10 @@ final class OutputWriter: Sendable {
         }
         let body: Data
         let prepared: ImageEncoder.Prepared
+        let search: QualitySearch.Outcome?
         do {
             prepared = try ImageEncoder.prepare(image, for: output.encoder)
-            body = try prepared.image.encoded(suffix: output.encoder.vipsSuffix)
+            (body, search) = try ImageEncoder.encodedBytes(prepared, with: output.encoder)
         } catch {
             throw ItemError(.encoding, stage: .encode, reason: ItemError.reason(for: error), underlying: error)
         }
@@ -86,12 +91,29 @@ final class OutputWriter: Sendable {
         // Once started, an upload finishes (or fails): a cancelled run leaves no half object either way.
         try client.put(location, body: body, headers: headers, isCancelled: { false })
         return WrittenOutput(output: output.name, path: path, size: image.size, byteCount: body.count, fingerprint: fingerprint,
-                             warnings: Self.warnings(prepared.dropped, input: input, format: output.encoder.format))
+                             warnings: Self.warnings(prepared.dropped, input: input, format: output.encoder.format)
+                                 + Self.warnings(search, output: output, input: input),
+                             searchedQuality: Self.searched(search, output: output))
     }
 
     /// One warning line for each metadata field of `input` left out because `format` cannot write it.
     static func warnings(_ dropped: [String], input: InputFile, format: EncoderSettings.Format) -> [String] {
         dropped.map { "\(input.displayName): dropped the metadata field \($0), which \(format.rawValue) cannot write" }
+    }
+
+    /// What a quality search chose, for the report, events and manifest.
+    static func searched(_ search: QualitySearch.Outcome?, output: OutputDefinition) -> SearchedQuality? {
+        guard let search, let target = output.encoder.qualityTarget else { return nil }
+        return SearchedQuality(quality: search.quality, score: search.score, target: target.ssimulacra2)
+    }
+
+    /// A warning when no quality the search could choose reached the target: the file is the
+    /// best it found.
+    static func warnings(_ search: QualitySearch.Outcome?, output: OutputDefinition, input: InputFile) -> [String] {
+        guard let search, !search.reached, let target = output.encoder.qualityTarget else { return [] }
+        return ["\(input.displayName): output \"\(output.name)\" (\(output.encoder.format.rawValue)) reached SSIMULACRA 2 "
+                + "\(search.score.formatted(places: 1)) at quality \(search.quality), short of the target \(target.ssimulacra2.formatted(places: 1)); "
+                + "the file is the best the search found"]
     }
 
     private func claim(_ path: String, for claimant: String) throws(ItemError) {

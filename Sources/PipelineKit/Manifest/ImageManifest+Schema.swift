@@ -72,7 +72,9 @@ extension ImageManifest {
                 "height": {"type": "integer", "minimum": 1},
                 "bytes": {"type": "integer", "minimum": 0},
                 "format": {"enum": ["jpeg", "png", "webp", "avif"]},
-                "mimeType": {"type": "string"}
+                "mimeType": {"type": "string"},
+                "quality": {"type": "integer", "minimum": 1, "maximum": 100, "description": "The quality a quality target's search chose."},
+                "ssimulacra2": {"type": "number", "description": "The file's SSIMULACRA 2 score, when its quality was searched."}
               }
             }
           }

@@ -99,9 +99,16 @@ public struct ImageManifest: Codable, Sendable, Equatable {
         public var format: String
         /// The file's MIME type.
         public var mimeType: String
+        /// The quality a quality target's search chose; nil for a fixed quality.
+        public var quality: Int?
+        /// The file's SSIMULACRA 2 score when a quality target's search chose its quality.
+        public var ssimulacra2: Double?
 
-        /// A file, as a run wrote it.
-        public init(url: String, path: String, width: Int, height: Int, bytes: Int, format: String, mimeType: String) {
+        /// A file, as a run wrote it; `quality` and `ssimulacra2` when a quality target chose them.
+        public init(url: String, path: String, width: Int, height: Int, bytes: Int, format: String, mimeType: String,
+                    quality: Int? = nil, ssimulacra2: Double? = nil) {
+            self.quality = quality
+            self.ssimulacra2 = ssimulacra2
             self.url = url
             self.path = path
             self.width = width

@@ -62,7 +62,8 @@ final class ManifestWriter: Sendable {
                 let files = written.filter { ($0.format ?? output.encoder.format) == format }.map { file in
                     let path = relativePath(file.path)
                     return ImageManifest.File(url: ImageManifest.File.url(prefix: settings.urlPrefix, path: path), path: path, width: file.size.width, height: file.size.height,
-                                              bytes: file.byteCount, format: format.rawValue, mimeType: format.mimeType)
+                                              bytes: file.byteCount, format: format.rawValue, mimeType: format.mimeType,
+                                              quality: file.searchedQuality?.quality, ssimulacra2: file.searchedQuality?.score)
                 }
                 return files.isEmpty ? nil : ImageManifest.Format(format: format.rawValue, mimeType: format.mimeType, files: files)
             }

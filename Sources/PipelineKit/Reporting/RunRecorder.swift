@@ -46,7 +46,8 @@ public struct RunRecorder: Sendable {
                 let succeeded = written.map { written in
                     RunReport.Output(name: output.name, path: written.path, status: .succeeded, error: nil, stage: nil, step: nil,
                                      width: written.size.width, height: written.size.height, bytes: written.byteCount,
-                                     format: written.format?.rawValue ?? formats[output.name] ?? "", upToDate: written.upToDate)
+                                     format: written.format?.rawValue ?? formats[output.name] ?? "", upToDate: written.upToDate,
+                                     quality: written.searchedQuality?.quality, ssimulacra2: written.searchedQuality?.score)
                 }
                 let failed = (failures.isEmpty && written.isEmpty ? [whole] : failures.map { Optional($0) }).map { failure in
                     RunReport.Output(name: output.name, path: nil, status: .failed, error: failure?.reason,

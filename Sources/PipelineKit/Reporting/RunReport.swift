@@ -29,6 +29,9 @@ public struct RunReport: Sendable, Codable {
         public var format: String
         /// True when an earlier run made the file and it was left as it was.
         public var upToDate: Bool?
+        /// The quality a quality target's search chose, and the file's SSIMULACRA 2 score.
+        public var quality: Int? = nil
+        public var ssimulacra2: Double? = nil
     }
 
     /// One input: how it went, and each of its outputs.

@@ -88,12 +88,19 @@ struct IncrementalRuns: Sendable {
 
     func recordWritten(_ written: WrittenOutput, for job: OutputJob) {
         guard let fingerprint = job.fingerprint, let journal else { return }
-        journal.recordWritten(written.path, planned: job.target.plannedPath, fingerprint: fingerprint, size: written.size)
+        journal.recordWritten(written.path, planned: job.target.plannedPath, fingerprint: fingerprint, size: written.size,
+                              searched: written.searchedQuality)
     }
 
     private func madeEarlier(_ output: OutputDefinition, at target: OutputTarget, _ fingerprint: String?) -> WrittenOutput? {
         guard let fingerprint, !target.isS3, let record = journal?.upToDate(target.plannedPath, fingerprint: fingerprint) else { return nil }
+        // The journal remembers what a quality search chose, so an unchanged output reports it without searching.
+        var searched: SearchedQuality?
+        if let quality = record.quality, let score = record.score, let target = output.encoder.qualityTarget {
+            searched = SearchedQuality(quality: quality, score: score, target: target.ssimulacra2)
+        }
         return WrittenOutput(output: output.name, path: record.path, size: ImageSize(width: record.width, height: record.height),
-                             byteCount: Int(record.size), upToDate: true, format: output.encoder.format, fingerprint: record.fingerprint)
+                             byteCount: Int(record.size), upToDate: true, format: output.encoder.format, fingerprint: record.fingerprint,
+                             searchedQuality: searched)
     }
 }

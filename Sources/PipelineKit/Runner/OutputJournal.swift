@@ -38,6 +38,9 @@ final class OutputJournal: Sendable {
         let height: Int
         /// The path as planned, with `{width}`/`{height}` unfilled, when it differs from `path`.
         var planned: String? = nil
+        /// The quality a quality target's search chose, and the file's score, when searched.
+        var quality: Int? = nil
+        var score: Double? = nil
 
         /// What the record is found by: the path as planned.
         var key: String { planned ?? path }
@@ -88,10 +91,10 @@ final class OutputJournal: Sendable {
     }
 
     /// Notes that `path`, planned as `planned`, was written with `fingerprint` (called after the rename).
-    func recordWritten(_ path: String, planned: String, fingerprint: String, size: ImageSize) {
+    func recordWritten(_ path: String, planned: String, fingerprint: String, size: ImageSize, searched: SearchedQuality? = nil) {
         guard let (bytes, modified) = Self.stamp(of: path) else { return }
         let record = Record(path: path, fingerprint: fingerprint, size: bytes, modified: modified, width: size.width, height: size.height,
-                            planned: planned == path ? nil : planned)
+                            planned: planned == path ? nil : planned, quality: searched?.quality, score: searched?.score)
         guard var line = try? JSONEncoder().encode(record) else { return }
         line.append(UInt8(ascii: "\n"))
         state.withLock { state in

@@ -51,10 +51,14 @@ public struct WrittenOutput: Sendable {
     public let fingerprint: String?
     /// What the encoder left out to write the file (metadata the format cannot hold), one line each naming the input.
     public let warnings: [String]
+    /// The quality a quality target's search chose and the file's SSIMULACRA 2 score, when searched.
+    public var searchedQuality: SearchedQuality?
 
     /// A file of output `output` at `path`, as the run reports it.
     public init(output: String, path: String, size: ImageSize, byteCount: Int, upToDate: Bool = false,
-                format: EncoderSettings.Format? = nil, fingerprint: String? = nil, warnings: [String] = []) {
+                format: EncoderSettings.Format? = nil, fingerprint: String? = nil, warnings: [String] = [],
+                searchedQuality: SearchedQuality? = nil) {
+        self.searchedQuality = searchedQuality
         self.output = output
         self.path = path
         self.size = size

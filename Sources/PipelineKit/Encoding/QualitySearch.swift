@@ -1,0 +1,134 @@
+import Foundation
+import Vips
+
+/// Finds, for one image and one encoder, the lowest quality whose SSIMULACRA 2 score against
+/// the image as it stood before encoding reaches the target (`QualityTarget`).
+///
+/// The search brackets from a first guess made from the target and the image's detail: it
+/// steps down while the files pass and up while they fail, doubling the step, then halves the
+/// bracket, and stops once the lowest passing and the highest failing quality are at most 2
+/// apart, or after 6 encodes. Trial encodes run one after another, each scored and dropped
+/// unless it is the best file so far. A target no quality reaches gives the best-scoring file
+/// and says so; it is not a failure.
+enum QualitySearch {
+    /// The most trial encodes for one image.
+    static let maximumEncodes = 6
+    /// The search stops once the bracket is this narrow.
+    static let closeEnough = 2
+
+    /// What a search holds beside the image: the encoder's own working memory for one trial
+    /// at a time, the original's float planes at every scale (XYB and its blurred statistics,
+    /// 9 floats a pixel over a pyramid a third larger, twice with alpha), one trial's float
+    /// planes at full scale (linear, XYB and 9 blurred bands) and two encoded files.
+    static func workingBytes(pixels: Int64, alpha: Bool, encoder: Int64) -> Int64 {
+        encoder + pixels * ((alpha ? 96 : 48) + 60 + 8)
+    }
+
+    /// The file chosen and how it was found.
+    struct Outcome: Sendable {
+        /// The encoded file.
+        let data: Data
+        /// The quality it was encoded at.
+        let quality: Int
+        /// Its SSIMULACRA 2 score against the image before encoding.
+        let score: Double
+        /// Whether the score reaches the target.
+        let reached: Bool
+        /// How many trial encodes the search made.
+        let encodes: Int
+    }
+
+    /// Searches the quality of `image` (already prepared for the saver) for `settings`'
+    /// target, which must be set.
+    static func run(_ image: VipsImage, settings: EncoderSettings) throws(VipsError) -> Outcome {
+        guard let target = settings.qualityTarget else {
+            let data = try image.encoded(suffix: settings.vipsSuffix)
+            return Outcome(data: data, quality: settings.quality, score: .nan, reached: true, encodes: 1)
+        }
+        let metric = try SSIMULACRA2(original: image)
+        var failing = target.min - 1
+        var passing = target.max + 1
+        var best: Outcome?
+        var quality = try firstGuess(image, format: settings.format, target: target)
+        var step = 8
+        var encodes = 0
+        while encodes < maximumEncodes {
+            let data = try image.encoded(suffix: suffix(settings, quality: quality))
+            let score = try metric.score(try VipsImage.open(data: data))
+            encodes += 1
+            let reached = score >= target.ssimulacra2
+            let candidate = Outcome(data: data, quality: quality, score: score, reached: reached, encodes: encodes)
+            if reached {
+                passing = quality
+                best = candidate
+            } else {
+                failing = quality
+                // Kept only while nothing passes: the best a target out of reach can have.
+                if best.map({ !$0.reached && score > $0.score }) ?? true { best = candidate }
+            }
+            if passing - failing <= closeEnough { break }
+            if passing > target.max {
+                quality = Swift.min(target.max, failing + step)
+                step *= 2
+            } else if failing < target.min {
+                quality = Swift.max(target.min, passing - step)
+                step *= 2
+            } else {
+                quality = (failing + passing) / 2
+            }
+        }
+        guard let best else {
+            throw VipsError(operation: "ssimulacra2", message: "the quality search made no encode")
+        }
+        return Outcome(data: best.data, quality: best.quality, score: best.score, reached: best.reached, encodes: encodes)
+    }
+
+    /// The saver suffix for one trial: the settings at `quality`, with what helps each format
+    /// reach a score. WebP converts to YUV with sharp (smart) subsampling, which keeps
+    /// colour edges that plain 4:2:0 blurs past any quality; JPEG keeps full-resolution chroma
+    /// from quality 85, where 4:2:0 costs flat colour more score than the bytes it saves.
+    static func suffix(_ settings: EncoderSettings, quality: Int) -> String {
+        var trial = settings
+        trial.quality = quality
+        if trial.format == .jpeg, trial.chromaSubsampling == .auto, quality >= 85 {
+            trial.chromaSubsampling = .subsample444
+        }
+        var suffix = trial.vipsSuffix
+        if trial.format == .webp, suffix.hasSuffix("]") {
+            suffix.insert(contentsOf: ",smart_subsample=true", at: suffix.index(before: suffix.endIndex))
+        }
+        return suffix
+    }
+
+    /// Where the search starts: a quality typical of the format for the target, moved up for
+    /// busy images and down for smooth ones, whose artifacts show less and more in the score.
+    static func firstGuess(_ image: VipsImage, format: EncoderSettings.Format, target: QualityTarget) throws(VipsError) -> Int {
+        let typical: Double = switch format {
+        case .avif, .heic: 60
+        case .jxl: 75
+        default: 80
+        }
+        let detail = try meanDetail(image)
+        // Mean |Laplacian| of a small grey copy: about 2 for flat artwork, 10–20 for photographs.
+        let shift = Swift.max(-8, Swift.min(8, (detail - 8) * 0.5))
+        let guess = Int((typical + (target.ssimulacra2 - 75) * 1.2 + shift).rounded())
+        return Swift.max(target.min, Swift.min(target.max, guess))
+    }
+
+    /// The mean absolute Laplacian of the image shrunk to at most 256 pixels wide, in grey levels.
+    static func meanDetail(_ image: VipsImage) throws(VipsError) -> Double {
+        var grey = try image.inEightBits()
+        if grey.hasAlpha { grey = try grey.extractingBands(0, count: grey.colourBands) }
+        if grey.colourBands >= 3 { grey = try grey.converted(to: .blackAndWhite) }
+        if grey.width > 256 {
+            let scale = 256 / Double(grey.width)
+            grey = try grey.resized(horizontalScale: scale, verticalScale: scale, kernel: .linear)
+        }
+        let laplacian = try VipsImage.matrix([[0, -1, 0], [-1, 4, -1], [0, -1, 0]])
+        let edges = try grey.applying("conv", ["mask": .image(laplacian), "precision": .string("integer")]).applying("abs")
+        guard let mean = try Vips.call("avg", ["in": .image(edges)])["out"]?.number else {
+            throw VipsError(operation: "avg", message: "avg gave no number")
+        }
+        return mean
+    }
+}

@@ -1,0 +1,120 @@
+import Foundation
+import Testing
+@testable import PipelineKit
+import StandardProcessors
+import TestSupport
+import Vips
+
+/// `"quality": {"ssimulacra2": …}`: read from the pipeline file, searched per image, recorded
+/// and remembered.
+@Suite struct QualityTargetTests {
+    static let photo = CommandRunner.repositoryRoot.appendingPathComponent("Pipelines/samples/storm.jpg")
+
+    func json(_ encode: String, extension pathExtension: String = "jpg") -> String {
+        PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [
+            #"{"name": "web", "steps": [{"resize": {"width": 400}}], "encode": \#(encode), "path": "out/{stem}.\#(pathExtension)"}"#,
+        ])
+    }
+
+    func setUp() throws -> TemporaryDirectory {
+        let directory = try TemporaryDirectory()
+        try directory.write(try Data(contentsOf: Self.photo), to: "in/storm.jpg")
+        return directory
+    }
+
+    // MARK: Reading
+
+    @Test func aTargetIsReadOnEachLossyFormat() throws {
+        let directory = try TemporaryDirectory()
+        for format in ["jpeg", "webp", "avif", "jxl", "heic"] {
+            let text = json(#"{"format": "\#(format)", "quality": {"ssimulacra2": 72.5, "min": 30, "max": 90}}"#, extension: "{format}")
+            let pipeline = try PipelineHarness.pipeline(text, in: directory)
+            let encoder = try #require(pipeline.definition.outputs.first?.encoder)
+            #expect(encoder.qualityTarget == QualityTarget(ssimulacra2: 72.5, min: 30, max: 90), "\(format)")
+            #expect(encoder.identity.contains("searches quality for SSIMULACRA2 72.5 within 30-90"), "\(encoder.identity)")
+        }
+    }
+
+    @Test func aTargetIsReadInFormatsEntries() throws {
+        let directory = try TemporaryDirectory()
+        let text = PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [
+            #"{"name": "web", "formats": [{"format": "webp", "quality": {"ssimulacra2": 80}}, {"format": "jpeg", "quality": 70}], "path": "out/{stem}.{format}"}"#,
+        ])
+        let outputs = try PipelineHarness.pipeline(text, in: directory).definition.outputs
+        #expect(outputs.map(\.encoder.qualityTarget) == [QualityTarget(ssimulacra2: 80), nil])
+        #expect(outputs.map(\.encoder.quality) == [80, 70])
+    }
+
+    /// Each bad value is an error naming its JSON path.
+    @Test(arguments: [
+        (#"{"format": "jpeg", "quality": {"ssimulacra2": 120}}"#, "outputs[0].encode.quality"),
+        (#"{"format": "jpeg", "quality": {"min": 40}}"#, "outputs[0].encode.quality"),
+        (#"{"format": "webp", "quality": {"ssimulacra2": 75, "min": 90, "max": 60}}"#, "outputs[0].encode.quality.min"),
+        (#"{"format": "webp", "quality": {"ssimulacra2": 75}, "lossless": true}"#, "outputs[0].encode.quality"),
+        (#"{"format": "png", "quality": {"ssimulacra2": 75}}"#, "outputs[0].encode.quality"),
+        (#"{"format": "jpeg", "quality": {"ssimulacra2": 75, "maximum": 90}}"#, "outputs[0].encode.quality"),
+    ])
+    func badTargetsAreErrorsNamingThePath(encode: String, path: String) throws {
+        let directory = try TemporaryDirectory()
+        let error = try #require(throws: PipelineFileError.self) { try PipelineHarness.pipeline(json(encode), in: directory) }
+        #expect(error.problems.contains { $0.path.hasPrefix(path) }, "\(error.problems.map { "\($0.path): \($0.message)" })")
+    }
+
+    @Test func theSchemaShowsTheTarget() throws {
+        let result = try CommandRunner.run(["schema"])
+        #expect(result.status == 0)
+        #expect(result.standardOutput.contains("ssimulacra2"))
+    }
+
+    // MARK: Searching
+
+    /// The search gives the lowest quality whose score reaches the target, within its bounds:
+    /// the quality chosen passes and the next lower one tried fails, in at most 6 encodes.
+    @Test(arguments: [EncoderSettings.Format.jpeg, .webp, .avif])
+    func theSearchFindsTheLowestQualityThatReachesTheTarget(format: EncoderSettings.Format) throws {
+        let image = try VipsImage.open(file: Self.photo.path).resized(horizontalScale: 0.25, verticalScale: 0.25, kernel: .lanczos3)
+        var settings = EncoderSettings(format: format, strip: true, effort: format == .avif ? 2 : nil)
+        settings.qualityTarget = QualityTarget(ssimulacra2: 75, min: 10, max: 100)
+        let outcome = try QualitySearch.run(image, settings: settings)
+        #expect(outcome.reached && outcome.encodes <= QualitySearch.maximumEncodes)
+        let metric = try SSIMULACRA2(original: image)
+        let chosen = try metric.score(VipsImage.open(data: outcome.data))
+        #expect(abs(chosen - outcome.score) < 1e-9 && chosen >= 75, "\(format) at \(outcome.quality) scored \(chosen)")
+        // Within the bracket's width of the lowest passing quality: 3 steps lower fails.
+        let lower = outcome.quality - QualitySearch.closeEnough - 1
+        if lower >= 10 {
+            let below = try metric.score(VipsImage.open(data: image.encoded(suffix: QualitySearch.suffix(settings, quality: lower))))
+            #expect(below < 75, "\(format) at \(lower) scored \(below), chose \(outcome.quality)")
+        }
+    }
+
+    /// A target no quality within the bounds reaches gives the best file and says so.
+    @Test func anUnreachableTargetGivesTheBestFileAndAWarning() async throws {
+        let directory = try setUp()
+        let (reports, summary) = try await PipelineHarness.run(json(#"{"format": "jpeg", "quality": {"ssimulacra2": 99, "max": 60}}"#), in: directory)
+        #expect(summary.succeeded == 1)
+        let written = try #require(reports.first?.written.first)
+        let searched = try #require(written.searchedQuality)
+        #expect(searched.quality == 60 && !searched.reached)
+        #expect(written.warnings.contains { $0.contains("short of the target 99") }, "\(written.warnings)")
+    }
+
+    // MARK: Recording and remembering
+
+    @Test func theChoiceIsReportedAndAnUnchangedRunEncodesNothing() async throws {
+        let directory = try setUp()
+        let text = json(#"{"format": "webp", "quality": {"ssimulacra2": 70}}"#, extension: "webp")
+        let (reports, first) = try await PipelineHarness.run(text, in: directory)
+        #expect(first.outputsWritten == 1)
+        let written = try #require(reports.first?.written.first?.searchedQuality)
+        #expect(written.reached && (1...100).contains(written.quality))
+        #expect(try VipsImage.open(file: directory.path + "/out/storm.webp").width == 400)
+        // Unchanged: nothing is encoded, and the journal still knows the choice.
+        let (again, second) = try await PipelineHarness.run(text, in: directory)
+        #expect(second.outputsWritten == 0 && second.outputsUpToDate == 1)
+        #expect(again.first?.written.first?.searchedQuality == written)
+        // A changed target searches again.
+        let (_, third) = try await PipelineHarness.run(json(#"{"format": "webp", "quality": {"ssimulacra2": 80}}"#, extension: "webp"), in: directory)
+        #expect(third.outputsWritten == 1)
+    }
+}
