@@ -110,10 +110,10 @@ let package = Package(
         .testTarget(name: "VipsTests", dependencies: ["Vips", "CDeflate", "CTIFF", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(
             name: "PipelineKitTests",
-            // More than PipelineKit alone, so that a test of how the library meets the rest
-            // (a processor, the command) can live beside the tests of the part it is about.
-            dependencies: ["PipelineKit", "StandardProcessors", "Vips", "PipelineCLI", "pipeline", "TestSupport"]
-                + pluginModules.map { .target(name: $0) },
+            // The library alone, in process: a test that runs the command is in PipelineCLITests.
+            // StandardProcessors, for real pipelines whose steps (resize, crop, ...) are built in;
+            // VipsResize, for the registry test that names the built-in Resize type.
+            dependencies: ["PipelineKit", "Vips", "TestSupport", "StandardProcessors", "VipsResize"],
             // Seed corpora for the fuzz tests, read from the source tree.
             exclude: ["Fixtures"],
             swiftSettings: swiftSettings
@@ -125,7 +125,9 @@ let package = Package(
         ),
         .testTarget(
             name: "PipelineCLITests",
-            // `pipeline` is run as a user runs it: the tests find the built binary.
+            // `pipeline` is run as a user runs it: the tests find the built binary. Tests of the
+            // library's behaviour that need the command (its exit status, output, signals,
+            // limits a shell sets on its process) are here too.
             dependencies: ["PipelineCLI", "PipelineKit", "StandardProcessors", "Vips", "pipeline", "TestSupport"],
             swiftSettings: swiftSettings
         ),

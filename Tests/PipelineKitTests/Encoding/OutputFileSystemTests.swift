@@ -62,24 +62,6 @@ struct OutputFileSystemTests {
         #expect(failures["new"]?.reason == "cannot create the folder \(readOnly.path)/new: Read-only file system")
     }
 
-    @Test func aFullDiskDuringARunFromTheCommandLineExitsWithOneAndNamesTheOutput() throws {
-        // Given a pipeline file whose outputs go to a 128 KiB file system
-        let disk = try TemporaryMount(size: "128k")
-        let directory = try TemporaryDirectory()
-        for index in 0..<3 {
-            try directory.write(try Fixtures.png(try Fixtures.noise(width: 300, height: 300)), to: "in/n\(index).png")
-        }
-        let pipeline = PipelineHarness.json(inputs: ["in/*.png"], outputs: [output("copy", format: "png", path: disk.path + "/{stem}.png")])
-        let file = try directory.write(Data(pipeline.utf8), to: "pipeline.json")
-        // When it runs (each output is about 270 KB)
-        let result = try CommandRunner.run(["run", file])
-        // Then it exits 1, each failure names its input, output, stage and the reason
-        #expect(result.status == 1)
-        #expect(result.standardError.contains("in/n0.png → copy: encode:"), "\(result.standardError)")
-        #expect(result.standardError.contains("No space left on device"))
-        #expect(try FileManager.default.contentsOfDirectory(atPath: disk.path).isEmpty)
-    }
-
     @Test func aWriteFailureLibvipsLostTheReasonOfIsSaidAsAFullDiskWhenNearlyFull() throws {
         // Given a small file system with room left (so the probe alone finds nothing wrong:
         // outputs that failed beside this one have freed their space)

@@ -8,11 +8,7 @@ import TestSupport
 @Suite struct GlobTests {
     /// photos/a.jpg, photos/sub/b.png, photos/sub/deep/c.PNG, photos/D.JPG, photos/e.gif
     func photos() throws -> TemporaryDirectory {
-        let directory = try TemporaryDirectory()
-        for name in ["photos/a.jpg", "photos/sub/b.png", "photos/sub/deep/c.PNG", "photos/D.JPG", "photos/e.gif"] {
-            try directory.write(Data("x".utf8), to: name)
-        }
-        return directory
+        try Fixtures.globPhotos()
     }
 
     func enumerate(_ patterns: [String], in directory: TemporaryDirectory, caseInsensitive: Bool = false) -> InputEnumerator.Result {
@@ -58,20 +54,6 @@ import TestSupport
         // Literal components after the first wildcard too; the folder before it is opened as written
         #expect(enumerate(["photos/*/DEEP/*.png"], in: directory, caseInsensitive: true).files.map(\.displayName) == ["photos/sub/deep/c.PNG"])
         #expect(enumerate(["photos/*/DEEP/*.png"], in: directory).files.isEmpty)
-    }
-
-    @Test func caseInsensitiveIsAPipelineSettingInTheSchemaAndValidate() throws {
-        let directory = try photos()
-        let json = PipelineHarness.json(inputs: ["photos/*.jpg"], outputs: [#"{"name": "t", "encode": {"format": "webp"}, "path": "out/{stem}.webp"}"#],
-                                        extra: #""caseInsensitive": true"#)
-        let plan = try PipelineHarness.pipeline(json, in: directory).plan()
-        #expect(plan.items.flatMap(\.listings).map(\.input.displayName) == ["photos/D.JPG", "photos/a.jpg"])
-
-        try directory.write(Data(#"{"version": 1, "caseInsensitive": "yes", "inputs": ["photos/*.jpg"], "outputs": []}"#.utf8), to: "bad.json")
-        let validate = try CommandRunner.run(["validate", directory.url.appendingPathComponent("bad.json").path])
-        #expect(validate.status == 2 && validate.standardError.contains("caseInsensitive: expected a boolean"), "\(validate.standardError)")
-        let schema = try CommandRunner.run(["schema"])
-        #expect(schema.status == 0 && schema.standardOutput.contains(#""caseInsensitive""#))
     }
 
     @Test func matchesNoFilesSaysWhenCaseOrABraceSetWasMeant() throws {

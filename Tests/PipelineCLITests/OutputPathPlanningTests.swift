@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import PipelineKit
 import StandardProcessors
+import TestSupport
 
 /// What planning can know about output paths is found while planning, before any decode.
 @Suite struct OutputPathPlanningTests {

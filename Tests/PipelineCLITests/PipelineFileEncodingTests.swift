@@ -2,8 +2,9 @@ import Foundation
 import Testing
 @testable import PipelineKit
 import StandardProcessors
+import TestSupport
 
-/// A pipeline file that is not UTF-8 is an error naming where: byte offset, line and column.
+/// A pipeline file that is not UTF-8, as `pipeline validate` prints it.
 @Suite struct PipelineFileEncodingTests {
     @Test func invalidUTF8NamesTheByteItsLineAndColumn() throws {
         // Given a file with a Latin-1 "é" (0xE9) on its third line, after a multi-byte character
@@ -25,12 +26,5 @@ import StandardProcessors
         let result = try CommandRunner.run(["validate", file])
         #expect(result.status == 2)
         #expect(result.standardError.hasPrefix("\(file):3:17: error: the file is not UTF-8 text: the byte 0xE9 at offset 58"), "\(result.standardError)")
-    }
-
-    @Test func aFileThatIsWholeUTF8IsRead() throws {
-        let directory = try TemporaryDirectory()
-        let file = try directory.write(Data(#"{"version": 1, "name": "ünïcødé 😀", "inputs": ["none/*.jpg"], "allowEmpty": true, "outputs": [{"name": "t", "steps": [], "encode": {"format": "jpeg"}, "path": "out/{stem}.jpg"}]}"#.utf8), to: "ok.json")
-        let pipeline = try Pipeline(contentsOf: URL(fileURLWithPath: file), processors: .standard)
-        #expect(pipeline.definition.name == "ünïcødé 😀")
     }
 }

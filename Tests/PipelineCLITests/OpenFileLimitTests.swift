@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import PipelineKit
+import TestSupport
 
 /// Few file descriptors: the soft limit is raised to the hard one, and when the hard one is too
 /// low, inputs fail saying "too many open files" instead of a bad descriptor, a full disk, an

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// A run keeps nothing per input: after 60 distinct inputs (several outputs each, a failure
 /// among them), no libvips image is left alive. Run in a process of its own, since the count

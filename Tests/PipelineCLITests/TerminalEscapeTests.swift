@@ -1,16 +1,11 @@
 import Foundation
 import Testing
 @testable import PipelineKit
+import TestSupport
 
 /// Names holding control characters reach the terminal escaped, as `--json` writes them: a file
 /// name cannot print a line that passes for another failure, nor send escape sequences.
 @Suite struct TerminalEscapeTests {
-    @Test func controlCharactersAreWrittenAsJSONWritesThem() {
-        #expect("x\nfailed: fake.jpg".escapingControlCharacters == #"x\nfailed: fake.jpg"#)
-        #expect("a\tb\rc\u{1B}[31md\u{7F}\u{85}\u{2028}".escapingControlCharacters == #"a\tb\rc\u001b[31md\u007f\u0085\u2028"#)
-        #expect("plain ünïcødé, spaces & $hell".escapingControlCharacters == "plain ünïcødé, spaces & $hell")
-    }
-
     @Test func aFileNameWithANewlinePrintsOneFailureLineFromRunValidateAndExplain() throws {
         // Given an input named "x\nfailed: fake.jpg" that is not an image, and one with an escape sequence
         let directory = try TemporaryDirectory()

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 /// The built `pipeline` binary running in the background (`pipeline watch`), whose output lines
 /// a test reads as they come, each wait bounded by a deadline.

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import PipelineKit
 import StandardProcessors
+import TestSupport
 
 /// The journal of incremental runs under faults: runs writing it at once, a damaged tail.
 @Suite struct JournalTests {

@@ -64,26 +64,6 @@ import Vips
         #expect(result.standardError.contains("--max-memory: expected a size such as 600MB"))
     }
 
-    @Test func anEmbedderSetsTheLimitInTheConfiguration() async throws {
-        let directory = try TemporaryDirectory()
-        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 400, height: 300)), to: "in/a.jpg")
-        var pipeline = try PipelineHarness.pipeline(
-            PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [#"{"name": "t", "steps": [{"resize": {"width": 100}}], "encode": {"format": "jpeg"}, "path": "out/{stem}.jpg"}"#]),
-            in: directory)
-        // A limit the process itself already exceeds: nothing is left for images.
-        pipeline.configuration.maxMemory = 1
-        let (reports, summary) = try await pipeline.run().collect()
-        let summaryMemory = try #require(summary?.memory)
-        #expect(summaryMemory.budget.source == "--max-memory" && summaryMemory.budget.bytes == 0)
-        #expect(summaryMemory.peakAdmittedBytes == 0)
-        let failure = try #require(reports.first?.failures.first)
-        #expect(failure.error.kind == .overMemoryBudget && failure.stage == .decompress)
-        #expect(directory.allFiles().filter { $0.hasPrefix("out/") }.isEmpty)
-
-        pipeline.configuration.maxMemory = nil
-        #expect(pipeline.memoryBudget()?.source != "--max-memory")
-    }
-
     @Test func explainPointsOutDecodesThatCannotStream() throws {
         let directory = try TemporaryDirectory()
         let photo = try Fixtures.gradient(width: 2000, height: 1500)
@@ -198,7 +178,7 @@ import Vips
         let directory = try TemporaryDirectory()
         // 40000×500, decoded once at 25600×320 for the cover, from rows 40000 wide: about 113 MB
         // estimated, over the 100 MB from which a 200 MB budget windows, under the 150 MB without one.
-        try directory.write(try Fixtures.png(try DecodeWindowTests.panorama(width: 40000, height: 500)), to: "in/wide.png")
+        try directory.write(try Fixtures.png(try Fixtures.panorama(width: 40000, height: 500)), to: "in/wide.png")
         for (file, folder) in [("p.json", "out"), ("q.json", "once")] {
             try directory.write(Data(PipelineHarness.json(inputs: ["in/*"], outputs: [
                 #"{"name": "t", "steps": [{"resize": {"width": 320, "height": 320, "fit": "cover"}}], "encode": {"format": "png"}, "path": "\#(folder)/{stem}-t.png"}"#,
@@ -237,7 +217,7 @@ import Vips
             let a = try VipsImage.open(file: directory.url.appendingPathComponent("out/\(name)").path)
             let b = try VipsImage.open(file: directory.url.appendingPathComponent("once/\(name)").path)
             #expect(a.size == b.size, "\(name)")
-            let (mean, largest) = try DecodeWindowTests.difference(a, b)
+            let (mean, largest) = try Fixtures.difference(a, b)
             #expect(mean < 1 && largest <= 6, "\(name): mean \(mean), largest \(largest)")
         }
         #expect(try VipsImage.open(file: directory.url.appendingPathComponent("out/wide-t.png").path).size == ImageSize(width: 320, height: 320))

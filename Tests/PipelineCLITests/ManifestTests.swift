@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import Vips
 @testable import PipelineKit
+import TestSupport
 
 /// The manifest a run writes for web pages, read back and checked against the files and an
 /// independent JSON Schema validator; `pipeline html` on it.
@@ -142,37 +143,6 @@ import Vips
         #expect(full.standardOutput.contains(#"src="/img/b/x.webp""#) && full.standardOutput.contains(#"width="90""#))
         let end = try CommandRunner.run(["html", manifest, "a/x.png"])
         #expect(end.status == 0 && end.standardOutput.contains(#"src="/img/a/x.webp""#), "\(end.standardError)")
-    }
-
-    @Test func fileURLsArePercentEncodedSegmentBySegment() {
-        #expect(ImageManifest.File.url(prefix: "/img/", path: "with space-200.webp") == "/img/with%20space-200.webp")
-        #expect(ImageManifest.File.url(prefix: "/img/", path: "q?x#y%20-200.webp") == "/img/q%3Fx%23y%2520-200.webp")
-        #expect(ImageManifest.File.url(prefix: "/img/", path: "sub dir/é,1.webp") == "/img/sub%20dir/%C3%A9%2C1.webp")
-        #expect(ImageManifest.File.url(prefix: "", path: "../up/a-b_c.~d.webp") == "../up/a-b_c.~d.webp")
-        // The prefix keeps its scheme, port, separators and escapes; only what no URI may hold is encoded
-        #expect(ImageManifest.File.url(prefix: "https://cdn.example.com:8443/a%20b/my pics/", path: "x.webp")
-                == "https://cdn.example.com:8443/a%20b/my%20pics/x.webp")
-    }
-
-    @Test func markupCarriesTheEncodedURLsInEverySrcsetAndSrc() {
-        func file(_ name: String, _ width: Int, _ format: String) -> ImageManifest.File {
-            ImageManifest.File(url: ImageManifest.File.url(prefix: "/img/", path: name), path: name, width: width, height: width / 2,
-                               bytes: 100, format: format, mimeType: "image/\(format)")
-        }
-        let output = ImageManifest.Output(formats: [
-            ImageManifest.Format(format: "avif", mimeType: "image/avif", files: [file("q?x#y%20-200.avif", 200, "avif"), file("q?x#y%20-400.avif", 400, "avif")]),
-            ImageManifest.Format(format: "webp", mimeType: "image/webp", files: [file("with space-200.webp", 200, "webp"), file("with space-400.webp", 400, "webp")]),
-        ], placeholders: nil)
-        let html = PictureMarkup().html(for: output) ?? ""
-        #expect(html.contains(#"<source type="image/avif" srcset="/img/q%3Fx%23y%2520-200.avif 200w, /img/q%3Fx%23y%2520-400.avif 400w""#), "\(html)")
-        #expect(html.contains(#"src="/img/with%20space-400.webp" srcset="/img/with%20space-200.webp 200w, /img/with%20space-400.webp 400w""#), "\(html)")
-        // Every srcset candidate is one URL and one descriptor: no space or raw ?, # inside a URL
-        for srcset in html.components(separatedBy: "srcset=\"").dropFirst().map({ $0.prefix { $0 != "\"" } }) {
-            for candidate in srcset.components(separatedBy: ", ") {
-                let parts = candidate.split(separator: " ")
-                #expect(parts.count == 2 && !parts[0].contains("?") && !parts[0].contains("#"), "\(candidate)")
-            }
-        }
     }
 
     @Test func aRunWritesEncodedURLsAndKeepsFileNamesOnDisk() throws {

@@ -1,0 +1,41 @@
+import Foundation
+import Testing
+import Vips
+@testable import PipelineKit
+import StandardProcessors
+import TestSupport
+
+/// The hostile corpus through `pipeline run`, in a process of its own, where libvips' error
+/// buffer is the command's alone.
+@Suite struct HostileCorpusTests {
+    static let cases = CorpusCase.hostileCorpus
+
+    @Test func theCorpusFromTheCommandLineGivesEachFailureItsInputStageAndReason() throws {
+        // Given every corpus file in one folder and a pipeline file for them
+        let directory = try TemporaryDirectory()
+        for corpusCase in Self.cases { try directory.write(try corpusCase.make(), to: "in/\(corpusCase.file)") }
+        let pipeline = PipelineHarness.json(inputs: ["in/*"], outputs: [
+            #"{"name": "t", "steps": [{"resize": {"width": 16}}], "encode": {"format": "webp"}, "path": "out/{name}.webp"}"#,
+        ])
+        let file = try directory.write(Data(pipeline.utf8), to: "pipeline.json")
+        // When `pipeline run` runs them (its own process: its libvips error buffer is its own)
+        let result = try CommandRunner.run(["run", file])
+        // Then it exits 1 and prints one line per broken file: input, stage and reason
+        #expect(result.status == 1)
+        let lines = result.standardError.split(separator: "\n").map(String.init)
+        for corpusCase in Self.cases {
+            let prefix = "failed: in/\(corpusCase.file): "
+            let printed = lines.filter { $0.hasPrefix(prefix) }
+            switch corpusCase.outcome {
+            case .processed:
+                #expect(printed.isEmpty, "\(corpusCase.file): \(printed)")
+            case .refused(let stage, let reason), .failed(let stage, let reason):
+                #expect(printed.count == 1, "\(corpusCase.file): \(printed)")
+                #expect(printed.first?.hasPrefix(prefix + stage.rawValue + ": ") == true, "\(printed)")
+                #expect(printed.first?.contains(reason) == true, "\(corpusCase.file): expected \"\(reason)\" in \(printed)")
+            }
+        }
+        let failures = Self.cases.filter(\.outcome.isFailure).count
+        #expect(result.standardOutput.contains("\(Self.cases.count) inputs, \(Self.cases.count - failures) succeeded, \(failures) failed"))
+    }
+}

@@ -1,0 +1,51 @@
+import Foundation
+import Testing
+@testable import PipelineKit
+import TestSupport
+
+/// Sharded runs of the command, and `merge-reports` over their reports.
+@Suite struct ShardTests {
+    @Test func shardedRunsTogetherMakeWhatOneRunMakesAndMergeReportsCountsEachInputOnce() throws {
+        // Given 24 photos, one of them listed twice (a glob and its own name)
+        let directory = try TemporaryDirectory()
+        let photo = try Fixtures.jpeg(try Fixtures.gradient(width: 64, height: 48))
+        for index in 0..<24 { try directory.write(photo + Data("\(index)".utf8), to: "in/p\(index).jpg") }
+        try directory.write(Data("""
+            {"version": 1, "inputs": ["in/*.jpg", "in/p7.jpg"], "outputs": [
+              {"name": "t", "steps": [{"resize": {"width": 16}}], "encode": {"format": "png"}, "path": "out/{stem}.png"}]}
+            """.utf8), to: "p.json")
+        let file = directory.url.appendingPathComponent("p.json").path
+
+        // When four shards run, each with its report
+        var outputs: [[String]] = []
+        for index in 0..<4 {
+            let before = Set(directory.allFiles().filter { $0.hasPrefix("out/") })
+            let result = try CommandRunner.run(["run", "--quiet", "--shard", "\(index)/4", "--report", directory.url.appendingPathComponent("reports/\(index)").path, file])
+            #expect(result.status == 0, "\(result.standardError)")
+            outputs.append(Set(directory.allFiles().filter { $0.hasPrefix("out/") }).subtracting(before).sorted())
+        }
+
+        // Then every output was made by exactly one shard, all 24 together
+        #expect(outputs.reduce(0) { $0 + $1.count } == 24)
+        #expect(Set(outputs.flatMap { $0 }).count == 24)
+        #expect(outputs.allSatisfy { !$0.isEmpty })
+
+        // merge-reports accounts for every listing once, and names a missing shard
+        let merged = directory.url.appendingPathComponent("merged").path
+        let reports = (0..<4).map { directory.url.appendingPathComponent("reports/\($0)").path }
+        let all = try CommandRunner.run(["merge-reports", "--output", merged] + reports)
+        #expect(all.status == 0, "\(all.standardError)")
+        let report = try ReportMerger.read(URL(fileURLWithPath: merged))
+        #expect(report.inputs == 25 && report.succeeded == 25 && report.shard == nil)
+        #expect(Set(report.items.map(\.input)).count == 24)
+        let three = try CommandRunner.run(["merge-reports", "--output", merged + "-3"] + reports.dropLast())
+        #expect(three.status == 1 && three.standardError.contains("missing shards: 3 of 4"))
+        let twice = try CommandRunner.run(["merge-reports", "--output", merged + "-x", reports[0], reports[0]])
+        #expect(twice.status == 2 && twice.standardError.contains("both of shard 0/4"))
+
+        // explain and validate say which shard and how many inputs fall in it
+        let explain = try CommandRunner.run(["explain", file], environment: ["SLURM_ARRAY_TASK_ID": "2", "SLURM_ARRAY_TASK_COUNT": "4"])
+        #expect(explain.standardOutput.contains("shard: 2/4 (Slurm: SLURM_ARRAY_TASK_ID=2"), "\(explain.standardOutput)")
+        #expect(explain.standardOutput.contains("of 25 inputs"))
+    }
+}

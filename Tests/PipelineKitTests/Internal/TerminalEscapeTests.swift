@@ -1,0 +1,12 @@
+import Foundation
+import Testing
+@testable import PipelineKit
+
+/// Control characters in a name are written escaped, as `--json` writes them.
+@Suite struct TerminalEscapeTests {
+    @Test func controlCharactersAreWrittenAsJSONWritesThem() {
+        #expect("x\nfailed: fake.jpg".escapingControlCharacters == #"x\nfailed: fake.jpg"#)
+        #expect("a\tb\rc\u{1B}[31md\u{7F}\u{85}\u{2028}".escapingControlCharacters == #"a\tb\rc\u001b[31md\u007f\u0085\u2028"#)
+        #expect("plain ünïcødé, spaces & $hell".escapingControlCharacters == "plain ünïcødé, spaces & $hell")
+    }
+}

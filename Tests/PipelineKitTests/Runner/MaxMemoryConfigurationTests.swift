@@ -1,0 +1,28 @@
+import Foundation
+import Testing
+import PipelineKit
+import TestSupport
+import Vips
+
+/// An embedder sets the memory limit in `Pipeline.Configuration`, as `--max-memory` does.
+@Suite struct MaxMemoryConfigurationTests {
+    @Test func anEmbedderSetsTheLimitInTheConfiguration() async throws {
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 400, height: 300)), to: "in/a.jpg")
+        var pipeline = try PipelineHarness.pipeline(
+            PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [#"{"name": "t", "steps": [{"resize": {"width": 100}}], "encode": {"format": "jpeg"}, "path": "out/{stem}.jpg"}"#]),
+            in: directory)
+        // A limit the process itself already exceeds: nothing is left for images.
+        pipeline.configuration.maxMemory = 1
+        let (reports, summary) = try await pipeline.run().collect()
+        let summaryMemory = try #require(summary?.memory)
+        #expect(summaryMemory.budget.source == "--max-memory" && summaryMemory.budget.bytes == 0)
+        #expect(summaryMemory.peakAdmittedBytes == 0)
+        let failure = try #require(reports.first?.failures.first)
+        #expect(failure.error.kind == .overMemoryBudget && failure.stage == .decompress)
+        #expect(directory.allFiles().filter { $0.hasPrefix("out/") }.isEmpty)
+
+        pipeline.configuration.maxMemory = nil
+        #expect(pipeline.memoryBudget()?.source != "--max-memory")
+    }
+}
