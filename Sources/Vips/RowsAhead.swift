@@ -39,8 +39,11 @@ public enum RowsAhead {
 
     /// See `VipsImage.readingAhead(file:)`.
     public struct Activity: Sendable, Equatable {
+        /// Readers reading ahead at this moment.
         public var readers = 0
+        /// Worker threads decoding row groups at this moment.
         public var workersRunning = 0
+        /// Row groups decoded a second time because a reader went back.
         public var groupsDecodedAgain = 0
     }
 

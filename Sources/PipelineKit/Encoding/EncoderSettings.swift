@@ -4,6 +4,7 @@ import Foundation
 public struct EncoderSettings: Sendable, Hashable {
     /// The image formats pipeline writes.
     public enum Format: String, CaseIterable, Sendable {
+        /// JPEG, PNG, WebP, AVIF (AV1), GIF, JPEG XL, HEIC (HEVC) and TIFF, by the names `format` takes.
         case jpeg, png, webp, avif, gif, jxl, heic, tiff
 
         /// The usual file extension, also the `{format}` placeholder: `jpg` for JPEG, the
@@ -30,23 +31,29 @@ public struct EncoderSettings: Sendable, Hashable {
 
     /// JPEG and HEIC chroma subsampling.
     public enum ChromaSubsampling: String, CaseIterable, Sendable {
+        /// Subsampled (4:2:0) below quality 90, full (4:4:4) from it.
         case auto
+        /// Colour at half the width and half the height: smaller files.
         case subsample420 = "4:2:0"
+        /// Colour at full resolution: sharp coloured edges.
         case subsample444 = "4:4:4"
     }
 
     /// The metadata an output keeps from its input, as sharp names them.
     public enum Metadata: String, CaseIterable, Sendable {
+        /// The colour profile, EXIF, XMP and IPTC blocks.
         case icc, exif, xmp, iptc
     }
 
     /// TIFF compression.
     public enum TIFFCompression: String, CaseIterable, Sendable {
+        /// Uncompressed, or compressed by deflate, LZW, JPEG, WebP or zstd.
         case none, deflate, lzw, jpeg, webp, zstd
     }
 
     /// TIFF prediction before deflate, LZW or zstd compression.
     public enum TIFFPredictor: String, CaseIterable, Sendable {
+        /// No prediction, horizontal differencing, or floating-point prediction.
         case none, horizontal, float
     }
 

@@ -19,6 +19,7 @@ public struct QualityTarget: Sendable, Hashable {
     /// which no one searches for.
     static let scoreRange: ClosedRange<Double> = 30...100
 
+    /// A target of `ssimulacra2`, searched between qualities `min` and `max`.
     public init(ssimulacra2: Double, min: Int = 1, max: Int = 100) {
         self.ssimulacra2 = ssimulacra2
         self.min = min
@@ -104,6 +105,7 @@ public struct SearchedQuality: Sendable, Hashable {
     /// The score the target asked for.
     public let target: Double
 
+    /// The search's choice: the `quality` it encoded at, the `score` reached and the `target` asked for.
     public init(quality: Int, score: Double, target: Double) {
         self.quality = quality
         self.score = score

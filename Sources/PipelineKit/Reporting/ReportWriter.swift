@@ -13,7 +13,9 @@ import Foundation
 /// Each file is written to a temporary file in the folder and renamed, so a reader (a browser,
 /// a CI job collecting artefacts) sees the previous report or the new one, never half a file.
 public enum ReportWriter {
+    /// The JSON report's file name in the report folder.
     public static let jsonFileName = "report.json"
+    /// The HTML page's file name in the report folder.
     public static let htmlFileName = "index.html"
 
     /// Writes `report.json` and `index.html` into `directory`, creating it (and its parents).

@@ -29,8 +29,9 @@ public struct RunReport: Sendable, Codable {
         public var format: String
         /// True when an earlier run made the file and it was left as it was.
         public var upToDate: Bool?
-        /// The quality a quality target's search chose, and the file's SSIMULACRA 2 score.
+        /// The quality a quality target's search chose; nil for a fixed quality.
         public var quality: Int? = nil
+        /// The file's SSIMULACRA 2 score when a quality target's search chose its quality.
         public var ssimulacra2: Double? = nil
     }
 

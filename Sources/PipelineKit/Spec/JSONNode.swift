@@ -3,11 +3,15 @@
 public struct JSONNode: Sendable, Equatable {
     /// The JSON value itself.
     public enum Value: Sendable, Equatable {
+        /// `null`.
         case null
+        /// `true` or `false`.
         case bool(Bool)
         /// The number and whether its source text was an integer (no fraction, no exponent).
         case number(Double, isInteger: Bool)
+        /// A string, its escapes resolved.
         case string(String)
+        /// Elements in source order.
         case array([JSONNode])
         /// Members in source order.
         case object([Member])

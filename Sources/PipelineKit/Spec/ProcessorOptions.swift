@@ -92,14 +92,14 @@ public struct ProcessorOptions: Sendable {
         return value
     }
 
-    /// A duration option (`"30s"`, `"500ms"`) in seconds.
+    /// A duration option (a number with `ms`, `s`, `m` or `h`) in seconds.
     public func seconds(_ name: String) throws(OptionError) -> Double {
         let text = try string(name)
         guard let seconds = Units.seconds(in: text) else { throw OptionError(option: name, "\"\(text)\" is not a duration") }
         return seconds
     }
 
-    /// A byte-size option (`"50MB"`, or a number of bytes) in bytes.
+    /// A byte-size option (a number with a unit such as `MB`, or a number of bytes) in bytes.
     public func bytes(_ name: String) throws(OptionError) -> Int64 {
         guard let node = try node(name) else { throw missing(name) }
         switch node.value {

@@ -3,7 +3,7 @@ import Foundation
 /// Parsers for the unit-bearing strings of the pipeline file (durations, byte sizes, colours), and
 /// the way back for durations.
 public enum Units {
-    /// Seconds in `"500ms"`, `"30s"`, `"2m"`, `"1h"`, or nil when the text is not a duration.
+    /// Seconds in a duration (a number with `ms`, `s`, `m` or `h`), or nil when the text is not one.
     public static func seconds(in text: String) -> Double? {
         let units: [(suffix: String, factor: Double)] = [("ms", 0.001), ("s", 1), ("m", 60), ("h", 3600)]
         for (suffix, factor) in units where text.hasSuffix(suffix) {
@@ -18,8 +18,8 @@ public enum Units {
         return nil
     }
 
-    /// A duration as the pipeline file writes one, to quote a setting back: `500ms`, `30s`,
-    /// `1.5s` (the inverse of `seconds(in:)`).
+    /// A duration as the pipeline file writes one, to quote a setting back: whole milliseconds
+    /// below a second, else seconds (the inverse of `seconds(in:)`).
     public static func text(seconds: Double) -> String {
         if seconds < 1 { return "\(Int((seconds * 1000).rounded()))ms" }
         if seconds == seconds.rounded(), seconds < 1e15 { return "\(Int(seconds))s" }
@@ -27,7 +27,7 @@ public enum Units {
     }
 
     /// A byte count as the pipeline file writes one, in the largest of TB, GB, MB and KB that
-    /// holds it whole (`1GB`, `100MB`, `1500KB`), else plain (the inverse of `bytes(in:)`).
+    /// holds it whole, else plain bytes (the inverse of `bytes(in:)`).
     public static func text(bytes: Int64) -> String {
         let units: [(suffix: String, factor: Int64)] = [("TB", 1_000_000_000_000), ("GB", 1_000_000_000), ("MB", 1_000_000), ("KB", 1000)]
         for (suffix, factor) in units where bytes >= factor && bytes % factor == 0 {
@@ -36,7 +36,7 @@ public enum Units {
         return "\(bytes)"
     }
 
-    /// Bytes in `"50MB"`, `"1.5GiB"`, `"800KB"`, `"1024"`, or nil when the text is not a size.
+    /// Bytes in a size (an integer, or a number with a unit from `KB` to `GiB`), or nil when the text is not one.
     /// KB, MB and GB are powers of 1000; KiB, MiB and GiB powers of 1024.
     public static func bytes(in text: String) -> Int64? {
         let units: [(suffix: String, factor: Double)] = [

@@ -4,16 +4,19 @@
 /// the JSON Schema generator (`pipeline schema`) prints it and `pipeline plugins` lists it, so
 /// the three can never disagree.
 public indirect enum ValueShape: Sendable {
+    /// `true` or `false`.
     case boolean
+    /// An integer within the range.
     case integer(ClosedRange<Int>)
+    /// A number within the range.
     case number(ClosedRange<Double>)
     /// Any string (non-empty when `nonEmpty`).
     case string(nonEmpty: Bool)
     /// One of a fixed set of strings.
     case choice([String])
-    /// A duration with a unit: `"500ms"`, `"30s"`, `"2m"`, `"1h"`.
+    /// A duration: a number with the unit `ms`, `s`, `m` or `h`.
     case duration
-    /// A byte count, as an integer or with a unit: `"50MB"`, `"1GiB"`.
+    /// A byte count: an integer, or a number with a unit such as `MB` or `GiB`.
     case byteSize
     /// A colour: `"#rgb"`, `"#rrggbb"`, `"#rrggbbaa"` or a name (`white`, `black`, `transparent`).
     case colour
@@ -21,6 +24,7 @@ public indirect enum ValueShape: Sendable {
     case pathTemplate
     /// An object of string values under any keys (HTTP headers).
     case stringMap
+    /// A list of values of one shape, at least `minCount` long.
     case array(ValueShape, minCount: Int)
     /// An object whose keys are exactly the options listed; any other key is an error.
     case object([Option])

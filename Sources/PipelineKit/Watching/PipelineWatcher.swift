@@ -23,6 +23,7 @@ public final class PipelineWatcher: Sendable {
         /// … or this long after its first change, so a folder that never goes quiet still runs.
         public var longestWait: Duration
 
+        /// Batches that close after `quietPeriod` without a change, or `longestWait` after their first.
         public init(quietPeriod: Duration = .milliseconds(300), longestWait: Duration = .seconds(5)) {
             self.quietPeriod = quietPeriod
             self.longestWait = longestWait
@@ -31,17 +32,21 @@ public final class PipelineWatcher: Sendable {
 
     /// The batches of changes, one at a time. Meant for one consumer.
     public struct Changes: AsyncSequence, Sendable {
+        /// One batch of changes.
         public typealias Element = FileChanges
         fileprivate let watcher: PipelineWatcher
 
+        /// Waits for the next batch.
         public struct AsyncIterator: AsyncIteratorProtocol {
             fileprivate let watcher: PipelineWatcher
 
+            /// The next batch; nil once the watcher has stopped.
             public mutating func next() async -> FileChanges? {
                 await watcher.nextBatch()
             }
         }
 
+        /// An iterator over the watcher's batches.
         public func makeAsyncIterator() -> AsyncIterator {
             AsyncIterator(watcher: watcher)
         }
