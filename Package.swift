@@ -4,7 +4,7 @@ import PackageDescription
 // Settings every Swift target shares: Swift 6 mode is the package default;
 // ExistentialAny keeps `any` explicit as the codebases we learn from do.
 let swiftSettings: [SwiftSetting] = [
-    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("ExistentialAny")
 ]
 
 /// The built-in processor plugins, one module per family under `Plugins/`. Each is a product of
@@ -131,7 +131,8 @@ let package = Package(
             dependencies: ["PipelineCLI", "PipelineKit", "StandardProcessors", "Vips", "pipeline", "TestSupport"],
             swiftSettings: swiftSettings
         ),
-    ] + pluginModules.map { module in
-        .target(name: module, dependencies: ["PipelineKit", "Vips"], path: "Plugins/\(module)", swiftSettings: swiftSettings)
-    }
+    ]
+        + pluginModules.map { module in
+            .target(name: module, dependencies: ["PipelineKit", "Vips"], path: "Plugins/\(module)", swiftSettings: swiftSettings)
+        }
 )

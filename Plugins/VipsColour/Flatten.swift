@@ -15,7 +15,7 @@ public struct Flatten: ImageProcessing, Hashable {
 
     /// The options the step accepts, with their defaults, ranges and help.
     public static let options: [Option] = [
-        .colour("background", default: "#000000", help: "The colour transparent pixels show; its alpha is ignored (the result is opaque)."),
+        .colour("background", default: "#000000", help: "The colour transparent pixels show; its alpha is ignored (the result is opaque).")
     ]
 
     /// The background as red, green, blue and alpha, 0–255; alpha is not used.

@@ -14,14 +14,17 @@ public struct Gamma: ImageProcessing, Hashable {
     /// The step's key in a pipeline file.
     public static let name = "gamma"
     /// One line for `pipeline plugins` and the JSON Schema.
-    public static let summary = "Gamma correction: colour v (0–1) becomes v^(1/gamma); above 1 lightens mid-tones, below 1 darkens; alpha unchanged."
+    public static let summary =
+        "Gamma correction: colour v (0–1) becomes v^(1/gamma); above 1 lightens mid-tones, below 1 darkens; alpha unchanged."
 
     /// The exponents `gamma` may be: beyond them the mid-tones go to black or white.
     public static let gammaRange = 0.1...10.0
 
     /// The options the step accepts, with their defaults, ranges and help.
     public static let options: [Option] = [
-        .number("gamma", in: gammaRange, default: 2.2, help: "Colour values (0–1) are raised to 1/gamma: above 1 lightens the mid-tones, below 1 darkens them."),
+        .number(
+            "gamma", in: gammaRange, default: 2.2,
+            help: "Colour values (0–1) are raised to 1/gamma: above 1 lightens the mid-tones, below 1 darkens them.")
     ]
 
     /// Colour values (0–1) are raised to `1 / gamma`.

@@ -23,10 +23,15 @@ public struct Modulate: ImageProcessing, Hashable {
 
     /// The options the step accepts, with their defaults, ranges and help.
     public static let options: [Option] = [
-        .number("brightness", in: brightnessRange, default: 1, help: "Multiplies lightness (L, 0–100): 0.5 darkens, 2 brightens; 1 leaves it."),
-        .number("saturation", in: saturationRange, default: 1, help: "Multiplies chroma (C): 0 gives grey, 2 doubles the colourfulness; 1 leaves it."),
+        .number(
+            "brightness", in: brightnessRange, default: 1, help: "Multiplies lightness (L, 0–100): 0.5 darkens, 2 brightens; 1 leaves it."),
+        .number(
+            "saturation", in: saturationRange, default: 1,
+            help: "Multiplies chroma (C): 0 gives grey, 2 doubles the colourfulness; 1 leaves it."),
         .number("hue", in: hueRange, default: 0, help: "Rotates the hue angle (h) by this many degrees; 180 turns red toward cyan."),
-        .number("lightness", in: lightnessRange, default: 0, help: "Adds to lightness (L, 0–100) after brightness: 10 lifts every pixel by a tenth of the range."),
+        .number(
+            "lightness", in: lightnessRange, default: 0,
+            help: "Adds to lightness (L, 0–100) after brightness: 10 lifts every pixel by a tenth of the range."),
     ]
 
     /// Multiplies L\* (lightness); 1 leaves it.

@@ -12,7 +12,7 @@ public struct Negate: ImageProcessing, Hashable {
 
     /// The options the step accepts, with their defaults, ranges and help.
     public static let options: [Option] = [
-        .boolean("alpha", default: false, help: "Also invert the alpha band (transparent becomes opaque). By default alpha is kept."),
+        .boolean("alpha", default: false, help: "Also invert the alpha band (transparent becomes opaque). By default alpha is kept.")
     ]
 
     /// Whether the alpha band is inverted too.

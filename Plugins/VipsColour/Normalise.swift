@@ -20,7 +20,9 @@ public struct Normalise: ImageProcessing, Hashable {
     /// The options the step accepts, with their defaults, ranges and help.
     public static let options: [Option] = [
         .number("lower", in: lowerRange, default: 1, help: "Percentile of lightness that becomes black; 0 takes the darkest pixel."),
-        .number("upper", in: upperRange, default: 99, help: "Percentile of lightness that becomes white; 100 takes the lightest pixel. Must exceed lower."),
+        .number(
+            "upper", in: upperRange, default: 99,
+            help: "Percentile of lightness that becomes white; 100 takes the lightest pixel. Must exceed lower."),
     ]
 
     /// The percentile that becomes black.
@@ -63,7 +65,8 @@ public struct Normalise: ImageProcessing, Hashable {
             let white = try Self.value(of: steps, atPercentile: upper) / 2.55
             guard white - black >= 1 else { return colour }
             let scale = 100 / (white - black)
-            return try lightness
+            return
+                try lightness
                 .applying("linear", ["a": .number(scale), "b": .number(-black * scale)])
                 .joiningBands(lab.extractingBands(1, count: 2))
                 .labelled(as: .lab)

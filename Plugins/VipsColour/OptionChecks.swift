@@ -19,10 +19,11 @@ enum OptionChecks {
 
     /// `#rrggbbaa`, for identifiers.
     static func hex(_ colour: [Double]) -> String {
-        "#" + colour.map { component in
-            let text = String(Int(component.rounded()), radix: 16)
-            return text.count == 1 ? "0" + text : text
-        }.joined()
+        "#"
+            + colour.map { component in
+                let text = String(Int(component.rounded()), radix: 16)
+                return text.count == 1 ? "0" + text : text
+            }.joined()
     }
 }
 

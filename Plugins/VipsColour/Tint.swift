@@ -14,8 +14,11 @@ public struct Tint: ImageProcessing, Hashable {
 
     /// The options the step accepts, with their defaults, ranges and help.
     public static let options: [Option] = [
-        Option("color", .colour, required: true,
-               help: "The tint: its a*/b* chroma replaces the image's, in full at mid-grey and less towards black and white; its lightness and alpha are not used."),
+        Option(
+            "color", .colour, required: true,
+            help:
+                "The tint: its a*/b* chroma replaces the image's, in full at mid-grey and less towards black and white; its lightness and alpha are not used."
+        )
     ]
 
     /// The tint as red, green, blue and alpha, 0–255; only its chroma is used.
@@ -46,10 +49,12 @@ public struct Tint: ImageProcessing, Hashable {
             let lightness = try colour.converted(to: .lab).extractingBands(0)
             // weight × chroma, with weight = 1 − 4 (L/100 − ½)² = L (100 − L) / 2500; one
             // band in, a* and b* out.
-            let weighted = try lightness
+            let weighted =
+                try lightness
                 .applying("multiply", ["right": .image(lightness.applying("linear", ["a": .number(-1), "b": .number(100)]))])
                 .applying("linear", ["a": .numbers(chroma.map { $0 / 2500 }), "b": .numbers([0, 0])])
-            return try lightness
+            return
+                try lightness
                 .joiningBands(weighted)
                 .labelled(as: .lab)
                 .converted(to: .sRGB)

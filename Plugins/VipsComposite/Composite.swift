@@ -16,28 +16,42 @@ public struct Composite: ImageProcessing {
     /// The step's key in a pipeline file.
     public static let name = "composite"
     /// One line for `pipeline plugins` and the JSON Schema.
-    public static let summary = "Places another image (file or URL, loaded once per run) over the image: gravity or left/top, opacity, blend mode, tile, width as a fraction."
+    public static let summary =
+        "Places another image (file or URL, loaded once per run) over the image: gravity or left/top, opacity, blend mode, tile, width as a fraction."
 
     /// libvips' blend modes, by the names libvips gives them (sharp uses the same ones).
-    public static let blendModes = ["over", "multiply", "screen", "overlay", "darken", "lighten", "colour-dodge",
-                                    "colour-burn", "hard-light", "soft-light", "difference", "exclusion", "add", "saturate",
-                                    "clear", "source", "in", "out", "atop", "dest", "dest-over", "dest-in", "dest-out",
-                                    "dest-atop", "xor"]
+    public static let blendModes = [
+        "over", "multiply", "screen", "overlay", "darken", "lighten", "colour-dodge",
+        "colour-burn", "hard-light", "soft-light", "difference", "exclusion", "add", "saturate",
+        "clear", "source", "in", "out", "atop", "dest", "dest-over", "dest-in", "dest-out",
+        "dest-atop", "xor",
+    ]
     /// Compass points only: a smart crop's strategies have no meaning for placing an overlay.
     public static let gravities = Gravity.names.filter { Gravity(name: $0)?.interest == nil }
 
     /// The options the step accepts, with their defaults, ranges and help.
     public static let options: [Option] = [
-        Option("image", .string(nonEmpty: true), required: true,
-               help: "The overlay: a file relative to the pipeline file, or an http(s) URL (fetched once, through the cache)."),
-        .choice("gravity", gravities, default: "centre",
-                help: "Where the overlay sits; left and top, when given, win over it. With tile, where the grid of tiles is aligned: one tile touches that edge or corner (or, centred along a side, sits in the middle); with tile and left/top it still decides how many tiles the grid has."),
-        .integer("left", in: -10_000_000...10_000_000, help: "The overlay's left edge in pixels (with top; a gravity given too is ignored, as in sharp)."),
-        .integer("top", in: -10_000_000...10_000_000, help: "The overlay's top edge in pixels (with left; a gravity given too is ignored, as in sharp)."),
+        Option(
+            "image", .string(nonEmpty: true), required: true,
+            help: "The overlay: a file relative to the pipeline file, or an http(s) URL (fetched once, through the cache)."),
+        .choice(
+            "gravity", gravities, default: "centre",
+            help:
+                "Where the overlay sits; left and top, when given, win over it. With tile, where the grid of tiles is aligned: one tile touches that edge or corner (or, centred along a side, sits in the middle); with tile and left/top it still decides how many tiles the grid has."
+        ),
+        .integer(
+            "left", in: -10_000_000...10_000_000,
+            help: "The overlay's left edge in pixels (with top; a gravity given too is ignored, as in sharp)."),
+        .integer(
+            "top", in: -10_000_000...10_000_000,
+            help: "The overlay's top edge in pixels (with left; a gravity given too is ignored, as in sharp)."),
         .number("opacity", in: 0...1, default: 1, help: "How opaque the overlay is, 0 (invisible) to 1."),
         .choice("blend", blendModes, default: "over", help: "How overlay and image combine, as libvips names blend modes."),
-        .boolean("tile", default: false,
-                 help: "Repeat the overlay across the whole image, the tiles aligned by gravity, or with left and top shifted by that offset (at most to the far side of the grid sharp makes, whose tile count gravity still decides)."),
+        .boolean(
+            "tile", default: false,
+            help:
+                "Repeat the overlay across the whole image, the tiles aligned by gravity, or with left and top shifted by that offset (at most to the far side of the grid sharp makes, whose tile count gravity still decides)."
+        ),
         .number("width", in: 0.001...1, help: "Scale the overlay to this fraction of the image's width (keeping its aspect ratio)."),
     ]
 
@@ -84,13 +98,16 @@ public struct Composite: ImageProcessing {
         case (_, nil):
             throw OptionError(option: "top", "is required with left")
         }
-        try self.init(image: image, placement: placement, opacity: options.double("opacity"), blend: options.string("blend"),
-                      tile: options.bool("tile"), widthFraction: options.optionalDouble("width"), gridGravity: gravity)
+        try self.init(
+            image: image, placement: placement, opacity: options.double("opacity"), blend: options.string("blend"),
+            tile: options.bool("tile"), widthFraction: options.optionalDouble("width"), gridGravity: gravity)
     }
 
     /// A composite for use from Swift; `image` is an absolute file URL or an http(s) URL.
-    public init(image: URL, placement: Placement = .gravity(.centre), opacity: Double = 1, blend: String = "over",
-                tile: Bool = false, widthFraction: Double? = nil, gridGravity: Gravity = .centre) throws(OptionError) {
+    public init(
+        image: URL, placement: Placement = .gravity(.centre), opacity: Double = 1, blend: String = "over",
+        tile: Bool = false, widthFraction: Double? = nil, gridGravity: Gravity = .centre
+    ) throws(OptionError) {
         guard (0...1).contains(opacity) else { throw OptionError(option: "opacity", "must be between 0 and 1") }
         guard Self.blendModes.contains(blend) else { throw OptionError(option: "blend", "unknown blend mode \"\(blend)\"") }
         if let widthFraction, !(0.001...1).contains(widthFraction) {
@@ -131,15 +148,16 @@ public struct Composite: ImageProcessing {
 
     /// The step and its settings, for logs, caches and coalescing.
     public var identifier: String {
-        let where_: String
+        let placementText: String
         switch placement {
-        case .gravity(let gravity): where_ = "gravity:\(gravity.rawValue)"
-        case .offset(let left, let top): where_ = "left:\(left),top:\(top)"
+        case .gravity(let gravity): placementText = "gravity:\(gravity.rawValue)"
+        case .offset(let left, let top): placementText = "left:\(left),top:\(top)"
         }
         let scale = widthFraction.map { ",width:\($0)" } ?? ""
         var grid = ""
         if tile, case .offset = placement { grid = ",grid:\(gridGravity.rawValue)" }
-        return "composite(image:\(image.isFileURL ? image.path : image.absoluteString),\(where_),opacity:\(opacity),blend:\(blend),tile:\(tile)\(scale)\(grid))"
+        return
+            "composite(image:\(image.isFileURL ? image.path : image.absoluteString),\(placementText),opacity:\(opacity),blend:\(blend),tile:\(tile)\(scale)\(grid))"
     }
 
     /// The size of the input: the step keeps every pixel's place.
@@ -171,9 +189,11 @@ public struct Composite: ImageProcessing {
                 (x, y) = gravity.origin(of: (overlay.width, overlay.height), in: (base.width, base.height))
             }
         }
-        let composited = try Vips.call("composite2", [
-            "base": .image(base), "overlay": .image(overlay), "mode": .string(blend), "x": .integer(x), "y": .integer(y),
-        ])["out"]?.image
+        let composited = try Vips.call(
+            "composite2",
+            [
+                "base": .image(base), "overlay": .image(overlay), "mode": .string(blend), "x": .integer(x), "y": .integer(y),
+            ])["out"]?.image
         guard var result = composited else { throw VipsError(operation: "composite2", message: "gave no image") }
         result = try result.cast(to: base.bandFormat)
         // An opaque image stays opaque: drop the alpha band compositing added.

@@ -33,7 +33,9 @@ public struct Crop: ImageProcessing, Hashable {
         .integer("top", in: offsetRange, help: "Top edge of a region, in pixels from the top (needs left, width and height)."),
         .integer("width", in: sizeRange, help: "Width of the region or window in pixels."),
         .integer("height", in: sizeRange, help: "Height of the region or window in pixels."),
-        .choice("gravity", Gravity.names, default: Gravity.centre.rawValue, help: "Where a window without left/top sits: a compass point, or attention/entropy for a smart crop."),
+        .choice(
+            "gravity", Gravity.names, default: Gravity.centre.rawValue,
+            help: "Where a window without left/top sits: a compass point, or attention/entropy for a smart crop."),
     ]
 
     /// What is kept: a region at fixed pixels, or a window placed by gravity.
@@ -74,7 +76,8 @@ public struct Crop: ImageProcessing, Hashable {
             try Self.check("height", height, in: Self.sizeRange)
         case .window(let width, let height, _):
             guard width != nil || height != nil else {
-                throw OptionError(option: nil, "crop needs width and/or height (a window placed by gravity), or left, top, width and height (a region)")
+                throw OptionError(
+                    option: nil, "crop needs width and/or height (a window placed by gravity), or left, top, width and height (a region)")
             }
             if let width { try Self.check("width", width, in: Self.sizeRange) }
             if let height { try Self.check("height", height, in: Self.sizeRange) }

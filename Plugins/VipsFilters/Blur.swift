@@ -13,7 +13,7 @@ public struct Blur: ImageProcessing, Hashable {
 
     /// The options the step accepts, with their defaults, ranges and help.
     public static let options: [Option] = [
-        .number("sigma", in: sigmaRange, required: true, help: "Standard deviation of the Gaussian, in pixels."),
+        .number("sigma", in: sigmaRange, required: true, help: "Standard deviation of the Gaussian, in pixels.")
     ]
 
     /// The Gaussian's standard deviation, in pixels.

@@ -18,7 +18,9 @@ public struct Median: ImageProcessing, Hashable {
 
     /// The options the step accepts, with their defaults, ranges and help.
     public static let options: [Option] = [
-        .integer("size", in: sizeRange, default: 3, help: "Side of the square window in pixels; odd, so the window is centred on its pixel. 1 changes nothing."),
+        .integer(
+            "size", in: sizeRange, default: 3,
+            help: "Side of the square window in pixels; odd, so the window is centred on its pixel. 1 changes nothing.")
     ]
 
     /// The side of the square window, in pixels.

@@ -36,9 +36,12 @@ public struct Sharpen: ImageProcessing, Hashable {
     ]
 
     /// The options the step accepts, with their defaults, ranges and help.
-    public static let options: [Option] = [
-        .number("sigma", in: sigmaRange, help: "Sigma of the unsharp mask's Gaussian (about 1 + radius/2). Without it, a fast mild sharpen."),
-    ] + maskSettings.map { .number($0.name, in: settingRange, default: $0.default, help: $0.help + " Needs sigma.") }
+    public static let options: [Option] =
+        [
+            .number(
+                "sigma", in: sigmaRange, help: "Sigma of the unsharp mask's Gaussian (about 1 + radius/2). Without it, a fast mild sharpen."
+            )
+        ] + maskSettings.map { .number($0.name, in: settingRange, default: $0.default, help: $0.help + " Needs sigma.") }
 
     /// A mild sharpen, or an unsharp mask with its settings.
     public let mode: Mode
@@ -47,7 +50,8 @@ public struct Sharpen: ImageProcessing, Hashable {
     public init(options: ProcessorOptions) throws(OptionError) {
         guard let sigma = try options.optionalDouble("sigma") else {
             if let given = Self.maskSettings.first(where: { options.has($0.name) }) {
-                throw OptionError(option: "sigma", "is required with \(given.name): without sigma, sharpen is a fast mild sharpen with fixed settings")
+                throw OptionError(
+                    option: "sigma", "is required with \(given.name): without sigma, sharpen is a fast mild sharpen with fixed settings")
             }
             self.init()
             return
@@ -98,10 +102,12 @@ public struct Sharpen: ImageProcessing, Hashable {
             case .mild:
                 return try Self.mildlySharpened(colour)
             case .unsharpMask(let sigma, let m1, let m2, let x1, let y2, let y3):
-                var sharpened = try colour.applying("sharpen", [
-                    "sigma": .number(sigma), "m1": .number(m1), "m2": .number(m2),
-                    "x1": .number(x1), "y2": .number(y2), "y3": .number(y3),
-                ])
+                var sharpened = try colour.applying(
+                    "sharpen",
+                    [
+                        "sigma": .number(sigma), "m1": .number(m1), "m2": .number(m2),
+                        "x1": .number(x1), "y2": .number(y2), "y3": .number(y3),
+                    ])
                 // libvips sharpens in LABS; it converts back itself, but only where it knows how.
                 if sharpened.interpretation != colour.interpretation {
                     sharpened = try sharpened.converted(to: colour.interpretation)
@@ -116,7 +122,9 @@ public struct Sharpen: ImageProcessing, Hashable {
         // A 3×3 image of 0 with 33 in the middle, mapped by (v - 1) / 24 to the kernel.
         let mask = try VipsImage(pixels: [0, 0, 0, 0, 33, 0, 0, 0, 0], width: 3, height: 3, bands: 1)
             .applying("linear", ["a": .number(1.0 / 24), "b": .number(-1.0 / 24)])
-        guard let convolved = try Vips.call("conv", ["in": .image(image), "mask": .image(mask), "precision": .string("float")])["out"]?.image else {
+        guard
+            let convolved = try Vips.call("conv", ["in": .image(image), "mask": .image(mask), "precision": .string("float")])["out"]?.image
+        else {
             throw VipsError(operation: "conv", message: "conv gave no output image")
         }
         // The float result rounds to nearest, then clips to the input's format.

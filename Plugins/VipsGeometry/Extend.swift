@@ -13,7 +13,8 @@ public struct Extend: ImageProcessing, Hashable {
     /// The step's key in a pipeline file.
     public static let name = "extend"
     /// One line for `pipeline plugins` and the JSON Schema.
-    public static let summary = "Adds a border: top, right, bottom, left pixels of background colour, or copied, repeated or mirrored edges."
+    public static let summary =
+        "Adds a border: top, right, bottom, left pixels of background colour, or copied, repeated or mirrored edges."
 
     /// How the new pixels are made.
     public typealias Mode = VipsImage.Extend
@@ -27,8 +28,14 @@ public struct Extend: ImageProcessing, Hashable {
         .integer("right", in: sideRange, default: 0, help: "Pixels to add right of the image."),
         .integer("bottom", in: sideRange, default: 0, help: "Pixels to add below the image."),
         .integer("left", in: sideRange, default: 0, help: "Pixels to add left of the image."),
-        .choice("extendWith", Mode.self, default: .background, help: "How to make the new pixels: background (the colour), copy (the nearest edge pixel), repeat (tile the image), mirror (reflect it)."),
-        .colour("background", default: "#000000", help: "The border colour when extendWith is background; a colour with alpha gives the image an alpha band."),
+        .choice(
+            "extendWith", Mode.self, default: .background,
+            help:
+                "How to make the new pixels: background (the colour), copy (the nearest edge pixel), repeat (tile the image), mirror (reflect it)."
+        ),
+        .colour(
+            "background", default: "#000000",
+            help: "The border colour when extendWith is background; a colour with alpha gives the image an alpha band."),
     ]
 
     /// Pixels added above the image.

@@ -34,8 +34,9 @@ extension ImageProcessing {
 
 /// A colour as `#rrggbbaa`, for identifiers.
 func hexColour(_ rgba: [Double]) -> String {
-    "#" + rgba.map { component in
-        let text = String(Int(component.rounded()), radix: 16)
-        return text.count == 1 ? "0" + text : text
-    }.joined()
+    "#"
+        + rgba.map { component in
+            let text = String(Int(component.rounded()), radix: 16)
+            return text.count == 1 ? "0" + text : text
+        }.joined()
 }

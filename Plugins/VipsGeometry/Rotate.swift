@@ -18,8 +18,13 @@ public struct Rotate: ImageProcessing, Hashable {
 
     /// The options the step accepts, with their defaults, ranges and help.
     public static let options: [Option] = [
-        .number("angle", in: angleRange, required: true, help: "Degrees clockwise, taken mod 360 (negative turns anticlockwise). Multiples of 90 are exact; other angles resample."),
-        .colour("background", default: "#000000", help: "Fills the corners uncovered by an angle that is not a multiple of 90; a colour with alpha gives the image an alpha band."),
+        .number(
+            "angle", in: angleRange, required: true,
+            help: "Degrees clockwise, taken mod 360 (negative turns anticlockwise). Multiples of 90 are exact; other angles resample."),
+        .colour(
+            "background", default: "#000000",
+            help: "Fills the corners uncovered by an angle that is not a multiple of 90; a colour with alpha gives the image an alpha band."
+        ),
     ]
 
     /// The angle in degrees clockwise, normalised to 0..<360.

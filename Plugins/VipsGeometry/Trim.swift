@@ -26,7 +26,9 @@ public struct Trim: ImageProcessing, Hashable {
     /// The options the step accepts, with their defaults, ranges and help.
     public static let options: [Option] = [
         .colour("background", help: "The colour of the edges to remove; without it, the colour of the top-left pixel."),
-        .number("threshold", in: thresholdRange, default: 10, help: "How far (0–255, scaled for 16-bit images) a band may differ from the background and still be trimmed."),
+        .number(
+            "threshold", in: thresholdRange, default: 10,
+            help: "How far (0–255, scaled for 16-bit images) a band may differ from the background and still be trimmed."),
     ]
 
     /// The edge colour as red, green, blue and alpha, 0–255, or nil for the top-left pixel's.
@@ -50,7 +52,8 @@ public struct Trim: ImageProcessing, Hashable {
             }
         }
         guard Self.thresholdRange.contains(threshold) else {
-            throw OptionError(option: "threshold", "must be between \(Self.thresholdRange.lowerBound) and \(Self.thresholdRange.upperBound)")
+            throw OptionError(
+                option: "threshold", "must be between \(Self.thresholdRange.lowerBound) and \(Self.thresholdRange.upperBound)")
         }
         self.background = background.map { $0.count == 3 ? $0 + [255] : $0 }
         self.threshold = threshold
@@ -83,9 +86,11 @@ public struct Trim: ImageProcessing, Hashable {
 
     /// The rectangle of `image` that is not background, or nil when all of it is.
     private static func box(in image: VipsImage, background: [Double], threshold: Double) throws(VipsError) -> Box? {
-        let found = try Vips.call("find_trim", [
-            "in": .image(image), "background": .numbers(background), "threshold": .number(threshold),
-        ])
+        let found = try Vips.call(
+            "find_trim",
+            [
+                "in": .image(image), "background": .numbers(background), "threshold": .number(threshold),
+            ])
         func integer(_ name: String) throws(VipsError) -> Int {
             guard let value = found[name]?.number else {
                 throw VipsError(operation: "find_trim", message: "find_trim gave no \(name)")

@@ -17,14 +17,16 @@ public struct VipsStep: ImageProcessing {
     /// The step's key in a pipeline file.
     public static let name = "vips"
     /// One line for `pipeline plugins` and the JSON Schema.
-    public static let summary = "Runs any libvips operation that takes one image and gives one image; its other arguments are the step's keys."
+    public static let summary =
+        "Runs any libvips operation that takes one image and gives one image; its other arguments are the step's keys."
     /// True: any argument of the named libvips operation is an option, checked by `init(options:)`.
     public static let acceptsUndeclaredOptions = true
 
     /// The options the step accepts, with their defaults, ranges and help.
     public static let options: [Option] = [
-        Option("operation", .string(nonEmpty: true), required: true,
-               help: "The libvips operation's name, for example \"gamma\" or \"sharpen\" (`pipeline plugins --vips` lists them)."),
+        Option(
+            "operation", .string(nonEmpty: true), required: true,
+            help: "The libvips operation's name, for example \"gamma\" or \"sharpen\" (`pipeline plugins --vips` lists them).")
     ]
 
     /// The operation's nickname.
@@ -51,7 +53,9 @@ public struct VipsStep: ImageProcessing {
             guard let argument = info.argument(named: key), argument.isInput, !argument.isOutput else {
                 let names = settable.map(\.name)
                 let hint = NearestName.suggestion(for: key, among: names).map { "; did you mean \"\($0)\"?" } ?? ""
-                let known = names.isEmpty ? "it takes no arguments besides its image" : "its arguments are " + names.map { "\"\($0)\"" }.joined(separator: ", ")
+                let known =
+                    names.isEmpty
+                    ? "it takes no arguments besides its image" : "its arguments are " + names.map { "\"\($0)\"" }.joined(separator: ", ")
                 throw OptionError(option: key, "\(operation) has no argument \"\(key)\"\(hint) (\(known))")
             }
             if input.contains(where: { $0.name == argument.name }) || argument.kind == .image {
@@ -64,7 +68,8 @@ public struct VipsStep: ImageProcessing {
         }
         self.operation = operation
         self.arguments = arguments
-        argumentText = jsonArguments.keys.sorted().compactMap { key in jsonArguments[key].map { "\(key):\($0.jsonText)" } }.joined(separator: ",")
+        argumentText = jsonArguments.keys.sorted().compactMap { key in jsonArguments[key].map { "\(key):\($0.jsonText)" } }.joined(
+            separator: ",")
     }
 
     /// The step and its settings, for logs, caches and coalescing.
@@ -108,7 +113,8 @@ public struct VipsStep: ImageProcessing {
         let inputs = info.inputs.filter { $0.isRequired && $0.kind == .image }
         let outputs = info.outputs.filter { $0.isRequired && $0.kind == .image }
         guard inputs.count == 1, outputs.count == 1 else {
-            return "it takes \(inputs.count) required input image\(inputs.count == 1 ? "" : "s") and gives \(outputs.count) output image\(outputs.count == 1 ? "" : "s"); a step takes one and gives one"
+            return
+                "it takes \(inputs.count) required input image\(inputs.count == 1 ? "" : "s") and gives \(outputs.count) output image\(outputs.count == 1 ? "" : "s"); a step takes one and gives one"
         }
         return nil
     }
@@ -122,9 +128,11 @@ public struct VipsStep: ImageProcessing {
     public static func describe(_ argument: VipsOperationInfo.Argument) -> String {
         switch argument.kind {
         case .integer(let range, let fallback):
-            "integer \(Self.bound(Double(range.lowerBound)))–\(Self.bound(Double(range.upperBound)))" + (argument.isRequired ? "" : ", default \(fallback)")
+            "integer \(Self.bound(Double(range.lowerBound)))–\(Self.bound(Double(range.upperBound)))"
+                + (argument.isRequired ? "" : ", default \(fallback)")
         case .number(let range, let fallback):
-            "number \(Self.bound(range.lowerBound))–\(Self.bound(range.upperBound))" + (argument.isRequired ? "" : ", default \(Self.bound(fallback))")
+            "number \(Self.bound(range.lowerBound))–\(Self.bound(range.upperBound))"
+                + (argument.isRequired ? "" : ", default \(Self.bound(fallback))")
         case .boolean(let fallback):
             "boolean" + (argument.isRequired ? "" : ", default \(fallback)")
         case .enumeration(let names, let fallback):

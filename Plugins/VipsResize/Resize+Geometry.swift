@@ -80,17 +80,19 @@ extension Resize {
 
     /// Scales both sides by one factor, chosen so that the target side comes out exact.
     private func uniform(_ source: ImageSize, target: Target) -> Geometry {
-        let scale: Double = switch target {
-        case .width(let width): Double(width) / Double(source.width)
-        case .height(let height): Double(height) / Double(source.height)
-        }
+        let scale: Double =
+            switch target {
+            case .width(let width): Double(width) / Double(source.width)
+            case .height(let height): Double(height) / Double(source.height)
+            }
         if withoutEnlargement, scale > 1 {
             return Geometry(scaled: source, output: source, inputShrink: 1)
         }
-        let scaled: ImageSize = switch target {
-        case .width(let width): ImageSize(width: width, height: Self.side(Double(source.height) * scale))
-        case .height(let height): ImageSize(width: Self.side(Double(source.width) * scale), height: height)
-        }
+        let scaled: ImageSize =
+            switch target {
+            case .width(let width): ImageSize(width: width, height: Self.side(Double(source.height) * scale))
+            case .height(let height): ImageSize(width: Self.side(Double(source.width) * scale), height: height)
+            }
         return Geometry(scaled: scaled, output: scaled, inputShrink: max(1, 1 / scale))
     }
 }

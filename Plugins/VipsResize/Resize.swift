@@ -33,11 +33,16 @@ public struct Resize: ImageProcessing, Hashable {
     public static let options: [Option] = [
         .integer("width", in: sizeRange, help: "Target width in pixels. With only width, the height keeps the aspect ratio."),
         .integer("height", in: sizeRange, help: "Target height in pixels. With only height, the width keeps the aspect ratio."),
-        .choice("fit", Fit.self, default: .cover, help: "How to fit a width×height box: cover (crop), contain (letterbox), fill (stretch), inside (≤ box), outside (≥ box)."),
-        .choice("position", Gravity.names, default: Gravity.centre.rawValue, help: "Which part cover keeps (a compass point, or attention/entropy for a smart crop); where contain places the image."),
+        .choice(
+            "fit", Fit.self, default: .cover,
+            help: "How to fit a width×height box: cover (crop), contain (letterbox), fill (stretch), inside (≤ box), outside (≥ box)."),
+        .choice(
+            "position", Gravity.names, default: Gravity.centre.rawValue,
+            help: "Which part cover keeps (a compass point, or attention/entropy for a smart crop); where contain places the image."),
         .choice("kernel", VipsImage.Kernel.self, default: .lanczos3, help: "The resampling kernel."),
         .boolean("withoutEnlargement", default: false, help: "Never scale up: an image smaller than the target keeps its size."),
-        .colour("background", default: "#000000", help: "The letterbox colour for contain; a colour with alpha gives the image an alpha band."),
+        .colour(
+            "background", default: "#000000", help: "The letterbox colour for contain; a colour with alpha gives the image an alpha band."),
     ]
 
     /// The target width, or nil to follow the height.
@@ -131,8 +136,9 @@ public struct Resize: ImageProcessing, Hashable {
     public func decodeWindow(for size: ImageSize) -> DecodeWindow? {
         let geometry = geometry(for: size)
         guard fit == .cover, position.interest == nil, geometry.output != geometry.scaled else { return nil }
-        let (left, top) = position.origin(of: (geometry.output.width, geometry.output.height),
-                                          in: (geometry.scaled.width, geometry.scaled.height))
+        let (left, top) = position.origin(
+            of: (geometry.output.width, geometry.output.height),
+            in: (geometry.scaled.width, geometry.scaled.height))
         let horizontal = Double(size.width) / Double(geometry.scaled.width)
         let vertical = Double(size.height) / Double(geometry.scaled.height)
         let x0 = Int((Double(left) * horizontal).rounded(.down))
@@ -156,7 +162,7 @@ public struct Resize: ImageProcessing, Hashable {
         case .contain:
             return try letterboxed(result, into: geometry.output)
         case .fill, .inside, .outside:
-            return result // these modes never crop or embed: geometry.output == geometry.scaled
+            return result  // these modes never crop or embed: geometry.output == geometry.scaled
         }
     }
 

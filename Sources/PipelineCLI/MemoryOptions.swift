@@ -4,7 +4,10 @@ import PipelineKit
 /// `--max-memory`, shared by `run`, `watch` and `explain`: the run's memory limit when the
 /// environment sets none, or a stricter one than it sets.
 struct MemoryOptions: ParsableArguments {
-    @ArgumentParser.Option(help: ArgumentHelp("Keep the run within this much memory, such as 600MB or 2GiB: inputs wait rather than start decoding past it, and one that could never fit fails. Without it, the container's cgroup limit or ulimit -v, if any.", valueName: "size"))
+    @ArgumentParser.Option(
+        help: ArgumentHelp(
+            "Keep the run within this much memory, such as 600MB or 2GiB: inputs wait rather than start decoding past it, and one that could never fit fails. Without it, the container's cgroup limit or ulimit -v, if any.",
+            valueName: "size"))
     var maxMemory: String?
 
     func validate() throws {

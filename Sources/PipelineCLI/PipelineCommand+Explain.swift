@@ -5,7 +5,8 @@ extension PipelineCommand {
     struct Explain: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Print what a run would do, without running it.",
-            discussion: "Inputs found and their formats and sizes (from headers only), outputs per input, stage widths, the decode scale shrink-on-load will use, the in-flight bound, an estimate of peak memory, and the memory budget and where it comes from (--max-memory, the cgroup's limit, ulimit -v)."
+            discussion:
+                "Inputs found and their formats and sizes (from headers only), outputs per input, stage widths, the decode scale shrink-on-load will use, the in-flight bound, an estimate of peak memory, and the memory budget and where it comes from (--max-memory, the cgroup's limit, ulimit -v)."
         )
 
         @Argument(help: "The pipeline file (JSON).")
@@ -18,9 +19,10 @@ extension PipelineCommand {
             var pipeline = try loadPipeline(file)
             memory.apply(to: &pipeline)
             let shard = try sharding.resolve()
-            print(try exitingOnInvalidFile { () throws(PipelineFileError) in
-                try pipeline.explain(shard: shard?.shard, shardSource: shard?.source)
-            }.text)
+            print(
+                try exitingOnInvalidFile { () throws(PipelineFileError) in
+                    try pipeline.explain(shard: shard?.shard, shardSource: shard?.source)
+                }.text)
         }
     }
 }

@@ -6,8 +6,10 @@ extension PipelineCommand {
     struct HTML: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "html",
-            abstract: "Print a <picture> element for one input of a manifest: a <source> per format, an <img> with width, height, srcset, sizes and the placeholder.",
-            discussion: "The manifest is the JSON file a run writes when the pipeline file has \"manifest\": {\"path\": …, \"urlPrefix\": …}."
+            abstract:
+                "Print a <picture> element for one input of a manifest: a <source> per format, an <img> with width, height, srcset, sizes and the placeholder.",
+            discussion:
+                "The manifest is the JSON file a run writes when the pipeline file has \"manifest\": {\"path\": …, \"urlPrefix\": …}."
         )
 
         @Argument(help: "The manifest a run wrote.")
@@ -45,7 +47,9 @@ extension PipelineCommand {
             }
             guard let entry = candidates.first else {
                 let known = document.inputs.prefix(5).map(\.source).joined(separator: ", ")
-                printError("\(manifest): no input \"\(input)\" (it has \(document.inputs.count): \(known)\(document.inputs.count > 5 ? ", …" : ""))")
+                printError(
+                    "\(manifest): no input \"\(input)\" (it has \(document.inputs.count): \(known)\(document.inputs.count > 5 ? ", …" : ""))"
+                )
                 throw ExitCode.invalidInput
             }
             let names = entry.outputs.keys.sorted()

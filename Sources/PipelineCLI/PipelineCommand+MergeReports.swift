@@ -7,13 +7,16 @@ extension PipelineCommand {
         static let configuration = CommandConfiguration(
             commandName: "merge-reports",
             abstract: "Join the reports of a sharded run's shards into one report.json and index.html, and say which shards are missing.",
-            discussion: "Exit status 0 when every shard's report was given, 1 when some are missing (the merged report is still written), 2 when the reports cannot be joined."
+            discussion:
+                "Exit status 0 when every shard's report was given, 1 when some are missing (the merged report is still written), 2 when the reports cannot be joined."
         )
 
-        @ArgumentParser.Option(name: .shortAndLong, help: ArgumentHelp("The folder to write the merged report.json and index.html into.", valueName: "dir"))
+        @ArgumentParser.Option(
+            name: .shortAndLong, help: ArgumentHelp("The folder to write the merged report.json and index.html into.", valueName: "dir"))
         var output: String
 
-        @ArgumentParser.Option(help: ArgumentHelp("The pipeline file's folder, for the input thumbnails (default: the current folder).", valueName: "dir"))
+        @ArgumentParser.Option(
+            help: ArgumentHelp("The pipeline file's folder, for the input thumbnails (default: the current folder).", valueName: "dir"))
         var inputDirectory: String?
 
         @Argument(help: "The shards' report folders (or report.json files).")
@@ -37,17 +40,19 @@ extension PipelineCommand {
                 throw ExitCode.invalidInput
             }
             do {
-                try await ReportWriter.write(merged.report, to: URL(fileURLWithPath: output),
-                                             inputDirectory: inputDirectory.map { URL(fileURLWithPath: $0) })
+                try await ReportWriter.write(
+                    merged.report, to: URL(fileURLWithPath: output),
+                    inputDirectory: inputDirectory.map { URL(fileURLWithPath: $0) })
             } catch {
                 printError("error: cannot write the merged report to \(output): \(error)")
                 throw ExitCode.failure
             }
             let report = merged.report
             let shards = loaded.first?.shard?.count ?? 0
-            print("merged \(loaded.count) of \(shards) shards: \(report.inputs) inputs, \(report.succeeded) succeeded, "
-                + "\(report.failed) failed, \(report.notRun) not run; \(report.outputsWritten) outputs written, "
-                + "\(report.outputsUpToDate) up to date → \(output)")
+            print(
+                "merged \(loaded.count) of \(shards) shards: \(report.inputs) inputs, \(report.succeeded) succeeded, "
+                    + "\(report.failed) failed, \(report.notRun) not run; \(report.outputsWritten) outputs written, "
+                    + "\(report.outputsUpToDate) up to date → \(output)")
             if !merged.missingShards.isEmpty {
                 printError("missing shards: " + merged.missingShards.map(String.init).joined(separator: ", ") + " of \(shards)")
                 throw ExitCode.someItemsFailed

@@ -5,7 +5,8 @@ import VipsOperation
 extension PipelineCommand {
     struct Plugins: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "List the processors a pipeline's steps may use, with their options, then every other key of a pipeline file with its default."
+            abstract:
+                "List the processors a pipeline's steps may use, with their options, then every other key of a pipeline file with its default."
         )
 
         @Flag(help: "List the libvips operations the `vips` step can run, with their arguments, instead.")
@@ -44,7 +45,8 @@ extension PipelineCommand {
         }
 
         private func listVipsOperations() {
-            print("""
+            print(
+                """
                 Operations for {"vips": {"operation": NAME, …arguments}}: each takes one image and gives one. \
                 Loaders, savers, deprecated operations and any with a file, string or image-array argument are left out.
 

@@ -26,13 +26,19 @@ extension PipelineCommand {
         @Flag(name: .shortAndLong, help: "Print a line for every output written.")
         var verbose = false
 
-        @Flag(help: "Print one JSON object per event on standard output (runStarted, itemStarted, stageFinished, itemFailed, itemCompleted, runFinished), for scripts.")
+        @Flag(
+            help:
+                "Print one JSON object per event on standard output (runStarted, itemStarted, stageFinished, itemFailed, itemCompleted, runFinished), for scripts."
+        )
         var json = false
 
-        @ArgumentParser.Option(help: ArgumentHelp("Write report.json and index.html (results, failures, time per stage) into this folder.", valueName: "dir"))
+        @ArgumentParser.Option(
+            help: ArgumentHelp("Write report.json and index.html (results, failures, time per stage) into this folder.", valueName: "dir"))
         var report: String?
 
-        @ArgumentParser.Option(help: ArgumentHelp("Write a trace of every stage operation in the Chrome Trace Event format (Perfetto, chrome://tracing).", valueName: "file"))
+        @ArgumentParser.Option(
+            help: ArgumentHelp(
+                "Write a trace of every stage operation in the Chrome Trace Event format (Perfetto, chrome://tracing).", valueName: "file"))
         var trace: String?
 
         @Flag(help: "Make every output again, even those an earlier run made from the same input and settings.")
@@ -72,7 +78,9 @@ extension PipelineCommand {
             started.withLock { $0 = run }
             if interruption.received != nil { run.cancel() }
 
-            let output = RunOutput(mode: json ? .json : quiet ? .quiet : .progress, verbose: verbose, logger: logger, run: run, baseDirectory: pipeline.definition.baseDirectory)
+            let output = RunOutput(
+                mode: json ? .json : quiet ? .quiet : .progress, verbose: verbose, logger: logger, run: run,
+                baseDirectory: pipeline.definition.baseDirectory)
             var recorder = report != nil || trace != nil ? RunRecorder(definition: pipeline.definition, shard: shard?.shard) : nil
             var summary: RunSummary?
             for await event in run {
@@ -93,7 +101,9 @@ extension PipelineCommand {
         /// The trace and report files, absolute, for the plan to check against the inputs.
         private var sideWrites: [SideWrite] {
             var writes: [SideWrite] = []
-            if let trace { writes.append(SideWrite(what: "the trace (--trace)", path: URL(fileURLWithPath: trace).standardizedFileURL.path)) }
+            if let trace {
+                writes.append(SideWrite(what: "the trace (--trace)", path: URL(fileURLWithPath: trace).standardizedFileURL.path))
+            }
             if let report {
                 let folder = URL(fileURLWithPath: report).standardizedFileURL
                 for name in [ReportWriter.jsonFileName, ReportWriter.htmlFileName] {
@@ -127,14 +137,17 @@ extension PipelineCommand {
         static func warnAboutOpenFileLimit(inFlight: Int) {
             let needed = 24 + 4 * inFlight
             guard let limit = OpenFileLimit.current, limit < needed else { return }
-            printError("warning: this process may have only \(limit) files open at once (ulimit -n), and a run with inFlight \(inFlight) "
-                       + "may need about \(needed): inputs that find none free fail with \"too many open files\"")
+            printError(
+                "warning: this process may have only \(limit) files open at once (ulimit -n), and a run with inFlight \(inFlight) "
+                    + "may need about \(needed): inputs that find none free fail with \"too many open files\"")
         }
 
         /// The summary line: inputs, outcomes, outputs and where they went, time and rate.
         static func describe(_ summary: RunSummary, locations: OutputLocations) -> String {
-            var parts = ["\(summary.inputs) input\(summary.inputs == 1 ? "" : "s")",
-                         "\(summary.succeeded) succeeded", "\(summary.failed) failed"]
+            var parts = [
+                "\(summary.inputs) input\(summary.inputs == 1 ? "" : "s")",
+                "\(summary.succeeded) succeeded", "\(summary.failed) failed",
+            ]
             if summary.notRun > 0 { parts.append("\(summary.notRun) not run") }
             let upToDate = summary.outputsUpToDate > 0 ? ", \(summary.outputsUpToDate) up to date" : ""
             let place: String = locations.summary().map { "; \($0)" } ?? ""

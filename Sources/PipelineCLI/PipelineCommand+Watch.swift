@@ -1,8 +1,8 @@
 import ArgumentParser
 import Foundation
-import Vips
 import Logging
 import PipelineKit
+import Vips
 
 extension PipelineCommand {
     struct Watch: AsyncParsableCommand {
@@ -23,7 +23,10 @@ extension PipelineCommand {
         @Flag(name: .shortAndLong, help: "Print a line for every output written.")
         var verbose = false
 
-        @ArgumentParser.Option(help: ArgumentHelp("How long the watched files must stay unchanged before a run starts (a burst of copies is one run): 300ms, 2s, …", valueName: "duration"))
+        @ArgumentParser.Option(
+            help: ArgumentHelp(
+                "How long the watched files must stay unchanged before a run starts (a burst of copies is one run): 300ms, 2s, …",
+                valueName: "duration"))
         var debounce = "300ms"
 
         @ArgumentParser.Option(help: "How much to log on standard error: trace, debug, info, notice, warning, error or critical.")
@@ -46,8 +49,9 @@ extension PipelineCommand {
             let watcher: PipelineWatcher
             do {
                 // A constant stream of changes still runs, after at most four quiet periods (or a few seconds).
-                watcher = try PipelineWatcher(pipelineFile: fileURL, definition: pipeline.definition,
-                                              debounce: .init(quietPeriod: quiet, longestWait: max(.seconds(5), quiet * 4)))
+                watcher = try PipelineWatcher(
+                    pipelineFile: fileURL, definition: pipeline.definition,
+                    debounce: .init(quietPeriod: quiet, longestWait: max(.seconds(5), quiet * 4)))
             } catch {
                 printError("error: \(error)")
                 throw ExitCode.failure
@@ -68,7 +72,8 @@ extension PipelineCommand {
             let first = try exitingOnInvalidFile { () throws(PipelineFileError) in try pipeline.run() }
             await perform(first, label: "run", current: current, interruption: interruption, logger: logger)
             reportProblems(watcher)
-            printError("watching \(watcher.watchedFolderCount) folder\(watcher.watchedFolderCount == 1 ? "" : "s") for changes; Ctrl-C to stop")
+            printError(
+                "watching \(watcher.watchedFolderCount) folder\(watcher.watchedFolderCount == 1 ? "" : "s") for changes; Ctrl-C to stop")
 
             for await changes in watcher.changes {
                 if interruption.received != nil { break }
@@ -96,8 +101,9 @@ extension PipelineCommand {
                     continue
                 }
                 let count = changes.count
-                await perform(run, label: "re-run (\(count) change\(count == 1 ? "" : "s"))", current: current,
-                              interruption: interruption, logger: logger)
+                await perform(
+                    run, label: "re-run (\(count) change\(count == 1 ? "" : "s"))", current: current,
+                    interruption: interruption, logger: logger)
                 reportProblems(watcher)
             }
             if let signal = interruption.received { throw ExitCode.afterSignal(signal) }
@@ -107,13 +113,16 @@ extension PipelineCommand {
         }
 
         /// Goes through one run, printing its failures as `run` does and then one line.
-        private func perform(_ run: PipelineRun, label: String, current: Locked<PipelineRun?>, interruption: Interruption, logger: Logger) async {
+        private func perform(_ run: PipelineRun, label: String, current: Locked<PipelineRun?>, interruption: Interruption, logger: Logger)
+            async
+        {
             current.withLock { $0 = run }
             // A signal that came before the handler could see this run.
             if interruption.received != nil { run.cancel() }
             defer { current.withLock { $0 = nil } }
-            let output = RunOutput(mode: .quiet, verbose: verbose, logger: logger, run: run,
-                                   baseDirectory: URL(fileURLWithPath: file).deletingLastPathComponent())
+            let output = RunOutput(
+                mode: .quiet, verbose: verbose, logger: logger, run: run,
+                baseDirectory: URL(fileURLWithPath: file).deletingLastPathComponent())
             var summary: RunSummary?
             for await event in run {
                 output.handle(event)

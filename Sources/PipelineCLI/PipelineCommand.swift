@@ -53,7 +53,9 @@ struct PipelineCommand: AsyncParsableCommand {
             stopped with SIGTERM (or SIGHUP or SIGUSR1, handled as SIGTERM), 141 when standard output's reader went away.
             """,
         version: PipelineKitInfo.version,
-        subcommands: [Run.self, Validate.self, Explain.self, Watch.self, Schema.self, Plugins.self, Cache.self, HTML.self, MergeReports.self]
+        subcommands: [
+            Run.self, Validate.self, Explain.self, Watch.self, Schema.self, Plugins.self, Cache.self, HTML.self, MergeReports.self,
+        ]
     )
 
     /// The processors every command knows, set by `PipelineCLI.main(processors:)` for the

@@ -66,19 +66,23 @@ final class ProgressDisplay: Sendable {
                 let width = 30
                 let filled = state.total > 0 ? width * state.done / state.total : 0
                 let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)
-                var lines = ["[\(bar)] \(state.done)/\(state.total)  " + String(format: "%.1f", rate) + " images/s  ETA "
-                    + eta + (state.failed > 0 ? "  \(state.failed) failed" : "")]
+                var lines = [
+                    "[\(bar)] \(state.done)/\(state.total)  " + String(format: "%.1f", rate) + " images/s  ETA "
+                        + eta + (state.failed > 0 ? "  \(state.failed) failed" : "")
+                ]
                 for stage in Stage.allCases {
                     let count = counts[stage] ?? StageCounts()
                     let name = stage.rawValue.padding(toLength: 10, withPad: " ", startingAt: 0)
-                    lines.append("  \(name) " + String(format: "queued %4d  running %2d  done %5d", count.queued, count.running, count.done))
+                    lines.append(
+                        "  \(name) " + String(format: "queued %4d  running %2d  done %5d", count.queued, count.running, count.done))
                 }
                 try? FileHandle.standardError.write(contentsOf: Data((lines.joined(separator: "\n") + "\n").utf8))
                 state.linesDrawn = lines.count
             } else if Date().timeIntervalSince(state.lastPlain) >= 5 {
                 state.lastPlain = Date()
                 let busiest = counts.max { $0.value.queued < $1.value.queued }
-                let line = "progress: \(state.done)/\(state.total), " + String(format: "%.1f", rate) + " images/s, ETA "
+                let line =
+                    "progress: \(state.done)/\(state.total), " + String(format: "%.1f", rate) + " images/s, ETA "
                     + eta + ", most queued: " + (busiest?.key.rawValue ?? "-") + "\n"
                 try? FileHandle.standardError.write(contentsOf: Data(line.utf8))
             }

@@ -43,7 +43,8 @@ enum Reference {
             guard seenTags.insert(identity).inserted else { return [] }
             return variants.map { variant in
                 let tag = Option(key, .choice([variant.name]), required: true, help: variant.summary)
-                return Section(path: path, variant: "\"\(key)\": \"\(variant.name)\"", summary: variant.summary, options: [tag] + variant.options)
+                return Section(
+                    path: path, variant: "\"\(key)\": \"\(variant.name)\"", summary: variant.summary, options: [tag] + variant.options)
             }
         case .boolean, .integer, .number, .string, .choice, .duration, .byteSize, .colour, .pathTemplate, .stringMap, .singleKey:
             return []
@@ -75,11 +76,13 @@ enum Reference {
             if let summary = section.summary { text += prose(capitalisedSentence(summary)) + "\n\n" }
             text += table(section.options)
         }
-        text += "\n## Steps\n\nEach step of `outputs[].steps` is an object with one key, the step's name, holding its options; "
+        text +=
+            "\n## Steps\n\nEach step of `outputs[].steps` is an object with one key, the step's name, holding its options; "
             + "[processors.md](processors.md) describes each.\n\n| Step | Options | What it does |\n| --- | --- | --- |\n"
         for processor in processors.processors {
             let options = processor.options.map { "`\($0.name)`" }.joined(separator: ", ")
-            text += "| [`\(processor.name)`](processors.md#\(processor.name)) | \(options.isEmpty ? "none" : options) | \(prose(processor.summary)) |\n"
+            text +=
+                "| [`\(processor.name)`](processors.md#\(processor.name)) | \(options.isEmpty ? "none" : options) | \(prose(processor.summary)) |\n"
         }
         return text
     }
@@ -106,7 +109,8 @@ enum Reference {
                 text += table(processor.options)
             }
             if processor.acceptsUndeclaredOptions {
-                text += "\nAny other key is an argument of the operation named; `pipeline plugins --vips` lists the operations "
+                text +=
+                    "\nAny other key is an argument of the operation named; `pipeline plugins --vips` lists the operations "
                     + "of the libvips installed, with their arguments.\n"
             }
         }
@@ -116,8 +120,11 @@ enum Reference {
     private static func table(_ options: [Option]) -> String {
         var text = "| Key | Type | Default | Range | Example | Description |\n| --- | --- | --- | --- | --- | --- |\n"
         for option in options {
-            let fields = ["`\(option.name)`", typeName(option.shape), defaultText(option), range(option.shape),
-                          "`\"\(option.name)\": \(example(option))`"].map(cell) + [prose(option.help)]
+            let fields =
+                [
+                    "`\(option.name)`", typeName(option.shape), defaultText(option), range(option.shape),
+                    "`\"\(option.name)\": \(example(option))`",
+                ].map(cell) + [prose(option.help)]
             text += "| " + fields.joined(separator: " | ") + " |\n"
         }
         return text
@@ -131,8 +138,9 @@ enum Reference {
     /// Help text as Markdown shows it literally: its globs (`**`) are not emphasis, nor its
     /// `<picture>` a tag.
     private static func prose(_ text: String) -> String {
-        cell(text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "*", with: "\\*")
-            .replacingOccurrences(of: "<", with: "&lt;"))
+        cell(
+            text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "*", with: "\\*")
+                .replacingOccurrences(of: "<", with: "&lt;"))
     }
 
     private static func capitalisedSentence(_ text: String) -> String {
@@ -241,7 +249,9 @@ enum Reference {
             let prefix = section.path.isEmpty ? "" : section.path + (section.variant.map { " (\($0))" } ?? "") + "."
             for option in section.options where section.variant == nil || option.name != "format" {
                 var fallback = option.defaultValue.map { ", default \($0.jsonText)" } ?? ""
-                if let rule = option.defaultRule { fallback = option.defaultValue.map { ", default \($0.jsonText) here: \(rule)" } ?? ", default: \(rule)" }
+                if let rule = option.defaultRule {
+                    fallback = option.defaultValue.map { ", default \($0.jsonText) here: \(rule)" } ?? ", default: \(rule)"
+                }
                 let required = option.isRequired ? ", required" : ""
                 text += "  \(prefix)\(option.name) (\(OptionDescription.type(of: option.shape))\(required)\(fallback))\n"
             }

@@ -42,10 +42,12 @@ final class RunOutput {
             logger.debug("item started", metadata: ["input": "\(input.displayName.escapingControlCharacters)"])
             json(["event": "itemStarted", "input": input.displayName])
         case .stageFinished(let operation):
-            logger.trace("stage finished", metadata: [
-                "stage": "\(operation.stage.rawValue)", "input": "\(operation.input.escapingControlCharacters)",
-                "seconds": "\(operation.duration)", "waited": "\(operation.waited)",
-            ])
+            logger.trace(
+                "stage finished",
+                metadata: [
+                    "stage": "\(operation.stage.rawValue)", "input": "\(operation.input.escapingControlCharacters)",
+                    "seconds": "\(operation.duration)", "waited": "\(operation.waited)",
+                ])
             var fields: [String: Any] = [
                 "event": "stageFinished", "stage": operation.stage.rawValue, "input": operation.input,
                 "start": operation.startedAt, "seconds": operation.duration, "waited": operation.waited,
@@ -59,8 +61,10 @@ final class RunOutput {
                 // Failures always reach standard error, whatever the mode and log level.
                 progress?.clear()
                 printError("failed: \(failure)".escapingControlCharacters)
-                var fields: [String: Any] = ["event": "itemFailed", "input": failure.input, "stage": failure.stage.rawValue,
-                                             "kind": failure.error.kind.description, "reason": failure.reason]
+                var fields: [String: Any] = [
+                    "event": "itemFailed", "input": failure.input, "stage": failure.stage.rawValue,
+                    "kind": failure.error.kind.description, "reason": failure.reason,
+                ]
                 if let output = failure.output { fields["output"] = output }
                 if let step = failure.step { fields["step"] = ["index": step.index, "name": step.name] }
                 json(fields)
@@ -73,16 +77,22 @@ final class RunOutput {
             if verbose, mode != .json {
                 progress?.clear()
                 for output in report.written {
-                    print("\(output.upToDate ? "up to date" : "wrote") \(output.path) (\(output.size), \(output.byteCount) bytes)".escapingControlCharacters)
+                    print(
+                        "\(output.upToDate ? "up to date" : "wrote") \(output.path) (\(output.size), \(output.byteCount) bytes)"
+                            .escapingControlCharacters)
                 }
             }
             progress?.completed(succeeded: report.succeeded)
             json([
                 "event": "itemCompleted", "input": report.input.displayName, "status": report.succeeded ? "succeeded" : "failed",
                 "outputs": report.written.map { written -> [String: Any] in
-                    var fields: [String: Any] = ["name": written.output, "path": written.path, "width": written.size.width,
-                                                 "height": written.size.height, "bytes": written.byteCount, "upToDate": written.upToDate]
-                    if let searched = written.searchedQuality { fields["quality"] = searched.quality; fields["ssimulacra2"] = searched.score }
+                    var fields: [String: Any] = [
+                        "name": written.output, "path": written.path, "width": written.size.width,
+                        "height": written.size.height, "bytes": written.byteCount, "upToDate": written.upToDate,
+                    ]
+                    if let searched = written.searchedQuality {
+                        fields["quality"] = searched.quality; fields["ssimulacra2"] = searched.score
+                    }
                     return fields
                 },
             ])
@@ -90,14 +100,16 @@ final class RunOutput {
             progress?.stop()
             if summary.inputsServedStale > 0 {
                 let count = summary.inputsServedStale
-                printError("warning: \(count) remote input\(count == 1 ? "" : "s") could not be fetched (server unreachable or failing) "
-                    + "and \(count == 1 ? "was" : "were") made from the cached copy (fetch.staleIfError)")
+                printError(
+                    "warning: \(count) remote input\(count == 1 ? "" : "s") could not be fetched (server unreachable or failing) "
+                        + "and \(count == 1 ? "was" : "were") made from the cached copy (fetch.staleIfError)")
             }
             for warning in summary.warnings { printError("warning: \(warning)".escapingControlCharacters) }
             logger.info("run finished", metadata: ["succeeded": "\(summary.succeeded)", "failed": "\(summary.failed)"])
             var fields: [String: Any] = [
                 "event": "runFinished", "inputs": summary.inputs, "succeeded": summary.succeeded, "failed": summary.failed,
-                "notRun": summary.notRun, "outputsWritten": summary.outputsWritten, "outputsUpToDate": summary.outputsUpToDate, "seconds": summary.seconds,
+                "notRun": summary.notRun, "outputsWritten": summary.outputsWritten, "outputsUpToDate": summary.outputsUpToDate,
+                "seconds": summary.seconds,
                 "imagesPerSecond": summary.imagesPerSecond, "cancelled": summary.cancelled,
                 "inputsServedStale": summary.inputsServedStale,
             ]
@@ -106,15 +118,19 @@ final class RunOutput {
             if let folder = locations.folder { fields["outputFolder"] = folder }
             if let first = locations.first { fields["firstOutput"] = first }
             if let memory = summary.memory {
-                fields["memory"] = ["budgetBytes": memory.budget.bytes, "limitBytes": memory.budget.limit, "source": memory.budget.source,
-                                    "peakAdmittedBytes": memory.peakAdmittedBytes]
+                fields["memory"] = [
+                    "budgetBytes": memory.budget.bytes, "limitBytes": memory.budget.limit, "source": memory.budget.source,
+                    "peakAdmittedBytes": memory.peakAdmittedBytes,
+                ]
             }
             json(fields)
         }
     }
 
     private func json(_ fields: [String: Any]) {
-        guard mode == .json, let data = try? JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys, .withoutEscapingSlashes]) else { return }
+        guard mode == .json,
+            let data = try? JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys, .withoutEscapingSlashes])
+        else { return }
         // A reader gone away is not an error here: the run stops on it (`Interruption`).
         try? FileHandle.standardOutput.write(contentsOf: data + Data("\n".utf8))
     }

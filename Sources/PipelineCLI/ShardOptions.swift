@@ -6,10 +6,17 @@ import PipelineKit
 /// inputs this process makes when a scheduler spreads a run over machines.
 struct ShardOptions: ParsableArguments {
     // Unconditional: a value such as -1/3 is the option's value (then refused for what it is), not another option.
-    @ArgumentParser.Option(parsing: .unconditional, help: ArgumentHelp("Make only shard INDEX of COUNT (from 0): every input belongs to one shard, by its identity alone. Without it, the shard comes from the scheduler's variables (Kubernetes, Slurm, AWS Batch, Cloud Run), if any.", valueName: "INDEX/COUNT"))
+    @ArgumentParser.Option(
+        parsing: .unconditional,
+        help: ArgumentHelp(
+            "Make only shard INDEX of COUNT (from 0): every input belongs to one shard, by its identity alone. Without it, the shard comes from the scheduler's variables (Kubernetes, Slurm, AWS Batch, Cloud Run), if any.",
+            valueName: "INDEX/COUNT"))
     var shard: String?
 
-    @ArgumentParser.Option(parsing: .unconditional, help: ArgumentHelp("The number of shards, where the scheduler does not say it (a Kubernetes Indexed Job's completions).", valueName: "count"))
+    @ArgumentParser.Option(
+        parsing: .unconditional,
+        help: ArgumentHelp(
+            "The number of shards, where the scheduler does not say it (a Kubernetes Indexed Job's completions).", valueName: "count"))
     var shardCount: Int?
 
     /// The shard this process makes, and where it came from; nil for the whole run.

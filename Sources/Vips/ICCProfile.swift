@@ -116,7 +116,8 @@ extension VipsImage {
         var data: UnsafeRawPointer?
         var length = 0
         guard hasICCProfile, withExtendedLifetime(self, { vips_image_get_blob(pointer, "icc-profile-data", &data, &length) }) == 0,
-              let data, length > 0 else { return nil }
+            let data, length > 0
+        else { return nil }
         return [UInt8](UnsafeRawBufferPointer(start: data, count: length))
     }
 

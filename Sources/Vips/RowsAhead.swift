@@ -72,8 +72,11 @@ public enum RowsAhead {
             reader.stop()
         }
         let geometry = reader.geometry
-        guard let image = pl_image_from_rows(Int32(geometry.width), Int32(geometry.height), Int32(geometry.samples), fill, release,
-                                             Unmanaged.passRetained(reader).toOpaque()) else { return nil }
+        guard
+            let image = pl_image_from_rows(
+                Int32(geometry.width), Int32(geometry.height), Int32(geometry.samples), fill, release,
+                Unmanaged.passRetained(reader).toOpaque())
+        else { return nil }
         withExtendedLifetime(header) { pl_take_metadata(image, header.pointer) }
         // As libvips' loaders mark a sequential read: sinks then ask for whole rows, top to
         // bottom, rather than tiles that would go back up the image for every column of them.
@@ -146,8 +149,10 @@ public enum RowsAhead {
             self.source = source
             self.name = name
             geometry = source.geometry
-            shared = Locked(Shared(buffers: Array(repeating: nil, count: geometry.slots),
-                                   freeSlots: Array((0..<geometry.slots).reversed())))
+            shared = Locked(
+                Shared(
+                    buffers: Array(repeating: nil, count: geometry.slots),
+                    freeSlots: Array((0..<geometry.slots).reversed())))
         }
 
         deinit {
@@ -207,7 +212,8 @@ public enum RowsAhead {
                 }
                 guard let (slot, group, buffer) = taken else { return }
 
-                let failure = buffer.map { source.decode(group: group, with: handle, into: $0) }
+                let failure =
+                    buffer.map { source.decode(group: group, with: handle, into: $0) }
                     ?? "no memory for \(groupBytes) bytes of rows"
                 shared.withLock { shared in
                     if let failure {

@@ -42,8 +42,9 @@ public struct SSIMULACRA2: Sendable {
     /// The score of `distorted` (the same size as the original) against the original.
     public func score(_ distorted: VipsImage) throws(VipsError) -> Double {
         guard distorted.width == width, distorted.height == height else {
-            throw VipsError(operation: "ssimulacra2",
-                            message: "SSIMULACRA2 compares images of one size: \(width)×\(height) and \(distorted.width)×\(distorted.height)")
+            throw VipsError(
+                operation: "ssimulacra2",
+                message: "SSIMULACRA2 compares images of one size: \(width)×\(height) and \(distorted.width)×\(distorted.height)")
         }
         var worst = Double.infinity
         for pyramid in pyramids {
@@ -105,8 +106,10 @@ public struct SSIMULACRA2: Sendable {
 
     /// Calls `body` with the linear image at 1:1, 1:2, … 1:32, stopping before a side falls
     /// under 8 pixels.
-    private static func forEachScale(of linear: VipsImage,
-                                     _ body: (VipsImage) throws(VipsError) -> Void) throws(VipsError) {
+    private static func forEachScale(
+        of linear: VipsImage,
+        _ body: (VipsImage) throws(VipsError) -> Void
+    ) throws(VipsError) {
         var image = try linear.rendered()
         for scale in 0..<6 {
             if scale > 0 { image = try halved(image) }
@@ -143,10 +146,12 @@ public struct SSIMULACRA2: Sendable {
     private static func halved(_ image: VipsImage) throws(VipsError) -> VipsImage {
         var even = image
         if image.width % 2 == 1 || image.height % 2 == 1 {
-            even = try image.applying("embed", [
-                "x": .integer(0), "y": .integer(0), "extend": .string("copy"),
-                "width": .integer(image.width + image.width % 2), "height": .integer(image.height + image.height % 2),
-            ])
+            even = try image.applying(
+                "embed",
+                [
+                    "x": .integer(0), "y": .integer(0), "extend": .string("copy"),
+                    "width": .integer(image.width + image.width % 2), "height": .integer(image.height + image.height % 2),
+                ])
         }
         return try even.applying("shrink", ["hshrink": .number(2), "vshrink": .number(2)]).rendered()
     }
@@ -195,9 +200,10 @@ public struct SSIMULACRA2: Sendable {
         }
         let whole = determinant(a)
         let beta = (0..<3).map { column in
-            determinant(a.enumerated().map { row, values in
-                values.enumerated().map { $0.offset == column ? g[row] : $0.element }
-            }) / whole
+            determinant(
+                a.enumerated().map { row, values in
+                    values.enumerated().map { $0.offset == column ? g[row] : $0.element }
+                }) / whole
         }
         let reach = Int(radius) - 1
         return (-reach...reach).map { j in (0..<3).reduce(0.0) { $0 + beta[$1] * cos(omega[$1] * Double(j)) } }
@@ -206,10 +212,12 @@ public struct SSIMULACRA2: Sendable {
     /// Every band blurred by `kernel`, with zeros beyond the edges as the reference's filter has.
     static func blurred(_ image: VipsImage) throws(VipsError) -> VipsImage {
         let reach = kernel.count / 2
-        let padded = try image.applying("embed", [
-            "x": .integer(reach), "y": .integer(reach), "extend": .string("black"),
-            "width": .integer(image.width + 2 * reach), "height": .integer(image.height + 2 * reach),
-        ])
+        let padded = try image.applying(
+            "embed",
+            [
+                "x": .integer(reach), "y": .integer(reach), "extend": .string("black"),
+                "width": .integer(image.width + 2 * reach), "height": .integer(image.height + 2 * reach),
+            ])
         let mask = try VipsImage.matrix([kernel])
         let out = try padded.applying("convsep", ["mask": .image(mask), "precision": .string("float")])
         if out.width == image.width { return out }
@@ -218,8 +226,10 @@ public struct SSIMULACRA2: Sendable {
 
     /// One scale's 18 norms: for SSIM, artifacts and lost detail in turn, for X, Y and B, the
     /// mean and the 4-norm.
-    private static func scaleNorms(xyb1: VipsImage, blurred1: VipsImage,
-                                   xyb2: VipsImage, blurred2: VipsImage) throws(VipsError) -> [Double] {
+    private static func scaleNorms(
+        xyb1: VipsImage, blurred1: VipsImage,
+        xyb2: VipsImage, blurred2: VipsImage
+    ) throws(VipsError) -> [Double] {
         let mu1 = try blurred1.extractingBands(0, count: 3)
         let sigma11 = try blurred1.extractingBands(3, count: 3)
         let mu2 = try blurred2.extractingBands(0, count: 3)

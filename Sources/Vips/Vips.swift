@@ -41,13 +41,16 @@ public enum Vips {
     /// Measured with `Benchmarks/run.sh --repeat 8` (see Benchmarks/RESULTS.md). Done by `Vips.start()`
     /// and, earlier, by `PipelineCLI.main` before any thread exists: arenas made before the
     /// call stay. An embedder calls it first thing in `main` for the full effect.
-    public static func tuneAllocator(arenas: Int = mallocArenas, mmapThreshold: Int = mallocMmapThreshold,
-                                     trimThreshold: Int = mallocTrimThreshold) {
+    public static func tuneAllocator(
+        arenas: Int = mallocArenas, mmapThreshold: Int = mallocMmapThreshold,
+        trimThreshold: Int = mallocTrimThreshold
+    ) {
         let keepArenas = getenv("MALLOC_ARENA_MAX") != nil
         let keepThreshold = getenv("MALLOC_MMAP_THRESHOLD_") != nil
         let keepTrim = getenv("MALLOC_TRIM_THRESHOLD_") != nil
-        _ = pl_tune_allocator(keepArenas ? 0 : Int32(arenas), keepThreshold ? 0 : Int32(mmapThreshold),
-                              keepTrim ? 0 : Int32(trimThreshold))
+        _ = pl_tune_allocator(
+            keepArenas ? 0 : Int32(arenas), keepThreshold ? 0 : Int32(mmapThreshold),
+            keepTrim ? 0 : Int32(trimThreshold))
     }
 
     /// Gives the pages of freed blocks inside glibc's arenas back to the system (`malloc_trim`).

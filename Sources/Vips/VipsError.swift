@@ -1,5 +1,5 @@
-import Foundation
 import CVips
+import Foundation
 
 /// A libvips operation failed; `message` is libvips' own explanation.
 public struct VipsError: Error, Sendable, CustomStringConvertible {

@@ -84,8 +84,10 @@ extension Vips {
         return outputs
     }
 
-    private static func set(_ argument: VipsOperationInfo.Argument, to value: VipsValue,
-                            on operation: UnsafeMutablePointer<VipsOperation>, operation name: String) throws(VipsError) {
+    private static func set(
+        _ argument: VipsOperationInfo.Argument, to value: VipsValue,
+        on operation: UnsafeMutablePointer<VipsOperation>, operation name: String
+    ) throws(VipsError) {
         func mismatch(_ detail: String = "") -> VipsError {
             VipsError(operation: name, message: "\(name): argument \"\(argument.name)\" expects \(argument.kind.typeName)\(detail)")
         }
@@ -140,7 +142,9 @@ extension Vips {
             values.withUnsafeBufferPointer { pl_set_array_int(operation, argument.propertyName, $0.baseAddress, Int32($0.count)) }
         case (.imageArray, .images(let images)):
             var pointers: [UnsafeMutablePointer<CVips.VipsImage>?] = images.map(\.pointer)
-            pointers.withUnsafeMutableBufferPointer { pl_set_array_image(operation, argument.propertyName, $0.baseAddress, Int32($0.count)) }
+            pointers.withUnsafeMutableBufferPointer {
+                pl_set_array_image(operation, argument.propertyName, $0.baseAddress, Int32($0.count))
+            }
         default:
             throw mismatch()
         }
@@ -194,7 +198,9 @@ extension VipsImage {
         let inputs = info.inputs.filter { $0.isRequired && $0.kind == .image && !given.contains($0.name) }
         let outputs = info.outputs.filter { $0.isRequired && $0.kind == .image }
         guard inputs.count == 1, let input = inputs.first, outputs.count == 1, let output = outputs.first else {
-            throw VipsError(operation: name, message: "\(name) does not take exactly one input image (besides the arguments given) and give one output image")
+            throw VipsError(
+                operation: name,
+                message: "\(name) does not take exactly one input image (besides the arguments given) and give one output image")
         }
         return (input.name, output.name)
     }

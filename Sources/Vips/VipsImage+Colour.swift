@@ -72,7 +72,8 @@ extension VipsImage {
         try Vips.start()
         let black = try Vips.call("black", ["width": .integer(1), "height": .integer(1), "bands": .integer(3)])["out"]?.image
         guard let black else { throw VipsError(operation: "black", message: "black gave no output image") }
-        let pixel = try black
+        let pixel =
+            try black
             .applying("linear", ["a": .numbers([1, 1, 1]), "b": .numbers(Array(rgb.prefix(3)))])
             .roundedToEightBits()
             .labelled(as: .sRGB)

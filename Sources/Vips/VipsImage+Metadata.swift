@@ -44,9 +44,11 @@ extension VipsImage {
     /// an ICC file's path) from the embedded profile, or from sRGB when there is none; the
     /// result carries `profile` embedded.
     public func convertedToProfile(_ profile: String) throws(VipsError) -> VipsImage {
-        try applying("icc_transform", [
-            "output_profile": .string(profile), "input_profile": .string("srgb"), "embedded": .boolean(true),
-            "intent": .string("relative"),
-        ])
+        try applying(
+            "icc_transform",
+            [
+                "output_profile": .string(profile), "input_profile": .string("srgb"), "embedded": .boolean(true),
+                "intent": .string("relative"),
+            ])
     }
 }

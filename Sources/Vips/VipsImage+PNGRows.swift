@@ -35,19 +35,25 @@ extension VipsImage {
     /// metadata; nil when it is not a PNG this reader takes: libvips' loader should read it then.
     /// Rows are decoded in order, so the image should be read once, top to bottom; rows asked
     /// for again after their group was overwritten are decoded again from the top of the file.
-    public static func readingPNGRowsAhead(file path: String, header: VipsImage, readAhead: Int = StripTIFF.defaultReadAhead,
-                                           name: String? = nil) -> VipsImage? {
+    public static func readingPNGRowsAhead(
+        file path: String, header: VipsImage, readAhead: Int = StripTIFF.defaultReadAhead,
+        name: String? = nil
+    ) -> VipsImage? {
         guard let geometry = PNGRows.geometry(file: path, header: header, readAhead: readAhead) else { return nil }
-        return RowsAhead.image(RowsAhead.Reader(source: PNGRows.Rows(path: path, bytes: nil, geometry: geometry), name: name ?? path), header: header)
+        return RowsAhead.image(
+            RowsAhead.Reader(source: PNGRows.Rows(path: path, bytes: nil, geometry: geometry), name: name ?? path), header: header)
     }
 
     /// PNG bytes (a fetched file) read as `readingPNGRowsAhead(file:header:readAhead:)` reads a
     /// file, where `bytes` are, which the image keeps (several readers of one fetched file
     /// share them); `name` stands for the file in errors and in `readingAhead(file:)`.
-    public static func readingPNGRowsAhead(bytes: VipsBytes, name: String, header: VipsImage,
-                                           readAhead: Int = StripTIFF.defaultReadAhead) -> VipsImage? {
+    public static func readingPNGRowsAhead(
+        bytes: VipsBytes, name: String, header: VipsImage,
+        readAhead: Int = StripTIFF.defaultReadAhead
+    ) -> VipsImage? {
         guard let geometry = PNGRows.geometry(bytes: bytes, header: header, readAhead: readAhead) else { return nil }
-        return RowsAhead.image(RowsAhead.Reader(source: PNGRows.Rows(path: nil, bytes: bytes, geometry: geometry), name: name), header: header)
+        return RowsAhead.image(
+            RowsAhead.Reader(source: PNGRows.Rows(path: nil, bytes: bytes, geometry: geometry), name: name), header: header)
     }
 }
 
@@ -64,8 +70,9 @@ enum PNGRows {
         let groupRows = max(1, min(shape.height, readAhead / 32 / shape.rowBytes))
         // ISA-L counts a call's output in 32 bits: a group as inflated must fit (libvips' widths do).
         guard (shape.height + groupRows - 1) / groupRows >= 2, groupRows * (shape.rowBytes + 1) <= Int(UInt32.max) else { return nil }
-        return RowsAhead.Geometry(width: shape.width, height: shape.height, samples: shape.channels,
-                                  groupRows: groupRows, slots: 3, workers: 1)
+        return RowsAhead.Geometry(
+            width: shape.width, height: shape.height, samples: shape.channels,
+            groupRows: groupRows, slots: 3, workers: 1)
     }
 
     /// What the reader holds: the slots, and each worker's `Stream`.
@@ -82,7 +89,8 @@ enum PNGRows {
     /// The geometry for PNG bytes in memory, once their IHDR (bytes 16 to 28) agrees with `header`.
     static func geometry(bytes: VipsBytes, header: VipsImage, readAhead: Int) -> RowsAhead.Geometry? {
         guard let shape = WholePNG.Shape(header), bytes.count >= 29,
-              WholePNG.headerAgrees(bytes.withUnsafeBytes { Array($0[16..<29]) }, with: shape) else { return nil }
+            WholePNG.headerAgrees(bytes.withUnsafeBytes { Array($0[16..<29]) }, with: shape)
+        else { return nil }
         return geometry(shape, readAhead: readAhead)
     }
 
@@ -186,9 +194,12 @@ enum PNGRows {
             if nextRow > rows.lowerBound || nextRow == 0 { restart() }
             while nextRow < rows.upperBound {
                 let count = min(geometry.groupRows, rows.upperBound - nextRow)
-                if let failure = decode(count: count, into: { row in
-                    rows.contains(row) ? out + (row - rows.lowerBound) * self.geometry.rowBytes : nil
-                }) {
+                if let failure = decode(
+                    count: count,
+                    into: { row in
+                        rows.contains(row) ? out + (row - rows.lowerBound) * self.geometry.rowBytes : nil
+                    })
+                {
                     // Whatever is asked next starts from the top again, and meets the fault again.
                     nextRow = .max
                     return failure
@@ -238,8 +249,11 @@ enum PNGRows {
             for index in 0..<count {
                 let row = nextRow + index
                 let into = destination(row) ?? (previous == UnsafePointer(spare) ? above : spare)
-                guard WholePNG.unfilterRow(filtered + index * stride, above: previous, into: into,
-                                           rowBytes: geometry.rowBytes, pixelBytes: geometry.samples) else {
+                guard
+                    WholePNG.unfilterRow(
+                        filtered + index * stride, above: previous, into: into,
+                        rowBytes: geometry.rowBytes, pixelBytes: geometry.samples)
+                else {
                     return Failure(row: row, reason: "unknown filter \(filtered[index * stride])")
                 }
                 previous = UnsafePointer(into)

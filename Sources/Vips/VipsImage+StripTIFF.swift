@@ -24,8 +24,10 @@ extension VipsImage {
     ///   - header: libvips' header of the file (`open(file:)` without options).
     ///   - readAhead: the most the rows decoded ahead may hold (at least two groups of whole
     ///     strips are always allowed; strips larger than this are read row by row).
-    public static func stripReadAhead(file path: String, header: VipsImage,
-                                      readAhead: Int = StripTIFF.defaultReadAhead) -> StripTIFF.Plan? {
+    public static func stripReadAhead(
+        file path: String, header: VipsImage,
+        readAhead: Int = StripTIFF.defaultReadAhead
+    ) -> StripTIFF.Plan? {
         StripTIFF.Layout(.file(path), header: header, readAhead: readAhead).map(StripTIFF.Plan.init)
     }
 
@@ -41,17 +43,22 @@ extension VipsImage {
     /// a streaming resize on one libvips thread does (the pipeline's way); rows asked for after
     /// their strips were overwritten (by a thread far behind another, or out of order) are
     /// decoded again, which is right but slower.
-    public static func readingStripsAhead(file path: String, header: VipsImage,
-                                          readAhead: Int = StripTIFF.defaultReadAhead, name: String? = nil) -> VipsImage? {
+    public static func readingStripsAhead(
+        file path: String, header: VipsImage,
+        readAhead: Int = StripTIFF.defaultReadAhead, name: String? = nil
+    ) -> VipsImage? {
         guard let layout = StripTIFF.Layout(.file(path), header: header, readAhead: readAhead) else { return nil }
-        return RowsAhead.image(RowsAhead.Reader(source: StripTIFF.Rows(origin: .file(path), layout: layout), name: name ?? path), header: header)
+        return RowsAhead.image(
+            RowsAhead.Reader(source: StripTIFF.Rows(origin: .file(path), layout: layout), name: name ?? path), header: header)
     }
 
     /// TIFF bytes (a fetched file) read as `readingStripsAhead(file:header:readAhead:)` reads a
     /// file, where `bytes` are, which the image keeps; `name` stands for the file in errors and
     /// in `stripReading(file:)`.
-    public static func readingStripsAhead(bytes: VipsBytes, name: String, header: VipsImage,
-                                          readAhead: Int = StripTIFF.defaultReadAhead) -> VipsImage? {
+    public static func readingStripsAhead(
+        bytes: VipsBytes, name: String, header: VipsImage,
+        readAhead: Int = StripTIFF.defaultReadAhead
+    ) -> VipsImage? {
         guard let layout = StripTIFF.layoutOf(bytes, header: header, readAhead: readAhead) else { return nil }
         return RowsAhead.image(RowsAhead.Reader(source: StripTIFF.Rows(origin: .bytes(bytes), layout: layout), name: name), header: header)
     }
@@ -122,22 +129,24 @@ public enum StripTIFF {
         /// reader takes.
         init?(_ origin: Origin, header: VipsImage, readAhead: Int) {
             guard header.loader?.hasPrefix("tiffload") == true, header.bandFormat == .uchar, (1...4).contains(header.bands),
-                  header.width * header.height * header.bands >= StripTIFF.smallestImage,
-                  let tiff = StripTIFF.open(origin) else { return nil }
+                header.width * header.height * header.bands >= StripTIFF.smallestImage,
+                let tiff = StripTIFF.open(origin)
+            else { return nil }
             defer { TIFFClose(tiff) }
             var bits: UInt16 = 0, format: UInt16 = 0, samples: UInt16 = 0, planar: UInt16 = 0
             var photometric: UInt16 = 0, compression: UInt16 = 0
             var width: UInt32 = 0, height: UInt32 = 0, rowsPerStrip: UInt32 = 0
             guard TIFFIsTiled(tiff) == 0,
-                  pl_tiff_u32(tiff, UInt32(TIFFTAG_IMAGEWIDTH), &width) == 1, Int(width) == header.width,
-                  pl_tiff_u32(tiff, UInt32(TIFFTAG_IMAGELENGTH), &height) == 1, Int(height) == header.height,
-                  pl_tiff_u16(tiff, UInt32(TIFFTAG_BITSPERSAMPLE), &bits) == 1, bits == 8,
-                  pl_tiff_u16(tiff, UInt32(TIFFTAG_SAMPLEFORMAT), &format) == 1, format == UInt16(SAMPLEFORMAT_UINT),
-                  pl_tiff_u16(tiff, UInt32(TIFFTAG_SAMPLESPERPIXEL), &samples) == 1, Int(samples) == header.bands,
-                  pl_tiff_u16(tiff, UInt32(TIFFTAG_PLANARCONFIG), &planar) == 1, planar == UInt16(PLANARCONFIG_CONTIG),
-                  pl_tiff_u16(tiff, UInt32(TIFFTAG_PHOTOMETRIC), &photometric) == 1,
-                  pl_tiff_u16(tiff, UInt32(TIFFTAG_COMPRESSION), &compression) == 1, StripTIFF.lossless.contains(compression),
-                  pl_tiff_u32(tiff, UInt32(TIFFTAG_ROWSPERSTRIP), &rowsPerStrip) == 1, rowsPerStrip > 0 else { return nil }
+                pl_tiff_u32(tiff, UInt32(TIFFTAG_IMAGEWIDTH), &width) == 1, Int(width) == header.width,
+                pl_tiff_u32(tiff, UInt32(TIFFTAG_IMAGELENGTH), &height) == 1, Int(height) == header.height,
+                pl_tiff_u16(tiff, UInt32(TIFFTAG_BITSPERSAMPLE), &bits) == 1, bits == 8,
+                pl_tiff_u16(tiff, UInt32(TIFFTAG_SAMPLEFORMAT), &format) == 1, format == UInt16(SAMPLEFORMAT_UINT),
+                pl_tiff_u16(tiff, UInt32(TIFFTAG_SAMPLESPERPIXEL), &samples) == 1, Int(samples) == header.bands,
+                pl_tiff_u16(tiff, UInt32(TIFFTAG_PLANARCONFIG), &planar) == 1, planar == UInt16(PLANARCONFIG_CONTIG),
+                pl_tiff_u16(tiff, UInt32(TIFFTAG_PHOTOMETRIC), &photometric) == 1,
+                pl_tiff_u16(tiff, UInt32(TIFFTAG_COMPRESSION), &compression) == 1, StripTIFF.lossless.contains(compression),
+                pl_tiff_u32(tiff, UInt32(TIFFTAG_ROWSPERSTRIP), &rowsPerStrip) == 1, rowsPerStrip > 0
+            else { return nil }
             // Grey or RGB, any extra sample an unassociated alpha (libvips would premultiply
             // or convert the others).
             let colours: Int
@@ -153,7 +162,8 @@ public enum StripTIFF {
                 var extraCount: UInt16 = 0
                 var extraKinds: UnsafePointer<UInt16>?
                 guard pl_tiff_extra_samples(tiff, &extraCount, &extraKinds) == 1, extraCount == 1, let kind = extraKinds?.pointee,
-                      Int32(kind) == EXTRASAMPLE_UNASSALPHA || Int32(kind) == EXTRASAMPLE_UNSPECIFIED else { return nil }
+                    Int32(kind) == EXTRASAMPLE_UNASSALPHA || Int32(kind) == EXTRASAMPLE_UNSPECIFIED
+                else { return nil }
             default:
                 return nil
             }
@@ -161,7 +171,8 @@ public enum StripTIFF {
             let strips = (Int(height) + rows - 1) / rows
             let rowBytes = Int(width) * Int(samples)
             guard Int(TIFFNumberOfStrips(tiff)) == strips, Int(TIFFStripSize64(tiff)) == rows * rowBytes,
-                  Int(TIFFScanlineSize64(tiff)) == rowBytes else { return nil }
+                Int(TIFFScanlineSize64(tiff)) == rowBytes
+            else { return nil }
             (self.rowsPerStrip, self.strips) = (rows, strips)
             let stripBytes = rows * rowBytes
             let stripsPerGroup = max(1, min((StripTIFF.groupRows + rows - 1) / rows, StripTIFF.largestGroup / stripBytes))
@@ -180,8 +191,9 @@ public enum StripTIFF {
                 groupRows = rows * stripsPerGroup
                 slots = max(2, min(8, readAhead / (groupRows * rowBytes)))
             }
-            geometry = RowsAhead.Geometry(width: Int(width), height: Int(height), samples: Int(samples), groupRows: groupRows,
-                                          slots: slots, workers: readsScanlines ? 1 : min(2, slots - 1))
+            geometry = RowsAhead.Geometry(
+                width: Int(width), height: Int(height), samples: Int(samples), groupRows: groupRows,
+                slots: slots, workers: readsScanlines ? 1 : min(2, slots - 1))
             let fileBytes = Int(clamping: pl_tiff_file_size(tiff))
             largestStoredStrip = (0..<strips).reduce(0) { largest, strip in
                 max(largest, min(Int(clamping: TIFFGetStrileByteCount(tiff, UInt32(strip))), fileBytes))

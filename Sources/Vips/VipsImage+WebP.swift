@@ -19,7 +19,8 @@ extension VipsImage {
     /// libvips' loader should read it then.
     public static func decodeWebP(file path: String, header: VipsImage, width: Int, height: Int) -> VipsImage? {
         guard DirectWebP.takes(header, width: width, height: height),
-              let file = WholeFile.read(path, mostBytes: DirectWebP.mostFileBytes) else { return nil }
+            let file = WholeFile.read(path, mostBytes: DirectWebP.mostFileBytes)
+        else { return nil }
         defer { WholeFile.release(file) }
         return DirectWebP.decode(UnsafeRawBufferPointer(file), header: header, width: width, height: height)
     }
@@ -48,8 +49,11 @@ enum DirectWebP {
         guard let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return nil }
         let count = width * height * header.bands
         guard let pixels = pl_map_buffer(count) else { return nil }
-        guard pl_webp_decode(base, bytes.count, Int32(header.width), Int32(header.height), Int32(width), Int32(height),
-                             Int32(header.bands), pixels.assumingMemoryBound(to: UInt8.self), count) == 0 else {
+        guard
+            pl_webp_decode(
+                base, bytes.count, Int32(header.width), Int32(header.height), Int32(width), Int32(height),
+                Int32(header.bands), pixels.assumingMemoryBound(to: UInt8.self), count) == 0
+        else {
             pl_unmap_buffer(pixels, count)
             return nil
         }

@@ -57,8 +57,9 @@ enum WholePNG {
         /// than 8 bits, interlaced, a palette. (The file's own header says the rest.)
         init?(_ header: VipsImage) {
             guard header.loader?.hasPrefix("pngload") == true, header.bandFormat == .uchar,
-                  (1...4).contains(header.bands), header.intField("interlaced") != 1,
-                  !header.hasField("palette-bit-depth") else { return nil }
+                (1...4).contains(header.bands), header.intField("interlaced") != 1,
+                !header.hasField("palette-bit-depth")
+            else { return nil }
             (width, height, channels) = (header.width, header.height, header.bands)
         }
 
@@ -72,21 +73,29 @@ enum WholePNG {
     /// Takes `file` (from `WholeFile`; given back here) and returns the image, or nil.
     static func decode(file: UnsafeMutableRawBufferPointer, expected: Shape, header: VipsImage) -> VipsImage? {
         guard let compressed = gatherImageData(file, expected: expected),
-              let rows = pl_map_buffer(expected.filteredBytes) else {
+            let rows = pl_map_buffer(expected.filteredBytes)
+        else {
             WholeFile.release(file)
             return nil
         }
-        let inflated = inflate(UnsafeRawBufferPointer(rebasing: file[..<compressed]),
-                               into: UnsafeMutableRawBufferPointer(start: rows, count: expected.filteredBytes))
+        let inflated = inflate(
+            UnsafeRawBufferPointer(rebasing: file[..<compressed]),
+            into: UnsafeMutableRawBufferPointer(start: rows, count: expected.filteredBytes))
         WholeFile.release(file)
-        guard inflated, unfilter(rows.assumingMemoryBound(to: UInt8.self), rowBytes: expected.rowBytes,
-                                 height: expected.height, pixelBytes: expected.channels) else {
+        guard inflated,
+            unfilter(
+                rows.assumingMemoryBound(to: UInt8.self), rowBytes: expected.rowBytes,
+                height: expected.height, pixelBytes: expected.channels)
+        else {
             pl_unmap_buffer(rows, expected.filteredBytes)
             return nil
         }
         // The filter bytes closed up leave the buffer `height` bytes longer than the pixels.
-        guard let image = pl_image_taking_buffer(rows, expected.filteredBytes,
-                                                 Int32(expected.width), Int32(expected.height), Int32(expected.channels)) else {
+        guard
+            let image = pl_image_taking_buffer(
+                rows, expected.filteredBytes,
+                Int32(expected.width), Int32(expected.height), Int32(expected.channels))
+        else {
             return nil
         }
         withExtendedLifetime(header) { pl_take_metadata(image, header.pointer) }
@@ -107,13 +116,14 @@ enum WholePNG {
     static func headerAgrees(_ ihdr: [UInt8], with expected: Shape) -> Bool {
         guard ihdr.count == 13 else { return false }
         func word(_ at: Int) -> Int { Int(ihdr[at]) << 24 | Int(ihdr[at + 1]) << 16 | Int(ihdr[at + 2]) << 8 | Int(ihdr[at + 3]) }
-        let channels: Int? = switch ihdr[9] {
-        case 0: 1
-        case 4: 2
-        case 2: 3
-        case 6: 4
-        default: nil
-        }
+        let channels: Int? =
+            switch ihdr[9] {
+            case 0: 1
+            case 4: 2
+            case 2: 3
+            case 6: 4
+            default: nil
+            }
         return word(0) == expected.width && word(4) == expected.height && ihdr[8] == 8 && channels == expected.channels
             && ihdr[10] == 0 && ihdr[11] == 0 && ihdr[12] == 0
     }
@@ -179,8 +189,9 @@ enum WholePNG {
         guard let decompressor = libdeflate_alloc_decompressor() else { return false }
         defer { libdeflate_free_decompressor(decompressor) }
         var produced = 0
-        let result = libdeflate_zlib_decompress(decompressor, input.baseAddress, input.count,
-                                                output.baseAddress, output.count, &produced)
+        let result = libdeflate_zlib_decompress(
+            decompressor, input.baseAddress, input.count,
+            output.baseAddress, output.count, &produced)
         return result == LIBDEFLATE_SUCCESS && produced == output.count
     }
 
@@ -205,8 +216,10 @@ enum WholePNG {
     /// Undoes the filter of one row: `source` is the filter byte then the filtered row, `above`
     /// the row above unfiltered (zeros for the first). `row` may overlap `source` at a lower
     /// address (see `unfilter`). False when the row names a filter PNG does not have.
-    static func unfilterRow(_ source: UnsafePointer<UInt8>, above: UnsafePointer<UInt8>, into row: UnsafeMutablePointer<UInt8>,
-                            rowBytes: Int, pixelBytes: Int) -> Bool {
+    static func unfilterRow(
+        _ source: UnsafePointer<UInt8>, above: UnsafePointer<UInt8>, into row: UnsafeMutablePointer<UInt8>,
+        rowBytes: Int, pixelBytes: Int
+    ) -> Bool {
         let filtered = source + 1
         switch source[0] {
         case 0:
@@ -241,11 +254,15 @@ enum WholePNG {
         }
     }
 
-    private static func undoUp(_ filtered: UnsafePointer<UInt8>, above: UnsafePointer<UInt8>, into row: UnsafeMutablePointer<UInt8>, count: Int) {
+    private static func undoUp(
+        _ filtered: UnsafePointer<UInt8>, above: UnsafePointer<UInt8>, into row: UnsafeMutablePointer<UInt8>, count: Int
+    ) {
         for i in 0..<count { row[i] = filtered[i] &+ above[i] }
     }
 
-    private static func undoAverage(_ filtered: UnsafePointer<UInt8>, above: UnsafePointer<UInt8>, into row: UnsafeMutablePointer<UInt8>, count: Int, pixelBytes: Int) {
+    private static func undoAverage(
+        _ filtered: UnsafePointer<UInt8>, above: UnsafePointer<UInt8>, into row: UnsafeMutablePointer<UInt8>, count: Int, pixelBytes: Int
+    ) {
         for i in 0..<min(pixelBytes, count) { row[i] = filtered[i] &+ (above[i] >> 1) }
         var i = pixelBytes
         while i < count {
@@ -262,7 +279,9 @@ enum WholePNG {
         return UInt8(truncatingIfNeeded: toA <= toB && toA <= toC ? a : (toB <= toC ? b : c))
     }
 
-    private static func undoPaeth(_ filtered: UnsafePointer<UInt8>, above: UnsafePointer<UInt8>, into row: UnsafeMutablePointer<UInt8>, count: Int, pixelBytes: Int) {
+    private static func undoPaeth(
+        _ filtered: UnsafePointer<UInt8>, above: UnsafePointer<UInt8>, into row: UnsafeMutablePointer<UInt8>, count: Int, pixelBytes: Int
+    ) {
         // With nothing to the left, the predictor is the byte above.
         for i in 0..<min(pixelBytes, count) { row[i] = filtered[i] &+ above[i] }
         var i = pixelBytes
@@ -277,7 +296,9 @@ enum WholePNG {
     // left and the one above it stay in registers, and the channels' independent chains
     // interleave.
 
-    private static func undoPaethRGB(_ filtered: UnsafePointer<UInt8>, above: UnsafePointer<UInt8>, into row: UnsafeMutablePointer<UInt8>, count: Int) {
+    private static func undoPaethRGB(
+        _ filtered: UnsafePointer<UInt8>, above: UnsafePointer<UInt8>, into row: UnsafeMutablePointer<UInt8>, count: Int
+    ) {
         var (a0, a1, a2): (Int32, Int32, Int32) = (0, 0, 0)  // left of the first pixel: zero
         var (c0, c1, c2): (Int32, Int32, Int32) = (0, 0, 0)
         var i = 0
@@ -295,7 +316,9 @@ enum WholePNG {
         }
     }
 
-    private static func undoPaethRGBA(_ filtered: UnsafePointer<UInt8>, above: UnsafePointer<UInt8>, into row: UnsafeMutablePointer<UInt8>, count: Int) {
+    private static func undoPaethRGBA(
+        _ filtered: UnsafePointer<UInt8>, above: UnsafePointer<UInt8>, into row: UnsafeMutablePointer<UInt8>, count: Int
+    ) {
         var (a0, a1, a2, a3): (Int32, Int32, Int32, Int32) = (0, 0, 0, 0)
         var (c0, c1, c2, c3): (Int32, Int32, Int32, Int32) = (0, 0, 0, 0)
         var i = 0

@@ -123,7 +123,9 @@ public struct VipsOperationInfo: Sendable {
 
     /// The inputs a caller may set, required ones first, then by libvips' priority.
     public var inputs: [Argument] {
-        arguments.filter { $0.isInput && !$0.isOutput }.sorted { ($0.isRequired ? 0 : 1, $0.priority) < ($1.isRequired ? 0 : 1, $1.priority) }
+        arguments.filter { $0.isInput && !$0.isOutput }.sorted {
+            ($0.isRequired ? 0 : 1, $0.priority) < ($1.isRequired ? 0 : 1, $1.priority)
+        }
     }
 
     /// The outputs the operation produces.

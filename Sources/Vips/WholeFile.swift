@@ -12,7 +12,8 @@ enum WholeFile {
         defer { close(descriptor) }
         var status = stat()
         guard fstat(descriptor, &status) == 0, status.st_size > 0, Int(status.st_size) <= mostBytes,
-              let buffer = pl_map_buffer(Int(status.st_size)) else { return nil }
+            let buffer = pl_map_buffer(Int(status.st_size))
+        else { return nil }
         let size = Int(status.st_size)
         var read = 0
         while read < size {

@@ -1,8 +1,8 @@
 import Foundation
 import PipelineKit
+import TestSupport
 import Testing
 import Vips
-import TestSupport
 
 /// The `pipeline` command as a user runs it: exit statuses, messages, schema, plugins, Ctrl-C.
 @Suite(.serialized) struct CommandLineTests {
@@ -65,13 +65,17 @@ import TestSupport
     @Test func anInvalidFileIsReportedWithLineAndSuggestionAndExitsWithTwo() throws {
         let directory = try TemporaryDirectory()
         try writePhotos(1, to: directory)
-        let file = try writePipeline(directory, outputs:
-            #"{"name": "small", "encode": {"format": "jpeg", "qualty": 80}, "path": "out/{stem}.jpg"}"#)
+        let file = try writePipeline(
+            directory,
+            outputs:
+                #"{"name": "small", "encode": {"format": "jpeg", "qualty": 80}, "path": "out/{stem}.jpg"}"#)
         for command in ["validate", "run"] {
             let result = try CommandRunner.run([command, file])
             #expect(result.status == 2)
-            #expect(result.standardError.contains("\(file):5:52: error: outputs[0].encode.qualty: unknown key \"qualty\"; did you mean \"quality\"?"),
-                    "\(result.standardError)")
+            #expect(
+                result.standardError.contains(
+                    "\(file):5:52: error: outputs[0].encode.qualty: unknown key \"qualty\"; did you mean \"quality\"?"),
+                "\(result.standardError)")
         }
         #expect(!FileManager.default.fileExists(atPath: directory.path + "/out"))
     }
@@ -93,8 +97,11 @@ import TestSupport
 
         // Check with an independent validator: Python's jsonschema, as editors would.
         let good = CommandRunner.repositoryRoot.appendingPathComponent("Pipelines/thumbnails.json").path
-        let bad = try writePipeline(directory, outputs:
-            #"{"name": "s", "steps": [{"resize": {"width": 10, "fit": "cver"}}], "encode": {"format": "webp", "qualty": 80}, "path": "o.webp"}"#)
+        let bad = try writePipeline(
+            directory,
+            outputs:
+                #"{"name": "s", "steps": [{"resize": {"width": 10, "fit": "cver"}}], "encode": {"format": "webp", "qualty": 80}, "path": "o.webp"}"#
+        )
         let counts = try SchemaValidator.errorCounts(schema: schemaPath, documents: [good, bad])
         #expect(counts.first == 0, "the bundled pipeline should be valid against the schema")
         #expect((counts.last ?? 0) >= 1, "a misspelt key and an unknown fit should be invalid")
@@ -122,7 +129,9 @@ import TestSupport
 
             // Then it exits 2, naming each pattern and the folder it looked in
             #expect(result.status == 2, "\(command): \(result.standardOutput)")
-            #expect(result.standardError.contains(#"inputs[0]: "in/*.jpg" matches no files in \#(directory.path)/in"#), "\(result.standardError)")
+            #expect(
+                result.standardError.contains(#"inputs[0]: "in/*.jpg" matches no files in \#(directory.path)/in"#),
+                "\(result.standardError)")
             #expect(result.standardError.contains(#"inputs[1]: "more/**/*.png" matches no files in \#(directory.path)/more"#))
             #expect(result.standardError.contains("allowEmpty"))
         }

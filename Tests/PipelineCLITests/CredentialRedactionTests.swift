@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import PipelineKit
 import TestSupport
+import Testing
+
+@testable import PipelineKit
 
 /// Credentials in input URLs (userinfo, a presigned URL's signature, tokens) are sent to the
 /// server and shown nowhere: no message, event, report, trace, manifest or cache entry.
@@ -11,12 +12,15 @@ import TestSupport
 
     @Test func redactionHidesUserinfoAndSecretParametersOnly() {
         let redaction = CredentialRedaction(extraQueryNames: ["mySecret"])
-        #expect(redaction.redact("http://user:hunter2pass@127.0.0.1:8080/a.jpg?X-AMZ-Signature=s&keep=1&MYSECRET=x#f")
+        #expect(
+            redaction.redact("http://user:hunter2pass@127.0.0.1:8080/a.jpg?X-AMZ-Signature=s&keep=1&MYSECRET=x#f")
                 == "http://***@127.0.0.1:8080/a.jpg?X-AMZ-Signature=***&keep=1&MYSECRET=***#f")
-        #expect(redaction.redact("https://example.com/a@b.jpg?sig=1&key=2&password=3&token=4&signature=5")
+        #expect(
+            redaction.redact("https://example.com/a@b.jpg?sig=1&key=2&password=3&token=4&signature=5")
                 == "https://example.com/a@b.jpg?sig=***&key=***&password=***&token=***&signature=***")
         #expect(redaction.redact("/local/file.jpg") == "/local/file.jpg")
-        #expect(redaction.redactURLs(in: "cannot fetch \"http://u:p@h/x?token=t\": 404")
+        #expect(
+            redaction.redactURLs(in: "cannot fetch \"http://u:p@h/x?token=t\": 404")
                 == "cannot fetch \"http://***@h/x?token=***\": 404")
     }
 
@@ -49,9 +53,11 @@ import TestSupport
         // When it is validated, explained, and run (progress, verbose, --json, with a report
         // and a trace), twice so the second run reads the cache
         var texts: [(String, String)] = []
-        for arguments in [["validate", file], ["explain", file],
-                          ["run", "-v", "--report", directory.path + "/report", "--trace", directory.path + "/trace.json", file],
-                          ["run", "--json", "--force", file]] {
+        for arguments in [
+            ["validate", file], ["explain", file],
+            ["run", "-v", "--report", directory.path + "/report", "--trace", directory.path + "/trace.json", file],
+            ["run", "--json", "--force", file],
+        ] {
             let result = try CommandRunner.run(arguments)
             texts.append(("\(arguments[0]) stdout", result.standardOutput))
             texts.append(("\(arguments[0]) stderr", result.standardError))

@@ -1,8 +1,9 @@
 import Foundation
-import Testing
-@testable import PipelineKit
 import StandardProcessors
 import TestSupport
+import Testing
+
+@testable import PipelineKit
 
 /// `pipeline explain` as a user runs it: the bundled pipeline, and the widths it picks for the
 /// cores the process may use.
@@ -13,7 +14,9 @@ import TestSupport
         #expect(result.status == 0)
         #expect(result.standardOutput.contains("inputs: 5"))
         let cores = AvailableCores.count
-        #expect(result.standardOutput.contains("stage widths: fetch 4, cache 2, decompress \(cores), process \(max(1, cores / 2)), encode \(cores)"))
+        #expect(
+            result.standardOutput.contains(
+                "stage widths: fetch 4, cache 2, decompress \(cores), process \(max(1, cores / 2)), encode \(cores)"))
     }
 
     /// The bundled pipeline names no widths: confined to one core (as `taskset` or a container's
@@ -35,10 +38,14 @@ import TestSupport
     /// A CPU quota of one core (cgroup v1 `cpu.cfs_quota_us`, or v2 `cpu.max`, as `docker
     /// --cpus 1` sets it) gives one lane per stage, however many cores the machine has.
     @Test func aCgroupCPUQuotaBoundsTheDefaultWidths() throws {
-        guard let output = try CommandRunner.runInCPUCgroup(quotaMicroseconds: 100_000, periodMicroseconds: 100_000,
-                                                           ["explain", CommandRunner.repositoryRoot.appendingPathComponent("Pipelines/thumbnails.json").path]) else { return }
+        guard
+            let output = try CommandRunner.runInCPUCgroup(
+                quotaMicroseconds: 100_000, periodMicroseconds: 100_000,
+                ["explain", CommandRunner.repositoryRoot.appendingPathComponent("Pipelines/thumbnails.json").path])
+        else { return }
         #expect(output.status == 0, "\(output.output)")
-        #expect(output.output.contains("stage widths: fetch 4, cache 2, decompress 1, process 1, encode 1 (1 core this process may use;"),
-                "\(output.output)")
+        #expect(
+            output.output.contains("stage widths: fetch 4, cache 2, decompress 1, process 1, encode 1 (1 core this process may use;"),
+            "\(output.output)")
     }
 }

@@ -1,12 +1,14 @@
 import Foundation
+import TestSupport
 import Testing
 import Vips
-import TestSupport
 
 /// The command line against the faults of a hostile trial: outside numbers, writes aimed at the
 /// inputs, pipeline files that are not files, signals.
 @Suite(.serialized) struct FaultCommandLineTests {
-    func writePipeline(_ directory: TemporaryDirectory, path: String = "out/{stem}.png", format: String = "png", extra: String = "") throws -> String {
+    func writePipeline(_ directory: TemporaryDirectory, path: String = "out/{stem}.png", format: String = "png", extra: String = "") throws
+        -> String
+    {
         let photo = try Fixtures.jpeg(try Fixtures.gradient(width: 64, height: 48))
         for index in 0..<3 { try directory.write(photo, to: "in/dune-\(index).jpg") }
         let json = """
@@ -42,13 +44,16 @@ import TestSupport
         let fifo = directory.url.appendingPathComponent("p.fifo").path
         #expect(mkfifo(fifo, 0o600) == 0)
         try FileManager.default.createDirectory(at: directory.url.appendingPathComponent("folder.json"), withIntermediateDirectories: true)
-        let cases = [(fifo, "a FIFO"), ("/dev/zero", "a character device"), (directory.url.appendingPathComponent("folder.json").path, "a folder")]
+        let cases = [
+            (fifo, "a FIFO"), ("/dev/zero", "a character device"), (directory.url.appendingPathComponent("folder.json").path, "a folder"),
+        ]
         for (path, kind) in cases {
             // Nothing writes to the FIFO: a read of it would block, so the answer shows it was not read.
             let result = try CommandRunner.run(["validate", path])
             #expect(result.status == 2, "\(path)")
             #expect(result.standardError.contains("it is \(kind)"), "\(path): \(result.standardError)")
-            #expect(!result.standardError.contains("permission") && !result.standardError.contains("does not exist"), "\(result.standardError)")
+            #expect(
+                !result.standardError.contains("permission") && !result.standardError.contains("does not exist"), "\(result.standardError)")
         }
     }
 

@@ -1,9 +1,10 @@
 import Foundation
-import Testing
-import Vips
-@testable import PipelineKit
 import StandardProcessors
 import TestSupport
+import Testing
+import Vips
+
+@testable import PipelineKit
 
 /// The hostile corpus through `pipeline run`, in a process of its own, where libvips' error
 /// buffer is the command's alone.
@@ -14,9 +15,11 @@ import TestSupport
         // Given every corpus file in one folder and a pipeline file for them
         let directory = try TemporaryDirectory()
         for corpusCase in Self.cases { try directory.write(try corpusCase.make(), to: "in/\(corpusCase.file)") }
-        let pipeline = PipelineHarness.json(inputs: ["in/*"], outputs: [
-            #"{"name": "t", "steps": [{"resize": {"width": 16}}], "encode": {"format": "webp"}, "path": "out/{name}.webp"}"#,
-        ])
+        let pipeline = PipelineHarness.json(
+            inputs: ["in/*"],
+            outputs: [
+                #"{"name": "t", "steps": [{"resize": {"width": 16}}], "encode": {"format": "webp"}, "path": "out/{name}.webp"}"#
+            ])
         let file = try directory.write(Data(pipeline.utf8), to: "pipeline.json")
         // When `pipeline run` runs them (its own process: its libvips error buffer is its own)
         let result = try CommandRunner.run(["run", file])

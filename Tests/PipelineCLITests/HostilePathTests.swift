@@ -1,9 +1,10 @@
 import Foundation
-import Testing
-import Vips
-@testable import PipelineKit
 import StandardProcessors
 import TestSupport
+import Testing
+import Vips
+
+@testable import PipelineKit
 
 /// Odd input names through `pipeline run`: each output under its own name, no shell run.
 @Suite struct HostilePathTests {

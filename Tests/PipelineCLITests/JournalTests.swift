@@ -1,8 +1,9 @@
 import Foundation
-import Testing
-@testable import PipelineKit
 import StandardProcessors
 import TestSupport
+import Testing
+
+@testable import PipelineKit
 
 /// The journal of incremental runs under faults: runs writing it at once, a damaged tail.
 @Suite struct JournalTests {
@@ -15,12 +16,16 @@ import TestSupport
 
     /// A pipeline file named `name` in the folder, making two outputs of each input `glob` matches.
     @discardableResult
-    func writePipeline(_ directory: TemporaryDirectory, file: String = "pipeline.json", name: String = "p", glob: String = "in/*.jpg",
-                       cache: String = ".cache") throws -> String {
-        let json = PipelineHarness.json(inputs: [glob], outputs: [
-            #"{"name": "small", "steps": [{"resize": {"width": 16}}], "encode": {"format": "jpeg"}, "path": "out/{stem}-small.jpg"}"#,
-            #"{"name": "large", "steps": [{"resize": {"width": 32}}], "encode": {"format": "png"}, "path": "out/{stem}-large.png"}"#,
-        ], extra: #""name": "\#(name)", "cache": {"directory": \#(JSONNode.quoted(cache))}"#)
+    func writePipeline(
+        _ directory: TemporaryDirectory, file: String = "pipeline.json", name: String = "p", glob: String = "in/*.jpg",
+        cache: String = ".cache"
+    ) throws -> String {
+        let json = PipelineHarness.json(
+            inputs: [glob],
+            outputs: [
+                #"{"name": "small", "steps": [{"resize": {"width": 16}}], "encode": {"format": "jpeg"}, "path": "out/{stem}-small.jpg"}"#,
+                #"{"name": "large", "steps": [{"resize": {"width": 32}}], "encode": {"format": "png"}, "path": "out/{stem}-large.png"}"#,
+            ], extra: #""name": "\#(name)", "cache": {"directory": \#(JSONNode.quoted(cache))}"#)
         return try directory.write(Data(json.utf8), to: file)
     }
 
@@ -48,7 +53,9 @@ import TestSupport
             try process.run()
             return process
         }
-        return processes.map { $0.waitUntilExit(); return $0.terminationStatus }
+        return processes.map {
+            $0.waitUntilExit(); return $0.terminationStatus
+        }
     }
 
     /// The summary line's counts of a run from the command line, and its standard error.
@@ -132,8 +139,11 @@ struct UnwritableCacheFolderTests {
         // Then the run succeeds, and one warning names the folder and the reason
         #expect(result.status == 0, "\(result.standardError)")
         let warnings = result.standardError.split(separator: "\n").filter { $0.hasPrefix("warning: cannot write in the cache folder") }
-        #expect(warnings == ["warning: cannot write in the cache folder \(readOnly.path)/cache: Read-only file system: "
-                             + "outputs made are not recorded, so the next run makes them again"], "\(result.standardError)")
+        #expect(
+            warnings == [
+                "warning: cannot write in the cache folder \(readOnly.path)/cache: Read-only file system: "
+                    + "outputs made are not recorded, so the next run makes them again"
+            ], "\(result.standardError)")
     }
 
     @Test func aFullCacheFolderIsAWarningNamingItAndTheReason() throws {
@@ -150,8 +160,9 @@ struct UnwritableCacheFolderTests {
         let result = try CommandRunner.run(["run", file])
         // Then the run succeeds, and one warning names the folder and the reason
         #expect(result.status == 0, "\(result.standardError)")
-        #expect(result.standardError.contains("warning: cannot write in the cache folder \(full.path): No space left on device"),
-                "\(result.standardError)")
+        #expect(
+            result.standardError.contains("warning: cannot write in the cache folder \(full.path): No space left on device"),
+            "\(result.standardError)")
     }
 
     @Test func aJournalThatFillsTheDiskMidRunIsAWarningAndHoldsNoTornRecord() throws {
@@ -191,7 +202,8 @@ struct UnwritableCacheFolderTests {
         let file = try journal.writePipeline(directory)
         let journalFile = try journal.journalPath(file)
         let record = #"{"path":"/nowhere/x.jpg","fingerprint":"0","size":1,"modified":"0.0","width":1,"height":1}"#
-        try FileManager.default.createDirectory(atPath: (journalFile as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            atPath: (journalFile as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
         try Data((record + "\n" + record).utf8).write(to: URL(fileURLWithPath: journalFile))
         // When it is read
         let definition = try Pipeline(contentsOf: URL(fileURLWithPath: file), processors: .standard).definition

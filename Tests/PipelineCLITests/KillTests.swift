@@ -1,7 +1,7 @@
 import Foundation
+import TestSupport
 import Testing
 import Vips
-import TestSupport
 
 /// `kill -9` at any moment never leaves a partial output, and the next run makes exactly what an
 /// uninterrupted run makes, and leaves no temporary file behind.
@@ -14,7 +14,8 @@ import TestSupport
 
     /// Writes a pipeline file that reads `in/**/*.jpg` and writes into `folder`.
     func pipeline(writingTo folder: String, in directory: TemporaryDirectory) throws -> String {
-        let json = PipelineHarness.json(inputs: ["in/**/*.jpg"], outputs: Self.outputs.map { $0.replacingOccurrences(of: "OUT", with: folder) })
+        let json = PipelineHarness.json(
+            inputs: ["in/**/*.jpg"], outputs: Self.outputs.map { $0.replacingOccurrences(of: "OUT", with: folder) })
         return try directory.write(Data(json.utf8), to: "\(folder).json")
     }
 

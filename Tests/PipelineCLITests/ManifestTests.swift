@@ -1,8 +1,9 @@
 import Foundation
+import TestSupport
 import Testing
 import Vips
+
 @testable import PipelineKit
-import TestSupport
 
 /// The manifest a run writes for web pages, read back and checked against the files and an
 /// independent JSON Schema validator; `pipeline html` on it.
@@ -102,8 +103,10 @@ import TestSupport
     @Test func htmlPrintsAPictureElementFromTheManifest() throws {
         let directory = try prepare()
         #expect(try run(directory).status == 0)
-        let result = try CommandRunner.run(["html", manifestPath(directory).path, "c.jpg", "--output", "hero",
-                                            "--sizes", "(max-width: 600px) 100vw, 50vw", "--alt", "A \"gradient\""])
+        let result = try CommandRunner.run([
+            "html", manifestPath(directory).path, "c.jpg", "--output", "hero",
+            "--sizes", "(max-width: 600px) 100vw, 50vw", "--alt", "A \"gradient\"",
+        ])
         #expect(result.status == 0, "\(result.standardError)")
         let html = result.standardOutput
         #expect(html.hasPrefix("<picture>\n") && html.hasSuffix("</picture>\n"))
@@ -122,11 +125,13 @@ import TestSupport
         let directory = try TemporaryDirectory()
         try directory.write(try Fixtures.png(try Fixtures.gradient(width: 120, height: 80)), to: "coll/a/x.png")
         try directory.write(try Fixtures.png(try Fixtures.redCorner(width: 90, height: 60)), to: "coll/b/x.png")
-        try directory.write(Data("""
-            {"version": 1, "name": "coll", "inputs": ["coll/**/*.png"],
-             "manifest": {"path": "out/manifest.json", "urlPrefix": "/img/"},
-             "outputs": [{"name": "web", "encode": {"format": "webp"}, "path": "out/{dir}/{stem}.webp"}]}
-            """.utf8), to: "coll.json")
+        try directory.write(
+            Data(
+                """
+                {"version": 1, "name": "coll", "inputs": ["coll/**/*.png"],
+                 "manifest": {"path": "out/manifest.json", "urlPrefix": "/img/"},
+                 "outputs": [{"name": "web", "encode": {"format": "webp"}, "path": "out/{dir}/{stem}.webp"}]}
+                """.utf8), to: "coll.json")
         let run = try CommandRunner.run(["run", "--quiet", directory.url.appendingPathComponent("coll.json").path])
         #expect(run.status == 0, "\(run.standardError)")
         let manifest = directory.url.appendingPathComponent("out/manifest.json").path
@@ -150,11 +155,13 @@ import TestSupport
         for name in ["with space.jpg", "q?x#y%20.jpg", "café.jpg"] {
             try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 300, height: 200)), to: "photos/\(name)")
         }
-        try directory.write(Data("""
-            {"version": 1, "name": "site", "inputs": ["photos/*.jpg"],
-             "manifest": {"path": "public/img/manifest.json", "urlPrefix": "/img/"},
-             "outputs": [{"name": "web", "encode": {"format": "webp"}, "widths": [100, 200], "path": "public/img/{stem}-{width}.webp"}]}
-            """.utf8), to: "site.json")
+        try directory.write(
+            Data(
+                """
+                {"version": 1, "name": "site", "inputs": ["photos/*.jpg"],
+                 "manifest": {"path": "public/img/manifest.json", "urlPrefix": "/img/"},
+                 "outputs": [{"name": "web", "encode": {"format": "webp"}, "widths": [100, 200], "path": "public/img/{stem}-{width}.webp"}]}
+                """.utf8), to: "site.json")
         let run = try CommandRunner.run(["run", "--quiet", directory.url.appendingPathComponent("site.json").path])
         #expect(run.status == 0, "\(run.standardError)")
         let manifest = try ImageManifest.read(from: manifestPath(directory))
@@ -165,11 +172,15 @@ import TestSupport
             #expect(files.map(\.path) == ["\(stem)-100.webp", "\(stem)-200.webp"])
             #expect(files.map(\.url) == ["/img/\(encoded)-100.webp", "/img/\(encoded)-200.webp"])
             for file in files {
-                #expect(FileManager.default.fileExists(atPath: directory.url.appendingPathComponent("public/img/\(file.path)").path), "\(file.path)")
+                #expect(
+                    FileManager.default.fileExists(atPath: directory.url.appendingPathComponent("public/img/\(file.path)").path),
+                    "\(file.path)")
             }
             let html = try CommandRunner.run(["html", manifestPath(directory).path, "\(stem).jpg"])
             #expect(html.status == 0, "\(html.standardError)")
-            #expect(html.standardOutput.contains("srcset=\"/img/\(encoded)-100.webp 100w, /img/\(encoded)-200.webp 200w\""), "\(html.standardOutput)")
+            #expect(
+                html.standardOutput.contains("srcset=\"/img/\(encoded)-100.webp 100w, /img/\(encoded)-200.webp 200w\""),
+                "\(html.standardOutput)")
         }
     }
 }

@@ -1,7 +1,7 @@
 import Foundation
-import Testing
 import PipelineKit
 import TestSupport
+import Testing
 import Vips
 
 /// A run that knows its memory limit shapes itself to it: inputs wait rather than start decoding
@@ -13,11 +13,13 @@ import Vips
         let directory = try TemporaryDirectory()
         try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 800, height: 600)), to: "in/small.jpg")
         try directory.write(try Fixtures.png(try Fixtures.solid(width: 8000, height: 6000)), to: "in/large.png")
-        try directory.write(Data("""
-            {"version": 1, "inputs": ["in/*"], "outputs": [
-              {"name": "full", "steps": [{"rotate": {"angle": 90}}], "encode": {"format": "jpeg"}, "path": "out/{stem}-full.jpg"},
-              {"name": "half", "steps": [{"resize": {"width": 400}}], "encode": {"format": "jpeg"}, "path": "out/{stem}-half.jpg"}]}
-            """.utf8), to: "p.json")
+        try directory.write(
+            Data(
+                """
+                {"version": 1, "inputs": ["in/*"], "outputs": [
+                  {"name": "full", "steps": [{"rotate": {"angle": 90}}], "encode": {"format": "jpeg"}, "path": "out/{stem}-full.jpg"},
+                  {"name": "half", "steps": [{"resize": {"width": 400}}], "encode": {"format": "jpeg"}, "path": "out/{stem}-half.jpg"}]}
+                """.utf8), to: "p.json")
         return directory
     }
 
@@ -36,7 +38,9 @@ import Vips
         #expect(failed["kind"] as? String == "overMemoryBudget")
         #expect(failed["stage"] as? String == "decompress")
         let reason = failed["reason"] as? String ?? ""
-        #expect(reason.contains("more than the run's whole memory budget") && reason.contains("of a 400 MB limit from --max-memory"), "\(reason)")
+        #expect(
+            reason.contains("more than the run's whole memory budget") && reason.contains("of a 400 MB limit from --max-memory"),
+            "\(reason)")
         #expect(directory.allFiles().filter { $0.hasPrefix("out/") }.sorted() == ["out/small-full.jpg", "out/small-half.jpg"])
 
         let finished = try #require(events.last { $0["event"] as? String == "runFinished" })
@@ -52,7 +56,8 @@ import Vips
         let file = directory.url.appendingPathComponent("p.json").path
         let limited = try CommandRunner.run(["explain", "--max-memory", "400MB", file])
         #expect(limited.status == 0)
-        #expect(limited.standardOutput.contains("memory budget: ") && limited.standardOutput.contains("of a 400 MB limit from --max-memory"))
+        #expect(
+            limited.standardOutput.contains("memory budget: ") && limited.standardOutput.contains("of a 400 MB limit from --max-memory"))
         #expect(limited.standardOutput.contains("1 input can never fit and will fail"), "\(limited.standardOutput)")
         let roomy = try CommandRunner.run(["explain", "--max-memory", "4GB", file])
         #expect(!roomy.standardOutput.contains("can never fit"), "\(roomy.standardOutput)")
@@ -74,20 +79,36 @@ import Vips
         try directory.write(plain, to: "in/plain.png")
         // libvips' header shows a 1-bit grey PNG as 8-bit; the reader declines it on opening.
         try directory.write(try photo.extractingBands(0).encoded(suffix: ".png[bitdepth=1]"), to: "in/onebit.png")
-        try directory.write(Data(PipelineHarness.json(inputs: ["in/*"], outputs: [
-            #"{"name": "t", "steps": [{"resize": {"width": 200}}], "encode": {"format": "jpeg"}, "path": "out/{name}.jpg"}"#]).utf8), to: "p.json")
+        try directory.write(
+            Data(
+                PipelineHarness.json(
+                    inputs: ["in/*"],
+                    outputs: [
+                        #"{"name": "t", "steps": [{"resize": {"width": 200}}], "encode": {"format": "jpeg"}, "path": "out/{name}.jpg"}"#
+                    ]
+                ).utf8), to: "p.json")
         let explain = try CommandRunner.run(["explain", directory.url.appendingPathComponent("p.json").path])
         let lines = explain.standardOutput.split(separator: "\n").map(String.init)
         #expect(lines.contains { $0.contains("in/baseline.jpg") && !$0.contains("cannot stream") })
         // 3 MP: 4:2:0 coefficients at 2 bytes (9 MB); RGB at a byte a sample (9 MB).
-        #expect(lines.contains { $0.contains("in/progressive.jpg") && $0.contains("cannot stream: it holds about 9 MB at full size") }, "\(lines)")
-        #expect(lines.contains { $0.contains("in/interlaced.png") && $0.contains("cannot stream: it holds about 9 MB at full size") }, "\(lines)")
-        #expect(lines.contains("2 inputs cannot stream the decode (interlaced PNG or progressive JPEG): each is held at full size while decoded, whatever the outputs' sizes"))
+        #expect(
+            lines.contains { $0.contains("in/progressive.jpg") && $0.contains("cannot stream: it holds about 9 MB at full size") },
+            "\(lines)")
+        #expect(
+            lines.contains { $0.contains("in/interlaced.png") && $0.contains("cannot stream: it holds about 9 MB at full size") },
+            "\(lines)")
+        #expect(
+            lines.contains(
+                "2 inputs cannot stream the decode (interlaced PNG or progressive JPEG): each is held at full size while decoded, whatever the outputs' sizes"
+            ))
         // A plain PNG is read whole when memory allows: its rows, a filter byte each, and its file.
         let whole = String(format: "%.0f MB", Double((2000 * 3 + 1) * 1500 + plain.count) / 1_000_000)
         #expect(lines.contains { $0.contains("in/plain.png") && $0.contains("read whole when memory allows (about \(whole))") }, "\(lines)")
         #expect(lines.contains { $0.contains("in/onebit.png") && !$0.contains("read whole") }, "\(lines)")
-        #expect(lines.contains("1 PNG input is read whole with libdeflate (faster than row by row) while those being read hold under 128 MB together; others stream"))
+        #expect(
+            lines.contains(
+                "1 PNG input is read whole with libdeflate (faster than row by row) while those being read hold under 128 MB together; others stream"
+            ))
     }
 
     /// A large LZW TIFF is named as read with strips decoded ahead, with what they hold, and
@@ -99,8 +120,14 @@ import Vips
         // libvips writes 128-row strips: 2400 × 3 × 128 bytes a group; 48 MB hold eight of them.
         try directory.write(try photo.encoded(suffix: ".tif[compression=lzw]"), to: "in/large.tif")
         try directory.write(try photo.encoded(suffix: ".png[compression=1]"), to: "in/plain.png")
-        try directory.write(Data(PipelineHarness.json(inputs: ["in/*"], outputs: [
-            #"{"name": "t", "steps": [{"resize": {"width": 200}}], "encode": {"format": "jpeg"}, "path": "out/{name}.jpg"}"#]).utf8), to: "p.json")
+        try directory.write(
+            Data(
+                PipelineHarness.json(
+                    inputs: ["in/*"],
+                    outputs: [
+                        #"{"name": "t", "steps": [{"resize": {"width": 200}}], "encode": {"format": "jpeg"}, "path": "out/{name}.jpg"}"#
+                    ]
+                ).utf8), to: "p.json")
         let pipelineFile = directory.url.appendingPathComponent("p.json").path
 
         let roomy = try CommandRunner.run(["explain", pipelineFile]).standardOutput.split(separator: "\n").map(String.init)
@@ -111,15 +138,19 @@ import Vips
         let fileBytes = try #require(try FileManager.default.attributesOfItem(atPath: tiffPath)[.size] as? Int)
         #expect(storedPerWorker > 0 && storedPerWorker < Double(fileBytes), "\(held) bytes held")
         let eight = String(format: "%.0f MB", Double(held) / 1_000_000)
-        #expect(roomy.contains { $0.contains("in/large.tif") && $0.contains("strips decoded ahead on worker threads (about \(eight))") }, "\(roomy)")
+        #expect(
+            roomy.contains { $0.contains("in/large.tif") && $0.contains("strips decoded ahead on worker threads (about \(eight))") },
+            "\(roomy)")
         #expect(roomy.contains("1 TIFF input has its strips decoded ahead on worker threads (libtiff) while the rows are resized"))
         // A PNG read whole when the allowance has room has its rows decoded ahead otherwise.
-        #expect(roomy.contains { $0.contains("in/plain.png") && $0.contains("otherwise rows decoded ahead on a worker thread") }, "\(roomy)")
+        #expect(
+            roomy.contains { $0.contains("in/plain.png") && $0.contains("otherwise rows decoded ahead on a worker thread") }, "\(roomy)")
         #expect(roomy.contains { $0.contains("hold under 128 MB together") })
 
         // Under a limit the budget is what is left after the process and libvips' reserve: the
         // PNGs get an eighth of it, a TIFF a sixteenth, in whole groups of strips (2 to 8).
-        let tight = try CommandRunner.run(["explain", pipelineFile, "--max-memory", "200MB"]).standardOutput.split(separator: "\n").map(String.init)
+        let tight = try CommandRunner.run(["explain", pipelineFile, "--max-memory", "200MB"]).standardOutput.split(separator: "\n").map(
+            String.init)
         let budgetLine = try #require(tight.first { $0.hasPrefix("memory budget: ") }, "\(tight)")
         let budgetMB = try #require(Double(String(budgetLine.dropFirst("memory budget: ".count).prefix { $0.isNumber })), "\(budgetLine)")
         #expect(budgetMB > 16 && budgetMB < 8 * 128, "a budget that leaves PNGs less than their 128 MB: \(budgetLine)")
@@ -128,10 +159,15 @@ import Vips
             let group = Double(2400 * 3 * 128)
             let groups: Double = max(2, min(8, (megabytes * 1_000_000 / 16 / group).rounded(.down)))
             let workers = min(2, groups - 1)
-            return (String(format: "%.0f MB", megabytes / 8), String(format: "%.0f MB", (groups * group + workers * storedPerWorker) / 1_000_000))
+            return (
+                String(format: "%.0f MB", megabytes / 8),
+                String(format: "%.0f MB", (groups * group + workers * storedPerWorker) / 1_000_000)
+            )
         }
         #expect(candidates.contains { figures in tight.contains { $0.contains("hold under \(figures.png) together") } }, "\(tight)")
-        #expect(candidates.contains { figures in tight.contains { $0.contains("in/large.tif") && $0.contains("(about \(figures.tiff))") } }, "\(tight)")
+        #expect(
+            candidates.contains { figures in tight.contains { $0.contains("in/large.tif") && $0.contains("(about \(figures.tiff))") } },
+            "\(tight)")
     }
 
     /// A TIFF stored as one strip (as some writers store it) is read row by row, and `explain`
@@ -140,12 +176,21 @@ import Vips
         let directory = try TemporaryDirectory()
         let photo = try Fixtures.gradient(width: 2400, height: 1300)
         try directory.write(try photo.encoded(suffix: ".tif[compression=lzw,tile_height=1300]"), to: "in/one-strip.tif")
-        try directory.write(Data(PipelineHarness.json(inputs: ["in/*"], outputs: [
-            #"{"name": "t", "steps": [{"resize": {"width": 200}}], "encode": {"format": "jpeg"}, "path": "out/{name}.jpg"}"#]).utf8), to: "p.json")
+        try directory.write(
+            Data(
+                PipelineHarness.json(
+                    inputs: ["in/*"],
+                    outputs: [
+                        #"{"name": "t", "steps": [{"resize": {"width": 200}}], "encode": {"format": "jpeg"}, "path": "out/{name}.jpg"}"#
+                    ]
+                ).utf8), to: "p.json")
         let lines = try CommandRunner.run(["explain", directory.url.appendingPathComponent("p.json").path]).standardOutput
             .split(separator: "\n").map(String.init)
-        #expect(lines.contains { $0.contains("in/one-strip.tif") && $0.contains("strips too large to hold whole: rows decoded ahead on a worker thread") },
-                "\(lines)")
+        #expect(
+            lines.contains {
+                $0.contains("in/one-strip.tif") && $0.contains("strips too large to hold whole: rows decoded ahead on a worker thread")
+            },
+            "\(lines)")
         #expect(lines.contains("1 TIFF input has its strips decoded ahead on worker threads (libtiff) while the rows are resized"))
     }
 
@@ -157,13 +202,23 @@ import Vips
         // of them, at 4 bytes a pixel: 80 MB).
         try directory.write(try Fixtures.png(try Fixtures.solid(width: 40000, height: 500)), to: "in/wide.png")
         try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 2000, height: 1500)), to: "in/photo.jpg")
-        try directory.write(Data(PipelineHarness.json(inputs: ["in/*"], outputs: [
-            #"{"name": "t", "steps": [{"resize": {"width": 320, "height": 320, "fit": "cover"}}], "encode": {"format": "jpeg"}, "path": "out/{name}.jpg"}"#]).utf8),
+        try directory.write(
+            Data(
+                PipelineHarness.json(
+                    inputs: ["in/*"],
+                    outputs: [
+                        #"{"name": "t", "steps": [{"resize": {"width": 320, "height": 320, "fit": "cover"}}], "encode": {"format": "jpeg"}, "path": "out/{name}.jpg"}"#
+                    ]
+                ).utf8),
             to: "p.json")
-        let lines = try CommandRunner.run(["explain", directory.url.appendingPathComponent("p.json").path, "--max-memory", "4GB"]).standardOutput
+        let lines = try CommandRunner.run(["explain", directory.url.appendingPathComponent("p.json").path, "--max-memory", "4GB"])
+            .standardOutput
             .split(separator: "\n").map(String.init)
-        #expect(lines.contains { $0.contains("in/wide.png") && $0.contains("decoded at 25600×320")
-            && $0.contains("very wide: libvips' resize keeps rows of full width, about 80 MB (grows with the width)") }, "\(lines)")
+        #expect(
+            lines.contains {
+                $0.contains("in/wide.png") && $0.contains("decoded at 25600×320")
+                    && $0.contains("very wide: libvips' resize keeps rows of full width, about 80 MB (grows with the width)")
+            }, "\(lines)")
         #expect(lines.contains { $0.contains("in/photo.jpg") && !$0.contains("very wide") }, "\(lines)")
         let budget = try #require(lines.first { $0.hasPrefix("memory budget: ") }, "\(lines)")
         let figure = try #require(budget.range(of: "largest input: "), "\(budget)")
@@ -180,10 +235,15 @@ import Vips
         // estimated, over the 100 MB from which a 200 MB budget windows, under the 150 MB without one.
         try directory.write(try Fixtures.png(try Fixtures.panorama(width: 40000, height: 500)), to: "in/wide.png")
         for (file, folder) in [("p.json", "out"), ("q.json", "once")] {
-            try directory.write(Data(PipelineHarness.json(inputs: ["in/*"], outputs: [
-                #"{"name": "t", "steps": [{"resize": {"width": 320, "height": 320, "fit": "cover"}}], "encode": {"format": "png"}, "path": "\#(folder)/{stem}-t.png"}"#,
-                #"{"name": "f", "steps": [{"resize": {"width": 640, "height": 640, "fit": "inside"}}], "encode": {"format": "png"}, "path": "\#(folder)/{stem}-f.png"}"#,
-            ]).utf8), to: file)
+            try directory.write(
+                Data(
+                    PipelineHarness.json(
+                        inputs: ["in/*"],
+                        outputs: [
+                            #"{"name": "t", "steps": [{"resize": {"width": 320, "height": 320, "fit": "cover"}}], "encode": {"format": "png"}, "path": "\#(folder)/{stem}-t.png"}"#,
+                            #"{"name": "f", "steps": [{"resize": {"width": 640, "height": 640, "fit": "inside"}}], "encode": {"format": "png"}, "path": "\#(folder)/{stem}-f.png"}"#,
+                        ]
+                    ).utf8), to: file)
         }
         let pipelineFile = directory.url.appendingPathComponent("p.json").path
         let explained = { (budget: String) throws -> [String] in
@@ -192,16 +252,26 @@ import Vips
 
         // explain names the output that decodes its window, and the fit output alone sizes the decode
         let lines = try explained("200MB")
-        #expect(lines.contains { $0.contains("in/wide.png") && $0.contains("decoded at 640×8")
-            && $0.contains(#"too wide or tall to decode once for every output: "t" decodes the window it keeps alone, in a pass over the file of its own"#) },
+        #expect(
+            lines.contains {
+                $0.contains("in/wide.png") && $0.contains("decoded at 640×8")
+                    && $0.contains(
+                        #"too wide or tall to decode once for every output: "t" decodes the window it keeps alone, in a pass over the file of its own"#
+                    )
+            },
             "\(lines)")
         // and with room for one pass, nothing is windowed
         let roomy = try explained("4GB")
         #expect(roomy.contains { $0.contains("in/wide.png") && $0.contains("decoded at 25600×320") && !$0.contains("window") }, "\(roomy)")
         // With the cover output alone, no whole image is decoded at all
-        try directory.write(Data(PipelineHarness.json(inputs: ["in/*"], outputs: [
-            #"{"name": "t", "steps": [{"resize": {"width": 320, "height": 320, "fit": "cover"}}], "encode": {"format": "png"}, "path": "alone/{stem}-t.png"}"#,
-        ]).utf8), to: "alone.json")
+        try directory.write(
+            Data(
+                PipelineHarness.json(
+                    inputs: ["in/*"],
+                    outputs: [
+                        #"{"name": "t", "steps": [{"resize": {"width": 320, "height": 320, "fit": "cover"}}], "encode": {"format": "png"}, "path": "alone/{stem}-t.png"}"#
+                    ]
+                ).utf8), to: "alone.json")
         let alone = try CommandRunner.run(["explain", directory.url.appendingPathComponent("alone.json").path, "--max-memory", "200MB"])
             .standardOutput.split(separator: "\n").map(String.init)
         #expect(alone.contains { $0.contains("in/wide.png") && $0.contains("decoded only in windows") }, "\(alone)")
@@ -220,7 +290,9 @@ import Vips
             let (mean, largest) = try Fixtures.difference(a, b)
             #expect(mean < 1 && largest <= 6, "\(name): mean \(mean), largest \(largest)")
         }
-        #expect(try VipsImage.open(file: directory.url.appendingPathComponent("out/wide-t.png").path).size == ImageSize(width: 320, height: 320))
+        #expect(
+            try VipsImage.open(file: directory.url.appendingPathComponent("out/wide-t.png").path).size == ImageSize(width: 320, height: 320)
+        )
 
         // And an output made again alone (its file gone, the other up to date) is the same file
         let fit = directory.url.appendingPathComponent("out/wide-f.png")

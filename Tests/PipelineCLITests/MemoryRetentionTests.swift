@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// A run keeps nothing per input: after 60 distinct inputs (several outputs each, a failure
 /// among them), no libvips image is left alive. Run in a process of its own, since the count
@@ -16,12 +16,14 @@ import TestSupport
             try directory.write(data, to: "in/photo-\(index).jpg")
         }
         try directory.write(Data("not an image".utf8), to: "in/broken.jpg")
-        try directory.write(Data("""
-            {"version": 1, "inputs": ["in/*.jpg"], "outputs": [
-              {"name": "a", "steps": [{"resize": {"width": 64}}], "encode": {"format": "webp"}, "path": "out/{stem}-a.webp"},
-              {"name": "b", "steps": [{"crop": {"width": 50, "height": 50}}, {"blur": {"sigma": 1}}], "encode": {"format": "png"}, "path": "out/{stem}-b.png"}
-            ]}
-            """.utf8), to: "p.json")
+        try directory.write(
+            Data(
+                """
+                {"version": 1, "inputs": ["in/*.jpg"], "outputs": [
+                  {"name": "a", "steps": [{"resize": {"width": 64}}], "encode": {"format": "webp"}, "path": "out/{stem}-a.webp"},
+                  {"name": "b", "steps": [{"crop": {"width": 50, "height": 50}}, {"blur": {"sigma": 1}}], "encode": {"format": "png"}, "path": "out/{stem}-b.png"}
+                ]}
+                """.utf8), to: "p.json")
 
         let result = try CommandRunner.run(["run", "--log-level", "debug", directory.url.appendingPathComponent("p.json").path])
 

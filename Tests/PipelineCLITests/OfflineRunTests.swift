@@ -1,8 +1,9 @@
 import Foundation
+import TestSupport
 import Testing
 import Vips
+
 @testable import PipelineKit
-import TestSupport
 
 /// `pipeline run` with the origin of its remote inputs down: the cache carries the run.
 @Suite struct OfflineRunTests {

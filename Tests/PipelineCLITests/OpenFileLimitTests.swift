@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import PipelineKit
 import TestSupport
+import Testing
+
+@testable import PipelineKit
 
 /// Few file descriptors: the soft limit is raised to the hard one, and when the hard one is too
 /// low, inputs fail saying "too many open files" instead of a bad descriptor, a full disk, an
@@ -12,10 +13,12 @@ import TestSupport
         for index in 0..<12 {
             try directory.write(try Fixtures.jpeg(try Fixtures.noise(width: 200 + index, height: 150)), to: "in/n\(index).jpg")
         }
-        let json = PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [
-            #"{"name": "a", "steps": [{"resize": {"width": 50}}], "encode": {"format": "jpeg"}, "path": "out/{stem}-a.jpg"}"#,
-            #"{"name": "b", "steps": [{"resize": {"width": 80}}], "encode": {"format": "webp"}, "path": "out/{stem}-b.webp"}"#,
-        ])
+        let json = PipelineHarness.json(
+            inputs: ["in/*.jpg"],
+            outputs: [
+                #"{"name": "a", "steps": [{"resize": {"width": 50}}], "encode": {"format": "jpeg"}, "path": "out/{stem}-a.jpg"}"#,
+                #"{"name": "b", "steps": [{"resize": {"width": 80}}], "encode": {"format": "webp"}, "path": "out/{stem}-b.webp"}"#,
+            ])
         return (directory, try directory.write(Data(json.utf8), to: "pipeline.json"))
     }
 

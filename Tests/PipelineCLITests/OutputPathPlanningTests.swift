@@ -1,15 +1,18 @@
 import Foundation
-import Testing
-@testable import PipelineKit
 import StandardProcessors
 import TestSupport
+import Testing
+
+@testable import PipelineKit
 
 /// What planning can know about output paths is found while planning, before any decode.
 @Suite struct OutputPathPlanningTests {
     func writePipeline(_ directory: TemporaryDirectory, path: String) throws -> String {
-        let json = PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [
-            #"{"name": "thumb", "steps": [{"resize": {"width": 16}}], "encode": {"format": "jpeg"}, "path": "\#(path)"}"#,
-        ])
+        let json = PipelineHarness.json(
+            inputs: ["in/*.jpg"],
+            outputs: [
+                #"{"name": "thumb", "steps": [{"resize": {"width": 16}}], "encode": {"format": "jpeg"}, "path": "\#(path)"}"#
+            ])
         return try directory.write(Data(json.utf8), to: "pipeline.json")
     }
 
@@ -27,8 +30,11 @@ import TestSupport
         // Then both exit 2 naming the output, the path and the file in the way, once
         for result in [validate, run] {
             #expect(result.status == 2, "\(result.standardError)")
-            #expect(result.standardError.contains(#"output "thumb" of in/a.jpg would write \#(directory.path)/out/a.jpg, but \#(directory.path)/out is a file, not a folder"#),
-                    "\(result.standardError)")
+            #expect(
+                result.standardError.contains(
+                    #"output "thumb" of in/a.jpg would write \#(directory.path)/out/a.jpg, but \#(directory.path)/out is a file, not a folder"#
+                ),
+                "\(result.standardError)")
             #expect(!result.standardError.contains("in/b.jpg"), "the same file named twice: \(result.standardError)")
         }
         // And nothing was decoded or written
@@ -47,7 +53,9 @@ import TestSupport
         let validate = try CommandRunner.run(["validate", file])
         // Then the file is valid, and the input that would fail is named with the reason
         #expect(validate.status == 0, "\(validate.standardError)")
-        #expect(validate.standardError.contains("would be 257 bytes long: more than the 255 a file or folder name may have"), "\(validate.standardError)")
+        #expect(
+            validate.standardError.contains("would be 257 bytes long: more than the 255 a file or folder name may have"),
+            "\(validate.standardError)")
         // When it runs
         let run = try CommandRunner.run(["run", "--json", file])
         // Then that input is refused before decoding (at fetch, the first stage), and the other is written

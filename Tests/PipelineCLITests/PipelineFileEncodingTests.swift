@@ -1,8 +1,9 @@
 import Foundation
-import Testing
-@testable import PipelineKit
 import StandardProcessors
 import TestSupport
+import Testing
+
+@testable import PipelineKit
 
 /// A pipeline file that is not UTF-8, as `pipeline validate` prints it.
 @Suite struct PipelineFileEncodingTests {
@@ -21,10 +22,14 @@ import TestSupport
         let problem = try #require(error.problems.first)
         #expect(error.problems.count == 1)
         #expect(problem.location == SourceLocation(line: 3, column: 17))
-        #expect(problem.message == "the file is not UTF-8 text: the byte 0xE9 at offset 58 (line 3, column 17) does not begin a valid UTF-8 character")
+        #expect(
+            problem.message
+                == "the file is not UTF-8 text: the byte 0xE9 at offset 58 (line 3, column 17) does not begin a valid UTF-8 character")
         // And the command line prints it as every other problem, exiting 2
         let result = try CommandRunner.run(["validate", file])
         #expect(result.status == 2)
-        #expect(result.standardError.hasPrefix("\(file):3:17: error: the file is not UTF-8 text: the byte 0xE9 at offset 58"), "\(result.standardError)")
+        #expect(
+            result.standardError.hasPrefix("\(file):3:17: error: the file is not UTF-8 text: the byte 0xE9 at offset 58"),
+            "\(result.standardError)")
     }
 }

@@ -1,10 +1,11 @@
 import Foundation
-import Testing
-import Vips
-@testable import PipelineCLI
-@testable import PipelineKit
 import StandardProcessors
 import TestSupport
+import Testing
+import Vips
+
+@testable import PipelineCLI
+@testable import PipelineKit
 
 /// A processor defined outside PipelineKit and StandardProcessors, as another package would.
 struct Posterize: ImageProcessing {
@@ -34,9 +35,11 @@ struct Posterize: ImageProcessing {
     let registry = ProcessorRegistry.standard.adding(Posterize.self)
 
     private func json(step: String, path: String = "out/{stem}.png") -> String {
-        PipelineHarness.json(inputs: ["in/*.png"], outputs: [
-            #"{"name": "o", "steps": [\#(step)], "encode": {"format": "png"}, "path": "\#(path)"}"#,
-        ])
+        PipelineHarness.json(
+            inputs: ["in/*.png"],
+            outputs: [
+                #"{"name": "o", "steps": [\#(step)], "encode": {"format": "png"}, "path": "\#(path)"}"#
+            ])
     }
 
     @Test func anAddedProcessorShowsUpWhereverABuiltInOneDoes() async throws {
@@ -49,9 +52,13 @@ struct Posterize: ImageProcessing {
 
         // validation, with suggestions for its name and its options
         let directory = try TemporaryDirectory()
-        let misspelt = #expect(throws: PipelineFileError.self) { try PipelineHarness.pipeline(json(step: #"{"posterise": {}}"#), in: directory, processors: registry) }
+        let misspelt = #expect(throws: PipelineFileError.self) {
+            try PipelineHarness.pipeline(json(step: #"{"posterise": {}}"#), in: directory, processors: registry)
+        }
         #expect(misspelt?.description.contains(#"did you mean "posterize""#) == true)
-        let option = #expect(throws: PipelineFileError.self) { try PipelineHarness.pipeline(json(step: #"{"posterize": {"level": 3}}"#), in: directory, processors: registry) }
+        let option = #expect(throws: PipelineFileError.self) {
+            try PipelineHarness.pipeline(json(step: #"{"posterize": {"level": 3}}"#), in: directory, processors: registry)
+        }
         #expect(option?.description.contains(#"did you mean "levels""#) == true)
 
         // a run, explain and the journal's fingerprints
@@ -60,7 +67,8 @@ struct Posterize: ImageProcessing {
         #expect(first.summary.outputsWritten == 1)
         let output = try VipsImage.open(file: directory.url.appendingPathComponent("out/a.png").path)
         #expect(try output.pixel(x: 0, y: 0) == [192, 64, 0])
-        let explanation = try PipelineHarness.pipeline(json(step: #"{"posterize": {"levels": 4}}"#), in: directory, processors: registry).explain().text
+        let explanation = try PipelineHarness.pipeline(json(step: #"{"posterize": {"levels": 4}}"#), in: directory, processors: registry)
+            .explain().text
         #expect(explanation.contains("posterize"))
         let again = try await PipelineHarness.run(json(step: #"{"posterize": {"levels": 4}}"#), in: directory, processors: registry)
         #expect(again.summary.outputsUpToDate == 1 && again.summary.outputsWritten == 0)

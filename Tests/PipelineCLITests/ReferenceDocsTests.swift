@@ -1,8 +1,8 @@
 import Foundation
 import PipelineKit
 import StandardProcessors
-import Testing
 import TestSupport
+import Testing
 
 /// The generated reference in docs/ is what the commands print, names every key and step, and the
 /// version is one semantic version that the changelog names.
@@ -14,10 +14,14 @@ import TestSupport
         let result = try CommandRunner.run(arguments)
         #expect(result.status == 0, "\(result.standardError)")
         let committed = try String(contentsOf: Self.docs.appendingPathComponent(name), encoding: .utf8)
-        let firstDifference = zip(committed.split(separator: "\n", omittingEmptySubsequences: false),
-                                  result.standardOutput.split(separator: "\n", omittingEmptySubsequences: false))
-            .enumerated().first { $0.element.0 != $0.element.1 }
-        #expect(committed == result.standardOutput, """
+        let firstDifference = zip(
+            committed.split(separator: "\n", omittingEmptySubsequences: false),
+            result.standardOutput.split(separator: "\n", omittingEmptySubsequences: false)
+        )
+        .enumerated().first { $0.element.0 != $0.element.1 }
+        #expect(
+            committed == result.standardOutput,
+            """
             docs/\(name) differs from what `pipeline \(arguments.joined(separator: " "))` prints\
             \(firstDifference.map { " (first at line \($0.offset + 1))" } ?? " (in length)"): \
             regenerate it with `swift run pipeline \(arguments.joined(separator: " ")) > docs/\(name)` and commit it
@@ -74,8 +78,10 @@ import TestSupport
             guard let property = value as? [String: Any] else { continue }
             let keyPath = path.isEmpty ? name : "\(path).\(name)"
             if let value = property["default"] {
-                let text = if let string = value as? String { "\"\(string)\"" }
-                    else if property["type"] as? String == "boolean" { "\(value as? Bool ?? false)" } else { "\(value)" }
+                let text =
+                    if let string = value as? String { "\"\(string)\"" } else if property["type"] as? String == "boolean" {
+                        "\(value as? Bool ?? false)"
+                    } else { "\(value)" }
                 found.append((keyPath, text))
             }
             found += defaults(in: property, at: keyPath)
@@ -85,13 +91,16 @@ import TestSupport
     }
 
     @Test func pluginsListsEveryKeyOfThePipelineFileWithItsDefault() throws {
-        let schema = try #require(try JSONSerialization.jsonObject(with: Data(try CommandRunner.run(["schema"]).standardOutput.utf8)) as? [String: Any])
+        let schema = try #require(
+            try JSONSerialization.jsonObject(with: Data(try CommandRunner.run(["schema"]).standardOutput.utf8)) as? [String: Any])
         let keys = defaults(in: schema)
         #expect(keys.contains { $0.0 == "fetch.maxBytes" } && keys.contains { $0.0 == "outputs[].placeholderOptions.lqipWidth" })
         let listing = try CommandRunner.run(["plugins"]).standardOutput
         let lines = listing.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
         for (path, text) in keys {
-            #expect(lines.contains { $0.hasPrefix(path + " (") && $0.contains("default \(text)") }, "plugins lacks \(path) with default \(text)")
+            #expect(
+                lines.contains { $0.hasPrefix(path + " (") && $0.contains("default \(text)") }, "plugins lacks \(path) with default \(text)"
+            )
         }
         // Keys with no default are listed too: a required one, and one whose default is a rule.
         #expect(lines.contains { $0.hasPrefix("outputs[].path (") && $0.contains("required") })

@@ -1,8 +1,9 @@
 import Foundation
+import TestSupport
 import Testing
 import Vips
+
 @testable import PipelineKit
-import TestSupport
 
 /// Remote inputs through the command: the cache commands, and `kill -9` while the cache is written.
 @Suite(.serialized) struct RemoteCommandLineTests {

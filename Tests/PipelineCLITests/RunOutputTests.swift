@@ -1,8 +1,8 @@
 import Foundation
-import Testing
-import Vips
 import PipelineKit
 import TestSupport
+import Testing
+import Vips
 
 /// What `pipeline run` tells people and scripts: JSON events, traces, report.json, logs.
 @Suite(.serialized) struct RunOutputTests {
@@ -55,12 +55,14 @@ import TestSupport
         let tracePath = directory.path + "/trace.json"
         let result = try CommandRunner.run(["run", "--json", "--trace", tracePath, try makePipeline(directory)])
         let operations = try objects(result.standardOutput).filter { $0["event"] as? String == "stageFinished" }
-        let trace = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: tracePath))) as? [String: Any])
+        let trace = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: tracePath))) as? [String: Any])
         let events = try #require(trace["traceEvents"] as? [[String: Any]])
         let slices = events.filter { $0["ph"] as? String == "X" }
         #expect(slices.count == operations.count)
         #expect(slices.allSatisfy { ($0["dur"] as? Int ?? 0) > 0 && $0["ts"] is Int && $0["tid"] is Int })
-        let trackNames = Set(events.filter { $0["name"] as? String == "thread_name" }.compactMap { ($0["args"] as? [String: Any])?["name"] as? String })
+        let trackNames = Set(
+            events.filter { $0["name"] as? String == "thread_name" }.compactMap { ($0["args"] as? [String: Any])?["name"] as? String })
         #expect(trackNames.contains("decompress #1"))
         #expect(trackNames.contains("encode #1"))
         // Every named slice track is one that slices use.
@@ -86,7 +88,9 @@ import TestSupport
         #expect(good.bytes == Int64((try Data(contentsOf: URL(fileURLWithPath: directory.path + "/in/photo-0.jpg"))).count))
         #expect(good.outputs.map(\.name) == ["small", "large"])
         #expect(good.outputs[0].width == 100 && good.outputs[0].format == "webp")
-        #expect(good.outputs[1].bytes == (try FileManager.default.attributesOfItem(atPath: directory.path + "/out/photo-0-large.jpg")[.size] as? Int))
+        #expect(
+            good.outputs[1].bytes
+                == (try FileManager.default.attributesOfItem(atPath: directory.path + "/out/photo-0-large.jpg")[.size] as? Int))
         #expect(Set(good.stageSeconds.keys) == ["fetch", "decompress", "process", "encode"])
         let broken = try #require(report.items.first { $0.input == "in/broken.jpg" })
         #expect(broken.status == .failed && broken.stage == .decompress)
@@ -161,7 +165,9 @@ import TestSupport
 
         // Then the failure names the step, not only the stage
         #expect(plain.status == 1)
-        #expect(plain.standardError.contains("failed: in/photo.jpg → cut: process: steps[1].crop: the crop region 200×200"), "\(plain.standardError)")
+        #expect(
+            plain.standardError.contains("failed: in/photo.jpg → cut: process: steps[1].crop: the crop region 200×200"),
+            "\(plain.standardError)")
         let failed = try #require(try objects(scripted.standardOutput).first { $0["event"] as? String == "itemFailed" })
         let step = try #require(failed["step"] as? [String: Any])
         #expect(step["index"] as? Int == 1 && step["name"] as? String == "crop")
@@ -215,8 +221,12 @@ import TestSupport
 
         // Then the summary names the first output and how many more there are, and JSON has no folder
         #expect(plain.status == 0)
-        let said = try #require(plain.standardOutput.firstMatch(of: /; outputs: (small|large)\/photo-[0-2]\.(webp|jpg) and 5 more\n$/), "\(plain.standardOutput)")
-        #expect(FileManager.default.fileExists(atPath: directory.path + "/" + said.output.0.dropFirst("; outputs: ".count).prefix { $0 != " " }))
+        let said = try #require(
+            plain.standardOutput.firstMatch(of: /; outputs: (small|large)\/photo-[0-2]\.(webp|jpg) and 5 more\n$/),
+            "\(plain.standardOutput)")
+        #expect(
+            FileManager.default.fileExists(atPath: directory.path + "/" + said.output.0.dropFirst("; outputs: ".count).prefix { $0 != " " })
+        )
         let finished = try #require(try objects(scripted.standardOutput).last)
         #expect(finished["outputFolder"] == nil, "\(finished)")
         #expect((finished["firstOutput"] as? String)?.hasPrefix(directory.path) == true, "\(finished)")

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// `pipeline` with `s3://` inputs and outputs, run as a user runs it against a real
 /// S3-compatible server: whatever the command prints or writes never holds a secret.
@@ -13,38 +13,47 @@ struct S3CommandLineTests {
         let photo = try Fixtures.jpeg(try Fixtures.gradient(width: 120, height: 80))
         try server.putMany([(key: "in/a.jpg", data: photo), (key: "in/b.jpg", data: photo)], bucket: "photos")
         let directory = try TemporaryDirectory()
-        let file = try directory.write(Data("""
-            {"version": 1, "inputs": ["s3://photos/in/*.jpg", "s3://photos/in/missing.jpg"], "cache": {"directory": "cache"},
-             "outputs": [{"name": "t", "steps": [{"resize": {"width": 30}}], "encode": {"format": "png"}, "path": "s3://site/t/{stem}.png"}]}
-            """.utf8), to: "pipeline.json")
+        let file = try directory.write(
+            Data(
+                """
+                {"version": 1, "inputs": ["s3://photos/in/*.jpg", "s3://photos/in/missing.jpg"], "cache": {"directory": "cache"},
+                 "outputs": [{"name": "t", "steps": [{"resize": {"width": 30}}], "encode": {"format": "png"}, "path": "s3://site/t/{stem}.png"}]}
+                """.utf8), to: "pipeline.json")
         let environment = server.environment(home: directory.path)
         let secret = server.credentials.secretAccessKey
 
-        let run = try CommandRunner.run(["run", "--json", "--report", directory.path + "/report", "--trace", directory.path + "/trace.json", file],
-                                        environment: environment)
+        let run = try CommandRunner.run(
+            ["run", "--json", "--report", directory.path + "/report", "--trace", directory.path + "/trace.json", file],
+            environment: environment)
         let explain = try CommandRunner.run(["explain", file], environment: environment)
 
-        #expect(run.status == 1, "\(run.standardError)") // one input is missing
+        #expect(run.status == 1, "\(run.standardError)")  // one input is missing
         #expect(run.standardOutput.contains("NoSuchKey"))
         #expect(try server.get(bucket: "site", key: "t/a.png") != nil)
         #expect(explain.status == 0, "\(explain.standardError)")
         #expect(explain.standardOutput.contains("3"))
-        let written = [run.standardOutput, run.standardError, explain.standardOutput, explain.standardError,
-                       try String(contentsOfFile: directory.path + "/report/report.json", encoding: .utf8),
-                       try String(contentsOfFile: directory.path + "/trace.json", encoding: .utf8)]
+        let written = [
+            run.standardOutput, run.standardError, explain.standardOutput, explain.standardError,
+            try String(contentsOfFile: directory.path + "/report/report.json", encoding: .utf8),
+            try String(contentsOfFile: directory.path + "/trace.json", encoding: .utf8),
+        ]
         for text in written { #expect(!text.contains(secret)) }
     }
 
     @Test func missingCredentialsAreAPlanningErrorNamingWhereTheyWereLookedFor() throws {
         let directory = try TemporaryDirectory()
-        let file = try directory.write(Data("""
-            {"version": 1, "inputs": ["s3://photos/in/*.jpg"],
-             "outputs": [{"name": "t", "encode": {"format": "png"}, "path": "out/{stem}.png"}]}
-            """.utf8), to: "pipeline.json")
-        let result = try CommandRunner.run(["run", file], environment: [
-            "HOME": directory.path, "AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": "", "AWS_PROFILE": "", "AWS_SESSION_TOKEN": "",
-            "AWS_SHARED_CREDENTIALS_FILE": "", "AWS_CONFIG_FILE": "",
-        ])
+        let file = try directory.write(
+            Data(
+                """
+                {"version": 1, "inputs": ["s3://photos/in/*.jpg"],
+                 "outputs": [{"name": "t", "encode": {"format": "png"}, "path": "out/{stem}.png"}]}
+                """.utf8), to: "pipeline.json")
+        let result = try CommandRunner.run(
+            ["run", file],
+            environment: [
+                "HOME": directory.path, "AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": "", "AWS_PROFILE": "", "AWS_SESSION_TOKEN": "",
+                "AWS_SHARED_CREDENTIALS_FILE": "", "AWS_CONFIG_FILE": "",
+            ])
         #expect(result.status != 0)
         #expect(result.standardError.contains("inputs[0]"))
         #expect(result.standardError.contains("no S3 credentials"))

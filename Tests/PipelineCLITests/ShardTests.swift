@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import PipelineKit
 import TestSupport
+import Testing
+
+@testable import PipelineKit
 
 /// Sharded runs of the command, and `merge-reports` over their reports.
 @Suite struct ShardTests {
@@ -10,17 +11,21 @@ import TestSupport
         let directory = try TemporaryDirectory()
         let photo = try Fixtures.jpeg(try Fixtures.gradient(width: 64, height: 48))
         for index in 0..<24 { try directory.write(photo + Data("\(index)".utf8), to: "in/p\(index).jpg") }
-        try directory.write(Data("""
-            {"version": 1, "inputs": ["in/*.jpg", "in/p7.jpg"], "outputs": [
-              {"name": "t", "steps": [{"resize": {"width": 16}}], "encode": {"format": "png"}, "path": "out/{stem}.png"}]}
-            """.utf8), to: "p.json")
+        try directory.write(
+            Data(
+                """
+                {"version": 1, "inputs": ["in/*.jpg", "in/p7.jpg"], "outputs": [
+                  {"name": "t", "steps": [{"resize": {"width": 16}}], "encode": {"format": "png"}, "path": "out/{stem}.png"}]}
+                """.utf8), to: "p.json")
         let file = directory.url.appendingPathComponent("p.json").path
 
         // When four shards run, each with its report
         var outputs: [[String]] = []
         for index in 0..<4 {
             let before = Set(directory.allFiles().filter { $0.hasPrefix("out/") })
-            let result = try CommandRunner.run(["run", "--quiet", "--shard", "\(index)/4", "--report", directory.url.appendingPathComponent("reports/\(index)").path, file])
+            let result = try CommandRunner.run([
+                "run", "--quiet", "--shard", "\(index)/4", "--report", directory.url.appendingPathComponent("reports/\(index)").path, file,
+            ])
             #expect(result.status == 0, "\(result.standardError)")
             outputs.append(Set(directory.allFiles().filter { $0.hasPrefix("out/") }).subtracting(before).sorted())
         }

@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import PipelineKit
 import TestSupport
+import Testing
+
+@testable import PipelineKit
 
 /// Names holding control characters reach the terminal escaped, as `--json` writes them: a file
 /// name cannot print a line that passes for another failure, nor send escape sequences.
@@ -11,9 +12,11 @@ import TestSupport
         let directory = try TemporaryDirectory()
         try directory.write(Data("not an image".utf8), to: "in/x\nfailed: fake.jpg")
         try directory.write(Data("not an image".utf8), to: "in/y\u{1B}[2Jz.jpg")
-        let json = PipelineHarness.json(inputs: ["in/*.jpg", "missing/*.jpg"], outputs: [
-            #"{"name": "t", "steps": [], "encode": {"format": "jpeg"}, "path": "out/{stem}.jpg"}"#,
-        ])
+        let json = PipelineHarness.json(
+            inputs: ["in/*.jpg", "missing/*.jpg"],
+            outputs: [
+                #"{"name": "t", "steps": [], "encode": {"format": "jpeg"}, "path": "out/{stem}.jpg"}"#
+            ])
         let file = try directory.write(Data(json.utf8), to: "pipeline.json")
         // When it runs
         let run = try CommandRunner.run(["run", "-v", file])
@@ -34,10 +37,12 @@ import TestSupport
         // Given an output whose name holds a newline, used twice
         let directory = try TemporaryDirectory()
         try directory.write(Data("x".utf8), to: "in/a.jpg")
-        let json = PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [
-            #"{"name": "a\nerror: fake", "steps": [], "encode": {"format": "jpeg"}, "path": "out/{stem}-1.jpg"}"#,
-            #"{"name": "a\nerror: fake", "steps": [], "encode": {"format": "jpeg"}, "path": "out/{stem}-2.jpg"}"#,
-        ])
+        let json = PipelineHarness.json(
+            inputs: ["in/*.jpg"],
+            outputs: [
+                #"{"name": "a\nerror: fake", "steps": [], "encode": {"format": "jpeg"}, "path": "out/{stem}-1.jpg"}"#,
+                #"{"name": "a\nerror: fake", "steps": [], "encode": {"format": "jpeg"}, "path": "out/{stem}-2.jpg"}"#,
+            ])
         let file = try directory.write(Data(json.utf8), to: "pipeline.json")
         // When it is validated
         let result = try CommandRunner.run(["validate", file])

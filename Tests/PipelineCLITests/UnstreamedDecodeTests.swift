@@ -1,7 +1,7 @@
 import Foundation
-import Testing
 import PipelineKit
 import TestSupport
+import Testing
 import Vips
 
 /// Decodes that cannot stream hold their full-size buffers while they run: two of the largest
@@ -19,9 +19,15 @@ import Vips
         try directory.write(large, to: "in/large-2.jpg")
         let small = try Fixtures.jpeg(try Fixtures.gradient(width: 1000, height: 800))
         for index in 0..<40 { try directory.write(small, to: "in/small-\(index).jpg") }
-        try directory.write(Data(PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [
-            #"{"name": "t", "steps": [{"resize": {"width": 200}}], "encode": {"format": "jpeg"}, "path": "out/{stem}.jpg"}"#],
-            extra: #""incremental": false, "decompress": {"concurrency": 2}"#).utf8), to: "p.json")
+        try directory.write(
+            Data(
+                PipelineHarness.json(
+                    inputs: ["in/*.jpg"],
+                    outputs: [
+                        #"{"name": "t", "steps": [{"resize": {"width": 200}}], "encode": {"format": "jpeg"}, "path": "out/{stem}.jpg"}"#
+                    ],
+                    extra: #""incremental": false, "decompress": {"concurrency": 2}"#
+                ).utf8), to: "p.json")
 
         // When it runs (largest first: both large ones would start together).
         let trace = directory.url.appendingPathComponent("trace.json").path
@@ -51,7 +57,8 @@ import Vips
         var spans: [String: ClosedRange<Double>] = [:]
         for event in events where event["cat"] as? String == "decompress" {
             guard let input = (event["args"] as? [String: Any])?["input"] as? String,
-                  let start = event["ts"] as? Double, let duration = event["dur"] as? Double else { continue }
+                let start = event["ts"] as? Double, let duration = event["dur"] as? Double
+            else { continue }
             spans[input] = (start / 1e6)...((start + duration) / 1e6)
         }
         return spans

@@ -1,16 +1,19 @@
 import Foundation
-import Testing
-@testable import PipelineKit
 import StandardProcessors
-import Vips
 import TestSupport
+import Testing
+import Vips
+
+@testable import PipelineKit
 
 /// `pipeline watch`: one run at start, then one incremental re-run per settled batch of changes
 /// to the inputs, the pipeline file or a step's image; an invalid pipeline file is reported and
 /// the last valid one kept; Ctrl-C and SIGTERM end it cleanly.
 @Suite(.serialized) struct WatchTests {
-    static let small = #"{"name": "small", "steps": [{"resize": {"width": 16}}], "encode": {"format": "webp"}, "path": "out/{stem}-small.webp"}"#
-    static let large = #"{"name": "large", "steps": [{"resize": {"width": 40}}], "encode": {"format": "jpeg"}, "path": "out/{stem}-large.jpg"}"#
+    static let small =
+        #"{"name": "small", "steps": [{"resize": {"width": 16}}], "encode": {"format": "webp"}, "path": "out/{stem}-small.webp"}"#
+    static let large =
+        #"{"name": "large", "steps": [{"resize": {"width": 40}}], "encode": {"format": "jpeg"}, "path": "out/{stem}-large.jpg"}"#
 
     /// A folder with `count` small photos in `in/`, one more in `spare/` to copy in, and a
     /// pipeline file `p.json` making `outputs` of `in/*.jpg`.
@@ -36,7 +39,9 @@ import TestSupport
     func summary(_ command: BackgroundCommand, after mark: Int = 0, startingWith prefix: String) throws -> String {
         // Generous: with the whole suite running beside it on two cores, a watch's first run
         // has been seen to take over a minute to print (it takes under a second alone).
-        let line = command.waitForLine(after: mark, timeout: 180) { !$0.isError && ($0.text.hasPrefix("run: ") || $0.text.hasPrefix("re-run ")) }
+        let line = command.waitForLine(after: mark, timeout: 180) {
+            !$0.isError && ($0.text.hasPrefix("run: ") || $0.text.hasPrefix("re-run "))
+        }
         let text = try #require(line?.text, "no run line came:\n\(command.transcript)")
         #expect(text.hasPrefix(prefix), "\(text)\n\(command.transcript)")
         return text
@@ -102,7 +107,9 @@ import TestSupport
         try directory.write(Data(#"{"version": 1, "inputs": ["#.utf8), to: "p.json")
 
         // Then its problem is printed as `validate` prints it, and the watch goes on
-        let problem = command.waitForLine(after: mark) { $0.isError && $0.text.hasPrefix("p.json:") && $0.text.contains("error: invalid JSON") }
+        let problem = command.waitForLine(after: mark) {
+            $0.isError && $0.text.hasPrefix("p.json:") && $0.text.contains("error: invalid JSON")
+        }
         #expect(problem != nil, "\(command.transcript)")
         #expect(command.waitForLine(after: mark) { $0.isError && $0.text.contains("keeping the last valid pipeline") } != nil)
 
@@ -114,7 +121,8 @@ import TestSupport
 
         // When a valid pipeline with a second output replaces it (renamed over it, as editors save)
         mark = command.lineCount
-        try replace("p.json", in: directory, with: Data(PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [Self.small, Self.large]).utf8))
+        try replace(
+            "p.json", in: directory, with: Data(PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [Self.small, Self.large]).utf8))
 
         // Then the new pipeline runs: every input gets the new output (the small ones are made
         // again too: a larger output changes the decode size, which their fingerprints hold)
@@ -125,7 +133,8 @@ import TestSupport
 
     @Test func aChangedOverlayImageRemakesTheOutputs() throws {
         // Given a watch of a pipeline that puts logo.png over each photo
-        let composite = #"{"name": "marked", "steps": [{"resize": {"width": 40}}, {"composite": {"image": "logo.png", "gravity": "northwest"}}], "encode": {"format": "png"}, "path": "out/{stem}-marked.png"}"#
+        let composite =
+            #"{"name": "marked", "steps": [{"resize": {"width": 40}}, {"composite": {"image": "logo.png", "gravity": "northwest"}}], "encode": {"format": "png"}, "path": "out/{stem}-marked.png"}"#
         let directory = try setUp(inputs: 2, outputs: [composite])
         try directory.write(try Fixtures.png(try Fixtures.solid(width: 8, height: 8, colour: [255, 0, 0])), to: "logo.png")
         let command = try watch(directory)
@@ -146,8 +155,12 @@ import TestSupport
 
     @Test func aPhotoInANewSubfolderOfADoubleStarGlobIsSeen() throws {
         // Given a watch of `in/**/*.jpg`
-        let directory = try setUp(inputs: 1, outputs: [#"{"name": "small", "steps": [{"resize": {"width": 16}}], "encode": {"format": "webp"}, "path": "out/{dir}/{stem}-small.webp"}"#],
-                                  inputPattern: "in/**/*.jpg")
+        let directory = try setUp(
+            inputs: 1,
+            outputs: [
+                #"{"name": "small", "steps": [{"resize": {"width": 16}}], "encode": {"format": "webp"}, "path": "out/{dir}/{stem}-small.webp"}"#
+            ],
+            inputPattern: "in/**/*.jpg")
         let command = try watch(directory)
         defer { command.kill() }
         _ = try summary(command, startingWith: "run: ")
@@ -166,7 +179,11 @@ import TestSupport
         // Given a watch of a pipeline whose inputs come from a list naming one photo
         let directory = try setUp(inputs: 1)
         try directory.write(Data("in/p0.jpg\n".utf8), to: "urls.txt")
-        try directory.write(Data(PipelineHarness.json(inputs: [], outputs: [Self.small]).replacingOccurrences(of: #""inputs": []"#, with: #""inputs": [{"list": "urls.txt"}]"#).utf8), to: "p.json")
+        try directory.write(
+            Data(
+                PipelineHarness.json(inputs: [], outputs: [Self.small]).replacingOccurrences(
+                    of: #""inputs": []"#, with: #""inputs": [{"list": "urls.txt"}]"#
+                ).utf8), to: "p.json")
         let command = try watch(directory)
         defer { command.kill() }
         _ = try summary(command, startingWith: "run: ")
@@ -201,7 +218,8 @@ import TestSupport
         let photo = try Self.photo(width: 1200, height: 900)
         for index in 0..<20 { try directory.write(photo, to: "spare/big-\(index).jpg") }
         for index in 0..<20 {
-            try FileManager.default.moveItem(atPath: directory.path + "/spare/big-\(index).jpg", toPath: directory.path + "/in/big-\(index).jpg")
+            try FileManager.default.moveItem(
+                atPath: directory.path + "/spare/big-\(index).jpg", toPath: directory.path + "/in/big-\(index).jpg")
         }
         let started = command.waitForLine(after: mark) { $0.isError && $0.text.contains("run started") }
         #expect(started != nil, "\(command.transcript)")

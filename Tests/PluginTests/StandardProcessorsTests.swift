@@ -1,12 +1,12 @@
 import PipelineKit
 import StandardProcessors
+import TestSupport
 import Testing
 import VipsColour
-import VipsFilters
 import VipsCrop
+import VipsFilters
 import VipsGeometry
 import VipsResize
-import TestSupport
 
 @Suite("StandardProcessors")
 struct StandardProcessorsTests {

@@ -17,8 +17,9 @@ extension CommandRunner {
     /// under a memory or address-space limit asks this first.
     package static func skipsMemoryLimitTests() -> Bool {
         guard isSanitizedBuild else { return false }
-        print("skipped: this build of pipeline is sanitized, and a sanitizer's shadow memory (terabytes of address space, "
-              + "hundreds of megabytes resident) does not fit under ulimit -v or in a memory cgroup, so a memory limit shows nothing")
+        print(
+            "skipped: this build of pipeline is sanitized, and a sanitizer's shadow memory (terabytes of address space, "
+                + "hundreds of megabytes resident) does not fit under ulimit -v or in a memory cgroup, so a memory limit shows nothing")
         return true
     }
 
@@ -62,11 +63,17 @@ extension CommandRunner {
     /// quota of `quotaMicroseconds` each `periodMicroseconds` (v1 `cpu.cfs_quota_us` over
     /// `cpu.cfs_period_us`, or v2 `cpu.max`), as `docker --cpus` runs it. Nil (and a printed
     /// reason) where no child group can be made here.
-    package static func runInCPUCgroup(quotaMicroseconds: Int, periodMicroseconds: Int, _ arguments: [String]) throws -> (status: Int32, output: String)? {
-        guard let group = makeCgroup(controller: "cpu", settings: [
-            .v1: [("cpu.cfs_period_us", "\(periodMicroseconds)"), ("cpu.cfs_quota_us", "\(quotaMicroseconds)")],
-            .v2: [("cpu.max", "\(quotaMicroseconds) \(periodMicroseconds)")],
-        ]) else {
+    package static func runInCPUCgroup(quotaMicroseconds: Int, periodMicroseconds: Int, _ arguments: [String]) throws -> (
+        status: Int32, output: String
+    )? {
+        guard
+            let group = makeCgroup(
+                controller: "cpu",
+                settings: [
+                    .v1: [("cpu.cfs_period_us", "\(periodMicroseconds)"), ("cpu.cfs_quota_us", "\(quotaMicroseconds)")],
+                    .v2: [("cpu.max", "\(quotaMicroseconds) \(periodMicroseconds)")],
+                ])
+        else {
             print("skipped: no CPU cgroup can be made here (needs a writable /sys/fs/cgroup)")
             return nil
         }
@@ -76,7 +83,8 @@ extension CommandRunner {
 
     /// A new child of this process's memory cgroup with the limit set, or nil.
     private static func makeMemoryCgroup(limitBytes: Int64) -> String? {
-        makeCgroup(controller: "memory", settings: [.v1: [("memory.limit_in_bytes", "\(limitBytes)")], .v2: [("memory.max", "\(limitBytes)")]])
+        makeCgroup(
+            controller: "memory", settings: [.v1: [("memory.limit_in_bytes", "\(limitBytes)")], .v2: [("memory.max", "\(limitBytes)")]])
     }
 
     private enum CgroupVersion { case v1, v2 }

@@ -53,9 +53,10 @@ package struct CommandRunner {
         let errorData = Data.readAll(error.fileHandleForReading, inBackground: true)
         let outputData = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        return Result(status: process.terminationStatus,
-                      standardOutput: String(decoding: outputData, as: UTF8.self),
-                      standardError: String(decoding: errorData(), as: UTF8.self))
+        return Result(
+            status: process.terminationStatus,
+            standardOutput: String(decoding: outputData, as: UTF8.self),
+            standardError: String(decoding: errorData(), as: UTF8.self))
     }
 }
 
@@ -63,9 +64,13 @@ extension Data {
     /// Reads a handle to its end on another thread; call the result to wait for the bytes.
     package static func readAll(_ handle: FileHandle, inBackground: Bool) -> () -> Data {
         let box = DataBox()
-        let thread = Thread { box.data = handle.readDataToEndOfFile(); box.done.signal() }
+        let thread = Thread {
+            box.data = handle.readDataToEndOfFile(); box.done.signal()
+        }
         thread.start()
-        return { box.done.wait(); return box.data }
+        return {
+            box.done.wait(); return box.data
+        }
     }
 }
 

@@ -4,11 +4,13 @@ import Vips
 
 /// Processors, their options and contexts, for tests that run one step by itself.
 extension Fixtures {
-    package static func options<Processor: ImageProcessing>(_ values: [String: any Sendable], for type: Processor.Type) -> ProcessorOptions {
+    package static func options<Processor: ImageProcessing>(_ values: [String: any Sendable], for type: Processor.Type) -> ProcessorOptions
+    {
         ProcessorOptions(values: values.mapValues { JSONNode(plain: $0) }, definitions: Processor.options)
     }
 
-    package static func processor<Processor: ImageProcessing>(_ type: Processor.Type, _ values: [String: any Sendable]) throws -> Processor {
+    package static func processor<Processor: ImageProcessing>(_ type: Processor.Type, _ values: [String: any Sendable]) throws -> Processor
+    {
         try Processor(options: options(values, for: type))
     }
 

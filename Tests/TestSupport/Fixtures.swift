@@ -95,7 +95,7 @@ package enum Fixtures {
         var state: UInt32 = 12345
         return try image(width: width, height: height, bands: 3) { x, _ in
             guard detailed.contains(x) else { return grey }
-            state = state &* 1_103_515_245 &+ 12345 // a fixed LCG, so the image is the same every run
+            state = state &* 1_103_515_245 &+ 12345  // a fixed LCG, so the image is the same every run
             let bits = state >> 16
             return [bits & 1 == 0 ? 255 : 0, bits & 2 == 0 ? 255 : 0, bits & 4 == 0 ? 255 : 40]
         }
@@ -115,4 +115,3 @@ package enum Fixtures {
         return detailed * 10 >= samples * 9
     }
 }
-

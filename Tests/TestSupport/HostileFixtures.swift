@@ -132,7 +132,8 @@ package enum HostileFixtures {
     package static func png(_ image: VipsImage, orientation: Int) throws -> Data {
         let bytes = [UInt8](try Fixtures.png(image))
         // A big-endian TIFF structure holding one IFD entry: Orientation (0x0112), SHORT, 1.
-        let exif: [UInt8] = [0x4D, 0x4D, 0, 42, 0, 0, 0, 8, 0, 1, 0x01, 0x12, 0, 3, 0, 0, 0, 1]
+        let exif: [UInt8] =
+            [0x4D, 0x4D, 0, 42, 0, 0, 0, 8, 0, 1, 0x01, 0x12, 0, 3, 0, 0, 0, 1]
             + bigEndian16(orientation) + [0, 0] + [0, 0, 0, 0]
         let chunk = bigEndian32(exif.count) + Array("eXIf".utf8) + exif + bigEndian32(Int(crc32(Array("eXIf".utf8) + exif)))
         // After the signature (8) and the IHDR chunk (4 + 4 + 13 + 4).

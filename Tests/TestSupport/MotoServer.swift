@@ -88,8 +88,10 @@ package final class MotoServer: @unchecked Sendable {
     /// at a `HOME` without `~/.aws` (so the machine's own profiles are not read).
     package func environment(home: String, credentials: AWSCredentials? = nil) -> [String: String] {
         let credentials = credentials ?? self.credentials
-        var environment = ["AWS_ACCESS_KEY_ID": credentials.accessKeyID, "AWS_SECRET_ACCESS_KEY": credentials.secretAccessKey,
-                           "AWS_ENDPOINT_URL_S3": endpoint, "AWS_REGION": Self.region, "HOME": home]
+        var environment = [
+            "AWS_ACCESS_KEY_ID": credentials.accessKeyID, "AWS_SECRET_ACCESS_KEY": credentials.secretAccessKey,
+            "AWS_ENDPOINT_URL_S3": endpoint, "AWS_REGION": Self.region, "HOME": home,
+        ]
         if let token = credentials.sessionToken { environment["AWS_SESSION_TOKEN"] = token }
         return environment
     }
@@ -123,16 +125,20 @@ package final class MotoServer: @unchecked Sendable {
 
     /// Assumes the test role as the user: temporary credentials with a session token.
     package func assumeRole() throws -> AWSCredentials {
-        let body = "Action=AssumeRole&RoleArn=" + Self.formEncode("arn:aws:iam::\(Self.account):role/\(Self.roleName)")
+        let body =
+            "Action=AssumeRole&RoleArn=" + Self.formEncode("arn:aws:iam::\(Self.account):role/\(Self.roleName)")
             + "&RoleSessionName=pipeline-test&Version=2011-06-15"
         let xml = try Self.query(endpoint: endpoint, service: "sts", body: body, credentials: credentials, loader: loader)
         guard let key = Self.element("AccessKeyId", in: xml), let secret = Self.element("SecretAccessKey", in: xml),
-              let token = Self.element("SessionToken", in: xml) else { throw Failure.setup("AssumeRole answered \(xml.prefix(300))") }
+            let token = Self.element("SessionToken", in: xml)
+        else { throw Failure.setup("AssumeRole answered \(xml.prefix(300))") }
         return AWSCredentials(accessKeyID: key, secretAccessKey: secret, sessionToken: token)
     }
 
-    private func s3(_ method: String, bucket: String, key: String, body: Data? = nil, headers: [String: String] = [:],
-                    accepting: Set<Int> = []) throws -> DataResponse {
+    private func s3(
+        _ method: String, bucket: String, key: String, body: Data? = nil, headers: [String: String] = [:],
+        accepting: Set<Int> = []
+    ) throws -> DataResponse {
         let path = key.split(separator: "/", omittingEmptySubsequences: false)
             .map { $0.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-_.~"))) ?? "" }
             .joined(separator: "/")
@@ -142,7 +148,8 @@ package final class MotoServer: @unchecked Sendable {
         request.signing = AWSSigning(credentials: credentials, region: Self.region)
         let response = try loader.load(request, isCancelled: { false })
         guard (200..<300).contains(response.status) || accepting.contains(response.status) else {
-            throw Failure.setup("\(method) \(bucket)/\(key): HTTP \(response.status) \(String(decoding: response.body.prefix(300), as: UTF8.self))")
+            throw Failure.setup(
+                "\(method) \(bucket)/\(key): HTTP \(response.status) \(String(decoding: response.body.prefix(300), as: UTF8.self))")
         }
         return response
     }
@@ -154,9 +161,11 @@ package final class MotoServer: @unchecked Sendable {
         // Free requests are not checked, but moto still routes them by the signature's service.
         let anyone = AWSCredentials(accessKeyID: "AKIASETUPSETUPSETUP0", secretAccessKey: "setup")
         let user = "pipeline-test"
-        let userPolicy = #"{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"*","Resource":"*"},"#
+        let userPolicy =
+            #"{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"*","Resource":"*"},"#
             + #"{"Effect":"Deny","Action":"s3:GetObject","Resource":"arn:aws:s3:::*/private/*"}]}"#
-        let trust = #"{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"AWS":"arn:aws:iam::\#(account):user/\#(user)"},"Action":"sts:AssumeRole"}]}"#
+        let trust =
+            #"{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"AWS":"arn:aws:iam::\#(account):user/\#(user)"},"Action":"sts:AssumeRole"}]}"#
         let rolePolicy = #"{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"s3:*","Resource":"*"}]}"#
         let iam = { (body: String) throws -> String in
             try query(endpoint: endpoint, service: "iam", body: body + "&Version=2010-05-08", credentials: anyone, loader: loader)
@@ -173,15 +182,19 @@ package final class MotoServer: @unchecked Sendable {
     }
 
     /// One call of a query API (IAM, STS): a signed form POST; returns the XML answer.
-    private static func query(endpoint: String, service: String, body: String, credentials: AWSCredentials,
-                              loader: CurlDataLoader) throws -> String {
+    private static func query(
+        endpoint: String, service: String, body: String, credentials: AWSCredentials,
+        loader: CurlDataLoader
+    ) throws -> String {
         var request = DataRequest(url: endpoint + "/", headers: ["Content-Type": "application/x-www-form-urlencoded"], maxBytes: 1 << 20)
         request.method = "POST"
         request.body = Data(body.utf8)
         request.signing = AWSSigning(credentials: credentials, region: region, service: service)
         let response = try loader.load(request, isCancelled: { false })
         let text = String(decoding: response.body, as: UTF8.self)
-        guard (200..<300).contains(response.status) else { throw Failure.setup("\(service) \(body.prefix(40)): HTTP \(response.status) \(text.prefix(300))") }
+        guard (200..<300).contains(response.status) else {
+            throw Failure.setup("\(service) \(body.prefix(40)): HTTP \(response.status) \(text.prefix(300))")
+        }
         return text
     }
 
@@ -190,7 +203,9 @@ package final class MotoServer: @unchecked Sendable {
     }
 
     private static func element(_ tag: String, in xml: String) -> String? {
-        guard let start = xml.range(of: "<\(tag)>"), let end = xml.range(of: "</\(tag)>", range: start.upperBound..<xml.endIndex) else { return nil }
+        guard let start = xml.range(of: "<\(tag)>"), let end = xml.range(of: "</\(tag)>", range: start.upperBound..<xml.endIndex) else {
+            return nil
+        }
         return String(xml[start.upperBound..<end.lowerBound])
     }
 
@@ -203,7 +218,9 @@ package final class MotoServer: @unchecked Sendable {
         address.sin_port = 0
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) == 0 && getsockname(descriptor, $0, &length) == 0 }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(descriptor, $0, length) == 0 && getsockname(descriptor, $0, &length) == 0
+            }
         }
         guard bound else { throw Failure.didNotStart("no free port") }
         return Int(UInt16(bigEndian: address.sin_port))

@@ -4,11 +4,15 @@ import StandardProcessors
 
 /// Runs pipelines given as JSON in a test's folder.
 package enum PipelineHarness {
-    package static func pipeline(_ json: String, in directory: TemporaryDirectory, processors: ProcessorRegistry = .standard) throws -> Pipeline {
+    package static func pipeline(_ json: String, in directory: TemporaryDirectory, processors: ProcessorRegistry = .standard) throws
+        -> Pipeline
+    {
         try Pipeline(json: json, baseDirectory: directory.url, processors: processors)
     }
 
-    package static func run(_ json: String, in directory: TemporaryDirectory, processors: ProcessorRegistry = .standard) async throws -> (reports: [ItemReport], summary: RunSummary) {
+    package static func run(_ json: String, in directory: TemporaryDirectory, processors: ProcessorRegistry = .standard) async throws -> (
+        reports: [ItemReport], summary: RunSummary
+    ) {
         let result = try await pipeline(json, in: directory, processors: processors).run().collect()
         guard let summary = result.summary else { throw HarnessError.noSummary }
         return (result.reports, summary)

@@ -80,7 +80,9 @@ package final class TestHTTPServer: Sendable {
     package func bytesSent(for path: String) -> Int { log.withLock { $0.bytesSent[path] ?? 0 } }
 
     package func stop() {
-        let wasStopped = stopped.withLock { value -> Bool in defer { value = true }; return value }
+        let wasStopped = stopped.withLock { value -> Bool in
+            defer { value = true }; return value
+        }
         if !wasStopped {
             shutdown(listener, Int32(SHUT_RDWR))
             close(listener)

@@ -1,6 +1,6 @@
 import Foundation
-import Vips
 import PipelineKit
+import Vips
 
 /// Records which image object each step call received, keyed by the test's `tag`, so a test
 /// can check that every output of an input started from the same decoded image.

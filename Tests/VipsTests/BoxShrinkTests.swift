@@ -1,6 +1,6 @@
+import TestSupport
 import Testing
 import Vips
-import TestSupport
 
 extension OneAtATime {
     /// Box-shrinking an 8-bit image in memory in one pass (what the resize does first when it

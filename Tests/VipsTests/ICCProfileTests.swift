@@ -1,7 +1,7 @@
 import Foundation
+import TestSupport
 import Testing
 import Vips
-import TestSupport
 
 extension OneAtATime {
     /// Telling an embedded sRGB profile, which needs no conversion, from any other.
@@ -32,7 +32,9 @@ extension OneAtATime {
             // Gamma 2.2 (0x0233 in 8.8 fixed point) is close to sRGB's curve, not the same.
             #expect(!ICCProfile.isSRGB(ICCFixtures.profile(primaries: ICCFixtures.srgbPrimaries, curve: ICCFixtures.gammaCurve(2.2))))
             // Linear light.
-            #expect(!ICCProfile.isSRGB(ICCFixtures.profile(primaries: ICCFixtures.srgbPrimaries, curve: Array("curv".utf8) + [0, 0, 0, 0, 0, 0, 0, 0])))
+            #expect(
+                !ICCProfile.isSRGB(
+                    ICCFixtures.profile(primaries: ICCFixtures.srgbPrimaries, curve: Array("curv".utf8) + [0, 0, 0, 0, 0, 0, 0, 0])))
             // Adobe RGB's primaries.
             #expect(!ICCProfile.isSRGB(ICCFixtures.profile(primaries: ICCFixtures.adobePrimaries, curve: ICCFixtures.srgbParametric)))
         }

@@ -1,7 +1,7 @@
 import CDeflate
 import Foundation
-import Testing
 import TestSupport
+import Testing
 import Vips
 
 extension OneAtATime {
@@ -18,7 +18,8 @@ extension OneAtATime {
             let header = try VipsImage.open(file: path)
             Vips.setThreadsPerImage(1)
             // A small read-ahead: many groups of a few rows, each boundary a filter's row above.
-            let image = try #require(VipsImage.readingPNGRowsAhead(file: path, header: header, readAhead: Self.smallReadAhead), "declined \(bands) bands")
+            let image = try #require(
+                VipsImage.readingPNGRowsAhead(file: path, header: header, readAhead: Self.smallReadAhead), "declined \(bands) bands")
             #expect(image.width == header.width && image.height == header.height && image.bands == bands)
             #expect(try image.bytes() == VipsImage.open(file: path, options: "access=sequential").bytes())
             #expect(VipsImage.readingAhead(file: path).readers == 1)
@@ -55,14 +56,18 @@ extension OneAtATime {
             var failedInBoth = 0
             for (bytes, label) in cases {
                 guard let damagedHeader = try? VipsImage.open(data: bytes), damagedHeader.width == header.width else { continue }
-                let ours = try #require(VipsImage.readingPNGRowsAhead(bytes: VipsBytes(bytes), name: label, header: damagedHeader), "\(label)")
+                let ours = try #require(
+                    VipsImage.readingPNGRowsAhead(bytes: VipsBytes(bytes), name: label, header: damagedHeader), "\(label)")
                 let theirs = Result { try VipsImage.open(data: bytes, options: "access=sequential,fail_on=truncated").bytes() }
                 switch (Result { try ours.bytes() }, theirs) {
                 case (.success(let ours), .success(let pixels)): #expect(ours == pixels, "\(label): other pixels than libvips'")
                 case (.failure(let error), .failure):
                     failedInBoth += 1
                     #expect("\(error)".contains("pngload: \(label): row "), "\(label): \(error)")
-                case (let ours, _): Issue.record("\(label): the reader \(ours.isSuccess ? "read" : "failed on") what libvips' loader \(theirs.isSuccess ? "read" : "failed on")")
+                case (let ours, _):
+                    Issue.record(
+                        "\(label): the reader \(ours.isSuccess ? "read" : "failed on") what libvips' loader \(theirs.isSuccess ? "read" : "failed on")"
+                    )
                 }
             }
             #expect(failedInBoth >= 2, "the truncated file and damaged rows fail")
@@ -76,7 +81,9 @@ extension OneAtATime {
             let imageData = chunks.filter { $0.type == "IDAT" }.flatMap(\.payload)
             let end: [Chunk] = [(type: "IEND", payload: [])]
             func split(_ size: Int) -> [Chunk] {
-                stride(from: 0, to: imageData.count, by: size).map { (type: "IDAT", payload: Array(imageData[$0..<min($0 + size, imageData.count)])) }
+                stride(from: 0, to: imageData.count, by: size).map {
+                    (type: "IDAT", payload: Array(imageData[$0..<min($0 + size, imageData.count)]))
+                }
             }
             let text: Chunk = (type: "tEXt", payload: Array("Comment\u{0}chunk layouts".utf8))
             let layouts: [(String, [Chunk])] = [
@@ -97,18 +104,24 @@ extension OneAtATime {
                     headerFailures.append(label)
                     continue
                 }
-                let ours = try #require(VipsImage.readingPNGRowsAhead(bytes: VipsBytes(data), name: label, header: fileHeader, readAhead: Self.smallReadAhead), "\(label)")
+                let ours = try #require(
+                    VipsImage.readingPNGRowsAhead(bytes: VipsBytes(data), name: label, header: fileHeader, readAhead: Self.smallReadAhead),
+                    "\(label)")
                 let theirs = Result { try VipsImage.open(data: data, options: "access=sequential,fail_on=truncated").bytes() }
                 switch (Result { try ours.bytes() }, theirs) {
                 case (.success(let ours), .success(let pixels)): #expect(ours == pixels, "\(label): other pixels than libvips'")
                 case (.failure(let error), .failure): #expect("\(error)".contains("pngload: \(label): row "), "\(label): \(error)")
-                case (let ours, _): Issue.record("\(label): the reader \(ours.isSuccess ? "read" : "failed on") what libvips' loader \(theirs.isSuccess ? "read" : "failed on")")
+                case (let ours, _):
+                    Issue.record(
+                        "\(label): the reader \(ours.isSuccess ? "read" : "failed on") what libvips' loader \(theirs.isSuccess ? "read" : "failed on")"
+                    )
                 }
                 outcomes[label] = theirs.isSuccess
             }
             #expect(headerFailures == ["an unknown critical chunk before the image data"], "failed in libvips' header: \(headerFailures)")
-            #expect(outcomes["small chunks and empty ones"] == true && outcomes.values.contains(false),
-                    "both kinds of outcome are met: \(outcomes)")
+            #expect(
+                outcomes["small chunks and empty ones"] == true && outcomes.values.contains(false),
+                "both kinds of outcome are met: \(outcomes)")
         }
 
         /// Files the reader does not take come back nil: libvips reads them.
@@ -138,7 +151,11 @@ extension OneAtATime {
             var position = 8
             while position + 12 <= bytes.count {
                 let length = bytes[position..<position + 4].reduce(0) { $0 << 8 | Int($1) }
-                chunks.append((String(decoding: bytes[position + 4..<position + 8], as: UTF8.self), Array(bytes[position + 8..<position + 8 + length])))
+                chunks.append(
+                    (
+                        String(decoding: bytes[position + 4..<position + 8], as: UTF8.self),
+                        Array(bytes[position + 8..<position + 8 + length])
+                    ))
                 position += 12 + length
             }
             return chunks
@@ -162,8 +179,11 @@ extension OneAtATime {
         static func image(bands: Int) throws -> VipsImage {
             let width = 1531, height = (8 << 20) / (1531 * bands) + 3
             return try Fixtures.image(width: width, height: height, bands: bands) { x, y in
-                [UInt8(truncatingIfNeeded: x ^ y), UInt8(truncatingIfNeeded: x &+ 3 &* y), UInt8(truncatingIfNeeded: x &* y >> 4), UInt8(255 - (x + y) % 200)]
-                    .prefix(bands).map { $0 }
+                [
+                    UInt8(truncatingIfNeeded: x ^ y), UInt8(truncatingIfNeeded: x &+ 3 &* y), UInt8(truncatingIfNeeded: x &* y >> 4),
+                    UInt8(255 - (x + y) % 200),
+                ]
+                .prefix(bands).map { $0 }
             }
         }
     }

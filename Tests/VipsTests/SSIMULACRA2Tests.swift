@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 import Vips
 
 extension OneAtATime {
@@ -80,7 +80,9 @@ extension OneAtATime {
         /// Images of different sizes, or under 8 pixels a side, are errors, not scores.
         @Test func mismatchedAndTinyImagesAreErrors() throws {
             let original = try Fixtures.gradient(width: 64, height: 48)
-            #expect(throws: VipsError.self) { try SSIMULACRA2.score(original: original, distorted: Fixtures.gradient(width: 64, height: 47)) }
+            #expect(throws: VipsError.self) {
+                try SSIMULACRA2.score(original: original, distorted: Fixtures.gradient(width: 64, height: 47))
+            }
             #expect(throws: VipsError.self) { try SSIMULACRA2(original: Fixtures.gradient(width: 7, height: 48)) }
         }
     }

@@ -1,7 +1,7 @@
 import CTIFF
 import Foundation
-import Testing
 import TestSupport
+import Testing
 import Vips
 
 extension OneAtATime {
@@ -69,12 +69,14 @@ extension OneAtATime {
             var data = try Data(contentsOf: URL(fileURLWithPath: path))
             Vips.setThreadsPerImage(1)
             let name = "fetched \(UUID().uuidString)"
-            let image = try #require(VipsImage.readingStripsAhead(bytes: VipsBytes(data), name: name, header: try VipsImage.open(data: data)))
+            let image = try #require(
+                VipsImage.readingStripsAhead(bytes: VipsBytes(data), name: name, header: try VipsImage.open(data: data)))
             #expect(try image.bytes() == VipsImage.open(file: path, options: "access=sequential").bytes())
             #expect(VipsImage.readingAhead(file: name).readers == 1 && VipsImage.readingAhead(file: name).groupsDecodedAgain == 0)
 
             data.replaceSubrange(strips[3].offset..<strips[3].offset + 64, with: Data(repeating: 0xFF, count: 64))
-            let damaged = try #require(VipsImage.readingStripsAhead(bytes: VipsBytes(data), name: name, header: try VipsImage.open(data: data)))
+            let damaged = try #require(
+                VipsImage.readingStripsAhead(bytes: VipsBytes(data), name: name, header: try VipsImage.open(data: data)))
             let error = try #require(throws: VipsError.self) { try damaged.bytes() }
             #expect(error.message.contains("\(name): strip 3 of"), "\(error.message)")
         }
@@ -119,7 +121,8 @@ extension OneAtATime {
             let header = try VipsImage.open(file: path)
             let libvips = Result { try VipsImage.open(file: path, options: "access=sequential,fail_on=truncated").bytes() }
             let fromFile = try #require(VipsImage.readingStripsAhead(file: path, header: header, readAhead: readAhead))
-            let fromData = try #require(VipsImage.readingStripsAhead(bytes: VipsBytes(data), name: "fetched \(tag)", header: header, readAhead: readAhead))
+            let fromData = try #require(
+                VipsImage.readingStripsAhead(bytes: VipsBytes(data), name: "fetched \(tag)", header: header, readAhead: readAhead))
             for (ours, origin) in [(Result { try fromFile.bytes() }, "file"), (Result { try fromData.bytes() }, "bytes")] {
                 switch (ours, libvips) {
                 case (.success(let ours), .success(let theirs)):
@@ -127,7 +130,9 @@ extension OneAtATime {
                 case (.failure(let error), .failure):
                     #expect("\(error)".contains("strip 7 of"), "\(origin): \(error)")
                 default:
-                    Issue.record("\(origin): the reader \(ours.isSuccess ? "read" : "failed on") a file libvips' loader \(libvips.isSuccess ? "read" : "failed on")")
+                    Issue.record(
+                        "\(origin): the reader \(ours.isSuccess ? "read" : "failed on") a file libvips' loader \(libvips.isSuccess ? "read" : "failed on")"
+                    )
                 }
             }
         }
@@ -162,8 +167,9 @@ extension OneAtATime {
             try TIFFFile.write(declined.last!, width: 300, height: 200, samples: 3, compression: COMPRESSION_LZW, rowsPerStrip: 16)
             // Associated (premultiplied) alpha, which libvips would unpremultiply.
             declined.append(directory.path + "/premultiplied.tif")
-            try TIFFFile.write(declined.last!, width: width, height: height, samples: 4, compression: COMPRESSION_LZW, rowsPerStrip: 16,
-                               extraSample: UInt16(EXTRASAMPLE_ASSOCALPHA))
+            try TIFFFile.write(
+                declined.last!, width: width, height: height, samples: 4, compression: COMPRESSION_LZW, rowsPerStrip: 16,
+                extraSample: UInt16(EXTRASAMPLE_ASSOCALPHA))
             // Not compressed: nothing to gain.
             declined.append(directory.path + "/plain.tif")
             try TIFFFile.write(declined.last!, width: width, height: height, samples: 3, compression: COMPRESSION_NONE, rowsPerStrip: 16)
@@ -216,7 +222,8 @@ extension OneAtATime {
             let directory = try TemporaryDirectory()
             let path = directory.path + "/image.tif"
             let (width, height) = size(samples: samples)
-            let strips = try TIFFFile.write(path, width: width, height: height, samples: samples, compression: compression, rowsPerStrip: rowsPerStrip)
+            let strips = try TIFFFile.write(
+                path, width: width, height: height, samples: samples, compression: compression, rowsPerStrip: rowsPerStrip)
             return Written(directory: directory, path: path, width: width, height: height, strips: strips)
         }
 
@@ -239,8 +246,10 @@ enum TIFFFile {
     /// Writes rows of a smooth pattern with some noise (so compression has work to do) and
     /// returns where each strip's compressed bytes are in the file.
     @discardableResult
-    static func write(_ path: String, width: Int, height: Int, samples: Int, compression: Int32, rowsPerStrip: Int,
-                      extraSample: UInt16 = UInt16(EXTRASAMPLE_UNASSALPHA)) throws -> [Strip] {
+    static func write(
+        _ path: String, width: Int, height: Int, samples: Int, compression: Int32, rowsPerStrip: Int,
+        extraSample: UInt16 = UInt16(EXTRASAMPLE_UNASSALPHA)
+    ) throws -> [Strip] {
         let tiff = try #require(TIFFOpen(path, "w"))
         let colours = samples >= 3 ? 3 : 1
         func set16(_ tag: Int32, _ value: Int) { _ = pl_tiff_set_u16(tiff, UInt32(tag), UInt16(value)) }
@@ -269,7 +278,8 @@ enum TIFFFile {
             let jitter = noise.next(rowBytes)
             for row in 0..<rows {
                 for column in 0..<rowBytes {
-                    strip[row * rowBytes + column] = UInt8(truncatingIfNeeded: column / samples + (top + row) * 3 + column % samples * 40)
+                    strip[row * rowBytes + column] =
+                        UInt8(truncatingIfNeeded: column / samples + (top + row) * 3 + column % samples * 40)
                         &+ jitter[(column + row * 7) % rowBytes] % 8
                 }
             }

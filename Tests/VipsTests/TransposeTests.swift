@@ -1,7 +1,7 @@
 import Foundation
+import TestSupport
 import Testing
 import Vips
-import TestSupport
 
 extension OneAtATime {
     /// Rows and columns swapped for an 8-bit image in memory: what the resize runs its
@@ -20,8 +20,10 @@ extension OneAtATime {
             let before = try image.bytes(), after = try turned.bytes()
             var misplaced = 0
             for y in 0..<height {
-                for x in 0..<width where after[(x * height + y) * bands..<(x * height + y + 1) * bands]
-                    != before[(y * width + x) * bands..<(y * width + x + 1) * bands] {
+                for x in 0..<width
+                where after[(x * height + y) * bands..<(x * height + y + 1) * bands]
+                    != before[(y * width + x) * bands..<(y * width + x + 1) * bands]
+                {
                     misplaced += 1
                 }
             }

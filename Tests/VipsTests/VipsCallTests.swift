@@ -1,6 +1,6 @@
+import TestSupport
 import Testing
 import Vips
-import TestSupport
 
 extension OneAtATime {
     @Suite("Any libvips operation by name")

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 import Vips
 
 extension OneAtATime {
@@ -26,7 +26,8 @@ extension OneAtATime {
             let header = try VipsImage.open(data: data)
             #expect(header.bands == bands, "the fixture lacks what the test checks")
             for (width, height) in [(600, 400), (200, 133), (451, 301), (1, 1)] {
-                let ours = try #require(VipsImage.decodeWebP(bytes: VipsBytes(data), header: header, width: width, height: height), "\(suffix) at \(width)")
+                let ours = try #require(
+                    VipsImage.decodeWebP(bytes: VipsBytes(data), header: header, width: width, height: height), "\(suffix) at \(width)")
                 let options = width == 600 ? "" : "scale=\(Double(width) / 600)"
                 let theirs = try VipsImage.open(data: data, options: options)
                 #expect(theirs.width == width && theirs.height == height, "libvips rounds \(width) otherwise")
@@ -56,7 +57,8 @@ extension OneAtATime {
             let animation = try HostileFixtures.animation("webp")
             let animated = try VipsImage.open(data: animation)
             #expect(animated.pageCount > 1, "the fixture lacks what the test checks")
-            #expect(VipsImage.decodeWebP(bytes: VipsBytes(animation), header: animated, width: animated.width, height: animated.height) == nil)
+            #expect(
+                VipsImage.decodeWebP(bytes: VipsBytes(animation), header: animated, width: animated.width, height: animated.height) == nil)
 
             let data = try Fixtures.gradient(width: 64, height: 48).encoded(suffix: ".webp")
             let header = try VipsImage.open(data: data)
@@ -69,15 +71,20 @@ extension OneAtATime {
             #expect(throws: VipsError.self) { try VipsImage.open(data: truncated).bytes() }
 
             let lossless = try Fixtures.gradient(width: 64, height: 48).encoded(suffix: ".webp[lossless]")
-            for (original, fraction) in [data, lossless].flatMap({ bytes in stride(from: 0.0, through: 0.98, by: 0.02).map { (bytes, $0) } }) {
+            for (original, fraction) in [data, lossless].flatMap({ bytes in stride(from: 0.0, through: 0.98, by: 0.02).map { (bytes, $0) } }
+            ) {
                 let damaged = HostileFixtures.corrupted(original, at: fraction, count: 16)
                 guard let damagedHeader = try? VipsImage.open(data: damaged) else { continue }
-                let ours = VipsImage.decodeWebP(bytes: VipsBytes(damaged), header: damagedHeader, width: damagedHeader.width, height: damagedHeader.height)
+                let ours = VipsImage.decodeWebP(
+                    bytes: VipsBytes(damaged), header: damagedHeader, width: damagedHeader.width, height: damagedHeader.height)
                 let theirs = Result { try VipsImage.open(data: damaged).bytes() }
                 switch (ours, theirs) {
                 case (nil, .failure): break
                 case (let ours?, .success(let pixels)): #expect(try ours.bytes() == pixels, "damaged at \(fraction)")
-                default: Issue.record("damaged at \(fraction): ours \(ours == nil ? "failed" : "decoded"), libvips' \(theirs.isSuccess ? "decoded" : "failed")")
+                default:
+                    Issue.record(
+                        "damaged at \(fraction): ours \(ours == nil ? "failed" : "decoded"), libvips' \(theirs.isSuccess ? "decoded" : "failed")"
+                    )
                 }
             }
         }

@@ -1,7 +1,7 @@
 import CDeflate
 import Foundation
-import Testing
 import TestSupport
+import Testing
 import Vips
 
 extension OneAtATime {
@@ -53,14 +53,17 @@ extension OneAtATime {
         /// the EXIF orientation that turns them upright.
         @Test func theProfileAndOrientationComeFromTheHeader() throws {
             let directory = try TemporaryDirectory()
-            let profiled = try directory.write(try Fixtures.gradient(width: 40, height: 20).encoded(suffix: ".png[profile=srgb]"), to: "profiled.png")
+            let profiled = try directory.write(
+                try Fixtures.gradient(width: 40, height: 20).encoded(suffix: ".png[profile=srgb]"), to: "profiled.png")
             let (withProfile, streamedWithProfile) = try decodeBothWays(profiled)
             #expect(streamedWithProfile.hasICCProfile, "the fixture lacks what the test checks")
             #expect(try #require(withProfile).hasICCProfile)
             #expect(withProfile?.loader == streamedWithProfile.loader)
 
             // An eXIf chunk saying "rotate 90° clockwise": big-endian TIFF header, one IFD entry.
-            let exif: [UInt8] = Array("MM".utf8) + [0, 42] + PNGFile.word(8) + [0, 1] + [0x01, 0x12, 0, 3] + PNGFile.word(1) + [0, 6, 0, 0] + PNGFile.word(0)
+            let exif: [UInt8] =
+                Array("MM".utf8) + [0, 42] + PNGFile.word(8) + [0, 1] + [0x01, 0x12, 0, 3] + PNGFile.word(1) + [0, 6, 0, 0]
+                + PNGFile.word(0)
             let rows = (0..<4).map { y in [UInt8(0)] + (0..<24).map { UInt8($0 * 10 + y) } }
             var file = PNGFile(width: 8, height: 4, channels: 3, rows: rows)
             file.chunksBeforeData = [("eXIf", exif)]
@@ -156,7 +159,8 @@ extension OneAtATime {
                 var bytes = original
                 bytes[index] ^= 0x5A
                 let path = try directory.write(Data(bytes), to: "mutated.png")
-                guard let header = try? VipsImage.open(file: path), let decoded = VipsImage.decodeWholePNG(file: path, header: header) else { continue }
+                guard let header = try? VipsImage.open(file: path), let decoded = VipsImage.decodeWholePNG(file: path, header: header)
+                else { continue }
                 accepted += 1
                 #expect(try decoded.bytes() == VipsImage.open(file: path).bytes(), "byte \(index)")
             }

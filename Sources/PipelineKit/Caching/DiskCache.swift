@@ -184,9 +184,10 @@ public final class DiskCache: DataCaching {
     }
 
     static func encode(_ response: CachedResponse) -> Data? {
-        let metadata = Metadata(url: digest(of: response.url), etag: response.etag, lastModified: response.lastModified,
-                                storedAt: response.storedAt, maxAge: response.maxAge,
-                                bodyLength: response.body.count, bodyChecksum: FNV1a.hash(response.body))
+        let metadata = Metadata(
+            url: digest(of: response.url), etag: response.etag, lastModified: response.lastModified,
+            storedAt: response.storedAt, maxAge: response.maxAge,
+            bodyLength: response.body.count, bodyChecksum: FNV1a.hash(response.body))
         guard let json = try? JSONEncoder().encode(metadata) else { return nil }
         var data = magic
         data.append(Data("\(json.count)\n".utf8))
@@ -206,14 +207,16 @@ public final class DiskCache: DataCaching {
         guard data.starts(with: magic) else { return nil }
         var rest = data.dropFirst(magic.count)
         guard let newline = rest.firstIndex(of: UInt8(ascii: "\n")),
-              let length = Int(String(decoding: rest[rest.startIndex..<newline], as: UTF8.self)),
-              length > 0, rest.distance(from: newline, to: rest.endIndex) > length else { return nil }
+            let length = Int(String(decoding: rest[rest.startIndex..<newline], as: UTF8.self)),
+            length > 0, rest.distance(from: newline, to: rest.endIndex) > length
+        else { return nil }
         rest = rest[rest.index(after: newline)...]
         let jsonEnd = rest.index(rest.startIndex, offsetBy: length)
         guard let metadata = try? JSONDecoder().decode(Metadata.self, from: rest[rest.startIndex..<jsonEnd]) else { return nil }
         let body = Data(rest[jsonEnd...])
         guard body.count == metadata.bodyLength, FNV1a.hash(body) == metadata.bodyChecksum else { return nil }
-        return CachedResponse(url: metadata.url, body: body, etag: metadata.etag, lastModified: metadata.lastModified,
-                              storedAt: metadata.storedAt, maxAge: metadata.maxAge)
+        return CachedResponse(
+            url: metadata.url, body: body, etag: metadata.etag, lastModified: metadata.lastModified,
+            storedAt: metadata.storedAt, maxAge: metadata.maxAge)
     }
 }

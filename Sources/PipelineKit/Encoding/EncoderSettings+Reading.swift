@@ -76,7 +76,8 @@ extension EncoderSettings {
             var kept: Set<Metadata> = []
             for item in items {
                 guard case .string(let name) = item.value, let kind = Metadata(rawValue: name) else {
-                    throw OptionError(option: "keep", "\(item.jsonText) is not one of \(Metadata.allCases.map(\.rawValue).joined(separator: ", "))")
+                    throw OptionError(
+                        option: "keep", "\(item.jsonText) is not one of \(Metadata.allCases.map(\.rawValue).joined(separator: ", "))")
                 }
                 kept.insert(kind)
             }

@@ -180,7 +180,9 @@ public struct EncoderSettings: Sendable, Hashable {
     /// as it goes; only zstd's compressor holds a large context.
     func workingBytes(pixels: Int, alpha: Bool) -> Int64 {
         let pixels = Int64(pixels)
-        if qualityTarget != nil { return QualitySearch.workingBytes(pixels: pixels, alpha: alpha, encoder: encoderBytes(pixels, alpha: alpha)) }
+        if qualityTarget != nil {
+            return QualitySearch.workingBytes(pixels: pixels, alpha: alpha, encoder: encoderBytes(pixels, alpha: alpha))
+        }
         return encoderBytes(pixels, alpha: alpha)
     }
 
@@ -215,13 +217,17 @@ public struct EncoderSettings: Sendable, Hashable {
             options += ["Q=\(quality)", "lossless=\(lossless)", "effort=\(effort)", "compression=hevc"]
             options += subsampleOption
         case .gif:
-            options += ["effort=\(effort)", "dither=\(dither)", "bitdepth=\(bitDepth)", "interframe_maxerror=\(interFrameMaxError)",
-                        "reuse=\(reusePalette)", "interpalette_maxerror=\(interPaletteMaxError)"]
+            options += [
+                "effort=\(effort)", "dither=\(dither)", "bitdepth=\(bitDepth)", "interframe_maxerror=\(interFrameMaxError)",
+                "reuse=\(reusePalette)", "interpalette_maxerror=\(interPaletteMaxError)",
+            ]
         case .jxl:
             options += [distance.map { "distance=\($0)" } ?? "Q=\(quality)", "effort=\(effort)", "lossless=\(lossless)"]
         case .tiff:
-            options += ["compression=\(tiffCompression.rawValue)", "predictor=\(predictor.rawValue)", "Q=\(quality)",
-                        "tile=\(tile || pyramid)", "pyramid=\(pyramid)"]
+            options += [
+                "compression=\(tiffCompression.rawValue)", "predictor=\(predictor.rawValue)", "Q=\(quality)",
+                "tile=\(tile || pyramid)", "pyramid=\(pyramid)",
+            ]
             if tile || pyramid { options += ["tile_width=\(tileSize)", "tile_height=\(tileSize)"] }
         }
         if keptMetadata.isEmpty { options.append("strip=true") }

@@ -81,7 +81,9 @@ enum ImageEncoder {
         if !unkept.isEmpty || !unwritable.isEmpty {
             image = try image.removingFields(unkept + unwritable)
         }
-        return Prepared(image: image, dropped: unwritable.map { "\($0) (a PNG text key must be 1–79 characters, not all spaces, without control characters)" })
+        return Prepared(
+            image: image,
+            dropped: unwritable.map { "\($0) (a PNG text key must be 1–79 characters, not all spaces, without control characters)" })
     }
 
     /// The kind of metadata the field `name` belongs to, or nil for a field that is not

@@ -56,7 +56,9 @@ enum ImageWriter {
             // path to an input, which planning could not see.
             if let input = protectedInputs.input(at: path) {
                 unlink(temporary)
-                throw ItemError(.outputPath, stage: .encode, reason: "\(path) is the input \(input) (a symbolic link made during the run leads there): it was not overwritten")
+                throw ItemError(
+                    .outputPath, stage: .encode,
+                    reason: "\(path) is the input \(input) (a symbolic link made during the run leads there): it was not overwritten")
             }
             guard rename(temporary, path) == 0 else {
                 let error = ImageWriter.systemError("cannot move the finished file to \(path)")
@@ -69,8 +71,10 @@ enum ImageWriter {
 
     /// Writes `path`'s content through `fill` into a temporary file beside it, which the result
     /// owns until its `commit()`. On any failure here the temporary file is removed.
-    static func writeUncommitted(to path: String, root: String, protecting inputs: ProtectedInputs = ProtectedInputs(),
-                                 fill: (Int32) throws(ItemError) -> Void) throws(ItemError) -> UncommittedFile {
+    static func writeUncommitted(
+        to path: String, root: String, protecting inputs: ProtectedInputs = ProtectedInputs(),
+        fill: (Int32) throws(ItemError) -> Void
+    ) throws(ItemError) -> UncommittedFile {
         // Checked before anything is created: no folder may appear outside the root either.
         try checkLexicallyInsideRoot(path: path, root: root)
         let folder = (path as NSString).deletingLastPathComponent
@@ -85,8 +89,9 @@ enum ImageWriter {
         let descriptor = open(temporary, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o666)
         guard descriptor >= 0 else {
             if errno == EMFILE {
-                throw ItemError(.writing, stage: .encode, reason: "cannot write in \(folder): \(OpenFileLimit.reason)",
-                                underlying: POSIXError(.EMFILE))
+                throw ItemError(
+                    .writing, stage: .encode, reason: "cannot write in \(folder): \(OpenFileLimit.reason)",
+                    underlying: POSIXError(.EMFILE))
             }
             throw ItemError.system(.writing, stage: .encode, "cannot write in \(folder)")
         }
@@ -110,7 +115,8 @@ enum ImageWriter {
             }
             var info = stat()
             guard fstat(descriptor, &info) == 0 else { throw systemError("cannot write \(path)") }
-            return UncommittedFile(path: path, temporary: temporary, descriptor: descriptor, byteCount: Int(info.st_size), protectedInputs: inputs)
+            return UncommittedFile(
+                path: path, temporary: temporary, descriptor: descriptor, byteCount: Int(info.st_size), protectedInputs: inputs)
         } catch {
             close(descriptor)
             unlink(temporary)
@@ -185,7 +191,8 @@ enum ImageWriter {
         let rootBytes = Array(root.utf8.reversed().drop { $0 == slash }.reversed())
         let pathBytes = Array(path.utf8)
         let parts = pathBytes.split(separator: slash, omittingEmptySubsequences: true)
-        let inside = pathBytes.starts(with: rootBytes + [slash]) && pathBytes.count > rootBytes.count + 1
+        let inside =
+            pathBytes.starts(with: rootBytes + [slash]) && pathBytes.count > rootBytes.count + 1
             && pathBytes.first == slash && !pathBytes.contains(0)
             && !parts.contains { $0.elementsEqual([0x2E]) || $0.elementsEqual([0x2E, 0x2E]) }
         guard inside else {
@@ -203,7 +210,8 @@ enum ImageWriter {
         let rootBytes = Array(realRoot.utf8)
         let prefix = realRoot == "/" ? rootBytes : rootBytes + [UInt8(ascii: "/")]
         guard folderBytes == rootBytes || folderBytes.starts(with: prefix) else {
-            throw ItemError(.outputPath, stage: .encode, reason: "the output folder \(folder) leads outside \(root) (through a symbolic link)")
+            throw ItemError(
+                .outputPath, stage: .encode, reason: "the output folder \(folder) leads outside \(root) (through a symbolic link)")
         }
     }
 

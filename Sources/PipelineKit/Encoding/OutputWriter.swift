@@ -33,8 +33,10 @@ final class OutputWriter: Sendable {
     }
 
     /// - Parameter fingerprint: what made the output, kept with an S3 object; nil when not recorded.
-    func write(_ image: VipsImage, output: OutputDefinition, target: OutputTarget, input: InputFile,
-               fingerprint: String? = nil) throws(ItemError) -> Pending {
+    func write(
+        _ image: VipsImage, output: OutputDefinition, target: OutputTarget, input: InputFile,
+        fingerprint: String? = nil
+    ) throws(ItemError) -> Pending {
         let path: String
         do {
             path = try target.path(width: image.width, height: image.height)
@@ -47,7 +49,8 @@ final class OutputWriter: Sendable {
         }
         var dropped: [String] = []
         var search: QualitySearch.Outcome?
-        let file = try ImageWriter.writeUncommitted(to: path, root: target.root, protecting: protectedInputs) { descriptor throws(ItemError) in
+        let file = try ImageWriter.writeUncommitted(to: path, root: target.root, protecting: protectedInputs) {
+            descriptor throws(ItemError) in
             do {
                 let encoded = try ImageEncoder.encode(image, with: output.encoder, into: descriptor)
                 (dropped, search) = (encoded.dropped, encoded.search)
@@ -55,15 +58,19 @@ final class OutputWriter: Sendable {
                 throw ItemError(.encoding, stage: .encode, reason: ItemError.reason(for: error), underlying: error)
             }
         }
-        return Pending(output: WrittenOutput(output: output.name, path: path, size: image.size, byteCount: file.byteCount,
-                                             format: output.encoder.format, fingerprint: fingerprint,
-                                             warnings: Self.warnings(dropped, input: input, format: output.encoder.format)
-                                                 + Self.warnings(search, output: output, input: input),
-                                             searchedQuality: Self.searched(search, output: output)),
-                       file: file)
+        return Pending(
+            output: WrittenOutput(
+                output: output.name, path: path, size: image.size, byteCount: file.byteCount,
+                format: output.encoder.format, fingerprint: fingerprint,
+                warnings: Self.warnings(dropped, input: input, format: output.encoder.format)
+                    + Self.warnings(search, output: output, input: input),
+                searchedQuality: Self.searched(search, output: output)),
+            file: file)
     }
 
-    private func put(_ image: VipsImage, output: OutputDefinition, at path: String, input: InputFile, fingerprint: String?) throws(ItemError) -> WrittenOutput {
+    private func put(_ image: VipsImage, output: OutputDefinition, at path: String, input: InputFile, fingerprint: String?)
+        throws(ItemError) -> WrittenOutput
+    {
         guard let location = S3Location(path) else {
             throw ItemError(.outputPath, stage: .encode, reason: "\(path) is not an s3://bucket/key address")
         }
@@ -71,7 +78,8 @@ final class OutputWriter: Sendable {
         do throws(S3Configuration.Failure) {
             client = try s3.client()
         } catch {
-            throw ItemError(.writing, stage: .encode, reason: "\(S3Client.label("PutObject", location)): \(error.message)", underlying: error)
+            throw ItemError(
+                .writing, stage: .encode, reason: "\(S3Client.label("PutObject", location)): \(error.message)", underlying: error)
         }
         let body: Data
         let prepared: ImageEncoder.Prepared
@@ -90,10 +98,11 @@ final class OutputWriter: Sendable {
         headers["x-amz-meta-\(MetadataName.height)"] = String(image.height)
         // Once started, an upload finishes (or fails): a cancelled run leaves no half object either way.
         try client.put(location, body: body, headers: headers, isCancelled: { false })
-        return WrittenOutput(output: output.name, path: path, size: image.size, byteCount: body.count, fingerprint: fingerprint,
-                             warnings: Self.warnings(prepared.dropped, input: input, format: output.encoder.format)
-                                 + Self.warnings(search, output: output, input: input),
-                             searchedQuality: Self.searched(search, output: output))
+        return WrittenOutput(
+            output: output.name, path: path, size: image.size, byteCount: body.count, fingerprint: fingerprint,
+            warnings: Self.warnings(prepared.dropped, input: input, format: output.encoder.format)
+                + Self.warnings(search, output: output, input: input),
+            searchedQuality: Self.searched(search, output: output))
     }
 
     /// One warning line for each metadata field of `input` left out because `format` cannot write it.
@@ -111,9 +120,11 @@ final class OutputWriter: Sendable {
     /// best it found.
     static func warnings(_ search: QualitySearch.Outcome?, output: OutputDefinition, input: InputFile) -> [String] {
         guard let search, !search.reached, let target = output.encoder.qualityTarget else { return [] }
-        return ["\(input.displayName): output \"\(output.name)\" (\(output.encoder.format.rawValue)) reached SSIMULACRA 2 "
+        return [
+            "\(input.displayName): output \"\(output.name)\" (\(output.encoder.format.rawValue)) reached SSIMULACRA 2 "
                 + "\(search.score.formatted(places: 1)) at quality \(search.quality), short of the target \(target.ssimulacra2.formatted(places: 1)); "
-                + "the file is the best the search found"]
+                + "the file is the best the search found"
+        ]
     }
 
     private func claim(_ path: String, for claimant: String) throws(ItemError) {

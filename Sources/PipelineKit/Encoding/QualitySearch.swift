@@ -103,11 +103,12 @@ enum QualitySearch {
     /// Where the search starts: a quality typical of the format for the target, moved up for
     /// busy images and down for smooth ones, whose artifacts show less and more in the score.
     static func firstGuess(_ image: VipsImage, format: EncoderSettings.Format, target: QualityTarget) throws(VipsError) -> Int {
-        let typical: Double = switch format {
-        case .avif, .heic: 60
-        case .jxl: 75
-        default: 80
-        }
+        let typical: Double =
+            switch format {
+            case .avif, .heic: 60
+            case .jxl: 75
+            default: 80
+            }
         let detail = try meanDetail(image)
         // Mean |Laplacian| of a small grey copy: about 2 for flat artwork, 10–20 for photographs.
         let shift = Swift.max(-8, Swift.min(8, (detail - 8) * 0.5))

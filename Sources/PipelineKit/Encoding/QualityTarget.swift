@@ -33,15 +33,18 @@ public struct QualityTarget: Sendable, Hashable {
             return .integer("quality", in: 1...100, default: EncoderSettings.defaultQuality(format), help: help)
         }
         let target = ValueShape.object([
-            .number("ssimulacra2", in: scoreRange, required: true,
-                    help: "the SSIMULACRA 2 score every file must reach, 30–100 (70 high quality, 90 visually lossless)"),
+            .number(
+                "ssimulacra2", in: scoreRange, required: true,
+                help: "the SSIMULACRA 2 score every file must reach, 30–100 (70 high quality, 90 visually lossless)"),
             .integer("min", in: 1...100, default: 1, help: "the lowest quality the search may choose"),
-            .integer("max", in: 1...100, default: 100,
-                     help: "the highest quality the search may choose (the file given, with a warning, when none reaches the score)"),
+            .integer(
+                "max", in: 1...100, default: 100,
+                help: "the highest quality the search may choose (the file given, with a warning, when none reaches the score)"),
         ])
-        return Option("quality", .anyOf([fixed, target]), default: JSONNode(plain: EncoderSettings.defaultQuality(format)),
-                      help: help + ", or a target object: `ssimulacra2` (the score to reach, 30–100), `min` and `max` (the qualities "
-                          + "searched, 1–100): per image, the lowest quality whose SSIMULACRA 2 score reaches it (at most 6 trial encodes)")
+        return Option(
+            "quality", .anyOf([fixed, target]), default: JSONNode(plain: EncoderSettings.defaultQuality(format)),
+            help: help + ", or a target object: `ssimulacra2` (the score to reach, 30–100), `min` and `max` (the qualities "
+                + "searched, 1–100): per image, the lowest quality whose SSIMULACRA 2 score reaches it (at most 6 trial encodes)")
     }
 
     /// The fixed quality `options` give, or nil when they give none or a target.

@@ -6,8 +6,10 @@ import Foundation
 /// request itself is made with the URL as written.
 public struct CredentialRedaction: Sendable, Equatable {
     /// Query parameters that carry secrets in any run, compared without regard to case.
-    public static let standardQueryNames = ["X-Amz-Signature", "X-Amz-Credential", "X-Amz-Security-Token",
-                                            "token", "sig", "signature", "key", "password"]
+    public static let standardQueryNames = [
+        "X-Amz-Signature", "X-Amz-Credential", "X-Amz-Security-Token",
+        "token", "sig", "signature", "key", "password",
+    ]
 
     /// The names compared, lowercased: the standard ones and the pipeline file's `fetch.redactQuery`.
     private let queryNames: Set<String>
@@ -53,7 +55,9 @@ public struct CredentialRedaction: Sendable, Equatable {
             while schemeStart > rest.startIndex, rest[rest.index(before: schemeStart)].isLetter {
                 schemeStart = rest.index(before: schemeStart)
             }
-            let end = rest[start.upperBound...].firstIndex { $0.isWhitespace || $0 == "\"" || $0 == "'" || $0 == ">" || $0 == "<" } ?? rest.endIndex
+            let end =
+                rest[start.upperBound...].firstIndex { $0.isWhitespace || $0 == "\"" || $0 == "'" || $0 == ">" || $0 == "<" }
+                ?? rest.endIndex
             result += rest[..<schemeStart]
             result += redact(String(rest[schemeStart..<end]))
             rest = rest[end...]

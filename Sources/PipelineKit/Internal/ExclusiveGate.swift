@@ -19,7 +19,7 @@ final class ExclusiveGate: Sendable {
 
     /// Runs `body` beside other shared callers, once no exclusive caller runs or waits.
     func shared<Result, Failure: Error>(_ body: () throws(Failure) -> Result) throws(Failure) -> Result {
-        state.withLock(waitingUntil: { !$0.exclusiveRunning && $0.exclusiveWaiting == 0 }) { $0.sharedCount += 1 }
+        state.withLock(waitingUntil: { !$0.exclusiveRunning && $0.exclusiveWaiting == 0 }, { $0.sharedCount += 1 })
         defer {
             state.withLock { $0.sharedCount -= 1 }
             state.wakeWaiters()
@@ -30,10 +30,12 @@ final class ExclusiveGate: Sendable {
     /// Runs `body` alone, once the shared callers already in have left.
     func exclusive<Result, Failure: Error>(_ body: () throws(Failure) -> Result) throws(Failure) -> Result {
         state.withLock { $0.exclusiveWaiting += 1 }
-        state.withLock(waitingUntil: { !$0.exclusiveRunning && $0.sharedCount == 0 }) { state in
-            state.exclusiveWaiting -= 1
-            state.exclusiveRunning = true
-        }
+        state.withLock(
+            waitingUntil: { !$0.exclusiveRunning && $0.sharedCount == 0 },
+            { state in
+                state.exclusiveWaiting -= 1
+                state.exclusiveRunning = true
+            })
         defer {
             state.withLock { $0.exclusiveRunning = false }
             state.wakeWaiters()

@@ -136,8 +136,10 @@ final class WaitingRoom<State: Sendable, Ticket: Sendable, Value: Sendable>: Sen
         }
     }
 
-    private func queue(_ ticket: Ticket, id: UInt64, cancellation: Cancellation?,
-                       arriving: (inout State, inout Waiters) -> Void) async -> Value {
+    private func queue(
+        _ ticket: Ticket, id: UInt64, cancellation: Cancellation?,
+        arriving: (inout State, inout Waiters) -> Void
+    ) async -> Value {
         await withCheckedContinuation { continuation in
             withLock { state, waiters in
                 // The task's cancelled flag is set before its cancellation handler runs, and the

@@ -1,4 +1,5 @@
 import Vips
+
 /// Counts units of work that must grow no faster than a run's size (bytes hashed for
 /// fingerprints, output paths compared with one another), so a test can check how work grows
 /// with the number of outputs without timing anything.

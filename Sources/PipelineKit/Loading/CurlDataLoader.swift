@@ -22,9 +22,11 @@ public final class CurlDataLoader: DataLoading {
         public var headers: [String: String]
 
         /// Settings with the pipeline file's defaults for what is not given.
-        public init(timeout: Double = StageDefaults.fetchTimeout, connectTimeout: Double = StageDefaults.connectTimeout,
-                    maxRedirects: Int = StageDefaults.maxRedirects, userAgent: String = StageDefaults.userAgent,
-                    headers: [String: String] = [:]) {
+        public init(
+            timeout: Double = StageDefaults.fetchTimeout, connectTimeout: Double = StageDefaults.connectTimeout,
+            maxRedirects: Int = StageDefaults.maxRedirects, userAgent: String = StageDefaults.userAgent,
+            headers: [String: String] = [:]
+        ) {
             self.timeout = timeout
             self.connectTimeout = connectTimeout
             self.maxRedirects = maxRedirects
@@ -52,8 +54,10 @@ public final class CurlDataLoader: DataLoading {
 
     /// libcurl configured from a pipeline file's `fetch` section.
     public convenience init(fetch: FetchSettings) {
-        self.init(settings: Settings(timeout: fetch.timeout, connectTimeout: fetch.connectTimeout, maxRedirects: fetch.maxRedirects,
-                                     userAgent: fetch.userAgent, headers: fetch.headers))
+        self.init(
+            settings: Settings(
+                timeout: fetch.timeout, connectTimeout: fetch.connectTimeout, maxRedirects: fetch.maxRedirects,
+                userAgent: fetch.userAgent, headers: fetch.headers))
     }
 
     /// Makes one attempt at `request` on a pooled handle; every option is checked as it is set,
@@ -74,10 +78,11 @@ public final class CurlDataLoader: DataLoading {
         var headerList: UnsafeMutablePointer<curl_slist>?
         defer { curl_slist_free_all(headerList) }
         // The file's extra headers are for HTTP inputs; a signed request carries only its own.
-        var allHeaders = request.signing == nil ? settings.headers.merging(request.headers) { _, perRequest in perRequest } : request.headers
+        var allHeaders =
+            request.signing == nil ? settings.headers.merging(request.headers) { _, perRequest in perRequest } : request.headers
         if let signing = request.signing { Self.addSigningHeaders(signing, body: request.body, to: &allHeaders) }
         if request.body != nil, !allHeaders.keys.contains(where: { $0.lowercased() == "content-type" }) {
-            allHeaders["Content-Type"] = "application/octet-stream" // else libcurl says form data
+            allHeaders["Content-Type"] = "application/octet-stream"  // else libcurl says form data
         }
         for (name, value) in allHeaders.sorted(by: { $0.key < $1.key }) {
             headerList = curl_slist_append(headerList, "\(name): \(value)")
@@ -92,9 +97,12 @@ public final class CurlDataLoader: DataLoading {
                     // signer hashes exactly these bytes, as `x-amz-content-sha256` says.
                     if request.body != nil {
                         let option = CurlOption(easy, version: support.version)
-                        try option.check(pl_curl_set_offset(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(bytes.count)), "CURLOPT_POSTFIELDSIZE_LARGE")
+                        try option.check(
+                            pl_curl_set_offset(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(bytes.count)), "CURLOPT_POSTFIELDSIZE_LARGE")
                         if let base = bytes.baseAddress, bytes.count > 0 {
-                            try option.check(pl_curl_set_pointer(easy, CURLOPT_POSTFIELDS, UnsafeMutableRawPointer(mutating: base)), "CURLOPT_POSTFIELDS")
+                            try option.check(
+                                pl_curl_set_pointer(easy, CURLOPT_POSTFIELDS, UnsafeMutableRawPointer(mutating: base)), "CURLOPT_POSTFIELDS"
+                            )
                         } else {
                             // Copied: no pointer to keep alive.
                             try option.check(pl_curl_set_string(easy, CURLOPT_COPYPOSTFIELDS, ""), "CURLOPT_COPYPOSTFIELDS")
@@ -118,8 +126,10 @@ public final class CurlDataLoader: DataLoading {
     /// Sets every option of one transfer but its body, each checked: a libcurl that refuses one
     /// would otherwise make a different request from the one asked for (an S3 request unsigned,
     /// redirects to any scheme followed).
-    private func setOptions(_ easy: UnsafeMutableRawPointer, request: DataRequest, headers: UnsafeMutablePointer<curl_slist>?,
-                            context: UnsafeMutableRawPointer) throws(FetchError) {
+    private func setOptions(
+        _ easy: UnsafeMutableRawPointer, request: DataRequest, headers: UnsafeMutablePointer<curl_slist>?,
+        context: UnsafeMutableRawPointer
+    ) throws(FetchError) {
         let option = CurlOption(easy, version: support.version)
         try option.check(pl_curl_set_string(easy, CURLOPT_URL, request.url), "CURLOPT_URL")
         // No SIGALRM in a multithreaded process.
@@ -130,7 +140,8 @@ public final class CurlDataLoader: DataLoading {
         try option.check(pl_curl_set_string(easy, CURLOPT_PROTOCOLS_STR, LibcurlSupport.schemes), "CURLOPT_PROTOCOLS_STR")
         try option.check(pl_curl_set_string(easy, CURLOPT_REDIR_PROTOCOLS_STR, LibcurlSupport.schemes), "CURLOPT_REDIR_PROTOCOLS_STR")
         try option.check(pl_curl_set_long(easy, CURLOPT_TIMEOUT_MS, Int(settings.timeout * 1000)), "CURLOPT_TIMEOUT_MS")
-        try option.check(pl_curl_set_long(easy, CURLOPT_CONNECTTIMEOUT_MS, Int(settings.connectTimeout * 1000)), "CURLOPT_CONNECTTIMEOUT_MS")
+        try option.check(
+            pl_curl_set_long(easy, CURLOPT_CONNECTTIMEOUT_MS, Int(settings.connectTimeout * 1000)), "CURLOPT_CONNECTTIMEOUT_MS")
         try option.check(pl_curl_set_string(easy, CURLOPT_USERAGENT, settings.userAgent), "CURLOPT_USERAGENT")
         try option.check(pl_curl_set_long(easy, CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS)), "CURLOPT_HTTP_VERSION")
         // A declared Content-Length over the limit fails before the body is read.
@@ -142,7 +153,8 @@ public final class CurlDataLoader: DataLoading {
         if let signing = request.signing {
             // libcurl computes the signature (Signature Version 4); the key and secret go in
             // separately, so a colon in either cannot split them wrongly.
-            try option.check(pl_curl_set_string(easy, CURLOPT_AWS_SIGV4, "aws:amz:\(signing.region):\(signing.service)"), "CURLOPT_AWS_SIGV4")
+            try option.check(
+                pl_curl_set_string(easy, CURLOPT_AWS_SIGV4, "aws:amz:\(signing.region):\(signing.service)"), "CURLOPT_AWS_SIGV4")
             try option.check(pl_curl_set_string(easy, CURLOPT_USERNAME, signing.credentials.accessKeyID), "CURLOPT_USERNAME")
             try option.check(pl_curl_set_string(easy, CURLOPT_PASSWORD, signing.credentials.secretAccessKey), "CURLOPT_PASSWORD")
             // Keys are sent as written (percent-encoded): "." and ".." in a key are not folders.
@@ -179,7 +191,7 @@ public final class CurlDataLoader: DataLoading {
         case CURLE_OPERATION_TIMEDOUT:
             return FetchError(.timeout, "timed out: \(text)")
         case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY, CURLE_COULDNT_CONNECT, CURLE_SEND_ERROR,
-             CURLE_RECV_ERROR, CURLE_GOT_NOTHING, CURLE_PARTIAL_FILE, CURLE_SSL_CONNECT_ERROR, CURLE_HTTP2, CURLE_HTTP2_STREAM:
+            CURLE_RECV_ERROR, CURLE_GOT_NOTHING, CURLE_PARTIAL_FILE, CURLE_SSL_CONNECT_ERROR, CURLE_HTTP2, CURLE_HTTP2_STREAM:
             return FetchError(.connection, text)
         case CURLE_URL_MALFORMAT:
             return FetchError(.invalidRequest, text)

@@ -24,8 +24,9 @@ struct LibcurlSupport: Sendable, Equatable {
         let started = curl_global_init(Int(CURL_GLOBAL_DEFAULT))
         let startProblem = started == CURLE_OK ? nil : "curl_global_init failed: \(String(cString: curl_easy_strerror(started)))"
         guard let info = pl_curl_version_info()?.pointee else {
-            return LibcurlSupport(version: "of unknown version", protocols: [], signsAWSRequests: false,
-                                  startProblem: startProblem ?? "curl_version_info said nothing")
+            return LibcurlSupport(
+                version: "of unknown version", protocols: [], signsAWSRequests: false,
+                startProblem: startProblem ?? "curl_version_info said nothing")
         }
         var protocols: Set<String> = []
         if var entry = info.protocols {
@@ -36,8 +37,9 @@ struct LibcurlSupport: Sendable, Equatable {
                 entry += 1
             }
         }
-        return LibcurlSupport(version: info.version.map { String(cString: $0) } ?? "of unknown version", protocols: protocols,
-                              signsAWSRequests: info.version_num >= firstSigningVersion, startProblem: startProblem)
+        return LibcurlSupport(
+            version: info.version.map { String(cString: $0) } ?? "of unknown version", protocols: protocols,
+            signsAWSRequests: info.version_num >= firstSigningVersion, startProblem: startProblem)
     }()
 
     /// Why a request to `scheme` (signed with SigV4 when `signed`) cannot be made with this
@@ -47,12 +49,16 @@ struct LibcurlSupport: Sendable, Equatable {
             return FetchError(.other, "libcurl cannot be used (\(startProblem)); the request was not sent")
         }
         if !protocols.contains(scheme) {
-            return FetchError(.invalidRequest, "this libcurl (\(version)) does not speak \(scheme), which the URL needs"
-                                  + " (it speaks \(protocols.sorted().joined(separator: ", "))); the request was not sent")
+            return FetchError(
+                .invalidRequest,
+                "this libcurl (\(version)) does not speak \(scheme), which the URL needs"
+                    + " (it speaks \(protocols.sorted().joined(separator: ", "))); the request was not sent")
         }
         if signed, !signsAWSRequests {
-            return FetchError(.invalidRequest, "this libcurl (\(version)) cannot sign S3 requests: CURLOPT_AWS_SIGV4 needs libcurl 7.75"
-                                  + " or later; the request was not sent unsigned")
+            return FetchError(
+                .invalidRequest,
+                "this libcurl (\(version)) cannot sign S3 requests: CURLOPT_AWS_SIGV4 needs libcurl 7.75"
+                    + " or later; the request was not sent unsigned")
         }
         return nil
     }

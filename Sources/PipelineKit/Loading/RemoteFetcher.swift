@@ -32,8 +32,10 @@ struct RemoteFetcher: Sendable {
     ///   - label: put before every failure's reason (S3 names the operation, bucket and key).
     ///   - accepting: statuses returned as answers, not thrown (a `HEAD` that finds nothing).
     ///   - explain: the reason for a failing status; by default "HTTP 404".
-    func fetch(_ request: DataRequest, revalidating cached: CachedResponse?, label: String? = nil, accepting: Set<Int> = [],
-               explain: StatusExplanation? = nil, isCancelled: @escaping @Sendable () -> Bool) throws -> Outcome {
+    func fetch(
+        _ request: DataRequest, revalidating cached: CachedResponse?, label: String? = nil, accepting: Set<Int> = [],
+        explain: StatusExplanation? = nil, isCancelled: @escaping @Sendable () -> Bool
+    ) throws -> Outcome {
         var request = request
         request.headers.merge(cached?.validatingHeaders ?? [:]) { $1 }
         let prefix = label.map { $0 + ": " } ?? ""
@@ -52,7 +54,9 @@ struct RemoteFetcher: Sendable {
                     attempt += 1
                     continue
                 }
-                throw ItemError(error.kind == .tooLarge ? .tooLarge : .network, stage: .fetch, reason: prefix + error.message + attempts, underlying: error)
+                throw ItemError(
+                    error.kind == .tooLarge ? .tooLarge : .network, stage: .fetch, reason: prefix + error.message + attempts,
+                    underlying: error)
             }
             switch response.status {
             case 304 where cached != nil:

@@ -47,8 +47,9 @@ struct SourceLoader: Sendable {
             entry = cached.revalidated(by: response, control: control)
         case .fetched(let response):
             control = CacheControl(response.headers["cache-control"])
-            entry = CachedResponse(url: url, body: response.body, etag: response.etag, lastModified: response.lastModified,
-                                   storedAt: Date(), maxAge: control.freshness)
+            entry = CachedResponse(
+                url: url, body: response.body, etag: response.etag, lastModified: response.lastModified,
+                storedAt: Date(), maxAge: control.freshness)
         }
         // A response nothing can revalidate or keep fresh would only be fetched again: not stored.
         if !control.noStore, let cache, entry.etag != nil || entry.lastModified != nil || entry.maxAge != nil {
@@ -75,7 +76,8 @@ struct SourceLoader: Sendable {
             do throws(S3Configuration.Failure) {
                 client = try s3.client()
             } catch {
-                throw ItemError(.other, stage: .fetch, reason: "\(S3Client.label("GetObject", location)): \(error.message)", underlying: error)
+                throw ItemError(
+                    .other, stage: .fetch, reason: "\(S3Client.label("GetObject", location)): \(error.message)", underlying: error)
             }
             do {
                 return try client.get(location, revalidating: cached, maxBytes: remoteFetcher.settings.maxBytes, isCancelled: isCancelled)
@@ -91,7 +93,8 @@ struct SourceLoader: Sendable {
     /// a body too large or a cancelled run: those say something about the input itself).
     private func staleCopy(_ cached: CachedResponse?, after error: any Error) -> FetchedSource? {
         guard remoteFetcher.settings.staleIfError, let cached, let error = error as? ItemError,
-              error.meansOriginUnavailable else { return nil }
+            error.meansOriginUnavailable
+        else { return nil }
         servedStale.withLock { $0 += 1 }
         return FetchedSource(cached)
     }
@@ -100,7 +103,8 @@ struct SourceLoader: Sendable {
     /// server that answers 5xx may fail one path only; one that cannot be reached fails them all.
     private func noteIfUnreachable(_ url: String, _ error: any Error) {
         guard let error = error as? ItemError, error.underlyingError is FetchError, error.meansOriginUnavailable,
-              let origin = Self.origin(of: url) else { return }
+            let origin = Self.origin(of: url)
+        else { return }
         unreachableOrigins.withLock { _ = $0.insert(origin) }
     }
 
@@ -108,7 +112,8 @@ struct SourceLoader: Sendable {
     /// found unreachable earlier in this run (`staleCopy` then serves the copy); nil to ask.
     private func knownUnreachable(_ url: String, cached: CachedResponse?) -> ItemError? {
         guard remoteFetcher.settings.staleIfError, cached != nil, let origin = Self.origin(of: url),
-              unreachableOrigins.withLock({ $0.contains(origin) }) else { return nil }
+            unreachableOrigins.withLock({ $0.contains(origin) })
+        else { return nil }
         let failure = FetchError(.connection, "\(origin) could not be reached earlier in this run")
         return ItemError(.network, stage: .fetch, reason: failure.message, underlying: failure)
     }
@@ -149,7 +154,8 @@ extension CachedResponse {
 extension FetchedSource {
     /// A fetched or cached response's bytes, versioned by its validator.
     init(_ response: CachedResponse) {
-        let version = response.etag.map { "etag:\(response.url) \($0)" }
+        let version =
+            response.etag.map { "etag:\(response.url) \($0)" }
             ?? response.lastModified.map { "modified:\(response.url) \($0)" }
         self.init(source: .memory(VipsBytes(response.body)), version: version)
     }

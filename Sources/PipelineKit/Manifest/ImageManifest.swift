@@ -105,8 +105,10 @@ public struct ImageManifest: Codable, Sendable, Equatable {
         public var ssimulacra2: Double?
 
         /// A file, as a run wrote it; `quality` and `ssimulacra2` when a quality target chose them.
-        public init(url: String, path: String, width: Int, height: Int, bytes: Int, format: String, mimeType: String,
-                    quality: Int? = nil, ssimulacra2: Double? = nil) {
+        public init(
+            url: String, path: String, width: Int, height: Int, bytes: Int, format: String, mimeType: String,
+            quality: Int? = nil, ssimulacra2: Double? = nil
+        ) {
             self.quality = quality
             self.ssimulacra2 = ssimulacra2
             self.url = url

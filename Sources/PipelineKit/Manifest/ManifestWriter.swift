@@ -28,7 +28,8 @@ final class ManifestWriter: Sendable {
     /// Writes the manifest; returns why it could not, or nil.
     func write() -> String? {
         let previous = try? ImageManifest.read(from: settings.file)
-        let manifest = ImageManifest(pipeline: definition.name, inputs: reports.withLock { $0 }.compactMap { entry(for: $0, previous: previous) })
+        let manifest = ImageManifest(
+            pipeline: definition.name, inputs: reports.withLock { $0 }.compactMap { entry(for: $0, previous: previous) })
         do {
             let data = try manifest.jsonData()
             let folder = settings.file.deletingLastPathComponent().path
@@ -61,9 +62,11 @@ final class ManifestWriter: Sendable {
             let formats = formatOrder.compactMap { format -> ImageManifest.Format? in
                 let files = written.filter { ($0.format ?? output.encoder.format) == format }.map { file in
                     let path = relativePath(file.path)
-                    return ImageManifest.File(url: ImageManifest.File.url(prefix: settings.urlPrefix, path: path), path: path, width: file.size.width, height: file.size.height,
-                                              bytes: file.byteCount, format: format.rawValue, mimeType: format.mimeType,
-                                              quality: file.searchedQuality?.quality, ssimulacra2: file.searchedQuality?.score)
+                    return ImageManifest.File(
+                        url: ImageManifest.File.url(prefix: settings.urlPrefix, path: path), path: path, width: file.size.width,
+                        height: file.size.height,
+                        bytes: file.byteCount, format: format.rawValue, mimeType: format.mimeType,
+                        quality: file.searchedQuality?.quality, ssimulacra2: file.searchedQuality?.score)
                 }
                 return files.isEmpty ? nil : ImageManifest.Format(format: format.rawValue, mimeType: format.mimeType, files: files)
             }
@@ -73,11 +76,13 @@ final class ManifestWriter: Sendable {
                 placeholdersFrom = smallest.fingerprint.map { "\($0) \(smallest.byteCount)" }
                 let before = earlier?.outputs[output.name]
                 if written.allSatisfy(\.upToDate), placeholdersFrom != nil, before?.placeholdersFrom == placeholdersFrom,
-                   let kept = before?.placeholders {
+                    let kept = before?.placeholders
+                {
                     placeholders = kept
                 } else {
-                    placeholders = try? Placeholders(of: VipsImage.open(file: smallest.path), kinds: Set(output.placeholders),
-                                                     settings: output.placeholderSettings)
+                    placeholders = try? Placeholders(
+                        of: VipsImage.open(file: smallest.path), kinds: Set(output.placeholders),
+                        settings: output.placeholderSettings)
                 }
             }
             outputs[output.name] = ImageManifest.Output(formats: formats, placeholders: placeholders, placeholdersFrom: placeholdersFrom)

@@ -22,7 +22,8 @@ public struct PictureMarkup: Sendable {
         guard let fallbackFormat = output.formats.last, let fallback = output.fallback else { return nil }
         var lines = ["<picture>"]
         for format in output.formats.dropLast() where !format.files.isEmpty {
-            lines.append("  <source type=\"\(format.mimeType.htmlEscaped)\" srcset=\"\(format.srcset.htmlEscaped)\" sizes=\"\(sizes.htmlEscaped)\">")
+            lines.append(
+                "  <source type=\"\(format.mimeType.htmlEscaped)\" srcset=\"\(format.srcset.htmlEscaped)\" sizes=\"\(sizes.htmlEscaped)\">")
         }
         var attributes = [
             ("src", fallback.url), ("srcset", fallbackFormat.srcset), ("sizes", sizes),

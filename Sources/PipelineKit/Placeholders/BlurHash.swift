@@ -20,7 +20,8 @@ public enum BlurHash {
             throw PlaceholderError(.blurhash, .invalidPixels("BlurHash reads 3 or 4 channels a pixel, not \(channels)"))
         }
         guard width > 0, height > 0, pixels.count == width * height * channels else {
-            throw PlaceholderError(.blurhash, .invalidPixels("\(pixels.count) values do not make \(width)×\(height) pixels of \(channels) channels"))
+            throw PlaceholderError(
+                .blurhash, .invalidPixels("\(pixels.count) values do not make \(width)×\(height) pixels of \(channels) channels"))
         }
 
         // One linear value per channel value, looked up rather than computed per pixel.
@@ -98,8 +99,8 @@ public enum BlurHash {
     }
 }
 
-private extension Double {
-    func withSign(of other: Double) -> Double {
+extension Double {
+    fileprivate func withSign(of other: Double) -> Double {
         Double(signOf: other, magnitudeOf: self)
     }
 }

@@ -40,14 +40,15 @@ public struct PlaceholderError: Error, Sendable, Equatable, CustomStringConverti
 
     /// The message, naming the placeholder and the reason.
     public var description: String {
-        let detail = switch reason {
-        case .settingOutOfRange(let name, let value, let allowed):
-            "\(name) is \(value), but must be from \(allowed.lowerBound) to \(allowed.upperBound)"
-        case .invalidPixels(let message), .unsupportedImage(let message):
-            message
-        case .vips(let operation, let message):
-            "libvips' \(operation) failed: \(message)"
-        }
+        let detail =
+            switch reason {
+            case .settingOutOfRange(let name, let value, let allowed):
+                "\(name) is \(value), but must be from \(allowed.lowerBound) to \(allowed.upperBound)"
+            case .invalidPixels(let message), .unsupportedImage(let message):
+                message
+            case .vips(let operation, let message):
+                "libvips' \(operation) failed: \(message)"
+            }
         return "cannot compute the \(kind.rawValue) placeholder: \(detail)"
     }
 }

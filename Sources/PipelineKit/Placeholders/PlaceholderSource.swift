@@ -17,8 +17,10 @@ struct PlaceholderSource {
             throw PlaceholderError(kind, error)
         }
         guard converted.bands == 3 || (converted.bands == 4 && converted.hasAlpha) else {
-            throw PlaceholderError(kind, .unsupportedImage(
-                "an image of \(image.bands) bands (\(image.interpretation)) does not become sRGB with at most one alpha band"))
+            throw PlaceholderError(
+                kind,
+                .unsupportedImage(
+                    "an image of \(image.bands) bands (\(image.interpretation)) does not become sRGB with at most one alpha band"))
         }
         self.image = converted
     }

@@ -19,7 +19,8 @@ extension Placeholders {
             return try colour.applying("hist_find_ndim", ["bins": .integer(bins)]).values()
         }
         guard counts.count == bins * bins * bins else {
-            throw PlaceholderError(.dominantColor, .vips(operation: "hist_find_ndim", message: "gave \(counts.count) bins, not \(bins * bins * bins)"))
+            throw PlaceholderError(
+                .dominantColor, .vips(operation: "hist_find_ndim", message: "gave \(counts.count) bins, not \(bins * bins * bins)"))
         }
         // libvips scans row by row (green), pixel by pixel (red), band by band (blue) and keeps
         // the first maximum it meets.
@@ -34,9 +35,10 @@ extension Placeholders {
     private static let bins = 16
 
     private static func hex(_ channels: [Int]) -> String {
-        "#" + channels.map { value in
-            let digits = String(value, radix: 16)
-            return digits.count < 2 ? "0" + digits : digits
-        }.joined()
+        "#"
+            + channels.map { value in
+                let digits = String(value, radix: 16)
+                return digits.count < 2 ? "0" + digits : digits
+            }.joined()
     }
 }

@@ -45,7 +45,8 @@ extension Placeholders {
             offset = end
         }
         let length = UInt32(body.count)
-        return Data(Array("RIFF".utf8) + [UInt8(length & 0xFF), UInt8(length >> 8 & 0xFF), UInt8(length >> 16 & 0xFF), UInt8(length >> 24)] + body)
+        return Data(
+            Array("RIFF".utf8) + [UInt8(length & 0xFF), UInt8(length >> 8 & 0xFF), UInt8(length >> 16 & 0xFF), UInt8(length >> 24)] + body)
     }
 
     /// The size of the LQIP of an image of `size`: `width` wide at most, the same aspect ratio.

@@ -43,7 +43,8 @@ public struct Placeholders: Codable, Hashable, Sendable {
             switch kind {
             case .lqip: lqip = try Self.lqip(of: source, width: settings.lqipWidth, quality: settings.lqipQuality)
             case .blurhash:
-                blurhash = try Self.blurhash(of: source, xComponents: settings.blurhashXComponents, yComponents: settings.blurhashYComponents)
+                blurhash = try Self.blurhash(
+                    of: source, xComponents: settings.blurhashXComponents, yComponents: settings.blurhashYComponents)
             case .thumbhash: thumbhash = try Self.thumbhash(of: source)
             case .dominantColor: dominantColor = try Self.dominantColor(of: source)
             }

@@ -16,7 +16,8 @@ public enum ThumbHash {
     /// into the hash bytes.
     public static func encode(rgba: [UInt8], width: Int, height: Int) throws(PlaceholderError) -> [UInt8] {
         guard (1...maximumSide).contains(width), (1...maximumSide).contains(height) else {
-            throw PlaceholderError(.thumbhash, .invalidPixels("ThumbHash encodes 1×1 to \(maximumSide)×\(maximumSide) pixels, not \(width)×\(height)"))
+            throw PlaceholderError(
+                .thumbhash, .invalidPixels("ThumbHash encodes 1×1 to \(maximumSide)×\(maximumSide) pixels, not \(width)×\(height)"))
         }
         guard rgba.count == width * height * 4 else {
             throw PlaceholderError(.thumbhash, .invalidPixels("\(rgba.count) values do not make \(width)×\(height) RGBA pixels"))
@@ -66,12 +67,14 @@ public enum ThumbHash {
         let transparency = hasAlpha ? channel.encode(a, nx: 5, ny: 5) : Channel.Encoded(dc: 1, ac: [], scale: 1)
 
         let isLandscape = width > height
-        let header24 = jsRoundInt(63 * luminance.dc)
+        let header24 =
+            jsRoundInt(63 * luminance.dc)
             | jsRoundInt(31.5 + 31.5 * yellowBlue.dc) << 6
             | jsRoundInt(31.5 + 31.5 * redGreen.dc) << 12
             | jsRoundInt(31 * luminance.scale) << 18
             | (hasAlpha ? 1 << 23 : 0)
-        let header16 = (isLandscape ? ly : lx)
+        let header16 =
+            (isLandscape ? ly : lx)
             | jsRoundInt(63 * yellowBlue.scale) << 3
             | jsRoundInt(63 * redGreen.scale) << 9
             | (isLandscape ? 1 << 15 : 0)

@@ -26,7 +26,8 @@ public enum AvailableCores {
         for part in line.dropFirst("Cpus_allowed_list:".count).split(separator: ",") {
             let bounds = part.trimmingCharacters(in: .whitespaces).split(separator: "-")
             guard let first = bounds.first.flatMap({ Int($0) }), let last = bounds.last.flatMap({ Int($0) }),
-                  bounds.count <= 2, last >= first else { return nil }
+                bounds.count <= 2, last >= first
+            else { return nil }
             count += last - first + 1
         }
         return count > 0 ? count : nil

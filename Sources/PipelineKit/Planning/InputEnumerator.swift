@@ -73,14 +73,17 @@ struct InputEnumerator {
             result.problems.append(.init(path: place, location: nil, message: "cannot read the input list \(listPath)"))
             return
         }
-        let listFolder = InputEnumerator(baseDirectory: URL(fileURLWithPath: absolute).deletingLastPathComponent(), s3: s3,
-                                         redaction: redaction, caseInsensitive: caseInsensitive)
+        let listFolder = InputEnumerator(
+            baseDirectory: URL(fileURLWithPath: absolute).deletingLastPathComponent(), s3: s3,
+            redaction: redaction, caseInsensitive: caseInsensitive)
         for (number, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let line = rawLine.trimmingCharacters(in: .whitespacesAndNewlines)
             if line.isEmpty || line.hasPrefix("#") { continue }
             if let scheme = Self.unsupportedScheme(line) {
-                result.problems.append(.init(path: place, location: nil,
-                    message: "\(listPath):\(number + 1): only http, https and s3 addresses are inputs, not \(scheme)"))
+                result.problems.append(
+                    .init(
+                        path: place, location: nil,
+                        message: "\(listPath):\(number + 1): only http, https and s3 addresses are inputs, not \(scheme)"))
                 continue
             }
             listFolder.expand(line, at: place, into: &result)
@@ -114,15 +117,17 @@ struct InputEnumerator {
         let sorted = Set(found.matches).sorted()
         if !found.skipped.isEmpty {
             let named = found.skipped.keys.sorted().map { "\($0) (\(found.skipped[$0] ?? ""))" }
-            result.warnings.append("input \"\(pattern)\" skips \(named.count) \(named.count == 1 ? "entry that is" : "entries that are") "
-                                   + "not a regular file: \(named.joined(separator: ", "))")
+            result.warnings.append(
+                "input \"\(pattern)\" skips \(named.count) \(named.count == 1 ? "entry that is" : "entries that are") "
+                    + "not a regular file: \(named.joined(separator: ", "))")
         }
         var hint = ""
         if sorted.isEmpty {
             // The same walk ignoring case says whether case is what kept the files out.
             var folded = self
             folded.caseInsensitive = true
-            hint = emptyHint(pattern, foldedMatches: caseInsensitive ? 0 : Set(folded.files(matching: split, rootCount: rootCount).matches).count)
+            hint = emptyHint(
+                pattern, foldedMatches: caseInsensitive ? 0 : Set(folded.files(matching: split, rootCount: rootCount).matches).count)
             result.warnings.append("input \"\(pattern)\" matches no files in \(found.root)\(hint)")
         }
         for relative in sorted {
@@ -173,8 +178,12 @@ struct InputEnumerator {
         let split = alternatives.map { $0.split(separator: "/", omittingEmptySubsequences: false).map(String.init) }
         guard alternatives.count > 1 || split[0].contains(where: Self.isGlob) else {
             guard !location.key.isEmpty, !location.key.hasSuffix("/") else {
-                result.problems.append(.init(path: place, location: nil, message:
-                    "\(pattern) names a bucket or a folder, not an object: a glob such as \(pattern.hasSuffix("/") ? pattern : pattern + "/")**/*.jpg reads what is in it"))
+                result.problems.append(
+                    .init(
+                        path: place, location: nil,
+                        message:
+                            "\(pattern) names a bucket or a folder, not an object: a glob such as \(pattern.hasSuffix("/") ? pattern : pattern + "/")**/*.jpg reads what is in it"
+                    ))
                 return nil
             }
             result.files.append(InputFile(s3: location))
@@ -199,12 +208,18 @@ struct InputEnumerator {
         for object in objects.sorted(by: { $0.key < $1.key }) where object.key.hasPrefix(folderPrefix) {
             let relative = object.key.dropFirst(folderPrefix.count).split(separator: "/", omittingEmptySubsequences: false).map(String.init)
             // A key ending in "/" is a folder marker, not an image.
-            guard relative.last?.isEmpty == false, globs.contains(where: { Self.matches($0, relative[...], caseInsensitive: caseInsensitive) }) else { continue }
-            result.files.append(InputFile(s3: S3Location(bucket: location.bucket, key: object.key),
-                                          subfolder: relative.dropLast().joined(separator: "/"), etag: object.etag, byteCount: object.size))
+            guard relative.last?.isEmpty == false,
+                globs.contains(where: { Self.matches($0, relative[...], caseInsensitive: caseInsensitive) })
+            else { continue }
+            result.files.append(
+                InputFile(
+                    s3: S3Location(bucket: location.bucket, key: object.key),
+                    subfolder: relative.dropLast().joined(separator: "/"), etag: object.etag, byteCount: object.size))
             found += 1
         }
-        if found == 0 { result.warnings.append("input \"\(pattern)\" matches no objects in \(listed)\(emptyHint(pattern, foldedMatches: 0))") }
+        if found == 0 {
+            result.warnings.append("input \"\(pattern)\" matches no objects in \(listed)\(emptyHint(pattern, foldedMatches: 0))")
+        }
         return listed
     }
 
@@ -232,8 +247,10 @@ struct InputEnumerator {
     /// Adds the files below `directory` that `pattern` matches; names it matches that are not
     /// regular files nor folders (FIFOs, devices, sockets, dangling or looping links) go to `skipped`
     /// with what they are, for a warning: a glob that silently drops them looks like a lost input.
-    private func walk(_ directory: String, relative: String, pattern: ArraySlice<String>, into matches: inout [String],
-                      skipped: inout [String: String]) {
+    private func walk(
+        _ directory: String, relative: String, pattern: ArraySlice<String>, into matches: inout [String],
+        skipped: inout [String: String]
+    ) {
         guard let component = pattern.first else { return }
         let rest = pattern.dropFirst()
         let joined = { (name: String) in relative.isEmpty ? name : relative + "/" + name }
@@ -248,7 +265,8 @@ struct InputEnumerator {
             }
             return
         }
-        let candidates = Self.isGlob(component) || caseInsensitive
+        let candidates =
+            Self.isGlob(component) || caseInsensitive
             ? entries(of: directory).filter { Self.nameMatches(component, $0, caseInsensitive: caseInsensitive) }
             : [component]
         for name in candidates {
@@ -363,7 +381,8 @@ struct InputEnumerator {
     private func emptyHint(_ pattern: String, foldedMatches: Int) -> String {
         var hints: [String] = []
         if foldedMatches > 0 {
-            hints.append("\(foldedMatches) \(foldedMatches == 1 ? "file matches" : "files match") it ignoring case (\"caseInsensitive\": true)")
+            hints.append(
+                "\(foldedMatches) \(foldedMatches == 1 ? "file matches" : "files match") it ignoring case (\"caseInsensitive\": true)")
         }
         if (Self.braceAlternatives(pattern)?.count ?? 2) == 1, pattern.contains(where: { ",|(".contains($0) }) {
             hints.append("several choices are a brace set, as in \"photos/**/*.{jpg,png}\"")

@@ -67,8 +67,10 @@ public struct MemoryBudget: Sendable, Equatable, CustomStringConvertible {
             // Address space, not resident memory: what is mapped (libraries, thread stacks,
             // malloc arenas) counts, at the start and later.
             let limit = Int64(clamping: limits.rlim_cur)
-            found.append(MemoryBudget(bytes: max(0, limit - base.virtual - reserve - addressSpaceReserve), limit: limit,
-                                      source: "RLIMIT_AS (ulimit -v)"))
+            found.append(
+                MemoryBudget(
+                    bytes: max(0, limit - base.virtual - reserve - addressSpaceReserve), limit: limit,
+                    source: "RLIMIT_AS (ulimit -v)"))
         }
         return found.min { $0.bytes < $1.bytes }
     }
@@ -113,9 +115,11 @@ public struct MemoryBudget: Sendable, Equatable, CustomStringConvertible {
         var total: Int64 = 0
         for line in maps.split(separator: "\n") {
             let fields = line.split(separator: " ", omittingEmptySubsequences: true)
-            guard fields.count == 5, fields[1] == "---p" else { continue } // no path: anonymous
+            guard fields.count == 5, fields[1] == "---p" else { continue }  // no path: anonymous
             let range = fields[0].split(separator: "-")
-            guard range.count == 2, let start = UInt64(range[0], radix: 16), let end = UInt64(range[1], radix: 16), end > start else { continue }
+            guard range.count == 2, let start = UInt64(range[0], radix: 16), let end = UInt64(range[1], radix: 16), end > start else {
+                continue
+            }
             total += Int64(end - start)
         }
         return total

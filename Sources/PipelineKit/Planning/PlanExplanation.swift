@@ -133,16 +133,19 @@ public struct PlanExplanation: Sendable {
                 let file = EncodedSource.file(path: item.input.path, byteCount: item.input.byteCount ?? 0)
                 let stripsAhead = decoder.tiffStripsReader.plan(file, header: header)
                 if stripsAhead != nil { stripReadAheadInputs += 1 }
-                sample = Sample(input: item.input.displayName, format: format, size: size, loadShrink: shrink, decodeSize: decodeSize,
-                                unstreamedBytes: unstreamed, wholePNGBytes: wholePNG,
-                                stripReadAheadBytes: Int64(stripsAhead?.heldBytes ?? 0), stripsReadRowByRow: stripsAhead?.rowByRow ?? false,
-                                pngRowsAheadBytes: decoder.pngRowsReader.heldBytes(file, header: header))
+                sample = Sample(
+                    input: item.input.displayName, format: format, size: size, loadShrink: shrink, decodeSize: decodeSize,
+                    unstreamedBytes: unstreamed, wholePNGBytes: wholePNG,
+                    stripReadAheadBytes: Int64(stripsAhead?.heldBytes ?? 0), stripsReadRowByRow: stripsAhead?.rowByRow ?? false,
+                    pngRowsAheadBytes: decoder.pngRowsReader.heldBytes(file, header: header))
                 sample.wideRowsBytes = decodePlan.wideRowsBytes
                 sample.windowedOutputs = decodePlan.windows.keys.sorted().map { definition.outputs[$0].name }
                 sample.decodesWhole = decodePlan.decodesWhole
-                let encoding = DecodeMemoryEstimate.encodingBytes(decodeSize: decodeSize, alpha: header.hasAlpha, outputs: definition.outputs)
-                let estimate = DecodeMemoryEstimate.inputEstimate(decodePlan.estimate, passes: decodePlan.passes, unstreamed: unstreamed,
-                                                                  readers: sample.stripReadAheadBytes + sample.pngRowsAheadBytes, encoding: encoding)
+                let encoding = DecodeMemoryEstimate.encodingBytes(
+                    decodeSize: decodeSize, alpha: header.hasAlpha, outputs: definition.outputs)
+                let estimate = DecodeMemoryEstimate.inputEstimate(
+                    decodePlan.estimate, passes: decodePlan.passes, unstreamed: unstreamed,
+                    readers: sample.stripReadAheadBytes + sample.pngRowsAheadBytes, encoding: encoding)
                 largestEstimate = max(largestEstimate, estimate)
                 if let memoryBudget, estimate > memoryBudget.bytes { inputsOverBudget += 1 }
             }
@@ -154,7 +157,8 @@ public struct PlanExplanation: Sendable {
         outputs = definition.outputs.filter { seen.insert($0.name).inserted }.map { output in
             guard let variant = output.variant else {
                 let steps = output.steps.map(\.identifier).joined(separator: " → ")
-                return "\(output.name): \(steps.isEmpty ? "no steps" : steps) → \(output.encoder.format.rawValue) (\(output.encoder.identity)) → \(output.path.text)"
+                return
+                    "\(output.name): \(steps.isEmpty ? "no steps" : steps) → \(output.encoder.format.rawValue) (\(output.encoder.identity)) → \(output.path.text)"
             }
             return Self.responsiveLine(definition.outputs.filter { $0.variant?.group == variant.group })
         }
@@ -190,8 +194,10 @@ public struct PlanExplanation: Sendable {
         let sized = variants.first { $0.variant?.width != nil }
         var steps = (sized ?? first).steps.map(\.identifier).joined(separator: " → ")
         if let width = sized?.variant?.width { steps = steps.replacingOccurrences(of: "(width:\(width),", with: "(width:{width},") }
-        let enlargement = widths.count > 1 || variant.width != nil
-            ? (variant.enlarges ? ", enlarged when wider than the image" : ", none wider than the image (its own width stands in, once)") : ""
+        let enlargement =
+            widths.count > 1 || variant.width != nil
+            ? (variant.enlarges ? ", enlarged when wider than the image" : ", none wider than the image (its own width stands in, once)")
+            : ""
         return "\(first.name): widths \(widths.joined(separator: ", "))\(enlargement); formats \(encoders.joined(separator: ", ")): "
             + "\(steps.isEmpty ? "no steps" : steps) → \(first.path.text)"
     }
@@ -204,7 +210,8 @@ public struct PlanExplanation: Sendable {
         }
         lines.append("inputs: \(inputs) (\(sources) distinct source\(sources == 1 ? "" : "s"), \(remoteInputs) remote)")
         if !formats.isEmpty {
-            lines.append("formats (from headers): " + formats.sorted { $0.value > $1.value }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
+            lines.append(
+                "formats (from headers): " + formats.sorted { $0.value > $1.value }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
         }
         for sample in samples {
             guard let size = sample.size, let decode = sample.decodeSize else {
@@ -212,44 +219,57 @@ public struct PlanExplanation: Sendable {
                 continue
             }
             let shrink = sample.loadShrink > 1 ? "shrink-on-load \(sample.loadShrink), " : ""
-            let whole = sample.unstreamedBytes > 0
+            let whole =
+                sample.unstreamedBytes > 0
                 ? "; interlaced, so the decode cannot stream: it holds about \(MemoryBudget.megabytes(sample.unstreamedBytes)) at full size"
                 : sample.wholePNGBytes > 0 && sample.pngRowsAheadBytes > 0
                     ? "; read whole when memory allows (about \(MemoryBudget.megabytes(sample.wholePNGBytes))), "
-                    + "otherwise rows decoded ahead on a worker thread (about \(MemoryBudget.megabytes(sample.pngRowsAheadBytes)))"
-                : sample.wholePNGBytes > 0 ? "; read whole when memory allows (about \(MemoryBudget.megabytes(sample.wholePNGBytes)))"
-                : sample.pngRowsAheadBytes > 0 ? "; rows decoded ahead on a worker thread (about \(MemoryBudget.megabytes(sample.pngRowsAheadBytes)))"
-                : sample.stripsReadRowByRow ? "; strips too large to hold whole: rows decoded ahead on a worker thread, "
-                    + "part of a strip at a time (about \(MemoryBudget.megabytes(sample.stripReadAheadBytes)))"
-                : sample.stripReadAheadBytes > 0 ? "; strips decoded ahead on worker threads (about \(MemoryBudget.megabytes(sample.stripReadAheadBytes)))" : ""
-            var wide = sample.wideRowsBytes > 0
-                ? "; very wide: libvips' resize keeps rows of full width, about \(MemoryBudget.megabytes(sample.wideRowsBytes)) (grows with the width)" : ""
+                        + "otherwise rows decoded ahead on a worker thread (about \(MemoryBudget.megabytes(sample.pngRowsAheadBytes)))"
+                    : sample.wholePNGBytes > 0
+                        ? "; read whole when memory allows (about \(MemoryBudget.megabytes(sample.wholePNGBytes)))"
+                        : sample.pngRowsAheadBytes > 0
+                            ? "; rows decoded ahead on a worker thread (about \(MemoryBudget.megabytes(sample.pngRowsAheadBytes)))"
+                            : sample.stripsReadRowByRow
+                                ? "; strips too large to hold whole: rows decoded ahead on a worker thread, "
+                                    + "part of a strip at a time (about \(MemoryBudget.megabytes(sample.stripReadAheadBytes)))"
+                                : sample.stripReadAheadBytes > 0
+                                    ? "; strips decoded ahead on worker threads (about \(MemoryBudget.megabytes(sample.stripReadAheadBytes)))"
+                                    : ""
+            var wide =
+                sample.wideRowsBytes > 0
+                ? "; very wide: libvips' resize keeps rows of full width, about \(MemoryBudget.megabytes(sample.wideRowsBytes)) (grows with the width)"
+                : ""
             if !sample.windowedOutputs.isEmpty {
                 let names = sample.windowedOutputs.map { "\"\($0)\"" }.joined(separator: ", ")
                 let one = sample.windowedOutputs.count == 1
-                wide = "; too wide or tall to decode once for every output: \(names) decode\(one ? "s the window it keeps" : " the windows they keep") "
+                wide =
+                    "; too wide or tall to decode once for every output: \(names) decode\(one ? "s the window it keeps" : " the windows they keep") "
                     + "alone, in \(one ? "a pass over the file of its own" : "passes over the file of their own")" + wide
             }
             let decoded = sample.decodesWhole ? "decoded at \(decode)" : "decoded only in windows"
             lines.append("  \(sample.input.escapingControlCharacters): \(sample.format ?? "?") \(size), \(shrink)\(decoded)\(whole)\(wide)")
         }
         if unstreamedInputs > 0 {
-            lines.append("\(unstreamedInputs) input\(unstreamedInputs == 1 ? "" : "s") cannot stream the decode (interlaced PNG or progressive JPEG): "
-                         + "each is held at full size while decoded, whatever the outputs' sizes")
+            lines.append(
+                "\(unstreamedInputs) input\(unstreamedInputs == 1 ? "" : "s") cannot stream the decode (interlaced PNG or progressive JPEG): "
+                    + "each is held at full size while decoded, whatever the outputs' sizes")
         }
         if wholePNGInputs > 0 {
-            lines.append("\(wholePNGInputs) PNG input\(wholePNGInputs == 1 ? " is" : "s are") read whole with libdeflate (faster than row by row) while "
-                         + "those being read hold under \(MemoryBudget.megabytes(wholePNGCapacity)) together; others stream")
+            lines.append(
+                "\(wholePNGInputs) PNG input\(wholePNGInputs == 1 ? " is" : "s are") read whole with libdeflate (faster than row by row) while "
+                    + "those being read hold under \(MemoryBudget.megabytes(wholePNGCapacity)) together; others stream")
         }
         if stripReadAheadInputs > 0 {
-            lines.append("\(stripReadAheadInputs) TIFF input\(stripReadAheadInputs == 1 ? " has its" : "s have their") strips decoded ahead "
-                         + "on worker threads (libtiff) while the rows are resized")
+            lines.append(
+                "\(stripReadAheadInputs) TIFF input\(stripReadAheadInputs == 1 ? " has its" : "s have their") strips decoded ahead "
+                    + "on worker threads (libtiff) while the rows are resized")
         }
         lines.append("outputs per input: \(outputs.count)")
         for output in outputs { lines.append("  \(output.escapingControlCharacters)") }
-        lines.append("stage widths: " + stageWidths.map { "\($0.0.rawValue) \($0.1)" }.joined(separator: ", ")
-                     + " (\(AvailableCores.count) core\(AvailableCores.count == 1 ? "" : "s") this process may use; unless the file sets them, "
-                     + "decompress and encode get one lane per core, process one per two)")
+        lines.append(
+            "stage widths: " + stageWidths.map { "\($0.0.rawValue) \($0.1)" }.joined(separator: ", ")
+                + " (\(AvailableCores.count) core\(AvailableCores.count == 1 ? "" : "s") this process may use; unless the file sets them, "
+                + "decompress and encode get one lane per core, process one per two)")
         lines.append("in flight: at most \(inFlight) inputs")
         let megabytes = { (bytes: Int64) in String(format: "%.0f MB", Double(bytes) / 1_000_000) }
         // Said as a bound: a run's measured peak is usually well below it, and a figure called
@@ -258,19 +278,23 @@ public struct PlanExplanation: Sendable {
         if imageMemoryBound < estimatedPeakImageBytes {
             memory += "the memory budget; without it \(megabytes(estimatedPeakImageBytes)): "
         }
-        memory += "in flight × the largest input's decode, outputs and largest encode, as if every input in flight were "
+        memory +=
+            "in flight × the largest input's decode, outputs and largest encode, as if every input in flight were "
             + "that large and wholly decoded at once; streamed decodes usually peak well below it)"
         if estimatedPeakDownloadBytes > 0 { memory += ", plus up to \(megabytes(estimatedPeakDownloadBytes)) of downloads" }
         lines.append(memory)
         if let memoryBudget {
-            lines.append("memory budget: \(memoryBudget): an input starts decoding only while the estimates of those "
-                         + "being made fit in it (largest input: \(megabytes(largestInputEstimate)))")
+            lines.append(
+                "memory budget: \(memoryBudget): an input starts decoding only while the estimates of those "
+                    + "being made fit in it (largest input: \(megabytes(largestInputEstimate)))")
             if inputsOverBudget > 0 {
-                lines.append("  \(inputsOverBudget) input\(inputsOverBudget == 1 ? "" : "s") can never fit and will fail: "
-                             + "raise the limit, or lower decompress.maxPixels or the outputs' sizes")
+                lines.append(
+                    "  \(inputsOverBudget) input\(inputsOverBudget == 1 ? "" : "s") can never fit and will fail: "
+                        + "raise the limit, or lower decompress.maxPixels or the outputs' sizes")
             }
         } else {
-            lines.append("memory budget: none set (no --max-memory, cgroup memory limit or RLIMIT_AS): the in-flight bound alone limits memory")
+            lines.append(
+                "memory budget: none set (no --max-memory, cgroup memory limit or RLIMIT_AS): the in-flight bound alone limits memory")
         }
         lines += MemoryAccountant.table(memoryAccount)
         return lines.joined(separator: "\n")

@@ -23,8 +23,9 @@ extension RunPlan {
                     ?? output.fixedSize(keepingAnimation: definition.decompress.animation == .keep)
             }
             // Files, and S3 objects (an output may not replace the object it is made from either).
-            paths = OutputPathCheck(outputs: definition.outputs,
-                                    inputPaths: Set(inputs.filter { !$0.isRemote || $0.s3Location != nil }.map(\.path)))
+            paths = OutputPathCheck(
+                outputs: definition.outputs,
+                inputPaths: Set(inputs.filter { !$0.isRemote || $0.s3Location != nil }.map(\.path)))
         }
 
         /// Plans one listing of `input`.
@@ -110,29 +111,44 @@ struct OutputPathCheck {
         // outputs of the same input in `checkSizesTellApart`; the runner catches the rest when
         // the sizes are known.
         if let writer = writers[target.plannedPath] {
-            problems.append(.init(path: place, location: output.pathLocation, message:
-                "output \"\(output.name)\" of \(input.displayName) and output \"\(writer.output)\" of \(writer.input) would both write \(target.plannedPath)"))
+            problems.append(
+                .init(
+                    path: place, location: output.pathLocation,
+                    message:
+                        "output \"\(output.name)\" of \(input.displayName) and output \"\(writer.output)\" of \(writer.input) would both write \(target.plannedPath)"
+                ))
         } else {
             writers[target.plannedPath] = (input.displayName, output.name)
         }
         // Found now, not after every input was decoded: a file where a folder must be.
         if !target.isS3, let file = folders.fileInTheWay(of: target.plannedPath) {
-            problems.append(.init(path: place, location: output.pathLocation, message:
-                "output \"\(output.name)\" of \(input.displayName) would write \(target.plannedPath), but \(file) is a file, not a folder"))
+            problems.append(
+                .init(
+                    path: place, location: output.pathLocation,
+                    message:
+                        "output \"\(output.name)\" of \(input.displayName) would write \(target.plannedPath), but \(file) is a file, not a folder"
+                ))
         }
         if target.isS3, inputPaths.contains(target.plannedPath) {
-            problems.append(.init(path: place, location: output.pathLocation, message:
-                "output \"\(output.name)\" of \(input.displayName) would overwrite the input \(target.plannedPath)"))
+            problems.append(
+                .init(
+                    path: place, location: output.pathLocation,
+                    message:
+                        "output \"\(output.name)\" of \(input.displayName) would overwrite the input \(target.plannedPath)"))
         }
         if !target.isS3 {
-            writes.append(.init(place: place, location: output.pathLocation, what: "output \"\(output.name)\" of \(input.displayName)",
-                                path: target.plannedPath, root: target.root))
+            writes.append(
+                .init(
+                    place: place, location: output.pathLocation, what: "output \"\(output.name)\" of \(input.displayName)",
+                    path: target.plannedPath, root: target.root))
         }
     }
 
     /// A size not known yet may turn out to be the one that makes two of one input's paths meet.
-    private mutating func checkSizesTellApart(_ target: OutputTarget, at index: Int, among targets: [OutputTarget], input: InputFile,
-                                              place: String, bySkeleton: inout [String: (all: [Int], unknown: [Int])]) {
+    private mutating func checkSizesTellApart(
+        _ target: OutputTarget, at index: Int, among targets: [OutputTarget], input: InputFile,
+        place: String, bySkeleton: inout [String: (all: [Int], unknown: [Int])]
+    ) {
         let output = outputs[index]
         let skeleton = target.pattern.skeleton
         do {
@@ -145,9 +161,12 @@ struct OutputPathCheck {
                 guard other.plannedPath != target.plannedPath, target.pattern.canMatch(other.pattern) else { continue }
                 // One output's widths never meet: each width made is a different number.
                 if let group = output.variant?.group, outputs[earlier].variant?.group == group { continue }
-                problems.append(.init(path: place, location: output.pathLocation, message:
-                    "outputs \"\(outputs[earlier].name)\" and \"\(output.name)\" of \(input.displayName) could both write "
-                        + "\(target.plannedPath) and \(other.plannedPath): their steps do not fix the sizes that tell them apart"))
+                problems.append(
+                    .init(
+                        path: place, location: output.pathLocation,
+                        message:
+                            "outputs \"\(outputs[earlier].name)\" and \"\(output.name)\" of \(input.displayName) could both write "
+                            + "\(target.plannedPath) and \(other.plannedPath): their steps do not fix the sizes that tell them apart"))
             }
         }
         bySkeleton[skeleton, default: ([], [])].all.append(index)
@@ -186,4 +205,3 @@ private struct FolderCheck {
         return found
     }
 }
-

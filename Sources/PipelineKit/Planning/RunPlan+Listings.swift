@@ -13,13 +13,17 @@ extension RunPlan.Item {
         for listing in listings {
             if let refusal = listing.refusal {
                 let error = ItemError(.refused, stage: .fetch, reason: refusal)
-                reports.append(ItemReport(input: listing.input, written: [],
-                                          failures: [ItemFailure(input: listing.input.displayName, output: nil, error: error)],
-                                          originalSize: nil))
+                reports.append(
+                    ItemReport(
+                        input: listing.input, written: [],
+                        failures: [ItemFailure(input: listing.input.displayName, output: nil, error: error)],
+                        originalSize: nil))
             } else if let twin = listing.sameAs {
                 let original = reports[twin]
-                reports.append(ItemReport(input: listing.input, written: original.written, failures: original.failures,
-                                          originalSize: original.originalSize))
+                reports.append(
+                    ItemReport(
+                        input: listing.input, written: original.written, failures: original.failures,
+                        originalSize: original.originalSize))
             } else if let report = made.next() {
                 reports.append(report)
             }

@@ -54,22 +54,29 @@ public struct RunPlan: Sendable {
     ///
     /// With a `shard`, every input is still found and every output path checked (a clash
     /// between two shards is a clash), and then only the shard's sources are kept.
-    public init(_ definition: PipelineDefinition, fileName: String, shard: Shard? = nil, sideWrites: [SideWrite] = []) throws(PipelineFileError) {
-        try self.init(definition, fileName: fileName, shard: shard,
-                      s3: S3Access(definition: definition, environment: ProcessInfo.processInfo.environment, loader: nil),
-                      sideWrites: sideWrites)
+    public init(_ definition: PipelineDefinition, fileName: String, shard: Shard? = nil, sideWrites: [SideWrite] = [])
+        throws(PipelineFileError)
+    {
+        try self.init(
+            definition, fileName: fileName, shard: shard,
+            s3: S3Access(definition: definition, environment: ProcessInfo.processInfo.environment, loader: nil),
+            sideWrites: sideWrites)
     }
 
     /// S3 for this plan's listings and for the run that follows it.
     let s3: S3Access
 
-    init(_ definition: PipelineDefinition, fileName: String, shard: Shard?, s3: S3Access, sideWrites: [SideWrite] = []) throws(PipelineFileError) {
+    init(_ definition: PipelineDefinition, fileName: String, shard: Shard?, s3: S3Access, sideWrites: [SideWrite] = [])
+        throws(PipelineFileError)
+    {
         self.definition = definition
         self.shard = shard
         self.s3 = s3
-        let enumeration = InputEnumerator(baseDirectory: definition.baseDirectory, s3: s3, redaction: definition.fetch.redaction,
-                                          caseInsensitive: definition.caseInsensitive)
-            .enumerate(definition.inputs)
+        let enumeration = InputEnumerator(
+            baseDirectory: definition.baseDirectory, s3: s3, redaction: definition.fetch.redaction,
+            caseInsensitive: definition.caseInsensitive
+        )
+        .enumerate(definition.inputs)
         warnings = definition.warnings + enumeration.warnings
         var problems = enumeration.problems + Self.emptyRunProblems(enumeration, definition: definition)
 
@@ -79,9 +86,10 @@ public struct RunPlan: Sendable {
         WorkCounter.add(.plannedPathPairs, listings.paths.pairsCompared)
 
         var writeCheck = WriteCheck()
-        let checked = writeCheck.check(inputs: enumeration.files,
-                                       writes: listings.paths.writes + Self.runWrites(definition, shard: shard, sideWrites: sideWrites),
-                                       cacheFolder: definition.cache.enabled || definition.incremental ? definition.cache.directory.path : nil)
+        let checked = writeCheck.check(
+            inputs: enumeration.files,
+            writes: listings.paths.writes + Self.runWrites(definition, shard: shard, sideWrites: sideWrites),
+            cacheFolder: definition.cache.enabled || definition.incremental ? definition.cache.directory.path : nil)
         problems += checked.problems
         protectedInputs = checked.protected
         guard problems.isEmpty else { throw PipelineFileError(file: fileName, problems: problems) }
@@ -94,11 +102,16 @@ public struct RunPlan: Sendable {
 
     /// A run with nothing to do is most often a glob or a folder gone wrong: an error, unless
     /// the file says an empty run is expected. One pattern of several matching nothing stays a warning.
-    private static func emptyRunProblems(_ enumeration: InputEnumerator.Result, definition: PipelineDefinition) -> [PipelineFileError.Problem] {
+    private static func emptyRunProblems(_ enumeration: InputEnumerator.Result, definition: PipelineDefinition) -> [PipelineFileError
+        .Problem]
+    {
         guard enumeration.files.isEmpty, !definition.allowEmpty else { return [] }
         return enumeration.empty.map { entry in
-            .init(path: "inputs[\(entry.index)]", location: nil, message:
-                "\(entry.description), and no other input names anything: a run needs inputs (\"allowEmpty\": true allows a run without)")
+            .init(
+                path: "inputs[\(entry.index)]", location: nil,
+                message:
+                    "\(entry.description), and no other input names anything: a run needs inputs (\"allowEmpty\": true allows a run without)"
+            )
         }
     }
 
@@ -159,8 +172,10 @@ public struct OutputTarget: Sendable {
     let values: [PathTemplate.Placeholder: String]
     let baseDirectory: URL
 
-    init(output: OutputDefinition, input: InputFile, baseDirectory: URL,
-         fixedSize: (width: Int?, height: Int?) = (nil, nil)) throws(PathTemplate.Failure) {
+    init(
+        output: OutputDefinition, input: InputFile, baseDirectory: URL,
+        fixedSize: (width: Int?, height: Int?) = (nil, nil)
+    ) throws(PathTemplate.Failure) {
         outputName = output.name
         template = output.path
         self.baseDirectory = baseDirectory
@@ -176,7 +191,9 @@ public struct OutputTarget: Sendable {
         let unknown = String(PathPattern.number)
         if fixedSize.width == nil, template.placeholders.contains(.width) { values[.width] = unknown }
         if fixedSize.height == nil, template.placeholders.contains(.height) { values[.height] = unknown }
-        pattern = values == self.values ? PathPattern(plannedPath)
+        pattern =
+            values == self.values
+            ? PathPattern(plannedPath)
             : PathPattern(try Self.place(template.resolve(values), root: root, base: baseDirectory))
     }
 
@@ -205,17 +222,20 @@ public struct OutputTarget: Sendable {
         if let object = S3Location(shortest) {
             // S3's own limit on a key; names within it are not limited.
             guard object.key.utf8.count <= 1024 else {
-                throw PathTemplate.Failure(message: "the key of \(path) would be \(object.key.utf8.count) bytes long: more than the 1024 S3 allows")
+                throw PathTemplate.Failure(
+                    message: "the key of \(path) would be \(object.key.utf8.count) bytes long: more than the 1024 S3 allows")
             }
             return
         }
         if shortest.utf8.count > maxPathBytes {
-            throw PathTemplate.Failure(message: "the path \(path) would be \(shortest.utf8.count) bytes long: "
-                                       + "more than the \(maxPathBytes) a path may have")
+            throw PathTemplate.Failure(
+                message: "the path \(path) would be \(shortest.utf8.count) bytes long: "
+                    + "more than the \(maxPathBytes) a path may have")
         }
         for name in shortest.dropFirst(root.count).split(separator: "/") where name.utf8.count > maxNameBytes {
-            throw PathTemplate.Failure(message: "the name \"\(name)\" in \(path) would be \(name.utf8.count) bytes long: "
-                                       + "more than the \(maxNameBytes) a file or folder name may have")
+            throw PathTemplate.Failure(
+                message: "the name \"\(name)\" in \(path) would be \(name.utf8.count) bytes long: "
+                    + "more than the \(maxNameBytes) a file or folder name may have")
         }
     }
 
@@ -235,16 +255,20 @@ public struct OutputTarget: Sendable {
     /// does in a file path.
     private static func placeObject(_ resolved: String, root: String) throws(PathTemplate.Failure) -> String {
         guard let written = S3Location(resolved), let rootObject = S3Location(root), written.bucket == rootObject.bucket,
-              !rootObject.bucket.contains("{") else {
-            throw PathTemplate.Failure(message: "\(resolved) would leave the output prefix \(root): an S3 output's bucket must be written in full")
+            !rootObject.bucket.contains("{")
+        else {
+            throw PathTemplate.Failure(
+                message: "\(resolved) would leave the output prefix \(root): an S3 output's bucket must be written in full")
         }
         let object = S3Location(bucket: written.bucket, key: written.key.split(separator: "/").joined(separator: "/"))
         let parts = object.key.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
         let prefix = rootObject.key.isEmpty ? "" : rootObject.key + "/"
         guard !parts.contains(where: { $0.isEmpty || $0.elementsEqual([0x2E]) || $0.elementsEqual([0x2E, 0x2E]) }),
-              !object.key.utf8.contains(0), object.key.hasPrefix(prefix), object.key.count > prefix.count else {
-            throw PathTemplate.Failure(message: "the key of \(resolved) has a \".\" or \"..\" part or lies outside \(root): "
-                                       + "it would leave the output prefix \(root)")
+            !object.key.utf8.contains(0), object.key.hasPrefix(prefix), object.key.count > prefix.count
+        else {
+            throw PathTemplate.Failure(
+                message: "the key of \(resolved) has a \".\" or \"..\" part or lies outside \(root): "
+                    + "it would leave the output prefix \(root)")
         }
         return object.description
     }

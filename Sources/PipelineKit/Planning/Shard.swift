@@ -105,8 +105,9 @@ extension Shard {
             guard !overflowed else {
                 throw ShardError("SLURM_ARRAY_TASK_ID=\(task) - SLURM_ARRAY_TASK_MIN=\(minimum) is out of range")
             }
-            return Found(shard: try Shard(index: index, count: total),
-                         source: "Slurm: SLURM_ARRAY_TASK_ID=\(task) - SLURM_ARRAY_TASK_MIN=\(minimum) of \(from)")
+            return Found(
+                shard: try Shard(index: index, count: total),
+                source: "Slurm: SLURM_ARRAY_TASK_ID=\(task) - SLURM_ARRAY_TASK_MIN=\(minimum) of \(from)")
         }
         if let index = try number("AWS_BATCH_JOB_ARRAY_INDEX") {
             let (total, from) = try count("AWS_BATCH_JOB_ARRAY_SIZE")

@@ -71,7 +71,9 @@ struct WriteCheck {
     private var realPaths: [[UInt8]: String] = [:]
 
     /// The problems found, and the inputs' identities for the commit to check again.
-    mutating func check(inputs: [InputFile], writes: [Write], cacheFolder: String?) -> (problems: [PipelineFileError.Problem], protected: ProtectedInputs) {
+    mutating func check(inputs: [InputFile], writes: [Write], cacheFolder: String?) -> (
+        problems: [PipelineFileError.Problem], protected: ProtectedInputs
+    ) {
         var problems: [PipelineFileError.Problem] = []
         // Keyed by bytes: Swift's strings compare by canonical equivalence, the disk does not.
         var byRealPath: [[UInt8]: String] = [:]
@@ -87,8 +89,11 @@ struct WriteCheck {
         if let cacheFolder {
             let cache = Array((resolve(cacheFolder) + "/").utf8)
             for (real, name) in byRealPath where real.starts(with: cache) {
-                problems.append(.init(path: "cache", location: nil, message:
-                    "the input \(name) lies in the cache folder \(cacheFolder), where the run writes and removes files"))
+                problems.append(
+                    .init(
+                        path: "cache", location: nil,
+                        message:
+                            "the input \(name) lies in the cache folder \(cacheFolder), where the run writes and removes files"))
             }
         }
         var writers: [[UInt8]: Write] = [:]
@@ -101,23 +106,33 @@ struct WriteCheck {
                 let realRoot = resolve(root)
                 let (folderBytes, rootBytes) = (Array(folder.utf8), Array(realRoot.utf8))
                 if folderBytes != rootBytes, !folderBytes.starts(with: realRoot == "/" ? rootBytes : rootBytes + [UInt8(ascii: "/")]) {
-                    problems.append(.init(path: write.place, location: write.location, message:
-                        "\(write.what) would write \(write.path), but its folder leads outside \(root) (through a symbolic link, to \(folder))"))
+                    problems.append(
+                        .init(
+                            path: write.place, location: write.location,
+                            message:
+                                "\(write.what) would write \(write.path), but its folder leads outside \(root) (through a symbolic link, to \(folder))"
+                        ))
                     continue
                 }
             }
             let existing = FileIdentity(path: write.path, followingLinks: false)
             let key = Array(real.utf8)
             if let input = byRealPath[key] ?? existing.flatMap({ byIdentity[$0] }) {
-                problems.append(.init(path: write.place, location: write.location, message:
-                    "\(write.what) would overwrite the input \(input)\(through): nothing may write where the run reads"))
+                problems.append(
+                    .init(
+                        path: write.place, location: write.location,
+                        message:
+                            "\(write.what) would overwrite the input \(input)\(through): nothing may write where the run reads"))
                 continue
             }
             if let other = writers[key] {
                 // Two outputs planned to one path are reported where the plan compares outputs.
                 if !(other.isOutput && write.isOutput && other.path == write.path) {
-                    problems.append(.init(path: write.place, location: write.location, message:
-                        "\(write.what) and \(other.what) would both write \(real)"))
+                    problems.append(
+                        .init(
+                            path: write.place, location: write.location,
+                            message:
+                                "\(write.what) and \(other.what) would both write \(real)"))
                 }
                 continue
             }

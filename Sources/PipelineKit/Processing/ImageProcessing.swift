@@ -75,8 +75,10 @@ public struct ProcessingContext: Sendable {
     private let resources: [URL: Result<VipsImage, ResourceError>]
 
     /// A context for one step of `output` working on `input`, with the images its `resources` named, loaded.
-    public init(input: String, output: String, originalSize: ImageSize, maxPixels: Int = .max,
-                resources: [URL: Result<VipsImage, ResourceError>] = [:]) {
+    public init(
+        input: String, output: String, originalSize: ImageSize, maxPixels: Int = .max,
+        resources: [URL: Result<VipsImage, ResourceError>] = [:]
+    ) {
         self.input = input
         self.output = output
         self.originalSize = originalSize

@@ -53,8 +53,10 @@ struct StepChain: Sendable {
             // A step may grow the image (extend, rotate, vips): the header says by how much
             // before any pixel is computed, so refuse what decoding would have refused.
             if image.size.pixelCount > context.maxPixels {
-                throw ItemError(.tooManyPixels, stage: .process, reason: "the result would be \(image.size), "
-                                + "more than the \(context.maxPixels) pixels decompress.maxPixels allows", step: named)
+                throw ItemError(
+                    .tooManyPixels, stage: .process,
+                    reason: "the result would be \(image.size), "
+                        + "more than the \(context.maxPixels) pixels decompress.maxPixels allows", step: named)
             }
         }
         return image

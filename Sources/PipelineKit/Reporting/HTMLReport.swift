@@ -52,7 +52,8 @@ struct HTMLReport {
         html += stageChart()
         html += "<section class=\"inputs\">\n<h2>Inputs</h2>\n"
         if report.items.count > cards.count {
-            html += "<p class=\"note\">Showing \(cards.count) of \(report.items.count) inputs, failures first; "
+            html +=
+                "<p class=\"note\">Showing \(cards.count) of \(report.items.count) inputs, failures first; "
                 + "<code>\(ReportWriter.jsonFileName)</code> lists them all.</p>\n"
         }
         html += "<div class=\"grid\">\n"
@@ -60,7 +61,8 @@ struct HTMLReport {
             html += card(item, preview: preview, thumbnails: outputs)
         }
         html += "</div>\n</section>\n</main>\n"
-        html += "<footer>pipeline \(report.version.htmlEscaped) · <code>\(ReportWriter.jsonFileName)</code> in this folder holds the same data</footer>\n"
+        html +=
+            "<footer>pipeline \(report.version.htmlEscaped) · <code>\(ReportWriter.jsonFileName)</code> in this folder holds the same data</footer>\n"
         html += "</body>\n</html>\n"
         return html
     }
@@ -119,9 +121,11 @@ struct HTMLReport {
         guard !rows.isEmpty else { return "" }
         rows.sort { $0.input.compare($1.input, options: [.numeric, .caseInsensitive]) == .orderedAscending }
         var html = "<section class=\"failures\">\n<h2>Failures <span class=\"count\">\(rows.count)</span></h2>\n"
-        html += "<div class=\"scroll\"><table>\n<thead><tr><th>input</th><th>output</th><th>stage</th><th>reason</th></tr></thead>\n<tbody>\n"
+        html +=
+            "<div class=\"scroll\"><table>\n<thead><tr><th>input</th><th>output</th><th>stage</th><th>reason</th></tr></thead>\n<tbody>\n"
         for row in rows.prefix(Self.maxCards) {
-            html += "<tr><td class=\"path\">\(row.input.htmlEscaped)</td>"
+            html +=
+                "<tr><td class=\"path\">\(row.input.htmlEscaped)</td>"
                 + "<td>\(row.output.map(\.htmlEscaped) ?? "<span class=\"dim\">whole input</span>")</td>"
                 + "<td><span class=\"stage\">\((row.stage?.rawValue ?? "?").htmlEscaped)</span>"
                 + (row.step.map { " <code>\($0.description.htmlEscaped)</code>" } ?? "") + "</td>"
@@ -145,7 +149,8 @@ struct HTMLReport {
         guard let longest = stages.map({ $0.busySeconds + $0.waitSeconds }).max(), longest > 0 else {
             return html + "<p class=\"note\">No stage recorded any work.</p>\n</section>\n"
         }
-        html += "<p class=\"legend\"><span class=\"key busy\"></span>working <span class=\"key wait\"></span>waiting for a free lane"
+        html +=
+            "<p class=\"legend\"><span class=\"key busy\"></span>working <span class=\"key wait\"></span>waiting for a free lane"
             + " <span class=\"dim\">· seconds summed over operations; the longest bar is \(Self.duration(longest))</span></p>\n"
         html += "<div class=\"chart\">\n"
         let width = 1000.0
@@ -156,14 +161,17 @@ struct HTMLReport {
             let name = stage.stage.rawValue
             let label = "\(name): working \(Self.duration(stage.busySeconds)), waiting \(Self.duration(stage.waitSeconds))"
             html += "<div class=\"row\">"
-            html += "<div class=\"label\"><b>\(name)</b> <span class=\"dim\">\(stage.concurrency) lane\(stage.concurrency == 1 ? "" : "s") · \(stage.operations) op\(stage.operations == 1 ? "" : "s")</span></div>"
-            html += "<svg class=\"stage-bar\" data-stage=\"\(name)\" viewBox=\"0 0 \(Int(width)) 20\" preserveAspectRatio=\"none\" role=\"img\" aria-label=\"\(label.htmlEscaped)\">"
+            html +=
+                "<div class=\"label\"><b>\(name)</b> <span class=\"dim\">\(stage.concurrency) lane\(stage.concurrency == 1 ? "" : "s") · \(stage.operations) op\(stage.operations == 1 ? "" : "s")</span></div>"
+            html +=
+                "<svg class=\"stage-bar\" data-stage=\"\(name)\" viewBox=\"0 0 \(Int(width)) 20\" preserveAspectRatio=\"none\" role=\"img\" aria-label=\"\(label.htmlEscaped)\">"
             html += "<title>\(label.htmlEscaped)</title>"
             html += "<rect class=\"track\" x=\"0\" y=\"0\" width=\"\(Int(width))\" height=\"20\"/>"
             html += "<rect class=\"busy\" x=\"0\" y=\"0\" width=\"\(Self.svgNumber(busy))\" height=\"20\"/>"
             html += "<rect class=\"wait\" x=\"\(Self.svgNumber(busy))\" y=\"0\" width=\"\(Self.svgNumber(wait))\" height=\"20\"/>"
             html += "</svg>"
-            html += "<div class=\"value\">\(Self.duration(stage.busySeconds)) <span class=\"dim\">+ \(Self.duration(stage.waitSeconds)) waiting · lanes \(Int((lanes * 100).rounded()))% busy</span></div>"
+            html +=
+                "<div class=\"value\">\(Self.duration(stage.busySeconds)) <span class=\"dim\">+ \(Self.duration(stage.waitSeconds)) waiting · lanes \(Int((lanes * 100).rounded()))% busy</span></div>"
             html += "</div>\n"
         }
         html += "</div>\n</section>\n"
@@ -180,11 +188,13 @@ struct HTMLReport {
         var facts: [String] = []
         if let width = item.width, let height = item.height { facts.append("\(width)×\(height)") }
         if let bytes = item.bytes { facts.append(Self.bytes(bytes)) }
-        let worked = Stage.allCases.compactMap { stage in item.stageSeconds[stage.rawValue].map { "\(stage.rawValue) \(Self.duration($0))" } }
+        let worked = Stage.allCases.compactMap { stage in item.stageSeconds[stage.rawValue].map { "\(stage.rawValue) \(Self.duration($0))" }
+        }
         html += "<div class=\"media\">\n"
         html += "<figure class=\"input\">"
         if let preview {
-            html += "<div class=\"frame\"><img src=\"\(preview.uri)\" width=\"\(preview.width)\" height=\"\(preview.height)\" alt=\"\("thumbnail of \(item.input)".htmlEscaped)\"></div>"
+            html +=
+                "<div class=\"frame\"><img src=\"\(preview.uri)\" width=\"\(preview.width)\" height=\"\(preview.height)\" alt=\"\("thumbnail of \(item.input)".htmlEscaped)\"></div>"
         } else {
             html += "<div class=\"frame missing\"><span>no preview</span></div>"
         }
@@ -199,10 +209,12 @@ struct HTMLReport {
         html += "</div>\n</div>\n"
         // Reasons go below the pictures, at the card's full width: they often hold long paths.
         if let error = item.error {
-            html += "<p class=\"error\"><span class=\"stage\">\((item.stage?.rawValue ?? "?").htmlEscaped)</span> \(error.htmlEscaped)</p>\n"
+            html +=
+                "<p class=\"error\"><span class=\"stage\">\((item.stage?.rawValue ?? "?").htmlEscaped)</span> \(error.htmlEscaped)</p>\n"
         } else {
             for output in item.outputs where output.status == .failed {
-                html += "<p class=\"error\"><b>\(output.name.htmlEscaped)</b> <span class=\"stage\">\((output.stage?.rawValue ?? "?").htmlEscaped)</span> "
+                html +=
+                    "<p class=\"error\"><b>\(output.name.htmlEscaped)</b> <span class=\"stage\">\((output.stage?.rawValue ?? "?").htmlEscaped)</span> "
                     + (output.step.map { "<code>\($0.description.htmlEscaped)</code> " } ?? "")
                     + "\((output.error ?? "unknown reason").htmlEscaped)</p>\n"
             }
@@ -219,7 +231,8 @@ struct HTMLReport {
         if output.status == .succeeded, let path = output.path {
             html += "<a class=\"frame checker\" href=\"\(Self.fileURL(forPath: path).htmlEscaped)\" title=\"\(path.htmlEscaped)\">"
             if let thumbnail {
-                html += "<img src=\"\(thumbnail.uri)\" width=\"\(thumbnail.width)\" height=\"\(thumbnail.height)\" loading=\"lazy\" "
+                html +=
+                    "<img src=\"\(thumbnail.uri)\" width=\"\(thumbnail.width)\" height=\"\(thumbnail.height)\" loading=\"lazy\" "
                     + "alt=\"\("\(output.name) of \(item.input)".htmlEscaped)\"></a>"
             } else {
                 html += "<span>no preview</span></a>"
@@ -234,7 +247,8 @@ struct HTMLReport {
             }
             html += "<figcaption>\(lines.joined(separator: "<br>"))</figcaption>"
         } else {
-            html += "<div class=\"frame missing\" role=\"img\" aria-label=\"\("\(output.name) not written".htmlEscaped)\"><span>failed</span></div>"
+            html +=
+                "<div class=\"frame missing\" role=\"img\" aria-label=\"\("\(output.name) not written".htmlEscaped)\"><span>failed</span></div>"
             html += "<figcaption><b>\(output.name.htmlEscaped)</b> <span class=\"format\">\(output.format.htmlEscaped)</span></figcaption>"
         }
         html += "</figure>\n"
@@ -284,7 +298,8 @@ struct HTMLReport {
         }
         let written = item.outputs.filter { $0.status == .succeeded && $0.path != nil }
         if let largest = written.max(by: { ($0.width ?? 0) * ($0.height ?? 0) < ($1.width ?? 0) * ($1.height ?? 0) }),
-           let path = largest.path {
+            let path = largest.path
+        {
             sources.append((path, largest.name))
         }
         return sources

@@ -24,7 +24,10 @@ public enum ReportMerger {
                 throw MergeError(description: "report \(position + 1) is of pipeline \"\(report.pipeline)\", not \"\(first.pipeline)\"")
             }
             guard shard.count == first.shard?.count else {
-                throw MergeError(description: "report \(position + 1) is shard \(shard.index)/\(shard.count), but the first is of \(first.shard?.count ?? 0) shards")
+                throw MergeError(
+                    description:
+                        "report \(position + 1) is shard \(shard.index)/\(shard.count), but the first is of \(first.shard?.count ?? 0) shards"
+                )
             }
             if let earlier = seen[shard.index] {
                 throw MergeError(description: "reports \(earlier + 1) and \(position + 1) are both of shard \(shard.index)/\(shard.count)")
@@ -36,7 +39,8 @@ public enum ReportMerger {
             for item in report.items {
                 let index = report.shard?.index ?? 0
                 if let other = owner[item.input], other != index {
-                    throw MergeError(description: "the input \(item.input) is in shards \(other) and \(index): the reports are of different runs")
+                    throw MergeError(
+                        description: "the input \(item.input) is in shards \(other) and \(index): the reports are of different runs")
                 }
                 owner[item.input] = index
             }

@@ -33,8 +33,10 @@ enum ReportThumbnail {
         var image = try VipsImage.open(file: path, options: options.joined(separator: ","))
         let scale = Double(side) / Double(max(image.width, image.height))
         if scale < 1 {
-            image = try image.resampled(to: ImageSize(width: max(1, Int((Double(image.width) * scale).rounded())),
-                                                      height: max(1, Int((Double(image.height) * scale).rounded()))))
+            image = try image.resampled(
+                to: ImageSize(
+                    width: max(1, Int((Double(image.width) * scale).rounded())),
+                    height: max(1, Int((Double(image.height) * scale).rounded()))))
         }
         image = try image.rendered()
         if image.orientation != 1 { image = try image.autorotated() }

@@ -44,15 +44,17 @@ public struct RunRecorder: Sendable {
                 let written = report.written.filter { $0.output == output.name }
                 let failures = report.failures.filter { $0.output == output.name }
                 let succeeded = written.map { written in
-                    RunReport.Output(name: output.name, path: written.path, status: .succeeded, error: nil, stage: nil, step: nil,
-                                     width: written.size.width, height: written.size.height, bytes: written.byteCount,
-                                     format: written.format?.rawValue ?? formats[output.name] ?? "", upToDate: written.upToDate,
-                                     quality: written.searchedQuality?.quality, ssimulacra2: written.searchedQuality?.score)
+                    RunReport.Output(
+                        name: output.name, path: written.path, status: .succeeded, error: nil, stage: nil, step: nil,
+                        width: written.size.width, height: written.size.height, bytes: written.byteCount,
+                        format: written.format?.rawValue ?? formats[output.name] ?? "", upToDate: written.upToDate,
+                        quality: written.searchedQuality?.quality, ssimulacra2: written.searchedQuality?.score)
                 }
                 let failed = (failures.isEmpty && written.isEmpty ? [whole] : failures.map { Optional($0) }).map { failure in
-                    RunReport.Output(name: output.name, path: nil, status: .failed, error: failure?.reason,
-                                     kind: failure.map { $0.error.kind.description }, stage: failure?.stage, step: failure?.step,
-                                     width: nil, height: nil, bytes: nil, format: formats[output.name] ?? "", upToDate: nil)
+                    RunReport.Output(
+                        name: output.name, path: nil, status: .failed, error: failure?.reason,
+                        kind: failure.map { $0.error.kind.description }, stage: failure?.stage, step: failure?.step,
+                        width: nil, height: nil, bytes: nil, format: formats[output.name] ?? "", upToDate: nil)
                 }
                 return output.variant == nil ? Array((succeeded + failed).prefix(1)) : succeeded + failed
             }
@@ -69,9 +71,10 @@ public struct RunRecorder: Sendable {
         ]
         let stages = Stage.allCases.map { stage -> RunReport.StageTotals in
             let ofStage = operations.filter { $0.stage == stage }
-            return RunReport.StageTotals(stage: stage, concurrency: widths[stage] ?? 1, operations: ofStage.count,
-                                         busySeconds: ofStage.reduce(0) { $0 + $1.duration },
-                                         waitSeconds: ofStage.reduce(0) { $0 + $1.waited })
+            return RunReport.StageTotals(
+                stage: stage, concurrency: widths[stage] ?? 1, operations: ofStage.count,
+                busySeconds: ofStage.reduce(0) { $0 + $1.duration },
+                waitSeconds: ofStage.reduce(0) { $0 + $1.waited })
         }
         let elapsed = summary?.seconds ?? 0
         return RunReport(
@@ -82,8 +85,9 @@ public struct RunRecorder: Sendable {
             stages: stages, items: items,
             shard: shard.map { RunReport.ShardInfo(index: $0.index, count: $0.count) },
             memory: summary?.memory.map {
-                RunReport.MemoryInfo(budgetBytes: $0.budget.bytes, limitBytes: $0.budget.limit, source: $0.budget.source,
-                                     peakAdmittedBytes: $0.peakAdmittedBytes)
+                RunReport.MemoryInfo(
+                    budgetBytes: $0.budget.bytes, limitBytes: $0.budget.limit, source: $0.budget.source,
+                    peakAdmittedBytes: $0.peakAdmittedBytes)
             })
     }
 
@@ -104,20 +108,26 @@ public struct RunRecorder: Sendable {
             let stage = stageIndex[operation.stage] ?? 0
             let track = (stage + 1) * 100 + operation.lane
             if namedTracks.insert(track).inserted {
-                events.append(["name": "thread_name", "ph": "M", "pid": 1, "tid": track,
-                               "args": ["name": "\(operation.stage.rawValue) #\(operation.lane + 1)"]])
+                events.append([
+                    "name": "thread_name", "ph": "M", "pid": 1, "tid": track,
+                    "args": ["name": "\(operation.stage.rawValue) #\(operation.lane + 1)"],
+                ])
                 events.append(["name": "thread_sort_index", "ph": "M", "pid": 1, "tid": track, "args": ["sort_index": track]])
             }
             let label = operation.output.map { "\(operation.input) → \($0)" } ?? operation.input
             var args: [String: any Sendable] = ["input": operation.input, "succeeded": operation.succeeded]
             if let output = operation.output { args["output"] = output }
-            events.append(["name": label, "cat": operation.stage.rawValue, "ph": "X", "pid": 1, "tid": track,
-                           "ts": microseconds(operation.startedAt), "dur": max(1, microseconds(operation.duration)), "args": args])
+            events.append([
+                "name": label, "cat": operation.stage.rawValue, "ph": "X", "pid": 1, "tid": track,
+                "ts": microseconds(operation.startedAt), "dur": max(1, microseconds(operation.duration)), "args": args,
+            ])
             if operation.waited > 0.0005 {
                 let waitTrack = (stage + 1) * 100 + 99
                 if namedTracks.insert(waitTrack).inserted {
-                    events.append(["name": "thread_name", "ph": "M", "pid": 1, "tid": waitTrack,
-                                   "args": ["name": "\(operation.stage.rawValue) queue (waiting)"]])
+                    events.append([
+                        "name": "thread_name", "ph": "M", "pid": 1, "tid": waitTrack,
+                        "args": ["name": "\(operation.stage.rawValue) queue (waiting)"],
+                    ])
                     events.append(["name": "thread_sort_index", "ph": "M", "pid": 1, "tid": waitTrack, "args": ["sort_index": waitTrack]])
                 }
                 let common: [String: any Sendable] = ["name": "waiting: \(label)", "cat": "wait", "pid": 1, "tid": waitTrack, "id": number]

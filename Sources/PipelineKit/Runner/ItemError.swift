@@ -17,7 +17,7 @@ public struct ItemError: Error, Sendable, Equatable, CustomStringConvertible {
     public struct Kind: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String {
             case refused, unreadable, tooLarge, network, httpStatus, unsupportedFormat, undecodable,
-                 tooManyPixels, overMemoryBudget, timedOut, processing, encoding, writing, outputPath, other
+                tooManyPixels, overMemoryBudget, timedOut, processing, encoding, writing, outputPath, other
         }
 
         private let base: Base

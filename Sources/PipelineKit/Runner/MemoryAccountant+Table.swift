@@ -17,28 +17,35 @@ extension MemoryAccountant {
         let megabytes = MemoryBudget.megabytes
         let budgeted = budget != nil
         let underBudget = { (fraction: Int64, ceiling: Int64) in
-            !budgeted ? "\(megabytes(ceiling)) with no budget (1/\(fraction) of one at most)"
+            !budgeted
+                ? "\(megabytes(ceiling)) with no budget (1/\(fraction) of one at most)"
                 : "1/\(fraction) of the budget, \(megabytes(ceiling)) at most"
         }
-        let admissionWhy = budget.map { "the whole budget (\($0)): an input starts decoding only while its estimate fits beside the others'" }
+        let admissionWhy =
+            budget.map { "the whole budget (\($0)): an input starts decoding only while its estimate fits beside the others'" }
             ?? "no memory budget is set: the in-flight window alone bounds the inputs being made"
         return [
-            MemoryAllowance(name: "run admission", bytes: budget?.bytes, takers: "every input being made, by its estimate",
-                            why: admissionWhy),
-            MemoryAllowance(name: "PNGs read whole", bytes: wholePNGReads.capacity, takers: "PNGs read whole with libdeflate, together",
-                            why: underBudget(Self.wholePNGReadsShare, Self.wholePNGReadsCeiling)
-                                + ": estimates leave these reads out, so a PNG that finds no room streams instead"),
-            MemoryAllowance(name: "read-ahead", bytes: Int64(readAhead), takers: "each large TIFF's strips or PNG's rows decoded ahead",
-                            why: underBudget(Self.readAheadShare, Self.readAheadCeiling)
-                                + ": counted in its input's estimate, and enough rows for the workers to stay ahead of the resize"),
-            MemoryAllowance(name: "unstreamed decodes", bytes: unstreamedDecodes.capacity,
-                            takers: "local files from \(megabytes(Self.unstreamedCheckFrom)) whose decode cannot stream, together",
-                            why: "a target, not a limit: two of the largest progressive JPEGs or interlaced PNGs do not decode at once "
-                                + "while inputs that stream can use the lanes (up to \(Self.asideLimit) wait aside)"),
-            MemoryAllowance(name: "windowed decodes", bytes: windowedDecodeMinimum,
-                            takers: "cover outputs of an image whose one-pass estimate reaches it, each decoding its window alone",
-                            why: underBudget(Self.windowedDecodeShare, Self.windowedDecodeFrom)
-                                + ": a plan of windows that fits is better than one pass admission refuses"),
+            MemoryAllowance(
+                name: "run admission", bytes: budget?.bytes, takers: "every input being made, by its estimate",
+                why: admissionWhy),
+            MemoryAllowance(
+                name: "PNGs read whole", bytes: wholePNGReads.capacity, takers: "PNGs read whole with libdeflate, together",
+                why: underBudget(Self.wholePNGReadsShare, Self.wholePNGReadsCeiling)
+                    + ": estimates leave these reads out, so a PNG that finds no room streams instead"),
+            MemoryAllowance(
+                name: "read-ahead", bytes: Int64(readAhead), takers: "each large TIFF's strips or PNG's rows decoded ahead",
+                why: underBudget(Self.readAheadShare, Self.readAheadCeiling)
+                    + ": counted in its input's estimate, and enough rows for the workers to stay ahead of the resize"),
+            MemoryAllowance(
+                name: "unstreamed decodes", bytes: unstreamedDecodes.capacity,
+                takers: "local files from \(megabytes(Self.unstreamedCheckFrom)) whose decode cannot stream, together",
+                why: "a target, not a limit: two of the largest progressive JPEGs or interlaced PNGs do not decode at once "
+                    + "while inputs that stream can use the lanes (up to \(Self.asideLimit) wait aside)"),
+            MemoryAllowance(
+                name: "windowed decodes", bytes: windowedDecodeMinimum,
+                takers: "cover outputs of an image whose one-pass estimate reaches it, each decoding its window alone",
+                why: underBudget(Self.windowedDecodeShare, Self.windowedDecodeFrom)
+                    + ": a plan of windows that fits is better than one pass admission refuses"),
         ]
     }
 

@@ -36,7 +36,7 @@ public enum OpenFileLimit {
     /// since (seen under ThreadSanitizer, whose runtime opens files of its own, at `ulimit -n 10`).
     static var isReached: Bool {
         var probes: [Int32] = []
-        defer { probes.forEach { close($0) } }
+        defer { for probe in probes { close(probe) } }
         for _ in 0..<headroom {
             let probe = dup(STDERR_FILENO)
             guard probe >= 0 else { return errno == EMFILE }

@@ -36,16 +36,19 @@ struct IncrementalRuns: Sendable {
         guard !force else { return jobs }
         for (index, job) in jobs.enumerated() where job.target.isS3 {
             guard let fingerprint = job.fingerprint else { continue }
-            jobs[index] = OutputJob(listing: job.listing, input: job.input, outputIndex: job.outputIndex, output: job.output,
-                                    target: job.target, fingerprint: fingerprint,
-                                    upToDate: try await madeEarlierInS3(job.output, at: job.target, fingerprint))
+            jobs[index] = OutputJob(
+                listing: job.listing, input: job.input, outputIndex: job.outputIndex, output: job.output,
+                target: job.target, fingerprint: fingerprint,
+                upToDate: try await madeEarlierInS3(job.output, at: job.target, fingerprint))
         }
         return jobs
     }
 
     /// The object an earlier run (on any machine) made with `fingerprint`, still in the bucket.
     /// A path that waits for `{width}` or `{height}` is not known before the image is made: made again.
-    private func madeEarlierInS3(_ output: OutputDefinition, at target: OutputTarget, _ fingerprint: String) async throws(CancellationError) -> WrittenOutput? {
+    private func madeEarlierInS3(_ output: OutputDefinition, at target: OutputTarget, _ fingerprint: String) async throws(CancellationError)
+        -> WrittenOutput?
+    {
         guard !target.pattern.hasUnknowns, let location = S3Location(target.plannedPath), let client = try? s3.client() else { return nil }
         let headers: [String: String]?
         do {
@@ -55,14 +58,16 @@ struct IncrementalRuns: Sendable {
         } catch is CancellationError {
             throw CancellationError()
         } catch {
-            return nil // cannot tell: made again, and the PUT reports what is wrong
+            return nil  // cannot tell: made again, and the PUT reports what is wrong
         }
         let metadata = { (name: String) in headers?["x-amz-meta-\(name)"] }
         guard metadata(OutputWriter.MetadataName.fingerprint) == fingerprint,
-              let width = metadata(OutputWriter.MetadataName.width).flatMap({ Int($0) }),
-              let height = metadata(OutputWriter.MetadataName.height).flatMap({ Int($0) }) else { return nil }
-        return WrittenOutput(output: output.name, path: target.plannedPath, size: ImageSize(width: width, height: height),
-                             byteCount: headers?["content-length"].flatMap { Int($0) } ?? 0, upToDate: true, fingerprint: fingerprint)
+            let width = metadata(OutputWriter.MetadataName.width).flatMap({ Int($0) }),
+            let height = metadata(OutputWriter.MetadataName.height).flatMap({ Int($0) })
+        else { return nil }
+        return WrittenOutput(
+            output: output.name, path: target.plannedPath, size: ImageSize(width: width, height: height),
+            byteCount: headers?["content-length"].flatMap { Int($0) } ?? 0, upToDate: true, fingerprint: fingerprint)
     }
 
     /// Every output of every listing, listing by listing, for a source at `version`, as the
@@ -80,27 +85,32 @@ struct IncrementalRuns: Sendable {
             outputs.indices.map { index in
                 let target = listing.targets[index]
                 let fingerprint = fingerprints[index]
-                return OutputJob(listing: listingIndex, input: listing.input, outputIndex: index, output: outputs[index], target: target,
-                                 fingerprint: fingerprint, upToDate: force ? nil : madeEarlier(outputs[index], at: target, fingerprint))
+                return OutputJob(
+                    listing: listingIndex, input: listing.input, outputIndex: index, output: outputs[index], target: target,
+                    fingerprint: fingerprint, upToDate: force ? nil : madeEarlier(outputs[index], at: target, fingerprint))
             }
         }
     }
 
     func recordWritten(_ written: WrittenOutput, for job: OutputJob) {
         guard let fingerprint = job.fingerprint, let journal else { return }
-        journal.recordWritten(written.path, planned: job.target.plannedPath, fingerprint: fingerprint, size: written.size,
-                              searched: written.searchedQuality)
+        journal.recordWritten(
+            written.path, planned: job.target.plannedPath, fingerprint: fingerprint, size: written.size,
+            searched: written.searchedQuality)
     }
 
     private func madeEarlier(_ output: OutputDefinition, at target: OutputTarget, _ fingerprint: String?) -> WrittenOutput? {
-        guard let fingerprint, !target.isS3, let record = journal?.upToDate(target.plannedPath, fingerprint: fingerprint) else { return nil }
+        guard let fingerprint, !target.isS3, let record = journal?.upToDate(target.plannedPath, fingerprint: fingerprint) else {
+            return nil
+        }
         // The journal remembers what a quality search chose, so an unchanged output reports it without searching.
         var searched: SearchedQuality?
         if let quality = record.quality, let score = record.score, let target = output.encoder.qualityTarget {
             searched = SearchedQuality(quality: quality, score: score, target: target.ssimulacra2)
         }
-        return WrittenOutput(output: output.name, path: record.path, size: ImageSize(width: record.width, height: record.height),
-                             byteCount: Int(record.size), upToDate: true, format: output.encoder.format, fingerprint: record.fingerprint,
-                             searchedQuality: searched)
+        return WrittenOutput(
+            output: output.name, path: record.path, size: ImageSize(width: record.width, height: record.height),
+            byteCount: Int(record.size), upToDate: true, format: output.encoder.format, fingerprint: record.fingerprint,
+            searchedQuality: searched)
     }
 }

@@ -72,10 +72,13 @@ final class OutputJournal: Sendable {
         fingerprints = Fingerprints(definition: definition)
         let contents = Self.read(file.path)
         let count = contents.records.values.reduce(0) { $0 + $1.count }
-        warnings = contents.damaged == 0 ? [] : [
-            "the journal \(file.path) has \(contents.damaged) damaged line\(contents.damaged == 1 ? "" : "s") "
-                + "(a run stopped while writing it, or a full disk): skipped, and the outputs they recorded are made again",
-        ]
+        warnings =
+            contents.damaged == 0
+            ? []
+            : [
+                "the journal \(file.path) has \(contents.damaged) damaged line\(contents.damaged == 1 ? "" : "s") "
+                    + "(a run stopped while writing it, or a full disk): skipped, and the outputs they recorded are made again"
+            ]
         state = Locked(State(records: contents.records, lines: count + contents.damaged, damaged: contents.damaged, descriptor: -1))
     }
 
@@ -93,8 +96,9 @@ final class OutputJournal: Sendable {
     /// Notes that `path`, planned as `planned`, was written with `fingerprint` (called after the rename).
     func recordWritten(_ path: String, planned: String, fingerprint: String, size: ImageSize, searched: SearchedQuality? = nil) {
         guard let (bytes, modified) = Self.stamp(of: path) else { return }
-        let record = Record(path: path, fingerprint: fingerprint, size: bytes, modified: modified, width: size.width, height: size.height,
-                            planned: planned == path ? nil : planned, quality: searched?.quality, score: searched?.score)
+        let record = Record(
+            path: path, fingerprint: fingerprint, size: bytes, modified: modified, width: size.width, height: size.height,
+            planned: planned == path ? nil : planned, quality: searched?.quality, score: searched?.score)
         guard var line = try? JSONEncoder().encode(record) else { return }
         line.append(UInt8(ascii: "\n"))
         state.withLock { state in
@@ -168,9 +172,10 @@ final class OutputJournal: Sendable {
         var data = Data()
         for records in contents.records.sorted(by: { $0.key < $1.key }).map(\.value) {
             // Of a path's records, the one that matches the file on disk, else the last.
-            let kept = records.last { record in
-                Self.stamp(of: record.path).map { $0.0 == record.size && $0.1 == record.modified } ?? false
-            } ?? records[records.count - 1]
+            let kept =
+                records.last { record in
+                    Self.stamp(of: record.path).map { $0.0 == record.size && $0.1 == record.modified } ?? false
+                } ?? records[records.count - 1]
             guard let line = try? encoder.encode(kept) else { continue }
             data.append(line)
             data.append(UInt8(ascii: "\n"))
@@ -200,7 +205,8 @@ final class OutputJournal: Sendable {
             guard flock(state.descriptor, LOCK_EX) == 0 else { return nil }
             var held = stat(), current = stat()
             if fstat(state.descriptor, &held) == 0, stat(file.path, &current) == 0,
-               held.st_dev == current.st_dev, held.st_ino == current.st_ino {
+                held.st_dev == current.st_dev, held.st_ino == current.st_ino
+            {
                 return state.descriptor
             }
             flock(state.descriptor, LOCK_UN)
@@ -277,7 +283,8 @@ final class OutputJournal: Sendable {
             let decode = definition.decompress
             let firstSteps = Data(definition.outputs.map { $0.steps.first?.identifier ?? "-" }.joined(separator: ";").utf8)
             WorkCounter.add(.fingerprintBytes, firstSteps.count)
-            shared = "decode autorotate=\(decode.autorotate) failOn=\(decode.failOn.rawValue) fast=\(decode.fastShrinkOnLoad)\n"
+            shared =
+                "decode autorotate=\(decode.autorotate) failOn=\(decode.failOn.rawValue) fast=\(decode.fastShrinkOnLoad)\n"
                 + "first steps " + String(format: "%016llx", FNV1a.hash(firstSteps))
             outputs = definition.outputs.map { output in
                 "steps " + output.steps.map(\.identifier).joined(separator: ";") + "\n"

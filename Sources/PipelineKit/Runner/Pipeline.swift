@@ -47,8 +47,9 @@ public struct Pipeline: Sendable {
     /// Finds the inputs and checks every output path, without running anything; with a
     /// `shard`, keeps only that shard's inputs.
     public func plan(shard: Shard? = nil) throws(PipelineFileError) -> RunPlan {
-        try RunPlan(definition, fileName: fileName, shard: shard, s3: S3Access(definition: definition, environment: environment, loader: nil),
-                    sideWrites: sideWrites)
+        try RunPlan(
+            definition, fileName: fileName, shard: shard, s3: S3Access(definition: definition, environment: environment, loader: nil),
+            sideWrites: sideWrites)
     }
 
     /// Plans the run, then starts it. Events arrive as the run goes; cancelling the task that
@@ -64,21 +65,28 @@ public struct Pipeline: Sendable {
     ///   - shard: make only this shard's inputs (see `Shard`).
     /// - Throws: `PipelineFileError` when planning finds clashing output paths or unreadable
     ///   input lists; nothing has run then.
-    public func run(dataLoader: (any DataLoading)? = nil, cache: (any DataCaching)? = nil, force: Bool = false,
-                    shard: Shard? = nil) throws(PipelineFileError) -> PipelineRun {
-        let journal = definition.incremental
-            ? OutputJournal(file: definition.cache.journalFile(pipeline: definition.name, baseDirectory: definition.baseDirectory),
-                            definition: definition)
+    public func run(
+        dataLoader: (any DataLoading)? = nil, cache: (any DataCaching)? = nil, force: Bool = false,
+        shard: Shard? = nil
+    ) throws(PipelineFileError) -> PipelineRun {
+        let journal =
+            definition.incremental
+            ? OutputJournal(
+                file: definition.cache.journalFile(pipeline: definition.name, baseDirectory: definition.baseDirectory),
+                definition: definition)
             : nil
         let loader = dataLoader ?? defaultDataLoader()
-        var plan = try RunPlan(definition, fileName: fileName, shard: shard,
-                               s3: S3Access(definition: definition, environment: environment, loader: loader), sideWrites: sideWrites)
-        plan = plan.adding(warnings: (journal?.warnings ?? []) + cacheFolderWarnings(plan, journal: journal != nil, diskCache: cache == nil))
+        var plan = try RunPlan(
+            definition, fileName: fileName, shard: shard,
+            s3: S3Access(definition: definition, environment: environment, loader: loader), sideWrites: sideWrites)
+        plan = plan.adding(
+            warnings: (journal?.warnings ?? []) + cacheFolderWarnings(plan, journal: journal != nil, diskCache: cache == nil))
         // Before any work, like planning: remove what a killed run left half-written.
         TemporaryFileSweeper.sweep(plan)
         applyConfiguration()
-        return PipelineRun(plan: plan, dataLoader: loader, cache: cache ?? defaultCache(),
-                           journal: journal, force: force, memoryBudget: memoryBudget())
+        return PipelineRun(
+            plan: plan, dataLoader: loader, cache: cache ?? defaultCache(),
+            journal: journal, force: force, memoryBudget: memoryBudget())
     }
 
     /// A warning when the cache folder is needed (for the journal of incremental runs, or for
@@ -86,11 +94,15 @@ public struct Pipeline: Sendable {
     /// fetch and make everything again.
     private func cacheFolderWarnings(_ plan: RunPlan, journal: Bool, diskCache: Bool) -> [String] {
         let settings = definition.cache
-        let caching = diskCache && settings.enabled
-            && (plan.items.contains { $0.input.isRemote } || definition.outputs.contains { $0.steps.contains { $0.resources.contains { !$0.isFileURL } } })
+        let caching =
+            diskCache && settings.enabled
+            && (plan.items.contains { $0.input.isRemote }
+                || definition.outputs.contains { $0.steps.contains { $0.resources.contains { !$0.isFileURL } } })
         guard journal || caching, let reason = settings.writeProblem() else { return [] }
-        let lost = [journal ? "outputs made are not recorded, so the next run makes them again" : nil,
-                    caching ? "fetched inputs are not cached" : nil].compactMap { $0 }
+        let lost = [
+            journal ? "outputs made are not recorded, so the next run makes them again" : nil,
+            caching ? "fetched inputs are not cached" : nil,
+        ].compactMap { $0 }
         return ["cannot write in the cache folder \(settings.directory.path): \(reason): " + lost.joined(separator: ", and ")]
     }
 
@@ -118,23 +130,27 @@ public struct PipelineRun: AsyncSequence, Sendable {
     private let task: Task<Void, Never>
     private let execution: RunExecution
 
-    init(plan: RunPlan, dataLoader: any DataLoading, cache: (any DataCaching)?, journal: OutputJournal?, force: Bool,
-         memoryBudget: MemoryBudget?) {
+    init(
+        plan: RunPlan, dataLoader: any DataLoading, cache: (any DataCaching)?, journal: OutputJournal?, force: Bool,
+        memoryBudget: MemoryBudget?
+    ) {
         let (events, continuation) = AsyncStream.makeStream(of: PipelineEvent.self, bufferingPolicy: .unbounded)
         let manifest = plan.definition.manifest.map { ManifestWriter(settings: $0.forShard(plan.shard), definition: plan.definition) }
-        let execution = RunExecution(plan: plan, dataLoader: dataLoader, cache: cache, journal: journal, force: force,
-                                     memoryBudget: memoryBudget, emit: { event in
-            var event = event
-            if let manifest {
-                manifest.record(event)
-                // The manifest is written before `finished` reaches anyone, so it is there when they see it.
-                if case .finished(var summary) = event, !summary.cancelled {
-                    summary.manifestProblem = manifest.write()
-                    event = .finished(summary)
+        let execution = RunExecution(
+            plan: plan, dataLoader: dataLoader, cache: cache, journal: journal, force: force,
+            memoryBudget: memoryBudget,
+            emit: { event in
+                var event = event
+                if let manifest {
+                    manifest.record(event)
+                    // The manifest is written before `finished` reaches anyone, so it is there when they see it.
+                    if case .finished(var summary) = event, !summary.cancelled {
+                        summary.manifestProblem = manifest.write()
+                        event = .finished(summary)
+                    }
                 }
-            }
-            continuation.yield(event)
-        })
+                continuation.yield(event)
+            })
         let running = Task {
             await execution.run()
             continuation.finish()

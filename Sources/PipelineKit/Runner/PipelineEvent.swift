@@ -55,9 +55,11 @@ public struct WrittenOutput: Sendable {
     public var searchedQuality: SearchedQuality?
 
     /// A file of output `output` at `path`, as the run reports it.
-    public init(output: String, path: String, size: ImageSize, byteCount: Int, upToDate: Bool = false,
-                format: EncoderSettings.Format? = nil, fingerprint: String? = nil, warnings: [String] = [],
-                searchedQuality: SearchedQuality? = nil) {
+    public init(
+        output: String, path: String, size: ImageSize, byteCount: Int, upToDate: Bool = false,
+        format: EncoderSettings.Format? = nil, fingerprint: String? = nil, warnings: [String] = [],
+        searchedQuality: SearchedQuality? = nil
+    ) {
         self.searchedQuality = searchedQuality
         self.output = output
         self.path = path

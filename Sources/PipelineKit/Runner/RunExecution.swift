@@ -22,8 +22,10 @@ final class RunExecution: Sendable {
     /// The run's memory budget and every allowance within it.
     private let memory: MemoryAccountant
 
-    init(plan: RunPlan, dataLoader: any DataLoading, cache: (any DataCaching)?, journal: OutputJournal?, force: Bool,
-         memoryBudget: MemoryBudget?, emit: @escaping @Sendable (PipelineEvent) -> Void) {
+    init(
+        plan: RunPlan, dataLoader: any DataLoading, cache: (any DataCaching)?, journal: OutputJournal?, force: Bool,
+        memoryBudget: MemoryBudget?, emit: @escaping @Sendable (PipelineEvent) -> Void
+    ) {
         let definition = plan.definition
         self.plan = plan
         memory = MemoryAccountant(budget: memoryBudget)
@@ -31,9 +33,10 @@ final class RunExecution: Sendable {
         self.force = force
         self.emit = emit
         queues = StageQueues(definition) { emit(.stageFinished($0)) }
-        sources = SourceLoader(fetchQueue: queues.fetch, cacheQueue: queues.cache,
-                               fileFetcher: FileFetcher(maxBytes: definition.fetch.maxBytes),
-                               remoteFetcher: RemoteFetcher(loader: dataLoader, settings: definition.fetch), cache: cache, s3: plan.s3)
+        sources = SourceLoader(
+            fetchQueue: queues.fetch, cacheQueue: queues.cache,
+            fileFetcher: FileFetcher(maxBytes: definition.fetch.maxBytes),
+            remoteFetcher: RemoteFetcher(loader: dataLoader, settings: definition.fetch), cache: cache, s3: plan.s3)
         writer = OutputWriter(s3: plan.s3, protecting: plan.protectedInputs)
         decoder = ImageDecoder(settings: definition.decompress, outputs: definition.outputs, accountant: memory)
     }
@@ -45,14 +48,17 @@ final class RunExecution: Sendable {
         let start = ContinuousClock.now
         let definition = plan.definition
         emit(.started(inputs: plan.inputCount, outputsPerInput: definition.outputs.count, warnings: plan.warnings))
-        let resources = await RunResources.load(for: definition.outputs, sources: sources, decompress: queues.decompress,
-                                                settings: definition.decompress)
-        let incremental = IncrementalRuns(definition: definition, journal: journal, force: force, resources: resources,
-                                          s3: plan.s3, headQueue: queues.fetch)
+        let resources = await RunResources.load(
+            for: definition.outputs, sources: sources, decompress: queues.decompress,
+            settings: definition.decompress)
+        let incremental = IncrementalRuns(
+            definition: definition, journal: journal, force: force, resources: resources,
+            s3: plan.s3, headQueue: queues.fetch)
         var totals = RunTotals()
         var lastRelease = ContinuousClock.now
-        let window = InFlightWindow(width: definition.inFlight(fetchingRemoteInputs: plan.items.contains { $0.input.isRemote }),
-                                    asideLimit: MemoryAccountant.asideLimit)
+        let window = InFlightWindow(
+            width: definition.inFlight(fetchingRemoteInputs: plan.items.contains { $0.input.isRemote }),
+            asideLimit: MemoryAccountant.asideLimit)
         let peak = await window.run(Self.largestFirst(plan.items), allStarted: memory.unstreamedDecodes.closeArrivals) { item, slot in
             await self.process(item, slot: slot, incremental: incremental)
         } completed: { reports in
@@ -99,8 +105,10 @@ final class RunExecution: Sendable {
     }
 
     /// One source through every stage, fanned out to every output of every listing.
-    private func journey(of input: InputFile, for listings: [RunPlan.Listing], slot: InFlightWindow.Slot,
-                         incremental: IncrementalRuns) async throws(CancellationError) -> [ItemReport] {
+    private func journey(
+        of input: InputFile, for listings: [RunPlan.Listing], slot: InFlightWindow.Slot,
+        incremental: IncrementalRuns
+    ) async throws(CancellationError) -> [ItemReport] {
         // A version known from a listing (an S3 object's ETag) decides before any fetch: a run
         // whose outputs are all up to date downloads nothing.
         var listedJobs: [OutputJob]?
@@ -148,9 +156,13 @@ final class RunExecution: Sendable {
         defer { memory.admission?.release(admitted) }
         if let budget = memory.budget, let admission = memory.admission, let estimate = needs?.estimate {
             guard admission.fits(estimate) else {
-                return Self.failed(listings, ItemError(.overMemoryBudget, stage: .decompress, reason:
-                    "decoding it and making its outputs needs about \(MemoryBudget.megabytes(estimate)), more than the run's "
-                    + "whole memory budget: \(budget)"))
+                return Self.failed(
+                    listings,
+                    ItemError(
+                        .overMemoryBudget, stage: .decompress,
+                        reason:
+                            "decoding it and making its outputs needs about \(MemoryBudget.megabytes(estimate)), more than the run's "
+                            + "whole memory budget: \(budget)"))
             }
             guard await admission.admit(estimate) else { throw CancellationError() }
             admitted = estimate
@@ -164,7 +176,8 @@ final class RunExecution: Sendable {
         }
         let decoded: DecodedImage
         do {
-            decoded = try await queues.decompress.run(for: input.displayName) { [decoder] in try decoder.decode(fetched.source, only: made) }
+            decoded = try await queues.decompress.run(for: input.displayName) { [decoder] in try decoder.decode(fetched.source, only: made)
+            }
             unstreamedDecodes.release(unstreamed)
         } catch {
             unstreamedDecodes.release(unstreamed)
@@ -186,7 +199,9 @@ final class RunExecution: Sendable {
 
     /// Every output of every listing from the one decoded image, side by side; results in the
     /// order of `jobs`.
-    private func fanOut(_ jobs: [OutputJob], from decoded: DecodedImage, incremental: IncrementalRuns) async throws(CancellationError) -> [Result<WrittenOutput, ItemError>] {
+    private func fanOut(_ jobs: [OutputJob], from decoded: DecodedImage, incremental: IncrementalRuns) async throws(CancellationError)
+        -> [Result<WrittenOutput, ItemError>]
+    {
         let results = await withTaskGroup(of: (Int, Result<WrittenOutput, ItemError>?).self) { group in
             for (index, job) in jobs.enumerated() {
                 group.addTask { (index, try? await self.make(job, from: decoded, incremental: incremental)) }
@@ -200,15 +215,20 @@ final class RunExecution: Sendable {
     }
 
     /// One output: its steps, then encoding and writing.
-    private func make(_ job: OutputJob, from decoded: DecodedImage, incremental: IncrementalRuns) async throws(CancellationError) -> Result<WrittenOutput, ItemError> {
+    private func make(_ job: OutputJob, from decoded: DecodedImage, incremental: IncrementalRuns) async throws(CancellationError) -> Result<
+        WrittenOutput, ItemError
+    > {
         if let done = job.upToDate { return .success(done) }
         let name = job.input.displayName
         do {
-            let context = ProcessingContext(input: name, output: job.output.name, originalSize: decoded.originalSize,
-                                            maxPixels: plan.definition.decompress.maxPixels,
-                                            resources: incremental.resources.images)
+            let context = ProcessingContext(
+                input: name, output: job.output.name, originalSize: decoded.originalSize,
+                maxPixels: plan.definition.decompress.maxPixels,
+                resources: incremental.resources.images)
             let chain = StepChain(job.output)
-            let image = try await queues.process.run(for: name, output: job.output.name) { try chain.apply(to: decoded, outputIndex: job.outputIndex, context: context) }
+            let image = try await queues.process.run(for: name, output: job.output.name) {
+                try chain.apply(to: decoded, outputIndex: job.outputIndex, context: context)
+            }
             let pending = try await queues.encode.run(for: name, output: job.output.name) { [writer] in
                 try writer.write(image, output: job.output, target: job.target, input: job.input, fingerprint: job.fingerprint)
             }
@@ -221,15 +241,18 @@ final class RunExecution: Sendable {
     }
 
     /// One report per listing from the outcomes of its jobs.
-    private static func reports(_ listings: [RunPlan.Listing], _ jobs: [OutputJob], _ results: [Result<WrittenOutput, ItemError>],
-                                originalSize: ImageSize?) -> [ItemReport] {
+    private static func reports(
+        _ listings: [RunPlan.Listing], _ jobs: [OutputJob], _ results: [Result<WrittenOutput, ItemError>],
+        originalSize: ImageSize?
+    ) -> [ItemReport] {
         listings.enumerated().map { index, listing in
             var written: [WrittenOutput] = []
             var failures: [ItemFailure] = []
             for (job, result) in zip(jobs, results) where job.listing == index {
                 switch result {
                 case .success(let output): written.append(output)
-                case .failure(let error): failures.append(ItemFailure(input: listing.input.displayName, output: job.output.name, error: error))
+                case .failure(let error):
+                    failures.append(ItemFailure(input: listing.input.displayName, output: job.output.name, error: error))
                 }
             }
             return ItemReport(input: listing.input, written: written, failures: failures, originalSize: originalSize)
@@ -239,8 +262,9 @@ final class RunExecution: Sendable {
     /// Reports of listings that failed as a whole, before fan-out.
     private static func failed(_ listings: [RunPlan.Listing], _ error: ItemError) -> [ItemReport] {
         listings.map { listing in
-            ItemReport(input: listing.input, written: [],
-                       failures: [ItemFailure(input: listing.input.displayName, output: nil, error: error)], originalSize: nil)
+            ItemReport(
+                input: listing.input, written: [],
+                failures: [ItemFailure(input: listing.input.displayName, output: nil, error: error)], originalSize: nil)
         }
     }
 }
@@ -256,8 +280,9 @@ private struct RunTotals {
     }
 
     func summary(inputs: Int, elapsed: Duration, cancelled: Bool, peakInFlight: Int) -> RunSummary {
-        RunSummary(inputs: inputs, succeeded: succeeded, failed: failed, notRun: inputs - succeeded - failed,
-                   outputsWritten: written, outputsUpToDate: upToDate, elapsed: elapsed, cancelled: cancelled,
-                   peakInFlight: peakInFlight)
+        RunSummary(
+            inputs: inputs, succeeded: succeeded, failed: failed, notRun: inputs - succeeded - failed,
+            outputsWritten: written, outputsUpToDate: upToDate, elapsed: elapsed, cancelled: cancelled,
+            peakInFlight: peakInFlight)
     }
 }

@@ -10,13 +10,16 @@ struct RunResources: Sendable {
     /// Fetches and decodes every image `outputs`' steps name as a resource, through the same
     /// fetch, cache and decompress stages as inputs (full size: a step may scale it). A resource
     /// that fails fails the outputs whose steps use it, item by item, not the run.
-    static func load(for outputs: [OutputDefinition], sources: SourceLoader, decompress: StageQueue,
-                     settings: DecompressSettings) async -> RunResources {
+    static func load(
+        for outputs: [OutputDefinition], sources: SourceLoader, decompress: StageQueue,
+        settings: DecompressSettings
+    ) async -> RunResources {
         var resources = RunResources()
         let decoder = ImageDecoder(settings: settings, outputs: [])
         let urls = Set(outputs.flatMap { $0.steps.flatMap(\.resources) })
         for url in urls.sorted(by: { $0.absoluteString < $1.absoluteString }) {
-            let input = url.isFileURL
+            let input =
+                url.isFileURL
                 ? InputFile(path: url.path, displayName: url.path, subfolder: "")
                 : InputFile(url: url.absoluteString)
             var version: String?

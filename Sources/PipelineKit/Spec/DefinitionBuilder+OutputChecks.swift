@@ -6,16 +6,20 @@ extension DefinitionBuilder {
     /// apart. An output with a step that could not be built is left out of the second check: its
     /// sizes are not known. The widths and formats of one output are told apart by its own
     /// check (`{width}`, `{format}`), so they are compared only with other outputs.
-    mutating func checkOutputsTogether(_ built: [(index: Int, outputs: [OutputDefinition], complete: Bool)], nodes: [JSONNode],
-                                               keepingAnimation: Bool) {
+    mutating func checkOutputsTogether(
+        _ built: [(index: Int, outputs: [OutputDefinition], complete: Bool)], nodes: [JSONNode],
+        keepingAnimation: Bool
+    ) {
         var firstByName: [String: Int] = [:]
         var sharers: [String: TemplateSharers] = [:]
         for (index, outputs, complete) in built {
             guard let name = outputs.first?.name else { continue }
             let path = "outputs[\(index)]"
             if let first = firstByName[name] {
-                problems.append(.init(path: join(path, "name"), location: nodes[index]["name"]?.location,
-                                      message: "output name \"\(name)\" is already used by outputs[\(first)]"))
+                problems.append(
+                    .init(
+                        path: join(path, "name"), location: nodes[index]["name"]?.location,
+                        message: "output name \"\(name)\" is already used by outputs[\(first)]"))
             } else {
                 firstByName[name] = index
             }
@@ -30,16 +34,23 @@ extension DefinitionBuilder {
                 var group = output.path.text
                 if placeholders.contains(.output) { group += "\u{0}" + output.name }
                 if placeholders.contains(.format) { group += "\u{0}" + output.encoder.format.fileExtension }
-                let fixed = output.variant.map { (width: $0.width, height: Int?.none) } ?? output.fixedSize(keepingAnimation: keepingAnimation)
-                let size = TemplateSharers.Size(width: placeholders.contains(.width) ? fixed.width : nil,
-                                                height: placeholders.contains(.height) ? fixed.height : nil)
+                let fixed =
+                    output.variant.map { (width: $0.width, height: Int?.none) } ?? output.fixedSize(keepingAnimation: keepingAnimation)
+                let size = TemplateSharers.Size(
+                    width: placeholders.contains(.width) ? fixed.width : nil,
+                    height: placeholders.contains(.height) ? fixed.height : nil)
                 WorkCounter.add(.templatePairs)
                 if !reported, let first = sharers[group]?.firstClash(with: size), first != index {
                     reported = true
-                    let sizes = placeholders.contains(.width) || placeholders.contains(.height)
+                    let sizes =
+                        placeholders.contains(.width) || placeholders.contains(.height)
                         ? " ({width} and {height} tell outputs apart only when both outputs' steps fix them, to different sizes)" : ""
-                    problems.append(.init(path: join(path, "path"), location: nodes[index]["path"]?.location,
-                                          message: "outputs[\(first)] has the same path template \"\(output.path.text)\": both would write the same files\(sizes)"))
+                    problems.append(
+                        .init(
+                            path: join(path, "path"), location: nodes[index]["path"]?.location,
+                            message:
+                                "outputs[\(first)] has the same path template \"\(output.path.text)\": both would write the same files\(sizes)"
+                        ))
                 }
                 sharers[group, default: TemplateSharers()].add(index, size: size)
             }

@@ -19,10 +19,11 @@ extension DefinitionBuilder {
     private mutating func buildOutput(_ node: JSONNode, at path: String, index: Int) -> (outputs: [OutputDefinition], complete: Bool)? {
         let options = reader(node, PipelineFormat.outputOptions(processors: processors))
         guard isWellShaped(join(path, "name")), isWellShaped(join(path, "path")),
-              let name = try? options.string("name"),
-              case .string(let pathText)? = node["path"]?.value,
-              let template = try? PathTemplate(pathText),
-              let encoders = buildEncoders(node, at: path) else { return nil }
+            let name = try? options.string("name"),
+            case .string(let pathText)? = node["path"]?.value,
+            let template = try? PathTemplate(pathText),
+            let encoders = buildEncoders(node, at: path)
+        else { return nil }
         let widths = readWidths(node, at: path)
         let listsWidths = node["widths"] != nil
         let steps = buildSteps(node, at: path, resizePerWidth: listsWidths)
@@ -83,46 +84,63 @@ extension DefinitionBuilder {
 
     /// What the output's path must say: an extension that matches its one format, a bucket when
     /// it is on S3, and `{width}` and `{format}` when it lists several.
-    private mutating func checkPath(_ pathText: String, template: PathTemplate, node: JSONNode, at path: String, widths: [Int?]?,
-                                    encoders: [EncoderSettings]) {
+    private mutating func checkPath(
+        _ pathText: String, template: PathTemplate, node: JSONNode, at path: String, widths: [Int?]?,
+        encoders: [EncoderSettings]
+    ) {
         let location = node["path"]?.location
         if let pathExtension = pathText.split(separator: "/").last?.split(separator: ".").dropFirst().last.map(String.init)?.lowercased(),
-           !template.placeholders.contains(.format), encoders.count == 1, let encoder = encoders.first,
-           let other = EncoderSettings.Format.allCases.first(where: { $0.acceptedExtensions.contains(pathExtension) }),
-           other != encoder.format {
-            problems.append(.init(path: join(path, "path"), location: location,
-                                  message: "the path ends in .\(pathExtension) but the output is encoded as \(encoder.format.rawValue)"
-                                      + " (use .\(encoder.format.fileExtension) or {format})"))
+            !template.placeholders.contains(.format), encoders.count == 1, let encoder = encoders.first,
+            let other = EncoderSettings.Format.allCases.first(where: { $0.acceptedExtensions.contains(pathExtension) }),
+            other != encoder.format
+        {
+            problems.append(
+                .init(
+                    path: join(path, "path"), location: location,
+                    message: "the path ends in .\(pathExtension) but the output is encoded as \(encoder.format.rawValue)"
+                        + " (use .\(encoder.format.fileExtension) or {format})"))
         }
         if S3Location.isS3(pathText), !S3Location.isS3(template.authoredFolder + "/") || S3Location(template.authoredFolder + "/") == nil {
-            problems.append(.init(path: join(path, "path"), location: location,
-                                  message: "an S3 output path must name its bucket in full, as s3://BUCKET/KEY"))
+            problems.append(
+                .init(
+                    path: join(path, "path"), location: location,
+                    message: "an S3 output path must name its bucket in full, as s3://BUCKET/KEY"))
         }
         // Files of one output told apart by nothing in their path would overwrite each other.
         if let widths, widths.count > 1, !template.placeholders.contains(.width) {
-            problems.append(.init(path: join(path, "path"), location: location,
-                                  message: "the output lists \(widths.count) widths, so its path needs {width} to tell their files apart"))
+            problems.append(
+                .init(
+                    path: join(path, "path"), location: location,
+                    message: "the output lists \(widths.count) widths, so its path needs {width} to tell their files apart"))
         }
         if encoders.count > 1, !template.placeholders.contains(.format) {
-            problems.append(.init(path: join(path, "path"), location: location,
-                                  message: "the output lists \(encoders.count) formats, so its path needs {format} to tell their files apart"))
+            problems.append(
+                .init(
+                    path: join(path, "path"), location: location,
+                    message: "the output lists \(encoders.count) formats, so its path needs {format} to tell their files apart"))
         }
     }
 
     /// One output per width × format of `prototype`, each with the resize its width makes;
     /// nil when a width's resize cannot be built.
-    private mutating func variants(of prototype: OutputDefinition, widths: [Int?]?, encoders: [EncoderSettings], resize: ResizeStep?,
-                                   index: Int, at path: String) -> [OutputDefinition]? {
-        let enlarges = resize.map { resize in
-            if case .bool(false)? = resize.options["withoutEnlargement"]?.value { true } else { false }
-        } ?? false
+    private mutating func variants(
+        of prototype: OutputDefinition, widths: [Int?]?, encoders: [EncoderSettings], resize: ResizeStep?,
+        index: Int, at path: String
+    ) -> [OutputDefinition]? {
+        let enlarges =
+            resize.map { resize in
+                if case .bool(false)? = resize.options["withoutEnlargement"]?.value { true } else { false }
+            } ?? false
         let stepsBeforeResize = resize?.index ?? 0
         var outputs: [OutputDefinition] = []
         for width in widths ?? [nil] {
             var widthSteps = prototype.steps
             if let width {
-                guard let step = buildResize(width: width, options: resize?.options ?? [:], at: resize?.path ?? join(path, "widths"),
-                                             implied: resize == nil) else { return nil }
+                guard
+                    let step = buildResize(
+                        width: width, options: resize?.options ?? [:], at: resize?.path ?? join(path, "widths"),
+                        implied: resize == nil)
+                else { return nil }
                 widthSteps.insert(step, at: stepsBeforeResize)
             }
             // "original" has no resize: the image keeps the width it has there.
@@ -130,8 +148,9 @@ extension DefinitionBuilder {
                 var output = prototype
                 output.steps = widthSteps
                 output.encoder = encoder
-                output.variant = ResponsiveVariant(width: width, formatIndex: formatIndex, group: index, enlarges: enlarges,
-                                                   stepsBeforeResize: stepsBeforeResize)
+                output.variant = ResponsiveVariant(
+                    width: width, formatIndex: formatIndex, group: index, enlarges: enlarges,
+                    stepsBeforeResize: stepsBeforeResize)
                 outputs.append(output)
             }
         }

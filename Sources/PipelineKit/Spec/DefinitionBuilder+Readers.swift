@@ -46,15 +46,20 @@ extension DefinitionBuilder {
         if case .string(let value)? = node["cacheControl"]?.value { output.cacheControl = value }
         output.metadata = stringMap(node["metadata"])
         for name in output.metadata.keys.sorted() {
-            let valid = !name.isEmpty && name.unicodeScalars.allSatisfy { ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "-" }
+            let valid =
+                !name.isEmpty && name.unicodeScalars.allSatisfy { ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "-" }
             if !valid || name.hasPrefix("pipeline-") {
-                problems.append(.init(path: join(path, "metadata") + "." + name, location: node["metadata"]?[name]?.location,
-                                      message: "metadata name \"\(name)\" must be lower-case letters, digits and -, and not start with pipeline-"))
+                problems.append(
+                    .init(
+                        path: join(path, "metadata") + "." + name, location: node["metadata"]?[name]?.location,
+                        message: "metadata name \"\(name)\" must be lower-case letters, digits and -, and not start with pipeline-"))
             }
             // Sent as an HTTP header: printable ASCII only.
             if let value = output.metadata[name], !value.unicodeScalars.allSatisfy({ (" "..."~").contains($0) }) {
-                problems.append(.init(path: join(path, "metadata") + "." + name, location: node["metadata"]?[name]?.location,
-                                      message: "metadata \"\(name)\" must be printable ASCII (it is sent as an HTTP header)"))
+                problems.append(
+                    .init(
+                        path: join(path, "metadata") + "." + name, location: node["metadata"]?[name]?.location,
+                        message: "metadata \"\(name)\" must be printable ASCII (it is sent as an HTTP header)"))
             }
         }
     }
@@ -66,13 +71,15 @@ extension DefinitionBuilder {
         }
         var definitions: [Option] = []
         if let option = PipelineFormat.outputOptions(processors: processors).first(where: { $0.name == "placeholderOptions" }),
-           case .object(let options) = option.shape {
+            case .object(let options) = option.shape
+        {
             definitions = options
         }
         let options = reader(node["placeholderOptions"], definitions)
         if let settings = try? PlaceholderSettings(
             lqipWidth: options.int("lqipWidth"), lqipQuality: options.int("lqipQuality"),
-            blurhashXComponents: options.int("blurhashX"), blurhashYComponents: options.int("blurhashY")) {
+            blurhashXComponents: options.int("blurhashX"), blurhashYComponents: options.int("blurhashY"))
+        {
             output.placeholderSettings = settings
         }
     }

@@ -6,12 +6,16 @@ extension DefinitionBuilder {
     mutating func buildEncoders(_ node: JSONNode, at path: String) -> [EncoderSettings]? {
         switch (node["encode"], node["formats"]) {
         case (nil, nil):
-            problems.append(.init(path: path, location: node.location,
-                                  message: "missing required key \"encode\" (or \"formats\", a list of encodings shaped like encode)"))
+            problems.append(
+                .init(
+                    path: path, location: node.location,
+                    message: "missing required key \"encode\" (or \"formats\", a list of encodings shaped like encode)"))
             return nil
         case (_?, let formats?):
-            problems.append(.init(path: join(path, "formats"), location: formats.location,
-                                  message: "the output gives both encode and formats: give one (formats for several encodings)"))
+            problems.append(
+                .init(
+                    path: join(path, "formats"), location: formats.location,
+                    message: "the output gives both encode and formats: give one (formats for several encodings)"))
             return nil
         case (let encode?, nil):
             return buildEncoder(encode, at: join(path, "encode")).map { [$0] }
@@ -21,8 +25,11 @@ extension DefinitionBuilder {
             guard encoders.count == items.count, !encoders.isEmpty else { return nil }
             for (position, encoder) in encoders.enumerated() {
                 if let first = encoders.firstIndex(where: { $0.format == encoder.format }), first < position {
-                    problems.append(.init(path: "\(path).formats[\(position)]", location: items[position].location,
-                                          message: "\(encoder.format.rawValue) is listed twice (also formats[\(first)]): both would write the same files"))
+                    problems.append(
+                        .init(
+                            path: "\(path).formats[\(position)]", location: items[position].location,
+                            message: "\(encoder.format.rawValue) is listed twice (also formats[\(first)]): both would write the same files")
+                    )
                 }
             }
             return encoders
@@ -36,8 +43,10 @@ extension DefinitionBuilder {
         for (position, item) in items.enumerated() {
             let width: Int? = if case .number(let number, true) = item.value { Int(exactly: number) } else { nil }
             if widths.contains(width) {
-                problems.append(.init(path: "\(path).widths[\(position)]", location: item.location,
-                                      message: "\(item.jsonText) is listed twice"))
+                problems.append(
+                    .init(
+                        path: "\(path).widths[\(position)]", location: item.location,
+                        message: "\(item.jsonText) is listed twice"))
                 continue
             }
             widths.append(width)
@@ -48,23 +57,30 @@ extension DefinitionBuilder {
     /// The options of a `resize` step node, or nil when the node is another step.
     func resizeOptions(_ node: JSONNode) -> [String: JSONNode]? {
         guard case .object(let members) = node.value, members.count == 1, let member = members.first, member.key == "resize",
-              case .object(let optionMembers) = member.value.value else { return nil }
+            case .object(let optionMembers) = member.value.value
+        else { return nil }
         return Dictionary(optionMembers.map { ($0.key, $0.value) }, uniquingKeysWith: { first, _ in first })
     }
 
     /// An output with widths has one resize step, and its widths are the step's width: the step
     /// itself names none.
-    mutating func checkResizeForWidths(_ options: [String: JSONNode], earlier: ResizeStep?,
-                                       at path: String, node: JSONNode) -> Bool {
+    mutating func checkResizeForWidths(
+        _ options: [String: JSONNode], earlier: ResizeStep?,
+        at path: String, node: JSONNode
+    ) -> Bool {
         if earlier != nil {
-            problems.append(.init(path: path, location: node.location,
-                                  message: "an output with widths has one resize step (each of widths becomes its width), not several"))
+            problems.append(
+                .init(
+                    path: path, location: node.location,
+                    message: "an output with widths has one resize step (each of widths becomes its width), not several"))
             return false
         }
         for key in ["width", "height"] {
             if let value = options[key] {
-                problems.append(.init(path: join(path, key), location: value.location,
-                                      message: "an output with widths gives its resize step no \(key): each of widths becomes its width"))
+                problems.append(
+                    .init(
+                        path: join(path, key), location: value.location,
+                        message: "an output with widths gives its resize step no \(key): each of widths becomes its width"))
                 return false
             }
         }
@@ -95,8 +111,9 @@ extension DefinitionBuilder {
     /// its options break the processor's rules.
     mutating func buildStep(_ node: JSONNode, at path: String) -> (any ImageProcessing)? {
         guard case .object(let members) = node.value, let member = members.first,
-              let type = processors.processor(named: member.key),
-              case .object(let optionMembers) = member.value.value else { return nil }
+            let type = processors.processor(named: member.key),
+            case .object(let optionMembers) = member.value.value
+        else { return nil }
         let values = Dictionary(optionMembers.map { ($0.key, $0.value) }, uniquingKeysWith: { first, _ in first })
         do {
             return try type.init(options: ProcessorOptions(values: values, definitions: type.options, baseDirectory: baseDirectory))
@@ -112,19 +129,26 @@ extension DefinitionBuilder {
     /// The encoder settings an `encode` object (or one of `formats`) describes.
     private mutating func buildEncoder(_ node: JSONNode, at path: String) -> EncoderSettings? {
         guard case .string(let formatName)? = node["format"]?.value,
-              let format = EncoderSettings.Format(rawValue: formatName) else { return nil }
+            let format = EncoderSettings.Format(rawValue: formatName)
+        else { return nil }
         // Keys the format does not know were reported by the shape check; the rest still builds.
         let known = Set(EncoderSettings.options(for: format).map(\.name))
         guard case .object(let members) = node.value else { return nil }
-        let values = Dictionary(members.filter { known.contains($0.key) }.map { ($0.key, $0.value) }, uniquingKeysWith: { first, _ in first })
+        let values = Dictionary(
+            members.filter { known.contains($0.key) }.map { ($0.key, $0.value) }, uniquingKeysWith: { first, _ in first })
         do {
-            return try EncoderSettings(format: format, options: ProcessorOptions(values: values, definitions: EncoderSettings.options(for: format),
-                                                                                 baseDirectory: baseDirectory))
+            return try EncoderSettings(
+                format: format,
+                options: ProcessorOptions(
+                    values: values, definitions: EncoderSettings.options(for: format),
+                    baseDirectory: baseDirectory))
         } catch {
             // A mistyped value was reported by the shape check; what is left are rules across options.
             guard isWellShaped(path) else { return nil }
-            problems.append(.init(path: error.option.map { join(path, $0) } ?? path,
-                                  location: error.option.flatMap { values[$0]?.location } ?? node.location, message: error.message))
+            problems.append(
+                .init(
+                    path: error.option.map { join(path, $0) } ?? path,
+                    location: error.option.flatMap { values[$0]?.location } ?? node.location, message: error.message))
             return nil
         }
     }

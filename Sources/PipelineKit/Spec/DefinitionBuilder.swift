@@ -39,7 +39,8 @@ struct DefinitionBuilder {
             problems += renamed.problems
             let stages = try readStages(root)
             guard case .array(let outputNodes)? = root["outputs"]?.value,
-                  case .array(let inputNodes)? = root["inputs"]?.value else { return nil }
+                case .array(let inputNodes)? = root["inputs"]?.value
+            else { return nil }
             checkInputs(inputNodes)
             let outputs = buildOutputs(outputNodes, root: root)
             let top = reader(root, PipelineFormat.topLevelOptions(processors: processors))
@@ -138,11 +139,14 @@ struct DefinitionBuilder {
     /// The `s3` section; an endpoint that is not an http(s) URL is a problem.
     private mutating func readS3(_ root: JSONNode) throws(OptionError) -> S3Settings {
         let s3 = reader(root["s3"], optionsOf: "s3")
-        let settings = S3Settings(profile: try s3.optionalString("profile"), region: try s3.optionalString("region"),
-                                  endpoint: try s3.optionalString("endpoint"))
+        let settings = S3Settings(
+            profile: try s3.optionalString("profile"), region: try s3.optionalString("region"),
+            endpoint: try s3.optionalString("endpoint"))
         if let endpoint = settings.endpoint, !InputEnumerator.isURL(endpoint) {
-            problems.append(.init(path: "s3.endpoint", location: root["s3"]?["endpoint"]?.location,
-                                  message: "the endpoint \"\(endpoint)\" is not an http or https URL"))
+            problems.append(
+                .init(
+                    path: "s3.endpoint", location: root["s3"]?["endpoint"]?.location,
+                    message: "the endpoint \"\(endpoint)\" is not an http or https URL"))
         }
         return settings
     }
@@ -160,8 +164,10 @@ struct DefinitionBuilder {
     private mutating func checkInputs(_ inputNodes: [JSONNode]) {
         for (index, node) in inputNodes.enumerated() {
             if case .string(let text) = node.value, let scheme = InputEnumerator.unsupportedScheme(text) {
-                problems.append(.init(path: "inputs[\(index)]", location: node.location,
-                                      message: "only http and https URLs are inputs, not \(scheme)"))
+                problems.append(
+                    .init(
+                        path: "inputs[\(index)]", location: node.location,
+                        message: "only http and https URLs are inputs, not \(scheme)"))
             }
         }
     }

@@ -7,12 +7,16 @@ public enum JSONSchemaGenerator {
     /// The schema for pipeline files that may use `processors`' steps, as pretty-printed JSON.
     public static func schema(processors: ProcessorRegistry) -> String {
         var root = node(for: PipelineFormat.shape(processors: processors))
-        root = prepend([
-            ("$schema", JSONNode(plain: schemaDialect)),
-            ("$id", JSONNode(plain: "https://github.com/pipeline/pipeline/schema/pipeline-v\(PipelineFormat.version).json")),
-            ("title", JSONNode(plain: "pipeline file, version \(PipelineFormat.version)")),
-            ("description", JSONNode(plain: "A declarative image pipeline: inputs, stage settings and the outputs made from every input.")),
-        ], to: root)
+        root = prepend(
+            [
+                ("$schema", JSONNode(plain: schemaDialect)),
+                ("$id", JSONNode(plain: "https://github.com/pipeline/pipeline/schema/pipeline-v\(PipelineFormat.version).json")),
+                ("title", JSONNode(plain: "pipeline file, version \(PipelineFormat.version)")),
+                (
+                    "description",
+                    JSONNode(plain: "A declarative image pipeline: inputs, stage settings and the outputs made from every input.")
+                ),
+            ], to: root)
         return root.prettyText()
     }
 
@@ -31,16 +35,31 @@ public enum JSONSchemaGenerator {
         case .duration:
             return object([("type", "string"), ("pattern", "^[0-9]+(\\.[0-9]+)?(ms|s|m|h)$")])
         case .byteSize:
-            return object([("anyOf", JSONNode(.array([
-                object([("type", "integer"), ("minimum", 0)]),
-                object([("type", "string"), ("pattern", "^[0-9]+(\\.[0-9]+)? *(B|KB|MB|GB|TB|KiB|MiB|GiB)?$")]),
-            ])))])
+            return object([
+                (
+                    "anyOf",
+                    JSONNode(
+                        .array([
+                            object([("type", "integer"), ("minimum", 0)]),
+                            object([("type", "string"), ("pattern", "^[0-9]+(\\.[0-9]+)? *(B|KB|MB|GB|TB|KiB|MiB|GiB)?$")]),
+                        ]))
+                )
+            ])
         case .colour:
             let component = object([("type", "number"), ("minimum", 0), ("maximum", 255)])
-            return object([("anyOf", JSONNode(.array([
-                object([("type", "string"), ("pattern", "^(#([0-9a-fA-F]{3,4}|[0-9a-fA-F]{6}|[0-9a-fA-F]{8})|white|black|transparent)$")]),
-                object([("type", "array"), ("items", component), ("minItems", 3), ("maxItems", 4)]),
-            ])))])
+            return object([
+                (
+                    "anyOf",
+                    JSONNode(
+                        .array([
+                            object([
+                                ("type", "string"),
+                                ("pattern", "^(#([0-9a-fA-F]{3,4}|[0-9a-fA-F]{6}|[0-9a-fA-F]{8})|white|black|transparent)$"),
+                            ]),
+                            object([("type", "array"), ("items", component), ("minItems", 3), ("maxItems", 4)]),
+                        ]))
+                )
+            ])
         case .pathTemplate:
             return object([("type", "string"), ("minLength", 1)])
         case .stringMap:
@@ -56,7 +75,10 @@ public enum JSONSchemaGenerator {
             let cases = variants.map { variant in
                 object([
                     ("if", object([("properties", object([(key, object([("const", variant.name)]))]))])),
-                    ("then", closedObject(variant.options, extra: [(key, object([("const", variant.name), ("description", variant.summary)]))])),
+                    (
+                        "then",
+                        closedObject(variant.options, extra: [(key, object([("const", variant.name), ("description", variant.summary)]))])
+                    ),
                 ])
             }
             return object([
@@ -80,17 +102,20 @@ public enum JSONSchemaGenerator {
     }
 
     private static func closedObject(_ options: [Option], extra: [(String, any Sendable)], open: Bool = false) -> JSONNode {
-        let properties = extra + options.map { option -> (String, any Sendable) in
-            var property = node(for: option.shape)
-            var annotations: [(String, any Sendable)] = [("description", option.help)]
-            if let value = option.defaultValue { annotations.append(("default", value)) }
-            property = prepend(annotations, to: property)
-            return (option.name, property)
-        }
+        let properties =
+            extra
+            + options.map { option -> (String, any Sendable) in
+                var property = node(for: option.shape)
+                var annotations: [(String, any Sendable)] = [("description", option.help)]
+                if let value = option.defaultValue { annotations.append(("default", value)) }
+                property = prepend(annotations, to: property)
+                return (option.name, property)
+            }
         let required = options.filter(\.isRequired).map { JSONNode(plain: $0.name) } + extra.map { JSONNode(plain: $0.0) }
-        return object([("type", "object"), ("properties", object(properties))]
-            + (required.isEmpty ? [] : [("required", JSONNode(.array(required)))])
-            + [("additionalProperties", open)])
+        return object(
+            [("type", "object"), ("properties", object(properties))]
+                + (required.isEmpty ? [] : [("required", JSONNode(.array(required)))])
+                + [("additionalProperties", open)])
     }
 
     private static func object(_ members: [(String, any Sendable)]) -> JSONNode {
@@ -117,7 +142,8 @@ extension JSONNode {
             }
             return "[\n" + items.map { inner + $0.prettyText(indent: inner) }.joined(separator: ",\n") + "\n\(indent)]"
         case .object(let members) where !members.isEmpty:
-            return "{\n" + members.map { inner + JSONNode.quoted($0.key) + ": " + $0.value.prettyText(indent: inner) }
+            return "{\n"
+                + members.map { inner + JSONNode.quoted($0.key) + ": " + $0.value.prettyText(indent: inner) }
                 .joined(separator: ",\n") + "\n\(indent)}"
         default:
             return jsonText

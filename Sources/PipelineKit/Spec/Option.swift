@@ -15,8 +15,10 @@ public struct Option: Sendable {
     public let help: String
 
     /// An option of any shape; `defaultRule` explains a default that depends on the machine.
-    public init(_ name: String, _ shape: ValueShape, required: Bool = false, default defaultValue: JSONNode? = nil,
-                defaultRule: String? = nil, help: String) {
+    public init(
+        _ name: String, _ shape: ValueShape, required: Bool = false, default defaultValue: JSONNode? = nil,
+        defaultRule: String? = nil, help: String
+    ) {
         self.name = name
         self.shape = shape
         self.isRequired = required
@@ -26,12 +28,16 @@ public struct Option: Sendable {
     }
 
     /// An integer option within `range`.
-    public static func integer(_ name: String, in range: ClosedRange<Int>, required: Bool = false, default value: Int? = nil, help: String) -> Option {
+    public static func integer(_ name: String, in range: ClosedRange<Int>, required: Bool = false, default value: Int? = nil, help: String)
+        -> Option
+    {
         Option(name, .integer(range), required: required, default: value.map { JSONNode(plain: $0) }, help: help)
     }
 
     /// A number option within `range`.
-    public static func number(_ name: String, in range: ClosedRange<Double>, required: Bool = false, default value: Double? = nil, help: String) -> Option {
+    public static func number(
+        _ name: String, in range: ClosedRange<Double>, required: Bool = false, default value: Double? = nil, help: String
+    ) -> Option {
         Option(name, .number(range), required: required, default: value.map { JSONNode(plain: $0) }, help: help)
     }
 
@@ -41,7 +47,9 @@ public struct Option: Sendable {
     }
 
     /// An option taking one of `values`.
-    public static func choice(_ name: String, _ values: [String], required: Bool = false, default value: String? = nil, help: String) -> Option {
+    public static func choice(_ name: String, _ values: [String], required: Bool = false, default value: String? = nil, help: String)
+        -> Option
+    {
         Option(name, .choice(values), required: required, default: value.map { JSONNode(plain: $0) }, help: help)
     }
 

@@ -67,7 +67,8 @@ public struct PathTemplate: Sendable, Hashable, CustomStringConvertible {
                 guard let placeholder = Placeholder(rawValue: name) else {
                     let known = Placeholder.allCases.map(\.rawValue)
                     let hint = NearestName.suggestion(for: name, among: known).map { "; did you mean {\($0)}?" } ?? ""
-                    throw Failure(message: "unknown placeholder {\(name)}\(hint) (known: \(known.map { "{\($0)}" }.joined(separator: ", ")))")
+                    throw Failure(
+                        message: "unknown placeholder {\(name)}\(hint) (known: \(known.map { "{\($0)}" }.joined(separator: ", ")))")
                 }
                 if !literal.isEmpty { pieces.append(.literal(literal)); literal = "" }
                 pieces.append(.placeholder(placeholder))

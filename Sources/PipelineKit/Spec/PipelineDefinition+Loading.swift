@@ -17,9 +17,11 @@ extension PipelineDefinition {
             data = read
         } catch {
             let reason = error.code == EMFILE || error.code == ENFILE ? OpenFileLimit.reason : error.reason
-            throw PipelineFileError(file: fileName, problems: [
-                .init(path: "", location: nil, message: "cannot read the pipeline file: \(reason)"),
-            ])
+            throw PipelineFileError(
+                file: fileName,
+                problems: [
+                    .init(path: "", location: nil, message: "cannot read the pipeline file: \(reason)")
+                ])
         }
         let text = try Self.utf8Text(data, fileName: fileName)
         try self.init(json: text, baseDirectory: url.deletingLastPathComponent(), processors: processors, fileName: fileName)
@@ -44,10 +46,15 @@ extension PipelineDefinition {
                 let line = before.count { $0 == UInt8(ascii: "\n") } + 1
                 let column = String(decoding: before[lineStart...], as: UTF8.self).count + 1
                 let byte = String(format: "0x%02X", data[data.startIndex + offset])
-                throw PipelineFileError(file: fileName, problems: [
-                    .init(path: "", location: SourceLocation(line: line, column: column), message:
-                        "the file is not UTF-8 text: the byte \(byte) at offset \(offset) (line \(line), column \(column)) does not begin a valid UTF-8 character"),
-                ])
+                throw PipelineFileError(
+                    file: fileName,
+                    problems: [
+                        .init(
+                            path: "", location: SourceLocation(line: line, column: column),
+                            message:
+                                "the file is not UTF-8 text: the byte \(byte) at offset \(offset) (line \(line), column \(column)) does not begin a valid UTF-8 character"
+                        )
+                    ])
             }
         }
     }
@@ -57,23 +64,28 @@ extension PipelineDefinition {
         json text: String, baseDirectory: URL, processors: ProcessorRegistry, fileName: String = "<string>"
     ) throws(PipelineFileError) {
         if !processors.conflicts.isEmpty {
-            throw PipelineFileError(file: fileName, problems: processors.conflicts.map {
-                .init(path: "", location: nil, message: $0.description)
-            })
+            throw PipelineFileError(
+                file: fileName,
+                problems: processors.conflicts.map {
+                    .init(path: "", location: nil, message: $0.description)
+                })
         }
         let root: JSONNode
         do {
             root = try JSONParser.parse(text)
         } catch {
-            throw PipelineFileError(file: fileName, problems: [
-                .init(path: "", location: error.location, message: "invalid JSON: \(error.message)"),
-            ])
+            throw PipelineFileError(
+                file: fileName,
+                problems: [
+                    .init(path: "", location: error.location, message: "invalid JSON: \(error.message)")
+                ])
         }
         var validator = ShapeValidator()
         validator.check(root, against: PipelineFormat.shape(processors: processors), at: "")
         // The later checks run on every part whose shape is right, so one pass lists them all.
-        var builder = DefinitionBuilder(processors: processors, baseDirectory: baseDirectory.standardizedFileURL,
-                                        shapeProblems: validator.problems)
+        var builder = DefinitionBuilder(
+            processors: processors, baseDirectory: baseDirectory.standardizedFileURL,
+            shapeProblems: validator.problems)
         let definition = builder.build(root)
         let problems = validator.problems + builder.problems
         guard let definition, problems.isEmpty else {

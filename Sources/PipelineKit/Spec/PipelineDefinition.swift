@@ -42,8 +42,10 @@ public struct PipelineDefinition: Sendable {
     /// `inFlight`, or by default the sum of the decompress, process and encode widths (a run
     /// of remote inputs adds the fetch lanes: `inFlight(fetchingRemoteInputs:)`).
     public var inFlight: Int {
-        inFlightSetting ?? StageDefaults.inFlight(decompress: decompress.concurrency, process: process.concurrency,
-                                                  encode: encode.concurrency)
+        inFlightSetting
+            ?? StageDefaults.inFlight(
+                decompress: decompress.concurrency, process: process.concurrency,
+                encode: encode.concurrency)
     }
 
     /// The in-flight window of a run: `inFlight`, plus the fetch lanes when the run downloads
@@ -220,8 +222,10 @@ public struct DecompressSettings: Sendable, Equatable {
     public static let defaultTimeout: Double = 60
 
     /// Decompress settings; the optional ones at the pipeline file's defaults.
-    public init(concurrency: Int, maxPixels: Int, autorotate: Bool, failOn: FailOn, fastShrinkOnLoad: Bool = true,
-                timeout: Double = DecompressSettings.defaultTimeout, animation: Animation = .first) {
+    public init(
+        concurrency: Int, maxPixels: Int, autorotate: Bool, failOn: FailOn, fastShrinkOnLoad: Bool = true,
+        timeout: Double = DecompressSettings.defaultTimeout, animation: Animation = .first
+    ) {
         self.concurrency = concurrency
         self.maxPixels = maxPixels
         self.autorotate = autorotate

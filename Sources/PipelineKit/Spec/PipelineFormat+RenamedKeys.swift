@@ -3,7 +3,7 @@ extension PipelineFormat {
     /// next format version.
     static let renamedKeys: [(old: String, new: String)] = [
         // The stage runs every step (crop, blur, …), not only resizing.
-        ("resize", "process"),
+        ("resize", "process")
     ]
 
     /// A warning for each old key `root` uses, and a problem for each that stands beside its
@@ -14,11 +14,14 @@ extension PipelineFormat {
         for (old, new) in renamedKeys {
             guard let node = root[old] else { continue }
             if root[new] != nil {
-                problems.append(.init(path: old, location: node.location,
-                                      message: "\"\(old)\" is the old name of \"\(new)\": give only \"\(new)\""))
+                problems.append(
+                    .init(
+                        path: old, location: node.location,
+                        message: "\"\(old)\" is the old name of \"\(new)\": give only \"\(new)\""))
             } else {
-                warnings.append("\(old) (line \(node.location.line)): \"\(old)\" is now named \"\(new)\"; "
-                                + "the old name is read until the next format version")
+                warnings.append(
+                    "\(old) (line \(node.location.line)): \"\(old)\" is now named \"\(new)\"; "
+                        + "the old name is read until the next format version")
             }
         }
         return (warnings, problems)

@@ -12,8 +12,10 @@ public struct ProcessorOptions: Sendable {
     public let baseDirectory: URL
 
     /// Options `values` as the file gives them, read through `definitions`; relative paths resolve against `baseDirectory`.
-    public init(values: [String: JSONNode], definitions: [Option],
-                baseDirectory: URL = URL(fileURLWithPath: FileManager.default.currentDirectoryPath)) {
+    public init(
+        values: [String: JSONNode], definitions: [Option],
+        baseDirectory: URL = URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
+    ) {
         self.values = values
         self.definitions = Dictionary(definitions.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         self.baseDirectory = baseDirectory

@@ -34,10 +34,11 @@ extension ResponsiveVariant {
             return (numbered + [original].compactMap { $0 }).sorted()
         }
         var chosen = widths.indices.filter { widths[$0].map { $0 < imageWidth } ?? false }
-        let ownWidth = widths.firstIndex(where: { $0 == nil })
+        let ownWidth =
+            widths.firstIndex(where: { $0 == nil })
             ?? widths.firstIndex(where: { $0 == imageWidth })
             ?? widths.indices.compactMap { index in widths[index].map { (index: index, width: $0) } }
-                .filter { $0.width > imageWidth }.min { $0.width < $1.width }?.index
+            .filter { $0.width > imageWidth }.min { $0.width < $1.width }?.index
         if let ownWidth { chosen.append(ownWidth) }
         return chosen.sorted()
     }
@@ -53,8 +54,9 @@ extension PipelineDefinition {
         for members in byGroupAndFormat.values {
             let first = outputs[members[0].index]
             let atResize = first.steps.prefix(members[0].variant.stepsBeforeResize).reduce(size) { $1.outputSize(for: $0) }
-            let chosen = ResponsiveVariant.chosen(widths: members.map(\.variant.width), imageWidth: atResize.width,
-                                                  enlarges: members[0].variant.enlarges)
+            let chosen = ResponsiveVariant.chosen(
+                widths: members.map(\.variant.width), imageWidth: atResize.width,
+                enlarges: members[0].variant.enlarges)
             for position in chosen { made.insert(members[position].index) }
         }
         return made

@@ -126,7 +126,8 @@ struct ShapeValidator {
         }
         guard let variant = variants.first(where: { $0.name == member.key }) else {
             let hint = NearestName.suggestion(for: member.key, among: names).map { "; did you mean \"\($0)\"?" } ?? ""
-            return report(join(path, member.key), member.keyLocation, "unknown step \"\(member.key)\"\(hint) (known steps are \(list(names)))")
+            return report(
+                join(path, member.key), member.keyLocation, "unknown step \"\(member.key)\"\(hint) (known steps are \(list(names)))")
         }
         var ignored: Set<String> = []
         if variant.acceptsOtherKeys, case .object(let optionMembers) = member.value.value {
@@ -153,7 +154,8 @@ struct ShapeValidator {
         case (.boolean, .bool): true
         case (.integer, .number), (.number, .number), (.byteSize, .number): true
         case (.string, .string), (.choice, .string), (.duration, .string), (.byteSize, .string),
-             (.colour, .string), (.colour, .array), (.pathTemplate, .string): true
+            (.colour, .string), (.colour, .array), (.pathTemplate, .string):
+            true
         case (.array, .array): true
         case (.object, .object), (.tagged, .object), (.singleKey, .object), (.stringMap, .object): true
         case (.anyOf(let shapes), _): shapes.contains { accepts($0, node) }

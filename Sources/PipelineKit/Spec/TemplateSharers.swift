@@ -17,14 +17,17 @@ struct TemplateSharers {
     /// The first output added that an output of `size` clashes with: two sizes differ only
     /// when both are fixed and not equal.
     func firstClash(with size: Size) -> Int? {
-        let candidates: [Int?] = switch (size.width, size.height) {
-        case (let width?, let height?):
-            [bySize[size], bySize[Size(width: width, height: nil)], bySize[Size(width: nil, height: height)],
-             bySize[Size(width: nil, height: nil)]]
-        case (nil, let height?): [byHeight[height], byHeight[nil]]
-        case (let width?, nil): [byWidth[width], byWidth[nil]]
-        case (nil, nil): [first]
-        }
+        let candidates: [Int?] =
+            switch (size.width, size.height) {
+            case (let width?, let height?):
+                [
+                    bySize[size], bySize[Size(width: width, height: nil)], bySize[Size(width: nil, height: height)],
+                    bySize[Size(width: nil, height: nil)],
+                ]
+            case (nil, let height?): [byHeight[height], byHeight[nil]]
+            case (let width?, nil): [byWidth[width], byWidth[nil]]
+            case (nil, nil): [first]
+            }
         return candidates.compactMap { $0 }.min()
     }
 

@@ -77,7 +77,8 @@ public enum Units {
     /// each 0–255 (alpha too, as in `#rrggbbaa`).
     public static func colour(components: [Double]) -> [Double]? {
         guard components.count == 3 || components.count == 4,
-              components.allSatisfy({ (0...255).contains($0) }) else { return nil }
+            components.allSatisfy({ (0...255).contains($0) })
+        else { return nil }
         return components.count == 3 ? components + [255] : components
     }
 

@@ -59,8 +59,10 @@ final class StageQueue: Sendable {
         case sharedPerCore
     }
 
-    init(stage: Stage, concurrency: Int, threads: Threads = .sharedPerCore, clock: RunClock,
-         record: @escaping @Sendable (StageOperation) -> Void) {
+    init(
+        stage: Stage, concurrency: Int, threads: Threads = .sharedPerCore, clock: RunClock,
+        record: @escaping @Sendable (StageOperation) -> Void
+    ) {
         self.stage = stage
         self.clock = clock
         self.record = record
@@ -82,7 +84,9 @@ final class StageQueue: Sendable {
     /// Runs `work` on one of the stage's lanes for `input` (and `output`). If the calling task
     /// is cancelled while the work is still queued, the work is skipped and this throws
     /// `CancellationError`; work already running finishes.
-    func run<Result: Sendable>(for input: String, output: String? = nil, _ work: @escaping @Sendable () throws -> Result) async throws -> Result {
+    func run<Result: Sendable>(for input: String, output: String? = nil, _ work: @escaping @Sendable () throws -> Result) async throws
+        -> Result
+    {
         try await run(for: input, output: output) { _ in try work() }
     }
 
@@ -103,8 +107,10 @@ final class StageQueue: Sendable {
             let endedAt = clock.now
             free(lane)
             let succeeded = if case .success = result { true } else { false }
-            record(StageOperation(stage: stage, input: input, output: output, queuedAt: queuedAt,
-                                  startedAt: startedAt, endedAt: endedAt, lane: lane, succeeded: succeeded))
+            record(
+                StageOperation(
+                    stage: stage, input: input, output: output, queuedAt: queuedAt,
+                    startedAt: startedAt, endedAt: endedAt, lane: lane, succeeded: succeeded))
             outcome.withLock { $0 = result }
         }
         let ran = await withTaskCancellationHandler {

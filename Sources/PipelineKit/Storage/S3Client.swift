@@ -21,8 +21,10 @@ struct S3Client: Sendable {
     ///
     /// Query parameters are sorted and encoded as Signature Version 4 requires, since libcurl
     /// 7.88's signer uses the query as given.
-    func request(_ method: String, _ location: S3Location, query: [(String, String)] = [], headers: [String: String] = [:],
-                 body: Data? = nil, maxBytes: Int64, rawSlashes: Bool = false) -> DataRequest {
+    func request(
+        _ method: String, _ location: S3Location, query: [(String, String)] = [], headers: [String: String] = [:],
+        body: Data? = nil, maxBytes: Int64, rawSlashes: Bool = false
+    ) -> DataRequest {
         var request = DataRequest(url: url(location, query: query, rawSlashes: rawSlashes), headers: headers, maxBytes: maxBytes)
         request.method = method
         request.body = body
@@ -56,7 +58,7 @@ struct S3Client: Sendable {
         for byte in text.utf8 {
             switch byte {
             case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                 UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: "~"):
+                UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: "~"):
                 encoded.unicodeScalars.append(Unicode.Scalar(byte))
             case UInt8(ascii: "/") where keepingSlashes:
                 encoded += "/"
@@ -93,8 +95,9 @@ struct S3Client: Sendable {
             let explain = Self.explanation("ListObjectsV2", S3Location(bucket: bucket, key: prefix))
             // A page of 1,000 keys is a few hundred kilobytes; this bound only stops a runaway answer.
             let page = { (raw: Bool) throws -> RemoteFetcher.Outcome in
-                try fetcher.fetch(request("GET", location, query: query, maxBytes: 64 << 20, rawSlashes: raw), revalidating: nil,
-                                  label: label, explain: explain, isCancelled: isCancelled)
+                try fetcher.fetch(
+                    request("GET", location, query: query, maxBytes: 64 << 20, rawSlashes: raw), revalidating: nil,
+                    label: label, explain: explain, isCancelled: isCancelled)
             }
             // libcurl 7.88 signs the query as sent. AWS and MinIO sign a prefix's "/" as "%2F", as
             // the specification says; some servers (moto, behind werkzeug) see "/" and sign that.
@@ -104,8 +107,10 @@ struct S3Client: Sendable {
             let raw = rawSlashes.value
             do {
                 outcome = try page(raw)
-            } catch let error as ItemError where (error.underlyingError as? S3Error)?.code == "SignatureDoesNotMatch"
-                && query.contains(where: { $0.1.contains("/") }) {
+            } catch let error as ItemError
+                where (error.underlyingError as? S3Error)?.code == "SignatureDoesNotMatch"
+                && query.contains(where: { $0.1.contains("/") })
+            {
                 outcome = try page(!raw)
                 rawSlashes.value = !raw
             }
@@ -113,8 +118,10 @@ struct S3Client: Sendable {
             let xml = Substring(String(decoding: response.body, as: UTF8.self))
             for contents in S3XML.elements("Contents", in: xml) {
                 guard let key = S3XML.value(of: "Key", in: contents) else { continue }
-                objects.append(S3Object(key: key, etag: S3XML.value(of: "ETag", in: contents),
-                                        size: S3XML.value(of: "Size", in: contents).flatMap { Int64($0) }))
+                objects.append(
+                    S3Object(
+                        key: key, etag: S3XML.value(of: "ETag", in: contents),
+                        size: S3XML.value(of: "Size", in: contents).flatMap { Int64($0) }))
             }
             let truncated = S3XML.value(of: "IsTruncated", in: xml) == "true"
             token = truncated ? S3XML.value(of: "NextContinuationToken", in: xml) : nil
@@ -123,18 +130,22 @@ struct S3Client: Sendable {
     }
 
     /// Gets the object (conditionally, when a cached copy is given).
-    func get(_ location: S3Location, revalidating cached: CachedResponse?, maxBytes: Int64,
-             isCancelled: @escaping @Sendable () -> Bool) throws -> RemoteFetcher.Outcome {
-        try fetcher.fetch(request("GET", location, maxBytes: maxBytes), revalidating: cached, label: Self.label("GetObject", location),
-                          explain: Self.explanation("GetObject", location), isCancelled: isCancelled)
+    func get(
+        _ location: S3Location, revalidating cached: CachedResponse?, maxBytes: Int64,
+        isCancelled: @escaping @Sendable () -> Bool
+    ) throws -> RemoteFetcher.Outcome {
+        try fetcher.fetch(
+            request("GET", location, maxBytes: maxBytes), revalidating: cached, label: Self.label("GetObject", location),
+            explain: Self.explanation("GetObject", location), isCancelled: isCancelled)
     }
 
     /// The object's headers (names lowercased), or nil when there is no such object (or it
     /// may not be read).
     func head(_ location: S3Location, isCancelled: @escaping @Sendable () -> Bool) throws -> [String: String]? {
         // No body is read; the limit must still pass the object's declared length.
-        let outcome = try fetcher.fetch(request("HEAD", location, maxBytes: Int64.max), revalidating: nil, label: Self.label("HeadObject", location),
-                                        accepting: [403, 404], explain: Self.explanation("HeadObject", location), isCancelled: isCancelled)
+        let outcome = try fetcher.fetch(
+            request("HEAD", location, maxBytes: Int64.max), revalidating: nil, label: Self.label("HeadObject", location),
+            accepting: [403, 404], explain: Self.explanation("HeadObject", location), isCancelled: isCancelled)
         guard case .fetched(let response) = outcome, (200..<300).contains(response.status) else { return nil }
         return response.headers
     }
@@ -143,11 +154,13 @@ struct S3Client: Sendable {
     /// Failures are the encode stage's.
     func put(_ location: S3Location, body: Data, headers: [String: String], isCancelled: @escaping @Sendable () -> Bool) throws(ItemError) {
         do {
-            _ = try fetcher.fetch(request("PUT", location, headers: headers, body: body, maxBytes: 1 << 20), revalidating: nil,
-                                  label: Self.label("PutObject", location), explain: Self.explanation("PutObject", location),
-                                  isCancelled: isCancelled)
+            _ = try fetcher.fetch(
+                request("PUT", location, headers: headers, body: body, maxBytes: 1 << 20), revalidating: nil,
+                label: Self.label("PutObject", location), explain: Self.explanation("PutObject", location),
+                isCancelled: isCancelled)
         } catch let error as ItemError {
-            throw ItemError(error.kind == .httpStatus ? .writing : error.kind, stage: .encode, reason: error.reason, underlying: error.underlyingError)
+            throw ItemError(
+                error.kind == .httpStatus ? .writing : error.kind, stage: .encode, reason: error.reason, underlying: error.underlyingError)
         } catch {
             throw ItemError(.writing, stage: .encode, reason: "\(Self.label("PutObject", location)): cancelled", underlying: error)
         }

@@ -65,7 +65,8 @@ public struct S3Configuration: Sendable, Equatable, CustomStringConvertible {
         let credentialsFile = INIFile(path: credentialsPath)
         let configFile = INIFile(path: configPath)
         // In the config file every profile but the default one is `[profile NAME]`.
-        let configSection = configFile.sections[profileName == "default" ? "default" : "profile \(profileName)"]
+        let configSection =
+            configFile.sections[profileName == "default" ? "default" : "profile \(profileName)"]
             ?? configFile.sections[profileName]
         let profile = (credentialsFile.sections[profileName] ?? [:]).merging(configSection ?? [:]) { fromCredentials, _ in fromCredentials }
 
@@ -78,26 +79,34 @@ public struct S3Configuration: Sendable, Equatable, CustomStringConvertible {
             // Say which variable is missing when only one is: "both unset" would send the user
             // looking for the wrong one.
             let key = variable("AWS_ACCESS_KEY_ID"), secret = variable("AWS_SECRET_ACCESS_KEY")
-            let variables = key != nil && secret == nil ? "AWS_ACCESS_KEY_ID is set but AWS_SECRET_ACCESS_KEY is not"
-                : key == nil && secret != nil ? "AWS_SECRET_ACCESS_KEY is set but AWS_ACCESS_KEY_ID is not"
-                : "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are not set"
-            let source = settings.profile != nil ? "the profile \"\(profileName)\" that the file's s3.profile names"
+            let variables =
+                key != nil && secret == nil
+                ? "AWS_ACCESS_KEY_ID is set but AWS_SECRET_ACCESS_KEY is not"
+                : key == nil && secret != nil
+                    ? "AWS_SECRET_ACCESS_KEY is set but AWS_ACCESS_KEY_ID is not"
+                    : "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are not set"
+            let source =
+                settings.profile != nil
+                ? "the profile \"\(profileName)\" that the file's s3.profile names"
                 : variable("AWS_PROFILE") != nil ? "the profile \"\(profileName)\" that AWS_PROFILE names" : "the default profile"
             let unread = [credentialsFile.problem, configFile.problem].compactMap { $0 }
-            throw Failure(message: "no S3 credentials: \(variables), and \(source) "
-                          + "has no aws_access_key_id and aws_secret_access_key in \(credentialsPath) or \(configPath)"
-                          + unread.map { "; " + $0 }.joined())
+            throw Failure(
+                message: "no S3 credentials: \(variables), and \(source) "
+                    + "has no aws_access_key_id and aws_secret_access_key in \(credentialsPath) or \(configPath)"
+                    + unread.map { "; " + $0 }.joined())
         }
         let region = settings.region ?? variable("AWS_REGION") ?? variable("AWS_DEFAULT_REGION") ?? profile["region"] ?? "us-east-1"
         let endpoint = settings.endpoint ?? variable("AWS_ENDPOINT_URL_S3") ?? variable("AWS_ENDPOINT_URL") ?? profile["endpoint_url"]
         if let endpoint {
             guard let url = URL(string: endpoint), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
-                  url.host?.isEmpty == false, url.query == nil else {
+                url.host?.isEmpty == false, url.query == nil
+            else {
                 throw Failure(message: "the S3 endpoint \"\(endpoint)\" is not an http or https URL")
             }
         }
-        return S3Configuration(credentials: credentials, region: region,
-                               endpoint: endpoint.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 })
+        return S3Configuration(
+            credentials: credentials, region: region,
+            endpoint: endpoint.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 })
     }
 }
 

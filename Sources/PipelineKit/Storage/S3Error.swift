@@ -24,12 +24,13 @@ public struct S3Error: Error, Sendable, Equatable, CustomStringConvertible {
     /// Reads S3's error body; a body without a code (a `HEAD`'s) is named from the status.
     init(operation: String, bucket: String, key: String, response: DataResponse) {
         let body = Substring(String(decoding: response.body.prefix(64 * 1024), as: UTF8.self))
-        let fallback = switch response.status {
-        case 404: key.isEmpty ? "NoSuchBucket" : "NoSuchKey"
-        case 403: "AccessDenied"
-        case 400: "BadRequest"
-        default: "HTTP\(response.status)"
-        }
+        let fallback =
+            switch response.status {
+            case 404: key.isEmpty ? "NoSuchBucket" : "NoSuchKey"
+            case 403: "AccessDenied"
+            case 400: "BadRequest"
+            default: "HTTP\(response.status)"
+            }
         self.operation = operation
         self.bucket = bucket
         self.key = key

@@ -40,7 +40,9 @@ enum S3XML {
             case "quot": result += "\""
             case "apos": result += "'"
             default:
-                let number = entity.hasPrefix("#x") ? UInt32(entity.dropFirst(2), radix: 16)
+                let number =
+                    entity.hasPrefix("#x")
+                    ? UInt32(entity.dropFirst(2), radix: 16)
                     : entity.hasPrefix("#") ? UInt32(entity.dropFirst()) : nil
                 if let number, let scalar = Unicode.Scalar(number) {
                     result.unicodeScalars.append(scalar)

@@ -49,14 +49,17 @@ final class Inotify {
     /// Waits up to `timeout` (forever when nil) for events or a wake-up, and returns the events
     /// read; throws when reading fails for good.
     func wait(timeout: Duration?) throws(WatchError) -> [Event] {
-        var descriptors = [pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0),
-                           pollfd(fd: wakePipe.readEnd, events: Int16(POLLIN), revents: 0)]
-        let milliseconds: Int32 = timeout.map { duration in
-            let (seconds, attoseconds) = duration.components
-            // Rounded up, so a wait never ends just before the time it waits for.
-            let total = max(0, seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000)
-            return Int32(min(total, Int64(Int32.max)))
-        } ?? -1
+        var descriptors = [
+            pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0),
+            pollfd(fd: wakePipe.readEnd, events: Int16(POLLIN), revents: 0),
+        ]
+        let milliseconds: Int32 =
+            timeout.map { duration in
+                let (seconds, attoseconds) = duration.components
+                // Rounded up, so a wait never ends just before the time it waits for.
+                let total = max(0, seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000)
+                return Int32(min(total, Int64(Int32.max)))
+            } ?? -1
         let ready = poll(&descriptors, 2, milliseconds)
         if ready < 0 {
             if errno == EINTR { return [] }

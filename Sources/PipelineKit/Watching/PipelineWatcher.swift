@@ -65,8 +65,10 @@ public final class PipelineWatcher: Sendable {
         let file = InputEnumerator.normalize(pipelineFile.standardizedFileURL.path)
         let loop = try WatchLoop(definition: definition, pipelineFile: file)
         self.pipelineFile = file
-        state = WatcherRoom(WatcherState(debouncer: ChangeDebouncer(quietPeriod: debounce.quietPeriod, longestWait: debounce.longestWait),
-                             watchedFolders: loop.folderCount, problems: loop.takeProblems()))
+        state = WatcherRoom(
+            WatcherState(
+                debouncer: ChangeDebouncer(quietPeriod: debounce.quietPeriod, longestWait: debounce.longestWait),
+                watchedFolders: loop.folderCount, problems: loop.takeProblems()))
         wakePipe = loop.wakePipe
         let state = self.state
         // A thread of its own: it blocks in inotify for as long as the watcher lives, which would

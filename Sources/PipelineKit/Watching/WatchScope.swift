@@ -85,12 +85,13 @@ struct WatchScope: Sendable {
     /// folder): its removal may remove inputs, its arrival may bring some.
     func mayHoldTargets(directory path: String) -> Bool {
         let prefix = path == "/" ? "/" : path + "/"
-        return !isWrittenByRuns(path) && targets.contains { target in
-            switch target {
-            case .file(let file): file.hasPrefix(prefix)
-            case .glob(let root, _): root == path || root.hasPrefix(prefix) || path.hasPrefix(root == "/" ? "/" : root + "/")
+        return !isWrittenByRuns(path)
+            && targets.contains { target in
+                switch target {
+                case .file(let file): file.hasPrefix(prefix)
+                case .glob(let root, _): root == path || root.hasPrefix(prefix) || path.hasPrefix(root == "/" ? "/" : root + "/")
+                }
             }
-        }
     }
 
     /// Whether the folder at `path`, new to the watcher, holds a file that matters.
@@ -140,7 +141,8 @@ struct WatchScope: Sendable {
             }
             return
         }
-        let names = InputEnumerator.isGlob(first) || caseInsensitive
+        let names =
+            InputEnumerator.isGlob(first) || caseInsensitive
             ? Self.entries(of: directory).filter { InputEnumerator.nameMatches(first, $0, caseInsensitive: caseInsensitive) } : [first]
         for name in names where Self.isDirectory(here(name), followLinks: true) {
             walk(here(name), components.dropFirst(), into: &folders)
@@ -152,12 +154,16 @@ struct WatchScope: Sendable {
     /// The targets for one input pattern, one per alternative of its brace sets; none for a URL
     /// or an S3 address.
     private static func targets(_ pattern: String, base: String) -> [Target] {
-        guard !InputEnumerator.isURL(pattern), !S3Location.isS3(pattern), InputEnumerator.unsupportedScheme(pattern) == nil else { return [] }
+        guard !InputEnumerator.isURL(pattern), !S3Location.isS3(pattern), InputEnumerator.unsupportedScheme(pattern) == nil else {
+            return []
+        }
         let absolute = absolute(pattern, base: base)
         let alternatives = InputEnumerator.braceAlternatives(absolute) ?? [absolute]
         return alternatives.map { alternative in
             let components = alternative.split(separator: "/").map(String.init)
-            guard let firstGlob = components.firstIndex(where: InputEnumerator.isGlob) else { return .file(Self.absolute(alternative, base: base)) }
+            guard let firstGlob = components.firstIndex(where: InputEnumerator.isGlob) else {
+                return .file(Self.absolute(alternative, base: base))
+            }
             return .glob(root: "/" + components[..<firstGlob].joined(separator: "/"), components: Array(components[firstGlob...]))
         }
     }

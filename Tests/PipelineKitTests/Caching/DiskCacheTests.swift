@@ -1,13 +1,15 @@
 import Foundation
-import Testing
-@testable import PipelineKit
 import TestSupport
+import Testing
+
+@testable import PipelineKit
 
 /// The disk cache: whole entries or none, damage detected, LRU eviction, shared by processes.
 @Suite struct DiskCacheTests {
     func response(_ url: String, bytes: Int = 1000, fill: UInt8 = 7) -> CachedResponse {
-        CachedResponse(url: url, body: Data(repeating: fill, count: bytes), etag: "\"e\"", lastModified: nil,
-                       storedAt: Date(timeIntervalSince1970: 1_700_000_000), maxAge: 60)
+        CachedResponse(
+            url: url, body: Data(repeating: fill, count: bytes), etag: "\"e\"", lastModified: nil,
+            storedAt: Date(timeIntervalSince1970: 1_700_000_000), maxAge: 60)
     }
 
     @Test func storesAndReturnsAnEntry() throws {
@@ -48,7 +50,7 @@ import TestSupport
             let past = Date().addingTimeInterval(Double(index - 10))
             try FileManager.default.setAttributes([.modificationDate: past], ofItemAtPath: cache.entryPath(for: "https://a/\(index)"))
         }
-        _ = cache.cachedResponse(for: "https://a/0") // used again: now the most recent
+        _ = cache.cachedResponse(for: "https://a/0")  // used again: now the most recent
         cache.store(response("https://a/3"))
         #expect(cache.cachedResponse(for: "https://a/1") == nil)
         #expect(cache.cachedResponse(for: "https://a/0") != nil)

@@ -1,8 +1,9 @@
 import Foundation
+import TestSupport
 import Testing
 import Vips
+
 @testable import PipelineKit
-import TestSupport
 
 /// Encoders: each format and its options, as the written file shows them.
 @Suite struct EncoderTests {
@@ -82,7 +83,9 @@ import TestSupport
     }
 
     @Test func saverSuffixCarriesTheOptions() {
-        #expect(EncoderSettings(format: .jpeg, quality: 85, strip: true, progressive: true).vipsSuffix == ".jpg[Q=85,interlace=true,strip=true]")
+        #expect(
+            EncoderSettings(format: .jpeg, quality: 85, strip: true, progressive: true).vipsSuffix == ".jpg[Q=85,interlace=true,strip=true]"
+        )
         #expect(EncoderSettings(format: .webp, quality: 80).vipsSuffix == ".webp[Q=80,lossless=false,effort=4]")
         #expect(EncoderSettings(format: .png, palette: true).vipsSuffix == ".png[compression=6,palette=true,Q=100,effort=7]")
     }

@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import PipelineKit
 import TestSupport
+import Testing
+
+@testable import PipelineKit
 
 /// Written files are flushed and renamed into place off the encode lanes, in batches
 /// (`FileCommitter`): each lands whole under its own name, and a failure stays with its file.
@@ -20,7 +21,8 @@ import TestSupport
         let committer = FileCommitter()
         let count = 40
         let pending = try (0..<count).map { index in
-            try Self.uncommitted([UInt8](repeating: UInt8(index), count: 1000 + index), to: directory.path + "/\(index).bin", root: directory.path)
+            try Self.uncommitted(
+                [UInt8](repeating: UInt8(index), count: 1000 + index), to: directory.path + "/\(index).bin", root: directory.path)
         }
         // Written, not yet in place: only temporary files.
         #expect(directory.allFiles().allSatisfy { $0.contains(ImageWriter.temporaryMarker) })
@@ -53,7 +55,9 @@ import TestSupport
             Issue.record("the rename over a folder succeeded")
         } catch {
             let failure = error as? ItemError
-            #expect(failure?.stage == .encode && failure?.reason.contains("cannot move the finished file to \(directory.path)/taken.bin") == true)
+            #expect(
+                failure?.stage == .encode
+                    && failure?.reason.contains("cannot move the finished file to \(directory.path)/taken.bin") == true)
         }
         #expect(try Data(contentsOf: URL(fileURLWithPath: directory.path + "/good.bin")) == Data([1, 2, 3]))
         #expect(!directory.allFiles().contains { $0.contains(ImageWriter.temporaryMarker) })

@@ -1,9 +1,10 @@
 import Foundation
-import Testing
-import Vips
-@testable import PipelineKit
 import StandardProcessors
 import TestSupport
+import Testing
+import Vips
+
+@testable import PipelineKit
 
 /// Input names and folders that try to move outputs: nothing filled in from an input can place
 /// a file outside the folder the author wrote; odd but harmless names just work.
@@ -55,7 +56,8 @@ import TestSupport
         try FileManager.default.createDirectory(atPath: directory.path + "/\(composed)", withIntermediateDirectories: true)
         try FileManager.default.createDirectory(atPath: directory.path + "/\(decomposed)", withIntermediateDirectories: true)
         // and a subfolder link inside the output folder pointing at the look-alike
-        try FileManager.default.createSymbolicLink(atPath: directory.path + "/\(composed)/sub", withDestinationPath: directory.path + "/\(decomposed)")
+        try FileManager.default.createSymbolicLink(
+            atPath: directory.path + "/\(composed)/sub", withDestinationPath: directory.path + "/\(decomposed)")
         try directory.write(try Fixtures.jpeg(try Fixtures.solid(width: 8, height: 8)), to: "in/sub/a.jpg")
         let json = PipelineHarness.json(inputs: ["in/**/*.jpg"], outputs: [output("t", path: "\(composed)/{dir}/{stem}.webp")])
         // When it is planned (as validate and run do)
@@ -69,11 +71,11 @@ import TestSupport
     }
 
     @Test(arguments: [
-        "/../\u{301}escaped.jpg",          // ".." then a slash carrying a combining mark: one Swift Character
+        "/../\u{301}escaped.jpg",  // ".." then a slash carrying a combining mark: one Swift Character
         "/sub/../../escaped.jpg",
         "/./escaped.jpg",
         "/../escaped.jpg",
-        "x/escaped.jpg",                    // beside the root, sharing its name as a prefix
+        "x/escaped.jpg",  // beside the root, sharing its name as a prefix
     ])
     func theWriterRefusesAPathThatTheKernelWouldResolveOutsideTheRoot(suffix: String) throws {
         // Given a root folder and a path that leaves it once the kernel splits it at every "/"

@@ -1,8 +1,9 @@
 import Foundation
+import TestSupport
 import Testing
 import Vips
+
 @testable import PipelineKit
-import TestSupport
 
 /// The GIF, JPEG XL, HEIC and TIFF encoders, metadata kept or dropped, colour profiles
 /// converted to: written by a real run, read back with libvips.
@@ -26,14 +27,15 @@ import TestSupport
     }
 
     @Test func oneRunWritesGifJpegXLHeicAndTiffThatLibvipsReadsAsSuch() async throws {
-        let (directory, reports, summary) = try await run([
-            #"{"name": "gif", "encode": {"format": "gif", "effort": 3, "dither": 0.5, "bitdepth": 4, "loop": 3}, "path": "out/{stem}.{format}"}"#,
-            #"{"name": "jxl", "encode": {"format": "jxl", "distance": 2.5, "effort": 4}, "path": "out/{stem}.{format}"}"#,
-            #"{"name": "jxl-lossless", "encode": {"format": "jxl", "lossless": true, "effort": 3}, "path": "out/{stem}-lossless.jxl"}"#,
-            #"{"name": "heic", "encode": {"format": "heic", "quality": 60, "effort": 1, "chromaSubsampling": "4:4:4"}, "path": "out/{stem}.{format}"}"#,
-            #"{"name": "tiff", "encode": {"format": "tiff", "compression": "deflate", "tile": true, "tileSize": 32, "pyramid": true}, "path": "out/{stem}.{format}"}"#,
-            #"{"name": "tiff-jpeg", "encode": {"format": "tiff", "compression": "jpeg", "quality": 70}, "path": "out/{stem}-jpeg.tif"}"#,
-        ], input: try taggedJPEG())
+        let (directory, reports, summary) = try await run(
+            [
+                #"{"name": "gif", "encode": {"format": "gif", "effort": 3, "dither": 0.5, "bitdepth": 4, "loop": 3}, "path": "out/{stem}.{format}"}"#,
+                #"{"name": "jxl", "encode": {"format": "jxl", "distance": 2.5, "effort": 4}, "path": "out/{stem}.{format}"}"#,
+                #"{"name": "jxl-lossless", "encode": {"format": "jxl", "lossless": true, "effort": 3}, "path": "out/{stem}-lossless.jxl"}"#,
+                #"{"name": "heic", "encode": {"format": "heic", "quality": 60, "effort": 1, "chromaSubsampling": "4:4:4"}, "path": "out/{stem}.{format}"}"#,
+                #"{"name": "tiff", "encode": {"format": "tiff", "compression": "deflate", "tile": true, "tileSize": 32, "pyramid": true}, "path": "out/{stem}.{format}"}"#,
+                #"{"name": "tiff-jpeg", "encode": {"format": "tiff", "compression": "jpeg", "quality": 70}, "path": "out/{stem}-jpeg.tif"}"#,
+            ], input: try taggedJPEG())
         #expect(summary.succeeded == 1, "\(reports.flatMap(\.failures))")
 
         let gif = try open(directory, "out/photo.gif")
@@ -75,13 +77,14 @@ import TestSupport
     }
 
     @Test func keepIccKeepsTheProfileAndDropsTheExif() async throws {
-        let (directory, reports, summary) = try await run([
-            #"{"name": "icc", "encode": {"format": "jpeg", "keep": ["icc"]}, "path": "out/{stem}-icc.jpg"}"#,
-            #"{"name": "all", "encode": {"format": "jpeg"}, "path": "out/{stem}-all.jpg"}"#,
-            #"{"name": "none", "encode": {"format": "jpeg", "keep": "none"}, "path": "out/{stem}-none.jpg"}"#,
-            #"{"name": "exif", "encode": {"format": "png", "keep": ["exif"]}, "path": "out/{stem}-exif.png"}"#,
-            #"{"name": "strip", "encode": {"format": "webp", "strip": true}, "path": "out/{stem}-strip.webp"}"#,
-        ], input: try taggedJPEG())
+        let (directory, reports, summary) = try await run(
+            [
+                #"{"name": "icc", "encode": {"format": "jpeg", "keep": ["icc"]}, "path": "out/{stem}-icc.jpg"}"#,
+                #"{"name": "all", "encode": {"format": "jpeg"}, "path": "out/{stem}-all.jpg"}"#,
+                #"{"name": "none", "encode": {"format": "jpeg", "keep": "none"}, "path": "out/{stem}-none.jpg"}"#,
+                #"{"name": "exif", "encode": {"format": "png", "keep": ["exif"]}, "path": "out/{stem}-exif.png"}"#,
+                #"{"name": "strip", "encode": {"format": "webp", "strip": true}, "path": "out/{stem}-strip.webp"}"#,
+            ], input: try taggedJPEG())
         #expect(summary.succeeded == 1, "\(reports.flatMap(\.failures))")
         let all = try open(directory, "out/photo-all.jpg")
         #expect(all.hasICCProfile)
@@ -105,9 +108,10 @@ import TestSupport
     }
 
     @Test func orientationIsOneOnceThePixelsAreTurnedUpright() async throws {
-        let (directory, reports, summary) = try await run([
-            #"{"name": "all", "encode": {"format": "jpeg"}, "path": "out/{stem}.jpg"}"#,
-        ], input: try taggedJPEG(orientation: 6))
+        let (directory, reports, summary) = try await run(
+            [
+                #"{"name": "all", "encode": {"format": "jpeg"}, "path": "out/{stem}.jpg"}"#
+            ], input: try taggedJPEG(orientation: 6))
         #expect(summary.succeeded == 1, "\(reports.flatMap(\.failures))")
         let upright = try open(directory, "out/photo.jpg")
         #expect(upright.size == ImageSize(width: 48, height: 64))
@@ -118,11 +122,12 @@ import TestSupport
 
     @Test func iccProfileP3ConvertsTheColoursAndEmbedsDisplayP3() async throws {
         let red = try Fixtures.solid(width: 16, height: 16, colour: [255, 0, 0]).encoded(suffix: ".png")
-        let (directory, reports, summary) = try await run([
-            #"{"name": "p3", "encode": {"format": "png", "iccProfile": "p3"}, "path": "out/{stem}-p3.png"}"#,
-            #"{"name": "p3-stripped", "encode": {"format": "png", "iccProfile": "p3", "keep": "none"}, "path": "out/{stem}-p3-stripped.png"}"#,
-            #"{"name": "plain", "encode": {"format": "png"}, "path": "out/{stem}-plain.png"}"#,
-        ], input: red, name: "red.png")
+        let (directory, reports, summary) = try await run(
+            [
+                #"{"name": "p3", "encode": {"format": "png", "iccProfile": "p3"}, "path": "out/{stem}-p3.png"}"#,
+                #"{"name": "p3-stripped", "encode": {"format": "png", "iccProfile": "p3", "keep": "none"}, "path": "out/{stem}-p3-stripped.png"}"#,
+                #"{"name": "plain", "encode": {"format": "png"}, "path": "out/{stem}-plain.png"}"#,
+            ], input: red, name: "red.png")
         #expect(summary.succeeded == 1, "\(reports.flatMap(\.failures))")
         for file in ["out/red-p3.png", "out/red-p3-stripped.png"] {
             let p3 = try open(directory, file)
@@ -150,10 +155,11 @@ import TestSupport
         let png = Data(plain[..<33] + texts + plain[33...])
         #expect(try VipsImage.open(data: png).hasField("png-comment-0-"))
 
-        let (directory, reports, summary) = try await run([
-            #"{"name": "png", "encode": {"format": "png"}, "path": "out/{stem}.png"}"#,
-            #"{"name": "webp", "encode": {"format": "webp"}, "path": "out/{stem}.webp"}"#,
-        ], input: png, name: "texts.png")
+        let (directory, reports, summary) = try await run(
+            [
+                #"{"name": "png", "encode": {"format": "png"}, "path": "out/{stem}.png"}"#,
+                #"{"name": "webp", "encode": {"format": "webp"}, "path": "out/{stem}.webp"}"#,
+            ], input: png, name: "texts.png")
         #expect(summary.succeeded == 1, "\(reports.flatMap(\.failures))")
         let out = try open(directory, "out/texts.png")
         #expect(out.stringField("png-comment-0-Comment") == "kept" || out.stringField("png-comment-1-Comment") == "kept")
@@ -167,8 +173,9 @@ import TestSupport
         let directory = try TemporaryDirectory()
         try directory.write(try taggedJPEG(), to: "in/photo.jpg")
         func run(_ encode: String) async throws -> RunSummary {
-            let json = PipelineHarness.json(inputs: ["in/*"], outputs: [#"{"name": "o", "encode": \#(encode), "path": "out/{stem}.jpg"}"#],
-                                            extra: #""incremental": true"#)
+            let json = PipelineHarness.json(
+                inputs: ["in/*"], outputs: [#"{"name": "o", "encode": \#(encode), "path": "out/{stem}.jpg"}"#],
+                extra: #""incremental": true"#)
             return try await PipelineHarness.run(json, in: directory).summary
         }
         let first = try await run(#"{"format": "jpeg"}"#)
@@ -210,9 +217,11 @@ import TestSupport
     @Test func formatsOfAResponsiveOutputTakeTheNewFormatsWithTheirMIMETypes() async throws {
         let directory = try TemporaryDirectory()
         try directory.write(try taggedJPEG(), to: "in/photo.jpg")
-        let json = PipelineHarness.json(inputs: ["in/*"], outputs: [
-            #"{"name": "r", "widths": [32], "formats": [{"format": "jxl"}, {"format": "heic"}, {"format": "gif"}, {"format": "tiff"}], "path": "out/{stem}-{width}.{format}"}"#,
-        ], extra: #""manifest": {"path": "manifest.json", "urlPrefix": "/img/"}"#)
+        let json = PipelineHarness.json(
+            inputs: ["in/*"],
+            outputs: [
+                #"{"name": "r", "widths": [32], "formats": [{"format": "jxl"}, {"format": "heic"}, {"format": "gif"}, {"format": "tiff"}], "path": "out/{stem}-{width}.{format}"}"#
+            ], extra: #""manifest": {"path": "manifest.json", "urlPrefix": "/img/"}"#)
         let (reports, summary) = try await PipelineHarness.run(json, in: directory)
         #expect(summary.succeeded == 1, "\(reports.flatMap(\.failures))")
         for ext in ["jxl", "heic", "gif", "tiff"] {
@@ -268,9 +277,9 @@ import TestSupport
     }
 }
 
-private extension Array where Element == UInt8 {
+extension Array where Element == UInt8 {
     /// The bytes in groups of `size` (a pixel's bands).
-    func chunked(_ size: Int) -> [[UInt8]] {
+    fileprivate func chunked(_ size: Int) -> [[UInt8]] {
         stride(from: 0, to: count, by: size).map { Array(self[$0..<Swift.min($0 + size, count)]) }
     }
 }

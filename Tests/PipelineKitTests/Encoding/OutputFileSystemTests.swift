@@ -1,9 +1,10 @@
 import Foundation
-import Testing
-import Vips
-@testable import PipelineKit
 import StandardProcessors
 import TestSupport
+import Testing
+import Vips
+
+@testable import PipelineKit
 
 /// Output folders that cannot take the files: a full disk and a read-only file system fail the
 /// outputs they affect, at encode, with the system's reason, and leave no partial file.
@@ -18,10 +19,12 @@ struct OutputFileSystemTests {
         let disk = try TemporaryMount(size: "256k")
         let directory = try TemporaryDirectory()
         try directory.write(try Fixtures.png(try Fixtures.noise(width: 800, height: 800)), to: "in/noise.png")
-        let json = PipelineHarness.json(inputs: ["in/*.png"], outputs: [
-            output("small", steps: #"[{"resize": {"width": 16}}]"#, format: "jpeg", path: disk.path + "/{stem}-small.jpg"),
-            output("big", format: "png", path: disk.path + "/{stem}-big.png"),
-        ])
+        let json = PipelineHarness.json(
+            inputs: ["in/*.png"],
+            outputs: [
+                output("small", steps: #"[{"resize": {"width": 16}}]"#, format: "jpeg", path: disk.path + "/{stem}-small.jpg"),
+                output("big", format: "png", path: disk.path + "/{stem}-big.png"),
+            ])
         // When it runs
         let (reports, summary) = try await PipelineHarness.run(json, in: directory)
         // Then the small output is written, the big one fails at encode with the system's reason
@@ -45,11 +48,13 @@ struct OutputFileSystemTests {
         }
         let directory = try TemporaryDirectory()
         try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 64, height: 48)), to: "in/a.jpg")
-        let json = PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [
-            output("here", format: "jpeg", path: readOnly.path + "/existing/{stem}.jpg"),
-            output("new", format: "jpeg", path: readOnly.path + "/new/{stem}.jpg"),
-            output("elsewhere", format: "jpeg", path: "out/{stem}.jpg"),
-        ])
+        let json = PipelineHarness.json(
+            inputs: ["in/*.jpg"],
+            outputs: [
+                output("here", format: "jpeg", path: readOnly.path + "/existing/{stem}.jpg"),
+                output("new", format: "jpeg", path: readOnly.path + "/new/{stem}.jpg"),
+                output("elsewhere", format: "jpeg", path: "out/{stem}.jpg"),
+            ])
         // When it runs
         let (reports, _) = try await PipelineHarness.run(json, in: directory)
         // Then the outputs on the read-only file system fail at encode, saying so; the other is written

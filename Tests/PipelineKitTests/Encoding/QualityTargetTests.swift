@@ -1,9 +1,10 @@
 import Foundation
-import Testing
-@testable import PipelineKit
 import StandardProcessors
 import TestSupport
+import Testing
 import Vips
+
+@testable import PipelineKit
 
 /// `"quality": {"ssimulacra2": …}`: read from the pipeline file, searched per image, recorded
 /// and remembered.
@@ -11,9 +12,11 @@ import Vips
     static let photo = CommandRunner.repositoryRoot.appendingPathComponent("Pipelines/samples/storm.jpg")
 
     func json(_ encode: String, extension pathExtension: String = "jpg") -> String {
-        PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [
-            #"{"name": "web", "steps": [{"resize": {"width": 400}}], "encode": \#(encode), "path": "out/{stem}.\#(pathExtension)"}"#,
-        ])
+        PipelineHarness.json(
+            inputs: ["in/*.jpg"],
+            outputs: [
+                #"{"name": "web", "steps": [{"resize": {"width": 400}}], "encode": \#(encode), "path": "out/{stem}.\#(pathExtension)"}"#
+            ])
     }
 
     func setUp() throws -> TemporaryDirectory {
@@ -37,9 +40,11 @@ import Vips
 
     @Test func aTargetIsReadInFormatsEntries() throws {
         let directory = try TemporaryDirectory()
-        let text = PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [
-            #"{"name": "web", "formats": [{"format": "webp", "quality": {"ssimulacra2": 80}}, {"format": "jpeg", "quality": 70}], "path": "out/{stem}.{format}"}"#,
-        ])
+        let text = PipelineHarness.json(
+            inputs: ["in/*.jpg"],
+            outputs: [
+                #"{"name": "web", "formats": [{"format": "webp", "quality": {"ssimulacra2": 80}}, {"format": "jpeg", "quality": 70}], "path": "out/{stem}.{format}"}"#
+            ])
         let outputs = try PipelineHarness.pipeline(text, in: directory).definition.outputs
         #expect(outputs.map(\.encoder.qualityTarget) == [QualityTarget(ssimulacra2: 80), nil])
         #expect(outputs.map(\.encoder.quality) == [80, 70])
@@ -91,7 +96,8 @@ import Vips
     /// A target no quality within the bounds reaches gives the best file and says so.
     @Test func anUnreachableTargetGivesTheBestFileAndAWarning() async throws {
         let directory = try setUp()
-        let (reports, summary) = try await PipelineHarness.run(json(#"{"format": "jpeg", "quality": {"ssimulacra2": 99, "max": 60}}"#), in: directory)
+        let (reports, summary) = try await PipelineHarness.run(
+            json(#"{"format": "jpeg", "quality": {"ssimulacra2": 99, "max": 60}}"#), in: directory)
         #expect(summary.succeeded == 1)
         let written = try #require(reports.first?.written.first)
         let searched = try #require(written.searchedQuality)
@@ -114,7 +120,8 @@ import Vips
         #expect(second.outputsWritten == 0 && second.outputsUpToDate == 1)
         #expect(again.first?.written.first?.searchedQuality == written)
         // A changed target searches again.
-        let (_, third) = try await PipelineHarness.run(json(#"{"format": "webp", "quality": {"ssimulacra2": 80}}"#, extension: "webp"), in: directory)
+        let (_, third) = try await PipelineHarness.run(
+            json(#"{"format": "webp", "quality": {"ssimulacra2": 80}}"#, extension: "webp"), in: directory)
         #expect(third.outputsWritten == 1)
     }
 }

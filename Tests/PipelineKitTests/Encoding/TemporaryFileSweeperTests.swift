@@ -1,8 +1,9 @@
 import Foundation
-import Testing
-@testable import PipelineKit
 import StandardProcessors
 import TestSupport
+import Testing
+
+@testable import PipelineKit
 
 /// Leftover temporary files of a killed run are removed by the next run; files of a run still
 /// writing, and everything else, are left alone.
@@ -25,9 +26,11 @@ import TestSupport
 
     func plan(_ directory: TemporaryDirectory, path: String) throws -> RunPlan {
         try directory.write(try Fixtures.jpeg(try Fixtures.solid(width: 8, height: 8)), to: "in/a.jpg")
-        let json = PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [
-            #"{"name": "t", "encode": {"format": "jpeg"}, "path": "\#(path)"}"#,
-        ])
+        let json = PipelineHarness.json(
+            inputs: ["in/*.jpg"],
+            outputs: [
+                #"{"name": "t", "encode": {"format": "jpeg"}, "path": "\#(path)"}"#
+            ])
         return try PipelineHarness.pipeline(json, in: directory).plan()
     }
 
@@ -50,10 +53,11 @@ import TestSupport
         // Then only the gone process's old file and the one without an owner are removed, and
         // subfolders the plan does not write to are not visited
         #expect(Set(removed) == [out + ".a.jpg.pipeline-tmp-\(dead)-1A2B3C4D", out + ".d.jpg.pipeline-tmp-1A2B3C4D"])
-        #expect(directory.allFiles().filter { $0.hasPrefix("out/") } == [
-            "out/.b.jpg.pipeline-tmp-\(getpid())-1A2B3C4D", "out/.c.jpg.pipeline-tmp-\(dead)-99999999",
-            "out/e.jpg", "out/pipeline-tmp-\(dead)-notes.txt", "out/sub/.f.jpg.pipeline-tmp-\(dead)-1A2B3C4D",
-        ])
+        #expect(
+            directory.allFiles().filter { $0.hasPrefix("out/") } == [
+                "out/.b.jpg.pipeline-tmp-\(getpid())-1A2B3C4D", "out/.c.jpg.pipeline-tmp-\(dead)-99999999",
+                "out/e.jpg", "out/pipeline-tmp-\(dead)-notes.txt", "out/sub/.f.jpg.pipeline-tmp-\(dead)-1A2B3C4D",
+            ])
     }
 
     @Test func foldersNamedBySizeAreSweptFromTheirNearestKnownAncestor() throws {
@@ -90,9 +94,11 @@ import TestSupport
         try directory.write(try Fixtures.jpeg(try Fixtures.solid(width: 8, height: 8)), to: "in/a.jpg")
         let leftover = directory.path + "/out/.a.jpg.pipeline-tmp-\(try Self.deadProcessID())-0BADF00D"
         try Self.touch(leftover)
-        let json = PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [
-            #"{"name": "t", "encode": {"format": "jpeg"}, "path": "out/{stem}.jpg"}"#,
-        ])
+        let json = PipelineHarness.json(
+            inputs: ["in/*.jpg"],
+            outputs: [
+                #"{"name": "t", "encode": {"format": "jpeg"}, "path": "out/{stem}.jpg"}"#
+            ])
         // When a run writes there
         let (_, summary) = try await PipelineHarness.run(json, in: directory)
         // Then the output is written and the leftover is gone
@@ -108,9 +114,13 @@ import TestSupport
         }
         // Its process id means nothing here (it happens to be this test's): only its age counts.
         #expect(!TemporaryFileSweeper.isLeftover(name: name, modified: modified(60), before: start, machineTag: "feedface"))
-        #expect(TemporaryFileSweeper.isLeftover(name: name, modified: modified(TemporaryFileSweeper.foreignIdleTime + 60), before: start, machineTag: "feedface"))
+        #expect(
+            TemporaryFileSweeper.isLeftover(
+                name: name, modified: modified(TemporaryFileSweeper.foreignIdleTime + 60), before: start, machineTag: "feedface"))
         // On the machine that wrote it, the live writer keeps it however old.
-        #expect(!TemporaryFileSweeper.isLeftover(name: name, modified: modified(TemporaryFileSweeper.foreignIdleTime + 60), before: start, machineTag: "0badf00d"))
+        #expect(
+            !TemporaryFileSweeper.isLeftover(
+                name: name, modified: modified(TemporaryFileSweeper.foreignIdleTime + 60), before: start, machineTag: "0badf00d"))
     }
 
     @Test func temporaryNamesCarryTheMarkerAndTheWritersProcessID() {

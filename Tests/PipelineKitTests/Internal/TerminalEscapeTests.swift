@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import PipelineKit
 
 /// Control characters in a name are written escaped, as `--json` writes them.

@@ -1,6 +1,7 @@
 import Dispatch
 import Testing
 import Vips
+
 @testable import PipelineKit
 
 /// The one waiting primitive, by itself: first come first served, cancellation before and after
@@ -48,9 +49,10 @@ struct WaitingRoomTests {
         var tasks: [Task<Void, Never>] = []
         // Given five waiters, each queued before the next arrives
         for id in 0..<5 {
-            tasks.append(Task {
-                if await semaphore.acquire(id) { order.withLock { $0.append(id) } }
-            })
+            tasks.append(
+                Task {
+                    if await semaphore.acquire(id) { order.withLock { $0.append(id) } }
+                })
             #expect(await eventually { semaphore.waiting == id + 1 })
         }
         #expect(semaphore.room.withLock { _, waiters in (0..<waiters.count).map { waiters[$0] } } == [0, 1, 2, 3, 4])

@@ -1,9 +1,10 @@
 import Foundation
-import Testing
-import Vips
-@testable import PipelineKit
 import StandardProcessors
 import TestSupport
+import Testing
+import Vips
+
+@testable import PipelineKit
 
 /// `decompress.animation`: the first frame by default; every frame, resized and cropped frame
 /// by frame, into WebP outputs with "keep".
@@ -11,10 +12,12 @@ import TestSupport
     func run(animation: String, input ext: String) async throws -> (TemporaryDirectory, RunSummary) {
         let directory = try TemporaryDirectory()
         try directory.write(try HostileFixtures.animation(ext), to: "in/anim.\(ext)")
-        let json = PipelineHarness.json(inputs: ["in/*"], outputs: [
-            #"{"name": "w", "steps": [{"resize": {"width": 20, "height": 20, "fit": "cover"}}], "encode": {"format": "webp", "lossless": true}, "path": "out/{stem}.webp"}"#,
-            #"{"name": "j", "steps": [{"resize": {"width": 20}}], "encode": {"format": "png"}, "path": "out/{stem}.png"}"#,
-        ], extra: #""decompress": {"animation": "\#(animation)"}"#)
+        let json = PipelineHarness.json(
+            inputs: ["in/*"],
+            outputs: [
+                #"{"name": "w", "steps": [{"resize": {"width": 20, "height": 20, "fit": "cover"}}], "encode": {"format": "webp", "lossless": true}, "path": "out/{stem}.webp"}"#,
+                #"{"name": "j", "steps": [{"resize": {"width": 20}}], "encode": {"format": "png"}, "path": "out/{stem}.png"}"#,
+            ], extra: #""decompress": {"animation": "\#(animation)"}"#)
         let (_, summary) = try await PipelineHarness.run(json, in: directory)
         return (directory, summary)
     }

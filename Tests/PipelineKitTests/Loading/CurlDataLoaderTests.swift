@@ -1,8 +1,9 @@
 import Foundation
-import Testing
-@testable import PipelineKit
 import StandardProcessors
 import TestSupport
+import Testing
+
+@testable import PipelineKit
 
 /// libcurl as the loader finds it: every option it sets is checked, and a request this libcurl
 /// cannot make as asked fails before anything is sent, against a real server on loopback.
@@ -53,8 +54,9 @@ import TestSupport
     @Test func aProtocolThisLibcurlLacksFailsBeforeAnyRequest() throws {
         let server = try server()
         let current = LibcurlSupport.current
-        let withoutHTTP = LibcurlSupport(version: current.version, protocols: current.protocols.subtracting(["http"]),
-                                         signsAWSRequests: true, startProblem: nil)
+        let withoutHTTP = LibcurlSupport(
+            version: current.version, protocols: current.protocols.subtracting(["http"]),
+            signsAWSRequests: true, startProblem: nil)
         let loader = CurlDataLoader(settings: .init(), support: withoutHTTP)
         let error = try #require(failure(loader, DataRequest(url: server.url("/a"), maxBytes: 100)))
         #expect(error.kind == .invalidRequest)
@@ -66,8 +68,9 @@ import TestSupport
     @Test func aSignedRequestWithoutSigV4FailsBeforeAnyRequest() throws {
         let server = try server()
         let current = LibcurlSupport.current
-        let withoutSigning = LibcurlSupport(version: current.version, protocols: current.protocols, signsAWSRequests: false,
-                                            startProblem: nil)
+        let withoutSigning = LibcurlSupport(
+            version: current.version, protocols: current.protocols, signsAWSRequests: false,
+            startProblem: nil)
         let loader = CurlDataLoader(settings: .init(), support: withoutSigning)
         var request = DataRequest(url: server.url("/bucket/key"), maxBytes: 100)
         request.signing = AWSSigning(credentials: AWSCredentials(accessKeyID: "AKID", secretAccessKey: "secret"), region: "us-east-1")
@@ -85,12 +88,16 @@ import TestSupport
         let server = try server()
         let directory = try TemporaryDirectory()
         let current = LibcurlSupport.current
-        let loader = CurlDataLoader(settings: .init(), support: LibcurlSupport(
-            version: current.version, protocols: ["https"], signsAWSRequests: true, startProblem: nil))
+        let loader = CurlDataLoader(
+            settings: .init(),
+            support: LibcurlSupport(
+                version: current.version, protocols: ["https"], signsAWSRequests: true, startProblem: nil))
         let url = server.url("/photo.jpg")
-        let json = PipelineHarness.json(inputs: [url], outputs: [
-            #"{"name": "t", "encode": {"format": "jpeg"}, "path": "out/{stem}.jpg"}"#,
-        ], extra: #""fetch": {"retries": 0}, "cache": {"enabled": false}"#)
+        let json = PipelineHarness.json(
+            inputs: [url],
+            outputs: [
+                #"{"name": "t", "encode": {"format": "jpeg"}, "path": "out/{stem}.jpg"}"#
+            ], extra: #""fetch": {"retries": 0}, "cache": {"enabled": false}"#)
         let result = try await PipelineHarness.pipeline(json, in: directory).run(dataLoader: loader).collect()
         let failure = try #require(result.reports.first?.failures.first)
         #expect(failure.input == url)

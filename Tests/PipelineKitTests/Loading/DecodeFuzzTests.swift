@@ -1,9 +1,10 @@
 import Foundation
-import Testing
-import Vips
-@testable import PipelineKit
 import StandardProcessors
 import TestSupport
+import Testing
+import Vips
+
+@testable import PipelineKit
 
 /// Mutation fuzzing of decoding: images made by libvips are bit-flipped, cut, spliced and given
 /// wild header values, then sent through decompress → resize → encode as the runner does. Each
@@ -16,7 +17,8 @@ import TestSupport
         let alpha = try Fixtures.gradient(width: 24, height: 20, bands: 4)
         let grey = try Fixtures.gradient(width: 24, height: 20, bands: 1)
         let frames = try HostileFixtures.frames(3, width: 16, height: 12) { [UInt8($0 * 80), 40, 200] }
-        let sixteen = try VipsImage(pixels16: (0..<(16 * 12 * 3)).map { UInt16($0 * 97 % 65536) }, width: 16, height: 12, bands: 3).labelled(as: .rgb16)
+        let sixteen = try VipsImage(pixels16: (0..<(16 * 12 * 3)).map { UInt16($0 * 97 % 65536) }, width: 16, height: 12, bands: 3)
+            .labelled(as: .rgb16)
         return [
             ("baseline.jpg", try photo.encoded(suffix: ".jpg[Q=80]")),
             ("progressive.jpg", try photo.encoded(suffix: ".jpg[Q=70,interlace]")),
@@ -56,7 +58,8 @@ import TestSupport
         case 1:
             bytes[position] = [0x00, 0xFF, 0x7F, 0x80, 0x01, 0xFE].randomElement(using: &generator) ?? 0
         case 2:
-            let value = [0, 1, 0x7FFF, 0x8000, 0xFFFF, 0x7FFF_FFFF, 0xFFFF_FFFF, 16383, 16384, 65535, 100_000]
+            let value =
+                [0, 1, 0x7FFF, 0x8000, 0xFFFF, 0x7FFF_FFFF, 0xFFFF_FFFF, 16383, 16384, 65535, 100_000]
                 .randomElement(using: &generator) ?? 0
             let width = Bool.random(using: &generator) ? 2 : 4
             let bigEndian = Bool.random(using: &generator)
@@ -81,8 +84,10 @@ import TestSupport
     }
 
     /// The runner's path for one input: decode, run the output's steps, render, encode.
-    static func process(_ bytes: [UInt8], output: OutputDefinition, settings: DecompressSettings,
-                        asFile path: String?, into descriptor: Int32) throws(ItemError) {
+    static func process(
+        _ bytes: [UInt8], output: OutputDefinition, settings: DecompressSettings,
+        asFile path: String?, into descriptor: Int32
+    ) throws(ItemError) {
         let source: EncodedSource
         if let path {
             _ = FileManager.default.createFile(atPath: path, contents: Data(bytes))
@@ -108,9 +113,11 @@ import TestSupport
         let seeds = try Self.seeds()
         let seedBytes = seeds.map { [UInt8]($0.data) }
         let formats: [EncoderSettings.Format] = [.webp, .jpeg, .png, .webp]
-        let json = PipelineHarness.json(inputs: ["in/*"], outputs: [
-            #"{"name": "t", "steps": [{"resize": {"width": 24, "height": 24, "fit": "cover"}}], "encode": {"format": "\#(formats[shard].rawValue)"}, "path": "out/{stem}.x"}"#,
-        ], extra: #""decompress": {"maxPixels": 4000000, "timeout": "5s", "failOn": "\#(shard % 2 == 0 ? "none" : "truncated")"}"#)
+        let json = PipelineHarness.json(
+            inputs: ["in/*"],
+            outputs: [
+                #"{"name": "t", "steps": [{"resize": {"width": 24, "height": 24, "fit": "cover"}}], "encode": {"format": "\#(formats[shard].rawValue)"}, "path": "out/{stem}.x"}"#
+            ], extra: #""decompress": {"maxPixels": 4000000, "timeout": "5s", "failOn": "\#(shard % 2 == 0 ? "none" : "truncated")"}"#)
         let definition = try PipelineDefinition(json: json, baseDirectory: URL(fileURLWithPath: "/tmp"), processors: .standard)
         let directory = try TemporaryDirectory()
         let sink = open("/dev/null", O_WRONLY)
@@ -139,15 +146,18 @@ import TestSupport
     }
 
     @Test func theSeedsThemselvesGoThroughEveryStage() throws {
-        let json = PipelineHarness.json(inputs: ["in/*"], outputs: [
-            #"{"name": "t", "steps": [{"resize": {"width": 24, "height": 24, "fit": "cover"}}], "encode": {"format": "webp"}, "path": "out/{stem}.webp"}"#,
-        ])
+        let json = PipelineHarness.json(
+            inputs: ["in/*"],
+            outputs: [
+                #"{"name": "t", "steps": [{"resize": {"width": 24, "height": 24, "fit": "cover"}}], "encode": {"format": "webp"}, "path": "out/{stem}.webp"}"#
+            ])
         let definition = try PipelineDefinition(json: json, baseDirectory: URL(fileURLWithPath: "/tmp"), processors: .standard)
         let sink = open("/dev/null", O_WRONLY)
         defer { close(sink) }
         for seed in try Self.seeds() {
             #expect(throws: Never.self, "\(seed.name)") {
-                try Self.process([UInt8](seed.data), output: definition.outputs[0], settings: definition.decompress, asFile: nil, into: sink)
+                try Self.process(
+                    [UInt8](seed.data), output: definition.outputs[0], settings: definition.decompress, asFile: nil, into: sink)
             }
         }
     }

@@ -1,16 +1,18 @@
 import Foundation
-import Testing
-import Vips
-@testable import PipelineKit
 import StandardProcessors
 import TestSupport
+import Testing
+import Vips
+
+@testable import PipelineKit
 
 /// `decompress.timeout`: a decode that takes too long is stopped inside libvips and fails its
 /// input with a clear reason; the run goes on.
 @Suite struct DecodeTimeoutTests {
     /// A 3000×3000 PNG: tens of milliseconds of decoding, far more than a 1 ms limit.
     static func largePNG() throws -> Data {
-        try VipsImage(pixels: [UInt8](repeating: 90, count: 3000 * 3000 * 3), width: 3000, height: 3000, bands: 3).encoded(suffix: ".png[compression=1]")
+        try VipsImage(pixels: [UInt8](repeating: 90, count: 3000 * 3000 * 3), width: 3000, height: 3000, bands: 3).encoded(
+            suffix: ".png[compression=1]")
     }
 
     @Test func aDeadlineStopsARenderInsideLibvips() throws {
@@ -59,7 +61,8 @@ import TestSupport
         }
         // And the same decode without a limit succeeds
         settings.timeout = 0
-        #expect(try ImageDecoder(settings: settings, outputs: []).decode(.file(path: path, byteCount: Int64(data.count))).image.width == 3000)
+        #expect(
+            try ImageDecoder(settings: settings, outputs: []).decode(.file(path: path, byteCount: Int64(data.count))).image.width == 3000)
     }
 
     @Test func aTimedOutInputFailsAloneInARun() async throws {
@@ -67,9 +70,11 @@ import TestSupport
         // that the whole decode makes one strip of it (the limit must stop the loader itself)
         let directory = try TemporaryDirectory()
         try directory.write(try Self.largePNG(), to: "in/large.png")
-        let json = PipelineHarness.json(inputs: ["in/large.png"], outputs: [
-            #"{"name": "t", "steps": [{"resize": {"width": 8}}], "encode": {"format": "jpeg"}, "path": "out/{stem}.jpg"}"#,
-        ], extra: #""decompress": {"timeout": "1ms"}"#)
+        let json = PipelineHarness.json(
+            inputs: ["in/large.png"],
+            outputs: [
+                #"{"name": "t", "steps": [{"resize": {"width": 8}}], "encode": {"format": "jpeg"}, "path": "out/{stem}.jpg"}"#
+            ], extra: #""decompress": {"timeout": "1ms"}"#)
         // When it runs
         let (reports, summary) = try await PipelineHarness.run(json, in: directory)
         // Then that input fails at decompress, naming the limit, and the run finishes
@@ -83,18 +88,22 @@ import TestSupport
 
     @Test(arguments: [("\"30s\"", 30.0), ("\"500ms\"", 0.5), ("\"2m\"", 120), ("\"0s\"", 0)])
     func theTimeoutIsReadAsADuration(text: String, seconds: Double) throws {
-        let json = PipelineHarness.json(inputs: ["a.jpg"], outputs: [
-            #"{"name": "t", "encode": {"format": "png"}, "path": "out/{stem}.png"}"#,
-        ], extra: #""decompress": {"timeout": \#(text)}"#)
+        let json = PipelineHarness.json(
+            inputs: ["a.jpg"],
+            outputs: [
+                #"{"name": "t", "encode": {"format": "png"}, "path": "out/{stem}.png"}"#
+            ], extra: #""decompress": {"timeout": \#(text)}"#)
         let definition = try PipelineDefinition(json: json, baseDirectory: URL(fileURLWithPath: "/tmp"), processors: .standard)
         #expect(definition.decompress.timeout == seconds)
     }
 
     @Test(arguments: ["\"30 seconds\"", "30", "\"-1s\"", "\"\""])
     func aTimeoutThatIsNotADurationIsAnErrorInTheFile(text: String) {
-        let json = PipelineHarness.json(inputs: ["a.jpg"], outputs: [
-            #"{"name": "t", "encode": {"format": "png"}, "path": "out/{stem}.png"}"#,
-        ], extra: #""decompress": {"timeout": \#(text)}"#)
+        let json = PipelineHarness.json(
+            inputs: ["a.jpg"],
+            outputs: [
+                #"{"name": "t", "encode": {"format": "png"}, "path": "out/{stem}.png"}"#
+            ], extra: #""decompress": {"timeout": \#(text)}"#)
         #expect {
             try PipelineDefinition(json: json, baseDirectory: URL(fileURLWithPath: "/tmp"), processors: .standard)
         } throws: { error in

@@ -1,8 +1,9 @@
 import Foundation
+import TestSupport
 import Testing
 import Vips
+
 @testable import PipelineKit
-import TestSupport
 
 /// Outputs that keep a window of a very wide or tall image (a cover crop) decode that window
 /// alone, in a pass of their own, and get what decoding the whole image once would give them.
@@ -17,11 +18,13 @@ import TestSupport
 
     /// Two cover crops (centre and south-east) and a fit inside 300×300, as a pipeline file has them.
     static func outputs() throws -> [OutputDefinition] {
-        let json = PipelineHarness.json(inputs: ["in/*"], outputs: [
-            #"{"name": "centre", "steps": [{"resize": {"width": 64, "height": 64, "fit": "cover"}}], "encode": {"format": "png"}, "path": "out/{stem}-c.png"}"#,
-            #"{"name": "corner", "steps": [{"resize": {"width": 48, "height": 48, "fit": "cover", "position": "southeast"}}], "encode": {"format": "png"}, "path": "out/{stem}-e.png"}"#,
-            #"{"name": "fit", "steps": [{"resize": {"width": 300, "height": 300, "fit": "inside"}}], "encode": {"format": "png"}, "path": "out/{stem}-f.png"}"#,
-        ])
+        let json = PipelineHarness.json(
+            inputs: ["in/*"],
+            outputs: [
+                #"{"name": "centre", "steps": [{"resize": {"width": 64, "height": 64, "fit": "cover"}}], "encode": {"format": "png"}, "path": "out/{stem}-c.png"}"#,
+                #"{"name": "corner", "steps": [{"resize": {"width": 48, "height": 48, "fit": "cover", "position": "southeast"}}], "encode": {"format": "png"}, "path": "out/{stem}-e.png"}"#,
+                #"{"name": "fit", "steps": [{"resize": {"width": 300, "height": 300, "fit": "inside"}}], "encode": {"format": "png"}, "path": "out/{stem}-f.png"}"#,
+            ])
         return try PipelineDefinition(json: json, baseDirectory: URL(fileURLWithPath: "/tmp"), processors: .standard).outputs
     }
 
@@ -38,8 +41,10 @@ import TestSupport
 
     /// Every output made from `whole` and from `split` is the same size and the same within
     /// resampling: a mean under one level, no value more than 6 apart.
-    static func expectSameWithinResampling(_ whole: DecodedImage, _ split: DecodedImage, outputs: [OutputDefinition],
-                                           _ label: String = "") throws {
+    static func expectSameWithinResampling(
+        _ whole: DecodedImage, _ split: DecodedImage, outputs: [OutputDefinition],
+        _ label: String = ""
+    ) throws {
         for index in outputs.indices {
             let (a, b) = (try made(index, from: whole, outputs: outputs), try made(index, from: split, outputs: outputs))
             #expect(a.size == b.size, "\(label) \(outputs[index].name)")
@@ -56,11 +61,12 @@ import TestSupport
     func coverOutputsDecodeTheirWindowAloneAndGetWhatTheWholeImageGives(reader: Reader) throws {
         // Given a 6000×500 panorama (9 MB of pixels: large enough for the row and strip readers)
         let image = try Self.panorama(width: 6000, height: 500)
-        let data: Data = switch reader {
-        case .pngWhole, .pngRowsAhead, .pngLibvips: try Fixtures.png(image)
-        case .jpeg: try Fixtures.jpeg(image, quality: 95)
-        case .tiffStripsAhead: try image.encoded(suffix: ".tif[compression=lzw]")
-        }
+        let data: Data =
+            switch reader {
+            case .pngWhole, .pngRowsAhead, .pngLibvips: try Fixtures.png(image)
+            case .jpeg: try Fixtures.jpeg(image, quality: 95)
+            case .tiffStripsAhead: try image.encoded(suffix: ".tif[compression=lzw]")
+            }
         let directory = try TemporaryDirectory()
         let path = try directory.write(data, to: "input")
         let source = EncodedSource.file(path: path, byteCount: Int64(data.count))

@@ -1,14 +1,16 @@
 import Foundation
+import TestSupport
 import Testing
 import Vips
+
 @testable import PipelineKit
-import TestSupport
 
 /// The decompress stage: upright, sRGB, 8-bit, shrunk on load, refusing what it must.
 @Suite struct DecoderTests {
     static let settings = DecompressSettings(concurrency: 1, maxPixels: 100_000_000, autorotate: true, failOn: .truncated)
 
-    func decode(_ data: Data, settings: DecompressSettings = DecoderTests.settings, outputs: [OutputDefinition] = []) throws -> DecodedImage {
+    func decode(_ data: Data, settings: DecompressSettings = DecoderTests.settings, outputs: [OutputDefinition] = []) throws -> DecodedImage
+    {
         let directory = try TemporaryDirectory()
         let path = try directory.write(data, to: "input")
         return try ImageDecoder(settings: settings, outputs: outputs).decode(.file(path: path, byteCount: Int64(data.count)))
@@ -42,7 +44,9 @@ import TestSupport
         #expect(decoded.originalSize == decoded.image.size)
         #expect(decoded.image.orientation == 1)
         let (x, y) = Self.displayed(x: width / 4, y: height / 4, width: width, height: height, orientation: orientation)
-        #expect(Fixtures.isClose(try decoded.image.pixel(x: x, y: y), [255, 0, 0], tolerance: Fixtures.lossyTolerance), "orientation \(orientation)")
+        #expect(
+            Fixtures.isClose(try decoded.image.pixel(x: x, y: y), [255, 0, 0], tolerance: Fixtures.lossyTolerance),
+            "orientation \(orientation)")
         let (otherX, otherY) = Self.displayed(x: 3 * width / 4, y: 3 * height / 4, width: width, height: height, orientation: orientation)
         #expect(Fixtures.isClose(try decoded.image.pixel(x: otherX, y: otherY), [0, 0, 255], tolerance: Fixtures.lossyTolerance))
     }
@@ -85,9 +89,11 @@ import TestSupport
         let directory = try TemporaryDirectory()
         let path = try directory.write(tiff, to: "input.tif")
         let source = EncodedSource.file(path: path, byteCount: Int64(tiff.count))
-        let json = PipelineHarness.json(inputs: ["in/*"], outputs: [
-            #"{"name": "t", "steps": [{"resize": {"width": 500}}], "encode": {"format": "png"}, "path": "out/{stem}.png"}"#,
-        ])
+        let json = PipelineHarness.json(
+            inputs: ["in/*"],
+            outputs: [
+                #"{"name": "t", "steps": [{"resize": {"width": 500}}], "encode": {"format": "png"}, "path": "out/{stem}.png"}"#
+            ])
         let output = try PipelineDefinition(json: json, baseDirectory: URL(fileURLWithPath: "/tmp"), processors: .standard).outputs
         Vips.setThreadsPerImage(1)  // as a run sets it
 

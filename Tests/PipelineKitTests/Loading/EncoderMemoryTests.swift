@@ -1,9 +1,10 @@
 import Foundation
-import Testing
-import Vips
-@testable import PipelineKit
 import StandardProcessors
 import TestSupport
+import Testing
+import Vips
+
+@testable import PipelineKit
 
 /// Admission by memory counts what an input's most demanding encoder holds while it writes:
 /// with an encode lane per core, several AV1 encoders (tens to hundreds of MB each) run at once.
@@ -46,7 +47,8 @@ import TestSupport
         #expect(try estimate([#"{"format": "webp"}"#], source: source) == jpeg + 11 * outputPixels)
         let png = try Fixtures.png(try Fixtures.gradient(width: 2000, height: 1000, bands: 4))
         let alphaSource = EncodedSource.file(path: try directory.write(png, to: "alpha.png"), byteCount: Int64(png.count))
-        #expect(try estimate([#"{"format": "webp"}"#], source: alphaSource)
+        #expect(
+            try estimate([#"{"format": "webp"}"#], source: alphaSource)
                 == estimate([#"{"format": "jpeg"}"#], source: alphaSource) + 8_000_000 + 36 * outputPixels)
         // Progressive JPEG keeps its coefficients.
         #expect(try estimate([#"{"format": "jpeg", "progressive": true}"#], source: source) == jpeg + 3 * outputPixels)

@@ -1,9 +1,10 @@
 import Foundation
-import Testing
-import Vips
-@testable import PipelineKit
 import StandardProcessors
 import TestSupport
+import Testing
+import Vips
+
+@testable import PipelineKit
 
 /// Broken, hostile and unusual files through a real pipeline run: each is either processed or
 /// refused with an error naming the input, the stage and the reason; nothing crashes or hangs.
@@ -15,10 +16,12 @@ import TestSupport
         // Given the file among the inputs, and a full-size output and a resized one
         let directory = try TemporaryDirectory()
         try directory.write(try corpusCase.make(), to: "in/\(corpusCase.file)")
-        let json = PipelineHarness.json(inputs: ["in/*"], outputs: [
-            #"{"name": "full", "encode": {"format": "png"}, "path": "out/{name}.png"}"#,
-            #"{"name": "small", "steps": [{"resize": {"width": 8}}], "encode": {"format": "webp"}, "path": "out/{name}-small.webp"}"#,
-        ])
+        let json = PipelineHarness.json(
+            inputs: ["in/*"],
+            outputs: [
+                #"{"name": "full", "encode": {"format": "png"}, "path": "out/{name}.png"}"#,
+                #"{"name": "small", "steps": [{"resize": {"width": 8}}], "encode": {"format": "webp"}, "path": "out/{name}-small.webp"}"#,
+            ])
         // When it runs
         let (reports, summary) = try await PipelineHarness.run(json, in: directory)
         let report = try #require(reports.first)
@@ -48,9 +51,11 @@ import TestSupport
         // Given every corpus file in one folder
         let directory = try TemporaryDirectory()
         for corpusCase in Self.cases { try directory.write(try corpusCase.make(), to: "in/\(corpusCase.file)") }
-        let json = PipelineHarness.json(inputs: ["in/*"], outputs: [
-            #"{"name": "t", "steps": [{"resize": {"width": 16, "height": 16, "fit": "cover"}}], "encode": {"format": "jpeg"}, "path": "out/{name}.jpg"}"#,
-        ])
+        let json = PipelineHarness.json(
+            inputs: ["in/*"],
+            outputs: [
+                #"{"name": "t", "steps": [{"resize": {"width": 16, "height": 16, "fit": "cover"}}], "encode": {"format": "jpeg"}, "path": "out/{name}.jpg"}"#
+            ])
         // When they run together
         let (reports, summary) = try await PipelineHarness.run(json, in: directory)
         // Then each good file is written and each broken one fails alone
@@ -68,9 +73,11 @@ import TestSupport
         // Given a JPEG cut in half
         let directory = try TemporaryDirectory()
         try directory.write(HostileFixtures.truncated(try HostileFixtures.photo("jpg", width: 256, height: 256)), to: "in/cut.jpg")
-        let json = PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [
-            #"{"name": "t", "encode": {"format": "png"}, "path": "out/{stem}.png"}"#,
-        ], extra: #""decompress": {"failOn": "\#(failOn.rawValue)"}"#)
+        let json = PipelineHarness.json(
+            inputs: ["in/*.jpg"],
+            outputs: [
+                #"{"name": "t", "encode": {"format": "png"}, "path": "out/{stem}.png"}"#
+            ], extra: #""decompress": {"failOn": "\#(failOn.rawValue)"}"#)
         // When it runs with that failOn
         let (reports, _) = try await PipelineHarness.run(json, in: directory)
         // Then "none" decodes what is there (the rest grey) and every stricter level refuses it
@@ -79,9 +86,12 @@ import TestSupport
     }
 
     @Test func failOnDefaultsToTruncated() throws {
-        let definition = try PipelineDefinition(json: PipelineHarness.json(inputs: ["a.jpg"], outputs: [
-            #"{"name": "t", "encode": {"format": "png"}, "path": "out/{stem}.png"}"#,
-        ]), baseDirectory: URL(fileURLWithPath: "/tmp"), processors: .standard)
+        let definition = try PipelineDefinition(
+            json: PipelineHarness.json(
+                inputs: ["a.jpg"],
+                outputs: [
+                    #"{"name": "t", "encode": {"format": "png"}, "path": "out/{stem}.png"}"#
+                ]), baseDirectory: URL(fileURLWithPath: "/tmp"), processors: .standard)
         #expect(definition.decompress.failOn == .truncated)
         #expect(definition.decompress.timeout == 60)
     }

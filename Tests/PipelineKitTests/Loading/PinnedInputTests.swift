@@ -1,8 +1,9 @@
 import Foundation
+import TestSupport
 import Testing
 import Vips
+
 @testable import PipelineKit
-import TestSupport
 
 /// A local input is decoded as one version, from the fetch stage to the end of the decode:
 /// changed under the run, it fails with a reason and is made by the next run, never mixed;

@@ -1,9 +1,10 @@
 import Foundation
-import Testing
-import Vips
-@testable import PipelineKit
 import StandardProcessors
 import TestSupport
+import Testing
+import Vips
+
+@testable import PipelineKit
 
 /// HTTP inputs against a real server on loopback: requests are counted, not assumed.
 @Suite struct RemoteFetchTests {
@@ -11,9 +12,11 @@ import TestSupport
 
     /// A pipeline fetching `inputs`, writing one 50 px JPEG per input, caching in the test's folder.
     func json(_ inputs: [String], fetch: String = #"{"retries": 2}"#, cache: String = #"{"directory": "cache"}"#) -> String {
-        PipelineHarness.json(inputs: inputs, outputs: [
-            #"{"name": "t", "steps": [{"resize": {"width": 50}}], "encode": {"format": "jpeg"}, "path": "out/{dir}/{stem}.jpg"}"#,
-        ], extra: #""fetch": \#(fetch), "cache": \#(cache)"#)
+        PipelineHarness.json(
+            inputs: inputs,
+            outputs: [
+                #"{"name": "t", "steps": [{"resize": {"width": 50}}], "encode": {"format": "jpeg"}, "path": "out/{dir}/{stem}.jpg"}"#
+            ], extra: #""fetch": \#(fetch), "cache": \#(cache)"#)
     }
 
     func servePhoto(_ extraHeaders: [String: String] = [:]) throws -> TestHTTPServer {
@@ -43,9 +46,11 @@ import TestSupport
         let first = try servePhoto()
         let second = try servePhoto()
         let directory = try TemporaryDirectory()
-        let (reports, summary) = try await PipelineHarness.run(json([first.url("/img/cat.jpg"), second.url("/img/cat.jpg")]), in: directory)
+        let (reports, summary) = try await PipelineHarness.run(
+            json([first.url("/img/cat.jpg"), second.url("/img/cat.jpg")]), in: directory)
         #expect(summary.succeeded == 2, "\(reports.flatMap(\.failures))")
-        #expect(directory.allFiles().filter { $0.hasPrefix("out/") }.sorted()
+        #expect(
+            directory.allFiles().filter { $0.hasPrefix("out/") }.sorted()
                 == ["out/127.0.0.1_\(first.port)/img/cat.jpg", "out/127.0.0.1_\(second.port)/img/cat.jpg"].sorted())
         #expect(first.requests.count == 1 && second.requests.count == 1)
 
@@ -122,7 +127,8 @@ import TestSupport
 
     @Test func serviceUnavailableIsRetriedUntilItSucceeds() async throws {
         let server = try TestHTTPServer { _, number in
-            number == 1 ? .init(status: 503, headers: ["Retry-After": "0"]) : .init(status: 200, headers: ["ETag": "\"x\""], body: Self.photo)
+            number == 1
+                ? .init(status: 503, headers: ["Retry-After": "0"]) : .init(status: 200, headers: ["ETag": "\"x\""], body: Self.photo)
         }
         let directory = try TemporaryDirectory()
         let (_, summary) = try await PipelineHarness.run(json([server.url("/flaky.jpg")]), in: directory)
@@ -183,7 +189,8 @@ import TestSupport
         let server = try TestHTTPServer { _, _ in .init(behaviour: .stall) }
         defer { server.stop() }
         let directory = try TemporaryDirectory()
-        let (reports, _) = try await PipelineHarness.run(json([server.url("/slow.jpg")], fetch: #"{"timeout": "300ms", "retries": 0}"#), in: directory)
+        let (reports, _) = try await PipelineHarness.run(
+            json([server.url("/slow.jpg")], fetch: #"{"timeout": "300ms", "retries": 0}"#), in: directory)
         #expect(reports[0].failures.first?.reason.hasPrefix("timed out") == true)
     }
 
@@ -219,9 +226,14 @@ import TestSupport
         defer { server.stop() }
         let directory = try TemporaryDirectory()
         let urls = (0..<lanes).map { server.url("/lanes/\($0).jpg") }
-        let json = PipelineHarness.json(inputs: urls, outputs: [
-            #"{"name": "t", "steps": [{"resize": {"width": 50}}], "encode": {"format": "jpeg"}, "path": "out/{stem}.jpg"}"#,
-        ], extra: #""fetch": {"concurrency": \#(lanes)}, "cache": {"enabled": false}, "decompress": {"concurrency": 1}, "process": {"concurrency": 1}, "encode": {"concurrency": 1}"#)
+        let json = PipelineHarness.json(
+            inputs: urls,
+            outputs: [
+                #"{"name": "t", "steps": [{"resize": {"width": 50}}], "encode": {"format": "jpeg"}, "path": "out/{stem}.jpg"}"#
+            ],
+            extra:
+                #""fetch": {"concurrency": \#(lanes)}, "cache": {"enabled": false}, "decompress": {"concurrency": 1}, "process": {"concurrency": 1}, "encode": {"concurrency": 1}"#
+        )
         let pipeline = try PipelineHarness.pipeline(json, in: directory)
         #expect(pipeline.definition.inFlight == 3 && pipeline.definition.inFlight(fetchingRemoteInputs: true) == 3 + lanes)
         let (_, summary) = try await PipelineHarness.run(json, in: directory)

@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import PipelineKit
 import TestSupport
+import Testing
+
+@testable import PipelineKit
 
 /// Retry waits, by themselves: exponential backoff with jitter, capped, and `Retry-After`.
 struct RemoteFetcherTests {
@@ -11,8 +12,11 @@ struct RemoteFetcherTests {
         }
     }
 
-    private let fetcher = RemoteFetcher(loader: NoLoader(), settings: FetchSettings(concurrency: 1, maxBytes: 1000, timeout: 1, connectTimeout: 1, retries: 2,
-                                                                                 headers: [:], userAgent: "test", maxRedirects: 0))
+    private let fetcher = RemoteFetcher(
+        loader: NoLoader(),
+        settings: FetchSettings(
+            concurrency: 1, maxBytes: 1000, timeout: 1, connectTimeout: 1, retries: 2,
+            headers: [:], userAgent: "test", maxRedirects: 0))
 
     @Test(arguments: 0..<6)
     func eachBackoffIsBetweenHalfAndAllOfTheDoubledBase(attempt: Int) {

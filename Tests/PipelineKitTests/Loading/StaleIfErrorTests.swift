@@ -1,9 +1,10 @@
 import Foundation
-import Testing
-import Vips
-@testable import PipelineKit
 import StandardProcessors
 import TestSupport
+import Testing
+import Vips
+
+@testable import PipelineKit
 
 /// `fetch.staleIfError`: a run whose origin is down, or failing, is carried by the cache.
 @Suite struct StaleIfErrorTests {
@@ -11,9 +12,11 @@ import TestSupport
 
     /// One 40 px JPEG per input, cached in the test's folder; `fetch` adds to the fetch section.
     func json(_ inputs: [String], fetch: String = "") -> String {
-        PipelineHarness.json(inputs: inputs, outputs: [
-            #"{"name": "t", "steps": [{"resize": {"width": 40}}], "encode": {"format": "jpeg"}, "path": "out/{stem}.jpg"}"#,
-        ], extra: #""fetch": {"retries": 1\#(fetch)}, "cache": {"directory": "cache"}"#)
+        PipelineHarness.json(
+            inputs: inputs,
+            outputs: [
+                #"{"name": "t", "steps": [{"resize": {"width": 40}}], "encode": {"format": "jpeg"}, "path": "out/{stem}.jpg"}"#
+            ], extra: #""fetch": {"retries": 1\#(fetch)}, "cache": {"directory": "cache"}"#)
     }
 
     /// Serves the photo with an ETag (a conditional request gets a 304) until `failing` is set,
@@ -73,9 +76,11 @@ import TestSupport
         }
         let directory = try TemporaryDirectory()
         let inputs = ["/f.jpg", "/g.jpg", "/h.jpg"].map(server.url)
-        let text = PipelineHarness.json(inputs: inputs, outputs: [
-            #"{"name": "t", "steps": [{"resize": {"width": 40}}], "encode": {"format": "jpeg"}, "path": "out/{stem}.jpg"}"#,
-        ], extra: #""fetch": {"retries": 0, "timeout": "1s", "concurrency": 1}, "cache": {"directory": "cache"}"#)
+        let text = PipelineHarness.json(
+            inputs: inputs,
+            outputs: [
+                #"{"name": "t", "steps": [{"resize": {"width": 40}}], "encode": {"format": "jpeg"}, "path": "out/{stem}.jpg"}"#
+            ], extra: #""fetch": {"retries": 0, "timeout": "1s", "concurrency": 1}, "cache": {"directory": "cache"}"#)
         #expect(try await PipelineHarness.run(text, in: directory).summary.succeeded == 3)
 
         stalling.withLock { $0 = true }

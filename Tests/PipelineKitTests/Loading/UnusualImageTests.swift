@@ -1,8 +1,9 @@
 import Foundation
+import TestSupport
 import Testing
 import Vips
+
 @testable import PipelineKit
-import TestSupport
 
 /// Unusual but valid images come out right: upright from EXIF in WebP and PNG as in JPEG,
 /// the first frame of an animation, colour through ICC profiles, grey, palette and alpha.
@@ -18,11 +19,14 @@ import TestSupport
     func expectUpright(_ decoded: DecodedImage, orientation: Int, tolerance: Double = 40) throws {
         let (width, height) = (64, 32)
         let swapped = orientation >= 5
-        #expect(decoded.image.size == ImageSize(width: swapped ? height : width, height: swapped ? width : height), "orientation \(orientation)")
+        #expect(
+            decoded.image.size == ImageSize(width: swapped ? height : width, height: swapped ? width : height), "orientation \(orientation)"
+        )
         #expect(decoded.image.orientation == 1)
         let (x, y) = DecoderTests.displayed(x: width / 4, y: height / 4, width: width, height: height, orientation: orientation)
         #expect(Fixtures.isClose(try decoded.image.pixel(x: x, y: y), [255, 0, 0], tolerance: tolerance), "orientation \(orientation)")
-        let (otherX, otherY) = DecoderTests.displayed(x: 3 * width / 4, y: 3 * height / 4, width: width, height: height, orientation: orientation)
+        let (otherX, otherY) = DecoderTests.displayed(
+            x: 3 * width / 4, y: 3 * height / 4, width: width, height: height, orientation: orientation)
         #expect(Fixtures.isClose(try decoded.image.pixel(x: otherX, y: otherY), [0, 0, 255], tolerance: tolerance))
     }
 
@@ -89,13 +93,16 @@ import TestSupport
         // Then nothing converted it: the same pixels, the same profile
         let samePixels = try decoded.image.bytes() == (try stored.bytes())
         let sameProfile = decoded.image.iccProfileBytes == profile
-        #expect(samePixels && sameProfile, "converted: the pixels \(samePixels ? "stayed" : "changed"), the profile \(sameProfile ? "stayed" : "was replaced")")
+        #expect(
+            samePixels && sameProfile,
+            "converted: the pixels \(samePixels ? "stayed" : "changed"), the profile \(sameProfile ? "stayed" : "was replaced")")
     }
 
     @Test func anAdobeRGBProfileIsStillConverted() throws {
         let directory = try TemporaryDirectory()
-        let profilePath = try directory.write(Data(ICCFixtures.profile(primaries: ICCFixtures.adobePrimaries, curve: ICCFixtures.gammaCurve(2.2))),
-                                              to: "adobe.icc")
+        let profilePath = try directory.write(
+            Data(ICCFixtures.profile(primaries: ICCFixtures.adobePrimaries, curve: ICCFixtures.gammaCurve(2.2))),
+            to: "adobe.icc")
         let green = try Fixtures.solid(width: 16, height: 16, colour: [40, 200, 40]).convertedFromSRGB(toProfile: profilePath)
         #expect(!Fixtures.isClose(try green.pixel(x: 8, y: 8), [40, 200, 40], tolerance: 20))
         let decoded = try decode(try green.encoded(suffix: ".png"), name: "adobe.png")
@@ -161,9 +168,11 @@ import TestSupport
         let directory = try TemporaryDirectory()
         let stored = try Fixtures.redCorner(width: 64, height: 32).withOrientation(6)
         try directory.write(try stored.encoded(suffix: ".\(format)"), to: "in/sideways.\(format)")
-        let json = PipelineHarness.json(inputs: ["in/*"], outputs: [
-            #"{"name": "t", "encode": {"format": "jpeg"}, "path": "out/{stem}.jpg"}"#,
-        ])
+        let json = PipelineHarness.json(
+            inputs: ["in/*"],
+            outputs: [
+                #"{"name": "t", "encode": {"format": "jpeg"}, "path": "out/{stem}.jpg"}"#
+            ])
         // When it is made upright and written without strip
         _ = try await PipelineHarness.run(json, in: directory)
         // Then the output is upright, keeps EXIF, and says orientation 1: a viewer must not turn it again

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import Vips
+
 @testable import PipelineKit
 
 /// The URLs a manifest holds: each path segment percent-encoded, in every srcset and src.
@@ -11,22 +12,33 @@ import Vips
         #expect(ImageManifest.File.url(prefix: "/img/", path: "sub dir/é,1.webp") == "/img/sub%20dir/%C3%A9%2C1.webp")
         #expect(ImageManifest.File.url(prefix: "", path: "../up/a-b_c.~d.webp") == "../up/a-b_c.~d.webp")
         // The prefix keeps its scheme, port, separators and escapes; only what no URI may hold is encoded
-        #expect(ImageManifest.File.url(prefix: "https://cdn.example.com:8443/a%20b/my pics/", path: "x.webp")
+        #expect(
+            ImageManifest.File.url(prefix: "https://cdn.example.com:8443/a%20b/my pics/", path: "x.webp")
                 == "https://cdn.example.com:8443/a%20b/my%20pics/x.webp")
     }
 
     @Test func markupCarriesTheEncodedURLsInEverySrcsetAndSrc() {
         func file(_ name: String, _ width: Int, _ format: String) -> ImageManifest.File {
-            ImageManifest.File(url: ImageManifest.File.url(prefix: "/img/", path: name), path: name, width: width, height: width / 2,
-                               bytes: 100, format: format, mimeType: "image/\(format)")
+            ImageManifest.File(
+                url: ImageManifest.File.url(prefix: "/img/", path: name), path: name, width: width, height: width / 2,
+                bytes: 100, format: format, mimeType: "image/\(format)")
         }
-        let output = ImageManifest.Output(formats: [
-            ImageManifest.Format(format: "avif", mimeType: "image/avif", files: [file("q?x#y%20-200.avif", 200, "avif"), file("q?x#y%20-400.avif", 400, "avif")]),
-            ImageManifest.Format(format: "webp", mimeType: "image/webp", files: [file("with space-200.webp", 200, "webp"), file("with space-400.webp", 400, "webp")]),
-        ], placeholders: nil)
+        let output = ImageManifest.Output(
+            formats: [
+                ImageManifest.Format(
+                    format: "avif", mimeType: "image/avif",
+                    files: [file("q?x#y%20-200.avif", 200, "avif"), file("q?x#y%20-400.avif", 400, "avif")]),
+                ImageManifest.Format(
+                    format: "webp", mimeType: "image/webp",
+                    files: [file("with space-200.webp", 200, "webp"), file("with space-400.webp", 400, "webp")]),
+            ], placeholders: nil)
         let html = PictureMarkup().html(for: output) ?? ""
-        #expect(html.contains(#"<source type="image/avif" srcset="/img/q%3Fx%23y%2520-200.avif 200w, /img/q%3Fx%23y%2520-400.avif 400w""#), "\(html)")
-        #expect(html.contains(#"src="/img/with%20space-400.webp" srcset="/img/with%20space-200.webp 200w, /img/with%20space-400.webp 400w""#), "\(html)")
+        #expect(
+            html.contains(#"<source type="image/avif" srcset="/img/q%3Fx%23y%2520-200.avif 200w, /img/q%3Fx%23y%2520-400.avif 400w""#),
+            "\(html)")
+        #expect(
+            html.contains(#"src="/img/with%20space-400.webp" srcset="/img/with%20space-200.webp 200w, /img/with%20space-400.webp 400w""#),
+            "\(html)")
         // Every srcset candidate is one URL and one descriptor: no space or raw ?, # inside a URL
         for srcset in html.components(separatedBy: "srcset=\"").dropFirst().map({ $0.prefix { $0 != "\"" } }) {
             for candidate in srcset.components(separatedBy: ", ") {

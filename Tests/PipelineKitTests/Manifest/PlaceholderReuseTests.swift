@@ -1,18 +1,21 @@
 import Foundation
+import StandardProcessors
 import Testing
 import Vips
+
 @testable import PipelineKit
-import StandardProcessors
 
 /// A manifest's placeholders are kept from the previous one only for the very files they were
 /// computed from: a run stopped after remaking some outputs leaves them in the journal, not
 /// in the manifest.
 @Suite struct PlaceholderReuseTests {
     func json(quality: Int) -> String {
-        PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [
-            #"{"name": "t", "steps": [{"resize": {"width": 64}}], "encode": {"format": "jpeg", "quality": \#(quality)}, "#
-                + #""path": "out/{stem}.jpg", "placeholders": ["lqip"]}"#,
-        ], extra: #""manifest": {"path": "out/manifest.json"}, "cache": {"directory": "cache"}"#)
+        PipelineHarness.json(
+            inputs: ["in/*.jpg"],
+            outputs: [
+                #"{"name": "t", "steps": [{"resize": {"width": 64}}], "encode": {"format": "jpeg", "quality": \#(quality)}, "#
+                    + #""path": "out/{stem}.jpg", "placeholders": ["lqip"]}"#
+            ], extra: #""manifest": {"path": "out/manifest.json"}, "cache": {"directory": "cache"}"#)
     }
 
     func lqips(_ directory: TemporaryDirectory) throws -> [String: String] {

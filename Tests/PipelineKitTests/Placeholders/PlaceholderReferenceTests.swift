@@ -26,23 +26,43 @@ struct PlaceholderReferenceTests {
     static let blurHashCases: [BlurHashCase] = [
         .init(image: .gradient4x3, x: 4, y: 3, expected: "LsHL;cCTFO?H:KNPN|w6dPeafSeZ"),
         .init(image: .gradient4x3, x: 1, y: 1, expected: "00HL;c"),
-        .init(image: .gradient4x3, x: 9, y: 9, expected: "|~HL;cGbJq-pFN-pJqGb~q+SRrSPrxN{rxSPRr+Sd#eZfSeZfSeZfSeZd#.PTJSPtQN{tQSPTJ.Pd#eZfSeZfSeZfSeZd#+SRrSPrxN{rxSPRr+S~qGbJq-pFN-pJqGb~q+SRrSPrxN{rxSPRr+Sd#eZfSeZfSeZfSeZd#"),
+        .init(
+            image: .gradient4x3, x: 9, y: 9,
+            expected:
+                "|~HL;cGbJq-pFN-pJqGb~q+SRrSPrxN{rxSPRr+Sd#eZfSeZfSeZfSeZd#.PTJSPtQN{tQSPTJ.Pd#eZfSeZfSeZfSeZd#+SRrSPrxN{rxSPRr+S~qGbJq-pFN-pJqGb~q+SRrSPrxN{rxSPRr+Sd#eZfSeZfSeZfSeZd#"
+        ),
         .init(image: .gradient4x3, x: 5, y: 2, expected: "DoHL;cCmA{^*6n:LNPN|w6Jp"),
         .init(image: .gradient32x24, x: 4, y: 3, expected: "LxH27@2xw#X9mMWZjuf9gMfkfQfk"),
         .init(image: .gradient32x24, x: 1, y: 1, expected: "00H27@"),
-        .init(image: .gradient32x24, x: 9, y: 9, expected: "|xH27@2xw#X9a~ogWrogWrmMWZjuf9fRf8fRf8fRgMfkfQfkfQfkfQfkfQn-WrjufRfRfRfRfRfRe?fRfQfRfQfQfQfQfQogWrjufRfRfRfQfRfQe?fRfQfQfQfQfQfQfQogWrjufRfRfRfQfRfQesfRfQfQfQfQfQfQfQ"),
+        .init(
+            image: .gradient32x24, x: 9, y: 9,
+            expected:
+                "|xH27@2xw#X9a~ogWrogWrmMWZjuf9fRf8fRf8fRgMfkfQfkfQfkfQfkfQn-WrjufRfRfRfRfRfRe?fRfQfRfQfQfQfQfQogWrjufRfRfRfQfRfQe?fRfQfQfQfQfQfQfQogWrjufRfRfRfQfRfQesfRfQfQfQfQfQfQfQ"
+        ),
         .init(image: .gradient32x24, x: 5, y: 2, expected: "DxH27@2xw#X9a~mMWZjuf9fR"),
         .init(image: .twoColours20x10, x: 4, y: 3, expected: "L~H1Kk{H+rXBs=r=n$bHfQfQfQfQ"),
         .init(image: .twoColours20x10, x: 1, y: 1, expected: "00H1Kk"),
-        .init(image: .twoColours20x10, x: 9, y: 9, expected: "|~H1Kk{H+rXBOZf-wHwcn#s=r=n$bHbHfkjZjsjsfQfQfQfQfQfQfQfQfQs=r=n$bHbHfkjZjsjsfQfQfQfQfQfQfQfQfQs=r=n$bHbHfkjZjsjsfQfQfQfQfQfQfQfQfQs=r=n$bHbHfkjZjsjsfQfQfQfQfQfQfQfQfQ"),
+        .init(
+            image: .twoColours20x10, x: 9, y: 9,
+            expected:
+                "|~H1Kk{H+rXBOZf-wHwcn#s=r=n$bHbHfkjZjsjsfQfQfQfQfQfQfQfQfQs=r=n$bHbHfkjZjsjsfQfQfQfQfQfQfQfQfQs=r=n$bHbHfkjZjsjsfQfQfQfQfQfQfQfQfQs=r=n$bHbHfkjZjsjsfQfQfQfQfQfQfQfQfQ"
+        ),
         .init(image: .twoColours20x10, x: 5, y: 2, expected: "D~H1Kk{H+rXBOZs=r=n$bHbH"),
         .init(image: .portrait12x30, x: 4, y: 3, expected: "LpG8+jQdKLbvSpR%W:a^SQWqjtju"),
         .init(image: .portrait12x30, x: 1, y: 1, expected: "00G8+j"),
-        .init(image: .portrait12x30, x: 9, y: 9, expected: "|pG8+jQdKLbvNJo|RTgMVwSpR%W:a^azbDjaj;n*SQWqjtjusUsVo1o2a|SwafoKjsjabFjaj?jaSLfQo1o1o1jtWpSMSMS#jIoKjuazSgjaoLn*SKjso1fPWpa{fQa{o1kCnlj@fRS3W;sBoLWWSKjso1Woa|o0a|fPfQ"),
+        .init(
+            image: .portrait12x30, x: 9, y: 9,
+            expected:
+                "|pG8+jQdKLbvNJo|RTgMVwSpR%W:a^azbDjaj;n*SQWqjtjusUsVo1o2a|SwafoKjsjabFjaj?jaSLfQo1o1o1jtWpSMSMS#jIoKjuazSgjaoLn*SKjso1fPWpa{fQa{o1kCnlj@fRS3W;sBoLWWSKjso1Woa|o0a|fPfQ"
+        ),
         .init(image: .portrait12x30, x: 5, y: 2, expected: "DpG8+jQdKLbvNJSpR%W:a^az"),
         .init(image: .alpha24x16, x: 4, y: 3, expected: "LoF[L}39wxb[tEW-jtfhfUfRfQfR"),
         .init(image: .alpha24x16, x: 1, y: 1, expected: "00F[L}"),
-        .init(image: .alpha24x16, x: 9, y: 9, expected: "|oF[L}39wxb[Wpo{SMtPSMtEW-jtfhfQj=a|j=a|fUfRfQfRfQfRfQfRfQtPW:jtfjfQj@a|j@a|fNfPfQfPfQfPfQfPfQtQW;jtfkfQj[a|j[a|fNfPfQfPfQfPfQfPfQtQW;jtfkfQj[a|j[a|fMfPfQfPfQfPfQfPfQ"),
+        .init(
+            image: .alpha24x16, x: 9, y: 9,
+            expected:
+                "|oF[L}39wxb[Wpo{SMtPSMtEW-jtfhfQj=a|j=a|fUfRfQfRfQfRfQfRfQtPW:jtfjfQj@a|j@a|fNfPfQfPfQfPfQfPfQtQW;jtfkfQj[a|j[a|fNfPfQfPfQfPfQfPfQtQW;jtfkfQj[a|j[a|fMfPfQfPfQfPfQfPfQ"
+        ),
         .init(image: .alpha24x16, x: 5, y: 2, expected: "DoF[L}39wxb[WptEW-jtfhfQ"),
     ]
 
@@ -60,8 +80,10 @@ struct PlaceholderReferenceTests {
         let image = test.image
 
         // When they are encoded
-        let fromRGB = try BlurHash.encode(pixels: image.rgb, width: image.width, height: image.height, channels: 3, xComponents: test.x, yComponents: test.y)
-        let fromRGBA = try BlurHash.encode(pixels: image.rgba, width: image.width, height: image.height, channels: 4, xComponents: test.x, yComponents: test.y)
+        let fromRGB = try BlurHash.encode(
+            pixels: image.rgb, width: image.width, height: image.height, channels: 3, xComponents: test.x, yComponents: test.y)
+        let fromRGBA = try BlurHash.encode(
+            pixels: image.rgba, width: image.width, height: image.height, channels: 4, xComponents: test.x, yComponents: test.y)
 
         // Then both give the reference's string
         #expect(fromRGB == test.expected)

@@ -69,8 +69,9 @@ struct PlaceholderTests {
     /// The chunks of a RIFF WebP file, by FourCC, and the VP8X flags (0 without that chunk).
     private func webpChunks(_ data: Data) throws -> (chunks: [String], flags: UInt8) {
         let bytes = [UInt8](data)
-        try #require(bytes.count >= 12 && String(decoding: bytes[0..<4], as: UTF8.self) == "RIFF"
-                     && String(decoding: bytes[8..<12], as: UTF8.self) == "WEBP")
+        try #require(
+            bytes.count >= 12 && String(decoding: bytes[0..<4], as: UTF8.self) == "RIFF"
+                && String(decoding: bytes[8..<12], as: UTF8.self) == "WEBP")
         var chunks: [String] = []
         var flags: UInt8 = 0
         var offset = 12
@@ -103,7 +104,9 @@ struct PlaceholderTests {
             // Then it is pixels alone
             #expect(!chunks.contains("EXIF") && !chunks.contains("XMP ") && !chunks.contains("ICCP"), "\(chunks)")
             #expect(flags & 0b0010_1100 == 0, "VP8X announces metadata: \(String(flags, radix: 2))")
-            #expect(data.range(of: Data("Exif".utf8)) == nil && data.range(of: Data("MM\0*".utf8)) == nil && data.range(of: Data("II*\0".utf8)) == nil)
+            #expect(
+                data.range(of: Data("Exif".utf8)) == nil && data.range(of: Data("MM\0*".utf8)) == nil
+                    && data.range(of: Data("II*\0".utf8)) == nil)
             #expect(try decodedLQIP(lqip).hasField("exif-data") == false)
         }
     }
@@ -230,7 +233,9 @@ struct PlaceholderTests {
 
         #expect(throws: expected) { try Placeholders(of: image, kinds: [.blurhash], settings: settings) }
         #expect(throws: expected) { try Placeholders.blurhash(of: image, xComponents: x, yComponents: y) }
-        #expect(throws: expected) { try BlurHash.encode(pixels: [0, 0, 0], width: 1, height: 1, channels: 3, xComponents: x, yComponents: y) }
+        #expect(throws: expected) {
+            try BlurHash.encode(pixels: [0, 0, 0], width: 1, height: 1, channels: 3, xComponents: x, yComponents: y)
+        }
         #expect(expected.description.contains(name))
     }
 

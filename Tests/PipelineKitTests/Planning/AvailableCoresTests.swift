@@ -1,8 +1,9 @@
 import Foundation
-import Testing
-@testable import PipelineKit
 import StandardProcessors
 import TestSupport
+import Testing
+
+@testable import PipelineKit
 
 @Suite struct AvailableCoresTests {
     @Test func theAffinityListIsCountedRangeByRange() {
@@ -55,7 +56,8 @@ import TestSupport
 
     @Test func theDefaultStageWidthsFollowTheCores() throws {
         let definition = try PipelineDefinition(
-            json: #"{"version": 1, "inputs": ["a.jpg"], "outputs": [{"name": "s", "steps": [], "encode": {"format": "jpeg"}, "path": "out/{stem}.jpg"}]}"#,
+            json:
+                #"{"version": 1, "inputs": ["a.jpg"], "outputs": [{"name": "s", "steps": [], "encode": {"format": "jpeg"}, "path": "out/{stem}.jpg"}]}"#,
             baseDirectory: URL(fileURLWithPath: "/tmp"), processors: .standard)
         let cores = AvailableCores.count
         #expect(definition.decompress.concurrency == cores)

@@ -1,8 +1,9 @@
 import Foundation
-import Testing
-@testable import PipelineKit
 import StandardProcessors
 import TestSupport
+import Testing
+
+@testable import PipelineKit
 
 /// `pipeline explain`: the plan from headers only, on a known folder.
 @Suite struct ExplainTests {
@@ -11,9 +12,11 @@ import TestSupport
         try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 2000, height: 1000)), to: "in/a.jpg")
         try directory.write(try Fixtures.png(try Fixtures.gradient(width: 800, height: 600)), to: "in/b.png")
         try directory.write(Data("junk".utf8), to: "in/c.jpg")
-        let json = PipelineHarness.json(inputs: ["in/*"], outputs: [
-            #"{"name": "t", "steps": [{"resize": {"width": 200}}], "encode": {"format": "webp"}, "path": "out/{name}.webp"}"#,
-        ], extra: #""inFlight": 3"#)
+        let json = PipelineHarness.json(
+            inputs: ["in/*"],
+            outputs: [
+                #"{"name": "t", "steps": [{"resize": {"width": 200}}], "encode": {"format": "webp"}, "path": "out/{name}.webp"}"#
+            ], extra: #""inFlight": 3"#)
         let explanation = try PipelineHarness.pipeline(json, in: directory).explain()
         #expect(explanation.inputs == 3)
         #expect(explanation.formats == ["jpegload_source": 1, "pngload_source": 1])
@@ -38,9 +41,11 @@ import TestSupport
         let directory = try TemporaryDirectory()
         try directory.write(try Fixtures.png(try Fixtures.gradient(width: 800, height: 600)), to: "in/b.png")
         try directory.write(try Fixtures.png(try Fixtures.gradient(width: 100, height: 75)), to: "in/small.png")
-        let json = PipelineHarness.json(inputs: ["in/*"], outputs: [
-            #"{"name": "t", "steps": [{"resize": {"width": 200}}], "encode": {"format": "webp"}, "path": "out/{name}.webp"}"#,
-        ], extra: #""inFlight": 3"#)
+        let json = PipelineHarness.json(
+            inputs: ["in/*"],
+            outputs: [
+                #"{"name": "t", "steps": [{"resize": {"width": 200}}], "encode": {"format": "webp"}, "path": "out/{name}.webp"}"#
+            ], extra: #""inFlight": 3"#)
         let pipeline = try PipelineHarness.pipeline(json, in: directory)
         let bound: Int64 = 3 * ((30_000 + 30_000) * 4 + 30_000 * 11)
 
@@ -53,9 +58,11 @@ import TestSupport
         let budget = MemoryBudget(bytes: 1_000_000, limit: 200_000_000, source: "--max-memory")
         let limited = PlanExplanation(plan: try pipeline.plan(), memoryBudget: budget)
         #expect(limited.imageMemoryBound == 1_000_000)
-        #expect(limited.text.contains("image memory, upper bound: 1 MB (the memory budget; without it 2 MB: in flight ×"), "\(limited.text)")
+        #expect(
+            limited.text.contains("image memory, upper bound: 1 MB (the memory budget; without it 2 MB: in flight ×"), "\(limited.text)")
 
-        let roomy = PlanExplanation(plan: try pipeline.plan(), memoryBudget: MemoryBudget(bytes: 1 << 30, limit: 2 << 30, source: "--max-memory"))
+        let roomy = PlanExplanation(
+            plan: try pipeline.plan(), memoryBudget: MemoryBudget(bytes: 1 << 30, limit: 2 << 30, source: "--max-memory"))
         #expect(roomy.imageMemoryBound == roomy.estimatedPeakImageBytes && !roomy.text.contains("without it"))
     }
 }

@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import PipelineKit
 import TestSupport
+import Testing
+
+@testable import PipelineKit
 
 /// Input globs on a real folder: brace sets, case, the hints of "matches no files", and the
 /// entries a glob skips because they are not regular files.
@@ -49,10 +50,12 @@ import TestSupport
 
     @Test func caseInsensitiveGlobsMatchNamesWhateverTheirCase() throws {
         let directory = try photos()
-        #expect(enumerate(["photos/**/*.{jpg,png}"], in: directory, caseInsensitive: true).files.map(\.displayName)
+        #expect(
+            enumerate(["photos/**/*.{jpg,png}"], in: directory, caseInsensitive: true).files.map(\.displayName)
                 == ["photos/D.JPG", "photos/a.jpg", "photos/sub/b.png", "photos/sub/deep/c.PNG"])
         // Literal components after the first wildcard too; the folder before it is opened as written
-        #expect(enumerate(["photos/*/DEEP/*.png"], in: directory, caseInsensitive: true).files.map(\.displayName) == ["photos/sub/deep/c.PNG"])
+        #expect(
+            enumerate(["photos/*/DEEP/*.png"], in: directory, caseInsensitive: true).files.map(\.displayName) == ["photos/sub/deep/c.PNG"])
         #expect(enumerate(["photos/*/DEEP/*.png"], in: directory).files.isEmpty)
     }
 
@@ -68,14 +71,17 @@ import TestSupport
         let none = enumerate(["photos/*.JPEG", "photos/**/*.gif,png"], in: directory)
         #expect(none.empty.count == 2)
         let png = enumerate(["photos/sub/deep/*.png"], in: directory)
-        #expect(png.empty.first?.description.contains(#"1 file matches it ignoring case ("caseInsensitive": true)"#) == true,
-                "\(png.empty.first?.description ?? "")")
+        #expect(
+            png.empty.first?.description.contains(#"1 file matches it ignoring case ("caseInsensitive": true)"#) == true,
+            "\(png.empty.first?.description ?? "")")
         #expect(png.warnings.contains { $0.contains("ignoring case") })
-        #expect(none.empty[1].description.contains(#"several choices are a brace set, as in "photos/**/*.{jpg,png}""#),
-                "\(none.empty[1].description)")
+        #expect(
+            none.empty[1].description.contains(#"several choices are a brace set, as in "photos/**/*.{jpg,png}""#),
+            "\(none.empty[1].description)")
         #expect(!none.empty[0].description.contains("brace set") && !none.empty[0].description.contains("ignoring case"))
         // Ignoring case already: no such hint
-        #expect(enumerate(["photos/*.tiff"], in: directory, caseInsensitive: true).empty.first?.description.contains("ignoring case") == false)
+        #expect(
+            enumerate(["photos/*.tiff"], in: directory, caseInsensitive: true).empty.first?.description.contains("ignoring case") == false)
     }
 
     @Test func entriesAGlobSkipsAreNamedInAWarning() throws {
@@ -91,8 +97,10 @@ import TestSupport
         #expect(result.files.map(\.displayName) == ["photos/a.jpg", "photos/linked.jpg"])
         let warning = try #require(result.warnings.first { $0.contains("skips") })
         #expect(warning.hasPrefix(#"input "photos/*.jpg" skips 4 entries that are not a regular file: "#), "\(warning)")
-        for named in ["\(folder)/pipe.jpg (a FIFO)", "\(folder)/gone.jpg (a symbolic link to nothing)",
-                      "\(folder)/loop.jpg (a loop of symbolic links)", "\(folder)/null.jpg (a character device)"] {
+        for named in [
+            "\(folder)/pipe.jpg (a FIFO)", "\(folder)/gone.jpg (a symbolic link to nothing)",
+            "\(folder)/loop.jpg (a loop of symbolic links)", "\(folder)/null.jpg (a character device)",
+        ] {
             #expect(warning.contains(named), "\(named) in \(warning)")
         }
         // A pattern that meets none of them says nothing of the kind

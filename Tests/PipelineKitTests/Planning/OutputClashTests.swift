@@ -1,8 +1,9 @@
 import Foundation
-import Testing
-@testable import PipelineKit
 import StandardProcessors
 import TestSupport
+import Testing
+
+@testable import PipelineKit
 
 /// Two outputs clash when they can write the same path for some input: decided from what each
 /// placeholder can take, before the run.
@@ -29,8 +30,10 @@ import TestSupport
     @Test func oneTemplateWithWidthServesOutputsWhoseStepsFixDifferentWidths() async throws {
         // Given two outputs sharing `out/{stem}-{width}w.webp`, resized to 48 and 96 wide
         let directory = try TemporaryDirectory()
-        let outputs = [output("w48", steps: width(48), path: "out/{stem}-{width}w.webp"),
-                       output("w96", steps: width(96), path: "out/{stem}-{width}w.webp")]
+        let outputs = [
+            output("w48", steps: width(48), path: "out/{stem}-{width}w.webp"),
+            output("w96", steps: width(96), path: "out/{stem}-{width}w.webp"),
+        ]
         #expect(try problems(outputs, in: directory).isEmpty)
 
         // When the pipeline runs
@@ -43,10 +46,20 @@ import TestSupport
 
     @Test func differentFormatsOrOutputNamesTellOneTemplateApart() throws {
         let directory = try TemporaryDirectory()
-        #expect(try problems([output("a", steps: width(48), format: "webp", path: "out/{stem}.{format}"),
-                              output("b", steps: width(48), format: "jpeg", path: "out/{stem}.{format}")], in: directory).isEmpty)
-        #expect(try problems([output("a", steps: width(48), path: "out/{output}/{stem}-{width}.webp"),
-                              output("b", steps: width(48), path: "out/{output}/{stem}-{width}.webp")], in: directory).isEmpty)
+        #expect(
+            try problems(
+                [
+                    output("a", steps: width(48), format: "webp", path: "out/{stem}.{format}"),
+                    output("b", steps: width(48), format: "jpeg", path: "out/{stem}.{format}"),
+                ], in: directory
+            ).isEmpty)
+        #expect(
+            try problems(
+                [
+                    output("a", steps: width(48), path: "out/{output}/{stem}-{width}.webp"),
+                    output("b", steps: width(48), path: "out/{output}/{stem}-{width}.webp"),
+                ], in: directory
+            ).isEmpty)
     }
 
     @Test(arguments: [
@@ -61,8 +74,11 @@ import TestSupport
     ])
     func outputsThatCanWriteTheSameFileAreStillRefused(_ steps: (String, String)) throws {
         let directory = try TemporaryDirectory()
-        let found = try problems([output("a", steps: steps.0, path: "out/{stem}-{width}w.{format}"),
-                                  output("b", steps: steps.1, path: "out/{stem}-{width}w.{format}")], in: directory)
+        let found = try problems(
+            [
+                output("a", steps: steps.0, path: "out/{stem}-{width}w.{format}"),
+                output("b", steps: steps.1, path: "out/{stem}-{width}w.{format}"),
+            ], in: directory)
         #expect(found.count == 1)
         #expect(found.first?.path == "outputs[1].path")
         #expect(found.first?.message.contains("both would write the same files") == true)
@@ -71,15 +87,23 @@ import TestSupport
     @Test func aWidthNotFixedIsRefusedWhereItCouldMeetAnotherOutputsPath() throws {
         // Given a crop window (as wide as the image when narrower) beside an output whose path names that width
         let directory = try TemporaryDirectory()
-        let found = try problems([output("fixed", steps: width(48), path: "out/{stem}-48.webp"),
-                                  output("window", steps: #"[{"crop": {"width": 48}}]"#, path: "out/{stem}-{width}.webp")], in: directory)
+        let found = try problems(
+            [
+                output("fixed", steps: width(48), path: "out/{stem}-48.webp"),
+                output("window", steps: #"[{"crop": {"width": 48}}]"#, path: "out/{stem}-{width}.webp"),
+            ], in: directory)
         #expect(found.count == 1)
         #expect(found.first?.path == "outputs[1].path")
         #expect(found.first?.message.contains("could both write") == true, "\(found)")
 
         // And with a width that cannot be 48, there is no clash
-        #expect(try problems([output("fixed", steps: width(48), path: "out/{stem}-48.webp"),
-                              output("other", steps: width(96), path: "out/{stem}-{width}.webp")], in: directory).isEmpty)
+        #expect(
+            try problems(
+                [
+                    output("fixed", steps: width(48), path: "out/{stem}-48.webp"),
+                    output("other", steps: width(96), path: "out/{stem}-{width}.webp"),
+                ], in: directory
+            ).isEmpty)
     }
 
     @Test func pathPatternsMatchWhenSomeNumbersMakeThemEqual() {
@@ -101,10 +125,12 @@ import TestSupport
         let directory = try TemporaryDirectory()
         try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 200, height: 100)), to: "in/a/x.jpg")
         try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 200, height: 100)), to: "in/b/x.jpg")
-        let json = PipelineHarness.json(inputs: ["in/**/*.jpg"], outputs: [
-            #"{"name": "thumbs", "encode": {"format": "webp"}, "widths": [32, 64], "path": "thumbs/{dir}/{stem}-{width}.webp"}"#,
-            #"{"name": "web", "encode": {"format": "webp"}, "widths": [50, 100, 150], "path": "out/{stem}-{width}.webp"}"#,
-        ])
+        let json = PipelineHarness.json(
+            inputs: ["in/**/*.jpg"],
+            outputs: [
+                #"{"name": "thumbs", "encode": {"format": "webp"}, "widths": [32, 64], "path": "thumbs/{dir}/{stem}-{width}.webp"}"#,
+                #"{"name": "web", "encode": {"format": "webp"}, "widths": [50, 100, 150], "path": "out/{stem}-{width}.webp"}"#,
+            ])
         do {
             _ = try PipelineHarness.pipeline(json, in: directory).plan()
             Issue.record("the clash was not found")

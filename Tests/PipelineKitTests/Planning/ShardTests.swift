@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import PipelineKit
 
 @Suite struct ShardTests {
@@ -43,8 +44,11 @@ import Testing
         #expect(kubernetes?.shard == (try Shard(index: 1, count: 3)))
         #expect(try Shard.fromScheduler(["JOB_COMPLETION_INDEX": "1"], countOverride: 2)?.shard == (try Shard(index: 1, count: 2)))
         #expect(throws: ShardError.self) { try Shard.fromScheduler(["JOB_COMPLETION_INDEX": "1"]) }
-        #expect(try Shard.fromScheduler(["AWS_BATCH_JOB_ARRAY_INDEX": "0", "AWS_BATCH_JOB_ARRAY_SIZE": "5"])?.shard == (try Shard(index: 0, count: 5)))
-        #expect(try Shard.fromScheduler(["CLOUD_RUN_TASK_INDEX": "4", "CLOUD_RUN_TASK_COUNT": "5"])?.shard == (try Shard(index: 4, count: 5)))
+        #expect(
+            try Shard.fromScheduler(["AWS_BATCH_JOB_ARRAY_INDEX": "0", "AWS_BATCH_JOB_ARRAY_SIZE": "5"])?.shard
+                == (try Shard(index: 0, count: 5)))
+        #expect(
+            try Shard.fromScheduler(["CLOUD_RUN_TASK_INDEX": "4", "CLOUD_RUN_TASK_COUNT": "5"])?.shard == (try Shard(index: 4, count: 5)))
         #expect(try Shard.fromScheduler(["PATH": "/bin"]) == nil)
     }
 

@@ -1,8 +1,9 @@
 import Foundation
-import Testing
-@testable import PipelineKit
 import StandardProcessors
 import TestSupport
+import Testing
+
+@testable import PipelineKit
 
 /// Nothing a run writes lands on what it reads, however the path is spelled: through a
 /// symbolic link, as the manifest, the journal, or a file named on the command line.
@@ -67,14 +68,16 @@ import TestSupport
         let error = try #require(try planningError(json, in: directory, sideWrites: [trace]))
         #expect(error.contains("the trace (--trace) would overwrite the input in/dune-2.jpg"), "\(error)")
         // A trace elsewhere is accepted
-        #expect(try planningError(json, in: directory, sideWrites: [SideWrite(what: "the trace", path: directory.path + "/trace.json")]) == nil)
+        #expect(
+            try planningError(json, in: directory, sideWrites: [SideWrite(what: "the trace", path: directory.path + "/trace.json")]) == nil)
     }
 
     @Test func inputsInTheCacheFolderAreRefused() throws {
         // Given inputs in the folder that holds the journal and the cache
         let directory = try TemporaryDirectory()
         _ = try photos(in: directory)
-        let json = PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [output(path: "out/{stem}.jpg")], extra: #""cache": {"directory": "in"}"#)
+        let json = PipelineHarness.json(
+            inputs: ["in/*.jpg"], outputs: [output(path: "out/{stem}.jpg")], extra: #""cache": {"directory": "in"}"#)
         // When it is planned, then it is refused, naming an input and the folder
         let error = try #require(try planningError(json, in: directory))
         #expect(error.contains("the input in/dune-0.jpg lies in the cache folder"), "\(error)")
@@ -89,8 +92,10 @@ import TestSupport
         try FileManager.default.createSymbolicLink(atPath: directory.path + "/alias", withDestinationPath: "in")
         // When an output is written there and committed
         #expect {
-            let file = try ImageWriter.writeUncommitted(to: directory.path + "/alias/dune-0.jpg", root: directory.path,
-                                                        protecting: protected) { descriptor throws(ItemError) in
+            let file = try ImageWriter.writeUncommitted(
+                to: directory.path + "/alias/dune-0.jpg", root: directory.path,
+                protecting: protected
+            ) { descriptor throws(ItemError) in
                 _ = write(descriptor, "not a photo", 11)
             }
             _ = try file.commit()

@@ -1,10 +1,11 @@
 import Foundation
+import StandardProcessors
+import TestSupport
 import Testing
 import Vips
-@testable import PipelineKit
-import StandardProcessors
 import VipsResize
-import TestSupport
+
+@testable import PipelineKit
 
 /// A second processor that claims the name `resize`.
 struct OtherResize: ImageProcessing {
@@ -20,9 +21,11 @@ struct OtherResize: ImageProcessing {
 /// Two processors registered under one name: the registry keeps the first and names both.
 @Suite struct ProcessorRegistryTests {
     private func json(step: String, path: String = "out/{stem}.png") -> String {
-        PipelineHarness.json(inputs: ["in/*.png"], outputs: [
-            #"{"name": "o", "steps": [\#(step)], "encode": {"format": "png"}, "path": "\#(path)"}"#,
-        ])
+        PipelineHarness.json(
+            inputs: ["in/*.png"],
+            outputs: [
+                #"{"name": "o", "steps": [\#(step)], "encode": {"format": "png"}, "path": "\#(path)"}"#
+            ])
     }
 
     @Test func twoProcessorsWithOneNameAreAnErrorThatNamesBoth() throws {
@@ -35,7 +38,9 @@ struct OtherResize: ImageProcessing {
 
         // and no pipeline loads with it
         let directory = try TemporaryDirectory()
-        let error = #expect(throws: PipelineFileError.self) { try PipelineHarness.pipeline(json(step: #"{"resize": {"width": 3}}"#), in: directory, processors: clashing) }
+        let error = #expect(throws: PipelineFileError.self) {
+            try PipelineHarness.pipeline(json(step: #"{"resize": {"width": 3}}"#), in: directory, processors: clashing)
+        }
         #expect(error?.description.contains("two processors are registered as step \"resize\"") == true)
         #expect(ProcessorRegistry([Resize.self, OtherResize.self, Resize.self]).conflicts.count == 2)
     }

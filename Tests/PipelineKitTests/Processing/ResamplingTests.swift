@@ -1,7 +1,8 @@
-import Testing
-@testable import PipelineKit
 import TestSupport
+import Testing
 import Vips
+
+@testable import PipelineKit
 
 /// Resampling premultiplies by alpha, so that transparent pixels' colour does not bleed into
 /// their neighbours, and skips that where the alpha band is opaque everywhere (it would change
@@ -33,7 +34,8 @@ import Vips
     @Test func alphaThatIsNotEverywhereOpaqueIsPremultiplied() throws {
         // White, opaque, beside a transparent black hole: premultiplied, the pixels at the edge
         // stay white (only less opaque); straight, the hole's black would darken them.
-        let holey = try Fixtures.image(width: 300, height: 200, bands: 4) { x, _ in x < 150 ? [0, 0, 0, 0] : [255, 255, 255, 255] }.rendered()
+        let holey = try Fixtures.image(width: 300, height: 200, bands: 4) { x, _ in x < 150 ? [0, 0, 0, 0] : [255, 255, 255, 255] }
+            .rendered()
         #expect(holey.isInMemory && !holey.hasOpaqueAlphaInMemory)
         let pixels = try holey.resampled(to: Self.size).bytes()
         var edge = 0
@@ -54,8 +56,10 @@ import Vips
     /// and down, so that a transposed or mirrored result cannot match.
     static func scene(_ x: Int, _ y: Int) -> [UInt8] {
         let edge = x * 3 > y * 5 ? 60 : 0
-        return [UInt8(clamping: x * 255 / 300 - edge / 2 + 30), UInt8(clamping: y * 255 / 200 / 2 + edge + ((x / 3 + y / 5) % 2) * 40),
-                UInt8(clamping: (x ^ y) % 64 + 100)]
+        return [
+            UInt8(clamping: x * 255 / 300 - edge / 2 + 30), UInt8(clamping: y * 255 / 200 / 2 + edge + ((x / 3 + y / 5) % 2) * 40),
+            UInt8(clamping: (x ^ y) % 64 + 100),
+        ]
     }
 
     /// Rows made narrower by reducing the transposed image's columns (libvips' vector path)
@@ -65,14 +69,17 @@ import Vips
         for target in [ImageSize(width: 193, height: 61), ImageSize(width: 211, height: 200), ImageSize(width: 160, height: 170)] {
             let ours = try image.resampled(to: target, kernel: kernel)
             #expect(ours.size == target)
-            let libvips = try image.resized(horizontalScale: Double(target.width) / 300, verticalScale: Double(target.height) / 200,
-                                            kernel: kernel)
+            let libvips = try image.resized(
+                horizontalScale: Double(target.width) / 300, verticalScale: Double(target.height) / 200,
+                kernel: kernel)
             #expect(libvips.size == target)
             let a = try ours.bytes(), b = try libvips.bytes()
             let differences = zip(a, b).map { abs(Int($0) - Int($1)) }
             let mean = Double(differences.reduce(0, +)) / Double(differences.count)
             // Nearest picks a neighbour where a position falls halfway: rarely, a column over.
-            #expect((kernel == .nearest || differences.max() ?? 0 <= 8) && mean < 0.5, "\(kernel) to \(target): differences up to \(differences.max() ?? 0), mean \(mean)")
+            #expect(
+                (kernel == .nearest || differences.max() ?? 0 <= 8) && mean < 0.5,
+                "\(kernel) to \(target): differences up to \(differences.max() ?? 0), mean \(mean)")
         }
     }
 
@@ -103,8 +110,9 @@ import Vips
             let ours = try image.resampled(to: target)
             #expect(ours.size == target && ours.bands == 4 && ours.bandFormat == .uchar)
             let float = try image.withPremultipliedAlpha { premultiplied throws(VipsError) in
-                try premultiplied.resized(horizontalScale: Double(target.width) / 300, verticalScale: Double(target.height) / 200,
-                                          kernel: .lanczos3)
+                try premultiplied.resized(
+                    horizontalScale: Double(target.width) / 300, verticalScale: Double(target.height) / 200,
+                    kernel: .lanczos3)
             }
             let a = try ours.bytes(), b = try float.bytes()
             var worstComposited = 0, worstAlpha = 0
@@ -128,7 +136,8 @@ import Vips
         let image = try Fixtures.image(width: 4, height: 1, bands: 4) { x, _ in pixels[x] }
         let premultiplied = try image.premultipliedInEightBits()
         #expect(try premultiplied.bytes() == [100, 50, 25, 128, 255, 255, 255, 255, 0, 0, 0, 0, 1, 0, 0, 1])
-        #expect(try premultiplied.unpremultipliedInEightBits().bytes() == [199, 100, 50, 128, 255, 255, 255, 255, 0, 0, 0, 0, 255, 0, 0, 1])
+        #expect(
+            try premultiplied.unpremultipliedInEightBits().bytes() == [199, 100, 50, 128, 255, 255, 255, 255, 0, 0, 0, 0, 255, 0, 0, 1])
         // Resampling can overshoot alpha in colour; the division stops at 255.
         let overshoot = try Fixtures.image(width: 1, height: 1, bands: 4) { _, _ in [90, 10, 0, 60] }
         #expect(try overshoot.unpremultipliedInEightBits().bytes() == [255, 43, 0, 60])
@@ -158,10 +167,12 @@ import Vips
 
     /// 16-bit pixels with alpha keep libvips' float premultiply, and their format.
     @Test func sixteenBitAlphaStaysSixteenBit() throws {
-        let image = try VipsImage(pixels16: (0..<(120 * 80)).flatMap { i -> [UInt16] in
-            let x = i % 120
-            return [UInt16(x * 500), UInt16(i % 80 * 800), 30000, x < 30 ? 0 : 65535]
-        }, width: 120, height: 80, bands: 4).labelled(as: .rgb16)
+        let image = try VipsImage(
+            pixels16: (0..<(120 * 80)).flatMap { i -> [UInt16] in
+                let x = i % 120
+                return [UInt16(x * 500), UInt16(i % 80 * 800), 30000, x < 30 ? 0 : 65535]
+            }, width: 120, height: 80, bands: 4
+        ).labelled(as: .rgb16)
         let resampled = try image.resampled(to: ImageSize(width: 50, height: 33))
         #expect(resampled.size == ImageSize(width: 50, height: 33) && resampled.bandFormat == .ushort && resampled.bands == 4)
     }

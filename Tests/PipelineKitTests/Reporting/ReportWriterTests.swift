@@ -1,9 +1,10 @@
 import Foundation
-import Testing
-import Vips
-@testable import PipelineKit
 import StandardProcessors
 import TestSupport
+import Testing
+import Vips
+
+@testable import PipelineKit
 
 /// `report.json` and `index.html` from real runs: what a person opening the page relies on.
 @Suite struct ReportWriterTests {
@@ -146,10 +147,12 @@ import TestSupport
         let server = try TestHTTPServer { _, _ in .init(status: 200, headers: ["Content-Type": "image/jpeg"], body: photo) }
         let directory = try TemporaryDirectory()
         let url = server.url("/photos/sea.jpg")
-        let json = PipelineHarness.json(inputs: [url], outputs: [
-            #"{"name": "tiny", "steps": [{"resize": {"width": 40}}], "encode": {"format": "jpeg"}, "path": "out/{stem}-tiny.jpg"}"#,
-            #"{"name": "wide", "steps": [{"resize": {"width": 300}}], "encode": {"format": "png"}, "path": "out/{stem}-wide.png"}"#,
-        ], extra: #""cache": {"directory": "cache"}"#)
+        let json = PipelineHarness.json(
+            inputs: [url],
+            outputs: [
+                #"{"name": "tiny", "steps": [{"resize": {"width": 40}}], "encode": {"format": "jpeg"}, "path": "out/{stem}-tiny.jpg"}"#,
+                #"{"name": "wide", "steps": [{"resize": {"width": 300}}], "encode": {"format": "png"}, "path": "out/{stem}-wide.png"}"#,
+            ], extra: #""cache": {"directory": "cache"}"#)
         let pipeline = try PipelineHarness.pipeline(json, in: directory)
         let recorder = try await Self.record(pipeline)
         #expect(recorder.report.succeeded == 1)
@@ -228,8 +231,9 @@ import TestSupport
     @Test func aFolderThatCannotBeMadeIsAnErrorNamingIt() async throws {
         let directory = try TemporaryDirectory()
         let blocker = try directory.write(Data("a file".utf8), to: "taken")
-        let report = RunReport(pipeline: "p", version: "1", startedAt: Date(), elapsedSeconds: 0, inputs: 0, succeeded: 0, failed: 0,
-                               notRun: 0, outputsWritten: 0, outputsUpToDate: 0, cancelled: false, stages: [], items: [])
+        let report = RunReport(
+            pipeline: "p", version: "1", startedAt: Date(), elapsedSeconds: 0, inputs: 0, succeeded: 0, failed: 0,
+            notRun: 0, outputsWritten: 0, outputsUpToDate: 0, cancelled: false, stages: [], items: [])
         let error = #expect(throws: ReportWriterError.self) {
             try ReportWriter.write(report, to: URL(fileURLWithPath: blocker + "/report"))
         }

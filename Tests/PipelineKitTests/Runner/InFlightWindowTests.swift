@@ -1,7 +1,8 @@
+import TestSupport
 import Testing
 import Vips
+
 @testable import PipelineKit
-import TestSupport
 
 /// The backpressure window, by itself: bounded, complete, and starting nothing once cancelled.
 struct InFlightWindowTests {
@@ -10,11 +11,15 @@ struct InFlightWindowTests {
         var completed: [Int] = []
 
         let peak = await InFlightWindow(width: 3).run(Array(0..<20)) { element, _ in
-            state.withLock { $0.running += 1; $0.peak = max($0.peak, $0.running) }
+            state.withLock {
+                $0.running += 1; $0.peak = max($0.peak, $0.running)
+            }
             for _ in 0..<3 { await Task.yield() }
             state.withLock { $0.running -= 1 }
             return element
-        } completed: { completed.append($0) }
+        } completed: {
+            completed.append($0)
+        }
 
         #expect(completed.sorted() == Array(0..<20))
         #expect(peak == 3, "the window fills to its width before the first completes")
@@ -23,7 +28,11 @@ struct InFlightWindowTests {
 
     @Test func aWidthLargerThanTheElementsStartsThemAll() async {
         var completed = 0
-        let peak = await InFlightWindow(width: 10).run([1, 2, 3]) { element, _ in element } completed: { _ in completed += 1 }
+        let peak = await InFlightWindow(width: 10).run([1, 2, 3]) { element, _ in
+            element
+        } completed: { _ in
+            completed += 1
+        }
         #expect(peak == 3 && completed == 3)
     }
 
@@ -35,7 +44,8 @@ struct InFlightWindowTests {
             return await InFlightWindow(width: 2).run(Array(0..<10)) { element, _ in
                 started.withLock { $0.append(element) }
                 return element
-            } completed: { _ in }
+            } completed: { _ in
+            }
         }
         #expect(await run.value == 2)
         #expect(started.withLock { $0.sorted() } == [0, 1])
@@ -50,24 +60,31 @@ struct InFlightWindowTests {
         // Width 1: element 0 waits aside until element 2 has finished, so 1 and 2 must start
         // while it waits; without stepping aside the run could never finish.
         let window = InFlightWindow(width: 1, asideLimit: 4)
-        let peak = await window.run(Array(0..<3), allStarted: { announced.withLock { $0 += 1 } }) { element, slot in
+        let announce: @Sendable () -> Void = { announced.withLock { $0 += 1 } }
+        let peak = await window.run(Array(0..<3), allStarted: announce) { element, slot in
             state.withLock { $0.started.append(element) }
             if element == 0 {
                 await slot.stepAside {
                     await withCheckedContinuation { continuation in gate.withLock { $0 = continuation } }
                 }
             } else {
-                state.withLock { $0.working += 1; $0.peak = max($0.peak, $0.working) }
+                state.withLock {
+                    $0.working += 1; $0.peak = max($0.peak, $0.working)
+                }
                 for _ in 0..<3 { await Task.yield() }
                 state.withLock { $0.working -= 1 }
                 if element == 2 {
                     // Element 0 has handed its continuation over before it stepped aside.
                     while gate.withLock({ $0 == nil }) { await Task.yield() }
-                    gate.withLock { $0?.resume(); $0 = nil }
+                    gate.withLock {
+                        $0?.resume(); $0 = nil
+                    }
                 }
             }
             return element
-        } completed: { completed.append($0) }
+        } completed: {
+            completed.append($0)
+        }
 
         #expect(completed.count == 3 && Set(completed) == [0, 1, 2])
         #expect(state.withLock { $0.started } == [0, 1, 2])
@@ -88,7 +105,8 @@ struct InFlightWindowTests {
                 #expect(seen == [0])
             }
             return element
-        } completed: { _ in }
+        } completed: { _ in
+        }
         #expect(peak == 1 && started.withLock { $0 } == [0, 1, 2])
     }
 }

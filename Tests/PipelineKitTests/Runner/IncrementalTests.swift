@@ -1,16 +1,19 @@
 import Foundation
-import Testing
-@testable import PipelineKit
 import StandardProcessors
 import TestSupport
+import Testing
+
+@testable import PipelineKit
 
 /// Incremental runs: only what changed is made again.
 @Suite struct IncrementalTests {
     func json(quality: Int = 80, incremental: Bool = true) -> String {
-        PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [
-            #"{"name": "small", "steps": [{"resize": {"width": 64}}], "encode": {"format": "webp", "quality": \#(quality)}, "path": "out/{stem}-small.webp"}"#,
-            #"{"name": "large", "steps": [{"resize": {"width": 128}}], "encode": {"format": "jpeg"}, "path": "out/{stem}-large.jpg"}"#,
-        ], extra: #""incremental": \#(incremental)"#)
+        PipelineHarness.json(
+            inputs: ["in/*.jpg"],
+            outputs: [
+                #"{"name": "small", "steps": [{"resize": {"width": 64}}], "encode": {"format": "webp", "quality": \#(quality)}, "path": "out/{stem}-small.webp"}"#,
+                #"{"name": "large", "steps": [{"resize": {"width": 128}}], "encode": {"format": "jpeg"}, "path": "out/{stem}-large.jpg"}"#,
+            ], extra: #""incremental": \#(incremental)"#)
     }
 
     func setUp() throws -> TemporaryDirectory {
@@ -88,10 +91,12 @@ import TestSupport
 
     /// Outputs whose paths hold the size: one with both `{width}` and `{height}`, one plain.
     func sizedPathsJSON(inputs: [String], extra: String = "") -> String {
-        PipelineHarness.json(inputs: inputs, outputs: [
-            #"{"name": "small", "steps": [{"resize": {"width": 64}}], "encode": {"format": "webp"}, "path": "out/{dir}/{stem}-{width}x{height}.webp"}"#,
-            #"{"name": "large", "steps": [{"resize": {"width": 128}}], "encode": {"format": "jpeg"}, "path": "out/{dir}/{stem}-large.jpg"}"#,
-        ], extra: extra)
+        PipelineHarness.json(
+            inputs: inputs,
+            outputs: [
+                #"{"name": "small", "steps": [{"resize": {"width": 64}}], "encode": {"format": "webp"}, "path": "out/{dir}/{stem}-{width}x{height}.webp"}"#,
+                #"{"name": "large", "steps": [{"resize": {"width": 128}}], "encode": {"format": "jpeg"}, "path": "out/{dir}/{stem}-large.jpg"}"#,
+            ], extra: extra)
     }
 
     @Test func outputsWithTheSizeInTheirPathAreUpToDateOnASecondRun() async throws {

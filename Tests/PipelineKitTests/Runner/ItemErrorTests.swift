@@ -1,10 +1,10 @@
 import Foundation
-import Testing
-import Vips
 // Not @testable: this is what a library user can reach.
 import PipelineKit
 import StandardProcessors
 import TestSupport
+import Testing
+import Vips
 
 /// A failure's kind is something to `switch` on, and its underlying error (libvips', the
 /// server's, a plugin's) is reachable without parsing the text, which stays as it was.
@@ -23,9 +23,11 @@ struct ItemErrorTests {
     @Test func anHTTPStatusIsAKindWithTheStatusUnderneath() async throws {
         let server = try TestHTTPServer { _, _ in .init(status: 404, body: Data("no".utf8)) }
         let directory = try TemporaryDirectory()
-        let json = PipelineHarness.json(inputs: [server.url("/missing.jpg")], outputs: [
-            #"{"name": "t", "steps": [{"resize": {"width": 50}}], "encode": {"format": "jpeg"}, "path": "out/{stem}.jpg"}"#,
-        ])
+        let json = PipelineHarness.json(
+            inputs: [server.url("/missing.jpg")],
+            outputs: [
+                #"{"name": "t", "steps": [{"resize": {"width": 50}}], "encode": {"format": "jpeg"}, "path": "out/{stem}.jpg"}"#
+            ])
         let (reports, _) = try await PipelineHarness.run(json, in: directory)
         let error = try #require(reports.first?.failures.first?.error)
         #expect(error.kind == .httpStatus && error.stage == .fetch)
@@ -36,9 +38,11 @@ struct ItemErrorTests {
     @Test func aFailingStepIsAProcessingKindWithThePluginsErrorUnderneath() async throws {
         let directory = try TemporaryDirectory()
         _ = try directory.write(Fixtures.jpeg(Fixtures.solid(width: 40, height: 30)), to: "a.jpg")
-        let json = PipelineHarness.json(inputs: ["a.jpg"], outputs: [
-            #"{"name": "t", "steps": [{"resize": {"width": 20}}, {"fail": {}}], "encode": {"format": "jpeg"}, "path": "out/{stem}.jpg"}"#,
-        ])
+        let json = PipelineHarness.json(
+            inputs: ["a.jpg"],
+            outputs: [
+                #"{"name": "t", "steps": [{"resize": {"width": 20}}, {"fail": {}}], "encode": {"format": "jpeg"}, "path": "out/{stem}.jpg"}"#
+            ])
         let (reports, _) = try await PipelineHarness.run(json, in: directory, processors: .standard.adding(FailingProcessor.self))
         let error = try #require(reports.first?.failures.first?.error)
         #expect(error.kind == .processing)
@@ -53,13 +57,16 @@ struct ItemErrorTests {
         let whole = try Fixtures.jpeg(Fixtures.noise(width: 300, height: 200))
         _ = try directory.write(whole.prefix(whole.count / 2), to: "cut.jpg")
         _ = try directory.write(Data("not an image at all".utf8), to: "text.jpg")
-        let json = PipelineHarness.json(inputs: ["cut.jpg", "text.jpg"], outputs: [
-            #"{"name": "t", "steps": [{"resize": {"width": 50}}], "encode": {"format": "jpeg"}, "path": "out/{stem}.jpg"}"#,
-        ])
+        let json = PipelineHarness.json(
+            inputs: ["cut.jpg", "text.jpg"],
+            outputs: [
+                #"{"name": "t", "steps": [{"resize": {"width": 50}}], "encode": {"format": "jpeg"}, "path": "out/{stem}.jpg"}"#
+            ])
         let (reports, _) = try await PipelineHarness.run(json, in: directory)
-        let errors = Dictionary(uniqueKeysWithValues: reports.compactMap { report in
-            report.failures.first.map { (report.input.displayName, $0.error) }
-        })
+        let errors = Dictionary(
+            uniqueKeysWithValues: reports.compactMap { report in
+                report.failures.first.map { (report.input.displayName, $0.error) }
+            })
         let cut = try #require(errors["cut.jpg"])
         #expect(cut.kind == .undecodable && cut.stage == .decompress)
         #expect(cut.underlyingError is VipsError)

@@ -1,6 +1,7 @@
-import Testing
-@testable import PipelineKit
 import TestSupport
+import Testing
+
+@testable import PipelineKit
 
 /// The order inputs start in: largest first, ties and unknown sizes in listing order.
 struct LargestFirstTests {

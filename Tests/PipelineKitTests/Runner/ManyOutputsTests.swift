@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import PipelineKit
 import StandardProcessors
+import Testing
+
+@testable import PipelineKit
 
 /// One input with many outputs: the work of loading, planning, fingerprinting and re-running
 /// grows in proportion to the number of outputs, not with its square. Work is counted (bytes
@@ -12,8 +13,12 @@ import StandardProcessors
     func json(outputs count: Int) -> String {
         var outputs: [String] = []
         for index in 0..<count / 2 {
-            outputs.append(#"{"name": "n\#(index)", "steps": [{"resize": {"width": \#(8 + index % 16)}}], "encode": {"format": "jpeg"}, "path": "out/{stem}-{output}.jpg"}"#)
-            outputs.append(#"{"name": "w\#(index)", "steps": [{"resize": {"width": \#(4 + index)}}], "encode": {"format": "jpeg"}, "path": "out/w/{stem}-{width}w.jpg"}"#)
+            outputs.append(
+                #"{"name": "n\#(index)", "steps": [{"resize": {"width": \#(8 + index % 16)}}], "encode": {"format": "jpeg"}, "path": "out/{stem}-{output}.jpg"}"#
+            )
+            outputs.append(
+                #"{"name": "w\#(index)", "steps": [{"resize": {"width": \#(4 + index)}}], "encode": {"format": "jpeg"}, "path": "out/w/{stem}-{width}w.jpg"}"#
+            )
         }
         outputs.append(#"{"name": "any", "steps": [], "encode": {"format": "jpeg"}, "path": "out/any/{stem}-{width}.jpg"}"#)
         return PipelineHarness.json(inputs: ["in/a.jpg"], outputs: outputs)

@@ -1,7 +1,7 @@
 import Foundation
-import Testing
 import PipelineKit
 import TestSupport
+import Testing
 import Vips
 
 /// An embedder sets the memory limit in `Pipeline.Configuration`, as `--max-memory` does.
@@ -10,7 +10,9 @@ import Vips
         let directory = try TemporaryDirectory()
         try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 400, height: 300)), to: "in/a.jpg")
         var pipeline = try PipelineHarness.pipeline(
-            PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [#"{"name": "t", "steps": [{"resize": {"width": 100}}], "encode": {"format": "jpeg"}, "path": "out/{stem}.jpg"}"#]),
+            PipelineHarness.json(
+                inputs: ["in/*.jpg"],
+                outputs: [#"{"name": "t", "steps": [{"resize": {"width": 100}}], "encode": {"format": "jpeg"}, "path": "out/{stem}.jpg"}"#]),
             in: directory)
         // A limit the process itself already exceeds: nothing is left for images.
         pipeline.configuration.maxMemory = 1

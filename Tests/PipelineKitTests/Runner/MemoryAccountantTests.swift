@@ -1,7 +1,8 @@
 import Foundation
+import TestSupport
 import Testing
 import Vips
-import TestSupport
+
 @testable import PipelineKit
 
 /// The run's memory account: every allowance derived from the budget in one place, the decoder
@@ -54,9 +55,11 @@ import TestSupport
     @Test func explainPrintsTheAccountAsOneTable() throws {
         let directory = try TemporaryDirectory()
         try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 800, height: 600)), to: "in/a.jpg")
-        let json = PipelineHarness.json(inputs: ["in/*"], outputs: [
-            #"{"name": "t", "steps": [{"resize": {"width": 200}}], "encode": {"format": "jpeg"}, "path": "out/{name}.jpg"}"#,
-        ])
+        let json = PipelineHarness.json(
+            inputs: ["in/*"],
+            outputs: [
+                #"{"name": "t", "steps": [{"resize": {"width": 200}}], "encode": {"format": "jpeg"}, "path": "out/{name}.jpg"}"#
+            ])
         let plan = try PipelineHarness.pipeline(json, in: directory).plan()
         let budget = MemoryBudget(bytes: 320_000_000, limit: 500_000_000, source: "--max-memory")
 
@@ -85,9 +88,10 @@ import TestSupport
 
         // Without a budget, nothing bounds the admission, and each allowance says what a budget would make of it
         let unbudgeted = PlanExplanation(plan: plan, memoryBudget: nil).text
-        #expect(unbudgeted.split(separator: "\n").contains {
-            $0.hasPrefix("  run admission ") && $0.contains(" none  ") && $0.contains("no memory budget is set")
-        }, "\(unbudgeted)")
+        #expect(
+            unbudgeted.split(separator: "\n").contains {
+                $0.hasPrefix("  run admission ") && $0.contains(" none  ") && $0.contains("no memory budget is set")
+            }, "\(unbudgeted)")
         #expect(unbudgeted.contains("128 MB with no budget (1/8 of one at most)"))
     }
 
@@ -95,9 +99,11 @@ import TestSupport
     @Test func theCommandPrintsTheAccountOfTheRealBudget() throws {
         let directory = try TemporaryDirectory()
         try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 800, height: 600)), to: "in/a.jpg")
-        let json = PipelineHarness.json(inputs: ["in/*"], outputs: [
-            #"{"name": "t", "steps": [{"resize": {"width": 200}}], "encode": {"format": "jpeg"}, "path": "out/{name}.jpg"}"#,
-        ])
+        let json = PipelineHarness.json(
+            inputs: ["in/*"],
+            outputs: [
+                #"{"name": "t", "steps": [{"resize": {"width": 200}}], "encode": {"format": "jpeg"}, "path": "out/{name}.jpg"}"#
+            ])
         try directory.write(Data(json.utf8), to: "p.json")
         var pipeline = try PipelineHarness.pipeline(json, in: directory)
         pipeline.configuration.maxMemory = 400_000_000

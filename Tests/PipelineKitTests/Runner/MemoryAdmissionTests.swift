@@ -1,5 +1,6 @@
 import Testing
 import Vips
+
 @testable import PipelineKit
 
 /// Admission by memory, by itself: never over capacity, first come first served, and a
@@ -13,7 +14,9 @@ struct MemoryAdmissionTests {
                 let bytes = Int64(10 + (index * 7) % 60)
                 group.addTask {
                     guard await admission.admit(bytes) else { return }
-                    held.withLock { $0.now += bytes; $0.peak = max($0.peak, $0.now) }
+                    held.withLock {
+                        $0.now += bytes; $0.peak = max($0.peak, $0.now)
+                    }
                     for _ in 0..<3 { await Task.yield() }
                     held.withLock { $0.now -= bytes }
                     admission.release(bytes)

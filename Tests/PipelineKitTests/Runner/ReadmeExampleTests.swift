@@ -1,8 +1,8 @@
 import Foundation
-import Testing
 import PipelineKit
 import StandardProcessors
 import TestSupport
+import Testing
 
 /// The embedding example (docs/embedding.md) compiles and runs, and the guide shows exactly this code.
 @Suite struct ReadmeExampleTests {
@@ -56,8 +56,9 @@ import TestSupport
             guard !inBlock, line == "```swift" else { continue }
             swiftBlocks += 1
             let marker = lines[..<index].last { !$0.isEmpty } ?? ""
-            #expect(marker.hasPrefix("<!-- file: ") && marker.hasSuffix(" -->"),
-                    "docs/writing-a-plugin.md, line \(index + 1): a Swift block without a `<!-- file: PATH -->` line above it")
+            #expect(
+                marker.hasPrefix("<!-- file: ") && marker.hasSuffix(" -->"),
+                "docs/writing-a-plugin.md, line \(index + 1): a Swift block without a `<!-- file: PATH -->` line above it")
         }
         #expect(swiftBlocks >= 4)
         #expect(guide.contains(#".package(url: "https://github.com/pipeline/pipeline", from: "0.3.0")"#))

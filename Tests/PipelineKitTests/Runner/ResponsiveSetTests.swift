@@ -1,18 +1,24 @@
 import Foundation
-import Testing
-import Vips
-@testable import PipelineKit
 import StandardProcessors
 import TestSupport
+import Testing
+import Vips
+
+@testable import PipelineKit
 
 /// Outputs that list `widths` and `formats`: every combination from one decode, never wider
 /// than the photo (its own width stands in once), in the manifest by format and width.
 @Suite struct ResponsiveSetTests {
     /// A pipeline making `widths` (JSON array text) in AVIF and WebP from `in/*.jpg`, with a manifest.
-    func json(widths: String = "[320, 640, 1280]", steps: String = "", formats: String = #"[{"format": "avif", "quality": 50}, {"format": "webp", "quality": 80}]"#) -> String {
-        PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [
-            #"{"name": "hero", "widths": \#(widths), \#(steps.isEmpty ? "" : #""steps": \#(steps),"#) "formats": \#(formats), "path": "out/{stem}-{width}.{format}"}"#,
-        ], extra: #""manifest": {"path": "out/manifest.json", "urlPrefix": "/img/"}"#)
+    func json(
+        widths: String = "[320, 640, 1280]", steps: String = "",
+        formats: String = #"[{"format": "avif", "quality": 50}, {"format": "webp", "quality": 80}]"#
+    ) -> String {
+        PipelineHarness.json(
+            inputs: ["in/*.jpg"],
+            outputs: [
+                #"{"name": "hero", "widths": \#(widths), \#(steps.isEmpty ? "" : #""steps": \#(steps),"#) "formats": \#(formats), "path": "out/{stem}-{width}.{format}"}"#
+            ], extra: #""manifest": {"path": "out/manifest.json", "urlPrefix": "/img/"}"#)
     }
 
     /// A folder with one JPEG photo `width`×`height` at `in/photo.jpg`.
@@ -66,8 +72,11 @@ import TestSupport
         let summary = try await run(json(widths: "[320, 640, 1280, 2560]"), in: directory)
         #expect(summary.outputsWritten == 6 && summary.failed == 0)
         let files = try files(in: directory)
-        #expect(Set(files.keys) == ["photo-320.avif", "photo-320.webp", "photo-640.avif", "photo-640.webp",
-                                    "photo-1000.avif", "photo-1000.webp"])
+        #expect(
+            Set(files.keys) == [
+                "photo-320.avif", "photo-320.webp", "photo-640.avif", "photo-640.webp",
+                "photo-1000.avif", "photo-1000.webp",
+            ])
         #expect(files["photo-1000.avif"].map { [$0.width, $0.height] } == [1000, 500])
     }
 
@@ -149,7 +158,8 @@ import TestSupport
         #expect(second.succeeded == 1 && second.failed == 0)
         #expect(second.outputsWritten == 0 && second.outputsUpToDate == 4)
         #expect(try Data(contentsOf: directory.url.appendingPathComponent("out/manifest.json")) == manifest)
-        #expect(try FileManager.default.attributesOfItem(atPath: directory.path + "/out/photo-500.avif")[.modificationDate] as? Date == stamp)
+        #expect(
+            try FileManager.default.attributesOfItem(atPath: directory.path + "/out/photo-500.avif")[.modificationDate] as? Date == stamp)
     }
 
     @Test func decodingShrinksOnLoadForTheWidestWidthNeeded() throws {
@@ -168,15 +178,17 @@ import TestSupport
     }
 
     @Test func mistakesAreNamedByTheirJSONPath() throws {
-        let text = PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [
-            #"{"name": "a", "widths": [320, 640, 320], "formats": [{"format": "avif"}, {"format": "webp"}], "path": "out/{stem}-a.webp"}"#,
-            #"{"name": "b", "widths": [320], "steps": [{"resize": {"width": 100}}], "encode": {"format": "webp"}, "path": "out/{stem}-{width}-b.webp"}"#,
-            #"{"name": "c", "widths": [320], "encode": {"format": "webp"}, "formats": [{"format": "webp"}], "path": "out/{stem}-c.webp"}"#,
-            #"{"name": "d", "widths": [320], "steps": [{"resize": {}}, {"resize": {"kernel": "cubic"}}], "encode": {"format": "webp"}, "path": "out/{stem}-d.webp"}"#,
-            #"{"name": "e", "formats": [{"format": "webp"}, {"format": "webp", "quality": 50}], "path": "out/{stem}-e.{format}"}"#,
-            #"{"name": "f", "widths": [0, "widest"], "encode": {"format": "webp"}, "path": "out/{stem}-{width}-f.webp"}"#,
-            #"{"name": "g", "widths": [320], "path": "out/{stem}-g.webp"}"#,
-        ])
+        let text = PipelineHarness.json(
+            inputs: ["in/*.jpg"],
+            outputs: [
+                #"{"name": "a", "widths": [320, 640, 320], "formats": [{"format": "avif"}, {"format": "webp"}], "path": "out/{stem}-a.webp"}"#,
+                #"{"name": "b", "widths": [320], "steps": [{"resize": {"width": 100}}], "encode": {"format": "webp"}, "path": "out/{stem}-{width}-b.webp"}"#,
+                #"{"name": "c", "widths": [320], "encode": {"format": "webp"}, "formats": [{"format": "webp"}], "path": "out/{stem}-c.webp"}"#,
+                #"{"name": "d", "widths": [320], "steps": [{"resize": {}}, {"resize": {"kernel": "cubic"}}], "encode": {"format": "webp"}, "path": "out/{stem}-d.webp"}"#,
+                #"{"name": "e", "formats": [{"format": "webp"}, {"format": "webp", "quality": 50}], "path": "out/{stem}-e.{format}"}"#,
+                #"{"name": "f", "widths": [0, "widest"], "encode": {"format": "webp"}, "path": "out/{stem}-{width}-f.webp"}"#,
+                #"{"name": "g", "widths": [320], "path": "out/{stem}-g.webp"}"#,
+            ])
         var messages: [String: String] = [:]
         do {
             _ = try PipelineDefinition(json: text, baseDirectory: URL(fileURLWithPath: "/tmp"), processors: .standard)
@@ -213,13 +225,15 @@ import TestSupport
         let section = try #require(readme.range(of: "### Widths and formats in one output\n\n```json\n"))
         let end = try #require(readme.range(of: "\n```", range: section.upperBound..<readme.endIndex))
         let output = String(readme[section.upperBound..<end.lowerBound])
-        let definition = try PipelineDefinition(json: PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [output]),
-                                                baseDirectory: URL(fileURLWithPath: "/tmp"), processors: .standard)
+        let definition = try PipelineDefinition(
+            json: PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [output]),
+            baseDirectory: URL(fileURLWithPath: "/tmp"), processors: .standard)
         #expect(definition.outputs.count == 8)
         #expect(Set(definition.outputs.map(\.name)) == ["hero"])
 
-        let bundled = try PipelineDefinition(contentsOf: CommandRunner.repositoryRoot.appendingPathComponent("Pipelines/responsive.json"),
-                                             processors: .standard)
+        let bundled = try PipelineDefinition(
+            contentsOf: CommandRunner.repositoryRoot.appendingPathComponent("Pipelines/responsive.json"),
+            processors: .standard)
         #expect(bundled.outputs.map { $0.variant?.width } == [320, 320, 640, 640, 960, 960, 1280, 1280])
         #expect(bundled.outputs.map(\.encoder.format) == [.avif, .webp, .avif, .webp, .avif, .webp, .avif, .webp])
     }

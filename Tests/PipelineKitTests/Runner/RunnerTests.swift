@@ -1,9 +1,10 @@
 import Foundation
-import Testing
-import Vips
-@testable import PipelineKit
 import StandardProcessors
 import TestSupport
+import Testing
+import Vips
+
+@testable import PipelineKit
 
 /// The runner end to end on real files: fan-out, per-item failure, atomic writes, bounds, cancellation.
 @Suite struct RunnerTests {
@@ -32,11 +33,13 @@ import TestSupport
         try writePhotos(4, to: directory)
         let tag = "fan-out-\(UUID().uuidString)"
         let record = #"[{"record": {"tag": "\#(tag)"}}]"#
-        let json = PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [
-            output("a", steps: record, path: "out/{stem}-a.jpg"),
-            output("b", steps: record, format: "webp", path: "out/{stem}-b.webp"),
-            output("c", steps: record, format: "png", path: "out/{stem}-c.png"),
-        ])
+        let json = PipelineHarness.json(
+            inputs: ["in/*.jpg"],
+            outputs: [
+                output("a", steps: record, path: "out/{stem}-a.jpg"),
+                output("b", steps: record, format: "webp", path: "out/{stem}-b.webp"),
+                output("c", steps: record, format: "png", path: "out/{stem}-c.png"),
+            ])
         // When the pipeline runs
         let (reports, summary) = try await PipelineHarness.run(json, in: directory, processors: Self.processors)
         // Then each input was decoded once and that one image served all three outputs
@@ -57,10 +60,12 @@ import TestSupport
         try writePhotos(1, to: directory, width: 2000, height: 1000)
         let tag = "shrink-\(UUID().uuidString)"
         let chain = { (width: Int) in #"[{"resize": {"width": \#(width)}}, {"record": {"tag": "\#(tag)"}}]"# }
-        let json = PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [
-            output("small", steps: chain(100), path: "out/{stem}-small.jpg"),
-            output("medium", steps: chain(200), path: "out/{stem}-medium.jpg"),
-        ])
+        let json = PipelineHarness.json(
+            inputs: ["in/*.jpg"],
+            outputs: [
+                output("small", steps: chain(100), path: "out/{stem}-small.jpg"),
+                output("medium", steps: chain(200), path: "out/{stem}-medium.jpg"),
+            ])
         // When it runs
         let (reports, _) = try await PipelineHarness.run(json, in: directory, processors: Self.processors)
         // Then the outputs have their sizes, and the decode was shrunk on load by 8 (the largest
@@ -82,9 +87,11 @@ import TestSupport
         try writePhotos(2, to: directory)
         try directory.write(Data("not an image".utf8), to: "in/notes.jpg")
         try directory.write(Data(), to: "in/empty.jpg")
-        let json = PipelineHarness.json(inputs: ["in/*.jpg", "in/missing.jpg"], outputs: [
-            output("thumb", steps: #"[{"resize": {"width": 64}}]"#, path: "out/{stem}.jpg"),
-        ])
+        let json = PipelineHarness.json(
+            inputs: ["in/*.jpg", "in/missing.jpg"],
+            outputs: [
+                output("thumb", steps: #"[{"resize": {"width": 64}}]"#, path: "out/{stem}.jpg")
+            ])
         // When it runs
         let (reports, summary) = try await PipelineHarness.run(json, in: directory)
         // Then the good ones are written and each failure names its input, stage and reason
@@ -102,10 +109,12 @@ import TestSupport
     @Test func aProcessorErrorFailsOnlyItsOutput() async throws {
         let directory = try TemporaryDirectory()
         try writePhotos(1, to: directory)
-        let json = PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [
-            output("good", path: "out/{stem}-good.jpg"),
-            output("bad", steps: #"[{"fail": {}}]"#, path: "out/{stem}-bad.jpg"),
-        ])
+        let json = PipelineHarness.json(
+            inputs: ["in/*.jpg"],
+            outputs: [
+                output("good", path: "out/{stem}-good.jpg"),
+                output("bad", steps: #"[{"fail": {}}]"#, path: "out/{stem}-bad.jpg"),
+            ])
         let (reports, summary) = try await PipelineHarness.run(json, in: directory, processors: Self.processors)
         #expect(summary.failed == 1)
         #expect(reports[0].written.map(\.output) == ["good"])
@@ -119,9 +128,11 @@ import TestSupport
     @Test func outputsAreWholeImagesWithTheUmaskModeAndNoTemporaryFilesRemain() async throws {
         let directory = try TemporaryDirectory()
         try writePhotos(3, to: directory)
-        let json = PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [
-            output("webp", steps: #"[{"resize": {"width": 100}}]"#, format: "webp", path: "out/{stem}.webp"),
-        ])
+        let json = PipelineHarness.json(
+            inputs: ["in/*.jpg"],
+            outputs: [
+                output("webp", steps: #"[{"resize": {"width": 100}}]"#, format: "webp", path: "out/{stem}.webp")
+            ])
         _ = try await PipelineHarness.run(json, in: directory)
         let outputs = directory.allFiles().filter { $0.hasPrefix("out/") }
         #expect(outputs.count == 3)
@@ -140,9 +151,11 @@ import TestSupport
         let directory = try TemporaryDirectory()
         try writePhotos(1, to: directory, folder: "in/2024/may")
         try writePhotos(1, to: directory, folder: "in")
-        let json = PipelineHarness.json(inputs: ["in/**/*.jpg"], outputs: [
-            output("t", steps: #"[{"resize": {"width": 32}}]"#, path: "out/{dir}/{stem}-{width}x{height}.jpg"),
-        ])
+        let json = PipelineHarness.json(
+            inputs: ["in/**/*.jpg"],
+            outputs: [
+                output("t", steps: #"[{"resize": {"width": 32}}]"#, path: "out/{dir}/{stem}-{width}x{height}.jpg")
+            ])
         let (_, summary) = try await PipelineHarness.run(json, in: directory)
         #expect(summary.succeeded == 2)
         #expect(directory.allFiles().filter { $0.hasPrefix("out/") } == ["out/2024/may/photo-0-32x24.jpg", "out/photo-0-32x24.jpg"])
@@ -199,9 +212,11 @@ import TestSupport
         // Given many inputs and a narrow pipeline
         let directory = try TemporaryDirectory()
         try writePhotos(40, to: directory, width: 800, height: 600)
-        let json = PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [
-            output("a", steps: #"[{"resize": {"width": 300}}]"#, format: "webp", path: "out/{stem}.webp"),
-        ], extra: #""inFlight": 2, "decompress": {"concurrency": 1}"#)
+        let json = PipelineHarness.json(
+            inputs: ["in/*.jpg"],
+            outputs: [
+                output("a", steps: #"[{"resize": {"width": 300}}]"#, format: "webp", path: "out/{stem}.webp")
+            ], extra: #""inFlight": 2, "decompress": {"concurrency": 1}"#)
         let run = try PipelineHarness.pipeline(json, in: directory).run()
         // When the run is cancelled as soon as the first input completes
         var summary: RunSummary?

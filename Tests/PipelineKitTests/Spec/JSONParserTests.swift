@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import PipelineKit
 import TestSupport
+import Testing
+
+@testable import PipelineKit
 
 @Suite struct JSONParserTests {
     @Test func recordsTheLineAndColumnOfValuesAndKeys() throws {
@@ -60,7 +61,8 @@ import TestSupport
 @Suite struct JSONParserScalingTests {
     @Test func positionsOnOneLongLineCostLinearWork() throws {
         // A pipeline file of 20,000 outputs on one line (about 2 MB), as a generator may write it
-        let output = #"{"name": "o%d", "steps": [{"resize": {"width": 320}}], "encode": {"format": "webp", "quality": 80}, "path": "out/{stem}-%d.webp"}"#
+        let output =
+            #"{"name": "o%d", "steps": [{"resize": {"width": 320}}], "encode": {"format": "webp", "quality": 80}, "path": "out/{stem}-%d.webp"}"#
         let outputs = (0..<20_000).map { String(format: output, $0, $0) }.joined(separator: ", ")
         let text = #"{"version": 1, "inputs": ["in/*.jpg"], "outputs": [\#(outputs)]}"#
         var parser = JSONParser(text)
@@ -71,7 +73,9 @@ import TestSupport
         let lastStart = try #require(text.range(of: #"{"name""#, options: .backwards)).lowerBound
         #expect(last.location.line == 1)
         #expect(last.location.column == text.distance(from: text.startIndex, to: lastStart) + 1)
-        #expect(parser.bytesCountedForColumns <= text.utf8.count, "column counting went back over the line: \(parser.bytesCountedForColumns) bytes for a \(text.utf8.count)-byte file")
+        #expect(
+            parser.bytesCountedForColumns <= text.utf8.count,
+            "column counting went back over the line: \(parser.bytesCountedForColumns) bytes for a \(text.utf8.count)-byte file")
     }
 
     @Test func columnsCountCharactersNotBytes() throws {

@@ -1,6 +1,7 @@
-import Testing
-@testable import PipelineKit
 import TestSupport
+import Testing
+
+@testable import PipelineKit
 
 @Suite struct PathTemplateTests {
     @Test func fillsPlaceholdersAndKeepsTheAuthoredFolder() throws {

@@ -1,8 +1,9 @@
 import Foundation
-import Testing
-@testable import PipelineKit
 import StandardProcessors
 import TestSupport
+import Testing
+
+@testable import PipelineKit
 
 /// Mutation fuzzing of the pipeline-file parser, validator and loader, and of the option
 /// decoders: seeded, with a fixed number of cases, so a failure replays exactly. Any input must
@@ -77,9 +78,12 @@ import TestSupport
     static func replacingInputs(of text: String) -> String? {
         guard case .object(let members)? = try? JSONParser.parse(text).value else { return nil }
         let inputs = JSONNode(plain: ["in/*.jpg"] as [any Sendable])
-        return JSONNode(.object(members.map {
-            $0.key == "inputs" ? JSONNode.Member(key: $0.key, keyLocation: $0.keyLocation, value: inputs) : $0
-        })).jsonText
+        return JSONNode(
+            .object(
+                members.map {
+                    $0.key == "inputs" ? JSONNode.Member(key: $0.key, keyLocation: $0.keyLocation, value: inputs) : $0
+                })
+        ).jsonText
     }
 
     /// Loads `bytes` every way a pipeline file can arrive, and uses what loads.
@@ -91,11 +95,14 @@ import TestSupport
             // name any folder on the machine): the same file with its inputs replaced. Its
             // processors are asked about extreme sizes.
             if let replaced = replacingInputs(of: text),
-               let planned = try? PipelineDefinition(json: replaced, baseDirectory: directory.url, processors: .standard) {
+                let planned = try? PipelineDefinition(json: replaced, baseDirectory: directory.url, processors: .standard)
+            {
                 _ = try? RunPlan(planned, fileName: "fuzz.json")
             }
-            let sizes = [ImageSize(width: 1, height: 1), ImageSize(width: 3, height: 100_000),
-                         ImageSize(width: 100_000, height: 3), ImageSize(width: 16383, height: 16383)]
+            let sizes = [
+                ImageSize(width: 1, height: 1), ImageSize(width: 3, height: 100_000),
+                ImageSize(width: 100_000, height: 3), ImageSize(width: 16383, height: 16383),
+            ]
             for output in definition.outputs {
                 for size in sizes {
                     var current = size
@@ -127,8 +134,13 @@ import TestSupport
         #expect(seeds.count >= 6)
         for seed in seeds { try Self.exercise(seed, in: directory) }
         // The corpus reaches both ends: a file that loads and files full of problems.
-        #expect((try? PipelineDefinition(json: String(decoding: seeds[0], as: UTF8.self), baseDirectory: directory.url, processors: .standard)) != nil
-            || seeds.contains { (try? PipelineDefinition(json: String(decoding: $0, as: UTF8.self), baseDirectory: directory.url, processors: .standard)) != nil })
+        #expect(
+            (try? PipelineDefinition(json: String(decoding: seeds[0], as: UTF8.self), baseDirectory: directory.url, processors: .standard))
+                != nil
+                || seeds.contains {
+                    (try? PipelineDefinition(json: String(decoding: $0, as: UTF8.self), baseDirectory: directory.url, processors: .standard))
+                        != nil
+                })
     }
 
     @Test(arguments: 0..<4)
@@ -152,7 +164,9 @@ import TestSupport
 
     @Test func unitDecodersAcceptOrRefuseAnyText() {
         var generator = SeededGenerator(seed: 0xDEC0DE)
-        let alphabet = Array("0123456789.-+eE sSmMhKkiBGTb#abcdefABCDEF{}/\\\u{0}\u{301}日%") + ["ms", "MiB", "GB", "white", "{stem}", "{dir}", ".."]
+        let alphabet =
+            Array("0123456789.-+eE sSmMhKkiBGTb#abcdefABCDEF{}/\\\u{0}\u{301}日%")
+            + ["ms", "MiB", "GB", "white", "{stem}", "{dir}", ".."]
             .flatMap { Array($0) }
         for _ in 0..<20000 {
             let length = Int.random(in: 0...12, using: &generator)
@@ -162,7 +176,9 @@ import TestSupport
             if let colour = Units.colour(in: text) { #expect(colour.count == 4 && colour.allSatisfy { (0...255).contains($0) }) }
             if let template = try? PathTemplate(text) {
                 _ = template.authoredFolder
-                _ = try? template.resolve([.stem: text, .dir: text, .name: text, .ext: text, .output: "o", .format: "jpg", .width: "1", .height: "1"])
+                _ = try? template.resolve([
+                    .stem: text, .dir: text, .name: text, .ext: text, .output: "o", .format: "jpg", .width: "1", .height: "1",
+                ])
             }
             _ = NearestName.suggestion(for: text, among: ["quality", "maxPixels", "timeout"])
         }

@@ -1,8 +1,9 @@
 import Foundation
-import Testing
-@testable import PipelineKit
 import StandardProcessors
 import TestSupport
+import Testing
+
+@testable import PipelineKit
 
 /// The pipeline file: every kind of mistake is found before any work, with its path and place.
 @Suite struct PipelineFileTests {
@@ -41,14 +42,18 @@ import TestSupport
         #expect(definition.decompress.autorotate)
         #expect(definition.decompress.failOn == .truncated)
         #expect(definition.decompress.concurrency == StageDefaults.decompressConcurrency)
-        #expect(definition.inFlight == StageDefaults.inFlight(
-            decompress: StageDefaults.decompressConcurrency, process: StageDefaults.processConcurrency,
-            encode: StageDefaults.encodeConcurrency))
+        #expect(
+            definition.inFlight
+                == StageDefaults.inFlight(
+                    decompress: StageDefaults.decompressConcurrency, process: StageDefaults.processConcurrency,
+                    encode: StageDefaults.encodeConcurrency))
         // Downloads add the fetch lanes, unless the file sets inFlight.
-        #expect(definition.inFlightSetting == nil
+        #expect(
+            definition.inFlightSetting == nil
                 && definition.inFlight(fetchingRemoteInputs: true) == definition.inFlight + StageDefaults.fetchConcurrency)
-        let set = try PipelineDefinition(json: Self.valid.replacingOccurrences(of: #""version": 1,"#, with: #""version": 1, "inFlight": 3,"#),
-                                         baseDirectory: URL(fileURLWithPath: "/work"), processors: .standard)
+        let set = try PipelineDefinition(
+            json: Self.valid.replacingOccurrences(of: #""version": 1,"#, with: #""version": 1, "inFlight": 3,"#),
+            baseDirectory: URL(fileURLWithPath: "/work"), processors: .standard)
         #expect(set.inFlightSetting == 3 && set.inFlight == 3 && set.inFlight(fetchingRemoteInputs: true) == 3)
         #expect(definition.baseDirectory.path == "/work")
     }
@@ -85,7 +90,9 @@ import TestSupport
     }
 
     @Test func unknownFormatAndStepSuggestTheNearest() {
-        #expect(problems(replacing: "\"format\": \"webp\"", with: "\"format\": \"jpg\"").first?.message.contains("did you mean \"jpeg\"?") == true)
+        #expect(
+            problems(replacing: "\"format\": \"webp\"", with: "\"format\": \"jpg\"").first?.message.contains("did you mean \"jpeg\"?")
+                == true)
         let step = problems(replacing: "{\"resize\":", with: "{\"resise\":")
         #expect(step.first?.path == "outputs[0].steps[0].resise")
         #expect(step.first?.message.contains("did you mean \"resize\"?") == true)
@@ -165,9 +172,10 @@ import TestSupport
         let found = problems(broken)
 
         // Then all four are listed at once, in the order they appear in the file
-        #expect(found.map(\.path) == [
-            "outputs[0].steps[0].resize", "outputs[0].encode.qualty", "outputs[1].name", "outputs[1].path",
-        ], "\(found)")
+        #expect(
+            found.map(\.path) == [
+                "outputs[0].steps[0].resize", "outputs[0].encode.qualty", "outputs[1].name", "outputs[1].path",
+            ], "\(found)")
         #expect(found[0].message.contains("width or height"))
         #expect(found[1].message.contains("did you mean \"quality\"?"))
         #expect(found[2].message.contains("already used"))
@@ -184,9 +192,11 @@ import TestSupport
     }
 
     @Test func errorTextNamesFileLineAndPath() {
-        let error = PipelineFileError(file: "p.json", problems: [
-            .init(path: "outputs[0].encode.qualty", location: SourceLocation(line: 6, column: 35), message: "unknown key"),
-        ])
+        let error = PipelineFileError(
+            file: "p.json",
+            problems: [
+                .init(path: "outputs[0].encode.qualty", location: SourceLocation(line: 6, column: 35), message: "unknown key")
+            ])
         #expect(error.description == "p.json:6:35: error: outputs[0].encode.qualty: unknown key")
     }
 }

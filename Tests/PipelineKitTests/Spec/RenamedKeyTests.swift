@@ -1,8 +1,8 @@
 import Foundation
-import Testing
 import PipelineKit
 import StandardProcessors
 import TestSupport
+import Testing
 
 /// The `process` stage's settings were once named `resize`: old files still load, with a warning.
 struct RenamedKeyTests {
@@ -18,9 +18,10 @@ struct RenamedKeyTests {
         let directory = try TemporaryDirectory()
         let pipeline = try PipelineHarness.pipeline(json(#""resize": {"concurrency": 3}"#), in: directory)
         #expect(pipeline.definition.process.concurrency == 3)
-        #expect(pipeline.definition.warnings == [
-            #"resize (line 2): "resize" is now named "process"; the old name is read until the next format version"#,
-        ])
+        #expect(
+            pipeline.definition.warnings == [
+                #"resize (line 2): "resize" is now named "process"; the old name is read until the next format version"#
+            ])
         #expect(try pipeline.plan().warnings.contains(pipeline.definition.warnings[0]))
     }
 

@@ -1,6 +1,7 @@
-import Testing
-@testable import PipelineKit
 import TestSupport
+import Testing
+
+@testable import PipelineKit
 
 @Suite struct UnitsTests {
     @Test func parsesDurations() {

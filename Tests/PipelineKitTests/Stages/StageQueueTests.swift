@@ -1,8 +1,9 @@
 import Foundation
+import TestSupport
 import Testing
 import Vips
+
 @testable import PipelineKit
-import TestSupport
 
 /// A stage's queue, by itself: bounded, counted, timed, and skipping work cancelled while queued.
 struct StageQueueTests {
@@ -20,7 +21,9 @@ struct StageQueueTests {
         var peak: Int { state.withLock { $0.peak } }
 
         func work(_ id: Int) -> Int {
-            state.withLock { $0.running += 1; $0.peak = max($0.peak, $0.running) }
+            state.withLock {
+                $0.running += 1; $0.peak = max($0.peak, $0.running)
+            }
             continuation.yield(id)
             semaphore.wait()
             state.withLock { $0.running -= 1 }
@@ -138,7 +141,9 @@ struct StageQueueTests {
                 group.addTask {
                     try await queue.run(for: "\(id)") {
                         // A barrier: each waits, blocking its thread, until all have arrived.
-                        let last = arrived.withLock { count in count += 1; return count == lanes }
+                        let last = arrived.withLock { count in
+                            count += 1; return count == lanes
+                        }
                         if last { for _ in 0..<lanes { allArrived.signal() } }
                         return allArrived.wait(timeout: .now() + 5) == .success
                     }
@@ -146,6 +151,8 @@ struct StageQueueTests {
             }
             return try await group.reduce(into: []) { $0.append($1) }
         }
-        #expect(results.count == lanes && results.allSatisfy { $0 }, "all \(lanes) lanes were blocked at once: \(arrived.withLock { $0 }) arrived")
+        #expect(
+            results.count == lanes && results.allSatisfy { $0 },
+            "all \(lanes) lanes were blocked at once: \(arrived.withLock { $0 }) arrived")
     }
 }

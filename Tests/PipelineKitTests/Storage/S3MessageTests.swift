@@ -1,8 +1,9 @@
 import Foundation
-import Testing
-@testable import PipelineKit
 import StandardProcessors
 import TestSupport
+import Testing
+
+@testable import PipelineKit
 
 /// What S3 failures say is what happened: which variable is missing, a credentials file read
 /// whatever bytes its comments hold, a listing that failed and not an empty one, an empty object
@@ -53,7 +54,8 @@ struct S3FailureMessageTests {
         // Given a glob over a bucket that does not exist
         let server = try MotoServer()
         let directory = try TemporaryDirectory()
-        var pipeline = try PipelineHarness.pipeline(PipelineHarness.json(inputs: ["s3://nobucket/in/*.jpg"], outputs: [output]), in: directory)
+        var pipeline = try PipelineHarness.pipeline(
+            PipelineHarness.json(inputs: ["s3://nobucket/in/*.jpg"], outputs: [output]), in: directory)
         pipeline.environment = server.environment(home: directory.path)
         // When it is planned, Then the listing's failure is the error, and nothing says "matches no"
         do {
@@ -73,9 +75,11 @@ struct S3FailureMessageTests {
         try server.put(Data(), bucket: "photos", key: "in/empty.jpg")
         let directory = try TemporaryDirectory()
         try directory.write(Data(), to: "local/empty.jpg")
-        var pipeline = try PipelineHarness.pipeline(PipelineHarness.json(inputs: ["s3://photos/in/empty.jpg", "local/empty.jpg"],
-                                                                         outputs: [#"{"name": "small", "encode": {"format": "png"}, "path": "out/{dir}/{stem}.png"}"#]),
-                                                    in: directory)
+        var pipeline = try PipelineHarness.pipeline(
+            PipelineHarness.json(
+                inputs: ["s3://photos/in/empty.jpg", "local/empty.jpg"],
+                outputs: [#"{"name": "small", "encode": {"format": "png"}, "path": "out/{dir}/{stem}.png"}"#]),
+            in: directory)
         pipeline.environment = server.environment(home: directory.path)
         // When it runs
         let result = try await pipeline.run().collect()

@@ -1,16 +1,20 @@
 import Foundation
-import Testing
-@testable import PipelineKit
 import StandardProcessors
 import TestSupport
+import Testing
+
+@testable import PipelineKit
 
 /// S3 addresses, configuration and output keys, without a server.
 @Suite struct S3PlanningTests {
     func plan(inputs: [String], outputPath: String) throws -> RunPlan {
         let directory = try TemporaryDirectory()
-        var pipeline = try PipelineHarness.pipeline(PipelineHarness.json(inputs: inputs, outputs: [
-            #"{"name": "small", "encode": {"format": "jpeg"}, "path": "\#(outputPath)"}"#,
-        ]), in: directory)
+        var pipeline = try PipelineHarness.pipeline(
+            PipelineHarness.json(
+                inputs: inputs,
+                outputs: [
+                    #"{"name": "small", "encode": {"format": "jpeg"}, "path": "\#(outputPath)"}"#
+                ]), in: directory)
         pipeline.environment = ["HOME": directory.path]
         return try pipeline.plan()
     }
@@ -18,8 +22,9 @@ import TestSupport
     @Test func anOutputKeyThatWouldLeaveItsPrefixIsRefused() throws {
         // {dir} of a single object is its bucket and folders: ".." would climb; "." and ".." in
         // the key itself are refused too, since whoever copies the objects to a disk resolves them.
-        let plan = try plan(inputs: ["s3://b/ok/a.jpg", "s3://b/up/../../a.jpg", "s3://b/double//a.jpg"],
-                            outputPath: "s3://site/thumbs/{dir}/{stem}.jpg")
+        let plan = try plan(
+            inputs: ["s3://b/ok/a.jpg", "s3://b/up/../../a.jpg", "s3://b/double//a.jpg"],
+            outputPath: "s3://site/thumbs/{dir}/{stem}.jpg")
         let listings = plan.items.flatMap(\.listings)
         #expect(listings[0].refusal == nil)
         #expect(listings[0].targets.first?.plannedPath == "s3://site/thumbs/b/ok/a.jpg")
@@ -57,7 +62,9 @@ import TestSupport
 
     @Test func globsMatchKeysAsTheyMatchPaths() {
         let match = { (glob: String, key: String) in
-            InputEnumerator.matches(glob.split(separator: "/").map(String.init)[...], key.split(separator: "/", omittingEmptySubsequences: false).map(String.init)[...])
+            InputEnumerator.matches(
+                glob.split(separator: "/").map(String.init)[...],
+                key.split(separator: "/", omittingEmptySubsequences: false).map(String.init)[...])
         }
         #expect(match("**/*.jpg", "a.jpg"))
         #expect(match("**/*.jpg", "x/y/a.jpg"))
@@ -69,22 +76,33 @@ import TestSupport
     }
 
     @Test func queriesAreSortedAndEncodedForSigning() {
-        let client = S3Client(configuration: S3Configuration(credentials: AWSCredentials(accessKeyID: "k", secretAccessKey: "s"),
-                                                             region: "eu-west-1", endpoint: "http://127.0.0.1:9000"),
-                              fetcher: RemoteFetcher(loader: CurlDataLoader(), settings: FetchSettings(
-                                  concurrency: 1, maxBytes: 1, timeout: 1, connectTimeout: 1, retries: 0, headers: [:], userAgent: "t", maxRedirects: 0)))
-        #expect(client.url(S3Location(bucket: "b", key: "a b/ü+.jpg"), query: [("prefix", "x y/"), ("list-type", "2")])
+        let client = S3Client(
+            configuration: S3Configuration(
+                credentials: AWSCredentials(accessKeyID: "k", secretAccessKey: "s"),
+                region: "eu-west-1", endpoint: "http://127.0.0.1:9000"),
+            fetcher: RemoteFetcher(
+                loader: CurlDataLoader(),
+                settings: FetchSettings(
+                    concurrency: 1, maxBytes: 1, timeout: 1, connectTimeout: 1, retries: 0, headers: [:], userAgent: "t", maxRedirects: 0)))
+        #expect(
+            client.url(S3Location(bucket: "b", key: "a b/ü+.jpg"), query: [("prefix", "x y/"), ("list-type", "2")])
                 == "http://127.0.0.1:9000/b/a%20b/%C3%BC%2B.jpg?list-type=2&prefix=x%20y%2F")
-        let aws = S3Client(configuration: S3Configuration(credentials: client.configuration.credentials, region: "eu-west-1", endpoint: nil),
-                           fetcher: client.fetcher)
+        let aws = S3Client(
+            configuration: S3Configuration(credentials: client.configuration.credentials, region: "eu-west-1", endpoint: nil),
+            fetcher: client.fetcher)
         #expect(aws.url(S3Location(bucket: "b", key: "k.jpg")) == "https://b.s3.eu-west-1.amazonaws.com/k.jpg")
         #expect(aws.url(S3Location(bucket: "b.c", key: "k.jpg")) == "https://s3.eu-west-1.amazonaws.com/b.c/k.jpg")
     }
 
     @Test func configurationIsResolvedAsAWSToolsResolveIt() throws {
         let directory = try TemporaryDirectory()
-        try directory.write(Data("[default]\naws_access_key_id = FILEKEY\naws_secret_access_key = filesecret\n[p]\naws_access_key_id = PKEY\naws_secret_access_key = psecret\naws_session_token = ptoken\n".utf8), to: ".aws/credentials")
-        try directory.write(Data("[default]\nregion = eu-central-1\n[profile p]\nregion = ap-south-1\nendpoint_url = http://127.0.0.1:9/\n".utf8), to: ".aws/config")
+        try directory.write(
+            Data(
+                "[default]\naws_access_key_id = FILEKEY\naws_secret_access_key = filesecret\n[p]\naws_access_key_id = PKEY\naws_secret_access_key = psecret\naws_session_token = ptoken\n"
+                    .utf8), to: ".aws/credentials")
+        try directory.write(
+            Data("[default]\nregion = eu-central-1\n[profile p]\nregion = ap-south-1\nendpoint_url = http://127.0.0.1:9/\n".utf8),
+            to: ".aws/config")
         let home = ["HOME": directory.path]
 
         let fromFiles = try S3Configuration.resolve(S3Settings(), environment: home)
@@ -92,9 +110,12 @@ import TestSupport
         #expect(fromFiles.region == "eu-central-1")
         #expect(fromFiles.endpoint == nil)
 
-        let fromVariables = try S3Configuration.resolve(S3Settings(), environment: home.merging([
-            "AWS_ACCESS_KEY_ID": "ENVKEY", "AWS_SECRET_ACCESS_KEY": "envsecret", "AWS_SESSION_TOKEN": "envtoken",
-            "AWS_DEFAULT_REGION": "us-west-2", "AWS_ENDPOINT_URL": "http://localhost:1"]) { $1 })
+        let fromVariables = try S3Configuration.resolve(
+            S3Settings(),
+            environment: home.merging([
+                "AWS_ACCESS_KEY_ID": "ENVKEY", "AWS_SECRET_ACCESS_KEY": "envsecret", "AWS_SESSION_TOKEN": "envtoken",
+                "AWS_DEFAULT_REGION": "us-west-2", "AWS_ENDPOINT_URL": "http://localhost:1",
+            ]) { $1 })
         #expect(fromVariables.credentials == AWSCredentials(accessKeyID: "ENVKEY", secretAccessKey: "envsecret", sessionToken: "envtoken"))
         #expect(fromVariables.region == "us-west-2")
         #expect(fromVariables.endpoint == "http://localhost:1")
@@ -104,9 +125,12 @@ import TestSupport
         #expect(profile.region == "ap-south-1")
         #expect(profile.endpoint == "http://127.0.0.1:9")
 
-        let file = try S3Configuration.resolve(S3Settings(profile: "p", region: "sa-east-1", endpoint: "https://minio.example"),
-                                               environment: home.merging(["AWS_ACCESS_KEY_ID": "ENVKEY", "AWS_SECRET_ACCESS_KEY": "x",
-                                                                          "AWS_ENDPOINT_URL_S3": "http://other"]) { $1 })
+        let file = try S3Configuration.resolve(
+            S3Settings(profile: "p", region: "sa-east-1", endpoint: "https://minio.example"),
+            environment: home.merging([
+                "AWS_ACCESS_KEY_ID": "ENVKEY", "AWS_SECRET_ACCESS_KEY": "x",
+                "AWS_ENDPOINT_URL_S3": "http://other",
+            ]) { $1 })
         #expect(file.credentials.accessKeyID == "PKEY")
         #expect(file.region == "sa-east-1")
         #expect(file.endpoint == "https://minio.example")

@@ -1,9 +1,10 @@
 import Foundation
-import Testing
-import Vips
-@testable import PipelineKit
 import StandardProcessors
 import TestSupport
+import Testing
+import Vips
+
+@testable import PipelineKit
 
 /// `s3://` inputs and outputs against a real S3-compatible server (moto) that checks every
 /// signature: what the server holds is read back, not assumed.
@@ -12,11 +13,16 @@ struct S3StorageTests {
     static let photo: Data = (try? Fixtures.jpeg(try Fixtures.gradient(width: 200, height: 100))) ?? Data()
 
     /// A pipeline reading `inputs` and writing one 50 px wide output per input to `outputPath`.
-    func pipeline(_ inputs: [String], outputPath: String, format: String = "webp", outputExtra: String = "",
-                  in directory: TemporaryDirectory, environment: [String: String]) throws -> Pipeline {
-        let output = #"{"name": "small", "steps": [{"resize": {"width": 50}}], "encode": {"format": "\#(format)"}, "path": "\#(outputPath)"\#(outputExtra)}"#
-        var pipeline = try PipelineHarness.pipeline(PipelineHarness.json(inputs: inputs, outputs: [output],
-                                                                          extra: #""cache": {"directory": "cache"}"#), in: directory)
+    func pipeline(
+        _ inputs: [String], outputPath: String, format: String = "webp", outputExtra: String = "",
+        in directory: TemporaryDirectory, environment: [String: String]
+    ) throws -> Pipeline {
+        let output =
+            #"{"name": "small", "steps": [{"resize": {"width": 50}}], "encode": {"format": "\#(format)"}, "path": "\#(outputPath)"\#(outputExtra)}"#
+        var pipeline = try PipelineHarness.pipeline(
+            PipelineHarness.json(
+                inputs: inputs, outputs: [output],
+                extra: #""cache": {"directory": "cache"}"#), in: directory)
         pipeline.environment = environment
         return pipeline
     }
@@ -31,14 +37,18 @@ struct S3StorageTests {
         let server = try MotoServer()
         try server.createBucket("many")
         // 1,050 matching keys in two folders, and keys the glob must not match.
-        var objects = (0..<1050).map { (key: "shots/\($0 % 2 == 0 ? "even" : "odd")/\(String(format: "%04d", $0)).jpg", data: Data([UInt8($0 % 256)])) }
+        var objects = (0..<1050).map {
+            (key: "shots/\($0 % 2 == 0 ? "even" : "odd")/\(String(format: "%04d", $0)).jpg", data: Data([UInt8($0 % 256)]))
+        }
         objects += (0..<30).map { (key: "shots/even/notes-\($0).txt", data: Data("x".utf8)) }
         objects += [(key: "other/0001.jpg", data: Data([1])), (key: "shots/.hidden/0001.jpg", data: Data([1]))]
         try server.putMany(objects, bucket: "many")
         let directory = try TemporaryDirectory()
 
-        let plan = try pipeline(["s3://many/shots/**/*.jpg"], outputPath: "out/{dir}/{stem}.webp", in: directory,
-                                environment: server.environment(home: directory.path)).plan()
+        let plan = try pipeline(
+            ["s3://many/shots/**/*.jpg"], outputPath: "out/{dir}/{stem}.webp", in: directory,
+            environment: server.environment(home: directory.path)
+        ).plan()
 
         #expect(plan.inputCount == 1050)
         let inputs = plan.items.map(\.input)
@@ -54,9 +64,10 @@ struct S3StorageTests {
         try server.createBucket("site")
         try server.putMany([(key: "in/a.jpg", data: Self.photo), (key: "in/sub/b.jpg", data: Self.photo)], bucket: "photos")
         let directory = try TemporaryDirectory()
-        let pipeline = try pipeline(["s3://photos/in/**/*.jpg"], outputPath: "s3://site/thumbs/{dir}/{stem}.webp",
-                                    outputExtra: #", "cacheControl": "public, max-age=60", "metadata": {"owner": "catalogue"}"#,
-                                    in: directory, environment: server.environment(home: directory.path))
+        let pipeline = try pipeline(
+            ["s3://photos/in/**/*.jpg"], outputPath: "s3://site/thumbs/{dir}/{stem}.webp",
+            outputExtra: #", "cacheControl": "public, max-age=60", "metadata": {"owner": "catalogue"}"#,
+            in: directory, environment: server.environment(home: directory.path))
 
         let (reports, summary) = try await run(pipeline)
 
@@ -80,8 +91,9 @@ struct S3StorageTests {
         try server.createBucket("photos")
         try server.putMany([(key: "public/a.jpg", data: Self.photo), (key: "private/b.jpg", data: Self.photo)], bucket: "photos")
         let directory = try TemporaryDirectory()
-        let pipeline = try pipeline(["s3://photos/public/a.jpg", "s3://photos/public/missing.jpg", "s3://photos/private/b.jpg"],
-                                    outputPath: "out/{stem}.webp", in: directory, environment: server.environment(home: directory.path))
+        let pipeline = try pipeline(
+            ["s3://photos/public/a.jpg", "s3://photos/public/missing.jpg", "s3://photos/private/b.jpg"],
+            outputPath: "out/{stem}.webp", in: directory, environment: server.environment(home: directory.path))
 
         let (reports, summary) = try await run(pipeline)
 
@@ -106,8 +118,9 @@ struct S3StorageTests {
         try server.put(Self.photo, bucket: "photos", key: "a.jpg")
         let directory = try TemporaryDirectory()
         let wrong = AWSCredentials(accessKeyID: server.credentials.accessKeyID, secretAccessKey: "not-the-secret-0123456789")
-        let pipeline = try pipeline(["s3://photos/a.jpg"], outputPath: "out/{stem}.webp", in: directory,
-                                    environment: server.environment(home: directory.path, credentials: wrong))
+        let pipeline = try pipeline(
+            ["s3://photos/a.jpg"], outputPath: "out/{stem}.webp", in: directory,
+            environment: server.environment(home: directory.path, credentials: wrong))
 
         let (reports, summary) = try await run(pipeline)
 
@@ -124,15 +137,19 @@ struct S3StorageTests {
         try server.createBucket("site")
         try server.putMany([(key: "in/a.jpg", data: Self.photo), (key: "in/b.jpg", data: Self.photo)], bucket: "photos")
         let first = try TemporaryDirectory()
-        let made = try await run(try pipeline(["s3://photos/in/*.jpg"], outputPath: "s3://site/t/{stem}.webp", in: first,
-                                              environment: server.environment(home: first.path)))
+        let made = try await run(
+            try pipeline(
+                ["s3://photos/in/*.jpg"], outputPath: "s3://site/t/{stem}.webp", in: first,
+                environment: server.environment(home: first.path)))
         #expect(made.summary.outputsWritten == 2, "\(made.reports.flatMap(\.failures))")
 
         // Another folder: no shared cache or journal, only the bucket.
         let second = try TemporaryDirectory()
         let counter = CountingLoader(CurlDataLoader())
-        let again = try await run(try pipeline(["s3://photos/in/*.jpg"], outputPath: "s3://site/t/{stem}.webp", in: second,
-                                               environment: server.environment(home: second.path)), loader: counter)
+        let again = try await run(
+            try pipeline(
+                ["s3://photos/in/*.jpg"], outputPath: "s3://site/t/{stem}.webp", in: second,
+                environment: server.environment(home: second.path)), loader: counter)
 
         #expect(again.summary.outputsWritten == 0)
         #expect(again.summary.outputsUpToDate == 2)
@@ -144,8 +161,10 @@ struct S3StorageTests {
 
         // A changed input is made again.
         try server.put(try Fixtures.jpeg(try Fixtures.gradient(width: 100, height: 100)), bucket: "photos", key: "in/b.jpg")
-        let changed = try await run(try pipeline(["s3://photos/in/*.jpg"], outputPath: "s3://site/t/{stem}.webp", in: second,
-                                                 environment: server.environment(home: second.path)))
+        let changed = try await run(
+            try pipeline(
+                ["s3://photos/in/*.jpg"], outputPath: "s3://site/t/{stem}.webp", in: second,
+                environment: server.environment(home: second.path)))
         #expect(changed.summary.outputsWritten == 1)
         #expect(changed.summary.outputsUpToDate == 1)
     }
@@ -160,8 +179,9 @@ struct S3StorageTests {
         try FileManager.default.removeItem(atPath: directory.path + "/out/a.webp")
 
         let counter = CountingLoader(CurlDataLoader())
-        let again = try await run(try pipeline(["s3://photos/a.jpg"], outputPath: "out/{stem}.webp", in: directory, environment: environment),
-                                  loader: counter)
+        let again = try await run(
+            try pipeline(["s3://photos/a.jpg"], outputPath: "out/{stem}.webp", in: directory, environment: environment),
+            loader: counter)
 
         #expect(again.summary.outputsWritten == 1, "\(again.reports.flatMap(\.failures))")
         let gets = counter.requests.filter { $0.method == "GET" }
@@ -174,9 +194,11 @@ struct S3StorageTests {
         try server.createBucket("photos")
         try server.put(Self.photo, bucket: "photos", key: "a.jpg")
         let directory = try TemporaryDirectory()
-        let json = PipelineHarness.json(inputs: ["s3://photos/a.jpg"], outputs: [
-            #"{"name": "small", "encode": {"format": "png"}, "path": "out/{stem}.png"}"#,
-        ], extra: #""fetch": {"maxBytes": 100}, "cache": {"enabled": false}"#)
+        let json = PipelineHarness.json(
+            inputs: ["s3://photos/a.jpg"],
+            outputs: [
+                #"{"name": "small", "encode": {"format": "png"}, "path": "out/{stem}.png"}"#
+            ], extra: #""fetch": {"maxBytes": 100}, "cache": {"enabled": false}"#)
         var pipeline = try PipelineHarness.pipeline(json, in: directory)
         pipeline.environment = server.environment(home: directory.path)
 
@@ -195,15 +217,19 @@ struct S3StorageTests {
         #expect(session.sessionToken?.isEmpty == false)
         let directory = try TemporaryDirectory()
 
-        let (reports, summary) = try await run(try pipeline(["s3://photos/a.jpg"], outputPath: "s3://photos/out/{stem}.webp", in: directory,
-                                                            environment: server.environment(home: directory.path, credentials: session)))
+        let (reports, summary) = try await run(
+            try pipeline(
+                ["s3://photos/a.jpg"], outputPath: "s3://photos/out/{stem}.webp", in: directory,
+                environment: server.environment(home: directory.path, credentials: session)))
         #expect(summary.succeeded == 1, "\(reports.flatMap(\.failures))")
         #expect(try server.get(bucket: "photos", key: "out/a.webp") != nil)
 
         // The same key without its token is not a key the server knows.
         let tokenless = AWSCredentials(accessKeyID: session.accessKeyID, secretAccessKey: session.secretAccessKey)
-        let refused = try await run(try pipeline(["s3://photos/a.jpg"], outputPath: "out/{stem}.webp", in: directory,
-                                                 environment: server.environment(home: directory.path, credentials: tokenless)))
+        let refused = try await run(
+            try pipeline(
+                ["s3://photos/a.jpg"], outputPath: "out/{stem}.webp", in: directory,
+                environment: server.environment(home: directory.path, credentials: tokenless)))
         #expect(refused.summary.failed == 1)
         #expect(!(refused.reports.first?.failures.first?.reason.contains(session.sessionToken ?? "-") ?? true))
     }
@@ -213,30 +239,38 @@ struct S3StorageTests {
         try server.createBucket("photos")
         try server.put(Self.photo, bucket: "photos", key: "a.jpg")
         let directory = try TemporaryDirectory()
-        let credentialsFile = try directory.write(Data("""
-            [default]
-            aws_access_key_id = AKIANOTTHISONE000000
-            aws_secret_access_key = wrong
-            [catalogue]
-            aws_access_key_id = \(server.credentials.accessKeyID)
-            aws_secret_access_key = \(server.credentials.secretAccessKey)
-            """.utf8), to: "aws/credentials")
-        let configFile = try directory.write(Data("""
-            [profile catalogue]
-            region = \(MotoServer.region)
-            endpoint_url = \(server.endpoint)
-            """.utf8), to: "aws/config")
+        let credentialsFile = try directory.write(
+            Data(
+                """
+                [default]
+                aws_access_key_id = AKIANOTTHISONE000000
+                aws_secret_access_key = wrong
+                [catalogue]
+                aws_access_key_id = \(server.credentials.accessKeyID)
+                aws_secret_access_key = \(server.credentials.secretAccessKey)
+                """.utf8), to: "aws/credentials")
+        let configFile = try directory.write(
+            Data(
+                """
+                [profile catalogue]
+                region = \(MotoServer.region)
+                endpoint_url = \(server.endpoint)
+                """.utf8), to: "aws/config")
         let files = ["HOME": directory.path, "AWS_SHARED_CREDENTIALS_FILE": credentialsFile, "AWS_CONFIG_FILE": configFile]
 
         // The profile from AWS_PROFILE, with the endpoint from the config file.
-        let byVariable = try await run(try pipeline(["s3://photos/a.jpg"], outputPath: "out/{stem}.webp", in: directory,
-                                                    environment: files.merging(["AWS_PROFILE": "catalogue"]) { $1 }))
+        let byVariable = try await run(
+            try pipeline(
+                ["s3://photos/a.jpg"], outputPath: "out/{stem}.webp", in: directory,
+                environment: files.merging(["AWS_PROFILE": "catalogue"]) { $1 }))
         #expect(byVariable.summary.succeeded == 1, "\(byVariable.reports.flatMap(\.failures))")
 
         // The profile the file's s3 section names wins over keys in the environment.
-        let json = PipelineHarness.json(inputs: ["s3://photos/a.jpg"], outputs: [
-            #"{"name": "small", "steps": [{"resize": {"width": 50}}], "encode": {"format": "webp"}, "path": "out2/{stem}.webp"}"#,
-        ], extra: #""s3": {"profile": "catalogue", "endpoint": "\#(server.endpoint)"}, "cache": {"enabled": false}"#)
+        let json = PipelineHarness.json(
+            inputs: ["s3://photos/a.jpg"],
+            outputs: [
+                #"{"name": "small", "steps": [{"resize": {"width": 50}}], "encode": {"format": "webp"}, "path": "out2/{stem}.webp"}"#
+            ], extra: #""s3": {"profile": "catalogue", "endpoint": "\#(server.endpoint)"}, "cache": {"enabled": false}"#)
         var named = try PipelineHarness.pipeline(json, in: directory)
         named.environment = files.merging(["AWS_ACCESS_KEY_ID": "AKIAWRONGWRONGWRONG0", "AWS_SECRET_ACCESS_KEY": "wrong"]) { $1 }
         let byFile = try await run(named)

@@ -1,14 +1,16 @@
 import Foundation
-import Testing
-@testable import PipelineKit
 import StandardProcessors
-import Vips
 import TestSupport
+import Testing
+import Vips
+
+@testable import PipelineKit
 
 /// The library's watcher of a pipeline: which changes it delivers, how it gathers a burst into
 /// one batch, and which files and folders matter to it.
 @Suite struct WatchTests {
-    static let small = #"{"name": "small", "steps": [{"resize": {"width": 16}}], "encode": {"format": "webp"}, "path": "out/{stem}-small.webp"}"#
+    static let small =
+        #"{"name": "small", "steps": [{"resize": {"width": 16}}], "encode": {"format": "webp"}, "path": "out/{stem}-small.webp"}"#
 
     /// A folder with `count` small photos in `in/`, one more in `spare/` to copy in, and a
     /// pipeline file `p.json` making `outputs` of `in/*.jpg`.
@@ -27,11 +29,14 @@ import TestSupport
         let directory = try setUp(inputs: 1)
         let file = directory.url.appendingPathComponent("p.json")
         let pipeline = try Pipeline(contentsOf: file, processors: .standard)
-        let watcher = try PipelineWatcher(pipelineFile: file, definition: pipeline.definition,
-                                          debounce: .init(quietPeriod: .milliseconds(300)))
+        let watcher = try PipelineWatcher(
+            pipelineFile: file, definition: pipeline.definition,
+            debounce: .init(quietPeriod: .milliseconds(300)))
         defer { watcher.stop() }
         // A bound on the wait, not on the time taken: the sequence ends if nothing comes.
-        let bound = Task { try await Task.sleep(for: .seconds(60)); watcher.stop() }
+        let bound = Task {
+            try await Task.sleep(for: .seconds(60)); watcher.stop()
+        }
         defer { bound.cancel() }
 
         // When a run's kinds of files appear (an output, a temporary file, the cache's journal,
@@ -96,9 +101,12 @@ import TestSupport
         let directory = try TemporaryDirectory()
         try directory.write(try Fixtures.png(try Fixtures.solid(width: 4, height: 4)), to: "art/logo.png")
         try directory.write(Data("more/a.jpg\nhttps://example.org/b.jpg\n".utf8), to: "lists/urls.txt")
-        let json = PipelineHarness.json(inputs: ["in/**/*.jpg", "single.png", "https://example.org/c.jpg"], outputs: [
-            #"{"name": "o", "steps": [{"composite": {"image": "art/logo.png"}}], "encode": {"format": "jpeg"}, "path": "in/out/{dir}/{stem}-o.jpg"}"#,
-        ], extra: #""allowEmpty": true, "cache": {"directory": "cache"}"#).replacingOccurrences(of: #""single.png""#, with: #""single.png", {"list": "lists/urls.txt"}"#)
+        let json = PipelineHarness.json(
+            inputs: ["in/**/*.jpg", "single.png", "https://example.org/c.jpg"],
+            outputs: [
+                #"{"name": "o", "steps": [{"composite": {"image": "art/logo.png"}}], "encode": {"format": "jpeg"}, "path": "in/out/{dir}/{stem}-o.jpg"}"#
+            ], extra: #""allowEmpty": true, "cache": {"directory": "cache"}"#
+        ).replacingOccurrences(of: #""single.png""#, with: #""single.png", {"list": "lists/urls.txt"}"#)
         let pipeline = try PipelineHarness.pipeline(json, in: directory)
         let base = directory.path
         let scope = WatchScope(definition: pipeline.definition, pipelineFile: base + "/p.json")
@@ -106,8 +114,10 @@ import TestSupport
         for relevant in ["p.json", "in/a.jpg", "in/x/y/b.jpg", "single.png", "lists/urls.txt", "lists/more/a.jpg", "art/logo.png"] {
             #expect(scope.isRelevant(file: base + "/" + relevant), "\(relevant)")
         }
-        for ignored in ["in/a.png", "in/.hidden/b.jpg", "in/out/a-o.jpg", "in/out/x/y/a-o.jpg", "in/.a.jpg.pipeline-tmp-12-ab",
-                        "cache/journal-1.jsonl", "other.json", "single.jpg"] {
+        for ignored in [
+            "in/a.png", "in/.hidden/b.jpg", "in/out/a-o.jpg", "in/out/x/y/a-o.jpg", "in/.a.jpg.pipeline-tmp-12-ab",
+            "cache/journal-1.jsonl", "other.json", "single.jpg",
+        ] {
             #expect(!scope.isRelevant(file: base + "/" + ignored), "\(ignored)")
         }
         // Folders: the pipeline's own (for p.json and single.png), the lists', the art's, and in/
@@ -121,8 +131,11 @@ import TestSupport
         let directory = try TemporaryDirectory()
         let output = #"{"name": "o", "encode": {"format": "jpeg"}, "path": "out/{dir}/{stem}-o.jpg"}"#
         let base = directory.path
-        let braces = WatchScope(definition: try PipelineHarness.pipeline(
-            PipelineHarness.json(inputs: ["{photos,scans}/**/*.{jpg,png}"], outputs: [output], extra: #""allowEmpty": true"#), in: directory).definition,
+        let braces = WatchScope(
+            definition: try PipelineHarness.pipeline(
+                PipelineHarness.json(inputs: ["{photos,scans}/**/*.{jpg,png}"], outputs: [output], extra: #""allowEmpty": true"#),
+                in: directory
+            ).definition,
             pipelineFile: base + "/p.json")
         for relevant in ["photos/a.jpg", "photos/x/b.png", "scans/c.png"] {
             #expect(braces.isRelevant(file: base + "/" + relevant), "\(relevant)")
@@ -130,8 +143,11 @@ import TestSupport
         for ignored in ["photos/a.gif", "other/a.jpg", "photos/A.JPG"] {
             #expect(!braces.isRelevant(file: base + "/" + ignored), "\(ignored)")
         }
-        let folded = WatchScope(definition: try PipelineHarness.pipeline(
-            PipelineHarness.json(inputs: ["photos/*.jpg"], outputs: [output], extra: #""allowEmpty": true, "caseInsensitive": true"#), in: directory).definition,
+        let folded = WatchScope(
+            definition: try PipelineHarness.pipeline(
+                PipelineHarness.json(inputs: ["photos/*.jpg"], outputs: [output], extra: #""allowEmpty": true, "caseInsensitive": true"#),
+                in: directory
+            ).definition,
             pipelineFile: base + "/p.json")
         #expect(folded.isRelevant(file: base + "/photos/A.JPG") && folded.isRelevant(file: base + "/photos/b.jpg"))
         #expect(!folded.isRelevant(file: base + "/photos/b.png"))

@@ -1,9 +1,9 @@
 import Foundation
 import PipelineKit
+import TestSupport
 import Testing
 import Vips
 import VipsColour
-import TestSupport
 
 @Suite("Colour")
 struct ColourTests {
@@ -305,8 +305,10 @@ struct ColourTests {
     /// Checks sharp's tint on every pixel: lightness kept, and a*/b* the tint's chroma weighted by
     /// lightness; where that colour is outside sRGB, the clipped colour. Returns the share of
     /// pixels in gamut.
-    static func expectSharpTint(_ tinted: VipsImage, of original: VipsImage, tint: [Double],
-                                sourceLocation: Testing.SourceLocation = #_sourceLocation) throws -> Double {
+    static func expectSharpTint(
+        _ tinted: VipsImage, of original: VipsImage, tint: [Double],
+        sourceLocation: Testing.SourceLocation = #_sourceLocation
+    ) throws -> Double {
         let before = try original.bytes(), after = try tinted.bytes()
         let (inBands, outBands) = (original.bands, tinted.bands)
         let chroma = lab(tint)
@@ -328,7 +330,9 @@ struct ColourTests {
         }
         #expect(worst.l < 1, "L* moved by up to \(worst.l)", sourceLocation: sourceLocation)
         #expect(worst.ab < 2.5, "a*/b* off the weighted tint by up to \(worst.ab)", sourceLocation: sourceLocation)
-        #expect(worst.clipped <= 3, "out-of-gamut pixels off the clipped colour by up to \(worst.clipped) levels", sourceLocation: sourceLocation)
+        #expect(
+            worst.clipped <= 3, "out-of-gamut pixels off the clipped colour by up to \(worst.clipped) levels",
+            sourceLocation: sourceLocation)
         return Double(inGamut) / Double(original.width * original.height)
     }
 
@@ -466,9 +470,11 @@ struct ColourTests {
     }
 
     @Test func aPipelineFileRejectsBadColourOptionsByName() {
-        let json = PipelineHarness.json(inputs: ["in/*.png"], outputs: [
-            #"{"name": "o", "steps": [{"modulate": {"brightnes": 2}}, {"gamma": {"gamma": 50}}, {"tint": {}}], "encode": {"format": "png"}, "path": "out/{stem}.png"}"#,
-        ])
+        let json = PipelineHarness.json(
+            inputs: ["in/*.png"],
+            outputs: [
+                #"{"name": "o", "steps": [{"modulate": {"brightnes": 2}}, {"gamma": {"gamma": 50}}, {"tint": {}}], "encode": {"format": "png"}, "path": "out/{stem}.png"}"#
+            ])
         do {
             _ = try PipelineDefinition(json: json, baseDirectory: URL(fileURLWithPath: "/tmp"), processors: .standard)
             Issue.record("the file was accepted")
@@ -487,7 +493,8 @@ struct ColourTests {
         #expect(try Gamma(gamma: 2.2).identifier != Gamma(gamma: 1 / 2.2).identifier)
         #expect(Negate(alpha: true).identifier != Negate().identifier)
         #expect(try Normalise(lower: 2).identifier != Normalise().identifier)
-        #expect(try Fixtures.processor(Flatten.self, ["background": "white"]).identifier == Flatten(background: [255, 255, 255]).identifier)
+        #expect(
+            try Fixtures.processor(Flatten.self, ["background": "white"]).identifier == Flatten(background: [255, 255, 255]).identifier)
     }
 
     // MARK: end to end
@@ -497,9 +504,11 @@ struct ColourTests {
         let directory = try TemporaryDirectory()
         try directory.write(try Fixtures.png(try Fixtures.solid(width: 32, height: 24, colour: [200, 100, 50])), to: "in/orange.png")
         let steps = #"[{"greyscale": {}}, {"modulate": {"brightness": 0.5}}, {"negate": {}}]"#
-        let json = PipelineHarness.json(inputs: ["in/*.png"], outputs: [
-            #"{"name": "neg", "steps": \#(steps), "encode": {"format": "jpeg", "quality": 95}, "path": "out/{stem}.jpg"}"#,
-        ])
+        let json = PipelineHarness.json(
+            inputs: ["in/*.png"],
+            outputs: [
+                #"{"name": "neg", "steps": \#(steps), "encode": {"format": "jpeg", "quality": 95}, "path": "out/{stem}.jpg"}"#
+            ])
 
         // When the pipeline runs
         let (_, summary) = try await PipelineHarness.run(json, in: directory)
@@ -510,7 +519,9 @@ struct ColourTests {
         let image = try VipsImage.open(data: written)
         #expect(image.size == ImageSize(width: 32, height: 24) && image.bands == 1)
         let halfLightness = Self.lightness(ofGrey: Self.luminanceGrey([200, 100, 50])) / 2
-        let darkGrey = (0...255).min { abs(Self.lightness(ofGrey: Double($0)) - halfLightness) < abs(Self.lightness(ofGrey: Double($1)) - halfLightness) }!
+        let darkGrey = (0...255).min {
+            abs(Self.lightness(ofGrey: Double($0)) - halfLightness) < abs(Self.lightness(ofGrey: Double($1)) - halfLightness)
+        }!
         let pixel = try image.pixel(x: 16, y: 12)
         #expect(abs(pixel[0] - (255 - Double(darkGrey))) <= 5, "\(pixel), expected about \(255 - darkGrey)")
     }

@@ -1,10 +1,11 @@
 import Foundation
+import StandardProcessors
+import TestSupport
 import Testing
 import Vips
-@testable import PipelineKit
-import StandardProcessors
 import VipsComposite
-import TestSupport
+
+@testable import PipelineKit
 
 @Suite("Composite")
 struct CompositeTests {
@@ -15,10 +16,13 @@ struct CompositeTests {
         try directory.write(try Fixtures.png(overlay), to: "logo.png")
         var values = options
         values["image"] = "logo.png"
-        let step = try Composite(options: ProcessorOptions(values: values.mapValues { JSONNode(plain: $0) },
-                                                           definitions: Composite.options, baseDirectory: directory.url))
-        let context = ProcessingContext(input: "fixture", output: "test", originalSize: base.size,
-                                        resources: [step.image: .success(overlay)])
+        let step = try Composite(
+            options: ProcessorOptions(
+                values: values.mapValues { JSONNode(plain: $0) },
+                definitions: Composite.options, baseDirectory: directory.url))
+        let context = ProcessingContext(
+            input: "fixture", output: "test", originalSize: base.size,
+            resources: [step.image: .success(overlay)])
         return try step.process(base, context: context)
     }
 
@@ -105,15 +109,18 @@ struct CompositeTests {
         let base = try Fixtures.solid(width: 100, height: 80, colour: [0, 0, 0])
         let tile = try Fixtures.image(width: 30, height: 25, bands: 3) { x, y in x == 0 || y == 0 ? Fixtures.red : Fixtures.blue }
         func edges(_ result: VipsImage, row: Int, column: Int) throws -> (columns: [Int], rows: [Int]) {
-            (try (0..<100).filter { try result.pixel(x: $0, y: row) == [255, 0, 0] },
-             try (0..<80).filter { try result.pixel(x: column, y: $0) == [255, 0, 0] })
+            (
+                try (0..<100).filter { try result.pixel(x: $0, y: row) == [255, 0, 0] },
+                try (0..<80).filter { try result.pixel(x: column, y: $0) == [255, 0, 0] }
+            )
         }
         // Centre (no gravity): 5 × 5 tiles (150×125); the window at (40, 10), within the grid
         let centred = try edges(try composite(base, overlay: tile, ["tile": true, "left": 40, "top": 10]), row: 30, column: 60)
         #expect(centred.columns == [20, 50, 80])
         #expect(centred.rows == [15, 40, 65])
         // West: 4 tiles across (120), so the window can go no further than 120 − 100 = 20
-        let west = try edges(try composite(base, overlay: tile, ["tile": true, "left": 40, "top": 10, "gravity": "west"]), row: 30, column: 60)
+        let west = try edges(
+            try composite(base, overlay: tile, ["tile": true, "left": 40, "top": 10, "gravity": "west"]), row: 30, column: 60)
         #expect(west.columns == [10, 40, 70])
         #expect(west.rows == [15, 40, 65])
     }
@@ -146,8 +153,10 @@ struct CompositeTests {
     @Test func aMissingFileOrABadCombinationIsAnOptionError() throws {
         let directory = try TemporaryDirectory()
         func build(_ values: [String: any Sendable]) throws -> Composite {
-            try Composite(options: ProcessorOptions(values: values.mapValues { JSONNode(plain: $0) },
-                                                    definitions: Composite.options, baseDirectory: directory.url))
+            try Composite(
+                options: ProcessorOptions(
+                    values: values.mapValues { JSONNode(plain: $0) },
+                    definitions: Composite.options, baseDirectory: directory.url))
         }
         let missing = #expect(throws: OptionError.self) { try build(["image": "nowhere/logo.png"]) }
         #expect(missing?.option == "image" && missing?.message.contains("nowhere/logo.png") == true)
@@ -162,13 +171,17 @@ struct CompositeTests {
         let server = try TestHTTPServer { _, _ in .init(headers: ["Content-Type": "image/png", "ETag": "\"v1\""], body: logo) }
         let directory = try TemporaryDirectory()
         for index in 0..<5 {
-            try directory.write(try Fixtures.png(try Fixtures.solid(width: 64, height: 48, colour: Fixtures.blue)), to: "in/photo-\(index).png")
+            try directory.write(
+                try Fixtures.png(try Fixtures.solid(width: 64, height: 48, colour: Fixtures.blue)), to: "in/photo-\(index).png")
         }
         try directory.write(try Fixtures.png(try Fixtures.solid(width: 4, height: 4, colour: [0, 255, 0])), to: "art/frame.png")
-        let steps = #"[{"composite": {"image": "\#(server.url("/logo.png"))", "gravity": "northeast"}}, {"composite": {"image": "art/frame.png", "gravity": "southwest"}}]"#
-        let json = PipelineHarness.json(inputs: ["in/*.png"], outputs: [
-            #"{"name": "marked", "steps": \#(steps), "encode": {"format": "png"}, "path": "out/{stem}.png"}"#,
-        ], extra: #""cache": {"enabled": false}"#)
+        let steps =
+            #"[{"composite": {"image": "\#(server.url("/logo.png"))", "gravity": "northeast"}}, {"composite": {"image": "art/frame.png", "gravity": "southwest"}}]"#
+        let json = PipelineHarness.json(
+            inputs: ["in/*.png"],
+            outputs: [
+                #"{"name": "marked", "steps": \#(steps), "encode": {"format": "png"}, "path": "out/{stem}.png"}"#
+            ], extra: #""cache": {"enabled": false}"#)
 
         // When it runs
         let (_, summary) = try await PipelineHarness.run(json, in: directory)
@@ -189,10 +202,12 @@ struct CompositeTests {
         let server = try TestHTTPServer { _, _ in .init(status: 404) }
         let directory = try TemporaryDirectory()
         try directory.write(try Fixtures.png(try Fixtures.solid(width: 16, height: 16, colour: Fixtures.blue)), to: "in/a.png")
-        let json = PipelineHarness.json(inputs: ["in/*.png"], outputs: [
-            #"{"name": "plain", "encode": {"format": "png"}, "path": "out/{stem}-plain.png"}"#,
-            #"{"name": "marked", "steps": [{"composite": {"image": "\#(server.url("/gone.png"))"}}], "encode": {"format": "png"}, "path": "out/{stem}-marked.png"}"#,
-        ], extra: #""cache": {"enabled": false}, "fetch": {"retries": 0}"#)
+        let json = PipelineHarness.json(
+            inputs: ["in/*.png"],
+            outputs: [
+                #"{"name": "plain", "encode": {"format": "png"}, "path": "out/{stem}-plain.png"}"#,
+                #"{"name": "marked", "steps": [{"composite": {"image": "\#(server.url("/gone.png"))"}}], "encode": {"format": "png"}, "path": "out/{stem}-marked.png"}"#,
+            ], extra: #""cache": {"enabled": false}, "fetch": {"retries": 0}"#)
 
         // When it runs
         let (reports, _) = try await PipelineHarness.run(json, in: directory)

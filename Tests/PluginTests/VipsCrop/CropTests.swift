@@ -1,8 +1,8 @@
 import PipelineKit
+import TestSupport
 import Testing
 import Vips
 import VipsCrop
-import TestSupport
 
 @Suite("Crop")
 struct CropTests {

@@ -1,8 +1,8 @@
 import PipelineKit
+import TestSupport
 import Testing
 import Vips
 import VipsFilters
-import TestSupport
 
 @Suite("Blur")
 struct BlurTests {

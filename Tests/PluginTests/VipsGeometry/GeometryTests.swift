@@ -1,9 +1,9 @@
 import Foundation
 import PipelineKit
+import TestSupport
 import Testing
 import Vips
 import VipsGeometry
-import TestSupport
 
 @Suite("Geometry")
 struct GeometryTests {
@@ -76,12 +76,13 @@ struct GeometryTests {
         #expect(result.size == (clockwise % 180 == 0 ? image.size : ImageSize(width: height, height: width)))
         for y in 0..<height {
             for x in 0..<width {
-                let (u, v) = switch clockwise {
-                case 90: (height - 1 - y, x)
-                case 180: (width - 1 - x, height - 1 - y)
-                case 270: (y, width - 1 - x)
-                default: (x, y)
-                }
+                let (u, v) =
+                    switch clockwise {
+                    case 90: (height - 1 - y, x)
+                    case 180: (width - 1 - x, height - 1 - y)
+                    case 270: (y, width - 1 - x)
+                    default: (x, y)
+                    }
                 #expect(try result.pixel(x: u, y: v) == origin(x, y), "(\(x), \(y)) at \(angle)°")
             }
         }
@@ -398,9 +399,11 @@ struct GeometryTests {
             [{"rotate": {"angle": 90}}, {"flop": {}}, \
             {"extend": {"top": 2, "left": 3, "background": "#00ff00"}}, {"sharpen": {}}]
             """
-        let json = PipelineHarness.json(inputs: ["in/*.png"], outputs: [
-            #"{"name": "turned", "steps": \#(steps), "encode": {"format": "png"}, "path": "out/{stem}.png"}"#,
-        ])
+        let json = PipelineHarness.json(
+            inputs: ["in/*.png"],
+            outputs: [
+                #"{"name": "turned", "steps": \#(steps), "encode": {"format": "png"}, "path": "out/{stem}.png"}"#
+            ])
 
         // When the pipeline runs
         let (reports, summary) = try await PipelineHarness.run(json, in: directory)

@@ -1,10 +1,11 @@
 import Foundation
+import StandardProcessors
+import TestSupport
 import Testing
 import Vips
-@testable import PipelineKit
-import StandardProcessors
 import VipsOperation
-import TestSupport
+
+@testable import PipelineKit
 
 @Suite("The vips step")
 struct VipsStepTests {
@@ -12,9 +13,11 @@ struct VipsStepTests {
     /// Loads a pipeline whose one output has `step`, and returns its problems (empty when valid).
     private func problems(_ step: String) throws -> [PipelineFileError.Problem] {
         let directory = try TemporaryDirectory()
-        let json = PipelineHarness.json(inputs: ["in/*.png"], outputs: [
-            #"{"name": "o", "steps": [\#(step)], "encode": {"format": "png"}, "path": "out/{stem}.png"}"#,
-        ])
+        let json = PipelineHarness.json(
+            inputs: ["in/*.png"],
+            outputs: [
+                #"{"name": "o", "steps": [\#(step)], "encode": {"format": "png"}, "path": "out/{stem}.png"}"#
+            ])
         do {
             _ = try PipelineHarness.pipeline(json, in: directory)
             return []
@@ -40,7 +43,9 @@ struct VipsStepTests {
         #expect(step.identifier == #"vips(operation:flip,direction:"horizontal")"#)
 
         // Numbers, booleans and arrays reach libvips: a linear scale per band
-        let linear = try VipsStep(operation: "linear", jsonArguments: ["a": JSONNode(plain: [0.5, 1, 1]), "b": JSONNode(plain: 10), "uchar": JSONNode(plain: true)])
+        let linear = try VipsStep(
+            operation: "linear",
+            jsonArguments: ["a": JSONNode(plain: [0.5, 1, 1]), "b": JSONNode(plain: 10), "uchar": JSONNode(plain: true)])
         #expect(try linear.applied(to: Fixtures.solid(width: 2, height: 2, colour: [100, 100, 100])).pixel(x: 0, y: 0) == [60, 110, 110])
     }
 
@@ -94,11 +99,15 @@ struct VipsStepTests {
     @Test func anOperationThatWouldExceedMaxPixelsFailsThatItemNotTheRun() async throws {
         // Given two inputs and a vips step that embeds each in a canvas larger than maxPixels allows
         let directory = try TemporaryDirectory()
-        for name in ["a", "b"] { try directory.write(try Fixtures.png(try Fixtures.solid(width: 20, height: 20, colour: Fixtures.red)), to: "in/\(name).png") }
-        let json = PipelineHarness.json(inputs: ["in/*.png"], outputs: [
-            #"{"name": "huge", "steps": [{"vips": {"operation": "embed", "x": 0, "y": 0, "width": 5000, "height": 5000}}], "encode": {"format": "png"}, "path": "out/{stem}-huge.png"}"#,
-            #"{"name": "flipped", "steps": [{"vips": {"operation": "flip", "direction": "vertical"}}], "encode": {"format": "png"}, "path": "out/{stem}.png"}"#,
-        ], extra: #""decompress": {"maxPixels": 1000000}"#)
+        for name in ["a", "b"] {
+            try directory.write(try Fixtures.png(try Fixtures.solid(width: 20, height: 20, colour: Fixtures.red)), to: "in/\(name).png")
+        }
+        let json = PipelineHarness.json(
+            inputs: ["in/*.png"],
+            outputs: [
+                #"{"name": "huge", "steps": [{"vips": {"operation": "embed", "x": 0, "y": 0, "width": 5000, "height": 5000}}], "encode": {"format": "png"}, "path": "out/{stem}-huge.png"}"#,
+                #"{"name": "flipped", "steps": [{"vips": {"operation": "flip", "direction": "vertical"}}], "encode": {"format": "png"}, "path": "out/{stem}.png"}"#,
+            ], extra: #""decompress": {"maxPixels": 1000000}"#)
 
         // When it runs
         let (reports, summary) = try await PipelineHarness.run(json, in: directory)

@@ -1,8 +1,8 @@
 import PipelineKit
+import TestSupport
 import Testing
 import Vips
 import VipsResize
-import TestSupport
 
 @Suite("Resize")
 struct ResizeTests {
@@ -149,7 +149,7 @@ struct ResizeTests {
                             let planned = resize.outputSize(for: image.size)
                             var result = try resize.applied(to: image)
                             if planned.pixelCount <= 20_000 {
-                                result = try result.rendered() // libvips must also compute it
+                                result = try result.rendered()  // libvips must also compute it
                             }
 
                             // Then the plan is exactly the result
@@ -341,8 +341,9 @@ struct ResizeTests {
         #expect(try window("west") == DecodeWindow(left: 0, top: 0, width: 2000, height: 2000, size: size320))
         #expect(try window("southeast") == DecodeWindow(left: 98000, top: 0, width: 2000, height: 2000, size: size320))
         // and a tall image's window runs across its whole width
-        #expect(try resize(box).decodeWindow(for: ImageSize(width: 2000, height: 100000))
-            == DecodeWindow(left: 0, top: 49000, width: 2000, height: 2000, size: size320))
+        #expect(
+            try resize(box).decodeWindow(for: ImageSize(width: 2000, height: 100000))
+                == DecodeWindow(left: 0, top: 49000, width: 2000, height: 2000, size: size320))
         // Nothing is windowed where the whole image matters: smart positions, no crop, other fits
         #expect(try window("attention") == nil)
         #expect(try window("entropy") == nil)
@@ -361,9 +362,11 @@ struct ResizeTests {
         // When the step runs on the whole image, and on the window resampled to its size
         let whole = try step.process(image, context: context)
         let cut = try image.extracted(left: window.left, top: window.top, width: window.width, height: window.height)
-        let windowed = try step.process(try cut.resized(horizontalScale: Double(window.size.width) / Double(window.width),
-                                                         verticalScale: Double(window.size.height) / Double(window.height), kernel: .lanczos3),
-                                        context: context)
+        let windowed = try step.process(
+            try cut.resized(
+                horizontalScale: Double(window.size.width) / Double(window.width),
+                verticalScale: Double(window.size.height) / Double(window.height), kernel: .lanczos3),
+            context: context)
 
         // Then both are 40×40 and the step left the window as it was given
         #expect(window.size == ImageSize(width: 40, height: 40))

@@ -46,11 +46,12 @@ struct DecodeMemoryEstimate: Equatable {
         guard header.intField("interlaced") == 1 else { return 0 }
         let pixels = Int64(header.width) * Int64(header.height)
         if header.loader?.hasPrefix("jpegload") == true {
-            let chroma: Double = switch header.stringField("jpeg-chroma-subsample") {
-            case "4:2:0": 0.5
-            case "4:2:2", "4:4:0": 1
-            default: header.bands > 1 ? Double(header.bands - 1) : 0
-            }
+            let chroma: Double =
+                switch header.stringField("jpeg-chroma-subsample") {
+                case "4:2:0": 0.5
+                case "4:2:2", "4:4:0": 1
+                default: header.bands > 1 ? Double(header.bands - 1) : 0
+                }
             return Int64(Double(pixels) * (1 + chroma) * 2)
         }
         // The image at its own depth: about what an interlaced PNG holds above the same file

@@ -34,8 +34,10 @@ extension DecodePlan {
     /// it from, but windows of outputs not made are not decoded, nor the whole image when no
     /// output made needs it. `streams` false (an interlaced PNG, a progressive JPEG: every pass
     /// would hold the full image) allows no windows.
-    init(for size: ImageSize, outputs: [OutputDefinition], loader: String, streams: Bool = true, only: [Int]? = nil,
-         windowedFrom minimum: Int64) {
+    init(
+        for size: ImageSize, outputs: [OutputDefinition], loader: String, streams: Bool = true, only: [Int]? = nil,
+        windowedFrom minimum: Int64
+    ) {
         self = Self.wholeRun(for: size, outputs: outputs, loader: loader, streams: streams, windowedFrom: minimum)
         guard let only, !only.isEmpty, !windows.isEmpty else { return }
         let made = Set(only)
@@ -44,13 +46,16 @@ extension DecodePlan {
     }
 
     /// The plan for every output.
-    private static func wholeRun(for size: ImageSize, outputs: [OutputDefinition], loader: String, streams: Bool,
-                                 windowedFrom minimum: Int64) -> DecodePlan {
+    private static func wholeRun(
+        for size: ImageSize, outputs: [OutputDefinition], loader: String, streams: Bool,
+        windowedFrom minimum: Int64
+    ) -> DecodePlan {
         let allowed = allowedShrink(of: outputs, for: size)
         let decodeSize = Self.decodeSize(stored: size, allowedShrink: allowed)
         let wide = DecodeMemoryEstimate.wideRowsBytes(size: size, decodeSize: decodeSize, loader: loader)
-        let once = DecodePlan(decodeSize: decodeSize, allowedShrink: allowed, wideRowsBytes: wide,
-                              estimate: DecodeMemoryEstimate.imageBytes(decodeSize: decodeSize, outputs: outputs) + wide)
+        let once = DecodePlan(
+            decodeSize: decodeSize, allowedShrink: allowed, wideRowsBytes: wide,
+            estimate: DecodeMemoryEstimate.imageBytes(decodeSize: decodeSize, outputs: outputs) + wide)
         // libwebp decodes the whole frame at its scale; it has no streamed rows to crop.
         guard streams, !loader.hasPrefix("webpload"), once.estimate >= minimum else { return once }
         var windows: [Int: DecodeWindow] = [:]
@@ -70,11 +75,13 @@ extension DecodePlan {
         }
         for (index, window) in windows {
             held += DecodeMemoryEstimate.imageBytes(decodeSize: window.size, outputs: [outputs[index]])
-            rows += DecodeMemoryEstimate.wideRowsBytes(size: ImageSize(width: window.width, height: window.height),
-                                                       decodeSize: window.size, loader: loader)
+            rows += DecodeMemoryEstimate.wideRowsBytes(
+                size: ImageSize(width: window.width, height: window.height),
+                decodeSize: window.size, loader: loader)
         }
-        let split = DecodePlan(decodeSize: restSize, allowedShrink: restAllowed, windows: windows, decodesWhole: !rest.isEmpty,
-                               wideRowsBytes: rows, estimate: held + rows)
+        let split = DecodePlan(
+            decodeSize: restSize, allowedShrink: restAllowed, windows: windows, decodesWhole: !rest.isEmpty,
+            wideRowsBytes: rows, estimate: held + rows)
         return split.estimate * 2 <= once.estimate ? split : once
     }
 

@@ -20,8 +20,9 @@ extension DecodeWindow {
         let first = stored(left, top)
         let last = stored(left + self.width - 1, top + self.height - 1)
         let swaps = orientation >= 5
-        return DecodeWindow(left: min(first.x, last.x), top: min(first.y, last.y),
-                            width: abs(last.x - first.x) + 1, height: abs(last.y - first.y) + 1,
-                            size: swaps ? ImageSize(width: size.height, height: size.width) : size)
+        return DecodeWindow(
+            left: min(first.x, last.x), top: min(first.y, last.y),
+            width: abs(last.x - first.x) + 1, height: abs(last.y - first.y) + 1,
+            size: swaps ? ImageSize(width: size.height, height: size.width) : size)
     }
 }

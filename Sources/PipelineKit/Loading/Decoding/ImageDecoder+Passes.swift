@@ -8,8 +8,10 @@ extension ImageDecoder {
     /// The passes `plan` asks for, each reading the file on its own: side by side, a lone very
     /// wide image keeps both cores busy (each pass is mostly the format's decoding, on one
     /// thread). The first failure, in pass order, is the input's.
-    func decodePasses(_ plan: DecodePlan, of source: EncodedSource, header: VipsImage, loader: String, originalSize: ImageSize,
-                      deadline: VipsDeadline) throws -> DecodedImage {
+    func decodePasses(
+        _ plan: DecodePlan, of source: EncodedSource, header: VipsImage, loader: String, originalSize: ImageSize,
+        deadline: VipsDeadline
+    ) throws -> DecodedImage {
         guard !plan.windows.isEmpty else {
             let whole = try decodeWhole(source, header: header, loader: loader, allowedShrink: plan.allowedShrink, deadline: deadline)
             return DecodedImage(image: whole.image, originalSize: originalSize, loader: loader, shrink: whole.shrink)
@@ -45,8 +47,10 @@ extension ImageDecoder {
     /// The whole image, decoded in one top-to-bottom pass (the loader streams, and the shrink
     /// happens as rows arrive) to what the outputs allow, rendered upright and in sRGB; and
     /// the factor shrink-on-load reduced it by.
-    private func decodeWhole(_ source: EncodedSource, header: VipsImage, loader: String, allowedShrink allowed: Double,
-                             deadline: VipsDeadline) throws -> (image: VipsImage, shrink: Int) {
+    private func decodeWhole(
+        _ source: EncodedSource, header: VipsImage, loader: String, allowedShrink allowed: Double,
+        deadline: VipsDeadline
+    ) throws -> (image: VipsImage, shrink: Int) {
         let failOn = "fail_on=\(settings.failOn.rawValue)"
         let target = DecodePlan.decodeSize(stored: header.size, allowedShrink: allowed)
         var loadOptions = ["access=sequential", failOn]
@@ -72,11 +76,16 @@ extension ImageDecoder {
     /// file: the rows stream through a crop to the window before any resize, so libvips holds
     /// rows only as wide as the window. Not WebP (`DecodePlan`). A file stored turned or
     /// mirrored (EXIF orientation) is cut where the window lies as stored, then turned upright.
-    private func decodeWindow(_ upright: DecodeWindow, of source: EncodedSource, header: VipsImage, loader: String,
-                              deadline: VipsDeadline) throws -> VipsImage {
+    private func decodeWindow(
+        _ upright: DecodeWindow, of source: EncodedSource, header: VipsImage, loader: String,
+        deadline: VipsDeadline
+    ) throws -> VipsImage {
         let turned = settings.autorotate && header.orientation != 1
-        let window = turned ? upright.stored(in: ImageSize(width: header.orientedSize.width, height: header.orientedSize.height),
-                                             orientation: header.orientation) : upright
+        let window =
+            turned
+            ? upright.stored(
+                in: ImageSize(width: header.orientedSize.width, height: header.orientedSize.height),
+                orientation: header.orientation) : upright
         let allowed = min(Double(window.width) / Double(window.size.width), Double(window.height) / Double(window.size.height))
         var loadOptions = ["access=sequential", "fail_on=\(settings.failOn.rawValue)"]
         let shrink = DecodePlan.loadShrink(allowed: allowed, loader: loader, fast: settings.fastShrinkOnLoad)
@@ -92,8 +101,9 @@ extension ImageDecoder {
         let top = min(image.height - 1, Int((Double(window.top) * vertical).rounded(.down)))
         let width = max(1, min(image.width - left, Int((Double(window.width) * horizontal).rounded())))
         let height = max(1, min(image.height - top, Int((Double(window.height) * vertical).rounded())))
-        return try finished(image.extracted(left: left, top: top, width: width, height: height).resampled(to: window.size),
-                            deadline: deadline)
+        return try finished(
+            image.extracted(left: left, top: top, width: width, height: height).resampled(to: window.size),
+            deadline: deadline)
     }
 
     /// Every frame of an animated GIF or WebP, each shrunk to what the largest output needs and
@@ -102,9 +112,11 @@ extension ImageDecoder {
         let frames = header.pageCount
         let pixels = header.width * header.height * frames
         guard pixels <= settings.maxPixels else {
-            throw ItemError(.tooManyPixels, stage: .decompress, reason:
-                "the animation is \(header.width)×\(header.height) × \(frames) frames (\(pixels) pixels), "
-                + "more than decompress.maxPixels (\(settings.maxPixels))")
+            throw ItemError(
+                .tooManyPixels, stage: .decompress,
+                reason:
+                    "the animation is \(header.width)×\(header.height) × \(frames) frames (\(pixels) pixels), "
+                    + "more than decompress.maxPixels (\(settings.maxPixels))")
         }
         let size = header.size
         let target = DecodePlan.decodeSize(stored: size, allowedShrink: allowedShrink(for: size))

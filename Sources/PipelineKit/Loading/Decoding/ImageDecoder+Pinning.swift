@@ -18,8 +18,9 @@ extension ImageDecoder {
                 throw ItemError(.unreadable, stage: .decompress, reason: "cannot open \(path): \(OpenFileLimit.reason)")
             }
             let changed = version != nil ? " (it changed since it was fetched)" : ""
-            throw ItemError(.unreadable, stage: .decompress, reason: "cannot read \(path): \(error.reason)\(changed)",
-                            underlying: error.code.flatMap { POSIXErrorCode(rawValue: $0) }.map { POSIXError($0) })
+            throw ItemError(
+                .unreadable, stage: .decompress, reason: "cannot read \(path): \(error.reason)\(changed)",
+                underlying: error.code.flatMap { POSIXErrorCode(rawValue: $0) }.map { POSIXError($0) })
         }
         let opened = FileVersion(file.status)
         if let version, version != opened {
@@ -37,7 +38,9 @@ extension ImageDecoder {
     }
 
     private static func changedWhileRead(_ path: String) -> ItemError {
-        ItemError(.unreadable, stage: .decompress, reason:
-            "\(path) changed while it was being read: nothing was made from it, and the next run makes it from the new version")
+        ItemError(
+            .unreadable, stage: .decompress,
+            reason:
+                "\(path) changed while it was being read: nothing was made from it, and the next run makes it from the new version")
     }
 }

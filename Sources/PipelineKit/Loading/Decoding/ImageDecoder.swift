@@ -43,7 +43,7 @@ struct ImageDecoder: Sendable {
     private func decodeGated(_ source: EncodedSource, only: [Int]?) throws(ItemError) -> DecodedImage {
         do {
             return try LibvipsErrorText.gate.shared { () throws(Failure) in try decodeOnce(source, only: only) }
-        } catch where !error.reasonIsFromLibvips {
+        } catch  where !error.reasonIsFromLibvips {
             throw error.itemError
         } catch {
             do {
@@ -64,7 +64,8 @@ struct ImageDecoder: Sendable {
         try? pinned(source) { source in
             LibvipsErrorText.gate.shared { () -> ImageSize? in
                 guard Self.preparedForUntrustedInput, Self.isLoadable(source),
-                      let header = try? open(source, options: "fail_on=\(settings.failOn.rawValue)") else { return nil }
+                    let header = try? open(source, options: "fail_on=\(settings.failOn.rawValue)")
+                else { return nil }
                 return uprightSize(header)
             }
         }
@@ -93,9 +94,11 @@ struct ImageDecoder: Sendable {
             let header = try open(source, options: "fail_on=\(settings.failOn.rawValue)")
             let pixels = header.width * header.height
             guard pixels <= settings.maxPixels else {
-                throw ItemError(.tooManyPixels, stage: .decompress, reason:
-                    "the image is \(header.width)×\(header.height) (\(pixels) pixels), "
-                    + "more than decompress.maxPixels (\(settings.maxPixels))")
+                throw ItemError(
+                    .tooManyPixels, stage: .decompress,
+                    reason:
+                        "the image is \(header.width)×\(header.height) (\(pixels) pixels), "
+                        + "more than decompress.maxPixels (\(settings.maxPixels))")
             }
             let originalSize = uprightSize(header)
             let loader = header.loader ?? "unknown"
@@ -109,8 +112,11 @@ struct ImageDecoder: Sendable {
             throw Failure(itemError: error)
         } catch {
             if deadline.hasExpired {
-                throw Failure(itemError: ItemError(.timedOut, stage: .decompress, reason:
-                    "decoding took longer than decompress.timeout (\(Units.text(seconds: settings.timeout))) and was stopped"))
+                throw Failure(
+                    itemError: ItemError(
+                        .timedOut, stage: .decompress,
+                        reason:
+                            "decoding took longer than decompress.timeout (\(Units.text(seconds: settings.timeout))) and was stopped"))
             }
             throw Failure(itemError: LibvipsErrorText.itemError(for: error, source: source), reasonIsFromLibvips: true)
         }
@@ -146,9 +152,11 @@ struct ImageDecoder: Sendable {
         let encoding = DecodeMemoryEstimate.encodingBytes(decodeSize: decodeSize, alpha: header.hasAlpha, outputs: made)
         if case .memory(let fetched) = source { bytes += Int64(fetched.count) }
         let readers = fastReaders.reduce(Int64(0)) { $0 + $1.heldBytes(source, header: header) }
-        return DecodeMemoryEstimate(estimate: DecodeMemoryEstimate.inputEstimate(bytes, passes: passes, unstreamed: unstreamed,
-                                                                                 readers: readers, encoding: encoding),
-                                    unstreamed: unstreamed)
+        return DecodeMemoryEstimate(
+            estimate: DecodeMemoryEstimate.inputEstimate(
+                bytes, passes: passes, unstreamed: unstreamed,
+                readers: readers, encoding: encoding),
+            unstreamed: unstreamed)
     }
 
     /// The `DecodePlan` for an input of `size` made into this decoder's outputs, windowed from
@@ -202,7 +210,8 @@ extension ImageDecoder {
     /// A decoder for `outputs` within the run's memory account: its allowance for PNGs read
     /// whole, its read-ahead and the estimate from which windows are decoded alone.
     init(settings: DecompressSettings, outputs: [OutputDefinition], accountant: MemoryAccountant) {
-        self.init(settings: settings, outputs: outputs, wholePNGAllowance: accountant.wholePNGReads, readAhead: accountant.readAhead,
-                  windowedDecodeMinimum: accountant.windowedDecodeMinimum)
+        self.init(
+            settings: settings, outputs: outputs, wholePNGAllowance: accountant.wholePNGReads, readAhead: accountant.readAhead,
+            windowedDecodeMinimum: accountant.windowedDecodeMinimum)
     }
 }

@@ -26,8 +26,9 @@ enum LibvipsErrorText {
             return ItemError(kind, stage: .decompress, reason: warning, underlying: error)
         }
         let operation = (error as? VipsError)?.operation ?? "load"
-        return ItemError(kind, stage: .decompress, reason: "libvips could not decode it and gave no reason (in \(operation))",
-                         underlying: error)
+        return ItemError(
+            kind, stage: .decompress, reason: "libvips could not decode it and gave no reason (in \(operation))",
+            underlying: error)
     }
 
     /// The lines of a libvips failure that belong to this input, with its path left out (the

@@ -29,11 +29,13 @@ struct PNGRowsAheadReader: FastReader {
     /// Fetched bytes are read where they are (the passes of a windowed decode share them).
     func read(_ source: EncodedSource, header: VipsImage, pass: DecodePass) -> FastRead? {
         guard failOn.allowsReadingAhead else { return nil }
-        let image = switch source {
-        case .file(let path, _, _, let name): VipsImage.readingPNGRowsAhead(file: path, header: header, readAhead: readAhead, name: name)
-        case .memory(let bytes):
-            VipsImage.readingPNGRowsAhead(bytes: bytes, name: EncodedSource.fetchedName, header: header, readAhead: readAhead)
-        }
+        let image =
+            switch source {
+            case .file(let path, _, _, let name):
+                VipsImage.readingPNGRowsAhead(file: path, header: header, readAhead: readAhead, name: name)
+            case .memory(let bytes):
+                VipsImage.readingPNGRowsAhead(bytes: bytes, name: EncodedSource.fetchedName, header: header, readAhead: readAhead)
+            }
         return image.map { FastRead(image: $0) }
     }
 }

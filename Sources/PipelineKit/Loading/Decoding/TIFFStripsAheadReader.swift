@@ -33,11 +33,12 @@ struct TIFFStripsAheadReader: FastReader {
     /// Fetched bytes are copied for the reader (the TIFF's file size again, while it is read).
     func read(_ source: EncodedSource, header: VipsImage, pass: DecodePass) -> FastRead? {
         guard failOn.allowsReadingAhead else { return nil }
-        let image = switch source {
-        case .file(let path, _, _, let name): VipsImage.readingStripsAhead(file: path, header: header, readAhead: readAhead, name: name)
-        case .memory(let bytes):
-            VipsImage.readingStripsAhead(bytes: bytes, name: EncodedSource.fetchedName, header: header, readAhead: readAhead)
-        }
+        let image =
+            switch source {
+            case .file(let path, _, _, let name): VipsImage.readingStripsAhead(file: path, header: header, readAhead: readAhead, name: name)
+            case .memory(let bytes):
+                VipsImage.readingStripsAhead(bytes: bytes, name: EncodedSource.fetchedName, header: header, readAhead: readAhead)
+            }
         return image.map { FastRead(image: $0) }
     }
 }

@@ -12,10 +12,11 @@ struct WebPReader: FastReader {
     /// (`DecodePlan`): libwebp decodes the whole frame at its scale.
     func read(_ source: EncodedSource, header: VipsImage, pass: DecodePass) -> FastRead? {
         guard case .whole(let size) = pass else { return nil }
-        let image = switch source {
-        case .file(let path, _, _, _): VipsImage.decodeWebP(file: path, header: header, width: size.width, height: size.height)
-        case .memory(let bytes): VipsImage.decodeWebP(bytes: bytes, header: header, width: size.width, height: size.height)
-        }
+        let image =
+            switch source {
+            case .file(let path, _, _, _): VipsImage.decodeWebP(file: path, header: header, width: size.width, height: size.height)
+            case .memory(let bytes): VipsImage.decodeWebP(bytes: bytes, header: header, width: size.width, height: size.height)
+            }
         return image.map { FastRead(image: $0) }
     }
 }

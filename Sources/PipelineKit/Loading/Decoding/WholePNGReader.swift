@@ -14,7 +14,8 @@ struct WholePNGReader: FastReader {
     /// the allowance ever is (`MemoryAccountant.wholePNGReadsCeiling`).
     static func heldBytes(_ header: VipsImage, fileBytes: Int) -> Int64 {
         guard let bytes = VipsImage.wholePNGBytes(header: header, fileBytes: fileBytes).map(Int64.init),
-              bytes <= MemoryAccountant.wholePNGReadsCeiling else { return 0 }
+            bytes <= MemoryAccountant.wholePNGReadsCeiling
+        else { return 0 }
         return bytes
     }
 
@@ -22,7 +23,8 @@ struct WholePNGReader: FastReader {
     /// `explain`, which should not count a PNG the reader would decline on opening it).
     static func heldBytes(file path: String, header: VipsImage, fileBytes: Int) -> Int64 {
         guard let bytes = VipsImage.wholePNGBytes(file: path, header: header, fileBytes: fileBytes).map(Int64.init),
-              bytes <= MemoryAccountant.wholePNGReadsCeiling else { return 0 }
+            bytes <= MemoryAccountant.wholePNGReadsCeiling
+        else { return 0 }
         return bytes
     }
 
@@ -36,10 +38,11 @@ struct WholePNGReader: FastReader {
     func read(_ source: EncodedSource, header: VipsImage, pass: DecodePass) -> FastRead? {
         let needed = Self.heldBytes(header, fileBytes: source.byteCount)
         guard needed > 0, allowance.admitNow(needed) else { return nil }
-        let image = switch source {
-        case .file(let path, _, _, _): VipsImage.decodeWholePNG(file: path, header: header)
-        case .memory(let bytes): VipsImage.decodeWholePNG(bytes: bytes, header: header)
-        }
+        let image =
+            switch source {
+            case .file(let path, _, _, _): VipsImage.decodeWholePNG(file: path, header: header)
+            case .memory(let bytes): VipsImage.decodeWholePNG(bytes: bytes, header: header)
+            }
         guard let image else {
             allowance.release(needed)
             return nil
