@@ -19,6 +19,8 @@ extension ImageDecoder {
         let windowed = plan.windows.sorted { $0.key < $1.key }
         let passes = (plan.decodesWhole ? [nil] : []) + windowed.map { Optional($0) }
         let results = Locked<[Int: Result<(image: VipsImage, shrink: Int), any Error>]>([:])
+        // Dispatch's parallel loop: this runs synchronously on a decompress lane and libvips
+        // blocks, so the passes run on Dispatch's pool and the lane waits for all of them.
         DispatchQueue.concurrentPerform(iterations: passes.count) { pass in
             let result = Result { () throws -> (image: VipsImage, shrink: Int) in
                 guard let (_, window) = passes[pass] else {
