@@ -168,11 +168,13 @@ public enum RowsAhead {
 
         /// libvips hands the image to its worker threads through GLib, whose futex-based locks
         /// ThreadSanitizer does not see; passing through this pthread lock after setting up and
-        /// before every fill shows it that the reader was made before it is read.
-        private static let handOff = Locked(())
+        /// before every fill shows it that the reader was made before it is read. It holds a
+        /// count of passes rather than nothing: a value of no size would share its address with
+        /// the lock itself, and ThreadSanitizer would take the lock's own reads for a race.
+        private static let handOff = Locked(0)
 
         func start() {
-            Self.handOff.withLock { _ in }
+            Self.handOff.withLock { $0 &+= 1 }
             shared.withLock { $0.runningWorkers = geometry.workers }
             RowsAhead.record(name) {
                 $0.readers += 1
@@ -230,7 +232,7 @@ public enum RowsAhead {
         /// Copies rows `top..<top+height`, columns `left..<left+width`, to `first` (rows
         /// `lineSkip` apart): libvips' request for a region. 0, or -1 with libvips' error set.
         func fill(_ first: UnsafeMutablePointer<UInt8>, lineSkip: Int, left: Int, top: Int, width: Int, height: Int) -> Int32 {
-            Self.handOff.withLock { _ in }
+            Self.handOff.withLock { $0 &+= 1 }
             return own.withLock { own in
                 defer { shared.withLock { $0.pinned = nil } }
                 let columnOffset = left * geometry.samples
