@@ -6,16 +6,23 @@ package enum Fixtures {
     /// A `width`×`height` image filled with `colour` (one value per band, labelled as `image`
     /// labels them).
     package static func solid(width: Int, height: Int, colour: [UInt8] = [200, 100, 50]) throws -> VipsImage {
-        try image(width: width, height: height, bands: colour.count) { _, _ in colour }
+        let bands = colour.count
+        let pixels = filled(count: width * height * bands) { buffer in
+            for index in buffer.indices { buffer[index] = colour[index % bands] }
+        }
+        return try labelled(VipsImage(pixels: pixels, width: width, height: height, bands: bands))
     }
 
     /// An RGB image whose top-left quadrant is red and the rest blue: any rotation or mirror
     /// moves the red corner somewhere else.
     package static func redCorner(width: Int, height: Int) throws -> VipsImage {
-        var pixels: [UInt8] = []
-        for y in 0..<height {
-            for x in 0..<width {
-                pixels += (x < width / 2 && y < height / 2) ? [255, 0, 0] : [0, 0, 255]
+        let pixels = filled(count: width * height * 3) { buffer in
+            for y in 0..<height {
+                for x in 0..<width {
+                    let red = x < width / 2 && y < height / 2
+                    let at = (y * width + x) * 3
+                    (buffer[at], buffer[at + 1], buffer[at + 2]) = red ? (255, 0, 0) : (0, 0, 255)
+                }
             }
         }
         return try VipsImage(pixels: pixels, width: width, height: height, bands: 3)
@@ -23,12 +30,18 @@ package enum Fixtures {
 
     /// A smooth gradient with detail, a stand-in for a photograph.
     package static func gradient(width: Int, height: Int, bands: Int = 3) throws -> VipsImage {
-        var pixels: [UInt8] = []
-        pixels.reserveCapacity(width * height * bands)
-        for y in 0..<height {
-            for x in 0..<width {
-                let values: [UInt8] = [UInt8(x * 255 / max(1, width - 1)), UInt8(y * 255 / max(1, height - 1)), UInt8((x ^ y) & 0xff), 255]
-                pixels += values.prefix(bands)
+        let pixels = filled(count: width * height * bands) { buffer in
+            var at = 0
+            for y in 0..<height {
+                let down = UInt8(y * 255 / max(1, height - 1))
+                for x in 0..<width {
+                    let values = (UInt8(x * 255 / max(1, width - 1)), down, UInt8((x ^ y) & 0xff), UInt8(255))
+                    buffer[at] = values.0
+                    if bands > 1 { buffer[at + 1] = values.1 }
+                    if bands > 2 { buffer[at + 2] = values.2 }
+                    if bands > 3 { buffer[at + 3] = values.3 }
+                    at += bands
+                }
             }
         }
         return try VipsImage(pixels: pixels, width: width, height: height, bands: bands)
@@ -37,9 +50,11 @@ package enum Fixtures {
     /// Deterministic noise: detail that lossless codecs cannot squeeze.
     package static func noise(width: Int, height: Int) throws -> VipsImage {
         var state: UInt32 = 12345
-        let pixels = (0..<(width * height * 3)).map { _ -> UInt8 in
-            state = state &* 1_664_525 &+ 1_013_904_223
-            return UInt8(truncatingIfNeeded: state >> 24)
+        let pixels = filled(count: width * height * 3) { buffer in
+            for index in buffer.indices {
+                state = state &* 1_664_525 &+ 1_013_904_223
+                buffer[index] = UInt8(truncatingIfNeeded: state >> 24)
+            }
         }
         return try VipsImage(pixels: pixels, width: width, height: height, bands: 3)
     }
@@ -64,19 +79,37 @@ package enum Fixtures {
     /// An 8-bit image whose pixel at (x, y) is `colour(x, y)` (one value per band), labelled as a
     /// decoder would label it: 1–2 bands greyscale, 3–4 bands sRGB, the last band of 2 or 4 alpha.
     package static func image(width: Int, height: Int, bands: Int, colour: (Int, Int) -> [UInt8]) throws -> VipsImage {
-        var pixels: [UInt8] = []
-        pixels.reserveCapacity(width * height * bands)
-        for y in 0..<height {
-            for x in 0..<width {
-                pixels += colour(x, y)
+        let pixels = filled(count: width * height * bands) { buffer in
+            var at = 0
+            for y in 0..<height {
+                for x in 0..<width {
+                    for value in colour(x, y) {
+                        buffer[at] = value
+                        at += 1
+                    }
+                }
             }
         }
-        let image = try VipsImage(pixels: pixels, width: width, height: height, bands: bands)
-        // libvips labels raw 2- and 4-band memory images "multiband", which it treats as having no alpha.
-        switch bands {
-        case 2: return try image.labelled(as: .blackAndWhite)
-        case 4: return try image.labelled(as: .sRGB)
-        default: return image
+        return try labelled(VipsImage(pixels: pixels, width: width, height: height, bands: bands))
+    }
+
+    /// `image` labelled as a decoder would label it: libvips labels raw 2- and 4-band memory
+    /// images "multiband", which it treats as having no alpha.
+    package static func labelled(_ image: VipsImage) throws -> VipsImage {
+        switch image.bands {
+        case 2: try image.labelled(as: .blackAndWhite)
+        case 4: try image.labelled(as: .sRGB)
+        default: image
+        }
+    }
+
+    /// `count` bytes written in place by `fill`: test images of tens of megapixels are made
+    /// without an array per pixel, which in a debug or sanitizer build takes most of a test's time.
+    package static func filled(count: Int, _ fill: (inout UnsafeMutableBufferPointer<UInt8>) -> Void) -> [UInt8] {
+        [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            buffer.initialize(repeating: 0)
+            fill(&buffer)
+            initialized = count
         }
     }
 

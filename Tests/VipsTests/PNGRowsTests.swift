@@ -178,13 +178,24 @@ extension OneAtATime {
         /// Just over the reader's smallest image (8 MiB of pixels), with detail that compresses.
         static func image(bands: Int) throws -> VipsImage {
             let width = 1531, height = (8 << 20) / (1531 * bands) + 3
-            return try Fixtures.image(width: width, height: height, bands: bands) { x, y in
-                [
-                    UInt8(truncatingIfNeeded: x ^ y), UInt8(truncatingIfNeeded: x &+ 3 &* y), UInt8(truncatingIfNeeded: x &* y >> 4),
-                    UInt8(255 - (x + y) % 200),
-                ]
-                .prefix(bands).map { $0 }
+            let pixels = Fixtures.filled(count: width * height * bands) { buffer in
+                var at = 0
+                for y in 0..<height {
+                    for x in 0..<width {
+                        let values = (
+                            UInt8(truncatingIfNeeded: x ^ y), UInt8(truncatingIfNeeded: x &+ 3 &* y),
+                            UInt8(truncatingIfNeeded: x &* y >> 4),
+                            UInt8(255 - (x + y) % 200)
+                        )
+                        buffer[at] = values.0
+                        if bands > 1 { buffer[at + 1] = values.1 }
+                        if bands > 2 { buffer[at + 2] = values.2 }
+                        if bands > 3 { buffer[at + 3] = values.3 }
+                        at += bands
+                    }
+                }
             }
+            return try Fixtures.labelled(VipsImage(pixels: pixels, width: width, height: height, bands: bands))
         }
     }
 }

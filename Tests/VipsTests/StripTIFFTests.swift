@@ -276,11 +276,15 @@ enum TIFFFile {
         for top in stride(from: 0, to: height, by: rowsPerStrip) {
             let rows = min(rowsPerStrip, height - top)
             let jitter = noise.next(rowBytes)
-            for row in 0..<rows {
-                for column in 0..<rowBytes {
-                    strip[row * rowBytes + column] =
-                        UInt8(truncatingIfNeeded: column / samples + (top + row) * 3 + column % samples * 40)
-                        &+ jitter[(column + row * 7) % rowBytes] % 8
+            strip.withUnsafeMutableBufferPointer { strip in
+                jitter.withUnsafeBufferPointer { jitter in
+                    for row in 0..<rows {
+                        for column in 0..<rowBytes {
+                            strip[row * rowBytes + column] =
+                                UInt8(truncatingIfNeeded: column / samples + (top + row) * 3 + column % samples * 40)
+                                &+ jitter[(column + row * 7) % rowBytes] % 8
+                        }
+                    }
                 }
             }
             guard TIFFWriteEncodedStrip(tiff, index, &strip, tmsize_t(rows * rowBytes)) >= 0 else {
