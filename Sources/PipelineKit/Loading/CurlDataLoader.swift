@@ -85,7 +85,11 @@ public final class CurlDataLoader: DataLoading {
             allHeaders["Content-Type"] = "application/octet-stream"  // else libcurl says form data
         }
         for (name, value) in allHeaders.sorted(by: { $0.key < $1.key }) {
-            headerList = curl_slist_append(headerList, "\(name): \(value)")
+            // libcurl returns nil only when out of memory, and then the list it was given still stands.
+            guard let appended = curl_slist_append(headerList, "\(name): \(value)") else {
+                throw FetchError(.other, "libcurl could not add the request header \(name)")
+            }
+            headerList = appended
         }
 
         try setOptions(easy, request: request, headers: headerList, context: context)
