@@ -40,9 +40,12 @@ for shard in range(shards):
     open(f"{logs}/filter-{shard}", "w").write(pattern)
 EOF
 
+# The test bundle itself, not `swift test`: SwiftPM holds a lock on the build folder while it
+# runs, so `swift test` processes on one build would run one after another.
+bundle="$(swift build --show-bin-path "$@")/pipelinePackageTests.xctest"
 pids=()
 for ((shard = 0; shard < shards; shard++)); do
-  swift test --skip-build "$@" --filter "$(cat "$logs/filter-$shard")" >"$logs/log-$shard" 2>&1 &
+  "$bundle" --testing-library swift-testing --filter "$(cat "$logs/filter-$shard")" >"$logs/log-$shard" 2>&1 &
   pids+=($!)
 done
 failed=0

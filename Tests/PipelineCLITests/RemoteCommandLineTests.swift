@@ -56,9 +56,16 @@ import Vips
         let directory = try TemporaryDirectory()
         let file = try writePipeline(directory, urls: urls)
         var generator = SystemRandomNumberGenerator()
+        let cacheFolder = directory.url.appendingPathComponent("cache")
+        func filesInCache() -> Int { FileManager.default.enumerator(atPath: cacheFolder.path)?.allObjects.count ?? 0 }
         for _ in 0..<12 {
+            let before = filesInCache()
             let process = try CommandRunner.start(["run", "--quiet", file])
-            Thread.sleep(forTimeInterval: Double.random(in: 0.05...0.6, using: &generator))
+            // Killed at a random moment after this run began writing to the cache: a fixed delay
+            // from the start would, on a loaded or sanitized machine, kill every run before then.
+            let deadline = Date().addingTimeInterval(30)
+            while process.isRunning, filesInCache() == before, Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+            Thread.sleep(forTimeInterval: Double.random(in: 0...0.3, using: &generator))
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
         }
