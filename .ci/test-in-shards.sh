@@ -8,8 +8,9 @@
 # holds its thread while it waits: on two cores, two waiting tests leave the processor idle.
 # Under a sanitizer most of the suite's time was such waiting. Here the test suites are dealt
 # round-robin to SHARDS processes built once; a suite stays whole in one process, so suites
-# marked `.serialized` still run one test at a time. `--only` keeps the suites whose tests match
-# REGEX. Each process's output goes to a log, printed in full when that process fails. The
+# marked `.serialized` still run one test at a time there. `--only` keeps the tests whose
+# identifiers match REGEX. Each process's output goes to a log, printed in full when that
+# process fails. The
 # number of tests run must equal the number listed, so no suite is dropped between shards.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,11 +29,16 @@ swift test --skip-build "$@" --list-tests 2>/dev/null | { if [ -n "$only" ]; the
 listed=$(wc -l <"$logs/tests")
 [ "$listed" -gt 0 ] || { echo "test-in-shards: no tests listed" >&2; exit 1; }
 
-# A suite is the identifier up to its first slash (Module.Suite).
+# A suite is the identifier up to its first slash (Module.Suite), or for a suite nested in
+# another up to its second (Module.Outer/Inner): the outer suites only group (VipsTests'
+# OneAtATime serializes tests over libvips' one error buffer, which each process has its own of).
 python3 - "$shards" "$logs" "$only" <<'EOF'
 import re, sys
 shards, logs, only = int(sys.argv[1]), sys.argv[2], sys.argv[3]
-suites = sorted({line.split("/", 1)[0] for line in open(f"{logs}/tests") if line.strip()})
+def suite(test):
+    parts = test.strip().split("/")
+    return "/".join(parts[:2]) if len(parts) > 2 else parts[0]
+suites = sorted({suite(line) for line in open(f"{logs}/tests") if line.strip()})
 for shard in range(shards):
     names = "|".join(re.escape(name) for name in suites[shard::shards])
     # Whole suites, or within them the tests --only names (a lookahead over the identifier).
