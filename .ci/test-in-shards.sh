@@ -10,8 +10,8 @@
 # round-robin to SHARDS processes built once; a suite stays whole in one process, so suites
 # marked `.serialized` still run one test at a time there. `--only` keeps the tests whose
 # identifiers match REGEX. Each process's output goes to a log, printed in full when that
-# process fails. The
-# number of tests run must equal the number listed, so no suite is dropped between shards.
+# process fails. The number of tests run must equal the number listed, so no suite is dropped
+# between shards.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 shards=$1
