@@ -4,7 +4,9 @@
 # which all 12 reach SSIMULACRA 2 75, as measured for issue 31) and once with
 # {"ssimulacra2": TARGET}. Prints the wall time of each run, the bytes of each format, and each
 # targeted file's score by an independent implementation (the Python package ssimulacra2, in
-# $SSIM_PYTHON, default python3), against a lossless PNG of the same resized image.
+# $SSIM_PYTHON, default python3), against a lossless PNG of the same resized image, and by the
+# reference tool too when $SSIM_REFERENCE names its binary (cloudinary/ssimulacra2's
+# `ssimulacra2`). RUNS (default 2) sets how many times fixed and targeted runs alternate.
 #
 #   Benchmarks/quality-targets.sh [CORPUS]      (PIPELINE_BIN=... to measure another build)
 set -euo pipefail
@@ -54,10 +56,10 @@ for run in $(seq "${RUNS:-2}"); do
   echo "run $run: fixed ${fixed_s}s, target ${target_s}s"
 done
 
-"$python" - "$tmp" "$target" <<'EOF'
-import json, os, sys
+"$python" - "$tmp" "$target" "${SSIM_REFERENCE:-}" <<'EOF'
+import json, os, subprocess, sys
 from ssimulacra2 import compute_ssimulacra2_with_alpha
-tmp, target = sys.argv[1], float(sys.argv[2])
+tmp, target, reference = sys.argv[1], float(sys.argv[2]), sys.argv[3]
 for fmt in ["jpg", "webp", "avif"]:
     fixed = sum(os.path.getsize(f"{tmp}/fixed/{n}") for n in os.listdir(f"{tmp}/fixed") if n.endswith("." + fmt))
     targeted = sum(os.path.getsize(f"{tmp}/target/{n}") for n in os.listdir(f"{tmp}/target") if n.endswith("." + fmt))
@@ -71,15 +73,21 @@ for item in report.get("items", []):
 low = []
 for name in sorted(os.listdir(f"{tmp}/target")):
     stem, fmt = name.rsplit(".", 1)
-    if fmt == "avif":
-        # The Python package reads with Pillow, which may lack AVIF: decode with libvips first.
-        os.system(f"vips copy '{tmp}/target/{name}' '{tmp}/target-{stem}.avif.png'")
-        path = f"{tmp}/target-{stem}.avif.png"
+    if fmt != "jpg":
+        # Pillow may lack AVIF, and the reference tool reads PNG and JPEG: decode with libvips first.
+        path = f"{tmp}/target-{stem}.{fmt}.png"
+        subprocess.run(["vips", "copy", f"{tmp}/target/{name}", path], check=True)
     else:
         path = f"{tmp}/target/{name}"
-    score = compute_ssimulacra2_with_alpha(f"{tmp}/reference/{stem}.png", path)
+    original = f"{tmp}/reference/{stem}.png"
+    score = compute_ssimulacra2_with_alpha(original, path)
+    line = f"{name}: independent {score:.2f}"
     quality, ours = chosen.get(name, (None, None))
-    print(f"{name}: quality {quality}, ours {ours:.2f}, independent {score:.2f}" if ours is not None else f"{name}: {score:.2f}")
+    if ours is not None:
+        line = f"{name}: quality {quality}, ours {ours:.2f}, independent {score:.2f}"
+    if reference:
+        line += ", reference tool " + subprocess.run([reference, original, path], capture_output=True, text=True, check=True).stdout.strip()
+    print(line, flush=True)
     if score < target - 1: low.append(name)
 print("files under", target - 1, "by the independent implementation:", low or "none")
 EOF

@@ -104,16 +104,18 @@ public struct SSIMULACRA2: Sendable {
 
     // MARK: Steps
 
-    /// Calls `body` with the linear image at 1:1, 1:2, … 1:32, stopping before a side falls
-    /// under 8 pixels.
+    /// Calls `body` with the linear image at 1:1, 1:2, … 1:32, stopping once a side of the
+    /// scale just scored is under 8 pixels. As in the reference, the test is made before
+    /// halving, so the last scale may be smaller than 8: which scales are present decides
+    /// which weights each norm takes, so one scale more or less moves every later weight.
     private static func forEachScale(
         of linear: VipsImage,
         _ body: (VipsImage) throws(VipsError) -> Void
     ) throws(VipsError) {
         var image = try linear.rendered()
         for scale in 0..<6 {
-            if scale > 0 { image = try halved(image) }
             if image.width < minimumSide || image.height < minimumSide { return }
+            if scale > 0 { image = try halved(image) }
             try body(image)
         }
     }

@@ -4,10 +4,9 @@ import Vips
 /// Finds, for one image and one encoder, the lowest quality whose SSIMULACRA 2 score against
 /// the image as it stood before encoding reaches the target (`QualityTarget`).
 ///
-/// The search brackets from a first guess made from the target and the image's detail: it
-/// steps down while the files pass and up while they fail, doubling the step, then halves the
-/// bracket, and stops once the lowest passing and the highest failing quality are at most 2
-/// apart, or after 6 encodes. Trial encodes run one after another, each scored and dropped
+/// The search starts from a first guess made from the target and the image's detail, and goes
+/// next where the scores so far, taken as a line, reach the target (`Bracket`); it stops once
+/// the lowest passing and the highest failing quality are at most 2 apart, or after 6 encodes. Trial encodes run one after another, each scored and dropped
 /// unless it is the best file so far. A target no quality reaches gives the best-scoring file
 /// and says so; it is not a failure.
 enum QualitySearch {
@@ -45,12 +44,12 @@ enum QualitySearch {
             let data = try image.encoded(suffix: settings.vipsSuffix)
             return Outcome(data: data, quality: settings.quality, score: .nan, reached: true, encodes: 1)
         }
+        // Every trial encodes the same pixels: computed once, not once per trial from the decode.
+        let image = try image.rendered()
         let metric = try SSIMULACRA2(original: image)
-        var failing = target.min - 1
-        var passing = target.max + 1
+        var bracket = Bracket(target: target, slope: typicalSlope(settings.format))
         var best: Outcome?
         var quality = try firstGuess(image, format: settings.format, target: target)
-        var step = 8
         var encodes = 0
         while encodes < maximumEncodes {
             let data = try image.encoded(suffix: suffix(settings, quality: quality))
@@ -58,29 +57,90 @@ enum QualitySearch {
             encodes += 1
             let reached = score >= target.ssimulacra2
             let candidate = Outcome(data: data, quality: quality, score: score, reached: reached, encodes: encodes)
+            bracket.add(quality: quality, score: score)
             if reached {
-                passing = quality
-                best = candidate
-            } else {
-                failing = quality
+                if best.map({ !$0.reached || quality < $0.quality }) ?? true { best = candidate }
+            } else if best.map({ !$0.reached && score > $0.score }) ?? true {
                 // Kept only while nothing passes: the best a target out of reach can have.
-                if best.map({ !$0.reached && score > $0.score }) ?? true { best = candidate }
+                best = candidate
             }
-            if passing - failing <= closeEnough { break }
-            if passing > target.max {
-                quality = Swift.min(target.max, failing + step)
-                step *= 2
-            } else if failing < target.min {
-                quality = Swift.max(target.min, passing - step)
-                step *= 2
-            } else {
-                quality = (failing + passing) / 2
-            }
+            guard let next = bracket.next() else { break }
+            quality = next
         }
         guard let best else {
             throw VipsError(operation: "ssimulacra2", message: "the quality search made no encode")
         }
         return Outcome(data: best.data, quality: best.quality, score: best.score, reached: best.reached, encodes: encodes)
+    }
+
+    /// What the trials so far say about where the target lies, and the quality to try next.
+    ///
+    /// Scores rise with quality, nearly in a line over a few steps, so the next trial goes to
+    /// the lowest quality where that line reaches the target: between the highest failing and
+    /// the lowest passing trial once both are known, else from the nearest trials' slope (or,
+    /// with one trial, the format's typical slope). When that lands on the passing side, as
+    /// meant, the trial 2 below it usually fails and closes the bracket. A bracket 4 wide or
+    /// less is halved, which closes it.
+    struct Bracket {
+        let target: QualityTarget
+        /// Score gained per quality step, for extrapolating from one side: the format's typical
+        /// slope until two trials give the image's own.
+        private(set) var slope: Double
+        /// Every trial so far, quality and score.
+        private(set) var trials: [(quality: Int, score: Double)] = []
+        /// The highest quality that failed and its score; nil before any fails.
+        private(set) var failing: (quality: Int, score: Double)?
+        /// The lowest quality that passed and its score; nil before any passes.
+        private(set) var passing: (quality: Int, score: Double)?
+
+        init(target: QualityTarget, slope: Double) {
+            self.target = target
+            self.slope = slope
+        }
+
+        mutating func add(quality: Int, score: Double) {
+            // The slope to the nearest earlier trial is the image's own, kept within reason.
+            if let nearest = trials.min(by: { abs($0.quality - quality) < abs($1.quality - quality) }), nearest.quality != quality {
+                slope = Swift.min(2, Swift.max(0.1, (score - nearest.score) / Double(quality - nearest.quality)))
+            }
+            trials.append((quality, score))
+            if score >= target.ssimulacra2 {
+                if passing.map({ quality < $0.quality }) ?? true { passing = (quality, score) }
+            } else if failing.map({ quality > $0.quality }) ?? true {
+                failing = (quality, score)
+            }
+        }
+
+        /// The quality to try next, or nil when the search is done: the bracket is closed, or
+        /// the bounds are reached on the side the target lies.
+        func next() -> Int? {
+            let low = failing?.quality ?? target.min - 1
+            let high = passing?.quality ?? target.max + 1
+            if high - low <= closeEnough { return nil }
+            if let failing, let passing {
+                if high - low <= 2 * closeEnough { return (low + high) / 2 }
+                let rise = Swift.max(passing.score - failing.score, 1e-6)
+                let at = Double(low) + (target.ssimulacra2 - failing.score) / rise * Double(high - low)
+                return Swift.min(high - closeEnough, Swift.max(low + closeEnough, Int(at.rounded(.up))))
+            }
+            // One side known: along the slope to the target, moving at least a bracket's width
+            // and at most 20 qualities.
+            guard let known = passing ?? failing else { return nil }
+            let at = Int((Double(known.quality) + (target.ssimulacra2 - known.score) / slope).rounded(.up))
+            let next =
+                passing != nil
+                ? Swift.max(known.quality - 20, Swift.min(known.quality - closeEnough, at))
+                : Swift.min(known.quality + 20, Swift.max(known.quality + closeEnough, at))
+            return Swift.min(target.max, Swift.max(target.min, next))
+        }
+    }
+
+    /// The score gained per quality step near the scores targets ask for, roughly, by format.
+    static func typicalSlope(_ format: EncoderSettings.Format) -> Double {
+        switch format {
+        case .avif, .heic: 0.45
+        default: 0.4
+        }
     }
 
     /// The saver suffix for one trial: the settings at `quality`, with what helps each format
@@ -103,10 +163,13 @@ enum QualitySearch {
     /// Where the search starts: a quality typical of the format for the target, moved up for
     /// busy images and down for smooth ones, whose artifacts show less and more in the score.
     static func firstGuess(_ image: VipsImage, format: EncoderSettings.Format, target: QualityTarget) throws(VipsError) -> Int {
+        // JPEG's 4:2:0 chroma costs photographs less score at the size they are published
+        // than WebP's, so JPEG starts lower.
         let typical: Double =
             switch format {
             case .avif, .heic: 60
             case .jxl: 75
+            case .jpeg: 72
             default: 80
             }
         let detail = try meanDetail(image)

@@ -93,6 +93,29 @@ import Vips
         }
     }
 
+    /// Scores that rise in a line with quality close the bracket (2 apart) at the lowest passing
+    /// quality in 3 trials from a first guess on either side when they rise at the format's
+    /// typical slope, and in 4 when they do not: the search goes where the line meets the
+    /// target instead of halving its way there (which takes 6 from a guess 16 off).
+    @Test(arguments: [(0.4, 80), (0.4, 50), (0.7, 75), (0.25, 55)])
+    func aBracketFollowsTheScoresToTheTarget(slope: Double, guess: Int) {
+        let typical = QualitySearch.typicalSlope(.jpeg)
+        // Reaches 75 between 63 and 64: 64 is the lowest passing quality.
+        func score(_ quality: Int) -> Double { 75 + slope * (Double(quality) - 63.6) }
+        var bracket = QualitySearch.Bracket(target: QualityTarget(ssimulacra2: 75), slope: typical)
+        var quality = guess
+        var trials = 0
+        while trials < QualitySearch.maximumEncodes {
+            bracket.add(quality: quality, score: score(quality))
+            trials += 1
+            guard let next = bracket.next() else { break }
+            quality = next
+        }
+        #expect(bracket.passing?.quality == 64, "\(bracket.trials)")
+        #expect((bracket.passing?.quality ?? 0) - (bracket.failing?.quality ?? 0) <= QualitySearch.closeEnough, "\(bracket.trials)")
+        #expect(trials <= (slope == typical ? 3 : 4), "\(bracket.trials)")
+    }
+
     /// A target no quality within the bounds reaches gives the best file and says so.
     @Test func anUnreachableTargetGivesTheBestFileAndAWarning() async throws {
         let directory = try setUp()

@@ -1,0 +1,94 @@
+import Foundation
+import PipelineKit
+import TestSupport
+import Testing
+import Vips
+
+/// A quality target as a user meets it on the command line: the choice in `--json` events and
+/// the manifest, the search in `explain`'s plan, and the search's memory in admission.
+@Suite struct QualityTargetCommandTests {
+    static let photo = CommandRunner.repositoryRoot.appendingPathComponent("Pipelines/samples/storm.jpg")
+
+    /// One photograph, and a pipeline with a targeted WebP and a fixed-quality JPEG of it.
+    func prepare(manifest: Bool = false) throws -> (TemporaryDirectory, String) {
+        let directory = try TemporaryDirectory()
+        try directory.write(try Data(contentsOf: Self.photo), to: "in/storm.jpg")
+        let file = try directory.write(
+            Data(
+                """
+                {"version": 1, "name": "site", "inputs": ["in/*.jpg"],
+                 \(manifest ? #""manifest": {"path": "out/manifest.json", "urlPrefix": "/img/"},"# : "")
+                 "outputs": [
+                   {"name": "searched", "steps": [{"resize": {"width": 400}}],
+                    "encode": {"format": "webp", "quality": {"ssimulacra2": 70, "min": 20, "max": 95}}, "path": "out/{stem}.webp"},
+                   {"name": "fixed", "steps": [{"resize": {"width": 200}}], "encode": {"format": "jpeg", "quality": 80}, "path": "out/{stem}.jpg"}]}
+                """.utf8), to: "p.json")
+        return (directory, file)
+    }
+
+    /// `--json`'s itemCompleted event carries the quality chosen and its score for the
+    /// targeted output, and neither for the fixed one; the manifest's entry carries the same.
+    @Test func theJSONEventsAndTheManifestCarryTheChoice() throws {
+        let (directory, file) = try prepare(manifest: true)
+        let result = try CommandRunner.run(["run", "--json", file])
+        #expect(result.status == 0, "\(result.standardError)")
+        let events = result.standardOutput.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+        let completed = try #require(events.first { $0["event"] as? String == "itemCompleted" })
+        let outputs = try #require(completed["outputs"] as? [[String: Any]])
+        let searched = try #require(outputs.first { $0["name"] as? String == "searched" })
+        let fixed = try #require(outputs.first { $0["name"] as? String == "fixed" })
+        let quality = try #require(searched["quality"] as? Int)
+        let score = try #require(searched["ssimulacra2"] as? Double)
+        #expect((20...95).contains(quality) && score >= 70, "quality \(quality), score \(score)")
+        #expect(fixed["quality"] == nil && fixed["ssimulacra2"] == nil, "\(fixed)")
+
+        // The manifest's entry holds the same choice; the fixed output's holds none.
+        let manifest = try ImageManifest.read(from: directory.url.appendingPathComponent("out/manifest.json"))
+        let input = try #require(manifest.input("in/storm.jpg"))
+        let searchedFile = try #require(input.outputs["searched"]?.formats.first?.files.first)
+        #expect(searchedFile.quality == quality && searchedFile.ssimulacra2 == score)
+        let fixedFile = try #require(input.outputs["fixed"]?.formats.first?.files.first)
+        #expect(fixedFile.quality == nil && fixedFile.ssimulacra2 == nil)
+    }
+
+    /// `explain` names the search in the targeted output's plan line, and not in the fixed one's.
+    @Test func explainSaysTheOutputSearchesQuality() throws {
+        let (directory, file) = try prepare()
+        let result = try withExtendedLifetime(directory) { try CommandRunner.run(["explain", file]) }
+        #expect(result.status == 0, "\(result.standardError)")
+        let lines = result.standardOutput.split(separator: "\n").map(String.init)
+        let searched = try #require(lines.first { $0.contains("searched:") }, "\(result.standardOutput)")
+        #expect(searched.contains("webp (") && searched.contains("searches quality for SSIMULACRA2 70 within 20-95"), "\(searched)")
+        let fixed = try #require(lines.first { $0.contains("fixed:") }, "\(result.standardOutput)")
+        #expect(!fixed.contains("searches quality"), "\(fixed)")
+    }
+
+    /// Admission by memory counts what a search holds beside the encoder (the original's
+    /// pyramids and one candidate's planes): a 2000×1500 image that a fixed-quality JPEG makes
+    /// well within a 300 MB budget is, with a target, more than the whole budget, and fails as such.
+    @Test func admissionCountsTheSearch() throws {
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.png(try Fixtures.solid(width: 2000, height: 1500)), to: "in/flat.png")
+        for (name, quality) in [("fixed", "80"), ("searched", #"{"ssimulacra2": 75}"#)] {
+            try directory.write(
+                Data(
+                    """
+                    {"version": 1, "inputs": ["in/*.png"], "outputs": [
+                      {"name": "full", "encode": {"format": "jpeg", "quality": \(quality)}, "path": "\(name)/{stem}.jpg"}]}
+                    """.utf8), to: "\(name).json")
+        }
+        let fixed = try CommandRunner.run(["run", "--quiet", "--max-memory", "300MB", directory.path + "/fixed.json"])
+        #expect(fixed.status == 0, "\(fixed.standardError)")
+        #expect(directory.allFiles().contains("fixed/flat.jpg"))
+
+        let searched = try CommandRunner.run(["run", "--json", "--max-memory", "300MB", directory.path + "/searched.json"])
+        #expect(searched.status == 1, "\(searched.standardError)")
+        let failed = searched.standardOutput.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }.first { $0["event"] as? String == "itemFailed" }
+        #expect(failed?["kind"] as? String == "overMemoryBudget", "\(searched.standardOutput)")
+        #expect(!directory.allFiles().contains("searched/flat.jpg"))
+    }
+}
