@@ -154,6 +154,24 @@ import Vips
         }
     }
 
+    @Test func explainCountsTheRefusedInputsAndNamesTheAllowedFormats() throws {
+        let directory = try TemporaryDirectory()
+        try directory.write(Self.svg, to: "in/drawing.svg")
+        try directory.write(Self.pdf, to: "in/page.pdf")
+        func explanation(_ extra: String) throws -> String {
+            let json = PipelineHarness.json(
+                inputs: ["in/*"], outputs: [#"{"name": "o", "encode": {"format": "png"}, "path": "out/{name}.png"}"#], extra: extra)
+            return PlanExplanation(plan: try PipelineHarness.pipeline(json, in: directory).plan(), memoryBudget: nil).text
+        }
+        let neither = try explanation("")
+        #expect(
+            neither.contains("2 inputs are SVG or PDF, which the run refuses: add the format to decompress.allowUntrusted"), "\(neither)")
+        let svg = try explanation(#""decompress": {"allowUntrusted": ["svg"]}"#)
+        #expect(svg.contains("untrusted formats read (decompress.allowUntrusted): svg"), "\(svg)")
+        #expect(svg.contains("1 input is SVG or PDF, which the run refuses"), "\(svg)")
+        #expect(svg.contains("svgload"), "\(svg)")
+    }
+
     @Test func theSettingIsReadIntoTheDefinition() throws {
         let json = PipelineHarness.json(
             inputs: ["a.svg"], outputs: [#"{"name": "o", "encode": {"format": "png"}, "path": "out/{name}.png"}"#],
