@@ -7,8 +7,15 @@ extension Vips {
     /// process-wide, so once lifted it guards nothing for anyone.
     public static func unblockLoader(_ name: String) {
         guard (try? prepareForUntrustedInput()) != nil else { return }
-        vips_operation_block_set(name, 0)
+        // Once a class: libvips writes the flags unlocked, while decodes on other threads read them.
+        unblockedLoaders.withLock { unblocked in
+            guard unblocked.insert(name).inserted else { return }
+            vips_operation_block_set(name, 0)
+        }
     }
+
+    /// The loader classes `unblockLoader` has unblocked.
+    private static let unblockedLoaders = Locked<Set<String>>([])
 }
 
 extension VipsImage {
