@@ -40,7 +40,7 @@ extension ImageDecoder {
         return ItemError(
             .unsupportedFormat, stage: .decompress,
             reason:
-                "a \(format.rawValue.uppercased()) file, which libvips reads only with a loader not made for untrusted files; "
+                "\(format == .svg ? "an" : "a") \(format.rawValue.uppercased()) file, which libvips reads only with a loader not made for untrusted files; "
                 + "to read it, add \"\(format.rawValue)\" to decompress.allowUntrusted")
     }
 }
