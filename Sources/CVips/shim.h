@@ -549,6 +549,11 @@ static inline void pl_block_untrusted_operations(void) {
     /* libvips 8.14 marks the JPEG XL saver untrusted along with its loader, but a saver only
      * writes pixels the pipeline made itself: the JPEG XL encoder stays available. */
     vips_operation_block_set("VipsForeignSaveJxl", FALSE);
+    /* JPEG XL and JPEG 2000 inputs are read as libvips reads them: under the pipeline's own
+     * limits (maxPixels from the header, the decode timeout, memory admission), as every
+     * other input is. SVG and PDF stay blocked until a pipeline file allows them. */
+    vips_operation_block_set("VipsForeignLoadJxl", FALSE);
+    vips_operation_block_set("VipsForeignLoadJp2k", FALSE);
 }
 
 /* Whether the operation class `name` (as vips_foreign_find_load returns it) is blocked,

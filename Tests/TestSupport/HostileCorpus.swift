@@ -47,6 +47,9 @@ extension CorpusCase {
         CorpusCase(file: "valid.gif", outcome: .processed(width: 48, height: 32)) { try HostileFixtures.photo("gif") },
         CorpusCase(file: "valid.tif", outcome: .processed(width: 48, height: 32)) { try HostileFixtures.photo("tif") },
         CorpusCase(file: "valid.avif", outcome: .processed(width: 48, height: 32)) { try HostileFixtures.photo("avif") },
+        CorpusCase(file: "valid.heic", outcome: .processed(width: 48, height: 32)) { try HostileFixtures.photo("heic") },
+        CorpusCase(file: "valid.jxl", outcome: .processed(width: 48, height: 32)) { try HostileFixtures.photo("jxl") },
+        CorpusCase(file: "valid.jp2", outcome: .processed(width: 48, height: 32)) { try HostileFixtures.photo("jp2") },
         // The content decides, not the extension.
         CorpusCase(file: "webp-named.jpg", outcome: .processed(width: 48, height: 32)) { try HostileFixtures.photo("webp") },
 
@@ -69,6 +72,15 @@ extension CorpusCase {
         },
         CorpusCase(file: "truncated.avif", outcome: .failed(.decompress, "heif: Invalid input")) {
             HostileFixtures.truncated(try HostileFixtures.photo("avif"))
+        },
+        CorpusCase(file: "truncated.heic", outcome: .failed(.decompress, "heif: Invalid input")) {
+            HostileFixtures.truncated(try HostileFixtures.photo("heic"))
+        },
+        CorpusCase(file: "truncated.jxl", outcome: .failed(.decompress, "JxlDecoderProcessInput")) {
+            HostileFixtures.truncated(try HostileFixtures.photo("jxl"))
+        },
+        CorpusCase(file: "truncated.jp2", outcome: .failed(.decompress, "Failed to decode the codestream")) {
+            HostileFixtures.truncated(try HostileFixtures.photo("jp2"))
         },
 
         // Damaged inside.
@@ -94,6 +106,10 @@ extension CorpusCase {
         // A format whose libvips loader is marked untrusted is refused, not handed to it.
         CorpusCase(file: "image.ppm", outcome: .refused(.decompress, "not an image libvips can read")) {
             Data("P6\n4 4\n255\n".utf8) + Data(repeating: 200, count: 48)
+        },
+        // SVG and PDF are read only when the file allows them, which the corpus's does not.
+        CorpusCase(file: "drawing.svg", outcome: .refused(.decompress, "add \"svg\" to decompress.allowUntrusted")) {
+            Data(#"<svg xmlns="http://www.w3.org/2000/svg" width="40" height="20"><rect width="40" height="20"/></svg>"#.utf8)
         },
 
         // Decompression bombs: the header declares more pixels than maxPixels allows; refused

@@ -9,7 +9,8 @@ package enum HostileFixtures {
     /// The encoders libvips has here, by extension, with the options the fixtures use.
     package static let suffixes: [String: String] = [
         "jpg": ".jpg[Q=90]", "png": ".png", "webp": ".webp[Q=80]", "gif": ".gif",
-        "tif": ".tif", "avif": ".avif[Q=60,effort=0]",
+        "tif": ".tif", "avif": ".avif[Q=60,effort=0]", "heic": ".heic[Q=60,compression=hevc,effort=0]",
+        "jxl": ".jxl[Q=80,effort=3]", "jp2": ".jp2[Q=80]",
     ]
 
     /// A small photo-like image, encoded as `ext`.

@@ -78,12 +78,28 @@ enum ImageEncoder {
             return !kept.contains(kind)
         }
         let unwritable = settings.format == .png && !kept.isEmpty ? names.filter { !isWritablePNGComment($0) } : []
-        if !unkept.isEmpty || !unwritable.isEmpty {
-            image = try image.removingFields(unkept + unwritable)
+        let oversized = settings.format == .jpeg ? oversizedForJPEG(image, keeping: kept) : []
+        let tooLong = oversized.flatMap { blob in names.filter { metadataKind(of: $0) == metadataKind(of: blob) } }
+        if !unkept.isEmpty || !unwritable.isEmpty || !tooLong.isEmpty {
+            image = try image.removingFields(unkept + unwritable + tooLong)
         }
         return Prepared(
             image: image,
-            dropped: unwritable.map { "\($0) (a PNG text key must be 1–79 characters, not all spaces, without control characters)" })
+            dropped: unwritable.map { "\($0) (a PNG text key must be 1–79 characters, not all spaces, without control characters)" }
+                + oversized.map { "\($0) (longer than the 64 KB one JPEG marker holds)" })
+    }
+
+    /// The kept EXIF and XMP blocks (by field name) too long for the one JPEG marker libvips
+    /// writes each in: its JPEG saver would leave them out with no more than a log line.
+    static func oversizedForJPEG(_ image: VipsImage, keeping kept: Set<EncoderSettings.Metadata>) -> [String] {
+        // A marker holds 65,533 bytes after its length; XMP's shares them with its namespace.
+        let limits = [("exif-data", 65533), ("xmp-data", 65533 - 29)]
+        return limits.compactMap { field, limit in
+            guard let kind = metadataKind(of: field), kept.contains(kind), let length = image.blobLength(field), length > limit else {
+                return nil
+            }
+            return field
+        }
     }
 
     /// The kind of metadata the field `name` belongs to, or nil for a field that is not

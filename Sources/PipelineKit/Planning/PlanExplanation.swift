@@ -95,6 +95,12 @@ public struct PlanExplanation: Sendable {
     /// take from each, and why it is that size (`MemoryAccountant`).
     public let memoryAccount: [MemoryAllowance]
 
+    /// Inputs, among the headers read, that only an untrusted loader the file does not allow
+    /// would read (SVG, PDF): the run refuses them (`decompress.allowUntrusted`).
+    public var untrustedRefused = 0
+    /// The untrusted formats the file allows (`decompress.allowUntrusted`).
+    public var allowedUntrusted: [String] = []
+
     /// Headers are read for at most this many local inputs (all of them in smaller runs).
     public static let headerLimit = 2000
 
@@ -114,7 +120,11 @@ public struct PlanExplanation: Sendable {
         var formats: [String: Int] = [:]
         var samples: [Sample] = []
         var largestEstimate: Int64 = 0
+        allowedUntrusted = DecompressSettings.UntrustedFormat.allCases.filter(definition.decompress.allowUntrusted.contains).map(\.rawValue)
         for item in plan.items.filter({ !$0.input.isRemote }).prefix(Self.headerLimit) {
+            // Also unblocks, before the header is read, the untrusted loaders the file allows.
+            let untrusted = decoder.untrustedLoaderRefusal(.file(path: item.input.path, byteCount: item.input.byteCount ?? 0))
+            if untrusted != nil { untrustedRefused += 1 }
             let header = try? VipsImage.open(file: item.input.path)
             let format = header?.loader
             if let format { formats[format, default: 0] += 1 }
@@ -248,6 +258,14 @@ public struct PlanExplanation: Sendable {
             }
             let decoded = sample.decodesWhole ? "decoded at \(decode)" : "decoded only in windows"
             lines.append("  \(sample.input.escapingControlCharacters): \(sample.format ?? "?") \(size), \(shrink)\(decoded)\(whole)\(wide)")
+        }
+        if !allowedUntrusted.isEmpty {
+            lines.append("untrusted formats read (decompress.allowUntrusted): \(allowedUntrusted.joined(separator: ", "))")
+        }
+        if untrustedRefused > 0 {
+            lines.append(
+                "\(untrustedRefused) input\(untrustedRefused == 1 ? " is" : "s are") SVG or PDF, which the run refuses: "
+                    + "add the format to decompress.allowUntrusted to read \(untrustedRefused == 1 ? "it" : "them")")
         }
         if unstreamedInputs > 0 {
             lines.append(

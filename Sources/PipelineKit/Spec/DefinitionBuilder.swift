@@ -132,7 +132,9 @@ struct DefinitionBuilder {
             failOn: try decompress.choice("failOn", as: DecompressSettings.FailOn.self),
             fastShrinkOnLoad: try decompress.bool("fastShrinkOnLoad"),
             timeout: try decompress.seconds("timeout"),
-            animation: try decompress.choice("animation", as: DecompressSettings.Animation.self)
+            animation: try decompress.choice("animation", as: DecompressSettings.Animation.self),
+            allowUntrusted: Set(
+                stringArray(decompress.value("allowUntrusted")).compactMap(DecompressSettings.UntrustedFormat.init(rawValue:)))
         )
     }
 

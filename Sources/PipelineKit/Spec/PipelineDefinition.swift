@@ -215,6 +215,18 @@ public struct DecompressSettings: Sendable, Equatable {
     }
     /// Seconds one input's decoding may take before it is stopped and fails; 0 for no limit.
     public var timeout: Double
+    /// Formats read by loaders libvips marks untrusted that the file lets through; inputs of
+    /// the others are refused.
+    public var allowUntrusted: Set<UntrustedFormat> = []
+
+    /// A format whose libvips loader is marked untrusted (not made for hostile files), which a
+    /// pipeline file may opt into with `decompress.allowUntrusted`.
+    public enum UntrustedFormat: String, CaseIterable, Sendable {
+        /// SVG, rendered by librsvg.
+        case svg
+        /// PDF, rendered by poppler.
+        case pdf
+    }
 
     /// A minute: far longer than decoding the largest image the default `maxPixels` lets
     /// through takes on one core (Benchmarks/RESULTS.md), so it stops only
@@ -224,7 +236,8 @@ public struct DecompressSettings: Sendable, Equatable {
     /// Decompress settings; the optional ones at the pipeline file's defaults.
     public init(
         concurrency: Int, maxPixels: Int, autorotate: Bool, failOn: FailOn, fastShrinkOnLoad: Bool = true,
-        timeout: Double = DecompressSettings.defaultTimeout, animation: Animation = .first
+        timeout: Double = DecompressSettings.defaultTimeout, animation: Animation = .first,
+        allowUntrusted: Set<UntrustedFormat> = []
     ) {
         self.concurrency = concurrency
         self.maxPixels = maxPixels
@@ -233,6 +246,7 @@ public struct DecompressSettings: Sendable, Equatable {
         self.fastShrinkOnLoad = fastShrinkOnLoad
         self.timeout = timeout
         self.animation = animation
+        self.allowUntrusted = allowUntrusted
     }
 }
 

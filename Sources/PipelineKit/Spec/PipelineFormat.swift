@@ -115,6 +115,12 @@ public enum PipelineFormat {
                         help:
                             "JPEG: shrink while decoding by the whole factor the outputs allow (faster); false leaves a factor of two for resampling (the finest detail)"
                     ),
+                    Option(
+                        "allowUntrusted", .array(.choice(DecompressSettings.UntrustedFormat.allCases.map(\.rawValue)), minCount: 0),
+                        default: JSONNode(plain: [String]()),
+                        help:
+                            "formats whose libvips loaders are not made for untrusted files, read only when named here: svg (librsvg), pdf (poppler); other inputs of them are refused"
+                    ),
                 ]), help: "decoding each input once, shrunk on load to what its largest output needs"),
             Option(
                 "process", .object([concurrency("process", StageDefaults.processConcurrency, "one per two cores")]),

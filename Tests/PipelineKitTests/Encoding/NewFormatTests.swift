@@ -45,8 +45,7 @@ import Vips
         // Four bits a pixel: at most 16 colours in the file's palette.
         #expect(try Set(gif.rendered().bytes().chunked(gif.bands)).count <= 16)
 
-        // The pipeline blocks libvips' JPEG XL loader (marked untrusted) in its own process:
-        // libvips' command-line tools read the files back instead.
+        // libvips' command-line tools read the files back, outside the pipeline's process.
         let jxl = try Self.tool(["vipsheader", "-f", "vips-loader", directory.path + "/out/photo.jxl"])
         #expect(jxl.output.hasPrefix("jxlload"), "\(jxl.output)")
         let jxlWidth = try Self.tool(["vipsheader", "-f", "width", directory.path + "/out/photo.jxl"])
@@ -232,8 +231,8 @@ import Vips
         #expect(types == ["image/jxl", "image/heic", "image/gif", "image/tiff"])
     }
 
-    /// Runs one of libvips' command-line tools (`vipsheader`, `vips`), which read JPEG XL
-    /// as the pipeline's process does not; its status and output (standard error after standard output).
+    /// Runs one of libvips' command-line tools (`vipsheader`, `vips`), outside the pipeline's
+    /// process; its status and output (standard error after standard output).
     static func tool(_ arguments: [String]) throws -> (status: Int32, output: String) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")

@@ -38,6 +38,9 @@ import Vips
             ("deflate-pages.tif", try frames.encoded(suffix: ".tif[compression=deflate]")),
             ("tiled-jpeg.tif", try photo.encoded(suffix: ".tif[tile,tile-width=16,tile-height=16,compression=jpeg]")),
             ("still.avif", try photo.encoded(suffix: ".avif[Q=40,effort=0]")),
+            ("still.heic", try photo.encoded(suffix: ".heic[Q=40,compression=hevc,effort=0]")),
+            ("still.jxl", try photo.encoded(suffix: ".jxl[Q=60,effort=3]")),
+            ("still.jp2", try photo.encoded(suffix: ".jp2[Q=60]")),
         ]
     }
 

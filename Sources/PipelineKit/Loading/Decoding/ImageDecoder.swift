@@ -63,7 +63,7 @@ struct ImageDecoder: Sendable {
     func uprightSize(of source: EncodedSource) -> ImageSize? {
         try? pinned(source) { source in
             LibvipsErrorText.gate.shared { () -> ImageSize? in
-                guard Self.preparedForUntrustedInput, Self.isLoadable(source),
+                guard Self.preparedForUntrustedInput, untrustedLoaderRefusal(source) == nil, Self.isLoadable(source),
                     let header = try? open(source, options: "fail_on=\(settings.failOn.rawValue)")
                 else { return nil }
                 return uprightSize(header)
@@ -78,6 +78,7 @@ struct ImageDecoder: Sendable {
     }
 
     private func decodeOnce(_ source: EncodedSource, only: [Int]?) throws(Failure) -> DecodedImage {
+        if Self.preparedForUntrustedInput, let refusal = untrustedLoaderRefusal(source) { throw Failure(itemError: refusal) }
         // The loaders cannot even open a file when no descriptor is left: that is not an
         // unknown format (asked again in case one was freed meanwhile).
         guard Self.preparedForUntrustedInput, Self.isLoadable(source) || (!OpenFileLimit.isReached && Self.isLoadable(source)) else {
@@ -131,7 +132,7 @@ struct ImageDecoder: Sendable {
     private func memoryNeeds(ofPinned source: EncodedSource, only: [Int]?) -> DecodeMemoryEstimate? {
         // Through the gate: a failed open writes libvips' shared error buffer, which a decode
         // running alone to read its own reason must not find written.
-        let header = LibvipsErrorText.gate.shared { try? open(source, options: "") }
+        let header = LibvipsErrorText.gate.shared { untrustedLoaderRefusal(source) == nil ? try? open(source, options: "") : nil }
         guard let header else { return nil }
         let size = uprightSize(header)
         let loader = header.loader ?? ""

@@ -1,0 +1,46 @@
+import Vips
+
+extension DecompressSettings.UntrustedFormat {
+    /// The libvips loader class whose file, buffer and source variants read this format.
+    var loaderClass: String {
+        switch self {
+        case .svg: "VipsForeignLoadSvg"
+        case .pdf: "VipsForeignLoadPdf"
+        }
+    }
+
+    /// The format read by `loader` (a loader's class name, as libvips' format sniffers give
+    /// it), when that is one of these; nil otherwise.
+    init?(loader: String) {
+        guard let format = Self.allCases.first(where: { loader.hasPrefix($0.loaderClass) }) else { return nil }
+        self = format
+    }
+}
+
+extension ImageDecoder {
+    /// The refusal of an input that only a loader libvips marks untrusted would read (SVG,
+    /// PDF) when the file does not name that format in `decompress.allowUntrusted`; nil for
+    /// any other input. A format the file allows has its loader unblocked in libvips, which
+    /// otherwise keeps every untrusted loader blocked (`Vips.prepareForUntrustedInput`), so that
+    /// a run allowing nothing has libvips' own block behind this check.
+    ///
+    /// Runs the format sniffers, which may write libvips' shared error buffer: call it where a
+    /// decode would (through `LibvipsErrorText.gate`).
+    func untrustedLoaderRefusal(_ source: EncodedSource) -> ItemError? {
+        let loader: String?
+        switch source {
+        case .file(let path, _, _, _): loader = VipsImage.loaderClass(file: path)
+        case .memory(let bytes): loader = VipsImage.loaderClass(bytes: bytes)
+        }
+        guard let loader, let format = DecompressSettings.UntrustedFormat(loader: loader) else { return nil }
+        if settings.allowUntrusted.contains(format) {
+            Vips.unblockLoader(format.loaderClass)
+            return nil
+        }
+        return ItemError(
+            .unsupportedFormat, stage: .decompress,
+            reason:
+                "\(format == .svg ? "an" : "a") \(format.rawValue.uppercased()) file, which libvips reads only with a loader not made for untrusted files; "
+                + "to read it, add \"\(format.rawValue)\" to decompress.allowUntrusted")
+    }
+}

@@ -1,0 +1,60 @@
+import Foundation
+import TestSupport
+import Testing
+import Vips
+
+@testable import PipelineKit
+
+/// Metadata an encoder cannot write is dropped with a warning naming the input and the field;
+/// the output is written all the same.
+@Suite struct MetadataDroppingTests {
+    /// A WebP (whose EXIF chunk may be of any length) whose EXIF block is over 64 KB: a
+    /// description of 70,000 characters.
+    static func webpWithLongEXIF() throws -> Data {
+        let description = String(repeating: "a", count: 70_000)
+        return try Fixtures.gradient(width: 32, height: 24).settingStringField("exif-ifd0-ImageDescription", to: description)
+            .encoded(suffix: ".webp[lossless]")
+    }
+
+    @Test func exifTooLongForJPEGIsDroppedWithAWarningAndWebPIsWrittenWithout() async throws {
+        // Given a WebP whose EXIF is longer than a JPEG marker holds
+        let input = try Self.webpWithLongEXIF()
+        #expect((try VipsImage.open(data: input).blobLength("exif-data") ?? 0) > 65533)
+        let directory = try TemporaryDirectory()
+        try directory.write(input, to: "in/long-exif.webp")
+        let json = PipelineHarness.json(
+            inputs: ["in/*"],
+            outputs: [
+                #"{"name": "jpeg", "encode": {"format": "jpeg"}, "path": "out/{stem}.jpg"}"#,
+                #"{"name": "webp", "encode": {"format": "webp"}, "path": "out/{stem}.webp"}"#,
+            ])
+        // When it runs
+        let (reports, summary) = try await PipelineHarness.run(json, in: directory)
+        // Then both outputs are written; the JPEG's report warns that its EXIF was dropped
+        #expect(summary.succeeded == 1, "\(reports.flatMap(\.failures))")
+        let written = try #require(reports.first?.written)
+        let jpegWarnings = written.first { $0.output == "jpeg" }?.warnings ?? []
+        #expect(jpegWarnings.count == 1, "\(jpegWarnings)")
+        #expect(jpegWarnings.first?.contains("in/long-exif.webp") == true, "\(jpegWarnings)")
+        #expect(jpegWarnings.first?.contains("exif-data") == true, "\(jpegWarnings)")
+        #expect(written.first { $0.output == "webp" }?.warnings.isEmpty == true)
+        // libvips writes a fresh EXIF block of its own (resolution, size) in place of the long one.
+        let jpeg = try VipsImage.open(file: directory.path + "/out/long-exif.jpg")
+        #expect((jpeg.blobLength("exif-data") ?? 0) < 1000)
+        #expect(jpeg.size == ImageSize(width: 32, height: 24))
+        #expect(try VipsImage.open(file: directory.path + "/out/long-exif.webp").size == ImageSize(width: 32, height: 24))
+    }
+
+    @Test func shortEXIFStaysInTheJPEGWithoutAWarning() async throws {
+        let input = try Fixtures.gradient(width: 32, height: 24).settingStringField("exif-ifd0-Make", to: "PipelineTestCamera")
+            .encoded(suffix: ".webp[lossless]")
+        let directory = try TemporaryDirectory()
+        try directory.write(input, to: "in/short.webp")
+        let json = PipelineHarness.json(
+            inputs: ["in/*"], outputs: [#"{"name": "jpeg", "encode": {"format": "jpeg"}, "path": "out/{stem}.jpg"}"#])
+        let (reports, _) = try await PipelineHarness.run(json, in: directory)
+        #expect(reports.first?.written.first?.warnings.isEmpty == true)
+        let jpeg = try VipsImage.open(file: directory.path + "/out/short.jpg")
+        #expect(jpeg.stringField("exif-ifd0-Make")?.hasPrefix("PipelineTestCamera") == true)
+    }
+}
