@@ -1,0 +1,118 @@
+import Foundation
+import TestSupport
+import Testing
+import Vips
+
+/// Tile pyramids through the `pipeline` command: a kill at any moment leaves the old pyramid or
+/// none, never a half one; `explain` names the output; a large image's pyramid is made within
+/// the memory budget.
+@Suite(.serialized) struct TilePyramidRunTests {
+    /// Whether `out` holds a whole DeepZoom pyramid named `photo` of one of `sizes`, or none
+    /// (no `.dzi`); a description of what is wrong otherwise.
+    func wholeOrNone(_ out: String, sizes: [(width: Int, height: Int)]) -> String? {
+        guard FileManager.default.fileExists(atPath: out + "/photo.dzi") else { return nil }
+        guard let declared = DeepZoomExpectation.declaredSize(ofDZI: out + "/photo.dzi") else { return "photo.dzi is not whole" }
+        guard sizes.contains(where: { $0 == declared }) else { return "photo.dzi declares \(declared)" }
+        let expected = DeepZoomExpectation.tiles(width: declared.width, height: declared.height, size: 254, overlap: 1, extension: "png")
+        let found = TemporaryDirectory.files(below: out + "/photo_files")
+        guard found == expected.keys.sorted() else {
+            return "photo.dzi declares \(declared) but photo_files has \(found.count) files, not \(expected.count)"
+        }
+        return nil
+    }
+
+    @Test func aKilledRunLeavesTheOldPyramidOrNoneAndTheNextRunMakesItWhole() throws {
+        // Given a pyramid made from one photo, then the photo replaced by a larger one
+        let directory = try TemporaryDirectory()
+        let first = (width: 1200, height: 900)
+        let second = (width: 2400, height: 1500)
+        try directory.write(try Fixtures.png(try Fixtures.gradient(width: first.width, height: first.height)), to: "in/photo.png")
+        let file = try directory.write(
+            Data(
+                PipelineHarness.json(
+                    inputs: ["in/*.png"],
+                    outputs: [#"{"name": "zoom", "tiles": {"layout": "dz", "format": "png"}, "path": "out/{stem}.dzi"}"#]
+                ).utf8), to: "p.json")
+        let out = directory.path + "/out"
+        let made = try CommandRunner.run(["run", "--quiet", file])
+        try #require(made.status == 0, "\(made.standardError)")
+        #expect(wholeOrNone(out, sizes: [first]) == nil)
+        try directory.write(try Fixtures.png(try Fixtures.gradient(width: second.width, height: second.height)), to: "in/photo.png")
+
+        // When runs are killed with SIGKILL at random moments of a run (seeded)
+        let clock = ContinuousClock()
+        let started = clock.now
+        let timed = try CommandRunner.run(["run", "--quiet", "--force", file])
+        try #require(timed.status == 0)
+        let duration = clock.now - started
+        let longest = Double(duration.components.seconds) + Double(duration.components.attoseconds) * 1e-18
+        var generator = SeededGenerator(seed: 20_261_126)
+        for _ in 0..<12 {
+            let process = try CommandRunner.start(["run", "--quiet", "--force", file])
+            Thread.sleep(forTimeInterval: Double.random(in: 0...(longest * 1.1), using: &generator))
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            // Then a .dzi, when there is one, always describes the tiles beside it, all of them
+            let problem = wholeOrNone(out, sizes: [first, second])
+            #expect(problem == nil, "after a kill: \(problem ?? "")")
+        }
+
+        // And one more run makes the pyramid whole and leaves nothing temporary
+        let last = try CommandRunner.run(["run", "--quiet", file])
+        #expect(last.status == 0, "\(last.standardError)")
+        #expect(FileManager.default.fileExists(atPath: out + "/photo.dzi"))
+        #expect(wholeOrNone(out, sizes: [second]) == nil)
+        let entries = (try? FileManager.default.subpathsOfDirectory(atPath: out)) ?? []
+        #expect(!entries.contains { $0.contains(".pipeline-tmp-") }, "\(entries.filter { $0.contains(".pipeline-tmp-") })")
+    }
+
+    @Test func explainNamesTheTilesOutput() throws {
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 640, height: 480)), to: "in/photo.jpg")
+        let file = try directory.write(
+            Data(
+                PipelineHarness.json(
+                    inputs: ["in/*.jpg"],
+                    outputs: [#"{"name": "zoom", "tiles": {"layout": "iiif3", "format": "webp", "quality": 70}, "path": "out/{stem}"}"#]
+                ).utf8), to: "p.json")
+        let explain = try CommandRunner.run(["explain", file])
+        #expect(explain.status == 0, "\(explain.standardError)")
+        #expect(
+            explain.standardOutput.contains(
+                "zoom: no steps → iiif3 tiles (tiles layout=iiif3 size=512 overlap=0 .webp[Q=70,strip=true]) → out/{stem}"),
+            "\(explain.standardOutput)")
+        let validate = try CommandRunner.run(["validate", file])
+        #expect(validate.status == 0, "\(validate.standardError)")
+    }
+
+    /// A 400-megapixel image (20000×20000) made into a DeepZoom pyramid in a memory cgroup whose
+    /// limit is the budget: the run is admitted (its estimate fits) and the kernel never has to
+    /// kill it (what it holds stays within). The decoded image is held in memory, as for every
+    /// output; the pyramid's strips and tiles come on top, and they are what this checks.
+    @Test func aLargeImagesPyramidIsMadeWithinTheMemoryBudget() throws {
+        guard !CommandRunner.skipsMemoryLimitTests() else { return }
+        let directory = try TemporaryDirectory()
+        let side = 20000
+        // A flat PNG of that size is a few hundred kilobytes: the pixels exist only once decoded.
+        try directory.write(try Fixtures.png(try Fixtures.solid(width: side, height: side)), to: "in/huge.png")
+        let file = try directory.write(
+            Data(
+                PipelineHarness.json(
+                    inputs: ["in/*.png"],
+                    outputs: [#"{"name": "zoom", "tiles": {"layout": "dz"}, "path": "out/{stem}.dzi"}"#],
+                    extra: #""decompress": {"maxPixels": 500000000}"#
+                ).utf8), to: "p.json")
+        let limit: Int64 = 3_600_000_000
+        guard let run = try CommandRunner.runInMemoryCgroup(limitBytes: limit, ["run", "--json", "--max-memory", "\(limit)", file]) else {
+            return
+        }
+        #expect(run.status == 0, "\(run.output.suffix(2000))")
+        let finished = run.output.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }.last { $0["event"] as? String == "runFinished" }
+        let memory = try #require(finished?["memory"] as? [String: Any])
+        print("20000×20000 DeepZoom pyramid: peak admitted \(memory["peakAdmittedBytes"] ?? "?") of \(memory["budgetBytes"] ?? "?") bytes")
+        let expected = DeepZoomExpectation.tiles(width: side, height: side, size: 254, overlap: 1, extension: "jpg")
+        #expect(TemporaryDirectory.files(below: directory.path + "/out/huge_files").count == expected.count)
+    }
+}
