@@ -91,7 +91,9 @@ public struct TileSettings: Sendable, Hashable {
                 defaultRule: "1 for dz, 0 for the other layouts",
                 help: "pixels each tile shares with its neighbours, less than size (default: 1 for dz, 0 for the other layouts)"),
             .choice("format", TileFormat.self, default: .jpeg, help: "the tiles' format"),
-            .integer("quality", in: 1...100, help: "jpeg and webp tiles: quality, 1–100 (default: 80)"),
+            .integer(
+                "quality", in: 1...100, default: EncoderSettings.defaultQuality(.jpeg),
+                help: "jpeg and webp tiles: quality, 1–100; png tiles are lossless"),
         ])
     }
 
@@ -99,7 +101,7 @@ public struct TileSettings: Sendable, Hashable {
     init(options: ProcessorOptions) throws(OptionError) {
         let layout = try options.choice("layout", as: Layout.self)
         let format = try options.choice("format", as: TileFormat.self)
-        let quality = try options.optionalInt("quality")
+        let quality = options.has("quality") ? try options.int("quality") : nil
         if quality != nil, format == .png {
             throw OptionError(option: "quality", "png tiles are lossless: quality applies to jpeg and webp tiles")
         }
