@@ -38,4 +38,23 @@ package enum DeepZoomExpectation {
         guard let width = attribute("Width"), let height = attribute("Height") else { return nil }
         return (width, height)
     }
+
+    /// What is wrong with the DeepZoom pyramid `stem` in `folder` as a viewer would find it, or
+    /// nil when it is whole or absent: absent when there is no `.dzi`; whole when the `.dzi`
+    /// declares one of `sizes` and the tiles beside it are exactly that size's, every one.
+    package static func problem(
+        in folder: String, stem: String = "photo", sizes: [(width: Int, height: Int)], size: Int = 254, overlap: Int = 1,
+        extension ext: String
+    ) -> String? {
+        let dzi = folder + "/" + stem + ".dzi"
+        guard FileManager.default.fileExists(atPath: dzi) else { return nil }
+        guard let declared = declaredSize(ofDZI: dzi) else { return "\(stem).dzi is not whole" }
+        guard sizes.contains(where: { $0 == declared }) else { return "\(stem).dzi declares \(declared)" }
+        let expected = tiles(width: declared.width, height: declared.height, size: size, overlap: overlap, extension: ext)
+        let found = TemporaryDirectory.files(below: folder + "/" + stem + "_files")
+        guard found == expected.keys.sorted() else {
+            return "\(stem).dzi declares \(declared) but \(stem)_files has \(found.count) files, not \(expected.count)"
+        }
+        return nil
+    }
 }

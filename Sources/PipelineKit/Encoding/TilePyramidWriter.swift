@@ -70,6 +70,8 @@ enum TilePyramidWriter {
         let byteCount: Int
         /// The run's local inputs, which no rename may replace.
         var protectedInputs = ProtectedInputs()
+        /// Called after each rename into place: tests look there at what a reader would find.
+        var afterEachRename: (@Sendable () -> Void)? = nil
 
         /// The folder `path` is in.
         private var folder: String { (path as NSString).deletingLastPathComponent }
@@ -118,12 +120,15 @@ enum TilePyramidWriter {
             if layout == .dz, !movedDescriptor, errno != ENOENT {
                 throw ItemError.system(.writing, stage: .encode, "cannot replace \(path)")
             }
-            for (new, target) in entries {
+            if movedDescriptor { afterEachRename?() }
+            for (index, (new, target)) in entries.enumerated() {
                 guard TilePyramidWriter.replace(target, with: new, keepingOldIn: temporary) else {
                     let error = ItemError.system(.writing, stage: .encode, "cannot move the finished pyramid to \(target)")
-                    if movedDescriptor { rename(oldDescriptor, path) }
+                    // The old descriptor goes back only beside its own tiles.
+                    if movedDescriptor, index == 0 { rename(oldDescriptor, path) }
                     throw error
                 }
+                afterEachRename?()
             }
             return byteCount
         }

@@ -38,30 +38,22 @@ extension DefinitionBuilder {
                     location: error.option.flatMap { values[$0]?.location } ?? tilesNode.location, message: error.message))
             return nil
         }
-        let location = node["path"]?.location
-        if S3Location.isS3(pathText) {
-            complete = false
-            problems.append(
-                .init(
-                    path: join(path, "path"), location: location,
-                    message: "tile pyramids are written to local folders, not to S3"))
-        }
         let isDZI = pathText.lowercased().hasSuffix(".dzi")
-        if settings.layout == .dz, !isDZI {
+        let pathProblem: String? =
+            if S3Location.isS3(pathText) {
+                "tile pyramids are written to local folders, not to S3"
+            } else if settings.layout == .dz, !isDZI {
+                "a DeepZoom pyramid's path names its .dzi file (its tiles go in the folder beside it, NAME_files), "
+                    + "for example \"tiles/{stem}.dzi\""
+            } else if settings.layout != .dz, isDZI {
+                "the \(settings.layout.rawValue) layout writes a folder, so the path names the folder, not a .dzi file "
+                    + "(for example \"tiles/{stem}\"); a .dzi file is the dz layout's"
+            } else {
+                nil
+            }
+        if let pathProblem {
             complete = false
-            problems.append(
-                .init(
-                    path: join(path, "path"), location: location,
-                    message: "a DeepZoom pyramid's path names its .dzi file (its tiles go in the folder beside it, NAME_files), "
-                        + "for example \"tiles/{stem}.dzi\""))
-        }
-        if settings.layout != .dz, isDZI {
-            complete = false
-            problems.append(
-                .init(
-                    path: join(path, "path"), location: location,
-                    message: "the \(settings.layout.rawValue) layout writes a folder, so the path names the folder, not a .dzi file "
-                        + "(for example \"tiles/{stem}\"); a .dzi file is the dz layout's"))
+            problems.append(.init(path: join(path, "path"), location: node["path"]?.location, message: pathProblem))
         }
         return complete ? .some(settings) : nil
     }

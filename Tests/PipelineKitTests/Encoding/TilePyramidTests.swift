@@ -228,3 +228,56 @@ import Vips
         #expect(definition.outputs.first?.encoder.format == .jpeg)
     }
 }
+
+/// The order of the renames that replace a pyramid, seen after each one as a reader would see it.
+@Suite struct TilePyramidReplacementTests {
+    /// Writes the pyramid of a `width`×`height` photo for `path` and returns it uncommitted.
+    func pyramid(width: Int, height: Int, layout: TileSettings.Layout, path: String, root: String) throws
+        -> TilePyramidWriter
+        .UncommittedPyramid
+    {
+        let image = try Fixtures.gradient(width: width, height: height)
+        let pending = try TilePyramidWriter.writeUncommitted(
+            image, settings: TileSettings(layout: layout, format: .png), to: path, root: root, protecting: ProtectedInputs())
+        try pending.flush()
+        return pending
+    }
+
+    @Test func aDZIIsNeverBesideTilesItDoesNotDescribe() throws {
+        let directory = try TemporaryDirectory()
+        let out = directory.path + "/out"
+        let path = out + "/photo.dzi"
+        _ = try pyramid(width: 600, height: 400, layout: .dz, path: path, root: directory.path).moveIntoPlace()
+        #expect(DeepZoomExpectation.problem(in: out, sizes: [(600, 400)], extension: "png") == nil)
+
+        var replacing = try pyramid(width: 1000, height: 700, layout: .dz, path: path, root: directory.path)
+        let seen = Locked<[String]>([])
+        replacing.afterEachRename = {
+            let state =
+                DeepZoomExpectation.problem(in: out, sizes: [(600, 400), (1000, 700)], extension: "png")
+                ?? DeepZoomExpectation.declaredSize(ofDZI: path).map { "\($0.width)×\($0.height)" } ?? "none"
+            seen.withLock { $0.append(state) }
+        }
+        _ = try replacing.moveIntoPlace()
+        // The old .dzi moved away, the tiles exchanged, the new .dzi in: old, none, none, new.
+        #expect(seen.withLock { $0 } == ["none", "none", "1000×700"])
+        #expect(DeepZoomExpectation.problem(in: out, sizes: [(1000, 700)], extension: "png") == nil)
+        #expect(TemporaryDirectory.files(below: out).allSatisfy { $0 == "photo.dzi" || $0.hasPrefix("photo_files/") })
+        #expect(!((try? FileManager.default.contentsOfDirectory(atPath: out)) ?? []).contains { $0.contains(ImageWriter.temporaryMarker) })
+    }
+
+    @Test func aFolderLayoutIsExchangedInOneRename() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path + "/out/photo"
+        _ = try pyramid(width: 600, height: 400, layout: .iiif, path: path, root: directory.path).moveIntoPlace()
+        var replacing = try pyramid(width: 1000, height: 700, layout: .iiif, path: path, root: directory.path)
+        let seen = Locked<[String]>([])
+        replacing.afterEachRename = {
+            let info = (try? String(contentsOfFile: path + "/info.json", encoding: .utf8)) ?? ""
+            seen.withLock { $0.append(info.contains(#""width": 1000"#) ? "new" : info.contains(#""width": 600"#) ? "old" : "none") }
+        }
+        _ = try replacing.moveIntoPlace()
+        #expect(seen.withLock { $0 } == ["new"])
+        #expect(!((try? FileManager.default.contentsOfDirectory(atPath: directory.path + "/out")) ?? []).contains { $0.hasPrefix(".") })
+    }
+}
