@@ -78,6 +78,28 @@ import Vips
         #expect(validate.status == 0, "\(validate.standardError)")
     }
 
+    @Test func aTilesPipelineAndItsManifestMatchTheirSchemas() throws {
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 640, height: 480)), to: "in/photo.jpg")
+        let file = try directory.write(
+            Data(
+                PipelineHarness.json(
+                    inputs: ["in/*.jpg"],
+                    outputs: [
+                        #"{"name": "zoom", "tiles": {"layout": "dz", "size": 256, "overlap": 0, "format": "png"}, "path": "site/{stem}.dzi"}"#,
+                        #"{"name": "iiif", "tiles": {"layout": "iiif"}, "path": "site/iiif/{stem}"}"#,
+                    ],
+                    extra: #""manifest": {"path": "site/images.json"}"#
+                ).utf8), to: "p.json")
+        let run = try CommandRunner.run(["run", "--quiet", file])
+        #expect(run.status == 0, "\(run.standardError)")
+        let pipelineSchema = try directory.write(Data(try CommandRunner.run(["schema"]).standardOutput.utf8), to: "pipeline.schema.json")
+        let manifestSchema = try directory.write(
+            Data(try CommandRunner.run(["schema", "--manifest"]).standardOutput.utf8), to: "manifest.schema.json")
+        #expect(try SchemaValidator.errorCounts(schema: pipelineSchema, documents: [file]) == [0])
+        #expect(try SchemaValidator.errorCounts(schema: manifestSchema, documents: [directory.path + "/site/images.json"]) == [0])
+    }
+
     /// A 400-megapixel image (20000×20000) made into a DeepZoom pyramid. Admission weighs the
     /// input's estimate against `--max-memory`; the kernel's limit (a memory cgroup) is set far
     /// tighter: the decoded image (held in memory, as for every output), what admission counts
