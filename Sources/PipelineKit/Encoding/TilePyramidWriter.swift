@@ -150,6 +150,19 @@ enum TilePyramidWriter {
         return rename(new, target) == 0
     }
 
+    /// Whether the pyramid whose journal record is at `path` still has what the record does not
+    /// stamp: DeepZoom's tiles folder beside the `.dzi`, or a folder layout's descriptor.
+    static func isInPlace(_ path: String, layout: TileSettings.Layout) -> Bool {
+        var info = stat()
+        switch layout {
+        case .dz:
+            let tiles = (path as NSString).deletingPathExtension + "_files"
+            return stat(tiles, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR
+        case .iiif, .iiif3, .zoomify, .google:
+            return layout.descriptor.map { stat(path + "/" + $0, &info) == 0 } ?? true
+        }
+    }
+
     /// Removes `path` and everything below it, without following symbolic links.
     static func removeTree(_ path: String) {
         try? FileManager.default.removeItem(atPath: path)

@@ -97,6 +97,12 @@ import Vips
         #expect(after.st_ino == before.st_ino && after.st_mtim.tv_nsec == before.st_mtim.tv_nsec)
         #expect(TemporaryDirectory.files(below: out) == tilesBefore)
 
+        // The tiles' folder gone while the .dzi stays: the pyramid is not in place, and is made again.
+        try FileManager.default.removeItem(atPath: out + "/photo_files")
+        let repaired = try await PipelineHarness.run(json, in: directory)
+        #expect(repaired.summary.outputsWritten == 1)
+        #expect(TemporaryDirectory.files(below: out) == tilesBefore)
+
         // A smaller photo has fewer levels: the old pyramid's extra ones must not stay behind.
         try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 300, height: 200)), to: "in/photo.jpg")
         let changed = try await PipelineHarness.run(json, in: directory)
@@ -112,6 +118,10 @@ import Vips
         _ = try await PipelineHarness.run(json, in: directory)
         let again = try await PipelineHarness.run(json, in: directory)
         #expect(again.summary.outputsWritten == 0 && again.summary.outputsUpToDate == 1)
+        try FileManager.default.removeItem(atPath: directory.path + "/out/photo/ImageProperties.xml")
+        let repaired = try await PipelineHarness.run(json, in: directory)
+        #expect(repaired.summary.outputsWritten == 1)
+        #expect(FileManager.default.fileExists(atPath: directory.path + "/out/photo/ImageProperties.xml"))
         try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 200, height: 100)), to: "in/photo.jpg")
         let changed = try await PipelineHarness.run(json, in: directory)
         #expect(changed.summary.outputsWritten == 1)
