@@ -9,6 +9,11 @@ import Vips
 /// none, never a half one; `explain` names the output; a large image's pyramid is made within
 /// the memory budget.
 @Suite(.serialized) struct TilePyramidRunTests {
+    /// Writes the pipeline file `p.json` in `directory`; its path.
+    func writePipeline(_ directory: TemporaryDirectory, inputs: [String], outputs: [String], extra: String = "") throws -> String {
+        try directory.write(Data(PipelineHarness.json(inputs: inputs, outputs: outputs, extra: extra).utf8), to: "p.json")
+    }
+
     /// What is wrong with the pyramid in `out`, or nil when it is whole or absent.
     func wholeOrNone(_ out: String, sizes: [(width: Int, height: Int)]) -> String? {
         DeepZoomExpectation.problem(in: out, sizes: sizes, extension: "png")
@@ -20,12 +25,9 @@ import Vips
         let first = (width: 1200, height: 900)
         let second = (width: 2400, height: 1500)
         try directory.write(try Fixtures.png(try Fixtures.gradient(width: first.width, height: first.height)), to: "in/photo.png")
-        let file = try directory.write(
-            Data(
-                PipelineHarness.json(
-                    inputs: ["in/*.png"],
-                    outputs: [#"{"name": "zoom", "tiles": {"layout": "dz", "format": "png"}, "path": "out/{stem}.dzi"}"#]
-                ).utf8), to: "p.json")
+        let file = try writePipeline(
+            directory, inputs: ["in/*.png"],
+            outputs: [#"{"name": "zoom", "tiles": {"layout": "dz", "format": "png"}, "path": "out/{stem}.dzi"}"#])
         let out = directory.path + "/out"
         let made = try CommandRunner.run(["run", "--quiet", file])
         try #require(made.status == 0, "\(made.standardError)")
@@ -62,12 +64,9 @@ import Vips
     @Test func explainNamesTheTilesOutput() throws {
         let directory = try TemporaryDirectory()
         try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 640, height: 480)), to: "in/photo.jpg")
-        let file = try directory.write(
-            Data(
-                PipelineHarness.json(
-                    inputs: ["in/*.jpg"],
-                    outputs: [#"{"name": "zoom", "tiles": {"layout": "iiif3", "format": "webp", "quality": 70}, "path": "out/{stem}"}"#]
-                ).utf8), to: "p.json")
+        let file = try writePipeline(
+            directory, inputs: ["in/*.jpg"],
+            outputs: [#"{"name": "zoom", "tiles": {"layout": "iiif3", "format": "webp", "quality": 70}, "path": "out/{stem}"}"#])
         let explain = try CommandRunner.run(["explain", file])
         #expect(explain.status == 0, "\(explain.standardError)")
         #expect(
@@ -81,16 +80,12 @@ import Vips
     @Test func aTilesPipelineAndItsManifestMatchTheirSchemas() throws {
         let directory = try TemporaryDirectory()
         try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 640, height: 480)), to: "in/photo.jpg")
-        let file = try directory.write(
-            Data(
-                PipelineHarness.json(
-                    inputs: ["in/*.jpg"],
-                    outputs: [
-                        #"{"name": "zoom", "tiles": {"layout": "dz", "size": 256, "overlap": 0, "format": "png"}, "path": "site/{stem}.dzi"}"#,
-                        #"{"name": "iiif", "tiles": {"layout": "iiif"}, "path": "site/iiif/{stem}"}"#,
-                    ],
-                    extra: #""manifest": {"path": "site/images.json"}"#
-                ).utf8), to: "p.json")
+        let file = try writePipeline(
+            directory, inputs: ["in/*.jpg"],
+            outputs: [
+                #"{"name": "zoom", "tiles": {"layout": "dz", "size": 256, "overlap": 0, "format": "png"}, "path": "site/{stem}.dzi"}"#,
+                #"{"name": "iiif", "tiles": {"layout": "iiif"}, "path": "site/iiif/{stem}"}"#,
+            ], extra: #""manifest": {"path": "site/images.json"}"#)
         let run = try CommandRunner.run(["run", "--quiet", file])
         #expect(run.status == 0, "\(run.standardError)")
         let pipelineSchema = try directory.write(Data(try CommandRunner.run(["schema"]).standardOutput.utf8), to: "pipeline.schema.json")
@@ -115,13 +110,9 @@ import Vips
         let black = try #require(
             try Vips.call("black", ["width": .integer(side), "height": .integer(side), "bands": .integer(3)])["out"]?.image)
         try directory.write(try black.encoded(suffix: ".png[compression=1]"), to: "in/huge.png")
-        let file = try directory.write(
-            Data(
-                PipelineHarness.json(
-                    inputs: ["in/*.png"],
-                    outputs: [#"{"name": "zoom", "tiles": {"layout": "dz"}, "path": "out/{stem}.dzi"}"#],
-                    extra: #""decompress": {"maxPixels": 500000000}"#
-                ).utf8), to: "p.json")
+        let file = try writePipeline(
+            directory, inputs: ["in/*.png"], outputs: [#"{"name": "zoom", "tiles": {"layout": "dz"}, "path": "out/{stem}.dzi"}"#],
+            extra: #""decompress": {"maxPixels": 500000000}"#)
         let decoded = Int64(side * side * 3)
         let pyramid = TileSettings(layout: .dz).workingBytes(width: side, bands: 4)
         let kernelLimit = decoded + pyramid + MemoryBudget.reserve + 150_000_000

@@ -2,8 +2,8 @@ import Foundation
 import Vips
 
 /// The encode stage's work for one output: fills in its path, claims it for this run, encodes
-/// the image and writes it atomically: a file by renaming it into place, an S3 object by one
-/// whole `PUT`.
+/// the image and writes it atomically: a file by renaming it into place, a tile pyramid by
+/// renaming it from its temporary folder (`TilePyramidWriter`), an S3 object by one whole `PUT`.
 final class OutputWriter: Sendable {
     /// Paths written in this run, and by what: the one piece of state outputs share, so it
     /// has one owner.
