@@ -1,7 +1,20 @@
 import Dispatch
 import Vips
 
-/// Commits written outputs (flush to disk, rename into place: `ImageWriter.UncommittedFile`)
+/// An output written under a temporary name and waiting for its commit: a file
+/// (`ImageWriter.UncommittedFile`) or a tile pyramid (`TilePyramidWriter.UncommittedPyramid`).
+protocol UncommittedOutput: Sendable {
+    /// Flushes it to disk; on failure removes it.
+    func flush() throws(ItemError)
+    /// Renames the flushed output into place; on failure removes it.
+    /// - Returns: its size in bytes.
+    func moveIntoPlace() throws(ItemError) -> Int
+}
+
+extension ImageWriter.UncommittedFile: UncommittedOutput {}
+extension TilePyramidWriter.UncommittedPyramid: UncommittedOutput {}
+
+/// Commits written outputs (flush to disk, rename into place: `UncommittedOutput`)
 /// on a thread of its own, so that an encode lane does not wait on the disk, and in batches:
 /// the files that arrive while one batch is flushed are flushed together after it, all of them
 /// before any is renamed, so that one journal commit covers the batch rather than each flush
@@ -9,13 +22,13 @@ import Vips
 final class FileCommitter: Sendable {
     /// Files waiting to be committed, each with its encode waiting for the outcome, and whether
     /// the lane is draining them.
-    private let room = WaitingRoom<Bool, ImageWriter.UncommittedFile, Result<Int, ItemError>>(false)
+    private let room = WaitingRoom<Bool, any UncommittedOutput, Result<Int, ItemError>>(false)
     /// A serial queue is a thread while it has work, as the fetch lanes are
     /// (`StageQueue.Threads.ownPerLane`): flushes block, so they stay off the pool of threads
     /// the compute stages share.
     private let lane = DispatchQueue(label: "pipeline.commit")
 
-    /// The output once its file, if any, is on disk under its own name; a failure to flush or
+    /// The output once its file or pyramid, if any, is on disk under its own name; a failure to flush or
     /// rename is the output's, at the encode stage, and leaves no temporary file.
     func commit(_ pending: OutputWriter.Pending) async throws(ItemError) -> WrittenOutput {
         guard let file = pending.file else { return pending.output }

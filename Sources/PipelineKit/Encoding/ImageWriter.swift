@@ -75,12 +75,7 @@ enum ImageWriter {
         to path: String, root: String, protecting inputs: ProtectedInputs = ProtectedInputs(),
         fill: (Int32) throws(ItemError) -> Void
     ) throws(ItemError) -> UncommittedFile {
-        // Checked before anything is created: no folder may appear outside the root either.
-        try checkLexicallyInsideRoot(path: path, root: root)
-        let folder = (path as NSString).deletingLastPathComponent
-        try makeFolder(folder)
-        try checkInsideRoot(folder: folder, root: root)
-
+        let folder = try preparedFolder(for: path, root: root)
         let name = (path as NSString).lastPathComponent
         let temporary = folder + "/" + temporaryName(for: name)
         // 0666 masked by the umask: a finished output is readable as any new file is (0644
@@ -122,6 +117,17 @@ enum ImageWriter {
             unlink(temporary)
             throw error
         }
+    }
+
+    /// The folder `path` is written in, created if missing, once `path` is known to lie below
+    /// `root` (as written, and through any symbolic links in the folder).
+    static func preparedFolder(for path: String, root: String) throws(ItemError) -> String {
+        // Checked before anything is created: no folder may appear outside the root either.
+        try checkLexicallyInsideRoot(path: path, root: root)
+        let folder = (path as NSString).deletingLastPathComponent
+        try makeFolder(folder)
+        try checkInsideRoot(folder: folder, root: root)
+        return folder
     }
 
     /// ENOSPC ("No space left on device", or EDQUOT for a quota) when the file system under

@@ -2,8 +2,8 @@ import Foundation
 import Vips
 
 /// The encode stage's work for one output: fills in its path, claims it for this run, encodes
-/// the image and writes it atomically: a file by renaming it into place, an S3 object by one
-/// whole `PUT`.
+/// the image and writes it atomically: a file by renaming it into place, a tile pyramid by
+/// renaming it from its temporary folder (`TilePyramidWriter`), an S3 object by one whole `PUT`.
 final class OutputWriter: Sendable {
     /// Paths written in this run, and by what: the one piece of state outputs share, so it
     /// has one owner.
@@ -25,11 +25,11 @@ final class OutputWriter: Sendable {
         static let height = "pipeline-height"
     }
 
-    /// An output encoded and written, and for a file, still to be committed: flushed and
-    /// renamed into place (`ImageWriter.UncommittedFile.commit()`), off the encode lane.
+    /// An output encoded and written, and for a file or a tile pyramid, still to be committed:
+    /// flushed and renamed into place (`UncommittedOutput`), off the encode lane.
     struct Pending: Sendable {
         let output: WrittenOutput
-        let file: ImageWriter.UncommittedFile?
+        let file: (any UncommittedOutput)?
     }
 
     /// - Parameter fingerprint: what made the output, kept with an S3 object; nil when not recorded.
@@ -46,6 +46,15 @@ final class OutputWriter: Sendable {
         try claim(path, for: "output \"\(output.name)\" of \(input.displayName)")
         if target.isS3 {
             return Pending(output: try put(image, output: output, at: path, input: input, fingerprint: fingerprint), file: nil)
+        }
+        if let tiles = output.tiles {
+            let pyramid = try TilePyramidWriter.writeUncommitted(
+                image, settings: tiles, to: path, root: target.root, protecting: protectedInputs)
+            return Pending(
+                output: WrittenOutput(
+                    output: output.name, path: path, size: image.size, byteCount: pyramid.byteCount, format: output.encoder.format,
+                    fingerprint: fingerprint),
+                file: pyramid)
         }
         var dropped: [String] = []
         var search: QualitySearch.Outcome?

@@ -1,13 +1,16 @@
 import Foundation
 
-/// Removes the temporary files a killed run left in the folders a run is about to write to.
+/// Removes the temporary files a killed run left in the folders a run is about to write to,
+/// and the temporary folders of its tile pyramids.
 ///
 /// `ImageWriter` names each temporary file `.<name>.pipeline-tmp-<pid>-<machine>-<random>`. A
 /// file with that marker, written on this machine, is removed when it is older than the sweep
 /// and the process that wrote it is gone: a run still writing (in this process or another one
 /// here) keeps its files. A file another machine (or container, or an earlier boot) wrote, in a
 /// folder they share, cannot be asked about: it is removed once nothing has written to it for
-/// `foreignIdleTime`, far longer than a write pauses. Were a live one removed all the same, its
+/// `foreignIdleTime`, far longer than a write pauses. (A pyramid's temporary folder changes only
+/// when its top-level entries do, so another machine's pyramid that takes longer than that to
+/// write may be removed under it.) Were a live one removed all the same, its
 /// write would fail with a clear error, never leave a partial output.
 enum TemporaryFileSweeper {
     /// Sweeps the folder of every output the plan will write, off the cooperative pool (the
@@ -51,6 +54,12 @@ enum TemporaryFileSweeper {
             guard lstat(path, &info) == 0 else { continue }
             let kind = info.st_mode & S_IFMT
             if kind == S_IFDIR {
+                // A tile pyramid's temporary folder (`TilePyramidWriter`), named as files are.
+                if isLeftover(name: name, modified: info.st_mtim, before: start) {
+                    TilePyramidWriter.removeTree(path)
+                    if lstat(path, &info) != 0 { removed.append(path) }
+                    continue
+                }
                 // Not through symbolic links (lstat): they may lead outside the output folders.
                 if depth > 0 { removed += sweep(folder: path, depth: depth - 1, olderThan: start) }
                 continue

@@ -38,6 +38,7 @@ extension ImageManifest {
                 "formats": {"type": "array", "items": {"$ref": "#/$defs/format"}, "description": "In the order the output lists them."},
                 "fallback": {"$ref": "#/$defs/file", "description": "The file an <img> names: the widest of the last format."},
                 "placeholdersFrom": {"type": "string", "description": "The file the placeholders were computed from: its fingerprint and size in bytes."},
+                "tiles": {"$ref": "#/$defs/tiles", "description": "A tiles output's pyramid; its formats are then empty."},
                 "placeholders": {
                   "type": "object",
                   "additionalProperties": false,
@@ -59,6 +60,23 @@ extension ImageManifest {
                 "mimeType": {"type": "string"},
                 "files": {"type": "array", "items": {"$ref": "#/$defs/file"}, "description": "Narrowest first."},
                 "srcset": {"type": "string"}
+              }
+            },
+            "tiles": {
+              "type": "object",
+              "required": ["layout", "url", "path", "width", "height", "tileSize", "overlap", "format", "mimeType", "bytes"],
+              "additionalProperties": false,
+              "properties": {
+                "layout": {"enum": ["dz", "iiif", "iiif3", "zoomify", "google"]},
+                "url": {"type": "string", "description": "What a viewer is given: the .dzi file, or the pyramid's folder."},
+                "path": {"type": "string", "description": "Relative to the manifest's folder."},
+                "width": {"type": "integer", "minimum": 1},
+                "height": {"type": "integer", "minimum": 1},
+                "tileSize": {"type": "integer", "minimum": 1},
+                "overlap": {"type": "integer", "minimum": 0},
+                "format": {"enum": ["jpeg", "png", "webp"]},
+                "mimeType": {"type": "string"},
+                "bytes": {"type": "integer", "minimum": 0, "description": "Every file of the pyramid together."}
               }
             },
             "file": {

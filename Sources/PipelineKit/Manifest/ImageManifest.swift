@@ -53,13 +53,58 @@ public struct ImageManifest: Codable, Sendable, Equatable {
         /// The file the placeholders were computed from, as its journal fingerprint and its size
         /// in bytes (`FINGERPRINT BYTES`): a later run keeps them only for that same file.
         public var placeholdersFrom: String?
+        /// A tiles output's pyramid (its `formats` are then empty), or nil.
+        public var tiles: Tiles?
 
-        /// An output's files, with `fallback` the widest of the last format.
-        public init(formats: [Format], placeholders: Placeholders?, placeholdersFrom: String? = nil) {
+        /// An output's files, with `fallback` the widest of the last format; or its tile pyramid.
+        public init(formats: [Format], placeholders: Placeholders?, placeholdersFrom: String? = nil, tiles: Tiles? = nil) {
             self.formats = formats
             self.fallback = formats.last?.files.last
             self.placeholders = placeholders
             self.placeholdersFrom = placeholdersFrom
+            self.tiles = tiles
+        }
+    }
+
+    /// A tile pyramid written for zooming viewers (OpenSeadragon, Leaflet, IIIF viewers).
+    public struct Tiles: Codable, Sendable, Equatable {
+        /// `dz`, `iiif`, `iiif3`, `zoomify` or `google`.
+        public var layout: String
+        /// `urlPrefix` followed by `path`, percent-encoded: what a viewer is given.
+        public var url: String
+        /// The `.dzi` file (dz) or the pyramid's folder (the other layouts), relative to the
+        /// manifest's folder, with `/` separators.
+        public var path: String
+        /// The full-size image's width in pixels.
+        public var width: Int
+        /// The full-size image's height in pixels.
+        public var height: Int
+        /// The tile side in pixels, overlap not counted.
+        public var tileSize: Int
+        /// Pixels each tile shares with its neighbours.
+        public var overlap: Int
+        /// The tiles' format (`jpeg`, `png`, `webp`).
+        public var format: String
+        /// The tiles' MIME type.
+        public var mimeType: String
+        /// The size of every file of the pyramid together, in bytes.
+        public var bytes: Int
+
+        /// A pyramid as a run wrote it.
+        public init(
+            layout: String, url: String, path: String, width: Int, height: Int, tileSize: Int, overlap: Int, format: String,
+            mimeType: String, bytes: Int
+        ) {
+            self.layout = layout
+            self.url = url
+            self.path = path
+            self.width = width
+            self.height = height
+            self.tileSize = tileSize
+            self.overlap = overlap
+            self.format = format
+            self.mimeType = mimeType
+            self.bytes = bytes
         }
     }
 

@@ -57,6 +57,10 @@ final class ManifestWriter: Sendable {
         var seen: Set<String> = []
         for output in definition.outputs where seen.insert(output.name).inserted {
             guard let written = writtenByOutput[output.name] else { continue }
+            if let tiles = output.tiles, let pyramid = written.first {
+                outputs[output.name] = ImageManifest.Output(formats: [], placeholders: nil, tiles: entry(for: pyramid, tiles))
+                continue
+            }
             let listed = definition.outputs.filter { $0.name == output.name }.map(\.encoder.format)
             let formatOrder = listed.enumerated().filter { listed.firstIndex(of: $0.element) == $0.offset }.map(\.element)
             let formats = formatOrder.compactMap { format -> ImageManifest.Format? in
@@ -88,6 +92,15 @@ final class ManifestWriter: Sendable {
             outputs[output.name] = ImageManifest.Output(formats: formats, placeholders: placeholders, placeholdersFrom: placeholdersFrom)
         }
         return ImageManifest.Input(source: source, width: size.width, height: size.height, outputs: outputs)
+    }
+
+    /// The manifest's entry for the tile pyramid `written`.
+    private func entry(for written: WrittenOutput, _ tiles: TileSettings) -> ImageManifest.Tiles {
+        let path = relativePath(written.path)
+        return ImageManifest.Tiles(
+            layout: tiles.layout.rawValue, url: ImageManifest.File.url(prefix: settings.urlPrefix, path: path), path: path,
+            width: written.size.width, height: written.size.height, tileSize: tiles.size, overlap: tiles.overlap,
+            format: tiles.format.rawValue, mimeType: tiles.format.format.mimeType, bytes: written.byteCount)
     }
 
     /// The input's upright size from its header, when the run did not decode it (all up to date).

@@ -168,7 +168,7 @@ public struct PlanExplanation: Sendable {
             guard let variant = output.variant else {
                 let steps = output.steps.map(\.identifier).joined(separator: " → ")
                 return
-                    "\(output.name): \(steps.isEmpty ? "no steps" : steps) → \(output.encoder.format.rawValue) (\(output.encoder.identity)) → \(output.path.text)"
+                    "\(output.name): \(steps.isEmpty ? "no steps" : steps) → \(output.encodingDescription) → \(output.path.text)"
             }
             return Self.responsiveLine(definition.outputs.filter { $0.variant?.group == variant.group })
         }

@@ -100,7 +100,9 @@ struct IncrementalRuns: Sendable {
     }
 
     private func madeEarlier(_ output: OutputDefinition, at target: OutputTarget, _ fingerprint: String?) -> WrittenOutput? {
-        guard let fingerprint, !target.isS3, let record = journal?.upToDate(target.plannedPath, fingerprint: fingerprint) else {
+        guard let fingerprint, !target.isS3, let record = journal?.upToDate(target.plannedPath, fingerprint: fingerprint),
+            output.tiles.map({ TilePyramidWriter.isInPlace(record.path, layout: $0.layout) }) ?? true
+        else {
             return nil
         }
         // The journal remembers what a quality search chose, so an unchanged output reports it without searching.

@@ -287,8 +287,9 @@ final class OutputJournal: Sendable {
                 "decode autorotate=\(decode.autorotate) failOn=\(decode.failOn.rawValue) fast=\(decode.fastShrinkOnLoad)\n"
                 + "first steps " + String(format: "%016llx", FNV1a.hash(firstSteps))
             outputs = definition.outputs.map { output in
-                "steps " + output.steps.map(\.identifier).joined(separator: ";") + "\n"
-                    + "encoder " + output.encoder.identity + " background=\(output.encoder.background)"
+                let tiles = output.tiles.map { "\n" + $0.identity } ?? ""
+                return "steps " + output.steps.map(\.identifier).joined(separator: ";") + "\n"
+                    + "encoder " + output.encoder.identity + " background=\(output.encoder.background)" + tiles
             }
         }
 

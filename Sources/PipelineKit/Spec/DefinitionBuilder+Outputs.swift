@@ -22,7 +22,8 @@ extension DefinitionBuilder {
             let name = try? options.string("name"),
             case .string(let pathText)? = node["path"]?.value,
             let template = try? PathTemplate(pathText),
-            let encoders = buildEncoders(node, at: path)
+            let tiles = buildTiles(node, at: path, pathText: pathText),
+            let encoders = tiles.map({ [$0.encoder] }) ?? buildEncoders(node, at: path)
         else { return nil }
         let widths = readWidths(node, at: path)
         let listsWidths = node["widths"] != nil
@@ -31,6 +32,7 @@ extension DefinitionBuilder {
         var prototype = OutputDefinition(name: name, steps: steps.built, encoder: encoders[0], path: template)
         prototype.pathLocation = node["path"]?.location
         prototype.fileIndex = index
+        prototype.tiles = tiles
         readObjectSettings(node, at: path, into: &prototype)
         readPlaceholders(node, into: &prototype)
         guard listsWidths || node["formats"] != nil else { return ([prototype], steps.complete) }

@@ -9,7 +9,9 @@ extension DefinitionBuilder {
             problems.append(
                 .init(
                     path: path, location: node.location,
-                    message: "missing required key \"encode\" (or \"formats\", a list of encodings shaped like encode)"))
+                    message:
+                        "missing required key \"encode\" (or \"formats\", a list of encodings shaped like encode, or \"tiles\" for a tile pyramid)"
+                ))
             return nil
         case (_?, let formats?):
             problems.append(

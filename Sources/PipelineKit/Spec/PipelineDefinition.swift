@@ -106,6 +106,9 @@ public struct OutputDefinition: Sendable {
     public var metadata: [String: String] = [:]
     /// Which width × format combination this is, when the output lists `widths` or `formats`.
     public var variant: ResponsiveVariant? = nil
+    /// A tile pyramid output: its layout and tiles, written in place of one image file
+    /// (`encoder` then holds the tiles' format and quality); nil for an image file.
+    public var tiles: TileSettings? = nil
 
     /// An output with no placeholders, S3 settings or variant.
     public init(name: String, steps: [any ImageProcessing], encoder: EncoderSettings, path: PathTemplate) {

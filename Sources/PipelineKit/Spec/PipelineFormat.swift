@@ -197,7 +197,7 @@ public enum PipelineFormat {
             Option(
                 "steps", .array(.singleKey(variants: processors.variants), minCount: 0),
                 help: "processor steps, in order: each an object with one key naming the processor"),
-            Option("encode", EncoderSettings.shape, help: "the encoder: format and its options (give encode or formats)"),
+            Option("encode", EncoderSettings.shape, help: "the encoder: format and its options (give encode, formats or tiles)"),
             Option(
                 "widths", .array(.anyOf([.integer(1...100_000), .choice(["original"])]), minCount: 1),
                 help: "make the output at each of these widths (and \"original\": the image's own width), each the width of the "
@@ -239,6 +239,10 @@ public enum PipelineFormat {
                 "path", .pathTemplate, required: true,
                 help: "where to write, relative to this file's folder, or s3://bucket/key; placeholders: "
                     + PathTemplate.Placeholder.allCases.map { "{\($0.rawValue)} \($0.help)" }.joined(separator: ", ")),
+            Option(
+                "tiles", TileSettings.shape,
+                help: "write a tile pyramid for zooming viewers (DeepZoom, IIIF, Zoomify, Google Maps) in place of one image, "
+                    + "instead of encode; the path names the .dzi file (dz) or the pyramid's folder (the other layouts)"),
         ]
     }
 }

@@ -1,0 +1,232 @@
+import Foundation
+import Vips
+
+/// Writes a tile pyramid so that its path only ever holds a whole pyramid, the old one or none:
+/// libvips' `dzsave` writes it into a temporary folder beside the target (named as
+/// `ImageWriter`'s temporary files are, so `TemporaryFileSweeper` removes those a killed run
+/// left), the folder is flushed to disk, and its entries are renamed into place.
+///
+/// A folder layout (iiif, iiif3, zoomify, google) is one entry: the new folder takes the old
+/// one's place in one exchange (`renameat2` with `RENAME_EXCHANGE`), so a reader sees the old
+/// pyramid or the new one. DeepZoom is two entries, `NAME.dzi` and the folder `NAME_files`, and
+/// no rename moves two entries at once. Viewers open the `.dzi` first and find the tiles from it,
+/// so the `.dzi` is what says a pyramid is there: the old `.dzi` is moved away first, then the
+/// tiles are exchanged, and the new `.dzi` is renamed in last. A `.dzi` is therefore never beside
+/// tiles it does not describe; in between (and after a crash in between) there is briefly no
+/// `.dzi`, which a viewer sees as no pyramid, never a half one, and the next run makes it again.
+enum TilePyramidWriter {
+    /// Makes the pyramid of `image` for the output at `path` (the `.dzi` file for DeepZoom,
+    /// else the layout's folder) in a temporary folder beside it, which the result owns until
+    /// its commit. On any failure here the temporary folder is removed.
+    static func writeUncommitted(
+        _ image: VipsImage, settings: TileSettings, to path: String, root: String, protecting inputs: ProtectedInputs
+    ) throws(ItemError) -> UncommittedPyramid {
+        let folder = try ImageWriter.preparedFolder(for: path, root: root)
+        let name = (path as NSString).lastPathComponent
+        let stem = settings.layout == .dz ? (name as NSString).deletingPathExtension : name
+        let temporary = folder + "/" + ImageWriter.temporaryName(for: name)
+        guard mkdir(temporary, 0o777) == 0 else {
+            throw ItemError.system(.writing, stage: .encode, "cannot write in \(folder)")
+        }
+        do throws(ItemError) {
+            do {
+                try image.writeTilePyramid(
+                    to: temporary + "/" + stem, layout: settings.layout.rawValue, tileSize: settings.size, overlap: settings.overlap,
+                    tileSuffix: settings.tileSuffix)
+            } catch {
+                if let code = spaceProblem(in: temporary) {
+                    throw ItemError.system(.writing, stage: .encode, "cannot write \(path)", code: code)
+                }
+                if ImageWriter.isWriteFailure(error.message) {
+                    throw ItemError(.writing, stage: .encode, reason: "cannot write \(path): \(error.message)", underlying: error)
+                }
+                throw ItemError(.encoding, stage: .encode, reason: ItemError.reason(for: error), underlying: error)
+            }
+            // libvips lists the image's metadata beside the tiles; the tiles themselves are stripped.
+            for properties in [temporary + "/" + stem + "_files/vips-properties.xml", temporary + "/" + stem + "/vips-properties.xml"] {
+                unlink(properties)
+            }
+            return UncommittedPyramid(
+                path: path, temporary: temporary, stem: stem, layout: settings.layout, byteCount: bytes(below: temporary),
+                protectedInputs: inputs)
+        } catch {
+            removeTree(temporary)
+            throw error
+        }
+    }
+
+    /// A pyramid written in its temporary folder, not yet flushed nor renamed into place:
+    /// `flush()` then `moveIntoPlace()` do both, or remove it.
+    struct UncommittedPyramid: Sendable {
+        /// The output's path: the `.dzi` file, or the layout's folder.
+        let path: String
+        /// The temporary folder beside `path` that holds the pyramid.
+        let temporary: String
+        /// The pyramid's name in the temporary folder: the `.dzi` file's without its extension,
+        /// or the folder's.
+        let stem: String
+        let layout: TileSettings.Layout
+        /// The size of every file of the pyramid together, in bytes.
+        let byteCount: Int
+        /// The run's local inputs, which no rename may replace.
+        var protectedInputs = ProtectedInputs()
+        /// Called after each rename into place: tests look there at what a reader would find.
+        var afterEachRename: (@Sendable () -> Void)? = nil
+
+        /// The folder `path` is in.
+        private var folder: String { (path as NSString).deletingLastPathComponent }
+
+        /// The entries renamed into place, each with its place in the temporary folder: the
+        /// tiles' folder, then (DeepZoom) the `.dzi` file, in the order they are renamed.
+        private var entries: [(new: String, target: String)] {
+            switch layout {
+            case .dz:
+                [(temporary + "/" + stem + "_files", folder + "/" + stem + "_files"), (temporary + "/" + stem + ".dzi", path)]
+            case .iiif, .iiif3, .zoomify, .google:
+                [(temporary + "/" + stem, path)]
+            }
+        }
+
+        /// Flushes every file of the pyramid to disk at once (`syncfs` of the temporary
+        /// folder's file system: one call rather than one per tile); on failure removes it.
+        func flush() throws(ItemError) {
+            let descriptor = open(temporary, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            guard descriptor >= 0, LinuxCalls.syncfs(descriptor) == 0 else {
+                let error = ItemError.system(.writing, stage: .encode, "cannot flush \(path) to disk")
+                if descriptor >= 0 { close(descriptor) }
+                removeTree(temporary)
+                throw error
+            }
+            close(descriptor)
+        }
+
+        /// Renames the pyramid into place (see `TilePyramidWriter`) and removes the temporary
+        /// folder, which then holds the old pyramid; on failure puts back what it moved.
+        /// - Returns: the size of the pyramid's files in bytes.
+        func moveIntoPlace() throws(ItemError) -> Int {
+            defer { removeTree(temporary) }
+            for target in entries.map(\.target) {
+                // Checked at the last moment too: a symbolic link made during the run may lead the
+                // path to an input, which planning could not see.
+                if let input = protectedInputs.input(at: target) {
+                    throw ItemError(
+                        .outputPath, stage: .encode,
+                        reason: "\(target) is the input \(input) (a symbolic link made during the run leads there): it was not overwritten")
+                }
+            }
+            // DeepZoom: the old descriptor goes first, so no `.dzi` ever describes tiles it did not make.
+            let oldDescriptor = temporary + "/old-" + stem + ".dzi"
+            let movedDescriptor = layout == .dz && rename(path, oldDescriptor) == 0
+            if layout == .dz, !movedDescriptor, errno != ENOENT {
+                throw ItemError.system(.writing, stage: .encode, "cannot replace \(path)")
+            }
+            if movedDescriptor { afterEachRename?() }
+            for (index, (new, target)) in entries.enumerated() {
+                guard TilePyramidWriter.replace(target, with: new, keepingOldIn: temporary) else {
+                    let error = ItemError.system(.writing, stage: .encode, "cannot move the finished pyramid to \(target)")
+                    // The old descriptor goes back only beside its own tiles.
+                    if movedDescriptor, index == 0 { rename(oldDescriptor, path) }
+                    throw error
+                }
+                afterEachRename?()
+            }
+            return byteCount
+        }
+    }
+
+    /// Puts `new` at `target` in one step: exchanged with what is there (which is left at
+    /// `new`'s place in `scratch`), or renamed when nothing is. Where the file system cannot
+    /// exchange, the old entry is renamed into `scratch` first, so there is a moment with none.
+    static func replace(_ target: String, with new: String, keepingOldIn scratch: String) -> Bool {
+        if LinuxCalls.rename(new, target, flags: LinuxCalls.renameNoReplace) == 0 { return true }
+        guard errno == EEXIST || errno == EINVAL || errno == ENOSYS else { return false }
+        if LinuxCalls.rename(new, target, flags: LinuxCalls.renameExchange) == 0 { return true }
+        guard errno == EINVAL || errno == ENOSYS else { return false }
+        // A file system without exchange (or without renameat2's flags at all).
+        var info = stat()
+        if lstat(target, &info) == 0 {
+            guard rename(target, scratch + "/old-" + (target as NSString).lastPathComponent) == 0 else { return false }
+        }
+        return rename(new, target) == 0
+    }
+
+    /// Whether the pyramid whose journal record is at `path` still has what the record does not
+    /// stamp: DeepZoom's tiles folder beside the `.dzi`, or a folder layout's descriptor.
+    static func isInPlace(_ path: String, layout: TileSettings.Layout) -> Bool {
+        var info = stat()
+        switch layout {
+        case .dz:
+            let tiles = (path as NSString).deletingPathExtension + "_files"
+            return stat(tiles, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR
+        case .iiif, .iiif3, .zoomify, .google:
+            return layout.descriptor.map { stat(path + "/" + $0, &info) == 0 } ?? true
+        }
+    }
+
+    /// Removes `path` and everything below it, without following symbolic links.
+    static func removeTree(_ path: String) {
+        try? FileManager.default.removeItem(atPath: path)
+    }
+
+    /// The size of the regular files below `folder` together, in bytes.
+    static func bytes(below folder: String) -> Int {
+        guard let walker = FileManager.default.enumerator(atPath: folder) else { return 0 }
+        var total = 0
+        var info = stat()
+        while let relative = walker.nextObject() as? String {
+            if lstat(folder + "/" + relative, &info) == 0, info.st_mode & S_IFMT == S_IFREG { total += Int(info.st_size) }
+        }
+        return total
+    }
+
+    /// ENOSPC (or EDQUOT) when the file system of `folder` cannot take another 64 KiB now, else
+    /// nil: asked of a probe file, as `ImageWriter.spaceProblem` asks of its temporary file.
+    private static func spaceProblem(in folder: String) -> Int32? {
+        let probe = folder + "/.space-probe"
+        let descriptor = open(probe, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { return errno == ENOSPC || errno == EDQUOT ? errno : nil }
+        defer {
+            close(descriptor)
+            unlink(probe)
+        }
+        return ImageWriter.spaceProblem(on: descriptor, encoderSaid: "")
+    }
+}
+
+/// Linux calls Swift's Glibc module leaves out (it is built without `_GNU_SOURCE`), found in
+/// the C library when first used. Where one is missing, its answer is ENOSYS, as the kernel's
+/// would be.
+private enum LinuxCalls {
+    private typealias Renameat2 = @convention(c) (Int32, UnsafePointer<CChar>, Int32, UnsafePointer<CChar>, UInt32) -> Int32
+    private typealias Syncfs = @convention(c) (Int32) -> Int32
+
+    /// `renameat2`'s flags: fail if the target exists; exchange the two atomically.
+    static let renameNoReplace: UInt32 = 1
+    static let renameExchange: UInt32 = 2
+
+    private static let renameat2: Renameat2? = symbol("renameat2")
+    private static let syncfsCall: Syncfs? = symbol("syncfs")
+
+    private static func symbol<Function>(_ name: String) -> Function? {
+        guard let library = dlopen(nil, RTLD_NOW), let address = dlsym(library, name) else { return nil }
+        return unsafeBitCast(address, to: Function.self)
+    }
+
+    /// `renameat2(2)` relative to the working folder; -1 with errno set on failure.
+    static func rename(_ old: String, _ new: String, flags: UInt32) -> Int32 {
+        guard let renameat2 else {
+            errno = ENOSYS
+            return -1
+        }
+        return renameat2(AT_FDCWD, old, AT_FDCWD, new, flags)
+    }
+
+    /// `syncfs(2)`: flushes the file system `descriptor` is on; falls back to `sync(2)`.
+    static func syncfs(_ descriptor: Int32) -> Int32 {
+        guard let syncfsCall else {
+            sync()
+            return 0
+        }
+        return syncfsCall(descriptor)
+    }
+}
