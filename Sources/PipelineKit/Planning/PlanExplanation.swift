@@ -39,6 +39,10 @@ public struct PlanExplanation: Sendable {
         /// Whether some output fans out from the image at `decodeSize` (false when every
         /// output decodes a window of its own).
         public var decodesWhole = true
+        /// The frames of an animated GIF or WebP whose frames are kept (`decompress.animation`),
+        /// or nil: each is decoded for the GIF and WebP outputs, or the input is refused when
+        /// there are more than `decompress.maxFrames`.
+        public var keptFrames: Int?
     }
 
     /// Inputs the run would make, every listing counted.
@@ -60,6 +64,8 @@ public struct PlanExplanation: Sendable {
     public let stageWidths: [(Stage, Int)]
     /// The most inputs under way at once.
     public let inFlight: Int
+    /// `decompress.maxFrames`: an animation with more frames is refused.
+    let maxFrames: Int
     /// Bytes of decoded and processed images that may be in memory at once, from the largest
     /// decode size seen: `inFlight` × (decoded image + each output's image), 4 bytes a pixel.
     /// An upper bound, not a forecast: it counts every input in flight as the largest, each
@@ -143,9 +149,14 @@ public struct PlanExplanation: Sendable {
                 sample.decodesWhole = decodePlan.decodesWhole
                 let encoding = DecodeMemoryEstimate.encodingBytes(
                     decodeSize: decodeSize, alpha: header.hasAlpha, outputs: definition.outputs)
-                let estimate = DecodeMemoryEstimate.inputEstimate(
+                var estimate = DecodeMemoryEstimate.inputEstimate(
                     decodePlan.estimate, passes: decodePlan.passes, unstreamed: unstreamed,
                     readers: sample.stripReadAheadBytes + sample.pngRowsAheadBytes, encoding: encoding)
+                sample.keptFrames = decoder.keptFrames(header, loader: format ?? "")
+                if decoder.keepsAnimation(header, loader: format ?? "") {
+                    // Every frame held: the decoder's own estimate of an animation.
+                    estimate = decoder.memoryNeeds(of: file)?.estimate ?? estimate
+                }
                 largestEstimate = max(largestEstimate, estimate)
                 if let memoryBudget, estimate > memoryBudget.bytes { inputsOverBudget += 1 }
             }
@@ -168,6 +179,7 @@ public struct PlanExplanation: Sendable {
             (.encode, definition.encode.concurrency),
         ]
         inFlight = definition.inFlight(fetchingRemoteInputs: remoteInputs > 0)
+        maxFrames = definition.decompress.maxFrames
         estimatedPeakImageBytes = Int64(inFlight) * largestEstimate
         largestInputEstimate = largestEstimate
         self.inputsOverBudget = inputsOverBudget
@@ -246,7 +258,13 @@ public struct PlanExplanation: Sendable {
                     "; too wide or tall to decode once for every output: \(names) decode\(one ? "s the window it keeps" : " the windows they keep") "
                     + "alone, in \(one ? "a pass over the file of its own" : "passes over the file of their own")" + wide
             }
-            let decoded = sample.decodesWhole ? "decoded at \(decode)" : "decoded only in windows"
+            var decoded = sample.decodesWhole ? "decoded at \(decode)" : "decoded only in windows"
+            if let frames = sample.keptFrames {
+                decoded =
+                    frames > maxFrames
+                    ? "animated, \(frames) frames: refused, more than decompress.maxFrames (\(maxFrames))"
+                    : "animated, \(frames) frames: " + decoded + " each, every frame for the gif and webp outputs, the first for others"
+            }
             lines.append("  \(sample.input.escapingControlCharacters): \(sample.format ?? "?") \(size), \(shrink)\(decoded)\(whole)\(wide)")
         }
         if unstreamedInputs > 0 {

@@ -287,8 +287,10 @@ final class OutputJournal: Sendable {
                 "decode autorotate=\(decode.autorotate) failOn=\(decode.failOn.rawValue) fast=\(decode.fastShrinkOnLoad)\n"
                 + "first steps " + String(format: "%016llx", FNV1a.hash(firstSteps))
             outputs = definition.outputs.map { output in
-                "steps " + output.steps.map(\.identifier).joined(separator: ";") + "\n"
-                    + "encoder " + output.encoder.identity + " background=\(output.encoder.background)"
+                // Whether an animated input stays animated changes only the outputs that animate.
+                let animation = output.encoder.format.animates && decode.animation == .keep ? " animation=keep" : ""
+                return "steps " + output.steps.map(\.identifier).joined(separator: ";") + "\n"
+                    + "encoder " + output.encoder.identity + " background=\(output.encoder.background)" + animation
             }
         }
 

@@ -31,10 +31,12 @@ struct DecodeMemoryEstimate: Equatable {
     /// What the most demanding of `outputs`' encoders holds while it writes its image, made from
     /// a decode of `decodeSize` (`EncoderSettings.workingBytes(pixels:alpha:)`; `alpha`: the
     /// input has an alpha band, taken to reach the outputs): an input's outputs are encoded one
-    /// after another on a lane, and the inputs admitted together cover the lanes.
-    static func encodingBytes(decodeSize: ImageSize, alpha: Bool, outputs: [OutputDefinition]) -> Int64 {
+    /// after another on a lane, and the inputs admitted together cover the lanes. An animation
+    /// of `frames` frames is encoded whole by the outputs that animate (GIF, WebP).
+    static func encodingBytes(decodeSize: ImageSize, alpha: Bool, outputs: [OutputDefinition], frames: Int = 1) -> Int64 {
         outputs.map { output in
-            output.encoder.workingBytes(pixels: output.steps.reduce(decodeSize) { $1.outputSize(for: $0) }.pixelCount, alpha: alpha)
+            let pixels = output.steps.reduce(decodeSize) { $1.outputSize(for: $0) }.pixelCount
+            return output.encoder.workingBytes(pixels: pixels * (output.encoder.format.animates ? frames : 1), alpha: alpha)
         }.max() ?? 0
     }
 
