@@ -39,9 +39,9 @@ public struct PlanExplanation: Sendable {
         /// Whether some output fans out from the image at `decodeSize` (false when every
         /// output decodes a window of its own).
         public var decodesWhole = true
-        /// The frames of an animated GIF or WebP whose frames are kept (`decompress.animation`),
-        /// or nil: each is decoded for the GIF and WebP outputs, or the input is refused when
-        /// there are more than `decompress.maxFrames`.
+        /// The frames of an animated GIF or WebP whose frames are kept (`decompress.animation`)
+        /// for a GIF or WebP output, or that is refused for more than `decompress.maxFrames`;
+        /// nil when only its first frame is decoded, or it is not an animation.
         public var keptFrames: Int?
     }
 
@@ -152,8 +152,10 @@ public struct PlanExplanation: Sendable {
                 var estimate = DecodeMemoryEstimate.inputEstimate(
                     decodePlan.estimate, passes: decodePlan.passes, unstreamed: unstreamed,
                     readers: sample.stripReadAheadBytes + sample.pngRowsAheadBytes, encoding: encoding)
-                sample.keptFrames = decoder.keptFrames(header, loader: format ?? "")
-                if decoder.keepsAnimation(header, loader: format ?? "") {
+                if let frames = decoder.keptFrames(header, loader: format ?? ""), frames > definition.decompress.maxFrames {
+                    sample.keptFrames = frames
+                } else if decoder.keepsAnimation(header, loader: format ?? "") {
+                    sample.keptFrames = header.pageCount
                     // Every frame held: the decoder's own estimate of an animation.
                     estimate = decoder.memoryNeeds(of: file)?.estimate ?? estimate
                 }
@@ -260,10 +262,11 @@ public struct PlanExplanation: Sendable {
             }
             var decoded = sample.decodesWhole ? "decoded at \(decode)" : "decoded only in windows"
             if let frames = sample.keptFrames {
+                let count = ImageDecoder.frameCount(frames, loader: sample.format ?? "")
                 decoded =
                     frames > maxFrames
-                    ? "animated, \(frames) frames: refused, more than decompress.maxFrames (\(maxFrames))"
-                    : "animated, \(frames) frames: " + decoded + " each, every frame for the gif and webp outputs, the first for others"
+                    ? "animated, \(count) frames: refused, more than decompress.maxFrames (\(maxFrames))"
+                    : "animated, \(count) frames: " + decoded + " each, every frame for the gif and webp outputs, the first for others"
             }
             lines.append("  \(sample.input.escapingControlCharacters): \(sample.format ?? "?") \(size), \(shrink)\(decoded)\(whole)\(wide)")
         }

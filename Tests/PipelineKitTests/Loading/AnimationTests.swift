@@ -200,6 +200,23 @@ import Vips
         #expect(first.2.succeeded == 1)
     }
 
+    @Test func aStepThatGrowsEveryFramePastMaxPixelsTogetherFailsThatOutput() async throws {
+        // Given five frames of 1,200 pixels (6,000 in all, the limit) and a border that makes each 1,320
+        let (directory, reports, _) = try await run(
+            [
+                #"{"name": "grown", "steps": [{"extend": {"right": 4}}], "encode": {"format": "gif"}, "path": "out/{stem}-grown.gif"}"#,
+                #"{"name": "same", "encode": {"format": "gif"}, "path": "out/{stem}.gif"}"#,
+            ], input: try Self.fiveFrames("gif"), name: "anim.gif", decompress: #""maxPixels": 6000"#)
+        // Then that output fails in the process stage, counting every frame, and the other is made
+        let report = try #require(reports.first)
+        let failure = try #require(report.failures.first)
+        #expect(failure.output == "grown")
+        #expect(failure.stage == .process)
+        #expect(failure.reason.contains("the 5 frames would be 44×150, more than the 6000 pixels"), "\(failure.reason)")
+        #expect(report.written.map(\.output) == ["same"])
+        #expect(!FileManager.default.fileExists(atPath: directory.path + "/out/anim-grown.gif"))
+    }
+
     @Test(arguments: ["gif", "webp"])
     func aTruncatedAnimationFailsWithItsNameAndLeavesNoOutput(input ext: String) async throws {
         // Given the five frames cut off in the middle
@@ -287,6 +304,12 @@ import Vips
         // Then explain says which frames are decoded, and which input will be refused
         #expect(text.contains(" 40×30, animated, 5 frames: decoded at 40×30 each, every frame for the gif and webp outputs"), "\(text)")
         #expect(text.contains(" 1×1, animated, 2000 frames: refused, more than decompress.maxFrames (1000)"), "\(text)")
+        // And an animation no output animates is decoded as its first frame
+        let still = try PipelineHarness.pipeline(
+            PipelineHarness.json(inputs: ["in/a.gif"], outputs: [#"{"name": "p", "encode": {"format": "png"}, "path": "out/{stem}.png"}"#]),
+            in: directory
+        ).explain().text
+        #expect(still.contains(" 40×30, decoded at 40×30\n"), "\(still)")
         // And its memory estimate is the decoder's, every frame counted
         let plan = try PipelineHarness.pipeline(PipelineHarness.json(inputs: ["in/a.gif"], outputs: outputs), in: directory).explain()
         let definition = try PipelineDefinition(

@@ -205,10 +205,17 @@ struct ImageDecoder: Sendable {
     /// the frames without decoding them), whatever the outputs: the limit is the file's.
     private func checkFrames(_ header: VipsImage, loader: String) throws(ItemError) {
         guard let frames = keptFrames(header, loader: loader), frames > settings.maxFrames else { return }
-        let count = loader.hasPrefix("gifload") && frames > Self.gifFramesCounted ? "over \(Self.gifFramesCounted)" : "\(frames)"
         throw ItemError(
             .tooManyPixels, stage: .decompress,
-            reason: "the animation has \(count) frames, more than decompress.maxFrames (\(settings.maxFrames))")
+            reason:
+                "the animation has \(Self.frameCount(frames, loader: loader)) frames, more than decompress.maxFrames (\(settings.maxFrames))"
+        )
+    }
+
+    /// The `frames` a header of `loader` declares, in words: "over 4096" where libvips' GIF
+    /// loader stopped counting (`gifFramesCounted`).
+    static func frameCount(_ frames: Int, loader: String) -> String {
+        loader.hasPrefix("gifload") && frames > gifFramesCounted ? "over \(gifFramesCounted)" : "\(frames)"
     }
 
     /// The frames libvips 8.14's GIF loader counts at most: past them it stops, warns
