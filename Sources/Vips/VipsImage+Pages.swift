@@ -14,6 +14,28 @@ extension VipsImage {
 }
 
 extension VipsImage {
+    /// The frame delays of an animation in milliseconds, one a frame (libvips' `delay` field,
+    /// which the GIF and WebP loaders set and savers write); nil when there are none.
+    public var frameDelays: [Int]? {
+        withExtendedLifetime(self) {
+            guard hasField("delay") else { return nil }
+            var values: UnsafeMutablePointer<Int32>?
+            var count: Int32 = 0
+            guard vips_image_get_array_int(pointer, "delay", &values, &count) == 0, let values, count > 0 else { return nil }
+            return (0..<Int(count)).map { Int(values[$0]) }
+        }
+    }
+
+    /// A copy whose frame delays (`frameDelays`) are `delays`, in milliseconds.
+    public func settingFrameDelays(_ delays: [Int]) throws(VipsError) -> VipsImage {
+        let copy = try privateCopy()
+        var values = delays.map { Int32(clamping: $0) }
+        vips_image_set_array_int(copy.pointer, "delay", &values, Int32(values.count))
+        return copy
+    }
+}
+
+extension VipsImage {
     /// The pages (animation frames) of an image whose pages are stacked top to bottom.
     public func pages() throws(VipsError) -> [VipsImage] {
         let height = pageHeight

@@ -127,8 +127,9 @@ extension CorpusCase {
             HostileFixtures.tiffDeclaring(width: 100_000, height: 100_000)
         },
 
-        // Thousands of frames or pages: the first is decoded, quickly.
-        CorpusCase(file: "frames-2000.gif", outcome: .processed(width: 8, height: 6)) {
+        // Thousands of frames or pages: an animation over decompress.maxFrames is refused from its
+        // header; of the others, the first page, or every frame for animated outputs, is decoded quickly.
+        CorpusCase(file: "frames-2000.gif", outcome: .refused(.decompress, "2000 frames, more than decompress.maxFrames (1000)")) {
             try HostileFixtures.frames(2000, width: 8, height: 6) { [UInt8($0 % 251), UInt8($0 % 7 * 30), 0] }.encoded(suffix: ".gif")
         },
         CorpusCase(file: "pages-2000.tif", outcome: .processed(width: 8, height: 6)) {

@@ -85,7 +85,11 @@ extension EncoderSettings {
                 .number(
                     "interPaletteMaxError", in: 0...256, default: base.interPaletteMaxError,
                     help: "largest error for which the frame before's palette is reused, 0–256"),
-                .integer("loop", in: 0...65535, default: base.loop, help: "how many times an animation plays, 0 for ever"),
+                .integer(
+                    "loop", in: 0...65535,
+                    help:
+                        "how many times an animation plays, 0 for ever (default: as often as the input's animation, for ever for a still input)"
+                ),
             ] + metadata
         case .jxl:
             return [

@@ -37,7 +37,7 @@ extension EncoderSettings {
             interFrameMaxError = try options.double("interFrameMaxError")
             reusePalette = try options.bool("reuse")
             interPaletteMaxError = try options.double("interPaletteMaxError")
-            loop = try options.int("loop")
+            loop = try options.optionalInt("loop")
         case .jxl:
             if options.has("distance") {
                 guard !options.has("quality") else {

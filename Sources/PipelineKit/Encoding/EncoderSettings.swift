@@ -11,6 +11,10 @@ public struct EncoderSettings: Sendable, Hashable {
         /// format's own name for the others (`tiff`, not `tif`).
         public var fileExtension: String { self == .jpeg ? "jpg" : rawValue }
 
+        /// Whether the format writes animations: GIF and WebP outputs of an animated input keep
+        /// every frame (`DecompressSettings.animation`).
+        public var animates: Bool { self == .gif || self == .webp }
+
         /// The media type, sent as an S3 object's `Content-Type`.
         public var mediaType: String { "image/\(rawValue)" }
 
@@ -104,8 +108,8 @@ public struct EncoderSettings: Sendable, Hashable {
     public var reusePalette: Bool
     /// GIF: the largest error for which the frame before's palette is reused.
     public var interPaletteMaxError: Double
-    /// GIF: how many times an animation plays, 0 for ever.
-    public var loop: Int
+    /// GIF: how many times an animation plays, 0 for ever; nil keeps the input's loop count.
+    public var loop: Int?
     /// TIFF compression.
     public var tiffCompression: TIFFCompression
     /// TIFF prediction.
@@ -139,7 +143,7 @@ public struct EncoderSettings: Sendable, Hashable {
         interFrameMaxError = 0
         reusePalette = false
         interPaletteMaxError = 3
-        loop = 0
+        loop = nil
         tiffCompression = TIFFCompression.none
         predictor = .horizontal
         tile = false
@@ -249,7 +253,7 @@ public struct EncoderSettings: Sendable, Hashable {
     var identity: String {
         let partial = !keep.isEmpty && keep.count < Metadata.allCases.count
         return vipsSuffix + (partial ? " keep=\(Metadata.allCases.filter(keep.contains).map(\.rawValue).joined(separator: "+"))" : "")
-            + (iccProfile.map { " iccProfile=\($0)" } ?? "") + (format == .gif ? " loop=\(loop)" : "")
+            + (iccProfile.map { " iccProfile=\($0)" } ?? "") + (format == .gif ? loop.map { " loop=\($0)" } ?? "" : "")
             + (qualityTarget.map { " " + $0.identity } ?? "")
     }
 }

@@ -64,9 +64,10 @@ enum ImageEncoder {
             let background = colourBands == 1 ? [settings.background[0]] : Array(settings.background.prefix(3))
             image = try image.flattened(background: background)
         }
-        if settings.format == .gif, settings.loop != 0 || image.hasField("loop") {
-            // The GIF saver takes the loop count from the image, not from an option.
-            image = try image.settingIntField("loop", to: settings.loop)
+        if settings.format == .gif, let loop = settings.loop {
+            // The GIF saver takes the loop count from the image, not from an option; without
+            // one it writes the input's (which the decoder and the steps keep).
+            image = try image.settingIntField("loop", to: loop)
         }
         // libvips 8.14's savers know only strip (all or nothing): what is not kept is removed
         // from a copy, and the copy saved without strip unless nothing is kept. Removed even

@@ -39,7 +39,7 @@ final class OutputWriter: Sendable {
     ) throws(ItemError) -> Pending {
         let path: String
         do {
-            path = try target.path(width: image.width, height: image.height)
+            path = try target.path(width: image.width, height: image.frameSize.height)
         } catch {
             throw ItemError(.outputPath, stage: .encode, reason: error.message, underlying: error)
         }
@@ -69,7 +69,7 @@ final class OutputWriter: Sendable {
         }
         return Pending(
             output: WrittenOutput(
-                output: output.name, path: path, size: image.size, byteCount: file.byteCount,
+                output: output.name, path: path, size: image.frameSize, byteCount: file.byteCount,
                 format: output.encoder.format, fingerprint: fingerprint,
                 warnings: Self.warnings(dropped, input: input, format: output.encoder.format)
                     + Self.warnings(search, output: output, input: input),
@@ -104,11 +104,11 @@ final class OutputWriter: Sendable {
         for (name, value) in output.metadata { headers["x-amz-meta-\(name)"] = value }
         if let fingerprint { headers["x-amz-meta-\(MetadataName.fingerprint)"] = fingerprint }
         headers["x-amz-meta-\(MetadataName.width)"] = String(image.width)
-        headers["x-amz-meta-\(MetadataName.height)"] = String(image.height)
+        headers["x-amz-meta-\(MetadataName.height)"] = String(image.frameSize.height)
         // Once started, an upload finishes (or fails): a cancelled run leaves no half object either way.
         try client.put(location, body: body, headers: headers, isCancelled: { false })
         return WrittenOutput(
-            output: output.name, path: path, size: image.size, byteCount: body.count, fingerprint: fingerprint,
+            output: output.name, path: path, size: image.frameSize, byteCount: body.count, fingerprint: fingerprint,
             warnings: Self.warnings(prepared.dropped, input: input, format: output.encoder.format)
                 + Self.warnings(search, output: output, input: input),
             searchedQuality: Self.searched(search, output: output))

@@ -7,8 +7,10 @@ extension OutputDefinition {
     /// Steps say only what size they make from a given size, so a side counts as fixed when the
     /// steps make the same length from every one of a spread of sizes: tiny, huge, square, very
     /// wide and very tall. A step whose result depends on its input shows it on one of them; the
-    /// runner's check of paths written in the run is there for whatever slips through.
-    func fixedSize(keepingAnimation: Bool) -> (width: Int?, height: Int?) {
+    /// runner's check of paths written in the run is there for whatever slips through. An
+    /// animation's size is one frame's (`VipsImage.frameSize`), which its steps make as a still
+    /// image's.
+    func fixedSize() -> (width: Int?, height: Int?) {
         guard !steps.isEmpty else { return (nil, nil) }
         let probes = [(1, 1), (2, 3), (3, 2), (640, 480), (480, 640), (4099, 17), (17, 4099), (10007, 10009), (100_000, 1), (1, 100_000)]
         let sizes = probes.map { probe in
@@ -16,8 +18,6 @@ extension OutputDefinition {
         }
         let widths = Set(sizes.map(\.width))
         let heights = Set(sizes.map(\.height))
-        // An animation kept as an animated WebP is its frames stacked: its height is not one frame's.
-        let stacksFrames = keepingAnimation && encoder.format == .webp
-        return (widths.count == 1 ? widths.first : nil, heights.count == 1 && !stacksFrames ? heights.first : nil)
+        return (widths.count == 1 ? widths.first : nil, heights.count == 1 ? heights.first : nil)
     }
 }

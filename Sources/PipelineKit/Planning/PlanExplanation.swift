@@ -39,6 +39,10 @@ public struct PlanExplanation: Sendable {
         /// Whether some output fans out from the image at `decodeSize` (false when every
         /// output decodes a window of its own).
         public var decodesWhole = true
+        /// The frames of an animated GIF or WebP whose frames are kept (`decompress.animation`)
+        /// for a GIF or WebP output, or that is refused for more than `decompress.maxFrames`;
+        /// nil when only its first frame is decoded, or it is not an animation.
+        public var keptFrames: Int?
     }
 
     /// Inputs the run would make, every listing counted.
@@ -60,6 +64,8 @@ public struct PlanExplanation: Sendable {
     public let stageWidths: [(Stage, Int)]
     /// The most inputs under way at once.
     public let inFlight: Int
+    /// `decompress.maxFrames`: an animation with more frames is refused.
+    let maxFrames: Int
     /// Bytes of decoded and processed images that may be in memory at once, from the largest
     /// decode size seen: `inFlight` × (decoded image + each output's image), 4 bytes a pixel.
     /// An upper bound, not a forecast: it counts every input in flight as the largest, each
@@ -153,9 +159,16 @@ public struct PlanExplanation: Sendable {
                 sample.decodesWhole = decodePlan.decodesWhole
                 let encoding = DecodeMemoryEstimate.encodingBytes(
                     decodeSize: decodeSize, alpha: header.hasAlpha, outputs: definition.outputs)
-                let estimate = DecodeMemoryEstimate.inputEstimate(
+                var estimate = DecodeMemoryEstimate.inputEstimate(
                     decodePlan.estimate, passes: decodePlan.passes, unstreamed: unstreamed,
                     readers: sample.stripReadAheadBytes + sample.pngRowsAheadBytes, encoding: encoding)
+                if let frames = decoder.keptFrames(header, loader: format ?? ""), frames > definition.decompress.maxFrames {
+                    sample.keptFrames = frames
+                } else if decoder.keepsAnimation(header, loader: format ?? "") {
+                    sample.keptFrames = header.pageCount
+                    // Every frame held: the decoder's own estimate of an animation.
+                    estimate = decoder.memoryNeeds(of: file)?.estimate ?? estimate
+                }
                 largestEstimate = max(largestEstimate, estimate)
                 if let memoryBudget, estimate > memoryBudget.bytes { inputsOverBudget += 1 }
             }
@@ -178,6 +191,7 @@ public struct PlanExplanation: Sendable {
             (.encode, definition.encode.concurrency),
         ]
         inFlight = definition.inFlight(fetchingRemoteInputs: remoteInputs > 0)
+        maxFrames = definition.decompress.maxFrames
         estimatedPeakImageBytes = Int64(inFlight) * largestEstimate
         largestInputEstimate = largestEstimate
         self.inputsOverBudget = inputsOverBudget
@@ -256,7 +270,14 @@ public struct PlanExplanation: Sendable {
                     "; too wide or tall to decode once for every output: \(names) decode\(one ? "s the window it keeps" : " the windows they keep") "
                     + "alone, in \(one ? "a pass over the file of its own" : "passes over the file of their own")" + wide
             }
-            let decoded = sample.decodesWhole ? "decoded at \(decode)" : "decoded only in windows"
+            var decoded = sample.decodesWhole ? "decoded at \(decode)" : "decoded only in windows"
+            if let frames = sample.keptFrames {
+                let count = ImageDecoder.frameCount(frames, loader: sample.format ?? "")
+                decoded =
+                    frames > maxFrames
+                    ? "animated, \(count) frames: refused, more than decompress.maxFrames (\(maxFrames))"
+                    : "animated, \(count) frames: " + decoded + " each, every frame for the gif and webp outputs, the first for others"
+            }
             lines.append("  \(sample.input.escapingControlCharacters): \(sample.format ?? "?") \(size), \(shrink)\(decoded)\(whole)\(wide)")
         }
         if !allowedUntrusted.isEmpty {

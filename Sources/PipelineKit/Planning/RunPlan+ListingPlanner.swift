@@ -20,7 +20,7 @@ extension RunPlan {
             baseDirectory = definition.baseDirectory
             fixedSizes = definition.outputs.map { output in
                 output.variant.map { (width: $0.width, height: Int?.none) }
-                    ?? output.fixedSize(keepingAnimation: definition.decompress.animation == .keep)
+                    ?? output.fixedSize()
             }
             // Files, and S3 objects (an output may not replace the object it is made from either).
             paths = OutputPathCheck(

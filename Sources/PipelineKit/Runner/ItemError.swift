@@ -40,7 +40,8 @@ public struct ItemError: Error, Sendable, Equatable, CustomStringConvertible {
         /// An image libvips could not decode (truncated, corrupt); the underlying error is a
         /// `VipsError` when libvips gave one.
         public static let undecodable = Kind(.undecodable)
-        /// More pixels than `decompress.maxPixels`, declared by the file or made by a step.
+        /// More pixels than `decompress.maxPixels`, declared by the file or made by a step, or
+        /// more animation frames than `decompress.maxFrames`.
         public static let tooManyPixels = Kind(.tooManyPixels)
         /// Decoding the input and making its outputs would need more memory than the run's whole
         /// budget (`--max-memory`, the cgroup's limit, `RLIMIT_AS`): it could never start.

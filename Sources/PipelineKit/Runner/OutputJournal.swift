@@ -288,8 +288,10 @@ final class OutputJournal: Sendable {
                 + "first steps " + String(format: "%016llx", FNV1a.hash(firstSteps))
             outputs = definition.outputs.map { output in
                 let tiles = output.tiles.map { "\n" + $0.identity } ?? ""
+                // Whether an animated input stays animated changes only the outputs that animate.
+                let animation = output.animates && decode.animation == .keep ? " animation=keep" : ""
                 return "steps " + output.steps.map(\.identifier).joined(separator: ";") + "\n"
-                    + "encoder " + output.encoder.identity + " background=\(output.encoder.background)" + tiles
+                    + "encoder " + output.encoder.identity + " background=\(output.encoder.background)" + animation + tiles
             }
         }
 

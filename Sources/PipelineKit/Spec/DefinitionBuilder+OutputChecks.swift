@@ -7,8 +7,7 @@ extension DefinitionBuilder {
     /// sizes are not known. The widths and formats of one output are told apart by its own
     /// check (`{width}`, `{format}`), so they are compared only with other outputs.
     mutating func checkOutputsTogether(
-        _ built: [(index: Int, outputs: [OutputDefinition], complete: Bool)], nodes: [JSONNode],
-        keepingAnimation: Bool
+        _ built: [(index: Int, outputs: [OutputDefinition], complete: Bool)], nodes: [JSONNode]
     ) {
         var firstByName: [String: Int] = [:]
         var sharers: [String: TemplateSharers] = [:]
@@ -35,7 +34,7 @@ extension DefinitionBuilder {
                 if placeholders.contains(.output) { group += "\u{0}" + output.name }
                 if placeholders.contains(.format) { group += "\u{0}" + output.encoder.format.fileExtension }
                 let fixed =
-                    output.variant.map { (width: $0.width, height: Int?.none) } ?? output.fixedSize(keepingAnimation: keepingAnimation)
+                    output.variant.map { (width: $0.width, height: Int?.none) } ?? output.fixedSize()
                 let size = TemplateSharers.Size(
                     width: placeholders.contains(.width) ? fixed.width : nil,
                     height: placeholders.contains(.height) ? fixed.height : nil)

@@ -5,12 +5,11 @@ import Foundation
 extension DefinitionBuilder {
     /// Every output that can be built, and the checks across outputs. An output that lists
     /// `widths` or `formats` becomes one output per combination (see `ResponsiveVariant`).
-    mutating func buildOutputs(_ outputNodes: [JSONNode], root: JSONNode) -> [OutputDefinition] {
+    mutating func buildOutputs(_ outputNodes: [JSONNode]) -> [OutputDefinition] {
         let built = outputNodes.enumerated().compactMap { index, node in
             buildOutput(node, at: "outputs[\(index)]", index: index).map { (index: index, outputs: $0.outputs, complete: $0.complete) }
         }
-        let animation = root["decompress"]?["animation"].flatMap { if case .string(let text) = $0.value { text } else { nil } }
-        checkOutputsTogether(built, nodes: outputNodes, keepingAnimation: animation == DecompressSettings.Animation.keep.rawValue)
+        checkOutputsTogether(built, nodes: outputNodes)
         return built.flatMap(\.outputs)
     }
 

@@ -42,7 +42,7 @@ struct DefinitionBuilder {
                 case .array(let inputNodes)? = root["inputs"]?.value
             else { return nil }
             checkInputs(inputNodes)
-            let outputs = buildOutputs(outputNodes, root: root)
+            let outputs = buildOutputs(outputNodes)
             let top = reader(root, PipelineFormat.topLevelOptions(processors: processors))
             return PipelineDefinition(
                 name: try top.string("name"),
@@ -73,7 +73,7 @@ struct DefinitionBuilder {
     /// so that one pass lists every problem.
     private mutating func checkPartsOfMisshapenFile(_ root: JSONNode) {
         if case .array(let inputNodes)? = root["inputs"]?.value { checkInputs(inputNodes) }
-        if case .array(let outputNodes)? = root["outputs"]?.value { _ = buildOutputs(outputNodes, root: root) }
+        if case .array(let outputNodes)? = root["outputs"]?.value { _ = buildOutputs(outputNodes) }
     }
 
     /// The settings of the stage sections, each with the declared defaults for what it omits.
@@ -134,7 +134,8 @@ struct DefinitionBuilder {
             timeout: try decompress.seconds("timeout"),
             animation: try decompress.choice("animation", as: DecompressSettings.Animation.self),
             allowUntrusted: Set(
-                stringArray(decompress.value("allowUntrusted")).compactMap(DecompressSettings.UntrustedFormat.init(rawValue:)))
+                stringArray(decompress.value("allowUntrusted")).compactMap(DecompressSettings.UntrustedFormat.init(rawValue:))),
+            maxFrames: try decompress.int("maxFrames")
         )
     }
 

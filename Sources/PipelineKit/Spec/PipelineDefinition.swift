@@ -207,13 +207,17 @@ public struct DecompressSettings: Sendable, Equatable {
     /// default), rather than leaving a factor of two for resampling (as vips_thumbnail does).
     public var fastShrinkOnLoad: Bool
     /// What an animated GIF or WebP becomes.
-    public var animation: Animation = .first
+    public var animation: Animation = .keep
+    /// With `animation` keep, animated GIFs and WebPs with more frames than this (read from the
+    /// header) fail before decoding: a frame bomb is refused as a pixel bomb is.
+    public var maxFrames: Int = DecompressSettings.defaultMaxFrames
 
     /// What an animated input becomes.
     public enum Animation: String, CaseIterable, Sendable {
         /// Its first frame, for every output.
         case first
-        /// Every frame, for WebP outputs (an animated WebP); other formats get the first frame.
+        /// Every frame, for GIF and WebP outputs (animated, with the input's frame delays and
+        /// loop count); other formats get the first frame.
         case keep
     }
     /// Seconds one input's decoding may take before it is stopped and fails; 0 for no limit.
@@ -236,11 +240,15 @@ public struct DecompressSettings: Sendable, Equatable {
     /// an input that would otherwise hold a decode slot for good.
     public static let defaultTimeout: Double = 60
 
+    /// More frames than animations made to be watched have, and few enough that a bomb of tiny
+    /// frames is refused from its header.
+    public static let defaultMaxFrames = 1000
+
     /// Decompress settings; the optional ones at the pipeline file's defaults.
     public init(
         concurrency: Int, maxPixels: Int, autorotate: Bool, failOn: FailOn, fastShrinkOnLoad: Bool = true,
-        timeout: Double = DecompressSettings.defaultTimeout, animation: Animation = .first,
-        allowUntrusted: Set<UntrustedFormat> = []
+        timeout: Double = DecompressSettings.defaultTimeout, animation: Animation = .keep,
+        allowUntrusted: Set<UntrustedFormat> = [], maxFrames: Int = DecompressSettings.defaultMaxFrames
     ) {
         self.concurrency = concurrency
         self.maxPixels = maxPixels
@@ -250,6 +258,7 @@ public struct DecompressSettings: Sendable, Equatable {
         self.timeout = timeout
         self.animation = animation
         self.allowUntrusted = allowUntrusted
+        self.maxFrames = maxFrames
     }
 }
 

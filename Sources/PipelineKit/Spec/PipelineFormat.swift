@@ -106,10 +106,16 @@ public enum PipelineFormat {
                             "longest one input's decoding may take before it is stopped and fails, for example \"30s\"; \"0s\" for no limit"
                     ),
                     .choice(
-                        "animation", DecompressSettings.Animation.self, default: .first,
+                        "animation", DecompressSettings.Animation.self, default: .keep,
                         help:
-                            "animated GIF and WebP: first (the first frame), or keep (every frame, written as an animated WebP by WebP outputs)"
+                            "animated GIF and WebP inputs: keep (default: GIF and WebP outputs stay animated, every frame through the output's steps, "
+                            + "with the input's frame delays and loop count; other formats get the first frame) or first (the first frame for every output)"
                     ),
+                    .integer(
+                        "maxFrames", in: 1...1_000_000, default: DecompressSettings.defaultMaxFrames,
+                        help:
+                            "with animation keep, most frames an animated GIF or WebP may have, checked from the header before decoding; "
+                            + "maxPixels counts every frame"),
                     .boolean(
                         "fastShrinkOnLoad", default: true,
                         help:

@@ -6,44 +6,331 @@ import Vips
 
 @testable import PipelineKit
 
-/// `decompress.animation`: the first frame by default; every frame, resized and cropped frame
-/// by frame, into WebP outputs with "keep".
+/// `decompress.animation`: by default ("keep") an animated GIF or WebP stays animated in GIF and
+/// WebP outputs, every frame through the output's steps, with its frame delays and loop count;
+/// other formats get the first frame, as every output does with "first". `decompress.maxFrames`
+/// and `maxPixels` refuse frame bombs from the header.
 @Suite struct AnimationTests {
-    func run(animation: String, input ext: String) async throws -> (TemporaryDirectory, RunSummary) {
+    /// The colour of frame `index` of `fiveFrames`: each frame different.
+    static let colours: [[UInt8]] = [[255, 0, 0], [0, 255, 0], [0, 0, 255], [255, 255, 0], [0, 255, 255]]
+    /// The delays of `fiveFrames`, in milliseconds: each frame its own (whole centiseconds, as GIF keeps them).
+    static let delays = [100, 200, 300, 400, 500]
+
+    /// Five frames of 40×30 in `colours`, with `delays` and played three times, as `ext`.
+    static func fiveFrames(_ ext: String) throws -> Data {
+        let frames = try HostileFixtures.frames(5, width: 40, height: 30) { colours[$0] }
+            .settingFrameDelays(delays).settingIntField("loop", to: 3)
+        return try frames.encoded(suffix: ext == "webp" ? ".webp[lossless=true]" : ".gif")
+    }
+
+    /// A GIF of `frames` frames of 1×1 pixel, written byte by byte: libvips would take a while to
+    /// encode a hundred thousand frames, and the file is the same few bytes a frame.
+    static func tinyFrames(_ frames: Int) -> Data {
+        var bytes = Array("GIF89a".utf8)
+        // A 1×1 screen with a global palette of two colours (black, white).
+        bytes += [1, 0, 1, 0, 0x80, 0, 0, 0, 0, 0, 0xFF, 0xFF, 0xFF]
+        // Looping for ever (the NETSCAPE2.0 application extension).
+        bytes += [0x21, 0xFF, 0x0B] + Array("NETSCAPE2.0".utf8) + [3, 1, 0, 0, 0]
+        // Each frame: a graphic control extension (a tenth of a second), an image descriptor and
+        // one pixel of colour 0 in LZW (minimum code size 2: clear, 0, end of information).
+        let frame: [UInt8] = [0x21, 0xF9, 4, 0, 10, 0, 0, 0, 0x2C, 0, 0, 0, 0, 1, 0, 1, 0, 0, 2, 2, 0x44, 0x01, 0]
+        bytes.reserveCapacity(bytes.count + frames * frame.count + 1)
+        for _ in 0..<frames { bytes += frame }
+        bytes.append(0x3B)
+        return Data(bytes)
+    }
+
+    func run(_ outputs: [String], input: Data, name: String, decompress: String = "") async throws -> (
+        TemporaryDirectory, [ItemReport], RunSummary
+    ) {
         let directory = try TemporaryDirectory()
-        try directory.write(try HostileFixtures.animation(ext), to: "in/anim.\(ext)")
+        try directory.write(input, to: "in/\(name)")
         let json = PipelineHarness.json(
-            inputs: ["in/*"],
-            outputs: [
-                #"{"name": "w", "steps": [{"resize": {"width": 20, "height": 20, "fit": "cover"}}], "encode": {"format": "webp", "lossless": true}, "path": "out/{stem}.webp"}"#,
-                #"{"name": "j", "steps": [{"resize": {"width": 20}}], "encode": {"format": "png"}, "path": "out/{stem}.png"}"#,
-            ], extra: #""decompress": {"animation": "\#(animation)"}"#)
-        let (_, summary) = try await PipelineHarness.run(json, in: directory)
-        return (directory, summary)
+            inputs: ["in/*"], outputs: outputs, extra: decompress.isEmpty ? "" : #""decompress": {\#(decompress)}"#)
+        let (reports, summary) = try await PipelineHarness.run(json, in: directory)
+        return (directory, reports, summary)
+    }
+
+    /// Checks that `path` is an animation of the five frames at `width`×`height`, with their
+    /// colours, delays and loop count.
+    func expectFiveFrames(_ path: String, width: Int, height: Int, tolerance: Double = 30) throws {
+        let image = try VipsImage.open(file: path, options: "n=-1")
+        #expect(image.pageCount == 5, "\(path)")
+        #expect(image.pageHeight == height, "\(path)")
+        #expect(image.size == ImageSize(width: width, height: height * 5), "\(path)")
+        #expect(image.frameDelays == Self.delays, "\(path)")
+        #expect(image.intField("loop") == 3, "\(path)")
+        let rendered = try image.rendered()
+        for (frame, colour) in Self.colours.enumerated() {
+            let pixel = Array(try rendered.pixel(x: width / 2, y: frame * height + height / 2).prefix(3))
+            #expect(Fixtures.isClose(pixel, colour.map(Double.init), tolerance: tolerance), "\(path) frame \(frame): \(pixel)")
+        }
     }
 
     @Test(arguments: ["gif", "webp"])
-    func keepMakesAnAnimatedWebPWithEveryFrameCroppedOnItsOwn(ext: String) async throws {
-        let (directory, summary) = try await run(animation: "keep", input: ext)
-        #expect(summary.succeeded == 1)
-        let webp = try VipsImage.open(file: directory.path + "/out/anim.webp", options: "n=-1")
-        #expect(webp.pageCount == 3)
-        #expect(webp.pageHeight == 20)
-        #expect(webp.size == ImageSize(width: 20, height: 60))
-        let rendered = try webp.rendered()
-        #expect(Fixtures.isClose(try rendered.pixel(x: 10, y: 10), [255, 0, 0], tolerance: 30))
-        #expect(Fixtures.isClose(try rendered.pixel(x: 10, y: 30), [0, 255, 0], tolerance: 30))
-        #expect(Fixtures.isClose(try rendered.pixel(x: 10, y: 50), [0, 0, 255], tolerance: 30))
-        // A format without animation gets the first frame.
-        let png = try VipsImage.open(file: directory.path + "/out/anim.png")
-        #expect(png.size == ImageSize(width: 20, height: 15))
-        #expect(Fixtures.isClose(Array(try png.rendered().pixel(x: 5, y: 5).prefix(3)), [255, 0, 0], tolerance: 30))
+    func gifAndWebPOutputsKeepEveryFrameItsDelayAndTheLoopByDefault(input ext: String) async throws {
+        // Given an animation of five frames with delays of their own, played three times, and no
+        // decompress settings
+        let (directory, reports, summary) = try await run(
+            [
+                #"{"name": "g", "steps": [{"resize": {"width": 20}}], "encode": {"format": "gif"}, "path": "out/{stem}-{width}x{height}.gif"}"#,
+                #"{"name": "w", "steps": [{"resize": {"width": 20}}], "encode": {"format": "webp", "lossless": true}, "path": "out/{stem}-small.webp"}"#,
+                #"{"name": "full", "encode": {"format": "webp", "lossless": true}, "path": "out/{stem}.webp"}"#,
+                #"{"name": "j", "steps": [{"resize": {"width": 20}}], "encode": {"format": "jpeg"}, "path": "out/{stem}.jpg"}"#,
+            ], input: try Self.fiveFrames(ext), name: "anim.\(ext)")
+        #expect(summary.succeeded == 1, "\(reports.flatMap(\.failures))")
+        // Then the GIF and WebP outputs have the five frames, each resized alike, with the delays and loop
+        try expectFiveFrames(directory.path + "/out/anim-20x15.gif", width: 20, height: 15)
+        try expectFiveFrames(directory.path + "/out/anim-small.webp", width: 20, height: 15)
+        try expectFiveFrames(directory.path + "/out/anim.webp", width: 40, height: 30)
+        // And the report gives one frame's size, as {height} did
+        let sizes = Dictionary(uniqueKeysWithValues: try #require(reports.first).written.map { ($0.output, $0.size) })
+        #expect(sizes["g"] == ImageSize(width: 20, height: 15))
+        #expect(sizes["full"] == ImageSize(width: 40, height: 30))
+        // And a format that cannot animate gets the first frame
+        let jpeg = try VipsImage.open(file: directory.path + "/out/anim.jpg")
+        #expect(jpeg.size == ImageSize(width: 20, height: 15))
+        #expect(jpeg.pageCount == 1)
+        #expect(Fixtures.isClose(try jpeg.rendered().pixel(x: 10, y: 7), [255, 0, 0], tolerance: 30))
     }
 
-    @Test func firstIsTheDefault() async throws {
-        let (directory, _) = try await run(animation: "first", input: "gif")
-        let webp = try VipsImage.open(file: directory.path + "/out/anim.webp", options: "n=-1")
-        #expect(webp.pageCount == 1)
-        #expect(webp.size == ImageSize(width: 20, height: 20))
+    @Test(arguments: ["gif", "webp"])
+    func cropAndRotateApplyToEachFrameAlike(input ext: String) async throws {
+        // Given the five frames, cropped to a cover box and turned a quarter
+        let (directory, reports, summary) = try await run(
+            [
+                #"{"name": "g", "steps": [{"resize": {"width": 16, "height": 16, "fit": "cover"}}, {"rotate": {"angle": 90}}], "encode": {"format": "gif"}, "path": "out/{stem}.gif"}"#,
+                #"{"name": "w", "steps": [{"crop": {"left": 0, "top": 0, "width": 30, "height": 10}}, {"rotate": {"angle": 90}}], "encode": {"format": "webp", "lossless": true}, "path": "out/{stem}.webp"}"#,
+            ], input: try Self.fiveFrames(ext), name: "anim.\(ext)")
+        #expect(summary.succeeded == 1, "\(reports.flatMap(\.failures))")
+        // Then every frame has the size one frame would have, and the pages stay apart
+        try expectFiveFrames(directory.path + "/out/anim.gif", width: 16, height: 16)
+        try expectFiveFrames(directory.path + "/out/anim.webp", width: 10, height: 30)
+    }
+
+    @Test func aGIFOutputsLoopOptionReplacesTheInputs() async throws {
+        let (directory, _, summary) = try await run(
+            [#"{"name": "g", "encode": {"format": "gif", "loop": 0}, "path": "out/{stem}.gif"}"#],
+            input: try Self.fiveFrames("webp"), name: "anim.webp")
+        #expect(summary.succeeded == 1)
+        let gif = try VipsImage.open(file: directory.path + "/out/anim.gif", options: "n=-1")
+        #expect(gif.pageCount == 5)
+        #expect(gif.intField("loop") == 0)
+    }
+
+    @Test(arguments: ["gif", "webp"])
+    func firstGivesEveryOutputTheFirstFrame(input ext: String) async throws {
+        let (directory, _, summary) = try await run(
+            [#"{"name": "g", "steps": [{"resize": {"width": 20}}], "encode": {"format": "gif"}, "path": "out/{stem}.gif"}"#],
+            input: try Self.fiveFrames(ext), name: "anim.\(ext)", decompress: #""animation": "first""#)
+        #expect(summary.succeeded == 1)
+        let gif = try VipsImage.open(file: directory.path + "/out/anim.gif", options: "n=-1")
+        #expect(gif.pageCount == 1)
+        #expect(gif.size == ImageSize(width: 20, height: 15))
+        #expect(Fixtures.isClose(Array(try gif.rendered().pixel(x: 10, y: 7).prefix(3)), [255, 0, 0], tolerance: 30))
+    }
+
+    // MARK: Frame bombs and broken animations
+
+    @Test func aGIFOfAHundredThousandFramesIsRefusedFromItsHeader() async throws {
+        // Given a GIF of 100,000 frames of one pixel (libvips counts them when it reads the
+        // header, up to one past the most it loads)
+        let bomb = Self.tinyFrames(100_000)
+        #expect(try VipsImage.open(data: bomb).pageCount == ImageDecoder.gifFramesCounted + 1)
+        #expect(GIFStructure.walk { $0 < bomb.count ? bomb[$0] : nil } == .trailer)
+        // When it runs with the default limit
+        let (directory, reports, summary) = try await run(
+            [#"{"name": "g", "encode": {"format": "gif"}, "path": "out/{stem}.gif"}"#], input: bomb, name: "bomb.gif")
+        // Then it is refused before decoding, naming the input, the stage and the limit
+        #expect(summary.failed == 1)
+        let failure = try #require(reports.first?.failures.first)
+        #expect(failure.input == "in/bomb.gif")
+        #expect(failure.stage == .decompress)
+        #expect(failure.error.kind == .tooManyPixels)
+        #expect(failure.reason.contains("the animation has over 4096 frames, more than decompress.maxFrames (1000)"), "\(failure.reason)")
+        #expect(directory.allFiles().filter { $0.hasPrefix("out/") }.isEmpty)
+        // And its memory estimate counts no frame beyond the first: it is refused, not admitted
+        let definition = try PipelineDefinition(
+            json: PipelineHarness.json(
+                inputs: ["in/*"], outputs: [#"{"name": "g", "encode": {"format": "gif"}, "path": "out/{stem}.gif"}"#]),
+            baseDirectory: directory.url, processors: .standard)
+        let decoder = ImageDecoder(settings: definition.decompress, outputs: definition.outputs)
+        let one = Self.tinyFrames(1)
+        let onePath = try directory.write(one, to: "one.gif")
+        let needs = try #require(decoder.memoryNeeds(of: .file(path: directory.path + "/in/bomb.gif", byteCount: Int64(bomb.count))))
+        let still = try #require(decoder.memoryNeeds(of: .file(path: onePath, byteCount: Int64(one.count))))
+        #expect(needs.estimate == still.estimate)
+    }
+
+    @Test func maxFramesIsTheFilesToSet() async throws {
+        // Given five frames and a limit of four: refused; of five: made
+        let refused = try await run(
+            [#"{"name": "w", "encode": {"format": "webp"}, "path": "out/{stem}.webp"}"#],
+            input: try Self.fiveFrames("gif"), name: "anim.gif", decompress: #""maxFrames": 4"#)
+        #expect(refused.2.failed == 1)
+        #expect(refused.1.first?.failures.first?.reason.contains("5 frames, more than decompress.maxFrames (4)") == true)
+        let made = try await run(
+            [#"{"name": "w", "encode": {"format": "webp"}, "path": "out/{stem}.webp"}"#],
+            input: try Self.fiveFrames("gif"), name: "anim.gif", decompress: #""maxFrames": 5"#)
+        #expect(made.2.succeeded == 1)
+        // With "first" only one frame is decoded, so the limit does not apply
+        let first = try await run(
+            [#"{"name": "w", "encode": {"format": "webp"}, "path": "out/{stem}.webp"}"#],
+            input: try Self.fiveFrames("gif"), name: "anim.gif", decompress: #""maxFrames": 4, "animation": "first""#)
+        #expect(first.2.succeeded == 1)
+    }
+
+    @Test(arguments: ["gif", "webp"])
+    func maxPixelsCountsEveryFrame(input ext: String) async throws {
+        // Given five frames of 40×30 (1,200 pixels each, 6,000 in all) and a limit of 5,000
+        let output = #"{"name": "w", "encode": {"format": "webp"}, "path": "out/{stem}.webp"}"#
+        let (directory, reports, summary) = try await run(
+            [output], input: try Self.fiveFrames(ext), name: "anim.\(ext)", decompress: #""maxPixels": 5000"#)
+        // Then the animation is refused as a pixel bomb, naming the input
+        #expect(summary.failed == 1)
+        let failure = try #require(reports.first?.failures.first)
+        #expect(failure.input == "in/anim.\(ext)")
+        #expect(failure.stage == .decompress)
+        #expect(failure.error.kind == .tooManyPixels)
+        #expect(failure.reason.contains("× 5 frames (6000 pixels), more than decompress.maxPixels (5000)"), "\(failure.reason)")
+        #expect(directory.allFiles().filter { $0.hasPrefix("out/") }.isEmpty)
+        // And its first frame alone is within the limit
+        let first = try await run(
+            [output], input: try Self.fiveFrames(ext), name: "anim.\(ext)", decompress: #""maxPixels": 5000, "animation": "first""#)
+        #expect(first.2.succeeded == 1)
+    }
+
+    @Test func aStepThatGrowsEveryFramePastMaxPixelsTogetherFailsThatOutput() async throws {
+        // Given five frames of 1,200 pixels (6,000 in all, the limit) and a border that makes each 1,320
+        let (directory, reports, _) = try await run(
+            [
+                #"{"name": "grown", "steps": [{"extend": {"right": 4}}], "encode": {"format": "gif"}, "path": "out/{stem}-grown.gif"}"#,
+                #"{"name": "same", "encode": {"format": "gif"}, "path": "out/{stem}.gif"}"#,
+            ], input: try Self.fiveFrames("gif"), name: "anim.gif", decompress: #""maxPixels": 6000"#)
+        // Then that output fails in the process stage, counting every frame, and the other is made
+        let report = try #require(reports.first)
+        let failure = try #require(report.failures.first)
+        #expect(failure.output == "grown")
+        #expect(failure.stage == .process)
+        #expect(failure.reason.contains("the 5 frames would be 44×150, more than the 6000 pixels"), "\(failure.reason)")
+        #expect(report.written.map(\.output) == ["same"])
+        #expect(!FileManager.default.fileExists(atPath: directory.path + "/out/anim-grown.gif"))
+    }
+
+    @Test(arguments: ["gif", "webp"])
+    func aTruncatedAnimationFailsWithItsNameAndLeavesNoOutput(input ext: String) async throws {
+        // Given the five frames cut off in the middle
+        let cut = HostileFixtures.truncated(try Self.fiveFrames(ext), to: 0.6)
+        let (directory, reports, summary) = try await run(
+            [
+                #"{"name": "g", "encode": {"format": "gif"}, "path": "out/{stem}.gif"}"#,
+                #"{"name": "w", "encode": {"format": "webp"}, "path": "out/{stem}.webp"}"#,
+            ], input: cut, name: "cut.\(ext)")
+        // Then the input fails at decompress, by name, and nothing is written, not even in part
+        #expect(summary.failed == 1)
+        let failure = try #require(reports.first?.failures.first)
+        #expect(failure.input == "in/cut.\(ext)")
+        #expect(failure.stage == .decompress)
+        #expect(
+            failure.reason.contains(ext == "gif" ? "the GIF is truncated: its bytes end after 2 whole frames" : "unable to parse"),
+            "\(failure.reason)")
+        #expect(directory.allFiles().filter { $0.hasPrefix("out/") }.isEmpty, "\(directory.allFiles())")
+    }
+
+    @Test func aGIFsBlocksAreWalkedToItsTrailerOrItsEnd() throws {
+        let whole = try Self.fiveFrames("gif")
+        func ending(_ data: Data) -> GIFStructure.Ending { GIFStructure.walk { $0 < data.count ? data[data.startIndex + $0] : nil } }
+        #expect(ending(whole) == .trailer)
+        #expect(ending(whole.dropLast()) == .truncated(frames: 5))
+        #expect(ending(Data()) == .truncated(frames: 0))
+        #expect(ending(Self.tinyFrames(3).prefix(13 + 6 + 19 + 23 + 10)) == .truncated(frames: 1))
+        // A file read block by block finds the same as the bytes in memory
+        let directory = try TemporaryDirectory()
+        let path = try directory.write(whole.dropLast(), to: "cut.gif")
+        #expect(GIFStructure.ending(of: .file(path: path, byteCount: Int64(whole.count - 1))) == .truncated(frames: 5))
+        #expect(GIFStructure.ending(of: .memory(VipsBytes(whole))) == .trailer)
+    }
+
+    @Test func changingAnimationRemakesOnlyTheOutputsThatAnimate() async throws {
+        // Given an animation made into a GIF and a PNG with "first"
+        let directory = try TemporaryDirectory()
+        try directory.write(try Self.fiveFrames("gif"), to: "in/anim.gif")
+        let outputs = [
+            #"{"name": "g", "encode": {"format": "gif"}, "path": "out/{stem}.gif"}"#,
+            #"{"name": "p", "encode": {"format": "png"}, "path": "out/{stem}.png"}"#,
+        ]
+        let first = PipelineHarness.json(inputs: ["in/*"], outputs: outputs, extra: #""decompress": {"animation": "first"}"#)
+        _ = try await PipelineHarness.run(first, in: directory)
+        #expect(try VipsImage.open(file: directory.path + "/out/anim.gif", options: "n=-1").pageCount == 1)
+        // When it runs again keeping animations
+        let (reports, _) = try await PipelineHarness.run(PipelineHarness.json(inputs: ["in/*"], outputs: outputs), in: directory)
+        // Then the GIF is made again, animated, and the PNG is up to date
+        let written = Dictionary(uniqueKeysWithValues: try #require(reports.first).written.map { ($0.output, $0.upToDate) })
+        #expect(written == ["g": false, "p": true])
+        try expectFiveFrames(directory.path + "/out/anim.gif", width: 40, height: 30)
+    }
+
+    // MARK: Memory
+
+    @Test func memoryAdmissionCountsEveryFrameOnlyWhenAnOutputAnimates() throws {
+        let directory = try TemporaryDirectory()
+        let data = try Self.fiveFrames("gif")
+        let path = try directory.write(data, to: "anim.gif")
+        let source = EncodedSource.file(path: path, byteCount: Int64(data.count))
+        func estimate(_ format: String, animation: String = "keep") throws -> Int64 {
+            let json = PipelineHarness.json(
+                inputs: ["anim.gif"], outputs: [#"{"name": "o", "encode": {"format": "\#(format)"}, "path": "out/{stem}.\#(format)"}"#],
+                extra: #""decompress": {"animation": "\#(animation)"}"#)
+            let definition = try PipelineDefinition(json: json, baseDirectory: directory.url, processors: .standard)
+            return try #require(ImageDecoder(settings: definition.decompress, outputs: definition.outputs).memoryNeeds(of: source)).estimate
+        }
+        // A 40×30 frame and its output, at 4 bytes a pixel
+        let frameBytes = Int64(40 * 30 * 2 * 4)
+        let png = try estimate("png")
+        // A GIF output holds every frame: five times the images, and its encoder works on all five
+        let gif = try estimate("gif")
+        #expect(gif == png + 4 * frameBytes + 60_000_000 + 5 * 40 * 30 * 5)
+        // With "first", a GIF output is made from one frame
+        #expect(try estimate("gif", animation: "first") == png + 60_000_000 + 5 * 40 * 30)
+    }
+
+    @Test func explainSaysWhatBecomesOfAnAnimation() throws {
+        // Given an animation of five frames and one over the limit
+        let directory = try TemporaryDirectory()
+        try directory.write(try Self.fiveFrames("gif"), to: "in/a.gif")
+        try directory.write(Self.tinyFrames(2000), to: "in/b.gif")
+        let outputs = [#"{"name": "g", "encode": {"format": "gif"}, "path": "out/{stem}.gif"}"#]
+        let text = try PipelineHarness.pipeline(PipelineHarness.json(inputs: ["in/*"], outputs: outputs), in: directory).explain().text
+        // Then explain says which frames are decoded, and which input will be refused
+        #expect(text.contains(" 40×30, animated, 5 frames: decoded at 40×30 each, every frame for the gif and webp outputs"), "\(text)")
+        #expect(text.contains(" 1×1, animated, 2000 frames: refused, more than decompress.maxFrames (1000)"), "\(text)")
+        // And an animation no output animates is decoded as its first frame
+        let still = try PipelineHarness.pipeline(
+            PipelineHarness.json(inputs: ["in/a.gif"], outputs: [#"{"name": "p", "encode": {"format": "png"}, "path": "out/{stem}.png"}"#]),
+            in: directory
+        ).explain().text
+        #expect(still.contains(" 40×30, decoded at 40×30\n"), "\(still)")
+        // And its memory estimate is the decoder's, every frame counted
+        let plan = try PipelineHarness.pipeline(PipelineHarness.json(inputs: ["in/a.gif"], outputs: outputs), in: directory).explain()
+        let definition = try PipelineDefinition(
+            json: PipelineHarness.json(inputs: ["in/a.gif"], outputs: outputs), baseDirectory: directory.url, processors: .standard)
+        let path = directory.path + "/in/a.gif"
+        let needs = try #require(
+            ImageDecoder(settings: definition.decompress, outputs: definition.outputs).memoryNeeds(
+                of: .file(path: path, byteCount: Int64(try Data(contentsOf: URL(fileURLWithPath: path)).count))))
+        #expect(plan.largestInputEstimate == needs.estimate)
+    }
+
+    @Test func outputsOfOneTemplateWithDifferentFrameHeightsAreToldApart() throws {
+        // {height} is one frame's height, which a cover box fixes for animations as for still images
+        let json = PipelineHarness.json(
+            inputs: ["in/*"],
+            outputs: [
+                #"{"name": "a", "steps": [{"resize": {"width": 20, "height": 10, "fit": "cover"}}], "encode": {"format": "webp"}, "path": "out/{width}x{height}.webp"}"#,
+                #"{"name": "b", "steps": [{"resize": {"width": 20, "height": 20, "fit": "cover"}}], "encode": {"format": "webp"}, "path": "out/{width}x{height}.webp"}"#,
+            ])
+        #expect(throws: Never.self) {
+            try PipelineDefinition(json: json, baseDirectory: URL(fileURLWithPath: "/tmp"), processors: .standard)
+        }
     }
 }

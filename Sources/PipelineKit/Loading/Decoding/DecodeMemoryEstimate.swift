@@ -31,10 +31,11 @@ struct DecodeMemoryEstimate: Equatable {
     /// What the most demanding of `outputs`' encoders holds while it writes its image, made from
     /// a decode of `decodeSize` (`OutputDefinition.encodingBytes(size:alpha:)`; `alpha`: the
     /// input has an alpha band, taken to reach the outputs): an input's outputs are encoded one
-    /// after another on a lane, and the inputs admitted together cover the lanes.
-    static func encodingBytes(decodeSize: ImageSize, alpha: Bool, outputs: [OutputDefinition]) -> Int64 {
+    /// after another on a lane, and the inputs admitted together cover the lanes. An animation
+    /// of `frames` frames is encoded whole by the outputs that animate (GIF, WebP).
+    static func encodingBytes(decodeSize: ImageSize, alpha: Bool, outputs: [OutputDefinition], frames: Int = 1) -> Int64 {
         outputs.map { output in
-            output.encodingBytes(size: output.steps.reduce(decodeSize) { $1.outputSize(for: $0) }, alpha: alpha)
+            output.encodingBytes(size: output.steps.reduce(decodeSize) { $1.outputSize(for: $0) }, alpha: alpha, frames: frames)
         }.max() ?? 0
     }
 

@@ -20,3 +20,9 @@ struct DecodedImage: Sendable {
         windows[index] ?? image
     }
 }
+
+extension VipsImage {
+    /// The size of one frame of an animation (its pages stacked top to bottom), or of the
+    /// image: what an output's `{width}` and `{height}` and the manifest give.
+    var frameSize: ImageSize { ImageSize(width: width, height: pageHeight) }
+}

@@ -120,6 +120,14 @@ extension ImageDecoder {
                     "the animation is \(header.width)×\(header.height) × \(frames) frames (\(pixels) pixels), "
                     + "more than decompress.maxPixels (\(settings.maxPixels))")
         }
+        // libvips leaves a cut-off last frame out without a word, whatever fail_on says.
+        if loader.hasPrefix("gifload"), settings.failOn != .none, case .truncated(let whole) = GIFStructure.ending(of: source) {
+            throw ItemError(
+                .undecodable, stage: .decompress,
+                reason:
+                    "the GIF is truncated: its bytes end after \(whole) whole frame\(whole == 1 ? "" : "s"), before its trailer "
+                    + "(decompress.failOn \(settings.failOn.rawValue); none makes the frames there are)")
+        }
         let size = header.size
         let target = DecodePlan.decodeSize(stored: size, allowedShrink: allowedShrink(for: size))
         let strip = try open(source, options: "n=-1,fail_on=\(settings.failOn.rawValue)")

@@ -103,7 +103,8 @@ struct ImageDecoder: Sendable {
             }
             let originalSize = uprightSize(header)
             let loader = header.loader ?? "unknown"
-            if keepsAnimation(header, loader: loader) {
+            try checkFrames(header, loader: loader)
+            if keepsAnimation(header, loader: loader, only: only) {
                 return try decodeAnimation(source, header: header, loader: loader, deadline: deadline)
             }
             let streams = DecodeMemoryEstimate.unstreamedDecodeBytes(header) == 0
@@ -139,8 +140,11 @@ struct ImageDecoder: Sendable {
         let unstreamed = DecodeMemoryEstimate.unstreamedDecodeBytes(header)
         var bytes: Int64
         var passes = 1
+        var frames = 1
         let decodeSize: ImageSize
-        if keepsAnimation(header, loader: loader) {
+        if keepsAnimation(header, loader: loader, only: only) {
+            // Every frame is held, decoded and made into each output.
+            frames = header.pageCount
             decodeSize = DecodePlan.decodeSize(stored: size, allowedShrink: allowedShrink(for: size))
             bytes = DecodeMemoryEstimate.imageBytes(decodeSize: decodeSize, outputs: outputs) * Int64(header.pageCount)
         } else {
@@ -150,7 +154,8 @@ struct ImageDecoder: Sendable {
             passes = plan.passes
         }
         let made = only.map { indices in indices.map { outputs[$0] } } ?? outputs
-        let encoding = DecodeMemoryEstimate.encodingBytes(decodeSize: decodeSize, alpha: header.hasAlpha, outputs: made)
+        let encoding = DecodeMemoryEstimate.encodingBytes(
+            decodeSize: decodeSize, alpha: header.hasAlpha, outputs: made, frames: frames)
         if case .memory(let fetched) = source { bytes += Int64(fetched.count) }
         let readers = fastReaders.reduce(Int64(0)) { $0 + $1.heldBytes(source, header: header) }
         return DecodeMemoryEstimate(
@@ -179,10 +184,44 @@ struct ImageDecoder: Sendable {
     }
 
     /// Whether the input is an animation decoded with every frame kept: a GIF or WebP of more
-    /// than one page, when the settings keep animations.
-    private func keepsAnimation(_ header: VipsImage, loader: String) -> Bool {
-        settings.animation == .keep && header.pageCount > 1 && (loader.hasPrefix("gifload") || loader.hasPrefix("webpload"))
+    /// than one page and no more than `maxFrames`, when the settings keep animations and one of
+    /// the outputs made (those at `only`, or all) can animate. Without such an output only the
+    /// first frame is decoded, as for a still image.
+    func keepsAnimation(_ header: VipsImage, loader: String, only: [Int]? = nil) -> Bool {
+        guard keptFrames(header, loader: loader) != nil, header.pageCount <= settings.maxFrames else { return false }
+        let made = only.map { indices in indices.map { outputs[$0] } } ?? outputs
+        return made.contains { $0.animates }
     }
+
+    /// The frames of an animated GIF or WebP whose frames the settings keep; nil for a still
+    /// image, another format, or `animation` first.
+    func keptFrames(_ header: VipsImage, loader: String) -> Int? {
+        guard settings.animation == .keep, header.pageCount > 1, loader.hasPrefix("gifload") || loader.hasPrefix("webpload") else {
+            return nil
+        }
+        return header.pageCount
+    }
+
+    /// Refuses an animation with more frames than `maxFrames`, from its header (libvips counts
+    /// the frames without decoding them), whatever the outputs: the limit is the file's.
+    private func checkFrames(_ header: VipsImage, loader: String) throws(ItemError) {
+        guard let frames = keptFrames(header, loader: loader), frames > settings.maxFrames else { return }
+        throw ItemError(
+            .tooManyPixels, stage: .decompress,
+            reason:
+                "the animation has \(Self.frameCount(frames, loader: loader)) frames, more than decompress.maxFrames (\(settings.maxFrames))"
+        )
+    }
+
+    /// The `frames` a header of `loader` declares, in words: "over 4096" where libvips' GIF
+    /// loader stopped counting (`gifFramesCounted`).
+    static func frameCount(_ frames: Int, loader: String) -> String {
+        loader.hasPrefix("gifload") && frames > gifFramesCounted ? "over \(gifFramesCounted)" : "\(frames)"
+    }
+
+    /// The frames libvips 8.14's GIF loader counts at most: past them it stops, warns
+    /// "Excessive number of frames" and reports one more.
+    static let gifFramesCounted = 4096
 
     /// Loaders libvips marks untrusted are blocked before the first decode: a pipeline reads
     /// files from anywhere, and those loaders were not made for hostile ones. Evaluated once.

@@ -1,0 +1,102 @@
+import Foundation
+import Vips
+
+/// Whether a GIF's blocks run to its trailer. libvips 8.14's GIF loader counts only the frames
+/// that are whole and drops a cut-off last one silently, even with `fail_on`: an animation cut
+/// short would become a shorter animation. Its blocks (extensions, frames, each a run of
+/// length-prefixed sub-blocks) are walked by their lengths, without decoding any pixel.
+enum GIFStructure {
+    /// What walking the blocks found.
+    enum Ending: Equatable {
+        /// The trailer ends the blocks.
+        case trailer
+        /// The bytes end before the trailer, after `frames` whole frames.
+        case truncated(frames: Int)
+        /// A byte that begins no block: libvips' loader decides what it makes of that.
+        case unknown
+    }
+
+    /// How the GIF in `source` ends.
+    static func ending(of source: EncodedSource) -> Ending {
+        switch source {
+        case .memory(let bytes):
+            return bytes.withUnsafeBytes { buffer in walk { offset in offset < buffer.count ? buffer[offset] : nil } }
+        case .file(let path, _, _, _):
+            let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+            guard descriptor >= 0 else { return .unknown }
+            defer { close(descriptor) }
+            var reader = BlockReader(descriptor: descriptor)
+            return walk { reader.byte(at: $0) }
+        }
+    }
+
+    /// Walks the blocks from the screen descriptor on, reading each byte by `byte` (nil past
+    /// the end). Every step moves forward, so the walk ends within the bytes there are.
+    static func walk(_ byte: (Int) -> UInt8?) -> Ending {
+        guard let flags = byte(10) else { return .truncated(frames: 0) }
+        var offset = 13 + colourTableBytes(flags)
+        var frames = 0
+        while true {
+            guard let introducer = byte(offset) else { return .truncated(frames: frames) }
+            switch introducer {
+            case 0x3B:
+                return .trailer
+            case 0x21:
+                // An extension: its label, then sub-blocks.
+                guard let next = skipSubBlocks(from: offset + 2, byte) else { return .truncated(frames: frames) }
+                offset = next
+            case 0x2C:
+                // A frame: its descriptor, a local colour table, the LZW code size, then sub-blocks.
+                guard let frameFlags = byte(offset + 9) else { return .truncated(frames: frames) }
+                guard let next = skipSubBlocks(from: offset + 10 + colourTableBytes(frameFlags) + 1, byte) else {
+                    return .truncated(frames: frames)
+                }
+                offset = next
+                frames += 1
+            default:
+                return .unknown
+            }
+        }
+    }
+
+    /// The bytes of the colour table a screen or frame descriptor's `flags` announce.
+    private static func colourTableBytes(_ flags: UInt8) -> Int {
+        flags & 0x80 == 0 ? 0 : 3 << (Int(flags & 7) + 1)
+    }
+
+    /// The offset after the sub-blocks starting at `offset` (their zero-length terminator
+    /// included), or nil when the bytes end first.
+    private static func skipSubBlocks(from start: Int, _ byte: (Int) -> UInt8?) -> Int? {
+        var offset = start
+        while true {
+            guard let length = byte(offset) else { return nil }
+            offset += 1 + Int(length)
+            if length == 0 { return offset }
+        }
+    }
+
+    /// Bytes of a file read a block at a time, forward, as the walk asks for them.
+    private struct BlockReader {
+        let descriptor: Int32
+        var block = [UInt8](repeating: 0, count: 1 << 16)
+        var blockStart = 0
+        var blockCount = 0
+
+        init(descriptor: Int32) {
+            self.descriptor = descriptor
+        }
+
+        mutating func byte(at offset: Int) -> UInt8? {
+            if offset < blockStart || offset >= blockStart + blockCount {
+                let count = block.withUnsafeMutableBytes { buffer in
+                    var read = -1
+                    repeat { read = pread(descriptor, buffer.baseAddress, buffer.count, off_t(offset)) } while read < 0 && errno == EINTR
+                    return read
+                }
+                guard count > 0 else { return nil }
+                (blockStart, blockCount) = (offset, count)
+            }
+            return block[offset - blockStart]
+        }
+    }
+}
