@@ -112,6 +112,15 @@ extension CorpusCase {
             Data(#"<svg xmlns="http://www.w3.org/2000/svg" width="40" height="20"><rect width="40" height="20"/></svg>"#.utf8)
         },
 
+        // A chunk before the pixels declaring a gigabyte the file does not have: refused from
+        // the chunk lengths, before libpng sets the gigabyte aside.
+        CorpusCase(
+            file: "chunk-past-the-end.png",
+            outcome: .refused(.decompress, "the PNG is cut short: its iTXt chunk declares 1073741823 bytes and 16 follow")
+        ) {
+            try HostileFixtures.pngWithChunkPastTheEnd(type: "iTXt", length: 0x3FFF_FFFF)
+        },
+
         // Decompression bombs: the header declares more pixels than maxPixels allows; refused
         // from the header, before any pixel memory is allocated.
         CorpusCase(file: "bomb.png", outcome: .refused(.decompress, "100000×100000 (10000000000 pixels), more than decompress.maxPixels")) {

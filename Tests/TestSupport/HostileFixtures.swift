@@ -86,6 +86,15 @@ package enum HostileFixtures {
         return Data(bytes)
     }
 
+    /// A valid 16×16 PNG with a `type` chunk before its pixels that declares `length` bytes,
+    /// of which only a few follow: libpng sets the declared length aside before finding it
+    /// missing (libpng's own crasher files `huge_*_chunk.png` are made so).
+    package static func pngWithChunkPastTheEnd(type: String, length: Int) throws -> Data {
+        let bytes = [UInt8](try Fixtures.png(try Fixtures.solid(width: 16, height: 16)))
+        // Signature (8) and IHDR (25), then the chunk: its length, its type and a few bytes.
+        return Data(bytes[..<33] + bigEndian32(length) + Array(type.utf8) + Array(repeating: 0x41, count: 16))
+    }
+
     /// A valid 16×16 baseline JPEG whose frame header declares `width`×`height` (at most 65535).
     package static func jpegDeclaring(width: Int, height: Int) throws -> Data {
         var bytes = [UInt8](try Fixtures.jpeg(try Fixtures.solid(width: 16, height: 16)))

@@ -129,9 +129,10 @@ public struct PlanExplanation: Sendable {
         allowedUntrusted = DecompressSettings.UntrustedFormat.allCases.filter(definition.decompress.allowUntrusted.contains).map(\.rawValue)
         for item in plan.items.filter({ !$0.input.isRemote }).prefix(Self.headerLimit) {
             // Also unblocks, before the header is read, the untrusted loaders the file allows.
-            let untrusted = decoder.untrustedLoaderRefusal(.file(path: item.input.path, byteCount: item.input.byteCount ?? 0))
+            let source = EncodedSource.file(path: item.input.path, byteCount: item.input.byteCount ?? 0)
+            let untrusted = decoder.untrustedLoaderRefusal(source)
             if untrusted != nil { untrustedRefused += 1 }
-            let header = try? VipsImage.open(file: item.input.path)
+            let header = try? decoder.openHeader(source, options: "")
             let format = header?.loader
             if let format { formats[format, default: 0] += 1 }
             var sample = Sample(input: item.input.displayName, format: format, size: nil, loadShrink: 1, decodeSize: nil)

@@ -18,16 +18,7 @@ enum GIFStructure {
 
     /// How the GIF in `source` ends.
     static func ending(of source: EncodedSource) -> Ending {
-        switch source {
-        case .memory(let bytes):
-            return bytes.withUnsafeBytes { buffer in walk { offset in offset < buffer.count ? buffer[offset] : nil } }
-        case .file(let path, _, _, _):
-            let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-            guard descriptor >= 0 else { return .unknown }
-            defer { close(descriptor) }
-            var reader = BlockReader(descriptor: descriptor)
-            return walk { reader.byte(at: $0) }
-        }
+        source.walkingBytes { _, byte in walk(byte) } ?? .unknown
     }
 
     /// Walks the blocks from the screen descriptor on, reading each byte by `byte` (nil past
@@ -72,31 +63,6 @@ enum GIFStructure {
             guard let length = byte(offset) else { return nil }
             offset += 1 + Int(length)
             if length == 0 { return offset }
-        }
-    }
-
-    /// Bytes of a file read a block at a time, forward, as the walk asks for them.
-    private struct BlockReader {
-        let descriptor: Int32
-        var block = [UInt8](repeating: 0, count: 1 << 16)
-        var blockStart = 0
-        var blockCount = 0
-
-        init(descriptor: Int32) {
-            self.descriptor = descriptor
-        }
-
-        mutating func byte(at offset: Int) -> UInt8? {
-            if offset < blockStart || offset >= blockStart + blockCount {
-                let count = block.withUnsafeMutableBytes { buffer in
-                    var read = -1
-                    repeat { read = pread(descriptor, buffer.baseAddress, buffer.count, off_t(offset)) } while read < 0 && errno == EINTR
-                    return read
-                }
-                guard count > 0 else { return nil }
-                (blockStart, blockCount) = (offset, count)
-            }
-            return block[offset - blockStart]
         }
     }
 }

@@ -64,7 +64,7 @@ struct ImageDecoder: Sendable {
         try? pinned(source) { source in
             LibvipsErrorText.gate.shared { () -> ImageSize? in
                 guard Self.preparedForUntrustedInput, untrustedLoaderRefusal(source) == nil, Self.isLoadable(source),
-                    let header = try? open(source, options: "fail_on=\(settings.failOn.rawValue)")
+                    let header = try? openHeader(source, options: "fail_on=\(settings.failOn.rawValue)")
                 else { return nil }
                 return uprightSize(header)
             }
@@ -92,7 +92,7 @@ struct ImageDecoder: Sendable {
         let deadline = VipsDeadline(seconds: settings.timeout)
         defer { deadline.cancel() }
         do {
-            let header = try open(source, options: "fail_on=\(settings.failOn.rawValue)")
+            let header = try openHeader(source, options: "fail_on=\(settings.failOn.rawValue)")
             let pixels = header.width * header.height
             guard pixels <= settings.maxPixels else {
                 throw ItemError(
@@ -133,7 +133,7 @@ struct ImageDecoder: Sendable {
     private func memoryNeeds(ofPinned source: EncodedSource, only: [Int]?) -> DecodeMemoryEstimate? {
         // Through the gate: a failed open writes libvips' shared error buffer, which a decode
         // running alone to read its own reason must not find written.
-        let header = LibvipsErrorText.gate.shared { untrustedLoaderRefusal(source) == nil ? try? open(source, options: "") : nil }
+        let header = LibvipsErrorText.gate.shared { untrustedLoaderRefusal(source) == nil ? try? openHeader(source, options: "") : nil }
         guard let header else { return nil }
         let size = uprightSize(header)
         let loader = header.loader ?? ""
@@ -226,6 +226,18 @@ struct ImageDecoder: Sendable {
     /// Loaders libvips marks untrusted are blocked before the first decode: a pipeline reads
     /// files from anywhere, and those loaders were not made for hostile ones. Evaluated once.
     private static let preparedForUntrustedInput: Bool = (try? Vips.prepareForUntrustedInput()) != nil
+
+    /// Opens `source` with libvips for its header, the first time libvips sees it: a PNG whose
+    /// chunks before its pixels declare more bytes than it has is refused first
+    /// (`PNGStructure`), since libpng sets the declared length aside before finding it missing.
+    func openHeader(_ source: EncodedSource, options: String) throws -> VipsImage {
+        if let chunk = PNGStructure.oversizedChunk(in: source) {
+            throw ItemError(
+                .undecodable, stage: .decompress,
+                reason: "the PNG is cut short: its \(chunk.type) chunk declares \(chunk.declared) bytes and \(chunk.available) follow")
+        }
+        return try open(source, options: options)
+    }
 
     /// Opens `source` with libvips; fetched bytes are read where they are (no copy per image).
     func open(_ source: EncodedSource, options: String) throws -> VipsImage {
