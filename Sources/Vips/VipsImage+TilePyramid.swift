@@ -9,12 +9,16 @@ extension VipsImage {
     ///   - tileSize: the tile side in pixels, overlap not counted.
     ///   - overlap: pixels each tile shares with its neighbours.
     ///   - tileSuffix: each tile's saver and options, for example `.jpg[Q=80]`.
-    public func writeTilePyramid(to path: String, layout: String, tileSize: Int, overlap: Int, tileSuffix: String) throws(VipsError) {
-        _ = try Vips.call(
-            "dzsave",
-            [
-                "in": .image(self), "filename": .string(path), "layout": .string(layout), "tile_size": .integer(tileSize),
-                "overlap": .integer(overlap), "suffix": .string(tileSuffix), "strip": .boolean(true),
-            ])
+    ///   - id: IIIF layouts: the URL `info.json` names the image by, before the folder's name
+    ///     (nil: libvips' placeholder).
+    public func writeTilePyramid(
+        to path: String, layout: String, tileSize: Int, overlap: Int, tileSuffix: String, id: String? = nil
+    ) throws(VipsError) {
+        var arguments: [String: VipsValue] = [
+            "in": .image(self), "filename": .string(path), "layout": .string(layout), "tile_size": .integer(tileSize),
+            "overlap": .integer(overlap), "suffix": .string(tileSuffix), "strip": .boolean(true),
+        ]
+        if let id { arguments["id"] = .string(id) }
+        _ = try Vips.call("dzsave", arguments)
     }
 }

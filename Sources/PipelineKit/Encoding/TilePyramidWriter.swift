@@ -32,7 +32,7 @@ enum TilePyramidWriter {
             do {
                 try image.writeTilePyramid(
                     to: temporary + "/" + stem, layout: settings.layout.rawValue, tileSize: settings.size, overlap: settings.overlap,
-                    tileSuffix: settings.tileSuffix)
+                    tileSuffix: settings.tileSuffix, id: settings.id)
             } catch {
                 if let code = spaceProblem(in: temporary) {
                     throw ItemError.system(.writing, stage: .encode, "cannot write \(path)", code: code)

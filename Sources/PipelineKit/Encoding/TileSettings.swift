@@ -66,14 +66,21 @@ public struct TileSettings: Sendable, Hashable {
     public var format: TileFormat
     /// JPEG and WebP tiles: 1–100.
     public var quality: Int
+    /// IIIF layouts: the URL the pyramid's folder is served under, without the folder's name,
+    /// which `info.json` gives viewers as the image's `id` (with the folder's name appended).
+    /// nil: libvips' placeholder, `https://example.com/iiif`.
+    public var id: String?
 
     /// Settings for `layout`, each option not given at libvips' default for that layout.
-    public init(layout: Layout = .dz, size: Int? = nil, overlap: Int? = nil, format: TileFormat = .jpeg, quality: Int? = nil) {
+    public init(
+        layout: Layout = .dz, size: Int? = nil, overlap: Int? = nil, format: TileFormat = .jpeg, quality: Int? = nil, id: String? = nil
+    ) {
         self.layout = layout
         self.size = size ?? layout.defaultSize
         self.overlap = overlap ?? layout.defaultOverlap
         self.format = format
         self.quality = quality ?? EncoderSettings.defaultQuality(format.format)
+        self.id = id
     }
 
     /// The `tiles` object's shape: its options, with the defaults libvips' `dzsave` gives them.
@@ -94,6 +101,12 @@ public struct TileSettings: Sendable, Hashable {
             .integer(
                 "quality", in: 1...100, default: EncoderSettings.defaultQuality(.jpeg),
                 help: "jpeg and webp tiles: quality, 1–100; png tiles are lossless"),
+            Option(
+                "id", .string(nonEmpty: true),
+                help:
+                    "iiif and iiif3: the http(s) URL the pyramid's folder is served under, without the folder's name; "
+                    + "info.json gives viewers this URL and the folder's name as the image's id (default: libvips' https://example.com/iiif)"
+            ),
         ])
     }
 
@@ -105,9 +118,19 @@ public struct TileSettings: Sendable, Hashable {
         if quality != nil, format == .png {
             throw OptionError(option: "quality", "png tiles are lossless: quality applies to jpeg and webp tiles")
         }
+        let id = options.has("id") ? try options.string("id") : nil
+        if let id {
+            guard layout == .iiif || layout == .iiif3 else {
+                throw OptionError(option: "id", "only the iiif and iiif3 layouts give an id (in info.json)")
+            }
+            guard let url = URL(string: id), ["http", "https"].contains(url.scheme?.lowercased() ?? ""), url.host?.isEmpty == false else {
+                throw OptionError(option: "id", "expected an http(s) URL such as \"https://images.example.org/iiif\", got \"\(id)\"")
+            }
+        }
         self.init(
             layout: layout, size: options.has("size") ? try options.int("size") : nil,
-            overlap: options.has("overlap") ? try options.int("overlap") : nil, format: format, quality: quality)
+            overlap: options.has("overlap") ? try options.int("overlap") : nil, format: format, quality: quality,
+            id: id.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 })
         guard overlap < size else {
             throw OptionError(option: "overlap", "the overlap (\(overlap)) must be less than the tile size (\(size))")
         }
@@ -130,7 +153,7 @@ public struct TileSettings: Sendable, Hashable {
 
     /// What decides the files written, for the journal's fingerprint and `explain`.
     var identity: String {
-        "tiles layout=\(layout.rawValue) size=\(size) overlap=\(overlap) \(tileSuffix)"
+        "tiles layout=\(layout.rawValue) size=\(size) overlap=\(overlap) \(tileSuffix)" + (id.map { " id=\($0)" } ?? "")
     }
 
     /// What `dzsave` holds beside the image while it writes a pyramid of an image `width`

@@ -82,6 +82,24 @@ import Vips
         }
     }
 
+    /// A IIIF pyramid's `info.json` names the image by the URL it is served under, so a viewer
+    /// asks there for its tiles; libvips' placeholder host without `id`.
+    @Test func anIIIFPyramidsInfoGivesTheIDItIsServedUnder() async throws {
+        for (layout, key) in [("iiif", "@id"), ("iiif3", "id")] {
+            let (directory, json) = try setUp(
+                tiles: #"{"layout": "\#(layout)", "id": "https://images.example.org/iiif/"}"#, path: "out/{stem}")
+            let (reports, summary) = try await PipelineHarness.run(json, in: directory)
+            #expect(summary.failed == 0, "\(layout): \(reports.flatMap(\.failures))")
+            let info = try Data(contentsOf: URL(fileURLWithPath: directory.path + "/out/photo/info.json"))
+            let object = try #require(try JSONSerialization.jsonObject(with: info) as? [String: Any])
+            #expect(object[key] as? String == "https://images.example.org/iiif/photo", "\(layout): \(object)")
+        }
+        let (directory, json) = try setUp(tiles: #"{"layout": "iiif"}"#, path: "out/{stem}")
+        _ = try await PipelineHarness.run(json, in: directory)
+        let info = try String(contentsOfFile: directory.path + "/out/photo/info.json", encoding: .utf8)
+        #expect(info.contains("https://example.com/iiif/photo"), "\(info)")
+    }
+
     @Test func aRerunWritesNothingAndAChangedInputRewritesThePyramid() async throws {
         let (directory, json) = try setUp(tiles: #"{"layout": "dz", "format": "png"}"#, path: "out/{stem}.dzi")
         let out = directory.path + "/out"
@@ -223,6 +241,14 @@ import Vips
         ),
         (
             #"{"name": "z", "tiles": {}, "path": "s3://bucket/{stem}.dzi"}"#, "outputs[0].path", "not to S3"
+        ),
+        (
+            #"{"name": "z", "tiles": {"id": "https://images.example.org/iiif"}, "path": "out/{stem}.dzi"}"#, "outputs[0].tiles.id",
+            "only the iiif and iiif3 layouts give an id"
+        ),
+        (
+            #"{"name": "z", "tiles": {"layout": "iiif", "id": "images/iiif"}, "path": "out/{stem}"}"#, "outputs[0].tiles.id",
+            "expected an http(s) URL"
         ),
     ])
     func badTileSettingsAreErrorsNamingTheirJSONPath(output: String, path: String, message: String) {
