@@ -61,7 +61,7 @@ extension PipelineCommand {
             pipeline.sideWrites = sideWrites
             // A user who sets VIPS_CONCURRENCY has chosen libvips' threads: leave them as set.
             pipeline.configuration.vipsThreadsPerImage = ProcessInfo.processInfo.environment["VIPS_CONCURRENCY"] == nil ? 1 : nil
-            Self.warnAboutOpenFileLimit(inFlight: pipeline.definition.inFlight(fetchingRemoteInputs: true))
+            try Self.checkOpenFileLimit(inFlight: pipeline.definition.inFlight(fetchingRemoteInputs: true))
             let shard = try sharding.resolve()
             if let shard, !quiet, !json { printError("shard \(shard.shard) (\(shard.source))") }
 
@@ -132,14 +132,21 @@ extension PipelineCommand {
             }
         }
 
-        /// Says when the open-file limit (after raising it to the hard limit) is below what a run
-        /// may need: a few descriptors of its own, and up to four per input in flight.
-        static func warnAboutOpenFileLimit(inFlight: Int) {
-            let needed = 24 + 4 * inFlight
+        /// Says when the open-file limit (after raising it to the hard limit) holds the run to
+        /// fewer inputs in flight than the file asks for, and stops before running anything when
+        /// it leaves no room for even one.
+        static func checkOpenFileLimit(inFlight: Int) throws {
+            let needed = OpenFileLimit.heldByTheRun + OpenFileLimit.heldPerInput * inFlight
             guard let limit = OpenFileLimit.current, limit < needed else { return }
+            guard let fitting = OpenFileLimit.inFlight(fitting: inFlight) else {
+                printError(
+                    "error: this process may have only \(limit) files open at once (ulimit -n), and a run needs at least "
+                        + "\(OpenFileLimit.heldByTheRun + OpenFileLimit.heldPerInput) for one input at a time: raise it with ulimit -n")
+                throw ExitCode.failure
+            }
             printError(
-                "warning: this process may have only \(limit) files open at once (ulimit -n), and a run with inFlight \(inFlight) "
-                    + "may need about \(needed): inputs that find none free fail with \"too many open files\"")
+                "warning: this process may have only \(limit) files open at once (ulimit -n), so the run takes at most \(fitting) "
+                    + "input\(fitting == 1 ? "" : "s") at a time rather than \(inFlight) (it would need about \(needed)): raise it with ulimit -n")
         }
 
         /// The summary line: inputs, outcomes, outputs and where they went, time and rate.

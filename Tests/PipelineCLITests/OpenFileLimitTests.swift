@@ -4,9 +4,10 @@ import Testing
 
 @testable import PipelineKit
 
-/// Few file descriptors: the soft limit is raised to the hard one, and when the hard one is too
-/// low, inputs fail saying "too many open files" instead of a bad descriptor, a full disk, an
-/// unknown format or a crash.
+/// Few file descriptors: the soft limit is raised to the hard one; when the hard one is low the
+/// run takes fewer inputs at once, and when it leaves no room for one the run stops before it
+/// starts, saying so, instead of failing with a bad descriptor, a full disk, an unknown format or
+/// a crash (libdispatch ends the process when it finds no descriptor free).
 @Suite struct OpenFileLimitTests {
     func setUp() throws -> (TemporaryDirectory, String) {
         let directory = try TemporaryDirectory()
@@ -18,7 +19,7 @@ import Testing
             outputs: [
                 #"{"name": "a", "steps": [{"resize": {"width": 50}}], "encode": {"format": "jpeg"}, "path": "out/{stem}-a.jpg"}"#,
                 #"{"name": "b", "steps": [{"resize": {"width": 80}}], "encode": {"format": "webp"}, "path": "out/{stem}-b.webp"}"#,
-            ])
+            ], extra: #""inFlight": 9"#)
         return (directory, try directory.write(Data(json.utf8), to: "pipeline.json"))
     }
 
@@ -48,20 +49,41 @@ import Testing
         #expect(directory.allFiles().filter { $0.hasPrefix("out/") }.count == 24)
     }
 
-    @Test(arguments: [9, 10, 11, 12, 14])
-    func aHardLimitTooLowFailsInputsSayingSoWithoutCrashing(limit: Int) throws {
-        // Given a hard limit of a few open files
+    @Test(arguments: [9, 14, 27])
+    func aLimitWithNoRoomForOneInputStopsTheRunBeforeItStarts(limit: Int) throws {
+        // Given a hard limit below what one input in flight needs beside the run's own files
         let (directory, file) = try setUp()
-        defer { withExtendedLifetime(directory) {} }
         // When it runs
         let result = try run(file, ulimit: "-n \(limit)")
-        // Then it does not crash; it warns, and every failure says "too many open files"
-        #expect(result.status == 0 || result.status == 1, "exit \(result.status): \(result.standardError)")
-        #expect(result.standardError.contains("warning: this process may have only \(limit) files open at once (ulimit -n)"))
-        let failures = result.standardError.split(separator: "\n").filter { $0.hasPrefix("failed:") }
-        for failure in failures {
-            #expect(failure.contains("too many open files"), "\(failure)")
-        }
-        #expect(!result.standardError.contains("Bad file descriptor") && !result.standardError.contains("not an image libvips can read"))
+        // Then it stops at once, saying why and what to do, having written nothing
+        #expect(result.status == 1, "exit \(result.status): \(result.standardError)")
+        #expect(
+            result.standardError.contains(
+                "error: this process may have only \(limit) files open at once (ulimit -n), and a run needs at least 28"),
+            "\(result.standardError)")
+        #expect(directory.allFiles().filter { $0.hasPrefix("out/") }.isEmpty)
+    }
+
+    @Test(arguments: [28, 40])
+    func aLowLimitRunsFewerInputsAtOnceAndWritesEveryOutput(limit: Int) throws {
+        // Given a hard limit that fits fewer inputs in flight than the file's inFlight (9)
+        let (directory, file) = try setUp()
+        // When it runs
+        let result = try run(file, ulimit: "-n \(limit)")
+        // Then it says how many it takes at a time, and no input runs out of descriptors
+        let fitting = (limit - OpenFileLimit.heldByTheRun) / OpenFileLimit.heldPerInput
+        #expect(result.status == 0, "exit \(result.status): \(result.standardError)")
+        #expect(
+            result.standardError.contains("so the run takes at most \(fitting) input\(fitting == 1 ? "" : "s") at a time"),
+            "\(result.standardError)")
+        #expect(directory.allFiles().filter { $0.hasPrefix("out/") }.count == 24)
+    }
+
+    @Test func theInputsInFlightAreHeldToWhatTheLimitFits() {
+        #expect(OpenFileLimit.inFlight(fitting: 9, limit: 27) == nil)
+        #expect(OpenFileLimit.inFlight(fitting: 9, limit: 28) == 1)
+        #expect(OpenFileLimit.inFlight(fitting: 9, limit: 40) == 4)
+        #expect(OpenFileLimit.inFlight(fitting: 9, limit: 1024) == 9)
+        #expect(OpenFileLimit.inFlight(fitting: 9, limit: nil) == 9)
     }
 }

@@ -7,7 +7,27 @@ import Foundation
 /// output and libvips' copy of it while encoding) besides its own (the journal, libdispatch's,
 /// libcurl's sockets). Many systems still start processes with a soft limit of 1024 or less and a
 /// far higher hard one: `raiseToHardLimit()` lifts the soft limit as servers do at start.
+///
+/// A run never plans to use the last descriptor: libdispatch opens files of its own while the
+/// process runs (its worker-pool monitor reads `/proc`) and ends the process when it cannot, so
+/// under a low limit the runner takes fewer inputs at once (`inFlight(fitting:)`).
 public enum OpenFileLimit {
+    /// Descriptors a run holds besides its inputs' (standard streams, the journal, libdispatch's
+    /// and libvips' own, libcurl's sockets), with room to spare for libraries that open more.
+    public static let heldByTheRun = 24
+
+    /// Descriptors one input in flight may hold at once: the input while decoding, the temporary
+    /// output and libvips' copy of it while encoding, a fetch's socket.
+    public static let heldPerInput = 4
+
+    /// The inputs a run may have in flight under `limit` (the soft limit now by default): at most
+    /// `wanted`, and at least one. Nil when not even one input fits beside the run's own.
+    public static func inFlight(fitting wanted: Int, limit: Int? = current) -> Int? {
+        guard let limit else { return wanted }
+        let fitting = (limit - heldByTheRun) / heldPerInput
+        return fitting >= 1 ? min(wanted, fitting) : nil
+    }
+
     /// The soft limit now, or nil when there is none.
     public static var current: Int? {
         var limit = rlimit()

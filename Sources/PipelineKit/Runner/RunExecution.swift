@@ -56,9 +56,8 @@ final class RunExecution: Sendable {
             s3: plan.s3, headQueue: queues.fetch)
         var totals = RunTotals()
         var lastRelease = ContinuousClock.now
-        let window = InFlightWindow(
-            width: definition.inFlight(fetchingRemoteInputs: plan.items.contains { $0.input.isRemote }),
-            asideLimit: MemoryAccountant.asideLimit)
+        let wanted = definition.inFlight(fetchingRemoteInputs: plan.items.contains { $0.input.isRemote })
+        let window = InFlightWindow(width: OpenFileLimit.inFlight(fitting: wanted) ?? 1, asideLimit: MemoryAccountant.asideLimit)
         let peak = await window.run(Self.largestFirst(plan.items), allStarted: memory.unstreamedDecodes.closeArrivals) { item, slot in
             await self.process(item, slot: slot, incremental: incremental)
         } completed: { reports in
