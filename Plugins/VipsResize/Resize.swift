@@ -166,6 +166,27 @@ public struct Resize: ImageProcessing, Hashable {
         }
     }
 
+    /// Every frame resampled at once (`VipsImage.resampledPages(to:kernel:)`), and cropped at
+    /// once when the crop's place is fixed; nil, frame by frame, where each frame's window or
+    /// canvas is its own (a smart gravity's crop, a letterbox).
+    public func processFrames(_ frames: VipsImage, context: ProcessingContext) throws -> VipsImage? {
+        let geometry = geometry(for: ImageSize(width: frames.width, height: frames.pageHeight))
+        let crops = geometry.output != geometry.scaled
+        guard !crops || (fit == .cover && position.interest == nil) else { return nil }
+        guard geometry.isWithinLibvipsLimits else {
+            throw TooLarge(
+                input: ImageSize(width: frames.width, height: frames.pageHeight), scaled: geometry.scaled, output: geometry.output)
+        }
+        let result = try frames.resampledPages(to: geometry.scaled, kernel: kernel)
+        guard crops else { return result }
+        let window = (
+            width: min(max(1, geometry.output.width), geometry.scaled.width),
+            height: min(max(1, geometry.output.height), geometry.scaled.height)
+        )
+        let (left, top) = position.origin(of: window, in: (geometry.scaled.width, geometry.scaled.height))
+        return try result.croppedPages(left: left, top: top, width: window.width, height: window.height)
+    }
+
     /// Places `image` on a canvas of `size` filled with `background`.
     private func letterboxed(_ image: VipsImage, into size: ImageSize) throws(VipsError) -> VipsImage {
         // 16-bit images hold 0–65535, so the 8-bit colour is scaled up to match.

@@ -146,7 +146,8 @@ extension PipelineCommand {
             }
             printError(
                 "warning: this process may have only \(limit) files open at once (ulimit -n), so the run takes at most \(fitting) "
-                    + "input\(fitting == 1 ? "" : "s") at a time rather than \(inFlight) (it would need about \(needed)): raise it with ulimit -n")
+                    + "input\(fitting == 1 ? "" : "s") at a time rather than \(inFlight) (it would need about \(needed)): raise it with ulimit -n"
+            )
         }
 
         /// The summary line: inputs, outcomes, outputs and where they went, time and rate.

@@ -48,6 +48,14 @@ public protocol ImageProcessing: Sendable {
 
     /// Turns one image into another. A thrown error fails this item only.
     func process(_ image: VipsImage, context: ProcessingContext) throws -> VipsImage
+
+    /// Turns every frame of an animation at once, or returns nil (the default) to be handed the
+    /// frames one at a time through `process(_:context:)`. `frames` holds them stacked top to
+    /// bottom, `pageHeight` rows each; the result holds the same frames in the same order, each
+    /// as `process` would make it alone, with its page height set. Worth it for a step that can
+    /// do all frames in a few libvips operations: building a graph of operations for each small
+    /// frame costs more than its pixels.
+    func processFrames(_ frames: VipsImage, context: ProcessingContext) throws -> VipsImage?
 }
 
 extension ImageProcessing {
@@ -59,6 +67,8 @@ extension ImageProcessing {
     public func decodeWindow(for size: ImageSize) -> DecodeWindow? { nil }
     /// None: the step needs no image beside its input.
     public var resources: [URL] { [] }
+    /// nil: the step is handed an animation's frames one at a time.
+    public func processFrames(_ frames: VipsImage, context: ProcessingContext) throws -> VipsImage? { nil }
 }
 
 /// What a processor may know about the item it works on.

@@ -18,25 +18,26 @@ struct StepChain: Sendable {
         guard decoded.frameCount > 1 else {
             return try rendered(apply(to: decoded.image(forOutput: outputIndex), context: context))
         }
-        // An animation's steps run frame by frame, so a crop crops each frame and a resize
-        // resizes each; the frames are stacked again, one page a frame.
-        let frames: [VipsImage]
-        do {
-            frames = try Array(decoded.image.pages().prefix(keepsEveryFrame ? Int.max : 1))
-        } catch {
-            throw Self.failure(error)
+        guard keepsEveryFrame else {
+            let first: VipsImage
+            do {
+                first = try decoded.image.extracted(left: 0, top: 0, width: decoded.image.width, height: decoded.image.pageHeight)
+            } catch {
+                throw Self.failure(error)
+            }
+            return try rendered(apply(to: first, context: context))
         }
-        var processed: [VipsImage] = []
-        for frame in frames {
-            processed.append(try apply(to: frame, context: context))
+        // An animation's steps run on every frame alike, so a crop crops each frame and a resize
+        // resizes each: all frames at once where the step can (`processFrames`), else one by
+        // one, stacked again after each step, one page a frame.
+        var frames = decoded.image
+        for (index, step) in steps.enumerated() {
+            frames = try apply(
+                step, named: ItemError.Step(index: index, name: type(of: step).name), toEveryFrameOf: frames, context: context)
         }
-        guard Set(processed.map(\.size)).count == 1 else {
-            throw ItemError(.processing, stage: .process, reason: "the steps made frames of different sizes")
-        }
-        guard processed.count > 1 else { return try rendered(processed[0]) }
         let joined: VipsImage
         do {
-            joined = try Self.withAnimationFields(of: decoded.image, frames: processed.count, on: VipsImage.joiningPages(processed))
+            joined = try Self.withAnimationFields(of: decoded.image, frames: decoded.frameCount, on: frames)
         } catch {
             throw Self.failure(error)
         }
@@ -44,10 +45,39 @@ struct StepChain: Sendable {
         if joined.size.pixelCount > context.maxPixels {
             throw ItemError(
                 .tooManyPixels, stage: .process,
-                reason: "the \(processed.count) frames would be \(joined.size), "
+                reason: "the \(decoded.frameCount) frames would be \(joined.size), "
                     + "more than the \(context.maxPixels) pixels decompress.maxPixels allows")
         }
         return try rendered(joined)
+    }
+
+    /// `step` on each frame of `frames` (stacked, one page a frame), the results stacked alike.
+    private func apply(_ step: any ImageProcessing, named: ItemError.Step, toEveryFrameOf frames: VipsImage, context: ProcessingContext)
+        throws(ItemError) -> VipsImage
+    {
+        let result: VipsImage
+        do {
+            if let whole = try step.processFrames(frames, context: context) {
+                result = whole
+            } else {
+                let processed = try frames.pages().map { frame in try step.process(frame, context: context) }
+                guard Set(processed.map(\.size)).count == 1 else {
+                    throw ItemError(.processing, stage: .process, reason: "the steps made frames of different sizes", step: named)
+                }
+                result = try VipsImage.joiningPages(processed)
+            }
+        } catch let error as ItemError {
+            throw error
+        } catch {
+            throw ItemError(.processing, stage: .process, reason: ItemError.reason(for: error), step: named, underlying: error)
+        }
+        let frame = ImageSize(width: result.width, height: result.pageHeight)
+        if frame.pixelCount > context.maxPixels {
+            throw ItemError(
+                .tooManyPixels, stage: .process,
+                reason: "the result would be \(frame), more than the \(context.maxPixels) pixels decompress.maxPixels allows", step: named)
+        }
+        return result
     }
 
     /// `image` with the frame delays and loop count of the `decoded` animation, which a step

@@ -37,6 +37,81 @@ extension VipsImage {
     /// `Benchmarks/run.sh` (see Benchmarks/RESULTS.md).
     public func resampled(to size: ImageSize, kernel: Kernel = .lanczos3) throws(VipsError) -> VipsImage {
         guard size != self.size else { return self }
+        guard hasAlpha, !hasOpaqueAlphaInMemory else { return try resampledStraight(to: size, kernel: kernel) }
+        return try withAlphaPremultipliedForResampling { image throws(VipsError) in try image.resampledStraight(to: size, kernel: kernel) }
+    }
+
+    /// Runs `operation` on premultiplied colour, as `resampled(to:)` resamples an image with
+    /// alpha: in 8 bits for 8-bit pixels with an alpha band, in floating point otherwise.
+    private func withAlphaPremultipliedForResampling(
+        _ operation: (VipsImage) throws(VipsError) -> VipsImage
+    ) throws(VipsError) -> VipsImage {
+        guard bandFormat == .uchar, bands == 2 || bands == 4 else { return try withPremultipliedAlpha(operation) }
+        return try operation(premultipliedInEightBits()).unpremultipliedInEightBits()
+    }
+
+    /// Each page (animation frame) resampled to `size`, as `resampled(to:)` resamples one image,
+    /// with as many libvips operations for three hundred frames as for two: building an
+    /// operation costs far more than a small frame's pixels, so one graph per frame spent most
+    /// of an animation's time being built. No frame's pixels reach another's: heights are
+    /// reduced with the frames laid side by side (`grid`), widths with them stacked, so a
+    /// kernel's neighbours are always in its own frame. Heights first, as libvips' resize does.
+    /// (The decoder only ever reduces; an enlargement is made frame by frame.)
+    public func resampledPages(to size: ImageSize, kernel: Kernel = .lanczos3) throws(VipsError) -> VipsImage {
+        let frameHeight = pageHeight
+        guard frameHeight > 0, frameHeight < height, height % frameHeight == 0 else { return try resampled(to: size, kernel: kernel) }
+        guard size != ImageSize(width: width, height: frameHeight) else { return self }
+        // libvips enlarges through an affine transform, whose interpolation reaches across a
+        // frame's edge even along a side it leaves alone: frames enlarged go one at a time.
+        guard size.width <= width, size.height <= frameHeight else {
+            return try VipsImage.joiningPages(pages().map { page throws(VipsError) in try page.resampled(to: size, kernel: kernel) })
+                .withPageHeight(size.height)
+        }
+        let frames = height / frameHeight
+        let resample = { (strip: VipsImage) throws(VipsError) -> VipsImage in
+            let sideBySide = try strip.applying(
+                "grid", ["tile_height": .integer(frameHeight), "across": .integer(frames), "down": .integer(1)])
+            let shorter = try sideBySide.resampledStraight(to: ImageSize(width: sideBySide.width, height: size.height), kernel: kernel)
+            let stacked = try shorter.stackedFromSideBySide(frames: frames)
+            return try stacked.resampledStraight(to: ImageSize(width: size.width, height: stacked.height), kernel: kernel)
+        }
+        let resampled = try hasAlpha && !hasOpaqueAlphaInMemory ? withAlphaPremultipliedForResampling(resample) : resample(self)
+        return try resampled.withPageHeight(size.height)
+    }
+
+    /// The same window of each page (animation frame): `left`, `top`, `width`×`height` within
+    /// the page. Columns are cut from the frames stacked, rows from them side by side, so the
+    /// operations are as few for many frames as for two.
+    public func croppedPages(left: Int, top: Int, width: Int, height: Int) throws(VipsError) -> VipsImage {
+        let frameHeight = pageHeight
+        guard frameHeight > 0, frameHeight < self.height, self.height % frameHeight == 0 else {
+            return try extracted(left: left, top: top, width: width, height: height)
+        }
+        let frames = self.height / frameHeight
+        var image = self
+        if width != self.width { image = try image.extracted(left: left, top: 0, width: width, height: image.height) }
+        if height != frameHeight {
+            let sideBySide = try image.applying(
+                "grid", ["tile_height": .integer(frameHeight), "across": .integer(frames), "down": .integer(1)])
+            image = try sideBySide.extracted(left: 0, top: top, width: sideBySide.width, height: height).stackedFromSideBySide(
+                frames: frames)
+        }
+        return try image.withPageHeight(height)
+    }
+
+    /// Frames laid side by side, `frames` of them, stacked top to bottom in the same order.
+    /// libvips' `grid` only lays out a stack, so the row is turned into a stack (its frames
+    /// mirrored and in reverse order), laid out, and turned back; the mirrorings undo each other.
+    private func stackedFromSideBySide(frames: Int) throws(VipsError) -> VipsImage {
+        let frameWidth = width / frames
+        let turned = try flipped(.horizontal).rotated(by: .clockwise)
+        let row = try turned.applying("grid", ["tile_height": .integer(frameWidth), "across": .integer(frames), "down": .integer(1)])
+        return try row.rotated(by: .anticlockwise).flipped(.horizontal)
+    }
+
+    /// `resampled(to:)` without its handling of alpha: every band resampled alike.
+    private func resampledStraight(to size: ImageSize, kernel: Kernel) throws(VipsError) -> VipsImage {
+        guard size != self.size else { return self }
         // The whole factors libvips' resize would box-shrink by (it leaves at least a factor of two to the kernel).
         let rowShrink = max(1, Int((Double(width) / (Double(size.width) * 2)).rounded(.down)))
         let columnShrink = max(1, Int((Double(height) / (Double(size.height) * 2)).rounded(.down)))
@@ -57,9 +132,7 @@ extension VipsImage {
             }
             return try image.resized(horizontalScale: horizontalScale, verticalScale: verticalScale, kernel: kernel)
         }
-        guard hasAlpha, !hasOpaqueAlphaInMemory else { return try resample(self) }
-        guard bandFormat == .uchar, bands == 2 || bands == 4 else { return try withPremultipliedAlpha(resample) }
-        return try resample(premultipliedInEightBits()).unpremultipliedInEightBits()
+        return try resample(self)
     }
 
     /// The most bytes the image reduced vertically may take in memory for `resampled(to:)` to

@@ -176,4 +176,63 @@ import Vips
         let resampled = try image.resampled(to: ImageSize(width: 50, height: 33))
         #expect(resampled.size == ImageSize(width: 50, height: 33) && resampled.bandFormat == .ushort && resampled.bands == 4)
     }
+
+    // MARK: Animation frames
+
+    /// A strip of `frames` frames of `width`×`height`, frame `f` drawn by `colour(f, x, y)`, with
+    /// its page height set as a loader sets it.
+    static func strip(frames: Int, width: Int, height: Int, bands: Int, colour: @escaping (Int, Int, Int) -> [UInt8]) throws -> VipsImage {
+        try Fixtures.image(width: width, height: height * frames, bands: bands) { x, y in colour(y / height, x, y % height) }
+            .withPageHeight(height).rendered()
+    }
+
+    static let frameTargets = [
+        ImageSize(width: 37, height: 23), ImageSize(width: 30, height: 20), ImageSize(width: 13, height: 5),
+        ImageSize(width: 90, height: 71), ImageSize(width: 60, height: 17),
+    ]
+
+    /// Frames of one flat colour each stay exactly that colour, to their edges: any pixel a
+    /// kernel took from the frame above or below would show.
+    @Test(arguments: [3, 4]) func noFramesPixelsReachAnotherFrame(bands: Int) throws {
+        let palette: [[UInt8]] = [[255, 0, 0], [0, 0, 255], [255, 255, 255], [0, 0, 0], [0, 200, 0]]
+        let strip = try Self.strip(frames: 7, width: 60, height: 40, bands: bands) { frame, _, _ in
+            Array(palette[frame % palette.count].prefix(bands)) + (bands == 4 ? [frame % 2 == 0 ? 255 : 100] : [])
+        }
+        for target in Self.frameTargets {
+            let resampled = try strip.resampledPages(to: target).rendered()
+            #expect(resampled.size == ImageSize(width: target.width, height: target.height * 7) && resampled.pageHeight == target.height)
+            let pixels = try resampled.bytes()
+            for frame in 0..<7 {
+                let expected = Array(palette[frame % palette.count].prefix(bands)) + (bands == 4 ? [frame % 2 == 0 ? 255 : 100] : [])
+                let start = frame * target.height * target.width * bands
+                let framePixels = pixels[start..<start + target.height * target.width * bands]
+                let stray = stride(from: framePixels.startIndex, to: framePixels.endIndex, by: bands).filter {
+                    Array(framePixels[$0..<$0 + bands]) != expected
+                }
+                #expect(stray.isEmpty, "frame \(frame) to \(target): \(stray.count) pixels are not its colour")
+            }
+        }
+    }
+
+    /// Each frame comes out as `resampled(to:)` makes it from that frame alone, within the
+    /// rounding of reducing heights and widths in two passes (colour weighed by alpha).
+    @Test(arguments: [3, 4]) func eachFrameIsResampledAsItWouldBeAlone(bands: Int) throws {
+        let strip = try Self.strip(frames: 6, width: 60, height: 40, bands: bands) { frame, x, y in
+            Array(Self.scene(x * 5 + frame * 17, y * 5 + frame * 3).prefix(3)) + (bands == 4 ? [UInt8((x * 4 + frame * 40) % 256)] : [])
+        }
+        for target in Self.frameTargets {
+            let together = try strip.resampledPages(to: target).bytes()
+            let alone = try VipsImage.joiningPages(try strip.pages().map { try $0.resampled(to: target) }).bytes()
+            #expect(together.count == alone.count)
+            // Colour weighed by its alpha: where a pixel is nearly transparent, a rounding step
+            // in its premultiplied colour is a large one in its colour, and invisible.
+            let differences = together.indices.map { index in
+                let alphaIndex = index - index % bands + bands - 1
+                guard bands == 4, index != alphaIndex else { return abs(Int(together[index]) - Int(alone[index])) }
+                return abs(Int(together[index]) * Int(together[alphaIndex]) - Int(alone[index]) * Int(alone[alphaIndex])) / 255
+            }
+            let mean = Double(differences.reduce(0, +)) / Double(differences.count)
+            #expect(differences.max() ?? 0 <= 3 && mean < 0.3, "to \(target): differences up to \(differences.max() ?? 0), mean \(mean)")
+        }
+    }
 }

@@ -421,4 +421,39 @@ struct ResizeTests {
         let colour = #expect(throws: OptionError.self) { try Resize(width: 10, background: [300, 0, 0]) }
         #expect(colour?.option == "background")
     }
+
+    // MARK: Animations
+
+    /// Every frame of an animation at once gives each frame as the step makes it alone, for the
+    /// fits and gravities it takes whole; a smart gravity's crop and a letterbox are left to be
+    /// made frame by frame.
+    @Test(
+        arguments: [
+            ["width": 50, "height": 50, "fit": "cover"], ["width": 50, "height": 20, "fit": "cover", "position": "northeast"],
+            ["width": 30, "height": 50, "fit": "cover", "position": "south"], ["width": 70, "fit": "inside"],
+            ["width": 40, "height": 10, "fit": "fill"], ["width": 90, "height": 90, "fit": "outside"],
+        ] as [[String: any Sendable]])
+    func everyFrameAtOnceIsEachFrameAlone(options: [String: any Sendable]) throws {
+        let resize = try resize(options)
+        let frames = try Fixtures.image(width: 120, height: 80 * 5, bands: 3) { x, y in
+            let frame = y / 80
+            return [UInt8((x * 2 + frame * 50) % 256), UInt8((y % 80) * 3), UInt8(((x / 8 + y / 8) % 2) * 200 + frame * 10)]
+        }.withPageHeight(80).rendered()
+        let context = ProcessingContext(input: "anim.gif", output: "o", originalSize: ImageSize(width: 120, height: 80))
+        let together = try #require(try resize.processFrames(frames, context: context)).rendered()
+        let alone = try VipsImage.joiningPages(try frames.pages().map { try resize.process($0, context: context) }).rendered()
+        #expect(together.size == alone.size && together.pageHeight == alone.pageHeight)
+        let differences = zip(try together.bytes(), try alone.bytes()).map { abs(Int($0) - Int($1)) }
+        #expect(differences.max() ?? 0 <= 3, "differences up to \(differences.max() ?? 0)")
+    }
+
+    @Test func framesCroppedBySmartGravityOrLetterboxedAreLeftToBeMadeOneByOne() throws {
+        let frames = try Fixtures.image(width: 60, height: 40 * 3, bands: 3) { x, y in [UInt8(x), UInt8(y), 0] }.withPageHeight(40)
+        let context = ProcessingContext(input: "anim.gif", output: "o", originalSize: ImageSize(width: 60, height: 40))
+        for options in [
+            ["width": 30, "height": 30, "fit": "cover", "position": "attention"], ["width": 30, "height": 30, "fit": "contain"],
+        ] as [[String: any Sendable]] {
+            #expect(try resize(options).processFrames(frames, context: context) == nil)
+        }
+    }
 }

@@ -132,13 +132,27 @@ extension ImageDecoder {
         let target = DecodePlan.decodeSize(stored: size, allowedShrink: allowedShrink(for: size))
         let strip = try open(source, options: "n=-1,fail_on=\(settings.failOn.rawValue)")
         deadline.watch(strip)
-        let pages = try strip.pages().map { page throws -> VipsImage in
-            try Self.toSRGB(page.resampled(to: target))
+        let frameHeight = strip.pageHeight
+        let frameCount = strip.height / max(1, frameHeight)
+        // A run of frames at a time, each run read into memory first: the GIF loader decodes a
+        // frame from the one before it, so frames asked for out of order would be decoded again
+        // and again, and the runs keep what is held at full size to one run's frames.
+        let framesPerRun = max(1, Self.animationRunPixels / max(1, strip.width * frameHeight))
+        var runs: [VipsImage] = []
+        for first in stride(from: 0, to: frameCount, by: framesPerRun) {
+            let count = min(framesPerRun, frameCount - first)
+            let frames = try strip.extracted(left: 0, top: first * frameHeight, width: strip.width, height: count * frameHeight)
+            let stored = try deadline.render(frames.withPageHeight(frameHeight))
+            runs.append(try deadline.render(Self.toSRGB(stored.resampledPages(to: target))))
         }
-        let decoded = try deadline.render(try VipsImage.joiningPages(pages))
+        let decoded = try deadline.render(VipsImage.joiningPages(runs).withPageHeight(target.height))
         decoded.ownMetadata()
-        return DecodedImage(image: decoded, originalSize: size, loader: loader, shrink: 1, frameCount: pages.count)
+        return DecodedImage(image: decoded, originalSize: size, loader: loader, shrink: 1, frameCount: frameCount)
     }
+
+    /// The most pixels of an animation `decodeAnimation` holds at full size at once (a run of
+    /// whole frames, or one frame when it alone is larger).
+    static let animationRunPixels = 4 << 20
 
     /// A pass's small image turned upright, in sRGB and rendered into memory, owning its metadata.
     private func finished(_ small: VipsImage, deadline: VipsDeadline) throws -> VipsImage {

@@ -147,6 +147,9 @@ struct ImageDecoder: Sendable {
             frames = header.pageCount
             decodeSize = DecodePlan.decodeSize(stored: size, allowedShrink: allowedShrink(for: size))
             bytes = DecodeMemoryEstimate.imageBytes(decodeSize: decodeSize, outputs: outputs) * Int64(header.pageCount)
+            // The run of frames `decodeAnimation` reads at full size before resampling them.
+            let storedPixels = min(size.pixelCount * frames, max(Self.animationRunPixels, size.pixelCount))
+            bytes += Int64(storedPixels) * 4
         } else {
             let plan = decodePlan(for: size, loader: loader, streams: unstreamed == 0, only: only)
             decodeSize = plan.decodeSize
