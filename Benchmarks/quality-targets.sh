@@ -53,7 +53,7 @@ seconds() { local start end; start=$(date +%s.%N); "$bin" run "$tmp/$1.json" --r
 for run in $(seq "${RUNS:-2}"); do
   fixed_s=$(seconds fixed)
   target_s=$(seconds target)
-  echo "run $run: fixed ${fixed_s}s, target ${target_s}s"
+  echo "run $run: fixed ${fixed_s}s, target ${target_s}s, ratio $(echo "scale=2; $target_s / $fixed_s" | bc), load average $(cut -d' ' -f1-3 /proc/loadavg)"
 done
 
 "$python" - "$tmp" "$target" "${SSIM_REFERENCE:-}" <<'EOF'

@@ -60,18 +60,16 @@ public struct SSIMULACRA2: Sendable {
 
     // MARK: The original's side
 
-    /// The original at each scale: its XYB image and its blurred mean and blurred square.
+    /// The original at each scale, laid over one background.
     private struct Pyramid: Sendable {
         let background: Double
-        let levels: [(xyb: VipsImage, blurred: VipsImage)]
+        let levels: [Level]
 
         init(original: VipsImage, background: Double) throws(VipsError) {
             self.background = background
-            var levels: [(xyb: VipsImage, blurred: VipsImage)] = []
-            try SSIMULACRA2.forEachScale(of: try SSIMULACRA2.linearRGB(original, background: background)) { linear throws(VipsError) in
-                let xyb = try SSIMULACRA2.xyb(linear).rendered()
-                let blurred = try SSIMULACRA2.blurred(try xyb.joiningBands(try xyb.times(xyb))).rendered()
-                levels.append((xyb, blurred))
+            var levels: [Level] = []
+            SSIMULACRA2.forEachScale(of: try SSIMULACRA2.linearRGB(original, background: background)) { linear in
+                levels.append(Level(linear: linear))
             }
             self.levels = levels
         }
@@ -81,13 +79,10 @@ public struct SSIMULACRA2: Sendable {
         func norms(of distorted: VipsImage) throws(VipsError) -> [Double] {
             var perScale: [[Double]] = []
             var index = 0
-            try SSIMULACRA2.forEachScale(of: try SSIMULACRA2.linearRGB(distorted, background: background)) { linear throws(VipsError) in
+            SSIMULACRA2.forEachScale(of: try SSIMULACRA2.linearRGB(distorted, background: background)) { linear in
                 guard index < levels.count else { return }
-                let (xyb1, blurred1) = levels[index]
+                perScale.append(levels[index].norms(of: linear))
                 index += 1
-                let xyb2 = try SSIMULACRA2.xyb(linear).rendered()
-                let blurred2 = try SSIMULACRA2.blurred(try Vips.bandjoin([xyb2, try xyb2.times(xyb2), try xyb1.times(xyb2)])).rendered()
-                perScale.append(try SSIMULACRA2.scaleNorms(xyb1: xyb1, blurred1: blurred1, xyb2: xyb2, blurred2: blurred2))
             }
             // Reference order: plane, then scale, then norm, then map (SSIM, artifacts, lost detail).
             var norms: [Double] = []
@@ -104,82 +99,26 @@ public struct SSIMULACRA2: Sendable {
 
     // MARK: Steps
 
-    /// Calls `body` with the linear image at 1:1, 1:2, … 1:32, stopping once a side of the
+    /// Calls `body` with the linear planes at 1:1, 1:2, … 1:32, stopping once a side of the
     /// scale just scored is under 8 pixels. As in the reference, the test is made before
     /// halving, so the last scale may be smaller than 8: which scales are present decides
     /// which weights each norm takes, so one scale more or less moves every later weight.
-    private static func forEachScale(
-        of linear: VipsImage,
-        _ body: (VipsImage) throws(VipsError) -> Void
-    ) throws(VipsError) {
-        var image = try linear.rendered()
+    private static func forEachScale(of linear: Planes, _ body: (Planes) -> Void) {
+        var planes = linear
         for scale in 0..<6 {
-            if image.width < minimumSide || image.height < minimumSide { return }
-            if scale > 0 { image = try halved(image) }
-            try body(image)
+            if planes.width < minimumSide || planes.height < minimumSide { return }
+            if scale > 0 { planes = halved(planes) }
+            body(planes)
         }
-    }
-
-    /// The colour as linear RGB floats 0…1 (three bands), laid over `background` (a grey as
-    /// stored, 0…1) where the image has alpha, as the reference blends before linearising.
-    static func linearRGB(_ image: VipsImage, background: Double) throws(VipsError) -> VipsImage {
-        var source = image
-        let known: [VipsImage.Interpretation] = [.sRGB, .rgb16, .blackAndWhite, .grey16]
-        if !known.contains(source.interpretation) || !(source.bandFormat == .uchar || source.bandFormat == .ushort) {
-            source = try source.inEightBits()
-        }
-        let scale = source.bandFormat == .ushort ? 65535.0 : 255.0
-        let colourBands = source.colourBands
-        var colour = try source.extractingBands(0, count: colourBands).linear(1 / scale, 0)
-        if source.hasAlpha {
-            let alpha = try source.extractingBands(source.bands - 1).linear(1 / scale, 0)
-            // c·a + bg·(1 − a)
-            colour = try colour.minus(background).times(alpha).linear(1, background)
-        }
-        if colourBands < 3 { colour = try Vips.bandjoin([colour, colour, colour]) }
-        // The sRGB transfer curve, undone.
-        let low = try colour.linear(1 / 12.92, 0)
-        let high = try colour.linear(1 / 1.055, 0.055 / 1.055).applying("math2_const", ["math2": .string("pow"), "c": .numbers([2.4])])
-        let isLow = try colour.applying("relational_const", ["relational": .string("lesseq"), "c": .numbers([0.04045])])
-        return try Vips.ifThenElse(isLow, low, high)
-    }
-
-    /// Halves a linear image by 2×2 means, repeating the last row or column of an odd side.
-    private static func halved(_ image: VipsImage) throws(VipsError) -> VipsImage {
-        var even = image
-        if image.width % 2 == 1 || image.height % 2 == 1 {
-            even = try image.applying(
-                "embed",
-                [
-                    "x": .integer(0), "y": .integer(0), "extend": .string("copy"),
-                    "width": .integer(image.width + image.width % 2), "height": .integer(image.height + image.height % 2),
-                ])
-        }
-        return try even.applying("shrink", ["hshrink": .number(2), "vshrink": .number(2)]).rendered()
     }
 
     /// The opsin absorbance matrix and bias of JPEG XL's XYB.
-    private static let opsin: [[Double]] = [
+    static let opsin: [[Double]] = [
         [0.30, 0.622, 0.078],
         [0.23, 0.692, 0.078],
         [0.24342268924547819, 0.20476744424496821, 1 - 0.24342268924547819 - 0.20476744424496821],
     ]
-    private static let opsinBias = 0.0037930732552754493
-
-    /// Linear RGB to XYB, already moved into the reference's positive range
-    /// (X·14 + 0.42, Y + 0.01, B − Y + 0.55).
-    static func xyb(_ linear: VipsImage) throws(VipsError) -> VipsImage {
-        // Linear RGB 0…1 with a positive matrix and bias never mixes below zero, so the
-        // reference's clamp at zero has nothing to do here.
-        let mixed = try linear.applying("recomb", ["m": .image(try VipsImage.matrix(opsin))])
-            .linear(1, opsinBias)
-            .applying("math2_const", ["math2": .string("pow"), "c": .numbers([1.0 / 3])])
-        // X = (L − M)/2, Y = (L + M)/2, B = S, with L, M, S less the cube root of the bias,
-        // folded together with the shift into the positive range.
-        let bias = cbrt(opsinBias)
-        let positive = try mixed.applying("recomb", ["m": .image(try VipsImage.matrix([[7, -7, 0], [0.5, 0.5, 0], [-0.5, -0.5, 1]]))])
-        return try positive.linear([1, 1, 1], [0.42, 0.01 - bias, 0.55])
-    }
+    static let opsinBias = 0.0037930732552754493
 
     /// The reference's recursive Gaussian (σ 1.5, after Charalampidis' truncated cosines) as the
     /// finite kernel it equals: Σₖ βₖ cos(ωₖ·j) for |j| < N.
@@ -210,65 +149,6 @@ public struct SSIMULACRA2: Sendable {
         let reach = Int(radius) - 1
         return (-reach...reach).map { j in (0..<3).reduce(0.0) { $0 + beta[$1] * cos(omega[$1] * Double(j)) } }
     }()
-
-    /// Every band blurred by `kernel`, with zeros beyond the edges as the reference's filter has.
-    static func blurred(_ image: VipsImage) throws(VipsError) -> VipsImage {
-        let reach = kernel.count / 2
-        let padded = try image.applying(
-            "embed",
-            [
-                "x": .integer(reach), "y": .integer(reach), "extend": .string("black"),
-                "width": .integer(image.width + 2 * reach), "height": .integer(image.height + 2 * reach),
-            ])
-        let mask = try VipsImage.matrix([kernel])
-        let out = try padded.applying("convsep", ["mask": .image(mask), "precision": .string("float")])
-        if out.width == image.width { return out }
-        return try out.extracted(left: reach, top: reach, width: image.width, height: image.height)
-    }
-
-    /// One scale's 18 norms: for SSIM, artifacts and lost detail in turn, for X, Y and B, the
-    /// mean and the 4-norm.
-    private static func scaleNorms(
-        xyb1: VipsImage, blurred1: VipsImage,
-        xyb2: VipsImage, blurred2: VipsImage
-    ) throws(VipsError) -> [Double] {
-        let mu1 = try blurred1.extractingBands(0, count: 3)
-        let sigma11 = try blurred1.extractingBands(3, count: 3)
-        let mu2 = try blurred2.extractingBands(0, count: 3)
-        let sigma22 = try blurred2.extractingBands(3, count: 3)
-        let sigma12 = try blurred2.extractingBands(6, count: 3)
-        let c2 = 0.0009
-        // SSIM without the luminance denominator: the planes are already perceptual.
-        let meanTerm = try mu1.minus(mu2).squared().linear(-1, 1)
-        let structure = try sigma12.minus(try mu1.times(mu2)).linear(2, c2)
-        let spread = try sigma11.minus(try mu1.squared()).plus(try sigma22.minus(try mu2.squared())).linear(1, c2)
-        let ssimError = try meanTerm.times(structure).dividedBy(spread).linear(-1, 1).positivePart()
-        // Above zero: the distorted image has an edge where the original is smooth (ringing,
-        // blocking, banding); below: it is smooth where the original has an edge (blur).
-        let edges = try xyb2.minus(mu2).absolute().linear(1, 1)
-            .dividedBy(try xyb1.minus(mu1).absolute().linear(1, 1)).linear(1, -1)
-        let artifacts = try edges.positivePart()
-        let lostDetail = try edges.linear(-1, 0).positivePart()
-        let maps = [ssimError, artifacts, lostDetail]
-        var bands: [VipsImage] = []
-        for map in maps {
-            bands.append(map)
-            bands.append(try map.squared())
-        }
-        let statistics = try Vips.bandjoin(bands).applying("stats")
-        let pixels = Double(xyb1.width * xyb1.height)
-        var norms: [Double] = []
-        for map in 0..<3 {
-            for plane in 0..<3 {
-                // stats: row 1 + band; column 2 the sum, column 3 the sum of squares.
-                let sum = try statistics.pixel(x: 2, y: 1 + map * 6 + plane)[0]
-                let fourth = try statistics.pixel(x: 3, y: 1 + map * 6 + 3 + plane)[0]
-                norms.append(sum / pixels)
-                norms.append((fourth / pixels).squareRoot().squareRoot())
-            }
-        }
-        return norms
-    }
 
     /// The weighted sum of the norms, mapped onto the score.
     static func mapped(_ norms: [Double]) -> Double {
@@ -302,55 +182,4 @@ public struct SSIMULACRA2: Sendable {
         95.1080498811086, 0.9863978034400682, 0.9834382792465353, 0.0012286405048278493, 171.2667255897307, 0.9807858872435379,
         0.0, 0.0, 0.0, 0.0005130064588990679, 0.0, 0.00010854057858411537,
     ]
-}
-
-// Float arithmetic between libvips images, as the metric spells it.
-extension VipsImage {
-    fileprivate func linear(_ a: Double, _ b: Double) throws(VipsError) -> VipsImage {
-        try applying("linear", ["a": .numbers([a]), "b": .numbers([b])])
-    }
-
-    fileprivate func linear(_ a: [Double], _ b: [Double]) throws(VipsError) -> VipsImage {
-        try applying("linear", ["a": .numbers(a), "b": .numbers(b)])
-    }
-
-    fileprivate func minus(_ value: Double) throws(VipsError) -> VipsImage { try linear(1, -value) }
-
-    fileprivate func times(_ other: VipsImage) throws(VipsError) -> VipsImage { try Vips.binary("multiply", self, other) }
-
-    fileprivate func minus(_ other: VipsImage) throws(VipsError) -> VipsImage { try Vips.binary("subtract", self, other) }
-
-    fileprivate func plus(_ other: VipsImage) throws(VipsError) -> VipsImage { try Vips.binary("add", self, other) }
-
-    fileprivate func dividedBy(_ other: VipsImage) throws(VipsError) -> VipsImage { try Vips.binary("divide", self, other) }
-
-    fileprivate func squared() throws(VipsError) -> VipsImage { try times(self) }
-
-    fileprivate func absolute() throws(VipsError) -> VipsImage { try applying("abs") }
-
-    /// max(x, 0), as (x + |x|) / 2.
-    fileprivate func positivePart() throws(VipsError) -> VipsImage { try plus(try absolute()).linear(0.5, 0) }
-}
-
-extension Vips {
-    fileprivate static func binary(_ name: String, _ left: VipsImage, _ right: VipsImage) throws(VipsError) -> VipsImage {
-        guard let out = try call(name, ["left": .image(left), "right": .image(right)])["out"]?.image else {
-            throw VipsError(operation: name, message: "\(name) gave no output image")
-        }
-        return out
-    }
-
-    fileprivate static func bandjoin(_ images: [VipsImage]) throws(VipsError) -> VipsImage {
-        guard let out = try call("bandjoin", ["in": .images(images)])["out"]?.image else {
-            throw VipsError(operation: "bandjoin", message: "bandjoin gave no output image")
-        }
-        return out
-    }
-
-    fileprivate static func ifThenElse(_ condition: VipsImage, _ yes: VipsImage, _ no: VipsImage) throws(VipsError) -> VipsImage {
-        guard let out = try call("ifthenelse", ["cond": .image(condition), "in1": .image(yes), "in2": .image(no)])["out"]?.image else {
-            throw VipsError(operation: "ifthenelse", message: "ifthenelse gave no output image")
-        }
-        return out
-    }
 }

@@ -6,7 +6,9 @@ import Vips
 ///
 /// The search starts from a first guess made from the target and the image's detail, and goes
 /// next where the scores so far, taken as a line, reach the target (`Bracket`); it stops once
-/// the lowest passing and the highest failing quality are at most 2 apart, or after 6 encodes. Trial encodes run one after another, each scored and dropped
+/// the lowest passing and the highest failing quality are at most 2 apart, once a passing
+/// trial's score is within 2 steps' rise of the target (and a point of it), or after 6 encodes.
+/// Trial encodes run one after another, each scored and dropped
 /// unless it is the best file so far. A target no quality reaches gives the best-scoring file
 /// and says so; it is not a failure.
 enum QualitySearch {
@@ -14,6 +16,9 @@ enum QualitySearch {
     static let maximumEncodes = 6
     /// The search stops once the bracket is this narrow.
     static let closeEnough = 2
+    /// A passing trial at most this far above the target (and within `closeEnough` steps of it
+    /// along the scores' slope) ends the search without the trial below it.
+    static let closeScore = 1.0
 
     /// What a search holds beside the image: the encoder's own working memory for one trial
     /// at a time, the original's float planes at every scale (XYB and its blurred statistics,
@@ -79,8 +84,9 @@ enum QualitySearch {
     /// the lowest quality where that line reaches the target: between the highest failing and
     /// the lowest passing trial once both are known, else from the nearest trials' slope (or,
     /// with one trial, the format's typical slope). When that lands on the passing side, as
-    /// meant, the trial 2 below it usually fails and closes the bracket. A bracket 4 wide or
-    /// less is halved, which closes it.
+    /// meant, it usually passes by less than the line rises in 2 steps, which closes the
+    /// bracket as a failing trial 2 below would; otherwise the trial 2 below it usually fails
+    /// and closes it. A bracket 4 wide or less is halved, which closes it.
     struct Bracket {
         let target: QualityTarget
         /// Score gained per quality step, for extrapolating from one side: the format's typical
@@ -117,6 +123,12 @@ enum QualitySearch {
             let low = failing?.quality ?? target.min - 1
             let high = passing?.quality ?? target.max + 1
             if high - low <= closeEnough { return nil }
+            // A pass that the line puts within the bracket's width of the lowest passing
+            // quality closes the bracket too: the trial below it would almost surely fail,
+            // and each trial costs an encode and a score for a step or two of bytes.
+            if let passing, passing.score - target.ssimulacra2 <= Swift.min(Double(closeEnough) * slope, QualitySearch.closeScore) {
+                return nil
+            }
             if let failing, let passing {
                 if high - low <= 2 * closeEnough { return (low + high) / 2 }
                 let rise = Swift.max(passing.score - failing.score, 1e-6)
