@@ -23,7 +23,7 @@ extension VipsImage {
     }
 
     /// Lends the image's pixels, computed into one contiguous block, to `body`.
-    private func withMemory<Result>(_ body: (UnsafeRawBufferPointer) -> Result) throws(VipsError) -> Result {
+    func withMemory<Result>(_ body: (UnsafeRawBufferPointer) -> Result) throws(VipsError) -> Result {
         var size = 0
         let memory = withExtendedLifetime(self) { vips_image_write_to_memory(pointer, &size) }
         guard let memory else { throw VipsError.fromLibrary(operation: "write_to_memory") }
