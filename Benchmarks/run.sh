@@ -2,9 +2,8 @@
 # Benchmark: the `pipeline` CLI against a pyvips reference written the way a libvips
 # expert would (Benchmarks/reference.py), on the same jobs: "standard", for every input
 # a 320x320 WebP cover crop, a 1280 px JPEG and a 32 px blurred JPEG placeholder; and
-# "responsive", for every input widths 480, 960, 1440 and 1920 in AVIF q50 and WebP q75, effort 4,
-# never enlarged (one output with `widths` and `formats`); for it the table also gives each
-# tool's total output bytes and the SSIMULACRA 2 of its widest files.
+# "responsive", widths 480, 960, 1440 and 1920 in AVIF q50 and WebP q75 (effort 4), never
+# enlarged (one output with `widths` and `formats`), with bytes and SSIMULACRA 2 of the widest.
 #
 # usage: Benchmarks/run.sh [CORPUS_DIR] [--smoke] [--repeat K] [--runs N] [--jobs LIST]
 #
