@@ -69,8 +69,15 @@ let package = Package(
             pkgConfig: "libisal",
             providers: [.apt(["libisal-dev"])]
         ),
+        // C layer: libavif's encoder, for AVIF outputs through aom, rav1e or SVT-AV1.
+        .systemLibrary(
+            name: "CAvif",
+            path: "Sources/CAvif",
+            pkgConfig: "libavif",
+            providers: [.apt(["libavif-dev"])]
+        ),
         // Safe Swift wrapper over libvips; knows nothing of pipelines.
-        .target(name: "Vips", dependencies: ["CVips", "CDeflate", "CTIFF", "CWebP", "CISAL"], swiftSettings: swiftSettings),
+        .target(name: "Vips", dependencies: ["CVips", "CDeflate", "CTIFF", "CWebP", "CISAL", "CAvif"], swiftSettings: swiftSettings),
         // DSL, validation, planning, runner, stages and the plugin protocol.
         // CVips also for GLib's SHA-256 (S3 payload hashes), which libvips already links.
         .target(name: "PipelineKit", dependencies: ["Vips", "CVips", "CCurl"], swiftSettings: swiftSettings),

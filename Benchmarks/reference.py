@@ -27,7 +27,7 @@ How it is done, and why:
 With `--job responsive` it makes the benchmark's responsive set instead, eleventy-img's way:
 
     OUTPUT_DIR/{stem}-{ext}-{width}.avif   AVIF q50 (effort 4), and
-    OUTPUT_DIR/{stem}-{ext}-{width}.webp   WebP q80 (effort 4), at the widths 320, 640, 1280, 1920
+    OUTPUT_DIR/{stem}-{ext}-{width}.webp   WebP q75 (effort 4), at the widths 480, 960, 1440, 1920
 
 never enlarged: widths below the image's are made, and the image's own width stands in once
 for the widths at or above it. The one decode is `thumbnail` to the widest width needed (never
@@ -92,7 +92,7 @@ def process(path):
         return path, str(e).strip()
 
 
-RESPONSIVE_WIDTHS = (320, 640, 1280, 1920)
+RESPONSIVE_WIDTHS = (480, 960, 1440, 1920)
 
 
 def process_responsive(path):
@@ -110,7 +110,7 @@ def process_responsive(path):
         for width in widths:
             image = widest if width == own else widest.thumbnail_image(width, height=10_000_000)
             image.heifsave(f"{prefix}-{width}.avif", Q=50, effort=4, compression="av1", lossless=False)
-            image.webpsave(f"{prefix}-{width}.webp", Q=80, effort=4, lossless=False)
+            image.webpsave(f"{prefix}-{width}.webp", Q=75, effort=4, lossless=False)
         return path, None
     except Exception as e:  # pyvips.Error, OSError: one input's failure, not the run's
         return path, str(e).strip()

@@ -2,8 +2,8 @@
 # Benchmark: the `pipeline` CLI against a pyvips reference written the way a libvips
 # expert would (Benchmarks/reference.py), on the same jobs: "standard", for every input
 # a 320x320 WebP cover crop, a 1280 px JPEG and a 32 px blurred JPEG placeholder; and
-# "responsive", for every input widths 320, 640, 1280 and 1920 in AVIF q50 and WebP q80,
-# never enlarged (one output with `widths` and `formats`).
+# "responsive", widths 480, 960, 1440 and 1920 in AVIF q50 and WebP q75 (effort 4), never
+# enlarged (one output with `widths` and `formats`), with bytes and SSIMULACRA 2 of the widest.
 #
 # usage: Benchmarks/run.sh [CORPUS_DIR] [--smoke] [--repeat K] [--runs N] [--jobs LIST]
 #
@@ -212,8 +212,8 @@ path = sys.argv[1]
 job = json.load(open(path))
 job["name"] = "responsive"
 job["outputs"] = [
-    {"name": "responsive", "widths": [320, 640, 1280, 1920],
-     "formats": [{"format": "avif", "quality": 50, "effort": 4}, {"format": "webp", "quality": 80, "effort": 4}],
+    {"name": "responsive", "widths": [480, 960, 1440, 1920],
+     "formats": [{"format": "avif", "quality": 50, "effort": 4}, {"format": "webp", "quality": 75, "effort": 4}],
      "path": "out/{stem}-{ext}-{width}.{format}"},
 ]
 with open(path, "w") as f:
@@ -263,6 +263,8 @@ if has_job standard; then
 fi
 
 # --- responsive job: 4 widths x 2 formats, never enlarged ---------------------------------
+# Its widest files are scored with SSIMULACRA 2 by an implementation independent of the
+# pipeline's: $SSIMULACRA2, else `ssimulacra2` on the PATH, else the one built in /tmp/ssim2.
 rref_ok=0
 rpipe_ok=0
 if has_job responsive; then
@@ -399,6 +401,65 @@ if [ "$rref_ok" = 1 ]; then
   compare_outputs responsive 0 "${check_dirs[@]}" || status=1
 fi
 
+# --- responsive job: bytes, and SSIMULACRA 2 of the widest files --------------------------
+# Each tool's widest AVIF and WebP of every input is scored against a lossless PNG of the same
+# resized image (libvips' thumbnail to that width, as the reference resizes); the figures go to
+# $tmp/responsive-quality.txt for the table.
+ssim2=${SSIMULACRA2:-$(command -v ssimulacra2 || true)}
+[ -z "$ssim2" ] && [ -x /tmp/ssim2/build/ssimulacra2 ] && ssim2=/tmp/ssim2/build/ssimulacra2
+if [ "$rref_ok" = 1 ] || [ "$rpipe_ok" = 1 ]; then
+  echo "== responsive job: bytes and SSIMULACRA 2 of the widest files (${ssim2:-no ssimulacra2 found: scores skipped})"
+  "$py" - "$tmp" "$input" "${ssim2:-}" "$rref_ok" "$rpipe_ok" > "$tmp/responsive-quality.txt" <<'PY' || status=1
+import os, re, subprocess, sys
+
+tmp, inputs, ssim2, rref_ok, rpipe_ok = sys.argv[1:]
+tools = []
+if rref_ok == "1": tools.append(("reference (pyvips)", os.path.join(tmp, "reference-responsive-1")))
+if rpipe_ok == "1": tools.append(("pipeline", os.path.join(tmp, "pipeline-responsive-1", "out")))
+name_re = re.compile(r"^(.*)-(\d+)\.(avif|webp)$")
+scratch = os.path.join(tmp, "scores")
+os.makedirs(scratch, exist_ok=True)
+references = {}
+
+def reference_png(stem_ext, width):
+    """The lossless PNG of the input resized to `width` (libvips' thumbnail, never enlarged)."""
+    key = (stem_ext, width)
+    if key not in references:
+        stem, ext = stem_ext.rsplit("-", 1)
+        source = os.path.join(inputs, f"{stem}.{ext}")
+        png = os.path.join(scratch, f"{stem_ext}-{width}.png")
+        subprocess.run(["vips", "thumbnail", source, png, str(width), "--height", "10000000", "--size", "down"],
+                       check=True, capture_output=True)
+        references[key] = png
+    return references[key]
+
+def score(original, encoded):
+    decoded = os.path.join(scratch, "decoded.png")
+    subprocess.run(["vips", "copy", encoded, decoded], check=True, capture_output=True)
+    out = subprocess.run([ssim2, original, decoded], check=True, capture_output=True, text=True).stdout.split()
+    return float(out[-1])
+
+for label, folder in tools:
+    names = sorted(os.listdir(folder))
+    total = {"avif": 0, "webp": 0}
+    widest = {}
+    for n in names:
+        m = name_re.match(n)
+        if not m:
+            continue
+        stem_ext, width, fmt = m.group(1), int(m.group(2)), m.group(3)
+        total[fmt] += os.path.getsize(os.path.join(folder, n))
+        if width > widest.get((stem_ext, fmt), (0, ""))[0]:
+            widest[(stem_ext, fmt)] = (width, n)
+    scores = {"avif": [], "webp": []}
+    if ssim2:
+        for (stem_ext, fmt), (width, n) in sorted(widest.items()):
+            scores[fmt].append(score(reference_png(stem_ext, width), os.path.join(folder, n)))
+    mean = {f: (sum(v) / len(v) if v else float("nan")) for f, v in scores.items()}
+    print(f"{label}\t{total['avif']}\t{total['webp']}\t{mean['avif']:.3f}\t{mean['webp']:.3f}\t{len(scores['avif'])}")
+PY
+fi
+
 # --- table ----------------------------------------------------------------------------
 cpu_model=$(grep -m1 -E '^(model name|Model|cpu model)' /proc/cpuinfo 2>/dev/null | cut -d: -f2- | sed 's/^ *//')
 vips_version=$(pkg-config --modversion vips 2>/dev/null || vips --version 2>/dev/null || echo unknown)
@@ -447,6 +508,28 @@ if ref_ok == "1" or pipe_ok == "1":
     table("standard job", rows)
 if rref_ok == "1" or rpipe_ok == "1":
     table("responsive job (4 widths x 2)", responsive)
+    quality_path = os.path.join(tmp, "responsive-quality.txt")
+    quality = {}
+    if os.path.exists(quality_path):
+        for line in open(quality_path).read().splitlines():
+            label, avif, webp, savif, swebp, scored = line.split("\t")
+            quality[label] = (int(avif), int(webp), float(savif), float(swebp), int(scored))
+    if quality:
+        print()
+        print(f"{'responsive job: outputs':28} {'AVIF MB':>8} {'WebP MB':>8} {'all MB':>8} {'SSIM2 AVIF':>11} {'SSIM2 WebP':>11}")
+        for label, (avif, webp, savif, swebp, scored) in quality.items():
+            print(f"{label:28} {avif / 1e6:8.2f} {webp / 1e6:8.2f} {(avif + webp) / 1e6:8.2f} {savif:11.2f} {swebp:11.2f}")
+        print("(SSIMULACRA 2: mean over each input's widest file of the format, against a lossless PNG of the same resize)")
+        ref, pipe = quality.get("reference (pyvips)"), quality.get("pipeline")
+        rref, rpipe = responsive[0][1], responsive[1][1]
+        if ref and pipe and rref and rpipe:
+            wall = rpipe["wall"] / rref["wall"]
+            size = (pipe[0] + pipe[1]) / (ref[0] + ref[1])
+            worst = min(pipe[2] - ref[2], pipe[3] - ref[3])
+            met = wall <= 0.6 and size <= 1.0 and worst >= -1.0
+            print(f"{'pipeline/reference:':28} wall {wall:.2f}x, bytes {size:.3f}x, SSIMULACRA 2 AVIF {pipe[2] - ref[2]:+.2f}, "
+                  f"WebP {pipe[3] - ref[3]:+.2f}")
+            print(f"goal (wall <= 0.6x, bytes <= 1.0x, SSIMULACRA 2 within 1 point): {'MET' if met else 'NOT MET'}")
 pipe = rows[1][1]
 remote = rows[2][1]
 if pipe and remote:

@@ -595,6 +595,14 @@ static inline void pl_own_metadata_blobs(VipsImage *image) {
     g_strfreev(before);
 }
 
+/* libvips' own rebuild of an image's EXIF block from its metadata (orientation, resolution,
+ * dimensions, exif-ifd fields), as its savers do before writing it; not in libvips' headers,
+ * but exported. Sets "exif-data" on `image`, which must be a private copy. */
+extern int vips__exif_update(VipsImage *image);
+static inline int pl_exif_update(VipsImage *image) {
+    return vips__exif_update(image);
+}
+
 /* Aborts the computation of an image: the next region it prepares fails with
  * "killed for image". Safe from any thread; libvips itself sets the flag from others. */
 static inline void pl_set_kill(VipsImage *image, int kill) {

@@ -22,13 +22,13 @@ enum ImageEncoder {
     @discardableResult
     static func encode(_ image: VipsImage, with settings: EncoderSettings, into descriptor: Int32) throws(VipsError) -> Encoded {
         let prepared = try prepare(image, for: settings)
-        guard settings.qualityTarget != nil else {
+        guard settings.qualityTarget != nil || settings.format == .avif else {
             try prepared.image.write(toDescriptor: descriptor, suffix: settings.vipsSuffix)
             return Encoded(dropped: prepared.dropped, search: nil)
         }
-        let outcome = try QualitySearch.run(prepared.image, settings: settings)
+        let (data, outcome) = try encodedBytes(prepared, with: settings)
         // The errno of a failed write, or 0 once every byte is written.
-        let failure: Int32 = outcome.data.withUnsafeBytes { bytes in
+        let failure: Int32 = data.withUnsafeBytes { bytes in
             guard let base = bytes.baseAddress else { return 0 }
             var offset = 0
             while offset < bytes.count {
@@ -47,7 +47,11 @@ enum ImageEncoder {
 
     /// The encoded bytes of `prepared`: the saver's, or the file a quality search chose.
     static func encodedBytes(_ prepared: Prepared, with settings: EncoderSettings) throws(VipsError) -> (Data, QualitySearch.Outcome?) {
-        guard settings.qualityTarget != nil else { return (try prepared.image.encoded(suffix: settings.vipsSuffix), nil) }
+        guard settings.qualityTarget != nil else {
+            // AVIF through libavif (AVIFOutput); the rest through libvips' savers.
+            if settings.format == .avif { return (try AVIFOutput.encoded(prepared.image, settings: settings), nil) }
+            return (try prepared.image.encoded(suffix: settings.vipsSuffix), nil)
+        }
         let outcome = try QualitySearch.run(prepared.image, settings: settings)
         return (outcome.data, outcome)
     }

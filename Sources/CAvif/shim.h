@@ -1,0 +1,141 @@
+#ifndef PIPELINE_CAVIF_SHIM_H
+#define PIPELINE_CAVIF_SHIM_H
+
+/* libavif's encoder, for AVIF outputs (see Sources/Vips/VipsImage+AVIF.swift). libvips 8.14
+ * writes AVIF through libheif, which reaches only aom; libavif reaches aom, rav1e and
+ * SVT-AV1 and their threads and tiles. Debian: libavif-dev. */
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <avif/avif.h>
+
+/* How one image is encoded. */
+typedef struct {
+    avifCodecChoice codec;
+    /* The codec's speed, 0 (slowest) – 10; libavif clamps it to what the codec takes. */
+    int speed;
+    /* AV1's quantizer, 0 (best) – 63, for colour and alpha alike. With aom it is the constant
+     * quality level (cq-level) between the widest bounds, as libheif sets it; the other codecs
+     * take it as their one quantizer. */
+    int quantizer;
+    /* Mathematically lossless: RGB kept as it is (identity matrix, 4:4:4), quantizer 0. */
+    int lossless;
+    /* Colour at full resolution (4:4:4) rather than halved both ways (4:2:0). */
+    int full_chroma;
+    int threads;
+    int tile_rows_log2;
+    int tile_cols_log2;
+    /* The codec's own options as "key=value" pairs separated by commas, or NULL. */
+    const char *codec_options;
+} PlAVIFSettings;
+
+/* Passes each "key=value" of `options` (comma-separated) to the codec. */
+static inline void pl_avif_set_codec_options(avifEncoder *encoder, const char *options) {
+    char pair[128];
+    while (options && *options) {
+        size_t length = strcspn(options, ",");
+        if (length > 0 && length < sizeof pair) {
+            memcpy(pair, options, length);
+            pair[length] = 0;
+            char *equals = strchr(pair, '=');
+            if (equals) {
+                *equals = 0;
+                avifEncoderSetCodecSpecificOption(encoder, pair, equals + 1);
+            }
+        }
+        options += length + (options[length] == ',');
+    }
+}
+
+/* Copies libavif's diagnostic, or the result's own text when it has none, into `message`. */
+static inline void pl_avif_message(avifResult result, const avifDiagnostics *diag, char *message, size_t message_size) {
+    if (!message || message_size == 0) return;
+    const char *detail = diag && diag->error[0] ? diag->error : "";
+    snprintf(message, message_size, "%s%s%s", avifResultToString(result), detail[0] ? ": " : "", detail);
+}
+
+/* Encodes `width` × `height` 8-bit sRGB pixels, `bands` (3: RGB, 4: RGBA, straight alpha) a
+ * pixel, rows `row_bytes` apart, into `output` (freed by the caller with avifRWDataFree once
+ * the result is AVIF_RESULT_OK). The ICC profile, EXIF and XMP are written when given (size
+ * above 0). Returns libavif's result, with its text in `message` when it is not OK. */
+static inline avifResult pl_avif_encode(const uint8_t *pixels, uint32_t width, uint32_t height, uint32_t bands,
+                                        uint32_t row_bytes, const PlAVIFSettings *settings, const uint8_t *icc,
+                                        size_t icc_size, const uint8_t *exif, size_t exif_size, const uint8_t *xmp,
+                                        size_t xmp_size, avifRWData *output, char *message, size_t message_size) {
+    if (message && message_size) message[0] = 0;
+    if (bands != 3 && bands != 4) {
+        pl_avif_message(AVIF_RESULT_INVALID_ARGUMENT, NULL, message, message_size);
+        return AVIF_RESULT_INVALID_ARGUMENT;
+    }
+    avifPixelFormat format = settings->lossless || settings->full_chroma ? AVIF_PIXEL_FORMAT_YUV444 : AVIF_PIXEL_FORMAT_YUV420;
+    avifImage *image = avifImageCreate(width, height, 8, format);
+    if (!image) {
+        pl_avif_message(AVIF_RESULT_OUT_OF_MEMORY, NULL, message, message_size);
+        return AVIF_RESULT_OUT_OF_MEMORY;
+    }
+    image->yuvRange = AVIF_RANGE_FULL;
+    /* With a profile, the profile says what the colours are: the CICP colour description is
+     * left unspecified rather than claiming sRGB for P3 or CMYK-converted pixels. */
+    image->colorPrimaries = icc_size ? AVIF_COLOR_PRIMARIES_UNSPECIFIED : AVIF_COLOR_PRIMARIES_BT709;
+    image->transferCharacteristics = icc_size ? AVIF_TRANSFER_CHARACTERISTICS_UNSPECIFIED : AVIF_TRANSFER_CHARACTERISTICS_SRGB;
+    image->matrixCoefficients = settings->lossless ? AVIF_MATRIX_COEFFICIENTS_IDENTITY : AVIF_MATRIX_COEFFICIENTS_BT601;
+
+    avifRGBImage rgb;
+    avifRGBImageSetDefaults(&rgb, image);
+    rgb.depth = 8;
+    rgb.format = bands == 4 ? AVIF_RGB_FORMAT_RGBA : AVIF_RGB_FORMAT_RGB;
+    rgb.pixels = (uint8_t *) pixels;
+    rgb.rowBytes = row_bytes;
+    avifResult result = avifImageRGBToYUV(image, &rgb);
+    if (result != AVIF_RESULT_OK) {
+        pl_avif_message(result, NULL, message, message_size);
+        avifImageDestroy(image);
+        return result;
+    }
+    if (icc_size) avifImageSetProfileICC(image, icc, icc_size);
+    if (exif_size) {
+        avifImageSetMetadataExif(image, exif, exif_size);
+        /* libavif turns the EXIF orientation into a rotation for viewers to apply; libheif
+         * does not, and the pixels are already upright: the orientation stays in the EXIF only. */
+        image->transformFlags &= ~(avifTransformFlags) (AVIF_TRANSFORM_IROT | AVIF_TRANSFORM_IMIR);
+    }
+    if (xmp_size) avifImageSetMetadataXMP(image, xmp, xmp_size);
+
+    avifEncoder *encoder = avifEncoderCreate();
+    if (!encoder) {
+        avifImageDestroy(image);
+        pl_avif_message(AVIF_RESULT_OUT_OF_MEMORY, NULL, message, message_size);
+        return AVIF_RESULT_OUT_OF_MEMORY;
+    }
+    encoder->codecChoice = settings->codec;
+    encoder->speed = settings->speed;
+    encoder->maxThreads = settings->threads > 1 ? settings->threads : 1;
+    encoder->tileRowsLog2 = settings->tile_rows_log2;
+    encoder->tileColsLog2 = settings->tile_cols_log2;
+    if (settings->lossless) {
+        encoder->minQuantizer = encoder->maxQuantizer = AVIF_QUANTIZER_LOSSLESS;
+        encoder->minQuantizerAlpha = encoder->maxQuantizerAlpha = AVIF_QUANTIZER_LOSSLESS;
+    } else if (settings->codec == AVIF_CODEC_CHOICE_AOM) {
+        encoder->minQuantizer = encoder->minQuantizerAlpha = AVIF_QUANTIZER_BEST_QUALITY;
+        encoder->maxQuantizer = encoder->maxQuantizerAlpha = AVIF_QUANTIZER_WORST_QUALITY;
+        char level[8];
+        snprintf(level, sizeof level, "%d", settings->quantizer);
+        avifEncoderSetCodecSpecificOption(encoder, "cq-level", level);
+    } else {
+        encoder->minQuantizer = encoder->minQuantizerAlpha = settings->quantizer;
+        encoder->maxQuantizer = encoder->maxQuantizerAlpha = settings->quantizer;
+    }
+    pl_avif_set_codec_options(encoder, settings->codec_options);
+    result = avifEncoderWrite(encoder, image, output);
+    if (result != AVIF_RESULT_OK) {
+        pl_avif_message(result, &encoder->diag, message, message_size);
+        avifRWDataFree(output);
+    }
+    avifEncoderDestroy(encoder);
+    avifImageDestroy(image);
+    return result;
+}
+
+#endif

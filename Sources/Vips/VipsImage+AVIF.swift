@@ -1,0 +1,177 @@
+import CAvif
+import CVips
+import Foundation
+
+/// How libavif encodes one image: the AV1 encoder, its speed and quantizer, and what the file
+/// keeps.
+public struct AVIFEncoding: Sendable, Hashable {
+    /// The AV1 encoders libavif reaches.
+    public enum Codec: String, Sendable, CaseIterable {
+        /// libaom, the reference encoder (libvips' heifsave reaches only this one).
+        case aom
+        /// rav1e.
+        case rav1e
+        /// SVT-AV1.
+        case svt
+    }
+
+    /// The AV1 encoder.
+    public var codec: Codec
+    /// The encoder's speed, 0 (slowest, smallest) – 10; each codec clamps it to its own range.
+    public var speed: Int
+    /// AV1's quantizer, 0 (best) – 63, for colour and alpha alike.
+    public var quantizer: Int
+    /// Mathematically lossless: the RGB values kept as they are, in 4:4:4, at quantizer 0.
+    public var lossless: Bool
+    /// Colour at full resolution (4:4:4) rather than halved both ways (4:2:0).
+    public var fullChroma: Bool
+    /// Write the ICC profile, EXIF and XMP the image carries (libvips' savers without `strip`).
+    public var keepsMetadata: Bool
+    /// The codec's own options (`"deltaq-mode=3"`, …), comma-separated; nil for none.
+    public var codecOptions: String?
+
+    /// An encoding with every choice made.
+    public init(
+        codec: Codec, speed: Int, quantizer: Int, lossless: Bool = false, fullChroma: Bool = false, keepsMetadata: Bool = true,
+        codecOptions: String? = nil
+    ) {
+        self.codec = codec
+        self.speed = speed
+        self.quantizer = quantizer
+        self.lossless = lossless
+        self.fullChroma = fullChroma
+        self.keepsMetadata = keepsMetadata
+        self.codecOptions = codecOptions
+    }
+
+    /// The widest side AV1 codes (its frame sizes are 16-bit).
+    public static let mostSide = 65536
+
+    /// Tiles for `threads` threads on a `width`×`height` image, as powers of two: none for one
+    /// thread; else at most one a thread, each at least 512×512 (smaller tiles cost more bytes
+    /// than their thread saves time), split along the longer side first.
+    public static func tiles(threads: Int, width: Int, height: Int) -> (rowsLog2: Int, columnsLog2: Int) {
+        guard threads > 1 else { return (0, 0) }
+        let tiles = min(threads, max(1, width * height / (512 * 512)))
+        var log2 = 0
+        while 1 << (log2 + 1) <= tiles { log2 += 1 }
+        let longer = (log2 + 1) / 2
+        return width >= height ? (log2 - longer, longer) : (longer, log2 - longer)
+    }
+}
+
+extension VipsImage {
+    /// The image encoded as AVIF by libavif, from its 8-bit sRGB pixels (alpha kept), with up to
+    /// `cores` threads of the AV1 encoder's own.
+    ///
+    /// The pixels are what libvips' heifsave would take for an 8-bit file: converted to sRGB
+    /// (greyscale too), 16-bit scaled to 8, bands past the fourth dropped. With `keepsMetadata`
+    /// the file carries the ICC profile, XMP, and the EXIF block libvips rebuilds from the
+    /// image's fields, as heifsave writes them.
+    ///
+    /// The encoder's threads: an AV1 encode is most of an output's time, and the pipeline gives
+    /// each image one core. While fewer encodes run than there are cores (the last images of a
+    /// run, a run of one image), the cores the others would use sit idle: the encoder then runs
+    /// on its share of them, `cores` over the AV1 encodes in flight, with row threads and, for
+    /// large images, tiles. While every core has an encode, it runs on one thread, where
+    /// threads would only contend and tiles cost bytes.
+    public func encodedAVIF(_ encoding: AVIFEncoding, cores: Int = 1) throws(VipsError) -> Data {
+        guard width <= AVIFEncoding.mostSide, height <= AVIFEncoding.mostSide else {
+            throw VipsError(
+                operation: "avif",
+                message: "\(width)×\(height) is too large for AVIF: AV1 codes at most \(AVIFEncoding.mostSide) pixels a side")
+        }
+        let source = try avifReady()
+        let share = AVIFEncodes.begin(cores: cores)
+        defer { AVIFEncodes.end() }
+        let tiles = AVIFEncoding.tiles(threads: share, width: width, height: height)
+        // The blobs are read from `source`, which the pixel render keeps alive.
+        let icc = encoding.keepsMetadata ? source.blob("icc-profile-data") : nil
+        let exif = encoding.keepsMetadata ? source.blob("exif-data") : nil
+        let xmp = encoding.keepsMetadata ? source.blob("xmp-data") : nil
+        let bands = source.bands
+        let encoded = try source.withMemory { pixels -> Result<Data, VipsError> in
+            guard let base = pixels.baseAddress?.assumingMemoryBound(to: UInt8.self) else {
+                return .failure(VipsError(operation: "avif", message: "the image has no pixels"))
+            }
+            var output = avifRWData(data: nil, size: 0)
+            let capacity = 512
+            var message = [CChar](repeating: 0, count: capacity)
+            let result = (encoding.codecOptions ?? "").withCString { options in
+                var settings = PlAVIFSettings(
+                    codec: encoding.codec.choice, speed: Int32(encoding.speed), quantizer: Int32(encoding.quantizer),
+                    lossless: encoding.lossless ? 1 : 0, full_chroma: encoding.fullChroma ? 1 : 0, threads: Int32(share),
+                    tile_rows_log2: Int32(tiles.rowsLog2), tile_cols_log2: Int32(tiles.columnsLog2),
+                    codec_options: encoding.codecOptions == nil ? nil : options)
+                return withExtendedLifetime(source) {
+                    pl_avif_encode(
+                        base, UInt32(width), UInt32(height), UInt32(bands), UInt32(width * bands), &settings,
+                        icc?.base, icc?.count ?? 0, exif?.base, exif?.count ?? 0, xmp?.base, xmp?.count ?? 0,
+                        &output, &message, capacity)
+                }
+            }
+            guard result == AVIF_RESULT_OK, let data = output.data else {
+                let text = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+                return .failure(
+                    VipsError(operation: "avif", message: "libavif (\(encoding.codec.rawValue)) could not encode the image: \(text)"))
+            }
+            return .success(Data(bytesNoCopy: data, count: output.size, deallocator: .custom { pointer, _ in avifFree(pointer) }))
+        }
+        return try encoded.get()
+    }
+
+    /// The image as libavif takes it: 8-bit sRGB or sRGB with alpha, every pixel computed, the
+    /// EXIF block rebuilt from the metadata (on a private copy).
+    private func avifReady() throws(VipsError) -> VipsImage {
+        var image = try inEightBits()
+        if image.interpretation != .sRGB || image.bands < 3 { image = try image.converted(to: .sRGB) }
+        if image.bands > 4 { image = try image.extractingBands(0, count: 4) }
+        let copy = try image.privateCopy()
+        guard withExtendedLifetime(copy, { pl_exif_update(copy.pointer) }) == 0 else {
+            throw VipsError.fromLibrary(operation: "exif")
+        }
+        return copy
+    }
+
+    /// Where the metadata blob `name` is and how long, or nil when the image has none; valid
+    /// while the image lives.
+    private func blob(_ name: String) -> (base: UnsafePointer<UInt8>, count: Int)? {
+        var data: UnsafeRawPointer?
+        var length = 0
+        guard withExtendedLifetime(self, { vips_image_get_blob(pointer, name, &data, &length) }) == 0, let data, length > 0 else {
+            return nil
+        }
+        return (data.assumingMemoryBound(to: UInt8.self), length)
+    }
+}
+
+extension AVIFEncoding.Codec {
+    /// libavif's name for the codec.
+    var choice: avifCodecChoice {
+        switch self {
+        case .aom: AVIF_CODEC_CHOICE_AOM
+        case .rav1e: AVIF_CODEC_CHOICE_RAV1E
+        case .svt: AVIF_CODEC_CHOICE_SVT
+        }
+    }
+}
+
+/// The AV1 encodes in flight in this process, for sharing idle cores among them.
+enum AVIFEncodes {
+    private static let running = Locked(0)
+
+    /// Counts one more encode and gives it its share of `cores`: all of them over the encodes
+    /// now running, at least one.
+    static func begin(cores: Int) -> Int {
+        let count = running.withLock { count in
+            count += 1
+            return count
+        }
+        return max(1, cores / count)
+    }
+
+    /// Counts an encode done.
+    static func end() {
+        running.withLock { $0 -= 1 }
+    }
+}
