@@ -47,13 +47,17 @@ enum ImageEncoder {
 
     /// The encoded bytes of `prepared`: the saver's, or the file a quality search chose.
     static func encodedBytes(_ prepared: Prepared, with settings: EncoderSettings) throws(VipsError) -> (Data, QualitySearch.Outcome?) {
-        guard settings.qualityTarget != nil else {
-            // AVIF through libavif (AVIFOutput); the rest through libvips' savers.
-            if settings.format == .avif { return (try AVIFOutput.encoded(prepared.image, settings: settings), nil) }
-            return (try prepared.image.encoded(suffix: settings.vipsSuffix), nil)
-        }
+        guard settings.qualityTarget != nil else { return (try savedBytes(prepared.image, with: settings), nil) }
         let outcome = try QualitySearch.run(prepared.image, settings: settings)
         return (outcome.data, outcome)
+    }
+
+    /// `image` (prepared for `settings`) as its saver writes it: AVIF through libavif
+    /// (`AVIFOutput`), the rest through libvips' savers with `suffix`, `settings.vipsSuffix`
+    /// unless a caller adds to it.
+    static func savedBytes(_ image: VipsImage, with settings: EncoderSettings, suffix: String? = nil) throws(VipsError) -> Data {
+        if settings.format == .avif { return try AVIFOutput.encoded(image, settings: settings) }
+        return try image.encoded(suffix: suffix ?? settings.vipsSuffix)
     }
 
     static func prepare(_ image: VipsImage, for settings: EncoderSettings) throws(VipsError) -> Prepared {

@@ -46,7 +46,7 @@ enum QualitySearch {
     /// target, which must be set.
     static func run(_ image: VipsImage, settings: EncoderSettings) throws(VipsError) -> Outcome {
         guard let target = settings.qualityTarget else {
-            let data = try image.encoded(suffix: settings.vipsSuffix)
+            let data = try ImageEncoder.savedBytes(image, with: settings)
             return Outcome(data: data, quality: settings.quality, score: .nan, reached: true, encodes: 1)
         }
         // Every trial encodes the same pixels: computed once, not once per trial from the decode.
@@ -57,7 +57,7 @@ enum QualitySearch {
         var quality = try firstGuess(image, format: settings.format, target: target)
         var encodes = 0
         while encodes < maximumEncodes {
-            let data = try image.encoded(suffix: suffix(settings, quality: quality))
+            let data = try trialBytes(image, settings: settings, quality: quality)
             let score = try metric.score(try VipsImage.open(data: data))
             encodes += 1
             let reached = score >= target.ssimulacra2
@@ -155,11 +155,11 @@ enum QualitySearch {
         }
     }
 
-    /// The saver suffix for one trial: the settings at `quality`, with what helps each format
+    /// One trial's file: the settings at `quality`, with what helps each format
     /// reach a score. WebP converts to YUV with sharp (smart) subsampling, which keeps
     /// colour edges that plain 4:2:0 blurs past any quality; JPEG keeps full-resolution chroma
     /// from quality 85, where 4:2:0 costs flat colour more score than the bytes it saves.
-    static func suffix(_ settings: EncoderSettings, quality: Int) -> String {
+    static func trialBytes(_ image: VipsImage, settings: EncoderSettings, quality: Int) throws(VipsError) -> Data {
         var trial = settings
         trial.quality = quality
         if trial.format == .jpeg, trial.chromaSubsampling == .auto, quality >= 85 {
@@ -169,7 +169,7 @@ enum QualitySearch {
         if trial.format == .webp, suffix.hasSuffix("]") {
             suffix.insert(contentsOf: ",smart_subsample=true", at: suffix.index(before: suffix.endIndex))
         }
-        return suffix
+        return try ImageEncoder.savedBytes(image, with: trial, suffix: suffix)
     }
 
     /// Where the search starts: a quality typical of the format for the target, moved up for

@@ -88,7 +88,7 @@ import Vips
         // Within the bracket's width of the lowest passing quality: 3 steps lower fails.
         let lower = outcome.quality - QualitySearch.closeEnough - 1
         if lower >= 10 {
-            let below = try metric.score(VipsImage.open(data: image.encoded(suffix: QualitySearch.suffix(settings, quality: lower))))
+            let below = try metric.score(VipsImage.open(data: QualitySearch.trialBytes(image, settings: settings, quality: lower)))
             #expect(below < 75, "\(format) at \(lower) scored \(below), chose \(outcome.quality)")
         }
     }
