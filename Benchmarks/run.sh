@@ -11,8 +11,8 @@
 #               $PIPELINE_CORPUS, else ~/.cache/pipeline-bench/corpus. Fetched with
 #               ../shared/corpus/fetch-corpus.sh (beside the repo) when it holds no image.
 #   --smoke     only the first 3 images (by name), one run each: a quick check for CI.
-#   --repeat K  the corpus K times over, as distinct copies (r1-NAME, r2-NAME, …), so that
-#               nothing coalesces: memory that grows with the number of inputs shows.
+#   --repeat K  the corpus K times over, as distinct hard links (r1-NAME, r2-NAME, …), so
+#               that nothing coalesces: memory that grows with the number of inputs shows.
 #   --runs N    runs of each tool, alternating (default 3; 1 with --smoke).
 #   --jobs LIST standard, responsive, or both (default: standard,responsive). The remote and
 #               re-run cases run with the standard job.
@@ -121,11 +121,15 @@ else
 fi
 runs=${runs_wanted:-$runs}
 if [ "$repeat" -gt 1 ]; then
-  # Distinct copies, not links: the runner rightly coalesces links and repeated listings.
+  # Distinct files: hard links (copies where the temporary folder is on another file system).
+  # Not symbolic links, which the runner rightly coalesces by real path, as it does repeated
+  # listings; a hard link is a path of its own, read and made as another input.
   repeated="$tmp/input-x$repeat"
   mkdir -p "$repeated"
   for k in $(seq 1 "$repeat"); do
-    list_images "$input" | while IFS= read -r name; do cp "$input/$name" "$repeated/r$k-$name"; done
+    list_images "$input" | while IFS= read -r name; do
+      ln "$input/$name" "$repeated/r$k-$name" 2>/dev/null || cp "$input/$name" "$repeated/r$k-$name"
+    done
   done
   input=$repeated
 fi

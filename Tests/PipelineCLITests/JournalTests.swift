@@ -121,6 +121,31 @@ import Testing
         #expect(third.written == 0 && third.upToDate == 6, "written \(third.written), up to date \(third.upToDate)")
         #expect(!third.standardError.contains("warning"), "\(third.standardError)")
     }
+
+    @Test func recordsOfOutputsMadeGoToTheFileNotToMemory() throws {
+        // Given a new journal
+        let directory = try TemporaryDirectory()
+        let file = try writePipeline(directory)
+        let definition = try Pipeline(contentsOf: URL(fileURLWithPath: file), processors: .standard).definition
+        let url = URL(fileURLWithPath: try journalPath(file))
+        let journal = OutputJournal(file: url, definition: definition)
+        // When it records fifty outputs
+        var written: [String] = []
+        for index in 0..<50 {
+            let path = try directory.write(Data("output \(index)".utf8), to: "out/\(index).jpg")
+            journal.recordWritten(path, planned: path, fingerprint: "f\(index)", size: ImageSize(width: 1, height: 1))
+            written.append(path)
+        }
+        // Then it holds none of them in memory, however many it recorded
+        #expect(journal.recordsInMemory == 0)
+        #expect(journal.finish() == [])
+        // And the file has every one: a journal read from it finds each output up to date
+        let read = OutputJournal(file: url, definition: definition)
+        #expect(read.recordsInMemory == 50)
+        for (index, path) in written.enumerated() {
+            #expect(read.upToDate(path, fingerprint: "f\(index)")?.path == path)
+        }
+    }
 }
 
 /// A cache folder (which holds the journal) that cannot be written is said once per run.

@@ -6,7 +6,10 @@ import Vips
 ///
 /// An element that must wait for something other elements do not need (memory for a decode
 /// that cannot stream) may step aside (`Slot.stepAside`): while it waits it does not count,
-/// and the window starts another, up to `asideLimit` waiting at once.
+/// and the window starts another, up to `asideLimit` waiting at once. Once its wait is over it
+/// comes back only into a free place, before any new element starts: what it goes on to hold
+/// (a decoded image) counts within `width`, so however many stepped aside, no more than `width`
+/// are ever past the wait at once.
 struct InFlightWindow: Sendable {
     let width: Int
     /// How many elements may wait aside at once (about: one more may step aside after the
@@ -24,13 +27,42 @@ struct InFlightWindow: Sendable {
         completed: (Result) -> Void
     ) async -> Int {
         let mailbox = Mailbox<Event<Result>>()
-        let slot = Slot(mailbox: { mailbox.post($0 ? .steppedAside : .returned) })
-        return await withTaskGroup(of: Void.self) { group in
-            var next = 0, working = 0, aside = 0, unfinished = 0, peak = 0
+        // Places granted to elements coming back: the window grants one for each that asked
+        // (`wantsBack`), and one granted before its element joined the queue waits for it here.
+        let places = WaitingRoom<Int, Void, Void>(0)
+        let slot = Slot(
+            steppingAside: { mailbox.post(.steppedAside) },
+            comingBack: {
+                mailbox.post(.wantsBack)
+                await places.wait(()) { granted, waiters in
+                    if granted > 0 {
+                        granted -= 1
+                        waiters.letOutFirst(with: ())
+                    }
+                }
+            })
+        // Discarding: a task group keeps each finished child until it is awaited, and results
+        // arrive through the mailbox instead, so a plain group would keep one per element.
+        return await withDiscardingTaskGroup { group in
+            var next = 0, working = 0, aside = 0, wantBack = 0, unfinished = 0, peak = 0
             var announced = false
+            // Elements coming back take the free places first, cancelled or not: each must
+            // finish for the run to end.
+            func readmit() {
+                while wantBack > 0, working < max(1, width) {
+                    wantBack -= 1
+                    aside -= 1
+                    working += 1
+                    peak = max(peak, working)
+                    places.withLock { granted, waiters in
+                        if waiters.isEmpty { granted += 1 } else { waiters.letOutFirst(with: ()) }
+                    }
+                }
+            }
             // The first fill starts a window's worth even when already cancelled (each element
             // then sees the cancellation itself); later ones start nothing once cancelled.
             func fill(first: Bool = false) {
+                readmit()
                 while first || !Task.isCancelled, next < elements.count, working < max(1, width), aside <= asideLimit {
                     let element = elements[next]
                     next += 1
@@ -56,9 +88,8 @@ struct InFlightWindow: Sendable {
                 case .steppedAside:
                     working -= 1
                     aside += 1
-                case .returned:
-                    working += 1
-                    aside -= 1
+                case .wantsBack:
+                    wantBack += 1
                 }
                 fill()
             }
@@ -68,23 +99,27 @@ struct InFlightWindow: Sendable {
 
     /// What an element's work may tell the window.
     struct Slot: Sendable {
-        fileprivate let mailbox: @Sendable (_ steppingAside: Bool) -> Void
+        fileprivate let steppingAside: @Sendable () -> Void
+        fileprivate let comingBack: @Sendable () async -> Void
 
         /// Runs `wait` with this element stepped aside: the window may start another meanwhile.
+        /// Then waits for a free place in the window, and returns `wait`'s result.
         func stepAside<T: Sendable>(while wait: () async -> T) async -> T {
-            mailbox(true)
-            defer { mailbox(false) }
-            return await wait()
+            steppingAside()
+            let result = await wait()
+            await comingBack()
+            return result
         }
 
         /// A slot for work run outside a window (tests, single elements).
-        static let detached = Slot(mailbox: { _ in })
+        static let detached = Slot(steppingAside: {}, comingBack: {})
     }
 
     private enum Event<Result: Sendable>: Sendable {
         case finished(Result)
         case steppedAside
-        case returned
+        /// An element's wait aside is over: it waits for a free place.
+        case wantsBack
     }
 }
 

@@ -19,8 +19,8 @@ import Vips
 /// folder). Every append and every rewrite holds an exclusive `flock` on the file; an appender
 /// whose file was replaced by another's rewrite reopens it, and a rewrite reads the file again
 /// under the lock, so no run's records are lost. Two runs may write one output in turn: every
-/// record of a path is kept in memory and the one that matches the file on disk counts, whichever
-/// run appended last.
+/// record of a path read from the file is kept and the one that matches the file on disk counts,
+/// whichever run appended last.
 ///
 /// A damaged line (a torn tail after a crash or a full disk, garbage) is skipped with a warning,
 /// the next record starts on a fresh line, and the run rewrites the journal without it. A line
@@ -51,6 +51,9 @@ final class OutputJournal: Sendable {
         var records: [String: [Record]]
         /// Lines in the file as far as this run knows: read, then appended.
         var lines: Int
+        /// Paths this run recorded that `records` did not hold: counted, not kept, so that the
+        /// journal holds nothing per output made (the file has them).
+        var newPaths = 0
         /// Lines that were not records when the file was read.
         var damaged: Int
         /// Open for appending once the first record is written, else -1.
@@ -93,6 +96,12 @@ final class OutputJournal: Sendable {
         return nil
     }
 
+    /// Records held in memory: those read when the journal was opened. What the run records
+    /// goes to the file only, so this does not grow with the outputs made.
+    var recordsInMemory: Int {
+        state.withLock { $0.records.values.reduce(0) { $0 + $1.count } }
+    }
+
     /// Notes that `path`, planned as `planned`, was written with `fingerprint` (called after the rename).
     func recordWritten(_ path: String, planned: String, fingerprint: String, size: ImageSize, searched: SearchedQuality? = nil) {
         guard let (bytes, modified) = Self.stamp(of: path) else { return }
@@ -127,7 +136,7 @@ final class OutputJournal: Sendable {
                 state.problem = state.problem ?? "cannot write the journal \(file.path): \(reason)"
                 return
             }
-            state.records[record.key, default: []].append(record)
+            if state.records[record.key] == nil { state.newPaths += 1 }
             state.lines += 1
         }
     }
@@ -163,7 +172,7 @@ final class OutputJournal: Sendable {
     /// Rewrites the journal without superseded or damaged lines when `finish()` calls for it;
     /// why that failed (the old journal is kept then), or nil.
     private func rewrite(_ state: inout State) -> String? {
-        let distinct = state.records.count
+        let distinct = state.records.count + state.newPaths
         guard state.damaged > 0 || state.lines > 2 * distinct + 100 else { return nil }
         guard let descriptor = lockedDescriptor(&state) else { return nil }
         defer { flock(descriptor, LOCK_UN) }
@@ -188,6 +197,7 @@ final class OutputJournal: Sendable {
         }
         state.lines = contents.records.count
         state.damaged = 0
+        state.newPaths = 0
         return nil
     }
 

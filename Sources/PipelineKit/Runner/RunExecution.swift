@@ -150,28 +150,33 @@ final class RunExecution: Sendable {
         // Outputs up to date take no part: the decode is sized, and windowed, for the others.
         let made = Array(Set(jobs.filter { $0.upToDate == nil }.map(\.outputIndex))).sorted()
         let needs = memory.admission != nil || checksUnstreamed ? decoder.memoryNeeds(of: fetched.source, only: made) : nil
-        // Admission by memory: wait until this input's estimate fits beside those being made.
-        var admitted: Int64 = 0
-        defer { memory.admission?.release(admitted) }
-        if let budget = memory.budget, let admission = memory.admission, let estimate = needs?.estimate {
-            guard admission.fits(estimate) else {
-                return Self.failed(
-                    listings,
-                    ItemError(
-                        .overMemoryBudget, stage: .decompress,
-                        reason:
-                            "decoding it and making its outputs needs about \(MemoryBudget.megabytes(estimate)), more than the run's "
-                            + "whole memory budget: \(budget)"))
-            }
-            guard await admission.admit(estimate) else { throw CancellationError() }
-            admitted = estimate
+        if let budget = memory.budget, let admission = memory.admission, let estimate = needs?.estimate, !admission.fits(estimate) {
+            return Self.failed(
+                listings,
+                ItemError(
+                    .overMemoryBudget, stage: .decompress,
+                    reason:
+                        "decoding it and making its outputs needs about \(MemoryBudget.megabytes(estimate)), more than the run's "
+                        + "whole memory budget: \(budget)"))
         }
         // A local file's decode that cannot stream waits, aside, for its turn
         // (`MemoryAccountant.unstreamedDecodes`); one fetched into memory has its bytes held already.
+        // Before admission by memory: an input waiting aside holds none of the budget, so those
+        // in the window, which may wait for the budget, never wait on it.
         let unstreamed = checksUnstreamed ? needs?.unstreamed ?? 0 : 0
         let unstreamedDecodes = memory.unstreamedDecodes
         if unstreamed > 0, !unstreamedDecodes.admitNow(unstreamed) {
             guard await slot.stepAside(while: { await unstreamedDecodes.admit(unstreamed) }) else { throw CancellationError() }
+        }
+        // Admission by memory: wait until this input's estimate fits beside those being made.
+        var admitted: Int64 = 0
+        defer { memory.admission?.release(admitted) }
+        if let admission = memory.admission, let estimate = needs?.estimate {
+            guard await admission.admit(estimate) else {
+                unstreamedDecodes.release(unstreamed)
+                throw CancellationError()
+            }
+            admitted = estimate
         }
         let decoded: DecodedImage
         do {

@@ -109,4 +109,32 @@ struct InFlightWindowTests {
         }
         #expect(peak == 1 && started.withLock { $0 } == [0, 1, 2])
     }
+
+    /// Elements whose waits aside end together come back one free place at a time: what they
+    /// hold after the wait (a decoded image) never counts more than the width, however many
+    /// stepped aside.
+    @Test func elementsComingBackFromAsideWaitForAFreePlace() async {
+        let count = 8
+        let state = Locked((aside: 0, past: 0, peakPast: 0))
+        var completed: [Int] = []
+        let peak = await InFlightWindow(width: 2, asideLimit: count).run(Array(0..<count)) { element, slot in
+            await slot.stepAside {
+                state.withLock { $0.aside += 1 }
+                // Every element waits aside until all of them are: their waits end together.
+                for _ in 0..<100_000 where state.withLock({ $0.aside }) < count { await Task.yield() }
+            }
+            state.withLock {
+                $0.past += 1; $0.peakPast = max($0.peakPast, $0.past)
+            }
+            for _ in 0..<5 { await Task.yield() }
+            state.withLock { $0.past -= 1 }
+            return element
+        } completed: {
+            completed.append($0)
+        }
+        #expect(completed.sorted() == Array(0..<count))
+        #expect(state.withLock { $0.aside } == count, "all of them stepped aside at once")
+        #expect(state.withLock { $0.peakPast } <= 2, "no more than the width past the wait at once")
+        #expect(peak <= 2)
+    }
 }
