@@ -113,12 +113,8 @@ public enum ICCProfile {
 extension VipsImage {
     /// The embedded ICC profile's bytes, or nil when the image has none.
     public var iccProfileBytes: [UInt8]? {
-        var data: UnsafeRawPointer?
-        var length = 0
-        guard hasICCProfile, withExtendedLifetime(self, { vips_image_get_blob(pointer, "icc-profile-data", &data, &length) }) == 0,
-            let data, length > 0
-        else { return nil }
-        return [UInt8](UnsafeRawBufferPointer(start: data, count: length))
+        guard hasICCProfile, let bytes = blobBytes("icc-profile-data"), !bytes.isEmpty else { return nil }
+        return withExtendedLifetime(self) { [UInt8](bytes) }
     }
 
     /// Whether the embedded ICC profile is sRGB (`ICCProfile.isSRGB`).

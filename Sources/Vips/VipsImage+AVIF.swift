@@ -133,15 +133,11 @@ extension VipsImage {
         return copy
     }
 
-    /// Where the metadata blob `name` is and how long, or nil when the image has none; valid
-    /// while the image lives.
+    /// Where the metadata blob `name` is and how long, or nil when the image has none or an
+    /// empty one; valid while the image lives.
     private func blob(_ name: String) -> (base: UnsafePointer<UInt8>, count: Int)? {
-        var data: UnsafeRawPointer?
-        var length = 0
-        guard withExtendedLifetime(self, { vips_image_get_blob(pointer, name, &data, &length) }) == 0, let data, length > 0 else {
-            return nil
-        }
-        return (data.assumingMemoryBound(to: UInt8.self), length)
+        guard let bytes = blobBytes(name), let base = bytes.baseAddress, !bytes.isEmpty else { return nil }
+        return (base.assumingMemoryBound(to: UInt8.self), bytes.count)
     }
 }
 

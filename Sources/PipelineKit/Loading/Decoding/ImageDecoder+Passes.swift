@@ -145,7 +145,8 @@ extension ImageDecoder {
             let stored = try deadline.render(frames.withPageHeight(frameHeight))
             runs.append(try deadline.render(Self.toSRGB(stored.resampledPages(to: target))))
         }
-        let decoded = try deadline.render(VipsImage.joiningPages(runs).withPageHeight(target.height))
+        // One run is in memory already, its pages set; several are joined into one image.
+        let decoded = try runs.count == 1 ? runs[0] : deadline.render(VipsImage.joiningPages(runs).withPageHeight(target.height))
         decoded.ownMetadata()
         return DecodedImage(image: decoded, originalSize: size, loader: loader, shrink: 1, frameCount: frameCount)
     }
