@@ -45,6 +45,10 @@ public enum RowsAhead {
         public var workersRunning = 0
         /// Row groups decoded a second time because a reader went back.
         public var groupsDecodedAgain = 0
+        /// What the last failed read said, naming the row or strip. A failed render also puts it
+        /// in libvips' error buffer, but that buffer is one for the whole process: a failure in
+        /// another thread may read and clear it first.
+        public var lastFailure: String?
     }
 
     /// By path (or name). Past `mostRecorded` of them, those whose workers have left are forgotten, so a
@@ -250,7 +254,9 @@ public enum RowsAhead {
                     switch rowsOf(group, passedBelow: passedBelow, own: &own) {
                     case .success(let buffer): groupBuffer = buffer
                     case .failure(let failure):
-                        pl_set_error(source.loader, "\(name): \(failure.message)")
+                        let message = "\(name): \(failure.message)"
+                        RowsAhead.record(name) { $0.lastFailure = "\(source.loader): \(message)" }
+                        pl_set_error(source.loader, message)
                         return -1
                     }
                     for index in 0..<rows {
