@@ -126,7 +126,9 @@ extension OneAtATime {
             let fromFile = try #require(VipsImage.readingStripsAhead(file: path, header: header, readAhead: readAhead))
             let fromData = try #require(
                 VipsImage.readingStripsAhead(bytes: VipsBytes(data), name: "fetched \(tag)", header: header, readAhead: readAhead))
-            for (ours, origin, name) in [(Result { try fromFile.bytes() }, "file", path), (Result { try fromData.bytes() }, "bytes", "fetched \(tag)")] {
+            for (ours, origin, name) in [
+                (Result { try fromFile.bytes() }, "file", path), (Result { try fromData.bytes() }, "bytes", "fetched \(tag)"),
+            ] {
                 switch (ours, libvips) {
                 case (.success(let ours), .success(let theirs)):
                     #expect(ours == theirs, "\(origin): other pixels than libvips'")
