@@ -44,7 +44,7 @@ struct DefinitionBuilder {
             checkInputs(inputNodes)
             let outputs = buildOutputs(outputNodes)
             let top = reader(root, PipelineFormat.topLevelOptions(processors: processors))
-            return PipelineDefinition(
+            var definition = PipelineDefinition(
                 name: try top.string("name"),
                 baseDirectory: baseDirectory,
                 inputs: inputNodes.compactMap(inputEntry),
@@ -62,6 +62,8 @@ struct DefinitionBuilder {
                 warnings: renamed.warnings,
                 s3: try readS3(root)
             )
+            definition.serve = try readServe(root)
+            return definition
         } catch {
             // The shapes were checked, so this is a definition and its reader disagreeing.
             problems.append(.init(path: error.option ?? "", location: nil, message: "internal error: \(error.message)"))
@@ -152,6 +154,14 @@ struct DefinitionBuilder {
                     message: "the endpoint \"\(endpoint)\" is not an http or https URL"))
         }
         return settings
+    }
+
+    /// The `serve` section, with the defaults for what it omits.
+    private func readServe(_ root: JSONNode) throws(OptionError) -> ServeSettings {
+        let serve = reader(root["serve"], optionsOf: "serve")
+        return ServeSettings(
+            cacheControl: try serve.optionalString("cacheControl"), maxConnections: try serve.int("maxConnections"),
+            maxQueue: try serve.int("maxQueue"))
     }
 
     /// The `manifest` section, nil when the file has none.

@@ -37,6 +37,8 @@ public struct PipelineDefinition: Sendable {
     public let warnings: [String]
     /// The `s3` section: profile, region and endpoint for `s3://` inputs and outputs.
     public let s3: S3Settings
+    /// The `serve` section: how `pipeline serve` answers.
+    public var serve = ServeSettings()
 
     /// How many inputs may be between the first stage and the last at once: the file's
     /// `inFlight`, or by default the sum of the decompress, process and encode widths (a run
@@ -54,6 +56,33 @@ public struct PipelineDefinition: Sendable {
     /// the fetch stage only checks, more in flight would only raise the peak of memory.
     public func inFlight(fetchingRemoteInputs: Bool) -> Int {
         inFlightSetting != nil || !fetchingRemoteInputs ? inFlight : inFlight + fetch.concurrency
+    }
+}
+
+/// The `serve` section: how `pipeline serve` answers requests for the outputs.
+public struct ServeSettings: Sendable, Equatable {
+    /// The `Cache-Control` of every file answered, or nil for none.
+    public var cacheControl: String?
+    /// Most connections open at once; more wait to be accepted.
+    public var maxConnections: Int
+    /// Inputs not made yet that may wait for the server's runs, beyond those being made (the
+    /// in-flight window's worth); a request for another then gets 503 with `Retry-After`.
+    public var maxQueue: Int
+
+    /// The default of `maxConnections`: far more than the stages can make at once, few enough
+    /// that a flood of idle connections cannot use up the process's open files.
+    public static let defaultMaxConnections = 1024
+    /// The default of `maxQueue`.
+    public static let defaultMaxQueue = 64
+
+    /// The section's settings; a file without the section has the defaults.
+    public init(
+        cacheControl: String? = nil, maxConnections: Int = ServeSettings.defaultMaxConnections,
+        maxQueue: Int = ServeSettings.defaultMaxQueue
+    ) {
+        self.cacheControl = cacheControl
+        self.maxConnections = maxConnections
+        self.maxQueue = maxQueue
     }
 }
 
