@@ -10,6 +10,7 @@ struct OutputResponder: Sendable {
     private let cacheControl: String?
     private let logger: Logger
     private let files = FileIO()
+    private let metrics = ServerMetrics()
 
     /// Says where an answered file came from: `disk` when a run (a batch run, or an earlier
     /// request) had made it and it was up to date, `made` when this request's run made it.
@@ -25,7 +26,13 @@ struct OutputResponder: Sendable {
     }
 
     func respond(to request: Request, context: BasicRequestContext) async -> Response {
+        let start = ContinuousClock.now
+        metrics.started()
         var response = await answer(request, context: context)
+        let bytes = request.method == .head || response.status != .ok ? 0 : Int(response.headers[.contentLength] ?? "") ?? 0
+        metrics.finished(
+            output: outputName(in: request.uri.path), status: response.status.code, duration: start.duration(to: .now), bytes: bytes,
+            source: response.headers[Self.sourceHeader])
         logger.info(
             "request",
             metadata: [
@@ -41,6 +48,12 @@ struct OutputResponder: Sendable {
             var response = Self.error(405, "only GET and HEAD are answered")
             response.headers[.allow] = "GET, HEAD"
             return response
+        }
+        if request.uri.path == "/metrics" {
+            let text = metrics.text(runs: await maker.counts)
+            return Response(
+                status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                body: .init(byteBuffer: ByteBuffer(bytes: text)))
         }
         if request.uri.path == "/healthz" {
             return Response(
@@ -70,6 +83,12 @@ struct OutputResponder: Sendable {
         case .success(let written):
             return await fileResponse(written, for: wanted, request: request, context: context)
         }
+    }
+
+    /// The output a path names, when it names one of the file's (for the metrics' labels).
+    private func outputName(in path: String) -> String? {
+        let first = path.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: true).first
+        return first.flatMap { String($0).removingPercentEncoding }.flatMap { catalog.outputs[$0]?.name }
     }
 
     /// The file to answer with, from the report of a run over the input: the one of the asked

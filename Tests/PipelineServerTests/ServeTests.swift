@@ -273,6 +273,35 @@ import Vips
         }
     }
 
+    @Test func metricsCountRequestsBytesAndWhereFilesCameFrom() async throws {
+        let directory = try Self.folder()
+        try await withServer(Self.json, in: directory) { server in
+            let made = try await server.request("/thumb/a.jpg")
+            let fromDisk = try await server.request("/thumb/a.jpg")
+            #expect(made.header("X-Pipeline-Source") == "made")
+            #expect(fromDisk.header("X-Pipeline-Source") == "disk")
+            _ = try await server.request("/thumb/missing.jpg")
+            _ = try await server.request("/made-up/path")
+
+            let metrics = try await server.request("/metrics")
+            #expect(metrics.status == 200)
+            #expect(metrics.header("Content-Type")?.hasPrefix("text/plain; version=0.0.4") == true)
+            let lines = String(decoding: metrics.body, as: UTF8.self).split(separator: "\n").map(String.init)
+            func value(_ series: String) -> Double? {
+                lines.first { $0.hasPrefix(series + " ") }.flatMap { Double($0.dropFirst(series.count + 1)) }
+            }
+            #expect(value(#"pipeline_serve_requests_total{output="thumb",status="200"}"#) == 2, "\(lines)")
+            #expect(value(#"pipeline_serve_requests_total{output="thumb",status="404"}"#) == 1)
+            #expect(value(#"pipeline_serve_requests_total{output="none",status="404"}"#) == 1)
+            #expect(value(#"pipeline_serve_files_total{output="thumb",source="made"}"#) == 1)
+            #expect(value(#"pipeline_serve_files_total{output="thumb",source="disk"}"#) == 1)
+            #expect(value(#"pipeline_serve_bytes_served_total{output="thumb"}"#) == Double(made.body.count + fromDisk.body.count))
+            #expect(value(#"pipeline_serve_request_duration_seconds_count{output="thumb"}"#) == 3)
+            #expect(value(#"pipeline_serve_requests_in_flight"#) == 1)  // the /metrics request itself
+            #expect(value(#"pipeline_serve_runs{state="waiting"}"#) == 0)
+        }
+    }
+
     @Test func healthzAndMethods() async throws {
         let directory = try Self.folder()
         try await withServer(Self.json, in: directory) { server in
