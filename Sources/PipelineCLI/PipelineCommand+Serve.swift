@@ -70,7 +70,7 @@ extension PipelineCommand {
         static func describe(_ serve: ServeSettings) -> String {
             let cacheControl = serve.cacheControl.map { "Cache-Control \"\($0)\"" } ?? "no Cache-Control"
             return "pipeline serve: \(cacheControl.escapingControlCharacters), at most \(serve.maxConnections) connections at once, "
-                + "\(serve.maxQueue) inputs waiting to be made"
+                + "\(serve.maxQueue) inputs waiting to be made, " + (serve.signing == nil ? "URLs not signed" : "URLs signed (serve.key)")
         }
 
         /// How long the requests in flight may take to finish after SIGTERM before they are cut off.

@@ -54,7 +54,8 @@ struct PipelineCommand: AsyncParsableCommand {
             """,
         version: PipelineKitInfo.version,
         subcommands: [
-            Run.self, Validate.self, Explain.self, Watch.self, Serve.self, Schema.self, Plugins.self, Cache.self, HTML.self, MergeReports.self,
+            Run.self, Validate.self, Explain.self, Watch.self, Serve.self, Schema.self, Plugins.self, Cache.self, HTML.self,
+            MergeReports.self,
         ]
     )
 

@@ -11,6 +11,8 @@ struct OutputResponder: Sendable {
     private let logger: Logger
     private let files = FileIO()
     private let metrics = ServerMetrics()
+    /// Checks the signature every output's path starts with, when the file's `serve` section signs URLs.
+    private let signature: URLSignature?
 
     /// Says where an answered file came from: `disk` when a run (a batch run, or an earlier
     /// request) had made it and it was up to date, `made` when this request's run made it.
@@ -22,6 +24,7 @@ struct OutputResponder: Sendable {
         maker = InputMaker(
             pipeline: pipeline, plan: plan, lanes: plan.definition.inFlight, queueLimit: plan.definition.serve.maxQueue)
         self.cacheControl = cacheControl
+        signature = plan.definition.serve.signing.map(URLSignature.init)
         self.logger = logger
     }
 
@@ -31,7 +34,8 @@ struct OutputResponder: Sendable {
         var response = await answer(request, context: context)
         let bytes = request.method == .head || response.status != .ok ? 0 : Int(response.headers[.contentLength] ?? "") ?? 0
         metrics.finished(
-            output: outputName(in: request.uri.path), status: response.status.code, duration: start.duration(to: .now), bytes: bytes,
+            output: outputName(in: signature.map { _ in Self.droppingFirstPart(request.uri.path) } ?? request.uri.path),
+            status: response.status.code, duration: start.duration(to: .now), bytes: bytes,
             source: response.headers[Self.sourceHeader])
         logger.info(
             "request",
@@ -59,10 +63,15 @@ struct OutputResponder: Sendable {
             return Response(
                 status: .ok, headers: [.contentType: "text/plain; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: "ok\n")))
         }
+        var path = request.uri.path
+        if let signature {
+            guard let rest = signature.verified(path) else { return Self.error(403, "the URL's signature is missing or wrong") }
+            path = rest
+        }
         let wanted: OutputRequest
         do {
             wanted = try OutputRequest(
-                path: request.uri.path, query: request.uri.queryParameters.map { (String($0.key), String($0.value)) },
+                path: path, query: request.uri.queryParameters.map { (String($0.key), String($0.value)) },
                 accept: request.headers[.accept], catalog: catalog)
         } catch {
             return Self.error(error.status, error.reason)
@@ -83,6 +92,12 @@ struct OutputResponder: Sendable {
         case .success(let written):
             return await fileResponse(written, for: wanted, request: request, context: context)
         }
+    }
+
+    /// `path` without its first part (a signature), from the `/` after it.
+    private static func droppingFirstPart(_ path: String) -> String {
+        let raw = path.dropFirst()
+        return raw.firstIndex(of: "/").map { String(raw[$0...]) } ?? "/"
     }
 
     /// The output a path names, when it names one of the file's (for the metrics' labels).

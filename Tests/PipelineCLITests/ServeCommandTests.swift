@@ -68,6 +68,24 @@ import Vips
         #expect(command.waitForExit(timeout: 120) == 0, "\(command.transcript)")
     }
 
+    @Test func explainPrintsTheServeSectionWithoutItsKey() throws {
+        let directory = try Fixtures.watchedFolder(inputs: 1, outputs: [Self.thumb], inputPattern: "in/*.jpg")
+        let plain = try CommandRunner.run(["explain", "p.json"], in: directory.url)
+        #expect(plain.status == 0, "\(plain.standardError)")
+        #expect(!plain.standardOutput.contains("pipeline serve"))
+        let json = PipelineHarness.json(
+            inputs: ["in/*.jpg"], outputs: [Self.thumb],
+            extra: #""serve": {"cacheControl": "public, max-age=60", "key": "0123abcd", "salt": "ff00"}"#)
+        try directory.write(Data(json.utf8), to: "p.json")
+        let result = try CommandRunner.run(["explain", "p.json"], in: directory.url)
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(
+            result.standardOutput.contains(
+                #"pipeline serve: Cache-Control "public, max-age=60", at most 1024 connections at once, 64 inputs waiting to be made, URLs signed"#
+            ), "\(result.standardOutput)")
+        #expect(!result.standardOutput.contains("0123abcd"))
+    }
+
     @Test func anInvalidFileExits2WithoutListening() throws {
         let directory = try TemporaryDirectory()
         try directory.write(Data(#"{"version": 1, "inputs": ["*.jpg"], "outputs": [{"name": "x"}]}"#.utf8), to: "p.json")

@@ -157,11 +157,26 @@ struct DefinitionBuilder {
     }
 
     /// The `serve` section, with the defaults for what it omits.
-    private func readServe(_ root: JSONNode) throws(OptionError) -> ServeSettings {
+    private mutating func readServe(_ root: JSONNode) throws(OptionError) -> ServeSettings {
         let serve = reader(root["serve"], optionsOf: "serve")
+        var signing: ServeSettings.Signing?
+        let key = try serve.optionalString("key"), salt = try serve.optionalString("salt")
+        if key != nil || salt != nil {
+            for (name, text) in [("key", key), ("salt", salt)] where text.flatMap(ServeSettings.Signing.bytes(hex:)) == nil {
+                problems.append(
+                    .init(
+                        path: "serve.\(name)", location: root["serve"]?[name]?.location ?? root["serve"]?.location,
+                        message: text == nil
+                            ? "signed URLs need both serve.key and serve.salt"
+                            : "expected hex digits, two a byte (for example \"943b421c9eb07c83\")"))
+            }
+            if let key = key.flatMap(ServeSettings.Signing.bytes(hex:)), let salt = salt.flatMap(ServeSettings.Signing.bytes(hex:)) {
+                signing = ServeSettings.Signing(key: key, salt: salt)
+            }
+        }
         return ServeSettings(
             cacheControl: try serve.optionalString("cacheControl"), maxConnections: try serve.int("maxConnections"),
-            maxQueue: try serve.int("maxQueue"))
+            maxQueue: try serve.int("maxQueue"), signing: signing)
     }
 
     /// The `manifest` section, nil when the file has none.

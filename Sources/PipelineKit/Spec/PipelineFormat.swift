@@ -181,6 +181,12 @@ public enum PipelineFormat {
                         help:
                             "inputs not made yet that may wait for pipeline serve's runs besides those being made (inFlight of them); "
                             + "past it a request for another gets 503 with Retry-After"),
+                    Option(
+                        "key", .string(nonEmpty: true),
+                        help:
+                            "sign URLs as imgproxy does: the HMAC-SHA256 key, in hex; with salt, every path must start with its signature "
+                            + "(/SIGNATURE/output/input), else 403"),
+                    Option("salt", .string(nonEmpty: true), help: "the salt of signed URLs, in hex, put before the path when signing"),
                 ]),
                 help: "how pipeline serve answers HTTP requests for the outputs, made on the first request (see docs/serving.md)"
             ),
