@@ -81,6 +81,26 @@ import Vips
         }
     }
 
+    @Test func anInputChangedOnDiskHasItsOutputsMadeAgain() async throws {
+        let directory = try Self.folder()
+        try await withServer(Self.json, in: directory) { server in
+            let before = try await server.request("/thumb/a.jpg")
+            #expect(before.header("X-Pipeline-Source") == "made")
+            // When the input is replaced by another image (another size, so another version)
+            try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 64, height: 64)), to: "in/a.jpg")
+            let after = try await server.request("/thumb/a.jpg")
+            // Then its output is made again, with another tag, from the new pixels
+            #expect(after.status == 200)
+            #expect(after.header("X-Pipeline-Source") == "made")
+            #expect(after.header("ETag") != before.header("ETag"))
+            #expect(try VipsImage.open(data: after.body).height == 16)
+            #expect(try VipsImage.open(data: before.body).height != 16)
+            // And an If-None-Match with the old tag no longer gets 304
+            let stale = try await server.request("/thumb/a.jpg", headers: ["If-None-Match": before.header("ETag") ?? ""])
+            #expect(stale.status == 200)
+        }
+    }
+
     @Test func aBatchRunAndTheServerShareTheirFiles() async throws {
         // Given a batch run that made every output
         let directory = try Self.folder()
