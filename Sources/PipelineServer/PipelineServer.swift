@@ -25,10 +25,15 @@ public struct PipelineServer: Service {
         /// The port; 0 asks the system for a free one (the URL `onListening` gets has it).
         public var port: Int
 
+        /// How long a connection may go without reading or writing anything before it is
+        /// closed: a slow or stalled client holds a connection this long at most.
+        public var idleTimeout: Duration
+
         /// Settings listening on `host` and `port`; the rest comes from the pipeline file's `serve` section.
-        public init(host: String = "127.0.0.1", port: Int = 8080) {
+        public init(host: String = "127.0.0.1", port: Int = 8080, idleTimeout: Duration = .seconds(30)) {
             self.host = host
             self.port = port
+            self.idleTimeout = idleTimeout
         }
     }
 
@@ -62,6 +67,10 @@ public struct PipelineServer: Service {
         responder = OutputResponder(pipeline: pipeline, plan: plan, cacheControl: serve.cacheControl, logger: logger)
     }
 
+    /// The most bytes a request's headers may have, and any one header: far more than a browser
+    /// sends, far less than would let a client hold much memory.
+    static let maxHeaderBytes = 16 * 1024
+
     /// Listens and answers until the service group shuts down gracefully: then new connections
     /// are refused, and the requests in flight (and the runs they wait for) finish first.
     public func run() async throws {
@@ -69,10 +78,16 @@ public struct PipelineServer: Service {
         let host = settings.host
         let port = settings.port
         let onListening = self.onListening
+        let idle = settings.idleTimeout.components
+        let http = HTTP1Channel.Configuration(
+            idleTimeout: .nanoseconds(idle.seconds * 1_000_000_000 + idle.attoseconds / 1_000_000_000),
+            httpDecoderConfiguration: .init(
+                maxHeaderFieldSize: Self.maxHeaderBytes, maxHeaderListSize: Self.maxHeaderBytes, maxHeaderFieldCount: 100))
         let application = Application(
             responder: CallbackResponder<BasicRequestContext> { request, context in
                 await responder.respond(to: request, context: context)
             },
+            server: .http1(configuration: http),
             configuration: ApplicationConfiguration(
                 address: .hostname(host, port: port),
                 availableConnectionsDelegate: MaximumAvailableConnections(serve.maxConnections)),

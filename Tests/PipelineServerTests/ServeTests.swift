@@ -381,6 +381,31 @@ import Vips
         }
     }
 
+    @Test func aStalledClientIsCutOffAndOversizedRequestsAreRefused() async throws {
+        let directory = try Self.folder()
+        try await withServer(Self.json, in: directory, settings: .init(port: 0, idleTimeout: .seconds(1))) { server in
+            let port = server.port
+            // A client that sends half a request and then nothing is disconnected (the client's
+            // own bound is far longer: were it not cut off, `exchange` would fail)
+            let stalled = try await LoopbackHTTPClient.onThread {
+                try LoopbackHTTPClient.exchange(port: port, bytes: Array("GET /thumb/a.jpg HTTP/1.1\r\nHost: x\r\n".utf8), timeout: 60)
+            }
+            #expect(!String(decoding: stalled, as: UTF8.self).hasPrefix("HTTP/1.1 200"))
+            // A URL or headers past the limits get a client error or a closed connection, never a 5xx
+            let long = "/thumb/" + String(repeating: "a", count: 40_000)
+            let longHeader = ["Cookie": String(repeating: "c", count: 40_000)]
+            for (target, headers) in [(long, [String: String]()), ("/thumb/a.jpg", longHeader)] {
+                let answer = try await LoopbackHTTPClient.onThread {
+                    try? LoopbackHTTPClient.send(port: port, target: target, headers: headers, timeout: 60)
+                }
+                #expect((answer?.status ?? 400) < 500, "\(answer?.status ?? 0)")
+            }
+            // And the server goes on answering
+            #expect(try await server.request("/healthz").status == 200)
+        }
+        #expect(!FileManager.default.fileExists(atPath: directory.path + "/out"))
+    }
+
     @Test func healthzAndMethods() async throws {
         let directory = try Self.folder()
         try await withServer(Self.json, in: directory) { server in

@@ -27,11 +27,13 @@ package enum LoopbackHTTPClient {
     package static func request(
         _ method: String = "GET", port: Int, target: String, headers: [String: String] = [:], timeout: Double = 120
     ) async throws -> Response {
+        try await onThread { try send(method, port: port, target: target, headers: headers, timeout: timeout) }
+    }
+
+    /// Runs `body`, which blocks on sockets, on a thread of its own, off Swift's cooperative threads.
+    package static func onThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
-            Thread {
-                continuation.resume(
-                    with: Result { try send(method, port: port, target: target, headers: headers, timeout: timeout) })
-            }.start()
+            Thread { continuation.resume(with: Result { try body() }) }.start()
         }
     }
 
@@ -39,6 +41,14 @@ package enum LoopbackHTTPClient {
     package static func send(
         _ method: String = "GET", port: Int, target: String, headers: [String: String] = [:], timeout: Double = 120
     ) throws -> Response {
+        var head = "\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n"
+        for (name, value) in headers { head += "\(name): \(value)\r\n" }
+        return try parse(try exchange(port: port, bytes: Array((head + "\r\n").utf8), timeout: timeout))
+    }
+
+    /// Sends `bytes` as they are (half a request, say) and reads until the server closes the
+    /// connection; fails when it has not after `timeout` seconds without a byte.
+    package static func exchange(port: Int, bytes: [UInt8], timeout: Double = 120) throws -> Data {
         let socket = Foundation.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard socket >= 0 else { throw Failure(description: "socket: \(String(cString: strerror(errno)))") }
         defer { close(socket) }
@@ -53,12 +63,9 @@ package enum LoopbackHTTPClient {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
         guard connected == 0 else { throw Failure(description: "connect to port \(port): \(String(cString: strerror(errno)))") }
-        var head = "\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n"
-        for (name, value) in headers { head += "\(name): \(value)\r\n" }
-        let request = Array((head + "\r\n").utf8)
         var sent = 0
-        while sent < request.count {
-            let count = request[sent...].withUnsafeBytes { Foundation.send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        while sent < bytes.count {
+            let count = bytes[sent...].withUnsafeBytes { Foundation.send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             guard count > 0 else { throw Failure(description: "send: \(String(cString: strerror(errno)))") }
             sent += count
         }
@@ -67,10 +74,12 @@ package enum LoopbackHTTPClient {
         while true {
             let count = buffer.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, 0) }
             if count == 0 { break }
+            // A reset after the server gave up on the request is a close too.
+            if count < 0, errno == ECONNRESET { break }
             guard count > 0 else { throw Failure(description: "recv: \(String(cString: strerror(errno)))") }
             received.append(contentsOf: buffer[..<count])
         }
-        return try parse(received)
+        return received
     }
 
     private static func parse(_ data: Data) throws -> Response {
