@@ -29,8 +29,9 @@ struct OutputCatalog: Sendable {
         var formats: [String: [(index: Int, format: EncoderSettings.Format)]] = [:]
         var widths: [String: [Int]] = [:]
         var order: [String] = []
-        // A tile pyramid is a folder of tiles, not one file to answer with.
-        for output in plan.definition.outputs where output.tiles == nil {
+        // A tile pyramid is a folder of tiles, not one file to answer with; an S3 output is an
+        // object in a bucket, which its own URL serves.
+        for output in plan.definition.outputs where output.tiles == nil && !S3Location.isS3(output.path.authoredFolder) {
             if formats[output.name] == nil { order.append(output.name) }
             let index = output.variant?.formatIndex ?? 0
             if !(formats[output.name] ?? []).contains(where: { $0.index == index }) {

@@ -406,6 +406,20 @@ import Vips
         #expect(!FileManager.default.fileExists(atPath: directory.path + "/out"))
     }
 
+    @Test func outputsThatAreNotOneLocalFileAreNotServed() async throws {
+        let directory = try Self.folder()
+        let s3 = #"{"name": "remote", "encode": {"format": "webp"}, "path": "s3://bucket/thumbs/{stem}.webp"}"#
+        let json = PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [Self.thumb, s3])
+        try await withServer(json, in: directory) { server in
+            // Refused from the catalog: nothing runs, so nothing reaches for a bucket
+            let response = try await server.request("/remote/a.jpg")
+            #expect(response.status == 404)
+            let body = try JSONSerialization.jsonObject(with: response.body) as? [String: String]
+            #expect(body?["error"]?.isEmpty == false)
+        }
+        #expect(!FileManager.default.fileExists(atPath: directory.path + "/out"))
+    }
+
     @Test func healthzAndMethods() async throws {
         let directory = try Self.folder()
         try await withServer(Self.json, in: directory) { server in
