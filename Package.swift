@@ -21,10 +21,19 @@ let package = Package(
         .library(name: "PipelineKit", targets: ["PipelineKit"]),
         .library(name: "StandardProcessors", targets: ["StandardProcessors"]),
         .library(name: "PipelineCLI", targets: ["PipelineCLI"]),
+        .library(name: "PipelineServer", targets: ["PipelineServer"]),
     ] + pluginModules.map { .library(name: $0, targets: [$0]) },
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        // `pipeline serve`: the HTTP server, its start and graceful shutdown.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        // `pipeline serve`'s `/metrics`: the metrics API, and Prometheus' text format for it.
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        // `pipeline serve`'s signed URLs: HMAC-SHA256.
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
     ],
     targets: [
         // C layer: libvips through pkg-config, with fixed-arity shims for its varargs calls.
@@ -87,17 +96,36 @@ let package = Package(
             dependencies: ["PipelineKit"] + pluginModules.map { .target(name: $0) },
             swiftSettings: swiftSettings
         ),
+        // `pipeline serve` as a library: the outputs a pipeline file declares, made on request
+        // through the same plan, journal and stages a batch run uses, over Hummingbird.
+        .target(
+            name: "PipelineServer",
+            dependencies: [
+                "PipelineKit",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // The command line as a library: `PipelineCLI.main(processors:)` runs every command
         // with the processors it is given, for `pipeline` and for plugin authors' own tools.
         .target(
             name: "PipelineCLI",
             dependencies: [
                 "PipelineKit",
+                "PipelineServer",
                 "Vips",
                 // `plugins --vips` lists what the `vips` step can run.
                 "VipsOperation",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                // `serve`: SIGTERM as a graceful shutdown of the server.
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -128,6 +156,16 @@ let package = Package(
         .testTarget(
             name: "PluginTests",
             dependencies: ["PipelineKit", "StandardProcessors", "Vips", "TestSupport"] + pluginModules.map { .target(name: $0) },
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "PipelineServerTests",
+            // A real server on loopback, asked by a real HTTP client.
+            dependencies: [
+                "PipelineServer", "PipelineKit", "StandardProcessors", "Vips", "TestSupport",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

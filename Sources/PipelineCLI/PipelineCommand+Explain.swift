@@ -23,6 +23,7 @@ extension PipelineCommand {
                 try exitingOnInvalidFile { () throws(PipelineFileError) in
                     try pipeline.explain(shard: shard?.shard, shardSource: shard?.source)
                 }.text)
+            if pipeline.definition.serve != ServeSettings() { print(Serve.describe(pipeline.definition.serve)) }
         }
     }
 }

@@ -11,7 +11,7 @@ import Vips
 /// ```
 public enum PipelineCLI {
     /// Parses the process's arguments and runs the command they name (`run`, `validate`,
-    /// `explain`, `watch`, `schema`, `plugins`, `cache`, `html`, `merge-reports`) with
+    /// `explain`, `watch`, `serve`, `schema`, `plugins`, `cache`, `html`, `merge-reports`) with
     /// `processors`, then exits with the documented status: 0 every input succeeded, 1 some
     /// failed, 2 the pipeline file or the command line is invalid, 130 interrupted (Ctrl-C), 141
     /// standard output's reader went away, 143 stopped by SIGTERM. Never returns.
@@ -54,7 +54,8 @@ struct PipelineCommand: AsyncParsableCommand {
             """,
         version: PipelineKitInfo.version,
         subcommands: [
-            Run.self, Validate.self, Explain.self, Watch.self, Schema.self, Plugins.self, Cache.self, HTML.self, MergeReports.self,
+            Run.self, Validate.self, Explain.self, Watch.self, Serve.self, Schema.self, Plugins.self, Cache.self, HTML.self,
+            MergeReports.self,
         ]
     )
 

@@ -31,7 +31,7 @@ public struct RunPlan: Sendable {
     /// The checked pipeline file the plan is for.
     public let definition: PipelineDefinition
     /// The sources this run makes: all of them, or this shard's.
-    public let items: [Item]
+    public private(set) var items: [Item]
     /// The part of the inputs this run makes, or nil for all of them.
     public let shard: Shard?
     /// Listings in all shards together.
@@ -140,6 +140,14 @@ public struct RunPlan: Sendable {
         guard let resolved = realpath(path, nil) else { return path }
         defer { free(resolved) }
         return String(cString: resolved)
+    }
+
+    /// This plan with only the sources `isIncluded` keeps, for a run of a few of them (a server
+    /// making the one input a request names); every path was checked with all of them.
+    public func keeping(_ isIncluded: (Item) -> Bool) -> RunPlan {
+        var plan = self
+        plan.items = items.filter(isIncluded)
+        return plan
     }
 
     /// This plan with `more` warnings, said when the run starts.

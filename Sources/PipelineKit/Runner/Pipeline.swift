@@ -69,12 +69,7 @@ public struct Pipeline: Sendable {
         dataLoader: (any DataLoading)? = nil, cache: (any DataCaching)? = nil, force: Bool = false,
         shard: Shard? = nil
     ) throws(PipelineFileError) -> PipelineRun {
-        let journal =
-            definition.incremental
-            ? OutputJournal(
-                file: definition.cache.journalFile(pipeline: definition.name, baseDirectory: definition.baseDirectory),
-                definition: definition)
-            : nil
+        let journal = openJournal()
         let loader = dataLoader ?? defaultDataLoader()
         var plan = try RunPlan(
             definition, fileName: fileName, shard: shard,
@@ -83,9 +78,39 @@ public struct Pipeline: Sendable {
             warnings: (journal?.warnings ?? []) + cacheFolderWarnings(plan, journal: journal != nil, diskCache: cache == nil))
         // Before any work, like planning: remove what a killed run left half-written.
         TemporaryFileSweeper.sweep(plan)
+        return start(plan, dataLoader: loader, cache: cache, journal: journal, force: force)
+    }
+
+    /// Runs the sources of a plan made earlier by `plan()` (all of them, or those
+    /// `RunPlan.keeping(_:)` kept), as `run()` does, with the journal read afresh: for a program
+    /// that makes inputs one at a time as they are asked for, such as a server. Temporary files a
+    /// killed run left are not swept here; `sweepLeftovers(_:)` does that once, before the first.
+    public func run(_ plan: RunPlan, dataLoader: (any DataLoading)? = nil, cache: (any DataCaching)? = nil) -> PipelineRun {
+        let journal = openJournal()
+        return start(
+            plan.adding(warnings: journal?.warnings ?? []), dataLoader: dataLoader ?? defaultDataLoader(), cache: cache,
+            journal: journal, force: false)
+    }
+
+    /// The journal of incremental runs, read now; nil when the file disables them.
+    private func openJournal() -> OutputJournal? {
+        guard definition.incremental else { return nil }
+        return OutputJournal(
+            file: definition.cache.journalFile(pipeline: definition.name, baseDirectory: definition.baseDirectory),
+            definition: definition)
+    }
+
+    /// Removes what a killed run left half-written in the folders `plan` writes to.
+    public func sweepLeftovers(_ plan: RunPlan) {
+        TemporaryFileSweeper.sweep(plan)
+    }
+
+    private func start(
+        _ plan: RunPlan, dataLoader: any DataLoading, cache: (any DataCaching)?, journal: OutputJournal?, force: Bool
+    ) -> PipelineRun {
         applyConfiguration()
         return PipelineRun(
-            plan: plan, dataLoader: loader, cache: cache ?? defaultCache(),
+            plan: plan, dataLoader: dataLoader, cache: cache ?? defaultCache(),
             journal: journal, force: force, memoryBudget: memoryBudget())
     }
 

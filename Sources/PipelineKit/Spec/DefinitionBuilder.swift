@@ -44,7 +44,7 @@ struct DefinitionBuilder {
             checkInputs(inputNodes)
             let outputs = buildOutputs(outputNodes)
             let top = reader(root, PipelineFormat.topLevelOptions(processors: processors))
-            return PipelineDefinition(
+            var definition = PipelineDefinition(
                 name: try top.string("name"),
                 baseDirectory: baseDirectory,
                 inputs: inputNodes.compactMap(inputEntry),
@@ -62,6 +62,8 @@ struct DefinitionBuilder {
                 warnings: renamed.warnings,
                 s3: try readS3(root)
             )
+            definition.serve = try readServe(root)
+            return definition
         } catch {
             // The shapes were checked, so this is a definition and its reader disagreeing.
             problems.append(.init(path: error.option ?? "", location: nil, message: "internal error: \(error.message)"))
@@ -152,6 +154,29 @@ struct DefinitionBuilder {
                     message: "the endpoint \"\(endpoint)\" is not an http or https URL"))
         }
         return settings
+    }
+
+    /// The `serve` section, with the defaults for what it omits.
+    private mutating func readServe(_ root: JSONNode) throws(OptionError) -> ServeSettings {
+        let serve = reader(root["serve"], optionsOf: "serve")
+        var signing: ServeSettings.Signing?
+        let key = try serve.optionalString("key"), salt = try serve.optionalString("salt")
+        if key != nil || salt != nil {
+            for (name, text) in [("key", key), ("salt", salt)] where text.flatMap(ServeSettings.Signing.bytes(hex:)) == nil {
+                problems.append(
+                    .init(
+                        path: "serve.\(name)", location: root["serve"]?[name]?.location ?? root["serve"]?.location,
+                        message: text == nil
+                            ? "signed URLs need both serve.key and serve.salt"
+                            : "expected hex digits, two a byte (for example \"943b421c9eb07c83\")"))
+            }
+            if let key = key.flatMap(ServeSettings.Signing.bytes(hex:)), let salt = salt.flatMap(ServeSettings.Signing.bytes(hex:)) {
+                signing = ServeSettings.Signing(key: key, salt: salt)
+            }
+        }
+        return ServeSettings(
+            cacheControl: try serve.optionalString("cacheControl"), maxConnections: try serve.int("maxConnections"),
+            maxQueue: try serve.int("maxQueue"), signing: signing)
     }
 
     /// The `manifest` section, nil when the file has none.

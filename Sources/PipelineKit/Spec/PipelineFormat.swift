@@ -166,6 +166,31 @@ public enum PipelineFormat {
                     "write one JSON manifest of the run for web pages: per input its size, per output and format the files with a srcset, and placeholders (pipeline schema --manifest)"
             ),
             Option(
+                "serve",
+                .object([
+                    Option(
+                        "cacheControl", .string(nonEmpty: true),
+                        help:
+                            "the Cache-Control header of every file pipeline serve answers with, for example \"public, max-age=31536000, immutable\""
+                    ),
+                    .integer(
+                        "maxConnections", in: 1...1_000_000, default: ServeSettings.defaultMaxConnections,
+                        help: "most connections pipeline serve keeps open at once; more wait to be accepted"),
+                    .integer(
+                        "maxQueue", in: 0...1_000_000, default: ServeSettings.defaultMaxQueue,
+                        help:
+                            "inputs not made yet that may wait for pipeline serve's runs besides those being made (inFlight of them); "
+                            + "past it a request for another gets 503 with Retry-After"),
+                    Option(
+                        "key", .string(nonEmpty: true),
+                        help:
+                            "sign URLs as imgproxy does: the HMAC-SHA256 key, in hex; with salt, every path must start with its signature "
+                            + "(/SIGNATURE/output/input), else 403"),
+                    Option("salt", .string(nonEmpty: true), help: "the salt of signed URLs, in hex, put before the path when signing"),
+                ]),
+                help: "how pipeline serve answers HTTP requests for the outputs, made on the first request (see docs/serving.md)"
+            ),
+            Option(
                 "s3",
                 .object([
                     Option(

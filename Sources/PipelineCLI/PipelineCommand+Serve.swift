@@ -1,0 +1,79 @@
+import ArgumentParser
+import Foundation
+import Logging
+import PipelineKit
+import PipelineServer
+import ServiceLifecycle
+
+extension PipelineCommand {
+    struct Serve: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Answer HTTP requests for a pipeline file's outputs, making each on the first request.",
+            discussion: """
+                GET /{output}/{input} answers with the file `pipeline run` would make for that output of \
+                that input ({input} is its {dir}/{name}), from disk when a run made it and it is up to \
+                date, else made now through the same steps and limits and kept for the next run. \
+                ?width= picks one of the output's widths; an output with formats follows Accept \
+                (?format= forces one). /healthz answers ok. Prints the address once listening; \
+                SIGTERM (or Ctrl-C) stops accepting, lets the requests in flight finish and exits 0. \
+                See docs/serving.md.
+                """
+        )
+
+        @Argument(help: "The pipeline file (JSON).")
+        var file: String
+
+        @ArgumentParser.Option(help: "The address to listen on.")
+        var host = "127.0.0.1"
+
+        @ArgumentParser.Option(help: "The port to listen on; 0 picks a free one (the address printed has it).")
+        var port = 8080
+
+        @ArgumentParser.Option(
+            help: "How much to log on standard error (info logs every request): trace, debug, info, notice, warning, error or critical.")
+        var logLevel: Logger.Level = .warning
+
+        @OptionGroup var memory: MemoryOptions
+
+        func validate() throws {
+            guard (0...65535).contains(port) else { throw ValidationError("--port: expected 0 to 65535, not \(port)") }
+        }
+
+        func run() async throws {
+            let logger = makeLogger(level: logLevel)
+            var pipeline = try loadPipeline(file)
+            memory.apply(to: &pipeline)
+            // A client gone away must fail its write, not end the server.
+            signal(SIGPIPE, SIG_IGN)
+            let file = self.file
+            let server = try exitingOnInvalidFile { () throws(PipelineFileError) in
+                try PipelineServer(pipeline: pipeline, settings: .init(host: host, port: port), logger: logger) { url in
+                    // At once: standard output is usually a pipe, which stdio would hold back.
+                    try? FileHandle.standardOutput.write(contentsOf: Data("Serving \(file) on \(url)\n".utf8))
+                } onStopping: {
+                    printError("stopping: no new connections; finishing the requests in flight…")
+                }
+            }
+            var configuration = ServiceGroupConfiguration(
+                services: [server], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+            configuration.maximumGracefulShutdownDuration = Self.gracePeriod
+            do {
+                try await ServiceGroup(configuration: configuration).run()
+            } catch {
+                printError("error: \(file): cannot serve on \(host):\(port): \(error)")
+                throw ExitCode.failure
+            }
+            printError("stopped serving \(file)")
+        }
+
+        /// The `serve` section as `explain` prints it.
+        static func describe(_ serve: ServeSettings) -> String {
+            let cacheControl = serve.cacheControl.map { "Cache-Control \"\($0)\"" } ?? "no Cache-Control"
+            return "pipeline serve: \(cacheControl.escapingControlCharacters), at most \(serve.maxConnections) connections at once, "
+                + "\(serve.maxQueue) inputs waiting to be made, " + (serve.signing == nil ? "URLs not signed" : "URLs signed (serve.key)")
+        }
+
+        /// How long the requests in flight may take to finish after SIGTERM before they are cut off.
+        static let gracePeriod = Duration.seconds(30)
+    }
+}

@@ -1,0 +1,65 @@
+import PipelineKit
+
+/// What a server may answer, from the plan alone: the outputs by name and the inputs by the
+/// name a URL gives them. A request is looked up here, never joined onto the file system, so a
+/// path that names no planned input (`..`, an encoded one, a NUL) finds nothing.
+struct OutputCatalog: Sendable {
+    /// One output of the pipeline file, however many widths and formats it lists.
+    struct Output: Sendable {
+        /// Its name in the pipeline file: the URL's first part.
+        let name: String
+        /// The encodings it is made in, in the order the file lists them.
+        let formats: [EncoderSettings.Format]
+        /// The numeric widths it lists, in the file's order; empty when it lists none.
+        let widths: [Int]
+    }
+
+    /// One input a request may name: which source of the plan, and the listing that names it.
+    struct Input: Sendable {
+        /// The source's index in the plan's items.
+        let item: Int
+        /// The input as the listing names it, to find its report.
+        let listing: InputFile
+    }
+
+    let outputs: [String: Output]
+    let inputs: [String: Input]
+
+    init(plan: RunPlan) {
+        var formats: [String: [(index: Int, format: EncoderSettings.Format)]] = [:]
+        var widths: [String: [Int]] = [:]
+        var order: [String] = []
+        // A tile pyramid is a folder of tiles, not one file to answer with; an S3 output is an
+        // object in a bucket, which its own URL serves.
+        for output in plan.definition.outputs where output.tiles == nil && !S3Location.isS3(output.path.authoredFolder) {
+            if formats[output.name] == nil { order.append(output.name) }
+            let index = output.variant?.formatIndex ?? 0
+            if !(formats[output.name] ?? []).contains(where: { $0.index == index }) {
+                formats[output.name, default: []].append((index, output.encoder.format))
+            }
+            if let width = output.variant?.width, !(widths[output.name] ?? []).contains(width) {
+                widths[output.name, default: []].append(width)
+            }
+        }
+        var outputs: [String: Output] = [:]
+        for name in order {
+            outputs[name] = Output(
+                name: name, formats: (formats[name] ?? []).sorted { $0.index < $1.index }.map(\.format), widths: widths[name] ?? [])
+        }
+        self.outputs = outputs
+        var inputs: [String: Input] = [:]
+        for (index, item) in plan.items.enumerated() {
+            for listing in item.listings where listing.refusal == nil {
+                let name = Self.name(of: listing.input)
+                // Two globs may give one name: the first listing answers, as it is the first a run reports.
+                if inputs[name] == nil { inputs[name] = Input(item: index, listing: listing.input) }
+            }
+        }
+        self.inputs = inputs
+    }
+
+    /// The name a URL gives an input: `{dir}/{name}`, or `{name}` alone when `{dir}` is empty.
+    static func name(of input: InputFile) -> String {
+        input.subfolder.isEmpty ? input.fileName : input.subfolder + "/" + input.fileName
+    }
+}

@@ -1,0 +1,105 @@
+import Foundation
+import Hummingbird
+import HummingbirdCore
+import Logging
+import PipelineKit
+import ServiceLifecycle
+
+/// The outputs a pipeline file declares, answered over HTTP as they are asked for:
+/// `GET /{output}/{input}` answers with the file a run makes for that output of that input,
+/// made now if no run has made it yet (the same steps, limits, memory budget, atomic writes and
+/// journal as `pipeline run`, so the two share their files both ways).
+///
+/// A `Service`: run it in a `ServiceGroup`, whose graceful shutdown stops accepting connections
+/// and lets the requests in flight finish.
+///
+/// ```swift
+/// let server = try PipelineServer(pipeline: pipeline, settings: .init(port: 8080), logger: logger) { url in print(url) }
+/// try await ServiceGroup(services: [server], gracefulShutdownSignals: [.sigterm], logger: logger).run()
+/// ```
+public struct PipelineServer: Service {
+    /// Where the server listens and how it answers.
+    public struct Settings: Sendable {
+        /// The address to listen on: loopback unless told otherwise.
+        public var host: String
+        /// The port; 0 asks the system for a free one (the URL `onListening` gets has it).
+        public var port: Int
+
+        /// How long a connection may go without reading or writing anything before it is
+        /// closed: a slow or stalled client holds a connection this long at most.
+        public var idleTimeout: Duration
+
+        /// Settings listening on `host` and `port`; the rest comes from the pipeline file's `serve` section.
+        public init(host: String = "127.0.0.1", port: Int = 8080, idleTimeout: Duration = .seconds(30)) {
+            self.host = host
+            self.port = port
+            self.idleTimeout = idleTimeout
+        }
+    }
+
+    private let settings: Settings
+    /// The pipeline file's `serve` section.
+    private let serve: ServeSettings
+    private let logger: Logger
+    let responder: OutputResponder
+    private let onListening: @Sendable (String) -> Void
+    private let onStopping: @Sendable () -> Void
+
+    /// Plans the pipeline (finding its inputs and checking every output path, as `run` does)
+    /// and removes what a killed run left half-written; nothing listens until `run()`.
+    ///
+    /// - Parameters:
+    ///   - onListening: called with the server's URL (`http://127.0.0.1:8080`) once it accepts
+    ///     connections.
+    ///   - onStopping: called when the graceful shutdown starts: no new connections from then on.
+    /// - Throws: `PipelineFileError` when the plan cannot be made, as `Pipeline.plan()` does.
+    public init(
+        pipeline: Pipeline, settings: Settings = Settings(), logger: Logger,
+        onListening: @escaping @Sendable (String) -> Void = { _ in }, onStopping: @escaping @Sendable () -> Void = {}
+    ) throws(PipelineFileError) {
+        let plan = try pipeline.plan()
+        pipeline.sweepLeftovers(plan)
+        self.settings = settings
+        serve = pipeline.definition.serve
+        self.logger = logger
+        self.onListening = onListening
+        self.onStopping = onStopping
+        responder = OutputResponder(pipeline: pipeline, plan: plan, cacheControl: serve.cacheControl, logger: logger)
+    }
+
+    /// The most bytes a request's headers may have, and any one header: far more than a browser
+    /// sends, far less than would let a client hold much memory.
+    static let maxHeaderBytes = 16 * 1024
+
+    /// Listens and answers until the service group shuts down gracefully: then new connections
+    /// are refused, and the requests in flight (and the runs they wait for) finish first.
+    public func run() async throws {
+        let responder = self.responder
+        let host = settings.host
+        let port = settings.port
+        let onListening = self.onListening
+        let idle = settings.idleTimeout.components
+        let http = HTTP1Channel.Configuration(
+            idleTimeout: .nanoseconds(idle.seconds * 1_000_000_000 + idle.attoseconds / 1_000_000_000),
+            httpDecoderConfiguration: .init(
+                maxHeaderFieldSize: Self.maxHeaderBytes, maxHeaderListSize: Self.maxHeaderBytes, maxHeaderFieldCount: 100))
+        let application = Application(
+            responder: CallbackResponder<BasicRequestContext> { request, context in
+                await responder.respond(to: request, context: context)
+            },
+            server: .http1(configuration: http),
+            configuration: ApplicationConfiguration(
+                address: .hostname(host, port: port),
+                availableConnectionsDelegate: MaximumAvailableConnections(serve.maxConnections)),
+            onServerRunning: { channel in
+                let shown = host.contains(":") ? "[\(host)]" : host
+                onListening("http://\(shown):\(channel.localAddress?.port ?? port)")
+            },
+            logger: logger)
+        try await withGracefulShutdownHandler {
+            try await application.run()
+        } onGracefulShutdown: { [onStopping] in
+            onStopping()
+        }
+    }
+}

@@ -1,0 +1,57 @@
+import Metrics
+import Prometheus
+
+/// What `/metrics` reports, through swift-metrics into a Prometheus registry of the server's
+/// own: not the process-wide `MetricsSystem`, so that a program embedding the server keeps its
+/// own metrics backend, and two servers in one process count apart.
+final class ServerMetrics: Sendable {
+    private let registry = PrometheusCollectorRegistry()
+    private let factory: PrometheusMetricsFactory
+    private let inFlight: Meter
+    private let runsGoing: Meter
+    private let runsWaiting: Meter
+
+    init() {
+        factory = PrometheusMetricsFactory(registry: registry)
+        inFlight = Meter(label: "pipeline_serve_requests_in_flight", factory: factory)
+        runsGoing = Meter(label: "pipeline_serve_runs", dimensions: [("state", "going")], factory: factory)
+        runsWaiting = Meter(label: "pipeline_serve_runs", dimensions: [("state", "waiting")], factory: factory)
+    }
+
+    /// Counts a request from its start to its answer: in flight meanwhile.
+    func started() { inFlight.increment() }
+
+    /// Counts an answered request. `output` is the name of an output of the file, or nil for
+    /// any other path (so that made-up paths add no series); `bytes` those of the body sent;
+    /// `source` whether the file came from disk or was made, for a file.
+    func finished(output: String?, status: Int, duration: Duration, bytes: Int, source: String?) {
+        inFlight.decrement()
+        let name = output ?? "none"
+        Counter(label: "pipeline_serve_requests_total", dimensions: [("output", name), ("status", String(status))], factory: factory)
+            .increment()
+        Timer(label: "pipeline_serve_request_duration_seconds", dimensions: [("output", name)], factory: factory)
+            .recordNanoseconds(duration.nanoseconds)
+        if bytes > 0 {
+            Counter(label: "pipeline_serve_bytes_served_total", dimensions: [("output", name)], factory: factory).increment(by: bytes)
+        }
+        if let source {
+            Counter(label: "pipeline_serve_files_total", dimensions: [("output", name), ("source", source)], factory: factory)
+                .increment()
+        }
+    }
+
+    /// The metrics in Prometheus' text format, with the runs going and waiting now.
+    func text(runs: (going: Int, waiting: Int)) -> [UInt8] {
+        runsGoing.set(runs.going)
+        runsWaiting.set(runs.waiting)
+        return registry.emitToBuffer()
+    }
+}
+
+extension Duration {
+    /// The duration in whole nanoseconds, as swift-metrics' timers take it.
+    fileprivate var nanoseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+    }
+}

@@ -1,0 +1,51 @@
+import Crypto
+import Foundation
+import PipelineKit
+
+/// Signed URLs as imgproxy signs them: the path starts with a signature, the URL-safe base64
+/// (without padding) of the HMAC-SHA256, under the key, of the salt followed by the rest of the
+/// path as sent (from its leading `/`, still percent-encoded). The query is not signed.
+struct URLSignature: Sendable {
+    // The key's bytes: swift-crypto's `SymmetricKey` is not `Sendable`, so one is made per use.
+    private let key: [UInt8]
+    private let salt: [UInt8]
+
+    init(_ signing: ServeSettings.Signing) {
+        key = signing.key
+        salt = signing.salt
+    }
+
+    /// The rest of `path` (from the `/` after the signature) when its first part is the right
+    /// signature for it, compared in constant time; nil otherwise.
+    func verified(_ path: String) -> String? {
+        let raw = path.hasPrefix("/") ? path.dropFirst() : path[...]
+        guard let slash = raw.firstIndex(of: "/"), let signature = Self.decode(raw[..<slash]) else { return nil }
+        let rest = String(raw[slash...])
+        let valid = HMAC<SHA256>.isValidAuthenticationCode(
+            signature, authenticating: salt + Array(rest.utf8), using: SymmetricKey(data: key))
+        return valid ? rest : nil
+    }
+
+    /// The signature of `path` (from its leading `/`), for a program that makes URLs.
+    func signature(of path: String) -> String {
+        let code = HMAC<SHA256>.authenticationCode(for: salt + Array(path.utf8), using: SymmetricKey(data: key))
+        return Self.encode(Data(code))
+    }
+
+    /// URL-safe base64 without padding.
+    private static func encode(_ data: Data) -> String {
+        data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+
+    /// The bytes of URL-safe base64 without padding, or nil when `text` is not that in its one
+    /// canonical form: the unused low bits of the last digit must be zero, so that a signature
+    /// has one spelling only.
+    private static func decode(_ text: Substring) -> Data? {
+        guard !text.isEmpty, text.count <= 128, !text.contains("="), !text.contains("+") else { return nil }
+        var standard = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        standard += String(repeating: "=", count: (4 - standard.count % 4) % 4)
+        guard let data = Data(base64Encoded: standard), encode(data) == text else { return nil }
+        return data
+    }
+}

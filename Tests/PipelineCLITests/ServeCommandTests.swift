@@ -1,0 +1,96 @@
+import Foundation
+import TestSupport
+import Testing
+import Vips
+
+/// `pipeline serve`, the built command as a user runs it: it says where it listens, answers,
+/// and on SIGTERM stops accepting, finishes what is in flight and exits 0.
+@Suite(.serialized) struct ServeCommandTests {
+    static let thumb =
+        #"{"name": "thumb", "steps": [{"resize": {"width": 16}}], "encode": {"format": "webp"}, "path": "out/{stem}-small.webp"}"#
+
+    /// Starts `pipeline serve p.json --port 0` in a folder of photos; returns it and its port.
+    func serve(_ directory: TemporaryDirectory) throws -> (BackgroundCommand, Int) {
+        let command = try BackgroundCommand(["serve", "p.json", "--port", "0"], in: directory.url)
+        let line = command.waitForLine(timeout: 180) { !$0.isError && $0.text.hasPrefix("Serving ") }
+        let text = try #require(line?.text, "no address came:\n\(command.transcript)")
+        #expect(text.hasPrefix("Serving p.json on http://127.0.0.1:"), "\(text)")
+        let port = try #require(text.split(separator: ":").last.flatMap { Int($0) }, "\(text)")
+        return (command, port)
+    }
+
+    @Test func answersThenStopsOnSIGTERMWithStatus0() throws {
+        let directory = try Fixtures.watchedFolder(inputs: 2, outputs: [Self.thumb], inputPattern: "in/*.jpg")
+        let (command, port) = try serve(directory)
+        defer { command.kill() }
+        #expect(try LoopbackHTTPClient.send(port: port, target: "/healthz").status == 200)
+        let response = try LoopbackHTTPClient.send(port: port, target: "/thumb/p0.jpg")
+        #expect(response.status == 200, "\(String(decoding: response.body, as: UTF8.self))")
+        #expect(FileManager.default.fileExists(atPath: directory.path + "/out/p0-small.webp"))
+
+        command.signal(SIGTERM)
+        #expect(command.waitForExit(timeout: 120) == 0, "\(command.transcript)")
+        // It no longer listens.
+        #expect(throws: LoopbackHTTPClient.Failure.self) { try LoopbackHTTPClient.send(port: port, target: "/healthz", timeout: 5) }
+    }
+
+    @Test func aRequestInFlightAtSIGTERMIsAnsweredBeforeTheExit() async throws {
+        // Given an input on an origin that holds its answer until the test releases it
+        let photo = try Fixtures.jpeg(try Fixtures.gradient(width: 48, height: 32))
+        let release = DispatchSemaphore(value: 0)
+        let origin = try TestHTTPServer { _, _ in
+            _ = release.wait(timeout: .now() + 120)
+            return .init(body: photo)
+        }
+        defer { origin.stop() }
+        let directory = try TemporaryDirectory()
+        try directory.write(Data(PipelineHarness.json(inputs: [origin.url("/photo.jpg")], outputs: [Self.thumb]).utf8), to: "p.json")
+        let (command, port) = try serve(directory)
+        defer { command.kill() }
+
+        // When SIGTERM comes while a request waits for that input
+        let inFlight = Task.detached {
+            try await LoopbackHTTPClient.request(port: port, target: "/thumb/127.0.0.1_\(origin.port)/photo.jpg")
+        }
+        for _ in 0..<6000 where origin.requests(for: "/photo.jpg").isEmpty { try await Task.sleep(for: .milliseconds(20)) }
+        try #require(!origin.requests(for: "/photo.jpg").isEmpty, "the server never fetched the input:\n\(command.transcript)")
+        let mark = command.lineCount
+        command.signal(SIGTERM)
+        // Released only once the server is stopping, so the answer comes after SIGTERM.
+        let stopping = command.waitForLine(after: mark, timeout: 120) { $0.isError && $0.text.hasPrefix("stopping:") }
+        release.signal()
+        #expect(stopping != nil, "\(command.transcript)")
+
+        // Then the request is answered in full, and the server exits 0
+        let response = try await inFlight.value
+        #expect(response.status == 200, "\(String(decoding: response.body, as: UTF8.self))")
+        #expect(try VipsImage.open(data: response.body).width == 16)
+        #expect(command.waitForExit(timeout: 120) == 0, "\(command.transcript)")
+    }
+
+    @Test func explainPrintsTheServeSectionWithoutItsKey() throws {
+        let directory = try Fixtures.watchedFolder(inputs: 1, outputs: [Self.thumb], inputPattern: "in/*.jpg")
+        let plain = try CommandRunner.run(["explain", "p.json"], in: directory.url)
+        #expect(plain.status == 0, "\(plain.standardError)")
+        #expect(!plain.standardOutput.contains("pipeline serve"))
+        let json = PipelineHarness.json(
+            inputs: ["in/*.jpg"], outputs: [Self.thumb],
+            extra: #""serve": {"cacheControl": "public, max-age=60", "key": "0123abcd", "salt": "ff00"}"#)
+        try directory.write(Data(json.utf8), to: "p.json")
+        let result = try CommandRunner.run(["explain", "p.json"], in: directory.url)
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(
+            result.standardOutput.contains(
+                #"pipeline serve: Cache-Control "public, max-age=60", at most 1024 connections at once, 64 inputs waiting to be made, URLs signed"#
+            ), "\(result.standardOutput)")
+        #expect(!result.standardOutput.contains("0123abcd"))
+    }
+
+    @Test func anInvalidFileExits2WithoutListening() throws {
+        let directory = try TemporaryDirectory()
+        try directory.write(Data(#"{"version": 1, "inputs": ["*.jpg"], "outputs": [{"name": "x"}]}"#.utf8), to: "p.json")
+        let result = try CommandRunner.run(["serve", "p.json", "--port", "0"], in: directory.url)
+        #expect(result.status == 2, "\(result.standardError)")
+        #expect(!result.standardOutput.contains("Serving"))
+    }
+}

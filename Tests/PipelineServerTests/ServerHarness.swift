@@ -1,0 +1,81 @@
+import Foundation
+import Logging
+import PipelineKit
+import ServiceLifecycle
+import StandardProcessors
+import TestSupport
+
+@testable import PipelineServer
+
+/// A `PipelineServer` on a free loopback port, started by a test and stopped by it (`stop()`,
+/// which shuts it down gracefully and waits for it).
+final class RunningServer: Sendable {
+    let port: Int
+    /// What makes the inputs, to see its lanes and queue.
+    let maker: InputMaker
+    private let group: ServiceGroup
+    private let task: Task<Void, any Error>
+
+    /// Serves `json` (a pipeline file whose relative paths are in `directory`).
+    init(_ json: String, in directory: TemporaryDirectory, settings: PipelineServer.Settings = .init(port: 0)) async throws {
+        let pipeline = try PipelineHarness.pipeline(json, in: directory)
+        var logger = Logger(label: "serve-test")
+        logger.logLevel = .warning
+        let (urls, continuation) = AsyncStream.makeStream(of: String.self)
+        var settings = settings
+        settings.port = 0
+        let server = try PipelineServer(pipeline: pipeline, settings: settings, logger: logger) { url in
+            continuation.yield(url)
+            continuation.finish()
+        }
+        let group = ServiceGroup(services: [server], logger: logger)
+        let task = Task { try await group.run() }
+        // Bounded: a server that never listens fails the test instead of hanging it.
+        let timeout = Task {
+            try await Task.sleep(for: .seconds(120))
+            continuation.finish()
+        }
+        defer { timeout.cancel() }
+        var first: String?
+        for await url in urls {
+            first = url
+            break
+        }
+        guard let first, let port = Int(first.split(separator: ":").last ?? "") else {
+            await group.triggerGracefulShutdown()
+            _ = try? await task.value
+            throw LoopbackHTTPClient.Failure(description: "the server did not say where it listens")
+        }
+        self.port = port
+        maker = server.responder.maker
+        self.group = group
+        self.task = task
+    }
+
+    /// Sends a request to the server (see `LoopbackHTTPClient`).
+    func request(_ target: String, method: String = "GET", headers: [String: String] = [:]) async throws -> LoopbackHTTPClient.Response {
+        try await LoopbackHTTPClient.request(method, port: port, target: target, headers: headers)
+    }
+
+    /// Stops accepting, lets the requests in flight finish, and waits for the server to end.
+    func stop() async throws {
+        await group.triggerGracefulShutdown()
+        try await task.value
+    }
+}
+
+/// Runs `body` with a server of `json`, stopping the server afterwards whatever `body` does.
+func withServer<Result>(
+    _ json: String, in directory: TemporaryDirectory, settings: PipelineServer.Settings = .init(port: 0),
+    _ body: (RunningServer) async throws -> Result
+) async throws -> Result {
+    let server = try await RunningServer(json, in: directory, settings: settings)
+    do {
+        let result = try await body(server)
+        try await server.stop()
+        return result
+    } catch {
+        try? await server.stop()
+        throw error
+    }
+}

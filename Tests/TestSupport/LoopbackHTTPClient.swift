@@ -1,0 +1,101 @@
+import Foundation
+
+/// A plain HTTP/1.1 client for servers a test starts on loopback: it sends the request target
+/// byte for byte as given (no URL type resolves `..` or re-encodes it first), with
+/// `Connection: close`, and reads the answer to the end, each socket call bounded by a timeout.
+package enum LoopbackHTTPClient {
+    /// One answer: its status, its headers by lowercased name, and its body.
+    package struct Response: Sendable {
+        package let status: Int
+        package let headers: [String: String]
+        package let body: Data
+
+        /// The header `name` (any case).
+        package func header(_ name: String) -> String? { headers[name.lowercased()] }
+    }
+
+    /// What went wrong talking to the server.
+    package struct Failure: Error, CustomStringConvertible {
+        package let description: String
+
+        /// A failure saying `description`.
+        package init(description: String) { self.description = description }
+    }
+
+    /// Sends one request on a thread of its own (the socket calls block), so that tests awaiting
+    /// it never hold one of Swift's cooperative threads, which the server under test needs.
+    package static func request(
+        _ method: String = "GET", port: Int, target: String, headers: [String: String] = [:], timeout: Double = 120
+    ) async throws -> Response {
+        try await onThread { try send(method, port: port, target: target, headers: headers, timeout: timeout) }
+    }
+
+    /// Runs `body`, which blocks on sockets, on a thread of its own, off Swift's cooperative threads.
+    package static func onThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread { continuation.resume(with: Result { try body() }) }.start()
+        }
+    }
+
+    /// Sends one request and waits for the whole answer, blocking the calling thread.
+    package static func send(
+        _ method: String = "GET", port: Int, target: String, headers: [String: String] = [:], timeout: Double = 120
+    ) throws -> Response {
+        var head = "\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n"
+        for (name, value) in headers { head += "\(name): \(value)\r\n" }
+        return try parse(try exchange(port: port, bytes: Array((head + "\r\n").utf8), timeout: timeout))
+    }
+
+    /// Sends `bytes` as they are (half a request, say) and reads until the server closes the
+    /// connection; fails when it has not after `timeout` seconds without a byte.
+    package static func exchange(port: Int, bytes: [UInt8], timeout: Double = 120) throws -> Data {
+        let socket = Foundation.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard socket >= 0 else { throw Failure(description: "socket: \(String(cString: strerror(errno)))") }
+        defer { close(socket) }
+        var limit = timeval(tv_sec: Int(timeout), tv_usec: 0)
+        setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
+        setsockopt(socket, SOL_SOCKET, SO_SNDTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else { throw Failure(description: "connect to port \(port): \(String(cString: strerror(errno)))") }
+        var sent = 0
+        while sent < bytes.count {
+            let count = bytes[sent...].withUnsafeBytes { Foundation.send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            guard count > 0 else { throw Failure(description: "send: \(String(cString: strerror(errno)))") }
+            sent += count
+        }
+        var received = Data()
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, 0) }
+            if count == 0 { break }
+            // A reset after the server gave up on the request is a close too.
+            if count < 0, errno == ECONNRESET { break }
+            guard count > 0 else { throw Failure(description: "recv: \(String(cString: strerror(errno)))") }
+            received.append(contentsOf: buffer[..<count])
+        }
+        return received
+    }
+
+    private static func parse(_ data: Data) throws -> Response {
+        guard let end = data.firstRange(of: Data("\r\n\r\n".utf8)) else {
+            throw Failure(description: "no complete header in \(data.count) bytes: \(String(decoding: data.prefix(200), as: UTF8.self))")
+        }
+        let lines = String(decoding: data[..<end.lowerBound], as: UTF8.self).components(separatedBy: "\r\n")
+        let statusParts = lines[0].split(separator: " ")
+        guard statusParts.count >= 2, let status = Int(statusParts[1]) else { throw Failure(description: "bad status line \(lines[0])") }
+        var headers: [String: String] = [:]
+        for line in lines.dropFirst() {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            let name = line[..<colon].lowercased()
+            let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            headers[name] = headers[name].map { $0 + ", " + value } ?? value
+        }
+        return Response(status: status, headers: headers, body: Data(data[end.upperBound...]))
+    }
+}
