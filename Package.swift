@@ -32,8 +32,6 @@ let package = Package(
         // `pipeline serve`'s `/metrics`: the metrics API, and Prometheus' text format for it.
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
-        // `pipeline serve`'s signed URLs: HMAC-SHA256.
-        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
     ],
     targets: [
         // C layer: libvips through pkg-config, with fixed-arity shims for its varargs calls.
@@ -108,7 +106,6 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
-                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: swiftSettings
         ),
