@@ -158,6 +158,27 @@ import Vips
         }
     }
 
+    @Test func theEncoderIsAskedForAomAtLibheifsSpeedAndQuantizerWithNoOptionsOfItsOwn() {
+        // The measured choice (Benchmarks/RESULTS.md, "AVIF through libavif"): aom at libheif's
+        // speed and quantizer in libavif's all-intra defaults; aom's faster speeds, its option
+        // switches and the other codecs each made files larger or worse at the same quality.
+        let standard = AVIFOutput.encoding(EncoderSettings(format: .avif, quality: 50, effort: 4))
+        #expect(standard.codec == .aom)
+        #expect(standard.speed == 5)
+        #expect(standard.quantizer == 32)
+        #expect(standard.codecOptions == nil)
+        #expect(!standard.fullChroma && !standard.lossless)
+        for effort in 0...9 {
+            let encoding = AVIFOutput.encoding(EncoderSettings(format: .avif, quality: 75, effort: effort))
+            #expect(encoding.speed == 9 - effort, "effort \(effort)")
+            #expect(encoding.quantizer == 16, "effort \(effort)")
+            #expect(encoding.codecOptions == nil, "effort \(effort)")
+        }
+        #expect(AVIFOutput.encoding(EncoderSettings(format: .avif, quality: 90)).fullChroma)
+        #expect(AVIFOutput.quantizer(quality: 1) == 62)
+        #expect(AVIFOutput.quantizer(quality: 100) == 0)
+    }
+
     @Test func libavifsFailuresAreClearErrors() throws {
         let image = try photo(width: 16, height: 16)
         let wrong = AVIFEncoding(codec: .aom, speed: 9, quantizer: 30, codecOptions: "no-such-option=1")
