@@ -6,11 +6,13 @@ import Vips
 ///
 /// - `quality` is libheif's: AV1's quantizer is `(100 − quality) × 63 / 100`, rounded, as
 ///   libheif's aom encoder sets its constant-quality level from the quality libvips gives it.
-/// - `effort` is aom's speed as libvips sets it through libheif, `9 − effort`. Measured against
-///   heifsave at each effort (Benchmarks/avif-settings.sh; Benchmarks/RESULTS.md, "AVIF through
-///   libavif"), aom at that speed gives the same bytes and scores by SSIMULACRA 2, and every
-///   faster choice (a faster aom speed with a finer quantizer, rav1e, SVT-AV1) gave larger or
-///   worse files at some quality, so it is the only choice that keeps the promise.
+/// - `effort` is aom's speed as libvips sets it through libheif, `9 − effort`, in aom's all-intra
+///   mode (libavif's and libheif's choice for a still image), with no codec options of ours.
+///   Measured against heifsave (Benchmarks/avif-settings.sh; Benchmarks/RESULTS.md, "AVIF
+///   through libavif"), aom at that speed gives the same bytes and scores by SSIMULACRA 2, and
+///   every faster choice (a faster aom speed, with or without a finer quantizer and the tools
+///   that raise scores; aom's partition switches; rav1e; SVT-AV1) gave larger or worse files,
+///   so it is the only choice that keeps the promise.
 /// - Chroma is subsampled (4:2:0) below quality 90 and kept whole (4:4:4) from it, as libvips'
 ///   heifsave does by default; lossless keeps RGB as it is, in 4:4:4.
 /// - The file carries the ICC profile, EXIF and XMP unless nothing is kept, as heifsave does
