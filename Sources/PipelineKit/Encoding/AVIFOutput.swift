@@ -31,21 +31,22 @@ enum AVIFOutput {
             codec: .aom, speed: speed, quantizer: settings.lossless ? 0 : quantizer(quality: settings.quality),
             lossless: settings.lossless, fullChroma: settings.lossless || settings.quality >= 90,
             keepsMetadata: !settings.keptMetadata.isEmpty,
-            codecOptions: settings.lossless ? nil : codecOptions(speed: speed, width: width, height: height))
+            codecOptions: settings.lossless || settings.quality >= 90 ? nil : codecOptions(speed: speed, width: width, height: height))
     }
 
     /// The shorter side from which aom skips partitions below 8×8 at the default effort.
     static let largeSide = 1024
 
-    /// aom's options beyond libavif's defaults for a lossy encode at `speed` of a `width`×`height`
-    /// image, or nil for none.
+    /// aom's options beyond libavif's defaults for a lossy, subsampled encode (quality below 90)
+    /// at `speed` of a `width`×`height` image, or nil for none.
     ///
     /// At speed 5 (effort 4) on images whose shorter side is at least `largeSide`, partitions
     /// start at 8×8, as aom itself does from 4K: measured on images 1920 wide at quality 50
     /// against heifsave and at qualities 25 and 75 against libavif's defaults (which give
     /// heifsave's files), the files are no larger and score the same on average, and the encode
     /// takes less CPU time (most on fine detail, where 4×4 blocks are searched most). On smaller
-    /// images the score fell, and the other efforts were not measured, so nothing else changes.
+    /// images the score fell, and the other efforts and full chroma were not measured, so
+    /// nothing else changes.
     static func codecOptions(speed: Int, width: Int, height: Int) -> String? {
         guard speed == 5, min(width, height) >= largeSide else { return nil }
         return "min-partition-size=8"

@@ -189,6 +189,8 @@ import Vips
         #expect(AVIFOutput.encoding(EncoderSettings(format: .avif, quality: 50), width: 1920, height: 1023).codecOptions == nil)
         #expect(AVIFOutput.encoding(EncoderSettings(format: .avif, quality: 50, effort: 5), width: 1920, height: 1200).codecOptions == nil)
         #expect(AVIFOutput.encoding(EncoderSettings(format: .avif, lossless: true), width: 1920, height: 1200).codecOptions == nil)
+        #expect(AVIFOutput.encoding(EncoderSettings(format: .avif, quality: 90), width: 1920, height: 1200).codecOptions == nil)
+        #expect(AVIFOutput.encoding(EncoderSettings(format: .avif, quality: 75), width: 1920, height: 1200).codecOptions != nil)
         // aom takes the option, and the file reads back as the image.
         let image = try photo(width: AVIFOutput.largeSide, height: AVIFOutput.largeSide)
         let file = try encoded(image, EncoderSettings(format: .avif, quality: 50))
