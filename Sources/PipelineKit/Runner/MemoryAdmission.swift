@@ -11,7 +11,9 @@ import Vips
 /// A soft admission (`Policy.soft`) keeps to its capacity only while that costs no parallel
 /// work: an estimate larger than the capacity is admitted alone; one that fits now goes in even
 /// past those waiting (they wait for room, not for their turn); and when `overflowAt` are
-/// waiting, or `closeArrivals()` says no others will come, the oldest goes in over the capacity.
+/// waiting, or `closeArrivals()` says no others will come, the oldest goes in over the capacity,
+/// but never past `overflowCeiling`: however many wait, the large ones among them go in one
+/// beside another, not all at once.
 final class MemoryAdmission: Sendable {
     /// Bytes the admitted inputs may hold together.
     let capacity: Int64
@@ -24,6 +26,11 @@ final class MemoryAdmission: Sendable {
     }
 
     let policy: Policy
+
+    /// Soft policy: what those admitted over the capacity may hold together at most (one alone
+    /// may hold more). Without it, the waiting a long run piles up would go in at once, and the
+    /// run's peak would grow with its number of inputs.
+    var overflowCeiling: Int64 { capacity * 2 }
 
     private struct State: Sendable {
         var admitted: Int64 = 0
@@ -50,7 +57,9 @@ final class MemoryAdmission: Sendable {
     private func hasRoom(for bytes: Int64, in state: State) -> Bool {
         switch policy {
         case .hard: state.admitted + bytes <= capacity
-        case .soft: state.admitted == 0 || state.admitted + bytes <= capacity || state.arrivalsClosed
+        case .soft:
+            state.admitted == 0 || state.admitted + bytes <= capacity
+                || (state.arrivalsClosed && state.admitted + bytes <= overflowCeiling)
         }
     }
 
@@ -65,7 +74,8 @@ final class MemoryAdmission: Sendable {
         }
     }
 
-    /// Soft policy: no further inputs will ask, so those waiting go in now.
+    /// Soft policy: no further inputs will ask, so those waiting go in now, as many as
+    /// `overflowCeiling` has room for, and the rest as it does.
     func closeArrivals() {
         guard policy != .hard else { return }
         room.withLock { state, waiters in
@@ -76,7 +86,7 @@ final class MemoryAdmission: Sendable {
 
     /// Lets out, admitted, the waiters that may go in now: under the hard policy from the head
     /// while they fit; under the soft one any that has room, in order, and the oldest over the
-    /// capacity when too many wait.
+    /// capacity, within `overflowCeiling`, when too many wait.
     private func admitWaiters(_ state: inout State, _ waiters: inout WaitingRoom<State, Int64, Bool>.Waiters) {
         switch policy {
         case .hard:
@@ -94,7 +104,7 @@ final class MemoryAdmission: Sendable {
                     index += 1
                 }
             }
-            while waiters.count >= max(1, overflowAt) {
+            while waiters.count >= max(1, overflowAt), state.admitted + waiters[0] <= overflowCeiling {
                 state.admit(waiters[0])
                 waiters.letOutFirst(with: true)
             }

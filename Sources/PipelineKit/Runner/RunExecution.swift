@@ -58,7 +58,8 @@ final class RunExecution: Sendable {
         var lastRelease = ContinuousClock.now
         let wanted = definition.inFlight(fetchingRemoteInputs: plan.items.contains { $0.input.isRemote })
         let window = InFlightWindow(width: OpenFileLimit.inFlight(fitting: wanted) ?? 1, asideLimit: MemoryAccountant.asideLimit)
-        let peak = await window.run(Self.largestFirst(plan.items), allStarted: memory.unstreamedDecodes.closeArrivals) { item, slot in
+        let order = Self.largestFirst(plan.items, inRoundsOf: window.width + window.asideLimit)
+        let peak = await window.run(order, allStarted: memory.unstreamedDecodes.closeArrivals) { item, slot in
             await self.process(item, slot: slot, incremental: incremental)
         } completed: { reports in
             for report in reports ?? [] {
@@ -84,11 +85,35 @@ final class RunExecution: Sendable {
 
     /// The inputs in the order to start them: largest file first, so that a big image does not
     /// start last and leave a core idle at the end of the run (longest job first;
-    /// Benchmarks/RESULTS.md has the gain). Sizes come from planning; a missing file sorts last.
-    static func largestFirst(_ items: [RunPlan.Item]) -> [RunPlan.Item] {
-        items.enumerated()
+    /// Benchmarks/RESULTS.md has the gain), dealt in rounds of `round` inputs so that the big ones
+    /// do not all start together.
+    ///
+    /// The inputs of known size, largest first, are cut into at most `round` bands of consecutive
+    /// sizes; each round takes the next input of every band, largest band first. A round is what
+    /// the window looks at at once (those working and those waiting aside), so that it holds a
+    /// few large inputs among smaller ones however many inputs the run has: sorted plainly, many
+    /// copies of one large photograph, or many photographs of one size, fill the window together,
+    /// and their decodes meet (those that cannot stream go over their allowance when too many
+    /// wait for it). The largest input still starts first, each round ends with its smallest, and
+    /// the run with the smallest of all. Sizes come from planning; inputs of unknown size (remote
+    /// ones, a missing file) follow in listing order.
+    static func largestFirst(_ items: [RunPlan.Item], inRoundsOf round: Int) -> [RunPlan.Item] {
+        let sorted = items.enumerated()
             .sorted { ($0.element.input.byteCount ?? -1, -$0.offset) > ($1.element.input.byteCount ?? -1, -$1.offset) }
             .map(\.element)
+        let known = sorted.prefix { $0.input.byteCount != nil }
+        // With no more inputs than one round, each band is one input: plain largest first.
+        let bandSize = (known.count + max(1, round) - 1) / max(1, round)
+        guard bandSize > 1 else { return sorted }
+        var order: [RunPlan.Item] = []
+        order.reserveCapacity(sorted.count)
+        for place in 0..<bandSize {
+            for bandStart in stride(from: known.startIndex, to: known.endIndex, by: bandSize)
+            where bandStart + place < known.endIndex {
+                order.append(known[bandStart + place])
+            }
+        }
+        return order + sorted[known.endIndex...]
     }
 
     /// One source, for every listing of it: one report per listing; nil when cancelled.

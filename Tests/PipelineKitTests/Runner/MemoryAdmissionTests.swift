@@ -118,10 +118,41 @@ struct MemoryAdmissionTests {
         await waits[0].value
         #expect(admitted.withLock { $0 } == [50])
         #expect(admission.waiting == 2 && admission.peakAdmitted == 140)
-        // No further arrivals: the rest go in at once.
+        // No further arrivals: those waiting go in as twice the capacity has room: the 51 now,
+        // the 52 once the 90 is done.
         admission.closeArrivals()
+        await waits[1].value
+        #expect(admitted.withLock { $0 } == [50, 51])
+        #expect(admission.waiting == 1 && admission.peakAdmitted == 191)
+        admission.release(90)
+        await waits[2].value
+        #expect(admitted.withLock { $0 } == [50, 51, 52])
+        #expect(admission.peakAdmitted == 191)
+        #expect(admission.admitNow(40), "after closing, any that fits within twice the capacity goes in at once")
+        for bytes: Int64 in [50, 51, 52, 40] { admission.release(bytes) }
+    }
+
+    @Test func softlyNeverPastTwiceTheCapacityHoweverManyWait() async throws {
+        let admission = MemoryAdmission(capacity: 100, policy: .soft(overflowAt: 2))
+        #expect(admission.admitNow(150), "alone")
+        let admitted = Locked(0)
+        let waits = (0..<3).map { _ in
+            Task { if await admission.admit(150) { admitted.withLock { $0 += 1 } } }
+        }
+        try await waitUntil { admission.waiting + admitted.withLock { $0 } == 3 }
+        // Too many wait, and then none will come, but each would take the total past 200.
+        #expect(admitted.withLock { $0 } == 0)
+        admission.closeArrivals()
+        #expect(admission.waiting == 3 && admission.peakAdmitted == 150)
+        // Each goes in alone as the one before it is done.
+        for done in 1...3 {
+            admission.release(150)
+            try await waitUntil { admitted.withLock { $0 } == done }
+            #expect(admission.waiting == 3 - done && admission.peakAdmitted == 150)
+        }
         for wait in waits { await wait.value }
-        #expect(Set(admitted.withLock { $0 }) == [50, 51, 52])
-        #expect(admission.admitNow(1000), "after closing, nobody waits")
+        admission.release(150)
+        #expect(admission.admitNow(100))
+        admission.release(100)
     }
 }
