@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.1
 import PackageDescription
 
 // Settings every Swift target shares: Swift 6 mode is the package default;
@@ -23,6 +23,12 @@ let package = Package(
         .library(name: "PipelineCLI", targets: ["PipelineCLI"]),
         .library(name: "PipelineServer", targets: ["PipelineServer"]),
     ] + pluginModules.map { .library(name: $0, targets: [$0]) },
+    // `pipeline serve` brings Hummingbird and SwiftNIO. A tool built on PipelineCLI that has no
+    // use for serving leaves them out with `traits: []` on its `.package` line.
+    traits: [
+        .trait(name: "Server", description: "The `serve` command: on-demand outputs over HTTP (Hummingbird)."),
+        .default(enabledTraits: ["Server"]),
+    ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
@@ -100,6 +106,8 @@ let package = Package(
             name: "PipelineServer",
             dependencies: [
                 "PipelineKit",
+                // The one lock type.
+                "Vips",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -115,14 +123,14 @@ let package = Package(
             name: "PipelineCLI",
             dependencies: [
                 "PipelineKit",
-                "PipelineServer",
+                .target(name: "PipelineServer", condition: .when(traits: ["Server"])),
                 "Vips",
                 // `plugins --vips` lists what the `vips` step can run.
                 "VipsOperation",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 // `serve`: SIGTERM as a graceful shutdown of the server.
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(traits: ["Server"])),
             ],
             swiftSettings: swiftSettings
         ),
@@ -158,9 +166,11 @@ let package = Package(
         .testTarget(
             name: "PipelineServerTests",
             // A real server on loopback, asked by a real HTTP client.
+            // Empty without the Server trait.
             dependencies: [
-                "PipelineServer", "PipelineKit", "StandardProcessors", "Vips", "TestSupport",
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .target(name: "PipelineServer", condition: .when(traits: ["Server"])), "PipelineKit", "StandardProcessors", "Vips",
+                "TestSupport",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(traits: ["Server"])),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings

@@ -23,7 +23,14 @@ extension PipelineCommand {
                 try exitingOnInvalidFile { () throws(PipelineFileError) in
                     try pipeline.explain(shard: shard?.shard, shardSource: shard?.source)
                 }.text)
-            if pipeline.definition.serve != ServeSettings() { print(Serve.describe(pipeline.definition.serve)) }
+            if pipeline.definition.serve != ServeSettings() { print(Self.describe(pipeline.definition.serve)) }
+        }
+
+        /// The `serve` section, in a line.
+        static func describe(_ serve: ServeSettings) -> String {
+            let cacheControl = serve.cacheControl.map { "Cache-Control \"\($0)\"" } ?? "no Cache-Control"
+            return "pipeline serve: \(cacheControl.escapingControlCharacters), at most \(serve.maxConnections) connections at once, "
+                + "\(serve.maxQueue) inputs waiting to be made, " + (serve.signing == nil ? "URLs not signed" : "URLs signed (serve.key)")
         }
     }
 }

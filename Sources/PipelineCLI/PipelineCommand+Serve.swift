@@ -1,3 +1,4 @@
+#if Server
 import ArgumentParser
 import Foundation
 import Logging
@@ -14,9 +15,11 @@ extension PipelineCommand {
                 that input ({input} is its {dir}/{name}), from disk when a run made it and it is up to \
                 date, else made now through the same steps and limits and kept for the next run. \
                 ?width= picks one of the output's widths; an output with formats follows Accept \
-                (?format= forces one). /healthz answers ok. Prints the address once listening; \
-                SIGTERM (or Ctrl-C) stops accepting, lets the requests in flight finish and exits 0. \
-                See docs/serving.md.
+                (?format= forces one). /healthz answers ok. Prints the address once listening. Watches \
+                the pipeline file and the inputs' folders as `watch` does: an edited file is served from \
+                then on (an invalid one is reported and the last valid one kept), and inputs added are \
+                served. SIGTERM (or Ctrl-C) stops accepting, lets the requests in flight finish and \
+                exits 0. See docs/serving.md.
                 """
         )
 
@@ -30,7 +33,8 @@ extension PipelineCommand {
         var port = 8080
 
         @ArgumentParser.Option(
-            help: "How much to log on standard error (info logs every request): trace, debug, info, notice, warning, error or critical.")
+            help: "How much to log on standard error (info logs every request): trace, debug, info, notice, warning, error or critical."
+        )
         var logLevel: Logger.Level = .warning
 
         @OptionGroup var memory: MemoryOptions
@@ -54,8 +58,18 @@ extension PipelineCommand {
                     printError("stopping: no new connections; finishing the requests in flight…")
                 }
             }
+            let watcher: PipelineWatcher
+            do {
+                watcher = try PipelineWatcher(pipelineFile: URL(fileURLWithPath: file), definition: pipeline.definition)
+            } catch {
+                printError("error: \(error)")
+                throw ExitCode.failure
+            }
+            defer { watcher.stop() }
+            let reloading = Reloading(server: server, pipeline: pipeline, watcher: watcher, file: file, memory: memory, logger: logger)
             var configuration = ServiceGroupConfiguration(
-                services: [server], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+                services: [.init(service: server), .init(service: reloading, successTerminationBehavior: .ignore)],
+                gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
             configuration.maximumGracefulShutdownDuration = Self.gracePeriod
             do {
                 try await ServiceGroup(configuration: configuration).run()
@@ -66,14 +80,54 @@ extension PipelineCommand {
             printError("stopped serving \(file)")
         }
 
-        /// The `serve` section as `explain` prints it.
-        static func describe(_ serve: ServeSettings) -> String {
-            let cacheControl = serve.cacheControl.map { "Cache-Control \"\($0)\"" } ?? "no Cache-Control"
-            return "pipeline serve: \(cacheControl.escapingControlCharacters), at most \(serve.maxConnections) connections at once, "
-                + "\(serve.maxQueue) inputs waiting to be made, " + (serve.signing == nil ? "URLs not signed" : "URLs signed (serve.key)")
+        /// Serves the pipeline file as it is now and the inputs its folders hold now: reloads the
+        /// server after each settled batch of changes. A file that no longer loads or plans is
+        /// reported, and the server goes on with the last valid one.
+        private struct Reloading: Service {
+            let server: PipelineServer
+            let pipeline: Pipeline
+            let watcher: PipelineWatcher
+            let file: String
+            let memory: MemoryOptions
+            let logger: Logger
+
+            func run() async throws {
+                let watcher = self.watcher
+                var pipeline = self.pipeline
+                await withGracefulShutdownHandler {
+                    for await changes in watcher.changes {
+                        logger.debug("changes", metadata: ["paths": "\(changes.paths)"])
+                        if changes.mayInclude(watcher.pipelineFilePath) {
+                            do {
+                                var edited = try Pipeline(
+                                    contentsOf: URL(fileURLWithPath: file), processors: PipelineCommand.processors, displayName: file)
+                                memory.apply(to: &edited)
+                                pipeline = edited
+                                watcher.watch(edited.definition)
+                            } catch {
+                                printError("\(error)")
+                                printError("\(file): keeping the last valid pipeline")
+                                // Nothing else changed: the server answers as it did.
+                                if !changes.overflowed, changes.paths.allSatisfy({ $0 == watcher.pipelineFilePath }) { continue }
+                            }
+                        }
+                        do {
+                            try server.reload(pipeline)
+                            logger.info("reloaded", metadata: ["changes": "\(changes.count)"])
+                        } catch {
+                            printError("\(error)")
+                            printError("\(file): serving as before")
+                        }
+                        for problem in watcher.takeProblems() { printError("warning: \(problem)") }
+                    }
+                } onGracefulShutdown: {
+                    watcher.stop()
+                }
+            }
         }
 
         /// How long the requests in flight may take to finish after SIGTERM before they are cut off.
         static let gracePeriod = Duration.seconds(30)
     }
 }
+#endif

@@ -53,11 +53,19 @@ struct PipelineCommand: AsyncParsableCommand {
             stopped with SIGTERM (or SIGHUP or SIGUSR1, handled as SIGTERM), 141 when standard output's reader went away.
             """,
         version: PipelineKitInfo.version,
-        subcommands: [
-            Run.self, Validate.self, Explain.self, Watch.self, Serve.self, Schema.self, Plugins.self, Cache.self, HTML.self,
-            MergeReports.self,
-        ]
+        subcommands: commands
     )
+
+    /// The subcommands, in the order `--help` lists them; `serve` when built with the Server trait.
+    private static var commands: [any ParsableCommand.Type] {
+        var commands: [any ParsableCommand.Type] = [
+            Run.self, Validate.self, Explain.self, Watch.self, Schema.self, Plugins.self, Cache.self, HTML.self, MergeReports.self,
+        ]
+        #if Server
+        commands.insert(Serve.self, at: 4)
+        #endif
+        return commands
+    }
 
     /// The processors every command knows, set by `PipelineCLI.main(processors:)` for the
     /// commands it runs (a task-local, so no global state outlives the call).

@@ -10,7 +10,7 @@ struct OutputResponder: Sendable {
     private let cacheControl: String?
     private let logger: Logger
     private let files = FileIO()
-    private let metrics = ServerMetrics()
+    private let metrics: ServerMetrics
     /// Checks the signature every output's path starts with, when the file's `serve` section signs URLs.
     private let signature: URLSignature?
 
@@ -19,11 +19,12 @@ struct OutputResponder: Sendable {
     // `HTTPFields.Element` is swift-http-types' `HTTPField`, reached through what Hummingbird exports.
     static let sourceHeader = HTTPFields.Element.Name("X-Pipeline-Source")!
 
-    init(pipeline: Pipeline, plan: RunPlan, cacheControl: String?, logger: Logger) {
+    init(pipeline: Pipeline, plan: RunPlan, metrics: ServerMetrics, logger: Logger) {
         catalog = OutputCatalog(plan: plan)
+        self.metrics = metrics
         maker = InputMaker(
             pipeline: pipeline, plan: plan, lanes: plan.definition.inFlight, queueLimit: plan.definition.serve.maxQueue)
-        self.cacheControl = cacheControl
+        cacheControl = plan.definition.serve.cacheControl
         signature = plan.definition.serve.signing.map(URLSignature.init)
         self.logger = logger
     }

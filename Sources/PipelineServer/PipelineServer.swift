@@ -4,6 +4,7 @@ import HummingbirdCore
 import Logging
 import PipelineKit
 import ServiceLifecycle
+import Vips
 
 /// The outputs a pipeline file declares, answered over HTTP as they are asked for:
 /// `GET /{output}/{input}` answers with the file a run makes for that output of that input,
@@ -38,10 +39,15 @@ public struct PipelineServer: Service {
     }
 
     private let settings: Settings
-    /// The pipeline file's `serve` section.
+    /// The pipeline file's `serve` section as the server started: what it listens with.
     private let serve: ServeSettings
     private let logger: Logger
-    let responder: OutputResponder
+    /// Counted across reloads: `/metrics` goes on from where it was.
+    private let metrics = ServerMetrics()
+    /// What answers requests now; `reload(_:)` swaps it, and a request keeps the one it started with.
+    private let current: Locked<OutputResponder>
+    /// What answers requests now.
+    var responder: OutputResponder { current.withLock { $0 } }
     private let onListening: @Sendable (String) -> Void
     private let onStopping: @Sendable () -> Void
 
@@ -64,8 +70,25 @@ public struct PipelineServer: Service {
         self.logger = logger
         self.onListening = onListening
         self.onStopping = onStopping
-        responder = OutputResponder(pipeline: pipeline, plan: plan, cacheControl: serve.cacheControl, logger: logger)
+        current = Locked(OutputResponder(pipeline: pipeline, plan: plan, metrics: metrics, logger: logger))
     }
+
+    /// Answers from now on as `pipeline` describes, with the inputs its plan finds now: for a
+    /// pipeline file that changed, or inputs added to (or removed from) its folders. Requests
+    /// already under way finish as they began. Where the server listens, and how many
+    /// connections it takes, stay as they were when it started.
+    ///
+    /// - Throws: `PipelineFileError` when the plan cannot be made; the server then answers as
+    ///   before.
+    public func reload(_ pipeline: Pipeline) throws(PipelineFileError) {
+        let plan = try pipeline.plan()
+        let responder = OutputResponder(pipeline: pipeline, plan: plan, metrics: metrics, logger: logger)
+        current.withLock { $0 = responder }
+    }
+
+    /// The most bytes a request's target (its path and query) may have: far more than any
+    /// output's URL needs, and answered 414 before anything is looked up.
+    static let maxTargetBytes = 8 * 1024
 
     /// The most bytes a request's headers may have, and any one header: far more than a browser
     /// sends, far less than would let a client hold much memory.
@@ -74,7 +97,7 @@ public struct PipelineServer: Service {
     /// Listens and answers until the service group shuts down gracefully: then new connections
     /// are refused, and the requests in flight (and the runs they wait for) finish first.
     public func run() async throws {
-        let responder = self.responder
+        let current = self.current
         let host = settings.host
         let port = settings.port
         let onListening = self.onListening
@@ -85,7 +108,10 @@ public struct PipelineServer: Service {
                 maxHeaderFieldSize: Self.maxHeaderBytes, maxHeaderListSize: Self.maxHeaderBytes, maxHeaderFieldCount: 100))
         let application = Application(
             responder: CallbackResponder<BasicRequestContext> { request, context in
-                await responder.respond(to: request, context: context)
+                guard request.uri.string.utf8.count <= Self.maxTargetBytes else {
+                    return OutputResponder.error(414, "the URL is longer than \(Self.maxTargetBytes) bytes")
+                }
+                return await current.withLock { $0 }.respond(to: request, context: context)
             },
             server: .http1(configuration: http),
             configuration: ApplicationConfiguration(

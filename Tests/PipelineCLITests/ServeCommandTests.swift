@@ -1,3 +1,4 @@
+#if Server
 import Foundation
 import TestSupport
 import Testing
@@ -68,6 +69,47 @@ import Vips
         #expect(command.waitForExit(timeout: 120) == 0, "\(command.transcript)")
     }
 
+    /// Asks for `target` until the answer has `status`, for up to a minute (the server reloads
+    /// after the watcher's quiet period); the last answer's status.
+    func status(of target: String, port: Int, becoming status: Int) async throws -> Int {
+        var last = 0
+        for _ in 0..<600 {
+            last = try await LoopbackHTTPClient.request(port: port, target: target).status
+            if last == status { break }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        return last
+    }
+
+    @Test func anEditedFileAndNewInputsAreServedWithoutARestart() async throws {
+        // Given a server started over one input
+        let directory = try Fixtures.watchedFolder(inputs: 1, outputs: [Self.thumb], inputPattern: "in/*.jpg")
+        let (command, port) = try serve(directory)
+        defer { command.kill() }
+        #expect(try await LoopbackHTTPClient.request(port: port, target: "/thumb/p0.jpg").status == 200)
+        #expect(try await LoopbackHTTPClient.request(port: port, target: "/thumb/added.jpg").status == 404)
+
+        // When an input is added to the folder, it is served
+        try FileManager.default.moveItem(atPath: directory.path + "/spare/photo.jpg", toPath: directory.path + "/in/added.jpg")
+        #expect(try await status(of: "/thumb/added.jpg", port: port, becoming: 200) == 200, "\(command.transcript)")
+
+        // When the file gains an output, it is served
+        let big = #"{"name": "big", "steps": [{"resize": {"width": 24}}], "encode": {"format": "png"}, "path": "out/{stem}-big.png"}"#
+        try directory.write(Data(PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [Self.thumb, big]).utf8), to: "p.json")
+        #expect(try await status(of: "/big/p0.jpg", port: port, becoming: 200) == 200, "\(command.transcript)")
+        let made = try await LoopbackHTTPClient.request(port: port, target: "/big/added.jpg")
+        #expect(made.status == 200)
+        #expect(try VipsImage.open(data: made.body).width == 24)
+
+        // When the file is broken, it is reported, and the last valid one goes on answering
+        let mark = command.lineCount
+        try directory.write(Data(#"{"version": 1, "inputs": ["in/*.jpg"], "outputs": [{"name": "big"}]}"#.utf8), to: "p.json")
+        let kept = command.waitForLine(after: mark, timeout: 60) { $0.isError && $0.text.contains("keeping the last valid pipeline") }
+        #expect(kept != nil, "\(command.transcript)")
+        #expect(try await LoopbackHTTPClient.request(port: port, target: "/big/p0.jpg").status == 200)
+        #expect(try await LoopbackHTTPClient.request(port: port, target: "/thumb/added.jpg").status == 200)
+    }
+
     @Test func explainPrintsTheServeSectionWithoutItsKey() throws {
         let directory = try Fixtures.watchedFolder(inputs: 1, outputs: [Self.thumb], inputPattern: "in/*.jpg")
         let plain = try CommandRunner.run(["explain", "p.json"], in: directory.url)
@@ -94,3 +136,4 @@ import Vips
         #expect(!result.standardOutput.contains("Serving"))
     }
 }
+#endif

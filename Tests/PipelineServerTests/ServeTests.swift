@@ -1,3 +1,4 @@
+#if Server
 import Foundation
 import StandardProcessors
 import TestSupport
@@ -293,6 +294,30 @@ import Vips
         }
     }
 
+    @Test func aReloadAnswersFromTheNewPlanAndAFailedOneKeepsTheOld() async throws {
+        let directory = try Self.folder()
+        try await withServer(Self.json, in: directory) { running in
+            // An input added after the start is not planned, so not answered
+            try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 40, height: 30)), to: "in/c.jpg")
+            #expect(try await running.request("/thumb/c.jpg").status == 404)
+            // until the server reloads
+            try running.server.reload(try PipelineHarness.pipeline(Self.json, in: directory))
+            let made = try await running.request("/thumb/c.jpg")
+            #expect(made.status == 200, "\(String(decoding: made.body, as: UTF8.self))")
+            #expect(try VipsImage.open(data: made.body).width == 16)
+
+            // A reload whose plan cannot be made throws, and the server answers as before
+            let nothing = PipelineHarness.json(inputs: ["nowhere/*.jpg"], outputs: [Self.thumb])
+            #expect(throws: PipelineFileError.self) { try running.server.reload(try PipelineHarness.pipeline(nothing, in: directory)) }
+            #expect(try await running.request("/thumb/c.jpg").status == 200)
+
+            // The counts go on across the reload
+            let metrics = String(decoding: try await running.request("/metrics").body, as: UTF8.self)
+            #expect(metrics.contains(#"pipeline_serve_requests_total{output="thumb",status="404"} 1"#), "\(metrics)")
+            #expect(metrics.contains(#"pipeline_serve_requests_total{output="thumb",status="200"} 2"#), "\(metrics)")
+        }
+    }
+
     @Test func metricsCountRequestsBytesAndWhereFilesCameFrom() async throws {
         let directory = try Self.folder()
         try await withServer(Self.json, in: directory) { server in
@@ -400,6 +425,12 @@ import Vips
                 }
                 #expect((answer?.status ?? 400) < 500, "\(answer?.status ?? 0)")
             }
+            // A URL just past its limit is answered 414; one just under it is looked up (and not found)
+            let limit = PipelineServer.maxTargetBytes
+            let over = try await server.request("/thumb/" + String(repeating: "b", count: limit - 6))
+            #expect(over.status == 414, "\(over.status)")
+            #expect(String(decoding: over.body, as: UTF8.self).contains("longer than"))
+            #expect(try await server.request("/thumb/" + String(repeating: "b", count: limit - 7)).status == 404)
             // And the server goes on answering
             #expect(try await server.request("/healthz").status == 200)
         }
@@ -433,3 +464,4 @@ import Vips
         #expect(!FileManager.default.fileExists(atPath: directory.path + "/out"))
     }
 }
+#endif

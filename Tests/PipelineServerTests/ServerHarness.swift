@@ -1,3 +1,4 @@
+#if Server
 import Foundation
 import Logging
 import PipelineKit
@@ -11,7 +12,9 @@ import TestSupport
 /// which shuts it down gracefully and waits for it).
 final class RunningServer: Sendable {
     let port: Int
-    /// What makes the inputs, to see its lanes and queue.
+    /// The server itself, to reload.
+    let server: PipelineServer
+    /// What makes the inputs as the server started, to see its lanes and queue.
     let maker: InputMaker
     private let group: ServiceGroup
     private let task: Task<Void, any Error>
@@ -47,6 +50,7 @@ final class RunningServer: Sendable {
             throw LoopbackHTTPClient.Failure(description: "the server did not say where it listens")
         }
         self.port = port
+        self.server = server
         maker = server.responder.maker
         self.group = group
         self.task = task
@@ -79,3 +83,4 @@ func withServer<Result>(
         throw error
     }
 }
+#endif
