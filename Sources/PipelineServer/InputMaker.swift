@@ -1,9 +1,9 @@
 import PipelineKit
 
 /// Makes the outputs of one input at a time as requests ask for them, through a run of the
-/// pipeline over that input alone: the same steps, limits, memory budget, atomic writes and
-/// journal as a batch run, so an output a batch run made is found up to date and one made here
-/// is found by the next batch run.
+/// pipeline over that input alone: the same steps, limits, atomic writes and journal as a batch
+/// run, so an output a batch run made is found up to date and one made here is found by the
+/// next batch run. Every run draws on one memory budget, as a batch run's inputs do.
 ///
 /// Requests for one input while its run is going (or waiting to go) wait for that run:
 /// concurrent identical requests are one job. At most `lanes` runs go at once, as a batch run
@@ -12,6 +12,8 @@ import PipelineKit
 actor InputMaker {
     private let pipeline: Pipeline
     private let plan: RunPlan
+    /// The server's one budget, which every run draws on.
+    private let memory: SharedMemoryBudget
     /// Runs that may go at once.
     let lanes: Int
     /// Runs that may wait for a lane.
@@ -23,9 +25,10 @@ actor InputMaker {
     /// Jobs waiting for a lane, first come first served.
     private var waiting: [CheckedContinuation<Void, Never>] = []
 
-    init(pipeline: Pipeline, plan: RunPlan, lanes: Int, queueLimit: Int) {
+    init(pipeline: Pipeline, plan: RunPlan, memory: SharedMemoryBudget, lanes: Int, queueLimit: Int) {
         self.pipeline = pipeline
         self.plan = plan
+        self.memory = memory
         self.lanes = max(1, lanes)
         self.queueLimit = max(0, queueLimit)
     }
@@ -45,9 +48,10 @@ actor InputMaker {
             guard jobs.count < lanes + queueLimit else { throw Full() }
             let plan = self.plan.keeping(indexIn: input.item)
             let pipeline = self.pipeline
+            let memory = self.memory
             task = Task {
                 await self.takeLane()
-                let reports = await pipeline.run(plan).collect().reports
+                let reports = await pipeline.run(plan, memory: memory).collect().reports
                 self.leaveLane()
                 return reports
             }

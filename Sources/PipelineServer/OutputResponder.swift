@@ -19,11 +19,11 @@ struct OutputResponder: Sendable {
     // `HTTPFields.Element` is swift-http-types' `HTTPField`, reached through what Hummingbird exports.
     static let sourceHeader = HTTPFields.Element.Name("X-Pipeline-Source")!
 
-    init(pipeline: Pipeline, plan: RunPlan, metrics: ServerMetrics, logger: Logger) {
+    init(pipeline: Pipeline, plan: RunPlan, memory: SharedMemoryBudget, metrics: ServerMetrics, logger: Logger) {
         catalog = OutputCatalog(plan: plan)
         self.metrics = metrics
         maker = InputMaker(
-            pipeline: pipeline, plan: plan, lanes: plan.definition.inFlight, queueLimit: plan.definition.serve.maxQueue)
+            pipeline: pipeline, plan: plan, memory: memory, lanes: plan.definition.inFlight, queueLimit: plan.definition.serve.maxQueue)
         cacheControl = plan.definition.serve.cacheControl
         signature = plan.definition.serve.signing.map(URLSignature.init)
         self.logger = logger

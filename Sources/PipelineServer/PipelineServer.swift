@@ -44,6 +44,9 @@ public struct PipelineServer: Service {
     private let logger: Logger
     /// Counted across reloads: `/metrics` goes on from where it was.
     private let metrics = ServerMetrics()
+    /// The one budget every run the server starts draws on, across reloads: the runs of
+    /// concurrent requests keep together within the limit a batch run keeps within.
+    private let memory: SharedMemoryBudget
     /// What answers requests now; `reload(_:)` swaps it, and a request keeps the one it started with.
     private let current: Locked<OutputResponder>
     /// What answers requests now.
@@ -70,19 +73,20 @@ public struct PipelineServer: Service {
         self.logger = logger
         self.onListening = onListening
         self.onStopping = onStopping
-        current = Locked(OutputResponder(pipeline: pipeline, plan: plan, metrics: metrics, logger: logger))
+        memory = pipeline.sharedMemoryBudget()
+        current = Locked(OutputResponder(pipeline: pipeline, plan: plan, memory: memory, metrics: metrics, logger: logger))
     }
 
     /// Answers from now on as `pipeline` describes, with the inputs its plan finds now: for a
     /// pipeline file that changed, or inputs added to (or removed from) its folders. Requests
     /// already under way finish as they began. Where the server listens, and how many
-    /// connections it takes, stay as they were when it started.
+    /// connections it takes, and its memory budget, stay as they were when it started.
     ///
     /// - Throws: `PipelineFileError` when the plan cannot be made; the server then answers as
     ///   before.
     public func reload(_ pipeline: Pipeline) throws(PipelineFileError) {
         let plan = try pipeline.plan()
-        let responder = OutputResponder(pipeline: pipeline, plan: plan, metrics: metrics, logger: logger)
+        let responder = OutputResponder(pipeline: pipeline, plan: plan, memory: memory, metrics: metrics, logger: logger)
         current.withLock { $0 = responder }
     }
 

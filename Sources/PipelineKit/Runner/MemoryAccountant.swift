@@ -1,16 +1,17 @@
 import Vips
 
 /// The run's memory as one account: the budget (`MemoryBudget`, or none) and every allowance
-/// within it, each derived from the budget here and nowhere else. One per run; `explain` makes
-/// one to show the run's (`table`).
+/// within it, each derived from the budget here and nowhere else. One per run, or one for the
+/// runs a `SharedMemoryBudget` is given to; `explain` makes one to show the run's (`table`).
 ///
 /// The run's admission weighs each input's estimate (`DecodeMemoryEstimate`) against the budget.
 /// The allowances beside it bound what those estimates leave out or cannot see coming: PNGs read
 /// whole, and decodes that cannot stream; and they size what estimates count per image (the
 /// read-ahead readers) and when a decode is split into windows.
 ///
-/// The allowance for PNGs read whole is the run's own: runs in one process (an embedder's, or
-/// `watch`'s one after another) do not share it, as each has its own budget to keep within.
+/// The allowance for PNGs read whole is the account's own: runs in one process with accounts of
+/// their own (`watch`'s, one after another) do not share it, as each has its own budget to keep
+/// within.
 final class MemoryAccountant: Sendable {
     /// The run's memory budget; nil when no limit is known.
     let budget: MemoryBudget?

@@ -85,11 +85,16 @@ public struct Pipeline: Sendable {
     /// `RunPlan.keeping(_:)` kept), as `run()` does, with the journal read afresh: for a program
     /// that makes inputs one at a time as they are asked for, such as a server. Temporary files a
     /// killed run left are not swept here; `sweepLeftovers(_:)` does that once, before the first.
-    public func run(_ plan: RunPlan, dataLoader: (any DataLoading)? = nil, cache: (any DataCaching)? = nil) -> PipelineRun {
+    ///
+    /// - Parameter memory: a budget this run shares with others going at the same time; by
+    ///   default the run has one of its own.
+    public func run(
+        _ plan: RunPlan, dataLoader: (any DataLoading)? = nil, cache: (any DataCaching)? = nil, memory: SharedMemoryBudget? = nil
+    ) -> PipelineRun {
         let journal = openJournal()
         return start(
             plan.adding(warnings: journal?.warnings ?? []), dataLoader: dataLoader ?? defaultDataLoader(), cache: cache,
-            journal: journal, force: false)
+            journal: journal, force: false, memory: memory)
     }
 
     /// The journal of incremental runs, read now; nil when the file disables them.
@@ -106,12 +111,13 @@ public struct Pipeline: Sendable {
     }
 
     private func start(
-        _ plan: RunPlan, dataLoader: any DataLoading, cache: (any DataCaching)?, journal: OutputJournal?, force: Bool
+        _ plan: RunPlan, dataLoader: any DataLoading, cache: (any DataCaching)?, journal: OutputJournal?, force: Bool,
+        memory: SharedMemoryBudget? = nil
     ) -> PipelineRun {
         applyConfiguration()
         return PipelineRun(
             plan: plan, dataLoader: dataLoader, cache: cache ?? defaultCache(),
-            journal: journal, force: force, memoryBudget: memoryBudget())
+            journal: journal, force: force, memory: memory?.accountant ?? MemoryAccountant(budget: memoryBudget()))
     }
 
     /// A warning when the cache folder is needed (for the journal of incremental runs, or for
@@ -157,13 +163,12 @@ public struct PipelineRun: AsyncSequence, Sendable {
 
     init(
         plan: RunPlan, dataLoader: any DataLoading, cache: (any DataCaching)?, journal: OutputJournal?, force: Bool,
-        memoryBudget: MemoryBudget?
+        memory: MemoryAccountant
     ) {
         let (events, continuation) = AsyncStream.makeStream(of: PipelineEvent.self, bufferingPolicy: .unbounded)
         let manifest = plan.definition.manifest.map { ManifestWriter(settings: $0.forShard(plan.shard), definition: plan.definition) }
         let execution = RunExecution(
-            plan: plan, dataLoader: dataLoader, cache: cache, journal: journal, force: force,
-            memoryBudget: memoryBudget,
+            plan: plan, dataLoader: dataLoader, cache: cache, journal: journal, force: force, memory: memory,
             emit: { event in
                 var event = event
                 if let manifest {

@@ -19,16 +19,17 @@ final class RunExecution: Sendable {
     /// The record of outputs made, for incremental runs; nil when the file disables them.
     private let journal: OutputJournal?
     private let force: Bool
-    /// The run's memory budget and every allowance within it.
+    /// The run's memory budget and every allowance within it: its own, or shared with runs
+    /// going at the same time (`SharedMemoryBudget`).
     private let memory: MemoryAccountant
 
     init(
         plan: RunPlan, dataLoader: any DataLoading, cache: (any DataCaching)?, journal: OutputJournal?, force: Bool,
-        memoryBudget: MemoryBudget?, emit: @escaping @Sendable (PipelineEvent) -> Void
+        memory: MemoryAccountant, emit: @escaping @Sendable (PipelineEvent) -> Void
     ) {
         let definition = plan.definition
         self.plan = plan
-        memory = MemoryAccountant(budget: memoryBudget)
+        self.memory = memory
         self.journal = journal
         self.force = force
         self.emit = emit
