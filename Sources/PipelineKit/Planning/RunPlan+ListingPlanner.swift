@@ -10,6 +10,8 @@ extension RunPlan {
         /// width of `widths` names its file in the plan (and the journal) even when the image
         /// turns out narrower: the file itself is named by the width it has.
         private let fixedSizes: [(width: Int?, height: Int?)]
+        /// Each output's folder, absolute: one string that every input's target shares.
+        private let roots: [String]
         private var listingsBySource: [String: [Listing]] = [:]
         private var sourceOrder: [String] = []
         /// Every planned path checked against the others and against the disk.
@@ -22,6 +24,7 @@ extension RunPlan {
                 output.variant.map { (width: $0.width, height: Int?.none) }
                     ?? output.fixedSize()
             }
+            roots = definition.outputs.map { OutputTarget.root(of: $0, baseDirectory: definition.baseDirectory) }
             // Files, and S3 objects (an output may not replace the object it is made from either).
             paths = OutputPathCheck(
                 outputs: definition.outputs,
@@ -53,9 +56,11 @@ extension RunPlan {
         /// whose path cannot be made.
         private func targets(for input: InputFile) -> (targets: [OutputTarget]?, refusal: String?) {
             var targets: [OutputTarget] = []
-            for (output, fixed) in zip(outputs, fixedSizes) {
+            for (index, output) in outputs.enumerated() {
                 do {
-                    targets.append(try OutputTarget(output: output, input: input, baseDirectory: baseDirectory, fixedSize: fixed))
+                    targets.append(
+                        try OutputTarget(
+                            output: output, input: input, baseDirectory: baseDirectory, root: roots[index], fixedSize: fixedSizes[index]))
                 } catch {
                     return (nil, "refused: output \"\(output.name)\": \(error.message)")
                 }
@@ -96,11 +101,13 @@ struct OutputPathCheck {
         // compared with the earlier ones of the same skeleton, so planning costs time in
         // proportion to the outputs (all with all grew with their square).
         var bySkeleton: [String: (all: [Int], unknown: [Int])] = [:]
+        let patterns = targets.map(\.pattern)
         for (index, target) in targets.enumerated() {
             let output = outputs[index]
             let place = "outputs[\(output.fileIndex ?? index)].path"
             checkWhere(target, of: output, input: input, place: place)
-            checkSizesTellApart(target, at: index, among: targets, input: input, place: place, bySkeleton: &bySkeleton)
+            checkSizesTellApart(
+                target, at: index, among: targets, patterns: patterns, input: input, place: place, bySkeleton: &bySkeleton)
         }
     }
 
@@ -139,26 +146,27 @@ struct OutputPathCheck {
         if !target.isS3 {
             writes.append(
                 .init(
-                    place: place, location: output.pathLocation, what: "output \"\(output.name)\" of \(input.displayName)",
+                    place: place, location: output.pathLocation, output: output.name, input: input.displayName,
                     path: target.plannedPath, root: target.root))
         }
     }
 
     /// A size not known yet may turn out to be the one that makes two of one input's paths meet.
     private mutating func checkSizesTellApart(
-        _ target: OutputTarget, at index: Int, among targets: [OutputTarget], input: InputFile,
+        _ target: OutputTarget, at index: Int, among targets: [OutputTarget], patterns: [PathPattern], input: InputFile,
         place: String, bySkeleton: inout [String: (all: [Int], unknown: [Int])]
     ) {
         let output = outputs[index]
-        let skeleton = target.pattern.skeleton
+        let pattern = patterns[index]
+        let skeleton = pattern.skeleton
         do {
             // Scoped: the group's arrays must have one owner again when appended to.
             let group = bySkeleton[skeleton] ?? ([], [])
-            let candidates = target.pattern.hasUnknowns ? group.all : group.unknown
+            let candidates = pattern.hasUnknowns ? group.all : group.unknown
             pairsCompared += 1 + candidates.count
             for earlier in candidates {
                 let other = targets[earlier]
-                guard other.plannedPath != target.plannedPath, target.pattern.canMatch(other.pattern) else { continue }
+                guard other.plannedPath != target.plannedPath, pattern.canMatch(patterns[earlier]) else { continue }
                 // One output's widths never meet: each width made is a different number.
                 if let group = output.variant?.group, outputs[earlier].variant?.group == group { continue }
                 problems.append(
@@ -170,7 +178,7 @@ struct OutputPathCheck {
             }
         }
         bySkeleton[skeleton, default: ([], [])].all.append(index)
-        if target.pattern.hasUnknowns { bySkeleton[skeleton, default: ([], [])].unknown.append(index) }
+        if pattern.hasUnknowns { bySkeleton[skeleton, default: ([], [])].unknown.append(index) }
     }
 }
 

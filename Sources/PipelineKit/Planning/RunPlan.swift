@@ -174,44 +174,59 @@ public struct OutputTarget: Sendable {
     /// The absolute path; `{width}` and `{height}` are left as written when the template has
     /// them and the output's steps do not fix them.
     public let plannedPath: String
-    /// The planned path with its unknown sizes as unknown numbers, to find clashes.
-    let pattern: PathPattern
+    /// Whether the planned path still holds a `{width}` or `{height}` that only the made image fills.
+    let hasUnknownSizes: Bool
+    /// The planned path with its unknown sizes as unknown numbers, when it has any: a plan holds
+    /// a target for every output of every input, so the common pattern (the planned path itself)
+    /// is made when planning compares paths, not kept.
+    private let unknownSizesPattern: PathPattern?
     let template: PathTemplate
-    let values: [PathTemplate.Placeholder: String]
+    /// The values the template was filled with, kept only when it has `{width}` or `{height}`
+    /// (to fill them once the image is made): the other paths are final when planned.
+    private let sizeValues: [PathTemplate.Placeholder: String]?
     let baseDirectory: URL
 
+    /// `root`: the output's folder, absolute (`OutputTarget.root(of:baseDirectory:)`), made once
+    /// for all the inputs so that their targets share it.
     init(
-        output: OutputDefinition, input: InputFile, baseDirectory: URL,
+        output: OutputDefinition, input: InputFile, baseDirectory: URL, root: String,
         fixedSize: (width: Int?, height: Int?) = (nil, nil)
     ) throws(PathTemplate.Failure) {
         outputName = output.name
         template = output.path
         self.baseDirectory = baseDirectory
-        var values: [PathTemplate.Placeholder: String] = [
+        self.root = root
+        let placeholders = template.placeholders
+        let values: [PathTemplate.Placeholder: String] = [
             .stem: input.stem, .ext: input.fileExtension, .name: input.fileName, .dir: input.subfolder,
             .output: output.name, .format: output.encoder.format.fileExtension,
             .width: fixedSize.width.map(String.init) ?? "{width}", .height: fixedSize.height.map(String.init) ?? "{height}",
         ]
-        self.values = values
-        root = Self.absolute(output.path.authoredFolder, base: baseDirectory)
         plannedPath = try Self.place(template.resolve(values), root: root, base: baseDirectory)
         try Self.checkLengths(of: plannedPath, root: root)
-        let unknown = String(PathPattern.number)
-        if fixedSize.width == nil, template.placeholders.contains(.width) { values[.width] = unknown }
-        if fixedSize.height == nil, template.placeholders.contains(.height) { values[.height] = unknown }
-        pattern =
-            values == self.values
-            ? PathPattern(plannedPath)
-            : PathPattern(try Self.place(template.resolve(values), root: root, base: baseDirectory))
+        sizeValues = placeholders.contains(.width) || placeholders.contains(.height) ? values : nil
+        var unknown = values
+        if fixedSize.width == nil, placeholders.contains(.width) { unknown[.width] = String(PathPattern.number) }
+        if fixedSize.height == nil, placeholders.contains(.height) { unknown[.height] = String(PathPattern.number) }
+        hasUnknownSizes = unknown != values
+        unknownSizesPattern =
+            hasUnknownSizes ? PathPattern(try Self.place(template.resolve(unknown), root: root, base: baseDirectory)) : nil
     }
+
+    /// The folder `output`'s template names, absolute: its paths may not leave it.
+    static func root(of output: OutputDefinition, baseDirectory: URL) -> String {
+        absolute(output.path.authoredFolder, base: baseDirectory)
+    }
+
+    /// The planned path with its unknown sizes as unknown numbers, to find clashes.
+    var pattern: PathPattern { unknownSizesPattern ?? PathPattern(plannedPath) }
 
     /// Whether the output is an object in S3 (`s3://bucket/key`), not a file.
     public var isS3: Bool { S3Location.isS3(root) }
 
     /// The final path once the encoded image's size is known.
     func path(width: Int, height: Int) throws(PathTemplate.Failure) -> String {
-        guard template.placeholders.contains(.width) || template.placeholders.contains(.height) else { return plannedPath }
-        var filled = values
+        guard var filled = sizeValues else { return plannedPath }
         filled[.width] = String(width)
         filled[.height] = String(height)
         return try Self.place(template.resolve(filled), root: root, base: baseDirectory)
@@ -226,7 +241,10 @@ public struct OutputTarget: Sendable {
     /// a name below the output folder longer than 255 bytes, or a path longer than 4095. An
     /// unknown `{width}` or `{height}` counts as one digit.
     private static func checkLengths(of path: String, root: String) throws(PathTemplate.Failure) {
-        let shortest = path.replacingOccurrences(of: "{width}", with: "0").replacingOccurrences(of: "{height}", with: "0")
+        // Most paths hold no unknown size: searching each for one would cost every output of every input.
+        let shortest =
+            path.utf8.contains(UInt8(ascii: "{"))
+            ? path.replacingOccurrences(of: "{width}", with: "0").replacingOccurrences(of: "{height}", with: "0") : path
         if let object = S3Location(shortest) {
             // S3's own limit on a key; names within it are not limited.
             guard object.key.utf8.count <= 1024 else {

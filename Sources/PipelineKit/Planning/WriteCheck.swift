@@ -61,11 +61,39 @@ struct WriteCheck {
         /// Where in the pipeline file it is set (a JSON path; empty for the command line).
         let place: String
         let location: SourceLocation?
-        let what: String
+        /// What writes it, or the output's name when `input` is set.
+        private let subject: String
+        /// The input whose output this is, named in `what` (nil for other writes): kept apart,
+        /// so that a write shares its strings and a plan of many inputs makes no sentence per
+        /// output unless one is said.
+        private let input: String?
         let path: String
         /// The folder the write may not leave (an output's), or nil.
         let root: String?
         var isOutput: Bool { root != nil }
+
+        /// What writes it, for messages: for example `output "small" of in/a.jpg`.
+        var what: String { input.map { "output \"\(subject)\" of \($0)" } ?? subject }
+
+        /// A write that is not an output's: the manifest, the journal, a trace or report file.
+        init(place: String, location: SourceLocation?, what: String, path: String, root: String?) {
+            self.place = place
+            self.location = location
+            self.subject = what
+            self.input = nil
+            self.path = path
+            self.root = root
+        }
+
+        /// Output `output`'s file for `input` (its display name), which may not leave `root`.
+        init(place: String, location: SourceLocation?, output: String, input: String, path: String, root: String) {
+            self.place = place
+            self.location = location
+            self.subject = output
+            self.input = input
+            self.path = path
+            self.root = root
+        }
     }
 
     private var realPaths: [[UInt8]: String] = [:]

@@ -49,7 +49,7 @@ struct IncrementalRuns: Sendable {
     private func madeEarlierInS3(_ output: OutputDefinition, at target: OutputTarget, _ fingerprint: String) async throws(CancellationError)
         -> WrittenOutput?
     {
-        guard !target.pattern.hasUnknowns, let location = S3Location(target.plannedPath), let client = try? s3.client() else { return nil }
+        guard !target.hasUnknownSizes, let location = S3Location(target.plannedPath), let client = try? s3.client() else { return nil }
         let headers: [String: String]?
         do {
             headers = try await headQueue.run(for: target.plannedPath, output: output.name) { isCancelled in
