@@ -204,6 +204,6 @@ for tool, round_, cold, peak, rps in rows:
     print(f"| {tool} | {round_} | {cold} | {peak} | {float(rps):.0f} |")
 for tool in ("thumbor", "pipeline"):
     print(f"| {tool}, median | | {median(tool, 2):.2f} | {median(tool, 3):.1f} | {median(tool, 4):.0f} |")
-print(f"| **pipeline / thumbor** | | **{median(\"pipeline\", 2) / median(\"thumbor\", 2):.2f}x** "
-      f"| **{median(\"pipeline\", 3) / median(\"thumbor\", 3):.2f}x** | **{median(\"pipeline\", 4) / median(\"thumbor\", 4):.2f}x** |")
+ratios = [median("pipeline", column) / median("thumbor", column) for column in (2, 3, 4)]
+print("| **pipeline / thumbor** | | " + " | ".join(f"**{ratio:.2f}x**" for ratio in ratios) + " |")
 '
