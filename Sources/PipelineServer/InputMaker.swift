@@ -1,3 +1,4 @@
+#if Server
 import PipelineKit
 
 /// Makes the outputs of one input at a time as requests ask for them, through a run of the
@@ -9,6 +10,10 @@ import PipelineKit
 /// concurrent identical requests are one job. At most `lanes` runs go at once, as a batch run
 /// keeps at most its in-flight window of inputs between its first stage and its last; up to
 /// `queueLimit` more wait their turn, and past that a request is refused, to be tried later.
+///
+/// What the last run over each local input reported is kept (`warmReport(for:)`): a request
+/// whose input and file are as that run left them is answered from it, without a run, which
+/// would read the whole journal to find the same files.
 actor InputMaker {
     private let pipeline: Pipeline
     private let plan: RunPlan
@@ -24,6 +29,14 @@ actor InputMaker {
     private var going = 0
     /// Jobs waiting for a lane, first come first served.
     private var waiting: [CheckedContinuation<Void, Never>] = []
+    /// What the last run over each local input reported, by the listing that names it.
+    private var warm: [InputFile: WarmReport] = [:]
+    /// Whether a run's report may stand in for the next run's: only when the journal decides
+    /// what is up to date (a file without one makes every output on every run) and no step
+    /// uses another image, whose version would be one more thing to check.
+    private let keepsReports: Bool
+    /// Runs started, for tests to tell a request answered by a run from one answered warm.
+    private(set) var runsStarted = 0
 
     init(pipeline: Pipeline, plan: RunPlan, memory: SharedMemoryBudget, lanes: Int, queueLimit: Int) {
         self.pipeline = pipeline
@@ -31,6 +44,14 @@ actor InputMaker {
         self.memory = memory
         self.lanes = max(1, lanes)
         self.queueLimit = max(0, queueLimit)
+        keepsReports =
+            plan.definition.incremental && plan.definition.outputs.allSatisfy { $0.steps.allSatisfy { $0.resources.isEmpty } }
+    }
+
+    /// What the last run over `input` reported, when it may answer again: see `WarmReport`,
+    /// whose `isCurrent` says whether the input and the file wanted are still as they were.
+    func warmReport(for input: OutputCatalog.Input) -> WarmReport? {
+        warm[input.listing]
     }
 
     /// Why a request was not taken: every lane is busy and the queue is full.
@@ -49,9 +70,14 @@ actor InputMaker {
             let plan = self.plan.keeping(indexIn: input.item)
             let pipeline = self.pipeline
             let memory = self.memory
+            let local = plan.items.first.map(\.input).flatMap { $0.isRemote ? nil : $0.path }
             task = Task {
                 await self.takeLane()
+                self.runsStarted += 1
+                // Before the run: an input changed while it goes is found changed by the next request.
+                let stamp = self.keepsReports ? local.flatMap(FileStamp.init(path:)) : nil
                 let reports = await pipeline.run(plan, memory: memory).collect().reports
+                self.remember(reports, input: stamp)
                 self.leaveLane()
                 return reports
             }
@@ -64,6 +90,14 @@ actor InputMaker {
 
     /// Runs going now, and jobs waiting for a lane.
     var counts: (going: Int, waiting: Int) { (going, waiting.count) }
+
+    /// Keeps each listing's report of a run that started with its source at `input` (nil: not
+    /// a local file, or not kept), replacing what an earlier run reported.
+    private func remember(_ reports: [ItemReport], input: FileStamp?) {
+        for report in reports {
+            warm[report.input] = input.flatMap { WarmReport(input: $0, report: report) }
+        }
+    }
 
     private func takeLane() async {
         guard going >= lanes else {
@@ -90,3 +124,4 @@ extension RunPlan {
         return keeping { $0.input == wanted }
     }
 }
+#endif

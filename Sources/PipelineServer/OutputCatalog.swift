@@ -1,3 +1,4 @@
+#if Server
 import PipelineKit
 
 /// What a server may answer, from the plan alone: the outputs by name and the inputs by the
@@ -63,3 +64,4 @@ struct OutputCatalog: Sendable {
         input.subfolder.isEmpty ? input.fileName : input.subfolder + "/" + input.fileName
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if Server
 import Foundation
 import PipelineKit
 
@@ -101,3 +102,4 @@ struct AcceptHeader: Sendable {
         return best.weight > 0
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if Server
 import Foundation
 import Hummingbird
 import HummingbirdCore
@@ -133,3 +134,4 @@ public struct PipelineServer: Service {
         }
     }
 }
+#endif

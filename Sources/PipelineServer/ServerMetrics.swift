@@ -1,3 +1,4 @@
+#if Server
 import Metrics
 import Prometheus
 
@@ -55,3 +56,4 @@ extension Duration {
         return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
     }
 }
+#endif

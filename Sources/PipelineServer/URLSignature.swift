@@ -1,3 +1,4 @@
+#if Server
 import Foundation
 import PipelineKit
 
@@ -48,3 +49,4 @@ struct URLSignature: Sendable {
         return data
     }
 }
+#endif

@@ -1,0 +1,209 @@
+#!/usr/bin/env bash
+# `pipeline serve` against thumbor 7 on the same requests: a 320x320 WebP, cropped to fill, of
+# each photograph of a corpus folder (thumbor's `/unsafe/320x320/filters:format(webp)/NAME`, and
+# an output of a pipeline file doing the same), both at quality 80, both keeping what they make
+# in files (thumbor's file result storage; the pipeline's output folder and journal).
+#
+# Each round starts both servers afresh, one tool after the other, on loopback:
+# - cold: every image asked for once, 4 at a time (xargs -P4 curl); the wall time, and the peak
+#   memory: the sum of the server processes' RSS high-water marks (VmHWM, which counts pages
+#   shared between processes in each);
+# - warm: wrk at fixed connections and duration over the same URLs (a Lua script cycling the
+#   paths), all answered from the files the cold pass made: requests per second.
+#
+# thumbor runs as two processes (`--processes 2`, one per core) from a virtualenv this script
+# makes in the benchmark cache (`pip install 'thumbor>=7,<8'`), with the file loader, no
+# storage of originals, and the file result storage. `pipeline serve` is the release build
+# ($PIPELINE_BIN, else `swift build -c release`).
+#
+# usage: Benchmarks/serve.sh [CORPUS] [--rounds N] [--connections C] [--duration SECONDS]
+#   CORPUS: a folder of JPEG, PNG and WebP photographs (../shared/corpus/fetch-corpus.sh DIR
+#   fetches some); default $PIPELINE_CORPUS, else the benchmark cache's corpus.
+#   Needs curl, wrk (apt-get install wrk) and python3 with venv. BENCH_KEEP=1 keeps the folder.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/.." && pwd)
+# shellcheck source=Benchmarks/common.sh
+. "$here/common.sh"
+
+rounds=2
+connections=16
+duration=15
+corpus_arg=""
+while [ $# -gt 0 ]; do
+  case $1 in
+    --rounds) rounds=$2; shift 2 ;;
+    --connections) connections=$2; shift 2 ;;
+    --duration) duration=$2; shift 2 ;;
+    -h | --help) sed -n '2,22p' "$0"; exit 0 ;;
+    -*) echo "serve.sh: unknown option $1" >&2; exit 2 ;;
+    *) corpus_arg=$1; shift ;;
+  esac
+done
+
+for tool in curl wrk python3; do
+  command -v "$tool" >/dev/null || { echo "serve.sh: $tool not found" >&2; exit 1; }
+done
+find_corpus_images serve.sh "$corpus_arg"
+corpus=$(cd "$corpus" && pwd)
+use_release_binary "$repo"
+
+cache=${XDG_CACHE_HOME:-$HOME/.cache}/pipeline-bench
+venv=$cache/thumbor-venv
+if [ ! -x "$venv/bin/thumbor" ]; then
+  echo "== pip install thumbor into $venv" >&2
+  mkdir -p "$cache"
+  python3 -m venv "$venv"
+  timeout 1200 "$venv/bin/pip" install -q 'thumbor>=7,<8' >&2
+fi
+thumbor_version=$("$venv/bin/python" -c 'import thumbor; print(thumbor.__version__)')
+
+make_bench_folder pipeline-serve
+servers=()
+stop_servers() {
+  local pid
+  for pid in "${servers[@]}"; do
+    # Each server leads its own process group (setsid): thumbor's workers go with it.
+    kill -TERM -- "-$pid" 2>/dev/null || true
+  done
+  for pid in "${servers[@]}"; do
+    for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL -- "-$pid" 2>/dev/null || true
+  done
+  servers=()
+}
+cleanup() {
+  stop_servers
+  if [ "${BENCH_KEEP:-0}" != 1 ]; then rm -rf "$tmp"; fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# The paths asked for, one per image, in the corpus' order.
+names=()
+for image in "${images[@]}"; do names+=("$(basename "$image")"); done
+printf '/small/%s\n' "${names[@]}" >"$tmp/pipeline.paths"
+printf '/unsafe/320x320/filters:format(webp)/%s\n' "${names[@]}" >"$tmp/thumbor.paths"
+
+cat >"$tmp/cycle.lua" <<'LUA'
+-- Cycles through the paths of the file WRK_PATHS, each thread from its own place.
+local paths = {}
+for line in io.lines(os.getenv("WRK_PATHS")) do paths[#paths + 1] = line end
+local next = math.random(#paths)
+request = function()
+  next = next % #paths + 1
+  return wrk.format("GET", paths[next])
+end
+LUA
+
+free_port() {
+  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# Waits (at most 60 s) until URL answers 200.
+wait_ready() {
+  local url=$1 pid=$2
+  for _ in $(seq 600); do
+    curl -sf -o /dev/null --max-time 2 "$url" && return 0
+    kill -0 "$pid" 2>/dev/null || { echo "serve.sh: the server ($pid) ended before answering $url" >&2; return 1; }
+    sleep 0.1
+  done
+  echo "serve.sh: $url did not answer within 60 s" >&2
+  return 1
+}
+
+# The sum of VmHWM (KiB) of the processes in process group PGID.
+peak_kib() {
+  local total=0 pid hwm
+  for pid in $(ps -o pid= -g "$1"); do
+    hwm=$(awk '/^VmHWM:/ { print $2 }' "/proc/$pid/status" 2>/dev/null || true)
+    total=$((total + ${hwm:-0}))
+  done
+  echo "$total"
+}
+
+# Starts TOOL's server in a fresh folder; sets `port` and `pid`.
+start_server() {
+  local tool=$1 round=$2 dir=$tmp/$1-$2
+  mkdir -p "$dir"
+  port=$(free_port)
+  if [ "$tool" = pipeline ]; then
+    python3 - "$dir/serve.json" "$corpus" "$dir/out" <<'PY'
+import json, sys
+dest, source, target = sys.argv[1:4]
+json.dump({"version": 1, "name": "serve-bench",
+           "inputs": [f"{source}/*.{ext}" for ext in ("jpg", "jpeg", "png", "webp")],
+           "outputs": [{"name": "small", "steps": [{"resize": {"width": 320, "height": 320, "fit": "cover"}}],
+                        "encode": {"format": "webp", "quality": 80}, "path": f"{target}/{{name}}.webp"}]},
+          open(dest, "w"), indent=2)
+PY
+    setsid "$bin" serve "$dir/serve.json" --host 127.0.0.1 --port "$port" >"$dir/server.log" 2>&1 &
+    pid=$!
+    servers+=("$pid")
+    wait_ready "http://127.0.0.1:$port/healthz" "$pid"
+  else
+    cat >"$dir/thumbor.conf" <<CONF
+LOADER = 'thumbor.loaders.file_loader'
+FILE_LOADER_ROOT_PATH = '$corpus'
+STORAGE = 'thumbor.storages.no_storage'
+RESULT_STORAGE = 'thumbor.result_storages.file_storage'
+RESULT_STORAGE_FILE_STORAGE_ROOT_PATH = '$dir/results'
+RESULT_STORAGE_STORES_UNSAFE = True
+ALLOW_UNSAFE_URL = True
+QUALITY = 80
+WEBP_QUALITY = 80
+AUTO_WEBP = False
+CONF
+    setsid "$venv/bin/thumbor" --ip=127.0.0.1 --port="$port" --conf="$dir/thumbor.conf" --processes=2 \
+      --log-level=warning >"$dir/server.log" 2>&1 &
+    pid=$!
+    servers+=("$pid")
+    wait_ready "http://127.0.0.1:$port/healthcheck" "$pid"
+  fi
+}
+
+rows=()
+# One round of TOOL: cold pass, peak memory, warm pass; appends "tool round cold_s peak_mib rps".
+measure() {
+  local tool=$1 round=$2 start end failed rps peak
+  start_server "$tool" "$round"
+  start=$(date +%s.%N)
+  failed=$(timeout 1800 xargs -P4 -I{} sh -c 'curl -s -o /dev/null --max-time 300 -w "%{http_code}\n" "$0{}"' \
+    "http://127.0.0.1:$port" <"$tmp/$tool.paths" | grep -vc '^200$' || true)
+  end=$(date +%s.%N)
+  peak=$(peak_kib "$pid")
+  [ "$failed" = 0 ] || echo "serve.sh: $tool: $failed cold requests were not answered 200 (see $tmp/$tool-$round/server.log)" >&2
+  WRK_PATHS="$tmp/$tool.paths" timeout $((duration + 60)) wrk -t2 -c"$connections" -d"${duration}s" --timeout 10s \
+    -s "$tmp/cycle.lua" "http://127.0.0.1:$port" >"$tmp/$tool-$round/wrk.txt"
+  if grep -q 'Non-2xx' "$tmp/$tool-$round/wrk.txt"; then
+    echo "serve.sh: $tool: warm answers other than 2xx: $(grep 'Non-2xx' "$tmp/$tool-$round/wrk.txt")" >&2
+  fi
+  rps=$(awk '/^Requests\/sec:/ { print $2 }' "$tmp/$tool-$round/wrk.txt")
+  stop_servers
+  rows+=("$tool $round $(awk -v s="$start" -v e="$end" 'BEGIN { printf "%.2f", e - s }') \
+$(awk -v k="$peak" 'BEGIN { printf "%.1f", k / 1024 }') $rps")
+  echo "== $tool round $round: ${rows[-1]#* * }; load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+}
+
+echo "== ${#images[@]} images from $corpus; thumbor $thumbor_version; $bin; wrk -c$connections -d${duration}s" >&2
+for round in $(seq "$rounds"); do
+  # Alternately first: the machine's speed drifts.
+  if [ $((round % 2)) = 1 ]; then order="thumbor pipeline"; else order="pipeline thumbor"; fi
+  for tool in $order; do measure "$tool" "$round"; done
+done
+
+printf '%s\n' "${rows[@]}" | python3 -c '
+import statistics, sys
+rows = [line.split() for line in sys.stdin if line.strip()]
+def median(tool, column):
+    return statistics.median(float(r[column]) for r in rows if r[0] == tool)
+print("| | round | cold s | cold peak MiB | warm req/s |")
+print("| --- | ---: | ---: | ---: | ---: |")
+for tool, round_, cold, peak, rps in rows:
+    print(f"| {tool} | {round_} | {cold} | {peak} | {float(rps):.0f} |")
+for tool in ("thumbor", "pipeline"):
+    print(f"| {tool}, median | | {median(tool, 2):.2f} | {median(tool, 3):.1f} | {median(tool, 4):.0f} |")
+ratios = [median("pipeline", column) / median("thumbor", column) for column in (2, 3, 4)]
+print("| **pipeline / thumbor** | | " + " | ".join(f"**{ratio:.2f}x**" for ratio in ratios) + " |")
+'
