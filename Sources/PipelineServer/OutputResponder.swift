@@ -35,16 +35,21 @@ struct OutputResponder: Sendable {
         metrics.started()
         var response = await answer(request, context: context)
         let bytes = request.method == .head || response.status != .ok ? 0 : Int(response.headers[.contentLength] ?? "") ?? 0
+        let duration = start.duration(to: .now)
         metrics.finished(
             output: outputName(in: signature.map { _ in Self.droppingFirstPart(request.uri.path) } ?? request.uri.path),
-            status: response.status.code, duration: start.duration(to: .now), bytes: bytes,
-            source: response.headers[Self.sourceHeader])
-        logger.info(
-            "request",
-            metadata: [
-                "method": "\(request.method)", "path": "\(request.uri.path)", "status": "\(response.status.code)",
-                "source": "\(response.headers[Self.sourceHeader] ?? "-")",
-            ])
+            status: response.status.code, duration: duration, bytes: bytes, source: response.headers[Self.sourceHeader])
+        // The access log: a line a request, at `info`.
+        if logger.logLevel <= .info {
+            let (seconds, attoseconds) = duration.components
+            logger.info(
+                "request",
+                metadata: [
+                    "method": "\(request.method)", "path": "\(request.uri.path)", "status": "\(response.status.code)",
+                    "bytes": "\(bytes)", "ms": "\(seconds * 1000 + attoseconds / 1_000_000_000_000_000)",
+                    "source": "\(response.headers[Self.sourceHeader] ?? "-")",
+                ])
+        }
         if request.method == .head { response = response.createHeadResponse() }
         return response
     }

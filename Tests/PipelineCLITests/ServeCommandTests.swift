@@ -11,8 +11,8 @@ import Vips
         #"{"name": "thumb", "steps": [{"resize": {"width": 16}}], "encode": {"format": "webp"}, "path": "out/{stem}-small.webp"}"#
 
     /// Starts `pipeline serve p.json --port 0` in a folder of photos; returns it and its port.
-    func serve(_ directory: TemporaryDirectory) throws -> (BackgroundCommand, Int) {
-        let command = try BackgroundCommand(["serve", "p.json", "--port", "0"], in: directory.url)
+    func serve(_ directory: TemporaryDirectory, options: [String] = []) throws -> (BackgroundCommand, Int) {
+        let command = try BackgroundCommand(["serve", "p.json", "--port", "0"] + options, in: directory.url)
         let line = command.waitForLine(timeout: 180) { !$0.isError && $0.text.hasPrefix("Serving ") }
         let text = try #require(line?.text, "no address came:\n\(command.transcript)")
         #expect(text.hasPrefix("Serving p.json on http://127.0.0.1:"), "\(text)")
@@ -108,6 +108,19 @@ import Vips
         #expect(kept != nil, "\(command.transcript)")
         #expect(try await LoopbackHTTPClient.request(port: port, target: "/big/p0.jpg").status == 200)
         #expect(try await LoopbackHTTPClient.request(port: port, target: "/thumb/added.jpg").status == 200)
+    }
+
+    @Test func logLevelInfoLogsEachRequest() throws {
+        let directory = try Fixtures.watchedFolder(inputs: 1, outputs: [Self.thumb], inputPattern: "in/*.jpg")
+        let (command, port) = try serve(directory, options: ["--log-level", "info"])
+        defer { command.kill() }
+        let response = try LoopbackHTTPClient.send(port: port, target: "/thumb/p0.jpg")
+        #expect(response.status == 200)
+        let line = command.waitForLine(timeout: 60) { $0.isError && $0.text.contains("path=/thumb/p0.jpg") }
+        let text = try #require(line?.text, "\(command.transcript)")
+        for field in ["method=GET", "status=200", "bytes=\(response.body.count)", "source=made", "ms="] {
+            #expect(text.contains(field), "\(text)")
+        }
     }
 
     @Test func explainPrintsTheServeSectionWithoutItsKey() throws {
