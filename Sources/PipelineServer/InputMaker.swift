@@ -25,10 +25,8 @@ actor InputMaker {
     let queueLimit: Int
     /// The job of each source going or waiting, by its index in the plan's items.
     private var jobs: [Int: Task<[ItemReport], Never>] = [:]
-    /// Runs going now.
-    private var going = 0
-    /// Jobs waiting for a lane, first come first served.
-    private var waiting: [CheckedContinuation<Void, Never>] = []
+    /// Runs going now, and the jobs waiting for a lane, first come first served.
+    private let lanesTaken = WaitingRoom<Int, Void, Void>(0)
     /// What the last run over each local input reported, by the listing that names it.
     private var warm: [InputFile: WarmReport] = [:]
     /// Whether a run's report may stand in for the next run's: only when the journal decides
@@ -89,7 +87,7 @@ actor InputMaker {
     }
 
     /// Runs going now, and jobs waiting for a lane.
-    var counts: (going: Int, waiting: Int) { (going, waiting.count) }
+    var counts: (going: Int, waiting: Int) { lanesTaken.withLock { going, waiting in (going, waiting.count) } }
 
     /// Keeps each listing's report of a run that started with its source at `input` (nil: not
     /// a local file, or not kept), replacing what an earlier run reported.
@@ -100,19 +98,20 @@ actor InputMaker {
     }
 
     private func takeLane() async {
-        guard going >= lanes else {
-            going += 1
-            return
+        let lanes = self.lanes
+        await lanesTaken.wait(()) { going, waiting in
+            // Only this job waits when a lane is free: `leaveLane` hands lanes to those waiting.
+            if going < lanes {
+                going += 1
+                waiting.letOutFirst(with: ())
+            }
         }
-        // The lane is handed over by `leaveLane`, counted already.
-        await withCheckedContinuation { waiting.append($0) }
     }
 
     private func leaveLane() {
-        if waiting.isEmpty {
-            going -= 1
-        } else {
-            waiting.removeFirst().resume()
+        lanesTaken.withLock { going, waiting in
+            // The lane is handed over, counted already.
+            if waiting.isEmpty { going -= 1 } else { waiting.letOutFirst(with: ()) }
         }
     }
 }

@@ -3,7 +3,8 @@ import Vips
 
 /// State behind a lock and the tasks waiting on it, first come first served: the one way a task
 /// in this package waits for other tasks or threads (the stage lanes, the committer, the in-flight
-/// window, memory admission, the watcher) and the only place that keeps continuations.
+/// window, memory admission, the watcher, the server's lanes) and the only place that keeps
+/// continuations.
 ///
 /// A waiter arrives with a ticket (what it asks for) and leaves with a value. Whoever changes the
 /// state decides, under the same lock, who leaves and with what (`withLock`), so a change can never
@@ -12,9 +13,9 @@ import Vips
 ///
 /// A waiter whose task is cancelled leaves the queue at once when the wait says what it then
 /// leaves with (`Cancellation`); other waits ignore cancellation and end only when let out.
-final class WaitingRoom<State: Sendable, Ticket: Sendable, Value: Sendable>: Sendable {
+package final class WaitingRoom<State: Sendable, Ticket: Sendable, Value: Sendable>: Sendable {
     /// The waiters, oldest first, as the owner sees them under the lock.
-    struct Waiters {
+    package struct Waiters {
         fileprivate struct Entry {
             let id: UInt64
             let ticket: Ticket
@@ -27,9 +28,9 @@ final class WaitingRoom<State: Sendable, Ticket: Sendable, Value: Sendable>: Sen
         fileprivate var lastID: UInt64 = 0
 
         /// How many wait.
-        var count: Int { entries.count }
+        package var count: Int { entries.count }
         /// Whether nobody waits.
-        var isEmpty: Bool { entries.isEmpty }
+        package var isEmpty: Bool { entries.isEmpty }
         /// The ticket of the waiter at `position` (0 is the oldest).
         subscript(position: Int) -> Ticket { entries[position].ticket }
 
@@ -40,7 +41,7 @@ final class WaitingRoom<State: Sendable, Ticket: Sendable, Value: Sendable>: Sen
         }
 
         /// Lets the oldest waiter out with `value`.
-        mutating func letOutFirst(with value: Value) {
+        package mutating func letOutFirst(with value: Value) {
             letOut(at: 0, with: value)
         }
 
@@ -78,15 +79,15 @@ final class WaitingRoom<State: Sendable, Ticket: Sendable, Value: Sendable>: Sen
     }
 
     /// What a cancelled wait leaves with, and what its leaving the queue changes.
-    struct Cancellation: Sendable {
+    package struct Cancellation: Sendable {
         /// The value a wait cancelled before it is let out ends with.
-        let value: Value
+        package let value: Value
         /// Called under the lock when a cancelled waiter has left the queue (not when it was
         /// cancelled before it arrived): those behind it may go now, say.
-        let left: @Sendable (inout State, inout Waiters) -> Void
+        package let left: @Sendable (inout State, inout Waiters) -> Void
 
         /// Ends a cancelled wait with `value`, and runs `left` when the waiter had queued.
-        init(_ value: Value, left: @escaping @Sendable (inout State, inout Waiters) -> Void = { _, _ in }) {
+        package init(_ value: Value, left: @escaping @Sendable (inout State, inout Waiters) -> Void = { _, _ in }) {
             self.value = value
             self.left = left
         }
@@ -95,14 +96,14 @@ final class WaitingRoom<State: Sendable, Ticket: Sendable, Value: Sendable>: Sen
     private let locked: Locked<(state: State, waiters: Waiters)>
 
     /// A room with `state` and nobody waiting.
-    init(_ state: State) {
+    package init(_ state: State) {
         locked = Locked((state, Waiters()))
     }
 
     /// Changes the state and lets waiters out, under the lock; those let out resume once it is
     /// released.
     @discardableResult
-    func withLock<Result>(_ body: (inout State, inout Waiters) throws -> Result) rethrows -> Result {
+    package func withLock<Result>(_ body: (inout State, inout Waiters) throws -> Result) rethrows -> Result {
         let (result, leaving) = try locked.withLock { room in
             let result = try body(&room.state, &room.waiters)
             defer { room.waiters.leaving = [] }
@@ -118,7 +119,7 @@ final class WaitingRoom<State: Sendable, Ticket: Sendable, Value: Sendable>: Sen
     /// With `cancellation`, a task cancelled before it arrives does not queue, and one cancelled
     /// while it waits leaves the queue; both end with `cancellation.value`. Without, the wait
     /// ends only when a waiter is let out.
-    func wait(_ ticket: Ticket, cancellation: Cancellation? = nil, arriving: (inout State, inout Waiters) -> Void) async -> Value {
+    package func wait(_ ticket: Ticket, cancellation: Cancellation? = nil, arriving: (inout State, inout Waiters) -> Void) async -> Value {
         let id = locked.withLock { room in
             room.waiters.lastID += 1
             return room.waiters.lastID
