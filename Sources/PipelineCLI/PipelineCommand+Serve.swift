@@ -97,20 +97,12 @@ extension PipelineCommand {
                 await withGracefulShutdownHandler {
                     for await changes in watcher.changes {
                         logger.debug("changes", metadata: ["paths": "\(changes.paths)"])
-                        if changes.mayInclude(watcher.pipelineFilePath) {
-                            do {
-                                var edited = try Pipeline(
-                                    contentsOf: URL(fileURLWithPath: file), processors: PipelineCommand.processors, displayName: file)
-                                memory.apply(to: &edited)
-                                pipeline = edited
-                                watcher.watch(edited.definition)
-                            } catch {
-                                printError("\(error)")
-                                printError("\(file): keeping the last valid pipeline")
-                                // Nothing else changed: the server answers as it did.
-                                if !changes.overflowed, changes.paths.allSatisfy({ $0 == watcher.pipelineFilePath }) { continue }
-                            }
-                        }
+                        // Nothing else changed than a file that no longer loads: the server answers as it did.
+                        guard
+                            let current = PipelineCommand.pipeline(
+                                after: changes, keeping: pipeline, file: file, memory: memory, watcher: watcher)
+                        else { continue }
+                        pipeline = current
                         do {
                             try server.reload(pipeline)
                             logger.info("reloaded", metadata: ["changes": "\(changes.count)"])

@@ -78,20 +78,11 @@ extension PipelineCommand {
             for await changes in watcher.changes {
                 if interruption.received != nil { break }
                 logger.debug("changes", metadata: ["paths": "\(changes.paths)"])
-                var otherChanges = changes.count
-                if changes.mayInclude(watcher.pipelineFilePath) {
-                    if changes.paths.contains(watcher.pipelineFilePath) { otherChanges -= 1 }
-                    do {
-                        pipeline = try Pipeline(contentsOf: fileURL, processors: PipelineCommand.processors, displayName: file)
-                        memory.apply(to: &pipeline)
-                        watcher.watch(pipeline.definition)
-                    } catch {
-                        printError(error.description)
-                        printError("\(file): keeping the last valid pipeline")
-                        // Nothing else changed: the last valid pipeline's outputs are as they were.
-                        if otherChanges == 0 { continue }
-                    }
-                }
+                // Nothing else changed than a file that no longer loads: the outputs are as they were.
+                guard
+                    let reloaded = PipelineCommand.pipeline(after: changes, keeping: pipeline, file: file, memory: memory, watcher: watcher)
+                else { continue }
+                pipeline = reloaded
                 let run: PipelineRun
                 do {
                     run = try pipeline.run()
@@ -137,6 +128,29 @@ extension PipelineCommand {
 
         private func reportProblems(_ watcher: PipelineWatcher) {
             for problem in watcher.takeProblems() { printError("warning: \(problem)") }
+        }
+    }
+}
+
+extension PipelineCommand {
+    /// The pipeline to go on with after a batch of `changes`, for `watch` and `serve`: the file
+    /// loaded again when it may have changed (and watched as it now is), or the last valid one,
+    /// `pipeline`, when it no longer loads (said on standard error). Nil when nothing else
+    /// changed than a file that no longer loads, so nothing needs doing.
+    static func pipeline(
+        after changes: FileChanges, keeping pipeline: Pipeline, file: String, memory: MemoryOptions, watcher: PipelineWatcher
+    ) -> Pipeline? {
+        guard changes.mayInclude(watcher.pipelineFilePath) else { return pipeline }
+        do {
+            var edited = try Pipeline(contentsOf: URL(fileURLWithPath: file), processors: processors, displayName: file)
+            memory.apply(to: &edited)
+            watcher.watch(edited.definition)
+            return edited
+        } catch {
+            printError(error.description)
+            printError("\(file): keeping the last valid pipeline")
+            let otherChanges = changes.count - (changes.paths.contains(watcher.pipelineFilePath) ? 1 : 0)
+            return otherChanges == 0 ? nil : pipeline
         }
     }
 }
