@@ -86,8 +86,12 @@ public struct Pipeline: Sendable {
     /// that makes inputs one at a time as they are asked for, such as a server. Temporary files a
     /// killed run left are not swept here; `sweepLeftovers(_:)` does that once, before the first.
     ///
-    /// - Parameter memory: a budget this run shares with others going at the same time; by
-    ///   default the run has one of its own.
+    /// - Parameters:
+    ///   - plan: the plan to run, from `plan()`.
+    ///   - dataLoader: fetches URLs; by default libcurl with the file's `fetch` settings.
+    ///   - cache: keeps fetched bytes between runs; by default the file's disk cache.
+    ///   - memory: a budget this run shares with others going at the same time; by default the
+    ///     run has one of its own.
     public func run(
         _ plan: RunPlan, dataLoader: (any DataLoading)? = nil, cache: (any DataCaching)? = nil, memory: SharedMemoryBudget? = nil
     ) -> PipelineRun {
