@@ -87,8 +87,22 @@ public enum Vips {
     /// page faults and less system time than with glibc's threshold, for a peak a little higher.
     public static let mallocTrimThreshold = 8 << 20
 
+    /// The permissions of a file the process makes for others to read (an output, a report, a
+    /// cache entry): 0666 less the umask, as `open` would give, read once before libvips runs
+    /// anything. The umask is the process's, and liborc, which libvips compiles its vector code
+    /// with, sets it to 077 for a moment while it makes a file for that code: a file opened in
+    /// that moment would be private. Writers set this mode with `fchmod` instead.
+    package static let newFileMode: mode_t = {
+        let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
+        let line = status.split(separator: "\n").first { $0.hasPrefix("Umask:") }
+        let mask = line.flatMap { mode_t($0.dropFirst(6).trimmingCharacters(in: .whitespaces), radix: 8) } ?? 0o022
+        return 0o666 & ~mask
+    }()
+
     /// Swift runs a global's initializer exactly once, under a lock: that is our `vips_init` guard.
     private static let startup: VipsError? = {
+        // Before libvips (and liborc) can touch the umask.
+        _ = newFileMode
         tuneAllocator()
         fitThreadStacksToAddressSpaceLimit()
         guard vips_init("pipeline") == 0 else {

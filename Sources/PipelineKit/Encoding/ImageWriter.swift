@@ -1,4 +1,5 @@
 import Foundation
+import Vips
 
 /// Writes a file so that the target path only ever holds a whole file: the content goes to a
 /// temporary file beside the target, is flushed to disk, and the temporary file is renamed over
@@ -78,10 +79,8 @@ enum ImageWriter {
         let folder = try preparedFolder(for: path, root: root)
         let name = (path as NSString).lastPathComponent
         let temporary = folder + "/" + temporaryName(for: name)
-        // 0666 masked by the umask: a finished output is readable as any new file is (0644
-        // under umask 022), not private like mkstemp's 0600.
-        // Readable too: libtiff reads back the directories it links when it writes a pyramid.
-        let descriptor = open(temporary, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o666)
+        // Readable: libtiff reads back the directories it links when it writes a pyramid.
+        let descriptor = open(temporary, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else {
             if errno == EMFILE {
                 throw ItemError(
@@ -90,6 +89,9 @@ enum ImageWriter {
             }
             throw ItemError.system(.writing, stage: .encode, "cannot write in \(folder)")
         }
+        // A finished output is readable as any new file is (0644 under umask 022), not
+        // private like a temporary file.
+        fchmod(descriptor, Vips.newFileMode)
         do throws(ItemError) {
             do {
                 try fill(descriptor)

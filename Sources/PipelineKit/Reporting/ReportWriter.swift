@@ -1,4 +1,5 @@
 import Foundation
+import Vips
 
 /// Writes a run's report into a folder: `report.json` (the `RunReport`, as
 /// `RunRecorder.reportJSON()` encodes it) and `index.html` (a page to look at the results, with
@@ -72,9 +73,10 @@ public enum ReportWriter {
         let name = (path as NSString).lastPathComponent
         // The marker outputs use, so leftovers of a killed run look the same everywhere.
         let temporary = folder + "/." + name + ImageWriter.temporaryMarker + UUID().uuidString.prefix(8)
-        // 0666 masked by the umask: a report is as readable as any new file (a web server may serve it).
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o666)
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw systemError(path) }
+        // As readable as any new file (a web server may serve it).
+        fchmod(descriptor, Vips.newFileMode)
         var finished = false
         defer { if !finished { unlink(temporary) } }
 
