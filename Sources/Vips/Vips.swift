@@ -90,8 +90,8 @@ public enum Vips {
     /// The permissions of a file the process makes for others to read (an output, a report, a
     /// cache entry): 0666 less the umask, as `open` would give, read once before libvips runs
     /// anything. The umask is the process's, and liborc, which libvips compiles its vector code
-    /// with, sets it to 077 for a moment while it makes a file for that code: a file opened in
-    /// that moment would be private. Writers set this mode with `fchmod` instead.
+    /// with, narrows it for a moment while it makes a private file for that code: a file opened
+    /// in that moment would be private too. Writers set this mode with `fchmod` instead.
     package static let newFileMode: mode_t = {
         let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
         let line = status.split(separator: "\n").first { $0.hasPrefix("Umask:") }
