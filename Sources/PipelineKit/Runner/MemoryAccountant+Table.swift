@@ -38,9 +38,9 @@ extension MemoryAccountant {
                     + ": counted in its input's estimate, and enough rows for the workers to stay ahead of the resize"),
             MemoryAllowance(
                 name: "unstreamed decodes", bytes: unstreamedDecodes.capacity,
-                takers: "local files from \(megabytes(Self.unstreamedCheckFrom)) whose decode cannot stream, together",
-                why: "a target, not a limit: two of the largest progressive JPEGs or interlaced PNGs do not decode at once "
-                    + "while inputs that stream can use the lanes (up to \(Self.asideLimit) wait aside)"),
+                takers: "local files from \(Self.unstreamedCheckFrom >> 10) KiB whose decode cannot stream, and PNGs read whole, together",
+                why: "a target, not a limit: two of the largest progressive JPEGs or interlaced PNGs do not decode at once, "
+                    + "nor one beside a PNG read whole, while inputs that stream can use the lanes (up to \(Self.asideLimit) wait aside)"),
             MemoryAllowance(
                 name: "windowed decodes", bytes: windowedDecodeMinimum,
                 takers: "cover outputs of an image whose one-pass estimate reaches it, each decoding its window alone",

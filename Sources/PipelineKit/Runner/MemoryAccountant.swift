@@ -29,7 +29,11 @@ final class MemoryAccountant: Sendable {
     /// interlaced PNG the whole image) hold their full-size buffers while they decode: this keeps
     /// those that decode at once under `unstreamedDecodeTarget` together while other inputs can
     /// use the lanes (`MemoryAdmission.Policy.soft`), so that two of the largest do not meet
-    /// just because they sort together.
+    /// just because they sort together. A PNG read whole (`wholePNGReads`) holds its full-size
+    /// rows too, and takes room here beside them when there is room now, or streams
+    /// (`MemoryAdmission.admitBesideNow`): otherwise the largest progressive decode and the
+    /// largest PNG read meet by chance, and a run of more inputs has more chances for it, so its
+    /// peak grows with the count.
     let unstreamedDecodes: MemoryAdmission
     /// The one-pass estimate from which outputs that keep a window decode it alone
     /// (`DecodePlan`).
@@ -65,9 +69,15 @@ final class MemoryAccountant: Sendable {
     /// How many inputs may wait aside for `unstreamedDecodes` while others start: enough to look
     /// past eight copies of one large photo to something that streams.
     static let asideLimit = 16
-    /// The smallest local file whose header is read for `unstreamedDecodes`: smaller ones rarely
-    /// hold much while decoded, and their header would be one more open file beside the decodes.
-    static let unstreamedCheckFrom: Int64 = 1 << 20
+    /// The smallest local file whose header is read for `unstreamedDecodes`: smaller ones hold
+    /// little while decoded, and a run of many tiny images should not read each header twice. A
+    /// progressive photograph compresses far: a file well under a megabyte may hold nearly the
+    /// whole target while it decodes.
+    static let unstreamedCheckFrom: Int64 = 64 << 10
+
+    /// Whether a local file of `fileBytes` has its header read for `unstreamedDecodes`.
+    static func checksUnstreamed(fileBytes: Int64?) -> Bool { (fileBytes ?? 0) >= unstreamedCheckFrom }
+
     /// The one-pass estimate from which outputs that keep a window decode it alone, budget or
     /// none: a pass over the file per window costs time, so only images whose decode-once rows
     /// would be very wide take it (a panorama for a cover crop), never a photograph.

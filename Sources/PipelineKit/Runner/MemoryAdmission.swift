@@ -34,6 +34,8 @@ final class MemoryAdmission: Sendable {
 
     private struct State: Sendable {
         var admitted: Int64 = 0
+        /// Of `admitted`, what `admitBesideNow` let in.
+        var admittedBeside: Int64 = 0
         var peak: Int64 = 0
         /// Soft policy: no further arrivals, so nobody waits for room any more.
         var arrivalsClosed = false
@@ -71,6 +73,30 @@ final class MemoryAdmission: Sendable {
             guard policy != .hard || waiters.isEmpty, hasRoom(for: bytes, in: state) else { return false }
             state.admit(bytes)
             return true
+        }
+    }
+
+    /// As `admitNow`, but weighed only against what `admit` and `admitNow` let in, not against
+    /// others let in this way, which count for those: for reads that have an allowance of their
+    /// own among themselves (PNGs read whole) and here must only not meet the others (decodes that
+    /// cannot stream). True when it did; then one `releaseBeside(bytes)` is due.
+    func admitBesideNow(_ bytes: Int64) -> Bool {
+        room.withLock { state, waiters in
+            var others = state
+            others.admitted -= state.admittedBeside
+            guard policy != .hard || waiters.isEmpty, hasRoom(for: bytes, in: others) else { return false }
+            state.admit(bytes)
+            state.admittedBeside += bytes
+            return true
+        }
+    }
+
+    /// Gives back what `admitBesideNow(bytes)` took and lets in the waiters that now fit.
+    func releaseBeside(_ bytes: Int64) {
+        room.withLock { state, waiters in
+            state.admittedBeside -= bytes
+            state.admitted -= bytes
+            admitWaiters(&state, &waiters)
         }
     }
 

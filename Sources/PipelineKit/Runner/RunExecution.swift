@@ -170,9 +170,9 @@ final class RunExecution: Sendable {
             return Self.reports(listings, jobs, jobs.compactMap { $0.upToDate.map { .success($0) } }, originalSize: nil)
         }
         // One header read for both admissions below, when either needs it. Small local files are
-        // not asked for the second (`MemoryAccountant.unstreamedCheckFrom`).
+        // not asked for the second (`MemoryAccountant.checksUnstreamed`).
         var checksUnstreamed = false
-        if case .file = fetched.source, (input.byteCount ?? 0) >= MemoryAccountant.unstreamedCheckFrom { checksUnstreamed = true }
+        if case .file = fetched.source, MemoryAccountant.checksUnstreamed(fileBytes: input.byteCount) { checksUnstreamed = true }
         // Outputs up to date take no part: the decode is sized, and windowed, for the others.
         let made = Array(Set(jobs.filter { $0.upToDate == nil }.map(\.outputIndex))).sorted()
         let needs = memory.admission != nil || checksUnstreamed ? decoder.memoryNeeds(of: fetched.source, only: made) : nil

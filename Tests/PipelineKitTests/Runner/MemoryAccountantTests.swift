@@ -40,6 +40,7 @@ import Vips
         let account = MemoryAccountant(budget: MemoryBudget(bytes: 320_000_000, limit: 500_000_000, source: "--max-memory"))
         let decoder = ImageDecoder(settings: DecoderTests.settings, outputs: [], accountant: account)
         #expect(decoder.wholePNGAllowance === account.wholePNGReads)
+        #expect(decoder.fullSizeDecodes === account.unstreamedDecodes)
         #expect(decoder.readAhead == account.readAhead && decoder.windowedDecodeMinimum == account.windowedDecodeMinimum)
 
         // Another run's allowance for PNGs read whole is its own: one full leaves the other room
@@ -48,6 +49,46 @@ import Vips
         #expect(other.wholePNGReads.admitNow(other.wholePNGReads.capacity))
         account.wholePNGReads.release(account.wholePNGReads.capacity)
         other.wholePNGReads.release(other.wholePNGReads.capacity)
+    }
+
+    /// A PNG read whole holds its full-size rows as a decode that cannot stream does: it is read
+    /// whole only while the run's unstreamed decodes have room for it too, and holds that room
+    /// while it is read, so that it and a large progressive JPEG's decode do not meet (by chance,
+    /// and more often the more inputs a run has).
+    @Test func aPNGIsReadWholeOnlyBesideRoomInTheUnstreamedDecodes() throws {
+        let png = try Fixtures.gradient(width: 300, height: 200, bands: 4).encoded(suffix: ".png[filter=all]")
+        let directory = try TemporaryDirectory()
+        let path = try directory.write(png, to: "input.png")
+        let source = EncodedSource.file(path: path, byteCount: Int64(png.count))
+        let rowsAndFile = Int64((300 * 4 + 1) * 200 + png.count)
+
+        // A large progressive decode holds the unstreamed decodes past their target: the PNG streams.
+        let busy = MemoryAccountant(budget: nil)
+        let large = busy.unstreamedDecodes.capacity + 1
+        #expect(busy.unstreamedDecodes.admitNow(large))
+        let streamed = try ImageDecoder(settings: DecoderTests.settings, outputs: [], accountant: busy).decode(source)
+        #expect(busy.unstreamedDecodes.peakAdmitted == large, "read whole beside a decode over the target")
+        busy.unstreamedDecodes.release(large)
+
+        // With room, it is read whole and counted in both, and gives both back when done.
+        let idle = MemoryAccountant(budget: nil)
+        let whole = try ImageDecoder(settings: DecoderTests.settings, outputs: [], accountant: idle).decode(source)
+        #expect(idle.wholePNGReads.peakAdmitted == rowsAndFile)
+        #expect(idle.unstreamedDecodes.peakAdmitted == rowsAndFile, "a PNG read whole left out of the unstreamed decodes")
+        #expect(idle.unstreamedDecodes.admitNow(idle.unstreamedDecodes.capacity), "the read kept its room")
+        idle.unstreamedDecodes.release(idle.unstreamedDecodes.capacity)
+        #expect(try whole.image.bytes() == streamed.image.bytes())
+    }
+
+    /// A progressive JPEG well under a megabyte may hold tens of megabytes while it decodes: its
+    /// header is read, and its decode waits aside for the unstreamed decodes like a larger file's.
+    @Test func aSmallProgressiveJPEGCountsAmongTheUnstreamedDecodes() throws {
+        let jpeg = try Fixtures.gradient(width: 3000, height: 2000).encoded(suffix: ".jpg[Q=90,interlace=true]")
+        let held = DecodeMemoryEstimate.unstreamedDecodeBytes(try VipsImage.open(data: jpeg))
+        #expect(jpeg.count < 1 << 20 && held > 15_000_000, "not a small file that holds much: \(jpeg.count) bytes, \(held) held")
+        #expect(MemoryAccountant.checksUnstreamed(fileBytes: Int64(jpeg.count)))
+        #expect(!MemoryAccountant.checksUnstreamed(fileBytes: 4_000), "a tiny image's header is read twice")
+        #expect(!MemoryAccountant.checksUnstreamed(fileBytes: nil))
     }
 
     /// `explain` prints the account as one table: a line an allowance, its size and who may

@@ -155,4 +155,29 @@ struct MemoryAdmissionTests {
         #expect(admission.admitNow(100))
         admission.release(100)
     }
+
+    @Test func softlyThoseLetInBesideWeighOnlyAgainstTheOthers() async throws {
+        let admission = MemoryAdmission(capacity: 100, policy: .soft(overflowAt: 8))
+        // PNGs read whole have an allowance of their own among themselves.
+        #expect(admission.admitBesideNow(60))
+        #expect(admission.admitBesideNow(60))
+        #expect(!admission.admitNow(10), "a decode beside what the reads hold, past the capacity")
+        // A decode waiting goes in once the reads are done.
+        let admitted = Locked(false)
+        let wait = Task { if await admission.admit(80) { admitted.withLock { $0 = true } } }
+        try await waitUntil { admission.waiting == 1 }
+        admission.releaseBeside(60)
+        #expect(admission.waiting == 1 && !admitted.withLock { $0 })
+        admission.releaseBeside(60)
+        await wait.value
+        #expect(admitted.withLock { $0 })
+        #expect(!admission.admitBesideNow(30), "a read beside a decode, past the capacity")
+        #expect(admission.admitBesideNow(20))
+        #expect(admission.peakAdmitted == 120)
+        admission.releaseBeside(20)
+        admission.release(80)
+        #expect(admission.admitNow(150), "all given back: one goes in alone")
+        #expect(!admission.admitBesideNow(1), "not beside a decode over the capacity")
+        admission.release(150)
+    }
 }

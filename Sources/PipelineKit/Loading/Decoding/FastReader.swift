@@ -38,7 +38,7 @@ extension ImageDecoder {
     }
 
     /// The reader of PNGs read whole, within this decoder's allowance.
-    var wholePNGReader: WholePNGReader { WholePNGReader(allowance: wholePNGAllowance) }
+    var wholePNGReader: WholePNGReader { WholePNGReader(allowance: wholePNGAllowance, fullSizeDecodes: fullSizeDecodes) }
     /// The reader of large TIFFs with strips decoded ahead, under this decoder's strictness.
     var tiffStripsReader: TIFFStripsAheadReader { TIFFStripsAheadReader(failOn: settings.failOn, readAhead: readAhead) }
     /// The reader of large PNGs with rows decoded ahead, under this decoder's strictness.

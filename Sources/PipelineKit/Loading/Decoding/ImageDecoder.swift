@@ -18,6 +18,9 @@ struct ImageDecoder: Sendable {
     /// What PNGs read whole may hold together (`MemoryAccountant.wholePNGReads`); a decoder made
     /// outside a run has an allowance of its own, and tests give theirs.
     var wholePNGAllowance = MemoryAdmission(capacity: MemoryAccountant.wholePNGCapacity(under: nil))
+    /// The run's decodes that hold a full-size image (`MemoryAccountant.unstreamedDecodes`), which
+    /// PNGs read whole take room in too; nil outside a run.
+    var fullSizeDecodes: MemoryAdmission? = nil
     /// What the rows of one large TIFF or PNG decoded ahead may hold (`MemoryAccountant.readAhead`).
     var readAhead = MemoryAccountant.readAhead(under: nil)
     /// From what one-pass estimate outputs that keep a window decode it alone (`DecodePlan`).
@@ -263,10 +266,12 @@ struct ImageDecoder: Sendable {
 
 extension ImageDecoder {
     /// A decoder for `outputs` within the run's memory account: its allowance for PNGs read
-    /// whole, its read-ahead and the estimate from which windows are decoded alone.
+    /// whole (beside the decodes that hold a full-size image), its read-ahead and the estimate
+    /// from which windows are decoded alone.
     init(settings: DecompressSettings, outputs: [OutputDefinition], accountant: MemoryAccountant) {
         self.init(
-            settings: settings, outputs: outputs, wholePNGAllowance: accountant.wholePNGReads, readAhead: accountant.readAhead,
+            settings: settings, outputs: outputs, wholePNGAllowance: accountant.wholePNGReads,
+            fullSizeDecodes: accountant.unstreamedDecodes, readAhead: accountant.readAhead,
             windowedDecodeMinimum: accountant.windowedDecodeMinimum)
     }
 }
