@@ -41,7 +41,8 @@ ClusterName=pipeline
 SlurmctldHost=localhost
 AuthType=auth/munge
 CryptoType=crypto/munge
-AuthInfo=socket=$state/munge/socket
+# cred_expire is also how long a requeued job waits before it starts again (120 s by default).
+AuthInfo=socket=$state/munge/socket,cred_expire=10
 SlurmUser=root
 SlurmdUser=root
 StateSaveLocation=$state/ctld
