@@ -63,9 +63,8 @@ public final class DiskCache: DataCaching {
             guard stat(folder, &info) == 0 else { return failed(folder, code == ENOENT ? errno : code) }
         }
         let temporary = folder + "/.tmp-" + UUID().uuidString
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        let descriptor = ImageWriter.createTemporary(temporary, flags: O_WRONLY)
         guard descriptor >= 0 else { return failed(temporary, errno) }
-        fchmod(descriptor, Vips.newFileMode)
         var offset = 0
         var code: Int32 = 0
         encoded.withUnsafeBytes { bytes in

@@ -8,6 +8,16 @@ enum ImageWriter {
     /// Temporary files carry this marker, so a later run can recognise leftovers of a killed one.
     static let temporaryMarker = ".pipeline-tmp-"
 
+    /// Creates the temporary file `path` (which must not exist yet) for a file others may read
+    /// once finished: opened private, then given `Vips.newFileMode`, 0666 less the umask the
+    /// process started with. liborc narrows the umask for a moment while libvips runs, so a mode
+    /// left to the umask could come out private. -1 with `errno` set when it cannot be created.
+    static func createTemporary(_ path: String, flags: Int32) -> Int32 {
+        let descriptor = open(path, flags | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        if descriptor >= 0 { fchmod(descriptor, Vips.newFileMode) }
+        return descriptor
+    }
+
     /// Creates `path` through `fill`, which writes the content into the descriptor it is given.
     /// - Returns: the size of the finished file in bytes.
     static func write(to path: String, root: String, fill: (Int32) throws(ItemError) -> Void) throws(ItemError) -> Int {
@@ -80,7 +90,7 @@ enum ImageWriter {
         let name = (path as NSString).lastPathComponent
         let temporary = folder + "/" + temporaryName(for: name)
         // Readable: libtiff reads back the directories it links when it writes a pyramid.
-        let descriptor = open(temporary, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        let descriptor = createTemporary(temporary, flags: O_RDWR)
         guard descriptor >= 0 else {
             if errno == EMFILE {
                 throw ItemError(
@@ -89,9 +99,6 @@ enum ImageWriter {
             }
             throw ItemError.system(.writing, stage: .encode, "cannot write in \(folder)")
         }
-        // A finished output is readable as any new file is (0644 under umask 022), not
-        // private like a temporary file.
-        fchmod(descriptor, Vips.newFileMode)
         do throws(ItemError) {
             do {
                 try fill(descriptor)

@@ -1,5 +1,4 @@
 import Foundation
-import Vips
 
 /// Writes a run's report into a folder: `report.json` (the `RunReport`, as
 /// `RunRecorder.reportJSON()` encodes it) and `index.html` (a page to look at the results, with
@@ -73,10 +72,9 @@ public enum ReportWriter {
         let name = (path as NSString).lastPathComponent
         // The marker outputs use, so leftovers of a killed run look the same everywhere.
         let temporary = folder + "/." + name + ImageWriter.temporaryMarker + UUID().uuidString.prefix(8)
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { throw systemError(path) }
         // As readable as any new file (a web server may serve it).
-        fchmod(descriptor, Vips.newFileMode)
+        let descriptor = ImageWriter.createTemporary(temporary, flags: O_WRONLY)
+        guard descriptor >= 0 else { throw systemError(path) }
         var finished = false
         defer { if !finished { unlink(temporary) } }
 
