@@ -92,6 +92,7 @@ extension VipsImage {
     /// Only for 8-bit images of 1 to 4 bands; one that is not in memory is computed for it, a
     /// strip of rows at a time on the calling thread.
     public func transposed() throws(VipsError) -> VipsImage {
+        try requireEightBits("transpose", bands: [1, 2, 3, 4], needs: "needs an 8-bit image of 1 to 4 bands")
         let copy = withExtendedLifetime(self) { pl_transposed(pointer) }
         guard let copy else { throw VipsError.fromLibrary(operation: "transpose") }
         return VipsImage(taking: copy)
@@ -101,22 +102,38 @@ extension VipsImage {
     /// bands, computed as it is read: where `premultiplied()` gives float pixels, these stay
     /// 8-bit, which libvips reduces with vector code. Undone by `unpremultipliedInEightBits()`.
     public func premultipliedInEightBits() throws(VipsError) -> VipsImage {
-        try derive("premultiply") { pl_alpha_8bit($0, $1, 1) }
+        try requireEightBits("premultiply", bands: [2, 4], needs: "needs an 8-bit image of 2 or 4 bands")
+        return try derive("premultiply") { pl_alpha_8bit($0, $1, 1) }
     }
 
     /// Colour divided by alpha again (round(c × 255 / a), at most 255; 0 where alpha is 0),
     /// for an 8-bit image of 2 or 4 bands, computed as it is read.
     public func unpremultipliedInEightBits() throws(VipsError) -> VipsImage {
-        try derive("unpremultiply") { pl_alpha_8bit($0, $1, 0) }
+        try requireEightBits("unpremultiply", bands: [2, 4], needs: "needs an 8-bit image of 2 or 4 bands")
+        return try derive("unpremultiply") { pl_alpha_8bit($0, $1, 0) }
     }
 
     /// Box-shrunk by whole factors: each pixel the rounded mean of a `horizontal` × `vertical`
     /// block (the last blocks taking what is left), for an 8-bit image in memory; `vertical`
     /// at most 257. One pass, where libvips' `shrinkh` and `shrinkv` take one each.
     public func boxShrunk(horizontal: Int, vertical: Int) throws(VipsError) -> VipsImage {
+        let needs = "needs an 8-bit image in memory and shrinks of 1 or more (down at most 257)"
+        try requireEightBits("shrink", bands: nil, inMemory: true, needs: needs)
+        guard horizontal >= 1, (1...257).contains(vertical) else { throw VipsError(operation: "shrink", message: needs) }
         let copy = withExtendedLifetime(self) { pl_box_shrunk(pointer, Int32(horizontal), Int32(vertical)) }
         guard let copy else { throw VipsError.fromLibrary(operation: "shrink") }
         return VipsImage(taking: copy)
+    }
+
+    /// Refuses an image the shim's 8-bit code cannot read (`allowed` band counts, nil for any),
+    /// with the shim's own words. Checked
+    /// here because a refusal the shim raised would travel through libvips' one error buffer,
+    /// where a failure on another thread may read it first and leave this one without a reason.
+    private func requireEightBits(_ operation: String, bands allowed: [Int]?, inMemory: Bool = false, needs: String) throws(VipsError) {
+        let fits =
+            bandFormat == .uchar && vips_image_get_coding(pointer) == VIPS_CODING_NONE && (allowed?.contains(bands) ?? true)
+            && (!inMemory || isInMemory)
+        guard fits else { throw VipsError(operation: operation, message: needs) }
     }
 
     /// A private copy whose metadata the caller may set before sharing it.
