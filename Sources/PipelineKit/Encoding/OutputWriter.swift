@@ -7,7 +7,7 @@ import Vips
 final class OutputWriter: Sendable {
     /// Paths written in this run, and by what: the one piece of state outputs share, so it
     /// has one owner.
-    private let claimedPaths = Locked<[String: String]>([:])
+    private let claimedPaths = Locked<[DiskPath: String]>([:])
     private let s3: S3Access
     /// The run's local inputs, which no commit may rename over.
     private let protectedInputs: ProtectedInputs
@@ -138,8 +138,8 @@ final class OutputWriter: Sendable {
 
     private func claim(_ path: String, for claimant: String) throws(ItemError) {
         let earlier = claimedPaths.withLock { claimed -> String? in
-            if let earlier = claimed[path] { return earlier }
-            claimed[path] = claimant
+            if let earlier = claimed[DiskPath(path)] { return earlier }
+            claimed[DiskPath(path)] = claimant
             return nil
         }
         if let earlier {

@@ -114,7 +114,11 @@ struct InputEnumerator {
         }
         let rootCount = Self.rootCount(absolute.split(separator: "/", omittingEmptySubsequences: true).map(String.init))
         let found = files(matching: split, rootCount: rootCount)
-        let sorted = Set(found.matches).sorted()
+        // Alternatives of a brace set may find one file twice. Told apart by bytes, as the disk
+        // does: a Set of strings would take two names that differ only in how an accent is
+        // encoded for one.
+        var seen = Set<DiskPath>()
+        let sorted = found.matches.filter { seen.insert(DiskPath($0)).inserted }.sorted()
         if !found.skipped.isEmpty {
             let named = found.skipped.keys.sorted().map { "\($0) (\(found.skipped[$0] ?? ""))" }
             result.warnings.append(
@@ -130,6 +134,7 @@ struct InputEnumerator {
                 pattern, foldedMatches: caseInsensitive ? 0 : Set(folded.files(matching: split, rootCount: rootCount).matches).count)
             result.warnings.append("input \"\(pattern)\" matches no files in \(found.root)\(hint)")
         }
+        result.files.reserveCapacity(result.files.count + sorted.count)
         for relative in sorted {
             let folder = (relative as NSString).deletingLastPathComponent
             let path = found.root == "/" ? "/" + relative : found.root + "/" + relative

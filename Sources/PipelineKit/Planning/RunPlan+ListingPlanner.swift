@@ -12,8 +12,8 @@ extension RunPlan {
         private let fixedSizes: [(width: Int?, height: Int?)]
         /// Each output's folder, absolute: one string that every input's target shares.
         private let roots: [String]
-        private var listingsBySource: [String: [Listing]] = [:]
-        private var sourceOrder: [String] = []
+        private var listingsBySource: [SourceKey: [Listing]] = [:]
+        private var sourceOrder: [SourceKey] = []
         /// Every planned path checked against the others and against the disk.
         private(set) var paths: OutputPathCheck
 
@@ -28,12 +28,18 @@ extension RunPlan {
             // Files, and S3 objects (an output may not replace the object it is made from either).
             paths = OutputPathCheck(
                 outputs: definition.outputs,
-                inputPaths: Set(inputs.filter { !$0.isRemote || $0.s3Location != nil }.map(\.path)))
+                inputPaths: Set(inputs.filter { !$0.isRemote || $0.s3Location != nil }.map(\.path)),
+                roots: roots,
+                expectedInputs: inputs.count)
+            // Sized up front, as the tables of a plan of many inputs would otherwise be held twice
+            // for a moment each time they grow.
+            listingsBySource.reserveCapacity(inputs.count)
+            sourceOrder.reserveCapacity(inputs.count)
         }
 
         /// Plans one listing of `input`.
         mutating func add(_ input: InputFile) {
-            let key = RunPlan.sourceKey(input)
+            let key = SourceKey(input)
             let earlier = listingsBySource[key] ?? []
             if listingsBySource[key] == nil { sourceOrder.append(key) }
             let planned = targets(for: input)
@@ -69,7 +75,7 @@ extension RunPlan {
         }
 
         /// The sources planned, in the order first found, each with its key.
-        var items: [(key: String, item: Item)] {
+        var items: [(key: SourceKey, item: Item)] {
             sourceOrder.compactMap { key in listingsBySource[key].map { (key: key, item: Item(listings: $0)) } }
         }
     }
@@ -82,17 +88,28 @@ struct OutputPathCheck {
     private let outputs: [OutputDefinition]
     /// The inputs' paths and S3 objects.
     private let inputPaths: Set<String>
-    private var writers: [String: (input: String, output: String)] = [:]
+    /// Each planned path, by its bytes, and what writes it.
+    private var writers: [DiskPath: (input: String, output: String)] = [:]
     private var folders = FolderCheck()
     private(set) var problems: [PipelineFileError.Problem] = []
     private(set) var writes: [WriteCheck.Write] = []
+    /// Each output's writer of files, shared by its writes.
+    private let outputWriters: [WriteCheck.Write.Writer]
     /// Paths compared for a clash of sizes not known yet: kept here, and counted by the plan
     /// (`WorkCounter`) once, so that the counting stays out of the comparing.
     private(set) var pairsCompared = 0
 
-    init(outputs: [OutputDefinition], inputPaths: Set<String>) {
+    /// `expectedInputs`: how many listings are likely to be checked, to size the tables once.
+    init(outputs: [OutputDefinition], inputPaths: Set<String>, roots: [String], expectedInputs: Int = 0) {
         self.outputs = outputs
         self.inputPaths = inputPaths
+        outputWriters = zip(outputs.indices, roots).map { index, root in
+            .init(
+                place: Self.place(of: outputs[index], at: index), location: outputs[index].pathLocation, subject: outputs[index].name,
+                root: root)
+        }
+        writers.reserveCapacity(expectedInputs * outputs.count)
+        writes.reserveCapacity(expectedInputs * outputs.count)
     }
 
     /// Checks the paths of one listing, whose targets are in the order of `outputs`.
@@ -103,21 +120,26 @@ struct OutputPathCheck {
         var bySkeleton: [String: (all: [Int], unknown: [Int])] = [:]
         let patterns = targets.map(\.pattern)
         for (index, target) in targets.enumerated() {
-            let output = outputs[index]
-            let place = "outputs[\(output.fileIndex ?? index)].path"
-            checkWhere(target, of: output, input: input, place: place)
+            let place = outputWriters[index].place
+            checkWhere(target, at: index, input: input, place: place)
             checkSizesTellApart(
                 target, at: index, among: targets, patterns: patterns, input: input, place: place, bySkeleton: &bySkeleton)
         }
     }
 
+    /// Where the pipeline file sets the path of `output`, the `index`th of the outputs planned.
+    private static func place(of output: OutputDefinition, at index: Int) -> String {
+        "outputs[\(output.fileIndex ?? index)].path"
+    }
+
     /// The checks of one path as written: another output writing it, a file in the way of its
     /// folder, an S3 output over an input.
-    private mutating func checkWhere(_ target: OutputTarget, of output: OutputDefinition, input: InputFile, place: String) {
+    private mutating func checkWhere(_ target: OutputTarget, at index: Int, input: InputFile, place: String) {
+        let output = outputs[index]
         // Paths still holding {width}/{height} are compared as written here, and with the other
         // outputs of the same input in `checkSizesTellApart`; the runner catches the rest when
         // the sizes are known.
-        if let writer = writers[target.plannedPath] {
+        if let writer = writers[DiskPath(target.plannedPath)] {
             problems.append(
                 .init(
                     path: place, location: output.pathLocation,
@@ -125,7 +147,7 @@ struct OutputPathCheck {
                         "output \"\(output.name)\" of \(input.displayName) and output \"\(writer.output)\" of \(writer.input) would both write \(target.plannedPath)"
                 ))
         } else {
-            writers[target.plannedPath] = (input.displayName, output.name)
+            writers[DiskPath(target.plannedPath)] = (input.displayName, output.name)
         }
         // Found now, not after every input was decoded: a file where a folder must be.
         if !target.isS3, let file = folders.fileInTheWay(of: target.plannedPath) {
@@ -144,10 +166,7 @@ struct OutputPathCheck {
                         "output \"\(output.name)\" of \(input.displayName) would overwrite the input \(target.plannedPath)"))
         }
         if !target.isS3 {
-            writes.append(
-                .init(
-                    place: place, location: output.pathLocation, output: output.name, input: input.displayName,
-                    path: target.plannedPath, root: target.root))
+            writes.append(.init(outputWriters[index], input: input.displayName, path: target.plannedPath))
         }
     }
 

@@ -97,7 +97,7 @@ public struct RunPlan: Sendable {
         let all = listings.items
         totalInputCount = all.reduce(0) { $0 + $1.item.listings.count }
         let base = Self.realPath(definition.baseDirectory.path)
-        items = all.filter { shard?.contains(key: Self.shardKey($0.key, base: base)) ?? true }.map(\.item)
+        items = all.filter { shard?.contains(key: $0.key.shardKey(base: base)) ?? true }.map(\.item)
     }
 
     /// A run with nothing to do is most often a glob or a folder gone wrong: an error, unless
@@ -128,14 +128,6 @@ public struct RunPlan: Sendable {
         return writes + sideWrites.map { .init(place: "", location: nil, what: $0.what, path: $0.path, root: nil) }
     }
 
-    /// What decides a source's shard: its URL, or its real path relative to the pipeline file's
-    /// real folder when inside it, so that machines that mount the storage elsewhere agree.
-    static func shardKey(_ sourceKey: String, base: String) -> String {
-        guard sourceKey.hasPrefix("file:") else { return sourceKey }
-        let path = String(sourceKey.dropFirst(5))
-        return path.hasPrefix(base + "/") ? "file:" + path.dropFirst(base.count + 1) : sourceKey
-    }
-
     static func realPath(_ path: String) -> String {
         guard let resolved = realpath(path, nil) else { return path }
         defer { free(resolved) }
@@ -157,11 +149,33 @@ public struct RunPlan: Sendable {
         return plan
     }
 
-    /// What makes two listings one source: the URL as written, or the file's real path (so a
-    /// file reached through a symbolic link or a second glob is still read once).
-    static func sourceKey(_ input: InputFile) -> String {
-        if let url = input.url { return "url:" + url }
-        return "file:" + realPath(input.path)
+    /// What makes two listings one source: the URL as written, or the file's real path byte for
+    /// byte (so a file reached through a symbolic link or a second glob is still read once, and
+    /// two names that differ only in how their accents are encoded stay two files).
+    enum SourceKey: Hashable {
+        case url(String)
+        case file(DiskPath)
+
+        init(_ input: InputFile) {
+            if let url = input.url {
+                self = .url(url)
+            } else {
+                // Sharing the listed path's storage when it is already real: a plan holds a key
+                // for every source.
+                self = .file(DiskPath(sharing: input.path, orElse: RunPlan.realPath(input.path)))
+            }
+        }
+
+        /// What decides the source's shard: its URL, or its real path relative to the pipeline
+        /// file's real folder `base` when inside it, so that machines that mount the storage
+        /// elsewhere agree.
+        func shardKey(base: String) -> String {
+            switch self {
+            case .url(let url): return "url:" + url
+            case .file(let real):
+                return real.path.hasPrefix(base + "/") ? "file:" + real.path.dropFirst(base.count + 1) : "file:" + real.path
+            }
+        }
     }
 }
 

@@ -58,65 +58,80 @@ struct ProtectedInputs: Sendable {
 struct WriteCheck {
     /// One place written: an output's file, the manifest, the journal, a trace or report file.
     struct Write {
-        /// Where in the pipeline file it is set (a JSON path; empty for the command line).
-        let place: String
-        let location: SourceLocation?
-        /// What writes it, or the output's name when `input` is set.
-        private let subject: String
+        /// What writes and where the pipeline file sets it: one for all of an output's files, so
+        /// that a plan of many inputs keeps only each file's path and input apart.
+        final class Writer: Sendable {
+            /// Where in the pipeline file it is set (a JSON path; empty for the command line).
+            let place: String
+            let location: SourceLocation?
+            /// What writes it, or the output's name for an output's files.
+            let subject: String
+            /// The folder the write may not leave (an output's), or nil.
+            let root: String?
+
+            /// `subject` (the output's name, for an output's writer) set at `place`.
+            init(place: String, location: SourceLocation?, subject: String, root: String?) {
+                self.place = place
+                self.location = location
+                self.subject = subject
+                self.root = root
+            }
+        }
+
+        let writer: Writer
         /// The input whose output this is, named in `what` (nil for other writes): kept apart,
-        /// so that a write shares its strings and a plan of many inputs makes no sentence per
-        /// output unless one is said.
+        /// so that a plan of many inputs makes no sentence per output unless one is said.
         private let input: String?
         let path: String
-        /// The folder the write may not leave (an output's), or nil.
-        let root: String?
+
+        var place: String { writer.place }
+        var location: SourceLocation? { writer.location }
+        var root: String? { writer.root }
         var isOutput: Bool { root != nil }
 
         /// What writes it, for messages: for example `output "small" of in/a.jpg`.
-        var what: String { input.map { "output \"\(subject)\" of \($0)" } ?? subject }
+        var what: String { input.map { "output \"\(writer.subject)\" of \($0)" } ?? writer.subject }
 
         /// A write that is not an output's: the manifest, the journal, a trace or report file.
         init(place: String, location: SourceLocation?, what: String, path: String, root: String?) {
-            self.place = place
-            self.location = location
-            self.subject = what
-            self.input = nil
+            writer = Writer(place: place, location: location, subject: what, root: root)
+            input = nil
             self.path = path
-            self.root = root
         }
 
-        /// Output `output`'s file for `input` (its display name), which may not leave `root`.
-        init(place: String, location: SourceLocation?, output: String, input: String, path: String, root: String) {
-            self.place = place
-            self.location = location
-            self.subject = output
+        /// The file at `path` that `writer` (an output's, with its root) makes for `input`
+        /// (its display name).
+        init(_ writer: Writer, input: String, path: String) {
+            self.writer = writer
             self.input = input
             self.path = path
-            self.root = root
         }
     }
 
-    private var realPaths: [[UInt8]: String] = [:]
+    private var realPaths: [DiskPath: String] = [:]
 
     /// The problems found, and the inputs' identities for the commit to check again.
     mutating func check(inputs: [InputFile], writes: [Write], cacheFolder: String?) -> (
         problems: [PipelineFileError.Problem], protected: ProtectedInputs
     ) {
         var problems: [PipelineFileError.Problem] = []
-        // Keyed by bytes: Swift's strings compare by canonical equivalence, the disk does not.
-        var byRealPath: [[UInt8]: String] = [:]
+        // Sized up front: a plan of many inputs would otherwise hold a table and its doubled
+        // successor at once while it grows.
+        var byRealPath: [DiskPath: String] = [:]
         var byIdentity: [FileIdentity: String] = [:]
+        byRealPath.reserveCapacity(inputs.count)
+        byIdentity.reserveCapacity(inputs.count)
         for input in inputs where !input.isRemote {
             // Read through links, as reading does.
-            let real = Self.realPath(input.path) ?? input.path
-            if byRealPath[Array(real.utf8)] == nil { byRealPath[Array(real.utf8)] = input.displayName }
+            let real = DiskPath(sharing: input.path, orElse: Self.realPath(input.path))
+            if byRealPath[real] == nil { byRealPath[real] = input.displayName }
             if let identity = FileIdentity(path: input.path, followingLinks: true), byIdentity[identity] == nil {
                 byIdentity[identity] = input.displayName
             }
         }
         if let cacheFolder {
-            let cache = Array((resolve(cacheFolder) + "/").utf8)
-            for (real, name) in byRealPath where real.starts(with: cache) {
+            let cache = resolve(cacheFolder) + "/"
+            for (real, name) in byRealPath where real.path.utf8.starts(with: cache.utf8) {
                 problems.append(
                     .init(
                         path: "cache", location: nil,
@@ -124,16 +139,20 @@ struct WriteCheck {
                             "the input \(name) lies in the cache folder \(cacheFolder), where the run writes and removes files"))
             }
         }
-        var writers: [[UInt8]: Write] = [:]
-        for write in writes {
+        // Each real path written, and the index in `writes` of what writes it.
+        var writers: [DiskPath: Int] = [:]
+        writers.reserveCapacity(writes.count)
+        for (index, write) in writes.enumerated() {
             // The folder through its links; the name itself is what a rename replaces.
             let folder = resolve((write.path as NSString).deletingLastPathComponent)
-            let real = (folder == "/" ? "" : folder) + "/" + (write.path as NSString).lastPathComponent
-            let through = Array(real.utf8) == Array(write.path.utf8) ? "" : " (through a symbolic link, \(real))"
+            let real = DiskPath(
+                sharing: write.path, orElse: (folder == "/" ? "" : folder) + "/" + (write.path as NSString).lastPathComponent)
+            let through = real.path.utf8.elementsEqual(write.path.utf8) ? "" : " (through a symbolic link, \(real.path))"
             if let root = write.root {
                 let realRoot = resolve(root)
-                let (folderBytes, rootBytes) = (Array(folder.utf8), Array(realRoot.utf8))
-                if folderBytes != rootBytes, !folderBytes.starts(with: realRoot == "/" ? rootBytes : rootBytes + [UInt8(ascii: "/")]) {
+                if !folder.utf8.elementsEqual(realRoot.utf8),
+                    !folder.utf8.starts(with: realRoot == "/" ? realRoot.utf8 : (realRoot + "/").utf8)
+                {
                     problems.append(
                         .init(
                             path: write.place, location: write.location,
@@ -144,8 +163,7 @@ struct WriteCheck {
                 }
             }
             let existing = FileIdentity(path: write.path, followingLinks: false)
-            let key = Array(real.utf8)
-            if let input = byRealPath[key] ?? existing.flatMap({ byIdentity[$0] }) {
+            if let input = byRealPath[real] ?? existing.flatMap({ byIdentity[$0] }) {
                 problems.append(
                     .init(
                         path: write.place, location: write.location,
@@ -153,25 +171,26 @@ struct WriteCheck {
                             "\(write.what) would overwrite the input \(input)\(through): nothing may write where the run reads"))
                 continue
             }
-            if let other = writers[key] {
+            if let earlier = writers[real] {
+                let other = writes[earlier]
                 // Two outputs planned to one path are reported where the plan compares outputs.
                 if !(other.isOutput && write.isOutput && other.path == write.path) {
                     problems.append(
                         .init(
                             path: write.place, location: write.location,
                             message:
-                                "\(write.what) and \(other.what) would both write \(real)"))
+                                "\(write.what) and \(other.what) would both write \(real.path)"))
                 }
                 continue
             }
-            writers[key] = write
+            writers[real] = index
         }
         return (problems, ProtectedInputs(byIdentity))
     }
 
     /// `path` with the links in it followed, as far as it exists; the rest as written.
     private mutating func resolve(_ path: String) -> String {
-        if let known = realPaths[Array(path.utf8)] { return known }
+        if let known = realPaths[DiskPath(path)] { return known }
         let resolved: String
         if let real = Self.realPath(path) {
             resolved = real
@@ -184,7 +203,7 @@ struct WriteCheck {
                 resolved = (realParent == "/" ? "" : realParent) + "/" + (path as NSString).lastPathComponent
             }
         }
-        realPaths[Array(path.utf8)] = resolved
+        realPaths[DiskPath(path)] = resolved
         return resolved
     }
 

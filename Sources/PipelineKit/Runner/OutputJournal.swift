@@ -43,12 +43,12 @@ final class OutputJournal: Sendable {
         var score: Double? = nil
 
         /// What the record is found by: the path as planned.
-        var key: String { planned ?? path }
+        var key: DiskPath { DiskPath(planned ?? path) }
     }
 
     private struct State {
         /// Every record of each planned path, oldest first.
-        var records: [String: [Record]]
+        var records: [DiskPath: [Record]]
         /// Lines in the file as far as this run knows: read, then appended.
         var lines: Int
         /// Paths this run recorded that `records` did not hold: counted, not kept, so that the
@@ -88,7 +88,7 @@ final class OutputJournal: Sendable {
     /// The record of the output planned at `planned` when the file it wrote is still the one
     /// written with `fingerprint`.
     func upToDate(_ planned: String, fingerprint: String) -> Record? {
-        let candidates = state.withLock { $0.records[planned] ?? [] }
+        let candidates = state.withLock { $0.records[DiskPath(planned)] ?? [] }
         for record in candidates.reversed() where record.fingerprint == fingerprint {
             guard let (size, modified) = Self.stamp(of: record.path), size == record.size, modified == record.modified else { continue }
             return record
@@ -179,7 +179,7 @@ final class OutputJournal: Sendable {
         let contents = Self.read(descriptor: descriptor)
         let encoder = JSONEncoder()
         var data = Data()
-        for records in contents.records.sorted(by: { $0.key < $1.key }).map(\.value) {
+        for records in contents.records.sorted(by: { $0.key.path < $1.key.path }).map(\.value) {
             // Of a path's records, the one that matches the file on disk, else the last.
             let kept =
                 records.last { record in
@@ -228,7 +228,7 @@ final class OutputJournal: Sendable {
 
     /// The records in the journal at `path`, read under a shared lock so no append is half seen,
     /// and how many lines were not records.
-    private static func read(_ path: String) -> (records: [String: [Record]], damaged: Int) {
+    private static func read(_ path: String) -> (records: [DiskPath: [Record]], damaged: Int) {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { return ([:], 0) }
         defer { close(descriptor) }
@@ -237,7 +237,7 @@ final class OutputJournal: Sendable {
         return read(descriptor: descriptor)
     }
 
-    private static func read(descriptor: Int32) -> (records: [String: [Record]], damaged: Int) {
+    private static func read(descriptor: Int32) -> (records: [DiskPath: [Record]], damaged: Int) {
         var data = Data()
         var buffer = [UInt8](repeating: 0, count: 1 << 16)
         var offset: off_t = 0
@@ -247,7 +247,7 @@ final class OutputJournal: Sendable {
             data.append(contentsOf: buffer[..<count])
             offset += off_t(count)
         }
-        var records: [String: [Record]] = [:]
+        var records: [DiskPath: [Record]] = [:]
         var damaged = 0
         let decoder = JSONDecoder()
         let lines = data.split(separator: UInt8(ascii: "\n"))
