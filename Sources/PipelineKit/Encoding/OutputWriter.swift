@@ -12,9 +12,16 @@ final class OutputWriter: Sendable {
     /// The run's local inputs, which no commit may rename over.
     private let protectedInputs: ProtectedInputs
 
-    init(s3: S3Access, protecting inputs: ProtectedInputs = ProtectedInputs()) {
+    /// Whether each path written is claimed for this run (`claim`).
+    private let claimsPaths: Bool
+
+    /// `claimingPaths`: false when the plan knew every output's path and found them distinct
+    /// (no `{width}` or `{height}` to wait for), so that nothing need be kept per output: a
+    /// run of many inputs would otherwise hold every path it wrote to the end.
+    init(s3: S3Access, protecting inputs: ProtectedInputs = ProtectedInputs(), claimingPaths: Bool = true) {
         self.s3 = s3
         protectedInputs = inputs
+        claimsPaths = claimingPaths
     }
 
     /// User metadata names the runner keeps with each S3 output (after `x-amz-meta-`): what made
@@ -43,7 +50,7 @@ final class OutputWriter: Sendable {
         } catch {
             throw ItemError(.outputPath, stage: .encode, reason: error.message, underlying: error)
         }
-        try claim(path, for: "output \"\(output.name)\" of \(input.displayName)")
+        if claimsPaths { try claim(path, for: "output \"\(output.name)\" of \(input.displayName)") }
         if target.isS3 {
             return Pending(output: try put(image, output: output, at: path, input: input, fingerprint: fingerprint), file: nil)
         }

@@ -16,6 +16,8 @@ extension RunPlan {
         private var sourceOrder: [SourceKey] = []
         /// Every planned path checked against the others and against the disk.
         private(set) var paths: OutputPathCheck
+        /// Whether a planned path still holds a `{width}` or `{height}`.
+        private(set) var somePathsWaitForSizes = false
 
         init(definition: PipelineDefinition, inputs: [InputFile]) {
             outputs = definition.outputs
@@ -55,6 +57,7 @@ extension RunPlan {
                 return
             }
             paths.check(targets, of: input)
+            if !somePathsWaitForSizes { somePathsWaitForSizes = targets.contains(where: \.hasUnknownSizes) }
             listingsBySource[key, default: []].append(Listing(input: input, targets: targets, refusal: nil, sameAs: nil))
         }
 

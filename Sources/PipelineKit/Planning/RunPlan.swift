@@ -42,6 +42,9 @@ public struct RunPlan: Sendable {
 
     /// The local inputs by identity, which no commit may rename over.
     let protectedInputs: ProtectedInputs
+    /// Whether some output path has a `{width}` or `{height}` that only the made image fills:
+    /// then two outputs may meet on one path that planning could not compare.
+    let somePathsWaitForSizes: Bool
 
     /// The number of listings: what a user counts as inputs.
     public var inputCount: Int { items.reduce(0) { $0 + $1.listings.count } }
@@ -94,6 +97,7 @@ public struct RunPlan: Sendable {
         protectedInputs = checked.protected
         guard problems.isEmpty else { throw PipelineFileError(file: fileName, problems: problems) }
 
+        somePathsWaitForSizes = listings.somePathsWaitForSizes
         let all = listings.items
         totalInputCount = all.reduce(0) { $0 + $1.item.listings.count }
         let base = Self.realPath(definition.baseDirectory.path)

@@ -38,7 +38,7 @@ final class RunExecution: Sendable {
             fetchQueue: queues.fetch, cacheQueue: queues.cache,
             fileFetcher: FileFetcher(maxBytes: definition.fetch.maxBytes),
             remoteFetcher: RemoteFetcher(loader: dataLoader, settings: definition.fetch), cache: cache, s3: plan.s3)
-        writer = OutputWriter(s3: plan.s3, protecting: plan.protectedInputs)
+        writer = OutputWriter(s3: plan.s3, protecting: plan.protectedInputs, claimingPaths: plan.somePathsWaitForSizes)
         decoder = ImageDecoder(settings: definition.decompress, outputs: definition.outputs, accountant: memory)
     }
 

@@ -2,6 +2,7 @@ import Foundation
 import StandardProcessors
 import TestSupport
 import Testing
+import Vips
 
 @testable import PipelineKit
 
@@ -141,5 +142,28 @@ import Testing
                 #expect(problem.message.contains("would both write"), "\(problem.message)")
             }
         }
+    }
+
+    @Test func pathsThatMeetOnlyOnceASizeIsKnownAreWrittenOnce() async throws {
+        // Given an output named by the width it turns out to have, and another named by the
+        // input alone: x.jpg made 8 wide by the first and x-8.jpg by the second both land on
+        // out/x-8.png, which planning cannot see before the image is made
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 32, height: 24)), to: "in/x.jpg")
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 40, height: 24)), to: "in/x-8.jpg")
+        let outputs = [
+            output("by-width", steps: #"[{"resize": {"height": 6}}]"#, format: "png", path: "out/{stem}-{width}.png"),
+            output("by-name", steps: width(8), format: "png", path: "out/{stem}.png"),
+        ]
+
+        // When the pipeline runs (planning finds nothing wrong)
+        let (reports, summary) = try await PipelineHarness.run(PipelineHarness.json(inputs: ["in/*.jpg"], outputs: outputs), in: directory)
+
+        // Then one of the two writes the path and the other fails, saying which output wrote it
+        let failures = reports.flatMap(\.failures)
+        #expect(summary.outputsWritten == 3 && failures.count == 1, "\(failures)")
+        #expect(failures.first?.reason.contains("out/x-8.png was already written in this run by output") == true, "\(failures)")
+        #expect(failures.first?.stage == .encode)
+        #expect(try VipsImage.open(data: Data(contentsOf: URL(fileURLWithPath: directory.path + "/out/x-8.png"))).width == 8)
     }
 }
