@@ -72,6 +72,12 @@ extension VipsImage {
         return pl_operation_is_blocked(name) == 0 ? String(cString: name) : nil
     }
 
+    /// Whether libvips blocks the loader class `name` (as `loaderClass(file:)` gives it): the
+    /// untrusted ones are, unless unblocked (`Vips.unblockLoader`).
+    public static func isBlocked(loader name: String) -> Bool {
+        (try? Vips.start()) == nil || pl_operation_is_blocked(name) != 0
+    }
+
     /// The loader that would read `bytes`, when it is not blocked; see `permittedLoader(file:)`.
     public static func permittedLoader(bytes: VipsBytes) -> String? {
         guard (try? Vips.start()) != nil else { return nil }

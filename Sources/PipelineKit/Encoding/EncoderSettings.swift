@@ -15,8 +15,20 @@ public struct EncoderSettings: Sendable, Hashable {
         /// every frame (`DecompressSettings.animation`).
         public var animates: Bool { self == .gif || self == .webp }
 
-        /// The media type, sent as an S3 object's `Content-Type`.
-        public var mediaType: String { "image/\(rawValue)" }
+        /// The MIME type of files in this format: an S3 object's and a served file's
+        /// `Content-Type`, and the type in manifests and `<source type>`.
+        public var mimeType: String {
+            switch self {
+            case .jpeg: "image/jpeg"
+            case .png: "image/png"
+            case .webp: "image/webp"
+            case .avif: "image/avif"
+            case .gif: "image/gif"
+            case .jxl: "image/jxl"
+            case .heic: "image/heic"
+            case .tiff: "image/tiff"
+            }
+        }
 
         /// Extensions a path may end with for this format.
         var acceptedExtensions: Set<String> {

@@ -106,7 +106,7 @@ final class OutputWriter: Sendable {
         } catch {
             throw ItemError(.encoding, stage: .encode, reason: ItemError.reason(for: error), underlying: error)
         }
-        var headers = ["Content-Type": output.encoder.format.mediaType]
+        var headers = ["Content-Type": output.encoder.format.mimeType]
         if let cacheControl = output.cacheControl { headers["Cache-Control"] = cacheControl }
         for (name, value) in output.metadata { headers["x-amz-meta-\(name)"] = value }
         if let fingerprint { headers["x-amz-meta-\(MetadataName.fingerprint)"] = fingerprint }

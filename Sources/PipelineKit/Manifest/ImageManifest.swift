@@ -201,19 +201,3 @@ public struct ImageManifest: Codable, Sendable, Equatable {
         return inputs.filter { $0.source.hasSuffix("/" + source) }
     }
 }
-
-extension EncoderSettings.Format {
-    /// The MIME type of files in this format, for `<source type>` and manifests.
-    public var mimeType: String {
-        switch self {
-        case .jpeg: "image/jpeg"
-        case .png: "image/png"
-        case .webp: "image/webp"
-        case .avif: "image/avif"
-        case .gif: "image/gif"
-        case .jxl: "image/jxl"
-        case .heic: "image/heic"
-        case .tiff: "image/tiff"
-        }
-    }
-}

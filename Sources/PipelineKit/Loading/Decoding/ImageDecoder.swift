@@ -81,10 +81,14 @@ struct ImageDecoder: Sendable {
     }
 
     private func decodeOnce(_ source: EncodedSource, only: [Int]?) throws(Failure) -> DecodedImage {
-        if Self.preparedForUntrustedInput, let refusal = untrustedLoaderRefusal(source) { throw Failure(itemError: refusal) }
+        // One sniff for both checks: each runs every loader's test of the file's first bytes.
+        let loader = Self.preparedForUntrustedInput ? Self.loaderClass(source) : nil
+        if let refusal = untrustedLoaderRefusal(loader: loader) { throw Failure(itemError: refusal) }
         // The loaders cannot even open a file when no descriptor is left: that is not an
         // unknown format (asked again in case one was freed meanwhile).
-        guard Self.preparedForUntrustedInput, Self.isLoadable(source) || (!OpenFileLimit.isReached && Self.isLoadable(source)) else {
+        guard Self.preparedForUntrustedInput,
+            loader.map({ !VipsImage.isBlocked(loader: $0) }) ?? false || (!OpenFileLimit.isReached && Self.isLoadable(source))
+        else {
             if OpenFileLimit.isReached {
                 throw Failure(itemError: ItemError(.unreadable, stage: .decompress, reason: OpenFileLimit.reason))
             }

@@ -27,11 +27,13 @@ extension ImageDecoder {
     /// Runs the format sniffers, which may write libvips' shared error buffer: call it where a
     /// decode would (through `LibvipsErrorText.gate`).
     func untrustedLoaderRefusal(_ source: EncodedSource) -> ItemError? {
-        let loader: String?
-        switch source {
-        case .file(let path, _, _, _): loader = VipsImage.loaderClass(file: path)
-        case .memory(let bytes): loader = VipsImage.loaderClass(bytes: bytes)
-        }
+        untrustedLoaderRefusal(loader: Self.loaderClass(source))
+    }
+
+    /// The refusal for an input that the loader class `loader` would read (from
+    /// `loaderClass(_:)`), as `untrustedLoaderRefusal(_:)` gives it, for a caller that sniffed
+    /// the input already: each sniff runs every loader's check of the file's first bytes.
+    func untrustedLoaderRefusal(loader: String?) -> ItemError? {
         guard let loader, let format = DecompressSettings.UntrustedFormat(loader: loader) else { return nil }
         if settings.allowUntrusted.contains(format) {
             Vips.unblockLoader(format.loaderClass)
@@ -42,5 +44,14 @@ extension ImageDecoder {
             reason:
                 "\(format == .svg ? "an" : "a") \(format.rawValue.uppercased()) file, which libvips reads only with a loader not made for untrusted files; "
                 + "to read it, add \"\(format.rawValue)\" to decompress.allowUntrusted")
+    }
+
+    /// The libvips loader class that would read `source`, blocked or not; nil when none knows
+    /// its format. May write libvips' shared error buffer, as `untrustedLoaderRefusal(_:)`.
+    static func loaderClass(_ source: EncodedSource) -> String? {
+        switch source {
+        case .file(let path, _, _, _): VipsImage.loaderClass(file: path)
+        case .memory(let bytes): VipsImage.loaderClass(bytes: bytes)
+        }
     }
 }
