@@ -44,31 +44,49 @@ package final class TestHTTPServer: Sendable {
     private let handler: Handler
     private let log = Locked<(requests: [Request], connections: Int, bytesSent: [String: Int])>(([], 0, [:]))
     private let stopped = Locked(false)
+    /// The socket that holds the port once stopped (-1 before).
+    private let refuser = Locked<Int32>(-1)
 
     package init(handler: @escaping Handler) throws {
         self.handler = handler
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var yes: Int32 = 1
-        setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard bound == 0, listen(descriptor, 64) == 0 else { close(descriptor); throw ServerError.cannotListen }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
-        }
+        guard let (descriptor, port) = Self.boundSocket(port: 0), listen(descriptor, 64) == 0 else { throw ServerError.cannotListen }
         listener = descriptor
-        port = Int(UInt16(bigEndian: address.sin_port))
+        self.port = port
         let thread = Thread { [self] in acceptLoop() }
         thread.start()
     }
 
-    deinit { stop() }
+    deinit {
+        stop()
+        refuser.withLock { if $0 >= 0 { close($0) } }
+    }
+
+    /// A TCP socket bound to 127.0.0.1:`port` (0: one the kernel picks), not listening, and the
+    /// port; nil when it cannot be bound. Shared with other such sockets (`SO_REUSEPORT`), so
+    /// that `stop()` can keep the port while the listener goes.
+    private static func boundSocket(port: Int) -> (descriptor: Int32, port: Int)? {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { return nil }
+        var yes: Int32 = 1
+        setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
+        setsockopt(descriptor, SOL_SOCKET, SO_REUSEPORT, &yes, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = UInt16(port).bigEndian
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0 else {
+            close(descriptor)
+            return nil
+        }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+        }
+        return (descriptor, Int(UInt16(bigEndian: address.sin_port)))
+    }
 
     package enum ServerError: Error { case cannotListen }
 
@@ -79,11 +97,16 @@ package final class TestHTTPServer: Sendable {
     package func requests(for path: String) -> [Request] { requests.filter { $0.path == path } }
     package func bytesSent(for path: String) -> Int { log.withLock { $0.bytesSent[path] ?? 0 } }
 
+    /// Stops accepting connections. The port stays this server's, bound but not listening, so
+    /// that connecting to it is refused until the server is gone: a test of a refused connection
+    /// would otherwise reach whichever server another test started on the freed port.
     package func stop() {
         let wasStopped = stopped.withLock { value -> Bool in
             defer { value = true }; return value
         }
         if !wasStopped {
+            let kept = Self.boundSocket(port: port)?.descriptor ?? -1
+            refuser.withLock { $0 = kept }
             shutdown(listener, Int32(SHUT_RDWR))
             close(listener)
         }
