@@ -106,10 +106,11 @@ struct OutputPathCheck {
     init(outputs: [OutputDefinition], inputPaths: Set<String>, roots: [String], expectedInputs: Int = 0) {
         self.outputs = outputs
         self.inputPaths = inputPaths
-        outputWriters = zip(outputs.indices, roots).map { index, root in
+        outputWriters = outputs.enumerated().map { index, output in
+            // Where the pipeline file sets the path, for messages.
             .init(
-                place: Self.place(of: outputs[index], at: index), location: outputs[index].pathLocation, subject: outputs[index].name,
-                root: root)
+                place: "outputs[\(output.fileIndex ?? index)].path", location: output.pathLocation, subject: output.name, root: roots[index]
+            )
         }
         writers.reserveCapacity(expectedInputs * outputs.count)
         writes.reserveCapacity(expectedInputs * outputs.count)
@@ -128,11 +129,6 @@ struct OutputPathCheck {
             checkSizesTellApart(
                 target, at: index, among: targets, patterns: patterns, input: input, place: place, bySkeleton: &bySkeleton)
         }
-    }
-
-    /// Where the pipeline file sets the path of `output`, the `index`th of the outputs planned.
-    private static func place(of output: OutputDefinition, at index: Int) -> String {
-        "outputs[\(output.fileIndex ?? index)].path"
     }
 
     /// The checks of one path as written: another output writing it, a file in the way of its

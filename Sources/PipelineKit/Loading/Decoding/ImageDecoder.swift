@@ -86,9 +86,8 @@ struct ImageDecoder: Sendable {
         if let refusal = untrustedLoaderRefusal(loader: loader) { throw Failure(itemError: refusal) }
         // The loaders cannot even open a file when no descriptor is left: that is not an
         // unknown format (asked again in case one was freed meanwhile).
-        guard Self.preparedForUntrustedInput,
-            loader.map({ !VipsImage.isBlocked(loader: $0) }) ?? false || (!OpenFileLimit.isReached && Self.isLoadable(source))
-        else {
+        let permitted = loader.map { !VipsImage.isBlocked(loader: $0) } ?? false
+        guard Self.preparedForUntrustedInput, permitted || (!OpenFileLimit.isReached && Self.isLoadable(source)) else {
             if OpenFileLimit.isReached {
                 throw Failure(itemError: ItemError(.unreadable, stage: .decompress, reason: OpenFileLimit.reason))
             }
