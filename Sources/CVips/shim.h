@@ -9,6 +9,7 @@
 #define PIPELINE_CVIPS_SHIM_H
 
 #include <vips/vips.h>
+#include <stdarg.h>
 #include <stdint.h>
 
 static void pl_ignore_log(const gchar *domain, GLogLevelFlags level, const gchar *message, gpointer data) {
@@ -59,12 +60,58 @@ static inline int pl_set_default_thread_stack(size_t bytes) {
 
 /* --- loading ------------------------------------------------------------ */
 
+/* One loader class's test of a source, for pl_find_permitted_loader: as libvips' own search
+ * (source loaders only, the source rewound before each test), but a blocked loader is not
+ * asked. libvips 8.14 asks every loader, blocked or not, and OpenSlide's test opens the file
+ * with SQLite, several times over, for every input of every format. */
+static void *pl_find_permitted_loader_sub(void *item, void *a, void *b) {
+    (void)b;
+    VipsObjectClass *object_class = VIPS_OBJECT_CLASS(item);
+    VipsForeignLoadClass *load_class = VIPS_FOREIGN_LOAD_CLASS(item);
+    VipsSource *source = VIPS_SOURCE(a);
+    if (VIPS_OPERATION_CLASS(item)->flags & VIPS_OPERATION_BLOCKED) return NULL;
+    if (!vips_ispostfix(object_class->nickname, "_source") || !load_class->is_a_source) return NULL;
+    (void)vips_source_rewind(source);
+    return load_class->is_a_source(source) ? load_class : NULL;
+}
+
+/* The class name of the first loader, by libvips' priority, that is not blocked and reads
+ * `source`; NULL when none does. Writes nothing to the error buffer. */
+static inline const char *pl_find_permitted_loader(VipsSource *source) {
+    VipsForeignLoadClass *load_class =
+        (VipsForeignLoadClass *)vips_foreign_map("VipsForeignLoad", pl_find_permitted_loader_sub, source, NULL);
+    (void)vips_source_rewind(source);
+    return load_class ? G_OBJECT_CLASS_NAME(load_class) : NULL;
+}
+
+/* Calls `loader` on `source` with `option_string`; the variadic tail ends libvips' list of
+ * optional arguments. */
+static inline int pl_call_loader(const char *loader, const char *option_string, VipsSource *source, VipsImage **out, ...) {
+    va_list optional;
+    va_start(optional, out);
+    int result = vips_call_split_option_string(loader, option_string, optional, source, out);
+    va_end(optional);
+    return result;
+}
+
+/* vips_image_new_from_source, with the loader found by pl_find_permitted_loader. */
+static inline VipsImage *pl_load_source(VipsSource *source, const char *option_string) {
+    const char *loader = pl_find_permitted_loader(source);
+    if (!loader) {
+        vips_error("VipsForeignLoad", "%s", "source is not in a known format");
+        return NULL;
+    }
+    VipsImage *image = NULL;
+    if (pl_call_loader(loader, option_string, source, &image, NULL)) return NULL;
+    return image;
+}
+
 /* Opens a file through a VipsSource so that file names are never parsed for
  * "[option]" suffixes; options go in option_string ("shrink=2,fail_on=error"). */
 static inline VipsImage *pl_load_file(const char *path, const char *option_string) {
     VipsSource *source = vips_source_new_from_file(path);
     if (!source) return NULL;
-    VipsImage *image = vips_image_new_from_source(source, option_string, NULL);
+    VipsImage *image = pl_load_source(source, option_string);
     g_object_unref(source);
     return image;
 }
@@ -74,7 +121,7 @@ static inline VipsImage *pl_load_file(const char *path, const char *option_strin
 static inline VipsImage *pl_load_blob(VipsBlob *blob, const char *option_string) {
     VipsSource *source = vips_source_new_from_blob(blob);
     if (!source) return NULL;
-    VipsImage *image = vips_image_new_from_source(source, option_string, NULL);
+    VipsImage *image = pl_load_source(source, option_string);
     g_object_unref(source);
     return image;
 }
@@ -100,14 +147,32 @@ static inline void pl_blob_unref(VipsBlob *blob) {
     vips_area_unref(VIPS_AREA(blob));
 }
 
-/* The loader libvips would pick for a file or buffer, or NULL when no loader knows the format.
- * Judged by the return value, not the error buffer, which other threads share. */
+/* The loader libvips would pick for a file or buffer, blocked or not, or NULL when no loader
+ * knows the format. Judged by the return value, not the error buffer, which other threads
+ * share. */
 static inline const char *pl_find_loader_file(const char *path) {
     return vips_foreign_find_load(path);
 }
 
 static inline const char *pl_find_loader_buffer(const void *data, size_t length) {
     return vips_foreign_find_load_buffer(data, length);
+}
+
+/* pl_find_permitted_loader for a file, or a blob; NULL also when the file cannot be opened. */
+static inline const char *pl_find_permitted_loader_file(const char *path) {
+    VipsSource *source = vips_source_new_from_file(path);
+    if (!source) return NULL;
+    const char *loader = pl_find_permitted_loader(source);
+    g_object_unref(source);
+    return loader;
+}
+
+static inline const char *pl_find_permitted_loader_blob(VipsBlob *blob) {
+    VipsSource *source = vips_source_new_from_blob(blob);
+    if (!source) return NULL;
+    const char *loader = pl_find_permitted_loader(source);
+    g_object_unref(source);
+    return loader;
 }
 
 static inline const char *pl_loader_name(VipsImage *image) {

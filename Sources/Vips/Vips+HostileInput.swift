@@ -64,25 +64,20 @@ extension VipsImage {
         withExtendedLifetime(self) { pl_own_metadata_blobs(pointer) }
     }
 
-    /// The libvips loader that would read the file, judged from its first bytes (and name), when
-    /// that loader is not blocked; nil when no loader may read it. Decided from return values,
-    /// never from the shared error buffer.
+    /// The first libvips loader, by libvips' priority, that is not blocked and reads the file,
+    /// judged from its first bytes: its class name; nil when no loader may read it, or the file
+    /// cannot be opened. The blocked loaders are not asked, unlike in libvips' own search, which
+    /// is what each load does too (`open(file:options:)`). Decided from return values, never
+    /// from the shared error buffer.
     public static func permittedLoader(file path: String) -> String? {
-        guard (try? Vips.start()) != nil, let name = pl_find_loader_file(path) else { return nil }
-        return pl_operation_is_blocked(name) == 0 ? String(cString: name) : nil
-    }
-
-    /// Whether libvips blocks the loader class `name` (as `loaderClass(file:)` gives it): the
-    /// untrusted ones are, unless unblocked (`Vips.unblockLoader`).
-    public static func isBlocked(loader name: String) -> Bool {
-        (try? Vips.start()) == nil || pl_operation_is_blocked(name) != 0
-    }
-
-    /// The loader that would read `bytes`, when it is not blocked; see `permittedLoader(file:)`.
-    public static func permittedLoader(bytes: VipsBytes) -> String? {
-        guard (try? Vips.start()) != nil else { return nil }
-        let name = bytes.withUnsafeBytes { pl_find_loader_buffer($0.baseAddress, $0.count) }
-        guard let name, pl_operation_is_blocked(name) == 0 else { return nil }
+        guard (try? Vips.start()) != nil, let name = pl_find_permitted_loader_file(path) else { return nil }
         return String(cString: name)
+    }
+
+    /// The loader that reads `bytes`, of those not blocked; see `permittedLoader(file:)`.
+    public static func permittedLoader(bytes: VipsBytes) -> String? {
+        guard (try? Vips.start()) != nil, let blob = bytes.blob else { return nil }
+        let name = withExtendedLifetime(bytes) { pl_find_permitted_loader_blob(blob) }
+        return name.map { String(cString: $0) }
     }
 }

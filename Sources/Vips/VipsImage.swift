@@ -49,7 +49,8 @@ public final class VipsImage: @unchecked Sendable {
     /// - Parameters:
     ///   - path: the image file.
     ///   - options: libvips load options, for example `"shrink=2,fail_on=error"`; every option
-    ///     must exist on the loader libvips picks for the file.
+    ///     must exist on the loader picked for the file: the first by libvips' priority that is
+    ///     not blocked (`permittedLoader(file:)`).
     public static func open(file path: String, options: String = "") throws(VipsError) -> VipsImage {
         try Vips.start()
         guard let image = pl_load_file(path, options) else {
@@ -182,7 +183,7 @@ public final class VipsImage: @unchecked Sendable {
 /// which keep the blob alive as long as an image needs it, and by the pipeline's own readers.
 public final class VipsBytes: @unchecked Sendable {
     // Immutable once made; libvips counts the blob's references atomically.
-    fileprivate let blob: UnsafeMutablePointer<VipsBlob>?
+    let blob: UnsafeMutablePointer<VipsBlob>?
     /// Where the bytes are, for as long as this object lives (nil when there are none).
     let base: UnsafeRawPointer?
     /// How many bytes.

@@ -132,7 +132,8 @@ public struct PlanExplanation: Sendable {
             let source = EncodedSource.file(path: item.input.path, byteCount: item.input.byteCount ?? 0)
             let untrusted = decoder.untrustedLoaderRefusal(source)
             if untrusted != nil { untrustedRefused += 1 }
-            let header = try? decoder.openHeader(source, options: "")
+            // A refused file's header is not read either: its loader is not made for hostile files.
+            let header = decoder.unreadableReason(source) == nil ? try? decoder.openHeader(source, options: "") : nil
             let format = header?.loader
             if let format { formats[format, default: 0] += 1 }
             var sample = Sample(input: item.input.displayName, format: format, size: nil, loadShrink: 1, decodeSize: nil)

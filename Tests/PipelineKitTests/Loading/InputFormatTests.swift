@@ -137,6 +137,34 @@ import Vips
         #expect(Fixtures.isClose(Array(blue.prefix(3)), [0, 0, 255], tolerance: 2), "\(blue)")
     }
 
+    @Test func anSVGIsRefusedEvenWhereAnotherRunInTheProcessUnblockedItsLoader() async throws {
+        // Given libvips' SVG loader unblocked for the whole process, as a run that allows SVG
+        // leaves it (a `watch` or `serve` process, or an embedder, runs more than one file)
+        Vips.unblockLoader(DecompressSettings.UntrustedFormat.svg.loaderClass)
+        // When a file that allows neither format runs
+        let (directory, reports) = try await runUntrusted(allow: nil)
+        // Then the SVG is still refused, by this file's setting
+        let failure = try #require(reports.first { $0.input.displayName == "in/drawing.svg" }?.failures.first)
+        #expect(failure.reason.contains("add \"svg\" to decompress.allowUntrusted"), "\(failure.reason)")
+        #expect(directory.allFiles().filter { $0.hasPrefix("out/") }.isEmpty)
+    }
+
+    @Test func aTIFFThatABlockedLoaderAlsoClaimsIsReadAsTheTIFFItIs() async throws {
+        // Given a tiled TIFF described as an Aperio slide, which OpenSlide's loader (blocked, as
+        // libvips marks it untrusted) claims before libvips' TIFF loader
+        let slide = try Fixtures.gradient(width: 96, height: 64)
+            .settingStringField("image-description", to: "Aperio Image Library v10.0.50\r\n96x64 (256x256) JPEG/RGB Q=90|AppMag = 20")
+        let directory = try TemporaryDirectory()
+        try directory.write(try slide.encoded(suffix: ".tif[tile,tile_width=64,tile_height=64]"), to: "in/slide.svs")
+        #expect(VipsImage.loaderClass(file: directory.path + "/in/slide.svs")?.hasPrefix("VipsForeignLoadOpenslide") == true)
+        // When it runs
+        let (reports, summary) = try await PipelineHarness.run(PipelineHarness.json(inputs: ["in/*"], outputs: Self.outputs), in: directory)
+        // Then the TIFF loader reads it, where before it was "not an image libvips can read"
+        #expect(summary.succeeded == 1, "\(reports.flatMap(\.failures))")
+        let full = try VipsImage.open(file: directory.path + "/out/slide.svs.png").rendered()
+        #expect(full.size == ImageSize(width: 96, height: 64))
+    }
+
     @Test(arguments: [
         (#"["svg", "magick"]"#, "decompress.allowUntrusted[1]"),
         (#""svg""#, "decompress.allowUntrusted"),

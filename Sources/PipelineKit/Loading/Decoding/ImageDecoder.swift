@@ -66,7 +66,7 @@ struct ImageDecoder: Sendable {
     func uprightSize(of source: EncodedSource) -> ImageSize? {
         try? pinned(source) { source in
             LibvipsErrorText.gate.shared { () -> ImageSize? in
-                guard Self.preparedForUntrustedInput, untrustedLoaderRefusal(source) == nil, Self.isLoadable(source),
+                guard unreadableReason(source) == nil,
                     let header = try? openHeader(source, options: "fail_on=\(settings.failOn.rawValue)")
                 else { return nil }
                 return uprightSize(header)
@@ -81,18 +81,7 @@ struct ImageDecoder: Sendable {
     }
 
     private func decodeOnce(_ source: EncodedSource, only: [Int]?) throws(Failure) -> DecodedImage {
-        // One sniff for both checks: each runs every loader's test of the file's first bytes.
-        let loader = Self.preparedForUntrustedInput ? Self.loaderClass(source) : nil
-        if let refusal = untrustedLoaderRefusal(loader: loader) { throw Failure(itemError: refusal) }
-        // The loaders cannot even open a file when no descriptor is left: that is not an
-        // unknown format (asked again in case one was freed meanwhile).
-        let permitted = loader.map { !VipsImage.isBlocked(loader: $0) } ?? false
-        guard Self.preparedForUntrustedInput, permitted || (!OpenFileLimit.isReached && Self.isLoadable(source)) else {
-            if OpenFileLimit.isReached {
-                throw Failure(itemError: ItemError(.unreadable, stage: .decompress, reason: OpenFileLimit.reason))
-            }
-            throw Failure(itemError: ItemError(.unsupportedFormat, stage: .decompress, reason: ItemError.unknownFormat))
-        }
+        if let reason = unreadableReason(source) { throw Failure(itemError: reason) }
         Vips.clearLastWarning()
         // The clock runs from here: renders under it are stopped when it runs out.
         let deadline = VipsDeadline(seconds: settings.timeout)
@@ -139,7 +128,7 @@ struct ImageDecoder: Sendable {
     private func memoryNeeds(ofPinned source: EncodedSource, only: [Int]?) -> DecodeMemoryEstimate? {
         // Through the gate: a failed open writes libvips' shared error buffer, which a decode
         // running alone to read its own reason must not find written.
-        let header = LibvipsErrorText.gate.shared { untrustedLoaderRefusal(source) == nil ? try? openHeader(source, options: "") : nil }
+        let header = LibvipsErrorText.gate.shared { unreadableReason(source) == nil ? try? openHeader(source, options: "") : nil }
         guard let header else { return nil }
         let size = uprightSize(header)
         let loader = header.loader ?? ""
@@ -232,10 +221,6 @@ struct ImageDecoder: Sendable {
     /// "Excessive number of frames" and reports one more.
     static let gifFramesCounted = 4096
 
-    /// Loaders libvips marks untrusted are blocked before the first decode: a pipeline reads
-    /// files from anywhere, and those loaders were not made for hostile ones. Evaluated once.
-    private static let preparedForUntrustedInput: Bool = (try? Vips.prepareForUntrustedInput()) != nil
-
     /// Opens `source` with libvips for its header, the first time libvips sees it: a PNG whose
     /// chunks before its pixels declare more bytes than it has is refused first
     /// (`PNGStructure`), since libpng sets the declared length aside before finding it missing.
@@ -253,16 +238,6 @@ struct ImageDecoder: Sendable {
         switch source {
         case .file(let path, _, _, _): try VipsImage.open(file: path, options: options)
         case .memory(let bytes): try VipsImage.open(bytes: bytes, options: options)
-        }
-    }
-
-    /// Asks libvips whether a loader that is not blocked knows the format. Decided from return
-    /// values, so the answer cannot be garbled by another thread's use of libvips' shared
-    /// error buffer.
-    private static func isLoadable(_ source: EncodedSource) -> Bool {
-        switch source {
-        case .file(let path, _, _, _): VipsImage.permittedLoader(file: path) != nil
-        case .memory(let bytes): VipsImage.permittedLoader(bytes: bytes) != nil
         }
     }
 }
