@@ -621,18 +621,6 @@ static inline void pl_block_untrusted_operations(void) {
     vips_operation_block_set("VipsForeignLoadJp2k", FALSE);
 }
 
-/* Whether the operation class `name` (as vips_foreign_find_load returns it) is blocked,
- * for example by pl_block_untrusted_operations. Unknown names count as blocked. */
-static inline int pl_operation_is_blocked(const char *name) {
-    GType type = g_type_from_name(name);
-    if (!type) type = vips_type_find("VipsOperation", name);
-    if (!type || !g_type_is_a(type, VIPS_TYPE_OPERATION)) return 1;
-    VipsOperationClass *klass = VIPS_OPERATION_CLASS(g_type_class_ref(type));
-    int blocked = (klass->flags & VIPS_OPERATION_BLOCKED) != 0;
-    g_type_class_unref(klass);
-    return blocked;
-}
-
 /* Gives `image` its own copy of every blob in its metadata (EXIF, XMP, ICC, …). libvips
  * 8.14's HEIF loader attaches metadata that points into memory freed with the loader's
  * image, so a decoded copy that outlives the loader read freed memory when saved

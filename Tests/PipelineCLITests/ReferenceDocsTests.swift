@@ -112,6 +112,37 @@ import Testing
         #expect(try CommandRunner.run(["plugins", "--markdown", "--vips"]).status == 2)
     }
 
+    /// The README's headline figures are the current ones of `Benchmarks/RESULTS.md`: the standard
+    /// job's ratios on the corpus and the large PNG's row. A new measurement there fails this until
+    /// the README says the same.
+    @Test func theReadmesFiguresAreThoseOfTheResultsTables() throws {
+        let root = CommandRunner.repositoryRoot
+        // Compared as words, so that the README's lines may wrap anywhere.
+        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
+            .split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        let results = try String(contentsOf: root.appendingPathComponent("Benchmarks/RESULTS.md"), encoding: .utf8)
+        let current = results.components(separatedBy: "\n## History").first ?? results
+
+        // The first ratio row of the standard job's table is the corpus'.
+        let standard = try #require(
+            current.firstMatch(of: /\| \*\*pipeline \/ reference\*\* \| \*\*([0-9.]+×)\*\* \| [0-9.]+× \| \*\*([0-9.]+×)\*\*/),
+            "Benchmarks/RESULTS.md has no standard-job ratio row")
+        let corpusClaim = "**\(standard.1) the wall time at \(standard.2) the peak memory** on 42 photos"
+        let saysCorpusClaim = readme.contains(corpusClaim)
+        #expect(
+            saysCorpusClaim,
+            "README.md should say \"\(corpusClaim)\", as the standard job's table in Benchmarks/RESULTS.md does")
+
+        let png = try #require(
+            current.firstMatch(of: /\| 40000×25000 PNG [^|]*\| [0-9.]+ \| [0-9.]+ \(([0-9.]+×)\) \| [0-9.]+ \| [0-9.]+ \(([0-9.]+×)\)/),
+            "Benchmarks/RESULTS.md has no row for the 40000×25000 PNG")
+        let pngClaim = "\(png.1) the time at \(png.2) the memory on a 40000×25000 PNG"
+        let saysPNGClaim = readme.contains(pngClaim)
+        #expect(
+            saysPNGClaim,
+            "README.md should say \"\(pngClaim)\", as the big images' table in Benchmarks/RESULTS.md does")
+    }
+
     @Test func theVersionIsSemanticTheChangelogsNewestAndWhatVersionPrints() throws {
         let version = PipelineKitInfo.version
         #expect(version.wholeMatch(of: /(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)/) != nil, "\(version) is not MAJOR.MINOR.PATCH")
