@@ -63,6 +63,25 @@ import Vips
         #expect(!roomy.standardOutput.contains("can never fit"), "\(roomy.standardOutput)")
     }
 
+    /// A tile pyramid of the whole image (no steps) is made from the decoded image itself, so
+    /// the input's estimate counts that image once: counted twice, a 7000×7000 PNG needs more
+    /// than the budget of a 500 MB limit and could never be made under it.
+    @Test func anOutputWithoutStepsIsCountedAsTheDecodedImageItIs() throws {
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.png(try Fixtures.solid(width: 7000, height: 7000)), to: "in/large.png")
+        try directory.write(
+            Data(
+                #"{"version": 1, "inputs": ["in/*"], "outputs": [{"name": "zoom", "tiles": {"layout": "dz"}, "path": "out/{stem}.dzi"}]}"#
+                    .utf8), to: "p.json")
+        let file = directory.url.appendingPathComponent("p.json").path
+        let explained = try CommandRunner.run(["explain", "--max-memory", "500MB", file])
+        #expect(explained.status == 0)
+        #expect(!explained.standardOutput.contains("can never fit"), "\(explained.standardOutput)")
+        let run = try CommandRunner.run(["run", "--quiet", "--max-memory", "500MB", file])
+        #expect(run.status == 0, "\(run.standardError)")
+        #expect(FileManager.default.fileExists(atPath: directory.path + "/out/large.dzi"))
+    }
+
     @Test func maxMemoryMustBeASize() throws {
         let result = try CommandRunner.run(["run", "--max-memory", "lots", "p.json"])
         #expect(result.status == 2)

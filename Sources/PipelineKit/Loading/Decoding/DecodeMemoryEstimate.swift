@@ -20,12 +20,15 @@ struct DecodeMemoryEstimate: Equatable {
     }
 
     /// The estimate for one decoded frame of `decodeSize`: the decoded image and each output's
-    /// image, at 4 bytes a pixel.
-    static func imageBytes(decodeSize: ImageSize, outputs: [OutputDefinition]) -> Int64 {
+    /// image, at 4 bytes a pixel. A still image's output without steps is the decoded image
+    /// itself (`StepChain` renders it into memory, where it already is), so it adds nothing; an
+    /// animation's (`frames` above 1) is copied with its frames' fields.
+    static func imageBytes(decodeSize: ImageSize, outputs: [OutputDefinition], frames: Int = 1) -> Int64 {
         let outputPixels = outputs.reduce(0) { total, output in
-            total + output.steps.reduce(decodeSize) { $1.outputSize(for: $0) }.pixelCount
+            guard frames > 1 || !output.steps.isEmpty else { return total }
+            return total + output.steps.reduce(decodeSize) { $1.outputSize(for: $0) }.pixelCount
         }
-        return Int64(decodeSize.pixelCount + outputPixels) * 4
+        return Int64(decodeSize.pixelCount + outputPixels) * 4 * Int64(frames)
     }
 
     /// What the most demanding of `outputs`' encoders holds while it writes its image, made from

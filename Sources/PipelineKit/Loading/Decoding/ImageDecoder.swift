@@ -141,7 +141,7 @@ struct ImageDecoder: Sendable {
             // Every frame is held, decoded and made into each output.
             frames = header.pageCount
             decodeSize = DecodePlan.decodeSize(stored: size, allowedShrink: allowedShrink(for: size))
-            bytes = DecodeMemoryEstimate.imageBytes(decodeSize: decodeSize, outputs: outputs) * Int64(header.pageCount)
+            bytes = DecodeMemoryEstimate.imageBytes(decodeSize: decodeSize, outputs: outputs, frames: frames)
             // The run of frames `decodeAnimation` reads at full size before resampling them.
             let storedPixels = min(size.pixelCount * frames, max(Self.animationRunPixels, size.pixelCount))
             bytes += Int64(storedPixels) * 4
