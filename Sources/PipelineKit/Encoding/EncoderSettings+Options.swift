@@ -47,7 +47,8 @@ extension EncoderSettings {
                 .choice(
                     "chromaSubsampling", ChromaSubsampling.self, default: base.chromaSubsampling,
                     help: "chroma subsampling; auto subsamples below quality 90"),
-                .colour("background", default: "#ffffff", help: "colour that transparent pixels are flattened onto"),
+                .colour(
+                    "background", default: Units.text(colour: base.background), help: "colour that transparent pixels are flattened onto"),
             ] + metadata
         case .png:
             return [

@@ -29,16 +29,8 @@ extension Placeholders {
         let blue = best % bins
         let red = (best / bins) % bins
         let green = best / (bins * bins)
-        return hex([red, green, blue].map { $0 * (256 / bins) + 256 / bins / 2 })
+        return Units.text(colour: [red, green, blue].map { Double($0 * (256 / bins) + 256 / bins / 2) })
     }
 
     private static let bins = 16
-
-    private static func hex(_ channels: [Int]) -> String {
-        "#"
-            + channels.map { value in
-                let digits = String(value, radix: 16)
-                return digits.count < 2 ? "0" + digits : digits
-            }.joined()
-    }
 }

@@ -53,6 +53,17 @@ public enum Units {
         return nil
     }
 
+    /// `#rrggbb` for RGB components 0–255, or RGBA ones whose alpha is 255; `#rrggbbaa` for
+    /// any other alpha: the form `colour(in:)` reads.
+    static func text(colour components: [Double]) -> String {
+        let shown = components.count == 4 && components[3] == 255 ? Array(components.prefix(3)) : components
+        return "#"
+            + shown.map { value in
+                let digits = String(Int(value.rounded()), radix: 16)
+                return digits.count < 2 ? "0" + digits : digits
+            }.joined()
+    }
+
     /// RGBA components 0–255 for `"#rgb"`, `"#rrggbb"`, `"#rrggbbaa"`, `white`, `black`, `transparent`.
     public static func colour(in text: String) -> [Double]? {
         switch text.lowercased() {
