@@ -94,9 +94,10 @@ static inline int pl_call_loader(const char *loader, const char *option_string, 
     return result;
 }
 
-/* vips_image_new_from_source, with the loader found by pl_find_permitted_loader. */
-static inline VipsImage *pl_load_source(VipsSource *source, const char *option_string) {
-    const char *loader = pl_find_permitted_loader(source);
+/* vips_image_new_from_source, with `loader` (a class name or nickname, such as an image's
+ * "vips-loader"), or when it is NULL the one pl_find_permitted_loader finds. */
+static inline VipsImage *pl_load_source(VipsSource *source, const char *option_string, const char *loader) {
+    if (!loader) loader = pl_find_permitted_loader(source);
     if (!loader) {
         vips_error("VipsForeignLoad", "%s", "source is not in a known format");
         return NULL;
@@ -107,21 +108,22 @@ static inline VipsImage *pl_load_source(VipsSource *source, const char *option_s
 }
 
 /* Opens a file through a VipsSource so that file names are never parsed for
- * "[option]" suffixes; options go in option_string ("shrink=2,fail_on=error"). */
-static inline VipsImage *pl_load_file(const char *path, const char *option_string) {
+ * "[option]" suffixes; options go in option_string ("shrink=2,fail_on=error"); `loader` as
+ * for pl_load_source. */
+static inline VipsImage *pl_load_file(const char *path, const char *option_string, const char *loader) {
     VipsSource *source = vips_source_new_from_file(path);
     if (!source) return NULL;
-    VipsImage *image = pl_load_source(source, option_string);
+    VipsImage *image = pl_load_source(source, option_string, loader);
     g_object_unref(source);
     return image;
 }
 
 /* Loads from a blob, which the image's source holds a reference to: several images may be
  * opened from one copy of the bytes. */
-static inline VipsImage *pl_load_blob(VipsBlob *blob, const char *option_string) {
+static inline VipsImage *pl_load_blob(VipsBlob *blob, const char *option_string, const char *loader) {
     VipsSource *source = vips_source_new_from_blob(blob);
     if (!source) return NULL;
-    VipsImage *image = pl_load_source(source, option_string);
+    VipsImage *image = pl_load_source(source, option_string, loader);
     g_object_unref(source);
     return image;
 }
@@ -129,7 +131,7 @@ static inline VipsImage *pl_load_blob(VipsBlob *blob, const char *option_string)
 /* Loads from a copy of the bytes, so the caller may free its buffer at once. */
 static inline VipsImage *pl_load_buffer(const void *data, size_t length, const char *option_string) {
     VipsBlob *blob = vips_blob_copy(data, length);
-    VipsImage *image = pl_load_blob(blob, option_string);
+    VipsImage *image = pl_load_blob(blob, option_string, NULL);
     vips_area_unref(VIPS_AREA(blob));
     return image;
 }

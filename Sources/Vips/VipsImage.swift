@@ -51,9 +51,11 @@ public final class VipsImage: @unchecked Sendable {
     ///   - options: libvips load options, for example `"shrink=2,fail_on=error"`; every option
     ///     must exist on the loader picked for the file: the first by libvips' priority that is
     ///     not blocked (`permittedLoader(file:)`).
-    public static func open(file path: String, options: String = "") throws(VipsError) -> VipsImage {
+    ///   - loader: the loader to read it with instead, by class name or nickname: the `loader`
+    ///     of an image opened from the same file before, which then need not be looked for again.
+    public static func open(file path: String, options: String = "", loader: String? = nil) throws(VipsError) -> VipsImage {
         try Vips.start()
-        guard let image = pl_load_file(path, options) else {
+        guard let image = pl_load_file(path, options, loader) else {
             throw VipsError.fromLibrary(operation: "load")
         }
         return VipsImage(taking: image)
@@ -61,12 +63,13 @@ public final class VipsImage: @unchecked Sendable {
 
     /// Opens an image from `bytes`, libvips' one copy of them: opening a header and then its
     /// pixels, or several passes, copy nothing more (`open(data:options:)` copies each time).
-    public static func open(bytes: VipsBytes, options: String = "") throws(VipsError) -> VipsImage {
+    /// `options` and `loader` as for `open(file:options:loader:)`.
+    public static func open(bytes: VipsBytes, options: String = "", loader: String? = nil) throws(VipsError) -> VipsImage {
         try Vips.start()
         guard let blob = bytes.blob else {
             throw VipsError(operation: "load", message: "no bytes to load")
         }
-        guard let image = withExtendedLifetime(bytes, { pl_load_blob(blob, options) }) else {
+        guard let image = withExtendedLifetime(bytes, { pl_load_blob(blob, options, loader) }) else {
             throw VipsError.fromLibrary(operation: "load")
         }
         return VipsImage(taking: image)

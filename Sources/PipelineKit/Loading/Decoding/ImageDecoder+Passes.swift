@@ -68,7 +68,7 @@ extension ImageDecoder {
         }
         let read = fastRead(source, header: header, pass: .whole(target: target))
         defer { read?.release() }
-        let image = try read?.image ?? open(source, options: loadOptions.joined(separator: ","))
+        let image = try read?.image ?? open(source, options: loadOptions.joined(separator: ","), loader: header.loader)
         deadline.watch(image)
         // Exactly the target: a loader that rounded a side one pixel short is stretched by that pixel.
         return (try finished(image.resampled(to: target), deadline: deadline), shrink)
@@ -94,7 +94,7 @@ extension ImageDecoder {
         if shrink > 1 { loadOptions.append("shrink=\(shrink)") }
         let read = fastRead(source, header: header, pass: .window)
         defer { read?.release() }
-        let image = try read?.image ?? open(source, options: loadOptions.joined(separator: ","))
+        let image = try read?.image ?? open(source, options: loadOptions.joined(separator: ","), loader: header.loader)
         deadline.watch(image)
         // Shrink-on-load made the image smaller: the window in its pixels.
         let horizontal = Double(image.width) / Double(header.width)
@@ -130,7 +130,7 @@ extension ImageDecoder {
         }
         let size = header.size
         let target = DecodePlan.decodeSize(stored: size, allowedShrink: allowedShrink(for: size))
-        let strip = try open(source, options: "n=-1,fail_on=\(settings.failOn.rawValue)")
+        let strip = try open(source, options: "n=-1,fail_on=\(settings.failOn.rawValue)", loader: header.loader)
         deadline.watch(strip)
         let frameHeight = strip.pageHeight
         let frameCount = strip.height / max(1, frameHeight)

@@ -234,10 +234,11 @@ struct ImageDecoder: Sendable {
     }
 
     /// Opens `source` with libvips; fetched bytes are read where they are (no copy per image).
-    func open(_ source: EncodedSource, options: String) throws -> VipsImage {
+    /// A pass after the header's names its `loader`, which is not looked for again.
+    func open(_ source: EncodedSource, options: String, loader: String? = nil) throws -> VipsImage {
         switch source {
-        case .file(let path, _, _, _): try VipsImage.open(file: path, options: options)
-        case .memory(let bytes): try VipsImage.open(bytes: bytes, options: options)
+        case .file(let path, _, _, _): try VipsImage.open(file: path, options: options, loader: loader)
+        case .memory(let bytes): try VipsImage.open(bytes: bytes, options: options, loader: loader)
         }
     }
 }
