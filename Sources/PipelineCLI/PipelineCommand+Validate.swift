@@ -21,8 +21,10 @@ extension PipelineCommand {
             for warning in plan.warnings { printError("warning: \(warning)".escapingControlCharacters) }
             // Inputs a run would refuse (a name too long, a path leaving its folder): the file is
             // valid, but these inputs would fail.
-            for listing in plan.items.flatMap(\.listings) {
-                if let refusal = listing.refusal { printError("\(listing.input.displayName): \(refusal)".escapingControlCharacters) }
+            for item in plan.items {
+                for listing in item.listings {
+                    if let refusal = listing.refusal { printError("\(listing.input.displayName): \(refusal)".escapingControlCharacters) }
+                }
             }
             let outputs = pipeline.definition.outputs.count
             // Widths wider than an image are not made for it: with widths, the count is a most.

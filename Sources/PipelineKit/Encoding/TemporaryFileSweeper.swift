@@ -28,20 +28,32 @@ enum TemporaryFileSweeper {
     static func folders(of plan: RunPlan) -> [(path: String, depth: Int)] {
         var deepest: [String: Int] = [:]
         // S3 objects are PUT whole: they leave no temporary files.
-        for target in plan.items.flatMap(\.listings).flatMap(\.targets) where !target.isS3 {
-            let folder = (target.plannedPath as NSString).deletingLastPathComponent
-            let unfilled = ["{width}", "{height}"].compactMap { folder.range(of: $0)?.lowerBound }.min()
-            guard let unfilled else {
-                deepest[folder] = max(deepest[folder] ?? 0, 0)
-                continue
+        // Walked in place, not flattened: a plan of many inputs would be copied whole.
+        for item in plan.items {
+            for listing in item.listings {
+                for target in listing.targets where !target.isS3 { add(folderOf: target.plannedPath, to: &deepest) }
             }
-            let known = folder[..<unfilled]
-            let slash = known.range(of: "/", options: .backwards)?.lowerBound ?? known.startIndex
-            let ancestor = slash == known.startIndex ? "/" : String(known[..<slash])
-            let depth = folder[slash...].split(separator: "/").count
-            deepest[ancestor] = max(deepest[ancestor] ?? 0, depth)
         }
         return deepest.sorted { $0.key < $1.key }.map { (path: $0.key, depth: $0.value) }
+    }
+
+    /// Notes the folder of `path` in `deepest`: the folder itself, or its nearest known ancestor
+    /// with the depth below it when its name waits for a size.
+    private static func add(folderOf path: String, to deepest: inout [String: Int]) {
+        let folder = (path as NSString).deletingLastPathComponent
+        // Most folders hold no unknown size: searching each for one would cost every output of every input.
+        let unfilled =
+            folder.utf8.contains(UInt8(ascii: "{"))
+            ? ["{width}", "{height}"].compactMap { folder.range(of: $0)?.lowerBound }.min() : nil
+        guard let unfilled else {
+            deepest[folder] = max(deepest[folder] ?? 0, 0)
+            return
+        }
+        let known = folder[..<unfilled]
+        let slash = known.range(of: "/", options: .backwards)?.lowerBound ?? known.startIndex
+        let ancestor = slash == known.startIndex ? "/" : String(known[..<slash])
+        let depth = folder[slash...].split(separator: "/").count
+        deepest[ancestor] = max(deepest[ancestor] ?? 0, depth)
     }
 
     /// Removes the leftovers in `folder` and, `depth` levels down, in its subfolders.

@@ -137,7 +137,7 @@ struct InputEnumerator {
         result.files.reserveCapacity(result.files.count + sorted.count)
         for relative in sorted {
             let folder = (relative as NSString).deletingLastPathComponent
-            let path = found.root == "/" ? "/" + relative : found.root + "/" + relative
+            let path = Self.path(relative, in: found.root)
             result.files.append(InputFile(path: path, displayName: displayName(path), subfolder: folder, byteCount: Self.size(of: path)))
         }
         return (found.root, hint)
@@ -393,6 +393,22 @@ struct InputEnumerator {
             hints.append("several choices are a brace set, as in \"photos/**/*.{jpg,png}\"")
         }
         return hints.isEmpty ? "" : "; " + hints.joined(separator: "; ")
+    }
+
+    /// `relative` inside `folder`, in a string of its own length: a plan keeps every input's
+    /// path for the run, and one grown by appending keeps the room it grew into.
+    static func path(_ relative: String, in folder: String) -> String {
+        let separator = folder.hasSuffix("/") ? 0 : 1
+        let count = folder.utf8.count + separator + relative.utf8.count
+        return String(unsafeUninitializedCapacity: count) { buffer in
+            var end = buffer.initialize(fromContentsOf: folder.utf8)
+            if separator == 1 {
+                buffer[end] = UInt8(ascii: "/")
+                end += 1
+            }
+            // A slice's indices are the buffer's: this is the end of the whole path.
+            return buffer[end...].initialize(fromContentsOf: relative.utf8)
+        }
     }
 
     /// Removes `.` and resolves `..` lexically, as the user wrote the path.

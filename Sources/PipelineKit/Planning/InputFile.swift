@@ -4,28 +4,66 @@ import Foundation
 public struct InputFile: Sendable, Hashable {
     /// The file's absolute path; for a URL, the URL.
     public let path: String
-    /// The http(s) URL or `s3://` address of a remote input, nil for a local file.
-    public let url: String?
     /// How reports name the input: the path relative to the pipeline file's folder when it is
-    /// inside it, else the absolute path.
+    /// inside it, else the absolute path (sharing the path's storage then).
     public let displayName: String
-    /// The input's subfolder below the folder its glob started from ("" for none): `{dir}`.
-    public let subfolder: String
     /// The file's size when it was found, or nil when it could not be read then.
     public let byteCount: Int64?
+    /// Where in `path` (in bytes) a local file's `{dir}` starts: it and `{name}` are parts of
+    /// its path, made when asked for, since a plan keeps an input for every listing.
+    private let subfolderStart: UInt32
+    /// The names that are not parts of the path: a remote input's, or a local file's named
+    /// otherwise by whoever made it.
+    private let written: WrittenNames?
+
+    private final class WrittenNames: Sendable {
+        let url: String?
+        let subfolder: String
+        let fileName: String
+        let listedVersion: String?
+
+        init(url: String?, subfolder: String, fileName: String, listedVersion: String?) {
+            self.url = url
+            self.subfolder = subfolder
+            self.fileName = fileName
+            self.listedVersion = listedVersion
+        }
+    }
+
+    /// The http(s) URL or `s3://` address of a remote input, nil for a local file.
+    public var url: String? { written?.url }
+    /// The input's subfolder below the folder its glob started from ("" for none): `{dir}`.
+    public var subfolder: String {
+        written?.subfolder ?? Self.bytes(of: path, from: Int(subfolderStart), to: Self.nameStart(of: path) - 1)
+    }
     /// What identifies the input's bytes before they are fetched: an S3 object's ETag from its
     /// listing (then a run whose outputs are all up to date fetches nothing), else nil.
-    public let listedVersion: String?
+    public var listedVersion: String? { written?.listedVersion }
+    /// The file name with its extension: `{name}`.
+    public var fileName: String {
+        written?.fileName ?? Self.bytes(of: path, from: Self.nameStart(of: path), to: path.utf8.count)
+    }
 
     /// A local file found by planning (no URL, no listed version).
     public init(path: String, displayName: String, subfolder: String, byteCount: Int64? = nil) {
         self.path = path
-        self.url = nil
-        self.displayName = displayName
-        self.subfolder = subfolder
+        self.displayName = displayName.utf8.elementsEqual(path.utf8) ? path : displayName
         self.byteCount = byteCount
-        self.listedVersion = nil
-        self.fileName = (path as NSString).lastPathComponent
+        let nameStart = Self.nameStart(of: path)
+        let folder = subfolder.isEmpty ? nameStart : nameStart - 1 - subfolder.utf8.count
+        let fileName = (path as NSString).lastPathComponent
+        // Names that are the path's own bytes, starting a component, are kept as where they start.
+        if path.utf8.count <= UInt32.max, folder >= 0,
+            folder == 0 || Self.byte(of: path, at: folder - 1) == UInt8(ascii: "/"),
+            subfolder.isEmpty || path.utf8.dropFirst(folder).prefix(subfolder.utf8.count).elementsEqual(subfolder.utf8),
+            path.utf8.dropFirst(nameStart).elementsEqual(fileName.utf8)
+        {
+            subfolderStart = UInt32(folder)
+            written = nil
+        } else {
+            subfolderStart = 0
+            written = WrittenNames(url: nil, subfolder: subfolder, fileName: fileName, listedVersion: nil)
+        }
     }
 
     /// A remote input. `{name}` is the last component of the URL's path (decoded; "index" when
@@ -36,15 +74,21 @@ public struct InputFile: Sendable, Hashable {
     /// (`127.0.0.1_8080`): two origins on one host are two sites, and `_` is safe in a folder
     /// name on every file system, where `:` is not (Windows, SMB shares, macOS Finder).
     public init(url: String, redaction: CredentialRedaction = CredentialRedaction()) {
-        self.path = url
-        self.url = url
-        self.displayName = redaction.redact(url)
-        self.byteCount = nil
-        self.listedVersion = nil
         let parsed = URL(string: url)
         let components = (parsed?.path ?? "").split(separator: "/", omittingEmptySubsequences: true).map(String.init)
-        self.fileName = components.last ?? "index"
-        self.subfolder = ([Self.hostFolder(parsed)] + components.dropLast()).joined(separator: "/")
+        self.init(
+            remote: url, displayName: redaction.redact(url), byteCount: nil, listedVersion: nil,
+            fileName: components.last ?? "index",
+            subfolder: ([Self.hostFolder(parsed)] + components.dropLast()).joined(separator: "/"))
+    }
+
+    private init(remote: String, displayName: String, byteCount: Int64?, listedVersion: String?, fileName: String, subfolder: String) {
+        path = remote
+        self.displayName = displayName.utf8.elementsEqual(remote.utf8) ? remote : displayName
+        self.byteCount = byteCount
+        subfolderStart = 0
+        written = WrittenNames(
+            url: remote, subfolder: subfolder, fileName: fileName, listedVersion: listedVersion)
     }
 
     /// The host, with `_` and the port when it is not the scheme's default.
@@ -60,14 +104,48 @@ public struct InputFile: Sendable, Hashable {
     /// the key's folders, as for a URL's host and path).
     public init(s3 location: S3Location, subfolder: String? = nil, etag: String? = nil, byteCount: Int64? = nil) {
         let address = location.description
-        self.path = address
-        self.url = address
-        self.displayName = address
-        self.byteCount = byteCount
-        self.listedVersion = etag.map { "etag:\(address) \($0)" }
         let components = location.key.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
-        self.fileName = components.last.flatMap { $0.isEmpty ? nil : $0 } ?? "index"
-        self.subfolder = subfolder ?? ([location.bucket] + components.dropLast()).joined(separator: "/")
+        self.init(
+            remote: address, displayName: address, byteCount: byteCount, listedVersion: etag.map { "etag:\(address) \($0)" },
+            fileName: components.last.flatMap { $0.isEmpty ? nil : $0 } ?? "index",
+            subfolder: subfolder ?? ([location.bucket] + components.dropLast()).joined(separator: "/"))
+    }
+
+    /// Inputs are the same when every name and version they have is.
+    public static func == (left: InputFile, right: InputFile) -> Bool {
+        left.path == right.path && left.byteCount == right.byteCount && left.url == right.url
+            && left.displayName == right.displayName && left.subfolder == right.subfolder && left.fileName == right.fileName
+            && left.listedVersion == right.listedVersion
+    }
+
+    /// Hashes what tells most inputs apart: the path, size and URL.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(path)
+        hasher.combine(byteCount)
+        hasher.combine(url)
+    }
+
+    /// Where the last component of `path` starts, in bytes.
+    private static func nameStart(of path: String) -> Int {
+        var start = path.utf8.count
+        for byte in path.utf8.reversed() {
+            if byte == UInt8(ascii: "/") { break }
+            start -= 1
+        }
+        return start
+    }
+
+    private static func byte(of path: String, at offset: Int) -> UInt8 {
+        path.utf8[path.utf8.index(path.utf8.startIndex, offsetBy: offset)]
+    }
+
+    /// The bytes of `path` from `start` to `end` (offsets at component boundaries), or "" when
+    /// there are none.
+    private static func bytes(of path: String, from start: Int, to end: Int) -> String {
+        guard start < end else { return "" }
+        let utf8 = path.utf8
+        let from = utf8.index(utf8.startIndex, offsetBy: start)
+        return String(decoding: utf8[from..<utf8.index(from, offsetBy: end - start)], as: UTF8.self)
     }
 
     /// Whether the input is fetched over HTTP(S) or from S3.
@@ -75,9 +153,6 @@ public struct InputFile: Sendable, Hashable {
 
     /// The object, for an `s3://` input.
     public var s3Location: S3Location? { url.flatMap(S3Location.init) }
-
-    /// The file name with its extension: `{name}`.
-    public let fileName: String
 
     /// The file name without its last extension: `{stem}`.
     public var stem: String {

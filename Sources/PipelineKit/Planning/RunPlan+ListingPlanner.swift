@@ -4,82 +4,88 @@ extension RunPlan {
     /// Plans the listings of a run's inputs, source by source in the order first found: each
     /// listing with its output paths, or why it is refused, or the earlier listing it repeats.
     struct ListingPlanner {
-        private let outputs: [OutputDefinition]
-        private let baseDirectory: URL
-        /// Each output's width and height when its steps (or its width of `widths`) fix them. A
-        /// width of `widths` names its file in the plan (and the journal) even when the image
-        /// turns out narrower: the file itself is named by the width it has.
-        private let fixedSizes: [(width: Int?, height: Int?)]
-        /// Each output's folder, absolute: one string that every input's target shares.
-        private let roots: [String]
-        private var listingsBySource: [SourceKey: [Listing]] = [:]
-        private var sourceOrder: [SourceKey] = []
+        /// Each output's part of its targets, made once for all the inputs. A width of `widths`
+        /// names its file in the plan (and the journal) even when the image turns out narrower:
+        /// the file itself is named by the width it has.
+        private let outputs: [OutputTarget.Output]
+        /// The sources planned, in the order first found, and each one's key.
+        private(set) var items: [Item] = []
+        private(set) var keys: [SourceKey] = []
+        /// Each source's index in `items`.
+        private var itemIndex: [SourceKey: Int] = [:]
         /// Every planned path checked against the others and against the disk.
         private(set) var paths: OutputPathCheck
         /// Whether a planned path still holds a `{width}` or `{height}`.
         private(set) var somePathsWaitForSizes = false
 
         init(definition: PipelineDefinition, inputs: [InputFile]) {
-            outputs = definition.outputs
-            baseDirectory = definition.baseDirectory
-            fixedSizes = definition.outputs.map { output in
-                output.variant.map { (width: $0.width, height: Int?.none) }
-                    ?? output.fixedSize()
+            outputs = definition.outputs.map { output in
+                OutputTarget.Output(
+                    output, baseDirectory: definition.baseDirectory,
+                    fixedSize: output.variant.map { (width: $0.width, height: Int?.none) } ?? output.fixedSize())
             }
-            roots = definition.outputs.map { OutputTarget.root(of: $0, baseDirectory: definition.baseDirectory) }
-            // Files, and S3 objects (an output may not replace the object it is made from either).
+            // An S3 output may not replace the object it is made from; no other input can be
+            // named by an S3 output's path.
             paths = OutputPathCheck(
                 outputs: definition.outputs,
-                inputPaths: Set(inputs.filter { !$0.isRemote || $0.s3Location != nil }.map(\.path)),
-                roots: roots,
+                s3Inputs: Set(inputs.filter { $0.s3Location != nil }.map { DiskPath($0.path) }),
+                roots: outputs.map(\.root),
                 expectedInputs: inputs.count)
             // Sized up front, as the tables of a plan of many inputs would otherwise be held twice
             // for a moment each time they grow.
-            listingsBySource.reserveCapacity(inputs.count)
-            sourceOrder.reserveCapacity(inputs.count)
+            items.reserveCapacity(inputs.count)
+            keys.reserveCapacity(inputs.count)
+            itemIndex.reserveCapacity(inputs.count)
         }
 
         /// Plans one listing of `input`.
         mutating func add(_ input: InputFile) {
             let key = SourceKey(input)
-            let earlier = listingsBySource[key] ?? []
-            if listingsBySource[key] == nil { sourceOrder.append(key) }
+            let listing = self.listing(of: input, earlier: itemIndex[key])
+            if let index = itemIndex[key] {
+                items[index].listings.append(listing)
+            } else {
+                itemIndex[key] = items.count
+                items.append(Item(listings: [listing]))
+                keys.append(key)
+            }
+        }
+
+        /// The listing of `input`: with its targets, refused, or served by an earlier listing of
+        /// the same source, whose item is at `earlier`.
+        private mutating func listing(of input: InputFile, earlier: Int?) -> Listing {
             let planned = targets(for: input)
             guard let targets = planned.targets else {
-                listingsBySource[key, default: []].append(Listing(input: input, targets: [], refusal: planned.refusal, sameAs: nil))
-                return
+                return Listing(input: input, targets: [], refusal: planned.refusal, sameAs: nil)
             }
             // The same source listed again with the same output paths (a file matched by two
             // globs, a URL repeated in a list) is the same work: it is done once and reported
             // for each listing.
-            if let twin = earlier.firstIndex(where: { $0.refusal == nil && $0.targets.map(\.plannedPath) == targets.map(\.plannedPath) }) {
-                listingsBySource[key, default: []].append(Listing(input: input, targets: [], refusal: nil, sameAs: twin))
-                return
+            if let earlier,
+                let twin = items[earlier].listings.firstIndex(where: {
+                    $0.refusal == nil && $0.targets.map(\.plannedPath) == targets.map(\.plannedPath)
+                })
+            {
+                return Listing(input: input, targets: [], refusal: nil, sameAs: twin)
             }
             paths.check(targets, of: input)
             if !somePathsWaitForSizes { somePathsWaitForSizes = targets.contains(where: \.hasUnknownSizes) }
-            listingsBySource[key, default: []].append(Listing(input: input, targets: targets, refusal: nil, sameAs: nil))
+            return Listing(input: input, targets: targets, refusal: nil, sameAs: nil)
         }
 
         /// Every output's target for `input`, or why the listing is refused: the first output
         /// whose path cannot be made.
         private func targets(for input: InputFile) -> (targets: [OutputTarget]?, refusal: String?) {
             var targets: [OutputTarget] = []
-            for (index, output) in outputs.enumerated() {
+            targets.reserveCapacity(outputs.count)
+            for output in outputs {
                 do {
-                    targets.append(
-                        try OutputTarget(
-                            output: output, input: input, baseDirectory: baseDirectory, root: roots[index], fixedSize: fixedSizes[index]))
+                    targets.append(try OutputTarget(output, input: input))
                 } catch {
                     return (nil, "refused: output \"\(output.name)\": \(error.message)")
                 }
             }
             return (targets, nil)
-        }
-
-        /// The sources planned, in the order first found, each with its key.
-        var items: [(key: SourceKey, item: Item)] {
-            sourceOrder.compactMap { key in listingsBySource[key].map { (key: key, item: Item(listings: $0)) } }
         }
     }
 }
@@ -89,12 +95,13 @@ extension RunPlan {
 /// are known), and gathers the files written for `WriteCheck`.
 struct OutputPathCheck {
     private let outputs: [OutputDefinition]
-    /// The inputs' paths and S3 objects.
-    private let inputPaths: Set<String>
-    /// Each planned path, by its bytes, and what writes it.
-    private var writers: [DiskPath: (input: String, output: String)] = [:]
+    /// The inputs that are S3 objects, by their `s3://` addresses.
+    private let s3Inputs: Set<DiskPath>
+    /// Each planned path, by its bytes, and the index in `writes` of what writes it.
+    private var writers: [DiskPath: Int] = [:]
     private var folders = FolderCheck()
     private(set) var problems: [PipelineFileError.Problem] = []
+    /// Every planned path with what writes it, S3 objects too (`WriteCheck` compares the files).
     private(set) var writes: [WriteCheck.Write] = []
     /// Each output's writer of files, shared by its writes.
     private let outputWriters: [WriteCheck.Write.Writer]
@@ -103,9 +110,9 @@ struct OutputPathCheck {
     private(set) var pairsCompared = 0
 
     /// `expectedInputs`: how many listings are likely to be checked, to size the tables once.
-    init(outputs: [OutputDefinition], inputPaths: Set<String>, roots: [String], expectedInputs: Int = 0) {
+    init(outputs: [OutputDefinition], s3Inputs: Set<DiskPath>, roots: [String], expectedInputs: Int = 0) {
         self.outputs = outputs
-        self.inputPaths = inputPaths
+        self.s3Inputs = s3Inputs
         outputWriters = outputs.enumerated().map { index, output in
             // Where the pipeline file sets the path, for messages.
             .init(
@@ -143,10 +150,10 @@ struct OutputPathCheck {
                 .init(
                     path: place, location: output.pathLocation,
                     message:
-                        "output \"\(output.name)\" of \(input.displayName) and output \"\(writer.output)\" of \(writer.input) would both write \(target.plannedPath)"
+                        "output \"\(output.name)\" of \(input.displayName) and \(writes[writer].what) would both write \(target.plannedPath)"
                 ))
         } else {
-            writers[DiskPath(target.plannedPath)] = (input.displayName, output.name)
+            writers[DiskPath(target.plannedPath)] = writes.count
         }
         // Found now, not after every input was decoded: a file where a folder must be.
         if !target.isS3, let file = folders.fileInTheWay(of: target.plannedPath) {
@@ -157,16 +164,14 @@ struct OutputPathCheck {
                         "output \"\(output.name)\" of \(input.displayName) would write \(target.plannedPath), but \(file) is a file, not a folder"
                 ))
         }
-        if target.isS3, inputPaths.contains(target.plannedPath) {
+        if target.isS3, s3Inputs.contains(DiskPath(target.plannedPath)) {
             problems.append(
                 .init(
                     path: place, location: output.pathLocation,
                     message:
                         "output \"\(output.name)\" of \(input.displayName) would overwrite the input \(target.plannedPath)"))
         }
-        if !target.isS3 {
-            writes.append(.init(outputWriters[index], input: input.displayName, path: target.plannedPath))
-        }
+        writes.append(.init(outputWriters[index], input: input.displayName, path: target.plannedPath))
     }
 
     /// A size not known yet may turn out to be the one that makes two of one input's paths meet.

@@ -9,7 +9,7 @@ public struct RunPlan: Sendable {
         /// The source, as first listed.
         public var input: InputFile { listings[0].input }
         /// Each time the inputs name this source, with that listing's output paths.
-        public let listings: [Listing]
+        public internal(set) var listings: [Listing]
     }
 
     /// One listing of a source and where its outputs go.
@@ -75,22 +75,27 @@ public struct RunPlan: Sendable {
         self.definition = definition
         self.shard = shard
         self.s3 = s3
-        let enumeration = InputEnumerator(
-            baseDirectory: definition.baseDirectory, s3: s3, redaction: definition.fetch.redaction,
-            caseInsensitive: definition.caseInsensitive
-        )
-        .enumerate(definition.inputs)
-        warnings = definition.warnings + enumeration.warnings
-        var problems = enumeration.problems + Self.emptyRunProblems(enumeration, definition: definition)
-
-        var listings = ListingPlanner(definition: definition, inputs: enumeration.files)
-        for input in enumeration.files { listings.add(input) }
+        var problems: [PipelineFileError.Problem] = []
+        var listings: ListingPlanner
+        do {
+            // Scoped: the list of every input found is let go once each is planned.
+            let enumeration = InputEnumerator(
+                baseDirectory: definition.baseDirectory, s3: s3, redaction: definition.fetch.redaction,
+                caseInsensitive: definition.caseInsensitive
+            )
+            .enumerate(definition.inputs)
+            warnings = definition.warnings + enumeration.warnings
+            problems = enumeration.problems + Self.emptyRunProblems(enumeration, definition: definition)
+            listings = ListingPlanner(definition: definition, inputs: enumeration.files)
+            for input in enumeration.files { listings.add(input) }
+        }
         problems += listings.paths.problems
         WorkCounter.add(.plannedPathPairs, listings.paths.pairsCompared)
 
         var writeCheck = WriteCheck()
+        // Every listing of a source is the same file: its first stands for them all.
         let checked = writeCheck.check(
-            inputs: enumeration.files,
+            inputs: listings.items.lazy.map(\.input), count: listings.items.count,
             writes: listings.paths.writes + Self.runWrites(definition, shard: shard, sideWrites: sideWrites),
             cacheFolder: definition.cache.enabled || definition.incremental ? definition.cache.directory.path : nil)
         problems += checked.problems
@@ -98,10 +103,13 @@ public struct RunPlan: Sendable {
         guard problems.isEmpty else { throw PipelineFileError(file: fileName, problems: problems) }
 
         somePathsWaitForSizes = listings.somePathsWaitForSizes
-        let all = listings.items
-        totalInputCount = all.reduce(0) { $0 + $1.item.listings.count }
-        let base = Self.realPath(definition.baseDirectory.path)
-        items = all.filter { shard?.contains(key: $0.key.shardKey(base: base)) ?? true }.map(\.item)
+        totalInputCount = listings.items.reduce(0) { $0 + $1.listings.count }
+        if let shard {
+            let base = Self.realPath(definition.baseDirectory.path)
+            items = zip(listings.keys, listings.items).filter { shard.contains(key: $0.0.shardKey(base: base)) }.map(\.1)
+        } else {
+            items = listings.items
+        }
     }
 
     /// A run with nothing to do is most often a glob or a folder gone wrong: an error, unless
@@ -185,50 +193,80 @@ public struct RunPlan: Sendable {
 
 /// Where one output of one input goes.
 public struct OutputTarget: Sendable {
-    /// The output's name.
-    public let outputName: String
-    /// The folder the author wrote in the template, absolute: the path may not leave it.
-    public let root: String
+    /// What the targets of one output share, made once for all the inputs: a plan holds a
+    /// target for every output of every input, so each keeps only its own path.
+    final class Output: Sendable {
+        let name: String
+        /// The folder the author wrote in the template, absolute.
+        let root: String
+        let template: PathTemplate
+        let baseDirectory: URL
+        let formatExtension: String
+        /// The width and height the output's steps (or its width of `widths`) fix, if any.
+        let fixedWidth: Int?
+        let fixedHeight: Int?
+
+        init(_ output: OutputDefinition, baseDirectory: URL, fixedSize: (width: Int?, height: Int?) = (nil, nil)) {
+            name = output.name
+            root = OutputTarget.root(of: output, baseDirectory: baseDirectory)
+            template = output.path
+            self.baseDirectory = baseDirectory
+            formatExtension = output.encoder.format.fileExtension
+            fixedWidth = fixedSize.width
+            fixedHeight = fixedSize.height
+        }
+    }
+
+    /// What a path whose template has `{width}` or `{height}` keeps to be filled once the image
+    /// is made; the other paths are final when planned and keep nothing more.
+    private final class Sizes: Sendable {
+        /// The values the template was filled with.
+        let values: [PathTemplate.Placeholder: String]
+        /// The planned path with its unknown sizes as unknown numbers, when some are unknown.
+        let unknownPattern: PathPattern?
+
+        init(values: [PathTemplate.Placeholder: String], unknownPattern: PathPattern?) {
+            self.values = values
+            self.unknownPattern = unknownPattern
+        }
+    }
+
+    private let output: Output
     /// The absolute path; `{width}` and `{height}` are left as written when the template has
     /// them and the output's steps do not fix them.
     public let plannedPath: String
-    /// Whether the planned path still holds a `{width}` or `{height}` that only the made image fills.
-    let hasUnknownSizes: Bool
-    /// The planned path with its unknown sizes as unknown numbers, when it has any: a plan holds
-    /// a target for every output of every input, so the common pattern (the planned path itself)
-    /// is made when planning compares paths, not kept.
-    private let unknownSizesPattern: PathPattern?
-    let template: PathTemplate
-    /// The values the template was filled with, kept only when it has `{width}` or `{height}`
-    /// (to fill them once the image is made): the other paths are final when planned.
-    private let sizeValues: [PathTemplate.Placeholder: String]?
-    let baseDirectory: URL
+    private let sizes: Sizes?
 
-    /// `root`: the output's folder, absolute (`OutputTarget.root(of:baseDirectory:)`), made once
-    /// for all the inputs so that their targets share it.
-    init(
-        output: OutputDefinition, input: InputFile, baseDirectory: URL, root: String,
-        fixedSize: (width: Int?, height: Int?) = (nil, nil)
-    ) throws(PathTemplate.Failure) {
-        outputName = output.name
-        template = output.path
-        self.baseDirectory = baseDirectory
-        self.root = root
+    /// The output's name.
+    public var outputName: String { output.name }
+    /// The folder the author wrote in the template, absolute: the path may not leave it.
+    public var root: String { output.root }
+    /// Whether the planned path still holds a `{width}` or `{height}` that only the made image fills.
+    var hasUnknownSizes: Bool { sizes?.unknownPattern != nil }
+
+    /// The target of `output` for `input`.
+    init(_ output: Output, input: InputFile) throws(PathTemplate.Failure) {
+        self.output = output
+        let template = output.template
         let placeholders = template.placeholders
         let values: [PathTemplate.Placeholder: String] = [
             .stem: input.stem, .ext: input.fileExtension, .name: input.fileName, .dir: input.subfolder,
-            .output: output.name, .format: output.encoder.format.fileExtension,
-            .width: fixedSize.width.map(String.init) ?? "{width}", .height: fixedSize.height.map(String.init) ?? "{height}",
+            .output: output.name, .format: output.formatExtension,
+            .width: output.fixedWidth.map(String.init) ?? "{width}", .height: output.fixedHeight.map(String.init) ?? "{height}",
         ]
-        plannedPath = try Self.place(template.resolve(values), root: root, base: baseDirectory)
-        try Self.checkLengths(of: plannedPath, root: root)
-        sizeValues = placeholders.contains(.width) || placeholders.contains(.height) ? values : nil
+        plannedPath = try Self.place(template.resolve(values), root: output.root, base: output.baseDirectory)
+        try Self.checkLengths(of: plannedPath, root: output.root)
+        guard placeholders.contains(.width) || placeholders.contains(.height) else {
+            sizes = nil
+            return
+        }
         var unknown = values
-        if fixedSize.width == nil, placeholders.contains(.width) { unknown[.width] = String(PathPattern.number) }
-        if fixedSize.height == nil, placeholders.contains(.height) { unknown[.height] = String(PathPattern.number) }
-        hasUnknownSizes = unknown != values
-        unknownSizesPattern =
-            hasUnknownSizes ? PathPattern(try Self.place(template.resolve(unknown), root: root, base: baseDirectory)) : nil
+        if output.fixedWidth == nil, placeholders.contains(.width) { unknown[.width] = String(PathPattern.number) }
+        if output.fixedHeight == nil, placeholders.contains(.height) { unknown[.height] = String(PathPattern.number) }
+        sizes = Sizes(
+            values: values,
+            unknownPattern: unknown == values
+                ? nil : PathPattern(try Self.place(template.resolve(unknown), root: output.root, base: output.baseDirectory)))
     }
 
     /// The folder `output`'s template names, absolute: its paths may not leave it.
@@ -237,17 +275,17 @@ public struct OutputTarget: Sendable {
     }
 
     /// The planned path with its unknown sizes as unknown numbers, to find clashes.
-    var pattern: PathPattern { unknownSizesPattern ?? PathPattern(plannedPath) }
+    var pattern: PathPattern { sizes?.unknownPattern ?? PathPattern(plannedPath) }
 
     /// Whether the output is an object in S3 (`s3://bucket/key`), not a file.
     public var isS3: Bool { S3Location.isS3(root) }
 
     /// The final path once the encoded image's size is known.
     func path(width: Int, height: Int) throws(PathTemplate.Failure) -> String {
-        guard var filled = sizeValues else { return plannedPath }
+        guard var filled = sizes?.values else { return plannedPath }
         filled[.width] = String(width)
         filled[.height] = String(height)
-        return try Self.place(template.resolve(filled), root: root, base: baseDirectory)
+        return try Self.place(output.template.resolve(filled), root: root, base: output.baseDirectory)
     }
 
     /// The longest name a folder or file may have, and the longest path, in bytes (Linux's

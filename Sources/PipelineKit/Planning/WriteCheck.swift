@@ -111,7 +111,9 @@ struct WriteCheck {
     private var realPaths: [DiskPath: String] = [:]
 
     /// The problems found, and the inputs' identities for the commit to check again.
-    mutating func check(inputs: [InputFile], writes: [Write], cacheFolder: String?) -> (
+    /// `inputs`: each source once, `count` of them (a plan's items, which it reads lazily
+    /// rather than copying).
+    mutating func check(inputs: some Sequence<InputFile>, count: Int, writes: [Write], cacheFolder: String?) -> (
         problems: [PipelineFileError.Problem], protected: ProtectedInputs
     ) {
         var problems: [PipelineFileError.Problem] = []
@@ -119,8 +121,8 @@ struct WriteCheck {
         // successor at once while it grows.
         var byRealPath: [DiskPath: String] = [:]
         var byIdentity: [FileIdentity: String] = [:]
-        byRealPath.reserveCapacity(inputs.count)
-        byIdentity.reserveCapacity(inputs.count)
+        byRealPath.reserveCapacity(count)
+        byIdentity.reserveCapacity(count)
         for input in inputs where !input.isRemote {
             // Read through links, as reading does.
             let real = DiskPath(sharing: input.path, orElse: Self.realPath(input.path))
@@ -142,7 +144,8 @@ struct WriteCheck {
         // Each real path written, and the index in `writes` of what writes it.
         var writers: [DiskPath: Int] = [:]
         writers.reserveCapacity(writes.count)
-        for (index, write) in writes.enumerated() {
+        // S3 objects are compared where the plan compares outputs: they have no real path.
+        for (index, write) in writes.enumerated() where !S3Location.isS3(write.path) {
             // The folder through its links; the name itself is what a rename replaces.
             let folder = resolve((write.path as NSString).deletingLastPathComponent)
             let real = DiskPath(

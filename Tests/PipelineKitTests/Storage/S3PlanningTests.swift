@@ -52,6 +52,16 @@ import Testing
         }
     }
 
+    @Test func twoInputsWritingOneObjectAreNamedTogether() throws {
+        // S3 keys are compared where the plan compares outputs: they have no real path to resolve.
+        #expect {
+            _ = try plan(inputs: ["s3://b/one/a.jpg", "s3://b/two/a.jpg"], outputPath: "s3://site/{stem}.jpg")
+        } throws: { error in
+            "\(error)".contains(
+                "output \"small\" of s3://b/two/a.jpg and output \"small\" of s3://b/one/a.jpg would both write s3://site/a.jpg")
+        }
+    }
+
     @Test func aBucketOrFolderIsNotAnObject() throws {
         #expect {
             _ = try plan(inputs: ["s3://photos/in/"], outputPath: "out/{stem}.jpg")
