@@ -53,4 +53,34 @@ import Testing
         #expect(explain.standardOutput.contains("shard: 2/4 (Slurm: SLURM_ARRAY_TASK_ID=2"), "\(explain.standardOutput)")
         #expect(explain.standardOutput.contains("of 25 inputs"))
     }
+
+    @Test func mergeReportsPreviewsAnAllowedSVGFromItsOutputNotWithTheSVGLoader() throws {
+        // Given a run that allows SVG, with its report
+        let directory = try TemporaryDirectory()
+        try directory.write(
+            Data(#"<svg xmlns="http://www.w3.org/2000/svg" width="40" height="20"><rect width="40" height="20" fill="red"/></svg>"#.utf8),
+            to: "in/logo.svg")
+        try directory.write(
+            Data(
+                """
+                {"version": 1, "inputs": ["in/*.svg"], "decompress": {"allowUntrusted": ["svg"]}, "outputs": [
+                  {"name": "t", "encode": {"format": "png"}, "path": "out/{stem}.png"}]}
+                """.utf8), to: "p.json")
+        let report = directory.url.appendingPathComponent("report").path
+        let run = try CommandRunner.run([
+            "run", "--quiet", "--shard", "0/1", "--report", report, directory.url.appendingPathComponent("p.json").path,
+        ])
+        #expect(run.status == 0, "\(run.standardError)")
+
+        // When the report is merged, in a process that allows nothing
+        let merged = directory.url.appendingPathComponent("merged").path
+        let result = try CommandRunner.run(["merge-reports", "--output", merged, "--input-directory", directory.path, report])
+        #expect(result.status == 0, "\(result.standardError)")
+
+        // Then the input's preview is its output's: the SVG itself is not read with librsvg,
+        // which libvips keeps for trusted files
+        let html = try String(contentsOfFile: merged + "/index.html", encoding: .utf8)
+        #expect(html.contains("preview from t"), "\(html.count) characters")
+        #expect(html.contains("data:image/jpeg;base64,"))
+    }
 }

@@ -11,26 +11,32 @@ enum ReportThumbnail {
     static let maxPixels = 100_000_000
 
     /// A `data:image/jpeg;base64,…` URI of the image file at `path`, fitted inside
-    /// `side`×`side`, upright, in sRGB; nil when the file is not an image libvips can read.
+    /// `side`×`side`, upright, in sRGB; nil when no loader this process permits reads it.
+    ///
+    /// Previews read files as a run does, with libvips' untrusted loaders blocked: the paths come
+    /// from a report, which `merge-reports` may take from anywhere, and a file may have changed
+    /// since its run. An SVG or PDF input that a run allowed is previewed from its output then.
     static func dataURI(forImageAt path: String) -> (uri: String, width: Int, height: Int)? {
-        guard VipsImage.canLoad(file: path), let image = try? thumbnail(ofFileAt: path) else { return nil }
+        guard (try? Vips.prepareForUntrustedInput()) != nil, let loader = VipsImage.permittedLoader(file: path),
+            let image = try? thumbnail(ofFileAt: path, loader: loader)
+        else { return nil }
         guard let jpeg = try? image.encoded(suffix: ".jpg[Q=75,strip]") else { return nil }
         return ("data:image/jpeg;base64," + jpeg.base64EncodedString(), image.width, image.height)
     }
 
-    private static func thumbnail(ofFileAt path: String) throws -> VipsImage {
-        let header = try VipsImage.open(file: path)
+    private static func thumbnail(ofFileAt path: String, loader: String) throws -> VipsImage {
+        let header = try VipsImage.open(file: path, loader: loader)
         guard header.width * header.height <= maxPixels else { throw VipsError(operation: "thumbnail", message: "too many pixels") }
         let longest = max(header.width, header.height)
         // Shrink on load as the decompress stage does: JPEG by a power of two, WebP to the size.
         var options = ["access=sequential"]
-        let loader = header.loader ?? ""
-        if loader.hasPrefix("jpegload") {
+        let nickname = header.loader ?? ""
+        if nickname.hasPrefix("jpegload") {
             if let factor = [8, 4, 2].first(where: { longest / $0 >= side }) { options.append("shrink=\(factor)") }
-        } else if loader.hasPrefix("webpload"), longest > side {
+        } else if nickname.hasPrefix("webpload"), longest > side {
             options.append("scale=\(Double(side) / Double(longest))")
         }
-        var image = try VipsImage.open(file: path, options: options.joined(separator: ","))
+        var image = try VipsImage.open(file: path, options: options.joined(separator: ","), loader: loader)
         let scale = Double(side) / Double(max(image.width, image.height))
         if scale < 1 {
             image = try image.resampled(
