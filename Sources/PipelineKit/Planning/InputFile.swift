@@ -72,7 +72,8 @@ public struct InputFile: Sendable, Hashable {
     /// The display name is the URL with the credentials in it hidden by `redaction`.
     /// A port other than the scheme's default is part of the host folder as `host_port`
     /// (`127.0.0.1_8080`): two origins on one host are two sites, and `_` is safe in a folder
-    /// name on every file system, where `:` is not (Windows, SMB shares, macOS Finder).
+    /// name on every file system, where `:` is not (Windows, SMB shares, macOS Finder); an IPv6
+    /// address writes its `:` as `-` for the same reason.
     public init(url: String, redaction: CredentialRedaction = CredentialRedaction()) {
         let parsed = URL(string: url)
         let components = (parsed?.path ?? "").split(separator: "/", omittingEmptySubsequences: true).map(String.init)
@@ -91,9 +92,13 @@ public struct InputFile: Sendable, Hashable {
             url: remote, subfolder: subfolder, fileName: fileName, listedVersion: listedVersion)
     }
 
-    /// The host, with `_` and the port when it is not the scheme's default.
+    /// The host, with `_` and the port when it is not the scheme's default. An IPv6 address has
+    /// its `:` (and the `%` before a zone) written as `-`, as a folder name may hold neither
+    /// everywhere: `[::1]:8080` is `--1_8080`.
     private static func hostFolder(_ url: URL?) -> String {
-        guard let host = url?.host, !host.isEmpty else { return "unknown-host" }
+        guard let written = url?.host, !written.isEmpty else { return "unknown-host" }
+        let host =
+            written.contains(":") ? written.replacingOccurrences(of: ":", with: "-").replacingOccurrences(of: "%", with: "-") : written
         let defaultPort = url?.scheme?.lowercased() == "https" ? 443 : 80
         guard let port = url?.port, port != defaultPort else { return host }
         return "\(host)_\(port)"

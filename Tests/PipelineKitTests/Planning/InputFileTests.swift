@@ -49,6 +49,16 @@ import Testing
             remote != InputFile(path: "https://example.com/photos/a.jpg", displayName: "https://example.com/photos/a.jpg", subfolder: ""))
     }
 
+    @Test func aURLsHostFolderHoldsNoColon() {
+        // A port as `_port`, and an IPv6 address's colons and zone sign as `-`: a folder name may
+        // hold no `:` on Windows, SMB shares or in macOS' Finder.
+        #expect(InputFile(url: "http://127.0.0.1:8080/img/cat.jpg").subfolder == "127.0.0.1_8080/img")
+        #expect(InputFile(url: "http://[::1]:8080/img/cat.jpg").subfolder == "--1_8080/img")
+        #expect(InputFile(url: "https://[2001:db8::1]/cat.jpg").subfolder == "2001-db8--1")
+        #expect(InputFile(url: "http://[fe80::1%25eth0]/cat.jpg").subfolder == "fe80--1-eth0")
+        #expect(InputFile(url: "https://example.com:443/cat.jpg").subfolder == "example.com")
+    }
+
     /// A plan keeps an input for every listing and a target for every output of every listing,
     /// for the whole run: what they hold inline is what a run of many inputs holds per input.
     @Test func aPlannedInputAndTargetStaySmall() {
