@@ -73,6 +73,26 @@ extension RunPlan {
             return Listing(input: input, targets: targets, refusal: nil, sameAs: nil)
         }
 
+        /// What planning found, for the checks that follow.
+        struct Planned {
+            /// The sources, in the order first found, and each one's key.
+            var items: [Item]
+            var keys: [SourceKey]
+            /// Every planned path with what writes it.
+            var writes: [WriteCheck.Write]
+            var problems: [PipelineFileError.Problem]
+            var pairsCompared: Int
+            var somePathsWaitForSizes: Bool
+        }
+
+        /// What was planned, taken out: the tables that found repeated sources and paths are
+        /// let go here, before the write check builds its own beside the plan.
+        consuming func finish() -> Planned {
+            Planned(
+                items: items, keys: keys, writes: paths.writes, problems: paths.problems, pairsCompared: paths.pairsCompared,
+                somePathsWaitForSizes: somePathsWaitForSizes)
+        }
+
         /// Every output's target for `input`, or why the listing is refused: the first output
         /// whose path cannot be made.
         private func targets(for input: InputFile) -> (targets: [OutputTarget]?, refusal: String?) {

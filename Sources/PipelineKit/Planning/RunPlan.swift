@@ -89,26 +89,28 @@ public struct RunPlan: Sendable {
             listings = ListingPlanner(definition: definition, inputs: enumeration.files)
             for input in enumeration.files { listings.add(input) }
         }
-        problems += listings.paths.problems
-        WorkCounter.add(.plannedPathPairs, listings.paths.pairsCompared)
+        var planned = listings.finish()
+        problems += planned.problems
+        WorkCounter.add(.plannedPathPairs, planned.pairsCompared)
 
         var writeCheck = WriteCheck()
+        planned.writes += Self.runWrites(definition, shard: shard, sideWrites: sideWrites)
         // Every listing of a source is the same file: its first stands for them all.
         let checked = writeCheck.check(
-            inputs: listings.items.lazy.map(\.input), count: listings.items.count,
-            writes: listings.paths.writes + Self.runWrites(definition, shard: shard, sideWrites: sideWrites),
+            inputs: planned.items.lazy.map(\.input), count: planned.items.count, writes: planned.writes,
             cacheFolder: definition.cache.enabled || definition.incremental ? definition.cache.directory.path : nil)
+        planned.writes = []
         problems += checked.problems
         protectedInputs = checked.protected
         guard problems.isEmpty else { throw PipelineFileError(file: fileName, problems: problems) }
 
-        somePathsWaitForSizes = listings.somePathsWaitForSizes
-        totalInputCount = listings.items.reduce(0) { $0 + $1.listings.count }
+        somePathsWaitForSizes = planned.somePathsWaitForSizes
+        totalInputCount = planned.items.reduce(0) { $0 + $1.listings.count }
         if let shard {
             let base = Self.realPath(definition.baseDirectory.path)
-            items = zip(listings.keys, listings.items).filter { shard.contains(key: $0.0.shardKey(base: base)) }.map(\.1)
+            items = zip(planned.keys, planned.items).filter { shard.contains(key: $0.0.shardKey(base: base)) }.map(\.1)
         } else {
-            items = listings.items
+            items = planned.items
         }
     }
 
