@@ -95,9 +95,14 @@ public struct RunPlan: Sendable {
 
         var writeCheck = WriteCheck()
         planned.writes += Self.runWrites(definition, shard: shard, sideWrites: sideWrites)
-        // Every listing of a source is the same file: its first stands for them all.
+        // Every listing of a source is the same file: its first stands for them all, with the
+        // real path its key found (through links, as reading does).
+        let localInputs = zip(planned.keys, planned.items).lazy.compactMap { key, item -> (input: InputFile, real: DiskPath)? in
+            guard case .file(let real) = key else { return nil }
+            return (item.input, real)
+        }
         let checked = writeCheck.check(
-            inputs: planned.items.lazy.map(\.input), count: planned.items.count, writes: planned.writes,
+            inputs: localInputs, count: planned.items.count, writes: planned.writes,
             cacheFolder: definition.cache.enabled || definition.incremental ? definition.cache.directory.path : nil)
         planned.writes = []
         problems += checked.problems

@@ -111,9 +111,9 @@ struct WriteCheck {
     private var realPaths: [DiskPath: String] = [:]
 
     /// The problems found, and the inputs' identities for the commit to check again.
-    /// `inputs`: each source once, `count` of them (a plan's items, which it reads lazily
-    /// rather than copying).
-    mutating func check(inputs: some Sequence<InputFile>, count: Int, writes: [Write], cacheFolder: String?) -> (
+    /// `inputs`: each local source once with its real path (as the plan's source keys have it),
+    /// `count` of them at most (read lazily from the plan rather than copied).
+    mutating func check(inputs: some Sequence<(input: InputFile, real: DiskPath)>, count: Int, writes: [Write], cacheFolder: String?) -> (
         problems: [PipelineFileError.Problem], protected: ProtectedInputs
     ) {
         var problems: [PipelineFileError.Problem] = []
@@ -123,9 +123,7 @@ struct WriteCheck {
         var byIdentity: [FileIdentity: String] = [:]
         byRealPath.reserveCapacity(count)
         byIdentity.reserveCapacity(count)
-        for input in inputs where !input.isRemote {
-            // Read through links, as reading does.
-            let real = DiskPath(sharing: input.path, orElse: Self.realPath(input.path))
+        for (input, real) in inputs {
             if byRealPath[real] == nil { byRealPath[real] = input.displayName }
             if let identity = FileIdentity(path: input.path, followingLinks: true), byIdentity[identity] == nil {
                 byIdentity[identity] = input.displayName
