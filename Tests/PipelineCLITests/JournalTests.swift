@@ -146,6 +146,44 @@ import Testing
             #expect(read.upToDate(path, fingerprint: "f\(index)")?.path == path)
         }
     }
+
+    @Test func aRecordReadBackIsTheOneWrittenWhateverItHolds() throws {
+        // Given records of the run's own fingerprints: a plain output, one whose path waited for
+        // its size, and one whose quality was searched
+        let directory = try TemporaryDirectory()
+        let file = try writePipeline(directory)
+        let definition = try Pipeline(contentsOf: URL(fileURLWithPath: file), processors: .standard).definition
+        let url = URL(fileURLWithPath: try journalPath(file))
+        let journal = OutputJournal(file: url, definition: definition)
+        let fingerprint = journal.fingerprint(version: "v1", output: 0)
+        let plain = try directory.write(Data("plain".utf8), to: "out/plain.jpg")
+        let sized = try directory.write(Data("sized".utf8), to: "out/a-64x48.jpg")
+        let searched = try directory.write(Data("searched".utf8), to: "out/searched.jpg")
+        let planned = directory.url.appendingPathComponent("out/a-{width}x{height}.jpg").path
+        journal.recordWritten(plain, planned: plain, fingerprint: fingerprint, size: ImageSize(width: 64, height: 48))
+        journal.recordWritten(sized, planned: planned, fingerprint: fingerprint, size: ImageSize(width: 64, height: 48))
+        journal.recordWritten(
+            searched, planned: searched, fingerprint: fingerprint, size: ImageSize(width: 32, height: 24),
+            searched: SearchedQuality(quality: 71, score: 80.25, target: 80))
+        #expect(journal.finish() == [])
+
+        // When a journal is read from the file, each is found as it was written
+        let read = OutputJournal(file: url, definition: definition)
+        let lines = try String(contentsOf: url, encoding: .utf8).split(separator: "\n").map {
+            try JSONDecoder().decode(OutputJournal.Record.self, from: Data($0.utf8))
+        }
+        #expect(read.upToDate(plain, fingerprint: fingerprint) == lines[0])
+        #expect(read.upToDate(planned, fingerprint: fingerprint) == lines[1])
+        #expect(lines[1].path == sized && lines[1].planned == planned)
+        #expect(read.upToDate(searched, fingerprint: fingerprint) == lines[2])
+        #expect(lines[2].quality == 71 && lines[2].score == 80.25)
+
+        // And another fingerprint, or a file changed since, is not up to date
+        #expect(read.upToDate(plain, fingerprint: journal.fingerprint(version: "v2", output: 0)) == nil)
+        try directory.write(Data("changed".utf8), to: "out/plain.jpg")
+        #expect(read.upToDate(plain, fingerprint: fingerprint) == nil)
+    }
+
 }
 
 /// A cache folder (which holds the journal) that cannot be written is said once per run.

@@ -46,9 +46,115 @@ final class OutputJournal: Sendable {
         var key: DiskPath { DiskPath(planned ?? path) }
     }
 
+    /// What the journal keeps of a record read from the file, in numbers where the file has
+    /// text: a re-run holds one for every output the last run made (48 bytes, and no string of
+    /// its own unless the record is a rare one).
+    private struct Held {
+        /// The run's own fingerprint (16 hex digits) as its number.
+        let fingerprint: UInt64
+        let size: Int64
+        /// The modification time written.
+        let seconds: Int64
+        let nanoseconds: Int32
+        let width: Int32
+        let height: Int32
+        /// What few records have: a path written other than the planned one (`{width}`), a
+        /// searched quality, or text the numbers cannot hold.
+        let rare: Rare?
+
+        final class Rare: Sendable {
+            let path: String?
+            let quality: Int?
+            let score: Double?
+            /// A fingerprint or time not as this tool writes them, kept as written.
+            let fingerprint: String?
+            let modified: String?
+
+            init(path: String?, quality: Int?, score: Double?, fingerprint: String?, modified: String?) {
+                self.path = path
+                self.quality = quality
+                self.score = score
+                self.fingerprint = fingerprint
+                self.modified = modified
+            }
+        }
+
+        init(_ record: Record) {
+            let fingerprint = Self.number(fingerprint: record.fingerprint)
+            let modified = Self.time(record.modified)
+            self.fingerprint = fingerprint ?? 0
+            size = record.size
+            seconds = modified?.seconds ?? 0
+            nanoseconds = modified?.nanoseconds ?? 0
+            width = Int32(clamping: record.width)
+            height = Int32(clamping: record.height)
+            let path = record.planned == nil ? nil : record.path
+            rare =
+                path == nil && record.quality == nil && record.score == nil && fingerprint != nil && modified != nil
+                ? nil
+                : Rare(
+                    path: path, quality: record.quality, score: record.score,
+                    fingerprint: fingerprint == nil ? record.fingerprint : nil, modified: modified == nil ? record.modified : nil)
+        }
+
+        /// The path the record's file was written at, found by the planned path `key`.
+        func path(key: DiskPath) -> String { rare?.path ?? key.path }
+
+        /// Whether the record was written with `fingerprint`.
+        func isMade(with fingerprint: String) -> Bool {
+            if let text = rare?.fingerprint { return text == fingerprint }
+            return Self.number(fingerprint: fingerprint) == self.fingerprint
+        }
+
+        /// Whether the file's size and modification time are the ones written.
+        func matches(size: Int64, seconds: Int, nanoseconds: Int) -> Bool {
+            rare?.modified == nil && size == self.size && seconds == self.seconds && nanoseconds == self.nanoseconds
+        }
+
+        /// The record as the file has it, for the planned path `key`.
+        func record(key: DiskPath) -> Record {
+            Record(
+                path: path(key: key), fingerprint: rare?.fingerprint ?? String(format: "%016llx", fingerprint), size: size,
+                modified: rare?.modified ?? "\(seconds).\(nanoseconds)", width: Int(width), height: Int(height),
+                planned: rare?.path == nil ? nil : key.path, quality: rare?.quality, score: rare?.score)
+        }
+
+        /// A fingerprint as this tool writes it (16 lowercase hex digits) as its number, else nil.
+        static func number(fingerprint text: String) -> UInt64? {
+            guard text.utf8.count == 16, let value = UInt64(text, radix: 16), String(format: "%016llx", value) == text else {
+                return nil
+            }
+            return value
+        }
+
+        /// A modification time as a record writes it (`seconds.nanoseconds`, the nanoseconds
+        /// unpadded), or nil for other text.
+        static func time(_ text: String) -> (seconds: Int64, nanoseconds: Int32)? {
+            let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+            guard parts.count == 2, let seconds = Int64(parts[0]), let nanoseconds = Int32(parts[1]), nanoseconds >= 0,
+                "\(seconds).\(nanoseconds)" == text
+            else { return nil }
+            return (seconds, nanoseconds)
+        }
+    }
+
+    /// Every record of one planned path: the last one read inline, since most paths have one.
+    private struct HeldRecords {
+        var last: Held
+        /// The earlier ones, oldest first.
+        var earlier: [Held] = []
+
+        var count: Int { 1 + earlier.count }
+
+        mutating func add(_ held: Held) {
+            earlier.append(last)
+            last = held
+        }
+    }
+
     private struct State {
-        /// Every record of each planned path, oldest first.
-        var records: [DiskPath: [Record]]
+        /// Every record of each planned path read from the file.
+        var records: [DiskPath: HeldRecords]
         /// Lines in the file as far as this run knows: read, then appended.
         var lines: Int
         /// Paths this run recorded that `records` did not hold: counted, not kept, so that the
@@ -73,25 +179,33 @@ final class OutputJournal: Sendable {
     init(file: URL, definition: PipelineDefinition) {
         self.file = file
         fingerprints = Fingerprints(definition: definition)
-        let contents = Self.read(file.path)
-        let count = contents.records.values.reduce(0) { $0 + $1.count }
+        var records: [DiskPath: HeldRecords] = [:]
+        var count = 0
+        let damaged = Self.read(file.path) { record in
+            count += 1
+            let held = Held(record)
+            if records[record.key]?.add(held) == nil { records[record.key] = HeldRecords(last: held) }
+        }
         warnings =
-            contents.damaged == 0
+            damaged == 0
             ? []
             : [
-                "the journal \(file.path) has \(contents.damaged) damaged line\(contents.damaged == 1 ? "" : "s") "
+                "the journal \(file.path) has \(damaged) damaged line\(damaged == 1 ? "" : "s") "
                     + "(a run stopped while writing it, or a full disk): skipped, and the outputs they recorded are made again"
             ]
-        state = Locked(State(records: contents.records, lines: count + contents.damaged, damaged: contents.damaged, descriptor: -1))
+        state = Locked(State(records: records, lines: count + damaged, damaged: damaged, descriptor: -1))
     }
 
     /// The record of the output planned at `planned` when the file it wrote is still the one
     /// written with `fingerprint`.
     func upToDate(_ planned: String, fingerprint: String) -> Record? {
-        let candidates = state.withLock { $0.records[DiskPath(planned)] ?? [] }
-        for record in candidates.reversed() where record.fingerprint == fingerprint {
-            guard let (size, modified) = Self.stamp(of: record.path), size == record.size, modified == record.modified else { continue }
-            return record
+        let key = DiskPath(planned)
+        guard let held = state.withLock({ $0.records[key] }) else { return nil }
+        for candidate in [held.last] + held.earlier.reversed() where candidate.isMade(with: fingerprint) {
+            guard let (size, seconds, nanoseconds) = Self.stamp(of: candidate.path(key: key)),
+                candidate.matches(size: size, seconds: seconds, nanoseconds: nanoseconds)
+            else { continue }
+            return candidate.record(key: key)
         }
         return nil
     }
@@ -104,9 +218,10 @@ final class OutputJournal: Sendable {
 
     /// Notes that `path`, planned as `planned`, was written with `fingerprint` (called after the rename).
     func recordWritten(_ path: String, planned: String, fingerprint: String, size: ImageSize, searched: SearchedQuality? = nil) {
-        guard let (bytes, modified) = Self.stamp(of: path) else { return }
+        guard let (bytes, seconds, nanoseconds) = Self.stamp(of: path) else { return }
         let record = Record(
-            path: path, fingerprint: fingerprint, size: bytes, modified: modified, width: size.width, height: size.height,
+            path: path, fingerprint: fingerprint, size: bytes, modified: "\(seconds).\(nanoseconds)", width: size.width,
+            height: size.height,
             planned: planned == path ? nil : planned, quality: searched?.quality, score: searched?.score)
         guard var line = try? JSONEncoder().encode(record) else { return }
         line.append(UInt8(ascii: "\n"))
@@ -176,14 +291,15 @@ final class OutputJournal: Sendable {
         guard state.damaged > 0 || state.lines > 2 * distinct + 100 else { return nil }
         guard let descriptor = lockedDescriptor(&state) else { return nil }
         defer { flock(descriptor, LOCK_UN) }
-        let contents = Self.read(descriptor: descriptor)
+        var all: [DiskPath: [Record]] = [:]
+        _ = Self.read(descriptor: descriptor) { all[$0.key, default: []].append($0) }
         let encoder = JSONEncoder()
         var data = Data()
-        for records in contents.records.sorted(by: { $0.key.path < $1.key.path }).map(\.value) {
+        for records in all.sorted(by: { $0.key.path < $1.key.path }).map(\.value) {
             // Of a path's records, the one that matches the file on disk, else the last.
             let kept =
                 records.last { record in
-                    Self.stamp(of: record.path).map { $0.0 == record.size && $0.1 == record.modified } ?? false
+                    Self.stamp(of: record.path).map { $0.0 == record.size && "\($0.1).\($0.2)" == record.modified } ?? false
                 } ?? records[records.count - 1]
             guard let line = try? encoder.encode(kept) else { continue }
             data.append(line)
@@ -195,7 +311,7 @@ final class OutputJournal: Sendable {
         } catch {
             return state.problem == nil ? "cannot rewrite the journal \(file.path): \(error.reason)" : nil
         }
-        state.lines = contents.records.count
+        state.lines = all.count
         state.damaged = 0
         state.newPaths = 0
         return nil
@@ -226,18 +342,18 @@ final class OutputJournal: Sendable {
         return nil
     }
 
-    /// The records in the journal at `path`, read under a shared lock so no append is half seen,
-    /// and how many lines were not records.
-    private static func read(_ path: String) -> (records: [DiskPath: [Record]], damaged: Int) {
+    /// Hands each record in the journal at `path` to `each`, oldest first, read under a shared
+    /// lock so no append is half seen; returns how many lines were not records.
+    private static func read(_ path: String, each: (Record) -> Void) -> Int {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { return ([:], 0) }
+        guard descriptor >= 0 else { return 0 }
         defer { close(descriptor) }
         flock(descriptor, LOCK_SH)
         defer { flock(descriptor, LOCK_UN) }
-        return read(descriptor: descriptor)
+        return read(descriptor: descriptor, each: each)
     }
 
-    private static func read(descriptor: Int32) -> (records: [DiskPath: [Record]], damaged: Int) {
+    private static func read(descriptor: Int32, each: (Record) -> Void) -> Int {
         var data = Data()
         var buffer = [UInt8](repeating: 0, count: 1 << 16)
         var offset: off_t = 0
@@ -247,7 +363,6 @@ final class OutputJournal: Sendable {
             data.append(contentsOf: buffer[..<count])
             offset += off_t(count)
         }
-        var records: [DiskPath: [Record]] = [:]
         var damaged = 0
         let decoder = JSONDecoder()
         let lines = data.split(separator: UInt8(ascii: "\n"))
@@ -261,15 +376,16 @@ final class OutputJournal: Sendable {
                 damaged += 1
                 continue
             }
-            records[record.key, default: []].append(record)
+            each(record)
         }
-        return (records, damaged)
+        return damaged
     }
 
-    private static func stamp(of path: String) -> (Int64, String)? {
+    /// A file's size and modification time (seconds and nanoseconds), or nil when it is gone.
+    private static func stamp(of path: String) -> (Int64, Int, Int)? {
         var info = stat()
         guard stat(path, &info) == 0 else { return nil }
-        return (Int64(info.st_size), "\(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec)")
+        return (Int64(info.st_size), info.st_mtim.tv_sec, info.st_mtim.tv_nsec)
     }
 
     /// The fingerprint of the output at `index` in the definition made from an input at
