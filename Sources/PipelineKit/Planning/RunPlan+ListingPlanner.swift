@@ -9,14 +9,14 @@ extension RunPlan {
         /// the file itself is named by the width it has.
         private let outputs: [OutputTarget.Output]
         /// The sources planned, in the order first found, and each one's key.
-        private(set) var items: [Item] = []
-        private(set) var keys: [SourceKey] = []
+        private var items: [Item] = []
+        private var keys: [SourceKey] = []
         /// Each source's index in `items`.
         private var itemIndex: [SourceKey: Int] = [:]
         /// Every planned path checked against the others and against the disk.
-        private(set) var paths: OutputPathCheck
+        private var paths: OutputPathCheck
         /// Whether a planned path still holds a `{width}` or `{height}`.
-        private(set) var somePathsWaitForSizes = false
+        private var somePathsWaitForSizes = false
 
         init(definition: PipelineDefinition, inputs: [InputFile]) {
             outputs = definition.outputs.map { output in
@@ -98,9 +98,10 @@ extension RunPlan {
         private func targets(for input: InputFile) -> (targets: [OutputTarget]?, refusal: String?) {
             var targets: [OutputTarget] = []
             targets.reserveCapacity(outputs.count)
+            let values = OutputTarget.values(of: input)
             for output in outputs {
                 do {
-                    targets.append(try OutputTarget(output, input: input))
+                    targets.append(try OutputTarget(output, inputValues: values))
                 } catch {
                     return (nil, "refused: output \"\(output.name)\": \(error.message)")
                 }

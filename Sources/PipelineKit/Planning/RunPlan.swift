@@ -251,16 +251,22 @@ public struct OutputTarget: Sendable {
     /// Whether the planned path still holds a `{width}` or `{height}` that only the made image fills.
     var hasUnknownSizes: Bool { sizes?.unknownPattern != nil }
 
-    /// The target of `output` for `input`.
-    init(_ output: Output, input: InputFile) throws(PathTemplate.Failure) {
+    /// The values an input gives every output's template (`{stem}`, `{ext}`, `{name}`, `{dir}`):
+    /// made once per input, not once per output.
+    static func values(of input: InputFile) -> [PathTemplate.Placeholder: String] {
+        [.stem: input.stem, .ext: input.fileExtension, .name: input.fileName, .dir: input.subfolder]
+    }
+
+    /// The target of `output` for the input whose values (`values(of:)`) are `inputValues`.
+    init(_ output: Output, inputValues: [PathTemplate.Placeholder: String]) throws(PathTemplate.Failure) {
         self.output = output
         let template = output.template
         let placeholders = template.placeholders
-        let values: [PathTemplate.Placeholder: String] = [
-            .stem: input.stem, .ext: input.fileExtension, .name: input.fileName, .dir: input.subfolder,
-            .output: output.name, .format: output.formatExtension,
-            .width: output.fixedWidth.map(String.init) ?? "{width}", .height: output.fixedHeight.map(String.init) ?? "{height}",
-        ]
+        var values = inputValues
+        values[.output] = output.name
+        values[.format] = output.formatExtension
+        values[.width] = output.fixedWidth.map(String.init) ?? "{width}"
+        values[.height] = output.fixedHeight.map(String.init) ?? "{height}"
         plannedPath = try Self.place(template.resolve(values), root: output.root, base: output.baseDirectory)
         try Self.checkLengths(of: plannedPath, root: output.root)
         guard placeholders.contains(.width) || placeholders.contains(.height) else {

@@ -115,16 +115,17 @@ final class OutputJournal: Sendable {
         func record(key: DiskPath) -> Record {
             Record(
                 path: path(key: key), fingerprint: rare?.fingerprint ?? String(format: "%016llx", fingerprint), size: size,
-                modified: rare?.modified ?? "\(seconds).\(nanoseconds)", width: Int(width), height: Int(height),
+                modified: rare?.modified ?? OutputJournal.text(seconds: Int(seconds), nanoseconds: Int(nanoseconds)),
+                width: Int(width), height: Int(height),
                 planned: rare?.path == nil ? nil : key.path, quality: rare?.quality, score: rare?.score)
         }
 
         /// A fingerprint as this tool writes it (16 lowercase hex digits) as its number, else nil.
         static func number(fingerprint text: String) -> UInt64? {
-            guard text.utf8.count == 16, let value = UInt64(text, radix: 16), String(format: "%016llx", value) == text else {
+            guard text.utf8.count == 16, text.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }) else {
                 return nil
             }
-            return value
+            return UInt64(text, radix: 16)
         }
 
         /// A modification time as a record writes it (`seconds.nanoseconds`, the nanoseconds
@@ -132,7 +133,7 @@ final class OutputJournal: Sendable {
         static func time(_ text: String) -> (seconds: Int64, nanoseconds: Int32)? {
             let parts = text.split(separator: ".", omittingEmptySubsequences: false)
             guard parts.count == 2, let seconds = Int64(parts[0]), let nanoseconds = Int32(parts[1]), nanoseconds >= 0,
-                "\(seconds).\(nanoseconds)" == text
+                OutputJournal.text(seconds: Int(seconds), nanoseconds: Int(nanoseconds)) == text
             else { return nil }
             return (seconds, nanoseconds)
         }
@@ -220,7 +221,8 @@ final class OutputJournal: Sendable {
     func recordWritten(_ path: String, planned: String, fingerprint: String, size: ImageSize, searched: SearchedQuality? = nil) {
         guard let (bytes, seconds, nanoseconds) = Self.stamp(of: path) else { return }
         let record = Record(
-            path: path, fingerprint: fingerprint, size: bytes, modified: "\(seconds).\(nanoseconds)", width: size.width,
+            path: path, fingerprint: fingerprint, size: bytes, modified: Self.text(seconds: seconds, nanoseconds: nanoseconds),
+            width: size.width,
             height: size.height,
             planned: planned == path ? nil : planned, quality: searched?.quality, score: searched?.score)
         guard var line = try? JSONEncoder().encode(record) else { return }
@@ -299,7 +301,10 @@ final class OutputJournal: Sendable {
             // Of a path's records, the one that matches the file on disk, else the last.
             let kept =
                 records.last { record in
-                    Self.stamp(of: record.path).map { $0.0 == record.size && "\($0.1).\($0.2)" == record.modified } ?? false
+                    Self.stamp(of: record.path).map {
+                        $0.0 == record.size && Self.text(seconds: $0.1, nanoseconds: $0.2) == record.modified
+                    }
+                        ?? false
                 } ?? records[records.count - 1]
             guard let line = try? encoder.encode(kept) else { continue }
             data.append(line)
@@ -380,6 +385,9 @@ final class OutputJournal: Sendable {
         }
         return damaged
     }
+
+    /// A modification time as a record writes it: `seconds.nanoseconds`, the nanoseconds unpadded.
+    fileprivate static func text(seconds: Int, nanoseconds: Int) -> String { "\(seconds).\(nanoseconds)" }
 
     /// A file's size and modification time (seconds and nanoseconds), or nil when it is gone.
     private static func stamp(of path: String) -> (Int64, Int, Int)? {
