@@ -313,43 +313,6 @@ static inline VipsImage *pl_new_8bit_image_like(VipsImage *like, int width, int 
     return out;
 }
 
-/* `in` computed into memory on the calling thread, a strip of rows at a time, as
- * vips_image_copy_memory computes it through libvips' thread pool (returning `in` itself, a new
- * reference, when its pixels are in memory already). With one worker per image the pool only
- * hands every strip between two threads, which costs more than a small image's pixels. */
-static inline VipsImage *pl_rendered_here(VipsImage *in) {
-    if (pl_image_is_in_memory(in)) {
-        g_object_ref(in);
-        return in;
-    }
-    VipsImage *out = vips_image_new_memory();
-    if (vips_image_pipelinev(out, VIPS_DEMAND_STYLE_THINSTRIP, in, NULL) || vips_image_write_prepare(out)) {
-        g_object_unref(out);
-        return NULL;
-    }
-    int tile_width, tile_height, lines;
-    vips_get_tile_size(in, &tile_width, &tile_height, &lines);
-    const size_t line_bytes = VIPS_IMAGE_SIZEOF_LINE(in);
-    VipsRegion *strip = vips_region_new(in);
-    int failed = 0;
-    for (int top = 0; top < in->Ysize && !failed; top += lines) {
-        VipsRect rows = { 0, top, in->Xsize, VIPS_MIN(lines, in->Ysize - top) };
-        if (vips_region_prepare(strip, &rows)) {
-            failed = 1;
-            break;
-        }
-        for (int y = rows.top; y < rows.top + rows.height; y++)
-            memcpy(VIPS_IMAGE_ADDR(out, 0, y), VIPS_REGION_ADDR(strip, 0, y), line_bytes);
-    }
-    g_object_unref(strip);
-    vips_image_minimise_all(in);
-    if (failed) {
-        g_object_unref(out);
-        return NULL;
-    }
-    return out;
-}
-
 /* The 8-bit image `in` (1 to 4 bands) with rows and columns swapped, in memory, with `in`'s
  * metadata: libvips 8.14 reduces heights with vector code and widths with plain C, so reducing
  * the transposed image's height and transposing back is the faster way to narrow rows. `in` is

@@ -81,22 +81,9 @@ extension VipsImage {
     /// Computes every pixel now, into memory.
     ///
     /// libvips is lazy: without this, the work of a stage would silently run in whichever
-    /// stage first reads the pixels. With one libvips thread per image (`Vips.setThreadsPerImage`)
-    /// the pixels are computed on the calling thread (`renderedHere()`); with more, by libvips'
-    /// thread pool.
+    /// stage first reads the pixels.
     public func rendered() throws(VipsError) -> VipsImage {
-        let threads = withExtendedLifetime(self) { vips_image_get_concurrency(pointer, vips_concurrency_get()) }
-        guard threads > 1 else { return try renderedHere() }
         let copy = withExtendedLifetime(self) { vips_image_copy_memory(pointer) }
-        guard let copy else { throw VipsError.fromLibrary(operation: "copy_memory") }
-        return VipsImage(taking: copy)
-    }
-
-    /// `rendered()` on the calling thread, a strip of rows at a time: libvips' pool of one worker
-    /// would hand each strip from its thread to the caller, which waits anyway, and for a small
-    /// image those hand-overs cost more than its pixels.
-    package func renderedHere() throws(VipsError) -> VipsImage {
-        let copy = withExtendedLifetime(self) { pl_rendered_here(pointer) }
         guard let copy else { throw VipsError.fromLibrary(operation: "copy_memory") }
         return VipsImage(taking: copy)
     }
