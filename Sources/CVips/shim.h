@@ -352,6 +352,9 @@ static inline VipsImage *pl_transposed(VipsImage *in) {
         }
     }
     g_object_unref(strip);
+    /* Done with `in`, as libvips' sinks tell the images a computation read: a loader lets go of
+     * what it held to decode (a progressive JPEG's coefficients) now, not when `in` is freed. */
+    vips_image_minimise_all(in);
     out->Xres = in->Yres;
     out->Yres = in->Xres;
     return out;

@@ -206,7 +206,9 @@ final class RunExecution: Sendable {
         }
         let decoded: DecodedImage
         do {
-            decoded = try await queues.decompress.run(for: input.displayName) { [decoder] in try decoder.decode(fetched.source, only: made)
+            let alone = MemoryAccountant.decodesAlone(unstreamed: unstreamed)
+            decoded = try await queues.decompress.run(for: input.displayName, exclusive: alone) { [decoder] in
+                try decoder.decode(fetched.source, only: made)
             }
             unstreamedDecodes.release(unstreamed)
         } catch {

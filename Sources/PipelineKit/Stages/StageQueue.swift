@@ -28,19 +28,31 @@ final class StageQueue: Sendable {
     /// oldest first, each with its caller waiting to be let out (true: it ran).
     private let room: WaitingRoom<State, Job, Bool>
 
-    /// A caller's work, run on the lane it is given; it frees the lane (`free(_:)`) when done.
-    private typealias Job = @Sendable (_ lane: Int) -> Void
+    /// A caller's work, run on the lane it is given; it frees its lanes (`free(_:exclusive:)`)
+    /// when done. An exclusive job holds every lane while it runs.
+    private struct Job: Sendable {
+        let exclusive: Bool
+        let body: @Sendable (_ lane: Int) -> Void
+    }
 
     private struct State: Sendable {
         var counts = StageCounts()
         var busyLanes: [Bool]
 
-        /// Moves one operation from queued to running and gives it the lowest free lane, if any.
-        mutating func takeLane() -> Int? {
+        /// Moves one operation from queued to running and gives it the lowest free lane, if any
+        /// (every lane, all free, for an exclusive one).
+        mutating func takeLane(exclusive: Bool) -> Int? {
+            if exclusive {
+                guard !busyLanes.contains(true) else { return nil }
+            }
             guard let lane = busyLanes.firstIndex(of: false) else { return nil }
             counts.queued -= 1
             counts.running += 1
-            busyLanes[lane] = true
+            if exclusive {
+                busyLanes = busyLanes.map { _ in true }
+            } else {
+                busyLanes[lane] = true
+            }
             return lane
         }
     }
@@ -83,17 +95,19 @@ final class StageQueue: Sendable {
 
     /// Runs `work` on one of the stage's lanes for `input` (and `output`). If the calling task
     /// is cancelled while the work is still queued, the work is skipped and this throws
-    /// `CancellationError`; work already running finishes.
-    func run<Result: Sendable>(for input: String, output: String? = nil, _ work: @escaping @Sendable () throws -> Result) async throws
-        -> Result
-    {
-        try await run(for: input, output: output) { _ in try work() }
+    /// `CancellationError`; work already running finishes. `exclusive` work waits until every
+    /// lane is free and runs with the others held: nothing else of the stage runs beside it, and
+    /// work asked for after it waits behind it.
+    func run<Result: Sendable>(
+        for input: String, output: String? = nil, exclusive: Bool = false, _ work: @escaping @Sendable () throws -> Result
+    ) async throws -> Result {
+        try await run(for: input, output: output, exclusive: exclusive) { _ in try work() }
     }
 
     /// Like `run(for:output:_:)`, for long work that checks `isCancelled` to stop early (a
     /// download, a wait).
     func run<Result: Sendable>(
-        for input: String, output: String? = nil,
+        for input: String, output: String? = nil, exclusive: Bool = false,
         _ work: @escaping @Sendable (_ isCancelled: @escaping @Sendable () -> Bool) throws -> Result
     ) async throws -> Result {
         try Task.checkCancellation()
@@ -101,11 +115,11 @@ final class StageQueue: Sendable {
         let queuedAt = clock.now
         // Set on the lane before the caller is let out.
         let outcome = Locked<Swift.Result<Result, any Error>?>(nil)
-        let job: Job = { [self] lane in
+        let job = Job(exclusive: exclusive) { [self] lane in
             let startedAt = clock.now
             let result = Swift.Result { try work { cancelled.isSet } }
             let endedAt = clock.now
-            free(lane)
+            free(lane, exclusive: exclusive)
             let succeeded = if case .success = result { true } else { false }
             record(
                 StageOperation(
@@ -129,21 +143,25 @@ final class StageQueue: Sendable {
     /// Hands waiting work to free lanes, oldest first. Each lane, once its work is done, lets
     /// its caller out and looks again.
     private func startWaiting(_ state: inout State, _ waiters: inout WaitingRoom<State, Job, Bool>.Waiters) {
-        while !waiters.isEmpty, let lane = state.takeLane(), let waiter = waiters.takeFirst() {
+        while !waiters.isEmpty, let lane = state.takeLane(exclusive: waiters[0].exclusive), let waiter = waiters.takeFirst() {
             lanes[lane].async { [self] in
-                waiter.ticket(lane)
+                waiter.ticket.body(lane)
                 waiter.letGo(with: true)
                 room.withLock { state, waiters in startWaiting(&state, &waiters) }
             }
         }
     }
 
-    /// Counts the work on `lane` done and frees the lane.
-    private func free(_ lane: Int) {
+    /// Counts the work on `lane` done and frees the lane (every lane, for exclusive work).
+    private func free(_ lane: Int, exclusive: Bool) {
         room.withLock { state, _ in
             state.counts.running -= 1
             state.counts.done += 1
-            state.busyLanes[lane] = false
+            if exclusive {
+                state.busyLanes = state.busyLanes.map { _ in false }
+            } else {
+                state.busyLanes[lane] = false
+            }
         }
     }
 }

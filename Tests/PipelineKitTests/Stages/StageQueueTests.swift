@@ -12,7 +12,7 @@ struct StageQueueTests {
         private let semaphore = DispatchSemaphore(value: 0)
         let started: AsyncStream<Int>
         private let continuation: AsyncStream<Int>.Continuation
-        private let state = Locked((running: 0, peak: 0))
+        private let state = Locked((running: 0, peak: 0, besides: [Int: Int]()))
 
         init() {
             (started, continuation) = AsyncStream.makeStream(of: Int.self)
@@ -20,8 +20,12 @@ struct StageQueueTests {
 
         var peak: Int { state.withLock { $0.peak } }
 
+        /// How many others were running when `id` started.
+        func besides(_ id: Int) -> Int? { state.withLock { $0.besides[id] } }
+
         func work(_ id: Int) -> Int {
             state.withLock {
+                $0.besides[id] = $0.running
                 $0.running += 1; $0.peak = max($0.peak, $0.running)
             }
             continuation.yield(id)
@@ -72,6 +76,36 @@ struct StageQueueTests {
         #expect(gate.peak == 2)
         #expect(lanes.withLock { $0 } == [0, 1])
         #expect(queue.counts == StageCounts(queued: 0, running: 0, done: 4))
+    }
+
+    @Test func exclusiveWorkWaitsForEveryLaneAndRunsAlone() async throws {
+        let gate = Gate()
+        let queue = StageQueue(stage: .decompress, concurrency: 2, clock: RunClock()) { _ in }
+        try await withThrowingTaskGroup(of: Int.self) { group in
+            var started = gate.started.makeAsyncIterator()
+            // Given one operation holding a lane
+            group.addTask { try await queue.run(for: "first") { gate.work(1) } }
+            #expect(await started.next() == 1)
+            // When exclusive work is asked for, and then ordinary work
+            group.addTask { try await queue.run(for: "alone", exclusive: true) { gate.work(2) } }
+            let limit = ContinuousClock.now + .seconds(10)
+            while queue.counts.queued < 1, ContinuousClock.now < limit { try await Task.sleep(for: .milliseconds(2)) }
+            group.addTask { try await queue.run(for: "after") { gate.work(3) } }
+            while queue.counts.queued < 2, ContinuousClock.now < limit { try await Task.sleep(for: .milliseconds(2)) }
+            // Then neither starts on the free lane: the exclusive work waits for both lanes, the other behind it
+            #expect(queue.counts == StageCounts(queued: 2, running: 1, done: 0))
+            gate.open(1)
+            #expect(await started.next() == 2)
+            #expect(queue.counts == StageCounts(queued: 1, running: 1, done: 1))
+            gate.open(1)
+            #expect(await started.next() == 3)
+            gate.open(1)
+            var finished: [Int] = []
+            for try await id in group { finished.append(id) }
+            #expect(finished.sorted() == [1, 2, 3])
+        }
+        #expect(gate.besides(2) == 0)
+        #expect(queue.counts == StageCounts(queued: 0, running: 0, done: 3))
     }
 
     @Test func workCancelledWhileQueuedIsSkipped() async throws {
