@@ -40,7 +40,8 @@ extension MemoryAccountant {
                 name: "unstreamed decodes", bytes: unstreamedDecodes.capacity,
                 takers: "local files from \(Self.unstreamedCheckFrom >> 10) KiB whose decode cannot stream, and PNGs read whole, together",
                 why: "a target, not a limit: two of the largest progressive JPEGs or interlaced PNGs do not decode at once, "
-                    + "nor one beside a PNG read whole, while inputs that stream can use the lanes (up to \(Self.asideLimit) wait aside)"),
+                    + "nor one beside a PNG read whole, while inputs that stream can use the lanes (up to \(Self.asideLimit) wait aside); "
+                    + "one larger than all of it decodes alone"),
             MemoryAllowance(
                 name: "windowed decodes", bytes: windowedDecodeMinimum,
                 takers: "cover outputs of an image whose one-pass estimate reaches it, each decoding its window alone",

@@ -57,7 +57,9 @@ final class StageQueue: Sendable {
         }
     }
 
-    /// Work cancelled while it waits for a lane leaves the queue counted as done, unrun.
+    /// Work cancelled while it waits for a lane leaves the queue counted as done, unrun. Work
+    /// behind it starts when a lane is next freed: exclusive work at the head waits only while
+    /// another runs, whose end looks again.
     private static let skipped = WaitingRoom<State, Job, Bool>.Cancellation(false) { state, _ in
         state.counts.queued -= 1
         state.counts.done += 1
