@@ -208,7 +208,9 @@ final class RunExecution: Sendable {
         do {
             let alone = MemoryAccountant.decodesAlone(unstreamed: unstreamed)
             decoded = try await queues.decompress.run(for: input.displayName, exclusive: alone) { [decoder] in
-                try decoder.decode(fetched.source, only: made)
+                // The run's peak is this decode: what the decodes before it freed goes back first.
+                if alone { Vips.releaseFreeMemory() }
+                return try decoder.decode(fetched.source, only: made)
             }
             unstreamedDecodes.release(unstreamed)
         } catch {
