@@ -147,10 +147,9 @@ public struct RunPlan: Sendable {
         return writes + sideWrites.map { .init(place: "", location: nil, what: $0.what, path: $0.path, root: nil) }
     }
 
+    /// `path` with every link in it followed, or as written when it does not all exist.
     static func realPath(_ path: String) -> String {
-        guard let resolved = realpath(path, nil) else { return path }
-        defer { free(resolved) }
-        return String(cString: resolved)
+        WriteCheck.realPath(path) ?? path
     }
 
     /// This plan with only the sources `isIncluded` keeps, for a run of a few of them (a server

@@ -208,7 +208,8 @@ struct WriteCheck {
         return resolved
     }
 
-    private static func realPath(_ path: String) -> String? {
+    /// `path` with every link in it followed (`realpath`), or nil when it does not all exist.
+    static func realPath(_ path: String) -> String? {
         guard let resolved = realpath(path, nil) else { return nil }
         defer { free(resolved) }
         return String(cString: resolved)

@@ -79,9 +79,9 @@ final class MemoryAccountant: Sendable {
     static func checksUnstreamed(fileBytes: Int64?) -> Bool { (fileBytes ?? 0) >= unstreamedCheckFrom }
 
     /// Whether a decode that holds `unstreamed` bytes at full size runs alone on the decompress
-    /// lanes (`StageQueue.run(exclusive:)`): one larger than the whole target (a progressive
-    /// photograph of 16 megapixels holds about 100 MB of coefficients) is the run's peak by
-    /// itself, and any decode beside it adds to that peak. The other stages go on meanwhile.
+    /// lanes (`StageQueue.run(exclusive:)`): one larger than the whole target (a large
+    /// progressive photograph, which holds every coefficient while it decodes) is the run's peak
+    /// by itself, and any decode beside it adds to that peak. The other stages go on meanwhile.
     static func decodesAlone(unstreamed: Int64) -> Bool { unstreamed > unstreamedDecodeTarget }
 
     /// The one-pass estimate from which outputs that keep a window decode it alone, budget or

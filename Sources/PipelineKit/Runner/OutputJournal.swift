@@ -47,8 +47,8 @@ final class OutputJournal: Sendable {
     }
 
     /// What the journal keeps of a record read from the file, in numbers where the file has
-    /// text: a re-run holds one for every output the last run made (48 bytes, and no string of
-    /// its own unless the record is a rare one).
+    /// text: a re-run holds one for every output the last run made, so it keeps a few numbers
+    /// and no string of its own unless the record is a rare one.
     private struct Held {
         /// The run's own fingerprint (16 hex digits) as its number.
         let fingerprint: UInt64
