@@ -19,7 +19,14 @@ public struct ImageManifest: Codable, Sendable, Equatable {
     public init(pipeline: String, inputs: [Input]) {
         self.version = 1
         self.pipeline = pipeline
-        self.inputs = inputs.sorted { $0.source < $1.source }
+        self.inputs = inputs.sorted { Self.sortsBefore($0.source, $1.source) }
+    }
+
+    /// The manifest's order of sources: as strings, and byte for byte where two are the same
+    /// text in other encodings (`é` in one code point or two), so that the order never depends
+    /// on which the run finished first.
+    static func sortsBefore(_ first: String, _ second: String) -> Bool {
+        first == second ? first.utf8.lexicographicallyPrecedes(second.utf8) : first < second
     }
 
     /// One input: a file path relative to the pipeline file's folder (as reports name it), or a URL.
@@ -175,11 +182,16 @@ public struct ImageManifest: Codable, Sendable, Equatable {
 
     /// The manifest as stable, indented JSON text ending in a newline.
     public func jsonData() throws -> Data {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        var data = try encoder.encode(self)
+        var data = try Self.makeEncoder().encode(self)
         data.append(UInt8(ascii: "\n"))
         return data
+    }
+
+    /// The encoder of `jsonData()`, which `ManifestSpool` also prints each entry with.
+    static func makeEncoder() -> JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        return encoder
     }
 
     /// Reads a manifest written by `jsonData()`.

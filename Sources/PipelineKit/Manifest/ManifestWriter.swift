@@ -1,7 +1,8 @@
 import Foundation
 import Vips
 
-/// Collects what a run wrote, and at its end writes the manifest the pipeline file asks for.
+/// Makes the manifest's entry of each source as the run completes it, and at the run's end
+/// writes the manifest the pipeline file asks for.
 ///
 /// The manifest is made from the run's reports alone, so an incremental run gives the same
 /// entries for outputs that were up to date (the journal knows their sizes and bytes), and an
@@ -11,42 +12,79 @@ import Vips
 /// file they were computed from (the same fingerprint and size): a killed run may have made the
 /// files again, and recorded them in the journal, without writing its manifest. A cancelled
 /// run keeps the old manifest.
+///
+/// Entries are made on the run's lanes, each source's when it completes (`add(_:)`), and kept
+/// on disk (`ManifestSpool`), so neither the time nor the memory of a run of many inputs piles
+/// up at its end.
 final class ManifestWriter: Sendable {
     private let settings: ManifestSettings
     private let definition: PipelineDefinition
-    private let reports = Locked<[ItemReport]>([])
+    /// The manifest written before, to keep placeholders of files that did not change.
+    private let previous: PreviousManifest?
+    /// The entries made so far, from the first; or why they cannot be kept.
+    private let entries = Locked<Result<ManifestSpool?, ReportWriterError>>(.success(nil))
 
     init(settings: ManifestSettings, definition: PipelineDefinition) {
         self.settings = settings
         self.definition = definition
+        previous = PreviousManifest(path: settings.file.path)
     }
 
-    func record(_ event: PipelineEvent) {
-        if case .itemCompleted(let report) = event { reports.withLock { $0.append(report) } }
+    /// Makes and keeps the entries of one source's reports: one per listing that wrote something.
+    func add(_ reports: [ItemReport]) {
+        let made = reports.compactMap(entry(for:))
+        guard !made.isEmpty else { return }
+        let texts: Result<[(source: String, text: Data)], ReportWriterError> = Result { () throws(ReportWriterError) in
+            try made.map { entry throws(ReportWriterError) in (entry.source, try ManifestSpool.entryText(entry)) }
+        }
+        entries.withLock { entries in
+            guard case .success(let kept) = entries else { return }
+            do throws(ReportWriterError) {
+                let spool = if let kept { kept } else { try makeSpool() }
+                for entry in try texts.get() { try spool.append(source: entry.source, text: entry.text) }
+                entries = .success(spool)
+            } catch {
+                entries = .failure(error)
+            }
+        }
     }
 
     /// Writes the manifest; returns why it could not, or nil.
     func write() -> String? {
-        let previous = try? ImageManifest.read(from: settings.file)
-        let manifest = ImageManifest(
-            pipeline: definition.name, inputs: reports.withLock { $0 }.compactMap { entry(for: $0, previous: previous) })
-        do {
-            let data = try manifest.jsonData()
-            let folder = settings.file.deletingLastPathComponent().path
-            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-            try ReportWriter.writeAtomically(data, to: settings.file.path)
+        do throws(ReportWriterError) {
+            // Every entry is in: the run has ended.
+            if let spool = try entries.withLock({ $0 }).get() {
+                try spool.writeManifest(pipeline: definition.name, to: settings.file.path)
+            } else {
+                try createFolder()
+                try ManifestSpool.writeEmptyManifest(pipeline: definition.name, to: settings.file.path)
+            }
             return nil
-        } catch let error as ReportWriterError {
-            return "cannot write the manifest \(settings.file.path): \(error.reason)"
         } catch {
-            return "cannot write the manifest \(settings.file.path): \(error.localizedDescription)"
+            return
+                "cannot write the manifest \(settings.file.path): \(error.path == settings.file.path ? "" : error.path + ": ")\(error.reason)"
         }
     }
 
-    private func entry(for report: ItemReport, previous: ImageManifest?) -> ImageManifest.Input? {
+    private var folder: String { settings.file.deletingLastPathComponent().path }
+
+    private func makeSpool() throws(ReportWriterError) -> ManifestSpool {
+        try createFolder()
+        return try ManifestSpool(folder: folder)
+    }
+
+    private func createFolder() throws(ReportWriterError) {
+        do {
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        } catch {
+            throw ReportWriterError(path: folder, reason: error.localizedDescription)
+        }
+    }
+
+    private func entry(for report: ItemReport) -> ImageManifest.Input? {
         guard !report.written.isEmpty else { return nil }
         let source = report.input.displayName
-        let earlier = previous?.inputs.first { $0.source == source }
+        let earlier = previous?.entry(for: source)
         guard let size = report.originalSize ?? earlier.map({ ImageSize(width: $0.width, height: $0.height) }) ?? headerSize(report.input)
         else { return nil }
         var outputs: [String: ImageManifest.Output] = [:]

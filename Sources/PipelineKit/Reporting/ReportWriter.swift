@@ -68,6 +68,15 @@ public enum ReportWriter {
 
     /// Writes through a temporary file beside `path`, flushed, then renamed over `path`.
     static func writeAtomically(_ data: Data, to path: String) throws(ReportWriterError) {
+        try writeAtomically(to: path) { write in write(data) }
+    }
+
+    /// Writes what `body` hands its `write` (which returns false when the system refused it;
+    /// `body` then returns false) through a temporary file beside `path`, flushed, then renamed
+    /// over `path`: a file too large to hold in memory, written piece by piece.
+    static func writeAtomically(
+        to path: String, _ body: (_ write: (Data) -> Bool) throws(ReportWriterError) -> Bool
+    ) throws(ReportWriterError) {
         let folder = (path as NSString).deletingLastPathComponent
         let name = (path as NSString).lastPathComponent
         // The marker outputs use, so leftovers of a killed run look the same everywhere.
@@ -78,15 +87,23 @@ public enum ReportWriter {
         var finished = false
         defer { if !finished { unlink(temporary) } }
 
-        let written = data.withUnsafeBytes { bytes -> Bool in
-            var offset = 0
-            while offset < bytes.count, let base = bytes.baseAddress {
-                let count = Glibc.write(descriptor, base + offset, bytes.count - offset)
-                if count < 0, errno == EINTR { continue }
-                guard count > 0 else { return false }
-                offset += count
+        let written: Bool
+        do {
+            written = try body { data in
+                data.withUnsafeBytes { bytes -> Bool in
+                    var offset = 0
+                    while offset < bytes.count, let base = bytes.baseAddress {
+                        let count = Glibc.write(descriptor, base + offset, bytes.count - offset)
+                        if count < 0, errno == EINTR { continue }
+                        guard count > 0 else { return false }
+                        offset += count
+                    }
+                    return true
+                }
             }
-            return true
+        } catch {
+            close(descriptor)
+            throw error
         }
         guard written, fsync(descriptor) == 0 else {
             let error = systemError(path)

@@ -172,16 +172,13 @@ public struct PipelineRun: AsyncSequence, Sendable {
         let (events, continuation) = AsyncStream.makeStream(of: PipelineEvent.self, bufferingPolicy: .unbounded)
         let manifest = plan.definition.manifest.map { ManifestWriter(settings: $0.forShard(plan.shard), definition: plan.definition) }
         let execution = RunExecution(
-            plan: plan, dataLoader: dataLoader, cache: cache, journal: journal, force: force, memory: memory,
+            plan: plan, dataLoader: dataLoader, cache: cache, journal: journal, force: force, memory: memory, manifest: manifest,
             emit: { event in
                 var event = event
-                if let manifest {
-                    manifest.record(event)
-                    // The manifest is written before `finished` reaches anyone, so it is there when they see it.
-                    if case .finished(var summary) = event, !summary.cancelled {
-                        summary.manifestProblem = manifest.write()
-                        event = .finished(summary)
-                    }
+                // The manifest is written before `finished` reaches anyone, so it is there when they see it.
+                if let manifest, case .finished(var summary) = event, !summary.cancelled {
+                    summary.manifestProblem = manifest.write()
+                    event = .finished(summary)
                 }
                 continuation.yield(event)
             })

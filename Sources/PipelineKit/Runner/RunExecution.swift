@@ -22,16 +22,19 @@ final class RunExecution: Sendable {
     /// The run's memory budget and every allowance within it: its own, or shared with runs
     /// going at the same time (`SharedMemoryBudget`).
     private let memory: MemoryAccountant
+    /// Makes each source's manifest entry when it completes; nil when the file asks for none.
+    private let manifest: ManifestWriter?
 
     init(
         plan: RunPlan, dataLoader: any DataLoading, cache: (any DataCaching)?, journal: OutputJournal?, force: Bool,
-        memory: MemoryAccountant, emit: @escaping @Sendable (PipelineEvent) -> Void
+        memory: MemoryAccountant, manifest: ManifestWriter?, emit: @escaping @Sendable (PipelineEvent) -> Void
     ) {
         let definition = plan.definition
         self.plan = plan
         self.memory = memory
         self.journal = journal
         self.force = force
+        self.manifest = manifest
         self.emit = emit
         queues = StageQueues(definition) { emit(.stageFinished($0)) }
         sources = SourceLoader(
@@ -123,7 +126,13 @@ final class RunExecution: Sendable {
         let listings = item.listingsToMake
         guard !listings.isEmpty else { return item.reportForEveryListing(from: []) }
         do {
-            return item.reportForEveryListing(from: try await journey(of: item.input, for: listings, slot: slot, incremental: incremental))
+            let reports = item.reportForEveryListing(
+                from: try await journey(of: item.input, for: listings, slot: slot, incremental: incremental))
+            // The entry's placeholders are small images read from the outputs written and encoded
+            // again: encode work, on its lane per core. A cancelled run writes no manifest, but
+            // still reports what it made.
+            if let manifest { try? await queues.encode.run(for: item.input.displayName) { manifest.add(reports) } }
+            return reports
         } catch {
             return nil
         }

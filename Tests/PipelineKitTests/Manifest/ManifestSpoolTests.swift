@@ -1,0 +1,117 @@
+import Foundation
+import StandardProcessors
+import Testing
+import Vips
+
+@testable import PipelineKit
+
+/// A run keeps its manifest's entries on disk as it makes them and writes the manifest at its
+/// end from there: the same bytes `ImageManifest.jsonData()` gives, and the previous manifest's
+/// placeholders found on disk too.
+@Suite struct ManifestSpoolTests {
+    func input(_ source: String, width: Int) -> ImageManifest.Input {
+        let file = ImageManifest.File(
+            url: "/img/" + source, path: source, width: width, height: width / 2, bytes: width * 10, format: "webp",
+            mimeType: "image/webp", quality: width == 7 ? 61 : nil, ssimulacra2: width == 7 ? 80.5 : nil)
+        return ImageManifest.Input(
+            source: source, width: width * 3, height: width,
+            outputs: [
+                "photo": .init(
+                    formats: [.init(format: "webp", mimeType: "image/webp", files: [file])],
+                    placeholders: Placeholders(
+                        lqip: "data:image/webp;base64,AAAA", blurhash: nil, thumbhash: nil, dominantColor: "#102030"),
+                    placeholdersFrom: "0123456789abcdef 42"),
+                "tiles": .init(
+                    formats: [], placeholders: nil,
+                    tiles: .init(
+                        layout: "dz", url: "/img/t.dzi", path: "t.dzi", width: 9, height: 9, tileSize: 254, overlap: 1, format: "jpeg",
+                        mimeType: "image/jpeg", bytes: 99)),
+            ])
+    }
+
+    /// Sources that sort in several ways and need escaping: a quote, a backslash, a slash,
+    /// accents in both encodings, a line break.
+    let sources = [
+        "in/b.jpg", "in/a b.jpg", "in/\"quoted\".jpg", "in/back\\slash.png", "https://example.com/x?y=1&z=%20", "in/caf\u{e9}.jpg",
+        "in/cafe\u{301}.jpg", "in/line\nbreak.jpg", "in/\u{1F600}.jpg", "in/A.jpg",
+    ]
+
+    @Test func theManifestIsTheBytesJSONDataGivesWhateverTheOrderEntriesCameIn() throws {
+        // Given entries kept in an order other than the sources'
+        let directory = try TemporaryDirectory()
+        let spool = try ManifestSpool(folder: directory.url.path)
+        let entries = sources.enumerated().map { input($0.element, width: $0.offset + 3) }
+        for entry in entries.reversed() { try spool.append(source: entry.source, text: ManifestSpool.entryText(entry)) }
+        // When the manifest is written
+        let path = directory.url.appendingPathComponent("m.json").path
+        try spool.writeManifest(pipeline: "name with \"quotes\" / slash", to: path)
+        // Then it is, byte for byte, the manifest of those entries
+        let written = try Data(contentsOf: URL(fileURLWithPath: path))
+        let expected = try ImageManifest(pipeline: "name with \"quotes\" / slash", inputs: entries).jsonData()
+        #expect(String(decoding: written, as: UTF8.self) == String(decoding: expected, as: UTF8.self))
+        #expect(
+            try ImageManifest.read(from: URL(fileURLWithPath: path)).inputs.map(\.source) == sources.sorted(by: ImageManifest.sortsBefore))
+        // And nothing but the manifest is left in the folder (the spool was never a name there)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path) == ["m.json"])
+    }
+
+    @Test func anEmptyManifestIsTheBytesJSONDataGives() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.url.appendingPathComponent("m.json").path
+        try ManifestSpool(folder: directory.url.path).writeManifest(pipeline: "p", to: path)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == ImageManifest(pipeline: "p", inputs: []).jsonData())
+    }
+
+    @Test func aPreviousManifestsEntriesAreFoundBySource() throws {
+        // Given a manifest written by jsonData()
+        let directory = try TemporaryDirectory()
+        let url = directory.url.appendingPathComponent("m.json")
+        let entries = sources.enumerated().map { input($0.element, width: $0.offset + 3) }
+        try ImageManifest(pipeline: "p", inputs: entries).jsonData().write(to: url)
+        // Then each entry is found by its source, as it was written
+        let previous = try #require(PreviousManifest(path: url.path))
+        for entry in entries { #expect(previous.entry(for: entry.source) == entry, "\(entry.source)") }
+        // And a source it does not name, or names only as part of another, has no entry
+        #expect(previous.entry(for: "in/c.jpg") == nil)
+        #expect(previous.entry(for: "b.jpg") == nil)
+        // And a manifest laid out otherwise (edited by hand, on one line) gives no entries
+        let encoder = JSONEncoder()
+        try encoder.encode(ImageManifest(pipeline: "p", inputs: entries)).write(to: url)
+        let compact = try #require(PreviousManifest(path: url.path))
+        #expect(compact.entry(for: "in/b.jpg") == nil)
+        // And there is nothing to read where there is no manifest
+        #expect(PreviousManifest(path: directory.url.appendingPathComponent("none.json").path) == nil)
+    }
+
+    @Test func placeholdersOfUnchangedFilesComeFromThePreviousManifest() async throws {
+        // Given six photos made with a manifest and its placeholders
+        let directory = try TemporaryDirectory()
+        for index in 0..<6 {
+            try directory.write(try Fixtures.jpeg(try Fixtures.noise(width: 200 + index, height: 150)), to: "in/p\(index).jpg")
+        }
+        let json = PipelineHarness.json(
+            inputs: ["in/*.jpg"],
+            outputs: [
+                #"{"name": "t", "steps": [{"resize": {"width": 48}}], "encode": {"format": "jpeg", "quality": 80}, "#
+                    + #""path": "out/{stem}.jpg", "placeholders": ["lqip", "dominantColor"]}"#
+            ], extra: #""manifest": {"path": "site/images.json"}, "cache": {"directory": "cache"}"#)
+        let (_, first) = try await PipelineHarness.run(json, in: directory)
+        #expect(first.succeeded == 6)
+        let manifestURL = directory.url.appendingPathComponent("site/images.json")
+        let made = try ImageManifest.read(from: manifestURL)
+        #expect(made.inputs.count == 6)
+        #expect(made.inputs.allSatisfy { $0.outputs["t"]?.placeholders?.lqip?.hasPrefix("data:image/webp;base64,") == true })
+        // When the manifest's placeholders are marked (its layout kept) and the run is made again
+        let text = try String(contentsOf: manifestURL, encoding: .utf8)
+        try text.replacingOccurrences(of: "data:image/webp;base64,", with: "data:kept,").write(
+            to: manifestURL, atomically: true, encoding: .utf8)
+        let (_, again) = try await PipelineHarness.run(json, in: directory)
+        #expect(again.outputsUpToDate == 6, "the second run made something again: the test proves nothing")
+        // Then every placeholder is the previous manifest's, found on disk
+        let kept = try ImageManifest.read(from: manifestURL)
+        #expect(kept.inputs.count == 6)
+        for entry in kept.inputs { #expect(entry.outputs["t"]?.placeholders?.lqip?.hasPrefix("data:kept,") == true, "\(entry.source)") }
+        // And the manifest is what jsonData() gives for it
+        #expect(try Data(contentsOf: manifestURL) == kept.jsonData())
+    }
+}
