@@ -81,7 +81,9 @@ extension PipelineCommand {
             let output = RunOutput(
                 mode: json ? .json : quiet ? .quiet : .progress, verbose: verbose, logger: logger, run: run,
                 baseDirectory: pipeline.definition.baseDirectory)
-            var recorder = report != nil || trace != nil ? RunRecorder(definition: pipeline.definition, shard: shard?.shard) : nil
+            let recorder =
+                report != nil || trace != nil
+                ? RunRecorder(definition: pipeline.definition, shard: shard?.shard, keepsTrace: trace != nil) : nil
             var summary: RunSummary?
             for await event in run {
                 output.handle(event)
@@ -116,7 +118,7 @@ extension PipelineCommand {
         private func writeFiles(_ recorder: RunRecorder, inputDirectory: URL) async throws {
             if let report {
                 do {
-                    try await ReportWriter.write(recorder.report, to: URL(fileURLWithPath: report), inputDirectory: inputDirectory)
+                    try await ReportWriter.write(recorder, to: URL(fileURLWithPath: report), inputDirectory: inputDirectory)
                 } catch {
                     printError("cannot write the report to \(report): \(error)".escapingControlCharacters)
                     throw ExitCode.failure

@@ -4,9 +4,8 @@ import Foundation
 /// source, in the very bytes `ImageManifest.jsonData()` gives: a run of many inputs holds a few
 /// bytes for each entry, not the entry.
 ///
-/// The entries go to an unlinked temporary file beside the manifest (the disk the manifest is
-/// written to), so nothing is left behind by a run that is killed. Not for several threads at
-/// once: `ManifestWriter` holds it behind its lock.
+/// The entries go to a `SpillFile` beside the manifest (the disk the manifest is written to).
+/// Not for several threads at once: `ManifestWriter` holds it behind its lock.
 final class ManifestSpool {
     /// Where each entry lies in the file: its source, then its text.
     private struct Place {
@@ -15,28 +14,19 @@ final class ManifestSpool {
         let entryLength: Int32
     }
 
-    private let descriptor: Int32
+    private let file: SpillFile
     private var places: [Place] = []
-    private var end: Int64 = 0
 
     /// A spool in `folder`.
     init(folder: String) throws(ReportWriterError) {
-        var template = Array((folder + "/.manifest" + ImageWriter.temporaryMarker + "XXXXXX").utf8CString)
-        let descriptor = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
-        guard descriptor >= 0 else { throw ReportWriterError(path: folder, reason: Self.reason) }
-        // Open, it stays readable; unlinked, it goes when the run does, however it ends.
-        template.withUnsafeBufferPointer { _ = unlink($0.baseAddress!) }
-        self.descriptor = descriptor
+        file = try SpillFile(folder: folder, for: "the manifest's entries")
     }
-
-    deinit { close(descriptor) }
 
     /// Keeps the entry for `source`, as `entryText(_:)` made it.
     func append(source: String, text: Data) throws(ReportWriterError) {
         let source = Data(source.utf8)
-        guard write(source + text, at: end) else { throw ReportWriterError(path: "its entries", reason: Self.reason) }
-        places.append(Place(offset: end, sourceLength: Int32(source.count), entryLength: Int32(text.count)))
-        end += Int64(source.count + text.count)
+        let offset = try file.append(source + text)
+        places.append(Place(offset: offset, sourceLength: Int32(source.count), entryLength: Int32(text.count)))
     }
 
     /// Writes the manifest of `pipeline` with every entry kept, sorted by source, to `path`
@@ -47,8 +37,7 @@ final class ManifestSpool {
         var sorted: [(source: String, place: Place)] = []
         sorted.reserveCapacity(places.count)
         for place in places {
-            guard let source = read(Int(place.sourceLength), at: place.offset) else { throw Self.unreadable(path) }
-            sorted.append((String(decoding: source, as: UTF8.self), place))
+            sorted.append((String(decoding: try file.read(Int(place.sourceLength), at: place.offset), as: UTF8.self), place))
         }
         sorted.sort { ImageManifest.sortsBefore($0.source, $1.source) }
         let name = try Self.encoded { try ImageManifest.makeEncoder().encode(pipeline) }
@@ -56,9 +45,7 @@ final class ManifestSpool {
             guard write(Data("{\n  \"inputs\" : [\n".utf8)) else { return false }
             for (index, entry) in sorted.enumerated() {
                 let place = entry.place
-                guard let text = read(Int(place.entryLength), at: place.offset + Int64(place.sourceLength)) else {
-                    throw Self.unreadable(path)
-                }
+                let text = try file.read(Int(place.entryLength), at: place.offset + Int64(place.sourceLength))
                 guard write(text), write(Data((index == sorted.count - 1 ? "\n" : ",\n").utf8)) else { return false }
             }
             return write(Data("  ],\n  \"pipeline\" : ".utf8) + name + Data(",\n  \"version\" : 1\n}\n".utf8))
@@ -70,12 +57,9 @@ final class ManifestSpool {
         try ReportWriter.writeAtomically(encoded { try ImageManifest(pipeline: pipeline, inputs: []).jsonData() }, to: path)
     }
 
-    /// `entry` as `jsonData()` prints it inside the manifest's list of inputs: each line indented
-    /// two levels deeper (but the empty line of an empty list), no line break after the last.
+    /// `entry` as `jsonData()` prints it inside the manifest's list of inputs.
     static func entryText(_ entry: ImageManifest.Input) throws(ReportWriterError) -> Data {
-        let text = String(decoding: try encoded { try ImageManifest.makeEncoder().encode(entry) }, as: UTF8.self)
-        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map { $0.isEmpty ? "" : "    " + $0 }
-        return Data(lines.joined(separator: "\n").utf8)
+        try encoded { try ImageManifest.makeEncoder().encodedTwoLevelsDeep(entry) }
     }
 
     private static func encoded(_ body: () throws -> Data) throws(ReportWriterError) -> Data {
@@ -84,29 +68,6 @@ final class ManifestSpool {
         } catch {
             throw ReportWriterError(path: "its entries", reason: "\(error)")
         }
-    }
-
-    private static func unreadable(_ path: String) -> ReportWriterError {
-        ReportWriterError(path: path, reason: "cannot read back its entries: " + reason)
-    }
-
-    private static var reason: String { String(cString: strerror(errno)) }
-
-    private func write(_ data: Data, at offset: Int64) -> Bool {
-        data.withUnsafeBytes { bytes in
-            var done = 0
-            while done < bytes.count {
-                let count = pwrite(descriptor, bytes.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
-                if count < 0, errno == EINTR { continue }
-                guard count > 0 else { return false }
-                done += count
-            }
-            return true
-        }
-    }
-
-    private func read(_ count: Int, at offset: Int64) -> Data? {
-        ManifestFile.read(descriptor, count, at: offset)
     }
 }
 
@@ -165,27 +126,9 @@ final class PreviousManifest: Sendable {
     /// The entry for `source`, or nil.
     func entry(for source: String) -> ImageManifest.Input? {
         guard let place = places[FNV1a.hash(Data(source.utf8))],
-            let data = ManifestFile.read(descriptor, Int(place.length), at: place.offset),
+            let data = SpillFile.read(descriptor, Int(place.length), at: place.offset),
             let entry = try? JSONDecoder().decode(ImageManifest.Input.self, from: data), entry.source == source
         else { return nil }
         return entry
-    }
-}
-
-/// Reading part of a file by its offset, for the spool and the previous manifest.
-private enum ManifestFile {
-    static func read(_ descriptor: Int32, _ count: Int, at offset: Int64) -> Data? {
-        var data = Data(count: count)
-        let complete = data.withUnsafeMutableBytes { bytes -> Bool in
-            var done = 0
-            while done < count {
-                let read = pread(descriptor, bytes.baseAddress! + done, count - done, off_t(offset) + off_t(done))
-                if read < 0, errno == EINTR { continue }
-                guard read > 0 else { return false }
-                done += read
-            }
-            return true
-        }
-        return complete ? data : nil
     }
 }

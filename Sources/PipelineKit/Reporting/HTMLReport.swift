@@ -13,9 +13,23 @@ import Vips
 /// opened (a CI artefact, a copy on another machine); each output links to its real file by an
 /// absolute `file://` URL, which works where the outputs are.
 struct HTMLReport {
+    /// The run's totals (its `items` are not read: `page` holds what is shown of them).
     let report: RunReport
+    let page: Page
     /// What relative input names resolve against (nil: the current directory).
     let inputDirectory: URL?
+
+    /// The page of `report`, whose items are all at hand.
+    init(report: RunReport, inputDirectory: URL?) {
+        self.init(report: report, page: Page(items: report.items), inputDirectory: inputDirectory)
+    }
+
+    /// The page of a run's totals in `report` and the items `page` picked.
+    init(report: RunReport, page: Page, inputDirectory: URL?) {
+        self.report = report
+        self.page = page
+        self.inputDirectory = inputDirectory
+    }
 
     /// At most this many cards: a run over 100,000 inputs must not make a page no browser can
     /// open. Failed inputs come first, so none is hidden behind successes; `report.json` holds all.
@@ -31,8 +45,8 @@ struct HTMLReport {
     }
 
     func render() -> String {
-        let cards = Self.cardOrder(report.items).prefix(Self.maxCards)
-        let (previews, thumbnails) = makePreviews(for: Array(cards))
+        let cards = page.cards
+        let (previews, thumbnails) = makePreviews(for: cards)
         var html = """
             <!doctype html>
             <html lang="en">
@@ -51,9 +65,9 @@ struct HTMLReport {
         html += failures()
         html += stageChart()
         html += "<section class=\"inputs\">\n<h2>Inputs</h2>\n"
-        if report.items.count > cards.count {
+        if page.itemCount > cards.count {
             html +=
-                "<p class=\"note\">Showing \(cards.count) of \(report.items.count) inputs, failures first; "
+                "<p class=\"note\">Showing \(cards.count) of \(page.itemCount) inputs, failures first; "
                 + "<code>\(ReportWriter.jsonFileName)</code> lists them all.</p>\n"
         }
         html += "<div class=\"grid\">\n"
@@ -65,14 +79,6 @@ struct HTMLReport {
             "<footer>pipeline \(report.version.htmlEscaped) · <code>\(ReportWriter.jsonFileName)</code> in this folder holds the same data</footer>\n"
         html += "</body>\n</html>\n"
         return html
-    }
-
-    /// Failed inputs first, then by name (numbers in names compared as numbers).
-    static func cardOrder(_ items: [RunReport.Item]) -> [RunReport.Item] {
-        items.sorted { left, right in
-            if (left.status == .failed) != (right.status == .failed) { return left.status == .failed }
-            return left.input.compare(right.input, options: [.numeric, .caseInsensitive]) == .orderedAscending
-        }
     }
 
     // MARK: Header
@@ -108,22 +114,11 @@ struct HTMLReport {
     // MARK: Failures
 
     private func failures() -> String {
-        var rows: [(input: String, output: String?, stage: Stage?, step: ItemError.Step?, reason: String)] = []
-        for item in report.items where item.status == .failed {
-            if let error = item.error {
-                rows.append((item.input, nil, item.stage, nil, error))
-                continue
-            }
-            for output in item.outputs where output.status == .failed {
-                rows.append((item.input, output.name, output.stage, output.step, output.error ?? "unknown reason"))
-            }
-        }
-        guard !rows.isEmpty else { return "" }
-        rows.sort { $0.input.compare($1.input, options: [.numeric, .caseInsensitive]) == .orderedAscending }
-        var html = "<section class=\"failures\">\n<h2>Failures <span class=\"count\">\(rows.count)</span></h2>\n"
+        guard page.failureCount > 0 else { return "" }
+        var html = "<section class=\"failures\">\n<h2>Failures <span class=\"count\">\(page.failureCount)</span></h2>\n"
         html +=
             "<div class=\"scroll\"><table>\n<thead><tr><th>input</th><th>output</th><th>stage</th><th>reason</th></tr></thead>\n<tbody>\n"
-        for row in rows.prefix(Self.maxCards) {
+        for row in page.failures {
             html +=
                 "<tr><td class=\"path\">\(row.input.htmlEscaped)</td>"
                 + "<td>\(row.output.map(\.htmlEscaped) ?? "<span class=\"dim\">whole input</span>")</td>"
@@ -132,8 +127,8 @@ struct HTMLReport {
                 + "<td class=\"reason\">\(row.reason.htmlEscaped)</td></tr>\n"
         }
         html += "</tbody>\n</table></div>\n"
-        if rows.count > Self.maxCards {
-            html += "<p class=\"note\">\(rows.count - Self.maxCards) more in <code>\(ReportWriter.jsonFileName)</code>.</p>\n"
+        if page.failureCount > page.failures.count {
+            html += "<p class=\"note\">\(page.failureCount - page.failures.count) more in <code>\(ReportWriter.jsonFileName)</code>.</p>\n"
         }
         html += "</section>\n"
         return html

@@ -5,9 +5,9 @@ import Foundation
 /// no network needed; see `HTMLReport`).
 ///
 /// ```swift
-/// var recorder = RunRecorder(definition: pipeline.definition)
+/// let recorder = RunRecorder(definition: pipeline.definition)
 /// for await event in try pipeline.run() { recorder.record(event) }
-/// try ReportWriter.write(recorder.report, to: folder, inputDirectory: pipeline.definition.baseDirectory)
+/// try ReportWriter.write(recorder, to: folder, inputDirectory: pipeline.definition.baseDirectory)
 /// ```
 ///
 /// Each file is written to a temporary file in the folder and renamed, so a reader (a browser,
@@ -28,42 +28,80 @@ public enum ReportWriter {
     ///     resolves them against the current directory. An input that cannot be read is
     ///     previewed from its largest output instead.
     public static func write(_ report: RunReport, to directory: URL, inputDirectory: URL? = nil) throws(ReportWriterError) {
-        let folder = directory.standardizedFileURL
-        do {
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        } catch {
-            throw ReportWriterError(path: folder.path, reason: "cannot create the folder: \(error.localizedDescription)")
-        }
-        let json: Data
-        do {
-            json = try encodedJSON(report)
-        } catch {
-            throw ReportWriterError(path: folder.appendingPathComponent(jsonFileName).path, reason: "cannot encode the report: \(error)")
-        }
-        try writeAtomically(json, to: folder.appendingPathComponent(jsonFileName).path)
-        let page = HTMLReport(report: report, inputDirectory: inputDirectory).render()
-        try writeAtomically(Data(page.utf8), to: folder.appendingPathComponent(htmlFileName).path)
+        try write(
+            to: directory,
+            json: { write throws(ReportWriterError) in
+                do {
+                    return write(try encodedJSON(report))
+                } catch {
+                    throw ReportWriterError(path: jsonFileName, reason: "cannot encode the report: \(error)")
+                }
+            }, page: { () throws(ReportWriterError) in HTMLReport(report: report, inputDirectory: inputDirectory) })
+    }
+
+    /// Writes the report `recorder` took from a run into `directory`, as `write(_:to:inputDirectory:)`
+    /// writes a `RunReport`: its items go from the recorder's file to `report.json` a piece at a
+    /// time, so a run of many inputs never holds them all.
+    public static func write(_ recorder: RunRecorder, to directory: URL, inputDirectory: URL? = nil) throws(ReportWriterError) {
+        try write(
+            to: directory, json: { write throws(ReportWriterError) in try recorder.writeReportJSON(to: write) },
+            page: { () throws(ReportWriterError) in try recorder.htmlReport(inputDirectory: inputDirectory) })
     }
 
     /// The same, from async code: the thumbnails are made with libvips, which must not block
     /// Swift's cooperative threads, so the work runs on a Dispatch queue and this awaits it.
     /// (Called from an async context, `write` picks this overload.)
     public static func write(_ report: RunReport, to directory: URL, inputDirectory: URL? = nil) async throws(ReportWriterError) {
+        try await offCooperativeThreads { () throws(ReportWriterError) in try write(report, to: directory, inputDirectory: inputDirectory) }
+    }
+
+    /// The same, from async code, as for a `RunReport`.
+    public static func write(_ recorder: RunRecorder, to directory: URL, inputDirectory: URL? = nil) async throws(ReportWriterError) {
+        try await offCooperativeThreads { () throws(ReportWriterError) in try write(recorder, to: directory, inputDirectory: inputDirectory) }
+    }
+
+    private static func offCooperativeThreads(_ work: @escaping @Sendable () throws(ReportWriterError) -> Void) async throws(ReportWriterError) {
         // Dispatch's shared pool, at utility priority: a report is written once, after the run,
         // and needs no thread of its own.
-        let result = await runBlocking(on: .global(qos: .utility)) {
-            Result { () throws(ReportWriterError) in try write(report, to: directory, inputDirectory: inputDirectory) }
-        }
+        let result = await runBlocking(on: .global(qos: .utility)) { Result { () throws(ReportWriterError) in try work() } }
         try result.get()
+    }
+
+    /// `report.json` from what `json` hands its `write`, then `index.html` from `page`, into `directory`.
+    private static func write(
+        to directory: URL, json: (_ write: (Data) -> Bool) throws(ReportWriterError) -> Bool,
+        page: () throws(ReportWriterError) -> HTMLReport
+    ) throws(ReportWriterError) {
+        let folder = directory.standardizedFileURL
+        do {
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        } catch {
+            throw ReportWriterError(path: folder.path, reason: "cannot create the folder: \(error.localizedDescription)")
+        }
+        try writeAtomically(to: folder.appendingPathComponent(jsonFileName).path, json)
+        let html = try page().render()
+        try writeAtomically(Data(html.utf8), to: folder.appendingPathComponent(htmlFileName).path)
     }
 
     /// The content of `report.json`: pretty-printed, sorted keys, ISO 8601 dates (the same bytes
     /// as `RunRecorder.reportJSON()`).
     public static func encodedJSON(_ report: RunReport) throws -> Data {
+        try makeEncoder().encode(report)
+    }
+
+    /// The encoder of `report.json`, which `RunRecorder` also prints each item with.
+    static func makeEncoder() -> JSONEncoder {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         encoder.dateEncodingStrategy = .iso8601
-        return try encoder.encode(report)
+        return encoder
+    }
+
+    /// A decoder of `report.json`.
+    static func makeDecoder() -> JSONDecoder {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        return decoder
     }
 
     /// Writes through a temporary file beside `path`, flushed, then renamed over `path`.

@@ -1,88 +1,164 @@
 import Foundation
+import Vips
 
-/// Collects a run's events into a `RunReport` and a list of stage operations (for traces).
-/// Feed it every event of a run, in order, from one task.
-public struct RunRecorder: Sendable {
-    /// Every stage operation recorded, in the order they finished (for traces).
-    public private(set) var operations: [StageOperation] = []
-    private var reports: [ItemReport] = []
-    private var summary: RunSummary?
+/// Collects a run's events into a `RunReport` and a trace of its stage operations. Feed it
+/// every event of a run, in order, from one task; then write the report
+/// (`ReportWriter.write(_:to:inputDirectory:)` with the recorder) and the trace
+/// (`writeTrace(to:)`), or take the `report` whole.
+///
+/// What grows with the inputs, each input's part of the report and each operation's part of
+/// the trace, goes to disk as it comes (unlinked temporary files in `TMPDIR`), so a run of many
+/// inputs holds a few bytes for each: the page's cards and failures (`HTMLReport.Selection`),
+/// the stage totals, and the seconds of the inputs in flight.
+public final class RunRecorder: Sendable {
     private let definition: PipelineDefinition
     private let startedAt = Date()
-
     /// The shard the run made, for `pipeline merge-reports`.
     private let shard: Shard?
+    /// Each output's format by name, for outputs that failed before they had a file.
+    private let formats: [String: String]
+    private let state: Locked<State>
 
-    /// A recorder for a run of `definition`, of `shard` when it made one.
-    public init(definition: PipelineDefinition, shard: Shard? = nil) {
+    private struct State {
+        var summary: RunSummary?
+        /// Seconds worked in each stage by the inputs not completed yet.
+        var secondsInFlight: [String: [String: Double]] = [:]
+        /// The input completed last and its seconds: each listing of a source that names it
+        /// the same way reports them.
+        var lastCompleted: (input: String, seconds: [String: Double])?
+        var stages: [Stage: RunReport.StageTotals] = [:]
+        /// Each item as `report.json` prints it, in the order they finished, one after another.
+        var items: SpillFile?
+        var itemCount = 0
+        var page = HTMLReport.Selection()
+        /// The trace's events, as `writeTrace(to:)` prints them; nil when no trace is kept.
+        var trace: SpillFile?
+        var traceEventCount = 0
+        var operationCount = 0
+        var namedTracks = Set<Int>()
+        /// Why something could not be kept, said when the report or the trace is written.
+        var problem: ReportWriterError?
+    }
+
+    /// A recorder for a run of `definition`, of `shard` when it made one; `keepsTrace: false`
+    /// when no trace will be written.
+    public init(definition: PipelineDefinition, shard: Shard? = nil, keepsTrace: Bool = true) {
         self.definition = definition
         self.shard = shard
-    }
-
-    /// Takes the next event of the run.
-    public mutating func record(_ event: PipelineEvent) {
-        switch event {
-        case .started, .itemStarted: break
-        case .stageFinished(let operation): operations.append(operation)
-        case .itemCompleted(let report): reports.append(report)
-        case .finished(let final): summary = final
-        }
-    }
-
-    /// The report so far (complete once the `finished` event was recorded).
-    public var report: RunReport {
-        let secondsByInput = Dictionary(grouping: operations, by: \.input).mapValues { operations in
-            Dictionary(grouping: operations, by: \.stage.rawValue).mapValues { $0.reduce(0) { $0 + $1.duration } }
-        }
-        let formats = Dictionary(definition.outputs.map { ($0.name, $0.encoder.format.rawValue) }, uniquingKeysWith: { first, _ in first })
-        let items = reports.map { report -> RunReport.Item in
-            let whole = report.failures.first { $0.output == nil }
-            // An output with widths and formats is several definitions of one name: each file
-            // it wrote is listed, and each failure; widths not made for a narrow image are neither.
-            var seen: Set<String> = []
-            let outputs = definition.outputs.filter { seen.insert($0.name).inserted }.flatMap { output -> [RunReport.Output] in
-                let written = report.written.filter { $0.output == output.name }
-                let failures = report.failures.filter { $0.output == output.name }
-                let succeeded = written.map { written in
-                    RunReport.Output(
-                        name: output.name, path: written.path, status: .succeeded, error: nil, stage: nil, step: nil,
-                        width: written.size.width, height: written.size.height, bytes: written.byteCount,
-                        format: written.format?.rawValue ?? formats[output.name] ?? "", upToDate: written.upToDate,
-                        quality: written.searchedQuality?.quality, ssimulacra2: written.searchedQuality?.score)
-                }
-                let failed = (failures.isEmpty && written.isEmpty ? [whole] : failures.map { Optional($0) }).map { failure in
-                    RunReport.Output(
-                        name: output.name, path: nil, status: .failed, error: failure?.reason,
-                        kind: failure.map { $0.error.kind.description }, stage: failure?.stage, step: failure?.step,
-                        width: nil, height: nil, bytes: nil, format: formats[output.name] ?? "", upToDate: nil)
-                }
-                return output.variant == nil ? Array((succeeded + failed).prefix(1)) : succeeded + failed
-            }
-            return RunReport.Item(
-                input: report.input.displayName, status: report.succeeded ? .succeeded : .failed,
-                error: whole?.reason, kind: whole.map { $0.error.kind.description }, stage: whole?.stage,
-                width: report.originalSize?.width, height: report.originalSize?.height,
-                bytes: report.input.byteCount, stageSeconds: secondsByInput[report.input.displayName] ?? [:], outputs: outputs)
-        }
-        let widths: [Stage: Int] = [
+        formats = Dictionary(definition.outputs.map { ($0.name, $0.encoder.format.rawValue) }, uniquingKeysWith: { first, _ in first })
+        var state = State()
+        let lanes: [Stage: Int] = [
             .fetch: definition.fetch.concurrency, .cache: definition.cache.concurrency,
             .decompress: definition.decompress.concurrency, .process: definition.process.concurrency,
             .encode: definition.encode.concurrency,
         ]
-        let stages = Stage.allCases.map { stage -> RunReport.StageTotals in
-            let ofStage = operations.filter { $0.stage == stage }
-            return RunReport.StageTotals(
-                stage: stage, concurrency: widths[stage] ?? 1, operations: ofStage.count,
-                busySeconds: ofStage.reduce(0) { $0 + $1.duration },
-                waitSeconds: ofStage.reduce(0) { $0 + $1.waited })
+        for stage in Stage.allCases {
+            state.stages[stage] = RunReport.StageTotals(
+                stage: stage, concurrency: lanes[stage] ?? 1, operations: 0, busySeconds: 0, waitSeconds: 0)
         }
-        let elapsed = summary?.seconds ?? 0
+        do throws(ReportWriterError) {
+            state.items = try SpillFile(for: "the report's items")
+            if keepsTrace { state.trace = try SpillFile(for: "the trace's events") }
+        } catch {
+            state.problem = error
+        }
+        self.state = Locked(state)
+    }
+
+    /// Takes the next event of the run.
+    public func record(_ event: PipelineEvent) {
+        switch event {
+        case .started, .itemStarted: break
+        case .stageFinished(let operation): state.withLock { record(operation, in: &$0) }
+        case .itemCompleted(let report): state.withLock { record(report, in: &$0) }
+        case .finished(let final): state.withLock { $0.summary = final }
+        }
+    }
+
+    private func record(_ operation: StageOperation, in state: inout State) {
+        state.secondsInFlight[operation.input, default: [:]][operation.stage.rawValue, default: 0] += operation.duration
+        state.stages[operation.stage]?.operations += 1
+        state.stages[operation.stage]?.busySeconds += operation.duration
+        state.stages[operation.stage]?.waitSeconds += operation.waited
+        defer { state.operationCount += 1 }
+        guard let trace = state.trace, state.problem == nil else { return }
+        do {
+            for event in Self.traceEvents(of: operation, number: state.operationCount, namedTracks: &state.namedTracks) {
+                let text = try JSONSerialization.data(withJSONObject: event, options: [.sortedKeys])
+                try trace.append((state.traceEventCount == 0 ? Data() : Data(",".utf8)) + text)
+                state.traceEventCount += 1
+            }
+        } catch let error as ReportWriterError {
+            state.problem = error
+        } catch {
+            state.problem = ReportWriterError(path: "the trace's events", reason: "cannot be encoded as JSON")
+        }
+    }
+
+    private func record(_ report: ItemReport, in state: inout State) {
+        let name = report.input.displayName
+        let seconds =
+            state.secondsInFlight.removeValue(forKey: name) ?? (state.lastCompleted?.input == name ? state.lastCompleted?.seconds : nil) ?? [:]
+        state.lastCompleted = (name, seconds)
+        let item = item(for: report, seconds: seconds)
+        state.page.add(item)
+        guard let items = state.items, state.problem == nil else { return }
+        do {
+            let text = try ReportWriter.makeEncoder().encodedTwoLevelsDeep(item)
+            try items.append((state.itemCount == 0 ? Data() : Data(",\n".utf8)) + text)
+            state.itemCount += 1
+        } catch let error as ReportWriterError {
+            state.problem = error
+        } catch {
+            state.problem = ReportWriterError(path: "the report's items", reason: "cannot be encoded as JSON: \(error)")
+        }
+    }
+
+    /// The report's entry for one listing, with the seconds its source worked in each stage.
+    private func item(for report: ItemReport, seconds: [String: Double]) -> RunReport.Item {
+        let whole = report.failures.first { $0.output == nil }
+        // An output with widths and formats is several definitions of one name: each file
+        // it wrote is listed, and each failure; widths not made for a narrow image are neither.
+        var seen: Set<String> = []
+        let outputs = definition.outputs.filter { seen.insert($0.name).inserted }.flatMap { output -> [RunReport.Output] in
+            let written = report.written.filter { $0.output == output.name }
+            let failures = report.failures.filter { $0.output == output.name }
+            let succeeded = written.map { written in
+                RunReport.Output(
+                    name: output.name, path: written.path, status: .succeeded, error: nil, stage: nil, step: nil,
+                    width: written.size.width, height: written.size.height, bytes: written.byteCount,
+                    format: written.format?.rawValue ?? formats[output.name] ?? "", upToDate: written.upToDate,
+                    quality: written.searchedQuality?.quality, ssimulacra2: written.searchedQuality?.score)
+            }
+            let failed = (failures.isEmpty && written.isEmpty ? [whole] : failures.map { Optional($0) }).map { failure in
+                RunReport.Output(
+                    name: output.name, path: nil, status: .failed, error: failure?.reason,
+                    kind: failure.map { $0.error.kind.description }, stage: failure?.stage, step: failure?.step,
+                    width: nil, height: nil, bytes: nil, format: formats[output.name] ?? "", upToDate: nil)
+            }
+            return output.variant == nil ? Array((succeeded + failed).prefix(1)) : succeeded + failed
+        }
+        return RunReport.Item(
+            input: report.input.displayName, status: report.succeeded ? .succeeded : .failed,
+            error: whole?.reason, kind: whole.map { $0.error.kind.description }, stage: whole?.stage,
+            width: report.originalSize?.width, height: report.originalSize?.height,
+            bytes: report.input.byteCount, stageSeconds: seconds, outputs: outputs)
+    }
+
+    /// `body` with the state, holding the lock.
+    private func withState<Result>(_ body: (inout State) throws(ReportWriterError) -> Result) throws(ReportWriterError) -> Result {
+        try state.withLock { state in Swift.Result { () throws(ReportWriterError) in try body(&state) } }.get()
+    }
+
+    /// The report's totals, with no items.
+    private func totals(_ state: State) -> RunReport {
+        let summary = state.summary
         return RunReport(
-            pipeline: definition.name, version: PipelineKitInfo.version, startedAt: startedAt, elapsedSeconds: elapsed,
-            inputs: summary?.inputs ?? items.count, succeeded: summary?.succeeded ?? 0, failed: summary?.failed ?? 0,
+            pipeline: definition.name, version: PipelineKitInfo.version, startedAt: startedAt, elapsedSeconds: summary?.seconds ?? 0,
+            inputs: summary?.inputs ?? state.itemCount, succeeded: summary?.succeeded ?? 0, failed: summary?.failed ?? 0,
             notRun: summary?.notRun ?? 0, outputsWritten: summary?.outputsWritten ?? 0,
             outputsUpToDate: summary?.outputsUpToDate ?? 0, cancelled: summary?.cancelled ?? false,
-            stages: stages, items: items,
+            stages: Stage.allCases.compactMap { state.stages[$0] }, items: [],
             shard: shard.map { RunReport.ShardInfo(index: $0.index, count: $0.count) },
             memory: summary?.memory.map {
                 RunReport.MemoryInfo(
@@ -91,64 +167,127 @@ public struct RunRecorder: Sendable {
             })
     }
 
-    /// `report.json`: the report as pretty-printed JSON.
-    public func reportJSON() throws -> Data {
-        try ReportWriter.encodedJSON(report)
+    /// The report so far (complete once the `finished` event was recorded), every item read
+    /// back into memory; `ReportWriter.write(_:to:inputDirectory:)` with the recorder writes it
+    /// without.
+    public var report: RunReport {
+        get throws(ReportWriterError) {
+            var report = try withState { state throws(ReportWriterError) in
+                if let problem = state.problem { throw problem }
+                return totals(state)
+            }
+            let json = try reportJSON()
+            do {
+                report.items = try ReportWriter.makeDecoder().decode(RunReport.self, from: json).items
+            } catch {
+                throw ReportWriterError(path: "the report's items", reason: "cannot be read back: \(error)")
+            }
+            return report
+        }
+    }
+
+    /// `report.json`: the report as pretty-printed JSON, the bytes `ReportWriter.encodedJSON(_:)`
+    /// gives for `report`.
+    public func reportJSON() throws(ReportWriterError) -> Data {
+        var data = Data()
+        _ = try writeReportJSON { data.append($0); return true }
+        return data
+    }
+
+    /// Hands `report.json` to `write` a piece at a time; false when `write` refused one.
+    func writeReportJSON(to write: (Data) -> Bool) throws(ReportWriterError) -> Bool {
+        try withState { state throws(ReportWriterError) in
+            if let problem = state.problem { throw problem }
+            let totals: Data
+            do {
+                totals = try ReportWriter.encodedJSON(self.totals(state))
+            } catch {
+                throw ReportWriterError(path: ReportWriter.jsonFileName, reason: "cannot encode the report: \(error)")
+            }
+            guard state.itemCount > 0, let items = state.items else { return write(totals) }
+            // The totals' empty list of items, as the encoder prints it, is where the items go.
+            let text = String(decoding: totals, as: UTF8.self)
+            guard let empty = text.range(of: "\n  \"items\" : [\n\n  ]") else {
+                throw ReportWriterError(path: ReportWriter.jsonFileName, reason: "the encoder printed an empty list unlike itself")
+            }
+            let head = Data(text[..<empty.lowerBound].utf8) + Data("\n  \"items\" : [\n".utf8)
+            let tail = Data("\n  ]".utf8) + Data(text[empty.upperBound...].utf8)
+            guard write(head), try items.copyAll(to: write) else { return false }
+            return write(tail)
+        }
+    }
+
+    /// The page `ReportWriter` writes beside `report.json`.
+    func htmlReport(inputDirectory: URL?) throws(ReportWriterError) -> HTMLReport {
+        try withState { state throws(ReportWriterError) in
+            if let problem = state.problem { throw problem }
+            return HTMLReport(report: totals(state), page: state.page.page, inputDirectory: inputDirectory)
+        }
     }
 
     /// The stage operations in the Chrome Trace Event format (Perfetto, chrome://tracing): one
     /// track per lane of each stage queue with a slice per operation, and one track per stage
     /// of queue waits (async slices, as waits overlap).
-    public func traceJSON() throws -> Data {
-        var events: [[String: any Sendable]] = []
-        let stageIndex = Dictionary(uniqueKeysWithValues: Stage.allCases.enumerated().map { ($1, $0) })
-        var namedTracks = Set<Int>()
-        func microseconds(_ seconds: Double) -> Int { Int((seconds * 1_000_000).rounded()) }
-        for (number, operation) in operations.enumerated() {
-            let stage = stageIndex[operation.stage] ?? 0
-            let track = (stage + 1) * 100 + operation.lane
-            if namedTracks.insert(track).inserted {
-                events.append([
-                    "name": "thread_name", "ph": "M", "pid": 1, "tid": track,
-                    "args": ["name": "\(operation.stage.rawValue) #\(operation.lane + 1)"],
-                ])
-                events.append(["name": "thread_sort_index", "ph": "M", "pid": 1, "tid": track, "args": ["sort_index": track]])
-            }
-            let label = operation.output.map { "\(operation.input) → \($0)" } ?? operation.input
-            var args: [String: any Sendable] = ["input": operation.input, "succeeded": operation.succeeded]
-            if let output = operation.output { args["output"] = output }
-            events.append([
-                "name": label, "cat": operation.stage.rawValue, "ph": "X", "pid": 1, "tid": track,
-                "ts": microseconds(operation.startedAt), "dur": max(1, microseconds(operation.duration)), "args": args,
-            ])
-            if operation.waited > 0.0005 {
-                let waitTrack = (stage + 1) * 100 + 99
-                if namedTracks.insert(waitTrack).inserted {
-                    events.append([
-                        "name": "thread_name", "ph": "M", "pid": 1, "tid": waitTrack,
-                        "args": ["name": "\(operation.stage.rawValue) queue (waiting)"],
-                    ])
-                    events.append(["name": "thread_sort_index", "ph": "M", "pid": 1, "tid": waitTrack, "args": ["sort_index": waitTrack]])
-                }
-                let common: [String: any Sendable] = ["name": "waiting: \(label)", "cat": "wait", "pid": 1, "tid": waitTrack, "id": number]
-                events.append(common.merging(["ph": "b", "ts": microseconds(operation.queuedAt)]) { $1 })
-                events.append(common.merging(["ph": "e", "ts": microseconds(operation.startedAt)]) { $1 })
-            }
-        }
-        let trace: [String: any Sendable] = ["traceEvents": events, "displayTimeUnit": "ms"]
-        return try JSONSerialization.data(withJSONObject: trace, options: [.sortedKeys])
+    public func traceJSON() throws(ReportWriterError) -> Data {
+        var data = Data()
+        _ = try writeTraceJSON { data.append($0); return true }
+        return data
     }
 
-    /// Writes `traceJSON()` to `path` as the report's files are written (a temporary file
-    /// beside it, flushed, renamed); the error names the file and the system's reason.
-    public func writeTrace(to path: String) throws(ReportWriterError) {
-        let data: Data
-        do {
-            data = try traceJSON()
-        } catch {
-            throw ReportWriterError(path: path, reason: "the trace cannot be encoded as JSON")
+    private func writeTraceJSON(to write: (Data) -> Bool) throws(ReportWriterError) -> Bool {
+        try withState { state throws(ReportWriterError) in
+            if let problem = state.problem { throw problem }
+            guard let trace = state.trace else {
+                throw ReportWriterError(path: "the trace", reason: "this recorder was made to keep none (keepsTrace: false)")
+            }
+            guard write(Data(#"{"displayTimeUnit":"ms","traceEvents":["#.utf8)), try trace.copyAll(to: write) else { return false }
+            return write(Data("]}".utf8))
         }
+    }
+
+    /// The trace events of `operation`, the `number`th: its slice, after its lane's track's
+    /// name the first time the track is used, and its wait in the queue when it waited.
+    private static func traceEvents(of operation: StageOperation, number: Int, namedTracks: inout Set<Int>) -> [[String: any Sendable]] {
+        var events: [[String: any Sendable]] = []
+        let stage = Stage.allCases.firstIndex(of: operation.stage) ?? 0
+        func microseconds(_ seconds: Double) -> Int { Int((seconds * 1_000_000).rounded()) }
+        let track = (stage + 1) * 100 + operation.lane
+        if namedTracks.insert(track).inserted {
+            events.append([
+                "name": "thread_name", "ph": "M", "pid": 1, "tid": track,
+                "args": ["name": "\(operation.stage.rawValue) #\(operation.lane + 1)"],
+            ])
+            events.append(["name": "thread_sort_index", "ph": "M", "pid": 1, "tid": track, "args": ["sort_index": track]])
+        }
+        let label = operation.output.map { "\(operation.input) → \($0)" } ?? operation.input
+        var args: [String: any Sendable] = ["input": operation.input, "succeeded": operation.succeeded]
+        if let output = operation.output { args["output"] = output }
+        events.append([
+            "name": label, "cat": operation.stage.rawValue, "ph": "X", "pid": 1, "tid": track,
+            "ts": microseconds(operation.startedAt), "dur": max(1, microseconds(operation.duration)), "args": args,
+        ])
+        if operation.waited > 0.0005 {
+            let waitTrack = (stage + 1) * 100 + 99
+            if namedTracks.insert(waitTrack).inserted {
+                events.append([
+                    "name": "thread_name", "ph": "M", "pid": 1, "tid": waitTrack,
+                    "args": ["name": "\(operation.stage.rawValue) queue (waiting)"],
+                ])
+                events.append(["name": "thread_sort_index", "ph": "M", "pid": 1, "tid": waitTrack, "args": ["sort_index": waitTrack]])
+            }
+            let common: [String: any Sendable] = ["name": "waiting: \(label)", "cat": "wait", "pid": 1, "tid": waitTrack, "id": number]
+            events.append(common.merging(["ph": "b", "ts": microseconds(operation.queuedAt)]) { $1 })
+            events.append(common.merging(["ph": "e", "ts": microseconds(operation.startedAt)]) { $1 })
+        }
+        return events
+    }
+
+    /// Writes the trace to `path` as the report's files are written (a temporary file beside
+    /// it, flushed, renamed); the error names the file and the system's reason.
+    public func writeTrace(to path: String) throws(ReportWriterError) {
         // Absolute, so that the temporary file goes beside it whatever the path is relative to.
-        try ReportWriter.writeAtomically(data, to: URL(fileURLWithPath: path).standardizedFileURL.path)
+        try ReportWriter.writeAtomically(to: URL(fileURLWithPath: path).standardizedFileURL.path) { write throws(ReportWriterError) in
+            try writeTraceJSON(to: write)
+        }
     }
 }

@@ -18,7 +18,7 @@ import Vips
 
     /// Runs `pipeline`, feeding every event to a recorder, as the CLI does.
     static func record(_ pipeline: Pipeline) async throws -> RunRecorder {
-        var recorder = RunRecorder(definition: pipeline.definition)
+        let recorder = RunRecorder(definition: pipeline.definition)
         for await event in try pipeline.run() {
             recorder.record(event)
         }
@@ -155,7 +155,7 @@ import Vips
             ], extra: #""cache": {"directory": "cache"}"#)
         let pipeline = try PipelineHarness.pipeline(json, in: directory)
         let recorder = try await Self.record(pipeline)
-        #expect(recorder.report.succeeded == 1)
+        #expect(try recorder.report.succeeded == 1)
         let requests = server.requests.count
         let folder = directory.url.appendingPathComponent("report")
 
@@ -259,7 +259,7 @@ import Vips
         let recorder = try await Self.record(pipeline)
         try await ReportWriter.write(recorder.report, to: folder, inputDirectory: pipeline.definition.baseDirectory)
 
-        let report = recorder.report
+        let report = try recorder.report
         #expect(report.inputs == 6 && report.succeeded == 4 && report.failed == 2)
         let html = try String(contentsOf: folder.appendingPathComponent("index.html"), encoding: .utf8)
         #expect(Self.count(of: "<article class=\"card", in: html) == 6)

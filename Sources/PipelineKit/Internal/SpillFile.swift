@@ -1,0 +1,88 @@
+import Foundation
+
+/// An unlinked temporary file for what a run keeps for its end but not in memory (the
+/// manifest's entries, the report's items, the trace's events): a run of many inputs holds a
+/// few bytes for each record, and the file goes when it is closed, however the process ends.
+///
+/// Not for several threads at once: its owner holds it behind a lock, or in one task.
+final class SpillFile {
+    private let descriptor: Int32
+    /// What it is for, in errors ("the manifest's entries").
+    private let purpose: String
+    /// Bytes appended so far.
+    private(set) var size: Int64 = 0
+
+    /// A file in `folder`, for `purpose`.
+    init(folder: String, for purpose: String) throws(ReportWriterError) {
+        var template = Array((folder + "/.spill" + ImageWriter.temporaryMarker + "XXXXXX").utf8CString)
+        let descriptor = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+        guard descriptor >= 0 else { throw ReportWriterError(path: purpose, reason: "cannot keep it in \(folder): \(Self.reason)") }
+        // Open, it stays readable; unlinked, no name of it is left behind.
+        template.withUnsafeBufferPointer { _ = unlink($0.baseAddress!) }
+        self.descriptor = descriptor
+        self.purpose = purpose
+    }
+
+    /// A file in the system's folder for temporary files (`TMPDIR`, else /tmp).
+    convenience init(for purpose: String) throws(ReportWriterError) {
+        try self.init(folder: FileManager.default.temporaryDirectory.path, for: purpose)
+    }
+
+    deinit { close(descriptor) }
+
+    /// Appends `data`; returns the offset it starts at.
+    @discardableResult
+    func append(_ data: Data) throws(ReportWriterError) -> Int64 {
+        let offset = size
+        let written = data.withUnsafeBytes { bytes in
+            var done = 0
+            while done < bytes.count {
+                let count = pwrite(descriptor, bytes.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
+                if count < 0, errno == EINTR { continue }
+                guard count > 0 else { return false }
+                done += count
+            }
+            return true
+        }
+        guard written else { throw ReportWriterError(path: purpose, reason: Self.reason) }
+        size += Int64(data.count)
+        return offset
+    }
+
+    /// The `count` bytes at `offset`.
+    func read(_ count: Int, at offset: Int64) throws(ReportWriterError) -> Data {
+        guard let data = Self.read(descriptor, count, at: offset) else {
+            throw ReportWriterError(path: purpose, reason: "cannot read it back: " + Self.reason)
+        }
+        return data
+    }
+
+    /// Hands every byte appended to `write`, a piece at a time; false when `write` refused one.
+    func copyAll(to write: (Data) -> Bool) throws(ReportWriterError) -> Bool {
+        let piece: Int64 = 1 << 20
+        var offset: Int64 = 0
+        while offset < size {
+            guard write(try read(Int(min(piece, size - offset)), at: offset)) else { return false }
+            offset += piece
+        }
+        return true
+    }
+
+    /// The `count` bytes at `offset` of the open file `descriptor`, or nil when it has fewer.
+    static func read(_ descriptor: Int32, _ count: Int, at offset: Int64) -> Data? {
+        var data = Data(count: count)
+        let complete = data.withUnsafeMutableBytes { bytes -> Bool in
+            var done = 0
+            while done < count {
+                let read = pread(descriptor, bytes.baseAddress! + done, count - done, off_t(offset) + off_t(done))
+                if read < 0, errno == EINTR { continue }
+                guard read > 0 else { return false }
+                done += read
+            }
+            return true
+        }
+        return complete ? data : nil
+    }
+
+    private static var reason: String { String(cString: strerror(errno)) }
+}

@@ -1,0 +1,88 @@
+import Foundation
+
+extension HTMLReport {
+    /// What the page shows of a run's items: the first cards in card order, and the first
+    /// failures by input, each with how many there are in all.
+    struct Page: Sendable {
+        /// At most `maxCards`, in `cardOrder`.
+        var cards: [RunReport.Item] = []
+        /// Every item of the run, shown or not.
+        var itemCount = 0
+        /// At most `maxCards`, by input.
+        var failures: [Failure] = []
+        /// Every failure of the run, shown or not.
+        var failureCount = 0
+
+        /// The page of `items`, all at hand.
+        init(items: [RunReport.Item]) {
+            var selection = Selection()
+            for item in items { selection.add(item) }
+            self = selection.page
+        }
+
+        init() {}
+    }
+
+    /// One row of the failures table: an input's failure, or one output's.
+    struct Failure: Sendable {
+        let input: String
+        let output: String?
+        let stage: Stage?
+        let step: ItemError.Step?
+        let reason: String
+    }
+
+    /// Picks a page from items given one at a time, holding at most twice the page's rows
+    /// however many items a run has.
+    struct Selection: Sendable {
+        private var cards: [RunReport.Item] = []
+        private var itemCount = 0
+        private var failures: [Failure] = []
+        private var failureCount = 0
+
+        /// Takes the next item.
+        mutating func add(_ item: RunReport.Item) {
+            itemCount += 1
+            cards.append(item)
+            if cards.count >= 2 * maxCards { cards = Array(cards.sorted(by: cardPrecedes).prefix(maxCards)) }
+            guard item.status == .failed else { return }
+            let rows: [Failure] =
+                if let error = item.error {
+                    [Failure(input: item.input, output: nil, stage: item.stage, step: nil, reason: error)]
+                } else {
+                    item.outputs.filter { $0.status == .failed }.map { output in
+                        Failure(
+                            input: item.input, output: output.name, stage: output.stage, step: output.step,
+                            reason: output.error ?? "unknown reason")
+                    }
+                }
+            failureCount += rows.count
+            failures += rows
+            if failures.count >= 2 * maxCards { failures = Array(failures.sorted(by: failurePrecedes).prefix(maxCards)) }
+        }
+
+        /// The page of the items taken so far.
+        var page: Page {
+            var page = Page()
+            page.cards = Array(cards.sorted(by: cardPrecedes).prefix(maxCards))
+            page.itemCount = itemCount
+            page.failures = Array(failures.sorted(by: failurePrecedes).prefix(maxCards))
+            page.failureCount = failureCount
+            return page
+        }
+    }
+
+    /// Card order: failed inputs first, then by name (numbers in names compared as numbers).
+    static func cardPrecedes(_ left: RunReport.Item, _ right: RunReport.Item) -> Bool {
+        if (left.status == .failed) != (right.status == .failed) { return left.status == .failed }
+        return namePrecedes(left.input, right.input)
+    }
+
+    private static func failurePrecedes(_ left: Failure, _ right: Failure) -> Bool {
+        namePrecedes(left.input, right.input)
+    }
+
+    private static func namePrecedes(_ left: String, _ right: String) -> Bool {
+        left.compare(right, options: [.numeric, .caseInsensitive]) == .orderedAscending
+    }
+}
