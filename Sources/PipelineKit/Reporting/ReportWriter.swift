@@ -57,10 +57,13 @@ public enum ReportWriter {
 
     /// The same, from async code, as for a `RunReport`.
     public static func write(_ recorder: RunRecorder, to directory: URL, inputDirectory: URL? = nil) async throws(ReportWriterError) {
-        try await offCooperativeThreads { () throws(ReportWriterError) in try write(recorder, to: directory, inputDirectory: inputDirectory) }
+        try await offCooperativeThreads { () throws(ReportWriterError) in try write(recorder, to: directory, inputDirectory: inputDirectory)
+        }
     }
 
-    private static func offCooperativeThreads(_ work: @escaping @Sendable () throws(ReportWriterError) -> Void) async throws(ReportWriterError) {
+    private static func offCooperativeThreads(_ work: @escaping @Sendable () throws(ReportWriterError) -> Void)
+        async throws(ReportWriterError)
+    {
         // Dispatch's shared pool, at utility priority: a report is written once, after the run,
         // and needs no thread of its own.
         let result = await runBlocking(on: .global(qos: .utility)) { Result { () throws(ReportWriterError) in try work() } }

@@ -98,7 +98,8 @@ public final class RunRecorder: Sendable {
     private func record(_ report: ItemReport, in state: inout State) {
         let name = report.input.displayName
         let seconds =
-            state.secondsInFlight.removeValue(forKey: name) ?? (state.lastCompleted?.input == name ? state.lastCompleted?.seconds : nil) ?? [:]
+            state.secondsInFlight.removeValue(forKey: name) ?? (state.lastCompleted?.input == name ? state.lastCompleted?.seconds : nil)
+            ?? [:]
         state.lastCompleted = (name, seconds)
         let item = item(for: report, seconds: seconds)
         state.page.add(item)
@@ -190,7 +191,9 @@ public final class RunRecorder: Sendable {
     /// gives for `report`.
     public func reportJSON() throws(ReportWriterError) -> Data {
         var data = Data()
-        _ = try writeReportJSON { data.append($0); return true }
+        _ = try writeReportJSON {
+            data.append($0); return true
+        }
         return data
     }
 
@@ -230,7 +233,9 @@ public final class RunRecorder: Sendable {
     /// of queue waits (async slices, as waits overlap).
     public func traceJSON() throws(ReportWriterError) -> Data {
         var data = Data()
-        _ = try writeTraceJSON { data.append($0); return true }
+        _ = try writeTraceJSON {
+            data.append($0); return true
+        }
         return data
     }
 

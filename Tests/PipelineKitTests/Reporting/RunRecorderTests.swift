@@ -56,7 +56,8 @@ import Vips
         let slices = events.filter { $0["ph"] as? String == "X" }
         let report = try recorder.report
         #expect(slices.count == report.stages.reduce(0) { $0 + $1.operations })
-        #expect(slices.contains { $0["cat"] as? String == "decompress" && ($0["args"] as? [String: Any])?["input"] as? String == "good.jpg" })
+        #expect(
+            slices.contains { $0["cat"] as? String == "decompress" && ($0["args"] as? [String: Any])?["input"] as? String == "good.jpg" })
         // Every track a slice is on is named once
         let named = events.filter { $0["name"] as? String == "thread_name" }.compactMap { $0["tid"] as? Int }
         #expect(Set(named).count == named.count)
