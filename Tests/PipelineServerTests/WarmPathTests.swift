@@ -56,6 +56,27 @@ import Vips
         }
     }
 
+    @Test func aRequestsRunKeepsTheBatchRunsManifestEntries() async throws {
+        // Given a batch run's manifest of both photos
+        let directory = try ServeTests.folder()
+        let json = PipelineHarness.json(
+            inputs: ["in/**/*.jpg"], outputs: [ServeTests.thumb], extra: #""manifest": {"path": "site/images.json"}"#)
+        let (_, batch) = try await PipelineHarness.run(json, in: directory)
+        #expect(batch.succeeded == 2)
+        let manifestURL = directory.url.appendingPathComponent("site/images.json")
+        #expect(try ImageManifest.read(from: manifestURL).inputs.map(\.source) == ["in/a.jpg", "in/sub/b.jpg"])
+        // When one photo changes and a request makes it again
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 64, height: 32)), to: "in/a.jpg")
+        try await withServer(json, in: directory) { server in
+            let made = try await server.request("/thumb/a.jpg")
+            #expect(made.status == 200 && made.header("X-Pipeline-Source") == "made")
+        }
+        // Then the manifest still lists both, the one made again at its new size
+        let after = try ImageManifest.read(from: manifestURL)
+        #expect(after.inputs.map(\.source) == ["in/a.jpg", "in/sub/b.jpg"])
+        #expect(after.inputs.first?.width == 64)
+    }
+
     @Test func anInputTouchedOnDiskIsMadeAgainWithANewTag() async throws {
         let directory = try ServeTests.folder()
         let input = directory.path + "/in/a.jpg"

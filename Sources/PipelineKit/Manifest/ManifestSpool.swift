@@ -86,6 +86,8 @@ final class PreviousManifest: Sendable {
     private let descriptor: Int32
     /// By the FNV-1a hash of the source: an entry found is checked to be that source's.
     private let places: [UInt64: Place]
+    /// Every entry, in the order written.
+    private let everyPlace: [Place]
 
     /// The manifest at `path`, or nil when there is none to read.
     init?(path: String) {
@@ -94,6 +96,7 @@ final class PreviousManifest: Sendable {
         descriptor = dup(fileno(file))
         guard descriptor >= 0 else { return nil }
         var places: [UInt64: Place] = [:]
+        var order: [Place] = []
         var line: UnsafeMutablePointer<CChar>?
         var capacity = 0
         defer { free(line) }
@@ -109,7 +112,9 @@ final class PreviousManifest: Sendable {
                 source = nil
             } else if let start = entryStart, text == "    }\n" || text == "    },\n" {
                 // The entry's text ends with its brace.
-                if let source { places[source] = places[source] ?? Place(offset: start, length: Int32(offset + 5 - start)) }
+                let place = Place(offset: start, length: Int32(offset + 5 - start))
+                order.append(place)
+                if let source { places[source] = places[source] ?? place }
                 entryStart = nil
             } else if entryStart != nil, text.hasPrefix("      \"source\" : ") {
                 var value = text.dropFirst("      \"source\" : ".count).dropLast()
@@ -119,9 +124,20 @@ final class PreviousManifest: Sendable {
             offset += Int64(length)
         }
         self.places = places
+        everyPlace = order
     }
 
     deinit { close(descriptor) }
+
+    /// Every entry it has, in the order written; an entry that cannot be read is left out.
+    func forEachEntry(_ body: (ImageManifest.Input) throws(ReportWriterError) -> Void) throws(ReportWriterError) {
+        for place in everyPlace {
+            guard let data = SpillFile.read(descriptor, Int(place.length), at: place.offset),
+                let entry = try? JSONDecoder().decode(ImageManifest.Input.self, from: data)
+            else { continue }
+            try body(entry)
+        }
+    }
 
     /// The entry for `source`, or nil.
     func entry(for source: String) -> ImageManifest.Input? {

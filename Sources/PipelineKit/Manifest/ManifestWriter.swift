@@ -21,48 +21,83 @@ final class ManifestWriter: Sendable {
     private let definition: PipelineDefinition
     /// The manifest written before, to keep placeholders of files that did not change.
     private let previous: PreviousManifest?
-    /// The entries made so far, from the first; or why they cannot be kept.
-    private let entries = Locked<Result<ManifestSpool?, ReportWriterError>>(.success(nil))
+    /// Whether the run makes only some of the plan's sources (`RunPlan.keeping(_:)`, a server's
+    /// run for a request): the entries of the others are kept as the manifest has them.
+    private let keepsOtherEntries: Bool
+    private let state = Locked(State())
 
-    init(settings: ManifestSettings, definition: PipelineDefinition) {
+    private struct State {
+        /// The entries made so far, from the first.
+        var spool: ManifestSpool?
+        /// Why they cannot be kept.
+        var problem: ReportWriterError?
+        /// When other entries are kept, the sources this run reported, made or not: theirs are
+        /// this run's to give or to drop.
+        var reported: Set<String> = []
+    }
+
+    /// One manifest written at a time in this process: runs of parts of one plan (a server's,
+    /// one for each request) each read the manifest as it is and write it with their entries.
+    private static let writing = Locked(())
+
+    init(settings: ManifestSettings, definition: PipelineDefinition, keepsOtherEntries: Bool = false) {
         self.settings = settings
         self.definition = definition
+        self.keepsOtherEntries = keepsOtherEntries
         previous = PreviousManifest(path: settings.file.path)
     }
 
     /// Makes and keeps the entries of one source's reports: one per listing that wrote something.
     func add(_ reports: [ItemReport]) {
         let made = reports.compactMap(entry(for:))
-        guard !made.isEmpty else { return }
-        let texts: Result<[(source: String, text: Data)], ReportWriterError> = Result { () throws(ReportWriterError) in
-            try made.map { entry throws(ReportWriterError) in (entry.source, try ManifestSpool.entryText(entry)) }
+        let texts = Result { () throws(ReportWriterError) in
+            try made.map { entry throws(ReportWriterError) in (source: entry.source, text: try ManifestSpool.entryText(entry)) }
         }
-        entries.withLock { entries in
-            guard case .success(let kept) = entries else { return }
+        state.withLock { state in
+            if keepsOtherEntries { state.reported.formUnion(reports.map(\.input.displayName)) }
+            guard !made.isEmpty, state.problem == nil else { return }
             do throws(ReportWriterError) {
-                let spool = if let kept { kept } else { try makeSpool() }
+                let spool = if let kept = state.spool { kept } else { try makeSpool() }
+                state.spool = spool
                 for entry in try texts.get() { try spool.append(source: entry.source, text: entry.text) }
-                entries = .success(spool)
             } catch {
-                entries = .failure(error)
+                state.problem = error
             }
         }
     }
 
     /// Writes the manifest; returns why it could not, or nil.
     func write() -> String? {
+        let written = Self.writing.withLock { _ in Result { () throws(ReportWriterError) in try writeNow() } }
         do throws(ReportWriterError) {
-            // Every entry is in: the run has ended.
-            if let spool = try entries.withLock({ $0 }).get() {
-                try spool.writeManifest(pipeline: definition.name, to: settings.file.path)
-            } else {
-                try createFolder()
-                try ManifestSpool.writeEmptyManifest(pipeline: definition.name, to: settings.file.path)
-            }
+            try written.get()
             return nil
         } catch {
             return
                 "cannot write the manifest \(settings.file.path): \(error.path == settings.file.path ? "" : error.path + ": ")\(error.reason)"
+        }
+    }
+
+    private func writeNow() throws(ReportWriterError) {
+        // Every entry is in: the run has ended.
+        let (kept, problem, reported) = state.withLock { ($0.spool, $0.problem, $0.reported) }
+        if let problem { throw problem }
+        var spool = kept
+        if keepsOtherEntries {
+            // Read now, not when the run started: another run of part of the plan may have
+            // written it since.
+            try PreviousManifest(path: settings.file.path)?.forEachEntry { entry throws(ReportWriterError) in
+                guard !reported.contains(entry.source) else { return }
+                let other = if let spool { spool } else { try makeSpool() }
+                spool = other
+                try other.append(source: entry.source, text: ManifestSpool.entryText(entry))
+            }
+        }
+        if let spool {
+            try spool.writeManifest(pipeline: definition.name, to: settings.file.path)
+        } else {
+            try createFolder()
+            try ManifestSpool.writeEmptyManifest(pipeline: definition.name, to: settings.file.path)
         }
     }
 

@@ -157,8 +157,13 @@ public struct RunPlan: Sendable {
     public func keeping(_ isIncluded: (Item) -> Bool) -> RunPlan {
         var plan = self
         plan.items = items.filter(isIncluded)
+        plan.isPart = true
         return plan
     }
+
+    /// Whether this plan keeps only some of the sources planned (`keeping(_:)`): its run's
+    /// manifest updates their entries and keeps the others'.
+    private(set) var isPart = false
 
     /// This plan with `more` warnings, said when the run starts.
     func adding(warnings more: [String]) -> RunPlan {

@@ -170,7 +170,9 @@ public struct PipelineRun: AsyncSequence, Sendable {
         memory: MemoryAccountant
     ) {
         let (events, continuation) = AsyncStream.makeStream(of: PipelineEvent.self, bufferingPolicy: .unbounded)
-        let manifest = plan.definition.manifest.map { ManifestWriter(settings: $0.forShard(plan.shard), definition: plan.definition) }
+        let manifest = plan.definition.manifest.map {
+            ManifestWriter(settings: $0.forShard(plan.shard), definition: plan.definition, keepsOtherEntries: plan.isPart)
+        }
         let execution = RunExecution(
             plan: plan, dataLoader: dataLoader, cache: cache, journal: journal, force: force, memory: memory, manifest: manifest,
             emit: { event in

@@ -115,3 +115,44 @@ import Vips
         #expect(try Data(contentsOf: manifestURL) == kept.jsonData())
     }
 }
+
+/// A run of a few sources of a plan (what `pipeline serve` starts for a request) updates their
+/// entries in the manifest and keeps the others.
+@Suite struct PartialRunManifestTests {
+    @Test func aRunOfOneSourceKeepsTheOtherEntries() async throws {
+        // Given four photos made with a manifest
+        let directory = try TemporaryDirectory()
+        for index in 0..<4 {
+            try directory.write(try Fixtures.jpeg(try Fixtures.noise(width: 200 + index, height: 150)), to: "in/p\(index).jpg")
+        }
+        let json = PipelineHarness.json(
+            inputs: ["in/*.jpg"],
+            outputs: [
+                #"{"name": "t", "steps": [{"resize": {"width": 48}}], "encode": {"format": "jpeg", "quality": 80}, "#
+                    + #""path": "out/{stem}.jpg", "placeholders": ["dominantColor"]}"#
+            ], extra: #""manifest": {"path": "site/images.json"}, "cache": {"directory": "cache"}"#)
+        let (_, first) = try await PipelineHarness.run(json, in: directory)
+        #expect(first.succeeded == 4)
+        let manifestURL = directory.url.appendingPathComponent("site/images.json")
+        let before = try ImageManifest.read(from: manifestURL)
+        #expect(before.inputs.count == 4)
+        // When one of them changes and a run is made of it alone, as a server makes one
+        try directory.write(try Fixtures.jpeg(try Fixtures.noise(width: 260, height: 150)), to: "in/p2.jpg")
+        let pipeline = try PipelineHarness.pipeline(json, in: directory)
+        let plan = try pipeline.plan().keeping { $0.input.path.hasSuffix("/p2.jpg") }
+        #expect(plan.items.count == 1)
+        let (reports, summary) = await pipeline.run(plan).collect()
+        #expect(reports.count == 1 && summary?.outputsWritten == 1 && summary?.manifestProblem == nil)
+        // Then the manifest has all four, the one made again with its new size
+        let after = try ImageManifest.read(from: manifestURL)
+        #expect(after.inputs.map(\.source) == before.inputs.map(\.source))
+        for (old, new) in zip(before.inputs, after.inputs) {
+            if old.source.hasSuffix("p2.jpg") {
+                #expect(new.width == 260 && old.width == 202)
+            } else {
+                #expect(new == old, "\(old.source)")
+            }
+        }
+        #expect(try Data(contentsOf: manifestURL) == after.jsonData())
+    }
+}
