@@ -1,13 +1,29 @@
 import Foundation
 
+/// Writing a large JSON document a piece at a time, in the bytes encoding it whole gives: the
+/// items of its one long list (a manifest's inputs, a report's items) come from a `SpillFile`,
+/// between the text around that list.
 extension JSONEncoder {
     /// `value` as this pretty-printing encoder prints it as an element of a list that is a value
-    /// of the top object (a manifest's input, a report's item): each line indented two levels
-    /// deeper, except the empty line inside an empty list, and no line break after the last.
-    /// Written between the rest of the document's text, it gives the bytes of encoding it all.
+    /// of the top object: each line indented two levels deeper, except the empty line inside an
+    /// empty list, and no line break after the last. Such items, joined by `,\n`, go between
+    /// the two parts of `encodedAround(list:of:)`.
     func encodedTwoLevelsDeep(_ value: some Encodable) throws -> Data {
         let text = String(decoding: try encode(value), as: UTF8.self)
         let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map { $0.isEmpty ? "" : "    " + $0 }
         return Data(lines.joined(separator: "\n").utf8)
+    }
+
+    /// The text of `document`, whose top-level list `key` is empty, before and after that
+    /// list's items: with none between them, the two are `document` as this pretty-printing
+    /// encoder prints it.
+    func encodedAround(list key: String, of document: some Encodable) throws -> (head: Data, tail: Data) {
+        let text = String(decoding: try encode(document), as: UTF8.self)
+        let opening = "\n  \"\(key)\" : [\n"
+        guard let empty = text.range(of: opening + "\n  ]") else {
+            throw EncodingError.invalidValue(
+                key, .init(codingPath: [], debugDescription: "no empty list \"\(key)\" at the top of the document as printed"))
+        }
+        return (Data((text[..<empty.lowerBound] + opening).utf8), Data(("\n  ]" + text[empty.upperBound...]).utf8))
     }
 }

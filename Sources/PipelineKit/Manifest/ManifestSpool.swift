@@ -32,7 +32,6 @@ final class ManifestSpool {
     /// Writes the manifest of `pipeline` with every entry kept, sorted by source, to `path`
     /// through a temporary file renamed over it.
     func writeManifest(pipeline: String, to path: String) throws(ReportWriterError) {
-        guard !places.isEmpty else { return try Self.writeEmptyManifest(pipeline: pipeline, to: path) }
         // The sources are read back for the sort only: the entries stay on disk.
         var sorted: [(source: String, place: Place)] = []
         sorted.reserveCapacity(places.count)
@@ -40,15 +39,18 @@ final class ManifestSpool {
             sorted.append((String(decoding: try file.read(Int(place.sourceLength), at: place.offset), as: UTF8.self), place))
         }
         sorted.sort { ImageManifest.sortsBefore($0.source, $1.source) }
-        let name = try Self.encoded { try ImageManifest.makeEncoder().encode(pipeline) }
+        let around = try Self.encoded {
+            try ImageManifest.makeEncoder().encodedAround(list: "inputs", of: ImageManifest(pipeline: pipeline, inputs: []))
+        }
         try ReportWriter.writeAtomically(to: path) { write throws(ReportWriterError) in
-            guard write(Data("{\n  \"inputs\" : [\n".utf8)) else { return false }
+            guard write(around.head) else { return false }
             for (index, entry) in sorted.enumerated() {
                 let place = entry.place
                 let text = try file.read(Int(place.entryLength), at: place.offset + Int64(place.sourceLength))
-                guard write(text), write(Data((index == sorted.count - 1 ? "\n" : ",\n").utf8)) else { return false }
+                guard write(index == 0 ? text : Data(",\n".utf8) + text) else { return false }
             }
-            return write(Data("  ],\n  \"pipeline\" : ".utf8) + name + Data(",\n  \"version\" : 1\n}\n".utf8))
+            // `jsonData()` ends the text with a line break.
+            return write(around.tail + Data("\n".utf8))
         }
     }
 
@@ -62,7 +64,7 @@ final class ManifestSpool {
         try encoded { try ImageManifest.makeEncoder().encodedTwoLevelsDeep(entry) }
     }
 
-    private static func encoded(_ body: () throws -> Data) throws(ReportWriterError) -> Data {
+    private static func encoded<Value>(_ body: () throws -> Value) throws(ReportWriterError) -> Value {
         do {
             return try body()
         } catch {

@@ -201,22 +201,15 @@ public final class RunRecorder: Sendable {
     func writeReportJSON(to write: (Data) -> Bool) throws(ReportWriterError) -> Bool {
         try withState { state throws(ReportWriterError) in
             if let problem = state.problem { throw problem }
-            let totals: Data
+            let around: (head: Data, tail: Data)
             do {
-                totals = try ReportWriter.encodedJSON(self.totals(state))
+                around = try ReportWriter.makeEncoder().encodedAround(list: "items", of: totals(state))
             } catch {
                 throw ReportWriterError(path: ReportWriter.jsonFileName, reason: "cannot encode the report: \(error)")
             }
-            guard state.itemCount > 0, let items = state.items else { return write(totals) }
-            // The totals' empty list of items, as the encoder prints it, is where the items go.
-            let text = String(decoding: totals, as: UTF8.self)
-            guard let empty = text.range(of: "\n  \"items\" : [\n\n  ]") else {
-                throw ReportWriterError(path: ReportWriter.jsonFileName, reason: "the encoder printed an empty list unlike itself")
-            }
-            let head = Data(text[..<empty.lowerBound].utf8) + Data("\n  \"items\" : [\n".utf8)
-            let tail = Data("\n  ]".utf8) + Data(text[empty.upperBound...].utf8)
-            guard write(head), try items.copyAll(to: write) else { return false }
-            return write(tail)
+            guard write(around.head) else { return false }
+            if let items = state.items, try !items.copyAll(to: write) { return false }
+            return write(around.tail)
         }
     }
 
