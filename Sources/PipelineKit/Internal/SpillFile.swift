@@ -49,6 +49,11 @@ final class SpillFile {
         return offset
     }
 
+    /// Appends `item` to the list the file holds: after `separator` unless it is the first.
+    func append(item: Data, separator: String) throws(ReportWriterError) {
+        try append(size == 0 ? item : Data(separator.utf8) + item)
+    }
+
     /// The `count` bytes at `offset`.
     func read(_ count: Int, at offset: Int64) throws(ReportWriterError) -> Data {
         guard let data = Self.read(descriptor, count, at: offset) else {

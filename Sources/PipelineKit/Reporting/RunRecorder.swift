@@ -33,7 +33,6 @@ public final class RunRecorder: Sendable {
         var page = HTMLReport.Selection()
         /// The trace's events, as `writeTrace(to:)` prints them; nil when no trace is kept.
         var trace: SpillFile?
-        var traceEventCount = 0
         var operationCount = 0
         var namedTracks = Set<Int>()
         /// Why something could not be kept, said when the report or the trace is written.
@@ -84,9 +83,7 @@ public final class RunRecorder: Sendable {
         guard let trace = state.trace, state.problem == nil else { return }
         do {
             for event in Self.traceEvents(of: operation, number: state.operationCount, namedTracks: &state.namedTracks) {
-                let text = try JSONSerialization.data(withJSONObject: event, options: [.sortedKeys])
-                try trace.append((state.traceEventCount == 0 ? Data() : Data(",".utf8)) + text)
-                state.traceEventCount += 1
+                try trace.append(item: try JSONSerialization.data(withJSONObject: event, options: [.sortedKeys]), separator: ",")
             }
         } catch let error as ReportWriterError {
             state.problem = error
@@ -105,8 +102,7 @@ public final class RunRecorder: Sendable {
         state.page.add(item)
         guard let items = state.items, state.problem == nil else { return }
         do {
-            let text = try ReportWriter.makeEncoder().encodedTwoLevelsDeep(item)
-            try items.append((state.itemCount == 0 ? Data() : Data(",\n".utf8)) + text)
+            try items.append(item: try ReportWriter.makeEncoder().encodedTwoLevelsDeep(item), separator: ",\n")
             state.itemCount += 1
         } catch let error as ReportWriterError {
             state.problem = error

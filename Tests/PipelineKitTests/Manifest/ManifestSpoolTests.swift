@@ -83,18 +83,26 @@ import Vips
         #expect(PreviousManifest(path: directory.url.appendingPathComponent("none.json").path) == nil)
     }
 
-    @Test func placeholdersOfUnchangedFilesComeFromThePreviousManifest() async throws {
-        // Given six photos made with a manifest and its placeholders
+    /// `count` photos of noise in `in/` (`p0.jpg`, 200 pixels wide, `p1.jpg` 201, …), and a
+    /// pipeline file making a 48 px JPEG of each with `placeholders` (JSON strings) for a
+    /// manifest at `site/images.json`.
+    static func photos(_ count: Int, placeholders: String) throws -> (TemporaryDirectory, String) {
         let directory = try TemporaryDirectory()
-        for index in 0..<6 {
+        for index in 0..<count {
             try directory.write(try Fixtures.jpeg(try Fixtures.noise(width: 200 + index, height: 150)), to: "in/p\(index).jpg")
         }
         let json = PipelineHarness.json(
             inputs: ["in/*.jpg"],
             outputs: [
                 #"{"name": "t", "steps": [{"resize": {"width": 48}}], "encode": {"format": "jpeg", "quality": 80}, "#
-                    + #""path": "out/{stem}.jpg", "placeholders": ["lqip", "dominantColor"]}"#
+                    + #""path": "out/{stem}.jpg", "placeholders": [\#(placeholders)]}"#
             ], extra: #""manifest": {"path": "site/images.json"}, "cache": {"directory": "cache"}"#)
+        return (directory, json)
+    }
+
+    @Test func placeholdersOfUnchangedFilesComeFromThePreviousManifest() async throws {
+        // Given six photos made with a manifest and its placeholders
+        let (directory, json) = try Self.photos(6, placeholders: #""lqip", "dominantColor""#)
         let (_, first) = try await PipelineHarness.run(json, in: directory)
         #expect(first.succeeded == 6)
         let manifestURL = directory.url.appendingPathComponent("site/images.json")
@@ -121,16 +129,7 @@ import Vips
 @Suite struct PartialRunManifestTests {
     @Test func aRunOfOneSourceKeepsTheOtherEntries() async throws {
         // Given four photos made with a manifest
-        let directory = try TemporaryDirectory()
-        for index in 0..<4 {
-            try directory.write(try Fixtures.jpeg(try Fixtures.noise(width: 200 + index, height: 150)), to: "in/p\(index).jpg")
-        }
-        let json = PipelineHarness.json(
-            inputs: ["in/*.jpg"],
-            outputs: [
-                #"{"name": "t", "steps": [{"resize": {"width": 48}}], "encode": {"format": "jpeg", "quality": 80}, "#
-                    + #""path": "out/{stem}.jpg", "placeholders": ["dominantColor"]}"#
-            ], extra: #""manifest": {"path": "site/images.json"}, "cache": {"directory": "cache"}"#)
+        let (directory, json) = try ManifestSpoolTests.photos(4, placeholders: #""dominantColor""#)
         let (_, first) = try await PipelineHarness.run(json, in: directory)
         #expect(first.succeeded == 4)
         let manifestURL = directory.url.appendingPathComponent("site/images.json")
