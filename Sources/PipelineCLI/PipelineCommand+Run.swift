@@ -65,6 +65,18 @@ extension PipelineCommand {
             let shard = try sharding.resolve()
             if let shard, !quiet, !json { printError("shard \(shard.shard) (\(shard.source))") }
 
+            let recorder: RunRecorder?
+            do throws(ReportWriterError) {
+                recorder =
+                    report != nil || trace != nil
+                    ? try RunRecorder(definition: pipeline.definition, shard: shard?.shard, keepsTrace: trace != nil) : nil
+            } catch {
+                // Before the run: a long run must not end without its report.
+                printError(
+                    "cannot write the \(report != nil ? "report" : "trace"): \(error.path): \(error.reason)".escapingControlCharacters)
+                throw ExitCode.failure
+            }
+
             // Signal handling first: libdispatch opens its descriptors now, not once the run has
             // taken every one the limit allows (it stopped the process then).
             let started = Locked<PipelineRun?>(nil)
@@ -81,9 +93,6 @@ extension PipelineCommand {
             let output = RunOutput(
                 mode: json ? .json : quiet ? .quiet : .progress, verbose: verbose, logger: logger, run: run,
                 baseDirectory: pipeline.definition.baseDirectory)
-            let recorder =
-                report != nil || trace != nil
-                ? RunRecorder(definition: pipeline.definition, shard: shard?.shard, keepsTrace: trace != nil) : nil
             var summary: RunSummary?
             for await event in run {
                 output.handle(event)

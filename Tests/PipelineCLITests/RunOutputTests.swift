@@ -50,6 +50,22 @@ import Vips
         #expect(result.standardError.contains("failed: in/broken.jpg: decompress"))
     }
 
+    @Test func aReportThatCannotBeKeptStopsTheRunBeforeItStarts() throws {
+        // Given a folder for temporary files that does not exist
+        let directory = try TemporaryDirectory()
+        let pipeline = try makePipeline(directory)
+        let missing = directory.path + "/no such folder"
+        // When a run is asked for a report
+        let result = try CommandRunner.run(["run", "--report", directory.path + "/report", pipeline], environment: ["TMPDIR": missing])
+        // Then it stops at once, saying where the report's items could not be kept, and makes nothing
+        #expect(result.status == 1)
+        #expect(
+            result.standardError.contains("cannot write the report: the report's items: cannot keep it in \(missing)"),
+            "\(result.standardError)")
+        #expect(!FileManager.default.fileExists(atPath: directory.path + "/out"))
+        #expect(!FileManager.default.fileExists(atPath: directory.path + "/report"))
+    }
+
     @Test func traceHasOneSlicePerStageOperationOnNamedTracks() throws {
         let directory = try TemporaryDirectory()
         let tracePath = directory.path + "/trace.json"

@@ -5,7 +5,7 @@ import Foundation
 /// no network needed; see `HTMLReport`).
 ///
 /// ```swift
-/// let recorder = RunRecorder(definition: pipeline.definition)
+/// let recorder = try RunRecorder(definition: pipeline.definition)
 /// for await event in try pipeline.run() { recorder.record(event) }
 /// try ReportWriter.write(recorder, to: folder, inputDirectory: pipeline.definition.baseDirectory)
 /// ```

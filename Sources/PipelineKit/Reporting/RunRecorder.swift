@@ -41,7 +41,10 @@ public final class RunRecorder: Sendable {
 
     /// A recorder for a run of `definition`, of `shard` when it made one; `keepsTrace: false`
     /// when no trace will be written.
-    public init(definition: PipelineDefinition, shard: Shard? = nil, keepsTrace: Bool = true) {
+    ///
+    /// - Throws: when its temporary files cannot be made (`TMPDIR`, else /tmp, not writable):
+    ///   before the run, not when its report is written.
+    public init(definition: PipelineDefinition, shard: Shard? = nil, keepsTrace: Bool = true) throws(ReportWriterError) {
         self.definition = definition
         self.shard = shard
         formats = Dictionary(definition.outputs.map { ($0.name, $0.encoder.format.rawValue) }, uniquingKeysWith: { first, _ in first })
@@ -55,12 +58,8 @@ public final class RunRecorder: Sendable {
             state.stages[stage] = RunReport.StageTotals(
                 stage: stage, concurrency: lanes[stage] ?? 1, operations: 0, busySeconds: 0, waitSeconds: 0)
         }
-        do throws(ReportWriterError) {
-            state.items = try SpillFile(for: "the report's items")
-            if keepsTrace { state.trace = try SpillFile(for: "the trace's events") }
-        } catch {
-            state.problem = error
-        }
+        state.items = try SpillFile(for: "the report's items")
+        if keepsTrace { state.trace = try SpillFile(for: "the trace's events") }
         self.state = Locked(state)
     }
 

@@ -18,7 +18,7 @@ import Vips
 
     /// Runs `pipeline`, feeding every event to a recorder, as the CLI does.
     static func record(_ pipeline: Pipeline) async throws -> RunRecorder {
-        let recorder = RunRecorder(definition: pipeline.definition)
+        let recorder = try RunRecorder(definition: pipeline.definition)
         for await event in try pipeline.run() {
             recorder.record(event)
         }

@@ -67,7 +67,7 @@ import Vips
     @Test func aRecorderThatKeepsNoTraceSaysSo() async throws {
         let directory = try TemporaryDirectory()
         let json = PipelineHarness.json(inputs: ["none/*.jpg"], outputs: ReportWriterTests.twoOutputs, extra: #""allowEmpty": true"#)
-        let recorder = RunRecorder(definition: try PipelineHarness.pipeline(json, in: directory).definition, keepsTrace: false)
+        let recorder = try RunRecorder(definition: try PipelineHarness.pipeline(json, in: directory).definition, keepsTrace: false)
         #expect(throws: ReportWriterError.self) { try recorder.traceJSON() }
     }
 
