@@ -28,11 +28,11 @@ public final class RunRecorder: Sendable {
         var lastCompleted: (input: String, seconds: [String: Double])?
         var stages: [Stage: RunReport.StageTotals] = [:]
         /// Each item as `report.json` prints it, in the order they finished, one after another.
-        var items: SpillFile?
+        let items: SpillFile
         var itemCount = 0
         var page = HTMLReport.Selection()
         /// The trace's events, as `writeTrace(to:)` prints them; nil when no trace is kept.
-        var trace: SpillFile?
+        let trace: SpillFile?
         var operationCount = 0
         var namedTracks = Set<Int>()
         /// Why something could not be kept, said when the report or the trace is written.
@@ -48,7 +48,8 @@ public final class RunRecorder: Sendable {
         self.definition = definition
         self.shard = shard
         formats = Dictionary(definition.outputs.map { ($0.name, $0.encoder.format.rawValue) }, uniquingKeysWith: { first, _ in first })
-        var state = State()
+        var state = State(
+            items: try SpillFile(for: "the report's items"), trace: keepsTrace ? try SpillFile(for: "the trace's events") : nil)
         let lanes: [Stage: Int] = [
             .fetch: definition.fetch.concurrency, .cache: definition.cache.concurrency,
             .decompress: definition.decompress.concurrency, .process: definition.process.concurrency,
@@ -58,8 +59,6 @@ public final class RunRecorder: Sendable {
             state.stages[stage] = RunReport.StageTotals(
                 stage: stage, concurrency: lanes[stage] ?? 1, operations: 0, busySeconds: 0, waitSeconds: 0)
         }
-        state.items = try SpillFile(for: "the report's items")
-        if keepsTrace { state.trace = try SpillFile(for: "the trace's events") }
         self.state = Locked(state)
     }
 
@@ -99,9 +98,9 @@ public final class RunRecorder: Sendable {
         state.lastCompleted = (name, seconds)
         let item = item(for: report, seconds: seconds)
         state.page.add(item)
-        guard let items = state.items, state.problem == nil else { return }
+        guard state.problem == nil else { return }
         do {
-            try items.append(item: try ReportWriter.makeEncoder().encodedTwoLevelsDeep(item), separator: ",\n")
+            try state.items.append(item: try ReportWriter.makeEncoder().encodedTwoLevelsDeep(item), separator: ",\n")
             state.itemCount += 1
         } catch let error as ReportWriterError {
             state.problem = error
@@ -203,7 +202,7 @@ public final class RunRecorder: Sendable {
                 throw ReportWriterError(path: ReportWriter.jsonFileName, reason: "cannot encode the report: \(error)")
             }
             guard write(around.head) else { return false }
-            if let items = state.items, try !items.copyAll(to: write) { return false }
+            guard try state.items.copyAll(to: write) else { return false }
             return write(around.tail)
         }
     }
