@@ -54,11 +54,6 @@ final class ManifestSpool {
         }
     }
 
-    /// Writes the manifest of `pipeline` with no entries to `path`.
-    static func writeEmptyManifest(pipeline: String, to path: String) throws(ReportWriterError) {
-        try ReportWriter.writeAtomically(encoded { try ImageManifest(pipeline: pipeline, inputs: []).jsonData() }, to: path)
-    }
-
     /// `entry` as `jsonData()` prints it inside the manifest's list of inputs.
     static func entryText(_ entry: ImageManifest.Input) throws(ReportWriterError) -> Data {
         try encoded { try ImageManifest.makeEncoder().encodedTwoLevelsDeep(entry) }

@@ -82,23 +82,17 @@ final class ManifestWriter: Sendable {
         // Every entry is in: the run has ended.
         let (kept, problem, reported) = state.withLock { ($0.spool, $0.problem, $0.reported) }
         if let problem { throw problem }
-        var spool = kept
+        // No entry made: the manifest is written with none (or only the others).
+        let spool = if let kept { kept } else { try makeSpool() }
         if keepsOtherEntries {
             // Read now, not when the run started: another run of part of the plan may have
             // written it since.
             try PreviousManifest(path: settings.file.path)?.forEachEntry { entry throws(ReportWriterError) in
                 guard !reported.contains(entry.source) else { return }
-                let other = if let spool { spool } else { try makeSpool() }
-                spool = other
-                try other.append(source: entry.source, text: ManifestSpool.entryText(entry))
+                try spool.append(source: entry.source, text: ManifestSpool.entryText(entry))
             }
         }
-        if let spool {
-            try spool.writeManifest(pipeline: definition.name, to: settings.file.path)
-        } else {
-            try createFolder()
-            try ManifestSpool.writeEmptyManifest(pipeline: definition.name, to: settings.file.path)
-        }
+        try spool.writeManifest(pipeline: definition.name, to: settings.file.path)
     }
 
     private var folder: String { settings.file.deletingLastPathComponent().path }
