@@ -65,7 +65,7 @@ actor InputMaker {
             task = current
         } else {
             guard jobs.count < lanes + queueLimit else { throw Full() }
-            let plan = self.plan.keeping(indexIn: input.item)
+            let plan = self.plan.keeping(sourcesAt: [input.item])
             let pipeline = self.pipeline
             let memory = self.memory
             let local = plan.items.first.map(\.input).flatMap { $0.isRemote ? nil : $0.path }
@@ -116,11 +116,4 @@ actor InputMaker {
     }
 }
 
-extension RunPlan {
-    /// This plan with only the source at `index` among its items.
-    fileprivate func keeping(indexIn index: Int) -> RunPlan {
-        let wanted = items[index].input
-        return keeping { $0.input == wanted }
-    }
-}
 #endif

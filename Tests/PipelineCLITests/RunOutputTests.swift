@@ -66,6 +66,21 @@ import Vips
         #expect(!FileManager.default.fileExists(atPath: directory.path + "/report"))
     }
 
+    @Test func aPlanThatCannotBeKeptStopsTheRunNamingTheFolder() throws {
+        // Given a folder for temporary files that does not exist
+        let directory = try TemporaryDirectory()
+        let pipeline = try makePipeline(directory)
+        let missing = directory.path + "/no such folder"
+        // When a run is asked for
+        let result = try CommandRunner.run(["run", pipeline], environment: ["TMPDIR": missing])
+        // Then it stops before any work, naming the folder the plan of its inputs goes to
+        #expect(result.status != 0)
+        #expect(
+            result.standardError.contains("the plan of the inputs cannot be kept in the folder for temporary files (\(missing)"),
+            "\(result.standardError)")
+        #expect(!FileManager.default.fileExists(atPath: directory.path + "/out"))
+    }
+
     @Test func traceHasOneSlicePerStageOperationOnNamedTracks() throws {
         let directory = try TemporaryDirectory()
         let tracePath = directory.path + "/trace.json"

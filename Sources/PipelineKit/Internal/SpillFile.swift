@@ -73,6 +73,25 @@ final class SpillFile {
         return true
     }
 
+    /// A reader of the file that stays open as long as it lives, for readers on any thread once
+    /// nothing more is appended; nil when the system has no descriptor left to give it.
+    func reader() -> Reader? {
+        let copy = dup(descriptor)
+        return copy < 0 ? nil : Reader(descriptor: copy)
+    }
+
+    /// Reads a spill file that nothing appends to any more.
+    final class Reader: Sendable {
+        private let descriptor: Int32
+
+        fileprivate init(descriptor: Int32) { self.descriptor = descriptor }
+
+        deinit { close(descriptor) }
+
+        /// The `count` bytes at `offset`, or nil when they cannot be read.
+        func read(_ count: Int, at offset: Int64) -> Data? { SpillFile.read(descriptor, count, at: offset) }
+    }
+
     /// The `count` bytes at `offset` of the open file `descriptor`, or nil when it has fewer.
     static func read(_ descriptor: Int32, _ count: Int, at offset: Int64) -> Data? {
         var data = Data(count: count)

@@ -13,35 +13,45 @@ struct InputEnumerator {
     /// The folder before a glob's first wildcard is used as written: it is opened, not matched.
     var caseInsensitive = false
 
-    /// What enumeration found.
-    struct Result {
-        var files: [InputFile] = []
+    /// What enumeration found: each input handed to `sink` as it is found, and what it has to say.
+    struct Result<Sink: InputSink> {
+        var sink: Sink
+        /// How many inputs were handed to `sink`.
+        private(set) var count = 0
         var warnings: [String] = []
         /// List files that cannot be read, and lines in them that are not inputs.
         var problems: [PipelineFileError.Problem] = []
         /// Each entry that named no input, by its index in `inputs`: what it is and where it looked.
         var empty: [(index: Int, description: String)] = []
+
+        init(sink: Sink) { self.sink = sink }
+
+        /// Hands one input found to the sink.
+        mutating func add(_ input: InputFile) {
+            count += 1
+            sink.add(input)
+        }
     }
 
-    /// The inputs each entry names, in order; globs are sorted so runs are repeatable.
-    /// A glob that matches nothing yields a warning rather than an error: a folder that is
-    /// empty today may not be tomorrow.
-    func enumerate(_ entries: [InputEntry]) -> Result {
-        var result = Result()
+    /// The inputs each entry names, in order, each handed to `sink` as it is found; globs are
+    /// sorted so runs are repeatable. A glob that matches nothing yields a warning rather than an
+    /// error: a folder that is empty today may not be tomorrow.
+    func enumerate<Sink: InputSink>(_ entries: [InputEntry], into sink: Sink) -> Result<Sink> {
+        var result = Result(sink: sink)
         for (index, entry) in entries.enumerated() {
-            let before = result.files.count
+            let before = result.count
             // An entry that could not be read (a listing that failed) is reported as that
             // problem alone: "matches no files" would say the place was looked at and is empty.
             let problemsBefore = result.problems.count
             switch entry {
             case .pattern(let pattern):
                 let looked = expand(pattern, at: "inputs[\(index)]", into: &result)
-                if result.files.count == before, result.problems.count == problemsBefore {
+                if result.count == before, result.problems.count == problemsBefore {
                     result.empty.append((index, "\"\(pattern)\" matches no files in \(looked.folder ?? baseDirectory.path)\(looked.hint)"))
                 }
             case .list(let listPath):
                 readList(listPath, at: "inputs[\(index)].list", into: &result)
-                if result.files.count == before, result.problems.count == problemsBefore {
+                if result.count == before, result.problems.count == problemsBefore {
                     result.empty.append((index, "the list \"\(listPath)\" (\(absolute(listPath))) names no inputs"))
                 }
             }
@@ -67,7 +77,7 @@ struct InputEnumerator {
         Self.normalize(path.hasPrefix("/") ? path : baseDirectory.path + "/" + path)
     }
 
-    private func readList(_ listPath: String, at place: String, into result: inout Result) {
+    private func readList(_ listPath: String, at place: String, into result: inout Result<some InputSink>) {
         let absolute = absolute(listPath)
         guard let text = try? String(contentsOfFile: absolute, encoding: .utf8) else {
             result.problems.append(.init(path: place, location: nil, message: "cannot read the input list \(listPath)"))
@@ -93,9 +103,9 @@ struct InputEnumerator {
     /// Adds what `pattern` names; returns the folder a glob looked in, and what to add to
     /// "matches no files" when it matched none.
     @discardableResult
-    private func expand(_ pattern: String, at place: String, into result: inout Result) -> (folder: String?, hint: String) {
+    private func expand(_ pattern: String, at place: String, into result: inout Result<some InputSink>) -> (folder: String?, hint: String) {
         if Self.isURL(pattern) {
-            result.files.append(InputFile(url: pattern, redaction: redaction))
+            result.add(InputFile(url: pattern, redaction: redaction))
             return (nil, "")
         }
         if S3Location.isS3(pattern) {
@@ -109,7 +119,7 @@ struct InputEnumerator {
         let split = alternatives.map { $0.split(separator: "/", omittingEmptySubsequences: true).map(String.init) }
         guard alternatives.count > 1 || split[0].contains(where: Self.isGlob) else {
             let path = Self.normalize("/" + split[0].joined(separator: "/"))
-            result.files.append(InputFile(path: path, displayName: displayName(path), subfolder: "", byteCount: Self.size(of: path)))
+            result.add(InputFile(path: path, displayName: displayName(path), subfolder: "", byteCount: Self.size(of: path)))
             return (nil, "")
         }
         let rootCount = Self.rootCount(absolute.split(separator: "/", omittingEmptySubsequences: true).map(String.init))
@@ -134,11 +144,10 @@ struct InputEnumerator {
                 pattern, foldedMatches: caseInsensitive ? 0 : Set(folded.files(matching: split, rootCount: rootCount).matches).count)
             result.warnings.append("input \"\(pattern)\" matches no files in \(found.root)\(hint)")
         }
-        result.files.reserveCapacity(result.files.count + sorted.count)
         for relative in sorted {
             let folder = (relative as NSString).deletingLastPathComponent
             let path = Self.path(relative, in: found.root)
-            result.files.append(InputFile(path: path, displayName: displayName(path), subfolder: folder, byteCount: Self.size(of: path)))
+            result.add(InputFile(path: path, displayName: displayName(path), subfolder: folder, byteCount: Self.size(of: path)))
         }
         return (found.root, hint)
     }
@@ -171,7 +180,7 @@ struct InputEnumerator {
     /// Adds an `s3://` object, or the objects a glob matches: ListObjectsV2 with the key's
     /// literal part before its first wildcard as the prefix, then the glob matched on each key
     /// with the same rules as on the file system. Returns what it listed.
-    private func expandS3(_ pattern: String, at place: String, into result: inout Result) -> String? {
+    private func expandS3(_ pattern: String, at place: String, into result: inout Result<some InputSink>) -> String? {
         guard let location = S3Location(pattern) else {
             result.problems.append(.init(path: place, location: nil, message: "\"\(pattern)\" is not an s3://bucket/key address"))
             return nil
@@ -191,7 +200,7 @@ struct InputEnumerator {
                     ))
                 return nil
             }
-            result.files.append(InputFile(s3: location))
+            result.add(InputFile(s3: location))
             return nil
         }
         let firstGlob = Self.rootCount(location.key.split(separator: "/", omittingEmptySubsequences: false).map(String.init))
@@ -216,7 +225,7 @@ struct InputEnumerator {
             guard relative.last?.isEmpty == false,
                 globs.contains(where: { Self.matches($0, relative[...], caseInsensitive: caseInsensitive) })
             else { continue }
-            result.files.append(
+            result.add(
                 InputFile(
                     s3: S3Location(bucket: location.bucket, key: object.key),
                     subfolder: relative.dropLast().joined(separator: "/"), etag: object.etag, byteCount: object.size))
@@ -421,4 +430,13 @@ struct InputEnumerator {
         }
         return "/" + parts.joined(separator: "/")
     }
+}
+
+/// What takes the inputs an enumeration finds, one at a time: the planner, or a list.
+protocol InputSink {
+    mutating func add(_ input: InputFile)
+}
+
+extension Array: InputSink where Element == InputFile {
+    mutating func add(_ input: InputFile) { append(input) }
 }

@@ -116,6 +116,45 @@ public struct InputFile: Sendable, Hashable {
             subfolder: subfolder ?? ([location.bucket] + components.dropLast()).joined(separator: "/"))
     }
 
+    /// The input as bytes, for a plan that keeps its inputs on disk (`RunPlan.SourceList`).
+    func record() -> [UInt8] {
+        var writer = RecordWriter()
+        writer.append(path)
+        // Most display names are the path itself, or its end: kept once.
+        writer.append(displayName.utf8.elementsEqual(path.utf8) ? nil : displayName)
+        writer.append(byteCount ?? -1)
+        writer.append(subfolderStart)
+        writer.append(UInt32(written == nil ? 0 : 1))
+        if let written {
+            writer.append(written.url)
+            writer.append(written.subfolder)
+            writer.append(written.fileName)
+            writer.append(written.listedVersion)
+        }
+        return writer.bytes
+    }
+
+    /// The input whose `record()` `bytes` are, or nil when they are not one.
+    init?(record bytes: [UInt8]) {
+        var reader = RecordReader(bytes)
+        guard let path = reader.string(), let displayName = reader.optionalString(), let byteCount = reader.int64(),
+            let subfolderStart = reader.uint32(), let hasWrittenNames = reader.uint32()
+        else { return nil }
+        self.path = path
+        self.displayName = displayName ?? path
+        self.byteCount = byteCount < 0 ? nil : byteCount
+        self.subfolderStart = subfolderStart
+        if hasWrittenNames == 1 {
+            guard let url = reader.optionalString(), let subfolder = reader.string(), let fileName = reader.string(),
+                let listedVersion = reader.optionalString()
+            else { return nil }
+            written = WrittenNames(url: url, subfolder: subfolder, fileName: fileName, listedVersion: listedVersion)
+        } else {
+            written = nil
+        }
+        guard reader.isAtEnd else { return nil }
+    }
+
     /// Inputs are the same when every name and version they have is.
     public static func == (left: InputFile, right: InputFile) -> Bool {
         left.path == right.path && left.byteCount == right.byteCount && left.url == right.url

@@ -122,12 +122,12 @@ public struct PlanExplanation: Sendable {
         let decoder = ImageDecoder(settings: definition.decompress, outputs: definition.outputs, accountant: accountant)
         inputs = plan.inputCount
         sources = plan.items.count
-        remoteInputs = plan.items.filter { $0.input.isRemote }.count
+        remoteInputs = plan.items.refs.filter(\.isRemote).count
         var formats: [String: Int] = [:]
         var samples: [Sample] = []
         var largestEstimate: Int64 = 0
         allowedUntrusted = DecompressSettings.UntrustedFormat.allCases.filter(definition.decompress.allowUntrusted.contains).map(\.rawValue)
-        for item in plan.items.filter({ !$0.input.isRemote }).prefix(Self.headerLimit) {
+        for item in plan.items.lazy.filter({ !$0.input.isRemote }).prefix(Self.headerLimit) {
             // Also unblocks, before the header is read, the untrusted loaders the file allows.
             let source = EncodedSource.file(path: item.input.path, byteCount: item.input.byteCount ?? 0)
             let untrusted = decoder.untrustedLoaderRefusal(source)

@@ -3,83 +3,103 @@ import Foundation
 extension RunPlan {
     /// Plans the listings of a run's inputs, source by source in the order first found: each
     /// listing with its output paths, or why it is refused, or the earlier listing it repeats.
-    struct ListingPlanner {
+    /// Each listing's input goes to the plan's file as it is planned; what stays in memory is a
+    /// digest of each path that must be told apart from the others.
+    struct ListingPlanner: InputSink {
         /// Each output's part of its targets, made once for all the inputs. A width of `widths`
         /// names its file in the plan (and the journal) even when the image turns out narrower:
         /// the file itself is named by the width it has.
         private let outputs: [OutputTarget.Output]
-        /// The sources planned, in the order first found, and each one's key.
-        private var items: [Item] = []
-        private var keys: [SourceKey] = []
-        /// Each source's index in `items`.
-        private var itemIndex: [SourceKey: Int] = [:]
+        private var store: SourceStore.Builder
+        /// The sources planned, in the order first found.
+        private var refs: [SourceRef] = []
+        /// Each source's position in `refs`, by the digest of its key (`SourceKey.text`: a
+        /// local file's real path, a URL as written).
+        private var sourceIndex: [PathDigest: Int] = [:]
         /// Every planned path checked against the others and against the disk.
         private var paths: OutputPathCheck
+        /// The local sources, for the check of what the run writes against what it reads.
+        private var writeCheck: WriteCheck
         /// Whether a planned path still holds a `{width}` or `{height}`.
         private var somePathsWaitForSizes = false
+        private let shard: Shard?
+        /// The pipeline file's real folder, which shard keys are relative to.
+        private let shardBase: String
+        /// Why a listing could not be kept in the plan's file, once one could not.
+        private var storeFailure: ReportWriterError?
 
-        init(definition: PipelineDefinition, inputs: [InputFile]) {
-            outputs = definition.outputs.map { output in
-                OutputTarget.Output(
-                    output, baseDirectory: definition.baseDirectory,
-                    fixedSize: output.variant.map { (width: $0.width, height: Int?.none) } ?? output.fixedSize())
-            }
-            // An S3 output may not replace the object it is made from; no other input can be
-            // named by an S3 output's path.
-            paths = OutputPathCheck(
-                outputs: definition.outputs,
-                s3Inputs: Set(inputs.filter { $0.s3Location != nil }.map { DiskPath($0.path) }),
-                roots: outputs.map(\.root),
-                expectedInputs: inputs.count)
-            // Sized up front, as the tables of a plan of many inputs would otherwise be held twice
-            // for a moment each time they grow.
-            items.reserveCapacity(inputs.count)
-            keys.reserveCapacity(inputs.count)
-            itemIndex.reserveCapacity(inputs.count)
+        init(
+            definition: PipelineDefinition, outputs: [OutputTarget.Output], outputWriters: [WriteCheck.Write.Writer],
+            shard: Shard?, store: SourceStore.Builder, writeCheck: WriteCheck
+        ) {
+            self.outputs = outputs
+            self.store = store
+            self.writeCheck = writeCheck
+            self.shard = shard
+            shardBase = shard == nil ? "" : RunPlan.realPath(definition.baseDirectory.path)
+            paths = OutputPathCheck(outputs: definition.outputs, outputWriters: outputWriters)
         }
 
         /// Plans one listing of `input`.
         mutating func add(_ input: InputFile) {
+            guard storeFailure == nil else { return }
             let key = SourceKey(input)
-            let listing = self.listing(of: input, earlier: itemIndex[key])
-            if let index = itemIndex[key] {
-                items[index].listings.append(listing)
-            } else {
-                itemIndex[key] = items.count
-                items.append(Item(listings: [listing]))
-                keys.append(key)
+            let digest = PathDigest(key.text)
+            do {
+                if let index = sourceIndex[digest] {
+                    try addRepeat(input, ofSourceAt: refs[index].offset)
+                    return
+                }
+                let listing = Self.listings(of: [input], outputs: outputs)[0]
+                let offset = try store.append(input)
+                // Known as an input before its own outputs are checked: an S3 output may not
+                // replace the object it is made from.
+                sourceIndex[digest] = refs.count
+                if input.s3Location != nil { paths.check(s3Input: input, digest: digest, naming: naming) }
+                check(listing, at: offset)
+                if case .file(let real) = key { writeCheck.note(input, real: real, at: offset) }
+                refs.append(
+                    SourceRef(
+                        offset: offset, byteCount: input.byteCount ?? -1, isRemote: input.isRemote,
+                        inShard: shard.map { $0.contains(key: key.shardKey(base: shardBase)) } ?? true))
+            } catch {
+                storeFailure = error
             }
         }
 
-        /// The listing of `input`: with its targets, refused, or served by an earlier listing of
-        /// the same source, whose item is at `earlier`.
-        private mutating func listing(of input: InputFile, earlier: Int?) -> Listing {
-            let planned = targets(for: input)
-            guard let targets = planned.targets else {
-                return Listing(input: input, targets: [], refusal: planned.refusal, sameAs: nil)
+        /// Plans a listing of a source listed before, whose first listing is at `first`: the
+        /// same source with the same output paths is served by the earlier listing's work.
+        private mutating func addRepeat(_ input: InputFile, ofSourceAt first: Int64) throws(ReportWriterError) {
+            let offsets = [first] + store.laterListings(of: first)
+            let earlier = offsets.compactMap { store.input(at: $0) }
+            guard earlier.count == offsets.count else {
+                throw ReportWriterError(path: "the plan of the inputs", reason: "cannot read it back")
             }
-            // The same source listed again with the same output paths (a file matched by two
-            // globs, a URL repeated in a list) is the same work: it is done once and reported
-            // for each listing.
-            if let earlier,
-                let twin = items[earlier].listings.firstIndex(where: {
-                    $0.refusal == nil && $0.targets.map(\.plannedPath) == targets.map(\.plannedPath)
-                })
-            {
-                return Listing(input: input, targets: [], refusal: nil, sameAs: twin)
-            }
-            paths.check(targets, of: input)
-            if !somePathsWaitForSizes { somePathsWaitForSizes = targets.contains(where: \.hasUnknownSizes) }
-            return Listing(input: input, targets: targets, refusal: nil, sameAs: nil)
+            let listing = Self.listings(of: earlier + [input], outputs: outputs).last!
+            check(listing, at: try store.append(input, after: first))
+        }
+
+        /// Checks the paths of a listing that has work of its own, whose record is at `offset`.
+        private mutating func check(_ listing: Listing, at offset: Int64) {
+            guard listing.refusal == nil, listing.sameAs == nil else { return }
+            let sources = sourceIndex
+            paths.check(listing.targets, of: listing.input, at: offset, naming: naming) { sources[$0] != nil }
+            if !somePathsWaitForSizes { somePathsWaitForSizes = listing.targets.contains(where: \.hasUnknownSizes) }
+        }
+
+        /// Names the input whose record is at an offset, for a problem. It holds the reader
+        /// alone: a closure holding the planner would make each check copy the planner's tables.
+        private var naming: (Int64) -> String? {
+            { [reader = store.reader] in SourceStore.input(at: $0, in: reader)?.displayName }
         }
 
         /// What planning found, for the checks that follow.
         struct Planned {
-            /// The sources, in the order first found, and each one's key.
-            var items: [Item]
-            var keys: [SourceKey]
-            /// Every planned path with what writes it.
-            var writes: [WriteCheck.Write]
+            /// Every source planned, in the order first found, read from the plan's file.
+            var sources: SourceList
+            /// Each source's position in `sources`, by the digest of its key.
+            var sourceIndex: [PathDigest: Int]
+            var writeCheck: WriteCheck
             var problems: [PipelineFileError.Problem]
             var pairsCompared: Int
             var somePathsWaitForSizes: Bool
@@ -88,14 +108,40 @@ extension RunPlan {
         /// What was planned, taken out: the tables that found repeated sources and paths are
         /// let go here, before the write check builds its own beside the plan.
         consuming func finish() -> Planned {
-            Planned(
-                items: items, keys: keys, writes: paths.writes, problems: paths.problems, pairsCompared: paths.pairsCompared,
-                somePathsWaitForSizes: somePathsWaitForSizes)
+            var problems = paths.problems
+            if let storeFailure { problems.append(SourceStore.unkeptProblem(storeFailure)) }
+            return Planned(
+                sources: SourceList(store: store.finish(outputs: outputs), refs: refs), sourceIndex: sourceIndex,
+                writeCheck: writeCheck, problems: problems,
+                pairsCompared: paths.pairsCompared, somePathsWaitForSizes: somePathsWaitForSizes)
+        }
+
+        /// The listings of one source, in the order listed: each with its targets, refused, or
+        /// served by an earlier listing with the same output paths (a file matched by two
+        /// globs, a URL repeated in a list), whose work is done once and reported for each.
+        static func listings(of inputs: [InputFile], outputs: [OutputTarget.Output]) -> [Listing] {
+            var listings: [Listing] = []
+            listings.reserveCapacity(inputs.count)
+            for input in inputs {
+                let planned = targets(for: input, outputs: outputs)
+                guard let targets = planned.targets else {
+                    listings.append(Listing(input: input, targets: [], refusal: planned.refusal, sameAs: nil))
+                    continue
+                }
+                if let twin = listings.firstIndex(where: {
+                    $0.refusal == nil && $0.targets.map(\.plannedPath) == targets.map(\.plannedPath)
+                }) {
+                    listings.append(Listing(input: input, targets: [], refusal: nil, sameAs: twin))
+                } else {
+                    listings.append(Listing(input: input, targets: targets, refusal: nil, sameAs: nil))
+                }
+            }
+            return listings
         }
 
         /// Every output's target for `input`, or why the listing is refused: the first output
         /// whose path cannot be made.
-        private func targets(for input: InputFile) -> (targets: [OutputTarget]?, refusal: String?) {
+        static func targets(for input: InputFile, outputs: [OutputTarget.Output]) -> (targets: [OutputTarget]?, refusal: String?) {
             var targets: [OutputTarget] = []
             targets.reserveCapacity(outputs.count)
             let values = OutputTarget.values(of: input)
@@ -113,39 +159,43 @@ extension RunPlan {
 
 /// Checks each planned output path as the listings are planned (two outputs writing one path, a
 /// file where a folder must be, an S3 output over its own input, paths that may meet once sizes
-/// are known), and gathers the files written for `WriteCheck`.
+/// are known). It keeps a digest of each path and where its listing's record is, and reads the
+/// earlier listing back only to name it in a problem.
 struct OutputPathCheck {
     private let outputs: [OutputDefinition]
-    /// The inputs that are S3 objects, by their `s3://` addresses.
-    private let s3Inputs: Set<DiskPath>
-    /// Each planned path, by its bytes, and the index in `writes` of what writes it.
-    private var writers: [DiskPath: Int] = [:]
+    /// Each planned path, by its bytes, and what writes it: the record of its listing and the
+    /// output's index.
+    private var writers: [PathDigest: (listing: Int64, output: Int)] = [:]
     private var folders = FolderCheck()
     private(set) var problems: [PipelineFileError.Problem] = []
-    /// Every planned path with what writes it, S3 objects too (`WriteCheck` compares the files).
-    private(set) var writes: [WriteCheck.Write] = []
-    /// Each output's writer of files, shared by its writes.
+    /// Each output's writer of files.
     private let outputWriters: [WriteCheck.Write.Writer]
     /// Paths compared for a clash of sizes not known yet: kept here, and counted by the plan
     /// (`WorkCounter`) once, so that the counting stays out of the comparing.
     private(set) var pairsCompared = 0
 
-    /// `expectedInputs`: how many listings are likely to be checked, to size the tables once.
-    init(outputs: [OutputDefinition], s3Inputs: Set<DiskPath>, roots: [String], expectedInputs: Int = 0) {
+    init(outputs: [OutputDefinition], outputWriters: [WriteCheck.Write.Writer]) {
         self.outputs = outputs
-        self.s3Inputs = s3Inputs
-        outputWriters = outputs.enumerated().map { index, output in
+        self.outputWriters = outputWriters
+    }
+
+    /// Each output's writer of files: what writes them and where the pipeline file sets it.
+    static func writers(of outputs: [OutputDefinition], roots: [String]) -> [WriteCheck.Write.Writer] {
+        outputs.enumerated().map { index, output in
             // Where the pipeline file sets the path, for messages.
             .init(
                 place: "outputs[\(output.fileIndex ?? index)].path", location: output.pathLocation, subject: output.name, root: roots[index]
             )
         }
-        writers.reserveCapacity(expectedInputs * outputs.count)
-        writes.reserveCapacity(expectedInputs * outputs.count)
     }
 
-    /// Checks the paths of one listing, whose targets are in the order of `outputs`.
-    mutating func check(_ targets: [OutputTarget], of input: InputFile) {
+    /// Checks the paths of one listing, whose targets are in the order of `outputs` and whose
+    /// record is at `listing`; `name` gives the display name of the input whose record is at an
+    /// offset, and `isInput` whether a path's digest is an input's key.
+    mutating func check(
+        _ targets: [OutputTarget], of input: InputFile, at listing: Int64, naming name: (Int64) -> String?,
+        isInput: (PathDigest) -> Bool
+    ) {
         // Paths that may meet once sizes are known differ only in digits: each output is
         // compared with the earlier ones of the same skeleton, so planning costs time in
         // proportion to the outputs (all with all grew with their square).
@@ -153,7 +203,7 @@ struct OutputPathCheck {
         let patterns = targets.map(\.pattern)
         for (index, target) in targets.enumerated() {
             let place = outputWriters[index].place
-            checkWhere(target, at: index, input: input, place: place)
+            checkWhere(target, at: index, input: input, listing: listing, place: place, naming: name, isInput: isInput)
             checkSizesTellApart(
                 target, at: index, among: targets, patterns: patterns, input: input, place: place, bySkeleton: &bySkeleton)
         }
@@ -161,20 +211,23 @@ struct OutputPathCheck {
 
     /// The checks of one path as written: another output writing it, a file in the way of its
     /// folder, an S3 output over an input.
-    private mutating func checkWhere(_ target: OutputTarget, at index: Int, input: InputFile, place: String) {
+    private mutating func checkWhere(
+        _ target: OutputTarget, at index: Int, input: InputFile, listing: Int64, place: String, naming name: (Int64) -> String?,
+        isInput: (PathDigest) -> Bool
+    ) {
         let output = outputs[index]
         // Paths still holding {width}/{height} are compared as written here, and with the other
         // outputs of the same input in `checkSizesTellApart`; the runner catches the rest when
         // the sizes are known.
-        if let writer = writers[DiskPath(target.plannedPath)] {
+        let digest = PathDigest(target.plannedPath)
+        if let writer = writers[digest] {
+            let other = "output \"\(outputs[writer.output].name)\" of \(name(writer.listing) ?? "an earlier input")"
             problems.append(
                 .init(
                     path: place, location: output.pathLocation,
-                    message:
-                        "output \"\(output.name)\" of \(input.displayName) and \(writes[writer].what) would both write \(target.plannedPath)"
-                ))
+                    message: "output \"\(output.name)\" of \(input.displayName) and \(other) would both write \(target.plannedPath)"))
         } else {
-            writers[DiskPath(target.plannedPath)] = writes.count
+            writers[digest] = (listing, index)
         }
         // Found now, not after every input was decoded: a file where a folder must be.
         if !target.isS3, let file = folders.fileInTheWay(of: target.plannedPath) {
@@ -185,14 +238,25 @@ struct OutputPathCheck {
                         "output \"\(output.name)\" of \(input.displayName) would write \(target.plannedPath), but \(file) is a file, not a folder"
                 ))
         }
-        if target.isS3, s3Inputs.contains(DiskPath(target.plannedPath)) {
+        if target.isS3, isInput(digest) {
             problems.append(
                 .init(
                     path: place, location: output.pathLocation,
                     message:
                         "output \"\(output.name)\" of \(input.displayName) would overwrite the input \(target.plannedPath)"))
         }
-        writes.append(.init(outputWriters[index], input: input.displayName, path: target.plannedPath))
+    }
+
+    /// Checks an S3 input, whose key's digest is `digest`, against the S3 outputs planned before
+    /// it: none may replace it.
+    mutating func check(s3Input input: InputFile, digest: PathDigest, naming name: (Int64) -> String?) {
+        guard let writer = writers[digest] else { return }
+        let output = outputs[writer.output]
+        problems.append(
+            .init(
+                path: outputWriters[writer.output].place, location: output.pathLocation,
+                message:
+                    "output \"\(output.name)\" of \(name(writer.listing) ?? "an earlier input") would overwrite the input \(input.path)"))
     }
 
     /// A size not known yet may turn out to be the one that makes two of one input's paths meet.

@@ -30,8 +30,9 @@ public struct RunPlan: Sendable {
 
     /// The checked pipeline file the plan is for.
     public let definition: PipelineDefinition
-    /// The sources this run makes: all of them, or this shard's.
-    public private(set) var items: [Item]
+    /// The sources this run makes: all of them, or this shard's. They are kept in a file and
+    /// read back one at a time, so that a plan holds a few bytes for each.
+    public private(set) var items: SourceList
     /// The part of the inputs this run makes, or nil for all of them.
     public let shard: Shard?
     /// Listings in all shards together.
@@ -47,7 +48,7 @@ public struct RunPlan: Sendable {
     let somePathsWaitForSizes: Bool
 
     /// The number of listings: what a user counts as inputs.
-    public var inputCount: Int { items.reduce(0) { $0 + $1.listings.count } }
+    public var inputCount: Int { items.listingCount }
 
     /// Finds the inputs and resolves every output path.
     ///
@@ -76,55 +77,89 @@ public struct RunPlan: Sendable {
         self.shard = shard
         self.s3 = s3
         var problems: [PipelineFileError.Problem] = []
-        var listings: ListingPlanner
-        do {
-            // Scoped: the list of every input found is let go once each is planned.
-            let enumeration = InputEnumerator(
-                baseDirectory: definition.baseDirectory, s3: s3, redaction: definition.fetch.redaction,
-                caseInsensitive: definition.caseInsensitive
-            )
-            .enumerate(definition.inputs)
-            warnings = definition.warnings + enumeration.warnings
-            problems = enumeration.problems + Self.emptyRunProblems(enumeration, definition: definition)
-            listings = ListingPlanner(definition: definition, inputs: enumeration.files)
-            for input in enumeration.files { listings.add(input) }
+        let outputs = definition.outputs.map { output in
+            OutputTarget.Output(
+                output, baseDirectory: definition.baseDirectory,
+                fixedSize: output.variant.map { (width: $0.width, height: Int?.none) } ?? output.fixedSize())
         }
-        var planned = listings.finish()
+        let outputWriters = OutputPathCheck.writers(of: definition.outputs, roots: outputs.map(\.root))
+        let store: SourceStore.Builder
+        do {
+            store = try SourceStore.Builder()
+        } catch {
+            throw PipelineFileError(file: fileName, problems: [SourceStore.unkeptProblem(error)])
+        }
+        // Each input is planned as it is found: no list of them all is kept.
+        let enumeration = InputEnumerator(
+            baseDirectory: definition.baseDirectory, s3: s3, redaction: definition.fetch.redaction,
+            caseInsensitive: definition.caseInsensitive
+        )
+        .enumerate(
+            definition.inputs,
+            into: ListingPlanner(
+                definition: definition, outputs: outputs, outputWriters: outputWriters, shard: shard, store: store,
+                writeCheck: WriteCheck(
+                    cacheFolder: definition.cache.enabled || definition.incremental ? definition.cache.directory.path : nil)))
+        warnings = definition.warnings + enumeration.warnings
+        problems = enumeration.problems + Self.emptyRunProblems(enumeration, definition: definition)
+        let planned = enumeration.sink.finish()
         problems += planned.problems
         WorkCounter.add(.plannedPathPairs, planned.pairsCompared)
 
-        var writeCheck = WriteCheck()
-        planned.writes += Self.runWrites(definition, shard: shard, sideWrites: sideWrites)
-        // Every listing of a source is the same file: its first stands for them all, with the
-        // real path its key found (through links, as reading does).
-        let localInputs = zip(planned.keys, planned.items).lazy.compactMap { key, item -> (input: InputFile, real: DiskPath)? in
-            guard case .file(let real) = key else { return nil }
-            return (item.input, real)
-        }
-        let checked = writeCheck.check(
-            inputs: localInputs, count: planned.items.count, writes: planned.writes,
-            cacheFolder: definition.cache.enabled || definition.incremental ? definition.cache.directory.path : nil)
-        planned.writes = []
+        let sources = planned.sources
+        let checked = Self.checkWrites(
+            planned, runWrites: Self.runWrites(definition, shard: shard, sideWrites: sideWrites), outputWriters: outputWriters)
         problems += checked.problems
         protectedInputs = checked.protected
         guard problems.isEmpty else { throw PipelineFileError(file: fileName, problems: problems) }
 
         somePathsWaitForSizes = planned.somePathsWaitForSizes
-        totalInputCount = planned.items.reduce(0) { $0 + $1.listings.count }
-        if let shard {
-            let base = Self.realPath(definition.baseDirectory.path)
-            items = zip(planned.keys, planned.items).filter { shard.contains(key: $0.0.shardKey(base: base)) }.map(\.1)
-        } else {
-            items = planned.items
+        totalInputCount = sources.listingCount
+        items = shard == nil ? sources : sources.filter(refs: \.inShard)
+    }
+
+    /// What the run writes (the outputs `planned`, then `runWrites`) compared with what it reads, by
+    /// real identity: each source is read back from the plan's file, one at a time.
+    private static func checkWrites(
+        _ planned: ListingPlanner.Planned, runWrites: [WriteCheck.Write], outputWriters: [WriteCheck.Write.Writer]
+    ) -> (problems: [PipelineFileError.Problem], protected: ProtectedInputs) {
+        let sources = planned.sources
+        let store = sources.store
+        let outputWrites = sources.refs.lazy.flatMap { ref in
+            zip(store.listingOffsets(of: ref), store.item(ref).listings).flatMap { offset, listing in
+                listing.refusal != nil || listing.sameAs != nil
+                    ? []
+                    : listing.targets.enumerated().map { index, target in
+                        (
+                            write: WriteCheck.Write(outputWriters[index], input: listing.input.displayName, path: target.plannedPath),
+                            origin: WriteCheck.Origin.output(listing: offset, index: index)
+                        )
+                    }
+            }
         }
+        let otherWrites = runWrites.enumerated().map { (write: $1, origin: WriteCheck.Origin.run(index: $0)) }
+        return planned.writeCheck.check(
+            inputAt: { planned.sourceIndex[$0].map { sources.refs[$0].offset } },
+            writes: [AnySequence(outputWrites), AnySequence(otherWrites)].joined(),
+            remake: { origin in
+                switch origin {
+                case .output(let listing, let index):
+                    guard let input = store.input(at: listing),
+                        let targets = ListingPlanner.targets(for: input, outputs: store.outputs).targets
+                    else { return nil }
+                    return WriteCheck.Write(outputWriters[index], input: input.displayName, path: targets[index].plannedPath)
+                case .run(let index):
+                    return runWrites[index]
+                }
+            }, plan: store.reader)
     }
 
     /// A run with nothing to do is most often a glob or a folder gone wrong: an error, unless
     /// the file says an empty run is expected. One pattern of several matching nothing stays a warning.
-    private static func emptyRunProblems(_ enumeration: InputEnumerator.Result, definition: PipelineDefinition) -> [PipelineFileError
-        .Problem]
+    private static func emptyRunProblems(_ enumeration: InputEnumerator.Result<some InputSink>, definition: PipelineDefinition)
+        -> [PipelineFileError.Problem]
     {
-        guard enumeration.files.isEmpty, !definition.allowEmpty else { return [] }
+        guard enumeration.count == 0, !definition.allowEmpty else { return [] }
         return enumeration.empty.map { entry in
             .init(
                 path: "inputs[\(entry.index)]", location: nil,
@@ -155,8 +190,13 @@ public struct RunPlan: Sendable {
     /// This plan with only the sources `isIncluded` keeps, for a run of a few of them (a server
     /// making the one input a request names); every path was checked with all of them.
     public func keeping(_ isIncluded: (Item) -> Bool) -> RunPlan {
+        keeping(sourcesAt: items.indices.filter { isIncluded(items[$0]) })
+    }
+
+    /// This plan with only the sources at `positions` in `items`, for a run of a few of them.
+    package func keeping(sourcesAt positions: some Sequence<Int>) -> RunPlan {
         var plan = self
-        plan.items = items.filter(isIncluded)
+        plan.items = items.picking(positions)
         plan.isPart = true
         return plan
     }
@@ -178,6 +218,15 @@ public struct RunPlan: Sendable {
     enum SourceKey: Hashable {
         case url(String)
         case file(DiskPath)
+
+        /// The key as text, for its digest: a URL, or a real path, which starts with `/` as no
+        /// URL does. A path written is compared with the local sources by the same digest.
+        var text: String {
+            switch self {
+            case .url(let url): return url
+            case .file(let real): return real.path
+            }
+        }
 
         init(_ input: InputFile) {
             if let url = input.url {

@@ -36,19 +36,30 @@ public struct SideWrite: Sendable, Equatable {
 }
 
 /// The local inputs of a run by identity: what the commit of an output must never rename over,
-/// even when a symbolic link made during the run leads the output's path to one.
+/// even when a symbolic link made during the run leads the output's path to one. Each is kept
+/// as where its record is in the plan's file, read back to name it.
 struct ProtectedInputs: Sendable {
-    private let names: [FileIdentity: String]
+    private let records: [FileIdentity: Int64]
+    private let plan: SpillFile.Reader?
 
-    init(_ names: [FileIdentity: String] = [:]) {
-        self.names = names
+    /// No inputs.
+    init() {
+        records = [:]
+        plan = nil
+    }
+
+    /// The inputs with these identities, whose records are in `plan` at the offsets given.
+    init(_ records: [FileIdentity: Int64], plan: SpillFile.Reader) {
+        self.records = records
+        self.plan = plan
     }
 
     /// The input that the directory entry at `path` is, if it is one (a rename replaces the
     /// entry itself, not what a link in it leads to).
     func input(at path: String) -> String? {
-        guard !names.isEmpty, let identity = FileIdentity(path: path, followingLinks: false) else { return nil }
-        return names[identity]
+        guard !records.isEmpty, let identity = FileIdentity(path: path, followingLinks: false), let offset = records[identity]
+        else { return nil }
+        return plan.flatMap { SourceStore.input(at: offset, in: $0)?.displayName } ?? "an input of the run"
     }
 }
 
@@ -108,42 +119,58 @@ struct WriteCheck {
         }
     }
 
-    private var realPaths: [DiskPath: String] = [:]
+    /// Where a write comes from, to make it again for a message: an output of the listing whose
+    /// record is at `listing`, or the run's own write at an index.
+    enum Origin {
+        case output(listing: Int64, index: Int)
+        case run(index: Int)
+    }
 
-    /// The problems found, and the inputs' identities for the commit to check again.
-    /// `inputs`: each local source once with its real path (as the plan's source keys have it),
-    /// `count` of them at most (read lazily from the plan rather than copied).
-    mutating func check(inputs: some Sequence<(input: InputFile, real: DiskPath)>, count: Int, writes: [Write], cacheFolder: String?) -> (
-        problems: [PipelineFileError.Problem], protected: ProtectedInputs
-    ) {
-        var problems: [PipelineFileError.Problem] = []
-        // Sized up front: a plan of many inputs would otherwise hold a table and its doubled
-        // successor at once while it grows.
-        var byRealPath: [DiskPath: String] = [:]
-        var byIdentity: [FileIdentity: String] = [:]
-        byRealPath.reserveCapacity(count)
-        byIdentity.reserveCapacity(count)
-        for (input, real) in inputs {
-            if byRealPath[real] == nil { byRealPath[real] = input.displayName }
-            if let identity = FileIdentity(path: input.path, followingLinks: true), byIdentity[identity] == nil {
-                byIdentity[identity] = input.displayName
-            }
+    private var realPaths: [DiskPath: String] = [:]
+    /// Each local source by its identity on disk, with the record of its first listing (the plan
+    /// finds them by real path).
+    private var inputsByIdentity: [FileIdentity: Int64] = [:]
+    /// The cache folder as written and through its links, when the run writes one.
+    private var cacheFolder: (written: String, real: String)?
+    /// Inputs found in the cache folder.
+    private var cacheProblems: [PipelineFileError.Problem] = []
+
+    /// A check of a run whose cache is in `cacheFolder` (nil for none).
+    init(cacheFolder: String?) {
+        if let cacheFolder { self.cacheFolder = (cacheFolder, resolve(cacheFolder) + "/") }
+    }
+
+    /// Notes a local source (once): `input`, its first listing, with the real path its key found,
+    /// whose record is at `offset`.
+    mutating func note(_ input: InputFile, real: DiskPath, at offset: Int64) {
+        if let cacheFolder, real.path.utf8.starts(with: cacheFolder.real.utf8) {
+            cacheProblems.append(
+                .init(
+                    path: "cache", location: nil,
+                    message:
+                        "the input \(input.displayName) lies in the cache folder \(cacheFolder.written), where the run writes and removes files"
+                ))
         }
-        if let cacheFolder {
-            let cache = resolve(cacheFolder) + "/"
-            for (real, name) in byRealPath where real.path.utf8.starts(with: cache.utf8) {
-                problems.append(
-                    .init(
-                        path: "cache", location: nil,
-                        message:
-                            "the input \(name) lies in the cache folder \(cacheFolder), where the run writes and removes files"))
-            }
+        if let identity = FileIdentity(path: input.path, followingLinks: true), inputsByIdentity[identity] == nil {
+            inputsByIdentity[identity] = offset
         }
-        // Each real path written, and the index in `writes` of what writes it.
-        var writers: [DiskPath: Int] = [:]
-        writers.reserveCapacity(writes.count)
+    }
+
+    /// The problems found with `writes` (every place the run writes, each with its origin) and
+    /// the inputs noted, and the inputs' identities for the commit to check again. `inputAt`
+    /// gives the record of the local source whose real path has a digest, `remake` makes a write
+    /// again from its origin, and `plan` names an input from its record, to say a problem.
+    consuming func check(
+        inputAt: (PathDigest) -> Int64?, writes: some Sequence<(write: Write, origin: Origin)>, remake: (Origin) -> Write?,
+        plan: SpillFile.Reader
+    ) -> (problems: [PipelineFileError.Problem], protected: ProtectedInputs) {
+        var problems = cacheProblems
+        let inputName = { (offset: Int64) in SourceStore.input(at: offset, in: plan)?.displayName ?? "an input of the run" }
+        // Each real path written, and what writes it.
+        var writers: [PathDigest: Origin] = [:]
+        writers.reserveCapacity(inputsByIdentity.count)
         // S3 objects are compared where the plan compares outputs: they have no real path.
-        for (index, write) in writes.enumerated() where !S3Location.isS3(write.path) {
+        for (write, origin) in writes where !S3Location.isS3(write.path) {
             // The folder through its links; the name itself is what a rename replaces.
             let folder = resolve((write.path as NSString).deletingLastPathComponent)
             let real = DiskPath(
@@ -163,30 +190,30 @@ struct WriteCheck {
                     continue
                 }
             }
+            let digest = PathDigest(real)
             let existing = FileIdentity(path: write.path, followingLinks: false)
-            if let input = byRealPath[real] ?? existing.flatMap({ byIdentity[$0] }) {
+            if let input = inputAt(digest) ?? existing.flatMap({ inputsByIdentity[$0] }) {
                 problems.append(
                     .init(
                         path: write.place, location: write.location,
                         message:
-                            "\(write.what) would overwrite the input \(input)\(through): nothing may write where the run reads"))
+                            "\(write.what) would overwrite the input \(inputName(input))\(through): nothing may write where the run reads"))
                 continue
             }
-            if let earlier = writers[real] {
-                let other = writes[earlier]
+            if let earlier = writers[digest] {
+                let other = remake(earlier)
                 // Two outputs planned to one path are reported where the plan compares outputs.
-                if !(other.isOutput && write.isOutput && other.path == write.path) {
+                if !(other?.isOutput == true && write.isOutput && other?.path == write.path) {
                     problems.append(
                         .init(
                             path: write.place, location: write.location,
-                            message:
-                                "\(write.what) and \(other.what) would both write \(real.path)"))
+                            message: "\(write.what) and \(other?.what ?? "an earlier write") would both write \(real.path)"))
                 }
                 continue
             }
-            writers[real] = index
+            writers[digest] = origin
         }
-        return (problems, ProtectedInputs(byIdentity))
+        return (problems, ProtectedInputs(inputsByIdentity, plan: plan))
     }
 
     /// `path` with the links in it followed, as far as it exists; the rest as written.

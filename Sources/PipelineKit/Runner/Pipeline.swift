@@ -131,7 +131,7 @@ public struct Pipeline: Sendable {
         let settings = definition.cache
         let caching =
             diskCache && settings.enabled
-            && (plan.items.contains { $0.input.isRemote }
+            && (plan.items.containsRemote
                 || definition.outputs.contains { $0.steps.contains { $0.resources.contains { !$0.isFileURL } } })
         guard journal || caching, let reason = settings.writeProblem() else { return [] }
         let lost = [

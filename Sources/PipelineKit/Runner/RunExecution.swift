@@ -60,11 +60,14 @@ final class RunExecution: Sendable {
             s3: plan.s3, headQueue: queues.fetch)
         var totals = RunTotals()
         var lastRelease = ContinuousClock.now
-        let wanted = definition.inFlight(fetchingRemoteInputs: plan.items.contains { $0.input.isRemote })
+        let wanted = definition.inFlight(fetchingRemoteInputs: plan.items.containsRemote)
         let window = InFlightWindow(width: OpenFileLimit.inFlight(fitting: wanted) ?? 1, asideLimit: MemoryAccountant.asideLimit)
-        let order = Self.largestFirst(plan.items, inRoundsOf: window.width + window.asideLimit)
-        let peak = await window.run(order, allStarted: memory.unstreamedDecodes.closeArrivals) { item, slot in
-            await self.process(item, slot: slot, incremental: incremental)
+        let planned = plan.items
+        let order = Self.largestFirst(
+            planned.refs.map { $0.byteCount < 0 ? nil : $0.byteCount }, inRoundsOf: window.width + window.asideLimit)
+        let peak = await window.run(order, allStarted: memory.unstreamedDecodes.closeArrivals) { position, slot in
+            // Read back from the plan's file as the window takes it: the run holds no source ahead.
+            await self.process(planned[position], slot: slot, incremental: incremental)
         } completed: { reports in
             for report in reports ?? [] {
                 totals.count(report)
@@ -87,10 +90,10 @@ final class RunExecution: Sendable {
         emit(.finished(summary))
     }
 
-    /// The inputs in the order to start them: largest file first, so that a big image does not
-    /// start last and leave a core idle at the end of the run (longest job first;
-    /// Benchmarks/RESULTS.md has the gain), dealt in rounds of `round` inputs so that the big ones
-    /// do not all start together.
+    /// The positions of the inputs, whose file sizes are `sizes`, in the order to start them:
+    /// largest file first, so that a big image does not start last and leave a core idle at the
+    /// end of the run (longest job first; Benchmarks/RESULTS.md has the gain), dealt in rounds of
+    /// `round` inputs so that the big ones do not all start together.
     ///
     /// The inputs of known size, largest first, are cut into at most `round` bands of consecutive
     /// sizes; each round takes the next input of every band, largest band first. A round is what
@@ -101,15 +104,13 @@ final class RunExecution: Sendable {
     /// wait for it). The largest input still starts first, each round ends with its smallest, and
     /// the run with the smallest of all. Sizes come from planning; inputs of unknown size (remote
     /// ones, a missing file) follow in listing order.
-    static func largestFirst(_ items: [RunPlan.Item], inRoundsOf round: Int) -> [RunPlan.Item] {
-        let sorted = items.enumerated()
-            .sorted { ($0.element.input.byteCount ?? -1, -$0.offset) > ($1.element.input.byteCount ?? -1, -$1.offset) }
-            .map(\.element)
-        let known = sorted.prefix { $0.input.byteCount != nil }
+    static func largestFirst(_ sizes: [Int64?], inRoundsOf round: Int) -> [Int] {
+        let sorted = sizes.indices.sorted { (sizes[$0] ?? -1, -$0) > (sizes[$1] ?? -1, -$1) }
+        let known = sorted.prefix { sizes[$0] != nil }
         // With no more inputs than one round, each band is one input: plain largest first.
         let bandSize = (known.count + max(1, round) - 1) / max(1, round)
         guard bandSize > 1 else { return sorted }
-        var order: [RunPlan.Item] = []
+        var order: [Int] = []
         order.reserveCapacity(sorted.count)
         for place in 0..<bandSize {
             for bandStart in stride(from: known.startIndex, to: known.endIndex, by: bandSize)

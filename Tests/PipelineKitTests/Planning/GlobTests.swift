@@ -12,8 +12,13 @@ import Testing
         try Fixtures.globPhotos()
     }
 
-    func enumerate(_ patterns: [String], in directory: TemporaryDirectory, caseInsensitive: Bool = false) -> InputEnumerator.Result {
-        InputEnumerator(baseDirectory: directory.url, caseInsensitive: caseInsensitive).enumerate(patterns.map { .pattern($0) })
+    func enumerate(_ patterns: [String], in directory: TemporaryDirectory, caseInsensitive: Bool = false)
+        -> InputEnumerator.Result<
+            [InputFile]
+        >
+    {
+        InputEnumerator(baseDirectory: directory.url, caseInsensitive: caseInsensitive).enumerate(
+            patterns.map { .pattern($0) }, into: [])
     }
 
     @Test func braceSetsExpandAsFastGlobDoes() {
@@ -34,40 +39,40 @@ import Testing
     @Test func aBraceSetMatchesEachOfItsChoicesWithOneRoot() throws {
         let directory = try photos()
         let result = enumerate(["photos/**/*.{jpg,png}"], in: directory)
-        #expect(result.files.map(\.displayName) == ["photos/a.jpg", "photos/sub/b.png"])
+        #expect(result.sink.map(\.displayName) == ["photos/a.jpg", "photos/sub/b.png"])
         // {dir} is below photos/, the folder every choice shares
-        #expect(result.files.map(\.subfolder) == ["", "sub"])
+        #expect(result.sink.map(\.subfolder) == ["", "sub"])
         #expect(result.warnings.isEmpty && result.problems.isEmpty)
 
         // Choices of folders, some literal, each file once even when two choices find it
         let folders = enumerate(["photos/{sub,sub/deep}/*.{png,PNG}", "photos/{a.jpg,none.jpg,a.jpg}"], in: directory)
-        #expect(folders.files.map(\.displayName) == ["photos/sub/b.png", "photos/sub/deep/c.PNG", "photos/a.jpg"])
-        #expect(folders.files.map(\.subfolder) == ["sub", "sub/deep", ""])
+        #expect(folders.sink.map(\.displayName) == ["photos/sub/b.png", "photos/sub/deep/c.PNG", "photos/a.jpg"])
+        #expect(folders.sink.map(\.subfolder) == ["sub", "sub/deep", ""])
 
         let tooMany = enumerate([String(repeating: "{a,b,c}", count: 6)], in: directory)
-        #expect(tooMany.files.isEmpty && tooMany.problems.first?.message.contains("more than 256 patterns") == true)
+        #expect(tooMany.sink.isEmpty && tooMany.problems.first?.message.contains("more than 256 patterns") == true)
     }
 
     @Test func caseInsensitiveGlobsMatchNamesWhateverTheirCase() throws {
         let directory = try photos()
         #expect(
-            enumerate(["photos/**/*.{jpg,png}"], in: directory, caseInsensitive: true).files.map(\.displayName)
+            enumerate(["photos/**/*.{jpg,png}"], in: directory, caseInsensitive: true).sink.map(\.displayName)
                 == ["photos/D.JPG", "photos/a.jpg", "photos/sub/b.png", "photos/sub/deep/c.PNG"])
         // Literal components after the first wildcard too; the folder before it is opened as written
         #expect(
-            enumerate(["photos/*/DEEP/*.png"], in: directory, caseInsensitive: true).files.map(\.displayName) == ["photos/sub/deep/c.PNG"])
-        #expect(enumerate(["photos/*/DEEP/*.png"], in: directory).files.isEmpty)
+            enumerate(["photos/*/DEEP/*.png"], in: directory, caseInsensitive: true).sink.map(\.displayName) == ["photos/sub/deep/c.PNG"])
+        #expect(enumerate(["photos/*/DEEP/*.png"], in: directory).sink.isEmpty)
     }
 
     @Test func matchesNoFilesSaysWhenCaseOrABraceSetWasMeant() throws {
         let directory = try photos()
         let upper = enumerate(["photos/*.JPG", "photos/*.jpeg"], in: directory)
-        #expect(upper.files.map(\.displayName) == ["photos/D.JPG"])
+        #expect(upper.sink.map(\.displayName) == ["photos/D.JPG"])
         let jpeg = try #require(upper.empty.first)
         #expect(jpeg.index == 1 && !jpeg.description.contains("ignoring case"), "\(jpeg.description)")
 
         let lower = enumerate(["photos/**/*.png"], in: directory)
-        #expect(lower.files.count == 1)
+        #expect(lower.sink.count == 1)
         let none = enumerate(["photos/*.JPEG", "photos/**/*.gif,png"], in: directory)
         #expect(none.empty.count == 2)
         let png = enumerate(["photos/sub/deep/*.png"], in: directory)
@@ -94,7 +99,7 @@ import Testing
         try FileManager.default.createSymbolicLink(atPath: folder + "/linked.jpg", withDestinationPath: folder + "/a.jpg")
 
         let result = enumerate(["photos/*.jpg"], in: directory)
-        #expect(result.files.map(\.displayName) == ["photos/a.jpg", "photos/linked.jpg"])
+        #expect(result.sink.map(\.displayName) == ["photos/a.jpg", "photos/linked.jpg"])
         let warning = try #require(result.warnings.first { $0.contains("skips") })
         #expect(warning.hasPrefix(#"input "photos/*.jpg" skips 4 entries that are not a regular file: "#), "\(warning)")
         for named in [

@@ -65,4 +65,24 @@ import Testing
         #expect(MemoryLayout<InputFile>.stride <= 64, "\(MemoryLayout<InputFile>.stride)")
         #expect(MemoryLayout<OutputTarget>.stride <= 32, "\(MemoryLayout<OutputTarget>.stride)")
     }
+
+    @Test func everyKindOfInputReadsBackFromItsRecordWithEveryName() throws {
+        // A plan keeps its inputs on disk and reads them back as the run takes them.
+        let inputs = [
+            InputFile(path: "/site/photos/sub/é.jpg", displayName: "photos/sub/é.jpg", subfolder: "sub", byteCount: 7),
+            InputFile(path: "/srv/in/b.jpg", displayName: "request b", subfolder: "x/y"),
+            InputFile(path: "/a.jpg", displayName: "/a.jpg", subfolder: ""),
+            InputFile(url: "https://user:secret@example.com:8443/p/q.png?x=1"),
+            InputFile(s3: try #require(S3Location("s3://bucket/in/c.webp")), subfolder: "in", etag: "\"abc\"", byteCount: 12),
+        ]
+        for input in inputs {
+            let read = try #require(InputFile(record: input.record()), "\(input.displayName)")
+            #expect(read == input, "\(input.displayName)")
+            #expect(read.url == input.url && read.listedVersion == input.listedVersion && read.byteCount == input.byteCount)
+        }
+        // Bytes cut short or with more after them are not a record.
+        let record = inputs[3].record()
+        #expect(InputFile(record: Array(record.dropLast())) == nil)
+        #expect(InputFile(record: record + [0]) == nil)
+    }
 }

@@ -88,7 +88,9 @@ import Testing
         let directory = try TemporaryDirectory()
         let photo = try photos(in: directory)
         let input = directory.path + "/in/dune-0.jpg"
-        let protected = ProtectedInputs([try #require(FileIdentity(path: input, followingLinks: true)): "in/dune-0.jpg"])
+        let protected = try PipelineHarness.pipeline(
+            PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [output(path: "out/{stem}.jpg")]), in: directory
+        ).plan().protectedInputs
         try FileManager.default.createSymbolicLink(atPath: directory.path + "/alias", withDestinationPath: "in")
         // When an output is written there and committed
         #expect {

@@ -17,21 +17,26 @@ struct LargestFirstTests {
         (1...copies).flatMap { copy in sizes.map { item("r\(copy)-\($0)", bytes: $0) } }
     }
 
+    /// The items in the order `largestFirst` starts them.
+    private func largestFirst(_ items: [RunPlan.Item], inRoundsOf round: Int) -> [RunPlan.Item] {
+        RunExecution.largestFirst(items.map(\.input.byteCount), inRoundsOf: round).map { items[$0] }
+    }
+
     @Test func largerFilesStartFirstAndEqualOnesKeepTheirOrder() {
         let items = [item("small", bytes: 10), item("big", bytes: 1000), item("tie-a", bytes: 500), item("tie-b", bytes: 500)]
-        let order = RunExecution.largestFirst(items, inRoundsOf: 4).map(\.input.displayName)
+        let order = largestFirst(items, inRoundsOf: 4).map(\.input.displayName)
         #expect(order == ["big", "tie-a", "tie-b", "small"])
     }
 
     @Test func inputsOfUnknownSizeStartLastInListingOrder() {
         let items = [item("url-1", bytes: nil), item("file", bytes: 1), item("url-2", bytes: nil)]
-        #expect(RunExecution.largestFirst(items, inRoundsOf: 4).map(\.input.displayName) == ["file", "url-1", "url-2"])
+        #expect(largestFirst(items, inRoundsOf: 4).map(\.input.displayName) == ["file", "url-1", "url-2"])
     }
 
     @Test func copiesOfTheLargestAreSpreadOnePerRoundFromTheStart() {
         let sizes: [Int64] = [900, 700, 500, 300, 100]
         let items = copies(8, ofSizes: sizes)
-        let order = RunExecution.largestFirst(items, inRoundsOf: 4)
+        let order = largestFirst(items, inRoundsOf: 4)
         let bytes = order.map { $0.input.byteCount ?? -1 }
         #expect(Set(order.map(\.input.displayName)) == Set(items.map(\.input.displayName)))
         #expect(order.count == items.count)
@@ -51,7 +56,7 @@ struct LargestFirstTests {
 
     @Test func unknownSizesFollowTheRoundsInListingOrder() {
         let items = copies(4, ofSizes: [900, 100]) + [item("url-1", bytes: nil), item("url-2", bytes: nil)]
-        let order = RunExecution.largestFirst(items, inRoundsOf: 2).map(\.input.displayName)
+        let order = largestFirst(items, inRoundsOf: 2).map(\.input.displayName)
         #expect(order == ["r1-900", "r1-100", "r2-900", "r2-100", "r3-900", "r3-100", "r4-900", "r4-100", "url-1", "url-2"])
     }
 }

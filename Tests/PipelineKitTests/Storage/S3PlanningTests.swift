@@ -52,6 +52,15 @@ import Testing
         }
     }
 
+    @Test func anOutputThatWouldReplaceAnInputListedLaterIsAnError() throws {
+        // The output of the first input is the second input's object, which planning meets after it.
+        #expect {
+            _ = try plan(inputs: ["s3://b/one/a.jpg", "s3://b/a.jpg"], outputPath: "s3://b/{name}")
+        } throws: { error in
+            "\(error)".contains("output \"small\" of s3://b/one/a.jpg would overwrite the input s3://b/a.jpg")
+        }
+    }
+
     @Test func twoInputsWritingOneObjectAreNamedTogether() throws {
         // S3 keys are compared where the plan compares outputs: they have no real path to resolve.
         #expect {
