@@ -18,6 +18,12 @@ struct RecordWriter {
         bytes.append(contentsOf: text.utf8)
     }
 
+    /// Bytes of another record, after their length.
+    mutating func append(record: [UInt8]) {
+        append(UInt32(record.count))
+        bytes.append(contentsOf: record)
+    }
+
     /// A flag, then the text when there is one.
     mutating func append(_ text: String?) {
         bytes.append(text == nil ? 0 : 1)
@@ -46,6 +52,12 @@ struct RecordReader {
     mutating func string() -> String? {
         guard let count = uint32(), let slice = take(Int(count)) else { return nil }
         return String(decoding: slice, as: UTF8.self)
+    }
+
+    /// The bytes of a record appended whole (`RecordWriter.append(record:)`).
+    mutating func record() -> [UInt8]? {
+        guard let count = uint32(), let slice = take(Int(count)) else { return nil }
+        return Array(slice)
     }
 
     mutating func optionalString() -> String?? {

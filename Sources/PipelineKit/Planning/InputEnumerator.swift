@@ -422,6 +422,8 @@ struct InputEnumerator {
 
     /// Removes `.` and resolves `..` lexically, as the user wrote the path.
     static func normalize(_ path: String) -> String {
+        // Most paths are normal already; a plan makes one for every output of every input.
+        if isNormalized(path) { return path }
         var parts: [Substring] = []
         for part in path.split(separator: "/") {
             if part == "." { continue }
@@ -429,6 +431,28 @@ struct InputEnumerator {
             parts.append(part)
         }
         return "/" + parts.joined(separator: "/")
+    }
+}
+
+extension InputEnumerator {
+    /// Whether `path` is what `normalize` makes of it: absolute, with no empty, `.` or `..`
+    /// component and no `/` at its end.
+    static func isNormalized(_ path: String) -> Bool {
+        guard path.utf8.first == UInt8(ascii: "/") else { return false }
+        // The bytes of the component so far, and how many of them are dots.
+        var length = 0
+        var dots = 0
+        for byte in path.utf8.dropFirst() {
+            if byte == UInt8(ascii: "/") {
+                if length == 0 || (dots == length && length <= 2) { return false }
+                length = 0
+                dots = 0
+            } else {
+                length += 1
+                if byte == UInt8(ascii: ".") { dots += 1 }
+            }
+        }
+        return length > 0 && !(dots == length && length <= 2)
     }
 }
 

@@ -51,7 +51,7 @@ extension RunPlan {
                     return
                 }
                 let listing = Self.listings(of: [input], outputs: outputs)[0]
-                let offset = try store.append(input)
+                let offset = try store.append(listing)
                 // Known as an input before its own outputs are checked: an S3 output may not
                 // replace the object it is made from.
                 sourceIndex[digest] = refs.count
@@ -76,7 +76,7 @@ extension RunPlan {
                 throw ReportWriterError(path: "the plan of the inputs", reason: "cannot read it back")
             }
             let listing = Self.listings(of: earlier + [input], outputs: outputs).last!
-            check(listing, at: try store.append(input, after: first))
+            check(listing, at: try store.append(listing, after: first))
         }
 
         /// Checks the paths of a listing that has work of its own, whose record is at `offset`.

@@ -31,3 +31,57 @@ extension RunPlan.Item {
         return reports
     }
 }
+
+extension RunPlan.Listing {
+    /// The listing as bytes, for the plan's file: its input, then its targets' paths, its
+    /// refusal or its twin, so that reading it back plans nothing again.
+    func record() -> [UInt8] {
+        var writer = RecordWriter()
+        writer.append(record: input.record())
+        if let refusal {
+            writer.append(UInt32(1))
+            writer.append(refusal)
+        } else if let sameAs {
+            writer.append(UInt32(2))
+            writer.append(UInt32(sameAs))
+        } else {
+            writer.append(UInt32(0))
+            writer.append(UInt32(targets.count))
+            for target in targets { writer.append(target.plannedPath) }
+        }
+        return writer.bytes
+    }
+
+    /// The input of the listing whose `record()` `bytes` are, or nil when they are not one.
+    static func input(inRecord bytes: [UInt8]) -> InputFile? {
+        var reader = RecordReader(bytes)
+        return reader.record().flatMap(InputFile.init(record:))
+    }
+
+    /// The listing whose `record()` `bytes` are, with the targets of `outputs`, or nil when
+    /// they are not one.
+    init?(record bytes: [UInt8], outputs: [OutputTarget.Output]) {
+        var reader = RecordReader(bytes)
+        guard let input = reader.record().flatMap(InputFile.init(record:)), let kind = reader.uint32() else { return nil }
+        switch kind {
+        case 1:
+            guard let refusal = reader.string() else { return nil }
+            self.init(input: input, targets: [], refusal: refusal, sameAs: nil)
+        case 2:
+            guard let twin = reader.uint32() else { return nil }
+            self.init(input: input, targets: [], refusal: nil, sameAs: Int(twin))
+        default:
+            guard let count = reader.uint32(), count == outputs.count else { return nil }
+            var targets: [OutputTarget] = []
+            targets.reserveCapacity(outputs.count)
+            for output in outputs {
+                guard let path = reader.string(), let target = try? OutputTarget(output, plannedPath: path, input: input) else {
+                    return nil
+                }
+                targets.append(target)
+            }
+            self.init(input: input, targets: targets, refusal: nil, sameAs: nil)
+        }
+        guard reader.isAtEnd else { return nil }
+    }
+}

@@ -47,9 +47,8 @@ extension RunPlan {
     }
 }
 
-/// The file a plan keeps its listings in: each listing's input as a record (`InputFile.record()`)
-/// after its length. A source's listings are worked out again from its inputs when it is read,
-/// as planning worked them out: the same inputs and outputs give the same paths.
+/// The file a plan keeps its listings in: each listing as a record (`RunPlan.Listing.record()`:
+/// its input and output paths) after its length.
 final class SourceStore: Sendable {
     let reader: SpillFile.Reader
     /// Each output's part of its targets, made once for all the inputs.
@@ -64,16 +63,22 @@ final class SourceStore: Sendable {
         self.laterListings = laterListings
     }
 
-    /// The input whose record starts at `offset`, or nil when it cannot be read back.
+    /// The input of the listing whose record starts at `offset`, or nil when it cannot be read back.
     func input(at offset: Int64) -> InputFile? {
         Self.input(at: offset, in: reader)
     }
 
+    /// The input of the listing whose record starts at `offset` in `reader`'s file.
     static func input(at offset: Int64, in reader: SpillFile.Reader) -> InputFile? {
+        record(at: offset, in: reader).flatMap(RunPlan.Listing.input(inRecord:))
+    }
+
+    /// The bytes of the record at `offset`, without its length.
+    private static func record(at offset: Int64, in reader: SpillFile.Reader) -> [UInt8]? {
         guard let length = reader.read(4, at: offset)?.withUnsafeBytes({ $0.loadUnaligned(as: UInt32.self) }),
             let bytes = reader.read(Int(length), at: offset + 4)
         else { return nil }
-        return InputFile(record: [UInt8](bytes))
+        return [UInt8](bytes)
     }
 
     /// How many listings of the source follow its first.
@@ -85,9 +90,9 @@ final class SourceStore: Sendable {
     /// The source with every listing of it, or one refused listing that says the plan's file
     /// could not be read back (the system's temporary folder failing under the run).
     func item(_ ref: RunPlan.SourceRef) -> RunPlan.Item {
-        var inputs: [InputFile] = []
+        var listings: [RunPlan.Listing] = []
         for offset in listingOffsets(of: ref) {
-            guard let input = input(at: offset) else {
+            guard let listing = Self.record(at: offset, in: reader).flatMap({ RunPlan.Listing(record: $0, outputs: outputs) }) else {
                 let unread = InputFile(path: "(input \(offset) of the plan)", displayName: "(an input of the plan)", subfolder: "")
                 return RunPlan.Item(listings: [
                     RunPlan.Listing(
@@ -96,9 +101,9 @@ final class SourceStore: Sendable {
                         sameAs: nil)
                 ])
             }
-            inputs.append(input)
+            listings.append(listing)
         }
-        return RunPlan.Item(listings: RunPlan.ListingPlanner.listings(of: inputs, outputs: outputs))
+        return RunPlan.Item(listings: listings)
     }
 
     /// The problem of a plan whose file cannot be made or written.
@@ -124,17 +129,17 @@ final class SourceStore: Sendable {
             self.reader = reader
         }
 
-        /// Appends the record of `input`, the first listing of its source or a later listing of
-        /// the source whose first is at `first`; returns where it starts.
-        mutating func append(_ input: InputFile, after first: Int64? = nil) throws(ReportWriterError) -> Int64 {
-            let record = input.record()
+        /// Appends the record of `listing`, the first of its source or a later listing of the
+        /// source whose first is at `first`; returns where it starts.
+        mutating func append(_ listing: RunPlan.Listing, after first: Int64? = nil) throws(ReportWriterError) -> Int64 {
+            let record = listing.record()
             var length = UInt32(record.count)
             let offset = try file.append(Data(bytes: &length, count: 4) + record)
             if let first { laterListings[first, default: []].append(offset) }
             return offset
         }
 
-        /// The input whose record starts at `offset`, or nil when it cannot be read back.
+        /// The input of the listing whose record starts at `offset`, or nil when it cannot be read back.
         func input(at offset: Int64) -> InputFile? { SourceStore.input(at: offset, in: reader) }
 
         /// The offsets of the records of the listings after the first of the source at `first`.

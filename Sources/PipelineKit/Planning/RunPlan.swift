@@ -265,6 +265,8 @@ public struct OutputTarget: Sendable {
         /// The width and height the output's steps (or its width of `widths`) fix, if any.
         let fixedWidth: Int?
         let fixedHeight: Int?
+        /// Whether the template has a `{width}` or `{height}`.
+        let namesSizes: Bool
 
         init(_ output: OutputDefinition, baseDirectory: URL, fixedSize: (width: Int?, height: Int?) = (nil, nil)) {
             name = output.name
@@ -274,6 +276,7 @@ public struct OutputTarget: Sendable {
             formatExtension = output.encoder.format.fileExtension
             fixedWidth = fixedSize.width
             fixedHeight = fixedSize.height
+            namesSizes = !output.path.placeholders.isDisjoint(with: [.width, .height])
         }
     }
 
@@ -333,6 +336,22 @@ public struct OutputTarget: Sendable {
             values: values,
             unknownPattern: unknown == values
                 ? nil : PathPattern(try Self.place(template.resolve(unknown), root: output.root, base: output.baseDirectory)))
+    }
+
+    /// The target of `output` for `input` whose path was planned as `plannedPath`: made again
+    /// only when the template waits for sizes, whose values it keeps.
+    init(_ output: Output, plannedPath: String, input: InputFile) throws(PathTemplate.Failure) {
+        if output.namesSizes {
+            try self.init(output, inputValues: Self.values(of: input))
+        } else {
+            self.init(output: output, plannedPath: plannedPath, sizes: nil)
+        }
+    }
+
+    private init(output: Output, plannedPath: String, sizes: Sizes?) {
+        self.output = output
+        self.plannedPath = plannedPath
+        self.sizes = sizes
     }
 
     /// The folder `output`'s template names, absolute: its paths may not leave it.

@@ -111,4 +111,20 @@ import Testing
         // A pattern that meets none of them says nothing of the kind
         #expect(!enumerate(["photos/*.png", "photos/**/*.png"], in: directory).warnings.contains { $0.contains("skips") })
     }
+
+    @Test func pathsAlreadyNormalAreKeptAsTheyAre() {
+        let normal = ["/a", "/a/b.jpg", "/a/.b", "/a/..b", "/a/b.", "/a/...", "/.../x", "/é/ñ.jpg"]
+        let made = [
+            "/": "/", "a/b": "/a/b", "/a//b": "/a/b", "/a/./b": "/a/b", "/a/../b": "/b", "/a/b/": "/a/b", "/a/.": "/a",
+            "/a/..": "/", "//a": "/a", "/./a": "/a", "/../a": "/a",
+        ]
+        for path in normal {
+            #expect(InputEnumerator.isNormalized(path), "\(path)")
+            #expect(InputEnumerator.normalize(path) == path)
+        }
+        for (path, result) in made {
+            #expect(!InputEnumerator.isNormalized(path), "\(path)")
+            #expect(InputEnumerator.normalize(path) == result, "\(path)")
+        }
+    }
 }
