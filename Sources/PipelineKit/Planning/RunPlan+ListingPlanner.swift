@@ -105,8 +105,8 @@ extension RunPlan {
             var somePathsWaitForSizes: Bool
         }
 
-        /// What was planned, taken out: the tables that found repeated sources and paths are
-        /// let go here, before the write check builds its own beside the plan.
+        /// What was planned, taken out: the table of output paths is let go here, before the
+        /// write check builds its own beside the plan.
         consuming func finish() -> Planned {
             var problems = paths.problems
             if let storeFailure { problems.append(SourceStore.unkeptProblem(storeFailure)) }

@@ -15,8 +15,8 @@ extension RunPlan {
     }
 
     /// The sources a run makes, in the order first found, kept in a file rather than in memory:
-    /// a plan of a million inputs holds a few bytes for each, and each source is read back
-    /// (its listings with their output paths, worked out again) when it is asked for.
+    /// a plan of a million inputs holds a few bytes for each, and each source is read back (its
+    /// listings with their output paths) when it is asked for.
     public struct SourceList: RandomAccessCollection, Sendable {
         let store: SourceStore
         let refs: [SourceRef]
