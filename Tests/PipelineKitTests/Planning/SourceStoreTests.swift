@@ -1,0 +1,42 @@
+import Foundation
+import TestSupport
+import Testing
+
+@testable import PipelineKit
+
+/// The plan's file of listings: each source read back whole, twins and refusals with it, and a
+/// record that cannot be read back failing its source with a message rather than the run.
+@Suite struct SourceStoreTests {
+    @Test func aSourceListedThreeTimesReadsBackWithItsTwinAndItsOwnPaths() throws {
+        // Given one photograph named by three inputs: twice with the same output path, once
+        // from a glob whose {dir} gives it a path of its own
+        let directory = try TemporaryDirectory()
+        _ = try directory.write(Data("not read".utf8), to: "in/a.jpg")
+        let json = PipelineHarness.json(
+            inputs: ["in/a.jpg", "in/*.jpg", "**/a.jpg"],
+            outputs: [#"{"name": "t", "steps": [], "encode": {"format": "png"}, "path": "out/{dir}/{stem}.png"}"#])
+        // When it is planned
+        let plan = try PipelineHarness.pipeline(json, in: directory).plan()
+        // Then the plan holds one source with every listing, read back from its file
+        #expect(plan.items.count == 1 && plan.inputCount == 3)
+        let listings = try #require(plan.items.first).listings
+        #expect(listings.map(\.input.path) == Array(repeating: directory.path + "/in/a.jpg", count: 3))
+        #expect(listings[0].targets.map(\.plannedPath) == [directory.path + "/out/a.png"])
+        #expect(listings[1].sameAs == 0 && listings[1].targets.isEmpty)
+        #expect(listings[2].sameAs == nil && listings[2].targets.map(\.plannedPath) == [directory.path + "/out/in/a.png"])
+        #expect(try #require(plan.items.first).listingsToMake.count == 2)
+    }
+
+    @Test func aRecordThatCannotBeReadBackFailsItsSourceWithAMessage() throws {
+        // Given a plan's file whose first record is not a listing
+        let directory = try TemporaryDirectory()
+        let file = try SpillFile(folder: directory.path, for: "a plan")
+        try file.append(Data([5, 0, 0, 0, 1, 2, 3, 4, 5]))
+        let store = SourceStore(reader: try #require(file.reader()), outputs: [], laterListings: [:])
+        // When its source is read back
+        let item = store.item(RunPlan.SourceRef(offset: 0, byteCount: -1, isRemote: false, inShard: true))
+        // Then it is one refused listing that says why, and nothing is made of it
+        #expect(item.listings.count == 1 && item.listingsToMake.isEmpty)
+        #expect(item.listings[0].refusal?.contains("could not be read back") == true)
+    }
+}
