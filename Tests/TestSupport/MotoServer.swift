@@ -70,6 +70,8 @@ package final class MotoServer: @unchecked Sendable {
             throw Failure.didNotStart(process.isRunning ? "no answer on port \(port) within 30 s" : "python3 -m moto.server exited")
         }
         credentials = try Self.makeUser(endpoint: endpoint, loader: loader)
+        // A server that could not bind its port has exited: the answers came from another one.
+        guard process.isRunning else { throw Failure.didNotStart("python3 -m moto.server exited: port \(port) was taken") }
     }
 
     deinit {
@@ -209,21 +211,26 @@ package final class MotoServer: @unchecked Sendable {
         return String(xml[start.upperBound..<end.lowerBound])
     }
 
+    /// A port free now, picked at random from a wide range rather than asked of the kernel:
+    /// test processes running side by side that each bind port 0 and close it are given the same
+    /// port in turn, and one's moto would then answer the other's setup. Bounded: 100 tries.
     private static func freePort() throws -> Int {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(descriptor, $0, length) == 0 && getsockname(descriptor, $0, &length) == 0
+        for _ in 0..<100 {
+            let port = Int.random(in: 20_000..<60_000)
+            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            defer { close(descriptor) }
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            address.sin_port = UInt16(port).bigEndian
+            let bound = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+                }
             }
+            if bound { return port }
         }
-        guard bound else { throw Failure.didNotStart("no free port") }
-        return Int(UInt16(bigEndian: address.sin_port))
+        throw Failure.didNotStart("no free port")
     }
 
     private static func accepts(_ port: Int) -> Bool {
