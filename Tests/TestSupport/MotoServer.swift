@@ -217,23 +217,19 @@ package final class MotoServer: @unchecked Sendable {
     private static func freePort() throws -> Int {
         for _ in 0..<100 {
             let port = Int.random(in: 20_000..<60_000)
-            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            defer { close(descriptor) }
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            address.sin_port = UInt16(port).bigEndian
-            let bound = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-                }
-            }
-            if bound { return port }
+            if onLoopback(port, { bind($0, $1, $2) == 0 }) { return port }
         }
         throw Failure.didNotStart("no free port")
     }
 
     private static func accepts(_ port: Int) -> Bool {
+        onLoopback(port) { connect($0, $1, $2) == 0 }
+    }
+
+    /// `call` (bind or connect) on a new socket with 127.0.0.1:`port`; the socket is closed after.
+    private static func onLoopback(
+        _ port: Int, _ call: (Int32, UnsafePointer<sockaddr>, socklen_t) -> Bool
+    ) -> Bool {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(descriptor) }
         var address = sockaddr_in()
@@ -241,7 +237,7 @@ package final class MotoServer: @unchecked Sendable {
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         address.sin_port = UInt16(port).bigEndian
         return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { call(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
     }
 }
