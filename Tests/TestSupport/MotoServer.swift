@@ -69,7 +69,14 @@ package final class MotoServer: @unchecked Sendable {
             stop(process)
             throw Failure.didNotStart(process.isRunning ? "no answer on port \(port) within 30 s" : "python3 -m moto.server exited")
         }
-        credentials = try Self.makeUser(endpoint: endpoint, loader: loader)
+        do {
+            credentials = try Self.makeUser(endpoint: endpoint, loader: loader)
+        } catch {
+            // Thrown before every property is set, the server would outlive the test: no deinit runs.
+            credentials = AWSCredentials(accessKeyID: "", secretAccessKey: "")
+            stop(process)
+            throw error
+        }
         // A server that could not bind its port has exited: the answers came from another one.
         guard process.isRunning else { throw Failure.didNotStart("python3 -m moto.server exited: port \(port) was taken") }
     }
