@@ -50,7 +50,7 @@ extension RunPlan {
                     try addRepeat(input, ofSourceAt: refs[index].offset)
                     return
                 }
-                let listing = Self.listings(of: [input], outputs: outputs)[0]
+                let listing = Self.listing(of: input, after: [], outputs: outputs)
                 let offset = try store.append(listing)
                 // Known as an input before its own outputs are checked: an S3 output may not
                 // replace the object it is made from.
@@ -68,14 +68,15 @@ extension RunPlan {
         }
 
         /// Plans a listing of a source listed before, whose first listing is at `first`: the
-        /// same source with the same output paths is served by the earlier listing's work.
+        /// same source with the same output paths is served by the earlier listing's work. The
+        /// earlier listings are read back as planned, not planned again.
         private mutating func addRepeat(_ input: InputFile, ofSourceAt first: Int64) throws(ReportWriterError) {
             let offsets = [first] + store.laterListings(of: first)
-            let earlier = offsets.compactMap { store.input(at: $0) }
+            let earlier = offsets.compactMap { store.listing(at: $0, outputs: outputs) }
             guard earlier.count == offsets.count else {
                 throw ReportWriterError(path: "the plan of the inputs", reason: "cannot read it back")
             }
-            let listing = Self.listings(of: earlier + [input], outputs: outputs).last!
+            let listing = Self.listing(of: input, after: earlier, outputs: outputs)
             check(listing, at: try store.append(listing, after: first))
         }
 
@@ -116,27 +117,20 @@ extension RunPlan {
                 pairsCompared: paths.pairsCompared, somePathsWaitForSizes: somePathsWaitForSizes)
         }
 
-        /// The listings of one source, in the order listed: each with its targets, refused, or
-        /// served by an earlier listing with the same output paths (a file matched by two
-        /// globs, a URL repeated in a list), whose work is done once and reported for each.
-        static func listings(of inputs: [InputFile], outputs: [OutputTarget.Output]) -> [Listing] {
-            var listings: [Listing] = []
-            listings.reserveCapacity(inputs.count)
-            for input in inputs {
-                let planned = targets(for: input, outputs: outputs)
-                guard let targets = planned.targets else {
-                    listings.append(Listing(input: input, targets: [], refusal: planned.refusal, sameAs: nil))
-                    continue
-                }
-                if let twin = listings.firstIndex(where: {
-                    $0.refusal == nil && $0.targets.map(\.plannedPath) == targets.map(\.plannedPath)
-                }) {
-                    listings.append(Listing(input: input, targets: [], refusal: nil, sameAs: twin))
-                } else {
-                    listings.append(Listing(input: input, targets: targets, refusal: nil, sameAs: nil))
-                }
+        /// The listing of `input` after the `earlier` listings of the same source: with its
+        /// targets, refused, or served by an earlier listing with the same output paths (a file
+        /// matched by two globs, a URL repeated in a list), whose work is done once and reported
+        /// for each.
+        static func listing(of input: InputFile, after earlier: [Listing], outputs: [OutputTarget.Output]) -> Listing {
+            let planned = targets(for: input, outputs: outputs)
+            guard let targets = planned.targets else {
+                return Listing(input: input, targets: [], refusal: planned.refusal, sameAs: nil)
             }
-            return listings
+            let paths = targets.map(\.plannedPath)
+            if let twin = earlier.firstIndex(where: { $0.refusal == nil && $0.sameAs == nil && $0.targets.map(\.plannedPath) == paths }) {
+                return Listing(input: input, targets: [], refusal: nil, sameAs: twin)
+            }
+            return Listing(input: input, targets: targets, refusal: nil, sameAs: nil)
         }
 
         /// Every output's target for `input`, or why the listing is refused: the first output

@@ -63,14 +63,19 @@ final class SourceStore: Sendable {
         self.laterListings = laterListings
     }
 
-    /// The input of the listing whose record starts at `offset`, or nil when it cannot be read back.
-    func input(at offset: Int64) -> InputFile? {
-        Self.input(at: offset, in: reader)
-    }
-
     /// The input of the listing whose record starts at `offset` in `reader`'s file.
     static func input(at offset: Int64, in reader: SpillFile.Reader) -> InputFile? {
         record(at: offset, in: reader).flatMap(RunPlan.Listing.input(inRecord:))
+    }
+
+    /// The listing whose record starts at `offset`, or nil when it cannot be read back.
+    func listing(at offset: Int64) -> RunPlan.Listing? {
+        Self.listing(at: offset, in: reader, outputs: outputs)
+    }
+
+    /// The listing whose record starts at `offset` in `reader`'s file, with the targets of `outputs`.
+    static func listing(at offset: Int64, in reader: SpillFile.Reader, outputs: [OutputTarget.Output]) -> RunPlan.Listing? {
+        record(at: offset, in: reader).flatMap { RunPlan.Listing(record: $0, outputs: outputs) }
     }
 
     /// The bytes of the record at `offset`, without its length.
@@ -92,7 +97,7 @@ final class SourceStore: Sendable {
     func item(_ ref: RunPlan.SourceRef) -> RunPlan.Item {
         var listings: [RunPlan.Listing] = []
         for offset in listingOffsets(of: ref) {
-            guard let listing = Self.record(at: offset, in: reader).flatMap({ RunPlan.Listing(record: $0, outputs: outputs) }) else {
+            guard let listing = listing(at: offset) else {
                 let unread = InputFile(path: "(input \(offset) of the plan)", displayName: "(an input of the plan)", subfolder: "")
                 return RunPlan.Item(listings: [
                     RunPlan.Listing(
@@ -139,8 +144,11 @@ final class SourceStore: Sendable {
             return offset
         }
 
-        /// The input of the listing whose record starts at `offset`, or nil when it cannot be read back.
-        func input(at offset: Int64) -> InputFile? { SourceStore.input(at: offset, in: reader) }
+        /// The listing whose record starts at `offset`, with the targets of `outputs`, or nil
+        /// when it cannot be read back.
+        func listing(at offset: Int64, outputs: [OutputTarget.Output]) -> RunPlan.Listing? {
+            SourceStore.listing(at: offset, in: reader, outputs: outputs)
+        }
 
         /// The offsets of the records of the listings after the first of the source at `first`.
         func laterListings(of first: Int64) -> [Int64] { laterListings[first] ?? [] }

@@ -144,10 +144,9 @@ public struct RunPlan: Sendable {
             remake: { origin in
                 switch origin {
                 case .output(let listing, let index):
-                    guard let input = store.input(at: listing),
-                        let targets = ListingPlanner.targets(for: input, outputs: store.outputs).targets
-                    else { return nil }
-                    return WriteCheck.Write(outputWriters[index], input: input.displayName, path: targets[index].plannedPath)
+                    guard let listing = store.listing(at: listing), listing.targets.indices.contains(index) else { return nil }
+                    return WriteCheck.Write(
+                        outputWriters[index], input: listing.input.displayName, path: listing.targets[index].plannedPath)
                 case .run(let index):
                     return runWrites[index]
                 }
