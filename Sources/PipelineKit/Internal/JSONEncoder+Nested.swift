@@ -9,9 +9,19 @@ extension JSONEncoder {
     /// empty list, and no line break after the last. Such items, joined by `,\n`, go between
     /// the two parts of `encodedAround(list:of:)`.
     func encodedTwoLevelsDeep(_ value: some Encodable) throws -> Data {
-        let text = String(decoding: try encode(value), as: UTF8.self)
-        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map { $0.isEmpty ? "" : "    " + $0 }
-        return Data(lines.joined(separator: "\n").utf8)
+        let text = try encode(value)
+        let newline = UInt8(ascii: "\n")
+        let indent = [UInt8](repeating: UInt8(ascii: " "), count: 4)
+        var indented: [UInt8] = []
+        indented.reserveCapacity(text.count + text.count / 8)
+        // Every line that is not empty, the first included, starts four spaces further in.
+        var atLineStart = true
+        for byte in text {
+            if atLineStart && byte != newline { indented += indent }
+            indented.append(byte)
+            atLineStart = byte == newline
+        }
+        return Data(indented)
     }
 
     /// The text of `document`, whose top-level list `key` is empty, before and after that

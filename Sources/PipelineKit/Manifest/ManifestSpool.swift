@@ -78,6 +78,8 @@ final class PreviousManifest: Sendable {
     private struct Place: Sendable {
         let offset: Int64
         let length: Int32
+        /// Where the entry's line `"source" : …` starts in its text, or -1 when it has none.
+        let sourceLine: Int32
     }
 
     private let descriptor: Int32
@@ -100,23 +102,26 @@ final class PreviousManifest: Sendable {
         var offset: Int64 = 0
         var entryStart: Int64?
         var source: UInt64?
+        var sourceLine: Int64 = -1
         while true {
             let length = getline(&line, &capacity, file)
             guard length > 0, let line else { break }
-            let text = String(cString: line)
-            if text == "    {\n" {
+            // Lines are compared as bytes: most are neither an entry's braces nor its source.
+            if strcmp(line, "    {\n") == 0 {
                 entryStart = offset
                 source = nil
-            } else if let start = entryStart, text == "    }\n" || text == "    },\n" {
+                sourceLine = -1
+            } else if let start = entryStart, strcmp(line, "    }\n") == 0 || strcmp(line, "    },\n") == 0 {
                 // The entry's text ends with its brace.
-                let place = Place(offset: start, length: Int32(offset + 5 - start))
+                let place = Place(offset: start, length: Int32(offset + 5 - start), sourceLine: Int32(sourceLine))
                 order.append(place)
                 if let source { places[source] = places[source] ?? place }
                 entryStart = nil
-            } else if entryStart != nil, text.hasPrefix("      \"source\" : ") {
-                var value = text.dropFirst("      \"source\" : ".count).dropLast()
-                if value.hasSuffix(",") { value = value.dropLast() }
-                if let name = try? JSONDecoder().decode(String.self, from: Data(value.utf8)) { source = FNV1a.hash(Data(name.utf8)) }
+            } else if let start = entryStart, strncmp(line, Self.sourcePrefix, Self.sourcePrefix.utf8.count) == 0,
+                let name = Self.source(inLine: String(cString: line))
+            {
+                source = FNV1a.hash(Data(name.utf8))
+                sourceLine = offset - start
             }
             offset += Int64(length)
         }
@@ -126,14 +131,37 @@ final class PreviousManifest: Sendable {
 
     deinit { close(descriptor) }
 
-    /// Every entry it has, in the order written; an entry that cannot be read is left out.
-    func forEachEntry(_ body: (ImageManifest.Input) throws(ReportWriterError) -> Void) throws(ReportWriterError) {
-        for place in everyPlace {
-            guard let data = SpillFile.read(descriptor, Int(place.length), at: place.offset),
-                let entry = try? JSONDecoder().decode(ImageManifest.Input.self, from: data)
-            else { continue }
-            try body(entry)
+    /// Every entry it has, in the order written, as its source and its text as the file has it
+    /// (`ManifestSpool.entryText(_:)`'s layout), without decoding it: a run of part of a plan
+    /// keeps the other entries as they are, and decoding and encoding each again would cost
+    /// more than the run's own work on a large manifest. An entry without a source it can read
+    /// is left out.
+    func forEachEntryText(_ body: (_ source: String, _ text: Data) throws(ReportWriterError) -> Void) throws(ReportWriterError) {
+        for place in everyPlace where place.sourceLine >= 0 {
+            guard let data = SpillFile.read(descriptor, Int(place.length), at: place.offset) else { continue }
+            let line = data.dropFirst(Int(place.sourceLine)).prefix { $0 != UInt8(ascii: "\n") }
+            guard let source = Self.source(inLine: String(decoding: line, as: UTF8.self)) else { continue }
+            try body(source, data)
         }
+    }
+
+    private static let sourcePrefix = "      \"source\" : "
+
+    /// The source an entry's line `"source" : "…"` names (its key two levels deep, as
+    /// `jsonData()` indents it), or nil when the line is not one.
+    static func source(inLine line: String) -> String? {
+        var value = line.utf8[...]
+        guard value.starts(with: sourcePrefix.utf8) else { return nil }
+        value = value.dropFirst(sourcePrefix.utf8.count)
+        if value.last == UInt8(ascii: "\n") { value = value.dropLast() }
+        if value.last == UInt8(ascii: ",") { value = value.dropLast() }
+        // Most names need no escapes: their text is between the quotes.
+        let quote = UInt8(ascii: "\"")
+        if value.count >= 2, value.first == quote, value.last == quote {
+            let inner = value.dropFirst().dropLast()
+            if !inner.contains(where: { $0 == quote || $0 == UInt8(ascii: "\\") }) { return String(decoding: inner, as: UTF8.self) }
+        }
+        return try? JSONDecoder().decode(String.self, from: Data(value))
     }
 
     /// The entry for `source`, or nil.

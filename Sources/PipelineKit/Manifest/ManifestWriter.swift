@@ -87,9 +87,9 @@ final class ManifestWriter: Sendable {
         if keepsOtherEntries {
             // Read now, not when the run started: another run of part of the plan may have
             // written it since.
-            try PreviousManifest(path: settings.file.path)?.forEachEntry { entry throws(ReportWriterError) in
-                guard !reported.contains(entry.source) else { return }
-                try spool.append(source: entry.source, text: ManifestSpool.entryText(entry))
+            try PreviousManifest(path: settings.file.path)?.forEachEntryText { source, text throws(ReportWriterError) in
+                guard !reported.contains(source) else { return }
+                try spool.append(source: source, text: text)
             }
         }
         try spool.writeManifest(pipeline: definition.name, to: settings.file.path)

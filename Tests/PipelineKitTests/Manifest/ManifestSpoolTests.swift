@@ -83,6 +83,27 @@ import Vips
         #expect(PreviousManifest(path: directory.url.appendingPathComponent("none.json").path) == nil)
     }
 
+    @Test func aPreviousManifestsEntriesAreReadAsTheFileHasThem() throws {
+        // Given a manifest written by jsonData(), with sources that need escaping
+        let directory = try TemporaryDirectory()
+        let url = directory.url.appendingPathComponent("m.json")
+        let entries = sources.enumerated().map { input($0.element, width: $0.offset + 3) }
+        try ImageManifest(pipeline: "p", inputs: entries).jsonData().write(to: url)
+        // When its entries are read without decoding them
+        var read: [(source: String, text: Data)] = []
+        try #require(PreviousManifest(path: url.path)).forEachEntryText { read.append(($0, $1)) }
+        // Then each comes with its source, in the manifest's order, and its text is the one a
+        // spool keeps for it: a manifest written from them is the same bytes
+        let sorted = entries.sorted { ImageManifest.sortsBefore($0.source, $1.source) }
+        #expect(read.map(\.source) == sorted.map(\.source))
+        for (entry, kept) in zip(sorted, read) { #expect(kept.text == (try ManifestSpool.entryText(entry)), "\(entry.source)") }
+        let spool = try ManifestSpool(folder: directory.url.path)
+        for kept in read.reversed() { try spool.append(source: kept.source, text: kept.text) }
+        let copy = directory.url.appendingPathComponent("copy.json")
+        try spool.writeManifest(pipeline: "p", to: copy.path)
+        #expect(try Data(contentsOf: copy) == Data(contentsOf: url))
+    }
+
     /// `count` photos of noise in `in/` (`p0.jpg`, 200 pixels wide, `p1.jpg` 201, …), and a
     /// pipeline file making a 48 px JPEG of each with `placeholders` (JSON strings) for a
     /// manifest at `site/images.json`.
