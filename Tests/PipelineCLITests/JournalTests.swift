@@ -147,6 +147,37 @@ import Testing
         }
     }
 
+    @Test func aJournalReadForPartOfAPlanHoldsOnlyItsPathsAndLeavesTheFileAsItIs() throws {
+        // Given a journal of fifty outputs, each recorded five times: lines a whole read rewrites away
+        let directory = try TemporaryDirectory()
+        let file = try writePipeline(directory)
+        let definition = try Pipeline(contentsOf: URL(fileURLWithPath: file), processors: .standard).definition
+        let url = URL(fileURLWithPath: try journalPath(file))
+        let writer = OutputJournal(file: url, definition: definition)
+        var written: [String] = []
+        for index in 0..<50 {
+            let path = try directory.write(Data("output \(index)".utf8), to: "out/\(index).jpg")
+            for _ in 0..<5 { writer.recordWritten(path, planned: path, fingerprint: "f\(index)", size: ImageSize(width: 1, height: 1)) }
+            written.append(path)
+        }
+        let before = try Data(contentsOf: url)
+        // When a journal is read for two of the outputs (3 and 13: one path ends the other's)
+        let part = OutputJournal(file: url, definition: definition, plannedPaths: [written[3], written[13]])
+        // Then it holds their records alone, and finds them up to date and no other
+        #expect(part.recordsInMemory == 10)
+        #expect(part.upToDate(written[3], fingerprint: "f3")?.path == written[3])
+        #expect(part.upToDate(written[13], fingerprint: "f13")?.path == written[13])
+        #expect(part.upToDate(written[23], fingerprint: "f23") == nil)
+        // And it leaves the file as it was, where a journal read whole rewrites it
+        #expect(part.finish() == [])
+        #expect(try Data(contentsOf: url) == before)
+        let whole = OutputJournal(file: url, definition: definition)
+        #expect(whole.recordsInMemory == 250)
+        #expect(whole.finish() == [])
+        #expect(try Data(contentsOf: url).count * 5 == before.count)
+        #expect(writer.finish() == [])
+    }
+
     @Test func aRecordReadBackIsTheOneWrittenWhateverItHolds() throws {
         // Given records of the run's own fingerprints: a plain output, one whose path waited for
         // its size, and one whose quality was searched

@@ -172,17 +172,25 @@ final class OutputJournal: Sendable {
     }
 
     let file: URL
+    /// Whether only some paths' records were read (`plannedPaths`).
+    private let readsPart: Bool
     /// What was wrong with the journal when it was read, for the run's warnings.
     let warnings: [String]
     private let fingerprints: Fingerprints
     private let state: Locked<State>
 
-    init(file: URL, definition: PipelineDefinition) {
+    /// The journal at `file` of the run of `definition`. A run of part of a plan (a server's, for
+    /// a request) gives its outputs' planned paths as `plannedPaths`: only their records are read
+    /// (a line naming none of them is passed over unread), and the run leaves rewriting the
+    /// journal to runs that read all of it.
+    init(file: URL, definition: PipelineDefinition, plannedPaths: [String]? = nil) {
         self.file = file
         fingerprints = Fingerprints(definition: definition)
+        readsPart = plannedPaths != nil
         var records: [DiskPath: HeldRecords] = [:]
         var count = 0
-        let damaged = Self.read(file.path) { record in
+        let wanted = plannedPaths.map { paths in paths.compactMap { try? JSONEncoder().encode($0) }.map([UInt8].init) }
+        let damaged = Self.read(file.path, naming: wanted) { record in
             count += 1
             let held = Held(record)
             if records[record.key]?.add(held) == nil { records[record.key] = HeldRecords(last: held) }
@@ -289,6 +297,8 @@ final class OutputJournal: Sendable {
     /// Rewrites the journal without superseded or damaged lines when `finish()` calls for it;
     /// why that failed (the old journal is kept then), or nil.
     private func rewrite(_ state: inout State) -> String? {
+        // A journal read in part does not know how many of its lines are superseded.
+        guard !readsPart else { return nil }
         let distinct = state.records.count + state.newPaths
         guard state.damaged > 0 || state.lines > 2 * distinct + 100 else { return nil }
         guard let descriptor = lockedDescriptor(&state) else { return nil }
@@ -349,16 +359,18 @@ final class OutputJournal: Sendable {
 
     /// Hands each record in the journal at `path` to `each`, oldest first, read under a shared
     /// lock so no append is half seen; returns how many lines were not records.
-    private static func read(_ path: String, each: (Record) -> Void) -> Int {
+    private static func read(_ path: String, naming wanted: [[UInt8]]?, each: (Record) -> Void) -> Int {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { return 0 }
         defer { close(descriptor) }
         flock(descriptor, LOCK_SH)
         defer { flock(descriptor, LOCK_UN) }
-        return read(descriptor: descriptor, each: each)
+        return read(descriptor: descriptor, naming: wanted, each: each)
     }
 
-    private static func read(descriptor: Int32, each: (Record) -> Void) -> Int {
+    /// Reads every record, or, with `wanted` (paths as a record's JSON writes them), only the
+    /// lines that hold one of them; returns the damaged lines among those read.
+    private static func read(descriptor: Int32, naming wanted: [[UInt8]]? = nil, each: (Record) -> Void) -> Int {
         var data = Data()
         var buffer = [UInt8](repeating: 0, count: 1 << 16)
         var offset: off_t = 0
@@ -377,6 +389,7 @@ final class OutputJournal: Sendable {
                 damaged += 1
                 continue
             }
+            if let wanted, !wanted.contains(where: { line.contains(bytes: $0) }) { continue }
             guard let record = try? decoder.decode(Record.self, from: Data(line)) else {
                 damaged += 1
                 continue
@@ -433,6 +446,29 @@ final class OutputJournal: Sendable {
             let text = Data(["pipeline \(PipelineKitInfo.version)", version, shared, outputs[index]].joined(separator: "\n").utf8)
             WorkCounter.add(.fingerprintBytes, text.count)
             return String(format: "%016llx", FNV1a.hash(text))
+        }
+    }
+}
+
+extension Data {
+    /// Whether these bytes hold `needle` somewhere.
+    fileprivate func contains(bytes needle: [UInt8]) -> Bool {
+        guard let first = needle.first else { return true }
+        return withUnsafeBytes { haystack in
+            needle.withUnsafeBytes { needle in
+                guard let base = haystack.baseAddress, let pattern = needle.baseAddress, haystack.count >= needle.count else {
+                    return false
+                }
+                var start = 0
+                // Each place the first byte is found, compared whole.
+                while start <= haystack.count - needle.count,
+                    let found = memchr(base + start, Int32(first), haystack.count - needle.count - start + 1)
+                {
+                    if memcmp(found, pattern, needle.count) == 0 { return true }
+                    start = base.distance(to: UnsafeRawPointer(found)) + 1
+                }
+                return false
+            }
         }
     }
 }

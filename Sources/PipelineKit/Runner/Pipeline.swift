@@ -95,18 +95,20 @@ public struct Pipeline: Sendable {
     public func run(
         _ plan: RunPlan, dataLoader: (any DataLoading)? = nil, cache: (any DataCaching)? = nil, memory: SharedMemoryBudget? = nil
     ) -> PipelineRun {
-        let journal = openJournal()
+        let journal = openJournal(
+            plannedPaths: plan.isPart ? plan.items.flatMap { $0.listings.flatMap { $0.targets.map(\.plannedPath) } } : nil)
         return start(
             plan.adding(warnings: journal?.warnings ?? []), dataLoader: dataLoader ?? defaultDataLoader(), cache: cache,
             journal: journal, force: false, memory: memory)
     }
 
-    /// The journal of incremental runs, read now; nil when the file disables them.
-    private func openJournal() -> OutputJournal? {
+    /// The journal of incremental runs, read now (only the records of `plannedPaths`, when
+    /// given); nil when the file disables them.
+    private func openJournal(plannedPaths: [String]? = nil) -> OutputJournal? {
         guard definition.incremental else { return nil }
         return OutputJournal(
             file: definition.cache.journalFile(pipeline: definition.name, baseDirectory: definition.baseDirectory),
-            definition: definition)
+            definition: definition, plannedPaths: plannedPaths)
     }
 
     /// Removes what a killed run left half-written in the folders `plan` writes to.
