@@ -7,26 +7,6 @@ import Glibc
 import Darwin
 #endif
 
-/// A local file's version as `stat` gives it: its size, modification time and inode, what a
-/// run's fetch stage takes for an input's version. A file replaced by a rename, or written
-/// again, has another.
-struct FileStamp: Sendable, Equatable {
-    let size: Int64
-    let seconds: Int
-    let nanoseconds: Int
-    let inode: UInt64
-
-    /// The stamp of the regular file at `path`, or nil when there is none there.
-    init?(path: String) {
-        var info = stat()
-        guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
-        size = Int64(info.st_size)
-        seconds = Int(info.st_mtim.tv_sec)
-        nanoseconds = Int(info.st_mtim.tv_nsec)
-        inode = UInt64(info.st_ino)
-    }
-}
-
 /// What the last run over one local input reported, with the versions of the input before that
 /// run and of the files it found or made after it: while both are as they were, the next request
 /// is answered from here, as the run would answer it, without a run and without reading the

@@ -83,6 +83,8 @@ final class PreviousManifest: Sendable {
     }
 
     private let descriptor: Int32
+    /// The version of the file read.
+    let stamp: FileStamp?
     /// By the FNV-1a hash of the source: an entry found is checked to be that source's.
     private let places: [UInt64: Place]
     /// Every entry, in the order written.
@@ -94,6 +96,7 @@ final class PreviousManifest: Sendable {
         defer { fclose(file) }
         descriptor = dup(fileno(file))
         guard descriptor >= 0 else { return nil }
+        stamp = FileStamp(descriptor: descriptor)
         var places: [UInt64: Place] = [:]
         var order: [Place] = []
         var line: UnsafeMutablePointer<CChar>?

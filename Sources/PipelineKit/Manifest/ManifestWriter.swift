@@ -85,9 +85,10 @@ final class ManifestWriter: Sendable {
         // No entry made: the manifest is written with none (or only the others).
         let spool = if let kept { kept } else { try makeSpool() }
         if keepsOtherEntries {
-            // Read now, not when the run started: another run of part of the plan may have
+            // As it is now, not as the run found it, when another run of part of the plan has
             // written it since.
-            try PreviousManifest(path: settings.file.path)?.forEachEntryText { source, text throws(ReportWriterError) in
+            let current = previous.flatMap { $0.stamp != nil && $0.stamp == FileStamp(path: settings.file.path) ? $0 : nil }
+            try (current ?? PreviousManifest(path: settings.file.path))?.forEachEntryText { source, text throws(ReportWriterError) in
                 guard !reported.contains(source) else { return }
                 try spool.append(source: source, text: text)
             }

@@ -104,6 +104,26 @@ import Vips
         #expect(try Data(contentsOf: copy) == Data(contentsOf: url))
     }
 
+    @Test func runsOfPartsOfAPlanKeepEachOthersEntries() async throws {
+        // Given a manifest of three photos made by a whole run
+        let (directory, json) = try Self.photos(3, placeholders: #""dominantColor""#)
+        let pipeline = try PipelineHarness.pipeline(json, in: directory)
+        let (_, first) = await pipeline.run(try pipeline.plan()).collect()
+        #expect(first?.succeeded == 3)
+        let manifest = directory.url.appendingPathComponent("site/images.json")
+        // When two photos change and a run of each alone starts before either has written it
+        for index in 0..<2 {
+            try directory.write(try Fixtures.jpeg(try Fixtures.noise(width: 90 + index, height: 60)), to: "in/p\(index).jpg")
+        }
+        let plan = try pipeline.plan()
+        let runs = (0..<2).map { index in pipeline.run(plan.keeping { $0.input.displayName == "in/p\(index).jpg" }) }
+        for run in runs { #expect(await run.collect().summary?.succeeded == 1) }
+        // Then the manifest has both new sizes and the third photo's entry as it was
+        let widths = try ImageManifest.read(from: manifest).inputs.map { ($0.source, $0.width) }
+        #expect(widths.map(\.0) == ["in/p0.jpg", "in/p1.jpg", "in/p2.jpg"])
+        #expect(widths.map(\.1) == [90, 91, 202])
+    }
+
     /// `count` photos of noise in `in/` (`p0.jpg`, 200 pixels wide, `p1.jpg` 201, …), and a
     /// pipeline file making a 48 px JPEG of each with `placeholders` (JSON strings) for a
     /// manifest at `site/images.json`.
