@@ -176,6 +176,16 @@ import Testing
         #expect(whole.finish() == [])
         #expect(try Data(contentsOf: url).count * 5 == before.count)
         #expect(writer.finish() == [])
+        // And a torn last line that a part's read finds is cleaned away: the next read does not warn of it
+        let handle = try FileHandle(forWritingTo: url)
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data(#"{"path":"#.utf8))
+        try handle.close()
+        let torn = OutputJournal(file: url, definition: definition, plannedPaths: [written[3]])
+        #expect(torn.warnings.count == 1)
+        #expect(torn.finish() == [])
+        #expect(OutputJournal(file: url, definition: definition, plannedPaths: [written[3]]).warnings == [])
+        #expect(OutputJournal(file: url, definition: definition).recordsInMemory == 50)
     }
 
     @Test func aRecordReadBackIsTheOneWrittenWhateverItHolds() throws {

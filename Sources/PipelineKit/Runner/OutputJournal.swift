@@ -182,7 +182,7 @@ final class OutputJournal: Sendable {
     /// The journal at `file` of the run of `definition`. A run of part of a plan (a server's, for
     /// a request) gives its outputs' planned paths as `plannedPaths`: only their records are read
     /// (a line naming none of them is passed over unread), and the run leaves rewriting the
-    /// journal to runs that read all of it.
+    /// journal to runs that read all of it, unless it found damaged lines.
     init(file: URL, definition: PipelineDefinition, plannedPaths: [String]? = nil) {
         self.file = file
         fingerprints = Fingerprints(definition: definition)
@@ -297,8 +297,9 @@ final class OutputJournal: Sendable {
     /// Rewrites the journal without superseded or damaged lines when `finish()` calls for it;
     /// why that failed (the old journal is kept then), or nil.
     private func rewrite(_ state: inout State) -> String? {
-        // A journal read in part does not know how many of its lines are superseded.
-        guard !readsPart else { return nil }
+        // A journal read in part cannot tell how many of its lines are superseded; damaged ones
+        // it has found go, or every run of a part would warn of them again.
+        guard !readsPart || state.damaged > 0 else { return nil }
         let distinct = state.records.count + state.newPaths
         guard state.damaged > 0 || state.lines > 2 * distinct + 100 else { return nil }
         guard let descriptor = lockedDescriptor(&state) else { return nil }
