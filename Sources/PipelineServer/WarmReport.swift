@@ -1,12 +1,6 @@
 #if Server
 import PipelineKit
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// What the last run over one local input reported, with the versions of the input before that
 /// run and of the files it found or made after it: while both are as they were, the next request
 /// is answered from here, as the run would answer it, without a run and without reading the
