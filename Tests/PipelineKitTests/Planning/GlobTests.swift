@@ -31,6 +31,23 @@ import Testing
         #expect(InputEnumerator.braceAlternatives("photo{1}.jpg") == ["photo{1}.jpg"])
         #expect(InputEnumerator.braceAlternatives(#"a\{b,c\}"#) == [#"a\{b,c\}"#])
         #expect(InputEnumerator.braceAlternatives("a{b,c") == ["a{b,c"])
+        // Ranges of numbers, padded or stepped, and of letters of one case
+        #expect(InputEnumerator.braceAlternatives("img{1..3}.jpg") == ["img1.jpg", "img2.jpg", "img3.jpg"])
+        #expect(InputEnumerator.braceAlternatives("{08..10}") == ["08", "09", "10"])
+        #expect(InputEnumerator.braceAlternatives("{3..1}") == ["3", "2", "1"])
+        #expect(InputEnumerator.braceAlternatives("{1..10..4}") == ["1", "5", "9"])
+        #expect(InputEnumerator.braceAlternatives("{-1..1}") == ["-1", "0", "1"])
+        #expect(InputEnumerator.braceAlternatives("{a..c}") == ["a", "b", "c"])
+        #expect(InputEnumerator.braceAlternatives("{C..A}") == ["C", "B", "A"])
+        #expect(InputEnumerator.braceAlternatives("{a,{1..2}}/{x,y}") == ["a/x", "a/y", "1/x", "1/y", "2/x", "2/y"])
+        #expect(InputEnumerator.braceAlternatives("{1..256}")?.count == 256)
+        #expect(InputEnumerator.braceAlternatives("{1..257}") == nil)
+        #expect(InputEnumerator.braceAlternatives("{1..999999999999999999}") == nil)
+        // Not ranges, so literal: letters of two cases (glob characters lie between), a missing
+        // end, a zero or wrong step, numbers too long to count
+        for literal in ["{a..Z}", "{1..}", "{1..2..0}", "{1..2..x}", "{x..yz}", "{-9223372036854775808..9223372036854775807}"] {
+            #expect(InputEnumerator.braceAlternatives(literal) == [literal])
+        }
         // Bounded: five sets of three make 243 patterns, six make 729
         #expect(InputEnumerator.braceAlternatives(String(repeating: "{a,b,c}", count: 5))?.count == 243)
         #expect(InputEnumerator.braceAlternatives(String(repeating: "{a,b,c}", count: 6)) == nil)
@@ -51,6 +68,15 @@ import Testing
 
         let tooMany = enumerate([String(repeating: "{a,b,c}", count: 6)], in: directory)
         #expect(tooMany.sink.isEmpty && tooMany.problems.first?.message.contains("more than 256 patterns") == true)
+    }
+
+    @Test func aBraceRangeMatchesEachFolderInItWithOneRoot() throws {
+        let directory = try TemporaryDirectory()
+        for year in [2022, 2023, 2024] { try directory.write(Data("x".utf8), to: "photos/\(year)/p\(year).jpg") }
+        let result = enumerate(["photos/{2023..2025}/*.jpg"], in: directory)
+        #expect(result.sink.map(\.displayName) == ["photos/2023/p2023.jpg", "photos/2024/p2024.jpg"])
+        #expect(result.sink.map(\.subfolder) == ["2023", "2024"])
+        #expect(result.problems.isEmpty)
     }
 
     @Test func caseInsensitiveGlobsMatchNamesWhateverTheirCase() throws {
