@@ -45,36 +45,40 @@ package final class MotoServer: @unchecked Sendable {
     }
 
     package init() throws {
-        port = try Self.freePort()
+        // A port free when picked can be taken before moto binds it (an outgoing connection's
+        // port, another test's server): a server that exits before it answers is started again
+        // on another port, a few times.
+        var started: (port: Int, process: Process)?
+        var exits: [String] = []
+        for _ in 0..<3 where started == nil {
+            let port = try Self.freePort()
+            let process = try Self.start(port: port)
+            // Bounded in count and time: up to 300 tries 0.1 s apart (a loaded 2-core machine
+            // takes a few seconds to start Python and moto). Connecting spends none of the free
+            // requests.
+            for _ in 0..<300 where process.isRunning {
+                if Self.accepts(port) { started = (port, process); break }
+                Thread.sleep(forTimeInterval: 0.1)
+            }
+            guard started == nil else { break }
+            guard !process.isRunning else {
+                Self.stop(process)
+                throw Failure.didNotStart("no answer on port \(port) within 30 s")
+            }
+            exits.append("on port \(port)")
+        }
+        guard let started else {
+            throw Failure.didNotStart("python3 -m moto.server exited before it answered, \(exits.joined(separator: ", "))")
+        }
+        port = started.port
+        process = started.process
         endpoint = "http://127.0.0.1:\(port)"
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-m", "moto.server", "-H", "127.0.0.1", "-p", String(port)]
-        var environment = ProcessInfo.processInfo.environment
-        environment["INITIAL_NO_AUTH_ACTION_COUNT"] = String(Self.setupRequests)
-        process.environment = environment
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        self.process = process
-        // Bounded in count and time: up to 300 tries 0.1 s apart (a loaded 2-core machine takes
-        // a few seconds to start Python and moto). Connecting spends none of the free requests.
-        var ready = false
-        for _ in 0..<300 where process.isRunning {
-            if Self.accepts(port) { ready = true; break }
-            Thread.sleep(forTimeInterval: 0.1)
-        }
-        guard ready else {
-            credentials = AWSCredentials(accessKeyID: "", secretAccessKey: "")
-            stop(process)
-            throw Failure.didNotStart(process.isRunning ? "no answer on port \(port) within 30 s" : "python3 -m moto.server exited")
-        }
         do {
             credentials = try Self.makeUser(endpoint: endpoint, loader: loader)
         } catch {
             // Thrown before every property is set, the server would outlive the test: no deinit runs.
             credentials = AWSCredentials(accessKeyID: "", secretAccessKey: "")
-            stop(process)
+            Self.stop(process)
             throw error
         }
         // A server that could not bind its port has exited: the answers came from another one.
@@ -82,12 +86,26 @@ package final class MotoServer: @unchecked Sendable {
     }
 
     deinit {
-        stop(process)
+        Self.stop(process)
+    }
+
+    /// moto's server on 127.0.0.1:`port`, its first requests free for the setup.
+    private static func start(port: Int) throws -> Process {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-m", "moto.server", "-H", "127.0.0.1", "-p", String(port)]
+        var environment = ProcessInfo.processInfo.environment
+        environment["INITIAL_NO_AUTH_ACTION_COUNT"] = String(setupRequests)
+        process.environment = environment
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        return process
     }
 
     /// SIGKILL: started from the test process, moto's server inherits a signal mask that
     /// blocks SIGTERM, and `terminate()` would leave `waitUntilExit()` waiting for good.
-    private func stop(_ process: Process) {
+    private static func stop(_ process: Process) {
         guard process.isRunning else { return }
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
@@ -221,9 +239,14 @@ package final class MotoServer: @unchecked Sendable {
     /// A port free now, picked at random from a wide range rather than asked of the kernel:
     /// test processes running side by side that each bind port 0 and close it are given the same
     /// port in turn, and one's moto would then answer the other's setup. Bounded: 100 tries.
+    /// A port free now, below the ports the kernel hands outgoing connections when it can
+    /// (`ip_local_port_range`), so that none of the tests' own connections takes it first.
     private static func freePort() throws -> Int {
+        let ephemeral = (try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8))?
+            .split(whereSeparator: \.isWhitespace).first.flatMap { Int($0) }
+        let ports = ephemeral.map { $0 > 21_000 ? 20_000..<$0 : 20_000..<60_000 } ?? 20_000..<60_000
         for _ in 0..<100 {
-            let port = Int.random(in: 20_000..<60_000)
+            let port = Int.random(in: ports)
             if onLoopback(port, { bind($0, $1, $2) == 0 }) { return port }
         }
         throw Failure.didNotStart("no free port")
