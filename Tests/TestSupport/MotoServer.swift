@@ -236,11 +236,11 @@ package final class MotoServer: @unchecked Sendable {
         return String(xml[start.upperBound..<end.lowerBound])
     }
 
-    /// A port free now, picked at random from a wide range rather than asked of the kernel:
-    /// test processes running side by side that each bind port 0 and close it are given the same
-    /// port in turn, and one's moto would then answer the other's setup. Bounded: 100 tries.
-    /// A port free now, below the ports the kernel hands outgoing connections when it can
-    /// (`ip_local_port_range`), so that none of the tests' own connections takes it first.
+    /// A port free now, picked at random rather than asked of the kernel: test processes running
+    /// side by side that each bind port 0 and close it are given the same port in turn, and one's
+    /// moto would then answer the other's setup. Picked below the ports the kernel hands outgoing
+    /// connections when it can (`ip_local_port_range`), so that none of the tests' own
+    /// connections takes it first. Bounded: 100 tries.
     private static func freePort() throws -> Int {
         let ephemeral = (try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8))?
             .split(whereSeparator: \.isWhitespace).first.flatMap { Int($0) }

@@ -417,7 +417,8 @@ struct InputEnumerator {
         }
         let step = parts.count == 3 ? (isInteger(parts[2]) ? Int(parts[2]).map(abs) : nil) : 1
         guard let step, step > 0 else { return nil }
-        let ends: (first: Int, last: Int, width: Int)
+        // The zero-padded width of numbers (0: not padded); nil for letters.
+        let ends: (first: Int, last: Int, width: Int?)
         if isInteger(parts[0]), isInteger(parts[1]), let first = Int(parts[0]), let last = Int(parts[1]) {
             let padded = parts[0...1].contains { $0.trimmingCharacters(in: ["-"]).hasPrefix("0") && $0.count > 1 }
             ends = (first, last, padded ? max(parts[0].count, parts[1].count) : 0)
@@ -425,18 +426,18 @@ struct InputEnumerator {
             parts[0].unicodeScalars.count == 1, parts[1].unicodeScalars.count == 1,
             ("a"..."z").contains(first) && ("a"..."z").contains(last) || ("A"..."Z").contains(first) && ("A"..."Z").contains(last)
         {
-            ends = (Int(first.value), Int(last.value), -1)
+            ends = (Int(first.value), Int(last.value), nil)
         } else {
             return nil
         }
         // Counted before it is made: a range of a million is refused without making it.
         guard abs(ends.last - ends.first) / step < maximumAlternatives else { return .tooMany }
         let values = stride(from: ends.first, through: ends.last, by: ends.first <= ends.last ? step : -step)
-        guard ends.width >= 0 else { return .choices(values.compactMap { Unicode.Scalar($0).map(String.init) }) }
+        guard let width = ends.width else { return .choices(values.compactMap { Unicode.Scalar($0).map(String.init) }) }
         return .choices(
             values.map { number in
                 let sign = number < 0 ? "-" : "", digits = String(abs(number))
-                return sign + String(repeating: "0", count: max(0, ends.width - sign.count - digits.count)) + digits
+                return sign + String(repeating: "0", count: max(0, width - sign.count - digits.count)) + digits
             })
     }
 
