@@ -158,8 +158,11 @@ final class OutputJournal: Sendable {
         var records: [DiskPath: HeldRecords]
         /// Lines in the file as far as this run knows: read, then appended.
         var lines: Int
+        /// The distinct planned paths the file had when read.
+        var plannedPathsInFile: Int
         /// Paths this run recorded that `records` did not hold: counted, not kept, so that the
-        /// journal holds nothing per output made (the file has them).
+        /// journal holds nothing per output made (the file has them). `records` holds every
+        /// record of a planned path that the file has, even when only some paths were read.
         var newPaths = 0
         /// Lines that were not records when the file was read.
         var damaged: Int
@@ -172,29 +175,27 @@ final class OutputJournal: Sendable {
     }
 
     let file: URL
-    /// Whether only some paths' records were read (`plannedPaths`).
-    private let readsPart: Bool
     /// What was wrong with the journal when it was read, for the run's warnings.
     let warnings: [String]
     private let fingerprints: Fingerprints
     private let state: Locked<State>
 
     /// The journal at `file` of the run of `definition`. A run of part of a plan (a server's, for
-    /// a request) gives its outputs' planned paths as `plannedPaths`: only their records are read
-    /// (a line naming none of them is passed over unread), and the run leaves rewriting the
-    /// journal to runs that read all of it, unless it found damaged lines.
+    /// a request) gives its outputs' planned paths as `plannedPaths`: only their records are read,
+    /// and a line naming none of them is passed over undecoded, its planned path counted.
     init(file: URL, definition: PipelineDefinition, plannedPaths: [String]? = nil) {
         self.file = file
         fingerprints = Fingerprints(definition: definition)
-        readsPart = plannedPaths != nil
+        let readsPart = plannedPaths != nil
         var records: [DiskPath: HeldRecords] = [:]
         var count = 0
         let wanted = plannedPaths.map { paths in paths.compactMap { try? JSONEncoder().encode($0) }.map([UInt8].init) }
-        let damaged = Self.read(file.path, naming: wanted) { record in
+        let counts = Self.read(file.path, naming: wanted) { record in
             count += 1
             let held = Held(record)
             if records[record.key]?.add(held) == nil { records[record.key] = HeldRecords(last: held) }
         }
+        let damaged = counts.damaged
         warnings =
             damaged == 0
             ? []
@@ -202,7 +203,10 @@ final class OutputJournal: Sendable {
                 "the journal \(file.path) has \(damaged) damaged line\(damaged == 1 ? "" : "s") "
                     + "(a run stopped while writing it, or a full disk): skipped, and the outputs they recorded are made again"
             ]
-        state = Locked(State(records: records, lines: count + damaged, damaged: damaged, descriptor: -1))
+        state = Locked(
+            State(
+                records: records, lines: readsPart ? counts.lines + damaged : count + damaged,
+                plannedPathsInFile: readsPart ? counts.plannedPaths : records.count, damaged: damaged, descriptor: -1))
     }
 
     /// The record of the output planned at `planned` when the file it wrote is still the one
@@ -275,7 +279,9 @@ final class OutputJournal: Sendable {
 
     /// Flushes the journal, and rewrites it without superseded or damaged lines when they are
     /// most of it or there are any damaged ones. The rewrite reads the file again under the lock,
-    /// so records other runs appended since this one read it are kept.
+    /// so records other runs appended since this one read it are kept. A run that read only some
+    /// paths' records rewrites it too: a server's runs, one for each request, are all such runs,
+    /// and the lines of outputs made again would otherwise pile up until a whole run.
     ///
     /// - Returns: warnings naming the journal and the system's reason when a record could not be
     ///   written or the rewrite failed. They do not fail the run: every output is in place, and
@@ -297,10 +303,7 @@ final class OutputJournal: Sendable {
     /// Rewrites the journal without superseded or damaged lines when `finish()` calls for it;
     /// why that failed (the old journal is kept then), or nil.
     private func rewrite(_ state: inout State) -> String? {
-        // A journal read in part cannot tell how many of its lines are superseded; damaged ones
-        // it has found go, or every run of a part would warn of them again.
-        guard !readsPart || state.damaged > 0 else { return nil }
-        let distinct = state.records.count + state.newPaths
+        let distinct = state.plannedPathsInFile + state.newPaths
         guard state.damaged > 0 || state.lines > 2 * distinct + 100 else { return nil }
         guard let descriptor = lockedDescriptor(&state) else { return nil }
         defer { flock(descriptor, LOCK_UN) }
@@ -328,6 +331,7 @@ final class OutputJournal: Sendable {
             return state.problem == nil ? "cannot rewrite the journal \(file.path): \(error.reason)" : nil
         }
         state.lines = all.count
+        state.plannedPathsInFile = all.count
         state.damaged = 0
         state.newPaths = 0
         return nil
@@ -358,11 +362,21 @@ final class OutputJournal: Sendable {
         return nil
     }
 
+    /// What a read of the journal found besides its records.
+    private struct ReadCounts {
+        /// Lines read that were not records.
+        var damaged = 0
+        /// Of a read of some paths' records: the file's lines, and its distinct planned paths
+        /// (counted from the lines' text, not decoded).
+        var lines = 0
+        var plannedPaths = 0
+    }
+
     /// Hands each record in the journal at `path` to `each`, oldest first, read under a shared
-    /// lock so no append is half seen; returns how many lines were not records.
-    private static func read(_ path: String, naming wanted: [[UInt8]]?, each: (Record) -> Void) -> Int {
+    /// lock so no append is half seen.
+    private static func read(_ path: String, naming wanted: [[UInt8]]?, each: (Record) -> Void) -> ReadCounts {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { return 0 }
+        guard descriptor >= 0 else { return ReadCounts() }
         defer { close(descriptor) }
         flock(descriptor, LOCK_SH)
         defer { flock(descriptor, LOCK_UN) }
@@ -370,8 +384,8 @@ final class OutputJournal: Sendable {
     }
 
     /// Reads every record, or, with `wanted` (paths as a record's JSON writes them), only the
-    /// lines that hold one of them; returns the damaged lines among those read.
-    private static func read(descriptor: Int32, naming wanted: [[UInt8]]? = nil, each: (Record) -> Void) -> Int {
+    /// lines that hold one of them, counting the file's lines and planned paths as it passes.
+    private static func read(descriptor: Int32, naming wanted: [[UInt8]]? = nil, each: (Record) -> Void) -> ReadCounts {
         var data = Data()
         var buffer = [UInt8](repeating: 0, count: 1 << 16)
         var offset: off_t = 0
@@ -381,23 +395,49 @@ final class OutputJournal: Sendable {
             data.append(contentsOf: buffer[..<count])
             offset += off_t(count)
         }
-        var damaged = 0
+        var counts = ReadCounts()
+        var plannedPaths = Set<UInt64>()
         let decoder = JSONDecoder()
         let lines = data.split(separator: UInt8(ascii: "\n"))
         for (index, line) in lines.enumerated() {
             // An unterminated last line was cut short (see the type's summary).
             if index == lines.count - 1, data.last != UInt8(ascii: "\n") {
-                damaged += 1
+                counts.damaged += 1
                 continue
             }
-            if let wanted, !wanted.contains(where: { line.contains(bytes: $0) }) { continue }
+            if let wanted {
+                counts.lines += 1
+                if let path = plannedPathHash(line) { plannedPaths.insert(path) }
+                guard wanted.contains(where: { line.contains(bytes: $0) }) else { continue }
+            }
             guard let record = try? decoder.decode(Record.self, from: Data(line)) else {
-                damaged += 1
+                counts.damaged += 1
                 continue
             }
             each(record)
         }
-        return damaged
+        counts.plannedPaths = plannedPaths.count
+        return counts
+    }
+
+    private static let plannedKey = Array(#""planned":""#.utf8)
+    private static let pathKey = Array(#""path":""#.utf8)
+
+    /// The hash of the planned path a record's line holds, as its JSON writes it (the text of
+    /// `"planned"`, else of `"path"`), or nil when it has neither. A key's quotes cannot occur
+    /// inside a string, where every quote is escaped.
+    private static func plannedPathHash(_ line: Data) -> UInt64? {
+        line.withUnsafeBytes { bytes -> UInt64? in
+            guard
+                let key = bytes.offset(of: plannedKey).map({ $0 + plannedKey.count })
+                    ?? bytes.offset(of: pathKey).map({ $0 + pathKey.count })
+            else { return nil }
+            // The text ends at the first quote no backslash escapes.
+            var end = key
+            while end < bytes.count, bytes[end] != UInt8(ascii: "\"") { end += bytes[end] == UInt8(ascii: "\\") ? 2 : 1 }
+            guard end < bytes.count else { return nil }
+            return FNV1a.hash(Data(bytes[key..<end]))
+        }
     }
 
     /// A modification time as a record writes it: `seconds.nanoseconds`, the nanoseconds unpadded.
@@ -454,22 +494,23 @@ final class OutputJournal: Sendable {
 extension Data {
     /// Whether these bytes hold `needle` somewhere.
     fileprivate func contains(bytes needle: [UInt8]) -> Bool {
-        guard let first = needle.first else { return true }
-        return withUnsafeBytes { haystack in
-            needle.withUnsafeBytes { needle in
-                guard let base = haystack.baseAddress, let pattern = needle.baseAddress, haystack.count >= needle.count else {
-                    return false
-                }
-                var start = 0
-                // Each place the first byte is found, compared whole.
-                while start <= haystack.count - needle.count,
-                    let found = memchr(base + start, Int32(first), haystack.count - needle.count - start + 1)
-                {
-                    if memcmp(found, pattern, needle.count) == 0 { return true }
-                    start = base.distance(to: UnsafeRawPointer(found)) + 1
-                }
-                return false
+        withUnsafeBytes { $0.offset(of: needle) } != nil
+    }
+}
+
+extension UnsafeRawBufferPointer {
+    /// Where `needle` first starts in these bytes, or nil.
+    fileprivate func offset(of needle: [UInt8]) -> Int? {
+        guard let first = needle.first else { return 0 }
+        return needle.withUnsafeBytes { needle in
+            guard let base = baseAddress, let pattern = needle.baseAddress, count >= needle.count else { return nil }
+            var start = 0
+            // Each place the first byte is found, compared whole.
+            while start <= count - needle.count, let found = memchr(base + start, Int32(first), count - needle.count - start + 1) {
+                if memcmp(found, pattern, needle.count) == 0 { return base.distance(to: UnsafeRawPointer(found)) }
+                start = base.distance(to: UnsafeRawPointer(found)) + 1
             }
+            return nil
         }
     }
 }
