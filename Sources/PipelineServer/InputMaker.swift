@@ -1,4 +1,5 @@
 #if Server
+import Dispatch
 import PipelineKit
 
 /// Makes the outputs of one input at a time as requests ask for them, through a run of the
@@ -74,7 +75,7 @@ actor InputMaker {
                 self.runsStarted += 1
                 // Before the run: an input changed while it goes is found changed by the next request.
                 let stamp = self.keepsReports ? local.flatMap(FileStamp.init(path:)) : nil
-                let reports = await pipeline.run(plan, memory: memory).collect().reports
+                let reports = await Self.reports(of: plan, by: pipeline, memory: memory)
                 self.remember(reports, input: stamp)
                 self.leaveLane()
                 return reports
@@ -84,6 +85,14 @@ actor InputMaker {
         let reports = await task.value
         if jobs[input.item] == task { jobs[input.item] = nil }
         return reports.first { $0.input == input.listing }
+    }
+
+    /// The reports of a run of `plan`. Starting a run reads the journal and the manifest, which
+    /// takes as long as they are large: on a thread of its own, neither on this actor, which
+    /// every request asks first, nor on the cooperative pool, whose threads answer them.
+    private static func reports(of plan: RunPlan, by pipeline: Pipeline, memory: SharedMemoryBudget) async -> [ItemReport] {
+        let run = await runBlocking(on: .global(qos: .userInitiated)) { pipeline.run(plan, memory: memory) }
+        return await run.collect().reports
     }
 
     /// Runs going now, and jobs waiting for a lane.

@@ -159,7 +159,7 @@ package final class WaitingRoom<State: Sendable, Ticket: Sendable, Value: Sendab
 /// Runs `work`, which blocks its thread, on `queue` and waits for its result without blocking
 /// the calling task's thread: Swift's cooperative pool has a thread per core, and a thread
 /// blocked there (in libvips, on the disk) holds back every other task.
-func runBlocking<Result: Sendable>(on queue: DispatchQueue, _ work: @escaping @Sendable () -> Result) async -> Result {
+package func runBlocking<Result: Sendable>(on queue: DispatchQueue, _ work: @escaping @Sendable () -> Result) async -> Result {
     await withCheckedContinuation { continuation in
         queue.async { continuation.resume(returning: work()) }
     }

@@ -29,6 +29,16 @@ final class ManifestSpool {
         places.append(Place(offset: offset, sourceLength: Int32(source.count), entryLength: Int32(text.count)))
     }
 
+    /// Hands each entry kept to `body`, in the order kept: its source and its text.
+    func forEachEntry(_ body: (_ source: String, _ text: Data) throws(ReportWriterError) -> Void) throws(ReportWriterError) {
+        for place in places {
+            let source = try file.read(Int(place.sourceLength), at: place.offset)
+            try body(
+                String(decoding: source, as: UTF8.self),
+                try file.read(Int(place.entryLength), at: place.offset + Int64(place.sourceLength)))
+        }
+    }
+
     /// Writes the manifest of `pipeline` with every entry kept, sorted by source, to `path`
     /// through a temporary file renamed over it.
     func writeManifest(pipeline: String, to path: String) throws(ReportWriterError) {

@@ -34,11 +34,23 @@ final class ManifestWriter: Sendable {
         /// When other entries are kept, the sources this run reported, made or not: theirs are
         /// this run's to give or to drop.
         var reported: Set<String> = []
+        /// How the write that took this run's entries went, once one has (runs of parts only).
+        var written: Result<Void, ReportWriterError>?
     }
 
     /// One manifest written at a time in this process: runs of parts of one plan (a server's,
     /// one for each request) each read the manifest as it is and write it with their entries.
-    private static let writing = Locked(())
+    static let writing = Locked(())
+
+    /// Runs of parts of a plan that have ended and wait to write, by the manifest's path, in
+    /// the order they ended. The first to take `writing` writes every waiting run's entries in
+    /// one pass, so runs that end while a write is under way rewrite the manifest once between
+    /// them rather than once each: the whole file is written every time, which takes seconds
+    /// on a large manifest.
+    static let waiting = Locked<[String: [ManifestWriter]]>([:])
+    /// Writes made for runs of parts, by the manifest's path, for tests to tell runs written
+    /// together from runs written one by one.
+    static let writesOfParts = Locked<[String: Int]>([:])
 
     init(settings: ManifestSettings, definition: PipelineDefinition, keepsOtherEntries: Bool = false) {
         self.settings = settings
@@ -68,7 +80,9 @@ final class ManifestWriter: Sendable {
 
     /// Writes the manifest; returns why it could not, or nil.
     func write() -> String? {
-        let written = Self.writing.withLock { _ in Result { () throws(ReportWriterError) in try writeNow() } }
+        let written =
+            keepsOtherEntries
+            ? writeWithWaitingParts() : Self.writing.withLock { _ in Result { () throws(ReportWriterError) in try writeWhole() } }
         do throws(ReportWriterError) {
             try written.get()
             return nil
@@ -78,22 +92,61 @@ final class ManifestWriter: Sendable {
         }
     }
 
-    private func writeNow() throws(ReportWriterError) {
+    /// Writes the run's entries alone: a run of the whole plan gives every entry.
+    private func writeWhole() throws(ReportWriterError) {
         // Every entry is in: the run has ended.
-        let (kept, problem, reported) = state.withLock { ($0.spool, $0.problem, $0.reported) }
+        let (kept, problem) = state.withLock { ($0.spool, $0.problem) }
         if let problem { throw problem }
-        // No entry made: the manifest is written with none (or only the others).
+        // No entry made: the manifest is written with none.
         let spool = if let kept { kept } else { try makeSpool() }
-        if keepsOtherEntries {
-            // As it is now, not as the run found it, when another run of part of the plan has
-            // written it since.
-            let current = previous.flatMap { $0.stamp != nil && $0.stamp == FileStamp(path: settings.file.path) ? $0 : nil }
-            try (current ?? PreviousManifest(path: settings.file.path))?.forEachEntryText { source, text throws(ReportWriterError) in
+        try spool.writeManifest(pipeline: definition.name, to: settings.file.path)
+    }
+
+    /// Writes the entries of this run of part of a plan, with those of every other run waiting
+    /// to write the same manifest, unless a write under way when it ended has taken them.
+    private func writeWithWaitingParts() -> Result<Void, ReportWriterError> {
+        let path = settings.file.path
+        Self.waiting.withLock { $0[path, default: []].append(self) }
+        return Self.writing.withLock { _ in
+            if let written = state.withLock(\.written) { return written }
+            let group = Self.waiting.withLock { $0.removeValue(forKey: path) ?? [] }
+            let written = Result { () throws(ReportWriterError) in try writeParts(group) }
+            for writer in group {
+                writer.state.withLock { state in
+                    // A run whose entries could not be kept was left out of the write.
+                    state.written = state.problem.map { .failure($0) } ?? written
+                }
+            }
+            return state.withLock { $0.written } ?? written
+        }
+    }
+
+    /// Writes the entries of the runs of parts in `group` (in the order they ended), and every
+    /// entry of the manifest as it is now for a source none of them reported. Of two runs that
+    /// reported one source, the later one's entry stands, or its lack of one.
+    private func writeParts(_ group: [ManifestWriter]) throws(ReportWriterError) {
+        // A run whose entries could not be kept gives none, and its sources keep theirs.
+        let parts = group.map { writer in writer.state.withLock { (kept: $0.spool, sources: $0.reported, problem: $0.problem) } }
+            .filter { $0.problem == nil }
+        guard !parts.isEmpty else { return }
+        let spool = try makeSpool()
+        var reported: Set<String> = []
+        for (kept, sources, _) in parts.reversed() {
+            try kept?.forEachEntry { source, text throws(ReportWriterError) in
                 guard !reported.contains(source) else { return }
                 try spool.append(source: source, text: text)
             }
+            reported.formUnion(sources)
+        }
+        // As it is now, not as a run found it, when another write has replaced it since.
+        let now = FileStamp(path: settings.file.path)
+        let current = group.lazy.compactMap(\.previous).first { $0.stamp != nil && $0.stamp == now }
+        try (current ?? PreviousManifest(path: settings.file.path))?.forEachEntryText { source, text throws(ReportWriterError) in
+            guard !reported.contains(source) else { return }
+            try spool.append(source: source, text: text)
         }
         try spool.writeManifest(pipeline: definition.name, to: settings.file.path)
+        Self.writesOfParts.withLock { $0[settings.file.path, default: 0] += 1 }
     }
 
     private var folder: String { settings.file.deletingLastPathComponent().path }

@@ -177,15 +177,7 @@ public struct PipelineRun: AsyncSequence, Sendable {
         }
         let execution = RunExecution(
             plan: plan, dataLoader: dataLoader, cache: cache, journal: journal, force: force, memory: memory, manifest: manifest,
-            emit: { event in
-                var event = event
-                // The manifest is written before `finished` reaches anyone, so it is there when they see it.
-                if let manifest, case .finished(var summary) = event, !summary.cancelled {
-                    summary.manifestProblem = manifest.write()
-                    event = .finished(summary)
-                }
-                continuation.yield(event)
-            })
+            emit: { continuation.yield($0) })
         let running = Task {
             await execution.run()
             continuation.finish()

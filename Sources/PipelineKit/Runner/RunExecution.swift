@@ -80,13 +80,22 @@ final class RunExecution: Sendable {
                 lastRelease = .now
             }
         }
-        let journalWarnings = journal?.finish() ?? []
-        var summary = totals.summary(inputs: plan.inputCount, elapsed: .now - start, cancelled: Task.isCancelled, peakInFlight: peak)
+        let cancelled = Task.isCancelled
+        // Flushing the journal and writing the manifest block on the disk, for seconds on a
+        // large manifest: off the cooperative pool, whose few threads a server's other requests
+        // need meanwhile. A cancelled run keeps the old manifest.
+        let (journal, manifest) = (self.journal, self.manifest)
+        let (journalWarnings, manifestProblem) = await runBlocking(on: .global(qos: .utility)) {
+            (journal?.finish() ?? [], cancelled ? nil : manifest?.write())
+        }
+        var summary = totals.summary(inputs: plan.inputCount, elapsed: .now - start, cancelled: cancelled, peakInFlight: peak)
         summary.warnings = journalWarnings + [sources.cache?.writeProblem].compactMap { $0 }
+        summary.manifestProblem = manifestProblem
         if let budget = memory.budget, let admission = memory.admission {
             summary.memory = RunSummary.Memory(budget: budget, peakAdmittedBytes: admission.peakAdmitted)
         }
         summary.inputsServedStale = sources.servedStale.withLock { $0 }
+        // The manifest is written before `finished` reaches anyone, so it is there when they see it.
         emit(.finished(summary))
     }
 

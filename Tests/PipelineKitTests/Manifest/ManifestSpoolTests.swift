@@ -124,6 +124,45 @@ import Vips
         #expect(widths.map(\.1) == [90, 91, 202])
     }
 
+    @Test func runsOfPartsThatEndDuringAWriteAreWrittenTogetherTheLaterEntryStanding() async throws {
+        // Given a manifest of three photos made by a whole run
+        let (directory, json) = try Self.photos(3, placeholders: #""dominantColor""#)
+        let pipeline = try PipelineHarness.pipeline(json, in: directory)
+        #expect(await pipeline.run(try pipeline.plan()).collect().summary?.succeeded == 3)
+        let manifest = directory.url.appendingPathComponent("site/images.json")
+        let waiting = { ManifestWriter.waiting.withLock { $0[manifest.path]?.count ?? 0 } }
+        // While another manifest write holds the turn (on a thread: the lock is a thread's)
+        let holding = Locked(false)
+        let release = Locked(false)
+        Thread {
+            ManifestWriter.writing.withLock { _ in
+                holding.withLock { $0 = true }
+                let deadline = Date() + 120
+                while !release.withLock({ $0 }), Date() < deadline { usleep(2_000) }
+            }
+        }.start()
+        defer { release.withLock { $0 = true } }
+        for _ in 0..<6_000 where !holding.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(10)) }
+        // When p0 changes and its run ends, p0 changes again and its second run ends, then p1
+        // changes and its run ends
+        var runs: [PipelineRun] = []
+        for (index, width) in [(0, 90), (0, 95), (1, 91)] {
+            try directory.write(try Fixtures.jpeg(try Fixtures.noise(width: width, height: 60)), to: "in/p\(index).jpg")
+            runs.append(pipeline.run(try pipeline.plan().keeping { $0.input.displayName == "in/p\(index).jpg" }))
+            for _ in 0..<6_000 where waiting() < runs.count { try await Task.sleep(for: .milliseconds(10)) }
+            #expect(waiting() == runs.count, "a run did not come to write its manifest")
+        }
+        let writes = { ManifestWriter.writesOfParts.withLock { $0[manifest.path] ?? 0 } }
+        let writesBefore = writes()
+        release.withLock { $0 = true }
+        for run in runs { #expect(await run.collect().summary?.succeeded == 1) }
+        // Then one write took all three, the later of p0's entries standing, and p2's kept
+        #expect(writes() == writesBefore + 1)
+        let widths = try ImageManifest.read(from: manifest).inputs.map { ($0.source, $0.width) }
+        #expect(widths.map(\.0) == ["in/p0.jpg", "in/p1.jpg", "in/p2.jpg"])
+        #expect(widths.map(\.1) == [95, 91, 202])
+    }
+
     /// `count` photos of noise in `in/` (`p0.jpg`, 200 pixels wide, `p1.jpg` 201, …), and a
     /// pipeline file making a 48 px JPEG of each with `placeholders` (JSON strings) for a
     /// manifest at `site/images.json`.
