@@ -38,15 +38,17 @@ final class ManifestWriter: Sendable {
         var written: Result<Void, ReportWriterError>?
     }
 
-    /// One manifest written at a time in this process: runs of parts of one plan (a server's,
-    /// one for each request) each read the manifest as it is and write it with their entries.
-    static let writing = Locked(())
+    /// Where manifests are written, one at a time in this process: runs of parts of one plan (a
+    /// server's, one for each request) each read the manifest as it is and write it with their
+    /// entries. A lane of its own, as the disk-bound stages have: a write blocks its thread for
+    /// as long as the manifest is large, and runs waiting their turn hold no thread.
+    static let lane = DispatchQueue(label: "pipeline.manifest")
 
     /// Runs of parts of a plan that have ended and wait to write, by the manifest's path, in
-    /// the order they ended. The first to take `writing` writes every waiting run's entries in
-    /// one pass, so runs that end while a write is under way rewrite the manifest once between
-    /// them rather than once each: the whole file is written every time, which takes seconds
-    /// on a large manifest.
+    /// the order they ended. The first write on the lane takes every waiting run's entries, so
+    /// runs that end while a write is under way rewrite the manifest once between them rather
+    /// than once each: the whole file is written every time, which takes seconds on a large
+    /// manifest.
     static let waiting = Locked<[String: [ManifestWriter]]>([:])
     /// Writes made for runs of parts, by the manifest's path, for tests to tell runs written
     /// together from runs written one by one.
@@ -78,11 +80,15 @@ final class ManifestWriter: Sendable {
         }
     }
 
-    /// Writes the manifest; returns why it could not, or nil.
-    func write() -> String? {
-        let written =
-            keepsOtherEntries
-            ? writeWithWaitingParts() : Self.writing.withLock { _ in Result { () throws(ReportWriterError) in try writeWhole() } }
+    /// Writes the manifest on its lane; returns why it could not, or nil.
+    func write() async -> String? {
+        if keepsOtherEntries { Self.waiting.withLock { $0[settings.file.path, default: []].append(self) } }
+        return await runBlocking(on: Self.lane) { self.writeNow() }
+    }
+
+    /// Writes the manifest; runs on the lane.
+    private func writeNow() -> String? {
+        let written = keepsOtherEntries ? writeWithWaitingParts() : Result { () throws(ReportWriterError) in try writeWhole() }
         do throws(ReportWriterError) {
             try written.get()
             return nil
@@ -103,22 +109,18 @@ final class ManifestWriter: Sendable {
     }
 
     /// Writes the entries of this run of part of a plan, with those of every other run waiting
-    /// to write the same manifest, unless a write under way when it ended has taken them.
+    /// to write the same manifest, unless an earlier write on the lane has taken them.
     private func writeWithWaitingParts() -> Result<Void, ReportWriterError> {
-        let path = settings.file.path
-        Self.waiting.withLock { $0[path, default: []].append(self) }
-        return Self.writing.withLock { _ in
-            if let written = state.withLock(\.written) { return written }
-            let group = Self.waiting.withLock { $0.removeValue(forKey: path) ?? [] }
-            let written = Result { () throws(ReportWriterError) in try writeParts(group) }
-            for writer in group {
-                writer.state.withLock { state in
-                    // A run whose entries could not be kept was left out of the write.
-                    state.written = state.problem.map { .failure($0) } ?? written
-                }
+        if let written = state.withLock(\.written) { return written }
+        let group = Self.waiting.withLock { $0.removeValue(forKey: settings.file.path) ?? [] }
+        let written = Result { () throws(ReportWriterError) in try writeParts(group) }
+        for writer in group {
+            writer.state.withLock { state in
+                // A run whose entries could not be kept was left out of the write.
+                state.written = state.problem.map { .failure($0) } ?? written
             }
-            return state.withLock { $0.written } ?? written
         }
+        return state.withLock { $0.written } ?? written
     }
 
     /// Writes the entries of the runs of parts in `group` (in the order they ended), and every

@@ -84,10 +84,9 @@ final class RunExecution: Sendable {
         // Flushing the journal and writing the manifest block on the disk, for seconds on a
         // large manifest: off the cooperative pool, whose few threads a server's other requests
         // need meanwhile. A cancelled run keeps the old manifest.
-        let (journal, manifest) = (self.journal, self.manifest)
-        let (journalWarnings, manifestProblem) = await runBlocking(on: .global(qos: .utility)) {
-            (journal?.finish() ?? [], cancelled ? nil : manifest?.write())
-        }
+        let journal = self.journal
+        let journalWarnings = await runBlocking(on: .global(qos: .utility)) { journal?.finish() ?? [] }
+        let manifestProblem = cancelled ? nil : await manifest?.write()
         var summary = totals.summary(inputs: plan.inputCount, elapsed: .now - start, cancelled: cancelled, peakInFlight: peak)
         summary.warnings = journalWarnings + [sources.cache?.writeProblem].compactMap { $0 }
         summary.manifestProblem = manifestProblem

@@ -131,16 +131,14 @@ import Vips
         #expect(await pipeline.run(try pipeline.plan()).collect().summary?.succeeded == 3)
         let manifest = directory.url.appendingPathComponent("site/images.json")
         let waiting = { ManifestWriter.waiting.withLock { $0[manifest.path]?.count ?? 0 } }
-        // While another manifest write holds the turn (on a thread: the lock is a thread's)
+        // While another manifest write holds the lane
         let holding = Locked(false)
         let release = Locked(false)
-        Thread {
-            ManifestWriter.writing.withLock { _ in
-                holding.withLock { $0 = true }
-                let deadline = Date() + 120
-                while !release.withLock({ $0 }), Date() < deadline { usleep(2_000) }
-            }
-        }.start()
+        ManifestWriter.lane.async {
+            holding.withLock { $0 = true }
+            let deadline = Date() + 120
+            while !release.withLock({ $0 }), Date() < deadline { usleep(2_000) }
+        }
         defer { release.withLock { $0 = true } }
         for _ in 0..<6_000 where !holding.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(10)) }
         // When p0 changes and its run ends, p0 changes again and its second run ends, then p1
