@@ -54,6 +54,7 @@ done
 . "$here/common.sh"
 use_release_binary "$repo"
 command -v curl >/dev/null || { echo "serve-manifest.sh: curl not found" >&2; exit 1; }
+"$py" -c 'import pyvips, numpy' 2>/dev/null || { echo "serve-manifest.sh: needs pyvips and numpy for $py (pip install pyvips numpy)" >&2; exit 1; }
 tmp=${TMPDIR:-/tmp}/pipeline-serve-manifest-$count
 [ "${BENCH_FRESH:-0}" = 1 ] && rm -rf "$tmp"
 mkdir -p "$tmp"
