@@ -35,7 +35,7 @@ public final class VipsImage: @unchecked Sendable {
         referenceDrops.withLock { _ in drop() }
     }
 
-    private static let referenceDrops = Locked(())
+    private static let referenceDrops = Mutex(())
 
     /// How many `VipsImage` values exist in the process now: a run that keeps nothing per input
     /// comes back to where it started (a test checks this, and `pipeline run --log-level debug`
