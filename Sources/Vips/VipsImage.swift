@@ -31,6 +31,9 @@ public final class VipsImage: @unchecked Sendable {
     /// crashed it every time without this, never with it). A drop racing with a compile in
     /// another thread is not covered. Not Orc's own global mutex: libvips compiles under its own
     /// lock and then takes Orc's, and a drop takes libvips' lock, so holding Orc's deadlocks.
+    /// Not `Locked`: what the lock guards is C's, so its value would be empty, and
+    /// ThreadSanitizer reports every access to an empty value behind it as a race with the lock
+    /// itself (seen in CI).
     static func droppingReference(_ drop: () -> Void) {
         referenceDrops.withLock { _ in drop() }
     }
