@@ -186,12 +186,9 @@ final class OutputJournal: Sendable {
     init(file: URL, definition: PipelineDefinition, plannedPaths: [String]? = nil) {
         self.file = file
         fingerprints = Fingerprints(definition: definition)
-        let readsPart = plannedPaths != nil
         var records: [DiskPath: HeldRecords] = [:]
-        var count = 0
         let wanted = plannedPaths.map { paths in paths.compactMap { try? JSONEncoder().encode($0) }.map([UInt8].init) }
         let counts = Self.read(file.path, naming: wanted) { record in
-            count += 1
             let held = Held(record)
             if records[record.key]?.add(held) == nil { records[record.key] = HeldRecords(last: held) }
         }
@@ -205,8 +202,8 @@ final class OutputJournal: Sendable {
             ]
         state = Locked(
             State(
-                records: records, lines: readsPart ? counts.lines + damaged : count + damaged,
-                plannedPathsInFile: readsPart ? counts.plannedPaths : records.count, damaged: damaged, descriptor: -1))
+                records: records, lines: counts.lines,
+                plannedPathsInFile: plannedPaths == nil ? records.count : counts.plannedPaths, damaged: damaged, descriptor: -1))
     }
 
     /// The record of the output planned at `planned` when the file it wrote is still the one
@@ -366,9 +363,10 @@ final class OutputJournal: Sendable {
     private struct ReadCounts {
         /// Lines read that were not records.
         var damaged = 0
-        /// Of a read of some paths' records: the file's lines, and its distinct planned paths
-        /// (counted from the lines' text, not decoded).
+        /// The file's lines, read or passed over.
         var lines = 0
+        /// Of a read of some paths' records: the file's distinct planned paths, counted from the
+        /// lines' text, not decoded.
         var plannedPaths = 0
     }
 
@@ -399,6 +397,7 @@ final class OutputJournal: Sendable {
         var plannedPaths = Set<UInt64>()
         let decoder = JSONDecoder()
         let lines = data.split(separator: UInt8(ascii: "\n"))
+        counts.lines = lines.count
         for (index, line) in lines.enumerated() {
             // An unterminated last line was cut short (see the type's summary).
             if index == lines.count - 1, data.last != UInt8(ascii: "\n") {
@@ -406,7 +405,6 @@ final class OutputJournal: Sendable {
                 continue
             }
             if let wanted {
-                counts.lines += 1
                 if let path = plannedPathHash(line) { plannedPaths.insert(path) }
                 guard wanted.contains(where: { line.contains(bytes: $0) }) else { continue }
             }
