@@ -92,8 +92,9 @@ let package = Package(
         // Safe Swift wrapper over libvips; knows nothing of pipelines.
         .target(name: "Vips", dependencies: ["CVips", "CDeflate", "CTIFF", "CWebP", "CISAL", "CAvif"], swiftSettings: swiftSettings),
         // DSL, validation, planning, runner, stages and the plugin protocol.
-        // CVips also for GLib's SHA-256 (S3 payload hashes), which libvips already links.
-        .target(name: "PipelineKit", dependencies: ["Vips", "CVips", "CCurl"], swiftSettings: swiftSettings),
+        // CVips also for GLib's SHA-256 (S3 payload hashes), which libvips already links;
+        // CDeflate for the CRC-32s of a damaged PNG's chunks.
+        .target(name: "PipelineKit", dependencies: ["Vips", "CVips", "CCurl", "CDeflate"], swiftSettings: swiftSettings),
         // The registry of built-in processors: one line per processor.
         .target(
             name: "StandardProcessors",

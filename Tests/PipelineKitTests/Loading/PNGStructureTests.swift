@@ -6,7 +6,8 @@ import Vips
 @testable import PipelineKit
 
 /// The walk over a PNG's chunk lengths that refuses, before libpng sees it, a chunk before the
-/// pixels declaring more bytes than the file has.
+/// pixels declaring more bytes than the file has; and the walk to its end that says what is
+/// wrong with a PNG libvips could not decode.
 @Suite struct PNGStructureTests {
     /// The same bytes as a file and in memory.
     static func sources(_ data: Data, in directory: TemporaryDirectory) throws -> [EncodedSource] {
@@ -57,5 +58,63 @@ import Vips
         let data = try Fixtures.png(try Fixtures.gradient(width: 64, height: 48))
         let path = try directory.write(data, to: "listed.png")
         #expect(PNGStructure.oversizedChunk(in: .file(path: path, byteCount: 0)) == nil)
+    }
+
+    /// The offset of the first chunk of `type` in a PNG.
+    static func offset(of type: String, in data: Data) -> Int {
+        let bytes = [UInt8](data)
+        let letters = Array(type.utf8)
+        return (8..<bytes.count - 4).first { bytes[$0 + 4..<$0 + 8].elementsEqual(letters) }!
+    }
+
+    /// The damage each way of breaking a whole PNG leaves, from its file and from memory.
+    @Test func theDamageOfABrokenPNGIsNamedFromItsChunks() throws {
+        let directory = try TemporaryDirectory()
+        let whole = try Fixtures.png(try Fixtures.gradient(width: 64, height: 48))
+        let imageData = Self.offset(of: "IDAT", in: whole)
+        let end = Self.offset(of: "IEND", in: whole)
+        let declared = [UInt8](whole)[imageData..<imageData + 4].reduce(0) { $0 << 8 | Int($1) }
+
+        var flipped = [UInt8](whole)
+        flipped[imageData + 8 + declared / 2] ^= 0xFF
+        var badEnd = [UInt8](whole)
+        badEnd[whole.count - 1] ^= 0xFF
+        let cases: [(Data, String)] = [
+            (
+                whole.prefix(imageData + 8 + declared / 2),
+                "the PNG is cut short: its IDAT chunk declares \(declared) bytes and \(declared / 2) follow"
+            ),
+            (whole.prefix(end), "the PNG is cut short: its bytes end after its IDAT chunk, without the IEND chunk that closes a PNG"),
+            (whole.prefix(end + 3), "the PNG is cut short: its bytes end after its IDAT chunk, without the IEND chunk that closes a PNG"),
+            (whole.prefix(8), "the PNG is cut short: its bytes end after its signature, without the IEND chunk that closes a PNG"),
+            (Data(flipped), "the PNG is damaged: its IDAT chunk at byte \(imageData) does not match its CRC"),
+            (Data(badEnd), "the PNG is damaged: its IEND chunk at byte \(end) does not match its CRC"),
+        ]
+        for (data, damage) in cases {
+            for source in try Self.sources(data, in: directory) {
+                #expect(PNGStructure.damage(in: source) == damage, "\(data.count) bytes")
+            }
+        }
+    }
+
+    /// A whole PNG, one with an ancillary chunk that fails its CRC (libpng drops it and reads
+    /// on), bytes after IEND and files that are not PNGs have no damage to name.
+    @Test func wholeChunksHaveNoDamage() throws {
+        let directory = try TemporaryDirectory()
+        let whole = try Fixtures.png(try Fixtures.gradient(width: 64, height: 48))
+        var withBadText = [UInt8](whole)
+        withBadText.insert(contentsOf: [0, 0, 0, 2] + Array("tEXtab".utf8) + [0, 0, 0, 0], at: 33)
+        let notPNG = try Fixtures.jpeg(try Fixtures.gradient(width: 64, height: 48))
+        for data in [whole, Data(withBadText), whole + Data(repeating: 7, count: 100), notPNG, Data()] {
+            for source in try Self.sources(data, in: directory) {
+                #expect(PNGStructure.damage(in: source) == nil, "\(data.count) bytes")
+            }
+        }
+        // The same chunk made critical ("TEXt") is damage.
+        var withBadCritical = withBadText
+        withBadCritical[37] = UInt8(ascii: "T")
+        for source in try Self.sources(Data(withBadCritical), in: directory) {
+            #expect(PNGStructure.damage(in: source) == "the PNG is damaged: its TEXt chunk at byte 33 does not match its CRC")
+        }
     }
 }

@@ -1,15 +1,14 @@
+import CDeflate
 import Foundation
 
 extension EncodedSource {
-    /// `walk` given the number of bytes there are and the bytes one offset at a time (nil past
-    /// the end), or nil when the file cannot be opened. Walks of a file's structure
-    /// (`GIFStructure`, `PNGStructure`) read only the blocks of the file they ask for.
-    func walkingBytes<Result>(_ walk: (_ byteCount: Int, _ byte: (Int) -> UInt8?) -> Result) -> Result? {
+    /// `walk` given the bytes as `SourceBytes`, or nil when the file cannot be opened. Walks of a
+    /// file's structure (`GIFStructure`, `PNGStructure`) read only the blocks of the file they
+    /// ask for.
+    func walkingBytes<Result>(_ walk: (SourceBytes) -> Result) -> Result? {
         switch self {
         case .memory(let bytes):
-            return bytes.withUnsafeBytes { buffer in
-                walk(buffer.count) { offset in offset >= 0 && offset < buffer.count ? buffer[offset] : nil }
-            }
+            return bytes.withUnsafeBytes { buffer in walk(SourceBytes(memory: buffer)) }
         case .file(let path, _, _, _):
             let descriptor = open(path, O_RDONLY | O_CLOEXEC)
             guard descriptor >= 0 else { return nil }
@@ -17,34 +16,66 @@ extension EncodedSource {
             // The size of what is read, not the size listed when the input was planned.
             var status = stat()
             guard fstat(descriptor, &status) == 0 else { return nil }
-            var reader = BlockReader(descriptor: descriptor)
-            return walk(Int(status.st_size)) { reader.byte(at: $0) }
+            return walk(SourceBytes(descriptor: descriptor, count: Int(status.st_size)))
         }
     }
+}
 
-    /// Bytes of a file read a block at a time, as a walk asks for them.
-    private struct BlockReader {
-        let descriptor: Int32
-        var block = [UInt8](repeating: 0, count: 1 << 16)
-        var blockStart = 0
-        var blockCount = 0
+/// An input's bytes as a walk of its structure reads them: from memory, or from the file a
+/// block at a time, only the blocks asked for. Valid only inside the walk it is given to.
+final class SourceBytes {
+    /// How many bytes there are.
+    let count: Int
+    private let memory: UnsafeRawBufferPointer?
+    private let descriptor: Int32
+    private var block = [UInt8](repeating: 0, count: 1 << 16)
+    private var blockStart = 0
+    private var blockCount = 0
 
-        init(descriptor: Int32) {
-            self.descriptor = descriptor
+    fileprivate init(memory: UnsafeRawBufferPointer) {
+        (self.memory, count, descriptor) = (memory, memory.count, -1)
+    }
+
+    fileprivate init(descriptor: Int32, count: Int) {
+        (memory, self.count, self.descriptor) = (nil, count, descriptor)
+    }
+
+    /// The byte at `offset`, or nil past the end (or when the file cannot be read there).
+    func byte(at offset: Int) -> UInt8? {
+        guard offset >= 0 else { return nil }
+        if let memory { return offset < memory.count ? memory[offset] : nil }
+        guard load(at: offset) else { return nil }
+        return block[offset - blockStart]
+    }
+
+    /// The CRC-32 of the `length` bytes from `offset`, or nil when they are not all there.
+    func crc32(from offset: Int, length: Int) -> UInt32? {
+        guard offset >= 0, length >= 0, offset + length <= count else { return nil }
+        if let memory {
+            guard let base = memory.baseAddress else { return 0 }
+            return UInt32(libdeflate_crc32(0, base + offset, length))
         }
-
-        mutating func byte(at offset: Int) -> UInt8? {
-            guard offset >= 0 else { return nil }
-            if offset < blockStart || offset >= blockStart + blockCount {
-                let count = block.withUnsafeMutableBytes { buffer in
-                    var read = -1
-                    repeat { read = pread(descriptor, buffer.baseAddress, buffer.count, off_t(offset)) } while read < 0 && errno == EINTR
-                    return read
-                }
-                guard count > 0 else { return nil }
-                (blockStart, blockCount) = (offset, count)
-            }
-            return block[offset - blockStart]
+        var crc: UInt32 = 0
+        var position = offset
+        while position < offset + length {
+            guard load(at: position) else { return nil }
+            let available = min(blockStart + blockCount, offset + length) - position
+            crc = block.withUnsafeBytes { UInt32(libdeflate_crc32(crc, $0.baseAddress! + (position - blockStart), available)) }
+            position += available
         }
+        return crc
+    }
+
+    /// Makes the block hold `offset`, reading from there when it does not; false past the end.
+    private func load(at offset: Int) -> Bool {
+        if offset >= blockStart, offset < blockStart + blockCount { return true }
+        let read = block.withUnsafeMutableBytes { buffer in
+            var read = -1
+            repeat { read = pread(descriptor, buffer.baseAddress, buffer.count, off_t(offset)) } while read < 0 && errno == EINTR
+            return read
+        }
+        guard read > 0 else { return false }
+        (blockStart, blockCount) = (offset, read)
+        return true
     }
 }

@@ -18,7 +18,7 @@ enum GIFStructure {
 
     /// How the GIF in `source` ends.
     static func ending(of source: EncodedSource) -> Ending {
-        source.walkingBytes { _, byte in walk(byte) } ?? .unknown
+        source.walkingBytes { bytes in walk { bytes.byte(at: $0) } } ?? .unknown
     }
 
     /// Walks the blocks from the screen descriptor on, reading each byte by `byte` (nil past

@@ -1,8 +1,13 @@
-/// Whether the chunks a PNG declares before its image data fit in its bytes. libpng allocates
-/// and clears a buffer of the length a chunk declares before it reads the chunk, so a file of a
-/// few dozen bytes declaring a gigabyte of text costs that gigabyte and seconds of clearing,
-/// outside any memory estimate, before libpng finds the file too short and libvips refuses it.
-/// The chunks are walked by their lengths, without reading their data.
+/// Walks of a PNG's chunks by their lengths and checksums, without decoding them.
+///
+/// Before libpng sees a file: whether the chunks it declares before its image data fit in its
+/// bytes. libpng allocates and clears a buffer of the length a chunk declares before it reads
+/// the chunk, so a file of a few dozen bytes declaring a gigabyte of text costs that gigabyte
+/// and seconds of clearing, outside any memory estimate, before libpng finds the file too
+/// short and libvips refuses it.
+///
+/// After libvips failed to decode one: what is wrong with its chunks, which libvips' own
+/// message ("libpng read error") does not say.
 enum PNGStructure {
     /// A chunk that declares more bytes than follow it.
     struct OversizedChunk: Equatable {
@@ -14,41 +19,106 @@ enum PNGStructure {
         let available: Int
     }
 
+    /// What a walk of the chunks found first.
+    enum Finding: Equatable {
+        /// Every chunk walked is whole (and, when checked, matches its CRC).
+        case whole
+        /// A chunk declares more bytes than the file has after its header.
+        case oversized(OversizedChunk)
+        /// The bytes end between chunks, or inside a chunk's header, before the IEND chunk:
+        /// after the chunk of type `after` (nil: after the signature).
+        case endsBefore(after: String?)
+        /// The critical chunk of `type` at byte `offset` does not match its CRC.
+        case checksumFails(type: String, offset: Int)
+        /// The bytes at `offset`, after the chunk of type `after` (nil: after the signature),
+        /// are not a chunk's header (a length past 2^31 - 1, a type that is not four letters).
+        case notAChunk(offset: Int, after: String?)
+        /// The file does not start with PNG's signature.
+        case notPNG
+    }
+
     /// The first chunk before the image data that declares more bytes than the file has after
     /// it, or nil: none does, or the walk met something libvips' loader is left to judge (not a
     /// PNG, a chunk header cut short or malformed, more chunks than any real file has before
     /// its pixels).
     static func oversizedChunk(in source: EncodedSource) -> OversizedChunk? {
-        source.walkingBytes { byteCount, byte in walk(byteCount: byteCount, byte) } ?? nil
+        let finding = source.walkingBytes { bytes in walk(bytes, toImageData: true, checksums: false) }
+        guard case .oversized(let chunk) = finding else { return nil }
+        return chunk
+    }
+
+    /// What is wrong with the chunks of a PNG libvips could not decode, in words, or nil: the
+    /// file is not a PNG, cannot be read, or its chunks are whole (the fault, if the file's, is
+    /// inside the compressed data). The chunks are walked to the IEND chunk; an ancillary chunk
+    /// that fails its CRC is passed over, as libpng drops it.
+    static func damage(in source: EncodedSource) -> String? {
+        switch source.walkingBytes({ bytes in walk(bytes, toImageData: false, checksums: true) }) {
+        case .oversized(let chunk):
+            "the PNG is cut short: its \(chunk.type) chunk declares \(chunk.declared) bytes and \(chunk.available) follow"
+        case .endsBefore(let after):
+            "the PNG is cut short: its bytes end after \(place(after)), without the IEND chunk that closes a PNG"
+        case .checksumFails(let type, let offset):
+            "the PNG is damaged: its \(type) chunk at byte \(offset) does not match its CRC"
+        case .notAChunk(let offset, let after):
+            "the PNG is damaged: the bytes at \(offset), after \(place(after)), are not a PNG chunk"
+        case .whole, .notPNG, nil: nil
+        }
+    }
+
+    /// "its signature", or "its IDAT chunk": what a place in the file comes after.
+    private static func place(_ after: String?) -> String {
+        after.map { "its \($0) chunk" } ?? "its signature"
     }
 
     /// The most chunks walked before the image data.
     static let chunksWalked = 10_000
 
-    /// Walks the chunk headers from the signature on, reading each byte by `byte`.
-    static func walk(byteCount: Int, _ byte: (Int) -> UInt8?) -> OversizedChunk? {
+    /// Walks the chunks from the signature on: to the first image data chunk (and no further
+    /// than `chunksWalked` chunks), or to the IEND chunk, checking the CRCs of critical chunks
+    /// when `checksums` is set. A walk to the image data leaves a header cut short or malformed
+    /// to libvips (`.whole`), as libpng refuses those before it allocates anything.
+    static func walk(_ bytes: SourceBytes, toImageData: Bool, checksums: Bool) -> Finding {
         let signature: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
-        guard signature.indices.allSatisfy({ byte($0) == signature[$0] }) else { return nil }
+        guard signature.indices.allSatisfy({ bytes.byte(at: $0) == signature[$0] }) else { return .notPNG }
         var offset = signature.count
-        for _ in 0..<chunksWalked {
+        var previous: String?
+        var walked = 0
+        // Each chunk moves the offset on by at least its 12 bytes of header and CRC: the walk
+        // ends at the end of the file.
+        while true {
             var header: [UInt8] = []
             for index in 0..<8 {
-                guard let value = byte(offset + index) else { return nil }
+                guard let value = bytes.byte(at: offset + index) else { return toImageData ? .whole : .endsBefore(after: previous) }
                 header.append(value)
             }
             let declared = header[0..<4].reduce(0) { $0 << 8 | Int($1) }
             // libpng refuses a length past 2^31 - 1 or a type that is not four letters before it
             // allocates anything, and says so.
-            guard declared <= 0x7FFF_FFFF, header[4..<8].allSatisfy({ (0x41...0x5A).contains($0 & ~0x20) }) else { return nil }
-            let type = String(decoding: header[4..<8], as: UTF8.self)
-            if type == "IDAT" { return nil }
-            let available = byteCount - (offset + 8)
-            // The chunk's data and its CRC.
-            if declared + 4 > available {
-                return OversizedChunk(type: type, declared: declared, available: max(0, available))
+            guard declared <= 0x7FFF_FFFF, header[4..<8].allSatisfy({ (0x41...0x5A).contains($0 & ~0x20) }) else {
+                return toImageData ? .whole : .notAChunk(offset: offset, after: previous)
             }
+            let type = String(decoding: header[4..<8], as: UTF8.self)
+            if toImageData, type == "IDAT" { return .whole }
+            let available = bytes.count - (offset + 8)
+            // The chunk's data and its CRC.
+            guard declared + 4 <= available else {
+                return .oversized(OversizedChunk(type: type, declared: declared, available: max(0, available)))
+            }
+            // A critical chunk's type starts with a capital letter; libpng drops an ancillary
+            // chunk whose CRC fails, and reads on.
+            if checksums, header[4] & 0x20 == 0 {
+                let stored = (0..<4).reduce(UInt32(0)) { word, index in
+                    word << 8 | UInt32(bytes.byte(at: offset + 8 + declared + index) ?? 0)
+                }
+                guard bytes.crc32(from: offset + 4, length: 4 + declared) == stored else {
+                    return .checksumFails(type: type, offset: offset)
+                }
+            }
+            if type == "IEND" { return .whole }
             offset += 8 + declared + 4
+            previous = type
+            walked += 1
+            if toImageData, walked == chunksWalked { return .whole }
         }
-        return nil
     }
 }
