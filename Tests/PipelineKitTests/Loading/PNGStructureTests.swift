@@ -92,7 +92,7 @@ import Vips
         ]
         for (data, damage) in cases {
             for source in try Self.sources(data, in: directory) {
-                #expect(PNGStructure.damage(in: source) == damage, "\(data.count) bytes")
+                #expect(FileDamage.reason(in: source) == damage, "\(data.count) bytes")
             }
         }
     }
@@ -107,14 +107,14 @@ import Vips
         let notPNG = try Fixtures.jpeg(try Fixtures.gradient(width: 64, height: 48))
         for data in [whole, Data(withBadText), whole + Data(repeating: 7, count: 100), notPNG, Data()] {
             for source in try Self.sources(data, in: directory) {
-                #expect(PNGStructure.damage(in: source) == nil, "\(data.count) bytes")
+                #expect(FileDamage.reason(in: source) == nil, "\(data.count) bytes")
             }
         }
         // The same chunk made critical ("TEXt") is damage.
         var withBadCritical = withBadText
         withBadCritical[37] = UInt8(ascii: "T")
         for source in try Self.sources(Data(withBadCritical), in: directory) {
-            #expect(PNGStructure.damage(in: source) == "the PNG is damaged: its TEXt chunk at byte 33 does not match its CRC")
+            #expect(FileDamage.reason(in: source) == "the PNG is damaged: its TEXt chunk at byte 33 does not match its CRC")
         }
     }
 }

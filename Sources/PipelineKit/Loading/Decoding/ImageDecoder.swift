@@ -115,9 +115,9 @@ struct ImageDecoder: Sendable {
                         reason:
                             "decoding took longer than decompress.timeout (\(Units.text(seconds: settings.timeout))) and was stopped"))
             }
-            // libvips says only "libpng read error" of a PNG it cannot read; its chunks say why,
-            // whatever libvips' shared error buffer holds.
-            if let damage = PNGStructure.damage(in: source) {
+            // libvips' message for a file cut short or damaged is often vague ("libpng read
+            // error"); the file's structure says why, whatever libvips' shared error buffer holds.
+            if let damage = FileDamage.reason(in: source) {
                 throw Failure(itemError: ItemError(.undecodable, stage: .decompress, reason: damage, underlying: error))
             }
             throw Failure(itemError: LibvipsErrorText.itemError(for: error, source: source), reasonIsFromLibvips: true)

@@ -48,11 +48,11 @@ enum PNGStructure {
     }
 
     /// What is wrong with the chunks of a PNG libvips could not decode, in words, or nil: the
-    /// file is not a PNG, cannot be read, or its chunks are whole (the fault, if the file's, is
-    /// inside the compressed data). The chunks are walked to the IEND chunk; an ancillary chunk
-    /// that fails its CRC is passed over, as libpng drops it.
-    static func damage(in source: EncodedSource) -> String? {
-        switch source.walkingBytes({ bytes in walk(bytes, toImageData: false, checksums: true) }) {
+    /// file is not a PNG, or its chunks are whole (the fault, if the file's, is inside the
+    /// compressed data). The chunks are walked to the IEND chunk; an ancillary chunk that fails
+    /// its CRC is passed over, as libpng drops it.
+    static func damage(in bytes: SourceBytes) -> String? {
+        switch walk(bytes, toImageData: false, checksums: true) {
         case .oversized(let chunk):
             "the PNG is cut short: its \(chunk.type) chunk declares \(chunk.declared) bytes and \(chunk.available) follow"
         case .endsBefore(let after):
@@ -61,7 +61,7 @@ enum PNGStructure {
             "the PNG is damaged: its \(type) chunk at byte \(offset) does not match its CRC"
         case .notAChunk(let offset, let after):
             "the PNG is damaged: the bytes at \(offset), after \(place(after)), are not a PNG chunk"
-        case .whole, .notPNG, nil: nil
+        case .whole, .notPNG: nil
         }
     }
 

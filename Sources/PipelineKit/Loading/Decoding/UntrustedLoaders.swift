@@ -43,6 +43,8 @@ extension ImageDecoder {
         // The loaders cannot even open a file when no descriptor is left: that is not an
         // unknown format.
         if OpenFileLimit.isReached { return ItemError(.unreadable, stage: .decompress, reason: OpenFileLimit.reason) }
+        // A format libvips knows, cut short where its loader's test reads (a TIFF's directory).
+        if let damage = FileDamage.reason(in: source) { return ItemError(.undecodable, stage: .decompress, reason: damage) }
         return ItemError(.unsupportedFormat, stage: .decompress, reason: ItemError.unknownFormat)
     }
 

@@ -1,0 +1,114 @@
+/// What is wrong with a file libvips could not read, from the lengths and checksums its format
+/// declares, in words: libvips' own messages for a file cut short range from vague ("unable to
+/// parse image", "error JxlDecoderProcessInput") to wrong (a TIFF cut before its directory is
+/// "not an image libvips can read").
+///
+/// Only the structure is walked, never the compressed data, so nil says nothing of the pixels:
+/// the file's structure is whole, or its format is not one walked here (JPEG and GIF, whose
+/// loaders say when their data ends early; a bare JPEG XL or JPEG 2000 codestream).
+enum FileDamage {
+    /// The reason `source` could not be read, when its structure shows one.
+    static func reason(in source: EncodedSource) -> String? {
+        source.walkingBytes { bytes -> String? in
+            if bytes.matches([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A], at: 0) { return PNGStructure.damage(in: bytes) }
+            if bytes.matches(Array("RIFF".utf8), at: 0), bytes.matches(Array("WEBP".utf8), at: 8) { return riffDamage(bytes) }
+            let signatureBox =
+                bytes.matches([0, 0, 0, 12] + Array("JXL ".utf8), at: 0) || bytes.matches([0, 0, 0, 12] + Array("jP  ".utf8), at: 0)
+            if bytes.matches(Array("ftyp".utf8), at: 4) || signatureBox {
+                return boxDamage(bytes)
+            }
+            if bytes.matches(Array("II".utf8) + [42, 0], at: 0) { return tiffDamage(bytes, bigEndian: false) }
+            if bytes.matches(Array("MM".utf8) + [0, 42], at: 0) { return tiffDamage(bytes, bigEndian: true) }
+            return nil
+        } ?? nil
+    }
+
+    /// A WebP's RIFF header declares the bytes after it.
+    static func riffDamage(_ bytes: SourceBytes) -> String? {
+        guard let declared = bytes.word(at: 4, bigEndian: false), declared + 8 > bytes.count else { return nil }
+        return "the WebP is cut short: its RIFF header declares \(declared) bytes and \(bytes.count - 8) follow"
+    }
+
+    /// The top-level boxes of an ISO base media file (AVIF, HEIF, a JPEG XL or JPEG 2000 file), walked
+    /// by their sizes: the first that declares more bytes than follow it.
+    static func boxDamage(_ bytes: SourceBytes) -> String? {
+        let format = boxFormat(bytes)
+        var offset = 0
+        // Each box moves the offset on by at least its 8-byte header: the walk ends.
+        while offset + 8 <= bytes.count {
+            guard let size32 = bytes.word(at: offset, bigEndian: true) else { return nil }
+            let letters = (4..<8).compactMap { bytes.byte(at: offset + $0) }
+            // A type is four printable characters; anything else is not named in a message.
+            let box = letters.allSatisfy { (0x20...0x7E).contains($0) } ? "its \(String(decoding: letters, as: UTF8.self)) box" : "a box"
+            var (size, header) = (size32, 8)
+            if size32 == 1 {
+                // A 64-bit size follows the type.
+                guard let high = bytes.word(at: offset + 8, bigEndian: true), let low = bytes.word(at: offset + 12, bigEndian: true) else {
+                    return "the \(format) is cut short: its bytes end inside a box header at byte \(offset)"
+                }
+                guard high < 1 << 31 else {
+                    return "the \(format) is damaged: \(box) at byte \(offset) declares more bytes than any file has"
+                }
+                (size, header) = (high << 32 | low, 16)
+            }
+            // Size 0: the box runs to the end of the file.
+            if size32 == 0 { return nil }
+            guard size >= header else { return "the \(format) is damaged: \(box) at byte \(offset) declares \(size) bytes" }
+            // Compared so, a 64-bit size cannot overflow.
+            if size > bytes.count - offset {
+                return
+                    "the \(format) is cut short: \(box) declares \(size - header) bytes and \(max(0, bytes.count - offset - header)) follow"
+            }
+            offset += size
+        }
+        // A few bytes left over that are not a whole box header: a file cut inside one.
+        return offset < bytes.count ? "the \(format) is cut short: its bytes end inside a box header at byte \(offset)" : nil
+    }
+
+    /// What an ISO base media file is called, by its signature box or its brand: "AVIF",
+    /// "HEIF", "JPEG XL file", "JPEG 2000 file", or "file".
+    static func boxFormat(_ bytes: SourceBytes) -> String {
+        if bytes.matches(Array("JXL ".utf8), at: 4) { return "JPEG XL file" }
+        if bytes.matches(Array("jP  ".utf8), at: 4) { return "JPEG 2000 file" }
+        let brand = String(decoding: (8..<12).compactMap { bytes.byte(at: $0) }, as: UTF8.self)
+        switch brand {
+        case "avif", "avis": return "AVIF"
+        case "heic", "heix", "heim", "heis", "hevc", "hevx", "mif1", "msf1": return "HEIF"
+        default: return "file"
+        }
+    }
+
+    /// A classic TIFF's first directory: its offset, then its entry count and entries.
+    static func tiffDamage(_ bytes: SourceBytes, bigEndian: Bool) -> String? {
+        guard let offset = bytes.word(at: 4, bigEndian: bigEndian) else {
+            return "the TIFF is cut short: its bytes end inside its header"
+        }
+        guard let low = bytes.byte(at: offset), let high = bytes.byte(at: offset + 1) else {
+            return "the TIFF is cut short: its first directory is at byte \(offset) and its bytes end at \(bytes.count)"
+        }
+        let entries = bigEndian ? Int(low) << 8 | Int(high) : Int(high) << 8 | Int(low)
+        // The count, 12 bytes an entry, and the next directory's offset.
+        let end = offset + 2 + entries * 12 + 4
+        guard end <= bytes.count else {
+            return "the TIFF is cut short: its first directory, at byte \(offset), ends at \(end) and its bytes end at \(bytes.count)"
+        }
+        return nil
+    }
+}
+
+extension SourceBytes {
+    /// Whether the bytes at `offset` are `expected`.
+    func matches(_ expected: [UInt8], at offset: Int) -> Bool {
+        expected.indices.allSatisfy { byte(at: offset + $0) == expected[$0] }
+    }
+
+    /// The 32-bit unsigned word at `offset` in the byte order given, or nil past the end.
+    func word(at offset: Int, bigEndian: Bool) -> Int? {
+        var value = 0
+        for index in 0..<4 {
+            guard let byte = byte(at: offset + (bigEndian ? index : 3 - index)) else { return nil }
+            value = value << 8 | Int(byte)
+        }
+        return value
+    }
+}
