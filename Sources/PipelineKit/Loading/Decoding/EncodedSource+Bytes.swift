@@ -3,8 +3,8 @@ import Foundation
 
 extension EncodedSource {
     /// `walk` given the bytes as `SourceBytes`, or nil when the file cannot be opened. Walks of a
-    /// file's structure (`GIFStructure`, `PNGStructure`) read only the blocks of the file they
-    /// ask for.
+    /// file's structure (`GIFStructure`, `PNGStructure`, `FileDamage`) read only the blocks of
+    /// the file they ask for.
     func walkingBytes<Result>(_ walk: (SourceBytes) -> Result) -> Result? {
         switch self {
         case .memory(let bytes):
@@ -28,7 +28,8 @@ final class SourceBytes {
     let count: Int
     private let memory: UnsafeRawBufferPointer?
     private let descriptor: Int32
-    private var block = [UInt8](repeating: 0, count: 1 << 16)
+    /// The block of the file read last; empty until a byte of a file is asked for.
+    private var block: [UInt8] = []
     private var blockStart = 0
     private var blockCount = 0
 
@@ -46,6 +47,21 @@ final class SourceBytes {
         if let memory { return offset < memory.count ? memory[offset] : nil }
         guard load(at: offset) else { return nil }
         return block[offset - blockStart]
+    }
+
+    /// Whether the bytes at `offset` are `expected`.
+    func matches(_ expected: [UInt8], at offset: Int) -> Bool {
+        expected.indices.allSatisfy { byte(at: offset + $0) == expected[$0] }
+    }
+
+    /// The 32-bit unsigned word at `offset` in the byte order given, or nil past the end.
+    func word(at offset: Int, bigEndian: Bool) -> Int? {
+        var value = 0
+        for index in 0..<4 {
+            guard let byte = byte(at: offset + (bigEndian ? index : 3 - index)) else { return nil }
+            value = value << 8 | Int(byte)
+        }
+        return value
     }
 
     /// The CRC-32 of the `length` bytes from `offset`, or nil when they are not all there.
@@ -69,6 +85,7 @@ final class SourceBytes {
     /// Makes the block hold `offset`, reading from there when it does not; false past the end.
     private func load(at offset: Int) -> Bool {
         if offset >= blockStart, offset < blockStart + blockCount { return true }
+        if block.isEmpty { block = [UInt8](repeating: 0, count: 1 << 16) }
         let read = block.withUnsafeMutableBytes { buffer in
             var read = -1
             repeat { read = pread(descriptor, buffer.baseAddress, buffer.count, off_t(offset)) } while read < 0 && errno == EINTR

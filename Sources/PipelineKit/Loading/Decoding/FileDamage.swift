@@ -10,7 +10,7 @@ enum FileDamage {
     /// The reason `source` could not be read, when its structure shows one.
     static func reason(in source: EncodedSource) -> String? {
         source.walkingBytes { bytes -> String? in
-            if bytes.matches([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A], at: 0) { return PNGStructure.damage(in: bytes) }
+            if bytes.matches(PNGStructure.signature, at: 0) { return PNGStructure.damage(in: bytes) }
             if bytes.matches(Array("RIFF".utf8), at: 0), bytes.matches(Array("WEBP".utf8), at: 8) { return riffDamage(bytes) }
             let signatureBox =
                 bytes.matches([0, 0, 0, 12] + Array("JXL ".utf8), at: 0) || bytes.matches([0, 0, 0, 12] + Array("jP  ".utf8), at: 0)
@@ -93,22 +93,5 @@ enum FileDamage {
             return "the TIFF is cut short: its first directory, at byte \(offset), ends at \(end) and its bytes end at \(bytes.count)"
         }
         return nil
-    }
-}
-
-extension SourceBytes {
-    /// Whether the bytes at `offset` are `expected`.
-    func matches(_ expected: [UInt8], at offset: Int) -> Bool {
-        expected.indices.allSatisfy { byte(at: offset + $0) == expected[$0] }
-    }
-
-    /// The 32-bit unsigned word at `offset` in the byte order given, or nil past the end.
-    func word(at offset: Int, bigEndian: Bool) -> Int? {
-        var value = 0
-        for index in 0..<4 {
-            guard let byte = byte(at: offset + (bigEndian ? index : 3 - index)) else { return nil }
-            value = value << 8 | Int(byte)
-        }
-        return value
     }
 }

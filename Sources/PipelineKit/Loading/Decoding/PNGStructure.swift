@@ -70,6 +70,9 @@ enum PNGStructure {
         after.map { "its \($0) chunk" } ?? "its signature"
     }
 
+    /// The eight bytes every PNG starts with.
+    static let signature: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
+
     /// The most chunks walked before the image data.
     static let chunksWalked = 10_000
 
@@ -78,8 +81,7 @@ enum PNGStructure {
     /// when `checksums` is set. A walk to the image data leaves a header cut short or malformed
     /// to libvips (`.whole`), as libpng refuses those before it allocates anything.
     static func walk(_ bytes: SourceBytes, toImageData: Bool, checksums: Bool) -> Finding {
-        let signature: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
-        guard signature.indices.allSatisfy({ bytes.byte(at: $0) == signature[$0] }) else { return .notPNG }
+        guard bytes.matches(signature, at: 0) else { return .notPNG }
         var offset = signature.count
         var previous: String?
         var walked = 0
@@ -107,10 +109,8 @@ enum PNGStructure {
             // A critical chunk's type starts with a capital letter; libpng drops an ancillary
             // chunk whose CRC fails, and reads on.
             if checksums, header[4] & 0x20 == 0 {
-                let stored = (0..<4).reduce(UInt32(0)) { word, index in
-                    word << 8 | UInt32(bytes.byte(at: offset + 8 + declared + index) ?? 0)
-                }
-                guard bytes.crc32(from: offset + 4, length: 4 + declared) == stored else {
+                let stored = bytes.word(at: offset + 8 + declared, bigEndian: true)
+                guard let computed = bytes.crc32(from: offset + 4, length: 4 + declared), stored == Int(computed) else {
                     return .checksumFails(type: type, offset: offset)
                 }
             }
