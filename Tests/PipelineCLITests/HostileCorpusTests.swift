@@ -32,7 +32,7 @@ import Vips
             switch corpusCase.outcome {
             case .processed:
                 #expect(printed.isEmpty, "\(corpusCase.file): \(printed)")
-            case .refused(let stage, let reason), .failed(let stage, let reason):
+            case .refused(let stage, let reason), .failed(let stage, let reason), .damaged(let stage, let reason):
                 #expect(printed.count == 1, "\(corpusCase.file): \(printed)")
                 #expect(printed.first?.hasPrefix(prefix + stage.rawValue + ": ") == true, "\(printed)")
                 #expect(printed.first?.contains(reason) == true, "\(corpusCase.file): expected \"\(reason)\" in \(printed)")

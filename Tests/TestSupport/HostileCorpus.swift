@@ -15,6 +15,9 @@ package struct CorpusCase: Sendable, CustomTestStringConvertible {
         /// buffer is shared by the whole process, and other tests open images at the same time,
         /// so this reason is checked in a `pipeline` child process (`theCorpusFromTheCommandLine…`).
         case failed(Stage, String)
+        /// Failed in `stage` because the file is cut short or damaged, for the reason its
+        /// structure shows (`FileDamage`): the pipeline states it, so it contains `reason`, always.
+        case damaged(Stage, String)
 
         package var isFailure: Bool {
             if case .processed = self { false } else { true }
@@ -57,10 +60,10 @@ extension CorpusCase {
         CorpusCase(file: "truncated.jpg", outcome: .failed(.decompress, "Premature end of")) {
             HostileFixtures.truncated(try HostileFixtures.photo("jpg"))
         },
-        CorpusCase(file: "truncated.png", outcome: .failed(.decompress, "the PNG is cut short: its IDAT chunk declares")) {
+        CorpusCase(file: "truncated.png", outcome: .damaged(.decompress, "the PNG is cut short: its IDAT chunk declares")) {
             HostileFixtures.truncated(try HostileFixtures.photo("png"))
         },
-        CorpusCase(file: "truncated.webp", outcome: .failed(.decompress, "the WebP is cut short: its RIFF header declares")) {
+        CorpusCase(file: "truncated.webp", outcome: .damaged(.decompress, "the WebP is cut short: its RIFF header declares")) {
             HostileFixtures.truncated(try HostileFixtures.photo("webp"))
         },
         CorpusCase(file: "truncated.gif", outcome: .failed(.decompress, "Unexpected end of GIF")) {
@@ -68,24 +71,24 @@ extension CorpusCase {
         },
         // libtiff cannot read the directory of a cut TIFF, so no trusted loader claims it; its
         // header says where the directory was.
-        CorpusCase(file: "truncated.tif", outcome: .failed(.decompress, "the TIFF is cut short: its first directory is at byte")) {
+        CorpusCase(file: "truncated.tif", outcome: .damaged(.decompress, "the TIFF is cut short: its first directory is at byte")) {
             HostileFixtures.truncated(try HostileFixtures.photo("tif"))
         },
-        CorpusCase(file: "truncated.avif", outcome: .failed(.decompress, "the AVIF is cut short: its meta box declares")) {
+        CorpusCase(file: "truncated.avif", outcome: .damaged(.decompress, "the AVIF is cut short: its meta box declares")) {
             HostileFixtures.truncated(try HostileFixtures.photo("avif"))
         },
-        CorpusCase(file: "truncated.heic", outcome: .failed(.decompress, "the HEIF is cut short: its meta box declares")) {
+        CorpusCase(file: "truncated.heic", outcome: .damaged(.decompress, "the HEIF is cut short: its meta box declares")) {
             HostileFixtures.truncated(try HostileFixtures.photo("heic"))
         },
         CorpusCase(file: "truncated.jxl", outcome: .failed(.decompress, "JxlDecoderProcessInput")) {
             HostileFixtures.truncated(try HostileFixtures.photo("jxl"))
         },
-        CorpusCase(file: "truncated.jp2", outcome: .failed(.decompress, "the JPEG 2000 file is cut short: its jp2c box declares")) {
+        CorpusCase(file: "truncated.jp2", outcome: .damaged(.decompress, "the JPEG 2000 file is cut short: its jp2c box declares")) {
             HostileFixtures.truncated(try HostileFixtures.photo("jp2"))
         },
 
         // Damaged inside.
-        CorpusCase(file: "corrupt.png", outcome: .failed(.decompress, "the PNG is damaged: its IDAT chunk at byte")) {
+        CorpusCase(file: "corrupt.png", outcome: .damaged(.decompress, "the PNG is damaged: its IDAT chunk at byte")) {
             HostileFixtures.corrupted(try HostileFixtures.photo("png"))
         },
         CorpusCase(file: "bad-lzw.gif", outcome: .failed(.decompress, "no frames in GIF")) {
@@ -102,7 +105,7 @@ extension CorpusCase {
         },
         CorpusCase(
             file: "signature-then-noise.png",
-            outcome: .failed(.decompress, "the PNG is damaged: the bytes at 8, after its signature, are not a PNG chunk")
+            outcome: .damaged(.decompress, "the PNG is damaged: the bytes at 8, after its signature, are not a PNG chunk")
         ) {
             Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) + HostileFixtures.randomBytes(4096, seed: 2)
         },
