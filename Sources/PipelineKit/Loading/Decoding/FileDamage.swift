@@ -29,8 +29,8 @@ enum FileDamage {
         return "the WebP is cut short: its RIFF header declares \(declared) bytes and \(bytes.count - 8) follow"
     }
 
-    /// The top-level boxes of an ISO base media file (AVIF, HEIF, a JPEG XL or JPEG 2000 file), walked
-    /// by their sizes: the first that declares more bytes than follow it.
+    /// The top-level boxes of an ISO base media file (AVIF, HEIF, a JPEG XL or JPEG 2000 file),
+    /// walked by their sizes: the first that declares more bytes than follow it.
     static func boxDamage(_ bytes: SourceBytes) -> String? {
         let format = boxFormat(bytes)
         var offset = 0
