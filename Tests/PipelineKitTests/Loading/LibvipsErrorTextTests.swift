@@ -1,0 +1,32 @@
+import Foundation
+import Testing
+import Vips
+
+@testable import PipelineKit
+
+/// libvips' error text turned into a report's reason: the lines that belong to this input.
+@Suite struct LibvipsErrorTextTests {
+    static let source = EncodedSource.memory(VipsBytes(Data([0])))
+
+    /// A damaged AVIF's failure as libvips 8.14 gives it, with libvips' source's complaint
+    /// about a seek past the end before libheif's own reason.
+    @Test func aSeekPastTheEndBesideTheLoadersReasonIsLeftOut() {
+        let error = VipsError(
+            operation: "heifload", message: "bad seek to 68037; heif: Decoder plugin generated an error: Unspecified (7.0)")
+        #expect(LibvipsErrorText.ownMessage(error, source: Self.source) == "heif: Decoder plugin generated an error: Unspecified (7.0)")
+    }
+
+    /// Alone, it is all there is to say, and stays.
+    @Test func aSeekPastTheEndAloneStays() {
+        let error = VipsError(operation: "heifload", message: "bad seek to 12; bad seek to 40")
+        #expect(LibvipsErrorText.ownMessage(error, source: Self.source) == "bad seek to 12; bad seek to 40")
+    }
+
+    /// Lines naming another file are another input's, and are left out; this input's path is
+    /// not repeated.
+    @Test func otherFilesLinesAreLeftOutAndThisFilesPathIsNotRepeated() {
+        let source = EncodedSource.file(path: "/in/a.png", byteCount: 1)
+        let error = VipsError(operation: "pngload", message: "/in/b.png: libpng read error; /in/a.png: bad adaptive filter value")
+        #expect(LibvipsErrorText.ownMessage(error, source: source) == "bad adaptive filter value")
+    }
+}
