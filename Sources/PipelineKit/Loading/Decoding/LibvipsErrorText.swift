@@ -54,8 +54,8 @@ enum LibvipsErrorText {
         }
         // libvips' source says "bad seek to 68037" when a loader (libheif) asks past the end on
         // its way to failing; beside the loader's own reason it only misleads.
-        let seeks = lines.filter { $0.hasPrefix("bad seek to ") && $0.dropFirst("bad seek to ".count).allSatisfy(\.isNumber) }
-        if seeks.count < lines.count { lines.removeAll(where: seeks.contains) }
+        let isSeek = { (line: String) in line.hasPrefix("bad seek to ") && line.dropFirst("bad seek to ".count).allSatisfy(\.isNumber) }
+        if lines.contains(where: { !isSeek($0) }) { lines.removeAll(where: isSeek) }
         guard !lines.isEmpty else { return nil }
         return ItemError.reason(for: VipsError(operation: vipsError.operation, message: lines.joined(separator: "; ")))
     }
