@@ -31,8 +31,10 @@ extension EncoderSettings {
             .boolean("strip", default: base.strip, help: "remove metadata (EXIF, XMP, IPTC, ICC profile); the same as keep: \"none\""),
             Option(
                 "keep", .anyOf([.choice(["all", "none"]), .array(.choice(Metadata.allCases.map(\.rawValue)), minCount: 0)]),
-                default: JSONNode(plain: "all"),
-                help: "metadata kept from the input: \"all\", \"none\" or a list of icc, exif, xmp, iptc (not with strip)"),
+                default: JSONNode(plain: EncoderSettings.Metadata.allCases.filter(EncoderSettings.defaultKeep.contains).map(\.rawValue)),
+                help:
+                    "metadata kept from the input: \"all\", \"none\" or a list of icc, exif, xmp, iptc (not with strip); "
+                    + "by default the colour profile alone, so no camera EXIF or GPS position is published unless asked for"),
             Option(
                 "iccProfile", .string(nonEmpty: true),
                 help: "convert to this colour profile and embed it: srgb, p3 (Display P3), cmyk, or an ICC file's path"),

@@ -62,10 +62,11 @@ extension EncoderSettings {
         }
     }
 
-    /// `keep` from `"all"`, `"none"` or a list of kinds, or `strip: true` (`"none"`); both given is an error.
+    /// `keep` from `"all"`, `"none"` or a list of kinds, or `strip: true` (`"none"`), else
+    /// `defaultKeep`; both given is an error.
     private static func readKeep(_ options: ProcessorOptions) throws(OptionError) -> Set<Metadata> {
         let strip = try options.bool("strip")
-        guard let node = options.value("keep") else { return strip ? [] : Set(Metadata.allCases) }
+        guard let node = options.value("keep") else { return strip ? [] : defaultKeep }
         if options.has("strip") {
             throw OptionError(option: "keep", "give keep or strip, not both (strip: true is keep: \"none\")")
         }

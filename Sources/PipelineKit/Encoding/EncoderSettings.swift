@@ -79,13 +79,19 @@ public struct EncoderSettings: Sendable, Hashable {
     public var quality: Int
     /// The score each image's quality is searched for instead of `quality`, when given.
     public var qualityTarget: QualityTarget?
-    /// The metadata kept from the input (the rest is removed before saving); all by default.
+    /// The metadata kept from the input (the rest is removed before saving); `defaultKeep`
+    /// unless the file says otherwise.
     public var keep: Set<Metadata>
+    /// What an output keeps unless told: the colour profile, which the pixels need to look as
+    /// they did, and nothing personal (EXIF, with its camera and GPS position, XMP, IPTC), as
+    /// sharp, imgproxy and the web frameworks publish none of it by default. The orientation
+    /// EXIF carries is applied to the pixels when the input is decoded (`autorotate`).
+    public static let defaultKeep: Set<Metadata> = [.icc]
     /// Remove metadata (EXIF, XMP, comments, the colour profile): `keep` is empty. Viewers
-    /// assume sRGB without a profile.
+    /// assume sRGB without a profile. Set to false, `keep` is `defaultKeep`.
     public var strip: Bool {
         get { keep.isEmpty }
-        set { keep = newValue ? [] : Set(Metadata.allCases) }
+        set { keep = newValue ? [] : Self.defaultKeep }
     }
     /// What the saver writes: `keep`, and the profile `iccProfile` embeds.
     var keptMetadata: Set<Metadata> {
@@ -142,7 +148,7 @@ public struct EncoderSettings: Sendable, Hashable {
     ) {
         self.format = format
         self.quality = quality ?? Self.defaultQuality(format)
-        self.keep = strip ? [] : Set(Metadata.allCases)
+        self.keep = strip ? [] : Self.defaultKeep
         self.progressive = progressive
         self.chromaSubsampling = chromaSubsampling
         self.compression = compression

@@ -25,8 +25,8 @@ import Vips
         let json = PipelineHarness.json(
             inputs: ["in/*"],
             outputs: [
-                #"{"name": "jpeg", "encode": {"format": "jpeg"}, "path": "out/{stem}.jpg"}"#,
-                #"{"name": "webp", "encode": {"format": "webp"}, "path": "out/{stem}.webp"}"#,
+                #"{"name": "jpeg", "encode": {"format": "jpeg", "keep": "all"}, "path": "out/{stem}.jpg"}"#,
+                #"{"name": "webp", "encode": {"format": "webp", "keep": "all"}, "path": "out/{stem}.webp"}"#,
             ])
         // When it runs
         let (reports, summary) = try await PipelineHarness.run(json, in: directory)
@@ -51,7 +51,7 @@ import Vips
         let directory = try TemporaryDirectory()
         try directory.write(input, to: "in/short.webp")
         let json = PipelineHarness.json(
-            inputs: ["in/*"], outputs: [#"{"name": "jpeg", "encode": {"format": "jpeg"}, "path": "out/{stem}.jpg"}"#])
+            inputs: ["in/*"], outputs: [#"{"name": "jpeg", "encode": {"format": "jpeg", "keep": "all"}, "path": "out/{stem}.jpg"}"#])
         let (reports, _) = try await PipelineHarness.run(json, in: directory)
         #expect(reports.first?.written.first?.warnings.isEmpty == true)
         let jpeg = try VipsImage.open(file: directory.path + "/out/short.jpg")

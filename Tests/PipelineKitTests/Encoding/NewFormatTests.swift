@@ -11,7 +11,8 @@ import Vips
     /// A 64×48 JPEG carrying a camera name in its EXIF block and an sRGB profile.
     func taggedJPEG(orientation: Int = 1) throws -> Data {
         let image = try Fixtures.gradient(width: 64, height: 48).convertedToProfile("srgb")
-            .settingStringField("exif-ifd0-Make", to: "PipelineTestCamera").withOrientation(orientation)
+            .settingStringField("exif-ifd0-Make", to: "PipelineTestCamera")
+            .settingStringField("exif-ifd3-GPSLatitudeRef", to: "N").withOrientation(orientation)
         return try image.encoded(suffix: ".jpg[Q=95]")
     }
 
@@ -79,7 +80,7 @@ import Vips
         let (directory, reports, summary) = try await run(
             [
                 #"{"name": "icc", "encode": {"format": "jpeg", "keep": ["icc"]}, "path": "out/{stem}-icc.jpg"}"#,
-                #"{"name": "all", "encode": {"format": "jpeg"}, "path": "out/{stem}-all.jpg"}"#,
+                #"{"name": "all", "encode": {"format": "jpeg", "keep": "all"}, "path": "out/{stem}-all.jpg"}"#,
                 #"{"name": "none", "encode": {"format": "jpeg", "keep": "none"}, "path": "out/{stem}-none.jpg"}"#,
                 #"{"name": "exif", "encode": {"format": "png", "keep": ["exif"]}, "path": "out/{stem}-exif.png"}"#,
                 #"{"name": "strip", "encode": {"format": "webp", "strip": true}, "path": "out/{stem}-strip.webp"}"#,
@@ -88,6 +89,7 @@ import Vips
         let all = try open(directory, "out/photo-all.jpg")
         #expect(all.hasICCProfile)
         #expect(all.stringField("exif-ifd0-Make")?.hasPrefix("PipelineTestCamera") == true)
+        #expect(all.stringField("exif-ifd3-GPSLatitudeRef")?.hasPrefix("N") == true)
         let icc = try open(directory, "out/photo-icc.jpg")
         #expect(icc.hasICCProfile)
         // libvips 8.14's JPEG saver writes a few tags of its own (resolution, orientation)
@@ -106,10 +108,27 @@ import Vips
         #expect(strip.stringField("exif-ifd0-Make") == nil)
     }
 
+    @Test(arguments: ["jpeg", "webp", "avif"])
+    func aDefaultOutputKeepsTheProfileAndPublishesNoCameraEXIFOrGPSPosition(format: String) async throws {
+        let fileExtension = format == "jpeg" ? "jpg" : format
+        // Given a photo whose EXIF names its camera and where it was taken, stored sideways
+        let (directory, reports, summary) = try await run(
+            [#"{"name": "web", "encode": {"format": "\#(format)"}, "path": "out/{stem}.\#(fileExtension)"}"#], input: try taggedJPEG(orientation: 6))
+        #expect(summary.succeeded == 1, "\(reports.flatMap(\.failures))")
+        // When nothing says what to keep, then the colour profile stays, no tag of the input's
+        // EXIF does, and the pixels were turned upright before it went
+        let output = try open(directory, "out/photo.\(fileExtension)")
+        #expect(output.hasICCProfile)
+        #expect(output.stringField("exif-ifd0-Make") == nil)
+        #expect(output.stringField("exif-ifd3-GPSLatitudeRef") == nil)
+        #expect(output.size == ImageSize(width: 48, height: 64))
+        #expect(output.orientation == 1)
+    }
+
     @Test func orientationIsOneOnceThePixelsAreTurnedUpright() async throws {
         let (directory, reports, summary) = try await run(
             [
-                #"{"name": "all", "encode": {"format": "jpeg"}, "path": "out/{stem}.jpg"}"#
+                #"{"name": "all", "encode": {"format": "jpeg", "keep": "all"}, "path": "out/{stem}.jpg"}"#
             ], input: try taggedJPEG(orientation: 6))
         #expect(summary.succeeded == 1, "\(reports.flatMap(\.failures))")
         let upright = try open(directory, "out/photo.jpg")
@@ -180,8 +199,11 @@ import Vips
         let first = try await run(#"{"format": "jpeg"}"#)
         #expect(first.outputsWritten == 1)
         #expect(try await run(#"{"format": "jpeg"}"#).outputsUpToDate == 1)
-        #expect(try await run(#"{"format": "jpeg", "keep": ["icc"]}"#).outputsWritten == 1)
+        // The default is the colour profile alone, so saying so changes nothing.
         #expect(try await run(#"{"format": "jpeg", "keep": ["icc"]}"#).outputsUpToDate == 1)
+        #expect(try await run(#"{"format": "jpeg", "keep": "all"}"#).outputsWritten == 1)
+        #expect(try open(directory, "out/photo.jpg").stringField("exif-ifd0-Make")?.hasPrefix("PipelineTestCamera") == true)
+        #expect(try await run(#"{"format": "jpeg", "keep": "all"}"#).outputsUpToDate == 1)
         #expect(try await run(#"{"format": "jpeg", "keep": ["icc"], "iccProfile": "p3"}"#).outputsWritten == 1)
         #expect(try open(directory, "out/photo.jpg").stringField("exif-ifd0-Make") == nil)
     }

@@ -171,9 +171,9 @@ import Vips
         let json = PipelineHarness.json(
             inputs: ["in/*"],
             outputs: [
-                #"{"name": "t", "encode": {"format": "jpeg"}, "path": "out/{stem}.jpg"}"#
+                #"{"name": "t", "encode": {"format": "jpeg", "keep": "all"}, "path": "out/{stem}.jpg"}"#
             ])
-        // When it is made upright and written without strip
+        // When it is made upright and written keeping all its metadata
         _ = try await PipelineHarness.run(json, in: directory)
         // Then the output is upright, keeps EXIF, and says orientation 1: a viewer must not turn it again
         let output = try VipsImage.open(file: directory.path + "/out/sideways.jpg")
