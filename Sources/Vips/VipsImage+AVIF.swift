@@ -46,18 +46,6 @@ public struct AVIFEncoding: Sendable, Hashable {
 
     /// The widest side AV1 codes (its frame sizes are 16-bit).
     public static let mostSide = 65536
-
-    /// Tiles for `threads` threads on a `width`×`height` image, as powers of two: none for one
-    /// thread; else at most one a thread, each at least 512×512 (smaller tiles cost more bytes
-    /// than their thread saves time), split along the longer side first.
-    public static func tiles(threads: Int, width: Int, height: Int) -> (rowsLog2: Int, columnsLog2: Int) {
-        guard threads > 1 else { return (0, 0) }
-        let tiles = min(threads, max(1, width * height / (512 * 512)))
-        var log2 = 0
-        while 1 << (log2 + 1) <= tiles { log2 += 1 }
-        let longer = (log2 + 1) / 2
-        return width >= height ? (log2 - longer, longer) : (longer, log2 - longer)
-    }
 }
 
 extension VipsImage {
@@ -72,9 +60,12 @@ extension VipsImage {
     /// The encoder's threads: an AV1 encode is most of an output's time, and the pipeline gives
     /// each image one core. While fewer encodes run than there are cores (the last images of a
     /// run, a run of one image), the cores the others would use sit idle: the encoder then runs
-    /// on its share of them, `cores` over the AV1 encodes in flight, with row threads and, for
-    /// large images, tiles. While every core has an encode, it runs on one thread, where
-    /// threads would only contend and tiles cost bytes.
+    /// on its share of them, `cores` over the AV1 encodes in flight, as row threads. While every
+    /// core has an encode, it runs on one thread, where threads would only contend.
+    ///
+    /// Never tiles: they would follow the threads, and so how busy the process happened to be,
+    /// and tiles change the bitstream. Row threads do not, so the file's bytes depend only on the
+    /// pixels and `encoding`, and a re-run writes the same bytes.
     public func encodedAVIF(_ encoding: AVIFEncoding, cores: Int = 1) throws(VipsError) -> Data {
         guard width <= AVIFEncoding.mostSide, height <= AVIFEncoding.mostSide else {
             throw VipsError(
@@ -84,7 +75,6 @@ extension VipsImage {
         let source = try avifReady()
         let share = AVIFEncodes.begin(cores: cores)
         defer { AVIFEncodes.end() }
-        let tiles = AVIFEncoding.tiles(threads: share, width: width, height: height)
         // The blobs are read from `source`, which the pixel render keeps alive.
         let icc = encoding.keepsMetadata ? source.blob("icc-profile-data") : nil
         let exif = encoding.keepsMetadata ? source.blob("exif-data") : nil
@@ -101,7 +91,7 @@ extension VipsImage {
                 var settings = PlAVIFSettings(
                     codec: encoding.codec.choice, speed: Int32(encoding.speed), quantizer: Int32(encoding.quantizer),
                     lossless: encoding.lossless ? 1 : 0, full_chroma: encoding.fullChroma ? 1 : 0, threads: Int32(share),
-                    tile_rows_log2: Int32(tiles.rowsLog2), tile_cols_log2: Int32(tiles.columnsLog2),
+                    tile_rows_log2: 0, tile_cols_log2: 0,
                     codec_options: encoding.codecOptions == nil ? nil : options)
                 return withExtendedLifetime(source) {
                     pl_avif_encode(

@@ -114,6 +114,7 @@ import Vips
         let image = try photo(width: 64, height: 48).convertedToProfile("srgb")
             .settingStringField("exif-ifd0-Make", to: "PipelineTestCamera")
         var settings = EncoderSettings(format: .avif, quality: 60)
+        settings.keep = Set(EncoderSettings.Metadata.allCases)
         let kept = try VipsImage.open(data: try encoded(image, settings))
         let theirs = try VipsImage.open(data: try heifsave(image, settings))
         for field in ["icc-profile-data", "exif-data"] {
@@ -236,17 +237,36 @@ import Vips
         #expect(leftovers.isEmpty, "\(leftovers)")
     }
 
-    @Test func threadsGoToIdleCoresAndTilesOnlyToLargeImages() throws {
-        #expect(AVIFEncoding.tiles(threads: 1, width: 4000, height: 3000) == (0, 0))
-        #expect(AVIFEncoding.tiles(threads: 2, width: 400, height: 300) == (0, 0))
-        #expect(AVIFEncoding.tiles(threads: 2, width: 1920, height: 1280) == (0, 1))
-        #expect(AVIFEncoding.tiles(threads: 2, width: 1280, height: 1920) == (1, 0))
-        #expect(AVIFEncoding.tiles(threads: 4, width: 4000, height: 3000) == (1, 1))
-        // With every core to itself, an encode on threads and tiles still writes a good file.
-        let image = try photo(width: 1100, height: 520)
-        let file = try image.encodedAVIF(AVIFEncoding(codec: .aom, speed: 9, quantizer: 20), cores: 4)
-        let decoded = try VipsImage.open(data: file).rendered()
-        #expect(decoded.size == ImageSize(width: 1100, height: 520))
+    @Test func theBytesAreTheSameOnOneThreadOrOnIdleCores() throws {
+        // Given a photo large enough that an encode with cores to spare once split it into tiles
+        let image = try photo(width: 1100, height: 1040)
+        let encoding = AVIFEncoding(codec: .aom, speed: 9, quantizer: 30)
+        // When it is encoded alone with four cores, and with one, as beside busy lanes
+        let spread = try image.encodedAVIF(encoding, cores: 4)
+        let alone = try image.encodedAVIF(encoding, cores: 1)
+        // Then the files are one file, and a good one
+        #expect(spread == alone, "\(spread.count) bytes on four cores, \(alone.count) on one")
+        let decoded = try VipsImage.open(data: spread).rendered()
+        #expect(decoded.size == ImageSize(width: 1100, height: 1040))
         #expect(Fixtures.isClose(try decoded.pixel(x: 700, y: 300), try image.pixel(x: 700, y: 300), tolerance: 16))
+    }
+
+    @Test func anOutputMadeBesideOthersIsTheOutputMadeAlone() async throws {
+        // Given one photo listed alone, and then beside seven others that keep every lane busy
+        let photo = try self.photo(width: 1100, height: 1040).encoded(suffix: ".png")
+        let outputs = [#"{"name": "a", "encode": {"format": "avif", "quality": 50, "effort": 0}, "path": "out/{stem}.avif"}"#]
+        let alone = try TemporaryDirectory()
+        try alone.write(photo, to: "in/photo.png")
+        _ = try await PipelineHarness.run(PipelineHarness.json(inputs: ["in/*"], outputs: outputs), in: alone)
+        let crowded = try TemporaryDirectory()
+        try crowded.write(photo, to: "in/photo.png")
+        for index in 0..<7 {
+            try crowded.write(try self.photo(width: 600 - index * 8, height: 560).encoded(suffix: ".png"), to: "in/other-\(index).png")
+        }
+        _ = try await PipelineHarness.run(PipelineHarness.json(inputs: ["in/*"], outputs: outputs), in: crowded)
+        // When both are read, then they are the same bytes
+        let aloneBytes = try Data(contentsOf: URL(fileURLWithPath: alone.path + "/out/photo.avif"))
+        let crowdedBytes = try Data(contentsOf: URL(fileURLWithPath: crowded.path + "/out/photo.avif"))
+        #expect(aloneBytes == crowdedBytes, "\(aloneBytes.count) bytes alone, \(crowdedBytes.count) beside others")
     }
 }
