@@ -65,11 +65,11 @@ enum ImageWriter {
             }
             // Checked at the last moment too: a symbolic link made during the run may lead the
             // path to an input, which planning could not see.
-            if let input = protectedInputs.input(at: path) {
+            if let read = protectedInputs.readFile(at: path) {
                 unlink(temporary)
                 throw ItemError(
                     .outputPath, stage: .encode,
-                    reason: "\(path) is the input \(input) (a symbolic link made during the run leads there): it was not overwritten")
+                    reason: "\(path) is \(read) (a symbolic link made during the run leads there): it was not overwritten")
             }
             guard rename(temporary, path) == 0 else {
                 let error = ImageWriter.systemError("cannot move the finished file to \(path)")

@@ -108,10 +108,10 @@ enum TilePyramidWriter {
             for target in entries.map(\.target) {
                 // Checked at the last moment too: a symbolic link made during the run may lead the
                 // path to an input, which planning could not see.
-                if let input = protectedInputs.input(at: target) {
+                if let read = protectedInputs.readFile(at: target) {
                     throw ItemError(
                         .outputPath, stage: .encode,
-                        reason: "\(target) is the input \(input) (a symbolic link made during the run leads there): it was not overwritten")
+                        reason: "\(target) is \(read) (a symbolic link made during the run leads there): it was not overwritten")
                 }
             }
             // DeepZoom: the old descriptor goes first, so no `.dzi` ever describes tiles it did not make.

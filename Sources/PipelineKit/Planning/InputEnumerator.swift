@@ -23,6 +23,8 @@ struct InputEnumerator {
         var problems: [PipelineFileError.Problem] = []
         /// Each entry that named no input, by its index in `inputs`: what it is and where it looked.
         var empty: [(index: Int, description: String)] = []
+        /// The list files read, absolute: the run must not write over them.
+        var listFiles: [String] = []
 
         init(sink: Sink) { self.sink = sink }
 
@@ -83,6 +85,7 @@ struct InputEnumerator {
             result.problems.append(.init(path: place, location: nil, message: "cannot read the input list \(listPath)"))
             return
         }
+        result.listFiles.append(absolute)
         let listFolder = InputEnumerator(
             baseDirectory: URL(fileURLWithPath: absolute).deletingLastPathComponent(), s3: s3,
             redaction: redaction, caseInsensitive: caseInsensitive)

@@ -108,7 +108,8 @@ public struct RunPlan: Sendable {
 
         let sources = planned.sources
         let checked = Self.checkWrites(
-            planned, runWrites: Self.runWrites(definition, shard: shard, sideWrites: sideWrites), outputWriters: outputWriters)
+            planned, reads: Self.readFiles(definition, fileName: fileName, listFiles: enumeration.listFiles, s3: s3),
+            runWrites: Self.runWrites(definition, shard: shard, sideWrites: sideWrites), outputWriters: outputWriters)
         problems += checked.problems
         protectedInputs = checked.protected
         guard problems.isEmpty else { throw PipelineFileError(file: fileName, problems: problems) }
@@ -118,10 +119,11 @@ public struct RunPlan: Sendable {
         items = shard == nil ? sources : sources.filter(refs: \.inShard)
     }
 
-    /// What the run writes (the outputs `planned`, then `runWrites`) compared with what it reads, by
-    /// real identity: each source is read back from the plan's file, one at a time.
+    /// What the run writes (the outputs `planned`, then `runWrites`) compared with what it reads
+    /// (its inputs and `reads`), by real identity: each source is read back from the plan's file,
+    /// one at a time.
     private static func checkWrites(
-        _ planned: ListingPlanner.Planned, runWrites: [WriteCheck.Write], outputWriters: [WriteCheck.Write.Writer]
+        _ planned: ListingPlanner.Planned, reads: [ReadFile], runWrites: [WriteCheck.Write], outputWriters: [WriteCheck.Write.Writer]
     ) -> (problems: [PipelineFileError.Problem], protected: ProtectedInputs) {
         let sources = planned.sources
         let store = sources.store
@@ -139,7 +141,7 @@ public struct RunPlan: Sendable {
         }
         let otherWrites = runWrites.enumerated().map { (write: $1, origin: WriteCheck.Origin.run(index: $0)) }
         return planned.writeCheck.check(
-            inputAt: { planned.sourceIndex[$0].map { sources.refs[$0].offset } },
+            inputAt: { planned.sourceIndex[$0].map { sources.refs[$0].offset } }, reads: reads,
             writes: [AnySequence(outputWrites), AnySequence(otherWrites)].joined(),
             remake: { origin in
                 switch origin {

@@ -35,31 +35,49 @@ public struct SideWrite: Sendable, Equatable {
     }
 }
 
-/// The local inputs of a run by identity: what the commit of an output must never rename over,
-/// even when a symbolic link made during the run leads the output's path to one. Each is kept
-/// as where its record is in the plan's file, read back to name it.
+/// A file a run reads besides its inputs: the pipeline file, list files, files that steps load
+/// (an overlay), ICC profiles, S3's shared credentials. Nothing the run writes may land on one.
+struct ReadFile: Sendable, Equatable {
+    /// What it is, for messages: for example `the pipeline file p.json`.
+    let what: String
+    /// The file, absolute.
+    let path: String
+}
+
+/// The files a run reads by identity: what the commit of an output must never rename over,
+/// even when a symbolic link made during the run leads the output's path to one. Each input is
+/// kept as where its record is in the plan's file, read back to name it.
 struct ProtectedInputs: Sendable {
     private let records: [FileIdentity: Int64]
     private let plan: SpillFile.Reader?
+    /// The other files read, by identity, with what each is.
+    private let otherReads: [FileIdentity: String]
 
-    /// No inputs.
+    /// Nothing read.
     init() {
         records = [:]
         plan = nil
+        otherReads = [:]
     }
 
-    /// The inputs with these identities, whose records are in `plan` at the offsets given.
-    init(_ records: [FileIdentity: Int64], plan: SpillFile.Reader) {
+    /// The inputs with these identities, whose records are in `plan` at the offsets given, and
+    /// the other files read.
+    init(_ records: [FileIdentity: Int64], plan: SpillFile.Reader, otherReads: [FileIdentity: String]) {
         self.records = records
         self.plan = plan
+        self.otherReads = otherReads
     }
 
-    /// The input that the directory entry at `path` is, if it is one (a rename replaces the
-    /// entry itself, not what a link in it leads to).
-    func input(at path: String) -> String? {
-        guard !records.isEmpty, let identity = FileIdentity(path: path, followingLinks: false), let offset = records[identity]
-        else { return nil }
-        return plan.flatMap { SourceStore.input(at: offset, in: $0)?.displayName } ?? "an input of the run"
+    /// What the run reads that the directory entry at `path` is, if it is any such file (`the
+    /// input in/a.jpg`, `the pipeline file p.json`): a rename replaces the entry itself, not
+    /// what a link in it leads to.
+    func readFile(at path: String) -> String? {
+        guard !records.isEmpty || !otherReads.isEmpty, let identity = FileIdentity(path: path, followingLinks: false) else {
+            return nil
+        }
+        if let what = otherReads[identity] { return what }
+        guard let offset = records[identity] else { return nil }
+        return "the input " + (plan.flatMap { SourceStore.input(at: offset, in: $0)?.displayName } ?? "an input of the run")
     }
 }
 
@@ -161,11 +179,19 @@ struct WriteCheck {
     /// gives the record of the local source whose real path has a digest, `remake` makes a write
     /// again from its origin, and `plan` names an input from its record, to say a problem.
     consuming func check(
-        inputAt: (PathDigest) -> Int64?, writes: some Sequence<(write: Write, origin: Origin)>, remake: (Origin) -> Write?,
-        plan: SpillFile.Reader
+        inputAt: (PathDigest) -> Int64?, reads: [ReadFile], writes: some Sequence<(write: Write, origin: Origin)>,
+        remake: (Origin) -> Write?, plan: SpillFile.Reader
     ) -> (problems: [PipelineFileError.Problem], protected: ProtectedInputs) {
         var problems = cacheProblems
         let inputName = { (offset: Int64) in SourceStore.input(at: offset, in: plan)?.displayName ?? "an input of the run" }
+        // The other files read, by real path and by identity; one that is not there is not read.
+        var readsByPath: [PathDigest: String] = [:]
+        var readsByIdentity: [FileIdentity: String] = [:]
+        for read in reads {
+            guard let real = Self.realPath(read.path), let identity = FileIdentity(path: real, followingLinks: true) else { continue }
+            readsByPath[PathDigest(DiskPath(real))] = readsByPath[PathDigest(DiskPath(real))] ?? read.what
+            readsByIdentity[identity] = readsByIdentity[identity] ?? read.what
+        }
         // Each real path written, and what writes it.
         var writers: [PathDigest: Origin] = [:]
         writers.reserveCapacity(inputsByIdentity.count)
@@ -192,6 +218,13 @@ struct WriteCheck {
             }
             let digest = PathDigest(real)
             let existing = FileIdentity(path: write.path, followingLinks: false)
+            if let read = readsByPath[digest] ?? existing.flatMap({ readsByIdentity[$0] }) {
+                problems.append(
+                    .init(
+                        path: write.place, location: write.location,
+                        message: "\(write.what) would overwrite \(read)\(through): nothing may write where the run reads"))
+                continue
+            }
             if let input = inputAt(digest) ?? existing.flatMap({ inputsByIdentity[$0] }) {
                 problems.append(
                     .init(
@@ -213,7 +246,7 @@ struct WriteCheck {
             }
             writers[digest] = origin
         }
-        return (problems, ProtectedInputs(inputsByIdentity, plan: plan))
+        return (problems, ProtectedInputs(inputsByIdentity, plan: plan, otherReads: readsByIdentity))
     }
 
     /// `path` with the links in it followed, as far as it exists; the rest as written.

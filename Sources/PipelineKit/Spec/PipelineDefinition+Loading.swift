@@ -25,6 +25,7 @@ extension PipelineDefinition {
         }
         let text = try Self.utf8Text(data, fileName: fileName)
         try self.init(json: text, baseDirectory: url.deletingLastPathComponent(), processors: processors, fileName: fileName)
+        sourceFile = url.standardizedFileURL
     }
 
     /// The file's bytes as text; when they are not UTF-8, an error naming the first bad byte by

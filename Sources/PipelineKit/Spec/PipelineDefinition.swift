@@ -39,6 +39,9 @@ public struct PipelineDefinition: Sendable {
     public let s3: S3Settings
     /// The `serve` section: how `pipeline serve` answers.
     public var serve = ServeSettings()
+    /// The pipeline file, when the definition was read from one: a run reads it, so nothing the
+    /// run writes may land on it.
+    public internal(set) var sourceFile: URL?
 
     /// How many inputs may be between the first stage and the last at once: the file's
     /// `inFlight`, or by default the sum of the decompress, process and encode widths (a run

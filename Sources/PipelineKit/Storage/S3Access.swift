@@ -16,6 +16,12 @@ final class S3Access: Sendable {
         self.fetcher = RemoteFetcher(loader: loader ?? CurlDataLoader(fetch: definition.fetch), settings: definition.fetch)
     }
 
+    /// The shared credentials and config files a client would be configured from.
+    var sharedFiles: [String] {
+        let files = S3Configuration.sharedFiles(environment: environment)
+        return [files.credentials, files.config]
+    }
+
     /// The client, or why there is none (no credentials, a bad endpoint).
     func client() throws(S3Configuration.Failure) -> S3Client {
         let result = resolved.withLock { resolved in

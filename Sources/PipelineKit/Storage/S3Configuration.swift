@@ -54,13 +54,22 @@ public struct S3Configuration: Sendable, Equatable, CustomStringConvertible {
         public var description: String { message }
     }
 
-    /// Resolves the configuration from the file's section and the environment's variables.
-    public static func resolve(_ settings: S3Settings, environment: [String: String]) throws(Failure) -> S3Configuration {
+    /// The shared credentials and config files the environment points to (`AWS_SHARED_CREDENTIALS_FILE`,
+    /// `AWS_CONFIG_FILE`), or their places in the home folder.
+    static func sharedFiles(environment: [String: String]) -> (credentials: String, config: String) {
         let variable = { (name: String) -> String? in environment[name].flatMap { $0.isEmpty ? nil : $0 } }
         let home = variable("HOME") ?? NSHomeDirectory()
         let expand = { (path: String) in path.hasPrefix("~/") ? home + path.dropFirst(1) : path }
-        let credentialsPath = variable("AWS_SHARED_CREDENTIALS_FILE").map(expand) ?? home + "/.aws/credentials"
-        let configPath = variable("AWS_CONFIG_FILE").map(expand) ?? home + "/.aws/config"
+        return (
+            variable("AWS_SHARED_CREDENTIALS_FILE").map(expand) ?? home + "/.aws/credentials",
+            variable("AWS_CONFIG_FILE").map(expand) ?? home + "/.aws/config"
+        )
+    }
+
+    /// Resolves the configuration from the file's section and the environment's variables.
+    public static func resolve(_ settings: S3Settings, environment: [String: String]) throws(Failure) -> S3Configuration {
+        let variable = { (name: String) -> String? in environment[name].flatMap { $0.isEmpty ? nil : $0 } }
+        let (credentialsPath, configPath) = sharedFiles(environment: environment)
         let profileName = settings.profile ?? variable("AWS_PROFILE") ?? "default"
         let credentialsFile = INIFile(path: credentialsPath)
         let configFile = INIFile(path: configPath)

@@ -1,0 +1,95 @@
+import Foundation
+import StandardProcessors
+import TestSupport
+import Testing
+
+@testable import PipelineKit
+
+/// Nothing a run writes lands on a file it reads besides its inputs: the pipeline file, a list
+/// file, an overlay a step loads, S3's shared credentials. Each clash is refused before anything
+/// runs, naming both, and the file read is left as it was.
+@Suite struct ReadFileClashTests {
+    /// A folder with two photos, a list file naming one, an overlay, and a pipeline file `p.json`
+    /// whose one output composites the overlay, written to `outputPath`.
+    func folder(outputPath: String = "out/{stem}.png", extra: String = "") throws -> (TemporaryDirectory, URL) {
+        let directory = try TemporaryDirectory()
+        let photo = try Fixtures.jpeg(try Fixtures.gradient(width: 40, height: 30))
+        try directory.write(photo, to: "in/a.jpg")
+        try directory.write(photo, to: "in/b.jpg")
+        try directory.write(Data("in/a.jpg\n".utf8), to: "list.txt")
+        try directory.write(try Fixtures.solid(width: 8, height: 8).encoded(suffix: ".png"), to: "logo.png")
+        let json = """
+            {"version": 1, "inputs": [{"list": "list.txt"}, "in/b.jpg"], \(extra.isEmpty ? "" : extra + ",")
+             "outputs": [{"name": "o", "steps": [{"composite": {"image": "logo.png"}}], "encode": {"format": "png"}, "path": "\(outputPath)"}]}
+            """
+        let file = try directory.write(Data(json.utf8), to: "p.json")
+        return (directory, URL(fileURLWithPath: file))
+    }
+
+    /// The planning error of the pipeline file `file`, as text, or nil when its plan was accepted.
+    func planningError(_ file: URL, sideWrites: [SideWrite] = [], environment: [String: String]? = nil) throws -> String? {
+        var pipeline = try Pipeline(contentsOf: file, processors: .standard, displayName: "p.json")
+        pipeline.sideWrites = sideWrites
+        if let environment { pipeline.environment = environment }
+        do {
+            _ = try pipeline.plan()
+            return nil
+        } catch {
+            return "\(error)"
+        }
+    }
+
+    func bytes(_ directory: TemporaryDirectory, _ name: String) throws -> Data {
+        try Data(contentsOf: directory.url.appendingPathComponent(name))
+    }
+
+    @Test func aTraceOrReportOntoThePipelineFileIsRefused() throws {
+        // Given a pipeline file, and a trace named on the command line that is that file
+        let (directory, file) = try folder()
+        let before = try bytes(directory, "p.json")
+        let error = try #require(try planningError(file, sideWrites: [SideWrite(what: "the trace (--trace)", path: file.path)]))
+        // Then the plan is refused, naming both, and the file is as it was
+        #expect(error.contains("the trace (--trace) would overwrite the pipeline file p.json"), "\(error)")
+        #expect(try bytes(directory, "p.json") == before)
+        // The same through a symbolic link to its folder
+        try FileManager.default.createSymbolicLink(atPath: directory.path + "/alias", withDestinationPath: ".")
+        let linked = try #require(
+            try planningError(file, sideWrites: [SideWrite(what: "the report (--report)", path: directory.path + "/alias/p.json")]))
+        #expect(linked.contains("the report (--report) would overwrite the pipeline file p.json"), "\(linked)")
+    }
+
+    @Test func aTraceOntoAListFileIsRefused() throws {
+        let (directory, file) = try folder()
+        let error = try #require(
+            try planningError(file, sideWrites: [SideWrite(what: "the trace (--trace)", path: directory.path + "/list.txt")]))
+        #expect(error.contains("the trace (--trace) would overwrite the input list \(directory.path)/list.txt"), "\(error)")
+    }
+
+    @Test func anOutputOrTheManifestOntoAnOverlayIsRefused() throws {
+        // Given an output written where the overlay its step loads is
+        let (outputFolder, overOutput) = try folder(outputPath: "logo.png")
+        let outputError = try #require(try planningError(overOutput))
+        #expect(outputError.contains("output \"o\" of in/b.jpg would overwrite the file"), "\(outputError)")
+        #expect(outputError.contains("\(outputFolder.path)/logo.png that output \"o\"'s composite step reads"), "\(outputError)")
+        // Given the manifest written there
+        let (directory, overManifest) = try folder(extra: #""manifest": {"path": "logo.png"}"#)
+        let manifestError = try #require(try planningError(overManifest))
+        #expect(manifestError.contains("the manifest would overwrite the file \(directory.path)/logo.png"), "\(manifestError)")
+    }
+
+    @Test func anOutputOntoTheS3CredentialsFileIsRefused() throws {
+        let (directory, file) = try folder(outputPath: "credentials")
+        try directory.write(Data("[default]\n".utf8), to: "credentials")
+        let error = try #require(
+            try planningError(file, environment: ["AWS_SHARED_CREDENTIALS_FILE": directory.path + "/credentials", "HOME": directory.path]))
+        #expect(error.contains("would overwrite the S3 credentials file \(directory.path)/credentials"), "\(error)")
+    }
+
+    @Test func filesThatAreReadButNotWrittenOverPlanAsBefore() throws {
+        let (directory, file) = try folder()
+        #expect(
+            try planningError(
+                file, sideWrites: [SideWrite(what: "the trace (--trace)", path: directory.path + "/trace.json")])
+                == nil)
+    }
+}
