@@ -11,7 +11,8 @@ import Vips
 /// manifest only when every file of that output was up to date and the smallest is the very
 /// file they were computed from (the same fingerprint and size): a killed run may have made the
 /// files again, and recorded them in the journal, without writing its manifest. A cancelled
-/// run keeps the old manifest.
+/// run writes the entries of the sources it finished and keeps the old ones of the others
+/// (`writeCutShort()`).
 ///
 /// Entries are made on the run's lanes, each source's when it completes (`add(_:)`), and kept
 /// on disk (`ManifestSpool`), so neither the time nor the memory of a run of many inputs piles
@@ -36,6 +37,8 @@ final class ManifestWriter: Sendable {
         var reported: Set<String> = []
         /// How the write that took this run's entries went, once one has (runs of parts only).
         var written: Result<Void, ReportWriterError>?
+        /// Sources the run was cancelled in the middle of, after it made some of their files.
+        var cutShort: Set<String> = []
     }
 
     /// Where manifests are written, one at a time in this process: runs of parts of one plan (a
@@ -80,6 +83,47 @@ final class ManifestWriter: Sendable {
         }
     }
 
+    /// Notes that the run was cancelled in the middle of `source` after making some of its
+    /// files: the manifest of the run cut short gives it no entry, where the old one would
+    /// describe files that are no longer there.
+    func cutShort(_ source: String) {
+        state.withLock { state in
+            state.cutShort.insert(source)
+            if keepsOtherEntries { state.reported.insert(source) }
+        }
+    }
+
+    /// Writes the manifest of a run that was cancelled (SIGINT, SIGTERM) on its lane: the entries
+    /// of the sources it finished, none for a source it left part-made, and every other entry as
+    /// the manifest on disk has it, since the run did not touch those files. Returns why it could
+    /// not, or nil.
+    func writeCutShort() async -> String? {
+        // A run of part of a plan keeps the other entries anyway; its part-made sources are
+        // among those it reported, so they lose their entries there.
+        if keepsOtherEntries { return await write() }
+        return await runBlocking(on: Self.lane) {
+            self.describe(Result { () throws(ReportWriterError) in try self.writeFinishedAndKeptEntries() })
+        }
+    }
+
+    /// Writes the run's entries and the previous manifest's entries of every other source but
+    /// those cut short; runs on the lane.
+    private func writeFinishedAndKeptEntries() throws(ReportWriterError) {
+        let (kept, problem, cutShort) = state.withLock { ($0.spool, $0.problem, $0.cutShort) }
+        if let problem { throw problem }
+        let spool = try makeSpool()
+        var made = cutShort
+        try kept?.forEachEntry { source, text throws(ReportWriterError) in
+            made.insert(source)
+            try spool.append(source: source, text: text)
+        }
+        try PreviousManifest(path: settings.file.path)?.forEachEntryText { source, text throws(ReportWriterError) in
+            guard !made.contains(source) else { return }
+            try spool.append(source: source, text: text)
+        }
+        try spool.writeManifest(pipeline: definition.name, to: settings.file.path)
+    }
+
     /// Writes the manifest on its lane; returns why it could not, or nil.
     func write() async -> String? {
         if keepsOtherEntries { Self.waiting.withLock { $0[settings.file.path, default: []].append(self) } }
@@ -88,7 +132,11 @@ final class ManifestWriter: Sendable {
 
     /// Writes the manifest; runs on the lane.
     private func writeNow() -> String? {
-        let written = keepsOtherEntries ? writeWithWaitingParts() : Result { () throws(ReportWriterError) in try writeWhole() }
+        describe(keepsOtherEntries ? writeWithWaitingParts() : Result { () throws(ReportWriterError) in try writeWhole() })
+    }
+
+    /// Nil for a write that went well, else why the manifest could not be written.
+    private func describe(_ written: Result<Void, ReportWriterError>) -> String? {
         do throws(ReportWriterError) {
             try written.get()
             return nil

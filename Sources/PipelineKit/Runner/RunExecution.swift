@@ -83,10 +83,11 @@ final class RunExecution: Sendable {
         let cancelled = Task.isCancelled
         // Flushing the journal and writing the manifest block on the disk, for seconds on a
         // large manifest: off the cooperative pool, whose few threads a server's other requests
-        // need meanwhile. A cancelled run keeps the old manifest.
+        // need meanwhile. A cancelled run writes the entries of what it finished and keeps the
+        // others as they were, so the manifest stays true to the files on disk.
         let journal = self.journal
         let journalWarnings = await runBlocking(on: .global(qos: .utility)) { journal?.finish() ?? [] }
-        let manifestProblem = cancelled ? nil : await manifest?.write()
+        let manifestProblem = cancelled ? await manifest?.writeCutShort() : await manifest?.write()
         var summary = totals.summary(inputs: plan.inputCount, elapsed: .now - start, cancelled: cancelled, peakInFlight: peak)
         summary.warnings = journalWarnings + [sources.cache?.writeProblem].compactMap { $0 }
         summary.manifestProblem = manifestProblem
@@ -138,9 +139,15 @@ final class RunExecution: Sendable {
             let reports = item.reportForEveryListing(
                 from: try await journey(of: item.input, for: listings, slot: slot, incremental: incremental))
             // The entry's placeholders are small images read from the outputs written and encoded
-            // again: encode work, on its lane per core. A cancelled run writes no manifest, but
-            // still reports what it made.
-            if let manifest { try? await queues.encode.run(for: item.input.displayName) { manifest.add(reports) } }
+            // again: encode work, on its lane per core. Made even once the run is cancelled (off
+            // the lanes, which then start nothing): the manifest of a run cut short has it.
+            if let manifest {
+                do {
+                    try await queues.encode.run(for: item.input.displayName) { manifest.add(reports) }
+                } catch {
+                    await runBlocking(on: .global(qos: .utility)) { manifest.add(reports) }
+                }
+            }
             return reports
         } catch {
             return nil
@@ -262,7 +269,14 @@ final class RunExecution: Sendable {
             for await (index, result) in group { results[index] = result }
             return results
         }
-        guard !results.contains(where: { $0 == nil }) else { throw CancellationError() }
+        guard !results.contains(where: { $0 == nil }) else {
+            // Cut short with some of its files made anew: the manifest's old entry no longer
+            // describes them all, and this run makes no new one.
+            for (job, result) in zip(jobs, results) {
+                if case .success(let written)? = result, !written.upToDate { manifest?.cutShort(job.input.displayName) }
+            }
+            throw CancellationError()
+        }
         return results.compactMap { $0 }
     }
 

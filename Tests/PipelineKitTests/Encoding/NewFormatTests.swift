@@ -112,17 +112,17 @@ import Vips
     func aDefaultOutputKeepsTheProfileAndPublishesNoCameraEXIFOrGPSPosition(format: String) async throws {
         let fileExtension = format == "jpeg" ? "jpg" : format
         // Given a photo whose EXIF names its camera and where it was taken, stored sideways
-        let (directory, reports, summary) = try await run(
-            [#"{"name": "web", "encode": {"format": "\#(format)"}, "path": "out/{stem}.\#(fileExtension)"}"#], input: try taggedJPEG(orientation: 6))
+        let output = #"{"name": "web", "encode": {"format": "\#(format)"}, "path": "out/{stem}.\#(fileExtension)"}"#
+        let (directory, reports, summary) = try await run([output], input: try taggedJPEG(orientation: 6))
         #expect(summary.succeeded == 1, "\(reports.flatMap(\.failures))")
         // When nothing says what to keep, then the colour profile stays, no tag of the input's
         // EXIF does, and the pixels were turned upright before it went
-        let output = try open(directory, "out/photo.\(fileExtension)")
-        #expect(output.hasICCProfile)
-        #expect(output.stringField("exif-ifd0-Make") == nil)
-        #expect(output.stringField("exif-ifd3-GPSLatitudeRef") == nil)
-        #expect(output.size == ImageSize(width: 48, height: 64))
-        #expect(output.orientation == 1)
+        let written = try open(directory, "out/photo.\(fileExtension)")
+        #expect(written.hasICCProfile)
+        #expect(written.stringField("exif-ifd0-Make") == nil)
+        #expect(written.stringField("exif-ifd3-GPSLatitudeRef") == nil)
+        #expect(written.size == ImageSize(width: 48, height: 64))
+        #expect(written.orientation == 1)
     }
 
     @Test func orientationIsOneOnceThePixelsAreTurnedUpright() async throws {
