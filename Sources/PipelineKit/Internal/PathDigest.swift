@@ -26,4 +26,15 @@ struct PathDigest: Hashable, Sendable {
 
     /// The digest of `path` as the disk tells paths apart: byte for byte.
     init(_ path: DiskPath) { self.init(path.path) }
+
+    /// Its 16 bytes, for a file that keeps digests.
+    var bytes: [UInt8] {
+        (0..<8).map { UInt8(truncatingIfNeeded: high >> (56 - 8 * $0)) } + (0..<8).map { UInt8(truncatingIfNeeded: low >> (56 - 8 * $0)) }
+    }
+
+    /// The digest whose 16 `bytes` these are.
+    init(bytes: some Collection<UInt8>) {
+        high = bytes.prefix(8).reduce(0) { $0 << 8 | UInt64($1) }
+        low = bytes.dropFirst(8).prefix(8).reduce(0) { $0 << 8 | UInt64($1) }
+    }
 }

@@ -43,6 +43,9 @@ public struct RunPlan: Sendable {
 
     /// The local inputs by identity, which no commit may rename over.
     let protectedInputs: ProtectedInputs
+    /// The local files the plan writes, for a run of a pipeline file to claim (nil for a
+    /// definition that is not read from a file).
+    let outputPaths: OutputPathRecords?
     /// Whether some output path has a `{width}` or `{height}` that only the made image fills:
     /// then two outputs may meet on one path that planning could not compare.
     let somePathsWaitForSizes: Bool
@@ -107,11 +110,15 @@ public struct RunPlan: Sendable {
         WorkCounter.add(.plannedPathPairs, planned.pairsCompared)
 
         let sources = planned.sources
+        // Only a run of a pipeline file claims its outputs against runs of other files.
+        var records = definition.sourceFile == nil ? nil : OutputPathRecords.Builder()
         let checked = Self.checkWrites(
             planned, reads: Self.readFiles(definition, fileName: fileName, listFiles: enumeration.listFiles, s3: s3),
-            runWrites: Self.runWrites(definition, shard: shard, sideWrites: sideWrites), outputWriters: outputWriters)
+            runWrites: Self.runWrites(definition, shard: shard, sideWrites: sideWrites), outputWriters: outputWriters,
+            records: &records)
         problems += checked.problems
         protectedInputs = checked.protected
+        outputPaths = records?.finish()
         guard problems.isEmpty else { throw PipelineFileError(file: fileName, problems: problems) }
 
         somePathsWaitForSizes = planned.somePathsWaitForSizes
@@ -123,7 +130,8 @@ public struct RunPlan: Sendable {
     /// (its inputs and `reads`), by real identity: each source is read back from the plan's file,
     /// one at a time.
     private static func checkWrites(
-        _ planned: ListingPlanner.Planned, reads: [ReadFile], runWrites: [WriteCheck.Write], outputWriters: [WriteCheck.Write.Writer]
+        _ planned: ListingPlanner.Planned, reads: [ReadFile], runWrites: [WriteCheck.Write], outputWriters: [WriteCheck.Write.Writer],
+        records: inout OutputPathRecords.Builder?
     ) -> (problems: [PipelineFileError.Problem], protected: ProtectedInputs) {
         let sources = planned.sources
         let store = sources.store
@@ -152,7 +160,7 @@ public struct RunPlan: Sendable {
                 case .run(let index):
                     return runWrites[index]
                 }
-            }, plan: store.reader)
+            }, plan: store.reader, records: &records)
     }
 
     /// A run with nothing to do is most often a glob or a folder gone wrong: an error, unless

@@ -178,9 +178,10 @@ struct WriteCheck {
     /// the inputs noted, and the inputs' identities for the commit to check again. `inputAt`
     /// gives the record of the local source whose real path has a digest, `remake` makes a write
     /// again from its origin, and `plan` names an input from its record, to say a problem.
+    /// Each output's file is added to `records`, when given, by its real path.
     consuming func check(
         inputAt: (PathDigest) -> Int64?, reads: [ReadFile], writes: some Sequence<(write: Write, origin: Origin)>,
-        remake: (Origin) -> Write?, plan: SpillFile.Reader
+        remake: (Origin) -> Write?, plan: SpillFile.Reader, records: inout OutputPathRecords.Builder?
     ) -> (problems: [PipelineFileError.Problem], protected: ProtectedInputs) {
         var problems = cacheProblems
         let inputName = { (offset: Int64) in SourceStore.input(at: offset, in: plan)?.displayName ?? "an input of the run" }
@@ -245,6 +246,7 @@ struct WriteCheck {
                 continue
             }
             writers[digest] = origin
+            if write.isOutput { records?.add(digest, path: real.path) }
         }
         return (problems, ProtectedInputs(inputsByIdentity, plan: plan, otherReads: readsByIdentity))
     }

@@ -76,9 +76,13 @@ public struct Pipeline: Sendable {
             s3: S3Access(definition: definition, environment: environment, loader: loader), sideWrites: sideWrites)
         plan = plan.adding(
             warnings: (journal?.warnings ?? []) + cacheFolderWarnings(plan, journal: journal != nil, diskCache: cache == nil))
+        var claim: RunClaim?
+        if let outputs = plan.outputPaths, let file = definition.sourceFile {
+            claim = try RunClaim.claim(outputs, pipelineFile: file, fileName: fileName, environment: environment)
+        }
         // Before any work, like planning: remove what a killed run left half-written.
         TemporaryFileSweeper.sweep(plan)
-        return start(plan, dataLoader: loader, cache: cache, journal: journal, force: force)
+        return start(plan, dataLoader: loader, cache: cache, journal: journal, force: force, claim: claim)
     }
 
     /// Runs the sources of a plan made earlier by `plan()` (all of them, or those
@@ -118,12 +122,12 @@ public struct Pipeline: Sendable {
 
     private func start(
         _ plan: RunPlan, dataLoader: any DataLoading, cache: (any DataCaching)?, journal: OutputJournal?, force: Bool,
-        memory: SharedMemoryBudget? = nil
+        memory: SharedMemoryBudget? = nil, claim: RunClaim? = nil
     ) -> PipelineRun {
         applyConfiguration()
         return PipelineRun(
             plan: plan, dataLoader: dataLoader, cache: cache ?? defaultCache(),
-            journal: journal, force: force, memory: memory?.accountant ?? MemoryAccountant(budget: memoryBudget()))
+            journal: journal, force: force, memory: memory?.accountant ?? MemoryAccountant(budget: memoryBudget()), claim: claim)
     }
 
     /// A warning when the cache folder is needed (for the journal of incremental runs, or for
@@ -169,7 +173,7 @@ public struct PipelineRun: AsyncSequence, Sendable {
 
     init(
         plan: RunPlan, dataLoader: any DataLoading, cache: (any DataCaching)?, journal: OutputJournal?, force: Bool,
-        memory: MemoryAccountant
+        memory: MemoryAccountant, claim: RunClaim?
     ) {
         let (events, continuation) = AsyncStream.makeStream(of: PipelineEvent.self, bufferingPolicy: .unbounded)
         let manifest = plan.definition.manifest.map {
@@ -180,6 +184,8 @@ public struct PipelineRun: AsyncSequence, Sendable {
             emit: { continuation.yield($0) })
         let running = Task {
             await execution.run()
+            // The run's files are let go once it has ended.
+            withExtendedLifetime(claim) {}
             continuation.finish()
         }
         continuation.onTermination = { _ in running.cancel() }
