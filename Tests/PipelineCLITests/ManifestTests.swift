@@ -100,6 +100,25 @@ import Vips
         #expect(try SchemaValidator.errorCounts(schema: schemaFile, documents: [manifestPath(directory).path]) == [0])
     }
 
+    @Test func aManifestOfEveryFormatMatchesItsSchema() throws {
+        // Given one output in every format an encoder writes
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 64, height: 48)), to: "photos/a.jpg")
+        let formats = EncoderSettings.Format.allCases.map { #"{"format": "\#($0.rawValue)"}"# }.joined(separator: ", ")
+        let json = """
+            {"version": 1, "inputs": ["photos/*.jpg"], "manifest": {"path": "public/manifest.json"},
+             "outputs": [{"name": "all", "widths": [32], "formats": [\(formats)], "path": "public/{stem}-{width}.{format}"}]}
+            """
+        let file = try directory.write(Data(json.utf8), to: "all.json")
+        let result = try CommandRunner.run(["run", "--quiet", file])
+        #expect(result.status == 0, "\(result.standardError)")
+        // When the manifest is checked against the schema, then it holds, every format in it
+        let manifest = try ImageManifest.read(from: directory.url.appendingPathComponent("public/manifest.json"))
+        #expect(manifest.inputs.first?.outputs["all"]?.formats.map(\.format) == EncoderSettings.Format.allCases.map(\.rawValue))
+        let schema = try directory.write(Data(try CommandRunner.run(["schema", "--manifest"]).standardOutput.utf8), to: "schema.json")
+        #expect(try SchemaValidator.errorCounts(schema: schema, documents: [directory.path + "/public/manifest.json"]) == [0])
+    }
+
     @Test func htmlPrintsAPictureElementFromTheManifest() throws {
         let directory = try prepare()
         #expect(try run(directory).status == 0)

@@ -1,6 +1,21 @@
 extension ImageManifest {
+    /// `names` as a JSON array of strings.
+    private static func jsonArray(_ names: [String]) -> String {
+        "[" + names.map { JSONNode.quoted($0) }.joined(separator: ", ") + "]"
+    }
+
+    /// The formats a file or a format entry may have: every format an output writes.
+    private static let formats = jsonArray(EncoderSettings.Format.allCases.map(\.rawValue))
+    /// Their MIME types.
+    private static let mimeTypes = jsonArray(EncoderSettings.Format.allCases.map(\.mimeType))
+    /// The formats and MIME types of a tile pyramid's tiles.
+    private static let tileFormats = jsonArray(TileSettings.TileFormat.allCases.map(\.rawValue))
+    private static let tileMimeTypes = jsonArray(TileSettings.TileFormat.allCases.map(\.format.mimeType))
+    /// The layouts of a tile pyramid.
+    private static let tileLayouts = jsonArray(TileSettings.Layout.allCases.map(\.rawValue))
+
     /// The manifest's JSON Schema (draft 2020-12), for `pipeline schema --manifest`: what a site
-    /// generator may rely on.
+    /// generator may rely on. Its lists of formats, MIME types and layouts are the encoders' own.
     public static let jsonSchema = """
         {
           "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -56,8 +71,8 @@ extension ImageManifest {
               "required": ["format", "mimeType", "files", "srcset"],
               "additionalProperties": false,
               "properties": {
-                "format": {"enum": ["jpeg", "png", "webp", "avif"]},
-                "mimeType": {"type": "string"},
+                "format": {"enum": \(formats)},
+                "mimeType": {"enum": \(mimeTypes)},
                 "files": {"type": "array", "items": {"$ref": "#/$defs/file"}, "description": "Narrowest first."},
                 "srcset": {"type": "string"}
               }
@@ -67,15 +82,15 @@ extension ImageManifest {
               "required": ["layout", "url", "path", "width", "height", "tileSize", "overlap", "format", "mimeType", "bytes"],
               "additionalProperties": false,
               "properties": {
-                "layout": {"enum": ["dz", "iiif", "iiif3", "zoomify", "google"]},
+                "layout": {"enum": \(tileLayouts)},
                 "url": {"type": "string", "description": "What a viewer is given: the .dzi file, or the pyramid's folder."},
                 "path": {"type": "string", "description": "Relative to the manifest's folder."},
                 "width": {"type": "integer", "minimum": 1},
                 "height": {"type": "integer", "minimum": 1},
                 "tileSize": {"type": "integer", "minimum": 1},
                 "overlap": {"type": "integer", "minimum": 0},
-                "format": {"enum": ["jpeg", "png", "webp"]},
-                "mimeType": {"type": "string"},
+                "format": {"enum": \(tileFormats)},
+                "mimeType": {"enum": \(tileMimeTypes)},
                 "bytes": {"type": "integer", "minimum": 0, "description": "Every file of the pyramid together."}
               }
             },
@@ -89,8 +104,8 @@ extension ImageManifest {
                 "width": {"type": "integer", "minimum": 1},
                 "height": {"type": "integer", "minimum": 1},
                 "bytes": {"type": "integer", "minimum": 0},
-                "format": {"enum": ["jpeg", "png", "webp", "avif"]},
-                "mimeType": {"type": "string"},
+                "format": {"enum": \(formats)},
+                "mimeType": {"enum": \(mimeTypes)},
                 "quality": {"type": "integer", "minimum": 1, "maximum": 100, "description": "The quality a quality target's search chose."},
                 "ssimulacra2": {"type": "number", "description": "The file's SSIMULACRA 2 score, when its quality was searched."}
               }

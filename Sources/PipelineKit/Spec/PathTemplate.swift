@@ -15,7 +15,7 @@ public struct PathTemplate: Sendable, Hashable, CustomStringConvertible {
         case dir
         /// The output's name from the pipeline file.
         case output
-        /// The encoder's usual extension: `jpg`, `png`, `webp`, `avif`, `gif`, `jxl`, `heic` or `tiff`.
+        /// The encoder's usual extension (`EncoderSettings.Format.fileExtension`): `jpg`, `webp`, ….
         case format
         /// The encoded image's width and height, known only after processing.
         case width, height
@@ -27,7 +27,8 @@ public struct PathTemplate: Sendable, Hashable, CustomStringConvertible {
             case .name: "input file name"
             case .dir: "input subfolder below its glob's folder"
             case .output: "output name"
-            case .format: "encoder extension (jpg, png, webp, avif, gif, jxl, heic, tiff)"
+            case .format:
+                "encoder extension (\(EncoderSettings.Format.allCases.map(\.fileExtension).joined(separator: ", ")))"
             case .width: "output width in pixels"
             case .height: "output height in pixels"
             }
