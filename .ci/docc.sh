@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the DocC catalogs of PipelineKit and Vips with the toolchain's docc, from the symbol
+# Builds the DocC catalogs of PipelineKit, Vips, PipelineServer and PipelineCLI with the toolchain's docc, from the symbol
 # graphs of the debug build, into a temporary folder. Any warning (a broken symbol link, an
 # article that links nowhere) fails the build.
 set -euo pipefail
@@ -11,16 +11,17 @@ trap 'rm -rf "$work"' EXIT
 
 # Extracts the public symbols of every module of the package (building it first, when needed).
 # SwiftPM 6.3 also tries the test-discovery modules, which have no module file, and then exits
-# non-zero after writing every other graph: what counts is that the two graphs used here are new.
+# non-zero after writing every other graph: what counts is that the graphs used here are new.
 graphs=.build/$(uname -m)-unknown-linux-gnu/symbolgraph
 rm -rf "$graphs"
 swift package dump-symbol-graph --minimum-access-level public > "$work/dump.log" 2>&1 || true
-for module in PipelineKit Vips; do
+modules=(PipelineKit Vips PipelineServer PipelineCLI)
+for module in "${modules[@]}"; do
   [ -s "$graphs/$module.symbols.json" ] \
     || { cat "$work/dump.log" >&2; echo "docc: no symbol graph for $module in $graphs" >&2; exit 1; }
 done
 
-for module in PipelineKit Vips; do
+for module in "${modules[@]}"; do
   mkdir -p "$work/graphs/$module"
   cp "$graphs/$module.symbols.json" "$work/graphs/$module/"
   "$docc" convert "Sources/$module/$module.docc" \

@@ -59,6 +59,9 @@ public struct PipelineServer: Service {
     /// and removes what a killed run left half-written; nothing listens until `run()`.
     ///
     /// - Parameters:
+    ///   - pipeline: the pipeline file whose outputs are served.
+    ///   - settings: where to listen and how long an idle connection stays open.
+    ///   - logger: the access log and the server's messages.
     ///   - onListening: called with the server's URL (`http://127.0.0.1:8080`) once it accepts
     ///     connections.
     ///   - onStopping: called when the graceful shutdown starts: no new connections from then on.
