@@ -5,6 +5,10 @@ import Vips
 /// The default `DataLoading`: libcurl, following redirects to http and https only, with
 /// connections kept alive between transfers (HTTP/2 where the server offers it).
 ///
+/// Redirects are followed here, one transfer a hop, rather than by libcurl: libcurl sends the
+/// extra headers to every host it follows to, and they are for the input URL's origin alone
+/// unless `Settings.headersOnRedirect` says otherwise (see `+Redirects`).
+///
 /// Easy handles are pooled: each keeps its own connection cache, so a handle taken again for
 /// the same host reuses the open connection.
 public final class CurlDataLoader: DataLoading {
@@ -18,20 +22,23 @@ public final class CurlDataLoader: DataLoading {
         public var maxRedirects: Int
         /// The User-Agent header.
         public var userAgent: String
-        /// Headers sent with every unsigned request.
+        /// Headers sent with unsigned requests to the URL's own origin (scheme, host and port).
         public var headers: [String: String]
+        /// Whether `headers` go also to the other origins redirects lead to.
+        public var headersOnRedirect: Bool
 
         /// Settings with the pipeline file's defaults for what is not given.
         public init(
             timeout: Double = StageDefaults.fetchTimeout, connectTimeout: Double = StageDefaults.connectTimeout,
             maxRedirects: Int = StageDefaults.maxRedirects, userAgent: String = StageDefaults.userAgent,
-            headers: [String: String] = [:]
+            headers: [String: String] = [:], headersOnRedirect: Bool = false
         ) {
             self.timeout = timeout
             self.connectTimeout = connectTimeout
             self.maxRedirects = maxRedirects
             self.userAgent = userAgent
             self.headers = headers
+            self.headersOnRedirect = headersOnRedirect
         }
     }
 
@@ -57,7 +64,7 @@ public final class CurlDataLoader: DataLoading {
         self.init(
             settings: Settings(
                 timeout: fetch.timeout, connectTimeout: fetch.connectTimeout, maxRedirects: fetch.maxRedirects,
-                userAgent: fetch.userAgent, headers: fetch.headers))
+                userAgent: fetch.userAgent, headers: fetch.headers, headersOnRedirect: fetch.headersOnRedirect))
     }
 
     /// Makes one attempt at `request` on a pooled handle; every option is checked as it is set,
@@ -73,13 +80,43 @@ public final class CurlDataLoader: DataLoading {
             curl_easy_reset(easy)
             idleHandles.withLock { $0.append(handle) }
         }
+        // A signed request follows no redirect: its signature is for one URL.
+        guard request.signing == nil else {
+            return try transfer(request, on: easy, fileHeaders: false, timeout: settings.timeout, isCancelled: isCancelled)
+        }
+        let deadline = Date().addingTimeInterval(settings.timeout)
+        var hop = request
+        // Bounded by maxRedirects: each pass follows one redirect or returns.
+        for followed in 0...settings.maxRedirects {
+            if followed > 0 {
+                curl_easy_reset(easy)
+                if isCancelled() { throw FetchError(.cancelled, "cancelled") }
+            }
+            let response = try transfer(
+                hop, on: easy, fileHeaders: settings.headersOnRedirect || Self.sameOrigin(hop.url, request.url),
+                timeout: deadline.timeIntervalSinceNow, isCancelled: isCancelled)
+            guard let next = try Self.redirect(after: response, of: hop, target: pl_curl_redirect_url(easy).map { String(cString: $0) })
+            else { return response }
+            guard followed < settings.maxRedirects else { throw FetchError(.badRedirect, "too many redirects") }
+            hop = next
+        }
+        throw FetchError(.badRedirect, "too many redirects")
+    }
+
+    /// Makes one HTTP transfer of `request`, following no redirect, with the file's headers when
+    /// `fileHeaders`, in at most `timeout` seconds.
+    private func transfer(
+        _ request: DataRequest, on easy: UnsafeMutableRawPointer, fileHeaders: Bool, timeout: Double,
+        isCancelled: @escaping @Sendable () -> Bool
+    ) throws(FetchError) -> DataResponse {
         let transfer = Transfer(maxBytes: request.maxBytes, isCancelled: isCancelled)
         let context = Unmanaged.passUnretained(transfer).toOpaque()
         var headerList: UnsafeMutablePointer<curl_slist>?
         defer { curl_slist_free_all(headerList) }
         // The file's extra headers are for HTTP inputs; a signed request carries only its own.
         var allHeaders =
-            request.signing == nil ? settings.headers.merging(request.headers) { _, perRequest in perRequest } : request.headers
+            request.signing == nil && fileHeaders
+            ? settings.headers.merging(request.headers) { _, perRequest in perRequest } : request.headers
         if let signing = request.signing { Self.addSigningHeaders(signing, body: request.body, to: &allHeaders) }
         if request.body != nil, !allHeaders.keys.contains(where: { $0.lowercased() == "content-type" }) {
             allHeaders["Content-Type"] = "application/octet-stream"  // else libcurl says form data
@@ -92,7 +129,7 @@ public final class CurlDataLoader: DataLoading {
             headerList = appended
         }
 
-        try setOptions(easy, request: request, headers: headerList, context: context)
+        try setOptions(easy, request: request, headers: headerList, context: context, timeout: timeout)
         let body = request.body ?? Data()
         let outcome: Result<CURLcode, FetchError> = withExtendedLifetime(transfer) {
             body.withUnsafeBytes { bytes in
@@ -132,18 +169,18 @@ public final class CurlDataLoader: DataLoading {
     /// redirects to any scheme followed).
     private func setOptions(
         _ easy: UnsafeMutableRawPointer, request: DataRequest, headers: UnsafeMutablePointer<curl_slist>?,
-        context: UnsafeMutableRawPointer
+        context: UnsafeMutableRawPointer, timeout: Double
     ) throws(FetchError) {
         let option = CurlOption(easy, version: support.version)
         try option.check(pl_curl_set_string(easy, CURLOPT_URL, request.url), "CURLOPT_URL")
         // No SIGALRM in a multithreaded process.
         try option.check(pl_curl_set_long(easy, CURLOPT_NOSIGNAL, 1), "CURLOPT_NOSIGNAL")
-        // A signature is for one URL: a signed request follows no redirect.
-        try option.check(pl_curl_set_long(easy, CURLOPT_FOLLOWLOCATION, request.signing == nil ? 1 : 0), "CURLOPT_FOLLOWLOCATION")
-        try option.check(pl_curl_set_long(easy, CURLOPT_MAXREDIRS, settings.maxRedirects), "CURLOPT_MAXREDIRS")
+        // Redirects are followed by `load`, hop by hop, or not at all (a signed request).
+        try option.check(pl_curl_set_long(easy, CURLOPT_FOLLOWLOCATION, 0), "CURLOPT_FOLLOWLOCATION")
         try option.check(pl_curl_set_string(easy, CURLOPT_PROTOCOLS_STR, LibcurlSupport.schemes), "CURLOPT_PROTOCOLS_STR")
         try option.check(pl_curl_set_string(easy, CURLOPT_REDIR_PROTOCOLS_STR, LibcurlSupport.schemes), "CURLOPT_REDIR_PROTOCOLS_STR")
-        try option.check(pl_curl_set_long(easy, CURLOPT_TIMEOUT_MS, Int(settings.timeout * 1000)), "CURLOPT_TIMEOUT_MS")
+        // What is left of the whole transfer's time after the hops before; at least 1 ms, since 0 means none.
+        try option.check(pl_curl_set_long(easy, CURLOPT_TIMEOUT_MS, max(1, Int(timeout * 1000))), "CURLOPT_TIMEOUT_MS")
         try option.check(
             pl_curl_set_long(easy, CURLOPT_CONNECTTIMEOUT_MS, Int(settings.connectTimeout * 1000)), "CURLOPT_CONNECTTIMEOUT_MS")
         try option.check(pl_curl_set_string(easy, CURLOPT_USERAGENT, settings.userAgent), "CURLOPT_USERAGENT")
@@ -188,7 +225,7 @@ public final class CurlDataLoader: DataLoading {
         case CURLE_ABORTED_BY_CALLBACK:
             return FetchError(.cancelled, "cancelled")
         case CURLE_UNSUPPORTED_PROTOCOL:
-            let target = pl_curl_redirect_url(easy).map { String(cString: $0) }
+            let target = pl_curl_redirect_url(easy).map { CredentialRedaction().redact(String(cString: $0)) }
             return FetchError(.badRedirect, "redirected to \(target ?? "a URL") whose scheme is not http or https; refused")
         case CURLE_TOO_MANY_REDIRECTS:
             return FetchError(.badRedirect, "too many redirects")

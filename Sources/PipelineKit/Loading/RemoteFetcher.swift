@@ -54,9 +54,10 @@ struct RemoteFetcher: Sendable {
                     attempt += 1
                     continue
                 }
+                // A loader's message may quote a URL (a redirect's target): shown as every URL is.
                 throw ItemError(
-                    error.kind == .tooLarge ? .tooLarge : .network, stage: .fetch, reason: prefix + error.message + attempts,
-                    underlying: error)
+                    error.kind == .tooLarge ? .tooLarge : .network, stage: .fetch,
+                    reason: prefix + settings.redaction.redactURLs(in: error.message) + attempts, underlying: error)
             }
             switch response.status {
             case 304 where cached != nil:

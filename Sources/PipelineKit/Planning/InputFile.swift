@@ -69,14 +69,17 @@ public struct InputFile: Sendable, Hashable {
     /// A remote input. `{name}` is the last component of the URL's path (decoded; "index" when
     /// the path is empty) and `{dir}` the host and the folders of the path, so that outputs can
     /// mirror a site; the path template refuses any of them that would leave the output folder.
-    /// The display name is the URL with the credentials in it hidden by `redaction`.
+    /// The display name is the URL with the credentials in it hidden by `redaction`, and the
+    /// names leave out the `;` parameters of the path's segments (`;jsessionid=…`), which are
+    /// no part of a file's name and may be secrets.
     /// A port other than the scheme's default is part of the host folder as `host_port`
     /// (`127.0.0.1_8080`): two origins on one host are two sites, and `_` is safe in a folder
     /// name on every file system, where `:` is not (Windows, SMB shares, macOS Finder); an IPv6
     /// address writes its `:` as `-` for the same reason.
     public init(url: String, redaction: CredentialRedaction = CredentialRedaction()) {
         let parsed = URL(string: url)
-        let components = (parsed?.path ?? "").split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+        let components = CredentialRedaction.pathWithoutParameters(of: parsed).split(separator: "/", omittingEmptySubsequences: true).map(
+            String.init)
         self.init(
             remote: url, displayName: redaction.redact(url), byteCount: nil, listedVersion: nil,
             fileName: components.last ?? "index",

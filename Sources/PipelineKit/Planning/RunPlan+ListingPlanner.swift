@@ -215,11 +215,15 @@ struct OutputPathCheck {
         // the sizes are known.
         let digest = PathDigest(target.plannedPath)
         if let writer = writers[digest] {
-            let other = "output \"\(outputs[writer.output].name)\" of \(name(writer.listing) ?? "an earlier input")"
+            let otherName = name(writer.listing)
+            let other = "output \"\(outputs[writer.output].name)\" of \(otherName ?? "an earlier input")"
+            // Two URLs that differ only where they are hidden (a query value) are shown alike.
+            let alike = otherName == input.displayName ? " (two inputs that differ only in what URLs show as …)" : ""
             problems.append(
                 .init(
                     path: place, location: output.pathLocation,
-                    message: "output \"\(output.name)\" of \(input.displayName) and \(other) would both write \(target.plannedPath)"))
+                    message:
+                        "output \"\(output.name)\" of \(input.displayName) and \(other)\(alike) would both write \(target.plannedPath)"))
         } else {
             writers[digest] = (listing, index)
         }

@@ -15,11 +15,19 @@ struct DefinitionBuilder {
     /// The JSON paths the shape validator found problems at.
     let shapeProblemPaths: [String]
     var problems: [PipelineFileError.Problem] = []
+    /// What is worth saying about a file that can run.
+    var warnings: [String] = []
+    /// The variables a `"${NAME}"` value reads (`EnvironmentReference`).
+    let environment: [String: String]
 
-    init(processors: ProcessorRegistry, baseDirectory: URL, shapeProblems: [PipelineFileError.Problem]) {
+    init(
+        processors: ProcessorRegistry, baseDirectory: URL, shapeProblems: [PipelineFileError.Problem],
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) {
         self.processors = processors
         self.baseDirectory = baseDirectory
         shapeProblemPaths = shapeProblems.map(\.path)
+        self.environment = environment
     }
 
     /// Whether the shape validator found nothing wrong at `path` or inside it.
@@ -59,7 +67,7 @@ struct DefinitionBuilder {
                 caseInsensitive: try top.bool("caseInsensitive"),
                 outputs: outputs,
                 manifest: try readManifest(root),
-                warnings: renamed.warnings,
+                warnings: renamed.warnings + warnings,
                 s3: try readS3(root)
             )
             definition.serve = try readServe(root)
@@ -87,7 +95,7 @@ struct DefinitionBuilder {
         let encode: StageSettings
     }
 
-    private func readStages(_ root: JSONNode) throws(OptionError) -> StageSections {
+    private mutating func readStages(_ root: JSONNode) throws(OptionError) -> StageSections {
         let process = reader(root["process"] ?? root["resize"], optionsOf: root["process"] == nil ? "resize" : "process")
         let encode = reader(root["encode"], optionsOf: "encode")
         return StageSections(
@@ -99,7 +107,7 @@ struct DefinitionBuilder {
         )
     }
 
-    private func readFetch(_ root: JSONNode) throws(OptionError) -> FetchSettings {
+    private mutating func readFetch(_ root: JSONNode) throws(OptionError) -> FetchSettings {
         let fetch = reader(root["fetch"], optionsOf: "fetch")
         return FetchSettings(
             concurrency: try fetch.int("concurrency"),
@@ -107,11 +115,13 @@ struct DefinitionBuilder {
             timeout: try fetch.seconds("timeout"),
             connectTimeout: try fetch.seconds("connectTimeout"),
             retries: try fetch.int("retries"),
-            headers: stringMap(root["fetch"]?["headers"]),
+            headers: readHeaders(root),
             userAgent: try fetch.string("userAgent"),
             maxRedirects: try fetch.int("maxRedirects"),
             staleIfError: try fetch.bool("staleIfError"),
-            redactQuery: stringArray(root["fetch"]?["redactQuery"])
+            // fetch.redactQuery is still accepted, and means nothing: every value is hidden.
+            showQuery: stringArray(root["fetch"]?["showQuery"]),
+            headersOnRedirect: try fetch.bool("headersOnRedirect")
         )
     }
 
@@ -160,17 +170,25 @@ struct DefinitionBuilder {
     private mutating func readServe(_ root: JSONNode) throws(OptionError) -> ServeSettings {
         let serve = reader(root["serve"], optionsOf: "serve")
         var signing: ServeSettings.Signing?
-        let key = try serve.optionalString("key"), salt = try serve.optionalString("salt")
+        let written = (key: try serve.optionalString("key"), salt: try serve.optionalString("salt"))
+        let key = written.key.map { resolvingEnvironment($0, at: "serve.key", location: root["serve"]?["key"]?.location) }
+        let salt = written.salt.map { resolvingEnvironment($0, at: "serve.salt", location: root["serve"]?["salt"]?.location) }
         if key != nil || salt != nil {
-            for (name, text) in [("key", key), ("salt", salt)] where text.flatMap(ServeSettings.Signing.bytes(hex:)) == nil {
+            // An unset variable is a problem already.
+            for (name, resolved) in [("key", key), ("salt", salt)] where resolved.map({ $0 != nil }) ?? true {
+                let text = resolved??.value
+                guard text.flatMap(ServeSettings.Signing.bytes(hex:)) == nil else { continue }
+                let source = resolved??.variable.map { " (the value of the environment variable \($0))" } ?? ""
                 problems.append(
                     .init(
                         path: "serve.\(name)", location: root["serve"]?[name]?.location ?? root["serve"]?.location,
                         message: text == nil
                             ? "signed URLs need both serve.key and serve.salt"
-                            : "expected hex digits, two a byte (for example \"943b421c9eb07c83\")"))
+                            : "expected hex digits, two a byte (for example \"943b421c9eb07c83\")\(source)"))
             }
-            if let key = key.flatMap(ServeSettings.Signing.bytes(hex:)), let salt = salt.flatMap(ServeSettings.Signing.bytes(hex:)) {
+            if let key = (key??.value).flatMap(ServeSettings.Signing.bytes(hex:)),
+                let salt = (salt??.value).flatMap(ServeSettings.Signing.bytes(hex:))
+            {
                 signing = ServeSettings.Signing(key: key, salt: salt)
             }
         }

@@ -60,9 +60,11 @@ extension PipelineDefinition {
         }
     }
 
-    /// Checks a pipeline held in a string; relative paths resolve against `baseDirectory`.
+    /// Checks a pipeline held in a string; relative paths resolve against `baseDirectory`, and
+    /// a `"${NAME}"` value (a header's, `serve.key`, `serve.salt`) reads `environment`.
     public init(
-        json text: String, baseDirectory: URL, processors: ProcessorRegistry, fileName: String = "<string>"
+        json text: String, baseDirectory: URL, processors: ProcessorRegistry, fileName: String = "<string>",
+        environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws(PipelineFileError) {
         if !processors.conflicts.isEmpty {
             throw PipelineFileError(
@@ -86,7 +88,7 @@ extension PipelineDefinition {
         // The later checks run on every part whose shape is right, so one pass lists them all.
         var builder = DefinitionBuilder(
             processors: processors, baseDirectory: baseDirectory.standardizedFileURL,
-            shapeProblems: validator.problems)
+            shapeProblems: validator.problems, environment: environment)
         let definition = builder.build(root)
         let problems = validator.problems + builder.problems
         guard let definition, problems.isEmpty else {

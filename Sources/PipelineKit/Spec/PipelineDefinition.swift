@@ -218,7 +218,8 @@ public struct FetchSettings: Sendable, Equatable {
     public var connectTimeout: Double
     /// Retries after connection errors, timeouts, 429 and 5xx.
     public var retries: Int
-    /// Extra HTTP request headers for unsigned requests.
+    /// Extra HTTP request headers for unsigned requests, to the input URL's origin (and others
+    /// with `headersOnRedirect`), with the environment's values for `${NAME}`.
     public var headers: [String: String]
     /// The User-Agent header.
     public var userAgent: String
@@ -227,11 +228,13 @@ public struct FetchSettings: Sendable, Equatable {
     /// Serve the cached copy of a remote input when its origin cannot be reached or answers
     /// 5xx after the retries, rather than failing it.
     public var staleIfError: Bool = true
-    /// Query parameters to redact beyond the standard ones (`CredentialRedaction`).
-    public var redactQuery: [String] = []
+    /// Query parameters whose values may show where URLs are shown (`CredentialRedaction`).
+    public var showQuery: [String] = []
+    /// Whether `headers` go also to the other origins a redirect leads to.
+    public var headersOnRedirect = false
 
     /// How URLs of this run are shown: credentials in them hidden.
-    public var redaction: CredentialRedaction { CredentialRedaction(extraQueryNames: redactQuery) }
+    public var redaction: CredentialRedaction { CredentialRedaction(showQuery: showQuery) }
 }
 
 /// Settings of the `cache` stage: the disk cache of fetched bytes.

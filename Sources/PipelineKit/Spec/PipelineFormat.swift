@@ -56,7 +56,14 @@ public enum PipelineFormat {
                         help:
                             "retries after connection errors, timeouts, 429 and 5xx, with exponential backoff and jitter; Retry-After is honoured"
                     ),
-                    Option("headers", .stringMap, help: "extra HTTP request headers"),
+                    Option(
+                        "headers", .stringMap,
+                        help:
+                            "extra HTTP request headers, sent only to the input URL's own scheme, host and port; "
+                            + "a whole value \"${NAME}\" is read from the environment variable NAME (\"$${NAME}\" for the text ${NAME})"),
+                    .boolean(
+                        "headersOnRedirect", default: false,
+                        help: "send the headers also to the other hosts a redirect leads to; false keeps them for the input URL's origin"),
                     Option(
                         "userAgent", .string(nonEmpty: true), default: JSONNode(plain: StageDefaults.userAgent),
                         help: "the User-Agent header"),
@@ -69,11 +76,14 @@ public enum PipelineFormat {
                             "when a remote input's server cannot be reached (refused, DNS, timeout) or answers 5xx after the retries, use its cached copy, however old, with one warning per run; false fails the input"
                     ),
                     Option(
-                        "redactQuery", .array(.string(nonEmpty: true), minCount: 0),
+                        "showQuery", .array(.string(nonEmpty: true), minCount: 0),
                         help:
-                            "more query parameters whose values are secrets, shown as *** in every message, report, trace and cache entry "
-                            + "(always: the user and password of a URL, X-Amz-Signature, X-Amz-Credential, X-Amz-Security-Token, token, sig, "
-                            + "signature, key and password, in any case); they are still sent"),
+                            "query parameters whose values may show in messages, reports, traces and manifests, by name (case matters); "
+                            + "every other query value, the fragment, ;name=value path parameters and the user and password of a URL "
+                            + "are shown as … (they are still sent)"),
+                    Option(
+                        "redactQuery", .array(.string(nonEmpty: true), minCount: 0),
+                        help: "no longer has an effect: every query value is hidden unless showQuery names it; still accepted"),
                 ]), help: "reading inputs: local files, and HTTP(S) with libcurl"),
             Option(
                 "cache",
@@ -185,8 +195,12 @@ public enum PipelineFormat {
                         "key", .string(nonEmpty: true),
                         help:
                             "sign URLs as imgproxy does: the HMAC-SHA256 key, in hex; with salt, every path must start with its signature "
-                            + "(/SIGNATURE/output/input), else 403"),
-                    Option("salt", .string(nonEmpty: true), help: "the salt of signed URLs, in hex, put before the path when signing"),
+                            + "(/SIGNATURE/output/input), else 403; \"${NAME}\" reads it from the environment variable NAME"),
+                    Option(
+                        "salt", .string(nonEmpty: true),
+                        help:
+                            "the salt of signed URLs, in hex, put before the path when signing; \"${NAME}\" reads it from the environment variable NAME"
+                    ),
                 ]),
                 help: "how pipeline serve answers HTTP requests for the outputs, made on the first request (see docs/serving.md)"
             ),

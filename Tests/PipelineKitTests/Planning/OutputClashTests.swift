@@ -166,4 +166,20 @@ import Vips
         #expect(failures.first?.stage == .encode)
         #expect(try VipsImage.open(data: Data(contentsOf: URL(fileURLWithPath: directory.path + "/out/x-8.png"))).width == 8)
     }
+
+    /// URLs are shown with their query values hidden, so two that differ only there look alike;
+    /// they are still two inputs, and writing one path for both is refused before anything is
+    /// fetched (so no manifest or report ever holds two entries under one name), saying why.
+    @Test func twoURLsThatDifferOnlyInAHiddenValueStayTwoInputs() throws {
+        let directory = try TemporaryDirectory()
+        let urls = ["http://127.0.0.1:9/a.jpg?v=1", "http://127.0.0.1:9/a.jpg?v=2"]
+        let json = PipelineHarness.json(inputs: urls, outputs: [output("t", steps: width(8), path: "out/{stem}.webp")])
+        let error = #expect(throws: PipelineFileError.self) { try PipelineHarness.pipeline(json, in: directory).plan() }
+        #expect(error?.problems.count == 1, "\(String(describing: error))")
+        #expect(
+            error?.problems.first?.message
+                == "output \"t\" of http://127.0.0.1:9/a.jpg?v=… and output \"t\" of http://127.0.0.1:9/a.jpg?v=… "
+                + "(two inputs that differ only in what URLs show as …) would both write \(directory.path)/out/a.webp",
+            "\(String(describing: error))")
+    }
 }

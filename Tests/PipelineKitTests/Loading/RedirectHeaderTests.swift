@@ -1,0 +1,80 @@
+import Foundation
+import StandardProcessors
+import TestSupport
+import Testing
+
+@testable import PipelineKit
+
+/// The file's headers (an API key) go to the input URL's origin only: a redirect to another
+/// host, scheme or port does not take them along unless `fetch.headersOnRedirect` says so.
+/// Two loopback servers on two ports are two origins.
+@Suite struct RedirectHeaderTests {
+    static let photo: Data = (try? Fixtures.jpeg(try Fixtures.gradient(width: 64, height: 32))) ?? Data()
+
+    /// A server that answers every path with the photo.
+    func target() throws -> TestHTTPServer {
+        try TestHTTPServer { _, _ in .init(status: 200, headers: ["Content-Type": "image/jpeg"], body: Self.photo) }
+    }
+
+    /// A server that sends `/start.jpg` to its own `/moved.jpg`, and that to `location`.
+    func redirector(to location: String, status: Int = 302) throws -> TestHTTPServer {
+        try TestHTTPServer { request, _ in
+            request.path == "/start.jpg"
+                ? .init(status: 301, headers: ["Location": "/moved.jpg"])
+                : .init(status: status, headers: ["Location": location])
+        }
+    }
+
+    func load(_ url: String, headersOnRedirect: Bool = false, maxRedirects: Int = 5) throws -> DataResponse {
+        let loader = CurlDataLoader(
+            settings: .init(maxRedirects: maxRedirects, headers: ["X-Api-Key": "key-123"], headersOnRedirect: headersOnRedirect))
+        return try loader.load(DataRequest(url: url, headers: ["If-None-Match": "\"v0\""], maxBytes: 1 << 20), isCancelled: { false })
+    }
+
+    @Test func aRedirectToAnotherHostDoesNotGetTheHeaders() throws {
+        let other = try target()
+        let origin = try redirector(to: other.url("/elsewhere.jpg"))
+        let response = try load(origin.url("/start.jpg"))
+        #expect(response.status == 200 && response.body == Self.photo)
+        // Both hops on the input's origin had the header (the second after a relative redirect).
+        #expect(origin.requests.map(\.path) == ["/start.jpg", "/moved.jpg"])
+        #expect(origin.requests.allSatisfy { $0.headers["x-api-key"] == "key-123" }, "\(origin.requests.map(\.headers))")
+        // The other host had the request's own headers, and not the file's.
+        #expect(other.requests.map(\.path) == ["/elsewhere.jpg"])
+        #expect(other.requests.first?.headers["x-api-key"] == nil, "\(other.requests.map(\.headers))")
+        #expect(other.requests.first?.headers["if-none-match"] == "\"v0\"")
+    }
+
+    @Test func headersOnRedirectSendsThemToEveryHost() throws {
+        let other = try target()
+        let origin = try redirector(to: other.url("/elsewhere.jpg"), status: 307)
+        let response = try load(origin.url("/start.jpg"), headersOnRedirect: true)
+        #expect(response.status == 200)
+        #expect(other.requests.first?.headers["x-api-key"] == "key-123", "\(other.requests.map(\.headers))")
+    }
+
+    @Test func redirectsStopAtMaxRedirects() throws {
+        let loop = try TestHTTPServer { request, _ in .init(status: 302, headers: ["Location": request.path + "x"]) }
+        let error = #expect(throws: FetchError.self) { try load(loop.url("/a"), maxRedirects: 3) }
+        #expect(error?.kind == .badRedirect && error?.message == "too many redirects", "\(String(describing: error))")
+        // The first request and three redirects followed.
+        #expect(loop.requests.map(\.path) == ["/a", "/ax", "/axx", "/axxx"])
+    }
+
+    /// Through a run: the file's `fetch.headers` and `fetch.headersOnRedirect`.
+    @Test func aRunSendsTheFilesHeadersToTheInputsOriginOnly() async throws {
+        for onRedirect in [false, true] {
+            let other = try target()
+            let origin = try redirector(to: other.url("/elsewhere.jpg"))
+            let directory = try TemporaryDirectory()
+            let json = PipelineHarness.json(
+                inputs: [origin.url("/start.jpg")],
+                outputs: [#"{"name": "t", "encode": {"format": "png"}, "path": "out/{stem}.png"}"#],
+                extra: #""fetch": {"retries": 0, "headers": {"X-Api-Key": "key-123"}, "headersOnRedirect": \#(onRedirect)}"#)
+            let (reports, summary) = try await PipelineHarness.run(json, in: directory)
+            #expect(summary.succeeded == 1, "\(reports.flatMap(\.failures))")
+            #expect(origin.requests.first?.headers["x-api-key"] == "key-123")
+            #expect(other.requests.first?.headers["x-api-key"] == (onRedirect ? "key-123" : nil), "headersOnRedirect \(onRedirect)")
+        }
+    }
+}
