@@ -13,8 +13,16 @@ extension DefinitionBuilder {
     /// The values of the top-level section `section`, read through its declared options.
     func reader(_ node: JSONNode?, optionsOf section: String) -> ProcessorOptions {
         let option = PipelineFormat.topLevelOptions(processors: processors).first { $0.name == section }
-        guard case .object(let options)? = option?.shape else { return reader(node, []) }
-        return reader(node, options)
+        switch option?.shape {
+        case .object(let options)?:
+            return reader(node, options)
+        case .anyOf(let shapes)?:
+            // A section that may also be a shorthand (`"manifest": "PATH"`) reads as its object form.
+            for case .object(let options) in shapes { return reader(node, options) }
+            return reader(node, [])
+        default:
+            return reader(node, [])
+        }
     }
 
     /// The strings of an array of strings (checked by its shape); [] when absent.

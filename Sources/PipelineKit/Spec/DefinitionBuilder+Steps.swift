@@ -23,7 +23,9 @@ extension DefinitionBuilder {
             return buildEncoder(encode, at: join(path, "encode")).map { [$0] }
         case (nil, let formats?):
             guard case .array(let items) = formats.value, isWellShaped(join(path, "formats")) else { return nil }
-            let encoders = items.enumerated().compactMap { position, item in buildEncoder(item, at: "\(path).formats[\(position)]") }
+            let encoders = items.enumerated().compactMap { position, item in
+                buildEncoder(item.expandingShorthand(to: "format"), at: "\(path).formats[\(position)]")
+            }
             guard encoders.count == items.count, !encoders.isEmpty else { return nil }
             for (position, encoder) in encoders.enumerated() {
                 if let first = encoders.firstIndex(where: { $0.format == encoder.format }), first < position {

@@ -200,7 +200,7 @@ struct DefinitionBuilder {
     /// The `manifest` section, nil when the file has none.
     private func readManifest(_ root: JSONNode) throws(OptionError) -> ManifestSettings? {
         guard root["manifest"] != nil else { return nil }
-        let manifest = reader(root["manifest"], optionsOf: "manifest")
+        let manifest = reader(root["manifest"]?.expandingShorthand(to: "path"), optionsOf: "manifest")
         return ManifestSettings(
             file: URL(fileURLWithPath: try manifest.string("path"), relativeTo: baseDirectory).standardizedFileURL,
             urlPrefix: try manifest.string("urlPrefix"))

@@ -44,6 +44,13 @@ public struct JSONNode: Sendable, Equatable {
         return members.first { $0.key == key }?.value
     }
 
+    /// A string as the one-key object it is short for, `key` holding it (`"avif"` in `formats`
+    /// is `{"format": "avif"}`); any other node as it is.
+    func expandingShorthand(to key: String) -> JSONNode {
+        guard case .string = value else { return self }
+        return JSONNode(.object([Member(key: key, keyLocation: location, value: self)]), at: location)
+    }
+
     /// The name of the value's JSON type, for messages ("expected a number, found a string").
     public var typeName: String {
         switch value {

@@ -164,16 +164,20 @@ public enum PipelineFormat {
             ),
             Option(
                 "manifest",
-                .object([
-                    Option(
-                        "path", .string(nonEmpty: true), required: true,
-                        help: "where to write the manifest (JSON), relative to this file's folder, for example \"site/images.json\""),
-                    Option(
-                        "urlPrefix", .string(nonEmpty: false), default: JSONNode(plain: ""),
-                        help: "put before each file's path relative to the manifest's folder to make its URL, for example \"/img/\""),
+                .anyOf([
+                    .string(nonEmpty: true),
+                    .object([
+                        Option(
+                            "path", .string(nonEmpty: true), required: true,
+                            help: "where to write the manifest (JSON), relative to this file's folder, for example \"site/images.json\""),
+                        Option(
+                            "urlPrefix", .string(nonEmpty: false), default: JSONNode(plain: ""),
+                            help: "put before each file's path relative to the manifest's folder to make its URL, for example \"/img/\""),
+                    ]),
                 ]),
                 help:
-                    "write one JSON manifest of the run for web pages: per input its size, per output and format the files with a srcset, and placeholders (pipeline schema --manifest)"
+                    "write one JSON manifest of the run for web pages: per input its size, per output and format the files with a srcset, and placeholders (pipeline schema --manifest); "
+                    + "a path alone (\"site/images.json\") is short for {\"path\": \"site/images.json\"}"
             ),
             Option(
                 "serve",
@@ -250,8 +254,9 @@ public enum PipelineFormat {
                     + "unless the resize says \"withoutEnlargement\": false, and the image's own width stands in for them once; "
                     + "several widths need {width} in the path"),
             Option(
-                "formats", .array(EncoderSettings.shape, minCount: 1),
-                help: "make the output in each of these encodings (each shaped like encode), instead of encode; "
+                "formats", .array(.anyOf([.choice(EncoderSettings.Format.allCases.map(\.rawValue)), EncoderSettings.shape]), minCount: 1),
+                help: "make the output in each of these encodings (each shaped like encode, or a format's name alone for its "
+                    + "defaults: [\"avif\", \"webp\"] is [{\"format\": \"avif\"}, {\"format\": \"webp\"}]), instead of encode; "
                     + "several formats need {format} in the path"),
             Option(
                 "placeholders", .array(.choice(PlaceholderKind.allCases.map(\.rawValue)), minCount: 1),

@@ -168,11 +168,16 @@ struct ShapeValidator {
         case .boolean: "a boolean"
         case .integer: "an integer"
         case .number: "a number"
+        // A choice and an object name their values and keys: of the alternatives of an anyOf
+        // (`"formats": ["avif", {"format": "webp"}]`), a message then shows each form.
+        case .choice(let names) where names.count <= 8: "one of \(list(names))"
         case .string, .choice, .duration, .pathTemplate: "a string"
         case .colour: "a colour"
         case .byteSize: "a size"
         case .array: "an array"
-        case .object, .tagged, .singleKey, .stringMap: "an object"
+        case .object(let options) where !options.isEmpty && options.count <= 4: "an object with \(list(options.map(\.name)))"
+        case .tagged(let key, _): "an object with \(list([key]))"
+        case .object, .singleKey, .stringMap: "an object"
         case .anyOf(let shapes): shapes.map(typeName).joined(separator: " or ")
         }
     }
