@@ -264,6 +264,13 @@ public struct EncoderSettings: Sendable, Hashable {
         }
     }
 
+    /// How `explain` shows the encoder: its `identity`, where a quality target shows its
+    /// quality as `Q=searched`, since the value the settings hold is not what the files get.
+    var explained: String {
+        guard qualityTarget != nil else { return identity }
+        return identity.replacingOccurrences(of: "Q=\(quality)", with: "Q=searched")
+    }
+
     /// The saver's options and what else decides the encoded file: the metadata kept when it
     /// is some but not all, the profile converted to, a GIF's loop count. For the journal's
     /// record of what made an output (the saver's options alone for what earlier versions

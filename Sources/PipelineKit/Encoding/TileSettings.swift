@@ -186,6 +186,6 @@ extension OutputDefinition {
     /// tile pyramid's layout and tiles.
     var encodingDescription: String {
         if let tiles { return "\(tiles.layout.rawValue) tiles (\(tiles.identity))" }
-        return "\(encoder.format.rawValue) (\(encoder.identity))"
+        return "\(encoder.format.rawValue) (\(encoder.explained))"
     }
 }

@@ -214,7 +214,7 @@ public struct PlanExplanation: Sendable {
         for output in variants {
             let width = output.variant?.width.map(String.init) ?? "original"
             if !widths.contains(width) { widths.append(width) }
-            let encoder = "\(output.encoder.format.rawValue) (\(output.encoder.identity))"
+            let encoder = "\(output.encoder.format.rawValue) (\(output.encoder.explained))"
             if !encoders.contains(encoder) { encoders.append(encoder) }
         }
         let sized = variants.first { $0.variant?.width != nil }
@@ -281,6 +281,10 @@ public struct PlanExplanation: Sendable {
                     : "animated, \(count) frames: " + decoded + " each, every frame for the gif and webp outputs, the first for others"
             }
             lines.append("  \(sample.input.escapingControlCharacters): \(sample.format ?? "?") \(size), \(shrink)\(decoded)\(whole)\(wide)")
+        }
+        // The sources beyond the few shown, so the list is not read as every input.
+        if !samples.isEmpty, sources > samples.count {
+            lines.append("  … and \(sources - samples.count) more")
         }
         if !allowedUntrusted.isEmpty {
             lines.append("untrusted formats read (decompress.allowUntrusted): \(allowedUntrusted.joined(separator: ", "))")

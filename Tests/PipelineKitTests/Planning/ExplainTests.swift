@@ -35,6 +35,23 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: directory.path + "/out"))
     }
 
+    @Test func inputsBeyondThoseShownAreCountedAndATargetShowsNoQuality() throws {
+        // Given seven inputs and an output whose quality is searched
+        let directory = try TemporaryDirectory()
+        let photo = try Fixtures.jpeg(try Fixtures.gradient(width: 40, height: 30))
+        for index in 0..<7 { try directory.write(photo, to: "in/p\(index).jpg") }
+        let json = PipelineHarness.json(
+            inputs: ["in/*.jpg"],
+            outputs: [#"{"name": "t", "encode": {"format": "webp", "quality": {"ssimulacra2": 75}}, "path": "out/{stem}.webp"}"#])
+        // When it is explained, five at most shown
+        let text = try PipelineHarness.pipeline(json, in: directory).explain().text
+        // Then the rest are counted, and the quality is the search's, not the default's
+        #expect(text.contains("  … and 2 more\n"), "\(text)")
+        #expect(text.contains(".webp[Q=searched,"), "\(text)")
+        #expect(!text.contains("Q=80"), "\(text)")
+        #expect(text.contains("searches quality for SSIMULACRA2 75"), "\(text)")
+    }
+
     /// The figure is a bound, said as one: in flight × the largest input, or the budget when
     /// admission holds the run under a lower one; never called the peak.
     @Test func theImageMemoryFigureIsStatedAsTheBoundItIs() throws {
