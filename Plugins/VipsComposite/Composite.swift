@@ -85,7 +85,7 @@ public struct Composite: ImageProcessing {
         let image = try Self.resolve(reference, against: options.baseDirectory)
         let left = try options.optionalInt("left"), top = try options.optionalInt("top")
         let gravityName = try options.string("gravity")
-        guard let gravity = Gravity(name: gravityName) else { throw OptionError(option: "gravity", "unknown value \"\(gravityName)\"") }
+        guard let gravity = Gravity(name: gravityName) else { throw OptionError(option: "gravity", "unknown value \(gravityName.quotedValue)") }
         let placement: Placement
         switch (left, top) {
         case (let left?, let top?):
@@ -109,7 +109,7 @@ public struct Composite: ImageProcessing {
         tile: Bool = false, widthFraction: Double? = nil, gridGravity: Gravity = .centre
     ) throws(OptionError) {
         guard (0...1).contains(opacity) else { throw OptionError(option: "opacity", "must be between 0 and 1") }
-        guard Self.blendModes.contains(blend) else { throw OptionError(option: "blend", "unknown blend mode \"\(blend)\"") }
+        guard Self.blendModes.contains(blend) else { throw OptionError(option: "blend", "unknown blend mode \(blend.quotedValue)") }
         if let widthFraction, !(0.001...1).contains(widthFraction) {
             throw OptionError(option: "width", "must be a fraction of the image's width, between 0.001 and 1")
         }
@@ -128,7 +128,7 @@ public struct Composite: ImageProcessing {
         let lowered = reference.lowercased()
         if lowered.hasPrefix("http://") || lowered.hasPrefix("https://") {
             guard let url = URL(string: reference), url.host != nil else {
-                throw OptionError(option: "image", "\"\(reference)\" is not a valid URL")
+                throw OptionError(option: "image", "\(reference.quotedValue) is not a valid URL")
             }
             return url
         }

@@ -60,7 +60,7 @@ public struct Crop: ImageProcessing, Hashable {
         } else {
             let gravityName = try options.string("gravity")
             guard let gravity = Gravity(name: gravityName) else {
-                throw OptionError(option: "gravity", "unknown value \"\(gravityName)\"")
+                throw OptionError(option: "gravity", "unknown value \(gravityName.quotedValue)")
             }
             try self.init(mode: .window(width: width, height: height, gravity: gravity))
         }

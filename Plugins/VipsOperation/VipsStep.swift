@@ -56,7 +56,7 @@ public struct VipsStep: ImageProcessing {
                 let known =
                     names.isEmpty
                     ? "it takes no arguments besides its image" : "its arguments are " + names.map { "\"\($0)\"" }.joined(separator: ", ")
-                throw OptionError(option: key, "\(operation) has no argument \"\(key)\"\(hint) (\(known))")
+                throw OptionError(option: key, "\(operation) has no argument \(key.quotedValue)\(hint) (\(known))")
             }
             if input.contains(where: { $0.name == argument.name }) || argument.kind == .image {
                 throw OptionError(option: key, "is an image argument: the step's image is the input, and no other image can be given")
@@ -95,9 +95,9 @@ public struct VipsStep: ImageProcessing {
     public static func permittedOperation(_ name: String) throws(OptionError) -> VipsOperationInfo {
         guard let info = VipsOperationInfo.named(name) else {
             let hint = NearestName.suggestion(for: name, among: VipsOperationInfo.allNames).map { "; did you mean \"\($0)\"?" } ?? ""
-            throw OptionError(option: "operation", "libvips has no operation \"\(name)\"\(hint) (`pipeline plugins --vips` lists them)")
+            throw OptionError(option: "operation", "libvips has no operation \(name.quotedValue)\(hint) (`pipeline plugins --vips` lists them)")
         }
-        if let reason = refusal(of: info) { throw OptionError(option: "operation", "\"\(name)\" cannot be a step: \(reason)") }
+        if let reason = refusal(of: info) { throw OptionError(option: "operation", "\(name.quotedValue) cannot be a step: \(reason)") }
         return info
     }
 
@@ -173,7 +173,7 @@ public struct VipsStep: ImageProcessing {
         case (.enumeration(let names, _), .string(let nick)):
             guard names.contains(nick) else {
                 let hint = NearestName.suggestion(for: nick, among: names).map { "; did you mean \"\($0)\"?" } ?? ""
-                throw OptionError(option: key, "unknown value \"\(nick)\"\(hint): expected one of \(names.joined(separator: ", "))")
+                throw OptionError(option: key, "unknown value \(nick.quotedValue)\(hint): expected one of \(names.joined(separator: ", "))")
             }
             return .string(nick)
         case (.flags(let names), .string(let nick)):

@@ -64,7 +64,7 @@ public struct Resize: ImageProcessing, Hashable {
     public init(options: ProcessorOptions) throws(OptionError) {
         let positionName = try options.string("position")
         guard let position = Gravity(name: positionName) else {
-            throw OptionError(option: "position", "unknown value \"\(positionName)\"")
+            throw OptionError(option: "position", "unknown value \(positionName.quotedValue)")
         }
         try self.init(
             width: options.optionalInt("width"),

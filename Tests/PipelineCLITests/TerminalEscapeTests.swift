@@ -52,4 +52,23 @@ import Testing
         #expect(lines.count == 1, "\(result.standardError)")
         #expect(lines.first?.contains(#"output name "a\nerror: fake" is already used"#) == true, "\(result.standardError)")
     }
+
+    @Test func aNameWithANewlineAndOneWithABackslashAndAnNPrintApart() throws {
+        // Given two inputs that are not images: "a<newline>b.jpg" and "a\nb.jpg" (a backslash and an n)
+        let directory = try TemporaryDirectory()
+        try directory.write(Data("not an image".utf8), to: "in/a\nb.jpg")
+        try directory.write(Data("not an image".utf8), to: #"in/a\nb.jpg"#)
+        let json = PipelineHarness.json(
+            inputs: ["in/*.jpg"],
+            outputs: [#"{"name": "t", "steps": [], "encode": {"format": "jpeg"}, "path": "out/{stem}.jpg"}"#])
+        let file = try directory.write(Data(json.utf8), to: "pipeline.json")
+        // When it runs
+        let run = try CommandRunner.run(["run", file])
+        // Then the two failures name them differently, each as it is
+        #expect(run.status == 1)
+        let failures = run.standardError.split(separator: "\n").filter { $0.hasPrefix("failed:") }
+        #expect(failures.count == 2, "\(run.standardError)")
+        #expect(failures.contains { $0.hasPrefix(#"failed: in/a\nb.jpg: "#) }, "\(failures)")
+        #expect(failures.contains { $0.hasPrefix(#"failed: in/a\\nb.jpg: "#) }, "\(failures)")
+    }
 }

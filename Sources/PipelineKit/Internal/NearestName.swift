@@ -5,10 +5,12 @@ public enum NearestName {
     public static func suggestion(for name: String, among candidates: [String]) -> String? {
         let lowered = name.lowercased()
         if let sameLetters = candidates.first(where: { $0.lowercased() == lowered }) { return sameLetters }
-        let scored = candidates.map { ($0, distance(lowered, $0.lowercased())) }
-        guard let best = scored.min(by: { $0.1 < $1.1 }) else { return nil }
         // Allow about one edit per three letters, at least one and at most three.
         let allowed = min(3, max(1, name.count / 3))
+        // The distance is at least the difference in length: a name far longer than every
+        // candidate (a value of megabytes) is not compared letter by letter.
+        let scored = candidates.filter { abs($0.count - name.count) <= allowed }.map { ($0, distance(lowered, $0.lowercased())) }
+        guard let best = scored.min(by: { $0.1 < $1.1 }) else { return nil }
         return best.1 <= allowed ? best.0 : nil
     }
 

@@ -2,12 +2,15 @@ extension String {
     /// The text with control characters written as escapes, as JSON writes them (`\n`, `\t`,
     /// `\r`, `\u001b`), so that a name holding them prints on one line and cannot move the
     /// cursor, recolour the terminal or pass for a line of its own (`x\nfailed: fake.jpg`).
-    /// C0 and C1 controls, DEL, and the Unicode line and paragraph separators are escaped.
+    /// C0 and C1 controls, DEL, and the Unicode line and paragraph separators are escaped, and
+    /// so is the backslash itself (`\\`): otherwise a name holding a newline and one holding a
+    /// backslash and an `n` would print alike.
     package var escapingControlCharacters: String {
-        guard unicodeScalars.contains(where: Self.isControl) else { return self }
+        guard unicodeScalars.contains(where: { $0 == "\\" || Self.isControl($0) }) else { return self }
         var escaped = ""
         for scalar in unicodeScalars {
             switch scalar {
+            case "\\": escaped += "\\\\"
             case "\n": escaped += "\\n"
             case "\t": escaped += "\\t"
             case "\r": escaped += "\\r"

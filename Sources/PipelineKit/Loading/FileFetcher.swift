@@ -12,7 +12,12 @@ struct FileFetcher: Sendable {
             throw ItemError.system(.unreadable, stage: .fetch, "cannot read \(input.path)")
         }
         guard info.st_mode & S_IFMT == S_IFREG else {
-            throw ItemError(.unreadable, stage: .fetch, reason: "\(input.path) is not a regular file")
+            // Named by the path the user gave, and by the target when that is a link: a link to
+            // /dev/zero is this input, and is not /dev/zero's.
+            let target = Self.linkTarget(input.path).map { " (a symbolic link to \($0))" } ?? ""
+            throw ItemError(
+                .unreadable, stage: .fetch,
+                reason: "\(input.path)\(target) is \(RegularFile.kind(of: info)), not a regular file")
         }
         guard access(input.path, R_OK) == 0 else {
             throw ItemError.system(.unreadable, stage: .fetch, "cannot read \(input.path)")
@@ -28,5 +33,13 @@ struct FileFetcher: Sendable {
         // and are known without reading the file: a re-run stays cheap.
         let version = "file:\(size):\(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec):\(info.st_ino)"
         return FetchedSource(source: .file(path: input.path, byteCount: size, version: FileVersion(info)), version: version)
+    }
+
+    /// Where the symbolic link at `path` leads, as it is written; nil when `path` is no link.
+    static func linkTarget(_ path: String) -> String? {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let count = readlink(path, &buffer, buffer.count - 1)
+        guard count > 0 else { return nil }
+        return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }

@@ -293,7 +293,10 @@ struct InputEnumerator {
                 switch kind {
                 case .file: matches.append(joined(name))
                 case .directory, .absent: break
-                case .other(let what): skipped[path] = what
+                case .other(let what):
+                    // A link is named with where it leads: the device is not the input's name.
+                    let target = what.contains("symbolic link") ? nil : FileFetcher.linkTarget(path)
+                    skipped[path] = target.map { "a symbolic link to \($0), \(what)" } ?? what
                 }
             } else if kind == .directory {
                 walk(path, relative: joined(name), pattern: rest, into: &matches, skipped: &skipped)
@@ -302,12 +305,15 @@ struct InputEnumerator {
     }
 
     private func entries(of directory: String) -> [String] {
-        ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).sorted()
+        LongPath.entries(of: directory).sorted()
     }
 
+    /// The path relative to the pipeline file's folder when inside it; one too long to open,
+    /// which the plan refuses, shortened in the middle.
     private func displayName(_ path: String) -> String {
         let base = baseDirectory.path.hasSuffix("/") ? baseDirectory.path : baseDirectory.path + "/"
-        return path.hasPrefix(base) ? String(path.dropFirst(base.count)) : path
+        let name = path.hasPrefix(base) ? String(path.dropFirst(base.count)) : path
+        return LongPath.isTooLong(path) ? LongPath.displayed(name) : name
     }
 
     private enum Kind: Equatable {
@@ -320,15 +326,15 @@ struct InputEnumerator {
 
     private static func size(of path: String) -> Int64? {
         var info = stat()
-        return stat(path, &info) == 0 ? Int64(info.st_size) : nil
+        return LongPath.status(of: path, &info, followLinks: true) == 0 ? Int64(info.st_size) : nil
     }
 
     private static func kind(_ path: String, followLinks: Bool) -> Kind {
         var info = stat()
-        guard (followLinks ? stat(path, &info) : lstat(path, &info)) == 0 else {
+        guard LongPath.status(of: path, &info, followLinks: followLinks) == 0 else {
             let failure = errno
             var link = stat()
-            guard followLinks, lstat(path, &link) == 0 else { return .absent }
+            guard followLinks, LongPath.status(of: path, &link, followLinks: false) == 0 else { return .absent }
             return .other(failure == ELOOP ? "a loop of symbolic links" : "a symbolic link to nothing")
         }
         switch info.st_mode & S_IFMT {

@@ -43,6 +43,9 @@ public struct PlanExplanation: Sendable {
         /// for a GIF or WebP output, or that is refused for more than `decompress.maxFrames`;
         /// nil when only its first frame is decoded, or it is not an animation.
         public var keptFrames: Int?
+        /// `keptFrames` in words, when it is not the number alone: "over 4096" where even the
+        /// GIF's blocks could not be counted.
+        public var frameText: String?
     }
 
     /// Inputs the run would make, every listing counted.
@@ -130,6 +133,14 @@ public struct PlanExplanation: Sendable {
         for item in plan.items.lazy.filter({ !$0.input.isRemote }).prefix(Self.headerLimit) {
             // Also unblocks, before the header is read, the untrusted loaders the file allows.
             let source = EncodedSource.file(path: item.input.path, byteCount: item.input.byteCount ?? 0)
+            // A FIFO, device or socket (a link to /dev/zero) is not read, as the run refuses it:
+            // a loader sniffing /dev/zero for its format would read for ever.
+            guard (try? RegularFile(opening: item.input.path)) != nil else {
+                if samples.count < sampleCount {
+                    samples.append(Sample(input: item.input.displayName, format: nil, size: nil, loadShrink: 1, decodeSize: nil))
+                }
+                continue
+            }
             let untrusted = decoder.untrustedLoaderRefusal(source)
             if untrusted != nil { untrustedRefused += 1 }
             // A refused file's header is not read either: its loader is not made for hostile files.
@@ -164,8 +175,11 @@ public struct PlanExplanation: Sendable {
                 var estimate = DecodeMemoryEstimate.inputEstimate(
                     decodePlan.estimate, passes: decodePlan.passes, unstreamed: unstreamed,
                     readers: sample.stripReadAheadBytes + sample.pngRowsAheadBytes, encoding: encoding)
-                if let frames = decoder.keptFrames(header, loader: format ?? ""), frames > definition.decompress.maxFrames {
-                    sample.keptFrames = frames
+                let declared = decoder.keptFrames(header, loader: format ?? "")
+                let counted = declared.map { ImageDecoder.frameCount($0, loader: format ?? "", source: file) }
+                if let declared, let counted, counted.count ?? declared > definition.decompress.maxFrames {
+                    sample.keptFrames = counted.count ?? declared
+                    sample.frameText = counted.text
                 } else if decoder.keepsAnimation(header, loader: format ?? "") {
                     sample.keptFrames = header.pageCount
                     // Every frame held: the decoder's own estimate of an animation.
@@ -274,7 +288,7 @@ public struct PlanExplanation: Sendable {
             }
             var decoded = sample.decodesWhole ? "decoded at \(decode)" : "decoded only in windows"
             if let frames = sample.keptFrames {
-                let count = ImageDecoder.frameCount(frames, loader: sample.format ?? "")
+                let count = sample.frameText ?? "\(frames)"
                 decoded =
                     frames > maxFrames
                     ? "animated, \(count) frames: refused, more than decompress.maxFrames (\(maxFrames))"

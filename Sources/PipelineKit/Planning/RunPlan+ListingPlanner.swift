@@ -136,6 +136,7 @@ extension RunPlan {
         /// Every output's target for `input`, or why the listing is refused: the first output
         /// whose path cannot be made.
         static func targets(for input: InputFile, outputs: [OutputTarget.Output]) -> (targets: [OutputTarget]?, refusal: String?) {
+            if input.url == nil, let refusal = LongPath.refusal(of: input.path) { return (nil, refusal) }
             var targets: [OutputTarget] = []
             targets.reserveCapacity(outputs.count)
             let values = OutputTarget.values(of: input)

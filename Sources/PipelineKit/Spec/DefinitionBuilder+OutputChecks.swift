@@ -18,7 +18,7 @@ extension DefinitionBuilder {
                 problems.append(
                     .init(
                         path: join(path, "name"), location: nodes[index]["name"]?.location,
-                        message: "output name \"\(name)\" is already used by outputs[\(first)]"))
+                        message: "output name \(name.quotedValue) is already used by outputs[\(first)]"))
             } else {
                 firstByName[name] = index
             }
@@ -48,7 +48,7 @@ extension DefinitionBuilder {
                         .init(
                             path: join(path, "path"), location: nodes[index]["path"]?.location,
                             message:
-                                "outputs[\(first)] has the same path template \"\(output.path.text)\": both would write the same files\(sizes)"
+                                "outputs[\(first)] has the same path template \(output.path.text.quotedValue): both would write the same files\(sizes)"
                         ))
                 }
                 sharers[group, default: TemplateSharers()].add(index, size: size)

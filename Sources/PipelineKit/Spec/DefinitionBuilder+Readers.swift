@@ -60,14 +60,14 @@ extension DefinitionBuilder {
                 problems.append(
                     .init(
                         path: join(path, "metadata") + "." + name, location: node["metadata"]?[name]?.location,
-                        message: "metadata name \"\(name)\" must be lower-case letters, digits and -, and not start with pipeline-"))
+                        message: "metadata name \(name.quotedValue) must be lower-case letters, digits and -, and not start with pipeline-"))
             }
             // Sent as an HTTP header: printable ASCII only.
             if let value = output.metadata[name], !value.unicodeScalars.allSatisfy({ (" "..."~").contains($0) }) {
                 problems.append(
                     .init(
                         path: join(path, "metadata") + "." + name, location: node["metadata"]?[name]?.location,
-                        message: "metadata \"\(name)\" must be printable ASCII (it is sent as an HTTP header)"))
+                        message: "metadata \(name.quotedValue) must be printable ASCII (it is sent as an HTTP header)"))
             }
         }
     }

@@ -161,7 +161,7 @@ struct DefinitionBuilder {
             problems.append(
                 .init(
                     path: "s3.endpoint", location: root["s3"]?["endpoint"]?.location,
-                    message: "the endpoint \"\(endpoint)\" is not an http or https URL"))
+                    message: "the endpoint \(endpoint.quotedValue) is not an http or https URL"))
         }
         return settings
     }

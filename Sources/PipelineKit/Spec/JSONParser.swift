@@ -118,7 +118,7 @@ struct JSONParser {
             let keyLocation = location
             let key = try parseString()
             if members.contains(where: { $0.key == key }) {
-                throw SyntaxError(message: "duplicate key \"\(key)\"", location: keyLocation)
+                throw SyntaxError(message: "duplicate key \(key.quotedValue)", location: keyLocation)
             }
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw error("expected ':' after the key") }

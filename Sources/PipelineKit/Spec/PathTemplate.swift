@@ -135,14 +135,14 @@ public struct PathTemplate: Sendable, Hashable, CustomStringConvertible {
             throw Failure(message: "{\(placeholder.rawValue)} would contain a NUL character")
         }
         if placeholder != .dir, bytes.contains(slash) {
-            throw Failure(message: "{\(placeholder.rawValue)} \"\(value)\" would contain a \"/\"")
+            throw Failure(message: "{\(placeholder.rawValue)} \(value.quotedValue) would contain a \"/\"")
         }
         if placeholder == .dir, bytes.first == slash {
-            throw Failure(message: "{dir} \"\(value)\" would be an absolute path")
+            throw Failure(message: "{dir} \(value.quotedValue) would be an absolute path")
         }
         let components = bytes.split(separator: slash, omittingEmptySubsequences: false)
         if components.contains(where: { $0.elementsEqual([dot, dot]) }) || (placeholder != .dir && bytes == [dot]) {
-            throw Failure(message: "{\(placeholder.rawValue)} \"\(value)\" would leave the output folder")
+            throw Failure(message: "{\(placeholder.rawValue)} \(value.quotedValue) would leave the output folder")
         }
     }
 }

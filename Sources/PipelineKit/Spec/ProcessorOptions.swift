@@ -90,14 +90,14 @@ public struct ProcessorOptions: Sendable {
     /// A choice option as its enumeration case, or nil when absent and without a default.
     public func optionalChoice<Choice: RawRepresentable<String>>(_ name: String, as type: Choice.Type) throws(OptionError) -> Choice? {
         guard let raw = try optionalString(name) else { return nil }
-        guard let value = Choice(rawValue: raw) else { throw OptionError(option: name, "unknown value \"\(raw)\"") }
+        guard let value = Choice(rawValue: raw) else { throw OptionError(option: name, "unknown value \(raw.quotedValue)") }
         return value
     }
 
     /// A duration option (a number with `ms`, `s`, `m` or `h`) in seconds.
     public func seconds(_ name: String) throws(OptionError) -> Double {
         let text = try string(name)
-        guard let seconds = Units.seconds(in: text) else { throw OptionError(option: name, "\"\(text)\" is not a duration") }
+        guard let seconds = Units.seconds(in: text) else { throw OptionError(option: name, "\(text.quotedValue) is not a duration") }
         return seconds
     }
 

@@ -28,7 +28,7 @@ struct ShapeValidator {
             }
             if !values.contains(text) {
                 let hint = NearestName.suggestion(for: text, among: values).map { "; did you mean \"\($0)\"?" } ?? ""
-                report(path, node.location, "unknown value \"\(text)\": expected one of \(list(values))\(hint)")
+                report(path, node.location, "unknown value \(text.quotedValue): expected one of \(list(values))\(hint)")
             }
         case .duration:
             guard case .string(let text) = node.value, Units.seconds(in: text) != nil else {
@@ -89,7 +89,7 @@ struct ShapeValidator {
             guard let option = options.first(where: { $0.name == member.key }) else {
                 let hint = NearestName.suggestion(for: member.key, among: known).map { "; did you mean \"\($0)\"?" } ?? ""
                 let expected = known.isEmpty ? "no keys are allowed here" : "known keys are \(list(known))"
-                report(memberPath, member.keyLocation, "unknown key \"\(member.key)\"\(hint) (\(expected))")
+                report(memberPath, member.keyLocation, "unknown key \(member.key.quotedValue)\(hint) (\(expected))")
                 continue
             }
             check(member.value, against: option.shape, at: memberPath)
@@ -127,7 +127,7 @@ struct ShapeValidator {
         guard let variant = variants.first(where: { $0.name == member.key }) else {
             let hint = NearestName.suggestion(for: member.key, among: names).map { "; did you mean \"\($0)\"?" } ?? ""
             return report(
-                join(path, member.key), member.keyLocation, "unknown step \"\(member.key)\"\(hint) (known steps are \(list(names)))")
+                join(path, member.key), member.keyLocation, "unknown step \(member.key.quotedValue)\(hint) (known steps are \(list(names)))")
         }
         var ignored: Set<String> = []
         if variant.acceptsOtherKeys, case .object(let optionMembers) = member.value.value {
@@ -145,7 +145,7 @@ struct ShapeValidator {
 
     private mutating func expected(_ what: String, _ node: JSONNode, _ path: String) {
         let found: String
-        if case .string(let text) = node.value { found = "the string \(JSONNode.quoted(text))" } else { found = node.typeName }
+        if case .string(let text) = node.value { found = "the string \(JSONNode.quoted(text.cutForMessage))" } else { found = node.typeName }
         report(path, node.location, "expected \(what), found \(found)")
     }
 
@@ -192,6 +192,8 @@ struct ShapeValidator {
 }
 
 /// `outputs[0]` + `encode` → `outputs[0].encode`.
+/// A key past `String.quotedValueLimit` characters is cut: the path is for messages.
 func join(_ path: String, _ key: String) -> String {
-    path.isEmpty ? key : "\(path).\(key)"
+    let key = key.cutForMessage
+    return path.isEmpty ? key : "\(path).\(key)"
 }

@@ -4,12 +4,13 @@ import Vips
 /// Whether a GIF's blocks run to its trailer. libvips 8.14's GIF loader counts only the frames
 /// that are whole and drops a cut-off last one silently, even with `fail_on`: an animation cut
 /// short would become a shorter animation. Its blocks (extensions, frames, each a run of
-/// length-prefixed sub-blocks) are walked by their lengths, without decoding any pixel.
+/// length-prefixed sub-blocks) are walked by their lengths, without decoding any pixel. The walk
+/// also counts the frames, which libvips stops counting past `ImageDecoder.gifFramesCounted`.
 enum GIFStructure {
     /// What walking the blocks found.
     enum Ending: Equatable {
-        /// The trailer ends the blocks.
-        case trailer
+        /// The trailer ends the blocks, after `frames` frames.
+        case trailer(frames: Int)
         /// The bytes end before the trailer, after `frames` whole frames.
         case truncated(frames: Int)
         /// A byte that begins no block: libvips' loader decides what it makes of that.
@@ -31,7 +32,7 @@ enum GIFStructure {
             guard let introducer = byte(offset) else { return .truncated(frames: frames) }
             switch introducer {
             case 0x3B:
-                return .trailer
+                return .trailer(frames: frames)
             case 0x21:
                 // An extension: its label, then sub-blocks.
                 guard let next = skipSubBlocks(from: offset + 2, byte) else { return .truncated(frames: frames) }
@@ -47,6 +48,15 @@ enum GIFStructure {
             default:
                 return .unknown
             }
+        }
+    }
+
+    /// The frames of the GIF in `source`, counted to its trailer or to the end of its bytes; nil
+    /// when a byte begins no block.
+    static func frameCount(of source: EncodedSource) -> Int? {
+        switch ending(of: source) {
+        case .trailer(let frames), .truncated(let frames): frames
+        case .unknown: nil
         }
     }
 

@@ -98,7 +98,7 @@ struct ImageDecoder: Sendable {
             }
             let originalSize = uprightSize(header)
             let loader = header.loader ?? "unknown"
-            try checkFrames(header, loader: loader)
+            try checkFrames(header, loader: loader, source: source)
             if keepsAnimation(header, loader: loader, only: only) {
                 return try decodeAnimation(source, header: header, loader: loader, deadline: deadline)
             }
@@ -207,19 +207,25 @@ struct ImageDecoder: Sendable {
 
     /// Refuses an animation with more frames than `maxFrames`, from its header (libvips counts
     /// the frames without decoding them), whatever the outputs: the limit is the file's.
-    private func checkFrames(_ header: VipsImage, loader: String) throws(ItemError) {
-        guard let frames = keptFrames(header, loader: loader), frames > settings.maxFrames else { return }
+    private func checkFrames(_ header: VipsImage, loader: String, source: EncodedSource) throws(ItemError) {
+        guard let declared = keptFrames(header, loader: loader) else { return }
+        let frames = Self.frameCount(declared, loader: loader, source: source)
+        guard frames.count ?? declared > settings.maxFrames else { return }
         throw ItemError(
             .tooManyPixels, stage: .decompress,
-            reason:
-                "the animation has \(Self.frameCount(frames, loader: loader)) frames, more than decompress.maxFrames (\(settings.maxFrames))"
-        )
+            reason: "the animation has \(frames.text) frames, more than decompress.maxFrames (\(settings.maxFrames))")
     }
 
-    /// The `frames` a header of `loader` declares, in words: "over 4096" where libvips' GIF
-    /// loader stopped counting (`gifFramesCounted`).
-    static func frameCount(_ frames: Int, loader: String) -> String {
-        loader.hasPrefix("gifload") && frames > gifFramesCounted ? "over \(gifFramesCounted)" : "\(frames)"
+    /// The frames of an animation whose header of `loader` declares `frames`: where libvips' GIF
+    /// loader stopped counting (`gifFramesCounted`), the GIF's blocks are walked to count them
+    /// all, so that a message says how many there are. Nil as the count, and "over 4096" as the
+    /// text, when the walk cannot count them either.
+    static func frameCount(_ frames: Int, loader: String, source: EncodedSource) -> (count: Int?, text: String) {
+        guard loader.hasPrefix("gifload"), frames > gifFramesCounted else { return (frames, "\(frames)") }
+        guard let counted = GIFStructure.frameCount(of: source), counted > gifFramesCounted else {
+            return (nil, "over \(gifFramesCounted)")
+        }
+        return (counted, "\(counted)")
     }
 
     /// The frames libvips 8.14's GIF loader counts at most: past them it stops, warns
