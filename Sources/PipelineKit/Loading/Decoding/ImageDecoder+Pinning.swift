@@ -7,9 +7,12 @@ extension ImageDecoder {
     /// version the fetch stage saw, read by every reader through its open descriptor (so a
     /// file renamed over it is not read), and checked again once read, since a file written in
     /// place changes under the descriptor too. A file that changed fails the item, whatever
-    /// `body` made of it: the next run makes it from the new version.
+    /// `body` made of it: the next run makes it from the new version. What libjxl prints while
+    /// a JPEG XL is read is kept off stderr (`LibjxlOutput`).
     func pinned<Result>(_ source: EncodedSource, _ body: (EncodedSource) throws(ItemError) -> Result) throws(ItemError) -> Result {
-        guard case .file(let path, let byteCount, let version, _) = source else { return try body(source) }
+        guard case .file(let path, let byteCount, let version, _) = source else {
+            return try LibjxlOutput.capturing(source) { () throws(ItemError) in try body(source) }
+        }
         let file: RegularFile
         do throws(RegularFile.Failure) {
             file = try RegularFile(opening: path)
@@ -27,8 +30,9 @@ extension ImageDecoder {
             throw Self.changedWhileRead(path)
         }
         // The descriptor's own path opens the file it holds, whatever the input's path names now.
+        let held = EncodedSource.file(path: "/proc/self/fd/\(file.descriptor)", byteCount: byteCount, version: opened, name: path)
         let result = Swift.Result { () throws(ItemError) in
-            try body(.file(path: "/proc/self/fd/\(file.descriptor)", byteCount: byteCount, version: opened, name: path))
+            try LibjxlOutput.capturing(held) { () throws(ItemError) in try body(held) }
         }
         var after = stat()
         guard fstat(file.descriptor, &after) == 0, FileVersion(after) == opened else {
