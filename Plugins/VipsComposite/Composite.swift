@@ -85,7 +85,9 @@ public struct Composite: ImageProcessing {
         let image = try Self.resolve(reference, against: options.baseDirectory)
         let left = try options.optionalInt("left"), top = try options.optionalInt("top")
         let gravityName = try options.string("gravity")
-        guard let gravity = Gravity(name: gravityName) else { throw OptionError(option: "gravity", "unknown value \(gravityName.quotedValue)") }
+        guard let gravity = Gravity(name: gravityName) else {
+            throw OptionError(option: "gravity", "unknown value \(gravityName.quotedValue)")
+        }
         let placement: Placement
         switch (left, top) {
         case (let left?, let top?):

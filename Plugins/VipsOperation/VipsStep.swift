@@ -95,7 +95,8 @@ public struct VipsStep: ImageProcessing {
     public static func permittedOperation(_ name: String) throws(OptionError) -> VipsOperationInfo {
         guard let info = VipsOperationInfo.named(name) else {
             let hint = NearestName.suggestion(for: name, among: VipsOperationInfo.allNames).map { "; did you mean \"\($0)\"?" } ?? ""
-            throw OptionError(option: "operation", "libvips has no operation \(name.quotedValue)\(hint) (`pipeline plugins --vips` lists them)")
+            throw OptionError(
+                option: "operation", "libvips has no operation \(name.quotedValue)\(hint) (`pipeline plugins --vips` lists them)")
         }
         if let reason = refusal(of: info) { throw OptionError(option: "operation", "\(name.quotedValue) cannot be a step: \(reason)") }
         return info

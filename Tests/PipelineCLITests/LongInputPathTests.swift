@@ -67,7 +67,9 @@ import Testing
         let shortened = "in/" + String(Self.folderName.prefix(57)) + "…" + String(Self.folderName.suffix(51)) + "/deep.jpg"
         let failures = result.standardError.split(separator: "\n").filter { $0.hasPrefix("failed:") }
         #expect(failures.count == 1, "\(result.standardError.prefix(2000))")
-        #expect(failures.first?.hasPrefix("failed: \(shortened): fetch: refused: its path is \(deep.utf8.count) bytes long") == true, "\(failures)")
+        #expect(
+            failures.first?.hasPrefix("failed: \(shortened): fetch: refused: its path is \(deep.utf8.count) bytes long") == true,
+            "\(failures)")
         #expect(!result.standardError.contains("matches no files"))
         #expect(result.standardOutput.contains("2 inputs, 1 succeeded, 1 failed"), "\(result.standardOutput)")
         #expect(result.standardError.utf8.count < 2_000)

@@ -21,10 +21,13 @@ import Testing
         #expect(result.status == 1)
         #expect(
             result.standardError.contains(
-                "failed: zero.jpg: fetch: \(directory.path)/zero.jpg (a symbolic link to /dev/zero) is a character device, not a regular file"),
+                "failed: zero.jpg: fetch: \(directory.path)/zero.jpg (a symbolic link to /dev/zero) is a character device, not a regular file"
+            ),
             "\(result.standardError)")
         // And the glob's warning names the link and the FIFO by their paths
-        #expect(result.standardError.contains("\(directory.path)/in/z.jpg (a symbolic link to /dev/zero, a character device)"), "\(result.standardError)")
+        #expect(
+            result.standardError.contains("\(directory.path)/in/z.jpg (a symbolic link to /dev/zero, a character device)"),
+            "\(result.standardError)")
         #expect(result.standardError.contains("\(directory.path)/in/f.jpg (a FIFO)"), "\(result.standardError)")
         // And explain, which reads headers, reads neither (a read of /dev/zero never ends) and names the link
         let explained = try CommandRunner.run(["explain", file])

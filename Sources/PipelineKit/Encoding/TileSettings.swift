@@ -124,7 +124,8 @@ public struct TileSettings: Sendable, Hashable {
                 throw OptionError(option: "id", "only the iiif and iiif3 layouts give an id (in info.json)")
             }
             guard let url = URL(string: id), ["http", "https"].contains(url.scheme?.lowercased() ?? ""), url.host?.isEmpty == false else {
-                throw OptionError(option: "id", "expected an http(s) URL such as \"https://images.example.org/iiif\", got \(id.quotedValue)")
+                throw OptionError(
+                    option: "id", "expected an http(s) URL such as \"https://images.example.org/iiif\", got \(id.quotedValue)")
             }
         }
         self.init(

@@ -60,7 +60,8 @@ extension DefinitionBuilder {
                 problems.append(
                     .init(
                         path: join(path, "metadata") + "." + name, location: node["metadata"]?[name]?.location,
-                        message: "metadata name \(name.quotedValue) must be lower-case letters, digits and -, and not start with pipeline-"))
+                        message: "metadata name \(name.quotedValue) must be lower-case letters, digits and -, and not start with pipeline-")
+                )
             }
             // Sent as an HTTP header: printable ASCII only.
             if let value = output.metadata[name], !value.unicodeScalars.allSatisfy({ (" "..."~").contains($0) }) {

@@ -127,7 +127,8 @@ struct ShapeValidator {
         guard let variant = variants.first(where: { $0.name == member.key }) else {
             let hint = NearestName.suggestion(for: member.key, among: names).map { "; did you mean \"\($0)\"?" } ?? ""
             return report(
-                join(path, member.key), member.keyLocation, "unknown step \(member.key.quotedValue)\(hint) (known steps are \(list(names)))")
+                join(path, member.key), member.keyLocation, "unknown step \(member.key.quotedValue)\(hint) (known steps are \(list(names)))"
+            )
         }
         var ignored: Set<String> = []
         if variant.acceptsOtherKeys, case .object(let optionMembers) = member.value.value {
@@ -145,7 +146,11 @@ struct ShapeValidator {
 
     private mutating func expected(_ what: String, _ node: JSONNode, _ path: String) {
         let found: String
-        if case .string(let text) = node.value { found = "the string \(JSONNode.quoted(text.cutForMessage))" } else { found = node.typeName }
+        if case .string(let text) = node.value {
+            found = "the string \(JSONNode.quoted(text.cutForMessage))"
+        } else {
+            found = node.typeName
+        }
         report(path, node.location, "expected \(what), found \(found)")
     }
 

@@ -50,6 +50,9 @@ import Testing
         #expect(String(repeating: "é", count: 200).quotedValue == "\"" + String(repeating: "é", count: 200) + "\"")
         #expect(String(repeating: "é", count: 201).quotedValue == "\"" + String(repeating: "é", count: 200) + "…\" (201 characters)")
         let problems = problems(replacing: #""fit": "cover""#, with: #""fit": "covr""#)
-        #expect(problems.map(\.message).contains { $0.hasPrefix(#"unknown value "covr": expected one of"#) && $0.contains("did you mean \"cover\"?") }, "\(problems)")
+        #expect(
+            problems.map(\.message).contains {
+                $0.hasPrefix(#"unknown value "covr": expected one of"#) && $0.contains("did you mean \"cover\"?")
+            }, "\(problems)")
     }
 }
