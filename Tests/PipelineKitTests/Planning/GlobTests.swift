@@ -130,7 +130,7 @@ import Testing
         #expect(warning.hasPrefix(#"input "photos/*.jpg" skips 4 entries that are not a regular file: "#), "\(warning)")
         for named in [
             "\(folder)/pipe.jpg (a FIFO)", "\(folder)/gone.jpg (a symbolic link to nothing)",
-            "\(folder)/loop.jpg (a loop of symbolic links)", "\(folder)/null.jpg (a character device)",
+            "\(folder)/loop.jpg (a loop of symbolic links)", "\(folder)/null.jpg (a symbolic link to /dev/null, a character device)",
         ] {
             #expect(warning.contains(named), "\(named) in \(warning)")
         }
