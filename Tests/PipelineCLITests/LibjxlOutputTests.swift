@@ -41,6 +41,25 @@ import Testing
         #expect(failure.components(separatedBy: "JxlDecoderProcessInput").count == 2, "\(failure)")
     }
 
+    @Test func explainReadingADamagedJPEGXLsHeaderKeepsLibjxlsLinesOffStderr() throws {
+        // Given a JPEG XL whose header bytes are changed
+        let directory = try TemporaryDirectory()
+        var bytes = [UInt8](try HostileFixtures.photo("jxl", width: 64, height: 48))
+        for index in stride(from: 3, to: 60, by: 3) { bytes[index] ^= 0x5A }
+        try directory.write(Data(bytes), to: "in/header.jxl")
+        let json = PipelineHarness.json(
+            inputs: ["in/*"], outputs: [#"{"name": "t", "encode": {"format": "jpeg"}, "path": "out/{stem}.jpg"}"#])
+        let file = try directory.write(Data(json.utf8), to: "pipeline.json")
+        // When it is explained, then run
+        let explained = try CommandRunner.run(["explain", file])
+        let result = try CommandRunner.run(["run", file])
+        // Then libjxl had something to say, in the run's reason, and neither printed its lines
+        #expect(result.standardError.contains("(libjxl: "), "\(result.standardError)")
+        #expect(!explained.standardError.contains("JXL_") && !explained.standardOutput.contains("JXL_"), "\(explained.standardError)")
+        #expect(explained.standardOutput.contains("in/header.jxl: header unreadable"), "\(explained.standardOutput)")
+        #expect(!result.standardError.contains("JXL_"), "\(result.standardError)")
+    }
+
     @Test func libjxlsTraceLinesAreToldFromOthers() {
         #expect(LibjxlOutput.isLibjxlLine("./lib/jxl/dec_frame.cc:644: JXL_FAILURE: Error in DC group"))
         #expect(LibjxlOutput.isLibjxlLine("/build/libjxl-0.7.0/lib/jxl/decode.cc:1182: frame processing failed\n"))

@@ -144,7 +144,10 @@ public struct PlanExplanation: Sendable {
             let untrusted = decoder.untrustedLoaderRefusal(source)
             if untrusted != nil { untrustedRefused += 1 }
             // A refused file's header is not read either: its loader is not made for hostile files.
-            let header = decoder.unreadableReason(source) == nil ? try? decoder.openHeader(source, options: "") : nil
+            // libjxl's lines for a damaged JPEG XL's header are kept off stderr, as a run keeps them.
+            let header =
+                decoder.unreadableReason(source) == nil
+                ? LibjxlOutput.capturingLines(source) { try? decoder.openHeader(source, options: "") }.0 : nil
             let format = header?.loader
             if let format { formats[format, default: 0] += 1 }
             var sample = Sample(input: item.input.displayName, format: format, size: nil, loadShrink: 1, decodeSize: nil)

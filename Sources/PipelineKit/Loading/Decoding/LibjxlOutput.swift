@@ -21,16 +21,20 @@ enum LibjxlOutput {
     /// `body`'s result, and libjxl's lines written while it ran (without their ends), when
     /// `source` is a JPEG XL; otherwise `body` runs as it is, beside everything else.
     static func capturing<Result>(_ source: EncodedSource, _ body: () throws(ItemError) -> Result) throws(ItemError) -> Result {
-        guard isJPEGXL(source) else { return try body() }
-        let (result, lines) = gate.exclusive { () -> (Swift.Result<Result, ItemError>, [String]) in
-            capturingStandardError { () -> Swift.Result<Result, ItemError> in
-                do throws(ItemError) { return .success(try body()) } catch { return .failure(error) }
-            }
+        let (result, lines) = capturingLines(source) { () -> Swift.Result<Result, ItemError> in
+            do throws(ItemError) { return .success(try body()) } catch { return .failure(error) }
         }
         switch result {
         case .success(let value): return value
         case .failure(let error): throw folding(lines, into: error)
         }
+    }
+
+    /// `body`'s result, and libjxl's lines written while it ran, when `source` is a JPEG XL;
+    /// otherwise `body` runs as it is, beside everything else, and there are none.
+    static func capturingLines<Result>(_ source: EncodedSource, _ body: () -> Result) -> (Result, [String]) {
+        guard isJPEGXL(source) else { return (body(), []) }
+        return gate.exclusive { capturingStandardError(body) }
     }
 
     /// `error` with libjxl's reasons from `lines` after its own, when its reason is libvips'
