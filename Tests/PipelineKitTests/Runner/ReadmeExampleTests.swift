@@ -32,6 +32,19 @@ import Testing
         #expect(written.filter { !$0.hasPrefix(".") }.count == 15)
     }
 
+    @Test func theREADMEsPipelineFileIsTheBundledOne() throws {
+        // The README shows Pipelines/thumbnails.json, laid out for reading: the same JSON value.
+        let readme = try String(contentsOf: CommandRunner.repositoryRoot.appendingPathComponent("README.md"), encoding: .utf8)
+        let heading = try #require(
+            readme.range(of: "`Pipelines/thumbnails.json`:\n\n```json\n"), "README.md shows no Pipelines/thumbnails.json")
+        let end = try #require(readme[heading.upperBound...].range(of: "```\n"))
+        let shown = try JSONSerialization.jsonObject(with: Data(readme[heading.upperBound..<end.lowerBound].utf8)) as? NSDictionary
+        let file =
+            try JSONSerialization.jsonObject(
+                with: Data(contentsOf: CommandRunner.repositoryRoot.appendingPathComponent("Pipelines/thumbnails.json"))) as? NSDictionary
+        #expect(shown != nil && shown == file, "README.md's copy of Pipelines/thumbnails.json differs from the file")
+    }
+
     @Test func theEmbeddingGuideShowsTheExampleThatIsTested() throws {
         let source = try String(contentsOfFile: #filePath, encoding: .utf8)
         guard let begin = source.range(of: "// README-EXAMPLE-BEGIN\n"), let end = source.range(of: "        // README-EXAMPLE-END") else {
