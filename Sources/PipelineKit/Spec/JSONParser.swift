@@ -128,9 +128,23 @@ struct JSONParser {
             members.append(JSONNode.Member(key: key, keyLocation: keyLocation, value: value))
             skipWhitespace()
             guard index < bytes.count else { throw error("unexpected end of file, expected ',' or '}'") }
-            if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
+            if bytes[index] == UInt8(ascii: ",") {
+                try skipComma(before: "}")
+                continue
+            }
             if bytes[index] == UInt8(ascii: "}") { index += 1; return JSONNode(.object(members), at: start) }
             throw error("expected ',' or '}' after an object member")
+        }
+    }
+
+    /// Passes the comma at `index`; one with nothing but `closing` after it is an error at the
+    /// comma itself, where the mistake is, rather than at the bracket.
+    private mutating func skipComma(before closing: Unicode.Scalar) throws(SyntaxError) {
+        let comma = location
+        index += 1
+        skipWhitespace()
+        if index < bytes.count, bytes[index] == UInt8(ascii: closing) {
+            throw SyntaxError(message: "a trailing comma: JSON allows no ',' before '\(closing)'", location: comma)
         }
     }
 
@@ -147,7 +161,10 @@ struct JSONParser {
             items.append(try parseValue(depth: depth + 1))
             skipWhitespace()
             guard index < bytes.count else { throw error("unexpected end of file, expected ',' or ']'") }
-            if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
+            if bytes[index] == UInt8(ascii: ",") {
+                try skipComma(before: "]")
+                continue
+            }
             if bytes[index] == UInt8(ascii: "]") { index += 1; return JSONNode(.array(items), at: start) }
             throw error("expected ',' or ']' after an array item")
         }

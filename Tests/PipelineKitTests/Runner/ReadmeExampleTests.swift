@@ -45,6 +45,28 @@ import Testing
         #expect(shown != nil && shown == file, "README.md's copy of Pipelines/thumbnails.json differs from the file")
     }
 
+    @Test func theEmbeddingGuideNamesEveryEventAndWhatAStageOperationCarries() throws {
+        let guide = try String(
+            contentsOf: CommandRunner.repositoryRoot.appendingPathComponent("docs/embedding.md"), encoding: .utf8)
+        // Every case of PipelineEvent, as its source declares them
+        let source = try String(
+            contentsOf: CommandRunner.repositoryRoot.appendingPathComponent("Sources/PipelineKit/Runner/PipelineEvent.swift"),
+            encoding: .utf8)
+        let declaration = try #require(source.range(of: "public enum PipelineEvent"))
+        let body = source[declaration.upperBound...].prefix { $0 != "}" }
+        let cases = body.matches(of: /\n    case (\w+)/).map { String($0.output.1) }
+        #expect(cases.count >= 5, "\(cases)")
+        for name in cases { #expect(guide.contains("`.\(name)"), "docs/embedding.md does not describe .\(name)") }
+        // and every field a StageOperation has
+        let operation = try JSONDecoder().decode(
+            StageOperation.self,
+            from: Data(#"{"stage": "fetch", "input": "a", "queuedAt": 0, "startedAt": 0, "endedAt": 0, "lane": 0, "succeeded": true}"#.utf8)
+        )
+        for case let label? in Mirror(reflecting: operation).children.map(\.label) {
+            #expect(guide.contains("`\(label)`"), "docs/embedding.md does not name StageOperation's \(label)")
+        }
+    }
+
     @Test func theEmbeddingGuideShowsTheExampleThatIsTested() throws {
         let source = try String(contentsOfFile: #filePath, encoding: .utf8)
         guard let begin = source.range(of: "// README-EXAMPLE-BEGIN\n"), let end = source.range(of: "        // README-EXAMPLE-END") else {

@@ -33,7 +33,9 @@ import Testing
     }
 
     @Test(arguments: [
-        ("{\"a\": 1,}", 1, 9, "expected a key"),
+        ("{\"a\": 1,}", 1, 8, "a trailing comma: JSON allows no ',' before '}'"),
+        ("[1, 2,\n ]", 1, 6, "a trailing comma: JSON allows no ',' before ']'"),
+        ("{\"a\": 1, 2}", 1, 10, "expected a key"),
         ("{\"a\" 1}", 1, 6, "expected ':'"),
         ("[1 2]", 1, 4, "expected ','"),
         ("{\"a\": 1, \"a\": 2}", 1, 10, "duplicate key"),
