@@ -58,4 +58,18 @@ extension VipsImage {
         guard status == 0, let output else { throw VipsError.fromLibrary(operation: "arrayjoin") }
         return try VipsImage(taking: output).withPageHeight(first.height)
     }
+
+    /// Stacks images of one width top to bottom, whatever their heights, the page height left to
+    /// the caller; metadata comes from the first. `joiningPages(_:)` alone would not do: libvips'
+    /// `arrayjoin` makes every cell as tall as the tallest image, so a shorter last image would
+    /// come out padded with empty rows (whole blank frames, in an animation).
+    public static func stacking(_ images: [VipsImage]) throws(VipsError) -> VipsImage {
+        guard let first = images.first else { throw VipsError(operation: "arrayjoin", message: "no images to stack") }
+        let alike = images.prefix { $0.height == first.height }
+        var stack = try joiningPages(Array(alike))
+        for image in images[alike.endIndex...] {
+            stack = try stack.applying("join", ["in2": .image(image), "direction": .string("vertical")])
+        }
+        return stack
+    }
 }

@@ -145,8 +145,9 @@ extension ImageDecoder {
             let stored = try deadline.render(frames.withPageHeight(frameHeight))
             runs.append(try deadline.render(Self.toSRGB(stored.resampledPages(to: target))))
         }
-        // One run is in memory already, its pages set; several are joined into one image.
-        let decoded = try runs.count == 1 ? runs[0] : deadline.render(VipsImage.joiningPages(runs).withPageHeight(target.height))
+        // One run is in memory already, its pages set; several are stacked into one image (the
+        // last may hold fewer frames than the others).
+        let decoded = try runs.count == 1 ? runs[0] : deadline.render(VipsImage.stacking(runs).withPageHeight(target.height))
         decoded.ownMetadata()
         return DecodedImage(image: decoded, originalSize: size, loader: loader, shrink: 1, frameCount: frameCount)
     }

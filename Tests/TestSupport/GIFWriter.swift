@@ -1,0 +1,109 @@
+import Foundation
+
+/// Writes animated GIFs byte by byte, with what libvips' GIF saver never writes: frames smaller
+/// than the canvas, placed anywhere on it, with a transparent colour and a disposal method of
+/// their own, as screen and terminal recorders write them.
+package struct GIFWriter {
+    /// What is done with a frame's area before the next frame is drawn.
+    package enum Disposal: UInt8, Sendable {
+        /// Left as drawn.
+        case keep = 1
+        /// Cleared to the background (transparent).
+        case background = 2
+        /// Put back as it was before the frame was drawn.
+        case previous = 3
+    }
+
+    /// One frame: a `width`×`height` rectangle at `left`, `top` of palette indices, row by row.
+    package struct Frame {
+        package var left: Int
+        package var top: Int
+        package var width: Int
+        package var height: Int
+        package var indices: [UInt8]
+        /// How long the frame shows, in hundredths of a second (as GIF keeps delays).
+        package var delay: Int
+        package var disposal: Disposal
+        /// The palette index drawn as "leave the pixel below", or nil for none.
+        package var transparent: UInt8?
+
+        package init(
+            left: Int, top: Int, width: Int, height: Int, indices: [UInt8], delay: Int, disposal: Disposal = .keep,
+            transparent: UInt8? = nil
+        ) {
+            self.left = left
+            self.top = top
+            self.width = width
+            self.height = height
+            self.indices = indices
+            self.delay = delay
+            self.disposal = disposal
+            self.transparent = transparent
+        }
+    }
+
+    package let width: Int
+    package let height: Int
+    /// Up to 256 RGB colours: the global palette.
+    package let palette: [[UInt8]]
+
+    package init(width: Int, height: Int, palette: [[UInt8]]) {
+        self.width = width
+        self.height = height
+        self.palette = palette
+    }
+
+    /// The GIF of `frames`, looping for ever.
+    package func data(_ frames: [Frame]) -> Data {
+        var bytes = Array("GIF89a".utf8)
+        // The screen, with a global palette of 256 entries (flags: present, 8 bits, size 2^8).
+        bytes += HostileFixtures.littleEndian16(width) + HostileFixtures.littleEndian16(height) + [0xF7, 0, 0]
+        for index in 0..<256 { bytes += index < palette.count ? palette[index] : [0, 0, 0] }
+        bytes += [0x21, 0xFF, 0x0B] + Array("NETSCAPE2.0".utf8) + [3, 1, 0, 0, 0]
+        for frame in frames {
+            let flags = frame.disposal.rawValue << 2 | (frame.transparent == nil ? 0 : 1)
+            bytes += [0x21, 0xF9, 4, flags] + HostileFixtures.littleEndian16(frame.delay) + [frame.transparent ?? 0, 0]
+            bytes += [0x2C] + HostileFixtures.littleEndian16(frame.left) + HostileFixtures.littleEndian16(frame.top)
+            bytes += HostileFixtures.littleEndian16(frame.width) + HostileFixtures.littleEndian16(frame.height) + [0]
+            bytes += Self.lzw(frame.indices)
+        }
+        bytes.append(0x3B)
+        return Data(bytes)
+    }
+
+    /// `indices` as GIF image data: LZW with a minimum code size of 8, every code a literal and
+    /// a clear code often enough that codes stay 9 bits wide (valid, if not compressed).
+    static func lzw(_ indices: [UInt8]) -> [UInt8] {
+        let clear = 256
+        let end = 257
+        var packed: [UInt8] = []
+        var accumulator = 0
+        var bits = 0
+        func emit(_ code: Int) {
+            accumulator |= code << bits
+            bits += 9
+            while bits >= 8 {
+                packed.append(UInt8(truncatingIfNeeded: accumulator))
+                accumulator >>= 8
+                bits -= 8
+            }
+        }
+        emit(clear)
+        // A decoder adds a table entry for every code after the first since a clear: codes widen
+        // to 10 bits at entry 512, which 250 literals never reach.
+        for (position, index) in indices.enumerated() {
+            if position > 0, position % 250 == 0 { emit(clear) }
+            emit(Int(index))
+        }
+        emit(end)
+        if bits > 0 { packed.append(UInt8(truncatingIfNeeded: accumulator)) }
+        var data: [UInt8] = [8]
+        for start in stride(from: 0, to: packed.count, by: 255) {
+            let block = packed[start..<min(packed.count, start + 255)]
+            data.append(UInt8(block.count))
+            data += block
+        }
+        data.append(0)
+        return data
+    }
+}
