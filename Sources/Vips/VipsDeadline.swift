@@ -8,6 +8,9 @@ import Dispatch
 /// from a timer stops a decode between two strips, whatever the loader. A stuck header read is
 /// not covered (libvips reads headers outside any computation), but a header costs at most one
 /// pass over the file, which the fetch stage's size limit bounds.
+///
+/// A deadline may lie within a longer one (an input's decode within the whole input's time):
+/// what it watches and renders, the outer one stops too, until the inner one is cancelled.
 public final class VipsDeadline: Sendable {
     private struct State {
         var expired = false
@@ -18,6 +21,8 @@ public final class VipsDeadline: Sendable {
 
     /// The limit, in seconds from when the deadline was made.
     public let seconds: Double
+    /// The deadline this one lies within, if any: it stops this one's images too.
+    private let outer: VipsDeadline?
     /// When the clock started: a timer that fires late (its thread starved of a core) must not
     /// let work start that the limit has already ruled out.
     private let started = DispatchTime.now()
@@ -27,9 +32,10 @@ public final class VipsDeadline: Sendable {
     private nonisolated(unsafe) let timer: (any DispatchSourceTimer)?
 
     /// Starts the clock. A limit that is not a positive finite number of seconds (or is
-    /// longer than a few decades) never expires.
-    public init(seconds: Double) {
+    /// longer than a few decades) never expires; `outer` still stops what this one watches.
+    public init(seconds: Double, within outer: VipsDeadline? = nil) {
         self.seconds = seconds
+        self.outer = outer
         guard seconds > 0, seconds < 1e9 else {
             timer = nil
             return
@@ -50,15 +56,27 @@ public final class VipsDeadline: Sendable {
         state.withLock { $0.expired }
     }
 
+    /// Whether the limit has passed by now: expired, or past its time by the clock though its
+    /// timer has not fired yet (which then expires it).
+    public var hasRunOut: Bool {
+        expireIfPastLimit()
+        return hasExpired
+    }
+
     /// Stops the clock: the deadline will never expire (call it when the work is done). The
-    /// images it watched are let go, with no kill left on them.
+    /// images it watched are let go, with no kill left on them, by the outer deadline too.
     public func cancel() {
-        state.withLock { state in
+        let released = state.withLock { state in
+            let entries = Array(state.watched.values)
             state.finished = true
-            for entry in state.watched.values { pl_set_kill(entry.image.pointer, 0) }
+            for entry in entries { pl_set_kill(entry.image.pointer, 0) }
             state.watched = [:]
+            return entries
         }
         timer?.cancel()
+        for entry in released {
+            for _ in 0..<entry.count { outer?.release(entry.image) }
+        }
     }
 
     /// Stops `image` too when the time runs out, until `cancel()`. libvips notices a kill when
@@ -66,38 +84,60 @@ public final class VipsDeadline: Sendable {
     /// the rendered one stops a decode within a strip of input, even when the whole output is
     /// only a strip or two (a large image shrunk to a thumbnail).
     public func watch(_ image: VipsImage) {
-        expireIfPastLimit()
-        state.withLock { state in
-            state.watched[ObjectIdentifier(image), default: (image, 0)].count += 1
-            if state.expired { pl_set_kill(image.pointer, 1) }
-        }
+        hold(image)
+    }
+
+    /// Runs `body` on a copy of `image` (no pixels copied) watched meanwhile, as `watch(_:)`
+    /// watches: work that reads an image already in memory, such as an encoder's, stops when the
+    /// time runs out. A copy of its own, since libvips clears a kill once it notices it: work on
+    /// the same image elsewhere (another output's encoder) would take it first.
+    public func watching<Result>(_ image: VipsImage, _ body: (VipsImage) throws -> Result) throws -> Result {
+        let own = try image.privateCopy()
+        hold(own)
+        defer { release(own) }
+        return try body(own)
     }
 
     /// Computes every pixel of `image` now, into memory, unless the deadline passes first.
     public func render(_ image: VipsImage) throws(VipsError) -> VipsImage {
-        expireIfPastLimit()
-        let id = ObjectIdentifier(image)
-        let expired = state.withLock { state -> Bool in
-            guard !state.expired, !state.finished else { return state.expired }
-            state.watched[id, default: (image, 0)].count += 1
-            return false
-        }
+        let expired = hold(image)
+        defer { release(image) }
         if expired {
             throw VipsError(operation: "deadline", message: "the time limit of \(seconds) s has passed")
         }
-        defer {
-            state.withLock { state in
-                guard let entry = state.watched[id] else { return }
-                if entry.count > 1 {
-                    state.watched[id]?.count -= 1
-                } else {
-                    state.watched[id] = nil
-                    // A kill that landed just after the render finished must not linger on the image.
-                    pl_set_kill(image.pointer, 0)
-                }
-            }
-        }
         return try image.rendered()
+    }
+
+    /// Counts `image` as watched, here and by the outer deadline (a finished deadline watches
+    /// nothing); true when either has expired, its kill then set.
+    @discardableResult
+    private func hold(_ image: VipsImage) -> Bool {
+        expireIfPastLimit()
+        let (held, expired) = state.withLock { state -> (Bool, Bool) in
+            guard !state.finished else { return (false, state.expired) }
+            state.watched[ObjectIdentifier(image), default: (image, 0)].count += 1
+            if state.expired { pl_set_kill(image.pointer, 1) }
+            return (true, state.expired)
+        }
+        guard held, let outer else { return expired }
+        return outer.hold(image) || expired
+    }
+
+    /// Undoes one `hold(image)`, here and by the outer deadline.
+    private func release(_ image: VipsImage) {
+        let id = ObjectIdentifier(image)
+        let held = state.withLock { state -> Bool in
+            guard let entry = state.watched[id] else { return false }
+            if entry.count > 1 {
+                state.watched[id]?.count -= 1
+            } else {
+                state.watched[id] = nil
+                // A kill that landed just after the work finished must not linger on the image.
+                pl_set_kill(image.pointer, 0)
+            }
+            return true
+        }
+        if held { outer?.release(image) }
     }
 
     /// A queue of its own: the global queues' threads may all be busy with the very libvips

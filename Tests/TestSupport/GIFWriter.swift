@@ -71,6 +71,19 @@ package struct GIFWriter {
         return Data(bytes)
     }
 
+    /// An animation of `frames` whole frames of `width`×`height` random pixels in six colours,
+    /// each shown `delay` hundredths of a second: slow to decode and encode for its size.
+    package static func noise(frames: Int, width: Int, height: Int, delay: Int = 4, seed: UInt64 = 1) -> Data {
+        var generator = SeededGenerator(seed: seed)
+        let palette: [[UInt8]] = [[0, 0, 0], [255, 255, 255], [255, 0, 0], [0, 255, 0], [0, 0, 255], [250, 200, 0]]
+        let all = (0..<frames).map { _ in
+            Frame(
+                left: 0, top: 0, width: width, height: height,
+                indices: (0..<(width * height)).map { _ in UInt8.random(in: 0...5, using: &generator) }, delay: delay)
+        }
+        return GIFWriter(width: width, height: height, palette: palette).data(all)
+    }
+
     /// `indices` as GIF image data: LZW with a minimum code size of 8, every code a literal and
     /// a clear code often enough that codes stay 9 bits wide (valid, if not compressed).
     static func lzw(_ indices: [UInt8]) -> [UInt8] {

@@ -52,3 +52,30 @@ package struct FailingProcessor: ImageProcessing {
     package func outputSize(for size: ImageSize) -> ImageSize { size }
     package func process(_ image: VipsImage, context: ProcessingContext) throws -> VipsImage { throw Failure() }
 }
+
+/// Blocks its lane for `seconds` on inputs whose name contains `input`, and passes every image
+/// through: a step slower than an input's time limit, whatever the machine.
+package struct SleepingProcessor: ImageProcessing {
+    package static let name = "sleep"
+    package static let summary = "test: sleeps on some inputs"
+    package static let options: [Option] = [
+        Option("seconds", .number(0...60), required: true, help: "how long"),
+        Option("input", .string(nonEmpty: true), required: true, help: "sleeps on inputs whose name contains this"),
+    ]
+
+    package let seconds: Double
+    package let input: String
+
+    package init(options: ProcessorOptions) throws(OptionError) {
+        seconds = try options.double("seconds")
+        input = try options.string("input")
+    }
+
+    package var identifier: String { "sleep(\(seconds),\(input))" }
+    package func outputSize(for size: ImageSize) -> ImageSize { size }
+
+    package func process(_ image: VipsImage, context: ProcessingContext) throws -> VipsImage {
+        if context.input.contains(input) { Thread.sleep(forTimeInterval: seconds) }
+        return image
+    }
+}

@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import Vips
 
 /// An output written under a temporary name and waiting for its commit: a file
@@ -9,10 +10,23 @@ protocol UncommittedOutput: Sendable {
     /// Renames the flushed output into place; on failure removes it.
     /// - Returns: its size in bytes.
     func moveIntoPlace() throws(ItemError) -> Int
+    /// Removes it unflushed, leaving what was at its path: for an output whose input ran out
+    /// of time before the commit.
+    func discard()
 }
 
-extension ImageWriter.UncommittedFile: UncommittedOutput {}
-extension TilePyramidWriter.UncommittedPyramid: UncommittedOutput {}
+extension ImageWriter.UncommittedFile: UncommittedOutput {
+    func discard() {
+        close(descriptor)
+        unlink(temporary)
+    }
+}
+
+extension TilePyramidWriter.UncommittedPyramid: UncommittedOutput {
+    func discard() {
+        TilePyramidWriter.removeTree(temporary)
+    }
+}
 
 /// Commits written outputs (flush to disk, rename into place: `UncommittedOutput`)
 /// on a thread of its own, so that an encode lane does not wait on the disk, and in batches:

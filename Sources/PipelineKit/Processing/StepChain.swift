@@ -13,10 +13,12 @@ struct StepChain: Sendable {
     }
 
     /// The output at `outputIndex` (in the run's outputs) made from `decoded`: from the window
-    /// decoded for it, when it has one.
-    func apply(to decoded: DecodedImage, outputIndex: Int, context: ProcessingContext) throws(ItemError) -> VipsImage {
+    /// decoded for it, when it has one; computed under `deadline` (the input's time), when given.
+    func apply(to decoded: DecodedImage, outputIndex: Int, context: ProcessingContext, under deadline: VipsDeadline? = nil)
+        throws(ItemError) -> VipsImage
+    {
         guard decoded.frameCount > 1 else {
-            return try rendered(apply(to: decoded.image(forOutput: outputIndex), context: context))
+            return try rendered(apply(to: decoded.image(forOutput: outputIndex), context: context), under: deadline)
         }
         guard keepsEveryFrame else {
             let first: VipsImage
@@ -25,7 +27,7 @@ struct StepChain: Sendable {
             } catch {
                 throw Self.failure(error)
             }
-            return try rendered(apply(to: first, context: context))
+            return try rendered(apply(to: first, context: context), under: deadline)
         }
         // An animation's steps run on every frame alike, so a crop crops each frame and a resize
         // resizes each: all frames at once where the step can (`processFrames`), else one by
@@ -48,7 +50,7 @@ struct StepChain: Sendable {
                 reason: "the \(decoded.frameCount) frames would be \(joined.size), "
                     + "more than the \(context.maxPixels) pixels decompress.maxPixels allows")
         }
-        return try rendered(joined)
+        return try rendered(joined, under: deadline)
     }
 
     /// `step` on each frame of `frames` (stacked, one page a frame), the results stacked alike.
@@ -115,9 +117,9 @@ struct StepChain: Sendable {
         return image
     }
 
-    private func rendered(_ image: VipsImage) throws(ItemError) -> VipsImage {
+    private func rendered(_ image: VipsImage, under deadline: VipsDeadline?) throws(ItemError) -> VipsImage {
         do {
-            return try image.rendered()
+            return try deadline?.render(image) ?? image.rendered()
         } catch {
             throw Self.failure(error)
         }

@@ -46,7 +46,7 @@ public struct ItemError: Error, Sendable, Equatable, CustomStringConvertible {
         /// Decoding the input and making its outputs would need more memory than the run's whole
         /// budget (`--max-memory`, the cgroup's limit, `RLIMIT_AS`): it could never start.
         public static let overMemoryBudget = Kind(.overMemoryBudget)
-        /// Decoding took longer than `decompress.timeout`.
+        /// Decoding took longer than `decompress.timeout`, or the input than `limits.itemTimeout`.
         public static let timedOut = Kind(.timedOut)
         /// A processor step failed (`step` names it); the underlying error is what it threw.
         public static let processing = Kind(.processing)

@@ -230,19 +230,32 @@ final class RunExecution: Sendable {
             admitted = estimate
         }
         let decoded: DecodedImage
+        let deadline: ItemDeadline
         do {
             let alone = MemoryAccountant.decodesAlone(unstreamed: unstreamed)
-            decoded = try await queues.decompress.run(for: input.displayName, exclusive: alone) { [decoder] in
+            let seconds = plan.definition.limits.itemTimeout
+            (decoded, deadline) = try await queues.decompress.run(for: input.displayName, exclusive: alone) { [decoder] in
                 // The run's peak is this decode: what the decodes before it freed goes back first.
                 if alone { Vips.releaseFreeMemory() }
-                return try decoder.decode(fetched.source, only: made)
+                // The input's clock starts with its decode (`limits.itemTimeout`).
+                let deadline = ItemDeadline(seconds: seconds, input: input.displayName)
+                do {
+                    return (try decoder.decode(fetched.source, only: made, within: deadline), deadline)
+                } catch {
+                    deadline.cancel()
+                    throw error
+                }
             }
             unstreamedDecodes.release(unstreamed)
         } catch {
             unstreamedDecodes.release(unstreamed)
             return Self.failed(listings, try ItemError.wrapping(error, stage: .decompress))
         }
-        let results = try await fanOut(jobs, from: decoded, incremental: incremental)
+        defer { deadline.cancel() }
+        // Steps and encoders read the decoded image: a kill on it stops them when time runs out.
+        deadline.vips.watch(decoded.image)
+        for window in decoded.windows.values { deadline.vips.watch(window) }
+        let results = try await fanOut(jobs, from: decoded, deadline: deadline, incremental: incremental)
         return Self.reports(listings, jobs, results, originalSize: decoded.originalSize)
     }
 
@@ -258,12 +271,12 @@ final class RunExecution: Sendable {
 
     /// Every output of every listing from the one decoded image, side by side; results in the
     /// order of `jobs`.
-    private func fanOut(_ jobs: [OutputJob], from decoded: DecodedImage, incremental: IncrementalRuns) async throws(CancellationError)
-        -> [Result<WrittenOutput, ItemError>]
-    {
+    private func fanOut(
+        _ jobs: [OutputJob], from decoded: DecodedImage, deadline: ItemDeadline, incremental: IncrementalRuns
+    ) async throws(CancellationError) -> [Result<WrittenOutput, ItemError>] {
         let results = await withTaskGroup(of: (Int, Result<WrittenOutput, ItemError>?).self) { group in
             for (index, job) in jobs.enumerated() {
-                group.addTask { (index, try? await self.make(job, from: decoded, incremental: incremental)) }
+                group.addTask { (index, try? await self.make(job, from: decoded, deadline: deadline, incremental: incremental)) }
             }
             var results = [Result<WrittenOutput, ItemError>?](repeating: nil, count: jobs.count)
             for await (index, result) in group { results[index] = result }
@@ -280,29 +293,44 @@ final class RunExecution: Sendable {
         return results.compactMap { $0 }
     }
 
-    /// One output: its steps, then encoding and writing.
-    private func make(_ job: OutputJob, from decoded: DecodedImage, incremental: IncrementalRuns) async throws(CancellationError) -> Result<
-        WrittenOutput, ItemError
-    > {
+    /// One output: its steps, then encoding and writing, within the input's `deadline`: a
+    /// stage that would start after it does not, and a file encoded after it is not committed.
+    private func make(
+        _ job: OutputJob, from decoded: DecodedImage, deadline: ItemDeadline, incremental: IncrementalRuns
+    ) async throws(CancellationError) -> Result<WrittenOutput, ItemError> {
         if let done = job.upToDate { return .success(done) }
         let name = job.input.displayName
+        let output = job.output.name
+        var stage = Stage.process
         do {
             let context = ProcessingContext(
                 input: name, output: job.output.name, originalSize: decoded.originalSize,
                 maxPixels: plan.definition.decompress.maxPixels,
                 resources: incremental.resources.images)
             let chain = StepChain(job.output)
-            let image = try await queues.process.run(for: name, output: job.output.name) {
-                try chain.apply(to: decoded, outputIndex: job.outputIndex, context: context)
+            let image = try await queues.process.run(for: name, output: output) {
+                try deadline.check(.process, output: output)
+                return try chain.apply(to: decoded, outputIndex: job.outputIndex, context: context, under: deadline.vips)
             }
-            let pending = try await queues.encode.run(for: name, output: job.output.name) { [writer] in
-                try writer.write(image, output: job.output, target: job.target, input: job.input, fingerprint: job.fingerprint)
+            stage = .encode
+            let pending = try await queues.encode.run(for: name, output: output) { [writer] in
+                try deadline.check(.encode, output: output)
+                return try deadline.vips.watching(image) { own in
+                    try writer.write(own, output: job.output, target: job.target, input: job.input, fingerprint: job.fingerprint)
+                }
+            }
+            if deadline.hasRunOut {
+                pending.file?.discard()
+                return .failure(deadline.timedOut(in: .encode, output: output, beforeCommit: true))
             }
             let written = try await committer.commit(pending)
             incremental.recordWritten(written, for: job)
             return .success(written)
         } catch {
-            return .failure(try ItemError.wrapping(error, stage: .process))
+            let failure = try ItemError.wrapping(error, stage: .process)
+            // Work stopped by the deadline fails with whatever libvips said: the limit is the reason.
+            if failure.kind != .timedOut, deadline.hasRunOut { return .failure(deadline.timedOut(in: stage, output: output)) }
+            return .failure(failure)
         }
     }
 

@@ -71,6 +71,7 @@ struct DefinitionBuilder {
                 s3: try readS3(root)
             )
             definition.serve = try readServe(root)
+            definition.limits = LimitsSettings(itemTimeout: try reader(root["limits"], optionsOf: "limits").seconds("itemTimeout"))
             return definition
         } catch {
             // The shapes were checked, so this is a definition and its reader disagreeing.

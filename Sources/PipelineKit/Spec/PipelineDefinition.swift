@@ -42,6 +42,8 @@ public struct PipelineDefinition: Sendable {
     /// The pipeline file, when the definition was read from one: a run reads it, so nothing the
     /// run writes may land on it.
     public internal(set) var sourceFile: URL?
+    /// The `limits` section: bounds on one input's work.
+    public var limits = LimitsSettings()
 
     /// How many inputs may be between the first stage and the last at once: the file's
     /// `inFlight`, or by default the sum of the decompress, process and encode widths (a run

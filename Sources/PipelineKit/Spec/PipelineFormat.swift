@@ -147,6 +147,16 @@ public enum PipelineFormat {
             Option(
                 "encode", .object([concurrency("encode", StageDefaults.encodeConcurrency, "one per core")]),
                 help: "encoding and writing each output"),
+            Option(
+                "limits",
+                .object([
+                    Option(
+                        "itemTimeout", .duration, default: JSONNode(plain: Units.text(seconds: LimitsSettings.defaultItemTimeout)),
+                        help:
+                            "longest one input may take from the start of its decode to the commit of its last output, waits between "
+                            + "its stages included; past it the work is stopped inside libvips, its temporary files removed, and the "
+                            + "input fails while the others go on; \"0s\" for no limit")
+                ]), help: "bounds on one input's work, whatever stage it is in (pipeline serve's requests too)"),
             .boolean(
                 "incremental", default: true,
                 help:

@@ -22,6 +22,8 @@ public enum Units {
     /// below a second, else seconds (the inverse of `seconds(in:)`).
     public static func text(seconds: Double) -> String {
         if seconds < 1 { return "\(Int((seconds * 1000).rounded()))ms" }
+        // Whole minutes from two on read better as minutes ("5m"); a minute stays "60s".
+        if seconds >= 120, seconds.truncatingRemainder(dividingBy: 60) == 0, seconds < 1e15 { return "\(Int(seconds) / 60)m" }
         if seconds == seconds.rounded(), seconds < 1e15 { return "\(Int(seconds))s" }
         return "\(seconds)s"
     }

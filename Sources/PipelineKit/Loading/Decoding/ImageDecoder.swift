@@ -30,12 +30,13 @@ struct ImageDecoder: Sendable {
     /// file here, as another program might while the run reads it.
     var whileReading: (@Sendable (String) -> Void)? = nil
 
-    /// Decodes `source` for the outputs at `only` (indices in `outputs`; all of them when nil).
-    /// A local file is decoded as one version (`pinned`), or fails.
-    func decode(_ source: EncodedSource, only: [Int]? = nil) throws(ItemError) -> DecodedImage {
+    /// Decodes `source` for the outputs at `only` (indices in `outputs`; all of them when nil),
+    /// within the input's `item` deadline when it has one (`limits.itemTimeout`). A local file
+    /// is decoded as one version (`pinned`), or fails.
+    func decode(_ source: EncodedSource, only: [Int]? = nil, within item: ItemDeadline? = nil) throws(ItemError) -> DecodedImage {
         try pinned(source) { held throws(ItemError) in
             if let whileReading, case .file(let path, _, _, _) = source { whileReading(path) }
-            return try decodeGated(held, only: only)
+            return try decodeGated(held, only: only, within: item)
         }
     }
 
@@ -43,16 +44,16 @@ struct ImageDecoder: Sendable {
     /// from libvips' shared error buffer is decoded again alone, so that the reason is its own.
     /// (Failures stop early, so the pause is short; the pipeline's own reasons, such as too many
     /// pixels or the time limit, need no second pass.)
-    private func decodeGated(_ source: EncodedSource, only: [Int]?) throws(ItemError) -> DecodedImage {
+    private func decodeGated(_ source: EncodedSource, only: [Int]?, within item: ItemDeadline?) throws(ItemError) -> DecodedImage {
         do {
-            return try LibvipsErrorText.gate.shared { () throws(Failure) in try decodeOnce(source, only: only) }
+            return try LibvipsErrorText.gate.shared { () throws(Failure) in try decodeOnce(source, only: only, within: item) }
         } catch  where !error.reasonIsFromLibvips {
             throw error.itemError
         } catch {
             do {
                 return try LibvipsErrorText.gate.exclusive { () throws(Failure) in
                     Vips.clearErrors()
-                    return try decodeOnce(source, only: only)
+                    return try decodeOnce(source, only: only, within: item)
                 }
             } catch {
                 throw error.itemError
@@ -80,11 +81,12 @@ struct ImageDecoder: Sendable {
         var reasonIsFromLibvips = false
     }
 
-    private func decodeOnce(_ source: EncodedSource, only: [Int]?) throws(Failure) -> DecodedImage {
+    private func decodeOnce(_ source: EncodedSource, only: [Int]?, within item: ItemDeadline?) throws(Failure) -> DecodedImage {
         if let reason = unreadableReason(source) { throw Failure(itemError: reason) }
         Vips.clearLastWarning()
-        // The clock runs from here: renders under it are stopped when it runs out.
-        let deadline = VipsDeadline(seconds: settings.timeout)
+        // The clock runs from here: renders under it are stopped when it runs out, or when the
+        // input's own time does.
+        let deadline = VipsDeadline(seconds: settings.timeout, within: item?.vips)
         defer { deadline.cancel() }
         do {
             let header = try openHeader(source, options: "fail_on=\(settings.failOn.rawValue)")
@@ -115,6 +117,7 @@ struct ImageDecoder: Sendable {
                         reason:
                             "decoding took longer than decompress.timeout (\(Units.text(seconds: settings.timeout))) and was stopped"))
             }
+            if let item, item.hasRunOut { throw Failure(itemError: item.timedOut(in: .decompress)) }
             // libvips' message for a file cut short or damaged is often vague ("libpng read
             // error"); the file's structure says why, whatever libvips' shared error buffer holds.
             if let damage = FileDamage.reason(in: source) {

@@ -1,0 +1,86 @@
+import Foundation
+import StandardProcessors
+import TestSupport
+import Testing
+import Vips
+
+@testable import PipelineKit
+
+/// `limits.itemTimeout`: one input's whole time, from the start of its decode to the commit of its
+/// last output. An input past it fails naming itself, the stage it was in and the limit; its work
+/// is stopped inside libvips, nothing of it is left on disk, and the other inputs go on.
+@Suite struct ItemTimeoutTests {
+    static let processors = ProcessorRegistry.standard.adding(SleepingProcessor.self)
+
+    static func definition(_ limits: String?) throws -> PipelineDefinition {
+        let json = PipelineHarness.json(
+            inputs: ["a.jpg"], outputs: [#"{"name": "t", "encode": {"format": "png"}, "path": "out/{stem}.png"}"#],
+            extra: limits.map { #""limits": {"itemTimeout": \#($0)}"# } ?? "")
+        return try PipelineDefinition(json: json, baseDirectory: URL(fileURLWithPath: "/tmp"), processors: .standard)
+    }
+
+    @Test func theLimitIsFiveMinutesUnlessTheFileSetsADuration() throws {
+        #expect(try Self.definition(nil).limits.itemTimeout == 300)
+        #expect(Units.text(seconds: LimitsSettings.defaultItemTimeout) == "5m")
+        for (text, seconds) in [("\"2s\"", 2.0), ("\"250ms\"", 0.25), ("\"10m\"", 600), ("\"0s\"", 0)] {
+            #expect(try Self.definition(text).limits.itemTimeout == seconds, "\(text)")
+        }
+    }
+
+    @Test(arguments: ["30", "\"soon\"", "\"-1s\""])
+    func aLimitThatIsNotADurationIsAnErrorInTheFile(text: String) {
+        #expect {
+            try Self.definition(text)
+        } throws: { error in
+            guard let error = error as? PipelineFileError else { return false }
+            return error.problems.contains { $0.path == "limits.itemTimeout" && $0.message.contains("duration") }
+        }
+    }
+
+    @Test func aSlowInputFailsAloneNamingItselfTheStageAndTheLimit() async throws {
+        // Given two small images, and an output whose step takes 3 s on one of them, under a limit
+        // of 1 s (two process lanes: a wait for a lane counts in an input's time)
+        let directory = try TemporaryDirectory()
+        let photo = try Fixtures.png(try Fixtures.gradient(width: 64, height: 48))
+        try directory.write(photo, to: "in/slow.png")
+        try directory.write(photo, to: "in/fast.png")
+        let json = PipelineHarness.json(
+            inputs: ["in/*.png"],
+            outputs: [
+                #"{"name": "t", "steps": [{"sleep": {"seconds": 3, "input": "slow"}}], "encode": {"format": "webp"}, "path": "out/{stem}.webp"}"#
+            ], extra: #""limits": {"itemTimeout": "1s"}, "process": {"concurrency": 2}"#)
+        // When they run
+        let (reports, summary) = try await PipelineHarness.run(json, in: directory, processors: Self.processors)
+        // Then the slow one fails in the process stage, with the input, the output and the limit in the reason
+        #expect(summary.succeeded == 1 && summary.failed == 1)
+        let failure = try #require(reports.first { $0.input.displayName == "in/slow.png" }?.failures.first)
+        #expect(failure.stage == .process)
+        #expect(failure.error.kind == .timedOut)
+        #expect(
+            failure.reason == #"in/slow.png took longer than limits.itemTimeout (1s) and was stopped while running the steps of output "t""#
+        )
+        // And the other is made, and nothing of the slow one is on disk, not even a temporary file
+        #expect(directory.allFiles().filter { $0.hasPrefix("out/") } == ["out/fast.webp"])
+        #expect(!directory.allFiles().contains { $0.contains(ImageWriter.temporaryMarker) })
+    }
+
+    @Test func aSlowDecodeIsStoppedInsideLibvipsByTheInputsLimit() async throws {
+        // Given an animation of 300 frames, far more than a millisecond of decoding, and the
+        // decode's own limit left at its default (60 s)
+        let gif = GIFWriter.noise(frames: 300, width: 160, height: 120)
+        let directory = try TemporaryDirectory()
+        try directory.write(gif, to: "in/long.gif")
+        let json = PipelineHarness.json(
+            inputs: ["in/*.gif"],
+            outputs: [#"{"name": "g", "steps": [{"resize": {"width": 80}}], "encode": {"format": "gif"}, "path": "out/{stem}.gif"}"#],
+            extra: #""limits": {"itemTimeout": "1ms"}"#)
+        // When it runs under an input limit of 1 ms
+        let (reports, summary) = try await PipelineHarness.run(json, in: directory)
+        // Then the input fails while decoding, naming the input's limit rather than the decode's
+        #expect(summary.failed == 1)
+        let failure = try #require(reports.first?.failures.first)
+        #expect(failure.stage == .decompress)
+        #expect(failure.reason == "in/long.gif took longer than limits.itemTimeout (1ms) and was stopped while decoding")
+        #expect(directory.allFiles().filter { $0.hasPrefix("out/") }.isEmpty)
+    }
+}
