@@ -19,13 +19,13 @@ struct DecodeMemoryEstimate: Equatable {
         planBytes + unstreamed + Int64(passes) * readers + encoding
     }
 
-    /// The estimate for one decoded frame of `decodeSize`: the decoded image and each output's
-    /// image, at 4 bytes a pixel. A still image's output without steps is the decoded image
-    /// itself (`StepChain` renders it into memory, where it already is), so it adds nothing; an
-    /// animation's (`frames` above 1) is copied with its frames' fields.
+    /// The estimate for the `frames` decoded frames of `decodeSize`: the decoded image and each
+    /// output's image, at 4 bytes a pixel. An output without steps is the decoded image itself
+    /// (`StepChain` renders it into memory, where it already is, an animation's fields already
+    /// its own), so it adds nothing.
     static func imageBytes(decodeSize: ImageSize, outputs: [OutputDefinition], frames: Int = 1) -> Int64 {
         let outputPixels = outputs.reduce(0) { total, output in
-            guard frames > 1 || !output.steps.isEmpty else { return total }
+            guard !output.steps.isEmpty else { return total }
             return total + output.steps.reduce(decodeSize) { $1.outputSize(for: $0) }.pixelCount
         }
         return Int64(decodeSize.pixelCount + outputPixels) * 4 * Int64(frames)

@@ -134,6 +134,14 @@ extension ImageDecoder {
         deadline.watch(strip)
         let frameHeight = strip.pageHeight
         let frameCount = strip.height / max(1, frameHeight)
+        if target == size {
+            // Frames kept at their size need no runs: one pass down the strip, frames in the order
+            // the loader makes them, straight into the memory they are kept in (runs would be
+            // copied again when joined, holding every frame twice).
+            let decoded = try deadline.render(Self.toSRGB(strip))
+            decoded.ownMetadata()
+            return DecodedImage(image: decoded, originalSize: size, loader: loader, shrink: 1, frameCount: frameCount)
+        }
         // A run of frames at a time, each run read into memory first: the GIF loader decodes a
         // frame from the one before it, so frames asked for out of order would be decoded again
         // and again, and the runs keep what is held at full size to one run's frames.

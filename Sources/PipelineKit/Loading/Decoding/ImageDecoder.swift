@@ -150,9 +150,13 @@ struct ImageDecoder: Sendable {
             frames = header.pageCount
             decodeSize = DecodePlan.decodeSize(stored: size, allowedShrink: allowedShrink(for: size))
             bytes = DecodeMemoryEstimate.imageBytes(decodeSize: decodeSize, outputs: outputs, frames: frames)
-            // The run of frames `decodeAnimation` reads at full size before resampling them.
-            let storedPixels = min(size.pixelCount * frames, max(Self.animationRunPixels, size.pixelCount))
-            bytes += Int64(storedPixels) * 4
+            if decodeSize != size {
+                // Resampled in runs (`decodeAnimation`): the run read at full size, and, with more
+                // than one, the runs held while they are stacked into one image.
+                let storedPixels = min(size.pixelCount * frames, max(Self.animationRunPixels, size.pixelCount))
+                bytes += Int64(storedPixels) * 4
+                if storedPixels < size.pixelCount * frames { bytes += Int64(decodeSize.pixelCount) * 4 * Int64(frames) }
+            }
         } else {
             let plan = decodePlan(for: size, loader: loader, streams: unstreamed == 0, only: only)
             decodeSize = plan.decodeSize
