@@ -53,29 +53,37 @@ package struct FailingProcessor: ImageProcessing {
     package func process(_ image: VipsImage, context: ProcessingContext) throws -> VipsImage { throw Failure() }
 }
 
-/// Blocks its lane for `seconds` on inputs whose name contains `input`, and passes every image
-/// through: a step slower than an input's time limit, whatever the machine.
+/// Blocks its lane on inputs whose name contains `input`, and passes every image through: a
+/// step slower than an input's time limit, whatever the machine. It first waits for the file
+/// `after`, when given (at most a minute), then sleeps `seconds`.
 package struct SleepingProcessor: ImageProcessing {
     package static let name = "sleep"
     package static let summary = "test: sleeps on some inputs"
     package static let options: [Option] = [
         Option("seconds", .number(0...60), required: true, help: "how long"),
         Option("input", .string(nonEmpty: true), required: true, help: "sleeps on inputs whose name contains this"),
+        Option("after", .string(nonEmpty: true), help: "a file to wait for first"),
     ]
 
     package let seconds: Double
     package let input: String
+    package let after: String?
 
     package init(options: ProcessorOptions) throws(OptionError) {
         seconds = try options.double("seconds")
         input = try options.string("input")
+        after = try options.optionalString("after")
     }
 
-    package var identifier: String { "sleep(\(seconds),\(input))" }
+    package var identifier: String { "sleep(\(seconds),\(input),\(after ?? ""))" }
     package func outputSize(for size: ImageSize) -> ImageSize { size }
 
     package func process(_ image: VipsImage, context: ProcessingContext) throws -> VipsImage {
-        if context.input.contains(input) { Thread.sleep(forTimeInterval: seconds) }
+        guard context.input.contains(input) else { return image }
+        if let after {
+            for _ in 0..<600 where !FileManager.default.fileExists(atPath: after) { Thread.sleep(forTimeInterval: 0.1) }
+        }
+        Thread.sleep(forTimeInterval: seconds)
         return image
     }
 }

@@ -38,17 +38,18 @@ import Vips
     }
 
     @Test func aSlowInputFailsAloneNamingItselfTheStageAndTheLimit() async throws {
-        // Given two small images, and an output whose step takes 3 s on one of them, under a limit
-        // of 1 s (two process lanes: a wait for a lane counts in an input's time)
+        // Given two small images, and an output whose step, on one of them, waits for the other's
+        // file and then takes 6 s, under a limit of 5 s (two process lanes: a wait for a lane
+        // counts in an input's time)
         let directory = try TemporaryDirectory()
         let photo = try Fixtures.png(try Fixtures.gradient(width: 64, height: 48))
         try directory.write(photo, to: "in/slow.png")
         try directory.write(photo, to: "in/fast.png")
+        let step = #"{"sleep": {"seconds": 6, "input": "slow", "after": "\#(directory.path)/out/fast.webp"}}"#
         let json = PipelineHarness.json(
             inputs: ["in/*.png"],
-            outputs: [
-                #"{"name": "t", "steps": [{"sleep": {"seconds": 3, "input": "slow"}}], "encode": {"format": "webp"}, "path": "out/{stem}.webp"}"#
-            ], extra: #""limits": {"itemTimeout": "1s"}, "process": {"concurrency": 2}"#)
+            outputs: [#"{"name": "t", "steps": [\#(step)], "encode": {"format": "webp"}, "path": "out/{stem}.webp"}"#],
+            extra: #""limits": {"itemTimeout": "5s"}, "process": {"concurrency": 2}"#)
         // When they run
         let (reports, summary) = try await PipelineHarness.run(json, in: directory, processors: Self.processors)
         // Then the slow one fails in the process stage, with the input, the output and the limit in the reason
@@ -57,7 +58,7 @@ import Vips
         #expect(failure.stage == .process)
         #expect(failure.error.kind == .timedOut)
         #expect(
-            failure.reason == #"in/slow.png took longer than limits.itemTimeout (1s) and was stopped while running the steps of output "t""#
+            failure.reason == #"in/slow.png took longer than limits.itemTimeout (5s) and was stopped while running the steps of output "t""#
         )
         // And the other is made, and nothing of the slow one is on disk, not even a temporary file
         #expect(directory.allFiles().filter { $0.hasPrefix("out/") } == ["out/fast.webp"])
