@@ -39,17 +39,18 @@ import Vips
 
     @Test func aSlowInputFailsAloneNamingItselfTheStageAndTheLimit() async throws {
         // Given two small images, and an output whose step, on one of them, waits for the other's
-        // file and then takes 6 s, under a limit of 5 s (two process lanes: a wait for a lane
-        // counts in an input's time)
+        // file and then takes 31 s, under a limit of 30 s (two process lanes: a wait for a lane
+        // counts in an input's time). The limit leaves the small one room to be made on a
+        // machine busy with other tests, whose lanes share libdispatch's threads.
         let directory = try TemporaryDirectory()
         let photo = try Fixtures.png(try Fixtures.gradient(width: 64, height: 48))
         try directory.write(photo, to: "in/slow.png")
         try directory.write(photo, to: "in/fast.png")
-        let step = #"{"sleep": {"seconds": 6, "input": "slow", "after": "\#(directory.path)/out/fast.webp"}}"#
+        let step = #"{"sleep": {"seconds": 31, "input": "slow", "after": "\#(directory.path)/out/fast.webp"}}"#
         let json = PipelineHarness.json(
             inputs: ["in/*.png"],
             outputs: [#"{"name": "t", "steps": [\#(step)], "encode": {"format": "webp"}, "path": "out/{stem}.webp"}"#],
-            extra: #""limits": {"itemTimeout": "5s"}, "process": {"concurrency": 2}"#)
+            extra: #""limits": {"itemTimeout": "30s"}, "process": {"concurrency": 2}"#)
         // When they run
         let (reports, summary) = try await PipelineHarness.run(json, in: directory, processors: Self.processors)
         // Then the slow one fails in the process stage, with the input, the output and the limit in the reason
@@ -58,7 +59,7 @@ import Vips
         #expect(failure.stage == .process)
         #expect(failure.error.kind == .timedOut)
         #expect(
-            failure.reason == #"in/slow.png took longer than limits.itemTimeout (5s) and was stopped while running the steps of output "t""#
+            failure.reason == #"in/slow.png took longer than limits.itemTimeout (30s) and was stopped while running the steps of output "t""#
         )
         // And the other is made, and nothing of the slow one is on disk, not even a temporary file
         #expect(directory.allFiles().filter { $0.hasPrefix("out/") } == ["out/fast.webp"])
