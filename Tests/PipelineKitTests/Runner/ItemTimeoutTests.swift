@@ -59,7 +59,8 @@ import Vips
         #expect(failure.stage == .process)
         #expect(failure.error.kind == .timedOut)
         #expect(
-            failure.reason == #"in/slow.png took longer than limits.itemTimeout (30s) and was stopped while running the steps of output "t""#
+            failure.reason
+                == #"in/slow.png took longer than limits.itemTimeout (30s) and was stopped while running the steps of output "t""#
         )
         // And the other is made, and nothing of the slow one is on disk, not even a temporary file
         #expect(directory.allFiles().filter { $0.hasPrefix("out/") } == ["out/fast.webp"])

@@ -6,7 +6,7 @@ import Testing
 
 /// Names holding control characters reach the terminal escaped, as `--json` writes them: a file
 /// name cannot print a line that passes for another failure, nor send escape sequences.
-@Suite struct TerminalEscapeTests {
+@Suite struct TerminalEscapeCommandTests {
     @Test func aFileNameWithANewlinePrintsOneFailureLineFromRunValidateAndExplain() throws {
         // Given an input named "x\nfailed: fake.jpg" that is not an image, and one with an escape sequence
         let directory = try TemporaryDirectory()

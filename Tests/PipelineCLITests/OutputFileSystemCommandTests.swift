@@ -8,7 +8,7 @@ import Vips
 
 /// A full disk under `pipeline run`: exit status 1, and each failure names its output.
 @Suite(.enabled(if: TemporaryMount.isSupported, "mounting a tmpfs needs root or CAP_SYS_ADMIN"))
-struct OutputFileSystemTests {
+struct OutputFileSystemCommandTests {
     func output(_ name: String, steps: String = "[]", format: String, path: String) -> String {
         #"{"name": "\#(name)", "steps": \#(steps), "encode": {"format": "\#(format)"}, "path": "\#(path)"}"#
     }

@@ -5,7 +5,7 @@ import Testing
 @testable import PipelineKit
 
 /// The memory budget as `pipeline explain` states it, under a limit a shell sets.
-@Suite struct MemoryBudgetTests {
+@Suite struct MemoryBudgetCommandTests {
     @Test func explainShowsTheBudgetAndWhereItCameFrom() throws {
         // A child process under `ulimit -v` (RLIMIT_AS), as a container or a shell would set it
         let file = CommandRunner.repositoryRoot.appendingPathComponent("Pipelines/thumbnails.json").path

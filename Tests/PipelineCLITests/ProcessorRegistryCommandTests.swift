@@ -31,7 +31,7 @@ struct Posterize: ImageProcessing {
 
 /// A processor added by another package shows up wherever a built-in one does: `plugins`, the
 /// schema, validation, a run, `explain` and the journal.
-@Suite struct ProcessorRegistryTests {
+@Suite struct ProcessorRegistryCommandTests {
     let registry = ProcessorRegistry.standard.adding(Posterize.self)
 
     private func json(step: String, path: String = "out/{stem}.png") -> String {

@@ -5,7 +5,7 @@ import Testing
 @testable import PipelineKit
 
 /// The glob settings as `pipeline validate` and `pipeline schema` state them.
-@Suite struct GlobTests {
+@Suite struct GlobCommandTests {
     /// photos/a.jpg, photos/sub/b.png, photos/sub/deep/c.PNG, photos/D.JPG, photos/e.gif
     func photos() throws -> TemporaryDirectory {
         try Fixtures.globPhotos()

@@ -7,7 +7,7 @@ import Testing
 
 /// `pipeline explain` as a user runs it: the bundled pipeline, and the widths it picks for the
 /// cores the process may use.
-@Suite struct ExplainTests {
+@Suite struct ExplainCommandTests {
     @Test func theCommandPrintsTheExplanation() throws {
         let file = CommandRunner.repositoryRoot.appendingPathComponent("Pipelines/thumbnails.json").path
         let result = try CommandRunner.run(["explain", file])

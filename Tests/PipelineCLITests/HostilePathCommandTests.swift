@@ -7,7 +7,7 @@ import Vips
 @testable import PipelineKit
 
 /// Odd input names through `pipeline run`: each output under its own name, no shell run.
-@Suite struct HostilePathTests {
+@Suite struct HostilePathCommandTests {
     func output(_ name: String, format: String = "webp", path: String) -> String {
         #"{"name": "\#(name)", "steps": [{"resize": {"width": 8}}], "encode": {"format": "\#(format)"}, "path": "\#(path)"}"#
     }

@@ -9,7 +9,7 @@ import Vips
 /// `pipeline watch`: one run at start, then one incremental re-run per settled batch of changes
 /// to the inputs, the pipeline file or a step's image; an invalid pipeline file is reported and
 /// the last valid one kept; Ctrl-C and SIGTERM end it cleanly.
-@Suite(.serialized) struct WatchTests {
+@Suite(.serialized) struct WatchCommandTests {
     static let small =
         #"{"name": "small", "steps": [{"resize": {"width": 16}}], "encode": {"format": "webp"}, "path": "out/{stem}-small.webp"}"#
     static let large =

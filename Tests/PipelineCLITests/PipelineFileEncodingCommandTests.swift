@@ -6,7 +6,7 @@ import Testing
 @testable import PipelineKit
 
 /// A pipeline file that is not UTF-8, as `pipeline validate` prints it.
-@Suite struct PipelineFileEncodingTests {
+@Suite struct PipelineFileEncodingCommandTests {
     @Test func invalidUTF8NamesTheByteItsLineAndColumn() throws {
         // Given a file with a Latin-1 "é" (0xE9) on its third line, after a multi-byte character
         let directory = try TemporaryDirectory()

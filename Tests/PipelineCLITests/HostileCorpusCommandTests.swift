@@ -8,7 +8,7 @@ import Vips
 
 /// The hostile corpus through `pipeline run`, in a process of its own, where libvips' error
 /// buffer is the command's alone.
-@Suite struct HostileCorpusTests {
+@Suite struct HostileCorpusCommandTests {
     static let cases = CorpusCase.hostileCorpus
 
     @Test func theCorpusFromTheCommandLineGivesEachFailureItsInputStageAndReason() throws {

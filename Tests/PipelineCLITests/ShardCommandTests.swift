@@ -5,7 +5,7 @@ import Testing
 @testable import PipelineKit
 
 /// Sharded runs of the command, and `merge-reports` over their reports.
-@Suite struct ShardTests {
+@Suite struct ShardCommandTests {
     @Test func shardedRunsTogetherMakeWhatOneRunMakesAndMergeReportsCountsEachInputOnce() throws {
         // Given 24 photos, one of them listed twice (a glob and its own name)
         let directory = try TemporaryDirectory()
