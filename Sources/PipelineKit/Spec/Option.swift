@@ -65,3 +65,15 @@ public struct Option: Sendable {
         Option(name, .colour, default: value.map { JSONNode(plain: $0) }, help: help)
     }
 }
+
+extension Option {
+    /// The key a British spelling (`colour`, `backgroundColour`) stands for: the same with
+    /// `color`, as CSS and the steps spell it, when `known` has it and `beside` (the object's
+    /// other keys) does not; nil otherwise, and for any other key.
+    static func cssSpelling(of key: String, among known: [String], beside: [String]) -> String? {
+        guard key.contains("olour") else { return nil }
+        let spelling = key.replacingOccurrences(of: "colour", with: "color").replacingOccurrences(of: "Colour", with: "Color")
+        guard !known.contains(key), known.contains(spelling), !beside.contains(spelling) else { return nil }
+        return spelling
+    }
+}

@@ -89,6 +89,7 @@ extension PipelineDefinition {
         var builder = DefinitionBuilder(
             processors: processors, baseDirectory: baseDirectory.standardizedFileURL,
             shapeProblems: validator.problems, environment: environment)
+        builder.warnings += validator.notes
         let definition = builder.build(root)
         let problems = validator.problems + builder.problems
         guard let definition, problems.isEmpty else {

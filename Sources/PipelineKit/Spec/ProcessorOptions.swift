@@ -16,7 +16,12 @@ public struct ProcessorOptions: Sendable {
         values: [String: JSONNode], definitions: [Option],
         baseDirectory: URL = URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
     ) {
-        self.values = values
+        // A key spelt `colour` where `color` is declared is that option (the validator notes it).
+        let known = definitions.map(\.name)
+        let keys = Array(values.keys)
+        self.values = Dictionary(
+            values.map { (Option.cssSpelling(of: $0.key, among: known, beside: keys) ?? $0.key, $0.value) },
+            uniquingKeysWith: { first, _ in first })
         self.definitions = Dictionary(definitions.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         self.baseDirectory = baseDirectory
     }

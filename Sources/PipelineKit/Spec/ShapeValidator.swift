@@ -2,6 +2,8 @@
 /// position rather than stopping at the first.
 struct ShapeValidator {
     private(set) var problems: [PipelineFileError.Problem] = []
+    /// What was read but is better written otherwise (a key spelt `colour`), for warnings.
+    private(set) var notes: [String] = []
 
     mutating func check(_ node: JSONNode, against shape: ValueShape, at path: String) {
         switch shape {
@@ -86,6 +88,15 @@ struct ShapeValidator {
         let known = options.map(\.name)
         for member in members where !ignored.contains(member.key) {
             let memberPath = join(path, member.key)
+            if let spelling = Option.cssSpelling(of: member.key, among: known, beside: members.map(\.key)),
+                let option = options.first(where: { $0.name == spelling })
+            {
+                notes.append(
+                    "\(memberPath) (line \(member.keyLocation.line)): \"\(member.key)\" is read as \"\(spelling)\", "
+                        + "the spelling the steps use, as CSS does")
+                check(member.value, against: option.shape, at: join(path, spelling))
+                continue
+            }
             guard let option = options.first(where: { $0.name == member.key }) else {
                 let hint = NearestName.suggestion(for: member.key, among: known).map { "; did you mean \"\($0)\"?" } ?? ""
                 let expected = known.isEmpty ? "no keys are allowed here" : "known keys are \(list(known))"
@@ -94,7 +105,8 @@ struct ShapeValidator {
             }
             check(member.value, against: option.shape, at: memberPath)
         }
-        for option in options where option.isRequired && !members.contains(where: { $0.key == option.name }) {
+        let given = Set(members.map { Option.cssSpelling(of: $0.key, among: known, beside: []) ?? $0.key })
+        for option in options where option.isRequired && !given.contains(option.name) {
             report(path, node.location, "missing required key \"\(option.name)\"")
         }
     }
