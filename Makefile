@@ -1,5 +1,6 @@
 # Installs pipeline: `make install` (PREFIX=/usr/local by default; DESTDIR for staging), and
-# `make uninstall` removes exactly the files it installed.
+# `make uninstall` removes exactly the files it installed. `make deb` builds a Debian package of
+# the same files under /usr, its dependencies the runtime libraries.
 #
 # The binary is built in release mode with the Swift runtime linked in (--static-swift-stdlib),
 # so it runs without a Swift toolchain; libvips, libcurl and the other C libraries come from the
@@ -35,7 +36,13 @@ GENERATED := $(SCRATCH)/generated
 SOURCES := Package.swift $(shell find Sources Plugins -type f 2>/dev/null)
 COMPLETIONS := $(GENERATED)/pipeline.bash $(GENERATED)/_pipeline $(GENERATED)/pipeline.fish
 
-.PHONY: all install uninstall
+# The package: named for the version the binary prints and dpkg's architecture.
+VERSION := $(shell sed -n 's/.*static let version = "\(.*\)"/\1/p' Sources/PipelineKit/PipelineKitInfo.swift)
+ARCH := $(shell dpkg --print-architecture 2>/dev/null || echo amd64)
+DEB := pipeline_$(VERSION)_$(ARCH).deb
+DEBROOT := $(SCRATCH)/deb
+
+.PHONY: all install uninstall deb
 
 all: $(BINARY) $(MANPAGE) $(COMPLETIONS)
 
@@ -58,9 +65,10 @@ $(GENERATED)/pipeline.fish: $(BINARY)
 	mkdir -p $(GENERATED)
 	$(BINARY) --generate-completion-script fish > $@
 
+# The binary is installed stripped: its symbols and debug information are most of its size.
 install: all
 	$(INSTALL) -d $(BINDIR) $(MANDIR) $(BASHDIR) $(ZSHDIR) $(FISHDIR)
-	$(INSTALL) -m 755 $(BINARY) $(BINDIR)/pipeline
+	$(INSTALL) -m 755 -s $(BINARY) $(BINDIR)/pipeline
 	$(INSTALL) -m 644 $(MANPAGE) $(MANDIR)/pipeline.1
 	$(INSTALL) -m 644 $(GENERATED)/pipeline.bash $(BASHDIR)/pipeline
 	$(INSTALL) -m 644 $(GENERATED)/_pipeline $(ZSHDIR)/_pipeline
@@ -68,3 +76,27 @@ install: all
 
 uninstall:
 	rm -f $(BINDIR)/pipeline $(MANDIR)/pipeline.1 $(BASHDIR)/pipeline $(ZSHDIR)/_pipeline $(FISHDIR)/pipeline.fish
+
+deb: $(DEB)
+
+# The files `make install` puts under /usr, staged, with a control file whose Depends are the
+# libraries Scripts/install-dependencies --runtime installs.
+$(DEB): all Scripts/install-dependencies
+	rm -rf $(DEBROOT)
+	$(MAKE) install PREFIX=/usr DESTDIR=$(CURDIR)/$(DEBROOT)
+	mkdir -p $(DEBROOT)/DEBIAN
+	printf '%s\n' \
+	  'Package: pipeline' \
+	  'Version: $(VERSION)' \
+	  'Architecture: $(ARCH)' \
+	  'Maintainer: the pipeline developers <pipeline@users.noreply.github.com>' \
+	  "Installed-Size: $$(du -sk $(DEBROOT)/usr | cut -f1)" \
+	  "Depends: $$(Scripts/install-dependencies --list-runtime | paste -sd, - | sed 's/,/, /g')" \
+	  'Section: graphics' \
+	  'Priority: optional' \
+	  'Homepage: https://github.com/pipeline/pipeline' \
+	  'Description: declarative image pipelines: thumbnails, responsive sets, placeholders' \
+	  ' One JSON file says which images to read and what to make of them; pipeline run makes' \
+	  ' them with libvips, each input decoded once for all its outputs.' \
+	  > $(DEBROOT)/DEBIAN/control
+	dpkg-deb --root-owner-group --build $(DEBROOT) $@

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # CI: `make install` into a temporary prefix gives a binary that runs the bundled pipeline under a
 # bare environment (the Swift runtime linked in), a man page that renders and three shell
-# completions; `make uninstall` then leaves nothing behind.
+# completions; `make uninstall` then leaves nothing behind. `make deb` gives a package that apt
+# installs (as root: CI's machine is its own), that runs the same job, and that apt removes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 work=$(mktemp -d)
@@ -48,4 +49,19 @@ grep -q "complete -c 'pipeline'" "$prefix/share/fish/vendor_completions.d/pipeli
 make uninstall PREFIX="$prefix"
 left=$(find "$prefix" -type f)
 [ -z "$left" ] || { echo "install-check: left after make uninstall: $left" >&2; exit 1; }
-echo "install-check: make install, a run under env -i, the man page, completions and make uninstall all fine"
+
+# The Debian package: built from the same binary, installed by apt with its dependencies
+# declared, a job run with it from a bare environment, then removed.
+make deb
+deb=$(ls pipeline_*.deb)
+dpkg-deb --field "$deb" Depends | grep -q libvips42 || { echo "install-check: $deb declares no libvips42" >&2; exit 1; }
+apt-get install -y -qq "./$deb" >/dev/null
+rm -rf "$work/job/out"
+(cd "$work/job" && env -i PATH=/usr/bin:/bin pipeline run thumbnails.json)
+debOutputs=$(find "$work/job/out" -type f -size +0 | wc -l)
+[ "$debOutputs" -eq $((samples * 3)) ] || { echo "install-check: the package's binary made $debOutputs outputs" >&2; exit 1; }
+[ -s /usr/share/man/man1/pipeline.1 ] || { echo "install-check: the package installed no man page" >&2; exit 1; }
+apt-get remove -y -qq pipeline >/dev/null
+[ ! -e /usr/bin/pipeline ] || { echo "install-check: /usr/bin/pipeline is left after apt-get remove" >&2; exit 1; }
+rm -f "$deb"
+echo "install-check: make install, a run under env -i, the man page, completions, make uninstall and the Debian package all fine"
