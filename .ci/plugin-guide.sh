@@ -55,7 +55,7 @@ for path, parts in files.items():
 EOF
 
 # The guide names the repository by URL and version, as a user's package would.
-url_line='.package(url: "https://github.com/pipeline/pipeline", from: "0.3.0")'
+url_line='.package(url: "https://github.com/pipeline/pipeline", from: "0.4.0")'
 grep -qF "$url_line" "$package/Package.swift" || { echo "the guide's Package.swift does not name $url_line" >&2; exit 1; }
 python3 - "$package/Package.swift" "$url_line" "$root" <<'EOF'
 import json, sys

@@ -96,6 +96,6 @@ import Testing
                 "docs/writing-a-plugin.md, line \(index + 1): a Swift block without a `<!-- file: PATH -->` line above it")
         }
         #expect(swiftBlocks >= 4)
-        #expect(guide.contains(#".package(url: "https://github.com/pipeline/pipeline", from: "0.3.0")"#))
+        #expect(guide.contains(#".package(url: "https://github.com/pipeline/pipeline", from: "0.4.0")"#))
     }
 }
