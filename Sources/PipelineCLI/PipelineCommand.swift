@@ -74,6 +74,10 @@ struct PipelineCommand: AsyncParsableCommand {
     /// Parses and runs a command, mapping argument errors to exit status 2 as documented
     /// (ArgumentParser's own default is 64).
     static func main(_ arguments: [String]) async {
+        if let unknown = unknownCommand(in: arguments) {
+            printError("error: \(unknown)")
+            Foundation.exit(ExitCode.invalidInput.rawValue)
+        }
         do {
             var command = try parseAsRoot(arguments)
             if var asyncCommand = command as? any AsyncParsableCommand {
@@ -89,6 +93,18 @@ struct PipelineCommand: AsyncParsableCommand {
             }
             exit(withError: error)
         }
+    }
+}
+
+extension PipelineCommand {
+    /// What is wrong when the first argument names no command (`pipeline rnu`), with the
+    /// command it is nearest to; nil when it names one, or is an option.
+    static func unknownCommand(in arguments: [String]) -> String? {
+        guard let first = arguments.first, !first.hasPrefix("-") else { return nil }
+        let names = commands.map { $0._commandName } + ["help"]
+        guard !names.contains(first) else { return nil }
+        let hint = NearestName.suggestion(for: first, among: names).map { "; did you mean \"\($0)\"?" } ?? ""
+        return "unknown command \(first.quotedValue)\(hint) (the commands are \(names.dropLast().joined(separator: ", ")))"
     }
 }
 

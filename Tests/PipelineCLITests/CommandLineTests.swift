@@ -24,6 +24,16 @@ import Vips
         return try directory.write(Data(json.utf8), to: "pipeline.json")
     }
 
+    @Test func aMistypedCommandIsRefusedWithTheNearestOne() throws {
+        let result = try CommandRunner.run(["rnu", "pipeline.json"])
+        #expect(result.status == 2)
+        #expect(result.standardError.contains(#"error: unknown command "rnu"; did you mean "run"?"#), "\(result.standardError)")
+        #expect(result.standardError.contains("validate"), "\(result.standardError)")
+        // An option or a real command is not taken for one
+        #expect(try CommandRunner.run(["--version"]).status == 0)
+        #expect(try CommandRunner.run(["help", "run"]).status == 0)
+    }
+
     @Test func versionAndHelpWork() throws {
         let version = try CommandRunner.run(["--version"])
         #expect(version.status == 0)
