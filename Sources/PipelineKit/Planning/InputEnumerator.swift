@@ -49,7 +49,8 @@ struct InputEnumerator {
             case .pattern(let pattern):
                 let looked = expand(pattern, at: "inputs[\(index)]", into: &result)
                 if result.count == before, result.problems.count == problemsBefore {
-                    result.empty.append((index, "\"\(pattern)\" matches no files in \(looked.folder ?? baseDirectory.path)\(looked.hint)"))
+                    result.empty.append(
+                        (index, Self.noMatchDescription(pattern, root: looked.folder ?? baseDirectory.path, hint: looked.hint)))
                 }
             case .list(let listPath):
                 readList(listPath, at: "inputs[\(index)].list", into: &result)
@@ -145,7 +146,7 @@ struct InputEnumerator {
             folded.caseInsensitive = true
             hint = emptyHint(
                 pattern, foldedMatches: caseInsensitive ? 0 : Set(folded.files(matching: split, rootCount: rootCount).matches).count)
-            result.warnings.append("input \"\(pattern)\" matches no files in \(found.root)\(hint)")
+            result.warnings.append("input " + Self.noMatchDescription(pattern, root: found.root, hint: hint))
         }
         for relative in sorted {
             let folder = (relative as NSString).deletingLastPathComponent
