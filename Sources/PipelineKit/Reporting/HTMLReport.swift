@@ -240,6 +240,11 @@ struct HTMLReport {
             if let bytes = output.bytes, let inputBytes = item.bytes, inputBytes > 0 {
                 lines.append(Self.saving(output: Int64(bytes), input: inputBytes))
             }
+            // What a quality target's search chose, so the choice is seen beside the file.
+            if let quality = output.quality {
+                let score = output.ssimulacra2.map { String(format: " · SSIMULACRA 2 %.1f", $0) } ?? ""
+                lines.append("<span class=\"quality\">quality \(quality), searched\(score)</span>")
+            }
             html += "<figcaption>\(lines.joined(separator: "<br>"))</figcaption>"
         } else {
             html +=

@@ -177,6 +177,25 @@ import Vips
         }
     }
 
+    @Test func aSearchedQualityIsShownBesideItsFile() async throws {
+        // Given an output whose quality is searched, and one at a fixed quality
+        let directory = try TemporaryDirectory()
+        try directory.write(Fixtures.jpeg(Fixtures.gradient(width: 300, height: 200)), to: "photo.jpg")
+        let outputs = [
+            #"{"name": "searched", "encode": {"format": "webp", "quality": {"ssimulacra2": 70}}, "path": "out/{stem}-searched.webp"}"#,
+            #"{"name": "fixed", "encode": {"format": "webp", "quality": 80}, "path": "out/{stem}-fixed.webp"}"#,
+        ]
+        let recorder = try await Self.record(
+            try PipelineHarness.pipeline(PipelineHarness.json(inputs: ["*.jpg"], outputs: outputs), in: directory))
+        let folder = directory.url.appendingPathComponent("report", isDirectory: true)
+        try await ReportWriter.write(recorder.report, to: folder)
+        // When the page is read, then the searched file's caption gives the quality chosen and its score, once
+        let html = try String(contentsOf: folder.appendingPathComponent("index.html"), encoding: .utf8)
+        let chosen = try #require(recorder.report.items.first?.outputs.first { $0.name == "searched" }?.quality)
+        #expect(html.contains("<span class=\"quality\">quality \(chosen), searched · SSIMULACRA 2 "), "\(html)")
+        #expect(Self.count(of: "<span class=\"quality\">", in: html) == 1)
+    }
+
     @Test func theReportFolderShowsEveryPictureAfterItIsMoved() async throws {
         // Given a report written beside the outputs
         let directory = try TemporaryDirectory()
