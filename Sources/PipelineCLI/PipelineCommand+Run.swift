@@ -104,7 +104,10 @@ extension PipelineCommand {
             // Nothing a run makes per input should outlive it: this number returns to zero.
             logger.debug("libvips images still alive after the run", metadata: ["count": "\(VipsImage.liveCount)"])
             if let recorder { try await writeFiles(recorder, inputDirectory: pipeline.definition.baseDirectory) }
-            if !quiet && !json { print(Self.describe(summary, locations: output.locations)) }
+            if !quiet && !json {
+                print(Self.describe(summary, locations: output.locations))
+                if !output.chosenQualities.isEmpty { print("qualities chosen: \(output.chosenQualities.description)") }
+            }
             if let signal = interruption.received { throw ExitCode.afterSignal(signal) }
             if summary.failed > 0 || summary.manifestProblem != nil { throw ExitCode.someItemsFailed }
         }

@@ -20,6 +20,8 @@ final class RunOutput {
     private let progress: ProgressDisplay?
     /// Where the outputs written or up to date are, for the summary.
     private(set) var locations: OutputLocations
+    /// The qualities quality targets chose, for the summary.
+    private(set) var chosenQualities = ChosenQualities()
 
     /// `baseDirectory`: the pipeline file's folder, which the outputs' paths are relative to.
     init(mode: Mode, verbose: Bool, logger: Logger, run: PipelineRun, baseDirectory: URL) {
@@ -56,7 +58,12 @@ final class RunOutput {
             if let output = operation.output { fields["output"] = output }
             json(fields)
         case .itemCompleted(let report):
-            for output in report.written { locations.add(output.path) }
+            for output in report.written {
+                locations.add(output.path)
+                if let searched = output.searchedQuality {
+                    chosenQualities.add(format: output.format?.rawValue ?? "?", quality: searched.quality)
+                }
+            }
             for failure in report.failures {
                 // Failures always reach standard error, whatever the mode and log level.
                 progress?.clear()
@@ -77,8 +84,9 @@ final class RunOutput {
             if verbose, mode != .json {
                 progress?.clear()
                 for output in report.written {
+                    let searched = output.searchedQuality.map { String(format: ", quality %d for SSIMULACRA 2 %.1f", $0.quality, $0.score) }
                     print(
-                        "\(output.upToDate ? "up to date" : "wrote") \(output.path) (\(output.size), \(output.byteCount) bytes)"
+                        "\(output.upToDate ? "up to date" : "wrote") \(output.path) (\(output.size), \(output.byteCount) bytes\(searched ?? ""))"
                             .escapingControlCharacters)
                 }
             }

@@ -54,6 +54,19 @@ import Vips
     }
 
     /// `explain` names the search in the targeted output's plan line, and not in the fixed one's.
+    @Test func theSummaryAndVerboseLinesShowTheQualitiesChosen() throws {
+        let (directory, file) = try prepare()
+        let result = try CommandRunner.run(["run", "--verbose", file])
+        defer { withExtendedLifetime(directory) {} }
+        #expect(result.status == 0, "\(result.standardError)")
+        // -v: the searched file's line gives its quality and score; the fixed one's gives neither
+        let searched = try #require(result.standardOutput.split(separator: "\n").first { $0.contains("storm.webp") })
+        let quality = try #require(searched.firstMatch(of: /quality (\d+) for SSIMULACRA 2 [0-9.]+\)/)?.output.1)
+        #expect(!(result.standardOutput.split(separator: "\n").first { $0.contains("storm.jpg") } ?? "").contains("quality"))
+        // The summary ends with the qualities chosen, per format
+        #expect(result.standardOutput.contains("qualities chosen: webp \(quality) (1 file)"), "\(result.standardOutput)")
+    }
+
     @Test func explainSaysTheOutputSearchesQuality() throws {
         let (directory, file) = try prepare()
         let result = try withExtendedLifetime(directory) { try CommandRunner.run(["explain", file]) }
