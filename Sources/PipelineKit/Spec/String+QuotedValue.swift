@@ -1,6 +1,6 @@
 extension String {
     /// The most characters of a value from the pipeline file (or any user input) that a message
-    /// quotes: a 5 MB string makes a message of a line, not of 5 MB.
+    /// quotes, so that a message about a value of any length stays one line.
     static let quotedValueLimit = 200
 
     /// The text in double quotes, for a message that names a value the user wrote; past
