@@ -1,0 +1,197 @@
+import Foundation
+
+/// Where one output of one input goes.
+public struct OutputTarget: Sendable {
+    /// What the targets of one output share, made once for all the inputs: a plan holds a
+    /// target for every output of every input, so each keeps only its own path.
+    final class Output: Sendable {
+        let name: String
+        /// The folder the author wrote in the template, absolute.
+        let root: String
+        let template: PathTemplate
+        let baseDirectory: URL
+        let formatExtension: String
+        /// The width and height the output's steps (or its width of `widths`) fix, if any.
+        let fixedWidth: Int?
+        let fixedHeight: Int?
+        /// Whether the template has a `{width}` or `{height}`.
+        let namesSizes: Bool
+
+        init(_ output: OutputDefinition, baseDirectory: URL, fixedSize: (width: Int?, height: Int?) = (nil, nil)) {
+            name = output.name
+            root = OutputTarget.root(of: output, baseDirectory: baseDirectory)
+            template = output.path
+            self.baseDirectory = baseDirectory
+            formatExtension = output.encoder.format.fileExtension
+            fixedWidth = fixedSize.width
+            fixedHeight = fixedSize.height
+            namesSizes = !output.path.placeholders.isDisjoint(with: [.width, .height])
+        }
+    }
+
+    /// What a path whose template has `{width}` or `{height}` keeps to be filled once the image
+    /// is made; the other paths are final when planned and keep nothing more.
+    private final class Sizes: Sendable {
+        /// The values the template was filled with.
+        let values: [PathTemplate.Placeholder: String]
+        /// The planned path with its unknown sizes as unknown numbers, when some are unknown.
+        let unknownPattern: PathPattern?
+
+        init(values: [PathTemplate.Placeholder: String], unknownPattern: PathPattern?) {
+            self.values = values
+            self.unknownPattern = unknownPattern
+        }
+    }
+
+    private let output: Output
+    /// The absolute path; `{width}` and `{height}` are left as written when the template has
+    /// them and the output's steps do not fix them.
+    public let plannedPath: String
+    private let sizes: Sizes?
+
+    /// The output's name.
+    public var outputName: String { output.name }
+    /// The folder the author wrote in the template, absolute: the path may not leave it.
+    public var root: String { output.root }
+    /// Whether the planned path still holds a `{width}` or `{height}` that only the made image fills.
+    var hasUnknownSizes: Bool { sizes?.unknownPattern != nil }
+
+    /// The values an input gives every output's template (`{stem}`, `{ext}`, `{name}`, `{dir}`):
+    /// made once per input, not once per output.
+    static func values(of input: InputFile) -> [PathTemplate.Placeholder: String] {
+        [.stem: input.stem, .ext: input.fileExtension, .name: input.fileName, .dir: input.subfolder]
+    }
+
+    /// The target of `output` for the input whose values (`values(of:)`) are `inputValues`.
+    init(_ output: Output, inputValues: [PathTemplate.Placeholder: String]) throws(PathTemplate.Failure) {
+        self.output = output
+        let template = output.template
+        let placeholders = template.placeholders
+        var values = inputValues
+        values[.output] = output.name
+        values[.format] = output.formatExtension
+        values[.width] = output.fixedWidth.map(String.init) ?? "{width}"
+        values[.height] = output.fixedHeight.map(String.init) ?? "{height}"
+        plannedPath = try Self.place(template.resolve(values), root: output.root, base: output.baseDirectory)
+        try Self.checkLengths(of: plannedPath, root: output.root)
+        guard placeholders.contains(.width) || placeholders.contains(.height) else {
+            sizes = nil
+            return
+        }
+        var unknown = values
+        if output.fixedWidth == nil, placeholders.contains(.width) { unknown[.width] = String(PathPattern.number) }
+        if output.fixedHeight == nil, placeholders.contains(.height) { unknown[.height] = String(PathPattern.number) }
+        sizes = Sizes(
+            values: values,
+            unknownPattern: unknown == values
+                ? nil : PathPattern(try Self.place(template.resolve(unknown), root: output.root, base: output.baseDirectory)))
+    }
+
+    /// The target of `output` for `input` whose path was planned as `plannedPath`: made again
+    /// only when the template waits for sizes, whose values it keeps.
+    init(_ output: Output, plannedPath: String, input: InputFile) throws(PathTemplate.Failure) {
+        if output.namesSizes {
+            try self.init(output, inputValues: Self.values(of: input))
+        } else {
+            self.init(output: output, plannedPath: plannedPath, sizes: nil)
+        }
+    }
+
+    private init(output: Output, plannedPath: String, sizes: Sizes?) {
+        self.output = output
+        self.plannedPath = plannedPath
+        self.sizes = sizes
+    }
+
+    /// The folder `output`'s template names, absolute: its paths may not leave it.
+    static func root(of output: OutputDefinition, baseDirectory: URL) -> String {
+        absolute(output.path.authoredFolder, base: baseDirectory)
+    }
+
+    /// The planned path with its unknown sizes as unknown numbers, to find clashes.
+    var pattern: PathPattern { sizes?.unknownPattern ?? PathPattern(plannedPath) }
+
+    /// Whether the output is an object in S3 (`s3://bucket/key`), not a file.
+    public var isS3: Bool { S3Location.isS3(root) }
+
+    /// The final path once the encoded image's size is known.
+    func path(width: Int, height: Int) throws(PathTemplate.Failure) -> String {
+        guard var filled = sizes?.values else { return plannedPath }
+        filled[.width] = String(width)
+        filled[.height] = String(height)
+        return try Self.place(output.template.resolve(filled), root: root, base: output.baseDirectory)
+    }
+
+    /// The longest name a folder or file may have, and the longest path, in bytes (Linux's
+    /// NAME_MAX and PATH_MAX; most file systems take no more).
+    static let maxNameBytes = 255
+    static let maxPathBytes = 4095
+
+    /// Refuses a path the file system would refuse at the rename, after the decode and encode:
+    /// a name below the output folder longer than 255 bytes, or a path longer than 4095. An
+    /// unknown `{width}` or `{height}` counts as one digit.
+    private static func checkLengths(of path: String, root: String) throws(PathTemplate.Failure) {
+        // Most paths hold no unknown size: searching each for one would cost every output of every input.
+        let shortest =
+            path.utf8.contains(UInt8(ascii: "{"))
+            ? path.replacingOccurrences(of: "{width}", with: "0").replacingOccurrences(of: "{height}", with: "0") : path
+        if let object = S3Location(shortest) {
+            // S3's own limit on a key; names within it are not limited.
+            guard object.key.utf8.count <= 1024 else {
+                throw PathTemplate.Failure(
+                    message: "the key of \(path) would be \(object.key.utf8.count) bytes long: more than the 1024 S3 allows")
+            }
+            return
+        }
+        if shortest.utf8.count > maxPathBytes {
+            throw PathTemplate.Failure(
+                message: "the path \(path) would be \(shortest.utf8.count) bytes long: "
+                    + "more than the \(maxPathBytes) a path may have")
+        }
+        for name in shortest.dropFirst(root.count).split(separator: "/") where name.utf8.count > maxNameBytes {
+            throw PathTemplate.Failure(
+                message: "the name \"\(name)\" in \(path) would be \(name.utf8.count) bytes long: "
+                    + "more than the \(maxNameBytes) a file or folder name may have")
+        }
+    }
+
+    private static func place(_ resolved: String, root: String, base: URL) throws(PathTemplate.Failure) -> String {
+        if S3Location.isS3(root) { return try placeObject(resolved, root: root) }
+        let path = absolute(resolved, base: base)
+        let prefix = root == "/" ? "/" : root + "/"
+        guard path.hasPrefix(prefix), path.count > prefix.count else {
+            throw PathTemplate.Failure(message: "the path \(path) would leave the output folder \(root)")
+        }
+        return path
+    }
+
+    /// An S3 key is not a path: nothing resolves `..` in it, so a key with a `.` or `..` part is
+    /// refused (whoever later copies the objects to a disk would resolve them), as is one outside
+    /// the template's bucket and literal folders. Empty parts (an empty `{dir}`) fold, as `//`
+    /// does in a file path.
+    private static func placeObject(_ resolved: String, root: String) throws(PathTemplate.Failure) -> String {
+        guard let written = S3Location(resolved), let rootObject = S3Location(root), written.bucket == rootObject.bucket,
+            !rootObject.bucket.contains("{")
+        else {
+            throw PathTemplate.Failure(
+                message: "\(resolved) would leave the output prefix \(root): an S3 output's bucket must be written in full")
+        }
+        let object = S3Location(bucket: written.bucket, key: written.key.split(separator: "/").joined(separator: "/"))
+        let parts = object.key.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
+        let prefix = rootObject.key.isEmpty ? "" : rootObject.key + "/"
+        guard !parts.contains(where: { $0.isEmpty || $0.elementsEqual([0x2E]) || $0.elementsEqual([0x2E, 0x2E]) }),
+            !object.key.utf8.contains(0), object.key.hasPrefix(prefix), object.key.count > prefix.count
+        else {
+            throw PathTemplate.Failure(
+                message: "the key of \(resolved) has a \".\" or \"..\" part or lies outside \(root): "
+                    + "it would leave the output prefix \(root)")
+        }
+        return object.description
+    }
+
+    private static func absolute(_ path: String, base: URL) -> String {
+        if S3Location.isS3(path) { return path }
+        if path.hasPrefix("/") { return InputEnumerator.normalize(path) }
+        return InputEnumerator.normalize(base.path + "/" + path)
+    }
+}

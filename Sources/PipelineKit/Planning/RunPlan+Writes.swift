@@ -1,0 +1,80 @@
+import Foundation
+
+/// What a run reads and writes, checked against each other before it starts.
+extension RunPlan {
+    /// The files a run of `definition` (read from `fileName`) reads besides its inputs, which
+    /// nothing it writes may land on: the pipeline file, the list files among its inputs
+    /// (`listFiles`, absolute), the local files its steps load, the ICC profiles its encoders
+    /// embed, and S3's shared credentials and config files.
+    static func readFiles(_ definition: PipelineDefinition, fileName: String, listFiles: [String], s3: S3Access) -> [ReadFile] {
+        var reads: [ReadFile] = []
+        if let file = definition.sourceFile {
+            reads.append(ReadFile(what: "the pipeline file \(fileName)", path: file.path))
+        }
+        reads += listFiles.map { ReadFile(what: "the input list \($0)", path: $0) }
+        for output in definition.outputs {
+            for step in output.steps {
+                for resource in step.resources where resource.isFileURL {
+                    let what = "the file \(resource.path) that output \"\(output.name)\"'s \(type(of: step).name) step reads"
+                    reads.append(ReadFile(what: what, path: resource.path))
+                }
+            }
+            // A built-in profile is a name; a file's is an absolute path by now.
+            if let profile = output.encoder.iccProfile, profile.hasPrefix("/") {
+                reads.append(ReadFile(what: "the ICC profile \(profile) that output \"\(output.name)\" embeds", path: profile))
+            }
+        }
+        reads += s3.sharedFiles.map { ReadFile(what: "the S3 credentials file \($0)", path: $0) }
+        return reads
+    }
+
+    /// What the run writes (the outputs `planned`, then `runWrites`) compared with what it reads
+    /// (its inputs and `reads`), by real identity: each source is read back from the plan's file,
+    /// one at a time.
+    static func checkWrites(
+        _ planned: ListingPlanner.Planned, reads: [ReadFile], runWrites: [WriteCheck.Write], outputWriters: [WriteCheck.Write.Writer],
+        records: inout OutputPathRecords.Builder?
+    ) -> (problems: [PipelineFileError.Problem], protected: ProtectedInputs) {
+        let sources = planned.sources
+        let store = sources.store
+        let outputWrites = sources.refs.lazy.flatMap { ref in
+            zip(store.listingOffsets(of: ref), store.item(ref).listings).flatMap { offset, listing in
+                listing.refusal != nil || listing.sameAs != nil
+                    ? []
+                    : listing.targets.enumerated().map { index, target in
+                        (
+                            write: WriteCheck.Write(outputWriters[index], input: listing.input.displayName, path: target.plannedPath),
+                            origin: WriteCheck.Origin.output(listing: offset, index: index)
+                        )
+                    }
+            }
+        }
+        let otherWrites = runWrites.enumerated().map { (write: $1, origin: WriteCheck.Origin.run(index: $0)) }
+        return planned.writeCheck.check(
+            inputAt: { planned.sourceIndex[$0].map { sources.refs[$0].offset } }, reads: reads,
+            writes: [AnySequence(outputWrites), AnySequence(otherWrites)].joined(),
+            remake: { origin in
+                switch origin {
+                case .output(let listing, let index):
+                    guard let listing = store.listing(at: listing), listing.targets.indices.contains(index) else { return nil }
+                    return WriteCheck.Write(
+                        outputWriters[index], input: listing.input.displayName, path: listing.targets[index].plannedPath)
+                case .run(let index):
+                    return runWrites[index]
+                }
+            }, plan: store.reader, records: &records)
+    }
+
+    /// What the run writes besides its outputs: the manifest, the journal, and `sideWrites`.
+    static func runWrites(_ definition: PipelineDefinition, shard: Shard?, sideWrites: [SideWrite]) -> [WriteCheck.Write] {
+        var writes: [WriteCheck.Write] = []
+        if let manifest = definition.manifest?.forShard(shard) {
+            writes.append(.init(place: "manifest.path", location: nil, what: "the manifest", path: manifest.file.path, root: nil))
+        }
+        if definition.incremental {
+            let journal = definition.cache.journalFile(pipeline: definition.name, baseDirectory: definition.baseDirectory)
+            writes.append(.init(place: "cache", location: nil, what: "the journal", path: journal.path, root: nil))
+        }
+        return writes + sideWrites.map { .init(place: "", location: nil, what: $0.what, path: $0.path, root: nil) }
+    }
+}
