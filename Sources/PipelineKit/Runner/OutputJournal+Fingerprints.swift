@@ -1,0 +1,45 @@
+import Foundation
+import Vips
+
+/// What decides whether a recorded output is still the one the run would make.
+extension OutputJournal {
+    /// The fingerprint of the output at `index` in the definition made from an input at
+    /// `version`: everything that changes its pixels or bytes.
+    func fingerprint(version: String, output index: Int) -> String {
+        fingerprints.fingerprint(version: version, output: index)
+    }
+
+    /// What the fingerprints of a run's outputs are made of, worked out once per run: the parts
+    /// every output shares, and each output's own. Per input, only the input's version is added,
+    /// so fingerprinting an input's outputs costs time in proportion to their number (folding
+    /// every output's first step into each fingerprint made it grow with the square).
+    struct Fingerprints: Sendable {
+        /// The tool's version, the decode settings and a digest of every output's first step,
+        /// which together set the scale inputs are decoded at.
+        private let shared: String
+        /// Each output's steps and encoder options, in the order of the definition's outputs.
+        private let outputs: [String]
+
+        init(definition: PipelineDefinition) {
+            let decode = definition.decompress
+            let firstSteps = Data(definition.outputs.map { $0.steps.first?.identifier ?? "-" }.joined(separator: ";").utf8)
+            WorkCounter.add(.fingerprintBytes, firstSteps.count)
+            shared =
+                "decode autorotate=\(decode.autorotate) failOn=\(decode.failOn.rawValue) fast=\(decode.fastShrinkOnLoad)\n"
+                + "first steps " + String(format: "%016llx", FNV1a.hash(firstSteps))
+            outputs = definition.outputs.map { output in
+                let tiles = output.tiles.map { "\n" + $0.identity } ?? ""
+                // Whether an animated input stays animated changes only the outputs that animate.
+                let animation = output.animates && decode.animation == .keep ? " animation=keep" : ""
+                return "steps " + output.steps.map(\.identifier).joined(separator: ";") + "\n"
+                    + "encoder " + output.encoder.identity + " background=\(output.encoder.background)" + animation + tiles
+            }
+        }
+
+        func fingerprint(version: String, output index: Int) -> String {
+            let text = Data(["pipeline \(PipelineKitInfo.version)", version, shared, outputs[index]].joined(separator: "\n").utf8)
+            WorkCounter.add(.fingerprintBytes, text.count)
+            return String(format: "%016llx", FNV1a.hash(text))
+        }
+    }
+}
