@@ -184,8 +184,8 @@ public struct PipelineRun: AsyncSequence, Sendable {
             emit: { continuation.yield($0) })
         let running = Task {
             await execution.run()
-            // The run's files are let go once it has ended.
-            withExtendedLifetime(claim) {}
+            // The run's files are let go once it has ended, before anyone sees it end.
+            claim?.release()
             continuation.finish()
         }
         continuation.onTermination = { _ in running.cancel() }

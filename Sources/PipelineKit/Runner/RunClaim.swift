@@ -1,4 +1,5 @@
 import Foundation
+import Vips
 
 /// A whole run's claim on the local files it writes, so that a run of another pipeline file
 /// that would write one of them at the same time is refused before it starts. Two runs that
@@ -19,11 +20,21 @@ final class RunClaim: Sendable {
         self.path = path
     }
 
-    /// Lets the files go.
-    deinit {
+    /// Whether the files were let go.
+    private let released = Locked(false)
+
+    /// Lets the files go, once: the claim file is removed and its lock dropped.
+    func release() {
+        let first = released.withLock { released in
+            defer { released = true }
+            return !released
+        }
+        guard first else { return }
         unlink(path)
         close(descriptor)
     }
+
+    deinit { release() }
 
     /// The folder of this user's claims.
     static func folder(environment: [String: String]) -> String {
