@@ -32,17 +32,32 @@ final class RunOutput {
         progress = mode == .progress ? ProgressDisplay(run: run) : nil
     }
 
+    /// Hands `event` to each sink in turn: what the summary needs, the log, people, scripts.
     func handle(_ event: PipelineEvent) {
+        record(event)
+        log(event)
+        printForPeople(event)
+        if mode == .json { printJSON(event) }
+    }
+
+    /// Keeps where outputs went and the qualities chosen, for the summary.
+    private func record(_ event: PipelineEvent) {
+        guard case .itemCompleted(let report) = event else { return }
+        for output in report.written {
+            locations.add(output.path)
+            if let searched = output.searchedQuality {
+                chosenQualities.add(format: output.format?.rawValue ?? "?", quality: searched.quality)
+            }
+        }
+    }
+
+    /// Diagnostics only: warnings and failures reach people through `printForPeople`.
+    private func log(_ event: PipelineEvent) {
         switch event {
-        case .started(let inputs, let outputs, let warnings):
-            // Warnings and failures are printed once, plainly; the logger carries diagnostics only.
-            for warning in warnings { printError("warning: \(warning)".escapingControlCharacters) }
+        case .started(let inputs, let outputs, _):
             logger.info("run started", metadata: ["inputs": "\(inputs)", "outputsPerInput": "\(outputs)"])
-            progress?.start(total: inputs)
-            json(["event": "runStarted", "inputs": inputs, "outputsPerInput": outputs, "warnings": warnings])
         case .itemStarted(let input):
             logger.debug("item started", metadata: ["input": "\(input.displayName.escapingControlCharacters)"])
-            json(["event": "itemStarted", "input": input.displayName])
         case .stageFinished(let operation):
             logger.trace(
                 "stage finished",
@@ -50,60 +65,28 @@ final class RunOutput {
                     "stage": "\(operation.stage.rawValue)", "input": "\(operation.input.escapingControlCharacters)",
                     "seconds": "\(operation.duration)", "waited": "\(operation.waited)",
                 ])
-            var fields: [String: Any] = [
-                "event": "stageFinished", "stage": operation.stage.rawValue, "input": operation.input,
-                "start": operation.startedAt, "seconds": operation.duration, "waited": operation.waited,
-                "lane": operation.lane, "succeeded": operation.succeeded,
-            ]
-            if let output = operation.output { fields["output"] = output }
-            json(fields)
+        case .itemCompleted:
+            break
+        case .finished(let summary):
+            logger.info("run finished", metadata: ["succeeded": "\(summary.succeeded)", "failed": "\(summary.failed)"])
+        }
+    }
+
+    /// Progress, and failures and warnings once, plainly, on standard error in every mode; with
+    /// `-v` (not `--json`) each file on standard output.
+    private func printForPeople(_ event: PipelineEvent) {
+        switch event {
+        case .started(let inputs, _, let warnings):
+            printWarnings(warnings)
+            progress?.start(total: inputs)
+        case .itemStarted, .stageFinished:
+            break
         case .itemCompleted(let report):
-            for output in report.written {
-                locations.add(output.path)
-                if let searched = output.searchedQuality {
-                    chosenQualities.add(format: output.format?.rawValue ?? "?", quality: searched.quality)
-                }
-            }
-            for failure in report.failures {
-                // Failures always reach standard error, whatever the mode and log level.
-                progress?.clear()
-                printError("failed: \(failure)".escapingControlCharacters)
-                var fields: [String: Any] = [
-                    "event": "itemFailed", "input": failure.input, "stage": failure.stage.rawValue,
-                    "kind": failure.error.kind.description, "reason": failure.reason,
-                ]
-                if let output = failure.output { fields["output"] = output }
-                if let step = failure.step { fields["step"] = ["index": step.index, "name": step.name] }
-                json(fields)
-            }
-            for warning in report.written.flatMap(\.warnings) {
-                progress?.clear()
-                printError("warning: \(warning)".escapingControlCharacters)
-                json(["event": "warning", "input": report.input.displayName, "message": warning])
-            }
-            if verbose, mode != .json {
-                progress?.clear()
-                for output in report.written {
-                    let searched = output.searchedQuality.map { String(format: ", quality %d for SSIMULACRA 2 %.1f", $0.quality, $0.score) }
-                    print(
-                        "\(output.upToDate ? "up to date" : "wrote") \(output.path) (\(output.size), \(output.byteCount) bytes\(searched ?? ""))"
-                            .escapingControlCharacters)
-                }
-            }
+            // Failures always reach standard error, whatever the mode and log level.
+            for failure in report.failures { printAboveProgress("failed: \(failure)") }
+            for warning in report.written.flatMap(\.warnings) { printAboveProgress("warning: \(warning)") }
+            if verbose, mode != .json { printWritten(report.written) }
             progress?.completed(succeeded: report.succeeded)
-            json([
-                "event": "itemCompleted", "input": report.input.displayName, "status": report.succeeded ? "succeeded" : "failed",
-                "outputs": report.written.map { written -> [String: Any] in
-                    var fields: [String: Any] = [
-                        "name": written.output, "path": written.path, "width": written.size.width,
-                        "height": written.size.height, "bytes": written.byteCount, "upToDate": written.upToDate,
-                    ]
-                    if let searched = written.searchedQuality {
-                        fields["quality"] = searched.quality; fields["ssimulacra2"] = searched.score
-                    }
-                    return fields
-                },
-            ])
         case .finished(let summary):
             progress?.stop()
             if summary.inputsServedStale > 0 {
@@ -112,34 +95,37 @@ final class RunOutput {
                     "warning: \(count) remote input\(count == 1 ? "" : "s") could not be fetched (server unreachable or failing) "
                         + "and \(count == 1 ? "was" : "were") made from the cached copy (fetch.staleIfError)")
             }
-            for warning in summary.warnings { printError("warning: \(warning)".escapingControlCharacters) }
-            logger.info("run finished", metadata: ["succeeded": "\(summary.succeeded)", "failed": "\(summary.failed)"])
-            var fields: [String: Any] = [
-                "event": "runFinished", "inputs": summary.inputs, "succeeded": summary.succeeded, "failed": summary.failed,
-                "notRun": summary.notRun, "outputsWritten": summary.outputsWritten, "outputsUpToDate": summary.outputsUpToDate,
-                "seconds": summary.seconds,
-                "imagesPerSecond": summary.imagesPerSecond, "cancelled": summary.cancelled,
-                "inputsServedStale": summary.inputsServedStale,
-            ]
-            if !summary.warnings.isEmpty { fields["warnings"] = summary.warnings }
-            // Where the outputs went: the folder that holds them all, else the first one.
-            if let folder = locations.folder { fields["outputFolder"] = folder }
-            if let first = locations.first { fields["firstOutput"] = first }
-            if let memory = summary.memory {
-                fields["memory"] = [
-                    "budgetBytes": memory.budget.bytes, "limitBytes": memory.budget.limit, "source": memory.budget.source,
-                    "peakAdmittedBytes": memory.peakAdmittedBytes,
-                ]
-            }
-            json(fields)
+            printWarnings(summary.warnings)
         }
     }
 
-    private func json(_ fields: [String: Any]) {
-        guard mode == .json,
-            let data = try? JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys, .withoutEscapingSlashes])
-        else { return }
-        // A reader gone away is not an error here: the run stops on it (`Interruption`).
-        try? FileHandle.standardOutput.write(contentsOf: data + Data("\n".utf8))
+    private func printWarnings(_ warnings: [String]) {
+        for warning in warnings { printError("warning: \(warning)".escapingControlCharacters) }
+    }
+
+    private func printAboveProgress(_ line: String) {
+        progress?.clear()
+        printError(line.escapingControlCharacters)
+    }
+
+    private func printWritten(_ written: [WrittenOutput]) {
+        progress?.clear()
+        for output in written {
+            let searched = output.searchedQuality.map { String(format: ", quality %d for SSIMULACRA 2 %.1f", $0.quality, $0.score) }
+            print(
+                "\(output.upToDate ? "up to date" : "wrote") \(output.path) (\(output.size), \(output.byteCount) bytes\(searched ?? ""))"
+                    .escapingControlCharacters)
+        }
+    }
+
+    /// One JSON object per line on standard output (`RunEventLines`), failures and warnings
+    /// included.
+    private func printJSON(_ event: PipelineEvent) {
+        let lines = RunEventLines.lines(for: event, outputFolder: locations.folder, firstOutput: locations.first)
+        for line in lines {
+            guard let data = try? RunEventLines.encoded(line) else { continue }
+            // A reader gone away is not an error here: the run stops on it (`Interruption`).
+            try? FileHandle.standardOutput.write(contentsOf: data + Data("\n".utf8))
+        }
     }
 }

@@ -50,6 +50,35 @@ import Vips
         #expect(result.standardError.contains("failed: in/broken.jpg: decompress"))
     }
 
+    @Test func everyJSONLineIsValidAgainstTheEventsSchema() throws {
+        // Given a run with a failure, a quality target and a memory limit, so optional fields appear
+        let directory = try TemporaryDirectory()
+        let photo = try Fixtures.jpeg(try Fixtures.gradient(width: 400, height: 300))
+        try directory.write(photo, to: "in/photo.jpg")
+        try directory.write(Data("not a photo".utf8), to: "in/broken.jpg")
+        let json = """
+            {"version": 1, "inputs": ["in/*.jpg"],
+             "outputs": [{"name": "small", "steps": [{"resize": {"width": 100}}],
+                          "encode": {"format": "webp", "quality": {"ssimulacra2": 70}}, "path": "out/{stem}.webp"}]}
+            """
+        let pipeline = try directory.write(Data(json.utf8), to: "pipeline.json")
+        let result = try CommandRunner.run(["run", "--json", "--max-memory", "2GB", pipeline])
+        #expect(result.status == 1)
+        // When each line is checked against `pipeline schema --events` by an independent validator
+        let schema = try CommandRunner.run(["schema", "--events"])
+        #expect(schema.status == 0)
+        let schemaPath = try directory.write(Data(schema.standardOutput.utf8), to: "events.schema.json")
+        let lines = result.standardOutput.split(separator: "\n")
+        let documents = try lines.enumerated().map { index, line in try directory.write(Data(line.utf8), to: "line-\(index).json") }
+        let counts = try SchemaValidator.errorCounts(schema: schemaPath, documents: documents)
+        // Then every kind appeared and none has an error
+        let kinds = Set(try objects(result.standardOutput).compactMap { $0["event"] as? String })
+        #expect(kinds.isSuperset(of: ["runStarted", "itemStarted", "stageFinished", "itemFailed", "itemCompleted", "runFinished"]))
+        #expect(counts.count == lines.count)
+        for (line, count) in zip(lines, counts) { #expect(count == 0, "invalid against the schema: \(line)") }
+        #expect(result.standardOutput.contains(#""quality":"#) && result.standardOutput.contains(#""memory":"#))
+    }
+
     @Test func aReportThatCannotBeKeptStopsTheRunBeforeItStarts() throws {
         // Given a folder for temporary files that does not exist
         let directory = try TemporaryDirectory()
