@@ -23,9 +23,11 @@ public final class VipsDeadline: Sendable {
     public let seconds: Double
     /// The deadline this one lies within, if any: it stops this one's images too.
     private let outer: VipsDeadline?
+    /// Where the time is read.
+    private let clock: Clock
     /// When the clock started: a timer that fires late (its thread starved of a core) must not
     /// let work start that the limit has already ruled out.
-    private let started = DispatchTime.now()
+    private let started: Double
     private let state = Locked(State())
     /// Dispatch sources are thread-safe (their methods may be called from any thread), which
     /// the compiler cannot see through the protocol.
@@ -33,9 +35,12 @@ public final class VipsDeadline: Sendable {
 
     /// Starts the clock. A limit that is not a positive finite number of seconds (or is
     /// longer than a few decades) never expires; `outer` still stops what this one watches.
-    public init(seconds: Double, within outer: VipsDeadline? = nil) {
+    /// `clock` is where the time is read between timer ticks: a test's own lets it move time on.
+    public init(seconds: Double, within outer: VipsDeadline? = nil, clock: Clock = .uptime) {
         self.seconds = seconds
         self.outer = outer
+        self.clock = clock
+        started = clock.now()
         guard seconds > 0, seconds < 1e9 else {
             timer = nil
             return
@@ -140,6 +145,20 @@ public final class VipsDeadline: Sendable {
         if held { outer?.release(image) }
     }
 
+    /// Where a deadline reads the time.
+    public struct Clock: Sendable {
+        /// Seconds since a fixed point; never goes back.
+        public let now: @Sendable () -> Double
+
+        /// A clock that reads the time from `now`.
+        public init(now: @escaping @Sendable () -> Double) {
+            self.now = now
+        }
+
+        /// The system's monotonic clock.
+        public static let uptime = Clock { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
+    }
+
     /// A queue of its own: the global queues' threads may all be busy with the very libvips
     /// work a deadline has to stop (stage queues run on them), and a serial queue made here
     /// gets a thread even then.
@@ -148,8 +167,7 @@ public final class VipsDeadline: Sendable {
     /// Expires now if the limit has passed by the clock, whether or not the timer has fired.
     private func expireIfPastLimit() {
         guard timer != nil else { return }
-        let elapsed = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9
-        if elapsed >= seconds { expire() }
+        if clock.now() - started >= seconds { expire() }
     }
 
     private func expire() {

@@ -20,14 +20,13 @@ import Vips
         // Given another run holding the whole shared budget
         #expect(admission.admitNow(admission.capacity))
 
-        // When a run sharing it has fetched its input
+        // When a run sharing it has fetched its input and asked the shared budget for memory
         let run = pipeline.run(plan, memory: shared)
         let reports = Task { await run.collect() }
-        for _ in 0..<3000 where (run.stageCounts()[.fetch]?.done ?? 0) == 0 { try await Task.sleep(for: .milliseconds(20)) }
-        try #require(run.stageCounts()[.fetch]?.done == 1)
-        try await Task.sleep(for: .milliseconds(500))
+        for _ in 0..<3000 where admission.waiting == 0 { try await Task.sleep(for: .milliseconds(20)) }
+        try #require(admission.waiting == 1 && run.stageCounts()[.fetch]?.done == 1)
 
-        // Then it does not decode until the budget is given back
+        // Then it waits there, not decoding, until the budget is given back
         #expect(run.stageCounts()[.decompress]?.done ?? 0 == 0)
         #expect(!FileManager.default.fileExists(atPath: directory.path + "/out/a.png"))
         admission.release(admission.capacity)
