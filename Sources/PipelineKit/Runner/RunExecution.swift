@@ -8,11 +8,11 @@ import Vips
 /// (`IncrementalRuns`) → `ImageDecoder` (decompress) → for every output, `StepChain` (process,
 /// the output's steps) → `OutputWriter` (encode and write).
 final class RunExecution: Sendable {
-    private let plan: RunPlan
+    let plan: RunPlan
     private let emit: @Sendable (PipelineEvent) -> Void
-    private let queues: StageQueues
-    private let sources: SourceLoader
-    private let decoder: ImageDecoder
+    let queues: StageQueues
+    let sources: SourceLoader
+    let decoder: ImageDecoder
     private let writer: OutputWriter
     /// Flushes and renames written files off the encode lanes.
     private let committer = FileCommitter()
@@ -21,7 +21,7 @@ final class RunExecution: Sendable {
     private let force: Bool
     /// The run's memory budget and every allowance within it: its own, or shared with runs
     /// going at the same time (`SharedMemoryBudget`).
-    private let memory: MemoryAccountant
+    let memory: MemoryAccountant
     /// Makes each source's manifest entry when it completes; nil when the file asks for none.
     private let manifest: ManifestWriter?
 
@@ -154,124 +154,9 @@ final class RunExecution: Sendable {
         }
     }
 
-    /// One source through every stage, fanned out to every output of every listing.
-    private func journey(
-        of input: InputFile, for listings: [RunPlan.Listing], slot: InFlightWindow.Slot,
-        incremental: IncrementalRuns
-    ) async throws(CancellationError) -> [ItemReport] {
-        // A version known from a listing (an S3 object's ETag) decides before any fetch: a run
-        // whose outputs are all up to date downloads nothing.
-        var listedJobs: [OutputJob]?
-        if let version = input.listedVersion {
-            let jobs = try await incremental.jobs(for: listings, version: version)
-            if jobs.allSatisfy({ $0.upToDate != nil }) {
-                return Self.reports(listings, jobs, jobs.compactMap { $0.upToDate.map { .success($0) } }, originalSize: nil)
-            }
-            listedJobs = jobs
-        }
-        let fetched: FetchedSource
-        do {
-            fetched = try await sources.load(input)
-        } catch {
-            return Self.failed(listings, try ItemError.wrapping(error, stage: .fetch))
-        }
-        var jobs: [OutputJob]
-        if let listedJobs {
-            jobs = listedJobs
-        } else {
-            jobs = try await incremental.jobs(for: listings, version: fetched.version)
-        }
-        if plan.definition.choosesWidthsBySize {
-            // Widths the image is too narrow for are not made, nor counted as failed or written:
-            // they are left out of the jobs, here, from the header, so that a re-run finds the
-            // same jobs up to date without decoding.
-            let size = try await readHeader(input, fetched.source)
-            if let size {
-                let made = plan.definition.outputsMade(for: size)
-                jobs = jobs.filter { made.contains($0.outputIndex) }
-            }
-        }
-        if jobs.allSatisfy({ $0.upToDate != nil }) {
-            return Self.reports(listings, jobs, jobs.compactMap { $0.upToDate.map { .success($0) } }, originalSize: nil)
-        }
-        // One header read for both admissions below, when either needs it. Small local files are
-        // not asked for the second (`MemoryAccountant.checksUnstreamed`).
-        var checksUnstreamed = false
-        if case .file = fetched.source, MemoryAccountant.checksUnstreamed(fileBytes: input.byteCount) { checksUnstreamed = true }
-        // Outputs up to date take no part: the decode is sized, and windowed, for the others.
-        let made = Array(Set(jobs.filter { $0.upToDate == nil }.map(\.outputIndex))).sorted()
-        let needs = memory.admission != nil || checksUnstreamed ? decoder.memoryNeeds(of: fetched.source, only: made) : nil
-        if let budget = memory.budget, let admission = memory.admission, let estimate = needs?.estimate, !admission.fits(estimate) {
-            return Self.failed(
-                listings,
-                ItemError(
-                    .overMemoryBudget, stage: .decompress,
-                    reason:
-                        "decoding it and making its outputs needs about \(MemoryBudget.megabytes(estimate)), more than the run's "
-                        + "whole memory budget: \(budget)"))
-        }
-        // A local file's decode that cannot stream waits, aside, for its turn
-        // (`MemoryAccountant.unstreamedDecodes`); one fetched into memory has its bytes held already.
-        // Before admission by memory: an input waiting aside holds none of the budget, so those
-        // in the window, which may wait for the budget, never wait on it.
-        let unstreamed = checksUnstreamed ? needs?.unstreamed ?? 0 : 0
-        let unstreamedDecodes = memory.unstreamedDecodes
-        if unstreamed > 0, !unstreamedDecodes.admitNow(unstreamed) {
-            guard await slot.stepAside(while: { await unstreamedDecodes.admit(unstreamed) }) else { throw CancellationError() }
-        }
-        // Admission by memory: wait until this input's estimate fits beside those being made.
-        var admitted: Int64 = 0
-        defer { memory.admission?.release(admitted) }
-        if let admission = memory.admission, let estimate = needs?.estimate {
-            guard await admission.admit(estimate) else {
-                unstreamedDecodes.release(unstreamed)
-                throw CancellationError()
-            }
-            admitted = estimate
-        }
-        let decoded: DecodedImage
-        let deadline: ItemDeadline
-        do {
-            let alone = MemoryAccountant.decodesAlone(unstreamed: unstreamed)
-            let seconds = plan.definition.limits.itemTimeout
-            (decoded, deadline) = try await queues.decompress.run(for: input.displayName, exclusive: alone) { [decoder] in
-                // The run's peak is this decode: what the decodes before it freed goes back first.
-                if alone { Vips.releaseFreeMemory() }
-                // The input's clock starts with its decode (`limits.itemTimeout`).
-                let deadline = ItemDeadline(seconds: seconds, input: input.displayName)
-                do {
-                    return (try decoder.decode(fetched.source, only: made, within: deadline), deadline)
-                } catch {
-                    deadline.cancel()
-                    throw error
-                }
-            }
-            unstreamedDecodes.release(unstreamed)
-        } catch {
-            unstreamedDecodes.release(unstreamed)
-            return Self.failed(listings, try ItemError.wrapping(error, stage: .decompress))
-        }
-        defer { deadline.cancel() }
-        // Steps and encoders read the decoded image: a kill on it stops them when time runs out.
-        deadline.vips.watch(decoded.image)
-        for window in decoded.windows.values { deadline.vips.watch(window) }
-        let results = try await fanOut(jobs, from: decoded, deadline: deadline, incremental: incremental)
-        return Self.reports(listings, jobs, results, originalSize: decoded.originalSize)
-    }
-
-    /// The input's upright size from its header, read on the fetch queue (it reads the start of
-    /// the file); nil when the header is unreadable, and decoding then says why.
-    private func readHeader(_ input: InputFile, _ source: EncodedSource) async throws(CancellationError) -> ImageSize? {
-        do {
-            return try await queues.fetch.run(for: input.displayName) { [decoder] in decoder.uprightSize(of: source) }
-        } catch {
-            throw CancellationError()
-        }
-    }
-
     /// Every output of every listing from the one decoded image, side by side; results in the
     /// order of `jobs`.
-    private func fanOut(
+    func fanOut(
         _ jobs: [OutputJob], from decoded: DecodedImage, deadline: ItemDeadline, incremental: IncrementalRuns
     ) async throws(CancellationError) -> [Result<WrittenOutput, ItemError>] {
         let results = await withTaskGroup(of: (Int, Result<WrittenOutput, ItemError>?).self) { group in
@@ -335,7 +220,7 @@ final class RunExecution: Sendable {
     }
 
     /// One report per listing from the outcomes of its jobs.
-    private static func reports(
+    static func reports(
         _ listings: [RunPlan.Listing], _ jobs: [OutputJob], _ results: [Result<WrittenOutput, ItemError>],
         originalSize: ImageSize?
     ) -> [ItemReport] {
@@ -354,7 +239,7 @@ final class RunExecution: Sendable {
     }
 
     /// Reports of listings that failed as a whole, before fan-out.
-    private static func failed(_ listings: [RunPlan.Listing], _ error: ItemError) -> [ItemReport] {
+    static func failed(_ listings: [RunPlan.Listing], _ error: ItemError) -> [ItemReport] {
         listings.map { listing in
             ItemReport(
                 input: listing.input, written: [],

@@ -62,17 +62,9 @@ struct ImageDecoder: Sendable {
     }
 
     /// The input's upright size from its header alone (no pixels), or nil when it cannot be
-    /// read: then decoding finds and reports why. Through the gate, as a decode, since it may
-    /// touch libvips' shared error buffer.
+    /// read: then decoding finds and reports why.
     func uprightSize(of source: EncodedSource) -> ImageSize? {
-        try? pinned(source) { source in
-            LibvipsErrorText.gate.shared { () -> ImageSize? in
-                guard unreadableReason(source) == nil,
-                    let header = try? openHeader(source, options: "fail_on=\(settings.failOn.rawValue)")
-                else { return nil }
-                return uprightSize(header)
-            }
-        }
+        look(at: source, estimatingFor: nil)?.size
     }
 
     /// A failed decode, and whether its reason came through libvips' shared error buffer.
@@ -127,17 +119,38 @@ struct ImageDecoder: Sendable {
         }
     }
 
-    /// The input's `DecodeMemoryEstimate`; nil when the header cannot be read (decoding then
-    /// fails and says why).
+    /// The input's `DecodeMemoryEstimate` for the outputs at `only` (all when nil); nil when the
+    /// header cannot be read (decoding then fails and says why).
     func memoryNeeds(of source: EncodedSource, only: [Int]? = nil) -> DecodeMemoryEstimate? {
-        try? pinned(source) { held in memoryNeeds(ofPinned: held, only: only) }
+        look(at: source, estimatingFor: { _ in only })?.needs
     }
 
-    private func memoryNeeds(ofPinned source: EncodedSource, only: [Int]?) -> DecodeMemoryEstimate? {
-        // Through the gate: a failed open writes libvips' shared error buffer, which a decode
-        // running alone to read its own reason must not find written.
-        let header = LibvipsErrorText.gate.shared { unreadableReason(source) == nil ? try? openHeader(source, options: "") : nil }
-        guard let header else { return nil }
+    /// What an input's header tells before it is decoded, from one read of it.
+    struct HeaderLook: Sendable {
+        /// The size it declares, upright.
+        let size: ImageSize
+        /// What decoding it needs, when an estimate was asked for.
+        let needs: DecodeMemoryEstimate?
+    }
+
+    /// Reads `source`'s header once: its upright size and, when `outputsMade` is given, the
+    /// memory needed to decode it for the outputs that closure picks from the size (their
+    /// indices; nil for all). Nil when the header cannot be read (decoding then fails and says
+    /// why). Blocking work, through the gate as a decode: the run calls it on the fetch lane.
+    func look(at source: EncodedSource, estimatingFor outputsMade: ((ImageSize) -> [Int]?)?) -> HeaderLook? {
+        try? pinned(source) { held in
+            // Through the gate: a failed open writes libvips' shared error buffer, which a decode
+            // running alone to read its own reason must not find written.
+            let header = LibvipsErrorText.gate.shared {
+                unreadableReason(held) == nil ? try? openHeader(held, options: "fail_on=\(settings.failOn.rawValue)") : nil
+            }
+            guard let header else { return nil }
+            let size = uprightSize(header)
+            return HeaderLook(size: size, needs: outputsMade.map { memoryNeeds(of: held, header: header, only: $0(size)) })
+        }
+    }
+
+    private func memoryNeeds(of source: EncodedSource, header: VipsImage, only: [Int]?) -> DecodeMemoryEstimate {
         let size = uprightSize(header)
         let loader = header.loader ?? ""
         let unstreamed = DecodeMemoryEstimate.unstreamedDecodeBytes(header)
