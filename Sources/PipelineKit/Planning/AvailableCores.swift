@@ -7,9 +7,9 @@ import Foundation
 ///
 /// Foundation's `activeProcessorCount` counts the machine's online cores whatever the affinity
 /// or quota, so a run confined to one core of sixteen would start sixteen decodes.
-public enum AvailableCores {
+package enum AvailableCores {
     /// The count for this process, read once.
-    public static let count: Int = detect()
+    package static let count: Int = detect()
 
     /// The count from the affinity in `status` (`/proc/self/status`) and the quotas of `groups`.
     static func detect(status: String = "/proc/self/status", groups: ControlGroups = ControlGroups()) -> Int {

@@ -42,7 +42,7 @@ public enum ReportWriter {
     /// Writes the report `recorder` took from a run into `directory`, as `write(_:to:inputDirectory:)`
     /// writes a `RunReport`: its items go from the recorder's file to `report.json` a piece at a
     /// time, so a run of many inputs never holds them all.
-    public static func write(_ recorder: RunRecorder, to directory: URL, inputDirectory: URL? = nil) throws(ReportWriterError) {
+    package static func write(_ recorder: RunRecorder, to directory: URL, inputDirectory: URL? = nil) throws(ReportWriterError) {
         try write(
             to: directory, json: { write throws(ReportWriterError) in try recorder.writeReportJSON(to: write) },
             page: { () throws(ReportWriterError) in try recorder.htmlReport(inputDirectory: inputDirectory) })
@@ -56,7 +56,7 @@ public enum ReportWriter {
     }
 
     /// The same, from async code, as for a `RunReport`.
-    public static func write(_ recorder: RunRecorder, to directory: URL, inputDirectory: URL? = nil) async throws(ReportWriterError) {
+    package static func write(_ recorder: RunRecorder, to directory: URL, inputDirectory: URL? = nil) async throws(ReportWriterError) {
         try await offCooperativeThreads { () throws(ReportWriterError) in try write(recorder, to: directory, inputDirectory: inputDirectory)
         }
     }

@@ -10,7 +10,7 @@ import Vips
 /// the trace, goes to disk as it comes (unlinked temporary files in `TMPDIR`), so a run of many
 /// inputs holds a few bytes for each: the page's cards and failures (`HTMLReport.Selection`),
 /// the stage totals, and the seconds of the inputs in flight.
-public final class RunRecorder: Sendable {
+package final class RunRecorder: Sendable {
     private let definition: PipelineDefinition
     private let startedAt = Date()
     /// The shard the run made, for `pipeline merge-reports`.
@@ -44,7 +44,7 @@ public final class RunRecorder: Sendable {
     ///
     /// - Throws: when its temporary files cannot be made (`TMPDIR`, else /tmp, not writable):
     ///   before the run, not when its report is written.
-    public init(definition: PipelineDefinition, shard: Shard? = nil, keepsTrace: Bool = true) throws(ReportWriterError) {
+    package init(definition: PipelineDefinition, shard: Shard? = nil, keepsTrace: Bool = true) throws(ReportWriterError) {
         self.definition = definition
         self.shard = shard
         formats = Dictionary(definition.outputs.map { ($0.name, $0.encoder.format.rawValue) }, uniquingKeysWith: { first, _ in first })
@@ -63,7 +63,7 @@ public final class RunRecorder: Sendable {
     }
 
     /// Takes the next event of the run.
-    public func record(_ event: PipelineEvent) {
+    package func record(_ event: PipelineEvent) {
         switch event {
         case .started, .itemStarted: break
         case .stageFinished(let operation): state.withLock { record(operation, in: &$0) }
@@ -165,7 +165,7 @@ public final class RunRecorder: Sendable {
     /// The report so far (complete once the `finished` event was recorded), every item read
     /// back into memory; `ReportWriter.write(_:to:inputDirectory:)` with the recorder writes it
     /// without.
-    public var report: RunReport {
+    package var report: RunReport {
         get throws(ReportWriterError) {
             var report = try withState { state throws(ReportWriterError) in
                 if let problem = state.problem { throw problem }
@@ -183,7 +183,7 @@ public final class RunRecorder: Sendable {
 
     /// `report.json`: the report as pretty-printed JSON, the bytes `ReportWriter.encodedJSON(_:)`
     /// gives for `report`.
-    public func reportJSON() throws(ReportWriterError) -> Data {
+    package func reportJSON() throws(ReportWriterError) -> Data {
         var data = Data()
         _ = try writeReportJSON {
             data.append($0); return true
@@ -218,7 +218,7 @@ public final class RunRecorder: Sendable {
     /// The stage operations in the Chrome Trace Event format (Perfetto, chrome://tracing): one
     /// track per lane of each stage queue with a slice per operation, and one track per stage
     /// of queue waits (async slices, as waits overlap).
-    public func traceJSON() throws(ReportWriterError) -> Data {
+    package func traceJSON() throws(ReportWriterError) -> Data {
         var data = Data()
         _ = try writeTraceJSON {
             data.append($0); return true
@@ -276,7 +276,7 @@ public final class RunRecorder: Sendable {
 
     /// Writes the trace to `path` as the report's files are written (a temporary file beside
     /// it, flushed, renamed); the error names the file and the system's reason.
-    public func writeTrace(to path: String) throws(ReportWriterError) {
+    package func writeTrace(to path: String) throws(ReportWriterError) {
         // Absolute, so that the temporary file goes beside it whatever the path is relative to.
         try ReportWriter.writeAtomically(to: URL(fileURLWithPath: path).standardizedFileURL.path) { write throws(ReportWriterError) in
             try writeTraceJSON(to: write)
