@@ -15,3 +15,5 @@ if ! command -v chromium >/dev/null 2>&1; then
 fi
 swift build --product pipeline
 python3 .ci/srcset_check.py "$(swift build --show-bin-path)/pipeline"
+# Art direction: a square crop chosen at a narrow viewport, the wide photo at a wide one.
+python3 .ci/art_check.py "$(swift build --show-bin-path)/pipeline"

@@ -38,7 +38,7 @@ struct OutputCatalog: Sendable {
             if !(formats[output.name] ?? []).contains(where: { $0.index == index }) {
                 formats[output.name, default: []].append((index, output.encoder.format))
             }
-            if let width = output.variant?.width, !(widths[output.name] ?? []).contains(width) {
+            if let width = output.variant?.width, output.variant?.art == nil, !(widths[output.name] ?? []).contains(width) {
                 widths[output.name, default: []].append(width)
             }
         }

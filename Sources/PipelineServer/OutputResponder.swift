@@ -124,7 +124,10 @@ struct OutputResponder: Sendable {
     /// format and width; for a width above the image's own, the file that stands in for it (the
     /// widest made, as a run makes no larger one); without a width, the widest.
     static func file(for wanted: OutputRequest, in report: ItemReport) -> Result<WrittenOutput, OutputRequest.Refusal> {
-        let candidates = report.written.filter { $0.output == wanted.output && ($0.format == nil || $0.format == wanted.format) }
+        // Art direction crops are for <source media> in pages, not for a width asked for by URL.
+        let candidates = report.written.filter {
+            $0.output == wanted.output && $0.art == nil && ($0.format == nil || $0.format == wanted.format)
+        }
         let chosen: WrittenOutput?
         if let width = wanted.width {
             chosen =

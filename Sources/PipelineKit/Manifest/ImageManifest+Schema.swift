@@ -54,6 +54,21 @@ extension ImageManifest {
                 "fallback": {"$ref": "#/$defs/file", "description": "The file an <img> names: the widest of the last format."},
                 "placeholdersFrom": {"type": "string", "description": "The file the placeholders were computed from: its fingerprint and size in bytes."},
                 "tiles": {"$ref": "#/$defs/tiles", "description": "A tiles output's pyramid; its formats are then empty."},
+                "art": {
+                  "type": "array",
+                  "description": "Art direction crops, in the order the output lists them: <source media> elements before the output's own.",
+                  "items": {
+                    "type": "object",
+                    "required": ["media", "aspectRatio", "formats"],
+                    "additionalProperties": false,
+                    "properties": {
+                      "media": {"type": "string"},
+                      "aspectRatio": {"type": "string", "pattern": "^[0-9.]+:[0-9.]+$"},
+                      "sizes": {"type": "string"},
+                      "formats": {"type": "array", "items": {"$ref": "#/$defs/format"}}
+                    }
+                  }
+                },
                 "placeholders": {
                   "type": "object",
                   "additionalProperties": false,

@@ -62,6 +62,8 @@ public struct ImageManifest: Codable, Sendable, Equatable {
         public var placeholdersFrom: String?
         /// A tiles output's pyramid (its `formats` are then empty), or nil.
         public var tiles: Tiles?
+        /// The output's art direction crops, in the order the output lists them; nil when none.
+        public var art: [Art]?
 
         /// An output's files, with `fallback` the widest of the last format; or its tile pyramid.
         public init(formats: [Format], placeholders: Placeholders?, placeholdersFrom: String? = nil, tiles: Tiles? = nil) {
@@ -70,6 +72,26 @@ public struct ImageManifest: Codable, Sendable, Equatable {
             self.placeholders = placeholders
             self.placeholdersFrom = placeholdersFrom
             self.tiles = tiles
+        }
+    }
+
+    /// One art direction crop of an output: the media query it is for, and its files by format.
+    public struct Art: Codable, Sendable, Equatable {
+        /// The media query, for `<source media>`.
+        public var media: String
+        /// The crop's aspect ratio as the pipeline file wrote it (`1:1`).
+        public var aspectRatio: String
+        /// Its sources' `sizes`, when not the page's.
+        public var sizes: String?
+        /// In the order the output lists its formats.
+        public var formats: [Format]
+
+        /// A crop for `media` with its files.
+        public init(media: String, aspectRatio: String, sizes: String?, formats: [Format]) {
+            self.media = media
+            self.aspectRatio = aspectRatio
+            self.sizes = sizes
+            self.formats = formats
         }
     }
 

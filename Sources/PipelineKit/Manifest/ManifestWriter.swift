@@ -234,20 +234,17 @@ final class ManifestWriter: Sendable {
             }
             let listed = definition.outputs.filter { $0.name == output.name }.map(\.encoder.format)
             let formatOrder = listed.enumerated().filter { listed.firstIndex(of: $0.element) == $0.offset }.map(\.element)
-            let formats = formatOrder.compactMap { format -> ImageManifest.Format? in
-                let files = written.filter { ($0.format ?? output.encoder.format) == format }.map { file in
-                    let path = relativePath(file.path)
-                    return ImageManifest.File(
-                        url: ImageManifest.File.url(prefix: settings.urlPrefix, path: path), path: path, width: file.size.width,
-                        height: file.size.height,
-                        bytes: file.byteCount, format: format.rawValue, mimeType: format.mimeType,
-                        quality: file.searchedQuality?.quality, ssimulacra2: file.searchedQuality?.score)
-                }
-                return files.isEmpty ? nil : ImageManifest.Format(format: format.rawValue, mimeType: format.mimeType, files: files)
+            let own = written.filter { $0.art == nil }
+            let formats = manifestFormats(own, order: formatOrder, output: output)
+            let art = output.art.enumerated().compactMap { index, entry -> ImageManifest.Art? in
+                let formats = manifestFormats(written.filter { $0.art == index }, order: formatOrder, output: output)
+                return formats.isEmpty
+                    ? nil : ImageManifest.Art(media: entry.media, aspectRatio: entry.aspectRatio, sizes: entry.sizes, formats: formats)
             }
             var placeholders: Placeholders?
             var placeholdersFrom: String?
-            if !output.placeholders.isEmpty, let smallest = written.min(by: { $0.size.pixelCount < $1.size.pixelCount }) {
+            // From the output's own files: the placeholder stands in for the image an <img> shows.
+            if !output.placeholders.isEmpty, let smallest = own.min(by: { $0.size.pixelCount < $1.size.pixelCount }) {
                 placeholdersFrom = smallest.fingerprint.map { "\($0) \(smallest.byteCount)" }
                 let before = earlier?.outputs[output.name]
                 if written.allSatisfy(\.upToDate), placeholdersFrom != nil, before?.placeholdersFrom == placeholdersFrom,
@@ -260,9 +257,28 @@ final class ManifestWriter: Sendable {
                         settings: output.placeholderSettings)
                 }
             }
-            outputs[output.name] = ImageManifest.Output(formats: formats, placeholders: placeholders, placeholdersFrom: placeholdersFrom)
+            var entry = ImageManifest.Output(formats: formats, placeholders: placeholders, placeholdersFrom: placeholdersFrom)
+            entry.art = art.isEmpty ? nil : art
+            outputs[output.name] = entry
         }
         return ImageManifest.Input(source: source, width: size.width, height: size.height, outputs: outputs)
+    }
+
+    /// The files of `written` by format, in `order`, leaving out formats with none.
+    private func manifestFormats(
+        _ written: [WrittenOutput], order: [EncoderSettings.Format], output: OutputDefinition
+    ) -> [ImageManifest.Format] {
+        order.compactMap { format -> ImageManifest.Format? in
+            let files = written.filter { ($0.format ?? output.encoder.format) == format }.map { file in
+                let path = relativePath(file.path)
+                return ImageManifest.File(
+                    url: ImageManifest.File.url(prefix: settings.urlPrefix, path: path), path: path, width: file.size.width,
+                    height: file.size.height,
+                    bytes: file.byteCount, format: format.rawValue, mimeType: format.mimeType,
+                    quality: file.searchedQuality?.quality, ssimulacra2: file.searchedQuality?.score)
+            }
+            return files.isEmpty ? nil : ImageManifest.Format(format: format.rawValue, mimeType: format.mimeType, files: files)
+        }
     }
 
     /// The manifest's entry for the tile pyramid `written`.

@@ -1,5 +1,5 @@
-/// A `<picture>` element for one output of one manifest entry: a `<source>` per format but the
-/// last, and an `<img>` in the last format (the fallback) with its intrinsic `width` and `height`
+/// A `<picture>` element for one output of one manifest entry: a `<source media>` per art
+/// direction crop and format, then a `<source>` per format but the last, and an `<img>` in the last format (the fallback) with its intrinsic `width` and `height`
 /// (so the page does not jump), `srcset` and `sizes`, lazy loading and async decoding, and the
 /// placeholder, when there is one, as its background until the image arrives.
 public struct PictureMarkup: Sendable {
@@ -21,6 +21,14 @@ public struct PictureMarkup: Sendable {
     public func html(for output: ImageManifest.Output) -> String? {
         guard let fallbackFormat = output.formats.last, let fallback = output.fallback else { return nil }
         var lines = ["<picture>"]
+        // Art direction first: the browser takes the first <source> whose media and type match.
+        for art in output.art ?? [] {
+            for format in art.formats where !format.files.isEmpty {
+                lines.append(
+                    "  <source media=\"\(art.media.htmlEscaped)\" type=\"\(format.mimeType.htmlEscaped)\" "
+                        + "srcset=\"\(format.srcset.htmlEscaped)\" sizes=\"\((art.sizes ?? sizes).htmlEscaped)\">")
+            }
+        }
         for format in output.formats.dropLast() where !format.files.isEmpty {
             lines.append(
                 "  <source type=\"\(format.mimeType.htmlEscaped)\" srcset=\"\(format.srcset.htmlEscaped)\" sizes=\"\(sizes.htmlEscaped)\">")

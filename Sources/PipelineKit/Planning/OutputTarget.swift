@@ -11,6 +11,8 @@ public struct OutputTarget: Sendable {
         let template: PathTemplate
         let baseDirectory: URL
         let formatExtension: String
+        /// What `{art}` gives: the art direction entry's tag, empty for the output's own files.
+        let artTag: String
         /// The width and height the output's steps (or its width of `widths`) fix, if any.
         let fixedWidth: Int?
         let fixedHeight: Int?
@@ -23,6 +25,7 @@ public struct OutputTarget: Sendable {
             template = output.path
             self.baseDirectory = baseDirectory
             formatExtension = output.encoder.format.fileExtension
+            artTag = output.variant?.art.map { output.art[$0].fileTag } ?? ""
             fixedWidth = fixedSize.width
             fixedHeight = fixedSize.height
             namesSizes = !output.path.placeholders.isDisjoint(with: [.width, .height])
@@ -70,6 +73,7 @@ public struct OutputTarget: Sendable {
         var values = inputValues
         values[.output] = output.name
         values[.format] = output.formatExtension
+        values[.art] = output.artTag
         values[.width] = output.fixedWidth.map(String.init) ?? "{width}"
         values[.height] = output.fixedHeight.map(String.init) ?? "{height}"
         plannedPath = try Self.place(template.resolve(values), root: output.root, base: output.baseDirectory)

@@ -228,7 +228,7 @@ public struct PlanExplanation: Sendable {
         guard let first = variants.first, let variant = first.variant else { return "" }
         var widths: [String] = []
         var encoders: [String] = []
-        for output in variants {
+        for output in variants where output.variant?.art == nil {
             let width = output.variant?.width.map(String.init) ?? "original"
             if !widths.contains(width) { widths.append(width) }
             let encoder = "\(output.encoder.format.rawValue) (\(output.encoder.explained))"
@@ -241,8 +241,11 @@ public struct PlanExplanation: Sendable {
             widths.count > 1 || variant.width != nil
             ? (variant.enlarges ? ", enlarged when wider than the image" : ", none wider than the image (its own width stands in, once)")
             : ""
-        return "\(first.name): widths \(widths.joined(separator: ", "))\(enlargement); formats \(encoders.joined(separator: ", ")): "
-            + "\(steps.isEmpty ? "no steps" : steps) → \(first.path.text)"
+        let art = first.art.map { entry in
+            "; art \(entry.aspectRatio) for \(entry.media) at \(entry.widths.map(String.init).joined(separator: ", "))"
+        }
+        return "\(first.name): widths \(widths.joined(separator: ", "))\(enlargement)\(art.joined()); "
+            + "formats \(encoders.joined(separator: ", ")): \(steps.isEmpty ? "no steps" : steps) → \(first.path.text)"
     }
 }
 

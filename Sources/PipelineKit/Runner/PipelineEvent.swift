@@ -53,6 +53,8 @@ public struct WrittenOutput: Sendable {
     public let warnings: [String]
     /// The quality a quality target's search chose and the file's SSIMULACRA 2 score, when searched.
     public var searchedQuality: SearchedQuality?
+    /// The index in the output's `art` of the crop this file is, or nil for the output's own widths.
+    public var art: Int? = nil
 
     /// A file of output `output` at `path`, as the run reports it.
     public init(

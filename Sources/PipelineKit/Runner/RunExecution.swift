@@ -229,7 +229,9 @@ final class RunExecution: Sendable {
             var failures: [ItemFailure] = []
             for (job, result) in zip(jobs, results) where job.listing == index {
                 switch result {
-                case .success(let output): written.append(output)
+                case .success(var output):
+                    output.art = job.output.variant?.art
+                    written.append(output)
                 case .failure(let error):
                     failures.append(ItemFailure(input: listing.input.displayName, output: job.output.name, error: error))
                 }

@@ -34,11 +34,16 @@ extension DefinitionBuilder {
         prototype.tiles = tiles
         readObjectSettings(node, at: path, into: &prototype)
         readPlaceholders(node, into: &prototype)
+        let art = readArt(node, at: path, listsWidths: listsWidths, template: template)
+        if node["art"] != nil, art == nil { return nil }
+        prototype.art = art ?? []
         guard listsWidths || node["formats"] != nil else { return ([prototype], steps.complete) }
         // Widths that are wrong were reported; the output cannot be made without them.
         guard widths != nil || !listsWidths else { return nil }
-        return variants(of: prototype, widths: widths, encoders: encoders, resize: steps.resize, index: index, at: path)
-            .map { ($0, steps.complete) }
+        guard let own = variants(of: prototype, widths: widths, encoders: encoders, resize: steps.resize, index: index, at: path),
+            let crops = artVariants(of: prototype, art: prototype.art, encoders: encoders, resize: steps.resize, index: index, at: path)
+        else { return nil }
+        return (own + crops, steps.complete)
     }
 
     /// An output's steps as built, whether all of them could be, and (when the output lists

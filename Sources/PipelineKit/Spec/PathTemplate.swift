@@ -19,6 +19,8 @@ public struct PathTemplate: Sendable, Hashable, CustomStringConvertible {
         case format
         /// The encoded image's width and height, known only after processing.
         case width, height
+        /// An art direction entry's aspect ratio (`-1x1`), empty for the output's own files.
+        case art
 
         var help: String {
             switch self {
@@ -31,6 +33,7 @@ public struct PathTemplate: Sendable, Hashable, CustomStringConvertible {
                 "encoder extension (\(EncoderSettings.Format.allCases.map(\.fileExtension).joined(separator: ", ")))"
             case .width: "output width in pixels"
             case .height: "output height in pixels"
+            case .art: "an art direction entry's aspect ratio, as -1x1 (empty for the output's own widths)"
             }
         }
     }

@@ -181,6 +181,9 @@ public struct OutputDefinition: Sendable {
     public var metadata: [String: String] = [:]
     /// Which width × format combination this is, when the output lists `widths` or `formats`.
     public var variant: ResponsiveVariant? = nil
+    /// The output's art direction entries (`art`): every variant of the output carries them all,
+    /// and `variant.art` says which one it is a crop for.
+    public var art: [ArtDirection] = []
     /// A tile pyramid output: its layout and tiles, written in place of one image file
     /// (`encoder` then holds the tiles' format and quality); nil for an image file.
     public var tiles: TileSettings? = nil

@@ -269,6 +269,10 @@ public enum PipelineFormat {
                     + "defaults: [\"avif\", \"webp\"] is [{\"format\": \"avif\"}, {\"format\": \"webp\"}]), instead of encode; "
                     + "several formats need {format} in the path"),
             Option(
+                "art", DefinitionBuilder.artShape,
+                help: "art direction: other crops for the screens a media query names, each at widths of its own in every "
+                    + "format; pipeline html gives them <source media> elements before the output's own; the path needs {art}"),
+            Option(
                 "placeholders", .array(.choice(PlaceholderKind.allCases.map(\.rawValue)), minCount: 1),
                 help:
                     "placeholders for the manifest, computed from this output's smallest file: lqip (a tiny WebP data URI), blurhash, thumbhash, dominantColor"

@@ -17,6 +17,9 @@ public struct ResponsiveVariant: Sendable, Hashable {
     /// How many of the output's steps run before its resize: the image's width at the resize
     /// is what widths are compared with.
     public var stepsBeforeResize: Int
+    /// The index in the output's `art` of the crop this variant is made for, or nil for the
+    /// output's own widths.
+    public var art: Int? = nil
 }
 
 extension ResponsiveVariant {
@@ -50,12 +53,16 @@ extension PipelineDefinition {
     func outputsMade(for size: ImageSize) -> Set<Int> {
         var made = Set(outputs.indices.filter { outputs[$0].variant == nil })
         let variants = outputs.indices.compactMap { index in outputs[index].variant.map { (index: index, variant: $0) } }
-        let byGroupAndFormat = Dictionary(grouping: variants) { [$0.variant.group, $0.variant.formatIndex] }
+        let byGroupAndFormat = Dictionary(grouping: variants) { [$0.variant.group, $0.variant.formatIndex, $0.variant.art ?? -1] }
         for members in byGroupAndFormat.values {
             let first = outputs[members[0].index]
             let atResize = first.steps.prefix(members[0].variant.stepsBeforeResize).reduce(size) { $1.outputSize(for: $0) }
+            // An art crop is compared with the widest window of its ratio the image holds.
+            let widest = members[0].variant.art.map { first.art[$0].ratio }.map { ratio in
+                min(atResize.width, Int((Double(atResize.height) * ratio).rounded(.down)))
+            }
             let chosen = ResponsiveVariant.chosen(
-                widths: members.map(\.variant.width), imageWidth: atResize.width,
+                widths: members.map(\.variant.width), imageWidth: widest ?? atResize.width,
                 enlarges: members[0].variant.enlarges)
             for position in chosen { made.insert(members[position].index) }
         }

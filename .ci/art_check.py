@@ -1,0 +1,130 @@
+#!/usr/bin/env python3
+"""Checks art direction in a real browser (run by .ci/srcset-chromium.sh).
+
+Runs Pipelines/art-direction.json on the bundled samples with the given `pipeline` binary, makes
+a page of `pipeline html` for one wide photo, serves it on loopback and loads it in headless
+Chromium at a 500 px and a 1200 px viewport. At 500 px, inside the art entry's media query, the
+browser must take a square crop (an AVIF of the entry's srcset, decoded 1:1); at 1200 px a file
+of the output's own widths, as wide as the photo's aspect ratio.
+
+    python3 .ci/art_check.py PIPELINE_BINARY
+
+Every wait is bounded: the server's start (10 s), each Chromium load (60 s, five tries).
+"""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from srcset_check import free_port  # noqa: E402
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PHOTO = "dune.jpg"
+failures = []
+
+
+def check(condition, message):
+    if not condition:
+        failures.append(message)
+        print("FAIL: " + message)
+
+
+PAGE = """<!doctype html>
+<html><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
+<style>body { margin: 0 } img { display: block; width: 100%%; height: auto }</style></head>
+<body>
+%s
+<pre id="result">pending</pre>
+<script>
+const img = document.querySelector('img');
+const done = () => { document.getElementById('result').textContent = JSON.stringify(
+  {innerWidth: window.innerWidth, currentSrc: img.currentSrc, naturalWidth: img.naturalWidth, naturalHeight: img.naturalHeight}); };
+if (img.complete) done(); else { img.addEventListener('load', done); img.addEventListener('error', done); }
+</script>
+</body></html>
+"""
+
+
+def load(url, width):
+    """What the page reports at a viewport `width` px wide; None when Chromium never reports."""
+    for attempt in range(5):
+        if attempt:
+            time.sleep(1)
+        profile = tempfile.mkdtemp(prefix="art-chromium-")
+        try:
+            run = subprocess.run(
+                ["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--user-data-dir=" + profile,
+                 "--window-size=%d,900" % width, "--force-device-scale-factor=1", "--virtual-time-budget=20000",
+                 "--dump-dom", url], capture_output=True, text=True, timeout=60)
+        finally:
+            shutil.rmtree(profile, ignore_errors=True)
+        found = re.search(r'<pre id="result">(.*?)</pre>', run.stdout, re.S)
+        if found and found.group(1) != "pending":
+            return json.loads(found.group(1).replace("&quot;", '"').replace("&amp;", "&"))
+    return None
+
+
+def main():
+    binary = os.path.abspath(sys.argv[1])
+    work = tempfile.mkdtemp(prefix="art-check-")
+    server = None
+    try:
+        shutil.copytree(os.path.join(REPO, "Pipelines", "samples"), os.path.join(work, "samples"))
+        shutil.copy(os.path.join(REPO, "Pipelines", "art-direction.json"), work)
+        run = subprocess.run([binary, "run", "--quiet", os.path.join(work, "art-direction.json")],
+                             capture_output=True, text=True, timeout=600)
+        check(run.returncode == 0, "pipeline run exited %d: %s" % (run.returncode, run.stderr))
+        images = os.path.join(work, "out", "art")
+        manifest = os.path.join(images, "manifest.json")
+        html = subprocess.run([binary, "html", manifest, "samples/" + PHOTO], capture_output=True, text=True, timeout=60)
+        check(html.returncode == 0 and "<source media=" in html.stdout, "pipeline html gave no <source media>: " + html.stdout)
+        root = os.path.join(work, "site")
+        os.makedirs(root)
+        os.symlink(images, os.path.join(root, "img"))
+        with open(os.path.join(root, "index.html"), "w") as f:
+            f.write(PAGE % html.stdout)
+        port = free_port()
+        server = subprocess.Popen([sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1", "--directory", root],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        base = "http://127.0.0.1:%d" % port
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                urllib.request.urlopen(base + "/index.html", timeout=2).read()
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise SystemExit("the HTTP server did not start within 10 s")
+                time.sleep(0.1)
+        for width, square in [(500, True), (1200, False)]:
+            seen = load(base + "/index.html", width)
+            if seen is None:
+                check(False, "%d px: the page reported nothing" % width)
+                continue
+            chosen = seen["currentSrc"].replace(base, "")
+            shape = seen["naturalWidth"] / max(1, seen["naturalHeight"])
+            print("%d px: chose %s, decoded %d×%d" % (width, chosen, seen["naturalWidth"], seen["naturalHeight"]))
+            if square:
+                check("-1x1-" in chosen and chosen.endswith(".avif") and abs(shape - 1) < 0.02,
+                      "%d px: expected a square AVIF crop, got %s (%.2f:1)" % (width, chosen, shape))
+            else:
+                check("-1x1-" not in chosen and chosen.endswith(".avif") and shape > 1.3,
+                      "%d px: expected a wide AVIF of the output's own widths, got %s (%.2f:1)" % (width, chosen, shape))
+    finally:
+        if server:
+            server.terminate()
+            server.wait(timeout=10)
+        shutil.rmtree(work, ignore_errors=True)
+    if failures:
+        raise SystemExit("%d check(s) failed" % len(failures))
+    print("art direction in Chromium: a square crop at 500 px, the wide photo at 1200 px")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,74 @@
+import Foundation
+import Vips
+
+/// The resize of an art direction crop (`ArtDirection`): the largest window of the entry's
+/// ratio the image holds, no wider than the variant's width, cropped at the output's resize
+/// position (compass point, smart crop, focal point) by the output's own resize step.
+///
+/// The box is worked out per image: a plain cover resize that may not enlarge crops each side
+/// to the image on its own, so a square crop of a landscape photo narrower than the width asked
+/// for would come out as wide as the photo, not square.
+struct ArtCrop: ImageProcessing {
+    static let name = "resize"
+    static let summary = "an art direction crop: the output's resize, cover, at the entry's aspect ratio"
+    static let options: [Option] = []
+
+    /// The width asked for.
+    let width: Int
+    /// Width over height.
+    let ratio: Double
+    /// The output's resize step for a box, fit cover; nil when its options do not build one.
+    let resize: @Sendable (ImageSize) -> (any ImageProcessing)?
+    /// The resize built for the width asked for, checked when the file was read.
+    let full: any ImageProcessing
+
+    init(options: ProcessorOptions) throws(OptionError) {
+        throw OptionError(option: nil, "an art crop is made from an output's art entry, not named as a step")
+    }
+
+    init(width: Int, ratio: Double, full: any ImageProcessing, resize: @escaping @Sendable (ImageSize) -> (any ImageProcessing)?) {
+        self.width = width
+        self.ratio = ratio
+        self.full = full
+        self.resize = resize
+    }
+
+    /// The crop's size for an image of `size`: the ratio's largest window in it, at most `width` wide.
+    func box(for size: ImageSize) -> ImageSize {
+        let widest = min(size.width, Int((Double(size.height) * ratio).rounded(.down)))
+        let cropWidth = max(1, min(width, widest))
+        return ImageSize(width: cropWidth, height: max(1, Int((Double(cropWidth) / ratio).rounded())))
+    }
+
+    private func step(for size: ImageSize) throws -> any ImageProcessing {
+        let box = box(for: size)
+        if box.width == width, box.height == full.outputSize(for: size).height { return full }
+        guard let step = resize(box) else {
+            throw OptionError(option: nil, "the output's resize cannot crop to \(box)")
+        }
+        return step
+    }
+
+    var identifier: String { "art(width:\(width),ratio:\(ratio),\(full.identifier))" }
+
+    func outputSize(for size: ImageSize) -> ImageSize { box(for: size) }
+
+    func allowedInputShrink(for size: ImageSize) -> Double {
+        (try? step(for: size))?.allowedInputShrink(for: size) ?? 1
+    }
+
+    func decodeWindow(for size: ImageSize) -> DecodeWindow? {
+        (try? step(for: size))?.decodeWindow(for: size)
+    }
+
+    var resources: [URL] { full.resources }
+
+    func process(_ image: VipsImage, context: ProcessingContext) throws -> VipsImage {
+        try step(for: ImageSize(width: image.width, height: image.height)).process(image, context: context)
+    }
+
+    func processFrames(_ frames: VipsImage, context: ProcessingContext) throws -> VipsImage? {
+        let frameHeight = frames.pageHeight
+        return try step(for: ImageSize(width: frames.width, height: frameHeight)).processFrames(frames, context: context)
+    }
+}

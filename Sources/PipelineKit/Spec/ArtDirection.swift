@@ -1,0 +1,37 @@
+import Foundation
+
+/// One entry of an output's `art`: another crop of the image for the screens a media query
+/// names, made at its own widths in every format of the output. `pipeline html` gives each
+/// entry its `<source media=…>` elements before the output's own, so a browser on a small
+/// screen takes a square crop where a wide one takes the whole photo (art direction).
+public struct ArtDirection: Sendable, Hashable {
+    /// The media query the crop is for, as `<source media>` takes it: `(max-width: 640px)`.
+    public var media: String
+    /// The crop's aspect ratio as written, `W:H` (`1:1`, `4:5`, `1.91:1`).
+    public var aspectRatio: String
+    /// The crop's width over its height.
+    public var ratio: Double
+    /// The widths to make, in pixels.
+    public var widths: [Int]
+    /// The `sizes` attribute of its sources, when it differs from the page's.
+    public var sizes: String?
+
+    /// The entry's part of a file name: `-` and its aspect ratio with `x` for `:` (`-1x1`), what
+    /// `{art}` in a path gives its files (the output's own files give nothing).
+    public var fileTag: String { "-" + aspectRatio.replacingOccurrences(of: ":", with: "x") }
+
+    /// The height of the crop `width` pixels wide, at least one pixel.
+    public func height(forWidth width: Int) -> Int {
+        max(1, Int((Double(width) / ratio).rounded()))
+    }
+
+    /// The width over height of `text` written `W:H` with positive numbers; nil otherwise.
+    public static func ratio(of text: String) -> Double? {
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count == 2, let width = Double(parts[0]), let height = Double(parts[1]),
+            width.isFinite, height.isFinite, width > 0, height > 0,
+            parts.allSatisfy({ $0.allSatisfy { $0.isNumber || $0 == "." } })
+        else { return nil }
+        return width / height
+    }
+}

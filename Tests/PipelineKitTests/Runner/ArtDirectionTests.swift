@@ -1,0 +1,117 @@
+import Foundation
+import StandardProcessors
+import TestSupport
+import Testing
+import Vips
+
+@testable import PipelineKit
+
+/// Art direction: an output's `art` entries are other crops at widths of their own, in every
+/// format, recorded in the manifest and given `<source media>` elements first.
+@Suite struct ArtDirectionTests {
+    static let art = #"[{"media": "(max-width: 640px)", "aspectRatio": "1:1", "widths": [160, 320]}]"#
+
+    func json(art: String = Self.art, path: String = "out/{stem}{art}-{width}.{format}", widths: String = "[320, 640]") -> String {
+        PipelineHarness.json(
+            inputs: ["in/*.jpg"],
+            outputs: [
+                #"{"name": "hero", "widths": \#(widths), "formats": ["avif", "webp"], "art": \#(art), "placeholders": ["dominantColor"], "path": "\#(path)"}"#
+            ], extra: #""manifest": {"path": "out/manifest.json", "urlPrefix": "/img/"}"#)
+    }
+
+    func problems(_ json: String) -> String {
+        do {
+            _ = try PipelineDefinition(json: json, baseDirectory: URL(fileURLWithPath: "/site", isDirectory: true), processors: .standard)
+            return ""
+        } catch {
+            return "\(error)"
+        }
+    }
+
+    @Test func eachEntryIsCroppedToItsRatioAtItsWidthsInEveryFormatBesideTheOutputsOwnFiles() async throws {
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 800, height: 500)), to: "in/photo.jpg")
+        let result = try await PipelineHarness.run(json(), in: directory)
+        #expect(result.summary.failed == 0 && result.summary.outputsWritten == 8)
+        var sizes: [String: [Int]] = [:]
+        for name in try FileManager.default.contentsOfDirectory(atPath: directory.path + "/out") where name != "manifest.json" {
+            let image = try VipsImage.open(file: directory.path + "/out/" + name)
+            sizes[name] = [image.width, image.height]
+        }
+        #expect(
+            sizes == [
+                "photo-320.avif": [320, 200], "photo-320.webp": [320, 200], "photo-640.avif": [640, 400], "photo-640.webp": [640, 400],
+                "photo-1x1-160.avif": [160, 160], "photo-1x1-160.webp": [160, 160],
+                "photo-1x1-320.avif": [320, 320], "photo-1x1-320.webp": [320, 320],
+            ])
+
+        // The manifest keeps the crops apart from the output's own files, with their media.
+        let manifest = try JSONDecoder().decode(
+            ImageManifest.self, from: Data(contentsOf: directory.url.appendingPathComponent("out/manifest.json")))
+        let hero = try #require(manifest.inputs.first?.outputs["hero"])
+        #expect(
+            hero.formats.map(\.srcset) == [
+                "/img/photo-320.avif 320w, /img/photo-640.avif 640w", "/img/photo-320.webp 320w, /img/photo-640.webp 640w",
+            ])
+        #expect(hero.fallback?.path == "photo-640.webp")
+        let art = try #require(hero.art?.first)
+        #expect(art.media == "(max-width: 640px)" && art.aspectRatio == "1:1" && hero.art?.count == 1)
+        #expect(
+            art.formats.map(\.srcset) == [
+                "/img/photo-1x1-160.avif 160w, /img/photo-1x1-320.avif 320w", "/img/photo-1x1-160.webp 160w, /img/photo-1x1-320.webp 320w",
+            ])
+
+        // And the manifest is valid against its schema
+        let schema = try directory.write(Data(ImageManifest.jsonSchema.utf8), to: "manifest.schema.json")
+        #expect(try SchemaValidator.errorCounts(schema: schema, documents: [directory.path + "/out/manifest.json"]) == [0])
+
+        // And <picture> gives the crop's sources, each format, before the output's own.
+        let html = try #require(PictureMarkup().html(for: hero))
+        let lines = html.split(separator: "\n").map(String.init)
+        #expect(lines[1].hasPrefix(#"  <source media="(max-width: 640px)" type="image/avif" srcset="/img/photo-1x1-160.avif 160w"#))
+        #expect(lines[2].hasPrefix(#"  <source media="(max-width: 640px)" type="image/webp""#))
+        #expect(lines[3].hasPrefix(#"  <source type="image/avif" srcset="/img/photo-320.avif"#))
+        #expect(lines[4].hasPrefix(#"  <img src="/img/photo-640.webp""#))
+    }
+
+    @Test func aCropLargerThanThePhotoHoldsIsItsLargestWindowOfTheRatioOnce() async throws {
+        // Given a photo 240×180: its largest square is 180 wide, less than one width asked for
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 240, height: 180)), to: "in/photo.jpg")
+        let result = try await PipelineHarness.run(json(), in: directory)
+        #expect(result.summary.failed == 0)
+        // Then the narrower width is made, and the largest square stands in once for the wider
+        var sizes: [String: [Int]] = [:]
+        for name in try FileManager.default.contentsOfDirectory(atPath: directory.path + "/out") where name.contains("-1x1-") {
+            let image = try VipsImage.open(file: directory.path + "/out/" + name)
+            sizes[name] = [image.width, image.height]
+        }
+        #expect(
+            sizes == [
+                "photo-1x1-160.avif": [160, 160], "photo-1x1-160.webp": [160, 160],
+                "photo-1x1-180.avif": [180, 180], "photo-1x1-180.webp": [180, 180],
+            ])
+    }
+
+    @Test func mistakesAreErrorsNamingTheirJSONPath() {
+        #expect(
+            problems(json(path: "out/{stem}-{width}.{format}")).contains(
+                "outputs[0].path: the output has art crops, so its path needs {art}"))
+        let badRatio = problems(json(art: #"[{"media": "all", "aspectRatio": "square", "widths": [100]}]"#))
+        #expect(
+            badRatio.contains(
+                #"outputs[0].art[0].aspectRatio: expected a ratio W:H of two positive numbers, such as "1:1" or "4:5", got "square""#))
+        let twice = problems(
+            json(art: #"[{"media": "a", "aspectRatio": "1:1", "widths": [100]}, {"media": "b", "aspectRatio": "1:1", "widths": [200]}]"#))
+        #expect(twice.contains("outputs[0].art[1].aspectRatio: art[0] has the same aspect ratio"))
+        let repeated = problems(json(art: #"[{"media": "a", "aspectRatio": "4:5", "widths": [100, 100]}]"#))
+        #expect(repeated.contains("outputs[0].art[0].widths[1]: 100 is listed twice"))
+        let missing = problems(json(art: #"[{"aspectRatio": "4:5", "widths": [100]}]"#))
+        #expect(missing.contains("outputs[0].art[0]") && missing.contains("media"))
+        let noWidths = problems(
+            PipelineHarness.json(
+                inputs: ["in/*.jpg"],
+                outputs: [#"{"name": "o", "formats": ["webp"], "art": \#(Self.art), "path": "out/{stem}{art}-{width}.{format}"}"#]))
+        #expect(noWidths.contains("outputs[0].art: art needs the output's own widths"))
+    }
+}
