@@ -11,18 +11,14 @@ of the output's own widths, as wide as the photo's aspect ratio.
 
 Every wait is bounded: the server's start (10 s), each Chromium load (60 s, five tries).
 """
-import json
 import os
-import re
 import shutil
 import subprocess
 import sys
 import tempfile
-import time
-import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from srcset_check import free_port  # noqa: E402
+from browser import page_result, serve, stop  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PHOTO = "dune.jpg"
@@ -51,25 +47,6 @@ if (img.complete) done(); else { img.addEventListener('load', done); img.addEven
 """
 
 
-def load(url, width):
-    """What the page reports at a viewport `width` px wide; None when Chromium never reports."""
-    for attempt in range(5):
-        if attempt:
-            time.sleep(1)
-        profile = tempfile.mkdtemp(prefix="art-chromium-")
-        try:
-            run = subprocess.run(
-                ["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--user-data-dir=" + profile,
-                 "--window-size=%d,900" % width, "--force-device-scale-factor=1", "--virtual-time-budget=20000",
-                 "--dump-dom", url], capture_output=True, text=True, timeout=60)
-        finally:
-            shutil.rmtree(profile, ignore_errors=True)
-        found = re.search(r'<pre id="result">(.*?)</pre>', run.stdout, re.S)
-        if found and found.group(1) != "pending":
-            return json.loads(found.group(1).replace("&quot;", '"').replace("&amp;", "&"))
-    return None
-
-
 def main():
     binary = os.path.abspath(sys.argv[1])
     work = tempfile.mkdtemp(prefix="art-check-")
@@ -89,21 +66,9 @@ def main():
         os.symlink(images, os.path.join(root, "img"))
         with open(os.path.join(root, "index.html"), "w") as f:
             f.write(PAGE % html.stdout)
-        port = free_port()
-        server = subprocess.Popen([sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1", "--directory", root],
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        base = "http://127.0.0.1:%d" % port
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                urllib.request.urlopen(base + "/index.html", timeout=2).read()
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise SystemExit("the HTTP server did not start within 10 s")
-                time.sleep(0.1)
+        server, base = serve(root)
         for width, square in [(500, True), (1200, False)]:
-            seen = load(base + "/index.html", width)
+            seen, _ = page_result(base + "/index.html", width, label="%d px" % width)
             if seen is None:
                 check(False, "%d px: the page reported nothing" % width)
                 continue
@@ -117,9 +82,7 @@ def main():
                 check("-1x1-" not in chosen and chosen.endswith(".avif") and shape > 1.3,
                       "%d px: expected a wide AVIF of the output's own widths, got %s (%.2f:1)" % (width, chosen, shape))
     finally:
-        if server:
-            server.terminate()
-            server.wait(timeout=10)
+        stop(server)
         shutil.rmtree(work, ignore_errors=True)
     if failures:
         raise SystemExit("%d check(s) failed" % len(failures))

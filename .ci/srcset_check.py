@@ -20,15 +20,15 @@ Every wait is bounded: the server's start (10 s), each Chromium load (60 s).
 import base64
 import json
 import os
-import re
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
-import time
 import urllib.parse
 import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from browser import page_result, serve, stop  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SIZES = "(max-width: 700px) 100vw, 50vw"
@@ -60,12 +60,6 @@ def expected_candidate(files, slot, ratio):
         if candidate["width"] / slot >= ratio:
             return candidate
     return by_width[-1]
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def page(pictures):
@@ -143,19 +137,7 @@ def main():
         os.symlink(images, os.path.join(root, "img"))
         with open(os.path.join(root, "index.html"), "w") as f:
             f.write(page(pictures))
-        port = free_port()
-        server = subprocess.Popen([sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1",
-                                   "--directory", root], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        base = "http://127.0.0.1:%d" % port
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                urllib.request.urlopen(base + "/index.html", timeout=2).read()
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise SystemExit("the HTTP server did not start within 10 s")
-                time.sleep(0.1)
+        server, base = serve(root)
 
         # Every candidate is served, with the bytes the manifest claims.
         for output in entries:
@@ -170,34 +152,10 @@ def main():
 
         for width, ratio in VIEWS:
             view = "%d px wide at %dx" % (width, ratio)
-            # Headless Chromium now and then exits 0 with no DOM at all (seen in fresh-clone CI
-            # runs, once three loads of one view in a row): such a load says nothing about the
-            # srcset, so it is tried again, up to five times, a second apart. A page that reports
-            # a result is judged on its first report.
-            for attempt in range(5):
-                if attempt:
-                    time.sleep(1)
-                profile = tempfile.mkdtemp(prefix="srcset-chromium-")
-                try:
-                    # Root in CI containers needs --no-sandbox; a fresh profile each load, so no
-                    # cached candidate from an earlier load can be chosen instead.
-                    load = subprocess.run(
-                        ["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-                         "--user-data-dir=" + profile, "--window-size=%d,900" % width,
-                         "--force-device-scale-factor=%d" % ratio, "--virtual-time-budget=20000",
-                         "--dump-dom", base + "/index.html"],
-                        capture_output=True, text=True, timeout=60)
-                finally:
-                    shutil.rmtree(profile, ignore_errors=True)
-                found = re.search(r'<pre id="result">(.*?)</pre>', load.stdout, re.S)
-                if found and found.group(1) != "pending":
-                    break
-                state = "still pending" if found else ("no result element" if load.stdout.strip() else "no DOM")
-                print("%s: the page reported nothing on load %d (exit %d, %s)" % (view, attempt + 1, load.returncode, state))
-            if not found or found.group(1) == "pending":
+            result, load = page_result(base + "/index.html", width, ratio, label=view)
+            if result is None:
                 check(False, "%s: the page reported nothing (exit %d): %s" % (view, load.returncode, load.stderr[-2000:]))
                 continue
-            result = json.loads(found.group(1).replace("&amp;", "&").replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", '"'))
             check(result["innerWidth"] == width and result["dpr"] == ratio,
                   "%s: the browser's viewport is %s px at %sx" % (view, result["innerWidth"], result["dpr"]))
             slot = slot_width(result["innerWidth"])
@@ -217,9 +175,7 @@ def main():
                 check(data[:4] == b"RIFF" and data[8:12] == b"WEBP", "%s: the LQIP is not a WebP" % photo)
                 check(seen["lqipWidth"] > 0 and seen["lqipWidth"] <= 16, "%s, %s: Chromium decoded the LQIP %d px wide" % (view, photo, seen["lqipWidth"]))
     finally:
-        if server:
-            server.terminate()
-            server.wait(timeout=10)
+        stop(server)
         shutil.rmtree(work, ignore_errors=True)
     if failures:
         raise SystemExit("%d check(s) failed" % len(failures))

@@ -113,15 +113,11 @@ extension DefinitionBuilder {
                 }
                 var steps = prototype.steps
                 steps.insert(step, at: stepsBeforeResize)
-                for (formatIndex, encoder) in encoders.enumerated() {
-                    var output = prototype
-                    output.steps = steps
-                    output.encoder = encoder
-                    output.variant = ResponsiveVariant(
-                        width: width, formatIndex: formatIndex, group: index, enlarges: false, stepsBeforeResize: stepsBeforeResize,
-                        art: artIndex)
-                    outputs.append(output)
-                }
+                outputs += Self.inEveryFormat(
+                    prototype, steps: steps, encoders: encoders,
+                    variant: ResponsiveVariant(
+                        width: width, formatIndex: 0, group: index, enlarges: false, stepsBeforeResize: stepsBeforeResize,
+                        art: artIndex))
             }
         }
         return outputs

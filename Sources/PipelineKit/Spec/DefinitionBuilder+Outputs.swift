@@ -150,16 +150,25 @@ extension DefinitionBuilder {
                 widthSteps.insert(step, at: stepsBeforeResize)
             }
             // "original" has no resize: the image keeps the width it has there.
-            for (formatIndex, encoder) in encoders.enumerated() {
-                var output = prototype
-                output.steps = widthSteps
-                output.encoder = encoder
-                output.variant = ResponsiveVariant(
-                    width: width, formatIndex: formatIndex, group: index, enlarges: enlarges,
-                    stepsBeforeResize: stepsBeforeResize)
-                outputs.append(output)
-            }
+            outputs += Self.inEveryFormat(
+                prototype, steps: widthSteps, encoders: encoders,
+                variant: ResponsiveVariant(
+                    width: width, formatIndex: 0, group: index, enlarges: enlarges, stepsBeforeResize: stepsBeforeResize))
         }
         return outputs
+    }
+
+    /// `prototype` with `steps` once per encoder of `encoders`, each the `variant` in that format.
+    static func inEveryFormat(
+        _ prototype: OutputDefinition, steps: [any ImageProcessing], encoders: [EncoderSettings], variant: ResponsiveVariant
+    ) -> [OutputDefinition] {
+        encoders.enumerated().map { formatIndex, encoder in
+            var output = prototype
+            output.steps = steps
+            output.encoder = encoder
+            output.variant = variant
+            output.variant?.formatIndex = formatIndex
+            return output
+        }
     }
 }
