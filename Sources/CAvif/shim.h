@@ -56,24 +56,25 @@ static inline void pl_avif_message(avifResult result, const avifDiagnostics *dia
     snprintf(message, message_size, "%s%s%s", avifResultToString(result), detail[0] ? ": " : "", detail);
 }
 
-/* Encodes `width` × `height` 8-bit sRGB pixels, `bands` (3: RGB, 4: RGBA, straight alpha) a
- * pixel, rows `row_bytes` apart, into `output` (freed by the caller with avifRWDataFree once
- * the result is AVIF_RESULT_OK). The ICC profile, EXIF and XMP are written when given (size
- * above 0). Returns libavif's result, with its text in `message` when it is not OK. */
-static inline avifResult pl_avif_encode(const uint8_t *pixels, uint32_t width, uint32_t height, uint32_t bands,
-                                        uint32_t row_bytes, const PlAVIFSettings *settings, const uint8_t *icc,
-                                        size_t icc_size, const uint8_t *exif, size_t exif_size, const uint8_t *xmp,
-                                        size_t xmp_size, avifRWData *output, char *message, size_t message_size) {
-    if (message && message_size) message[0] = 0;
+/* An AV1 image of `width` × `height` 8-bit sRGB pixels, `bands` (3: RGB, 4: RGBA, straight alpha)
+ * a pixel, rows `row_bytes` apart, in the YUV `settings` ask for, carrying the ICC profile, EXIF
+ * and XMP when given (size above 0); NULL with libavif's text in `message` when it cannot be made.
+ * The caller destroys it with avifImageDestroy. */
+static inline avifImage *pl_avif_image_make(const uint8_t *pixels, uint32_t width, uint32_t height, uint32_t bands,
+                                            uint32_t row_bytes, const PlAVIFSettings *settings, const uint8_t *icc,
+                                            size_t icc_size, const uint8_t *exif, size_t exif_size, const uint8_t *xmp,
+                                            size_t xmp_size, avifResult *failure, char *message, size_t message_size) {
     if (bands != 3 && bands != 4) {
         pl_avif_message(AVIF_RESULT_INVALID_ARGUMENT, NULL, message, message_size);
-        return AVIF_RESULT_INVALID_ARGUMENT;
+        *failure = AVIF_RESULT_INVALID_ARGUMENT;
+        return NULL;
     }
     avifPixelFormat format = settings->lossless || settings->full_chroma ? AVIF_PIXEL_FORMAT_YUV444 : AVIF_PIXEL_FORMAT_YUV420;
     avifImage *image = avifImageCreate(width, height, 8, format);
     if (!image) {
         pl_avif_message(AVIF_RESULT_OUT_OF_MEMORY, NULL, message, message_size);
-        return AVIF_RESULT_OUT_OF_MEMORY;
+        *failure = AVIF_RESULT_OUT_OF_MEMORY;
+        return NULL;
     }
     image->yuvRange = AVIF_RANGE_FULL;
     /* With a profile, the profile says what the colours are: the CICP colour description is
@@ -92,7 +93,8 @@ static inline avifResult pl_avif_encode(const uint8_t *pixels, uint32_t width, u
     if (result != AVIF_RESULT_OK) {
         pl_avif_message(result, NULL, message, message_size);
         avifImageDestroy(image);
-        return result;
+        *failure = result;
+        return NULL;
     }
     if (icc_size) avifImageSetProfileICC(image, icc, icc_size);
     if (exif_size) {
@@ -102,13 +104,14 @@ static inline avifResult pl_avif_encode(const uint8_t *pixels, uint32_t width, u
         image->transformFlags &= ~(avifTransformFlags) (AVIF_TRANSFORM_IROT | AVIF_TRANSFORM_IMIR);
     }
     if (xmp_size) avifImageSetMetadataXMP(image, xmp, xmp_size);
+    return image;
+}
 
+/* An encoder set up as `settings` say, or NULL when libavif has no memory for one. The caller
+ * destroys it with avifEncoderDestroy. */
+static inline avifEncoder *pl_avif_encoder_make(const PlAVIFSettings *settings) {
     avifEncoder *encoder = avifEncoderCreate();
-    if (!encoder) {
-        avifImageDestroy(image);
-        pl_avif_message(AVIF_RESULT_OUT_OF_MEMORY, NULL, message, message_size);
-        return AVIF_RESULT_OUT_OF_MEMORY;
-    }
+    if (!encoder) return NULL;
     encoder->codecChoice = settings->codec;
     encoder->speed = settings->speed;
     encoder->maxThreads = settings->threads > 1 ? settings->threads : 1;
@@ -128,6 +131,28 @@ static inline avifResult pl_avif_encode(const uint8_t *pixels, uint32_t width, u
         encoder->maxQuantizer = encoder->maxQuantizerAlpha = settings->quantizer;
     }
     pl_avif_set_codec_options(encoder, settings->codec_options);
+    return encoder;
+}
+
+/* Encodes `width` × `height` 8-bit sRGB pixels, `bands` (3: RGB, 4: RGBA, straight alpha) a
+ * pixel, rows `row_bytes` apart, into `output` (freed by the caller with avifRWDataFree once
+ * the result is AVIF_RESULT_OK). The ICC profile, EXIF and XMP are written when given (size
+ * above 0). Returns libavif's result, with its text in `message` when it is not OK. */
+static inline avifResult pl_avif_encode(const uint8_t *pixels, uint32_t width, uint32_t height, uint32_t bands,
+                                        uint32_t row_bytes, const PlAVIFSettings *settings, const uint8_t *icc,
+                                        size_t icc_size, const uint8_t *exif, size_t exif_size, const uint8_t *xmp,
+                                        size_t xmp_size, avifRWData *output, char *message, size_t message_size) {
+    if (message && message_size) message[0] = 0;
+    avifResult result = AVIF_RESULT_OK;
+    avifImage *image = pl_avif_image_make(pixels, width, height, bands, row_bytes, settings, icc, icc_size, exif, exif_size,
+                                          xmp, xmp_size, &result, message, message_size);
+    if (!image) return result;
+    avifEncoder *encoder = pl_avif_encoder_make(settings);
+    if (!encoder) {
+        avifImageDestroy(image);
+        pl_avif_message(AVIF_RESULT_OUT_OF_MEMORY, NULL, message, message_size);
+        return AVIF_RESULT_OUT_OF_MEMORY;
+    }
     result = avifEncoderWrite(encoder, image, output);
     if (result != AVIF_RESULT_OK) {
         pl_avif_message(result, &encoder->diag, message, message_size);
@@ -135,6 +160,55 @@ static inline avifResult pl_avif_encode(const uint8_t *pixels, uint32_t width, u
     }
     avifEncoderDestroy(encoder);
     avifImageDestroy(image);
+    return result;
+}
+
+/* An encoder for an image sequence (an animated AVIF) whose frame durations are counted in
+ * `timescale` units a second, played `loop` times (0: for ever). libavif before 1.0 writes no
+ * repetition count, and players loop such a sequence for ever; from 1.0 the count is written.
+ * NULL when libavif has no memory for one. Frames are added with pl_avif_sequence_add, the file
+ * made with pl_avif_sequence_finish; the caller destroys the encoder with avifEncoderDestroy. */
+static inline avifEncoder *pl_avif_sequence_make(const PlAVIFSettings *settings, uint64_t timescale, int loop) {
+    avifEncoder *encoder = pl_avif_encoder_make(settings);
+    if (!encoder) return NULL;
+    encoder->timescale = timescale;
+#if AVIF_VERSION >= 1000000
+    encoder->repetitionCount = loop > 0 ? loop - 1 : AVIF_REPETITION_COUNT_INFINITE;
+#else
+    (void) loop;
+#endif
+    return encoder;
+}
+
+/* Encodes one frame (pixels as pl_avif_encode takes them) shown for `duration` timescale
+ * units. The file's ICC profile, EXIF and XMP are the first frame's. Returns libavif's result,
+ * with its text in `message` when it is not OK. */
+static inline avifResult pl_avif_sequence_add(avifEncoder *encoder, const uint8_t *pixels, uint32_t width, uint32_t height,
+                                              uint32_t bands, uint32_t row_bytes, const PlAVIFSettings *settings,
+                                              const uint8_t *icc, size_t icc_size, const uint8_t *exif, size_t exif_size,
+                                              const uint8_t *xmp, size_t xmp_size, uint64_t duration, char *message,
+                                              size_t message_size) {
+    if (message && message_size) message[0] = 0;
+    avifResult result = AVIF_RESULT_OK;
+    avifImage *image = pl_avif_image_make(pixels, width, height, bands, row_bytes, settings, icc, icc_size, exif, exif_size,
+                                          xmp, xmp_size, &result, message, message_size);
+    if (!image) return result;
+    result = avifEncoderAddImage(encoder, image, duration, AVIF_ADD_IMAGE_FLAG_NONE);
+    if (result != AVIF_RESULT_OK) pl_avif_message(result, &encoder->diag, message, message_size);
+    avifImageDestroy(image);
+    return result;
+}
+
+/* Writes the sequence's file into `output` (freed by the caller with avifRWDataFree once the
+ * result is AVIF_RESULT_OK). Returns libavif's result, with its text in `message` when it is
+ * not OK. */
+static inline avifResult pl_avif_sequence_finish(avifEncoder *encoder, avifRWData *output, char *message, size_t message_size) {
+    if (message && message_size) message[0] = 0;
+    avifResult result = avifEncoderFinish(encoder, output);
+    if (result != AVIF_RESULT_OK) {
+        pl_avif_message(result, &encoder->diag, message, message_size);
+        avifRWDataFree(output);
+    }
     return result;
 }
 

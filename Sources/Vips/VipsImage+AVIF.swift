@@ -112,7 +112,7 @@ extension VipsImage {
 
     /// The image as libavif takes it: 8-bit sRGB or sRGB with alpha, every pixel computed, the
     /// EXIF block rebuilt from the metadata (on a private copy).
-    private func avifReady() throws(VipsError) -> VipsImage {
+    func avifReady() throws(VipsError) -> VipsImage {
         var image = try inEightBits()
         if image.interpretation != .sRGB || image.bands < 3 { image = try image.converted(to: .sRGB) }
         if image.bands > 4 { image = try image.extractingBands(0, count: 4) }
@@ -125,7 +125,7 @@ extension VipsImage {
 
     /// Where the metadata blob `name` is and how long, or nil when the image has none or an
     /// empty one; valid while the image lives.
-    private func blob(_ name: String) -> (base: UnsafePointer<UInt8>, count: Int)? {
+    func blob(_ name: String) -> (base: UnsafePointer<UInt8>, count: Int)? {
         guard let bytes = blobBytes(name), let base = bytes.baseAddress, !bytes.isEmpty else { return nil }
         return (base.assumingMemoryBound(to: UInt8.self), bytes.count)
     }

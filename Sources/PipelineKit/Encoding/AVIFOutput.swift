@@ -18,10 +18,26 @@ import Vips
 ///   heifsave does by default; lossless keeps RGB as it is, in 4:4:4.
 /// - The file carries the ICC profile, EXIF and XMP unless nothing is kept, as heifsave does
 ///   without and with `strip` (what `keep` leaves out is removed before, by `ImageEncoder`).
+/// - An animation (frames stacked `pageHeight` rows each, as GIF and WebP outputs get them)
+///   becomes an AVIF image sequence (`VipsImage.encodedAVIFSequence`), each frame shown for its
+///   delay; a still image is encoded as one image, as it always was.
 enum AVIFOutput {
     /// The bytes of `image` (prepared by `ImageEncoder.prepare`) encoded with `settings`.
     static func encoded(_ image: VipsImage, settings: EncoderSettings) throws(VipsError) -> Data {
-        try image.encodedAVIF(encoding(settings, width: image.width, height: image.height), cores: AvailableCores.count)
+        if let frameHeight = frameHeight(of: image) {
+            return try image.encodedAVIFSequence(
+                encoding(settings, width: image.width, height: frameHeight), frameHeight: frameHeight,
+                delays: image.frameDelays ?? [], loop: image.intField("loop"), cores: AvailableCores.count)
+        }
+        return try image.encodedAVIF(encoding(settings, width: image.width, height: image.height), cores: AvailableCores.count)
+    }
+
+    /// The height of one frame of `image` when it holds more than one (an animation the
+    /// decoder kept whole for an output that animates), nil for a still image.
+    static func frameHeight(of image: VipsImage) -> Int? {
+        let height = image.pageHeight
+        guard height > 0, height < image.height, image.height % height == 0 else { return nil }
+        return height
     }
 
     /// libavif's encoding for `settings` (an AVIF output's) of a `width`×`height` image.

@@ -11,9 +11,9 @@ public struct EncoderSettings: Sendable, Hashable {
         /// format's own name for the others (`tiff`, not `tif`).
         public var fileExtension: String { self == .jpeg ? "jpg" : rawValue }
 
-        /// Whether the format writes animations: GIF and WebP outputs of an animated input keep
-        /// every frame (`DecompressSettings.animation`).
-        public var animates: Bool { self == .gif || self == .webp }
+        /// Whether the format writes animations: GIF, WebP and AVIF (an image sequence) outputs
+        /// of an animated input keep every frame (`DecompressSettings.animation`).
+        public var animates: Bool { self == .gif || self == .webp || self == .avif }
 
         /// The MIME type of files in this format: an S3 object's and a served file's
         /// `Content-Type`, and the type in manifests and `<source type>`.

@@ -48,6 +48,15 @@ enum ImageEncoder {
     /// The encoded bytes of `prepared`: the saver's, or the file a quality search chose.
     static func encodedBytes(_ prepared: Prepared, with settings: EncoderSettings) throws(VipsError) -> (Data, QualitySearch.Outcome?) {
         guard settings.qualityTarget != nil else { return (try savedBytes(prepared.image, with: settings), nil) }
+        if let frameHeight = AVIFOutput.frameHeight(of: prepared.image) {
+            // SSIMULACRA 2 scores one still image against another: an animation's frames would
+            // each need their own search, and one quality for all of them is what `quality` is.
+            throw VipsError(
+                operation: "ssimulacra2",
+                message: "a quality target scores still images, and this \(settings.format.rawValue) output is an animation of "
+                    + "\(prepared.image.height / frameHeight) frames: give the output a quality instead of a target, "
+                    + "or make it from the first frame with \"decompress\": {\"animation\": \"first\"}")
+        }
         let outcome = try QualitySearch.run(prepared.image, settings: settings)
         return (outcome.data, outcome)
     }

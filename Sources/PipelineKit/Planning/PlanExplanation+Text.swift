@@ -115,7 +115,7 @@ extension PlanExplanation.Sample {
         let count = frameText ?? "\(frames)"
         return frames > maxFrames
             ? "animated, \(count) frames: refused, more than decompress.maxFrames (\(maxFrames))"
-            : "animated, \(count) frames: " + decoded + " each, every frame for the gif and webp outputs, the first for others"
+            : "animated, \(count) frames: " + decoded + " each, every frame for the gif, webp and avif outputs, the first for others"
     }
 
     /// How the file is read when it is not simply streamed, with what that holds.

@@ -84,7 +84,7 @@ struct StepChain: Sendable {
 
     /// `image` with the frame delays and loop count of the `decoded` animation, which a step
     /// that makes a new image (rather than changing one) would otherwise leave behind: the
-    /// GIF and WebP savers read them from the image.
+    /// GIF, WebP and AVIF encoders read them from the image.
     private static func withAnimationFields(of decoded: VipsImage, frames: Int, on image: VipsImage) throws(VipsError) -> VipsImage {
         var image = image
         if let delays = decoded.frameDelays, delays.count == frames, image.frameDelays != delays {

@@ -297,7 +297,7 @@ public struct DecompressSettings: Sendable, Equatable {
     public enum Animation: String, CaseIterable, Sendable {
         /// Its first frame, for every output.
         case first
-        /// Every frame, for GIF and WebP outputs (animated, with the input's frame delays and
+        /// Every frame, for GIF, WebP and AVIF outputs (animated, with the input's frame delays and
         /// loop count); other formats get the first frame.
         case keep
     }

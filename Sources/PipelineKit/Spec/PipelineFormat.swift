@@ -118,8 +118,8 @@ public enum PipelineFormat {
                     .choice(
                         "animation", DecompressSettings.Animation.self, default: .keep,
                         help:
-                            "animated GIF and WebP inputs: keep (default: GIF and WebP outputs stay animated, every frame through the output's steps, "
-                            + "with the input's frame delays and loop count; other formats get the first frame) or first (the first frame for every output)"
+                            "animated GIF and WebP inputs: keep (default: GIF, WebP and AVIF outputs stay animated, every frame through the output's steps, "
+                            + "with the input's frame delays and loop count (AVIF as an image sequence); other formats get the first frame) or first (the first frame for every output)"
                     ),
                     .integer(
                         "maxFrames", in: 1...1_000_000, default: DecompressSettings.defaultMaxFrames,

@@ -305,7 +305,8 @@ import Vips
         let outputs = [#"{"name": "g", "encode": {"format": "gif"}, "path": "out/{stem}.gif"}"#]
         let text = try PipelineHarness.pipeline(PipelineHarness.json(inputs: ["in/*"], outputs: outputs), in: directory).explain().text
         // Then explain says which frames are decoded, and which input will be refused
-        #expect(text.contains(" 40×30, animated, 5 frames: decoded at 40×30 each, every frame for the gif and webp outputs"), "\(text)")
+        #expect(
+            text.contains(" 40×30, animated, 5 frames: decoded at 40×30 each, every frame for the gif, webp and avif outputs"), "\(text)")
         #expect(text.contains(" 1×1, animated, 2000 frames: refused, more than decompress.maxFrames (1000)"), "\(text)")
         // And an animation no output animates is decoded as its first frame
         let still = try PipelineHarness.pipeline(

@@ -1,0 +1,181 @@
+#!/usr/bin/env python3
+"""Checks that headless Chromium plays an animated AVIF that pipeline wrote (run by
+.ci/avif-animation-chromium.sh).
+
+Makes an animated GIF of three frames (red for 0.2 s, green for 0.3 s, blue for 0.5 s) with
+libvips, runs `pipeline run` on it with an `avif` output, serves the AVIF on loopback with
+Python's http.server, and loads a page in headless Chromium that decodes the file with
+Chromium's own image decoder (WebCodecs `ImageDecoder`, the decoder <img> uses): whether it is
+animated, the frame count, each frame's duration and the colour of every frame, drawn on a canvas.
+
+What an <img> displays over time is not checked: a canvas draws an animated <img>'s first frame
+(as the HTML standard says), and headless Chromium's --screenshot, with or without a virtual time
+budget, shows the first frame of an animated GIF too, so neither can tell playing from not.
+
+    python3 .ci/avif_animation_check.py PIPELINE_BINARY
+
+Every wait is bounded: the server's start (10 s), each Chromium load (60 s, 20 s of page time, five tries).
+"""
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+COLOURS = [(255, 0, 0), (0, 255, 0), (0, 0, 255)]
+DELAYS = [200, 300, 500]
+
+PAGE = """<!doctype html>
+<html><head><meta charset="utf-8"></head><body>
+<pre id="result">pending</pre>
+<script>
+function pixel(source) {
+  const canvas = document.createElement('canvas');
+  canvas.width = 40; canvas.height = 30;
+  const context = canvas.getContext('2d', {willReadFrequently: true});
+  context.drawImage(source, 0, 0, 40, 30);
+  return Array.from(context.getImageData(20, 15, 1, 1).data.slice(0, 3));
+}
+async function report() {
+  const result = {frames: []};
+  try {
+    const data = await (await fetch('anim.avif')).arrayBuffer();
+    const decoder = new ImageDecoder({data: data, type: 'image/avif'});
+    await decoder.tracks.ready;
+    result.animated = decoder.tracks.selectedTrack.animated;
+    result.frameCount = decoder.tracks.selectedTrack.frameCount;
+    for (let index = 0; index < result.frameCount; index++) {
+      const frame = (await decoder.decode({frameIndex: index})).image;
+      result.frames.push({duration: frame.duration, colour: pixel(frame)});
+      frame.close();
+    }
+  } catch (e) {
+    result.error = String(e);
+  }
+  document.getElementById('result').textContent = JSON.stringify(result);
+}
+report();
+</script>
+</body></html>
+"""
+
+failures = []
+
+
+def check(condition, message):
+    if not condition:
+        failures.append(message)
+        print("FAIL: " + message)
+
+
+def close(a, b, tolerance=40):
+    return all(abs(x - y) <= tolerance for x, y in zip(a, b))
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def main():
+    binary = os.path.abspath(sys.argv[1])
+    work = tempfile.mkdtemp(prefix="avif-animation-check-")
+    server = None
+    try:
+        os.makedirs(os.path.join(work, "in"))
+        frames = []
+        for index, colour in enumerate(COLOURS):
+            black = os.path.join(work, "black%d.v" % index)
+            frame = os.path.join(work, "frame%d.v" % index)
+            subprocess.run(["vips", "black", black, "40", "30", "--bands", "3"], check=True, timeout=60)
+            subprocess.run(["vips", "linear", black, frame, "1 1 1", " ".join(map(str, colour)), "--uchar"],
+                           check=True, timeout=60)
+            frames.append(frame)
+        stacked = frames[0]
+        for index, frame in enumerate(frames[1:]):
+            joined = os.path.join(work, "joined%d.v" % index)
+            subprocess.run(["vips", "join", stacked, frame, joined, "vertical"], check=True, timeout=60)
+            stacked = joined
+        gif = os.path.join(work, "in", "anim.gif")
+        subprocess.run(["vips", "copy", stacked, gif + "[page-height=30]"], check=True, timeout=60)
+        # libvips' GIF saver takes the delays from the image: set them with a pipeline GIF
+        # output would need a step, so they are written into the file's graphic control blocks.
+        data = bytearray(open(gif, "rb").read())
+        blocks = [m.start() for m in re.finditer(rb"\x21\xf9\x04", bytes(data))]
+        check(len(blocks) == 3, "the GIF has %d graphic control blocks, expected 3" % len(blocks))
+        for at, delay in zip(blocks, DELAYS):
+            data[at + 4:at + 6] = (delay // 10).to_bytes(2, "little")
+        open(gif, "wb").write(bytes(data))
+
+        with open(os.path.join(work, "anim.json"), "w") as f:
+            json.dump({"version": 1, "name": "anim", "inputs": ["in/*"],
+                       "outputs": [{"name": "a", "encode": {"format": "avif", "quality": 80}, "path": "site/{stem}.avif"}]}, f)
+        run = subprocess.run([binary, "run", "--quiet", os.path.join(work, "anim.json")],
+                             capture_output=True, text=True, timeout=300)
+        check(run.returncode == 0, "pipeline run exited %d: %s" % (run.returncode, run.stderr))
+        root = os.path.join(work, "site")
+        with open(os.path.join(root, "index.html"), "w") as f:
+            f.write(PAGE)
+
+        port = free_port()
+        server = subprocess.Popen([sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1",
+                                   "--directory", root], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        base = "http://127.0.0.1:%d" % port
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                urllib.request.urlopen(base + "/index.html", timeout=2).read()
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise SystemExit("the HTTP server did not start within 10 s")
+                time.sleep(0.1)
+
+        # Headless Chromium now and then exits 0 with no DOM, or before the page's script has
+        # reported (.ci/srcset_check.py sees it too): such a load is tried again, up to five times.
+        for attempt in range(5):
+            if attempt:
+                time.sleep(1)
+            profile = tempfile.mkdtemp(prefix="avif-animation-chromium-")
+            try:
+                load = subprocess.run(
+                    ["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--user-data-dir=" + profile,
+                     "--virtual-time-budget=20000", "--dump-dom", base + "/index.html"],
+                    capture_output=True, text=True, timeout=60)
+            finally:
+                shutil.rmtree(profile, ignore_errors=True)
+            found = re.search(r'<pre id="result">(.*?)</pre>', load.stdout, re.S)
+            if found and found.group(1) != "pending":
+                break
+            state = "still pending" if found else ("no result element" if load.stdout.strip() else "no DOM")
+            print("the page reported nothing on load %d (exit %d, %s)" % (attempt + 1, load.returncode, state))
+        if not found or found.group(1) == "pending":
+            check(False, "the page reported nothing (exit %d): %s" % (load.returncode, load.stderr[-2000:]))
+        else:
+            result = json.loads(found.group(1).replace("&amp;", "&").replace("&quot;", '"'))
+            print("Chromium: %s" % json.dumps(result))
+            check("error" not in result, "Chromium's ImageDecoder failed: %s" % result.get("error"))
+            check(result.get("animated") is True, "Chromium does not take the AVIF as animated")
+            check(result.get("frameCount") == 3, "Chromium decodes %s frames, expected 3" % result.get("frameCount"))
+            for index, (frame, colour, delay) in enumerate(zip(result["frames"], COLOURS, DELAYS)):
+                check(close(frame["colour"], colour), "frame %d is %s, expected %s" % (index, frame["colour"], colour))
+                # VideoFrame durations are in microseconds.
+                check(frame["duration"] == delay * 1000, "frame %d lasts %s µs, expected %d" % (index, frame["duration"], delay * 1000))
+    finally:
+        if server:
+            server.terminate()
+            server.wait(timeout=10)
+        shutil.rmtree(work, ignore_errors=True)
+    if failures:
+        raise SystemExit("%d check(s) failed" % len(failures))
+    print("animated AVIF in Chromium: animated, three frames with their durations and colours")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,129 @@
+import Foundation
+import TestSupport
+import Testing
+import Vips
+
+@testable import PipelineKit
+
+/// Animated AVIF: with `animation` keep, an animated GIF or WebP made into AVIF is an AVIF image
+/// sequence written by libavif, every frame with its delay, read back here by libavif's own
+/// `avifdec`; a still image stays the one-image AVIF it was.
+@Suite struct AVIFSequenceTests {
+    /// Runs libavif's `avifdec` with `arguments` and returns what it printed; fails the test when
+    /// it exits with an error.
+    func avifdec(_ arguments: [String]) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/avifdec")
+        process.arguments = arguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let text = String(decoding: data, as: UTF8.self)
+        try #require(process.terminationStatus == 0, "avifdec \(arguments.joined(separator: " ")): \(text)")
+        return text
+    }
+
+    /// The durations `avifdec --info` gives the frames of `path`, in milliseconds, in order.
+    func frameDurations(_ path: String) throws -> [Int] {
+        let info = try avifdec(["--info", path])
+        // One line a frame: " * Decoded frame [0] [pts 0.00 (0 timescales)] [duration 0.10 (100 timescales)] [40x30]"
+        return info.split(separator: "\n").compactMap { line -> Int? in
+            guard line.contains("Decoded frame"), let open = line.range(of: "[duration ") else { return nil }
+            let rest = line[open.upperBound...]
+            guard let paren = rest.firstIndex(of: "("), let space = rest[paren...].firstIndex(of: " ") else { return nil }
+            return Int(rest[rest.index(after: paren)..<space])
+        }
+    }
+
+    /// The ISOBMFF brand the file declares first: "avis" for an image sequence, "avif" for one image.
+    func majorBrand(_ file: Data) -> String {
+        String(decoding: file.dropFirst(8).prefix(4), as: UTF8.self)
+    }
+
+    func run(_ outputs: [String], input: Data, name: String, decompress: String = "") async throws -> (
+        TemporaryDirectory, [ItemReport], RunSummary
+    ) {
+        let directory = try TemporaryDirectory()
+        try directory.write(input, to: "in/\(name)")
+        let json = PipelineHarness.json(
+            inputs: ["in/*"], outputs: outputs, extra: decompress.isEmpty ? "" : #""decompress": {\#(decompress)}"#)
+        let (reports, summary) = try await PipelineHarness.run(json, in: directory)
+        return (directory, reports, summary)
+    }
+
+    @Test(arguments: ["gif", "webp"])
+    func anAnimationBecomesAnAVIFSequenceOfEveryFrameWithItsDelay(input ext: String) async throws {
+        // Given five frames of their own colours and delays, made into a resized AVIF
+        let (directory, reports, summary) = try await run(
+            [
+                #"{"name": "a", "steps": [{"resize": {"width": 20}}], "encode": {"format": "avif", "quality": 80}, "path": "out/{stem}.avif"}"#
+            ],
+            input: try AnimationTests.fiveFrames(ext), name: "anim.\(ext)")
+        #expect(summary.succeeded == 1, "\(reports.flatMap(\.failures))")
+        let path = directory.path + "/out/anim.avif"
+        // Then the file is an image sequence, its size one frame's
+        #expect(majorBrand(try Data(contentsOf: URL(fileURLWithPath: path))) == "avis")
+        #expect(try #require(reports.first).written.first?.size == ImageSize(width: 20, height: 15))
+        // And libavif decodes five frames, each shown for the input's delay
+        #expect(try frameDurations(path) == AnimationTests.delays)
+        // And each frame is the input's frame: a later one differs from the first
+        for (index, colour) in AnimationTests.colours.enumerated() {
+            let png = directory.path + "/frame\(index).png"
+            _ = try avifdec(["--index", "\(index)", path, png])
+            let frame = try VipsImage.open(file: png)
+            #expect(frame.size == ImageSize(width: 20, height: 15))
+            let pixel = Array(try frame.rendered().pixel(x: 10, y: 7).prefix(3))
+            #expect(Fixtures.isClose(pixel, colour.map(Double.init), tolerance: 30), "frame \(index): \(pixel)")
+        }
+    }
+
+    @Test func aStillInputStaysTheOneImageAVIFItWas() async throws {
+        // Given a still photograph made into AVIF
+        let image = try Fixtures.image(width: 64, height: 48, bands: 3) { x, y in
+            [UInt8(x * 4), UInt8(y * 5), UInt8(truncatingIfNeeded: x &* 31 &+ y &* 17)]
+        }
+        let (directory, reports, summary) = try await run(
+            [#"{"name": "a", "encode": {"format": "avif", "quality": 60}, "path": "out/{stem}.avif"}"#],
+            input: try image.encoded(suffix: ".png"), name: "still.png")
+        #expect(summary.succeeded == 1, "\(reports.flatMap(\.failures))")
+        // Then it is the one image libavif's still encoding gives, byte for byte
+        let file = try Data(contentsOf: URL(fileURLWithPath: directory.path + "/out/still.avif"))
+        let settings = EncoderSettings(format: .avif, quality: 60)
+        let prepared = try ImageEncoder.prepare(try VipsImage.open(file: directory.path + "/in/still.png"), for: settings)
+        let still = try prepared.image.encodedAVIF(AVIFOutput.encoding(settings, width: 64, height: 48), cores: AvailableCores.count)
+        #expect(file == still)
+        #expect(majorBrand(file) == "avif")
+    }
+
+    @Test func firstMakesAStillAVIFOfTheFirstFrame() async throws {
+        let (directory, _, summary) = try await run(
+            [#"{"name": "a", "encode": {"format": "avif"}, "path": "out/{stem}.avif"}"#],
+            input: try AnimationTests.fiveFrames("gif"), name: "anim.gif", decompress: #""animation": "first""#)
+        #expect(summary.succeeded == 1)
+        let path = directory.path + "/out/anim.avif"
+        #expect(majorBrand(try Data(contentsOf: URL(fileURLWithPath: path))) == "avif")
+        let image = try VipsImage.open(file: path)
+        #expect(image.size == ImageSize(width: 40, height: 30))
+        #expect(Fixtures.isClose(Array(try image.rendered().pixel(x: 20, y: 15).prefix(3)), [255, 0, 0], tolerance: 30))
+    }
+
+    @Test(arguments: ["avif", "webp"])
+    func aQualityTargetOnAnAnimationIsRefusedClearly(format: String) async throws {
+        // Given an animated output with an SSIMULACRA 2 target
+        let (directory, reports, _) = try await run(
+            [#"{"name": "a", "encode": {"format": "\#(format)", "quality": {"ssimulacra2": 70}}, "path": "out/{stem}.\#(format)"}"#],
+            input: try AnimationTests.fiveFrames("gif"), name: "anim.gif")
+        // Then that output fails in the encode stage saying why and what to do, and nothing is written
+        let failure = try #require(reports.first?.failures.first)
+        #expect(failure.output == "a")
+        #expect(failure.stage == .encode)
+        #expect(
+            failure.reason.contains("a quality target scores still images, and this \(format) output is an animation of 5 frames"),
+            "\(failure.reason)")
+        #expect(failure.reason.contains(#""animation": "first""#), "\(failure.reason)")
+        #expect(directory.allFiles().filter { $0.hasPrefix("out/") }.isEmpty, "\(directory.allFiles())")
+    }
+}
