@@ -36,9 +36,12 @@ public struct Resize: ImageProcessing, Hashable {
         .choice(
             "fit", Fit.self, default: .cover,
             help: "How to fit a width×height box: cover (crop), contain (letterbox), fill (stretch), inside (≤ box), outside (≥ box)."),
-        .choice(
-            "position", Gravity.names, default: Gravity.centre.rawValue,
-            help: "Which part cover keeps (a compass point, or attention/entropy for a smart crop); where contain places the image."),
+        Option(
+            "position", CropPosition.shape, default: JSONNode(plain: Gravity.centre.rawValue),
+            help:
+                "Which part cover keeps: a compass point, attention/entropy for a smart crop, a point {\"x\": 0.8, \"y\": 0.4} "
+                + "(fractions of the upright image) kept as near the centre as the crop allows, focus for each input's point from "
+                + "the focusPoints file, or faces for the faces found (attention when none is); where contain places the image."),
         .choice("kernel", VipsImage.Kernel.self, default: .lanczos3, help: "The resampling kernel."),
         .boolean("withoutEnlargement", default: false, help: "Never scale up: an image smaller than the target keeps its size."),
         .colour(
@@ -51,20 +54,25 @@ public struct Resize: ImageProcessing, Hashable {
     public let height: Int?
     /// How the image is fitted to a box given by both `width` and `height`.
     public let fit: Fit
-    /// Which part `cover` keeps, or where `contain` places the image.
-    public let position: Gravity
+    /// Which part `cover` keeps, or where `contain` places the image (centred, for a position
+    /// other than a compass point).
+    public let position: CropPosition
     /// The resampling kernel.
     public let kernel: VipsImage.Kernel
     /// Whether an image smaller than the target keeps its size.
     public let withoutEnlargement: Bool
     /// The letterbox colour as red, green, blue and alpha, 0–255.
     public let background: [Double]
+    /// The face detector for `"position": "faces"`.
+    let faceFinder: FaceFinderReference?
 
     /// The step as a pipeline file configures it, from its checked options.
     public init(options: ProcessorOptions) throws(OptionError) {
-        let positionName = try options.string("position")
-        guard let position = Gravity(name: positionName) else {
-            throw OptionError(option: "position", "unknown value \(positionName.quotedValue)")
+        let position = try Self.position(options)
+        if position == .faces, options.faceFinder == nil {
+            throw OptionError(
+                option: "position",
+                "\"faces\" needs face detection, and this build of pipeline has none (it was built without the Faces trait)")
         }
         try self.init(
             width: options.optionalInt("width"),
@@ -73,7 +81,8 @@ public struct Resize: ImageProcessing, Hashable {
             position: position,
             kernel: options.choice("kernel", as: VipsImage.Kernel.self),
             withoutEnlargement: options.bool("withoutEnlargement"),
-            background: options.colour("background")
+            background: options.colour("background"),
+            faceFinder: options.faceFinder
         )
     }
 
@@ -84,11 +93,15 @@ public struct Resize: ImageProcessing, Hashable {
         width: Int? = nil,
         height: Int? = nil,
         fit: Fit = .cover,
-        position: Gravity = .centre,
+        position: CropPosition = .gravity(.centre),
         kernel: VipsImage.Kernel = .lanczos3,
         withoutEnlargement: Bool = false,
-        background: [Double] = [0, 0, 0, 255]
+        background: [Double] = [0, 0, 0, 255],
+        faceFinder: (any FaceFinding)? = nil
     ) throws(OptionError) {
+        if position == .faces, faceFinder == nil {
+            throw OptionError(option: "position", "\"faces\" needs a face finder")
+        }
         guard width != nil || height != nil else {
             throw OptionError(option: nil, "resize needs width or height (or both)")
         }
@@ -107,6 +120,7 @@ public struct Resize: ImageProcessing, Hashable {
         self.kernel = kernel
         self.withoutEnlargement = withoutEnlargement
         self.background = background.count == 3 ? background + [255] : background
+        self.faceFinder = position == .faces ? faceFinder.map(FaceFinderReference.init) : nil
     }
 
     /// The step and its settings, for logs, caches and coalescing.
@@ -116,7 +130,7 @@ public struct Resize: ImageProcessing, Hashable {
             return text.count == 1 ? "0" + text : text
         }.joined()
         return "resize(width:\(width.map(String.init) ?? "auto"),height:\(height.map(String.init) ?? "auto"),"
-            + "fit:\(fit.rawValue),position:\(position.rawValue),kernel:\(kernel.rawValue),"
+            + "fit:\(fit.rawValue),position:\(position.identifier),kernel:\(kernel.rawValue),"
             + "withoutEnlargement:\(withoutEnlargement),background:#\(hex))"
     }
 
@@ -135,10 +149,10 @@ public struct Resize: ImageProcessing, Hashable {
     /// mapped back to input pixels (rounded outwards). Smart positions look at the whole image.
     public func decodeWindow(for size: ImageSize) -> DecodeWindow? {
         let geometry = geometry(for: size)
-        guard fit == .cover, position.interest == nil, geometry.output != geometry.scaled else { return nil }
-        let (left, top) = position.origin(
-            of: (geometry.output.width, geometry.output.height),
-            in: (geometry.scaled.width, geometry.scaled.height))
+        guard fit == .cover, geometry.output != geometry.scaled,
+            let (left, top) = fixedOrigin(
+                of: (geometry.output.width, geometry.output.height), in: (geometry.scaled.width, geometry.scaled.height), focus: nil)
+        else { return nil }
         let horizontal = Double(size.width) / Double(geometry.scaled.width)
         let vertical = Double(size.height) / Double(geometry.scaled.height)
         let x0 = Int((Double(left) * horizontal).rounded(.down))
@@ -158,7 +172,7 @@ public struct Resize: ImageProcessing, Hashable {
         guard geometry.output != geometry.scaled else { return result }
         switch fit {
         case .cover:
-            return try result.cropped(width: geometry.output.width, height: geometry.output.height, gravity: position)
+            return try coverCrop(result, from: image, to: geometry.output, context: context)
         case .contain:
             return try letterboxed(result, into: geometry.output)
         case .fill, .inside, .outside:
@@ -172,7 +186,7 @@ public struct Resize: ImageProcessing, Hashable {
     public func processFrames(_ frames: VipsImage, context: ProcessingContext) throws -> VipsImage? {
         let geometry = geometry(for: ImageSize(width: frames.width, height: frames.pageHeight))
         let crops = geometry.output != geometry.scaled
-        guard !crops || (fit == .cover && position.interest == nil) else { return nil }
+        guard !crops || (fit == .cover && position != .faces && position.gravity?.interest == nil) else { return nil }
         guard geometry.isWithinLibvipsLimits else {
             throw TooLarge(
                 input: ImageSize(width: frames.width, height: frames.pageHeight), scaled: geometry.scaled, output: geometry.output)
@@ -183,7 +197,8 @@ public struct Resize: ImageProcessing, Hashable {
             width: min(max(1, geometry.output.width), geometry.scaled.width),
             height: min(max(1, geometry.output.height), geometry.scaled.height)
         )
-        let (left, top) = position.origin(of: window, in: (geometry.scaled.width, geometry.scaled.height))
+        let origin = fixedOrigin(of: window, in: (geometry.scaled.width, geometry.scaled.height), focus: context.focusPoint)
+        guard let (left, top) = origin else { return nil }
         return try result.croppedPages(left: left, top: top, width: window.width, height: window.height)
     }
 
@@ -206,7 +221,7 @@ public struct Resize: ImageProcessing, Hashable {
         }
         if image.hasAlpha { values.append(background[3]) }
         // A smart position has nothing to analyse in a letterbox: centre the image.
-        let placement = position.interest == nil ? position : .centre
+        let placement = position.gravity.flatMap { $0.interest == nil ? $0 : nil } ?? .centre
         let (left, top) = placement.embeddingOrigin(of: (image.width, image.height), in: (size.width, size.height))
         return try image.embedded(
             x: left, y: top, width: size.width, height: size.height, background: values.map { $0 * unit }

@@ -134,13 +134,15 @@ extension PipelineCommand {
 
 extension PipelineCommand {
     /// The pipeline to go on with after a batch of `changes`, for `watch` and `serve`: the file
-    /// loaded again when it may have changed (and watched as it now is), or the last valid one,
+    /// loaded again when it or its focus file may have changed (and watched as it now is), or the last valid one,
     /// `pipeline`, when it no longer loads (said on standard error). Nil when nothing else
     /// changed than a file that no longer loads, so nothing needs doing.
     static func pipeline(
         after changes: FileChanges, keeping pipeline: Pipeline, file: String, memory: MemoryOptions, watcher: PipelineWatcher
     ) -> Pipeline? {
-        guard changes.mayInclude(watcher.pipelineFilePath) else { return pipeline }
+        // The focus file is read with the pipeline file: a change to either loads both again.
+        let read = [watcher.pipelineFilePath] + (pipeline.definition.focusPoints.map { [$0.file.path] } ?? [])
+        guard read.contains(where: changes.mayInclude) else { return pipeline }
         do {
             var edited = try Pipeline(contentsOf: URL(fileURLWithPath: file), processors: processors, displayName: file)
             memory.apply(to: &edited)
@@ -149,7 +151,7 @@ extension PipelineCommand {
         } catch {
             printError(error.description)
             printError("\(file): keeping the last valid pipeline")
-            let otherChanges = changes.count - (changes.paths.contains(watcher.pipelineFilePath) ? 1 : 0)
+            let otherChanges = changes.count - read.filter(changes.paths.contains).count
             return otherChanges == 0 ? nil : pipeline
         }
     }

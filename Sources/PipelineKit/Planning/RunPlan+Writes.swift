@@ -5,7 +5,7 @@ extension RunPlan {
     /// The files a run of `definition` (read from `fileName`) reads besides its inputs, which
     /// nothing it writes may land on: the pipeline file, the list files among its inputs
     /// (`listFiles`, absolute), the local files its steps load, the ICC profiles its encoders
-    /// embed, and S3's shared credentials and config files.
+    /// embed, the focus file, and S3's shared credentials and config files.
     static func readFiles(_ definition: PipelineDefinition, fileName: String, listFiles: [String], s3: S3Access) -> [ReadFile] {
         var reads: [ReadFile] = []
         if let file = definition.sourceFile {
@@ -23,6 +23,9 @@ extension RunPlan {
             if let profile = output.encoder.iccProfile, profile.hasPrefix("/") {
                 reads.append(ReadFile(what: "the ICC profile \(profile) that output \"\(output.name)\" embeds", path: profile))
             }
+        }
+        if let focus = definition.focusPoints {
+            reads.append(ReadFile(what: "the focus file \(focus.file.path)", path: focus.file.path))
         }
         reads += s3.sharedFiles.map { ReadFile(what: "the S3 credentials file \($0)", path: $0) }
         return reads

@@ -46,6 +46,11 @@ public protocol ImageProcessing: Sendable {
     /// and the cache, and hands it over through `ProcessingContext.resource(_:)`.
     var resources: [URL] { get }
 
+    /// Whether the step reads the input's point from the `focusPoints` file
+    /// (`ProcessingContext.focusPoint`): the point is then part of what the output is made
+    /// from, for the journal. The default is false.
+    var readsFocusPoint: Bool { get }
+
     /// Turns one image into another. A thrown error fails this item only.
     func process(_ image: VipsImage, context: ProcessingContext) throws -> VipsImage
 
@@ -67,6 +72,8 @@ extension ImageProcessing {
     public func decodeWindow(for size: ImageSize) -> DecodeWindow? { nil }
     /// None: the step needs no image beside its input.
     public var resources: [URL] { [] }
+    /// false: the step does not read the input's focus point.
+    public var readsFocusPoint: Bool { false }
     /// nil: the step is handed an animation's frames one at a time.
     public func processFrames(_ frames: VipsImage, context: ProcessingContext) throws -> VipsImage? { nil }
 }
@@ -82,18 +89,27 @@ public struct ProcessingContext: Sendable {
     /// The most pixels an image may have (`decompress.maxPixels`); a step that could make a
     /// larger one fails instead.
     public let maxPixels: Int
+    /// The input's point from the pipeline's `focusPoints` file, nil when it has none there
+    /// (or the pipeline has no such file): what `"position": "focus"` keeps.
+    public let focusPoint: FocusPoint?
+    /// Where a step says what the trace should show of its work on this item (a fallback).
+    public let notes: ProcessingNotes
     private let resources: [URL: Result<VipsImage, ResourceError>]
 
-    /// A context for one step of `output` working on `input`, with the images its `resources` named, loaded.
+    /// A context for one step of `output` working on `input`, with the images its `resources`
+    /// named, loaded, and the input's `focusPoint`.
     public init(
         input: String, output: String, originalSize: ImageSize, maxPixels: Int = .max,
-        resources: [URL: Result<VipsImage, ResourceError>] = [:]
+        resources: [URL: Result<VipsImage, ResourceError>] = [:], focusPoint: FocusPoint? = nil,
+        notes: ProcessingNotes = ProcessingNotes()
     ) {
         self.input = input
         self.output = output
         self.originalSize = originalSize
         self.maxPixels = maxPixels
         self.resources = resources
+        self.focusPoint = focusPoint
+        self.notes = notes
     }
 
     /// The decoded image behind one of the step's `resources`, loaded once for the whole run.

@@ -9,6 +9,8 @@ public struct ProcessorRegistry: Sendable {
     public let processors: [any ImageProcessing.Type]
     /// One message per processor that was registered under a name already taken.
     public let conflicts: [NameConflict]
+    /// The face detector steps may use (`"position": "faces"`), nil when the build has none.
+    public private(set) var faceFinder: (any FaceFinding)?
 
     /// A registry of `processors`; a name registered twice keeps the first type and records a conflict.
     public init(_ processors: [any ImageProcessing.Type]) {
@@ -40,7 +42,16 @@ public struct ProcessorRegistry: Sendable {
     public func adding(contentsOf processors: [any ImageProcessing.Type]) -> ProcessorRegistry {
         let previous = conflicts
         let combined = ProcessorRegistry(self.processors + processors)
-        return ProcessorRegistry(processors: combined.processors, conflicts: previous + combined.conflicts)
+        var registry = ProcessorRegistry(processors: combined.processors, conflicts: previous + combined.conflicts)
+        registry.faceFinder = faceFinder
+        return registry
+    }
+
+    /// The same registry with `finder` as its face detector.
+    public func findingFaces(with finder: any FaceFinding) -> ProcessorRegistry {
+        var registry = self
+        registry.faceFinder = finder
+        return registry
     }
 
     /// Throws the first conflict, for callers that want registration mistakes as errors.

@@ -254,6 +254,7 @@ package final class RunRecorder: Sendable {
         let label = operation.output.map { "\(operation.input) → \($0)" } ?? operation.input
         var args: [String: any Sendable] = ["input": operation.input, "succeeded": operation.succeeded]
         if let output = operation.output { args["output"] = output }
+        if let notes = operation.notes { args["notes"] = notes }
         events.append([
             "name": label, "cat": operation.stage.rawValue, "ph": "X", "pid": 1, "tid": track,
             "ts": microseconds(operation.startedAt), "dur": max(1, microseconds(operation.duration)), "args": args,

@@ -76,20 +76,37 @@ struct IncrementalRuns: Sendable {
         let outputs = definition.outputs
         // The journal works out what outputs share once per run; per input only the version
         // (with the versions of the resources an output's steps use) is added.
+        let focusReaders = outputs.map { $0.steps.contains(where: \.readsFocusPoint) }
         let fingerprints = outputs.indices.map { index in
-            version.flatMap { version in
-                journal?.fingerprint(version: version + resources.versions(of: outputs[index]), output: index)
-            }
+            focusReaders[index]
+                ? nil
+                : version.flatMap { version in
+                    journal?.fingerprint(version: version + resources.versions(of: outputs[index]), output: index)
+                }
         }
         return listings.enumerated().flatMap { listingIndex, listing in
             outputs.indices.map { index in
                 let target = listing.targets[index]
-                let fingerprint = fingerprints[index]
+                // An output cropped about the input's focus point is made from that point too,
+                // so changing one input's point makes that input's outputs again, no others.
+                let fingerprint =
+                    focusReaders[index]
+                    ? version.flatMap { version in
+                        journal?.fingerprint(
+                            version: version + resources.versions(of: outputs[index]) + focusIdentity(listing.input), output: index)
+                    }
+                    : fingerprints[index]
                 return OutputJob(
                     listing: listingIndex, input: listing.input, outputIndex: index, output: outputs[index], target: target,
                     fingerprint: fingerprint, upToDate: force ? nil : madeEarlier(outputs[index], at: target, fingerprint))
             }
         }
+    }
+
+    /// What the focus file says of `input`, for the fingerprints of outputs cropped about it.
+    private func focusIdentity(_ input: InputFile) -> String {
+        guard let point = definition.focusPoints?.point(for: input) else { return "\nfocus none" }
+        return "\nfocus \(point.x),\(point.y)"
     }
 
     func recordWritten(_ written: WrittenOutput, for job: OutputJob) {

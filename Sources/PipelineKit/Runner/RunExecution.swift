@@ -188,12 +188,13 @@ final class RunExecution: Sendable {
         let output = job.output.name
         var stage = Stage.process
         do {
+            let notes = ProcessingNotes()
             let context = ProcessingContext(
                 input: name, output: job.output.name, originalSize: decoded.originalSize,
                 maxPixels: plan.definition.decompress.maxPixels,
-                resources: incremental.resources.images)
+                resources: incremental.resources.images, focusPoint: plan.definition.focusPoints?.point(for: job.input), notes: notes)
             let chain = StepChain(job.output)
-            let image = try await queues.process.run(for: name, output: output) {
+            let image = try await queues.process.run(for: name, output: output, notes: notes) {
                 try deadline.check(.process, output: output)
                 return try chain.apply(to: decoded, outputIndex: job.outputIndex, context: context, under: deadline.vips)
             }

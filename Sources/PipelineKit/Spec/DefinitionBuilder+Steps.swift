@@ -103,7 +103,10 @@ extension DefinitionBuilder {
         if values["withoutEnlargement"] == nil { values["withoutEnlargement"] = JSONNode(plain: true) }
         if implied { values["fit"] = JSONNode(plain: "inside") }
         do {
-            return try type.init(options: ProcessorOptions(values: values, definitions: type.options, baseDirectory: baseDirectory))
+            let step = try type.init(
+                options: ProcessorOptions(
+                    values: values, definitions: type.options, baseDirectory: baseDirectory, faceFinder: processors.faceFinder))
+            return checkFocusPoints(step, at: implied ? path : join(path, "position"), location: options["position"]?.location)
         } catch {
             let problemPath = implied ? path : error.option.map { join(path, $0) } ?? path
             problems.append(.init(path: problemPath, location: error.option.flatMap { options[$0]?.location }, message: error.message))
@@ -120,7 +123,11 @@ extension DefinitionBuilder {
         else { return nil }
         let values = Dictionary(optionMembers.map { ($0.key, $0.value) }, uniquingKeysWith: { first, _ in first })
         do {
-            return try type.init(options: ProcessorOptions(values: values, definitions: type.options, baseDirectory: baseDirectory))
+            let step = try type.init(
+                options: ProcessorOptions(
+                    values: values, definitions: type.options, baseDirectory: baseDirectory, faceFinder: processors.faceFinder))
+            return checkFocusPoints(
+                step, at: join(join(path, member.key), "position"), location: values["position"]?.location ?? member.value.location)
         } catch {
             let stepPath = join(path, member.key)
             let optionNode = error.option.flatMap { values[$0] }

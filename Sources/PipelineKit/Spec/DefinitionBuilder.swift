@@ -19,6 +19,8 @@ struct DefinitionBuilder {
     var warnings: [String] = []
     /// The variables a `"${NAME}"` value reads (`EnvironmentReference`).
     let environment: [String: String]
+    /// Whether the file names a `focusPoints` file, which `"position": "focus"` needs.
+    var hasFocusPoints = false
 
     init(
         processors: ProcessorRegistry, baseDirectory: URL, shapeProblems: [PipelineFileError.Problem],
@@ -37,6 +39,7 @@ struct DefinitionBuilder {
 
     /// The definition `root` describes, or nil when it has problems (then in `problems`).
     mutating func build(_ root: JSONNode) -> PipelineDefinition? {
+        hasFocusPoints = root["focusPoints"] != nil
         guard shapeProblemPaths.isEmpty else {
             checkPartsOfMisshapenFile(root)
             return nil
@@ -71,6 +74,7 @@ struct DefinitionBuilder {
                 s3: try readS3(root)
             )
             definition.serve = try readServe(root)
+            definition.focusPoints = readFocusPoints(root)
             definition.limits = LimitsSettings(itemTimeout: try reader(root["limits"], optionsOf: "limits").seconds("itemTimeout"))
             return definition
         } catch {

@@ -91,6 +91,11 @@ extension JSONNode {
         case let double as Double: self.init(.number(double, isInteger: double.rounded() == double))
         case let string as String: self.init(.string(string))
         case let array as [any Sendable]: self.init(.array(array.map { JSONNode(plain: $0) }))
+        case let object as [String: any Sendable]:
+            let members = object.sorted { $0.key < $1.key }.map {
+                Member(key: $0.key, keyLocation: SourceLocation(line: 0, column: 0), value: JSONNode(plain: $0.value))
+            }
+            self.init(.object(members))
         default: self.init(.null)
         }
     }

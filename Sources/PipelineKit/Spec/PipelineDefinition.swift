@@ -44,6 +44,9 @@ public struct PipelineDefinition: Sendable {
     public internal(set) var sourceFile: URL?
     /// The `limits` section: bounds on one input's work.
     public var limits = LimitsSettings()
+    /// The `focusPoints` file's points, as read when the definition was: what
+    /// `"position": "focus"` keeps of each input. nil when the file names none.
+    public var focusPoints: FocusPoints?
 
     /// How many inputs may be between the first stage and the last at once: the file's
     /// `inFlight`, or by default the sum of the decompress, process and encode widths (a run

@@ -39,6 +39,11 @@ public enum PipelineFormat {
                     "input files, globs (*, ?, [abc], ** for any depth, {jpg,png} for each choice, nested as in {a,b{c,d}}), http(s) URLs and s3://bucket/key objects or globs, relative to this file's folder, or {\"list\": FILE}; for example \"photos/**/*.{jpg,png}\""
             ),
             Option(
+                "focusPoints", .string(nonEmpty: true),
+                help:
+                    "a JSON file of focal points, {\"in/photo.jpg\": [0.8, 0.4]}: each input's point (fractions of its upright width and height) for a cover crop at \"position\": \"focus\"; keys are input paths relative to this file's folder, or URLs; an input without a point is cropped about its centre"
+            ),
+            Option(
                 "fetch",
                 .object([
                     concurrency("fetch", StageDefaults.fetchConcurrency, nil),

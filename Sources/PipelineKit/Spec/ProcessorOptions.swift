@@ -10,12 +10,18 @@ public struct ProcessorOptions: Sendable {
     private let definitions: [String: Option]
     /// The folder relative paths in options resolve against: the pipeline file's folder.
     public let baseDirectory: URL
+    /// The face detector this build has (`ProcessorRegistry.faceFinder`), for a step that
+    /// crops to faces; nil when the build has none.
+    public let faceFinder: (any FaceFinding)?
 
-    /// Options `values` as the file gives them, read through `definitions`; relative paths resolve against `baseDirectory`.
+    /// Options `values` as the file gives them, read through `definitions`; relative paths
+    /// resolve against `baseDirectory`; `faceFinder` is the build's face detector, if any.
     public init(
         values: [String: JSONNode], definitions: [Option],
-        baseDirectory: URL = URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
+        baseDirectory: URL = URL(fileURLWithPath: FileManager.default.currentDirectoryPath),
+        faceFinder: (any FaceFinding)? = nil
     ) {
+        self.faceFinder = faceFinder
         // A key spelt `colour` where `color` is declared is that option (the validator notes it).
         let known = definitions.map(\.name)
         let keys = Array(values.keys)

@@ -16,6 +16,8 @@ public struct StageOperation: Sendable, Codable, Equatable {
     public let lane: Int
     /// Whether it did its work without an error.
     public let succeeded: Bool
+    /// What the work said of itself for the trace (a step's fallback), nil when nothing.
+    public internal(set) var notes: [String]? = nil
 
     /// Seconds spent waiting for a free lane.
     public var waited: Double { startedAt - queuedAt }

@@ -101,15 +101,16 @@ final class StageQueue: Sendable {
     /// lane is free and runs with the others held: nothing else of the stage runs beside it, and
     /// work asked for after it waits behind it.
     func run<Result: Sendable>(
-        for input: String, output: String? = nil, exclusive: Bool = false, _ work: @escaping @Sendable () throws -> Result
+        for input: String, output: String? = nil, exclusive: Bool = false, notes: ProcessingNotes? = nil,
+        _ work: @escaping @Sendable () throws -> Result
     ) async throws -> Result {
-        try await run(for: input, output: output, exclusive: exclusive) { _ in try work() }
+        try await run(for: input, output: output, exclusive: exclusive, notes: notes) { _ in try work() }
     }
 
-    /// Like `run(for:output:_:)`, for long work that checks `isCancelled` to stop early (a
+    /// Like `run(for:output:notes:_:)`, for long work that checks `isCancelled` to stop early (a
     /// download, a wait).
     func run<Result: Sendable>(
-        for input: String, output: String? = nil, exclusive: Bool = false,
+        for input: String, output: String? = nil, exclusive: Bool = false, notes: ProcessingNotes? = nil,
         _ work: @escaping @Sendable (_ isCancelled: @escaping @Sendable () -> Bool) throws -> Result
     ) async throws -> Result {
         try Task.checkCancellation()
@@ -126,7 +127,8 @@ final class StageQueue: Sendable {
             record(
                 StageOperation(
                     stage: stage, input: input, output: output, queuedAt: queuedAt,
-                    startedAt: startedAt, endedAt: endedAt, lane: lane, succeeded: succeeded))
+                    startedAt: startedAt, endedAt: endedAt, lane: lane, succeeded: succeeded,
+                    notes: notes.map(\.all).flatMap { $0.isEmpty ? nil : $0 }))
             outcome.withLock { $0 = result }
         }
         let ran = await withTaskCancellationHandler {

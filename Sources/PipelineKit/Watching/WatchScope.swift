@@ -1,7 +1,7 @@
 import Foundation
 
 /// What a watcher of one pipeline cares about: the files that can change a run's result (inputs
-/// its globs can match, list files, the pipeline file, the images its steps load) and the
+/// its globs can match, list files, the pipeline file, the focus file, the images its steps load) and the
 /// folders to watch to see them. A run's own writes (outputs, temporary files, the cache and its
 /// journal) are never changes, so a run cannot set off the next one.
 struct WatchScope: Sendable {
@@ -57,6 +57,7 @@ struct WatchScope: Sendable {
         for url in definition.outputs.flatMap({ $0.steps.flatMap(\.resources) }) where url.isFileURL {
             targets.append(.file(InputEnumerator.normalize(url.path)))
         }
+        if let focus = definition.focusPoints { targets.append(.file(InputEnumerator.normalize(focus.file.path))) }
         var unique: [Target] = []
         for target in targets where !unique.contains(target) { unique.append(target) }
         self.targets = unique

@@ -1,0 +1,138 @@
+import Vips
+
+/// Which part of an image a `cover` crop keeps: a `Gravity`, a fixed focal point, the input's
+/// own point from the pipeline's focus file, or the faces found in the image.
+public enum CropPosition: Hashable, Sendable {
+    /// A compass point or a smart strategy (`attention`, `entropy`).
+    case gravity(Gravity)
+    /// A point of the upright image, as fractions of its width and height, kept as near the
+    /// crop's centre as the crop allows.
+    case point(FocusPoint)
+    /// Each input's point from the `focusPoints` file (`ProcessingContext.focusPoint`); the
+    /// centre for an input the file has no point for.
+    case focus
+    /// The faces found in the image (`FaceFinding`); `attention` when none is found.
+    case faces
+
+    /// The names a pipeline file may give `position`: the gravities, `focus` and `faces`.
+    public static let names: [String] = Gravity.names + ["focus", "faces"]
+
+    /// The position `name` stands for, or nil for an unknown name.
+    public init?(name: String) {
+        switch name {
+        case "focus": self = .focus
+        case "faces": self = .faces
+        default:
+            guard let gravity = Gravity(name: name) else { return nil }
+            self = .gravity(gravity)
+        }
+    }
+
+    /// The position in a step's identifier: a gravity's name as before, so that journals
+    /// of files made before points existed still match.
+    public var identifier: String {
+        switch self {
+        case .gravity(let gravity): gravity.rawValue
+        case .point(let point): "point(\(point.x),\(point.y))"
+        case .focus: "focus"
+        case .faces: "faces"
+        }
+    }
+
+    /// The gravity, or nil for a point, the focus file or faces.
+    public var gravity: Gravity? {
+        if case .gravity(let gravity) = self { gravity } else { nil }
+    }
+
+    /// The shape of a `position` option: a name, or `{"x": X, "y": Y}` with fractions 0…1.
+    public static let shape = ValueShape.anyOf([
+        .choice(names),
+        .object([
+            .number("x", in: 0...1, required: true, help: "the point's distance from the left edge, as a fraction of the width"),
+            .number("y", in: 0...1, required: true, help: "the point's distance from the top edge, as a fraction of the height"),
+        ]),
+    ])
+}
+
+/// A point of an upright image, as fractions of its width (`x`, from the left) and height
+/// (`y`, from the top), each 0…1.
+public struct FocusPoint: Hashable, Sendable, CustomStringConvertible {
+    /// The distance from the left edge, as a fraction of the width.
+    public let x: Double
+    /// The distance from the top edge, as a fraction of the height.
+    public let y: Double
+
+    /// The point at `x`, `y`; nil when either is outside 0…1 (or not a number).
+    public init?(x: Double, y: Double) {
+        guard (0...1).contains(x), (0...1).contains(y) else { return nil }
+        self.x = x
+        self.y = y
+    }
+
+    /// The centre of the image.
+    public static let centre = FocusPoint(checked: 0.5, 0.5)
+
+    private init(checked x: Double, _ y: Double) {
+        self.x = x
+        self.y = y
+    }
+
+    /// `(x, y)`, as messages quote it.
+    public var description: String { "(\(x), \(y))" }
+}
+
+/// A rectangle in an image's pixels.
+public struct PixelBox: Hashable, Sendable {
+    /// The left edge.
+    public var left: Int
+    /// The top edge.
+    public var top: Int
+    /// The width.
+    public var width: Int
+    /// The height.
+    public var height: Int
+
+    /// A box at `left`, `top` of `width` by `height` pixels.
+    public init(left: Int, top: Int, width: Int, height: Int) {
+        self.left = left
+        self.top = top
+        self.width = width
+        self.height = height
+    }
+
+    /// The smallest box holding every one of `boxes`; nil for none.
+    public static func union(_ boxes: [PixelBox]) -> PixelBox? {
+        guard let first = boxes.first else { return nil }
+        let left = boxes.map(\.left).min() ?? first.left
+        let top = boxes.map(\.top).min() ?? first.top
+        let right = boxes.map { $0.left + $0.width }.max() ?? first.left + first.width
+        let bottom = boxes.map { $0.top + $0.height }.max() ?? first.top + first.height
+        return PixelBox(left: left, top: top, width: right - left, height: bottom - top)
+    }
+}
+
+extension CropPosition {
+    /// The top-left corner of a crop `window` in `container` that puts the point at fractions
+    /// `centre` of the container as near the window's centre as the window allows: centred on
+    /// it, then moved back inside the container.
+    public static func origin(
+        of window: (width: Int, height: Int), in container: (width: Int, height: Int), centredOn centre: (x: Double, y: Double)
+    ) -> (left: Int, top: Int) {
+        func place(_ size: Int, _ length: Int, _ fraction: Double) -> Int {
+            let ideal = Int((fraction * Double(length) - Double(size) / 2).rounded())
+            return min(max(0, ideal), max(0, length - size))
+        }
+        return (place(window.width, container.width, centre.x), place(window.height, container.height, centre.y))
+    }
+}
+
+extension VipsImage {
+    /// Crops to `width`×`height`, clamped to the image, keeping the point at fractions
+    /// `point` of the image as near the window's centre as the window allows.
+    public func cropped(width: Int, height: Int, around point: FocusPoint) throws(VipsError) -> VipsImage {
+        let window = (width: min(max(1, width), self.width), height: min(max(1, height), self.height))
+        if window == (self.width, self.height) { return self }
+        let (left, top) = CropPosition.origin(of: window, in: (self.width, self.height), centredOn: (point.x, point.y))
+        return try extracted(left: left, top: top, width: window.width, height: window.height)
+    }
+}

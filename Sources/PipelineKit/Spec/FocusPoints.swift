@@ -1,0 +1,105 @@
+import Foundation
+
+/// The focal points of a pipeline's `focusPoints` file: `{"in/photo.jpg": [0.8, 0.4]}`, each
+/// input's point as fractions of its upright width and height, for `"position": "focus"`.
+///
+/// A key is an input's path relative to the pipeline file's folder (or absolute), or its URL
+/// as the inputs give it. An input the file has no point for is cropped about its centre.
+public struct FocusPoints: Sendable, Equatable {
+    /// The file the points were read from.
+    public let file: URL
+    /// The points by input: a local input's absolute, normalised path, or a URL as written.
+    private let points: [String: FocusPoint]
+
+    /// The points in `file`, whose relative keys name inputs relative to `baseDirectory`.
+    public init(contentsOf file: URL, baseDirectory: URL) throws(FocusPointsError) {
+        let text: String
+        do {
+            text = try String(contentsOf: file, encoding: .utf8)
+        } catch {
+            throw FocusPointsError(file: file.path, key: nil, reason: "cannot be read (\(Self.reason(error)))")
+        }
+        let root: JSONNode
+        do {
+            root = try JSONParser.parse(text)
+        } catch {
+            throw FocusPointsError(
+                file: file.path, key: nil,
+                reason: "is not JSON: \(error.message) (line \(error.location.line), column \(error.location.column))")
+        }
+        guard case .object(let members) = root.value else {
+            throw FocusPointsError(file: file.path, key: nil, reason: "must be an object of input → [x, y], not \(root.typeName)")
+        }
+        var points: [String: FocusPoint] = [:]
+        for member in members {
+            guard case .array(let items) = member.value.value, items.count == 2,
+                case .number(let x, _) = items[0].value, case .number(let y, _) = items[1].value
+            else {
+                throw FocusPointsError(
+                    file: file.path, key: member.key, line: member.value.location.line,
+                    reason: "expected [x, y], two numbers from 0 to 1, not \(member.value.jsonText)")
+            }
+            guard let point = FocusPoint(x: x, y: y) else {
+                throw FocusPointsError(
+                    file: file.path, key: member.key, line: member.value.location.line,
+                    reason: "x and y are fractions of the image's width and height, from 0 to 1, not \(member.value.jsonText)")
+            }
+            let key = Self.key(member.key, baseDirectory: baseDirectory)
+            guard points.updateValue(point, forKey: key) == nil else {
+                throw FocusPointsError(
+                    file: file.path, key: member.key, line: member.value.location.line, reason: "names an input another key names too")
+            }
+        }
+        self.file = file
+        self.points = points
+    }
+
+    /// The point for `input`, nil when the file has none for it.
+    public func point(for input: InputFile) -> FocusPoint? {
+        points[input.path]
+    }
+
+    /// How many inputs have a point.
+    public var count: Int { points.count }
+
+    /// A key as the points are kept: a URL as it is, a path made absolute and normalised, as
+    /// the planner makes an input's path.
+    private static func key(_ key: String, baseDirectory: URL) -> String {
+        if key.contains("://") { return key }
+        let path = key.hasPrefix("/") ? key : baseDirectory.path + "/" + key
+        return InputEnumerator.normalize(path)
+    }
+
+    private static func reason(_ error: any Error) -> String {
+        if let cocoa = error as? CocoaError, let underlying = cocoa.userInfo[NSUnderlyingErrorKey] as? POSIXError {
+            return String(cString: strerror(underlying.code.rawValue))
+        }
+        return (error as NSError).localizedDescription
+    }
+}
+
+/// A `focusPoints` file that cannot be used: it names the file, and the key at fault.
+public struct FocusPointsError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The file's path.
+    public let file: String
+    /// The key (input) whose value is wrong, nil when the file as a whole is.
+    public let key: String?
+    /// The line of the value at fault, when there is one.
+    public let line: Int?
+    /// What is wrong.
+    public let reason: String
+
+    /// A problem with `file`, at `key` (on `line`) when given.
+    public init(file: String, key: String?, line: Int? = nil, reason: String) {
+        self.file = file
+        self.key = key
+        self.line = line
+        self.reason = reason
+    }
+
+    /// `the focus file FILE: key "K" (line L): reason`.
+    public var description: String {
+        let place = key.map { " key \($0.quotedValue)" + (line.map { " (line \($0))" } ?? "") + ":" } ?? ""
+        return "the focus file \(file)\(place) \(reason)"
+    }
+}

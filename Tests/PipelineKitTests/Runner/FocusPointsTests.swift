@@ -1,0 +1,172 @@
+import Foundation
+import StandardProcessors
+import TestSupport
+import Testing
+import Vips
+
+@testable import PipelineKit
+
+/// `"position": {"x": …, "y": …}` and `"position": "focus"` with the `focusPoints` file: the
+/// crop keeps each input's point, the journal knows the points, nothing writes onto the file.
+@Suite struct FocusPointsTests {
+    /// A 400×200 grey photo with a red square centred at (0.8, 0.4).
+    func marked() throws -> Data {
+        try Fixtures.png(
+            try Fixtures.image(width: 400, height: 200, bands: 3) { x, y in
+                abs(x - 320) < 12 && abs(y - 80) < 12 ? [255, 0, 0] : [128, 128, 128]
+            })
+    }
+
+    func hasMarker(_ path: String) throws -> Bool {
+        let image = try VipsImage.open(file: path)
+        let bytes = try image.bytes()
+        return stride(from: 0, to: bytes.count, by: image.bands).contains { bytes[$0] > 200 && bytes[$0 + 1] < 60 }
+    }
+
+    /// A folder with `in/a.png` and `in/b.png` (both marked) and `focus.json` holding `focus`.
+    func folder(focus: String) throws -> TemporaryDirectory {
+        let directory = try TemporaryDirectory()
+        try directory.write(try marked(), to: "in/a.png")
+        try directory.write(try marked(), to: "in/b.png")
+        try directory.write(Data(focus.utf8), to: "focus.json")
+        return directory
+    }
+
+    func json(position: String = #""focus""#, path: String = "out/{stem}.png", focusPoints: String? = "focus.json") -> String {
+        PipelineHarness.json(
+            inputs: ["in/*.png"],
+            outputs: [
+                #"{"name": "square", "steps": [{"resize": {"width": 100, "height": 100, "fit": "cover", "position": \#(position)}}], "encode": {"format": "png"}, "path": "\#(path)"}"#
+            ], extra: (focusPoints.map { #""focusPoints": "\#($0)", "# } ?? "") + #""incremental": true"#)
+    }
+
+    func problems(_ text: String, in directory: TemporaryDirectory) -> String {
+        do {
+            _ = try PipelineHarness.pipeline(text, in: directory)
+            return ""
+        } catch {
+            return "\(error)"
+        }
+    }
+
+    @Test func eachInputIsCroppedAboutItsPointOrItsCentre() async throws {
+        // Given a focus file with a point for a.png (a relative key) at its marker, and none for b.png
+        let directory = try folder(focus: #"{"in/a.png": [0.8, 0.4]}"#)
+
+        // When the pipeline crops each to a square about its focus point
+        let (_, summary) = try await PipelineHarness.run(json(), in: directory)
+
+        // Then a's square keeps the marker and b's, about its centre, does not
+        #expect(summary.succeeded == 2)
+        #expect(try hasMarker(directory.path + "/out/a.png"))
+        #expect(try !hasMarker(directory.path + "/out/b.png"))
+    }
+
+    @Test func aPointInTheFileKeepsTheMarkerAsAFixedPointDoes() async throws {
+        let directory = try folder(focus: "{}")
+        _ = try await PipelineHarness.run(json(position: #"{"x": 0.8, "y": 0.4}"#, focusPoints: nil), in: directory)
+        #expect(try hasMarker(directory.path + "/out/a.png"))
+        #expect(try hasMarker(directory.path + "/out/b.png"))
+    }
+
+    @Test func changingOnePointRemakesOnlyThatInputsOutputs() async throws {
+        // Given a run that made both inputs' squares
+        let directory = try folder(focus: #"{"in/a.png": [0.8, 0.4], "in/b.png": [0.1, 0.1]}"#)
+        _ = try await PipelineHarness.run(json(), in: directory)
+        let again = try await PipelineHarness.run(json(), in: directory)
+        #expect(again.summary.outputsWritten == 0 && again.summary.outputsUpToDate == 2)
+
+        // When b's point moves to its marker
+        try directory.write(Data(#"{"in/a.png": [0.8, 0.4], "in/b.png": [0.8, 0.4]}"#.utf8), to: "focus.json")
+        let moved = try await PipelineHarness.run(json(), in: directory)
+
+        // Then only b's square is made again, and now keeps the marker
+        #expect(moved.summary.outputsWritten == 1 && moved.summary.outputsUpToDate == 1)
+        let written = moved.reports.flatMap(\.written).filter { !$0.upToDate }.map(\.path)
+        #expect(written.count == 1 && written[0].hasSuffix("out/b.png"), "\(written)")
+        #expect(try hasMarker(directory.path + "/out/b.png"))
+    }
+
+    @Test func anOutputOntoTheFocusFileIsRefused() throws {
+        // Given an output of one input whose path is the focus file
+        let directory = try folder(focus: #"{"in/a.png": [0.8, 0.4]}"#)
+        let before = try Data(contentsOf: directory.url.appendingPathComponent("focus.json"))
+        let text = json(path: "focus.json").replacingOccurrences(of: "in/*.png", with: "in/a.png")
+        let pipeline = try PipelineHarness.pipeline(text, in: directory)
+
+        // Then planning refuses it, naming the focus file, and the file is as it was
+        #expect {
+            _ = try pipeline.plan()
+        } throws: { error in
+            "\(error)".contains("would overwrite the focus file \(directory.path)/focus.json")
+        }
+        #expect(try Data(contentsOf: directory.url.appendingPathComponent("focus.json")) == before)
+    }
+
+    @Test func focusNeedsAFocusFile() throws {
+        let directory = try folder(focus: "{}")
+        let error = problems(json(focusPoints: nil), in: directory)
+        #expect(error.contains("outputs[0].steps[0].resize.position"), "\(error)")
+        #expect(error.contains("names none"), "\(error)")
+    }
+
+    @Test func aPointOutsideTheImageIsRefusedAtItsPath() throws {
+        let directory = try folder(focus: "{}")
+        let error = problems(json(position: #"{"x": 1.2, "y": 0.4}"#, focusPoints: nil), in: directory)
+        #expect(error.contains("outputs[0].steps[0].resize.position"), "\(error)")
+        let missing = problems(json(position: #"{"x": 0.5}"#, focusPoints: nil), in: directory)
+        #expect(missing.contains("outputs[0].steps[0].resize.position"), "\(missing)")
+    }
+
+    @Test func aMalformedFocusFileNamesTheFileAndTheKey() throws {
+        let cases: [(text: String, expected: String)] = [
+            (#"{"in/a.png": [0.8]}"#, #"key "in/a.png" (line 1): expected [x, y]"#),
+            (#"{"in/a.png": [0.8, 0.2], "in/b.png": [2, 0.5]}"#, #"key "in/b.png" (line 1): x and y are fractions"#),
+            (#"["in/a.png"]"#, "must be an object"),
+            (#"{"in/a.png": "#, "is not JSON"),
+        ]
+        for (text, expected) in cases {
+            let directory = try folder(focus: text)
+            let error = problems(json(), in: directory)
+            #expect(error.contains("focusPoints: the focus file \(directory.path)/focus.json"), "\(error)")
+            #expect(error.contains(expected), "\(error)")
+        }
+        let directory = try folder(focus: "{}")
+        let missing = problems(json(focusPoints: "nowhere.json"), in: directory)
+        #expect(missing.contains("the focus file \(directory.path)/nowhere.json cannot be read"), "\(missing)")
+    }
+
+    @Test func facesInABuildWithoutDetectionIsRefusedWhenChecked() throws {
+        // Given the built-in steps without a face detector, as a build without the Faces trait has them
+        let directory = try folder(focus: "{}")
+        let registry = ProcessorRegistry(ProcessorRegistry.standard.processors)
+        #expect(registry.faceFinder == nil)
+        // Then "faces" is refused at its JSON path, saying why
+        var error = ""
+        do {
+            _ = try PipelineHarness.pipeline(json(position: #""faces""#, focusPoints: nil), in: directory, processors: registry)
+        } catch let thrown {
+            error = "\(thrown)"
+        }
+        #expect(error.contains("outputs[0].steps[0].resize.position"), "\(error)")
+        #expect(error.contains("this build of pipeline has none (it was built without the Faces trait)"), "\(error)")
+    }
+
+    @Test func keysAreInputPathsOrURLs() throws {
+        // Keys relative to the pipeline's folder, absolute, and URLs all name their inputs
+        let directory = try folder(focus: "{}")
+        try directory.write(
+            Data(
+                #"{"./in/../in/a.png": [0.1, 0.2], "\#(directory.path)/in/b.png": [0.3, 0.4], "https://example.com/c.jpg": [0.5, 0.6]}"#
+                    .utf8),
+            to: "focus.json")
+        let points = try FocusPoints(contentsOf: directory.url.appendingPathComponent("focus.json"), baseDirectory: directory.url)
+        let a = InputFile(path: directory.path + "/in/a.png", displayName: "in/a.png", subfolder: "")
+        let b = InputFile(path: directory.path + "/in/b.png", displayName: "in/b.png", subfolder: "")
+        let other = InputFile(path: directory.path + "/in/other.png", displayName: "in/other.png", subfolder: "")
+        #expect(points.point(for: a) == FocusPoint(x: 0.1, y: 0.2))
+        #expect(points.point(for: b) == FocusPoint(x: 0.3, y: 0.4))
+        #expect(points.point(for: InputFile(url: "https://example.com/c.jpg")) == FocusPoint(x: 0.5, y: 0.6))
+        #expect(points.point(for: other) == nil)
+    }
+}
