@@ -22,12 +22,16 @@ let package = Package(
         .library(name: "StandardProcessors", targets: ["StandardProcessors"]),
         .library(name: "PipelineCLI", targets: ["PipelineCLI"]),
         .library(name: "PipelineServer", targets: ["PipelineServer"]),
+        .library(name: "FaceDetection", targets: ["FaceDetection"]),
     ] + pluginModules.map { .library(name: $0, targets: [$0]) },
     // `pipeline serve` brings Hummingbird and SwiftNIO. A tool built on PipelineCLI that has no
     // use for serving leaves them out with `traits: []` on its `.package` line.
+    // `"position": "faces"` brings OpenCV (its cascade classifier, libopencv-objdetect-dev and
+    // opencv-data): a build without the Faces trait has no face detection and needs no OpenCV.
     traits: [
         .trait(name: "Server", description: "The `serve` command: on-demand outputs over HTTP (Hummingbird)."),
-        .default(enabledTraits: ["Server"]),
+        .trait(name: "Faces", description: "Cover crops that keep faces (`\"position\": \"faces\"`), with OpenCV's cascade classifier."),
+        .default(enabledTraits: ["Server", "Faces"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -89,6 +93,16 @@ let package = Package(
             pkgConfig: "libavif",
             providers: [.apt(["libavif-dev"])]
         ),
+        // C++ layer: OpenCV's cascade classifier behind a C interface, for face detection. Debian
+        // ships no pkg-config file for OpenCV's modules alone, so its headers are found through
+        // `opencv4`, a link to /usr/include/opencv4.
+        .target(
+            name: "CFaceDetect",
+            path: "Sources/CFaceDetect",
+            exclude: ["opencv4"],
+            cxxSettings: [.headerSearchPath("opencv4")],
+            linkerSettings: [.linkedLibrary("opencv_objdetect"), .linkedLibrary("opencv_imgproc"), .linkedLibrary("opencv_core")]
+        ),
         // Safe Swift wrapper over libvips; knows nothing of pipelines.
         .target(name: "Vips", dependencies: ["CVips", "CDeflate", "CTIFF", "CWebP", "CISAL", "CAvif"], swiftSettings: swiftSettings),
         // DSL, validation, planning, runner, stages and the plugin protocol.
@@ -98,9 +112,15 @@ let package = Package(
         // The registry of built-in processors: one line per processor.
         .target(
             name: "StandardProcessors",
-            dependencies: ["PipelineKit"] + pluginModules.map { .target(name: $0) },
+            dependencies: ["PipelineKit"] + pluginModules.map { .target(name: $0) } + [
+                .target(name: "FaceDetection", condition: .when(traits: ["Faces"]))
+            ],
             swiftSettings: swiftSettings
         ),
+        // The face detector for `"position": "faces"` (the Faces trait), as a product of its own.
+        .target(
+            name: "FaceDetection", dependencies: ["PipelineKit", "Vips", "CFaceDetect"], path: "Plugins/FaceDetection",
+            swiftSettings: swiftSettings),
         // `pipeline serve` as a library: the outputs a pipeline file declares, made on request
         // through the same plan, journal and stages a batch run uses, over Hummingbird.
         .target(
@@ -162,7 +182,11 @@ let package = Package(
         ),
         .testTarget(
             name: "PluginTests",
-            dependencies: ["PipelineKit", "StandardProcessors", "Vips", "TestSupport"] + pluginModules.map { .target(name: $0) },
+            dependencies: ["PipelineKit", "StandardProcessors", "Vips", "TestSupport"] + pluginModules.map { .target(name: $0) } + [
+                .target(name: "FaceDetection", condition: .when(traits: ["Faces"]))
+            ],
+            // A photograph with a face, read from the source tree, and where it comes from.
+            exclude: ["FaceDetection/astronaut.jpg", "FaceDetection/README.md"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

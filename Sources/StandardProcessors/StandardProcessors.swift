@@ -7,6 +7,10 @@ import VipsGeometry
 import VipsOperation
 import VipsResize
 
+#if Faces
+import FaceDetection
+#endif
+
 extension ProcessorRegistry {
     /// The processors built into `pipeline`, in the order `pipeline plugins` lists them.
     ///
@@ -36,5 +40,15 @@ extension ProcessorRegistry {
         Negate.self,
         Composite.self,
         VipsStep.self,
-    ])
+    ]).withStandardFaceFinder()
+
+    /// The registry with OpenCV's face detector when the build has the Faces trait; as it is
+    /// otherwise, so that `"position": "faces"` is refused when the file is checked.
+    private func withStandardFaceFinder() -> ProcessorRegistry {
+        #if Faces
+        findingFaces(with: CascadeFaceFinder())
+        #else
+        self
+        #endif
+    }
 }

@@ -1,0 +1,120 @@
+#if Faces
+import FaceDetection
+import Foundation
+import PipelineKit
+import StandardProcessors
+import TestSupport
+import Testing
+import Vips
+import VipsResize
+
+/// `"position": "faces"`: OpenCV's cascade on a real photograph of a face.
+@Suite("Face crops")
+struct FaceCropTests {
+    /// The astronaut photograph (320×320; see README.md beside it).
+    static let photo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("astronaut.jpg").path
+
+    /// The photograph near the right end of an 800×320 grey strip: a square cover crop about
+    /// the centre misses the face.
+    func strip() throws -> VipsImage {
+        let face = try VipsImage.open(file: Self.photo)
+        return try face.embedded(x: 470, y: 0, width: 800, height: 320, background: [128, 128, 128]).rendered()
+    }
+
+    func facesResize(_ width: Int, _ height: Int) throws -> Resize {
+        try Resize(
+            options: ProcessorOptions(
+                values: ["width": JSONNode(plain: width), "height": JSONNode(plain: height), "position": JSONNode(plain: "faces")],
+                definitions: Resize.options, faceFinder: CascadeFaceFinder()))
+    }
+
+    @Test func theCascadeFindsTheFace() throws {
+        // Given the photograph, and the same in a strip where it is at the right
+        let faces = try CascadeFaceFinder().faces(in: try VipsImage.open(file: Self.photo))
+        // Then one face is found, in the upper middle, about a quarter of the width across
+        #expect(faces.count == 1, "\(faces)")
+        let face = try #require(faces.first)
+        #expect((120...240).contains(face.left + face.width / 2) && (30...150).contains(face.top + face.height / 2), "\(face)")
+        #expect((40...160).contains(face.width), "\(face)")
+        // and in the strip it is where the photograph was put
+        let inStrip = try CascadeFaceFinder().faces(in: try strip())
+        #expect(inStrip.count == 1 && inStrip.allSatisfy { $0.left >= 470 }, "\(inStrip)")
+    }
+
+    @Test func aCoverCropKeepsTheFace() throws {
+        // Given the strip, with the face at its right end
+        let image = try strip()
+        let face = try #require(try CascadeFaceFinder().faces(in: image).first)
+        // which a crop about the centre (columns 120 to 280 of the strip scaled to 400×160) cuts
+        #expect(face.left / 2 + face.width / 2 > 280, "\(face)")
+
+        // When it is cropped to a square about the faces
+        let context = ProcessingContext(input: "strip", output: "square", originalSize: image.size)
+        let square = try facesResize(160, 160).process(image, context: context)
+
+        // Then the square is cut from the strip where the face is: the face's box, scaled by
+        // the cover's half (320 rows to 160), lies inside the window the crop kept
+        #expect(square.size == ImageSize(width: 160, height: 160))
+        let scaled = try image.resized(horizontalScale: 0.5, verticalScale: 0.5, kernel: .lanczos3)
+        let left = try #require(try Self.offset(of: square, in: scaled), "the square is no window of the scaled strip")
+        #expect(left <= face.left / 2 && face.left / 2 + face.width / 2 <= left + 160, "window at \(left), face \(face)")
+        // and the crop says it found a face
+        #expect(context.notes.all == ["1 face found: cropped about them"])
+    }
+
+    @Test func noFaceFallsBackToAttentionAndSaysSo() throws {
+        // Given an image with no face
+        let image = try Fixtures.gradient(width: 600, height: 200)
+        let context = ProcessingContext(input: "noise", output: "square", originalSize: image.size)
+
+        // When it is cropped to a square about the faces
+        let square = try facesResize(100, 100).process(image, context: context)
+
+        // Then the crop is attention's, and the note says so
+        let attention = try Resize(width: 100, height: 100, position: .gravity(.attention)).process(image, context: context)
+        #expect(try square.bytes() == attention.bytes())
+        #expect(context.notes.all == ["no face found: cropped by attention"])
+    }
+
+    @Test func theTraceSaysWhenNoFaceWasFound() async throws {
+        // Given a pipeline cropping a faceless image about its faces
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 300, height: 100)), to: "in/noise.jpg")
+        let json = PipelineHarness.json(
+            inputs: ["in/*.jpg"],
+            outputs: [
+                #"{"name": "square", "steps": [{"resize": {"width": 50, "height": 50, "position": "faces"}}], "encode": {"format": "jpeg"}, "path": "out/{stem}.jpg"}"#
+            ])
+        let pipeline = try PipelineHarness.pipeline(json, in: directory)
+        let recorder = try RunRecorder(definition: pipeline.definition)
+
+        // When it runs with a trace
+        for await event in try pipeline.run() { recorder.record(event) }
+
+        // Then the output's process step in the trace carries the note
+        let trace = String(decoding: try recorder.traceJSON(), as: UTF8.self)
+        #expect(trace.contains("no face found: cropped by attention"), "\(trace.prefix(2000))")
+    }
+
+    @Test func theStandardRegistryHasTheDetector() {
+        #expect(ProcessorRegistry.standard.faceFinder is CascadeFaceFinder)
+    }
+
+    /// The left edge of the window of `haystack` that `needle` (as tall) closely matches.
+    static func offset(of needle: VipsImage, in haystack: VipsImage) throws -> Int? {
+        let (a, b) = (try needle.bytes(), try haystack.bytes())
+        let bands = needle.bands
+        func difference(at left: Int) -> Int {
+            var total = 0
+            for y in stride(from: 0, to: needle.height, by: 8) {
+                for x in stride(from: 0, to: needle.width, by: 8) {
+                    total += abs(Int(a[(y * needle.width + x) * bands]) - Int(b[(y * haystack.width + left + x) * bands]))
+                }
+            }
+            return total
+        }
+        let best = (0...(haystack.width - needle.width)).min { difference(at: $0) < difference(at: $1) }
+        return best.flatMap { difference(at: $0) < 4 * (needle.width / 8) * (needle.height / 8) ? $0 : nil }
+    }
+}
+#endif
