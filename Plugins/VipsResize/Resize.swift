@@ -145,8 +145,9 @@ public struct Resize: ImageProcessing, Hashable {
         geometry(for: size).inputShrink
     }
 
-    /// A cover crop at a compass position keeps a window of the input: the scaled image's crop,
-    /// mapped back to input pixels (rounded outwards). Smart positions look at the whole image.
+    /// A cover crop at a compass position or a fixed point keeps a window of the input: the
+    /// scaled image's crop, mapped back to input pixels (rounded outwards). Smart positions,
+    /// faces and each input's focus point look at (or depend on) the whole image.
     public func decodeWindow(for size: ImageSize) -> DecodeWindow? {
         let geometry = geometry(for: size)
         guard fit == .cover, geometry.output != geometry.scaled,
@@ -182,7 +183,7 @@ public struct Resize: ImageProcessing, Hashable {
 
     /// Every frame resampled at once (`VipsImage.resampledPages(to:kernel:)`), and cropped at
     /// once when the crop's place is fixed; nil, frame by frame, where each frame's window or
-    /// canvas is its own (a smart gravity's crop, a letterbox).
+    /// canvas is its own (a smart gravity's or the faces' crop, a letterbox).
     public func processFrames(_ frames: VipsImage, context: ProcessingContext) throws -> VipsImage? {
         let geometry = geometry(for: ImageSize(width: frames.width, height: frames.pageHeight))
         let crops = geometry.output != geometry.scaled

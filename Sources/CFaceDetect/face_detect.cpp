@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <mutex>
 #include <vector>
 
 struct pl_face_detector {
@@ -27,8 +28,9 @@ static void copy_error(char *error, int error_size, const char *text) {
 pl_face_detector *pl_face_detector_new(const char *cascade_path, char *error, int error_size) {
     try {
         // The pipeline's stages run detections side by side, one per lane: OpenCV's own
-        // threads would only contend with them.
-        cv::setNumThreads(0);
+        // threads would only contend with them. Process-wide, so set once.
+        static std::once_flag single_threaded;
+        std::call_once(single_threaded, [] { cv::setNumThreads(0); });
         auto *detector = new pl_face_detector();
         if (!detector->cascade.load(cascade_path) || detector->cascade.empty()) {
             delete detector;

@@ -80,11 +80,24 @@ enum Reference {
             "\n## Steps\n\nEach step of `outputs[].steps` is an object with one key, the step's name, holding its options; "
             + "[processors.md](processors.md) describes each.\n\n| Step | Options | What it does |\n| --- | --- | --- |\n"
         for processor in processors.processors {
-            let options = processor.options.map { "`\($0.name)`" }.joined(separator: ", ")
+            let options = processor.options.map { option in
+                // An option that may be an object (a resize's position as {"x", "y"}) shows its keys.
+                let keys = objectKeys(option.shape)
+                return "`\(option.name)`" + (keys.isEmpty ? "" : " (" + keys.map { "`\($0)`" }.joined(separator: ", ") + ")")
+            }.joined(separator: ", ")
             text +=
                 "| [`\(processor.name)`](processors.md#\(processor.name)) | \(options.isEmpty ? "none" : options) | \(prose(processor.summary)) |\n"
         }
         return text
+    }
+
+    /// The keys of the objects `shape` may be, for a value of one or more shapes.
+    private static func objectKeys(_ shape: ValueShape) -> [String] {
+        switch shape {
+        case .object(let options): options.map(\.name)
+        case .anyOf(let shapes): shapes.flatMap(objectKeys)
+        default: []
+        }
     }
 
     /// `docs/processors.md`, as `pipeline plugins --markdown` prints it.
