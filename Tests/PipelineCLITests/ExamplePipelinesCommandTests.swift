@@ -8,11 +8,18 @@ import Testing
     static var examples: [String] {
         let folder = CommandRunner.repositoryRoot.appendingPathComponent("Pipelines")
         let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
-        return names.filter { $0.hasSuffix(".json") }.sorted()
+        // Pipeline files, not the data files beside them (a focus points file).
+        return names.filter { name in
+            guard name.hasSuffix(".json"), let data = FileManager.default.contents(atPath: folder.path + "/" + name),
+                let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
+            else { return false }
+            return object["outputs"] != nil
+        }.sorted()
     }
 
     @Test func thereAreExamples() {
         #expect(Self.examples.contains("thumbnails.json") && Self.examples.contains("art-direction.json"))
+        #expect(!Self.examples.contains("focus-points.json"))
     }
 
     @Test(arguments: examples)
