@@ -13,25 +13,19 @@ struct OutputRequest: Sendable, Equatable {
     /// Whether the answer depends on `Accept` (the output lists several formats).
     let variesByAccept: Bool
 
-    /// Why a request gets no file: the status and the reason its JSON body gives.
-    struct Refusal: Error, Equatable {
-        let status: Int
-        let reason: String
-    }
-
     /// Reads `/{output}/{input}` (`path` as sent, percent-encoded) and the query's `width` and
     /// `format`; `accept` is the request's `Accept` header, if any. Each part is decoded once
     /// and looked up as it is, so an encoded `..` or a NUL is a name no input has.
-    init(path: String, query: [(name: String, value: String)], accept: String?, catalog: OutputCatalog) throws(Refusal) {
+    init(path: String, query: [(name: String, value: String)], accept: String?, catalog: OutputCatalog) throws(ServeError) {
         let raw = path.hasPrefix("/") ? path.dropFirst() : path[...]
         guard let slash = raw.firstIndex(of: "/") else {
-            throw Refusal(status: 404, reason: "no such path: expected /{output}/{input}")
+            throw ServeError(404, "no such path: expected /{output}/{input}")
         }
         guard let outputName = String(raw[..<slash]).removingPercentEncoding, let output = catalog.outputs[outputName] else {
-            throw Refusal(status: 404, reason: "no output of that name in the pipeline file")
+            throw ServeError(404, "no output of that name in the pipeline file")
         }
         guard let inputName = String(raw[raw.index(after: slash)...]).removingPercentEncoding, catalog.inputs[inputName] != nil else {
-            throw Refusal(status: 404, reason: "no input of that name for output \(output.name)")
+            throw ServeError(404, "no input of that name for output \(output.name)")
         }
         self.output = output.name
         self.input = inputName
@@ -41,32 +35,39 @@ struct OutputRequest: Sendable, Equatable {
     }
 
     /// The width `?width=` asks for, which must be one the output lists.
-    private static func width(_ value: String?, of output: OutputCatalog.Output) throws(Refusal) -> Int? {
+    private static func width(_ value: String?, of output: OutputCatalog.Output) throws(ServeError) -> Int? {
         guard let value else { return nil }
         guard let width = Int(value), output.widths.contains(width) else {
             let listed =
                 output.widths.isEmpty ? "it lists no widths" : "its widths are " + output.widths.map(String.init).joined(separator: ", ")
-            throw Refusal(status: 400, reason: "width \(value.prefix(20)) is not one of output \(output.name)'s: \(listed)")
+            throw ServeError(400, "width \(value.prefix(20)) is not one of output \(output.name)'s: \(listed)")
         }
         return width
     }
 
-    /// The format `?format=` forces, else the first of the output's formats, in its order, that
-    /// `Accept` takes; when it takes none, the last (the one an `<img>` falls back to).
-    private static func format(_ value: String?, accept: String?, of output: OutputCatalog.Output) throws(Refusal)
+    /// The format `?format=` forces; else the one `Accept` names (by its own media type, not a
+    /// wildcard) with the highest weight, the first the file lists among equals; else the last
+    /// that `Accept` does not refuse with `q=0` (the one an `<img>` falls back to), as imgproxy
+    /// and thumbor decide: `image/webp,*/*` gets WebP, `*/*` alone the fallback.
+    private static func format(_ value: String?, accept: String?, of output: OutputCatalog.Output) throws(ServeError)
         -> EncoderSettings.Format
     {
         if let value {
             let wanted = value.lowercased()
             guard let format = output.formats.first(where: { $0.rawValue == wanted || $0.fileExtension == wanted }) else {
                 let listed = output.formats.map(\.rawValue).joined(separator: ", ")
-                throw Refusal(status: 400, reason: "format \(value.prefix(20)) is not one of output \(output.name)'s: \(listed)")
+                throw ServeError(400, "format \(value.prefix(20)) is not one of output \(output.name)'s: \(listed)")
             }
             return format
         }
-        guard output.formats.count > 1, let accept else { return output.formats[0] }
+        let fallback = output.formats[output.formats.count - 1]
+        guard output.formats.count > 1, let accept else { return fallback }
         let ranges = AcceptHeader(accept)
-        return output.formats.first { ranges.accepts($0.mimeType) } ?? output.formats[output.formats.count - 1]
+        var best: (format: EncoderSettings.Format, weight: Double)?
+        for format in output.formats {
+            if let weight = ranges.weight(naming: format.mimeType), weight > 0, weight > best?.weight ?? 0 { best = (format, weight) }
+        }
+        return best?.format ?? output.formats.last { !ranges.refuses($0.mimeType) } ?? fallback
     }
 }
 
@@ -88,9 +89,17 @@ struct AcceptHeader: Sendable {
         }
     }
 
-    /// Whether `mediaType` is acceptable: the most specific range matching it has a weight above 0.
-    func accepts(_ mediaType: String) -> Bool {
-        let parts = mediaType.split(separator: "/").map(String.init)
+    /// The weight of the range that names `mediaType` itself (`image/webp`, not `image/*`), or
+    /// nil when none does.
+    func weight(naming mediaType: String) -> Double? {
+        let parts = mediaType.lowercased().split(separator: "/").map(String.init)
+        guard parts.count == 2 else { return nil }
+        return ranges.last { $0.type == parts[0] && $0.subtype == parts[1] }?.weight
+    }
+
+    /// Whether `mediaType` is refused: the most specific range matching it has weight 0.
+    func refuses(_ mediaType: String) -> Bool {
+        let parts = mediaType.lowercased().split(separator: "/").map(String.init)
         guard parts.count == 2 else { return false }
         let matching = ranges.compactMap { range -> (specificity: Int, weight: Double)? in
             if range.type == parts[0], range.subtype == parts[1] { return (2, range.weight) }
@@ -99,7 +108,7 @@ struct AcceptHeader: Sendable {
             return nil
         }
         guard let best = matching.max(by: { $0.specificity < $1.specificity }) else { return false }
-        return best.weight > 0
+        return best.weight == 0
     }
 }
 #endif

@@ -49,9 +49,9 @@ public struct PipelineServer: Service {
     /// concurrent requests keep together within the limit a batch run keeps within.
     private let memory: SharedMemoryBudget
     /// What answers requests now; `reload(_:)` swaps it, and a request keeps the one it started with.
-    private let current: Locked<OutputResponder>
+    private let current: Locked<ServerRoutes>
     /// What answers requests now.
-    var responder: OutputResponder { current.withLock { $0 } }
+    var responder: OutputResponder { current.withLock { $0.responder } }
     private let onListening: @Sendable (String) -> Void
     private let onStopping: @Sendable () -> Void
 
@@ -78,7 +78,7 @@ public struct PipelineServer: Service {
         self.onListening = onListening
         self.onStopping = onStopping
         memory = pipeline.sharedMemoryBudget()
-        current = Locked(OutputResponder(pipeline: pipeline, plan: plan, memory: memory, metrics: metrics, logger: logger))
+        current = Locked(ServerRoutes(pipeline: pipeline, plan: plan, memory: memory, metrics: metrics, logger: logger))
     }
 
     /// Answers from now on as `pipeline` describes, with the inputs its plan finds now: for a
@@ -90,8 +90,8 @@ public struct PipelineServer: Service {
     ///   before.
     public func reload(_ pipeline: Pipeline) throws(PipelineFileError) {
         let plan = try pipeline.plan()
-        let responder = OutputResponder(pipeline: pipeline, plan: plan, memory: memory, metrics: metrics, logger: logger)
-        current.withLock { $0 = responder }
+        let routes = ServerRoutes(pipeline: pipeline, plan: plan, memory: memory, metrics: metrics, logger: logger)
+        current.withLock { $0 = routes }
     }
 
     /// The most bytes a request's target (its path and query) may have: far more than any
@@ -115,11 +115,11 @@ public struct PipelineServer: Service {
             httpDecoderConfiguration: .init(
                 maxHeaderFieldSize: Self.maxHeaderBytes, maxHeaderListSize: Self.maxHeaderBytes, maxHeaderFieldCount: 100))
         let application = Application(
-            responder: CallbackResponder<BasicRequestContext> { request, context in
+            responder: CallbackResponder<ServerRequestContext> { request, context in
                 guard request.uri.string.utf8.count <= Self.maxTargetBytes else {
-                    return OutputResponder.error(414, "the URL is longer than \(Self.maxTargetBytes) bytes")
+                    return ServeError.body(.uriTooLong, "the URL is longer than \(Self.maxTargetBytes) bytes")
                 }
-                return await current.withLock { $0 }.respond(to: request, context: context)
+                return try await current.withLock { $0 }.respond(to: request, context: context)
             },
             server: .http1(configuration: http),
             configuration: ApplicationConfiguration(

@@ -181,8 +181,12 @@ import Vips
             #expect(webp.header("Content-Type") == "image/webp")
             #expect(webp.header("Vary") == "Accept")
             #expect(try VipsImage.open(data: webp.body).width == 16)
-            // Everything accepted: the first listed
-            let avif = try await server.request("/photo/a.jpg?width=24", headers: ["Accept": "*/*"])
+            // A wildcard names no format: the last listed, the fallback
+            let fallback = try await server.request("/photo/a.jpg?width=24", headers: ["Accept": "*/*"])
+            #expect(fallback.header("Content-Type") == "image/jpeg")
+            #expect(try await server.request("/photo/a.jpg", headers: ["Accept": "image/webp,*/*"]).header("Content-Type") == "image/webp")
+            // Named: the one named
+            let avif = try await server.request("/photo/a.jpg?width=24", headers: ["Accept": "image/avif,image/webp,*/*"])
             #expect(avif.header("Content-Type") == "image/avif")
             #expect(try VipsImage.open(data: avif.body).width == 24)
             // Nothing listed accepted: the last (an <img>'s fallback)

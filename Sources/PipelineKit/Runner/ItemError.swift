@@ -16,7 +16,7 @@ public struct ItemError: Error, Sendable, Equatable, CustomStringConvertible {
     /// added without breaking a `switch` (which always has a `default`).
     public struct Kind: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String {
-            case refused, unreadable, tooLarge, network, httpStatus, unsupportedFormat, undecodable,
+            case refused, unreadable, changed, tooLarge, network, httpStatus, unsupportedFormat, undecodable,
                 tooManyPixels, overMemoryBudget, timedOut, processing, encoding, writing, outputPath, other
         }
 
@@ -28,6 +28,9 @@ public struct ItemError: Error, Sendable, Equatable, CustomStringConvertible {
         /// A local input cannot be read (missing, not a regular file, no permission, empty);
         /// the underlying error is a `POSIXError` when the system gave one.
         public static let unreadable = Kind(.unreadable)
+        /// A local input changed while it was being read (written in place, or replaced): a
+        /// passing state, which the next attempt reads at its new version.
+        public static let changed = Kind(.changed)
         /// The input is larger than `fetch.maxBytes`.
         public static let tooLarge = Kind(.tooLarge)
         /// The server could not be reached or answered badly (DNS, connection, timeout,

@@ -44,7 +44,7 @@ import Vips
         #expect {
             _ = try ImageDecoder(settings: Self.settings, outputs: []).decode(source)
         } throws: { error in
-            (error as? ItemError)?.reason.contains("changed while it was being read") == true
+            (error as? ItemError)?.kind == .changed && (error as? ItemError)?.reason.contains("changed while it was being read") == true
         }
     }
 
@@ -59,7 +59,8 @@ import Vips
         #expect {
             _ = try decoder.decode(source)
         } throws: { error in
-            (error as? ItemError)?.stage == .decompress && (error as? ItemError)?.reason.contains("changed while it was being read") == true
+            (error as? ItemError)?.kind == .changed && (error as? ItemError)?.stage == .decompress
+                && (error as? ItemError)?.reason.contains("changed while it was being read") == true
         }
     }
 

@@ -43,7 +43,7 @@ extension ImageDecoder {
 
     private static func changedWhileRead(_ path: String) -> ItemError {
         ItemError(
-            .unreadable, stage: .decompress,
+            .changed, stage: .decompress,
             reason:
                 "\(path) changed while it was being read: nothing was made from it, and the next run makes it from the new version")
     }

@@ -1,0 +1,53 @@
+#if Server
+import Foundation
+import PipelineKit
+
+extension OutputResponder {
+    /// The refusal for an input a run could not make: the status its kind calls for, and a
+    /// reason that names the input as the URL did (`name`), never by its path on the server.
+    /// An input that changed while it was read is a passing state: 503 with `Retry-After`. A
+    /// failure of the server itself (writing its files) says which output, and no more.
+    static func refusal(for failure: ItemFailure, of input: InputFile, as name: String) -> ServeError {
+        if failure.error.kind == .changed {
+            return .tryAgain("\(failure.stage): \(name) changed while it was being read; try again")
+        }
+        let status = status(for: failure.error.kind)
+        guard status != 500 else {
+            let what = failure.output.map { "output \($0) of \(name)" } ?? name
+            return ServeError(500, "\(failure.stage): the server could not make \(what)")
+        }
+        return ServeError(status, "\(failure.stage): \(naming(failure.reason, input: input, as: name))")
+    }
+
+    /// The status for an input a run refused or could not make: 413 past a size limit, 422 for
+    /// what cannot be read as an image or made from it, 502 for a remote input that could not be
+    /// fetched, 503 for one that changed while it was read, 500 only for what the server itself
+    /// could not do (write its files).
+    static func status(for kind: ItemError.Kind) -> Int {
+        switch kind {
+        case .tooLarge, .tooManyPixels, .overMemoryBudget: 413
+        case .refused, .unreadable, .unsupportedFormat, .undecodable, .timedOut, .processing, .encoding: 422
+        case .network, .httpStatus: 502
+        case .changed: 503
+        default: 500
+        }
+    }
+
+    /// `reason` with every spelling of the input (its URL, its path, its name in reports) and
+    /// any other absolute path (a descriptor's, libvips' temporary files') replaced by `name`.
+    static func naming(_ reason: String, input: InputFile, as name: String) -> String {
+        var text = reason
+        // The longest first: the path ends with the report's name.
+        for spelling in [input.url, input.path, input.displayName].compactMap({ $0 }).filter({ !$0.isEmpty && $0 != name })
+            .sorted(by: { $0.count > $1.count })
+        {
+            text = text.replacingOccurrences(of: spelling, with: name)
+        }
+        // A path from the root with two parts or more (`/proc/self/fd/7`, `/tmp/vips-0.v`), not
+        // preceded by a word character (so `image/png` and `1/2` are left alone).
+        guard let absolutePath = try? NSRegularExpression(pattern: #"(?<![\w./])/(?:[^\s/:'"(),]+/)+[^\s:'"(),]*"#) else { return text }
+        return absolutePath.stringByReplacingMatches(
+            in: text, range: NSRange(text.startIndex..., in: text), withTemplate: NSRegularExpression.escapedTemplate(for: name))
+    }
+}
+#endif

@@ -1,0 +1,52 @@
+#if Server
+import Foundation
+import Hummingbird
+
+/// Why a request gets no file, as Hummingbird's router and middleware carry it: the status, the
+/// reason its JSON body `{"error": reason}` gives, and the headers that go with it
+/// (`Retry-After`, `Allow`).
+struct ServeError: HTTPResponseError, Equatable {
+    let status: HTTPResponse.Status
+    let reason: String
+    var headers: HTTPFields
+
+    init(_ code: Int, _ reason: String, headers: HTTPFields = [:]) {
+        status = HTTPResponse.Status(code: code)
+        self.reason = reason
+        self.headers = headers
+    }
+
+    /// A refusal that may be tried again shortly: 503 with `Retry-After: 1`.
+    static func tryAgain(_ reason: String) -> ServeError {
+        ServeError(503, reason, headers: [.retryAfter: "1"])
+    }
+
+    func response(from request: Request, context: some RequestContext) -> Response {
+        var response = Self.body(status, reason)
+        for field in headers { response.headers.append(field) }
+        return response
+    }
+
+    /// `status` with a JSON body `{"error": reason}`.
+    static func body(_ status: HTTPResponse.Status, _ reason: String) -> Response {
+        let body = (try? JSONEncoder().encode(["error": reason])) ?? Data(#"{"error": "unknown"}"#.utf8)
+        return Response(
+            status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: body)))
+    }
+}
+
+/// The context of a request to the server: Hummingbird's, and the path below the signature once
+/// `SignatureMiddleware` has checked it.
+struct ServerRequestContext: RequestContext {
+    var coreContext: CoreRequestContextStorage
+    /// The path after its signature (from the `/` after it), once checked; nil when URLs are not signed.
+    var unsignedPath: String?
+
+    init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+    }
+
+    /// The path that names what is asked for: without its signature, when URLs are signed.
+    func routedPath(of request: Request) -> String { unsignedPath ?? request.uri.path }
+}
+#endif

@@ -1,0 +1,95 @@
+#if Server
+import Foundation
+import Hummingbird
+import Logging
+import PipelineKit
+
+/// Counts every request in the server's metrics and logs it (the access log, a line a request at
+/// `info`), and renders every refusal as the JSON answer it is: the outermost middleware, so
+/// that what the others refuse is counted and logged too.
+struct AccessMiddleware: RouterMiddleware {
+    typealias Context = ServerRequestContext
+
+    let metrics: ServerMetrics
+    let catalog: OutputCatalog
+    /// Whether paths start with a signature, which is not an output's name.
+    let signed: Bool
+    let logger: Logger
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let start = ContinuousClock.now
+        metrics.started()
+        var response: Response
+        do {
+            response = try await next(request, context)
+        } catch let error as ServeError {
+            response = error.response(from: request, context: context)
+        } catch let error as any HTTPResponseError {
+            // The router's own refusals: a path no route takes.
+            let reason = error.status == .notFound ? "no such path: expected /{output}/{input}" : error.status.reasonPhrase
+            response = ServeError.body(error.status, reason)
+        } catch {
+            logger.error("request failed", metadata: ["path": "\(request.uri.path)", "error": "\(error)"])
+            response = ServeError.body(.internalServerError, "the server could not answer")
+        }
+        let bytes = request.method == .head || response.status != .ok ? 0 : Int(response.headers[.contentLength] ?? "") ?? 0
+        let duration = start.duration(to: .now)
+        metrics.finished(
+            output: outputName(in: signed ? Self.droppingFirstPart(request.uri.path) : request.uri.path),
+            status: response.status.code, duration: duration, bytes: bytes, source: response.headers[OutputResponder.sourceHeader])
+        if logger.logLevel <= .info {
+            let (seconds, attoseconds) = duration.components
+            logger.info(
+                "request",
+                metadata: [
+                    "method": "\(request.method)", "path": "\(request.uri.path)", "status": "\(response.status.code)",
+                    "bytes": "\(bytes)", "ms": "\(seconds * 1000 + attoseconds / 1_000_000_000_000_000)",
+                    "source": "\(response.headers[OutputResponder.sourceHeader] ?? "-")",
+                ])
+        }
+        if request.method == .head { response = response.createHeadResponse() }
+        return response
+    }
+
+    /// `path` without its first part (a signature), from the `/` after it.
+    static func droppingFirstPart(_ path: String) -> String {
+        let raw = path.dropFirst()
+        return raw.firstIndex(of: "/").map { String(raw[$0...]) } ?? "/"
+    }
+
+    /// The output a path names, when it names one of the file's (for the metrics' labels).
+    private func outputName(in path: String) -> String? {
+        let first = path.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: true).first
+        return first.flatMap { String($0).removingPercentEncoding }.flatMap { catalog.outputs[$0]?.name }
+    }
+}
+
+/// Refuses every method but `GET` and `HEAD` with 405 and `Allow`, whatever the path.
+struct MethodMiddleware: RouterMiddleware {
+    typealias Context = ServerRequestContext
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        guard request.method == .get || request.method == .head else {
+            throw ServeError(405, "only GET and HEAD are answered", headers: [.allow: "GET, HEAD"])
+        }
+        return try await next(request, context)
+    }
+}
+
+/// Checks the signature a signed path starts with before anything is looked up or made (403
+/// when it is missing or wrong), and hands the routes the path below it.
+struct SignatureMiddleware: RouterMiddleware {
+    typealias Context = ServerRequestContext
+
+    let signature: URLSignature
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        guard let rest = signature.verified(request.uri.path) else {
+            throw ServeError(403, "the URL's signature is missing or wrong")
+        }
+        var context = context
+        context.unsignedPath = rest
+        return try await next(request, context)
+    }
+}
+#endif

@@ -1,0 +1,81 @@
+#if Server
+import Foundation
+import StandardProcessors
+import TestSupport
+import Testing
+
+@testable import PipelineKit
+@testable import PipelineServer
+
+/// What a request names, in process: the output catalog a plan gives, `Accept` and the query.
+@Suite struct OutputRequestTests {
+    static let photo =
+        #"{"name": "photo", "widths": [16, 24], "formats": [{"format": "avif"}, {"format": "webp"}, {"format": "jpeg"}], "path": "out/{stem}-{width}.{format}"}"#
+    static let jxl =
+        #"{"name": "jxl", "formats": [{"format": "jxl"}, {"format": "png"}], "path": "out/{stem}.{format}"}"#
+    static let s3 = #"{"name": "remote", "encode": {"format": "webp"}, "path": "s3://bucket/{stem}.webp"}"#
+
+    static func catalog() throws -> OutputCatalog {
+        let directory = try TemporaryDirectory()
+        let image = try Fixtures.jpeg(try Fixtures.gradient(width: 48, height: 32))
+        try directory.write(image, to: "in/a.jpg")
+        try directory.write(image, to: "in/sub/b.jpg")
+        let json = PipelineHarness.json(inputs: ["in/**/*.jpg"], outputs: [photo, jxl, s3])
+        return OutputCatalog(plan: try PipelineHarness.pipeline(json, in: directory).plan())
+    }
+
+    static func format(_ accept: String?, output: String = "photo") throws -> EncoderSettings.Format {
+        try OutputRequest(path: "/\(output)/a.jpg", query: [], accept: accept, catalog: try catalog()).format
+    }
+
+    @Test func theCatalogHasEveryLocalOutputAndEveryInputByItsURLName() throws {
+        let catalog = try Self.catalog()
+        #expect(catalog.outputs["photo"]?.formats == [.avif, .webp, .jpeg])
+        #expect(catalog.outputs["photo"]?.widths == [16, 24])
+        #expect(catalog.outputs["jxl"]?.formats == [.jxl, .png])
+        #expect(catalog.outputs["remote"] == nil)
+        #expect(Set(catalog.inputs.keys) == ["a.jpg", "sub/b.jpg"])
+        let request = try OutputRequest(path: "/photo/sub%2Fb.jpg", query: [("width", "16")], accept: nil, catalog: catalog)
+        #expect(request.input == "sub/b.jpg")
+        #expect(request.width == 16)
+        #expect(request.variesByAccept)
+    }
+
+    @Test func aFormatIsChosenOnlyWhenAcceptNamesIt() throws {
+        // Named: the one named, whatever wildcard follows
+        #expect(try Self.format("image/webp,*/*") == .webp)
+        #expect(try Self.format("image/avif,image/webp,image/apng,image/*,*/*;q=0.8") == .avif)
+        #expect(try Self.format("IMAGE/WEBP") == .webp)
+        #expect(try Self.format("image/jxl,image/*", output: "jxl") == .jxl)
+        // The higher weight among named ones; the file's order among equals
+        #expect(try Self.format("image/avif;q=0.5, image/webp") == .webp)
+        #expect(try Self.format("image/webp, image/avif") == .avif)
+        // Wildcards alone, no Accept, or nothing listed: the last format, the fallback
+        #expect(try Self.format("*/*") == .jpeg)
+        #expect(try Self.format("image/*") == .jpeg)
+        #expect(try Self.format(nil) == .jpeg)
+        #expect(try Self.format("text/html") == .jpeg)
+        #expect(try Self.format("*/*", output: "jxl") == .png)
+        // q=0 excludes a type, named or as the fallback
+        #expect(try Self.format("image/avif;q=0, image/webp;q=0, */*") == .jpeg)
+        #expect(try Self.format("image/webp;q=0,image/*;q=0.8") == .jpeg)
+        #expect(try Self.format("image/jpeg;q=0, image/*") == .webp)
+        #expect(try Self.format("image/webp;q=0.0") == .jpeg)
+    }
+
+    @Test func theQueryPicksAmongWhatTheOutputLists() throws {
+        let catalog = try Self.catalog()
+        let forced = try OutputRequest(path: "/photo/a.jpg", query: [("format", "jpg")], accept: "image/avif", catalog: catalog)
+        #expect(forced.format == .jpeg)
+        #expect(forced.width == nil)
+        for (path, query, status) in [
+            ("/photo/a.jpg", [("width", "17")], 400), ("/photo/a.jpg", [("format", "gif")], 400), ("/photo/c.jpg", [], 404),
+            ("/nothing/a.jpg", [], 404), ("/remote/a.jpg", [], 404), ("/photo", [], 404), ("/photo/%2e%2e/a.jpg", [], 404),
+        ] {
+            let error = #expect(throws: ServeError.self) { try OutputRequest(path: path, query: query, accept: nil, catalog: catalog) }
+            #expect(error?.status.code == status, "\(path)")
+            #expect(error?.reason.isEmpty == false)
+        }
+    }
+}
+#endif

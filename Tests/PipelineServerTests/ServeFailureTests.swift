@@ -1,0 +1,56 @@
+#if Server
+import Foundation
+import StandardProcessors
+import TestSupport
+import Testing
+
+@testable import PipelineKit
+@testable import PipelineServer
+
+/// What a refused request's body says: the input as its URL named it, never a path on the server;
+/// and an input that changed while it was read is to be tried again, not refused.
+@Suite struct ServeFailureTests {
+    static let input = InputFile(path: "/srv/images/in/sub/b.jpg", displayName: "in/sub/b.jpg", subfolder: "sub")
+
+    static func refusal(_ kind: ItemError.Kind, _ reason: String, output: String? = nil) -> ServeError {
+        let failure = ItemFailure(input: input.displayName, output: output, error: ItemError(kind, stage: .decompress, reason: reason))
+        return OutputResponder.refusal(for: failure, of: input, as: "sub/b.jpg")
+    }
+
+    @Test func reasonsNameTheInputAsTheURLDid() {
+        let refused = Self.refusal(
+            .undecodable, "/srv/images/in/sub/b.jpg: VipsJpeg: /proc/self/fd/9: Not a JPEG file (in/sub/b.jpg, image/png, 1/2)")
+        #expect(refused.status.code == 422)
+        #expect(refused.reason == "decompress: sub/b.jpg: VipsJpeg: sub/b.jpg: Not a JPEG file (sub/b.jpg, image/png, 1/2)")
+        // A failure of the server's own says which output, and no path
+        let unwritten = Self.refusal(.writing, "cannot write /srv/images/out/sub/b.webp: Permission denied", output: "thumb")
+        #expect(unwritten.status.code == 500)
+        #expect(unwritten.reason == "decompress: the server could not make output thumb of sub/b.jpg")
+    }
+
+    @Test func anInputThatChangedWhileItWasReadIsToBeTriedAgain() {
+        let changed = Self.refusal(
+            .changed,
+            "/srv/images/in/sub/b.jpg changed while it was being read: nothing was made from it, and the next run makes it from the new version"
+        )
+        #expect(changed.status.code == 503)
+        #expect(changed.headers[.retryAfter] == "1")
+        #expect(changed.reason == "decompress: sub/b.jpg changed while it was being read; try again")
+    }
+
+    @Test func aServerNamesARefusedInputAsItsURLDid() async throws {
+        let directory = try TemporaryDirectory()
+        try directory.write(Data("not an image at all".utf8), to: "in/sub/broken.jpg")
+        let json = PipelineHarness.json(inputs: ["in/**/*.jpg"], outputs: [ServeTests.thumb])
+        try await withServer(json, in: directory) { server in
+            let broken = try await server.request("/thumb/sub/broken.jpg")
+            #expect(broken.status == 422)
+            let body = try JSONSerialization.jsonObject(with: broken.body) as? [String: String]
+            let reason = try #require(body?["error"])
+            #expect(!reason.contains(directory.path), "\(reason)")
+            #expect(!reason.contains("in/sub/broken.jpg"), "\(reason)")
+            #expect(!reason.contains("/proc/"), "\(reason)")
+        }
+    }
+}
+#endif
