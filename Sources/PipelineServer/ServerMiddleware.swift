@@ -77,15 +77,25 @@ struct MethodMiddleware: RouterMiddleware {
 }
 
 /// Checks the signature a signed path starts with before anything is looked up or made (403
-/// when it is missing or wrong), and hands the routes the path below it.
+/// when it is missing or wrong, or when the URL's signed `expires` is past), and hands the
+/// routes the path below it.
 struct SignatureMiddleware: RouterMiddleware {
     typealias Context = ServerRequestContext
 
     let signature: URLSignature
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        guard let rest = signature.verified(request.uri.path) else {
+        let expiries = URLSignature.expiries(inQuery: request.uri.query ?? "")
+        guard expiries.count <= 1 else { throw ServeError(403, "the URL has more than one expires") }
+        guard let rest = signature.verified(request.uri.path, expires: expiries.first) else {
             throw ServeError(403, "the URL's signature is missing or wrong")
+        }
+        if let expires = expiries.first {
+            // Digits only: the time signed is the time checked, with no sign or spaces to read past.
+            guard expires.allSatisfy({ $0.isASCII && $0.isNumber }), let seconds = Int(expires) else {
+                throw ServeError(403, "expires is not a Unix time in seconds")
+            }
+            guard Double(seconds) > Date().timeIntervalSince1970 else { throw ServeError(403, "the URL expired") }
         }
         var context = context
         context.unsignedPath = rest

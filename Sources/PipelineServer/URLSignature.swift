@@ -4,7 +4,9 @@ import PipelineKit
 
 /// Signed URLs as imgproxy signs them: the path starts with a signature, the URL-safe base64
 /// (without padding) of the HMAC-SHA256, under the key, of the salt followed by the rest of the
-/// path as sent (from its leading `/`, still percent-encoded). The query is not signed.
+/// path as sent (from its leading `/`, still percent-encoded). The query is not signed, but for
+/// `expires` (a Unix time in seconds), which follows the path in the signed string as
+/// `?expires=N`, so that a URL may be signed to stop working at a time.
 struct URLSignature: Sendable {
     private let key: [UInt8]
     private let salt: [UInt8]
@@ -15,21 +17,33 @@ struct URLSignature: Sendable {
     }
 
     /// The rest of `path` (from the `/` after the signature) when its first part is the right
-    /// signature for it, compared in constant time; nil otherwise.
-    func verified(_ path: String) -> String? {
+    /// signature for it and for `expires` (the query's `expires` as sent, when it has one),
+    /// compared in constant time; nil otherwise.
+    func verified(_ path: String, expires: Substring? = nil) -> String? {
         let raw = path.hasPrefix("/") ? path.dropFirst() : path[...]
         guard let slash = raw.firstIndex(of: "/"), let signature = Self.decode(raw[..<slash]) else { return nil }
         let rest = String(raw[slash...])
-        let expected = SHA256.hmac(key: key, message: salt + Array(rest.utf8))
+        let expected = SHA256.hmac(key: key, message: salt + Self.signed(rest, expires: expires))
         // Every byte compared whatever the first difference, so the time taken tells nothing.
         guard signature.count == expected.count else { return nil }
         let difference = zip(signature, expected).reduce(UInt8(0)) { $0 | ($1.0 ^ $1.1) }
         return difference == 0 ? rest : nil
     }
 
-    /// The signature of `path` (from its leading `/`), for a program that makes URLs.
-    func signature(of path: String) -> String {
-        Self.encode(Data(SHA256.hmac(key: key, message: salt + Array(path.utf8))))
+    /// The signature of `path` (from its leading `/`), and of `expires` when the URL has one,
+    /// for a program that makes URLs.
+    func signature(of path: String, expires: Int? = nil) -> String {
+        Self.encode(Data(SHA256.hmac(key: key, message: salt + Self.signed(path, expires: expires.map { Substring(String($0)) }))))
+    }
+
+    /// The string signed: the path, then `?expires=N` when the URL has an `expires`.
+    private static func signed(_ path: String, expires: Substring?) -> [UInt8] {
+        Array(path.utf8) + (expires.map { Array("?expires=\($0)".utf8) } ?? [])
+    }
+
+    /// The values of `expires` in a query as sent (`a=1&expires=N`), not decoded.
+    static func expiries(inQuery query: String) -> [Substring] {
+        query.split(separator: "&").filter { $0.hasPrefix("expires=") }.map { $0.dropFirst("expires=".count) }
     }
 
     /// URL-safe base64 without padding.
