@@ -83,7 +83,11 @@ extension PipelineCommand {
         /// Serves the pipeline file as it is now and the inputs its folders hold now: reloads the
         /// server after each settled batch of changes. A file that no longer loads or plans is
         /// reported, and the server goes on with the last valid one.
-        private struct Reloading: Service {
+        // Described by its file alone: service-lifecycle logs its services, and the pipeline
+        // it holds has secrets (the signing key, `fetch.headers`).
+        private struct Reloading: Service, CustomStringConvertible {
+            var description: String { "Reloading(\(file))" }
+
             let server: PipelineServer
             let pipeline: Pipeline
             let watcher: PipelineWatcher

@@ -137,4 +137,10 @@ public struct PipelineServer: Service {
         }
     }
 }
+
+extension PipelineServer: CustomStringConvertible {
+    /// `PipelineServer(HOST:PORT)`: where it listens, and nothing of the pipeline file, whose
+    /// `serve` section may hold the signing key (service-lifecycle logs its services so).
+    public var description: String { "PipelineServer(\(settings.host):\(settings.port))" }
+}
 #endif

@@ -82,7 +82,7 @@ public struct ServeSettings: Sendable, Equatable {
 
     /// The key and salt URLs are signed with, as imgproxy signs them: HMAC-SHA256 with `key` of
     /// `salt` followed by the path.
-    public struct Signing: Sendable, Equatable {
+    public struct Signing: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible {
         /// The HMAC key's bytes.
         public var key: [UInt8]
         /// The bytes put before the path.
@@ -93,6 +93,13 @@ public struct ServeSettings: Sendable, Equatable {
             self.key = key
             self.salt = salt
         }
+
+        /// `Signing(key: <redacted>, salt: <redacted>)`: a secret is printed nowhere, however
+        /// the settings around it are described or logged.
+        public var description: String { "Signing(key: <redacted>, salt: <redacted>)" }
+
+        /// As `description`.
+        public var debugDescription: String { description }
 
         /// The bytes of a hex string (two digits a byte, either case), or nil when it is not one.
         public static func bytes(hex: String) -> [UInt8]? {

@@ -1,0 +1,44 @@
+#if Server
+import Foundation
+import TestSupport
+import Testing
+
+/// `pipeline serve --log-level trace` logs everything but secrets: not the signing key or salt
+/// (in any spelling), not a signed query's values, not a request's header values.
+@Suite struct ServeLogRedactionTests {
+    static let key = "943b421c9eb07c830af81030552c86009268de4e532ba2ee2eab8247c6da0881"
+    static let salt = "520f986b998545b4785e0defbc4f3c1203f22de2374a3d53cb7a7fe9fea309c5"
+
+    @Test func traceLogsNoSecret() throws {
+        let directory = try Fixtures.watchedFolder(inputs: 1, outputs: [ServeCommandTests.thumb], inputPattern: "in/*.jpg")
+        let json = PipelineHarness.json(
+            inputs: ["in/*.jpg"], outputs: [ServeCommandTests.thumb], extra: #""serve": {"key": "\#(Self.key)", "salt": "\#(Self.salt)"}"#)
+        try directory.write(Data(json.utf8), to: "p.json")
+        let command = try BackgroundCommand(["serve", "p.json", "--port", "0", "--log-level", "trace"], in: directory.url)
+        defer { command.kill() }
+        let line = command.waitForLine(timeout: 180) { !$0.isError && $0.text.hasPrefix("Serving ") }
+        let port = try #require(line?.text.split(separator: ":").last.flatMap { Int($0) }, "\(command.transcript)")
+        // A signed URL (signature computed apart, with Python's hmac) that expires in 2100, with a secret header
+        let target = "/ycnbevbThOVYmG5Zib2HI0EJKZ1YVCLtX5-KeeLaN1s/thumb/p0.jpg?expires=4102444800"
+        let response = try LoopbackHTTPClient.send(port: port, target: target, headers: ["Authorization": "Bearer hunter2-token"])
+        #expect(response.status == 200 || response.status == 403, "\(response.status)")
+        let mark = command.lineCount
+        _ = try LoopbackHTTPClient.send(port: port, target: "/healthz")
+        _ = command.waitForLine(after: mark, timeout: 60) { $0.isError && $0.text.contains("path=/healthz") }
+        command.signal(SIGTERM)
+        #expect(command.waitForExit(timeout: 120) == 0, "\(command.transcript)")
+
+        let transcript = command.transcript
+        #expect(transcript.contains("trace"), "nothing logged at trace:\n\(transcript)")
+        let keyBytes = stride(from: 0, to: Self.key.count, by: 2).map { offset -> String in
+            let start = Self.key.index(Self.key.startIndex, offsetBy: offset)
+            return String(UInt8(Self.key[start..<Self.key.index(start, offsetBy: 2)], radix: 16) ?? 0)
+        }
+        for secret in [
+            Self.key, Self.salt, "943B421C", keyBytes.prefix(6).joined(separator: ", "), "hunter2-token", "expires=4102444800",
+        ] {
+            #expect(!transcript.contains(secret), "\(secret) is in:\n\(transcript)")
+        }
+    }
+}
+#endif
