@@ -12,11 +12,20 @@ struct OutputRequest: Sendable, Equatable {
     let width: Int?
     /// Whether the answer depends on `Accept` (the output lists several formats).
     let variesByAccept: Bool
+    /// The client hint that picked the width (`Sec-CH-Width` or `Width`), for `Vary`; nil when none did.
+    let widthHint: String?
 
     /// Reads `/{output}/{input}` (`path` as sent, percent-encoded) and the query's `width` and
     /// `format`; `accept` is the request's `Accept` header, if any. Each part is decoded once
     /// and looked up as it is, so an encoded `..` or a NUL is a name no input has.
-    init(path: String, query: [(name: String, value: String)], accept: String?, catalog: OutputCatalog) throws(ServeError) {
+    ///
+    /// `hints` are the request's width client hints, by name (`Sec-CH-Width`, `Width`), when the
+    /// file's `serve.clientHints` asks for them: without `?width=`, the first that is a number
+    /// picks the smallest of the output's widths at least that wide, else the widest.
+    init(
+        path: String, query: [(name: String, value: String)], accept: String?, catalog: OutputCatalog,
+        hints: [(name: String, value: String?)] = []
+    ) throws(ServeError) {
         let raw = path.hasPrefix("/") ? path.dropFirst() : path[...]
         guard let slash = raw.firstIndex(of: "/") else {
             throw ServeError(404, "no such path: expected /{output}/{input}")
@@ -30,8 +39,22 @@ struct OutputRequest: Sendable, Equatable {
         self.output = output.name
         self.input = inputName
         variesByAccept = output.formats.count > 1
-        width = try Self.width(query.first { $0.name == "width" }?.value, of: output)
+        let asked = try Self.width(query.first { $0.name == "width" }?.value, of: output)
+        let hint = asked == nil && !output.widths.isEmpty ? Self.hinted(hints) : nil
+        width = asked ?? hint.map { wanted in output.widths.filter { $0 >= wanted.width }.min() ?? output.widths.max() ?? wanted.width }
+        widthHint = hint?.name
         format = try Self.format(query.first { $0.name == "format" }?.value, accept: accept, of: output)
+    }
+
+    /// The first of `hints` whose value is a width (a number of pixels, rounded up), and its name.
+    private static func hinted(_ hints: [(name: String, value: String?)]) -> (name: String, width: Int)? {
+        for hint in hints {
+            guard let text = hint.value?.trimmingCharacters(in: .whitespaces), let value = Double(text), value.isFinite,
+                value > 0, value < 1_000_000
+            else { continue }
+            return (hint.name, Int(value.rounded(.up)))
+        }
+        return nil
     }
 
     /// The width `?width=` asks for, which must be one the output lists.

@@ -10,6 +10,12 @@ struct OutputResponder: Sendable {
     let maker: InputMaker
     private let cacheControl: String?
     private let files = FileIO()
+    /// Whether answers ask for client hints, and a request's width hint picks its width (`serve.clientHints`).
+    private let clientHints: Bool
+    /// The width hints read, in order: the standard one first, then the one browsers sent before it.
+    static let widthHints = [HTTPFields.Element.Name("Sec-CH-Width")!, HTTPFields.Element.Name("Width")!]
+    /// What `Accept-CH` asks for, when the file's `serve.clientHints` is on.
+    static let acceptCH = HTTPFields.Element.Name("Accept-CH")!
 
     /// Says where an answered file came from: `disk` when a run (a batch run, or an earlier
     /// request) had made it and it was up to date, `made` when this request's run made it.
@@ -21,6 +27,7 @@ struct OutputResponder: Sendable {
         maker = InputMaker(
             pipeline: pipeline, plan: plan, memory: memory, lanes: plan.definition.inFlight, queueLimit: plan.definition.serve.maxQueue)
         cacheControl = plan.definition.serve.cacheControl
+        clientHints = plan.definition.serve.clientHints
     }
 
     /// The file `path` (`/{output}/{input}`, below any signature) names, made now if need be;
@@ -28,7 +35,8 @@ struct OutputResponder: Sendable {
     func answer(_ request: Request, path: String, context: some RequestContext) async throws(ServeError) -> Response {
         let wanted = try OutputRequest(
             path: path, query: request.uri.queryParameters.map { (String($0.key), String($0.value)) },
-            accept: request.headers[.accept], catalog: catalog)
+            accept: request.headers[.accept], catalog: catalog,
+            hints: clientHints ? Self.widthHints.map { ($0.rawName, request.headers[$0]) } : [])
         guard let input = catalog.inputs[wanted.input] else { throw ServeError(404, "no input of that name") }
         // The warm path: the file the last run over this input reported, while the input and
         // the file are as that run left them, is what a run would find up to date now.
@@ -78,7 +86,9 @@ struct OutputResponder: Sendable {
     {
         var headers: HTTPFields = [:]
         headers[.contentType] = (written.format ?? wanted.format).mimeType
-        if wanted.variesByAccept { headers[.vary] = "Accept" }
+        let varies = (wanted.variesByAccept ? ["Accept"] : []) + (wanted.widthHint.map { [$0] } ?? [])
+        if !varies.isEmpty { headers[.vary] = varies.joined(separator: ", ") }
+        if clientHints { headers[Self.acceptCH] = "Sec-CH-Width, Sec-CH-DPR, Width, DPR" }
         if let cacheControl { headers[.cacheControl] = cacheControl }
         headers[Self.sourceHeader] = written.upToDate ? "disk" : "made"
         if let fingerprint = written.fingerprint {

@@ -199,7 +199,7 @@ struct DefinitionBuilder {
         }
         return ServeSettings(
             cacheControl: try serve.optionalString("cacheControl"), maxConnections: try serve.int("maxConnections"),
-            maxQueue: try serve.int("maxQueue"), signing: signing)
+            maxQueue: try serve.int("maxQueue"), signing: signing, clientHints: try serve.bool("clientHints"))
     }
 
     /// The `manifest` section, nil when the file has none.

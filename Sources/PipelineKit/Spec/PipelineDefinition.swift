@@ -79,6 +79,9 @@ public struct ServeSettings: Sendable, Equatable {
     /// The key and salt of signed URLs (`serve.key`, `serve.salt`, hex in the file), or nil
     /// when URLs are not signed.
     public var signing: Signing?
+    /// Whether answers ask for client hints (`Accept-CH`) and a request's `Sec-CH-Width` (or
+    /// `Width`) picks its width when it has no `?width=` (`serve.clientHints`).
+    public var clientHints: Bool
 
     /// The key and salt URLs are signed with, as imgproxy signs them: HMAC-SHA256 with `key` of
     /// `salt` followed by the path.
@@ -133,8 +136,9 @@ public struct ServeSettings: Sendable, Equatable {
     /// The section's settings; a file without the section has the defaults.
     public init(
         cacheControl: String? = nil, maxConnections: Int = ServeSettings.defaultMaxConnections,
-        maxQueue: Int = ServeSettings.defaultMaxQueue, signing: Signing? = nil
+        maxQueue: Int = ServeSettings.defaultMaxQueue, signing: Signing? = nil, clientHints: Bool = false
     ) {
+        self.clientHints = clientHints
         self.cacheControl = cacheControl
         self.maxConnections = maxConnections
         self.maxQueue = maxQueue

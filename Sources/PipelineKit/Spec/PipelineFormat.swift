@@ -210,6 +210,11 @@ public enum PipelineFormat {
                         help:
                             "inputs not made yet that may wait for pipeline serve's runs besides those being made (inFlight of them); "
                             + "past it a request for another gets 503 with Retry-After"),
+                    .boolean(
+                        "clientHints", default: false,
+                        help:
+                            "answer with Accept-CH: Sec-CH-Width, Sec-CH-DPR, Width, DPR, and pick the width of a request without ?width= "
+                            + "from its Sec-CH-Width (or Width): the smallest of the output's widths at least that wide, else the widest"),
                     Option(
                         "key", .string(nonEmpty: true),
                         help:

@@ -1,0 +1,61 @@
+#if Server
+import Foundation
+import StandardProcessors
+import TestSupport
+import Testing
+import Vips
+
+@testable import PipelineKit
+@testable import PipelineServer
+
+/// `serve.clientHints`: answers ask for width hints, and a request without `?width=` that sends
+/// one gets the smallest listed width at least that wide.
+@Suite struct ClientHintsTests {
+    static let photo = #"{"name": "photo", "widths": [16, 24, 32], "formats": ["webp"], "path": "out/{stem}-{width}.webp"}"#
+
+    @Test func aWidthHintPicksTheSmallestWidthAtLeastThatWide() throws {
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 48, height: 32)), to: "in/a.jpg")
+        let json = PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [Self.photo])
+        let catalog = OutputCatalog(plan: try PipelineHarness.pipeline(json, in: directory).plan())
+        func width(_ hints: [(name: String, value: String?)], query: [(name: String, value: String)] = []) throws -> (Int?, String?) {
+            let request = try OutputRequest(path: "/photo/a.jpg", query: query, accept: nil, catalog: catalog, hints: hints)
+            return (request.width, request.widthHint)
+        }
+        #expect(try width([("Sec-CH-Width", "20"), ("Width", "30")]) == (24, "Sec-CH-Width"))
+        #expect(try width([("Sec-CH-Width", nil), ("Width", "16")]) == (16, "Width"))
+        #expect(try width([("Sec-CH-Width", "16.5")]) == (24, "Sec-CH-Width"))
+        #expect(try width([("Sec-CH-Width", "4000")]) == (32, "Sec-CH-Width"))
+        #expect(try width([("Sec-CH-Width", "abc"), ("Width", "-3")]) == (nil, nil))
+        #expect(try width([("Sec-CH-Width", "20")], query: [("width", "32")]) == (32, nil))
+        #expect(try width([]) == (nil, nil))
+    }
+
+    @Test func aServerWithClientHintsAsksForThemAndFollowsThem() async throws {
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 48, height: 32)), to: "in/a.jpg")
+        let json = PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [Self.photo], extra: #""serve": {"clientHints": true}"#)
+        #expect(try PipelineHarness.pipeline(json, in: directory).definition.serve.clientHints)
+        try await withServer(json, in: directory) { server in
+            let hinted = try await server.request("/photo/a.jpg", headers: ["Sec-CH-Width": "20"])
+            #expect(hinted.status == 200)
+            #expect(try VipsImage.open(data: hinted.body).width == 24)
+            #expect(hinted.header("Accept-CH") == "Sec-CH-Width, Sec-CH-DPR, Width, DPR")
+            #expect(hinted.header("Vary") == "Sec-CH-Width")
+            let old = try await server.request("/photo/a.jpg", headers: ["Width": "10"])
+            #expect(try VipsImage.open(data: old.body).width == 16)
+            #expect(old.header("Vary") == "Width")
+            let none = try await server.request("/photo/a.jpg")
+            #expect(try VipsImage.open(data: none.body).width == 32)
+            #expect(none.header("Vary") == nil)
+        }
+        // Without the key: no Accept-CH, and hints are not followed
+        let plain = PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [Self.photo])
+        try await withServer(plain, in: directory) { server in
+            let response = try await server.request("/photo/a.jpg", headers: ["Sec-CH-Width": "20"])
+            #expect(response.header("Accept-CH") == nil)
+            #expect(try VipsImage.open(data: response.body).width == 32)
+        }
+    }
+}
+#endif
