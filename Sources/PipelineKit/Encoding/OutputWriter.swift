@@ -50,9 +50,18 @@ final class OutputWriter: Sendable {
         } catch {
             throw ItemError(.outputPath, stage: .encode, reason: error.message, underlying: error)
         }
-        if claimsPaths { try claim(path, for: "output \"\(output.name)\" of \(input.displayName)") }
+        let claimant = "output \"\(output.name)\" of \(input.displayName)"
+        // A hashed name is claimed once the bytes name it.
+        if claimsPaths, !target.namesHash { try claim(path, for: claimant) }
         if target.isS3 {
-            return Pending(output: try put(image, output: output, at: path, input: input, fingerprint: fingerprint), file: nil)
+            return Pending(
+                output: try put(image, output: output, input: input, fingerprint: fingerprint) { body throws(ItemError) in
+                    guard target.namesHash else { return path }
+                    let hashed = try Self.hashedPath(target, image: image, hash: SHA256.hex(body))
+                    if claimsPaths { try claim(hashed, for: claimant) }
+                    return hashed
+                },
+                file: nil)
         }
         if let tiles = output.tiles {
             let pyramid = try TilePyramidWriter.writeUncommitted(
@@ -65,7 +74,7 @@ final class OutputWriter: Sendable {
         }
         var dropped: [String] = []
         var search: QualitySearch.Outcome?
-        let file = try ImageWriter.writeUncommitted(to: path, root: target.root, protecting: protectedInputs) {
+        var file = try ImageWriter.writeUncommitted(to: path, root: target.root, protecting: protectedInputs) {
             descriptor throws(ItemError) in
             do {
                 let encoded = try ImageEncoder.encode(image, with: output.encoder, into: descriptor)
@@ -74,9 +83,20 @@ final class OutputWriter: Sendable {
                 throw ItemError(.encoding, stage: .encode, reason: ItemError.reason(for: error), underlying: error)
             }
         }
+        var finalPath = path
+        if target.namesHash {
+            do throws(ItemError) {
+                finalPath = try Self.hashedPath(target, image: image, hash: file.contentHash())
+                if claimsPaths { try claim(finalPath, for: claimant) }
+            } catch {
+                file.discard()
+                throw error
+            }
+            file = file.renamed(to: finalPath)
+        }
         return Pending(
             output: WrittenOutput(
-                output: output.name, path: path, size: image.frameSize, byteCount: file.byteCount,
+                output: output.name, path: finalPath, size: image.frameSize, byteCount: file.byteCount,
                 format: output.encoder.format, fingerprint: fingerprint,
                 warnings: Self.warnings(dropped, input: input, format: output.encoder.format)
                     + Self.warnings(search, output: output, input: input),
@@ -84,9 +104,30 @@ final class OutputWriter: Sendable {
             file: file)
     }
 
-    private func put(_ image: VipsImage, output: OutputDefinition, at path: String, input: InputFile, fingerprint: String?)
-        throws(ItemError) -> WrittenOutput
-    {
+    /// The path whose `{hash}` is filled with `hash`.
+    private static func hashedPath(_ target: OutputTarget, image: VipsImage, hash: String) throws(ItemError) -> String {
+        do {
+            return try target.path(width: image.width, height: image.frameSize.height, hash: hash)
+        } catch {
+            throw ItemError(.outputPath, stage: .encode, reason: error.message, underlying: error)
+        }
+    }
+
+    /// - Parameter finalPath: the path for the encoded body: the target's, with its `{hash}` filled in.
+    private func put(
+        _ image: VipsImage, output: OutputDefinition, input: InputFile, fingerprint: String?,
+        finalPath: (Data) throws(ItemError) -> String
+    ) throws(ItemError) -> WrittenOutput {
+        let body: Data
+        let prepared: ImageEncoder.Prepared
+        let search: QualitySearch.Outcome?
+        do {
+            prepared = try ImageEncoder.prepare(image, for: output.encoder)
+            (body, search) = try ImageEncoder.encodedBytes(prepared, with: output.encoder)
+        } catch {
+            throw ItemError(.encoding, stage: .encode, reason: ItemError.reason(for: error), underlying: error)
+        }
+        let path = try finalPath(body)
         guard let location = S3Location(path) else {
             throw ItemError(.outputPath, stage: .encode, reason: "\(path) is not an s3://bucket/key address")
         }
@@ -96,15 +137,6 @@ final class OutputWriter: Sendable {
         } catch {
             throw ItemError(
                 .writing, stage: .encode, reason: "\(S3Client.label("PutObject", location)): \(error.message)", underlying: error)
-        }
-        let body: Data
-        let prepared: ImageEncoder.Prepared
-        let search: QualitySearch.Outcome?
-        do {
-            prepared = try ImageEncoder.prepare(image, for: output.encoder)
-            (body, search) = try ImageEncoder.encodedBytes(prepared, with: output.encoder)
-        } catch {
-            throw ItemError(.encoding, stage: .encode, reason: ItemError.reason(for: error), underlying: error)
         }
         var headers = ["Content-Type": output.encoder.format.mimeType]
         if let cacheControl = output.cacheControl { headers["Cache-Control"] = cacheControl }

@@ -16,7 +16,7 @@ public struct OutputTarget: Sendable {
         /// The width and height the output's steps (or its width of `widths`) fix, if any.
         let fixedWidth: Int?
         let fixedHeight: Int?
-        /// Whether the template has a `{width}` or `{height}`.
+        /// Whether the template has a `{width}`, `{height}` or `{hash}`.
         let namesSizes: Bool
 
         init(_ output: OutputDefinition, baseDirectory: URL, fixedSize: (width: Int?, height: Int?) = (nil, nil)) {
@@ -28,7 +28,7 @@ public struct OutputTarget: Sendable {
             artTag = output.variant?.art.map { output.art[$0].fileTag } ?? ""
             fixedWidth = fixedSize.width
             fixedHeight = fixedSize.height
-            namesSizes = !output.path.placeholders.isDisjoint(with: [.width, .height])
+            namesSizes = !output.path.placeholders.isDisjoint(with: [.width, .height, .hash])
         }
     }
 
@@ -76,15 +76,17 @@ public struct OutputTarget: Sendable {
         values[.art] = output.artTag
         values[.width] = output.fixedWidth.map(String.init) ?? "{width}"
         values[.height] = output.fixedHeight.map(String.init) ?? "{height}"
+        values[.hash] = PathTemplate.unknownHash
         plannedPath = try Self.place(template.resolve(values), root: output.root, base: output.baseDirectory)
         try Self.checkLengths(of: plannedPath, root: output.root)
-        guard placeholders.contains(.width) || placeholders.contains(.height) else {
+        guard !placeholders.isDisjoint(with: [.width, .height, .hash]) else {
             sizes = nil
             return
         }
         var unknown = values
         if output.fixedWidth == nil, placeholders.contains(.width) { unknown[.width] = String(PathPattern.number) }
         if output.fixedHeight == nil, placeholders.contains(.height) { unknown[.height] = String(PathPattern.number) }
+        if placeholders.contains(.hash) { unknown[.hash] = String(PathPattern.hexDigit) }
         sizes = Sizes(
             values: values,
             unknownPattern: unknown == values
@@ -118,11 +120,16 @@ public struct OutputTarget: Sendable {
     /// Whether the output is an object in S3 (`s3://bucket/key`), not a file.
     public var isS3: Bool { S3Location.isS3(root) }
 
-    /// The final path once the encoded image's size is known.
-    func path(width: Int, height: Int) throws(PathTemplate.Failure) -> String {
+    /// Whether the path names the file by the hash of its bytes (`{hash}`).
+    var namesHash: Bool { output.template.namesHash }
+
+    /// The final path once the encoded image's size is known, and, for a template with
+    /// `{hash}`, the SHA-256 of the file's bytes in lowercase hex (nil keeps `{hash}` unfilled).
+    func path(width: Int, height: Int, hash: String? = nil) throws(PathTemplate.Failure) -> String {
         guard var filled = sizes?.values else { return plannedPath }
         filled[.width] = String(width)
         filled[.height] = String(height)
+        if let hash { filled[.hash] = hash }
         return try Self.place(output.template.resolve(filled), root: root, base: output.baseDirectory)
     }
 

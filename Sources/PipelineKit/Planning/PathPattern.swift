@@ -5,6 +5,8 @@ struct PathPattern: Sendable {
     /// The character standing for an unknown number in a resolved path: one of Unicode's private
     /// use, which no file name holds by accident.
     static let number: Character = "\u{E000}"
+    /// The character standing for one unknown lowercase hex digit (of a `{hash}`).
+    static let hexDigit: Character = "\u{E001}"
 
     private enum Token: Equatable, Sendable {
         case scalar(Unicode.Scalar)
@@ -12,6 +14,8 @@ struct PathPattern: Sendable {
         case digit
         /// Any number of digits, possibly none.
         case digits
+        /// One lowercase hex digit.
+        case hex
     }
 
     private let tokens: [Token]
@@ -25,6 +29,8 @@ struct PathPattern: Sendable {
         for scalar in path.unicodeScalars {
             if Character(scalar) == Self.number {
                 tokens += [.digit, .digits]
+            } else if Character(scalar) == Self.hexDigit {
+                tokens.append(.hex)
             } else {
                 tokens.append(.scalar(scalar))
             }
@@ -36,7 +42,7 @@ struct PathPattern: Sendable {
     }
 
     /// Whether the path holds an unknown number.
-    var hasUnknowns: Bool { tokens.contains(.digit) }
+    var hasUnknowns: Bool { tokens.contains(.digit) || tokens.contains(.hex) }
 
     /// Whether some numbers in place of both patterns' unknowns make them the same path: the
     /// two patterns' automata are walked together, breadth first, over pairs of positions.
@@ -65,6 +71,7 @@ struct PathPattern: Sendable {
     private static func overlap(_ x: Token, _ y: Token) -> Bool {
         switch (x, y) {
         case (.scalar(let p), .scalar(let q)): p == q
+        case (.scalar(let p), .hex), (.hex, .scalar(let p)): ("0"..."9").contains(p) || ("a"..."f").contains(p)
         case (.scalar(let p), _), (_, .scalar(let p)): ("0"..."9").contains(p)
         default: true
         }

@@ -49,7 +49,7 @@ final class OutputJournal: Sendable {
     /// What the journal keeps of a record read from the file, in numbers where the file has
     /// text: a re-run holds one for every output the last run made, so it keeps a few numbers
     /// and no string of its own unless the record is a rare one.
-    private struct Held {
+    struct Held {
         /// The run's own fingerprint (16 hex digits) as its number.
         let fingerprint: UInt64
         let size: Int64
@@ -140,7 +140,7 @@ final class OutputJournal: Sendable {
     }
 
     /// Every record of one planned path: the last one read inline, since most paths have one.
-    private struct HeldRecords {
+    struct HeldRecords {
         var last: Held
         /// The earlier ones, oldest first.
         var earlier: [Held] = []
@@ -153,7 +153,7 @@ final class OutputJournal: Sendable {
         }
     }
 
-    private struct State {
+    struct State {
         /// Every record of each planned path read from the file.
         var records: [DiskPath: HeldRecords]
         /// Lines in the file as far as this run knows: read, then appended.
@@ -172,19 +172,25 @@ final class OutputJournal: Sendable {
         var problem: String? = nil
         /// Records of outputs made that could not be written.
         var unrecorded = 0
+        /// What the run did with outputs named by `{hash}` (`OutputJournal+HashedNames`).
+        var hashed = HashedNames()
     }
 
     let file: URL
     /// What was wrong with the journal when it was read, for the run's warnings.
     let warnings: [String]
     let fingerprints: Fingerprints
-    private let state: Locked<State>
+    let state: Locked<State>
+    /// Whether every record was read (not only some planned paths'): only then may a run remove
+    /// the files its `{hash}` outputs replaced (`removeReplacedHashedFiles`).
+    let readEveryRecord: Bool
 
     /// The journal at `file` of the run of `definition`. A run of part of a plan (a server's, for
     /// a request) gives its outputs' planned paths as `plannedPaths`: only their records are read,
     /// and a line naming none of them is passed over undecoded, its planned path counted.
     init(file: URL, definition: PipelineDefinition, plannedPaths: [String]? = nil) {
         self.file = file
+        readEveryRecord = plannedPaths == nil
         fingerprints = Fingerprints(definition: definition)
         var records: [DiskPath: HeldRecords] = [:]
         let wanted = plannedPaths.map { paths in paths.compactMap { try? JSONEncoder().encode($0) }.map([UInt8].init) }
@@ -215,6 +221,7 @@ final class OutputJournal: Sendable {
             guard let (size, seconds, nanoseconds) = Self.stamp(of: candidate.path(key: key)),
                 candidate.matches(size: size, seconds: seconds, nanoseconds: nanoseconds)
             else { continue }
+            noteCurrent(candidate.path(key: key), planned: planned)
             return candidate.record(key: key)
         }
         return nil
@@ -263,6 +270,7 @@ final class OutputJournal: Sendable {
                 return
             }
             if state.records[record.key] == nil { state.newPaths += 1 }
+            Self.noteWritten(path, key: record.key, in: &state)
             state.lines += 1
         }
     }
@@ -363,7 +371,7 @@ final class OutputJournal: Sendable {
     fileprivate static func text(seconds: Int, nanoseconds: Int) -> String { "\(seconds).\(nanoseconds)" }
 
     /// A file's size and modification time (seconds and nanoseconds), or nil when it is gone.
-    private static func stamp(of path: String) -> (Int64, Int, Int)? {
+    static func stamp(of path: String) -> (Int64, Int, Int)? {
         var info = stat()
         guard stat(path, &info) == 0 else { return nil }
         return (Int64(info.st_size), info.st_mtim.tv_sec, info.st_mtim.tv_nsec)

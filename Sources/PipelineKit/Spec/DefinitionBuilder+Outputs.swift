@@ -28,6 +28,12 @@ extension DefinitionBuilder {
         let listsWidths = node["widths"] != nil
         let steps = buildSteps(node, at: path, resizePerWidth: listsWidths)
         checkPath(pathText, template: template, node: node, at: path, widths: widths, encoders: encoders)
+        if tiles != nil, template.namesHash {
+            problems.append(
+                .init(
+                    path: join(path, "path"), location: node["path"]?.location,
+                    message: "{hash} names one file by its bytes: a tile pyramid's path cannot use it"))
+        }
         var prototype = OutputDefinition(name: name, steps: steps.built, encoder: encoders[0], path: template)
         prototype.pathLocation = node["path"]?.location
         prototype.fileIndex = index

@@ -21,6 +21,9 @@ public struct PathTemplate: Sendable, Hashable, CustomStringConvertible {
         case width, height
         /// An art direction entry's aspect ratio (`-1x1`), empty for the output's own files.
         case art
+        /// The start of the SHA-256 of the written file's bytes, in lowercase hex: 10 characters,
+        /// or N for `{hash:N}`. Known only after encoding; it must be in the file name.
+        case hash
 
         var help: String {
             switch self {
@@ -34,6 +37,10 @@ public struct PathTemplate: Sendable, Hashable, CustomStringConvertible {
             case .width: "output width in pixels"
             case .height: "output height in pixels"
             case .art: "an art direction entry's aspect ratio, as -1x1 (empty for the output's own widths)"
+            case .hash:
+                "first \(PathTemplate.defaultHashLength) hex digits of the SHA-256 of the written file "
+                    + "(`{hash:N}` for N digits, \(PathTemplate.hashLengths.lowerBound)-\(PathTemplate.hashLengths.upperBound)); "
+                    + "in the file name only"
             }
         }
     }
@@ -47,6 +54,8 @@ public struct PathTemplate: Sendable, Hashable, CustomStringConvertible {
     enum Piece: Hashable, Sendable {
         case literal(String)
         case placeholder(Placeholder)
+        /// `{hash}` or `{hash:N}`, with its number of hex digits.
+        case hash(length: Int)
     }
 
     /// The template as written.
@@ -68,6 +77,11 @@ public struct PathTemplate: Sendable, Hashable, CustomStringConvertible {
                 }
                 let name = String(rest[..<close])
                 rest = rest[rest.index(after: close)...]
+                if let length = try Self.hashLength(name) {
+                    if !literal.isEmpty { pieces.append(.literal(literal)); literal = "" }
+                    pieces.append(.hash(length: length))
+                    continue
+                }
                 guard let placeholder = Placeholder(rawValue: name) else {
                     let known = Placeholder.allCases.map(\.rawValue)
                     let hint = NearestName.suggestion(for: name, among: known).map { "; did you mean {\($0)}?" } ?? ""
@@ -87,6 +101,7 @@ public struct PathTemplate: Sendable, Hashable, CustomStringConvertible {
         if !literal.isEmpty { pieces.append(.literal(literal)) }
         guard !pieces.isEmpty else { throw Failure(message: "path template is empty") }
         guard !text.hasSuffix("/") else { throw Failure(message: "path template names a folder, not a file") }
+        try Self.checkHashInFileName(pieces)
         self.pieces = pieces
     }
 
@@ -95,7 +110,14 @@ public struct PathTemplate: Sendable, Hashable, CustomStringConvertible {
 
     /// The placeholders the template uses.
     public var placeholders: Set<Placeholder> {
-        Set(pieces.compactMap { if case .placeholder(let p) = $0 { p } else { nil } })
+        Set(
+            pieces.compactMap {
+                switch $0 {
+                case .placeholder(let p): p
+                case .hash: .hash
+                case .literal: nil
+                }
+            })
     }
 
     /// The folder the author wrote: everything up to the last `/` before the first placeholder.
@@ -124,6 +146,9 @@ public struct PathTemplate: Sendable, Hashable, CustomStringConvertible {
                 }
                 try Self.checkFilledValue(value, for: placeholder)
                 result += value
+            case .hash(let length):
+                guard let value = values[.hash] else { throw Failure(message: "no value for {hash}") }
+                result += try Self.filledHash(value, length: length)
             }
         }
         return result

@@ -1,0 +1,59 @@
+import Foundation
+
+/// What a run did with the outputs whose template names them by `{hash}`: a changed input's new
+/// file has a new name, so the file of the old name is left behind unless the run removes it.
+struct HashedNames: Sendable {
+    /// The planned paths (with `{hash}` unfilled) of which this run wrote or kept a file.
+    var keys: Set<DiskPath> = []
+    /// The files this run wrote or found up to date: never removed.
+    var current: Set<DiskPath> = []
+}
+
+extension OutputJournal {
+    /// Whether a planned path is named by its bytes: its `{hash}` is still unfilled.
+    static func namesHash(_ planned: String) -> Bool { planned.contains("{hash") }
+
+    /// Notes that the file at `path`, planned as `planned`, was found up to date.
+    func noteCurrent(_ path: String, planned: String) {
+        guard Self.namesHash(planned) else { return }
+        state.withLock { state in
+            state.hashed.keys.insert(DiskPath(planned))
+            state.hashed.current.insert(DiskPath(path))
+        }
+    }
+
+    /// Notes that this run wrote `path` for the planned path `key`.
+    static func noteWritten(_ path: String, key: DiskPath, in state: inout State) {
+        guard namesHash(key.path) else { return }
+        state.hashed.keys.insert(key)
+        state.hashed.current.insert(DiskPath(path))
+    }
+
+    /// Removes the files that earlier runs recorded for the planned paths with `{hash}` this run
+    /// wrote or found up to date, when they are still the files the journal recorded (same size and time)
+    /// and this run neither wrote nor kept them: only for a whole run, which made or found
+    /// every output, as the runner decides; a journal read only in part removes nothing.
+    /// - Returns: a warning for each file that could not be removed.
+    func removeReplacedHashedFiles() -> [String] {
+        guard readEveryRecord else { return [] }
+        let replaced = state.withLock { state -> [String] in
+            var paths: [String] = []
+            for key in state.hashed.keys {
+                guard let held = state.records[key] else { continue }
+                for record in [held.last] + held.earlier {
+                    let path = record.path(key: key)
+                    guard !state.hashed.current.contains(DiskPath(path)), let (size, seconds, nanoseconds) = Self.stamp(of: path),
+                        record.matches(size: size, seconds: seconds, nanoseconds: nanoseconds)
+                    else { continue }
+                    paths.append(path)
+                }
+            }
+            return paths
+        }
+        var warnings: [String] = []
+        for path in Set(replaced).sorted() where unlink(path) != 0 && errno != ENOENT {
+            warnings.append("cannot remove \(path), which a changed input's new {hash} file replaced: \(String(cString: strerror(errno)))")
+        }
+        return warnings
+    }
+}
