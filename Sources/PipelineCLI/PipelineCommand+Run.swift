@@ -55,8 +55,13 @@ extension PipelineCommand {
         }
 
         func run() async throws {
+            try await run(try loadPipeline(file))
+        }
+
+        /// Runs a pipeline already loaded, as `run` does a file's: `convert` runs the one it builds.
+        func run(_ loaded: Pipeline) async throws {
             let logger = makeLogger(level: logLevel)
-            var pipeline = try loadPipeline(file)
+            var pipeline = loaded
             memory.apply(to: &pipeline)
             pipeline.sideWrites = sideWrites
             // A user who sets VIPS_CONCURRENCY has chosen libvips' threads: leave them as set.

@@ -10,7 +10,7 @@ import Vips
 /// await PipelineCLI.main(processors: .standard.adding(Sepia.self))
 /// ```
 public enum PipelineCLI {
-    /// Parses the process's arguments and runs the command they name (`run`, `validate`,
+    /// Parses the process's arguments and runs the command they name (`run`, `convert`, `validate`,
     /// `explain`, `watch`, `serve`, `schema`, `plugins`, `cache`, `html`, `merge-reports`) with
     /// `processors`, then exits with the documented status: 0 every input succeeded, 1 some
     /// failed, 2 the pipeline file or the command line is invalid, 130 interrupted (Ctrl-C), 141
@@ -59,10 +59,11 @@ struct PipelineCommand: AsyncParsableCommand {
     /// The subcommands, in the order `--help` lists them; `serve` when built with the Server trait.
     private static var commands: [any ParsableCommand.Type] {
         var commands: [any ParsableCommand.Type] = [
-            Run.self, Validate.self, Explain.self, Watch.self, Schema.self, Plugins.self, Cache.self, HTML.self, MergeReports.self,
+            Run.self, Convert.self, Validate.self, Explain.self, Watch.self, Schema.self, Plugins.self, Cache.self, HTML.self,
+            MergeReports.self,
         ]
         #if Server
-        commands.insert(Serve.self, at: 4)
+        commands.insert(Serve.self, at: 5)
         #endif
         return commands
     }

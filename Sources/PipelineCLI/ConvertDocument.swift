@@ -1,0 +1,129 @@
+import Foundation
+import PipelineKit
+
+/// A problem with `pipeline convert`'s arguments found before any pipeline is built, naming the flag.
+struct ConvertArgumentError: Error, CustomStringConvertible {
+    let description: String
+
+    init(_ flag: String, _ message: String) {
+        description = "\(flag): \(message)"
+    }
+}
+
+/// The pipeline file `pipeline convert` stands for, built from its arguments: one input, one
+/// output with an optional resize step and one encoder. It is checked and run as any file is.
+struct ConvertDocument {
+    /// The output's index in the document, and so in the JSON paths of its problems.
+    static let outputPath = "outputs[0]"
+
+    /// Where each flag lands in the document, the longest first, so that a problem found there
+    /// names the flag the user wrote rather than a JSON path the user never saw.
+    static let flags: [(path: String, flag: String)] = [
+        ("outputs[0].encode.quality.ssimulacra2", "--ssimulacra2"),
+        ("outputs[0].steps[0].resize.position", "--position"),
+        ("outputs[0].steps[0].resize.height", "--height"),
+        ("outputs[0].steps[0].resize.width", "--width"),
+        ("outputs[0].steps[0].resize.fit", "--fit"),
+        ("outputs[0].encode.quality", "--quality"),
+        ("outputs[0].encode.format", "--format"),
+        ("outputs[0].encode.keep", "--keep"),
+        ("outputs[0].encode", "--format"),
+        ("outputs[0].path", "OUT"),
+        ("inputs", "IN"),
+    ]
+
+    /// The extensions whose format is not their own name.
+    static let extensionFormats = ["jpg": "jpeg", "jpe": "jpeg", "tif": "tiff", "heif": "heic"]
+
+    let document: [String: Any]
+
+    init(_ command: PipelineCommand.Convert) throws(ConvertArgumentError) {
+        var resize: [String: Any] = [:]
+        if let width = command.width { resize["width"] = try Self.positiveInteger(width, flag: "--width") }
+        if let height = command.height { resize["height"] = try Self.positiveInteger(height, flag: "--height") }
+        if resize.isEmpty {
+            if command.fit != nil { throw ConvertArgumentError("--fit", "needs --width or --height") }
+            if command.position != nil { throw ConvertArgumentError("--position", "needs --width and --height") }
+        }
+        if let fit = command.fit { resize["fit"] = fit }
+        if let position = command.position { resize["position"] = position }
+
+        let isGlob = !Self.isURL(command.input) && command.input.contains(where: { "*?[{".contains($0) })
+        let isTemplate = command.output.contains("{")
+        var isFolder: ObjCBool = false
+        let folder =
+            command.output.hasSuffix("/")
+            || (!isTemplate && FileManager.default.fileExists(atPath: command.output, isDirectory: &isFolder) && isFolder.boolValue)
+        if isGlob && !folder && !isTemplate {
+            throw ConvertArgumentError(
+                "OUT",
+                "IN \"\(command.input)\" is a glob, so OUT must be a folder (one that exists, or a path ending in /) "
+                    + "or a path template such as out/{stem}.webp, not the one file \"\(command.output)\"")
+        }
+        let path = folder ? (command.output.hasSuffix("/") ? command.output : command.output + "/") + "{stem}.{format}" : command.output
+        let format = try command.format ?? Self.format(of: path)
+
+        var encode: [String: Any] = ["format": format]
+        if let quality = command.quality { encode["quality"] = try Self.integer(quality, flag: "--quality") }
+        if let target = command.ssimulacra2 {
+            guard let score = Double(target), score.isFinite else {
+                throw ConvertArgumentError("--ssimulacra2", "expected a number, got \"\(target)\"")
+            }
+            encode["quality"] = ["ssimulacra2": score]
+        }
+        if let keep = command.keep {
+            encode["keep"] = keep == "all" || keep == "none" ? keep : keep.split(separator: ",").map { String($0) }
+        }
+        var output: [String: Any] = ["name": "convert", "encode": encode, "path": path]
+        if !resize.isEmpty { output["steps"] = [["resize": resize]] }
+        document = ["version": PipelineFormat.version, "name": "convert", "inputs": [command.input], "outputs": [output]]
+    }
+
+    /// The document as a pipeline file: pretty JSON with its keys in a stable order.
+    func jsonText() throws(ConvertArgumentError) -> String {
+        guard
+            let data = try? JSONSerialization.data(
+                withJSONObject: document, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]),
+            let text = String(data: data, encoding: .utf8)
+        else { throw ConvertArgumentError("IN", "cannot be written into a pipeline file") }
+        return text
+    }
+
+    /// A problem of the built document, with the flag in place of its JSON path.
+    static func describe(_ problem: PipelineFileError.Problem) -> String {
+        guard
+            let match = flags.first(where: {
+                problem.path == $0.path || problem.path.hasPrefix($0.path + ".") || problem.path.hasPrefix($0.path + "[")
+            })
+        else { return problem.description }
+        return "\(match.flag): \(problem.message)"
+    }
+
+    static func isURL(_ text: String) -> Bool {
+        ["http://", "https://", "s3://"].contains { text.lowercased().hasPrefix($0) }
+    }
+
+    /// The format OUT's extension names.
+    static func format(of path: String) throws(ConvertArgumentError) -> String {
+        let name = path.split(separator: "/").last.map(String.init) ?? path
+        guard let dot = name.lastIndex(of: "."), name.index(after: dot) < name.endIndex else {
+            throw ConvertArgumentError(
+                "--format", "OUT \"\(path)\" has no extension to tell the format by: give --format (jpeg, png, webp, avif, …)")
+        }
+        let ext = name[name.index(after: dot)...].lowercased()
+        if ext == "{format}" {
+            throw ConvertArgumentError("--format", "OUT \"\(path)\" does not name a format: give --format (jpeg, png, webp, avif, …)")
+        }
+        return extensionFormats[ext] ?? ext
+    }
+
+    static func positiveInteger(_ text: String, flag: String) throws(ConvertArgumentError) -> Int {
+        guard let value = Int(text), value > 0 else { throw ConvertArgumentError(flag, "expected a positive integer, got \"\(text)\"") }
+        return value
+    }
+
+    static func integer(_ text: String, flag: String) throws(ConvertArgumentError) -> Int {
+        guard let value = Int(text) else { throw ConvertArgumentError(flag, "expected an integer, got \"\(text)\"") }
+        return value
+    }
+}

@@ -1,0 +1,109 @@
+import ArgumentParser
+import Foundation
+import PipelineKit
+
+extension PipelineCommand {
+    struct Convert: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Convert one image (or a glob's images) with one command, as sharp-cli and vipsthumbnail do.",
+            discussion: """
+                Builds the pipeline file a one-off stands for and runs it as `pipeline run` would: the same \
+                checks, exit status and summary, and the same privacy default (only the colour profile kept). \
+                --print-pipeline prints that file instead, to grow the one-off into a pipeline file. \
+                OUT is a file, a folder (one that exists, or a path ending in /: the name is {stem}.{format}) \
+                or a path template such as out/{stem}-{width}.webp; the format is --format's or OUT's extension's.
+                """
+        )
+
+        @Argument(help: "The input: a file, a quoted glob (\"photos/*.jpg\") or a URL.")
+        var input: String
+
+        @Argument(help: "The output: a file, a folder, or a path template such as out/{stem}-{width}.webp.")
+        var output: String
+
+        @ArgumentParser.Option(help: ArgumentHelp("The width to resize to, in pixels.", valueName: "n"))
+        var width: String?
+
+        @ArgumentParser.Option(help: ArgumentHelp("The height to resize to, in pixels.", valueName: "n"))
+        var height: String?
+
+        @ArgumentParser.Option(help: ArgumentHelp("How the image fits the box: cover, contain, inside, outside or fill.", valueName: "fit"))
+        var fit: String?
+
+        @ArgumentParser.Option(
+            help: ArgumentHelp("The part kept when cover crops (centre, attention, entropy, north, …).", valueName: "position"))
+        var position: String?
+
+        @ArgumentParser.Option(help: ArgumentHelp("The encoder's quality, 1–100.", valueName: "n"))
+        var quality: String?
+
+        @ArgumentParser.Option(
+            help: ArgumentHelp(
+                "Search for the lowest quality whose SSIMULACRA2 score reaches this target (not with --quality).", valueName: "score"))
+        var ssimulacra2: String?
+
+        @ArgumentParser.Option(
+            help: ArgumentHelp("The output format (default: OUT's extension's): jpeg, png, webp, avif, …", valueName: "format"))
+        var format: String?
+
+        @ArgumentParser.Option(
+            help: ArgumentHelp("Metadata kept: all, none, or a list such as icc,exif (default: icc).", valueName: "what"))
+        var keep: String?
+
+        @Flag(help: "Print the pipeline file this command stands for (JSON) instead of running it.")
+        var printPipeline = false
+
+        @Flag(name: .shortAndLong, help: "Print only failures: no progress, no summary.")
+        var quiet = false
+
+        @Flag(name: .shortAndLong, help: "Print a line for every output written.")
+        var verbose = false
+
+        @Flag(help: "Print one JSON object per event on standard output, as `pipeline run --json` does.")
+        var json = false
+
+        func validate() throws {
+            if json && quiet { throw ValidationError("--json and --quiet cannot be used together") }
+            if quality != nil && ssimulacra2 != nil {
+                throw ValidationError("--quality and --ssimulacra2 cannot be used together: give a fixed quality or a target score")
+            }
+        }
+
+        func run() async throws {
+            let text: String
+            do {
+                text = try ConvertDocument(self).jsonText()
+            } catch {
+                printError("error: \(error.description)".escapingControlCharacters)
+                throw ExitCode.invalidInput
+            }
+            let pipeline: Pipeline
+            do throws(PipelineFileError) {
+                pipeline = try Pipeline(
+                    json: text, baseDirectory: URL(fileURLWithPath: FileManager.default.currentDirectoryPath),
+                    processors: PipelineCommand.processors)
+            } catch {
+                for problem in error.problems {
+                    printError("error: \(ConvertDocument.describe(problem))".escapingControlCharacters)
+                }
+                throw ExitCode.invalidInput
+            }
+            if printPipeline {
+                print(text)
+                return
+            }
+            // Planned once here too, so that no input or a clashing output is told by its argument.
+            do throws(PipelineFileError) {
+                _ = try pipeline.plan()
+            } catch {
+                for problem in error.problems {
+                    printError("error: \(ConvertDocument.describe(problem))".escapingControlCharacters)
+                }
+                throw ExitCode.invalidInput
+            }
+            let runner = try Run.parse(
+                ["<convert>"] + (quiet ? ["--quiet"] : []) + (verbose ? ["--verbose"] : []) + (json ? ["--json"] : []) + ["--force"])
+            try await runner.run(pipeline)
+        }
+    }
+}

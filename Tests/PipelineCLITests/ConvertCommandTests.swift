@@ -1,0 +1,113 @@
+import Foundation
+import TestSupport
+import Testing
+import Vips
+
+/// `pipeline convert IN OUT`: one conversion in one command, through the same pipeline a file gives.
+@Suite struct ConvertCommandTests {
+    static let samples = CommandRunner.repositoryRoot.appendingPathComponent("Pipelines/samples")
+
+    /// A folder holding two sample photographs in `in/`.
+    func prepare() throws -> TemporaryDirectory {
+        let directory = try TemporaryDirectory()
+        for name in ["storm.jpg", "dune.jpg"] {
+            try directory.write(try Data(contentsOf: Self.samples.appendingPathComponent(name)), to: "in/\(name)")
+        }
+        return directory
+    }
+
+    func size(_ path: String) throws -> (Int, Int) {
+        let image = try VipsImage.open(file: path)
+        return (image.width, image.height)
+    }
+
+    @Test func oneFileIsResizedAndEncodedInTheFormatOfItsExtension() throws {
+        let directory = try prepare()
+        let result = try CommandRunner.run(
+            ["convert", "in/storm.jpg", "out/storm.webp", "--width", "200", "--height", "100", "--fit", "cover"], in: directory.url)
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.standardOutput.contains("1 input"), "\(result.standardOutput)")
+        let out = directory.url.appendingPathComponent("out/storm.webp").path
+        #expect(try size(out) == (200, 100))
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: out))
+        #expect(bytes.count > 12 && String(decoding: bytes[8..<12], as: UTF8.self) == "WEBP")
+    }
+
+    @Test func aFolderOutputNamesTheFileByItsStemAndFormat() throws {
+        let directory = try prepare()
+        let result = try CommandRunner.run(["convert", "in/storm.jpg", "thumbs/", "--width", "120", "--format", "png"], in: directory.url)
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(try size(directory.url.appendingPathComponent("thumbs/storm.png").path).0 == 120)
+
+        // An existing folder without the slash is a folder too.
+        let again = try CommandRunner.run(["convert", "in/dune.jpg", "thumbs", "--width", "90", "--format", "jpeg"], in: directory.url)
+        #expect(again.status == 0, "\(again.standardError)")
+        #expect(try size(directory.url.appendingPathComponent("thumbs/dune.jpeg").path).0 == 90)
+    }
+
+    @Test func aGlobFillsATemplateForEveryInput() throws {
+        let directory = try prepare()
+        let result = try CommandRunner.run(["convert", "in/*.jpg", "out/{stem}-{width}.avif", "--width", "64"], in: directory.url)
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.standardOutput.contains("2 inputs"), "\(result.standardOutput)")
+        let files = directory.allFiles().filter { $0.hasPrefix("out/") }
+        #expect(files == ["out/dune-64.avif", "out/storm-64.avif"], "\(files)")
+    }
+
+    @Test func aGlobIntoOneFileIsRefused() throws {
+        let directory = try prepare()
+        let result = try CommandRunner.run(["convert", "in/*.jpg", "out/one.webp"], in: directory.url)
+        #expect(result.status == 2)
+        #expect(result.standardError.contains("OUT") && result.standardError.contains("glob"), "\(result.standardError)")
+        #expect(!FileManager.default.fileExists(atPath: directory.url.appendingPathComponent("out").path))
+    }
+
+    /// The printed pipeline is valid against the schema and, run as a file, makes the same bytes.
+    @Test func thePrintedPipelineRunAsAFileMakesTheSameBytes() throws {
+        let directory = try prepare()
+        let arguments = ["in/storm.jpg", "out/storm.jpg", "--width", "150", "--quality", "70", "--keep", "icc,exif"]
+        let printed = try CommandRunner.run(["convert"] + arguments + ["--print-pipeline"], in: directory.url)
+        #expect(printed.status == 0, "\(printed.standardError)")
+        #expect(!FileManager.default.fileExists(atPath: directory.url.appendingPathComponent("out").path), "printing runs nothing")
+        let file = try directory.write(Data(printed.standardOutput.utf8), to: "convert.json")
+
+        let schema = try CommandRunner.run(["schema"])
+        let schemaPath = try directory.write(Data(schema.standardOutput.utf8), to: "schema.json")
+        #expect(try SchemaValidator.errorCounts(schema: schemaPath, documents: [file]) == [0])
+
+        let converted = try CommandRunner.run(["convert"] + arguments, in: directory.url)
+        #expect(converted.status == 0, "\(converted.standardError)")
+        let out = directory.url.appendingPathComponent("out/storm.jpg")
+        let first = try Data(contentsOf: out)
+        try FileManager.default.removeItem(at: out)
+        let run = try CommandRunner.run(["run", file])
+        #expect(run.status == 0, "\(run.standardError)")
+        #expect(try Data(contentsOf: out) == first)
+    }
+
+    @Test func badFlagsAreNamedByTheFlag() throws {
+        let directory = try prepare()
+        let cases: [([String], String)] = [
+            (["--width", "abc"], #"--width: expected a positive integer, got "abc""#),
+            (["--width", "10", "--fit", "cober"], #"--fit: "#),
+            (["--quality", "500"], "--quality: "),
+            (["--format", "bmpx"], "--format: "),
+        ]
+        for (flags, expected) in cases {
+            let result = try CommandRunner.run(["convert", "in/storm.jpg", "out/x.webp"] + flags, in: directory.url)
+            #expect(result.status == 2, "\(flags)")
+            #expect(result.standardError.contains(expected), "\(flags): \(result.standardError)")
+            #expect(!result.standardError.contains("outputs[0]"), "\(flags): \(result.standardError)")
+        }
+        let fit = try CommandRunner.run(["convert", "in/storm.jpg", "out/x.webp", "--width", "10", "--fit", "cober"], in: directory.url)
+        #expect(fit.standardError.contains("cover"), "\(fit.standardError)")
+    }
+
+    @Test func qualityAndSsimulacra2AreExclusive() throws {
+        let directory = try prepare()
+        let result = try CommandRunner.run(
+            ["convert", "in/storm.jpg", "out/x.webp", "--quality", "80", "--ssimulacra2", "70"], in: directory.url)
+        #expect(result.status == 2)
+        #expect(result.standardError.contains("--quality") && result.standardError.contains("--ssimulacra2"), "\(result.standardError)")
+    }
+}
