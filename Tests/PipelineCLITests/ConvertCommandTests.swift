@@ -54,6 +54,17 @@ import Vips
         #expect(files == ["out/dune-64.avif", "out/storm-64.avif"], "\(files)")
     }
 
+    @Test func aURLInputIsFetched() throws {
+        let photo = try Data(contentsOf: Self.samples.appendingPathComponent("dune.jpg"))
+        let server = try TestHTTPServer { _, _ in .init(status: 200, headers: ["ETag": "\"1\""], body: photo) }
+        let directory = try TemporaryDirectory()
+        let result = try CommandRunner.run(
+            ["convert", server.url("/photos/dune.jpg"), "out/", "--width", "80", "--format", "webp"], in: directory.url)
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(try size(directory.url.appendingPathComponent("out/dune.webp").path).0 == 80)
+        #expect(server.requests(for: "/photos/dune.jpg").count >= 1)
+    }
+
     @Test func aGlobIntoOneFileIsRefused() throws {
         let directory = try prepare()
         let result = try CommandRunner.run(["convert", "in/*.jpg", "out/one.webp"], in: directory.url)
