@@ -61,7 +61,8 @@ struct ConvertDocument {
                     + "or a path template such as out/{stem}.webp, not the one file \"\(command.output)\"")
         }
         let path = folder ? (command.output.hasSuffix("/") ? command.output : command.output + "/") + "{stem}.{format}" : command.output
-        let format = try command.format ?? Self.format(of: path)
+        let format: String
+        if let named = command.format { format = named } else { format = try Self.format(of: path) }
 
         var encode: [String: Any] = ["format": format]
         if let quality = command.quality { encode["quality"] = try Self.integer(quality, flag: "--quality") }
