@@ -9,7 +9,10 @@ let swiftSettings: [SwiftSetting] = [
 
 /// The built-in processor plugins, one module per family under `Plugins/`. Each is a product of
 /// its own, so another package can reuse one family without the rest.
-let pluginModules = ["VipsResize", "VipsCrop", "VipsFilters", "VipsGeometry", "VipsColour", "VipsComposite", "VipsOperation"]
+let pluginModules = ["VipsResize", "VipsCrop", "VipsFilters", "VipsGeometry", "VipsColour", "VipsComposite", "VipsText", "VipsOperation"]
+
+/// C libraries a plugin module needs beyond libvips.
+let pluginCLibraries: [String: [Target.Dependency]] = ["VipsText": ["CFontconfig"]]
 
 let package = Package(
     name: "pipeline",
@@ -102,6 +105,14 @@ let package = Package(
             exclude: ["opencv4"],
             cxxSettings: [.headerSearchPath("opencv4")],
             linkerSettings: [.linkedLibrary("opencv_objdetect"), .linkedLibrary("opencv_imgproc"), .linkedLibrary("opencv_core")]
+        ),
+        // C layer: fontconfig, which the `text` step asks whether a font is installed (Pango, through
+        // libvips, would silently draw another).
+        .systemLibrary(
+            name: "CFontconfig",
+            path: "Sources/CFontconfig",
+            pkgConfig: "fontconfig",
+            providers: [.apt(["libfontconfig-dev"])]
         ),
         // Safe Swift wrapper over libvips; knows nothing of pipelines.
         .target(name: "Vips", dependencies: ["CVips", "CDeflate", "CTIFF", "CWebP", "CISAL", "CAvif"], swiftSettings: swiftSettings),
@@ -211,6 +222,8 @@ let package = Package(
         ),
     ]
         + pluginModules.map { module in
-            .target(name: module, dependencies: ["PipelineKit", "Vips"], path: "Plugins/\(module)", swiftSettings: swiftSettings)
+            .target(
+                name: module, dependencies: ["PipelineKit", "Vips"] + (pluginCLibraries[module] ?? []), path: "Plugins/\(module)",
+                swiftSettings: swiftSettings)
         }
 )

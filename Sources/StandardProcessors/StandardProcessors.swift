@@ -6,6 +6,7 @@ import VipsFilters
 import VipsGeometry
 import VipsOperation
 import VipsResize
+import VipsText
 
 #if Faces
 import FaceDetection
@@ -39,6 +40,7 @@ extension ProcessorRegistry {
         Normalize.self,
         Negate.self,
         Composite.self,
+        Text.self,
         VipsStep.self,
     ]).withStandardFaceFinder()
 

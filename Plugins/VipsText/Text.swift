@@ -1,0 +1,180 @@
+public import PipelineKit
+public import Vips
+
+/// Draws text over each image (a caption, a credit, a watermark) through libvips' `text`
+/// operation, which lays it out with Pango.
+///
+/// The text is plain: it is escaped before Pango sees it, so `<b>` shows as written. The font is
+/// a fontconfig family that must be installed; a missing one is an error when the pipeline is
+/// checked, never a silently substituted font. The size is in pixels (Pango's points at 72
+/// dpi). The text sits where `gravity` says, `margin` pixels in from the edges it touches, or
+/// with `tile` repeats in a grid over the whole image, `margin` pixels apart (with `rotate`, a
+/// diagonal watermark). The image keeps its size; like the colour steps, the output is 8-bit
+/// sRGB, or 8-bit greyscale for a greyscale input, alpha kept. An animation gets the text on
+/// every frame.
+public struct Text: ImageProcessing, Hashable {
+    /// The step's key in a pipeline file.
+    public static let name = "text"
+    /// One line for `pipeline plugins` and the JSON Schema.
+    public static let summary =
+        "Draws plain text (an installed font, a colour, an opacity) at a compass point inside a margin, rotated, or tiled over the whole image as a watermark."
+
+    /// Compass points only, as `composite` takes them.
+    public static let gravities = Gravity.names.filter { Gravity(name: $0)?.interest == nil }
+
+    /// The options the step accepts, with their defaults, ranges and help.
+    public static let options: [Option] = [
+        Option(
+            "text", .string(nonEmpty: true), required: true,
+            help: "The text, drawn as written: markup such as <b> is shown, not interpreted. A newline starts another line."),
+        Option(
+            "font", .string(nonEmpty: true), default: JSONNode(plain: "DejaVu Sans"),
+            help: "A fontconfig family name (as `fc-list : family` lists them); one that is not installed is an error."),
+        .number("size", in: 1...10_000, default: 24, help: "The font size in pixels (points at 72 dpi)."),
+        .colour("color", default: "#ffffff", help: "The text's colour; an alpha component multiplies opacity."),
+        .number("opacity", in: 0...1, default: 1, help: "How opaque the text is, 0 (invisible) to 1."),
+        .choice("gravity", gravities, default: "southeast", help: "Where the text sits; ignored with tile."),
+        .integer(
+            "margin", in: 0...100_000, default: 16,
+            help: "Pixels between the text and the edges it sits against; with tile, between neighbouring copies."),
+        .number(
+            "rotate", in: -360...360, default: 0,
+            help: "Degrees to turn the text, counter-clockwise when negative (-30 is a rising diagonal)."),
+        .boolean("tile", default: false, help: "Repeat the text in a grid over the whole image, as a watermark."),
+    ]
+
+    /// The text, drawn as written.
+    public let text: String
+    /// The fontconfig family.
+    public let font: String
+    /// The font size in pixels.
+    public let size: Double
+    /// Red, green, blue and alpha, 0–255.
+    public let color: [Double]
+    /// How opaque the text is, 0 to 1.
+    public let opacity: Double
+    /// Where the text sits when not tiled.
+    public let gravity: Gravity
+    /// Pixels from the edges, or between tiles.
+    public let margin: Int
+    /// Degrees the text is turned.
+    public let rotate: Double
+    /// Whether the text repeats over the whole image.
+    public let tile: Bool
+
+    /// The step as a pipeline file configures it, from its checked options.
+    public init(options: ProcessorOptions) throws(OptionError) {
+        let gravityName = try options.string("gravity")
+        guard let gravity = Gravity(name: gravityName) else {
+            throw OptionError(option: "gravity", "unknown value \(gravityName.quotedValue)")
+        }
+        try self.init(
+            text: options.string("text"), font: options.string("font"), size: options.double("size"),
+            color: options.colour("color"), opacity: options.double("opacity"), gravity: gravity,
+            margin: options.int("margin"), rotate: options.double("rotate"), tile: options.bool("tile"))
+    }
+
+    /// A text step for use from Swift; checks what the pipeline file's validator would, the
+    /// font's presence included.
+    public init(
+        text: String, font: String = "DejaVu Sans", size: Double = 24, color: [Double] = [255, 255, 255, 255],
+        opacity: Double = 1, gravity: Gravity = .southeast, margin: Int = 16, rotate: Double = 0, tile: Bool = false
+    ) throws(OptionError) {
+        guard !text.isEmpty else { throw OptionError(option: "text", "must not be empty") }
+        guard (1...10_000).contains(size) else { throw OptionError(option: "size", "must be between 1 and 10000") }
+        guard color.count == 3 || color.count == 4, color.allSatisfy({ (0...255).contains($0) }) else {
+            throw OptionError(option: "color", "expected 3 or 4 components between 0 and 255")
+        }
+        guard (0...1).contains(opacity) else { throw OptionError(option: "opacity", "must be between 0 and 1") }
+        guard margin >= 0 else { throw OptionError(option: "margin", "must not be negative") }
+        guard (-360...360).contains(rotate) else { throw OptionError(option: "rotate", "must be between -360 and 360") }
+        try FontCatalogue.requireInstalled(font)
+        self.text = text
+        self.font = font
+        self.size = size
+        self.color = color.count == 3 ? color + [255] : color
+        self.opacity = opacity
+        self.gravity = gravity
+        self.margin = margin
+        self.rotate = rotate
+        self.tile = tile
+    }
+
+    /// The step and its settings, for logs, caches and coalescing.
+    public var identifier: String {
+        let colour = color.map { String(Int($0.rounded())) }.joined(separator: ",")
+        return
+            "text(text:\(text.quotedValue),font:\(font.quotedValue),size:\(size),color:\(colour),opacity:\(opacity),gravity:\(gravity.rawValue),margin:\(margin),rotate:\(rotate),tile:\(tile))"
+    }
+
+    /// The size of the input: the step keeps every pixel's place.
+    public func outputSize(for size: ImageSize) -> ImageSize { size }
+
+    /// Applies the step to `image`; a thrown error fails this item only.
+    public func process(_ image: VipsImage, context: ProcessingContext) throws -> VipsImage {
+        let base = try image.inEightBits()
+        let strength = opacity * color[3] / 255
+        guard strength > 0 else { return base }
+        var mask = try renderedMask()
+        if strength < 1 { mask = try mask.applying("linear", ["a": .number(strength), "b": .number(0)]).roundedToEightBits() }
+        let coverage = try tile ? tiled(mask, over: base) : placed(mask, on: base)
+        // The text's colour in the base's shape, the base's alpha raised to opaque under the text.
+        var ink = Array(color.prefix(3))
+        if base.colourBands == 1 { ink = [try VipsImage.sRGBColour(ink, in: .blackAndWhite)[0]] }
+        if base.hasAlpha { ink.append(255) }
+        let inkImage = try coverage.applying("linear", ["a": .numbers(ink.map { _ in 0 }), "b": .numbers(ink)]).cast(to: .uchar)
+        let drawn = try Vips.call(
+            "ifthenelse", ["cond": .image(coverage), "in1": .image(inkImage), "in2": .image(base), "blend": .boolean(true)])["out"]?
+            .image
+        guard let drawn else { throw VipsError(operation: "ifthenelse", message: "gave no image") }
+        return try drawn.cast(to: .uchar).labelled(as: base.interpretation)
+    }
+
+    /// The text as a one-band 8-bit mask, 255 where it is fully inked, turned by `rotate`.
+    func renderedMask() throws(VipsError) -> VipsImage {
+        // The trailing comma ends Pango's family list, so every word of the family is the
+        // family's (a "Bold" in it is not taken for a weight); at 72 dpi a point is a pixel.
+        let description = "\(font), \(size)"
+        guard
+            var mask = try Vips.call(
+                "text", ["text": .string(Self.escaped(text)), "font": .string(description), "dpi": .integer(72)])["out"]?.image
+        else { throw VipsError(operation: "text", message: "gave no image") }
+        if rotate.truncatingRemainder(dividingBy: 360) != 0 {
+            mask = try mask.applying("rotate", ["angle": .number(rotate)])
+        }
+        return mask
+    }
+
+    /// The mask in a black image of the base's size, where gravity and margin put it.
+    private func placed(_ mask: VipsImage, on base: VipsImage) throws(VipsError) -> VipsImage {
+        let inner = (width: base.width - 2 * margin, height: base.height - 2 * margin)
+        let origin = gravity.origin(of: (mask.width, mask.height), in: inner)
+        return try mask.embedded(x: origin.left + margin, y: origin.top + margin, width: base.width, height: base.height, background: [0])
+    }
+
+    /// The mask repeated, `margin` apart, over the base; the grid centred, as a watermark is.
+    private func tiled(_ mask: VipsImage, over base: VipsImage) throws(VipsError) -> VipsImage {
+        let cell = try mask.embedded(x: 0, y: 0, width: mask.width + margin, height: mask.height + margin, background: [0])
+        let across = base.width / cell.width + 2, down = base.height / cell.height + 2
+        let grid = try cell.applying("replicate", ["across": .integer(across), "down": .integer(down)])
+        let origin = Gravity.centre.origin(of: (base.width, base.height), in: (grid.width, grid.height))
+        return try grid.extracted(left: origin.left, top: origin.top, width: base.width, height: base.height)
+    }
+
+    /// `text` with Pango's markup characters as entities, so that it is drawn as written.
+    static func escaped(_ text: String) -> String {
+        var result = ""
+        result.reserveCapacity(text.utf8.count)
+        for character in text {
+            switch character {
+            case "&": result += "&amp;"
+            case "<": result += "&lt;"
+            case ">": result += "&gt;"
+            case "\"": result += "&quot;"
+            case "'": result += "&apos;"
+            default: result.append(character)
+            }
+        }
+        return result
+    }
+}

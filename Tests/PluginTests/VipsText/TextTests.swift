@@ -1,0 +1,130 @@
+import Foundation
+import PipelineKit
+import StandardProcessors
+import TestSupport
+import Testing
+import Vips
+
+@testable import VipsText
+
+@Suite("Text")
+struct TextTests {
+    /// The box holding every pixel of band 0 brighter than 0, as (left, top, right, bottom) exclusive.
+    private func inkBox(_ image: VipsImage) throws -> (left: Int, top: Int, right: Int, bottom: Int) {
+        let found = try Vips.call(
+            "find_trim", ["in": .image(image.extractingBands(0)), "background": .numbers([0]), "threshold": .number(0)])
+        func value(_ key: String) -> Int { Int(found[key]?.number ?? -1) }
+        return (value("left"), value("top"), value("left") + value("width"), value("top") + value("height"))
+    }
+
+    private func brightest(_ image: VipsImage) throws -> Double {
+        try Vips.call("max", ["in": .image(image.extractingBands(0))])["out"]?.number ?? -1
+    }
+
+    /// Problems the validator finds in a pipeline whose one output has `step`.
+    private func problems(_ step: String) throws -> [PipelineFileError.Problem] {
+        let directory = try TemporaryDirectory()
+        let json = PipelineHarness.json(
+            inputs: ["in/*.png"],
+            outputs: [#"{"name": "o", "steps": [\#(step)], "encode": {"format": "png"}, "path": "out/{stem}.png"}"#])
+        do {
+            _ = try PipelineHarness.pipeline(json, in: directory)
+            return []
+        } catch let error as PipelineFileError {
+            return error.problems
+        }
+    }
+
+    @Test func southeastTextSitsInTheBottomRightCornerInsideTheMargin() throws {
+        // Given a black 300×200 image
+        let base = try Fixtures.solid(width: 300, height: 200, colour: [0, 0, 0])
+
+        // When white text is drawn southeast with a 12-pixel margin
+        let step = try Text(text: "Hello", size: 24, gravity: .southeast, margin: 12)
+        let result = try step.applied(to: base)
+
+        // Then every changed pixel is in the bottom-right region, within the margin, and near it
+        #expect(result.size == base.size && result.bands == 3)
+        let box = try inkBox(result)
+        #expect(box.left > 150 && box.top > 100, "\(box)")
+        #expect(box.right <= 300 - 12 && box.bottom <= 200 - 12, "\(box)")
+        #expect(box.right > 300 - 12 - 8 && box.bottom > 200 - 12 - 12, "\(box)")
+        #expect(try brightest(result) == 255)
+
+        // And northwest puts it in the top-left corner instead
+        let northwest = try inkBox(try Text(text: "Hello", gravity: .northwest, margin: 12).applied(to: base))
+        #expect(northwest.left >= 12 && northwest.top >= 12 && northwest.right < 150 && northwest.bottom < 100, "\(northwest)")
+    }
+
+    @Test func opacityAndColourAreThoseAsked() throws {
+        let base = try Fixtures.solid(width: 200, height: 80, colour: [0, 0, 0])
+        let half = try Text(text: "Hello", size: 40, opacity: 0.5).applied(to: base)
+        #expect(abs(try brightest(half) - 128) <= 2)
+        let red = try Text(text: "Hello", size: 40, color: [255, 0, 0]).applied(to: base)
+        let box = try inkBox(red)
+        #expect(box.right > box.left)
+        #expect(try Vips.call("max", ["in": .image(red.extractingBands(1))])["out"]?.number == 0)
+        #expect(try brightest(red) == 255)
+    }
+
+    @Test func tileCoversTheWholeImage() throws {
+        let base = try Fixtures.solid(width: 400, height: 300, colour: [0, 0, 0])
+        let step = try Text(text: "DRAFT", size: 20, margin: 30, rotate: -30, tile: true)
+        let result = try step.applied(to: base)
+        // Every quarter of the image has text in it, and the text reaches near every edge
+        for (left, top) in [(0, 0), (200, 0), (0, 150), (200, 150)] {
+            let quarter = try result.extracted(left: left, top: top, width: 200, height: 150)
+            #expect(try brightest(quarter) > 200, "quarter at \(left), \(top)")
+        }
+        let box = try inkBox(result)
+        #expect(box.left < 40 && box.top < 40 && box.right > 360 && box.bottom > 260, "\(box)")
+    }
+
+    @Test func markupInTheTextIsShownNotInterpreted() throws {
+        // Interpreted, "<b>x</b>" would be one bold x; shown, it is eight characters as wide as
+        // the same characters Pango is given as entities.
+        let step = try Text(text: "<b>x</b>", size: 30)
+        let shown = try step.renderedMask()
+        let literal = try Vips.call(
+            "text", ["text": .string("&lt;b&gt;x&lt;/b&gt;"), "font": .string("DejaVu Sans, 30"), "dpi": .integer(72)])["out"]?.image
+        let x = try Text(text: "x", size: 30).renderedMask()
+        #expect(shown.width == literal?.width && shown.height == literal?.height)
+        #expect(shown.width > 4 * x.width)
+        // An ampersand alone, invalid markup, is drawn too
+        #expect(try Text(text: "Fish & chips 'n' \"peas\"", size: 20).renderedMask().width > 100)
+    }
+
+    @Test func alphaGreyscaleAndSixteenBitImagesKeepTheirShape() throws {
+        // A transparent image: the text is opaque where drawn and the rest stays transparent
+        let clear = try Fixtures.image(width: 200, height: 80, bands: 4) { _, _ in [0, 0, 0, 0] }
+        let onClear = try Text(text: "Hello", size: 40, gravity: .centre).applied(to: clear)
+        #expect(onClear.bands == 4)
+        #expect(try Vips.call("max", ["in": .image(onClear.extractingBands(3))])["out"]?.number == 255)
+        #expect(try onClear.pixel(x: 0, y: 0) == [0, 0, 0, 0])
+
+        // Greyscale stays one band
+        let grey = try Fixtures.solid(width: 200, height: 80, colour: [0, 0, 0]).converted(to: .blackAndWhite)
+        let onGrey = try Text(text: "Hello", size: 40).applied(to: grey)
+        #expect(onGrey.bands == 1 && (try brightest(onGrey)) == 255)
+
+        // 16-bit comes out 8-bit, as from the colour steps, with the text on it
+        let deep = try Fixtures.solid(width: 200, height: 80, colour: [0, 0, 0]).converted(to: .rgb16)
+        let onDeep = try Text(text: "Hello", size: 40).applied(to: deep)
+        #expect(onDeep.bandFormat == .uchar && onDeep.bands == 3 && (try brightest(onDeep)) == 255)
+    }
+
+    @Test func aFontThatIsNotInstalledIsAnErrorWhenThePipelineIsChecked() throws {
+        let found = try problems(#"{"text": {"text": "Hi", "font": "No Such Font Family Xyzzy"}}"#)
+        #expect(found.count == 1)
+        let message = found.map { "\($0.path): \($0.message)" }.joined()
+        #expect(message.contains("outputs[0].steps[0].text.font") && message.contains("No Such Font Family Xyzzy"), "\(message)")
+        #expect(try problems(#"{"text": {"text": "Hi", "font": "dejavu sans"}}"#).isEmpty)
+        #expect(try problems(#"{"text": {"text": "Hi"}}"#).isEmpty)
+    }
+
+    @Test func theWatermarkExamplePipelineLoads() throws {
+        let file = CommandRunner.repositoryRoot.appendingPathComponent("Pipelines/watermark.json")
+        let pipeline = try Pipeline(contentsOf: file, processors: .standard)
+        #expect(pipeline.definition.outputs.count == 2)
+    }
+}
