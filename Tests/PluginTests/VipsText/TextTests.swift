@@ -105,12 +105,14 @@ struct TextTests {
         // Greyscale stays one band
         let grey = try Fixtures.solid(width: 200, height: 80, colour: [0, 0, 0]).converted(to: .blackAndWhite)
         let onGrey = try Text(text: "Hello", size: 40).applied(to: grey)
-        #expect(onGrey.bands == 1 && (try brightest(onGrey)) == 255)
+        let greyBrightest = try brightest(onGrey)
+        #expect(onGrey.bands == 1 && greyBrightest == 255)
 
         // 16-bit comes out 8-bit, as from the colour steps, with the text on it
         let deep = try Fixtures.solid(width: 200, height: 80, colour: [0, 0, 0]).converted(to: .rgb16)
         let onDeep = try Text(text: "Hello", size: 40).applied(to: deep)
-        #expect(onDeep.bandFormat == .uchar && onDeep.bands == 3 && (try brightest(onDeep)) == 255)
+        let deepBrightest = try brightest(onDeep)
+        #expect(onDeep.bandFormat == .uchar && onDeep.bands == 3 && deepBrightest == 255)
     }
 
     @Test func aFontThatIsNotInstalledIsAnErrorWhenThePipelineIsChecked() throws {
