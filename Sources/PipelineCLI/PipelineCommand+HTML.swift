@@ -7,18 +7,25 @@ extension PipelineCommand {
         static let configuration = CommandConfiguration(
             commandName: "html",
             abstract:
-                "Print a <picture> element for one input of a manifest: a <source> per format, an <img> with width, height, srcset, sizes and the placeholder.",
-            discussion:
-                "The manifest is the JSON file a run writes when the pipeline file has \"manifest\": {\"path\": …, \"urlPrefix\": …}."
+                "Print a <picture> element for an input of a manifest, or for every input: a <source> per format, an <img> with width, height, srcset, sizes and the placeholder.",
+            discussion: """
+                The manifest is the JSON file a run writes when the pipeline file has "manifest": {"path": …, "urlPrefix": …}.
+
+                With no input named, every input's <picture> is printed in the manifest's order, each after an HTML comment naming the input; an input without the output asked for (--output) is left out.
+
+                With --out DIR, each input's <picture> goes to a file of its own in DIR (made when missing), named after the input's stem: photo.html. Inputs of one stem take photo.html, photo-2.html, photo-3.html… in the manifest's order, and a name that would be the manifest itself is passed over the same way. Each file is written whole or not at all.
+                """
         )
 
         @Argument(help: "The manifest a run wrote.")
         var manifest: String
 
-        @Argument(help: "The input, as the manifest names it (or the end of its path, when only one input's path ends so).")
-        var input: String
+        @Argument(
+            help: "The input, as the manifest names it (or the end of its path, when only one input's path ends so); every input when left out."
+        )
+        var input: String?
 
-        @ArgumentParser.Option(help: "The output to show, when the input has several (default: the first by name).")
+        @ArgumentParser.Option(help: "The output to show, when an input has several (default: the first by name).")
         var output: String?
 
         @ArgumentParser.Option(help: "The sizes attribute: how wide the image is shown.")
@@ -30,6 +37,13 @@ extension PipelineCommand {
         @Flag(help: "Load at once (loading=\"eager\"), for an image in the first screen.")
         var eager = false
 
+        @ArgumentParser.Option(
+            name: .customLong("out"),
+            help: ArgumentHelp(
+                "Write one file per input into this folder (photo.html, photo-2.html for a second photo…) instead of printing.",
+                valueName: "dir"))
+        var outDirectory: String?
+
         func run() throws {
             let document: ImageManifest
             do {
@@ -38,6 +52,41 @@ extension PipelineCommand {
                 printError("\(manifest): not a manifest pipeline can read: \(error.localizedDescription)")
                 throw ExitCode.invalidInput
             }
+            let entries = try chosenEntries(of: document)
+            let markup = PictureMarkup(sizes: sizes, alt: alt, loading: eager ? "eager" : "lazy")
+            var snippets: [(entry: ImageManifest.Input, html: String)] = []
+            for entry in entries {
+                let names = entry.outputs.keys.sorted()
+                guard let name = output ?? names.first, let chosen = entry.outputs[name] else {
+                    // Over every input, one without the output (an output for some inputs only) is left out.
+                    if input == nil { continue }
+                    printError("\(manifest): \(entry.source) has no output \"\(output ?? "")\" (it has \(names.joined(separator: ", ")))")
+                    throw ExitCode.invalidInput
+                }
+                guard let html = markup.html(for: chosen) else {
+                    printError("\(manifest): \(entry.source) → \(name) has no files")
+                    throw ExitCode.invalidInput
+                }
+                snippets.append((entry, html))
+            }
+            if snippets.isEmpty {
+                printError("\(manifest): no input has an output \"\(output ?? "")\"")
+                throw ExitCode.invalidInput
+            }
+            if let outDirectory {
+                try write(snippets, into: outDirectory)
+            } else if input != nil {
+                print(snippets[0].html, terminator: "")
+            } else {
+                for snippet in snippets {
+                    print(Self.comment(naming: snippet.entry.source) + "\n" + snippet.html, terminator: "")
+                }
+            }
+        }
+
+        /// The named input's entry, or every entry in the manifest's order when none is named.
+        private func chosenEntries(of document: ImageManifest) throws -> [ImageManifest.Input] {
+            guard let input else { return document.inputs }
             let candidates = document.candidates(for: input)
             if candidates.count > 1 {
                 // Picking one would print another image's markup without a word: the user names it.
@@ -52,17 +101,14 @@ extension PipelineCommand {
                 )
                 throw ExitCode.invalidInput
             }
-            let names = entry.outputs.keys.sorted()
-            guard let name = output ?? names.first, let chosen = entry.outputs[name] else {
-                printError("\(manifest): \(entry.source) has no output \"\(output ?? "")\" (it has \(names.joined(separator: ", ")))")
-                throw ExitCode.invalidInput
-            }
-            let markup = PictureMarkup(sizes: sizes, alt: alt, loading: eager ? "eager" : "lazy")
-            guard let html = markup.html(for: chosen) else {
-                printError("\(manifest): \(entry.source) → \(name) has no files")
-                throw ExitCode.invalidInput
-            }
-            print(html, terminator: "")
+            return [entry]
+        }
+
+        /// An HTML comment naming `source`: a comment may not hold `--`, which a file name may.
+        static func comment(naming source: String) -> String {
+            var text = source.filter { $0 != "\n" && $0 != "\r" }
+            while text.contains("--") { text = text.replacingOccurrences(of: "--", with: "- -") }
+            return "<!-- \(text) -->"
         }
     }
 }

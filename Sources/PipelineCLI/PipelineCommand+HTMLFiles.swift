@@ -1,0 +1,67 @@
+import ArgumentParser
+import Foundation
+import PipelineKit
+
+/// `pipeline html --out DIR`: one file per input, named after its stem.
+extension PipelineCommand.HTML {
+    /// Writes each snippet to a file of its own in `directory`, made when missing. A file is
+    /// written whole (a temporary file renamed into place), and never onto the manifest.
+    func write(_ snippets: [(entry: ImageManifest.Input, html: String)], into directory: String) throws {
+        let folder = URL(fileURLWithPath: directory)
+        do {
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        } catch {
+            printError("\(directory): cannot make the folder: \(error.localizedDescription)")
+            throw ExitCode.failure
+        }
+        let manifestIdentity = Self.identity(of: manifest)
+        let manifestPath = URL(fileURLWithPath: manifest).standardizedFileURL.resolvingSymlinksInPath().path
+        var taken: Set<String> = []
+        for snippet in snippets {
+            let stem = Self.fileStem(of: snippet.entry.source)
+            var name = stem + ".html"
+            var counter = 1
+            // In the manifest's order, so the same manifest names its files the same way every time.
+            while true {
+                let candidate = folder.appendingPathComponent(name)
+                let resolved = candidate.standardizedFileURL.resolvingSymlinksInPath().path
+                let isManifest =
+                    resolved == manifestPath || (manifestIdentity != nil && Self.identity(of: candidate.path) == manifestIdentity)
+                if !taken.contains(name), !isManifest { break }
+                counter += 1
+                name = "\(stem)-\(counter).html"
+            }
+            taken.insert(name)
+            let target = folder.appendingPathComponent(name)
+            do {
+                try Data(snippet.html.utf8).write(to: target, options: .atomic)
+            } catch {
+                printError("\(target.path): cannot write the <picture> of \(snippet.entry.source): \(error.localizedDescription)")
+                throw ExitCode.failure
+            }
+        }
+    }
+
+    /// A file name for the input `source`: the stem of the last part of its path (of a URL's
+    /// path, without query or fragment), with what a file name may not hold replaced.
+    static func fileStem(of source: String) -> String {
+        var path = source
+        if let url = URL(string: source), url.scheme != nil, url.host != nil {
+            path = url.path
+        }
+        let last = (path as NSString).lastPathComponent
+        var stem = (last as NSString).deletingPathExtension
+        stem = String(stem.unicodeScalars.map { $0.value < 0x20 || $0 == "/" || $0 == "\\" || $0.value == 0x7F ? "_" : Character($0) })
+        // Room for "-NNN.html" within the 255 bytes a name may have.
+        while stem.utf8.count > 200 { stem.removeLast() }
+        if stem.isEmpty || stem == "." || stem == ".." || stem == "/" { return "input" }
+        return stem
+    }
+
+    /// The device and inode of the file at `path`, nil when there is none.
+    static func identity(of path: String) -> [UInt64]? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return [UInt64(info.st_dev), UInt64(info.st_ino)]
+    }
+}

@@ -1,0 +1,78 @@
+import Foundation
+import TestSupport
+import Testing
+
+@testable import PipelineKit
+
+/// `pipeline html` over every input of a manifest a real run wrote: printed in the manifest's
+/// order, or one file per input with `--out`.
+@Suite struct HTMLCommandTests {
+    /// Four photos, two of them named `photo.jpg` in different folders, after a run.
+    func prepare() throws -> TemporaryDirectory {
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 300, height: 200)), to: "photos/a/photo.jpg")
+        try directory.write(try Fixtures.jpeg(try Fixtures.redCorner(width: 240, height: 180)), to: "photos/b/photo.jpg")
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 100, height: 150)), to: "photos/b/photo-2.jpg")
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 120, height: 90)), to: "photos/c/manifest.jpg")
+        try directory.write(
+            Data(
+                """
+                {"version": 1, "name": "site", "inputs": ["photos/**/*.jpg"],
+                 "manifest": {"path": "public/manifest.html", "urlPrefix": "/img/"},
+                 "outputs": [{"name": "web", "encode": {"format": "webp"}, "path": "public/{dir}/{stem}.webp"}]}
+                """.utf8), to: "site.json")
+        let run = try CommandRunner.run(["run", "--quiet", directory.url.appendingPathComponent("site.json").path])
+        #expect(run.status == 0, "\(run.standardError)")
+        return directory
+    }
+
+    func manifest(_ directory: TemporaryDirectory) -> String { directory.url.appendingPathComponent("public/manifest.html").path }
+
+    @Test func withNoInputNamedEveryInputIsPrintedInTheManifestsOrder() throws {
+        let directory = try prepare()
+        let result = try CommandRunner.run(["html", manifest(directory)])
+        #expect(result.status == 0, "\(result.standardError)")
+        let sources = try ImageManifest.read(from: URL(fileURLWithPath: manifest(directory))).inputs.map(\.source)
+        #expect(sources.count == 4)
+        let comments = result.standardOutput.split(separator: "\n").filter { $0.hasPrefix("<!--") }
+        #expect(comments == sources.map { "<!-- \($0) -->"[...] })
+        #expect(result.standardOutput.components(separatedBy: "<picture>").count == 5)
+        // Each input's markup follows its comment
+        let blocks = result.standardOutput.components(separatedBy: "<!-- ").dropFirst()
+        for (block, source) in zip(blocks, sources) {
+            let stem = ((source as NSString).deletingPathExtension)
+            let folder = (stem as NSString).deletingLastPathComponent.replacingOccurrences(of: "photos/", with: "")
+            #expect(block.contains("src=\"/img/\(folder)/\((stem as NSString).lastPathComponent).webp\""), "\(block)")
+        }
+        // A named input prints its element alone, as before
+        let one = try CommandRunner.run(["html", manifest(directory), "a/photo.jpg"])
+        #expect(one.status == 0 && one.standardOutput.hasPrefix("<picture>\n"), "\(one.standardError)")
+    }
+
+    @Test func outWritesOneFilePerInputNamedByStemWithoutTouchingTheManifest() throws {
+        let directory = try prepare()
+        let manifestBefore = try Data(contentsOf: URL(fileURLWithPath: manifest(directory)))
+        // The manifest's own folder, where "manifest.html" is the manifest: never written onto.
+        let out = directory.url.appendingPathComponent("public").path
+        let result = try CommandRunner.run(["html", manifest(directory), "--out", out])
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: manifest(directory))) == manifestBefore)
+        let written = try FileManager.default.contentsOfDirectory(atPath: out).filter { $0.hasSuffix(".html") }.sorted()
+        // a/photo, b/photo-2, b/photo, c/manifest (the manifest's order): photo.html, photo-2.html, then the
+        // next free photo-N and a name past the manifest's own
+        #expect(written == ["manifest-2.html", "manifest.html", "photo-2.html", "photo-3.html", "photo.html"])
+        let text = { (name: String) in try String(contentsOfFile: out + "/" + name, encoding: .utf8) }
+        #expect(try text("photo.html").contains("src=\"/img/a/photo.webp\""))
+        #expect(try text("photo-2.html").contains("src=\"/img/b/photo-2.webp\""))
+        #expect(try text("photo-3.html").contains("src=\"/img/b/photo.webp\""))
+        #expect(try text("manifest-2.html").contains("src=\"/img/c/manifest.webp\""))
+
+        // A folder that does not exist yet is made; the same manifest names its files the same way
+        let fresh = directory.url.appendingPathComponent("snippets/deep").path
+        #expect(try CommandRunner.run(["html", manifest(directory), "--out", fresh]).status == 0)
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: fresh).sorted()
+                == ["manifest.html", "photo-2.html", "photo-3.html", "photo.html"])
+        #expect(try CommandRunner.run(["html", "--help"]).standardOutput.contains("photo-2.html"))
+    }
+}
