@@ -21,7 +21,8 @@ extension PipelineCommand {
         var manifest: String
 
         @Argument(
-            help: "The input, as the manifest names it (or the end of its path, when only one input's path ends so); every input when left out."
+            help:
+                "The input, as the manifest names it (or the end of its path, when only one input's path ends so); every input when left out."
         )
         var input: String?
 

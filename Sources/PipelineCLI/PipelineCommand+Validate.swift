@@ -28,7 +28,9 @@ extension PipelineCommand {
             }
             let outputs = pipeline.definition.outputs.count
             // Widths wider than an image are not made for it: with widths, the count is a most.
-            let most = pipeline.definition.outputs.contains { $0.variant?.width != nil } ? "at most " : ""
+            // and outputs that choose their inputs are made for some only.
+            let most =
+                pipeline.definition.outputs.contains { $0.variant?.width != nil || $0.inputSubset != nil } ? "at most " : ""
             print(
                 "\(file.escapingControlCharacters): valid: \(plan.inputCount) input\(plan.inputCount == 1 ? "" : "s"), "
                     + "\(most)\(outputs) output\(outputs == 1 ? "" : "s") each")

@@ -1,4 +1,5 @@
 #if Server
+import Foundation
 import PipelineKit
 
 /// What a server may answer, from the plan alone: the outputs by name and the inputs by the
@@ -13,6 +14,8 @@ struct OutputCatalog: Sendable {
         let formats: [EncoderSettings.Format]
         /// The numeric widths it lists, in the file's order; empty when it lists none.
         let widths: [Int]
+        /// The inputs it is made for, when the file chooses them.
+        var subset: InputSubset? = nil
     }
 
     /// One input a request may name: which source of the plan, and the listing that names it.
@@ -25,15 +28,27 @@ struct OutputCatalog: Sendable {
 
     let outputs: [String: Output]
     let inputs: [String: Input]
+    /// What an output's subset of the inputs is matched with.
+    private let baseDirectory: URL
+    private let caseInsensitive: Bool
+
+    /// Whether `output` is made for `input`: an output whose `"inputs"` leave it out is not.
+    func makes(_ output: Output, for input: Input) -> Bool {
+        output.subset?.contains(input.listing, baseDirectory: baseDirectory, caseInsensitive: caseInsensitive) ?? true
+    }
 
     init(plan: RunPlan) {
         var formats: [String: [(index: Int, format: EncoderSettings.Format)]] = [:]
         var widths: [String: [Int]] = [:]
+        var subsets: [String: InputSubset] = [:]
+        baseDirectory = plan.definition.baseDirectory
+        caseInsensitive = plan.definition.caseInsensitive
         var order: [String] = []
         // A tile pyramid is a folder of tiles, not one file to answer with; an S3 output is an
         // object in a bucket, which its own URL serves.
         for output in plan.definition.outputs where output.tiles == nil && !S3Location.isS3(output.path.authoredFolder) {
             if formats[output.name] == nil { order.append(output.name) }
+            if let subset = output.inputSubset { subsets[output.name] = subset }
             let index = output.variant?.formatIndex ?? 0
             if !(formats[output.name] ?? []).contains(where: { $0.index == index }) {
                 formats[output.name, default: []].append((index, output.encoder.format))
@@ -45,7 +60,8 @@ struct OutputCatalog: Sendable {
         var outputs: [String: Output] = [:]
         for name in order {
             outputs[name] = Output(
-                name: name, formats: (formats[name] ?? []).sorted { $0.index < $1.index }.map(\.format), widths: widths[name] ?? [])
+                name: name, formats: (formats[name] ?? []).sorted { $0.index < $1.index }.map(\.format), widths: widths[name] ?? [],
+                subset: subsets[name])
         }
         self.outputs = outputs
         var inputs: [String: Input] = [:]

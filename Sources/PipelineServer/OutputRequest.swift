@@ -33,8 +33,11 @@ struct OutputRequest: Sendable, Equatable {
         guard let outputName = String(raw[..<slash]).removingPercentEncoding, let output = catalog.outputs[outputName] else {
             throw ServeError(404, "no output of that name in the pipeline file")
         }
-        guard let inputName = String(raw[raw.index(after: slash)...]).removingPercentEncoding, catalog.inputs[inputName] != nil else {
+        guard let inputName = String(raw[raw.index(after: slash)...]).removingPercentEncoding, let input = catalog.inputs[inputName] else {
             throw ServeError(404, "no input of that name for output \(output.name)")
+        }
+        guard catalog.makes(output, for: input) else {
+            throw ServeError(404, "output \(output.name) is not made for that input (its \"inputs\" leave it out)")
         }
         self.output = output.name
         self.input = inputName

@@ -18,8 +18,16 @@ public struct OutputTarget: Sendable {
         let fixedHeight: Int?
         /// Whether the template has a `{width}`, `{height}` or `{hash}`.
         let namesSizes: Bool
+        /// The inputs the output is made for, when the file chooses them.
+        let inputSubset: InputSubset?
+        let caseInsensitive: Bool
 
-        init(_ output: OutputDefinition, baseDirectory: URL, fixedSize: (width: Int?, height: Int?) = (nil, nil)) {
+        init(
+            _ output: OutputDefinition, baseDirectory: URL, caseInsensitive: Bool = false,
+            fixedSize: (width: Int?, height: Int?) = (nil, nil)
+        ) {
+            inputSubset = output.inputSubset
+            self.caseInsensitive = caseInsensitive
             name = output.name
             root = OutputTarget.root(of: output, baseDirectory: baseDirectory)
             template = output.path
@@ -65,6 +73,21 @@ public struct OutputTarget: Sendable {
         [.stem: input.stem, .ext: input.fileExtension, .name: input.fileName, .dir: input.subfolder]
     }
 
+    /// Whether the output is made for `input`: every input, unless its `"inputs"` choose some.
+    static func applies(_ output: Output, to input: InputFile) -> Bool {
+        output.inputSubset?.contains(input, baseDirectory: output.baseDirectory, caseInsensitive: output.caseInsensitive) ?? true
+    }
+
+    /// The place of an output that is not made for an input (its `"inputs"` leave the input
+    /// out): it has no path, and the plan keeps it so that a listing's targets stay in the
+    /// order of the outputs.
+    static func notMade(_ output: Output) -> OutputTarget {
+        OutputTarget(output: output, plannedPath: "", sizes: nil)
+    }
+
+    /// Whether the output is made for the target's input (see `notMade(_:)`).
+    public var isMade: Bool { !plannedPath.isEmpty }
+
     /// The target of `output` for the input whose values (`values(of:)`) are `inputValues`.
     init(_ output: Output, inputValues: [PathTemplate.Placeholder: String]) throws(PathTemplate.Failure) {
         self.output = output
@@ -96,7 +119,9 @@ public struct OutputTarget: Sendable {
     /// The target of `output` for `input` whose path was planned as `plannedPath`: made again
     /// only when the template waits for sizes, whose values it keeps.
     init(_ output: Output, plannedPath: String, input: InputFile) throws(PathTemplate.Failure) {
-        if output.namesSizes {
+        if plannedPath.isEmpty {
+            self = Self.notMade(output)
+        } else if output.namesSizes {
             try self.init(output, inputValues: Self.values(of: input))
         } else {
             self.init(output: output, plannedPath: plannedPath, sizes: nil)

@@ -197,12 +197,14 @@ public struct PlanExplanation: Sendable {
         self.samples = samples
         var seen: Set<String> = []
         outputs = definition.outputs.filter { seen.insert($0.name).inserted }.map { output in
+            // An output that chooses its inputs says which.
+            let only = output.inputSubset.map { " (only inputs " + $0.patterns.map(\.quotedValue).joined(separator: ", ") + ")" } ?? ""
             guard let variant = output.variant else {
                 let steps = output.steps.map(\.identifier).joined(separator: " → ")
                 return
-                    "\(output.name): \(steps.isEmpty ? "no steps" : steps) → \(output.encodingDescription) → \(output.path.text)"
+                    "\(output.name): \(steps.isEmpty ? "no steps" : steps) → \(output.encodingDescription) → \(output.path.text)\(only)"
             }
-            return Self.responsiveLine(definition.outputs.filter { $0.variant?.group == variant.group })
+            return Self.responsiveLine(definition.outputs.filter { $0.variant?.group == variant.group }) + only
         }
         stageWidths = [
             (.fetch, definition.fetch.concurrency), (.cache, definition.cache.concurrency),

@@ -27,6 +27,9 @@ extension RunPlan {
         private let shardBase: String
         /// Why a listing could not be kept in the plan's file, once one could not.
         private var storeFailure: ReportWriterError?
+        /// The outputs that choose their inputs, by index, until an input of theirs is found.
+        private var subsetsUnmatched: Set<Int>
+        private let definitions: [OutputDefinition]
 
         init(
             definition: PipelineDefinition, outputs: [OutputTarget.Output], outputWriters: [WriteCheck.Write.Writer],
@@ -38,11 +41,16 @@ extension RunPlan {
             self.shard = shard
             shardBase = shard == nil ? "" : RunPlan.realPath(definition.baseDirectory.path)
             paths = OutputPathCheck(outputs: definition.outputs, outputWriters: outputWriters)
+            definitions = definition.outputs
+            subsetsUnmatched = Set(definition.outputs.indices.filter { definition.outputs[$0].inputSubset != nil })
         }
 
         /// Plans one listing of `input`.
         mutating func add(_ input: InputFile) {
             guard storeFailure == nil else { return }
+            if !subsetsUnmatched.isEmpty {
+                subsetsUnmatched = subsetsUnmatched.filter { !OutputTarget.applies(outputs[$0], to: input) }
+            }
             let key = SourceKey(input)
             let digest = PathDigest(key.text)
             do {
@@ -111,6 +119,7 @@ extension RunPlan {
         consuming func finish() -> Planned {
             var problems = paths.problems
             if let storeFailure { problems.append(SourceStore.unkeptProblem(storeFailure)) }
+            if !refs.isEmpty { problems += InputSubset.unmatchedProblems(subsetsUnmatched, of: definitions) }
             return Planned(
                 sources: SourceList(store: store.finish(outputs: outputs), refs: refs), sourceIndex: sourceIndex,
                 writeCheck: writeCheck, problems: problems,
@@ -141,6 +150,10 @@ extension RunPlan {
             targets.reserveCapacity(outputs.count)
             let values = OutputTarget.values(of: input)
             for output in outputs {
+                guard OutputTarget.applies(output, to: input) else {
+                    targets.append(.notMade(output))
+                    continue
+                }
                 do {
                     targets.append(try OutputTarget(output, inputValues: values))
                 } catch {
@@ -196,7 +209,7 @@ struct OutputPathCheck {
         // proportion to the outputs (all with all grew with their square).
         var bySkeleton: [String: (all: [Int], unknown: [Int])] = [:]
         let patterns = targets.map(\.pattern)
-        for (index, target) in targets.enumerated() {
+        for (index, target) in targets.enumerated() where target.isMade {
             let place = outputWriters[index].place
             checkWhere(target, at: index, input: input, listing: listing, place: place, naming: name, isInput: isInput)
             checkSizesTellApart(

@@ -44,7 +44,7 @@ extension RunPlan {
             zip(store.listingOffsets(of: ref), store.item(ref).listings).flatMap { offset, listing in
                 listing.refusal != nil || listing.sameAs != nil
                     ? []
-                    : listing.targets.enumerated().map { index, target in
+                    : listing.targets.enumerated().filter { $0.element.isMade }.map { index, target in
                         (
                             write: WriteCheck.Write(outputWriters[index], input: listing.input.displayName, path: target.plannedPath),
                             origin: WriteCheck.Origin.output(listing: offset, index: index)

@@ -82,7 +82,7 @@ public struct RunPlan: Sendable {
         var problems: [PipelineFileError.Problem] = []
         let outputs = definition.outputs.map { output in
             OutputTarget.Output(
-                output, baseDirectory: definition.baseDirectory,
+                output, baseDirectory: definition.baseDirectory, caseInsensitive: definition.caseInsensitive,
                 fixedSize: output.variant.map { (width: $0.width, height: Int?.none) } ?? output.fixedSize())
         }
         let outputWriters = OutputPathCheck.writers(of: definition.outputs, roots: outputs.map(\.root))

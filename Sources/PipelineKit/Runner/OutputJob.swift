@@ -85,7 +85,8 @@ struct IncrementalRuns: Sendable {
                 }
         }
         return listings.enumerated().flatMap { listingIndex, listing in
-            outputs.indices.map { index in
+            // An output whose "inputs" leave this input out has no job for it.
+            outputs.indices.filter { listing.targets[$0].isMade }.map { index in
                 let target = listing.targets[index]
                 // An output cropped about the input's focus point is made from that point too,
                 // so changing one input's point makes that input's outputs again, no others.

@@ -100,7 +100,7 @@ public struct Pipeline: Sendable {
         _ plan: RunPlan, dataLoader: (any DataLoading)? = nil, cache: (any DataCaching)? = nil, memory: SharedMemoryBudget? = nil
     ) -> PipelineRun {
         let journal = openJournal(
-            plannedPaths: plan.isPart ? plan.items.flatMap { $0.listings.flatMap { $0.targets.map(\.plannedPath) } } : nil)
+            plannedPaths: plan.isPart ? plan.items.flatMap { $0.listings.flatMap { $0.targets.filter(\.isMade).map(\.plannedPath) } } : nil)
         return start(
             plan.adding(warnings: journal?.warnings ?? []), dataLoader: dataLoader ?? defaultDataLoader(), cache: cache,
             journal: journal, force: false, memory: memory)

@@ -33,6 +33,9 @@ extension DefinitionBuilder {
                 var group = output.path.text
                 if placeholders.contains(.output) { group += "\u{0}" + output.name }
                 if placeholders.contains(.format) { group += "\u{0}" + output.encoder.format.fileExtension }
+                // Outputs made for different inputs may share a template: planning finds the inputs
+                // they would both write for.
+                if let subset = output.inputSubset { group += "\u{0}inputs\u{0}" + subset.patterns.joined(separator: "\u{0}") }
                 let fixed =
                     output.variant.map { (width: $0.width, height: Int?.none) } ?? output.fixedSize()
                 let size = TemplateSharers.Size(

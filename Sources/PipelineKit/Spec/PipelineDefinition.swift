@@ -201,6 +201,8 @@ public struct OutputDefinition: Sendable {
     /// A tile pyramid output: its layout and tiles, written in place of one image file
     /// (`encoder` then holds the tiles' format and quality); nil for an image file.
     public var tiles: TileSettings? = nil
+    /// The inputs this output is made for, when the file chooses them (`"inputs"`); nil for every input.
+    public var inputSubset: InputSubset? = nil
 
     /// An output with no placeholders, S3 settings or variant.
     public init(name: String, steps: [any ImageProcessing], encoder: EncoderSettings, path: PathTemplate) {

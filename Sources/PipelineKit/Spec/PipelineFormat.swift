@@ -283,6 +283,11 @@ public enum PipelineFormat {
                 help: "art direction: other crops for the screens a media query names, each at widths of its own in every "
                     + "format; pipeline html gives them <source media> elements before the output's own; the path needs {art}"),
             Option(
+                "inputs", .array(.string(nonEmpty: true), minCount: 1),
+                help: "make this output for these of the file's inputs only: globs with the rules of the top-level inputs, "
+                    + "matched against the same paths relative to this file's folder (a URL input against its URL); "
+                    + "for example [\"anim/*.gif\"]; an output whose globs match none of the inputs is an error"),
+            Option(
                 "placeholders", .array(.choice(PlaceholderKind.allCases.map(\.rawValue)), minCount: 1),
                 help:
                     "placeholders for the manifest, computed from this output's smallest file: lqip (a tiny WebP data URI), blurhash, thumbhash, dominantColor"
