@@ -163,18 +163,6 @@ public struct Text: ImageProcessing, Hashable {
 
     /// `text` with Pango's markup characters as entities, so that it is drawn as written.
     static func escaped(_ text: String) -> String {
-        var result = ""
-        result.reserveCapacity(text.utf8.count)
-        for character in text {
-            switch character {
-            case "&": result += "&amp;"
-            case "<": result += "&lt;"
-            case ">": result += "&gt;"
-            case "\"": result += "&quot;"
-            case "'": result += "&apos;"
-            default: result.append(character)
-            }
-        }
-        return result
+        text.htmlEscaped
     }
 }

@@ -1,6 +1,7 @@
 extension String {
-    /// The text, safe inside HTML elements and quoted attribute values.
-    var htmlEscaped: String {
+    /// The text, safe inside HTML elements and quoted attribute values, and as Pango markup
+    /// (GMarkup takes the same entities).
+    package var htmlEscaped: String {
         var escaped = ""
         escaped.reserveCapacity(utf8.count)
         for character in unicodeScalars {
