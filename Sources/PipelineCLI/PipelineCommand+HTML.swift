@@ -9,11 +9,13 @@ extension PipelineCommand {
             abstract:
                 "Print a <picture> element for an input of a manifest, or for every input: a <source> per format, an <img> with width, height, srcset, sizes and the placeholder.",
             discussion: """
-                The manifest is the JSON file a run writes when the pipeline file has "manifest": {"path": …, "urlPrefix": …}.
-
-                With no input named, every input's <picture> is printed in the manifest's order, each after an HTML comment naming the input; an input without the output asked for (--output) is left out.
-
-                With --out DIR, each input's <picture> goes to a file of its own in DIR (made when missing), named after the input's stem: photo.html. Inputs of one stem take photo.html, photo-2.html, photo-3.html… in the manifest's order, and a name that would be the manifest itself is passed over the same way. Each file is written whole or not at all.
+                The manifest is the JSON file a run writes when the pipeline file has a "manifest". With no input \
+                named, every input's <picture> is printed in the manifest's order, each after an HTML comment \
+                naming the input; an input without the output asked for (--output) is left out. With --out DIR, \
+                each input's <picture> goes to a file of its own in DIR (made when missing), named after the \
+                input's stem: photo.html. Inputs of one stem take photo.html, photo-2.html, photo-3.html… in the \
+                manifest's order, and a name that would be the manifest itself is passed over the same way. Each \
+                file is written whole or not at all.
                 """
         )
 
