@@ -297,6 +297,9 @@ import Vips
             .standardOutput.split(separator: "\n").map(String.init)
         #expect(alone.contains { $0.contains("in/wide.png") && $0.contains("decoded only in windows") }, "\(alone)")
 
+        // A sanitized process holds more than the 200 MB limit before it reads an image: the run
+        // under it would have no budget at all, which says nothing about windows.
+        guard !CommandRunner.skipsMemoryLimitTests() else { return }
         // When the same outputs are made under the budget, and without one (decoded once)
         let windowed = try CommandRunner.run(["run", "--quiet", "--max-memory", "200MB", pipelineFile])
         #expect(windowed.status == 0, "\(windowed.standardError)")
