@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Checks art direction in a real browser (run by .ci/srcset-chromium.sh).
+"""Checks art direction in a real browser (run by .ci/browser-checks.sh).
 
 Runs Pipelines/art-direction.json on the bundled samples with the given `pipeline` binary, makes
 a page of `pipeline html` for one wide photo, serves it on loopback and loads it in headless

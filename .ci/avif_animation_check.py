@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Checks that headless Chromium plays an animated AVIF that pipeline wrote (run by
-.ci/avif-animation-chromium.sh).
+.ci/browser-checks.sh).
 
 Makes an animated GIF of three frames (red for 0.2 s, green for 0.3 s, blue for 0.5 s) with
 libvips, runs `pipeline run` on it with an `avif` output, serves the AVIF on loopback with
@@ -8,24 +8,26 @@ Python's http.server, and loads a page in headless Chromium that decodes the fil
 Chromium's own image decoder (WebCodecs `ImageDecoder`, the decoder <img> uses): whether it is
 animated, the frame count, each frame's duration and the colour of every frame, drawn on a canvas.
 
-What an <img> displays over time is not checked: a canvas draws an animated <img>'s first frame
-(as the HTML standard says), and headless Chromium's --screenshot, with or without a virtual time
-budget, shows the first frame of an animated GIF too, so neither can tell playing from not.
+Then it checks that an <img> plays it: screenshots of a page showing the AVIF, taken in real time
+through the DevTools protocol (.ci/browser.py says why not a canvas or --screenshot), show red,
+green and blue in that order.
 
     python3 .ci/avif_animation_check.py PIPELINE_BINARY
 
-Every wait is bounded: the server's start (10 s), each Chromium load (60 s, 20 s of page time, five tries).
+Every wait is bounded: the server's start (10 s), each Chromium load (60 s, 20 s of page time, five tries),
+the screenshots (3 s of page time).
 """
 import json
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
-import time
-import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from browser import page_result, screenshots, serve, stop  # noqa: E402
+from images import mean_colour, png_pixels  # noqa: E402
 
 COLOURS = [(255, 0, 0), (0, 255, 0), (0, 0, 255)]
 DELAYS = [200, 300, 500]
@@ -77,12 +79,6 @@ def close(a, b, tolerance=40):
     return all(abs(x - y) <= tolerance for x, y in zip(a, b))
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def main():
     binary = os.path.abspath(sys.argv[1])
     work = tempfile.mkdtemp(prefix="avif-animation-check-")
@@ -123,42 +119,11 @@ def main():
         with open(os.path.join(root, "index.html"), "w") as f:
             f.write(PAGE)
 
-        port = free_port()
-        server = subprocess.Popen([sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1",
-                                   "--directory", root], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        base = "http://127.0.0.1:%d" % port
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                urllib.request.urlopen(base + "/index.html", timeout=2).read()
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise SystemExit("the HTTP server did not start within 10 s")
-                time.sleep(0.1)
-
-        # Headless Chromium now and then exits 0 with no DOM, or before the page's script has
-        # reported (.ci/srcset_check.py sees it too): such a load is tried again, up to five times.
-        for attempt in range(5):
-            if attempt:
-                time.sleep(1)
-            profile = tempfile.mkdtemp(prefix="avif-animation-chromium-")
-            try:
-                load = subprocess.run(
-                    ["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--user-data-dir=" + profile,
-                     "--virtual-time-budget=20000", "--dump-dom", base + "/index.html"],
-                    capture_output=True, text=True, timeout=60)
-            finally:
-                shutil.rmtree(profile, ignore_errors=True)
-            found = re.search(r'<pre id="result">(.*?)</pre>', load.stdout, re.S)
-            if found and found.group(1) != "pending":
-                break
-            state = "still pending" if found else ("no result element" if load.stdout.strip() else "no DOM")
-            print("the page reported nothing on load %d (exit %d, %s)" % (attempt + 1, load.returncode, state))
-        if not found or found.group(1) == "pending":
+        server, base = serve(root)
+        result, load = page_result(base + "/index.html", 400)
+        if result is None:
             check(False, "the page reported nothing (exit %d): %s" % (load.returncode, load.stderr[-2000:]))
         else:
-            result = json.loads(found.group(1).replace("&amp;", "&").replace("&quot;", '"'))
             print("Chromium: %s" % json.dumps(result))
             check("error" not in result, "Chromium's ImageDecoder failed: %s" % result.get("error"))
             check(result.get("animated") is True, "Chromium does not take the AVIF as animated")
@@ -167,14 +132,24 @@ def main():
                 check(close(frame["colour"], colour), "frame %d is %s, expected %s" % (index, frame["colour"], colour))
                 # VideoFrame durations are in microseconds.
                 check(frame["duration"] == delay * 1000, "frame %d lasts %s µs, expected %d" % (index, frame["duration"], delay * 1000))
+        # The three frames last 1 s together: 3 s of screenshots see each of them twice or more.
+        with open(os.path.join(root, "play.html"), "w") as f:
+            f.write('<!doctype html><body style="margin:0"><img src="anim.avif" width="40" height="30"></body>')
+        shown = []
+        for _, shot in screenshots(base + "/play.html", 40, 30, 3, interval=0.1):
+            colour = mean_colour(png_pixels(shot))
+            nearest = [index for index, expected in enumerate(COLOURS) if close(colour, expected)]
+            if nearest and (not shown or shown[-1] != nearest[0]):
+                shown.append(nearest[0])
+        print("an <img> of it showed the frames in this order: %s" % shown)
+        check(any(shown[i:i + 3] == [0, 1, 2] for i in range(len(shown))),
+              "an <img> did not play red, green and blue in order: it showed %s" % shown)
     finally:
-        if server:
-            server.terminate()
-            server.wait(timeout=10)
+        stop(server)
         shutil.rmtree(work, ignore_errors=True)
     if failures:
         raise SystemExit("%d check(s) failed" % len(failures))
-    print("animated AVIF in Chromium: animated, three frames with their durations and colours")
+    print("animated AVIF in Chromium: animated, three frames with their durations and colours, played in an <img>")
 
 
 if __name__ == "__main__":

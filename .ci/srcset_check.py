@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Checks a responsive image set in a real browser (run by .ci/srcset-chromium.sh).
+"""Checks a responsive image set in a real browser (run by .ci/browser-checks.sh).
 
 Runs Pipelines/responsive.json on the bundled samples with the given `pipeline` binary, builds a
 page from `pipeline html` for five photos (one wider than every width, one as wide as the widest, one narrower than
