@@ -16,6 +16,8 @@ struct OutputCatalog: Sendable {
         let widths: [Int]
         /// The inputs it is made for, when the file chooses them.
         var subset: InputSubset? = nil
+        /// How many hex digits of its bytes' SHA-256 name its files, when its path has `{hash}`.
+        var hashLength: Int? = nil
     }
 
     /// One input a request may name: which source of the plan, and the listing that names it.
@@ -41,6 +43,7 @@ struct OutputCatalog: Sendable {
         var formats: [String: [(index: Int, format: EncoderSettings.Format)]] = [:]
         var widths: [String: [Int]] = [:]
         var subsets: [String: InputSubset] = [:]
+        var hashLengths: [String: Int] = [:]
         baseDirectory = plan.definition.baseDirectory
         caseInsensitive = plan.definition.caseInsensitive
         var order: [String] = []
@@ -49,6 +52,7 @@ struct OutputCatalog: Sendable {
         for output in plan.definition.outputs where output.tiles == nil && !S3Location.isS3(output.path.authoredFolder) {
             if formats[output.name] == nil { order.append(output.name) }
             if let subset = output.inputSubset { subsets[output.name] = subset }
+            if let length = output.path.hashLength { hashLengths[output.name] = length }
             let index = output.variant?.formatIndex ?? 0
             if !(formats[output.name] ?? []).contains(where: { $0.index == index }) {
                 formats[output.name, default: []].append((index, output.encoder.format))
@@ -61,7 +65,7 @@ struct OutputCatalog: Sendable {
         for name in order {
             outputs[name] = Output(
                 name: name, formats: (formats[name] ?? []).sorted { $0.index < $1.index }.map(\.format), widths: widths[name] ?? [],
-                subset: subsets[name])
+                subset: subsets[name], hashLength: hashLengths[name])
         }
         self.outputs = outputs
         var inputs: [String: Input] = [:]

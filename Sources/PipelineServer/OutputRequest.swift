@@ -14,6 +14,10 @@ struct OutputRequest: Sendable, Equatable {
     let variesByAccept: Bool
     /// The client hint that picked the width (`Sec-CH-Width` or `Width`), for `Vary`; nil when none did.
     let widthHint: String?
+    /// The hash `?hash=` names the file's bytes by, when the output's path has `{hash}`.
+    let hash: String?
+    /// How many hex digits name the output's files, when its path has `{hash}`.
+    let hashLength: Int?
 
     /// Reads `/{output}/{input}` (`path` as sent, percent-encoded) and the query's `width` and
     /// `format`; `accept` is the request's `Accept` header, if any. Each part is decoded once
@@ -47,6 +51,20 @@ struct OutputRequest: Sendable, Equatable {
         width = asked ?? hint.map { wanted in output.widths.filter { $0 >= wanted.width }.min() ?? output.widths.max() ?? wanted.width }
         widthHint = hint?.name
         format = try Self.format(query.first { $0.name == "format" }?.value, accept: accept, of: output)
+        hashLength = output.hashLength
+        hash = try Self.hash(query.first { $0.name == "hash" }?.value, of: output)
+    }
+
+    /// The hash `?hash=` asks for: as many lowercase hex digits as the output's `{hash}` has.
+    private static func hash(_ value: String?, of output: OutputCatalog.Output) throws(ServeError) -> String? {
+        guard let value else { return nil }
+        guard let length = output.hashLength else {
+            throw ServeError(400, "output \(output.name) does not name its files by {hash}: a URL cannot ask for one")
+        }
+        guard value.utf8.count == length, value.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }) else {
+            throw ServeError(400, "hash \(value.prefix(70)) is not \(length) lowercase hex digits, as output \(output.name)'s {hash} is")
+        }
+        return value
     }
 
     /// The first of `hints` whose value is a width (a number of pixels, rounded up), and its name.

@@ -90,11 +90,16 @@ struct OutputResponder: Sendable {
         if !varies.isEmpty { headers[.vary] = varies.joined(separator: ", ") }
         if clientHints { headers[Self.acceptCH] = "Sec-CH-Width, Sec-CH-DPR, Width, DPR" }
         if let cacheControl { headers[.cacheControl] = cacheControl }
+        // A name that changes with the bytes lets a URL that names the hash be cached for good.
+        if wanted.hashLength != nil { headers[.cacheControl] = wanted.hash == nil ? cacheControl ?? "no-cache" : Self.immutable }
         headers[Self.sourceHeader] = written.upToDate ? "disk" : "made"
         if let fingerprint = written.fingerprint {
             let tag = "\"\(fingerprint)\""
             headers[.eTag] = tag
             if Self.matches(request.headers[.ifNoneMatch], tag) { return Response(status: .notModified, headers: headers) }
+        }
+        if let length = wanted.hashLength {
+            return try await hashedResponse(written, length: length, for: wanted, request: request, headers: headers)
         }
         do {
             let body = try await files.loadFile(path: written.path, context: context)

@@ -5,7 +5,7 @@ import Foundation
 /// hashes and the server's signed URLs need no new library.
 package enum SHA256 {
     /// The lowercase hex digest of `data`.
-    static func hex(_ data: Data) -> String {
+    package static func hex(_ data: Data) -> String {
         guard let checksum = g_checksum_new(G_CHECKSUM_SHA256) else { return "" }
         defer { g_checksum_free(checksum) }
         data.withUnsafeBytes { bytes in

@@ -10,8 +10,13 @@ extension PathTemplate {
     static let unknownHash = "{hash}"
 
     /// Whether the template names its file by the hash of its bytes.
-    public var namesHash: Bool {
-        pieces.contains { if case .hash = $0 { true } else { false } }
+    public var namesHash: Bool { hashLength != nil }
+
+    /// The number of hex digits of the bytes' SHA-256 its `{hash}` puts in the file's name, or
+    /// nil when the template has no `{hash}`.
+    public var hashLength: Int? {
+        for piece in pieces { if case .hash(let length) = piece { return length } }
+        return nil
     }
 
     /// The number of hex digits for `{name}` when it is `hash` or `hash:N`; nil for another name.

@@ -1,0 +1,74 @@
+#if Server
+import Foundation
+import StandardProcessors
+import TestSupport
+import Testing
+import Vips
+
+@testable import PipelineKit
+@testable import PipelineServer
+
+/// Outputs named by `{hash}`: a URL that names the file's hash is answered `immutable`, one that
+/// does not says which does (`Content-Location`), and a hash the bytes no longer have is gone.
+@Suite struct HashedURLTests {
+    static let photo = #"{"name": "photo", "widths": [16, 32], "formats": ["avif", "webp"], "path": "out/{stem}-{width}.{hash}.{format}"}"#
+
+    @Test func aURLThatNamesTheHashIsImmutableUntilTheBytesChange() async throws {
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 48, height: 32)), to: "in/a.jpg")
+        let json = PipelineHarness.json(
+            inputs: ["in/*.jpg"], outputs: [Self.photo], extra: #""serve": {"cacheControl": "public, max-age=60"}"#)
+        try await withServer(json, in: directory) { server in
+            // A request without a hash gets the file, cached as the file says, and its hashed URL
+            let plain = try await server.request("/photo/a.jpg?width=16", headers: ["Accept": "image/webp,*/*"])
+            #expect(plain.status == 200)
+            let hash = String(SHA256.hex(plain.body).prefix(10))
+            #expect(plain.header("Cache-Control") == "public, max-age=60")
+            #expect(plain.header("Content-Location") == "/photo/a.jpg?width=16&format=webp&hash=\(hash)")
+            #expect(FileManager.default.fileExists(atPath: directory.path + "/out/a-16.\(hash).webp"))
+
+            // That URL gets the same bytes, immutable, whatever the browser accepts
+            let hashed = try await server.request("/photo/a.jpg?width=16&format=webp&hash=\(hash)", headers: ["Accept": "image/avif"])
+            #expect(hashed.status == 200)
+            #expect(hashed.body == plain.body)
+            #expect(hashed.header("Cache-Control") == "public, max-age=31536000, immutable")
+            #expect(hashed.header("Content-Location") == nil)
+
+            // A hash of other bytes, or one that is not a hash, is refused
+            let other = try await server.request("/photo/a.jpg?width=16&format=webp&hash=0123456789")
+            #expect(other.status == 404)
+            #expect(try await server.request("/photo/a.jpg?hash=XYZ").status == 400)
+            #expect(try await server.request("/photo/a.jpg?hash=0123").status == 400)
+
+            // When the input changes, the old hash is gone and the file has a new one
+            try directory.write(try Fixtures.jpeg(try Fixtures.noise(width: 40, height: 32)), to: "in/a.jpg")
+            let gone = try await server.request("/photo/a.jpg?width=16&format=webp&hash=\(hash)")
+            #expect(gone.status == 404)
+            let changed = try await server.request("/photo/a.jpg?width=16&format=webp")
+            let newHash = String(SHA256.hex(changed.body).prefix(10))
+            #expect(newHash != hash)
+            #expect(changed.header("Content-Location") == "/photo/a.jpg?width=16&format=webp&hash=\(newHash)")
+            #expect(try await server.request("/photo/a.jpg?width=16&format=webp&hash=\(newHash)").status == 200)
+        }
+    }
+
+    @Test func anOutputWithoutHashRefusesOneAndKeepsItsCacheControl() async throws {
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 48, height: 32)), to: "in/a.jpg")
+        let plainPath = #"{"name": "photo", "widths": [16], "formats": ["webp"], "path": "out/{stem}-{width}.webp"}"#
+        try await withServer(PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [plainPath]), in: directory) { server in
+            let response = try await server.request("/photo/a.jpg")
+            #expect(response.status == 200)
+            #expect(response.header("Cache-Control") == nil && response.header("Content-Location") == nil)
+            #expect(try await server.request("/photo/a.jpg?hash=0123456789").status == 400)
+        }
+        // A hashed output with no cacheControl asks caches to check again
+        let hashedPath = #"{"name": "photo", "widths": [16], "formats": ["webp"], "path": "out/{stem}-{width}.{hash:8}.webp"}"#
+        try await withServer(PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [hashedPath]), in: directory) { server in
+            let response = try await server.request("/photo/a.jpg")
+            #expect(response.header("Cache-Control") == "no-cache")
+            #expect(response.header("Content-Location")?.hasSuffix("&hash=" + String(SHA256.hex(response.body).prefix(8))) == true)
+        }
+    }
+}
+#endif
