@@ -33,7 +33,10 @@ extension OutputResponder {
             throw ServeError(404, "no file of output \(wanted.output) for input \(wanted.input) has hash \(asked) now: its bytes changed")
         }
         var headers = headers
-        if wanted.hash == nil { headers[.contentLocation] = Self.hashedURL(of: request, width: written.size.width, format: written.format ?? wanted.format, hash: hash) }
+        if wanted.hash == nil {
+            headers[.contentLocation] = Self.hashedURL(
+                of: request, width: written.size.width, format: written.format ?? wanted.format, hash: hash)
+        }
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: bytes))
     }
 

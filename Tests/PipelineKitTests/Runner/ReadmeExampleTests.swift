@@ -30,7 +30,9 @@ import Testing
 
         // Three files for each sample photograph, in the samples' folders.
         let samples = try FileManager.default.subpathsOfDirectory(atPath: directory.path + "/samples").filter { $0.hasSuffix(".jpg") }
-        let written = try FileManager.default.subpathsOfDirectory(atPath: outputFolder).filter { $0.hasSuffix(".webp") || $0.hasSuffix(".jpg") }
+        let written = try FileManager.default.subpathsOfDirectory(atPath: outputFolder).filter {
+            $0.hasSuffix(".webp") || $0.hasSuffix(".jpg")
+        }
         #expect(samples.count >= 5 && written.count == samples.count * 3, "\(samples) \(written)")
     }
 
