@@ -106,7 +106,8 @@ let package = Package(
             path: "Sources/CFaceDetect",
             exclude: ["opencv4"],
             cxxSettings: [.headerSearchPath("opencv4")],
-            linkerSettings: [.linkedLibrary("opencv_objdetect"), .linkedLibrary("opencv_imgproc"), .linkedLibrary("opencv_core")]
+            // OpenCV is loaded on first use (face_detect.cpp says why), so it is not linked.
+            linkerSettings: [.linkedLibrary("dl")]
         ),
         // C layer: fontconfig, which the `text` step asks whether a font is installed (Pango, through
         // libvips, would silently draw another).
