@@ -166,8 +166,9 @@ let package = Package(
                 "VipsOperation",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
-                // `serve`: SIGTERM as a graceful shutdown of the server.
+                // `serve`: SIGTERM as a graceful shutdown of the server, SIGHUP as a reload.
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(traits: ["Server"])),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle", condition: .when(traits: ["Server"])),
             ],
             swiftSettings: swiftSettings
         ),

@@ -5,6 +5,7 @@ import Logging
 import PipelineKit
 import PipelineServer
 import ServiceLifecycle
+import UnixSignals
 
 extension PipelineCommand {
     struct Serve: AsyncParsableCommand {
@@ -18,8 +19,8 @@ extension PipelineCommand {
                 (?format= forces one). /healthz answers ok. Prints the address once listening. Watches \
                 the pipeline file and the inputs' folders as `watch` does: an edited file is served from \
                 then on (an invalid one is reported and the last valid one kept), and inputs added are \
-                served. SIGTERM (or Ctrl-C) stops accepting, lets the requests in flight finish and \
-                exits 0. See docs/serving.md.
+                served. SIGHUP reads the pipeline file and the inputs again. SIGTERM (or Ctrl-C) stops \
+                accepting, lets the requests in flight finish and exits 0. See docs/serving.md.
                 """
         )
 
@@ -66,7 +67,12 @@ extension PipelineCommand {
                 throw ExitCode.failure
             }
             defer { watcher.stop() }
-            let reloading = Reloading(server: server, pipeline: pipeline, watcher: watcher, file: file, memory: memory, logger: logger)
+            // SIGHUP reads the pipeline file and the inputs again, as nginx reloads its
+            // configuration, rather than ending the server as its default action would. Trapped
+            // before the server listens, so no SIGHUP after that ends it.
+            let hangups = await UnixSignalsSequence(trapping: .sighup)
+            let reloading = Reloading(
+                server: server, pipeline: pipeline, watcher: watcher, file: file, memory: memory, logger: logger, hangups: hangups)
             var configuration = ServiceGroupConfiguration(
                 services: [.init(service: server), .init(service: reloading, successTerminationBehavior: .ignore)],
                 gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
@@ -94,10 +100,19 @@ extension PipelineCommand {
             let file: String
             let memory: MemoryOptions
             let logger: Logger
+            /// SIGHUP, trapped before the server listens.
+            let hangups: UnixSignalsSequence
 
             func run() async throws {
                 let watcher = self.watcher
                 var pipeline = self.pipeline
+                let hangups = Task { [hangups = self.hangups] in
+                    for await _ in hangups {
+                        logger.info("SIGHUP: reloading")
+                        watcher.reportEverythingChanged()
+                    }
+                }
+                defer { hangups.cancel() }
                 await withGracefulShutdownHandler {
                     for await changes in watcher.changes {
                         logger.debug("changes", metadata: ["paths": "\(changes.paths)"])

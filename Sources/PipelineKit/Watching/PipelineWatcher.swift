@@ -105,6 +105,13 @@ public final class PipelineWatcher: Sendable {
         wakePipe.signal()
     }
 
+    /// Reports everything as changed, as after an overflow of the kernel's events: the next
+    /// batch makes its consumer read the pipeline file and its inputs again (`serve` on SIGHUP).
+    public func reportEverythingChanged() {
+        state.withLock { state, _ in state.debouncer.recordOverflow(at: .now) }
+        wakePipe.signal()
+    }
+
     /// Stops watching; the sequence of changes ends. Safe from any thread, at any time.
     public func stop() {
         state.withLock { state, waiters in
