@@ -5,9 +5,10 @@
 # in files (thumbor's file result storage; the pipeline's output folder and journal).
 #
 # Each round starts both servers afresh, one tool after the other, on loopback:
-# - cold: every image asked for once, 4 at a time (xargs -P4 curl); the wall time, and the peak
-#   memory: the sum of the server processes' RSS high-water marks (VmHWM, which counts pages
-#   shared between processes in each);
+# - cold: every image asked for once, 4 at a time (xargs -P4 curl); the wall time, each request's
+#   latency (the median and the 99th percentile of the round), and the peak memory: the sum of
+#   the server processes' RSS high-water marks (VmHWM, which counts pages shared between
+#   processes in each);
 # - warm: wrk at fixed connections and duration over the same URLs (a Lua script cycling the
 #   paths), all answered from the files the cold pass made: requests per second.
 #
@@ -16,7 +17,13 @@
 # storage of originals, and the file result storage. `pipeline serve` is the release build
 # ($PIPELINE_BIN, else `swift build -c release`).
 #
-# usage: Benchmarks/serve.sh [CORPUS] [--rounds N] [--connections C] [--duration SECONDS]
+# With --soak MINUTES, only `pipeline serve` runs, over 200 distinct inputs (hard links to the
+# corpus' files, r1-NAME, r2-NAME, …, so none is coalesced with another): wrk at 32 connections
+# for MINUTES, cycling the 200 paths, the first pass cold, while the server's RSS is sampled every
+# 5 s. Prints the RSS after the first minute, the highest and the last after it, how far the
+# highest is above the first, and every answer other than 200 or socket error wrk counted.
+#
+# usage: Benchmarks/serve.sh [CORPUS] [--rounds N] [--connections C] [--duration SECONDS] [--soak MINUTES]
 #   CORPUS: a folder of JPEG, PNG and WebP photographs (../shared/corpus/fetch-corpus.sh DIR
 #   fetches some); default $PIPELINE_CORPUS, else the benchmark cache's corpus.
 #   Needs curl, wrk (apt-get install wrk) and python3 with venv. BENCH_KEEP=1 keeps the folder.
@@ -31,12 +38,14 @@ rounds=2
 connections=16
 duration=15
 corpus_arg=""
+soak=""
 while [ $# -gt 0 ]; do
   case $1 in
     --rounds) rounds=$2; shift 2 ;;
     --connections) connections=$2; shift 2 ;;
     --duration) duration=$2; shift 2 ;;
-    -h | --help) sed -n '2,22p' "$0"; exit 0 ;;
+    --soak) soak=$2; shift 2 ;;
+    -h | --help) sed -n '2,29p' "$0"; exit 0 ;;
     -*) echo "serve.sh: unknown option $1" >&2; exit 2 ;;
     *) corpus_arg=$1; shift ;;
   esac
@@ -51,13 +60,13 @@ use_release_binary "$repo"
 
 cache=${XDG_CACHE_HOME:-$HOME/.cache}/pipeline-bench
 venv=$cache/thumbor-venv
-if [ ! -x "$venv/bin/thumbor" ]; then
+if [ -z "$soak" ] && [ ! -x "$venv/bin/thumbor" ]; then
   echo "== pip install thumbor into $venv" >&2
   mkdir -p "$cache"
   python3 -m venv "$venv"
   timeout 1200 "$venv/bin/pip" install -q 'thumbor>=7,<8' >&2
 fi
-thumbor_version=$("$venv/bin/python" -c 'import thumbor; print(thumbor.__version__)')
+[ -n "$soak" ] || thumbor_version=$("$venv/bin/python" -c 'import thumbor; print(thumbor.__version__)')
 
 make_bench_folder pipeline-serve
 servers=()
@@ -166,12 +175,17 @@ CONF
 rows=()
 # One round of TOOL: cold pass, peak memory, warm pass; appends "tool round cold_s peak_mib rps".
 measure() {
-  local tool=$1 round=$2 start end failed rps peak
+  local tool=$1 round=$2 start end failed rps peak latencies
   start_server "$tool" "$round"
   start=$(date +%s.%N)
-  failed=$(timeout 1800 xargs -P4 -I{} sh -c 'curl -s -o /dev/null --max-time 300 -w "%{http_code}\n" "$0{}"' \
-    "http://127.0.0.1:$port" <"$tmp/$tool.paths" | grep -vc '^200$' || true)
+  timeout 1800 xargs -P4 -I{} sh -c 'curl -s -o /dev/null --max-time 300 -w "%{http_code} %{time_total}\n" "$0{}"' \
+    "http://127.0.0.1:$port" <"$tmp/$tool.paths" >"$tmp/$tool-$round/cold.txt"
   end=$(date +%s.%N)
+  failed=$(grep -vc '^200 ' "$tmp/$tool-$round/cold.txt" || true)
+  # The median and the 99th percentile (nearest rank) of the cold requests' latencies, in ms.
+  latencies=$(awk '{ print $2 * 1000 }' "$tmp/$tool-$round/cold.txt" | sort -n | awk '
+    { value[NR] = $1 }
+    END { p50 = int(NR * 0.5 + 0.999); p99 = int(NR * 0.99 + 0.999); printf "%.0f %.0f", value[p50], value[p99] }')
   peak=$(peak_kib "$pid")
   [ "$failed" = 0 ] || echo "serve.sh: $tool: $failed cold requests were not answered 200 (see $tmp/$tool-$round/server.log)" >&2
   WRK_PATHS="$tmp/$tool.paths" timeout $((duration + 60)) wrk -t2 -c"$connections" -d"${duration}s" --timeout 10s \
@@ -182,9 +196,53 @@ measure() {
   rps=$(awk '/^Requests\/sec:/ { print $2 }' "$tmp/$tool-$round/wrk.txt")
   stop_servers
   rows+=("$tool $round $(awk -v s="$start" -v e="$end" 'BEGIN { printf "%.2f", e - s }') \
-$(awk -v k="$peak" 'BEGIN { printf "%.1f", k / 1024 }') $rps")
+$(awk -v k="$peak" 'BEGIN { printf "%.1f", k / 1024 }') $rps $latencies")
   echo "== $tool round $round: ${rows[-1]#* * }; load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 }
+
+if [ -n "$soak" ]; then
+  # 200 distinct inputs: the corpus' files again and again, as hard links of other names.
+  mkdir -p "$tmp/soak-in"
+  count=0 copy=1
+  while [ $count -lt 200 ]; do
+    for image in "${images[@]}"; do
+      [ $count -lt 200 ] || break
+      ln "$image" "$tmp/soak-in/r$copy-$(basename "$image")" 2>/dev/null || cp "$image" "$tmp/soak-in/r$copy-$(basename "$image")"
+      count=$((count + 1))
+    done
+    copy=$((copy + 1))
+  done
+  ( cd "$tmp/soak-in" && printf '/small/%s\n' * ) >"$tmp/soak.paths"
+  corpus=$tmp/soak-in
+  start_server pipeline soak
+  echo "== soak: 200 inputs, wrk -t2 -c32 for $soak min; $bin; load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+  : >"$tmp/rss.txt"
+  ( while kill -0 "$pid" 2>/dev/null; do
+      echo "$(date +%s) $(awk '/^VmRSS:/ { print $2 }' "/proc/$pid/status" 2>/dev/null)" >>"$tmp/rss.txt"
+      sleep 5
+    done ) &
+  sampler=$!
+  WRK_PATHS="$tmp/soak.paths" timeout $((soak * 60 + 120)) wrk -t2 -c32 -d"${soak}m" --timeout 30s \
+    -s "$tmp/cycle.lua" "http://127.0.0.1:$port" >"$tmp/soak-wrk.txt"
+  stop_servers
+  kill "$sampler" 2>/dev/null || true
+  cat "$tmp/soak-wrk.txt" >&2
+  python3 - "$tmp/rss.txt" "$tmp/soak-wrk.txt" <<'PY'
+import re, sys
+samples = [line.split() for line in open(sys.argv[1]) if len(line.split()) == 2]
+start = int(samples[0][0])
+after = [(int(t) - start, int(kib) / 1024) for t, kib in samples if int(t) - start >= 60]
+first, highest, last = after[0][1], max(r for _, r in after), after[-1][1]
+wrk = open(sys.argv[2]).read()
+requests = re.search(r"(\d+) requests in", wrk)
+errors = re.search(r"Socket errors: (.*)", wrk)
+non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", wrk)
+print(f"soak: {requests.group(1) if requests else '?'} requests; RSS after the first minute {first:.1f} MiB, "
+      f"highest after it {highest:.1f} MiB ({(highest / first - 1) * 100:+.1f}%), last {last:.1f} MiB; "
+      f"non-2xx answers: {non2xx.group(1) if non2xx else 0}; socket errors: {errors.group(1) if errors else 'none'}")
+PY
+  exit 0
+fi
 
 echo "== ${#images[@]} images from $corpus; thumbor $thumbor_version; $bin; wrk -c$connections -d${duration}s" >&2
 for round in $(seq "$rounds"); do
@@ -198,12 +256,12 @@ import statistics, sys
 rows = [line.split() for line in sys.stdin if line.strip()]
 def median(tool, column):
     return statistics.median(float(r[column]) for r in rows if r[0] == tool)
-print("| | round | cold s | cold peak MiB | warm req/s |")
-print("| --- | ---: | ---: | ---: | ---: |")
-for tool, round_, cold, peak, rps in rows:
-    print(f"| {tool} | {round_} | {cold} | {peak} | {float(rps):.0f} |")
+print("| | round | cold s | cold p50 ms | cold p99 ms | cold peak MiB | warm req/s |")
+print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+for tool, round_, cold, peak, rps, p50, p99 in rows:
+    print(f"| {tool} | {round_} | {cold} | {p50} | {p99} | {peak} | {float(rps):.0f} |")
 for tool in ("thumbor", "pipeline"):
-    print(f"| {tool}, median | | {median(tool, 2):.2f} | {median(tool, 3):.1f} | {median(tool, 4):.0f} |")
-ratios = [median("pipeline", column) / median("thumbor", column) for column in (2, 3, 4)]
+    print(f"| {tool}, median | | {median(tool, 2):.2f} | {median(tool, 5):.0f} | {median(tool, 6):.0f} | {median(tool, 3):.1f} | {median(tool, 4):.0f} |")
+ratios = [median("pipeline", column) / median("thumbor", column) for column in (2, 5, 6, 3, 4)]
 print("| **pipeline / thumbor** | | " + " | ".join(f"**{ratio:.2f}x**" for ratio in ratios) + " |")
 '
