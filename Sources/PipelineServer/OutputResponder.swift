@@ -10,6 +10,8 @@ struct OutputResponder: Sendable {
     let maker: InputMaker
     private let cacheControl: String?
     private let files = FileIO()
+    /// The image answered in place of an input that cannot be read or made (`serve.fallback`).
+    private let fallback: FallbackImage?
     /// Whether answers ask for client hints, and a request's width hint picks its width (`serve.clientHints`).
     private let clientHints: Bool
     /// The width hints read, in order: the standard one first, then the one browsers sent before it.
@@ -28,11 +30,22 @@ struct OutputResponder: Sendable {
             pipeline: pipeline, plan: plan, memory: memory, lanes: plan.definition.inFlight, queueLimit: plan.definition.serve.maxQueue)
         cacheControl = plan.definition.serve.cacheControl
         clientHints = plan.definition.serve.clientHints
+        fallback = plan.definition.serve.fallback.flatMap(FallbackImage.init)
     }
 
     /// The file `path` (`/{output}/{input}`, below any signature) names, made now if need be;
-    /// a refusal otherwise.
+    /// the fallback image for an input that cannot be read or made, when the file has one; a
+    /// refusal otherwise.
     func answer(_ request: Request, path: String, context: some RequestContext) async throws(ServeError) -> Response {
+        do {
+            return try await fileAnswer(request, path: path, context: context)
+        } catch {
+            guard error.status.code == 422, let fallback else { throw error }
+            return fallback.response
+        }
+    }
+
+    private func fileAnswer(_ request: Request, path: String, context: some RequestContext) async throws(ServeError) -> Response {
         let wanted = try OutputRequest(
             path: path, query: request.uri.queryParameters.map { (String($0.key), String($0.value)) },
             accept: request.headers[.accept], catalog: catalog,

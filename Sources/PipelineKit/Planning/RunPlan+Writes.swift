@@ -5,7 +5,8 @@ extension RunPlan {
     /// The files a run of `definition` (read from `fileName`) reads besides its inputs, which
     /// nothing it writes may land on: the pipeline file, the list files among its inputs
     /// (`listFiles`, absolute), the local files its steps load, the ICC profiles its encoders
-    /// embed, the focus file, and S3's shared credentials and config files.
+    /// embed, the focus file, the server's fallback image, and S3's shared credentials and config
+    /// files.
     static func readFiles(_ definition: PipelineDefinition, fileName: String, listFiles: [String], s3: S3Access) -> [ReadFile] {
         var reads: [ReadFile] = []
         if let file = definition.sourceFile {
@@ -26,6 +27,9 @@ extension RunPlan {
         }
         if let focus = definition.focusPoints {
             reads.append(ReadFile(what: "the focus file \(focus.file.path)", path: focus.file.path))
+        }
+        if let fallback = definition.serve.fallback {
+            reads.append(ReadFile(what: "the fallback image \(fallback.file.path)", path: fallback.file.path))
         }
         reads += s3.sharedFiles.map { ReadFile(what: "the S3 credentials file \($0)", path: $0) }
         return reads

@@ -197,9 +197,10 @@ struct DefinitionBuilder {
                 signing = ServeSettings.Signing(key: key, salt: salt)
             }
         }
+        let fallback = readFallback(try serve.optionalString("fallback"), location: root["serve"]?["fallback"]?.location)
         return ServeSettings(
             cacheControl: try serve.optionalString("cacheControl"), maxConnections: try serve.int("maxConnections"),
-            maxQueue: try serve.int("maxQueue"), signing: signing, clientHints: try serve.bool("clientHints"))
+            maxQueue: try serve.int("maxQueue"), signing: signing, clientHints: try serve.bool("clientHints"), fallback: fallback)
     }
 
     /// The `manifest` section, nil when the file has none.

@@ -225,6 +225,11 @@ public enum PipelineFormat {
                         help:
                             "the salt of signed URLs, in hex, put before the path when signing; \"${NAME}\" reads it from the environment variable NAME"
                     ),
+                    Option(
+                        "fallback", .string(nonEmpty: true),
+                        help:
+                            "an image file, relative to this file's folder, answered (200, X-Pipeline-Fallback: 1) in place of an input "
+                            + "that cannot be read as an image or made into the output, as imgproxy's fallback image"),
                 ]),
                 help: "how pipeline serve answers HTTP requests for the outputs, made on the first request (see docs/serving.md)"
             ),

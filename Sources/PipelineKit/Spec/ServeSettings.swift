@@ -15,6 +15,23 @@ public struct ServeSettings: Sendable, Equatable {
     /// Whether answers ask for client hints (`Accept-CH`) and a request's `Sec-CH-Width` (or
     /// `Width`) picks its width when it has no `?width=` (`serve.clientHints`).
     public var clientHints: Bool
+    /// The image answered in place of an input that cannot be read or made (`serve.fallback`),
+    /// or nil to answer such a request 422.
+    public var fallback: Fallback?
+
+    /// An image file answered in place of an input that cannot be read or made.
+    public struct Fallback: Sendable, Equatable {
+        /// The file.
+        public var file: URL
+        /// Its format, from its extension, for `Content-Type`.
+        public var format: EncoderSettings.Format
+
+        /// The image `file`, in `format`.
+        public init(file: URL, format: EncoderSettings.Format) {
+            self.file = file
+            self.format = format
+        }
+    }
 
     /// The key and salt URLs are signed with, as imgproxy signs them: HMAC-SHA256 with `key` of
     /// `salt` followed by the path.
@@ -69,9 +86,10 @@ public struct ServeSettings: Sendable, Equatable {
     /// The section's settings; a file without the section has the defaults.
     public init(
         cacheControl: String? = nil, maxConnections: Int = ServeSettings.defaultMaxConnections,
-        maxQueue: Int = ServeSettings.defaultMaxQueue, signing: Signing? = nil, clientHints: Bool = false
+        maxQueue: Int = ServeSettings.defaultMaxQueue, signing: Signing? = nil, clientHints: Bool = false, fallback: Fallback? = nil
     ) {
         self.clientHints = clientHints
+        self.fallback = fallback
         self.cacheControl = cacheControl
         self.maxConnections = maxConnections
         self.maxQueue = maxQueue

@@ -1,0 +1,76 @@
+#if Server
+import Foundation
+import StandardProcessors
+import TestSupport
+import Testing
+import Vips
+
+@testable import PipelineKit
+@testable import PipelineServer
+
+/// `serve.fallback`: an input that cannot be read as an image is answered with the fallback
+/// image, marked as such, where it would get 422; everything else is answered as before.
+@Suite struct FallbackImageTests {
+    static let thumb = #"{"name": "thumb", "steps": [{"resize": {"width": 16}}], "encode": {"format": "webp"}, "path": "out/{stem}.webp"}"#
+
+    func folder() throws -> TemporaryDirectory {
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 48, height: 32)), to: "in/good.jpg")
+        try directory.write(Data("<html>404 Not Found</html>\n".utf8), to: "in/bad.jpg")
+        try directory.write(try Fixtures.png(try Fixtures.gradient(width: 8, height: 8)), to: "fallback.png")
+        return directory
+    }
+
+    @Test func anInputThatIsNoImageGetsTheFallback() async throws {
+        let directory = try folder()
+        let fallback = try Data(contentsOf: directory.url.appendingPathComponent("fallback.png"))
+        let json = PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [Self.thumb], extra: #""serve": {"fallback": "fallback.png"}"#)
+        try await withServer(json, in: directory) { server in
+            let bad = try await server.request("/thumb/bad.jpg")
+            #expect(bad.status == 200)
+            #expect(bad.body == fallback)
+            #expect(bad.header("Content-Type") == "image/png" && bad.header("X-Pipeline-Fallback") == "1")
+            #expect(bad.header("Cache-Control") == "no-cache")
+            let good = try await server.request("/thumb/good.jpg")
+            #expect(good.status == 200 && good.header("X-Pipeline-Fallback") == nil)
+            #expect(try VipsImage.open(data: good.body).width == 16)
+            // What is not a failure to read or make an input is refused as before
+            #expect(try await server.request("/thumb/missing.jpg").status == 404)
+        }
+        // Without the key, the input is refused
+        try await withServer(PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [Self.thumb]), in: directory) { server in
+            let bad = try await server.request("/thumb/bad.jpg")
+            #expect(bad.status == 422 && bad.header("X-Pipeline-Fallback") == nil)
+        }
+    }
+
+    @Test func anOutputOntoTheFallbackIsRefused() throws {
+        // Given an output of one input whose path is the fallback image
+        let directory = try folder()
+        let before = try Data(contentsOf: directory.url.appendingPathComponent("fallback.png"))
+        let onto = #"{"name": "thumb", "encode": {"format": "png"}, "path": "fallback.png"}"#
+        let json = PipelineHarness.json(inputs: ["in/good.jpg"], outputs: [onto], extra: #""serve": {"fallback": "fallback.png"}"#)
+
+        // Then planning refuses it, naming the fallback image, which is as it was
+        #expect {
+            _ = try PipelineHarness.pipeline(json, in: directory).plan()
+        } throws: { error in
+            "\(error)".contains("would overwrite the fallback image \(directory.path)/fallback.png")
+        }
+        #expect(try Data(contentsOf: directory.url.appendingPathComponent("fallback.png")) == before)
+    }
+
+    @Test(arguments: [
+        ("missing.png", "cannot read the fallback image"),
+        ("in/bad.jpg", "is not an image"),
+        ("fallback.txt", "must end in one of .jpg, .png"),
+    ])
+    func aFallbackThatIsNoImageIsRefusedAtItsPath(file: String, message: String) throws {
+        let directory = try folder()
+        try directory.write(Data("text".utf8), to: "fallback.txt")
+        let json = PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [Self.thumb], extra: #""serve": {"fallback": "\#(file)"}"#)
+        let error = try #require(throws: PipelineFileError.self) { try PipelineHarness.pipeline(json, in: directory) }
+        #expect(error.problems.contains { $0.path == "serve.fallback" && $0.message.contains(message) }, "\(error)")
+    }
+}
+#endif
