@@ -76,11 +76,17 @@ extension PipelineCommand {
             var configuration = ServiceGroupConfiguration(
                 services: [.init(service: server), .init(service: reloading, successTerminationBehavior: .ignore)],
                 gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
-            configuration.maximumGracefulShutdownDuration = Self.gracePeriod
+            configuration.maximumGracefulShutdownDuration = .seconds(pipeline.definition.serve.drainTimeout)
             do {
                 try await ServiceGroup(configuration: configuration).run()
             } catch {
                 printError("error: \(file): cannot serve on \(host):\(port): \(error)")
+                throw ExitCode.failure
+            }
+            if server.stoppedPastDrainTimeout {
+                printError(
+                    "stopped serving \(file) after serve.drainTimeout (\(pipeline.definition.serve.drainTimeout) s): "
+                        + "the requests still in flight were cut off and their runs cancelled")
                 throw ExitCode.failure
             }
             printError("stopped serving \(file)")
@@ -136,9 +142,6 @@ extension PipelineCommand {
                 }
             }
         }
-
-        /// How long the requests in flight may take to finish after SIGTERM before they are cut off.
-        static let gracePeriod = Duration.seconds(30)
     }
 }
 #endif

@@ -72,6 +72,11 @@ actor InputMaker {
             let local = plan.items.first.map(\.input).flatMap { $0.isRemote ? nil : $0.path }
             task = Task {
                 await self.takeLane()
+                // Cancelled while it waited (the server stopping past its drain timeout): no run.
+                guard !Task.isCancelled else {
+                    self.leaveLane()
+                    return []
+                }
                 self.runsStarted += 1
                 // Before the run: an input changed while it goes is found changed by the next request.
                 let stamp = self.keepsReports ? local.flatMap(FileStamp.init(path:)) : nil
@@ -90,10 +95,33 @@ actor InputMaker {
     /// The reports of a run of `plan`. Starting a run reads the journal and the manifest, which
     /// takes as long as they are large: on a thread of its own, neither on this actor, which
     /// every request asks first, nor on the cooperative pool, whose threads answer them.
+    ///
+    /// Cancelling the calling task cancels the run, which skips what is queued and lets what is
+    /// on a lane finish: the events are read to the end by a task of their own, so the run's
+    /// files are whole or gone, and no temporary file is left, by the time this returns.
     private static func reports(of plan: RunPlan, by pipeline: Pipeline, memory: SharedMemoryBudget) async -> [ItemReport] {
         let run = await runBlocking(on: .global(qos: .userInitiated)) { pipeline.run(plan, memory: memory) }
-        return await run.collect().reports
+        let collecting = Task { await run.collect().reports }
+        return await withTaskCancellationHandler {
+            await collecting.value
+        } onCancel: {
+            run.cancel()
+        }
     }
+
+    /// Cancels every run going or waiting for a lane (the server stopping past its drain
+    /// timeout); `finishAll()` then waits for each to end in a known state.
+    func cancelAll() {
+        for task in jobs.values { task.cancel() }
+    }
+
+    /// Waits for every run going or waiting to end.
+    func finishAll() async {
+        for task in Array(jobs.values) { _ = await task.value }
+    }
+
+    /// Whether runs are going or waiting.
+    var isIdle: Bool { jobs.isEmpty }
 
     /// Runs going now, and jobs waiting for a lane.
     var counts: (going: Int, waiting: Int) { lanesTaken.withLock { going, waiting in (going, waiting.count) } }

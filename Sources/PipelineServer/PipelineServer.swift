@@ -54,6 +54,13 @@ public struct PipelineServer: Service {
     var responder: OutputResponder { current.withLock { $0.responder } }
     private let onListening: @Sendable (String) -> Void
     private let onStopping: @Sendable () -> Void
+    /// Whether the last `run()` ended past its drain timeout, with runs cancelled.
+    private let cutOff = Locked(false)
+
+    /// Whether the server stopped without answering every request in flight: the service group
+    /// cancelled it past its graceful shutdown's time (`serve.drainTimeout`), and the runs
+    /// still going were cancelled, each ending with its files whole or gone.
+    public var stoppedPastDrainTimeout: Bool { cutOff.withLock { $0 } }
 
     /// Plans the pipeline (finding its inputs and checking every output path, as `run` does)
     /// and removes what a killed run left half-written; nothing listens until `run()`.
@@ -130,11 +137,26 @@ public struct PipelineServer: Service {
                 onListening("http://\(shown):\(channel.localAddress?.port ?? port)")
             },
             logger: logger)
-        try await withGracefulShutdownHandler {
-            try await application.run()
-        } onGracefulShutdown: { [onStopping] in
-            onStopping()
+        let cutOff = self.cutOff
+        do {
+            try await withTaskCancellationHandler {
+                try await withGracefulShutdownHandler {
+                    try await application.run()
+                } onGracefulShutdown: { [onStopping] in
+                    onStopping()
+                }
+            } onCancel: {
+                // Past the drain timeout: the requests waiting for runs are let go once their
+                // runs end, so those are cancelled (what is queued is skipped).
+                cutOff.withLock { $0 = true }
+                let maker = current.withLock { $0.responder.maker }
+                Task { await maker.cancelAll() }
+            }
+        } catch is CancellationError {
+            // Past the drain timeout: the application has closed its connections.
         }
+        // None is left going when the server has stopped.
+        await current.withLock { $0.responder.maker }.finishAll()
     }
 }
 

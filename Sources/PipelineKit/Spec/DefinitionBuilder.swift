@@ -200,7 +200,8 @@ struct DefinitionBuilder {
         let fallback = readFallback(try serve.optionalString("fallback"), location: root["serve"]?["fallback"]?.location)
         return ServeSettings(
             cacheControl: try serve.optionalString("cacheControl"), maxConnections: try serve.int("maxConnections"),
-            maxQueue: try serve.int("maxQueue"), signing: signing, clientHints: try serve.bool("clientHints"), fallback: fallback)
+            maxQueue: try serve.int("maxQueue"), signing: signing, clientHints: try serve.bool("clientHints"), fallback: fallback,
+            drainTimeout: try serve.int("drainTimeout"))
     }
 
     /// The `manifest` section, nil when the file has none.

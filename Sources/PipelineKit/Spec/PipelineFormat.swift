@@ -210,6 +210,11 @@ public enum PipelineFormat {
                         help:
                             "inputs not made yet that may wait for pipeline serve's runs besides those being made (inFlight of them); "
                             + "past it a request for another gets 503 with Retry-After"),
+                    .integer(
+                        "drainTimeout", in: 0...3600, default: ServeSettings.defaultDrainTimeout,
+                        help:
+                            "seconds pipeline serve gives the requests in flight to be answered after SIGTERM; past it, the runs "
+                            + "are cancelled, their temporary files removed, and the exit is 1"),
                     .boolean(
                         "clientHints", default: false,
                         help:

@@ -15,6 +15,8 @@ public struct ServeSettings: Sendable, Equatable {
     /// Whether answers ask for client hints (`Accept-CH`) and a request's `Sec-CH-Width` (or
     /// `Width`) picks its width when it has no `?width=` (`serve.clientHints`).
     public var clientHints: Bool
+    /// Seconds the requests in flight have to be answered after SIGTERM (`serve.drainTimeout`).
+    public var drainTimeout: Int
     /// The image answered in place of an input that cannot be read or made (`serve.fallback`),
     /// or nil to answer such a request 422.
     public var fallback: Fallback?
@@ -82,12 +84,16 @@ public struct ServeSettings: Sendable, Equatable {
     public static let defaultMaxConnections = 1024
     /// The default of `maxQueue`.
     public static let defaultMaxQueue = 64
+    /// The default of `drainTimeout`: as long as Kubernetes waits before it kills a pod.
+    public static let defaultDrainTimeout = 30
 
     /// The section's settings; a file without the section has the defaults.
     public init(
         cacheControl: String? = nil, maxConnections: Int = ServeSettings.defaultMaxConnections,
-        maxQueue: Int = ServeSettings.defaultMaxQueue, signing: Signing? = nil, clientHints: Bool = false, fallback: Fallback? = nil
+        maxQueue: Int = ServeSettings.defaultMaxQueue, signing: Signing? = nil, clientHints: Bool = false, fallback: Fallback? = nil,
+        drainTimeout: Int = ServeSettings.defaultDrainTimeout
     ) {
+        self.drainTimeout = drainTimeout
         self.clientHints = clientHints
         self.fallback = fallback
         self.cacheControl = cacheControl
