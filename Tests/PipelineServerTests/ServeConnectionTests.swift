@@ -1,0 +1,71 @@
+#if Server
+import Foundation
+import StandardProcessors
+import TestSupport
+import Testing
+import Vips
+
+@testable import PipelineKit
+@testable import PipelineServer
+
+/// `PipelineServer`'s connections and routes: stalled and oversized requests, outputs it does not serve, health and methods.
+@Suite(.serialized) struct ServeConnectionTests {
+    @Test func aStalledClientIsCutOffAndOversizedRequestsAreRefused() async throws {
+        let directory = try ServeTests.folder()
+        try await withServer(ServeTests.json, in: directory, settings: .init(port: 0, idleTimeout: .seconds(1))) { server in
+            let port = server.port
+            // A client that sends half a request and then nothing is disconnected (the client's
+            // own bound is far longer: were it not cut off, `exchange` would fail)
+            let stalled = try await LoopbackHTTPClient.onThread {
+                try LoopbackHTTPClient.exchange(port: port, bytes: Array("GET /thumb/a.jpg HTTP/1.1\r\nHost: x\r\n".utf8), timeout: 60)
+            }
+            #expect(!String(decoding: stalled, as: UTF8.self).hasPrefix("HTTP/1.1 200"))
+            // A URL or headers past the limits get a client error or a closed connection, never a 5xx
+            let long = "/thumb/" + String(repeating: "a", count: 40_000)
+            let longHeader = ["Cookie": String(repeating: "c", count: 40_000)]
+            for (target, headers) in [(long, [String: String]()), ("/thumb/a.jpg", longHeader)] {
+                let answer = try await LoopbackHTTPClient.onThread {
+                    try? LoopbackHTTPClient.send(port: port, target: target, headers: headers, timeout: 60)
+                }
+                #expect((answer?.status ?? 400) < 500, "\(answer?.status ?? 0)")
+            }
+            // A URL just past its limit is answered 414; one just under it is looked up (and not found)
+            let limit = PipelineServer.maxTargetBytes
+            let over = try await server.request("/thumb/" + String(repeating: "b", count: limit - 6))
+            #expect(over.status == 414, "\(over.status)")
+            #expect(String(decoding: over.body, as: UTF8.self).contains("longer than"))
+            #expect(try await server.request("/thumb/" + String(repeating: "b", count: limit - 7)).status == 404)
+            // And the server goes on answering
+            #expect(try await server.request("/healthz").status == 200)
+        }
+        #expect(!FileManager.default.fileExists(atPath: directory.path + "/out"))
+    }
+
+    @Test func outputsThatAreNotOneLocalFileAreNotServed() async throws {
+        let directory = try ServeTests.folder()
+        let s3 = #"{"name": "remote", "encode": {"format": "webp"}, "path": "s3://bucket/thumbs/{stem}.webp"}"#
+        let json = PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [ServeTests.thumb, s3])
+        try await withServer(json, in: directory) { server in
+            // Refused from the catalog: nothing runs, so nothing reaches for a bucket
+            let response = try await server.request("/remote/a.jpg")
+            #expect(response.status == 404)
+            let body = try JSONSerialization.jsonObject(with: response.body) as? [String: String]
+            #expect(body?["error"]?.isEmpty == false)
+        }
+        #expect(!FileManager.default.fileExists(atPath: directory.path + "/out"))
+    }
+
+    @Test func healthzAndMethods() async throws {
+        let directory = try ServeTests.folder()
+        try await withServer(ServeTests.json, in: directory) { server in
+            let health = try await server.request("/healthz")
+            #expect(health.status == 200)
+            #expect(String(decoding: health.body, as: UTF8.self) == "ok\n")
+            let post = try await server.request("/thumb/a.jpg", method: "DELETE")
+            #expect(post.status == 405)
+            #expect(post.header("Allow") == "GET, HEAD")
+        }
+        #expect(!FileManager.default.fileExists(atPath: directory.path + "/out"))
+    }
+}
+#endif

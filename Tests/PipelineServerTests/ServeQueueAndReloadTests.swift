@@ -1,0 +1,106 @@
+#if Server
+import Foundation
+import StandardProcessors
+import TestSupport
+import Testing
+import Vips
+
+@testable import PipelineKit
+@testable import PipelineServer
+
+/// `PipelineServer` under load and change: a full queue, a reload, its metrics.
+@Suite(.serialized) struct ServeQueueAndReloadTests {
+    @Test func aFullQueueIsAnswered503WithRetryAfter() async throws {
+        // Given one lane, room for one input in the queue, and the lane held by an input whose
+        // origin holds its answer until the test releases it
+        let directory = try ServeTests.folder()
+        let photo = try Fixtures.jpeg(try Fixtures.gradient(width: 48, height: 32))
+        let release = DispatchSemaphore(value: 0)
+        let origin = try TestHTTPServer { _, _ in
+            _ = release.wait(timeout: .now() + 120)
+            return .init(body: photo)
+        }
+        defer {
+            release.signal()
+            origin.stop()
+        }
+        let json = PipelineHarness.json(
+            inputs: [origin.url("/photo.jpg"), "in/**/*.jpg"], outputs: [ServeTests.thumb],
+            extra: #""inFlight": 1, "serve": {"maxQueue": 1}"#)
+        try await withServer(json, in: directory) { server in
+            let held = Task.detached { try await server.request("/thumb/127.0.0.1_\(origin.port)/photo.jpg") }
+            for _ in 0..<6000 where origin.requests(for: "/photo.jpg").isEmpty { try await Task.sleep(for: .milliseconds(20)) }
+            try #require(!origin.requests(for: "/photo.jpg").isEmpty)
+            let queued = Task.detached { try await server.request("/thumb/a.jpg") }
+            for _ in 0..<6000 where await server.maker.counts.waiting == 0 { try await Task.sleep(for: .milliseconds(20)) }
+            try #require(await server.maker.counts.waiting == 1)
+
+            // When a third input is asked for, it is refused for now
+            let refused = try await server.request("/thumb/sub/b.jpg")
+            #expect(refused.status == 503)
+            #expect(refused.header("Retry-After") == "1")
+            let body = try JSONSerialization.jsonObject(with: refused.body) as? [String: String]
+            #expect(body?["error"]?.isEmpty == false)
+
+            // Then, once the lane is free, all are answered
+            release.signal()
+            #expect(try await held.value.status == 200)
+            #expect(try await queued.value.status == 200)
+            #expect(try await server.request("/thumb/sub/b.jpg").status == 200)
+        }
+    }
+
+    @Test func aReloadAnswersFromTheNewPlanAndAFailedOneKeepsTheOld() async throws {
+        let directory = try ServeTests.folder()
+        try await withServer(ServeTests.json, in: directory) { running in
+            // An input added after the start is not planned, so not answered
+            try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 40, height: 30)), to: "in/c.jpg")
+            #expect(try await running.request("/thumb/c.jpg").status == 404)
+            // until the server reloads
+            try running.server.reload(try PipelineHarness.pipeline(ServeTests.json, in: directory))
+            let made = try await running.request("/thumb/c.jpg")
+            #expect(made.status == 200, "\(String(decoding: made.body, as: UTF8.self))")
+            #expect(try VipsImage.open(data: made.body).width == 16)
+
+            // A reload whose plan cannot be made throws, and the server answers as before
+            let nothing = PipelineHarness.json(inputs: ["nowhere/*.jpg"], outputs: [ServeTests.thumb])
+            #expect(throws: PipelineFileError.self) { try running.server.reload(try PipelineHarness.pipeline(nothing, in: directory)) }
+            #expect(try await running.request("/thumb/c.jpg").status == 200)
+
+            // The counts go on across the reload
+            let metrics = String(decoding: try await running.request("/metrics").body, as: UTF8.self)
+            #expect(metrics.contains(#"pipeline_serve_requests_total{output="thumb",status="404"} 1"#), "\(metrics)")
+            #expect(metrics.contains(#"pipeline_serve_requests_total{output="thumb",status="200"} 2"#), "\(metrics)")
+        }
+    }
+
+    @Test func metricsCountRequestsBytesAndWhereFilesCameFrom() async throws {
+        let directory = try ServeTests.folder()
+        try await withServer(ServeTests.json, in: directory) { server in
+            let made = try await server.request("/thumb/a.jpg")
+            let fromDisk = try await server.request("/thumb/a.jpg")
+            #expect(made.header("X-Pipeline-Source") == "made")
+            #expect(fromDisk.header("X-Pipeline-Source") == "disk")
+            _ = try await server.request("/thumb/missing.jpg")
+            _ = try await server.request("/made-up/path")
+
+            let metrics = try await server.request("/metrics")
+            #expect(metrics.status == 200)
+            #expect(metrics.header("Content-Type")?.hasPrefix("text/plain; version=0.0.4") == true)
+            let lines = String(decoding: metrics.body, as: UTF8.self).split(separator: "\n").map(String.init)
+            func value(_ series: String) -> Double? {
+                lines.first { $0.hasPrefix(series + " ") }.flatMap { Double($0.dropFirst(series.count + 1)) }
+            }
+            #expect(value(#"pipeline_serve_requests_total{output="thumb",status="200"}"#) == 2, "\(lines)")
+            #expect(value(#"pipeline_serve_requests_total{output="thumb",status="404"}"#) == 1)
+            #expect(value(#"pipeline_serve_requests_total{output="none",status="404"}"#) == 1)
+            #expect(value(#"pipeline_serve_files_total{output="thumb",source="made"}"#) == 1)
+            #expect(value(#"pipeline_serve_files_total{output="thumb",source="disk"}"#) == 1)
+            #expect(value(#"pipeline_serve_bytes_served_total{output="thumb"}"#) == Double(made.body.count + fromDisk.body.count))
+            #expect(value(#"pipeline_serve_request_duration_seconds_count{output="thumb"}"#) == 3)
+            #expect(value(#"pipeline_serve_requests_in_flight"#) == 1)  // the /metrics request itself
+            #expect(value(#"pipeline_serve_runs{state="waiting"}"#) == 0)
+        }
+    }
+}
+#endif

@@ -1,0 +1,124 @@
+#if Server
+import Foundation
+import StandardProcessors
+import TestSupport
+import Testing
+import Vips
+
+@testable import PipelineKit
+@testable import PipelineServer
+
+/// What a request to `PipelineServer` is answered with: not found, the width and format asked for, limits, Cache-Control.
+@Suite(.serialized) struct ServeRequestTests {
+    @Test func pathsThatNameNoPlannedInputAreNotFound() async throws {
+        let directory = try ServeTests.folder()
+        try directory.write(Data("secret".utf8), to: "in/secret.txt")
+        let attempts = [
+            "/thumb/../p.json", "/thumb/%2e%2e/p.json", "/thumb/%2E%2E%2Fp.json", "/thumb/%252e%252e%252fp.json",
+            "/thumb/a.jpg%00", "/thumb/a.jpg%00.png", "/thumb/sub/../a.jpg", "/thumb/./a.jpg", "/thumb//etc/passwd",
+            "/thumb/%2Fetc%2Fpasswd", "/%2e%2e/a.jpg", "/../thumb/a.jpg", "/thumb/secret.txt", "/thumb/in/a.jpg",
+            "/thumb/A.JPG", "/thumb/a.jpg/", "/thumb", "/", "/nothing/a.jpg", "/thumb/%zz",
+        ]
+        try await withServer(ServeTests.json, in: directory) { server in
+            for target in attempts {
+                let response = try await server.request(target)
+                #expect(response.status == 404, "\(target): \(response.status)")
+                #expect(response.header("Content-Type") == "application/json", "\(target)")
+                let body = try JSONSerialization.jsonObject(with: response.body) as? [String: String]
+                #expect(body?["error"] != nil, "\(target)")
+            }
+        }
+        // Nothing was made for any of them.
+        #expect(!FileManager.default.fileExists(atPath: directory.path + "/out"))
+    }
+
+    @Test func widthsAndFormatsFollowTheQueryAndAccept() async throws {
+        let directory = try ServeTests.folder()
+        let photo =
+            #"{"name": "photo", "widths": [16, 24], "formats": [{"format": "avif"}, {"format": "webp"}, {"format": "jpeg"}], "path": "out/{stem}-{width}.{format}"}"#
+        let json = PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [photo])
+        try await withServer(json, in: directory) { server in
+            // Accept, in the output's order: AVIF is not accepted, WebP is
+            let webp = try await server.request("/photo/a.jpg?width=16", headers: ["Accept": "image/webp,image/*;q=0.8,image/avif;q=0"])
+            #expect(webp.status == 200)
+            #expect(webp.header("Content-Type") == "image/webp")
+            #expect(webp.header("Vary") == "Accept")
+            #expect(try VipsImage.open(data: webp.body).width == 16)
+            // A wildcard names no format: the last listed, the fallback
+            let fallback = try await server.request("/photo/a.jpg?width=24", headers: ["Accept": "*/*"])
+            #expect(fallback.header("Content-Type") == "image/jpeg")
+            #expect(try await server.request("/photo/a.jpg", headers: ["Accept": "image/webp,*/*"]).header("Content-Type") == "image/webp")
+            // Named: the one named
+            let avif = try await server.request("/photo/a.jpg?width=24", headers: ["Accept": "image/avif,image/webp,*/*"])
+            #expect(avif.header("Content-Type") == "image/avif")
+            #expect(try VipsImage.open(data: avif.body).width == 24)
+            // Nothing listed accepted: the last (an <img>'s fallback)
+            #expect(try await server.request("/photo/a.jpg", headers: ["Accept": "text/html"]).header("Content-Type") == "image/jpeg")
+            // ?format= forces one; without a width, the widest
+            let forced = try await server.request("/photo/a.jpg?format=jpg", headers: ["Accept": "image/avif"])
+            #expect(forced.header("Content-Type") == "image/jpeg")
+            #expect(try VipsImage.open(data: forced.body).width == 24)
+            // Different representations, different tags
+            #expect(webp.header("ETag") != avif.header("ETag"))
+            // A width or format the output does not list is a bad request
+            for target in ["/photo/a.jpg?width=17", "/photo/a.jpg?width=abc", "/photo/a.jpg?format=gif", "/photo/a.jpg?width="] {
+                let response = try await server.request(target)
+                #expect(response.status == 400, "\(target)")
+                let body = try JSONSerialization.jsonObject(with: response.body) as? [String: String]
+                #expect(body?["error"]?.isEmpty == false, "\(target)")
+            }
+        }
+    }
+
+    @Test func inputsRefusedByTheirLimitsAreClientErrors() async throws {
+        let directory = try ServeTests.folder()
+        try directory.write(try Fixtures.jpeg(try Fixtures.noise(width: 300, height: 300)), to: "in/large.jpg")
+        try directory.write(Data("not an image at all".utf8), to: "in/broken.jpg")
+        let json = PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [ServeTests.thumb], extra: #""fetch": {"maxBytes": "20KB"}"#)
+        try await withServer(json, in: directory) { server in
+            let large = try await server.request("/thumb/large.jpg")
+            #expect(large.status == 413, "\(String(decoding: large.body, as: UTF8.self))")
+            let broken = try await server.request("/thumb/broken.jpg")
+            #expect(broken.status == 422, "\(String(decoding: broken.body, as: UTF8.self))")
+            for response in [large, broken] {
+                let body = try JSONSerialization.jsonObject(with: response.body) as? [String: String]
+                #expect(body?["error"]?.isEmpty == false)
+            }
+            // The others are still answered
+            #expect(try await server.request("/thumb/a.jpg").status == 200)
+        }
+    }
+
+    @Test func theServeSectionSetsCacheControl() async throws {
+        let directory = try ServeTests.folder()
+        let json = PipelineHarness.json(
+            inputs: ["in/*.jpg"], outputs: [ServeTests.thumb],
+            extra: #""serve": {"cacheControl": "public, max-age=60", "maxConnections": 8}"#)
+        #expect(
+            try PipelineHarness.pipeline(json, in: directory).definition.serve
+                == ServeSettings(cacheControl: "public, max-age=60", maxConnections: 8))
+        try await withServer(json, in: directory) { server in
+            let response = try await server.request("/thumb/a.jpg")
+            #expect(response.status == 200)
+            #expect(response.header("Cache-Control") == "public, max-age=60")
+        }
+        // Without the section: no Cache-Control
+        try await withServer(ServeTests.json, in: directory) { server in
+            let response = try await server.request("/thumb/a.jpg")
+            #expect(response.header("Cache-Control") == nil)
+        }
+    }
+
+    @Test func aBadServeSectionIsAnErrorNamingItsPath() throws {
+        let directory = try ServeTests.folder()
+        for (serve, path) in [
+            (#"{"maxConnections": 0}"#, "serve.maxConnections"), (#"{"cacheControl": ""}"#, "serve.cacheControl"),
+            (#"{"sign": true}"#, "serve.sign"),
+        ] {
+            let json = PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [ServeTests.thumb], extra: #""serve": "# + serve)
+            let error = #expect(throws: PipelineFileError.self) { try PipelineHarness.pipeline(json, in: directory) }
+            #expect(error?.problems.contains { $0.path == path } == true, "\(String(describing: error))")
+        }
+    }
+}
+#endif
