@@ -14,14 +14,26 @@ public enum PipelineFormat {
         topLevelOptions(processors: processors)
     }
 
+    /// The top level's keys, in the order the references list them: where the inputs are, the
+    /// stages, what the run does besides the outputs, and the outputs.
     static func topLevelOptions(processors: ProcessorRegistry) -> [Option] {
-        let concurrency = { (stage: String, value: Int, defaultRule: String?) in
-            Option(
-                "concurrency", .integer(1...64), default: JSONNode(plain: value),
-                defaultRule: defaultRule.map { "\($0) this process may use" },
-                help: "operations the \(stage) queue runs at once" + (defaultRule.map { " (default: \($0) this process may use)" } ?? ""))
-        }
-        return [
+        inputOptions + stageOptions + runOptions + productOptions
+            + [
+                Option(
+                    "inFlight", .integer(1...4096),
+                    defaultRule: "the sum of the decompress, process and encode widths, plus the fetch width when inputs are downloaded",
+                    help:
+                        "inputs between the first stage and the last at once (default: the sum of the decompress, process and encode widths, plus the fetch width when inputs are downloaded)"
+                ),
+                Option(
+                    "outputs", .array(.object(outputOptions(processors: processors)), minCount: 1), required: true,
+                    help: "what to make from every input"),
+            ]
+    }
+
+    /// The file's version and name, and the inputs with their focal points.
+    private static var inputOptions: [Option] {
+        [
             .integer("version", in: version...version, required: true, help: "pipeline file format version"),
             Option("name", .string(nonEmpty: true), default: JSONNode(plain: "pipeline"), help: "a name for reports and logs"),
             Option(
@@ -43,125 +55,37 @@ public enum PipelineFormat {
                 help:
                     "a JSON file of focal points, {\"in/photo.jpg\": [0.8, 0.4]}: each input's point (fractions of its upright width and height) for a cover crop at \"position\": \"focus\"; keys are input paths relative to this file's folder, or URLs; an input without a point is cropped about its centre"
             ),
+        ]
+    }
+
+    /// One section per stage, each with its settings' keys, and the limits across them.
+    private static var stageOptions: [Option] {
+        [
+            Option("fetch", .object(FetchSettings.options), help: "reading inputs: local files, and HTTP(S) with libcurl"),
             Option(
-                "fetch",
-                .object([
-                    concurrency("fetch", StageDefaults.fetchConcurrency, nil),
-                    Option(
-                        "maxBytes", .byteSize, default: JSONNode(plain: Units.text(bytes: StageDefaults.maxBytes)),
-                        help: "largest input accepted, for example \"50MB\"; a download over it is stopped as soon as it is"),
-                    Option(
-                        "timeout", .duration, default: JSONNode(plain: Units.text(seconds: StageDefaults.fetchTimeout)),
-                        help: "time limit of one HTTP transfer"),
-                    Option(
-                        "connectTimeout", .duration, default: JSONNode(plain: Units.text(seconds: StageDefaults.connectTimeout)),
-                        help: "time limit to connect to a server"),
-                    .integer(
-                        "retries", in: 0...10, default: StageDefaults.retries,
-                        help:
-                            "retries after connection errors, timeouts, 429 and 5xx, with exponential backoff and jitter; Retry-After is honoured"
-                    ),
-                    Option(
-                        "headers", .stringMap,
-                        help:
-                            "extra HTTP request headers, sent only to the input URL's own scheme, host and port; "
-                            + "a whole value \"${NAME}\" is read from the environment variable NAME (\"$${NAME}\" for the text ${NAME})"),
-                    .boolean(
-                        "headersOnRedirect", default: false,
-                        help: "send the headers also to the other hosts a redirect leads to; false keeps them for the input URL's origin"),
-                    Option(
-                        "userAgent", .string(nonEmpty: true), default: JSONNode(plain: StageDefaults.userAgent),
-                        help: "the User-Agent header"),
-                    .integer(
-                        "maxRedirects", in: 0...20, default: StageDefaults.maxRedirects, help: "redirects followed (to http and https only)"
-                    ),
-                    .boolean(
-                        "staleIfError", default: true,
-                        help:
-                            "when a remote input's server cannot be reached (refused, DNS, timeout) or answers 5xx after the retries, use its cached copy, however old, with one warning per run; false fails the input"
-                    ),
-                    Option(
-                        "showQuery", .array(.string(nonEmpty: true), minCount: 0),
-                        help:
-                            "query parameters whose values may show in messages, reports, traces and manifests, by name (case matters); "
-                            + "every other query value, the fragment, ;name=value path parameters and the user and password of a URL "
-                            + "are shown as … (they are still sent)"),
-                    Option(
-                        "redactQuery", .array(.string(nonEmpty: true), minCount: 0),
-                        help: "no longer has an effect: every query value is hidden unless showQuery names it; still accepted"),
-                ]), help: "reading inputs: local files, and HTTP(S) with libcurl"),
+                "cache", .object(CacheSettings.options),
+                help: "the disk cache of fetched bytes, keyed by URL, revalidated with ETag and Last-Modified"),
             Option(
-                "cache",
-                .object([
-                    concurrency("cache", StageDefaults.cacheConcurrency, nil),
-                    .boolean("enabled", default: true, help: "keep fetched bytes between runs"),
-                    Option(
-                        "directory", .string(nonEmpty: true), default: JSONNode(plain: ".pipeline-cache"),
-                        help: "the cache folder, relative to this file's folder"),
-                    Option(
-                        "maxSize", .byteSize, default: JSONNode(plain: Units.text(bytes: StageDefaults.cacheMaxSize)),
-                        help: "the least recently used entries go beyond this size"),
-                ]), help: "the disk cache of fetched bytes, keyed by URL, revalidated with ETag and Last-Modified"),
+                "decompress", .object(DecompressSettings.options),
+                help: "decoding each input once, shrunk on load to what its largest output needs"),
             Option(
-                "decompress",
-                .object([
-                    concurrency("decompress", StageDefaults.decompressConcurrency, "one per core"),
-                    .integer(
-                        "maxPixels", in: 1...Int(Int32.max), default: StageDefaults.maxPixels,
-                        help: "largest width × height × pages accepted, checked from the header before decoding"),
-                    .boolean("autorotate", default: true, help: "turn images upright from their EXIF orientation"),
-                    .choice(
-                        "failOn", DecompressSettings.FailOn.self, default: .truncated,
-                        help:
-                            "how strict decoding is, as libvips' fail_on: none (decode what can be decoded), truncated (default: fail on truncated files), error (also on decoder errors) or warning (also on decoder warnings)"
-                    ),
-                    Option(
-                        "timeout", .duration, default: JSONNode(plain: Units.text(seconds: DecompressSettings.defaultTimeout)),
-                        help:
-                            "longest one input's decoding may take before it is stopped and fails, for example \"30s\"; \"0s\" for no limit"
-                    ),
-                    .choice(
-                        "animation", DecompressSettings.Animation.self, default: .keep,
-                        help:
-                            "animated GIF and WebP inputs: keep (default: GIF, WebP and AVIF outputs stay animated, every frame through the output's steps, "
-                            + "with the input's frame delays and loop count (AVIF as an image sequence); other formats get the first frame) or first (the first frame for every output)"
-                    ),
-                    .integer(
-                        "maxFrames", in: 1...1_000_000, default: DecompressSettings.defaultMaxFrames,
-                        help:
-                            "with animation keep, most frames an animated GIF or WebP may have, checked from the header before decoding; "
-                            + "maxPixels counts every frame"),
-                    .boolean(
-                        "fastShrinkOnLoad", default: true,
-                        help:
-                            "JPEG: shrink while decoding by the whole factor the outputs allow (faster); false leaves a factor of two for resampling (the finest detail)"
-                    ),
-                    Option(
-                        "allowUntrusted", .array(.choice(DecompressSettings.UntrustedFormat.allCases.map(\.rawValue)), minCount: 0),
-                        default: JSONNode(plain: [String]()),
-                        help:
-                            "formats whose libvips loaders are not made for untrusted files, read only when named here: svg (librsvg), pdf (poppler); other inputs of them are refused"
-                    ),
-                ]), help: "decoding each input once, shrunk on load to what its largest output needs"),
-            Option(
-                "process", .object([concurrency("process", StageDefaults.processConcurrency, "one per two cores")]),
+                "process", .object([StageSettings.concurrencyOption("process", StageDefaults.processConcurrency, "one per two cores")]),
                 help: "running each output's processor steps (resize, crop, blur, …)"),
             Option(
-                "resize", .object([concurrency("process", StageDefaults.processConcurrency, "one per two cores")]),
+                "resize", .object([StageSettings.concurrencyOption("process", StageDefaults.processConcurrency, "one per two cores")]),
                 help: "deprecated: the old name of \"process\", read with a warning until the next format version"),
             Option(
-                "encode", .object([concurrency("encode", StageDefaults.encodeConcurrency, "one per core")]),
+                "encode", .object([StageSettings.concurrencyOption("encode", StageDefaults.encodeConcurrency, "one per core")]),
                 help: "encoding and writing each output"),
             Option(
-                "limits",
-                .object([
-                    Option(
-                        "itemTimeout", .duration, default: JSONNode(plain: Units.text(seconds: LimitsSettings.defaultItemTimeout)),
-                        help:
-                            "longest one input may take from the start of its decode to the commit of its last output, waits between "
-                            + "its stages included; past it the work is stopped inside libvips, its temporary files removed, and the "
-                            + "input fails while the others go on; \"0s\" for no limit")
-                ]), help: "bounds on one input's work, whatever stage it is in (pipeline serve's requests too)"),
+                "limits", .object(LimitsSettings.options),
+                help: "bounds on one input's work, whatever stage it is in (pipeline serve's requests too)"),
+        ]
+    }
+
+    /// Which outputs a run makes and which inputs it accepts.
+    private static var runOptions: [Option] {
+        [
             .boolean(
                 "incremental", default: true,
                 help:
@@ -177,65 +101,21 @@ public enum PipelineFormat {
                 help:
                     "whether input globs, here and in lists, match names whatever their case: \"*.jpg\" then also matches PHOTO.JPG; the folder before a glob's first wildcard is opened as written"
             ),
+        ]
+    }
+
+    /// What the run gives besides the files, and where it keeps them: the manifest, the server,
+    /// S3.
+    private static var productOptions: [Option] {
+        [
             Option(
-                "manifest",
-                .anyOf([
-                    .string(nonEmpty: true),
-                    .object([
-                        Option(
-                            "path", .string(nonEmpty: true), required: true,
-                            help: "where to write the manifest (JSON), relative to this file's folder, for example \"site/images.json\""),
-                        Option(
-                            "urlPrefix", .string(nonEmpty: false), default: JSONNode(plain: ""),
-                            help: "put before each file's path relative to the manifest's folder to make its URL, for example \"/img/\""),
-                    ]),
-                ]),
+                "manifest", .anyOf([.string(nonEmpty: true), .object(ManifestSettings.options)]),
                 help:
                     "write one JSON manifest of the run for web pages: per input its size, per output and format the files with a srcset, and placeholders (pipeline schema --manifest); "
                     + "a path alone (\"site/images.json\") is short for {\"path\": \"site/images.json\"}"
             ),
             Option(
-                "serve",
-                .object([
-                    Option(
-                        "cacheControl", .string(nonEmpty: true),
-                        help:
-                            "the Cache-Control header of every file pipeline serve answers with, for example \"public, max-age=31536000, immutable\""
-                    ),
-                    .integer(
-                        "maxConnections", in: 1...1_000_000, default: ServeSettings.defaultMaxConnections,
-                        help: "most connections pipeline serve keeps open at once; more wait to be accepted"),
-                    .integer(
-                        "maxQueue", in: 0...1_000_000, default: ServeSettings.defaultMaxQueue,
-                        help:
-                            "inputs not made yet that may wait for pipeline serve's runs besides those being made (inFlight of them); "
-                            + "past it a request for another gets 503 with Retry-After"),
-                    .integer(
-                        "drainTimeout", in: 0...3600, default: ServeSettings.defaultDrainTimeout,
-                        help:
-                            "seconds pipeline serve gives the requests in flight to be answered after SIGTERM; past it, the runs "
-                            + "are cancelled, their temporary files removed, and the exit is 1"),
-                    .boolean(
-                        "clientHints", default: false,
-                        help:
-                            "answer with Accept-CH: Sec-CH-Width, Sec-CH-DPR, Width, DPR, and pick the width of a request without ?width= "
-                            + "from its Sec-CH-Width (or Width): the smallest of the output's widths at least that wide, else the widest"),
-                    Option(
-                        "key", .string(nonEmpty: true),
-                        help:
-                            "sign URLs as imgproxy does: the HMAC-SHA256 key, in hex; with salt, every path must start with its signature "
-                            + "(/SIGNATURE/output/input), else 403; \"${NAME}\" reads it from the environment variable NAME"),
-                    Option(
-                        "salt", .string(nonEmpty: true),
-                        help:
-                            "the salt of signed URLs, in hex, put before the path when signing; \"${NAME}\" reads it from the environment variable NAME"
-                    ),
-                    Option(
-                        "fallback", .string(nonEmpty: true),
-                        help:
-                            "an image file, relative to this file's folder, answered (200, X-Pipeline-Fallback: 1) in place of an input "
-                            + "that cannot be read as an image or made into the output, as imgproxy's fallback image"),
-                ]),
+                "serve", .object(ServeSettings.options),
                 help: "how pipeline serve answers HTTP requests for the outputs, made on the first request (see docs/serving.md)"
             ),
             Option(
@@ -254,22 +134,12 @@ public enum PipelineFormat {
                 help:
                     "S3-compatible storage for s3:// inputs and outputs; keys and tokens come from the environment or ~/.aws, never from this file"
             ),
-            Option(
-                "inFlight", .integer(1...4096),
-                defaultRule: "the sum of the decompress, process and encode widths, plus the fetch width when inputs are downloaded",
-                help:
-                    "inputs between the first stage and the last at once (default: the sum of the decompress, process and encode widths, plus the fetch width when inputs are downloaded)"
-            ),
-            Option(
-                "outputs", .array(.object(outputOptions(processors: processors)), minCount: 1), required: true,
-                help: "what to make from every input"),
         ]
     }
 
+    /// The keys of each entry of `outputs`.
     static func outputOptions(processors: ProcessorRegistry) -> [Option] {
-        // The placeholders' defaults are their settings' own.
-        let placeholders = PlaceholderSettings()
-        return [
+        [
             Option(
                 "name", .string(nonEmpty: true), required: true,
                 help: "the output's name, unique in the file; also {output}; for example \"small\""),
@@ -302,22 +172,7 @@ public enum PipelineFormat {
                 help:
                     "placeholders for the manifest, computed from this output's smallest file: lqip (a tiny WebP data URI), blurhash, thumbhash, dominantColor"
             ),
-            Option(
-                "placeholderOptions",
-                .object([
-                    .integer(
-                        "lqipWidth", in: PlaceholderSettings.lqipWidthRange, default: placeholders.lqipWidth,
-                        help: "the LQIP's largest width in pixels"),
-                    .integer(
-                        "lqipQuality", in: PlaceholderSettings.lqipQualityRange, default: placeholders.lqipQuality,
-                        help: "the LQIP's WebP quality"),
-                    .integer(
-                        "blurhashX", in: PlaceholderSettings.blurhashComponentRange, default: placeholders.blurhashXComponents,
-                        help: "BlurHash components across"),
-                    .integer(
-                        "blurhashY", in: PlaceholderSettings.blurhashComponentRange, default: placeholders.blurhashYComponents,
-                        help: "BlurHash components down"),
-                ]), help: "how the placeholders are made"),
+            Option("placeholderOptions", .object(PlaceholderSettings.options), help: "how the placeholders are made"),
             Option(
                 "cacheControl", .string(nonEmpty: true),
                 help: "S3 outputs: the objects' Cache-Control header, for example \"public, max-age=31536000, immutable\""),

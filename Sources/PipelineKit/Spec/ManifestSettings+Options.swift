@@ -1,0 +1,15 @@
+/// The `manifest` section's keys, with their defaults: the schema, the reference docs and the reader
+/// all take them from here.
+extension ManifestSettings {
+    /// The keys of the `manifest` object (a path alone is short for `{"path": …}`).
+    static var options: [Option] {
+        [
+            Option(
+                "path", .string(nonEmpty: true), required: true,
+                help: "where to write the manifest (JSON), relative to this file's folder, for example \"site/images.json\""),
+            Option(
+                "urlPrefix", .string(nonEmpty: false), default: JSONNode(plain: ""),
+                help: "put before each file's path relative to the manifest's folder to make its URL, for example \"/img/\""),
+        ]
+    }
+}

@@ -1,0 +1,47 @@
+/// The `serve` section's keys, with their defaults: the schema, the reference docs and the reader
+/// all take them from here.
+extension ServeSettings {
+    /// The keys of the `serve` section.
+    static var options: [Option] {
+        [
+            Option(
+                "cacheControl", .string(nonEmpty: true),
+                help:
+                    "the Cache-Control header of every file pipeline serve answers with, for example \"public, max-age=31536000, immutable\""
+            ),
+            .integer(
+                "maxConnections", in: 1...1_000_000, default: ServeSettings.defaultMaxConnections,
+                help: "most connections pipeline serve keeps open at once; more wait to be accepted"),
+            .integer(
+                "maxQueue", in: 0...1_000_000, default: ServeSettings.defaultMaxQueue,
+                help:
+                    "inputs not made yet that may wait for pipeline serve's runs besides those being made (inFlight of them); "
+                    + "past it a request for another gets 503 with Retry-After"),
+            .integer(
+                "drainTimeout", in: 0...3600, default: ServeSettings.defaultDrainTimeout,
+                help:
+                    "seconds pipeline serve gives the requests in flight to be answered after SIGTERM; past it, the runs "
+                    + "are cancelled, their temporary files removed, and the exit is 1"),
+            .boolean(
+                "clientHints", default: false,
+                help:
+                    "answer with Accept-CH: Sec-CH-Width, Sec-CH-DPR, Width, DPR, and pick the width of a request without ?width= "
+                    + "from its Sec-CH-Width (or Width): the smallest of the output's widths at least that wide, else the widest"),
+            Option(
+                "key", .string(nonEmpty: true),
+                help:
+                    "sign URLs as imgproxy does: the HMAC-SHA256 key, in hex; with salt, every path must start with its signature "
+                    + "(/SIGNATURE/output/input), else 403; \"${NAME}\" reads it from the environment variable NAME"),
+            Option(
+                "salt", .string(nonEmpty: true),
+                help:
+                    "the salt of signed URLs, in hex, put before the path when signing; \"${NAME}\" reads it from the environment variable NAME"
+            ),
+            Option(
+                "fallback", .string(nonEmpty: true),
+                help:
+                    "an image file, relative to this file's folder, answered (200, X-Pipeline-Fallback: 1) in place of an input "
+                    + "that cannot be read as an image or made into the output, as imgproxy's fallback image"),
+        ]
+    }
+}
