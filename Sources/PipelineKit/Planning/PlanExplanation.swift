@@ -117,86 +117,43 @@ public struct PlanExplanation: Sendable {
         let definition = plan.definition
         shard = plan.shard.map { ($0, shardSource ?? "given", plan.totalInputCount) }
         self.memoryBudget = memoryBudget
-        var inputsOverBudget = 0
-        var unstreamedInputs = 0
-        var wholePNGInputs = 0
-        var stripReadAheadInputs = 0
         let accountant = MemoryAccountant(budget: memoryBudget)
         let decoder = ImageDecoder(settings: definition.decompress, outputs: definition.outputs, accountant: accountant)
         inputs = plan.inputCount
         sources = plan.items.count
         remoteInputs = plan.items.refs.filter(\.isRemote).count
-        var formats: [String: Int] = [:]
-        var samples: [Sample] = []
-        var largestEstimate: Int64 = 0
         allowedUntrusted = DecompressSettings.UntrustedFormat.allCases.filter(definition.decompress.allowUntrusted.contains).map(\.rawValue)
+        var survey = HeaderSurvey(definition: definition, decoder: decoder, memoryBudget: memoryBudget, sampleCount: sampleCount)
         for item in plan.items.lazy.filter({ !$0.input.isRemote }).prefix(Self.headerLimit) {
-            // Also unblocks, before the header is read, the untrusted loaders the file allows.
-            let source = EncodedSource.file(path: item.input.path, byteCount: item.input.byteCount ?? 0)
-            // A FIFO, device or socket (a link to /dev/zero) is not read, as the run refuses it:
-            // a loader sniffing /dev/zero for its format would read for ever.
-            guard (try? RegularFile(opening: item.input.path)) != nil else {
-                if samples.count < sampleCount {
-                    samples.append(Sample(input: item.input.displayName, format: nil, size: nil, loadShrink: 1, decodeSize: nil))
-                }
-                continue
-            }
-            let untrusted = decoder.untrustedLoaderRefusal(source)
-            if untrusted != nil { untrustedRefused += 1 }
-            // A refused file's header is not read either: its loader is not made for hostile files.
-            // libjxl's lines for a damaged JPEG XL's header are kept off stderr, as a run keeps them.
-            let header =
-                decoder.unreadableReason(source) == nil
-                ? LibjxlOutput.capturingLines(source) { try? decoder.openHeader(source, options: "") }.0 : nil
-            let format = header?.loader
-            if let format { formats[format, default: 0] += 1 }
-            var sample = Sample(input: item.input.displayName, format: format, size: nil, loadShrink: 1, decodeSize: nil)
-            if let header {
-                let upright = definition.decompress.autorotate ? header.orientedSize : (width: header.width, height: header.height)
-                let size = ImageSize(width: upright.width, height: upright.height)
-                let unstreamed = DecodeMemoryEstimate.unstreamedDecodeBytes(header)
-                if unstreamed > 0 { unstreamedInputs += 1 }
-                let decodePlan = decoder.decodePlan(for: size, loader: format ?? "", streams: unstreamed == 0)
-                let allowed = decodePlan.allowedShrink
-                let decodeSize = decodePlan.decodeSize
-                let shrink = DecodePlan.loadShrink(allowed: allowed, loader: format ?? "", fast: definition.decompress.fastShrinkOnLoad)
-                let wholePNG = WholePNGReader.heldBytes(file: item.input.path, header: header, fileBytes: Int(item.input.byteCount ?? 0))
-                if wholePNG > 0 { wholePNGInputs += 1 }
-                let file = EncodedSource.file(path: item.input.path, byteCount: item.input.byteCount ?? 0)
-                let stripsAhead = decoder.tiffStripsReader.plan(file, header: header)
-                if stripsAhead != nil { stripReadAheadInputs += 1 }
-                sample = Sample(
-                    input: item.input.displayName, format: format, size: size, loadShrink: shrink, decodeSize: decodeSize,
-                    unstreamedBytes: unstreamed, wholePNGBytes: wholePNG,
-                    stripReadAheadBytes: Int64(stripsAhead?.heldBytes ?? 0), stripsReadRowByRow: stripsAhead?.rowByRow ?? false,
-                    pngRowsAheadBytes: decoder.pngRowsReader.heldBytes(file, header: header))
-                sample.wideRowsBytes = decodePlan.wideRowsBytes
-                sample.windowedOutputs = decodePlan.windows.keys.sorted().map { definition.outputs[$0].name }
-                sample.decodesWhole = decodePlan.decodesWhole
-                let encoding = DecodeMemoryEstimate.encodingBytes(
-                    decodeSize: decodeSize, alpha: header.hasAlpha, outputs: definition.outputs)
-                var estimate = DecodeMemoryEstimate.inputEstimate(
-                    decodePlan.estimate, passes: decodePlan.passes, unstreamed: unstreamed,
-                    readers: sample.stripReadAheadBytes + sample.pngRowsAheadBytes, encoding: encoding)
-                let declared = decoder.keptFrames(header, loader: format ?? "")
-                let counted = declared.map { ImageDecoder.frameCount($0, loader: format ?? "", source: file) }
-                if let declared, let counted, counted.count ?? declared > definition.decompress.maxFrames {
-                    sample.keptFrames = counted.count ?? declared
-                    sample.frameText = counted.text
-                } else if decoder.keepsAnimation(header, loader: format ?? "") {
-                    sample.keptFrames = header.pageCount
-                    // Every frame held: the decoder's own estimate of an animation.
-                    estimate = decoder.memoryNeeds(of: file)?.estimate ?? estimate
-                }
-                largestEstimate = max(largestEstimate, estimate)
-                if let memoryBudget, estimate > memoryBudget.bytes { inputsOverBudget += 1 }
-            }
-            if samples.count < sampleCount { samples.append(sample) }
+            survey.read(item.input)
         }
-        self.formats = formats
-        self.samples = samples
+        untrustedRefused = survey.untrustedRefused
+        formats = survey.formats
+        samples = survey.samples
+        outputs = Self.outputLines(definition)
+        stageWidths = [
+            (.fetch, definition.fetch.concurrency), (.cache, definition.cache.concurrency),
+            (.decompress, definition.decompress.concurrency), (.process, definition.process.concurrency),
+            (.encode, definition.encode.concurrency),
+        ]
+        inFlight = definition.inFlight(fetchingRemoteInputs: remoteInputs > 0)
+        maxFrames = definition.decompress.maxFrames
+        estimatedPeakImageBytes = Int64(inFlight) * survey.largestEstimate
+        largestInputEstimate = survey.largestEstimate
+        inputsOverBudget = survey.inputsOverBudget
+        unstreamedInputs = survey.unstreamedInputs
+        wholePNGInputs = survey.wholePNGInputs
+        wholePNGCapacity = accountant.wholePNGReads.capacity
+        memoryAccount = accountant.allowances
+        stripReadAheadInputs = survey.stripReadAheadInputs
+        estimatedPeakDownloadBytes = remoteInputs > 0 ? Int64(inFlight) * definition.fetch.maxBytes : 0
+    }
+
+    /// One line an output: its steps, encoder and path; one for all the widths and formats of a
+    /// responsive set.
+    private static func outputLines(_ definition: PipelineDefinition) -> [String] {
         var seen: Set<String> = []
-        outputs = definition.outputs.filter { seen.insert($0.name).inserted }.map { output in
+        return definition.outputs.filter { seen.insert($0.name).inserted }.map { output in
             // An output that chooses its inputs says which.
             let only = output.inputSubset.map { " (only inputs " + $0.patterns.map(\.quotedValue).joined(separator: ", ") + ")" } ?? ""
             guard let variant = output.variant else {
@@ -206,22 +163,6 @@ public struct PlanExplanation: Sendable {
             }
             return Self.responsiveLine(definition.outputs.filter { $0.variant?.group == variant.group }) + only
         }
-        stageWidths = [
-            (.fetch, definition.fetch.concurrency), (.cache, definition.cache.concurrency),
-            (.decompress, definition.decompress.concurrency), (.process, definition.process.concurrency),
-            (.encode, definition.encode.concurrency),
-        ]
-        inFlight = definition.inFlight(fetchingRemoteInputs: remoteInputs > 0)
-        maxFrames = definition.decompress.maxFrames
-        estimatedPeakImageBytes = Int64(inFlight) * largestEstimate
-        largestInputEstimate = largestEstimate
-        self.inputsOverBudget = inputsOverBudget
-        self.unstreamedInputs = unstreamedInputs
-        self.wholePNGInputs = wholePNGInputs
-        wholePNGCapacity = accountant.wholePNGReads.capacity
-        memoryAccount = accountant.allowances
-        self.stripReadAheadInputs = stripReadAheadInputs
-        estimatedPeakDownloadBytes = remoteInputs > 0 ? Int64(inFlight) * definition.fetch.maxBytes : 0
     }
 
     /// One line for an output with widths and formats: each width, each encoder, and the steps

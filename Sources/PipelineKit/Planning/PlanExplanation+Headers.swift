@@ -1,0 +1,98 @@
+import Vips
+
+extension PlanExplanation {
+    /// What the headers of the local inputs tell, counted as each is read: the samples, the
+    /// formats, and each input's memory estimate against the budget.
+    struct HeaderSurvey {
+        let definition: PipelineDefinition
+        let decoder: ImageDecoder
+        let memoryBudget: MemoryBudget?
+        let sampleCount: Int
+        var formats: [String: Int] = [:]
+        var samples: [Sample] = []
+        var largestEstimate: Int64 = 0
+        var inputsOverBudget = 0
+        var unstreamedInputs = 0
+        var wholePNGInputs = 0
+        var stripReadAheadInputs = 0
+        var untrustedRefused = 0
+
+        init(definition: PipelineDefinition, decoder: ImageDecoder, memoryBudget: MemoryBudget?, sampleCount: Int) {
+            self.definition = definition
+            self.decoder = decoder
+            self.memoryBudget = memoryBudget
+            self.sampleCount = sampleCount
+        }
+
+        /// Reads `input`'s header, unless the run would refuse the file, and counts what it tells.
+        mutating func read(_ input: InputFile) {
+            // Also unblocks, before the header is read, the untrusted loaders the file allows.
+            let source = EncodedSource.file(path: input.path, byteCount: input.byteCount ?? 0)
+            // A FIFO, device or socket (a link to /dev/zero) is not read, as the run refuses it:
+            // a loader sniffing /dev/zero for its format would read for ever.
+            guard (try? RegularFile(opening: input.path)) != nil else {
+                if samples.count < sampleCount {
+                    samples.append(Sample(input: input.displayName, format: nil, size: nil, loadShrink: 1, decodeSize: nil))
+                }
+                return
+            }
+            let untrusted = decoder.untrustedLoaderRefusal(source)
+            if untrusted != nil { untrustedRefused += 1 }
+            // A refused file's header is not read either: its loader is not made for hostile files.
+            // libjxl's lines for a damaged JPEG XL's header are kept off stderr, as a run keeps them.
+            let header =
+                decoder.unreadableReason(source) == nil
+                ? LibjxlOutput.capturingLines(source) { try? decoder.openHeader(source, options: "") }.0 : nil
+            let format = header?.loader
+            if let format { formats[format, default: 0] += 1 }
+            var sample = Sample(input: input.displayName, format: format, size: nil, loadShrink: 1, decodeSize: nil)
+            if let header { sample = measure(input, header: header, format: format) }
+            if samples.count < sampleCount { samples.append(sample) }
+        }
+
+        /// The sample of an input whose header was read: how it would be decoded and what that
+        /// holds, its estimate counted against the budget.
+        private mutating func measure(_ input: InputFile, header: VipsImage, format: String?) -> Sample {
+            let decompress = definition.decompress
+            let upright = decompress.autorotate ? header.orientedSize : (width: header.width, height: header.height)
+            let size = ImageSize(width: upright.width, height: upright.height)
+            let unstreamed = DecodeMemoryEstimate.unstreamedDecodeBytes(header)
+            if unstreamed > 0 { unstreamedInputs += 1 }
+            let decodePlan = decoder.decodePlan(for: size, loader: format ?? "", streams: unstreamed == 0)
+            let allowed = decodePlan.allowedShrink
+            let decodeSize = decodePlan.decodeSize
+            let shrink = DecodePlan.loadShrink(allowed: allowed, loader: format ?? "", fast: decompress.fastShrinkOnLoad)
+            let wholePNG = WholePNGReader.heldBytes(file: input.path, header: header, fileBytes: Int(input.byteCount ?? 0))
+            if wholePNG > 0 { wholePNGInputs += 1 }
+            let file = EncodedSource.file(path: input.path, byteCount: input.byteCount ?? 0)
+            let stripsAhead = decoder.tiffStripsReader.plan(file, header: header)
+            if stripsAhead != nil { stripReadAheadInputs += 1 }
+            var sample = Sample(
+                input: input.displayName, format: format, size: size, loadShrink: shrink, decodeSize: decodeSize,
+                unstreamedBytes: unstreamed, wholePNGBytes: wholePNG,
+                stripReadAheadBytes: Int64(stripsAhead?.heldBytes ?? 0), stripsReadRowByRow: stripsAhead?.rowByRow ?? false,
+                pngRowsAheadBytes: decoder.pngRowsReader.heldBytes(file, header: header))
+            sample.wideRowsBytes = decodePlan.wideRowsBytes
+            sample.windowedOutputs = decodePlan.windows.keys.sorted().map { definition.outputs[$0].name }
+            sample.decodesWhole = decodePlan.decodesWhole
+            let encoding = DecodeMemoryEstimate.encodingBytes(
+                decodeSize: decodeSize, alpha: header.hasAlpha, outputs: definition.outputs)
+            var estimate = DecodeMemoryEstimate.inputEstimate(
+                decodePlan.estimate, passes: decodePlan.passes, unstreamed: unstreamed,
+                readers: sample.stripReadAheadBytes + sample.pngRowsAheadBytes, encoding: encoding)
+            let declared = decoder.keptFrames(header, loader: format ?? "")
+            let counted = declared.map { ImageDecoder.frameCount($0, loader: format ?? "", source: file) }
+            if let declared, let counted, counted.count ?? declared > decompress.maxFrames {
+                sample.keptFrames = counted.count ?? declared
+                sample.frameText = counted.text
+            } else if decoder.keepsAnimation(header, loader: format ?? "") {
+                sample.keptFrames = header.pageCount
+                // Every frame held: the decoder's own estimate of an animation.
+                estimate = decoder.memoryNeeds(of: file)?.estimate ?? estimate
+            }
+            largestEstimate = max(largestEstimate, estimate)
+            if let memoryBudget, estimate > memoryBudget.bytes { inputsOverBudget += 1 }
+            return sample
+        }
+    }
+}
