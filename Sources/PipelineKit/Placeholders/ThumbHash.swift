@@ -23,8 +23,27 @@ public enum ThumbHash {
             throw PlaceholderError(.thumbhash, .invalidPixels("\(rgba.count) values do not make \(width)×\(height) RGBA pixels"))
         }
         let count = width * height
+        let average = averageColour(rgba, count: count)
+        let hasAlpha = average.a < Double(count)
+        // Fewer luminance components when alpha needs the room.
+        let luminanceLimit = hasAlpha ? 5 : 7
+        let longest = Double(max(width, height))
+        let lx = max(1, Int(jsRound(Double(luminanceLimit * width) / longest)))
+        let ly = max(1, Int(jsRound(Double(luminanceLimit * height) / longest)))
 
-        // The average colour, weighted by alpha.
+        let (l, p, q, a) = lpqa(rgba, count: count, over: average)
+        let channel = Channel(width: width, height: height)
+        let luminance = channel.encode(l, nx: max(lx, 3), ny: max(ly, 3))
+        let yellowBlue = channel.encode(p, nx: 3, ny: 3)
+        let redGreen = channel.encode(q, nx: 3, ny: 3)
+        let transparency = hasAlpha ? channel.encode(a, nx: 5, ny: 5) : nil
+        return packed(
+            luminance: luminance, yellowBlue: yellowBlue, redGreen: redGreen, transparency: transparency,
+            isLandscape: width > height, lx: lx, ly: ly)
+    }
+
+    /// The average colour of the pixels, weighted by alpha, and the sum of their alphas.
+    private static func averageColour(_ rgba: [UInt8], count: Int) -> (r: Double, g: Double, b: Double, a: Double) {
         var (averageR, averageG, averageB, averageA) = (0.0, 0.0, 0.0, 0.0)
         for i in 0..<count {
             let alpha = Double(rgba[i * 4 + 3]) / 255
@@ -38,35 +57,35 @@ public enum ThumbHash {
             averageG /= averageA
             averageB /= averageA
         }
+        return (averageR, averageG, averageB, averageA)
+    }
 
-        let hasAlpha = averageA < Double(count)
-        // Fewer luminance components when alpha needs the room.
-        let luminanceLimit = hasAlpha ? 5 : 7
-        let longest = Double(max(width, height))
-        let lx = max(1, Int(jsRound(Double(luminanceLimit * width) / longest)))
-        let ly = max(1, Int(jsRound(Double(luminanceLimit * height) / longest)))
-
-        // LPQA, each pixel composited over the average colour.
+    /// The LPQA channels, each pixel composited over the average colour.
+    private static func lpqa(
+        _ rgba: [UInt8], count: Int, over average: (r: Double, g: Double, b: Double, a: Double)
+    ) -> (l: [Double], p: [Double], q: [Double], a: [Double]) {
         var l = [Double](), p = [Double](), q = [Double](), a = [Double]()
         l.reserveCapacity(count); p.reserveCapacity(count); q.reserveCapacity(count); a.reserveCapacity(count)
         for i in 0..<count {
             let alpha = Double(rgba[i * 4 + 3]) / 255
-            let r = averageR * (1 - alpha) + alpha / 255 * Double(rgba[i * 4])
-            let g = averageG * (1 - alpha) + alpha / 255 * Double(rgba[i * 4 + 1])
-            let b = averageB * (1 - alpha) + alpha / 255 * Double(rgba[i * 4 + 2])
+            let r = average.r * (1 - alpha) + alpha / 255 * Double(rgba[i * 4])
+            let g = average.g * (1 - alpha) + alpha / 255 * Double(rgba[i * 4 + 1])
+            let b = average.b * (1 - alpha) + alpha / 255 * Double(rgba[i * 4 + 2])
             l.append((r + g + b) / 3)
             p.append((r + g) / 2 - b)
             q.append(r - g)
             a.append(alpha)
         }
+        return (l, p, q, a)
+    }
 
-        let channel = Channel(width: width, height: height)
-        let luminance = channel.encode(l, nx: max(lx, 3), ny: max(ly, 3))
-        let yellowBlue = channel.encode(p, nx: 3, ny: 3)
-        let redGreen = channel.encode(q, nx: 3, ny: 3)
-        let transparency = hasAlpha ? channel.encode(a, nx: 5, ny: 5) : Channel.Encoded(dc: 1, ac: [], scale: 1)
-
-        let isLandscape = width > height
+    /// The hash bytes: the header (the alpha byte when there is `transparency`), then the AC
+    /// terms as nibbles.
+    private static func packed(
+        luminance: Channel.Encoded, yellowBlue: Channel.Encoded, redGreen: Channel.Encoded, transparency: Channel.Encoded?,
+        isLandscape: Bool, lx: Int, ly: Int
+    ) -> [UInt8] {
+        let hasAlpha = transparency != nil
         let header24 =
             jsRoundInt(63 * luminance.dc)
             | jsRoundInt(31.5 + 31.5 * yellowBlue.dc) << 6
@@ -82,11 +101,11 @@ public enum ThumbHash {
             UInt8(truncatingIfNeeded: header24), UInt8(truncatingIfNeeded: header24 >> 8), UInt8(truncatingIfNeeded: header24 >> 16),
             UInt8(truncatingIfNeeded: header16), UInt8(truncatingIfNeeded: header16 >> 8),
         ]
-        if hasAlpha {
+        if let transparency {
             hash.append(UInt8(truncatingIfNeeded: jsRoundInt(15 * transparency.dc) | jsRoundInt(15 * transparency.scale) << 4))
         }
         // The AC terms as nibbles, two a byte, low nibble first.
-        let terms = luminance.ac + yellowBlue.ac + redGreen.ac + (hasAlpha ? transparency.ac : [])
+        let terms = luminance.ac + yellowBlue.ac + redGreen.ac + (transparency?.ac ?? [])
         for (index, term) in terms.enumerated() {
             let nibble = UInt8(truncatingIfNeeded: jsRoundInt(15 * term))
             if index % 2 == 0 {
