@@ -35,31 +35,9 @@ public enum JSONSchemaGenerator {
         case .duration:
             return object([("type", "string"), ("pattern", "^[0-9]+(\\.[0-9]+)?(ms|s|m|h)$")])
         case .byteSize:
-            return object([
-                (
-                    "anyOf",
-                    JSONNode(
-                        .array([
-                            object([("type", "integer"), ("minimum", 0)]),
-                            object([("type", "string"), ("pattern", "^[0-9]+(\\.[0-9]+)? *(B|KB|MB|GB|TB|KiB|MiB|GiB)?$")]),
-                        ]))
-                )
-            ])
+            return byteSizeNode
         case .colour:
-            let component = object([("type", "number"), ("minimum", 0), ("maximum", 255)])
-            return object([
-                (
-                    "anyOf",
-                    JSONNode(
-                        .array([
-                            object([
-                                ("type", "string"),
-                                ("pattern", "^(#([0-9a-fA-F]{3,4}|[0-9a-fA-F]{6}|[0-9a-fA-F]{8})|white|black|transparent)$"),
-                            ]),
-                            object([("type", "array"), ("items", component), ("minItems", 3), ("maxItems", 4)]),
-                        ]))
-                )
-            ])
+            return colourNode
         case .pathTemplate:
             return object([("type", "string"), ("minLength", 1)])
         case .stringMap:
@@ -71,34 +49,75 @@ public enum JSONSchemaGenerator {
         case .anyOf(let shapes):
             return object([("anyOf", JSONNode(.array(shapes.map(node(for:)))))])
         case .tagged(let key, let variants):
-            // One if/then per variant, each closed over its own keys plus the tag.
-            let cases = variants.map { variant in
-                object([
-                    ("if", object([("properties", object([(key, object([("const", variant.name)]))]))])),
-                    (
-                        "then",
-                        closedObject(variant.options, extra: [(key, object([("const", variant.name), ("description", variant.summary)]))])
-                    ),
-                ])
-            }
-            return object([
-                ("type", "object"),
-                ("required", JSONNode(.array([JSONNode(plain: key)]))),
-                ("properties", object([(key, object([("enum", JSONNode(.array(variants.map { JSONNode(plain: $0.name) })))]))])),
-                ("allOf", JSONNode(.array(cases))),
-            ])
+            return taggedNode(key: key, variants: variants)
         case .singleKey(let variants):
-            let alternatives = variants.map { variant in
-                object([
-                    ("type", "object"),
-                    ("description", variant.summary),
-                    ("properties", object([(variant.name, closedObject(variant.options, extra: [], open: variant.acceptsOtherKeys))])),
-                    ("required", JSONNode(.array([JSONNode(plain: variant.name)]))),
-                    ("additionalProperties", false),
-                ])
-            }
-            return object([("oneOf", JSONNode(.array(alternatives)))])
+            return singleKeyNode(variants)
         }
+    }
+
+    /// A byte count, or a size with its unit.
+    private static var byteSizeNode: JSONNode {
+        object([
+            (
+                "anyOf",
+                JSONNode(
+                    .array([
+                        object([("type", "integer"), ("minimum", 0)]),
+                        object([("type", "string"), ("pattern", "^[0-9]+(\\.[0-9]+)? *(B|KB|MB|GB|TB|KiB|MiB|GiB)?$")]),
+                    ]))
+            )
+        ])
+    }
+
+    /// A colour: hex or a name, or 3 or 4 numbers.
+    private static var colourNode: JSONNode {
+        let component = object([("type", "number"), ("minimum", 0), ("maximum", 255)])
+        return object([
+            (
+                "anyOf",
+                JSONNode(
+                    .array([
+                        object([
+                            ("type", "string"),
+                            ("pattern", "^(#([0-9a-fA-F]{3,4}|[0-9a-fA-F]{6}|[0-9a-fA-F]{8})|white|black|transparent)$"),
+                        ]),
+                        object([("type", "array"), ("items", component), ("minItems", 3), ("maxItems", 4)]),
+                    ]))
+            )
+        ])
+    }
+
+    /// An object tagged by `key`: one if/then per variant, each closed over its own keys plus the tag.
+    private static func taggedNode(key: String, variants: [Variant]) -> JSONNode {
+        let cases = variants.map { variant in
+            object([
+                ("if", object([("properties", object([(key, object([("const", variant.name)]))]))])),
+                (
+                    "then",
+                    closedObject(variant.options, extra: [(key, object([("const", variant.name), ("description", variant.summary)]))])
+                ),
+            ])
+        }
+        return object([
+            ("type", "object"),
+            ("required", JSONNode(.array([JSONNode(plain: key)]))),
+            ("properties", object([(key, object([("enum", JSONNode(.array(variants.map { JSONNode(plain: $0.name) })))]))])),
+            ("allOf", JSONNode(.array(cases))),
+        ])
+    }
+
+    /// An object of one key naming the variant, its value the variant's options.
+    private static func singleKeyNode(_ variants: [Variant]) -> JSONNode {
+        let alternatives = variants.map { variant in
+            object([
+                ("type", "object"),
+                ("description", variant.summary),
+                ("properties", object([(variant.name, closedObject(variant.options, extra: [], open: variant.acceptsOtherKeys))])),
+                ("required", JSONNode(.array([JSONNode(plain: variant.name)]))),
+                ("additionalProperties", false),
+            ])
+        }
+        return object([("oneOf", JSONNode(.array(alternatives)))])
     }
 
     private static func closedObject(_ options: [Option], extra: [(String, any Sendable)], open: Bool = false) -> JSONNode {

@@ -25,53 +25,23 @@ struct ShapeValidator {
             guard case .string(let text) = node.value else { return expected("a string", node, path) }
             if nonEmpty, text.isEmpty { report(path, node.location, "must not be empty") }
         case .choice(let values):
-            guard case .string(let text) = node.value else {
-                return expected("one of \(list(values))", node, path)
-            }
-            if !values.contains(text) {
-                let hint = NearestName.suggestion(for: text, among: values).map { "; did you mean \"\($0)\"?" } ?? ""
-                report(path, node.location, "unknown value \(text.quotedValue): expected one of \(list(values))\(hint)")
-            }
+            checkChoice(node, values: values, at: path)
         case .duration:
             guard case .string(let text) = node.value, Units.seconds(in: text) != nil else {
                 return expected("a duration such as \"30s\", \"500ms\" or \"2m\"", node, path)
             }
         case .byteSize:
-            if case .number(let number, true) = node.value, number >= 0 {
-                // Loading turns it into an Int64; found by the pipeline-file fuzz test.
-                if number >= 9e18 { report(path, node.location, "\(node.jsonText) is out of range: expected at most 9e18 bytes") }
-                return
-            }
-            guard case .string(let text) = node.value, Units.bytes(in: text) != nil else {
-                return expected("a size such as \"50MB\", \"512KiB\" or a byte count", node, path)
-            }
+            checkByteSize(node, at: path)
         case .colour:
             guard Units.colour(in: node) != nil else {
                 return expected("a colour such as \"#ffffff\", \"#0008\", \"white\" or [255, 255, 255]", node, path)
             }
         case .pathTemplate:
-            guard case .string(let text) = node.value else { return expected("a path template", node, path) }
-            do {
-                _ = try PathTemplate(text)
-            } catch {
-                report(path, node.location, error.message)
-            }
+            checkPathTemplate(node, at: path)
         case .stringMap:
-            guard case .object(let members) = node.value else { return expected("an object of strings", node, path) }
-            for member in members {
-                guard case .string = member.value.value else {
-                    expected("a string", member.value, join(path, member.key))
-                    continue
-                }
-            }
+            checkStringMap(node, at: path)
         case .array(let itemShape, let minCount):
-            guard case .array(let items) = node.value else { return expected("an array", node, path) }
-            if items.count < minCount {
-                report(path, node.location, "expected at least \(minCount) item\(minCount == 1 ? "" : "s")")
-            }
-            for (index, item) in items.enumerated() {
-                check(item, against: itemShape, at: "\(path)[\(index)]")
-            }
+            checkArray(node, of: itemShape, minCount: minCount, at: path)
         case .object(let options):
             checkObject(node, options: options, at: path, ignoring: [])
         case .anyOf(let shapes):
@@ -80,6 +50,61 @@ struct ShapeValidator {
             checkTagged(node, key: key, variants: variants, at: path)
         case .singleKey(let variants):
             checkSingleKey(node, variants: variants, at: path)
+        }
+    }
+
+    /// One of `values`, or a suggestion of the nearest.
+    private mutating func checkChoice(_ node: JSONNode, values: [String], at path: String) {
+        guard case .string(let text) = node.value else {
+            return expected("one of \(list(values))", node, path)
+        }
+        if !values.contains(text) {
+            let hint = NearestName.suggestion(for: text, among: values).map { "; did you mean \"\($0)\"?" } ?? ""
+            report(path, node.location, "unknown value \(text.quotedValue): expected one of \(list(values))\(hint)")
+        }
+    }
+
+    /// A byte count, or a size with its unit.
+    private mutating func checkByteSize(_ node: JSONNode, at path: String) {
+        if case .number(let number, true) = node.value, number >= 0 {
+            // Loading turns it into an Int64; found by the pipeline-file fuzz test.
+            if number >= 9e18 { report(path, node.location, "\(node.jsonText) is out of range: expected at most 9e18 bytes") }
+            return
+        }
+        guard case .string(let text) = node.value, Units.bytes(in: text) != nil else {
+            return expected("a size such as \"50MB\", \"512KiB\" or a byte count", node, path)
+        }
+    }
+
+    /// A path template whose placeholders are known.
+    private mutating func checkPathTemplate(_ node: JSONNode, at path: String) {
+        guard case .string(let text) = node.value else { return expected("a path template", node, path) }
+        do {
+            _ = try PathTemplate(text)
+        } catch {
+            report(path, node.location, error.message)
+        }
+    }
+
+    /// An object whose values are all strings.
+    private mutating func checkStringMap(_ node: JSONNode, at path: String) {
+        guard case .object(let members) = node.value else { return expected("an object of strings", node, path) }
+        for member in members {
+            guard case .string = member.value.value else {
+                expected("a string", member.value, join(path, member.key))
+                continue
+            }
+        }
+    }
+
+    /// An array of at least `minCount` items, each checked against `itemShape`.
+    private mutating func checkArray(_ node: JSONNode, of itemShape: ValueShape, minCount: Int, at path: String) {
+        guard case .array(let items) = node.value else { return expected("an array", node, path) }
+        if items.count < minCount {
+            report(path, node.location, "expected at least \(minCount) item\(minCount == 1 ? "" : "s")")
+        }
+        for (index, item) in items.enumerated() {
+            check(item, against: itemShape, at: "\(path)[\(index)]")
         }
     }
 
