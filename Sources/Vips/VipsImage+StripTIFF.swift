@@ -147,26 +147,7 @@ public enum StripTIFF {
                 pl_tiff_u16(tiff, UInt32(TIFFTAG_COMPRESSION), &compression) == 1, StripTIFF.lossless.contains(compression),
                 pl_tiff_u32(tiff, UInt32(TIFFTAG_ROWSPERSTRIP), &rowsPerStrip) == 1, rowsPerStrip > 0
             else { return nil }
-            // Grey or RGB, any extra sample an unassociated alpha (libvips would premultiply
-            // or convert the others).
-            let colours: Int
-            switch Int32(photometric) {
-            case PHOTOMETRIC_MINISBLACK: colours = 1
-            case PHOTOMETRIC_RGB: colours = 3
-            default: return nil
-            }
-            switch Int(samples) - colours {
-            case 0:
-                break
-            case 1:
-                var extraCount: UInt16 = 0
-                var extraKinds: UnsafePointer<UInt16>?
-                guard pl_tiff_extra_samples(tiff, &extraCount, &extraKinds) == 1, extraCount == 1, let kind = extraKinds?.pointee,
-                    Int32(kind) == EXTRASAMPLE_UNASSALPHA || Int32(kind) == EXTRASAMPLE_UNSPECIFIED
-                else { return nil }
-            default:
-                return nil
-            }
+            guard Self.takesSamples(of: tiff, photometric: photometric, samples: Int(samples)) else { return nil }
             let rows = min(Int(rowsPerStrip), Int(height))
             let strips = (Int(height) + rows - 1) / rows
             let rowBytes = Int(width) * Int(samples)
@@ -174,11 +155,51 @@ public enum StripTIFF {
                 Int(TIFFScanlineSize64(tiff)) == rowBytes
             else { return nil }
             (self.rowsPerStrip, self.strips) = (rows, strips)
+            let groupRows: Int, slots: Int
+            (readsScanlines, groupRows, slots) = Self.grouping(rows: rows, rowBytes: rowBytes, strips: strips, readAhead: readAhead)
+            geometry = RowsAhead.Geometry(
+                width: Int(width), height: Int(height), samples: Int(samples), groupRows: groupRows,
+                slots: slots, workers: readsScanlines ? 1 : min(2, slots - 1))
+            let fileBytes = Int(clamping: pl_tiff_file_size(tiff))
+            largestStoredStrip = (0..<strips).reduce(0) { largest, strip in
+                max(largest, min(Int(clamping: TIFFGetStrileByteCount(tiff, UInt32(strip))), fileBytes))
+            }
+            guard geometry.groups >= 2 else { return nil }
+        }
+
+        /// Whether the file's samples are grey or RGB, any extra one an unassociated alpha
+        /// (libvips would premultiply or convert the others).
+        private static func takesSamples(of tiff: OpaquePointer, photometric: UInt16, samples: Int) -> Bool {
+            let colours: Int
+            switch Int32(photometric) {
+            case PHOTOMETRIC_MINISBLACK: colours = 1
+            case PHOTOMETRIC_RGB: colours = 3
+            default: return false
+            }
+            switch samples - colours {
+            case 0:
+                return true
+            case 1:
+                var extraCount: UInt16 = 0
+                var extraKinds: UnsafePointer<UInt16>?
+                guard pl_tiff_extra_samples(tiff, &extraCount, &extraKinds) == 1, extraCount == 1, let kind = extraKinds?.pointee,
+                    Int32(kind) == EXTRASAMPLE_UNASSALPHA || Int32(kind) == EXTRASAMPLE_UNSPECIFIED
+                else { return false }
+            default:
+                return false
+            }
+            return true
+        }
+
+        /// Whether a strip is read row by row, and the rows of a group and the groups held.
+        private static func grouping(
+            rows: Int, rowBytes: Int, strips: Int, readAhead: Int
+        ) -> (readsScanlines: Bool, groupRows: Int, slots: Int) {
             let stripBytes = rows * rowBytes
             let stripsPerGroup = max(1, min((StripTIFF.groupRows + rows - 1) / rows, StripTIFF.largestGroup / stripBytes))
             // Row by row also when whole strips would make fewer than two groups (one strip for
             // the whole image, say): the worker then still decodes ahead of the resize.
-            readsScanlines = stripBytes > min(StripTIFF.largestGroup, readAhead) || strips <= stripsPerGroup
+            let readsScanlines = stripBytes > min(StripTIFF.largestGroup, readAhead) || strips <= stripsPerGroup
             let groupRows: Int, slots: Int
             if readsScanlines {
                 // Parts of a strip, a sixteenth of the read-ahead each (one row at the least), in
@@ -191,14 +212,7 @@ public enum StripTIFF {
                 groupRows = rows * stripsPerGroup
                 slots = max(2, min(8, readAhead / (groupRows * rowBytes)))
             }
-            geometry = RowsAhead.Geometry(
-                width: Int(width), height: Int(height), samples: Int(samples), groupRows: groupRows,
-                slots: slots, workers: readsScanlines ? 1 : min(2, slots - 1))
-            let fileBytes = Int(clamping: pl_tiff_file_size(tiff))
-            largestStoredStrip = (0..<strips).reduce(0) { largest, strip in
-                max(largest, min(Int(clamping: TIFFGetStrileByteCount(tiff, UInt32(strip))), fileBytes))
-            }
-            guard geometry.groups >= 2 else { return nil }
+            return (readsScanlines, groupRows, slots)
         }
     }
 
