@@ -15,6 +15,27 @@ public enum ReportMerger {
     ///   shard count, two reports are of one shard, or one input is in two reports.
     public static func merge(_ reports: [RunReport]) throws(MergeError) -> (report: RunReport, missingShards: [Int]) {
         guard let first = reports.first else { throw MergeError(description: "no reports to merge") }
+        let seen = try shardPositions(reports, first: first)
+        try checkEachInputInOneShard(reports)
+        let count = first.shard?.count ?? 1
+        let missing = (0..<count).filter { seen[$0] == nil }
+
+        let start = reports.map(\.startedAt).min() ?? first.startedAt
+        let end = reports.map { $0.startedAt.addingTimeInterval($0.elapsedSeconds) }.max() ?? start
+        func sum(_ value: (RunReport) -> Int) -> Int { reports.reduce(0) { $0 + value($1) } }
+        let merged = RunReport(
+            pipeline: first.pipeline, version: first.version, startedAt: start, elapsedSeconds: end.timeIntervalSince(start),
+            inputs: sum(\.inputs), succeeded: sum(\.succeeded), failed: sum(\.failed), notRun: sum(\.notRun),
+            outputsWritten: sum(\.outputsWritten), outputsUpToDate: sum(\.outputsUpToDate),
+            cancelled: reports.contains(where: \.cancelled),
+            stages: mergedStages(reports),
+            items: reports.flatMap(\.items).sorted { $0.input < $1.input })
+        return (merged, missing)
+    }
+
+    /// Each shard's position among `reports`, once each shard is known to be of `first`'s
+    /// pipeline and shard count, and given once.
+    private static func shardPositions(_ reports: [RunReport], first: RunReport) throws(MergeError) -> [Int: Int] {
         var seen: [Int: Int] = [:]
         for (position, report) in reports.enumerated() {
             guard let shard = report.shard else {
@@ -34,6 +55,11 @@ public enum ReportMerger {
             }
             seen[shard.index] = position
         }
+        return seen
+    }
+
+    /// Throws when one input is in the reports of two shards: the reports are of different runs.
+    private static func checkEachInputInOneShard(_ reports: [RunReport]) throws(MergeError) {
         var owner: [String: Int] = [:]
         for report in reports {
             for item in report.items {
@@ -45,11 +71,11 @@ public enum ReportMerger {
                 owner[item.input] = index
             }
         }
-        let count = first.shard?.count ?? 1
-        let missing = (0..<count).filter { seen[$0] == nil }
+    }
 
-        let start = reports.map(\.startedAt).min() ?? first.startedAt
-        let end = reports.map { $0.startedAt.addingTimeInterval($0.elapsedSeconds) }.max() ?? start
+    /// Each stage's totals over the reports, in the order the stages first appear: the widest
+    /// concurrency, and the operations and times added up.
+    private static func mergedStages(_ reports: [RunReport]) -> [RunReport.StageTotals] {
         var stages: [Stage: RunReport.StageTotals] = [:]
         var stageOrder: [Stage] = []
         for report in reports {
@@ -66,15 +92,7 @@ public enum ReportMerger {
                 }
             }
         }
-        func sum(_ value: (RunReport) -> Int) -> Int { reports.reduce(0) { $0 + value($1) } }
-        let merged = RunReport(
-            pipeline: first.pipeline, version: first.version, startedAt: start, elapsedSeconds: end.timeIntervalSince(start),
-            inputs: sum(\.inputs), succeeded: sum(\.succeeded), failed: sum(\.failed), notRun: sum(\.notRun),
-            outputsWritten: sum(\.outputsWritten), outputsUpToDate: sum(\.outputsUpToDate),
-            cancelled: reports.contains(where: \.cancelled),
-            stages: stageOrder.compactMap { stages[$0] },
-            items: reports.flatMap(\.items).sorted { $0.input < $1.input })
-        return (merged, missing)
+        return stageOrder.compactMap { stages[$0] }
     }
 
     /// Reads a `report.json` (from a folder `ReportWriter` wrote, or the file itself).
