@@ -72,6 +72,15 @@ final class OutputWriter: Sendable {
                     fingerprint: fingerprint),
                 file: pyramid)
         }
+        return try writeFile(image, output: output, target: target, input: input, path: path, claimant: claimant, fingerprint: fingerprint)
+    }
+
+    /// Encodes `image` into a temporary file beside `path`, renamed to its hashed name when the
+    /// path names the hash, for the committer to flush and rename into place.
+    private func writeFile(
+        _ image: VipsImage, output: OutputDefinition, target: OutputTarget, input: InputFile, path: String, claimant: String,
+        fingerprint: String?
+    ) throws(ItemError) -> Pending {
         var dropped: [String] = []
         var search: QualitySearch.Outcome?
         var file = try ImageWriter.writeUncommitted(to: path, root: target.root, protecting: protectedInputs) {
