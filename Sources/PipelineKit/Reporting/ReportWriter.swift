@@ -12,11 +12,11 @@ import Foundation
 ///
 /// Each file is written to a temporary file in the folder and renamed, so a reader (a browser,
 /// a CI job collecting artefacts) sees the previous report or the new one, never half a file.
-public enum ReportWriter {
+package enum ReportWriter {
     /// The JSON report's file name in the report folder.
-    public static let jsonFileName = "report.json"
+    package static let jsonFileName = "report.json"
     /// The HTML page's file name in the report folder.
-    public static let htmlFileName = "index.html"
+    package static let htmlFileName = "index.html"
 
     /// Writes `report.json` and `index.html` into `directory`, creating it (and its parents).
     ///
@@ -27,7 +27,7 @@ public enum ReportWriter {
     ///     file's folder, `PipelineDefinition.baseDirectory`), for the input thumbnails; nil
     ///     resolves them against the current directory. An input that cannot be read is
     ///     previewed from its largest output instead.
-    public static func write(_ report: RunReport, to directory: URL, inputDirectory: URL? = nil) throws(ReportWriterError) {
+    package static func write(_ report: RunReport, to directory: URL, inputDirectory: URL? = nil) throws(ReportWriterError) {
         try write(
             to: directory,
             json: { write throws(ReportWriterError) in
@@ -51,7 +51,7 @@ public enum ReportWriter {
     /// The same, from async code: the thumbnails are made with libvips, which must not block
     /// Swift's cooperative threads, so the work runs on a Dispatch queue and this awaits it.
     /// (Called from an async context, `write` picks this overload.)
-    public static func write(_ report: RunReport, to directory: URL, inputDirectory: URL? = nil) async throws(ReportWriterError) {
+    package static func write(_ report: RunReport, to directory: URL, inputDirectory: URL? = nil) async throws(ReportWriterError) {
         try await offCooperativeThreads { () throws(ReportWriterError) in try write(report, to: directory, inputDirectory: inputDirectory) }
     }
 
@@ -88,7 +88,7 @@ public enum ReportWriter {
 
     /// The content of `report.json`: pretty-printed, sorted keys, ISO 8601 dates (the same bytes
     /// as `RunRecorder.reportJSON()`).
-    public static func encodedJSON(_ report: RunReport) throws -> Data {
+    package static func encodedJSON(_ report: RunReport) throws -> Data {
         try makeEncoder().encode(report)
     }
 

@@ -1,10 +1,10 @@
 /// A report that could not be written: the file or folder, and why.
-public struct ReportWriterError: Error, Sendable, CustomStringConvertible {
+package struct ReportWriterError: Error, Sendable, CustomStringConvertible {
     /// The file or folder that could not be written.
-    public let path: String
+    package let path: String
     /// The system's reason.
-    public let reason: String
+    package let reason: String
 
     /// The message, naming the file and the reason.
-    public var description: String { "cannot write the report \(path): \(reason)" }
+    package var description: String { "cannot write the report \(path): \(reason)" }
 }

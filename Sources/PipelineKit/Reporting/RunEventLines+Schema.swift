@@ -2,7 +2,7 @@ extension RunEventLines {
     /// The JSON Schema (draft 2020-12) of one line, for `pipeline schema --events`: what a script
     /// reading `--json` may rely on. Each kind allows only its own fields, so a field added to a
     /// line's type and not here fails the test that checks a real run's lines against it.
-    public static let jsonSchema = """
+    package static let jsonSchema = """
         {
           "$schema": "https://json-schema.org/draft/2020-12/schema",
           "$id": "https://github.com/pipeline/pipeline/schema/events-v1.json",

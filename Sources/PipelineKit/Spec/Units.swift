@@ -2,9 +2,9 @@ import Foundation
 
 /// Parsers for the unit-bearing strings of the pipeline file (durations, byte sizes, colours), and
 /// the way back for durations.
-public enum Units {
+package enum Units {
     /// Seconds in a duration (a number with `ms`, `s`, `m` or `h`), or nil when the text is not one.
-    public static func seconds(in text: String) -> Double? {
+    package static func seconds(in text: String) -> Double? {
         let units: [(suffix: String, factor: Double)] = [("ms", 0.001), ("s", 1), ("m", 60), ("h", 3600)]
         for (suffix, factor) in units where text.hasSuffix(suffix) {
             let number = text.dropLast(suffix.count).trimmingCharacters(in: .whitespaces)
@@ -20,7 +20,7 @@ public enum Units {
 
     /// A duration as the pipeline file writes one, to quote a setting back: whole milliseconds
     /// below a second, else seconds (the inverse of `seconds(in:)`).
-    public static func text(seconds: Double) -> String {
+    package static func text(seconds: Double) -> String {
         if seconds < 1 { return "\(Int((seconds * 1000).rounded()))ms" }
         // Whole minutes from two on read better as minutes ("5m"); a minute stays "60s".
         if seconds >= 120, seconds.truncatingRemainder(dividingBy: 60) == 0, seconds < 1e15 { return "\(Int(seconds) / 60)m" }
@@ -30,7 +30,7 @@ public enum Units {
 
     /// A byte count as the pipeline file writes one, in the largest of TB, GB, MB and KB that
     /// holds it whole, else plain bytes (the inverse of `bytes(in:)`).
-    public static func text(bytes: Int64) -> String {
+    package static func text(bytes: Int64) -> String {
         let units: [(suffix: String, factor: Int64)] = [("TB", 1_000_000_000_000), ("GB", 1_000_000_000), ("MB", 1_000_000), ("KB", 1000)]
         for (suffix, factor) in units where bytes >= factor && bytes % factor == 0 {
             return "\(bytes / factor)\(suffix)"
@@ -40,7 +40,7 @@ public enum Units {
 
     /// Bytes in a size (an integer, or a number with a unit from `KB` to `GiB`), or nil when the text is not one.
     /// KB, MB and GB are powers of 1000; KiB, MiB and GiB powers of 1024.
-    public static func bytes(in text: String) -> Int64? {
+    package static func bytes(in text: String) -> Int64? {
         let units: [(suffix: String, factor: Double)] = [
             ("KiB", 1024), ("MiB", 1024 * 1024), ("GiB", 1024 * 1024 * 1024),
             ("KB", 1e3), ("MB", 1e6), ("GB", 1e9), ("TB", 1e12), ("B", 1), ("", 1),
@@ -67,7 +67,7 @@ public enum Units {
     }
 
     /// RGBA components 0–255 for `"#rgb"`, `"#rrggbb"`, `"#rrggbbaa"`, `white`, `black`, `transparent`.
-    public static func colour(in text: String) -> [Double]? {
+    package static func colour(in text: String) -> [Double]? {
         switch text.lowercased() {
         case "white": return [255, 255, 255, 255]
         case "black": return [0, 0, 0, 255]
@@ -88,7 +88,7 @@ public enum Units {
 
     /// RGBA components 0–255 for a colour given as a JSON array `[r, g, b]` or `[r, g, b, a]`,
     /// each 0–255 (alpha too, as in `#rrggbbaa`).
-    public static func colour(components: [Double]) -> [Double]? {
+    package static func colour(components: [Double]) -> [Double]? {
         guard components.count == 3 || components.count == 4,
             components.allSatisfy({ (0...255).contains($0) })
         else { return nil }
