@@ -108,19 +108,8 @@ extension Vips {
             }
             pl_set_int(operation, argument.propertyName, argument.valueType, Int64(member.value))
         case (.flags(let names), .names), (.flags(let names), .string):
-            let list: [String]
-            switch value {
-            case .names(let nicks): list = nicks
-            case .string(let nick): list = [nick]
-            default: list = []
-            }
-            let members = VipsOperationInfo.enumMembers(argument.valueType)
-            var bits: Int32 = 0
-            for nick in list {
-                guard let member = members.first(where: { $0.name == nick }) else {
-                    throw mismatch(" (any of \(names.joined(separator: ", ")))")
-                }
-                bits |= member.value
+            guard let bits = flagBits(value, of: argument.valueType) else {
+                throw mismatch(" (any of \(names.joined(separator: ", ")))")
             }
             pl_set_int(operation, argument.propertyName, argument.valueType, Int64(bits))
         case (.string, .string(let text)):
@@ -128,14 +117,7 @@ extension Vips {
         case (.image, .image(let image)):
             pl_set_image(operation, argument.propertyName, image.pointer)
         case (.doubleArray, _):
-            let numbers: [Double]
-            switch value {
-            case .numbers(let list): numbers = list
-            case .integers(let list): numbers = list.map(Double.init)
-            default:
-                guard let number = value.number else { throw mismatch() }
-                numbers = [number]
-            }
+            guard let numbers = numbers(value) else { throw mismatch() }
             numbers.withUnsafeBufferPointer { pl_set_array_double(operation, argument.propertyName, $0.baseAddress, Int32($0.count)) }
         case (.integerArray, .integers(let list)):
             let values = list.map { Int32(clamping: $0) }
@@ -147,6 +129,34 @@ extension Vips {
             }
         default:
             throw mismatch()
+        }
+    }
+
+    /// The bits of the flags `value` names (one nick, or a list) in the flags type `type`, or nil
+    /// when one of them is not among its members.
+    private static func flagBits(_ value: VipsValue, of type: GType) -> Int32? {
+        let list: [String]
+        switch value {
+        case .names(let nicks): list = nicks
+        case .string(let nick): list = [nick]
+        default: list = []
+        }
+        let members = VipsOperationInfo.enumMembers(type)
+        var bits: Int32 = 0
+        for nick in list {
+            guard let member = members.first(where: { $0.name == nick }) else { return nil }
+            bits |= member.value
+        }
+        return bits
+    }
+
+    /// `value` as an array of doubles: a list of numbers, or one number alone; nil when it is
+    /// neither.
+    private static func numbers(_ value: VipsValue) -> [Double]? {
+        switch value {
+        case .numbers(let list): list
+        case .integers(let list): list.map(Double.init)
+        default: value.number.map { [$0] }
         }
     }
 
