@@ -35,16 +35,8 @@ extension DefinitionBuilder {
                 complete = false
                 continue
             }
-            var widths: [Int] = []
-            for (position, widthNode) in widthNodes.enumerated() {
-                guard case .number(let number, true) = widthNode.value, let width = Int(exactly: number) else { continue }
-                if widths.contains(width) {
-                    problems.append(
-                        .init(path: "\(itemPath).widths[\(position)]", location: widthNode.location, message: "\(width) is listed twice"))
-                    complete = false
-                }
-                widths.append(width)
-            }
+            let (widths, once) = readArtWidths(widthNodes, at: itemPath)
+            if !once { complete = false }
             var sizes: String?
             if case .string(let text)? = item["sizes"]?.value { sizes = text }
             let entry = ArtDirection(media: media, aspectRatio: aspect, ratio: ratio, widths: widths, sizes: sizes)
@@ -57,29 +49,54 @@ extension DefinitionBuilder {
             }
             entries.append(entry)
         }
-        let location = artNode.location
+        if !artFits(node, at: path, listsWidths: listsWidths, template: template, entries: entries) { complete = false }
+        return complete ? entries : nil
+    }
+
+    /// Whether the output around `entries` has what art needs, each want reported: widths of
+    /// its own, and `{art}` in its path (with `{width}` when an entry lists several).
+    private mutating func artFits(
+        _ node: JSONNode, at path: String, listsWidths: Bool, template: PathTemplate, entries: [ArtDirection]
+    ) -> Bool {
+        var fits = true
         if !listsWidths {
             problems.append(
                 .init(
-                    path: join(path, "art"), location: location,
+                    path: join(path, "art"), location: node["art"]?.location,
                     message: "art needs the output's own widths: its crops are sources beside them"))
-            complete = false
+            fits = false
         }
         if !template.placeholders.contains(.art) {
             problems.append(
                 .init(
                     path: join(path, "path"), location: node["path"]?.location,
                     message: "the output has art crops, so its path needs {art} to tell their files from its own"))
-            complete = false
+            fits = false
         }
         if entries.contains(where: { $0.widths.count > 1 }), !template.placeholders.contains(.width) {
             problems.append(
                 .init(
                     path: join(path, "path"), location: node["path"]?.location,
                     message: "an art entry lists several widths, so the path needs {width} to tell their files apart"))
-            complete = false
+            fits = false
         }
-        return complete ? entries : nil
+        return fits
+    }
+
+    /// An art entry's widths, and whether each is listed once (a repeat is reported).
+    private mutating func readArtWidths(_ widthNodes: [JSONNode], at itemPath: String) -> (widths: [Int], once: Bool) {
+        var widths: [Int] = []
+        var once = true
+        for (position, widthNode) in widthNodes.enumerated() {
+            guard case .number(let number, true) = widthNode.value, let width = Int(exactly: number) else { continue }
+            if widths.contains(width) {
+                problems.append(
+                    .init(path: "\(itemPath).widths[\(position)]", location: widthNode.location, message: "\(width) is listed twice"))
+                once = false
+            }
+            widths.append(width)
+        }
+        return (widths, once)
     }
 
     /// The variants of each art entry of `prototype`: per width, the output's resize with that
