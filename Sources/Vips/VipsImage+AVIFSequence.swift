@@ -19,14 +19,7 @@ extension VipsImage {
     public func encodedAVIFSequence(
         _ encoding: AVIFEncoding, frameHeight: Int, delays: [Int], loop: Int?, cores: Int = 1
     ) throws(VipsError) -> Data {
-        guard frameHeight > 0, height % frameHeight == 0 else {
-            throw VipsError(operation: "avif", message: "\(height) rows are not whole frames of \(frameHeight) rows")
-        }
-        guard width <= AVIFEncoding.mostSide, frameHeight <= AVIFEncoding.mostSide else {
-            throw VipsError(
-                operation: "avif",
-                message: "\(width)×\(frameHeight) is too large for AVIF: AV1 codes at most \(AVIFEncoding.mostSide) pixels a side")
-        }
+        try checkFrames(of: frameHeight)
         let source = try avifReady()
         let share = AVIFEncodes.begin(cores: cores)
         defer { AVIFEncodes.end() }
@@ -76,6 +69,18 @@ extension VipsImage {
             throw failure("finish the image sequence")
         }
         return Data(bytesNoCopy: data, count: output.size, deallocator: .custom { pointer, _ in avifFree(pointer) })
+    }
+
+    /// Throws unless the image is whole frames of `frameHeight` rows, each small enough for AV1.
+    private func checkFrames(of frameHeight: Int) throws(VipsError) {
+        guard frameHeight > 0, height % frameHeight == 0 else {
+            throw VipsError(operation: "avif", message: "\(height) rows are not whole frames of \(frameHeight) rows")
+        }
+        guard width <= AVIFEncoding.mostSide, frameHeight <= AVIFEncoding.mostSide else {
+            throw VipsError(
+                operation: "avif",
+                message: "\(width)×\(frameHeight) is too large for AVIF: AV1 codes at most \(AVIFEncoding.mostSide) pixels a side")
+        }
     }
 
     /// The sequence's timescale: durations are counted in milliseconds, as frame delays are.
