@@ -44,18 +44,7 @@ extension PipelineCommand {
             let logger = makeLogger(level: logLevel)
             var pipeline = try loadPipeline(file)
             memory.apply(to: &pipeline)
-            let fileURL = URL(fileURLWithPath: file)
-            let quiet = Duration.milliseconds(Int64(((Units.seconds(in: debounce) ?? 0.3) * 1000).rounded()))
-            let watcher: PipelineWatcher
-            do {
-                // A constant stream of changes still runs, after at most four quiet periods (or a few seconds).
-                watcher = try PipelineWatcher(
-                    pipelineFile: fileURL, definition: pipeline.definition,
-                    debounce: .init(quietPeriod: quiet, longestWait: max(.seconds(5), quiet * 4)))
-            } catch {
-                printError("error: \(error)")
-                throw ExitCode.failure
-            }
+            let watcher = try makeWatcher(for: pipeline)
             defer { watcher.stop() }
 
             // The run in progress, for the signal handler to stop.
@@ -101,6 +90,21 @@ extension PipelineCommand {
             reportProblems(watcher)
             printError("stopped watching \(file)")
             throw ExitCode.failure
+        }
+
+        /// The watcher of the pipeline file and its inputs' folders, with `--debounce`'s quiet
+        /// period; the command fails when it cannot watch.
+        private func makeWatcher(for pipeline: Pipeline) throws -> PipelineWatcher {
+            let quiet = Duration.milliseconds(Int64(((Units.seconds(in: debounce) ?? 0.3) * 1000).rounded()))
+            do {
+                // A constant stream of changes still runs, after at most four quiet periods (or a few seconds).
+                return try PipelineWatcher(
+                    pipelineFile: URL(fileURLWithPath: file), definition: pipeline.definition,
+                    debounce: .init(quietPeriod: quiet, longestWait: max(.seconds(5), quiet * 4)))
+            } catch {
+                printError("error: \(error)")
+                throw ExitCode.failure
+            }
         }
 
         /// Goes through one run, printing its failures as `run` does and then one line.
