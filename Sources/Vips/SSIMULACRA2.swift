@@ -68,8 +68,8 @@ public struct SSIMULACRA2: Sendable {
         init(original: VipsImage, background: Double) throws(VipsError) {
             self.background = background
             var levels: [Level] = []
-            SSIMULACRA2.forEachScale(of: try SSIMULACRA2.linearRGB(original, background: background)) { linear in
-                levels.append(Level(linear: linear))
+            try SSIMULACRA2.forEachScale(of: SSIMULACRA2.linearRGB(original, background: background)) { linear throws(VipsError) in
+                levels.append(try Level(linear: linear))
             }
             self.levels = levels
         }
@@ -79,9 +79,9 @@ public struct SSIMULACRA2: Sendable {
         func norms(of distorted: VipsImage) throws(VipsError) -> [Double] {
             var perScale: [[Double]] = []
             var index = 0
-            SSIMULACRA2.forEachScale(of: try SSIMULACRA2.linearRGB(distorted, background: background)) { linear in
+            try SSIMULACRA2.forEachScale(of: SSIMULACRA2.linearRGB(distorted, background: background)) { linear throws(VipsError) in
                 guard index < levels.count else { return }
-                perScale.append(levels[index].norms(of: linear))
+                perScale.append(try levels[index].norms(of: linear))
                 index += 1
             }
             // Reference order: plane, then scale, then norm, then map (SSIM, artifacts, lost detail).
@@ -103,12 +103,14 @@ public struct SSIMULACRA2: Sendable {
     /// scale just scored is under 8 pixels. As in the reference, the test is made before
     /// halving, so the last scale may be smaller than 8: which scales are present decides
     /// which weights each norm takes, so one scale more or less moves every later weight.
-    private static func forEachScale(of linear: Planes, _ body: (Planes) -> Void) {
+    private static func forEachScale(
+        of linear: VipsImage, _ body: (VipsImage) throws(VipsError) -> Void
+    ) throws(VipsError) {
         var planes = linear
         for scale in 0..<6 {
             if planes.width < minimumSide || planes.height < minimumSide { return }
-            if scale > 0 { planes = halved(planes) }
-            body(planes)
+            if scale > 0 { planes = try halved(planes) }
+            try body(planes)
         }
     }
 
