@@ -4,7 +4,9 @@ import Vips
 /// Finds, for one image and one encoder, the lowest quality whose SSIMULACRA 2 score against
 /// the image as it stood before encoding reaches the target (`QualityTarget`).
 ///
-/// The search starts from a first guess made from the target and the image's detail, and goes
+/// The search starts from the target's `start` when the runner knows one (the journal's or a
+/// neighbouring width's choice), else from a first guess made from the target and the image's
+/// detail, and goes
 /// next where the scores so far, taken as a line, reach the target (`Bracket`); it stops once
 /// the lowest passing and the highest failing quality are at most 2 apart, once a passing
 /// trial's score is within 2 steps' rise of the target (and a point of it), or after 6 encodes.
@@ -54,7 +56,14 @@ enum QualitySearch {
         let metric = try SSIMULACRA2(original: image)
         var bracket = Bracket(target: target, slope: typicalSlope(settings.format))
         var best: Outcome?
-        var quality = try firstGuess(image, format: settings.format, target: target)
+        // A quality known to have reached the target for this output (or a neighbouring width)
+        // is usually the answer again, which the first trial and the one below it confirm.
+        var quality: Int
+        if let start = target.start {
+            quality = Swift.max(target.min, Swift.min(target.max, start))
+        } else {
+            quality = try firstGuess(image, format: settings.format, target: target)
+        }
         var encodes = 0
         while encodes < maximumEncodes {
             let data = try trialBytes(image, settings: settings, quality: quality)

@@ -11,6 +11,10 @@ public struct QualityTarget: Sendable, Hashable {
     /// The highest quality the search may choose; the file it gives when no quality reaches
     /// the score.
     public var max: Int
+    /// Where this file's search starts, when something better than a guess from the image is
+    /// known: the quality the journal remembers for the output, or the one a neighbouring width
+    /// chose in this run. Not part of the target (`identity`), only of one search.
+    var start: Int? = nil
 
     /// The formats whose `quality` may be a target.
     public static let formats: Set<EncoderSettings.Format> = [.jpeg, .webp, .avif, .jxl, .heic]

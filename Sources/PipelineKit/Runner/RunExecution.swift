@@ -163,9 +163,12 @@ final class RunExecution: Sendable {
     func fanOut(
         _ jobs: [OutputJob], from decoded: DecodedImage, deadline: ItemDeadline, incremental: IncrementalRuns
     ) async throws(CancellationError) -> [Result<WrittenOutput, ItemError>] {
+        let chosen = NeighbourQualities()
         let results = await withTaskGroup(of: (Int, Result<WrittenOutput, ItemError>?).self) { group in
             for (index, job) in jobs.enumerated() {
-                group.addTask { (index, try? await self.make(job, from: decoded, deadline: deadline, incremental: incremental)) }
+                group.addTask {
+                    (index, try? await self.make(job, from: decoded, deadline: deadline, incremental: incremental, chosen: chosen))
+                }
             }
             var results = [Result<WrittenOutput, ItemError>?](repeating: nil, count: jobs.count)
             for await (index, result) in group { results[index] = result }
@@ -185,9 +188,11 @@ final class RunExecution: Sendable {
     /// One output: its steps, then encoding and writing, within the input's `deadline`: a
     /// stage that would start after it does not, and a file encoded after it is not committed.
     private func make(
-        _ job: OutputJob, from decoded: DecodedImage, deadline: ItemDeadline, incremental: IncrementalRuns
+        _ job: OutputJob, from decoded: DecodedImage, deadline: ItemDeadline, incremental: IncrementalRuns,
+        chosen: NeighbourQualities
     ) async throws(CancellationError) -> Result<WrittenOutput, ItemError> {
         if let done = job.upToDate { return .success(done) }
+        let searchStart = incremental.startingQuality(for: job, chosen: chosen)
         let name = job.input.displayName
         let output = job.output.name
         var stage = Stage.process
@@ -206,7 +211,9 @@ final class RunExecution: Sendable {
             let pending = try await queues.encode.run(for: name, output: output) { [writer] in
                 try deadline.check(.encode, output: output)
                 return try deadline.vips.watching(image) { own in
-                    try writer.write(own, output: job.output, target: job.target, input: job.input, fingerprint: job.fingerprint)
+                    try writer.write(
+                        own, output: job.output.searchingFrom(searchStart), target: job.target, input: job.input,
+                        fingerprint: job.fingerprint)
                 }
             }
             if deadline.hasRunOut {
@@ -215,6 +222,7 @@ final class RunExecution: Sendable {
             }
             let written = try await committer.commit(pending)
             incremental.recordWritten(written, for: job)
+            chosen.note(written, for: job)
             return .success(written)
         } catch {
             let failure = try ItemError.wrapping(error, stage: .process)

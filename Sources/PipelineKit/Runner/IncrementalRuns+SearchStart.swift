@@ -1,0 +1,55 @@
+import Vips
+
+/// The qualities the searches of one decoded source chose so far, by output family (one
+/// pipeline-file output's widths), format and target: where a neighbouring width's search starts.
+final class NeighbourQualities: Sendable {
+    private let chosen = Locked<[String: Int]>([:])
+
+    /// What `job`'s neighbours share: its listing, its pipeline-file output, format and target.
+    static func key(of job: OutputJob) -> String? {
+        guard let target = job.output.encoder.qualityTarget else { return nil }
+        let family = job.output.fileIndex ?? job.outputIndex
+        return "\(job.listing) \(family) \(job.output.encoder.format.rawValue) \(target.identity)"
+    }
+
+    /// Notes the quality `written`'s search chose, for the neighbours of `job` still to search.
+    func note(_ written: WrittenOutput, for job: OutputJob) {
+        guard let quality = written.searchedQuality?.quality, let key = Self.key(of: job) else { return }
+        chosen.withLock { $0[key] = quality }
+    }
+
+    /// The quality a neighbour of `job` chose, if one has finished.
+    func quality(for job: OutputJob) -> Int? {
+        guard let key = Self.key(of: job) else { return nil }
+        return chosen.withLock { $0[key] }
+    }
+}
+
+extension IncrementalRuns {
+    /// Where `job`'s quality search starts, when something better than a guess from the image
+    /// is known: the quality the journal remembers for its file (the input or the settings
+    /// changed a little since, or the run is forced), else the one a neighbouring width of the
+    /// same input and format chose in this run. Nil for an output without a target.
+    func startingQuality(for job: OutputJob, chosen: NeighbourQualities) -> Int? {
+        guard job.output.encoder.qualityTarget != nil else { return nil }
+        return journal?.rememberedQuality(job.target.plannedPath) ?? chosen.quality(for: job)
+    }
+}
+
+extension OutputJournal {
+    /// The quality the last search recorded for the output planned at `planned`, whatever
+    /// made it: a start for this run's search, not a reason to skip it.
+    func rememberedQuality(_ planned: String) -> Int? {
+        state.withLock { $0.records[DiskPath(planned)]?.last.rare?.quality }
+    }
+}
+
+extension OutputDefinition {
+    /// The output with its quality search starting at `quality`, when one is given.
+    func searchingFrom(_ quality: Int?) -> OutputDefinition {
+        guard let quality, encoder.qualityTarget != nil else { return self }
+        var output = self
+        output.encoder.qualityTarget?.start = quality
+        return output
+    }
+}

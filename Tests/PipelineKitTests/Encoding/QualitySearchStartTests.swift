@@ -1,0 +1,61 @@
+import Foundation
+import StandardProcessors
+import TestSupport
+import Testing
+import Vips
+
+@testable import PipelineKit
+
+/// Searches that start near the answer: from the quality the journal remembers for the output,
+/// or the one a neighbouring width chose.
+@Suite struct QualitySearchStartTests {
+    static let photo = CommandRunner.repositoryRoot.appendingPathComponent("Pipelines/samples/storm.jpg")
+
+    /// A search told where the last one ended makes fewer trial encodes than one that guesses
+    /// from the image, and chooses the same quality within the search's tolerance: checked for
+    /// the targets whose guessed search takes 3 trials or more (one that guesses right has
+    /// nothing to save).
+    @Test(arguments: [EncoderSettings.Format.jpeg, .webp])
+    func aSearchFromAKnownQualityMakesFewerTrials(format: EncoderSettings.Format) throws {
+        let image = try VipsImage.open(file: Self.photo.path).resized(horizontalScale: 0.25, verticalScale: 0.25, kernel: .lanczos3)
+        var compared = 0
+        for score in [55.0, 65, 75, 85, 92] {
+            var settings = EncoderSettings(format: format, strip: true)
+            settings.qualityTarget = QualityTarget(ssimulacra2: score, min: 10, max: 100)
+            let fresh = try QualitySearch.run(image, settings: settings)
+            guard fresh.reached, fresh.encodes >= 3 else { continue }
+            compared += 1
+            settings.qualityTarget?.start = fresh.quality
+            let started = try QualitySearch.run(image, settings: settings)
+            #expect(started.reached)
+            #expect(
+                started.encodes < fresh.encodes,
+                "\(format) \(score): \(started.encodes) trials from \(fresh.quality), \(fresh.encodes) fresh")
+            #expect(abs(started.quality - fresh.quality) <= QualitySearch.closeEnough, "\(started.quality), fresh \(fresh.quality)")
+        }
+        #expect(compared > 0, "no target made a guessed \(format) search take 3 trials")
+    }
+
+    /// The journal remembers the chosen quality for the output's planned path, which a forced
+    /// run starts from, and that run chooses as a fresh search did.
+    @Test func aForcedRunStartsFromTheQualityTheJournalRemembers() async throws {
+        let directory = try TemporaryDirectory()
+        try directory.write(try Data(contentsOf: Self.photo), to: "in/storm.jpg")
+        let text = PipelineHarness.json(
+            inputs: ["in/*.jpg"],
+            outputs: [
+                #"{"name": "web", "steps": [{"resize": {"width": 300}}], "encode": {"format": "webp", "quality": {"ssimulacra2": 80}}, "path": "out/{stem}.webp"}"#
+            ])
+        let (reports, _) = try await PipelineHarness.run(text, in: directory)
+        let first = try #require(reports.first?.written.first?.searchedQuality)
+        let pipeline = try PipelineHarness.pipeline(text, in: directory)
+        let definition = pipeline.definition
+        let journal = OutputJournal(
+            file: definition.cache.journalFile(pipeline: definition.name, baseDirectory: definition.baseDirectory), definition: definition)
+        let planned = try #require(reports.first?.written.first?.path)
+        #expect(journal.rememberedQuality(planned) == first.quality)
+        let forced = try await pipeline.run(force: true).collect()
+        let second = try #require(forced.reports.first?.written.first?.searchedQuality)
+        #expect(second.reached && abs(second.quality - first.quality) <= QualitySearch.closeEnough, "\(second), first \(first)")
+    }
+}
