@@ -25,6 +25,13 @@ package struct CommandRunner {
             .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     }
 
+    /// The bundled sample photographs, in Pipelines/samples and its folders, as paths below it:
+    /// the inputs of Pipelines/thumbnails.json.
+    package static var samplePhotos: [String] {
+        let samples = repositoryRoot.appendingPathComponent("Pipelines/samples").path
+        return ((try? FileManager.default.subpathsOfDirectory(atPath: samples)) ?? []).filter { $0.hasSuffix(".jpg") }.sorted()
+    }
+
     /// Starts the command in the background with its output thrown away (to be killed, say).
     package static func start(_ arguments: [String]) throws -> Process {
         let process = Process()

@@ -29,7 +29,7 @@ import Testing
         // README-EXAMPLE-END
 
         // Three files for each sample photograph, in the samples' folders.
-        let samples = try FileManager.default.subpathsOfDirectory(atPath: directory.path + "/samples").filter { $0.hasSuffix(".jpg") }
+        let samples = CommandRunner.samplePhotos
         let written = try FileManager.default.subpathsOfDirectory(atPath: outputFolder).filter {
             $0.hasSuffix(".webp") || $0.hasSuffix(".jpg")
         }
