@@ -1,0 +1,31 @@
+/// The object stores of one run, each configured when first used, so a run that reads and writes
+/// only files never looks for a store's credentials. Planning and the runner hold this, not a
+/// store's own access.
+final class ObjectStoreAccess: Sendable {
+    /// S3's access: listings, fetches and writes of `s3://` addresses.
+    let s3: S3Access
+
+    /// - Parameter loader: makes the requests; by default libcurl with the file's fetch settings.
+    init(definition: PipelineDefinition, environment: [String: String], loader: (any DataLoading)?) {
+        s3 = S3Access(definition: definition, environment: environment, loader: loader)
+    }
+
+    /// The store that keeps `address`, configured; nil for a local path or a URL, or when the
+    /// store cannot be configured (the write that follows says why).
+    func store(for address: String) -> (any ObjectStoring)? {
+        guard S3Location(address) != nil, let client = try? s3.client() else { return nil }
+        return S3ObjectStore(client: client)
+    }
+
+    /// The store that keeps `address`, for writing to it; why there is none (a bad address, a
+    /// store that cannot be configured) is the encode stage's failure.
+    func store(forWriting address: String) throws(ItemError) -> any ObjectStoring {
+        try s3.objectStore(forWriting: address)
+    }
+
+    /// The files a store would read its configuration from, each with what it is, so that no
+    /// output may be written over one.
+    var configurationFiles: [(what: String, path: String)] {
+        s3.sharedFiles.map { ("the S3 credentials file \($0)", $0) }
+    }
+}
