@@ -70,7 +70,7 @@ struct InputEnumerator {
 
     /// A scheme other than http(s), such as `ftp` or `file`, which inputs do not accept.
     static func unsupportedScheme(_ text: String) -> String? {
-        guard !isURL(text), !S3Location.isS3(text), let range = text.range(of: "://") else { return nil }
+        guard !isURL(text), !ObjectStores.isObject(text), let range = text.range(of: "://") else { return nil }
         let scheme = text[..<range.lowerBound]
         guard !scheme.isEmpty, scheme.allSatisfy({ $0.isLetter || $0.isNumber || "+.-".contains($0) }) else { return nil }
         return String(scheme)

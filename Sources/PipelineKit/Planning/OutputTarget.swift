@@ -143,7 +143,7 @@ public struct OutputTarget: Sendable {
     var pattern: PathPattern { sizes?.unknownPattern ?? PathPattern(plannedPath) }
 
     /// Whether the output is an object in S3 (`s3://bucket/key`), not a file.
-    public var isS3: Bool { S3Location.isS3(root) }
+    public var isS3: Bool { ObjectStores.isObject(root) }
 
     /// Whether the path names the file by the hash of its bytes (`{hash}`).
     var namesHash: Bool { output.template.namesHash }
@@ -171,11 +171,12 @@ public struct OutputTarget: Sendable {
         let shortest =
             path.utf8.contains(UInt8(ascii: "{"))
             ? path.replacingOccurrences(of: "{width}", with: "0").replacingOccurrences(of: "{height}", with: "0") : path
-        if let object = S3Location(shortest) {
-            // S3's own limit on a key; names within it are not limited.
-            guard object.key.utf8.count <= 1024 else {
+        if let object = ObjectLocation(shortest), let store = ObjectStores.kind(of: shortest) {
+            // The store's own limit on a key; names within it are not limited.
+            guard object.key.utf8.count <= store.maxKeyBytes else {
                 throw PathTemplate.Failure(
-                    message: "the key of \(path) would be \(object.key.utf8.count) bytes long: more than the 1024 S3 allows")
+                    message: "the key of \(path) would be \(object.key.utf8.count) bytes long: "
+                        + "more than the \(store.maxKeyBytes) \(store.displayName) allows")
             }
             return
         }
@@ -192,7 +193,7 @@ public struct OutputTarget: Sendable {
     }
 
     private static func place(_ resolved: String, root: String, base: URL) throws(PathTemplate.Failure) -> String {
-        if S3Location.isS3(root) { return try placeObject(resolved, root: root) }
+        if ObjectStores.isObject(root) { return try placeObject(resolved, root: root) }
         let path = absolute(resolved, base: base)
         let prefix = root == "/" ? "/" : root + "/"
         guard path.hasPrefix(prefix), path.count > prefix.count else {
@@ -206,13 +207,15 @@ public struct OutputTarget: Sendable {
     /// the template's bucket and literal folders. Empty parts (an empty `{dir}`) fold, as `//`
     /// does in a file path.
     private static func placeObject(_ resolved: String, root: String) throws(PathTemplate.Failure) -> String {
-        guard let written = S3Location(resolved), let rootObject = S3Location(root), written.bucket == rootObject.bucket,
-            !rootObject.bucket.contains("{")
+        guard let written = ObjectLocation(resolved), let rootObject = ObjectLocation(root), written.scheme == rootObject.scheme,
+            written.container == rootObject.container, !rootObject.container.contains("{")
         else {
+            let store = ObjectStores.displayName(of: root) ?? "object store"
             throw PathTemplate.Failure(
-                message: "\(resolved) would leave the output prefix \(root): an S3 output's bucket must be written in full")
+                message: "\(resolved) would leave the output prefix \(root): an \(store) output's bucket must be written in full")
         }
-        let object = S3Location(bucket: written.bucket, key: written.key.split(separator: "/").joined(separator: "/"))
+        let object = ObjectLocation(
+            scheme: written.scheme, container: written.container, key: written.key.split(separator: "/").joined(separator: "/"))
         let parts = object.key.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
         let prefix = rootObject.key.isEmpty ? "" : rootObject.key + "/"
         guard !parts.contains(where: { $0.isEmpty || $0.elementsEqual([0x2E]) || $0.elementsEqual([0x2E, 0x2E]) }),
@@ -226,7 +229,7 @@ public struct OutputTarget: Sendable {
     }
 
     private static func absolute(_ path: String, base: URL) -> String {
-        if S3Location.isS3(path) { return path }
+        if ObjectStores.isObject(path) { return path }
         if path.hasPrefix("/") { return InputEnumerator.normalize(path) }
         return InputEnumerator.normalize(base.path + "/" + path)
     }

@@ -196,8 +196,8 @@ struct WriteCheck {
         // Each real path written, and what writes it.
         var writers: [PathDigest: Origin] = [:]
         writers.reserveCapacity(inputsByIdentity.count)
-        // S3 objects are compared where the plan compares outputs: they have no real path.
-        for (write, origin) in writes where !S3Location.isS3(write.path) {
+        // Objects in a store are compared where the plan compares outputs: they have no real path.
+        for (write, origin) in writes where !ObjectStores.isObject(write.path) {
             // The folder through its links; the name itself is what a rename replaces.
             let folder = resolve((write.path as NSString).deletingLastPathComponent)
             let real = DiskPath(

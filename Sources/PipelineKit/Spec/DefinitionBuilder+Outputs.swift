@@ -113,11 +113,11 @@ extension DefinitionBuilder {
                     message: "the path ends in .\(pathExtension) but the output is encoded as \(encoder.format.rawValue)"
                         + " (use .\(encoder.format.fileExtension) or {format})"))
         }
-        if S3Location.isS3(pathText), !S3Location.isS3(template.authoredFolder + "/") || S3Location(template.authoredFolder + "/") == nil {
+        if let store = ObjectStores.displayName(of: pathText), ObjectLocation(template.authoredFolder + "/") == nil {
             problems.append(
                 .init(
                     path: join(path, "path"), location: location,
-                    message: "an S3 output path must name its bucket in full, as s3://BUCKET/KEY"))
+                    message: "an \(store) output path must name its bucket in full, as \(store.lowercased())://BUCKET/KEY"))
         }
         // Files of one output told apart by nothing in their path would overwrite each other.
         if let widths, widths.count > 1, !template.placeholders.contains(.width) {

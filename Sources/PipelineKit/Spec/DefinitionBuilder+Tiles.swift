@@ -40,8 +40,8 @@ extension DefinitionBuilder {
         }
         let isDZI = pathText.lowercased().hasSuffix(".dzi")
         let pathProblem: String? =
-            if S3Location.isS3(pathText) {
-                "tile pyramids are written to local folders, not to S3"
+            if let store = ObjectStores.displayName(of: pathText) {
+                "tile pyramids are written to local folders, not to \(store)"
             } else if settings.layout == .dz, !isDZI {
                 "a DeepZoom pyramid's path names its .dzi file (its tiles go in the folder beside it, NAME_files), "
                     + "for example \"tiles/{stem}.dzi\""

@@ -153,9 +153,9 @@ struct WatchScope: Sendable {
     // MARK: Building blocks
 
     /// The targets for one input pattern, one per alternative of its brace sets; none for a URL
-    /// or an S3 address.
+    /// or an object store's address.
     private static func targets(_ pattern: String, base: String) -> [Target] {
-        guard !InputEnumerator.isURL(pattern), !S3Location.isS3(pattern), InputEnumerator.unsupportedScheme(pattern) == nil else {
+        guard !InputEnumerator.isURL(pattern), !ObjectStores.isObject(pattern), InputEnumerator.unsupportedScheme(pattern) == nil else {
             return []
         }
         let absolute = absolute(pattern, base: base)
