@@ -156,21 +156,6 @@ struct DefinitionBuilder {
         )
     }
 
-    /// The `s3` section; an endpoint that is not an http(s) URL is a problem.
-    private mutating func readS3(_ root: JSONNode) throws(OptionError) -> S3Settings {
-        let s3 = reader(root["s3"], optionsOf: "s3")
-        let settings = S3Settings(
-            profile: try s3.optionalString("profile"), region: try s3.optionalString("region"),
-            endpoint: try s3.optionalString("endpoint"))
-        if let endpoint = settings.endpoint, !InputEnumerator.isURL(endpoint) {
-            problems.append(
-                .init(
-                    path: "s3.endpoint", location: root["s3"]?["endpoint"]?.location,
-                    message: "the endpoint \(endpoint.quotedValue) is not an http or https URL"))
-        }
-        return settings
-    }
-
     /// The `serve` section, with the defaults for what it omits.
     private mutating func readServe(_ root: JSONNode) throws(OptionError) -> ServeSettings {
         let serve = reader(root["serve"], optionsOf: "serve")
