@@ -8,7 +8,7 @@ final class OutputWriter: Sendable {
     /// Paths written in this run, and by what: the one piece of state outputs share, so it
     /// has one owner.
     private let claimedPaths = Locked<[DiskPath: String]>([:])
-    private let s3: S3Access
+    private let stores: ObjectStoreAccess
     /// The run's local inputs, which no commit may rename over.
     private let protectedInputs: ProtectedInputs
 
@@ -18,8 +18,8 @@ final class OutputWriter: Sendable {
     /// `claimingPaths`: false when the plan knew every output's path and found them distinct
     /// (no `{width}` or `{height}` to wait for), so that nothing need be kept per output: a
     /// run of many inputs would otherwise hold every path it wrote to the end.
-    init(s3: S3Access, protecting inputs: ProtectedInputs = ProtectedInputs(), claimingPaths: Bool = true) {
-        self.s3 = s3
+    init(stores: ObjectStoreAccess, protecting inputs: ProtectedInputs = ProtectedInputs(), claimingPaths: Bool = true) {
+        self.stores = stores
         protectedInputs = inputs
         claimsPaths = claimingPaths
     }
@@ -137,24 +137,15 @@ final class OutputWriter: Sendable {
             throw ItemError(.encoding, stage: .encode, reason: ItemError.reason(for: error), underlying: error)
         }
         let path = try finalPath(body)
-        guard let location = S3Location(path) else {
-            throw ItemError(.outputPath, stage: .encode, reason: "\(path) is not an s3://bucket/key address")
-        }
-        let client: S3Client
-        do throws(S3Configuration.Failure) {
-            client = try s3.client()
-        } catch {
-            throw ItemError(
-                .writing, stage: .encode, reason: "\(S3Client.label("PutObject", location)): \(error.message)", underlying: error)
-        }
-        var headers = ["Content-Type": output.encoder.format.mimeType]
-        if let cacheControl = output.cacheControl { headers["Cache-Control"] = cacheControl }
-        for (name, value) in output.metadata { headers["x-amz-meta-\(name)"] = value }
-        if let fingerprint { headers["x-amz-meta-\(MetadataName.fingerprint)"] = fingerprint }
-        headers["x-amz-meta-\(MetadataName.width)"] = String(image.width)
-        headers["x-amz-meta-\(MetadataName.height)"] = String(image.frameSize.height)
+        let store = try stores.store(forWriting: path)
+        var metadata = output.metadata
+        if let fingerprint { metadata[MetadataName.fingerprint] = fingerprint }
+        metadata[MetadataName.width] = String(image.width)
+        metadata[MetadataName.height] = String(image.frameSize.height)
         // Once started, an upload finishes (or fails): a cancelled run leaves no half object either way.
-        try client.put(location, body: body, headers: headers, isCancelled: { false })
+        try store.put(
+            path, body: body, contentType: output.encoder.format.mimeType, cacheControl: output.cacheControl, metadata: metadata,
+            isCancelled: { false })
         return WrittenOutput(
             output: output.name, path: path, size: image.frameSize, byteCount: body.count, fingerprint: fingerprint,
             warnings: Self.warnings(prepared.dropped, input: input, format: output.encoder.format)

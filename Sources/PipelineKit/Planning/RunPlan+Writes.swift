@@ -5,9 +5,10 @@ extension RunPlan {
     /// The files a run of `definition` (read from `fileName`) reads besides its inputs, which
     /// nothing it writes may land on: the pipeline file, the list files among its inputs
     /// (`listFiles`, absolute), the local files its steps load, the ICC profiles its encoders
-    /// embed, the focus file, the server's fallback image, and S3's shared credentials and config
-    /// files.
-    static func readFiles(_ definition: PipelineDefinition, fileName: String, listFiles: [String], s3: S3Access) -> [ReadFile] {
+    /// embed, the focus file, the server's fallback image, and the object stores' shared
+    /// credentials and config files.
+    static func readFiles(_ definition: PipelineDefinition, fileName: String, listFiles: [String], stores: ObjectStoreAccess) -> [ReadFile]
+    {
         var reads: [ReadFile] = []
         if let file = definition.sourceFile {
             reads.append(ReadFile(what: "the pipeline file \(fileName)", path: file.path))
@@ -31,7 +32,7 @@ extension RunPlan {
         if let fallback = definition.serve.fallback {
             reads.append(ReadFile(what: "the fallback image \(fallback.file.path)", path: fallback.file.path))
         }
-        reads += s3.sharedFiles.map { ReadFile(what: "the S3 credentials file \($0)", path: $0) }
+        reads += stores.configurationFiles.map { ReadFile(what: $0.what, path: $0.path) }
         return reads
     }
 

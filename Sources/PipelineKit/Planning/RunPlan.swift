@@ -66,19 +66,19 @@ public struct RunPlan: Sendable {
     {
         try self.init(
             definition, fileName: fileName, shard: shard,
-            s3: S3Access(definition: definition, environment: ProcessInfo.processInfo.environment, loader: nil),
+            stores: ObjectStoreAccess(definition: definition, environment: ProcessInfo.processInfo.environment, loader: nil),
             sideWrites: sideWrites)
     }
 
-    /// S3 for this plan's listings and for the run that follows it.
-    let s3: S3Access
+    /// The object stores for this plan's listings and for the run that follows it.
+    let stores: ObjectStoreAccess
 
-    init(_ definition: PipelineDefinition, fileName: String, shard: Shard?, s3: S3Access, sideWrites: [SideWrite] = [])
+    init(_ definition: PipelineDefinition, fileName: String, shard: Shard?, stores: ObjectStoreAccess, sideWrites: [SideWrite] = [])
         throws(PipelineFileError)
     {
         self.definition = definition
         self.shard = shard
-        self.s3 = s3
+        self.stores = stores
         var problems: [PipelineFileError.Problem] = []
         let outputs = definition.outputs.map { output in
             OutputTarget.Output(
@@ -94,7 +94,7 @@ public struct RunPlan: Sendable {
         }
         // Each input is planned as it is found: no list of them all is kept.
         let enumeration = InputEnumerator(
-            baseDirectory: definition.baseDirectory, s3: s3, redaction: definition.fetch.redaction,
+            baseDirectory: definition.baseDirectory, s3: stores.s3, redaction: definition.fetch.redaction,
             caseInsensitive: definition.caseInsensitive
         )
         .enumerate(
@@ -113,7 +113,7 @@ public struct RunPlan: Sendable {
         // Only a run of a pipeline file claims its outputs against runs of other files.
         var records = definition.sourceFile == nil ? nil : OutputPathRecords.Builder()
         let checked = Self.checkWrites(
-            planned, reads: Self.readFiles(definition, fileName: fileName, listFiles: enumeration.listFiles, s3: s3),
+            planned, reads: Self.readFiles(definition, fileName: fileName, listFiles: enumeration.listFiles, stores: stores),
             runWrites: Self.runWrites(definition, shard: shard, sideWrites: sideWrites), outputWriters: outputWriters,
             records: &records)
         problems += checked.problems

@@ -25,7 +25,7 @@ struct IncrementalRuns: Sendable {
     /// Make every output again, whatever the journal says.
     let force: Bool
     let resources: RunResources
-    let s3: S3Access
+    let stores: ObjectStoreAccess
     /// Where the `HEAD`s of S3 outputs run: network work, kept off the cooperative pool.
     let headQueue: StageQueue
 
@@ -39,35 +39,37 @@ struct IncrementalRuns: Sendable {
             jobs[index] = OutputJob(
                 listing: job.listing, input: job.input, outputIndex: job.outputIndex, output: job.output,
                 target: job.target, fingerprint: fingerprint,
-                upToDate: try await madeEarlierInS3(job.output, at: job.target, fingerprint))
+                upToDate: try await madeEarlierInStore(job.output, at: job.target, fingerprint))
         }
         return jobs
     }
 
     /// The object an earlier run (on any machine) made with `fingerprint`, still in the bucket.
     /// A path that waits for `{width}` or `{height}` is not known before the image is made: made again.
-    private func madeEarlierInS3(_ output: OutputDefinition, at target: OutputTarget, _ fingerprint: String) async throws(CancellationError)
+    private func madeEarlierInStore(_ output: OutputDefinition, at target: OutputTarget, _ fingerprint: String)
+        async throws(CancellationError)
         -> WrittenOutput?
     {
-        guard !target.hasUnknownSizes, let location = S3Location(target.plannedPath), let client = try? s3.client() else { return nil }
-        let headers: [String: String]?
+        guard !target.hasUnknownSizes, let store = stores.store(for: target.plannedPath) else { return nil }
+        let path = target.plannedPath
+        let object: StoredObject?
         do {
-            headers = try await headQueue.run(for: target.plannedPath, output: output.name) { isCancelled in
-                try client.head(location, isCancelled: isCancelled)
+            object = try await headQueue.run(for: path, output: output.name) { isCancelled in
+                try store.head(path, isCancelled: isCancelled)
             }
         } catch is CancellationError {
             throw CancellationError()
         } catch {
             return nil  // cannot tell: made again, and the PUT reports what is wrong
         }
-        let metadata = { (name: String) in headers?["x-amz-meta-\(name)"] }
+        let metadata = { (name: String) in object?.metadata[name] }
         guard metadata(OutputWriter.MetadataName.fingerprint) == fingerprint,
             let width = metadata(OutputWriter.MetadataName.width).flatMap({ Int($0) }),
             let height = metadata(OutputWriter.MetadataName.height).flatMap({ Int($0) })
         else { return nil }
         return WrittenOutput(
             output: output.name, path: target.plannedPath, size: ImageSize(width: width, height: height),
-            byteCount: headers?["content-length"].flatMap { Int($0) } ?? 0, upToDate: true, fingerprint: fingerprint)
+            byteCount: object?.byteCount ?? 0, upToDate: true, fingerprint: fingerprint)
     }
 
     /// Every output of every listing, listing by listing, for a source at `version`, as the

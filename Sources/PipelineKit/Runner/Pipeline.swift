@@ -48,7 +48,8 @@ public struct Pipeline: Sendable {
     /// `shard`, keeps only that shard's inputs.
     public func plan(shard: Shard? = nil) throws(PipelineFileError) -> RunPlan {
         try RunPlan(
-            definition, fileName: fileName, shard: shard, s3: S3Access(definition: definition, environment: environment, loader: nil),
+            definition, fileName: fileName, shard: shard,
+            stores: ObjectStoreAccess(definition: definition, environment: environment, loader: nil),
             sideWrites: sideWrites)
     }
 
@@ -73,7 +74,7 @@ public struct Pipeline: Sendable {
         let loader = dataLoader ?? defaultDataLoader()
         var plan = try RunPlan(
             definition, fileName: fileName, shard: shard,
-            s3: S3Access(definition: definition, environment: environment, loader: loader), sideWrites: sideWrites)
+            stores: ObjectStoreAccess(definition: definition, environment: environment, loader: loader), sideWrites: sideWrites)
         plan = plan.adding(
             warnings: (journal?.warnings ?? []) + cacheFolderWarnings(plan, journal: journal != nil, diskCache: cache == nil))
         var claim: RunClaim?

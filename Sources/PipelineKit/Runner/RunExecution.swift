@@ -40,8 +40,8 @@ final class RunExecution: Sendable {
         sources = SourceLoader(
             fetchQueue: queues.fetch, cacheQueue: queues.cache,
             fileFetcher: FileFetcher(maxBytes: definition.fetch.maxBytes),
-            remoteFetcher: RemoteFetcher(loader: dataLoader, settings: definition.fetch), cache: cache, s3: plan.s3)
-        writer = OutputWriter(s3: plan.s3, protecting: plan.protectedInputs, claimingPaths: plan.somePathsWaitForSizes)
+            remoteFetcher: RemoteFetcher(loader: dataLoader, settings: definition.fetch), cache: cache, s3: plan.stores.s3)
+        writer = OutputWriter(stores: plan.stores, protecting: plan.protectedInputs, claimingPaths: plan.somePathsWaitForSizes)
         decoder = ImageDecoder(settings: definition.decompress, outputs: definition.outputs, accountant: memory)
     }
 
@@ -57,7 +57,7 @@ final class RunExecution: Sendable {
             settings: definition.decompress)
         let incremental = IncrementalRuns(
             definition: definition, journal: journal, force: force, resources: resources,
-            s3: plan.s3, headQueue: queues.fetch)
+            stores: plan.stores, headQueue: queues.fetch)
         var totals = RunTotals()
         var lastRelease = ContinuousClock.now
         let wanted = definition.inFlight(fetchingRemoteInputs: plan.items.containsRemote)
