@@ -11,7 +11,7 @@ struct SourceLoader: Sendable {
     let fileFetcher: FileFetcher
     let remoteFetcher: RemoteFetcher
     let cache: (any DataCaching)?
-    let s3: S3Access
+    let stores: ObjectStoreAccess
     /// How many inputs this run took from the cache because their server failed.
     let servedStale = Locked(0)
     /// Origins (scheme, host and port) this run could not reach: later inputs from them that are
@@ -60,11 +60,11 @@ struct SourceLoader: Sendable {
 
     /// The network part: an HTTP(S) GET, or S3's GetObject, conditional when `cached` is given.
     private func fetchRemote(_ input: InputFile, url: String, revalidating cached: CachedResponse?) async throws -> RemoteFetcher.Outcome {
-        try await fetchQueue.run(for: input.displayName) { [self, remoteFetcher, s3] isCancelled in
+        try await fetchQueue.run(for: input.displayName) { [self, remoteFetcher, stores] isCancelled in
             // Checked and noted on the fetch queue, so that inputs queued behind the first
             // failure see it.
             if let unreachable = knownUnreachable(url, cached: cached) { throw unreachable }
-            guard let location = input.s3Location else {
+            guard let object = input.objectLocation, let store = try stores.store(forReading: object.description) else {
                 do {
                     return try remoteFetcher.fetch(url, revalidating: cached, isCancelled: isCancelled)
                 } catch {
@@ -72,15 +72,9 @@ struct SourceLoader: Sendable {
                     throw error
                 }
             }
-            let client: S3Client
-            do throws(S3Configuration.Failure) {
-                client = try s3.client()
-            } catch {
-                throw ItemError(
-                    .other, stage: .fetch, reason: "\(S3Client.label("GetObject", location)): \(error.message)", underlying: error)
-            }
             do {
-                return try client.get(location, revalidating: cached, maxBytes: remoteFetcher.settings.maxBytes, isCancelled: isCancelled)
+                return try store.get(
+                    object.description, revalidating: cached, maxBytes: remoteFetcher.settings.maxBytes, isCancelled: isCancelled)
             } catch {
                 noteIfUnreachable(url, error)
                 throw error
@@ -132,7 +126,7 @@ extension ItemError {
         switch underlyingError {
         case let failure as FetchError: failure.isRetryable
         case let status as HTTPStatusError: (500..<600).contains(status.status)
-        case let s3 as S3Error: (500..<600).contains(s3.status)
+        case let store as any ObjectStoreStatusError: (500..<600).contains(store.status)
         default: false
         }
     }

@@ -201,6 +201,9 @@ public struct InputFile: Sendable, Hashable {
     /// The object, for an `s3://` input.
     public var s3Location: S3Location? { url.flatMap(S3Location.init) }
 
+    /// The object, for an input in an object store (`s3://`).
+    var objectLocation: ObjectLocation? { url.flatMap(ObjectLocation.init) }
+
     /// The file name without its last extension: `{stem}`.
     public var stem: String {
         let name: String = fileName

@@ -40,7 +40,7 @@ final class RunExecution: Sendable {
         sources = SourceLoader(
             fetchQueue: queues.fetch, cacheQueue: queues.cache,
             fileFetcher: FileFetcher(maxBytes: definition.fetch.maxBytes),
-            remoteFetcher: RemoteFetcher(loader: dataLoader, settings: definition.fetch), cache: cache, s3: plan.stores.s3)
+            remoteFetcher: RemoteFetcher(loader: dataLoader, settings: definition.fetch), cache: cache, stores: plan.stores)
         writer = OutputWriter(stores: plan.stores, protecting: plan.protectedInputs, claimingPaths: plan.somePathsWaitForSizes)
         decoder = ImageDecoder(settings: definition.decompress, outputs: definition.outputs, accountant: memory)
     }

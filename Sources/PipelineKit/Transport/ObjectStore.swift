@@ -77,6 +77,12 @@ struct StoredObject: Sendable, Equatable {
 
 /// One store's objects, for one run: what the runner asks of an output kept in it.
 protocol ObjectStoring: Sendable {
+    /// The object at `address`, read whole, conditionally when `cached` is given; at most
+    /// `maxBytes`. Blocking: call it on a lane.
+    func get(
+        _ address: String, revalidating cached: CachedResponse?, maxBytes: Int64, isCancelled: @escaping @Sendable () -> Bool
+    ) throws -> RemoteFetcher.Outcome
+
     /// The object at `address`, or nil when there is none. Blocking: call it on a lane.
     func head(_ address: String, isCancelled: @escaping @Sendable () -> Bool) throws -> StoredObject?
 
@@ -87,4 +93,11 @@ protocol ObjectStoring: Sendable {
         _ address: String, body: Data, contentType: String, cacheControl: String?, metadata: [String: String],
         isCancelled: @escaping @Sendable () -> Bool
     ) throws(ItemError)
+}
+
+/// A store's answer with an HTTP status, so that a server error (5xx) reads as the store being
+/// unavailable, as it does for a URL.
+protocol ObjectStoreStatusError: Error {
+    /// The HTTP status of the store's answer.
+    var status: Int { get }
 }

@@ -23,6 +23,13 @@ final class ObjectStoreAccess: Sendable {
         try s3.objectStore(forWriting: address)
     }
 
+    /// The store that keeps the input at `address`, for reading from it; nil for a URL or a
+    /// local path. A store that cannot be configured is the fetch stage's failure.
+    func store(forReading address: String) throws(ItemError) -> (any ObjectStoring)? {
+        guard let location = S3Location(address) else { return nil }
+        return try s3.objectStore(forReading: location)
+    }
+
     /// The files a store would read its configuration from, each with what it is, so that no
     /// output may be written over one.
     var configurationFiles: [(what: String, path: String)] {

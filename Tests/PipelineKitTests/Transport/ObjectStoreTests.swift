@@ -73,4 +73,13 @@ import Testing
         let refusal = try pipeline.plan().items.first?.listings.first?.refusal
         #expect(refusal?.contains("would be 1106 bytes long: more than the 1024 S3 allows") == true, "\(refusal ?? "no refusal")")
     }
+
+    @Test(arguments: [(503, true), (500, true), (404, false), (403, false)])
+    func aStoresServerErrorMeansItsOriginIsUnavailable(status: Int, unavailable: Bool) {
+        // A server error lets a cached copy stand in (fetch.staleIfError); an answer about the object does not.
+        let failure = S3Error(
+            operation: "GetObject", bucket: "b", key: "a.jpg", response: DataResponse(status: status, body: Data(), headers: [:]))
+        let error = ItemError(.other, stage: .fetch, reason: "\(failure)", underlying: failure)
+        #expect(error.meansOriginUnavailable == unavailable)
+    }
 }

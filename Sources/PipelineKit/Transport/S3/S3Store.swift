@@ -22,6 +22,15 @@ extension S3Location {
 struct S3ObjectStore: ObjectStoring {
     let client: S3Client
 
+    func get(
+        _ address: String, revalidating cached: CachedResponse?, maxBytes: Int64, isCancelled: @escaping @Sendable () -> Bool
+    ) throws -> RemoteFetcher.Outcome {
+        guard let location = S3Location(address) else {
+            throw ItemError(.other, stage: .fetch, reason: "\(address) is not an s3://bucket/key address")
+        }
+        return try client.get(location, revalidating: cached, maxBytes: maxBytes, isCancelled: isCancelled)
+    }
+
     func head(_ address: String, isCancelled: @escaping @Sendable () -> Bool) throws -> StoredObject? {
         guard let location = S3Location(address), let headers = try client.head(location, isCancelled: isCancelled) else { return nil }
         let prefix = "x-amz-meta-"
@@ -59,3 +68,18 @@ extension S3Access {
         }
     }
 }
+
+extension S3Access {
+    /// The bucket `location` is in, for reading from it; a client that cannot be configured is the
+    /// fetch stage's failure.
+    func objectStore(forReading location: S3Location) throws(ItemError) -> S3ObjectStore {
+        do throws(S3Configuration.Failure) {
+            return S3ObjectStore(client: try client())
+        } catch {
+            throw ItemError(
+                .other, stage: .fetch, reason: "\(S3Client.label("GetObject", location)): \(error.message)", underlying: error)
+        }
+    }
+}
+
+extension S3Error: ObjectStoreStatusError {}
