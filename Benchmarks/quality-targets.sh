@@ -7,6 +7,8 @@
 # $SSIM_PYTHON, default python3), against a lossless PNG of the same resized image, and by the
 # reference tool too when $SSIM_REFERENCE names its binary (cloudinary/ssimulacra2's
 # `ssimulacra2`). RUNS (default 2) sets how many times fixed and targeted runs alternate.
+# WIDTHS="320 640 960 1280" makes each photograph at those widths instead (an output with
+# `widths`), times the runs only, and scores nothing; so does a Python without the package.
 #
 #   Benchmarks/quality-targets.sh [CORPUS]      (PIPELINE_BIN=... to measure another build)
 set -euo pipefail
@@ -33,10 +35,16 @@ for image in "$corpus"/*.jpg; do
 done
 [ $count -eq 12 ] || { echo "quality-targets.sh: need 12 photographs in $corpus, found $count" >&2; exit 2; }
 
+# One width by a resize step, or WIDTHS as an output's widths.
+if [ -n "${WIDTHS:-}" ]; then
+  size="\"widths\": [$(echo "$WIDTHS" | tr ' ' ',')], \"path\": \"\$1/{stem}-{width}.{format}\""
+else
+  size="\"steps\": [{\"resize\": {\"width\": 1024}}], \"path\": \"\$1/{stem}.{format}\""
+fi
 job() { # NAME JPEG_QUALITY WEBP_QUALITY AVIF_QUALITY
   cat > "$tmp/$1.json" <<EOF
 {"version": 1, "inputs": ["in/*.jpg"], "incremental": false,
- "outputs": [{"name": "web", "steps": [{"resize": {"width": 1024}}], "path": "$1/{stem}.{format}",
+ "outputs": [{"name": "web", ${size//\$1/$1},
    "formats": [{"format": "jpeg", "quality": $2, "strip": true}, {"format": "webp", "quality": $3, "strip": true},
                {"format": "avif", "quality": $4, "strip": true}]}]}
 EOF
@@ -56,6 +64,10 @@ for run in $(seq "${RUNS:-2}"); do
   echo "run $run: fixed ${fixed_s}s, target ${target_s}s, ratio $(echo "scale=2; $target_s / $fixed_s" | bc), load average $(cut -d' ' -f1-3 /proc/loadavg)"
 done
 
+if [ -n "${WIDTHS:-}" ] || ! "$python" -c 'import ssimulacra2' 2>/dev/null; then
+  echo "no scores: WIDTHS is set, or $python has no ssimulacra2 package"
+  exit 0
+fi
 "$python" - "$tmp" "$target" "${SSIM_REFERENCE:-}" <<'EOF'
 import json, os, subprocess, sys
 from ssimulacra2 import compute_ssimulacra2_with_alpha
