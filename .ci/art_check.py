@@ -47,11 +47,18 @@ if (img.complete) done(); else { img.addEventListener('load', done); img.addEven
 """
 
 
-def write_page(root, picture):
-    """The page of `picture` (`pipeline html`'s output) at `root`/index.html, reporting what the
-    browser chose."""
+def make_site(binary, manifest, photo, work, check, output=None):
+    """A folder to serve: `pipeline html`'s <picture> of `photo` from `manifest` (of `output`, when
+    given) in a page reporting what the browser chose, the manifest's folder as /img."""
+    command = [binary, "html", manifest, photo] + (["--output", output] if output else [])
+    html = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    check(html.returncode == 0 and "<source media=" in html.stdout, "pipeline html gave no <source media>: " + html.stdout)
+    root = os.path.join(work, "site")
+    os.makedirs(root)
+    os.symlink(os.path.dirname(manifest), os.path.join(root, "img"))
     with open(os.path.join(root, "index.html"), "w") as f:
-        f.write(PAGE % picture)
+        f.write(PAGE % html.stdout)
+    return root
 
 
 def check_choices(base, check):
@@ -84,14 +91,7 @@ def main():
         run = subprocess.run([binary, "run", "--quiet", os.path.join(work, "art-direction.json")],
                              capture_output=True, text=True, timeout=600)
         check(run.returncode == 0, "pipeline run exited %d: %s" % (run.returncode, run.stderr))
-        images = os.path.join(work, "out", "art")
-        manifest = os.path.join(images, "manifest.json")
-        html = subprocess.run([binary, "html", manifest, "samples/" + PHOTO], capture_output=True, text=True, timeout=60)
-        check(html.returncode == 0 and "<source media=" in html.stdout, "pipeline html gave no <source media>: " + html.stdout)
-        root = os.path.join(work, "site")
-        os.makedirs(root)
-        os.symlink(images, os.path.join(root, "img"))
-        write_page(root, html.stdout)
+        root = make_site(binary, os.path.join(work, "out", "art", "manifest.json"), "samples/" + PHOTO, work, check)
         server, base = serve(root)
         check_choices(base, check)
     finally:

@@ -30,7 +30,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from art_check import check_choices, write_page  # noqa: E402
+from art_check import check_choices, make_site  # noqa: E402
 from browser import screenshots, serve, stop  # noqa: E402
 from images import difference, header, pixels, png_pixels, vips, window_offset  # noqa: E402
 
@@ -146,14 +146,6 @@ def check_animation(work, out, base):
           "Chromium did not play the frames in order: it showed %s" % shown)
 
 
-def write_art_page(binary, out, root):
-    manifest = os.path.join(out, "images.json")
-    html = subprocess.run([binary, "html", manifest, "samples/green-meadow.jpg", "--output", "hero"], capture_output=True,
-                          text=True, timeout=60)
-    check(html.returncode == 0 and "<source media=" in html.stdout, "pipeline html gave no <source media>: " + html.stdout)
-    write_page(root, html.stdout)
-
-
 def main():
     binary = os.path.abspath(sys.argv[1])
     work = tempfile.mkdtemp(prefix="website-check-")
@@ -180,10 +172,7 @@ def main():
         check_face_banner(work, out)
         check_text_place(work, out, text["margin"])
 
-        root = os.path.join(work, "site")
-        os.makedirs(root)
-        os.symlink(out, os.path.join(root, "img"))
-        write_art_page(binary, out, root)
+        root = make_site(binary, os.path.join(out, "images.json"), "samples/green-meadow.jpg", work, check, output="hero")
         server, base = serve(root)
         check_animation(work, out, base)
         check_choices(base, check)

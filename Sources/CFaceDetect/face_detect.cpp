@@ -21,8 +21,8 @@
 #include <vector>
 
 // OpenCV is loaded when the first detector is made, not linked: linked, its libraries and
-// theirs (dnn, protobuf, BLAS, ...) are mapped and relocated at every start, about 13 MB of
-// every run's memory whether it crops about faces or not. So nothing here lets the compiler
+// theirs (dnn, protobuf, BLAS, ...) are mapped and relocated at every start, in every run's
+// memory whether it crops about faces or not (Benchmarks/RESULTS.md, standard job). So nothing here lets the compiler
 // call OpenCV directly: the ten functions used are looked up by their (Itanium C++ ABI) symbol
 // names, and OpenCV's objects live in storage of their header's size, made and unmade through
 // those functions. A member function is called as a function taking the object first.
