@@ -48,8 +48,9 @@ import Testing
         let inFlight = Task.detached {
             try await LoopbackHTTPClient.request(port: port, target: "/thumb/127.0.0.1_\(origin.port)/photo.jpg")
         }
-        for _ in 0..<6000 where origin.requests(for: "/photo.jpg").isEmpty { try await Task.sleep(for: .milliseconds(20)) }
-        try #require(!origin.requests(for: "/photo.jpg").isEmpty, "the server never fetched the input:\n\(command.transcript)")
+        try await waitUntil("the server fetches the input:\n\(command.transcript)") {
+            !origin.requests(for: "/photo.jpg").isEmpty
+        }
 
         // When SIGTERM comes
         command.signal(SIGTERM)

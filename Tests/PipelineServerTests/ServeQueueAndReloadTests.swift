@@ -29,11 +29,9 @@ import Vips
             extra: #""inFlight": 1, "serve": {"maxQueue": 1}"#)
         try await withServer(json, in: directory) { server in
             let held = Task.detached { try await server.request("/thumb/127.0.0.1_\(origin.port)/photo.jpg") }
-            for _ in 0..<6000 where origin.requests(for: "/photo.jpg").isEmpty { try await Task.sleep(for: .milliseconds(20)) }
-            try #require(!origin.requests(for: "/photo.jpg").isEmpty)
+            try await waitUntil("the server fetches the held input") { !origin.requests(for: "/photo.jpg").isEmpty }
             let queued = Task.detached { try await server.request("/thumb/a.jpg") }
-            for _ in 0..<6000 where await server.maker.counts.waiting == 0 { try await Task.sleep(for: .milliseconds(20)) }
-            try #require(await server.maker.counts.waiting == 1)
+            try await waitUntil("the second input waits") { await server.maker.counts.waiting == 1 }
 
             // When a third input is asked for, it is refused for now
             let refused = try await server.request("/thumb/sub/b.jpg")

@@ -34,16 +34,7 @@ struct WaitingRoomTests {
         var permits: Int { room.withLock { permits, _ in permits } }
     }
 
-    /// Yields until `condition` holds, a bounded number of times; true when it did.
-    private func eventually(_ condition: () -> Bool) async -> Bool {
-        for _ in 0..<100_000 {
-            if condition() { return true }
-            await Task.yield()
-        }
-        return condition()
-    }
-
-    @Test func waitersAreLetOutInTheOrderTheyArrived() async {
+    @Test func waitersAreLetOutInTheOrderTheyArrived() async throws {
         let semaphore = Semaphore(permits: 0)
         let order = Locked<[Int]>([])
         var tasks: [Task<Void, Never>] = []
@@ -53,13 +44,13 @@ struct WaitingRoomTests {
                 Task {
                     if await semaphore.acquire(id) { order.withLock { $0.append(id) } }
                 })
-            #expect(await eventually { semaphore.waiting == id + 1 })
+            try await waitUntil("waiter \(id) queued") { semaphore.waiting == id + 1 }
         }
         #expect(semaphore.room.withLock { _, waiters in (0..<waiters.count).map { waiters[$0] } } == [0, 1, 2, 3, 4])
         // When permits come one at a time
         for released in 1...5 {
             semaphore.release()
-            #expect(await eventually { order.withLock { $0.count } == released })
+            try await waitUntil("\(released) let out") { order.withLock { $0.count } == released }
         }
         for task in tasks { await task.value }
         // Then they went in the order they came
@@ -83,7 +74,7 @@ struct WaitingRoomTests {
         #expect(left.withLock { $0 } == 0)
     }
 
-    @Test func aWaitCancelledWhileQueuedLeavesAtOnceAndTheNextMovesUp() async {
+    @Test func aWaitCancelledWhileQueuedLeavesAtOnceAndTheNextMovesUp() async throws {
         let semaphore = Semaphore(permits: 0)
         let left = Locked<[Int]>([])
         let room = semaphore.room
@@ -91,9 +82,9 @@ struct WaitingRoomTests {
         let first = Task {
             await room.wait(1, cancellation: .init(false) { _, waiters in left.withLock { $0.append(waiters.count) } }) { _, _ in }
         }
-        #expect(await eventually { semaphore.waiting == 1 })
+        try await waitUntil("one waiting") { semaphore.waiting == 1 }
         let second = Task { await semaphore.acquire(2) }
-        #expect(await eventually { semaphore.waiting == 2 })
+        try await waitUntil("two waiting") { semaphore.waiting == 2 }
 
         // When the first is cancelled
         first.cancel()
@@ -108,10 +99,10 @@ struct WaitingRoomTests {
         #expect(semaphore.waiting == 0 && semaphore.permits == 0)
     }
 
-    @Test func aWaitWithoutCancellationEndsOnlyWhenLetOut() async {
+    @Test func aWaitWithoutCancellationEndsOnlyWhenLetOut() async throws {
         let semaphore = Semaphore(permits: 0)
         let waiter = Task { await semaphore.acquire(cancellable: false) }
-        #expect(await eventually { semaphore.waiting == 1 })
+        try await waitUntil("one waiting") { semaphore.waiting == 1 }
         // Task.cancel runs cancellation handlers before it returns: had the wait one, it would
         // have left by now.
         waiter.cancel()
@@ -120,7 +111,7 @@ struct WaitingRoomTests {
         #expect(await waiter.value == true)
     }
 
-    @Test func weightedWaitersGoInFirstComeFirstServedAsTheyFit() async {
+    @Test func weightedWaitersGoInFirstComeFirstServedAsTheyFit() async throws {
         // A weighted admission: bytes in the state, each waiter's ticket its weight.
         let room = WaitingRoom<Int, Int, Bool>(0)
         let capacity = 10
@@ -142,9 +133,9 @@ struct WaitingRoomTests {
         let six = ask(6)
         await six.value
         let five = ask(5)
-        #expect(await eventually { room.withLock { $1.count } == 1 })
+        try await waitUntil("one waiting") { room.withLock { $1.count } == 1 }
         let three = ask(3)
-        #expect(await eventually { room.withLock { $1.count } == 2 })
+        try await waitUntil("two waiting") { room.withLock { $1.count } == 2 }
         #expect(order.withLock { $0 } == [6])
 
         // When the 6 leaves, the 5 and the 3 fit together and go in, in order
@@ -158,10 +149,10 @@ struct WaitingRoomTests {
         #expect(room.withLock { state, waiters in state == 8 && waiters.isEmpty })
     }
 
-    @Test func takenWaitersAreLetGoLaterInOrder() async {
+    @Test func takenWaitersAreLetGoLaterInOrder() async throws {
         let room = WaitingRoom<Void, Int, String>(())
         let tasks = (0..<3).map { id in Task { await room.wait(id) { _, _ in } } }
-        #expect(await eventually { room.withLock { $1.count } == 3 })
+        try await waitUntil("three waiting") { room.withLock { $1.count } == 3 }
         let taken = room.withLock { _, waiters in waiters.takeAll() }
         #expect(room.withLock { $1.isEmpty })
         for waiter in taken { waiter.letGo(with: "let go \(waiter.ticket)") }

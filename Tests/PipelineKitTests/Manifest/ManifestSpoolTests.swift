@@ -140,15 +140,14 @@ import Vips
             while !release.withLock({ $0 }), Date() < deadline { usleep(2_000) }
         }
         defer { release.withLock { $0 = true } }
-        for _ in 0..<6_000 where !holding.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(10)) }
+        try await waitUntil("the manifest lane is held") { holding.withLock { $0 } }
         // When p0 changes and its run ends, p0 changes again and its second run ends, then p1
         // changes and its run ends
         var runs: [PipelineRun] = []
         for (index, width) in [(0, 90), (0, 95), (1, 91)] {
             try directory.write(try Fixtures.jpeg(try Fixtures.noise(width: width, height: 60)), to: "in/p\(index).jpg")
             runs.append(pipeline.run(try pipeline.plan().keeping { $0.input.displayName == "in/p\(index).jpg" }))
-            for _ in 0..<6_000 where waiting() < runs.count { try await Task.sleep(for: .milliseconds(10)) }
-            #expect(waiting() == runs.count, "a run did not come to write its manifest")
+            try await waitUntil("run \(runs.count) comes to write its manifest") { waiting() == runs.count }
         }
         let writes = { ManifestWriter.writesOfParts.withLock { $0[manifest.path] ?? 0 } }
         let writesBefore = writes()

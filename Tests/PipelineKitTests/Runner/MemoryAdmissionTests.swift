@@ -33,10 +33,10 @@ struct MemoryAdmissionTests {
         #expect(await admission.admit(60))
         let order = Locked<[String]>([])
         let large = Task { if await admission.admit(50) { order.withLock { $0.append("large") } } }
-        try await waitUntil { admission.waiting == 1 }
+        try await waitUntil("the admission's waiters settle") { admission.waiting == 1 }
         // 10 would fit beside the 60, but the large one asked first.
         let small = Task { if await admission.admit(10) { order.withLock { $0.append("small") } } }
-        try await waitUntil { admission.waiting == 2 }
+        try await waitUntil("the admission's waiters settle") { admission.waiting == 2 }
         #expect(order.withLock { $0 }.isEmpty)
         admission.release(60)
         await large.value
@@ -49,9 +49,9 @@ struct MemoryAdmissionTests {
         let admission = MemoryAdmission(capacity: 100)
         #expect(await admission.admit(80))
         let cancelled = Task { await admission.admit(90) }
-        try await waitUntil { admission.waiting == 1 }
+        try await waitUntil("the admission's waiters settle") { admission.waiting == 1 }
         let behind = Task { await admission.admit(20) }
-        try await waitUntil { admission.waiting == 2 }
+        try await waitUntil("the admission's waiters settle") { admission.waiting == 2 }
         cancelled.cancel()
         #expect(await cancelled.value == false)
         // With the 90 gone from the head of the queue, 20 fits beside the 80.
@@ -64,14 +64,6 @@ struct MemoryAdmissionTests {
         #expect(admission.fits(100))
         #expect(!admission.fits(101))
         #expect(!MemoryAdmission(capacity: -5).fits(1), "a budget used up before the run starts admits nothing")
-    }
-
-    /// Yields until `condition` holds, at most 10,000 times.
-    private func waitUntil(_ condition: () -> Bool) async throws {
-        for _ in 0..<10_000 where !condition() {
-            try await Task.sleep(for: .milliseconds(1))
-        }
-        #expect(condition())
     }
 
     // MARK: The soft policy (decodes that cannot stream)
@@ -91,12 +83,12 @@ struct MemoryAdmissionTests {
         #expect(admission.admitNow(60))
         let order = Locked<[String]>([])
         let large = Task { if await admission.admit(80) { order.withLock { $0.append("large") } } }
-        try await waitUntil { admission.waiting == 1 }
+        try await waitUntil("the admission's waiters settle") { admission.waiting == 1 }
         // 30 fits beside the 60 now: it does not queue behind the large one.
         #expect(await admission.admit(30))
         #expect(order.withLock { $0 }.isEmpty)
         admission.release(60)
-        try await waitUntil { admission.waiting == 1 && order.withLock { $0 }.isEmpty }
+        try await waitUntil("the admission's waiters settle") { admission.waiting == 1 && order.withLock { $0 }.isEmpty }
         admission.release(30)
         await large.value
         #expect(order.withLock { $0 } == ["large"], "in once the room is there")
@@ -110,7 +102,7 @@ struct MemoryAdmissionTests {
         var waits: [Task<Void, Never>] = []
         for bytes: Int64 in [50, 51] {
             waits.append(Task { if await admission.admit(bytes) { admitted.withLock { $0.append(bytes) } } })
-            try await waitUntil { admission.waiting == waits.count }
+            try await waitUntil("the admission's waiters settle") { admission.waiting == waits.count }
         }
         #expect(admitted.withLock { $0 }.isEmpty)
         // The third waiting makes three: the oldest (50) goes in beside the 90.
@@ -139,7 +131,7 @@ struct MemoryAdmissionTests {
         let waits = (0..<3).map { _ in
             Task { if await admission.admit(150) { admitted.withLock { $0 += 1 } } }
         }
-        try await waitUntil { admission.waiting + admitted.withLock { $0 } == 3 }
+        try await waitUntil("the admission's waiters settle") { admission.waiting + admitted.withLock { $0 } == 3 }
         // Too many wait, and then none will come, but each would take the total past 200.
         #expect(admitted.withLock { $0 } == 0)
         admission.closeArrivals()
@@ -147,7 +139,7 @@ struct MemoryAdmissionTests {
         // Each goes in alone as the one before it is done.
         for done in 1...3 {
             admission.release(150)
-            try await waitUntil { admitted.withLock { $0 } == done }
+            try await waitUntil("the admission's waiters settle") { admitted.withLock { $0 } == done }
             #expect(admission.waiting == 3 - done && admission.peakAdmitted == 150)
         }
         for wait in waits { await wait.value }
@@ -165,7 +157,7 @@ struct MemoryAdmissionTests {
         // A decode waiting goes in once the reads are done.
         let admitted = Locked(false)
         let wait = Task { if await admission.admit(80) { admitted.withLock { $0 = true } } }
-        try await waitUntil { admission.waiting == 1 }
+        try await waitUntil("the admission's waiters settle") { admission.waiting == 1 }
         admission.releaseBeside(60)
         #expect(admission.waiting == 1 && !admitted.withLock { $0 })
         admission.releaseBeside(60)

@@ -23,7 +23,7 @@ import Vips
         // When a run sharing it has fetched its input and asked the shared budget for memory
         let run = pipeline.run(plan, memory: shared)
         let reports = Task { await run.collect() }
-        for _ in 0..<3000 where admission.waiting == 0 { try await Task.sleep(for: .milliseconds(20)) }
+        try await waitUntil("the run waits on the shared budget") { admission.waiting > 0 }
         try #require(admission.waiting == 1 && (run.stageCounts()[.fetch]?.done ?? 0) >= 1)
 
         // Then it waits there, not decoding, until the budget is given back

@@ -88,10 +88,9 @@ struct StageQueueTests {
             #expect(await started.next() == 1)
             // When exclusive work is asked for, and then ordinary work
             group.addTask { try await queue.run(for: "alone", exclusive: true) { gate.work(2) } }
-            let limit = ContinuousClock.now + .seconds(10)
-            while queue.counts.queued < 1, ContinuousClock.now < limit { try await Task.sleep(for: .milliseconds(2)) }
+            try await waitUntil("the exclusive work is queued") { queue.counts.queued == 1 }
             group.addTask { try await queue.run(for: "after") { gate.work(3) } }
-            while queue.counts.queued < 2, ContinuousClock.now < limit { try await Task.sleep(for: .milliseconds(2)) }
+            try await waitUntil("the ordinary work is queued behind it") { queue.counts.queued == 2 }
             // Then neither starts on the free lane: the exclusive work waits for both lanes, the other behind it
             #expect(queue.counts == StageCounts(queued: 2, running: 1, done: 0))
             gate.open(1)
@@ -119,7 +118,7 @@ struct StageQueueTests {
         _ = await started.next()
         // And a second operation waiting for it
         let second = Task { try await queue.run(for: "second") { ran.withLock { $0 = true } } }
-        while queue.counts.queued == 0 { await Task.yield() }
+        try await waitUntil("the second operation is queued") { queue.counts.queued > 0 }
 
         // When the second is cancelled, then the first finishes
         second.cancel()
@@ -143,10 +142,7 @@ struct StageQueueTests {
         var started = gate.started.makeAsyncIterator()
         _ = await started.next()
         let second = Task { try await queue.run(for: "second") { 2 } }
-        for _ in 0..<100_000 {
-            if queue.counts.queued > 0 { break }
-            await Task.yield()
-        }
+        try await waitUntil("the second operation is queued") { queue.counts.queued > 0 }
         #expect(queue.counts == StageCounts(queued: 1, running: 1, done: 0))
 
         // When the second is cancelled (its handler runs before `cancel` returns)
