@@ -26,11 +26,19 @@ extension PipelineCommand {
             if pipeline.definition.serve != ServeSettings() { print(Self.describe(pipeline.definition.serve)) }
         }
 
-        /// The `serve` section, in a line.
+        /// The `serve` section, in a line: every setting, the signing key only as whether there is one.
         static func describe(_ serve: ServeSettings) -> String {
             let cacheControl = serve.cacheControl.map { "Cache-Control \"\($0)\"" } ?? "no Cache-Control"
-            return "pipeline serve: \(cacheControl.escapingControlCharacters), at most \(serve.maxConnections) connections at once, "
-                + "\(serve.maxQueue) inputs waiting to be made, " + (serve.signing == nil ? "URLs not signed" : "URLs signed (serve.key)")
+            var parts = [
+                cacheControl.escapingControlCharacters, "at most \(serve.maxConnections) connections at once",
+                "\(serve.maxQueue) inputs waiting to be made", serve.signing == nil ? "URLs not signed" : "URLs signed (serve.key)",
+            ]
+            if serve.clientHints { parts.append("client hints asked for") }
+            if let fallback = serve.fallback {
+                parts.append("\(fallback.file.path.escapingControlCharacters) answered for an input that cannot be decoded")
+            }
+            parts.append("\(serve.drainTimeout) s to drain at SIGTERM")
+            return "pipeline serve: " + parts.joined(separator: ", ")
         }
     }
 }

@@ -137,9 +137,20 @@ import Vips
         #expect(result.status == 0, "\(result.standardError)")
         #expect(
             result.standardOutput.contains(
-                #"pipeline serve: Cache-Control "public, max-age=60", at most 1024 connections at once, 64 inputs waiting to be made, URLs signed"#
+                #"pipeline serve: Cache-Control "public, max-age=60", at most 1024 connections at once, 64 inputs waiting to be made, URLs signed (serve.key), 30 s to drain at SIGTERM"#
             ), "\(result.standardOutput)")
         #expect(!result.standardOutput.contains("0123abcd"))
+        // And the settings a server may be given besides, each in its words
+        try directory.write(Fixtures.jpeg(Fixtures.noise(width: 8, height: 8)), to: "broken.jpg")
+        let more = PipelineHarness.json(
+            inputs: ["in/*.jpg"], outputs: [Self.thumb],
+            extra: #""serve": {"clientHints": true, "drainTimeout": 5, "fallback": "broken.jpg"}"#)
+        try directory.write(Data(more.utf8), to: "p.json")
+        let described = try CommandRunner.run(["explain", "p.json"], in: directory.url)
+        #expect(described.status == 0, "\(described.standardError)")
+        for words in ["client hints asked for", "broken.jpg answered for an input that cannot be decoded", "5 s to drain at SIGTERM"] {
+            #expect(described.standardOutput.contains(words), "\(described.standardOutput)")
+        }
     }
 
     @Test func anInvalidFileExits2WithoutListening() throws {
