@@ -53,7 +53,7 @@ final class OutputWriter: Sendable {
         let claimant = "output \"\(output.name)\" of \(input.displayName)"
         // A hashed name is claimed once the bytes name it.
         if claimsPaths, !target.namesHash { try claim(path, for: claimant) }
-        if target.isS3 {
+        if target.isInStore {
             return Pending(
                 output: try put(image, output: output, input: input, fingerprint: fingerprint) { body throws(ItemError) in
                     guard target.namesHash else { return path }

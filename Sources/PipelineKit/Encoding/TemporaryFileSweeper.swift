@@ -31,7 +31,7 @@ enum TemporaryFileSweeper {
         // Walked in place, not flattened: a plan of many inputs would be copied whole.
         for item in plan.items {
             for listing in item.listings {
-                for target in listing.targets where target.isMade && !target.isS3 { add(folderOf: target.plannedPath, to: &deepest) }
+                for target in listing.targets where target.isMade && !target.isInStore { add(folderOf: target.plannedPath, to: &deepest) }
             }
         }
         return deepest.sorted { $0.key < $1.key }.map { (path: $0.key, depth: $0.value) }

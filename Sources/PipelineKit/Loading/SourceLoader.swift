@@ -1,17 +1,16 @@
 import Foundation
 import Vips
 
-/// The fetch and cache stages: an input's encoded bytes and their version. A local file is
-/// checked where it lies; a URL or an S3 object comes from the cache when fresh, else from the
-/// network (conditionally when cached), and goes back into the cache unless the server forbids it.
-/// When the server cannot be reached or fails, a cached copy stands in (`fetch.staleIfError`).
+/// The fetch and cache stages: an input's encoded bytes and their version, from the source that
+/// reads it (`InputSources`). A local file is checked where it lies; a URL or an object in a store
+/// comes from the cache when fresh, else from its server (conditionally when cached), and goes
+/// back into the cache unless the server forbids it. When the server cannot be reached or fails,
+/// a cached copy stands in (`fetch.staleIfError`).
 struct SourceLoader: Sendable {
     let fetchQueue: StageQueue
     let cacheQueue: StageQueue
-    let fileFetcher: FileFetcher
-    let remoteFetcher: RemoteFetcher
+    let transports: InputTransports
     let cache: (any DataCaching)?
-    let stores: ObjectStoreAccess
     /// How many inputs this run took from the cache because their server failed.
     let servedStale = Locked(0)
     /// Origins (scheme, host and port) this run could not reach: later inputs from them that are
@@ -21,19 +20,24 @@ struct SourceLoader: Sendable {
     /// Throws an `ItemError` of the fetch stage, or `CancellationError` when the run was cancelled
     /// while the work was queued.
     func load(_ input: InputFile) async throws -> FetchedSource {
-        guard let url = input.url else {
-            return try await fetchQueue.run(for: input.displayName) { [fileFetcher] in try fileFetcher.fetch(input) }
-        }
-        let cached = try await cacheQueue.run(for: input.displayName) { [cache] in cache?.cachedResponse(for: url) }
+        let source = InputSources.source(of: input)
+        let address = input.url ?? input.path
+        let cached =
+            source.isCached ? try await cacheQueue.run(for: input.displayName) { [cache] in cache?.cachedResponse(for: address) } : nil
         if let cached, cached.isFresh() {
             return FetchedSource(cached)
         }
-        let outcome: RemoteFetcher.Outcome
+        let fetched: SourceFetch
         do {
-            outcome = try await fetchRemote(input, url: url, revalidating: cached)
+            fetched = try await fetchOnce(input, from: source, address: address, revalidating: cached)
         } catch {
             guard let stale = staleCopy(cached, after: error) else { throw error }
             return stale
+        }
+        let outcome: RemoteFetcher.Outcome
+        switch fetched {
+        case .inPlace(let source): return source
+        case .answered(let answer): outcome = answer
         }
         let entry: CachedResponse
         let control: CacheControl
@@ -48,35 +52,28 @@ struct SourceLoader: Sendable {
         case .fetched(let response):
             control = CacheControl(response.headers["cache-control"])
             entry = CachedResponse(
-                url: url, body: response.body, etag: response.etag, lastModified: response.lastModified,
+                url: address, body: response.body, etag: response.etag, lastModified: response.lastModified,
                 storedAt: Date(), maxAge: control.freshness)
         }
         // A response nothing can revalidate or keep fresh would only be fetched again: not stored.
-        if !control.noStore, let cache, entry.etag != nil || entry.lastModified != nil || entry.maxAge != nil {
+        if source.isCached, !control.noStore, let cache, entry.etag != nil || entry.lastModified != nil || entry.maxAge != nil {
             try await cacheQueue.run(for: input.displayName) { cache.store(entry) }
         }
         return FetchedSource(entry)
     }
 
-    /// The network part: an HTTP(S) GET, or S3's GetObject, conditional when `cached` is given.
-    private func fetchRemote(_ input: InputFile, url: String, revalidating cached: CachedResponse?) async throws -> RemoteFetcher.Outcome {
-        try await fetchQueue.run(for: input.displayName) { [self, remoteFetcher, stores] isCancelled in
+    /// One fetch of `input` from its source on the fetch queue, conditional when `cached` is given.
+    private func fetchOnce(
+        _ input: InputFile, from source: any InputSource.Type, address: String, revalidating cached: CachedResponse?
+    ) async throws -> SourceFetch {
+        try await fetchQueue.run(for: input.displayName) { [self, transports] isCancelled in
             // Checked and noted on the fetch queue, so that inputs queued behind the first
             // failure see it.
-            if let unreachable = knownUnreachable(url, cached: cached) { throw unreachable }
-            guard let object = input.objectLocation, let store = try stores.store(forReading: object.description) else {
-                do {
-                    return try remoteFetcher.fetch(url, revalidating: cached, isCancelled: isCancelled)
-                } catch {
-                    noteIfUnreachable(url, error)
-                    throw error
-                }
-            }
+            if let unreachable = knownUnreachable(address, cached: cached) { throw unreachable }
             do {
-                return try store.get(
-                    object.description, revalidating: cached, maxBytes: remoteFetcher.settings.maxBytes, isCancelled: isCancelled)
+                return try source.fetch(input, revalidating: cached, through: transports, isCancelled: isCancelled)
             } catch {
-                noteIfUnreachable(url, error)
+                noteIfUnreachable(address, error)
                 throw error
             }
         }
@@ -86,7 +83,7 @@ struct SourceLoader: Sendable {
     /// failed with `error` because the origin is unavailable (not for a 404, a refused redirect,
     /// a body too large or a cancelled run: those say something about the input itself).
     private func staleCopy(_ cached: CachedResponse?, after error: any Error) -> FetchedSource? {
-        guard remoteFetcher.settings.staleIfError, let cached, let error = error as? ItemError,
+        guard transports.web.settings.staleIfError, let cached, let error = error as? ItemError,
             error.meansOriginUnavailable
         else { return nil }
         servedStale.withLock { $0 += 1 }
@@ -105,7 +102,7 @@ struct SourceLoader: Sendable {
     /// The failure to report, without asking, for an input with a cached copy whose origin was
     /// found unreachable earlier in this run (`staleCopy` then serves the copy); nil to ask.
     private func knownUnreachable(_ url: String, cached: CachedResponse?) -> ItemError? {
-        guard remoteFetcher.settings.staleIfError, cached != nil, let origin = Self.origin(of: url),
+        guard transports.web.settings.staleIfError, cached != nil, let origin = Self.origin(of: url),
             unreachableOrigins.withLock({ $0.contains(origin) })
         else { return nil }
         let failure = FetchError(.connection, "\(origin) could not be reached earlier in this run")

@@ -1,6 +1,7 @@
 import Foundation
 
-/// One input of a run: a file found by a glob or named in the pipeline file, a URL, or an S3 object.
+/// One input of a run: a file found by a glob or named in the pipeline file, a URL, or an object
+/// in a store (`InputSources` says which source reads it).
 public struct InputFile: Sendable, Hashable {
     /// The file's absolute path; for a URL, the URL.
     public let path: String
@@ -86,7 +87,8 @@ public struct InputFile: Sendable, Hashable {
             subfolder: ([Self.hostFolder(parsed)] + components.dropLast()).joined(separator: "/"))
     }
 
-    private init(remote: String, displayName: String, byteCount: Int64?, listedVersion: String?, fileName: String, subfolder: String) {
+    /// A remote input with its names given: a URL's or an object's, as their sources name them.
+    init(remote: String, displayName: String, byteCount: Int64?, listedVersion: String?, fileName: String, subfolder: String) {
         path = remote
         self.displayName = displayName.utf8.elementsEqual(remote.utf8) ? remote : displayName
         self.byteCount = byteCount
@@ -105,18 +107,6 @@ public struct InputFile: Sendable, Hashable {
         let defaultPort = url?.scheme?.lowercased() == "https" ? 443 : 80
         guard let port = url?.port, port != defaultPort else { return host }
         return "\(host)_\(port)"
-    }
-
-    /// An object in S3-compatible storage. `{name}` is the last part of the key; `{dir}` the
-    /// folders of the key below the glob's literal folders (for a single object, the bucket and
-    /// the key's folders, as for a URL's host and path).
-    public init(s3 location: S3Location, subfolder: String? = nil, etag: String? = nil, byteCount: Int64? = nil) {
-        let address = location.description
-        let components = location.key.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
-        self.init(
-            remote: address, displayName: address, byteCount: byteCount, listedVersion: etag.map { "etag:\(address) \($0)" },
-            fileName: components.last.flatMap { $0.isEmpty ? nil : $0 } ?? "index",
-            subfolder: subfolder ?? ([location.bucket] + components.dropLast()).joined(separator: "/"))
     }
 
     /// The input as bytes, for a plan that keeps its inputs on disk (`RunPlan.SourceList`).
@@ -197,9 +187,6 @@ public struct InputFile: Sendable, Hashable {
 
     /// Whether the input is fetched over HTTP(S) or from S3.
     public var isRemote: Bool { url != nil }
-
-    /// The object, for an `s3://` input.
-    public var s3Location: S3Location? { url.flatMap(S3Location.init) }
 
     /// The object, for an input in an object store (`s3://`).
     var objectLocation: ObjectLocation? { url.flatMap(ObjectLocation.init) }

@@ -142,8 +142,8 @@ public struct OutputTarget: Sendable {
     /// The planned path with its unknown sizes as unknown numbers, to find clashes.
     var pattern: PathPattern { sizes?.unknownPattern ?? PathPattern(plannedPath) }
 
-    /// Whether the output is an object in S3 (`s3://bucket/key`), not a file.
-    public var isS3: Bool { ObjectStores.isObject(root) }
+    /// Whether the output is an object in a store (`s3://bucket/key`), not a file.
+    public var isInStore: Bool { ObjectStores.isObject(root) }
 
     /// Whether the path names the file by the hash of its bytes (`{hash}`).
     var namesHash: Bool { output.template.namesHash }

@@ -63,7 +63,7 @@ extension RunPlan {
                 // Known as an input before its own outputs are checked: an S3 output may not
                 // replace the object it is made from.
                 sourceIndex[digest] = refs.count
-                if input.s3Location != nil { paths.check(s3Input: input, digest: digest, naming: naming) }
+                if input.objectLocation != nil { paths.check(storedInput: input, digest: digest, naming: naming) }
                 check(listing, at: offset)
                 if case .file(let real) = key { writeCheck.note(input, real: real, at: offset) }
                 refs.append(
@@ -242,7 +242,7 @@ struct OutputPathCheck {
             writers[digest] = (listing, index)
         }
         // Found now, not after every input was decoded: a file where a folder must be.
-        if !target.isS3, let file = folders.fileInTheWay(of: target.plannedPath) {
+        if !target.isInStore, let file = folders.fileInTheWay(of: target.plannedPath) {
             problems.append(
                 .init(
                     path: place, location: output.pathLocation,
@@ -250,7 +250,7 @@ struct OutputPathCheck {
                         "output \"\(output.name)\" of \(input.displayName) would write \(target.plannedPath), but \(file) is a file, not a folder"
                 ))
         }
-        if target.isS3, isInput(digest) {
+        if target.isInStore, isInput(digest) {
             problems.append(
                 .init(
                     path: place, location: output.pathLocation,
@@ -259,9 +259,9 @@ struct OutputPathCheck {
         }
     }
 
-    /// Checks an S3 input, whose key's digest is `digest`, against the S3 outputs planned before
-    /// it: none may replace it.
-    mutating func check(s3Input input: InputFile, digest: PathDigest, naming name: (Int64) -> String?) {
+    /// Checks an input in an object store, whose address's digest is `digest`, against the outputs
+    /// in stores planned before it: none may replace it.
+    mutating func check(storedInput input: InputFile, digest: PathDigest, naming name: (Int64) -> String?) {
         guard let writer = writers[digest] else { return }
         let output = outputs[writer.output]
         problems.append(

@@ -94,7 +94,7 @@ public struct RunPlan: Sendable {
         }
         // Each input is planned as it is found: no list of them all is kept.
         let enumeration = InputEnumerator(
-            baseDirectory: definition.baseDirectory, s3: stores.s3, redaction: definition.fetch.redaction,
+            baseDirectory: definition.baseDirectory, stores: stores, redaction: definition.fetch.redaction,
             caseInsensitive: definition.caseInsensitive
         )
         .enumerate(

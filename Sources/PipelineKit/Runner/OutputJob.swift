@@ -34,7 +34,7 @@ struct IncrementalRuns: Sendable {
     func jobs(for listings: [RunPlan.Listing], version: String?) async throws(CancellationError) -> [OutputJob] {
         var jobs = journalJobs(for: listings, version: version)
         guard !force else { return jobs }
-        for (index, job) in jobs.enumerated() where job.target.isS3 {
+        for (index, job) in jobs.enumerated() where job.target.isInStore {
             guard let fingerprint = job.fingerprint else { continue }
             jobs[index] = OutputJob(
                 listing: job.listing, input: job.input, outputIndex: job.outputIndex, output: job.output,
@@ -120,7 +120,7 @@ struct IncrementalRuns: Sendable {
     }
 
     private func madeEarlier(_ output: OutputDefinition, at target: OutputTarget, _ fingerprint: String?) -> WrittenOutput? {
-        guard let fingerprint, !target.isS3, let record = journal?.upToDate(target.plannedPath, fingerprint: fingerprint),
+        guard let fingerprint, !target.isInStore, let record = journal?.upToDate(target.plannedPath, fingerprint: fingerprint),
             output.tiles.map({ TilePyramidWriter.isInPlace(record.path, layout: $0.layout) }) ?? true
         else {
             return nil

@@ -39,8 +39,10 @@ final class RunExecution: Sendable {
         queues = StageQueues(definition) { emit(.stageFinished($0)) }
         sources = SourceLoader(
             fetchQueue: queues.fetch, cacheQueue: queues.cache,
-            fileFetcher: FileFetcher(maxBytes: definition.fetch.maxBytes),
-            remoteFetcher: RemoteFetcher(loader: dataLoader, settings: definition.fetch), cache: cache, stores: plan.stores)
+            transports: InputTransports(
+                files: FileFetcher(maxBytes: definition.fetch.maxBytes), web: RemoteFetcher(loader: dataLoader, settings: definition.fetch),
+                stores: plan.stores),
+            cache: cache)
         writer = OutputWriter(stores: plan.stores, protecting: plan.protectedInputs, claimingPaths: plan.somePathsWaitForSizes)
         decoder = ImageDecoder(settings: definition.decompress, outputs: definition.outputs, accountant: memory)
     }

@@ -201,7 +201,7 @@ struct DefinitionBuilder {
     /// Inputs whose scheme pipeline cannot read.
     private mutating func checkInputs(_ inputNodes: [JSONNode]) {
         for (index, node) in inputNodes.enumerated() {
-            if case .string(let text) = node.value, let scheme = InputEnumerator.unsupportedScheme(text) {
+            if case .string(let text) = node.value, let scheme = InputSources.unsupportedScheme(text) {
                 problems.append(
                     .init(
                         path: "inputs[\(index)]", location: node.location,

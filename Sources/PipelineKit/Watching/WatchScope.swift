@@ -152,21 +152,9 @@ struct WatchScope: Sendable {
 
     // MARK: Building blocks
 
-    /// The targets for one input pattern, one per alternative of its brace sets; none for a URL
-    /// or an object store's address.
+    /// The targets for one input pattern, as the source that reads it says.
     private static func targets(_ pattern: String, base: String) -> [Target] {
-        guard !InputEnumerator.isURL(pattern), !ObjectStores.isObject(pattern), InputEnumerator.unsupportedScheme(pattern) == nil else {
-            return []
-        }
-        let absolute = absolute(pattern, base: base)
-        let alternatives = InputEnumerator.braceAlternatives(absolute) ?? [absolute]
-        return alternatives.map { alternative in
-            let components = alternative.split(separator: "/").map(String.init)
-            guard let firstGlob = components.firstIndex(where: InputEnumerator.isGlob) else {
-                return .file(Self.absolute(alternative, base: base))
-            }
-            return .glob(root: "/" + components[..<firstGlob].joined(separator: "/"), components: Array(components[firstGlob...]))
-        }
+        InputSources.source(of: pattern).watchTargets(pattern, base: base)
     }
 
     private static func matches(_ target: Target, _ path: String, caseInsensitive: Bool) -> Bool {
@@ -207,7 +195,8 @@ struct WatchScope: Sendable {
         }
     }
 
-    private static func absolute(_ path: String, base: String) -> String {
+    /// `path` made absolute against `base` and normalized, as planning makes input paths.
+    static func absolute(_ path: String, base: String) -> String {
         InputEnumerator.normalize(path.hasPrefix("/") ? path : base + "/" + path)
     }
 

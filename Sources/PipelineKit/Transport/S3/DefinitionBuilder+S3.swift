@@ -5,7 +5,7 @@ extension DefinitionBuilder {
         let settings = S3Settings(
             profile: try s3.optionalString("profile"), region: try s3.optionalString("region"),
             endpoint: try s3.optionalString("endpoint"))
-        if let endpoint = settings.endpoint, !InputEnumerator.isURL(endpoint) {
+        if let endpoint = settings.endpoint, !WebInputs.claims(endpoint) {
             problems.append(
                 .init(
                     path: "s3.endpoint", location: root["s3"]?["endpoint"]?.location,

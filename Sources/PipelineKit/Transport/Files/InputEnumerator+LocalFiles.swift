@@ -1,0 +1,148 @@
+import Foundation
+
+/// Local files' listing: a path names one file, a glob the files a walk of the folders finds.
+extension InputEnumerator {
+    /// Adds the file `pattern` names, or the files it matches; returns the folder a glob walked
+    /// from, and what to add to "matches no files" when it matched none.
+    func listLocal(_ pattern: String, at place: String, into result: inout Result<some InputSink>) -> Looked {
+        let absolute = pattern.hasPrefix("/") ? pattern : baseDirectory.path + "/" + pattern
+        guard let alternatives = Self.braceAlternatives(absolute) else {
+            result.problems.append(.init(path: place, location: nil, message: Self.tooManyAlternatives(pattern)))
+            return (nil, "")
+        }
+        let split = alternatives.map { $0.split(separator: "/", omittingEmptySubsequences: true).map(String.init) }
+        guard alternatives.count > 1 || split[0].contains(where: Self.isGlob) else {
+            let path = Self.normalize("/" + split[0].joined(separator: "/"))
+            result.add(InputFile(path: path, displayName: displayName(path), subfolder: "", byteCount: Self.size(of: path)))
+            return (nil, "")
+        }
+        let rootCount = Self.rootCount(absolute.split(separator: "/", omittingEmptySubsequences: true).map(String.init))
+        let found = files(matching: split, rootCount: rootCount)
+        // Alternatives of a brace set may find one file twice. Told apart by bytes, as the disk
+        // does: a Set of strings would take two names that differ only in how an accent is
+        // encoded for one.
+        var seen = Set<DiskPath>()
+        let sorted = found.matches.filter { seen.insert(DiskPath($0)).inserted }.sorted()
+        if !found.skipped.isEmpty {
+            let named = found.skipped.keys.sorted().map { "\($0) (\(found.skipped[$0] ?? ""))" }
+            result.warnings.append(
+                "input \"\(pattern)\" skips \(named.count) \(named.count == 1 ? "entry that is" : "entries that are") "
+                    + "not a regular file: \(named.joined(separator: ", "))")
+        }
+        var hint = ""
+        if sorted.isEmpty {
+            // The same walk ignoring case says whether case is what kept the files out.
+            var folded = self
+            folded.caseInsensitive = true
+            hint = emptyHint(
+                pattern, foldedMatches: caseInsensitive ? 0 : Set(folded.files(matching: split, rootCount: rootCount).matches).count)
+            result.warnings.append("input " + Self.noMatchDescription(pattern, root: found.root, hint: hint))
+        }
+        for relative in sorted {
+            let folder = (relative as NSString).deletingLastPathComponent
+            let path = Self.path(relative, in: found.root)
+            result.add(InputFile(path: path, displayName: displayName(path), subfolder: folder, byteCount: Self.size(of: path)))
+        }
+        return (found.root, hint)
+    }
+
+    /// The files the brace alternatives `split` (each a list of path components) match, relative
+    /// to the root made of their first `rootCount` components, and the names matched that are no
+    /// regular files.
+    private func files(matching split: [[String]], rootCount: Int) -> (root: String, matches: [String], skipped: [String: String]) {
+        let root = Self.normalize("/" + split[0][..<rootCount].joined(separator: "/"))
+        var matches: [String] = []
+        var skipped: [String: String] = [:]
+        for components in split {
+            walk(root, relative: "", pattern: components[rootCount...], into: &matches, skipped: &skipped)
+        }
+        return (root, matches, skipped)
+    }
+
+    /// Adds the files below `directory` that `pattern` matches; names it matches that are not
+    /// regular files nor folders (FIFOs, devices, sockets, dangling or looping links) go to `skipped`
+    /// with what they are, for a warning: a glob that silently drops them looks like a lost input.
+    private func walk(
+        _ directory: String, relative: String, pattern: ArraySlice<String>, into matches: inout [String],
+        skipped: inout [String: String]
+    ) {
+        guard let component = pattern.first else { return }
+        let rest = pattern.dropFirst()
+        let joined = { (name: String) in relative.isEmpty ? name : relative + "/" + name }
+        let here = { (name: String) in directory == "/" ? "/" + name : directory + "/" + name }
+
+        if component == "**" {
+            // Zero folders: the rest of the pattern here; then every subfolder, recursively.
+            // Symbolic links to folders are not followed, so a link cycle cannot loop forever.
+            walk(directory, relative: relative, pattern: rest, into: &matches, skipped: &skipped)
+            for name in entries(of: directory) where !name.hasPrefix(".") && Self.kind(here(name), followLinks: false) == .directory {
+                walk(here(name), relative: joined(name), pattern: pattern, into: &matches, skipped: &skipped)
+            }
+            return
+        }
+        let candidates =
+            Self.isGlob(component) || caseInsensitive
+            ? entries(of: directory).filter { Self.nameMatches(component, $0, caseInsensitive: caseInsensitive) }
+            : [component]
+        for name in candidates {
+            let path = here(name)
+            let kind = Self.kind(path, followLinks: true)
+            if rest.isEmpty {
+                switch kind {
+                case .file: matches.append(joined(name))
+                case .directory, .absent: break
+                case .other(let what):
+                    // A link is named with where it leads: the device is not the input's name.
+                    let target = what.contains("symbolic link") ? nil : FileFetcher.linkTarget(path)
+                    skipped[path] = target.map { "a symbolic link to \($0), \(what)" } ?? what
+                }
+            } else if kind == .directory {
+                walk(path, relative: joined(name), pattern: rest, into: &matches, skipped: &skipped)
+            }
+        }
+    }
+
+    private func entries(of directory: String) -> [String] {
+        LongPath.entries(of: directory).sorted()
+    }
+
+    /// The path relative to the pipeline file's folder when inside it; one too long to open,
+    /// which the plan refuses, shortened in the middle.
+    private func displayName(_ path: String) -> String {
+        let base = baseDirectory.path.hasSuffix("/") ? baseDirectory.path : baseDirectory.path + "/"
+        let name = path.hasPrefix(base) ? String(path.dropFirst(base.count)) : path
+        return LongPath.isTooLong(path) ? LongPath.displayed(name) : name
+    }
+
+    private enum Kind: Equatable {
+        case file, directory
+        /// Nothing by that name.
+        case absent
+        /// Something a run cannot read as an image file, and what it is.
+        case other(String)
+    }
+
+    private static func size(of path: String) -> Int64? {
+        var info = stat()
+        return LongPath.status(of: path, &info, followLinks: true) == 0 ? Int64(info.st_size) : nil
+    }
+
+    private static func kind(_ path: String, followLinks: Bool) -> Kind {
+        var info = stat()
+        guard LongPath.status(of: path, &info, followLinks: followLinks) == 0 else {
+            let failure = errno
+            var link = stat()
+            guard followLinks, LongPath.status(of: path, &link, followLinks: false) == 0 else { return .absent }
+            return .other(failure == ELOOP ? "a loop of symbolic links" : "a symbolic link to nothing")
+        }
+        switch info.st_mode & S_IFMT {
+        case S_IFREG: return .file
+        case S_IFDIR: return .directory
+        case S_IFIFO: return .other("a FIFO")
+        case S_IFCHR: return .other("a character device")
+        case S_IFBLK: return .other("a block device")
+        case S_IFSOCK: return .other("a socket")
+        default: return .other("not a regular file")
+        }
+    }
+}

@@ -1,0 +1,29 @@
+import Foundation
+
+/// Inputs on the web: an `http://` or `https://` URL names one input, fetched through libcurl
+/// (or the embedder's `DataLoading`) with retries, conditionally when cached. A URL is not
+/// watched: its changes are found by asking again, as the cache's revalidation does.
+enum WebInputs: InputSource {
+    static func claims(_ address: String) -> Bool {
+        let lowered = address.lowercased()
+        return lowered.hasPrefix("http://") || lowered.hasPrefix("https://")
+    }
+
+    static func list(
+        _ address: String, at place: String, by enumerator: InputEnumerator, into result: inout InputEnumerator.Result<some InputSink>
+    ) -> InputEnumerator.Looked {
+        result.add(InputFile(url: address, redaction: enumerator.redaction))
+        return (nil, "")
+    }
+
+    static let isCached = true
+
+    static func fetch(
+        _ input: InputFile, revalidating cached: CachedResponse?, through transports: InputTransports,
+        isCancelled: @escaping @Sendable () -> Bool
+    ) throws -> SourceFetch {
+        .answered(try transports.web.fetch(input.url ?? input.path, revalidating: cached, isCancelled: isCancelled))
+    }
+
+    static func watchTargets(_ address: String, base: String) -> [WatchScope.Target] { [] }
+}
