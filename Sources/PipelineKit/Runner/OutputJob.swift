@@ -50,12 +50,13 @@ struct IncrementalRuns: Sendable {
         async throws(CancellationError)
         -> WrittenOutput?
     {
-        guard !target.hasUnknownSizes, let store = stores.store(for: target.plannedPath) else { return nil }
+        guard !target.hasUnknownSizes else { return nil }
         let path = target.plannedPath
         let object: StoredObject?
         do {
-            object = try await headQueue.run(for: path, output: output.name) { isCancelled in
-                try store.head(path, isCancelled: isCancelled)
+            // The store is set up on the lane too: its first use reads credentials files.
+            object = try await headQueue.run(for: path, output: output.name) { [stores] isCancelled in
+                try stores.store(for: path)?.head(path, isCancelled: isCancelled)
             }
         } catch is CancellationError {
             throw CancellationError()
