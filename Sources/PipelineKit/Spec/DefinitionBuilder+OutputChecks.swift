@@ -1,6 +1,7 @@
 import Foundation
 
-/// The checks across outputs: names used twice, and path templates that would write the same files.
+/// The checks across outputs: names used twice or taken by the server's own paths, and path
+/// templates that would write the same files.
 extension DefinitionBuilder {
     /// Duplicate names, and templates two outputs share without a placeholder that tells them
     /// apart. An output with a step that could not be built is left out of the second check: its
@@ -14,6 +15,14 @@ extension DefinitionBuilder {
         for (index, outputs, complete) in built {
             guard let name = outputs.first?.name else { continue }
             let path = "outputs[\(index)]"
+            if ServeSettings.reservedNames.contains(name) {
+                problems.append(
+                    .init(
+                        path: join(path, "name"), location: nodes[index]["name"]?.location,
+                        message:
+                            "output name \(name.quotedValue) is the first part of the server's own path /\(name) (pipeline serve): "
+                            + "its URLs would be answered by that path; give the output another name"))
+            }
             if let first = firstByName[name] {
                 problems.append(
                     .init(

@@ -86,6 +86,9 @@ public struct ServeSettings: Sendable, Equatable {
     public static let defaultMaxQueue = 64
     /// The default of `drainTimeout`: as long as Kubernetes waits before it kills a pod.
     public static let defaultDrainTimeout = 30
+    /// The first parts of the server's own paths (`/healthz`, `/metrics`, `/info/{input}`): no
+    /// output may have one as its name, which would be the first part of its URLs too.
+    public static let reservedNames: Set<String> = ["healthz", "info", "metrics"]
 
     /// The section's settings; a file without the section has the defaults.
     public init(

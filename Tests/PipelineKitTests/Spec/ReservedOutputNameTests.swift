@@ -1,0 +1,40 @@
+import Foundation
+import StandardProcessors
+import TestSupport
+import Testing
+
+@testable import PipelineKit
+
+/// An output may not be named as the server's own paths are (`/healthz`, `/metrics`,
+/// `/info/{input}`): its URLs would be answered by them.
+@Suite struct ReservedOutputNameTests {
+    static func json(outputNames: [String]) -> String {
+        let outputs = outputNames.map { name in
+            #"{"name": "\#(name)", "encode": {"format": "webp"}, "path": "out/{stem}-\#(name).webp"}"#
+        }
+        return #"{"version": 1, "inputs": ["in/*.jpg"], "outputs": [\#(outputs.joined(separator: ", "))]}"#
+    }
+
+    func problems(_ json: String) -> [PipelineFileError.Problem] {
+        do {
+            _ = try PipelineDefinition(json: json, baseDirectory: URL(fileURLWithPath: "/tmp"), processors: .standard)
+            return []
+        } catch {
+            return error.problems
+        }
+    }
+
+    @Test(arguments: ["info", "healthz", "metrics"])
+    func theServersPathsAreNoOutputsName(_ name: String) {
+        let found = problems(Self.json(outputNames: ["small", "large", name]))
+        #expect(found.count == 1, "\(found)")
+        let problem = try? #require(found.first)
+        #expect(problem?.path == "outputs[2].name")
+        #expect(problem?.message.contains("\"\(name)\"") == true, "\(String(describing: problem))")
+        #expect(problem?.message.contains("/\(name)") == true, "\(String(describing: problem))")
+    }
+
+    @Test func namesThatOnlyResembleThemAreOutputsNames() {
+        #expect(problems(Self.json(outputNames: ["Info", "information", "metrics2", "health"])).isEmpty)
+    }
+}
