@@ -29,7 +29,7 @@ struct AccessMiddleware: RouterMiddleware {
             let reason = error.status == .notFound ? "no such path: expected /{output}/{input}" : error.status.reasonPhrase
             response = ServeError.body(error.status, reason)
         } catch {
-            logger.error("request failed", metadata: ["path": "\(request.uri.path)", "error": "\(error)"])
+            logger.error("request failed", metadata: ["path": "\(loggedPath(request.uri.path))", "error": "\(error)"])
             response = ServeError.body(.internalServerError, "the server could not answer")
         }
         let bytes = request.method == .head || response.status != .ok ? 0 : Int(response.headers[.contentLength] ?? "") ?? 0
@@ -42,13 +42,19 @@ struct AccessMiddleware: RouterMiddleware {
             logger.info(
                 "request",
                 metadata: [
-                    "method": "\(request.method)", "path": "\(request.uri.path)", "status": "\(response.status.code)",
+                    "method": "\(request.method)", "path": "\(loggedPath(request.uri.path))", "status": "\(response.status.code)",
                     "bytes": "\(bytes)", "ms": "\(seconds * 1000 + attoseconds / 1_000_000_000_000_000)",
                     "source": "\(response.headers[OutputResponder.sourceHeader] ?? "-")",
                 ])
         }
         if request.method == .head { response = response.createHeadResponse() }
         return response
+    }
+
+    /// `path` as logs show it: with its first part replaced by `_` when paths are signed, so
+    /// that no log level prints a signature, which lets anyone who reads it ask for the file.
+    func loggedPath(_ path: String) -> String {
+        signed && path != "/healthz" && path != "/metrics" ? "/_" + Self.droppingFirstPart(path) : path
     }
 
     /// `path` without its first part (a signature), from the `/` after it.

@@ -1,10 +1,12 @@
 #if Server
 import Foundation
+import PipelineKit
 import TestSupport
 import Testing
 
 /// `pipeline serve --log-level trace` logs everything but secrets: not the signing key or salt
-/// (in any spelling), not a signed query's values, not a request's header values.
+/// (in any spelling), not a URL's signature, not a signed query's values, not a request's header
+/// values.
 @Suite struct ServeLogRedactionTests {
     static let key = "943b421c9eb07c830af81030552c86009268de4e532ba2ee2eab8247c6da0881"
     static let salt = "520f986b998545b4785e0defbc4f3c1203f22de2374a3d53cb7a7fe9fea309c5"
@@ -37,6 +39,51 @@ import Testing
         for secret in [
             Self.key, Self.salt, "943B421C", keyBytes.prefix(6).joined(separator: ", "), "hunter2-token", "expires=4102444800",
         ] {
+            #expect(!transcript.contains(secret), "\(secret) is in:\n\(transcript)")
+        }
+    }
+
+    /// The signature of `path` under the test's key and salt, as imgproxy signs: computed here
+    /// from the HMAC, not by the server's code.
+    static func signature(of path: String) -> String {
+        func bytes(_ hex: String) -> [UInt8] {
+            stride(from: 0, to: hex.count, by: 2).map { offset in
+                let start = hex.index(hex.startIndex, offsetBy: offset)
+                return UInt8(hex[start..<hex.index(start, offsetBy: 2)], radix: 16) ?? 0
+            }
+        }
+        let mac = SHA256.hmac(key: bytes(key), message: bytes(salt) + Array(path.utf8))
+        return Data(mac).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+
+    @Test func debugLogsNoSignature() throws {
+        let directory = try Fixtures.watchedFolder(inputs: 1, outputs: [ServeCommandTests.thumb], inputPattern: "in/*.jpg")
+        let json = PipelineHarness.json(
+            inputs: ["in/*.jpg"], outputs: [ServeCommandTests.thumb], extra: #""serve": {"key": "\#(Self.key)", "salt": "\#(Self.salt)"}"#)
+        try directory.write(Data(json.utf8), to: "p.json")
+        let command = try BackgroundCommand(["serve", "p.json", "--port", "0", "--log-level", "debug"], in: directory.url)
+        defer { command.kill() }
+        let line = command.waitForLine(timeout: 180) { !$0.isError && $0.text.hasPrefix("Serving ") }
+        let port = try #require(line?.text.split(separator: ":").last.flatMap { Int($0) }, "\(command.transcript)")
+        // Signed paths answered, one refused (a signature for another path), and a path the
+        // signature does not start with
+        let output = Self.signature(of: "/thumb/p0.jpg")
+        let info = Self.signature(of: "/info/p0.jpg")
+        let targets = ["/\(output)/thumb/p0.jpg", "/\(info)/info/p0.jpg", "/\(output)/info/p0.jpg", "/\(info)/nothing"]
+        var statuses: [Int] = []
+        for target in targets { statuses.append(try LoopbackHTTPClient.send(port: port, target: target).status) }
+        #expect(statuses == [200, 200, 403, 403], "\(command.transcript)")
+        _ = command.waitForLine(timeout: 60) { $0.isError && $0.text.contains("path=/_/nothing") }
+        command.signal(SIGTERM)
+        #expect(command.waitForExit(timeout: 120) == 0, "\(command.transcript)")
+
+        let transcript = command.transcript
+        // Every request was logged, by its path below the signature
+        for path in ["/_/thumb/p0.jpg", "/_/info/p0.jpg", "/_/nothing"] {
+            #expect(transcript.contains("path=\(path)"), "\(path) is not in:\n\(transcript)")
+        }
+        for secret in [output, info] {
             #expect(!transcript.contains(secret), "\(secret) is in:\n\(transcript)")
         }
     }
