@@ -4,10 +4,11 @@ import Hummingbird
 import Logging
 import PipelineKit
 
-/// The server's routes, as a Hummingbird `Router` for one plan: `/healthz`, `/metrics`, and
-/// `/{output}/{input}` (below its signature when the file signs URLs). Every request passes
-/// `AccessMiddleware` (metrics, the access log, refusals as JSON) and `MethodMiddleware`; the
-/// outputs' paths pass `SignatureMiddleware` too, when the file has a key.
+/// The server's routes, as a Hummingbird `Router` for one plan: `/healthz`, `/metrics`,
+/// `/info/{input}` and `/{output}/{input}` (the last two below their signature when the file
+/// signs URLs). Every request passes `AccessMiddleware` (metrics, the access log, refusals as
+/// JSON) and `MethodMiddleware`; the last two paths pass `SignatureMiddleware` too, when the
+/// file has a key.
 struct ServerRoutes: Sendable {
     /// What answers for the outputs' files.
     let responder: OutputResponder
@@ -15,6 +16,7 @@ struct ServerRoutes: Sendable {
 
     init(pipeline: Pipeline, plan: RunPlan, memory: SharedMemoryBudget, metrics: ServerMetrics, logger: Logger) {
         let responder = OutputResponder(pipeline: pipeline, plan: plan, memory: memory)
+        let info = InfoResponder(pipeline: pipeline, plan: plan, catalog: responder.catalog)
         let signature = plan.definition.serve.signing.map(URLSignature.init)
         let router = Router(context: ServerRequestContext.self, options: .autoGenerateHeadEndpoints)
         // Middleware applies to the routes added after it, and to paths no route takes.
@@ -33,9 +35,12 @@ struct ServerRoutes: Sendable {
         let files = router.group()
         if let signature { files.add(middleware: SignatureMiddleware(signature: signature)) }
         // The rest of the path is looked up in the catalog as sent (see `OutputRequest`), never
-        // taken apart by the router, so that an encoded `/` or `..` stays part of a name.
+        // taken apart by the router, so that an encoded `/` or `..` stays part of a name. `/info/`
+        // is told apart here, below the signature, which the router does not know of.
         files.get("/**") { request, context in
-            try await responder.answer(request, path: context.routedPath(of: request), context: context)
+            let path = context.routedPath(of: request)
+            if InfoResponder.asksForInfo(path) { return try await info.answer(request, path: path) }
+            return try await responder.answer(request, path: path, context: context)
         }
         self.responder = responder
         self.router = router.buildResponder()

@@ -1,0 +1,184 @@
+import Foundation
+import Vips
+
+/// What an input is, as a run would find it, without making any output: its size, format, alpha
+/// and orientation from its header, and the placeholders the pipeline file declares for it
+/// (`pipeline serve`'s `/info/{input}`).
+///
+/// The input is read as a run reads it: fetched through the fetch and cache stages (the file's
+/// `fetch` limits, its cache), and its header read through the decoder's checks (the formats the
+/// file permits, `decompress.maxPixels`, `failOn`). Only placeholders need pixels: then the image
+/// is decoded shrunk on load to a few hundred pixels, within `decompress.timeout`, as a run
+/// decodes. Blocking work runs on lanes of the inspector's own, as wide as the file's stages.
+public struct InputInspector: Sendable {
+    /// An input fetched (a local file checked where it lies; a remote one downloaded or taken
+    /// from the cache), ready for `info(of:placeholders:)`.
+    public struct Fetched: Sendable {
+        let input: InputFile
+        let source: FetchedSource
+        /// What identifies the version of the bytes fetched (a file's size, time and inode; a
+        /// response's validator), or nil when nothing does.
+        public var version: String? { source.version }
+    }
+
+    /// The longest side placeholders are made from: above the largest they fit within (the
+    /// ThumbHash's 100 pixels), so that they are resampled down as a run's are.
+    static let placeholderSide = 256
+
+    private let queues: StageQueues
+    private let sources: SourceLoader
+    private let decompress: DecompressSettings
+
+    /// An inspector of `plan`'s inputs, fetching as `pipeline`'s runs do: through `dataLoader`
+    /// (by default libcurl with the file's `fetch` settings) and `cache` (by default the file's
+    /// disk cache).
+    public init(pipeline: Pipeline, plan: RunPlan, dataLoader: (any DataLoading)? = nil, cache: (any DataCaching)? = nil) {
+        let definition = plan.definition
+        queues = StageQueues(definition) { _ in }
+        sources = SourceLoader(
+            fetchQueue: queues.fetch, cacheQueue: queues.cache, fileFetcher: FileFetcher(maxBytes: definition.fetch.maxBytes),
+            remoteFetcher: RemoteFetcher(loader: dataLoader ?? pipeline.defaultDataLoader(), settings: definition.fetch),
+            cache: cache ?? pipeline.defaultCache(), stores: plan.stores)
+        decompress = definition.decompress
+    }
+
+    /// Fetches `input` as a run's fetch stage does.
+    ///
+    /// - Throws: `ItemError` of the fetch stage (a file too large or unreadable, a URL that
+    ///   could not be fetched), or `CancellationError`.
+    public func fetch(_ input: InputFile) async throws -> Fetched {
+        Fetched(input: input, source: try await sources.load(input))
+    }
+
+    /// What `fetched` is: its header's facts, and the placeholders of `placeholders` (each made
+    /// with its settings), computed from the image decoded small when any is asked for.
+    ///
+    /// - Throws: `ItemError` of the decompress stage when the image cannot be read as a run
+    ///   would read it, of the process stage when a placeholder cannot be made; or
+    ///   `CancellationError`.
+    public func info(of fetched: Fetched, placeholders: [PlaceholderKind: PlaceholderSettings] = [:]) async throws -> InputInfo {
+        let name = fetched.input.displayName
+        let source = fetched.source.source
+        let decoder = ImageDecoder(settings: decompress, outputs: [])
+        let header = try await queues.fetch.run(for: name) { try decoder.header(of: source) }
+        var info = InputInfo(
+            width: header.upright.width, height: header.upright.height, format: header.format, hasAlpha: header.hasAlpha,
+            orientation: header.orientation)
+        guard !placeholders.isEmpty else { return info }
+        let small = ImageDecoder(settings: decompress, outputs: [Self.placeholderOutput])
+        info.placeholders = try await queues.decompress.run(for: name) { () throws(ItemError) -> Placeholders in
+            let decoded = try small.decode(source)
+            return try Self.placeholders(of: decoded.image, placeholders)
+        }
+        return info
+    }
+
+    /// The placeholders of `kinds` for `image`: those sharing settings computed together.
+    private static func placeholders(of image: VipsImage, _ kinds: [PlaceholderKind: PlaceholderSettings]) throws(ItemError)
+        -> Placeholders
+    {
+        var made = Placeholders()
+        for settings in Set(kinds.values) {
+            let group = Set(kinds.filter { $0.value == settings }.keys)
+            let values: Placeholders
+            do {
+                values = try Placeholders(of: image, kinds: group, settings: settings)
+            } catch {
+                throw ItemError(.processing, stage: .process, reason: "placeholders: \(error)", underlying: error)
+            }
+            for kind in group {
+                switch kind {
+                case .lqip: made.lqip = values.lqip
+                case .blurhash: made.blurhash = values.blurhash
+                case .thumbhash: made.thumbhash = values.thumbhash
+                case .dominantColor: made.dominantColor = values.dominantColor
+                }
+            }
+        }
+        return made
+    }
+
+    /// The placeholders `definition`'s outputs declare for `input` (those whose `"inputs"` leave
+    /// it out declare none for it), each with the settings of the first output in the file that
+    /// declares it.
+    public static func placeholders(declaredFor input: InputFile, in definition: PipelineDefinition) -> [PlaceholderKind:
+        PlaceholderSettings]
+    {
+        var declared: [PlaceholderKind: PlaceholderSettings] = [:]
+        for output in definition.outputs where !output.placeholders.isEmpty {
+            if let subset = output.inputSubset,
+                !subset.contains(input, baseDirectory: definition.baseDirectory, caseInsensitive: definition.caseInsensitive)
+            {
+                continue
+            }
+            for kind in output.placeholders where declared[kind] == nil { declared[kind] = output.placeholderSettings }
+        }
+        return declared
+    }
+
+    /// The one output the placeholders' decode is for: it lets the decoder shrink on load to
+    /// `placeholderSide`, and keeps no animation.
+    static let placeholderOutput = OutputDefinition(
+        name: "placeholders", steps: [PlaceholderShrink(side: placeholderSide)], encoder: EncoderSettings(format: .png),
+        path: PathTemplate(literal: "placeholders"))
+}
+
+/// What `/info/{input}` answers: an input's header facts and its placeholders.
+public struct InputInfo: Sendable, Equatable {
+    /// The width the run turns the image to: upright when `decompress.autorotate` (the default)
+    /// applies the EXIF orientation, else as stored.
+    public var width: Int
+    /// The height, as `width`.
+    public var height: Int
+    /// The container's format, as the project names formats (`jpeg`, `png`, `webp`, `avif`,
+    /// `heic`, `gif`, `tiff`, `jxl`; `svg` or `pdf` when the file permits them).
+    public var format: String
+    /// Whether the image has an alpha band.
+    public var hasAlpha: Bool
+    /// The EXIF orientation, 1 to 8 (1 when the file has none).
+    public var orientation: Int
+    /// The placeholders asked for, or nil when none was.
+    public var placeholders: Placeholders?
+
+    /// Facts with no placeholders.
+    public init(width: Int, height: Int, format: String, hasAlpha: Bool, orientation: Int, placeholders: Placeholders? = nil) {
+        self.width = width
+        self.height = height
+        self.format = format
+        self.hasAlpha = hasAlpha
+        self.orientation = orientation
+        self.placeholders = placeholders
+    }
+}
+
+/// The step of `InputInspector`'s decode: none in a pipeline file. It lets the decoder shrink
+/// an image to fit `side` on its longer side, as an output's resize does.
+struct PlaceholderShrink: ImageProcessing {
+    static let name = "placeholderShrink"
+    static let summary = "shrinks on load for placeholders"
+    static let options: [Option] = []
+
+    let side: Int
+
+    init(side: Int) { self.side = side }
+
+    init(options: ProcessorOptions) throws(OptionError) { side = InputInspector.placeholderSide }
+
+    var identifier: String { "placeholderShrink(\(side))" }
+
+    func outputSize(for size: ImageSize) -> ImageSize { size }
+
+    func allowedInputShrink(for size: ImageSize) -> Double {
+        max(1, Double(max(size.width, size.height)) / Double(side))
+    }
+
+    func process(_ image: VipsImage, context: ProcessingContext) throws -> VipsImage { image }
+}
+
+extension PathTemplate {
+    /// A template of `text` alone, with no placeholder: for an output no file writes.
+    init(literal text: String) {
+        self.text = text
+        pieces = [.literal(text)]
+    }
+}

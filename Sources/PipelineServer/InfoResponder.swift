@@ -1,0 +1,125 @@
+#if Server
+import Foundation
+import Hummingbird
+import PipelineKit
+
+/// Answers `/info/{input}`: what an input is, as JSON, without making any output (see
+/// `InputInspector`). The input is named as in `/{output}/{input}` and looked up in the catalog,
+/// never joined onto the file system.
+struct InfoResponder: Sendable {
+    /// The first part of the path that asks for an input's info.
+    static let prefix = "/info/"
+
+    private let catalog: OutputCatalog
+    private let inspector: InputInspector
+    private let definition: PipelineDefinition
+    private let cacheControl: String?
+
+    init(pipeline: Pipeline, plan: RunPlan, catalog: OutputCatalog) {
+        self.catalog = catalog
+        inspector = InputInspector(pipeline: pipeline, plan: plan)
+        definition = plan.definition
+        cacheControl = plan.definition.serve.cacheControl
+    }
+
+    /// Whether `path` (below any signature) asks for an input's info.
+    static func asksForInfo(_ path: String) -> Bool {
+        path == "/info" || path.hasPrefix(prefix)
+    }
+
+    /// The JSON `path` (`/info/{input}`, below any signature) asks for; 304 when `If-None-Match`
+    /// names its `ETag`; a refusal otherwise.
+    func answer(_ request: Request, path: String) async throws(ServeError) -> Response {
+        let raw = path.hasPrefix(Self.prefix) ? String(path.dropFirst(Self.prefix.count)) : ""
+        guard !raw.isEmpty else { throw ServeError(404, "no such path: expected /info/{input}") }
+        // Decoded once and looked up as it is: an encoded `..` or a NUL is a name no input has.
+        guard let name = raw.removingPercentEncoding, let input = catalog.inputs[name] else {
+            throw ServeError(404, "no input \(raw.prefix(200)) in the pipeline file")
+        }
+        let listing = input.listing
+        let placeholders = InputInspector.placeholders(declaredFor: listing, in: definition)
+        let fetched: InputInspector.Fetched
+        do {
+            fetched = try await inspector.fetch(listing)
+        } catch {
+            throw Self.refusal(for: error, of: listing, as: name)
+        }
+        var headers: HTTPFields = [.contentType: "application/json"]
+        if let cacheControl { headers[.cacheControl] = cacheControl }
+        if let version = fetched.version {
+            let tag = "\"\(Self.tag(version: version, placeholders: placeholders, autorotate: definition.decompress.autorotate))\""
+            headers[.eTag] = tag
+            if OutputResponder.matches(request.headers[.ifNoneMatch], tag) { return Response(status: .notModified, headers: headers) }
+        }
+        let info: InputInfo
+        do {
+            info = try await inspector.info(of: fetched, placeholders: placeholders)
+        } catch {
+            throw Self.refusal(for: error, of: listing, as: name)
+        }
+        let body: Data
+        do {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            body = try encoder.encode(InfoBody(info))
+        } catch {
+            throw ServeError(500, "the server could not write the info of \(name)")
+        }
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
+    }
+
+    /// The `ETag` of the info of an input at `version`: what it says changes with the input's
+    /// bytes, the placeholders asked for and their settings, whether the size is turned upright,
+    /// and the code that reads them.
+    static func tag(version: String, placeholders: [PlaceholderKind: PlaceholderSettings], autorotate: Bool) -> String {
+        let kinds = placeholders.sorted { $0.key.rawValue < $1.key.rawValue }.map { kind, settings in
+            "\(kind.rawValue):\(settings.lqipWidth),\(settings.lqipQuality),\(settings.blurhashXComponents),\(settings.blurhashYComponents)"
+        }
+        let described = ["info", PipelineKitInfo.version, version, "autorotate=\(autorotate)"] + kinds
+        return "info-" + SHA256.hex(Data(described.joined(separator: "\n").utf8)).prefix(40)
+    }
+
+    /// The refusal for an input that could not be fetched or read: the status the output route
+    /// gives the same failure, and a reason naming the stage and the input as the URL did
+    /// (`name`), never a path on the server.
+    static func refusal(for error: any Error, of input: InputFile, as name: String) -> ServeError {
+        guard let failure = error as? ItemError else {
+            if error is CancellationError { return ServeError(503, "the server is stopping") }
+            return ServeError(500, "the server could not read \(name)")
+        }
+        if failure.kind == .changed {
+            return .tryAgain("\(failure.stage): \(name) changed while it was being read; try again")
+        }
+        let status = OutputResponder.status(for: failure.kind)
+        guard status != 500 else { return ServeError(500, "\(failure.stage): the server could not read \(name)") }
+        let reason = OutputResponder.naming(failure.reason, input: input, as: name)
+        return ServeError(status, "\(failure.stage): " + (reason.contains(name) ? reason : "\(name): \(reason)"))
+    }
+}
+
+/// The JSON of `/info/{input}`: the facts, and the placeholders asked for beside them (those
+/// not asked for left out).
+private struct InfoBody: Encodable {
+    let width: Int
+    let height: Int
+    let format: String
+    let hasAlpha: Bool
+    let orientation: Int
+    let lqip: String?
+    let blurhash: String?
+    let thumbhash: String?
+    let dominantColor: String?
+
+    init(_ info: InputInfo) {
+        width = info.width
+        height = info.height
+        format = info.format
+        hasAlpha = info.hasAlpha
+        orientation = info.orientation
+        lqip = info.placeholders?.lqip
+        blurhash = info.placeholders?.blurhash
+        thumbhash = info.placeholders?.thumbhash
+        dominantColor = info.placeholders?.dominantColor
+    }
+}
+#endif
