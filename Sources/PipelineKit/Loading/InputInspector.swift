@@ -36,9 +36,8 @@ public struct InputInspector: Sendable {
         let definition = plan.definition
         queues = StageQueues(definition) { _ in }
         sources = SourceLoader(
-            fetchQueue: queues.fetch, cacheQueue: queues.cache, fileFetcher: FileFetcher(maxBytes: definition.fetch.maxBytes),
-            remoteFetcher: RemoteFetcher(loader: dataLoader ?? pipeline.defaultDataLoader(), settings: definition.fetch),
-            cache: cache ?? pipeline.defaultCache(), stores: plan.stores)
+            definition, queues: queues, dataLoader: dataLoader ?? pipeline.defaultDataLoader(), cache: cache ?? pipeline.defaultCache(),
+            stores: plan.stores)
         decompress = definition.decompress
     }
 

@@ -17,6 +17,19 @@ struct SourceLoader: Sendable {
     /// cached do not wait for connection timeouts and retries again.
     let unreachableOrigins = Locked<Set<String>>([])
 
+    /// The loader a run of `definition` fetches through, on `queues`' fetch and cache lanes.
+    init(
+        _ definition: PipelineDefinition, queues: StageQueues, dataLoader: any DataLoading, cache: (any DataCaching)?,
+        stores: ObjectStoreAccess
+    ) {
+        fetchQueue = queues.fetch
+        cacheQueue = queues.cache
+        transports = InputTransports(
+            files: FileFetcher(maxBytes: definition.fetch.maxBytes), web: RemoteFetcher(loader: dataLoader, settings: definition.fetch),
+            stores: stores)
+        self.cache = cache
+    }
+
     /// Throws an `ItemError` of the fetch stage, or `CancellationError` when the run was cancelled
     /// while the work was queued.
     func load(_ input: InputFile) async throws -> FetchedSource {

@@ -37,12 +37,7 @@ final class RunExecution: Sendable {
         self.manifest = manifest
         self.emit = emit
         queues = StageQueues(definition) { emit(.stageFinished($0)) }
-        sources = SourceLoader(
-            fetchQueue: queues.fetch, cacheQueue: queues.cache,
-            transports: InputTransports(
-                files: FileFetcher(maxBytes: definition.fetch.maxBytes), web: RemoteFetcher(loader: dataLoader, settings: definition.fetch),
-                stores: plan.stores),
-            cache: cache)
+        sources = SourceLoader(definition, queues: queues, dataLoader: dataLoader, cache: cache, stores: plan.stores)
         writer = OutputWriter(stores: plan.stores, protecting: plan.protectedInputs, claimingPaths: plan.somePathsWaitForSizes)
         decoder = ImageDecoder(settings: definition.decompress, outputs: definition.outputs, accountant: memory)
     }
