@@ -2,19 +2,22 @@
 import Dispatch
 import PipelineKit
 
-/// Makes the outputs of one input at a time as requests ask for them, through a run of the
-/// pipeline over that input alone: the same steps, limits, atomic writes and journal as a batch
-/// run, so an output a batch run made is found up to date and one made here is found by the
-/// next batch run. Every run draws on one memory budget, as a batch run's inputs do.
+/// Makes the files requests ask for, through a run of the pipeline over that input alone,
+/// limited to the one file asked for (`RunPlan.WantedFile`; every output of the input with
+/// `serve.makeAll`): the same steps, limits, atomic writes and journal as a batch run, so an
+/// output a batch run made is found up to date and one made here is found by the next batch
+/// run. Every run draws on one memory budget, as a batch run's inputs do.
 ///
-/// Requests for one input while its run is going (or waiting to go) wait for that run:
-/// concurrent identical requests are one job. At most `lanes` runs go at once, as a batch run
+/// Requests for one file while its run is going (or waiting to go) wait for that run:
+/// concurrent identical requests are one job. Runs for other files of one input go one after
+/// another, so that each finds the files the one before made and its manifest entry names them
+/// all. At most `lanes` runs go at once, as a batch run
 /// keeps at most its in-flight window of inputs between its first stage and its last; up to
 /// `queueLimit` more wait their turn, and past that a request is refused, to be tried later.
 ///
-/// What the last run over each local input reported is kept (`warmReport(for:)`): a request
-/// whose input and file are as that run left them is answered from it, without a run, which
-/// would read the whole journal to find the same files.
+/// What the last run for each file of each local input reported is kept (`warmReport(for:)`):
+/// a request for that file whose input and file are as that run left them is answered from
+/// it, without a run, which would read the journal's lines of the input to find the same files.
 actor InputMaker {
     private let pipeline: Pipeline
     private let plan: RunPlan
@@ -24,12 +27,24 @@ actor InputMaker {
     let lanes: Int
     /// Runs that may wait for a lane.
     let queueLimit: Int
-    /// The job of each source going or waiting, by its index in the plan's items.
-    private var jobs: [Int: Task<[ItemReport], Never>] = [:]
+    /// A run's source, by its index in the plan's items, and the file it is for (nil: every output).
+    struct JobKey: Hashable {
+        let item: Int
+        let variant: RunPlan.WantedFile?
+    }
+    /// The job of each source and file going or waiting.
+    private var jobs: [JobKey: Task<[ItemReport], Never>] = [:]
+    /// The last job started for each source, which the next one for that source waits for.
+    private var lastJob: [Int: Task<[ItemReport], Never>] = [:]
     /// Runs going now, and the jobs waiting for a lane, first come first served.
     private let lanesTaken = WaitingRoom<Int, Void, Void>(0)
-    /// What the last run over each local input reported, by the listing that names it.
-    private var warm: [InputFile: WarmReport] = [:]
+    /// What a listing's file is, for the warm path: the listing and the file a run was for.
+    private struct WarmKey: Hashable {
+        let listing: InputFile
+        let variant: RunPlan.WantedFile?
+    }
+    /// What the last run for each file of each local input reported.
+    private var warm: [WarmKey: WarmReport] = [:]
     /// Whether a run's report may stand in for the next run's: only when the journal decides
     /// what is up to date (a file without one makes every output on every run) and no step
     /// uses another image, whose version would be one more thing to check.
@@ -47,30 +62,37 @@ actor InputMaker {
             plan.definition.incremental && plan.definition.outputs.allSatisfy { $0.steps.allSatisfy { $0.resources.isEmpty } }
     }
 
-    /// What the last run over `input` reported, when it may answer again: see `WarmReport`,
-    /// whose `isCurrent` says whether the input and the file wanted are still as they were.
-    func warmReport(for input: OutputCatalog.Input) -> WarmReport? {
-        warm[input.listing]
+    /// What the last run for `variant` of `input` reported, when it may answer again: see
+    /// `WarmReport`, whose `isCurrent` says whether the input and the file wanted are still as
+    /// they were.
+    func warmReport(for input: OutputCatalog.Input, variant: RunPlan.WantedFile?) -> WarmReport? {
+        warm[WarmKey(listing: input.listing, variant: variant)]
     }
 
     /// Why a request was not taken: every lane is busy and the queue is full.
     struct Full: Error {}
 
-    /// The report of `input`'s listing after a run over its source: its outputs up to date on
-    /// disk, or made now. Nil when the run ended without one (cancelled).
+    /// The report of `input`'s listing after a run over its source for `variant` (nil: every
+    /// output): that file made now or up to date on disk, with the input's other files that are
+    /// up to date. Nil when the run ended without one (cancelled).
     ///
-    /// - Throws: `Full` when the input's source has no job yet and the queue has no room.
-    func report(for input: OutputCatalog.Input) async throws(Full) -> ItemReport? {
+    /// - Throws: `Full` when the file has no job yet and the queue has no room.
+    func report(for input: OutputCatalog.Input, variant: RunPlan.WantedFile?) async throws(Full) -> ItemReport? {
+        let key = JobKey(item: input.item, variant: variant)
         let task: Task<[ItemReport], Never>
-        if let current = jobs[input.item] {
+        if let current = jobs[key] {
             task = current
         } else {
             guard jobs.count < lanes + queueLimit else { throw Full() }
-            let plan = self.plan.keeping(sourcesAt: [input.item])
+            let plan = self.plan.keeping(sourcesAt: [input.item], wanted: variant)
             let pipeline = self.pipeline
             let memory = self.memory
             let local = plan.items.first.map(\.input).flatMap { $0.isRemote ? nil : $0.path }
+            let previous = lastJob[input.item]
             task = Task {
+                // One source's runs go in turn: each then reports (and its manifest entry names)
+                // the files the one before made. Waiting so holds no lane.
+                _ = await previous?.value
                 await self.takeLane()
                 // Cancelled while it waited (the server stopping past its drain timeout): no run.
                 guard !Task.isCancelled else {
@@ -81,14 +103,16 @@ actor InputMaker {
                 // Before the run: an input changed while it goes is found changed by the next request.
                 let stamp = self.keepsReports ? local.flatMap(FileStamp.init(path:)) : nil
                 let reports = await Self.reports(of: plan, by: pipeline, memory: memory)
-                self.remember(reports, input: stamp)
+                self.remember(reports, input: stamp, variant: variant)
                 self.leaveLane()
                 return reports
             }
-            jobs[input.item] = task
+            jobs[key] = task
+            lastJob[input.item] = task
         }
         let reports = await task.value
-        if jobs[input.item] == task { jobs[input.item] = nil }
+        if jobs[key] == task { jobs[key] = nil }
+        if lastJob[input.item] == task { lastJob[input.item] = nil }
         return reports.first { $0.input == input.listing }
     }
 
@@ -126,11 +150,11 @@ actor InputMaker {
     /// Runs going now, and jobs waiting for a lane.
     var counts: (going: Int, waiting: Int) { lanesTaken.withLock { going, waiting in (going, waiting.count) } }
 
-    /// Keeps each listing's report of a run that started with its source at `input` (nil: not
-    /// a local file, or not kept), replacing what an earlier run reported.
-    private func remember(_ reports: [ItemReport], input: FileStamp?) {
+    /// Keeps each listing's report of a run for `variant` that started with its source at
+    /// `input` (nil: not a local file, or not kept), replacing what an earlier run reported.
+    private func remember(_ reports: [ItemReport], input: FileStamp?, variant: RunPlan.WantedFile?) {
         for report in reports {
-            warm[report.input] = input.flatMap { WarmReport(input: $0, report: report) }
+            warm[WarmKey(listing: report.input, variant: variant)] = input.flatMap { WarmReport(input: $0, report: report) }
         }
     }
 

@@ -14,6 +14,8 @@ struct OutputResponder: Sendable {
     private let fallback: FallbackImage?
     /// Whether answers ask for client hints, and a request's width hint picks its width (`serve.clientHints`).
     private let clientHints: Bool
+    /// Whether a request makes every output of its input, not only the file it names (`serve.makeAll`).
+    private let makeAll: Bool
     /// The width hints read, in order: the standard one first, then the one browsers sent before it.
     static let widthHints = [HTTPFields.Element.Name("Sec-CH-Width")!, HTTPFields.Element.Name("Width")!]
     /// What `Accept-CH` asks for, when the file's `serve.clientHints` is on.
@@ -30,6 +32,7 @@ struct OutputResponder: Sendable {
             pipeline: pipeline, plan: plan, memory: memory, lanes: plan.definition.inFlight, queueLimit: plan.definition.serve.maxQueue)
         cacheControl = plan.definition.serve.cacheControl
         clientHints = plan.definition.serve.clientHints
+        makeAll = plan.definition.serve.makeAll
         fallback = plan.definition.serve.fallback.flatMap(FallbackImage.init)
     }
 
@@ -51,16 +54,19 @@ struct OutputResponder: Sendable {
             accept: request.headers[.accept], catalog: catalog,
             hints: clientHints ? Self.widthHints.map { ($0.rawName, request.headers[$0]) } : [])
         guard let input = catalog.inputs[wanted.input] else { throw ServeError(404, "no input of that name") }
-        // The warm path: the file the last run over this input reported, while the input and
-        // the file are as that run left them, is what a run would find up to date now.
-        if let warm = await maker.warmReport(for: input), case .success(let written) = Self.file(for: wanted, in: warm.report),
+        // The run makes the file asked for, and no other, unless the file says to make them all.
+        let variant = makeAll ? nil : RunPlan.WantedFile(output: wanted.output, format: wanted.format, width: wanted.width)
+        // The warm path: the file the last run for it reported, while the input and the file
+        // are as that run left them, is what a run would find up to date now.
+        if let warm = await maker.warmReport(for: input, variant: variant),
+            case .success(let written) = Self.file(for: wanted, in: warm.report),
             warm.isCurrent(written, inputPath: input.listing.path)
         {
             return try await fileResponse(WarmReport.foundOnDisk(written), for: wanted, request: request, context: context)
         }
         let made: ItemReport?
         do {
-            made = try await maker.report(for: input)
+            made = try await maker.report(for: input, variant: variant)
         } catch {
             throw ServeError.tryAgain("every lane is busy and the queue is full; try again")
         }

@@ -164,6 +164,10 @@ public struct RunPlan: Sendable {
     /// manifest updates their entries and keeps the others'.
     private(set) var isPart = false
 
+    /// The one file of each source this plan makes (`keeping(sourcesAt:wanted:)`), or nil to
+    /// make every output: other outputs are reported when up to date, and left unmade otherwise.
+    package internal(set) var wantedFile: WantedFile?
+
     /// This plan with `more` warnings, said when the run starts.
     func adding(warnings more: [String]) -> RunPlan {
         var plan = self

@@ -58,7 +58,7 @@ extension RunExecution {
     ) async throws(CancellationError) -> Leg<(FetchedSource, [OutputJob])> {
         var listedJobs: [OutputJob]?
         if let version = input.listedVersion {
-            let jobs = try await incremental.jobs(for: listings, version: version)
+            let jobs = asked(try await incremental.jobs(for: listings, version: version))
             if jobs.allSatisfy({ $0.upToDate != nil }) { return .finished(Self.upToDate(listings, jobs)) }
             listedJobs = jobs
         }
@@ -72,7 +72,7 @@ extension RunExecution {
         if let listedJobs {
             jobs = listedJobs
         } else {
-            jobs = try await incremental.jobs(for: listings, version: fetched.version)
+            jobs = asked(try await incremental.jobs(for: listings, version: fetched.version))
         }
         // Leaving out jobs cannot make one out of date: nothing to read when all are up to date.
         if jobs.allSatisfy({ $0.upToDate != nil }) { return .finished(Self.upToDate(listings, jobs)) }
@@ -105,7 +105,7 @@ extension RunExecution {
         var needs: DecodeMemoryEstimate?
         if plan.definition.choosesWidthsBySize || estimates {
             let outputsMade: (@Sendable (ImageSize) -> [Int]?)? =
-                estimates ? { @Sendable [self] size in Self.outputsToMake(jobsMade(from: judged, size: size)) } : nil
+                estimates ? { @Sendable [self] size in Self.outputsToMake(chosen(jobsMade(from: judged, size: size))) } : nil
             let look: ImageDecoder.HeaderLook?
             do {
                 look = try await queues.fetch.run(for: input.displayName) { [decoder, source = fetched.source] in
@@ -118,6 +118,7 @@ extension RunExecution {
             if let look { jobs = jobsMade(from: judged, size: look.size) }
             needs = look?.needs
         }
+        jobs = chosen(jobs)
         if jobs.allSatisfy({ $0.upToDate != nil }) { return .finished(Self.upToDate(listings, jobs)) }
         return .next(HeaderFacts(jobs: jobs, made: Self.outputsToMake(jobs), needs: needs, checksUnstreamed: checksUnstreamed))
     }
@@ -196,6 +197,18 @@ extension RunExecution {
         guard plan.definition.choosesWidthsBySize else { return jobs }
         let made = plan.definition.outputsMade(for: size)
         return jobs.filter { made.contains($0.outputIndex) }
+    }
+
+    /// Of `jobs` before the image's size is known, those a run limited to one file
+    /// (`RunPlan.wantedFile`) keeps: the ones up to date and the ones that may make that file.
+    private func asked(_ jobs: [OutputJob]) -> [OutputJob] {
+        plan.wantedFile.map { $0.candidates(jobs) } ?? jobs
+    }
+
+    /// Of `jobs` once widths the image is too narrow for are left out, those a run limited to
+    /// one file keeps: the ones up to date and the one that makes that file.
+    private func chosen(_ jobs: [OutputJob]) -> [OutputJob] {
+        plan.wantedFile.map { $0.chosen(jobs) } ?? jobs
     }
 
     /// The outputs a decode is for: those of `jobs` not up to date, which take no part (the

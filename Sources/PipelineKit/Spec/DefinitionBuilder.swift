@@ -186,7 +186,7 @@ struct DefinitionBuilder {
         return ServeSettings(
             cacheControl: try serve.optionalString("cacheControl"), maxConnections: try serve.int("maxConnections"),
             maxQueue: try serve.int("maxQueue"), signing: signing, clientHints: try serve.bool("clientHints"), fallback: fallback,
-            drainTimeout: try serve.int("drainTimeout"))
+            drainTimeout: try serve.int("drainTimeout"), makeAll: try serve.bool("makeAll"))
     }
 
     /// The `manifest` section, nil when the file has none.

@@ -27,6 +27,11 @@ extension ServeSettings {
                 help:
                     "answer with Accept-CH: Sec-CH-Width, Sec-CH-DPR, Width, DPR, and pick the width of a request without ?width= "
                     + "from its Sec-CH-Width (or Width): the smallest of the output's widths at least that wide, else the widest"),
+            .boolean(
+                "makeAll", default: false,
+                help:
+                    "make every output, width and format of an input on the first request for any of them, as a batch run does, "
+                    + "rather than only the file the request names"),
             Option(
                 "key", .string(nonEmpty: true),
                 help:

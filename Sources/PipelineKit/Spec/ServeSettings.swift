@@ -20,6 +20,9 @@ public struct ServeSettings: Sendable, Equatable {
     /// The image answered in place of an input that cannot be read or made (`serve.fallback`),
     /// or nil to answer such a request 422.
     public var fallback: Fallback?
+    /// Whether a request for one file of an input makes every output of that input, as a batch
+    /// run does (`serve.makeAll`), rather than only the file it names.
+    public var makeAll: Bool
 
     /// An image file answered in place of an input that cannot be read or made.
     public struct Fallback: Sendable, Equatable {
@@ -94,8 +97,9 @@ public struct ServeSettings: Sendable, Equatable {
     public init(
         cacheControl: String? = nil, maxConnections: Int = ServeSettings.defaultMaxConnections,
         maxQueue: Int = ServeSettings.defaultMaxQueue, signing: Signing? = nil, clientHints: Bool = false, fallback: Fallback? = nil,
-        drainTimeout: Int = ServeSettings.defaultDrainTimeout
+        drainTimeout: Int = ServeSettings.defaultDrainTimeout, makeAll: Bool = false
     ) {
+        self.makeAll = makeAll
         self.drainTimeout = drainTimeout
         self.clientHints = clientHints
         self.fallback = fallback

@@ -1,0 +1,62 @@
+/// A run limited to one file of each of its sources: what a server's request names (one output,
+/// one format, one width or the widest), so that the request waits for that file alone.
+extension RunPlan {
+    /// One file of one output, as a request names it. The run decodes, processes and encodes
+    /// for it alone; the source's other outputs are reported when the journal finds them up to
+    /// date (so the manifest entry keeps every file that exists) and are not made otherwise.
+    package struct WantedFile: Sendable, Hashable {
+        /// The output's name in the pipeline file.
+        package let output: String
+        /// The format asked for, one of the output's.
+        package let format: EncoderSettings.Format
+        /// The width asked for, one of the output's `widths`, or nil for the widest made.
+        package let width: Int?
+
+        /// The file of `output` in `format` at `width` (nil: the widest made).
+        package init(output: String, format: EncoderSettings.Format, width: Int?) {
+            self.output = output
+            self.format = format
+            self.width = width
+        }
+
+        /// Whether `job` makes a file of this output and format (an art crop is for a page's
+        /// `<source media>`, never a file asked for by URL).
+        private func matches(_ job: OutputJob) -> Bool {
+            job.output.name == output && job.output.encoder.format == format && job.output.variant?.art == nil
+        }
+
+        /// Of `jobs`, judged by the journal before the image's size is known: those up to date,
+        /// and those that may make the file asked for. When the width asked for is up to date,
+        /// that file answers: only the jobs up to date are left.
+        func candidates(_ jobs: [OutputJob]) -> [OutputJob] {
+            let exactDone = width != nil && jobs.contains { matches($0) && $0.output.variant?.width == width && $0.upToDate != nil }
+            return jobs.filter { $0.upToDate != nil || (!exactDone && matches($0)) }
+        }
+
+        /// Of `jobs`, left once the image's size has left out the widths it is too narrow for:
+        /// those up to date, and for each listing the one job that makes the file asked for —
+        /// the width asked for, or else (a width above the image's own, or none asked) the file
+        /// made at the widest, which for a responsive output is the image's own width.
+        func chosen(_ jobs: [OutputJob]) -> [OutputJob] {
+            var picked: Set<[Int]> = []
+            for listing in Set(jobs.map(\.listing)) {
+                let candidates = jobs.filter { $0.listing == listing && matches($0) }
+                let exact = width.flatMap { width in candidates.first { $0.output.variant?.width == width } }
+                // "original" (no width) is the image's own; otherwise the largest width made.
+                let widest =
+                    candidates.first { $0.output.variant?.width == nil }
+                    ?? candidates.max { ($0.output.variant?.width ?? 0) < ($1.output.variant?.width ?? 0) }
+                if let job = exact ?? widest { picked.insert([job.listing, job.outputIndex]) }
+            }
+            return jobs.filter { $0.upToDate != nil || picked.contains([$0.listing, $0.outputIndex]) }
+        }
+    }
+
+    /// This plan with only the sources at `positions` in `items`, each making only `wanted`
+    /// (nil: every output), for a server's run for one request.
+    package func keeping(sourcesAt positions: some Sequence<Int>, wanted: WantedFile?) -> RunPlan {
+        var plan = keeping(sourcesAt: positions)
+        plan.wantedFile = wanted
+        return plan
+    }
+}

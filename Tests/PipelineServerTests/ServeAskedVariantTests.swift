@@ -1,0 +1,143 @@
+#if Server
+import Foundation
+import StandardProcessors
+import TestSupport
+import Testing
+import Vips
+
+@testable import PipelineKit
+@testable import PipelineServer
+
+/// A request makes the file it names (output × width × format) and no other; `serve.makeAll`
+/// makes every file of the input; batch runs and the manifest agree with what was made.
+@Suite(.serialized) struct ServeAskedVariantTests {
+    /// Two outputs, each of two widths in two formats: eight files of each input.
+    static func json(serve: String = "") -> String {
+        let thumb =
+            #"{"name": "thumb", "widths": [16, 24], "formats": [{"format": "avif"}, {"format": "webp"}], "path": "out/thumb/{stem}-{width}.{format}"}"#
+        let card =
+            #"{"name": "card", "widths": [8, 12], "formats": [{"format": "avif"}, {"format": "webp"}], "path": "out/card/{stem}-{width}.{format}"}"#
+        let manifest = #""manifest": {"path": "site/images.json"}"#
+        return PipelineHarness.json(
+            inputs: ["in/*.jpg"], outputs: [thumb, card], extra: serve.isEmpty ? manifest : manifest + ", " + serve)
+    }
+
+    /// The files below `out/`, by their path there, sorted.
+    static func made(in directory: TemporaryDirectory) -> [String] {
+        let out = directory.path + "/out"
+        let found = FileManager.default.enumerator(atPath: out)?.compactMap { $0 as? String } ?? []
+        return found.filter { path in
+            var isFolder: ObjCBool = false
+            return FileManager.default.fileExists(atPath: out + "/" + path, isDirectory: &isFolder) && !isFolder.boolValue
+        }
+        .sorted()
+    }
+
+    /// The identity and modification time of the file at `path`.
+    static func identity(_ path: String) throws -> String {
+        let attributes = try FileManager.default.attributesOfItem(atPath: path)
+        let inode = try #require(attributes[.systemFileNumber] as? NSNumber)
+        let modified = try #require(attributes[.modificationDate] as? Date)
+        return "\(inode) \(modified.timeIntervalSince1970)"
+    }
+
+    @Test func aRequestMakesOnlyTheFileItNames() async throws {
+        let directory = try ServeTests.folder()
+        try FileManager.default.removeItem(atPath: directory.path + "/in/sub")
+        let json = Self.json()
+        try await withServer(json, in: directory) { server in
+            // When one file of an input with eight is asked for
+            let first = try await server.request("/thumb/a.jpg?width=16", headers: ["Accept": "image/webp"])
+            // Then that file alone is made, and answered
+            #expect(first.status == 200, "\(String(decoding: first.body, as: UTF8.self))")
+            #expect(first.header("X-Pipeline-Source") == "made")
+            #expect(Self.made(in: directory) == ["thumb/a-16.webp"])
+            #expect(first.body == (try Data(contentsOf: directory.url.appendingPathComponent("out/thumb/a-16.webp"))))
+            #expect(try VipsImage.open(data: first.body).width == 16)
+
+            // When another width of the same output and format is asked for, that one is made
+            let wider = try await server.request("/thumb/a.jpg?width=24", headers: ["Accept": "image/webp"])
+            #expect(wider.header("X-Pipeline-Source") == "made")
+            #expect(try VipsImage.open(data: wider.body).width == 24)
+            #expect(Self.made(in: directory) == ["thumb/a-16.webp", "thumb/a-24.webp"])
+
+            // And another output's file in another format: that one only
+            let card = try await server.request("/card/a.jpg?width=12", headers: ["Accept": "image/avif"])
+            #expect(card.status == 200)
+            #expect(card.header("Content-Type") == "image/avif")
+            #expect(try VipsImage.open(data: card.body).width == 12)
+            #expect(Self.made(in: directory) == ["card/a-12.avif", "thumb/a-16.webp", "thumb/a-24.webp"])
+
+            // And the first file, asked for again, is answered from disk, made once
+            let again = try await server.request("/thumb/a.jpg?width=16", headers: ["Accept": "image/webp"])
+            #expect(again.header("X-Pipeline-Source") == "disk")
+            #expect(again.body == first.body)
+        }
+        // The manifest's entry of the input names every file made, from all three runs
+        let manifest = try ImageManifest.read(from: directory.url.appendingPathComponent("site/images.json"))
+        let entry = try #require(manifest.inputs.first { $0.source == "in/a.jpg" })
+        let files = entry.outputs.flatMap { name, output in output.formats.flatMap(\.files).map { "\(name) \($0.width) \($0.format)" } }
+        #expect(files.sorted() == ["card 12 avif", "thumb 16 webp", "thumb 24 webp"])
+    }
+
+    @Test func aBatchRunMakesOnlyWhatTheServerDidNot() async throws {
+        let directory = try ServeTests.folder()
+        try FileManager.default.removeItem(atPath: directory.path + "/in/sub")
+        let json = Self.json()
+        try await withServer(json, in: directory) { server in
+            let thumb = try await server.request("/thumb/a.jpg?width=24", headers: ["Accept": "image/avif"])
+            let card = try await server.request("/card/a.jpg?width=8", headers: ["Accept": "image/webp"])
+            #expect(thumb.status == 200)
+            #expect(card.status == 200)
+        }
+        let served = ["thumb/a-24.avif", "card/a-8.webp"]
+        let before = try served.map { try Self.identity(directory.path + "/out/" + $0) }
+        // When a batch run follows, it makes the six files the server did not, and leaves its two as they are
+        let batch = try await PipelineHarness.run(json, in: directory)
+        #expect(batch.summary.outputsWritten == 6)
+        #expect(batch.summary.outputsUpToDate == 2)
+        #expect(Self.made(in: directory).count == 8)
+        #expect(try served.map { try Self.identity(directory.path + "/out/" + $0) } == before)
+        // And a second batch run makes nothing
+        let again = try await PipelineHarness.run(json, in: directory)
+        #expect(again.summary.outputsWritten == 0)
+        #expect(again.summary.outputsUpToDate == 8)
+    }
+
+    @Test func makeAllMakesEveryFileOnTheFirstRequest() async throws {
+        let directory = try ServeTests.folder()
+        try FileManager.default.removeItem(atPath: directory.path + "/in/sub")
+        try await withServer(Self.json(serve: #""serve": {"makeAll": true}"#), in: directory) { server in
+            let response = try await server.request("/thumb/a.jpg?width=16", headers: ["Accept": "image/webp"])
+            #expect(response.status == 200)
+            #expect(try VipsImage.open(data: response.body).width == 16)
+            #expect(Self.made(in: directory).count == 8)
+            // Every other file is then answered from disk
+            let other = try await server.request("/card/a.jpg?width=8", headers: ["Accept": "image/avif"])
+            #expect(other.header("X-Pipeline-Source") == "disk")
+            #expect(await server.maker.runsStarted == 1)
+        }
+    }
+
+    @Test func aWidthAboveTheImagesOwnIsTheFileMadeAtItsOwnWidth() async throws {
+        let directory = try ServeTests.folder()
+        try FileManager.default.removeItem(atPath: directory.path + "/in/sub")
+        let photo =
+            #"{"name": "photo", "widths": [16, 64, 96], "formats": [{"format": "webp"}], "path": "out/{stem}-{width}.{format}"}"#
+        let json = PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [photo])
+        try await withServer(json, in: directory) { server in
+            // When a width above the photo's 48 pixels is asked for
+            let wide = try await server.request("/photo/a.jpg?width=96")
+            // Then the file made at its own width answers, and it alone is made
+            #expect(wide.status == 200)
+            #expect(try VipsImage.open(data: wide.body).width == 48)
+            #expect(Self.made(in: directory) == ["a-48.webp"])
+            // And the widest (no width asked) is that same file, not made again
+            let widest = try await server.request("/photo/a.jpg")
+            #expect(widest.header("X-Pipeline-Source") == "disk")
+            #expect(widest.body == wide.body)
+            #expect(Self.made(in: directory) == ["a-48.webp"])
+        }
+    }
+}
+#endif
