@@ -23,7 +23,11 @@
 # 5 s. Prints the RSS after the first minute, the highest and the last after it, how far the
 # highest is above the first, and every answer other than 200 or socket error wrk counted.
 #
-# usage: Benchmarks/serve.sh [CORPUS] [--rounds N] [--connections C] [--duration SECONDS] [--soak MINUTES]
+# With --responsive, the pipeline file also declares a second output that no request asks for:
+# a responsive set of 640 and 1280 px in AVIF and WebP (`/set/NAME`). A request makes only the
+# file it names, so the cold pass should cost about what it costs without it.
+#
+# usage: Benchmarks/serve.sh [CORPUS] [--rounds N] [--connections C] [--duration SECONDS] [--soak MINUTES] [--responsive]
 #   CORPUS: a folder of JPEG, PNG and WebP photographs (../shared/corpus/fetch-corpus.sh DIR
 #   fetches some); default $PIPELINE_CORPUS, else the benchmark cache's corpus.
 #   Needs curl, wrk (apt-get install wrk) and python3 with venv. BENCH_KEEP=1 keeps the folder.
@@ -39,13 +43,15 @@ connections=16
 duration=15
 corpus_arg=""
 soak=""
+responsive=""
 while [ $# -gt 0 ]; do
   case $1 in
     --rounds) rounds=$2; shift 2 ;;
     --connections) connections=$2; shift 2 ;;
     --duration) duration=$2; shift 2 ;;
     --soak) soak=$2; shift 2 ;;
-    -h | --help) sed -n '2,29p' "$0"; exit 0 ;;
+    --responsive) responsive=1; shift ;;
+    -h | --help) sed -n '2,33p' "$0"; exit 0 ;;
     -*) echo "serve.sh: unknown option $1" >&2; exit 2 ;;
     *) corpus_arg=$1; shift ;;
   esac
@@ -138,14 +144,17 @@ start_server() {
   mkdir -p "$dir"
   port=$(free_port)
   if [ "$tool" = pipeline ]; then
-    python3 - "$dir/serve.json" "$corpus" "$dir/out" <<'PY'
+    python3 - "$dir/serve.json" "$corpus" "$dir/out" "$responsive" <<'PY'
 import json, sys
-dest, source, target = sys.argv[1:4]
+dest, source, target, responsive = sys.argv[1:5]
+outputs = [{"name": "small", "steps": [{"resize": {"width": 320, "height": 320, "fit": "cover"}}],
+            "encode": {"format": "webp", "quality": 80}, "path": f"{target}/{{name}}.webp"}]
+if responsive:
+    outputs.append({"name": "set", "widths": [640, 1280], "formats": ["avif", "webp"],
+                    "path": f"{target}/set/{{stem}}-{{width}}.{{format}}"})
 json.dump({"version": 1, "name": "serve-bench",
            "inputs": [f"{source}/*.{ext}" for ext in ("jpg", "jpeg", "png", "webp")],
-           "outputs": [{"name": "small", "steps": [{"resize": {"width": 320, "height": 320, "fit": "cover"}}],
-                        "encode": {"format": "webp", "quality": 80}, "path": f"{target}/{{name}}.webp"}]},
-          open(dest, "w"), indent=2)
+           "outputs": outputs}, open(dest, "w"), indent=2)
 PY
     setsid "$bin" serve "$dir/serve.json" --host 127.0.0.1 --port "$port" >"$dir/server.log" 2>&1 &
     pid=$!
