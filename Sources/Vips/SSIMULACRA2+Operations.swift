@@ -14,6 +14,21 @@ extension SSIMULACRA2 {
         }
         let scale = 1 / (source.bandFormat == .ushort ? 65535.0 : 255.0)
         let colourBands = min(3, source.colourBands)
+        if source.bandFormat == .uchar, !source.hasAlpha {
+            // 256 values: the curve below is worked out once for each, in a table, rather than
+            // for every pixel, with the same operations and so the same floats.
+            guard let levels = try Vips.call("identity", [:])["out"]?.image else {
+                throw VipsError(operation: "identity", message: "identity gave no output image")
+            }
+            let table = try linearised(fraction(levels, scale: scale))
+            var colour = try Vips.call("maplut", ["in": .image(source.extractingBands(0, count: colourBands)), "lut": .image(table)])["out"]
+                .unwrapped("maplut")
+            if colourBands < 3 {
+                let grey = try colour.extractingBands(0)
+                colour = try bandJoined([grey, grey, grey])
+            }
+            return try colour.rendered()
+        }
         var colour = try fraction(source.extractingBands(0, count: colourBands), scale: scale)
         if colourBands < 3 {
             let grey = try colour.extractingBands(0)
@@ -25,12 +40,17 @@ extension SSIMULACRA2 {
             let shifted = try linear(colour, 1, -background)
             colour = try linear(binary("multiply", shifted, alpha), 1, background)
         }
-        // The sRGB transfer curve undone: a straight line near black, a power above.
+        return try linearised(colour).rendered()
+    }
+
+    /// `colour` (0…1, as stored) with the sRGB transfer curve undone: a straight line near
+    /// black, a power above.
+    private static func linearised(_ colour: VipsImage) throws(VipsError) -> VipsImage {
         let low = try linear(colour, 1 / 12.92, 0)
         let high = try linear(colour, 1 / 1.055, 0.055 / 1.055).applying("math2_const", ["math2": .string("pow"), "c": .numbers([2.4])])
         let isLow = try colour.applying("relational_const", ["relational": .string("lesseq"), "c": .numbers([0.04045])])
         return try Vips.call("ifthenelse", ["cond": .image(isLow), "in1": .image(low), "in2": .image(high)])["out"]
-            .unwrapped("ifthenelse").rendered()
+            .unwrapped("ifthenelse")
     }
 
     /// Halves linear planes by 2×2 means, repeating the last row or column of an odd side.
@@ -119,12 +139,12 @@ extension SSIMULACRA2 {
             let edges = try S.linear(S.binary("divide", gained, had), 1, -1)
             let artifacts = try S.positivePart(edges)
             let lost = try S.positivePart(S.linear(edges, -1, 0))
-            let maps = [ssim, artifacts, lost]
-            // The maps (bands: map, then plane) and their squares: the sums of the first are
-            // the 1-norms', the sums of squares of the second the 4-norms'.
-            var bands = maps
-            for map in maps { bands.append(try S.binary("multiply", map, map)) }
-            let joined = try S.bandJoined(bands)
+            // The maps (bands: map, then plane), made once in memory: libvips computes an image
+            // again for each use downstream, and the squares below read each map twice.
+            let maps = try S.bandJoined([ssim, artifacts, lost]).rendered()
+            // The maps and their squares: the sums of the first are the 1-norms', the sums of
+            // squares of the second the 4-norms'.
+            let joined = try S.bandJoined([maps, S.binary("multiply", maps, maps)])
             guard let statistics = try Vips.call("stats", ["in": .image(joined)])["out"]?.image else {
                 throw VipsError(operation: "stats", message: "stats gave no output image")
             }
