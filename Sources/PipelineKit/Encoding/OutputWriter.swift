@@ -103,14 +103,14 @@ final class OutputWriter: Sendable {
             }
             file = file.renamed(to: finalPath)
         }
-        return Pending(
-            output: WrittenOutput(
-                output: output.name, path: finalPath, size: image.frameSize, byteCount: file.byteCount,
-                format: output.encoder.format, fingerprint: fingerprint,
-                warnings: Self.warnings(dropped, input: input, format: output.encoder.format)
-                    + Self.warnings(search, output: output, input: input),
-                searchedQuality: Self.searched(search, output: output)),
-            file: file)
+        var written = WrittenOutput(
+            output: output.name, path: finalPath, size: image.frameSize, byteCount: file.byteCount,
+            format: output.encoder.format, fingerprint: fingerprint,
+            warnings: Self.warnings(dropped, input: input, format: output.encoder.format)
+                + Self.warnings(search, output: output, input: input),
+            searchedQuality: Self.searched(search, output: output))
+        written.searchEncodes = search?.encodes
+        return Pending(output: written, file: file)
     }
 
     /// The path whose `{hash}` is filled with `hash`.
@@ -146,11 +146,13 @@ final class OutputWriter: Sendable {
         try store.put(
             path, body: body, contentType: output.encoder.format.mimeType, cacheControl: output.cacheControl, metadata: metadata,
             isCancelled: { false })
-        return WrittenOutput(
+        var written = WrittenOutput(
             output: output.name, path: path, size: image.frameSize, byteCount: body.count, fingerprint: fingerprint,
             warnings: Self.warnings(prepared.dropped, input: input, format: output.encoder.format)
                 + Self.warnings(search, output: output, input: input),
             searchedQuality: Self.searched(search, output: output))
+        written.searchEncodes = search?.encodes
+        return written
     }
 
     /// One warning line for each metadata field of `input` left out because `format` cannot write it.

@@ -55,6 +55,9 @@ public struct WrittenOutput: Sendable {
     public var searchedQuality: SearchedQuality?
     /// The index in the output's `art` of the crop this file is, or nil for the output's own widths.
     public var art: Int? = nil
+    /// How many trial encodes the quality search made, nil when none searched: what a start
+    /// from the journal's or a neighbouring width's choice saves.
+    var searchEncodes: Int? = nil
 
     /// A file of output `output` at `path`, as the run reports it.
     public init(

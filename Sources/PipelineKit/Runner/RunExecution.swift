@@ -189,7 +189,6 @@ final class RunExecution: Sendable {
         chosen: NeighbourQualities
     ) async throws(CancellationError) -> Result<WrittenOutput, ItemError> {
         if let done = job.upToDate { return .success(done) }
-        let searchStart = incremental.startingQuality(for: job, chosen: chosen)
         let name = job.input.displayName
         let output = job.output.name
         var stage = Stage.process
@@ -207,11 +206,19 @@ final class RunExecution: Sendable {
             stage = .encode
             let pending = try await queues.encode.run(for: name, output: output) { [writer] in
                 try deadline.check(.encode, output: output)
-                return try deadline.vips.watching(image) { own in
+                // Asked as the encode starts, not as the job does: every output of a source
+                // starts together, and a neighbouring width's choice is known only once its
+                // encode has finished.
+                let searchStart = incremental.startingQuality(for: job, chosen: chosen)
+                let pending = try deadline.vips.watching(image) { own in
                     try writer.write(
                         own, output: job.output.searchingFrom(searchStart), target: job.target, input: job.input,
                         fingerprint: job.fingerprint)
                 }
+                // Noted in the lane, before it takes the next encode (a neighbour's, perhaps)
+                // and before the commit.
+                chosen.note(pending.output, for: job)
+                return pending
             }
             if deadline.hasRunOut {
                 pending.file?.discard()
@@ -219,7 +226,6 @@ final class RunExecution: Sendable {
             }
             let written = try await committer.commit(pending)
             incremental.recordWritten(written, for: job)
-            chosen.note(written, for: job)
             return .success(written)
         } catch {
             let failure = try ItemError.wrapping(error, stage: .process)
