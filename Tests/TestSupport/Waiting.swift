@@ -3,12 +3,12 @@ import Testing
 /// Polls `condition` every 10 ms until it holds, and fails the test as `#require` does, naming
 /// `what`, when it still does not hold after `limit`.
 ///
-/// The limit is generous because a loaded two-core machine running the whole suite can keep a
-/// test's tasks from being scheduled for many seconds. A passing test stops polling as soon as the
+/// The limit is generous because a loaded two-core machine running the whole suite, in a
+/// sanitized build above all, can keep a test's tasks from being scheduled for minutes. A passing test stops polling as soon as the
 /// condition holds, so the limit bounds only the failing case.
 package func waitUntil(
     _ what: @autoclosure () -> String,
-    within limit: Duration = .seconds(120),
+    within limit: Duration = .seconds(600),
     sourceLocation: SourceLocation = #_sourceLocation,
     _ condition: () async throws -> Bool
 ) async throws {
