@@ -18,60 +18,30 @@ extension ImageDecoder {
         let format: String
     }
 
-    /// A header read that failed, and whether its reason came through libvips' shared error
-    /// buffer (then it is read again alone, as a decode is: `decodeGated`).
-    private struct HeaderFailure: Error {
-        let itemError: ItemError
-        var reasonIsFromLibvips = false
-    }
-
     /// Reads `source`'s header, or throws why a run could not decode it: the reason a decode
     /// would give, from the decompress stage. Blocking work: call it on a lane.
     func header(of source: EncodedSource) throws(ItemError) -> InputHeader {
         try pinned(source) { held throws(ItemError) in try headerGated(held) }
     }
 
-    /// Read side by side with decodes through `LibvipsErrorText.gate`; again alone when the
-    /// reason came from libvips' shared error buffer, so that the reason is this input's.
+    /// Read side by side with decodes, and again alone when libvips' shared error buffer gave the
+    /// reason, as a decode is.
     private func headerGated(_ source: EncodedSource) throws(ItemError) -> InputHeader {
-        do {
-            return try LibvipsErrorText.gate.shared { () throws(HeaderFailure) in try readHeaderOnce(source) }
-        } catch  where !error.reasonIsFromLibvips {
-            throw error.itemError
-        } catch {
-            do {
-                return try LibvipsErrorText.gate.exclusive { () throws(HeaderFailure) in
-                    Vips.clearErrors()
-                    return try readHeaderOnce(source)
-                }
-            } catch {
-                throw error.itemError
-            }
-        }
+        try gated { () throws(Failure) in try readHeaderOnce(source) }
     }
 
-    private func readHeaderOnce(_ source: EncodedSource) throws(HeaderFailure) -> InputHeader {
-        if let reason = unreadableReason(source) { throw HeaderFailure(itemError: reason) }
+    private func readHeaderOnce(_ source: EncodedSource) throws(Failure) -> InputHeader {
+        if let reason = unreadableReason(source) { throw Failure(itemError: reason) }
         do {
-            let header = try openHeader(source, options: "fail_on=\(settings.failOn.rawValue)")
-            let pixels = header.width * header.height
-            guard pixels <= settings.maxPixels else {
-                throw ItemError(
-                    .tooManyPixels, stage: .decompress,
-                    reason:
-                        "the image is \(header.width)×\(header.height) (\(pixels) pixels), "
-                        + "more than decompress.maxPixels (\(settings.maxPixels))")
-            }
+            let header = try openCheckedHeader(source)
             return InputHeader(
                 stored: ImageSize(width: header.width, height: header.height), upright: uprightSize(header),
                 orientation: header.orientation, hasAlpha: header.hasAlpha, format: Self.formatName(of: header))
         } catch let error as ItemError {
-            throw HeaderFailure(itemError: error)
+            throw Failure(itemError: error)
         } catch {
-            if let damage = FileDamage.reason(in: source) {
-                throw HeaderFailure(itemError: ItemError(.undecodable, stage: .decompress, reason: damage, underlying: error))
-            }
-            throw HeaderFailure(itemError: LibvipsErrorText.itemError(for: error, source: source), reasonIsFromLibvips: true)
+            let failure = Self.readFailure(error, in: source)
+            throw Failure(itemError: failure.error, reasonIsFromLibvips: failure.fromLibvips)
         }
     }
 

@@ -40,20 +40,24 @@ struct ImageDecoder: Sendable {
         }
     }
 
-    /// Decodes side by side with others through `LibvipsErrorText.gate`; one whose reason came
-    /// from libvips' shared error buffer is decoded again alone, so that the reason is its own.
+    private func decodeGated(_ source: EncodedSource, only: [Int]?, within item: ItemDeadline?) throws(ItemError) -> DecodedImage {
+        try gated { () throws(Failure) in try decodeOnce(source, only: only, within: item) }
+    }
+
+    /// Runs `read` side by side with other reads through `LibvipsErrorText.gate`; again alone when
+    /// its reason came from libvips' shared error buffer, so that the reason is this input's.
     /// (Failures stop early, so the pause is short; the pipeline's own reasons, such as too many
     /// pixels or the time limit, need no second pass.)
-    private func decodeGated(_ source: EncodedSource, only: [Int]?, within item: ItemDeadline?) throws(ItemError) -> DecodedImage {
+    func gated<Result>(_ read: () throws(Failure) -> Result) throws(ItemError) -> Result {
         do {
-            return try LibvipsErrorText.gate.shared { () throws(Failure) in try decodeOnce(source, only: only, within: item) }
+            return try LibvipsErrorText.gate.shared { () throws(Failure) in try read() }
         } catch  where !error.reasonIsFromLibvips {
             throw error.itemError
         } catch {
             do {
                 return try LibvipsErrorText.gate.exclusive { () throws(Failure) in
                     Vips.clearErrors()
-                    return try decodeOnce(source, only: only, within: item)
+                    return try read()
                 }
             } catch {
                 throw error.itemError
@@ -67,8 +71,9 @@ struct ImageDecoder: Sendable {
         look(at: source, estimatingFor: nil)?.size
     }
 
-    /// A failed decode, and whether its reason came through libvips' shared error buffer.
-    private struct Failure: Error {
+    /// A failed read of a header or of pixels, and whether its reason came through libvips'
+    /// shared error buffer (then it is read again alone: `gated`).
+    struct Failure: Error {
         let itemError: ItemError
         var reasonIsFromLibvips = false
     }
@@ -81,15 +86,7 @@ struct ImageDecoder: Sendable {
         let deadline = VipsDeadline(seconds: settings.timeout, within: item?.vips)
         defer { deadline.cancel() }
         do {
-            let header = try openHeader(source, options: "fail_on=\(settings.failOn.rawValue)")
-            let pixels = header.width * header.height
-            guard pixels <= settings.maxPixels else {
-                throw ItemError(
-                    .tooManyPixels, stage: .decompress,
-                    reason:
-                        "the image is \(header.width)×\(header.height) (\(pixels) pixels), "
-                        + "more than decompress.maxPixels (\(settings.maxPixels))")
-            }
+            let header = try openCheckedHeader(source)
             let originalSize = uprightSize(header)
             let loader = header.loader ?? "unknown"
             try checkFrames(header, loader: loader, source: source)
@@ -110,12 +107,8 @@ struct ImageDecoder: Sendable {
                             "decoding took longer than decompress.timeout (\(Units.text(seconds: settings.timeout))) and was stopped"))
             }
             if let item, item.hasRunOut { throw Failure(itemError: item.timedOut(in: .decompress)) }
-            // libvips' message for a file cut short or damaged is often vague ("libpng read
-            // error"); the file's structure says why, whatever libvips' shared error buffer holds.
-            if let damage = FileDamage.reason(in: source) {
-                throw Failure(itemError: ItemError(.undecodable, stage: .decompress, reason: damage, underlying: error))
-            }
-            throw Failure(itemError: LibvipsErrorText.itemError(for: error, source: source), reasonIsFromLibvips: true)
+            let failure = Self.readFailure(error, in: source)
+            throw Failure(itemError: failure.error, reasonIsFromLibvips: failure.fromLibvips)
         }
     }
 
@@ -251,6 +244,31 @@ struct ImageDecoder: Sendable {
     /// The frames libvips 8.14's GIF loader counts at most: past them it stops, warns
     /// "Excessive number of frames" and reports one more.
     static let gifFramesCounted = 4096
+
+    /// What libvips' `error` reading `source` is reported as. Its message for a file cut short or
+    /// damaged is often vague ("libpng read error"); the file's structure says why, whatever
+    /// libvips' shared error buffer holds.
+    static func readFailure(_ error: any Error, in source: EncodedSource) -> (error: ItemError, fromLibvips: Bool) {
+        if let damage = FileDamage.reason(in: source) {
+            return (ItemError(.undecodable, stage: .decompress, reason: damage, underlying: error), false)
+        }
+        return (LibvipsErrorText.itemError(for: error, source: source), true)
+    }
+
+    /// The header of `source`, opened as a decode opens it, and refused when it has more pixels
+    /// than `decompress.maxPixels` allows.
+    func openCheckedHeader(_ source: EncodedSource) throws -> VipsImage {
+        let header = try openHeader(source, options: "fail_on=\(settings.failOn.rawValue)")
+        let pixels = header.width * header.height
+        guard pixels <= settings.maxPixels else {
+            throw ItemError(
+                .tooManyPixels, stage: .decompress,
+                reason:
+                    "the image is \(header.width)×\(header.height) (\(pixels) pixels), "
+                    + "more than decompress.maxPixels (\(settings.maxPixels))")
+        }
+        return header
+    }
 
     /// Opens `source` with libvips for its header, the first time libvips sees it: a PNG whose
     /// chunks before its pixels declare more bytes than it has is refused first
