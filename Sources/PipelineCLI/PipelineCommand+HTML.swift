@@ -28,7 +28,8 @@ extension PipelineCommand {
         )
         var input: String?
 
-        @ArgumentParser.Option(help: "The output to show, when an input has several (default: the first by name).")
+        @ArgumentParser.Option(
+            help: "The output to show, when an input has several (default: the one with the most files, the first by name among equals).")
         var output: String?
 
         @ArgumentParser.Option(help: "The sizes attribute: how wide the image is shown.")
@@ -60,7 +61,7 @@ extension PipelineCommand {
             var snippets: [(entry: ImageManifest.Input, html: String)] = []
             for entry in entries {
                 let names = entry.outputs.keys.sorted()
-                guard let name = output ?? names.first, let chosen = entry.outputs[name] else {
+                guard let name = output ?? Self.defaultOutput(of: entry), let chosen = entry.outputs[name] else {
                     // Over every input, one without the output (an output for some inputs only) is left out.
                     if input == nil { continue }
                     printError("\(manifest): \(entry.source) has no output \"\(output ?? "")\" (it has \(names.joined(separator: ", ")))")
@@ -85,6 +86,16 @@ extension PipelineCommand {
                     print(Self.comment(naming: snippet.entry.source) + "\n" + snippet.html, terminator: "")
                 }
             }
+        }
+
+        /// The output shown when none is named: the one with the most files, so a responsive set
+        /// (with its art direction) comes before a single thumbnail; the first by name among equals.
+        static func defaultOutput(of entry: ImageManifest.Input) -> String? {
+            let files = { (output: ImageManifest.Output) in
+                (output.formats + (output.art ?? []).flatMap(\.formats)).reduce(0) { $0 + $1.files.count }
+            }
+            // `max(by:)` keeps the first of equals, and the names are sorted.
+            return entry.outputs.sorted { $0.key < $1.key }.max { files($0.value) < files($1.value) }?.key
         }
 
         /// The named input's entry, or every entry in the manifest's order when none is named.

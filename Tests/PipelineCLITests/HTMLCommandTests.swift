@@ -75,4 +75,30 @@ import Testing
                 == ["manifest.html", "photo-2.html", "photo-3.html", "photo.html"])
         #expect(try CommandRunner.run(["html", "--help"]).standardOutput.contains("photo-2.html"))
     }
+
+    @Test func withNoOutputNamedTheOneWithTheMostFilesIsShown() throws {
+        // Given a photo made as a thumbnail ("a-thumb", first by name) and as a responsive set
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 300, height: 200)), to: "photos/photo.jpg")
+        try directory.write(
+            Data(
+                """
+                {"version": 1, "name": "site", "inputs": ["photos/*.jpg"],
+                 "manifest": {"path": "public/manifest.json", "urlPrefix": "/img/"},
+                 "outputs": [
+                   {"name": "a-thumb", "steps": [{"resize": {"width": 50}}], "encode": {"format": "jpeg"}, "path": "public/{stem}-thumb.jpg"},
+                   {"name": "set", "widths": [100, 200], "formats": ["webp", "jpeg"], "path": "public/{stem}-{width}.{format}"}]}
+                """.utf8), to: "site.json")
+        let run = try CommandRunner.run(["run", "--quiet", directory.url.appendingPathComponent("site.json").path])
+        #expect(run.status == 0, "\(run.standardError)")
+        let manifest = directory.url.appendingPathComponent("public/manifest.json").path
+        // When no output is named, the responsive set is shown
+        let result = try CommandRunner.run(["html", manifest, "photo.jpg"])
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.standardOutput.contains("/img/photo-200.webp 200w"), "\(result.standardOutput)")
+        #expect(!result.standardOutput.contains("thumb"), "\(result.standardOutput)")
+        // And the thumbnail when it is named
+        let named = try CommandRunner.run(["html", manifest, "photo.jpg", "--output", "a-thumb"])
+        #expect(named.standardOutput.contains("/img/photo-thumb.jpg"), "\(named.standardOutput)")
+    }
 }
