@@ -41,6 +41,35 @@ import Vips
         return "\(inode) \(modified.timeIntervalSince1970)"
     }
 
+    @Test func requestsAtOnceForDifferentFilesOfOneInputEachMakeTheirsAndTheManifestHasAll() async throws {
+        let directory = try ServeTests.folder()
+        try FileManager.default.removeItem(atPath: directory.path + "/in/sub")
+        let asked = [
+            ("/thumb/a.jpg?width=16", "image/webp"), ("/thumb/a.jpg?width=24", "image/avif"), ("/card/a.jpg?width=8", "image/webp"),
+        ]
+        try await withServer(Self.json(), in: directory) { server in
+            // When three files of one input are asked for at once
+            let answers = try await withThrowingTaskGroup(of: (Int, UInt).self) { group in
+                for (target, accept) in asked {
+                    group.addTask {
+                        let answer = try await server.request(target, headers: ["Accept": accept])
+                        return (answer.status, UInt(try VipsImage.open(data: answer.body).width))
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            // Then each is answered with its own file, and those three alone are made
+            #expect(answers.map(\.0) == [200, 200, 200])
+            #expect(answers.map(\.1).sorted() == [8, 16, 24])
+            #expect(Self.made(in: directory) == ["card/a-8.webp", "thumb/a-16.webp", "thumb/a-24.avif"])
+        }
+        // And the input's manifest entry names all three, whichever run ended last
+        let manifest = try ImageManifest.read(from: directory.url.appendingPathComponent("site/images.json"))
+        let entry = try #require(manifest.inputs.first { $0.source == "in/a.jpg" })
+        let files = entry.outputs.flatMap { name, output in output.formats.flatMap(\.files).map { "\(name) \($0.width) \($0.format)" } }
+        #expect(files.sorted() == ["card 8 webp", "thumb 16 webp", "thumb 24 avif"])
+    }
+
     @Test func aRequestMakesOnlyTheFileItNames() async throws {
         let directory = try ServeTests.folder()
         try FileManager.default.removeItem(atPath: directory.path + "/in/sub")
