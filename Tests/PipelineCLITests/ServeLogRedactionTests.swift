@@ -11,15 +11,23 @@ import Testing
     static let key = "943b421c9eb07c830af81030552c86009268de4e532ba2ee2eab8247c6da0881"
     static let salt = "520f986b998545b4785e0defbc4f3c1203f22de2374a3d53cb7a7fe9fea309c5"
 
-    @Test func traceLogsNoSecret() throws {
+    /// `pipeline serve` of a file signed with `key` and `salt`, logging at `logLevel`; its folder
+    /// (kept while it runs), and its port once it says where it listens.
+    static func signedServer(logLevel: String) throws -> (folder: TemporaryDirectory, command: BackgroundCommand, port: Int?) {
         let directory = try Fixtures.watchedFolder(inputs: 1, outputs: [ServeCommandTests.thumb], inputPattern: "in/*.jpg")
         let json = PipelineHarness.json(
             inputs: ["in/*.jpg"], outputs: [ServeCommandTests.thumb], extra: #""serve": {"key": "\#(Self.key)", "salt": "\#(Self.salt)"}"#)
         try directory.write(Data(json.utf8), to: "p.json")
-        let command = try BackgroundCommand(["serve", "p.json", "--port", "0", "--log-level", "trace"], in: directory.url)
-        defer { command.kill() }
+        let command = try BackgroundCommand(["serve", "p.json", "--port", "0", "--log-level", logLevel], in: directory.url)
         let line = command.waitForLine(timeout: 180) { !$0.isError && $0.text.hasPrefix("Serving ") }
-        let port = try #require(line?.text.split(separator: ":").last.flatMap { Int($0) }, "\(command.transcript)")
+        return (directory, command, line?.text.split(separator: ":").last.flatMap { Int($0) })
+    }
+
+    @Test func traceLogsNoSecret() throws {
+        let (folder, command, listening) = try Self.signedServer(logLevel: "trace")
+        // The folder is kept until the server is stopped.
+        defer { withExtendedLifetime(folder) { command.kill() } }
+        let port = try #require(listening, "\(command.transcript)")
         // A signed URL (signature computed apart, with Python's hmac) that expires in 2100, with a secret header
         let target = "/ycnbevbThOVYmG5Zib2HI0EJKZ1YVCLtX5-KeeLaN1s/thumb/p0.jpg?expires=4102444800"
         let response = try LoopbackHTTPClient.send(port: port, target: target, headers: ["Authorization": "Bearer hunter2-token"])
@@ -58,14 +66,10 @@ import Testing
     }
 
     @Test func debugLogsNoSignature() throws {
-        let directory = try Fixtures.watchedFolder(inputs: 1, outputs: [ServeCommandTests.thumb], inputPattern: "in/*.jpg")
-        let json = PipelineHarness.json(
-            inputs: ["in/*.jpg"], outputs: [ServeCommandTests.thumb], extra: #""serve": {"key": "\#(Self.key)", "salt": "\#(Self.salt)"}"#)
-        try directory.write(Data(json.utf8), to: "p.json")
-        let command = try BackgroundCommand(["serve", "p.json", "--port", "0", "--log-level", "debug"], in: directory.url)
-        defer { command.kill() }
-        let line = command.waitForLine(timeout: 180) { !$0.isError && $0.text.hasPrefix("Serving ") }
-        let port = try #require(line?.text.split(separator: ":").last.flatMap { Int($0) }, "\(command.transcript)")
+        let (folder, command, listening) = try Self.signedServer(logLevel: "debug")
+        // The folder is kept until the server is stopped.
+        defer { withExtendedLifetime(folder) { command.kill() } }
+        let port = try #require(listening, "\(command.transcript)")
         // Signed paths answered, one refused (a signature for another path), and a path the
         // signature does not start with
         let output = Self.signature(of: "/thumb/p0.jpg")
