@@ -14,6 +14,8 @@ extension SSIMULACRA2 {
         }
         let scale = 1 / (source.bandFormat == .ushort ? 65535.0 : 255.0)
         let colourBands = min(3, source.colourBands)
+        let stored = try source.extractingBands(0, count: colourBands)
+        var colour: VipsImage
         if source.bandFormat == .uchar, !source.hasAlpha {
             // 256 values: the curve below is worked out once for each, in a table, rather than
             // for every pixel, with the same operations and so the same floats.
@@ -21,26 +23,23 @@ extension SSIMULACRA2 {
                 throw VipsError(operation: "identity", message: "identity gave no output image")
             }
             let table = try linearised(fraction(levels, scale: scale))
-            var colour = try Vips.call("maplut", ["in": .image(source.extractingBands(0, count: colourBands)), "lut": .image(table)])["out"]
-                .unwrapped("maplut")
-            if colourBands < 3 {
-                let grey = try colour.extractingBands(0)
-                colour = try bandJoined([grey, grey, grey])
+            colour = try Vips.call("maplut", ["in": .image(stored), "lut": .image(table)])["out"].unwrapped("maplut")
+        } else {
+            colour = try fraction(stored, scale: scale)
+            if source.hasAlpha {
+                // c·a + bg·(1 − a), before the transfer curve.
+                let alpha = try fraction(source.extractingBands(source.bands - 1), scale: scale)
+                let shifted = try linear(colour, 1, -background)
+                colour = try linear(binary("multiply", shifted, alpha), 1, background)
             }
-            return try colour.rendered()
+            colour = try linearised(colour)
         }
-        var colour = try fraction(source.extractingBands(0, count: colourBands), scale: scale)
+        // Grey as three equal bands, each worked out as the one it copies.
         if colourBands < 3 {
             let grey = try colour.extractingBands(0)
             colour = try bandJoined([grey, grey, grey])
         }
-        if source.hasAlpha {
-            // c·a + bg·(1 − a), before the transfer curve.
-            let alpha = try fraction(source.extractingBands(source.bands - 1), scale: scale)
-            let shifted = try linear(colour, 1, -background)
-            colour = try linear(binary("multiply", shifted, alpha), 1, background)
-        }
-        return try linearised(colour).rendered()
+        return try colour.rendered()
     }
 
     /// `colour` (0…1, as stored) with the sRGB transfer curve undone: a straight line near

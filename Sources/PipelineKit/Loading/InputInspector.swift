@@ -85,14 +85,7 @@ public struct InputInspector: Sendable {
             } catch {
                 throw ItemError(.processing, stage: .process, reason: "placeholders: \(error)", underlying: error)
             }
-            for kind in group {
-                switch kind {
-                case .lqip: made.lqip = values.lqip
-                case .blurhash: made.blurhash = values.blurhash
-                case .thumbhash: made.thumbhash = values.thumbhash
-                case .dominantColor: made.dominantColor = values.dominantColor
-                }
-            }
+            for kind in group { made[kind] = values[kind] }
         }
         return made
     }

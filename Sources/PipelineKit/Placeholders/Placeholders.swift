@@ -53,11 +53,21 @@ public struct Placeholders: Codable, Hashable, Sendable {
 
     /// The value computed for `kind`, if any.
     public subscript(kind: PlaceholderKind) -> String? {
-        switch kind {
-        case .lqip: lqip
-        case .blurhash: blurhash
-        case .thumbhash: thumbhash
-        case .dominantColor: dominantColor
+        get {
+            switch kind {
+            case .lqip: lqip
+            case .blurhash: blurhash
+            case .thumbhash: thumbhash
+            case .dominantColor: dominantColor
+            }
+        }
+        set {
+            switch kind {
+            case .lqip: lqip = newValue
+            case .blurhash: blurhash = newValue
+            case .thumbhash: thumbhash = newValue
+            case .dominantColor: dominantColor = newValue
+            }
         }
     }
 }
