@@ -27,5 +27,16 @@ package enum PipelineHarness {
             """
     }
 
+    /// What loading `json` (from `/tmp`, with the standard processors) finds wrong with it; none
+    /// when it loads.
+    package static func problems(_ json: String) -> [PipelineFileError.Problem] {
+        do {
+            _ = try PipelineDefinition(json: json, baseDirectory: URL(fileURLWithPath: "/tmp"), processors: .standard)
+            return []
+        } catch {
+            return error.problems
+        }
+    }
+
     package enum HarnessError: Error { case noSummary }
 }

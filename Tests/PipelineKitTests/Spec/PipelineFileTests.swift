@@ -18,14 +18,7 @@ import Testing
         }
         """
 
-    func problems(_ json: String) -> [PipelineFileError.Problem] {
-        do {
-            _ = try PipelineDefinition(json: json, baseDirectory: URL(fileURLWithPath: "/tmp"), processors: .standard)
-            return []
-        } catch {
-            return error.problems
-        }
-    }
+    func problems(_ json: String) -> [PipelineFileError.Problem] { PipelineHarness.problems(json) }
 
     /// The valid file with one substring replaced.
     func problems(replacing old: String, with new: String) -> [PipelineFileError.Problem] {

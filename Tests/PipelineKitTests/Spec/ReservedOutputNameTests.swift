@@ -15,14 +15,7 @@ import Testing
         return #"{"version": 1, "inputs": ["in/*.jpg"], "outputs": [\#(outputs.joined(separator: ", "))]}"#
     }
 
-    func problems(_ json: String) -> [PipelineFileError.Problem] {
-        do {
-            _ = try PipelineDefinition(json: json, baseDirectory: URL(fileURLWithPath: "/tmp"), processors: .standard)
-            return []
-        } catch {
-            return error.problems
-        }
-    }
+    func problems(_ json: String) -> [PipelineFileError.Problem] { PipelineHarness.problems(json) }
 
     @Test(arguments: ["info", "healthz", "metrics"])
     func theServersPathsAreNoOutputsName(_ name: String) {
