@@ -47,9 +47,8 @@ struct OutputCatalog: Sendable {
         baseDirectory = plan.definition.baseDirectory
         caseInsensitive = plan.definition.caseInsensitive
         var order: [String] = []
-        // A tile pyramid is a folder of tiles, not one file to answer with; an output in an object
-        // store is an object in a bucket, which its own URL serves.
-        for output in plan.definition.outputs where output.tiles == nil && !ObjectStores.isObject(output.path.authoredFolder) {
+        // A tile pyramid is a folder of tiles, not one file to answer with.
+        for output in plan.definition.outputs where output.tiles == nil {
             if formats[output.name] == nil { order.append(output.name) }
             if let subset = output.inputSubset { subsets[output.name] = subset }
             if let length = output.path.hashLength { hashLengths[output.name] = length }

@@ -16,18 +16,11 @@ extension OutputResponder {
     /// request that names a hash gets the file only when its bytes still have that hash (404
     /// otherwise: another version has replaced it). A request without one gets the file with
     /// `Content-Location`, the URL that names its width, format and hash.
-    func hashedResponse(_ written: WrittenOutput, length: Int, for wanted: OutputRequest, request: Request, headers: HTTPFields)
-        async throws(ServeError) -> Response
-    {
-        let bytes: ByteBuffer
-        do {
-            bytes = try await FileSystem.shared.withFileHandle(forReadingAt: .init(written.path)) { file in
-                try await file.readToEnd(maximumSizeAllowed: .bytes(Self.largestHashedFile))
-            }
-        } catch {
-            // Replaced or removed between the run and the read: another request will find it again.
-            throw ServeError.tryAgain("the file changed while it was being answered; try again")
-        }
+    func hashedResponse(
+        _ written: WrittenOutput, length: Int, for wanted: OutputRequest, request: Request, headers: HTTPFields,
+        context: some RequestContext
+    ) async throws(ServeError) -> Response {
+        let bytes = try await wholeFile(written, context: context)
         let hash = String(SHA256.hex(Data(bytes.readableBytesView)).prefix(length))
         if let asked = wanted.hash, asked != hash {
             throw ServeError(404, "no file of output \(wanted.output) for input \(wanted.input) has hash \(asked) now: its bytes changed")
@@ -38,6 +31,19 @@ extension OutputResponder {
                 of: request, width: written.size.width, format: written.format ?? wanted.format, hash: hash)
         }
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: bytes))
+    }
+
+    /// The bytes of `written`, read whole: from its file, or from the object store it is in.
+    func wholeFile(_ written: WrittenOutput, context: some RequestContext) async throws(ServeError) -> ByteBuffer {
+        if ObjectStores.isObject(written.path) { return try await storedBytes(of: written, context: context) }
+        do {
+            return try await FileSystem.shared.withFileHandle(forReadingAt: .init(written.path)) { file in
+                try await file.readToEnd(maximumSizeAllowed: .bytes(Self.largestHashedFile))
+            }
+        } catch {
+            // Replaced or removed between the run and the read: another request will find it again.
+            throw ServeError.tryAgain("the file changed while it was being answered; try again")
+        }
     }
 
     /// The request's path (with its signature, as sent) and query, with the width, format and

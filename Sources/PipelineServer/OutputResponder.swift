@@ -10,6 +10,8 @@ struct OutputResponder: Sendable {
     let maker: InputMaker
     private let cacheControl: String?
     private let files = FileIO()
+    /// Reads back files of outputs written to an object store.
+    let stored: StoredOutputs
     /// The image answered in place of an input that cannot be read or made (`serve.fallback`).
     private let fallback: FallbackImage?
     /// Whether answers ask for client hints, and a request's width hint picks its width (`serve.clientHints`).
@@ -22,12 +24,15 @@ struct OutputResponder: Sendable {
     static let acceptCH = HTTPFields.Element.Name("Accept-CH")!
 
     /// Says where an answered file came from: `disk` when a run (a batch run, or an earlier
-    /// request) had made it and it was up to date, `made` when this request's run made it.
+    /// request) had made it and it was up to date, `store` when it was found up to date in the
+    /// object store its output is written to (made by any machine sharing the bucket), `made`
+    /// when this request's run made it.
     // `HTTPFields.Element` is swift-http-types' `HTTPField`, reached through what Hummingbird exports.
     static let sourceHeader = HTTPFields.Element.Name("X-Pipeline-Source")!
 
     init(pipeline: Pipeline, plan: RunPlan, memory: SharedMemoryBudget) {
         catalog = OutputCatalog(plan: plan)
+        stored = StoredOutputs(pipeline: pipeline)
         maker = InputMaker(
             pipeline: pipeline, plan: plan, memory: memory, lanes: plan.definition.inFlight, queueLimit: plan.definition.serve.maxQueue)
         cacheControl = plan.definition.serve.cacheControl
@@ -111,14 +116,17 @@ struct OutputResponder: Sendable {
         if let cacheControl { headers[.cacheControl] = cacheControl }
         // A name that changes with the bytes lets a URL that names the hash be cached for good.
         if wanted.hashLength != nil { headers[.cacheControl] = wanted.hash == nil ? cacheControl ?? "no-cache" : Self.immutable }
-        headers[Self.sourceHeader] = written.upToDate ? "disk" : "made"
+        headers[Self.sourceHeader] = written.upToDate ? (ObjectStores.isObject(written.path) ? "store" : "disk") : "made"
         if let fingerprint = written.fingerprint {
             let tag = "\"\(fingerprint)\""
             headers[.eTag] = tag
             if Self.matches(request.headers[.ifNoneMatch], tag) { return Response(status: .notModified, headers: headers) }
         }
         if let length = wanted.hashLength {
-            return try await hashedResponse(written, length: length, for: wanted, request: request, headers: headers)
+            return try await hashedResponse(written, length: length, for: wanted, request: request, headers: headers, context: context)
+        }
+        if ObjectStores.isObject(written.path) {
+            return Response(status: .ok, headers: headers, body: .init(byteBuffer: try await storedBytes(of: written, context: context)))
         }
         do {
             let body = try await files.loadFile(path: written.path, context: context)

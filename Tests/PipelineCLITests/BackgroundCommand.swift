@@ -16,10 +16,12 @@ final class BackgroundCommand: @unchecked Sendable {
     private var closedPipes = 0
     private let condition = NSCondition()
 
-    init(_ arguments: [String], in directory: URL? = nil) throws {
+    /// Starts `pipeline` with `arguments`; `environment` adds to (or overrides) this process's variables.
+    init(_ arguments: [String], in directory: URL? = nil, environment: [String: String] = [:]) throws {
         process.executableURL = CommandRunner.executable
         process.arguments = arguments
         if let directory { process.currentDirectoryURL = directory }
+        if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
         let output = Pipe(), error = Pipe()
         process.standardOutput = output
         process.standardError = error

@@ -11,8 +11,10 @@ import Vips
         #"{"name": "thumb", "steps": [{"resize": {"width": 16}}], "encode": {"format": "webp"}, "path": "out/{stem}-small.webp"}"#
 
     /// Starts `pipeline serve p.json --port 0` in a folder of photos; returns it and its port.
-    func serve(_ directory: TemporaryDirectory, options: [String] = []) throws -> (BackgroundCommand, Int) {
-        let command = try BackgroundCommand(["serve", "p.json", "--port", "0"] + options, in: directory.url)
+    func serve(_ directory: TemporaryDirectory, options: [String] = [], environment: [String: String] = [:]) throws -> (
+        BackgroundCommand, Int
+    ) {
+        let command = try BackgroundCommand(["serve", "p.json", "--port", "0"] + options, in: directory.url, environment: environment)
         let line = command.waitForLine(timeout: 180) { !$0.isError && $0.text.hasPrefix("Serving ") }
         let text = try #require(line?.text, "no address came:\n\(command.transcript)")
         #expect(text.hasPrefix("Serving p.json on http://127.0.0.1:"), "\(text)")

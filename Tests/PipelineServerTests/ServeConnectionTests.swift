@@ -41,13 +41,13 @@ import Vips
         #expect(!FileManager.default.fileExists(atPath: directory.path + "/out"))
     }
 
-    @Test func outputsThatAreNotOneLocalFileAreNotServed() async throws {
+    @Test func tilePyramidsAreNotServed() async throws {
         let directory = try ServeTests.folder()
-        let s3 = #"{"name": "remote", "encode": {"format": "webp"}, "path": "s3://bucket/thumbs/{stem}.webp"}"#
-        let json = PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [ServeTests.thumb, s3])
+        let tiles = #"{"name": "zoom", "tiles": {"layout": "iiif"}, "path": "out/tiles/{stem}"}"#
+        let json = PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [ServeTests.thumb, tiles])
         try await withServer(json, in: directory) { server in
-            // Refused from the catalog: nothing runs, so nothing reaches for a bucket
-            let response = try await server.request("/remote/a.jpg")
+            // Refused from the catalog: a folder of tiles is not one file, and nothing runs
+            let response = try await server.request("/zoom/a.jpg")
             #expect(response.status == 404)
             let body = try JSONSerialization.jsonObject(with: response.body) as? [String: String]
             #expect(body?["error"]?.isEmpty == false)

@@ -18,13 +18,13 @@ import Testing
     func problems(_ json: String) -> [PipelineFileError.Problem] { PipelineHarness.problems(json) }
 
     @Test(arguments: ["info", "healthz", "metrics"])
-    func theServersPathsAreNoOutputsName(_ name: String) {
+    func theServersPathsAreNoOutputsName(_ name: String) throws {
         let found = problems(Self.json(outputNames: ["small", "large", name]))
         #expect(found.count == 1, "\(found)")
-        let problem = try? #require(found.first)
-        #expect(problem?.path == "outputs[2].name")
-        #expect(problem?.message.contains("\"\(name)\"") == true, "\(String(describing: problem))")
-        #expect(problem?.message.contains("/\(name)") == true, "\(String(describing: problem))")
+        let problem = try #require(found.first)
+        #expect(problem.path == "outputs[2].name")
+        #expect(problem.message.contains("\"\(name)\""), "\(problem)")
+        #expect(problem.message.contains("/\(name)"), "\(problem)")
     }
 
     @Test func namesThatOnlyResembleThemAreOutputsNames() {

@@ -1,0 +1,43 @@
+import Foundation
+
+/// Reads back the outputs runs wrote to an object store (a `WrittenOutput` whose path is
+/// `s3://…`), for a server to answer with what a run made or found up to date there, on this
+/// machine or another sharing the bucket. One value serves every request: a store is configured
+/// (its credentials read) when first used, as a run's stores are.
+public final class StoredOutputs: Sendable {
+    private let stores: ObjectStoreAccess
+
+    /// The stores `pipeline`'s outputs are written to, with its environment and fetch settings.
+    public init(pipeline: Pipeline) {
+        stores = ObjectStoreAccess(definition: pipeline.definition, environment: pipeline.environment, loader: nil)
+    }
+
+    /// Why a stored output could not be read: the store's own words.
+    public struct Failure: Error, CustomStringConvertible {
+        /// What went wrong, naming the object, never a credential.
+        public let description: String
+    }
+
+    /// The bytes of the object at `address`, read whole, at most `maxBytes`. Blocking: call it
+    /// off the cooperative pool.
+    ///
+    /// - Throws: `Failure` when `address` is in no store this build knows, the store cannot be
+    ///   configured, or the object cannot be read (gone, refused, too large, unreachable).
+    public func read(_ address: String, maxBytes: Int64) throws(Failure) -> Data {
+        guard let store = stores.store(for: address) else {
+            throw Failure(description: "\(address) is not in an object store that can be read")
+        }
+        do {
+            switch try store.get(address, revalidating: nil, maxBytes: maxBytes, isCancelled: { false }) {
+            case .fetched(let response): return response.body
+            case .notModified: throw Failure(description: "\(address) was answered as not modified, without its bytes")
+            }
+        } catch let failure as Failure {
+            throw failure
+        } catch let error as ItemError {
+            throw Failure(description: error.reason)
+        } catch {
+            throw Failure(description: "\(address): \(error)")
+        }
+    }
+}

@@ -1,0 +1,71 @@
+#if Server
+import Foundation
+import TestSupport
+import Testing
+import Vips
+
+/// Two `pipeline serve` replicas of one pipeline file, each in a folder of its own (its own
+/// journal), whose inputs and outputs are in S3 (moto's server, checking signatures): a file one
+/// replica made is answered by the other from the bucket, without making it again.
+@Suite(.serialized, .enabled(if: MotoServer.isAvailable, "moto's server is not installed (.ci/setup installs moto[server])"))
+struct ServeReplicasTests {
+    static let json = """
+        {"version": 1, "inputs": ["s3://photos/in/*.jpg"],
+         "outputs": [{"name": "thumb", "widths": [16, 24], "formats": ["avif", "webp"],
+                      "path": "s3://site/thumb/{stem}-{width}.{format}"}]}
+        """
+
+    /// A replica: `pipeline serve` of the file in a folder of its own, with the bucket's credentials.
+    static func replica(of moto: MotoServer) throws -> (command: BackgroundCommand, port: Int, folder: TemporaryDirectory) {
+        let folder = try TemporaryDirectory()
+        try folder.write(Data(json.utf8), to: "p.json")
+        let (command, port) = try ServeCommandTests().serve(folder, environment: moto.environment(home: folder.path))
+        return (command, port, folder)
+    }
+
+    @Test func aFileOneReplicaMadeIsAnsweredByTheOtherFromTheBucket() async throws {
+        // Given two replicas serving one bucket
+        let moto = try MotoServer()
+        try moto.createBucket("photos")
+        try moto.createBucket("site")
+        try moto.put(try Fixtures.jpeg(try Fixtures.gradient(width: 120, height: 80)), bucket: "photos", key: "in/a.jpg")
+        let one = try Self.replica(of: moto)
+        defer { one.command.kill() }
+        let two = try Self.replica(of: moto)
+        defer { two.command.kill() }
+        let webp = ["Accept": "image/webp"]
+
+        // When the first is asked for one file
+        let made = try await LoopbackHTTPClient.request(port: one.port, target: "/thumb/a.jpg?width=16", headers: webp)
+        #expect(made.status == 200, "\(String(decoding: made.body, as: UTF8.self))\n\(one.command.transcript)")
+        #expect(made.header("X-Pipeline-Source") == "made")
+        #expect(made.header("Content-Type") == "image/webp")
+        #expect(try VipsImage.open(data: made.body).width == 16)
+        // it is in the bucket, and no other file of the input is
+        #expect(try moto.get(bucket: "site", key: "thumb/a-16.webp")?.body == made.body)
+        #expect(try moto.get(bucket: "site", key: "thumb/a-16.avif") == nil)
+        #expect(try moto.get(bucket: "site", key: "thumb/a-24.webp") == nil)
+
+        // Then the second answers it from the bucket: the same bytes, the same ETag
+        let stored = try await LoopbackHTTPClient.request(port: two.port, target: "/thumb/a.jpg?width=16", headers: webp)
+        #expect(stored.status == 200, "\(String(decoding: stored.body, as: UTF8.self))\n\(two.command.transcript)")
+        #expect(stored.header("X-Pipeline-Source") == "store")
+        #expect(stored.body == made.body)
+        let tag = try #require(made.header("ETag"))
+        #expect(stored.header("ETag") == tag)
+        let unchanged = try await LoopbackHTTPClient.request(
+            port: two.port, target: "/thumb/a.jpg?width=16", headers: webp.merging(["If-None-Match": tag]) { $1 })
+        #expect(unchanged.status == 304)
+
+        // And what the second makes, the first finds
+        let avif = ["Accept": "image/avif,image/webp"]
+        let second = try await LoopbackHTTPClient.request(port: two.port, target: "/thumb/a.jpg?width=24", headers: avif)
+        #expect(second.status == 200)
+        #expect(second.header("X-Pipeline-Source") == "made")
+        #expect(second.header("Content-Type") == "image/avif")
+        let found = try await LoopbackHTTPClient.request(port: one.port, target: "/thumb/a.jpg?width=24", headers: avif)
+        #expect(found.header("X-Pipeline-Source") == "store")
+        #expect(found.body == second.body)
+    }
+}
+#endif
