@@ -2,25 +2,22 @@
 import Foundation
 import Hummingbird
 import PipelineKit
-import _NIOFileSystem
 
 /// Outputs whose path has `{hash}`: their files are named by the SHA-256 of their bytes, so a URL
 /// that names the hash (`?hash=`) always means the same bytes and may be cached for good.
 extension OutputResponder {
     /// The `Cache-Control` of an answer to a URL that names its file's hash.
     static let immutable = "public, max-age=31536000, immutable"
-    /// The largest file read whole to hash it: far above any image a pipeline writes.
-    static let largestHashedFile: Int64 = 1 << 30
 
     /// The file of a hashed output, read whole so that the bytes sent are the bytes hashed. A
     /// request that names a hash gets the file only when its bytes still have that hash (404
     /// otherwise: another version has replaced it). A request without one gets the file with
     /// `Content-Location`, the URL that names its width, format and hash.
     func hashedResponse(
-        _ written: WrittenOutput, length: Int, for wanted: OutputRequest, request: Request, headers: HTTPFields,
+        _ written: WrittenOutput, stamp: FileStamp?, length: Int, for wanted: OutputRequest, request: Request, headers: HTTPFields,
         context: some RequestContext
     ) async throws(ServeError) -> Response {
-        let bytes = try await wholeFile(written, context: context)
+        let bytes = try await body(of: written, stamp: stamp, context: context)
         let hash = String(SHA256.hex(Data(bytes.readableBytesView)).prefix(length))
         if let asked = wanted.hash, asked != hash {
             throw ServeError(404, "no file of output \(wanted.output) for input \(wanted.input) has hash \(asked) now: its bytes changed")
@@ -31,19 +28,6 @@ extension OutputResponder {
                 of: request, width: written.size.width, format: written.format ?? wanted.format, hash: hash)
         }
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: bytes))
-    }
-
-    /// The bytes of `written`, read whole: from its file, or from the object store it is in.
-    func wholeFile(_ written: WrittenOutput, context: some RequestContext) async throws(ServeError) -> ByteBuffer {
-        if ObjectStores.isObject(written.path) { return try await storedBytes(of: written, context: context) }
-        do {
-            return try await FileSystem.shared.withFileHandle(forReadingAt: .init(written.path)) { file in
-                try await file.readToEnd(maximumSizeAllowed: .bytes(Self.largestHashedFile))
-            }
-        } catch {
-            // Replaced or removed between the run and the read: another request will find it again.
-            throw ServeError.tryAgain("the file changed while it was being answered; try again")
-        }
     }
 
     /// The request's path (with its signature, as sent) and query, with the width, format and

@@ -14,7 +14,7 @@ extension OutputResponder {
     func storedBytes(of written: WrittenOutput, context: some RequestContext) async throws(ServeError) -> ByteBuffer {
         let stored = self.stored
         let read = await runBlocking(on: .global(qos: .userInitiated)) {
-            Result { () throws(StoredOutputs.Failure) in try stored.read(written.path, maxBytes: Self.largestHashedFile) }
+            Result { () throws(StoredOutputs.Failure) in try stored.read(written.path, maxBytes: Self.largestFile) }
         }
         switch read {
         case .success(let bytes):

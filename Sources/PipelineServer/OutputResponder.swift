@@ -9,7 +9,6 @@ struct OutputResponder: Sendable {
     let catalog: OutputCatalog
     let maker: InputMaker
     private let cacheControl: String?
-    private let files = FileIO()
     /// Reads back files of outputs written to an object store.
     let stored: StoredOutputs
     /// The image answered in place of an input that cannot be read or made (`serve.fallback`).
@@ -67,7 +66,8 @@ struct OutputResponder: Sendable {
             case .success(let written) = Self.file(for: wanted, in: warm.report),
             warm.isCurrent(written, inputPath: input.listing.path)
         {
-            return try await fileResponse(WarmReport.foundOnDisk(written), for: wanted, request: request, context: context)
+            return try await fileResponse(
+                WarmReport.foundOnDisk(written), stamp: warm.files[written.path], for: wanted, request: request, context: context)
         }
         let made: ItemReport?
         do {
@@ -76,7 +76,7 @@ struct OutputResponder: Sendable {
             throw ServeError.tryAgain("every lane is busy and the queue is full; try again")
         }
         guard let report = made else { throw ServeError(503, "the server is stopping") }
-        return try await fileResponse(Self.file(for: wanted, in: report).get(), for: wanted, request: request, context: context)
+        return try await fileResponse(Self.file(for: wanted, in: report).get(), stamp: nil, for: wanted, request: request, context: context)
     }
 
     /// The file to answer with, from the report of a run over the input: the one of the asked
@@ -105,9 +105,11 @@ struct OutputResponder: Sendable {
         return .failure(refusal(for: failure, of: report.input, as: wanted.input))
     }
 
-    private func fileResponse(_ written: WrittenOutput, for wanted: OutputRequest, request: Request, context: some RequestContext)
-        async throws(ServeError) -> Response
-    {
+    /// The answer with `written`, whose file is read only when its version is `stamp` (when
+    /// known) and its size is the one reported.
+    private func fileResponse(
+        _ written: WrittenOutput, stamp: FileStamp?, for wanted: OutputRequest, request: Request, context: some RequestContext
+    ) async throws(ServeError) -> Response {
         var headers: HTTPFields = [:]
         headers[.contentType] = (written.format ?? wanted.format).mimeType
         let varies = (wanted.variesByAccept ? ["Accept"] : []) + (wanted.widthHint.map { [$0] } ?? [])
@@ -123,18 +125,10 @@ struct OutputResponder: Sendable {
             if Self.matches(request.headers[.ifNoneMatch], tag) { return Response(status: .notModified, headers: headers) }
         }
         if let length = wanted.hashLength {
-            return try await hashedResponse(written, length: length, for: wanted, request: request, headers: headers, context: context)
+            return try await hashedResponse(
+                written, stamp: stamp, length: length, for: wanted, request: request, headers: headers, context: context)
         }
-        if ObjectStores.isObject(written.path) {
-            return Response(status: .ok, headers: headers, body: .init(byteBuffer: try await storedBytes(of: written, context: context)))
-        }
-        do {
-            let body = try await files.loadFile(path: written.path, context: context)
-            return Response(status: .ok, headers: headers, body: body)
-        } catch {
-            // Replaced or removed between the run and the read: another request will find it again.
-            throw ServeError.tryAgain("the file changed while it was being answered; try again")
-        }
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: try await body(of: written, stamp: stamp, context: context)))
     }
 
     /// Whether an `If-None-Match` header names `tag` (or is `*`); weak tags compare as strong
