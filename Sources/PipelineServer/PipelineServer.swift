@@ -52,6 +52,15 @@ public struct PipelineServer: Service {
     private let current: Locked<ServerRoutes>
     /// What answers requests now.
     var responder: OutputResponder { current.withLock { $0.responder } }
+    /// The maker of every plan served since the start that may still have runs: the current
+    /// one, and those a reload replaced while requests or runs still hold them (held weakly, so
+    /// a replaced one goes once its last run ends). Stopping cancels and waits for them all.
+    private let makers: Locked<[WeakMaker]>
+
+    /// An `InputMaker` that a reload replaced, until nothing else holds it.
+    private struct WeakMaker: Sendable {
+        weak var maker: InputMaker?
+    }
     private let onListening: @Sendable (String) -> Void
     private let onStopping: @Sendable () -> Void
     /// Whether the last `run()` ended past its drain timeout, with runs cancelled.
@@ -85,7 +94,9 @@ public struct PipelineServer: Service {
         self.onListening = onListening
         self.onStopping = onStopping
         memory = pipeline.sharedMemoryBudget()
-        current = Locked(ServerRoutes(pipeline: pipeline, plan: plan, memory: memory, metrics: metrics, logger: logger))
+        let routes = ServerRoutes(pipeline: pipeline, plan: plan, memory: memory, metrics: metrics, logger: logger)
+        current = Locked(routes)
+        makers = Locked([WeakMaker(maker: routes.responder.maker)])
     }
 
     /// Answers from now on as `pipeline` describes, with the inputs its plan finds now: for a
@@ -99,7 +110,13 @@ public struct PipelineServer: Service {
         let plan = try pipeline.plan()
         let routes = ServerRoutes(pipeline: pipeline, plan: plan, memory: memory, metrics: metrics, logger: logger)
         current.withLock { $0 = routes }
+        makers.withLock { makers in
+            makers = makers.filter { $0.maker != nil } + [WeakMaker(maker: routes.responder.maker)]
+        }
     }
+
+    /// Every maker that may still have runs, the current one last.
+    private var makersGoing: [InputMaker] { makers.withLock { $0.compactMap(\.maker) } }
 
     /// The most bytes a request's target (its path and query) may have: far more than any
     /// output's URL needs, and answered 414 before anything is looked up.
@@ -138,6 +155,7 @@ public struct PipelineServer: Service {
             },
             logger: logger)
         let cutOff = self.cutOff
+        let makers = self.makers
         do {
             try await withTaskCancellationHandler {
                 try await withGracefulShutdownHandler {
@@ -148,15 +166,16 @@ public struct PipelineServer: Service {
             } onCancel: {
                 // Past the drain timeout: the requests waiting for runs are let go once their
                 // runs end, so those are cancelled (what is queued is skipped).
+                // A reload's replaced makers too: their requests are as much in flight.
                 cutOff.withLock { $0 = true }
-                let maker = current.withLock { $0.responder.maker }
-                Task { await maker.cancelAll() }
+                let going = makers.withLock { $0.compactMap(\.maker) }
+                Task { for maker in going { await maker.cancelAll() } }
             }
         } catch is CancellationError {
             // Past the drain timeout: the application has closed its connections.
         }
-        // None is left going when the server has stopped.
-        await current.withLock { $0.responder.maker }.finishAll()
+        // None is left going when the server has stopped, whichever plan it was for.
+        for maker in makersGoing { await maker.finishAll() }
     }
 }
 

@@ -19,8 +19,12 @@ final class RunningServer: Sendable {
     private let group: ServiceGroup
     private let task: Task<Void, any Error>
 
-    /// Serves `json` (a pipeline file whose relative paths are in `directory`).
-    init(_ json: String, in directory: TemporaryDirectory, settings: PipelineServer.Settings = .init(port: 0)) async throws {
+    /// Serves `json` (a pipeline file whose relative paths are in `directory`); stopping waits
+    /// at most `drainTimeout` for the requests in flight, when given, as `pipeline serve` does.
+    init(
+        _ json: String, in directory: TemporaryDirectory, settings: PipelineServer.Settings = .init(port: 0),
+        drainTimeout: Duration? = nil
+    ) async throws {
         let pipeline = try PipelineHarness.pipeline(json, in: directory)
         var logger = Logger(label: "serve-test")
         logger.logLevel = .warning
@@ -31,7 +35,9 @@ final class RunningServer: Sendable {
             continuation.yield(url)
             continuation.finish()
         }
-        let group = ServiceGroup(services: [server], logger: logger)
+        var configuration = ServiceGroupConfiguration(services: [server], logger: logger)
+        configuration.maximumGracefulShutdownDuration = drainTimeout
+        let group = ServiceGroup(configuration: configuration)
         let task = Task { try await group.run() }
         // Bounded: a server that never listens fails the test instead of hanging it.
         let timeout = Task {

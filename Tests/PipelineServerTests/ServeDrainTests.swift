@@ -1,0 +1,50 @@
+#if Server
+import Foundation
+import PipelineKit
+import TestSupport
+import Testing
+import Vips
+
+@testable import PipelineServer
+
+/// Stopping past the drain timeout cancels every run still going, those of a plan a reload
+/// replaced as well as the current plan's, and waits for each to end in a known state.
+@Suite(.serialized) struct ServeDrainTests {
+    @Test func stoppingPastTheDrainTimeoutCancelsTheRunsOfAPlanAReloadReplaced() async throws {
+        // Given a request whose run waits for an origin that does not answer while the test runs
+        let release = DispatchSemaphore(value: 0)
+        let origin = try TestHTTPServer { _, _ in
+            _ = release.wait(timeout: .now() + 600)
+            return .init(body: Data())
+        }
+        defer {
+            release.signal()
+            origin.stop()
+        }
+        let directory = try TemporaryDirectory()
+        let json = PipelineHarness.json(
+            inputs: [origin.url("/photo.jpg")], outputs: [ServeTests.thumb], extra: #""fetch": {"timeout": "600s", "retries": 0}"#)
+        let server = try await RunningServer(json, in: directory, drainTimeout: .seconds(1))
+        let replaced = server.maker
+        let inFlight = Task { try? await server.request("/thumb/127.0.0.1_\(origin.port)/photo.jpg") }
+        try await waitUntil("the server fetches the input") { !origin.requests(for: "/photo.jpg").isEmpty }
+
+        // When the server reloads, then stops
+        try server.server.reload(try PipelineHarness.pipeline(json, in: directory))
+        #expect(server.server.responder.maker !== replaced)
+        let stopping = Task { try? await server.stop() }
+
+        // Then the replaced plan's run is cancelled, so the server stops, with that run ended,
+        // long before the origin would answer
+        let stopped = Locked(false)
+        Task {
+            await stopping.value
+            stopped.withLock { $0 = true }
+        }
+        try await waitUntil("the server stops while a replaced plan's run waits", within: .seconds(120)) { stopped.withLock { $0 } }
+        #expect(server.server.stoppedPastDrainTimeout)
+        #expect(await replaced.isIdle, "the run of the plan the reload replaced is still going")
+        #expect(await inFlight.value?.status != 200)
+    }
+}
+#endif
