@@ -15,9 +15,9 @@ struct InfoResponder: Sendable {
     private let definition: PipelineDefinition
     private let cacheControl: String?
 
-    init(pipeline: Pipeline, plan: RunPlan, catalog: OutputCatalog) {
+    init(pipeline: Pipeline, plan: RunPlan, catalog: OutputCatalog, stages: SharedStages) {
         self.catalog = catalog
-        inspector = InputInspector(pipeline: pipeline, plan: plan)
+        inspector = InputInspector(pipeline: pipeline, plan: plan, stages: stages)
         definition = plan.definition
         cacheControl = plan.definition.serve.cacheControl
     }

@@ -6,7 +6,8 @@ import PipelineKit
 /// limited to the one file asked for (`RunPlan.WantedFile`; every output of the input with
 /// `serve.makeAll`): the same steps, limits, atomic writes and journal as a batch run, so an
 /// output a batch run made is found up to date and one made here is found by the next batch
-/// run. Every run draws on one memory budget, as a batch run's inputs do.
+/// run. Every run draws on one memory budget and goes through one set of stage queues and one
+/// committer (`SharedStages`), as a batch run's inputs do.
 ///
 /// Requests for one file while its run is going (or waiting to go) wait for that run:
 /// concurrent identical requests are one job. Runs for other files of one input go one after
@@ -23,6 +24,9 @@ actor InputMaker {
     private let plan: RunPlan
     /// The server's one budget, which every run draws on.
     private let memory: SharedMemoryBudget
+    /// The stage queues and the committer every run of this plan shares (and `/info` with them),
+    /// so the file's stage widths bound the work of all requests together.
+    nonisolated let stages: SharedStages
     /// Runs that may go at once.
     let lanes: Int
     /// Runs that may wait for a lane.
@@ -56,6 +60,7 @@ actor InputMaker {
         self.pipeline = pipeline
         self.plan = plan
         self.memory = memory
+        stages = SharedStages(pipeline)
         self.lanes = max(1, lanes)
         self.queueLimit = max(0, queueLimit)
         keepsReports =
@@ -87,6 +92,7 @@ actor InputMaker {
             let plan = self.plan.keeping(sourcesAt: [input.item], wanted: variant)
             let pipeline = self.pipeline
             let memory = self.memory
+            let stages = self.stages
             let local = plan.items.first.map(\.input).flatMap { $0.isRemote ? nil : $0.path }
             let previous = lastJob[input.item]
             task = Task {
@@ -102,7 +108,7 @@ actor InputMaker {
                 self.runsStarted += 1
                 // Before the run: an input changed while it goes is found changed by the next request.
                 let stamp = self.keepsReports ? local.flatMap(FileStamp.init(path:)) : nil
-                let reports = await Self.reports(of: plan, by: pipeline, memory: memory)
+                let reports = await Self.reports(of: plan, by: pipeline, memory: memory, stages: stages)
                 self.remember(reports, input: stamp, variant: variant)
                 self.leaveLane()
                 return reports
@@ -123,8 +129,10 @@ actor InputMaker {
     /// Cancelling the calling task cancels the run, which skips what is queued and lets what is
     /// on a lane finish: the events are read to the end by a task of their own, so the run's
     /// files are whole or gone, and no temporary file is left, by the time this returns.
-    private static func reports(of plan: RunPlan, by pipeline: Pipeline, memory: SharedMemoryBudget) async -> [ItemReport] {
-        let run = await runBlocking(on: .global(qos: .userInitiated)) { pipeline.run(plan, memory: memory) }
+    private static func reports(of plan: RunPlan, by pipeline: Pipeline, memory: SharedMemoryBudget, stages: SharedStages) async
+        -> [ItemReport]
+    {
+        let run = await runBlocking(on: .global(qos: .userInitiated)) { pipeline.run(plan, memory: memory, stages: stages) }
         let collecting = Task { await run.collect().reports }
         return await withTaskCancellationHandler {
             await collecting.value

@@ -168,5 +168,24 @@ import Vips
             #expect(Self.made(in: directory) == ["a-48.webp"])
         }
     }
+
+    @Test func requestsForSeveralInputsGoThroughTheServersOneSetOfStageQueues() async throws {
+        let directory = try ServeTests.folder()
+        try await withServer(ServeTests.json, in: directory) { server in
+            // When two inputs are asked for at once, and the info of one
+            async let first = server.request("/thumb/a.jpg")
+            async let second = server.request("/thumb/sub%2Fb.jpg")
+            let statuses = try await [first.status, second.status]
+            #expect(statuses == [200, 200])
+            let info = try await server.request("/info/a.jpg")
+            #expect(info.status == 200)
+
+            // Then both runs decoded and encoded on the server's queues, and the info read there
+            let counts = server.maker.stages.counts
+            #expect(counts[.decompress]?.done == 2, "\(counts)")
+            #expect(counts[.encode]?.done == 2, "\(counts)")
+            #expect((counts[.fetch]?.done ?? 0) >= 3, "\(counts)")
+        }
+    }
 }
 #endif

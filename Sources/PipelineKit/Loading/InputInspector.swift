@@ -31,10 +31,13 @@ public struct InputInspector: Sendable {
 
     /// An inspector of `plan`'s inputs, fetching as `pipeline`'s runs do: through `dataLoader`
     /// (by default libcurl with the file's `fetch` settings) and `cache` (by default the file's
-    /// disk cache).
-    public init(pipeline: Pipeline, plan: RunPlan, dataLoader: (any DataLoading)? = nil, cache: (any DataCaching)? = nil) {
+    /// disk cache), on the queues of `stages` when given (those its runs share), else its own.
+    public init(
+        pipeline: Pipeline, plan: RunPlan, dataLoader: (any DataLoading)? = nil, cache: (any DataCaching)? = nil,
+        stages: SharedStages? = nil
+    ) {
         let definition = plan.definition
-        queues = StageQueues(definition) { _ in }
+        queues = stages?.queues ?? StageQueues(definition) { _ in }
         sources = SourceLoader(
             definition, queues: queues, dataLoader: dataLoader ?? pipeline.defaultDataLoader(), cache: cache ?? pipeline.defaultCache(),
             stores: plan.stores)

@@ -97,14 +97,17 @@ public struct Pipeline: Sendable {
     ///   - cache: keeps fetched bytes between runs; by default the file's disk cache.
     ///   - memory: a budget this run shares with others going at the same time; by default the
     ///     run has one of its own.
+    ///   - stages: stage queues and a committer this run shares with others going at the same
+    ///     time; by default the run has its own.
     public func run(
-        _ plan: RunPlan, dataLoader: (any DataLoading)? = nil, cache: (any DataCaching)? = nil, memory: SharedMemoryBudget? = nil
+        _ plan: RunPlan, dataLoader: (any DataLoading)? = nil, cache: (any DataCaching)? = nil, memory: SharedMemoryBudget? = nil,
+        stages: SharedStages? = nil
     ) -> PipelineRun {
         let journal = openJournal(
             plannedPaths: plan.isPart ? plan.items.flatMap { $0.listings.flatMap { $0.targets.filter(\.isMade).map(\.plannedPath) } } : nil)
         return start(
             plan.adding(warnings: journal?.warnings ?? []), dataLoader: dataLoader ?? defaultDataLoader(), cache: cache,
-            journal: journal, force: false, memory: memory)
+            journal: journal, force: false, memory: memory, stages: stages)
     }
 
     /// The journal of incremental runs, read now (only the records of `plannedPaths`, when
@@ -123,12 +126,13 @@ public struct Pipeline: Sendable {
 
     private func start(
         _ plan: RunPlan, dataLoader: any DataLoading, cache: (any DataCaching)?, journal: OutputJournal?, force: Bool,
-        memory: SharedMemoryBudget? = nil, claim: RunClaim? = nil
+        memory: SharedMemoryBudget? = nil, stages: SharedStages? = nil, claim: RunClaim? = nil
     ) -> PipelineRun {
         applyConfiguration()
         return PipelineRun(
             plan: plan, dataLoader: dataLoader, cache: cache ?? defaultCache(),
-            journal: journal, force: force, memory: memory?.accountant ?? MemoryAccountant(budget: memoryBudget()), claim: claim)
+            journal: journal, force: force, memory: memory?.accountant ?? MemoryAccountant(budget: memoryBudget()), stages: stages,
+            claim: claim)
     }
 
     /// A warning when the cache folder is needed (for the journal of incremental runs, or for
@@ -174,14 +178,15 @@ public struct PipelineRun: AsyncSequence, Sendable {
 
     init(
         plan: RunPlan, dataLoader: any DataLoading, cache: (any DataCaching)?, journal: OutputJournal?, force: Bool,
-        memory: MemoryAccountant, claim: RunClaim?
+        memory: MemoryAccountant, stages: SharedStages? = nil, claim: RunClaim?
     ) {
         let (events, continuation) = AsyncStream.makeStream(of: PipelineEvent.self, bufferingPolicy: .unbounded)
         let manifest = plan.definition.manifest.map {
             ManifestWriter(settings: $0.forShard(plan.shard), definition: plan.definition, keepsOtherEntries: plan.isPart)
         }
         let execution = RunExecution(
-            plan: plan, dataLoader: dataLoader, cache: cache, journal: journal, force: force, memory: memory, manifest: manifest,
+            plan: plan, dataLoader: dataLoader, cache: cache, journal: journal, force: force, memory: memory, stages: stages,
+            manifest: manifest,
             emit: { continuation.yield($0) })
         let running = Task {
             await execution.run()

@@ -15,7 +15,7 @@ final class RunExecution: Sendable {
     let decoder: ImageDecoder
     private let writer: OutputWriter
     /// Flushes and renames written files off the encode lanes.
-    private let committer = FileCommitter()
+    private let committer: FileCommitter
     /// The record of outputs made, for incremental runs; nil when the file disables them.
     private let journal: OutputJournal?
     private let force: Bool
@@ -27,7 +27,8 @@ final class RunExecution: Sendable {
 
     init(
         plan: RunPlan, dataLoader: any DataLoading, cache: (any DataCaching)?, journal: OutputJournal?, force: Bool,
-        memory: MemoryAccountant, manifest: ManifestWriter?, emit: @escaping @Sendable (PipelineEvent) -> Void
+        memory: MemoryAccountant, stages: SharedStages? = nil, manifest: ManifestWriter?,
+        emit: @escaping @Sendable (PipelineEvent) -> Void
     ) {
         let definition = plan.definition
         self.plan = plan
@@ -36,7 +37,8 @@ final class RunExecution: Sendable {
         self.force = force
         self.manifest = manifest
         self.emit = emit
-        queues = StageQueues(definition) { emit(.stageFinished($0)) }
+        queues = stages?.queues ?? StageQueues(definition) { emit(.stageFinished($0)) }
+        committer = stages?.committer ?? FileCommitter()
         sources = SourceLoader(definition, queues: queues, dataLoader: dataLoader, cache: cache, stores: plan.stores)
         writer = OutputWriter(stores: plan.stores, protecting: plan.protectedInputs, claimingPaths: plan.somePathsWaitForSizes)
         decoder = ImageDecoder(settings: definition.decompress, outputs: definition.outputs, accountant: memory)
