@@ -30,15 +30,8 @@ import Testing
     @Test func aRequestInFlightPastTheDrainTimeoutIsCutOffAndItsRunCancelled() async throws {
         // Given an input on an origin that never answers while the test runs, and a drain
         // timeout of one second
-        let release = DispatchSemaphore(value: 0)
-        let origin = try TestHTTPServer { _, _ in
-            _ = release.wait(timeout: .now() + 120)
-            return .init(body: Data())
-        }
-        defer {
-            release.signal()
-            origin.stop()
-        }
+        let silent = try SilentOrigin(seconds: 120)
+        let origin = silent.server
         let directory = try TemporaryDirectory()
         let json = PipelineHarness.json(
             inputs: [origin.url("/photo.jpg")], outputs: [ServeCommandTests.thumb], extra: #""serve": {"drainTimeout": 1}"#)

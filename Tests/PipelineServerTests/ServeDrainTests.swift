@@ -12,15 +12,8 @@ import Vips
 @Suite(.serialized) struct ServeDrainTests {
     @Test func stoppingPastTheDrainTimeoutCancelsTheRunsOfAPlanAReloadReplaced() async throws {
         // Given a request whose run waits for an origin that does not answer while the test runs
-        let release = DispatchSemaphore(value: 0)
-        let origin = try TestHTTPServer { _, _ in
-            _ = release.wait(timeout: .now() + 600)
-            return .init(body: Data())
-        }
-        defer {
-            release.signal()
-            origin.stop()
-        }
+        let silent = try SilentOrigin(seconds: 600)
+        let origin = silent.server
         let directory = try TemporaryDirectory()
         let json = PipelineHarness.json(
             inputs: [origin.url("/photo.jpg")], outputs: [ServeTests.thumb], extra: #""fetch": {"timeout": "600s", "retries": 0}"#)
