@@ -1,4 +1,5 @@
 #if Server
+import Dispatch
 import Hummingbird
 import PipelineKit
 import _NIOFileSystem
@@ -12,10 +13,25 @@ extension OutputResponder {
 
     /// The bytes of `written`, read whole: from the object store it is in, or from its file,
     /// when that file still has the size the run reported and the version `stamp` (when known).
+    /// A small file's bytes are kept (`WarmBodies`) and answered again while the file is the
+    /// version they were read at.
     func body(of written: WrittenOutput, stamp: FileStamp?, context: some RequestContext) async throws(ServeError) -> ByteBuffer {
         if ObjectStores.isObject(written.path) { return try await storedBytes(of: written, context: context) }
-        return try await Self.measuredBytes(at: written.path, byteCount: written.byteCount, stamp: stamp)
+        guard written.byteCount <= WarmBodies.largestFile else {
+            return try await Self.measuredBytes(at: written.path, byteCount: written.byteCount, stamp: stamp)
+        }
+        let (path, bodies) = (written.path, self.bodies)
+        var found = bodies.kept(at: path, current: stamp)
+        if found == nil { found = await runBlocking(on: .global(qos: .userInitiated)) { bodies.read(at: path) } }
+        guard let found, found.stamp.size == Int64(written.byteCount), stamp.map({ $0 == found.stamp }) ?? true else {
+            throw Self.changed
+        }
+        return found.bytes
     }
+
+    /// The refusal of a file replaced or removed since the run reported it: a passing state,
+    /// as another request finds the new one.
+    static let changed = ServeError.tryAgain("the file changed while it was being answered; try again")
 
     /// The bytes of the file at `path`, opened once: the descriptor's own status must show
     /// `byteCount` bytes (and be `stamp`, when given), and exactly those bytes are read from it.
@@ -34,9 +50,7 @@ extension OutputResponder {
         } catch {
             read = nil
         }
-        guard let read, read.readableBytes == byteCount else {
-            throw ServeError.tryAgain("the file changed while it was being answered; try again")
-        }
+        guard let read, read.readableBytes == byteCount else { throw changed }
         return read
     }
 }

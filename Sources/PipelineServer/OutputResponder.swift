@@ -11,6 +11,8 @@ struct OutputResponder: Sendable {
     private let cacheControl: String?
     /// Reads back files of outputs written to an object store.
     let stored: StoredOutputs
+    /// The small files answered, kept in memory while they are the versions read.
+    let bodies = WarmBodies()
     /// The image answered in place of an input that cannot be read or made (`serve.fallback`).
     private let fallback: FallbackImage?
     /// Whether answers ask for client hints, and a request's width hint picks its width (`serve.clientHints`).

@@ -18,7 +18,7 @@ package struct FileStamp: Sendable, Equatable {
     }
 
     /// The stamp of the regular file open at `descriptor`, or nil when it is not one.
-    init?(descriptor: Int32) {
+    package init?(descriptor: Int32) {
         var info = stat()
         guard fstat(descriptor, &info) == 0 else { return nil }
         self.init(info)

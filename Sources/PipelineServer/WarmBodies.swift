@@ -1,0 +1,101 @@
+#if Server
+import Dispatch
+import Foundation
+import Hummingbird
+import PipelineKit
+import Vips
+
+/// The bytes of the small files the server answers with, kept in memory, each with the version
+/// (`FileStamp`) of the descriptor it was read from: a request whose file is still at that version
+/// is answered from here, without opening the file and without a hop to a thread that may block.
+/// A file replaced or written again has another version, and is read again; nothing is answered
+/// from memory that is not what the path holds now.
+///
+/// At most `capacity` bytes are kept; a file larger than `largestFile` is never kept, and is
+/// read as before (in chunks, from the disk).
+final class WarmBodies: Sendable {
+    /// The largest file kept: a thumbnail's size, far below a full-size image's.
+    static let largestFile = 256 * 1024
+    /// The most bytes kept in all.
+    let capacity: Int
+
+    private struct Entry {
+        let stamp: FileStamp
+        let bytes: ByteBuffer
+    }
+
+    private struct State {
+        var entries: [String: Entry] = [:]
+        var bytes = 0
+        /// Files read from the disk, for tests to tell an answer from memory from one read.
+        var reads = 0
+    }
+
+    private let state = Locked(State())
+
+    /// An empty store of at most `capacity` bytes.
+    init(capacity: Int = 32 * 1024 * 1024) {
+        self.capacity = capacity
+    }
+
+    /// Files read from the disk so far.
+    var reads: Int { state.withLock { $0.reads } }
+
+    /// The bytes of the file at `path`, with their version, when the path is still at the
+    /// version they were read at: `current`, when the caller has just taken it, else the path's
+    /// now. Nil when they are not kept, or the file is another now (or gone).
+    func kept(at path: String, current: FileStamp? = nil) -> (stamp: FileStamp, bytes: ByteBuffer)? {
+        guard let entry = state.withLock({ $0.entries[path] }) else { return nil }
+        // The version is taken after the entry: the bytes answered are those of the file the path holds now.
+        guard (current ?? FileStamp(path: path)) == entry.stamp else { return nil }
+        return (entry.stamp, entry.bytes)
+    }
+
+    /// The bytes of the file at `path`, read whole through one descriptor, with that
+    /// descriptor's version, under which they are kept. Nil when it cannot be read, or is larger
+    /// than `largestFile`.
+    ///
+    /// Blocks on the disk: not on the cooperative pool.
+    func read(at path: String) -> (stamp: FileStamp, bytes: ByteBuffer)? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        guard let stamp = FileStamp(descriptor: descriptor), stamp.size <= Int64(Self.largestFile) else { return nil }
+        let size = Int(stamp.size)
+        var buffer = ByteBuffer()
+        buffer.reserveCapacity(size)
+        // Up to the size the descriptor was measured at, and one byte more to find a file that grew.
+        let read = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: size + 1) { raw -> Int in
+            var total = 0
+            while total < raw.count {
+                let count = pread(descriptor, raw.baseAddress! + total, raw.count - total, off_t(total))
+                if count < 0 && errno == EINTR { continue }
+                guard count > 0 else { break }
+                total += count
+            }
+            return total
+        }
+        // Written to while it was read: its bytes are not the version measured.
+        guard read == size, FileStamp(descriptor: descriptor) == stamp else { return nil }
+        keep(buffer, stamp: stamp, at: path)
+        return (stamp, buffer)
+    }
+
+    private func keep(_ bytes: ByteBuffer, stamp: FileStamp, at path: String) {
+        let capacity = self.capacity
+        state.withLock { state in
+            state.reads += 1
+            if let old = state.entries.removeValue(forKey: path) { state.bytes -= old.bytes.readableBytes }
+            guard bytes.readableBytes <= capacity else { return }
+            // Full: make room by letting any go, so that the store stays within its bytes.
+            while state.bytes + bytes.readableBytes > capacity, let other = state.entries.first {
+                state.entries.removeValue(forKey: other.key)
+                state.bytes -= other.value.bytes.readableBytes
+            }
+            state.entries[path] = Entry(stamp: stamp, bytes: bytes)
+            state.bytes += bytes.readableBytes
+        }
+    }
+}
+
+#endif
