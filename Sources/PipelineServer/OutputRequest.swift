@@ -34,10 +34,10 @@ struct OutputRequest: Sendable, Equatable {
         guard let slash = raw.firstIndex(of: "/") else {
             throw ServeError(404, "no such path: expected /{output}/{input}")
         }
-        guard let outputName = String(raw[..<slash]).removingPercentEncoding, let output = catalog.outputs[outputName] else {
+        guard let outputName = raw[..<slash].percentDecoded, let output = catalog.outputs[outputName] else {
             throw ServeError(404, "no output of that name in the pipeline file")
         }
-        guard let inputName = String(raw[raw.index(after: slash)...]).removingPercentEncoding, let input = catalog.inputs[inputName] else {
+        guard let inputName = raw[raw.index(after: slash)...].percentDecoded, let input = catalog.inputs[inputName] else {
             throw ServeError(404, "no input of that name for output \(output.name)")
         }
         guard catalog.makes(output, for: input) else {

@@ -66,7 +66,7 @@ struct AccessMiddleware: RouterMiddleware {
     /// The output a path names, when it names one of the file's (for the metrics' labels).
     private func outputName(in path: String) -> String? {
         let first = path.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: true).first
-        return first.flatMap { String($0).removingPercentEncoding }.flatMap { catalog.outputs[$0]?.name }
+        return first.flatMap { $0.percentDecoded }.flatMap { catalog.outputs[$0]?.name }
     }
 }
 
