@@ -11,8 +11,9 @@ import Vips
 /// A file replaced or written again has another version, and is read again; nothing is answered
 /// from memory that is not what the path holds now.
 ///
-/// At most `capacity` bytes are kept; a file larger than `largestFile` is never kept, and is
-/// read as before (in chunks, from the disk).
+/// At most `capacity` bytes are kept, counting the storage each file's bytes were allocated (a
+/// power of two at least their size); a file larger than `largestFile` is never kept, and is read
+/// as before (in chunks, from the disk).
 final class WarmBodies: Sendable {
     /// The largest file kept: a thumbnail's size, far below a full-size image's.
     static let largestFile = 256 * 1024
@@ -85,15 +86,15 @@ final class WarmBodies: Sendable {
         let capacity = self.capacity
         state.withLock { state in
             state.reads += 1
-            if let old = state.entries.removeValue(forKey: path) { state.bytes -= old.bytes.readableBytes }
-            guard bytes.readableBytes <= capacity else { return }
+            if let old = state.entries.removeValue(forKey: path) { state.bytes -= old.bytes.capacity }
+            guard bytes.capacity <= capacity else { return }
             // Full: make room by letting any go, so that the store stays within its bytes.
-            while state.bytes + bytes.readableBytes > capacity, let other = state.entries.first {
+            while state.bytes + bytes.capacity > capacity, let other = state.entries.first {
                 state.entries.removeValue(forKey: other.key)
-                state.bytes -= other.value.bytes.readableBytes
+                state.bytes -= other.value.bytes.capacity
             }
             state.entries[path] = Entry(stamp: stamp, bytes: bytes)
-            state.bytes += bytes.readableBytes
+            state.bytes += bytes.capacity
         }
     }
 }
