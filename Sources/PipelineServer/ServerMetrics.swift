@@ -24,7 +24,7 @@ final class ServerMetrics: Sendable {
 
     /// Counts an answered request. `output` is the name of an output of the file, or nil for
     /// any other path (so that made-up paths add no series); `bytes` those of the body sent;
-    /// `source` whether the file came from disk or was made, for a file.
+    /// `source` whether the file came from disk, from the bucket or was made, for a file.
     func finished(output: String?, status: Int, duration: Duration, bytes: Int, source: String?) {
         inFlight.decrement()
         let name = output ?? "none"
