@@ -2,7 +2,6 @@
 import Dispatch
 import Hummingbird
 import PipelineKit
-import _NIOFileSystem
 
 /// The bytes an answer sends: those of the file the run reported, read through the one
 /// descriptor whose size and version were checked, so `Content-Length`, `ETag` and body always
@@ -21,37 +20,29 @@ extension OutputResponder {
             return try await Self.measuredBytes(at: written.path, byteCount: written.byteCount, stamp: stamp)
         }
         let (path, bodies) = (written.path, self.bodies)
-        var found = bodies.kept(at: path, current: stamp)
-        if found == nil { found = await runBlocking(on: .global(qos: .userInitiated)) { bodies.read(at: path) } }
-        guard let found, found.stamp.size == Int64(written.byteCount), stamp.map({ $0 == found.stamp }) ?? true else {
-            throw Self.changed
-        }
-        return found.bytes
+        if let kept = bodies.kept(at: path, current: stamp) { return try Self.checked(kept, byteCount: written.byteCount, stamp: stamp) }
+        let read = await runBlocking(on: .global(qos: .userInitiated)) { bodies.read(at: path) }
+        return try Self.checked(read, byteCount: written.byteCount, stamp: stamp)
     }
 
-    /// The refusal of a file replaced or removed since the run reported it: a passing state,
-    /// as another request finds the new one.
-    static let changed = ServeError.tryAgain("the file changed while it was being answered; try again")
-
-    /// The bytes of the file at `path`, opened once: the descriptor's own status must show
-    /// `byteCount` bytes (and be `stamp`, when given), and exactly those bytes are read from it.
-    /// A file replaced or removed since the run is a passing state: another request finds the
-    /// new one.
+    /// The bytes of the file at `path`, opened once, read on a thread of their own (the read
+    /// blocks): the descriptor's own status must show `byteCount` bytes (and be `stamp`, when
+    /// given), and exactly those bytes are read from it.
     static func measuredBytes(at path: String, byteCount: Int, stamp: FileStamp?) async throws(ServeError) -> ByteBuffer {
-        let read: ByteBuffer?
-        do {
-            read = try await FileSystem.shared.withFileHandle(forReadingAt: .init(path)) { file in
-                let info = try await file.info()
-                guard let status = info.platformSpecificStatus, let opened = FileStamp(status: status),
-                    opened.size == Int64(byteCount), stamp.map({ $0 == opened }) ?? true
-                else { return nil }
-                return try await file.readToEnd(maximumSizeAllowed: .bytes(min(opened.size, largestFile)))
-            }
-        } catch {
-            read = nil
+        let read = await runBlocking(on: .global(qos: .userInitiated)) { WarmBodies.wholeFile(at: path, largest: largestFile) }
+        return try checked(read, byteCount: byteCount, stamp: stamp)
+    }
+
+    /// The bytes `read`, when they are of the file the run reported: `byteCount` long, and at
+    /// version `stamp` when given. A file replaced or removed since is a passing state, as
+    /// another request finds the new one.
+    private static func checked(_ read: (stamp: FileStamp, bytes: ByteBuffer)?, byteCount: Int, stamp: FileStamp?) throws(ServeError)
+        -> ByteBuffer
+    {
+        guard let read, read.stamp.size == Int64(byteCount), stamp.map({ $0 == read.stamp }) ?? true else {
+            throw ServeError.tryAgain("the file changed while it was being answered; try again")
         }
-        guard let read, read.readableBytes == byteCount else { throw changed }
-        return read
+        return read.bytes
     }
 }
 #endif

@@ -115,9 +115,6 @@ public struct PipelineServer: Service {
         }
     }
 
-    /// Every maker that may still have runs, the current one last.
-    private var makersGoing: [InputMaker] { makers.withLock { $0.compactMap(\.maker) } }
-
     /// The most bytes a request's target (its path and query) may have: far more than any
     /// output's URL needs, and answered 414 before anything is looked up.
     static let maxTargetBytes = 8 * 1024
@@ -175,7 +172,7 @@ public struct PipelineServer: Service {
             // Past the drain timeout: the application has closed its connections.
         }
         // None is left going when the server has stopped, whichever plan it was for.
-        for maker in makersGoing { await maker.finishAll() }
+        for maker in makers.withLock({ $0.compactMap(\.maker) }) { await maker.finishAll() }
     }
 }
 

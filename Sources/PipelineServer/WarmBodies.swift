@@ -58,10 +58,21 @@ final class WarmBodies: Sendable {
     ///
     /// Blocks on the disk: not on the cooperative pool.
     func read(at path: String) -> (stamp: FileStamp, bytes: ByteBuffer)? {
+        guard let found = Self.wholeFile(at: path, largest: Int64(Self.largestFile)) else { return nil }
+        keep(found.bytes, stamp: found.stamp, at: path)
+        return found
+    }
+
+    /// The bytes of the file at `path`, read whole through one descriptor, with that
+    /// descriptor's version; nil when it cannot be read, is larger than `largest` bytes, or was
+    /// written to while it was read.
+    ///
+    /// Blocks on the disk: not on the cooperative pool.
+    static func wholeFile(at path: String, largest: Int64) -> (stamp: FileStamp, bytes: ByteBuffer)? {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { return nil }
         defer { close(descriptor) }
-        guard let stamp = FileStamp(descriptor: descriptor), stamp.size <= Int64(Self.largestFile) else { return nil }
+        guard let stamp = FileStamp(descriptor: descriptor), stamp.size <= largest else { return nil }
         let size = Int(stamp.size)
         var buffer = ByteBuffer()
         buffer.reserveCapacity(size)
@@ -78,7 +89,6 @@ final class WarmBodies: Sendable {
         }
         // Written to while it was read: its bytes are not the version measured.
         guard read == size, FileStamp(descriptor: descriptor) == stamp else { return nil }
-        keep(buffer, stamp: stamp, at: path)
         return (stamp, buffer)
     }
 

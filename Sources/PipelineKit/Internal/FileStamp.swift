@@ -24,12 +24,6 @@ package struct FileStamp: Sendable, Equatable {
         self.init(info)
     }
 
-    /// The stamp of a regular file of status `info` (as `stat` or `fstat` gave it), or nil
-    /// when it is not one.
-    package init?(status info: stat) {
-        self.init(info)
-    }
-
     private init?(_ info: stat) {
         guard info.st_mode & S_IFMT == S_IFREG else { return nil }
         size = Int64(info.st_size)

@@ -27,17 +27,17 @@ public final class StoredOutputs: Sendable {
         guard let store = stores.store(for: address) else {
             throw Failure(description: "\(address) is not in an object store that can be read")
         }
+        let outcome: RemoteFetcher.Outcome
         do {
-            switch try store.get(address, revalidating: nil, maxBytes: maxBytes, isCancelled: { false }) {
-            case .fetched(let response): return response.body
-            case .notModified: throw Failure(description: "\(address) was answered as not modified, without its bytes")
-            }
-        } catch let failure as Failure {
-            throw failure
+            outcome = try store.get(address, revalidating: nil, maxBytes: maxBytes, isCancelled: { false })
         } catch let error as ItemError {
             throw Failure(description: error.reason)
         } catch {
             throw Failure(description: "\(address): \(error)")
         }
+        guard case .fetched(let response) = outcome else {
+            throw Failure(description: "\(address) was answered as not modified, without its bytes")
+        }
+        return response.body
     }
 }

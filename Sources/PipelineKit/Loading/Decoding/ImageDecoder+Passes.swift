@@ -112,14 +112,8 @@ extension ImageDecoder {
     /// converted to sRGB, stacked top to bottom (one page a frame) and rendered into memory.
     func decodeAnimation(_ source: EncodedSource, header: VipsImage, loader: String, deadline: VipsDeadline) throws -> DecodedImage {
         let frames = header.pageCount
-        let pixels = header.width * header.height * frames
-        guard pixels <= settings.maxPixels else {
-            throw ItemError(
-                .tooManyPixels, stage: .decompress,
-                reason:
-                    "the animation is \(header.width)×\(header.height) × \(frames) frames (\(pixels) pixels), "
-                    + "more than decompress.maxPixels (\(settings.maxPixels))")
-        }
+        try refuseOverMaxPixels(
+            header.width * header.height * frames, described: "the animation is \(header.width)×\(header.height) × \(frames) frames")
         // libvips leaves a cut-off last frame out without a word, whatever fail_on says.
         if loader.hasPrefix("gifload"), settings.failOn != .none, case .truncated(let whole) = GIFStructure.ending(of: source) {
             throw ItemError(

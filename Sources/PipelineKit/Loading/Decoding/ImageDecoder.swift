@@ -259,15 +259,17 @@ struct ImageDecoder: Sendable {
     /// than `decompress.maxPixels` allows.
     func openCheckedHeader(_ source: EncodedSource) throws -> VipsImage {
         let header = try openHeader(source, options: "fail_on=\(settings.failOn.rawValue)")
-        let pixels = header.width * header.height
-        guard pixels <= settings.maxPixels else {
-            throw ItemError(
-                .tooManyPixels, stage: .decompress,
-                reason:
-                    "the image is \(header.width)×\(header.height) (\(pixels) pixels), "
-                    + "more than decompress.maxPixels (\(settings.maxPixels))")
-        }
+        try refuseOverMaxPixels(header.width * header.height, described: "the image is \(header.width)×\(header.height)")
         return header
+    }
+
+    /// Refuses `pixels` above `decompress.maxPixels`, saying what has them (`described`, "the
+    /// image is W×H") before the count.
+    func refuseOverMaxPixels(_ pixels: Int, described: String) throws(ItemError) {
+        guard pixels > settings.maxPixels else { return }
+        throw ItemError(
+            .tooManyPixels, stage: .decompress,
+            reason: "\(described) (\(pixels) pixels), more than decompress.maxPixels (\(settings.maxPixels))")
     }
 
     /// Opens `source` with libvips for its header, the first time libvips sees it: a PNG whose
