@@ -1,11 +1,12 @@
+import CVips
 import Foundation
 
 extension SSIMULACRA2 {
     /// The colour of `image` as linear RGB, three float bands 0…1, laid over `background` (a
     /// grey as stored, 0…1) where the image has alpha, as the reference blends before
-    /// linearising. Greyscale gives three equal bands. Every step is a libvips operation, so
-    /// the metric runs as vectorised C in any build rather than as Swift loops, which a debug
-    /// build runs many times slower.
+    /// linearising. Greyscale gives three equal bands. Every step is a libvips operation and
+    /// the later ones are C (`CVips/ssimulacra2.h`): the metric runs as compiled C in any
+    /// build, where Swift loops in a debug build would run many times slower.
     static func linearRGB(_ image: VipsImage, background: Double) throws(VipsError) -> VipsImage {
         var source = image
         let known: [VipsImage.Interpretation] = [.sRGB, .rgb16, .blackAndWhite, .grey16]
@@ -71,94 +72,96 @@ extension SSIMULACRA2 {
     /// (X·14 + 0.42, Y + 0.01, B − Y + 0.55).
     static func xyb(_ linear: VipsImage) throws(VipsError) -> VipsImage {
         // Linear RGB 0…1 with a positive matrix and bias never mixes below zero, so the
-        // reference's clamp at zero has nothing to do here.
-        let mixed = try linear.applying("recomb", ["m": .image(VipsImage.matrix(opsin))])
-        let cones = try Self.linear(mixed, 1, opsinBias).applying("math2_const", ["math2": .string("pow"), "c": .numbers([1.0 / 3])])
-        // X = (L − M)/2, Y = (L + M)/2, B = S, with L, M, S less the cube root of the bias,
-        // folded together with the shift into the positive range.
-        let folded = try cones.applying("recomb", ["m": .image(VipsImage.matrix([[7, -7, 0], [0.5, 0.5, 0], [-0.5, -0.5, 1]]))])
-        return try folded.applying("linear", ["a": .numbers([1, 1, 1]), "b": .numbers([0.42, 0.01 - cbrt(opsinBias), 0.55])])
-            .rendered()
+        // reference's clamp at zero has nothing to do here. X = (L − M)/2 and Y = (L + M)/2,
+        // with L, M, S less the cube root of the bias, folded together with the shift.
+        let matrix = opsin.flatMap { $0 }
+        return try withValues(of: linear, bands: 3) { rgb, pixels throws(VipsError) in
+            try planes(width: linear.width, height: linear.height, bands: 3) { xyb in
+                pl_ssim2_xyb(rgb, xyb, pixels, matrix, opsinBias, 0.01 - cbrt(opsinBias))
+            }
+        }
     }
 
-    /// `image` blurred by `kernel` in both directions, with zeros beyond the edges as the
-    /// reference's filter has: the image is framed in black as wide as the kernel reaches, so
-    /// libvips' own edge handling only touches the frame, which is cut away again.
-    static func blurred(_ image: VipsImage) throws(VipsError) -> VipsImage {
-        let reach = kernel.count / 2
-        let (width, height) = (image.width, image.height)
-        let framed = try image.applying(
-            "embed",
-            [
-                "x": .integer(reach), "y": .integer(reach), "width": .integer(width + 2 * reach),
-                "height": .integer(height + 2 * reach), "extend": .string("black"),
-            ])
-        let mask = try VipsImage.matrix([kernel])
-        let blurred = try framed.applying("convsep", ["mask": .image(mask), "precision": .string("float")])
-        return try blurred.extracted(left: reach, top: reach, width: width, height: height).rendered()
-    }
+    /// The blur's 9 taps as the C side takes them.
+    static let taps: [Float] = {
+        precondition(kernel.count == 9, "the C side blurs with 9 taps")
+        return kernel.map { Float($0) }
+    }()
 
-    /// One scale of the original: its XYB planes, their blurred means and blurred squares.
+    /// One scale of the original: its XYB planes and what every score reads of them, worked
+    /// out once: the blurred means, the variance, and the edge term (`pl_ssim2_original_terms`).
     struct Level: Sendable {
         let xyb: VipsImage
-        let mean: VipsImage
-        let square: VipsImage
+        /// 9 floats a pixel, each row plane after plane: μ₁, σ₁², 1 + |x₁ − μ₁|, each X, Y, B.
+        let terms: VipsImage
+
+        /// SSIM's stabilising constant.
+        static let c2 = 0.0009
 
         init(linear: VipsImage) throws(VipsError) {
-            xyb = try SSIMULACRA2.xyb(linear)
-            mean = try SSIMULACRA2.blurred(xyb)
-            square = try SSIMULACRA2.blurred(SSIMULACRA2.binary("multiply", xyb, xyb))
+            typealias S = SSIMULACRA2
+            let xyb = try S.xyb(linear)
+            let (width, height) = (xyb.width, xyb.height)
+            terms = try S.withValues(of: xyb, bands: 3) { x1, _ throws(VipsError) in
+                var failed = false
+                let terms = try S.planes(width: width, height: height, bands: 9) {
+                    failed = pl_ssim2_original_terms(x1, $0, Int32(width), Int32(height), S.taps) != 0
+                }
+                if failed { throw VipsError(operation: "ssimulacra2", message: "out of memory") }
+                return terms
+            }
+            self.xyb = xyb
         }
 
         /// This scale's 18 norms of `distorted` (its linear planes at this scale): for SSIM,
         /// artifacts and lost detail in turn, for X, Y and B, the mean and the 4-norm.
         func norms(of distorted: VipsImage) throws(VipsError) -> [Double] {
             typealias S = SSIMULACRA2
-            let x1 = xyb
-            let mu1 = mean
             let x2 = try S.xyb(distorted)
-            let mu2 = try S.blurred(x2)
-            let sigma22 = try S.blurred(S.binary("multiply", x2, x2))
-            let sigma12 = try S.blurred(S.binary("multiply", x1, x2))
-            let c2 = 0.0009
-            // SSIM without the luminance denominator: the planes are already perceptual.
-            let difference = try S.binary("subtract", mu1, mu2)
-            let meanTerm = try S.linear(S.binary("multiply", difference, difference), -1, 1)
-            let structure = try S.linear(S.binary("subtract", sigma12, S.binary("multiply", mu1, mu2)), 2, c2)
-            let spread = try S.linear(
-                S.binary(
-                    "add", S.binary("subtract", square, S.binary("multiply", mu1, mu1)),
-                    S.binary("subtract", sigma22, S.binary("multiply", mu2, mu2))), 1, c2)
-            let ssim = try S.positivePart(S.linear(S.binary("divide", S.binary("multiply", meanTerm, structure), spread), -1, 1))
-            // Above zero: the distorted image has an edge where the original is smooth
-            // (ringing, blocking, banding); below: it is smooth where the original has an
-            // edge (blur).
-            let gained = try S.linear(S.binary("subtract", x2, mu2).applying("abs"), 1, 1)
-            let had = try S.linear(S.binary("subtract", x1, mu1).applying("abs"), 1, 1)
-            let edges = try S.linear(S.binary("divide", gained, had), 1, -1)
-            let artifacts = try S.positivePart(edges)
-            let lost = try S.positivePart(S.linear(edges, -1, 0))
-            // The maps (bands: map, then plane), made once in memory: libvips computes an image
-            // again for each use downstream, and the squares below read each map twice.
-            let maps = try S.bandJoined([ssim, artifacts, lost]).rendered()
-            // The maps and their squares: the sums of the first are the 1-norms', the sums of
-            // squares of the second the 4-norms'.
-            let joined = try S.bandJoined([maps, S.binary("multiply", maps, maps)])
-            guard let statistics = try Vips.call("stats", ["in": .image(joined)])["out"]?.image else {
-                throw VipsError(operation: "stats", message: "stats gave no output image")
+            let (width, height) = (x2.width, x2.height)
+            var sums = [Double](repeating: 0, count: 18)
+            let status = try S.withValues(of: xyb, bands: 3) { x1, _ throws(VipsError) in
+                try S.withValues(of: x2, bands: 3) { x2, _ throws(VipsError) in
+                    try S.withValues(of: terms, bands: 9) { terms, _ throws(VipsError) in
+                        pl_ssim2_sums(x1, x2, terms, Int32(width), Int32(height), S.taps, Self.c2, &sums)
+                    }
+                }
             }
-            let table = try statistics.rendered()
-            let count = Double(distorted.width * distorted.height)
+            if status != 0 { throw VipsError(operation: "ssimulacra2", message: "out of memory") }
+            let count = Double(width * height)
             var norms: [Double] = []
             for band in 0..<9 {
-                // Row 0 is all bands together; columns 2 and 3 are the sum and sum of squares.
-                let sum = try table.pixel(x: 2, y: 1 + band)[0]
-                let fourth = try table.pixel(x: 3, y: 10 + band)[0]
-                norms.append(sum / count)
-                norms.append((fourth / count).squareRoot().squareRoot())
+                norms.append(sums[band * 2] / count)
+                norms.append((sums[band * 2 + 1] / count).squareRoot().squareRoot())
             }
             return norms
         }
+    }
+
+    /// Lends the float values of `image` (`bands` bands, in memory: what the steps above
+    /// make, and `linearRGB` and `halved` give) to `body`, with its pixel count.
+    static func withValues<Result>(
+        of image: VipsImage, bands: Int, _ body: (UnsafePointer<Float>, Int) throws(VipsError) -> Result
+    ) throws(VipsError) -> Result {
+        try withExtendedLifetime(image) { () throws(VipsError) -> Result in
+            guard image.bands == bands, let values = pl_float_values(image.pointer) else {
+                throw VipsError(operation: "ssimulacra2", message: "SSIMULACRA2 needs \(bands) float bands in memory")
+            }
+            return try body(values, image.width * image.height)
+        }
+    }
+
+    /// A new float image of `bands` bands in memory, its values set by `fill`.
+    static func planes(
+        width: Int, height: Int, bands: Int, _ fill: (UnsafeMutablePointer<Float>) -> Void
+    ) throws(VipsError) -> VipsImage {
+        guard let made = pl_new_float_image(Int32(width), Int32(height), Int32(bands)) else {
+            throw VipsError.fromLibrary(operation: "ssimulacra2")
+        }
+        let image = VipsImage(taking: made)
+        guard let values = pl_float_values(made) else { throw VipsError(operation: "ssimulacra2", message: "a new image is not in memory") }
+        fill(values)
+        return image
     }
 
     // MARK: Operations
@@ -176,12 +179,6 @@ extension SSIMULACRA2 {
     /// The libvips operation `name` (`add`, `subtract`, `multiply`, `divide`) of two images.
     static func binary(_ name: String, _ left: VipsImage, _ right: VipsImage) throws(VipsError) -> VipsImage {
         try Vips.call(name, ["left": .image(left), "right": .image(right)])["out"].unwrapped(name)
-    }
-
-    /// max(`image`, 0), as (|x| + x)/2, which is exact in floats and needs no operation newer
-    /// than the libvips the pipeline supports.
-    static func positivePart(_ image: VipsImage) throws(VipsError) -> VipsImage {
-        try linear(binary("add", image.applying("abs"), image), 0.5, 0)
     }
 
     /// The bands of `images`, one after another.

@@ -9,7 +9,7 @@ import Vips
 /// detail, and goes
 /// next where the scores so far, taken as a line, reach the target (`Bracket`); it stops once
 /// the lowest passing and the highest failing quality are at most 2 apart, once a passing
-/// trial's score is within 2 steps' rise of the target (and a point of it), or after 6 encodes.
+/// trial's score is within 2 steps' rise of the target (and 1.5 points of it), or after 6 encodes.
 /// Trial encodes run one after another, each scored and dropped
 /// unless it is the best file so far. A target no quality reaches gives the best-scoring file
 /// and says so; it is not a failure.
@@ -20,14 +20,15 @@ enum QualitySearch {
     static let closeEnough = 2
     /// A passing trial at most this far above the target (and within `closeEnough` steps of it
     /// along the scores' slope) ends the search without the trial below it.
-    static let closeScore = 1.0
+    static let closeScore = 1.5
 
     /// What a search holds beside the image: the encoder's own working memory for one trial
-    /// at a time, the original's float planes at every scale (XYB and its blurred statistics,
-    /// 9 floats a pixel over a pyramid a third larger, twice with alpha), one trial's float
-    /// planes at full scale (linear, XYB and 9 blurred bands) and two encoded files.
+    /// at a time, the original's float planes at every scale (XYB and the three terms every
+    /// score reads, 12 floats a pixel over a pyramid a third larger, twice with alpha), one
+    /// trial's float planes (linear over its pyramid, and XYB; its blurred statistics are made
+    /// a few rows at a time) and two encoded files.
     static func workingBytes(pixels: Int64, alpha: Bool, encoder: Int64) -> Int64 {
-        encoder + pixels * ((alpha ? 96 : 48) + 60 + 8)
+        encoder + pixels * ((alpha ? 128 : 64) + 28 + 8)
     }
 
     /// The file chosen and how it was found.
