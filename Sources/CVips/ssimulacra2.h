@@ -35,6 +35,39 @@ static inline float *pl_float_values(VipsImage *image) {
     return (float *) VIPS_IMAGE_ADDR(image, 0, 0);
 }
 
+/* The first value of an 8-bit image whose pixels are in memory, or NULL for any other image. */
+static inline const uint8_t *pl_uchar_values(VipsImage *image) {
+    if (image->BandFmt != VIPS_FORMAT_UCHAR || (image->dtype != VIPS_IMAGE_SETBUF && image->dtype != VIPS_IMAGE_SETBUF_FOREIGN)) {
+        return NULL;
+    }
+    return (const uint8_t *) VIPS_IMAGE_ADDR(image, 0, 0);
+}
+
+/* 8-bit colour (`bands` 1 or 3 a pixel) through `table` (256 values) into 3 float bands a
+ * pixel, grey copied into all three. */
+static inline void pl_ssim2_lookup(const uint8_t *restrict in, int bands, const float *restrict table, float *restrict out, size_t pixels) {
+    for (size_t p = 0; p < pixels; p++) {
+        for (int c = 0; c < 3; c++) out[p * 3 + c] = table[in[p * bands + (bands == 3 ? c : 0)]];
+    }
+}
+
+/* Planes (3 bands, width × height) halved by 2×2 means into `out` ((width + 1) / 2 ×
+ * (height + 1) / 2), the last row or column repeated on an odd side. */
+static inline void pl_ssim2_halve(const float *restrict in, float *restrict out, int width, int height) {
+    const int half_width = (width + 1) / 2, half_height = (height + 1) / 2;
+    for (int y = 0; y < half_height; y++) {
+        const float *top = in + (size_t) (2 * y) * width * 3;
+        const float *bottom = in + (size_t) VIPS_MIN(2 * y + 1, height - 1) * width * 3;
+        float *to = out + (size_t) y * half_width * 3;
+        for (int x = 0; x < half_width; x++) {
+            const int left = 2 * x * 3, right = VIPS_MIN(2 * x + 1, width - 1) * 3;
+            for (int c = 0; c < 3; c++) {
+                to[x * 3 + c] = 0.25f * ((top[left + c] + top[right + c]) + (bottom[left + c] + bottom[right + c]));
+            }
+        }
+    }
+}
+
 /* The cube root of `x` (> 0) to within 3 units in the last place: a first guess from the
  * bits of `x` (a third of its exponent), then two steps of Halley's method, each of which
  * triples the correct digits. glibc's `cbrtf` takes the float apart and together again, three

@@ -23,8 +23,16 @@ extension SSIMULACRA2 {
             guard let levels = try Vips.call("identity", [:])["out"]?.image else {
                 throw VipsError(operation: "identity", message: "identity gave no output image")
             }
-            let table = try linearised(fraction(levels, scale: scale))
-            colour = try Vips.call("maplut", ["in": .image(stored), "lut": .image(table)])["out"].unwrapped("maplut")
+            let table = try linearised(fraction(levels, scale: scale)).values().map { Float($0) }
+            let bytes = try stored.rendered()
+            return try withExtendedLifetime(bytes) { () throws(VipsError) -> VipsImage in
+                guard let values = pl_uchar_values(bytes.pointer) else {
+                    throw VipsError(operation: "ssimulacra2", message: "SSIMULACRA2 needs 8-bit colour in memory")
+                }
+                return try planes(width: bytes.width, height: bytes.height, bands: 3) {
+                    pl_ssim2_lookup(values, Int32(colourBands), table, $0, bytes.width * bytes.height)
+                }
+            }
         } else {
             colour = try fraction(stored, scale: scale)
             if source.hasAlpha {
@@ -56,16 +64,11 @@ extension SSIMULACRA2 {
     /// Halves linear planes by 2×2 means, repeating the last row or column of an odd side.
     static func halved(_ planes: VipsImage) throws(VipsError) -> VipsImage {
         let (width, height) = (planes.width, planes.height)
-        var even = planes
-        if width % 2 == 1 || height % 2 == 1 {
-            even = try planes.applying(
-                "embed",
-                [
-                    "x": .integer(0), "y": .integer(0), "width": .integer(width + width % 2),
-                    "height": .integer(height + height % 2), "extend": .string("copy"),
-                ])
+        return try withValues(of: planes, bands: 3) { values, _ throws(VipsError) in
+            try Self.planes(width: (width + 1) / 2, height: (height + 1) / 2, bands: 3) {
+                pl_ssim2_halve(values, $0, Int32(width), Int32(height))
+            }
         }
-        return try even.applying("shrink", ["hshrink": .number(2), "vshrink": .number(2)]).rendered()
     }
 
     /// Linear RGB to XYB, already moved into the reference's positive range
