@@ -150,13 +150,29 @@ static inline float *pl_ssim2_window_input(pl_ssim2_window *window, int plane) {
     return window->padded + (size_t) plane * (window->width + 8) + 4;
 }
 
-/* `to` = Σ weights × the values `reach` either side of `from` (`from` itself once, with k0). */
-static inline void pl_ssim2_taps(float *restrict to, const float *restrict from, ptrdiff_t step, size_t count, const float k[5]) {
-    for (size_t i = 0; i < count; i++) to[i] = k[0] * from[i];
-    for (int reach = 1; reach <= 4; reach++) {
-        const float *restrict before = from - reach * step, *restrict after = from + reach * step;
-        const float weight = k[reach];
-        for (size_t i = 0; i < count; i++) to[i] += weight * (before[i] + after[i]);
+/* Four floats as one value: the blur's loops below are written with it, so that they run four
+ * at a time in any build (Swift's compiler does not turn plain C loops into vector code). */
+typedef float pl_ssim2_four __attribute__((vector_size(16)));
+
+static inline pl_ssim2_four pl_ssim2_load(const float *at) {
+    pl_ssim2_four four;
+    memcpy(&four, at, sizeof four);
+    return four;
+}
+
+/* `to[i]` = the kernel (`k`, centre first) over `rows[0…8][i]` (centre at 4), for `count` values. */
+static inline void pl_ssim2_taps(float *restrict to, const float *const rows[9], size_t count, const float k[5]) {
+    size_t i = 0;
+    for (; i + 4 <= count; i += 4) {
+        const pl_ssim2_four sum = k[0] * pl_ssim2_load(rows[4] + i) + k[1] * (pl_ssim2_load(rows[3] + i) + pl_ssim2_load(rows[5] + i)) +
+                                  k[2] * (pl_ssim2_load(rows[2] + i) + pl_ssim2_load(rows[6] + i)) +
+                                  k[3] * (pl_ssim2_load(rows[1] + i) + pl_ssim2_load(rows[7] + i)) +
+                                  k[4] * (pl_ssim2_load(rows[0] + i) + pl_ssim2_load(rows[8] + i));
+        memcpy(to + i, &sum, sizeof sum);
+    }
+    for (; i < count; i++) {
+        to[i] = k[0] * rows[4][i] + k[1] * (rows[3][i] + rows[5][i]) + k[2] * (rows[2][i] + rows[6][i]) + k[3] * (rows[1][i] + rows[7][i]) +
+                k[4] * (rows[0][i] + rows[8][i]);
     }
 }
 
@@ -166,7 +182,9 @@ static inline void pl_ssim2_window_push(pl_ssim2_window *window, int row) {
     const float k[5] = { window->k0, window->k1, window->k2, window->k3, window->k4 };
     float *to = window->ring + (size_t) (row % 9) * width * window->planes;
     for (int plane = 0; plane < window->planes; plane++) {
-        pl_ssim2_taps(to + plane * width, pl_ssim2_window_input(window, plane), 1, width, k);
+        const float *centre = pl_ssim2_window_input(window, plane);
+        const float *const neighbours[9] = { centre - 4, centre - 3, centre - 2, centre - 1, centre, centre + 1, centre + 2, centre + 3, centre + 4 };
+        pl_ssim2_taps(to + plane * width, neighbours, width, k);
     }
 }
 
@@ -180,14 +198,8 @@ static inline const float *pl_ssim2_window_row(pl_ssim2_window *window, int y) {
         rows[j + 4] = at < 0 || at >= window->height ? window->zeros : window->ring + (size_t) (at % 9) * line;
     }
     const float k[5] = { window->k0, window->k1, window->k2, window->k3, window->k4 };
-    float *restrict to = window->out;
-    for (size_t i = 0; i < line; i++) to[i] = k[0] * rows[4][i];
-    for (int reach = 1; reach <= 4; reach++) {
-        const float *restrict before = rows[4 - reach], *restrict after = rows[4 + reach];
-        const float weight = k[reach];
-        for (size_t i = 0; i < line; i++) to[i] += weight * (before[i] + after[i]);
-    }
-    return to;
+    pl_ssim2_taps(window->out, rows, line, k);
+    return window->out;
 }
 
 /* The original's XYB at one scale (`x1`, 3 bands interleaved) to what every score reads, a row
