@@ -1,5 +1,5 @@
 /* SSIMULACRA 2's per-pixel steps (Sources/Vips/SSIMULACRA2*.swift), over float planes in memory
- * with their bands interleaved as libvips keeps them. Each is one pass of plain C over every
+ * (bands interleaved, as libvips keeps them). Each is one pass of plain C over every
  * value, where the same steps as libvips operations were dozens of passes, each with its own
  * buffers, threads and setup: most of a score's time at every scale, and all of it at the small
  * ones. The constants come from the Swift side, which documents them. */
@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <vips/vips.h>
+
+#include "shim.h"
 
 /* The same floats whatever the compiler may fuse: an image against itself scores exactly 100. */
 #pragma STDC FP_CONTRACT OFF
@@ -29,17 +31,13 @@ static inline VipsImage *pl_new_float_image(int width, int height, int bands) {
 
 /* The first value of a float image whose pixels are in memory, or NULL for any other image. */
 static inline float *pl_float_values(VipsImage *image) {
-    if (image->BandFmt != VIPS_FORMAT_FLOAT || (image->dtype != VIPS_IMAGE_SETBUF && image->dtype != VIPS_IMAGE_SETBUF_FOREIGN)) {
-        return NULL;
-    }
+    if (image->BandFmt != VIPS_FORMAT_FLOAT || !pl_image_is_in_memory(image)) return NULL;
     return (float *) VIPS_IMAGE_ADDR(image, 0, 0);
 }
 
 /* The first value of an 8-bit image whose pixels are in memory, or NULL for any other image. */
 static inline const uint8_t *pl_uchar_values(VipsImage *image) {
-    if (image->BandFmt != VIPS_FORMAT_UCHAR || (image->dtype != VIPS_IMAGE_SETBUF && image->dtype != VIPS_IMAGE_SETBUF_FOREIGN)) {
-        return NULL;
-    }
+    if (image->BandFmt != VIPS_FORMAT_UCHAR || !pl_image_is_in_memory(image)) return NULL;
     return (const uint8_t *) VIPS_IMAGE_ADDR(image, 0, 0);
 }
 
