@@ -1,8 +1,8 @@
 /* SSIMULACRA 2's per-pixel steps (Sources/Vips/SSIMULACRA2*.swift), over float planes in memory
- * (bands interleaved, as libvips keeps them). Each is one pass of plain C over every
- * value, where the same steps as libvips operations were dozens of passes, each with its own
- * buffers, threads and setup: most of a score's time at every scale, and all of it at the small
- * ones. The constants come from the Swift side, which documents them. */
+ * (bands interleaved, as libvips keeps them). Each is one pass of plain C over every value: as
+ * libvips operations the same steps are dozens of passes, each with its own buffers, threads and
+ * setup, which is most of a score's time at every scale and all of it at the small ones. The
+ * constants come from the Swift side, which documents them. */
 #ifndef PIPELINE_CVIPS_SSIMULACRA2_H
 #define PIPELINE_CVIPS_SSIMULACRA2_H
 
@@ -107,8 +107,8 @@ static inline void pl_ssim2_xyb(const float *restrict linear, float *restrict xy
  * columns, with zeros beyond the edges, a row at a time: rows go in from the top, each blurred
  * along itself into a ring of the last 9, and row y comes out blurred once rows y + 4 are in.
  * The planes never exist whole, so the blur reads and writes what the cache holds. A row is
- * kept plane after plane (`width` values each), so that every loop below runs over
- * neighbouring values and compilers turn it into vector code. */
+ * kept plane after plane (`width` values each), so that the blur's taps are neighbouring values,
+ * taken four at a time (`pl_ssim2_four`). */
 typedef struct {
     int width, height, planes;
     float k0, k1, k2, k3, k4;

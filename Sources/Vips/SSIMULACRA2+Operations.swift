@@ -4,9 +4,9 @@ import Foundation
 extension SSIMULACRA2 {
     /// The colour of `image` as linear RGB, three float bands 0…1, laid over `background` (a
     /// grey as stored, 0…1) where the image has alpha, as the reference blends before
-    /// linearising. Greyscale gives three equal bands. Every step is a libvips operation and
-    /// the later ones are C (`CVips/ssimulacra2.h`): the metric runs as compiled C in any
-    /// build, where Swift loops in a debug build would run many times slower.
+    /// linearising. Greyscale gives three equal bands. The steps are libvips operations and C
+    /// (`CVips/ssimulacra2.h`): the metric runs as compiled C in any build, where Swift loops
+    /// in a debug build would run many times slower.
     static func linearRGB(_ image: VipsImage, background: Double) throws(VipsError) -> VipsImage {
         var source = image
         let known: [VipsImage.Interpretation] = [.sRGB, .rgb16, .blackAndWhite, .grey16]
@@ -16,14 +16,8 @@ extension SSIMULACRA2 {
         let scale = 1 / (source.bandFormat == .ushort ? 65535.0 : 255.0)
         let colourBands = min(3, source.colourBands)
         let stored = try source.extractingBands(0, count: colourBands)
-        var colour: VipsImage
         if source.bandFormat == .uchar, !source.hasAlpha {
-            // 256 values: the curve below is worked out once for each, in a table, rather than
-            // for every pixel, with the same operations and so the same floats.
-            guard let levels = try Vips.call("identity", [:])["out"]?.image else {
-                throw VipsError(operation: "identity", message: "identity gave no output image")
-            }
-            let table = try linearised(fraction(levels, scale: scale)).values().map { Float($0) }
+            let table = try eightBitLevels.get()
             let bytes = try stored.rendered()
             return try withExtendedLifetime(bytes) { () throws(VipsError) -> VipsImage in
                 guard let values = pl_uchar_values(bytes.pointer) else {
@@ -33,22 +27,31 @@ extension SSIMULACRA2 {
                     pl_ssim2_lookup(values, Int32(colourBands), table, $0, bytes.width * bytes.height)
                 }
             }
-        } else {
-            colour = try fraction(stored, scale: scale)
-            if source.hasAlpha {
-                // c·a + bg·(1 − a), before the transfer curve.
-                let alpha = try fraction(source.extractingBands(source.bands - 1), scale: scale)
-                let shifted = try linear(colour, 1, -background)
-                colour = try linear(binary("multiply", shifted, alpha), 1, background)
-            }
-            colour = try linearised(colour)
         }
+        var colour = try fraction(stored, scale: scale)
+        if source.hasAlpha {
+            // c·a + bg·(1 − a), before the transfer curve.
+            let alpha = try fraction(source.extractingBands(source.bands - 1), scale: scale)
+            let shifted = try linear(colour, 1, -background)
+            colour = try linear(binary("multiply", shifted, alpha), 1, background)
+        }
+        colour = try linearised(colour)
         // Grey as three equal bands, each worked out as the one it copies.
         if colourBands < 3 {
             let grey = try colour.extractingBands(0)
             colour = try bandJoined([grey, grey, grey])
         }
         return try colour.rendered()
+    }
+
+    /// The 256 levels of 8-bit colour in linear light: the curve below worked out once for
+    /// each, with the same operations as for other pixels and so the same floats, rather than
+    /// for every pixel of every candidate.
+    private static let eightBitLevels = Result { () throws(VipsError) -> [Float] in
+        guard let levels = try Vips.call("identity", [:])["out"]?.image else {
+            throw VipsError(operation: "identity", message: "identity gave no output image")
+        }
+        return try linearised(fraction(levels, scale: 1 / 255.0)).values().map { Float($0) }
     }
 
     /// `colour` (0…1, as stored) with the sRGB transfer curve undone: a straight line near
@@ -106,11 +109,11 @@ extension SSIMULACRA2 {
             let xyb = try S.xyb(linear)
             let (width, height) = (xyb.width, xyb.height)
             terms = try S.withValues(of: xyb, bands: 3) { x1, _ throws(VipsError) in
-                var failed = false
+                var status: Int32 = 0
                 let terms = try S.planes(width: width, height: height, bands: 9) {
-                    failed = pl_ssim2_original_terms(x1, $0, Int32(width), Int32(height), S.taps) != 0
+                    status = pl_ssim2_original_terms(x1, $0, Int32(width), Int32(height), S.taps)
                 }
-                if failed { throw VipsError(operation: "ssimulacra2", message: "out of memory") }
+                try S.succeeded(status)
                 return terms
             }
             self.xyb = xyb
@@ -130,7 +133,7 @@ extension SSIMULACRA2 {
                     }
                 }
             }
-            if status != 0 { throw VipsError(operation: "ssimulacra2", message: "out of memory") }
+            try S.succeeded(status)
             let count = Double(width * height)
             var norms: [Double] = []
             for band in 0..<9 {
@@ -152,6 +155,11 @@ extension SSIMULACRA2 {
             }
             return try body(values, image.width * image.height)
         }
+    }
+
+    /// Throws unless `status`, what a C step that allocates returned, is 0.
+    static func succeeded(_ status: Int32) throws(VipsError) {
+        guard status == 0 else { throw VipsError(operation: "ssimulacra2", message: "out of memory") }
     }
 
     /// A new float image of `bands` bands in memory, its values set by `fill`.
