@@ -70,6 +70,18 @@ extension OneAtATime {
             #expect(abs(score - 82.442) <= 0.5, "scored \(score)")
         }
 
+        /// A greyscale pair scores as the same pair in sRGB, where each pixel's grey is copied
+        /// into red, green and blue.
+        @Test func greyScoresAsTheSameGreyInColour() throws {
+            let original = try Self.sample("storm.jpg").resized(horizontalScale: 0.25, verticalScale: 0.25, kernel: .lanczos3)
+                .converted(to: .blackAndWhite)
+            let distorted = try Self.decoded(original, suffix: ".jpg[Q=30]")
+            #expect(original.bands == 1 && distorted.bands == 1, "the pair is not greyscale")
+            let grey = try SSIMULACRA2.score(original: original, distorted: distorted)
+            let colour = try SSIMULACRA2.score(original: original.converted(to: .sRGB), distorted: distorted.converted(to: .sRGB))
+            #expect(grey < 100 && abs(grey - colour) < 1e-9, "grey \(grey), the same in sRGB \(colour)")
+        }
+
         /// An image scores 100 against itself, and a better encode scores higher than a worse one.
         @Test func identicalScoresAHundredAndQualityOrdersTheScores() throws {
             let original = try Self.sample("storm.jpg").resized(horizontalScale: 0.25, verticalScale: 0.25, kernel: .lanczos3)
