@@ -12,12 +12,15 @@ struct InfoResponder: Sendable {
 
     private let catalog: OutputCatalog
     private let inspector: InputInspector
+    /// Whose lanes and queue reads wait in, beside the runs.
+    private let maker: InputMaker
     private let definition: PipelineDefinition
     private let cacheControl: String?
 
-    init(pipeline: Pipeline, plan: RunPlan, catalog: OutputCatalog, stages: SharedStages) {
+    init(pipeline: Pipeline, plan: RunPlan, catalog: OutputCatalog, maker: InputMaker) {
         self.catalog = catalog
-        inspector = InputInspector(pipeline: pipeline, plan: plan, stages: stages)
+        self.maker = maker
+        inspector = InputInspector(pipeline: pipeline, plan: plan, stages: maker.stages)
         definition = plan.definition
         cacheControl = plan.definition.serve.cacheControl
     }
@@ -38,25 +41,25 @@ struct InfoResponder: Sendable {
         }
         let listing = input.listing
         let placeholders = InputInspector.placeholders(declaredFor: listing, in: definition)
-        let fetched: InputInspector.Fetched
+        let (inspector, autorotate, ifNoneMatch) = (inspector, definition.decompress.autorotate, request.headers[.ifNoneMatch])
+        // Read on a lane, as a run is made: the file's `inFlight` and `serve.maxQueue` bound both.
+        let read: (tag: String?, info: InputInfo?)
         do {
-            fetched = try await inspector.fetch(listing)
+            read = try await maker.inspection {
+                let fetched = try await inspector.fetch(listing)
+                let tag = fetched.version.map { "\"\(Self.tag(version: $0, placeholders: placeholders, autorotate: autorotate))\"" }
+                if let tag, OutputResponder.matches(ifNoneMatch, tag) { return (tag, nil) }
+                return (tag, try await inspector.info(of: fetched, placeholders: placeholders))
+            }
+        } catch is InputMaker.Full {
+            throw OutputResponder.busy
         } catch {
             throw Self.refusal(for: error, of: listing, as: name)
         }
         var headers: HTTPFields = [.contentType: "application/json"]
         if let cacheControl { headers[.cacheControl] = cacheControl }
-        if let version = fetched.version {
-            let tag = "\"\(Self.tag(version: version, placeholders: placeholders, autorotate: definition.decompress.autorotate))\""
-            headers[.eTag] = tag
-            if OutputResponder.matches(request.headers[.ifNoneMatch], tag) { return Response(status: .notModified, headers: headers) }
-        }
-        let info: InputInfo
-        do {
-            info = try await inspector.info(of: fetched, placeholders: placeholders)
-        } catch {
-            throw Self.refusal(for: error, of: listing, as: name)
-        }
+        if let tag = read.tag { headers[.eTag] = tag }
+        guard let info = read.info else { return Response(status: .notModified, headers: headers) }
         let body: Data
         do {
             let encoder = JSONEncoder()

@@ -38,6 +38,8 @@ actor InputMaker {
     }
     /// The job of each source and file going or waiting.
     private var jobs: [JobKey: Task<[ItemReport], Never>] = [:]
+    /// `/info` reads going or waiting for a lane, which count against the queue as runs do.
+    private var inspections = 0
     /// The last job started for each source, which the next one for that source waits for.
     private var lastJob: [Int: Task<[ItemReport], Never>] = [:]
     /// Runs going now, and the jobs waiting for a lane, first come first served.
@@ -88,7 +90,7 @@ actor InputMaker {
         if let current = jobs[key] {
             task = current
         } else {
-            guard jobs.count < lanes + queueLimit else { throw Full() }
+            guard hasRoom else { throw Full() }
             let plan = self.plan.keeping(sourcesAt: [input.item], wanted: variant)
             let pipeline = self.pipeline
             let memory = self.memory
@@ -122,6 +124,25 @@ actor InputMaker {
         return reports.first { $0.input == input.listing }
     }
 
+    /// Whether one more job may go or wait: not every lane and place in the queue is taken.
+    private var hasRoom: Bool { jobs.count + inspections < lanes + queueLimit }
+
+    /// `work` (an `/info` read, which decodes as a run does) on a lane, after the runs and
+    /// reads that came before it, so that `inFlight` and `serve.maxQueue` bound reads and runs
+    /// together.
+    ///
+    /// - Throws: `Full` when every lane is busy and the queue has no room; else what `work` throws.
+    func inspection<Result: Sendable>(_ work: @Sendable () async throws -> Result) async throws -> Result {
+        guard hasRoom else { throw Full() }
+        inspections += 1
+        await takeLane()
+        defer {
+            leaveLane()
+            inspections -= 1
+        }
+        return try await work()
+    }
+
     /// The reports of a run of `plan`. Starting a run reads the journal and the manifest, which
     /// takes as long as they are large: on a thread of its own, neither on this actor, which
     /// every request asks first, nor on the cooperative pool, whose threads answer them.
@@ -152,8 +173,8 @@ actor InputMaker {
         for task in Array(jobs.values) { _ = await task.value }
     }
 
-    /// Whether runs are going or waiting.
-    var isIdle: Bool { jobs.isEmpty }
+    /// Whether runs or `/info` reads are going or waiting.
+    var isIdle: Bool { jobs.isEmpty && inspections == 0 }
 
     /// Runs going now, and jobs waiting for a lane.
     var counts: (going: Int, waiting: Int) { lanesTaken.withLock { going, waiting in (going, waiting.count) } }

@@ -3,6 +3,9 @@ import Foundation
 import PipelineKit
 
 extension OutputResponder {
+    /// The refusal when every lane is busy and the queue is full (`InputMaker.Full`).
+    static let busy = ServeError.tryAgain("every lane is busy and the queue is full; try again")
+
     /// The refusal for an input a run could not make: the status its kind calls for, and a
     /// reason that names the input as the URL did (`name`), never by its path on the server.
     /// An input that changed while it was read is a passing state: 503 with `Retry-After`. A

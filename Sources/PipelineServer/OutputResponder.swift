@@ -75,7 +75,7 @@ struct OutputResponder: Sendable {
         do {
             made = try await maker.report(for: input, variant: variant)
         } catch {
-            throw ServeError.tryAgain("every lane is busy and the queue is full; try again")
+            throw Self.busy
         }
         guard let report = made else { throw ServeError(503, "the server is stopping") }
         return try await fileResponse(Self.file(for: wanted, in: report).get(), stamp: nil, for: wanted, request: request, context: context)

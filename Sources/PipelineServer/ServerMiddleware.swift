@@ -63,8 +63,10 @@ struct AccessMiddleware: RouterMiddleware {
         return raw.firstIndex(of: "/").map { String(raw[$0...]) } ?? "/"
     }
 
-    /// The output a path names, when it names one of the file's (for the metrics' labels).
+    /// The output a path names, when it names one of the file's, or `info` for the info route,
+    /// a name no output may have (for the metrics' labels).
     private func outputName(in path: String) -> String? {
+        if InfoResponder.asksForInfo(path) { return "info" }
         let first = path.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: true).first
         return first.flatMap { $0.percentDecoded }.flatMap { catalog.outputs[$0]?.name }
     }

@@ -16,7 +16,7 @@ struct ServerRoutes: Sendable {
 
     init(pipeline: Pipeline, plan: RunPlan, memory: SharedMemoryBudget, metrics: ServerMetrics, logger: Logger) {
         let responder = OutputResponder(pipeline: pipeline, plan: plan, memory: memory)
-        let info = InfoResponder(pipeline: pipeline, plan: plan, catalog: responder.catalog, stages: responder.maker.stages)
+        let info = InfoResponder(pipeline: pipeline, plan: plan, catalog: responder.catalog, maker: responder.maker)
         let signature = plan.definition.serve.signing.map(URLSignature.init)
         let router = Router(context: ServerRequestContext.self, options: .autoGenerateHeadEndpoints)
         // Middleware applies to the routes added after it, and to paths no route takes.

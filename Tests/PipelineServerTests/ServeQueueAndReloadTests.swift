@@ -48,6 +48,49 @@ import Vips
         }
     }
 
+    @Test func infoReadsWaitInTheQueueAndAreRefusedPastIt() async throws {
+        // Given one lane, room for one more in the queue, and the lane held by an info read of
+        // an input whose origin holds its answer until the test releases it
+        let directory = try ServeTests.folder()
+        let photo = try Fixtures.jpeg(try Fixtures.gradient(width: 48, height: 32))
+        let release = DispatchSemaphore(value: 0)
+        let origin = try TestHTTPServer { _, _ in
+            _ = release.wait(timeout: .now() + 120)
+            return .init(body: photo)
+        }
+        defer {
+            release.signal()
+            origin.stop()
+        }
+        let json = PipelineHarness.json(
+            inputs: [origin.url("/photo.jpg"), "in/**/*.jpg"], outputs: [ServeTests.thumb],
+            extra: #""inFlight": 1, "serve": {"maxQueue": 1}"#)
+        try await withServer(json, in: directory) { server in
+            let held = Task.detached { try await server.request("/info/127.0.0.1_\(origin.port)/photo.jpg") }
+            try await waitUntil("the server fetches the held input") { !origin.requests(for: "/photo.jpg").isEmpty }
+            #expect(await server.maker.counts.going == 1)
+            let queued = Task.detached { try await server.request("/info/a.jpg") }
+            try await waitUntil("the second read waits") { await server.maker.counts.waiting == 1 }
+
+            // When a run is asked for, and another read, each is refused for now
+            for path in ["/thumb/sub/b.jpg", "/info/sub/b.jpg"] {
+                let refused = try await server.request(path)
+                #expect(refused.status == 503, "\(path)")
+                #expect(refused.header("Retry-After") == "1")
+            }
+
+            // Then, once the lane is free, all are answered, and counted under the info route
+            release.signal()
+            #expect(try await held.value.status == 200)
+            #expect(try await queued.value.status == 200)
+            #expect(try await server.request("/thumb/sub/b.jpg").status == 200)
+            let metrics = String(decoding: try await server.request("/metrics").body, as: UTF8.self)
+            #expect(metrics.contains(#"pipeline_serve_requests_total{output="info",status="200"} 2"#), "\(metrics)")
+            #expect(metrics.contains(#"pipeline_serve_requests_total{output="info",status="503"} 1"#), "\(metrics)")
+            #expect(await server.maker.isIdle)
+        }
+    }
+
     @Test func aReloadAnswersFromTheNewPlanAndAFailedOneKeepsTheOld() async throws {
         let directory = try ServeTests.folder()
         try await withServer(ServeTests.json, in: directory) { running in

@@ -15,7 +15,7 @@ extension ServeSettings {
             .integer(
                 "maxQueue", in: 0...1_000_000, default: ServeSettings.defaultMaxQueue,
                 help:
-                    "inputs not made yet that may wait for pipeline serve's runs besides those being made (inFlight of them); "
+                    "runs (and /info reads) that may wait in pipeline serve besides those going (inFlight of them); "
                     + "past it a request for another gets 503 with Retry-After"),
             .integer(
                 "drainTimeout", in: 0...3600, default: ServeSettings.defaultDrainTimeout,
