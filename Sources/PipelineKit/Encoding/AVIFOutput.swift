@@ -15,7 +15,8 @@ import Vips
 ///   option of ours, partitions from 8×8 at effort 4 on large images (`codecOptions`), kept
 ///   the files and saved time.
 /// - Chroma is subsampled (4:2:0) below quality 90 and kept whole (4:4:4) from it, as libvips'
-///   heifsave does by default; lossless keeps RGB as it is, in 4:4:4.
+///   heifsave does by default, unless `chromaSubsampling` says which; lossless keeps RGB as it
+///   is, in 4:4:4.
 /// - The file carries the ICC profile, EXIF and XMP unless nothing is kept, as heifsave does
 ///   without and with `strip` (what `keep` leaves out is removed before, by `ImageEncoder`).
 /// - An animation (frames stacked `pageHeight` rows each, as GIF and WebP outputs get them)
@@ -43,11 +44,21 @@ enum AVIFOutput {
     /// libavif's encoding for `settings` (an AVIF output's) of a `width`×`height` image.
     static func encoding(_ settings: EncoderSettings, width: Int = 0, height: Int = 0) -> AVIFEncoding {
         let speed = speed(effort: settings.effort)
+        let fullChroma = keepsChromaWhole(settings)
         return AVIFEncoding(
             codec: .aom, speed: speed, quantizer: settings.lossless ? 0 : quantizer(quality: settings.quality),
-            lossless: settings.lossless, fullChroma: settings.lossless || settings.quality >= 90,
-            keepsMetadata: !settings.keptMetadata.isEmpty,
-            codecOptions: settings.lossless || settings.quality >= 90 ? nil : codecOptions(speed: speed, width: width, height: height))
+            lossless: settings.lossless, fullChroma: fullChroma, keepsMetadata: !settings.keptMetadata.isEmpty,
+            codecOptions: fullChroma ? nil : codecOptions(speed: speed, width: width, height: height))
+    }
+
+    /// Whether `settings` keep chroma whole (4:4:4): when lossless, when asked, and by default
+    /// from quality 90.
+    static func keepsChromaWhole(_ settings: EncoderSettings) -> Bool {
+        switch settings.chromaSubsampling {
+        case .auto: settings.lossless || settings.quality >= 90
+        case .subsample444: true
+        case .subsample420: settings.lossless
+        }
     }
 
     /// The shorter side from which aom skips partitions below 8×8 at the default effort.

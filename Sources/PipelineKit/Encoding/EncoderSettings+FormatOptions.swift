@@ -51,20 +51,16 @@ extension EncoderSettings {
         ]
     }
 
-    /// AVIF's and HEIC's keys (AV1 or HEVC in HEIF): quality or lossless, effort, and for HEIC chroma subsampling.
+    /// AVIF's and HEIC's keys (AV1 or HEVC in HEIF): quality or lossless, effort, chroma subsampling.
     static func heifOptions(_ base: EncoderSettings) -> [Option] {
-        let quality = QualityTarget.option(for: base.format)
-        let lossless = Option.boolean("lossless", default: base.lossless, help: "lossless compression")
-        return [
-            quality, lossless,
+        [
+            QualityTarget.option(for: base.format),
+            .boolean("lossless", default: base.lossless, help: "lossless compression"),
             .integer("effort", in: 0...9, default: base.effort, help: "CPU effort, 0 (fast) – 9 (small)"),
+            .choice(
+                "chromaSubsampling", ChromaSubsampling.self, default: base.chromaSubsampling,
+                help: "chroma subsampling; auto subsamples below quality 90"),
         ]
-            + (base.format == .heic
-                ? [
-                    .choice(
-                        "chromaSubsampling", ChromaSubsampling.self, default: base.chromaSubsampling,
-                        help: "chroma subsampling; auto subsamples below quality 90")
-                ] : [])
     }
 
     /// GIF's keys: the palette, dithering, what repeats between frames, and the loop count.

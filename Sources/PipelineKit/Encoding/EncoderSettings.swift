@@ -45,7 +45,7 @@ public struct EncoderSettings: Sendable, Hashable {
         }
     }
 
-    /// JPEG and HEIC chroma subsampling.
+    /// JPEG, AVIF and HEIC chroma subsampling.
     public enum ChromaSubsampling: String, CaseIterable, Sendable {
         /// Subsampled (4:2:0) below quality 90, full (4:4:4) from it.
         case auto
@@ -102,7 +102,7 @@ public struct EncoderSettings: Sendable, Hashable {
     public var iccProfile: String?
     /// JPEG: progressive (interlaced) rather than baseline.
     public var progressive: Bool
-    /// JPEG and HEIC chroma subsampling.
+    /// JPEG, AVIF and HEIC chroma subsampling.
     public var chromaSubsampling: ChromaSubsampling
     /// PNG zlib level, 0–9.
     public var compression: Int

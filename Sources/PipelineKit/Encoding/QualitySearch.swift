@@ -6,13 +6,14 @@ import Vips
 ///
 /// The search starts from the target's `start` when the runner knows one (the journal's or a
 /// neighbouring width's choice), else from a first guess made from the target and the image's
-/// detail, and goes
-/// next where the scores so far, taken as a line, reach the target (`Bracket`); it stops once
-/// the lowest passing and the highest failing quality are at most 2 apart, once a passing
-/// trial's score is within 2 steps' rise of the target (and 1.5 points of it), or after 6 encodes.
-/// Trial encodes run one after another, each scored and dropped
-/// unless it is the best file so far. A target no quality reaches gives the best-scoring file
-/// and says so; it is not a failure.
+/// detail, and goes next where the scores so far, taken as a line, reach the target
+/// (`Bracket`); it stops once the lowest passing and the highest failing quality are at most 2
+/// apart, once a passing trial's score is within 2 steps' rise of the target (and 1.5 points of
+/// it), or after 6 encodes. JPEG and AVIF trials go on with chroma kept whole at every quality
+/// once one falls well short and 4:2:0 subsampling alone is found to cost the image most of
+/// what the target allows. Trial encodes
+/// run one after another, each scored and dropped unless it is the best file so far. A target no
+/// quality reaches gives the best-scoring file and says so; it is not a failure.
 enum QualitySearch {
     /// The most trial encodes for one image.
     static let maximumEncodes = 6
@@ -21,6 +22,14 @@ enum QualitySearch {
     /// A passing trial at most this far above the target (and within `closeEnough` steps of it
     /// along the scores' slope) ends the search without the trial below it.
     static let closeScore = 1.5
+    /// An image whose score through 4:2:0 chroma alone is less than this far above the target
+    /// has its JPEG and AVIF trials keep chroma whole at every quality (`chromaSubsampling`
+    /// `auto` only): subsampling would take most of what the target allows, and the score jumps
+    /// where the encoder's default turns to 4:4:4, which no line through the trials foresees.
+    static let subsampledChromaMargin = 16.0
+    /// How far short of the target a trial falls before the search checks the score 4:2:0
+    /// chroma leaves (`subsampledChromaMargin`): most images never need the check.
+    static let shortfallBeforeChromaCheck = 3.0
 
     /// What a search holds beside the image: the encoder's own working memory for one trial
     /// at a time, the original's float planes at every scale (XYB and the three terms every
@@ -55,6 +64,10 @@ enum QualitySearch {
         // Every trial encodes the same pixels: computed once, not once per trial from the decode.
         let image = try image.rendered()
         let metric = try SSIMULACRA2(original: image)
+        var settings = settings
+        // Whether subsampling may yet be found to cost the image the target: checked once, on
+        // the first trial that falls well short while none has passed, as it costs a score.
+        var chromaUnchecked = settings.chromaSubsampling == .auto && (settings.format == .jpeg || settings.format == .avif)
         var bracket = Bracket(target: target, slope: typicalSlope(settings.format))
         var best: Outcome?
         // A quality known to have reached the target for this output (or a neighbouring width)
@@ -72,6 +85,17 @@ enum QualitySearch {
             encodes += 1
             let reached = score >= target.ssimulacra2
             let candidate = Outcome(data: data, quality: quality, score: score, reached: reached, encodes: encodes)
+            if chromaUnchecked, bracket.passing == nil, score < target.ssimulacra2 - shortfallBeforeChromaCheck {
+                chromaUnchecked = false
+                if let ceiling = try subsampledChromaScore(image, metric: metric), ceiling < target.ssimulacra2 + subsampledChromaMargin {
+                    // The trials so far are of other encodes: the search goes on from this
+                    // quality with whole chroma, the file kept until one scores higher.
+                    settings.chromaSubsampling = .subsample444
+                    bracket = Bracket(target: target, slope: typicalSlope(settings.format))
+                    if best.map({ score > $0.score }) ?? true { best = candidate }
+                    continue
+                }
+            }
             bracket.add(quality: quality, score: score)
             if reached {
                 if best.map({ !$0.reached || quality < $0.quality }) ?? true { best = candidate }
@@ -180,6 +204,15 @@ enum QualitySearch {
             suffix.insert(contentsOf: ",smart_subsample=true", at: suffix.index(before: suffix.endIndex))
         }
         return try ImageEncoder.savedBytes(image, with: trial, suffix: suffix)
+    }
+
+    /// The score `image` keeps through 4:2:0 chroma and little else (a JPEG at quality 100 with
+    /// its chroma subsampled), or nil for an image with alpha or without colour, which is
+    /// searched as it always was.
+    static func subsampledChromaScore(_ image: VipsImage, metric: SSIMULACRA2) throws(VipsError) -> Double? {
+        guard image.bands == 3 else { return nil }
+        let settings = EncoderSettings(format: .jpeg, quality: 100, strip: true, chromaSubsampling: .subsample420)
+        return try metric.score(try VipsImage.open(data: try ImageEncoder.savedBytes(image, with: settings)))
     }
 
     /// Where the search starts: a quality typical of the format for the target, moved up for
