@@ -7,9 +7,9 @@ import Vips
 /// The search starts from the target's `start` when the runner knows one (the journal's or a
 /// neighbouring width's choice), else from a first guess made from the target and the image's
 /// detail, and goes next where the scores so far, taken as a line, reach the target
-/// (`Bracket`); it stops once the lowest passing and the highest failing quality are at most 2
-/// apart, once a passing trial's score is within 2 steps' rise of the target (and 1.5 points of
-/// it), or after 6 encodes. JPEG and AVIF trials go on with chroma kept whole at every quality
+/// (`Bracket`); it stops once the lowest passing and the highest failing quality are at most
+/// `closeEnough(for:)` apart, once a passing trial's score is within that many steps' rise of the
+/// target (and 1.5 points of it), or after 6 encodes. JPEG and AVIF trials go on with chroma kept whole at every quality
 /// once one falls well short and 4:2:0 subsampling alone is found to cost the image most of
 /// what the target allows. Trial encodes
 /// run one after another, each scored and dropped unless it is the best file so far. A target no
@@ -17,9 +17,13 @@ import Vips
 enum QualitySearch {
     /// The most trial encodes for one image.
     static let maximumEncodes = 6
-    /// The search stops once the bracket is this narrow.
-    static let closeEnough = 2
-    /// A passing trial at most this far above the target (and within `closeEnough` steps of it
+    /// The search stops once the bracket is this narrow, in qualities: 2, and 3 for AVIF, whose
+    /// trials cost many times a JPEG's or a WebP's and whose quality moves AV1's quantizer by
+    /// 0.63 a step, so that 3 of its qualities are about 2 quantizer steps.
+    static func closeEnough(for format: EncoderSettings.Format) -> Int {
+        format == .avif ? 3 : 2
+    }
+    /// A passing trial at most this far above the target (and within `closeEnough` qualities of it
     /// along the scores' slope) ends the search without the trial below it.
     static let closeScore = 1.5
     /// An image whose score through 4:2:0 chroma alone is less than this far above the target
@@ -68,7 +72,7 @@ enum QualitySearch {
         // Whether subsampling may yet be found to cost the image the target: checked once, on
         // the first trial that falls well short while none has passed, as it costs a score.
         var chromaUnchecked = settings.chromaSubsampling == .auto && (settings.format == .jpeg || settings.format == .avif)
-        var bracket = Bracket(target: target, slope: typicalSlope(settings.format))
+        var bracket = Bracket(target: target, format: settings.format)
         var best: Outcome?
         // A quality known to have reached the target for this output (or a neighbouring width)
         // is usually the answer again, which the first trial and the one below it confirm.
@@ -91,7 +95,7 @@ enum QualitySearch {
                     // The trials so far are of other encodes: the search goes on from this
                     // quality with whole chroma, the file kept until one scores higher.
                     settings.chromaSubsampling = .subsample444
-                    bracket = Bracket(target: target, slope: typicalSlope(settings.format))
+                    bracket = Bracket(target: target, format: settings.format)
                     if best.map({ score > $0.score }) ?? true { best = candidate }
                     continue
                 }
@@ -123,6 +127,8 @@ enum QualitySearch {
     /// and closes it. A bracket 4 wide or less is halved, which closes it.
     struct Bracket {
         let target: QualityTarget
+        /// How narrow a bracket closes the search (`QualitySearch.closeEnough(for:)`).
+        let closeEnough: Int
         /// Score gained per quality step, for extrapolating from one side: the format's typical
         /// slope until two trials give the image's own.
         private(set) var slope: Double
@@ -133,9 +139,11 @@ enum QualitySearch {
         /// The lowest quality that passed and its score; nil before any passes.
         private(set) var passing: (quality: Int, score: Double)?
 
-        init(target: QualityTarget, slope: Double) {
+        /// A bracket with no trials yet, for `format`'s encoder.
+        init(target: QualityTarget, format: EncoderSettings.Format) {
             self.target = target
-            self.slope = slope
+            closeEnough = QualitySearch.closeEnough(for: format)
+            slope = QualitySearch.typicalSlope(format)
         }
 
         mutating func add(quality: Int, score: Double) {

@@ -85,8 +85,8 @@ import Vips
         let metric = try SSIMULACRA2(original: image)
         let chosen = try metric.score(VipsImage.open(data: outcome.data))
         #expect(abs(chosen - outcome.score) < 1e-9 && chosen >= 75, "\(format) at \(outcome.quality) scored \(chosen)")
-        // Within the bracket's width of the lowest passing quality: 3 steps lower fails.
-        let lower = outcome.quality - QualitySearch.closeEnough - 1
+        // Within the bracket's width of the lowest passing quality: one step past it fails.
+        let lower = outcome.quality - QualitySearch.closeEnough(for: format) - 1
         if lower >= 10 {
             let below = try metric.score(VipsImage.open(data: QualitySearch.trialBytes(image, settings: settings, quality: lower)))
             #expect(below < 75, "\(format) at \(lower) scored \(below), chose \(outcome.quality)")
@@ -103,7 +103,7 @@ import Vips
         let typical = QualitySearch.typicalSlope(.jpeg)
         // Reaches 75 between 63 and 64: 64 is the lowest passing quality.
         func score(_ quality: Int) -> Double { 75 + slope * (Double(quality) - 63.6) }
-        var bracket = QualitySearch.Bracket(target: QualityTarget(ssimulacra2: 75), slope: typical)
+        var bracket = QualitySearch.Bracket(target: QualityTarget(ssimulacra2: 75), format: .jpeg)
         var quality = guess
         var trials = 0
         while trials < QualitySearch.maximumEncodes {
@@ -113,7 +113,7 @@ import Vips
             quality = next
         }
         #expect(bracket.passing?.quality == 64, "\(bracket.trials)")
-        let closed = (bracket.passing?.quality ?? 0) - (bracket.failing?.quality ?? 0) <= QualitySearch.closeEnough
+        let closed = (bracket.passing?.quality ?? 0) - (bracket.failing?.quality ?? 0) <= QualitySearch.closeEnough(for: .jpeg)
         let close = (bracket.passing?.score ?? .infinity) - 75 <= min(2 * slope, QualitySearch.closeScore)
         #expect(closed || close, "\(bracket.trials)")
         #expect(trials <= (slope == typical ? 2 : 3), "\(bracket.trials)")
