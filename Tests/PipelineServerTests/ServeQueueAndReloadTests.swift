@@ -10,9 +10,13 @@ import Vips
 
 /// `PipelineServer` under load and change: a full queue, a reload, its metrics.
 @Suite(.serialized) struct ServeQueueAndReloadTests {
-    @Test func aFullQueueIsAnswered503WithRetryAfter() async throws {
-        // Given one lane, room for one input in the queue, and the lane held by an input whose
-        // origin holds its answer until the test releases it
+    /// A server with one lane and room for one more in its queue, over the local inputs and a
+    /// remote photo (at `held` in the body) whose origin holds its answer until `release`.
+    func withOneLaneAndAHeldOrigin(
+        _ body: (RunningServer, _ held: String, _ origin: TestHTTPServer, _ release: DispatchSemaphore) async throws -> Void
+    )
+        async throws
+    {
         let directory = try ServeTests.folder()
         let photo = try Fixtures.jpeg(try Fixtures.gradient(width: 48, height: 32))
         let release = DispatchSemaphore(value: 0)
@@ -28,7 +32,15 @@ import Vips
             inputs: [origin.url("/photo.jpg"), "in/**/*.jpg"], outputs: [ServeTests.thumb],
             extra: #""inFlight": 1, "serve": {"maxQueue": 1}"#)
         try await withServer(json, in: directory) { server in
-            let held = Task.detached { try await server.request("/thumb/127.0.0.1_\(origin.port)/photo.jpg") }
+            try await body(server, "127.0.0.1_\(origin.port)/photo.jpg", origin, release)
+        }
+    }
+
+    @Test func aFullQueueIsAnswered503WithRetryAfter() async throws {
+        // Given one lane, room for one input in the queue, and the lane held by an input whose
+        // origin holds its answer until the test releases it
+        try await withOneLaneAndAHeldOrigin { server, remote, origin, release in
+            let held = Task.detached { try await server.request("/thumb/\(remote)") }
             try await waitUntil("the server fetches the held input") { !origin.requests(for: "/photo.jpg").isEmpty }
             let queued = Task.detached { try await server.request("/thumb/a.jpg") }
             try await waitUntil("the second input waits") { await server.maker.counts.waiting == 1 }
@@ -51,22 +63,8 @@ import Vips
     @Test func infoReadsWaitInTheQueueAndAreRefusedPastIt() async throws {
         // Given one lane, room for one more in the queue, and the lane held by an info read of
         // an input whose origin holds its answer until the test releases it
-        let directory = try ServeTests.folder()
-        let photo = try Fixtures.jpeg(try Fixtures.gradient(width: 48, height: 32))
-        let release = DispatchSemaphore(value: 0)
-        let origin = try TestHTTPServer { _, _ in
-            _ = release.wait(timeout: .now() + 120)
-            return .init(body: photo)
-        }
-        defer {
-            release.signal()
-            origin.stop()
-        }
-        let json = PipelineHarness.json(
-            inputs: [origin.url("/photo.jpg"), "in/**/*.jpg"], outputs: [ServeTests.thumb],
-            extra: #""inFlight": 1, "serve": {"maxQueue": 1}"#)
-        try await withServer(json, in: directory) { server in
-            let held = Task.detached { try await server.request("/info/127.0.0.1_\(origin.port)/photo.jpg") }
+        try await withOneLaneAndAHeldOrigin { server, remote, origin, release in
+            let held = Task.detached { try await server.request("/info/\(remote)") }
             try await waitUntil("the server fetches the held input") { !origin.requests(for: "/photo.jpg").isEmpty }
             #expect(await server.maker.counts.going == 1)
             let queued = Task.detached { try await server.request("/info/a.jpg") }
