@@ -41,13 +41,15 @@ struct InfoResponder: Sendable {
         }
         let listing = input.listing
         let placeholders = InputInspector.placeholders(declaredFor: listing, in: definition)
-        let (inspector, autorotate, ifNoneMatch) = (inspector, definition.decompress.autorotate, request.headers[.ifNoneMatch])
+        let ifNoneMatch = request.headers[.ifNoneMatch]
         // Read on a lane, as a run is made: the file's `inFlight` and `serve.maxQueue` bound both.
         let read: (tag: String?, info: InputInfo?)
         do {
             read = try await maker.inspection {
                 let fetched = try await inspector.fetch(listing)
-                let tag = fetched.version.map { "\"\(Self.tag(version: $0, placeholders: placeholders, autorotate: autorotate))\"" }
+                let tag = fetched.version.map {
+                    "\"\(Self.tag(version: $0, placeholders: placeholders, autorotate: definition.decompress.autorotate))\""
+                }
                 if let tag, OutputResponder.matches(ifNoneMatch, tag) { return (tag, nil) }
                 return (tag, try await inspector.info(of: fetched, placeholders: placeholders))
             }

@@ -8,12 +8,12 @@ import Vips
 /// neighbouring width's choice), else from a first guess made from the target and the image's
 /// detail, and goes next where the scores so far, taken as a line, reach the target
 /// (`Bracket`); it stops once the lowest passing and the highest failing quality are at most
-/// `closeEnough(for:)` apart, once a passing trial's score is within that many steps' rise of the
-/// target (and 1.5 points of it), or after 6 encodes. JPEG and AVIF trials go on with chroma kept whole at every quality
-/// once one falls well short and 4:2:0 subsampling alone is found to cost the image most of
-/// what the target allows. Trial encodes
-/// run one after another, each scored and dropped unless it is the best file so far. A target no
-/// quality reaches gives the best-scoring file and says so; it is not a failure.
+/// `closeEnough(for:)` apart, once a passing trial's score is within that many steps' rise of
+/// the target (and 1.5 points of it), or after 6 encodes. JPEG and AVIF trials go on with
+/// chroma kept whole at every quality once one falls well short and 4:2:0 subsampling alone is
+/// found to cost the image most of what the target allows. Trial encodes run one after
+/// another, each scored and dropped unless it is the best file so far. A target no quality
+/// reaches gives the best-scoring file and says so; it is not a failure.
 enum QualitySearch {
     /// The most trial encodes for one image.
     static let maximumEncodes = 6
@@ -89,24 +89,23 @@ enum QualitySearch {
             encodes += 1
             let reached = score >= target.ssimulacra2
             let candidate = Outcome(data: data, quality: quality, score: score, reached: reached, encodes: encodes)
-            if chromaUnchecked, bracket.passing == nil, score < target.ssimulacra2 - shortfallBeforeChromaCheck {
-                chromaUnchecked = false
-                if let ceiling = try subsampledChromaScore(image, metric: metric), ceiling < target.ssimulacra2 + subsampledChromaMargin {
-                    // The trials so far are of other encodes: the search goes on from this
-                    // quality with whole chroma, the file kept until one scores higher.
-                    settings.chromaSubsampling = .subsample444
-                    bracket = Bracket(target: target, format: settings.format)
-                    if best.map({ score > $0.score }) ?? true { best = candidate }
-                    continue
-                }
-            }
-            bracket.add(quality: quality, score: score)
             if reached {
                 if best.map({ !$0.reached || quality < $0.quality }) ?? true { best = candidate }
             } else if best.map({ !$0.reached && score > $0.score }) ?? true {
                 // Kept only while nothing passes: the best a target out of reach can have.
                 best = candidate
             }
+            if chromaUnchecked, bracket.passing == nil, score < target.ssimulacra2 - shortfallBeforeChromaCheck {
+                chromaUnchecked = false
+                if let ceiling = try subsampledChromaScore(image, metric: metric), ceiling < target.ssimulacra2 + subsampledChromaMargin {
+                    // The trials so far are of other encodes: the search goes on from this
+                    // quality with whole chroma, in a bracket of its own.
+                    settings.chromaSubsampling = .subsample444
+                    bracket = Bracket(target: target, format: settings.format)
+                    continue
+                }
+            }
+            bracket.add(quality: quality, score: score)
             guard let next = bracket.next() else { break }
             quality = next
         }
@@ -122,9 +121,10 @@ enum QualitySearch {
     /// the lowest quality where that line reaches the target: between the highest failing and
     /// the lowest passing trial once both are known, else from the nearest trials' slope (or,
     /// with one trial, the format's typical slope). When that lands on the passing side, as
-    /// meant, it usually passes by less than the line rises in 2 steps, which closes the
-    /// bracket as a failing trial 2 below would; otherwise the trial 2 below it usually fails
-    /// and closes it. A bracket 4 wide or less is halved, which closes it.
+    /// meant, it usually passes by less than the line rises in `closeEnough` steps, which closes
+    /// the bracket as a failing trial that far below would; otherwise the trial that far below
+    /// it usually fails and closes it. A bracket twice `closeEnough` wide or less is halved,
+    /// which closes it.
     struct Bracket {
         let target: QualityTarget
         /// How narrow a bracket closes the search (`QualitySearch.closeEnough(for:)`).
