@@ -2,8 +2,8 @@ import CVips
 import Foundation
 
 extension SSIMULACRA2 {
-    /// The colour of `image` as linear RGB, three float bands 0…1, laid over `background` (a
-    /// grey as stored, 0…1) where the image has alpha, as the reference blends before
+    /// The colour of `image` as linear RGB, three float bands 0…1 in new planes of their own,
+    /// laid over `background` (a grey as stored, 0…1) where the image has alpha, as the reference blends before
     /// linearising. Greyscale gives three equal bands. The steps are libvips operations and C
     /// (`CVips/ssimulacra2.h`): the metric runs as compiled C in any build, where Swift loops
     /// in a debug build would run many times slower.
@@ -41,7 +41,11 @@ extension SSIMULACRA2 {
             let grey = try colour.extractingBands(0)
             colour = try bandJoined([grey, grey, grey])
         }
-        return try colour.rendered()
+        // Into planes of its own, as the 8-bit path's: the XYB step overwrites them.
+        let rendered = try colour.rendered()
+        return try withValues(of: rendered, bands: 3) { values, pixels throws(VipsError) in
+            try planes(width: rendered.width, height: rendered.height, bands: 3) { $0.update(from: values, count: pixels * 3) }
+        }
     }
 
     /// The 256 levels of 8-bit colour in linear light: the curve below worked out once for
@@ -74,18 +78,19 @@ extension SSIMULACRA2 {
         }
     }
 
-    /// Linear RGB to XYB, already moved into the reference's positive range
-    /// (X·14 + 0.42, Y + 0.01, B − Y + 0.55).
-    static func xyb(_ linear: VipsImage) throws(VipsError) -> VipsImage {
+    /// Linear RGB planes (made by `linearRGB` or `halved`, and not needed after) turned into
+    /// XYB in place, each row then plane after plane, already moved into the reference's
+    /// positive range (X·14 + 0.42, Y + 0.01, B − Y + 0.55).
+    static func turnedIntoXYB(_ linear: VipsImage) throws(VipsError) -> VipsImage {
         // Linear RGB 0…1 with a positive matrix and bias never mixes below zero, so the
         // reference's clamp at zero has nothing to do here. X = (L − M)/2 and Y = (L + M)/2,
         // with L, M, S less the cube root of the bias, folded together with the shift.
         let matrix = opsin.flatMap { $0 }
-        return try withValues(of: linear, bands: 3) { rgb, pixels throws(VipsError) in
-            try planes(width: linear.width, height: linear.height, bands: 3) { xyb in
-                pl_ssim2_xyb(rgb, xyb, pixels, matrix, opsinBias, 0.01 - cbrt(opsinBias))
-            }
+        let status = try withValues(of: linear, bands: 3) { values, _ in
+            pl_ssim2_xyb(values, Int32(linear.width), Int32(linear.height), matrix, opsinBias, 0.01 - cbrt(opsinBias))
         }
+        try succeeded(status)
+        return linear
     }
 
     /// The blur's 9 taps as the C side takes them.
@@ -95,22 +100,24 @@ extension SSIMULACRA2 {
     }()
 
     /// One scale of the original: its XYB planes and what every score reads of them, worked
-    /// out once: the blurred means, the variance, and the edge term (`pl_ssim2_original_terms`).
+    /// out once: the blurred means and the variance (`pl_ssim2_original_terms`).
     struct Level: Sendable {
+        /// 3 floats a pixel, each row plane after plane: X, Y, B.
         let xyb: VipsImage
-        /// 9 floats a pixel, each row plane after plane: μ₁, σ₁², 1 + |x₁ − μ₁|, each X, Y, B.
+        /// 6 floats a pixel, each row plane after plane: μ₁ and σ₁², each X, Y, B.
         let terms: VipsImage
 
         /// SSIM's stabilising constant.
         static let c2 = 0.0009
 
+        /// Takes `linear` (this scale's planes) over as the XYB planes.
         init(linear: VipsImage) throws(VipsError) {
             typealias S = SSIMULACRA2
-            let xyb = try S.xyb(linear)
+            let xyb = try S.turnedIntoXYB(linear)
             let (width, height) = (xyb.width, xyb.height)
             terms = try S.withValues(of: xyb, bands: 3) { x1, _ throws(VipsError) in
                 var status: Int32 = 0
-                let terms = try S.planes(width: width, height: height, bands: 9) {
+                let terms = try S.planes(width: width, height: height, bands: 6) {
                     status = pl_ssim2_original_terms(x1, $0, Int32(width), Int32(height), S.taps)
                 }
                 try S.succeeded(status)
@@ -119,16 +126,17 @@ extension SSIMULACRA2 {
             self.xyb = xyb
         }
 
-        /// This scale's 18 norms of `distorted` (its linear planes at this scale): for SSIM,
-        /// artifacts and lost detail in turn, for X, Y and B, the mean and the 4-norm.
+        /// This scale's 18 norms of `distorted` (its linear planes at this scale, which become
+        /// its XYB): for SSIM, artifacts and lost detail in turn, for X, Y and B, the mean and
+        /// the 4-norm.
         func norms(of distorted: VipsImage) throws(VipsError) -> [Double] {
             typealias S = SSIMULACRA2
-            let x2 = try S.xyb(distorted)
+            let x2 = try S.turnedIntoXYB(distorted)
             let (width, height) = (x2.width, x2.height)
             var sums = [Double](repeating: 0, count: 18)
             let status = try S.withValues(of: xyb, bands: 3) { x1, _ throws(VipsError) in
                 try S.withValues(of: x2, bands: 3) { x2, _ throws(VipsError) in
-                    try S.withValues(of: terms, bands: 9) { terms, _ throws(VipsError) in
+                    try S.withValues(of: terms, bands: 6) { terms, _ throws(VipsError) in
                         pl_ssim2_sums(x1, x2, terms, Int32(width), Int32(height), S.taps, Self.c2, &sums)
                     }
                 }
@@ -145,9 +153,10 @@ extension SSIMULACRA2 {
     }
 
     /// Lends the float values of `image` (`bands` bands, in memory: what the steps above
-    /// make, and `linearRGB` and `halved` give) to `body`, with its pixel count.
+    /// make, and `linearRGB` and `halved` give) to `body`, with its pixel count. Only
+    /// `turnedIntoXYB` writes through them, to planes nothing else reads.
     static func withValues<Result>(
-        of image: VipsImage, bands: Int, _ body: (UnsafePointer<Float>, Int) throws(VipsError) -> Result
+        of image: VipsImage, bands: Int, _ body: (UnsafeMutablePointer<Float>, Int) throws(VipsError) -> Result
     ) throws(VipsError) -> Result {
         try withExtendedLifetime(image) { () throws(VipsError) -> Result in
             guard image.bands == bands, let values = pl_float_values(image.pointer) else {

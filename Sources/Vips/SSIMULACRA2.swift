@@ -103,14 +103,16 @@ public struct SSIMULACRA2: Sendable {
     /// scale just scored is under 8 pixels. As in the reference, the test is made before
     /// halving, so the last scale may be smaller than 8: which scales are present decides
     /// which weights each norm takes, so one scale more or less moves every later weight.
+    /// Each scale is halved before `body` has it, so that `body` may overwrite it.
     private static func forEachScale(
         of linear: VipsImage, _ body: (VipsImage) throws(VipsError) -> Void
     ) throws(VipsError) {
-        var planes = linear
+        var planes: VipsImage? = linear
         for scale in 0..<6 {
-            if planes.width < minimumSide || planes.height < minimumSide { return }
-            if scale > 0 { planes = try halved(planes) }
-            try body(planes)
+            guard let current = planes else { return }
+            let hasNext = scale < 5 && current.width >= minimumSide && current.height >= minimumSide
+            planes = hasNext ? try halved(current) : nil
+            try body(current)
         }
     }
 

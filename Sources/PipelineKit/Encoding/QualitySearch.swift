@@ -36,12 +36,12 @@ enum QualitySearch {
     static let shortfallBeforeChromaCheck = 3.0
 
     /// What a search holds beside the image: the encoder's own working memory for one trial
-    /// at a time, the original's float planes at every scale (XYB and the three terms every
-    /// score reads, 12 floats a pixel over a pyramid a third larger, twice with alpha), one
-    /// trial's float planes (linear over its pyramid, and XYB; its blurred statistics are made
-    /// a few rows at a time) and two encoded files.
+    /// at a time, the original's float planes at every scale (XYB and the two terms every
+    /// score reads, 9 floats a pixel over a pyramid a third larger, twice with alpha), one
+    /// trial's float planes (linear over its pyramid, turned into XYB in place; its blurred
+    /// statistics are made a few rows at a time) and two encoded files.
     static func workingBytes(pixels: Int64, alpha: Bool, encoder: Int64) -> Int64 {
-        encoder + pixels * ((alpha ? 128 : 64) + 28 + 8)
+        encoder + pixels * ((alpha ? 96 : 48) + 16 + 8)
     }
 
     /// The file chosen and how it was found.
