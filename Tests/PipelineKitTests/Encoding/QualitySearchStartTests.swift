@@ -38,6 +38,31 @@ import Vips
         #expect(compared > 0, "no target made a guessed \(format) search take 3 trials")
     }
 
+    /// A cold AVIF search first searches at aom's fastest speed, and starts from that answer
+    /// less `pilotGap`: over several targets it makes fewer trial encodes at the default effort
+    /// than searches started from the guess the image's detail makes, and chooses as they do
+    /// within two brackets' width.
+    @Test func aColdAVIFSearchStartsFromAPilotAtTheFastestSpeed() throws {
+        let image = try VipsImage.open(file: Self.photo.path).resized(horizontalScale: 0.25, verticalScale: 0.25, kernel: .lanczos3)
+        var piloted = 0
+        var guessed = 0
+        for score in [60.0, 70, 80, 88] {
+            var settings = EncoderSettings(format: .avif, strip: true)
+            let target = QualityTarget(ssimulacra2: score, min: 10, max: 100)
+            settings.qualityTarget = target
+            let cold = try QualitySearch.run(image, settings: settings)
+            settings.qualityTarget?.start = try QualitySearch.firstGuess(image, format: .avif, target: target)
+            let fromGuess = try QualitySearch.run(image, settings: settings)
+            piloted += cold.encodes
+            guessed += fromGuess.encodes
+            #expect(cold.reached && fromGuess.reached, "target \(score)")
+            #expect(
+                abs(cold.quality - fromGuess.quality) <= 2 * QualitySearch.closeEnough(for: .avif),
+                "target \(score): \(cold.quality) after a pilot, \(fromGuess.quality) from the guess")
+        }
+        #expect(piloted < guessed, "\(piloted) trials after pilots, \(guessed) from guesses")
+    }
+
     /// The journal remembers the chosen quality for the output's planned path, which a forced
     /// run starts from, and that run chooses as a fresh search did.
     @Test func aForcedRunStartsFromTheQualityTheJournalRemembers() async throws {
