@@ -82,7 +82,7 @@ enum QualitySearch {
         } else {
             quality = try firstGuess(image, format: settings.format, target: target)
             if settings.format == .avif, settings.effort > pilotEffort {
-                quality = try pilotStart(image, settings: settings, metric: metric, from: quality)
+                quality = try pilotStart(image, settings: &settings, chromaUnchecked: &chromaUnchecked, metric: metric, from: quality)
             }
         }
         var encodes = 0
@@ -98,15 +98,12 @@ enum QualitySearch {
                 // Kept only while nothing passes: the best a target out of reach can have.
                 best = candidate
             }
-            if chromaUnchecked, bracket.passing == nil, score < target.ssimulacra2 - shortfallBeforeChromaCheck {
-                chromaUnchecked = false
-                if let ceiling = try subsampledChromaScore(image, metric: metric), ceiling < target.ssimulacra2 + subsampledChromaMargin {
-                    // The trials so far are of other encodes: the search goes on from this
-                    // quality with whole chroma, in a bracket of its own.
-                    settings.chromaSubsampling = .subsample444
-                    bracket = Bracket(target: target, format: settings.format)
-                    continue
-                }
+            if try needsWholeChroma(after: score, in: bracket, unchecked: &chromaUnchecked, image: image, metric: metric) {
+                // The trials so far are of other encodes: the search goes on from this
+                // quality with whole chroma, in a bracket of its own.
+                settings.chromaSubsampling = .subsample444
+                bracket = Bracket(target: target, format: settings.format)
+                continue
             }
             bracket.add(quality: quality, score: score)
             guard let next = bracket.next() else { break }
@@ -205,15 +202,26 @@ enum QualitySearch {
     /// Where an AVIF search with nothing known of the image starts: a short search at
     /// `pilotEffort` from `guess`, less `pilotGap`. A guess from the image's detail alone
     /// misses by up to 30 qualities on some images, and every trial it costs is a whole encode.
-    static func pilotStart(_ image: VipsImage, settings: EncoderSettings, metric: SSIMULACRA2, from guess: Int) throws(VipsError) -> Int {
+    /// The pilot's trials are the search's first for the chroma check (`settings` keeps chroma
+    /// whole when it is found to be needed, and `chromaUnchecked` says whether it was made):
+    /// starting near the answer, the search's own may never fall short enough to make it.
+    static func pilotStart(
+        _ image: VipsImage, settings: inout EncoderSettings, chromaUnchecked: inout Bool, metric: SSIMULACRA2, from guess: Int
+    ) throws(VipsError) -> Int {
         guard let target = settings.qualityTarget else { return guess }
-        var pilot = settings
-        pilot.effort = pilotEffort
-        var bracket = Bracket(target: target, format: pilot.format)
+        var bracket = Bracket(target: target, format: settings.format)
         var quality = guess
         for _ in 0..<maximumPilotEncodes {
+            var pilot = settings
+            pilot.effort = pilotEffort
             let data = try trialBytes(image, settings: pilot, quality: quality)
-            bracket.add(quality: quality, score: try metric.score(try VipsImage.open(data: data)))
+            let score = try metric.score(try VipsImage.open(data: data))
+            if try needsWholeChroma(after: score, in: bracket, unchecked: &chromaUnchecked, image: image, metric: metric) {
+                settings.chromaSubsampling = .subsample444
+                bracket = Bracket(target: target, format: settings.format)
+                continue
+            }
+            bracket.add(quality: quality, score: score)
             guard let next = bracket.next() else { break }
             quality = next
         }
@@ -244,6 +252,20 @@ enum QualitySearch {
             suffix.insert(contentsOf: ",smart_subsample=true", at: suffix.index(before: suffix.endIndex))
         }
         return try ImageEncoder.savedBytes(image, with: trial, suffix: suffix)
+    }
+
+    /// Whether a search turns to whole chroma after a trial that scored `score`: checked once
+    /// (`unchecked` then turns false), on the first trial that falls `shortfallBeforeChromaCheck`
+    /// short while none has passed, by whether 4:2:0 chroma alone costs `image` most of what the
+    /// target allows (`subsampledChromaMargin`).
+    static func needsWholeChroma(
+        after score: Double, in bracket: Bracket, unchecked: inout Bool, image: VipsImage, metric: SSIMULACRA2
+    ) throws(VipsError) -> Bool {
+        let target = bracket.target.ssimulacra2
+        guard unchecked, bracket.passing == nil, score < target - shortfallBeforeChromaCheck else { return false }
+        unchecked = false
+        guard let ceiling = try subsampledChromaScore(image, metric: metric) else { return false }
+        return ceiling < target + subsampledChromaMargin
     }
 
     /// The score `image` keeps through 4:2:0 chroma and little else (a JPEG at quality 100 with
