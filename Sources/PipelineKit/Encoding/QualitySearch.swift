@@ -68,11 +68,7 @@ enum QualitySearch {
         // Every trial encodes the same pixels: computed once, not once per trial from the decode.
         let image = try image.rendered()
         let metric = try SSIMULACRA2(original: image)
-        var settings = settings
-        // Whether subsampling may yet be found to cost the image the target: checked once, on
-        // the first trial that falls well short while none has passed, as it costs a score.
-        var chromaUnchecked = settings.chromaSubsampling == .auto && (settings.format == .jpeg || settings.format == .avif)
-        var bracket = Bracket(target: target, format: settings.format)
+        var course = Course(settings: settings, target: target)
         var best: Outcome?
         // A quality known to have reached the target for this output (or a neighbouring width)
         // is usually the answer again, which the first trial and the one below it confirm.
@@ -82,12 +78,12 @@ enum QualitySearch {
         } else {
             quality = try firstGuess(image, format: settings.format, target: target)
             if settings.format == .avif, settings.effort > pilotEffort {
-                quality = try pilotStart(image, settings: &settings, chromaUnchecked: &chromaUnchecked, metric: metric, from: quality)
+                quality = try pilotStart(image, course: &course, metric: metric, from: quality)
             }
         }
         var encodes = 0
         while encodes < maximumEncodes {
-            let data = try trialBytes(image, settings: settings, quality: quality)
+            let data = try trialBytes(image, settings: course.settings, quality: quality)
             let score = try metric.score(try VipsImage.open(data: data))
             encodes += 1
             let reached = score >= target.ssimulacra2
@@ -98,21 +94,47 @@ enum QualitySearch {
                 // Kept only while nothing passes: the best a target out of reach can have.
                 best = candidate
             }
-            if try needsWholeChroma(after: score, in: bracket, unchecked: &chromaUnchecked, image: image, metric: metric) {
-                // The trials so far are of other encodes: the search goes on from this
-                // quality with whole chroma, in a bracket of its own.
-                settings.chromaSubsampling = .subsample444
-                bracket = Bracket(target: target, format: settings.format)
-                continue
-            }
-            bracket.add(quality: quality, score: score)
-            guard let next = bracket.next() else { break }
+            guard let next = try course.next(after: score, at: quality, image: image, metric: metric) else { break }
             quality = next
         }
         guard let best else {
             throw VipsError(operation: "ssimulacra2", message: "the quality search made no encode")
         }
         return Outcome(data: best.data, quality: best.quality, score: best.score, reached: best.reached, encodes: encodes)
+    }
+
+    /// Where a search stands: its settings (whose chroma may turn whole), the bracket of its
+    /// trials, and whether the chroma check is still to be made.
+    struct Course {
+        var settings: EncoderSettings
+        var bracket: Bracket
+        /// Whether subsampling may yet be found to cost the image the target: checked once, on
+        /// the first trial that falls well short while none has passed, as it costs a score.
+        var chromaUnchecked: Bool
+
+        /// The start of a search for `settings` and `target`.
+        init(settings: EncoderSettings, target: QualityTarget) {
+            self.settings = settings
+            bracket = Bracket(target: target, format: settings.format)
+            chromaUnchecked = settings.chromaSubsampling == .auto && (settings.format == .jpeg || settings.format == .avif)
+        }
+
+        /// The quality to try after a trial at `quality` scored `score`, or nil when the search
+        /// is done. When chroma turns whole, the trials so far were of other encodes: the search
+        /// goes on from the same quality with chroma kept whole, in a bracket of its own.
+        mutating func next(after score: Double, at quality: Int, image: VipsImage, metric: SSIMULACRA2) throws(VipsError) -> Int? {
+            let target = bracket.target.ssimulacra2
+            if chromaUnchecked, bracket.passing == nil, score < target - shortfallBeforeChromaCheck {
+                chromaUnchecked = false
+                if let ceiling = try subsampledChromaScore(image, metric: metric), ceiling < target + subsampledChromaMargin {
+                    settings.chromaSubsampling = .subsample444
+                    bracket = Bracket(target: bracket.target, format: settings.format)
+                    return quality
+                }
+            }
+            bracket.add(quality: quality, score: score)
+            return bracket.next()
+        }
     }
 
     /// What the trials so far say about where the target lies, and the quality to try next.
@@ -202,30 +224,25 @@ enum QualitySearch {
     /// Where an AVIF search with nothing known of the image starts: a short search at
     /// `pilotEffort` from `guess`, less `pilotGap`. A guess from the image's detail alone
     /// misses by up to 30 qualities on some images, and every trial it costs is a whole encode.
-    /// The pilot's trials are the search's first for the chroma check (`settings` keeps chroma
-    /// whole when it is found to be needed, and `chromaUnchecked` says whether it was made):
-    /// starting near the answer, the search's own may never fall short enough to make it.
-    static func pilotStart(
-        _ image: VipsImage, settings: inout EncoderSettings, chromaUnchecked: inout Bool, metric: SSIMULACRA2, from guess: Int
-    ) throws(VipsError) -> Int {
-        guard let target = settings.qualityTarget else { return guess }
-        var bracket = Bracket(target: target, format: settings.format)
+    /// The pilot's trials are the search's first for the chroma check, and what it finds holds
+    /// for `course`: starting near the answer, the search's own trials may never fall short
+    /// enough to make it.
+    static func pilotStart(_ image: VipsImage, course: inout Course, metric: SSIMULACRA2, from guess: Int) throws(VipsError) -> Int {
+        let target = course.bracket.target
+        var pilot = Course(settings: course.settings, target: target)
+        pilot.settings.effort = pilotEffort
         var quality = guess
         for _ in 0..<maximumPilotEncodes {
-            var pilot = settings
-            pilot.effort = pilotEffort
-            let data = try trialBytes(image, settings: pilot, quality: quality)
-            let score = try metric.score(try VipsImage.open(data: data))
-            if try needsWholeChroma(after: score, in: bracket, unchecked: &chromaUnchecked, image: image, metric: metric) {
-                settings.chromaSubsampling = .subsample444
-                bracket = Bracket(target: target, format: settings.format)
-                continue
-            }
-            bracket.add(quality: quality, score: score)
-            guard let next = bracket.next() else { break }
+            let data = try trialBytes(image, settings: pilot.settings, quality: quality)
+            guard
+                let next = try pilot.next(
+                    after: try metric.score(try VipsImage.open(data: data)), at: quality, image: image, metric: metric)
+            else { break }
             quality = next
         }
-        let answer = bracket.passing?.quality ?? quality
+        course.settings.chromaSubsampling = pilot.settings.chromaSubsampling
+        course.chromaUnchecked = pilot.chromaUnchecked
+        let answer = pilot.bracket.passing?.quality ?? quality
         return Swift.max(target.min, Swift.min(target.max, answer - pilotGap))
     }
 
@@ -252,20 +269,6 @@ enum QualitySearch {
             suffix.insert(contentsOf: ",smart_subsample=true", at: suffix.index(before: suffix.endIndex))
         }
         return try ImageEncoder.savedBytes(image, with: trial, suffix: suffix)
-    }
-
-    /// Whether a search turns to whole chroma after a trial that scored `score`: checked once
-    /// (`unchecked` then turns false), on the first trial that falls `shortfallBeforeChromaCheck`
-    /// short while none has passed, by whether 4:2:0 chroma alone costs `image` most of what the
-    /// target allows (`subsampledChromaMargin`).
-    static func needsWholeChroma(
-        after score: Double, in bracket: Bracket, unchecked: inout Bool, image: VipsImage, metric: SSIMULACRA2
-    ) throws(VipsError) -> Bool {
-        let target = bracket.target.ssimulacra2
-        guard unchecked, bracket.passing == nil, score < target - shortfallBeforeChromaCheck else { return false }
-        unchecked = false
-        guard let ceiling = try subsampledChromaScore(image, metric: metric) else { return false }
-        return ceiling < target + subsampledChromaMargin
     }
 
     /// The score `image` keeps through 4:2:0 chroma and little else (a JPEG at quality 100 with
