@@ -7,7 +7,7 @@ import Vips
 @testable import PipelineKit
 
 /// Searches that start near the answer: from the quality the journal remembers for the output,
-/// or the one a neighbouring width chose.
+/// the one a neighbouring width chose, or, for AVIF, a pilot search at the fastest speed.
 @Suite struct QualitySearchStartTests {
     static let photo = CommandRunner.repositoryRoot.appendingPathComponent("Pipelines/samples/storm.jpg")
 
