@@ -1,9 +1,9 @@
 /* SSIMULACRA 2's per-pixel steps (Sources/Vips/SSIMULACRA2*.swift), over float planes in memory:
  * linear RGB with its bands interleaved, as libvips keeps them, then XYB and the original's
- * terms row by row, plane after plane, as the blur takes them. Each is one pass of plain C over every value: as
- * libvips operations the same steps are dozens of passes, each with its own buffers, threads and
- * setup, which is most of a score's time at every scale and all of it at the small ones. The
- * constants come from the Swift side, which documents them. */
+ * terms row by row, plane after plane, as the blur takes them. Each is one pass of plain C over
+ * every value: as libvips operations the same steps are dozens of passes, each with its own
+ * buffers, threads and setup, which is most of a score's time at every scale and all of it at
+ * the small ones. The constants come from the Swift side, which documents them. */
 #ifndef PIPELINE_CVIPS_SSIMULACRA2_H
 #define PIPELINE_CVIPS_SSIMULACRA2_H
 
@@ -103,7 +103,7 @@ PL_SSIM2_STEP void pl_ssim2_store(float *at, pl_ssim2_four four) {
 PL_SSIM2_STEP pl_ssim2_four pl_ssim2_load_some(const float *at, size_t count, float fill) {
     if (count >= 4) return pl_ssim2_load(at);
     pl_ssim2_four four = { fill, fill, fill, fill };
-    for (size_t i = 0; i < count && i < 4; i++) four[i] = at[i];
+    for (size_t i = 0; i < count; i++) four[i] = at[i];
     return four;
 }
 
@@ -331,10 +331,10 @@ static inline int pl_ssim2_original_terms(const float *restrict x1, float *restr
  * SSIM map (without the luminance denominator), the artifacts and the lost detail (map 0, 1,
  * 2), each plane (X, Y, B), the sum of the map's positive part (power 0) and of its fourth
  * power (1). `x1` and `x2` are the original's and the candidate's XYB (each row plane after
- * plane), `terms` the original's means and variances (`pl_ssim2_original_terms`). The candidate's mean, squares
- * and products with the original are blurred a row at a time. Each row's sums are taken in
- * floats, four lanes at a time, then added up in doubles: their rounding is far below what a
- * score shows. Returns 0, or -1 when memory ran out. */
+ * plane), `terms` the original's means and variances (`pl_ssim2_original_terms`). The
+ * candidate's mean, squares and products with the original are blurred a row at a time. Each
+ * row's sums are taken in floats, four lanes at a time, then added up in doubles: their
+ * rounding is far below what a score shows. Returns 0, or -1 when memory ran out. */
 static inline int pl_ssim2_sums(const float *restrict x1, const float *restrict x2, const float *restrict terms, int width, int height,
                                 const float *kernel, double c2, double sums[18]) {
     pl_ssim2_window window;

@@ -3,10 +3,10 @@ import Foundation
 
 extension SSIMULACRA2 {
     /// The colour of `image` as linear RGB, three float bands 0…1 in new planes of their own,
-    /// laid over `background` (a grey as stored, 0…1) where the image has alpha, as the reference blends before
-    /// linearising. Greyscale gives three equal bands. The steps are libvips operations and C
-    /// (`CVips/ssimulacra2.h`): the metric runs as compiled C in any build, where Swift loops
-    /// in a debug build would run many times slower.
+    /// laid over `background` (a grey as stored, 0…1) where the image has alpha, as the
+    /// reference blends before linearising. Greyscale gives three equal bands. The steps are
+    /// libvips operations and C (`CVips/ssimulacra2.h`): the metric runs as compiled C in any
+    /// build, where Swift loops in a debug build would run many times slower.
     static func linearRGB(_ image: VipsImage, background: Double) throws(VipsError) -> VipsImage {
         var source = image
         let known: [VipsImage.Interpretation] = [.sRGB, .rgb16, .blackAndWhite, .grey16]

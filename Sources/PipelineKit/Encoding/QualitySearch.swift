@@ -6,8 +6,8 @@ import Vips
 ///
 /// The search starts from the target's `start` when the runner knows one (the journal's or a
 /// neighbouring width's choice), else from a first guess made from the target and the image's
-/// detail (for AVIF, moved by a pilot search at aom's fastest speed), and goes next where the scores so far, taken as a line, reach the target
-/// (`Bracket`); it stops once the lowest passing and the highest failing quality are at most
+/// detail (for AVIF, moved by a pilot search at aom's fastest speed), and goes next where the
+/// scores so far, taken as a line, reach the target (`Bracket`); it stops once the lowest passing and the highest failing quality are at most
 /// `closeEnough(for:)` apart, once a passing trial's score is within that many steps' rise of
 /// the target (and 1.5 points of it), or after 6 encodes. JPEG and AVIF trials go on with
 /// chroma kept whole at every quality once one falls well short and 4:2:0 subsampling alone is
