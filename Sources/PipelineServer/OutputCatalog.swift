@@ -18,6 +18,14 @@ struct OutputCatalog: Sendable {
         var subset: InputSubset? = nil
         /// How many hex digits of its bytes' SHA-256 name its files, when its path has `{hash}`.
         var hashLength: Int? = nil
+        /// Its art direction crops, in the file's order: what `?art=` may name.
+        var art: [ArtDirection] = []
+
+        /// The index in `art` of the crop `text` names: its aspect ratio as the file writes it
+        /// (`1:1`), or as its files' names do (`1x1`).
+        func artIndex(named text: String) -> Int? {
+            art.firstIndex { $0.aspectRatio == text || $0.aspectRatio.replacingOccurrences(of: ":", with: "x") == text }
+        }
     }
 
     /// One input a request may name: which source of the plan, and the listing that names it.
@@ -44,6 +52,7 @@ struct OutputCatalog: Sendable {
         var widths: [String: [Int]] = [:]
         var subsets: [String: InputSubset] = [:]
         var hashLengths: [String: Int] = [:]
+        var art: [String: [ArtDirection]] = [:]
         baseDirectory = plan.definition.baseDirectory
         caseInsensitive = plan.definition.caseInsensitive
         var order: [String] = []
@@ -52,6 +61,7 @@ struct OutputCatalog: Sendable {
             if formats[output.name] == nil { order.append(output.name) }
             if let subset = output.inputSubset { subsets[output.name] = subset }
             if let length = output.path.hashLength { hashLengths[output.name] = length }
+            if !output.art.isEmpty { art[output.name] = output.art }
             let index = output.variant?.formatIndex ?? 0
             if !(formats[output.name] ?? []).contains(where: { $0.index == index }) {
                 formats[output.name, default: []].append((index, output.encoder.format))
@@ -64,7 +74,7 @@ struct OutputCatalog: Sendable {
         for name in order {
             outputs[name] = Output(
                 name: name, formats: (formats[name] ?? []).sorted { $0.index < $1.index }.map(\.format), widths: widths[name] ?? [],
-                subset: subsets[name], hashLength: hashLengths[name])
+                subset: subsets[name], hashLength: hashLengths[name], art: art[name] ?? [])
         }
         self.outputs = outputs
         var inputs: [String: Input] = [:]

@@ -10,6 +10,8 @@ struct OutputRequest: Sendable, Equatable {
     let format: EncoderSettings.Format
     /// The width asked for with `?width=`, or nil for the widest made.
     let width: Int?
+    /// The index in the output's `art` of the crop `?art=` asks for, or nil for the output's own widths.
+    let art: Int?
     /// Whether the answer depends on `Accept` (the output lists several formats).
     let variesByAccept: Bool
     /// The client hint that picked the width (`Sec-CH-Width` or `Width`), for `Vary`; nil when none did.
@@ -46,9 +48,12 @@ struct OutputRequest: Sendable, Equatable {
         self.output = output.name
         self.input = inputName
         variesByAccept = output.formats.count > 1
-        let asked = try Self.width(query.first { $0.name == "width" }?.value, of: output)
-        let hint = asked == nil && !output.widths.isEmpty ? Self.hinted(hints) : nil
-        width = asked ?? hint.map { wanted in output.widths.filter { $0 >= wanted.width }.min() ?? output.widths.max() ?? wanted.width }
+        art = try Self.art(query.first { $0.name == "art" }?.value, of: output)
+        // An art crop has widths of its own.
+        let widths = art.map { output.art[$0].widths } ?? output.widths
+        let asked = try Self.width(query.first { $0.name == "width" }?.value, among: widths, of: output, art: art)
+        let hint = asked == nil && !widths.isEmpty ? Self.hinted(hints) : nil
+        width = asked ?? hint.map { wanted in widths.filter { $0 >= wanted.width }.min() ?? widths.max() ?? wanted.width }
         widthHint = hint?.name
         format = try Self.format(query.first { $0.name == "format" }?.value, accept: accept, of: output)
         hashLength = output.hashLength
@@ -78,13 +83,28 @@ struct OutputRequest: Sendable, Equatable {
         return nil
     }
 
-    /// The width `?width=` asks for, which must be one the output lists.
-    private static func width(_ value: String?, of output: OutputCatalog.Output) throws(ServeError) -> Int? {
+    /// The art crop `?art=` asks for, which must be one the output lists.
+    private static func art(_ value: String?, of output: OutputCatalog.Output) throws(ServeError) -> Int? {
         guard let value else { return nil }
-        guard let width = Int(value), output.widths.contains(width) else {
+        guard let index = output.artIndex(named: value) else {
             let listed =
-                output.widths.isEmpty ? "it lists no widths" : "its widths are " + output.widths.map(String.init).joined(separator: ", ")
-            throw ServeError(400, "width \(value.prefix(20)) is not one of output \(output.name)'s: \(listed)")
+                output.art.isEmpty
+                ? "it has no art direction crops" : "its crops are " + output.art.map(\.aspectRatio).joined(separator: ", ")
+            throw ServeError(400, "art \(value.prefix(20)) is not one of output \(output.name)'s: \(listed)")
+        }
+        return index
+    }
+
+    /// The width `?width=` asks for, which must be one of `widths`: the output's, or those of
+    /// its art crop `art`.
+    private static func width(_ value: String?, among widths: [Int], of output: OutputCatalog.Output, art: Int?) throws(ServeError)
+        -> Int?
+    {
+        guard let value else { return nil }
+        guard let width = Int(value), widths.contains(width) else {
+            let owner = art.map { "output \(output.name)'s \(output.art[$0].aspectRatio) crop" } ?? "output \(output.name)'s"
+            let listed = widths.isEmpty ? "it lists no widths" : "its widths are " + widths.map(String.init).joined(separator: ", ")
+            throw ServeError(400, "width \(value.prefix(20)) is not one of \(owner): \(listed)")
         }
         return width
     }

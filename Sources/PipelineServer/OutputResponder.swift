@@ -61,7 +61,7 @@ struct OutputResponder: Sendable {
             hints: clientHints ? Self.widthHints.map { ($0.rawName, request.headers[$0]) } : [])
         guard let input = catalog.inputs[wanted.input] else { throw ServeError(404, "no input of that name") }
         // The run makes the file asked for, and no other, unless the file says to make them all.
-        let variant = makeAll ? nil : RunPlan.WantedFile(output: wanted.output, format: wanted.format, width: wanted.width)
+        let variant = makeAll ? nil : RunPlan.WantedFile(output: wanted.output, format: wanted.format, width: wanted.width, art: wanted.art)
         // The warm path: the file the last run for it reported, while the input and the file
         // are as that run left them, is what a run would find up to date now.
         if let warm = await maker.warmReport(for: input, variant: variant),
@@ -82,12 +82,11 @@ struct OutputResponder: Sendable {
     }
 
     /// The file to answer with, from the report of a run over the input: the one of the asked
-    /// format and width; for a width above the image's own, the file that stands in for it (the
+    /// art crop (or of the output's own widths), format and width; for a width above the image's own, the file that stands in for it (the
     /// widest made, as a run makes no larger one); without a width, the widest.
     static func file(for wanted: OutputRequest, in report: ItemReport) -> Result<WrittenOutput, ServeError> {
-        // Art direction crops are for <source media> in pages, not for a width asked for by URL.
         let candidates = report.written.filter {
-            $0.output == wanted.output && $0.art == nil && ($0.format == nil || $0.format == wanted.format)
+            $0.output == wanted.output && $0.art == wanted.art && ($0.format == nil || $0.format == wanted.format)
         }
         let chosen: WrittenOutput?
         if let width = wanted.width {

@@ -10,7 +10,7 @@ import Testing
 /// What a request names, in process: the output catalog a plan gives, `Accept` and the query.
 @Suite struct OutputRequestTests {
     static let photo =
-        #"{"name": "photo", "widths": [16, 24], "formats": [{"format": "avif"}, {"format": "webp"}, {"format": "jpeg"}], "path": "out/{stem}-{width}.{format}"}"#
+        #"{"name": "photo", "widths": [16, 24], "formats": [{"format": "avif"}, {"format": "webp"}, {"format": "jpeg"}], "art": [{"media": "(max-width: 600px)", "aspectRatio": "1:1", "widths": [10, 12]}, {"media": "(max-width: 900px)", "aspectRatio": "4:5", "widths": [20]}], "path": "out/{stem}{art}-{width}.{format}"}"#
     static let jxl =
         #"{"name": "jxl", "formats": [{"format": "jxl"}, {"format": "png"}], "path": "out/{stem}.{format}"}"#
     static let s3 = #"{"name": "remote", "encode": {"format": "webp"}, "path": "s3://bucket/{stem}.webp"}"#
@@ -70,12 +70,38 @@ import Testing
         #expect(forced.width == nil)
         for (path, query, status) in [
             ("/photo/a.jpg", [("width", "17")], 400), ("/photo/a.jpg", [("format", "gif")], 400), ("/photo/c.jpg", [], 404),
+            ("/photo/a.jpg", [("art", "3:2")], 400), ("/photo/a.jpg", [("art", "1:1"), ("width", "16")], 400),
+            ("/photo/a.jpg", [("width", "10")], 400), ("/jxl/a.jpg", [("art", "1:1")], 400),
             ("/nothing/a.jpg", [], 404), ("/remote/a.jpg", [("width", "16")], 400), ("/photo", [], 404), ("/photo/%2e%2e/a.jpg", [], 404),
         ] {
             let error = #expect(throws: ServeError.self) { try OutputRequest(path: path, query: query, accept: nil, catalog: catalog) }
             #expect(error?.status.code == status, "\(path)")
             #expect(error?.reason.isEmpty == false)
         }
+    }
+
+    @Test func artNamesACropWhoseWidthsTheWidthIsOneOf() throws {
+        let catalog = try Self.catalog()
+        #expect(catalog.outputs["photo"]?.widths == [16, 24])
+        #expect(catalog.outputs["photo"]?.art.map(\.aspectRatio) == ["1:1", "4:5"])
+        // Named as the file writes the ratio, or as the files' names do
+        let square = try OutputRequest(path: "/photo/a.jpg", query: [("art", "1:1"), ("width", "12")], accept: nil, catalog: catalog)
+        #expect(square.art == 0)
+        #expect(square.width == 12)
+        let portrait = try OutputRequest(path: "/photo/a.jpg", query: [("art", "4x5")], accept: nil, catalog: catalog)
+        #expect(portrait.art == 1)
+        #expect(portrait.width == nil)
+        // Without art, the output's own widths
+        #expect(try OutputRequest(path: "/photo/a.jpg", query: [("width", "16")], accept: nil, catalog: catalog).art == nil)
+        // A width hint picks among the crop's widths
+        let hinted = try OutputRequest(
+            path: "/photo/a.jpg", query: [("art", "1:1")], accept: nil, catalog: catalog, hints: [("Sec-CH-Width", "11")])
+        #expect(hinted.width == 12)
+        #expect(hinted.widthHint == "Sec-CH-Width")
+        let error = #expect(throws: ServeError.self) {
+            try OutputRequest(path: "/photo/a.jpg", query: [("art", "1:1"), ("width", "16")], accept: nil, catalog: catalog)
+        }
+        #expect(error?.reason == "width 16 is not one of output photo's 1:1 crop: its widths are 10, 12")
     }
 }
 #endif

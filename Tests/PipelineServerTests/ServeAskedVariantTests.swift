@@ -187,5 +187,35 @@ import Vips
             #expect((counts[.fetch]?.done ?? 0) >= 3, "\(counts)")
         }
     }
+
+    @Test func artAsksForOneFileOfAnArtDirectionCrop() async throws {
+        let directory = try ServeTests.folder()
+        try FileManager.default.removeItem(atPath: directory.path + "/in/sub")
+        let hero =
+            #"{"name": "hero", "widths": [32], "formats": [{"format": "webp"}], "art": [{"media": "(max-width: 600px)", "aspectRatio": "1:1", "widths": [12, 16]}], "path": "out/hero/{stem}{art}-{width}.{format}"}"#
+        try await withServer(PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [hero]), in: directory) { server in
+            // When one width of the square crop is asked for, that file alone is made: square
+            let square = try await server.request("/hero/a.jpg?art=1:1&width=12")
+            #expect(square.status == 200, "\(String(decoding: square.body, as: UTF8.self))")
+            #expect(square.header("X-Pipeline-Source") == "made")
+            let image = try VipsImage.open(data: square.body)
+            #expect(image.width == 12 && image.height == 12)
+            #expect(Self.made(in: directory) == ["hero/a-1x1-12.webp"])
+            // And without a width, the crop's widest, named as its files are
+            let widest = try await server.request("/hero/a.jpg?art=1x1")
+            #expect(try VipsImage.open(data: widest.body).width == 16)
+            #expect(Self.made(in: directory) == ["hero/a-1x1-12.webp", "hero/a-1x1-16.webp"])
+            // And without art, the output's own file, uncropped
+            let own = try await server.request("/hero/a.jpg")
+            let whole = try VipsImage.open(data: own.body)
+            #expect(whole.width == 32 && whole.height == 21)
+            // And the crop asked for again is answered from disk
+            #expect(try await server.request("/hero/a.jpg?art=1:1&width=12").header("X-Pipeline-Source") == "disk")
+            // And a ratio the output has no crop of is refused, naming those it has
+            let refused = try await server.request("/hero/a.jpg?art=4:5")
+            #expect(refused.status == 400)
+            #expect(String(decoding: refused.body, as: UTF8.self).contains("its crops are 1:1"))
+        }
+    }
 }
 #endif

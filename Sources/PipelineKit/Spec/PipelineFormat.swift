@@ -162,7 +162,8 @@ public enum PipelineFormat {
             Option(
                 "art", DefinitionBuilder.artShape,
                 help: "art direction: other crops for the screens a media query names, each at widths of its own in every "
-                    + "format; pipeline html gives them <source media> elements before the output's own; the path needs {art}"),
+                    + "format; pipeline html gives them <source media> elements before the output's own, and pipeline serve "
+                    + "answers them at ?art=W:H; the path needs {art}"),
             Option(
                 "inputs", .array(.string(nonEmpty: true), minCount: 1),
                 help: "make this output for these of the file's inputs only: globs with the rules of the top-level inputs, "
