@@ -69,7 +69,7 @@ struct OutputResponder: Sendable {
             warm.isCurrent(written, inputPath: input.listing.path)
         {
             return try await fileResponse(
-                WarmReport.foundOnDisk(written), stamp: warm.files[written.path], for: wanted, request: request, context: context)
+                WarmReport.foundOnDisk(written), stamp: warm.stamp(of: written), for: wanted, request: request, context: context)
         }
         let made: ItemReport?
         do {

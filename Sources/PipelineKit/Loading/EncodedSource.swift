@@ -7,7 +7,7 @@ import Vips
 /// in libvips' memory, where the decoder's readers and libvips' loaders read them.
 enum EncodedSource: Sendable {
     /// `name`, when set, is the input's own path, and `path` the descriptor's that reads it.
-    case file(path: String, byteCount: Int64, version: FileVersion? = nil, name: String? = nil)
+    case file(path: String, byteCount: Int64, version: FileStamp? = nil, name: String? = nil)
     case memory(VipsBytes)
 
     /// How many encoded bytes there are: the file's size, or the bytes held.
@@ -16,24 +16,6 @@ enum EncodedSource: Sendable {
         case .file(_, let byteCount, _, _): Int(byteCount)
         case .memory(let bytes): bytes.count
         }
-    }
-}
-
-/// What identifies one version of a local file without reading it: the file (device and inode),
-/// its size and its modification time. Writing the file changes the time; replacing it, the inode.
-struct FileVersion: Sendable, Equatable {
-    let file: FileIdentity
-    let size: Int64
-    let modified: timespec
-
-    init(_ info: stat) {
-        file = FileIdentity(info)
-        size = Int64(info.st_size)
-        modified = info.st_mtim
-    }
-
-    static func == (a: FileVersion, b: FileVersion) -> Bool {
-        a.file == b.file && a.size == b.size && a.modified.tv_sec == b.modified.tv_sec && a.modified.tv_nsec == b.modified.tv_nsec
     }
 }
 

@@ -42,8 +42,7 @@ extension OutputJournal {
                 guard let held = state.records[key] else { continue }
                 for record in [held.last] + held.earlier {
                     let path = record.path(key: key)
-                    guard !state.hashed.current.contains(DiskPath(path)), let (size, seconds, nanoseconds) = Self.stamp(of: path),
-                        record.matches(size: size, seconds: seconds, nanoseconds: nanoseconds)
+                    guard !state.hashed.current.contains(DiskPath(path)), let stamp = Self.stamp(of: path), record.matches(stamp)
                     else { continue }
                     paths.append(path)
                 }

@@ -28,7 +28,7 @@ import Vips
 /// so an unterminated one was cut short. An append that fails (a full disk) is cut off the file
 /// again, so no part of it is read as a record, and the failure is one of `finish()`'s warnings:
 /// the outputs it would have recorded are made again next run.
-final class OutputJournal: Sendable {
+package final class OutputJournal: Sendable {
     struct Record: Codable, Sendable, Equatable {
         let path: String
         let fingerprint: String
@@ -106,9 +106,9 @@ final class OutputJournal: Sendable {
             return Self.number(fingerprint: fingerprint) == self.fingerprint
         }
 
-        /// Whether the file's size and modification time are the ones written.
-        func matches(size: Int64, seconds: Int, nanoseconds: Int) -> Bool {
-            rare?.modified == nil && size == self.size && seconds == self.seconds && nanoseconds == self.nanoseconds
+        /// Whether the file's size and modification time, `stamp`, are the ones written.
+        func matches(_ stamp: FileStamp) -> Bool {
+            rare?.modified == nil && stamp.size == size && stamp.seconds == seconds && stamp.nanoseconds == nanoseconds
         }
 
         /// The record as the file has it, for the planned path `key`.
@@ -218,9 +218,7 @@ final class OutputJournal: Sendable {
         let key = DiskPath(planned)
         guard let held = state.withLock({ $0.records[key] }) else { return nil }
         for candidate in [held.last] + held.earlier.reversed() where candidate.isMade(with: fingerprint) {
-            guard let (size, seconds, nanoseconds) = Self.stamp(of: candidate.path(key: key)),
-                candidate.matches(size: size, seconds: seconds, nanoseconds: nanoseconds)
-            else { continue }
+            guard let stamp = Self.stamp(of: candidate.path(key: key)), candidate.matches(stamp) else { continue }
             noteCurrent(candidate.path(key: key), planned: planned)
             return candidate.record(key: key)
         }
@@ -235,9 +233,10 @@ final class OutputJournal: Sendable {
 
     /// Notes that `path`, planned as `planned`, was written with `fingerprint` (called after the rename).
     func recordWritten(_ path: String, planned: String, fingerprint: String, size: ImageSize, searched: SearchedQuality? = nil) {
-        guard let (bytes, seconds, nanoseconds) = Self.stamp(of: path) else { return }
+        guard let stamp = Self.stamp(of: path) else { return }
         let record = Record(
-            path: path, fingerprint: fingerprint, size: bytes, modified: Self.text(seconds: seconds, nanoseconds: nanoseconds),
+            path: path, fingerprint: fingerprint, size: stamp.size,
+            modified: Self.text(seconds: stamp.seconds, nanoseconds: stamp.nanoseconds),
             width: size.width,
             height: size.height,
             planned: planned == path ? nil : planned, quality: searched?.quality, score: searched?.score)
@@ -321,7 +320,7 @@ final class OutputJournal: Sendable {
             let kept =
                 records.last { record in
                     Self.stamp(of: record.path).map {
-                        $0.0 == record.size && Self.text(seconds: $0.1, nanoseconds: $0.2) == record.modified
+                        $0.size == record.size && Self.text(seconds: $0.seconds, nanoseconds: $0.nanoseconds) == record.modified
                     }
                         ?? false
                 } ?? records[records.count - 1]
@@ -370,10 +369,10 @@ final class OutputJournal: Sendable {
     /// A modification time as a record writes it: `seconds.nanoseconds`, the nanoseconds unpadded.
     fileprivate static func text(seconds: Int, nanoseconds: Int) -> String { "\(seconds).\(nanoseconds)" }
 
-    /// A file's size and modification time (seconds and nanoseconds), or nil when it is gone.
-    static func stamp(of path: String) -> (Int64, Int, Int)? {
+    /// The stamp of what is at `path` (a file, or a tile pyramid's folder), or nil when it is gone.
+    static func stamp(of path: String) -> FileStamp? {
         var info = stat()
         guard stat(path, &info) == 0 else { return nil }
-        return (Int64(info.st_size), info.st_mtim.tv_sec, info.st_mtim.tv_nsec)
+        return FileStamp(anyKind: info)
     }
 }

@@ -52,6 +52,41 @@ import Testing
         #expect(second.outputsWritten == 2 && second.outputsUpToDate == 4)
     }
 
+    /// What a run decided of an input's files, kept (the server's warm path), agrees with what
+    /// the next run decides from the journal, whatever changed between them.
+    @Test func aKeptVerdictAgreesWithTheNextRun() async throws {
+        let directory = try setUp()
+        let input = directory.path + "/in/p0.jpg", small = directory.path + "/out/p0-small.webp"
+        // The verdict on a run's files, with the input's version from before it
+        func verdict() async throws -> OutputJournal.Verdict {
+            let before = try #require(FileStamp(path: input))
+            let result = try await PipelineHarness.run(json(), in: directory)
+            let report = try #require(result.reports.first { $0.input.fileName == "p0.jpg" })
+            return try #require(OutputJournal.Verdict(input: before, report: report))
+        }
+        // Whether the next run finds the small output up to date
+        func nextRunFindsItUpToDate() async throws -> Bool {
+            let result = try await PipelineHarness.run(json(), in: directory)
+            let report = try #require(result.reports.first { $0.input.fileName == "p0.jpg" })
+            return try #require(report.written.first { $0.output == "small" }).upToDate
+        }
+        let unchanged = try await verdict()
+        #expect(unchanged.isUpToDate(small, inputPath: input))
+        #expect(try await nextRunFindsItUpToDate())
+
+        // The input written again, with the same bytes: another version
+        let changedInput = try await verdict()
+        try directory.write(try Data(contentsOf: URL(fileURLWithPath: input)), to: "in/p0.jpg")
+        #expect(!changedInput.isUpToDate(small, inputPath: input))
+        #expect(try await !nextRunFindsItUpToDate())
+
+        // The output written over by something else
+        let changedOutput = try await verdict()
+        try directory.write(Data("not the file the run made".utf8), to: "out/p0-small.webp")
+        #expect(!changedOutput.isUpToDate(small, inputPath: input))
+        #expect(try await !nextRunFindsItUpToDate())
+    }
+
     @Test func aChangedOptionRemakesItsOutput() async throws {
         let directory = try setUp()
         _ = try await run(json(quality: 80), in: directory)

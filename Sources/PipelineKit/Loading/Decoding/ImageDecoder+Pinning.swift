@@ -25,7 +25,7 @@ extension ImageDecoder {
                 .unreadable, stage: .decompress, reason: "cannot read \(path): \(error.reason)\(changed)",
                 underlying: error.code.flatMap { POSIXErrorCode(rawValue: $0) }.map { POSIXError($0) })
         }
-        let opened = FileVersion(file.status)
+        let opened = FileStamp(file.status)
         if let version, version != opened {
             throw Self.changedWhileRead(path)
         }
@@ -35,7 +35,7 @@ extension ImageDecoder {
             try LibjxlOutput.capturing(held) { () throws(ItemError) in try body(held) }
         }
         var after = stat()
-        guard fstat(file.descriptor, &after) == 0, FileVersion(after) == opened else {
+        guard fstat(file.descriptor, &after) == 0, FileStamp(after) == opened else {
             throw Self.changedWhileRead(path)
         }
         return try result.get()

@@ -31,8 +31,8 @@ struct FileFetcher: Sendable {
         }
         // Size, modification time and inode change when the bytes do (as make and rsync assume),
         // and are known without reading the file: a re-run stays cheap.
-        let version = "file:\(size):\(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec):\(info.st_ino)"
-        return FetchedSource(source: .file(path: input.path, byteCount: size, version: FileVersion(info)), version: version)
+        let stamp = FileStamp(info)
+        return FetchedSource(source: .file(path: input.path, byteCount: size, version: stamp), version: stamp?.version)
     }
 
     /// Where the symbolic link at `path` leads, as it is written; nil when `path` is no link.
