@@ -84,21 +84,14 @@ struct InfoResponder: Sendable {
         return "info-" + SHA256.hex(Data(described.joined(separator: "\n").utf8)).prefix(40)
     }
 
-    /// The refusal for an input that could not be fetched or read: the status the output route
-    /// gives the same failure, and a reason naming the stage and the input as the URL did
-    /// (`name`), never a path on the server.
+    /// The refusal for an input that could not be fetched or read: what the output route
+    /// answers the same failure (`OutputResponder.refusal`).
     static func refusal(for error: any Error, of input: InputFile, as name: String) -> ServeError {
         guard let failure = error as? ItemError else {
             if error is CancellationError { return ServeError(503, "the server is stopping") }
             return ServeError(500, "the server could not read \(name)")
         }
-        if failure.kind == .changed {
-            return .tryAgain("\(failure.stage): \(name) changed while it was being read; try again")
-        }
-        let status = OutputResponder.status(for: failure.kind)
-        guard status != 500 else { return ServeError(500, "\(failure.stage): the server could not read \(name)") }
-        let reason = OutputResponder.naming(failure.reason, input: input, as: name)
-        return ServeError(status, "\(failure.stage): " + (reason.contains(name) ? reason : "\(name): \(reason)"))
+        return OutputResponder.refusal(for: failure, of: input, as: name, doing: "read")
     }
 }
 

@@ -6,20 +6,24 @@ extension OutputResponder {
     /// The refusal when every lane is busy and the queue is full (`InputMaker.Full`).
     static let busy = ServeError.tryAgain("every lane is busy and the queue is full; try again")
 
-    /// The refusal for an input a run could not make: the status its kind calls for, and a
-    /// reason that names the input as the URL did (`name`), never by its path on the server.
-    /// An input that changed while it was read is a passing state: 503 with `Retry-After`. A
-    /// failure of the server itself (writing its files) says which output, and no more.
-    static func refusal(for failure: ItemFailure, of input: InputFile, as name: String) -> ServeError {
-        if failure.error.kind == .changed {
-            return .tryAgain("\(failure.stage): \(name) changed while it was being read; try again")
+    /// The refusal for an input that could not be made (of `output`, when one failed alone) or,
+    /// by `/info`, read (`doing`): the status its kind calls for, and a reason that names the
+    /// input as the URL did (`name`), never by its path on the server. An input that changed while
+    /// it was read is a passing state: 503 with `Retry-After`. A failure of the server itself
+    /// (writing its files) says which output, and no more.
+    static func refusal(
+        for error: ItemError, output: String? = nil, of input: InputFile, as name: String, doing verb: String = "make"
+    ) -> ServeError {
+        if error.kind == .changed {
+            return .tryAgain("\(error.stage): \(name) changed while it was being read; try again")
         }
-        let status = status(for: failure.error.kind)
+        let status = status(for: error.kind)
         guard status != 500 else {
-            let what = failure.output.map { "output \($0) of \(name)" } ?? name
-            return ServeError(500, "\(failure.stage): the server could not make \(what)")
+            let what = output.map { "output \($0) of \(name)" } ?? name
+            return ServeError(500, "\(error.stage): the server could not \(verb) \(what)")
         }
-        return ServeError(status, "\(failure.stage): \(naming(failure.reason, input: input, as: name))")
+        let reason = naming(error.reason, input: input, as: name)
+        return ServeError(status, "\(error.stage): " + (reason.contains(name) ? reason : "\(name): \(reason)"))
     }
 
     /// The status for an input a run refused or could not make: 413 past a size limit, 422 for

@@ -103,7 +103,7 @@ struct OutputResponder: Sendable {
         guard let failure else {
             return .failure(ServeError(404, "output \(wanted.output) is not made for input \(wanted.input)"))
         }
-        return .failure(refusal(for: failure, of: report.input, as: wanted.input))
+        return .failure(refusal(for: failure.error, output: failure.output, of: report.input, as: wanted.input))
     }
 
     /// The answer with `written`, whose file is read only when its version is `stamp` (when

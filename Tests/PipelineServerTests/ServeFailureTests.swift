@@ -13,8 +13,7 @@ import Testing
     static let input = InputFile(path: "/srv/images/in/sub/b.jpg", displayName: "in/sub/b.jpg", subfolder: "sub")
 
     static func refusal(_ kind: ItemError.Kind, _ reason: String, output: String? = nil) -> ServeError {
-        let failure = ItemFailure(input: input.displayName, output: output, error: ItemError(kind, stage: .decompress, reason: reason))
-        return OutputResponder.refusal(for: failure, of: input, as: "sub/b.jpg")
+        OutputResponder.refusal(for: ItemError(kind, stage: .decompress, reason: reason), output: output, of: input, as: "sub/b.jpg")
     }
 
     @Test func reasonsNameTheInputAsTheURLDid() {
