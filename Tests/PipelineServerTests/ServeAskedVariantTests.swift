@@ -193,7 +193,8 @@ import Vips
         try FileManager.default.removeItem(atPath: directory.path + "/in/sub")
         let hero =
             #"{"name": "hero", "widths": [32], "formats": [{"format": "webp"}], "art": [{"media": "(max-width: 600px)", "aspectRatio": "1:1", "widths": [12, 16]}], "path": "out/hero/{stem}{art}-{width}.{format}"}"#
-        try await withServer(PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [hero]), in: directory) { server in
+        let json = PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [hero])
+        try await withServer(json, in: directory) { server in
             // When one width of the square crop is asked for, that file alone is made: square
             let square = try await server.request("/hero/a.jpg?art=1:1&width=12")
             #expect(square.status == 200, "\(String(decoding: square.body, as: UTF8.self))")
@@ -216,6 +217,10 @@ import Vips
             #expect(refused.status == 400)
             #expect(String(decoding: refused.body, as: UTF8.self).contains("its crops are 1:1"))
         }
+        // A batch run then finds the crops the requests made up to date, as their journal records them
+        let batch = try await PipelineHarness.run(json, in: directory)
+        #expect(batch.summary.outputsWritten == 0)
+        #expect(batch.summary.outputsUpToDate == 3)
     }
 }
 #endif
