@@ -43,4 +43,9 @@ package struct FileStamp: Sendable, Equatable {
     /// The input's version as the journal's fingerprints take it: what makes its outputs made
     /// again when it changes.
     var version: String { "file:\(size):\(seconds).\(nanoseconds):\(file.inode)" }
+
+    /// Whether `other` has the same `version`, compared without spelling it.
+    func hasVersion(of other: FileStamp) -> Bool {
+        size == other.size && seconds == other.seconds && nanoseconds == other.nanoseconds && file.inode == other.file.inode
+    }
 }

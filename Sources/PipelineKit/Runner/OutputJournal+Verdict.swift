@@ -35,7 +35,7 @@ extension OutputJournal {
         /// is still at the version its fingerprint was made from, and the file is as it was.
         package func isUpToDate(_ path: String, inputPath: String) -> Bool {
             guard let made = files[path], FileStamp(path: path) == made else { return false }
-            return FileStamp(path: inputPath)?.version == input.version
+            return FileStamp(path: inputPath)?.hasVersion(of: input) ?? false
         }
     }
 }

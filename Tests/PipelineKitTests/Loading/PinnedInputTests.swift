@@ -35,6 +35,26 @@ import Vips
         close(descriptor)
     }
 
+    /// The version the fetch stage gives an input, which its outputs' fingerprints are made
+    /// from, is its `FileStamp`'s: what the journal's verdict on a server's warm path compares.
+    /// Its spelling is what journals already on disk hold.
+    @Test func theFetchedVersionIsTheFilesStamp() throws {
+        let directory = try TemporaryDirectory()
+        let path = try directory.write(try png(flipped: false), to: "in/x.png")
+        let fetched = try FileFetcher(maxBytes: 1 << 30).fetch(InputFile(path: path, displayName: "in/x.png", subfolder: ""))
+        let stamp = try #require(FileStamp(path: path))
+        #expect(fetched.version == stamp.version)
+        var info = stat()
+        #expect(stat(path, &info) == 0)
+        #expect(stamp.version == "file:\(info.st_size):\(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec):\(info.st_ino)")
+        // Written again in place: another version, by either spelling
+        Self.rewriteInPlace(path, with: try png(flipped: true))
+        let rewritten = try #require(FileStamp(path: path))
+        #expect(rewritten.version != stamp.version)
+        #expect(!rewritten.hasVersion(of: stamp))
+        #expect(rewritten.hasVersion(of: try #require(FileStamp(path: path))))
+    }
+
     @Test func aFileRewrittenBetweenFetchAndDecodeFailsAsChanged() throws {
         // Given a file fetched, then rewritten in place with other pixels
         let directory = try TemporaryDirectory()
