@@ -61,6 +61,26 @@ import Vips
         }
     }
 
+    /// A cold AVIF search's pilot makes the chroma check for the search, and the search keeps
+    /// what it learnt: its own trials start near the answer, where they may never fall short
+    /// enough to make the check.
+    @Test func anAVIFPilotHandsWhatItLearntOfChromaToTheSearch() throws {
+        let target = QualityTarget(ssimulacra2: Self.target)
+        // Stripes, from a guess far too low: the pilot turns chroma whole, for the search too
+        let stripes = try Self.colourStripes()
+        var stripesCourse = QualitySearch.Course(settings: Self.settings(.avif), target: target)
+        _ = try QualitySearch.pilotStart(stripes, course: &stripesCourse, metric: try SSIMULACRA2(original: stripes), from: 20)
+        #expect(stripesCourse.settings.chromaSubsampling == .subsample444)
+        #expect(!stripesCourse.chromaUnchecked)
+        // A photograph, from as low: checked, and left subsampled
+        let photo = try VipsImage.open(file: Self.photo.path).resized(horizontalScale: 0.25, verticalScale: 0.25, kernel: .lanczos3)
+            .rendered()
+        var photoCourse = QualitySearch.Course(settings: Self.settings(.avif), target: target)
+        _ = try QualitySearch.pilotStart(photo, course: &photoCourse, metric: try SSIMULACRA2(original: photo), from: 20)
+        #expect(photoCourse.settings.chromaSubsampling == .auto)
+        #expect(!photoCourse.chromaUnchecked)
+    }
+
     /// A photograph's JPEG below quality 85 stays subsampled: its search never turns.
     @Test func aPhotographsJPEGStaysSubsampled() throws {
         let photo = try VipsImage.open(file: Self.photo.path).resized(horizontalScale: 0.25, verticalScale: 0.25, kernel: .lanczos3)
