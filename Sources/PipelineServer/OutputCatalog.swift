@@ -24,7 +24,7 @@ struct OutputCatalog: Sendable {
         /// The index in `art` of the crop `text` names: its aspect ratio as the file writes it
         /// (`1:1`), or as its files' names do (`1x1`).
         func artIndex(named text: String) -> Int? {
-            art.firstIndex { $0.aspectRatio == text || $0.aspectRatio.replacingOccurrences(of: ":", with: "x") == text }
+            art.firstIndex { $0.aspectRatio == text || $0.fileTag == "-" + text }
         }
     }
 

@@ -10,7 +10,8 @@ struct OutputRequest: Sendable, Equatable {
     let format: EncoderSettings.Format
     /// The width asked for with `?width=`, or nil for the widest made.
     let width: Int?
-    /// The index in the output's `art` of the crop `?art=` asks for, or nil for the output's own widths.
+    /// The index in the output's `art` of the crop `?art=` asks for, or nil for the output's own
+    /// widths.
     let art: Int?
     /// Whether the answer depends on `Accept` (the output lists several formats).
     let variesByAccept: Bool

@@ -1,5 +1,6 @@
 /// A run limited to one file of each of its sources: what a server's request names (one output,
-/// one format, one width or the widest, of the output's own widths or of one art crop), so that the request waits for that file alone.
+/// one format, one width or the widest, of the output's own widths or of one art crop), so that
+/// the request waits for that file alone.
 extension RunPlan {
     /// One file of one output, as a request names it. The run decodes, processes and encodes
     /// for it alone; the source's other outputs are reported when the journal finds them up to
@@ -9,9 +10,11 @@ extension RunPlan {
         package let output: String
         /// The format asked for, one of the output's.
         package let format: EncoderSettings.Format
-        /// The width asked for, one of the output's `widths` (or its art crop's), or nil for the widest made.
+        /// The width asked for, one of the output's `widths` (or its art crop's), or nil for the
+        /// widest made.
         package let width: Int?
-        /// The index in the output's `art` of the crop asked for, or nil for the output's own widths.
+        /// The index in the output's `art` of the crop asked for, or nil for the output's own
+        /// widths.
         package let art: Int?
 
         /// The file of `output` in `format` at `width` (nil: the widest made), of the art crop
@@ -23,7 +26,8 @@ extension RunPlan {
             self.art = art
         }
 
-        /// Whether `job` makes a file of this output, format and art crop (or of the output's own widths).
+        /// Whether `job` makes a file of this output, format and art crop (or of the output's own
+        /// widths).
         private func matches(_ job: OutputJob) -> Bool {
             job.output.name == output && job.output.encoder.format == format && job.output.variant?.art == art
         }
