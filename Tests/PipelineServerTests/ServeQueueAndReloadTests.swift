@@ -21,16 +21,19 @@ import Vips
         let photo = try Fixtures.jpeg(try Fixtures.gradient(width: 48, height: 32))
         let release = DispatchSemaphore(value: 0)
         let origin = try TestHTTPServer { _, _ in
-            _ = release.wait(timeout: .now() + 120)
+            _ = release.wait(timeout: .now() + 600)
             return .init(body: photo)
         }
         defer {
             release.signal()
             origin.stop()
         }
+        // The held transfer may last as long as the test takes to release it (minutes, in a
+        // sanitized suite on a loaded machine): a transfer timed out would be tried again, and
+        // the release would wake the abandoned one.
         let json = PipelineHarness.json(
             inputs: [origin.url("/photo.jpg"), "in/**/*.jpg"], outputs: [ServeTests.thumb],
-            extra: #""inFlight": 1, "serve": {"maxQueue": 1}"#)
+            extra: #""inFlight": 1, "fetch": {"timeout": "15m"}, "serve": {"maxQueue": 1}"#)
         try await withServer(json, in: directory) { server in
             try await body(server, "127.0.0.1_\(origin.port)/photo.jpg", origin, release)
         }
@@ -40,9 +43,9 @@ import Vips
         // Given one lane, room for one input in the queue, and the lane held by an input whose
         // origin holds its answer until the test releases it
         try await withOneLaneAndAHeldOrigin { server, remote, origin, release in
-            let held = Task.detached { try await server.request("/thumb/\(remote)") }
+            let held = Task.detached { try await server.request("/thumb/\(remote)", timeout: 900) }
             try await waitUntil("the server fetches the held input") { !origin.requests(for: "/photo.jpg").isEmpty }
-            let queued = Task.detached { try await server.request("/thumb/a.jpg") }
+            let queued = Task.detached { try await server.request("/thumb/a.jpg", timeout: 900) }
             try await waitUntil("the second input waits") { await server.maker.counts.waiting == 1 }
 
             // When a third input is asked for, it is refused for now
@@ -64,10 +67,10 @@ import Vips
         // Given one lane, room for one more in the queue, and the lane held by an info read of
         // an input whose origin holds its answer until the test releases it
         try await withOneLaneAndAHeldOrigin { server, remote, origin, release in
-            let held = Task.detached { try await server.request("/info/\(remote)") }
+            let held = Task.detached { try await server.request("/info/\(remote)", timeout: 900) }
             try await waitUntil("the server fetches the held input") { !origin.requests(for: "/photo.jpg").isEmpty }
             #expect(await server.maker.counts.going == 1)
-            let queued = Task.detached { try await server.request("/info/a.jpg") }
+            let queued = Task.detached { try await server.request("/info/a.jpg", timeout: 900) }
             try await waitUntil("the second read waits") { await server.maker.counts.waiting == 1 }
 
             // When a run is asked for, and another read, each is refused for now

@@ -62,9 +62,12 @@ final class RunningServer: Sendable {
         self.task = task
     }
 
-    /// Sends a request to the server (see `LoopbackHTTPClient`).
-    func request(_ target: String, method: String = "GET", headers: [String: String] = [:]) async throws -> LoopbackHTTPClient.Response {
-        try await LoopbackHTTPClient.request(method, port: port, target: target, headers: headers)
+    /// Sends a request to the server (see `LoopbackHTTPClient`), failing after `timeout` seconds
+    /// without a byte of the answer.
+    func request(
+        _ target: String, method: String = "GET", headers: [String: String] = [:], timeout: Double = 120
+    ) async throws -> LoopbackHTTPClient.Response {
+        try await LoopbackHTTPClient.request(method, port: port, target: target, headers: headers, timeout: timeout)
     }
 
     /// Stops accepting, lets the requests in flight finish, and waits for the server to end.
