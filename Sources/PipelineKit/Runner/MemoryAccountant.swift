@@ -38,14 +38,25 @@ final class MemoryAccountant: Sendable {
     /// The one-pass estimate from which outputs that keep a window decode it alone
     /// (`DecodePlan`).
     let windowedDecodeMinimum: Int64
+    /// Whether runs that may start at any time draw on this account (`SharedMemoryBudget`): then
+    /// no run knows that no other input will come, so none closes `unstreamedDecodes`' arrivals.
+    let isShared: Bool
 
-    init(budget: MemoryBudget?) {
+    init(budget: MemoryBudget?, shared: Bool = false) {
         self.budget = budget
+        isShared = shared
         admission = budget.map { MemoryAdmission(capacity: $0.bytes) }
         wholePNGReads = MemoryAdmission(capacity: Self.wholePNGCapacity(under: budget))
         readAhead = Self.readAhead(under: budget)
         unstreamedDecodes = MemoryAdmission(capacity: Self.unstreamedDecodeTarget, policy: .soft(overflowAt: Self.asideLimit))
         windowedDecodeMinimum = Self.windowedDecodeMinimum(under: budget)
+    }
+
+    /// Called when a run has started every input it will: on the run's own account, those waiting
+    /// for `unstreamedDecodes` need wait no longer for room that nothing else will ask for. On a
+    /// shared one the next run's large decode may be about to ask, so they keep waiting.
+    func runStartedEveryInput() {
+        if !isShared { unstreamedDecodes.closeArrivals() }
     }
 
     // MARK: The policy's sizes

@@ -64,7 +64,7 @@ final class RunExecution: Sendable {
         let planned = plan.items
         let order = Self.largestFirst(
             planned.refs.map { $0.byteCount < 0 ? nil : $0.byteCount }, inRoundsOf: window.width + window.asideLimit)
-        let peak = await window.run(order, allStarted: memory.unstreamedDecodes.closeArrivals) { position, slot in
+        let peak = await window.run(order, allStarted: memory.runStartedEveryInput) { position, slot in
             // Read back from the plan's file as the window takes it: the run holds no source ahead.
             await self.process(planned[position], slot: slot, incremental: incremental)
         } completed: { reports in

@@ -13,7 +13,7 @@ public final class SharedMemoryBudget: Sendable {
     let accountant: MemoryAccountant
 
     init(budget: MemoryBudget?) {
-        accountant = MemoryAccountant(budget: budget)
+        accountant = MemoryAccountant(budget: budget, shared: true)
     }
 
     /// The budget the runs share; nil when no limit is known (then the in-flight window of each
