@@ -101,8 +101,11 @@ extension PipelineCommand {
                 }
                 throw ExitCode.invalidInput
             }
-            let runner = try Run.parse(
-                ["<convert>"] + (quiet ? ["--quiet"] : []) + (verbose ? ["--verbose"] : []) + (json ? ["--json"] : []) + ["--force"])
+            var arguments = ["<convert>", "--force"]
+            if quiet { arguments.append("--quiet") }
+            if verbose { arguments.append("--verbose") }
+            if json { arguments.append("--json") }
+            let runner = try Run.parse(arguments)
             try await runner.run(pipeline)
         }
     }

@@ -99,7 +99,7 @@ import Vips
     }
 
     @Test func sixteenBitAndGreyscaleInputsAreWrittenAsEightBitSRGB() throws {
-        let values = (0..<(32 * 16 * 3)).map { UInt16(($0 * 997) % 65536) }
+        let values = (0..<(32 * 16 * 3)).map { (index: Int) -> UInt16 in UInt16(truncatingIfNeeded: index * 997) }
         let deep = try VipsImage(pixels16: values, width: 32, height: 16, bands: 3).labelled(as: .rgb16)
         let decoded = try VipsImage.open(data: try encoded(deep, EncoderSettings(format: .avif, lossless: true))).rendered()
         #expect(decoded.bandFormat == .uchar)
