@@ -40,7 +40,8 @@ import Vips
         // Per good input: fetch, decompress, and resize + encode for each of two outputs;
         // the broken one stops after fetch and decompress.
         let operations = events.filter { $0["event"] as? String == "stageFinished" }
-        #expect(operations.count == 3 * 6 + 2)
+        let goodOperations = 3 * 6, brokenOperations = 2
+        #expect(operations.count == goodOperations + brokenOperations)
         #expect(operations.filter { $0["stage"] as? String == "encode" }.count == 6)
         let failed = try #require(events.first { $0["event"] as? String == "itemFailed" })
         #expect(failed["input"] as? String == "in/broken.jpg")

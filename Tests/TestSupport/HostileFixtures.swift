@@ -92,7 +92,11 @@ package enum HostileFixtures {
     package static func pngWithChunkPastTheEnd(type: String, length: Int) throws -> Data {
         let bytes = [UInt8](try Fixtures.png(try Fixtures.solid(width: 16, height: 16)))
         // Signature (8) and IHDR (25), then the chunk: its length, its type and a few bytes.
-        return Data(bytes[..<33] + bigEndian32(length) + Array(type.utf8) + Array(repeating: 0x41, count: 16))
+        var chunk = Array(bytes[..<33])
+        chunk += bigEndian32(length)
+        chunk += Array(type.utf8)
+        chunk += [UInt8](repeating: 0x41, count: 16)
+        return Data(chunk)
     }
 
     /// A valid 16×16 baseline JPEG whose frame header declares `width`×`height` (at most 65535).

@@ -45,19 +45,20 @@ extension RunPlan {
     ) -> (problems: [PipelineFileError.Problem], protected: ProtectedInputs) {
         let sources = planned.sources
         let store = sources.store
-        let outputWrites = sources.refs.lazy.flatMap { ref in
-            zip(store.listingOffsets(of: ref), store.item(ref).listings).flatMap { offset, listing in
-                listing.refusal != nil || listing.sameAs != nil
-                    ? []
-                    : listing.targets.enumerated().filter { $0.element.isMade }.map { index, target in
-                        (
-                            write: WriteCheck.Write(outputWriters[index], input: listing.input.displayName, path: target.plannedPath),
-                            origin: WriteCheck.Origin.output(listing: offset, index: index)
-                        )
-                    }
+        // The closures' types are spelled out: inferred, they took the compiler seconds.
+        typealias Checked = (write: WriteCheck.Write, origin: WriteCheck.Origin)
+        let outputWrites = sources.refs.lazy.flatMap { ref -> [Checked] in
+            zip(store.listingOffsets(of: ref), store.item(ref).listings).flatMap { offset, listing -> [Checked] in
+                guard listing.refusal == nil, listing.sameAs == nil else { return [] }
+                return listing.targets.enumerated().filter { $0.element.isMade }.map { index, target -> Checked in
+                    (
+                        write: WriteCheck.Write(outputWriters[index], input: listing.input.displayName, path: target.plannedPath),
+                        origin: .output(listing: offset, index: index)
+                    )
+                }
             }
         }
-        let otherWrites = runWrites.enumerated().map { (write: $1, origin: WriteCheck.Origin.run(index: $0)) }
+        let otherWrites = runWrites.enumerated().map { index, write -> Checked in (write: write, origin: .run(index: index)) }
         return planned.writeCheck.check(
             inputAt: { planned.sourceIndex[$0].map { sources.refs[$0].offset } }, reads: reads,
             writes: [AnySequence(outputWrites), AnySequence(otherWrites)].joined(),

@@ -38,12 +38,20 @@ extension ResponsiveVariant {
         }
         var chosen = widths.indices.filter { widths[$0].map { $0 < imageWidth } ?? false }
         let ownWidth =
-            widths.firstIndex(where: { $0 == nil })
-            ?? widths.firstIndex(where: { $0 == imageWidth })
-            ?? widths.indices.compactMap { index in widths[index].map { (index: index, width: $0) } }
-            .filter { $0.width > imageWidth }.min { $0.width < $1.width }?.index
+            widths.firstIndex(where: { $0 == nil }) ?? widths.firstIndex(where: { $0 == imageWidth })
+            ?? narrowestIndex(above: imageWidth, in: widths)
         if let ownWidth { chosen.append(ownWidth) }
         return chosen.sorted()
+    }
+
+    /// The index of the narrowest of `widths` above `imageWidth` (the first, if several), if any.
+    private static func narrowestIndex(above imageWidth: Int, in widths: [Int?]) -> Int? {
+        var narrowest: (index: Int, width: Int)?
+        for (index, width) in widths.enumerated() {
+            guard let width, width > imageWidth, width < narrowest?.width ?? .max else { continue }
+            narrowest = (index, width)
+        }
+        return narrowest?.index
     }
 }
 

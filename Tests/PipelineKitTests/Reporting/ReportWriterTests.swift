@@ -58,6 +58,9 @@ import Vips
         text.components(separatedBy: needle).count - 1
     }
 
+    /// Each image's width and height, as a pair the expectations spell as literals.
+    static func shapes(_ images: [VipsImage]) -> [[Int]] { images.map { [$0.width, $0.height] } }
+
     /// Checks every image of the page: embedded JPEG thumbnails, or files that exist when the
     /// reference is resolved against the report folder. Returns (data URIs, file references).
     static func checkImages(in html: String, reportFolder: URL) throws -> (embedded: [VipsImage], files: [String]) {
@@ -122,7 +125,7 @@ import Vips
         // output links to its file.
         let images = try Self.checkImages(in: html, reportFolder: folder)
         #expect(images.embedded.count == 5 && images.files.isEmpty)
-        #expect(images.embedded.filter { $0.width == 160 }.map { [$0.width, $0.height] } == [[160, 107], [160, 107]])
+        #expect(Self.shapes(images.embedded.filter { $0.width == 160 }) == [[160, 107], [160, 107]])
         let written = report.items.flatMap(\.outputs).compactMap(\.path).sorted()
         #expect(written.count == 3)
         let links = try Self.attributeValues("href", of: "a", in: html)
@@ -165,7 +168,7 @@ import Vips
         let html = try String(contentsOf: folder.appendingPathComponent("index.html"), encoding: .utf8)
         let images = try Self.checkImages(in: html, reportFolder: folder)
         // The preview has the 300×150 output's shape, fitted inside 160 px, beside both outputs'.
-        #expect(images.embedded.map { [$0.width, $0.height] }.sorted { $0[0] < $1[0] } == [[40, 20], [160, 80], [160, 80]])
+        #expect(Self.shapes(images.embedded).sorted { $0[0] < $1[0] } == [[40, 20], [160, 80], [160, 80]])
         #expect(html.contains("preview from wide"))
         #expect(images.files.isEmpty)
         // The URL is shown as text, never used as a resource.
