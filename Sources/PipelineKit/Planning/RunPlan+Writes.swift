@@ -45,7 +45,7 @@ extension RunPlan {
     ) -> (problems: [PipelineFileError.Problem], protected: ProtectedInputs) {
         let sources = planned.sources
         let store = sources.store
-        // The closures' types are spelled out: inferred, they took the compiler seconds.
+        // The closures' types are spelled out: the compiler is slow to infer them here.
         typealias Checked = (write: WriteCheck.Write, origin: WriteCheck.Origin)
         let outputWrites = sources.refs.lazy.flatMap { ref -> [Checked] in
             zip(store.listingOffsets(of: ref), store.item(ref).listings).flatMap { offset, listing -> [Checked] in
