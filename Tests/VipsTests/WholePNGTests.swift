@@ -61,10 +61,13 @@ extension OneAtATime {
             #expect(withProfile?.loader == streamedWithProfile.loader)
 
             // An eXIf chunk saying "rotate 90° clockwise": big-endian TIFF header, one IFD entry.
-            let exif: [UInt8] =
-                Array("MM".utf8) + [0, 42] + PNGFile.word(8) + [0, 1] + [0x01, 0x12, 0, 3] + PNGFile.word(1) + [0, 6, 0, 0]
-                + PNGFile.word(0)
-            let rows = (0..<4).map { y in [UInt8(0)] + (0..<24).map { UInt8($0 * 10 + y) } }
+            var exif: [UInt8] = Array("MM".utf8) + [0, 42]
+            exif += PNGFile.word(8)
+            exif += [0, 1, 0x01, 0x12, 0, 3]
+            exif += PNGFile.word(1)
+            exif += [0, 6, 0, 0]
+            exif += PNGFile.word(0)
+            let rows = (0..<4).map { (y: Int) -> [UInt8] in [0] + (0..<24).map { (x: Int) -> UInt8 in UInt8(x * 10 + y) } }
             var file = PNGFile(width: 8, height: 4, channels: 3, rows: rows)
             file.chunksBeforeData = [("eXIf", exif)]
             let oriented = try directory.write(file.bytes, to: "oriented.png")
@@ -100,7 +103,7 @@ extension OneAtATime {
         @Test func faultsAreLeftToLibvips() throws {
             let directory = try TemporaryDirectory()
             let width = 16, height = 8
-            let good = (0..<height).map { y in [UInt8(y % 5)] + [UInt8](repeating: UInt8(y * 3), count: width * 3) }
+            let good = (0..<height).map { (y: Int) -> [UInt8] in [UInt8(y % 5)] + [UInt8](repeating: UInt8(y * 3), count: width * 3) }
             var cases: [(String, PNGFile)] = []
 
             var badFilter = PNGFile(width: width, height: height, channels: 3, rows: good)
