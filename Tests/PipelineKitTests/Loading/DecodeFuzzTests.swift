@@ -17,11 +17,8 @@ import Vips
         let alpha = try Fixtures.gradient(width: 24, height: 20, bands: 4)
         let grey = try Fixtures.gradient(width: 24, height: 20, bands: 1)
         let frames = try HostileFixtures.frames(3, width: 16, height: 12) { [UInt8($0 * 80), 40, 200] }
-        let sixteen = try VipsImage(
-            pixels16: (0..<(16 * 12 * 3)).map { (index: Int) -> UInt16 in UInt16(truncatingIfNeeded: index * 97) }, width: 16, height: 12,
-            bands: 3
-        )
-        .labelled(as: .rgb16)
+        let ramp = (0..<(16 * 12 * 3)).map { (index: Int) -> UInt16 in UInt16(truncatingIfNeeded: index * 97) }
+        let sixteen = try VipsImage(pixels16: ramp, width: 16, height: 12, bands: 3).labelled(as: .rgb16)
         return [
             ("baseline.jpg", try photo.encoded(suffix: ".jpg[Q=80]")),
             ("progressive.jpg", try photo.encoded(suffix: ".jpg[Q=70,interlace]")),
