@@ -212,14 +212,16 @@ import Vips
         let underWay = Locked((now: 0, most: 0))
         let allUnderWay = DispatchSemaphore(value: 0)
         let server = try TestHTTPServer { _, _ in
-            // Each answer waits (5 s at most) until four requests are under way at once.
+            // Each answer waits until four requests are under way at once. The bound is long: on a
+            // loaded machine (sanitized test processes side by side) a fourth download can start
+            // seconds after the first, and an answer given before it would end the test's overlap.
             let reached = underWay.withLock { state -> Bool in
                 state.now += 1
                 state.most = max(state.most, state.now)
                 return state.now == lanes
             }
             if reached { for _ in 0..<lanes { allUnderWay.signal() } }
-            _ = allUnderWay.wait(timeout: .now() + 5)
+            _ = allUnderWay.wait(timeout: .now() + 60)
             underWay.withLock { $0.now -= 1 }
             return .init(status: 200, headers: ["Content-Type": "image/jpeg"], body: Self.photo)
         }
