@@ -39,8 +39,10 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
-        // `pipeline serve`: the HTTP server, its start and graceful shutdown.
-        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        // `pipeline serve`: the HTTP server, its start and graceful shutdown. Without Hummingbird's
+        // ConfigurationSupport trait: the server is configured from the pipeline file, and
+        // swift-configuration would be a large package to build for nothing.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: ["FullFoundation"]),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         // Reading a file whole off the cooperative pool, to name it by the hash of what is sent.
         .package(url: "https://github.com/apple/swift-nio", from: "2.81.0"),
