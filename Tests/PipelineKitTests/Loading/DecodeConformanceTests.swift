@@ -30,6 +30,25 @@ import Vips
         return (try? image.rendered()) != nil
     }
 
+    /// The strictness levels the test runs at, and for each file those libvips reads it at,
+    /// asked once for every test case. The most lenient level is asked first: a file it refuses, every
+    /// stricter level refuses too. A few crasher files declare a chunk of a gigabyte, which
+    /// libvips allocates and clears before it finds the file cut short, so each ask counts.
+    static let strictness: [DecompressSettings.FailOn] = [.none, .truncated]
+    static let libvipsReadsAt: [String: Set<DecompressSettings.FailOn>] = {
+        var verdicts: [String: Set<DecompressSettings.FailOn>] = [:]
+        for file in (try? files()) ?? [] {
+            let path = folder.appendingPathComponent(file).path
+            var levels: Set<DecompressSettings.FailOn> = []
+            for failOn in strictness {
+                guard libvipsReads(path, failOn: failOn) else { break }
+                levels.insert(failOn)
+            }
+            verdicts[file] = levels
+        }
+        return verdicts
+    }()
+
     @Test func theSuiteIsThere() throws {
         let files = try Self.files()
         #expect(files.filter { $0.hasPrefix("pngsuite/") }.count >= 170)
@@ -38,7 +57,7 @@ import Vips
         #expect(files.filter { $0.hasPrefix("libwebp/") }.count >= 100)
     }
 
-    @Test(arguments: [DecompressSettings.FailOn.truncated, .none])
+    @Test(arguments: strictness)
     func everyFileLibvipsReadsGivesItsOutputsAndEveryOtherAClearError(failOn: DecompressSettings.FailOn) async throws {
         // Given every file, each under a name of its own in one folder
         let directory = try TemporaryDirectory()
@@ -61,7 +80,7 @@ import Vips
         var failedButReadable: [String] = []
         for (name, file) in names.sorted(by: { $0.key < $1.key }) {
             let report = try #require(reports.first { $0.input.displayName == "in/\(name)" }, "\(file)")
-            if Self.libvipsReads(Self.folder.appendingPathComponent(file).path, failOn: failOn) {
+            if Self.libvipsReadsAt[file, default: []].contains(failOn) {
                 if !report.succeeded { failedButReadable.append("\(file): \(report.failures.map(\.reason))") }
                 for ext in ["png", "webp"] where report.succeeded {
                     let output = try VipsImage.open(file: directory.path + "/out/\(name).\(ext)")
