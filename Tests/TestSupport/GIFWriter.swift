@@ -77,11 +77,24 @@ package struct GIFWriter {
         var generator = SeededGenerator(seed: seed)
         let palette: [[UInt8]] = [[0, 0, 0], [255, 255, 255], [255, 0, 0], [0, 255, 0], [0, 0, 255], [250, 200, 0]]
         let all = (0..<frames).map { _ in
-            Frame(
-                left: 0, top: 0, width: width, height: height,
-                indices: (0..<(width * height)).map { _ in UInt8.random(in: 0...5, using: &generator) }, delay: delay)
+            Frame(left: 0, top: 0, width: width, height: height, indices: randomIndices(width * height, below: 6, &generator), delay: delay)
         }
         return GIFWriter(width: width, height: height, palette: palette).data(all)
+    }
+
+    /// `count` palette indices below `limit`, eight from each random word, into a buffer: an
+    /// unoptimized, sanitized build runs `random(in:)` pixel by pixel slowly enough to be most of
+    /// the time of a test that decodes a long noise animation.
+    private static func randomIndices(_ count: Int, below limit: UInt8, _ generator: inout SeededGenerator) -> [UInt8] {
+        var indices = [UInt8](repeating: 0, count: count)
+        indices.withUnsafeMutableBufferPointer { buffer in
+            var word: UInt64 = 0
+            for position in 0..<buffer.count {
+                if position % 8 == 0 { word = generator.next() } else { word >>= 8 }
+                buffer[position] = UInt8(truncatingIfNeeded: word) % limit
+            }
+        }
+        return indices
     }
 
     /// `indices` as GIF image data: LZW with a minimum code size of 8, every code a literal and
@@ -90,6 +103,7 @@ package struct GIFWriter {
         let clear = 256
         let end = 257
         var packed: [UInt8] = []
+        packed.reserveCapacity(indices.count * 9 / 8 + indices.count / 250 * 2 + 8)
         var accumulator = 0
         var bits = 0
         func emit(_ code: Int) {
