@@ -10,7 +10,7 @@
 #   CORPUS_DIR  folder of photographs (*.jpg, *.jpeg, *.png, *.webp). Default:
 #               $PIPELINE_CORPUS, else ~/.cache/pipeline-bench/corpus. Fetched with
 #               ../shared/corpus/fetch-corpus.sh (beside the repo) when it holds no image.
-#   --smoke     only the first 3 images (by name), one run each: a quick check for CI.
+#   --smoke     only the 3 smallest images (by bytes), one run each: a quick check for CI.
 #   --repeat K  the corpus K times over, as distinct hard links (r1-NAME, r2-NAME, …), so
 #               that nothing coalesces: memory that grows with the number of inputs shows.
 #   --runs N    runs of each tool, alternating (default 3; 1 with --smoke).
@@ -113,7 +113,8 @@ fi
 if [ "$smoke" = 1 ]; then
   input="$tmp/input"
   mkdir -p "$input"
-  list_images "$corpus" | sed -n 1,3p | while IFS= read -r name; do cp "$corpus/$name" "$input/"; done
+  list_images "$corpus" | while IFS= read -r name; do printf '%s\t%s\n' "$(stat -c %s "$corpus/$name")" "$name"; done |
+    LC_ALL=C sort -k1,1n -k2 | sed -n 1,3p | cut -f2- | while IFS= read -r name; do cp "$corpus/$name" "$input/"; done
   runs=1
 else
   input=$corpus
