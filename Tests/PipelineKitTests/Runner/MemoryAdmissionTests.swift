@@ -32,17 +32,21 @@ struct MemoryAdmissionTests {
         let admission = MemoryAdmission(capacity: 100)
         #expect(await admission.admit(60))
         let order = Locked<[String]>([])
-        let large = Task { if await admission.admit(50) { order.withLock { $0.append("large") } } }
+        let large = Task { if await admission.admit(95) { order.withLock { $0.append("large") } } }
         try await waitUntil("the admission's waiters settle") { admission.waiting == 1 }
         // 10 would fit beside the 60, but the large one asked first.
         let small = Task { if await admission.admit(10) { order.withLock { $0.append("small") } } }
         try await waitUntil("the admission's waiters settle") { admission.waiting == 2 }
         #expect(order.withLock { $0 }.isEmpty)
+        // The large one goes in, and the small one, which does not fit beside it, waits on. (Were
+        // both let in by one release, their tasks would record the order in a race.)
         admission.release(60)
         await large.value
+        #expect(order.withLock { $0 } == ["large"] && admission.waiting == 1)
+        admission.release(95)
         await small.value
         #expect(order.withLock { $0 } == ["large", "small"])
-        #expect(admission.peakAdmitted == 60)
+        #expect(admission.peakAdmitted == 95)
     }
 
     @Test func aCancelledWaitIsNotAdmittedAndLetsThoseBehindIt() async throws {
