@@ -30,7 +30,11 @@ struct PlaceholderReferenceImage: Sendable, CustomTestStringConvertible {
         return values
     }
 
-    var isOpaque: Bool { stride(from: 3, to: rgba.count, by: 4).allSatisfy { rgba[$0] == 255 } }
+    var isOpaque: Bool {
+        // `rgba` computed once: it builds the whole image on each use.
+        let values = rgba
+        return stride(from: 3, to: values.count, by: 4).allSatisfy { values[$0] == 255 }
+    }
 
     /// The image in libvips: RGB when opaque, RGBA otherwise.
     func vipsImage() throws -> VipsImage {
