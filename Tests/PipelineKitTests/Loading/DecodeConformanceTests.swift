@@ -30,11 +30,13 @@ import Vips
         return (try? image.rendered()) != nil
     }
 
-    /// The strictness levels the test runs at, and for each file those libvips reads it at,
-    /// asked once for every test case. The most lenient level is asked first: a file it refuses, every
-    /// stricter level refuses too. A few crasher files declare a chunk of a gigabyte, which
-    /// libvips allocates and clears before it finds the file cut short, so each ask counts.
+    /// The strictness levels the test runs at, the most lenient first.
     static let strictness: [DecompressSettings.FailOn] = [.none, .truncated]
+
+    /// For each file, the levels of `strictness` libvips reads it at, asked once for every test
+    /// case: a few crasher files declare a chunk of a gigabyte, which libvips allocates and clears
+    /// before it finds the file cut short. A file the most lenient level refuses, every stricter
+    /// level refuses too, so it is asked no further.
     static let libvipsReadsAt: [String: Set<DecompressSettings.FailOn>] = {
         var verdicts: [String: Set<DecompressSettings.FailOn>] = [:]
         for file in (try? files()) ?? [] {
