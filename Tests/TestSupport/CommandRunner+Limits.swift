@@ -6,44 +6,59 @@ extension CommandRunner {
     /// memory, so a sanitized binary cannot even start under a 1 GB `ulimit -v`, which an
     /// unsanitized one fits many times over. Asked of the binary itself, so it holds whatever
     /// the build folder is called and whatever the environment says.
-    package static let isSanitizedBuild: Bool = {
-        let probe = try? bash("ulimit -v 1000000 && exec \"$@\" --version 2>&1", "bash", [executable.path])
-        return probe?.status != 0
+    package static let isSanitizedBuild = isSanitized(executable)
+
+    /// The `pipeline` binary the memory-limit tests run: this build's own, unless it is
+    /// sanitized; then the unsanitized one `PIPELINE_UNSANITIZED_BINARY` names (`make test`
+    /// names the release binary when `make` has built it from these sources), or none.
+    package static let limitsExecutable: URL? = {
+        guard isSanitizedBuild else { return executable }
+        guard let path = ProcessInfo.processInfo.environment["PIPELINE_UNSANITIZED_BINARY"], !path.isEmpty else { return nil }
+        return URL(fileURLWithPath: path)
     }()
 
-    /// True, with the reason printed, when memory-limit tests mean nothing with this build: a
-    /// sanitizer's shadow memory does not start under `ulimit -v`, and in a memory cgroup the
-    /// kernel kills it for memory the run itself never uses. Every test that runs `pipeline`
-    /// under a memory or address-space limit asks this first.
+    /// True, with the reason printed, when memory-limit tests have no binary to run
+    /// (`limitsExecutable`): a sanitizer's shadow memory does not start under `ulimit -v`, and
+    /// in a memory cgroup the kernel kills it for memory the run itself never uses. Every test
+    /// that runs `pipeline` under a memory or address-space limit asks this first.
     package static func skipsMemoryLimitTests() -> Bool {
-        guard isSanitizedBuild else { return false }
+        guard limitsExecutable == nil else { return false }
         print(
             "skipped: this build of pipeline is sanitized, and a sanitizer's shadow memory (terabytes of address space, "
-                + "hundreds of megabytes resident) does not fit under ulimit -v or in a memory cgroup, so a memory limit shows nothing")
+                + "hundreds of megabytes resident) does not fit under ulimit -v or in a memory cgroup, so a memory limit shows "
+                + "nothing; `make test` runs these against the release binary once `make` has built it")
         return true
     }
 
+    /// Whether `binary` fails to start under a 1 GB address-space limit, as only a sanitized
+    /// build does.
+    private static func isSanitized(_ binary: URL) -> Bool {
+        let probe = try? bash("ulimit -v 1000000 && exec \"$@\" --version 2>&1", "bash", [binary.path])
+        return probe?.status != 0
+    }
+
     /// Runs `pipeline` from bash under `ulimit -v kilobytes` (RLIMIT_AS), output and errors
-    /// together; nil (and a printed reason) for a sanitized build (`skipsMemoryLimitTests`).
+    /// together; nil (and a printed reason) when there is no unsanitized binary to run
+    /// (`skipsMemoryLimitTests`).
     package static func runUnderAddressSpaceLimit(kilobytes: Int, _ arguments: [String]) throws -> (status: Int32, output: String)? {
-        guard !skipsMemoryLimitTests() else { return nil }
-        return try bash("ulimit -v \(kilobytes) && exec \"$@\" 2>&1", "bash", [executable.path] + arguments)
+        guard !skipsMemoryLimitTests(), let binary = limitsExecutable else { return nil }
+        return try bash("ulimit -v \(kilobytes) && exec \"$@\" 2>&1", "bash", [binary.path] + arguments)
     }
 
     /// Runs the `pipeline` binary in a new memory cgroup of its own, below this process's, with
     /// `limitBytes` as its limit (v1 `memory.limit_in_bytes`, or v2 `memory.max`), as a
     /// container runs it: the kernel kills what goes past. Nil (and a printed reason) where no
-    /// child group can be made here (no writable cgroup hierarchy), or for a sanitized build
-    /// (`skipsMemoryLimitTests`).
+    /// child group can be made here (no writable cgroup hierarchy), or when there is no
+    /// unsanitized binary to run (`skipsMemoryLimitTests`).
     package static func runInMemoryCgroup(limitBytes: Int64, _ arguments: [String]) throws -> (status: Int32, output: String)? {
-        guard !skipsMemoryLimitTests() else { return nil }
+        guard !skipsMemoryLimitTests(), let binary = limitsExecutable else { return nil }
         guard let group = makeMemoryCgroup(limitBytes: limitBytes) else {
             print("skipped: no memory cgroup can be made here (needs a writable /sys/fs/cgroup)")
             return nil
         }
         defer { rmdir(group) }
         // The shell joins the group, then becomes the command: nothing else runs in the group.
-        return try bash("echo $$ > \"$0/cgroup.procs\" && exec \"$@\" 2>&1", group, [executable.path] + arguments)
+        return try bash("echo $$ > \"$0/cgroup.procs\" && exec \"$@\" 2>&1", group, [binary.path] + arguments)
     }
 
     /// Runs `script` in bash with `$0` and the positional arguments given; its output and status.

@@ -43,8 +43,11 @@ package struct CommandRunner {
         return process
     }
 
-    /// Runs `pipeline` with `arguments`; `environment` adds to (or overrides) this process's variables.
-    package static func run(_ arguments: [String], in directory: URL? = nil, environment: [String: String] = [:]) throws -> Result {
+    /// Runs `pipeline` (this build's, or `executable`) with `arguments`; `environment` adds to
+    /// (or overrides) this process's variables.
+    package static func run(
+        _ arguments: [String], in directory: URL? = nil, environment: [String: String] = [:], executable: URL = executable
+    ) throws -> Result {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
