@@ -151,7 +151,9 @@ public struct SSIMULACRA2: Sendable {
                 }) / whole
         }
         let reach = Int(radius) - 1
-        return (-reach...reach).map { j in (0..<3).reduce(0.0) { $0 + beta[$1] * cos(omega[$1] * Double(j)) } }
+        return (-reach...reach).map { (j: Int) -> Double in
+            (0..<3).reduce(0.0) { (sum: Double, k: Int) -> Double in sum + beta[k] * cos(omega[k] * Double(j)) }
+        }
     }()
 
     /// The weighted sum of the norms, mapped onto the score.
