@@ -4,8 +4,9 @@
 #
 # The binary is built in release mode with the Swift runtime linked in (--static-swift-stdlib),
 # so it runs without a Swift toolchain; libvips, libcurl and the other C libraries come from the
-# system (Scripts/install-dependencies --runtime installs them). The builds have scratch paths
-# of their own, so the .build folder of `swift build` and `swift test` is left as it is.
+# system (Scripts/install-dependencies --runtime installs them). `make test` runs the tests as
+# CI does. The builds have scratch paths of their own, so the .build folder of `swift build` and
+# `swift test` is left as it is.
 
 PREFIX ?= /usr/local
 DESTDIR ?=
@@ -21,13 +22,28 @@ FISHDIR := $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
 
 BUILD_FLAGS := --configuration release
 BINARY := $(SCRATCH)/release/pipeline
+# How the tests are built: under ThreadSanitizer, unoptimized and testable as `swift test`
+# builds, but each module whole in one compiler job (SwiftPM does that in its release
+# configuration only: a debug build's jobs each take a batch of a module's files and parse all
+# the others again), with line tables only, all a sanitizer's report shows.
+SANITIZED := -c release -Xswiftc -Onone -Xswiftc -enable-testing -Xswiftc -gline-tables-only
+TEST_SCRATCH := .build-tsan
+TEST_OPTIONS := --sanitize=thread $(SANITIZED)
+TEST_BUILD := $(TEST_OPTIONS) --scratch-path $(TEST_SCRATCH)
+# The suites that feed the code untrusted input (images, pipeline files, HTTP and S3 answers,
+# fuzz tests, the TIFF and PNG row readers, the WebP decode and the SSIMULACRA 2 metric's C
+# included), again under AddressSanitizer. Built without the Server trait: none of these suites
+# is the server's, and Hummingbird's and SwiftNIO's build would be most of this one. With the
+# versions Package.resolved pins: resolving without the trait would rewrite the file without
+# the packages only the server needs, under the builds beside this one.
+HOSTILE_BUILD := --disable-default-traits --force-resolved-versions --sanitize=address $(SANITIZED) --scratch-path .build-asan
+HOSTILE_SUITES := Hostile|Fuzz|Decode|Decoder|StripTIFF|WebP|PNGRows|JSONParser|PipelineFile|UnusualImage|Animation|Placeholder|VipsCall|VipsStep|Remote|S3|Composite|Manifest|SSIMULACRA2
 # swift-argument-parser's GenerateManual plugin builds the package and writes a page from the
 # command's --experimental-dump-help. The page does not depend on how the binary was built, so it
-# is made from the debug build in SwiftPM's usual folder, which `swift build` and `swift test`
-# have usually made already (`swift package` takes no --static-swift-stdlib, so $(SCRATCH) is no
-# place for it: a build with other flags there would compile everything again).
-MANUAL_SCRATCH ?= .build
-MANPAGE := $(MANUAL_SCRATCH)/plugins/GenerateManual/outputs/pipeline/pipeline.1
+# is made from the tests' build, which `make test` has usually made already (`swift package`
+# takes no --static-swift-stdlib, so $(SCRATCH) is no place for it: a build with other flags
+# there would compile everything again).
+MANPAGE := $(TEST_SCRATCH)/plugins/GenerateManual/outputs/pipeline/pipeline.1
 GENERATED := $(SCRATCH)/generated
 
 # Everything the binary is built from: `make install` rebuilds when one is newer than the
@@ -42,7 +58,7 @@ ARCH := $(shell dpkg --print-architecture 2>/dev/null || echo amd64)
 DEB := pipeline_$(VERSION)_$(ARCH).deb
 DEBROOT := $(SCRATCH)/deb
 
-.PHONY: all install uninstall deb
+.PHONY: all install uninstall deb test test-build test-hostile test-hostile-build print-%
 
 all: $(BINARY) $(MANPAGE) $(COMPLETIONS)
 
@@ -51,7 +67,8 @@ $(BINARY): $(SOURCES)
 	touch $@
 
 $(MANPAGE): $(SOURCES)
-	$(SWIFT) package --scratch-path $(MANUAL_SCRATCH) plugin generate-manual --configuration debug --authors "the pipeline developers"
+	TSAN_OPTIONS=atexit_sleep_ms=0 $(SWIFT) package $(TEST_BUILD) plugin generate-manual --configuration release \
+	  --authors "the pipeline developers"
 	test -s $@
 	touch $@
 
@@ -64,6 +81,28 @@ $(GENERATED)/_pipeline: $(BINARY)
 $(GENERATED)/pipeline.fish: $(BINARY)
 	mkdir -p $(GENERATED)
 	$(BINARY) --generate-completion-script fish > $@
+
+# The tests, as CI runs them: the whole suite in $(TEST_BUILD)'s build, in four processes at
+# once (.ci/test-in-shards.sh says why). A sanitizer's shadow memory does not fit under a memory
+# limit, so the memory-limit tests run the release binary instead, when `make` has built it
+# from these sources, and otherwise say they are skipped. The fuzz tests run 250 cases here:
+# they parse on one thread, where ThreadSanitizer has nothing to find, and run in full under
+# AddressSanitizer (`make test-hostile`). ThreadSanitizer's pause of a second at each process's
+# exit (for races in exit handlers) is off: the suite starts `pipeline` processes by the hundred.
+test:
+	PIPELINE_UNSANITIZED_BINARY=$$($(MAKE) -s -q $(BINARY) && echo $(abspath $(BINARY))) \
+	  PIPELINE_FUZZ_ITERATIONS=250 TSAN_OPTIONS=atexit_sleep_ms=0 .ci/test-in-shards.sh 4 $(TEST_BUILD)
+test-build:
+	$(SWIFT) build --build-tests $(TEST_BUILD)
+# The suites that read untrusted input, under AddressSanitizer. LeakSanitizer is off: libvips,
+# GLib and XCTest keep allocations for the life of the process, which it reports.
+test-hostile:
+	ASAN_OPTIONS=detect_leaks=0 .ci/test-in-shards.sh 4 --only "$(HOSTILE_SUITES)" $(HOSTILE_BUILD)
+test-hostile-build:
+	$(SWIFT) build --build-tests $(HOSTILE_BUILD)
+# A variable's value, for scripts that share a build (`make -s print-TEST_BUILD`).
+print-%:
+	@echo '$($*)'
 
 # The binary is installed stripped: its symbols and debug information are most of its size.
 install: all

@@ -17,8 +17,9 @@ if ! command -v chromium >/dev/null 2>&1; then
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends chromium >/dev/null
 fi
-swift build --product pipeline
-binary="$(swift build --show-bin-path)/pipeline"
+# The binary PIPELINE_BIN names (CI's release build), or the debug build's.
+binary=${PIPELINE_BIN:-$(swift build --show-bin-path)/pipeline}
+[ -n "${PIPELINE_BIN:-}" ] || swift build --product pipeline
 for check in srcset_check art_check avif_animation_check website_check; do
   python3 ".ci/$check.py" "$binary"
 done

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the DocC catalogs of PipelineKit, Vips, PipelineServer and PipelineCLI with the toolchain's docc, from the symbol
-# graphs of the debug build, into a temporary folder. Any warning (a broken symbol link, an
+# graphs of the tests' build (the Makefile's TEST_BUILD), into a temporary folder. Any warning (a broken symbol link, an
 # article that links nowhere) fails the build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,9 +12,10 @@ trap 'rm -rf "$work"' EXIT
 # Extracts the public symbols of every module of the package (building it first, when needed).
 # SwiftPM 6.3 also tries the test-discovery modules, which have no module file, and then exits
 # non-zero after writing every other graph: what counts is that the graphs used here are new.
-graphs=.build/$(uname -m)-unknown-linux-gnu/symbolgraph
+read -ra build <<< "$(make -s print-TEST_BUILD)"
+graphs=$(make -s print-TEST_SCRATCH)/$(uname -m)-unknown-linux-gnu/symbolgraph
 rm -rf "$graphs"
-swift package dump-symbol-graph --minimum-access-level public > "$work/dump.log" 2>&1 || true
+swift package "${build[@]}" dump-symbol-graph --minimum-access-level public > "$work/dump.log" 2>&1 || true
 modules=(PipelineKit Vips PipelineServer PipelineCLI)
 for module in "${modules[@]}"; do
   [ -s "$graphs/$module.symbols.json" ] \

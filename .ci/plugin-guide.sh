@@ -67,13 +67,17 @@ EOF
 cd "$package"
 mkdir -p photos
 cp "$root/Pipelines/samples/dune.jpg" photos/
-# In this checkout's build folder: the package and its tests are the guide's own, and the
-# pipeline modules and their dependencies the CI's debug build has compiled are not compiled a
-# second time.
-scratch="$root/.build"
-swift build --scratch-path "$scratch"
-swift test --scratch-path "$scratch"
-bin="$scratch/debug/border-pipeline"
+# In the build folder of this checkout's tests, with their options (the Makefile's TEST_BUILD):
+# the package and its tests are the guide's own, and the pipeline modules and their
+# dependencies `make test` has compiled are not compiled a second time. `swift test` would add
+# its own -enable-testing to every module's command (TEST_OPTIONS has one), and so compile them
+# all again. A ThreadSanitizer build's processes skip its pause of a second at exit.
+read -ra build <<< "$(make -C "$root" -s print-TEST_OPTIONS)"
+build+=(--scratch-path "$root/$(make -C "$root" -s print-TEST_SCRATCH)")
+export TSAN_OPTIONS=atexit_sleep_ms=0
+swift build "${build[@]}"
+swift test "${build[@]}" --disable-testable-imports
+bin="$(swift build "${build[@]}" --show-bin-path)/border-pipeline"
 plugins=$("$bin" plugins)
 grep -q '^border: ' <<< "$plugins" || { echo "border missing from plugins" >&2; echo "$plugins" >&2; exit 1; }
 schema=$("$bin" schema)
