@@ -14,6 +14,8 @@ repo=$(pwd)
 py=${PYTHON:-python3}
 bin=${PIPELINE_BIN:-$(swift build --show-bin-path)/pipeline}
 [ -x "$bin" ] || swift build --product pipeline
+# Absolute: the tasks run in another folder.
+bin=$(realpath "$bin")
 started=$(date +%s)
 work=$(mktemp -d /tmp/pipeline-slurm-test.XXXXXX)
 export STATE_DIR=$work/cluster
