@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Builds the DocC catalogs of PipelineKit, Vips, PipelineServer and PipelineCLI with the toolchain's docc, from the symbol
-# graphs of the tests' build (the Makefile's TEST_BUILD), into a temporary folder. Any warning (a broken symbol link, an
-# article that links nowhere) fails the build.
+# Builds the DocC catalogs of PipelineKit, Vips, PipelineServer and PipelineCLI with the
+# toolchain's docc, from the symbol graphs of the tests' build (the Makefile's TEST_BUILD), into a
+# temporary folder. Any warning (a broken symbol link, an article that links nowhere) fails the
+# build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 docc=${DOCC:-$(dirname "$(command -v swift)")/docc}
