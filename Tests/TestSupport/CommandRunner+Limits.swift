@@ -11,24 +11,28 @@ extension CommandRunner {
     /// The `pipeline` binary the memory-limit tests run: this build's own, unless it is
     /// sanitized; then the unsanitized one `PIPELINE_UNSANITIZED_BINARY` names (`make test`
     /// names the release binary when `make` has built it from these sources), or none.
-    package static let limitsExecutable: URL? = {
+    private static let limitsExecutable: URL? = {
         guard isSanitizedBuild else { return executable }
         guard let path = ProcessInfo.processInfo.environment["PIPELINE_UNSANITIZED_BINARY"], !path.isEmpty else { return nil }
         return URL(fileURLWithPath: path)
     }()
 
-    /// True, with the reason printed, when memory-limit tests have no binary to run
-    /// (`limitsExecutable`): a sanitizer's shadow memory does not start under `ulimit -v`, and
-    /// in a memory cgroup the kernel kills it for memory the run itself never uses. Every test
-    /// that runs `pipeline` under a memory or address-space limit asks this first.
-    package static func skipsMemoryLimitTests() -> Bool {
-        guard limitsExecutable == nil else { return false }
+    /// The binary a memory-limit test runs (`limitsExecutable`), or nil with the reason printed
+    /// when there is none: a sanitizer's shadow memory does not start under `ulimit -v`, and in
+    /// a memory cgroup the kernel kills it for memory the run itself never uses.
+    package static func memoryLimitExecutable() -> URL? {
+        if let limitsExecutable { return limitsExecutable }
         print(
             "skipped: this build of pipeline is sanitized, and a sanitizer's shadow memory (terabytes of address space, "
                 + "hundreds of megabytes resident) does not fit under ulimit -v or in a memory cgroup, so a memory limit shows "
                 + "nothing; `make test` runs these against the release binary once `make` has built it")
-        return true
+        return nil
     }
+
+    /// True, with the reason printed, when memory-limit tests have no binary to run
+    /// (`memoryLimitExecutable`). Every test that runs `pipeline` under a memory or
+    /// address-space limit asks this first, before it makes its fixtures.
+    package static func skipsMemoryLimitTests() -> Bool { memoryLimitExecutable() == nil }
 
     /// Whether `binary` fails to start under a 1 GB address-space limit, as only a sanitized
     /// build does.
@@ -39,9 +43,9 @@ extension CommandRunner {
 
     /// Runs `pipeline` from bash under `ulimit -v kilobytes` (RLIMIT_AS), output and errors
     /// together; nil (and a printed reason) when there is no unsanitized binary to run
-    /// (`skipsMemoryLimitTests`).
+    /// (`memoryLimitExecutable`).
     package static func runUnderAddressSpaceLimit(kilobytes: Int, _ arguments: [String]) throws -> (status: Int32, output: String)? {
-        guard !skipsMemoryLimitTests(), let binary = limitsExecutable else { return nil }
+        guard let binary = memoryLimitExecutable() else { return nil }
         return try bash("ulimit -v \(kilobytes) && exec \"$@\" 2>&1", "bash", [binary.path] + arguments)
     }
 
@@ -49,9 +53,9 @@ extension CommandRunner {
     /// `limitBytes` as its limit (v1 `memory.limit_in_bytes`, or v2 `memory.max`), as a
     /// container runs it: the kernel kills what goes past. Nil (and a printed reason) where no
     /// child group can be made here (no writable cgroup hierarchy), or when there is no
-    /// unsanitized binary to run (`skipsMemoryLimitTests`).
+    /// unsanitized binary to run (`memoryLimitExecutable`).
     package static func runInMemoryCgroup(limitBytes: Int64, _ arguments: [String]) throws -> (status: Int32, output: String)? {
-        guard !skipsMemoryLimitTests(), let binary = limitsExecutable else { return nil }
+        guard let binary = memoryLimitExecutable() else { return nil }
         guard let group = makeMemoryCgroup(limitBytes: limitBytes) else {
             print("skipped: no memory cgroup can be made here (needs a writable /sys/fs/cgroup)")
             return nil
