@@ -9,7 +9,7 @@ of the output's own widths, as wide as the photo's aspect ratio.
 
     python3 .ci/art_check.py PIPELINE_BINARY
 
-Every wait is bounded: the server's start (10 s), each Chromium load (60 s, five tries).
+Every wait is bounded: the server's start (10 s), each Chromium load (60 s, three tries).
 """
 import os
 import shutil
@@ -66,9 +66,9 @@ def check_choices(base, check):
     1200 px: a square AVIF crop in the first, a wide AVIF of the output's own widths in the
     second. Failures go to `check(condition, message)`."""
     for width, square in [(500, True), (1200, False)]:
-        seen, _ = page_result(base + "/index.html", width, label="%d px" % width)
+        seen, why = page_result(base + "/index.html", width, label="%d px" % width)
         if seen is None:
-            check(False, "%d px: the page reported nothing" % width)
+            check(False, "%d px: the page reported nothing: %s" % (width, why))
             continue
         chosen = seen["currentSrc"].replace(base, "")
         shape = seen["naturalWidth"] / max(1, seen["naturalHeight"])

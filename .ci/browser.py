@@ -3,11 +3,15 @@
 loading it until the page reports a result, and screenshots of a page over time.
 
 A page reports by writing JSON into `<pre id="result">`, which starts as `pending`.
+
+Chromium is driven through the DevTools protocol over --remote-debugging-pipe (JSON messages
+ending in a NUL byte on file descriptors 3 and 4), which needs no WebSocket client. Waits are in
+real time: a virtual time budget (--dump-dom with --virtual-time-budget) runs out while images are
+still decoding on a busy machine, and the page is then seen still pending.
 """
 import base64
 import json
 import os
-import re
 import select
 import shutil
 import socket
@@ -49,33 +53,95 @@ def stop(server):
         server.wait(timeout=10)
 
 
-def page_result(url, width, ratio=1, label=""):
-    """The JSON the page at `url` reports in headless Chromium `width` px wide at device pixel
-    ratio `ratio`, or (None, the last load) when it never does.
+class ChromiumClosed(Exception):
+    """Chromium's DevTools pipe closed, or said nothing for 30 s."""
 
-    Headless Chromium now and then exits 0 with no DOM at all (seen in fresh-clone CI runs, once
-    three loads of one view in a row): such a load says nothing, so it is tried again, up to five
-    times, a second apart, each within 60 s. A fresh profile each load, so no cached file from
-    an earlier load is chosen instead; root in CI containers needs --no-sandbox."""
-    load = None
-    for attempt in range(5):
-        if attempt:
-            time.sleep(1)
-        profile = tempfile.mkdtemp(prefix="chromium-check-")
+
+class Chromium:
+    """One headless Chromium with a fresh profile (so no file cached by an earlier load is
+    chosen instead), driven over its DevTools pipe; use it in a `with` block. Root in CI
+    containers needs --no-sandbox. Every read waits at most 30 s."""
+
+    def __enter__(self):
+        self.profile = tempfile.mkdtemp(prefix="chromium-check-")
+        reads, self.to_chromium = os.pipe()
+        self.from_chromium, writes = os.pipe()
+        self.process = subprocess.Popen(
+            ["bash", "-c", "exec chromium --headless --no-sandbox --disable-gpu --hide-scrollbars --user-data-dir=%s "
+             "--remote-debugging-pipe about:blank 3<&%d 4>&%d" % (self.profile, reads, writes)],
+            pass_fds=(reads, writes), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        os.close(reads)
+        os.close(writes)
+        self.pending = b""
+        self.last_id = 0
+        return self
+
+    def __exit__(self, *_):
+        os.close(self.to_chromium)
+        os.close(self.from_chromium)
+        self.process.terminate()
         try:
-            load = subprocess.run(
-                ["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--user-data-dir=" + profile,
-                 "--window-size=%d,900" % width, "--force-device-scale-factor=%d" % ratio, "--virtual-time-budget=20000",
-                 "--dump-dom", url], capture_output=True, text=True, timeout=60)
-        finally:
-            shutil.rmtree(profile, ignore_errors=True)
-        found = re.search(r'<pre id="result">(.*?)</pre>', load.stdout, re.S)
-        if found and found.group(1) != "pending":
-            text = found.group(1).replace("&amp;", "&").replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", '"')
-            return json.loads(text), load
-        state = "still pending" if found else ("no result element" if load.stdout.strip() else "no DOM")
-        print("%s: the page reported nothing on load %d (exit %d, %s)" % (label, attempt + 1, load.returncode, state))
-    return None, load
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(timeout=10)
+        shutil.rmtree(self.profile, ignore_errors=True)
+
+    def call(self, method, params=None, session=None):
+        """The answer to one DevTools command (events in between are dropped)."""
+        self.last_id += 1
+        message = {"id": self.last_id, "method": method, "params": params or {}}
+        if session:
+            message["sessionId"] = session
+        os.write(self.to_chromium, json.dumps(message).encode() + b"\0")
+        while True:
+            while b"\0" in self.pending:
+                text, self.pending = self.pending.split(b"\0", 1)
+                answer = json.loads(text)
+                if answer.get("id") == self.last_id:
+                    return answer
+            ready, _, _ = select.select([self.from_chromium], [], [], 30)
+            chunk = os.read(self.from_chromium, 1 << 20) if ready else b""
+            if not chunk:
+                raise ChromiumClosed("Chromium's DevTools pipe closed or said nothing for 30 s during %s" % method)
+            self.pending += chunk
+
+    def open(self, url, width, height, ratio=1):
+        """A tab showing `url` in a viewport `width`×`height` CSS px at device pixel ratio `ratio`,
+        set before the page loads so its srcset and media queries see it: the tab's session."""
+        target = self.call("Target.createTarget", {"url": "about:blank"})["result"]["targetId"]
+        session = self.call("Target.attachToTarget", {"targetId": target, "flatten": True})["result"]["sessionId"]
+        self.call("Emulation.setDeviceMetricsOverride",
+                  {"width": width, "height": height, "deviceScaleFactor": ratio, "mobile": False}, session)
+        self.call("Page.navigate", {"url": url}, session)
+        return session
+
+
+def page_result(url, width, ratio=1, label=""):
+    """The JSON the page at `url` reports in headless Chromium `width` px wide (900 px high) at
+    device pixel ratio `ratio`, and None; or None and what was last seen, when it does not report
+    within 60 s of real time. A Chromium that closes its pipe is started again, three tries in
+    all."""
+    seen = "nothing"
+    for attempt in range(3):
+        try:
+            with Chromium() as chromium:
+                session = chromium.open(url, width, 900, ratio)
+                deadline = time.monotonic() + 60
+                while time.monotonic() < deadline:
+                    answer = chromium.call("Runtime.evaluate", {
+                        "expression": "(e => e ? e.textContent : null)(document.getElementById('result'))",
+                        "returnByValue": True}, session)
+                    text = answer.get("result", {}).get("result", {}).get("value")
+                    if text is not None and text != "pending":
+                        return json.loads(text), None
+                    seen = "still pending" if text == "pending" else "no result element"
+                    time.sleep(0.1)
+                return None, "%s after 60 s" % seen
+        except ChromiumClosed as closed:
+            seen = str(closed)
+            print("%s: load %d: %s" % (label or url, attempt + 1, seen))
+    return None, seen
 
 
 def screenshots(url, width, height, seconds, interval=0.05):
@@ -83,62 +149,16 @@ def screenshots(url, width, height, seconds, interval=0.05):
     ratio 1, taken `interval` seconds apart for `seconds` of real time: a list of (seconds since the
     first, PNG bytes).
 
-    An animated <img> draws only its first frame onto a canvas, and --dump-dom or --screenshot
-    with a virtual time budget do not advance it, so playing is seen the way a person sees it:
-    the page rendering in real time, captured through the DevTools protocol. The protocol runs
-    over Chromium's --remote-debugging-pipe (JSON messages ending in a NUL byte on file
-    descriptors 3 and 4), which needs no WebSocket client. Every read waits at most 30 s."""
-    profile = tempfile.mkdtemp(prefix="chromium-screenshots-")
-    reads, to_chromium = os.pipe()
-    from_chromium, writes = os.pipe()
-    process = subprocess.Popen(
-        ["bash", "-c", "exec chromium --headless --no-sandbox --disable-gpu --hide-scrollbars --user-data-dir=%s "
-         "--remote-debugging-pipe about:blank 3<&%d 4>&%d" % (profile, reads, writes)],
-        pass_fds=(reads, writes), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    os.close(reads)
-    os.close(writes)
-    pending = [b""]
-    last_id = [0]
-
-    def call(method, params=None, session=None):
-        last_id[0] += 1
-        message = {"id": last_id[0], "method": method, "params": params or {}}
-        if session:
-            message["sessionId"] = session
-        os.write(to_chromium, json.dumps(message).encode() + b"\0")
-        while True:
-            while b"\0" in pending[0]:
-                text, pending[0] = pending[0].split(b"\0", 1)
-                answer = json.loads(text)
-                if answer.get("id") == last_id[0]:
-                    return answer
-            ready, _, _ = select.select([from_chromium], [], [], 30)
-            chunk = os.read(from_chromium, 1 << 20) if ready else b""
-            if not chunk:
-                raise SystemExit("Chromium's DevTools pipe closed or said nothing for 30 s during %s" % method)
-            pending[0] += chunk
-
+    An animated <img> draws only its first frame onto a canvas, so playing is seen the way a person
+    sees it: the page rendering in real time, captured."""
     shots = []
-    try:
-        target = call("Target.createTarget", {"url": url})["result"]["targetId"]
-        session = call("Target.attachToTarget", {"targetId": target, "flatten": True})["result"]["sessionId"]
-        call("Emulation.setDeviceMetricsOverride", {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False},
-             session)
+    with Chromium() as chromium:
+        session = chromium.open(url, width, height)
         start = time.monotonic()
         while time.monotonic() - start < seconds:
-            answer = call("Page.captureScreenshot", {"format": "png"}, session)
+            answer = chromium.call("Page.captureScreenshot", {"format": "png"}, session)
             # Before the page has a frame to show, Chromium answers with an error: try again.
             if "result" in answer:
                 shots.append((time.monotonic() - start, base64.b64decode(answer["result"]["data"])))
             time.sleep(interval)
-    finally:
-        os.close(to_chromium)
-        os.close(from_chromium)
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
-        shutil.rmtree(profile, ignore_errors=True)
     return shots

@@ -18,7 +18,7 @@ text, to compare with. Then checks, from the files it wrote:
 
     python3 .ci/website_check.py PIPELINE_BINARY
 
-Every wait is bounded: the run (10 min), the server's start (10 s), each Chromium load (60 s, five
+Every wait is bounded: the run (10 min), the server's start (10 s), each Chromium load (60 s, three
 tries), the screenshots (6 s of page time).
 """
 import json
