@@ -5,9 +5,9 @@ loading it until the page reports a result, and screenshots of a page over time.
 A page reports by writing JSON into `<pre id="result">`, which starts as `pending`.
 
 Chromium is driven through the DevTools protocol over --remote-debugging-pipe (JSON messages
-ending in a NUL byte on file descriptors 3 and 4), which needs no WebSocket client. Waits are in
-real time: a virtual time budget (--dump-dom with --virtual-time-budget) runs out while images are
-still decoding on a busy machine, and the page is then seen still pending.
+ending in a NUL byte on file descriptors 3 and 4), which needs no WebSocket client. Waits are bounded
+in real time rather than by a virtual time budget, so that a busy machine's slow loads and decodes
+are waited for.
 """
 import base64
 import json
