@@ -4,7 +4,8 @@ import PipelineKit
 /// A real S3-compatible server for tests: moto's server on a free loopback port, with signature
 /// checking on. The first requests are free (`INITIAL_NO_AUTH_ACTION_COUNT`): they make an IAM
 /// user, its access key and policies, and a role to assume, through moto's IAM API. Everything
-/// after is authenticated, so a wrong secret is refused. Stopped when the value goes away.
+/// after is authenticated, so a wrong secret is refused. Stopped when the value goes away, and
+/// gone soon after the test process when that is killed (`launcher`).
 package final class MotoServer: @unchecked Sendable {
     // Immutable after init; `process` is only terminated in deinit.
     package let port: Int
@@ -93,15 +94,44 @@ package final class MotoServer: @unchecked Sendable {
     private static func start(port: Int) throws -> Process {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-m", "moto.server", "-H", "127.0.0.1", "-p", String(port)]
+        process.arguments = launchArguments(port: port)
         var environment = ProcessInfo.processInfo.environment
         environment["INITIAL_NO_AUTH_ACTION_COUNT"] = String(setupRequests)
+        environment[parentVariable] = String(ProcessInfo.processInfo.processIdentifier)
         process.environment = environment
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
         return process
     }
+
+    /// The `env` arguments that run moto's server on 127.0.0.1:`port` through `launcher`, which
+    /// is given its parent's process ID in `PIPELINE_TEST_MOTO_PARENT`.
+    package static func launchArguments(port: Int) -> [String] {
+        ["python3", "-c", launcher, "-H", "127.0.0.1", "-p", String(port)]
+    }
+
+    /// The variable that names the process whose end `launcher` waits for.
+    package static let parentVariable = "PIPELINE_TEST_MOTO_PARENT"
+
+    /// `python3 -m moto.server` with a watch on its parent. A test process that is killed (a
+    /// crash, a timeout, ^C) runs no deinit, and its servers would run on, holding ports and
+    /// memory: the watch exits when the parent is no longer the one named, checked each second.
+    /// The parent is named rather than read at start, when it may already be gone. No server
+    /// outlives two hours, however it was started.
+    private static let launcher = """
+        import os, runpy, sys, threading, time
+        parent = int(os.environ["\(parentVariable)"])
+        def watch():
+            for _ in range(7200):
+                if os.getppid() != parent:
+                    break
+                time.sleep(1)
+            os._exit(0)
+        threading.Thread(target=watch, daemon=True).start()
+        sys.argv = ["moto.server"] + sys.argv[1:]
+        runpy.run_module("moto.server", run_name="__main__")
+        """
 
     /// SIGKILL: started from the test process, moto's server inherits a signal mask that
     /// blocks SIGTERM, and `terminate()` would leave `waitUntilExit()` waiting for good.
@@ -241,7 +271,7 @@ package final class MotoServer: @unchecked Sendable {
     /// moto would then answer the other's setup. Picked below the ports the kernel hands outgoing
     /// connections when it can (`ip_local_port_range`), so that none of the tests' own
     /// connections takes it first. Bounded: 100 tries.
-    private static func freePort() throws -> Int {
+    package static func freePort() throws -> Int {
         let ephemeral = (try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8))?
             .split(whereSeparator: \.isWhitespace).first.flatMap { Int($0) }
         let ports = ephemeral.map { $0 > 21_000 ? 20_000..<$0 : 20_000..<60_000 } ?? 20_000..<60_000
@@ -252,7 +282,8 @@ package final class MotoServer: @unchecked Sendable {
         throw Failure.didNotStart("no free port")
     }
 
-    private static func accepts(_ port: Int) -> Bool {
+    /// Whether something accepts connections on 127.0.0.1:`port`.
+    package static func accepts(_ port: Int) -> Bool {
         onLoopback(port) { connect($0, $1, $2) == 0 }
     }
 
