@@ -8,6 +8,12 @@ extension CommandRunner {
     /// the build folder is called and whatever the environment says.
     package static let isSanitizedBuild = isSanitized(executable)
 
+    /// Whether a test may hold the process's lanes to a limit short enough to test: not in a
+    /// sanitized build, whose other tests' work holds them for seconds, unless the test runs in
+    /// a process of its own (`make test` sets `PIPELINE_TEST_ALONE` for that process).
+    package static let lanesAreFree =
+        !isSanitizedBuild || ProcessInfo.processInfo.environment["PIPELINE_TEST_ALONE"] != nil
+
     /// The `pipeline` binary the memory-limit tests run: this build's own, unless it is
     /// sanitized; then the unsanitized one `PIPELINE_UNSANITIZED_BINARY` names (`make test`
     /// names the release binary when `make` has built it from these sources), or none.
