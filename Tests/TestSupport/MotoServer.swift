@@ -54,13 +54,7 @@ package final class MotoServer: @unchecked Sendable {
         for _ in 0..<3 where started == nil {
             let port = try Self.freePort()
             let process = try Self.start(port: port)
-            // Bounded in count and time: up to 300 tries 0.1 s apart (a loaded 2-core machine
-            // takes a few seconds to start Python and moto). Connecting spends none of the free
-            // requests.
-            for _ in 0..<300 where process.isRunning {
-                if Self.accepts(port) { started = (port, process); break }
-                Thread.sleep(forTimeInterval: 0.1)
-            }
+            if Self.answers(on: port, while: { process.isRunning }) { started = (port, process) }
             guard started == nil else { break }
             guard !process.isRunning else {
                 Self.stop(process)
@@ -280,6 +274,17 @@ package final class MotoServer: @unchecked Sendable {
             if onLoopback(port, { bind($0, $1, $2) == 0 }) { return port }
         }
         throw Failure.didNotStart("no free port")
+    }
+
+    /// Whether something comes to accept connections on 127.0.0.1:`port` while `alive()` holds.
+    /// Bounded in count and time: up to 300 tries 0.1 s apart (a loaded 2-core machine takes a
+    /// few seconds to start Python and moto). Connecting spends none of the free requests.
+    package static func answers(on port: Int, while alive: () -> Bool = { true }) -> Bool {
+        for _ in 0..<300 where alive() {
+            if accepts(port) { return true }
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        return false
     }
 
     /// Whether something accepts connections on 127.0.0.1:`port`.

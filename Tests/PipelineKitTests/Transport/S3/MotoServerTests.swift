@@ -22,13 +22,7 @@ struct MotoServerTests {
             String(decoding: output.fileHandleForReading.availableData, as: UTF8.self)
                 .trimmingCharacters(in: .whitespacesAndNewlines).split(separator: "\n").first.flatMap { Int32($0) })
         defer { kill(serverID, SIGKILL) }
-        // Bounded: up to 300 tries 0.1 s apart, as MotoServer waits for a start.
-        var answered = false
-        for _ in 0..<300 where !answered {
-            answered = MotoServer.accepts(port)
-            if !answered { Thread.sleep(forTimeInterval: 0.1) }
-        }
-        try #require(answered, "moto's server never answered on port \(port)")
+        try #require(MotoServer.answers(on: port), "moto's server never answered on port \(port)")
         // When the shell is killed, as a crashed or timed-out test process is. Not waited for:
         // Foundation's waitUntilExit() does not return while the server, which inherited the
         // shell's descriptors, lives.
