@@ -7,16 +7,11 @@
 # - .ci/avif_animation_check.py: an animated AVIF's frames, durations and colours, played in an
 #   <img>;
 # - .ci/website_check.py: Pipelines/website.json, every web feature in one file.
-# Installs Debian's `chromium` when it is missing (with sudo when not root): it is large, so it is
-# installed here rather than by .ci/setup, which every user runs.
+# Installs Debian's `chromium` when it is missing (.ci/setup-checks, with sudo when not root): it
+# is large, so it is installed for the checks rather than by .ci/setup, which every user runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if ! command -v chromium >/dev/null 2>&1; then
-  sudo=""
-  [ "$(id -u)" -ne 0 ] && sudo="sudo"
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends chromium >/dev/null
-fi
+command -v chromium >/dev/null 2>&1 || .ci/setup-checks
 # The binary PIPELINE_BIN names (CI's release build), or the debug build's.
 binary=${PIPELINE_BIN:-$(swift build --show-bin-path)/pipeline}
 [ -n "${PIPELINE_BIN:-}" ] || swift build --product pipeline
