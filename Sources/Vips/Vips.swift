@@ -110,6 +110,9 @@ public enum Vips {
         }
         // A batch touches each operation once per image, so the operation cache only holds memory.
         vips_cache_set_max(0)
+        // `abs` compiles its vector code when its class is first used: here, before another
+        // thread can be compiling or freeing some (`VipsImage.serializingVectorCode(_:)`).
+        _ = g_type_class_ref(vips_type_find("VipsOperation", "abs"))
         pl_silence_warnings()
         return nil
     }()

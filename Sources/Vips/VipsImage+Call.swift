@@ -44,44 +44,68 @@ extension Vips {
     /// given as inputs, wrong types, values out of range, unknown enum nicks and missing required
     /// inputs are errors that name the argument, and nothing runs.
     public static func call(_ name: String, _ arguments: [String: VipsValue]) throws(VipsError) -> [String: VipsValue] {
-        try start()
-        guard let info = VipsOperationInfo.named(name) else {
-            throw VipsError(operation: name, message: "libvips has no operation \"\(name)\"")
-        }
-        for key in arguments.keys.sorted() {
-            guard let argument = info.argument(named: key), argument.isInput, !argument.isOutput else {
-                throw VipsError(operation: name, message: "\(name) has no input argument \"\(key)\"")
+        try BuiltOperation(name, arguments).outputs
+    }
+
+    /// A libvips operation built from arguments by name, given up when this goes.
+    final class BuiltOperation {
+        private let info: VipsOperationInfo
+        private let operation: UnsafeMutablePointer<VipsOperation>
+
+        /// Checks `arguments` against the operation's introspection, then builds it, under the
+        /// vector-code lock when its build compiles vector code.
+        init(_ name: String, _ arguments: [String: VipsValue]) throws(VipsError) {
+            try start()
+            guard let info = VipsOperationInfo.named(name) else {
+                throw VipsError(operation: name, message: "libvips has no operation \"\(name)\"")
             }
-        }
-        let given = Set(arguments.keys.map { $0.replacingOccurrences(of: "-", with: "_") })
-        for argument in info.inputs where argument.isRequired && !given.contains(argument.name) {
-            throw VipsError(operation: name, message: "\(name): the required argument \"\(argument.name)\" is missing")
-        }
-        guard let created = pl_operation_new(name) else { throw VipsError.fromLibrary(operation: name) }
-        var operation: UnsafeMutablePointer<VipsOperation>? = created
-        do {
-            // Keep every image argument alive until the operation is built and read.
-            try withExtendedLifetime(arguments) { () throws(VipsError) in
-                for (key, value) in arguments.sorted(by: { $0.key < $1.key }) {
-                    guard let argument = info.argument(named: key), argument.isInput, !argument.isOutput else {
-                        throw VipsError(operation: name, message: "\(name) has no input argument \"\(key)\"")
-                    }
-                    try set(argument, to: value, on: created, operation: name)
+            for key in arguments.keys.sorted() {
+                guard let argument = info.argument(named: key), argument.isInput, !argument.isOutput else {
+                    throw VipsError(operation: name, message: "\(name) has no input argument \"\(key)\"")
                 }
             }
-        } catch {
-            VipsImage.droppingReference { pl_operation_discard(created) }
-            throw error
+            let given = Set(arguments.keys.map { $0.replacingOccurrences(of: "-", with: "_") })
+            for argument in info.inputs where argument.isRequired && !given.contains(argument.name) {
+                throw VipsError(operation: name, message: "\(name): the required argument \"\(argument.name)\" is missing")
+            }
+            guard let created = pl_operation_new(name) else { throw VipsError.fromLibrary(operation: name) }
+            var operation: UnsafeMutablePointer<VipsOperation>? = created
+            do {
+                // Keep every image argument alive until the operation is built and read.
+                try withExtendedLifetime(arguments) { () throws(VipsError) in
+                    for (key, value) in arguments.sorted(by: { $0.key < $1.key }) {
+                        guard let argument = info.argument(named: key), argument.isInput, !argument.isOutput else {
+                            throw VipsError(operation: name, message: "\(name) has no input argument \"\(key)\"")
+                        }
+                        try set(argument, to: value, on: created, operation: name)
+                    }
+                }
+            } catch {
+                VipsImage.serializingVectorCode { pl_operation_discard(created) }
+                throw error
+            }
+            // Building may swap in an equal operation from libvips' cache.
+            let built = withExtendedLifetime(arguments) {
+                VipsImage.compilesVectorCode(name)
+                    ? VipsImage.serializingVectorCode { pl_operation_build(&operation) } : pl_operation_build(&operation)
+            }
+            guard built == 0, let operation else { throw VipsError.fromLibrary(operation: name) }
+            self.info = info
+            self.operation = operation
         }
-        // Building may swap in an equal operation from libvips' cache.
-        let built = withExtendedLifetime(arguments) { pl_operation_build(&operation) }
-        guard built == 0, let operation else { throw VipsError.fromLibrary(operation: name) }
-        defer { VipsImage.droppingReference { pl_operation_release(operation) } }
-        var outputs: [String: VipsValue] = [:]
-        for argument in info.outputs {
-            if let value = get(argument, from: operation) { outputs[argument.name] = value }
+
+        deinit {
+            VipsImage.serializingVectorCode { pl_operation_release(operation) }
         }
-        return outputs
+
+        /// The outputs by name (images, numbers, booleans and arrays of numbers).
+        var outputs: [String: VipsValue] {
+            var outputs: [String: VipsValue] = [:]
+            for argument in info.outputs {
+                if let value = get(argument, from: operation) { outputs[argument.name] = value }
+            }
+            return outputs
+        }
     }
 
     private static func set(

@@ -48,7 +48,12 @@ extension VipsImage {
 
     /// Crops to `width`×`height`, keeping the most interesting part.
     public func smartCropped(width: Int, height: Int, interest: Interest) throws(VipsError) -> VipsImage {
-        try derive("smartcrop") { pl_smartcrop($0, $1, Int32(width), Int32(height), interest.raw) }
+        // smartcrop's build reads every pixel of its input to place the window, and builds a
+        // resize while it does, so it runs under the vector-code lock: the input is computed
+        // first, outside the lock, which is then held only while pixels already in memory are
+        // read. The crop is then cut from memory, not computed a second time.
+        let input = isInMemory ? self : try rendered()
+        return try input.derive("smartcrop") { pl_smartcrop($0, $1, Int32(width), Int32(height), interest.raw) }
     }
 
     /// Places the image at (`x`, `y`) on a `width`×`height` canvas filled with `background`

@@ -16,29 +16,50 @@ public final class VipsImage: @unchecked Sendable {
     }
 
     deinit {
-        Self.droppingReference { g_object_unref(pointer) }
+        Self.serializingVectorCode { g_object_unref(pointer) }
         Self.live.subtract(1, ordering: .relaxed)
     }
 
     private static let live = Atomic<Int>(0)
 
-    /// Runs `drop`, which gives up a reference to a libvips image or operation, one at a time
-    /// across the process. Orc, which libvips compiles its vector code with, frees that code
-    /// without a lock in the version Debian 12 ships (0.4.33; later versions lock there): two
-    /// threads dropping their last reference to operations with vector code at once (a resize,
-    /// a blur) corrupt Orc's list of code chunks and crash the process (seen in `pipeline watch`
-    /// under AddressSanitizer; four threads resizing and blurring small images in a C program
-    /// crashed it every time without this, never with it). A drop racing with a compile in
-    /// another thread is not covered. Not Orc's own global mutex: libvips compiles under its own
-    /// lock and then takes Orc's, and a drop takes libvips' lock, so holding Orc's deadlocks.
-    /// Not `Locked`: what the lock guards is C's, so its value would be empty, and
-    /// ThreadSanitizer reports every access to an empty value behind it as a race with the lock
-    /// itself (seen in CI).
-    static func droppingReference(_ drop: () -> Void) {
-        referenceDrops.withLock { _ in drop() }
+    /// Runs `body`, which builds an operation that compiles vector code or gives up a reference
+    /// to a libvips image or operation (which may free some), one at a time across the process.
+    ///
+    /// Orc, which libvips compiles its vector code with, hands out and frees code memory without
+    /// a lock in the version Debian 12 ships (0.4.33: it finds a free chunk under its mutex, then
+    /// splits it and marks it used after letting go, and frees with no lock at all). Two threads
+    /// doing either at once corrupt Orc's list of code chunks and crash the process: seen in
+    /// `pipeline watch` and in `pipeline run` under AddressSanitizer, and in a C program of eight
+    /// threads resizing small images, which crashed with the drops alone serialized and never
+    /// with the builds serialized too.
+    ///
+    /// Only builds that compile vector code go through here (`compilesVectorCode(_:)`), as few
+    /// of them compute pixels; a build that does (`smartcrop`) holds every drop in the process
+    /// back while it does. Nothing that runs under this lock may take it again: libvips' threads
+    /// call back into Swift only to read rows, never to drop an image. Not Orc's own mutex:
+    /// libvips compiles under its own lock and then takes Orc's, and a drop takes libvips' lock,
+    /// so holding Orc's deadlocks. Not `Locked`: what the lock guards is C's, so its value would
+    /// be empty, and ThreadSanitizer reports every access to an empty value behind it as a race
+    /// with the lock itself (seen in CI).
+    static func serializingVectorCode<Result, Failure: Error>(_ body: () throws(Failure) -> Result) throws(Failure) -> Result {
+        try vectorCode.withLock { _ throws(Failure) in try body() }
     }
 
-    private static let referenceDrops = Mutex(())
+    private static let vectorCode = Mutex(())
+
+    /// Whether building the libvips operation `nickname` compiles Orc vector code, itself or in
+    /// an operation it builds: the vertical reduce of every resize, integer convolutions (blurs,
+    /// sharpening, edges) and morphology, in libvips 8.14. `abs` compiles its code once, when
+    /// libvips starts (`Vips.start()`).
+    static func compilesVectorCode(_ nickname: String) -> Bool {
+        operationsCompilingVectorCode.contains(nickname)
+    }
+
+    private static let operationsCompilingVectorCode: Set<String> = [
+        "resize", "reduce", "reducev", "shrink", "thumbnail", "thumbnail_buffer", "thumbnail_image", "thumbnail_source",
+        "smartcrop", "conv", "convi", "convsep", "compass", "gaussblur", "sharpen", "canny", "sobel", "morph",
+        "hist_ismonotonic",
+    ]
 
     /// How many `VipsImage` values exist in the process now: a run that keeps nothing per input
     /// comes back to where it started (a test checks this, and `pipeline run --log-level debug`
@@ -176,7 +197,9 @@ public final class VipsImage: @unchecked Sendable {
     ) throws(VipsError) -> VipsImage {
         var output: UnsafeMutablePointer<CVips.VipsImage>?
         // Keep self alive until the call returns: it owns the input pointer.
-        let status = withExtendedLifetime(self) { call(pointer, &output) }
+        let status = withExtendedLifetime(self) {
+            Self.compilesVectorCode(operation) ? Self.serializingVectorCode { call(pointer, &output) } : call(pointer, &output)
+        }
         guard status == 0, let output else {
             throw VipsError.fromLibrary(operation: operation)
         }
