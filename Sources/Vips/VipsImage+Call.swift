@@ -71,7 +71,7 @@ extension Vips {
             guard let created = pl_operation_new(name) else { throw VipsError.fromLibrary(operation: name) }
             var operation: UnsafeMutablePointer<VipsOperation>? = created
             do {
-                // Keep every image argument alive until the operation is built and read.
+                // Keep every image argument alive until the operation is built.
                 try withExtendedLifetime(arguments) { () throws(VipsError) in
                     for (key, value) in arguments.sorted(by: { $0.key < $1.key }) {
                         guard let argument = info.argument(named: key), argument.isInput, !argument.isOutput else {
@@ -85,10 +85,7 @@ extension Vips {
                 throw error
             }
             // Building may swap in an equal operation from libvips' cache.
-            let built = withExtendedLifetime(arguments) {
-                VipsImage.compilesVectorCode(name)
-                    ? VipsImage.serializingVectorCode { pl_operation_build(&operation) } : pl_operation_build(&operation)
-            }
+            let built = withExtendedLifetime(arguments) { VipsImage.building(name) { pl_operation_build(&operation) } }
             guard built == 0, let operation else { throw VipsError.fromLibrary(operation: name) }
             self.info = info
             self.operation = operation

@@ -33,9 +33,9 @@ public final class VipsImage: @unchecked Sendable {
     /// threads resizing small images, which crashed with the drops alone serialized and never
     /// with the builds serialized too.
     ///
-    /// Only builds that compile vector code go through here (`compilesVectorCode(_:)`), as few
-    /// of them compute pixels; a build that does (`smartcrop`) holds every drop in the process
-    /// back while it does. Nothing that runs under this lock may take it again: libvips' threads
+    /// Only builds that compile vector code go through here (`building(_:_:)`), as few of them
+    /// compute pixels; one that does (`smartcrop`) holds every drop in the process back while
+    /// it reads them. Nothing that runs under this lock may take it again: libvips' threads
     /// call back into Swift only to read rows, never to drop an image. Not Orc's own mutex:
     /// libvips compiles under its own lock and then takes Orc's, and a drop takes libvips' lock,
     /// so holding Orc's deadlocks. Not `Locked`: what the lock guards is C's, so its value would
@@ -47,12 +47,12 @@ public final class VipsImage: @unchecked Sendable {
 
     private static let vectorCode = Mutex(())
 
-    /// Whether building the libvips operation `nickname` compiles Orc vector code, itself or in
-    /// an operation it builds: the vertical reduce of every resize, integer convolutions (blurs,
-    /// sharpening, edges) and morphology, in libvips 8.14. `abs` compiles its code once, when
-    /// libvips starts (`Vips.start()`).
-    static func compilesVectorCode(_ nickname: String) -> Bool {
-        operationsCompilingVectorCode.contains(nickname)
+    /// Runs `build`, the build of the libvips operation `nickname`, under the lock when it
+    /// compiles Orc vector code, itself or in an operation it builds: the vertical reduce of every
+    /// resize, integer convolutions (blurs, sharpening, edges) and morphology, in libvips 8.14.
+    /// `abs` compiles its code once, when libvips starts (`Vips.start()`).
+    static func building<Result>(_ nickname: String, _ build: () -> Result) -> Result {
+        operationsCompilingVectorCode.contains(nickname) ? serializingVectorCode(build) : build()
     }
 
     private static let operationsCompilingVectorCode: Set<String> = [
@@ -198,7 +198,7 @@ public final class VipsImage: @unchecked Sendable {
         var output: UnsafeMutablePointer<CVips.VipsImage>?
         // Keep self alive until the call returns: it owns the input pointer.
         let status = withExtendedLifetime(self) {
-            Self.compilesVectorCode(operation) ? Self.serializingVectorCode { call(pointer, &output) } : call(pointer, &output)
+            Self.building(operation) { call(pointer, &output) }
         }
         guard status == 0, let output else {
             throw VipsError.fromLibrary(operation: operation)
