@@ -20,7 +20,9 @@ BASHDIR := $(DESTDIR)$(PREFIX)/share/bash-completion/completions
 ZSHDIR := $(DESTDIR)$(PREFIX)/share/zsh/site-functions
 FISHDIR := $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
 
-BUILD_FLAGS := --configuration release
+# No debug information: the binary is installed stripped, and the DWARF a release build writes
+# by default is a large share of its compile and link time.
+BUILD_FLAGS := --configuration release -Xswiftc -gnone
 BINARY := $(SCRATCH)/release/pipeline
 # How the tests are built: under ThreadSanitizer, unoptimized and testable as `swift test`
 # builds, but each module whole in one compiler job (SwiftPM does that in its release
