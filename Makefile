@@ -62,7 +62,7 @@ ARCH := $(shell dpkg --print-architecture 2>/dev/null || echo amd64)
 DEB := pipeline_$(VERSION)_$(ARCH).deb
 DEBROOT := $(SCRATCH)/deb
 
-.PHONY: all install uninstall deb test test-build test-hostile test-hostile-build print-%
+.PHONY: all install uninstall deb test test-build test-hostile test-hostile-build suite-costs print-%
 
 all: $(BINARY) $(MANPAGE) $(COMPLETIONS)
 
@@ -95,15 +95,20 @@ $(GENERATED)/pipeline.fish: $(BINARY)
 # exit (for races in exit handlers) is off: the suite starts `pipeline` processes by the hundred.
 # Then the tests that need the process's lanes to themselves (CommandRunner.lanesAreFree) run
 # again, in a process of their own.
-test:
-	PIPELINE_UNSANITIZED_BINARY=$$($(MAKE) -s -q $(BINARY) && echo $(abspath $(BINARY))) \
-	  PIPELINE_FUZZ_ITERATIONS=250 TSAN_OPTIONS=atexit_sleep_ms=0 .ci/test-in-shards.sh 4 $(TEST_BUILD)
+TEST_ENVIRONMENT := PIPELINE_UNSANITIZED_BINARY=$$($(MAKE) -s -q $(BINARY) && echo $(abspath $(BINARY))) \
+  PIPELINE_FUZZ_ITERATIONS=250 TSAN_OPTIONS=atexit_sleep_ms=0
+test: test-build
+	$(TEST_ENVIRONMENT) .ci/test-in-shards.sh 4 $(TEST_BUILD)
 	PIPELINE_TEST_ALONE=1 TSAN_OPTIONS=atexit_sleep_ms=0 .ci/test-in-shards.sh 1 --only "$(ALONE_TESTS)" $(TEST_BUILD)
 test-build:
 	$(SWIFT) build --build-tests $(TEST_BUILD)
+# Each suite's cost, by which .ci/test-in-shards.sh deals the suites to its processes, measured
+# anew (.ci/suite-costs): worth running when suites were added or grew.
+suite-costs: test-build
+	$(TEST_ENVIRONMENT) .ci/test-in-shards.sh --measure $(TEST_BUILD)
 # The suites that read untrusted input, under AddressSanitizer. LeakSanitizer is off: libvips,
 # GLib and XCTest keep allocations for the life of the process, which it reports.
-test-hostile:
+test-hostile: test-hostile-build
 	ASAN_OPTIONS=detect_leaks=0 .ci/test-in-shards.sh 4 --only "$(HOSTILE_SUITES)" $(HOSTILE_BUILD)
 test-hostile-build:
 	$(SWIFT) build --build-tests $(HOSTILE_BUILD)

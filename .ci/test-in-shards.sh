@@ -1,54 +1,108 @@
 #!/usr/bin/env bash
 # The suite in several test processes at once, for the sanitizer runs.
 #
-#   .ci/test-in-shards.sh SHARDS [--only REGEX] [swift test options...]
+#   .ci/test-in-shards.sh SHARDS [--only REGEX] [swift build options...]
+#   .ci/test-in-shards.sh --measure [swift build options...]
 #
 # Swift Testing runs a test on a thread of Swift's cooperative pool, which is as wide as the
 # machine has cores, and a test that waits (for a `pipeline` process, a server, a timeout)
 # holds its thread while it waits: on two cores, two waiting tests leave the processor idle.
 # Under a sanitizer most of the suite's time was such waiting. Here the test suites are dealt
-# round-robin to SHARDS processes built once; a suite stays whole in one process, so suites
-# marked `.serialized` still run one test at a time there. `--only` keeps the tests whose
-# identifiers match REGEX. Each process's output goes to a log, printed in full when that
-# process fails. The number of tests run must equal the number listed, so no suite is dropped
-# between shards.
+# to SHARDS processes of one test bundle, which the caller has built with the same options
+# (`make test` and `make test-hostile` do). A suite stays whole in one process, so suites marked
+# `.serialized` still run one test at a time there. `--only` keeps the tests whose identifiers
+# match REGEX. Each process's output goes to a log, printed in full when that process fails.
+# The number of tests run must equal the number listed, so no suite is dropped between shards.
+#
+# The suites are dealt by cost, the dearest first, each to the process with the least so far, so
+# that the processes end together rather than one running on alone. A suite's cost is the
+# processor time it took run alone under ThreadSanitizer, read from .ci/suite-costs; a suite not
+# there costs as much as the median one. `--measure` runs each suite alone, one after another,
+# and writes that file anew: it takes as long as the suite does on one core.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-shards=$1
-shift
+costs=.ci/suite-costs
+measure=false
+shards=
 only=
-if [ "${1:-}" = --only ]; then
-  only=$2
-  shift 2
+if [ "${1:-}" = --measure ]; then
+  measure=true
+  shift
+else
+  shards=$1
+  shift
+  if [ "${1:-}" = --only ]; then
+    only=$2
+    shift 2
+  fi
 fi
 
-swift build --build-tests "$@"
+bundle="$(swift build --show-bin-path "$@")/pipelinePackageTests.xctest"
+[ -x "$bundle" ] || { echo "test-in-shards: no test bundle at $bundle: build the tests with these options first" >&2; exit 1; }
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
-swift test --skip-build "$@" --list-tests 2>/dev/null | { if [ -n "$only" ]; then grep -E "$only" || true; else cat; fi; } >"$logs/tests"
+"$bundle" --testing-library swift-testing --list-tests 2>/dev/null | grep -E '^[A-Za-z_]' |
+  { if [ -n "$only" ]; then grep -E "$only" || true; else cat; fi; } >"$logs/tests"
 listed=$(wc -l <"$logs/tests")
 [ "$listed" -gt 0 ] || { echo "test-in-shards: no tests listed" >&2; exit 1; }
 
 # A suite is the identifier up to its first slash (Module.Suite), or for a suite nested in
 # another up to its second (Module.Outer/Inner): the outer suites only group (VipsTests'
 # OneAtATime serializes tests over libvips' one error buffer, which each process has its own of).
-python3 - "$shards" "$logs" "$only" <<'EOF'
-import re, sys
-shards, logs, only = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+# Writes each process's filter (or with --measure, each suite's) to the logs folder.
+python3 - "${shards:-0}" "$logs" "$only" "$costs" <<'EOF'
+import re, statistics, sys
+shards, logs, only, costs_file = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
 def suite(test):
     parts = test.strip().split("/")
     return "/".join(parts[:2]) if len(parts) > 2 else parts[0]
-suites = sorted({suite(line) for line in open(f"{logs}/tests") if line.strip()})
-for shard in range(shards):
-    names = "|".join(re.escape(name) for name in suites[shard::shards])
+def pattern(names):
+    alternatives = "|".join(re.escape(name) for name in names)
     # Whole suites, or within them the tests --only names (a lookahead over the identifier).
-    pattern = (f"^(?=.*({only}))" if only else "^") + f"({names})/" if names else "^$"
-    open(f"{logs}/filter-{shard}", "w").write(pattern)
+    return ((f"^(?=.*({only}))" if only else "^") + f"({alternatives})/") if names else "^$"
+suites = sorted({suite(line) for line in open(f"{logs}/tests") if line.strip()})
+if shards == 0:
+    with open(f"{logs}/suites", "w") as listing:
+        for name in suites:
+            listing.write(f"{name}\t{pattern([name])}\n")
+    sys.exit()
+known = {}
+try:
+    for line in open(costs_file):
+        if line.strip() and not line.startswith("#"):
+            seconds, name = line.split(maxsplit=1)
+            known[name.strip()] = float(seconds)
+except FileNotFoundError:
+    pass
+median = statistics.median(known.values()) if known else 1.0
+dealt = [[] for _ in range(shards)]
+load = [0.0] * shards
+for name in sorted(suites, key=lambda name: (-known.get(name, median), name)):
+    lightest = load.index(min(load))
+    dealt[lightest].append(name)
+    load[lightest] += known.get(name, median)
+for shard, names in enumerate(dealt):
+    open(f"{logs}/filter-{shard}", "w").write(pattern(names))
 EOF
+
+if $measure; then
+  # Each suite alone: its processor time is its process's, and that of the processes it waited for.
+  {
+    echo "# Processor seconds each suite took run alone under ThreadSanitizer, the dearest first:"
+    echo "# .ci/test-in-shards.sh deals suites by them. Written by .ci/test-in-shards.sh --measure."
+    while IFS=$'\t' read -r name filter; do
+      /usr/bin/time -o "$logs/time" -f "%U %S" "$bundle" --testing-library swift-testing --filter "$filter" \
+        >"$logs/log" 2>&1 || { cat "$logs/log" >&2; exit 1; }
+      echo "$(awk '{ printf "%.1f", $1 + $2 }' "$logs/time") $name"
+    done <"$logs/suites" | sort -rn
+  } >"$logs/costs"
+  mv "$logs/costs" "$costs"
+  echo "test-in-shards: wrote $costs: $(grep -vc '^#' "$costs") suites"
+  exit 0
+fi
 
 # The test bundle itself, not `swift test`: SwiftPM holds a lock on the build folder while it
 # runs, so `swift test` processes on one build would run one after another.
-bundle="$(swift build --show-bin-path "$@")/pipelinePackageTests.xctest"
 pids=()
 for ((shard = 0; shard < shards; shard++)); do
   "$bundle" --testing-library swift-testing --filter "$(cat "$logs/filter-$shard")" >"$logs/log-$shard" 2>&1 &
