@@ -30,7 +30,8 @@ trap cleanup EXIT
 # 1. moto's S3 server on loopback. The first 3 requests are free (INITIAL_NO_AUTH_ACTION_COUNT):
 # they make an IAM user, its key and a policy; every request after that must be signed with it.
 port=$("$py" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-INITIAL_NO_AUTH_ACTION_COUNT=3 "$py" -m moto.server -H 127.0.0.1 -p "$port" >"$work/moto.log" 2>&1 &
+# Scripts/moto-server exits when this script is gone, however it ended.
+INITIAL_NO_AUTH_ACTION_COUNT=3 PIPELINE_MOTO_PARENT=$$ "$py" "$repo/Scripts/moto-server" -H 127.0.0.1 -p "$port" >"$work/moto.log" 2>&1 &
 moto=$!
 disown "$moto" # killed at exit without a job-control notice
 endpoint=http://127.0.0.1:$port

@@ -27,7 +27,8 @@ use_release_binary "$repo"
 
 tmp=$(mktemp -d)
 port=$("$py" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-"$py" -m moto.server -H 127.0.0.1 -p "$port" >"$tmp/moto.log" 2>&1 &
+# Scripts/moto-server exits when this script is gone, however it ended.
+PIPELINE_MOTO_PARENT=$$ "$py" "$repo/Scripts/moto-server" -H 127.0.0.1 -p "$port" >"$tmp/moto.log" 2>&1 &
 moto=$!
 disown "$moto" # killed at exit without a job-control notice
 trap 'kill -9 $moto 2>/dev/null; rm -rf "$tmp"' EXIT

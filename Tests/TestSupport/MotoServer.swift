@@ -5,7 +5,7 @@ import PipelineKit
 /// checking on. The first requests are free (`INITIAL_NO_AUTH_ACTION_COUNT`): they make an IAM
 /// user, its access key and policies, and a role to assume, through moto's IAM API. Everything
 /// after is authenticated, so a wrong secret is refused. Stopped when the value goes away, and
-/// gone soon after the test process when that is killed (`launcher`).
+/// gone soon after the test process when that is killed (Scripts/moto-server).
 package final class MotoServer: @unchecked Sendable {
     // Immutable after init; `process` is only terminated in deinit.
     package let port: Int
@@ -99,33 +99,18 @@ package final class MotoServer: @unchecked Sendable {
         return process
     }
 
-    /// The `env` arguments that run moto's server on 127.0.0.1:`port` through `launcher`, which
-    /// is given its parent's process ID in `PIPELINE_TEST_MOTO_PARENT`.
+    /// The `env` arguments that run moto's server on 127.0.0.1:`port` through Scripts/moto-server,
+    /// which exits when its parent, named in `parentVariable`, is gone: a test process that is
+    /// killed runs no deinit.
     package static func launchArguments(port: Int) -> [String] {
-        ["python3", "-c", launcher, "-H", "127.0.0.1", "-p", String(port)]
+        ["python3", script, "-H", "127.0.0.1", "-p", String(port)]
     }
 
-    /// The variable that names the process whose end `launcher` waits for.
-    package static let parentVariable = "PIPELINE_TEST_MOTO_PARENT"
+    /// The variable that names the process whose end Scripts/moto-server waits for.
+    package static let parentVariable = "PIPELINE_MOTO_PARENT"
 
-    /// `python3 -m moto.server` with a watch on its parent. A test process that is killed (a
-    /// crash, a timeout, ^C) runs no deinit, and its servers would run on, holding ports and
-    /// memory: the watch exits when the parent is no longer the one named, checked each second.
-    /// The parent is named rather than read at start, when it may already be gone. No server
-    /// outlives two hours, however it was started.
-    private static let launcher = """
-        import os, runpy, sys, threading, time
-        parent = int(os.environ["\(parentVariable)"])
-        def watch():
-            for _ in range(7200):
-                if os.getppid() != parent:
-                    break
-                time.sleep(1)
-            os._exit(0)
-        threading.Thread(target=watch, daemon=True).start()
-        sys.argv = ["moto.server"] + sys.argv[1:]
-        runpy.run_module("moto.server", run_name="__main__")
-        """
+    private static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("Scripts/moto-server").path
 
     /// SIGKILL: started from the test process, moto's server inherits a signal mask that
     /// blocks SIGTERM, and `terminate()` would leave `waitUntilExit()` waiting for good.
