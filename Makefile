@@ -32,7 +32,8 @@ SANITIZED := -c release -Xswiftc -Onone -Xswiftc -enable-testing -Xswiftc -gline
 TEST_SCRATCH := .build-tsan
 TEST_OPTIONS := --sanitize=thread $(SANITIZED)
 TEST_BUILD := $(TEST_OPTIONS) --scratch-path $(TEST_SCRATCH)
-# The tests that hold the process's lanes to a short limit, run again alone by `make test`.
+# The tests that hold the process's lanes to a short limit, which `make test` runs in a process
+# of their own.
 ALONE_TESTS := ItemTimeoutTests/(aSlowInputFailsNamingItselfTheStageAndTheLimitAndLeavesNothing|theOtherInputsGoOnWhileOneIsPastTheLimit)
 # The suites that feed the code untrusted input (images, pipeline files, HTTP and S3 answers,
 # fuzz tests, the TIFF and PNG row readers, the WebP decode and the SSIMULACRA 2 metric's C
@@ -93,13 +94,12 @@ $(GENERATED)/pipeline.fish: $(BINARY)
 # they parse on one thread, where ThreadSanitizer has nothing to find, and run in full under
 # AddressSanitizer (`make test-hostile`). ThreadSanitizer's pause of a second at each process's
 # exit (for races in exit handlers) is off: the suite starts `pipeline` processes by the hundred.
-# Then the tests that need the process's lanes to themselves (CommandRunner.lanesAreFree) run
-# again, in a process of their own.
+# The tests that need the process's lanes to themselves (CommandRunner.lanesAreFree) run in a
+# fifth process beside the four: they mostly wait out time limits.
 TEST_ENVIRONMENT := PIPELINE_UNSANITIZED_BINARY=$$($(MAKE) -s -q $(BINARY) && echo $(abspath $(BINARY))) \
   PIPELINE_FUZZ_ITERATIONS=250 TSAN_OPTIONS=atexit_sleep_ms=0
 test: test-build
-	$(TEST_ENVIRONMENT) .ci/test-in-shards.sh 4 $(TEST_BUILD)
-	PIPELINE_TEST_ALONE=1 TSAN_OPTIONS=atexit_sleep_ms=0 .ci/test-in-shards.sh 1 --only "$(ALONE_TESTS)" $(TEST_BUILD)
+	$(TEST_ENVIRONMENT) .ci/test-in-shards.sh 4 --alone "$(ALONE_TESTS)" $(TEST_BUILD)
 test-build:
 	$(SWIFT) build --build-tests $(TEST_BUILD)
 # Each suite's cost, by which .ci/test-in-shards.sh deals the suites to its processes, measured

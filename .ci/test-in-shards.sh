@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The suite in several test processes at once, for the sanitizer runs.
 #
-#   .ci/test-in-shards.sh SHARDS [--only REGEX] [swift build options...]
+#   .ci/test-in-shards.sh SHARDS [--only REGEX] [--alone REGEX] [swift build options...]
 #   .ci/test-in-shards.sh --measure [swift build options...]
 #
 # Swift Testing runs a test on a thread of Swift's cooperative pool, which is as wide as the
@@ -11,7 +11,10 @@
 # to SHARDS processes of one test bundle, which the caller has built with the same options
 # (`make test` and `make test-hostile` do). A suite stays whole in one process, so suites marked
 # `.serialized` still run one test at a time there. `--only` keeps the tests whose identifiers
-# match REGEX. Each process's output goes to a log, printed in full when that process fails.
+# match REGEX. `--alone` runs the tests matching its REGEX in one more process, beside the others,
+# with PIPELINE_TEST_ALONE set (CommandRunner.lanesAreFree): tests that need the process's lanes
+# to themselves, which mostly wait. Each process's output goes to a log, printed in full when
+# that process fails.
 # The number of tests run must equal the number listed, so no suite is dropped between shards.
 #
 # The suites are dealt by cost, the dearest first, each to the process with the least so far, so
@@ -25,6 +28,7 @@ costs=.ci/suite-costs
 measure=false
 shards=
 only=
+alone=
 if [ "${1:-}" = --measure ]; then
   measure=true
   shift
@@ -33,6 +37,10 @@ else
   shift
   if [ "${1:-}" = --only ]; then
     only=$2
+    shift 2
+  fi
+  if [ "${1:-}" = --alone ]; then
+    alone=$2
     shift 2
   fi
 fi
@@ -50,16 +58,18 @@ listed=$(wc -l <"$logs/tests")
 # another up to its second (Module.Outer/Inner): the outer suites only group (VipsTests'
 # OneAtATime serializes tests over libvips' one error buffer, which each process has its own of).
 # Writes each process's filter (or with --measure, each suite's) to the logs folder.
-python3 - "${shards:-0}" "$logs" "$only" "$costs" <<'EOF'
+python3 - "${shards:-0}" "$logs" "$only" "$costs" "$alone" <<'EOF'
 import re, statistics, sys
-shards, logs, only, costs_file = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+shards, logs, only, costs_file, alone = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5]
 def suite(test):
     parts = test.strip().split("/")
     return "/".join(parts[:2]) if len(parts) > 2 else parts[0]
 def pattern(names):
     alternatives = "|".join(re.escape(name) for name in names)
-    # Whole suites, or within them the tests --only names (a lookahead over the identifier).
-    return ((f"^(?=.*({only}))" if only else "^") + f"({alternatives})/") if names else "^$"
+    # Whole suites, or within them the tests --only names and not those --alone names
+    # (lookaheads over the identifier).
+    lookaheads = (f"(?=.*({only}))" if only else "") + (f"(?!.*({alone}))" if alone else "")
+    return f"^{lookaheads}({alternatives})/" if names else "^$"
 suites = sorted({suite(line) for line in open(f"{logs}/tests") if line.strip()})
 if shards == 0:
     with open(f"{logs}/suites", "w") as listing:
@@ -108,9 +118,16 @@ for ((shard = 0; shard < shards; shard++)); do
   "$bundle" --testing-library swift-testing --filter "$(cat "$logs/filter-$shard")" >"$logs/log-$shard" 2>&1 &
   pids+=($!)
 done
+processes=$shards
+if [ -n "$alone" ]; then
+  filter="^${only:+(?=.*($only))}(?=.*($alone))"
+  PIPELINE_TEST_ALONE=1 "$bundle" --testing-library swift-testing --filter "$filter" >"$logs/log-$shards" 2>&1 &
+  pids+=($!)
+  processes=$((shards + 1))
+fi
 failed=0
 ran=0
-for ((shard = 0; shard < shards; shard++)); do
+for ((shard = 0; shard < processes; shard++)); do
   status=0
   wait "${pids[$shard]}" || status=$?
   summary=$(grep -E "Test run with [0-9]+ tests?" "$logs/log-$shard" | tail -n 1 || true)
@@ -123,6 +140,6 @@ for ((shard = 0; shard < shards; shard++)); do
     echo "---- end of shard $shard ----"
   fi
 done
-echo "test-in-shards: $ran of $listed listed tests ran in $shards processes"
+echo "test-in-shards: $ran of $listed listed tests ran in $processes processes"
 [ "$ran" -eq "$listed" ] || { echo "test-in-shards: the shards ran $ran tests, not the $listed listed" >&2; failed=1; }
 exit "$failed"
