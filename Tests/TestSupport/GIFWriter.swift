@@ -55,31 +55,40 @@ package struct GIFWriter {
 
     /// The GIF of `frames`, looping for ever.
     package func data(_ frames: [Frame]) -> Data {
+        data(frames.map { ($0, Self.lzw($0.indices)) })
+    }
+
+    /// The GIF of `frames`, each with its image data compressed already.
+    private func data(_ frames: [(frame: Frame, imageData: [UInt8])]) -> Data {
         var bytes = Array("GIF89a".utf8)
         // The screen, with a global palette of 256 entries (flags: present, 8 bits, size 2^8).
         bytes += HostileFixtures.littleEndian16(width) + HostileFixtures.littleEndian16(height) + [0xF7, 0, 0]
         for index in 0..<256 { bytes += index < palette.count ? palette[index] : [0, 0, 0] }
         bytes += [0x21, 0xFF, 0x0B] + Array("NETSCAPE2.0".utf8) + [3, 1, 0, 0, 0]
-        for frame in frames {
+        for (frame, imageData) in frames {
             let flags = frame.disposal.rawValue << 2 | (frame.transparent == nil ? 0 : 1)
             bytes += [0x21, 0xF9, 4, flags] + HostileFixtures.littleEndian16(frame.delay) + [frame.transparent ?? 0, 0]
             bytes += [0x2C] + HostileFixtures.littleEndian16(frame.left) + HostileFixtures.littleEndian16(frame.top)
             bytes += HostileFixtures.littleEndian16(frame.width) + HostileFixtures.littleEndian16(frame.height) + [0]
-            bytes += Self.lzw(frame.indices)
+            bytes += imageData
         }
         bytes.append(0x3B)
         return Data(bytes)
     }
 
     /// An animation of `frames` whole frames of `width`×`height` random pixels in six colours,
-    /// each shown `delay` hundredths of a second: slow to decode and encode for its size.
+    /// each shown `delay` hundredths of a second: slow to decode and encode for its size. The
+    /// frames repeat a few different ones: a decoder does all the work for each frame anyway,
+    /// and an unoptimized, sanitized build compresses pixel by pixel slowly.
     package static func noise(frames: Int, width: Int, height: Int, delay: Int = 4, seed: UInt64 = 1) -> Data {
         var generator = SeededGenerator(seed: seed)
         let palette: [[UInt8]] = [[0, 0, 0], [255, 255, 255], [255, 0, 0], [0, 255, 0], [0, 0, 255], [250, 200, 0]]
-        let all = (0..<frames).map { _ in
-            Frame(left: 0, top: 0, width: width, height: height, indices: randomIndices(width * height, below: 6, &generator), delay: delay)
+        let different = (0..<min(frames, 7)).map { _ in
+            let frame = Frame(
+                left: 0, top: 0, width: width, height: height, indices: randomIndices(width * height, below: 6, &generator), delay: delay)
+            return (frame: frame, imageData: lzw(frame.indices))
         }
-        return GIFWriter(width: width, height: height, palette: palette).data(all)
+        return GIFWriter(width: width, height: height, palette: palette).data((0..<frames).map { different[$0 % different.count] })
     }
 
     /// `count` palette indices below `limit`, eight from each random word, into a buffer: an
