@@ -275,20 +275,24 @@ enum TIFFFile {
             _ = pl_tiff_set_extra_samples(tiff, 1, &kind)
         }
         let rowBytes = width * samples
+        // A pattern with some noise, two rows long, of which each row is a window starting 7
+        // bytes after the last one's: made once, then copied row by row (an unoptimized,
+        // sanitized build stores byte by byte slowly).
         var noise = SeededBytes(seed: UInt32(samples * 1000 + rowsPerStrip))
+        let jitter = noise.next(2 * rowBytes)
+        let pattern = (0..<2 * rowBytes).map { column in
+            UInt8(truncatingIfNeeded: column / samples + column % samples * 40) &+ jitter[column] % 8
+        }
         var strip = [UInt8](repeating: 0, count: rowBytes * rowsPerStrip)
         var index: UInt32 = 0
         for top in stride(from: 0, to: height, by: rowsPerStrip) {
             let rows = min(rowsPerStrip, height - top)
-            let jitter = noise.next(rowBytes)
             strip.withUnsafeMutableBufferPointer { strip in
-                jitter.withUnsafeBufferPointer { jitter in
+                pattern.withUnsafeBufferPointer { pattern in
                     for row in 0..<rows {
-                        for column in 0..<rowBytes {
-                            strip[row * rowBytes + column] =
-                                UInt8(truncatingIfNeeded: column / samples + (top + row) * 3 + column % samples * 40)
-                                &+ jitter[(column + row * 7) % rowBytes] % 8
-                        }
+                        let start = (top + row) * 7 % rowBytes
+                        strip.baseAddress!.advanced(by: row * rowBytes).update(
+                            from: pattern.baseAddress!.advanced(by: start), count: rowBytes)
                     }
                 }
             }
