@@ -37,23 +37,41 @@ package enum Fixtures {
         return try VipsImage(pixels: pixels, width: width, height: height, bands: 3)
     }
 
-    /// A smooth gradient with detail, a stand-in for a photograph.
+    /// A smooth gradient with detail, a stand-in for a photograph: band by band, x across, y
+    /// down, x XOR y (the detail), opaque alpha, and 0 in any further band.
     package static func gradient(width: Int, height: Int, bands: Int = 3) throws -> VipsImage {
-        let pixels = filled(count: width * height * bands) { buffer in
-            var at = 0
-            for y in 0..<height {
-                let down = UInt8(y * 255 / max(1, height - 1))
-                for x in 0..<width {
-                    let values = (UInt8(x * 255 / max(1, width - 1)), down, UInt8((x ^ y) & 0xff), UInt8(255))
-                    buffer[at] = values.0
-                    if bands > 1 { buffer[at + 1] = values.1 }
-                    if bands > 2 { buffer[at + 2] = values.2 }
-                    if bands > 3 { buffer[at + 3] = values.3 }
-                    at += bands
+        // Each band's rows are copied (or set) whole, and libvips interleaves the bands: an
+        // unoptimized, sanitized build stores pixel by pixel slowly. The detail repeats every 256 rows.
+        let across = (0..<width).map { UInt8($0 * 255 / max(1, width - 1)) }
+        let detail = bands > 2 ? (0..<min(height, 256)).map { y in (0..<width).map { UInt8(($0 ^ y) & 0xff) } } : []
+        let planes = try (0..<bands).map { band in
+            try plane(width: width, height: height) { y, row in
+                switch band {
+                case 0: row.update(from: across, count: width)
+                case 1: memset(row, Int32(y * 255 / max(1, height - 1)), width)
+                case 2: row.update(from: detail[y % 256], count: width)
+                case 3: memset(row, 255, width)
+                default: memset(row, 0, width)
                 }
             }
         }
-        return try VipsImage(pixels: pixels, width: width, height: height, bands: bands)
+        guard bands > 1 else { return planes[0] }
+        guard let joined = try Vips.call("bandjoin", ["in": .images(planes)])["out"]?.image else {
+            throw VipsError(operation: "bandjoin", message: "bandjoin gave no output image")
+        }
+        return try VipsImage(pixels: joined.bytes(), width: width, height: height, bands: bands)
+    }
+
+    /// A one-band `width`×`height` image whose rows `fillRow` writes, given each row's number
+    /// and start.
+    private static func plane(width: Int, height: Int, _ fillRow: (Int, UnsafeMutablePointer<UInt8>) -> Void) throws -> VipsImage {
+        let pixels = [UInt8](unsafeUninitializedCapacity: width * height) { buffer, initialized in
+            if let start = buffer.baseAddress {
+                for y in 0..<height { fillRow(y, start + y * width) }
+            }
+            initialized = width * height
+        }
+        return try VipsImage(pixels: pixels, width: width, height: height, bands: 1)
     }
 
     /// Deterministic noise: detail that lossless codecs cannot squeeze.
