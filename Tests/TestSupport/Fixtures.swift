@@ -65,11 +65,9 @@ package enum Fixtures {
     /// A one-band `width`×`height` image whose rows `fillRow` writes, given each row's number
     /// and start.
     private static func plane(width: Int, height: Int, _ fillRow: (Int, UnsafeMutablePointer<UInt8>) -> Void) throws -> VipsImage {
-        let pixels = [UInt8](unsafeUninitializedCapacity: width * height) { buffer, initialized in
-            if let start = buffer.baseAddress {
-                for y in 0..<height { fillRow(y, start + y * width) }
-            }
-            initialized = width * height
+        let pixels = filled(count: width * height) { buffer in
+            guard let start = buffer.baseAddress else { return }
+            for y in 0..<height { fillRow(y, start + y * width) }
         }
         return try VipsImage(pixels: pixels, width: width, height: height, bands: 1)
     }
