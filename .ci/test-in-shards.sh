@@ -125,6 +125,15 @@ if [ -n "$alone" ]; then
   pids+=($!)
   processes=$((shards + 1))
 fi
+# The tests a log says started and does not say passed or failed, a line each.
+still_running() {
+  awk '
+    /^◇ Test .* started\.$/ && !/^◇ Test run started/ { name = $0; sub(/^◇ Test /, "", name); sub(/ started\.$/, "", name); open[name] = 1 }
+    /^(✔|✘) Test .* (passed|failed)/ { name = $0; sub(/^(✔|✘) Test /, "", name); sub(/ (passed|failed).*$/, "", name); delete open[name] }
+    END { for (name in open) print "  " name }
+  ' "$1"
+}
+declare -A unfinished
 failed=0
 ran=0
 for ((shard = 0; shard < processes; shard++)); do
@@ -138,7 +147,14 @@ for ((shard = 0; shard < processes; shard++)); do
     echo "---- shard $shard's output ----"
     cat "$logs/log-$shard"
     echo "---- end of shard $shard ----"
+    unfinished[shard]=$(still_running "$logs/log-$shard")
   fi
+done
+# A process that crashed stops mid-log, and CI may keep only the end of what it prints: the
+# tests each failed process had started and not finished come last, where that end shows them.
+for shard in "${!unfinished[@]}"; do
+  echo "shard $shard ended while these tests ran:"
+  echo "${unfinished[$shard]:-  (none)}"
 done
 echo "test-in-shards: $ran of $listed listed tests ran in $processes processes"
 [ "$ran" -eq "$listed" ] || { echo "test-in-shards: the shards ran $ran tests, not the $listed listed" >&2; failed=1; }
