@@ -128,8 +128,8 @@ fi
 # The tests a log says started and does not say passed or failed, a line each.
 still_running() {
   awk '
-    /^◇ Test .* started\.$/ && !/^◇ Test run started/ { name = $0; sub(/^◇ Test /, "", name); sub(/ started\.$/, "", name); open[name] = 1 }
-    /^(✔|✘) Test .* (passed|failed)/ { name = $0; sub(/^(✔|✘) Test /, "", name); sub(/ (passed|failed).*$/, "", name); delete open[name] }
+    /^◇ Test .* started\.$/ && !/^◇ Test (run|case) / { name = $0; sub(/^◇ Test /, "", name); sub(/ started\.$/, "", name); open[name] = 1 }
+    /^(✔|✘) Test .* (passed|failed)/ { name = $0; sub(/^(✔|✘) Test /, "", name); sub(/( with [0-9]+ test cases?)? (passed|failed).*$/, "", name); delete open[name] }
     END { for (name in open) print "  " name }
   ' "$1"
 }
@@ -147,14 +147,16 @@ for ((shard = 0; shard < processes; shard++)); do
     echo "---- shard $shard's output ----"
     cat "$logs/log-$shard"
     echo "---- end of shard $shard ----"
-    unfinished[shard]=$(still_running "$logs/log-$shard")
+    unfinished[$shard]=$(still_running "$logs/log-$shard")
   fi
 done
 # A process that crashed stops mid-log, and CI may keep only the end of what it prints: the
-# tests each failed process had started and not finished come last, where that end shows them.
+# tests each failed process had started and not finished, and the top of its first sanitizer
+# report, come last, where that end shows them.
 for shard in "${!unfinished[@]}"; do
   echo "shard $shard ended while these tests ran:"
   echo "${unfinished[$shard]:-  (none)}"
+  grep -m 1 -A 24 -E '^==[0-9]+==ERROR: |^WARNING: (Thread|Address)Sanitizer' "$logs/log-$shard" | sed 's/^/  /' || true
 done
 echo "test-in-shards: $ran of $listed listed tests ran in $processes processes"
 [ "$ran" -eq "$listed" ] || { echo "test-in-shards: the shards ran $ran tests, not the $listed listed" >&2; failed=1; }
