@@ -40,36 +40,40 @@ package enum Fixtures {
     /// A smooth gradient with detail, a stand-in for a photograph: band by band, x across, y
     /// down, x XOR y (the detail), opaque alpha, and 0 in any further band.
     package static func gradient(width: Int, height: Int, bands: Int = 3) throws -> VipsImage {
-        // Each band's rows are copied (or set) whole, and libvips interleaves the bands: an
-        // unoptimized, sanitized build stores pixel by pixel slowly. The detail repeats every 256 rows.
         let across = (0..<width).map { UInt8($0 * 255 / max(1, width - 1)) }
+        // The detail repeats every 256 rows.
         let detail = bands > 2 ? (0..<min(height, 256)).map { y in (0..<width).map { UInt8(($0 ^ y) & 0xff) } } : []
-        let planes = try (0..<bands).map { band in
-            try plane(width: width, height: height) { y, row in
-                switch band {
-                case 0: row.update(from: across, count: width)
-                case 1: memset(row, Int32(y * 255 / max(1, height - 1)), width)
-                case 2: row.update(from: detail[y % 256], count: width)
-                case 3: memset(row, 255, width)
-                default: memset(row, 0, width)
-                }
+        return try bandByBand(width: width, height: height, bands: bands) { band, y, row in
+            switch band {
+            case 0: row.update(from: across, count: width)
+            case 1: memset(row, Int32(y * 255 / max(1, height - 1)), width)
+            case 2: row.update(from: detail[y % 256], count: width)
+            case 3: memset(row, 255, width)
+            default: memset(row, 0, width)
             }
+        }
+    }
+
+    /// A `width`×`height` image of `bands` bands whose rows `fillRow` writes one band at a time,
+    /// given the band, the row's number and its start; labelled as a decoder would label it.
+    ///
+    /// For images of a photograph's size: whole rows copied (or set) and the bands interleaved by
+    /// libvips, where an unoptimized, sanitized build stores pixel by pixel slowly.
+    package static func bandByBand(
+        width: Int, height: Int, bands: Int, _ fillRow: (_ band: Int, _ y: Int, _ row: UnsafeMutablePointer<UInt8>) -> Void
+    ) throws -> VipsImage {
+        let planes = try (0..<bands).map { band in
+            let pixels = filled(count: width * height) { buffer in
+                guard let start = buffer.baseAddress else { return }
+                for y in 0..<height { fillRow(band, y, start + y * width) }
+            }
+            return try VipsImage(pixels: pixels, width: width, height: height, bands: 1)
         }
         guard bands > 1 else { return planes[0] }
         guard let joined = try Vips.call("bandjoin", ["in": .images(planes)])["out"]?.image else {
             throw VipsError(operation: "bandjoin", message: "bandjoin gave no output image")
         }
         return try VipsImage(pixels: joined.bytes(), width: width, height: height, bands: bands)
-    }
-
-    /// A one-band `width`×`height` image whose rows `fillRow` writes, given each row's number
-    /// and start.
-    private static func plane(width: Int, height: Int, _ fillRow: (Int, UnsafeMutablePointer<UInt8>) -> Void) throws -> VipsImage {
-        let pixels = filled(count: width * height) { buffer in
-            guard let start = buffer.baseAddress else { return }
-            for y in 0..<height { fillRow(y, start + y * width) }
-        }
-        return try VipsImage(pixels: pixels, width: width, height: height, bands: 1)
     }
 
     /// Deterministic noise: detail that lossless codecs cannot squeeze.

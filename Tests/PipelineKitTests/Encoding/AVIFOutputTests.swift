@@ -35,12 +35,21 @@ import Vips
         }
     }
 
-    /// A photograph-like test image: a gradient with noise over it.
+    /// A photograph-like test image: a gradient with noise over it, and with a fourth band an
+    /// alpha opaque on the left half only.
     func photo(width: Int, height: Int, bands: Int = 3) throws -> VipsImage {
-        try Fixtures.image(width: width, height: height, bands: bands) { x, y in
-            let noise = UInt8(truncatingIfNeeded: (x &* 7919 &+ y &* 104_729) % 23)
-            let colour = [UInt8((x * 255) / max(1, width - 1)), UInt8((y * 255) / max(1, height - 1)), 128 &+ noise]
-            return bands == 4 ? colour + [x < width / 2 ? 255 : 0] : colour
+        let across = (0..<width).map { UInt8(($0 * 255) / max(1, width - 1)) }
+        // The noise, (7919 x + 104729 y) mod 23, is row 0's shifted by (104729 y) mod 23: one row
+        // for each of the 23 shifts.
+        let noise: [[UInt8]] = (0..<23).map { shift in (0..<width).map { x in UInt8(128 + (x * 7919 + shift) % 23) } }
+        let alpha = (0..<width).map { $0 < width / 2 ? UInt8(255) : 0 }
+        return try Fixtures.bandByBand(width: width, height: height, bands: bands) { band, y, row in
+            switch band {
+            case 0: row.update(from: across, count: width)
+            case 1: memset(row, Int32((y * 255) / max(1, height - 1)), width)
+            case 2: row.update(from: noise[(y * 104_729) % 23], count: width)
+            default: row.update(from: alpha, count: width)
+            }
         }
     }
 
