@@ -20,7 +20,9 @@ started=$(date +%s)
 work=$(mktemp -d /tmp/pipeline-slurm-test.XXXXXX)
 export STATE_DIR=$work/cluster
 moto=""
+watcher=""
 cleanup() {
+  [ -n "$watcher" ] && kill "$watcher" 2>/dev/null || true
   "$repo/deploy/slurm/local-cluster.sh" stop >/dev/null 2>&1 || true
   [ -n "$moto" ] && kill -9 "$moto" 2>/dev/null || true
   rm -rf "$work"
@@ -89,6 +91,18 @@ make_file "$work/sharded" sharded
 "$bin" run --quiet "$work/single/pipeline.json"
 
 deploy/slurm/local-cluster.sh start
+# The cluster's daemons detach, and a SIGKILL runs no trap: a watcher stops them once this
+# script is gone, checking each second for at most two hours. Its output goes nowhere, so it
+# holds open no pipe of whoever runs this script.
+(
+  for _ in $(seq 7200); do
+    kill -0 "$$" 2>/dev/null || break
+    sleep 1
+  done
+  "$repo/deploy/slurm/local-cluster.sh" stop
+) >/dev/null 2>&1 &
+watcher=$!
+disown "$watcher"
 export SLURM_CONF=$STATE_DIR/slurm.conf
 
 wait_for_job() {  # JOBID: until no task of it is pending or running (at most 600 s)
