@@ -2,7 +2,9 @@ public import PipelineKit
 public import Vips
 
 /// Cuts a rectangle out of an image: either a fixed region (`left`, `top`, `width`, `height`)
-/// or a window of `width`×`height` placed by `gravity`.
+/// or a window of `width`×`height` placed by `gravity`: a compass point, a smart crop, a focal
+/// point, the input's point from the focus file, or the faces found, as a cover resize's
+/// `position` places its crop.
 ///
 /// A region must lie inside the image, or the item fails: cropping a different rectangle than
 /// the one asked for would hide a mistake. A window larger than the image is clamped to it, so
@@ -18,8 +20,8 @@ public struct Crop: ImageProcessing, Hashable {
     public enum Mode: Hashable, Sendable {
         /// A fixed rectangle, which must lie inside the image.
         case region(left: Int, top: Int, width: Int, height: Int)
-        /// A window of at most `width`×`height` (nil: the image's own), placed by `gravity`.
-        case window(width: Int?, height: Int?, gravity: Gravity)
+        /// A window of at most `width`×`height` (nil: the image's own), placed at `position`.
+        case window(width: Int?, height: Int?, position: CropPosition)
     }
 
     /// Offsets and sizes up to libvips' own coordinate limit, `VIPS_MAX_COORD`.
@@ -33,13 +35,18 @@ public struct Crop: ImageProcessing, Hashable {
         .integer("top", in: offsetRange, help: "Top edge of a region, in pixels from the top (needs left, width and height)."),
         .integer("width", in: sizeRange, help: "Width of the region or window in pixels."),
         .integer("height", in: sizeRange, help: "Height of the region or window in pixels."),
-        .choice(
-            "gravity", Gravity.names, default: Gravity.centre.rawValue,
-            help: "Where a window without left/top sits: a compass point, or attention/entropy for a smart crop."),
+        Option(
+            "gravity", CropPosition.shape, default: JSONNode(plain: Gravity.centre.rawValue),
+            help:
+                "Where a window without left/top sits: a compass point, attention/entropy for a smart crop, a point "
+                + "{\"x\": 0.8, \"y\": 0.4} (fractions of the image) kept as near the centre as the window allows, focus for each "
+                + "input's point from the focusPoints file, or faces for the faces found (attention when none is)."),
     ]
 
     /// What is kept: a region at fixed pixels, or a window placed by gravity.
     public let mode: Mode
+    /// The face detector for a window at `"gravity": "faces"`.
+    let faceFinder: FaceFinderReference?
 
     /// The step as a pipeline file configures it, from its checked options.
     public init(options: ProcessorOptions) throws(OptionError) {
@@ -58,23 +65,24 @@ public struct Crop: ImageProcessing, Hashable {
             guard let height else { throw OptionError(option: "height", "is required: \(region)") }
             try self.init(mode: .region(left: left, top: top, width: width, height: height))
         } else {
-            let gravityName = try options.string("gravity")
-            guard let gravity = Gravity(name: gravityName) else {
-                throw OptionError(option: "gravity", "unknown value \(gravityName.quotedValue)")
-            }
-            try self.init(mode: .window(width: width, height: height, gravity: gravity))
+            let position = try options.cropPosition("gravity")
+            try self.init(mode: .window(width: width, height: height, position: position), faceFinder: options.faceFinder)
         }
     }
 
-    /// A crop for use from Swift; checks what the pipeline file's validator would.
-    public init(mode: Mode) throws(OptionError) {
+    /// A crop for use from Swift; checks what the pipeline file's validator would. A window
+    /// about faces needs `faceFinder`.
+    public init(mode: Mode, faceFinder: (any FaceFinding)? = nil) throws(OptionError) {
         switch mode {
         case .region(let left, let top, let width, let height):
             try Self.check("left", left, in: Self.offsetRange)
             try Self.check("top", top, in: Self.offsetRange)
             try Self.check("width", width, in: Self.sizeRange)
             try Self.check("height", height, in: Self.sizeRange)
-        case .window(let width, let height, _):
+        case .window(let width, let height, let position):
+            if position == .faces, faceFinder == nil {
+                throw OptionError(option: "gravity", "\"faces\" needs a face finder")
+            }
             guard width != nil || height != nil else {
                 throw OptionError(
                     option: nil, "crop needs width and/or height (a window placed by gravity), or left, top, width and height (a region)")
@@ -83,6 +91,7 @@ public struct Crop: ImageProcessing, Hashable {
             if let height { try Self.check("height", height, in: Self.sizeRange) }
         }
         self.mode = mode
+        self.faceFinder = mode.position == .faces ? faceFinder.map(FaceFinderReference.init) : nil
     }
 
     private static func check(_ name: String, _ value: Int, in range: ClosedRange<Int>) throws(OptionError) {
@@ -96,10 +105,13 @@ public struct Crop: ImageProcessing, Hashable {
         switch mode {
         case .region(let left, let top, let width, let height):
             "crop(left:\(left),top:\(top),width:\(width),height:\(height))"
-        case .window(let width, let height, let gravity):
-            "crop(width:\(width.map(String.init) ?? "auto"),height:\(height.map(String.init) ?? "auto"),gravity:\(gravity.rawValue))"
+        case .window(let width, let height, let position):
+            "crop(width:\(width.map(String.init) ?? "auto"),height:\(height.map(String.init) ?? "auto"),gravity:\(position.identifier))"
         }
     }
+
+    /// Whether the window is placed at each input's point from the focus file.
+    public var readsFocusPoint: Bool { mode.position == .focus }
 
     /// The size this step makes from an input of `size`, so that planning can size decoding.
     public func outputSize(for size: ImageSize) -> ImageSize {
@@ -122,10 +134,17 @@ public struct Crop: ImageProcessing, Hashable {
             }
             if (left, top, width, height) == (0, 0, image.width, image.height) { return image }
             return try image.extracted(left: left, top: top, width: width, height: height)
-        case .window(_, _, let gravity):
+        case .window(_, _, let position):
             let size = outputSize(for: image.size)
-            return try image.cropped(width: size.width, height: size.height, gravity: gravity)
+            return try image.cropped(width: size.width, height: size.height, at: position, faceFinder: faceFinder?.finder, context: context)
         }
+    }
+}
+
+extension Crop.Mode {
+    /// Where a window sits; nil for a region.
+    public var position: CropPosition? {
+        if case .window(_, _, let position) = self { position } else { nil }
     }
 }
 

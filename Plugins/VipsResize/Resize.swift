@@ -68,12 +68,7 @@ public struct Resize: ImageProcessing, Hashable {
 
     /// The step as a pipeline file configures it, from its checked options.
     public init(options: ProcessorOptions) throws(OptionError) {
-        let position = try Self.position(options)
-        if position == .faces, options.faceFinder == nil {
-            throw OptionError(
-                option: "position",
-                "\"faces\" needs face detection, and this build of pipeline has none (it was built without the Faces trait)")
-        }
+        let position = try options.cropPosition("position")
         try self.init(
             width: options.optionalInt("width"),
             height: options.optionalInt("height"),

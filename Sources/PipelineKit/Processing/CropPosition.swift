@@ -1,7 +1,8 @@
 import Vips
 
-/// Which part of an image a `cover` crop keeps: a `Gravity`, a fixed focal point, the input's
-/// own point from the pipeline's focus file, or the faces found in the image.
+/// Which part of an image a crop keeps (a `cover` resize's `position`, a `crop` window's
+/// `gravity`): a `Gravity`, a fixed focal point, the input's own point from the pipeline's focus
+/// file, or the faces found in the image.
 public enum CropPosition: Hashable, Sendable {
     /// A compass point or a smart strategy (`attention`, `entropy`).
     case gravity(Gravity)
@@ -126,7 +127,84 @@ extension CropPosition {
     }
 }
 
+extension ProcessorOptions {
+    /// The position option `name` as written: a position's name, or `{"x": X, "y": Y}`; the
+    /// centre when it is not given. `faces` needs the build's face detector.
+    public func cropPosition(_ name: String) throws(OptionError) -> CropPosition {
+        guard let node = value(name) else { return .gravity(.centre) }
+        let position: CropPosition
+        switch node.value {
+        case .string(let text):
+            guard let named = CropPosition(name: text) else {
+                throw OptionError(option: name, "unknown value \(text.quotedValue)")
+            }
+            position = named
+        case .object:
+            guard case .number(let x, _)? = node["x"]?.value, case .number(let y, _)? = node["y"]?.value,
+                let point = FocusPoint(x: x, y: y)
+            else {
+                throw OptionError(option: name, "a point is {\"x\": X, \"y\": Y}, each a fraction from 0 to 1")
+            }
+            position = .point(point)
+        default:
+            throw OptionError(option: name, "expected a position's name or {\"x\": X, \"y\": Y}")
+        }
+        if position == .faces, faceFinder == nil {
+            throw OptionError(
+                option: name, "\"faces\" needs face detection, and this build of pipeline has none (it was built without the Faces trait)")
+        }
+        return position
+    }
+}
+
+extension CropPosition {
+    /// The point a crop to `window` of an image of `image` size (scaled to `scaled`) centres
+    /// on: the middle of the box around every face, or of the largest face when they do not
+    /// all fit in the window; nil when there are no faces.
+    public static func facePoint(_ faces: [PixelBox], in image: ImageSize, keeping window: ImageSize, scaledTo scaled: ImageSize)
+        -> FocusPoint?
+    {
+        guard let all = PixelBox.union(faces), image.width > 0, image.height > 0 else { return nil }
+        let fits =
+            Double(all.width) * Double(scaled.width) / Double(image.width) <= Double(window.width)
+            && Double(all.height) * Double(scaled.height) / Double(image.height) <= Double(window.height)
+        let box = fits ? all : faces.max { $0.width * $0.height < $1.width * $1.height } ?? all
+        return FocusPoint(
+            x: min(1, max(0, (Double(box.left) + Double(box.width) / 2) / Double(image.width))),
+            y: min(1, max(0, (Double(box.top) + Double(box.height) / 2) / Double(image.height))))
+    }
+}
+
 extension VipsImage {
+    /// Crops to `width`×`height`, clamped to the image, keeping the part `position` names: the
+    /// input's focus point from `context`, or the faces `faceFinder` finds in `original` (this
+    /// image before a step scaled it; the image itself when nil). Without a face, or without a
+    /// finder, the crop is attention's, and `context`'s notes say which it was.
+    public func cropped(
+        width: Int, height: Int, at position: CropPosition, faceFinder: (any FaceFinding)?, facesIn original: VipsImage? = nil,
+        context: ProcessingContext
+    ) throws -> VipsImage {
+        switch position {
+        case .gravity(let gravity):
+            return try cropped(width: width, height: height, gravity: gravity)
+        case .point(let point):
+            return try cropped(width: width, height: height, around: point)
+        case .focus:
+            return try cropped(width: width, height: height, around: context.focusPoint ?? .centre)
+        case .faces:
+            guard let faceFinder else { return try cropped(width: width, height: height, gravity: .attention) }
+            let searched = original ?? self
+            let faces = try faceFinder.faces(in: searched)
+            let window = ImageSize(width: min(max(1, width), self.width), height: min(max(1, height), self.height))
+            guard let point = CropPosition.facePoint(faces, in: searched.size, keeping: window, scaledTo: size) else {
+                context.notes.add("no face found: cropped by attention")
+                return try cropped(width: width, height: height, gravity: .attention)
+            }
+            context.notes.add("\(faces.count) face\(faces.count == 1 ? "" : "s") found: cropped about them")
+            return try cropped(width: width, height: height, around: point)
+        }
+    }
+
     /// Crops to `width`×`height`, clamped to the image, keeping the point at fractions
     /// `point` of the image as near the window's centre as the window allows.
     public func cropped(width: Int, height: Int, around point: FocusPoint) throws(VipsError) -> VipsImage {

@@ -1,6 +1,7 @@
 public import Vips
 
-/// Finds faces in an image, for a `cover` crop at `"position": "faces"`.
+/// Finds faces in an image, for a crop about them (a `cover` resize at `"position": "faces"`, a
+/// `crop` window at `"gravity": "faces"`).
 ///
 /// PipelineKit has no detector of its own: a build with one (the `Faces` trait's OpenCV
 /// cascade) hands it to the registry (`ProcessorRegistry.findingFaces(with:)`), and the
@@ -9,6 +10,23 @@ public import Vips
 public protocol FaceFinding: Sendable {
     /// The faces in `image`, as boxes in its pixels; empty when there are none.
     func faces(in image: VipsImage) throws -> [PixelBox]
+}
+
+/// The face detector a step holds: every one is the same as far as the step's equality and
+/// identifier go, since the build has one.
+public struct FaceFinderReference: Hashable, Sendable {
+    /// The detector.
+    public let finder: any FaceFinding
+
+    /// A reference to `finder`.
+    public init(_ finder: any FaceFinding) {
+        self.finder = finder
+    }
+
+    /// Always true: a build has one detector.
+    public static func == (lhs: Self, rhs: Self) -> Bool { true }
+    /// Adds nothing: every reference is equal.
+    public func hash(into hasher: inout Hasher) {}
 }
 
 /// Things a step says about one item's work, for the trace (`--trace`): a fallback taken, say.

@@ -126,8 +126,11 @@ extension DefinitionBuilder {
             let step = try type.init(
                 options: ProcessorOptions(
                     values: values, definitions: type.options, baseDirectory: baseDirectory, faceFinder: processors.faceFinder))
+            // The option that asks for the point (resize's position, crop's gravity) is the one set to "focus".
+            let focusOption = values.keys.sorted().first { values[$0]?.value == .string("focus") }
             return checkFocusPoints(
-                step, at: join(join(path, member.key), "position"), location: values["position"]?.location ?? member.value.location)
+                step, at: join(join(path, member.key), focusOption ?? "position"),
+                location: focusOption.flatMap { values[$0]?.location } ?? member.value.location)
         } catch {
             let stepPath = join(path, member.key)
             let optionNode = error.option.flatMap { values[$0] }

@@ -32,11 +32,15 @@ import Vips
         return directory
     }
 
-    func json(position: String = #""focus""#, path: String = "out/{stem}.png", focusPoints: String? = "focus.json") -> String {
-        PipelineHarness.json(
+    /// A pipeline cropping `in/*.png` to 100×100 squares, by `step` (a cover resize at `position` when nil).
+    func json(position: String = #""focus""#, path: String = "out/{stem}.png", focusPoints: String? = "focus.json", step: String? = nil)
+        -> String
+    {
+        let step = step ?? #"{"resize": {"width": 100, "height": 100, "fit": "cover", "position": \#(position)}}"#
+        return PipelineHarness.json(
             inputs: ["in/*.png"],
             outputs: [
-                #"{"name": "square", "steps": [{"resize": {"width": 100, "height": 100, "fit": "cover", "position": \#(position)}}], "encode": {"format": "png"}, "path": "\#(path)"}"#
+                #"{"name": "square", "steps": [\#(step)], "encode": {"format": "png"}, "path": "\#(path)"}"#
             ], extra: (focusPoints.map { #""focusPoints": "\#($0)", "# } ?? "") + #""incremental": true"#)
     }
 
@@ -60,6 +64,26 @@ import Vips
         #expect(summary.succeeded == 2)
         #expect(try hasMarker(directory.path + "/out/a.png"))
         #expect(try !hasMarker(directory.path + "/out/b.png"))
+    }
+
+    @Test func aCropWindowSitsAtEachInputsPointToo() async throws {
+        // Given a focus file with a point for a.png at its marker, and none for b.png
+        let directory = try folder(focus: #"{"in/a.png": [0.8, 0.4]}"#)
+
+        // When the pipeline cuts a 100×100 window out of each, unscaled, at its focus point
+        let crop = #"{"crop": {"width": 100, "height": 100, "gravity": "focus"}}"#
+        let (_, summary) = try await PipelineHarness.run(json(step: crop), in: directory)
+
+        // Then a's window is centred on the marker, at (320, 80), and b's, about its centre, misses it
+        #expect(summary.succeeded == 2)
+        let a = try VipsImage.open(file: directory.path + "/out/a.png")
+        #expect(a.size == ImageSize(width: 100, height: 100))
+        #expect(try a.pixel(x: 50, y: 50) == [255, 0, 0])
+        #expect(try !hasMarker(directory.path + "/out/b.png"))
+        // and without a focus file, the window's "focus" is refused at its own path
+        let error = problems(json(focusPoints: nil, step: crop), in: directory)
+        #expect(error.contains("outputs[0].steps[0].crop.gravity"), "\(error)")
+        #expect(error.contains("names none"), "\(error)")
     }
 
     @Test func aPointInTheFileKeepsTheMarkerAsAFixedPointDoes() async throws {

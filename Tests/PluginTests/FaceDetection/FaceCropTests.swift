@@ -6,6 +6,7 @@ import StandardProcessors
 import TestSupport
 import Testing
 import Vips
+import VipsCrop
 import VipsResize
 
 /// `"position": "faces"`: OpenCV's cascade on a real photograph of a face.
@@ -59,6 +60,26 @@ struct FaceCropTests {
         let left = try #require(try Self.offset(of: square, in: scaled), "the square is no window of the scaled strip")
         #expect(left <= face.left / 2 && face.left / 2 + face.width / 2 <= left + 160, "window at \(left), face \(face)")
         // and the crop says it found a face
+        #expect(context.notes.all == ["1 face found: cropped about them"])
+    }
+
+    @Test func aCropWindowAboutFacesKeepsTheFace() throws {
+        // Given the strip, with the face at its right end, and a 320×320 window about its faces
+        let image = try strip()
+        let face = try #require(try CascadeFaceFinder().faces(in: image).first)
+        let crop = try Crop(
+            options: ProcessorOptions(
+                values: ["width": JSONNode(plain: 320), "height": JSONNode(plain: 320), "gravity": JSONNode(plain: "faces")],
+                definitions: Crop.options, faceFinder: CascadeFaceFinder()))
+        let context = ProcessingContext(input: "strip", output: "square", originalSize: image.size)
+
+        // When the strip is cropped, without scaling
+        let square = try crop.process(image, context: context)
+
+        // Then the window is the part of the strip that holds the face, and the crop says so
+        #expect(square.size == ImageSize(width: 320, height: 320))
+        let left = try #require(try Self.offset(of: square, in: image), "the square is no window of the strip")
+        #expect(left <= face.left && face.left + face.width <= left + 320, "window at \(left), face \(face)")
         #expect(context.notes.all == ["1 face found: cropped about them"])
     }
 

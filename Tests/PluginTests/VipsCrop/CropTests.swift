@@ -171,6 +171,49 @@ struct CropTests {
         #expect(try Fixtures.isMostlyDetailed(result))
     }
 
+    // MARK: Focal points
+
+    @Test func aWindowAtAPointIsCentredOnItAsFarAsTheImageAllows() throws {
+        // Given an image whose pixels know their coordinates
+        let image = try coordinates()
+
+        // When 20×20 windows are cut about (0.3, 0.6), and about a point near the corner
+        let inside = try crop(["width": 20, "height": 20, "gravity": ["x": 0.3, "y": 0.6] as [String: any Sendable]]).applied(to: image)
+        let corner = try crop(["width": 20, "height": 20, "gravity": ["x": 0.98, "y": 0.02] as [String: any Sendable]]).applied(to: image)
+
+        // Then the first is centred on (30, 60), and the second stops at the image's edges
+        #expect(try inside.pixel(x: 0, y: 0) == [20, 50, 0])
+        #expect(try corner.pixel(x: 0, y: 0) == [80, 0, 0])
+        #expect(corner.size == ImageSize(width: 20, height: 20))
+    }
+
+    @Test func aWindowAtFocusTakesTheInputsPointOrTheCentre() throws {
+        // Given a window at each input's focus point
+        let image = try coordinates()
+        let step = try crop(["width": 20, "height": 20, "gravity": "focus"])
+        #expect(step.readsFocusPoint)
+        #expect(try !crop(["width": 20, "height": 20, "gravity": "north"]).readsFocusPoint)
+
+        // When one input has a point and another has none
+        let withPoint = try step.process(
+            image, context: ProcessingContext(input: "in", output: "o", originalSize: image.size, focusPoint: FocusPoint(x: 0.3, y: 0.6)))
+        let without = try step.process(image, context: ProcessingContext(input: "in", output: "o", originalSize: image.size))
+
+        // Then the first window is about its point and the second about the centre
+        #expect(try withPoint.pixel(x: 0, y: 0) == [20, 50, 0])
+        #expect(try without.pixel(x: 0, y: 0) == [40, 40, 0])
+    }
+
+    @Test func aWindowAboutFacesNeedsADetectorAndAPointNeedsFractions() {
+        let faces = #expect(throws: OptionError.self) { try crop(["width": 10, "gravity": "faces"]) }
+        #expect(faces?.option == "gravity")
+        #expect(faces?.message.contains("built without the Faces trait") == true)
+        let outside = #expect(throws: OptionError.self) {
+            try crop(["width": 10, "gravity": ["x": 1.5, "y": 0.5] as [String: any Sendable]])
+        }
+        #expect(outside?.option == "gravity")
+    }
+
     // MARK: Options
 
     @Test func gravityWithARegionIsAnOptionErrorNamingGravity() {
@@ -212,5 +255,11 @@ struct CropTests {
         ].map(\.identifier)
         #expect(Set(identifiers).count == identifiers.count)
         #expect(try crop(["width": 10, "height": 10, "gravity": "center"]).identifier == identifiers[2])
+        // A compass gravity is named as it was before points, so journals still match
+        #expect(identifiers[3] == "crop(width:10,height:10,gravity:east)")
+        let points = try [0.2, 0.8].map { x in
+            try crop(["width": 10, "gravity": ["x": x, "y": 0.5] as [String: any Sendable]]).identifier
+        }
+        #expect(points[0] != points[1])
     }
 }
