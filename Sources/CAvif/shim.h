@@ -24,6 +24,7 @@ typedef struct {
     int lossless;
     /* Colour at full resolution (4:4:4) rather than halved both ways (4:2:0). */
     int full_chroma;
+    /* The encoder's threads: they work on tiles, never on rows (see pl_avif_encoder_make). */
     int threads;
     int tile_rows_log2;
     int tile_cols_log2;
@@ -117,6 +118,11 @@ static inline avifEncoder *pl_avif_encoder_make(const PlAVIFSettings *settings) 
     encoder->maxThreads = settings->threads > 1 ? settings->threads : 1;
     encoder->tileRowsLog2 = settings->tile_rows_log2;
     encoder->tileColsLog2 = settings->tile_cols_log2;
+    /* aom's row threads (row-mt, which libavif turns on with more than one thread) code another
+     * file than one thread does, and the threads follow how busy the process is: off, the bytes
+     * depend only on the pixels and the settings, whatever the threads, which then share the
+     * tiles. */
+    if (settings->codec == AVIF_CODEC_CHOICE_AOM) avifEncoderSetCodecSpecificOption(encoder, "row-mt", "0");
     if (settings->lossless) {
         encoder->minQuantizer = encoder->maxQuantizer = AVIF_QUANTIZER_LOSSLESS;
         encoder->minQuantizerAlpha = encoder->maxQuantizerAlpha = AVIF_QUANTIZER_LOSSLESS;

@@ -46,6 +46,19 @@ public struct AVIFEncoding: Sendable, Hashable {
 
     /// The widest side AV1 codes (its frame sizes are 16-bit).
     public static let mostSide = 65536
+
+    /// The pixels from which an image is coded in two tiles, across its longer side, that two
+    /// threads can code at once; smaller images are one tile.
+    static let tiledPixels = 1 << 20
+
+    /// The tiles an image of `width`×`height` is coded in, as log2 of their rows and columns:
+    /// set by its size alone, never by the cores, since tiles change the bytes. A tile's edges
+    /// cost some bytes, so small images, quick to code anyway, stay whole; aom adds tiles past
+    /// its largest tile's size.
+    static func tiles(width: Int, height: Int) -> (rowsLog2: Int32, columnsLog2: Int32) {
+        guard width * height >= tiledPixels else { return (0, 0) }
+        return width >= height ? (0, 1) : (1, 0)
+    }
 }
 
 extension VipsImage {
@@ -60,12 +73,14 @@ extension VipsImage {
     /// The encoder's threads: an AV1 encode is most of an output's time, and the pipeline gives
     /// each image one core. While fewer encodes run than there are cores (the last images of a
     /// run, a run of one image), the cores the others would use sit idle: the encoder then runs
-    /// on its share of them, `cores` over the AV1 encodes in flight, as row threads. While every
-    /// core has an encode, it runs on one thread, where threads would only contend.
+    /// on its share of them, `cores` over the AV1 encodes in flight, each thread on a tile of an
+    /// image large enough to have two (`AVIFEncoding.tiles`). While every core has an encode,
+    /// it runs on one thread, where threads would only contend.
     ///
-    /// Never tiles: they would follow the threads, and so how busy the process happened to be,
-    /// and tiles change the bitstream. Row threads do not, so the file's bytes depend only on the
-    /// pixels and `encoding`, and a re-run writes the same bytes.
+    /// The tiles follow the image's size alone, and the threads never split a tile's rows (aom's
+    /// row threads code another file than one thread does): the file's bytes depend only on the
+    /// pixels and `encoding`, so a re-run, another machine or another replica writes the same
+    /// bytes, and a name made from them (`{hash}`) stays.
     public func encodedAVIF(_ encoding: AVIFEncoding, cores: Int = 1) throws(VipsError) -> Data {
         guard width <= AVIFEncoding.mostSide, height <= AVIFEncoding.mostSide else {
             throw VipsError(
@@ -80,6 +95,7 @@ extension VipsImage {
         let exif = encoding.keepsMetadata ? source.blob("exif-data") : nil
         let xmp = encoding.keepsMetadata ? source.blob("xmp-data") : nil
         let bands = source.bands
+        let tiles = AVIFEncoding.tiles(width: width, height: height)
         let encoded = try source.withMemory { pixels -> Result<Data, VipsError> in
             guard let base = pixels.baseAddress?.assumingMemoryBound(to: UInt8.self) else {
                 return .failure(VipsError(operation: "avif", message: "the image has no pixels"))
@@ -91,7 +107,7 @@ extension VipsImage {
                 var settings = PlAVIFSettings(
                     codec: encoding.codec.choice, speed: Int32(encoding.speed), quantizer: Int32(encoding.quantizer),
                     lossless: encoding.lossless ? 1 : 0, full_chroma: encoding.fullChroma ? 1 : 0, threads: Int32(share),
-                    tile_rows_log2: 0, tile_cols_log2: 0,
+                    tile_rows_log2: tiles.rowsLog2, tile_cols_log2: tiles.columnsLog2,
                     codec_options: encoding.codecOptions == nil ? nil : options)
                 return withExtendedLifetime(source) {
                     pl_avif_encode(

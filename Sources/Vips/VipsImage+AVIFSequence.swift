@@ -27,12 +27,13 @@ extension VipsImage {
         let exif = encoding.keepsMetadata ? source.blob("exif-data") : nil
         let xmp = encoding.keepsMetadata ? source.blob("xmp-data") : nil
         let bands = source.bands
+        let tiles = AVIFEncoding.tiles(width: width, height: frameHeight)
         // The codec's options are copied by libavif when the encoder is made; the frames need
         // only the YUV choices.
         var settings = PlAVIFSettings(
             codec: encoding.codec.choice, speed: Int32(encoding.speed), quantizer: Int32(encoding.quantizer),
             lossless: encoding.lossless ? 1 : 0, full_chroma: encoding.fullChroma ? 1 : 0, threads: Int32(share),
-            tile_rows_log2: 0, tile_cols_log2: 0, codec_options: nil)
+            tile_rows_log2: tiles.rowsLog2, tile_cols_log2: tiles.columnsLog2, codec_options: nil)
         let made = (encoding.codecOptions ?? "").withCString { options in
             var withOptions = settings
             withOptions.codec_options = encoding.codecOptions == nil ? nil : options

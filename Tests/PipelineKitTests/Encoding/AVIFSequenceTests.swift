@@ -98,6 +98,23 @@ import Vips
         #expect(majorBrand(file) == "avif")
     }
 
+    @Test func anAnimationsBytesAreTheSameOnOneThreadOrOnIdleCores() throws {
+        // Given three 480×320 frames of a gradient under faint noise, at aom's speed 8, where its
+        // row threads would code a file of their own
+        let width = 480
+        let frameHeight = 320
+        let frames = try Fixtures.bandByBand(width: width, height: frameHeight * 3, bands: 3) { band, y, row in
+            for x in 0..<width { row[x] = UInt8((x + y % frameHeight) * 255 / 900 + (x * 7919 + y * 104_729 + band * 31) % 23) }
+        }
+        let encoding = AVIFEncoding(codec: .aom, speed: 8, quantizer: 30)
+        // When they are encoded as a sequence with four cores, and with one
+        let spread = try frames.encodedAVIFSequence(encoding, frameHeight: frameHeight, delays: [100, 100, 100], loop: 0, cores: 4)
+        let alone = try frames.encodedAVIFSequence(encoding, frameHeight: frameHeight, delays: [100, 100, 100], loop: 0, cores: 1)
+        // Then the files are one file (compared first: Swift Testing would diff the bytes of two that differ)
+        let same = spread == alone
+        #expect(same, "\(spread.count) bytes on four cores, \(alone.count) on one")
+    }
+
     @Test func firstMakesAStillAVIFOfTheFirstFrame() async throws {
         let (directory, _, summary) = try await run(
             [#"{"name": "a", "encode": {"format": "avif"}, "path": "out/{stem}.avif"}"#],
