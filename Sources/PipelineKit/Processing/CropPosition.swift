@@ -192,10 +192,12 @@ extension VipsImage {
         case .focus:
             return try cropped(width: width, height: height, around: context.focusPoint ?? .centre)
         case .faces:
+            let window = ImageSize(width: min(max(1, width), self.width), height: min(max(1, height), self.height))
+            // A window the size of the image keeps it all: no face needs finding.
+            if window == size { return self }
             guard let faceFinder else { return try cropped(width: width, height: height, gravity: .attention) }
             let searched = original ?? self
             let faces = try faceFinder.faces(in: searched)
-            let window = ImageSize(width: min(max(1, width), self.width), height: min(max(1, height), self.height))
             guard let point = CropPosition.facePoint(faces, in: searched.size, keeping: window, scaledTo: size) else {
                 context.notes.add("no face found: cropped by attention")
                 return try cropped(width: width, height: height, gravity: .attention)

@@ -81,6 +81,12 @@ struct FaceCropTests {
         let left = try #require(try Self.offset(of: square, in: image), "the square is no window of the strip")
         #expect(left <= face.left && face.left + face.width <= left + 320, "window at \(left), face \(face)")
         #expect(context.notes.all == ["1 face found: cropped about them"])
+        // and a window as large as the strip keeps it whole without looking for faces
+        let whole = ProcessingContext(input: "strip", output: "whole", originalSize: image.size)
+        let kept = try Crop(mode: .window(width: 900, height: nil, position: .faces), faceFinder: CascadeFaceFinder())
+            .process(image, context: whole)
+        #expect(try kept.bytes() == image.bytes())
+        #expect(whole.notes.all.isEmpty)
     }
 
     @Test func noFaceFallsBackToAttentionAndSaysSo() throws {
