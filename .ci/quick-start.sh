@@ -13,7 +13,13 @@ root=$(pwd)
 build() {
   local log
   log=$(mktemp)
-  swift build --product pipeline 2>&1 | tee "$log" | tail -n 3
+  if ! swift build --product pipeline >"$log" 2>&1; then
+    cat "$log"
+    rm -f "$log"
+    echo "quick-start: the debug build failed (above)" >&2
+    exit 1
+  fi
+  tail -n 3 "$log"
   # SwiftPM's own notes (glib's -pthread, a dependency's unhandled files) name no file of ours.
   if grep -E "^$root/(Sources|Plugins)/[^:]+:[0-9]+:[0-9]+: warning:" "$log"; then
     rm -f "$log"
