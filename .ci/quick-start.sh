@@ -11,22 +11,19 @@ cd "$(dirname "$0")/.."
 root=$(pwd)
 
 build() {
-  local log
   log=$(mktemp)
+  trap 'rm -f "$log"' EXIT
   if ! swift build --product pipeline >"$log" 2>&1; then
     cat "$log"
-    rm -f "$log"
     echo "quick-start: the debug build failed (above)" >&2
     exit 1
   fi
   tail -n 3 "$log"
   # SwiftPM's own notes (glib's -pthread, a dependency's unhandled files) name no file of ours.
   if grep -E "^$root/(Sources|Plugins)/[^:]+:[0-9]+:[0-9]+: warning:" "$log"; then
-    rm -f "$log"
     echo "quick-start: the debug build warns in this package's code (above)" >&2
     exit 1
   fi
-  rm -f "$log"
 }
 
 run() {
