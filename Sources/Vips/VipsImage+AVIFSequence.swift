@@ -11,7 +11,8 @@ extension VipsImage {
     /// frames go to libavif one at a time: each is computed, converted to YUV and handed to the
     /// encoder before the next is computed, so the whole animation's pixels are never held at
     /// once (the encoder keeps the frames' AV1 data). Pixels and metadata are as `encodedAVIF`
-    /// takes them, the file's metadata from the first frame.
+    /// takes them, the file's metadata from the first frame. The movie headers carry no clock
+    /// time, so the bytes depend only on the frames and the settings.
     ///
     /// A frame without a delay above 0 is shown for `defaultDelay`. `loop`, how many times the animation plays (0 or nil for
     /// ever), is written only by libavif 1.0 and later; earlier versions (Debian 12 has 0.11)
@@ -69,6 +70,7 @@ extension VipsImage {
         guard pl_avif_sequence_finish(encoder, &output, &message, capacity) == AVIF_RESULT_OK, let data = output.data else {
             throw failure("finish the image sequence")
         }
+        MovieHeaderTimes.clear(in: UnsafeMutableRawBufferPointer(start: data, count: output.size))
         return Data(bytesNoCopy: data, count: output.size, deallocator: .custom { pointer, _ in avifFree(pointer) })
     }
 

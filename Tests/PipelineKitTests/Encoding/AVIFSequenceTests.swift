@@ -100,7 +100,8 @@ import Vips
 
     @Test func anAnimationsBytesAreTheSameOnOneThreadOrOnIdleCores() throws {
         // Given three 480×320 frames of a gradient under faint noise, at aom's speed 8, where its
-        // row threads would code a file of their own
+        // row threads would code a file of their own, encoded in two different seconds of the
+        // clock, which libavif writes into a sequence's movie headers
         let width = 480
         let frameHeight = 320
         let frames = try Fixtures.bandByBand(width: width, height: frameHeight * 3, bands: 3) { band, y, row in
@@ -109,10 +110,19 @@ import Vips
         let encoding = AVIFEncoding(codec: .aom, speed: 8, quantizer: 30)
         // When they are encoded as a sequence with four cores, and with one
         let spread = try frames.encodedAVIFSequence(encoding, frameHeight: frameHeight, delays: [100, 100, 100], loop: 0, cores: 4)
+        try waitForTheNextSecond(after: time(nil))
         let alone = try frames.encodedAVIFSequence(encoding, frameHeight: frameHeight, delays: [100, 100, 100], loop: 0, cores: 1)
         // Then the files are one file (compared first: Swift Testing would diff the bytes of two that differ)
         let same = spread == alone
         #expect(same, "\(spread.count) bytes on four cores, \(alone.count) on one")
+    }
+
+    /// Returns once the clock's second is past `second`, in at most a little over a second.
+    func waitForTheNextSecond(after second: time_t) throws {
+        for _ in 0..<30 where time(nil) <= second {
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        try #require(time(nil) > second, "the clock did not move past \(second)")
     }
 
     @Test func firstMakesAStillAVIFOfTheFirstFrame() async throws {
