@@ -8,22 +8,9 @@
 # With no argument, both.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-root=$(pwd)
 
 build() {
-  log=$(mktemp)
-  trap 'rm -f "$log"' EXIT
-  if ! swift build --product pipeline >"$log" 2>&1; then
-    cat "$log"
-    echo "quick-start: the debug build failed (above)" >&2
-    exit 1
-  fi
-  tail -n 3 "$log"
-  # SwiftPM's own notes (glib's -pthread, a dependency's unhandled files) name no file of ours.
-  if grep -E "^$root/(Sources|Plugins)/[^:]+:[0-9]+:[0-9]+: warning:" "$log"; then
-    echo "quick-start: the debug build warns in this package's code (above)" >&2
-    exit 1
-  fi
+  .ci/without-warnings.sh swift build --product pipeline
 }
 
 run() {
