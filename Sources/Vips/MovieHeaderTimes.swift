@@ -1,8 +1,9 @@
 /// Clears the creation and modification times an ISO BMFF writer puts in a movie's headers.
 ///
 /// libavif stamps an image sequence's `mvhd`, `tkhd` and `mdhd` boxes with the wall clock when
-/// the file is finished, so one animation encoded twice gave two files, two `{hash}` names and two
-/// ETags. Zero is what the format calls "unknown", and what ffmpeg writes unless told a time.
+/// the file is finished; left there, one animation encoded in two different seconds would be two
+/// files, with two `{hash}` names and two ETags. Zero is what the format calls "unknown", and what
+/// ffmpeg writes unless told a time.
 enum MovieHeaderTimes {
     /// Sets every creation and modification time in the file's movie headers to zero, in place.
     /// Boxes that are cut short or malformed are left as they are.
