@@ -1,3 +1,5 @@
+import Vips
+
 /// What is wrong with a file libvips could not read, from the lengths and checksums its format
 /// declares, in words: libvips' own messages for a file cut short range from vague ("unable to
 /// parse image", "error JxlDecoderProcessInput") to wrong (a TIFF cut before its directory is
@@ -36,23 +38,18 @@ enum FileDamage {
         var offset = 0
         // Each box moves the offset on by at least its 8-byte header: the walk ends.
         while offset + 8 <= bytes.count {
-            guard let size32 = bytes.word(at: offset, bigEndian: true) else { return nil }
             let letters = (4..<8).compactMap { bytes.byte(at: offset + $0) }
             // A type is four printable characters; anything else is not named in a message.
             let box = letters.allSatisfy { (0x20...0x7E).contains($0) } ? "its \(String(decoding: letters, as: UTF8.self)) box" : "a box"
-            var (size, header) = (size32, 8)
-            if size32 == 1 {
-                // A 64-bit size follows the type.
-                guard let high = bytes.word(at: offset + 8, bigEndian: true), let low = bytes.word(at: offset + 12, bigEndian: true) else {
-                    return "the \(format) is cut short: its bytes end inside a box header at byte \(offset)"
-                }
-                guard high < 1 << 31 else {
-                    return "the \(format) is damaged: \(box) at byte \(offset) declares more bytes than any file has"
-                }
-                (size, header) = (high << 32 | low, 16)
-            }
+            let size: Int
+            let header: Int
+            switch ISOBoxSize.at(offset, byte: bytes.byte(at:)) {
+            case .declared(let declared, let length)?: (size, header) = (declared, length)
+            case .cutShort?: return "the \(format) is cut short: its bytes end inside a box header at byte \(offset)"
+            case .beyondAnyFile?: return "the \(format) is damaged: \(box) at byte \(offset) declares more bytes than any file has"
             // Size 0: the box runs to the end of the file.
-            if size32 == 0 { return nil }
+            case .toTheEnd?, nil: return nil
+            }
             guard size >= header else { return "the \(format) is damaged: \(box) at byte \(offset) declares \(size) bytes" }
             // Compared so, a 64-bit size cannot overflow.
             if size > bytes.count - offset {
