@@ -32,9 +32,6 @@ struct ConvertDocument {
         ("inputs", "IN"),
     ]
 
-    /// The extensions whose format is not their own name.
-    static let extensionFormats = ["jpg": "jpeg", "jpe": "jpeg", "tif": "tiff", "heif": "heic"]
-
     let document: [String: Any]
 
     init(_ command: PipelineCommand.Convert) throws(ConvertArgumentError) {
@@ -115,7 +112,12 @@ struct ConvertDocument {
         if ext == "{format}" {
             throw ConvertArgumentError("--format", "OUT \"\(path)\" does not name a format: give --format (jpeg, png, webp, avif, …)")
         }
-        return extensionFormats[ext] ?? ext
+        guard let format = EncoderSettings.Format(fileExtension: ext) else {
+            let known = EncoderSettings.Format.allCases.map { "." + $0.fileExtension }.joined(separator: ", ")
+            throw ConvertArgumentError(
+                "OUT", "\"\(path)\" ends in .\(ext), which names no format pipeline writes: end it in one of \(known), or give --format")
+        }
+        return format.rawValue
     }
 
     static func positiveInteger(_ text: String, flag: String) throws(ConvertArgumentError) -> Int {

@@ -114,6 +114,20 @@ import Vips
         #expect(fit.standardError.contains("cover"), "\(fit.standardError)")
     }
 
+    /// OUT's extension is what the user wrote when no --format is given, so its problem names OUT.
+    @Test func anExtensionNamingNoFormatIsNamedAsOUTs() throws {
+        let directory = try prepare()
+        let unknown = try CommandRunner.run(["convert", "in/storm.jpg", "out/x.xyz"], in: directory.url)
+        #expect(unknown.status == 2)
+        #expect(unknown.standardError.contains(#"OUT: "out/x.xyz" ends in .xyz"#), "\(unknown.standardError)")
+        #expect(unknown.standardError.contains("--format") && !unknown.standardError.contains("--format: "), "\(unknown.standardError)")
+        #expect(!FileManager.default.fileExists(atPath: directory.url.appendingPathComponent("out").path))
+        // An extension in capitals, or another spelling of a format, names it
+        let spelled = try CommandRunner.run(["convert", "in/storm.jpg", "out/x.JPEG", "--width", "20"], in: directory.url)
+        #expect(spelled.status == 0, "\(spelled.standardError)")
+        #expect(try VipsImage.open(file: directory.url.appendingPathComponent("out/x.JPEG").path).loader?.hasPrefix("jpegload") == true)
+    }
+
     @Test func qualityAndSsimulacra2AreExclusive() throws {
         let directory = try prepare()
         let result = try CommandRunner.run(

@@ -30,6 +30,14 @@ public struct EncoderSettings: Sendable, Hashable {
             }
         }
 
+        /// The format a file extension names (`jpg`, `JPEG`, `tif`, `heif`, …), or nil for one
+        /// that names no format pipeline writes.
+        public init?(fileExtension: some StringProtocol) {
+            let lowercased = fileExtension.lowercased()
+            guard let format = Self.allCases.first(where: { $0.acceptedExtensions.contains(lowercased) }) else { return nil }
+            self = format
+        }
+
         /// Extensions a path may end with for this format.
         var acceptedExtensions: Set<String> {
             switch self {

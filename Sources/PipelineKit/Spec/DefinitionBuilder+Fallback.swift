@@ -7,8 +7,7 @@ extension DefinitionBuilder {
     mutating func readFallback(_ text: String?, location: SourceLocation?) -> ServeSettings.Fallback? {
         guard let text else { return nil }
         let file = URL(fileURLWithPath: text, relativeTo: baseDirectory).standardizedFileURL
-        let fileExtension = file.pathExtension.lowercased()
-        guard let format = EncoderSettings.Format.allCases.first(where: { $0.acceptedExtensions.contains(fileExtension) }) else {
+        guard let format = EncoderSettings.Format(fileExtension: file.pathExtension) else {
             let known = EncoderSettings.Format.allCases.map { "." + $0.fileExtension }.joined(separator: ", ")
             problems.append(
                 .init(

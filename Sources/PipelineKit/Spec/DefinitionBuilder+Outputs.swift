@@ -104,7 +104,7 @@ extension DefinitionBuilder {
         let location = node["path"]?.location
         if let pathExtension = pathText.split(separator: "/").last?.split(separator: ".").dropFirst().last.map(String.init)?.lowercased(),
             !template.placeholders.contains(.format), encoders.count == 1, let encoder = encoders.first,
-            let other = EncoderSettings.Format.allCases.first(where: { $0.acceptedExtensions.contains(pathExtension) }),
+            let other = EncoderSettings.Format(fileExtension: pathExtension),
             other != encoder.format
         {
             problems.append(
