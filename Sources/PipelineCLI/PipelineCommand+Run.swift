@@ -12,7 +12,8 @@ extension PipelineCommand {
                 Progress goes to standard error (redrawn in place on a terminal), failures too, as they \
                 happen; a summary follows on standard output. Ctrl-C (or SIGTERM) stops queued work, lets \
                 running work finish, leaves no temporary file and exits 130 (143); a second one exits at once. \
-                SIGHUP and SIGUSR1 are handled as SIGTERM. When standard output is a pipe whose reader goes away (`run -v | head -1`), \
+                SIGHUP, SIGUSR1, SIGUSR2, SIGALRM and the other signals that would end it (but SIGQUIT) are \
+                handled as SIGTERM. When standard output is a pipe whose reader goes away (`run -v | head -1`), \
                 the run stops the same way, quietly, and exits 141.
                 """
         )
@@ -198,19 +199,35 @@ func makeLogger(level: Logger.Level) -> Logger {
 /// that the run can wind down and leave no temporary files; a second one of either exits at once.
 ///
 /// SIGTERM is what `kill`, systemd and Kubernetes send to stop a process, before SIGKILL after a
-/// grace period: it gets the same orderly stop as Ctrl-C. SIGHUP (the terminal closed) and
-/// SIGUSR1 (whose default is to end the process, and which nothing here gives another meaning)
-/// are handled as SIGTERM, rather than ending the run mid-write: each is sent on as one. (A
-/// handler of their own would cost a descriptor each, which a run near its open-file limit
-/// cannot spare.)
+/// grace period: it gets the same orderly stop as Ctrl-C. The other signals that would end the
+/// process and that nothing here gives a meaning (`forwarded`) are handled as SIGTERM.
 ///
 /// SIGPIPE is ignored, so that a write to a closed pipe fails instead of killing the process;
 /// when standard output is a pipe or socket whose reader goes away, the callback gets SIGPIPE,
 /// once, as if it were the first signal: the run stops as it would on Ctrl-C.
 final class Interruption {
     static let signals = [SIGINT, SIGTERM]
-    /// Signals sent on as SIGTERM.
-    static let forwarded = [SIGHUP, SIGUSR1]
+    /// Signals sent on as SIGTERM: each ends a process by default, and nothing here gives it
+    /// another meaning, so it stops the work the orderly way rather than mid-write. SIGHUP (a
+    /// terminal closed) is one, except where `serve` reloads on it. Left as they are: SIGQUIT
+    /// (a core dump of a hung process, on purpose), SIGPROF (profilers), SIGKILL, and the
+    /// signals of a fault (SIGSEGV, SIGBUS, …). The next run removes what those leave.
+    static let forwarded = [SIGHUP, SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM, SIGXCPU, SIGPWR, SIGIO, SIGSTKFLT] + realTimeSignals
+
+    /// The real-time signals the C library leaves to programs: each ends a process by default.
+    static var realTimeSignals: [Int32] { Array(__libc_current_sigrtmin()...__libc_current_sigrtmax()) }
+
+    /// Sends each of `numbers` on as SIGTERM, and ignores SIGXFSZ, so that a file past the size
+    /// limit (`ulimit -f`) fails its write and is reported with its output, where the signal
+    /// would end the process. A handler that sends SIGTERM needs no descriptor, which a run near
+    /// its open-file limit cannot spare.
+    static func forwardAsSIGTERM(_ numbers: [Int32] = forwarded) {
+        signal(SIGXFSZ, SIG_IGN)
+        for number in numbers {
+            // kill(2) is safe in a signal handler.
+            signal(number) { _ in kill(getpid(), SIGTERM) }
+        }
+    }
     private let sources: [any DispatchSourceSignal]
     /// The first signal received, if any.
     private let first = Locked<Int32?>(nil)
@@ -221,10 +238,7 @@ final class Interruption {
         let first = self.first
         let stopped = self.stopped
         signal(SIGPIPE, SIG_IGN)
-        for number in Self.forwarded {
-            // kill(2) is safe in a signal handler.
-            signal(number) { _ in kill(getpid(), SIGTERM) }
-        }
+        Self.forwardAsSIGTERM()
         Self.watchStandardOutput {
             guard !stopped.withLock({ $0 }) else { return }
             let isFirst = first.withLock { received in
@@ -255,7 +269,7 @@ final class Interruption {
     func stop() {
         stopped.withLock { $0 = true }
         for source in sources { source.cancel() }
-        for number in Self.signals + Self.forwarded { signal(number, SIG_DFL) }
+        for number in Self.signals + Self.forwarded + [SIGXFSZ] { signal(number, SIG_DFL) }
     }
 
     /// What a signal did, for the line that says the run is stopping.

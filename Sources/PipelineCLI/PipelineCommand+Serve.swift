@@ -19,8 +19,9 @@ extension PipelineCommand {
                 (?format= forces one). /healthz answers ok. Prints the address once listening. Watches \
                 the pipeline file and the inputs' folders as `watch` does: an edited file is served from \
                 then on (an invalid one is reported and the last valid one kept), and inputs added are \
-                served. SIGHUP reads the pipeline file and the inputs again. SIGTERM (or Ctrl-C) stops \
-                accepting, lets the requests in flight finish and exits 0. See docs/serving.md.
+                served. SIGHUP reads the pipeline file and the inputs again. SIGTERM (or Ctrl-C, or \
+                another signal that would end it, but SIGQUIT) stops accepting, lets the requests in \
+                flight finish and exits 0. See docs/serving.md.
                 """
         )
 
@@ -48,8 +49,10 @@ extension PipelineCommand {
             let logger = makeLogger(level: logLevel)
             var pipeline = try loadPipeline(file)
             memory.apply(to: &pipeline)
-            // A client gone away must fail its write, not end the server.
+            // A client gone away must fail its write, not end the server. The signals a run
+            // handles as SIGTERM drain the server as SIGTERM does, but SIGHUP, which reloads.
             signal(SIGPIPE, SIG_IGN)
+            Interruption.forwardAsSIGTERM(Interruption.forwarded.filter { $0 != SIGHUP })
             let file = self.file
             let server = try exitingOnInvalidFile { () throws(PipelineFileError) in
                 try PipelineServer(pipeline: pipeline, settings: .init(host: host, port: port), logger: logger) { url in

@@ -50,7 +50,7 @@ struct PipelineCommand: AsyncParsableCommand {
         discussion: """
             Exit status: 0 when every input succeeded, 1 when some failed, 2 when the pipeline \
             file or the command line is invalid (nothing ran), 130 when interrupted with Ctrl-C, 143 when \
-            stopped with SIGTERM (or SIGHUP or SIGUSR1, handled as SIGTERM), 141 when standard output's reader went away.
+            stopped with SIGTERM (or SIGHUP, SIGUSR1 and the other signals handled as SIGTERM), 141 when standard output's reader went away.
             """,
         version: PipelineKitInfo.version,
         subcommands: commands

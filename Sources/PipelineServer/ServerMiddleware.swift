@@ -32,7 +32,8 @@ struct AccessMiddleware: RouterMiddleware {
             logger.error("request failed", metadata: ["path": "\(loggedPath(request.uri.path))", "error": "\(error)"])
             response = ServeError.body(.internalServerError, "the server could not answer")
         }
-        let bytes = request.method == .head || response.status != .ok ? 0 : Int(response.headers[.contentLength] ?? "") ?? 0
+        // Every body counts, a refusal's JSON too, as a web server's access log counts them.
+        let bytes = request.method == .head ? 0 : Int(response.headers[.contentLength] ?? "") ?? 0
         let duration = start.duration(to: .now)
         metrics.finished(
             output: outputName(in: signed ? Self.droppingFirstPart(request.uri.path) : request.uri.path),

@@ -41,6 +41,9 @@ final class BackgroundCommand: @unchecked Sendable {
         if process.isRunning { Foundation.kill(process.processIdentifier, SIGKILL) }
     }
 
+    /// The command's process ID.
+    var processIdentifier: Int32 { process.processIdentifier }
+
     func signal(_ number: Int32) {
         Foundation.kill(process.processIdentifier, number)
     }

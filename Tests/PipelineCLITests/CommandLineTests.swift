@@ -189,9 +189,35 @@ import Vips
         try checkAnOrderlyStop(signal: SIGTERM, status: 143, message: "terminated")
     }
 
-    @Test(arguments: [SIGHUP, SIGUSR1])
-    func sighupAndSigusr1AreHandledAsSigterm(signal: Int32) throws {
+    /// Every other signal that would end the run is sent on as SIGTERM (each is checked to be
+    /// handled in `checkAnOrderlyStop`; these three are also sent).
+    @Test(arguments: [SIGHUP, SIGUSR1, SIGALRM])
+    func signalsThatWouldEndTheRunAreHandledAsSigterm(signal: Int32) throws {
         try checkAnOrderlyStop(signal: signal, status: 143, message: "terminated")
+    }
+
+    /// SIGXFSZ, the signal of a file past `ulimit -f`, is ignored: the write fails instead, and
+    /// the failure names its output while the run goes on.
+    @Test func aFileSizeLimitFailsTheOutputPastItNotTheRun() throws {
+        guard let binary = CommandRunner.fileSizeLimitExecutable() else { return }
+        // Given a file size limit of 64 KiB, and a run whose one output is larger and another smaller
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.png(try Fixtures.noise(width: 300, height: 300)), to: "in/noise.png")
+        let outputs = [
+            #"{"name": "copy", "encode": {"format": "png"}, "path": "out/{stem}-copy.png"}"#,
+            #"{"name": "small", "steps": [{"resize": {"width": 16}}], "encode": {"format": "png"}, "path": "out/{stem}-small.png"}"#,
+        ]
+        let file = try directory.write(Data(PipelineHarness.json(inputs: ["in/*.png"], outputs: outputs).utf8), to: "p.json")
+        // When it runs
+        let result = try CommandRunner.run(
+            ["-c", #"ulimit -f 64 && exec "$0" run "$1""#, binary.path, file], executable: URL(fileURLWithPath: "/bin/bash"))
+        // Then it exits 1 with the large output's failure named, the small output made, and no
+        // temporary file left
+        #expect(result.status == 1, "\(result.standardError)")
+        #expect(result.standardError.contains("in/noise.png → copy: encode:"), "\(result.standardError)")
+        #expect(result.standardError.contains("File too large"), "\(result.standardError)")
+        let written = try FileManager.default.contentsOfDirectory(atPath: directory.path + "/out")
+        #expect(written == ["noise-small.png"], "\(written)")
     }
 
     @Test func aReaderOfStandardOutputGoneAwayStopsTheRunQuietlyWith141AndNoTemporaryFiles() throws {
@@ -221,6 +247,7 @@ import Vips
             if chunk.isEmpty { break }
             seen.append(chunk)
         }
+        #expect(try SignalDispositions.leftAtDefault(pid: process.processIdentifier) == [])
         if signal == SIGPIPE {
             try output.fileHandleForReading.close()
         } else {

@@ -30,6 +30,8 @@ import Vips
         let response = try LoopbackHTTPClient.send(port: port, target: "/thumb/p0.jpg")
         #expect(response.status == 200, "\(String(decoding: response.body, as: UTF8.self))")
         #expect(FileManager.default.fileExists(atPath: directory.path + "/out/p0-small.webp"))
+        // No signal would end it mid-answer
+        #expect(try SignalDispositions.leftAtDefault(pid: command.processIdentifier) == [])
 
         command.signal(SIGTERM)
         #expect(command.waitForExit(timeout: 120) == 0, "\(command.transcript)")
@@ -37,7 +39,9 @@ import Vips
         #expect(throws: LoopbackHTTPClient.Failure.self) { try LoopbackHTTPClient.send(port: port, target: "/healthz", timeout: 5) }
     }
 
-    @Test func aRequestInFlightAtSIGTERMIsAnsweredBeforeTheExit() async throws {
+    /// SIGUSR2 stands for the other signals that would end the server: each drains it as SIGTERM does.
+    @Test(arguments: [SIGTERM, SIGUSR2])
+    func aRequestInFlightAtSIGTERMIsAnsweredBeforeTheExit(signal: Int32) async throws {
         // Given an input on an origin that holds its answer until the test releases it
         let photo = try Fixtures.jpeg(try Fixtures.gradient(width: 48, height: 32))
         let release = DispatchSemaphore(value: 0)
@@ -51,7 +55,7 @@ import Vips
         let (command, port) = try serve(directory)
         defer { command.kill() }
 
-        // When SIGTERM comes while a request waits for that input
+        // When the signal comes while a request waits for that input
         let inFlight = Task.detached {
             try await LoopbackHTTPClient.request(port: port, target: "/thumb/127.0.0.1_\(origin.port)/photo.jpg")
         }
@@ -59,8 +63,8 @@ import Vips
             !origin.requests(for: "/photo.jpg").isEmpty
         }
         let mark = command.lineCount
-        command.signal(SIGTERM)
-        // Released only once the server is stopping, so the answer comes after SIGTERM.
+        command.signal(signal)
+        // Released only once the server is stopping, so the answer comes after the signal.
         let stopping = command.waitForLine(after: mark, timeout: 120) { $0.isError && $0.text.hasPrefix("stopping:") }
         release.signal()
         #expect(stopping != nil, "\(command.transcript)")
@@ -124,6 +128,11 @@ import Vips
         for field in ["method=GET", "status=200", "bytes=\(response.body.count)", "source=made", "ms="] {
             #expect(text.contains(field), "\(text)")
         }
+        // A refusal's body is counted as sent too
+        let refused = try LoopbackHTTPClient.send(port: port, target: "/thumb/missing.jpg")
+        #expect(refused.status == 404 && !refused.body.isEmpty)
+        let refusal = command.waitForLine(timeout: 60) { $0.isError && $0.text.contains("path=/thumb/missing.jpg") }
+        #expect(refusal?.text.contains("bytes=\(refused.body.count) ") == true, "\(command.transcript)")
     }
 
     @Test func explainPrintsTheServeSectionWithoutItsKey() throws {

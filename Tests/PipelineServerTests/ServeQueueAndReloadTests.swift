@@ -123,7 +123,7 @@ import Vips
             let fromDisk = try await server.request("/thumb/a.jpg")
             #expect(made.header("X-Pipeline-Source") == "made")
             #expect(fromDisk.header("X-Pipeline-Source") == "disk")
-            _ = try await server.request("/thumb/missing.jpg")
+            let missing = try await server.request("/thumb/missing.jpg")
             _ = try await server.request("/made-up/path")
 
             let metrics = try await server.request("/metrics")
@@ -138,7 +138,9 @@ import Vips
             #expect(value(#"pipeline_serve_requests_total{output="none",status="404"}"#) == 1)
             #expect(value(#"pipeline_serve_files_total{output="thumb",source="made"}"#) == 1)
             #expect(value(#"pipeline_serve_files_total{output="thumb",source="disk"}"#) == 1)
-            #expect(value(#"pipeline_serve_bytes_served_total{output="thumb"}"#) == Double(made.body.count + fromDisk.body.count))
+            #expect(
+                value(#"pipeline_serve_bytes_served_total{output="thumb"}"#)
+                    == Double(made.body.count + fromDisk.body.count + missing.body.count))
             #expect(value(#"pipeline_serve_request_duration_seconds_count{output="thumb"}"#) == 3)
             #expect(value(#"pipeline_serve_requests_in_flight"#) == 1)  // the /metrics request itself
             #expect(value(#"pipeline_serve_runs{state="waiting"}"#) == 0)

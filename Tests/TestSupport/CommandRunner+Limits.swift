@@ -35,6 +35,17 @@ extension CommandRunner {
         return nil
     }
 
+    /// The binary a test runs under a file-size limit (`ulimit -f`): `limitsExecutable`, or nil
+    /// with the reason printed. A sanitizer's runtime dies of SIGBUS before `main` under a small
+    /// limit, as the memory it maps is backed by a file that the limit keeps from growing.
+    package static func fileSizeLimitExecutable() -> URL? {
+        if let limitsExecutable { return limitsExecutable }
+        print(
+            "skipped: this build of pipeline is sanitized, and a sanitizer's runtime dies of SIGBUS before main under a small "
+                + "ulimit -f; `make test` runs this against the release binary once `make` has built it")
+        return nil
+    }
+
     /// True, with the reason printed, when memory-limit tests have no binary to run
     /// (`memoryLimitExecutable`). Every test that runs `pipeline` under a memory or
     /// address-space limit asks this first, before it makes its fixtures.
