@@ -143,6 +143,23 @@ import Testing
             "README.md should say \"\(pngClaim)\", as the big images' table in Benchmarks/RESULTS.md does")
     }
 
+    /// The README's table of steps names every step `pipeline plugins` lists, and no other.
+    @Test func theReadmesStepsAreThoseThePluginsListing() throws {
+        let listing = try CommandRunner.run(["plugins"])
+        #expect(listing.status == 0, "\(listing.standardError)")
+        let listed = Set(
+            listing.standardOutput.split(separator: "\n").compactMap { $0.firstMatch(of: #/^([a-z]+): /#)?.1 }.map(String.init))
+        let readme = try String(contentsOf: CommandRunner.repositoryRoot.appendingPathComponent("README.md"), encoding: .utf8)
+        let section = try #require(readme.components(separatedBy: "\n## Steps\n").dropFirst().first?.components(separatedBy: "\n## ").first)
+        // A row's first cell names its steps, in backticks: | `greyscale`, `grayscale` | …
+        let rows = section.split(separator: "\n").filter { $0.hasPrefix("| `") }
+        let named = Set(
+            rows.flatMap { row in row.split(separator: "|").first.map { $0.matches(of: /`([a-z]+)`/).map { String($0.1) } } ?? [] })
+        #expect(listed.count > 10, "\(listing.standardOutput)")
+        #expect(
+            named == listed, "README.md's steps lack \(listed.subtracting(named).sorted()) and name \(named.subtracting(listed).sorted())")
+    }
+
     @Test func theVersionIsSemanticTheChangelogsNewestAndWhatVersionPrints() throws {
         let version = PipelineKitInfo.version
         #expect(version.wholeMatch(of: /(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)/) != nil, "\(version) is not MAJOR.MINOR.PATCH")
