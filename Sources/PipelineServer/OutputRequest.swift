@@ -49,16 +49,24 @@ struct OutputRequest: Sendable, Equatable {
         self.output = output.name
         self.input = inputName
         variesByAccept = output.formats.count > 1
-        art = try Self.art(query.first { $0.name == "art" }?.value, of: output)
+        art = try Self.art(Self.single("art", in: query), of: output)
         // An art crop has widths of its own.
         let widths = art.map { output.art[$0].widths } ?? output.widths
-        let asked = try Self.width(query.first { $0.name == "width" }?.value, among: widths, of: output, art: art)
+        let asked = try Self.width(Self.single("width", in: query), among: widths, of: output, art: art)
         let hint = asked == nil && !widths.isEmpty ? Self.hinted(hints) : nil
         width = asked ?? hint.map { wanted in widths.filter { $0 >= wanted.width }.min() ?? widths.max() ?? wanted.width }
         widthHint = hint?.name
-        format = try Self.format(query.first { $0.name == "format" }?.value, accept: accept, of: output)
+        format = try Self.format(Self.single("format", in: query), accept: accept, of: output)
         hashLength = output.hashLength
-        hash = try Self.hash(query.first { $0.name == "hash" }?.value, of: output)
+        hash = try Self.hash(Self.single("hash", in: query), of: output)
+    }
+
+    /// The value of the query's parameter `name`, or nil without one. Given twice, it is
+    /// refused rather than one of them picked: a cache in front might have picked the other.
+    private static func single(_ name: String, in query: [(name: String, value: String)]) throws(ServeError) -> String? {
+        let values = query.filter { $0.name == name }
+        guard values.count <= 1 else { throw ServeError(400, "\(name) is given \(values.count) times: a URL asks for one") }
+        return values.first?.value
     }
 
     /// The hash `?hash=` asks for: as many lowercase hex digits as the output's `{hash}` has.
@@ -68,7 +76,8 @@ struct OutputRequest: Sendable, Equatable {
             throw ServeError(400, "output \(output.name) does not name its files by {hash}: a URL cannot ask for one")
         }
         guard value.utf8.count == length, value.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }) else {
-            throw ServeError(400, "hash \(value.prefix(70)) is not \(length) lowercase hex digits, as output \(output.name)'s {hash} is")
+            throw ServeError(
+                400, "hash \"\(value.prefix(70))\" is not \(length) lowercase hex digits, as output \(output.name)'s {hash} is")
         }
         return value
     }
@@ -91,7 +100,7 @@ struct OutputRequest: Sendable, Equatable {
             let listed =
                 output.art.isEmpty
                 ? "it has no art direction crops" : "its crops are " + output.art.map(\.aspectRatio).joined(separator: ", ")
-            throw ServeError(400, "art \(value.prefix(20)) is not one of output \(output.name)'s: \(listed)")
+            throw ServeError(400, "art \"\(value.prefix(20))\" is not one of output \(output.name)'s: \(listed)")
         }
         return index
     }
@@ -105,7 +114,7 @@ struct OutputRequest: Sendable, Equatable {
         guard let width = Int(value), widths.contains(width) else {
             let owner = art.map { "output \(output.name)'s \(output.art[$0].aspectRatio) crop" } ?? "output \(output.name)'s"
             let listed = widths.isEmpty ? "it lists no widths" : "its widths are " + widths.map(String.init).joined(separator: ", ")
-            throw ServeError(400, "width \(value.prefix(20)) is not one of \(owner): \(listed)")
+            throw ServeError(400, "width \"\(value.prefix(20))\" is not one of \(owner): \(listed)")
         }
         return width
     }
@@ -121,7 +130,7 @@ struct OutputRequest: Sendable, Equatable {
             let wanted = value.lowercased()
             guard let format = output.formats.first(where: { $0.rawValue == wanted || $0.fileExtension == wanted }) else {
                 let listed = output.formats.map(\.rawValue).joined(separator: ", ")
-                throw ServeError(400, "format \(value.prefix(20)) is not one of output \(output.name)'s: \(listed)")
+                throw ServeError(400, "format \"\(value.prefix(20))\" is not one of output \(output.name)'s: \(listed)")
             }
             return format
         }

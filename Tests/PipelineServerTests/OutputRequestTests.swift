@@ -78,6 +78,20 @@ import Testing
             #expect(error?.status.code == status, "\(path)")
             #expect(error?.reason.isEmpty == false)
         }
+        // A parameter given twice is refused, even with the same value twice
+        for name in ["width", "format", "art", "hash"] {
+            let value = ["width": "16", "format": "webp", "art": "1:1", "hash": "ab"][name] ?? ""
+            let error = #expect(throws: ServeError.self) {
+                try OutputRequest(path: "/photo/a.jpg", query: [(name, value), (name, value)], accept: nil, catalog: catalog)
+            }
+            #expect(error?.status.code == 400)
+            #expect(error?.reason == "\(name) is given 2 times: a URL asks for one")
+        }
+        // An empty value is shown as one
+        let empty = #expect(throws: ServeError.self) {
+            try OutputRequest(path: "/photo/a.jpg", query: [("width", "")], accept: nil, catalog: catalog)
+        }
+        #expect(empty?.reason == #"width "" is not one of output photo's: its widths are 16, 24"#)
     }
 
     @Test func artNamesACropWhoseWidthsTheWidthIsOneOf() throws {
@@ -101,7 +115,7 @@ import Testing
         let error = #expect(throws: ServeError.self) {
             try OutputRequest(path: "/photo/a.jpg", query: [("art", "1:1"), ("width", "16")], accept: nil, catalog: catalog)
         }
-        #expect(error?.reason == "width 16 is not one of output photo's 1:1 crop: its widths are 10, 12")
+        #expect(error?.reason == #"width "16" is not one of output photo's 1:1 crop: its widths are 10, 12"#)
     }
 }
 #endif
