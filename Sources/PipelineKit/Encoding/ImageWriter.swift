@@ -104,7 +104,8 @@ enum ImageWriter {
                 try fill(descriptor)
             } catch {
                 // The encoder's message comes through libvips' shared error buffer, which a
-                // failure on another thread can garble; a full disk is checked for directly.
+                // failure on another thread can garble; a full disk or a file past its size
+                // limit is checked for directly.
                 if let code = spaceProblem(on: descriptor, encoderSaid: error.reason) {
                     throw ItemError.system(.writing, stage: .encode, "cannot write \(path)", code: code)
                 }
@@ -140,8 +141,9 @@ enum ImageWriter {
     }
 
     /// ENOSPC ("No space left on device", or EDQUOT for a quota) when the file system under
-    /// `descriptor` cannot take another 64 KiB now, else nil. Probes by writing at the end of
-    /// the doomed temporary file. When the encoder said a write failed, a file system nearly
+    /// `descriptor` cannot take another 64 KiB now, or EFBIG when the file is at the process's
+    /// size limit (`ulimit -f`), else nil. Probes by writing at the end of the doomed temporary
+    /// file. When the encoder said a write failed, a file system nearly
     /// full counts as full too: other outputs that failed at once may have freed their space
     /// before the probe, and libvips' message has lost the system's reason.
     static func spaceProblem(on descriptor: Int32, encoderSaid message: String) -> Int32? {
@@ -149,7 +151,7 @@ enum ImageWriter {
         guard fstat(descriptor, &info) == 0 else { return nil }
         let probe = [UInt8](repeating: 0, count: 65536)
         let written = probe.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, info.st_size) }
-        if written < 0 { return errno == ENOSPC || errno == EDQUOT ? errno : nil }
+        if written < 0 { return [ENOSPC, EDQUOT, EFBIG].contains(errno) ? errno : nil }
         if written < probe.count { return ENOSPC }
         var volume = statvfs()
         guard isWriteFailure(message), fstatvfs(descriptor, &volume) == 0 else { return nil }
