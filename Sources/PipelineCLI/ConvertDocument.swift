@@ -113,7 +113,7 @@ struct ConvertDocument {
             throw ConvertArgumentError("--format", "OUT \"\(path)\" does not name a format: give --format (jpeg, png, webp, avif, …)")
         }
         guard let format = EncoderSettings.Format(fileExtension: ext) else {
-            let known = EncoderSettings.Format.allCases.map { "." + $0.fileExtension }.joined(separator: ", ")
+            let known = EncoderSettings.Format.fileExtensionList
             throw ConvertArgumentError(
                 "OUT", "\"\(path)\" ends in .\(ext), which names no format pipeline writes: end it in one of \(known), or give --format")
         }

@@ -160,6 +160,26 @@ import Testing
             named == listed, "README.md's steps lack \(listed.subtracting(named).sorted()) and name \(named.subtracting(listed).sorted())")
     }
 
+    /// Each example in the README's table of steps is a step `pipeline validate` accepts.
+    @Test func theReadmesStepExamplesAreValidSteps() throws {
+        let readme = try String(contentsOf: CommandRunner.repositoryRoot.appendingPathComponent("README.md"), encoding: .utf8)
+        let section = try #require(readme.components(separatedBy: "\n## Steps\n").dropFirst().first?.components(separatedBy: "\n## ").first)
+        // A row's last cell is its example: | `resize` | … | `{"resize": {…}}` |
+        let examples = section.split(separator: "\n").filter { $0.hasPrefix("| `") }.compactMap { row in
+            row.split(separator: "|").last?.trimmingCharacters(in: .whitespaces).firstMatch(of: /^`(\{.*\})`$/).map { String($0.1) }
+        }
+        #expect(examples.count > 10, "\(section)")
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 64, height: 48)), to: "in/a.jpg")
+        try directory.write(try Fixtures.png(try Fixtures.gradient(width: 16, height: 8, bands: 4)), to: "logo.png")
+        for example in examples {
+            let output = #"{"name": "o", "steps": [\#(example)], "encode": {"format": "png"}, "path": "out/{stem}.png"}"#
+            try directory.write(Data(PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [output]).utf8), to: "p.json")
+            let result = try CommandRunner.run(["validate", "p.json"], in: directory.url)
+            #expect(result.status == 0, "README.md's example \(example): \(result.standardError)")
+        }
+    }
+
     @Test func theVersionIsSemanticTheChangelogsNewestAndWhatVersionPrints() throws {
         let version = PipelineKitInfo.version
         #expect(version.wholeMatch(of: /(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)/) != nil, "\(version) is not MAJOR.MINOR.PATCH")

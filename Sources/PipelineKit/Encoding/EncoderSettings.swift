@@ -38,6 +38,9 @@ public struct EncoderSettings: Sendable, Hashable {
             self = format
         }
 
+        /// Every format's usual extension, for a message that lists them: `.jpg, .png, …`.
+        public static var fileExtensionList: String { allCases.map { "." + $0.fileExtension }.joined(separator: ", ") }
+
         /// Extensions a path may end with for this format.
         var acceptedExtensions: Set<String> {
             switch self {

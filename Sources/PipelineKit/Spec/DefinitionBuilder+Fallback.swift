@@ -8,7 +8,7 @@ extension DefinitionBuilder {
         guard let text else { return nil }
         let file = URL(fileURLWithPath: text, relativeTo: baseDirectory).standardizedFileURL
         guard let format = EncoderSettings.Format(fileExtension: file.pathExtension) else {
-            let known = EncoderSettings.Format.allCases.map { "." + $0.fileExtension }.joined(separator: ", ")
+            let known = EncoderSettings.Format.fileExtensionList
             problems.append(
                 .init(
                     path: "serve.fallback", location: location,
