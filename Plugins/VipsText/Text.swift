@@ -115,7 +115,7 @@ public struct Text: ImageProcessing, Hashable {
         let base = try image.inEightBits()
         let strength = opacity * color[3] / 255
         guard strength > 0 else { return base }
-        var mask = try renderedMask()
+        var mask = try renderedMask(for: base.size, maxPixels: context.maxPixels)
         if strength < 1 { mask = try mask.applying("linear", ["a": .number(strength), "b": .number(0)]).roundedToEightBits() }
         let coverage = try tile ? tiled(mask, over: base) : placed(mask, on: base)
         // The text's colour in the base's shape, the base's alpha raised to opaque under the text.
@@ -131,17 +131,51 @@ public struct Text: ImageProcessing, Hashable {
     }
 
     /// The text as a one-band 8-bit mask, 255 where it is fully inked, turned by `rotate`.
-    func renderedMask() throws(VipsError) -> VipsImage {
-        // The trailing comma ends Pango's family list, so every word of the family is the
-        // family's (a "Bold" in it is not taken for a weight); at 72 dpi a point is a pixel.
-        let description = "\(font), \(size)"
-        guard
-            var mask = try Vips.call(
-                "text", ["text": .string(Self.escaped(text)), "font": .string(description), "dpi": .integer(72)])["out"]?.image
-        else { throw VipsError(operation: "text", message: "gave no image") }
+    ///
+    /// Pango draws the whole text, however little of it lands on the image, so a large text is
+    /// first drawn at `probeSize` to learn its extent: one far larger than `image` fails the item
+    /// (`TextTooLarge`) before libvips is asked for the memory.
+    func renderedMask(for image: ImageSize, maxPixels: Int) throws -> VipsImage {
+        let (extent, probe) = try drawnExtent()
+        let allowed = min(maxPixels, max(Self.largestTextBesideImage * image.pixelCount, Self.textPixelsAlwaysAllowed))
+        guard extent.pixelCount <= allowed else {
+            throw TextTooLarge(size: size, text: extent, image: image, maxPixels: maxPixels)
+        }
+        var mask = size <= Self.probeSize ? probe : try drawing(at: size)
         if rotate.truncatingRemainder(dividingBy: 360) != 0 {
             mask = try mask.applying("rotate", ["angle": .number(rotate)])
         }
+        return mask
+    }
+
+    /// About how large the text is drawn, unturned, from a drawing at `probeSize` scaled; the
+    /// drawing itself when the text is no larger than that.
+    func drawnExtent() throws(VipsError) -> (extent: ImageSize, probe: VipsImage) {
+        let probeSize = min(size, Self.probeSize)
+        let probe = try drawing(at: probeSize)
+        func scaled(_ side: Int) -> Int { Int((Double(side) * size / probeSize).rounded(.up)) }
+        return (ImageSize(width: scaled(probe.width), height: scaled(probe.height)), probe)
+    }
+
+    /// The font size of the first drawing of a larger text: small enough to cost little, large
+    /// enough that its extent, scaled, is the full drawing's to within a pixel or two a line.
+    static let probeSize = 32.0
+    /// How many times the image's area a text's drawing may cover: a text that would sit
+    /// mostly outside the image is a mistake, not a choice.
+    static let largestTextBesideImage = 4
+    /// A drawing of this many pixels (a megabyte each million) is allowed beside any image, so
+    /// that a caption on a small thumbnail never meets the bound above.
+    static let textPixelsAlwaysAllowed = 1 << 24
+
+    /// The text, unturned, as Pango draws it at `fontSize` pixels.
+    private func drawing(at fontSize: Double) throws(VipsError) -> VipsImage {
+        // The trailing comma ends Pango's family list, so every word of the family is the
+        // family's (a "Bold" in it is not taken for a weight); at 72 dpi a point is a pixel.
+        let description = "\(font), \(fontSize)"
+        guard
+            let mask = try Vips.call(
+                "text", ["text": .string(Self.escaped(text)), "font": .string(description), "dpi": .integer(72)])["out"]?.image
+        else { throw VipsError(operation: "text", message: "gave no image") }
         return mask
     }
 
@@ -164,5 +198,28 @@ public struct Text: ImageProcessing, Hashable {
     /// `text` with Pango's markup characters as entities, so that it is drawn as written.
     static func escaped(_ text: String) -> String {
         text.htmlEscaped
+    }
+}
+
+/// A text that would be drawn far larger than the image it goes on (most of it outside), or
+/// larger than the run allows (`decompress.maxPixels`); the item fails before it is drawn.
+public struct TextTooLarge: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The step's font size in pixels.
+    public let size: Double
+    /// About how large the text would be drawn.
+    public let text: ImageSize
+    /// The image the text goes on.
+    public let image: ImageSize
+    /// The run's `decompress.maxPixels`.
+    public let maxPixels: Int
+
+    /// The message the item fails with, naming both sizes and what to change.
+    public var description: String {
+        let bound =
+            text.pixelCount > maxPixels
+            ? "larger than decompress.maxPixels (\(maxPixels)) allows"
+            : "more than \(Text.largestTextBesideImage) times the \(image) image, most of it outside"
+        return
+            "text at size \(JSONNode(plain: size).jsonText) would be drawn about \(text) pixels, \(bound); give a smaller size or a shorter text"
     }
 }

@@ -9,6 +9,9 @@ import Vips
 
 @Suite("Text")
 struct TextTests {
+    /// An image large enough for any text these tests draw.
+    private static let anyImage = ImageSize(width: 4000, height: 4000)
+
     /// The box holding every pixel of band 0 brighter than 0, as (left, top, right, bottom) exclusive.
     private func inkBox(_ image: VipsImage) throws -> (left: Int, top: Int, right: Int, bottom: Int) {
         let found = try Vips.call(
@@ -84,14 +87,56 @@ struct TextTests {
         // Interpreted, "<b>x</b>" would be one bold x; shown, it is eight characters as wide as
         // the same characters Pango is given as entities.
         let step = try Text(text: "<b>x</b>", size: 30)
-        let shown = try step.renderedMask()
+        let shown = try step.renderedMask(for: Self.anyImage, maxPixels: .max)
         let literal = try Vips.call(
             "text", ["text": .string("&lt;b&gt;x&lt;/b&gt;"), "font": .string("DejaVu Sans, 30"), "dpi": .integer(72)])["out"]?.image
-        let x = try Text(text: "x", size: 30).renderedMask()
+        let x = try Text(text: "x", size: 30).renderedMask(for: Self.anyImage, maxPixels: .max)
         #expect(shown.width == literal?.width && shown.height == literal?.height)
         #expect(shown.width > 4 * x.width)
         // An ampersand alone, invalid markup, is drawn too
-        #expect(try Text(text: "Fish & chips 'n' \"peas\"", size: 20).renderedMask().width > 100)
+        #expect(try Text(text: "Fish & chips 'n' \"peas\"", size: 20).renderedMask(for: Self.anyImage, maxPixels: .max).width > 100)
+    }
+
+    @Test(arguments: [("Hello, world", 100.0), ("Hello, world", 517.5), ("Two lines\nof text, gjpqy", 260.0)])
+    func theExtentFromASmallDrawingIsTheFullDrawings(text: String, size: Double) throws {
+        let step = try Text(text: text, size: size)
+        let full = try step.renderedMask(for: Self.anyImage, maxPixels: .max)
+        let extent = try step.drawnExtent().extent
+        // Scaled from a drawing at 32 pixels, each side is within a pixel a line of the real one
+        #expect(abs(extent.width - full.width) <= max(2, full.width / 100), "\(extent) for \(full.size)")
+        #expect(abs(extent.height - full.height) <= max(2, full.height / 100), "\(extent) for \(full.size)")
+    }
+
+    @Test func aTextDrawnFarLargerThanTheImageFailsTheItemBeforeItIsDrawn() throws {
+        // Twenty-five lines at 1,000 pixels would be drawn far taller than the 1000×800 image
+        let lines = Array(repeating: "A caption line", count: 25).joined(separator: "\n")
+        let step = try Text(text: lines, size: 1000)
+        let base = try Fixtures.solid(width: 1000, height: 800, colour: [0, 0, 0])
+        do {
+            _ = try step.applied(to: base)
+            Issue.record("a text of \(try step.drawnExtent().extent) was drawn on a 1000×800 image")
+        } catch let error as TextTooLarge {
+            #expect(error.image == base.size && error.text.height > 25_000, "\(error)")
+            #expect("\(error)".hasPrefix("text at size 1000 would be drawn about "), "\(error)")
+            #expect("\(error)".contains("more than 4 times the 1000×800 image, most of it outside"), "\(error)")
+        }
+
+        // Three of the lines are drawn on an image of 6000×1000, though the drawing is larger
+        // than the image and larger than a drawing always allowed
+        let three = try Text(text: lines.split(separator: "\n").prefix(3).joined(separator: "\n"), size: 1000)
+        let drawn = try three.renderedMask(for: ImageSize(width: 6000, height: 1000), maxPixels: .max)
+        #expect(drawn.size.pixelCount > max(6_000_000, Text.textPixelsAlwaysAllowed), "\(drawn.size)")
+
+        // and one beyond decompress.maxPixels is refused by that bound, named
+        let wide = try Text(text: "A caption line", size: 1000)
+        let tooMany = try #require(throws: TextTooLarge.self) {
+            try wide.renderedMask(for: ImageSize(width: 3000, height: 1000), maxPixels: 1_000_000)
+        }
+        #expect("\(tooMany)".contains("larger than decompress.maxPixels (1000000) allows"), "\(tooMany)")
+
+        // A caption on a small thumbnail is never refused, though longer than the thumbnail is wide
+        let caption = try Text(text: "Photograph by a very careful photographer, all rights reserved", size: 40)
+        #expect(try caption.renderedMask(for: ImageSize(width: 160, height: 120), maxPixels: .max).width > 160)
     }
 
     @Test func alphaGreyscaleAndSixteenBitImagesKeepTheirShape() throws {
