@@ -179,9 +179,11 @@ extension PipelineCommand {
             if summary.notRun > 0 { parts.append("\(summary.notRun) not run") }
             let upToDate = summary.outputsUpToDate > 0 ? ", \(summary.outputsUpToDate) up to date" : ""
             let place: String = locations.summary().map { "; \($0)" } ?? ""
+            // A rate of inputs that all failed would read as images made.
+            let rate = summary.succeeded > 0 ? String(format: " (%.1f images/s)", summary.imagesPerSecond) : ""
             return parts.joined(separator: ", ")
                 + "; \(summary.outputsWritten) output\(summary.outputsWritten == 1 ? "" : "s") written\(upToDate)"
-                + " in " + String(format: "%.2f s (%.1f images/s)", summary.seconds, summary.imagesPerSecond) + place
+                + " in " + String(format: "%.2f s", summary.seconds) + rate + place
         }
     }
 }

@@ -93,6 +93,8 @@ import Testing
         #expect(result.status == 1, "\(result.standardError)")
         #expect(!result.standardError.contains("matches no files"), "\(result.standardError)")
         #expect(result.standardOutput.contains("1 input, 0 succeeded, 1 failed"), "\(result.standardOutput)")
+        // and no rate of images is given for a run that made none
+        #expect(!result.standardOutput.contains("images/s"), "\(result.standardOutput)")
         #expect(validated.standardError.contains("deep.jpg: refused: its path is"), "\(validated.standardError)")
     }
 }

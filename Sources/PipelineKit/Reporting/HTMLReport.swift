@@ -94,10 +94,9 @@ struct HTMLReport {
         if report.notRun > 0 { totals.append(("not run", "\(report.notRun)", "bad")) }
         totals.append(("outputs written", "\(report.outputsWritten)", ""))
         if report.outputsUpToDate > 0 { totals.append(("up to date", "\(report.outputsUpToDate)", "")) }
-        totals += [
-            ("time", Self.duration(report.elapsedSeconds), ""),
-            ("images/s", String(format: "%.1f", rate), ""),
-        ]
+        totals.append(("time", Self.duration(report.elapsedSeconds), ""))
+        // A rate of inputs that all failed would read as images made.
+        if report.succeeded > 0 { totals.append(("images/s", String(format: "%.1f", rate), "")) }
         var html = "<header class=\"top\">\n<h1>\(report.pipeline.htmlEscaped)</h1>\n"
         html += "<p class=\"meta\">pipeline run report · started \(Self.timestamp(report.startedAt))</p>\n"
         if report.cancelled {
