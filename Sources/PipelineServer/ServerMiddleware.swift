@@ -32,6 +32,8 @@ struct AccessMiddleware: RouterMiddleware {
             logger.error("request failed", metadata: ["path": "\(loggedPath(request.uri.path))", "error": "\(error)"])
             response = ServeError.body(.internalServerError, "the server could not answer")
         }
+        // A browser takes every answer as the type it names, never guessing another from its bytes.
+        response.headers[.xContentTypeOptions] = "nosniff"
         // Every body counts, a refusal's JSON too, as a web server's access log counts them.
         let bytes = request.method == .head ? 0 : Int(response.headers[.contentLength] ?? "") ?? 0
         let duration = start.duration(to: .now)

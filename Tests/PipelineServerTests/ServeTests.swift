@@ -49,6 +49,7 @@ import Vips
             #expect(first.header("Content-Type") == "image/webp")
             #expect(first.header("Content-Length") == String(file.count))
             #expect(first.header("X-Pipeline-Source") == "made")
+            #expect(first.header("X-Content-Type-Options") == "nosniff")
             let image = try VipsImage.open(data: first.body)
             #expect(image.width == 16)
             let tag = try #require(first.header("ETag"))
@@ -79,6 +80,11 @@ import Vips
             let nested = try await server.request("/thumb/sub/b.jpg")
             #expect(nested.status == 200)
             #expect(FileManager.default.fileExists(atPath: directory.path + "/out/sub/b.webp"))
+
+            // Every answer, a refusal's JSON and a disk file's too, forbids a browser to guess its type
+            let missing = try await server.request("/thumb/none.jpg")
+            #expect(missing.status == 404 && missing.header("X-Content-Type-Options") == "nosniff")
+            #expect(second.header("X-Content-Type-Options") == "nosniff")
         }
     }
 
