@@ -42,20 +42,16 @@ public enum ICCProfile {
         init?(_ bytes: [UInt8]) {
             self.bytes = bytes
             guard bytes.count >= 132, bytes[36..<40].elementsEqual(Array("acsp".utf8)) else { return nil }
-            let count = Self.uint32(bytes, 128)
-            guard count <= 1000, 132 + count * 12 <= bytes.count else { return nil }
+            guard let count = bytes.storedInteger(at: 128), count <= 1000, 132 + count * 12 <= bytes.count else { return nil }
             var tags: [String: (offset: Int, size: Int)] = [:]
             for index in 0..<count {
                 let entry = 132 + index * 12
-                let offset = Self.uint32(bytes, entry + 4), size = Self.uint32(bytes, entry + 8)
-                guard offset + size <= bytes.count else { return nil }
+                guard let offset = bytes.storedInteger(at: entry + 4), let size = bytes.storedInteger(at: entry + 8),
+                    offset + size <= bytes.count
+                else { return nil }
                 tags[String(decoding: bytes[entry..<entry + 4], as: UTF8.self)] = (offset, size)
             }
             self.tags = tags
-        }
-
-        static func uint32(_ bytes: [UInt8], _ at: Int) -> Int {
-            Int(bytes[at]) << 24 | Int(bytes[at + 1]) << 16 | Int(bytes[at + 2]) << 8 | Int(bytes[at + 3])
         }
 
         func string(at offset: Int, count: Int) -> String? {
@@ -64,7 +60,7 @@ public enum ICCProfile {
 
         /// A signed 15.16 fixed-point number.
         func s15Fixed16(_ at: Int) -> Double {
-            Double(Int32(bitPattern: UInt32(Self.uint32(bytes, at)))) / 65536
+            Double(Int32(bitPattern: UInt32(bytes.storedInteger(at: at) ?? 0))) / 65536
         }
 
         func xyz(_ signature: String) -> [Double]? {
@@ -78,21 +74,20 @@ public enum ICCProfile {
             let start = tag.offset
             switch string(at: start, count: 4) {
             case "curv":
-                let count = Self.uint32(bytes, start + 8)
-                guard tag.size >= 12 + count * 2 else { return nil }
+                guard let count = bytes.storedInteger(at: start + 8), tag.size >= 12 + count * 2 else { return nil }
                 if count == 0 { return { $0 } }
                 if count == 1 {
-                    let gamma = Double(Int(bytes[start + 12]) << 8 | Int(bytes[start + 13])) / 256
+                    let gamma = Double(bytes.storedInteger(at: start + 12, count: 2) ?? 0) / 256
                     return { pow($0, gamma) }
                 }
-                let table = (0..<count).map { Double(Int(bytes[start + 12 + $0 * 2]) << 8 | Int(bytes[start + 13 + $0 * 2])) / 65535 }
+                let table = (0..<count).map { Double(bytes.storedInteger(at: start + 12 + $0 * 2, count: 2) ?? 0) / 65535 }
                 return { x in
                     let position = x * Double(count - 1)
                     let below = min(count - 2, Int(position))
                     return table[below] + (table[below + 1] - table[below]) * (position - Double(below))
                 }
             case "para":
-                let type = Int(bytes[start + 8]) << 8 | Int(bytes[start + 9])
+                guard let type = bytes.storedInteger(at: start + 8, count: 2) else { return nil }
                 let counts = [1, 3, 4, 5, 7]
                 guard type < counts.count, tag.size >= 12 + counts[type] * 4 else { return nil }
                 let p = (0..<counts[type]).map { s15Fixed16(start + 12 + $0 * 4) }

@@ -14,25 +14,17 @@ package enum ISOBoxSize: Equatable {
     /// The size of the box whose header starts at `offset`, the file's bytes given by `byte` (nil
     /// past their end); nil when the 32-bit size cannot be read.
     package static func at(_ offset: Int, byte: (Int) -> UInt8?) -> ISOBoxSize? {
-        guard let size32 = word(at: offset, byte: byte) else { return nil }
+        guard let size32 = StoredInteger.at(offset, byte: byte) else { return nil }
         switch size32 {
         case 0: return .toTheEnd
         case 1:
-            guard let high = word(at: offset + 8, byte: byte), let low = word(at: offset + 12, byte: byte) else { return .cutShort }
+            guard let high = StoredInteger.at(offset + 8, byte: byte), let low = StoredInteger.at(offset + 12, byte: byte) else {
+                return .cutShort
+            }
             // Refused so, the size cannot overflow an Int.
             guard high < 1 << 31 else { return .beyondAnyFile }
             return .declared(size: high << 32 | low, header: 16)
         default: return .declared(size: size32, header: 8)
         }
-    }
-
-    /// The big-endian 32-bit word at `offset`, or nil past the end.
-    private static func word(at offset: Int, byte: (Int) -> UInt8?) -> Int? {
-        var value = 0
-        for index in 0..<4 {
-            guard let next = byte(offset + index) else { return nil }
-            value = value << 8 | Int(next)
-        }
-        return value
     }
 }

@@ -115,7 +115,6 @@ enum WholePNG {
     /// reader takes: 8 bits, grey or RGB with or without alpha, no interlacing.
     static func headerAgrees(_ ihdr: [UInt8], with expected: Shape) -> Bool {
         guard ihdr.count == 13 else { return false }
-        func word(_ at: Int) -> Int { Int(ihdr[at]) << 24 | Int(ihdr[at + 1]) << 16 | Int(ihdr[at + 2]) << 8 | Int(ihdr[at + 3]) }
         let channels: Int? =
             switch ihdr[9] {
             case 0: 1
@@ -124,7 +123,8 @@ enum WholePNG {
             case 6: 4
             default: nil
             }
-        return word(0) == expected.width && word(4) == expected.height && ihdr[8] == 8 && channels == expected.channels
+        return ihdr.storedInteger(at: 0) == expected.width && ihdr.storedInteger(at: 4) == expected.height && ihdr[8] == 8
+            && channels == expected.channels
             && ihdr[10] == 0 && ihdr[11] == 0 && ihdr[12] == 0
     }
 
@@ -136,23 +136,21 @@ enum WholePNG {
     static func gatherImageData(_ file: UnsafeMutableRawBufferPointer, expected: Shape) -> Int? {
         let signature: [UInt8] = [137, 80, 78, 71, 13, 10, 26, 10]
         guard file.count >= 8 + 25, file.prefix(8).elementsEqual(signature) else { return nil }
-        func word(_ at: Int) -> Int {
-            Int(file[at]) << 24 | Int(file[at + 1]) << 16 | Int(file[at + 2]) << 8 | Int(file[at + 3])
-        }
         var position = 8
         var imageData: [Range<Int>] = []
         var imageDataEnded = false
         var sawHeader = false
         while true {
             guard file.count - position >= 12 else { return nil }
-            let length = word(position)
-            guard length <= 0x7FFF_FFFF, length <= file.count - position - 12 else { return nil }
+            guard let length = file.storedInteger(at: position), length <= 0x7FFF_FFFF, length <= file.count - position - 12 else {
+                return nil
+            }
             let type = Array(file[position + 4..<position + 8])
             guard type.allSatisfy({ (65...90).contains($0) || (97...122).contains($0) }) else { return nil }
             let name = String(decoding: type, as: UTF8.self)
             let payload = position + 8..<position + 8 + length
             let crc = libdeflate_crc32(0, file.baseAddress! + position + 4, 4 + length)
-            guard crc == UInt32(truncatingIfNeeded: word(payload.upperBound)) else { return nil }
+            guard let stored = file.storedInteger(at: payload.upperBound), crc == UInt32(stored) else { return nil }
             let critical = (65...90).contains(type[0])
             switch name {
             case "IHDR":

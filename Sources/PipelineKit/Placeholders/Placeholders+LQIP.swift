@@ -33,7 +33,7 @@ extension Placeholders {
         // Each chunk moves the offset on by at least its 8-byte header: the loop ends.
         while offset + 8 <= bytes.count {
             let name = String(decoding: bytes[offset..<offset + 4], as: UTF8.self)
-            let size = Int(bytes[offset + 4]) | Int(bytes[offset + 5]) << 8 | Int(bytes[offset + 6]) << 16 | Int(bytes[offset + 7]) << 24
+            guard let size = bytes.storedInteger(at: offset + 4, bigEndian: false) else { return webp }
             let end = offset + 8 + size + size % 2
             guard end <= bytes.count else { return webp }
             if kept.contains(name) {

@@ -1,4 +1,5 @@
 import Foundation
+import Vips
 
 /// The local files a run writes, kept on disk as the plan checks them: each file's digest and
 /// path, so that a plan of many outputs holds none of them in memory. A run of a pipeline file
@@ -51,8 +52,9 @@ final class OutputPathRecords: Sendable {
             // Whole records only; the rest waits for the next piece.
             var start = pending.startIndex
             while pending.endIndex - start >= 18 {
-                let length = Int(pending[start + 16]) << 8 | Int(pending[start + 17])
-                guard pending.endIndex - start >= 18 + length else { break }
+                guard let length = pending.storedInteger(at: start + 16, count: 2), pending.endIndex - start >= 18 + length else {
+                    break
+                }
                 let digest = PathDigest(bytes: pending[start..<start + 16])
                 let path = String(decoding: pending[start + 18..<start + 18 + length], as: UTF8.self)
                 guard try body(digest, path) else { return }

@@ -1,5 +1,6 @@
 import CDeflate
 import Foundation
+import Vips
 
 extension EncodedSource {
     /// `walk` given the bytes as `SourceBytes`, or nil when the file cannot be opened. Walks of a
@@ -56,12 +57,7 @@ final class SourceBytes {
 
     /// The 32-bit unsigned word at `offset` in the byte order given, or nil past the end.
     func word(at offset: Int, bigEndian: Bool) -> Int? {
-        var value = 0
-        for index in 0..<4 {
-            guard let byte = byte(at: offset + (bigEndian ? index : 3 - index)) else { return nil }
-            value = value << 8 | Int(byte)
-        }
-        return value
+        StoredInteger.at(offset, bigEndian: bigEndian, byte: byte(at:))
     }
 
     /// The CRC-32 of the `length` bytes from `offset`, or nil when they are not all there.

@@ -80,10 +80,9 @@ enum FileDamage {
         guard let offset = bytes.word(at: 4, bigEndian: bigEndian) else {
             return "the TIFF is cut short: its bytes end inside its header"
         }
-        guard let low = bytes.byte(at: offset), let high = bytes.byte(at: offset + 1) else {
+        guard let entries = StoredInteger.at(offset, count: 2, bigEndian: bigEndian, byte: bytes.byte(at:)) else {
             return "the TIFF is cut short: its first directory is at byte \(offset) and its bytes end at \(bytes.count)"
         }
-        let entries = bigEndian ? Int(low) << 8 | Int(high) : Int(high) << 8 | Int(low)
         // The count, 12 bytes an entry, and the next directory's offset.
         let end = offset + 2 + entries * 12 + 4
         guard end <= bytes.count else {

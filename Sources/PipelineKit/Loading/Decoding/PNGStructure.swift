@@ -1,3 +1,5 @@
+import Vips
+
 /// Walks of a PNG's chunks by their lengths and checksums, without decoding them.
 ///
 /// Before libpng sees a file: whether the chunks it declares before its image data fit in its
@@ -93,7 +95,7 @@ enum PNGStructure {
                 guard let value = bytes.byte(at: offset + index) else { return toImageData ? .whole : .endsBefore(after: previous) }
                 header.append(value)
             }
-            let declared = header[0..<4].reduce(0) { $0 << 8 | Int($1) }
+            let declared = header.storedInteger(at: 0) ?? 0
             // libpng refuses a length past 2^31 - 1 or a type that is not four letters before it
             // allocates anything, and says so.
             guard declared <= 0x7FFF_FFFF, header[4..<8].allSatisfy({ (0x41...0x5A).contains($0 & ~0x20) }) else {
