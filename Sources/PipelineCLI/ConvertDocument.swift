@@ -59,8 +59,24 @@ struct ConvertDocument {
         }
         let path = folder ? (command.output.hasSuffix("/") ? command.output : command.output + "/") + "{stem}.{format}" : command.output
         let format: String
-        if let named = command.format { format = named } else { format = try Self.format(of: path) }
+        if let named = command.format {
+            // Any spelling an extension may have (`jpg`, `tif`, `heif`) names its format here too.
+            format = EncoderSettings.Format(fileExtension: named)?.rawValue ?? named
+        } else {
+            format = try Self.format(of: path)
+        }
 
+        if let known = EncoderSettings.Format(rawValue: format) {
+            // Named by the flag: the pipeline file's problem would be the shape of `encode.quality`.
+            if command.quality != nil, !known.takesQuality {
+                throw ConvertArgumentError("--quality", "\(known.rawValue) has no quality setting")
+            }
+            if command.ssimulacra2 != nil, !QualityTarget.formats.contains(known) {
+                let searched = QualityTarget.formats.map(\.rawValue).sorted().joined(separator: ", ")
+                throw ConvertArgumentError(
+                    "--ssimulacra2", "\(known.rawValue) has no quality to search for a score: a target is for \(searched)")
+            }
+        }
         var encode: [String: Any] = ["format": format]
         if let quality = command.quality { encode["quality"] = try Self.integer(quality, flag: "--quality") }
         if let target = command.ssimulacra2 {

@@ -135,4 +135,34 @@ import Vips
         #expect(result.status == 2)
         #expect(result.standardError.contains("--quality") && result.standardError.contains("--ssimulacra2"), "\(result.standardError)")
     }
+
+    /// A format without a quality, or without a quality search, is named with the flag that asked
+    /// for one, not by the shape of the pipeline file's `encode.quality`.
+    @Test func aQualityTheFormatHasNotIsNamedByItsFlag() throws {
+        let directory = try prepare()
+        let cases: [([String], String)] = [
+            (
+                ["out/x.png", "--ssimulacra2", "80"],
+                "--ssimulacra2: png has no quality to search for a score: a target is for avif, heic, jpeg, jxl, webp"
+            ),
+            (["out/x.tif", "--ssimulacra2", "80"], "--ssimulacra2: tiff has no quality"),
+            (["out/x.gif", "--quality", "50"], "--quality: gif has no quality setting"),
+            (["out/x", "--format", "gif", "--quality", "50"], "--quality: gif has no quality setting"),
+        ]
+        for (arguments, expected) in cases {
+            let result = try CommandRunner.run(["convert", "in/storm.jpg"] + arguments, in: directory.url)
+            #expect(result.status == 2, "\(arguments)")
+            #expect(result.standardError.hasPrefix("error: \(expected)"), "\(arguments): \(result.standardError)")
+            #expect(result.standardError.split(separator: "\n").count == 1, "\(arguments): \(result.standardError)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: directory.url.appendingPathComponent("out").path))
+        // --format takes an extension's spelling of a format, as OUT does
+        let spelled = try CommandRunner.run(
+            ["convert", "in/storm.jpg", "out/spelled", "--format", "JPG", "--ssimulacra2", "70", "--print-pipeline"], in: directory.url)
+        #expect(spelled.status == 0 && spelled.standardOutput.contains(#""format" : "jpeg""#), "\(spelled.standardError)")
+        // A PNG's quality (its palette's) is still taken
+        let palette = try CommandRunner.run(
+            ["convert", "in/storm.jpg", "out/x.png", "--quality", "60", "--width", "20"], in: directory.url)
+        #expect(palette.status == 0, "\(palette.standardError)")
+    }
 }

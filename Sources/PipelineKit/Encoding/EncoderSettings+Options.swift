@@ -40,3 +40,8 @@ extension EncoderSettings {
         return own + metadataOptions(base)
     }
 }
+
+extension EncoderSettings.Format {
+    /// Whether an `encode` object of the format takes a `quality`: every format but GIF.
+    public var takesQuality: Bool { EncoderSettings.options(for: self).contains { $0.name == "quality" } }
+}
