@@ -6,12 +6,12 @@ public import Vips
 ///
 /// The text is plain: it is escaped before Pango sees it, so `<b>` shows as written. The font is
 /// a fontconfig family that must be installed; a missing one is an error when the pipeline is
-/// checked, never a silently substituted font. The size is in pixels (Pango's points at 72
-/// dpi). The text sits where `gravity` says, `margin` pixels in from the edges it touches, or
-/// with `tile` repeats in a grid over the whole image, `margin` pixels apart (with `rotate`, a
-/// diagonal watermark). The image keeps its size; like the colour steps, the output is 8-bit
-/// sRGB, or 8-bit greyscale for a greyscale input, alpha kept. An animation gets the text on
-/// every frame.
+/// checked, never a silently substituted font, and so is a text longer or taller than Pango
+/// draws (32,767 pixels a side). The size is in pixels (Pango's points at 72 dpi). The text
+/// sits where `gravity` says, `margin` pixels in from the edges it touches, or with `tile`
+/// repeats in a grid over the whole image, `margin` pixels apart (with `rotate`, a diagonal
+/// watermark). The image keeps its size; like the colour steps, the output is 8-bit sRGB, or
+/// 8-bit greyscale for a greyscale input, alpha kept. An animation gets the text on every frame.
 public struct Text: ImageProcessing, Hashable {
     /// The step's key in a pipeline file.
     public static let name = "text"
@@ -61,6 +61,8 @@ public struct Text: ImageProcessing, Hashable {
     public let rotate: Double
     /// Whether the text repeats over the whole image.
     public let tile: Bool
+    /// About how large the text is drawn, unturned: measured once, when the step is made.
+    public let drawnSize: ImageSize
 
     /// The step as a pipeline file configures it, from its checked options.
     public init(options: ProcessorOptions) throws(OptionError) {
@@ -89,6 +91,7 @@ public struct Text: ImageProcessing, Hashable {
         guard margin >= 0 else { throw OptionError(option: "margin", "must not be negative") }
         guard (-360...360).contains(rotate) else { throw OptionError(option: "rotate", "must be between -360 and 360") }
         try FontCatalogue.requireInstalled(font)
+        drawnSize = try Self.measure(text, font: font, size: size)
         self.text = text
         self.font = font
         self.size = size
@@ -132,49 +135,63 @@ public struct Text: ImageProcessing, Hashable {
 
     /// The text as a one-band 8-bit mask, 255 where it is fully inked, turned by `rotate`.
     ///
-    /// Pango draws the whole text, however little of it lands on the image, so a large text is
-    /// first drawn at `probeSize` to learn its extent: one far larger than `image` fails the item
-    /// (`TextTooLarge`) before libvips is asked for the memory.
+    /// Pango draws the whole text, however little of it lands on the image: one whose drawing
+    /// would be far larger than `image` fails the item (`TextTooLarge`) before libvips is asked
+    /// for the memory.
     func renderedMask(for image: ImageSize, maxPixels: Int) throws -> VipsImage {
-        let (extent, probe) = try drawnExtent()
         let allowed = min(maxPixels, max(Self.largestTextBesideImage * image.pixelCount, Self.textPixelsAlwaysAllowed))
-        guard extent.pixelCount <= allowed else {
-            throw TextTooLarge(size: size, text: extent, image: image, maxPixels: maxPixels)
+        guard drawnSize.pixelCount <= allowed else {
+            throw TextTooLarge(size: size, text: drawnSize, image: image, maxPixels: maxPixels)
         }
-        var mask = size <= Self.probeSize ? probe : try drawing(at: size)
+        var mask = try Self.drawing(text, font: font, size: size)
         if rotate.truncatingRemainder(dividingBy: 360) != 0 {
             mask = try mask.applying("rotate", ["angle": .number(rotate)])
         }
         return mask
     }
 
-    /// About how large the text is drawn, unturned, from a drawing at `probeSize` scaled; the
-    /// drawing itself when the text is no larger than that.
-    func drawnExtent() throws(VipsError) -> (extent: ImageSize, probe: VipsImage) {
-        let probeSize = min(size, Self.probeSize)
-        let probe = try drawing(at: probeSize)
-        func scaled(_ side: Int) -> Int { Int((Double(side) * size / probeSize).rounded(.up)) }
-        return (ImageSize(width: scaled(probe.width), height: scaled(probe.height)), probe)
-    }
-
-    /// The font size of the first drawing of a larger text: small enough to cost little, large
-    /// enough that its extent, scaled, is the full drawing's to within a pixel or two a line.
-    static let probeSize = 32.0
     /// How many times the image's area a text's drawing may cover: a text that would sit
     /// mostly outside the image is a mistake, not a choice.
     static let largestTextBesideImage = 4
     /// A drawing of this many pixels (a megabyte each million) is allowed beside any image, so
     /// that a caption on a small thumbnail never meets the bound above.
     static let textPixelsAlwaysAllowed = 1 << 24
+    /// The longest side Cairo, under Pango, draws.
+    static let longestSide = 32_767
 
-    /// The text, unturned, as Pango draws it at `fontSize` pixels.
-    private func drawing(at fontSize: Double) throws(VipsError) -> VipsImage {
+    /// About how large `text` is drawn at `size`: a drawing at a small size, scaled. The small
+    /// size keeps the measure cheap, and within what Cairo draws for glyphs up to two ems wide;
+    /// from a pixel up, Pango's extents scale with the size to within a few percent, and from
+    /// 32 pixels to within a pixel or two a line.
+    static func measure(_ text: String, font: String, size: Double) throws(OptionError) -> ImageSize {
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        let longestLine = lines.map(\.count).max() ?? 1
+        let probeSize = min(size, 32, max(1, 16000 / Double(max(longestLine, lines.count))))
+        let probe: VipsImage
+        do {
+            probe = try drawing(text, font: font, size: probeSize)
+        } catch {
+            throw OptionError(option: "text", "cannot be drawn: \(error.message)")
+        }
+        func scaled(_ side: Int) -> Int { Int((Double(side) * size / probeSize).rounded(.up)) }
+        let drawn = ImageSize(width: scaled(probe.width), height: scaled(probe.height))
+        guard max(drawn.width, drawn.height) <= longestSide else {
+            throw OptionError(
+                option: "size",
+                "the text at size \(JSONNode(plain: size).jsonText) would be drawn about \(drawn) pixels, and Pango draws at most "
+                    + "\(longestSide) a side: give a smaller size, a shorter text, or newlines")
+        }
+        return drawn
+    }
+
+    /// `text`, unturned, as Pango draws it at `size` pixels.
+    private static func drawing(_ text: String, font: String, size: Double) throws(VipsError) -> VipsImage {
         // The trailing comma ends Pango's family list, so every word of the family is the
         // family's (a "Bold" in it is not taken for a weight); at 72 dpi a point is a pixel.
-        let description = "\(font), \(fontSize)"
+        let description = "\(font), \(size)"
         guard
             let mask = try Vips.call(
-                "text", ["text": .string(Self.escaped(text)), "font": .string(description), "dpi": .integer(72)])["out"]?.image
+                "text", ["text": .string(escaped(text)), "font": .string(description), "dpi": .integer(72)])["out"]?.image
         else { throw VipsError(operation: "text", message: "gave no image") }
         return mask
     }

@@ -101,8 +101,8 @@ struct TextTests {
     func theExtentFromASmallDrawingIsTheFullDrawings(text: String, size: Double) throws {
         let step = try Text(text: text, size: size)
         let full = try step.renderedMask(for: Self.anyImage, maxPixels: .max)
-        let extent = try step.drawnExtent().extent
-        // Scaled from a drawing at 32 pixels, each side is within a pixel a line of the real one
+        let extent = step.drawnSize
+        // Scaled from a drawing at a smaller size, each side is within a pixel a line of the real one
         #expect(abs(extent.width - full.width) <= max(2, full.width / 100), "\(extent) for \(full.size)")
         #expect(abs(extent.height - full.height) <= max(2, full.height / 100), "\(extent) for \(full.size)")
     }
@@ -114,7 +114,7 @@ struct TextTests {
         let base = try Fixtures.solid(width: 1000, height: 800, colour: [0, 0, 0])
         do {
             _ = try step.applied(to: base)
-            Issue.record("a text of \(try step.drawnExtent().extent) was drawn on a 1000×800 image")
+            Issue.record("a text of \(step.drawnSize) was drawn on a 1000×800 image")
         } catch let error as TextTooLarge {
             #expect(error.image == base.size && error.text.height > 25_000, "\(error)")
             #expect("\(error)".hasPrefix("text at size 1000 would be drawn about "), "\(error)")
@@ -137,6 +137,20 @@ struct TextTests {
         // A caption on a small thumbnail is never refused, though longer than the thumbnail is wide
         let caption = try Text(text: "Photograph by a very careful photographer, all rights reserved", size: 40)
         #expect(try caption.renderedMask(for: ImageSize(width: 160, height: 120), maxPixels: .max).width > 160)
+    }
+
+    @Test func aTextLongerThanPangoDrawsIsAnErrorWhenThePipelineIsChecked() throws {
+        // 3,000 characters on one line at 300 pixels: about 500,000 pixels wide
+        let wide = try problems(#"{"text": {"text": "\#(String(repeating: "x", count: 3000))", "size": 300}}"#)
+        #expect(wide.count == 1)
+        #expect(wide.first?.path == "outputs[0].steps[0].text.size", "\(wide)")
+        #expect(wide.first?.message.contains("Pango draws at most 32767 a side") == true, "\(wide)")
+        // 3,000 lines at 24 pixels: about 80,000 pixels tall
+        let tall = try problems(#"{"text": {"text": "\#(Array(repeating: "line", count: 3000).joined(separator: "\\n"))"}}"#)
+        #expect(tall.first?.path == "outputs[0].steps[0].text.size", "\(tall)")
+        // The same characters as lines short enough are taken
+        let lines = stride(from: 0, to: 3000, by: 100).map { _ in String(repeating: "x", count: 100) }.joined(separator: "\\n")
+        #expect(try problems(#"{"text": {"text": "\#(lines)", "size": 10}}"#).isEmpty)
     }
 
     @Test func alphaGreyscaleAndSixteenBitImagesKeepTheirShape() throws {
