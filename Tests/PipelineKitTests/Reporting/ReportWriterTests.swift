@@ -262,6 +262,18 @@ import Vips
         #expect(error?.path == blocker + "/report")
     }
 
+    /// A rate of inputs that all failed would read as images made; a run that made some gives it.
+    @Test func theHeaderGivesARateOnlyWhenSomethingSucceeded() {
+        func header(succeeded: Int, failed: Int) -> String {
+            let report = RunReport(
+                pipeline: "p", version: "1", startedAt: Date(), elapsedSeconds: 2, inputs: succeeded + failed, succeeded: succeeded,
+                failed: failed, notRun: 0, outputsWritten: succeeded, outputsUpToDate: 0, cancelled: false, stages: [], items: [])
+            return HTMLReport(report: report, inputDirectory: nil).render()
+        }
+        #expect(!header(succeeded: 0, failed: 40).contains("images/s"))
+        #expect(header(succeeded: 1, failed: 39).contains("images/s"))
+    }
+
     /// The sample run `.ci/report-screenshot.sh` photographs: `Pipelines/thumbnails.json` over
     /// the bundled samples, plus a text file named `.jpg`, and one output that cannot be written.
     @Test func theSampleRunsReportHasACardPerInputAndEmbedsEveryImage() async throws {
