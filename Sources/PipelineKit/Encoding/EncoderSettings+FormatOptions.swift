@@ -36,7 +36,7 @@ extension EncoderSettings {
         [
             .integer("compression", in: 0...9, default: base.compression, help: "zlib compression level, 0–9"),
             .boolean("palette", default: base.palette, help: "quantise to an 8-bit palette (much smaller files)"),
-            .integer("quality", in: 1...100, default: base.quality, help: "palette quantisation quality, 1–100"),
+            QualityTarget.option(for: base.format, help: "palette quantisation quality, 1–100"),
             .integer("effort", in: 1...10, default: base.effort, help: "palette quantisation effort, 1–10"),
         ]
     }
@@ -102,7 +102,7 @@ extension EncoderSettings {
             .choice(
                 "predictor", TIFFPredictor.self, default: base.predictor,
                 help: "prediction before deflate, lzw or zstd compression (float for floating-point images)"),
-            .integer("quality", in: 1...100, default: base.quality, help: "quality of jpeg and webp compression, 1–100"),
+            QualityTarget.option(for: base.format, help: "quality of jpeg and webp compression, 1–100"),
             .boolean("tile", default: base.tile, help: "write square tiles instead of strips"),
             .integer("tileSize", in: 16...4096, default: base.tileSize, help: "tile side in pixels, a multiple of 16 (with tile)"),
             .boolean("pyramid", default: base.pyramid, help: "add half-size levels down to one tile (tiled), for zooming viewers"),

@@ -30,11 +30,15 @@ public struct QualityTarget: Sendable, Hashable {
         self.max = max
     }
 
-    /// The `quality` option of `format`: a fixed number, or for the formats above, a target.
+    /// The `quality` option of `format`: a fixed number, or for the formats above, a target. A
+    /// target given to another format is refused with the formats that take one.
     static func option(for format: EncoderSettings.Format, help: String = "quality, 1–100") -> Option {
         let fixed = ValueShape.integer(1...100)
         guard formats.contains(format) else {
-            return .integer("quality", in: 1...100, default: EncoderSettings.defaultQuality(format), help: help)
+            let searched = formats.map(\.rawValue).sorted().joined(separator: ", ")
+            return Option(
+                "quality", fixed, default: JSONNode(plain: EncoderSettings.defaultQuality(format)), help: help,
+                mismatchReason: "\(format.rawValue)'s quality is a fixed number; a target score is for \(searched)")
         }
         let target = ValueShape.object([
             .number(

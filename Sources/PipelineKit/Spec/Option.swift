@@ -13,11 +13,14 @@ public struct Option: Sendable {
     public let defaultRule: String?
     /// What the key does, for the schema, the reference docs and `pipeline plugins`.
     public let help: String
+    /// Why a value of another JSON type is wrong here, when the expected type alone does not
+    /// say it (a quality target given to a format whose quality is fixed); added to the message.
+    public let mismatchReason: String?
 
     /// An option of any shape; `defaultRule` explains a default that depends on the machine.
     public init(
         _ name: String, _ shape: ValueShape, required: Bool = false, default defaultValue: JSONNode? = nil,
-        defaultRule: String? = nil, help: String
+        defaultRule: String? = nil, help: String, mismatchReason: String? = nil
     ) {
         self.name = name
         self.shape = shape
@@ -25,6 +28,7 @@ public struct Option: Sendable {
         self.defaultValue = defaultValue
         self.defaultRule = defaultRule
         self.help = help
+        self.mismatchReason = mismatchReason
     }
 
     /// An integer option within `range`.

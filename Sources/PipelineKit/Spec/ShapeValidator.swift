@@ -128,6 +128,10 @@ struct ShapeValidator {
                 report(memberPath, member.keyLocation, "unknown key \(member.key.quotedValue)\(hint) (\(expected))")
                 continue
             }
+            if let reason = option.mismatchReason, !accepts(option.shape, member.value) {
+                expected(typeName(option.shape), member.value, memberPath, because: reason)
+                continue
+            }
             check(member.value, against: option.shape, at: memberPath)
         }
         let given = Set(members.map { Option.cssSpelling(of: $0.key, among: known, beside: []) ?? $0.key })
@@ -181,14 +185,14 @@ struct ShapeValidator {
         problems.append(PipelineFileError.Problem(path: path, location: location, message: message))
     }
 
-    private mutating func expected(_ what: String, _ node: JSONNode, _ path: String) {
+    private mutating func expected(_ what: String, _ node: JSONNode, _ path: String, because reason: String? = nil) {
         let found: String
         if case .string(let text) = node.value {
             found = "the string \(JSONNode.quoted(text.cutForMessage))"
         } else {
             found = node.typeName
         }
-        report(path, node.location, "expected \(what), found \(found)")
+        report(path, node.location, "expected \(what), found \(found)" + (reason.map { ": \($0)" } ?? ""))
     }
 
     private func accepts(_ shape: ValueShape, _ node: JSONNode) -> Bool {

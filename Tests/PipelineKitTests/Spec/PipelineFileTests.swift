@@ -102,6 +102,24 @@ import Testing
         #expect(found.first?.message == "expected an integer, found the string \"320\"")
     }
 
+    @Test func aQualityTargetForAFormatWithAFixedQualitySaysWhichFormatsTakeOne() {
+        for format in ["png", "tiff"] {
+            let found = problems(
+                replacing: #""format": "webp", "quality": 80"#, with: #""format": "\#(format)", "quality": {"ssimulacra2": 80}"#)
+            #expect(found.count == 1, "\(found)")
+            #expect(found.first?.path == "outputs[0].encode.quality")
+            #expect(
+                found.first?.message
+                    == "expected an integer, found an object: \(format)'s quality is a fixed number; a target score is for avif, heic, jpeg, jxl, webp"
+            )
+        }
+        // A fixed quality is taken, and the reason is not given for a value of the right type
+        let fixed = problems(replacing: #""format": "webp", "quality": 80"#, with: #""format": "png", "quality": 60"#)
+        #expect(!fixed.contains { $0.path == "outputs[0].encode.quality" }, "\(fixed)")
+        let outOfRange = problems(replacing: #""format": "webp", "quality": 80"#, with: #""format": "png", "quality": 600"#)
+        #expect(outOfRange.first?.message.contains("out of range") == true && outOfRange.first?.message.contains("target") == false)
+    }
+
     @Test func processorOptionRulesNameTheStep() {
         let found = problems(replacing: "\"width\": 320, \"height\": 320, ", with: "")
         #expect(found.count == 1)
