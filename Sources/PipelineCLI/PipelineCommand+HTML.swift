@@ -53,7 +53,7 @@ extension PipelineCommand {
             do {
                 document = try ImageManifest.read(from: URL(fileURLWithPath: manifest))
             } catch {
-                printError("\(manifest): not a manifest pipeline can read: \(error.localizedDescription)")
+                printError("\(manifest): not a manifest pipeline can read: \(ErrorText.reason(error))")
                 throw ExitCode.invalidInput
             }
             let entries = try chosenEntries(of: document)

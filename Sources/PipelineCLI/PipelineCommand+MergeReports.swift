@@ -28,7 +28,7 @@ extension PipelineCommand {
                 do {
                     loaded.append(try ReportMerger.read(URL(fileURLWithPath: path)))
                 } catch {
-                    printError("error: cannot read the report \(path): \(error.localizedDescription)")
+                    printError("error: cannot read the report \(path): \(ErrorText.reason(error))")
                     throw ExitCode.invalidInput
                 }
             }

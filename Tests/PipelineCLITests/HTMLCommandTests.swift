@@ -28,6 +28,26 @@ import Testing
 
     func manifest(_ directory: TemporaryDirectory) -> String { directory.url.appendingPathComponent("public/manifest.html").path }
 
+    /// A file that is not a manifest is named with the reason: the system's, or where its JSON
+    /// went wrong, never Foundation's "The data isn't in the correct format".
+    @Test func aManifestThatCannotBeReadIsNamedWithTheReason() throws {
+        let directory = try TemporaryDirectory()
+        try directory.write(Data("nonsense".utf8), to: "words.json")
+        try directory.write(Data(#"{"x": 1}"#.utf8), to: "other.json")
+        let cases: [(String, String)] = [
+            ("missing.json", ": not a manifest pipeline can read: No such file or directory"),
+            ("", ": not a manifest pipeline can read: Is a directory"),
+            ("words.json", ": not a manifest pipeline can read: not JSON"),
+            ("other.json", ": not a manifest pipeline can read: missing key \""),
+        ]
+        for (name, expected) in cases {
+            let path = directory.url.appendingPathComponent(name).path
+            let result = try CommandRunner.run(["html", path])
+            #expect(result.status == 2, "\(name)")
+            #expect(result.standardError.hasPrefix(path + expected), "\(name): \(result.standardError)")
+        }
+    }
+
     @Test func withNoInputNamedEveryInputIsPrintedInTheManifestsOrder() throws {
         let directory = try prepare()
         let result = try CommandRunner.run(["html", manifest(directory)])

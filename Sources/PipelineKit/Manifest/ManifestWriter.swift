@@ -210,7 +210,7 @@ final class ManifestWriter: Sendable {
         do {
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         } catch {
-            throw ReportWriterError(path: folder, reason: error.localizedDescription)
+            throw ReportWriterError(path: folder, reason: ErrorText.reason(error))
         }
     }
 

@@ -79,7 +79,7 @@ package enum ReportWriter {
         do {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         } catch {
-            throw ReportWriterError(path: folder.path, reason: "cannot create the folder: \(error.localizedDescription)")
+            throw ReportWriterError(path: folder.path, reason: "cannot create the folder: \(ErrorText.reason(error))")
         }
         try writeAtomically(to: folder.appendingPathComponent(jsonFileName).path, json)
         let html = try page().render()

@@ -17,7 +17,7 @@ public struct FocusPoints: Sendable, Equatable {
         do {
             text = try String(contentsOf: file, encoding: .utf8)
         } catch {
-            throw FocusPointsError(file: file.path, key: nil, reason: "cannot be read (\(Self.reason(error)))")
+            throw FocusPointsError(file: file.path, key: nil, reason: "cannot be read (\(ErrorText.reason(error)))")
         }
         let root: JSONNode
         do {
@@ -70,12 +70,6 @@ public struct FocusPoints: Sendable, Equatable {
         return InputEnumerator.normalize(path)
     }
 
-    private static func reason(_ error: any Error) -> String {
-        if let cocoa = error as? CocoaError, let underlying = cocoa.userInfo[NSUnderlyingErrorKey] as? POSIXError {
-            return String(cString: strerror(underlying.code.rawValue))
-        }
-        return (error as NSError).localizedDescription
-    }
 }
 
 /// A `focusPoints` file that cannot be used: it names the file, and the key at fault.
