@@ -72,9 +72,8 @@ struct ConvertDocument {
                 throw ConvertArgumentError("--quality", "\(known.rawValue) has no quality setting")
             }
             if command.ssimulacra2 != nil, !QualityTarget.formats.contains(known) {
-                let searched = QualityTarget.formats.map(\.rawValue).sorted().joined(separator: ", ")
                 throw ConvertArgumentError(
-                    "--ssimulacra2", "\(known.rawValue) has no quality to search for a score: a target is for \(searched)")
+                    "--ssimulacra2", "\(known.rawValue) has no quality to search for a score: a target is for \(QualityTarget.formatList)")
             }
         }
         var encode: [String: Any] = ["format": format]

@@ -143,9 +143,9 @@ enum ImageWriter {
     /// ENOSPC ("No space left on device", or EDQUOT for a quota) when the file system under
     /// `descriptor` cannot take another 64 KiB now, or EFBIG when the file is at the process's
     /// size limit (`ulimit -f`), else nil. Probes by writing at the end of the doomed temporary
-    /// file. When the encoder said a write failed, a file system nearly
-    /// full counts as full too: other outputs that failed at once may have freed their space
-    /// before the probe, and libvips' message has lost the system's reason.
+    /// file. When the encoder said a write failed, a file system nearly full counts as full too:
+    /// other outputs that failed at once may have freed their space before the probe, and
+    /// libvips' message has lost the system's reason.
     static func spaceProblem(on descriptor: Int32, encoderSaid message: String) -> Int32? {
         var info = stat()
         guard fstat(descriptor, &info) == 0 else { return nil }

@@ -18,6 +18,8 @@ public struct QualityTarget: Sendable, Hashable {
 
     /// The formats whose `quality` may be a target.
     public static let formats: Set<EncoderSettings.Format> = [.jpeg, .webp, .avif, .jxl, .heic]
+    /// Those formats by name, for a message that lists them: `avif, heic, jpeg, jxl, webp`.
+    public static var formatList: String { formats.map(\.rawValue).sorted().joined(separator: ", ") }
 
     /// The scores a target may ask for: below 30 the reference calls the result low quality,
     /// which no one searches for.
@@ -35,10 +37,9 @@ public struct QualityTarget: Sendable, Hashable {
     static func option(for format: EncoderSettings.Format, help: String = "quality, 1–100") -> Option {
         let fixed = ValueShape.integer(1...100)
         guard formats.contains(format) else {
-            let searched = formats.map(\.rawValue).sorted().joined(separator: ", ")
             return Option(
                 "quality", fixed, default: JSONNode(plain: EncoderSettings.defaultQuality(format)), help: help,
-                mismatchReason: "\(format.rawValue)'s quality is a fixed number; a target score is for \(searched)")
+                mismatchReason: "\(format.rawValue)'s quality is a fixed number; a target score is for \(formatList)")
         }
         let target = ValueShape.object([
             .number(
