@@ -36,12 +36,29 @@ actor InputMaker {
         let item: Int
         let variant: RunPlan.WantedFile?
     }
+    /// A run going or waiting for a lane, and its reports once it has ended.
+    ///
+    /// Requests wait for `ended`, not for the task: a request cancelled while it waits (the
+    /// server stopping past its drain timeout) stops waiting at once and is answered, while the
+    /// run, cancelled too, finishes what is on a lane so that its files are whole or gone.
+    private struct Job: Sendable {
+        let task: Task<[ItemReport], Never>
+        /// The run's reports once it has ended (nil before), and the requests waiting for them.
+        let ended: WaitingRoom<[ItemReport]?, Void, [ItemReport]?>
+
+        /// The run's reports; nil when the calling task was cancelled first.
+        func reports() async -> [ItemReport]? {
+            await ended.wait((), cancellation: .init(nil)) { reports, waiters in
+                if let reports { waiters.letOutAll(with: reports) }
+            }
+        }
+    }
     /// The job of each source and file going or waiting.
-    private var jobs: [JobKey: Task<[ItemReport], Never>] = [:]
+    private var jobs: [JobKey: Job] = [:]
     /// `/info` reads going or waiting for a lane, which count against the queue as runs do.
     private var inspections = 0
     /// The last job started for each source, which the next one for that source waits for.
-    private var lastJob: [Int: Task<[ItemReport], Never>] = [:]
+    private var lastJob: [Int: Job] = [:]
     /// Runs going now, and the jobs waiting for a lane, first come first served.
     private let lanesTaken = WaitingRoom<Int, Void, Void>(0)
     /// What a listing's file is, for the warm path: the listing and the file a run was for.
@@ -81,47 +98,60 @@ actor InputMaker {
 
     /// The report of `input`'s listing after a run over its source for `variant` (nil: every
     /// output): that file made now or up to date on disk, with the input's other files that are
-    /// up to date. Nil when the run ended without one (cancelled).
+    /// up to date. Nil when the run ended without one, or the calling task was cancelled while
+    /// it waited (the server stopping past its drain timeout).
     ///
     /// - Throws: `Full` when the file has no job yet and the queue has no room.
     func report(for input: OutputCatalog.Input, variant: RunPlan.WantedFile?) async throws(Full) -> ItemReport? {
         let key = JobKey(item: input.item, variant: variant)
-        let task: Task<[ItemReport], Never>
+        let job: Job
         if let current = jobs[key] {
-            task = current
+            job = current
         } else {
             guard hasRoom else { throw Full() }
             let plan = self.plan.keeping(sourcesAt: [input.item], wanted: variant)
-            let pipeline = self.pipeline
-            let memory = self.memory
-            let stages = self.stages
             let local = plan.items.first.map(\.input).flatMap { $0.isRemote ? nil : $0.path }
-            let previous = lastJob[input.item]
-            task = Task {
+            let previous = lastJob[input.item]?.task
+            let ended = WaitingRoom<[ItemReport]?, Void, [ItemReport]?>(nil)
+            let task = Task {
                 // One source's runs go in turn: each then reports (and its manifest entry names)
                 // the files the one before made. Waiting so holds no lane.
                 _ = await previous?.value
-                await self.takeLane()
-                // Cancelled while it waited (the server stopping past its drain timeout): no run.
-                guard !Task.isCancelled else {
-                    self.leaveLane()
-                    return []
-                }
-                self.runsStarted += 1
-                // Before the run: an input changed while it goes is found changed by the next request.
-                let stamp = self.keepsReports ? local.flatMap(FileStamp.init(path:)) : nil
-                let reports = await Self.reports(of: plan, by: pipeline, memory: memory, stages: stages)
-                self.remember(reports, input: stamp, variant: variant)
-                self.leaveLane()
+                let reports = await self.run(plan, for: variant, local: local)
+                self.end(key, ended: ended, with: reports)
                 return reports
             }
-            jobs[key] = task
-            lastJob[input.item] = task
+            job = Job(task: task, ended: ended)
+            jobs[key] = job
+            lastJob[input.item] = job
         }
-        let reports = await task.value
-        if jobs[key] == task { jobs[key] = nil }
-        if lastJob[input.item] == task { lastJob[input.item] = nil }
-        return reports.first { $0.input == input.listing }
+        return await job.reports()?.first { $0.input == input.listing }
+    }
+
+    /// The reports of a run of `plan` for `variant` (of a `local` input, or nil) on a lane, or
+    /// none when the job was cancelled while it waited for one.
+    private func run(_ plan: RunPlan, for variant: RunPlan.WantedFile?, local: String?) async -> [ItemReport] {
+        await takeLane()
+        defer { leaveLane() }
+        // Cancelled while it waited (the server stopping past its drain timeout): no run.
+        guard !Task.isCancelled else { return [] }
+        runsStarted += 1
+        // Before the run: an input changed while it goes is found changed by the next request.
+        let stamp = keepsReports ? local.flatMap(FileStamp.init(path:)) : nil
+        let reports = await Self.reports(of: plan, by: pipeline, memory: memory, stages: stages)
+        remember(reports, input: stamp, variant: variant)
+        return reports
+    }
+
+    /// Forgets the job of `key` that waits on `ended`, which has ended with `reports`, and lets
+    /// its requests go.
+    private func end(_ key: JobKey, ended: WaitingRoom<[ItemReport]?, Void, [ItemReport]?>, with reports: [ItemReport]) {
+        if jobs[key]?.ended === ended { jobs[key] = nil }
+        if lastJob[key.item]?.ended === ended { lastJob[key.item] = nil }
+        ended.withLock { state, waiters in
+            state = reports
+            waiters.letOutAll(with: reports)
+        }
     }
 
     /// Whether one more job may go or wait: not every lane and place in the queue is taken.
@@ -165,12 +195,12 @@ actor InputMaker {
     /// Cancels every run going or waiting for a lane (the server stopping past its drain
     /// timeout); `finishAll()` then waits for each to end in a known state.
     func cancelAll() {
-        for task in jobs.values { task.cancel() }
+        for job in jobs.values { job.task.cancel() }
     }
 
     /// Waits for every run going or waiting to end.
     func finishAll() async {
-        for task in Array(jobs.values) { _ = await task.value }
+        for job in Array(jobs.values) { _ = await job.task.value }
     }
 
     /// Whether runs or `/info` reads are going or waiting.

@@ -7,8 +7,9 @@ import Vips
 
 @testable import PipelineServer
 
-/// Stopping past the drain timeout cancels every run still going, those of a plan a reload
-/// replaced as well as the current plan's, and waits for each to end in a known state.
+/// Stopping past the drain timeout cuts off the requests still waiting at once, cancels every run
+/// still going, those of a plan a reload replaced as well as the current plan's, and waits for
+/// each to end in a known state.
 @Suite(.serialized) struct ServeDrainTests {
     @Test func stoppingPastTheDrainTimeoutCancelsTheRunsOfAPlanAReloadReplaced() async throws {
         // Given a request whose run waits for an origin that does not answer while the test runs
@@ -38,6 +39,41 @@ import Vips
         #expect(server.server.stoppedPastDrainTimeout)
         #expect(await replaced.isIdle, "the run of the plan the reload replaced is still going")
         #expect(await inFlight.value?.status != 200)
+    }
+
+    @Test func aRequestWaitingPastTheDrainTimeoutIsCutOffWhileItsRunFinishesWhatIsOnALane() async throws {
+        // Given a request whose run is in a step that nothing can interrupt (as an encode is),
+        // held until the test lets it go
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 48, height: 32)), to: "in/photo.jpg")
+        let release = directory.path + "/release"
+        let step = #"{"sleep": {"seconds": 0, "input": "photo", "after": "\#(release)"}}"#
+        let json = PipelineHarness.json(
+            inputs: ["in/*.jpg"],
+            outputs: [#"{"name": "held", "steps": [\#(step)], "encode": {"format": "webp"}, "path": "out/{stem}.webp"}"#])
+        let server = try await RunningServer(
+            json, in: directory, processors: ProcessorRegistry.standard.adding(SleepingProcessor.self), drainTimeout: .seconds(1))
+        let inFlight = Task { try await server.request("/held/photo.jpg", timeout: 120) }
+        try await waitUntil("the run takes its lane") { await server.maker.counts.going == 1 }
+
+        // When the server stops
+        let stopped = Locked(false)
+        Task {
+            try? await server.stop()
+            stopped.withLock { $0 = true }
+        }
+
+        // Then, past the drain timeout, the request is cut off while the step still holds the run
+        let answer = try? await inFlight.value
+        #expect(answer == nil, "\(answer.map { String(decoding: $0.body, as: UTF8.self) } ?? "")")
+        #expect(!stopped.withLock { $0 })
+        // and the server stops once the run has finished, with its file whole
+        try Data().write(to: URL(fileURLWithPath: release))
+        try await waitUntil("the server stops once the run ends", within: .seconds(120)) { stopped.withLock { $0 } }
+        #expect(server.server.stoppedPastDrainTimeout)
+        #expect(await server.maker.isIdle)
+        let written = (try? FileManager.default.contentsOfDirectory(atPath: directory.path + "/out")) ?? []
+        #expect(written.allSatisfy { !$0.hasPrefix(".") }, "\(written)")
     }
 }
 #endif

@@ -19,13 +19,14 @@ final class RunningServer: Sendable {
     private let group: ServiceGroup
     private let task: Task<Void, any Error>
 
-    /// Serves `json` (a pipeline file whose relative paths are in `directory`); stopping waits
-    /// at most `drainTimeout` for the requests in flight, when given, as `pipeline serve` does.
+    /// Serves `json` (a pipeline file whose relative paths are in `directory`, and whose steps
+    /// are `processors`'); stopping waits at most `drainTimeout` for the requests in flight,
+    /// when given, as `pipeline serve` does.
     init(
         _ json: String, in directory: TemporaryDirectory, settings: PipelineServer.Settings = .init(port: 0),
-        drainTimeout: Duration? = nil
+        processors: ProcessorRegistry = .standard, drainTimeout: Duration? = nil
     ) async throws {
-        let pipeline = try PipelineHarness.pipeline(json, in: directory)
+        let pipeline = try PipelineHarness.pipeline(json, in: directory, processors: processors)
         var logger = Logger(label: "serve-test")
         logger.logLevel = .warning
         let (urls, continuation) = AsyncStream.makeStream(of: String.self)

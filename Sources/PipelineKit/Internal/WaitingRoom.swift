@@ -46,7 +46,7 @@ package final class WaitingRoom<State: Sendable, Ticket: Sendable, Value: Sendab
         }
 
         /// Lets every waiter out with `value`.
-        mutating func letOutAll(with value: Value) {
+        package mutating func letOutAll(with value: Value) {
             leaving += entries.map { ($0.continuation, value) }
             entries = []
         }
