@@ -63,6 +63,11 @@ struct ArtCrop: ImageProcessing {
 
     var resources: [URL] { full.resources }
 
+    /// Every crop of the entry is the output's resize at another box, which may crop about the
+    /// input's focus point: the point is then part of the crop's fingerprint, as it is of the
+    /// output's own files.
+    var readsFocusPoint: Bool { full.readsFocusPoint }
+
     func process(_ image: VipsImage, context: ProcessingContext) throws -> VipsImage {
         try step(for: ImageSize(width: image.width, height: image.height)).process(image, context: context)
     }

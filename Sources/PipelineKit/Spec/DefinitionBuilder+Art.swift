@@ -121,12 +121,15 @@ extension DefinitionBuilder {
                     let type = processors.processor(named: "resize")
                 else { return nil }
                 let base = baseDirectory
+                let faceFinder = processors.faceFinder
                 let boxOptions = options
                 let step = ArtCrop(width: width, ratio: entry.ratio, full: full) { box in
                     var values = boxOptions
                     values["width"] = JSONNode(plain: box.width)
                     values["height"] = JSONNode(plain: box.height)
-                    return try? type.init(options: ProcessorOptions(values: values, definitions: type.options, baseDirectory: base))
+                    return try? type.init(
+                        options: ProcessorOptions(
+                            values: values, definitions: type.options, baseDirectory: base, faceFinder: faceFinder))
                 }
                 var steps = prototype.steps
                 steps.insert(step, at: stepsBeforeResize)

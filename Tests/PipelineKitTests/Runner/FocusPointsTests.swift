@@ -111,6 +111,29 @@ import Vips
         #expect(try hasMarker(directory.path + "/out/b.png"))
     }
 
+    @Test func changingAPointRemakesTheArtCropsCutAboutIt() async throws {
+        // Given a run that made a's square art crop about a point far from its marker
+        let directory = try folder(focus: #"{"in/a.png": [0.1, 0.1]}"#)
+        let art = #"[{"media": "(max-width: 640px)", "aspectRatio": "1:1", "widths": [100]}]"#
+        let text = PipelineHarness.json(
+            inputs: ["in/a.png"],
+            outputs: [
+                #"{"name": "hero", "widths": [200], "formats": ["png"], "art": \#(art), "steps": [{"resize": {"position": "focus"}}], "path": "out/{stem}{art}-{width}.{format}"}"#
+            ],
+            extra: #""focusPoints": "focus.json""#)
+        _ = try await PipelineHarness.run(text, in: directory)
+        #expect(try !hasMarker(directory.path + "/out/a-1x1-100.png"))
+
+        // When the point moves to the marker
+        try directory.write(Data(#"{"in/a.png": [0.8, 0.4]}"#.utf8), to: "focus.json")
+        let moved = try await PipelineHarness.run(text, in: directory)
+
+        // Then the crop is made again about it
+        let written = moved.reports.flatMap(\.written).filter { !$0.upToDate }.map(\.path)
+        #expect(written.contains { $0.hasSuffix("out/a-1x1-100.png") }, "\(written)")
+        #expect(try hasMarker(directory.path + "/out/a-1x1-100.png"))
+    }
+
     @Test func anOutputOntoTheFocusFileIsRefused() throws {
         // Given an output of one input whose path is the focus file
         let directory = try folder(focus: #"{"in/a.png": [0.8, 0.4]}"#)

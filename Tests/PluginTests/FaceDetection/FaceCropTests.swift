@@ -123,6 +123,31 @@ struct FaceCropTests {
         #expect(trace.contains("no face found: cropped by attention"), "\(trace.prefix(2000))")
     }
 
+    @Test func anArtCropTheImageBoundsIsCutAboutTheFaces() async throws {
+        // Given the strip as a PNG, and an art entry wider than the strip allows, so that its
+        // crop is the largest square the strip holds, cut by a resize of its own
+        let directory = try TemporaryDirectory()
+        let image = try strip()
+        let face = try #require(try CascadeFaceFinder().faces(in: image).first)
+        try directory.write(try Fixtures.png(image), to: "in/strip.png")
+        let art = #"[{"media": "(max-width: 640px)", "aspectRatio": "1:1", "widths": [5000]}]"#
+        let json = PipelineHarness.json(
+            inputs: ["in/*.png"],
+            outputs: [
+                #"{"name": "hero", "widths": [400], "formats": ["png"], "art": \#(art), "steps": [{"resize": {"position": "faces"}}], "path": "out/{stem}{art}-{width}.{format}"}"#
+            ])
+
+        // When it runs
+        let run = try await PipelineHarness.run(json, in: directory)
+
+        // Then the square is made, unscaled, where the face is
+        #expect(run.summary.failed == 0, "\(run.reports.flatMap(\.failures))")
+        let square = try VipsImage.open(file: directory.path + "/out/strip-1x1-320.png")
+        #expect(square.size == ImageSize(width: 320, height: 320))
+        let left = try #require(try Self.offset(of: square, in: image), "the square is no window of the strip")
+        #expect(left <= face.left && face.left + face.width <= left + 320, "window at \(left), face \(face)")
+    }
+
     @Test func theStandardRegistryHasTheDetector() {
         #expect(ProcessorRegistry.standard.faceFinder is CascadeFaceFinder)
     }
