@@ -226,8 +226,10 @@ static inline VipsImage *pl_image_taking_buffer(void *buffer, size_t mapped_leng
 }
 
 /* Gives `to` what the loader put in `from`'s header besides the pixels: every metadata field
- * (ICC profile, EXIF, XMP, comments, the loader's name), the interpretation and the resolution.
- * Only for an image no other thread can see yet. */
+ * (ICC profile, EXIF, XMP, comments, the loader's name), the interpretation and the resolution,
+ * and no other. Setting "exif-data" makes libvips parse it again, which would bring back the
+ * orientation autorotation removed (savers then write it, and browsers turn the image again):
+ * fields `from` lacks are removed. Only for an image no other thread can see yet. */
 static inline void pl_take_metadata(VipsImage *to, VipsImage *from) {
     /* vips_image_get_fields lists the header's own fields too; those are copied below. */
     static const char *const header_fields[] = {
@@ -242,6 +244,11 @@ static inline void pl_take_metadata(VipsImage *to, VipsImage *from) {
         vips_image_set(to, fields[i], &value);
         g_value_unset(&value);
     }
+    gchar **added = vips_image_get_fields(to);
+    for (int i = 0; added[i]; i++) {
+        if (!g_strv_contains((const gchar * const *) fields, added[i])) (void) vips_image_remove(to, added[i]);
+    }
+    g_strfreev(added);
     g_strfreev(fields);
     to->Type = from->Type;
     to->Xres = from->Xres;

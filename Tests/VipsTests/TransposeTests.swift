@@ -38,6 +38,16 @@ struct TransposeTests {
         #expect(turned.orientation == 6 && turned.width == 20 && turned.height == 30)
     }
 
+    @Test func anImageTurnedUprightStaysUpright() throws {
+        // Given an image turned upright, whose EXIF block still says 6, as autorotation leaves it
+        let source = try Fixtures.image(width: 30, height: 20, bands: 3) { x, y in [UInt8(x), UInt8(y), 9] }
+        let upright = try VipsImage.open(data: try HostileFixtures.png(source, orientation: 6)).autorotated().rendered()
+        #expect(upright.orientation == 1 && upright.blobLength("exif-data") != nil)
+        // Then what is made from its pixels is upright too, not tagged to be turned again
+        #expect(try upright.transposed().orientation == 1)
+        #expect(try upright.boxShrunk(horizontal: 2, vertical: 2).orientation == 1)
+    }
+
     @Test func anImageNotYetComputedIsComputedForIt() throws {
         // An operation's result is computed only when read: here, strip by strip.
         let lazy = try Fixtures.image(width: 70, height: 45, bands: 3) { x, y in [UInt8(x), UInt8(y), UInt8(x ^ y)] }.applying("invert")

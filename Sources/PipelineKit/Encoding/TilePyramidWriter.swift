@@ -30,7 +30,12 @@ enum TilePyramidWriter {
         }
         do throws(ItemError) {
             do {
-                try image.writeTilePyramid(
+                // Tiles carry no metadata. libvips 8.14's WebP saver writes EXIF, XMP and the
+                // profile despite strip, so they are removed first, as the encoder removes what
+                // an output does not keep.
+                let metadata = image.fieldNames.filter { ImageEncoder.metadataKind(of: $0) != nil }
+                let bare = metadata.isEmpty ? image : try image.removingFields(metadata)
+                try bare.writeTilePyramid(
                     to: temporary + "/" + stem, layout: settings.layout.rawValue, tileSize: settings.size, overlap: settings.overlap,
                     tileSuffix: settings.tileSuffix, id: settings.id)
             } catch {
@@ -42,7 +47,7 @@ enum TilePyramidWriter {
                 }
                 throw ItemError(.encoding, stage: .encode, reason: ItemError.reason(for: error), underlying: error)
             }
-            // libvips lists the image's metadata beside the tiles; the tiles themselves are stripped.
+            // libvips lists the image's fields beside the tiles.
             for properties in [temporary + "/" + stem + "_files/vips-properties.xml", temporary + "/" + stem + "/vips-properties.xml"] {
                 unlink(properties)
             }

@@ -84,6 +84,27 @@ import Vips
 
     /// A IIIF pyramid's `info.json` names the image by the URL it is served under, so a viewer
     /// asks there for its tiles; libvips' placeholder host without `id`.
+    @Test(arguments: ["jpeg", "png", "webp"]) func tilesCarryNoMetadataOfTheInput(format: String) async throws {
+        // Given a photo whose EXIF block has a camera name and a GPS field
+        let (directory, json) = try setUp(tiles: #"{"layout": "dz", "format": "\#(format)"}"#, path: "out/{stem}.dzi")
+        let photo = try Fixtures.gradient(width: 1000, height: 700).settingStringField("exif-ifd0-Make", to: "PipelineTestCamera")
+            .settingStringField("exif-ifd3-GPSLatitudeRef", to: "N")
+        try directory.write(try photo.encoded(suffix: ".jpg[Q=90]"), to: "in/photo.jpg")
+        #expect(try VipsImage.open(file: directory.path + "/in/photo.jpg").stringField("exif-ifd0-Make") != nil)
+
+        // When its pyramid is written
+        let (reports, summary) = try await PipelineHarness.run(json, in: directory)
+        #expect(summary.failed == 0, "\(reports.flatMap(\.failures))")
+
+        // Then no tile carries either
+        let tiles = entries(below: directory.path + "/out/photo_files").filter { $0.contains(".") }
+        #expect(!tiles.isEmpty)
+        for tile in tiles {
+            let image = try VipsImage.open(file: directory.path + "/out/photo_files/" + tile)
+            #expect(image.stringField("exif-ifd0-Make") == nil && image.stringField("exif-ifd3-GPSLatitudeRef") == nil, "\(tile)")
+        }
+    }
+
     @Test func anIIIFPyramidsInfoGivesTheIDItIsServedUnder() async throws {
         for (layout, key) in [("iiif", "@id"), ("iiif3", "id")] {
             let (directory, json) = try setUp(

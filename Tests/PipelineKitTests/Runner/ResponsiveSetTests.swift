@@ -57,6 +57,26 @@ import Vips
         #expect(files["photo-200.webp"]?.loader.hasPrefix("webpload") == true)
     }
 
+    @Test(arguments: [#"["icc"]"#, #"["exif"]"#]) func everyWidthOfAPhotoTurnedUprightIsWrittenUpright(keep: String) async throws {
+        // Given a landscape photo tagged to be shown turned a quarter (portrait, 100×160)
+        let directory = try TemporaryDirectory()
+        let tagged = try Fixtures.gradient(width: 160, height: 100).withOrientation(6)
+        try directory.write(try Fixtures.jpeg(tagged), to: "in/photo.jpg")
+        let formats = "[" + ["jpeg", "webp", "tiff"].map { #"{"format": "\#($0)", "keep": \#(keep)}"# }.joined(separator: ", ") + "]"
+
+        // When its widths are made, the narrower ones resized from the decode the widest needs
+        _ = try await run(json(widths: "[50, 100]", formats: formats), in: directory)
+
+        // Then every file is portrait and says it is to be shown as it is stored
+        let folder = directory.path + "/out"
+        let names = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0 != "manifest.json" }
+        #expect(names.count == 6, "\(names)")
+        for name in names {
+            let image = try VipsImage.open(file: folder + "/" + name)
+            #expect(image.height > image.width && image.orientation == 1, "\(name): \(image.size), orientation \(image.orientation)")
+        }
+    }
+
     @Test func aPhotoAsWideAsOneWidthGivesThatWidthAndNoneWider() async throws {
         let directory = try photo(width: 640, height: 480)
         let summary = try await run(json(), in: directory)
