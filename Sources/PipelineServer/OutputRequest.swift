@@ -13,10 +13,16 @@ struct OutputRequest: Sendable, Equatable {
     /// The index in the output's `art` of the crop `?art=` asks for, or nil for the output's own
     /// widths.
     let art: Int?
-    /// Whether the answer depends on `Accept` (the output lists several formats).
+    /// Whether the answer depends on `Accept`: the output lists several formats and the query
+    /// forces none.
     let variesByAccept: Bool
-    /// The client hint that picked the width (`Sec-CH-Width` or `Width`), for `Vary`; nil when none did.
-    let widthHint: String?
+    /// The client hints the width is chosen by, for `Vary`: every one the file asks for when the
+    /// query names no width, whether sent or not, since a cache must keep apart the answers to
+    /// requests that differ in any of them.
+    let varyingHints: [String]
+    /// The width of the output's list (or its art crop's) that names the file answered: the one
+    /// asked for or hinted, else the widest; nil when the list is empty (a URL then names none).
+    let listedWidth: Int?
     /// The hash `?hash=` names the file's bytes by, when the output's path has `{hash}`.
     let hash: String?
     /// How many hex digits name the output's files, when its path has `{hash}`.
@@ -48,15 +54,18 @@ struct OutputRequest: Sendable, Equatable {
         }
         self.output = output.name
         self.input = inputName
-        variesByAccept = output.formats.count > 1
         art = try Self.art(Self.single("art", in: query), of: output)
         // An art crop has widths of its own.
         let widths = art.map { output.art[$0].widths } ?? output.widths
         let asked = try Self.width(Self.single("width", in: query), among: widths, of: output, art: art)
-        let hint = asked == nil && !widths.isEmpty ? Self.hinted(hints) : nil
-        width = asked ?? hint.map { wanted in widths.filter { $0 >= wanted.width }.min() ?? widths.max() ?? wanted.width }
-        widthHint = hint?.name
-        format = try Self.format(Self.single("format", in: query), accept: accept, of: output)
+        let hinted = asked == nil && !widths.isEmpty
+        width =
+            asked ?? (hinted ? Self.hinted(hints) : nil).map { wanted in widths.filter { $0 >= wanted }.min() ?? widths.max() ?? wanted }
+        varyingHints = hinted ? hints.map(\.name) : []
+        listedWidth = width ?? widths.max()
+        let forced = try Self.single("format", in: query)
+        format = try Self.format(forced, accept: accept, of: output)
+        variesByAccept = output.formats.count > 1 && forced == nil
         hashLength = output.hashLength
         hash = try Self.hash(Self.single("hash", in: query), of: output)
     }
@@ -82,13 +91,13 @@ struct OutputRequest: Sendable, Equatable {
         return value
     }
 
-    /// The first of `hints` whose value is a width (a number of pixels, rounded up), and its name.
-    private static func hinted(_ hints: [(name: String, value: String?)]) -> (name: String, width: Int)? {
+    /// The width the first of `hints` that is one gives (a number of pixels, rounded up).
+    private static func hinted(_ hints: [(name: String, value: String?)]) -> Int? {
         for hint in hints {
             guard let text = hint.value?.trimmingCharacters(in: .whitespaces), let value = Double(text), value.isFinite,
                 value > 0, value < 1_000_000
             else { continue }
-            return (hint.name, Int(value.rounded(.up)))
+            return Int(value.rounded(.up))
         }
         return nil
     }

@@ -10,17 +10,21 @@ extension OutputResponder {
     /// by `/info`, read (`doing`): the status its kind calls for, and a reason that names the
     /// input as the URL did (`name`), never by its path on the server. An input that changed while
     /// it was read is a passing state: 503 with `Retry-After`. A failure of the server itself
-    /// (writing its files) says which output, and no more.
+    /// says which output, and no more, with the whole error for the log: writing its files is
+    /// 500, and reaching the bucket it stores them in, a passing state, 503.
     static func refusal(
         for error: ItemError, output: String? = nil, of input: InputFile, as name: String, doing verb: String = "make"
     ) -> ServeError {
         if error.kind == .changed {
             return .tryAgain("\(error.stage): \(name) changed while it was being read; try again")
         }
+        let what = output.map { "output \($0) of \(name)" } ?? name
+        if error.stage == .encode, error.kind == .network {
+            return .tryAgain("\(error.stage): the server could not store \(what); try again", cause: error.reason)
+        }
         let status = status(for: error.kind)
         guard status != 500 else {
-            let what = output.map { "output \($0) of \(name)" } ?? name
-            return ServeError(500, "\(error.stage): the server could not \(verb) \(what)")
+            return ServeError(500, "\(error.stage): the server could not \(verb) \(what)", cause: error.reason)
         }
         let reason = naming(error.reason, input: input, as: name)
         return ServeError(status, "\(error.stage): " + (reason.contains(name) ? reason : "\(name): \(reason)"))
@@ -29,7 +33,7 @@ extension OutputResponder {
     /// The status for an input a run refused or could not make: 413 past a size limit, 422 for
     /// what cannot be read as an image or made from it, 502 for a remote input that could not be
     /// fetched, 503 for one that changed while it was read, 500 only for what the server itself
-    /// could not do (write its files).
+    /// could not do (write its files; `refusal` answers a bucket out of reach 503).
     static func status(for kind: ItemError.Kind) -> Int {
         switch kind {
         case .tooLarge, .tooManyPixels, .overMemoryBudget: 413

@@ -25,19 +25,20 @@ extension OutputResponder {
         var headers = headers
         if wanted.hash == nil {
             headers[.contentLocation] = Self.hashedURL(
-                of: request, width: written.size.width, format: written.format ?? wanted.format, hash: hash)
+                of: request, width: wanted.listedWidth, format: written.format ?? wanted.format, hash: hash)
         }
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: bytes))
     }
 
-    /// The request's path (with its signature, as sent) and query, with the width, format and
-    /// hash of the file answered in place of any the query had: the one URL of these bytes.
-    static func hashedURL(of request: Request, width: Int, format: EncoderSettings.Format, hash: String) -> String {
+    /// The request's path (with its signature, as sent) and query, with the width (of the
+    /// output's list, when it has one), format and hash of the file answered in place of any the
+    /// query had: the one URL of these bytes.
+    static func hashedURL(of request: Request, width: Int?, format: EncoderSettings.Format, hash: String) -> String {
         let replaced: Set<String> = ["width", "format", "hash"]
         let kept = (request.uri.query ?? "").split(separator: "&").filter { parameter in
             !replaced.contains(String(parameter.prefix { $0 != "=" }))
         }
-        let query = kept.map(String.init) + ["width=\(width)", "format=\(format.rawValue)", "hash=\(hash)"]
+        let query = kept.map(String.init) + (width.map { ["width=\($0)"] } ?? []) + ["format=\(format.rawValue)", "hash=\(hash)"]
         return request.uri.path + "?" + query.joined(separator: "&")
     }
 }

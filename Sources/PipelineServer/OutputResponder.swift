@@ -23,6 +23,8 @@ struct OutputResponder: Sendable {
     static let widthHints = [HTTPFields.Element.Name("Sec-CH-Width")!, HTTPFields.Element.Name("Width")!]
     /// What `Accept-CH` asks for, when the file's `serve.clientHints` is on.
     static let acceptCH = HTTPFields.Element.Name("Accept-CH")!
+    /// The hints `Accept-CH` asks for.
+    static let askedHints = "Sec-CH-Width, Sec-CH-DPR, Width, DPR"
 
     /// Says where an answered file came from: `disk` when a run (a batch run, or an earlier
     /// request) had made it and it was up to date, `store` when it was found up to date in the
@@ -50,7 +52,9 @@ struct OutputResponder: Sendable {
             return try await fileAnswer(request, path: path, context: context)
         } catch {
             guard error.status.code == 422, let fallback else { throw error }
-            return fallback.response
+            var response = fallback.response
+            if clientHints { response.headers[Self.acceptCH] = Self.askedHints }
+            return response
         }
     }
 
@@ -114,9 +118,9 @@ struct OutputResponder: Sendable {
     ) async throws(ServeError) -> Response {
         var headers: HTTPFields = [:]
         headers[.contentType] = (written.format ?? wanted.format).mimeType
-        let varies = (wanted.variesByAccept ? ["Accept"] : []) + (wanted.widthHint.map { [$0] } ?? [])
+        let varies = (wanted.variesByAccept ? ["Accept"] : []) + wanted.varyingHints
         if !varies.isEmpty { headers[.vary] = varies.joined(separator: ", ") }
-        if clientHints { headers[Self.acceptCH] = "Sec-CH-Width, Sec-CH-DPR, Width, DPR" }
+        if clientHints { headers[Self.acceptCH] = Self.askedHints }
         if let cacheControl { headers[.cacheControl] = cacheControl }
         // A name that changes with the bytes lets a URL that names the hash be cached for good.
         if wanted.hashLength != nil { headers[.cacheControl] = wanted.hash == nil ? cacheControl ?? "no-cache" : Self.immutable }

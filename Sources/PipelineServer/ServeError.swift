@@ -4,21 +4,25 @@ import Hummingbird
 
 /// Why a request gets no file, as Hummingbird's router and middleware carry it: the status, the
 /// reason its JSON body `{"error": reason}` gives, and the headers that go with it
-/// (`Retry-After`, `Allow`).
+/// (`Retry-After`, `Allow`); for a failure of the server itself, what the error log says.
 struct ServeError: HTTPResponseError, Equatable {
     let status: HTTPResponse.Status
     let reason: String
     var headers: HTTPFields
+    /// The whole failure, for the operator: the access middleware logs it at `error`. The body
+    /// says only which output of which input, where this may name the server's paths and bucket.
+    let cause: String?
 
-    init(_ code: Int, _ reason: String, headers: HTTPFields = [:]) {
+    init(_ code: Int, _ reason: String, headers: HTTPFields = [:], cause: String? = nil) {
         status = HTTPResponse.Status(code: code)
         self.reason = reason
         self.headers = headers
+        self.cause = cause
     }
 
     /// A refusal that may be tried again shortly: 503 with `Retry-After: 1`.
-    static func tryAgain(_ reason: String) -> ServeError {
-        ServeError(503, reason, headers: [.retryAfter: "1"])
+    static func tryAgain(_ reason: String, cause: String? = nil) -> ServeError {
+        ServeError(503, reason, headers: [.retryAfter: "1"], cause: cause)
     }
 
     func response(from request: Request, context: some RequestContext) -> Response {

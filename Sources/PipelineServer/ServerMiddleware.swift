@@ -23,6 +23,9 @@ struct AccessMiddleware: RouterMiddleware {
         do {
             response = try await next(request, context)
         } catch let error as ServeError {
+            if let cause = error.cause {
+                logger.error("request failed", metadata: ["path": "\(loggedPath(request.uri.path))", "error": "\(cause)"])
+            }
             response = error.response(from: request, context: context)
         } catch let error as any HTTPResponseError {
             // The router's own refusals: a path no route takes.
@@ -89,7 +92,8 @@ struct MethodMiddleware: RouterMiddleware {
 
 /// Checks the signature a signed path starts with before anything is looked up or made (403
 /// when it is missing or wrong, or when the URL's signed `expires` is past), and hands the
-/// routes the path below it.
+/// routes the path below it. The answer to a URL that expires may be cached until then, and no
+/// longer.
 struct SignatureMiddleware: RouterMiddleware {
     typealias Context = ServerRequestContext
 
@@ -101,16 +105,36 @@ struct SignatureMiddleware: RouterMiddleware {
         guard let rest = signature.verified(request.uri.path, expires: expiries.first) else {
             throw ServeError(403, "the URL's signature is missing or wrong")
         }
+        var secondsLeft: Int?
         if let expires = expiries.first {
             // Digits only: the time signed is the time checked, with no sign or spaces to read past.
             guard expires.allSatisfy({ $0.isASCII && $0.isNumber }), let seconds = Int(expires) else {
                 throw ServeError(403, "expires is not a Unix time in seconds")
             }
-            guard Double(seconds) > Date().timeIntervalSince1970 else { throw ServeError(403, "the URL expired") }
+            let now = Date().timeIntervalSince1970
+            guard Double(seconds) > now else { throw ServeError(403, "the URL expired") }
+            secondsLeft = seconds - Int(now.rounded(.up))
         }
         var context = context
         context.unsignedPath = rest
-        return try await next(request, context)
+        var response = try await next(request, context)
+        if let secondsLeft, let cacheControl = response.headers[.cacheControl] {
+            response.headers[.cacheControl] = Self.cacheControl(cacheControl, until: max(0, secondsLeft))
+        }
+        return response
+    }
+
+    /// `cacheControl` with every lifetime (`max-age`, `s-maxage`) at most `seconds`, and without
+    /// `immutable`: a cache must not answer a URL after it expires, as the server would not.
+    static func cacheControl(_ cacheControl: String, until seconds: Int) -> String {
+        let directives = cacheControl.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        return directives.compactMap { directive -> String? in
+            let parts = directive.split(separator: "=", maxSplits: 1).map(String.init)
+            let name = parts[0].lowercased()
+            if name == "immutable" { return nil }
+            guard name == "max-age" || name == "s-maxage", parts.count == 2 else { return directive }
+            return "\(parts[0])=\(min(Int(parts[1]) ?? 0, seconds))"
+        }.joined(separator: ", ")
     }
 }
 #endif

@@ -135,6 +135,25 @@ import Vips
         #expect(refusal?.text.contains("bytes=\(refused.body.count) ") == true, "\(command.transcript)")
     }
 
+    @Test func aFailureOfTheServersOwnIsLoggedWithItsCause() throws {
+        // Given a server whose output's path is taken by a folder
+        let directory = try Fixtures.watchedFolder(inputs: 1, outputs: [Self.thumb], inputPattern: "in/*.jpg")
+        try FileManager.default.createDirectory(atPath: directory.path + "/out/p0-small.webp/taken", withIntermediateDirectories: true)
+        let (command, port) = try serve(directory)
+        defer { command.kill() }
+
+        // When the output is asked for
+        let response = try LoopbackHTTPClient.send(port: port, target: "/thumb/p0.jpg")
+
+        // Then the body names the output and input alone, and the log, at the default level, why
+        #expect(response.status == 500)
+        let body = String(decoding: response.body, as: UTF8.self)
+        #expect(body.contains("could not make output thumb of p0.jpg") && !body.contains(directory.path), "\(body)")
+        let line = command.waitForLine(timeout: 60) { $0.isError && $0.text.contains("request failed") }
+        let text = try #require(line?.text, "\(command.transcript)")
+        #expect(text.contains("path=/thumb/p0.jpg") && text.contains("out/p0-small.webp"), "\(text)")
+    }
+
     @Test func explainPrintsTheServeSectionWithoutItsKey() throws {
         let directory = try Fixtures.watchedFolder(inputs: 1, outputs: [Self.thumb], inputPattern: "in/*.jpg")
         let plain = try CommandRunner.run(["explain", "p.json"], in: directory.url)

@@ -18,12 +18,16 @@ import Testing
     static let until2001 = "/YSn-MUJ6CeBC1Xd9IuH7lc0p-e6DI1FOIeo4nwjovBQ/thumb/a.jpg?expires=1000000000"
     static let forever = "/9g2ieukFJaYLzawA8dyjVIIjoUfhd8vSogGVo4l80a0/thumb/a.jpg"
 
-    @Test func expiresIsSignedAfterThePath() throws {
+    static func signature() throws -> URLSignature {
         let signing = try #require(
             ServeSettings.Signing.bytes(hex: Self.key).flatMap { key in
                 ServeSettings.Signing.bytes(hex: Self.salt).map { ServeSettings.Signing(key: key, salt: $0) }
             })
-        let signature = URLSignature(signing)
+        return URLSignature(signing)
+    }
+
+    @Test func expiresIsSignedAfterThePath() throws {
+        let signature = try Self.signature()
         #expect(signature.signature(of: "/thumb/a.jpg", expires: 4_102_444_800) == "ycnbevbThOVYmG5Zib2HI0EJKZ1YVCLtX5-KeeLaN1s")
         let path = "/ycnbevbThOVYmG5Zib2HI0EJKZ1YVCLtX5-KeeLaN1s/thumb/a.jpg"
         #expect(signature.verified(path, expires: "4102444800") == "/thumb/a.jpg")
@@ -54,6 +58,48 @@ import Testing
                 let body = try JSONSerialization.jsonObject(with: response.body) as? [String: String]
                 #expect(body?["error"] == reason, "\(target)")
             }
+        }
+    }
+
+    @Test func aLifetimeIsCutToTheTimeAURLHasLeft() {
+        #expect(SignatureMiddleware.cacheControl("public, max-age=31536000, immutable", until: 60) == "public, max-age=60")
+        #expect(SignatureMiddleware.cacheControl("public, max-age=30, s-maxage=600", until: 60) == "public, max-age=30, s-maxage=60")
+        #expect(SignatureMiddleware.cacheControl("no-cache", until: 60) == "no-cache")
+    }
+
+    @Test func anAnswerToAnExpiringURLIsCachedUntilItExpiresAndNoLonger() async throws {
+        // Given signed URLs that expire in ten minutes, of a file cached for a day and of files
+        // named by their hash
+        let directory = try ServeTests.folder()
+        let hashed = #"{"name": "hashed", "widths": [16], "formats": ["webp"], "path": "out/{stem}-{width}.{hash}.webp"}"#
+        let json = PipelineHarness.json(
+            inputs: ["in/**/*.jpg"], outputs: [ServeTests.thumb, hashed],
+            extra: #""serve": {"key": "\#(Self.key)", "salt": "\#(Self.salt)", "cacheControl": "public, max-age=86400"}"#)
+        let signature = try Self.signature()
+        let expires = Int(Date().timeIntervalSince1970) + 600
+        func signed(_ path: String, _ query: String = "") -> String {
+            "/" + signature.signature(of: path, expires: expires) + path + "?expires=\(expires)" + query
+        }
+        func maxAge(_ response: LoopbackHTTPClient.Response) -> Int? {
+            response.header("Cache-Control")?.split(separator: ",").lazy.compactMap { directive in
+                let parts = directive.trimmingCharacters(in: .whitespaces).split(separator: "=")
+                return parts.count == 2 && parts[0] == "max-age" ? Int(parts[1]) : nil
+            }.first
+        }
+        try await withServer(json, in: directory) { server in
+            // Then each answer may be kept until the URL expires, and no longer
+            let thumb = try await server.request(signed("/thumb/a.jpg"))
+            #expect(thumb.status == 200)
+            #expect((500...600).contains(maxAge(thumb) ?? 0), "\(thumb.header("Cache-Control") ?? "none")")
+            let plain = try await server.request(signed("/hashed/a.jpg"))
+            let hash = try #require(plain.header("Content-Location")?.components(separatedBy: "hash=").last)
+            let named = try await server.request(signed("/hashed/a.jpg", "&width=16&format=webp&hash=\(hash)"))
+            #expect(named.status == 200)
+            #expect(named.header("Cache-Control")?.contains("immutable") == false, "\(named.header("Cache-Control") ?? "none")")
+            #expect((500...600).contains(maxAge(named) ?? 0), "\(named.header("Cache-Control") ?? "none")")
+            // and a URL that does not expire keeps the file's own lifetime
+            let forever = try await server.request("/" + signature.signature(of: "/thumb/a.jpg") + "/thumb/a.jpg")
+            #expect(forever.header("Cache-Control") == "public, max-age=86400")
         }
     }
 }

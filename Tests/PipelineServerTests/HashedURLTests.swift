@@ -70,5 +70,27 @@ import Vips
             #expect(response.header("Content-Location")?.hasSuffix("&hash=" + String(SHA256.hex(response.body).prefix(8))) == true)
         }
     }
+
+    @Test func theURLOfTheBytesNamesAWidthOnlyFromTheOutputsList() async throws {
+        // Given an output that lists no widths, and one whose widest is past the photo's own
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 48, height: 32)), to: "in/a.jpg")
+        let plain =
+            #"{"name": "plain", "steps": [{"resize": {"width": 24}}], "encode": {"format": "webp"}, "path": "out/{stem}.{hash}.webp"}"#
+        let wide = #"{"name": "wide", "widths": [16, 100], "formats": ["webp"], "path": "out/{stem}-{width}.{hash}.webp"}"#
+        try await withServer(PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [plain, wide]), in: directory) { server in
+            for target in ["/plain/a.jpg", "/wide/a.jpg", "/wide/a.jpg?width=100"] {
+                // When a file is asked for without its hash
+                let first = try await server.request(target)
+                #expect(first.status == 200, "\(target)")
+                // Then the URL it names gets the same bytes
+                let location = try #require(first.header("Content-Location"), "\(target)")
+                let again = try await server.request(location)
+                #expect(again.status == 200, "\(target): \(location): \(String(decoding: again.body, as: UTF8.self))")
+                #expect(again.body == first.body, "\(target): \(location)")
+                #expect(target.hasPrefix("/wide") == location.contains("width="), "\(location)")
+            }
+        }
+    }
 }
 #endif

@@ -39,6 +39,9 @@ import Testing
         #expect(request.input == "sub/b.jpg")
         #expect(request.width == 16)
         #expect(request.variesByAccept)
+        // A format the query forces does not depend on Accept
+        let forced = try OutputRequest(path: "/photo/a.jpg", query: [("format", "webp")], accept: "image/avif", catalog: catalog)
+        #expect(forced.format == .webp && !forced.variesByAccept)
     }
 
     @Test func aFormatIsChosenOnlyWhenAcceptNamesIt() throws {
@@ -111,7 +114,7 @@ import Testing
         let hinted = try OutputRequest(
             path: "/photo/a.jpg", query: [("art", "1:1")], accept: nil, catalog: catalog, hints: [("Sec-CH-Width", "11")])
         #expect(hinted.width == 12)
-        #expect(hinted.widthHint == "Sec-CH-Width")
+        #expect(hinted.varyingHints == ["Sec-CH-Width"])
         let error = #expect(throws: ServeError.self) {
             try OutputRequest(path: "/photo/a.jpg", query: [("art", "1:1"), ("width", "16")], accept: nil, catalog: catalog)
         }

@@ -25,6 +25,23 @@ import Testing
         let unwritten = Self.refusal(.writing, "cannot write /srv/images/out/sub/b.webp: Permission denied", output: "thumb")
         #expect(unwritten.status.code == 500)
         #expect(unwritten.reason == "decompress: the server could not make output thumb of sub/b.jpg")
+        // and the whole error is for the log
+        #expect(unwritten.cause == "cannot write /srv/images/out/sub/b.webp: Permission denied")
+        #expect(refused.cause == nil)
+    }
+
+    @Test func aBucketOutOfReachIsToBeTriedAgainWithoutItsName() {
+        let reason = #"S3 PutObject of s3://site/thumbs/b.webp (bucket "site", key "thumbs/b.webp"): Couldn't connect to server"#
+        let unstored = OutputResponder.refusal(
+            for: ItemError(.network, stage: .encode, reason: reason), output: "thumb", of: Self.input, as: "sub/b.jpg")
+        #expect(unstored.status.code == 503)
+        #expect(unstored.headers[.retryAfter] == "1")
+        #expect(unstored.reason == "encode: the server could not store output thumb of sub/b.jpg; try again")
+        #expect(unstored.cause == reason)
+        // A remote input out of reach is still the origin's failure
+        let unfetched = OutputResponder.refusal(
+            for: ItemError(.network, stage: .fetch, reason: "cannot fetch: Couldn't connect to server"), of: Self.input, as: "sub/b.jpg")
+        #expect(unfetched.status.code == 502)
     }
 
     @Test func anInputThatChangedWhileItWasReadIsToBeTriedAgain() {
