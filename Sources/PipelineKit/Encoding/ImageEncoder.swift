@@ -95,15 +95,22 @@ enum ImageEncoder {
             guard let kind = metadataKind(of: name) else { return false }
             return !kept.contains(kind)
         }
+        // A kept kind the format's saver cannot write is dropped with a warning, rather than
+        // left out unsaid or, IPTC in TIFF, written malformed. Not the profile: the pixels are
+        // sRGB by then, which a format without one means anyway.
+        let unsaved = kept.subtracting(writableMetadata(settings.format)).subtracting([.icc])
+        let unsavable = names.filter { metadataKind(of: $0).map(unsaved.contains) ?? false }
         let unwritable = settings.format == .png && !kept.isEmpty ? names.filter { !isWritablePNGComment($0) } : []
         let oversized = settings.format == .jpeg ? oversizedForJPEG(image, keeping: kept) : []
         let tooLong = oversized.flatMap { blob in names.filter { metadataKind(of: $0) == metadataKind(of: blob) } }
-        if !unkept.isEmpty || !unwritable.isEmpty || !tooLong.isEmpty {
-            image = try image.removingFields(unkept + unwritable + tooLong)
+        if !unkept.isEmpty || !unsavable.isEmpty || !unwritable.isEmpty || !tooLong.isEmpty {
+            image = try image.removingFields(unkept + unsavable + unwritable + tooLong)
         }
         return Prepared(
             image: image,
-            dropped: unwritable.map { "\($0) (a PNG text key must be 1–79 characters, not all spaces, without control characters)" }
+            // The blocks, not each EXIF tag libvips lists beside its block.
+            dropped: unsavable.filter { !$0.hasPrefix("exif-ifd") }
+                + unwritable.map { "\($0) (a PNG text key must be 1–79 characters, not all spaces, without control characters)" }
                 + oversized.map { "\($0) (longer than the 64 KB one JPEG marker holds)" })
     }
 
@@ -117,6 +124,19 @@ enum ImageEncoder {
                 return nil
             }
             return field
+        }
+    }
+
+    /// The kinds of metadata `format`'s saver writes (libvips 8.14's, libavif for AVIF): IPTC
+    /// only in JPEG (TIFF's tag would get the Photoshop block JPEG carries it in, which readers
+    /// reject), EXIF and XMP neither in GIF nor in JPEG XL, EXIF not in TIFF.
+    static func writableMetadata(_ format: EncoderSettings.Format) -> Set<EncoderSettings.Metadata> {
+        switch format {
+        case .jpeg: [.icc, .exif, .xmp, .iptc]
+        case .png, .webp, .avif, .heic: [.icc, .exif, .xmp]
+        case .tiff: [.icc, .xmp]
+        case .jxl: [.icc]
+        case .gif: []
         }
     }
 

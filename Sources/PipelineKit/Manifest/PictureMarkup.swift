@@ -1,7 +1,9 @@
 /// A `<picture>` element for one output of one manifest entry: a `<source media>` per art
-/// direction crop and format, then a `<source>` per format but the last, and an `<img>` in the last format (the fallback) with its intrinsic `width` and `height`
-/// (so the page does not jump), `srcset` and `sizes`, lazy loading and async decoding, and the
-/// placeholder, when there is one, as its background until the image arrives.
+/// direction crop and format, with the crop's `width` and `height`, then a `<source>` per format
+/// but the last, and an `<img>` in the last format (the fallback) with its intrinsic `width` and
+/// `height` (so the page does not jump, whichever shape the browser picks), `srcset` and `sizes`,
+/// lazy loading and async decoding, and the placeholder, when there is one, as its background
+/// until the image arrives.
 public struct PictureMarkup: Sendable {
     /// The `sizes` attribute: how wide the image is shown, for the browser to pick a file.
     public var sizes: String
@@ -23,10 +25,14 @@ public struct PictureMarkup: Sendable {
         var lines = ["<picture>"]
         // Art direction first: the browser takes the first <source> whose media and type match.
         for art in output.art ?? [] {
-            for format in art.formats where !format.files.isEmpty {
+            for format in art.formats {
+                // The widest file's size: a crop's shape is not the <img>'s, and a <source> in a
+                // <picture> gives the box its own.
+                guard let widest = format.files.max(by: { $0.width < $1.width }) else { continue }
                 lines.append(
                     "  <source media=\"\(art.media.htmlEscaped)\" type=\"\(format.mimeType.htmlEscaped)\" "
-                        + "srcset=\"\(format.srcset.htmlEscaped)\" sizes=\"\((art.sizes ?? sizes).htmlEscaped)\">")
+                        + "srcset=\"\(format.srcset.htmlEscaped)\" sizes=\"\((art.sizes ?? sizes).htmlEscaped)\" "
+                        + "width=\"\(widest.width)\" height=\"\(widest.height)\">")
             }
         }
         for format in output.formats.dropLast() where !format.files.isEmpty {

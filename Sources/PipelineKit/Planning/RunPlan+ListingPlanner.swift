@@ -27,6 +27,11 @@ extension RunPlan {
         private let shardBase: String
         /// Why a listing could not be kept in the plan's file, once one could not.
         private var storeFailure: ReportWriterError?
+        /// For a source listed more than once, by the offset of its first listing: the positions
+        /// among its listings of those with work of their own (not refused, no earlier twin),
+        /// which alone a later listing may repeat. Without it each listing of a source listed
+        /// thousands of times would read every earlier one back.
+        private var ownWork: [Int64: [Int]] = [:]
         /// The outputs that choose their inputs, by index, until an input of theirs is found.
         private var subsetsUnmatched: Set<Int>
         private let definitions: [OutputDefinition]
@@ -80,11 +85,18 @@ extension RunPlan {
         /// earlier listings are read back as planned, not planned again.
         private mutating func addRepeat(_ input: InputFile, ofSourceAt first: Int64) throws(ReportWriterError) {
             let offsets = [first] + store.laterListings(of: first)
-            let earlier = offsets.compactMap { store.listing(at: $0, outputs: outputs) }
-            guard earlier.count == offsets.count else {
+            // The first listing is read even when it has no work of its own: it is one read.
+            let positions = ownWork[first] ?? [0]
+            let earlier = positions.compactMap { store.listing(at: offsets[$0], outputs: outputs) }
+            guard earlier.count == positions.count else {
                 throw ReportWriterError(path: "the plan of the inputs", reason: "cannot read it back")
             }
-            let listing = Self.listing(of: input, after: earlier, outputs: outputs)
+            var listing = Self.listing(of: input, after: earlier, outputs: outputs)
+            if let twin = listing.sameAs {
+                listing = Listing(input: input, targets: [], refusal: nil, sameAs: positions[twin])
+            } else if listing.refusal == nil {
+                ownWork[first] = positions + [offsets.count]
+            }
             check(listing, at: try store.append(listing, after: first))
         }
 

@@ -57,4 +57,27 @@ import Vips
         let jpeg = try VipsImage.open(file: directory.path + "/out/short.jpg")
         #expect(jpeg.stringField("exif-ifd0-Make")?.hasPrefix("PipelineTestCamera") == true)
     }
+
+    @Test func exifKeptForAFormatWhoseSaverCannotWriteItIsDroppedWithAWarning() async throws {
+        // Given a photo whose EXIF names its camera, kept whole in four formats
+        let input = try Fixtures.gradient(width: 32, height: 24).settingStringField("exif-ifd0-Make", to: "PipelineTestCamera")
+            .encoded(suffix: ".jpg[Q=90]")
+        let directory = try TemporaryDirectory()
+        try directory.write(input, to: "in/camera.jpg")
+        let outputs = [("jxl", "jxl"), ("tiff", "tif"), ("gif", "gif"), ("png", "png")].map { format, fileExtension in
+            #"{"name": "\#(format)", "encode": {"format": "\#(format)", "keep": "all"}, "path": "out/{stem}.\#(fileExtension)"}"#
+        }
+        // When it runs
+        let (reports, summary) = try await PipelineHarness.run(PipelineHarness.json(inputs: ["in/*"], outputs: outputs), in: directory)
+        // Then every output is written; those whose saver writes no EXIF say they dropped it, once
+        #expect(summary.succeeded == 1, "\(reports.flatMap(\.failures))")
+        let written = try #require(reports.first?.written)
+        for format in ["jxl", "tiff", "gif"] {
+            let warnings = written.first { $0.output == format }?.warnings ?? []
+            #expect(warnings == ["in/camera.jpg: dropped the metadata field exif-data, which \(format) cannot write"], "\(warnings)")
+        }
+        #expect(written.first { $0.output == "png" }?.warnings.isEmpty == true)
+        let png = try VipsImage.open(file: directory.path + "/out/camera.png")
+        #expect(png.stringField("exif-ifd0-Make")?.hasPrefix("PipelineTestCamera") == true)
+    }
 }

@@ -27,6 +27,21 @@ import Testing
         #expect(try #require(plan.items.first).listingsToMake.count == 2)
     }
 
+    @Test func aRepeatIsTheTwinOfTheListingWhosePathsItHasWhereverThatListingIs() throws {
+        // Given one photograph named by four inputs, whose {dir} gives two paths: the first and
+        // the third with work of their own, the second and the fourth repeating them
+        let directory = try TemporaryDirectory()
+        _ = try directory.write(Data("not read".utf8), to: "in/a.jpg")
+        let json = PipelineHarness.json(
+            inputs: ["in/a.jpg", "in/*.jpg", "**/a.jpg", "**/*.jpg"],
+            outputs: [#"{"name": "t", "steps": [], "encode": {"format": "png"}, "path": "out/{dir}/{stem}.png"}"#])
+        // When it is planned
+        let listings = try #require(try PipelineHarness.pipeline(json, in: directory).plan().items.first).listings
+        // Then each repeat names the listing it repeats by its place among all of them
+        #expect(listings.map(\.sameAs) == [nil, 0, nil, 2])
+        #expect(listings[3].targets.isEmpty && listings[2].targets.map(\.plannedPath) == [directory.path + "/out/in/a.png"])
+    }
+
     @Test func aRecordThatCannotBeReadBackFailsItsSourceWithAMessage() throws {
         // Given a plan's file whose first record is not a listing
         let directory = try TemporaryDirectory()

@@ -69,6 +69,7 @@ import Vips
         let html = try #require(PictureMarkup().html(for: hero))
         let lines = html.split(separator: "\n").map(String.init)
         #expect(lines[1].hasPrefix(#"  <source media="(max-width: 640px)" type="image/avif" srcset="/img/photo-1x1-160.avif 160w"#))
+        #expect(lines[1].hasSuffix(#" width="320" height="320">"#), "\(lines[1])")
         #expect(lines[2].hasPrefix(#"  <source media="(max-width: 640px)" type="image/webp""#))
         #expect(lines[3].hasPrefix(#"  <source type="image/avif" srcset="/img/photo-320.avif"#))
         #expect(lines[4].hasPrefix(#"  <img src="/img/photo-640.webp""#))
