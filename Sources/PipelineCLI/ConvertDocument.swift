@@ -43,7 +43,7 @@ struct ConvertDocument {
             if command.position != nil { throw ConvertArgumentError("--position", "needs --width and --height") }
         }
         if let fit = command.fit { resize["fit"] = fit }
-        if let position = command.position { resize["position"] = position }
+        if let position = command.position { resize["position"] = try Self.position(position) }
 
         let isGlob = !Self.isURL(command.input) && command.input.contains(where: { "*?[{".contains($0) })
         let isTemplate = command.output.contains("{")
@@ -92,8 +92,30 @@ struct ConvertDocument {
         document = ["version": PipelineFormat.version, "name": "convert", "inputs": [command.input], "outputs": [output]]
     }
 
-    /// The document as a pipeline file: pretty JSON with its keys in a stable order.
-    func jsonText() throws(ConvertArgumentError) -> String {
+    /// `--position`'s value as the resize takes it: a name (`attention`, `north`, …) as it is,
+    /// a point `X,Y` (fractions of the width and height) as `{"x": X, "y": Y}`. `focus` reads a
+    /// file of points, which a one-off conversion has none of: a point says the same for one input.
+    static func position(_ value: String) throws(ConvertArgumentError) -> Any {
+        if value == "focus" {
+            throw ConvertArgumentError(
+                "--position",
+                "focus reads a pipeline file's focusPoints; give the point itself as X,Y (0 to 1 from the left and the top), such as 0.3,0.4"
+            )
+        }
+        let parts = value.split(separator: ",", omittingEmptySubsequences: false)
+        guard parts.count == 2 else { return value }
+        guard let x = Double(parts[0].trimmingCharacters(in: .whitespaces)), let y = Double(parts[1].trimmingCharacters(in: .whitespaces))
+        else { throw ConvertArgumentError("--position", "expected a point X,Y of two numbers, got \"\(value)\"") }
+        return ["x": x, "y": y]
+    }
+
+    /// The document as a pipeline file: pretty JSON with its keys in a stable order. Without
+    /// `journal`, it keeps none (`"incremental": false`): a one-off conversion leaves no
+    /// `.pipeline-cache` in the folder it was run from, which the file printed for growing into
+    /// a pipeline of its own should not say.
+    func jsonText(journal: Bool = true) throws(ConvertArgumentError) -> String {
+        var document = self.document
+        if !journal { document["incremental"] = false }
         guard
             let data = try? JSONSerialization.data(
                 withJSONObject: document, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]),

@@ -31,7 +31,9 @@ extension PipelineCommand {
         var fit: String?
 
         @ArgumentParser.Option(
-            help: ArgumentHelp("The part kept when cover crops (centre, attention, entropy, north, …).", valueName: "position"))
+            help: ArgumentHelp(
+                "The part kept when cover crops: centre, attention, entropy, faces, north, …, or a point X,Y (0 to 1 from the left and the top).",
+                valueName: "position"))
         var position: String?
 
         @ArgumentParser.Option(help: ArgumentHelp("The encoder's quality, 1–100.", valueName: "n"))
@@ -71,8 +73,11 @@ extension PipelineCommand {
 
         func run() async throws {
             let text: String
+            let oneOff: String
             do {
-                text = try ConvertDocument(self).jsonText()
+                let document = try ConvertDocument(self)
+                text = try document.jsonText()
+                oneOff = try document.jsonText(journal: false)
             } catch {
                 printError("error: \(error.description)".escapingControlCharacters)
                 throw ExitCode.invalidInput
@@ -80,7 +85,7 @@ extension PipelineCommand {
             let pipeline: Pipeline
             do throws(PipelineFileError) {
                 pipeline = try Pipeline(
-                    json: text, baseDirectory: URL(fileURLWithPath: FileManager.default.currentDirectoryPath),
+                    json: oneOff, baseDirectory: URL(fileURLWithPath: FileManager.default.currentDirectoryPath),
                     processors: PipelineCommand.processors)
             } catch {
                 for problem in error.problems {

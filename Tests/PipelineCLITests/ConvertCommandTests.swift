@@ -31,6 +31,11 @@ import Vips
         #expect(try size(out) == (200, 100))
         let bytes = try Data(contentsOf: URL(fileURLWithPath: out))
         #expect(bytes.count > 12 && String(decoding: bytes[8..<12], as: UTF8.self) == "WEBP")
+        // A one-off conversion keeps no journal in the folder it was run from
+        #expect(!FileManager.default.fileExists(atPath: directory.path + "/.pipeline-cache"))
+        // though the pipeline file it stands for, to grow into one's own, keeps one as any does
+        let printed = try CommandRunner.run(["convert", "in/storm.jpg", "out/storm.webp", "--print-pipeline"], in: directory.url)
+        #expect(printed.status == 0 && !printed.standardOutput.contains("incremental"), "\(printed.standardOutput)")
     }
 
     @Test func aFolderOutputNamesTheFileByItsStemAndFormat() throws {
@@ -138,6 +143,30 @@ import Vips
 
     /// A format without a quality, or without a quality search, is named with the flag that asked
     /// for one, not by the shape of the pipeline file's `encode.quality`.
+    @Test func aPositionIsANameOrAPoint() throws {
+        let directory = try prepare()
+        // A point is the resize's {"x", "y"}, and crops about it
+        let point = try CommandRunner.run(
+            ["convert", "in/storm.jpg", "out/p.webp", "--width", "100", "--height", "100", "--position", "0.2,0.7", "--print-pipeline"],
+            in: directory.url)
+        #expect(point.status == 0, "\(point.standardError)")
+        let compact = point.standardOutput.filter { !$0.isWhitespace }
+        #expect(compact.contains(#""position":{"x":0.2,"y":0.7}"#), "\(point.standardOutput)")
+        let made = try CommandRunner.run(
+            ["convert", "in/storm.jpg", "out/p.webp", "--width", "100", "--height", "100", "--position", "0.2,0.7"], in: directory.url)
+        #expect(made.status == 0, "\(made.standardError)")
+        #expect(try size(directory.path + "/out/p.webp") == (100, 100))
+        // focus needs a file of points a conversion has not: it says to give the point
+        for (value, expected) in [
+            ("focus", "--position: focus reads a pipeline file's focusPoints; give the point itself as X,Y"),
+            ("0.2,left", #"--position: expected a point X,Y of two numbers, got "0.2,left""#),
+        ] {
+            let result = try CommandRunner.run(
+                ["convert", "in/storm.jpg", "out/q.webp", "--width", "100", "--height", "100", "--position", value], in: directory.url)
+            #expect(result.status == 2 && result.standardError.hasPrefix("error: \(expected)"), "\(value): \(result.standardError)")
+        }
+    }
+
     @Test func aQualityTheFormatHasNotIsNamedByItsFlag() throws {
         let directory = try prepare()
         let cases: [([String], String)] = [

@@ -99,6 +99,14 @@ extension DefinitionBuilder {
         return (widths, once)
     }
 
+    /// The most the resize step takes as its `height`.
+    static func tallest(_ resize: any ImageProcessing.Type) -> Int {
+        guard let option = resize.options.first(where: { $0.name == "height" }), case .integer(let range) = option.shape else {
+            return Int.max
+        }
+        return range.upperBound
+    }
+
     /// The variants of each art entry of `prototype`: per width, the output's resize with that
     /// width and the height of the entry's ratio, fit cover (at the resize's position), then
     /// each of the output's formats.
@@ -110,11 +118,13 @@ extension DefinitionBuilder {
         let stepsBeforeResize = resize?.index ?? 0
         for (artIndex, entry) in art.enumerated() {
             for width in entry.widths {
-                // Enlarging is allowed: the crop's box never exceeds the image (`ArtCrop.box`).
+                // Enlarging is allowed: the crop's box never exceeds the image (`ArtCrop.box`),
+                // so neither is a height past what the resize takes ever made whole.
                 var options = resize?.options ?? [:]
                 options["fit"] = JSONNode(plain: "cover")
                 options["withoutEnlargement"] = JSONNode(plain: false)
-                options["height"] = JSONNode(plain: entry.height(forWidth: width))
+                let tallest = processors.processor(named: "resize").map(Self.tallest) ?? Int.max
+                options["height"] = JSONNode(plain: min(entry.height(forWidth: width), tallest))
                 guard
                     let full = buildResize(
                         width: width, options: options, at: resize?.path ?? "\(path).art[\(artIndex)]", implied: false),

@@ -94,6 +94,20 @@ import Vips
             ])
     }
 
+    @Test func aRatioWhoseWidthWouldBeTallerThanAResizeTakesIsTheLargestWindowOfIt() async throws {
+        // Given a 1:100 crop 5,000 wide, which would be 500,000 tall, of a photo 300×400
+        let art = #"[{"media": "(max-width: 640px)", "aspectRatio": "1:100", "widths": [5000]}]"#
+        #expect(problems(json(art: art)) == "")
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 300, height: 400)), to: "in/photo.jpg")
+        // When it runs
+        let result = try await PipelineHarness.run(json(art: art), in: directory)
+        // Then the crop is the photo's largest window of that ratio, as for any width past it
+        #expect(result.summary.failed == 0, "\(result.reports.flatMap(\.failures))")
+        let crop = try VipsImage.open(file: directory.path + "/out/photo-1x100-4.webp")
+        #expect(crop.size == ImageSize(width: 4, height: 400))
+    }
+
     @Test func mistakesAreErrorsNamingTheirJSONPath() {
         #expect(
             problems(json(path: "out/{stem}-{width}.{format}")).contains(
