@@ -11,7 +11,8 @@ extension PipelineCommand {
             discussion: """
                 Progress goes to standard error (redrawn in place on a terminal), failures too, as they \
                 happen; a summary follows on standard output. Ctrl-C (or SIGTERM) stops queued work, lets \
-                running work finish, leaves no temporary file and exits 130 (143); a second one exits at once. \
+                running work finish, leaves no temporary file and exits 130 (143); a second Ctrl-C exits at \
+                once, a second SIGTERM changes nothing. \
                 SIGHUP, SIGUSR1, SIGUSR2, SIGALRM and the other signals that would end it (but SIGQUIT) are \
                 handled as SIGTERM. When standard output is a pipe whose reader goes away (`run -v | head -1`), \
                 the run stops the same way, quietly, and exits 141.
@@ -198,7 +199,8 @@ func makeLogger(level: Logger.Level) -> Logger {
 }
 
 /// Turns the first Ctrl-C (SIGINT) or SIGTERM into a callback instead of ending the process, so
-/// that the run can wind down and leave no temporary files; a second one of either exits at once.
+/// that the run can wind down and leave no temporary files; a Ctrl-C after that exits at once,
+/// and a SIGTERM after that changes nothing.
 ///
 /// SIGTERM is what `kill`, systemd and Kubernetes send to stop a process, before SIGKILL after a
 /// grace period: it gets the same orderly stop as Ctrl-C. The other signals that would end the
@@ -257,8 +259,14 @@ final class Interruption {
                     defer { received = received ?? number }
                     return received == nil
                 }
-                guard isFirst else { Foundation.exit(ExitCode.afterSignal(number).rawValue) }
-                handler(number)
+                if isFirst {
+                    handler(number)
+                } else if number == SIGINT {
+                    // Ctrl-C pressed again: someone at the terminal wants out now. A repeated
+                    // SIGTERM is no such request: `timeout` and a kill of the process group send
+                    // one to the process and one to its group, and the stop must go on.
+                    Foundation.exit(ExitCode.afterSignal(number).rawValue)
+                }
             }
             source.resume()
             return source

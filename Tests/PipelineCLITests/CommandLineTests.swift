@@ -196,6 +196,33 @@ import Vips
         try checkAnOrderlyStop(signal: signal, status: 143, message: "terminated")
     }
 
+    /// `timeout` and a kill of a process group send SIGTERM twice, once to the process and once
+    /// to its group: the second must not cut the orderly stop short.
+    @Test func aSecondSigtermStillStopsInOrderWithTheSummaryAndManifest() throws {
+        // Given a run long enough to interrupt, with a manifest
+        let directory = try TemporaryDirectory()
+        try writePhotos(60, to: directory, width: 1600, height: 1200)
+        let file = try writePipeline(directory)
+        let text = try String(contentsOfFile: file, encoding: .utf8)
+            .replacingOccurrences(of: #""version": 1,"#, with: #""version": 1, "manifest": {"path": "out/manifest.json"},"#)
+        try directory.write(Data(text.utf8), to: "pipeline.json")
+        let command = try BackgroundCommand(["run", file])
+        let deadline = Date(timeIntervalSinceNow: 60)
+        while Date() < deadline, !directory.allFiles().contains(where: { $0.hasSuffix(".webp") }) { usleep(20_000) }
+        // When SIGTERM comes once the first file is written, and again once the stop has begun
+        command.signal(SIGTERM)
+        #expect(command.waitForLine(timeout: 30) { $0.isError && $0.text.contains("terminated") } != nil, "\(command.transcript)")
+        command.signal(SIGTERM)
+        // Then the run still stops in order: 143, the summary, the manifest, no temporary file
+        #expect(command.waitForExit() == 143, "\(command.transcript)")
+        let summary = try #require(command.waitForLine(timeout: 5) { !$0.isError && $0.text.contains("not run") }, "\(command.transcript)")
+        let images = directory.allFiles().filter { $0.hasSuffix(".webp") }
+        #expect(summary.text.contains("; \(images.count) output\(images.count == 1 ? "" : "s") written"), "\(summary.text)")
+        #expect(images.count < 60)
+        #expect(FileManager.default.fileExists(atPath: directory.path + "/out/manifest.json"))
+        #expect(!directory.allFiles().contains { $0.contains(".pipeline-tmp-") })
+    }
+
     /// SIGXFSZ, the signal of a file past `ulimit -f`, is ignored: the write fails instead, and
     /// the failure names its output while the run goes on.
     @Test func aFileSizeLimitFailsTheOutputPastItNotTheRun() throws {

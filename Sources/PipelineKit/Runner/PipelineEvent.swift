@@ -108,9 +108,9 @@ public struct RunSummary: Sendable {
     public let succeeded: Int
     /// Inputs with at least one failure.
     public let failed: Int
-    /// Inputs never finished because the run was cancelled.
+    /// Inputs never finished because the run was cancelled, those it left part-made included.
     public let notRun: Int
-    /// Files written.
+    /// Files written, those of inputs the run left part-made included.
     public let outputsWritten: Int
     /// Outputs left as they were because nothing that makes them changed.
     public let outputsUpToDate: Int

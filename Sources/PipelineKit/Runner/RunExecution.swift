@@ -24,6 +24,9 @@ final class RunExecution: Sendable {
     let memory: MemoryAccountant
     /// Makes each source's manifest entry when it completes; nil when the file asks for none.
     private let manifest: ManifestWriter?
+    /// The files of sources a cancel left part-made: they have no report, but they are on disk
+    /// and in the journal, so the summary counts them.
+    private let partlyMade = Locked<[WrittenOutput]>([])
 
     init(
         plan: RunPlan, dataLoader: any DataLoading, cache: (any DataCaching)?, journal: OutputJournal?, force: Bool,
@@ -79,6 +82,7 @@ final class RunExecution: Sendable {
                 lastRelease = .now
             }
         }
+        totals.count(files: partlyMade.withLock { $0 })
         let cancelled = Task.isCancelled
         // Flushing the journal and writing the manifest block on the disk, for seconds on a
         // large manifest: off the cooperative pool, whose few threads a server's other requests
@@ -179,6 +183,8 @@ final class RunExecution: Sendable {
             for (job, result) in zip(jobs, results) {
                 if case .success(let written)? = result, !written.upToDate { manifest?.cutShort(job.input.displayName) }
             }
+            let made = results.compactMap { result in result.flatMap { try? $0.get() } }
+            partlyMade.withLock { $0 += made }
             throw CancellationError()
         }
         return results.compactMap { $0 }
@@ -274,8 +280,14 @@ private struct RunTotals {
 
     mutating func count(_ report: ItemReport) {
         if report.succeeded { succeeded += 1 } else { failed += 1 }
-        written += report.written.filter { !$0.upToDate }.count
-        upToDate += report.written.filter(\.upToDate).count
+        count(files: report.written)
+    }
+
+    /// Counts files written and up to date: a report's, or those of a source a cancel left
+    /// part-made, which is not run rather than succeeded or failed.
+    mutating func count(files: [WrittenOutput]) {
+        written += files.filter { !$0.upToDate }.count
+        upToDate += files.filter(\.upToDate).count
     }
 
     func summary(inputs: Int, elapsed: Duration, cancelled: Bool, peakInFlight: Int) -> RunSummary {

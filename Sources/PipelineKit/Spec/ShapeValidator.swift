@@ -88,7 +88,11 @@ struct ShapeValidator {
 
     /// An object whose values are all strings.
     private mutating func checkStringMap(_ node: JSONNode, at path: String) {
-        guard case .object(let members) = node.value else { return expected("an object of strings", node, path) }
+        // Named by its type alone: a map of strings given as one string is, as often as not,
+        // a header's credentials.
+        guard case .object(let members) = node.value else {
+            return report(path, node.location, "expected an object of strings, found \(node.typeName)")
+        }
         for member in members {
             guard case .string = member.value.value else {
                 expected("a string", member.value, join(path, member.key))

@@ -236,4 +236,47 @@ import Vips
             #expect(try VipsImage.open(file: directory.path + "/" + file, options: "fail_on=warning").rendered().width == 300)
         }
     }
+
+    @Test func aRunCancelledPartWayThroughAnInputCountsTheFilesItWrote() async throws {
+        // Given one input with two outputs, the slow one's step held until the test lets it go
+        // (two process lanes: the fast one does not wait behind it)
+        let directory = try TemporaryDirectory()
+        try writePhotos(1, to: directory, width: 64, height: 48)
+        let release = directory.path + "/release"
+        let json = PipelineHarness.json(
+            inputs: ["in/*.jpg"],
+            outputs: [
+                output("fast", path: "out/{stem}-fast.jpg"),
+                output(
+                    "slow", steps: #"[{"sleep": {"seconds": 0, "input": "photo", "after": "\#(release)"}}]"#,
+                    path: "out/{stem}-slow.jpg"),
+            ], extra: #""process": {"concurrency": 2}"#)
+        let processors = ProcessorRegistry.standard.adding(SleepingProcessor.self)
+        let run = try PipelineHarness.pipeline(json, in: directory, processors: processors).run()
+        // When the run is cancelled once the fast output is written, and then the slow step ends
+        let fast = directory.path + "/out/photo-0-fast.jpg"
+        let stopper = Task {
+            for _ in 0..<3000 where !FileManager.default.fileExists(atPath: fast) { try? await Task.sleep(for: .milliseconds(20)) }
+            run.cancel()
+            _ = FileManager.default.createFile(atPath: release, contents: Data())
+        }
+        var summary: RunSummary?
+        var completed = 0
+        for await event in run {
+            if case .itemCompleted = event { completed += 1 }
+            if case .finished(let final) = event { summary = final }
+        }
+        await stopper.value
+        // Then the input is neither succeeded nor failed, but its file is counted as written
+        let final = try #require(summary)
+        #expect(final.cancelled)
+        #expect(completed == 0)
+        #expect((final.succeeded, final.failed, final.notRun) == (0, 0, 1))
+        #expect(directory.allFiles().filter { $0.hasPrefix("out/") } == ["out/photo-0-fast.jpg"])
+        #expect(final.outputsWritten == 1)
+        #expect(!directory.allFiles().contains { $0.contains(ImageWriter.temporaryMarker) })
+        // And the journal agrees: the next run finds that file up to date and makes the other
+        let (_, next) = try await PipelineHarness.run(json, in: directory, processors: processors)
+        #expect((next.succeeded, next.outputsWritten, next.outputsUpToDate) == (1, 1, 1))
+    }
 }

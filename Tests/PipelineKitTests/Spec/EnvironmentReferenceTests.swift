@@ -65,6 +65,14 @@ import Testing
         #expect(!found.description.contains("s3cr3t"))
     }
 
+    @Test func headersOfTheWrongTypeAreAProblemThatDoesNotQuoteThem() {
+        let found = problems(file(fetch: #"{"headers": "Bearer s3cr3t"}"#), [:])
+        #expect(found.count == 1 && found.first?.path == "fetch.headers", "\(found)")
+        #expect(found.first?.message == "expected an object of strings, found a string", "\(found)")
+        #expect(found.first?.location?.line == 1)
+        #expect(!found.description.contains("s3cr3t"))
+    }
+
     @Test func aReferenceInsideLongerTextIsSentAsWrittenWithAWarning() throws {
         let read = try definition(file(fetch: #"{"headers": {"Authorization": "Bearer ${TOKEN}"}}"#), ["TOKEN": "t"])
         #expect(read.fetch.headers["Authorization"] == "Bearer ${TOKEN}")
