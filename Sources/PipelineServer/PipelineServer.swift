@@ -116,7 +116,8 @@ public struct PipelineServer: Service {
     }
 
     /// The most bytes a request's target (its path and query) may have: far more than any
-    /// output's URL needs, and answered 414 before anything is looked up.
+    /// output's URL needs, and answered 414 before anything is looked up (`RequestLineMiddleware`).
+    /// One past `maxHeaderBytes` never gets that far: the HTTP parser refuses it.
     static let maxTargetBytes = 8 * 1024
 
     /// The most bytes a request's headers may have, and any one header: far more than a browser
@@ -137,10 +138,7 @@ public struct PipelineServer: Service {
                 maxHeaderFieldSize: Self.maxHeaderBytes, maxHeaderListSize: Self.maxHeaderBytes, maxHeaderFieldCount: 100))
         let application = Application(
             responder: CallbackResponder<ServerRequestContext> { request, context in
-                guard request.uri.string.utf8.count <= Self.maxTargetBytes else {
-                    return ServeError.body(.uriTooLong, "the URL is longer than \(Self.maxTargetBytes) bytes")
-                }
-                return try await current.withLock { $0 }.respond(to: request, context: context)
+                try await current.withLock { $0 }.respond(to: request, context: context)
             },
             server: .http1(configuration: http),
             configuration: ApplicationConfiguration(

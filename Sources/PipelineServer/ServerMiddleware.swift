@@ -78,13 +78,18 @@ struct AccessMiddleware: RouterMiddleware {
     }
 }
 
-/// Refuses every method but `GET` and `HEAD` with 405 and `Allow`, whatever the path.
-struct MethodMiddleware: RouterMiddleware {
+/// Refuses a request line no route answers, whatever the path: a method but `GET` and `HEAD`
+/// (405 with `Allow`), and a target past `PipelineServer.maxTargetBytes` (414). Inside the access
+/// middleware, so that both are counted and logged.
+struct RequestLineMiddleware: RouterMiddleware {
     typealias Context = ServerRequestContext
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         guard request.method == .get || request.method == .head else {
             throw ServeError(405, "only GET and HEAD are answered", headers: [.allow: "GET, HEAD"])
+        }
+        guard request.uri.string.utf8.count <= PipelineServer.maxTargetBytes else {
+            throw ServeError(414, "the URL is longer than \(PipelineServer.maxTargetBytes) bytes")
         }
         return try await next(request, context)
     }

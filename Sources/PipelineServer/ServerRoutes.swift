@@ -7,7 +7,7 @@ import PipelineKit
 /// The server's routes, as a Hummingbird `Router` for one plan: `/healthz`, `/metrics`,
 /// `/info/{input}` and `/{output}/{input}` (the last two below their signature when the file
 /// signs URLs). Every request passes `AccessMiddleware` (metrics, the access log, refusals as
-/// JSON) and `MethodMiddleware`; the last two paths pass `SignatureMiddleware` too, when the
+/// JSON) and `RequestLineMiddleware`; the last two paths pass `SignatureMiddleware` too, when the
 /// file has a key.
 struct ServerRoutes: Sendable {
     /// What answers for the outputs' files.
@@ -21,7 +21,7 @@ struct ServerRoutes: Sendable {
         let router = Router(context: ServerRequestContext.self, options: .autoGenerateHeadEndpoints)
         // Middleware applies to the routes added after it, and to paths no route takes.
         router.add(middleware: AccessMiddleware(metrics: metrics, catalog: responder.catalog, signed: signature != nil, logger: logger))
-        router.add(middleware: MethodMiddleware())
+        router.add(middleware: RequestLineMiddleware())
         router.get("/healthz") { _, _ in
             Response(
                 status: .ok, headers: [.contentType: "text/plain; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: "ok\n")))

@@ -35,8 +35,10 @@ import Vips
             #expect(over.status == 414, "\(over.status)")
             #expect(String(decoding: over.body, as: UTF8.self).contains("longer than"))
             #expect(try await server.request("/thumb/" + String(repeating: "b", count: limit - 7)).status == 404)
-            // And the server goes on answering
+            // And the server goes on answering, having counted the 414 as every refusal
             #expect(try await server.request("/healthz").status == 200)
+            let metrics = String(decoding: try await server.request("/metrics").body, as: UTF8.self)
+            #expect(metrics.contains(#"status="414"} 1"#), "\(metrics)")
         }
         #expect(!FileManager.default.fileExists(atPath: directory.path + "/out"))
     }
