@@ -46,6 +46,9 @@ final class ManifestWriter: Sendable {
     /// entries. A lane of its own, as the disk-bound stages have: a write blocks its thread for
     /// as long as the manifest is large, and runs waiting their turn hold no thread.
     static let lane = DispatchQueue(label: "pipeline.manifest")
+    /// The narrowest file placeholders are made from when the output has one as wide: ThumbHash
+    /// and BlurHash read at most 100 and 64 pixels, and need some to hold the image's shape.
+    static let placeholderSourceWidth = 32
 
     /// Runs of parts of a plan that have ended and wait to write, by the manifest's path, in
     /// the order they ended. The first write on the lane takes every waiting run's entries, so
@@ -244,7 +247,11 @@ final class ManifestWriter: Sendable {
             var placeholders: Placeholders?
             var placeholdersFrom: String?
             // From the output's own files: the placeholder stands in for the image an <img> shows.
-            if !output.placeholders.isEmpty, let smallest = own.min(by: { $0.size.pixelCount < $1.size.pixelCount }) {
+            // The smallest wide enough for it, else the widest: a 1 px file would give a blur of
+            // one colour, and a square ThumbHash for a wide photo.
+            let enough = max(output.placeholderSettings.lqipWidth, Self.placeholderSourceWidth)
+            let bySize: (WrittenOutput, WrittenOutput) -> Bool = { $0.size.pixelCount < $1.size.pixelCount }
+            if !output.placeholders.isEmpty, let smallest = own.filter({ $0.size.width >= enough }).min(by: bySize) ?? own.max(by: bySize) {
                 placeholdersFrom = smallest.fingerprint.map { "\($0) \(smallest.byteCount)" }
                 let before = earlier?.outputs[output.name]
                 if written.allSatisfy(\.upToDate), placeholdersFrom != nil, before?.placeholdersFrom == placeholdersFrom,

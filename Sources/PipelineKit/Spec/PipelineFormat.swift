@@ -172,7 +172,7 @@ public enum PipelineFormat {
             Option(
                 "placeholders", .array(.choice(PlaceholderKind.allCases.map(\.rawValue)), minCount: 1),
                 help:
-                    "placeholders for the manifest, computed from this output's smallest file: lqip (a tiny WebP data URI), blurhash, thumbhash, dominantColor"
+                    "placeholders for the manifest, computed from this output's smallest file at least 32 px wide (else its widest): lqip (a tiny WebP data URI), blurhash, thumbhash, dominantColor"
             ),
             Option("placeholderOptions", .object(PlaceholderSettings.options), help: "how the placeholders are made"),
             Option(

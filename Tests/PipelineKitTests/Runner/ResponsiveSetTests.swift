@@ -77,6 +77,22 @@ import Vips
         }
     }
 
+    @Test func placeholdersAreMadeFromAFileWideEnoughNotTheSmallest() async throws {
+        // Given a 16:10 photo made at 1 px (a 1×1 file), 48 and 64 px, with an LQIP and a ThumbHash
+        let directory = try photo(width: 160, height: 100)
+        let output =
+            #"{"name": "hero", "widths": [1, 48, 64], "formats": ["webp"], "placeholders": ["lqip", "thumbhash"], "path": "out/{stem}-{width}.webp"}"#
+        let json = PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [output], extra: #""manifest": {"path": "out/manifest.json"}"#)
+        _ = try await run(json, in: directory)
+        // Then they come from the 48 px file: the LQIP is 16 px wide and as wide as the photo's shape
+        let manifest = try ImageManifest.read(from: directory.url.appendingPathComponent("out/manifest.json"))
+        let placeholders = try #require(manifest.inputs.first?.outputs["hero"]?.placeholders)
+        let lqip = try #require(placeholders.lqip?.split(separator: ",").last.flatMap { Data(base64Encoded: String($0)) })
+        let image = try VipsImage.open(data: lqip)
+        #expect(image.width == 16 && image.height == 10, "\(image.size)")
+        #expect(placeholders.thumbhash != nil)
+    }
+
     @Test func aPhotoAsWideAsOneWidthGivesThatWidthAndNoneWider() async throws {
         let directory = try photo(width: 640, height: 480)
         let summary = try await run(json(), in: directory)
