@@ -39,8 +39,9 @@ actor InputMaker {
     /// A run going or waiting for a lane, and its reports once it has ended.
     ///
     /// Requests wait for `ended`, not for the task: a request cancelled while it waits (the
-    /// server stopping past its drain timeout) stops waiting at once and is answered, while the
-    /// run, cancelled too, finishes what is on a lane so that its files are whole or gone.
+    /// server stopping past its drain timeout) stops waiting at once, so its connection is
+    /// closed then, while the run, cancelled too, finishes what is on a lane so that its files
+    /// are whole or gone.
     private struct Job: Sendable {
         let task: Task<[ItemReport], Never>
         /// The run's reports once it has ended (nil before), and the requests waiting for them.
