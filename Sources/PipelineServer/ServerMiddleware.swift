@@ -134,9 +134,9 @@ struct SignatureMiddleware: RouterMiddleware {
     static func cacheControl(_ cacheControl: String, until seconds: Int) -> String {
         let directives = cacheControl.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
         return directives.compactMap { directive -> String? in
-            let parts = directive.split(separator: "=", maxSplits: 1).map(String.init)
+            let parts = directive.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
             let name = parts[0].lowercased()
-            if name == "immutable" { return nil }
+            if name.isEmpty || name == "immutable" { return nil }
             guard name == "max-age" || name == "s-maxage", parts.count == 2 else { return directive }
             return "\(parts[0])=\(min(Int(parts[1]) ?? 0, seconds))"
         }.joined(separator: ", ")

@@ -65,6 +65,7 @@ import Testing
         #expect(SignatureMiddleware.cacheControl("public, max-age=31536000, immutable", until: 60) == "public, max-age=60")
         #expect(SignatureMiddleware.cacheControl("public, max-age=30, s-maxage=600", until: 60) == "public, max-age=30, s-maxage=60")
         #expect(SignatureMiddleware.cacheControl("no-cache", until: 60) == "no-cache")
+        #expect(SignatureMiddleware.cacheControl("public, , =, max-age=", until: 60) == "public, max-age=0")
     }
 
     @Test func anAnswerToAnExpiringURLIsCachedUntilItExpiresAndNoLonger() async throws {
