@@ -55,7 +55,9 @@ package struct FailingProcessor: ImageProcessing {
 
 /// Blocks its lane on inputs whose name contains `input`, and passes every image through: a
 /// step slower than an input's time limit, whatever the machine. It first waits for the file
-/// `after`, when given (at most a minute), then sleeps `seconds`.
+/// `after`, when given (at most ten minutes: a test may hold a lane with it until it has seen
+/// what it checks, which a loaded machine running a sanitizer can take minutes to get to), then
+/// sleeps `seconds`.
 package struct SleepingProcessor: ImageProcessing {
     package static let name = "sleep"
     package static let summary = "test: sleeps on some inputs"
@@ -81,7 +83,7 @@ package struct SleepingProcessor: ImageProcessing {
     package func process(_ image: VipsImage, context: ProcessingContext) throws -> VipsImage {
         guard context.input.contains(input) else { return image }
         if let after {
-            for _ in 0..<600 where !FileManager.default.fileExists(atPath: after) { Thread.sleep(forTimeInterval: 0.1) }
+            for _ in 0..<6000 where !FileManager.default.fileExists(atPath: after) { Thread.sleep(forTimeInterval: 0.1) }
         }
         Thread.sleep(forTimeInterval: seconds)
         return image
