@@ -116,6 +116,11 @@ extension DefinitionBuilder {
     ) -> [OutputDefinition]? {
         var outputs: [OutputDefinition] = []
         let stepsBeforeResize = resize?.index ?? 0
+        // Looked up once: `buildResize` reports a command without the step.
+        let resizeType = processors.processor(named: "resize")
+        let tallest = resizeType.map(Self.tallest) ?? Int.max
+        let base = baseDirectory
+        let faceFinder = processors.faceFinder
         for (artIndex, entry) in art.enumerated() {
             for width in entry.widths {
                 // Enlarging is allowed: the crop's box never exceeds the image (`ArtCrop.box`),
@@ -123,15 +128,12 @@ extension DefinitionBuilder {
                 var options = resize?.options ?? [:]
                 options["fit"] = JSONNode(plain: "cover")
                 options["withoutEnlargement"] = JSONNode(plain: false)
-                let tallest = processors.processor(named: "resize").map(Self.tallest) ?? Int.max
                 options["height"] = JSONNode(plain: min(entry.height(forWidth: width), tallest))
                 guard
                     let full = buildResize(
                         width: width, options: options, at: resize?.path ?? "\(path).art[\(artIndex)]", implied: false),
-                    let type = processors.processor(named: "resize")
+                    let type = resizeType
                 else { return nil }
-                let base = baseDirectory
-                let faceFinder = processors.faceFinder
                 let boxOptions = options
                 let step = ArtCrop(width: width, ratio: entry.ratio, full: full) { box in
                     var values = boxOptions
