@@ -16,6 +16,17 @@ public enum PipelineCLI {
     /// failed, 2 the pipeline file or the command line is invalid, 130 interrupted (Ctrl-C), 141
     /// standard output's reader went away, 143 stopped by SIGTERM. Never returns.
     public static func main(processors: ProcessorRegistry) async -> Never {
+        // Swift's arguments replace such bytes, so the command would name a file that is not there.
+        for index in 1..<Int(CommandLine.argc) {
+            guard let raw = CommandLine.unsafeArgv[index] else { continue }
+            let bytes = UnsafeBufferPointer(start: raw, count: strlen(raw)).map { UInt8(bitPattern: $0) }
+            guard String(validating: bytes, as: UTF8.self) == nil else { continue }
+            let shown = String(decoding: bytes, as: UTF8.self).escapingControlCharacters
+            printError(
+                "error: argument \(index) (\"\(shown)\") is not UTF-8 where \u{FFFD} stands: pipeline names "
+                    + "files by their names as text; rename the file")
+            Foundation.exit(ExitCode.invalidInput.rawValue)
+        }
         await main(processors: processors, arguments: Array(CommandLine.arguments.dropFirst()))
     }
 

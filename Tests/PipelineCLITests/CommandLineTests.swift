@@ -34,6 +34,21 @@ import Vips
         #expect(try CommandRunner.run(["help", "run"]).status == 0)
     }
 
+    @Test func anArgumentThatIsNotUTF8IsRefusedByItsBytesNotTakenForAnotherName() throws {
+        let directory = try TemporaryDirectory()
+        try writePhotos(1, to: directory)
+        // A shell passes the bytes as they are; Foundation's Process would have to make text of them.
+        let script = #"""
+            cd "$2" && cp in/photo-0.jpg "$(printf 'caf\351.jpg')" && exec "$1" convert "$(printf 'caf\351.jpg')" small.webp
+            """#
+        let result = try CommandRunner.run(
+            ["-c", script, "sh", CommandRunner.executable.path, directory.path], executable: URL(fileURLWithPath: "/bin/sh"))
+        #expect(result.status == 2, "\(result.standardError)")
+        #expect(
+            result.standardError.contains("error: argument 2 (\"caf\u{FFFD}.jpg\") is not UTF-8"), "\(result.standardError)")
+        #expect(!FileManager.default.fileExists(atPath: directory.path + "/small.webp"))
+    }
+
     @Test func versionAndHelpWork() throws {
         let version = try CommandRunner.run(["--version"])
         #expect(version.status == 0)

@@ -19,16 +19,48 @@ enum LongPath {
         } ?? -1
     }
 
-    /// The names in the folder at `path`, of any length, unsorted; empty when it cannot be read.
-    static func entries(of path: String) -> [String] {
-        guard isTooLong(path) else { return (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? [] }
-        return inParent(of: path) { folder, name -> [String] in
-            let descriptor = openat(folder, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-            guard descriptor >= 0 else { return [] }
-            defer { close(descriptor) }
-            // The descriptor's own path is short, whatever the folder's is.
-            return (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd/\(descriptor)")) ?? []
-        } ?? []
+    /// What a folder holds, unsorted: the names a path can be made of, and those that are not
+    /// UTF-8. A `String` cannot hold such a name (its bytes would be replaced), so nothing can
+    /// open the file by it; the walk names them instead of passing over them.
+    struct Listing {
+        var names: [String] = []
+        var undecodable: [UndecodableName] = []
+    }
+
+    /// A name in a folder that is not UTF-8.
+    struct UndecodableName {
+        /// The name with each byte that is not UTF-8 replaced by U+FFFD (�), as `ls` shows it
+        /// with `?`: for messages, and for matching a glob against.
+        let replaced: String
+        /// Whether the folder's listing says it is a folder.
+        let isFolder: Bool
+    }
+
+    /// What the folder at `path`, of any length, holds; empty when it cannot be read.
+    static func listing(of path: String) -> Listing {
+        let descriptor =
+            isTooLong(path)
+            ? inParent(of: path) { folder, name in openat(folder, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC) } ?? -1
+            : open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard descriptor >= 0 else { return Listing() }
+        // `closedir` closes the descriptor too.
+        guard let directory = fdopendir(descriptor) else {
+            close(descriptor)
+            return Listing()
+        }
+        defer { closedir(directory) }
+        var listing = Listing()
+        while let entry = readdir(directory) {
+            let bytes = withUnsafeBytes(of: entry.pointee.d_name) { Array($0.prefix { $0 != 0 }) }
+            if bytes == [UInt8(ascii: ".")] || bytes == [UInt8(ascii: "."), UInt8(ascii: ".")] { continue }
+            if let name = String(validating: bytes, as: UTF8.self) {
+                listing.names.append(name)
+            } else {
+                listing.undecodable.append(
+                    UndecodableName(replaced: String(decoding: bytes, as: UTF8.self), isFolder: entry.pointee.d_type == UInt8(DT_DIR)))
+            }
+        }
+        return listing
     }
 
     /// `body` with a descriptor of the folder holding `path`'s last component, reached a piece

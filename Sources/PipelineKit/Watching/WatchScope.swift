@@ -209,7 +209,7 @@ struct WatchScope: Sendable {
     }
 
     private static func entries(of directory: String) -> [String] {
-        (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        LongPath.listing(of: directory).names
     }
 
     static func isDirectory(_ path: String, followLinks: Bool) -> Bool {

@@ -127,7 +127,7 @@ import Testing
         let result = enumerate(["photos/*.jpg"], in: directory)
         #expect(result.sink.map(\.displayName) == ["photos/a.jpg", "photos/linked.jpg"])
         let warning = try #require(result.warnings.first { $0.contains("skips") })
-        #expect(warning.hasPrefix(#"input "photos/*.jpg" skips 4 entries that are not a regular file: "#), "\(warning)")
+        #expect(warning.hasPrefix(#"input "photos/*.jpg" skips 4 entries it cannot take as an input: "#), "\(warning)")
         for named in [
             "\(folder)/pipe.jpg (a FIFO)", "\(folder)/gone.jpg (a symbolic link to nothing)",
             "\(folder)/loop.jpg (a loop of symbolic links)", "\(folder)/null.jpg (a symbolic link to /dev/null, a character device)",
@@ -136,6 +136,39 @@ import Testing
         }
         // A pattern that meets none of them says nothing of the kind
         #expect(!enumerate(["photos/*.png", "photos/**/*.png"], in: directory).warnings.contains { $0.contains("skips") })
+    }
+
+    @Test func aFolderNamedLikeAnInputAndANameThatIsNotUTF8AreNamedNotPassedOver() throws {
+        let directory = try photos()
+        let folder = directory.path + "/photos"
+        try FileManager.default.createDirectory(atPath: folder + "/x.jpg", withIntermediateDirectories: false)
+        // "café.jpg" in Latin-1: no String holds this name, so nothing can open the file by one.
+        for name in ["caf\u{E9}.jpg", "sub/caf\u{E9}"] {
+            let bytes = Array((folder + "/").utf8) + name.unicodeScalars.map { UInt8($0.value) } + [0]
+            let descriptor = bytes.withUnsafeBufferPointer { pointer in
+                pointer.withMemoryRebound(to: CChar.self) {
+                    name.hasPrefix("sub/") ? Int32(mkdir($0.baseAddress!, 0o755)) : open($0.baseAddress!, O_CREAT | O_WRONLY, 0o644)
+                }
+            }
+            #expect(descriptor >= 0)
+            if !name.hasPrefix("sub/") { close(descriptor) }
+        }
+
+        let result = enumerate(["photos/*.jpg", "photos/**/*.png"], in: directory)
+        #expect(result.sink.map(\.displayName) == ["photos/a.jpg", "photos/sub/b.png"])
+        let warnings = result.warnings.filter { $0.contains("skips") }
+        #expect(
+            warnings == [
+                #"input "photos/*.jpg" skips 2 entries it cannot take as an input: "#
+                    + "\(folder)/caf\u{FFFD}.jpg (a file whose name is not UTF-8 where \u{FFFD} stands, "
+                    + "which a pipeline cannot name; rename it), "
+                    + #"\#(folder)/x.jpg (a folder)"#,
+                #"input "photos/**/*.png" skips 1 entry it cannot take as an input: "#
+                    + "\(folder)/sub/caf\u{FFFD} (a folder whose name is not UTF-8 where \u{FFFD} stands, "
+                    + "which a pipeline cannot name; rename it)",
+            ], "\(warnings)")
+        // `*` asks for folders too: it takes files and passes over folders without a word
+        #expect(enumerate(["photos/*"], in: directory).warnings.allSatisfy { !$0.contains("x.jpg") })
     }
 
     @Test func pathsAlreadyNormalAreKeptAsTheyAre() {

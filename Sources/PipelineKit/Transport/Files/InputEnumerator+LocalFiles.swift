@@ -26,8 +26,8 @@ extension InputEnumerator {
         if !found.skipped.isEmpty {
             let named = found.skipped.keys.sorted().map { "\($0) (\(found.skipped[$0] ?? ""))" }
             result.warnings.append(
-                "input \"\(pattern)\" skips \(named.count) \(named.count == 1 ? "entry that is" : "entries that are") "
-                    + "not a regular file: \(named.joined(separator: ", "))")
+                "input \"\(pattern)\" skips \(named.count) \(named.count == 1 ? "entry" : "entries") it cannot take as an input: "
+                    + named.joined(separator: ", "))
         }
         var hint = ""
         if sorted.isEmpty {
@@ -48,7 +48,7 @@ extension InputEnumerator {
 
     /// The files the brace alternatives `split` (each a list of path components) match, relative
     /// to the root made of their first `rootCount` components, and the names matched that are no
-    /// regular files.
+    /// input, with what they are.
     private func files(matching split: [[String]], rootCount: Int) -> (root: String, matches: [String], skipped: [String: String]) {
         let root = Self.normalize("/" + split[0][..<rootCount].joined(separator: "/"))
         var matches: [String] = []
@@ -59,9 +59,10 @@ extension InputEnumerator {
         return (root, matches, skipped)
     }
 
-    /// Adds the files below `directory` that `pattern` matches; names it matches that are not
-    /// regular files nor folders (FIFOs, devices, sockets, dangling or looping links) go to `skipped`
-    /// with what they are, for a warning: a glob that silently drops them looks like a lost input.
+    /// Adds the files below `directory` that `pattern` matches; names it matches that are no
+    /// input (FIFOs, devices, sockets, dangling or looping links, folders, names that are not
+    /// UTF-8) go to `skipped` with what they are, for a warning: a glob that silently drops them
+    /// looks like a lost input.
     private func walk(
         _ directory: String, relative: String, pattern: ArraySlice<String>, into matches: inout [String],
         skipped: inout [String: String]
@@ -75,22 +76,33 @@ extension InputEnumerator {
             // Zero folders: the rest of the pattern here; then every subfolder, recursively.
             // Symbolic links to folders are not followed, so a link cycle cannot loop forever.
             walk(directory, relative: relative, pattern: rest, into: &matches, skipped: &skipped)
-            for name in entries(of: directory) where !name.hasPrefix(".") && Self.kind(here(name), followLinks: false) == .directory {
+            let listing = LongPath.listing(of: directory)
+            for name in listing.names.sorted() where !name.hasPrefix(".") && Self.kind(here(name), followLinks: false) == .directory {
                 walk(here(name), relative: joined(name), pattern: pattern, into: &matches, skipped: &skipped)
+            }
+            for name in listing.undecodable where name.isFolder && !name.replaced.hasPrefix(".") {
+                skipped[here(name.replaced)] = Self.undecodable(name)
             }
             return
         }
+        let listing = Self.isGlob(component) || caseInsensitive ? LongPath.listing(of: directory) : nil
         let candidates =
-            Self.isGlob(component) || caseInsensitive
-            ? entries(of: directory).filter { Self.nameMatches(component, $0, caseInsensitive: caseInsensitive) }
-            : [component]
+            listing.map { $0.names.sorted().filter { Self.nameMatches(component, $0, caseInsensitive: caseInsensitive) } } ?? [component]
+        for name in listing?.undecodable ?? []
+        where (rest.isEmpty || name.isFolder) && Self.nameMatches(component, name.replaced, caseInsensitive: caseInsensitive) {
+            skipped[here(name.replaced)] = Self.undecodable(name)
+        }
         for name in candidates {
             let path = here(name)
             let kind = Self.kind(path, followLinks: true)
             if rest.isEmpty {
                 switch kind {
                 case .file: matches.append(joined(name))
-                case .directory, .absent: break
+                case .absent: break
+                // `*` is asked to take every name, folders among them; a folder whose name fits a
+                // narrower pattern (`x.jpg` for `*.jpg`) looks like an input, so it is named.
+                case .directory where component == "*": break
+                case .directory: skipped[path] = "a folder"
                 case .other(let what):
                     // A link is named with where it leads: the device is not the input's name.
                     let target = what.contains("symbolic link") ? nil : FileFetcher.linkTarget(path)
@@ -102,8 +114,10 @@ extension InputEnumerator {
         }
     }
 
-    private func entries(of directory: String) -> [String] {
-        LongPath.entries(of: directory).sorted()
+    /// Why a name that is not UTF-8 is skipped.
+    private static func undecodable(_ name: LongPath.UndecodableName) -> String {
+        (name.isFolder ? "a folder" : "a file") + " whose name is not UTF-8 where \u{FFFD} stands, "
+            + "which a pipeline cannot name; rename it"
     }
 
     /// The path relative to the pipeline file's folder when inside it; one too long to open,
