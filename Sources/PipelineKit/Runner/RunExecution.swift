@@ -71,10 +71,8 @@ final class RunExecution: Sendable {
             // Read back from the plan's file as the window takes it: the run holds no source ahead.
             await self.process(planned[position], slot: slot, incremental: incremental)
         } completed: { reports in
-            for report in reports ?? [] {
-                totals.count(report)
-                emit(.itemCompleted(report))
-            }
+            totals.count(reports ?? [])
+            for report in reports ?? [] { emit(.itemCompleted(report)) }
             // Between inputs, at most every quarter second: free holes left in the allocator's
             // arenas go back to the system, so memory late in a long run is what it was early.
             if lastRelease.duration(to: .now) >= .milliseconds(250) {
@@ -278,9 +276,14 @@ final class RunExecution: Sendable {
 private struct RunTotals {
     var succeeded = 0, failed = 0, written = 0, upToDate = 0
 
-    mutating func count(_ report: ItemReport) {
-        if report.succeeded { succeeded += 1 } else { failed += 1 }
-        count(files: report.written)
+    /// Counts the reports of one source's listings. A listing that repeats another reports
+    /// the same files, which are counted once: they were written once.
+    mutating func count(_ reports: [ItemReport]) {
+        var counted = Set<String>()
+        for report in reports {
+            if report.succeeded { succeeded += 1 } else { failed += 1 }
+            count(files: report.written.filter { counted.insert($0.path).inserted })
+        }
     }
 
     /// Counts files written and up to date: a report's, or those of a source a cancel left

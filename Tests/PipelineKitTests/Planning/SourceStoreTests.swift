@@ -4,8 +4,9 @@ import Testing
 
 @testable import PipelineKit
 
-/// The plan's file of listings: each source read back whole, twins and refusals with it, and a
-/// record that cannot be read back failing its source with a message rather than the run.
+/// The plan's file of listings: each source read back whole, twins and refusals with it (a
+/// twin's files counted once), and a record that cannot be read back failing its source with a
+/// message rather than the run.
 @Suite struct SourceStoreTests {
     @Test func aSourceListedThreeTimesReadsBackWithItsTwinAndItsOwnPaths() throws {
         // Given one photograph named by three inputs: twice with the same output path, once
@@ -25,6 +26,22 @@ import Testing
         #expect(listings[1].sameAs == 0 && listings[1].targets.isEmpty)
         #expect(listings[2].sameAs == nil && listings[2].targets.map(\.plannedPath) == [directory.path + "/out/in/a.png"])
         #expect(try #require(plan.items.first).listingsToMake.count == 2)
+    }
+
+    @Test func aSourceListedThreeTimesCountsEachFileItWritesOnce() async throws {
+        // Given the photograph of the test above, listed three times, for two files
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 40, height: 30)), to: "in/a.jpg")
+        let json = PipelineHarness.json(
+            inputs: ["in/a.jpg", "in/*.jpg", "**/a.jpg"],
+            outputs: [#"{"name": "t", "steps": [], "encode": {"format": "png"}, "path": "out/{dir}/{stem}.png"}"#],
+            extra: #""incremental": true"#)
+        // When it runs, and runs again
+        let first = try await PipelineHarness.run(json, in: directory)
+        let again = try await PipelineHarness.run(json, in: directory)
+        // Then each listing succeeds, and each of the two files counts once, written then up to date
+        #expect(first.summary.succeeded == 3 && first.summary.outputsWritten == 2 && first.summary.outputsUpToDate == 0)
+        #expect(again.summary.succeeded == 3 && again.summary.outputsWritten == 0 && again.summary.outputsUpToDate == 2)
     }
 
     @Test func aRepeatIsTheTwinOfTheListingWhosePathsItHasWhereverThatListingIs() throws {
