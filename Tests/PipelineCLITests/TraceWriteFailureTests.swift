@@ -2,7 +2,8 @@ import Foundation
 import TestSupport
 import Testing
 
-/// A trace that cannot be written is said as the system says it, with its path.
+/// A trace that cannot be written is said as the system says it, with its path; one, a report
+/// or a manifest asked to land on a folder, or below a file, is refused before the run.
 @Suite struct TraceWriteFailureTests {
     @Test func aTraceInAMissingFolderNamesThePathAndTheReason() throws {
         // Given a run whose trace goes to a folder that does not exist
@@ -25,5 +26,45 @@ import Testing
         #expect(
             !result.standardError.contains("NSCocoaErrorDomain") && !result.standardError.contains("Error Domain"),
             "\(result.standardError)")
+    }
+
+    @Test func aTraceReportOrManifestAtAFolderOrBelowAFileIsRefusedBeforeTheRun() throws {
+        // Given a folder, a file, and a pipeline whose manifest goes where asked
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 64, height: 48)), to: "in/a.jpg")
+        try FileManager.default.createDirectory(atPath: directory.path + "/folder", withIntermediateDirectories: false)
+        try directory.write(Data("not a folder".utf8), to: "file")
+        func pipeline(manifest: String) throws -> String {
+            try directory.write(
+                Data(
+                    PipelineHarness.json(
+                        inputs: ["in/*.jpg"], outputs: [#"{"name": "t", "encode": {"format": "png"}, "path": "out/{stem}.png"}"#],
+                        extra: #""manifest": {"path": "\#(manifest)"}"#
+                    ).utf8), to: "\(manifest).pipeline.json")
+        }
+        let file = try pipeline(manifest: "manifest.json")
+
+        // When the trace is a folder, or the report's folder a file, or the manifest a folder
+        let cases: [(arguments: [String], says: String)] = [
+            (
+                ["run", "--trace", directory.path + "/folder", file],
+                "the trace (--trace) would be written to \(directory.path)/folder, which is a folder"
+            ),
+            (
+                ["run", "--report", directory.path + "/file/report", file],
+                "the report (--report) would be written to \(directory.path)/file/report/report.json, but \(directory.path)/file is a file"
+            ),
+            (
+                ["validate", try pipeline(manifest: "folder")],
+                "manifest.path: the manifest would be written to \(directory.path)/folder, which is a folder"
+            ),
+        ]
+        for (arguments, says) in cases {
+            let result = try CommandRunner.run(arguments)
+            // Then it is refused before anything is made, naming the place and what is there
+            #expect(result.status == 2, "\(arguments): \(result.standardError)")
+            #expect(result.standardError.contains(says), "\(arguments): \(result.standardError)")
+            #expect(!FileManager.default.fileExists(atPath: directory.path + "/out"), "\(arguments)")
+        }
     }
 }

@@ -112,11 +112,11 @@ public struct RunPlan: Sendable {
         let sources = planned.sources
         // Only a run of a pipeline file claims its outputs against runs of other files.
         var records = definition.sourceFile == nil ? nil : OutputPathRecords.Builder()
+        let runWrites = Self.runWrites(definition, shard: shard, sideWrites: sideWrites)
         let checked = Self.checkWrites(
             planned, reads: Self.readFiles(definition, fileName: fileName, listFiles: enumeration.listFiles, stores: stores),
-            runWrites: Self.runWrites(definition, shard: shard, sideWrites: sideWrites), outputWriters: outputWriters,
-            records: &records)
-        problems += checked.problems
+            runWrites: runWrites, outputWriters: outputWriters, records: &records)
+        problems += checked.problems + Self.misplacedWrites(runWrites)
         protectedInputs = checked.protected
         outputPaths = records?.finish()
         guard problems.isEmpty else { throw PipelineFileError(file: fileName, problems: problems) }
