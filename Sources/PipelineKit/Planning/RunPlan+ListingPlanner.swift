@@ -35,6 +35,9 @@ extension RunPlan {
         /// The outputs that choose their inputs, by index, until an input of theirs is found.
         private var subsetsUnmatched: Set<Int>
         private let definitions: [OutputDefinition]
+        /// The keys of the `focusPoints` file that no input has matched yet.
+        private var focusPointsUnmatched: Set<String>
+        private let focusPoints: FocusPoints?
 
         init(
             definition: PipelineDefinition, outputs: [OutputTarget.Output], outputWriters: [WriteCheck.Write.Writer],
@@ -48,6 +51,8 @@ extension RunPlan {
             paths = OutputPathCheck(outputs: definition.outputs, outputWriters: outputWriters)
             definitions = definition.outputs
             subsetsUnmatched = Set(definition.outputs.indices.filter { definition.outputs[$0].inputSubset != nil })
+            focusPoints = definition.focusPoints
+            focusPointsUnmatched = definition.focusPoints?.keys ?? []
         }
 
         /// Plans one listing of `input`.
@@ -56,6 +61,7 @@ extension RunPlan {
             if !subsetsUnmatched.isEmpty {
                 subsetsUnmatched = subsetsUnmatched.filter { !OutputTarget.applies(outputs[$0], to: input) }
             }
+            if !focusPointsUnmatched.isEmpty { focusPointsUnmatched.remove(input.path) }
             let key = SourceKey(input)
             let digest = PathDigest(key.text)
             do {
@@ -124,6 +130,7 @@ extension RunPlan {
             var problems: [PipelineFileError.Problem]
             var pairsCompared: Int
             var somePathsWaitForSizes: Bool
+            var warnings: [String]
         }
 
         /// What was planned, taken out: the table of output paths is let go here, before the
@@ -135,7 +142,8 @@ extension RunPlan {
             return Planned(
                 sources: SourceList(store: store.finish(outputs: outputs), refs: refs), sourceIndex: sourceIndex,
                 writeCheck: writeCheck, problems: problems,
-                pairsCompared: paths.pairsCompared, somePathsWaitForSizes: somePathsWaitForSizes)
+                pairsCompared: paths.pairsCompared, somePathsWaitForSizes: somePathsWaitForSizes,
+                warnings: focusPoints?.unmatchedWarning(focusPointsUnmatched).map { [$0] } ?? [])
         }
 
         /// The listing of `input` after the `earlier` listings of the same source: with its

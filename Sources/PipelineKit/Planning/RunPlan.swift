@@ -107,6 +107,7 @@ public struct RunPlan: Sendable {
         problems = enumeration.problems + Self.emptyRunProblems(enumeration, definition: definition)
         let planned = enumeration.sink.finish()
         problems += planned.problems
+        warnings += planned.warnings
         WorkCounter.add(.plannedPathPairs, planned.pairsCompared)
 
         let sources = planned.sources

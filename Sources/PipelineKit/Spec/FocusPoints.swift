@@ -10,6 +10,8 @@ public struct FocusPoints: Sendable, Equatable {
     public let file: URL
     /// The points by input: a local input's absolute, normalised path, or a URL as written.
     private let points: [String: FocusPoint]
+    /// Each key as the file writes it, by the key as kept, for messages.
+    private let writtenKeys: [String: String]
 
     /// The points in `file`, whose relative keys name inputs relative to `baseDirectory`.
     public init(contentsOf file: URL, baseDirectory: URL) throws(FocusPointsError) {
@@ -31,6 +33,7 @@ public struct FocusPoints: Sendable, Equatable {
             throw FocusPointsError(file: file.path, key: nil, reason: "must be an object of input → [x, y], not \(root.typeName)")
         }
         var points: [String: FocusPoint] = [:]
+        var writtenKeys: [String: String] = [:]
         for member in members {
             guard case .array(let items) = member.value.value, items.count == 2,
                 case .number(let x, _) = items[0].value, case .number(let y, _) = items[1].value
@@ -49,9 +52,11 @@ public struct FocusPoints: Sendable, Equatable {
                 throw FocusPointsError(
                     file: file.path, key: member.key, line: member.value.location.line, reason: "names an input another key names too")
             }
+            writtenKeys[key] = member.key
         }
         self.file = file
         self.points = points
+        self.writtenKeys = writtenKeys
     }
 
     /// The point for `input`, nil when the file has none for it.
@@ -61,6 +66,21 @@ public struct FocusPoints: Sendable, Equatable {
 
     /// How many inputs have a point.
     public var count: Int { points.count }
+
+    /// The keys as kept (an input's path or URL, as `point(for:)` looks them up).
+    var keys: Set<String> { Set(points.keys) }
+
+    /// A warning naming the keys of `unmatched` (as kept) as the file writes them, nil when it
+    /// is empty: a key with a typo, or for an input since renamed, leaves its input cropped
+    /// about its centre, which looks like the point was ignored.
+    func unmatchedWarning(_ unmatched: Set<String>) -> String? {
+        guard !unmatched.isEmpty else { return nil }
+        let named = unmatched.compactMap { writtenKeys[$0] }.sorted()
+        let shown = named.prefix(5).map(\.quotedValue).joined(separator: ", ")
+        let more = named.count > 5 ? " and \(named.count - 5) more" : ""
+        return "focusPoints \(file.path): \(named.count == 1 ? "a key names" : "\(named.count) keys name") no input, "
+            + "so \(named.count == 1 ? "its point is" : "their points are") not used: \(shown)\(more)"
+    }
 
     /// A key as the points are kept: a URL as it is, a path made absolute and normalised, as
     /// the planner makes an input's path.

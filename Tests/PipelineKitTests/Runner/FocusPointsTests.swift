@@ -111,6 +111,28 @@ import Vips
         #expect(try hasMarker(directory.path + "/out/b.png"))
     }
 
+    @Test func keysThatNameNoInputAreNamedInAWarningAsTheFileWritesThem() throws {
+        // Given points for a.png, for a name with a typo, and for b.png by its absolute path
+        let directory = try folder(focus: "{}")
+        try directory.write(
+            Data(
+                #"{"in/a.png": [0.8, 0.4], "in/aa.png": [0.1, 0.1], "./in/c.png": [0.5, 0.5], "\#(directory.path)/in/b.png": [0, 0]}"#.utf8),
+            to: "focus.json")
+
+        // When the run is planned
+        let warnings = try PipelineHarness.pipeline(json(), in: directory).plan().warnings
+
+        // Then the two keys no input matches are named once, as written
+        #expect(
+            warnings.filter { $0.contains("focusPoints") } == [
+                "focusPoints \(directory.path)/focus.json: 2 keys name no input, so their points are not used: "
+                    + #""./in/c.png", "in/aa.png""#
+            ], "\(warnings)")
+        // And a file whose every key names an input says nothing
+        try directory.write(Data(#"{"in/a.png": [0.8, 0.4]}"#.utf8), to: "focus.json")
+        #expect(try PipelineHarness.pipeline(json(), in: directory).plan().warnings.allSatisfy { !$0.contains("focusPoints") })
+    }
+
     @Test func changingAPointRemakesTheArtCropsCutAboutIt() async throws {
         // Given a run that made a's square art crop about a point far from its marker
         let directory = try folder(focus: #"{"in/a.png": [0.1, 0.1]}"#)
