@@ -1,7 +1,7 @@
 import Foundation
 
-/// The checks across outputs: names used twice or taken by the server's own paths, and path
-/// templates that would write the same files.
+/// The checks across outputs: names used twice, taken by the server's own paths or holding a
+/// `/`, and path templates that would write the same files.
 extension DefinitionBuilder {
     /// Duplicate names, and templates two outputs share without a placeholder that tells them
     /// apart. An output with a step that could not be built is left out of the second check: its
@@ -22,6 +22,14 @@ extension DefinitionBuilder {
                         message:
                             "output name \(name.quotedValue) is the first part of the server's own path /\(name) (pipeline serve): "
                             + "its URLs would be answered by that path; give the output another name"))
+            }
+            if name.contains("/") {
+                problems.append(
+                    .init(
+                        path: join(path, "name"), location: nodes[index]["name"]?.location,
+                        message:
+                            "output name \(name.quotedValue) holds a \"/\": the server takes an output's name as one part of "
+                            + "its URLs (/NAME/INPUT), and {output} may not make folders; give the output a name without one"))
             }
             if let first = firstByName[name] {
                 problems.append(

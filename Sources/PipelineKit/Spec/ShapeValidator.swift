@@ -112,7 +112,12 @@ struct ShapeValidator {
         }
     }
 
-    private mutating func checkObject(_ node: JSONNode, options: [Option], at path: String, ignoring ignored: Set<String>) {
+    /// `variant` is the variant of a tagged shape the object is, beside the others: a key only
+    /// other variants take (a GIF's `quality`) is named as theirs, not as a misspelling.
+    private mutating func checkObject(
+        _ node: JSONNode, options: [Option], at path: String, ignoring ignored: Set<String>,
+        variant: (key: String, name: String, all: [Variant])? = nil
+    ) {
         guard case .object(let members) = node.value else { return expected("an object", node, path) }
         let known = options.map(\.name)
         for member in members where !ignored.contains(member.key) {
@@ -127,7 +132,13 @@ struct ShapeValidator {
                 continue
             }
             guard let option = options.first(where: { $0.name == member.key }) else {
-                let hint = NearestName.suggestion(for: member.key, among: known).map { "; did you mean \"\($0)\"?" } ?? ""
+                let takers = variant?.all.filter { $0.options.contains { $0.name == member.key } }.map(\.name) ?? []
+                let hint =
+                    if let variant, !takers.isEmpty {
+                        "; \(variant.key) \(variant.name.quotedValue) has no such key, only \(list(takers))"
+                    } else {
+                        NearestName.suggestion(for: member.key, among: known).map { "; did you mean \"\($0)\"?" } ?? ""
+                    }
                 let expected = known.isEmpty ? "no keys are allowed here" : "known keys are \(list(known))"
                 report(memberPath, member.keyLocation, "unknown key \(member.key.quotedValue)\(hint) (\(expected))")
                 continue
@@ -161,7 +172,7 @@ struct ShapeValidator {
         guard case .string(let name) = tag.value, let variant = variants.first(where: { $0.name == name }) else {
             return check(tag, against: .choice(names), at: join(path, key))
         }
-        checkObject(node, options: variant.options, at: path, ignoring: [key])
+        checkObject(node, options: variant.options, at: path, ignoring: [key], variant: (key, name, variants))
     }
 
     private mutating func checkSingleKey(_ node: JSONNode, variants: [Variant], at path: String) {

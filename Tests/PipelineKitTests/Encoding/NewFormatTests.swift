@@ -217,7 +217,10 @@ import Vips
         (#"{"format": "tiff", "tile": true, "tileSize": 100}"#, "encode.tileSize", "multiple of 16"),
         (#"{"format": "tiff", "tileSize": 64}"#, "encode.tileSize", "tile"),
         (#"{"format": "gif", "bitdepth": 9}"#, "encode.bitdepth", ""),
-        (#"{"format": "gif", "quality": 50}"#, "encode.quality", "unknown key"),
+        (
+            #"{"format": "gif", "quality": 50}"#, "encode.quality",
+            #"unknown key "quality"; format "gif" has no such key, only "jpeg", "png""#
+        ),
         (#"{"format": "heic", "effort": 10}"#, "encode.effort", ""),
         (#"{"format": "webp", "iccProfile": "cmyk"}"#, "encode.iccProfile", "jpeg or tiff"),
         (#"{"format": "jpeg", "iccProfile": "missing.icc"}"#, "encode.iccProfile", "missing.icc"),

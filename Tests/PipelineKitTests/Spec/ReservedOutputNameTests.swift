@@ -6,7 +6,8 @@ import Testing
 @testable import PipelineKit
 
 /// An output may not be named as the server's own paths are (`/healthz`, `/metrics`,
-/// `/info/{input}`): its URLs would be answered by them.
+/// `/info/{input}`): its URLs would be answered by them; nor hold a `/`, which would make its
+/// name two parts of a URL.
 @Suite struct ReservedOutputNameTests {
     static func json(outputNames: [String]) -> String {
         let outputs = outputNames.map { name in
@@ -29,5 +30,15 @@ import Testing
 
     @Test func namesThatOnlyResembleThemAreOutputsNames() {
         #expect(problems(Self.json(outputNames: ["Info", "information", "metrics2", "health"])).isEmpty)
+    }
+
+    @Test func aNameHoldingASlashIsRefusedAtItsName() throws {
+        let found = problems(
+            #"{"version": 1, "inputs": ["in/*.jpg"], "outputs": [{"name": "a/b", "encode": {"format": "webp"}, "path": "out/{stem}.webp"}]}"#
+        )
+        #expect(found.count == 1, "\(found)")
+        let problem = try #require(found.first)
+        #expect(problem.path == "outputs[0].name")
+        #expect(problem.message.hasPrefix(#"output name "a/b" holds a "/""#), "\(problem)")
     }
 }
