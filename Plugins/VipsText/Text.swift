@@ -91,6 +91,7 @@ public struct Text: ImageProcessing, Hashable {
         guard margin >= 0 else { throw OptionError(option: "margin", "must not be negative") }
         guard (-360...360).contains(rotate) else { throw OptionError(option: "rotate", "must be between -360 and 360") }
         try FontCatalogue.requireInstalled(font)
+        try FontCatalogue.requireGlyphs(for: text, family: font)
         drawnSize = try Self.measure(text, font: font, size: size)
         self.text = text
         self.font = font

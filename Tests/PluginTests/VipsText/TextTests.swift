@@ -183,6 +183,19 @@ struct TextTests {
         #expect(try problems(#"{"text": {"text": "Hi"}}"#).isEmpty)
     }
 
+    @Test func aCharacterNoInstalledFontHasIsAnErrorWhenThePipelineIsChecked() throws {
+        // U+10FFFD is a private-use character no font draws; the rest are in DejaVu
+        let found = try problems(#"{"text": {"text": "Caf\u00e9 \u2713 \udbff\udffd!\udbff\udffd\n\u200d\ufe0f"}}"#)
+        let message = found.map { "\($0.path): \($0.message)" }.joined()
+        #expect(found.count == 1, "\(message)")
+        #expect(
+            message.hasPrefix(
+                #"outputs[0].steps[0].text.text: no installed font has "\#u{10FFFD}" (U+10FFFD): each would be drawn as a box"#),
+            "\(message)")
+        #expect(message.contains("fc-list ':charset=10fffd'"), "\(message)")
+        #expect(try problems(#"{"text": {"text": "Caf\u00e9 \u2713\n\u200d\ufe0f"}}"#).isEmpty)
+    }
+
     @Test func theWatermarkExamplePipelineLoads() throws {
         let file = CommandRunner.repositoryRoot.appendingPathComponent("Pipelines/watermark.json")
         let pipeline = try Pipeline(contentsOf: file, processors: .standard)
