@@ -100,7 +100,7 @@ enum ImageEncoder {
         // sRGB by then, which a format without one means anyway.
         let unsaved = kept.subtracting(writableMetadata(settings.format)).subtracting([.icc])
         let unsavable = names.filter { metadataKind(of: $0).map(unsaved.contains) ?? false }
-        let unwritable = settings.format == .png && !kept.isEmpty ? names.filter { !isWritablePNGComment($0) } : []
+        let unwritable = settings.format == .png && kept.contains(.xmp) ? names.filter { !isWritablePNGComment($0) } : []
         let oversized = settings.format == .jpeg ? oversizedForJPEG(image, keeping: kept) : []
         let tooLong = oversized.flatMap { blob in names.filter { metadataKind(of: $0) == metadataKind(of: blob) } }
         if !unkept.isEmpty || !unsavable.isEmpty || !unwritable.isEmpty || !tooLong.isEmpty {
@@ -141,14 +141,16 @@ enum ImageEncoder {
     }
 
     /// The kind of metadata the field `name` belongs to, or nil for a field that is not
-    /// metadata of the four kinds `keep` names.
+    /// metadata of the four kinds `keep` names. A PNG's text chunks (Author, Comment…) and a
+    /// TIFF's description are text written about the image, as XMP is, and go with it: the
+    /// savers write them back, so kept by default they would publish a name or a note.
     static func metadataKind(of name: String) -> EncoderSettings.Metadata? {
         switch name {
         case "icc-profile-data": .icc
         case "exif-data": .exif
-        case "xmp-data": .xmp
+        case "xmp-data", "image-description": .xmp
         case "iptc-data": .iptc
-        default: name.hasPrefix("exif-ifd") ? .exif : nil
+        default: name.hasPrefix("exif-ifd") ? .exif : name.hasPrefix("png-comment-") ? .xmp : nil
         }
     }
 

@@ -175,7 +175,7 @@ import Vips
 
         let (directory, reports, summary) = try await run(
             [
-                #"{"name": "png", "encode": {"format": "png"}, "path": "out/{stem}.png"}"#,
+                #"{"name": "png", "encode": {"format": "png", "keep": ["icc", "xmp"]}, "path": "out/{stem}.png"}"#,
                 #"{"name": "webp", "encode": {"format": "webp"}, "path": "out/{stem}.webp"}"#,
             ], input: png, name: "texts.png")
         #expect(summary.succeeded == 1, "\(reports.flatMap(\.failures))")
@@ -185,6 +185,30 @@ import Vips
         #expect(warnings.count == 1)
         #expect(warnings.first?.contains("texts.png") == true)
         #expect(warnings.first?.contains("png-comment-0-") == true)
+    }
+
+    @Test func aPNGsTextAndATIFFsDescriptionArePublishedOnlyWhenXMPIsKept() async throws {
+        // Given a PNG with an author and a comment, and a TIFF with a description
+        let image = try Fixtures.gradient(width: 32, height: 24)
+        let png = try image.settingStringField("png-comment-0-Author", to: "Jane Secret")
+            .settingStringField("png-comment-1-Comment", to: "a private note").encoded(suffix: ".png")
+        let tiff = try image.settingStringField("image-description", to: "a private note").encoded(suffix: ".tif")
+        for (input, name, format) in [(png, "texts.png", "png"), (tiff, "described.tif", "tiff")] {
+            // When each is written by default, and keeping XMP
+            let (directory, reports, summary) = try await run(
+                [
+                    #"{"name": "plain", "encode": {"format": "\#(format)"}, "path": "out/{stem}.\#(format)"}"#,
+                    #"{"name": "kept", "encode": {"format": "\#(format)", "keep": ["xmp"]}, "path": "out/{stem}-kept.\#(format)"}"#,
+                ], input: Data(input), name: name)
+            #expect(summary.succeeded == 1, "\(reports.flatMap(\.failures))")
+            // Then the text is in the file only when asked for
+            let stem = (name as NSString).deletingPathExtension
+            let fields = ["png-comment-0-Author", "png-comment-1-Comment", "image-description"]
+            let plain = try open(directory, "out/\(stem).\(format)")
+            #expect(fields.allSatisfy { !plain.hasField($0) }, "\(name): \(plain.fieldNames)")
+            let kept = try open(directory, "out/\(stem)-kept.\(format)")
+            #expect(fields.contains { kept.stringField($0)?.contains("a private note") == true }, "\(name): \(kept.fieldNames)")
+        }
     }
 
     @Test func changingKeepOrTheProfileMakesTheOutputAgainInAnIncrementalRun() async throws {
