@@ -248,20 +248,33 @@ final class ManifestWriter: Sendable {
             var placeholdersFrom: String?
             // From the output's own files: the placeholder stands in for the image an <img> shows.
             // The smallest wide enough for it, else the widest: a 1 px file would give a blur of
-            // one colour, and a square ThumbHash for a wide photo.
+            // one colour, and a square ThumbHash for a wide photo. Of files of one size, AVIF
+            // last: libvips reads no AVIF sequence (an animated output), and decodes the others
+            // sooner. The next is tried when one cannot be read.
             let enough = max(output.placeholderSettings.lqipWidth, Self.placeholderSourceWidth)
-            let bySize: (WrittenOutput, WrittenOutput) -> Bool = { $0.size.pixelCount < $1.size.pixelCount }
-            if !output.placeholders.isEmpty, let smallest = own.filter({ $0.size.width >= enough }).min(by: bySize) ?? own.max(by: bySize) {
-                placeholdersFrom = smallest.fingerprint.map { "\($0) \(smallest.byteCount)" }
+            let preference: (WrittenOutput, WrittenOutput) -> Bool = {
+                ($0.size.pixelCount, $0.format == .avif ? 1 : 0) < ($1.size.pixelCount, $1.format == .avif ? 1 : 0)
+            }
+            let candidates =
+                own.filter { $0.size.width >= enough }.sorted(by: preference)
+                + own.filter { $0.size.width < enough }.sorted { $0.size.pixelCount > $1.size.pixelCount }
+            if !output.placeholders.isEmpty, let first = candidates.first {
+                let stamp = { (file: WrittenOutput) in file.fingerprint.map { "\($0) \(file.byteCount)" } }
                 let before = earlier?.outputs[output.name]
-                if written.allSatisfy(\.upToDate), placeholdersFrom != nil, before?.placeholdersFrom == placeholdersFrom,
+                if written.allSatisfy(\.upToDate), let from = stamp(first), before?.placeholdersFrom == from,
                     let kept = before?.placeholders
                 {
-                    placeholders = kept
+                    (placeholders, placeholdersFrom) = (kept, from)
                 } else {
-                    placeholders = try? Placeholders(
-                        of: VipsImage.open(file: smallest.path), kinds: Set(output.placeholders),
-                        settings: output.placeholderSettings)
+                    for candidate in candidates {
+                        guard
+                            let made = try? Placeholders(
+                                of: VipsImage.open(file: candidate.path), kinds: Set(output.placeholders),
+                                settings: output.placeholderSettings)
+                        else { continue }
+                        (placeholders, placeholdersFrom) = (made, stamp(candidate))
+                        break
+                    }
                 }
             }
             var entry = ImageManifest.Output(formats: formats, placeholders: placeholders, placeholdersFrom: placeholdersFrom)

@@ -7,7 +7,7 @@ import Vips
 
 /// A manifest's placeholders are kept from the previous one only for the very files they were
 /// computed from: a run stopped after remaking some outputs leaves them in the journal, not
-/// in the manifest.
+/// in the manifest. They come from a file libvips reads: not an animated AVIF.
 @Suite struct PlaceholderReuseTests {
     func json(quality: Int) -> String {
         PipelineHarness.json(
@@ -63,5 +63,36 @@ import Vips
                 #expect(afterStop[source] == nil || afterStop[source] == before[source], "\(source)")
             }
         }
+    }
+
+    @Test func anAnimationWrittenAsAVIFFirstStillHasItsPlaceholders() async throws {
+        // Given an animated GIF and a still photo, written as AVIF and WebP of one width, AVIF
+        // first (libvips reads no AVIF sequence)
+        let directory = try TemporaryDirectory()
+        try directory.write(try HostileFixtures.animation("gif"), to: "in/moving.gif")
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 40, height: 30)), to: "in/still.jpg")
+        let json = PipelineHarness.json(
+            inputs: ["in/*"],
+            outputs: [
+                #"{"name": "a", "widths": [40], "formats": ["avif", "webp"], "placeholders": ["lqip", "dominantColor"], "#
+                    + #""path": "out/{stem}-{width}.{format}"}"#
+            ], extra: #""manifest": {"path": "out/manifest.json"}"#)
+        // When they are made
+        let (reports, summary) = try await PipelineHarness.run(json, in: directory)
+        #expect(summary.succeeded == 2, "\(reports.flatMap(\.failures))")
+        #expect(throws: (any Error).self, "libvips reads AVIF sequences now: the test proves nothing") {
+            try VipsImage.open(file: directory.path + "/out/moving-40.avif")
+        }
+        // Then each has its placeholders, the animation's from its first frame, red
+        let manifest = try ImageManifest.read(from: directory.url.appendingPathComponent("out/manifest.json"))
+        for input in manifest.inputs {
+            let placeholders = input.outputs["a"]?.placeholders
+            #expect(placeholders?.lqip?.hasPrefix("data:image/") == true, "\(input.source)")
+            #expect(placeholders?.dominantColor != nil, "\(input.source)")
+        }
+        let moving = try #require(manifest.inputs.first { $0.source.hasSuffix("moving.gif") })
+        #expect(
+            moving.outputs["a"]?.placeholders?.dominantColor?.lowercased().hasPrefix("#f") == true,
+            "\(String(describing: moving.outputs["a"]?.placeholders))")
     }
 }
