@@ -107,7 +107,7 @@ final class OutputWriter: Sendable {
             output: output.name, path: finalPath, size: image.frameSize, byteCount: file.byteCount,
             format: output.encoder.format, fingerprint: fingerprint,
             warnings: Self.warnings(dropped, input: input, format: output.encoder.format)
-                + Self.warnings(search, output: output, input: input),
+                + Self.warnings(search, output: output, input: input, path: finalPath),
             searchedQuality: Self.searched(search, output: output))
         written.searchEncodes = search?.encodes
         return Pending(output: written, file: file)
@@ -149,7 +149,7 @@ final class OutputWriter: Sendable {
         var written = WrittenOutput(
             output: output.name, path: path, size: image.frameSize, byteCount: body.count, fingerprint: fingerprint,
             warnings: Self.warnings(prepared.dropped, input: input, format: output.encoder.format)
-                + Self.warnings(search, output: output, input: input),
+                + Self.warnings(search, output: output, input: input, path: path),
             searchedQuality: Self.searched(search, output: output))
         written.searchEncodes = search?.encodes
         return written
@@ -166,14 +166,15 @@ final class OutputWriter: Sendable {
         return SearchedQuality(quality: search.quality, score: search.score, target: target.ssimulacra2)
     }
 
-    /// A warning when no quality the search could choose reached the target: the file is the
-    /// best it found.
-    static func warnings(_ search: QualitySearch.Outcome?, output: OutputDefinition, input: InputFile) -> [String] {
+    /// A warning when no quality the search could choose reached the target: the file at
+    /// `path` is the best it found. Named by its file name, which tells the widths and art
+    /// crops of one output apart.
+    static func warnings(_ search: QualitySearch.Outcome?, output: OutputDefinition, input: InputFile, path: String) -> [String] {
         guard let search, !search.reached, let target = output.encoder.qualityTarget else { return [] }
         return [
             "\(input.displayName): output \"\(output.name)\" (\(output.encoder.format.rawValue)) reached SSIMULACRA 2 "
                 + "\(search.score.formatted(places: 1)) at quality \(search.quality), short of the target \(target.ssimulacra2.formatted(places: 1)); "
-                + "the file is the best the search found"
+                + "\((path as NSString).lastPathComponent) is the best file the search found"
         ]
     }
 
