@@ -33,11 +33,12 @@ struct ArtCrop: ImageProcessing {
         self.resize = resize
     }
 
-    /// The crop's size for an image of `size`: the ratio's largest window in it, at most `width` wide.
+    /// The crop's size for an image of `size`: the ratio's largest window in it, at most `width`
+    /// wide. A window less than a pixel across is one pixel across and no longer than the image.
     func box(for size: ImageSize) -> ImageSize {
         let widest = min(size.width, Int((Double(size.height) * ratio).rounded(.down)))
         let cropWidth = max(1, min(width, widest))
-        return ImageSize(width: cropWidth, height: max(1, Int((Double(cropWidth) / ratio).rounded())))
+        return ImageSize(width: cropWidth, height: max(1, min(size.height, Int((Double(cropWidth) / ratio).rounded()))))
     }
 
     private func step(for size: ImageSize) throws -> any ImageProcessing {

@@ -106,6 +106,12 @@ import Vips
         #expect(result.summary.failed == 0, "\(result.reports.flatMap(\.failures))")
         let crop = try VipsImage.open(file: directory.path + "/out/photo-1x100-4.webp")
         #expect(crop.size == ImageSize(width: 4, height: 400))
+
+        // And a ratio whose window in it is less than a pixel wide is a pixel wide, as tall as the photo
+        let thin = #"[{"media": "(max-width: 640px)", "aspectRatio": "1:100000", "widths": [300]}]"#
+        let thinResult = try await PipelineHarness.run(json(art: thin), in: directory)
+        #expect(thinResult.summary.failed == 0, "\(thinResult.reports.flatMap(\.failures))")
+        #expect(try VipsImage.open(file: directory.path + "/out/photo-1x100000-1.webp").size == ImageSize(width: 1, height: 400))
     }
 
     @Test func mistakesAreErrorsNamingTheirJSONPath() {
