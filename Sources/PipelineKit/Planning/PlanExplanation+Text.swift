@@ -19,7 +19,7 @@ extension PlanExplanation {
             lines.append(
                 "formats (from headers): " + formats.sorted { $0.value > $1.value }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
         }
-        lines += samples.map { "  " + $0.line(maxFrames: maxFrames) }
+        lines += samples.map { "  " + $0.line(maxFrames: maxFrames, animatedSearches: animatedSearches) }
         // The sources beyond the few shown, so the list is not read as every input.
         if !samples.isEmpty, sources > samples.count {
             lines.append("  … and \(sources - samples.count) more")
@@ -101,21 +101,28 @@ extension PlanExplanation {
 extension PlanExplanation.Sample {
     /// What reading this input takes: its format and size, the shrink on load, the decode, and
     /// how it is read when that is not plain streaming.
-    func line(maxFrames: Int) -> String {
+    /// - Parameter animatedSearches: the outputs that keep an animation's frames and search
+    ///   for a quality, which fail for an animated input.
+    func line(maxFrames: Int, animatedSearches: [String]) -> String {
         guard let size, let decodeSize else { return "\(input.escapingControlCharacters): header unreadable" }
         let shrink = loadShrink > 1 ? "shrink-on-load \(loadShrink), " : ""
-        return "\(input.escapingControlCharacters): \(format ?? "?") \(size), \(shrink)\(decoded(at: decodeSize, maxFrames: maxFrames))"
-            + readingNote + wideNote
+        let decode = decoded(at: decodeSize, maxFrames: maxFrames, animatedSearches: animatedSearches)
+        return "\(input.escapingControlCharacters): \(format ?? "?") \(size), \(shrink)\(decode)" + readingNote + wideNote
     }
 
     /// The decode: at what size, or in windows; an animation's frames.
-    private func decoded(at decodeSize: ImageSize, maxFrames: Int) -> String {
+    private func decoded(at decodeSize: ImageSize, maxFrames: Int, animatedSearches: [String]) -> String {
         let decoded = decodesWhole ? "decoded at \(decodeSize)" : "decoded only in windows"
         guard let frames = keptFrames else { return decoded }
         let count = frameText ?? "\(frames)"
-        return frames > maxFrames
-            ? "animated, \(count) frames: refused, more than decompress.maxFrames (\(maxFrames))"
-            : "animated, \(count) frames: " + decoded + " each, every frame for the gif, webp and avif outputs, the first for others"
+        guard frames <= maxFrames else { return "animated, \(count) frames: refused, more than decompress.maxFrames (\(maxFrames))" }
+        let failing =
+            animatedSearches.isEmpty
+            ? ""
+            : "; fails for \(animatedSearches.map(\.quotedValue).joined(separator: ", ")): a quality target scores still images "
+                + "(give a quality, or \"decompress\": {\"animation\": \"first\"})"
+        return "animated, \(count) frames: " + decoded + " each, every frame for the gif, webp and avif outputs, the first for others"
+            + failing
     }
 
     /// How the file is read when it is not simply streamed, with what that holds.

@@ -69,6 +69,9 @@ public struct PlanExplanation: Sendable {
     public let inFlight: Int
     /// `decompress.maxFrames`: an animation with more frames is refused.
     let maxFrames: Int
+    /// The outputs that keep an animation's frames (WebP, AVIF) and search for a quality: a
+    /// quality target scores still images, so they fail for an animated input.
+    let animatedSearches: [String]
     /// Bytes of decoded and processed images that may be in memory at once, from the largest
     /// decode size seen: `inFlight` × (decoded image + each output's image), 4 bytes a pixel.
     /// An upper bound, not a forecast: it counts every input in flight as the largest, each
@@ -138,6 +141,12 @@ public struct PlanExplanation: Sendable {
         ]
         inFlight = definition.inFlight(fetchingRemoteInputs: remoteInputs > 0)
         maxFrames = definition.decompress.maxFrames
+        var searching: [String] = []
+        for output in definition.outputs
+        where [.webp, .avif].contains(output.encoder.format) && output.encoder.qualityTarget != nil && !searching.contains(output.name) {
+            searching.append(output.name)
+        }
+        animatedSearches = searching
         estimatedPeakImageBytes = Int64(inFlight) * survey.largestEstimate
         largestInputEstimate = survey.largestEstimate
         inputsOverBudget = survey.inputsOverBudget

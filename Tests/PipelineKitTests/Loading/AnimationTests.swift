@@ -314,6 +314,16 @@ import Vips
             in: directory
         ).explain().text
         #expect(still.contains(" 40×30, decoded at 40×30\n"), "\(still)")
+        // And an output that animates it and searches for a quality is named as failing for it
+        let searched = try PipelineHarness.pipeline(
+            PipelineHarness.json(
+                inputs: ["in/a.gif"],
+                outputs: [#"{"name": "w", "encode": {"format": "webp", "quality": {"ssimulacra2": 80}}, "path": "out/{stem}.webp"}"#]),
+            in: directory
+        ).explain().text
+        #expect(
+            searched.contains(#"avif outputs, the first for others; fails for "w": a quality target scores still images"#), "\(searched)")
+        #expect(!text.contains("fails for"), "\(text)")
         // And its memory estimate is the decoder's, every frame counted
         let plan = try PipelineHarness.pipeline(PipelineHarness.json(inputs: ["in/a.gif"], outputs: outputs), in: directory).explain()
         let definition = try PipelineDefinition(
