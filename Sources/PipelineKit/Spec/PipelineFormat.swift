@@ -143,7 +143,7 @@ public enum PipelineFormat {
             Option(
                 "name", .string(nonEmpty: true), required: true,
                 help: "the output's name, unique in the file; also {output}, and the first part of its URLs when served, "
-                    + "so not healthz, info or metrics; for example \"small\""),
+                    + "so not healthz, info or metrics, and without a /; for example \"small\""),
             Option(
                 "steps", .array(.singleKey(variants: processors.variants), minCount: 0),
                 help: "processor steps, in order: each an object with one key naming the processor"),
