@@ -71,6 +71,17 @@ enum ImageWriter {
                     .outputPath, stage: .encode,
                     reason: "\(path) is \(read) (a symbolic link made during the run leads there): it was not overwritten")
             }
+            // rename(2) replaces a symbolic link rather than following it: one leading to a folder
+            // (the folder of inputs, say) would be lost, so the file is not put there.
+            var info = stat()
+            if stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR {
+                var link = stat()
+                let isLink = lstat(path, &link) == 0 && link.st_mode & S_IFMT == S_IFLNK
+                unlink(temporary)
+                throw ItemError(
+                    .outputPath, stage: .encode,
+                    reason: "\(path) is \(isLink ? "a symbolic link to a folder" : "a folder"): the file was not put in its place")
+            }
             guard rename(temporary, path) == 0 else {
                 let error = ImageWriter.systemError("cannot move the finished file to \(path)")
                 unlink(temporary)

@@ -41,7 +41,7 @@ import Testing
 
     @Test func aFileThatCannotBeMovedIntoPlaceFailsAloneAndLeavesNothing() async throws {
         let directory = try TemporaryDirectory()
-        // A folder with something in it where one output should go: the rename fails.
+        // A folder with something in it where one output should go: it is not replaced.
         try directory.write(Data("x".utf8), to: "taken.bin/inside")
         let committer = FileCommitter()
         let good = try Self.uncommitted([1, 2, 3], to: directory.path + "/good.bin", root: directory.path)
@@ -57,7 +57,7 @@ import Testing
             let failure = error as? ItemError
             #expect(
                 failure?.stage == .encode
-                    && failure?.reason.contains("cannot move the finished file to \(directory.path)/taken.bin") == true)
+                    && failure?.reason == "\(directory.path)/taken.bin is a folder: the file was not put in its place")
         }
         #expect(try Data(contentsOf: URL(fileURLWithPath: directory.path + "/good.bin")) == Data([1, 2, 3]))
         #expect(!directory.allFiles().contains { $0.contains(ImageWriter.temporaryMarker) })

@@ -110,6 +110,21 @@ import Vips
         #expect(ImageWriter.temporaryName(for: stem + ".webp").hasPrefix("." + String(repeating: "日", count: 10)))
     }
 
+    @Test func anOutputPathThatIsALinkToTheFolderOfInputsIsNotReplaced() async throws {
+        // Given inputs read through a symbolic link `in`, and an output whose path is that link
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.jpeg(try Fixtures.solid(width: 8, height: 8)), to: "photos/a.jpg")
+        try FileManager.default.createSymbolicLink(atPath: directory.path + "/in", withDestinationPath: "photos")
+        let json = PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [output("t", format: "jpeg", path: "in")])
+        // When it runs
+        let (reports, _) = try await PipelineHarness.run(json, in: directory)
+        // Then the output fails naming the link, which still leads to the photos, and no temporary file is left
+        #expect(
+            reports[0].failures.first?.reason == "\(directory.path)/in is a symbolic link to a folder: the file was not put in its place")
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: directory.path + "/in") == "photos")
+        #expect(!directory.allFiles().contains { $0.contains(ImageWriter.temporaryMarker) })
+    }
+
     @Test func anOutputNameBeyondTheLimitFailsClearly() async throws {
         let directory = try TemporaryDirectory()
         let stem = String(repeating: "x", count: 245)
