@@ -1,4 +1,5 @@
 import Foundation
+import PipelineKit
 
 /// Where a run's outputs went, for its summary: the one folder below the pipeline file's that
 /// holds them all, or else the first output and how many there are.
@@ -40,10 +41,12 @@ struct OutputLocations {
     /// Where the outputs went, in words: `outputs in out/`, or `outputs: out/a.webp and 11 more`;
     /// nil when there are none.
     /// Paths under `directory` are shown relative to it.
+    /// Control characters in the paths are escaped: a folder's name may not pass for a line.
     func summary(relativeTo directory: String = FileManager.default.currentDirectoryPath) -> String? {
         guard let first else { return nil }
-        if let folder { return "outputs in " + Self.shortened(folder, relativeTo: directory) }
-        return "outputs: " + Self.shortened(first, relativeTo: directory) + (count > 1 ? " and \(count - 1) more" : "")
+        if let folder { return "outputs in " + Self.shortened(folder, relativeTo: directory).escapingControlCharacters }
+        return "outputs: " + Self.shortened(first, relativeTo: directory).escapingControlCharacters
+            + (count > 1 ? " and \(count - 1) more" : "")
     }
 
     /// `path` relative to `directory` when it is inside it.

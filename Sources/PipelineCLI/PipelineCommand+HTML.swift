@@ -53,7 +53,7 @@ extension PipelineCommand {
             do {
                 document = try ImageManifest.read(from: URL(fileURLWithPath: manifest))
             } catch {
-                printError("\(manifest): not a manifest pipeline can read: \(ErrorText.reason(error))")
+                printError("\(manifest): not a manifest pipeline can read: \(ErrorText.reason(error))".escapingControlCharacters)
                 throw ExitCode.invalidInput
             }
             let entries = try chosenEntries(of: document)
@@ -64,17 +64,19 @@ extension PipelineCommand {
                 guard let name = output ?? Self.defaultOutput(of: entry), let chosen = entry.outputs[name] else {
                     // Over every input, one without the output (an output for some inputs only) is left out.
                     if input == nil { continue }
-                    printError("\(manifest): \(entry.source) has no output \"\(output ?? "")\" (it has \(names.joined(separator: ", ")))")
+                    printError(
+                        "\(manifest): \(entry.source) has no output \"\(output ?? "")\" (it has \(names.joined(separator: ", ")))"
+                            .escapingControlCharacters)
                     throw ExitCode.invalidInput
                 }
                 guard let html = markup.html(for: chosen) else {
-                    printError("\(manifest): \(entry.source) → \(name) has no files")
+                    printError("\(manifest): \(entry.source) → \(name) has no files".escapingControlCharacters)
                     throw ExitCode.invalidInput
                 }
                 snippets.append((entry, html))
             }
             if snippets.isEmpty {
-                printError("\(manifest): no input has an output \"\(output ?? "")\"")
+                printError("\(manifest): no input has an output \"\(output ?? "")\"".escapingControlCharacters)
                 throw ExitCode.invalidInput
             }
             if let outDirectory {
@@ -104,15 +106,17 @@ extension PipelineCommand {
             let candidates = document.candidates(for: input)
             if candidates.count > 1 {
                 // Picking one would print another image's markup without a word: the user names it.
-                printError("\(manifest): \"\(input)\" is ambiguous: \(candidates.count) inputs end in it; give the full path of one:")
-                for candidate in candidates { printError("  \(candidate.source)") }
+                printError(
+                    "\(manifest): \"\(input)\" is ambiguous: \(candidates.count) inputs end in it; give the full path of one:"
+                        .escapingControlCharacters)
+                for candidate in candidates { printError("  \(candidate.source)".escapingControlCharacters) }
                 throw ExitCode.invalidInput
             }
             guard let entry = candidates.first else {
                 let known = document.inputs.prefix(5).map(\.source).joined(separator: ", ")
                 printError(
                     "\(manifest): no input \"\(input)\" (it has \(document.inputs.count): \(known)\(document.inputs.count > 5 ? ", …" : ""))"
-                )
+                        .escapingControlCharacters)
                 throw ExitCode.invalidInput
             }
             return [entry]

@@ -11,7 +11,7 @@ extension PipelineCommand.HTML {
         do {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         } catch {
-            printError("\(directory): cannot make the folder: \(ErrorText.reason(error))")
+            printError("\(directory): cannot make the folder: \(ErrorText.reason(error))".escapingControlCharacters)
             throw ExitCode.failure
         }
         let manifestIdentity = Self.identity(of: manifest)
@@ -36,7 +36,9 @@ extension PipelineCommand.HTML {
             do {
                 try Data(snippet.html.utf8).write(to: target, options: .atomic)
             } catch {
-                printError("\(target.path): cannot write the <picture> of \(snippet.entry.source): \(ErrorText.reason(error))")
+                printError(
+                    "\(target.path): cannot write the <picture> of \(snippet.entry.source): \(ErrorText.reason(error))"
+                        .escapingControlCharacters)
                 throw ExitCode.failure
             }
         }

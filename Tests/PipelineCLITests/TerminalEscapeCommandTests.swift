@@ -46,11 +46,36 @@ import Testing
         let file = try directory.write(Data(json.utf8), to: "pipeline.json")
         // When it is validated
         let result = try CommandRunner.run(["validate", file])
-        // Then its one problem is one line, the name escaped
+        // Then each of its problems (such a name is no part of a path, and it is used twice) is
+        // one line, the name escaped
         #expect(result.status == 2)
         let lines = result.standardError.split(separator: "\n")
-        #expect(lines.count == 1, "\(result.standardError)")
-        #expect(lines.first?.contains(#"output name "a\nerror: fake" is already used"#) == true, "\(result.standardError)")
+        #expect(lines.count == 3, "\(result.standardError)")
+        #expect(lines.contains { $0.contains(#"output name "a\nerror: fake" is already used"#) }, "\(result.standardError)")
+        #expect(!lines.contains { $0.hasPrefix("error: fake") }, "\(result.standardError)")
+    }
+
+    @Test func theSummaryAndHTMLsMessagesEscapeTheNamesTheyPrint() throws {
+        // Given two photos in a folder whose name holds a newline, one named with an escape sequence
+        let directory = try TemporaryDirectory()
+        let photo = try Fixtures.jpeg(try Fixtures.gradient(width: 40, height: 30))
+        try directory.write(photo, to: "in/x\nfailed: evil/a.jpg")
+        try directory.write(photo, to: "in/x\nfailed: evil/y\u{1B}[2Jz.jpg")
+        let json = PipelineHarness.json(
+            inputs: ["in/**/*.jpg"],
+            outputs: [#"{"name": "t", "steps": [], "encode": {"format": "jpeg"}, "path": "out/{dir}/{stem}.jpg"}"#],
+            extra: #""manifest": {"path": "manifest.json"}"#)
+        let file = try directory.write(Data(json.utf8), to: "pipeline.json")
+        // When it runs, and html is asked for an input the manifest lacks
+        let run = try CommandRunner.run(["run", file], in: directory.url)
+        let html = try CommandRunner.run(["html", directory.path + "/manifest.json", "nosuch.jpg"])
+        // Then no name prints a line of its own or sends an escape sequence
+        #expect(run.status == 0, "\(run.standardError)")
+        #expect(run.standardOutput.contains(#"outputs in out/x\nfailed: evil/"#), "\(run.standardOutput)")
+        #expect(!run.standardOutput.split(separator: "\n").contains { $0.hasPrefix("failed:") }, "\(run.standardOutput)")
+        #expect(html.status == 2, "\(html.standardError)")
+        #expect(html.standardError.contains(#"y\u001b[2Jz.jpg"#), "\(html.standardError)")
+        #expect(!html.standardError.contains("\u{1B}") && !run.standardOutput.contains("\u{1B}"))
     }
 
     @Test func aNameWithANewlineAndOneWithABackslashAndAnNPrintApart() throws {

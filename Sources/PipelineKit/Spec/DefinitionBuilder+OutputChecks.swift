@@ -1,7 +1,7 @@
 import Foundation
 
-/// The checks across outputs: names used twice, taken by the server's own paths or holding a
-/// `/`, and path templates that would write the same files.
+/// The checks across outputs: names used twice, taken by the server's own paths or that cannot
+/// be one part of a path, and path templates that would write the same files.
 extension DefinitionBuilder {
     /// Duplicate names, and templates two outputs share without a placeholder that tells them
     /// apart. An output with a step that could not be built is left out of the second check: its
@@ -23,13 +23,16 @@ extension DefinitionBuilder {
                             "output name \(name.quotedValue) is the first part of the server's own path /\(name) (pipeline serve): "
                             + "its URLs would be answered by that path; give the output another name"))
             }
-            if name.contains("/") {
+            if name.contains("/") || name == "." || name == ".."
+                || name.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F })
+            {
                 problems.append(
                     .init(
                         path: join(path, "name"), location: nodes[index]["name"]?.location,
                         message:
-                            "output name \(name.quotedValue) holds a \"/\": the server takes an output's name as one part of "
-                            + "its URLs (/NAME/INPUT), and {output} may not make folders; give the output a name without one"))
+                            "output name \(name.quotedValue) cannot be one part of a path: the server takes an output's name as one "
+                            + "part of its URLs (/NAME/INPUT), and {output} as one folder or file name; give the output a name "
+                            + "without \"/\" or control characters, and other than \".\" and \"..\""))
             }
             if let first = firstByName[name] {
                 problems.append(
