@@ -110,13 +110,16 @@ extension PipelineCommand {
             if let problem = summary.manifestProblem { printError("error: \(problem)") }
             // Nothing a run makes per input should outlive it: this number returns to zero.
             logger.debug("libvips images still alive after the run", metadata: ["count": "\(VipsImage.liveCount)"])
-            if let recorder { try await writeFiles(recorder, inputDirectory: pipeline.definition.baseDirectory) }
+            // The summary first: a report or trace that cannot be written does not take it along.
             if !quiet && !json {
                 print(Self.describe(summary, locations: output.locations))
                 if !output.chosenQualities.isEmpty { print("qualities chosen: \(output.chosenQualities.description)") }
             }
+            var filesWritten = true
+            if let recorder { filesWritten = await writeFiles(recorder, inputDirectory: pipeline.definition.baseDirectory) }
             if let signal = interruption.received { throw ExitCode.afterSignal(signal) }
             if summary.failed > 0 || summary.manifestProblem != nil { throw ExitCode.someItemsFailed }
+            if !filesWritten { throw ExitCode.failure }
         }
 
         /// The trace and report files, absolute, for the plan to check against the inputs.
@@ -134,23 +137,27 @@ extension PipelineCommand {
             return writes
         }
 
-        private func writeFiles(_ recorder: RunRecorder, inputDirectory: URL) async throws {
+        /// Writes the report and the trace, each whether or not the other could be; false when
+        /// one could not (said on standard error).
+        private func writeFiles(_ recorder: RunRecorder, inputDirectory: URL) async -> Bool {
+            var written = true
             if let report {
                 do {
                     try await ReportWriter.write(recorder, to: URL(fileURLWithPath: report), inputDirectory: inputDirectory)
                 } catch {
-                    printError("cannot write the report to \(report): \(error)".escapingControlCharacters)
-                    throw ExitCode.failure
+                    printError("error: \(error)".escapingControlCharacters)
+                    written = false
                 }
             }
             if let trace {
                 do throws(ReportWriterError) {
                     try recorder.writeTrace(to: trace)
                 } catch {
-                    printError("cannot write the trace to \(trace): \(error.reason)".escapingControlCharacters)
-                    throw ExitCode.failure
+                    printError("error: cannot write the trace to \(trace): \(error.reason)".escapingControlCharacters)
+                    written = false
                 }
             }
+            return written
         }
 
         /// Says when the open-file limit (after raising it to the hard limit) holds the run to

@@ -22,7 +22,11 @@ import Testing
         let result = try CommandRunner.run(["run", "--trace", trace, file])
         // Then it fails saying which file and why, without a Foundation error dump
         #expect(result.status == 1)
-        #expect(result.standardError.contains("cannot write the trace to \(trace): No such file or directory"), "\(result.standardError)")
+        #expect(
+            result.standardError.contains("error: cannot write the trace to \(trace): No such file or directory"), "\(result.standardError)"
+        )
+        // After the summary, which a file that cannot be written does not take along
+        #expect(result.standardOutput.contains("1 input, 1 succeeded, 0 failed; 1 output written"), "\(result.standardOutput)")
         #expect(
             !result.standardError.contains("NSCocoaErrorDomain") && !result.standardError.contains("Error Domain"),
             "\(result.standardError)")
