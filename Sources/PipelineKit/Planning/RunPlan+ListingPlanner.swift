@@ -252,7 +252,9 @@ struct OutputPathCheck {
             let otherName = name(writer.listing)
             let other = "output \"\(outputs[writer.output].name)\" of \(otherName ?? "an earlier input")"
             // Two URLs that differ only where they are hidden (a query value) are shown alike.
-            let alike = otherName == input.displayName ? " (two inputs that differ only in what URLs show as …)" : ""
+            let alike =
+                writer.listing != listing && input.url != nil && otherName == input.displayName
+                ? " (two inputs that differ only in what URLs show as …)" : ""
             problems.append(
                 .init(
                     path: place, location: output.pathLocation,

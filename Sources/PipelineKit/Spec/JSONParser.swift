@@ -32,6 +32,8 @@ struct JSONParser {
     }
 
     mutating func parseDocument() throws(SyntaxError) -> JSONNode {
+        // A UTF-8 byte-order mark, which Windows editors write: RFC 8259 lets a parser ignore it.
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { (index, lineStart) = (3, 3) }
         skipWhitespace()
         let node = try parseValue(depth: 0)
         skipWhitespace()

@@ -144,6 +144,26 @@ import Vips
         }
     }
 
+    @Test func twoOutputsOfOneLocalInputWritingOneFileAreNamedWithoutTheNoteOnURLs() throws {
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 200, height: 100)), to: "in/dune.jpg")
+        let json = PipelineHarness.json(
+            inputs: ["in/dune.jpg"],
+            outputs: [
+                #"{"name": "a", "encode": {"format": "jpeg"}, "path": "o/{stem}.jpg"}"#,
+                #"{"name": "b", "encode": {"format": "jpeg"}, "path": "o/{name}"}"#,
+            ])
+        do {
+            _ = try PipelineHarness.pipeline(json, in: directory).plan()
+            Issue.record("the clash was not found")
+        } catch let error as PipelineFileError {
+            #expect(
+                error.problems.map(\.message) == [
+                    #"output "b" of in/dune.jpg and output "a" of in/dune.jpg would both write \#(directory.path)/o/dune.jpg"#
+                ], "\(error.problems)")
+        }
+    }
+
     @Test func pathsThatMeetOnlyOnceASizeIsKnownAreWrittenOnce() async throws {
         // Given an output named by the width it turns out to have, and another named by the
         // input alone: x.jpg made 8 wide by the first and x-8.jpg by the second both land on

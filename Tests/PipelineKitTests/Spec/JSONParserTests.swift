@@ -80,6 +80,13 @@ import Testing
             "column counting went back over the line: \(parser.bytesCountedForColumns) bytes for a \(text.utf8.count)-byte file")
     }
 
+    @Test func aLeadingByteOrderMarkIsIgnoredAndColumnsCountWithoutIt() throws {
+        let root = try JSONParser.parse("\u{FEFF}{\"x\": 1}")
+        #expect(root["x"]?.location == SourceLocation(line: 1, column: 7))
+        // Anywhere else it is no JSON
+        #expect(throws: JSONParser.SyntaxError.self) { try JSONParser.parse("{\"x\": \u{FEFF}1}") }
+    }
+
     @Test func columnsCountCharactersNotBytes() throws {
         let root = try JSONParser.parse(#"{"name": "ünïcødé", "x": 1}"#)
         #expect(root["x"]?.location.column == 26)
