@@ -138,6 +138,15 @@ import Testing
         #expect(!enumerate(["photos/*.png", "photos/**/*.png"], in: directory).warnings.contains { $0.contains("skips") })
     }
 
+    @Test func aLiteralPathToNoFileIsStillAnInputAndAWarning() throws {
+        let directory = try photos()
+        let result = enumerate(["photos/a.jpg", "photos/missing.jpg"], in: directory)
+        #expect(result.sink.map(\.displayName) == ["photos/a.jpg", "photos/missing.jpg"])
+        #expect(
+            result.warnings == [#"input "photos/missing.jpg": there is no file photos/missing.jpg; it will fail when fetched"#],
+            "\(result.warnings)")
+    }
+
     @Test func aFolderNamedLikeAnInputAndANameThatIsNotUTF8AreNamedNotPassedOver() throws {
         let directory = try photos()
         let folder = directory.path + "/photos"
