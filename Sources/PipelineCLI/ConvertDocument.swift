@@ -131,7 +131,11 @@ struct ConvertDocument {
                 problem.path == $0.path || problem.path.hasPrefix($0.path + ".") || problem.path.hasPrefix($0.path + "[")
             })
         else { return problem.description }
-        return "\(match.flag): \(problem.message)"
+        // convert has no `allowEmpty` to offer: IN names the inputs alone.
+        let message =
+            match.flag == "IN" && problem.message.hasSuffix(RunPlan.emptyRunExplanation)
+            ? String(problem.message.dropLast(RunPlan.emptyRunExplanation.count)) : problem.message
+        return "\(match.flag): \(message)"
     }
 
     static func isURL(_ text: String) -> Bool {

@@ -70,6 +70,14 @@ import Vips
         #expect(server.requests(for: "/photos/dune.jpg").count >= 1)
     }
 
+    @Test func aGlobMatchingNothingIsNamedAsINWithoutThePipelineFilesOption() throws {
+        let directory = try prepare()
+        let result = try CommandRunner.run(["convert", "in/*.png", "out/", "--format", "webp"], in: directory.url)
+        #expect(result.status == 2)
+        #expect(result.standardError.contains(#"IN: "in/*.png" matches no files"#), "\(result.standardError)")
+        #expect(!result.standardError.contains("allowEmpty"), "\(result.standardError)")
+    }
+
     @Test func aGlobIntoOneFileIsRefused() throws {
         let directory = try prepare()
         let result = try CommandRunner.run(["convert", "in/*.jpg", "out/one.webp"], in: directory.url)

@@ -127,6 +127,11 @@ public struct RunPlan: Sendable {
         items = shard == nil ? sources : sources.filter(refs: \.inShard)
     }
 
+    /// What follows an input entry's "matches no files" when no input names anything: a
+    /// command without a pipeline file (`convert`) cuts it off, its `allowEmpty` being no option.
+    package static let emptyRunExplanation =
+        ", and no other input names anything: a run needs inputs (\"allowEmpty\": true allows a run without)"
+
     /// A run with nothing to do is most often a glob or a folder gone wrong: an error, unless
     /// the file says an empty run is expected. One pattern of several matching nothing stays a warning.
     private static func emptyRunProblems(_ enumeration: InputEnumerator.Result<some InputSink>, definition: PipelineDefinition)
@@ -136,9 +141,7 @@ public struct RunPlan: Sendable {
         return enumeration.empty.map { entry in
             .init(
                 path: "inputs[\(entry.index)]", location: nil,
-                message:
-                    "\(entry.description), and no other input names anything: a run needs inputs (\"allowEmpty\": true allows a run without)"
-            )
+                message: entry.description + emptyRunExplanation)
         }
     }
 
