@@ -141,12 +141,10 @@ public struct PlanExplanation: Sendable {
         ]
         inFlight = definition.inFlight(fetchingRemoteInputs: remoteInputs > 0)
         maxFrames = definition.decompress.maxFrames
-        var searching: [String] = []
-        for output in definition.outputs
-        where [.webp, .avif].contains(output.encoder.format) && output.encoder.qualityTarget != nil && !searching.contains(output.name) {
-            searching.append(output.name)
-        }
-        animatedSearches = searching
+        var searching: Set<String> = []
+        animatedSearches = definition.outputs.filter { output in
+            [.webp, .avif].contains(output.encoder.format) && output.encoder.qualityTarget != nil && searching.insert(output.name).inserted
+        }.map(\.name)
         estimatedPeakImageBytes = Int64(inFlight) * survey.largestEstimate
         largestInputEstimate = survey.largestEstimate
         inputsOverBudget = survey.inputsOverBudget

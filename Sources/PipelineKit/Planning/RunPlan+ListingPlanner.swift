@@ -326,7 +326,7 @@ struct OutputPathCheck {
 
 /// Finds files standing where output folders must be, looking at each folder once, and naming
 /// each such file once.
-private struct FolderCheck {
+struct FolderCheck {
     /// Each folder looked at, and the file in its way (nil when none).
     private var seen: [String: String?] = [:]
     private var named: Set<String> = []

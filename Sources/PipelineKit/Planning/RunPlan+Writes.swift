@@ -77,21 +77,18 @@ extension RunPlan {
     /// The run's own writes (`runWrites`) that cannot land where they are asked to: at a
     /// folder, or below a file. Found after the run, they would fail when the outputs are made.
     static func misplacedWrites(_ writes: [WriteCheck.Write]) -> [PipelineFileError.Problem] {
-        writes.compactMap { write in
+        var folders = FolderCheck()
+        return writes.compactMap { write in
             var info = stat()
-            if stat(write.path, &info) == 0 {
-                guard info.st_mode & S_IFMT == S_IFDIR else { return nil }
+            if stat(write.path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR {
                 return .init(
                     path: write.place, location: write.location,
                     message: "\(write.what) would be written to \(write.path), which is a folder; name a file")
             }
-            // The nearest folder on the way that exists must be one.
-            var folder = (write.path as NSString).deletingLastPathComponent
-            while !folder.isEmpty, folder != "/", stat(folder, &info) != 0 { folder = (folder as NSString).deletingLastPathComponent }
-            guard !folder.isEmpty, folder != "/", info.st_mode & S_IFMT != S_IFDIR else { return nil }
+            guard let file = folders.fileInTheWay(of: write.path) else { return nil }
             return .init(
                 path: write.place, location: write.location,
-                message: "\(write.what) would be written to \(write.path), but \(folder) is a file, not a folder")
+                message: "\(write.what) would be written to \(write.path), but \(file) is a file, not a folder")
         }
     }
 

@@ -13,11 +13,12 @@ extension InputEnumerator {
         let split = alternatives.map { $0.split(separator: "/", omittingEmptySubsequences: true).map(String.init) }
         guard alternatives.count > 1 || split[0].contains(where: Self.isGlob) else {
             let path = Self.normalize("/" + split[0].joined(separator: "/"))
+            let byteCount = Self.size(of: path)
             // Still an input, which fails at fetch: the run says what became of every one named.
-            if Self.kind(path, followLinks: true) == .absent {
+            if byteCount == nil, Self.kind(path, followLinks: true) == .absent {
                 result.warnings.append("input \"\(pattern)\": there is no file \(displayName(path)); it will fail when fetched")
             }
-            result.add(InputFile(path: path, displayName: displayName(path), subfolder: "", byteCount: Self.size(of: path)))
+            result.add(InputFile(path: path, displayName: displayName(path), subfolder: "", byteCount: byteCount))
             return (nil, "")
         }
         let rootCount = Self.rootCount(absolute.split(separator: "/", omittingEmptySubsequences: true).map(String.init))
