@@ -219,19 +219,23 @@ struct WriteCheck {
             }
             let digest = PathDigest(real)
             let existing = FileIdentity(path: write.path, followingLinks: false)
+            // Found by identity alone, the file has another name: say which path is the one written.
+            let sameFile = " (\(write.path) is that file, by a hard link or a mount)"
             if let read = readsByPath[digest] ?? existing.flatMap({ readsByIdentity[$0] }) {
+                let how = readsByPath[digest] == nil ? sameFile : through
                 problems.append(
                     .init(
                         path: write.place, location: write.location,
-                        message: "\(write.what) would overwrite \(read)\(through): nothing may write where the run reads"))
+                        message: "\(write.what) would overwrite \(read)\(how): nothing may write where the run reads"))
                 continue
             }
             if let input = inputAt(digest) ?? existing.flatMap({ inputsByIdentity[$0] }) {
+                let how = inputAt(digest) == nil ? sameFile : through
                 problems.append(
                     .init(
                         path: write.place, location: write.location,
                         message:
-                            "\(write.what) would overwrite the input \(inputName(input))\(through): nothing may write where the run reads"))
+                            "\(write.what) would overwrite the input \(inputName(input))\(how): nothing may write where the run reads"))
                 continue
             }
             if let earlier = writers[digest] {

@@ -108,4 +108,21 @@ import Testing
         #expect(try Data(contentsOf: URL(fileURLWithPath: input)) == photo)
         #expect(directory.allFiles().filter { $0.contains(ImageWriter.temporaryMarker) }.isEmpty)
     }
+
+    @Test func anOutputThatIsAHardLinkToAnInputIsRefusedNamingTheOutputsPath() throws {
+        // Given out/dune-0.jpg, where the output writes, as a hard link to another input
+        let directory = try TemporaryDirectory()
+        let photo = try photos(in: directory)
+        try FileManager.default.createDirectory(atPath: directory.path + "/out", withIntermediateDirectories: false)
+        #expect(link(directory.path + "/in/dune-1.jpg", directory.path + "/out/dune-0.jpg") == 0)
+        // When it is planned
+        let json = PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [output(path: "out/{stem}.jpg")])
+        let error = try #require(try planningError(json, in: directory))
+        // Then the write is refused, naming the input and the path that is the same file
+        #expect(
+            error.contains(
+                "output \"t\" of in/dune-0.jpg would overwrite the input in/dune-1.jpg "
+                    + "(\(directory.path)/out/dune-0.jpg is that file, by a hard link or a mount)"), "\(error)")
+        #expect(try Data(contentsOf: directory.url.appendingPathComponent("in/dune-1.jpg")) == photo)
+    }
 }
