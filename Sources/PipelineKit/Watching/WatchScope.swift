@@ -153,11 +153,12 @@ struct WatchScope: Sendable {
     // MARK: Building blocks
 
     /// The targets for one input pattern, as the source that reads it says.
-    private static func targets(_ pattern: String, base: String) -> [Target] {
+    static func targets(_ pattern: String, base: String) -> [Target] {
         InputSources.source(of: pattern).watchTargets(pattern, base: base)
     }
 
-    private static func matches(_ target: Target, _ path: String, caseInsensitive: Bool) -> Bool {
+    /// Whether the file at `path` (absolute, normalized) is one `target` names or its glob matches.
+    static func matches(_ target: Target, _ path: String, caseInsensitive: Bool) -> Bool {
         switch target {
         case .file(let file):
             return file == path

@@ -125,4 +125,29 @@ import Testing
                     + "(\(directory.path)/out/dune-0.jpg is that file, by a hard link or a mount)"), "\(error)")
         #expect(try Data(contentsOf: directory.url.appendingPathComponent("in/dune-1.jpg")) == photo)
     }
+
+    @Test func anInputGlobThatTakesInTheOutputsIsRefusedBeforeTheFirstRun() async throws {
+        // Given "**/*.jpg" as the inputs and JPEG outputs in out/, which the glob reaches
+        let directory = try TemporaryDirectory()
+        _ = try photos(in: directory)
+        let json = PipelineHarness.json(inputs: ["**/*.jpg"], outputs: [output(path: "out/{stem}.jpg")])
+        // When it is planned, before any output exists
+        let error = try #require(try planningError(json, in: directory))
+        // Then the glob is named as what takes the output in, with the first path it would take
+        #expect(
+            error.contains(
+                #"inputs[0]: "**/*.jpg" takes in what output "t" writes (out/dune-0.jpg): the next run would read it as an input"#),
+            "\(error)")
+        #expect(!directory.allFiles().contains { $0.hasPrefix("out/") })
+        // and a glob that does not reach the outputs, or outputs it does not match, plan and run
+        #expect(
+            try planningError(PipelineHarness.json(inputs: ["in/**/*.jpg"], outputs: [output(path: "out/{stem}.jpg")]), in: directory)
+                == nil)
+        let webp = PipelineHarness.json(inputs: ["**/*.jpg"], outputs: [output(path: "out/{stem}.webp", format: "webp")])
+        #expect(try planningError(webp, in: directory) == nil)
+        let (_, summary) = try await PipelineHarness.run(webp, in: directory)
+        #expect(summary.succeeded == 3)
+        let (_, again) = try await PipelineHarness.run(webp, in: directory)
+        #expect(again.succeeded == 3 && again.outputsWritten == 0 && again.outputsUpToDate == 3)
+    }
 }
