@@ -218,4 +218,39 @@ static inline avifResult pl_avif_sequence_finish(avifEncoder *encoder, avifRWDat
     return result;
 }
 
+/* The first image of the AVIF file at `path` (a still, or a sequence's first frame) as 8-bit
+ * RGBA rows, 4 × width bytes apart, in `*pixels` (freed with avifFree), for what libvips cannot
+ * read: libvips 8.14 reads no AVIF sequence. Images of more than `max_pixels` are refused, and
+ * metadata is not read. Returns AVIF_RESULT_OK or why not. */
+static inline avifResult pl_avif_first_frame(const char *path, uint32_t max_pixels, uint8_t **pixels, uint32_t *width,
+                                             uint32_t *height) {
+    *pixels = NULL;
+    avifDecoder *decoder = avifDecoderCreate();
+    if (!decoder) return AVIF_RESULT_OUT_OF_MEMORY;
+    decoder->imageSizeLimit = max_pixels;
+    decoder->ignoreExif = AVIF_TRUE;
+    decoder->ignoreXMP = AVIF_TRUE;
+    avifResult result = avifDecoderSetIOFile(decoder, path);
+    if (result == AVIF_RESULT_OK) result = avifDecoderParse(decoder);
+    if (result == AVIF_RESULT_OK) result = avifDecoderNextImage(decoder);
+    if (result == AVIF_RESULT_OK) {
+        avifRGBImage rgb;
+        avifRGBImageSetDefaults(&rgb, decoder->image);
+        rgb.format = AVIF_RGB_FORMAT_RGBA;
+        rgb.depth = 8;
+        /* A result in libavif 1.0, nothing before: the pixels tell either way. */
+        avifRGBImageAllocatePixels(&rgb);
+        result = rgb.pixels ? avifImageYUVToRGB(decoder->image, &rgb) : AVIF_RESULT_OUT_OF_MEMORY;
+        if (result == AVIF_RESULT_OK) {
+            *pixels = rgb.pixels;
+            *width = rgb.width;
+            *height = rgb.height;
+        } else {
+            avifRGBImageFreePixels(&rgb);
+        }
+    }
+    avifDecoderDestroy(decoder);
+    return result;
+}
+
 #endif

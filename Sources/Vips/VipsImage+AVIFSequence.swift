@@ -3,6 +3,32 @@ import CVips
 import Foundation
 
 extension VipsImage {
+    /// Whether the file at `path` is an AVIF image sequence, by its brand (`avis`), which
+    /// libvips' HEIF loader does not take: read it with `firstAVIFFrame(file:maxPixels:)`.
+    public static func isAVIFSequence(file path: String) -> Bool {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return false }
+        defer { try? handle.close() }
+        guard let head = try? handle.read(upToCount: 12), head.count == 12 else { return false }
+        return head[4..<8].elementsEqual("ftyp".utf8) && head[8..<12].elementsEqual("avis".utf8)
+    }
+
+    /// The first image of the AVIF file at `path` (a still, or a sequence's first frame), read by
+    /// libavif as 8-bit RGBA: libvips reads no AVIF sequence, so an animated AVIF is read this
+    /// way where one picture of it will do. Metadata is not read; an image of more than
+    /// `maxPixels` is refused.
+    public static func firstAVIFFrame(file path: String, maxPixels: Int) throws(VipsError) -> VipsImage {
+        var pixels: UnsafeMutablePointer<UInt8>?
+        var width: UInt32 = 0
+        var height: UInt32 = 0
+        let result = pl_avif_first_frame(path, UInt32(clamping: maxPixels), &pixels, &width, &height)
+        guard result == AVIF_RESULT_OK, let pixels else {
+            throw VipsError(operation: "avif", message: "libavif could not read \(path): \(String(cString: avifResultToString(result)))")
+        }
+        defer { avifFree(pixels) }
+        let rgba = Array(UnsafeBufferPointer(start: pixels, count: Int(width) * Int(height) * 4))
+        return try VipsImage(pixels: rgba, width: Int(width), height: Int(height), bands: 4)
+    }
+
     /// The frames of an animation, stacked top to bottom `frameHeight` rows each, encoded as an
     /// AVIF image sequence by libavif, each frame shown for its delay in `delays` (milliseconds,
     /// as libvips' `delay` field holds them), with up to `cores` threads of the AV1 encoder's own.

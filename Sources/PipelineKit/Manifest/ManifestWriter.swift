@@ -249,8 +249,8 @@ final class ManifestWriter: Sendable {
             // From the output's own files: the placeholder stands in for the image an <img> shows.
             // The smallest wide enough for it, else the widest: a 1 px file would give a blur of
             // one colour, and a square ThumbHash for a wide photo. Of files of one size, AVIF
-            // last: libvips reads no AVIF sequence (an animated output), and decodes the others
-            // sooner. The next is tried when one cannot be read.
+            // last: the others decode sooner, and an AVIF sequence (an animated output) is read
+            // through libavif. The next is tried when one cannot be read.
             let enough = max(output.placeholderSettings.lqipWidth, Self.placeholderSourceWidth)
             let preference: (WrittenOutput, WrittenOutput) -> Bool = {
                 ($0.size.pixelCount, $0.format == .avif ? 1 : 0) < ($1.size.pixelCount, $1.format == .avif ? 1 : 0)
@@ -269,7 +269,7 @@ final class ManifestWriter: Sendable {
                     for candidate in candidates {
                         guard
                             let made = try? Placeholders(
-                                of: VipsImage.open(file: candidate.path), kinds: Set(output.placeholders),
+                                of: Self.placeholderSource(candidate), kinds: Set(output.placeholders),
                                 settings: output.placeholderSettings)
                         else { continue }
                         (placeholders, placeholdersFrom) = (made, stamp(candidate))
@@ -282,6 +282,13 @@ final class ManifestWriter: Sendable {
             outputs[output.name] = entry
         }
         return ImageManifest.Input(source: source, width: size.width, height: size.height, outputs: outputs)
+    }
+
+    /// The image of `file` placeholders are made from: as libvips reads it, or, for an AVIF
+    /// sequence, which libvips does not read, its first frame.
+    private static func placeholderSource(_ file: WrittenOutput) throws(VipsError) -> VipsImage {
+        guard file.format == .avif, VipsImage.isAVIFSequence(file: file.path) else { return try VipsImage.open(file: file.path) }
+        return try VipsImage.firstAVIFFrame(file: file.path, maxPixels: max(file.size.pixelCount, 1))
     }
 
     /// The files of `written` by format, in `order`, leaving out formats with none.

@@ -17,9 +17,15 @@ enum ReportThumbnail {
     /// from a report, which `merge-reports` may take from anywhere, and a file may have changed
     /// since its run. An SVG or PDF input that a run allowed is previewed from its output then.
     static func dataURI(forImageAt path: String) -> (uri: String, width: Int, height: Int)? {
-        guard (try? Vips.prepareForUntrustedInput()) != nil, let loader = VipsImage.permittedLoader(file: path),
-            let image = try? thumbnail(ofFileAt: path, loader: loader)
-        else { return nil }
+        guard (try? Vips.prepareForUntrustedInput()) != nil else { return nil }
+        let made: VipsImage?
+        if VipsImage.isAVIFSequence(file: path) {
+            // An animated output, which libvips does not read: its first frame, through libavif.
+            made = try? fitted(VipsImage.firstAVIFFrame(file: path, maxPixels: maxPixels))
+        } else {
+            made = VipsImage.permittedLoader(file: path).flatMap { try? thumbnail(ofFileAt: path, loader: $0) }
+        }
+        guard let image = made else { return nil }
         guard let jpeg = try? image.encoded(suffix: ".jpg[Q=75,strip]") else { return nil }
         return ("data:image/jpeg;base64," + jpeg.base64EncodedString(), image.width, image.height)
     }
@@ -36,7 +42,12 @@ enum ReportThumbnail {
         } else if nickname.hasPrefix("webpload"), longest > side {
             options.append("scale=\(Double(side) / Double(longest))")
         }
-        var image = try VipsImage.open(file: path, options: options.joined(separator: ","), loader: loader)
+        return try fitted(VipsImage.open(file: path, options: options.joined(separator: ","), loader: loader))
+    }
+
+    /// `image` fitted inside `side`×`side`, upright, in sRGB, without alpha.
+    private static func fitted(_ decoded: VipsImage) throws -> VipsImage {
+        var image = decoded
         let scale = Double(side) / Double(max(image.width, image.height))
         if scale < 1 {
             image = try image.resampled(

@@ -65,9 +65,9 @@ import Vips
         }
     }
 
-    @Test func anAnimationWrittenAsAVIFFirstStillHasItsPlaceholders() async throws {
+    @Test func anAnimationWrittenAsAVIFStillHasItsPlaceholders() async throws {
         // Given an animated GIF and a still photo, written as AVIF and WebP of one width, AVIF
-        // first (libvips reads no AVIF sequence)
+        // first, and as AVIF alone (libvips reads no AVIF sequence)
         let directory = try TemporaryDirectory()
         try directory.write(try HostileFixtures.animation("gif"), to: "in/moving.gif")
         try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 40, height: 30)), to: "in/still.jpg")
@@ -75,24 +75,33 @@ import Vips
             inputs: ["in/*"],
             outputs: [
                 #"{"name": "a", "widths": [40], "formats": ["avif", "webp"], "placeholders": ["lqip", "dominantColor"], "#
-                    + #""path": "out/{stem}-{width}.{format}"}"#
+                    + #""path": "out/{stem}-{width}.{format}"}"#,
+                #"{"name": "b", "widths": [40], "formats": ["avif"], "placeholders": ["blurhash", "dominantColor"], "#
+                    + #""path": "out/b/{stem}-{width}.{format}"}"#,
             ], extra: #""manifest": {"path": "out/manifest.json"}"#)
         // When they are made
         let (reports, summary) = try await PipelineHarness.run(json, in: directory)
         #expect(summary.succeeded == 2, "\(reports.flatMap(\.failures))")
         #expect(throws: (any Error).self, "libvips reads AVIF sequences now: the test proves nothing") {
-            try VipsImage.open(file: directory.path + "/out/moving-40.avif")
+            try VipsImage.open(file: directory.path + "/out/b/moving-40.avif")
         }
         // Then each has its placeholders, the animation's from its first frame, red
         let manifest = try ImageManifest.read(from: directory.url.appendingPathComponent("out/manifest.json"))
         for input in manifest.inputs {
-            let placeholders = input.outputs["a"]?.placeholders
-            #expect(placeholders?.lqip?.hasPrefix("data:image/") == true, "\(input.source)")
-            #expect(placeholders?.dominantColor != nil, "\(input.source)")
+            #expect(input.outputs["a"]?.placeholders?.lqip?.hasPrefix("data:image/") == true, "\(input.source)")
+            #expect(input.outputs["b"]?.placeholders?.blurhash?.isEmpty == false, "\(input.source)")
+            for output in ["a", "b"] { #expect(input.outputs[output]?.placeholders?.dominantColor != nil, "\(input.source)") }
         }
         let moving = try #require(manifest.inputs.first { $0.source.hasSuffix("moving.gif") })
-        #expect(
-            moving.outputs["a"]?.placeholders?.dominantColor?.lowercased().hasPrefix("#f") == true,
-            "\(String(describing: moving.outputs["a"]?.placeholders))")
+        for output in ["a", "b"] {
+            #expect(
+                moving.outputs[output]?.placeholders?.dominantColor?.lowercased().hasPrefix("#f") == true,
+                "\(output): \(String(describing: moving.outputs[output]?.placeholders))")
+        }
+        // and a report previews the sequence by its first frame, not the frames stacked
+        let sequence = directory.path + "/out/b/moving-40.avif"
+        let frame = try VipsImage.firstAVIFFrame(file: sequence, maxPixels: 1 << 20)
+        let preview = try #require(ReportThumbnail.dataURI(forImageAt: sequence))
+        #expect([preview.width, preview.height] == [frame.width, frame.height] && frame.width == 40)
     }
 }
