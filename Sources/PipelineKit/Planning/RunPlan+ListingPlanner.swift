@@ -38,14 +38,6 @@ extension RunPlan {
         /// The keys of the `focusPoints` file that no input has matched yet.
         private var focusPointsUnmatched: Set<String>
         private let focusPoints: FocusPoints?
-        /// The globs among the file's own `inputs` entries, with each entry's index and pattern:
-        /// every run lists them again, so an output path one of them matches is an input next time.
-        private let inputGlobs: [(entry: Int, pattern: String, target: WatchScope.Target)]
-        private let caseInsensitive: Bool
-        /// The pipeline file's folder with a trailing slash: paths in it are named relative to it.
-        private let baseFolder: String
-        /// The outputs, by index, a glob of the inputs takes in: the first such path and glob.
-        private var outputsTakenIn: [Int: (path: String, glob: Int)] = [:]
 
         init(
             definition: PipelineDefinition, outputs: [OutputTarget.Output], outputWriters: [WriteCheck.Write.Writer],
@@ -61,15 +53,6 @@ extension RunPlan {
             subsetsUnmatched = Set(definition.outputs.indices.filter { definition.outputs[$0].inputSubset != nil })
             focusPoints = definition.focusPoints
             focusPointsUnmatched = definition.focusPoints?.keys ?? []
-            inputGlobs = definition.inputs.enumerated().flatMap { index, entry in
-                guard case .pattern(let pattern) = entry else { return [(entry: Int, pattern: String, target: WatchScope.Target)]() }
-                return WatchScope.targets(pattern, base: definition.baseDirectory.path).compactMap { target in
-                    guard case .glob = target else { return nil }
-                    return (index, pattern, target)
-                }
-            }
-            caseInsensitive = definition.caseInsensitive
-            baseFolder = definition.baseDirectory.path.hasSuffix("/") ? definition.baseDirectory.path : definition.baseDirectory.path + "/"
         }
 
         /// Plans one listing of `input`.
@@ -129,35 +112,6 @@ extension RunPlan {
             let sources = sourceIndex
             paths.check(listing.targets, of: listing.input, at: offset, naming: naming) { sources[$0] != nil }
             if !somePathsWaitForSizes { somePathsWaitForSizes = listing.targets.contains(where: \.hasUnknownSizes) }
-            if !inputGlobs.isEmpty { noteGlobsTakingIn(listing.targets) }
-        }
-
-        /// Notes the outputs whose paths among `targets` a glob of the inputs matches; each
-        /// output's paths are compared until one is found.
-        private mutating func noteGlobsTakingIn(_ targets: [OutputTarget]) {
-            for (index, target) in targets.enumerated() where target.isMade && !target.isInStore && outputsTakenIn[index] == nil {
-                if let glob = inputGlobs.firstIndex(where: {
-                    WatchScope.matches($0.target, target.plannedPath, caseInsensitive: caseInsensitive)
-                }) {
-                    outputsTakenIn[index] = (target.plannedPath, glob)
-                }
-            }
-        }
-
-        /// An output a glob of the inputs takes in writes what the next run reads, and that run
-        /// refuses to overwrite an input: said now, at the glob, rather than as that run's
-        /// "would overwrite the input" for each file.
-        private func globsTakingInOutputs() -> [PipelineFileError.Problem] {
-            outputsTakenIn.sorted { $0.key < $1.key }.map { output, found in
-                let glob = inputGlobs[found.glob]
-                let shown = found.path.hasPrefix(baseFolder) ? String(found.path.dropFirst(baseFolder.count)) : found.path
-                return .init(
-                    path: "inputs[\(glob.entry)]", location: nil,
-                    message:
-                        "\"\(glob.pattern)\" takes in what output \"\(definitions[output].name)\" writes (\(shown)): "
-                        + "the next run would read it as an input and refuse to write over it; narrow the glob, or write the output where it does not reach"
-                )
-            }
         }
 
         /// Names the input whose record is at an offset, for a problem. It holds the reader
@@ -182,7 +136,7 @@ extension RunPlan {
         /// What was planned, taken out: the table of output paths is let go here, before the
         /// write check builds its own beside the plan.
         consuming func finish() -> Planned {
-            var problems = globsTakingInOutputs() + paths.problems
+            var problems = paths.problems
             if let storeFailure { problems.append(SourceStore.unkeptProblem(storeFailure)) }
             if !refs.isEmpty { problems += InputSubset.unmatchedProblems(subsetsUnmatched, of: definitions) }
             return Planned(

@@ -102,7 +102,8 @@ public struct RunPlan: Sendable {
             into: ListingPlanner(
                 definition: definition, outputs: outputs, outputWriters: outputWriters, shard: shard, store: store,
                 writeCheck: WriteCheck(
-                    cacheFolder: definition.cache.enabled || definition.incremental ? definition.cache.directory.path : nil)))
+                    cacheFolder: definition.cache.enabled || definition.incremental ? definition.cache.directory.path : nil,
+                    reach: InputReach(definition: definition))))
         warnings = definition.warnings + enumeration.warnings
         problems = enumeration.problems + Self.emptyRunProblems(enumeration, definition: definition)
         let planned = enumeration.sink.finish()
@@ -140,7 +141,7 @@ public struct RunPlan: Sendable {
         guard enumeration.count == 0, !definition.allowEmpty else { return [] }
         return enumeration.empty.map { entry in
             .init(
-                path: "inputs[\(entry.index)]", location: nil,
+                path: "inputs[\(entry.index)]", location: definition.inputLocation(entry.index),
                 message: entry.description + emptyRunExplanation)
         }
     }

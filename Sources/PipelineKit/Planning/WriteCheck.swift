@@ -153,8 +153,13 @@ struct WriteCheck {
     /// Inputs found in the cache folder.
     private var cacheProblems: [PipelineFileError.Problem] = []
 
-    /// A check of a run whose cache is in `cacheFolder` (nil for none).
-    init(cacheFolder: String?) {
+    /// Where the run's input globs reach, when a write there is to be refused.
+    private let reach: InputReach?
+
+    /// A check of a run whose cache is in `cacheFolder` (nil for none), whose writes may not be
+    /// where its input globs `reach`.
+    init(cacheFolder: String?, reach: InputReach? = nil) {
+        self.reach = reach.flatMap { $0.globs.isEmpty ? nil : $0 }
         if let cacheFolder { self.cacheFolder = (cacheFolder, resolve(cacheFolder) + "/") }
     }
 
@@ -195,6 +200,11 @@ struct WriteCheck {
         }
         // Each real path written, and what writes it.
         var writers: [PathDigest: Origin] = [:]
+        // The writers a glob takes in, each compared until one of its files is found: by
+        // identity, then by place and subject (the widths and formats of one output are several).
+        var takenIn: Set<ObjectIdentifier> = []
+        var takenInNamed: Set<String> = []
+        var globProblems: [PipelineFileError.Problem] = []
         writers.reserveCapacity(inputsByIdentity.count)
         // Objects in a store are compared where the plan compares outputs: they have no real path.
         for (write, origin) in writes where !ObjectStores.isObject(write.path) {
@@ -215,6 +225,15 @@ struct WriteCheck {
                                 "\(write.what) would write \(write.path), but its folder leads outside \(root) (through a symbolic link, to \(folder))"
                         ))
                     continue
+                }
+            }
+            if let reach, !takenIn.contains(ObjectIdentifier(write.writer)),
+                let glob = reach.glob(takingIn: write.path, realPath: real.path)
+            {
+                takenIn.insert(ObjectIdentifier(write.writer))
+                if takenInNamed.insert(write.place + "\u{0}" + write.writer.subject).inserted {
+                    let writer = write.isOutput ? "output \"\(write.writer.subject)\"" : write.writer.subject
+                    globProblems.append(reach.problem(glob: glob, takingIn: write.path, writtenBy: writer))
                 }
             }
             let digest = PathDigest(real)
@@ -252,7 +271,8 @@ struct WriteCheck {
             writers[digest] = origin
             if write.isOutput { records?.add(digest, path: real.path) }
         }
-        return (problems, ProtectedInputs(inputsByIdentity, plan: plan, otherReads: readsByIdentity))
+        // The glob first: on a run after the first, what it took in is refused as an input too.
+        return (globProblems + problems, ProtectedInputs(inputsByIdentity, plan: plan, otherReads: readsByIdentity))
     }
 
     /// `path` with the links in it followed, as far as it exists; the rest as written.

@@ -75,6 +75,8 @@ struct DefinitionBuilder {
             )
             definition.serve = try readServe(root)
             definition.focusPoints = readFocusPoints(root)
+            // As `inputs` keeps them, so that an index names the same entry in both.
+            definition.inputLocations = inputNodes.filter { inputEntry($0) != nil }.map(\.location)
             definition.limits = LimitsSettings(itemTimeout: try reader(root["limits"], optionsOf: "limits").seconds("itemTimeout"))
             return definition
         } catch {

@@ -47,6 +47,14 @@ public struct PipelineDefinition: Sendable {
     /// The `focusPoints` file's points, as read when the definition was: what
     /// `"position": "focus"` keeps of each input. nil when the file names none.
     public var focusPoints: FocusPoints?
+    /// Where each entry of `inputs` is written in the file, for messages; empty for a
+    /// definition not read from JSON text.
+    var inputLocations: [SourceLocation] = []
+
+    /// Where the entry `inputs[index]` is written in the file, when it was read from one.
+    func inputLocation(_ index: Int) -> SourceLocation? {
+        inputLocations.indices.contains(index) ? inputLocations[index] : nil
+    }
 
     /// How many inputs may be between the first stage and the last at once: the file's
     /// `inFlight`, or by default the sum of the decompress, process and encode widths (a run

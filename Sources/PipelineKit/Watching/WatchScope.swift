@@ -35,25 +35,9 @@ struct WatchScope: Sendable {
     /// watched, and a new scope is made when one of them or the pipeline changes.
     init(definition: PipelineDefinition, pipelineFile: String) {
         let base = definition.baseDirectory.path
-        var targets: [Target] = [.file(InputEnumerator.normalize(pipelineFile))]
-        var lists: Set<String> = []
-        for entry in definition.inputs {
-            switch entry {
-            case .pattern(let pattern):
-                targets += Self.targets(pattern, base: base)
-            case .list(let list):
-                let path = Self.absolute(list, base: base)
-                targets.append(.file(path))
-                lists.insert(path)
-                let folder = (path as NSString).deletingLastPathComponent
-                let text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
-                for line in text.split(separator: "\n") {
-                    let entry = line.trimmingCharacters(in: .whitespacesAndNewlines)
-                    if entry.isEmpty || entry.hasPrefix("#") { continue }
-                    targets += Self.targets(entry, base: folder)
-                }
-            }
-        }
+        let inputs = Self.inputPatterns(of: definition)
+        var targets: [Target] = [.file(InputEnumerator.normalize(pipelineFile))] + inputs.listFiles.map { .file($0) }
+        targets += inputs.patterns.flatMap(\.targets)
         for url in definition.outputs.flatMap({ $0.steps.flatMap(\.resources) }) where url.isFileURL {
             targets.append(.file(InputEnumerator.normalize(url.path)))
         }
@@ -61,10 +45,49 @@ struct WatchScope: Sendable {
         var unique: [Target] = []
         for target in targets where !unique.contains(target) { unique.append(target) }
         self.targets = unique
-        listFiles = lists
+        listFiles = Set(inputs.listFiles)
         outputPatterns = definition.outputs.flatMap { Self.patterns(of: $0.path, base: base) }
         cacheDirectory = InputEnumerator.normalize(definition.cache.directory.path)
         caseInsensitive = definition.caseInsensitive
+    }
+
+    /// One pattern among a file's inputs: an entry of `inputs`, or a line of a list file there.
+    struct InputPattern {
+        /// Where the file sets it (`inputs[2]`, `inputs[3].list`), with the entry's line and column.
+        let place: String
+        let location: SourceLocation?
+        let pattern: String
+        /// What it names: its files, or its globs' folders and components.
+        let targets: [Target]
+    }
+
+    /// The patterns among `definition`'s inputs with their targets, in order, the lines of its
+    /// list files read now; and the list files, absolute.
+    static func inputPatterns(of definition: PipelineDefinition) -> (patterns: [InputPattern], listFiles: [String]) {
+        let base = definition.baseDirectory.path
+        var patterns: [InputPattern] = []
+        var lists: [String] = []
+        for (index, entry) in definition.inputs.enumerated() {
+            let location = definition.inputLocation(index)
+            switch entry {
+            case .pattern(let pattern):
+                patterns.append(
+                    InputPattern(place: "inputs[\(index)]", location: location, pattern: pattern, targets: targets(pattern, base: base)))
+            case .list(let list):
+                let path = absolute(list, base: base)
+                lists.append(path)
+                let folder = (path as NSString).deletingLastPathComponent
+                let text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
+                for line in text.split(separator: "\n") {
+                    let entry = line.trimmingCharacters(in: .whitespacesAndNewlines)
+                    if entry.isEmpty || entry.hasPrefix("#") { continue }
+                    patterns.append(
+                        InputPattern(
+                            place: "inputs[\(index)].list", location: location, pattern: entry, targets: targets(entry, base: folder)))
+                }
+            }
+        }
+        return (patterns, lists)
     }
 
     // MARK: Which changes matter
@@ -153,7 +176,7 @@ struct WatchScope: Sendable {
     // MARK: Building blocks
 
     /// The targets for one input pattern, as the source that reads it says.
-    static func targets(_ pattern: String, base: String) -> [Target] {
+    private static func targets(_ pattern: String, base: String) -> [Target] {
         InputSources.source(of: pattern).watchTargets(pattern, base: base)
     }
 

@@ -150,4 +150,44 @@ import Testing
         let (_, again) = try await PipelineHarness.run(webp, in: directory)
         #expect(again.succeeded == 3 && again.outputsWritten == 0 && again.outputsUpToDate == 3)
     }
+
+    @Test func aGlobReachingWhatTheRunWritesThroughALinkAListOrAsTheManifestIsRefused() throws {
+        let directory = try TemporaryDirectory()
+        _ = try photos(in: directory)
+        let fileManager = FileManager.default
+        try fileManager.createDirectory(atPath: directory.path + "/in/thumbs", withIntermediateDirectories: false)
+        try fileManager.createDirectory(atPath: directory.path + "/made", withIntermediateDirectories: false)
+        // The output folder a link into the glob's folder; the glob's folder a link to the outputs
+        try fileManager.createSymbolicLink(atPath: directory.path + "/out", withDestinationPath: "in/thumbs")
+        try fileManager.createSymbolicLink(atPath: directory.path + "/in/made", withDestinationPath: "../made")
+        try directory.write(Data("# photos\nin/**/*.jpg\n".utf8), to: "list.txt")
+        let cases: [(json: String, expected: String)] = [
+            (
+                PipelineHarness.json(inputs: ["in/**/*.jpg"], outputs: [output(path: "out/{stem}.jpg")]),
+                #"inputs[0]: "in/**/*.jpg" takes in what output "t" writes (out/dune-0.jpg)"#
+            ),
+            (
+                PipelineHarness.json(inputs: ["in/*.jpg", "in/made/*.jpg"], outputs: [output(path: "made/{stem}.jpg")]),
+                #"inputs[1]: "in/made/*.jpg" takes in what output "t" writes (made/dune-0.jpg)"#
+            ),
+            (
+                #"{"version": 1, "inputs": [{"list": "list.txt"}], "outputs": [\#(output(path: "in/small/{stem}.jpg"))]}"#,
+                #"inputs[0].list: "in/**/*.jpg" takes in what output "t" writes (in/small/dune-0.jpg)"#
+            ),
+            (
+                PipelineHarness.json(
+                    inputs: ["in/**/*"], outputs: [output(path: ".out/{stem}.webp", format: "webp")],
+                    extra: #""manifest": {"path": "in/manifest.json"}"#),
+                #"inputs[0]: "in/**/*" takes in what the manifest writes (in/manifest.json)"#
+            ),
+        ]
+        for (json, expected) in cases {
+            // When each is planned, before anything is written
+            let error = try #require(try planningError(json, in: directory), "\(expected)")
+            // Then the glob is named, where the file writes it
+            #expect(error.contains(":1:") && error.contains(expected), "\(error)")
+        }
+        #expect(try fileManager.contentsOfDirectory(atPath: directory.path + "/in/thumbs").isEmpty)
+        #expect(try fileManager.contentsOfDirectory(atPath: directory.path + "/made").isEmpty)
+    }
 }

@@ -1,0 +1,57 @@
+import Foundation
+
+/// Where the input globs of a pipeline file reach. Every run lists them again, so a file one run
+/// writes there is an input of the next, which then refuses to write over it: a glob that takes
+/// in what the run writes is refused before the first run.
+struct InputReach {
+    /// One glob among the inputs (an entry, or a line of a list file) and what it matches: its
+    /// folder as written and, when links lead elsewhere, as the links lead.
+    struct Glob {
+        let pattern: WatchScope.InputPattern
+        let targets: [WatchScope.Target]
+    }
+
+    let globs: [Glob]
+    private let caseInsensitive: Bool
+    /// The pipeline file's folder with a trailing slash: paths in it are named relative to it.
+    private let baseFolder: String
+
+    /// The reach of `definition`'s local globs; its list files are read now.
+    init(definition: PipelineDefinition) {
+        caseInsensitive = definition.caseInsensitive
+        let base = definition.baseDirectory.path
+        baseFolder = base.hasSuffix("/") ? base : base + "/"
+        globs = WatchScope.inputPatterns(of: definition).patterns.compactMap { pattern in
+            var targets: [WatchScope.Target] = []
+            for case .glob(let root, let components) in pattern.targets {
+                targets.append(.glob(root: root, components: components))
+                // A folder on the glob's way may be a link: the listing goes where it leads.
+                if let real = WriteCheck.realPath(root), real != root { targets.append(.glob(root: real, components: components)) }
+            }
+            return targets.isEmpty ? nil : Glob(pattern: pattern, targets: targets)
+        }
+    }
+
+    /// The position in `globs` of the first that takes in a file written at `path`, whose
+    /// folder's links lead to `realPath`: a later listing may find it by either.
+    func glob(takingIn path: String, realPath: String) -> Int? {
+        globs.firstIndex { glob in
+            glob.targets.contains { target in
+                WatchScope.matches(target, path, caseInsensitive: caseInsensitive)
+                    || (realPath != path && WatchScope.matches(target, realPath, caseInsensitive: caseInsensitive))
+            }
+        }
+    }
+
+    /// The problem of the glob at `index` taking in `path`, which `writer` (`output "small"`,
+    /// `the manifest`) writes.
+    func problem(glob index: Int, takingIn path: String, writtenBy writer: String) -> PipelineFileError.Problem {
+        let pattern = globs[index].pattern
+        let shown = path.hasPrefix(baseFolder) ? String(path.dropFirst(baseFolder.count)) : path
+        return .init(
+            path: pattern.place, location: pattern.location,
+            message:
+                "\"\(pattern.pattern)\" takes in what \(writer) writes (\(shown)): the next run would read it as an input "
+                + "and refuse to write over it; narrow the glob, or write where it does not reach")
+    }
+}
