@@ -113,9 +113,14 @@ package final class RunRecorder: Sendable {
     private func item(for report: ItemReport, seconds: [String: Double]) -> RunReport.Item {
         let whole = report.failures.first { $0.output == nil }
         // An output with widths and formats is several definitions of one name: each file
-        // it wrote is listed, and each failure; widths not made for a narrow image are neither.
+        // it wrote is listed, and each failure; widths not made for a narrow image are neither,
+        // nor an output whose `inputs` leave this input out.
         var seen: Set<String> = []
-        let outputs = definition.outputs.filter { seen.insert($0.name).inserted }.flatMap { output -> [RunReport.Output] in
+        let applying = definition.outputs.filter { output in
+            output.inputSubset?.contains(
+                report.input, baseDirectory: definition.baseDirectory, caseInsensitive: definition.caseInsensitive) ?? true
+        }
+        let outputs = applying.filter { seen.insert($0.name).inserted }.flatMap { output -> [RunReport.Output] in
             let written = report.written.filter { $0.output == output.name }
             let failures = report.failures.filter { $0.output == output.name }
             let succeeded = written.map { written in

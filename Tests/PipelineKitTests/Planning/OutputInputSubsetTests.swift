@@ -62,6 +62,21 @@ import Vips
         #expect(again.outputsWritten == 0 && again.outputsUpToDate == 8 && again.failed == 0, "\(again)")
     }
 
+    @Test func theReportListsForEachInputOnlyTheOutputsMadeForIt() async throws {
+        // Given a run whose outputs "loop" and "still" are each for some inputs only
+        let directory = try prepare()
+        let recorder = try await ReportWriterTests.record(try PipelineHarness.pipeline(json(), in: directory))
+        // Then each input's entry lists the outputs made of it, all succeeded, and no other
+        let report = try recorder.report
+        let outputs = Dictionary(uniqueKeysWithValues: report.items.map { ($0.input, $0.outputs.map(\.name)) })
+        #expect(
+            outputs == [
+                "anim/spin.png": ["loop", "thumb"], "anim/wave.png": ["loop", "thumb"], "photos/beach.jpg": ["still", "thumb"],
+                "photos/old/dune.jpg": ["still", "thumb"],
+            ], "\(outputs)")
+        #expect(report.items.flatMap(\.outputs).allSatisfy { $0.status == .succeeded })
+    }
+
     @Test func aSubsetThatMatchesNoInputIsAnErrorNamingTheOutputAndItsGlobs() throws {
         let directory = try prepare()
         do {
