@@ -9,6 +9,9 @@ enum ReportThumbnail {
     /// Files with more pixels than this are not previewed (the run's own `maxPixels` already
     /// vetted the inputs it decoded; this guards the previews of anything else).
     static let maxPixels = 100_000_000
+    /// The most pixels an AVIF sequence's frame may have to be previewed: libavif decodes it
+    /// whole, with no shrink on load, so only frames of a web page's sizes are.
+    static let maxSequencePixels = 4096 * 4096
 
     /// A `data:image/jpeg;base64,…` URI of the image file at `path`, fitted inside
     /// `side`×`side`, upright, in sRGB; nil when no loader this process permits reads it.
@@ -21,7 +24,7 @@ enum ReportThumbnail {
         let made: VipsImage?
         if VipsImage.isAVIFSequence(file: path) {
             // An animated output, which libvips does not read: its first frame, through libavif.
-            made = try? fitted(VipsImage.firstAVIFFrame(file: path, maxPixels: maxPixels))
+            made = try? fitted(VipsImage.firstAVIFFrame(file: path, maxPixels: maxSequencePixels))
         } else {
             made = VipsImage.permittedLoader(file: path).flatMap { try? thumbnail(ofFileAt: path, loader: $0) }
         }
