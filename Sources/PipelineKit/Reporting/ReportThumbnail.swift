@@ -21,14 +21,13 @@ enum ReportThumbnail {
     /// since its run. An SVG or PDF input that a run allowed is previewed from its output then.
     static func dataURI(forImageAt path: String) -> (uri: String, width: Int, height: Int)? {
         guard (try? Vips.prepareForUntrustedInput()) != nil else { return nil }
-        let made: VipsImage?
-        if VipsImage.isAVIFSequence(file: path) {
-            // An animated output, which libvips does not read: its first frame, through libavif.
-            made = try? fitted(VipsImage.firstAVIFFrame(file: path, maxPixels: maxSequencePixels))
-        } else {
-            made = VipsImage.permittedLoader(file: path).flatMap { try? thumbnail(ofFileAt: path, loader: $0) }
-        }
-        guard let image = made else { return nil }
+        // An animated output, which libvips does not read, by its first frame through libavif:
+        // the file is looked at for that only when libvips could not read it.
+        guard
+            let image = VipsImage.permittedLoader(file: path).flatMap({ try? thumbnail(ofFileAt: path, loader: $0) })
+                ?? (VipsImage.isAVIFSequence(file: path)
+                    ? try? fitted(VipsImage.firstAVIFFrame(file: path, maxPixels: maxSequencePixels)) : nil)
+        else { return nil }
         guard let jpeg = try? image.encoded(suffix: ".jpg[Q=75,strip]") else { return nil }
         return ("data:image/jpeg;base64," + jpeg.base64EncodedString(), image.width, image.height)
     }

@@ -116,11 +116,13 @@ package final class RunRecorder: Sendable {
         // it wrote is listed, and each failure; widths not made for a narrow image are neither,
         // nor an output whose `inputs` leave this input out.
         var seen: Set<String> = []
-        let applying = definition.outputs.filter { output in
+        // The widths and formats of one name share its `inputs`: asked once a name.
+        let named = definition.outputs.filter { seen.insert($0.name).inserted }
+        let applying = named.filter { output in
             output.inputSubset?.contains(
                 report.input, baseDirectory: definition.baseDirectory, caseInsensitive: definition.caseInsensitive) ?? true
         }
-        let outputs = applying.filter { seen.insert($0.name).inserted }.flatMap { output -> [RunReport.Output] in
+        let outputs = applying.flatMap { output -> [RunReport.Output] in
             let written = report.written.filter { $0.output == output.name }
             let failures = report.failures.filter { $0.output == output.name }
             let succeeded = written.map { written in

@@ -81,9 +81,10 @@ struct WatchScope: Sendable {
                 for line in text.split(separator: "\n") {
                     let entry = line.trimmingCharacters(in: .whitespacesAndNewlines)
                     if entry.isEmpty || entry.hasPrefix("#") { continue }
-                    patterns.append(
-                        InputPattern(
-                            place: "inputs[\(index)].list", location: location, pattern: entry, targets: targets(entry, base: folder)))
+                    // A URL names nothing on disk: a list of thousands keeps none of them.
+                    let found = targets(entry, base: folder)
+                    if found.isEmpty { continue }
+                    patterns.append(InputPattern(place: "inputs[\(index)].list", location: location, pattern: entry, targets: found))
                 }
             }
         }
