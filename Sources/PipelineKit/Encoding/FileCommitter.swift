@@ -17,8 +17,7 @@ protocol UncommittedOutput: Sendable {
 
 extension ImageWriter.UncommittedFile: UncommittedOutput {
     func discard() {
-        close(descriptor)
-        unlink(temporary)
+        closeAndRemove()
     }
 }
 

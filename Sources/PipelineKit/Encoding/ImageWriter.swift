@@ -49,24 +49,32 @@ enum ImageWriter {
         func flush() throws(ItemError) {
             guard fsync(descriptor) == 0 else {
                 let error = ImageWriter.systemError("cannot flush \(path) to disk")
-                close(descriptor)
-                unlink(temporary)
+                closeAndRemove()
                 throw error
             }
         }
 
-        /// Closes the flushed file and renames it over `path`; on failure removes it.
+        /// Closes the file and removes it wherever it now is: a folder renamed during the run
+        /// takes the file along, and its path as written then names nothing.
+        func closeAndRemove() {
+            if unlink(temporary) != 0, errno == ENOENT, let moved = currentPath() { unlink(moved) }
+            close(descriptor)
+        }
+
+        /// Where the open file is now, as the kernel tracks it through renames of its folders.
+        private func currentPath() -> String? {
+            guard let path = FileFetcher.linkTarget("/proc/self/fd/\(descriptor)") else { return nil }
+            // A removed file's link reads "PATH (deleted)", and there is nothing left to remove.
+            return path.hasPrefix("/") && !path.hasSuffix(" (deleted)") ? path : nil
+        }
+
+        /// Renames the flushed file over `path` and closes it; on failure removes it.
         /// - Returns: the size of the file in bytes.
         func moveIntoPlace() throws(ItemError) -> Int {
-            guard close(descriptor) == 0 else {
-                let error = ImageWriter.systemError("cannot write \(path)")
-                unlink(temporary)
-                throw error
-            }
             // Checked at the last moment too: a symbolic link made during the run may lead the
             // path to an input, which planning could not see.
             if let read = protectedInputs.readFile(at: path) {
-                unlink(temporary)
+                closeAndRemove()
                 throw ItemError(
                     .outputPath, stage: .encode,
                     reason: "\(path) is \(read) (a symbolic link made during the run leads there): it was not overwritten")
@@ -77,16 +85,19 @@ enum ImageWriter {
             if stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR {
                 var link = stat()
                 let isLink = lstat(path, &link) == 0 && link.st_mode & S_IFMT == S_IFLNK
-                unlink(temporary)
+                closeAndRemove()
                 throw ItemError(
                     .outputPath, stage: .encode,
                     reason: "\(path) is \(isLink ? "a symbolic link to a folder" : "a folder"): the file was not put in its place")
             }
             guard rename(temporary, path) == 0 else {
                 let error = ImageWriter.systemError("cannot move the finished file to \(path)")
-                unlink(temporary)
+                closeAndRemove()
                 throw error
             }
+            // Closed only now, so that a failed rename can still find the file to remove; the
+            // flush before has reported any error writing it, so closing has none left to tell.
+            close(descriptor)
             return byteCount
         }
     }

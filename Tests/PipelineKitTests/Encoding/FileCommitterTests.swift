@@ -62,4 +62,28 @@ import Testing
         #expect(try Data(contentsOf: URL(fileURLWithPath: directory.path + "/good.bin")) == Data([1, 2, 3]))
         #expect(!directory.allFiles().contains { $0.contains(ImageWriter.temporaryMarker) })
     }
+
+    @Test func aFileWhoseFolderIsMovedBeforeItsCommitFailsAndLeavesNothingInTheMovedFolder() async throws {
+        let directory = try TemporaryDirectory()
+        let written = try Self.uncommitted([7, 8, 9], to: directory.path + "/out/moved.bin", root: directory.path)
+        // Someone moves the output folder away while the file waits for its commit.
+        try FileManager.default.moveItem(atPath: directory.path + "/out", toPath: directory.path + "/elsewhere")
+        do {
+            _ = try await FileCommitter().commit(written)
+            Issue.record("the file was committed into a folder that had moved away")
+        } catch {
+            let failure = error as? ItemError
+            #expect(failure?.stage == .encode)
+            #expect(failure?.reason.hasPrefix("cannot move the finished file to \(directory.path)/out/moved.bin") == true)
+        }
+        #expect(directory.allFiles().isEmpty, "left: \(directory.allFiles())")
+    }
+
+    @Test func aDiscardedFileWhoseFolderWasMovedIsRemovedWhereItIsNow() throws {
+        let directory = try TemporaryDirectory()
+        let written = try Self.uncommitted([1], to: directory.path + "/out/gone.bin", root: directory.path)
+        try FileManager.default.moveItem(atPath: directory.path + "/out", toPath: directory.path + "/elsewhere")
+        written.file?.discard()
+        #expect(directory.allFiles().isEmpty, "left: \(directory.allFiles())")
+    }
 }
