@@ -39,7 +39,13 @@ final class ManifestWriter: Sendable {
         var written: Result<Void, ReportWriterError>?
         /// Sources the run was cancelled in the middle of, after it made some of their files.
         var cutShort: Set<String> = []
+        /// The outputs whose placeholders could not be made, none of their files being readable.
+        var missingPlaceholders: [String] = []
+        var missingPlaceholderCount = 0
     }
+
+    /// The most outputs without placeholders the run's warnings name one by one.
+    static let namedMissingPlaceholders = 5
 
     /// Where manifests are written, one at a time in this process: runs of parts of one plan (a
     /// server's, one for each request) each read the manifest as it is and write it with their
@@ -266,14 +272,22 @@ final class ManifestWriter: Sendable {
                 {
                     (placeholders, placeholdersFrom) = (kept, from)
                 } else {
+                    var firstProblem: String?
                     for candidate in candidates {
-                        guard
-                            let made = try? Placeholders(
+                        do {
+                            let made = try Placeholders(
                                 of: Self.placeholderSource(candidate), kinds: Set(output.placeholders),
                                 settings: output.placeholderSettings)
-                        else { continue }
-                        (placeholders, placeholdersFrom) = (made, stamp(candidate))
-                        break
+                            (placeholders, placeholdersFrom) = (made, stamp(candidate))
+                            break
+                        } catch {
+                            firstProblem = firstProblem ?? "\(candidate.path): \(error)"
+                        }
+                    }
+                    if placeholders == nil, let firstProblem {
+                        noteMissingPlaceholders(
+                            "the manifest has no placeholders for output \"\(output.name)\" of \(source): none of its \(candidates.count) "
+                                + "files could be read (\(firstProblem))")
                     }
                 }
             }
@@ -282,6 +296,24 @@ final class ManifestWriter: Sendable {
             outputs[output.name] = entry
         }
         return ImageManifest.Input(source: source, width: size.width, height: size.height, outputs: outputs)
+    }
+
+    /// Keeps `warning` for the run's end, naming the first few outputs and counting the rest.
+    private func noteMissingPlaceholders(_ warning: String) {
+        state.withLock { state in
+            state.missingPlaceholderCount += 1
+            if state.missingPlaceholders.count < Self.namedMissingPlaceholders { state.missingPlaceholders.append(warning) }
+        }
+    }
+
+    /// The run's warnings from making entries: the outputs left without the placeholders they
+    /// declare, because none of their files could be read back.
+    var warnings: [String] {
+        state.withLock { state in
+            let unnamed = state.missingPlaceholderCount - state.missingPlaceholders.count
+            return state.missingPlaceholders
+                + (unnamed > 0 ? ["the manifest has no placeholders for \(unnamed) more outputs, whose files could not be read"] : [])
+        }
     }
 
     /// The image of `file` placeholders are made from: as libvips reads it, or, for an AVIF

@@ -94,7 +94,7 @@ final class RunExecution: Sendable {
         }
         let manifestProblem = cancelled ? await manifest?.writeCutShort() : await manifest?.write()
         var summary = totals.summary(inputs: plan.inputCount, elapsed: .now - start, cancelled: cancelled, peakInFlight: peak)
-        summary.warnings = journalWarnings + [sources.cache?.writeProblem].compactMap { $0 }
+        summary.warnings = journalWarnings + [sources.cache?.writeProblem].compactMap { $0 } + (manifest?.warnings ?? [])
         summary.manifestProblem = manifestProblem
         if let budget = memory.budget, let admission = memory.admission {
             summary.memory = RunSummary.Memory(budget: budget, peakAdmittedBytes: admission.peakAdmitted)

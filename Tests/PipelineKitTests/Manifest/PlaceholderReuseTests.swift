@@ -104,4 +104,33 @@ import Vips
         let preview = try #require(ReportThumbnail.dataURI(forImageAt: sequence))
         #expect([preview.width, preview.height] == [frame.width, frame.height] && frame.width == 40)
     }
+
+    @Test func anOutputWhoseFilesCannotBeReadBackHasNoPlaceholdersAndTheRunSaysSo() async throws {
+        // Given a photo made with a manifest and its placeholder
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.jpeg(try Fixtures.noise(width: 240, height: 160)), to: "in/p.jpg")
+        let (_, first) = try await PipelineHarness.run(json(quality: 90), in: directory)
+        #expect(first.succeeded == 1 && first.warnings.isEmpty)
+        #expect(try lqips(directory).values.allSatisfy { $0.hasPrefix("data:image/") })
+        // When its output is damaged where it lies, keeping its size and time (the journal takes
+        // it as up to date), and the manifest is made again
+        let output = directory.path + "/out/p.jpg"
+        var info = stat()
+        #expect(stat(output, &info) == 0)
+        let handle = try #require(FileHandle(forWritingAtPath: output))
+        try handle.write(contentsOf: Data(repeating: 0, count: Int(info.st_size)))
+        try handle.close()
+        var times = [info.st_atim, info.st_mtim]
+        #expect(utimensat(AT_FDCWD, output, &times, 0) == 0)
+        try FileManager.default.removeItem(atPath: directory.path + "/out/manifest.json")
+        let (_, second) = try await PipelineHarness.run(json(quality: 90), in: directory)
+        #expect(second.outputsUpToDate == 1, "the output was made again: the test proves nothing")
+        // Then the entry has no placeholder, and the run's warnings say which and why
+        #expect(try lqips(directory).values.allSatisfy { $0 == "-" })
+        #expect(second.warnings.count == 1)
+        let warning = try #require(second.warnings.first)
+        #expect(
+            warning.hasPrefix(#"the manifest has no placeholders for output "t" of "#)
+                && warning.contains("none of its 1 files could be read (\(output): "), "\(warning)")
+    }
 }
