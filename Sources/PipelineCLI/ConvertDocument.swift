@@ -1,5 +1,6 @@
 import Foundation
 import PipelineKit
+import Vips
 
 /// A problem with `pipeline convert`'s arguments found before any pipeline is built, naming the flag.
 struct ConvertArgumentError: Error, CustomStringConvertible {
@@ -122,6 +123,24 @@ struct ConvertDocument {
             let text = String(data: data, encoding: .utf8)
         else { throw ConvertArgumentError("IN", "cannot be written into a pipeline file") }
         return text
+    }
+
+    /// The first of `plan`'s local inputs that is an animation its output keeps (a GIF or WebP
+    /// of several frames, written as GIF, WebP or AVIF), with its frames. A quality target scores
+    /// still images, so a run would fail each such input at its encode, after the searches of
+    /// the others, with a hint in a pipeline file's words; convert names its flag first.
+    static func firstKeptAnimation(in plan: RunPlan) -> (input: String, frames: Int)? {
+        guard let output = plan.definition.outputs.first, output.encoder.format.animates else { return nil }
+        for item in plan.items.lazy.filter({ !$0.input.isRemote }).prefix(PlanExplanation.headerLimit) {
+            // Only a regular file: a loader sniffing a FIFO or a device would wait or read for ever.
+            var info = stat()
+            guard stat(item.input.path, &info) == 0, info.st_mode & S_IFMT == S_IFREG,
+                let header = try? VipsImage.open(file: item.input.path), let loader = header.loader,
+                loader.hasPrefix("gifload") || loader.hasPrefix("webpload"), header.pageCount > 1
+            else { continue }
+            return (item.input.displayName, header.pageCount)
+        }
+        return nil
     }
 
     /// A problem of the built document, with the flag in place of its JSON path.

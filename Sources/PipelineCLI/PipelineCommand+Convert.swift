@@ -98,12 +98,19 @@ extension PipelineCommand {
                 return
             }
             // Planned once here too, so that no input or a clashing output is told by its argument.
+            let plan: RunPlan
             do throws(PipelineFileError) {
-                _ = try pipeline.plan()
+                plan = try pipeline.plan()
             } catch {
                 for problem in error.problems {
                     printError("error: \(ConvertDocument.describe(problem))".escapingControlCharacters)
                 }
+                throw ExitCode.invalidInput
+            }
+            if ssimulacra2 != nil, let animation = ConvertDocument.firstKeptAnimation(in: plan) {
+                printError(
+                    ("error: --ssimulacra2: \(animation.input) is an animation of \(animation.frames) frames, and a quality target "
+                        + "scores still images: give --quality instead").escapingControlCharacters)
                 throw ExitCode.invalidInput
             }
             var arguments = ["<convert>", "--force"]

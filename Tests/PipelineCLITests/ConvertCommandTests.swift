@@ -175,6 +175,26 @@ import Vips
         }
     }
 
+    @Test func aTargetScoreForAnAnimationIsRefusedByItsFlagBeforeAnyEncode() throws {
+        let directory = try prepare()
+        try directory.write(try HostileFixtures.animation("gif"), to: "in/moving.gif")
+        // A glob over stills and an animation, into an animated format
+        let refused = try CommandRunner.run(["convert", "in/*", "out/", "--format", "webp", "--ssimulacra2", "70"], in: directory.url)
+        #expect(refused.status == 2, "\(refused.standardError)")
+        #expect(
+            refused.standardError
+                == "error: --ssimulacra2: in/moving.gif is an animation of 3 frames, and a quality target scores still images: "
+                + "give --quality instead\n", "\(refused.standardError)")
+        #expect(!FileManager.default.fileExists(atPath: directory.url.appendingPathComponent("out").path))
+        // Into a still format, the target scores the first frame; with a quality, every frame is kept
+        let still = try CommandRunner.run(["convert", "in/moving.gif", "out/moving.jpg", "--ssimulacra2", "70"], in: directory.url)
+        #expect(still.status == 0, "\(still.standardError)")
+        let fixed = try CommandRunner.run(["convert", "in/moving.gif", "out/moving.webp", "--quality", "70"], in: directory.url)
+        #expect(fixed.status == 0, "\(fixed.standardError)")
+        let frames = try VipsImage.open(file: directory.path + "/out/moving.webp", options: "n=-1")
+        #expect(frames.pageCount == 3)
+    }
+
     @Test func aQualityTheFormatHasNotIsNamedByItsFlag() throws {
         let directory = try prepare()
         let cases: [([String], String)] = [
