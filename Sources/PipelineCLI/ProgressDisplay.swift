@@ -80,13 +80,26 @@ final class ProgressDisplay: Sendable {
                 state.linesDrawn = lines.count
             } else if Date().timeIntervalSince(state.lastPlain) >= 5 {
                 state.lastPlain = Date()
-                let busiest = counts.max { $0.value.queued < $1.value.queued }
                 let line =
                     "progress: \(state.done)/\(state.total), " + String(format: "%.1f", rate) + " images/s, ETA "
-                    + eta + ", most queued: " + (busiest?.key.rawValue ?? "-") + "\n"
+                    + eta + ", " + Self.busiest(counts) + "\n"
                 try? FileHandle.standardError.write(contentsOf: Data(line.utf8))
             }
         }
+    }
+
+    /// Where the run's work is, for the plain line: the stage with the most operations queued,
+    /// or, with none queued, the stage with the most running; ties go to the earlier stage, so
+    /// that the line does not change between two stages that hold as many.
+    static func busiest(_ counts: [Stage: StageCounts]) -> String {
+        let stages = Stage.allCases.map { ($0, counts[$0] ?? StageCounts()) }
+        if let queued = stages.filter({ $0.1.queued > 0 }).max(by: { $0.1.queued < $1.1.queued }) {
+            return "most queued: \(queued.0.rawValue)"
+        }
+        if let running = stages.filter({ $0.1.running > 0 }).max(by: { $0.1.running < $1.1.running }) {
+            return "none queued, running: \(running.0.rawValue)"
+        }
+        return "none queued"
     }
 
     /// Moves up over the lines drawn last and clears them (called under the lock).
