@@ -40,6 +40,14 @@ extension VipsImage {
         return copy
     }
 
+    /// A copy whose binary metadata field `name` holds `bytes` (a `jpeg-thumbnail-data` field,
+    /// say, which the JPEG saver writes into the EXIF block as its thumbnail).
+    public func settingBlobField(_ name: String, to bytes: [UInt8]) throws(VipsError) -> VipsImage {
+        let copy = try privateCopy()
+        bytes.withUnsafeBytes { vips_image_set_blob_copy(copy.pointer, name, $0.baseAddress, $0.count) }
+        return copy
+    }
+
     /// The pixels converted to `profile` (`"srgb"`, `"p3"`, `"cmyk"`, built into libvips, or
     /// an ICC file's path) from the embedded profile, or from sRGB when there is none; the
     /// result carries `profile` embedded.

@@ -22,7 +22,8 @@ enum ImageEncoder {
     @discardableResult
     static func encode(_ image: VipsImage, with settings: EncoderSettings, into descriptor: Int32) throws(VipsError) -> Encoded {
         let prepared = try prepare(image, for: settings)
-        guard settings.qualityTarget != nil || settings.format == .avif else {
+        // AVIF is written by libavif, and a HEIC file is checked before it is written (below).
+        guard settings.qualityTarget != nil || settings.format == .avif || settings.format == .heic else {
             try prepared.image.write(toDescriptor: descriptor, suffix: settings.vipsSuffix)
             return Encoded(dropped: prepared.dropped, search: nil)
         }
@@ -66,7 +67,21 @@ enum ImageEncoder {
     /// unless a caller adds to it.
     static func savedBytes(_ image: VipsImage, with settings: EncoderSettings, suffix: String? = nil) throws(VipsError) -> Data {
         if settings.format == .avif { return try AVIFOutput.encoded(image, settings: settings) }
-        return try image.encoded(suffix: suffix ?? settings.vipsSuffix)
+        let data = try image.encoded(suffix: suffix ?? settings.vipsSuffix)
+        if settings.format == .heic { try checkHEIC(data, of: image) }
+        return data
+    }
+
+    /// Fails a HEIC file that holds no image: x265 refuses some long, thin pictures (16 × 5,000
+    /// pixels), and libheif then writes the container without one and reports success.
+    static func checkHEIC(_ data: Data, of image: VipsImage) throws(VipsError) {
+        let header = try? VipsImage.open(data: data, options: "unlimited")
+        guard let header, header.width == image.width, header.height == image.height else {
+            throw VipsError(
+                operation: "heifsave",
+                message: "x265 coded no picture of \(image.width)×\(image.height) (it refuses some long, thin shapes), "
+                    + "and libheif wrote a file without one: write this output as AVIF, or crop it less thin")
+        }
     }
 
     static func prepare(_ image: VipsImage, for settings: EncoderSettings) throws(VipsError) -> Prepared {
@@ -143,11 +158,14 @@ enum ImageEncoder {
     /// The kind of metadata the field `name` belongs to, or nil for a field that is not
     /// metadata of the four kinds `keep` names. A PNG's text chunks (Author, Comment…) and a
     /// TIFF's description are text written about the image, as XMP is, and go with it: the
-    /// savers write them back, so kept by default they would publish a name or a note.
+    /// savers write them back, so kept by default they would publish a name or a note. The
+    /// thumbnail a camera or an editor stores in the EXIF block is EXIF: libvips' savers build
+    /// an EXIF block around it even with the block itself removed, and it shows the picture
+    /// before any crop or edit.
     static func metadataKind(of name: String) -> EncoderSettings.Metadata? {
         switch name {
         case "icc-profile-data": .icc
-        case "exif-data": .exif
+        case "exif-data", "jpeg-thumbnail-data": .exif
         case "xmp-data", "image-description": .xmp
         case "iptc-data": .iptc
         default: name.hasPrefix("exif-ifd") ? .exif : name.hasPrefix("png-comment-") ? .xmp : nil

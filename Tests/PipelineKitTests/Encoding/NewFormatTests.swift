@@ -125,6 +125,57 @@ import Vips
         #expect(written.orientation == 1)
     }
 
+    @Test func theThumbnailInAPhotosEXIFIsPublishedOnlyWhenEXIFIsKept() async throws {
+        // Given a photo whose EXIF holds a thumbnail of another picture (the uncropped original)
+        let thumbnail = try [UInt8](Fixtures.jpeg(try Fixtures.noise(width: 40, height: 30)))
+        let photo = try Fixtures.gradient(width: 64, height: 48).convertedToProfile("srgb")
+            .settingStringField("exif-ifd0-Make", to: "PipelineTestCamera").settingBlobField("jpeg-thumbnail-data", to: thumbnail)
+            .encoded(suffix: ".jpg[Q=95]")
+        #expect(
+            try VipsImage.open(data: photo).blobLength("jpeg-thumbnail-data") == thumbnail.count,
+            "the input holds no thumbnail: the test proves nothing")
+        let formats = [("jpeg", "jpg"), ("webp", "webp"), ("avif", "avif"), ("heic", "heic")]
+        let outputs =
+            formats.map { #"{"name": "\#($0.0)", "encode": {"format": "\#($0.0)"}, "path": "out/{stem}.\#($0.1)"}"# }
+            + [
+                #"{"name": "webp-none", "encode": {"format": "webp", "keep": "none"}, "path": "out/{stem}-none.webp"}"#,
+                #"{"name": "jpeg-xmp", "encode": {"format": "jpeg", "keep": ["xmp", "iptc"]}, "path": "out/{stem}-xmp.jpg"}"#,
+                #"{"name": "jpeg-exif", "encode": {"format": "jpeg", "keep": ["exif"]}, "path": "out/{stem}-exif.jpg"}"#,
+            ]
+        // When it is written by default, with nothing kept, and with other kinds kept
+        let (directory, reports, summary) = try await run(outputs, input: photo)
+        #expect(summary.succeeded == 1, "\(reports.flatMap(\.failures))")
+        // Then no file carries the thumbnail's bytes, but the one that keeps EXIF
+        let tail = Data(thumbnail.suffix(64))
+        for file in formats.map({ "out/photo.\($0.1)" }) + ["out/photo-none.webp", "out/photo-xmp.jpg"] {
+            let bytes = try Data(contentsOf: URL(fileURLWithPath: directory.path + "/" + file))
+            #expect(bytes.range(of: tail) == nil, "\(file) holds the EXIF thumbnail")
+            #expect(try open(directory, file).blobLength("jpeg-thumbnail-data") == nil, "\(file)")
+        }
+        let kept = try Data(contentsOf: URL(fileURLWithPath: directory.path + "/out/photo-exif.jpg"))
+        #expect(kept.range(of: tail) != nil, "keep exif lost the camera's thumbnail")
+    }
+
+    @Test func aHEICThatX265CannotCodeFailsItsOutputAndWritesNothing() async throws {
+        // Given a long, thin image, which libheif writes as a container without a picture
+        let thin = try Fixtures.gradient(width: 16, height: 5000)
+        #expect(
+            (try? VipsImage.open(data: try thin.encoded(suffix: ".heic"), options: "unlimited")) == nil,
+            "libheif writes such a picture now: the test proves nothing")
+        // When it is written as HEIC and as WebP
+        let (directory, reports, summary) = try await run(
+            [
+                #"{"name": "heic", "encode": {"format": "heic"}, "path": "out/{stem}.heic"}"#,
+                #"{"name": "webp", "encode": {"format": "webp"}, "path": "out/{stem}.webp"}"#,
+            ], input: try thin.encoded(suffix: ".png"), name: "thin.png")
+        // Then the HEIC output fails at the encode, saying why, and only the WebP is written
+        #expect(summary.failed == 1)
+        let failure = try #require(reports.first?.failures.first)
+        #expect(failure.stage == .encode && failure.output == "heic", "\(failure)")
+        #expect(failure.reason.contains("x265 coded no picture of 16×5000"), "\(failure.reason)")
+        #expect(directory.allFiles().filter { !$0.hasPrefix(".pipeline-cache/") } == ["in/thin.png", "out/thin.webp"])
+    }
+
     @Test func orientationIsOneOnceThePixelsAreTurnedUpright() async throws {
         let (directory, reports, summary) = try await run(
             [
