@@ -67,7 +67,7 @@ enum QualitySearch {
         }
         // Every trial encodes the same pixels: computed once, not once per trial from the decode.
         let image = try image.rendered()
-        let metric = try SSIMULACRA2(original: image)
+        let metric = try Scorer(original: image)
         var course = Course(settings: settings, target: target)
         var best: Outcome?
         // A quality known to have reached the target for this output (or a neighbouring width)
@@ -84,7 +84,7 @@ enum QualitySearch {
         var encodes = 0
         while encodes < maximumEncodes {
             let data = try trialBytes(image, settings: course.settings, quality: quality)
-            let score = try metric.score(try VipsImage.open(data: data))
+            let score = try metric.score(try decodedTrial(data, format: course.settings.format))
             encodes += 1
             let reached = score >= target.ssimulacra2
             let candidate = Outcome(data: data, quality: quality, score: score, reached: reached, encodes: encodes)
@@ -122,7 +122,7 @@ enum QualitySearch {
         /// The quality to try after a trial at `quality` scored `score`, or nil when the search
         /// is done. When chroma turns whole, the trials so far were of other encodes: the search
         /// goes on from the same quality with chroma kept whole, in a bracket of its own.
-        mutating func next(after score: Double, at quality: Int, image: VipsImage, metric: SSIMULACRA2) throws(VipsError) -> Int? {
+        mutating func next(after score: Double, at quality: Int, image: VipsImage, metric: Scorer) throws(VipsError) -> Int? {
             let target = bracket.target.ssimulacra2
             if chromaUnchecked, bracket.passing == nil, score < target - shortfallBeforeChromaCheck {
                 chromaUnchecked = false
@@ -227,7 +227,7 @@ enum QualitySearch {
     /// The pilot's trials are the search's first for the chroma check, and what it finds holds
     /// for `course`: starting near the answer, the search's own trials may never fall short
     /// enough to make it.
-    static func pilotStart(_ image: VipsImage, course: inout Course, metric: SSIMULACRA2, from guess: Int) throws(VipsError) -> Int {
+    static func pilotStart(_ image: VipsImage, course: inout Course, metric: Scorer, from guess: Int) throws(VipsError) -> Int {
         let target = course.bracket.target
         var pilot = Course(settings: course.settings, target: target)
         pilot.settings.effort = pilotEffort
@@ -236,7 +236,8 @@ enum QualitySearch {
             let data = try trialBytes(image, settings: pilot.settings, quality: quality)
             guard
                 let next = try pilot.next(
-                    after: try metric.score(try VipsImage.open(data: data)), at: quality, image: image, metric: metric)
+                    after: try metric.score(try decodedTrial(data, format: pilot.settings.format)), at: quality, image: image,
+                    metric: metric)
             else { break }
             quality = next
         }
@@ -252,6 +253,38 @@ enum QualitySearch {
         case .avif, .heic: 0.45
         default: 0.4
         }
+    }
+
+    /// SSIMULACRA 2 against one image. An image narrower or shorter than the metric's 8 pixels
+    /// (a 1 × 1 image, a strip a pixel high) has no score of its own, so it and each trial are
+    /// scored enlarged by whole pixels, every pixel a square block: the target still chooses
+    /// its quality, from the same differences pixel by pixel.
+    struct Scorer {
+        private let metric: SSIMULACRA2
+        /// How many times each side is enlarged: 1 for an image of 8 × 8 pixels or more.
+        let enlargement: Int
+
+        init(original: VipsImage) throws(VipsError) {
+            let side = Swift.max(1, Swift.min(original.width, original.height))
+            enlargement = (SSIMULACRA2.minimumSide + side - 1) / side
+            metric = try SSIMULACRA2(original: try Self.enlarged(original, by: enlargement))
+        }
+
+        /// The score of `trial`, the original's size, against it.
+        func score(_ trial: VipsImage) throws(VipsError) -> Double {
+            try metric.score(try Self.enlarged(trial, by: enlargement))
+        }
+
+        private static func enlarged(_ image: VipsImage, by factor: Int) throws(VipsError) -> VipsImage {
+            factor == 1 ? image : try image.applying("zoom", ["xfac": .integer(factor), "yfac": .integer(factor)])
+        }
+    }
+
+    /// A trial's file decoded to be scored. The file is the encoder's own, not an input, so
+    /// libheif's limits for hostile files (sides of at most 16,384 pixels, which AVIF outputs
+    /// may pass) are lifted.
+    static func decodedTrial(_ data: Data, format: EncoderSettings.Format) throws(VipsError) -> VipsImage {
+        try VipsImage.open(data: data, options: format == .avif || format == .heic ? "unlimited" : "")
     }
 
     /// One trial's file: the settings at `quality`, with what helps each format
@@ -274,7 +307,7 @@ enum QualitySearch {
     /// The score `image` keeps through 4:2:0 chroma and little else (a JPEG at quality 100 with
     /// its chroma subsampled), or nil for an image with alpha or without colour, which is
     /// searched as it always was.
-    static func subsampledChromaScore(_ image: VipsImage, metric: SSIMULACRA2) throws(VipsError) -> Double? {
+    static func subsampledChromaScore(_ image: VipsImage, metric: Scorer) throws(VipsError) -> Double? {
         guard image.bands == 3 else { return nil }
         let settings = EncoderSettings(format: .jpeg, quality: 100, strip: true, chromaSubsampling: .subsample420)
         return try metric.score(try VipsImage.open(data: try ImageEncoder.savedBytes(image, with: settings)))

@@ -29,19 +29,20 @@ import Vips
 
     @Test func subsamplingAloneCostsStripesTheTargetAndAPhotoLittle() throws {
         let stripes = try Self.colourStripes()
-        let stripesCeiling = try #require(try QualitySearch.subsampledChromaScore(stripes, metric: SSIMULACRA2(original: stripes)))
+        let stripesCeiling = try #require(try QualitySearch.subsampledChromaScore(stripes, metric: QualitySearch.Scorer(original: stripes)))
         #expect(stripesCeiling < Self.target + QualitySearch.subsampledChromaMargin, "\(stripesCeiling)")
 
         let photo = try VipsImage.open(file: Self.photo.path).resized(horizontalScale: 0.25, verticalScale: 0.25, kernel: .lanczos3)
             .rendered()
-        let photoCeiling = try #require(try QualitySearch.subsampledChromaScore(photo, metric: SSIMULACRA2(original: photo)))
+        let photoCeiling = try #require(try QualitySearch.subsampledChromaScore(photo, metric: QualitySearch.Scorer(original: photo)))
         #expect(photoCeiling >= Self.target + QualitySearch.subsampledChromaMargin, "\(photoCeiling)")
 
         // No colour, no check: a grey image and one with alpha are searched as before.
         #expect(
-            try QualitySearch.subsampledChromaScore(try photo.converted(to: .blackAndWhite), metric: SSIMULACRA2(original: photo)) == nil)
+            try QualitySearch.subsampledChromaScore(try photo.converted(to: .blackAndWhite), metric: QualitySearch.Scorer(original: photo))
+                == nil)
         let withAlpha = try Fixtures.image(width: 32, height: 32, bands: 4) { _, _ in [10, 20, 30, 128] }
-        #expect(try QualitySearch.subsampledChromaScore(withAlpha, metric: SSIMULACRA2(original: withAlpha)) == nil)
+        #expect(try QualitySearch.subsampledChromaScore(withAlpha, metric: QualitySearch.Scorer(original: withAlpha)) == nil)
     }
 
     /// Below the quality where a trial turns to 4:4:4 by itself (JPEG 85, AVIF 90), no
@@ -69,14 +70,14 @@ import Vips
         // Stripes, from a guess far too low: the pilot turns chroma whole, for the search too
         let stripes = try Self.colourStripes()
         var stripesCourse = QualitySearch.Course(settings: Self.settings(.avif), target: target)
-        _ = try QualitySearch.pilotStart(stripes, course: &stripesCourse, metric: try SSIMULACRA2(original: stripes), from: 20)
+        _ = try QualitySearch.pilotStart(stripes, course: &stripesCourse, metric: try QualitySearch.Scorer(original: stripes), from: 20)
         #expect(stripesCourse.settings.chromaSubsampling == .subsample444)
         #expect(!stripesCourse.chromaUnchecked)
         // A photograph, from as low: checked, and left subsampled
         let photo = try VipsImage.open(file: Self.photo.path).resized(horizontalScale: 0.25, verticalScale: 0.25, kernel: .lanczos3)
             .rendered()
         var photoCourse = QualitySearch.Course(settings: Self.settings(.avif), target: target)
-        _ = try QualitySearch.pilotStart(photo, course: &photoCourse, metric: try SSIMULACRA2(original: photo), from: 20)
+        _ = try QualitySearch.pilotStart(photo, course: &photoCourse, metric: try QualitySearch.Scorer(original: photo), from: 20)
         #expect(photoCourse.settings.chromaSubsampling == .auto)
         #expect(!photoCourse.chromaUnchecked)
     }

@@ -93,6 +93,41 @@ import Vips
         }
     }
 
+    /// SSIMULACRA 2 has no score for an image under 8 pixels a side; such an image is scored
+    /// enlarged, each pixel a block, and the target still chooses its quality.
+    @Test(arguments: [(1, 1), (640, 1), (3, 5)])
+    func anImageUnderEightPixelsASideGetsAQualityItsTargetChose(width: Int, height: Int) throws {
+        let image = try Fixtures.noise(width: width, height: height)
+        #expect(throws: VipsError.self) { try SSIMULACRA2(original: image) }
+        var settings = EncoderSettings(format: .webp, strip: true)
+        settings.qualityTarget = QualityTarget(ssimulacra2: 70, min: 10, max: 100)
+        let outcome = try QualitySearch.run(image, settings: settings)
+        #expect(outcome.score.isFinite && (10...100).contains(outcome.quality), "\(outcome.quality), \(outcome.score)")
+        let written = try VipsImage.open(data: outcome.data)
+        #expect(written.size == ImageSize(width: width, height: height))
+        // The score is the enlarged images' own
+        let enlarged = { (image: VipsImage) throws(VipsError) -> VipsImage in
+            let factor = (8 + min(width, height) - 1) / min(width, height)
+            return try image.applying("zoom", ["xfac": .integer(factor), "yfac": .integer(factor)])
+        }
+        #expect(abs(try SSIMULACRA2.score(original: enlarged(image), distorted: enlarged(written)) - outcome.score) < 1e-9)
+    }
+
+    /// AVIF files may be wider than the 16,384 pixels libheif reads from a file it does not
+    /// trust; the trials are the encoder's own, and are scored all the same.
+    @Test func anAVIFTrialWiderThanLibheifReadsFromAHostileFileIsScored() throws {
+        let format = EncoderSettings.Format.avif
+        let image = try Fixtures.gradient(width: 17_000, height: 16)
+        #expect(throws: VipsError.self, "libheif reads such a file by default now: the test proves nothing") {
+            try VipsImage.open(data: try QualitySearch.trialBytes(image, settings: EncoderSettings(format: format, effort: 0), quality: 50))
+        }
+        var settings = EncoderSettings(format: format, strip: true, effort: 0)
+        settings.qualityTarget = QualityTarget(ssimulacra2: 60, min: 10, max: 100)
+        let outcome = try QualitySearch.run(image, settings: settings)
+        #expect(outcome.encodes >= 1 && outcome.score > 0)
+        #expect(try QualitySearch.decodedTrial(outcome.data, format: format).size == image.size)
+    }
+
     /// Scores that rise in a line with quality end the search at the lowest passing quality in
     /// 2 trials from a first guess on either side when they rise at the format's typical slope,
     /// and in 3 when they do not: the search goes where the line meets the target instead of
