@@ -36,9 +36,17 @@ struct ArtCrop: ImageProcessing {
     /// The crop's size for an image of `size`: the ratio's largest window in it, at most `width`
     /// wide. A window less than a pixel across is one pixel across and no longer than the image.
     func box(for size: ImageSize) -> ImageSize {
-        let widest = min(size.width, Int((Double(size.height) * ratio).rounded(.down)))
-        let cropWidth = max(1, min(width, widest))
-        return ImageSize(width: cropWidth, height: max(1, min(size.height, Int((Double(cropWidth) / ratio).rounded()))))
+        let cropWidth = max(1, min(width, Self.widestWindow(in: size, ratio: ratio)))
+        // Bounded before it is made whole: a ratio of 1:10²⁰ would give no integer.
+        let height = min(Double(size.height), (Double(cropWidth) / ratio).rounded())
+        return ImageSize(width: cropWidth, height: max(1, Int(height)))
+    }
+
+    /// The width of the widest window of `ratio` (width ÷ height) in an image of `size`, in whole
+    /// pixels, bounded by the image's width before it is made whole, so that a ratio of any size
+    /// gives one.
+    static func widestWindow(in size: ImageSize, ratio: Double) -> Int {
+        Int(min(Double(size.width), (Double(size.height) * ratio).rounded(.down)))
     }
 
     private func step(for size: ImageSize) throws -> any ImageProcessing {
@@ -55,7 +63,12 @@ struct ArtCrop: ImageProcessing {
     func outputSize(for size: ImageSize) -> ImageSize { box(for: size) }
 
     func allowedInputShrink(for size: ImageSize) -> Double {
-        (try? step(for: size))?.allowedInputShrink(for: size) ?? 1
+        let allowed = (try? step(for: size))?.allowedInputShrink(for: size) ?? 1
+        // The window is worked out again on the decoded image, which must be tall enough for the
+        // crop's whole width: the crop's height rounded up, where the resize rounds it to the
+        // nearest pixel.
+        let tallEnough = Double(size.height) / max(1, (Double(box(for: size).width) / ratio).rounded(.up))
+        return max(1, min(allowed, tallEnough))
     }
 
     func decodeWindow(for size: ImageSize) -> DecodeWindow? {

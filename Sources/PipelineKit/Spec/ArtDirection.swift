@@ -20,9 +20,11 @@ public struct ArtDirection: Sendable, Hashable {
     /// `{art}` in a path gives its files (the output's own files give nothing).
     public var fileTag: String { "-" + aspectRatio.replacingOccurrences(of: ":", with: "x") }
 
-    /// The height of the crop `width` pixels wide, at least one pixel.
+    /// The height of the crop `width` pixels wide, at least one pixel, and at most `Int.max` for a
+    /// ratio that would make it taller than any integer.
     public func height(forWidth width: Int) -> Int {
-        max(1, Int((Double(width) / ratio).rounded()))
+        let height = (Double(width) / ratio).rounded()
+        return height < Double(Int.max) ? max(1, Int(height)) : Int.max
     }
 
     /// The width over height of `text` written `W:H` with positive numbers; nil otherwise.

@@ -66,9 +66,7 @@ extension PipelineDefinition {
             let first = outputs[members[0].index]
             let atResize = first.steps.prefix(members[0].variant.stepsBeforeResize).reduce(size) { $1.outputSize(for: $0) }
             // An art crop is compared with the widest window of its ratio the image holds.
-            let widest = members[0].variant.art.map { first.art[$0].ratio }.map { ratio in
-                min(atResize.width, Int((Double(atResize.height) * ratio).rounded(.down)))
-            }
+            let widest = members[0].variant.art.map { ArtCrop.widestWindow(in: atResize, ratio: first.art[$0].ratio) }
             let chosen = ResponsiveVariant.chosen(
                 widths: members.map(\.variant.width), imageWidth: widest ?? atResize.width,
                 enlarges: members[0].variant.enlarges)

@@ -112,6 +112,36 @@ import Vips
         let thinResult = try await PipelineHarness.run(json(art: thin), in: directory)
         #expect(thinResult.summary.failed == 0, "\(thinResult.reports.flatMap(\.failures))")
         #expect(try VipsImage.open(file: directory.path + "/out/photo-1x100000-1.webp").size == ImageSize(width: 1, height: 400))
+
+        // And ratios past any integer, either way, are planned and made as the widest and the thinnest windows
+        let extreme =
+            #"[{"media": "a", "aspectRatio": "1:99999999999999999999", "widths": [300]}, "#
+            + #"{"media": "b", "aspectRatio": "99999999999999999999:1", "widths": [200]}]"#
+        #expect(problems(json(art: extreme)) == "")
+        let extremeResult = try await PipelineHarness.run(json(art: extreme), in: directory)
+        #expect(extremeResult.summary.failed == 0, "\(extremeResult.reports.flatMap(\.failures))")
+        let thinnest = directory.path + "/out/photo-1x99999999999999999999-1.webp"
+        #expect(try VipsImage.open(file: thinnest).size == ImageSize(width: 1, height: 400))
+        let widest = directory.path + "/out/photo-99999999999999999999x1-200.webp"
+        #expect(try VipsImage.open(file: widest).size == ImageSize(width: 200, height: 1))
+    }
+
+    @Test func aCropDecodedSmallerIsStillAsWideAsItsWidth() async throws {
+        // Given a photo whose 3:2 window at 2,000 px is 1,333⅓ px tall, which a decode shrunk to
+        // the crop's height rounds to 1,333, where that window is 1,999½ px wide
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 2560, height: 1600)), to: "in/photo.jpg")
+        let json = PipelineHarness.json(
+            inputs: ["in/*.jpg"],
+            outputs: [
+                #"{"name": "hero", "widths": [320], "formats": ["webp"], "art": [{"media": "a", "aspectRatio": "3:2", "widths": [100, 2000]}], "#
+                    + #""path": "out/{stem}{art}-{width}.{format}"}"#
+            ])
+        // When it runs
+        let result = try await PipelineHarness.run(json, in: directory)
+        #expect(result.summary.failed == 0, "\(result.reports.flatMap(\.failures))")
+        // Then the crop is the width asked for, named so
+        #expect(try VipsImage.open(file: directory.path + "/out/photo-3x2-2000.webp").size == ImageSize(width: 2000, height: 1333))
     }
 
     @Test func mistakesAreErrorsNamingTheirJSONPath() {
