@@ -86,7 +86,12 @@ struct ConvertDocument {
             encode["quality"] = ["ssimulacra2": score]
         }
         if let keep = command.keep {
-            encode["keep"] = keep == "all" || keep == "none" ? keep : keep.split(separator: ",").map { String($0) }
+            let kinds = keep.split(separator: ",", omittingEmptySubsequences: false).map { String($0) }
+            // An empty list would keep nothing, not even the profile: said with `none`, not by a slip.
+            guard !kinds.contains("") else {
+                throw ConvertArgumentError("--keep", "expected all, none or a list such as icc,exif, got \(keep.quotedValue)")
+            }
+            encode["keep"] = keep == "all" || keep == "none" ? keep : kinds
         }
         var output: [String: Any] = ["name": "convert", "encode": encode, "path": path]
         if !resize.isEmpty { output["steps"] = [["resize": resize]] }
@@ -105,7 +110,8 @@ struct ConvertDocument {
         }
         let parts = value.split(separator: ",", omittingEmptySubsequences: false)
         guard parts.count == 2 else { return value }
-        guard let x = Double(parts[0].trimmingCharacters(in: .whitespaces)), let y = Double(parts[1].trimmingCharacters(in: .whitespaces))
+        guard let x = Double(parts[0].trimmingCharacters(in: .whitespaces)), let y = Double(parts[1].trimmingCharacters(in: .whitespaces)),
+            x.isFinite, y.isFinite
         else { throw ConvertArgumentError("--position", "expected a point X,Y of two numbers, got \"\(value)\"") }
         return ["x": x, "y": y]
     }
@@ -151,9 +157,13 @@ struct ConvertDocument {
             })
         else { return problem.description }
         // convert has no `allowEmpty` to offer: IN names the inputs alone.
-        let message =
+        var message =
             match.flag == "IN" && problem.message.hasSuffix(RunPlan.emptyRunExplanation)
             ? String(problem.message.dropLast(RunPlan.emptyRunExplanation.count)) : problem.message
+        // convert takes a point where a file takes `focus` (`position(_:)`).
+        if match.flag == "--position", message.hasPrefix("unknown value") {
+            message = message.replacingOccurrences(of: #", "focus""#, with: "") + ", or a point X,Y"
+        }
         return "\(match.flag): \(message)"
     }
 

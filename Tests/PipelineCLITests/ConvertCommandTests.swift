@@ -116,6 +116,8 @@ import Vips
             (["--width", "10", "--fit", "cober"], #"--fit: "#),
             (["--quality", "500"], "--quality: "),
             (["--format", "bmpx"], "--format: "),
+            (["--keep", ""], #"--keep: expected all, none or a list such as icc,exif, got """#),
+            (["--keep", "icc,"], #"--keep: expected all, none or a list such as icc,exif, got "icc,""#),
         ]
         for (flags, expected) in cases {
             let result = try CommandRunner.run(["convert", "in/storm.jpg", "out/x.webp"] + flags, in: directory.url)
@@ -168,11 +170,20 @@ import Vips
         for (value, expected) in [
             ("focus", "--position: focus reads a pipeline file's focusPoints; give the point itself as X,Y"),
             ("0.2,left", #"--position: expected a point X,Y of two numbers, got "0.2,left""#),
+            ("nan,0.5", #"--position: expected a point X,Y of two numbers, got "nan,0.5""#),
+            ("0.5,inf", #"--position: expected a point X,Y of two numbers, got "0.5,inf""#),
+            ("bogus", #"--position: unknown value "bogus": expected one of "centre""#),
         ] {
             let result = try CommandRunner.run(
                 ["convert", "in/storm.jpg", "out/q.webp", "--width", "100", "--height", "100", "--position", value], in: directory.url)
             #expect(result.status == 2 && result.standardError.hasPrefix("error: \(expected)"), "\(value): \(result.standardError)")
         }
+        // The names offered are those convert takes: a point, not focus
+        let unknown = try CommandRunner.run(
+            ["convert", "in/storm.jpg", "out/q.webp", "--width", "100", "--height", "100", "--position", "bogus"], in: directory.url)
+        #expect(
+            !unknown.standardError.contains(#""focus""#) && unknown.standardError.hasSuffix(", or a point X,Y\n"),
+            "\(unknown.standardError)")
     }
 
     @Test func aTargetScoreForAnAnimationIsRefusedByItsFlagBeforeAnyEncode() throws {
