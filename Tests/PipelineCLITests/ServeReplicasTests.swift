@@ -66,6 +66,43 @@ struct ServeReplicasTests {
         let found = try await LoopbackHTTPClient.request(port: one.port, target: "/thumb/a.jpg?width=24", headers: avif)
         #expect(found.header("X-Pipeline-Source") == "store")
         #expect(found.body == second.body)
+
+        // And another format of a file the bucket has is made, and answered with its own bytes
+        let other = try await LoopbackHTTPClient.request(port: one.port, target: "/thumb/a.jpg?width=24", headers: webp)
+        #expect(other.status == 200)
+        #expect(other.header("Content-Type") == "image/webp")
+        #expect(other.header("X-Pipeline-Source") == "made")
+        #expect(try VipsImage.open(data: other.body).loader?.hasPrefix("webpload") == true)
+        #expect(other.header("ETag") != second.header("ETag"))
+        #expect(try moto.get(bucket: "site", key: "thumb/a-24.webp")?.body == other.body)
+    }
+
+    @Test func aFileMadeAgainFromAReplacedInputIsStoredUnderTheNewVersion() async throws {
+        // Given a replica that listed an input and made a file of it
+        let moto = try MotoServer()
+        try moto.createBucket("photos")
+        try moto.createBucket("site")
+        try moto.put(try Fixtures.jpeg(try Fixtures.gradient(width: 120, height: 80)), bucket: "photos", key: "in/a.jpg")
+        let one = try Self.replica(of: moto)
+        defer { one.command.kill() }
+        let webp = ["Accept": "image/webp"]
+        let first = try await LoopbackHTTPClient.request(port: one.port, target: "/thumb/a.jpg?width=16", headers: webp)
+        #expect(first.status == 200 && first.header("X-Pipeline-Source") == "made", "\(one.command.transcript)")
+        // When the input is replaced in the bucket after the listing, and the file is asked for
+        // once it is gone from the bucket
+        try moto.put(try Fixtures.jpeg(try Fixtures.noise(width: 120, height: 80)), bucket: "photos", key: "in/a.jpg")
+        try moto.delete(bucket: "site", key: "thumb/a-16.webp")
+        let again = try await LoopbackHTTPClient.request(port: one.port, target: "/thumb/a.jpg?width=16", headers: webp)
+        // Then it is made from the new bytes, under a new tag: never the old one on other bytes
+        #expect(again.status == 200 && again.header("X-Pipeline-Source") == "made", "\(one.command.transcript)")
+        #expect(again.body != first.body)
+        #expect(again.header("ETag") != first.header("ETag"))
+        // and a replica that lists the new version answers it from the bucket, as made
+        let two = try Self.replica(of: moto)
+        defer { two.command.kill() }
+        let stored = try await LoopbackHTTPClient.request(port: two.port, target: "/thumb/a.jpg?width=16", headers: webp)
+        #expect(stored.header("X-Pipeline-Source") == "store", "\(two.command.transcript)")
+        #expect(stored.header("ETag") == again.header("ETag") && stored.body == again.body)
     }
 }
 #endif

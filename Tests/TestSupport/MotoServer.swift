@@ -142,6 +142,11 @@ package final class MotoServer: @unchecked Sendable {
         _ = try s3("PUT", bucket: bucket, key: key, body: data, headers: ["Content-Type": contentType])
     }
 
+    /// Removes the object, if there is one.
+    package func delete(bucket: String, key: String) throws {
+        _ = try s3("DELETE", bucket: bucket, key: key, accepting: [204, 404])
+    }
+
     /// Uploads many objects side by side (moto's server is threaded).
     package func putMany(_ objects: [(key: String, data: Data)], bucket: String) throws {
         let failures = LockedFailures()

@@ -147,7 +147,8 @@ final class OutputWriter: Sendable {
             path, body: body, contentType: output.encoder.format.mimeType, cacheControl: output.cacheControl, metadata: metadata,
             isCancelled: { false })
         var written = WrittenOutput(
-            output: output.name, path: path, size: image.frameSize, byteCount: body.count, fingerprint: fingerprint,
+            output: output.name, path: path, size: image.frameSize, byteCount: body.count, format: output.encoder.format,
+            fingerprint: fingerprint,
             warnings: Self.warnings(prepared.dropped, input: input, format: output.encoder.format)
                 + Self.warnings(search, output: output, input: input, path: path),
             searchedQuality: Self.searched(search, output: output))

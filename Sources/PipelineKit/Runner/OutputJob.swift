@@ -70,7 +70,7 @@ struct IncrementalRuns: Sendable {
         else { return nil }
         return WrittenOutput(
             output: output.name, path: target.plannedPath, size: ImageSize(width: width, height: height),
-            byteCount: object?.byteCount ?? 0, upToDate: true, fingerprint: fingerprint)
+            byteCount: object?.byteCount ?? 0, upToDate: true, format: output.encoder.format, fingerprint: fingerprint)
     }
 
     /// Every output of every listing, listing by listing, for a source at `version`, as the

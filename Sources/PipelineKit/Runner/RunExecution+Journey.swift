@@ -69,9 +69,11 @@ extension RunExecution {
             return .finished(Self.failed(listings, try ItemError.wrapping(error, stage: .fetch)))
         }
         let jobs: [OutputJob]
-        if let listedJobs {
+        if let listedJobs, fetched.version == input.listedVersion {
             jobs = listedJobs
         } else {
+            // The object may have been replaced since it was listed (a server lists once): its
+            // outputs are judged, and fingerprinted, by the bytes fetched, never by the listing's.
             jobs = asked(try await incremental.jobs(for: listings, version: fetched.version))
         }
         // Leaving out jobs cannot make one out of date: nothing to read when all are up to date.
