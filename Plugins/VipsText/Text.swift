@@ -83,6 +83,15 @@ public struct Text: ImageProcessing, Hashable {
         opacity: Double = 1, gravity: Gravity = .southeast, margin: Int = 16, rotate: Double = 0, tile: Bool = false
     ) throws(OptionError) {
         guard !text.isEmpty else { throw OptionError(option: "text", "must not be empty") }
+        // Pango breaks lines at these and spaces a tab; any other control it draws as a box.
+        if let control = text.unicodeScalars.first(where: {
+            $0.properties.generalCategory == .control && !"\n\r\t".unicodeScalars.contains($0)
+        }) {
+            throw OptionError(
+                option: "text",
+                "has the control character U+\(String(format: "%04X", control.value)), which would be drawn as a box: "
+                    + "a text may hold newlines and tabs, no other control character")
+        }
         guard (1...10_000).contains(size) else { throw OptionError(option: "size", "must be between 1 and 10000") }
         guard color.count == 3 || color.count == 4, color.allSatisfy({ (0...255).contains($0) }) else {
             throw OptionError(option: "color", "expected 3 or 4 components between 0 and 255")
@@ -199,9 +208,14 @@ public struct Text: ImageProcessing, Hashable {
 
     /// The mask in a black image of the base's size, where gravity and margin put it.
     private func placed(_ mask: VipsImage, on base: VipsImage) throws(VipsError) -> VipsImage {
-        let inner = (width: base.width - 2 * margin, height: base.height - 2 * margin)
+        // A margin wider than the room beside the text (a small image, a long caption) is
+        // narrowed to that room, so the text stays whole on the image rather than the item failing.
+        let marginX = min(margin, max(0, (base.width - mask.width) / 2))
+        let marginY = min(margin, max(0, (base.height - mask.height) / 2))
+        let inner = (width: base.width - 2 * marginX, height: base.height - 2 * marginY)
         let origin = gravity.origin(of: (mask.width, mask.height), in: inner)
-        return try mask.embedded(x: origin.left + margin, y: origin.top + margin, width: base.width, height: base.height, background: [0])
+        return try mask.embedded(
+            x: origin.left + marginX, y: origin.top + marginY, width: base.width, height: base.height, background: [0])
     }
 
     /// The mask repeated, `margin` apart, over the base; the grid centred, as a watermark is.

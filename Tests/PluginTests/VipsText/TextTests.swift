@@ -196,6 +196,28 @@ struct TextTests {
         #expect(try problems(#"{"text": {"text": "Caf\u00e9 \u2713\n\u200d\ufe0f"}}"#).isEmpty)
     }
 
+    @Test func aControlCharacterOtherThanALineBreakOrATabIsAnErrorWhenThePipelineIsChecked() throws {
+        let found = try problems(#"{"text": {"text": "a\u0007b"}}"#)
+        let message = found.map { "\($0.path): \($0.message)" }.joined()
+        #expect(
+            message == "outputs[0].steps[0].text.text: has the control character U+0007, which would be drawn as a box: "
+                + "a text may hold newlines and tabs, no other control character", "\(message)")
+        #expect(try problems(#"{"text": {"text": "one\r\ntwo\tthree\nfour"}}"#).isEmpty)
+    }
+
+    @Test func aMarginWiderThanTheRoomBesideTheTextIsNarrowedToIt() throws {
+        // Given a small black image, and text asked for 100,000 pixels from its corner
+        let base = try Fixtures.solid(width: 120, height: 60, colour: [0, 0, 0])
+        let result = try Text(text: "Hi", size: 20, gravity: .southeast, margin: 100_000).applied(to: base)
+        // Then the text is drawn, whole and centred, as near the corner as the image allows
+        let box = try inkBox(result)
+        #expect(result.size == base.size)
+        #expect(box.left > 20 && box.right < 100 && box.top > 5 && box.bottom < 55, "\(box)")
+        // And a margin that fits is kept
+        let fitting = try inkBox(try Text(text: "Hi", size: 20, gravity: .southeast, margin: 4).applied(to: base))
+        #expect(fitting.right <= 116 && fitting.right > 100, "\(fitting)")
+    }
+
     @Test func theWatermarkExamplePipelineLoads() throws {
         let file = CommandRunner.repositoryRoot.appendingPathComponent("Pipelines/watermark.json")
         let pipeline = try Pipeline(contentsOf: file, processors: .standard)
