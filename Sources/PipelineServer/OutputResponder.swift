@@ -128,7 +128,10 @@ struct OutputResponder: Sendable {
         if let fingerprint = written.fingerprint {
             let tag = "\"\(fingerprint)\""
             headers[.eTag] = tag
-            if Self.matches(request.headers[.ifNoneMatch], tag) { return Response(status: .notModified, headers: headers) }
+            // A URL that names a hash is unchanged only while the bytes have it: checked first.
+            if wanted.hash == nil, Self.matches(request.headers[.ifNoneMatch], tag) {
+                return Response(status: .notModified, headers: headers)
+            }
         }
         if let length = wanted.hashLength {
             return try await hashedResponse(

@@ -40,6 +40,14 @@ import Vips
             #expect(try await server.request("/photo/a.jpg?hash=XYZ").status == 400)
             #expect(try await server.request("/photo/a.jpg?hash=0123").status == 400)
 
+            // A hash of other bytes is not made good by the tag of the file's bytes now
+            let tag = try #require(hashed.header("ETag"))
+            #expect(
+                try await server.request("/photo/a.jpg?width=16&format=webp&hash=\(hash)", headers: ["If-None-Match": tag]).status == 304)
+            #expect(
+                try await server.request("/photo/a.jpg?width=16&format=webp&hash=0123456789", headers: ["If-None-Match": tag]).status == 404
+            )
+
             // When the input changes, the old hash is gone and the file has a new one
             try directory.write(try Fixtures.jpeg(try Fixtures.noise(width: 40, height: 32)), to: "in/a.jpg")
             let gone = try await server.request("/photo/a.jpg?width=16&format=webp&hash=\(hash)")
