@@ -53,6 +53,7 @@ extension RunEventLines {
                 "event": {"const": "itemFailed"},
                 "input": {"type": "string"},
                 "output": {"type": "string", "description": "Absent when the whole input failed."},
+                "file": {"type": "string", "description": "Which of the output's files, when it makes several: 320 px, avif."},
                 "stage": {"type": "string"},
                 "kind": {"type": "string", "description": "For programs: processing, httpStatus, …"},
                 "reason": {"type": "string"},

@@ -94,6 +94,8 @@ package enum RunEventLines {
         package let input: String
         /// The output that failed, or nil when the whole input failed.
         package let output: String?
+        /// Which of the output's files failed, when it makes several (`320 px, avif`).
+        package let file: String?
         /// The stage that failed.
         package let stage: String
         /// The kind of failure, for programs (`processing`, `httpStatus`, …).
@@ -114,6 +116,7 @@ package enum RunEventLines {
         init(_ failure: ItemFailure) {
             input = failure.input
             output = failure.output
+            file = failure.file
             stage = failure.stage.rawValue
             kind = failure.error.kind.description
             reason = failure.reason

@@ -85,6 +85,17 @@ public struct ItemFailure: Sendable, CustomStringConvertible {
     public let output: String?
     /// What failed, in which stage and why.
     public let error: ItemError
+    /// Which of the output's files failed, when it makes several (widths, formats, art crops):
+    /// `320 px, avif` or `art 1:1, 160 px, webp`; nil otherwise.
+    public let file: String?
+
+    /// A failure of `input`, of `output` (its `file`, for an output of several) or of the whole input.
+    init(input: String, output: String?, error: ItemError, file: String? = nil) {
+        self.input = input
+        self.output = output
+        self.error = error
+        self.file = file
+    }
 
     /// The stage that failed.
     public var stage: Stage { error.stage }
@@ -93,9 +104,9 @@ public struct ItemFailure: Sendable, CustomStringConvertible {
     /// The processor step that failed, when it was one.
     public var step: ItemError.Step? { error.step }
 
-    /// `INPUT → OUTPUT: STAGE: steps[N].NAME: REASON` (the output and step when known).
+    /// `INPUT → OUTPUT (FILE): STAGE: steps[N].NAME: REASON` (the output, file and step when known).
     public var description: String {
-        let what = output.map { "\(input) → \($0)" } ?? input
+        let what = output.map { "\(input) → \($0)" + (file.map { " (\($0))" } ?? "") } ?? input
         return "\(what): \(error)"
     }
 }

@@ -255,7 +255,9 @@ final class RunExecution: Sendable {
                     output.art = job.output.variant?.art
                     written.append(output)
                 case .failure(let error):
-                    failures.append(ItemFailure(input: listing.input.displayName, output: job.output.name, error: error))
+                    failures.append(
+                        ItemFailure(
+                            input: listing.input.displayName, output: job.output.name, error: error, file: job.output.variantDescription))
                 }
             }
             return ItemReport(input: listing.input, written: written, failures: failures, originalSize: originalSize)

@@ -55,6 +55,17 @@ extension ResponsiveVariant {
     }
 }
 
+extension OutputDefinition {
+    /// Which of an output's files this definition makes, for messages that must tell them
+    /// apart: its art crop, width and format (`art 1:1, 160 px, webp`); nil for an output of one file.
+    var variantDescription: String? {
+        guard let variant else { return nil }
+        let crop = variant.art.map { "art \(art[$0].aspectRatio)" }
+        let width = variant.width.map { "\($0) px" } ?? "its own width"
+        return ([crop, width].compactMap { $0 } + [encoder.format.rawValue]).joined(separator: ", ")
+    }
+}
+
 extension PipelineDefinition {
     /// Which outputs are made for an input of `size` (upright, as decoded): all but the widths
     /// of responsive outputs that the image is too narrow for (see `ResponsiveVariant.chosen`).

@@ -174,6 +174,15 @@ import Vips
         #expect(failure.stage == .encode && failure.output == "heic", "\(failure)")
         #expect(failure.reason.contains("x265 coded no picture of 16×5000"), "\(failure.reason)")
         #expect(directory.allFiles().filter { !$0.hasPrefix(".pipeline-cache/") } == ["in/thin.png", "out/thin.webp"])
+
+        // And the failures of an output of several files say which file each is
+        let (_, variantReports, _) = try await run(
+            [#"{"name": "tall", "widths": [15, 16], "formats": ["heic"], "path": "out/{stem}-{width}.{format}"}"#],
+            input: try thin.encoded(suffix: ".png"), name: "thin.png")
+        let descriptions = (variantReports.first?.failures ?? []).map(\.description).sorted()
+        #expect(descriptions.count == 2 && descriptions.allSatisfy { $0.contains("x265 coded no picture") }, "\(descriptions)")
+        #expect(
+            descriptions.map { String($0.prefix { $0 != ":" }) } == ["in/thin.png → tall (15 px, heic)", "in/thin.png → tall (16 px, heic)"])
     }
 
     @Test func orientationIsOneOnceThePixelsAreTurnedUpright() async throws {
