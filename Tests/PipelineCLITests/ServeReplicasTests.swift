@@ -23,12 +23,18 @@ struct ServeReplicasTests {
         return (command, port, folder)
     }
 
-    @Test func aFileOneReplicaMadeIsAnsweredByTheOtherFromTheBucket() async throws {
-        // Given two replicas serving one bucket
+    /// moto's server with the bucket of inputs, holding one photo (`in/a.jpg`), and the bucket of outputs.
+    static func bucketsWithOnePhoto() throws -> MotoServer {
         let moto = try MotoServer()
         try moto.createBucket("photos")
         try moto.createBucket("site")
         try moto.put(try Fixtures.jpeg(try Fixtures.gradient(width: 120, height: 80)), bucket: "photos", key: "in/a.jpg")
+        return moto
+    }
+
+    @Test func aFileOneReplicaMadeIsAnsweredByTheOtherFromTheBucket() async throws {
+        // Given two replicas serving one bucket
+        let moto = try Self.bucketsWithOnePhoto()
         let one = try Self.replica(of: moto)
         defer { one.command.kill() }
         let two = try Self.replica(of: moto)
@@ -79,10 +85,7 @@ struct ServeReplicasTests {
 
     @Test func aFileMadeAgainFromAReplacedInputIsStoredUnderTheNewVersion() async throws {
         // Given a replica that listed an input and made a file of it
-        let moto = try MotoServer()
-        try moto.createBucket("photos")
-        try moto.createBucket("site")
-        try moto.put(try Fixtures.jpeg(try Fixtures.gradient(width: 120, height: 80)), bucket: "photos", key: "in/a.jpg")
+        let moto = try Self.bucketsWithOnePhoto()
         let one = try Self.replica(of: moto)
         defer { one.command.kill() }
         let webp = ["Accept": "image/webp"]

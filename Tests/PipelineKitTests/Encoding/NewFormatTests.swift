@@ -182,7 +182,9 @@ import Vips
         let descriptions = (variantReports.first?.failures ?? []).map(\.description).sorted()
         #expect(descriptions.count == 2 && descriptions.allSatisfy { $0.contains("x265 coded no picture") }, "\(descriptions)")
         #expect(
-            descriptions.map { String($0.prefix { $0 != ":" }) } == ["in/thin.png → tall (15 px, heic)", "in/thin.png → tall (16 px, heic)"])
+            descriptions.map { String($0.prefix { $0 != ":" }) } == [
+                "in/thin.png → tall (15 px, heic)", "in/thin.png → tall (16 px, heic)",
+            ])
     }
 
     @Test func orientationIsOneOnceThePixelsAreTurnedUpright() async throws {
