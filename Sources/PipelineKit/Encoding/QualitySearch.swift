@@ -257,26 +257,33 @@ enum QualitySearch {
 
     /// SSIMULACRA 2 against one image. An image narrower or shorter than the metric's 8 pixels
     /// (a 1 × 1 image, a strip a pixel high) has no score of its own, so it and each trial are
-    /// scored enlarged by whole pixels, every pixel a square block: the target still chooses
-    /// its quality, from the same differences pixel by pixel.
+    /// scored stretched along each short side to 8 pixels or a little more, every pixel
+    /// repeated: the target still chooses its quality, from the same differences pixel by
+    /// pixel. Only a short side is stretched, so a strip costs at most 8 times its pixels.
     struct Scorer {
         private let metric: SSIMULACRA2
-        /// How many times each side is enlarged: 1 for an image of 8 × 8 pixels or more.
-        let enlargement: Int
+        /// How many times each side is stretched: 1 for a side of 8 pixels or more.
+        let stretch: (x: Int, y: Int)
 
         init(original: VipsImage) throws(VipsError) {
-            let side = Swift.max(1, Swift.min(original.width, original.height))
-            enlargement = (SSIMULACRA2.minimumSide + side - 1) / side
-            metric = try SSIMULACRA2(original: try Self.enlarged(original, by: enlargement))
+            stretch = (Self.stretch(of: original.width), Self.stretch(of: original.height))
+            metric = try SSIMULACRA2(original: try Self.stretched(original, by: stretch))
         }
 
         /// The score of `trial`, the original's size, against it.
         func score(_ trial: VipsImage) throws(VipsError) -> Double {
-            try metric.score(try Self.enlarged(trial, by: enlargement))
+            try metric.score(try Self.stretched(trial, by: stretch))
         }
 
-        private static func enlarged(_ image: VipsImage, by factor: Int) throws(VipsError) -> VipsImage {
-            factor == 1 ? image : try image.applying("zoom", ["xfac": .integer(factor), "yfac": .integer(factor)])
+        /// The whole times a side of `length` pixels repeats each pixel to reach the metric's 8.
+        static func stretch(of length: Int) -> Int {
+            let side = Swift.max(1, length)
+            return (SSIMULACRA2.minimumSide + side - 1) / side
+        }
+
+        private static func stretched(_ image: VipsImage, by factors: (x: Int, y: Int)) throws(VipsError) -> VipsImage {
+            guard factors != (1, 1) else { return image }
+            return try image.applying("zoom", ["xfac": .integer(factors.x), "yfac": .integer(factors.y)])
         }
     }
 

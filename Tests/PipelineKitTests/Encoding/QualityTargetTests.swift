@@ -94,7 +94,7 @@ import Vips
     }
 
     /// SSIMULACRA 2 has no score for an image under 8 pixels a side; such an image is scored
-    /// enlarged, each pixel a block, and the target still chooses its quality.
+    /// stretched along its short sides, and the target still chooses its quality.
     @Test(arguments: [(1, 1), (640, 1), (3, 5)])
     func anImageUnderEightPixelsASideGetsAQualityItsTargetChose(width: Int, height: Int) throws {
         let image = try Fixtures.noise(width: width, height: height)
@@ -105,12 +105,13 @@ import Vips
         #expect(outcome.score.isFinite && (10...100).contains(outcome.quality), "\(outcome.quality), \(outcome.score)")
         let written = try VipsImage.open(data: outcome.data)
         #expect(written.size == ImageSize(width: width, height: height))
-        // The score is the enlarged images' own
-        let enlarged = { (image: VipsImage) throws(VipsError) -> VipsImage in
-            let factor = (8 + min(width, height) - 1) / min(width, height)
-            return try image.applying("zoom", ["xfac": .integer(factor), "yfac": .integer(factor)])
+        // The score is that of the images stretched along their short sides to 8 pixels or more
+        let stretched = { (image: VipsImage) throws(VipsError) -> VipsImage in
+            let factors = (QualitySearch.Scorer.stretch(of: width), QualitySearch.Scorer.stretch(of: height))
+            return factors == (1, 1) ? image : try image.applying("zoom", ["xfac": .integer(factors.0), "yfac": .integer(factors.1)])
         }
-        #expect(abs(try SSIMULACRA2.score(original: enlarged(image), distorted: enlarged(written)) - outcome.score) < 1e-9)
+        #expect(QualitySearch.Scorer.stretch(of: 640) == 1 && QualitySearch.Scorer.stretch(of: 3) == 3)
+        #expect(abs(try SSIMULACRA2.score(original: stretched(image), distorted: stretched(written)) - outcome.score) < 1e-9)
     }
 
     /// AVIF files may be wider than the 16,384 pixels libheif reads from a file it does not
