@@ -39,7 +39,8 @@ final class ManifestWriter: Sendable {
         var written: Result<Void, ReportWriterError>?
         /// Sources the run was cancelled in the middle of, after it made some of their files.
         var cutShort: Set<String> = []
-        /// The outputs whose placeholders could not be made, none of their files being readable.
+        /// The warnings for the first outputs whose placeholders could not be made, none of
+        /// their files being readable (`namedMissingPlaceholders`), and how many there were.
         var missingPlaceholders: [String] = []
         var missingPlaceholderCount = 0
     }
