@@ -180,6 +180,11 @@ public struct EncoderSettings: Sendable, Hashable {
         pyramid = false
     }
 
+    /// The lowest quality a JPEG XL is made at. libvips 8.14 turns a lower one into a distance
+    /// past the 25 libjxl takes, and libjxl then refuses it and encodes at its default distance
+    /// (the file of quality 90).
+    static let lowestJXLQuality = 5
+
     static func defaultQuality(_ format: Format) -> Int {
         switch format {
         case .jpeg, .webp: 80
@@ -255,7 +260,8 @@ public struct EncoderSettings: Sendable, Hashable {
                 "reuse=\(reusePalette)", "interpalette_maxerror=\(interPaletteMaxError)",
             ]
         case .jxl:
-            options += [distance.map { "distance=\($0)" } ?? "Q=\(quality)", "effort=\(effort)", "lossless=\(lossless)"]
+            let jxlQuality = Swift.max(quality, Self.lowestJXLQuality)
+            options += [distance.map { "distance=\($0)" } ?? "Q=\(jxlQuality)", "effort=\(effort)", "lossless=\(lossless)"]
         case .tiff:
             options += [
                 "compression=\(tiffCompression.rawValue)", "predictor=\(predictor.rawValue)", "Q=\(quality)",

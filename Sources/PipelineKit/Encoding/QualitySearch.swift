@@ -61,9 +61,15 @@ enum QualitySearch {
     /// Searches the quality of `image` (already prepared for the saver) for `settings`'
     /// target, which must be set.
     static func run(_ image: VipsImage, settings: EncoderSettings) throws(VipsError) -> Outcome {
-        guard let target = settings.qualityTarget else {
+        guard var target = settings.qualityTarget else {
             let data = try ImageEncoder.savedBytes(image, with: settings)
             return Outcome(data: data, quality: settings.quality, score: .nan, reached: true, encodes: 1)
+        }
+        // Below the lowest quality a JPEG XL is made at, every quality gives that file: the
+        // search would choose and report a quality that made no difference.
+        if settings.format == .jxl {
+            target.min = Swift.max(target.min, EncoderSettings.lowestJXLQuality)
+            target.max = Swift.max(target.max, target.min)
         }
         // Every trial encodes the same pixels: computed once, not once per trial from the decode.
         let image = try image.rendered()

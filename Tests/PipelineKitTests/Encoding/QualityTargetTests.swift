@@ -114,6 +114,22 @@ import Vips
         #expect(abs(try SSIMULACRA2.score(original: stretched(image), distorted: stretched(written)) - outcome.score) < 1e-9)
     }
 
+    /// libvips 8.14 gives libjxl no distance it takes below quality 5, and libjxl then encodes
+    /// at its default: a JPEG XL is made at 5 at least, and a search chooses no lower quality.
+    @Test func aJPEGXLIsMadeAtQualityFiveAtLeastAndSearchedNoLower() throws {
+        let image = try VipsImage.open(file: Self.photo.path).resized(horizontalScale: 0.2, verticalScale: 0.2, kernel: .lanczos3)
+        let bytes = { (quality: Int) throws(VipsError) -> Data in
+            try ImageEncoder.savedBytes(image, with: EncoderSettings(format: .jxl, quality: quality, strip: true, effort: 3))
+        }
+        #expect(try bytes(3) == bytes(5))
+        #expect(try bytes(1).count < bytes(90).count)
+        var settings = EncoderSettings(format: .jxl, strip: true, effort: 3)
+        settings.qualityTarget = QualityTarget(ssimulacra2: 30, min: 1, max: 100)
+        let outcome = try QualitySearch.run(image, settings: settings)
+        let chosen = try bytes(outcome.quality)
+        #expect(outcome.quality >= 5 && outcome.data == chosen, "quality \(outcome.quality)")
+    }
+
     /// AVIF files may be wider than the 16,384 pixels libheif reads from a file it does not
     /// trust; the trials are the encoder's own, and are scored all the same.
     @Test func anAVIFTrialWiderThanLibheifReadsFromAHostileFileIsScored() throws {
