@@ -72,9 +72,8 @@ import Testing
             _ = try await FileCommitter().commit(written)
             Issue.record("the file was committed into a folder that had moved away")
         } catch {
-            let failure = error as? ItemError
-            #expect(failure?.stage == .encode)
-            #expect(failure?.reason.hasPrefix("cannot move the finished file to \(directory.path)/out/moved.bin") == true)
+            #expect(error.stage == .encode)
+            #expect(error.reason.hasPrefix("cannot move the finished file to \(directory.path)/out/moved.bin"), "\(error)")
         }
         #expect(directory.allFiles().isEmpty, "left: \(directory.allFiles())")
     }
