@@ -218,10 +218,13 @@ public struct Text: ImageProcessing, Hashable {
             x: origin.left + marginX, y: origin.top + marginY, width: base.width, height: base.height, background: [0])
     }
 
-    /// The mask repeated, `margin` apart, over the base; the grid centred, as a watermark is.
+    /// The mask repeated, `margin` apart, over the base, one copy centred on it as a watermark
+    /// is: an image smaller than a copy and its margin still shows the text.
     private func tiled(_ mask: VipsImage, over base: VipsImage) throws(VipsError) -> VipsImage {
-        let cell = try mask.embedded(x: 0, y: 0, width: mask.width + margin, height: mask.height + margin, background: [0])
-        let across = base.width / cell.width + 2, down = base.height / cell.height + 2
+        let cell = try mask.embedded(
+            x: margin / 2, y: margin / 2, width: mask.width + margin, height: mask.height + margin, background: [0])
+        // An odd count each way puts the middle cell, and the copy in it, on the image's centre.
+        let across = (base.width / cell.width + 2) | 1, down = (base.height / cell.height + 2) | 1
         let grid = try cell.applying("replicate", ["across": .integer(across), "down": .integer(down)])
         let origin = Gravity.centre.origin(of: (base.width, base.height), in: (grid.width, grid.height))
         return try grid.extracted(left: origin.left, top: origin.top, width: base.width, height: base.height)

@@ -83,6 +83,22 @@ struct TextTests {
         #expect(box.left < 40 && box.top < 40 && box.right > 360 && box.bottom > 260, "\(box)")
     }
 
+    @Test func aTiledTextWhoseCopyAndMarginOutgrowTheImageStillShowsACopyOnItsCentre() throws {
+        // Given a 160×120 image, smaller than one turned copy of the text with its margin
+        let base = try Fixtures.solid(width: 160, height: 120, colour: [0, 0, 0])
+        let step = try Text(text: "PROOF", size: 48, margin: 100, rotate: -30, tile: true)
+        let mask = try step.renderedMask(for: base.size, maxPixels: .max)
+        #expect(mask.width + 100 > base.width && mask.height + 100 > base.height, "\(mask.size)")
+
+        // When it is tiled over the image
+        let result = try step.applied(to: base)
+
+        // Then the text is drawn, around the image's centre
+        #expect(try brightest(result) == 255)
+        let box = try inkBox(result)
+        #expect(box.left < 80 && box.right > 80 && box.top < 60 && box.bottom > 60, "\(box)")
+    }
+
     @Test func markupInTheTextIsShownNotInterpreted() throws {
         // Interpreted, "<b>x</b>" would be one bold x; shown, it is eight characters as wide as
         // the same characters Pango is given as entities.
