@@ -21,11 +21,7 @@ extension ImageWriter.UncommittedFile: UncommittedOutput {
     }
 }
 
-extension TilePyramidWriter.UncommittedPyramid: UncommittedOutput {
-    func discard() {
-        TilePyramidWriter.removeTree(temporary)
-    }
-}
+extension TilePyramidWriter.UncommittedPyramid: UncommittedOutput {}
 
 /// Commits written outputs (flush to disk, rename into place: `UncommittedOutput`)
 /// on a thread of its own, so that an encode lane does not wait on the disk, and in batches:

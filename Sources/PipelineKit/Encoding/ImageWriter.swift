@@ -57,15 +57,8 @@ enum ImageWriter {
         /// Closes the file and removes it wherever it now is: a folder renamed during the run
         /// takes the file along, and its path as written then names nothing.
         func closeAndRemove() {
-            if unlink(temporary) != 0, errno == ENOENT, let moved = currentPath() { unlink(moved) }
+            if unlink(temporary) != 0, errno == ENOENT, let moved = ImageWriter.currentPath(of: descriptor) { unlink(moved) }
             close(descriptor)
-        }
-
-        /// Where the open file is now, as the kernel tracks it through renames of its folders.
-        private func currentPath() -> String? {
-            guard let path = FileFetcher.linkTarget("/proc/self/fd/\(descriptor)") else { return nil }
-            // A removed file's link reads "PATH (deleted)", and there is nothing left to remove.
-            return path.hasPrefix("/") && !path.hasSuffix(" (deleted)") ? path : nil
         }
 
         /// Renames the flushed file over `path` and closes it; on failure removes it.
@@ -100,6 +93,14 @@ enum ImageWriter {
             close(descriptor)
             return byteCount
         }
+    }
+
+    /// Where the file or folder open as `descriptor` is now, as the kernel tracks it through
+    /// renames of its folders; nil once it is removed.
+    static func currentPath(of descriptor: Int32) -> String? {
+        guard let path = FileFetcher.linkTarget("/proc/self/fd/\(descriptor)") else { return nil }
+        // A removed entry's link reads "PATH (deleted)", and there is nothing left to remove.
+        return path.hasPrefix("/") && !path.hasSuffix(" (deleted)") ? path : nil
     }
 
     /// Writes `path`'s content through `fill` into a temporary file beside it, which the result

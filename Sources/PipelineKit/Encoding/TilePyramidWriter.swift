@@ -28,6 +28,14 @@ enum TilePyramidWriter {
         guard mkdir(temporary, 0o777) == 0 else {
             throw ItemError.system(.writing, stage: .encode, "cannot write in \(folder)")
         }
+        // Held open until the pyramid is in place or removed, so that it can be found and
+        // removed after a rename of the output folder during the run.
+        let descriptor = open(temporary, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            let error = ItemError.system(.writing, stage: .encode, "cannot write in \(folder)")
+            rmdir(temporary)
+            throw error
+        }
         do throws(ItemError) {
             do {
                 // Tiles carry no metadata. libvips 8.14's WebP saver writes EXIF, XMP and the
@@ -52,10 +60,10 @@ enum TilePyramidWriter {
                 unlink(properties)
             }
             return UncommittedPyramid(
-                path: path, temporary: temporary, stem: stem, layout: settings.layout, byteCount: bytes(below: temporary),
-                protectedInputs: inputs)
+                path: path, temporary: temporary, descriptor: descriptor, stem: stem, layout: settings.layout,
+                byteCount: bytes(below: temporary), protectedInputs: inputs)
         } catch {
-            removeTree(temporary)
+            removeTree(temporary, openAs: descriptor)
             throw error
         }
     }
@@ -67,6 +75,8 @@ enum TilePyramidWriter {
         let path: String
         /// The temporary folder beside `path` that holds the pyramid.
         let temporary: String
+        /// The temporary folder, open (see `removeTree(_:openAs:)`).
+        let descriptor: Int32
         /// The pyramid's name in the temporary folder: the `.dzi` file's without its extension,
         /// or the folder's.
         let stem: String
@@ -95,21 +105,23 @@ enum TilePyramidWriter {
         /// Flushes every file of the pyramid to disk at once (`syncfs` of the temporary
         /// folder's file system: one call rather than one per tile); on failure removes it.
         func flush() throws(ItemError) {
-            let descriptor = open(temporary, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-            guard descriptor >= 0, LinuxCalls.syncfs(descriptor) == 0 else {
+            guard LinuxCalls.syncfs(descriptor) == 0 else {
                 let error = ItemError.system(.writing, stage: .encode, "cannot flush \(path) to disk")
-                if descriptor >= 0 { close(descriptor) }
-                removeTree(temporary)
+                removeTree(temporary, openAs: descriptor)
                 throw error
             }
-            close(descriptor)
+        }
+
+        /// Removes the pyramid unflushed, wherever its temporary folder now is.
+        func discard() {
+            removeTree(temporary, openAs: descriptor)
         }
 
         /// Renames the pyramid into place (see `TilePyramidWriter`) and removes the temporary
         /// folder, which then holds the old pyramid; on failure puts back what it moved.
         /// - Returns: the size of the pyramid's files in bytes.
         func moveIntoPlace() throws(ItemError) -> Int {
-            defer { removeTree(temporary) }
+            defer { removeTree(temporary, openAs: descriptor) }
             for target in entries.map(\.target) {
                 // Checked at the last moment too: a symbolic link made during the run may lead the
                 // path to an input, which planning could not see.
@@ -171,6 +183,13 @@ enum TilePyramidWriter {
     /// Removes `path` and everything below it, without following symbolic links.
     static func removeTree(_ path: String) {
         try? FileManager.default.removeItem(atPath: path)
+    }
+
+    /// Removes the folder made at `path` and open as `descriptor` wherever it now is (a folder
+    /// renamed during the run takes it along), and closes it.
+    static func removeTree(_ path: String, openAs descriptor: Int32) {
+        removeTree(ImageWriter.currentPath(of: descriptor) ?? path)
+        close(descriptor)
     }
 
     /// The size of the regular files below `folder` together, in bytes.

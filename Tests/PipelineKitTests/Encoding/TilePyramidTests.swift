@@ -317,6 +317,21 @@ import Vips
         #expect(!((try? FileManager.default.contentsOfDirectory(atPath: out)) ?? []).contains { $0.contains(ImageWriter.temporaryMarker) })
     }
 
+    @Test(arguments: [true, false])
+    func aPyramidWhoseFolderIsMovedBeforeItsCommitLeavesNothingInTheMovedFolder(committed: Bool) throws {
+        let directory = try TemporaryDirectory()
+        let pending = try pyramid(width: 600, height: 400, layout: .dz, path: directory.path + "/out/photo.dzi", root: directory.path)
+        // Someone moves the output folder away while the pyramid waits for its commit.
+        try FileManager.default.moveItem(atPath: directory.path + "/out", toPath: directory.path + "/elsewhere")
+        if committed {
+            #expect(throws: ItemError.self) { try pending.moveIntoPlace() }
+        } else {
+            pending.discard()
+        }
+        let left = try FileManager.default.subpathsOfDirectory(atPath: directory.path)
+        #expect(left == ["elsewhere"], "left: \(left)")
+    }
+
     @Test func aFolderLayoutIsExchangedInOneRename() throws {
         let directory = try TemporaryDirectory()
         let path = directory.path + "/out/photo"
