@@ -39,7 +39,8 @@ extension OutputResponder {
     static func hashedURL(of request: Request, width: Int?, format: EncoderSettings.Format, hash: String) -> String {
         let replaced: Set<String> = ["width", "format", "hash"]
         let kept = (request.uri.query ?? "").split(separator: "&").filter { parameter in
-            !replaced.contains(String(parameter.prefix { $0 != "=" }))
+            let name = parameter.prefix { $0 != "=" }
+            return !replaced.contains(name.percentDecoded ?? String(name))
         }
         let query = kept.map(String.init) + (width.map { ["width=\($0)"] } ?? []) + ["format=\(format.rawValue)", "hash=\(hash)"]
         return request.uri.path + "?" + query.joined(separator: "&")

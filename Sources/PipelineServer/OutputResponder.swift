@@ -60,7 +60,7 @@ struct OutputResponder: Sendable {
 
     private func fileAnswer(_ request: Request, path: String, context: some RequestContext) async throws(ServeError) -> Response {
         let wanted = try OutputRequest(
-            path: path, query: request.uri.queryParameters.map { (String($0.key), String($0.value)) },
+            path: path, query: decodedQueryParameters(request.uri.query),
             accept: request.headers[.accept], catalog: catalog,
             hints: clientHints ? Self.widthHints.map { ($0.rawName, request.headers[$0]) } : [])
         guard let input = catalog.inputs[wanted.input] else { throw ServeError(404, "no input of that name") }

@@ -17,5 +17,12 @@ import Testing
         #expect("a%20b".percentDecoded == "a b")
         #expect("a%2".percentDecoded == nil)
     }
+
+    @Test func aQuerysNamesAndValuesAreDecodedAndAnUndecodableOneKeptAsSent() {
+        let parameters = decodedQueryParameters("%77idth=32&format=web%70&flag&bad%zz=1%&&empty=")
+        #expect(parameters.map(\.name) == ["width", "format", "flag", "bad%zz", "empty"])
+        #expect(parameters.map(\.value) == ["32", "webp", "", "1%", ""])
+        #expect(decodedQueryParameters(nil).isEmpty)
+    }
 }
 #endif

@@ -52,6 +52,11 @@ import Vips
             let avif = try await server.request("/photo/a.jpg?width=24", headers: ["Accept": "image/avif,image/webp,*/*"])
             #expect(avif.header("Content-Type") == "image/avif")
             #expect(try VipsImage.open(data: avif.body).width == 24)
+            // A parameter's name percent-encoded is the same parameter
+            let encoded = try await server.request("/photo/a.jpg?%77idth=16&form%61t=webp")
+            #expect(encoded.header("Content-Type") == "image/webp")
+            #expect(try VipsImage.open(data: encoded.body).width == 16)
+            #expect(try await server.request("/photo/a.jpg?width=16&%77idth=24").status == 400)
             // Nothing listed accepted: the last (an <img>'s fallback)
             #expect(try await server.request("/photo/a.jpg", headers: ["Accept": "text/html"]).header("Content-Type") == "image/jpeg")
             // ?format= forces one; without a width, the widest
