@@ -206,8 +206,8 @@ func makeLogger(level: Logger.Level) -> Logger {
 }
 
 /// Turns the first Ctrl-C (SIGINT) or SIGTERM into a callback instead of ending the process, so
-/// that the run can wind down and leave no temporary files; a Ctrl-C after that exits at once,
-/// and a SIGTERM after that changes nothing.
+/// that the run can wind down and leave no temporary files; a Ctrl-C after that exits at once
+/// (unless it is the first one sent twice: `repeatWindow`), and a SIGTERM after that changes nothing.
 ///
 /// SIGTERM is what `kill`, systemd and Kubernetes send to stop a process, before SIGKILL after a
 /// grace period: it gets the same orderly stop as Ctrl-C. The other signals that would end the
@@ -239,9 +239,13 @@ final class Interruption {
             signal(number) { _ in kill(getpid(), SIGTERM) }
         }
     }
+    /// A Ctrl-C this soon after the first is the same one sent twice: `timeout -s INT` and a
+    /// kill of the process group send one to the process and one to its group. A person
+    /// pressing it again takes longer.
+    static let repeatWindow: Duration = .milliseconds(500)
     private let sources: [any DispatchSourceSignal]
-    /// The first signal received, if any.
-    private let first = Locked<Int32?>(nil)
+    /// The first signal received, if any, and when.
+    private let first = Locked<(signal: Int32, at: ContinuousClock.Instant)?>(nil)
     /// Set by `stop()`: a reader of standard output gone away after that changes nothing.
     private let stopped = Locked(false)
 
@@ -253,7 +257,7 @@ final class Interruption {
         Self.watchStandardOutput {
             guard !stopped.withLock({ $0 }) else { return }
             let isFirst = first.withLock { received in
-                defer { received = received ?? SIGPIPE }
+                defer { received = received ?? (SIGPIPE, .now) }
                 return received == nil
             }
             if isFirst { handler(SIGPIPE) }
@@ -262,18 +266,18 @@ final class Interruption {
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
             source.setEventHandler {
-                let isFirst = first.withLock { received in
-                    defer { received = received ?? number }
-                    return received == nil
+                let now = ContinuousClock.now
+                let earlier = first.withLock { received in
+                    defer { received = received ?? (number, now) }
+                    return received
                 }
-                if isFirst {
-                    handler(number)
-                } else if number == SIGINT {
-                    // Ctrl-C pressed again: someone at the terminal wants out now. A repeated
-                    // SIGTERM is no such request: `timeout` and a kill of the process group send
-                    // one to the process and one to its group, and the stop must go on.
-                    Foundation.exit(ExitCode.afterSignal(number).rawValue)
-                }
+                guard let earlier else { return handler(number) }
+                // Ctrl-C pressed again: someone at the terminal wants out now. A repeated
+                // SIGTERM is no such request (`timeout` and a kill of the process group send one
+                // to the process and one to its group), nor is a Ctrl-C that follows the first at
+                // once (`repeatWindow`): the stop goes on.
+                let sentTwice = earlier.signal == SIGINT && now - earlier.at < Self.repeatWindow
+                if number == SIGINT, !sentTwice { Foundation.exit(ExitCode.afterSignal(number).rawValue) }
             }
             source.resume()
             return source
@@ -281,7 +285,7 @@ final class Interruption {
     }
 
     /// The first signal received, or nil.
-    var received: Int32? { first.withLock { $0 } }
+    var received: Int32? { first.withLock { $0?.signal } }
 
     func stop() {
         stopped.withLock { $0 = true }

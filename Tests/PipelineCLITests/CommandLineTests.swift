@@ -238,6 +238,25 @@ import Vips
         #expect(!directory.allFiles().contains { $0.contains(".pipeline-tmp-") })
     }
 
+    /// `timeout -s INT` sends Ctrl-C's signal twice, to the process and to its group: the second,
+    /// at once after the first, is the same request and must not cut the orderly stop short.
+    @Test func aCtrlCSentTwiceAtOnceStillStopsInOrderWithTheSummary() throws {
+        // Given a run long enough to interrupt
+        let directory = try TemporaryDirectory()
+        try writePhotos(60, to: directory, width: 1600, height: 1200)
+        let command = try BackgroundCommand(["run", try writePipeline(directory)])
+        let deadline = Date(timeIntervalSinceNow: 60)
+        while Date() < deadline, !directory.allFiles().contains(where: { $0.hasSuffix(".webp") }) { usleep(20_000) }
+        // When SIGINT comes once the first file is written, and again as soon as the stop has begun
+        command.signal(SIGINT)
+        #expect(command.waitForLine(timeout: 30) { $0.isError && $0.text.contains("interrupted") } != nil, "\(command.transcript)")
+        command.signal(SIGINT)
+        // Then the run still stops in order: 130, the summary, no temporary file
+        #expect(command.waitForExit() == 130, "\(command.transcript)")
+        #expect(command.waitForLine(timeout: 5) { !$0.isError && $0.text.contains("not run") } != nil, "\(command.transcript)")
+        #expect(!directory.allFiles().contains { $0.contains(".pipeline-tmp-") })
+    }
+
     /// SIGXFSZ, the signal of a file past `ulimit -f`, is ignored: the write fails instead, and
     /// the failure names its output while the run goes on.
     @Test func aFileSizeLimitFailsTheOutputPastItNotTheRun() throws {
