@@ -162,7 +162,10 @@ struct ConvertDocument {
             ? String(problem.message.dropLast(RunPlan.emptyRunExplanation.count)) : problem.message
         // convert takes a point where a file takes `focus` (`position(_:)`).
         if match.flag == "--position", message.hasPrefix("unknown value") {
-            message = message.replacingOccurrences(of: #", "focus""#, with: "") + ", or a point X,Y"
+            message = message.replacingOccurrences(of: #", "focus""#, with: "")
+            // The point is one more choice, listed with the names, before any suggestion.
+            let suggestion = message.range(of: "; did you mean")?.lowerBound ?? message.endIndex
+            message.insert(contentsOf: ", or a point X,Y", at: suggestion)
         }
         return "\(match.flag): \(message)"
     }

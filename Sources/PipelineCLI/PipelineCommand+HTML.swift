@@ -76,7 +76,9 @@ extension PipelineCommand {
                 snippets.append((entry, html))
             }
             if snippets.isEmpty {
-                printError("\(manifest): no input has an output \"\(output ?? "")\"".escapingControlCharacters)
+                let missing =
+                    entries.isEmpty ? "lists no input" : output.map { "no input has an output \"\($0)\"" } ?? "no input has an output"
+                printError("\(manifest): \(missing)".escapingControlCharacters)
                 throw ExitCode.invalidInput
             }
             if let outDirectory {

@@ -86,7 +86,7 @@ struct OutputRequest: Sendable, Equatable {
         }
         guard value.utf8.count == length, value.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }) else {
             throw ServeError(
-                400, "hash \"\(value.prefix(70))\" is not \(length) lowercase hex digits, as output \(output.name)'s {hash} is")
+                400, "hash \(Self.quoted(value)) is not \(length) lowercase hex digits, as output \(output.name)'s {hash} is")
         }
         return value
     }
@@ -102,6 +102,13 @@ struct OutputRequest: Sendable, Equatable {
         return nil
     }
 
+    /// A query value in quotes as a refusal shows it: whole up to 70 characters, so that what
+    /// was sent can be told from what is listed, and cut after them, so that an answer never
+    /// repeats a long URL.
+    private static func quoted(_ value: String) -> String {
+        "\"" + (value.count > 70 ? String(value.prefix(70)) + "…" : value) + "\""
+    }
+
     /// The art crop `?art=` asks for, which must be one the output lists.
     private static func art(_ value: String?, of output: OutputCatalog.Output) throws(ServeError) -> Int? {
         guard let value else { return nil }
@@ -109,7 +116,7 @@ struct OutputRequest: Sendable, Equatable {
             let listed =
                 output.art.isEmpty
                 ? "it has no art direction crops" : "its crops are " + output.art.map(\.aspectRatio).joined(separator: ", ")
-            throw ServeError(400, "art \"\(value.prefix(20))\" is not one of output \(output.name)'s: \(listed)")
+            throw ServeError(400, "art \(Self.quoted(value)) is not one of output \(output.name)'s: \(listed)")
         }
         return index
     }
@@ -123,7 +130,7 @@ struct OutputRequest: Sendable, Equatable {
         guard let width = Int(value), widths.contains(width) else {
             let owner = art.map { "output \(output.name)'s \(output.art[$0].aspectRatio) crop" } ?? "output \(output.name)'s"
             let listed = widths.isEmpty ? "it lists no widths" : "its widths are " + widths.map(String.init).joined(separator: ", ")
-            throw ServeError(400, "width \"\(value.prefix(20))\" is not one of \(owner): \(listed)")
+            throw ServeError(400, "width \(Self.quoted(value)) is not one of \(owner): \(listed)")
         }
         return width
     }
@@ -139,7 +146,7 @@ struct OutputRequest: Sendable, Equatable {
             let wanted = value.lowercased()
             guard let format = output.formats.first(where: { $0.rawValue == wanted || $0.fileExtension == wanted }) else {
                 let listed = output.formats.map(\.rawValue).joined(separator: ", ")
-                throw ServeError(400, "format \"\(value.prefix(20))\" is not one of output \(output.name)'s: \(listed)")
+                throw ServeError(400, "format \(Self.quoted(value)) is not one of output \(output.name)'s: \(listed)")
             }
             return format
         }

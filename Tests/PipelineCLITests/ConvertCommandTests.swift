@@ -184,6 +184,10 @@ import Vips
         #expect(
             !unknown.standardError.contains(#""focus""#) && unknown.standardError.hasSuffix(", or a point X,Y\n"),
             "\(unknown.standardError)")
+        // and a suggestion comes after the whole list, the point included
+        let misspelt = try CommandRunner.run(
+            ["convert", "in/storm.jpg", "out/q.webp", "--width", "100", "--height", "100", "--position", "centr"], in: directory.url)
+        #expect(misspelt.standardError.hasSuffix(#", or a point X,Y; did you mean "centre"?"# + "\n"), "\(misspelt.standardError)")
     }
 
     @Test func aTargetScoreForAnAnimationIsRefusedByItsFlagBeforeAnyEncode() throws {

@@ -48,6 +48,16 @@ import Testing
         }
     }
 
+    @Test func aManifestWithoutInputsSaysSo() throws {
+        let directory = try prepare()
+        let path = manifest(directory)
+        var document = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any])
+        document["inputs"] = [Any]()
+        try JSONSerialization.data(withJSONObject: document).write(to: URL(fileURLWithPath: path))
+        let result = try CommandRunner.run(["html", path])
+        #expect(result.status == 2 && result.standardError == path + ": lists no input\n", "\(result.standardError)")
+    }
+
     @Test func withNoInputNamedEveryInputIsPrintedInTheManifestsOrder() throws {
         let directory = try prepare()
         let result = try CommandRunner.run(["html", manifest(directory)])

@@ -119,6 +119,17 @@ import Testing
             try OutputRequest(path: "/photo/a.jpg", query: [("art", "1:1"), ("width", "16")], accept: nil, catalog: catalog)
         }
         #expect(error?.reason == #"width "16" is not one of output photo's 1:1 crop: its widths are 10, 12"#)
+        // A ratio not listed is shown whole, to be told from those listed; a longer one is cut
+        let long = "1:" + String(repeating: "9", count: 30)
+        let unlisted = #expect(throws: ServeError.self) {
+            try OutputRequest(path: "/photo/a.jpg", query: [("art", long)], accept: nil, catalog: catalog)
+        }
+        #expect(unlisted?.reason == "art \"\(long)\" is not one of output photo's: its crops are 1:1, 4:5")
+        let huge = String(repeating: "x", count: 5000)
+        let cut = #expect(throws: ServeError.self) {
+            try OutputRequest(path: "/photo/a.jpg", query: [("art", huge)], accept: nil, catalog: catalog)
+        }
+        #expect(cut?.reason.hasPrefix("art \"\(huge.prefix(70))…\" is not one of") == true, "\(cut?.reason ?? "")")
     }
 }
 #endif
