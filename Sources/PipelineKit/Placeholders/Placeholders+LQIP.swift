@@ -2,9 +2,9 @@ import Foundation
 import Vips
 
 extension Placeholders {
-    /// A `data:image/webp;base64,…` URI of `image` shrunk to at most `width` pixels wide,
-    /// keeping its aspect ratio (the height rounded, at least 1 pixel) and its alpha, encoded
-    /// as lossy WebP at `quality` without metadata. Narrower images keep their size.
+    /// A `data:image/webp;base64,…` URI of `image` shrunk to at most `width` pixels wide and
+    /// `lqipLongestSide` tall (`lqipSize`), keeping its alpha, encoded as lossy WebP at
+    /// `quality` without metadata. Smaller images keep their size.
     public static func lqip(of image: VipsImage, width: Int = 16, quality: Int = 40) throws(PlaceholderError) -> String {
         try PlaceholderSettings.check("lqipWidth", width, in: PlaceholderSettings.lqipWidthRange, for: .lqip)
         try PlaceholderSettings.check("lqipQuality", quality, in: PlaceholderSettings.lqipQualityRange, for: .lqip)
@@ -49,10 +49,15 @@ extension Placeholders {
             Array("RIFF".utf8) + [UInt8(length & 0xFF), UInt8(length >> 8 & 0xFF), UInt8(length >> 16 & 0xFF), UInt8(length >> 24)] + body)
     }
 
-    /// The size of the LQIP of an image of `size`: `width` wide at most, the same aspect ratio.
+    /// The tallest LQIP made. A page stretches the LQIP over the image's box, so a taller one
+    /// shows nothing more; WebP holds 16,383 pixels a side at most.
+    static let lqipLongestSide = 1024
+
+    /// The size of the LQIP of an image of `size`: `width` wide and `lqipLongestSide` tall at
+    /// most, the same aspect ratio while each side is a pixel or more (each rounded).
     static func lqipSize(of size: (width: Int, height: Int), width: Int) -> (width: Int, height: Int) {
-        guard size.width > width else { return size }
-        let height = Double(size.height) * Double(width) / Double(size.width)
-        return (width, max(1, Int(height.rounded())))
+        let scale = min(Double(width) / Double(size.width), Double(lqipLongestSide) / Double(size.height))
+        guard scale < 1 else { return size }
+        return (max(1, Int((Double(size.width) * scale).rounded())), max(1, Int((Double(size.height) * scale).rounded())))
     }
 }

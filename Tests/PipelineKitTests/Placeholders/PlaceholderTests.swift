@@ -45,6 +45,16 @@ struct PlaceholderTests {
         #expect(lqip.width == 10 && lqip.height == 6)
     }
 
+    @Test(arguments: [(20, 30_000, 1, 1024), (3, 20_000, 1, 1024), (40, 2048, 16, 819), (2, 3000, 1, 1024)])
+    func lqipOfAVeryTallImageIsAtMostTheLongestSideTall(width: Int, height: Int, lqipWidth: Int, lqipHeight: Int) throws {
+        // Given an image taller than an LQIP 16 wide (or as wide as it) could be, up to 1:10,000
+        let image = try gradient(width: width, height: height)
+
+        // When its LQIP is made, Then it is 1024 tall at most, a pixel wide at least
+        let lqip = try decodedLQIP(Placeholders.lqip(of: image))
+        #expect(lqip.width == lqipWidth && lqip.height == lqipHeight, "\(lqip.width)×\(lqip.height)")
+    }
+
     @Test func lqipWidthAndQualityAreSettings() throws {
         // Given an image, and settings for an 8 px LQIP at two qualities
         let image = try gradient(width: 300, height: 200)
