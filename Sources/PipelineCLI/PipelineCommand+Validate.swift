@@ -19,11 +19,17 @@ extension PipelineCommand {
             let plan = try exitingOnInvalidFile { () throws(PipelineFileError) in try pipeline.plan(shard: shard?.shard) }
             if let shard { print("shard \(shard.shard) (\(shard.source)): \(plan.inputCount) of \(plan.totalInputCount) inputs") }
             for warning in plan.warnings { printError("warning: \(warning)".escapingControlCharacters) }
-            // Inputs a run would refuse (a name too long, a path leaving its folder): the file is
-            // valid, but these inputs would fail.
+            // Inputs, or outputs of an input, a run would refuse (a name too long, a path leaving
+            // its folder): the file is valid, but these would fail.
+            var refusals = 0
             for item in plan.items {
                 for listing in item.listings {
-                    if let refusal = listing.refusal { printError("\(listing.input.displayName): \(refusal)".escapingControlCharacters) }
+                    let name = listing.input.displayName
+                    let lines =
+                        listing.refusal.map { ["\(name): \($0)"] }
+                        ?? listing.refusedOutputs.map { "\(name) → \(plan.definition.outputs[$0.index].name): \($0.reason)" }
+                    for line in lines { printError(line.escapingControlCharacters) }
+                    refusals += lines.count
                 }
             }
             let outputs = pipeline.definition.outputs.count
@@ -31,9 +37,10 @@ extension PipelineCommand {
             // and outputs that choose their inputs are made for some only.
             let most =
                 pipeline.definition.outputs.contains { $0.variant?.width != nil || $0.inputSubset != nil } ? "at most " : ""
+            let refused = refusals == 0 ? "" : "; \(refusals) refused (above)"
             print(
                 "\(file.escapingControlCharacters): valid: \(plan.inputCount) input\(plan.inputCount == 1 ? "" : "s"), "
-                    + "\(most)\(outputs) output\(outputs == 1 ? "" : "s") each")
+                    + "\(most)\(outputs) output\(outputs == 1 ? "" : "s") each\(refused)")
         }
     }
 }

@@ -67,4 +67,35 @@ import Testing
         #expect(decodes.map { $0["input"] as? String } == ["in/short.jpg"])
         #expect(directory.allFiles().filter { $0.hasPrefix("out/") } == ["out/short.jpg-b.jpg"])
     }
+
+    @Test func anOutputWhoseNameIsTooLongIsRefusedAloneAndTheInputsOtherOutputsAreMade() throws {
+        // Given an input whose name fills 251 bytes, an output that adds 6 to it and one that keeps it
+        let directory = try TemporaryDirectory()
+        let long = String(repeating: "n", count: 247)
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 40, height: 30)), to: "in/\(long).jpg")
+        let json = PipelineHarness.json(
+            inputs: ["in/*.jpg"],
+            outputs: [
+                #"{"name": "long", "steps": [{"resize": {"width": 16}}], "encode": {"format": "jpeg"}, "path": "out/{name}-b.jpg"}"#,
+                #"{"name": "kept", "steps": [{"resize": {"width": 16}}], "encode": {"format": "webp"}, "path": "out/{stem}.webp"}"#,
+            ])
+        let file = try directory.write(Data(json.utf8), to: "pipeline.json")
+        // When it is validated
+        let validate = try CommandRunner.run(["validate", file])
+        // Then the output that would fail is named with its input and the reason, and counted
+        #expect(validate.status == 0, "\(validate.standardError)")
+        #expect(validate.standardError.hasPrefix("in/\(long).jpg → long: refused: the name \"\(long).jpg-b.jpg\" in "))
+        #expect(validate.standardError.contains("-b.jpg would be 257 bytes long"), "\(validate.standardError)")
+        #expect(validate.standardOutput.hasSuffix("valid: 1 input, 2 outputs each; 1 refused (above)\n"), "\(validate.standardOutput)")
+        // When it runs
+        let run = try CommandRunner.run(["run", file])
+        // Then the other output is made, and the run fails naming the refused one
+        #expect(run.status == 1)
+        #expect(run.standardError.contains("in/\(long).jpg → long: fetch: refused: the name"), "\(run.standardError)")
+        #expect(directory.allFiles().filter { $0.hasPrefix("out/") } == ["out/\(long).webp"])
+        // And a second run makes nothing again, and says the same
+        let again = try CommandRunner.run(["run", file])
+        #expect(again.status == 1 && again.standardError.contains("in/\(long).jpg → long: fetch: refused: the name"))
+        #expect(again.standardOutput.contains("1 up to date"), "\(again.standardOutput)")
+    }
 }

@@ -94,6 +94,28 @@ import Vips
         }
     }
 
+    @Test func anOutputWhoseNameWouldBeTooLongIsRefusedAloneAndTheInputsOthersAnswered() async throws {
+        // Given an input whose name fills 251 bytes, an output that adds 6 to it and one that keeps it
+        let directory = try ServeTests.folder()
+        let long = String(repeating: "n", count: 247)
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 40, height: 30)), to: "in/\(long).jpg")
+        let json = PipelineHarness.json(
+            inputs: ["in/*.jpg"],
+            outputs: [
+                #"{"name": "long", "steps": [{"resize": {"width": 16}}], "encode": {"format": "jpeg"}, "path": "out/{name}-b.jpg"}"#,
+                ServeTests.thumb,
+            ])
+        try await withServer(json, in: directory) { server in
+            // The output that can be named is answered
+            #expect(try await server.request("/thumb/\(long).jpg").status == 200)
+            // The other is refused with the reason, naming the input as the URL did, not where it is
+            let refused = try await server.request("/long/\(long).jpg")
+            let body = String(decoding: refused.body, as: UTF8.self)
+            #expect(refused.status == 422, "\(body)")
+            #expect(body.contains("would be 257 bytes long") && !body.contains(directory.path), "\(body)")
+        }
+    }
+
     @Test func theServeSectionSetsCacheControl() async throws {
         let directory = try ServeTests.folder()
         let json = PipelineHarness.json(

@@ -16,6 +16,8 @@ public struct OutputTarget: Sendable {
         /// The width and height the output's steps (or its width of `widths`) fix, if any.
         let fixedWidth: Int?
         let fixedHeight: Int?
+        /// Which of the output's files it is, for a failure line (`variantDescription`).
+        let fileDescription: String?
         /// Whether the template has a `{width}`, `{height}` or `{hash}`.
         let namesSizes: Bool
         /// The inputs the output is made for, when the file chooses them.
@@ -36,6 +38,7 @@ public struct OutputTarget: Sendable {
             artTag = output.variant?.art.map { output.art[$0].fileTag } ?? ""
             fixedWidth = fixedSize.width
             fixedHeight = fixedSize.height
+            fileDescription = output.variantDescription
             namesSizes = !output.path.placeholders.isDisjoint(with: [.width, .height, .hash])
         }
     }
@@ -62,6 +65,8 @@ public struct OutputTarget: Sendable {
 
     /// The output's name.
     public var outputName: String { output.name }
+    /// Which of the output's files the target is (a width and format of a responsive set), or nil.
+    var fileDescription: String? { output.fileDescription }
     /// The folder the author wrote in the template, absolute: the path may not leave it.
     public var root: String { output.root }
     /// Whether the planned path still holds a `{width}` or `{height}` that only the made image fills.

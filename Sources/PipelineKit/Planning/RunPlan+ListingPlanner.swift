@@ -159,17 +159,21 @@ extension RunPlan {
             if let twin = earlier.firstIndex(where: { $0.refusal == nil && $0.sameAs == nil && $0.targets.map(\.plannedPath) == paths }) {
                 return Listing(input: input, targets: [], refusal: nil, sameAs: twin)
             }
-            return Listing(input: input, targets: targets, refusal: nil, sameAs: nil)
+            return Listing(input: input, targets: targets, refusal: nil, sameAs: nil, refusedOutputs: planned.refusedOutputs)
         }
 
-        /// Every output's target for `input`, or why the listing is refused: the first output
-        /// whose path cannot be made.
-        static func targets(for input: InputFile, outputs: [OutputTarget.Output]) -> (targets: [OutputTarget]?, refusal: String?) {
-            if input.url == nil, let refusal = LongPath.refusal(of: input.path) { return (nil, refusal) }
+        /// Every output's target for `input`, the outputs whose paths cannot be made among them
+        /// as not made (`refusedOutputs`); or why the listing is refused as a whole: its own path,
+        /// or every output it would make refused (the first one's reason).
+        static func targets(for input: InputFile, outputs: [OutputTarget.Output])
+            -> (targets: [OutputTarget]?, refusal: String?, refusedOutputs: [RefusedOutput])
+        {
+            if input.url == nil, let refusal = LongPath.refusal(of: input.path) { return (nil, refusal, []) }
             var targets: [OutputTarget] = []
+            var refused: [RefusedOutput] = []
             targets.reserveCapacity(outputs.count)
             let values = OutputTarget.values(of: input)
-            for output in outputs {
+            for (index, output) in outputs.enumerated() {
                 guard OutputTarget.applies(output, to: input) else {
                     targets.append(.notMade(output))
                     continue
@@ -177,10 +181,15 @@ extension RunPlan {
                 do {
                     targets.append(try OutputTarget(output, inputValues: values))
                 } catch {
-                    return (nil, "refused: output \"\(output.name)\": \(error.message)")
+                    refused.append(RefusedOutput(index: index, reason: "refused: \(error.message)"))
+                    targets.append(.notMade(output))
                 }
             }
-            return (targets, nil)
+            if let first = refused.first, !targets.contains(where: \.isMade) {
+                let reason = "refused: output \"\(outputs[first.index].name)\": " + first.reason.dropFirst("refused: ".count)
+                return (nil, reason, [])
+            }
+            return (targets, nil, refused)
         }
     }
 }

@@ -25,7 +25,7 @@ extension RunPlan.Item {
                         input: listing.input, written: original.written, failures: original.failures,
                         originalSize: original.originalSize))
             } else if let report = made.next() {
-                reports.append(report)
+                reports.append(listing.reportingRefusedOutputs(in: report))
             }
         }
         return reports
@@ -33,8 +33,21 @@ extension RunPlan.Item {
 }
 
 extension RunPlan.Listing {
-    /// The listing as bytes, for the plan's file: its input, then its targets' paths, its
-    /// refusal or its twin, so that reading it back plans nothing again.
+    /// `report` of the listing's work with a failure for each of its refused outputs.
+    func reportingRefusedOutputs(in report: ItemReport) -> ItemReport {
+        guard !refusedOutputs.isEmpty else { return report }
+        let refusals = refusedOutputs.map { refused in
+            let target = targets[refused.index]
+            return ItemFailure(
+                input: input.displayName, output: target.outputName,
+                error: ItemError(.refused, stage: .fetch, reason: refused.reason), file: target.fileDescription)
+        }
+        return ItemReport(
+            input: report.input, written: report.written, failures: report.failures + refusals, originalSize: report.originalSize)
+    }
+
+    /// The listing as bytes, for the plan's file: its input, then its targets' paths and its
+    /// refused outputs, its refusal or its twin, so that reading it back plans nothing again.
     func record() -> [UInt8] {
         var writer = RecordWriter()
         writer.append(record: input.record())
@@ -48,6 +61,11 @@ extension RunPlan.Listing {
             writer.append(UInt32(0))
             writer.append(UInt32(targets.count))
             for target in targets { writer.append(target.plannedPath) }
+            writer.append(UInt32(refusedOutputs.count))
+            for refused in refusedOutputs {
+                writer.append(UInt32(refused.index))
+                writer.append(refused.reason)
+            }
         }
         return writer.bytes
     }
@@ -80,7 +98,13 @@ extension RunPlan.Listing {
                 }
                 targets.append(target)
             }
-            self.init(input: input, targets: targets, refusal: nil, sameAs: nil)
+            guard let refusedCount = reader.uint32(), refusedCount <= outputs.count else { return nil }
+            var refused: [RunPlan.RefusedOutput] = []
+            for _ in 0..<refusedCount {
+                guard let index = reader.uint32(), Int(index) < outputs.count, let reason = reader.string() else { return nil }
+                refused.append(RunPlan.RefusedOutput(index: Int(index), reason: reason))
+            }
+            self.init(input: input, targets: targets, refusal: nil, sameAs: nil, refusedOutputs: refused)
         }
         guard reader.isAtEnd else { return nil }
     }

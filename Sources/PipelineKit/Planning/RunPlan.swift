@@ -26,6 +26,19 @@ public struct RunPlan: Sendable {
         /// The index of an earlier listing of the same source with the same output paths:
         /// this one is served by that one's work.
         public let sameAs: Int?
+        /// The outputs whose paths cannot be made for this input (a file name too long), by
+        /// their index in `targets`, where they are not made: the listing's other outputs are,
+        /// and these are reported failed. When no output is left to make, the listing is
+        /// refused as a whole instead.
+        public internal(set) var refusedOutputs: [RefusedOutput] = []
+    }
+
+    /// One output of a listing refused before any work (see `Listing.refusedOutputs`).
+    public struct RefusedOutput: Sendable {
+        /// The output's index in the plan's `definition.outputs`.
+        public let index: Int
+        /// Why, as the output's failure gives it (which names the output).
+        public let reason: String
     }
 
     /// The checked pipeline file the plan is for.
