@@ -2,6 +2,7 @@
 import Foundation
 import Hummingbird
 import PipelineKit
+import Vips
 
 /// Answers `/info/{input}`: what an input is, as JSON, without making any output (see
 /// `InputInspector`). The input is named as in `/{output}/{input}` and looked up in the catalog,
@@ -16,6 +17,9 @@ struct InfoResponder: Sendable {
     private let maker: InputMaker
     private let definition: PipelineDefinition
     private let cacheControl: String?
+    /// The bodies answered, so that an input asked for again at the same version is not decoded
+    /// again for its placeholders.
+    let answered = InfoBodies()
 
     init(pipeline: Pipeline, plan: RunPlan, catalog: OutputCatalog, maker: InputMaker) {
         self.catalog = catalog
@@ -43,7 +47,7 @@ struct InfoResponder: Sendable {
         let placeholders = InputInspector.placeholders(declaredFor: listing, in: definition)
         let ifNoneMatch = request.headers[.ifNoneMatch]
         // Read on a lane, as a run is made: the file's `inFlight` and `serve.maxQueue` bound both.
-        let read: (tag: String?, info: InputInfo?)
+        let read: (tag: String?, body: Data?)
         do {
             read = try await maker.inspection {
                 let fetched = try await inspector.fetch(listing)
@@ -51,7 +55,10 @@ struct InfoResponder: Sendable {
                     "\"\(Self.tag(version: $0, placeholders: placeholders, autorotate: definition.decompress.autorotate))\""
                 }
                 if let tag, OutputResponder.matches(ifNoneMatch, tag) { return (tag, nil) }
-                return (tag, try await inspector.info(of: fetched, placeholders: placeholders))
+                if let tag, let kept = answered.body(tagged: tag) { return (tag, kept) }
+                let body = try Self.body(of: try await inspector.info(of: fetched, placeholders: placeholders))
+                if let tag { answered.keep(body, tagged: tag) }
+                return (tag, body)
             }
         } catch is InputMaker.Full {
             throw OutputResponder.busy
@@ -61,16 +68,15 @@ struct InfoResponder: Sendable {
         var headers: HTTPFields = [.contentType: "application/json"]
         if let cacheControl { headers[.cacheControl] = cacheControl }
         if let tag = read.tag { headers[.eTag] = tag }
-        guard let info = read.info else { return Response(status: .notModified, headers: headers) }
-        let body: Data
-        do {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-            body = try encoder.encode(InfoBody(info))
-        } catch {
-            throw ServeError(500, "the server could not write the info of \(name)")
-        }
+        guard let body = read.body else { return Response(status: .notModified, headers: headers) }
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
+    }
+
+    /// The JSON of `info`.
+    private static func body(of info: InputInfo) throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return try encoder.encode(InfoBody(info))
     }
 
     /// The `ETag` of the info of an input at `version`: what it says changes with the input's
@@ -92,6 +98,40 @@ struct InfoResponder: Sendable {
             return ServeError(500, "the server could not read \(name)")
         }
         return OutputResponder.refusal(for: failure, of: input, as: name, doing: "read")
+    }
+}
+
+/// The bodies `/info` answered, by their `ETag` (which changes with the input's version and
+/// with what the body says), so that an input asked for again is answered without a decode. At
+/// most `capacity` are kept, each a few hundred bytes; the oldest go first.
+final class InfoBodies: Sendable {
+    static let capacity = 4096
+
+    private struct State {
+        var bodies: [String: Data] = [:]
+        /// The tags in the order they were kept.
+        var order: [String] = []
+        var kept = 0
+    }
+
+    private let state = Locked(State())
+
+    /// The bodies kept so far, for tests to tell a body made from one kept.
+    var kept: Int { state.withLock { $0.kept } }
+
+    /// The body kept under `tag`, or nil.
+    func body(tagged tag: String) -> Data? {
+        state.withLock { $0.bodies[tag] }
+    }
+
+    /// Keeps `body` under `tag`, letting the oldest go past `capacity`.
+    func keep(_ body: Data, tagged tag: String) {
+        state.withLock { state in
+            guard state.bodies.updateValue(body, forKey: tag) == nil else { return }
+            state.kept += 1
+            state.order.append(tag)
+            if state.order.count > Self.capacity { state.bodies[state.order.removeFirst()] = nil }
+        }
     }
 }
 

@@ -52,6 +52,8 @@ public struct PipelineServer: Service {
     private let current: Locked<ServerRoutes>
     /// What answers requests now.
     var responder: OutputResponder { current.withLock { $0.responder } }
+    /// What answers `/info/{input}` now.
+    var info: InfoResponder { current.withLock { $0.info } }
     /// The maker of every plan served since the start that may still have runs: the current
     /// one, and those a reload replaced while requests or runs still hold them (held weakly, so
     /// a replaced one goes once its last run ends). Stopping cancels and waits for them all.

@@ -12,11 +12,14 @@ import PipelineKit
 struct ServerRoutes: Sendable {
     /// What answers for the outputs' files.
     let responder: OutputResponder
+    /// What answers `/info/{input}`.
+    let info: InfoResponder
     private let router: RouterResponder<ServerRequestContext>
 
     init(pipeline: Pipeline, plan: RunPlan, memory: SharedMemoryBudget, metrics: ServerMetrics, logger: Logger) {
         let responder = OutputResponder(pipeline: pipeline, plan: plan, memory: memory)
         let info = InfoResponder(pipeline: pipeline, plan: plan, catalog: responder.catalog, maker: responder.maker)
+        self.info = info
         let signature = plan.definition.serve.signing.map(URLSignature.init)
         let router = Router(context: ServerRequestContext.self, options: .autoGenerateHeadEndpoints)
         // Middleware applies to the routes added after it, and to paths no route takes.

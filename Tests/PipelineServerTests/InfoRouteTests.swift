@@ -136,6 +136,23 @@ import Vips
         }
     }
 
+    @Test func anInputAskedForAgainIsAnsweredWithoutADecodeUntilItChanges() async throws {
+        let directory = try Self.folder()
+        let json = PipelineHarness.json(inputs: ["in/**/*.png"], outputs: [Self.placeholdersOutput])
+        try await withServer(json, in: directory) { server in
+            // Asked for twice: one body made, the same bytes both times
+            let first = try await server.request("/info/solid.png")
+            let again = try await server.request("/info/solid.png")
+            #expect(first.status == 200 && again.body == first.body && again.header("ETag") == first.header("ETag"))
+            #expect(server.server.info.answered.kept == 1)
+            // Once the file is another image, it is read again
+            try directory.write(try Fixtures.png(try Fixtures.solid(width: 30, height: 20, colour: [10, 20, 250])), to: "in/solid.png")
+            let changed = try Self.json(try await server.request("/info/solid.png"))
+            #expect(changed["dominantColor"] as? String != (try Self.json(first))["dominantColor"] as? String)
+            #expect(server.server.info.answered.kept == 2)
+        }
+    }
+
     @Test func placeholdersOfALargeImageAreMadeFromItShrunk() async throws {
         let directory = try TemporaryDirectory()
         let image = try Fixtures.solid(width: 2400, height: 1600, colour: [10, 200, 30])
