@@ -71,14 +71,10 @@ import Testing
     @Test func anOutputWhoseNameIsTooLongIsRefusedAloneAndTheInputsOtherOutputsAreMade() throws {
         // Given an input whose name fills 251 bytes, an output that adds 6 to it and one that keeps it
         let directory = try TemporaryDirectory()
-        let long = String(repeating: "n", count: 247)
-        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 40, height: 30)), to: "in/\(long).jpg")
-        let json = PipelineHarness.json(
-            inputs: ["in/*.jpg"],
-            outputs: [
-                #"{"name": "long", "steps": [{"resize": {"width": 16}}], "encode": {"format": "jpeg"}, "path": "out/{name}-b.jpg"}"#,
-                #"{"name": "kept", "steps": [{"resize": {"width": 16}}], "encode": {"format": "webp"}, "path": "out/{stem}.webp"}"#,
-            ])
+        let long = PipelineHarness.longStem
+        let json = try PipelineHarness.longNamedInput(
+            in: directory,
+            beside: [#"{"name": "kept", "steps": [{"resize": {"width": 16}}], "encode": {"format": "webp"}, "path": "out/{stem}.webp"}"#])
         let file = try directory.write(Data(json.utf8), to: "pipeline.json")
         // When it is validated
         let validate = try CommandRunner.run(["validate", file])

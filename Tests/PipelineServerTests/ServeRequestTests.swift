@@ -97,14 +97,8 @@ import Vips
     @Test func anOutputWhoseNameWouldBeTooLongIsRefusedAloneAndTheInputsOthersAnswered() async throws {
         // Given an input whose name fills 251 bytes, an output that adds 6 to it and one that keeps it
         let directory = try ServeTests.folder()
-        let long = String(repeating: "n", count: 247)
-        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 40, height: 30)), to: "in/\(long).jpg")
-        let json = PipelineHarness.json(
-            inputs: ["in/*.jpg"],
-            outputs: [
-                #"{"name": "long", "steps": [{"resize": {"width": 16}}], "encode": {"format": "jpeg"}, "path": "out/{name}-b.jpg"}"#,
-                ServeTests.thumb,
-            ])
+        let long = PipelineHarness.longStem
+        let json = try PipelineHarness.longNamedInput(in: directory, beside: [ServeTests.thumb])
         try await withServer(json, in: directory) { server in
             // The output that can be named is answered
             #expect(try await server.request("/thumb/\(long).jpg").status == 200)

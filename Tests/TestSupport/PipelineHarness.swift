@@ -27,6 +27,18 @@ package enum PipelineHarness {
             """
     }
 
+    /// The stem of an input whose file name (`STEM.jpg`) fills 251 of the 255 bytes a name may have.
+    package static let longStem = String(repeating: "n", count: 247)
+
+    /// Writes a small photo named by `longStem` into `directory`'s `in/`, and returns a pipeline
+    /// file over `in/*.jpg` whose output `long` adds 6 bytes to the input's name (one too many),
+    /// beside `otherOutputs`.
+    package static func longNamedInput(in directory: TemporaryDirectory, beside otherOutputs: [String]) throws -> String {
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 40, height: 30)), to: "in/\(longStem).jpg")
+        let long = #"{"name": "long", "steps": [{"resize": {"width": 16}}], "encode": {"format": "jpeg"}, "path": "out/{name}-b.jpg"}"#
+        return json(inputs: ["in/*.jpg"], outputs: [long] + otherOutputs)
+    }
+
     /// What loading `json` (from `/tmp`, with the standard processors) finds wrong with it; none
     /// when it loads.
     package static func problems(_ json: String) -> [PipelineFileError.Problem] {
