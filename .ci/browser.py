@@ -133,9 +133,15 @@ def page_result(url, width, ratio=1, label=""):
                         "expression": "(e => e ? e.textContent : null)(document.getElementById('result'))",
                         "returnByValue": True}, session)
                     text = answer.get("result", {}).get("result", {}).get("value")
-                    if text is not None and text != "pending":
-                        return json.loads(text), None
-                    seen = "still pending" if text == "pending" else "no result element"
+                    # While the page is still being parsed, the element may be there with its
+                    # text not yet (or in part): only the script's JSON is the result.
+                    if text not in (None, "pending"):
+                        try:
+                            return json.loads(text), None
+                        except ValueError:
+                            seen = "a result that is not JSON yet: %r" % text[:200]
+                    else:
+                        seen = "still pending" if text == "pending" else "no result element"
                     time.sleep(0.1)
                 return None, "%s after 60 s" % seen
         except ChromiumClosed as closed:
