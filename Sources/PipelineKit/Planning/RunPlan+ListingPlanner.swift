@@ -181,13 +181,12 @@ extension RunPlan {
                 do {
                     targets.append(try OutputTarget(output, inputValues: values))
                 } catch {
-                    refused.append(RefusedOutput(index: index, reason: "refused: \(error.message)"))
+                    refused.append(RefusedOutput(index: index, reason: error.message))
                     targets.append(.notMade(output))
                 }
             }
             if let first = refused.first, !targets.contains(where: \.isMade) {
-                let reason = "refused: output \"\(outputs[first.index].name)\": " + first.reason.dropFirst("refused: ".count)
-                return (nil, reason, [])
+                return (nil, "refused: output \"\(outputs[first.index].name)\": \(first.reason)", [])
             }
             return (targets, nil, refused)
         }

@@ -40,7 +40,7 @@ extension RunPlan.Listing {
             let target = targets[refused.index]
             return ItemFailure(
                 input: input.displayName, output: target.outputName,
-                error: ItemError(.refused, stage: .fetch, reason: refused.reason), file: target.fileDescription)
+                error: ItemError(.refused, stage: .fetch, reason: refused.failureReason), file: target.fileDescription)
         }
         return ItemReport(
             input: report.input, written: report.written, failures: report.failures + refusals, originalSize: report.originalSize)

@@ -37,8 +37,11 @@ public struct RunPlan: Sendable {
     public struct RefusedOutput: Sendable {
         /// The output's index in the plan's `definition.outputs`.
         public let index: Int
-        /// Why, as the output's failure gives it (which names the output).
+        /// Why the output's path cannot be made (its failure names the output).
         public let reason: String
+
+        /// The reason as the output's failure gives it.
+        public var failureReason: String { "refused: \(reason)" }
     }
 
     /// The checked pipeline file the plan is for.
