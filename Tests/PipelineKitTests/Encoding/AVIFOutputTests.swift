@@ -38,11 +38,15 @@ import Vips
     /// A photograph-like test image: a gradient with noise over it, and with a fourth band an
     /// alpha opaque on the left half only.
     func photo(width: Int, height: Int, bands: Int = 3) throws -> VipsImage {
-        let across = (0..<width).map { UInt8(($0 * 255) / max(1, width - 1)) }
+        let widest = max(1, width - 1)
+        let across: [UInt8] = (0..<width).map { (x: Int) -> UInt8 in UInt8(x * 255 / widest) }
         // The noise, (7919 x + 104729 y) mod 23, is row 0's shifted by (104729 y) mod 23: one row
-        // for each of the 23 shifts.
-        let noise: [[UInt8]] = (0..<23).map { shift in (0..<width).map { x in UInt8(128 + (x * 7919 + shift) % 23) } }
-        let alpha = (0..<width).map { $0 < width / 2 ? UInt8(255) : 0 }
+        // for each of the 23 shifts. The closures' types are spelt out, which spares the type
+        // checker a long search.
+        let noise: [[UInt8]] = (0..<23).map { (shift: Int) -> [UInt8] in
+            (0..<width).map { (x: Int) -> UInt8 in UInt8(128 + (x * 7919 + shift) % 23) }
+        }
+        let alpha: [UInt8] = (0..<width).map { (x: Int) -> UInt8 in x < width / 2 ? 255 : 0 }
         return try Fixtures.bandByBand(width: width, height: height, bands: bands) { band, y, row in
             switch band {
             case 0: row.update(from: across, count: width)
