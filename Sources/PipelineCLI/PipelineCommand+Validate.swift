@@ -27,7 +27,7 @@ extension PipelineCommand {
                     let name = listing.input.displayName
                     let lines =
                         listing.refusal.map { ["\(name): \($0)"] }
-                        ?? listing.refusedOutputs.map { "\(name) → \(plan.definition.outputs[$0.index].name): \($0.failureReason)" }
+                        ?? listing.refusedOutputs.map { "\(name) → \(listing.targets[$0.index].outputDescription): \($0.failureReason)" }
                     for line in lines { printError(line.escapingControlCharacters) }
                     refusals += lines.count
                 }

@@ -94,4 +94,23 @@ import Testing
         #expect(again.status == 1 && again.standardError.contains("in/\(long).jpg → long: fetch: refused: the name"))
         #expect(again.standardOutput.contains("1 up to date"), "\(again.standardOutput)")
     }
+
+    @Test func aRefusedFileOfAnOutputOfSeveralIsNamedByItsWidthAndFormat() throws {
+        // Given the long-named input, and an output of two widths whose names grow past 255 bytes
+        let directory = try TemporaryDirectory()
+        let long = PipelineHarness.longStem
+        let widths = #"{"name": "set", "widths": [16, 24], "formats": [{"format": "webp"}], "path": "out/{name}-{width}.{format}"}"#
+        let kept = #"{"name": "kept", "steps": [{"resize": {"width": 16}}], "encode": {"format": "webp"}, "path": "out/{stem}.webp"}"#
+        let json = try PipelineHarness.longNamedInput(in: directory, beside: [widths, kept])
+        let file = try directory.write(Data(json.utf8), to: "pipeline.json")
+        // When it is validated, each file of the set is named as the run names it
+        let validate = try CommandRunner.run(["validate", file])
+        #expect(validate.status == 0, "\(validate.standardError)")
+        #expect(validate.standardError.contains("in/\(long).jpg → set (16 px, webp): refused: the name"), "\(validate.standardError)")
+        #expect(validate.standardError.contains("in/\(long).jpg → set (24 px, webp): refused: the name"), "\(validate.standardError)")
+        #expect(validate.standardError.contains("in/\(long).jpg → long: refused: the name"), "\(validate.standardError)")
+        #expect(validate.standardOutput.hasSuffix("3 refused (above)\n"), "\(validate.standardOutput)")
+        let run = try CommandRunner.run(["run", file])
+        #expect(run.standardError.contains("in/\(long).jpg → set (24 px, webp): fetch: refused: the name"), "\(run.standardError)")
+    }
 }

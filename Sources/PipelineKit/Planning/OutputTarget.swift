@@ -67,6 +67,9 @@ public struct OutputTarget: Sendable {
     public var outputName: String { output.name }
     /// Which of the output's files the target is (a width and format of a responsive set), or nil.
     var fileDescription: String? { output.fileDescription }
+    /// The output as a failure line names it: its name, and which of its files this is when it
+    /// makes several (`hero (320 px, webp)`).
+    public var outputDescription: String { output.name + (output.fileDescription.map { " (\($0))" } ?? "") }
     /// The folder the author wrote in the template, absolute: the path may not leave it.
     public var root: String { output.root }
     /// Whether the planned path still holds a `{width}` or `{height}` that only the made image fills.
