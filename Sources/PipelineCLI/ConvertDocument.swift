@@ -63,8 +63,16 @@ struct ConvertDocument {
         if let named = command.format {
             // Any spelling an extension may have (`jpg`, `tif`, `heif`) names its format here too.
             format = EncoderSettings.Format(fileExtension: named)?.rawValue ?? named
+        } else if let own = try Self.format(of: path) {
+            format = own
+        } else if let kept = Self.format(ofInput: command.input) {
+            // OUT names none (a folder, `{format}`): the input's is kept, as sharp-cli does.
+            format = kept.rawValue
         } else {
-            format = try Self.format(of: path)
+            throw ConvertArgumentError(
+                "--format",
+                "OUT \"\(path)\" does not name a format, nor does IN \(command.input.quotedValue) by an extension pipeline writes: "
+                    + "give --format (jpeg, png, webp, avif, …)")
         }
 
         if let known = EncoderSettings.Format(rawValue: format) {
@@ -174,23 +182,28 @@ struct ConvertDocument {
         ["http://", "https://", "s3://"].contains { text.lowercased().hasPrefix($0) }
     }
 
-    /// The format OUT's extension names.
-    static func format(of path: String) throws(ConvertArgumentError) -> String {
+    /// The format OUT's extension names; nil when OUT has no extension, or `{format}` for one.
+    static func format(of path: String) throws(ConvertArgumentError) -> String? {
         let name = path.split(separator: "/").last.map(String.init) ?? path
-        guard let dot = name.lastIndex(of: "."), name.index(after: dot) < name.endIndex else {
-            throw ConvertArgumentError(
-                "--format", "OUT \"\(path)\" has no extension to tell the format by: give --format (jpeg, png, webp, avif, …)")
-        }
+        guard let dot = name.lastIndex(of: "."), name.index(after: dot) < name.endIndex else { return nil }
         let ext = name[name.index(after: dot)...].lowercased()
-        if ext == "{format}" {
-            throw ConvertArgumentError("--format", "OUT \"\(path)\" does not name a format: give --format (jpeg, png, webp, avif, …)")
-        }
+        if ext == "{format}" { return nil }
         guard let format = EncoderSettings.Format(fileExtension: ext) else {
             let known = EncoderSettings.Format.fileExtensionList
             throw ConvertArgumentError(
                 "OUT", "\"\(path)\" ends in .\(ext), which names no format pipeline writes: end it in one of \(known), or give --format")
         }
         return format.rawValue
+    }
+
+    /// The format IN's extension names, when pipeline writes it: a file's, a URL's path's, or a
+    /// glob's when its extension is written out (`photos/*.png`, not `photos/*.{jpg,png}`).
+    static func format(ofInput input: String) -> EncoderSettings.Format? {
+        let path = isURL(input) ? URLComponents(string: input)?.path ?? "" : input
+        guard let name = path.split(separator: "/").last, let dot = name.lastIndex(of: ".") else { return nil }
+        let ext = name[name.index(after: dot)...]
+        guard !ext.isEmpty, !ext.contains(where: { "*?[]{},".contains($0) }) else { return nil }
+        return EncoderSettings.Format(fileExtension: ext.lowercased())
     }
 
     static func positiveInteger(_ text: String, flag: String) throws(ConvertArgumentError) -> Int {

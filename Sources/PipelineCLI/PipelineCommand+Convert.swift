@@ -11,7 +11,7 @@ extension PipelineCommand {
                 checks, exit status and summary, and the same privacy default (only the colour profile kept). \
                 --print-pipeline prints that file instead, to grow the one-off into a pipeline file. \
                 OUT is a file, a folder (one that exists, or a path ending in /: the name is {stem}.{format}) \
-                or a path template such as out/{stem}-{width}.webp; the format is --format's or OUT's extension's.
+                or a path template such as out/{stem}-{width}.webp; the format is --format's, OUT's extension's, or else IN's.
                 """
         )
 
@@ -30,7 +30,9 @@ extension PipelineCommand {
         @ArgumentParser.Option(help: ArgumentHelp("How the image fits the box: cover, contain, inside, outside or fill.", valueName: "fit"))
         var fit: String?
 
+        // Taken whatever it starts with: a point such as -0,0.5 would otherwise read as a flag.
         @ArgumentParser.Option(
+            parsing: .unconditional,
             help: ArgumentHelp(
                 "The part kept when cover crops: centre, attention, entropy, faces, north, …, or a point X,Y (0 to 1 from the left and the top).",
                 valueName: "position"))
@@ -45,7 +47,8 @@ extension PipelineCommand {
         var ssimulacra2: String?
 
         @ArgumentParser.Option(
-            help: ArgumentHelp("The output format (default: OUT's extension's): jpeg, png, webp, avif, …", valueName: "format"))
+            help: ArgumentHelp(
+                "The output format (default: OUT's extension's, or else IN's): jpeg, png, webp, avif, …", valueName: "format"))
         var format: String?
 
         @ArgumentParser.Option(

@@ -50,6 +50,24 @@ import Vips
         #expect(try size(directory.url.appendingPathComponent("thumbs/dune.jpg").path).0 == 90)
     }
 
+    /// OUT that names no format keeps IN's, as sharp-cli does; IN that names none either asks for --format.
+    @Test func aFolderOutputWithoutAFormatKeepsTheInputsFormat() throws {
+        let directory = try prepare()
+        try directory.write(try Fixtures.png(try Fixtures.gradient(width: 40, height: 30)), to: "in/flat.PNG")
+        let file = try CommandRunner.run(["convert", "in/storm.jpg", "thumbs/", "--width", "60"], in: directory.url)
+        #expect(file.status == 0, "\(file.standardError)")
+        let glob = try CommandRunner.run(["convert", "in/*.PNG", "out/{stem}-{width}.{format}", "--width", "20"], in: directory.url)
+        #expect(glob.status == 0, "\(glob.standardError)")
+        #expect(directory.allFiles().filter { $0.hasPrefix("thumbs/") || $0.hasPrefix("out/") } == ["out/flat-20.png", "thumbs/storm.jpg"])
+        #expect(try VipsImage.open(file: directory.path + "/out/flat-20.png").loader?.hasPrefix("pngload") == true)
+        // A glob whose extension is not written out names no one format
+        let mixed = try CommandRunner.run(["convert", "in/*", "out/", "--width", "20"], in: directory.url)
+        #expect(mixed.status == 2)
+        #expect(
+            mixed.standardError.hasPrefix(#"error: --format: OUT "out/{stem}.{format}" does not name a format, nor does IN "in/*""#),
+            "\(mixed.standardError)")
+    }
+
     @Test func aGlobFillsATemplateForEveryInput() throws {
         let directory = try prepare()
         let result = try CommandRunner.run(["convert", "in/*.jpg", "out/{stem}-{width}.avif", "--width", "64"], in: directory.url)
@@ -151,8 +169,7 @@ import Vips
         #expect(result.standardError.contains("--quality") && result.standardError.contains("--ssimulacra2"), "\(result.standardError)")
     }
 
-    /// A format without a quality, or without a quality search, is named with the flag that asked
-    /// for one, not by the shape of the pipeline file's `encode.quality`.
+    /// --position is a name or a point X,Y; a point that starts with a minus sign is a value, not a flag.
     @Test func aPositionIsANameOrAPoint() throws {
         let directory = try prepare()
         // A point is the resize's {"x", "y"}, and crops about it
@@ -173,6 +190,7 @@ import Vips
             ("nan,0.5", #"--position: expected a point X,Y of two numbers, got "nan,0.5""#),
             ("0.5,inf", #"--position: expected a point X,Y of two numbers, got "0.5,inf""#),
             ("bogus", #"--position: unknown value "bogus": expected one of "centre""#),
+            ("-0.5,0.5", "--position: "),
         ] {
             let result = try CommandRunner.run(
                 ["convert", "in/storm.jpg", "out/q.webp", "--width", "100", "--height", "100", "--position", value], in: directory.url)
