@@ -193,6 +193,24 @@ import Vips
         #expect(outside.allFiles().isEmpty)
     }
 
+    /// A commit renames over the path: a link there is replaced, and the file it led to, which
+    /// may be anything (an input of another run), is left as it was.
+    @Test func anOutputAtASymbolicLinkReplacesTheLinkAndLeavesWhereItLed() async throws {
+        let directory = try TemporaryDirectory()
+        let elsewhere = try TemporaryDirectory()
+        try writePhotos(1, to: directory, folder: "in")
+        let target = try elsewhere.write(Data("kept".utf8), to: "t.jpg")
+        try FileManager.default.createDirectory(atPath: directory.path + "/out", withIntermediateDirectories: true)
+        let name = String(try #require(directory.allFiles().first { $0.hasPrefix("in/") }).dropFirst(3))
+        let link = directory.path + "/out/" + name
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: target)
+        let json = PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [output("t", path: "out/{name}")])
+        _ = try await PipelineHarness.run(json, in: directory)
+        #expect(try FileManager.default.attributesOfItem(atPath: link)[.type] as? FileAttributeType == .typeRegular)
+        #expect(try VipsImage.open(file: link).width > 0)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: target)) == Data("kept".utf8))
+    }
+
     @Test func inputsInFlightStayWithinTheBound() async throws {
         let directory = try TemporaryDirectory()
         try writePhotos(12, to: directory, width: 64, height: 64)
