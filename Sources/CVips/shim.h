@@ -9,6 +9,9 @@
 #define PIPELINE_CVIPS_SHIM_H
 
 #include <vips/vips.h>
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
 #include <stdarg.h>
 #include <stdint.h>
 
@@ -612,6 +615,141 @@ static inline int pl_write_to_descriptor(VipsImage *in, const char *suffix, int 
     if (!target) return -1;
     int result = vips_image_write_to_target(in, suffix, target, NULL);
     g_object_unref(target);
+    return result;
+}
+
+/* A JPEG without the EXIF block (APP1 `Exif\0\0`) that libvips 8.14's saver makes of its own
+ * whenever it writes any metadata. The header, up to the start of the scan, is held until it is
+ * whole and given on without that block; the rest goes on as it is. Bytes that are not the JPEG
+ * expected go on as they came. */
+typedef int (*PlByteSink)(void *context, const unsigned char *bytes, size_t count);
+
+/* Where the scan starts in a JPEG's first `count` bytes: 0 while they do not reach it, -1 when
+ * they are not a JPEG's header (or, `ending`, never reach it). */
+static inline long pl_jpeg_scan_offset(const unsigned char *bytes, size_t count, int ending) {
+    if (count < 2) return ending ? -1 : 0;
+    if (bytes[0] != 0xFF || bytes[1] != 0xD8) return -1;
+    size_t at = 2;
+    for (;;) {
+        if (at + 4 > count) return ending ? -1 : 0;
+        if (bytes[at] != 0xFF) return -1;
+        if (bytes[at + 1] == 0xDA) return (long) at;
+        size_t length = ((size_t) bytes[at + 2] << 8) | bytes[at + 3];
+        if (length < 2) return -1;
+        if (at + 2 + length > count) return ending ? -1 : 0;
+        at += 2 + length;
+    }
+}
+
+/* Gives `sink` the JPEG in `bytes`, whose scan starts at `scan`, without its EXIF segments. */
+static inline int pl_jpeg_give_without_exif(const unsigned char *bytes, size_t count, size_t scan, PlByteSink sink, void *context) {
+    if (sink(context, bytes, 2) != 0) return -1;
+    for (size_t at = 2; at < scan;) {
+        size_t length = ((size_t) bytes[at + 2] << 8) | bytes[at + 3];
+        int exif = bytes[at + 1] == 0xE1 && length >= 8 && memcmp(bytes + at + 4, "Exif\0\0", 6) == 0;
+        if (!exif && sink(context, bytes + at, 2 + length) != 0) return -1;
+        at += 2 + length;
+    }
+    return sink(context, bytes + scan, count - scan);
+}
+
+static inline int pl_descriptor_sink(void *context, const unsigned char *bytes, size_t count) {
+    int descriptor = *(int *) context;
+    while (count > 0) {
+        ssize_t written = write(descriptor, bytes, count);
+        if (written < 0 && errno == EINTR) continue;
+        if (written <= 0) return -1;
+        bytes += written;
+        count -= (size_t) written;
+    }
+    return 0;
+}
+
+static inline int pl_memory_sink(void *context, const unsigned char *bytes, size_t count) {
+    unsigned char **end = context;
+    memcpy(*end, bytes, count);
+    *end += count;
+    return 0;
+}
+
+/* The length of the JPEG in `bytes` without its EXIF segments, copied into `out` (room for
+ * `count` bytes): `count` itself, copied whole, when they are not the JPEG expected. */
+static inline size_t pl_jpeg_copy_without_exif(const unsigned char *bytes, size_t count, unsigned char *out) {
+    long scan = pl_jpeg_scan_offset(bytes, count, 1);
+    unsigned char *end = out;
+    if (scan <= 0) pl_memory_sink(&end, bytes, count);
+    else pl_jpeg_give_without_exif(bytes, count, (size_t) scan, pl_memory_sink, &end);
+    return (size_t) (end - out);
+}
+
+/* The state of a target that writes a JPEG into an open file without its EXIF segments. */
+typedef struct {
+    int descriptor;
+    int passing;
+    int error;
+    unsigned char *head;
+    size_t length;
+    size_t capacity;
+} PlJPEGWithoutEXIF;
+
+/* Gives on the held header once it reaches the scan (or, `ending`, as it is): 0 when given or
+ * still incomplete, -1 when a write failed (its errno kept). */
+static inline int pl_jpeg_without_exif_flush(PlJPEGWithoutEXIF *state, int ending) {
+    long scan = pl_jpeg_scan_offset(state->head, state->length, ending);
+    if (scan == 0) return 0;
+    int result = scan < 0 ? pl_descriptor_sink(&state->descriptor, state->head, state->length)
+                          : pl_jpeg_give_without_exif(state->head, state->length, (size_t) scan, pl_descriptor_sink, &state->descriptor);
+    if (result != 0) state->error = errno ? errno : EIO;
+    g_free(state->head);
+    state->head = NULL;
+    state->length = state->capacity = 0;
+    state->passing = 1;
+    return result;
+}
+
+static gint64 pl_jpeg_without_exif_write(VipsTargetCustom *target, const void *data, gint64 length, void *user) {
+    PlJPEGWithoutEXIF *state = user;
+    if (state->error || length < 0) return -1;
+    if (state->passing) {
+        if (pl_descriptor_sink(&state->descriptor, data, (size_t) length) != 0) {
+            state->error = errno ? errno : EIO;
+            return -1;
+        }
+        return length;
+    }
+    if (state->length + (size_t) length > state->capacity) {
+        size_t capacity = state->capacity ? state->capacity : 65536;
+        while (capacity < state->length + (size_t) length) capacity *= 2;
+        state->head = g_realloc(state->head, capacity);
+        state->capacity = capacity;
+    }
+    memcpy(state->head + state->length, data, (size_t) length);
+    state->length += (size_t) length;
+    return pl_jpeg_without_exif_flush(state, 0) == 0 ? length : -1;
+}
+
+static int pl_jpeg_without_exif_end(VipsTargetCustom *target, void *user) {
+    PlJPEGWithoutEXIF *state = user;
+    if (!state->passing && !state->error) pl_jpeg_without_exif_flush(state, 1);
+    return state->error ? -1 : 0;
+}
+
+/* pl_write_to_descriptor for a JPEG saver, without libvips' EXIF block (above). */
+static inline int pl_write_jpeg_without_exif(VipsImage *in, const char *suffix, int descriptor) {
+    VipsTargetCustom *target = vips_target_custom_new();
+    if (!target) return -1;
+    PlJPEGWithoutEXIF state = { descriptor, 0, 0, NULL, 0, 0 };
+    g_signal_connect(target, "write", G_CALLBACK(pl_jpeg_without_exif_write), &state);
+    g_signal_connect(target, "end", G_CALLBACK(pl_jpeg_without_exif_end), &state);
+    int result = vips_image_write_to_target(in, suffix, VIPS_TARGET(target), NULL);
+    /* Whether or not the saver ended the target, nothing is left held. */
+    if (result == 0) pl_jpeg_without_exif_end(target, &state);
+    g_object_unref(target);
+    g_free(state.head);
+    if (result == 0 && state.error) {
+        vips_error_system(state.error, "jpegsave", "write failed");
+        result = -1;
+    }
     return result;
 }
 

@@ -68,7 +68,7 @@ extension VipsImage {
     /// The pixels are what libvips' heifsave would take for an 8-bit file: converted to sRGB
     /// (greyscale too), 16-bit scaled to 8, bands past the fourth dropped. With `keepsMetadata`
     /// the file carries the ICC profile, XMP, and the EXIF block libvips rebuilds from the
-    /// image's fields, as heifsave writes them.
+    /// image's fields, as heifsave writes them, when the image carries one or is not upright.
     ///
     /// The encoder's threads: an AV1 encode is most of an output's time, and the pipeline gives
     /// each image one core. While fewer encodes run than there are cores (the last images of a
@@ -127,12 +127,16 @@ extension VipsImage {
     }
 
     /// The image as libavif takes it: 8-bit sRGB or sRGB with alpha, every pixel computed, the
-    /// EXIF block rebuilt from the metadata (on a private copy).
+    /// EXIF block it carries (or its `exif-ifd` fields) rebuilt from the metadata, on a private
+    /// copy. An upright image without either gets none: libvips would make one of the size and
+    /// resolution alone.
     func avifReady() throws(VipsError) -> VipsImage {
         var image = try inEightBits()
         if image.interpretation != .sRGB || image.bands < 3 { image = try image.converted(to: .sRGB) }
         if image.bands > 4 { image = try image.extractingBands(0, count: 4) }
         let copy = try image.privateCopy()
+        let carriesEXIF = fieldNames.contains { $0 == "exif-data" || $0.hasPrefix("exif-ifd") }
+        guard carriesEXIF || copy.orientation > 1 else { return copy }
         guard withExtendedLifetime(copy, { pl_exif_update(copy.pointer) }) == 0 else {
             throw VipsError.fromLibrary(operation: "exif")
         }

@@ -61,6 +61,29 @@ extension VipsImage {
         guard status == 0 else { throw VipsError.fromLibrary(operation: "save") }
     }
 
+    /// Encodes the image as JPEG into an open file, as `write(toDescriptor:suffix:)` does, but
+    /// without the EXIF block libvips 8.14's saver makes of the image's size and resolution when
+    /// it writes any metadata: the image's own EXIF is removed before, where it is not wanted.
+    public func writeJPEGWithoutEXIF(toDescriptor descriptor: Int32, suffix: String) throws(VipsError) {
+        let status = withExtendedLifetime(self) { pl_write_jpeg_without_exif(pointer, suffix, descriptor) }
+        guard status == 0 else { throw VipsError.fromLibrary(operation: "save") }
+    }
+
+    /// A JPEG file's bytes without their EXIF segments (as `writeJPEGWithoutEXIF` writes them);
+    /// bytes that are not a JPEG's as they are.
+    public static func jpegWithoutEXIF(_ data: Data) -> Data {
+        var result = Data(count: data.count)
+        let length = result.withUnsafeMutableBytes { out in
+            data.withUnsafeBytes { bytes in
+                guard let source = bytes.baseAddress, let target = out.baseAddress else { return 0 }
+                return pl_jpeg_copy_without_exif(
+                    source.assumingMemoryBound(to: UInt8.self), bytes.count, target.assumingMemoryBound(to: UInt8.self))
+            }
+        }
+        result.count = length
+        return result
+    }
+
     /// Encodes the image; libvips picks the saver and reads its options from `suffix`,
     /// for example `".webp[Q=80,effort=4]"`.
     public func encoded(suffix: String) throws(VipsError) -> Data {

@@ -18,7 +18,8 @@ import Vips
 ///   heifsave does by default, unless `chromaSubsampling` says which; lossless keeps RGB as it
 ///   is, in 4:4:4.
 /// - The file carries the ICC profile, EXIF and XMP unless nothing is kept, as heifsave does
-///   without and with `strip` (what `keep` leaves out is removed before, by `ImageEncoder`).
+///   without and with `strip` (what `keep` leaves out is removed before, by `ImageEncoder`),
+///   but no EXIF block of libvips' making for an upright image that carries none (`SaverEXIF`).
 /// - An animation (frames stacked `pageHeight` rows each, as GIF and WebP outputs get them)
 ///   becomes an AVIF image sequence (`VipsImage.encodedAVIFSequence`), each frame shown for its
 ///   delay; a still image is encoded as one image, as it always was.

@@ -22,9 +22,17 @@ enum ImageEncoder {
     @discardableResult
     static func encode(_ image: VipsImage, with settings: EncoderSettings, into descriptor: Int32) throws(VipsError) -> Encoded {
         let prepared = try prepare(image, for: settings)
+        let dropsEXIF = dropsSaverEXIF(prepared.image, settings: settings)
         // AVIF is written by libavif, and a HEIC file is checked before it is written (below).
-        guard settings.qualityTarget != nil || settings.format == .avif || settings.format == .heic else {
-            try prepared.image.write(toDescriptor: descriptor, suffix: settings.vipsSuffix)
+        // libvips' WebP saver makes the whole file in memory: it is taken out of memory here
+        // instead, to take out its EXIF block of libvips' making (`SaverEXIF`).
+        let streams = settings.format != .avif && settings.format != .heic && (settings.format != .webp || !dropsEXIF)
+        guard settings.qualityTarget != nil || !streams else {
+            if settings.format == .jpeg, dropsEXIF {
+                try prepared.image.writeJPEGWithoutEXIF(toDescriptor: descriptor, suffix: settings.vipsSuffix)
+            } else {
+                try prepared.image.write(toDescriptor: descriptor, suffix: settings.vipsSuffix)
+            }
             return Encoded(dropped: prepared.dropped, search: nil)
         }
         let (data, outcome) = try encodedBytes(prepared, with: settings)
@@ -69,7 +77,17 @@ enum ImageEncoder {
         if settings.format == .avif { return try AVIFOutput.encoded(image, settings: settings) }
         let data = try image.encoded(suffix: suffix ?? settings.vipsSuffix)
         if settings.format == .heic { try checkHEIC(data, of: image) }
-        return data
+        // Bytes in memory, for a quality search or a format written whole: JPEG's and WebP's
+        // EXIF block of libvips' making is taken out here (`SaverEXIF`).
+        return dropsSaverEXIF(image, settings: settings) ? SaverEXIF.removed(from: data, format: settings.format) : data
+    }
+
+    /// Whether the file goes without the EXIF block libvips' savers make of their own
+    /// (`SaverEXIF`): EXIF is not kept, and the image is upright, so that the block would say
+    /// nothing a viewer needs. An orientation not turned upright (`autorotate: false`) stays in
+    /// it, for viewers to turn the image.
+    static func dropsSaverEXIF(_ image: VipsImage, settings: EncoderSettings) -> Bool {
+        !settings.keptMetadata.contains(.exif) && image.orientation <= 1
     }
 
     /// Fails a HEIC file that holds no image: x265 refuses some long, thin pictures (16 × 5,000

@@ -21,32 +21,13 @@ extension Placeholders {
 
     /// The WebP file without its metadata chunks (EXIF, XMP, ICC profile, unknown ones) and
     /// without the VP8X flags announcing them. A data URI is inlined in every page, and libvips'
-    /// WebP saver writes an EXIF chunk of its own making (resolution, orientation) despite
-    /// `strip`: most of each placeholder's bytes. A file that is not the RIFF WebP expected is
-    /// returned as it is.
+    /// WebP saver writes an EXIF chunk of its own making (`SaverEXIF`) despite `strip`: most of
+    /// each placeholder's bytes. A file that is not the RIFF WebP expected is returned as it is.
     static func pixelsOnly(_ webp: Data) -> Data {
-        let bytes = [UInt8](webp)
-        guard bytes.count >= 12, bytes[0..<4].elementsEqual("RIFF".utf8), bytes[8..<12].elementsEqual("WEBP".utf8) else { return webp }
-        let kept: Set<String> = ["VP8 ", "VP8L", "VP8X", "ALPH", "ANIM", "ANMF"]
-        var body: [UInt8] = Array("WEBP".utf8)
-        var offset = 12
-        // Each chunk moves the offset on by at least its 8-byte header: the loop ends.
-        while offset + 8 <= bytes.count {
-            let name = String(decoding: bytes[offset..<offset + 4], as: UTF8.self)
-            guard let size = bytes.storedInteger(at: offset + 4, bigEndian: false) else { return webp }
-            let end = offset + 8 + size + size % 2
-            guard end <= bytes.count else { return webp }
-            if kept.contains(name) {
-                var chunk = Array(bytes[offset..<end])
-                // VP8X flags: ICC profile 0x20, EXIF 0x08, XMP 0x04.
-                if name == "VP8X", chunk.count > 8 { chunk[8] &= ~0b0010_1100 }
-                body += chunk
-            }
-            offset = end
+        let pixels: Set<String> = ["VP8 ", "VP8L", "VP8X", "ALPH", "ANIM", "ANMF"]
+        return WebPChunks.removing(from: webp, flags: WebPChunks.iccFlag | WebPChunks.exifFlag | WebPChunks.xmpFlag) {
+            !pixels.contains($0)
         }
-        let length = UInt32(body.count)
-        return Data(
-            Array("RIFF".utf8) + [UInt8(length & 0xFF), UInt8(length >> 8 & 0xFF), UInt8(length >> 16 & 0xFF), UInt8(length >> 24)] + body)
     }
 
     /// The tallest LQIP made. A page stretches the LQIP over the image's box, so a taller one

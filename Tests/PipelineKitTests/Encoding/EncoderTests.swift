@@ -82,6 +82,32 @@ import Vips
         #expect(!stripped.image.hasField("exif-data"))
     }
 
+    /// libvips' savers make an EXIF block of the image's size and resolution whenever they write
+    /// any metadata (WebP's even with strip): a file that keeps no EXIF has none, streamed or
+    /// searched, and keeps its profile; a kept block, and the orientation of an image not turned
+    /// upright, stay.
+    @Test(arguments: [EncoderSettings.Format.jpeg, .webp, .avif])
+    func aFileThatKeepsNoEXIFHasNoEXIFBlock(format: EncoderSettings.Format) throws {
+        let photo = try Fixtures.gradient(width: 64, height: 48)
+        var profiled = EncoderSettings(format: format, quality: 70, effort: 2)
+        profiled.iccProfile = "srgb"
+        var searched = profiled
+        searched.qualityTarget = QualityTarget(ssimulacra2: 60)
+        for settings in [profiled, searched, EncoderSettings(format: format, quality: 70, strip: true, effort: 2)] {
+            let file = try encode(photo, settings)
+            #expect(!file.image.hasField("exif-data"), "\(format), keeping \(settings.keptMetadata)")
+            #expect(file.image.hasField("icc-profile-data") == !settings.keptMetadata.isEmpty, "\(format)")
+        }
+        // The orientation of an image not turned upright is what a viewer turns it by (libvips
+        // reads no orientation from an AVIF's EXIF).
+        let turned = try encode(try photo.withOrientation(6), profiled)
+        #expect(turned.image.hasField("exif-data") && (format == .avif || turned.image.orientation == 6), "\(format)")
+        var keepingEXIF = profiled
+        keepingEXIF.keep = [.exif, .icc]
+        let tagged = try photo.settingStringField("exif-ifd0-Make", to: "PipelineTestCamera")
+        #expect(try encode(tagged, keepingEXIF).image.hasField("exif-data"), "\(format)")
+    }
+
     @Test func saverSuffixCarriesTheOptions() {
         #expect(
             EncoderSettings(format: .jpeg, quality: 85, strip: true, progressive: true).vipsSuffix == ".jpg[Q=85,interlace=true,strip=true]"
