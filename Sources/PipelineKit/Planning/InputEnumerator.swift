@@ -30,6 +30,9 @@ struct InputEnumerator {
         var empty: [(index: Int, description: String)] = []
         /// The list files read, absolute: the run must not write over them.
         var listFiles: [String] = []
+        /// The folders globs entered through symbolic links, where the run must not write what
+        /// they match.
+        var linkedFolders: [InputReach.LinkedFolder] = []
 
         init(sink: Sink) { self.sink = sink }
 

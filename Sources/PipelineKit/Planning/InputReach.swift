@@ -8,10 +8,20 @@ struct InputReach {
     /// folder as written and, when links lead elsewhere, as the links lead.
     struct Glob {
         let pattern: WatchScope.InputPattern
-        let targets: [WatchScope.Target]
+        var targets: [WatchScope.Target]
     }
 
-    let globs: [Glob]
+    /// A folder a glob's walk entered through a symbolic link (`in/*/*.jpg` reaching `in/made`,
+    /// a link to `../made`): where the link leads, and the glob's components left to match there.
+    struct LinkedFolder {
+        /// Where the file sets the glob, and the glob as written there.
+        let place: String
+        let pattern: String
+        let root: String
+        let components: [String]
+    }
+
+    private(set) var globs: [Glob]
     private let caseInsensitive: Bool
     /// The pipeline file's folder with a trailing slash: paths in it are named relative to it.
     private let baseFolder: String
@@ -29,6 +39,16 @@ struct InputReach {
                 if let real = WriteCheck.realPath(root), real != root { targets.append(.glob(root: real, components: components)) }
             }
             return targets.isEmpty ? nil : Glob(pattern: pattern, targets: targets)
+        }
+    }
+
+    /// Adds the folders the listing's walks entered through links to the globs that entered them.
+    mutating func include(_ folders: [LinkedFolder]) {
+        for folder in folders {
+            guard let index = globs.firstIndex(where: { $0.pattern.place == folder.place && $0.pattern.pattern == folder.pattern })
+            else { continue }
+            let target = WatchScope.Target.glob(root: folder.root, components: folder.components)
+            if !globs[index].targets.contains(target) { globs[index].targets.append(target) }
         }
     }
 

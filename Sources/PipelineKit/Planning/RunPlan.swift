@@ -122,7 +122,8 @@ public struct RunPlan: Sendable {
                     reach: InputReach(definition: definition))))
         warnings = definition.warnings + enumeration.warnings
         problems = enumeration.problems + Self.emptyRunProblems(enumeration, definition: definition)
-        let planned = enumeration.sink.finish()
+        var planned = enumeration.sink.finish()
+        planned.writeCheck.note(enumeration.linkedFolders)
         problems += planned.problems
         warnings += planned.warnings
         WorkCounter.add(.plannedPathPairs, planned.pairsCompared)

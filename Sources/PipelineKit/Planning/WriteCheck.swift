@@ -154,13 +154,18 @@ struct WriteCheck {
     private var cacheProblems: [PipelineFileError.Problem] = []
 
     /// Where the run's input globs reach, when a write there is to be refused.
-    private let reach: InputReach?
+    private var reach: InputReach?
 
     /// A check of a run whose cache is in `cacheFolder` (nil for none), whose writes may not be
     /// where its input globs `reach`.
     init(cacheFolder: String?, reach: InputReach? = nil) {
         self.reach = reach.flatMap { $0.globs.isEmpty ? nil : $0 }
         if let cacheFolder { self.cacheFolder = (cacheFolder, resolve(cacheFolder) + "/") }
+    }
+
+    /// Notes the folders the listing's globs entered through symbolic links, which they reach too.
+    mutating func note(_ linkedFolders: [InputReach.LinkedFolder]) {
+        reach?.include(linkedFolders)
     }
 
     /// Notes a local source (once): `input`, its first listing, with the real path its key found,

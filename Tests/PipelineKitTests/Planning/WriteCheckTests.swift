@@ -171,6 +171,11 @@ import Testing
                 #"inputs[1]: "in/made/*.jpg" takes in what output "t" writes (made/dune-0.jpg)"#
             ),
             (
+                // A wildcard folder of the glob that is the link, entered by the walk
+                PipelineHarness.json(inputs: ["in/*.jpg", "in/*/*.jpg"], outputs: [output(path: "made/{stem}.jpg")]),
+                #"inputs[1]: "in/*/*.jpg" takes in what output "t" writes (made/dune-0.jpg)"#
+            ),
+            (
                 #"{"version": 1, "inputs": [{"list": "list.txt"}], "outputs": [\#(output(path: "in/small/{stem}.jpg"))]}"#,
                 #"inputs[0].list: "in/**/*.jpg" takes in what output "t" writes (in/small/dune-0.jpg)"#
             ),

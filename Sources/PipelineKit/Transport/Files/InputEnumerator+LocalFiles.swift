@@ -23,6 +23,7 @@ extension InputEnumerator {
         }
         let rootCount = Self.rootCount(absolute.split(separator: "/", omittingEmptySubsequences: true).map(String.init))
         let found = files(matching: split, rootCount: rootCount)
+        result.linkedFolders += found.linked.map { InputReach.LinkedFolder(place: place, pattern: pattern, root: $0.root, components: $0.components) }
         // Alternatives of a brace set may find one file twice. Told apart by bytes, as the disk
         // does: a Set of strings would take two names that differ only in how an accent is
         // encoded for one.
@@ -52,25 +53,33 @@ extension InputEnumerator {
     }
 
     /// The files the brace alternatives `split` (each a list of path components) match, relative
-    /// to the root made of their first `rootCount` components, and the names matched that are no
-    /// input, with what they are.
-    private func files(matching split: [[String]], rootCount: Int) -> (root: String, matches: [String], skipped: [String: String]) {
+    /// to the root made of their first `rootCount` components; the names matched that are no
+    /// input, with what they are; and the folders the walk entered through a symbolic link.
+    private func files(matching split: [[String]], rootCount: Int) -> (
+        root: String, matches: [String], skipped: [String: String], linked: [LinkedWalk]
+    ) {
         let root = Self.normalize("/" + split[0][..<rootCount].joined(separator: "/"))
         var matches: [String] = []
         var skipped: [String: String] = [:]
+        var linked: [LinkedWalk] = []
         for components in split {
-            walk(root, relative: "", pattern: components[rootCount...], into: &matches, skipped: &skipped)
+            walk(root, relative: "", pattern: components[rootCount...], into: &matches, skipped: &skipped, linked: &linked)
         }
-        return (root, matches, skipped)
+        return (root, matches, skipped, linked)
     }
+
+    /// A folder a glob's walk entered through a symbolic link: where the link leads, and the
+    /// components of the glob left to match there.
+    private typealias LinkedWalk = (root: String, components: [String])
 
     /// Adds the files below `directory` that `pattern` matches; names it matches that are no
     /// input (FIFOs, devices, sockets, dangling or looping links, folders, names that are not
     /// UTF-8) go to `skipped` with what they are, for a warning: a glob that silently drops them
-    /// looks like a lost input.
+    /// looks like a lost input. Folders entered through a symbolic link go to `linked`: a file
+    /// written where the link leads is an input of the next walk.
     private func walk(
         _ directory: String, relative: String, pattern: ArraySlice<String>, into matches: inout [String],
-        skipped: inout [String: String]
+        skipped: inout [String: String], linked: inout [LinkedWalk]
     ) {
         guard let component = pattern.first else { return }
         let rest = pattern.dropFirst()
@@ -80,10 +89,10 @@ extension InputEnumerator {
         if component == "**" {
             // Zero folders: the rest of the pattern here; then every subfolder, recursively.
             // Symbolic links to folders are not followed, so a link cycle cannot loop forever.
-            walk(directory, relative: relative, pattern: rest, into: &matches, skipped: &skipped)
+            walk(directory, relative: relative, pattern: rest, into: &matches, skipped: &skipped, linked: &linked)
             let listing = LongPath.listing(of: directory)
             for name in listing.names.sorted() where !name.hasPrefix(".") && Self.kind(here(name), followLinks: false) == .directory {
-                walk(here(name), relative: joined(name), pattern: pattern, into: &matches, skipped: &skipped)
+                walk(here(name), relative: joined(name), pattern: pattern, into: &matches, skipped: &skipped, linked: &linked)
             }
             for name in listing.undecodable where name.isFolder && !name.replaced.hasPrefix(".") {
                 skipped[here(name.replaced)] = Self.undecodable(name)
@@ -114,7 +123,10 @@ extension InputEnumerator {
                     skipped[path] = target.map { "a symbolic link to \($0), \(what)" } ?? what
                 }
             } else if kind == .directory {
-                walk(path, relative: joined(name), pattern: rest, into: &matches, skipped: &skipped)
+                if Self.kind(path, followLinks: false) != .directory, let real = WriteCheck.realPath(path) {
+                    linked.append((real, Array(rest)))
+                }
+                walk(path, relative: joined(name), pattern: rest, into: &matches, skipped: &skipped, linked: &linked)
             }
         }
     }
