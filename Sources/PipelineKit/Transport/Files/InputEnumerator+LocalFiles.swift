@@ -23,7 +23,9 @@ extension InputEnumerator {
         }
         let rootCount = Self.rootCount(absolute.split(separator: "/", omittingEmptySubsequences: true).map(String.init))
         let found = files(matching: split, rootCount: rootCount)
-        result.linkedFolders += found.linked.map { InputReach.LinkedFolder(place: place, pattern: pattern, root: $0.root, components: $0.components) }
+        result.linkedFolders += found.linked.map {
+            InputReach.LinkedFolder(place: place, pattern: pattern, root: $0.root, components: $0.components)
+        }
         // Alternatives of a brace set may find one file twice. Told apart by bytes, as the disk
         // does: a Set of strings would take two names that differ only in how an accent is
         // encoded for one.
