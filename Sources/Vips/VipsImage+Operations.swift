@@ -93,6 +93,14 @@ extension VipsImage {
         return VipsImage(taking: copy)
     }
 
+    /// Fails as a computation on this image would once a deadline has stopped it (set its kill),
+    /// which notices the kill and so clears it: for work on a copy in memory, such as a quality
+    /// search's trial encodes, which the kill does not reach.
+    public func checkNotStopped() throws(VipsError) {
+        guard withExtendedLifetime(self, { vips_image_iskilled(pointer) }) != 0 else { return }
+        throw VipsError.fromLibrary(operation: "kill")
+    }
+
     /// The image with rows and columns swapped (its own transpose), in memory, metadata kept.
     /// Only for 8-bit images of 1 to 4 bands; one that is not in memory is computed for it, a
     /// strip of rows at a time on the calling thread.

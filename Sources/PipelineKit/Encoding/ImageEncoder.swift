@@ -8,6 +8,8 @@ enum ImageEncoder {
     struct Prepared {
         let image: VipsImage
         let dropped: [String]
+        /// The image it was prepared from, which a deadline may watch (`VipsDeadline.watching`).
+        let source: VipsImage
     }
 
     /// What an encode left out and, for a quality target, what its search chose.
@@ -66,7 +68,7 @@ enum ImageEncoder {
                     + "\(prepared.image.height / frameHeight) frames: give the output a quality instead of a target, "
                     + "or make it from the first frame with \"decompress\": {\"animation\": \"first\"}")
         }
-        let outcome = try QualitySearch.run(prepared.image, settings: settings)
+        let outcome = try QualitySearch.run(prepared.image, settings: settings, stoppedWith: prepared.source)
         return (outcome.data, outcome)
     }
 
@@ -102,8 +104,8 @@ enum ImageEncoder {
         }
     }
 
-    static func prepare(_ image: VipsImage, for settings: EncoderSettings) throws(VipsError) -> Prepared {
-        var image = image
+    static func prepare(_ source: VipsImage, for settings: EncoderSettings) throws(VipsError) -> Prepared {
+        var image = source
         if let profile = settings.iccProfile {
             image = try image.convertedToProfile(profile)
         }
@@ -144,7 +146,7 @@ enum ImageEncoder {
             // The blocks, not each EXIF tag libvips lists beside its block.
             dropped: unsavable.filter { !$0.hasPrefix("exif-ifd") }
                 + unwritable.map { "\($0) (a PNG text key must be 1–79 characters, not all spaces, without control characters)" }
-                + oversized.map { "\($0) (longer than the 64 KB one JPEG marker holds)" })
+                + oversized.map { "\($0) (longer than the 64 KB one JPEG marker holds)" }, source: source)
     }
 
     /// The kept EXIF and XMP blocks (by field name) too long for the one JPEG marker libvips

@@ -59,8 +59,10 @@ enum QualitySearch {
     }
 
     /// Searches the quality of `image` (already prepared for the saver) for `settings`'
-    /// target, which must be set.
-    static func run(_ image: VipsImage, settings: EncoderSettings) throws(VipsError) -> Outcome {
+    /// target, which must be set. Each trial first checks `watched` (the image a deadline
+    /// watches, which `image` was made from): trials encode a copy in memory, which a deadline's
+    /// kill does not reach, so a search past an item's time limit stops between trials.
+    static func run(_ image: VipsImage, settings: EncoderSettings, stoppedWith watched: VipsImage? = nil) throws(VipsError) -> Outcome {
         guard var target = settings.qualityTarget else {
             let data = try ImageEncoder.savedBytes(image, with: settings)
             return Outcome(data: data, quality: settings.quality, score: .nan, reached: true, encodes: 1)
@@ -84,11 +86,12 @@ enum QualitySearch {
         } else {
             quality = try firstGuess(image, format: settings.format, target: target)
             if settings.format == .avif, settings.effort > pilotEffort {
-                quality = try pilotStart(image, course: &course, metric: metric, from: quality)
+                quality = try pilotStart(image, course: &course, metric: metric, from: quality, stoppedWith: watched)
             }
         }
         var encodes = 0
         while encodes < maximumEncodes {
+            try watched?.checkNotStopped()
             let data = try trialBytes(image, settings: course.settings, quality: quality)
             let score = try metric.score(try decodedTrial(data, format: course.settings.format))
             encodes += 1
@@ -233,12 +236,15 @@ enum QualitySearch {
     /// The pilot's trials are the search's first for the chroma check, and what it finds holds
     /// for `course`: starting near the answer, the search's own trials may never fall short
     /// enough to make it.
-    static func pilotStart(_ image: VipsImage, course: inout Course, metric: Scorer, from guess: Int) throws(VipsError) -> Int {
+    static func pilotStart(
+        _ image: VipsImage, course: inout Course, metric: Scorer, from guess: Int, stoppedWith watched: VipsImage? = nil
+    ) throws(VipsError) -> Int {
         let target = course.bracket.target
         var pilot = Course(settings: course.settings, target: target)
         pilot.settings.effort = pilotEffort
         var quality = guess
         for _ in 0..<maximumPilotEncodes {
+            try watched?.checkNotStopped()
             let data = try trialBytes(image, settings: pilot.settings, quality: quality)
             guard
                 let next = try pilot.next(

@@ -93,6 +93,35 @@ import Vips
         }
     }
 
+    /// A search encodes a copy in memory, which an item's deadline does not reach: it checks
+    /// the image the deadline watches before each trial, so one past the limit stops there.
+    @Test func aSearchWhoseWatchedImageADeadlineStoppedMakesNoTrial() throws {
+        let image = try VipsImage.open(file: Self.photo.path).resized(horizontalScale: 0.25, verticalScale: 0.25, kernel: .lanczos3)
+            .rendered()
+        var settings = EncoderSettings(format: .jpeg, strip: true)
+        settings.qualityTarget = QualityTarget(ssimulacra2: 75, min: 10, max: 100)
+        let time = Locked(0.0)
+        let deadline = VipsDeadline(seconds: 10, clock: .init { time.withLock { $0 } })
+        defer { deadline.cancel() }
+        // Given a search of an image in memory, made from one a deadline watches
+        #expect {
+            try deadline.watching(image) { watched in
+                // When the deadline's time runs out before the search starts
+                time.withLock { $0 = 11 }
+                #expect(deadline.hasRunOut)
+                // Then it stops before its first trial
+                _ = try QualitySearch.run(image, settings: settings, stoppedWith: watched)
+            }
+        } throws: { error in
+            (error as? VipsError)?.operation == "kill"
+        }
+        // while with time to spare it makes its file
+        let outcome = try VipsDeadline(seconds: 60).watching(image) { watched in
+            try QualitySearch.run(image, settings: settings, stoppedWith: watched)
+        }
+        #expect(outcome.reached && outcome.encodes >= 1)
+    }
+
     /// SSIMULACRA 2 has no score for an image under 8 pixels a side; such an image is scored
     /// stretched along its short sides, and the target still chooses its quality.
     @Test(arguments: [(1, 1), (640, 1), (3, 5)])
