@@ -112,8 +112,8 @@ extension PipelineCommand {
             logger.debug("libvips images still alive after the run", metadata: ["count": "\(VipsImage.liveCount)"])
             // The summary first: a report or trace that cannot be written does not take it along.
             if !quiet && !json {
-                print(Self.describe(summary, locations: output.locations))
-                if !output.chosenQualities.isEmpty { print("qualities chosen: \(output.chosenQualities.description)") }
+                printOutput(Self.describe(summary, locations: output.locations))
+                if !output.chosenQualities.isEmpty { printOutput("qualities chosen: \(output.chosenQualities.description)") }
             }
             var filesWritten = true
             if let recorder { filesWritten = await writeFiles(recorder, inputDirectory: pipeline.definition.baseDirectory) }

@@ -124,10 +124,7 @@ extension PipelineCommand {
                 if case .finished(let final) = event { summary = final }
             }
             guard let summary else { return }
-            // At once and after the `-v` lines (printed through stdio): standard output is usually
-            // a pipe or a log, which stdio would hold back until it fills a buffer.
-            fflush(nil)
-            try? FileHandle.standardOutput.write(contentsOf: Data("\(label): \(Run.describe(summary, locations: output.locations))\n".utf8))
+            printOutput("\(label): \(Run.describe(summary, locations: output.locations))")
         }
 
         private func reportProblems(_ watcher: PipelineWatcher) {

@@ -137,6 +137,13 @@ func printError(_ text: String) {
     try? FileHandle.standardError.write(contentsOf: Data((text + "\n").utf8))
 }
 
+/// Writes a line of a run's to standard output at once, where `print` would hold a buffer's
+/// worth while it is a pipe: `run -v | tee` shows each file as it is written, and a reader gone
+/// away (`| head -1`) is found when it goes (`Interruption`), not at the end.
+func printOutput(_ text: String) {
+    try? FileHandle.standardOutput.write(contentsOf: Data((text + "\n").utf8))
+}
+
 /// Loads a pipeline file, printing its problems and exiting 2 when it is invalid.
 func loadPipeline(_ path: String) throws -> Pipeline {
     try exitingOnInvalidFile { () throws(PipelineFileError) in

@@ -112,7 +112,7 @@ final class RunOutput {
         progress?.clear()
         for output in written {
             let searched = output.searchedQuality.map { String(format: ", quality %d for SSIMULACRA 2 %.1f", $0.quality, $0.score) }
-            print(
+            printOutput(
                 "\(output.upToDate ? "up to date" : "wrote") \(output.path) (\(output.size), \(output.byteCount) bytes\(searched ?? ""))"
                     .escapingControlCharacters)
         }

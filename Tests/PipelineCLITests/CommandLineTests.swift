@@ -311,6 +311,9 @@ import Vips
             if chunk.isEmpty { break }
             seen.append(chunk)
         }
+        // (each line as its output is written, not a buffer's worth at a time)
+        let linesSeen = String(decoding: seen, as: UTF8.self).components(separatedBy: "wrote ").count - 1
+        #expect((1..<10).contains(linesSeen), "\(linesSeen) lines came at once")
         #expect(try SignalDispositions.leftAtDefault(pid: process.processIdentifier) == [])
         if signal == SIGPIPE {
             try output.fileHandleForReading.close()
