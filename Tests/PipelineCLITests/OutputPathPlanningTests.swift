@@ -95,6 +95,40 @@ import Testing
         #expect(again.standardOutput.contains("1 up to date"), "\(again.standardOutput)")
     }
 
+    @Test func anOutputNamedByTheInputsNameInAnotherFormatIsRefusedForThatInput() throws {
+        // Given a JPEG and a WebP input, and WebP outputs named by the input's name or extension
+        let directory = try TemporaryDirectory()
+        let image = try Fixtures.gradient(width: 40, height: 30)
+        try directory.write(try Fixtures.jpeg(image), to: "in/a.jpg")
+        try directory.write(try image.encoded(suffix: ".webp"), to: "in/b.webp")
+        let json = PipelineHarness.json(
+            inputs: ["in/*"],
+            outputs: [
+                #"{"name": "named", "encode": {"format": "webp"}, "path": "out/{name}"}"#,
+                #"{"name": "ext", "encode": {"format": "webp"}, "path": "ext/{stem}.{ext}"}"#,
+                #"{"name": "kept", "encode": {"format": "webp"}, "path": "kept/{stem}.webp"}"#,
+            ])
+        let file = try directory.write(Data(json.utf8), to: "pipeline.json")
+        // When it is validated
+        let validate = try CommandRunner.run(["validate", file])
+        // Then the JPEG's outputs are refused, naming the extension and the format
+        #expect(validate.status == 0, "\(validate.standardError)")
+        for (output, path) in [("named", "out/a.jpg"), ("ext", "ext/a.jpg")] {
+            #expect(
+                validate.standardError.contains(
+                    "in/a.jpg → \(output): refused: the path \(directory.path)/\(path) ends in .jpg but the output is encoded as webp"),
+                "\(validate.standardError)")
+        }
+        #expect(!validate.standardError.contains("in/b.webp"), "\(validate.standardError)")
+        // And a run makes the WebP's, and the JPEG's other output, and no WebP named .jpg
+        let run = try CommandRunner.run(["run", file])
+        #expect(run.status == 1)
+        #expect(
+            directory.allFiles().filter { !$0.hasPrefix("in/") && $0.hasSuffix(".webp") }
+                == ["ext/b.webp", "kept/a.webp", "kept/b.webp", "out/b.webp"])
+        #expect(!directory.allFiles().contains { $0.hasSuffix("a.jpg") && !$0.hasPrefix("in/") })
+    }
+
     @Test func aRefusedFileOfAnOutputOfSeveralIsNamedByItsWidthAndFormat() throws {
         // Given the long-named input, and an output of two widths whose names grow past 255 bytes
         let directory = try TemporaryDirectory()

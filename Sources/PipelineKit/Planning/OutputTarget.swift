@@ -11,6 +11,9 @@ public struct OutputTarget: Sendable {
         let template: PathTemplate
         let baseDirectory: URL
         let formatExtension: String
+        /// The format of its files, when the input's name gives their extension (`{name}`,
+        /// `{ext}`), to be checked against it for each input; nil otherwise.
+        let formatToMatchInputExtension: EncoderSettings.Format?
         /// What `{art}` gives: the art direction entry's tag, empty for the output's own files.
         let artTag: String
         /// The width and height the output's steps (or its width of `widths`) fix, if any.
@@ -35,6 +38,8 @@ public struct OutputTarget: Sendable {
             template = output.path
             self.baseDirectory = baseDirectory
             formatExtension = output.encoder.format.fileExtension
+            formatToMatchInputExtension =
+                output.tiles == nil && !output.path.placeholders.isDisjoint(with: [.name, .ext]) ? output.encoder.format : nil
             artTag = output.variant?.art.map { output.art[$0].fileTag } ?? ""
             fixedWidth = fixedSize.width
             fixedHeight = fixedSize.height
@@ -110,6 +115,7 @@ public struct OutputTarget: Sendable {
         values[.hash] = PathTemplate.unknownHash
         plannedPath = try Self.place(template.resolve(values), root: output.root, base: output.baseDirectory)
         try Self.checkLengths(of: plannedPath, root: output.root)
+        if let format = output.formatToMatchInputExtension { try Self.checkExtension(of: plannedPath, format: format) }
         guard !placeholders.isDisjoint(with: [.width, .height, .hash]) else {
             sizes = nil
             return
@@ -198,6 +204,18 @@ public struct OutputTarget: Sendable {
                 message: "the name \"\(name)\" in \(path) would be \(name.utf8.count) bytes long: "
                     + "more than the \(maxNameBytes) a file or folder name may have")
         }
+    }
+
+    /// Refuses a path whose extension, taken from the input's name, names another image format
+    /// than the file's: `{name}` of `dune.jpg` for a WebP would write a WebP named `dune.jpg`.
+    private static func checkExtension(of path: String, format: EncoderSettings.Format) throws(PathTemplate.Failure) {
+        let name = path.split(separator: "/").last ?? ""
+        guard let dot = name.lastIndex(of: ".") else { return }
+        let pathExtension = name[name.index(after: dot)...]
+        guard let named = EncoderSettings.Format(fileExtension: pathExtension), named != format else { return }
+        throw PathTemplate.Failure(
+            message: "the path \(path) ends in .\(pathExtension) but the output is encoded as \(format.rawValue) "
+                + "(use {stem}.\(format.fileExtension) or {stem}.{format} in place of {name} or {ext})")
     }
 
     private static func place(_ resolved: String, root: String, base: URL) throws(PathTemplate.Failure) -> String {
