@@ -125,12 +125,15 @@ struct ConvertDocument {
     }
 
     /// The document as a pipeline file: pretty JSON with its keys in a stable order. Without
-    /// `journal`, it keeps none (`"incremental": false`): a one-off conversion leaves no
-    /// `.pipeline-cache` in the folder it was run from, which the file printed for growing into
-    /// a pipeline of its own should not say.
+    /// `journal`, it keeps neither a journal (`"incremental": false`) nor a cache of fetched
+    /// bytes: a one-off conversion leaves no `.pipeline-cache` in the folder it was run from,
+    /// which the file printed for growing into a pipeline of its own should not say.
     func jsonText(journal: Bool = true) throws(ConvertArgumentError) -> String {
         var document = self.document
-        if !journal { document["incremental"] = false }
+        if !journal {
+            document["incremental"] = false
+            document["cache"] = ["enabled": false]
+        }
         guard
             let data = try? JSONSerialization.data(
                 withJSONObject: document, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]),

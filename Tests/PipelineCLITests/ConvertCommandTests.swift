@@ -86,6 +86,8 @@ import Vips
         #expect(result.status == 0, "\(result.standardError)")
         #expect(try size(directory.url.appendingPathComponent("out/dune.webp").path).0 == 80)
         #expect(server.requests(for: "/photos/dune.jpg").count >= 1)
+        // and, one-off, leaves no cache of what it fetched where it was run
+        #expect(directory.allFiles() == ["out/dune.webp"], "\(directory.allFiles())")
     }
 
     @Test func aGlobMatchingNothingIsNamedAsINWithoutThePipelineFilesOption() throws {
