@@ -246,7 +246,6 @@ struct JSONParser {
 
     private mutating func parseNumber(start: SourceLocation) throws(SyntaxError) -> JSONNode {
         let begin = index
-        var isInteger = true
         if bytes[index] == UInt8(ascii: "-") { index += 1 }
         guard index < bytes.count, isDigit(bytes[index]) else { throw error("invalid number") }
         if bytes[index] == UInt8(ascii: "0") {
@@ -256,13 +255,11 @@ struct JSONParser {
             while index < bytes.count, isDigit(bytes[index]) { index += 1 }
         }
         if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
-            isInteger = false
             index += 1
             guard index < bytes.count, isDigit(bytes[index]) else { throw error("invalid number: digits expected after '.'") }
             while index < bytes.count, isDigit(bytes[index]) { index += 1 }
         }
         if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
-            isInteger = false
             index += 1
             if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") { index += 1 }
             guard index < bytes.count, isDigit(bytes[index]) else { throw error("invalid number: digits expected in the exponent") }
@@ -270,7 +267,8 @@ struct JSONParser {
         }
         let text = String(decoding: bytes[begin..<index], as: UTF8.self)
         guard let number = Double(text), number.isFinite else { throw SyntaxError(message: "number out of range", location: start) }
-        return JSONNode(.number(number, isInteger: isInteger), at: start)
+        // An integer by its value, as JSON Schema counts one: `100.0` and `1e2` are 100.
+        return JSONNode(.number(number, isInteger: number.rounded() == number), at: start)
     }
 
     private func isDigit(_ byte: UInt8) -> Bool {

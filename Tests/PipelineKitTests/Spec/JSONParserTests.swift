@@ -21,10 +21,16 @@ import Testing
         #expect(root["a"]?.jsonText == "[1,2.5,\"x\"]")
     }
 
-    @Test func distinguishesIntegersFromFractions() throws {
-        let root = try JSONParser.parse("[320, 320.0, 3e2]")
+    /// An integer by its value, as JSON Schema (and so an editor reading `pipeline schema`) counts
+    /// one: `320.0` and `3e2` are integers, `320.5` is not.
+    @Test func tellsIntegersFromFractionsByTheirValue() throws {
+        let root = try JSONParser.parse("[320, 320.0, 3e2, 320.5, -0.0]")
         guard case .array(let items) = root.value else { Issue.record("not an array"); return }
-        #expect(items.map(\.value) == [.number(320, isInteger: true), .number(320, isInteger: false), .number(300, isInteger: false)])
+        #expect(
+            items.map(\.value) == [
+                .number(320, isInteger: true), .number(320, isInteger: true), .number(300, isInteger: true),
+                .number(320.5, isInteger: false), .number(0, isInteger: true),
+            ])
     }
 
     @Test func decodesEscapesAndSurrogatePairs() throws {
