@@ -37,6 +37,8 @@ struct OutputCatalog: Sendable {
     }
 
     let outputs: [String: Output]
+    /// The names of the tile pyramids, which are not served, for the answer that says so.
+    let tilePyramids: Set<String>
     let inputs: [String: Input]
     /// What an output's subset of the inputs is matched with.
     private let baseDirectory: URL
@@ -55,6 +57,7 @@ struct OutputCatalog: Sendable {
         var art: [String: [ArtDirection]] = [:]
         baseDirectory = plan.definition.baseDirectory
         caseInsensitive = plan.definition.caseInsensitive
+        tilePyramids = Set(plan.definition.outputs.filter { $0.tiles != nil }.map(\.name))
         var order: [String] = []
         // A tile pyramid is a folder of tiles, not one file to answer with.
         for output in plan.definition.outputs where output.tiles == nil {

@@ -44,6 +44,9 @@ struct OutputRequest: Sendable, Equatable {
             throw ServeError(404, "no such path: expected /{output}/{input}")
         }
         guard let outputName = raw[..<slash].percentDecoded, let output = catalog.outputs[outputName] else {
+            if let name = raw[..<slash].percentDecoded, catalog.tilePyramids.contains(name) {
+                throw ServeError(404, "output \(name) is a tile pyramid, a folder of tiles, which is not served")
+            }
             throw ServeError(404, "no output of that name in the pipeline file")
         }
         guard let inputName = raw[raw.index(after: slash)...].percentDecoded, let input = catalog.inputs[inputName] else {

@@ -44,8 +44,9 @@ extension OutputResponder {
         }
     }
 
-    /// `reason` with every spelling of the input (its URL, its path, its name in reports) and
-    /// any other absolute path (a descriptor's, libvips' temporary files') replaced by `name`.
+    /// `reason` with every spelling of the input (its URL, its path, its name in reports), and
+    /// the paths it is read through (a descriptor's, libvips' temporary files'), replaced by
+    /// `name`; any other absolute path (an overlay a step reads) by its file name alone.
     static func naming(_ reason: String, input: InputFile, as name: String) -> String {
         var text = reason
         // The longest first: the path ends with the report's name.
@@ -57,8 +58,15 @@ extension OutputResponder {
         // A path from the root with two parts or more (`/proc/self/fd/7`, `/tmp/vips-0.v`), not
         // preceded by a word character (so `image/png` and `1/2` are left alone).
         guard let absolutePath = try? NSRegularExpression(pattern: #"(?<![\w./])/(?:[^\s/:'"(),]+/)+[^\s:'"(),]*"#) else { return text }
-        return absolutePath.stringByReplacingMatches(
-            in: text, range: NSRange(text.startIndex..., in: text), withTemplate: NSRegularExpression.escapedTemplate(for: name))
+        // Backwards, so that each range still holds its path when the ones after it are replaced.
+        for match in absolutePath.matches(in: text, range: NSRange(text.startIndex..., in: text)).reversed() {
+            guard let range = Range(match.range, in: text) else { continue }
+            let path = String(text[range])
+            let fileName = (path as NSString).lastPathComponent
+            let readsTheInput = path.hasPrefix("/proc/") || fileName.hasPrefix("vips-")
+            text.replaceSubrange(range, with: readsTheInput || fileName.isEmpty ? name : fileName)
+        }
+        return text
     }
 }
 #endif

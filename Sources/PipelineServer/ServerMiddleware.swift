@@ -57,16 +57,25 @@ struct AccessMiddleware: RouterMiddleware {
         return response
     }
 
-    /// `path` as logs show it: with its first part replaced by `_` when paths are signed, so
-    /// that no log level prints a signature, which lets anyone who reads it ask for the file.
+    /// `path` as logs show it: when paths are signed, with each part that has a signature's
+    /// shape (`URLSignature.hasSignatureShape`) replaced by `_`, wherever it stands, so that no log
+    /// level prints one, which would let anyone who reads it ask for the file; an unsigned
+    /// request's output and input stay, for whoever reads why it was refused.
     func loggedPath(_ path: String) -> String {
-        signed && path != "/healthz" && path != "/metrics" ? "/_" + Self.droppingFirstPart(path) : path
+        Self.loggedPath(path, signed: signed)
     }
 
     /// `path` without its first part (a signature), from the `/` after it.
     static func droppingFirstPart(_ path: String) -> String {
         let raw = path.dropFirst()
         return raw.firstIndex(of: "/").map { String(raw[$0...]) } ?? "/"
+    }
+
+    static func loggedPath(_ path: String, signed: Bool) -> String {
+        guard signed else { return path }
+        return path.split(separator: "/", omittingEmptySubsequences: false)
+            .map { URLSignature.hasSignatureShape($0) ? "_" : String($0) }
+            .joined(separator: "/")
     }
 
     /// The output a path names, when it names one of the file's, or `info` for the info route,
@@ -129,17 +138,25 @@ struct SignatureMiddleware: RouterMiddleware {
         return response
     }
 
-    /// `cacheControl` with every lifetime (`max-age`, `s-maxage`) at most `seconds`, and without
-    /// `immutable`: a cache must not answer a URL after it expires, as the server would not.
+    /// `cacheControl` with every lifetime (`max-age`, `s-maxage`) at most `seconds`, without
+    /// `immutable` or the stale answers a cache may give past a lifetime (`stale-while-revalidate`,
+    /// `stale-if-error`), and with `must-revalidate` when it gives a lifetime: a cache must not
+    /// answer a URL after it expires, as the server would not.
     static func cacheControl(_ cacheControl: String, until seconds: Int) -> String {
-        let directives = cacheControl.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
-        return directives.compactMap { directive -> String? in
+        let dropped: Set = ["", "immutable", "stale-while-revalidate", "stale-if-error"]
+        var directives = cacheControl.split(separator: ",").compactMap { item -> String? in
+            let directive = item.trimmingCharacters(in: .whitespaces)
             let parts = directive.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
             let name = parts[0].lowercased()
-            if name.isEmpty || name == "immutable" { return nil }
+            if dropped.contains(name) { return nil }
             guard name == "max-age" || name == "s-maxage", parts.count == 2 else { return directive }
             return "\(parts[0])=\(min(Int(parts[1]) ?? 0, seconds))"
-        }.joined(separator: ", ")
+        }
+        let names = directives.map { $0.split(separator: "=").first.map { $0.lowercased() } ?? "" }
+        if names.contains(where: { $0 == "max-age" || $0 == "s-maxage" }), !names.contains("must-revalidate") {
+            directives.append("must-revalidate")
+        }
+        return directives.joined(separator: ", ")
     }
 }
 #endif

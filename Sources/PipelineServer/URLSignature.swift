@@ -41,9 +41,25 @@ struct URLSignature: Sendable {
         Array(path.utf8) + (expires.map { Array("?expires=\($0)".utf8) } ?? [])
     }
 
-    /// The values of `expires` in a query as sent (`a=1&expires=N`), not decoded.
+    /// The values of `expires` in a query as sent (`a=1&expires=N`), not decoded; its name is
+    /// read as the other parameters' are (`%65xpires`), and one without a value counts, empty.
     static func expiries(inQuery query: String) -> [Substring] {
-        query.split(separator: "&").filter { $0.hasPrefix("expires=") }.map { $0.dropFirst("expires=".count) }
+        query.split(separator: "&").compactMap { parameter in
+            let name = parameter.prefix { $0 != "=" }
+            guard (name.percentDecoded ?? String(name)) == "expires" else { return nil }
+            return parameter.dropFirst(name.count + 1)
+        }
+    }
+
+    /// Whether `part` of a path could be a signature: 43 characters of URL-safe base64, an
+    /// HMAC-SHA256 without padding (percent escapes count as what they spell).
+    static func hasSignatureShape(_ part: Substring) -> Bool {
+        let text = part.percentDecoded ?? String(part)
+        return text.utf8.count == 43
+            && text.utf8.allSatisfy { byte in
+                (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
+                    || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
+            }
     }
 
     /// URL-safe base64 without padding.

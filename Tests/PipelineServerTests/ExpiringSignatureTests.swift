@@ -35,6 +35,9 @@ import Testing
         #expect(signature.verified(path) == nil)
         #expect(signature.verified(Self.forever, expires: "4102444800") == nil)
         #expect(URLSignature.expiries(inQuery: "width=16&expires=12&expires=13") == ["12", "13"])
+        // A name spelt with a percent escape, or without a value, is an expires too
+        #expect(URLSignature.expiries(inQuery: "%65xpires=12&expires&expiresx=1&expires=") == ["12", "", ""])
+        #expect(signature.verified(path, expires: "") == nil)
     }
 
     @Test func aServerRefusesExpiredAndAddedExpiries() async throws {
@@ -61,11 +64,30 @@ import Testing
         }
     }
 
+    @Test func theAccessLogShowsNoSignatureWhereverItStands() throws {
+        let signature = try Self.signature().signature(of: "/thumb/a.jpg")
+        #expect(AccessMiddleware.loggedPath("/\(signature)/thumb/a.jpg", signed: true) == "/_/thumb/a.jpg")
+        // A signature joined twice, or sent percent-encoded, is hidden as well
+        let escaped = "%" + String(format: "%02X", signature.utf8.first ?? 0) + signature.dropFirst()
+        #expect(AccessMiddleware.loggedPath("/x/\(signature)/\(escaped)/a.jpg", signed: true) == "/x/_/_/a.jpg")
+        // and an unsigned request keeps what it asked for
+        #expect(AccessMiddleware.loggedPath("/thumb/a.jpg", signed: true) == "/thumb/a.jpg")
+        #expect(AccessMiddleware.loggedPath("/\(signature)/thumb/a.jpg", signed: false) == "/\(signature)/thumb/a.jpg")
+    }
+
     @Test func aLifetimeIsCutToTheTimeAURLHasLeft() {
-        #expect(SignatureMiddleware.cacheControl("public, max-age=31536000, immutable", until: 60) == "public, max-age=60")
-        #expect(SignatureMiddleware.cacheControl("public, max-age=30, s-maxage=600", until: 60) == "public, max-age=30, s-maxage=60")
+        #expect(
+            SignatureMiddleware.cacheControl("public, max-age=31536000, immutable", until: 60) == "public, max-age=60, must-revalidate")
+        #expect(
+            SignatureMiddleware.cacheControl("public, max-age=30, s-maxage=600", until: 60)
+                == "public, max-age=30, s-maxage=60, must-revalidate")
         #expect(SignatureMiddleware.cacheControl("no-cache", until: 60) == "no-cache")
-        #expect(SignatureMiddleware.cacheControl("public, , =, max-age=", until: 60) == "public, max-age=0")
+        #expect(SignatureMiddleware.cacheControl("public, , =, max-age=", until: 60) == "public, max-age=0, must-revalidate")
+        // No stale answer past the time left, whatever the file allows
+        #expect(
+            SignatureMiddleware.cacheControl(
+                "public, max-age=86400, stale-while-revalidate=86400, Stale-If-Error=86400, must-revalidate", until: 60)
+                == "public, max-age=60, must-revalidate")
     }
 
     @Test func anAnswerToAnExpiringURLIsCachedUntilItExpiresAndNoLonger() async throws {

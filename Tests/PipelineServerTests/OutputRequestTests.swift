@@ -14,13 +14,14 @@ import Testing
     static let jxl =
         #"{"name": "jxl", "formats": [{"format": "jxl"}, {"format": "png"}], "path": "out/{stem}.{format}"}"#
     static let s3 = #"{"name": "remote", "encode": {"format": "webp"}, "path": "s3://bucket/{stem}.webp"}"#
+    static let tiles = #"{"name": "zoom", "tiles": {"layout": "dz"}, "path": "out/{stem}.dzi"}"#
 
     static func catalog() throws -> OutputCatalog {
         let directory = try TemporaryDirectory()
         let image = try Fixtures.jpeg(try Fixtures.gradient(width: 48, height: 32))
         try directory.write(image, to: "in/a.jpg")
         try directory.write(image, to: "in/sub/b.jpg")
-        let json = PipelineHarness.json(inputs: ["in/**/*.jpg"], outputs: [photo, jxl, s3])
+        let json = PipelineHarness.json(inputs: ["in/**/*.jpg"], outputs: [photo, jxl, s3, tiles])
         return OutputCatalog(plan: try PipelineHarness.pipeline(json, in: directory).plan())
     }
 
@@ -35,6 +36,13 @@ import Testing
         #expect(catalog.outputs["jxl"]?.formats == [.jxl, .png])
         #expect(catalog.outputs["remote"]?.formats == [.webp])
         #expect(Set(catalog.inputs.keys) == ["a.jpg", "sub/b.jpg"])
+        // A tile pyramid is not served, and the answer says why
+        #expect(catalog.outputs["zoom"] == nil)
+        #expect {
+            try OutputRequest(path: "/zoom/a.jpg", query: [], accept: nil, catalog: catalog)
+        } throws: { error in
+            (error as? ServeError)?.reason == "output zoom is a tile pyramid, a folder of tiles, which is not served"
+        }
         let request = try OutputRequest(path: "/photo/sub%2Fb.jpg", query: [("width", "16")], accept: nil, catalog: catalog)
         #expect(request.input == "sub/b.jpg")
         #expect(request.width == 16)

@@ -28,6 +28,12 @@ import Testing
         // and the whole error is for the log
         #expect(unwritten.cause == "cannot write /srv/images/out/sub/b.webp: Permission denied")
         #expect(refused.cause == nil)
+        // Another file a step reads (an overlay) is named by its file name, not as the input
+        let overlay = Self.refusal(
+            .processing, "cannot load /srv/site/overlay.png: cannot read /srv/site/overlay.png: No such file or directory")
+        #expect(overlay.reason == "decompress: sub/b.jpg: cannot load overlay.png: cannot read overlay.png: No such file or directory")
+        // and libvips' temporary file of the input's decode as the input
+        #expect(Self.refusal(.undecodable, "read error in /tmp/vips-0-1234.v").reason == "decompress: read error in sub/b.jpg")
     }
 
     @Test func aBucketOutOfReachIsToBeTriedAgainWithoutItsName() {
