@@ -8,9 +8,9 @@ public import Vips
 /// a fontconfig family that must be installed; a missing one is an error when the pipeline is
 /// checked, never a silently substituted font, and so is a text longer or taller than Pango
 /// draws (32,767 pixels a side). The size is in pixels (Pango's points at 72 dpi). The text
-/// sits where `gravity` says, `margin` pixels in from the edges it touches, or with `tile`
-/// repeats in a grid over the whole image, `margin` pixels apart (with `rotate`, a diagonal
-/// watermark). The image keeps its size; like the colour steps, the output is 8-bit sRGB, or
+/// sits where `gravity` says, `margin` pixels in from the edges it touches (scaled down to fit
+/// when wider or taller than the image), or with `tile` repeats in a grid over the whole image,
+/// `margin` pixels apart (with `rotate`, a diagonal watermark). The image keeps its size; like the colour steps, the output is 8-bit sRGB, or
 /// 8-bit greyscale for a greyscale input, alpha kept. An animation gets the text on every frame.
 public struct Text: ImageProcessing, Hashable {
     /// The step's key in a pipeline file.
@@ -33,7 +33,9 @@ public struct Text: ImageProcessing, Hashable {
         .number("size", in: 1...10_000, default: 24, help: "The font size in pixels (points at 72 dpi)."),
         .colour("color", default: "#ffffff", help: "The text's colour; an alpha component multiplies opacity."),
         .number("opacity", in: 0...1, default: 1, help: "How opaque the text is, 0 (invisible) to 1."),
-        .choice("gravity", gravities, default: "southeast", help: "Where the text sits; ignored with tile."),
+        .choice(
+            "gravity", gravities, default: "southeast",
+            help: "Where the text sits (scaled down to fit when it is wider or taller than the image); ignored with tile."),
         .integer(
             "margin", in: 0...100_000, default: 16,
             help: "Pixels between the text and the edges it sits against; with tile, between neighbouring copies."),
@@ -207,7 +209,18 @@ public struct Text: ImageProcessing, Hashable {
     }
 
     /// The mask in a black image of the base's size, where gravity and margin put it.
-    private func placed(_ mask: VipsImage, on base: VipsImage) throws(VipsError) -> VipsImage {
+    private func placed(_ drawn: VipsImage, on base: VipsImage) throws(VipsError) -> VipsImage {
+        // A text wider or taller than the image (a credit on a thumbnail) is scaled down to fit
+        // it, inside the margin where that leaves half the image or more, rather than cut at
+        // its edges.
+        var mask = drawn
+        if mask.width > base.width || mask.height > base.height {
+            let room = (
+                width: max(base.width - 2 * margin, base.width / 2), height: max(base.height - 2 * margin, base.height / 2)
+            )
+            let scale = min(Double(room.width) / Double(mask.width), Double(room.height) / Double(mask.height))
+            mask = try mask.resized(horizontalScale: scale, verticalScale: scale, kernel: .lanczos3)
+        }
         // A margin wider than the room beside the text (a small image, a long caption) is
         // narrowed to that room, so the text stays whole on the image rather than the item failing.
         let marginX = min(margin, max(0, (base.width - mask.width) / 2))

@@ -234,6 +234,20 @@ struct TextTests {
         #expect(fitting.right <= 116 && fitting.right > 100, "\(fitting)")
     }
 
+    @Test func aTextWiderThanTheImageIsScaledDownToFitInsideItsMargin() throws {
+        // Given a credit line drawn far wider than a 60×40 thumbnail
+        let base = try Fixtures.solid(width: 60, height: 40, colour: [0, 0, 0])
+        let step = try Text(text: "A very long copyright notice", size: 30, gravity: .southeast, margin: 4)
+        #expect(step.drawnSize.width > 3 * base.width)
+        // When it is drawn
+        let result = try step.applied(to: base)
+        // Then it is whole on the image, inside the margin, not cut at the edges
+        let box = try inkBox(result)
+        #expect(result.size == base.size)
+        #expect(box.left >= 4 && box.right <= 56 && box.left < 10 && box.right > 50, "\(box)")
+        #expect(box.bottom <= 36, "\(box)")
+    }
+
     @Test func theWatermarkExamplePipelineLoads() throws {
         let file = CommandRunner.repositoryRoot.appendingPathComponent("Pipelines/watermark.json")
         let pipeline = try Pipeline(contentsOf: file, processors: .standard)
