@@ -20,4 +20,15 @@ struct MemoryOptions: ParsableArguments {
     func apply(to pipeline: inout Pipeline) {
         pipeline.configuration.maxMemory = maxMemory.flatMap(Units.bytes(in:))
     }
+
+    /// Refuses a limit that leaves nothing for images beside what the process needs of its own,
+    /// under which every input would fail: for `run`, `watch` and `serve`, while `explain`
+    /// shows such a budget.
+    func checkRoomForImages() throws {
+        guard let maxMemory, let bytes = Units.bytes(in: maxMemory), let budget = MemoryBudget.detect(explicit: bytes), budget.bytes == 0
+        else { return }
+        throw ValidationError(
+            "--max-memory: \(maxMemory) leaves nothing for images beside the \(MemoryBudget.megabytes(MemoryBudget.overhead)) "
+                + "the process needs of its own (libraries, threads, encoders): give more")
+    }
 }

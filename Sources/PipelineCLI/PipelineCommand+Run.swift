@@ -65,6 +65,7 @@ extension PipelineCommand {
             let logger = makeLogger(level: logLevel)
             var pipeline = loaded
             memory.apply(to: &pipeline)
+            try memory.checkRoomForImages()
             pipeline.sideWrites = sideWrites
             // A user who sets VIPS_CONCURRENCY has chosen libvips' threads: leave them as set.
             pipeline.configuration.vipsThreadsPerImage = ProcessInfo.processInfo.environment["VIPS_CONCURRENCY"] == nil ? 1 : nil

@@ -49,6 +49,7 @@ extension PipelineCommand {
             let logger = makeLogger(level: logLevel)
             var pipeline = try loadPipeline(file)
             memory.apply(to: &pipeline)
+            try memory.checkRoomForImages()
             // A client gone away must fail its write, not end the server. The signals a run
             // handles as SIGTERM drain the server as SIGTERM does, but SIGHUP, which reloads.
             signal(SIGPIPE, SIG_IGN)

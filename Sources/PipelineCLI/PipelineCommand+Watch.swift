@@ -44,6 +44,7 @@ extension PipelineCommand {
             let logger = makeLogger(level: logLevel)
             var pipeline = try loadPipeline(file)
             memory.apply(to: &pipeline)
+            try memory.checkRoomForImages()
             let watcher = try makeWatcher(for: pipeline)
             defer { watcher.stop() }
 

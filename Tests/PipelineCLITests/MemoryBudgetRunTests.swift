@@ -88,6 +88,24 @@ import Vips
         #expect(result.standardError.contains("--max-memory: expected a size such as 600MB"))
     }
 
+    @Test func aLimitThatLeavesNothingForImagesIsRefusedBeforeTheRun() throws {
+        // Given a limit below what the process needs of its own
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 40, height: 30)), to: "in/a.jpg")
+        let outputs = [#"{"name": "t", "encode": {"format": "jpeg"}, "path": "out/{stem}.jpg"}"#]
+        let file = try directory.write(Data(PipelineHarness.json(inputs: ["in/*.jpg"], outputs: outputs).utf8), to: "p.json")
+        // When a run is started under it
+        let result = try CommandRunner.run(["run", "--max-memory", "50MB", file])
+        // Then it is refused as the command line's mistake, saying what the process needs, and nothing runs
+        #expect(result.status == 2, "\(result.standardError)")
+        #expect(result.standardError.contains("--max-memory: 50MB leaves nothing for images beside the"), "\(result.standardError)")
+        #expect(!directory.allFiles().contains { $0.hasPrefix("out/") })
+        // while explain shows the budget
+        let explained = try CommandRunner.run(["explain", "--max-memory", "50MB", file])
+        #expect(explained.status == 0, "\(explained.standardError)")
+        #expect(explained.standardOutput.contains("0 MB for images of a 50 MB limit"), "\(explained.standardOutput)")
+    }
+
     @Test func explainPointsOutDecodesThatCannotStream() throws {
         let directory = try TemporaryDirectory()
         let photo = try Fixtures.gradient(width: 2000, height: 1500)

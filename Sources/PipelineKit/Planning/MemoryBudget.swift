@@ -125,8 +125,12 @@ public struct MemoryBudget: Sendable, Equatable, CustomStringConvertible {
         return total
     }
 
+    /// What a run needs beside its images: the process's own memory at the baseline, and
+    /// `reserve`. A limit no larger leaves nothing for images.
+    public static var overhead: Int64 { baseline.resident + reserve }
+
     /// `bytes` in megabytes, rounded, as every memory figure the pipeline prints is.
-    static func megabytes(_ bytes: Int64) -> String {
+    public static func megabytes(_ bytes: Int64) -> String {
         String(format: "%.0f MB", Double(bytes) / 1_000_000)
     }
 }
