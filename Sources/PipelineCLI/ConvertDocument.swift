@@ -47,6 +47,14 @@ struct ConvertDocument {
         if let position = command.position { resize["position"] = try Self.position(position) }
 
         let isGlob = !Self.isURL(command.input) && command.input.contains(where: { "*?[{".contains($0) })
+        var inputIsFolder: ObjCBool = false
+        if !isGlob, !Self.isURL(command.input), FileManager.default.fileExists(atPath: command.input, isDirectory: &inputIsFolder),
+            inputIsFolder.boolValue
+        {
+            let folder = command.input.hasSuffix("/") ? String(command.input.dropLast()) : command.input
+            throw ConvertArgumentError(
+                "IN", "\(command.input.quotedValue) is a folder: give a glob of its files, quoted, such as '\(folder)/*.jpg'")
+        }
         let isTemplate = command.output.contains("{")
         var isFolder: ObjCBool = false
         let folder =

@@ -21,10 +21,12 @@ extension PipelineCommand {
         @Argument(help: "The output: a file, a folder, or a path template such as out/{stem}-{width}.webp.")
         var output: String
 
-        @ArgumentParser.Option(help: ArgumentHelp("The width to resize to, in pixels.", valueName: "n"))
+        // Numbers are taken whatever they start with, so that -5 is refused as a width, not
+        // missed as a flag.
+        @ArgumentParser.Option(parsing: .unconditional, help: ArgumentHelp("The width to resize to, in pixels.", valueName: "n"))
         var width: String?
 
-        @ArgumentParser.Option(help: ArgumentHelp("The height to resize to, in pixels.", valueName: "n"))
+        @ArgumentParser.Option(parsing: .unconditional, help: ArgumentHelp("The height to resize to, in pixels.", valueName: "n"))
         var height: String?
 
         @ArgumentParser.Option(help: ArgumentHelp("How the image fits the box: cover, contain, inside, outside or fill.", valueName: "fit"))
@@ -38,7 +40,7 @@ extension PipelineCommand {
                 valueName: "position"))
         var position: String?
 
-        @ArgumentParser.Option(help: ArgumentHelp("The encoder's quality, 1–100.", valueName: "n"))
+        @ArgumentParser.Option(parsing: .unconditional, help: ArgumentHelp("The encoder's quality, 1–100.", valueName: "n"))
         var quality: String?
 
         @ArgumentParser.Option(

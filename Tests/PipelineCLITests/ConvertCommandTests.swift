@@ -90,6 +90,18 @@ import Vips
         #expect(directory.allFiles() == ["out/dune.webp"], "\(directory.allFiles())")
     }
 
+    @Test func aFolderAsINIsRefusedWithAGlobToGiveInstead() throws {
+        let directory = try prepare()
+        for arguments in [["in", "out/"], ["in/", "out/", "--format", "webp"]] {
+            let result = try CommandRunner.run(["convert"] + arguments, in: directory.url)
+            #expect(result.status == 2, "\(result.standardError)")
+            #expect(
+                result.standardError.contains(#"IN: "\#(arguments[0])" is a folder: give a glob of its files, quoted, such as 'in/*.jpg'"#),
+                "\(result.standardError)")
+        }
+        #expect(!directory.allFiles().contains { $0.hasPrefix("out/") })
+    }
+
     @Test func aGlobMatchingNothingIsNamedAsINWithoutThePipelineFilesOption() throws {
         let directory = try prepare()
         let result = try CommandRunner.run(["convert", "in/*.png", "out/", "--format", "webp"], in: directory.url)
@@ -133,6 +145,8 @@ import Vips
         let directory = try prepare()
         let cases: [([String], String)] = [
             (["--width", "abc"], #"--width: expected a positive integer, got "abc""#),
+            (["--width", "-5"], #"--width: expected a positive integer, got "-5""#),
+            (["--height", "-1"], #"--height: expected a positive integer, got "-1""#),
             (["--width", "10", "--fit", "cober"], #"--fit: "#),
             (["--quality", "500"], "--quality: "),
             (["--format", "bmpx"], "--format: "),
