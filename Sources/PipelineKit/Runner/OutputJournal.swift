@@ -172,6 +172,9 @@ package final class OutputJournal: Sendable {
         var problem: String? = nil
         /// Records of outputs made that could not be written.
         var unrecorded = 0
+        /// Whether the run has said already that the journal's folder cannot be written, and
+        /// what that costs: that the journal cannot be opened is not said again.
+        var folderProblemTold = false
         /// What the run did with outputs named by `{hash}` (`OutputJournal+HashedNames`).
         var hashed = HashedNames()
     }
@@ -245,7 +248,10 @@ package final class OutputJournal: Sendable {
         state.withLock { state in
             guard let descriptor = lockedDescriptor(&state) else {
                 state.unrecorded += 1
-                state.problem = state.problem ?? "cannot open the journal \(file.path): \(String(cString: strerror(errno)))"
+                // A folder the run has said it cannot write is why: not said again, less well.
+                if !state.folderProblemTold {
+                    state.problem = state.problem ?? "cannot open the journal \(file.path): \(String(cString: strerror(errno)))"
+                }
                 return
             }
             defer { flock(descriptor, LOCK_UN) }
@@ -272,6 +278,12 @@ package final class OutputJournal: Sendable {
             Self.noteWritten(path, key: record.key, in: &state)
             state.lines += 1
         }
+    }
+
+    /// Keeps back the warning that the journal cannot be opened: the run has said its folder
+    /// cannot be written, and that outputs made are not recorded.
+    func holdWarningOfItsFolder() {
+        state.withLock { $0.folderProblemTold = true }
     }
 
     /// Why the journal could not be written this run, as a warning, or nil when every record was.

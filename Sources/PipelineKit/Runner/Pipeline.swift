@@ -75,8 +75,9 @@ public struct Pipeline: Sendable {
         var plan = try RunPlan(
             definition, fileName: fileName, shard: shard,
             stores: ObjectStoreAccess(definition: definition, environment: environment, loader: loader), sideWrites: sideWrites)
-        plan = plan.adding(
-            warnings: (journal?.warnings ?? []) + cacheFolderWarnings(plan, journal: journal != nil, diskCache: cache == nil))
+        let folderWarnings = cacheFolderWarnings(plan, journal: journal != nil, diskCache: cache == nil)
+        if !folderWarnings.isEmpty { journal?.holdWarningOfItsFolder() }
+        plan = plan.adding(warnings: (journal?.warnings ?? []) + folderWarnings)
         var claim: RunClaim?
         if let outputs = plan.outputPaths, let file = definition.sourceFile {
             claim = try RunClaim.claim(outputs, pipelineFile: file, fileName: fileName, environment: environment)
