@@ -22,7 +22,9 @@ extension DefinitionBuilder {
         do {
             return try FocusPoints(contentsOf: file, baseDirectory: baseDirectory)
         } catch {
-            problems.append(.init(path: "focusPoints", location: node.location, message: error.description))
+            for fault in [error] + error.more {
+                problems.append(.init(path: "focusPoints", location: node.location, message: fault.description))
+            }
             return nil
         }
     }

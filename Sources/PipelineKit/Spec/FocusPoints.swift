@@ -34,25 +34,32 @@ public struct FocusPoints: Sendable, Equatable {
         }
         var points: [String: FocusPoint] = [:]
         var writtenKeys: [String: String] = [:]
+        // Every key at fault is named at once, as a pipeline file's problems are.
+        var faults: [FocusPointsError] = []
         for member in members {
+            let fault = { (reason: String) in
+                FocusPointsError(file: file.path, key: member.key, line: member.value.location.line, reason: reason)
+            }
             guard case .array(let items) = member.value.value, items.count == 2,
                 case .number(let x, _) = items[0].value, case .number(let y, _) = items[1].value
             else {
-                throw FocusPointsError(
-                    file: file.path, key: member.key, line: member.value.location.line,
-                    reason: "expected [x, y], two numbers from 0 to 1, not \(member.value.jsonText)")
+                faults.append(fault("expected [x, y], two numbers from 0 to 1, not \(member.value.jsonText)"))
+                continue
             }
             guard let point = FocusPoint(x: x, y: y) else {
-                throw FocusPointsError(
-                    file: file.path, key: member.key, line: member.value.location.line,
-                    reason: "x and y are fractions of the image's width and height, from 0 to 1, not \(member.value.jsonText)")
+                faults.append(fault("x and y are fractions of the image's width and height, from 0 to 1, not \(member.value.jsonText)"))
+                continue
             }
             let key = Self.key(member.key, baseDirectory: baseDirectory)
             guard points.updateValue(point, forKey: key) == nil else {
-                throw FocusPointsError(
-                    file: file.path, key: member.key, line: member.value.location.line, reason: "names an input another key names too")
+                faults.append(fault("names an input another key names too"))
+                continue
             }
             writtenKeys[key] = member.key
+        }
+        if var first = faults.first {
+            first.more = Array(faults.dropFirst())
+            throw first
         }
         self.file = file
         self.points = points
@@ -102,6 +109,8 @@ public struct FocusPointsError: Error, Sendable, Equatable, CustomStringConverti
     public let line: Int?
     /// What is wrong.
     public let reason: String
+    /// The other keys at fault in the same file, after this one.
+    public var more: [FocusPointsError] = []
 
     /// A problem with `file`, at `key` (on `line`) when given.
     public init(file: String, key: String?, line: Int? = nil, reason: String) {

@@ -200,6 +200,11 @@ import Vips
             #expect(error.contains("focusPoints: the focus file \(directory.path)/focus.json"), "\(error)")
             #expect(error.contains(expected), "\(error)")
         }
+        // Every key at fault is named at once
+        let several = problems(json(), in: try folder(focus: #"{"in/a.png": [1.5, 0.2], "x": "y", "z": [0.1]}"#))
+        for expected in [#"key "in/a.png" (line 1): x and y"#, #"key "x" (line 1): expected [x, y]"#, #"key "z" (line 1): expected"#] {
+            #expect(several.contains(expected), "\(several)")
+        }
         let directory = try folder(focus: "{}")
         let missing = problems(json(focusPoints: "nowhere.json"), in: directory)
         #expect(missing.contains("the focus file \(directory.path)/nowhere.json cannot be read"), "\(missing)")
