@@ -34,6 +34,16 @@ struct ShapeValidator {
             checkByteSize(node, at: path)
         case .colour:
             guard Units.colour(in: node) != nil else {
+                // A list of the right length with a number past 255 (or below 0) says which.
+                if case .array(let items) = node.value, items.count == 3 || items.count == 4,
+                    let index = items.firstIndex(where: { item in
+                        if case .number(let number, _) = item.value { !(0...255).contains(number) } else { false }
+                    })
+                {
+                    return report(
+                        "\(path)[\(index)]", items[index].location,
+                        "\(items[index].jsonText) is out of range: each of a colour's components is 0–255")
+                }
                 return expected("a colour such as \"#ffffff\", \"#0008\", \"white\" or [255, 255, 255]", node, path)
             }
         case .pathTemplate:

@@ -74,6 +74,13 @@ import Testing
         let width = problems(replacing: "\"width\": 320", with: "\"width\": -5")
         #expect(width.first?.path == "outputs[0].steps[0].resize.width")
         #expect(width.first?.location?.line == 5)
+
+        // A colour's component past 255 is named where it stands
+        let colour = problems(
+            replacing: "\"format\": \"webp\", \"quality\": 80", with: "\"format\": \"jpeg\", \"background\": [1, 2, 300]")
+        let component = colour.first { $0.path.hasPrefix("outputs[0].encode.background") }
+        #expect(component?.path == "outputs[0].encode.background[2]", "\(colour)")
+        #expect(component?.message == "300 is out of range: each of a colour's components is 0–255", "\(colour)")
     }
 
     @Test func unknownEnumValueSuggestsTheNearest() {
