@@ -41,7 +41,8 @@ public struct Resize: ImageProcessing, Hashable {
             help:
                 "Which part cover keeps: a compass point, attention/entropy for a smart crop, a point {\"x\": 0.8, \"y\": 0.4} "
                 + "(fractions of the upright image) kept as near the centre as the crop allows, focus for each input's point from "
-                + "the focusPoints file, or faces for the faces found (attention when none is); where contain places the image."),
+                + "the focusPoints file, or faces for the faces found (attention when none is); where contain places the image. "
+                + "Not with the other fits, which show the whole image."),
         .choice("kernel", VipsImage.Kernel.self, default: .lanczos3, help: "The resampling kernel."),
         .boolean("withoutEnlargement", default: false, help: "Never scale up: an image smaller than the target keeps its size."),
         .colour(
@@ -69,10 +70,18 @@ public struct Resize: ImageProcessing, Hashable {
     /// The step as a pipeline file configures it, from its checked options.
     public init(options: ProcessorOptions) throws(OptionError) {
         let position = try options.cropPosition("position")
+        let fit = try options.choice("fit", as: Fit.self)
+        // A position the fit never uses is a mistake to name, not a choice to ignore.
+        if options.has("position"), fit != .cover, fit != .contain {
+            throw OptionError(
+                option: "position",
+                "places the image only with fit cover (the part kept) or contain (where it sits in the box); "
+                    + "fit \(fit.rawValue) shows the whole image")
+        }
         try self.init(
             width: options.optionalInt("width"),
             height: options.optionalInt("height"),
-            fit: options.choice("fit", as: Fit.self),
+            fit: fit,
             position: position,
             kernel: options.choice("kernel", as: VipsImage.Kernel.self),
             withoutEnlargement: options.bool("withoutEnlargement"),

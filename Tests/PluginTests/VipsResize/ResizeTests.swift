@@ -35,6 +35,14 @@ struct ResizeTests: ResizeStepMaking {
         #expect(zero?.option == "width")
         let colour = #expect(throws: OptionError.self) { try Resize(width: 10, background: [300, 0, 0]) }
         #expect(colour?.option == "background")
+        // A position the fit does not use is named, with the fits that use one
+        for fit in ["inside", "outside", "fill"] {
+            let unused = #expect(throws: OptionError.self) { try resize(["width": 10, "height": 10, "fit": fit, "position": "north"]) }
+            #expect(unused?.option == "position" && unused?.message.contains("fit \(fit) shows the whole image") == true, "\(fit)")
+        }
+        for fit in ["cover", "contain"] {
+            #expect(throws: Never.self) { try resize(["width": 10, "height": 10, "fit": fit, "position": "north"]) }
+        }
     }
 
     // MARK: Animations
