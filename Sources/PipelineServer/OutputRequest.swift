@@ -130,7 +130,9 @@ struct OutputRequest: Sendable, Equatable {
         -> Int?
     {
         guard let value else { return nil }
-        guard let width = Int(value), widths.contains(width) else {
+        // Written as the catalog writes it (no sign, no leading zero): one width, one URL, so a
+        // cache in front keeps one copy of each file.
+        guard let width = Int(value), String(width) == value, widths.contains(width) else {
             let owner = art.map { "output \(output.name)'s \(output.art[$0].aspectRatio) crop" } ?? "output \(output.name)'s"
             let listed = widths.isEmpty ? "it lists no widths" : "its widths are " + widths.map(String.init).joined(separator: ", ")
             throw ServeError(400, "width \(Self.quoted(value)) is not one of \(owner): \(listed)")
@@ -176,10 +178,23 @@ struct AcceptHeader: Sendable {
             guard type.count == 2 else { return nil }
             var weight = 1.0
             for parameter in parts.dropFirst() where parameter.hasPrefix("q=") {
-                weight = Double(parameter.dropFirst(2)).map { min(max($0, 0), 1) } ?? 1
+                // A weight the grammar does not allow (`q=abc`, `q=1.5`) makes the range one
+                // that says nothing, rather than one taken at full weight.
+                guard let valid = Self.weight(parameter.dropFirst(2)) else { return nil }
+                weight = valid
             }
             return (String(type[0]), String(type[1]), weight)
         }
+    }
+
+    /// A `qvalue` as RFC 9110 writes it, 0 to 1 with at most three decimals; nil for any other text.
+    static func weight(_ text: Substring) -> Double? {
+        let digits = text.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+        guard let whole = digits.first, whole == "0" || whole == "1",
+            digits.count == 1 || (digits[1].count <= 3 && digits[1].allSatisfy { $0.isASCII && $0.isNumber }),
+            let value = Double(text), value <= 1
+        else { return nil }
+        return value
     }
 
     /// The weight of the range that names `mediaType` itself (`image/webp`, not `image/*`), or

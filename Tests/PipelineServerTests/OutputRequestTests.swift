@@ -72,6 +72,11 @@ import Testing
         #expect(try Self.format("image/webp;q=0,image/*;q=0.8") == .jpeg)
         #expect(try Self.format("image/jpeg;q=0, image/*") == .webp)
         #expect(try Self.format("image/webp;q=0.0") == .jpeg)
+        // A range whose weight the grammar does not allow says nothing
+        #expect(try Self.format("image/webp;q=abc") == .jpeg)
+        #expect(try Self.format("image/webp;q=1.5, image/avif;q=0.0001") == .jpeg)
+        #expect(try Self.format("image/webp;q=1.000") == .webp)
+        #expect(AcceptHeader.weight("0.125") == 0.125 && AcceptHeader.weight("1") == 1 && AcceptHeader.weight("1.5") == nil)
     }
 
     @Test func theQueryPicksAmongWhatTheOutputLists() throws {
@@ -83,6 +88,8 @@ import Testing
             ("/photo/a.jpg", [("width", "17")], 400), ("/photo/a.jpg", [("format", "gif")], 400), ("/photo/c.jpg", [], 404),
             ("/photo/a.jpg", [("art", "3:2")], 400), ("/photo/a.jpg", [("art", "1:1"), ("width", "16")], 400),
             ("/photo/a.jpg", [("width", "10")], 400), ("/jxl/a.jpg", [("art", "1:1")], 400),
+            // a width of the list written otherwise: one URL a file
+            ("/photo/a.jpg", [("width", "+16")], 400), ("/photo/a.jpg", [("width", "016")], 400),
             ("/nothing/a.jpg", [], 404), ("/remote/a.jpg", [("width", "16")], 400), ("/photo", [], 404), ("/photo/%2e%2e/a.jpg", [], 404),
         ] {
             let error = #expect(throws: ServeError.self) { try OutputRequest(path: path, query: query, accept: nil, catalog: catalog) }
