@@ -19,7 +19,7 @@ extension PlanExplanation {
             lines.append(
                 "formats (from headers): " + formats.sorted { $0.value > $1.value }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
         }
-        lines += samples.map { "  " + $0.line(maxFrames: maxFrames, animatedSearches: animatedSearches) }
+        lines += samples.map { "  " + $0.line(maxFrames: maxFrames, maxPixels: maxPixels, animatedSearches: animatedSearches) }
         // The sources beyond the few shown, so the list is not read as every input.
         if !samples.isEmpty, sources > samples.count {
             lines.append("  … and \(sources - samples.count) more")
@@ -103,8 +103,11 @@ extension PlanExplanation.Sample {
     /// how it is read when that is not plain streaming.
     /// - Parameter animatedSearches: the outputs that keep an animation's frames and search
     ///   for a quality, which fail for an animated input.
-    func line(maxFrames: Int, animatedSearches: [String]) -> String {
+    func line(maxFrames: Int, maxPixels: Int, animatedSearches: [String]) -> String {
         guard let size, let decodeSize else { return "\(input.escapingControlCharacters): header unreadable" }
+        guard size.pixelCount <= maxPixels else {
+            return "\(input.escapingControlCharacters): \(format ?? "?") \(size): refused, more than decompress.maxPixels (\(maxPixels))"
+        }
         let shrink = loadShrink > 1 ? "shrink-on-load \(loadShrink), " : ""
         let decode = decoded(at: decodeSize, maxFrames: maxFrames, animatedSearches: animatedSearches)
         return "\(input.escapingControlCharacters): \(format ?? "?") \(size), \(shrink)\(decode)" + readingNote + wideNote

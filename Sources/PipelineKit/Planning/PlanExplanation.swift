@@ -69,6 +69,8 @@ public struct PlanExplanation: Sendable {
     public let inFlight: Int
     /// `decompress.maxFrames`: an animation with more frames is refused.
     let maxFrames: Int
+    /// `decompress.maxPixels`: an image with more is refused.
+    let maxPixels: Int
     /// The outputs that keep an animation's frames (WebP, AVIF) and search for a quality: a
     /// quality target scores still images, so they fail for an animated input.
     let animatedSearches: [String]
@@ -141,6 +143,7 @@ public struct PlanExplanation: Sendable {
         ]
         inFlight = definition.inFlight(fetchingRemoteInputs: remoteInputs > 0)
         maxFrames = definition.decompress.maxFrames
+        maxPixels = definition.decompress.maxPixels
         var searching: Set<String> = []
         animatedSearches = definition.outputs.filter { output in
             [.webp, .avif].contains(output.encoder.format) && output.encoder.qualityTarget != nil && searching.insert(output.name).inserted

@@ -35,6 +35,21 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: directory.path + "/out"))
     }
 
+    @Test func anInputOverMaxPixelsIsShownAsRefused() throws {
+        // Given an input of 2,000,000 pixels and a limit of a million
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 2000, height: 1000)), to: "in/a.jpg")
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 40, height: 30)), to: "in/b.jpg")
+        let json = PipelineHarness.json(
+            inputs: ["in/*.jpg"], outputs: [#"{"name": "t", "encode": {"format": "webp"}, "path": "out/{stem}.webp"}"#],
+            extra: #""decompress": {"maxPixels": 1000000}"#)
+        // When it is explained
+        let text = try PipelineHarness.pipeline(json, in: directory).explain().text
+        // Then the run's refusal is said, not a decode the run will not make
+        #expect(text.contains("in/a.jpg: jpegload_source 2000×1000: refused, more than decompress.maxPixels (1000000)"), "\(text)")
+        #expect(text.contains("in/b.jpg: jpegload_source 40×30, decoded at 40×30"), "\(text)")
+    }
+
     @Test func inputsBeyondThoseShownAreCountedAndATargetShowsNoQuality() throws {
         // Given seven inputs and an output whose quality is searched
         let directory = try TemporaryDirectory()
