@@ -179,6 +179,10 @@ struct ConvertDocument {
         var message =
             match.flag == "IN" && problem.message.hasSuffix(RunPlan.emptyRunExplanation)
             ? String(problem.message.dropLast(RunPlan.emptyRunExplanation.count)) : problem.message
+        // nor a `caseInsensitive` to set: the glob itself can be written as the files are named.
+        if match.flag == "IN" {
+            message = message.replacingOccurrences(of: #" ("caseInsensitive": true)"#, with: ": write the glob in their case")
+        }
         // convert takes a point where a file takes `focus` (`position(_:)`).
         if match.flag == "--position", message.hasPrefix("unknown value") {
             message = message.replacingOccurrences(of: #", "focus""#, with: "")

@@ -108,6 +108,11 @@ import Vips
         #expect(result.status == 2)
         #expect(result.standardError.contains(#"IN: "in/*.png" matches no files"#), "\(result.standardError)")
         #expect(!result.standardError.contains("allowEmpty"), "\(result.standardError)")
+        // and files that match it but for their case are pointed out without the file's key
+        let cased = try CommandRunner.run(["convert", "in/*.JPG", "out/", "--format", "webp"], in: directory.url)
+        #expect(cased.status == 2)
+        #expect(cased.standardError.contains("match it ignoring case: write the glob in their case"), "\(cased.standardError)")
+        #expect(!cased.standardError.contains("caseInsensitive"), "\(cased.standardError)")
     }
 
     @Test func aGlobIntoOneFileIsRefused() throws {
