@@ -52,6 +52,8 @@ struct OutputResponder: Sendable {
             return try await fileAnswer(request, path: path, context: context)
         } catch {
             guard error.status.code == 422, let fallback else { throw error }
+            // The client sees the fallback image alone: why it got it is for the log.
+            context.logger.info("answered with the fallback image", metadata: ["path": "\(path)", "reason": "\(error.reason)"])
             var response = fallback.response
             if clientHints { response.headers[Self.acceptCH] = Self.askedHints }
             return response

@@ -20,12 +20,16 @@ struct AccessMiddleware: RouterMiddleware {
         let start = ContinuousClock.now
         metrics.started()
         var response: Response
+        // Why a request was refused, for its line of the access log: what its body says, which
+        // names no path on the server and no secret.
+        var refusal: String?
         do {
             response = try await next(request, context)
         } catch let error as ServeError {
             if let cause = error.cause {
                 logger.error("request failed", metadata: ["path": "\(loggedPath(request.uri.path))", "error": "\(cause)"])
             }
+            refusal = error.reason
             response = error.response(from: request, context: context)
         } catch let error as any HTTPResponseError {
             // The router's own refusals: a path no route takes.
@@ -45,13 +49,13 @@ struct AccessMiddleware: RouterMiddleware {
             status: response.status.code, duration: duration, bytes: bytes, source: response.headers[OutputResponder.sourceHeader])
         if logger.logLevel <= .info {
             let (seconds, attoseconds) = duration.components
-            logger.info(
-                "request",
-                metadata: [
-                    "method": "\(request.method)", "path": "\(loggedPath(request.uri.path))", "status": "\(response.status.code)",
-                    "bytes": "\(bytes)", "ms": "\(seconds * 1000 + attoseconds / 1_000_000_000_000_000)",
-                    "source": "\(response.headers[OutputResponder.sourceHeader] ?? "-")",
-                ])
+            var metadata: Logger.Metadata = [
+                "method": "\(request.method)", "path": "\(loggedPath(request.uri.path))", "status": "\(response.status.code)",
+                "bytes": "\(bytes)", "ms": "\(seconds * 1000 + attoseconds / 1_000_000_000_000_000)",
+                "source": "\(response.headers[OutputResponder.sourceHeader] ?? "-")",
+            ]
+            if let refusal { metadata["reason"] = "\(refusal)" }
+            logger.info("request", metadata: metadata)
         }
         if request.method == .head { response = response.createHeadResponse() }
         return response
