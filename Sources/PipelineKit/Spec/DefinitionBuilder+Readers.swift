@@ -51,7 +51,10 @@ extension DefinitionBuilder {
     /// An S3 output's `cacheControl` and `metadata`. Metadata names become HTTP header names, so
     /// they are kept to what every S3 server stores as written; `pipeline-` is the runner's own.
     mutating func readObjectSettings(_ node: JSONNode, at path: String, into output: inout OutputDefinition) {
-        if case .string(let value)? = node["cacheControl"]?.value { output.cacheControl = value }
+        if case .string(let value)? = node["cacheControl"]?.value {
+            output.cacheControl = value
+            checkHeaderValue(value, at: join(path, "cacheControl"), location: node["cacheControl"]?.location)
+        }
         output.metadata = stringMap(node["metadata"])
         for name in output.metadata.keys.sorted() {
             let valid =
@@ -63,14 +66,18 @@ extension DefinitionBuilder {
                         message: "metadata name \(name.quotedValue) must be lower-case letters, digits and -, and not start with pipeline-")
                 )
             }
-            // Sent as an HTTP header: printable ASCII only.
-            if let value = output.metadata[name], !value.unicodeScalars.allSatisfy({ (" "..."~").contains($0) }) {
-                problems.append(
-                    .init(
-                        path: join(path, "metadata") + "." + name, location: node["metadata"]?[name]?.location,
-                        message: "metadata \(name.quotedValue) must be printable ASCII (it is sent as an HTTP header)"))
+            if let value = output.metadata[name] {
+                checkHeaderValue(value, at: join(path, "metadata") + "." + name, location: node["metadata"]?[name]?.location)
             }
         }
+    }
+
+    /// A problem at `path` when `value`, sent as an HTTP header's value, is not printable ASCII:
+    /// a line break in it would end the header and start another of the file's making.
+    mutating func checkHeaderValue(_ value: String, at path: String, location: SourceLocation?) {
+        guard !value.unicodeScalars.allSatisfy({ (" "..."~").contains($0) }) else { return }
+        problems.append(
+            .init(path: path, location: location, message: "must be printable ASCII on one line (it is sent as an HTTP header)"))
     }
 
     /// The placeholders an output asks the manifest for, and how they are made.

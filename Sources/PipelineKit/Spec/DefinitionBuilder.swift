@@ -185,8 +185,10 @@ struct DefinitionBuilder {
             }
         }
         let fallback = readFallback(try serve.optionalString("fallback"), location: root["serve"]?["fallback"]?.location)
+        let cacheControl = try serve.optionalString("cacheControl")
+        if let cacheControl { checkHeaderValue(cacheControl, at: "serve.cacheControl", location: root["serve"]?["cacheControl"]?.location) }
         return ServeSettings(
-            cacheControl: try serve.optionalString("cacheControl"), maxConnections: try serve.int("maxConnections"),
+            cacheControl: cacheControl, maxConnections: try serve.int("maxConnections"),
             maxQueue: try serve.int("maxQueue"), signing: signing, clientHints: try serve.bool("clientHints"), fallback: fallback,
             drainTimeout: try serve.int("drainTimeout"), makeAll: try serve.bool("makeAll"))
     }

@@ -83,6 +83,19 @@ import Testing
         #expect(component?.message == "300 is out of range: each of a colour's components is 0–255", "\(colour)")
     }
 
+    /// A value sent as an HTTP header (an S3 object's Cache-Control and metadata, the server's
+    /// Cache-Control) holds no line break: one would end the header and start another.
+    @Test func aHeaderValueWithALineBreakIsRefusedAtItsPath() {
+        let output =
+            #"{"name": "t", "encode": {"format": "webp"}, "path": "s3://site/{stem}.webp", "cacheControl": "a\r\nX-Evil: 1", "metadata": {"owner": "b\nX-Evil: 1"}}"#
+        let found = PipelineHarness.problems(
+            PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [output], extra: #""serve": {"cacheControl": "public\r\nX-Evil: 1"}"#))
+        for path in ["outputs[0].cacheControl", "outputs[0].metadata.owner", "serve.cacheControl"] {
+            let problem = found.first { $0.path == path }
+            #expect(problem?.message == "must be printable ASCII on one line (it is sent as an HTTP header)", "\(path): \(found)")
+        }
+    }
+
     @Test func unknownEnumValueSuggestsTheNearest() {
         let found = problems(replacing: "\"fit\": \"cover\"", with: "\"fit\": \"cver\"")
         #expect(found.first?.path == "outputs[0].steps[0].resize.fit")
