@@ -4,7 +4,9 @@ import PipelineKit
 /// `--max-memory`, shared by `run`, `watch` and `explain`: the run's memory limit when the
 /// environment sets none, or a stricter one than it sets.
 struct MemoryOptions: ParsableArguments {
+    // Taken whatever it starts with, so that -1 is refused as a size, not missed as a flag.
     @ArgumentParser.Option(
+        parsing: .unconditional,
         help: ArgumentHelp(
             "Keep the run within this much memory, such as 600MB or 2GiB: inputs wait rather than start decoding past it, and one that could never fit fails. Without it, the container's cgroup limit or ulimit -v, if any.",
             valueName: "size"))

@@ -83,9 +83,13 @@ import Vips
     }
 
     @Test func maxMemoryMustBeASize() throws {
-        let result = try CommandRunner.run(["run", "--max-memory", "lots", "p.json"])
-        #expect(result.status == 2)
-        #expect(result.standardError.contains("--max-memory: expected a size such as 600MB"))
+        for value in ["lots", "-1"] {
+            let result = try CommandRunner.run(["run", "--max-memory", value, "p.json"])
+            #expect(result.status == 2)
+            #expect(
+                result.standardError.contains("--max-memory: expected a size such as 600MB or 2GiB, not \"\(value)\""),
+                "\(result.standardError)")
+        }
     }
 
     @Test func aLimitThatLeavesNothingForImagesIsRefusedBeforeTheRun() throws {
