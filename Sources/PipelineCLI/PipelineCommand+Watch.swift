@@ -62,6 +62,8 @@ extension PipelineCommand {
             let first = try exitingOnInvalidFile { () throws(PipelineFileError) in try pipeline.run() }
             await perform(first, label: "run", current: current, interruption: interruption, logger: logger)
             reportProblems(watcher)
+            // Stopped during the first run: there is no watching to announce.
+            if let signal = interruption.received { throw ExitCode.afterSignal(signal) }
             printError(
                 "watching \(watcher.watchedFolderCount) folder\(watcher.watchedFolderCount == 1 ? "" : "s") for changes; Ctrl-C to stop")
 

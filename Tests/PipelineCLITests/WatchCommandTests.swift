@@ -236,6 +236,21 @@ import Vips
         }
     }
 
+    @Test func ctrlCDuringTheFirstRunExits130WithoutAnnouncingAWatch() throws {
+        // Given a first run of 20 larger photos
+        let directory = try setUp(inputs: 0, outputs: [Self.small, Self.large])
+        let photo = try Self.photo(width: 1200, height: 900)
+        for index in 0..<20 { try directory.write(photo, to: "in/big-\(index).jpg") }
+        let command = try watch(directory, ["--log-level", "info"])
+        defer { command.kill() }
+        // When Ctrl-C comes as it starts
+        #expect(command.waitForLine(timeout: 180) { $0.isError && $0.text.contains("run started") } != nil, "\(command.transcript)")
+        command.signal(SIGINT)
+        // Then it stops as a run does, and never says it is watching
+        #expect(command.waitForExit() == 130, "\(command.transcript)")
+        #expect(!command.transcript.contains("watching "), "\(command.transcript)")
+    }
+
     @Test func sigtermWhileWaitingExits143() throws {
         let directory = try setUp(inputs: 1)
         let command = try watch(directory)
