@@ -10,8 +10,9 @@ public import Vips
 /// draws (32,767 pixels a side). The size is in pixels (Pango's points at 72 dpi). The text
 /// sits where `gravity` says, `margin` pixels in from the edges it touches (scaled down to fit
 /// when wider or taller than the image), or with `tile` repeats in a grid over the whole image,
-/// `margin` pixels apart (with `rotate`, a diagonal watermark). The image keeps its size; like the colour steps, the output is 8-bit sRGB, or
-/// 8-bit greyscale for a greyscale input, alpha kept. An animation gets the text on every frame.
+/// `margin` pixels apart (with `rotate`, a diagonal watermark). The image keeps its size; like
+/// the colour steps, the output is 8-bit sRGB, or 8-bit greyscale for a greyscale input, alpha
+/// kept. An animation gets the text on every frame.
 public struct Text: ImageProcessing, Hashable {
     /// The step's key in a pipeline file.
     public static let name = "text"

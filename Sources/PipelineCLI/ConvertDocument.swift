@@ -46,9 +46,10 @@ struct ConvertDocument {
         if let fit = command.fit { resize["fit"] = fit }
         if let position = command.position { resize["position"] = try Self.position(position) }
 
-        let isGlob = !Self.isURL(command.input) && command.input.contains(where: { "*?[{".contains($0) })
+        let isURL = Self.isURL(command.input)
+        let isGlob = !isURL && command.input.contains(where: { "*?[{".contains($0) })
         var inputIsFolder: ObjCBool = false
-        if !isGlob, !Self.isURL(command.input), FileManager.default.fileExists(atPath: command.input, isDirectory: &inputIsFolder),
+        if !isGlob, !isURL, FileManager.default.fileExists(atPath: command.input, isDirectory: &inputIsFolder),
             inputIsFolder.boolValue
         {
             let folder = command.input.hasSuffix("/") ? String(command.input.dropLast()) : command.input

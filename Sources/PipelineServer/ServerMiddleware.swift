@@ -148,18 +148,18 @@ struct SignatureMiddleware: RouterMiddleware {
     /// answer a URL after it expires, as the server would not.
     static func cacheControl(_ cacheControl: String, until seconds: Int) -> String {
         let dropped: Set = ["", "immutable", "stale-while-revalidate", "stale-if-error"]
-        var directives = cacheControl.split(separator: ",").compactMap { item -> String? in
+        var directives: [String] = []
+        var names: Set<String> = []
+        for item in cacheControl.split(separator: ",") {
             let directive = item.trimmingCharacters(in: .whitespaces)
             let parts = directive.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
             let name = parts[0].lowercased()
-            if dropped.contains(name) { return nil }
-            guard name == "max-age" || name == "s-maxage", parts.count == 2 else { return directive }
-            return "\(parts[0])=\(min(Int(parts[1]) ?? 0, seconds))"
+            guard !dropped.contains(name) else { continue }
+            names.insert(name)
+            let isLifetime = (name == "max-age" || name == "s-maxage") && parts.count == 2
+            directives.append(isLifetime ? "\(parts[0])=\(min(Int(parts[1]) ?? 0, seconds))" : directive)
         }
-        let names = directives.map { $0.split(separator: "=").first.map { $0.lowercased() } ?? "" }
-        if names.contains(where: { $0 == "max-age" || $0 == "s-maxage" }), !names.contains("must-revalidate") {
-            directives.append("must-revalidate")
-        }
+        if !names.isDisjoint(with: ["max-age", "s-maxage"]), !names.contains("must-revalidate") { directives.append("must-revalidate") }
         return directives.joined(separator: ", ")
     }
 }

@@ -44,11 +44,13 @@ struct InputReach {
 
     /// Adds the folders the listing's walks entered through links to the globs that entered them.
     mutating func include(_ folders: [LinkedFolder]) {
+        // Each brace alternative's walk may enter a linked folder again: each is added once.
+        var known: [Int: Set<WatchScope.Target>] = [:]
         for folder in folders {
             guard let index = globs.firstIndex(where: { $0.pattern.place == folder.place && $0.pattern.pattern == folder.pattern })
             else { continue }
             let target = WatchScope.Target.glob(root: folder.root, components: folder.components)
-            if !globs[index].targets.contains(target) { globs[index].targets.append(target) }
+            if known[index, default: Set(globs[index].targets)].insert(target).inserted { globs[index].targets.append(target) }
         }
     }
 

@@ -6,7 +6,7 @@ import Foundation
 /// journal) are never changes, so a run cannot set off the next one.
 struct WatchScope: Sendable {
     /// One thing whose changes matter.
-    enum Target: Sendable, Equatable {
+    enum Target: Sendable, Hashable {
         /// An exact file: the pipeline file, a list file, an overlay, an input named in full.
         case file(String)
         /// Files a glob can match: the folder before its first wildcard, then the components
