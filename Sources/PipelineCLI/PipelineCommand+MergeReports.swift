@@ -50,8 +50,9 @@ extension PipelineCommand {
             let report = merged.report
             let shards = loaded.first?.shard?.count ?? 0
             print(
-                "merged \(loaded.count) of \(shards) shards: \(report.inputs) inputs, \(report.succeeded) succeeded, "
-                    + "\(report.failed) failed, \(report.notRun) not run; \(report.outputsWritten) outputs written, "
+                "merged \(loaded.count) of \(shards) shard\(shards == 1 ? "" : "s"): \(report.inputs) input\(report.inputs == 1 ? "" : "s"), "
+                    + "\(report.succeeded) succeeded, \(report.failed) failed, \(report.notRun) not run; "
+                    + "\(report.outputsWritten) output\(report.outputsWritten == 1 ? "" : "s") written, "
                     + "\(report.outputsUpToDate) up to date → \(output)")
             if !merged.missingShards.isEmpty {
                 printError("missing shards: " + merged.missingShards.map(String.init).joined(separator: ", ") + " of \(shards)")

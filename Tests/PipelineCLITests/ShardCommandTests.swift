@@ -76,6 +76,7 @@ import Testing
         let merged = directory.url.appendingPathComponent("merged").path
         let result = try CommandRunner.run(["merge-reports", "--output", merged, "--input-directory", directory.path, report])
         #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.standardOutput.hasPrefix("merged 1 of 1 shard: 1 input, 1 succeeded, 0 failed, 0 not run; 1 output written,"))
 
         // Then the input's preview is its output's: the SVG itself is not read with librsvg,
         // which libvips keeps for trusted files

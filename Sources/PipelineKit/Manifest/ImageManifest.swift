@@ -196,9 +196,11 @@ public struct ImageManifest: Codable, Sendable, Equatable {
 
         /// The URL of the file at `path` (relative, `/` separators) below `prefix`: each path
         /// segment percent-encoded as RFC 3986 says, so `with space.jpg` or `q?x#y%20.jpg` reach
-        /// the server as the file's name; the prefix keeps what a URI may hold as written.
+        /// the server as the file's name; the prefix keeps what a URI may hold as written. A
+        /// prefix names a folder: `/img` is read as `/img/`, never run into the file's name.
         public static func url(prefix: String, path: String) -> String {
-            URLPathEncoding.prefix(prefix) + URLPathEncoding.path(path)
+            let folder = prefix.isEmpty || prefix.hasSuffix("/") ? prefix : prefix + "/"
+            return URLPathEncoding.prefix(folder) + URLPathEncoding.path(path)
         }
     }
 

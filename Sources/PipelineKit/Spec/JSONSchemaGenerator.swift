@@ -63,7 +63,7 @@ public enum JSONSchemaGenerator {
                 JSONNode(
                     .array([
                         object([("type", "integer"), ("minimum", 0)]),
-                        object([("type", "string"), ("pattern", "^[0-9]+(\\.[0-9]+)? *(B|KB|MB|GB|TB|KiB|MiB|GiB)?$")]),
+                        object([("type", "string"), ("pattern", "^[0-9]+(\\.[0-9]+)? *([KkMmGgTt][Ii]?[Bb]|[Bb])?$")]),
                     ]))
             )
         ])

@@ -9,7 +9,9 @@ extension ManifestSettings {
                 help: "where to write the manifest (JSON), relative to this file's folder, for example \"site/images.json\""),
             Option(
                 "urlPrefix", .string(nonEmpty: false), default: JSONNode(plain: ""),
-                help: "put before each file's path relative to the manifest's folder to make its URL, for example \"/img/\""),
+                help:
+                    "the folder URL put before each file's path relative to the manifest's folder to make its URL, for example "
+                    + "\"/img/\" or \"https://cdn.example.com/img\" (a slash is put between when it has none)"),
         ]
     }
 }

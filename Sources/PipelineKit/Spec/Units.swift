@@ -38,13 +38,15 @@ package enum Units {
         return "\(bytes)"
     }
 
-    /// Bytes in a size (an integer, or a number with a unit from `KB` to `GiB`), or nil when the text is not one.
-    /// KB, MB and GB are powers of 1000; KiB, MiB and GiB powers of 1024.
+    /// Bytes in a size (an integer, or a number with a unit from `B` to `TiB`, in either case),
+    /// or nil when the text is not one. KB, MB, GB and TB are powers of 1000; KiB, MiB, GiB and
+    /// TiB powers of 1024.
     package static func bytes(in text: String) -> Int64? {
         let units: [(suffix: String, factor: Double)] = [
-            ("KiB", 1024), ("MiB", 1024 * 1024), ("GiB", 1024 * 1024 * 1024),
-            ("KB", 1e3), ("MB", 1e6), ("GB", 1e9), ("TB", 1e12), ("B", 1), ("", 1),
+            ("kib", 1024), ("mib", 1024 * 1024), ("gib", 1024 * 1024 * 1024), ("tib", 1024 * 1024 * 1024 * 1024),
+            ("kb", 1e3), ("mb", 1e6), ("gb", 1e9), ("tb", 1e12), ("b", 1), ("", 1),
         ]
+        let text = text.lowercased()
         for (suffix, factor) in units where text.hasSuffix(suffix) {
             let number = text.dropLast(suffix.count).trimmingCharacters(in: .whitespaces)
             guard isPlainDecimal(number), let value = Double(number) else { continue }

@@ -11,6 +11,9 @@ import Vips
         #expect(ImageManifest.File.url(prefix: "/img/", path: "q?x#y%20-200.webp") == "/img/q%3Fx%23y%2520-200.webp")
         #expect(ImageManifest.File.url(prefix: "/img/", path: "sub dir/é,1.webp") == "/img/sub%20dir/%C3%A9%2C1.webp")
         #expect(ImageManifest.File.url(prefix: "", path: "../up/a-b_c.~d.webp") == "../up/a-b_c.~d.webp")
+        // A prefix names a folder, with its slash or without
+        #expect(ImageManifest.File.url(prefix: "/img", path: "a-200.webp") == "/img/a-200.webp")
+        #expect(ImageManifest.File.url(prefix: "https://cdn.example.com", path: "a.webp") == "https://cdn.example.com/a.webp")
         // The prefix keeps its scheme, port, separators and escapes; only what no URI may hold is encoded
         #expect(
             ImageManifest.File.url(prefix: "https://cdn.example.com:8443/a%20b/my pics/", path: "x.webp")

@@ -21,6 +21,12 @@ import Testing
         #expect(Units.bytes(in: "1024") == 1024)
         #expect(Units.bytes(in: "12XB") == nil)
         #expect(Units.bytes(in: "MB") == nil)
+        // Units in either case, as docker and sharp users write them
+        #expect(Units.bytes(in: "50mb") == 50_000_000)
+        #expect(Units.bytes(in: "2gib") == 2_147_483_648)
+        #expect(Units.bytes(in: "1TiB") == 1_099_511_627_776)
+        #expect(Units.bytes(in: "64b") == 64)
+        #expect(Units.bytes(in: "12xb") == nil)
     }
 
     @Test func parsesColours() {
