@@ -6,6 +6,7 @@ import PipelineKit
 import PipelineServer
 import ServiceLifecycle
 import UnixSignals
+import Vips
 
 extension PipelineCommand {
     struct Serve: AsyncParsableCommand {
@@ -21,7 +22,7 @@ extension PipelineCommand {
                 then on (an invalid one is reported and the last valid one kept), and inputs added are \
                 served. SIGHUP reads the pipeline file and the inputs again. SIGTERM (or Ctrl-C, or \
                 another signal that would end it, but SIGQUIT) stops accepting, lets the requests in \
-                flight finish and exits 0. See docs/serving.md.
+                flight finish and exits 0; Ctrl-C pressed again cuts them off. See docs/serving.md.
                 """
         )
 
@@ -81,16 +82,43 @@ extension PipelineCommand {
                 services: [.init(service: server), .init(service: reloading, successTerminationBehavior: .ignore)],
                 gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
             configuration.maximumGracefulShutdownDuration = .seconds(pipeline.definition.serve.drainTimeout)
+            let serving = Task { try await ServiceGroup(configuration: configuration).run() }
+            // Ctrl-C pressed again, as with `run`: someone at the terminal wants out now, so the
+            // drain is cut short as its timeout would (what is on a lane still finishes).
+            let interrupts = await UnixSignalsSequence(trapping: .sigint)
+            let cutShort = Locked(false)
+            let secondInterrupt = Task {
+                var first: ContinuousClock.Instant?
+                for await _ in interrupts {
+                    let now = ContinuousClock.now
+                    guard let earlier = first else {
+                        first = now
+                        continue
+                    }
+                    // The same Ctrl-C sent twice (`timeout -s INT`) is no second one.
+                    guard now - earlier >= Interruption.repeatWindow else { continue }
+                    cutShort.withLock { $0 = true }
+                    serving.cancel()
+                    return
+                }
+            }
+            defer { secondInterrupt.cancel() }
             do {
-                try await ServiceGroup(configuration: configuration).run()
+                try await serving.value
             } catch {
-                printError("error: \(file): cannot serve on \(host):\(port): \(error)")
+                printError("error: \(file): cannot serve on \(host):\(port): \(PipelineServer.describe(error))")
+                throw ExitCode.failure
+            }
+            if cutShort.withLock({ $0 }) {
+                printError(
+                    "stopped serving \(file) at a second Ctrl-C: the requests still in flight were cut off and the runs still going cancelled"
+                )
                 throw ExitCode.failure
             }
             if server.stoppedPastDrainTimeout {
                 printError(
                     "stopped serving \(file) after serve.drainTimeout (\(pipeline.definition.serve.drainTimeout) s): "
-                        + "the requests still in flight were cut off and their runs cancelled")
+                        + "the requests still in flight were cut off and the runs still going cancelled")
                 throw ExitCode.failure
             }
             printError("stopped serving \(file)")

@@ -94,7 +94,7 @@ struct InfoResponder: Sendable {
     /// answers the same failure (`OutputResponder.refusal`).
     static func refusal(for error: any Error, of input: InputFile, as name: String) -> ServeError {
         guard let failure = error as? ItemError else {
-            if error is CancellationError { return ServeError(503, "the server is stopping") }
+            if error is CancellationError { return OutputResponder.stopping }
             return ServeError(500, "the server could not read \(name)")
         }
         return OutputResponder.refusal(for: failure, of: input, as: name, doing: "read")

@@ -14,8 +14,10 @@ extension OutputResponder {
     /// when that file still has the size the run reported and the version `stamp` (when known).
     /// A small file's bytes are kept (`WarmBodies`) and answered again while the file is the
     /// version they were read at.
-    func body(of written: WrittenOutput, stamp: FileStamp?, context: some RequestContext) async throws(ServeError) -> ByteBuffer {
-        if ObjectStores.isObject(written.path) { return try await storedBytes(of: written, context: context) }
+    func body(
+        of written: WrittenOutput, stamp: FileStamp?, deadline: AnswerDeadline, context: some RequestContext
+    ) async throws(ServeError) -> ByteBuffer {
+        if ObjectStores.isObject(written.path) { return try await storedBytes(of: written, deadline: deadline, context: context) }
         guard written.byteCount <= WarmBodies.largestFile else {
             return try await Self.measuredBytes(at: written.path, byteCount: written.byteCount, stamp: stamp)
         }

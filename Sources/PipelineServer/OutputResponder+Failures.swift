@@ -5,13 +5,16 @@ import PipelineKit
 extension OutputResponder {
     /// The refusal when every lane is busy and the queue is full (`InputMaker.Full`).
     static let busy = ServeError.tryAgain("every lane is busy and the queue is full; try again")
+    /// The refusal of a request cut off by the server stopping past its drain timeout.
+    static let stopping = ServeError(503, "the server is stopping")
 
     /// The refusal for an input that could not be made (of `output`, when one failed alone) or,
     /// by `/info`, read (`doing`): the status its kind calls for, and a reason that names the
     /// input as the URL did (`name`), never by its path on the server. An input that changed while
     /// it was read is a passing state: 503 with `Retry-After`. A failure of the server itself
     /// says which output, and no more, with the whole error for the log: writing its files is
-    /// 500, and reaching the bucket it stores them in, a passing state, 503.
+    /// 500, as is loading an image a step reads (named by its file name), and reaching the bucket
+    /// it stores them in, a passing state, 503.
     static func refusal(
         for error: ItemError, output: String? = nil, of input: InputFile, as name: String, doing verb: String = "make"
     ) -> ServeError {
@@ -21,6 +24,12 @@ extension OutputResponder {
         let what = output.map { "output \($0) of \(name)" } ?? name
         if error.stage == .encode, error.kind == .network {
             return .tryAgain("\(error.stage): the server could not store \(what); try again", cause: error.reason)
+        }
+        // An image a step reads beside the input (an overlay) is the server's to have: the input
+        // is not at fault, and no fallback stands in for it.
+        if error.underlyingError is ResourceError {
+            let reason = naming(error.reason, input: input, as: name)
+            return ServeError(500, "\(error.stage): the server could not \(verb) \(what): \(reason)", cause: error.reason)
         }
         let status = status(for: error.kind)
         guard status != 500 else {

@@ -15,9 +15,9 @@ extension OutputResponder {
     /// `Content-Location`, the URL that names its width, format and hash.
     func hashedResponse(
         _ written: WrittenOutput, stamp: FileStamp?, length: Int, for wanted: OutputRequest, request: Request, headers: HTTPFields,
-        context: some RequestContext
+        deadline: AnswerDeadline, context: some RequestContext
     ) async throws(ServeError) -> Response {
-        let bytes = try await body(of: written, stamp: stamp, context: context)
+        let bytes = try await body(of: written, stamp: stamp, deadline: deadline, context: context)
         let hash = String(SHA256.hex(Data(bytes.readableBytesView)).prefix(length))
         if let asked = wanted.hash, asked != hash {
             throw ServeError(404, "no file of output \(wanted.output) for input \(wanted.input) has hash \(asked) now: its bytes changed")

@@ -19,6 +19,8 @@ struct OutputResponder: Sendable {
     private let clientHints: Bool
     /// Whether a request makes every output of its input, not only the file it names (`serve.makeAll`).
     private let makeAll: Bool
+    /// Seconds a request waits for its file (`serve.timeout`).
+    private let timeout: Int
     /// The width hints read, in order: the standard one first, then the one browsers sent before it.
     static let widthHints = [HTTPFields.Element.Name("Sec-CH-Width")!, HTTPFields.Element.Name("Width")!]
     /// What `Accept-CH` asks for, when the file's `serve.clientHints` is on.
@@ -41,6 +43,7 @@ struct OutputResponder: Sendable {
         cacheControl = plan.definition.serve.cacheControl
         clientHints = plan.definition.serve.clientHints
         makeAll = plan.definition.serve.makeAll
+        timeout = plan.definition.serve.timeout
         fallback = plan.definition.serve.fallback.flatMap(FallbackImage.init)
     }
 
@@ -49,7 +52,7 @@ struct OutputResponder: Sendable {
     /// refusal otherwise.
     func answer(_ request: Request, path: String, context: some RequestContext) async throws(ServeError) -> Response {
         do {
-            return try await fileAnswer(request, path: path, context: context)
+            return try await fileAnswer(request, path: path, deadline: AnswerDeadline(seconds: timeout), context: context)
         } catch {
             guard error.status.code == 422, let fallback else { throw error }
             // The client sees the fallback image alone: why it got it is for the log.
@@ -60,7 +63,9 @@ struct OutputResponder: Sendable {
         }
     }
 
-    private func fileAnswer(_ request: Request, path: String, context: some RequestContext) async throws(ServeError) -> Response {
+    private func fileAnswer(
+        _ request: Request, path: String, deadline: AnswerDeadline, context: some RequestContext
+    ) async throws(ServeError) -> Response {
         let wanted = try OutputRequest(
             path: path, query: decodedQueryParameters(request.uri.query),
             accept: request.headers[.accept], catalog: catalog,
@@ -75,16 +80,24 @@ struct OutputResponder: Sendable {
             warm.isCurrent(written, inputPath: input.listing.path)
         {
             return try await fileResponse(
-                WarmReport.foundOnDisk(written), stamp: warm.stamp(of: written), for: wanted, request: request, context: context)
+                WarmReport.foundOnDisk(written), stamp: warm.stamp(of: written), for: wanted, request: request, deadline: deadline,
+                context: context)
         }
-        let made: ItemReport?
-        do {
-            made = try await maker.report(for: input, variant: variant)
-        } catch {
-            throw Self.busy
+        let maker = self.maker
+        let made = await deadline.bound { () -> Result<ItemReport?, InputMaker.Full> in
+            do throws(InputMaker.Full) {
+                return .success(try await maker.report(for: input, variant: variant))
+            } catch {
+                return .failure(error)
+            }
         }
-        guard let report = made else { throw ServeError(503, "the server is stopping") }
-        return try await fileResponse(Self.file(for: wanted, in: report).get(), stamp: nil, for: wanted, request: request, context: context)
+        // Cancelled: the server stopping past its drain timeout, whose clock cut the wait short.
+        if Task.isCancelled { throw Self.stopping }
+        guard let made else { throw deadline.refusal }
+        guard case .success(let ended) = made else { throw Self.busy }
+        guard let report = ended else { throw Self.stopping }
+        return try await fileResponse(
+            Self.file(for: wanted, in: report).get(), stamp: nil, for: wanted, request: request, deadline: deadline, context: context)
     }
 
     /// The file to answer with, from the report of a run over the input: the one of the asked
@@ -116,7 +129,8 @@ struct OutputResponder: Sendable {
     /// The answer with `written`, whose file is read only when its version is `stamp` (when
     /// known) and its size is the one reported.
     private func fileResponse(
-        _ written: WrittenOutput, stamp: FileStamp?, for wanted: OutputRequest, request: Request, context: some RequestContext
+        _ written: WrittenOutput, stamp: FileStamp?, for wanted: OutputRequest, request: Request, deadline: AnswerDeadline,
+        context: some RequestContext
     ) async throws(ServeError) -> Response {
         var headers: HTTPFields = [:]
         headers[.contentType] = (written.format ?? wanted.format).mimeType
@@ -137,9 +151,11 @@ struct OutputResponder: Sendable {
         }
         if let length = wanted.hashLength {
             return try await hashedResponse(
-                written, stamp: stamp, length: length, for: wanted, request: request, headers: headers, context: context)
+                written, stamp: stamp, length: length, for: wanted, request: request, headers: headers, deadline: deadline,
+                context: context)
         }
-        return Response(status: .ok, headers: headers, body: .init(byteBuffer: try await body(of: written, stamp: stamp, context: context)))
+        let bytes = try await body(of: written, stamp: stamp, deadline: deadline, context: context)
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: bytes))
     }
 
     /// Whether an `If-None-Match` header names `tag` (or is `*`); weak tags compare as strong

@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import HummingbirdCore
 import Logging
+import NIOCore
 import PipelineKit
 import ServiceLifecycle
 import Vips
@@ -153,26 +154,37 @@ public struct PipelineServer: Service {
             logger: logger)
         let cutOff = self.cutOff
         let makers = self.makers
-        do {
-            try await withTaskCancellationHandler {
+        try await withTaskCancellationHandler {
+            do {
                 try await withGracefulShutdownHandler {
                     try await application.run()
                 } onGracefulShutdown: { [onStopping] in
                     onStopping()
                 }
-            } onCancel: {
-                // Past the drain timeout: the requests waiting for runs are let go once their
-                // runs end, so those are cancelled (what is queued is skipped).
-                // A reload's replaced makers too: their requests are as much in flight.
-                cutOff.withLock { $0 = true }
-                let going = makers.withLock { $0.compactMap(\.maker) }
-                Task { for maker in going { await maker.cancelAll() } }
+            } catch is CancellationError {
+                // Past the drain timeout: the application has closed its connections.
             }
-        } catch is CancellationError {
-            // Past the drain timeout: the application has closed its connections.
+            // None is left going when the server has stopped, whichever plan it was for: those
+            // no request waits for any more (its client gone, or answered at `serve.timeout`)
+            // are waited for within the drain timeout too.
+            for maker in makers.withLock({ $0.compactMap(\.maker) }) { await maker.finishAll() }
+        } onCancel: {
+            // Past the drain timeout: the requests waiting for runs are let go once their
+            // runs end, so those are cancelled (what is queued is skipped).
+            // A reload's replaced makers too: their requests are as much in flight.
+            cutOff.withLock { $0 = true }
+            let going = makers.withLock { $0.compactMap(\.maker) }
+            Task { for maker in going { await maker.cancelAll() } }
         }
-        // None is left going when the server has stopped, whichever plan it was for.
-        for maker in makers.withLock({ $0.compactMap(\.maker) }) { await maker.finishAll() }
+    }
+}
+
+extension PipelineServer {
+    /// Why the server stopped or could not start, in words: a socket's error as the system says
+    /// it (`Address already in use`), not as the name of the call that failed with its errno.
+    public static func describe(_ error: any Error) -> String {
+        guard let failure = error as? IOError else { return "\(error)" }
+        return String(cString: strerror(failure.errnoCode))
     }
 }
 

@@ -169,18 +169,21 @@ import Vips
         #expect(result.status == 0, "\(result.standardError)")
         #expect(
             result.standardOutput.contains(
-                #"pipeline serve: Cache-Control "public, max-age=60", at most 1024 connections at once, 64 inputs waiting to be made, URLs signed (serve.key), 30 s to drain at SIGTERM"#
+                #"pipeline serve: Cache-Control "public, max-age=60", at most 1024 connections at once, 64 inputs waiting to be made, URLs signed (serve.key), 60 s for a file to be made, 30 s to drain at SIGTERM"#
             ), "\(result.standardOutput)")
         #expect(!result.standardOutput.contains("0123abcd"))
         // And the settings a server may be given besides, each in its words
         try directory.write(Fixtures.jpeg(Fixtures.noise(width: 8, height: 8)), to: "broken.jpg")
         let more = PipelineHarness.json(
             inputs: ["in/*.jpg"], outputs: [Self.thumb],
-            extra: #""serve": {"clientHints": true, "drainTimeout": 5, "fallback": "broken.jpg"}"#)
+            extra: #""serve": {"clientHints": true, "drainTimeout": 5, "timeout": 12, "fallback": "broken.jpg"}"#)
         try directory.write(Data(more.utf8), to: "p.json")
         let described = try CommandRunner.run(["explain", "p.json"], in: directory.url)
         #expect(described.status == 0, "\(described.standardError)")
-        for words in ["client hints asked for", "broken.jpg answered for an input that cannot be decoded", "5 s to drain at SIGTERM"] {
+        for words in [
+            "client hints asked for", "broken.jpg answered for an input that cannot be decoded", "12 s for a file to be made",
+            " 5 s to drain at SIGTERM",
+        ] {
             #expect(described.standardOutput.contains(words), "\(described.standardOutput)")
         }
     }
@@ -191,6 +194,22 @@ import Vips
         let result = try CommandRunner.run(["serve", "p.json", "--port", "0"], in: directory.url)
         #expect(result.status == 2, "\(result.standardError)")
         #expect(!result.standardOutput.contains("Serving"))
+    }
+
+    @Test func aPortInUseExits1SayingSoInTheSystemsWords() throws {
+        // Given a port another server listens on
+        let other = try TestHTTPServer { _, _ in .init(body: Data()) }
+        defer { other.stop() }
+        let directory = try Fixtures.watchedFolder(inputs: 1, outputs: [Self.thumb], inputPattern: "in/*.jpg")
+
+        // When the server is asked to listen there
+        let result = try CommandRunner.run(["serve", "p.json", "--port", "\(other.port)"], in: directory.url)
+
+        // Then it exits 1, naming the address and the reason, not the socket call that failed
+        #expect(result.status == 1, "\(result.standardError)")
+        #expect(
+            result.standardError.contains("error: p.json: cannot serve on 127.0.0.1:\(other.port): Address already in use\n"),
+            "\(result.standardError)")
     }
 }
 #endif

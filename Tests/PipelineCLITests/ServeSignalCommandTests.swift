@@ -6,7 +6,8 @@ import Testing
 
 /// Signals to `pipeline serve` past the plain SIGTERM of `ServeCommandTests`: SIGHUP reads the
 /// pipeline file and inputs again, as nginx reloads, where its default action would end the
-/// server; SIGTERM with a request still in flight past `serve.drainTimeout` cancels its run.
+/// server; SIGTERM with a request still in flight past `serve.drainTimeout` cancels its run, as
+/// it does a run no request waits for any more (answered 503 at `serve.timeout`).
 @Suite(.serialized) struct ServeSignalCommandTests {
     @Test func sigHUPReloadsAndTheServerGoesOn() throws {
         // Given a server of one input, logging at info
@@ -56,6 +57,74 @@ import Testing
         #expect(answer?.status != 200)
         let written = (try? FileManager.default.contentsOfDirectory(atPath: directory.path + "/out")) ?? []
         #expect(written.isEmpty, "\(written)")
+    }
+
+    @Test func ctrlCPressedAgainCutsTheDrainShort() async throws {
+        // Given a request in flight whose input's origin does not answer while the test runs,
+        // and a drain timeout far longer than the test waits
+        let silent = try SilentOrigin(seconds: 120)
+        let origin = silent.server
+        let directory = try TemporaryDirectory()
+        let json = PipelineHarness.json(
+            inputs: [origin.url("/photo.jpg")], outputs: [ServeCommandTests.thumb], extra: #""serve": {"drainTimeout": 600}"#)
+        try directory.write(Data(json.utf8), to: "p.json")
+        let (command, port) = try ServeCommandTests().serve(directory)
+        defer { command.kill() }
+        let inFlight = Task.detached {
+            try await LoopbackHTTPClient.request(port: port, target: "/thumb/127.0.0.1_\(origin.port)/photo.jpg")
+        }
+        try await waitUntil("the server fetches the input:\n\(command.transcript)") {
+            !origin.requests(for: "/photo.jpg").isEmpty
+        }
+
+        // When Ctrl-C comes, and again once the server says it is stopping
+        command.signal(SIGINT)
+        let stopping = command.waitForLine(timeout: 60) { $0.isError && $0.text.hasPrefix("stopping:") }
+        #expect(stopping != nil, "\(command.transcript)")
+        try await Task.sleep(for: .seconds(1))
+        command.signal(SIGINT)
+
+        // Then the drain is cut short: the request cut off, its run cancelled, exit 1, saying why
+        #expect(command.waitForExit(timeout: 120) == 1, "\(command.transcript)")
+        #expect(command.transcript.contains("at a second Ctrl-C"), "\(command.transcript)")
+        #expect((try? await inFlight.value)?.status != 200)
+        let written = (try? FileManager.default.contentsOfDirectory(atPath: directory.path + "/out")) ?? []
+        #expect(written.isEmpty, "\(written)")
+    }
+
+    @Test func aBucketThatDoesNotAnswerIs503AtTheTimeoutAndItsRunIsCancelledAtSIGTERM() async throws {
+        // Given outputs in a bucket whose endpoint never answers while the test runs, each
+        // store request allowed ten minutes, and requests one second
+        let silent = try SilentOrigin(seconds: 120)
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 48, height: 32)), to: "in/a.jpg")
+        let json = """
+            {"version": 1, "inputs": ["in/*.jpg"],
+             "outputs": [{"name": "thumb", "steps": [{"resize": {"width": 16}}], "encode": {"format": "webp"},
+                          "path": "s3://site/thumb/{stem}.webp"}],
+             "fetch": {"timeout": "600s", "retries": 0}, "serve": {"timeout": 1, "drainTimeout": 1}}
+            """
+        try directory.write(Data(json.utf8), to: "p.json")
+        let (command, port) = try ServeCommandTests().serve(
+            directory,
+            environment: [
+                "AWS_ACCESS_KEY_ID": "AKIATESTTESTTESTTEST", "AWS_SECRET_ACCESS_KEY": "secret", "AWS_REGION": "us-east-1",
+                "AWS_ENDPOINT_URL_S3": silent.server.url(""), "HOME": directory.path,
+            ])
+        defer { command.kill() }
+
+        // When the file is asked for
+        let refused = try await LoopbackHTTPClient.request(port: port, target: "/thumb/a.jpg")
+
+        // Then the answer is 503 at the timeout, to be tried again, while the run waits for the bucket
+        #expect(refused.status == 503, "\(String(decoding: refused.body, as: UTF8.self))\n\(command.transcript)")
+        #expect(refused.header("Retry-After") == "1")
+        #expect(String(decoding: refused.body, as: UTF8.self).contains("serve.timeout (1 s)"))
+        try await waitUntil("the run asks the bucket:\n\(command.transcript)") { !silent.server.requests.isEmpty }
+        // and SIGTERM, the bucket still silent, cancels that run past the drain timeout: exit 1, saying why
+        command.signal(SIGTERM)
+        #expect(command.waitForExit(timeout: 120) == 1, "\(command.transcript)")
+        #expect(command.transcript.contains("the runs still going cancelled"), "\(command.transcript)")
     }
 }
 #endif

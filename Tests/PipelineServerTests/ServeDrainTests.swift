@@ -24,7 +24,7 @@ import Vips
         try await waitUntil("the server fetches the input") { !origin.requests(for: "/photo.jpg").isEmpty }
 
         // When the server reloads, then stops
-        try server.server.reload(try PipelineHarness.pipeline(json, in: directory))
+        try server.server.reload(try RunningServer.pipeline(json, in: directory))
         #expect(server.server.responder.maker !== replaced)
         let stopping = Task { try? await server.stop() }
 

@@ -32,6 +32,16 @@ import Testing
         let overlay = Self.refusal(
             .processing, "cannot load /srv/site/overlay.png: cannot read /srv/site/overlay.png: No such file or directory")
         #expect(overlay.reason == "decompress: sub/b.jpg: cannot load overlay.png: cannot read overlay.png: No such file or directory")
+        // An overlay that cannot be loaded is the server's failure, not the input's
+        let url = URL(fileURLWithPath: "/srv/site/overlay.png")
+        let unloaded = OutputResponder.refusal(
+            for: ItemError(
+                .processing, stage: .process, reason: "cannot load /srv/site/overlay.png: no such file",
+                underlying: ResourceError(url: url, reason: "no such file")),
+            output: "thumb", of: Self.input, as: "sub/b.jpg")
+        #expect(unloaded.status.code == 500)
+        #expect(unloaded.reason == "process: the server could not make output thumb of sub/b.jpg: cannot load overlay.png: no such file")
+        #expect(unloaded.cause == "cannot load /srv/site/overlay.png: no such file")
         // and libvips' temporary file of the input's decode as the input
         #expect(Self.refusal(.undecodable, "read error in /tmp/vips-0-1234.v").reason == "decompress: read error in sub/b.jpg")
     }
@@ -58,6 +68,33 @@ import Testing
         #expect(changed.status.code == 503)
         #expect(changed.headers[.retryAfter] == "1")
         #expect(changed.reason == "decompress: sub/b.jpg changed while it was being read; try again")
+    }
+
+    @Test func anOverlayRemovedWhileServingIs500WithNoFallbackInItsPlace() async throws {
+        // Given a server whose output lays an overlay over each input, with a fallback image
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 48, height: 32)), to: "in/a.jpg")
+        try directory.write(try Fixtures.png(try Fixtures.gradient(width: 8, height: 8)), to: "logo.png")
+        try directory.write(try Fixtures.png(try Fixtures.gradient(width: 4, height: 4)), to: "fallback.png")
+        let json = PipelineHarness.json(
+            inputs: ["in/*.jpg"],
+            outputs: [
+                #"{"name": "marked", "steps": [{"composite": {"image": "logo.png"}}], "encode": {"format": "webp"}, "path": "out/{stem}.webp"}"#
+            ], extra: #""serve": {"fallback": "fallback.png"}"#)
+        try await withServer(json, in: directory) { server in
+            // When the overlay is gone by the time a file is asked for
+            try FileManager.default.removeItem(atPath: directory.path + "/logo.png")
+            let response = try await server.request("/marked/a.jpg")
+
+            // Then the answer is the server's failure, naming the overlay by its file name alone,
+            // and not the fallback, which stands in for inputs
+            #expect(response.status == 500)
+            #expect(response.header("X-Pipeline-Fallback") == nil)
+            let body = try JSONSerialization.jsonObject(with: response.body) as? [String: String]
+            let reason = try #require(body?["error"])
+            #expect(reason.hasPrefix("process: the server could not make output marked of a.jpg: cannot load logo.png"), "\(reason)")
+            #expect(!reason.contains(directory.path), "\(reason)")
+        }
     }
 
     @Test func aServerNamesARefusedInputAsItsURLDid() async throws {

@@ -99,14 +99,14 @@ import Vips
             try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 40, height: 30)), to: "in/c.jpg")
             #expect(try await running.request("/thumb/c.jpg").status == 404)
             // until the server reloads
-            try running.server.reload(try PipelineHarness.pipeline(ServeTests.json, in: directory))
+            try running.server.reload(try RunningServer.pipeline(ServeTests.json, in: directory))
             let made = try await running.request("/thumb/c.jpg")
             #expect(made.status == 200, "\(String(decoding: made.body, as: UTF8.self))")
             #expect(try VipsImage.open(data: made.body).width == 16)
 
             // A reload whose plan cannot be made throws, and the server answers as before
             let nothing = PipelineHarness.json(inputs: ["nowhere/*.jpg"], outputs: [ServeTests.thumb])
-            #expect(throws: PipelineFileError.self) { try running.server.reload(try PipelineHarness.pipeline(nothing, in: directory)) }
+            #expect(throws: PipelineFileError.self) { try running.server.reload(try RunningServer.pipeline(nothing, in: directory)) }
             #expect(try await running.request("/thumb/c.jpg").status == 200)
 
             // The counts go on across the reload

@@ -26,7 +26,7 @@ final class RunningServer: Sendable {
         _ json: String, in directory: TemporaryDirectory, settings: PipelineServer.Settings = .init(port: 0),
         processors: ProcessorRegistry = .standard, drainTimeout: Duration? = nil
     ) async throws {
-        let pipeline = try PipelineHarness.pipeline(json, in: directory, processors: processors)
+        let pipeline = try Self.pipeline(json, in: directory, processors: processors)
         var logger = Logger(label: "serve-test")
         logger.logLevel = .warning
         let (urls, continuation) = AsyncStream.makeStream(of: String.self)
@@ -71,6 +71,24 @@ final class RunningServer: Sendable {
         _ target: String, method: String = "GET", headers: [String: String] = [:], timeout: Double = 900
     ) async throws -> LoopbackHTTPClient.Response {
         try await LoopbackHTTPClient.request(method, port: port, target: target, headers: headers, timeout: timeout)
+    }
+
+    /// The pipeline of `json`, as a server of it in a test answers: with `serve.timeout` an hour
+    /// when the file leaves it at its default. The server runs in the test process, where a
+    /// sanitizer can keep its threads from running for minutes: a test that means to reach the
+    /// timeout sets its own.
+    static func pipeline(_ json: String, in directory: TemporaryDirectory, processors: ProcessorRegistry = .standard) throws
+        -> Pipeline
+    {
+        let pipeline = try PipelineHarness.pipeline(json, in: directory, processors: processors)
+        guard pipeline.definition.serve.timeout == ServeSettings.defaultTimeout else { return pipeline }
+        var definition = pipeline.definition
+        definition.serve.timeout = 3600
+        var patient = Pipeline(definition: definition, fileName: pipeline.fileName)
+        patient.environment = pipeline.environment
+        patient.configuration = pipeline.configuration
+        patient.sideWrites = pipeline.sideWrites
+        return patient
     }
 
     /// Stops accepting, lets the requests in flight finish, and waits for the server to end.

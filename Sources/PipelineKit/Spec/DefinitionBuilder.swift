@@ -190,7 +190,8 @@ struct DefinitionBuilder {
         return ServeSettings(
             cacheControl: cacheControl, maxConnections: try serve.int("maxConnections"),
             maxQueue: try serve.int("maxQueue"), signing: signing, clientHints: try serve.bool("clientHints"), fallback: fallback,
-            drainTimeout: try serve.int("drainTimeout"), makeAll: try serve.bool("makeAll"))
+            drainTimeout: try serve.int("drainTimeout"), timeout: try serve.int("timeout"),
+            makeAll: try serve.bool("makeAll"))
     }
 
     /// The `manifest` section, nil when the file has none.

@@ -22,6 +22,11 @@ extension ServeSettings {
                 help:
                     "seconds pipeline serve gives the requests in flight to be answered after SIGTERM; past it, the runs "
                     + "are cancelled, their temporary files removed, and the exit is 1"),
+            .integer(
+                "timeout", in: 1...3600, default: ServeSettings.defaultTimeout,
+                help:
+                    "seconds a request for a file waits for it to be made (or read back from its bucket); past them, 503 with "
+                    + "Retry-After, while its run goes on to put the file where a later request finds it"),
             .boolean(
                 "clientHints", default: false,
                 help:

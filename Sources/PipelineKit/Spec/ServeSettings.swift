@@ -17,6 +17,9 @@ public struct ServeSettings: Sendable, Equatable {
     public var clientHints: Bool
     /// Seconds the requests in flight have to be answered after SIGTERM (`serve.drainTimeout`).
     public var drainTimeout: Int
+    /// Seconds a request for a file waits for it to be made or read from its store
+    /// (`serve.timeout`); past them it gets 503 with `Retry-After`, while its run goes on.
+    public var timeout: Int
     /// The image answered in place of an input that cannot be read or made (`serve.fallback`),
     /// or nil to answer such a request 422.
     public var fallback: Fallback?
@@ -89,6 +92,9 @@ public struct ServeSettings: Sendable, Equatable {
     public static let defaultMaxQueue = 64
     /// The default of `drainTimeout`: as long as Kubernetes waits before it kills a pod.
     public static let defaultDrainTimeout = 30
+    /// The default of `timeout`: as long as nginx, the usual proxy in front, waits for an answer
+    /// (`proxy_read_timeout`), past which no client would get this one.
+    public static let defaultTimeout = 60
     /// The first parts of the server's own paths (`/healthz`, `/metrics`, `/info/{input}`): no
     /// output may have one as its name, which would be the first part of its URLs too.
     public static let reservedNames: Set<String> = ["healthz", "info", "metrics"]
@@ -97,9 +103,10 @@ public struct ServeSettings: Sendable, Equatable {
     public init(
         cacheControl: String? = nil, maxConnections: Int = ServeSettings.defaultMaxConnections,
         maxQueue: Int = ServeSettings.defaultMaxQueue, signing: Signing? = nil, clientHints: Bool = false, fallback: Fallback? = nil,
-        drainTimeout: Int = ServeSettings.defaultDrainTimeout, makeAll: Bool = false
+        drainTimeout: Int = ServeSettings.defaultDrainTimeout, timeout: Int = ServeSettings.defaultTimeout, makeAll: Bool = false
     ) {
         self.makeAll = makeAll
+        self.timeout = timeout
         self.drainTimeout = drainTimeout
         self.clientHints = clientHints
         self.fallback = fallback

@@ -18,18 +18,19 @@ public final class StoredOutputs: Sendable {
         public let description: String
     }
 
-    /// The bytes of the object at `address`, read whole, at most `maxBytes`. Blocking: call it
-    /// off the cooperative pool.
+    /// The bytes of the object at `address`, read whole, at most `maxBytes`; given up, between
+    /// attempts or during one, once `isCancelled` turns true. Blocking: call it off the
+    /// cooperative pool.
     ///
     /// - Throws: `Failure` when `address` is in no store this build knows, the store cannot be
-    ///   configured, or the object cannot be read (gone, refused, too large, unreachable).
-    public func read(_ address: String, maxBytes: Int64) throws(Failure) -> Data {
+    ///   configured, or the object cannot be read (gone, refused, too large, unreachable, given up).
+    public func read(_ address: String, maxBytes: Int64, isCancelled: @escaping @Sendable () -> Bool = { false }) throws(Failure) -> Data {
         guard let store = stores.store(for: address) else {
             throw Failure(description: "\(address) is not in an object store that can be read")
         }
         let outcome: RemoteFetcher.Outcome
         do {
-            outcome = try store.get(address, revalidating: nil, maxBytes: maxBytes, isCancelled: { false })
+            outcome = try store.get(address, revalidating: nil, maxBytes: maxBytes, isCancelled: isCancelled)
         } catch let error as ItemError {
             throw Failure(description: error.reason)
         } catch {

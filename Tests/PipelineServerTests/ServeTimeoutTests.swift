@@ -1,0 +1,77 @@
+#if Server
+import Foundation
+import PipelineKit
+import TestSupport
+import Testing
+import Vips
+
+@testable import PipelineServer
+
+/// A request whose file takes longer than `serve.timeout` is refused as a passing state, while
+/// its run goes on and leaves the file for a later request.
+@Suite(.serialized) struct ServeTimeoutTests {
+    @Test func aRunPastTheTimeoutIs503WhileItGoesOnToMakeTheFileALaterRequestGets() async throws {
+        // Given a server whose run is held in a step until the test lets it go, and a timeout of a second
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 48, height: 32)), to: "in/photo.jpg")
+        let release = directory.path + "/release"
+        let step = #"{"sleep": {"seconds": 0, "input": "photo", "after": "\#(release)"}}"#
+        let json = PipelineHarness.json(
+            inputs: ["in/*.jpg"],
+            outputs: [#"{"name": "held", "steps": [\#(step)], "encode": {"format": "webp"}, "path": "out/{stem}.webp"}"#],
+            extra: #""serve": {"timeout": 1}"#)
+        let server = try await RunningServer(
+            json, in: directory, processors: ProcessorRegistry.standard.adding(SleepingProcessor.self), drainTimeout: .seconds(600))
+
+        // When the file is asked for
+        let refused = try await server.request("/held/photo.jpg")
+
+        // Then the answer is 503, to be tried again, naming the setting, while the run still holds its lane
+        #expect(refused.status == 503, "\(String(decoding: refused.body, as: UTF8.self))")
+        #expect(refused.header("Retry-After") == "1")
+        #expect(String(decoding: refused.body, as: UTF8.self).contains("serve.timeout (1 s)"))
+        #expect(await server.maker.counts.going == 1)
+        #expect(!FileManager.default.fileExists(atPath: directory.path + "/out/photo.webp"))
+
+        // and once the step is let go, the run ends with the file, which the next request gets from disk
+        try Data().write(to: URL(fileURLWithPath: release))
+        try await waitUntil("the run ends") { await server.maker.isIdle }
+        let answered = try await server.request("/held/photo.jpg")
+        #expect(answered.status == 200, "\(String(decoding: answered.body, as: UTF8.self))")
+        #expect(answered.header("X-Pipeline-Source") == "disk")
+        #expect(answered.header("Content-Type") == "image/webp")
+        try await server.stop()
+        #expect(!server.server.stoppedPastDrainTimeout)
+    }
+
+    @Test func stoppingWaitsForARunNoRequestWaitsForAndCancelsItPastTheDrainTimeout() async throws {
+        // Given a run that no request waits for any more (answered at the timeout), fetching its
+        // input from an origin that does not answer while the test runs
+        let silent = try SilentOrigin(seconds: 600)
+        let origin = silent.server
+        let directory = try TemporaryDirectory()
+        let json = PipelineHarness.json(
+            inputs: [origin.url("/photo.jpg")], outputs: [ServeTests.thumb],
+            extra: #""fetch": {"timeout": "600s", "retries": 0}, "serve": {"timeout": 1}"#)
+        let server = try await RunningServer(json, in: directory, drainTimeout: .seconds(1))
+        let refused = try await server.request("/thumb/127.0.0.1_\(origin.port)/photo.jpg")
+        #expect(refused.status == 503, "\(String(decoding: refused.body, as: UTF8.self))")
+        #expect(await server.maker.counts.going == 1)
+
+        // When the server stops
+        let stopped = Locked(false)
+        Task {
+            try? await server.stop()
+            stopped.withLock { $0 = true }
+        }
+
+        // Then the run is cancelled past the drain timeout, so the server stops, with the run
+        // ended, long before the origin would answer
+        try await waitUntil("the server stops while a run no request waits for is going", within: .seconds(120)) {
+            stopped.withLock { $0 }
+        }
+        #expect(server.server.stoppedPastDrainTimeout)
+        #expect(await server.maker.isIdle)
+    }
+}
+#endif
