@@ -71,7 +71,7 @@ struct PipelineCommand: AsyncParsableCommand {
     private static var commands: [any ParsableCommand.Type] {
         var commands: [any ParsableCommand.Type] = [
             Run.self, Convert.self, Validate.self, Explain.self, Watch.self, Schema.self, Plugins.self, Cache.self, HTML.self,
-            MergeReports.self,
+            MergeReports.self, MergeManifests.self,
         ]
         #if Server
         commands.insert(Serve.self, at: 5)

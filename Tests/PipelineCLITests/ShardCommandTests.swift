@@ -4,7 +4,8 @@ import Testing
 
 @testable import PipelineKit
 
-/// Sharded runs of the command, and `merge-reports` over their reports.
+/// Sharded runs of the command, `merge-reports` over their reports and `merge-manifests` over
+/// their manifests.
 @Suite struct ShardCommandTests {
     @Test func shardedRunsTogetherMakeWhatOneRunMakesAndMergeReportsCountsEachInputOnce() throws {
         // Given 24 photos, one of them listed twice (a glob and its own name)
@@ -52,6 +53,63 @@ import Testing
         let explain = try CommandRunner.run(["explain", file], environment: ["SLURM_ARRAY_TASK_ID": "2", "SLURM_ARRAY_TASK_COUNT": "4"])
         #expect(explain.standardOutput.contains("shard: 2/4 (Slurm: SLURM_ARRAY_TASK_ID=2"), "\(explain.standardOutput)")
         #expect(explain.standardOutput.contains("of 25 inputs"))
+    }
+
+    @Test func mergeManifestsWritesTheManifestOneRunOverEveryInputWrites() throws {
+        // Given 12 photos and a file with a manifest, whose one run over every input wrote it
+        let directory = try TemporaryDirectory()
+        let photo = try Fixtures.jpeg(try Fixtures.gradient(width: 64, height: 48))
+        for index in 0..<12 { try directory.write(photo + Data("\(index)".utf8), to: "in/p\(index).jpg") }
+        try directory.write(
+            Data(
+                """
+                {"version": 1, "name": "site", "inputs": ["in/*.jpg"],
+                 "manifest": {"path": "public/manifest.json", "urlPrefix": "/img"},
+                 "outputs": [{"name": "t", "widths": [16, 32], "formats": ["webp", "jpeg"], "placeholders": ["lqip"],
+                              "path": "public/{stem}-{width}.{format}"}]}
+                """.utf8), to: "p.json")
+        let file = directory.url.appendingPathComponent("p.json").path
+        let manifest = directory.url.appendingPathComponent("public/manifest.json")
+        let whole = try CommandRunner.run(["run", "--quiet", file])
+        #expect(whole.status == 0, "\(whole.standardError)")
+        let written = try Data(contentsOf: manifest)
+        try FileManager.default.removeItem(at: manifest)
+
+        // When three shards run, each writing its own manifest beside it
+        for index in 0..<3 {
+            let shard = try CommandRunner.run(["run", "--quiet", "--force", "--shard", "\(index)/3", file])
+            #expect(shard.status == 0, "\(shard.standardError)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: manifest.path))
+        // one missing shard writes nothing
+        let third = directory.url.appendingPathComponent("public/manifest.shard-2-of-3.json")
+        try FileManager.default.moveItem(at: third, to: directory.url.appendingPathComponent("aside.json"))
+        let missing = try CommandRunner.run(["merge-manifests", file])
+        #expect(missing.status == 1, "\(missing.standardError)")
+        #expect(missing.standardError.contains("missing shards: 2 of 3; nothing was written"), "\(missing.standardError)")
+        #expect(!FileManager.default.fileExists(atPath: manifest.path))
+        try FileManager.default.moveItem(at: directory.url.appendingPathComponent("aside.json"), to: third)
+
+        // Then merge-manifests writes the very bytes the one run wrote
+        let merged = try CommandRunner.run(["merge-manifests", file])
+        #expect(merged.status == 0, "\(merged.standardError)")
+        #expect(merged.standardOutput.hasPrefix("merged the manifests of 3 shards: 12 inputs → "), "\(merged.standardOutput)")
+        #expect(try Data(contentsOf: manifest) == written)
+
+        // and refuses an input in two shards' manifests, and the manifests of two runs with other shard counts
+        let first = directory.url.appendingPathComponent("public/manifest.shard-0-of-3.json")
+        let second = directory.url.appendingPathComponent("public/manifest.shard-1-of-3.json")
+        try FileManager.default.removeItem(at: second)
+        try FileManager.default.copyItem(at: first, to: second)
+        let twice = try CommandRunner.run(["merge-manifests", file])
+        #expect(twice.status == 2, "\(twice.standardError)")
+        #expect(
+            twice.standardError.contains("is in both manifest.shard-0-of-3.json and manifest.shard-1-of-3.json"), "\(twice.standardError)")
+        #expect(try Data(contentsOf: manifest) == written)
+        try directory.write(try Data(contentsOf: first), to: "public/manifest.shard-0-of-2.json")
+        let counts = try CommandRunner.run(["merge-manifests", file])
+        #expect(counts.status == 2, "\(counts.standardError)")
+        #expect(counts.standardError.contains("are of runs of 2, 3 shards"), "\(counts.standardError)")
     }
 
     @Test func mergeReportsPreviewsAnAllowedSVGFromItsOutputNotWithTheSVGLoader() throws {

@@ -1,0 +1,45 @@
+import ArgumentParser
+import Foundation
+import PipelineKit
+
+extension PipelineCommand {
+    struct MergeManifests: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "merge-manifests",
+            abstract: "Join the manifests a sharded run's shards wrote into the one the pipeline file names.",
+            discussion:
+                "Each shard of a sharded run writes its manifest beside the one the file names (manifest.shard-2-of-4.json); "
+                + "this writes that one, as a run over every input would have. Exit status 0 when it was written, 1 when a "
+                + "shard's manifest is missing (nothing is written), 2 when the file names no manifest or the shards' "
+                + "manifests cannot be joined."
+        )
+
+        @Argument(help: "The pipeline file (JSON) the shards ran.")
+        var file: String
+
+        func run() async throws {
+            let pipeline = try loadPipeline(file)
+            guard let settings = pipeline.definition.manifest else {
+                printError("error: \(file): the file asks for no manifest (\"manifest\": {\"path\": …})")
+                throw ExitCode.invalidInput
+            }
+            let shards: ShardManifests
+            do {
+                shards = try ShardManifests.find(beside: settings)
+            } catch {
+                printError("error: \(error.description.escapingControlCharacters)")
+                throw ExitCode.invalidInput
+            }
+            let inputs: Int
+            do {
+                inputs = try shards.write(pipeline: pipeline.definition.name)
+            } catch {
+                printError("error: \(error.description.escapingControlCharacters)")
+                throw shards.missing.isEmpty ? ExitCode.invalidInput : ExitCode.someItemsFailed
+            }
+            print(
+                "merged the manifests of \(shards.count) shard\(shards.count == 1 ? "" : "s"): "
+                    + "\(inputs) input\(inputs == 1 ? "" : "s") → \(settings.file.path.escapingControlCharacters)")
+        }
+    }
+}
