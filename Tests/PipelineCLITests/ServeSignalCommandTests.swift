@@ -9,6 +9,29 @@ import Testing
 /// server; SIGTERM with a request still in flight past `serve.drainTimeout` cancels its run, as
 /// it does a run no request waits for any more (answered 503 at `serve.timeout`).
 @Suite(.serialized) struct ServeSignalCommandTests {
+    /// A server of one input on `silent`, with `serve.drainTimeout`, and a request for it in
+    /// flight, once the server has asked the origin for the input.
+    static func requestWaitingOn(_ silent: SilentOrigin, drainTimeout: Int) async throws -> (
+        command: BackgroundCommand, directory: TemporaryDirectory, inFlight: Task<LoopbackHTTPClient.Response, any Error>
+    ) {
+        let origin = silent.server
+        let directory = try TemporaryDirectory()
+        let json = PipelineHarness.json(
+            inputs: [origin.url("/photo.jpg")], outputs: [ServeCommandTests.thumb], extra: #""serve": {"drainTimeout": \#(drainTimeout)}"#)
+        try directory.write(Data(json.utf8), to: "p.json")
+        let (command, port) = try ServeCommandTests().serve(directory)
+        let inFlight = Task.detached {
+            try await LoopbackHTTPClient.request(port: port, target: "/thumb/127.0.0.1_\(origin.port)/photo.jpg")
+        }
+        do {
+            try await waitUntil("the server fetches the input:\n\(command.transcript)") { !origin.requests(for: "/photo.jpg").isEmpty }
+        } catch {
+            command.kill()
+            throw error
+        }
+        return (command, directory, inFlight)
+    }
+
     @Test func sigHUPReloadsAndTheServerGoesOn() throws {
         // Given a server of one input, logging at info
         let directory = try Fixtures.watchedFolder(inputs: 1, outputs: [ServeCommandTests.thumb], inputPattern: "in/*.jpg")
@@ -32,19 +55,8 @@ import Testing
         // Given an input on an origin that never answers while the test runs, and a drain
         // timeout of one second
         let silent = try SilentOrigin(seconds: 120)
-        let origin = silent.server
-        let directory = try TemporaryDirectory()
-        let json = PipelineHarness.json(
-            inputs: [origin.url("/photo.jpg")], outputs: [ServeCommandTests.thumb], extra: #""serve": {"drainTimeout": 1}"#)
-        try directory.write(Data(json.utf8), to: "p.json")
-        let (command, port) = try ServeCommandTests().serve(directory)
+        let (command, directory, inFlight) = try await Self.requestWaitingOn(silent, drainTimeout: 1)
         defer { command.kill() }
-        let inFlight = Task.detached {
-            try await LoopbackHTTPClient.request(port: port, target: "/thumb/127.0.0.1_\(origin.port)/photo.jpg")
-        }
-        try await waitUntil("the server fetches the input:\n\(command.transcript)") {
-            !origin.requests(for: "/photo.jpg").isEmpty
-        }
 
         // When SIGTERM comes
         command.signal(SIGTERM)
@@ -63,19 +75,8 @@ import Testing
         // Given a request in flight whose input's origin does not answer while the test runs,
         // and a drain timeout far longer than the test waits
         let silent = try SilentOrigin(seconds: 120)
-        let origin = silent.server
-        let directory = try TemporaryDirectory()
-        let json = PipelineHarness.json(
-            inputs: [origin.url("/photo.jpg")], outputs: [ServeCommandTests.thumb], extra: #""serve": {"drainTimeout": 600}"#)
-        try directory.write(Data(json.utf8), to: "p.json")
-        let (command, port) = try ServeCommandTests().serve(directory)
+        let (command, directory, inFlight) = try await Self.requestWaitingOn(silent, drainTimeout: 600)
         defer { command.kill() }
-        let inFlight = Task.detached {
-            try await LoopbackHTTPClient.request(port: port, target: "/thumb/127.0.0.1_\(origin.port)/photo.jpg")
-        }
-        try await waitUntil("the server fetches the input:\n\(command.transcript)") {
-            !origin.requests(for: "/photo.jpg").isEmpty
-        }
 
         // When Ctrl-C comes, and again once the server says it is stopping
         command.signal(SIGINT)

@@ -7,18 +7,24 @@ import Testing
 /// Sharded runs of the command, `merge-reports` over their reports and `merge-manifests` over
 /// their manifests.
 @Suite struct ShardCommandTests {
-    @Test func shardedRunsTogetherMakeWhatOneRunMakesAndMergeReportsCountsEachInputOnce() throws {
-        // Given 24 photos, one of them listed twice (a glob and its own name)
+    /// A folder of `count` distinct photos (`in/p0.jpg`…) and the pipeline `file` (`p.json`),
+    /// with that file's absolute path.
+    static func photos(_ count: Int, file: String) throws -> (directory: TemporaryDirectory, file: String) {
         let directory = try TemporaryDirectory()
         let photo = try Fixtures.jpeg(try Fixtures.gradient(width: 64, height: 48))
-        for index in 0..<24 { try directory.write(photo + Data("\(index)".utf8), to: "in/p\(index).jpg") }
-        try directory.write(
-            Data(
-                """
+        for index in 0..<count { try directory.write(photo + Data("\(index)".utf8), to: "in/p\(index).jpg") }
+        try directory.write(Data(file.utf8), to: "p.json")
+        return (directory, directory.url.appendingPathComponent("p.json").path)
+    }
+
+    @Test func shardedRunsTogetherMakeWhatOneRunMakesAndMergeReportsCountsEachInputOnce() throws {
+        // Given 24 photos, one of them listed twice (a glob and its own name)
+        let (directory, file) = try Self.photos(
+            24,
+            file: """
                 {"version": 1, "inputs": ["in/*.jpg", "in/p7.jpg"], "outputs": [
                   {"name": "t", "steps": [{"resize": {"width": 16}}], "encode": {"format": "png"}, "path": "out/{stem}.png"}]}
-                """.utf8), to: "p.json")
-        let file = directory.url.appendingPathComponent("p.json").path
+                """)
 
         // When four shards run, each with its report
         var outputs: [[String]] = []
@@ -57,18 +63,14 @@ import Testing
 
     @Test func mergeManifestsWritesTheManifestOneRunOverEveryInputWrites() throws {
         // Given 12 photos and a file with a manifest, whose one run over every input wrote it
-        let directory = try TemporaryDirectory()
-        let photo = try Fixtures.jpeg(try Fixtures.gradient(width: 64, height: 48))
-        for index in 0..<12 { try directory.write(photo + Data("\(index)".utf8), to: "in/p\(index).jpg") }
-        try directory.write(
-            Data(
-                """
+        let (directory, file) = try Self.photos(
+            12,
+            file: """
                 {"version": 1, "name": "site", "inputs": ["in/*.jpg"],
                  "manifest": {"path": "public/manifest.json", "urlPrefix": "/img"},
                  "outputs": [{"name": "t", "widths": [16, 32], "formats": ["webp", "jpeg"], "placeholders": ["lqip"],
                               "path": "public/{stem}-{width}.{format}"}]}
-                """.utf8), to: "p.json")
-        let file = directory.url.appendingPathComponent("p.json").path
+                """)
         let manifest = directory.url.appendingPathComponent("public/manifest.json")
         let whole = try CommandRunner.run(["run", "--quiet", file])
         #expect(whole.status == 0, "\(whole.standardError)")

@@ -44,15 +44,7 @@ import Vips
     @Test func aRequestWaitingPastTheDrainTimeoutIsCutOffWhileItsRunFinishesWhatIsOnALane() async throws {
         // Given a request whose run is in a step that nothing can interrupt (as an encode is),
         // held until the test lets it go
-        let directory = try TemporaryDirectory()
-        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 48, height: 32)), to: "in/photo.jpg")
-        let release = directory.path + "/release"
-        let step = #"{"sleep": {"seconds": 0, "input": "photo", "after": "\#(release)"}}"#
-        let json = PipelineHarness.json(
-            inputs: ["in/*.jpg"],
-            outputs: [#"{"name": "held", "steps": [\#(step)], "encode": {"format": "webp"}, "path": "out/{stem}.webp"}"#])
-        let server = try await RunningServer(
-            json, in: directory, processors: ProcessorRegistry.standard.adding(SleepingProcessor.self), drainTimeout: .seconds(1))
+        let (server, directory, release) = try await RunningServer.holdingItsRun(drainTimeout: .seconds(1))
         // How the request ended: the server closing its connection, or the client giving up
         // (a timeout is no cut-off)
         let inFlight = Task { () -> String in

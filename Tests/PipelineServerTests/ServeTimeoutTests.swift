@@ -12,16 +12,8 @@ import Vips
 @Suite(.serialized) struct ServeTimeoutTests {
     @Test func aRunPastTheTimeoutIs503WhileItGoesOnToMakeTheFileALaterRequestGets() async throws {
         // Given a server whose run is held in a step until the test lets it go, and a timeout of a second
-        let directory = try TemporaryDirectory()
-        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 48, height: 32)), to: "in/photo.jpg")
-        let release = directory.path + "/release"
-        let step = #"{"sleep": {"seconds": 0, "input": "photo", "after": "\#(release)"}}"#
-        let json = PipelineHarness.json(
-            inputs: ["in/*.jpg"],
-            outputs: [#"{"name": "held", "steps": [\#(step)], "encode": {"format": "webp"}, "path": "out/{stem}.webp"}"#],
-            extra: #""serve": {"timeout": 1}"#)
-        let server = try await RunningServer(
-            json, in: directory, processors: ProcessorRegistry.standard.adding(SleepingProcessor.self), drainTimeout: .seconds(600))
+        let (server, directory, release) = try await RunningServer.holdingItsRun(
+            extra: #""serve": {"timeout": 1}"#, drainTimeout: .seconds(600))
 
         // When the file is asked for
         let refused = try await server.request("/held/photo.jpg")

@@ -98,6 +98,26 @@ final class RunningServer: Sendable {
     }
 }
 
+extension RunningServer {
+    /// A server of one input, `in/photo.jpg`, whose one output, `held`, waits in a step until
+    /// the file `release` exists, as a step nothing can interrupt (an encode) would; `extra` is
+    /// more of the pipeline file (`"serve": {…}`).
+    static func holdingItsRun(extra: String = "", drainTimeout: Duration) async throws -> (
+        server: RunningServer, directory: TemporaryDirectory, release: String
+    ) {
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 48, height: 32)), to: "in/photo.jpg")
+        let release = directory.path + "/release"
+        let step = #"{"sleep": {"seconds": 0, "input": "photo", "after": "\#(release)"}}"#
+        let json = PipelineHarness.json(
+            inputs: ["in/*.jpg"],
+            outputs: [#"{"name": "held", "steps": [\#(step)], "encode": {"format": "webp"}, "path": "out/{stem}.webp"}"#], extra: extra)
+        let server = try await RunningServer(
+            json, in: directory, processors: ProcessorRegistry.standard.adding(SleepingProcessor.self), drainTimeout: drainTimeout)
+        return (server, directory, release)
+    }
+}
+
 /// Runs `body` with a server of `json`, stopping the server afterwards whatever `body` does.
 func withServer<Result>(
     _ json: String, in directory: TemporaryDirectory, settings: PipelineServer.Settings = .init(port: 0),
