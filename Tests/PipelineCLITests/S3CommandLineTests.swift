@@ -40,6 +40,35 @@ struct S3CommandLineTests {
         for text in written { #expect(!text.contains(secret)) }
     }
 
+    @Test func anOutputBucketThatDoesNotExistIsAPlanningErrorBeforeAnyInputIsMade() throws {
+        // Given a file whose second output names a bucket that does not exist
+        let server = try MotoServer()
+        try server.createBucket("site")
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 120, height: 80)), to: "in/a.jpg")
+        let file = try directory.write(
+            Data(
+                """
+                {"version": 1, "inputs": ["in/*.jpg"], "outputs": [
+                  {"name": "t", "steps": [{"resize": {"width": 30}}], "encode": {"format": "png"}, "path": "s3://site/t/{stem}.png"},
+                  {"name": "u", "steps": [{"resize": {"width": 20}}], "encode": {"format": "png"}, "path": "s3://sight/u/{stem}.png"}]}
+                """.utf8), to: "pipeline.json")
+        let environment = server.environment(home: directory.path)
+
+        // When it is validated, and run
+        let validate = try CommandRunner.run(["validate", file], environment: environment)
+        let run = try CommandRunner.run(["run", file], environment: environment)
+
+        // Then both exit 2, naming the output's path and the bucket, and nothing was made
+        for result in [validate, run] {
+            #expect(result.status == 2, "\(result.standardError)")
+            #expect(
+                result.standardError.contains(#"outputs[1].path: the bucket "sight" does not exist"#), "\(result.standardError)")
+            #expect(!result.standardError.contains("outputs[0]"), "\(result.standardError)")
+        }
+        #expect(try server.get(bucket: "site", key: "t/a.png") == nil)
+    }
+
     @Test func missingCredentialsAreAPlanningErrorNamingWhereTheyWereLookedFor() throws {
         let directory = try TemporaryDirectory()
         let file = try directory.write(

@@ -7,6 +7,11 @@ final class S3Access: Sendable {
     private let settings: S3Settings
     private let environment: [String: String]
     private let fetcher: RemoteFetcher
+    /// What planning asks a bucket with: one attempt, bounded by `probeTimeout`, so that a store
+    /// that does not answer holds a plan seconds, not the minutes of a fetch's retries.
+    private let probeFetcher: RemoteFetcher
+    /// The longest a plan's question to a bucket may take.
+    static let probeTimeout: Double = 10
     private let resolved = Locked<Result<S3Client, S3Configuration.Failure>?>(nil)
 
     /// - Parameter loader: makes the requests; by default libcurl with the file's fetch settings.
@@ -14,6 +19,17 @@ final class S3Access: Sendable {
         self.settings = definition.s3
         self.environment = environment
         self.fetcher = RemoteFetcher(loader: loader ?? CurlDataLoader(fetch: definition.fetch), settings: definition.fetch)
+        var probe = definition.fetch
+        probe.timeout = min(probe.timeout, Self.probeTimeout)
+        probe.retries = 0
+        probeFetcher = RemoteFetcher(loader: loader ?? CurlDataLoader(fetch: probe), settings: probe)
+    }
+
+    /// Whether `bucket` exists (see `S3Client.bucketExists(_:)`), asked once, within
+    /// `probeTimeout`; nil when the client cannot be configured, which the run reports.
+    func bucketExists(_ bucket: String) -> Bool? {
+        guard let client = try? client() else { return nil }
+        return S3Client(configuration: client.configuration, fetcher: probeFetcher).bucketExists(bucket)
     }
 
     /// The shared credentials and config files a client would be configured from.

@@ -150,6 +150,18 @@ struct S3Client: Sendable {
         return response.headers
     }
 
+    /// Whether `bucket` exists, asked with `HeadBucket`: false only when S3 says there is no such
+    /// bucket (404); nil for any other answer (403 is a role without `s3:ListBucket`) or none.
+    func bucketExists(_ bucket: String) -> Bool? {
+        let location = S3Location(bucket: bucket, key: "")
+        let outcome = try? fetcher.fetch(
+            request("HEAD", location, maxBytes: Int64.max), revalidating: nil, label: "S3 HeadBucket of s3://\(bucket)",
+            accepting: [403, 404], explain: Self.explanation("HeadBucket", location), isCancelled: { false })
+        guard case .fetched(let response) = outcome else { return nil }
+        if response.status == 404 { return false }
+        return (200..<300).contains(response.status) ? true : nil
+    }
+
     /// Writes the whole object in one `PUT` (S3 makes it appear at once, never half written).
     /// Failures are the encode stage's.
     func put(_ location: S3Location, body: Data, headers: [String: String], isCancelled: @escaping @Sendable () -> Bool) throws(ItemError) {
