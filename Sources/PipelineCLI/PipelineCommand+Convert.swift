@@ -15,10 +15,10 @@ extension PipelineCommand {
                 """
         )
 
-        @Argument(help: "The input: a file, a quoted glob (\"photos/*.jpg\") or a URL.")
+        @Argument(help: "The input: a file, a quoted glob (\"photos/*.jpg\"), a URL, or - for standard input.")
         var input: String
 
-        @Argument(help: "The output: a file, a folder, or a path template such as out/{stem}-{width}.webp.")
+        @Argument(help: "The output: a file, a folder, a path template such as out/{stem}-{width}.webp, or - for standard output.")
         var output: String
 
         // Numbers are taken whatever they start with, so that -5 is refused as a width, not
@@ -77,10 +77,21 @@ extension PipelineCommand {
         }
 
         func run() async throws {
+            let streams: ConvertStreams
+            do {
+                streams = try ConvertStreams(self)
+            } catch {
+                printError("error: \(error.description)".escapingControlCharacters)
+                throw ExitCode.invalidInput
+            }
+            defer { streams.remove() }
+            var command = self
+            command.input = streams.input
+            command.output = streams.output
             let text: String
             let oneOff: String
             do {
-                let document = try ConvertDocument(self)
+                let document = try ConvertDocument(command)
                 text = try document.jsonText()
                 oneOff = try document.jsonText(journal: false)
             } catch {
@@ -89,9 +100,7 @@ extension PipelineCommand {
             }
             let pipeline: Pipeline
             do throws(PipelineFileError) {
-                pipeline = try Pipeline(
-                    json: oneOff, baseDirectory: URL(fileURLWithPath: FileManager.default.currentDirectoryPath),
-                    processors: PipelineCommand.processors)
+                pipeline = try Pipeline(json: oneOff, baseDirectory: streams.baseDirectory, processors: PipelineCommand.processors)
             } catch {
                 for problem in error.problems {
                     printError("error: \(ConvertDocument.describe(problem))".escapingControlCharacters)
@@ -119,11 +128,18 @@ extension PipelineCommand {
                 throw ExitCode.invalidInput
             }
             var arguments = ["<convert>", "--force"]
-            if quiet { arguments.append("--quiet") }
+            // Standard output carries the image: no summary beside it.
+            if quiet || streams.sendsOutput { arguments.append("--quiet") }
             if verbose { arguments.append("--verbose") }
             if json { arguments.append("--json") }
             let runner = try Run.parse(arguments)
             try await runner.run(pipeline)
+            do {
+                try streams.sendOutput()
+            } catch {
+                printError("error: cannot write the image to standard output: \(ErrorText.reason(error))")
+                throw ExitCode.failure
+            }
         }
     }
 }

@@ -90,6 +90,50 @@ import Vips
         #expect(directory.allFiles() == ["out/dune.webp"], "\(directory.allFiles())")
     }
 
+    @Test func standardInputAndOutputAreReadAndWrittenAsDash() throws {
+        let directory = try prepare()
+        let photo = try Data(contentsOf: directory.url.appendingPathComponent("in/storm.jpg"))
+
+        // From standard input to standard output: the image alone goes out, nothing is left behind
+        let piped = try CommandRunner.run(
+            ["convert", "-", "-", "--width", "120", "--format", "webp"], in: directory.url, standardInput: photo)
+        #expect(piped.status == 0, "\(piped.standardError)")
+        let image = try VipsImage.open(data: piped.standardOutputData)
+        #expect(image.width == 120)
+        #expect(String(decoding: piped.standardOutputData.prefix(4), as: UTF8.self) == "RIFF")
+        #expect(Set(directory.allFiles()) == ["in/dune.jpg", "in/storm.jpg"])
+
+        // From standard input to a file, and from a file to standard output in its own format
+        let toFile = try CommandRunner.run(["convert", "-", "out/small.png", "--width", "40"], in: directory.url, standardInput: photo)
+        #expect(toFile.status == 0, "\(toFile.standardError)")
+        #expect(try size(directory.url.appendingPathComponent("out/small.png").path).0 == 40)
+        let fromFile = try CommandRunner.run(["convert", "in/dune.jpg", "-", "--width", "30"], in: directory.url)
+        #expect(fromFile.status == 0, "\(fromFile.standardError)")
+        #expect(try VipsImage.open(data: fromFile.standardOutputData).width == 30)
+
+        // What is not an image is named as standard input, and sends nothing
+        let broken = try CommandRunner.run(
+            ["convert", "-", "-", "--format", "png"], in: directory.url, standardInput: Data("not an image".utf8))
+        #expect(broken.status == 1)
+        #expect(broken.standardError.contains("failed: stdin: decompress:"), "\(broken.standardError)")
+        #expect(broken.standardOutputData.isEmpty)
+
+        // and what cannot work is refused by the argument
+        let refusals: [([String], Data?, String)] = [
+            (["convert", "-", "-"], photo, "--format: standard output (OUT -) has no extension"),
+            (["convert", "-", "out/"], photo, "--format: standard input (IN -) has no extension"),
+            (["convert", "-", "x.webp"], Data(), "IN: standard input is empty"),
+            (["convert", "in/*.jpg", "-", "--format", "png"], nil, "OUT: IN \"in/*.jpg\" is a glob"),
+            (["convert", "-", "-", "--format", "png", "--verbose"], photo, "--verbose: standard output carries the image"),
+            (["convert", "-", "x.png", "--print-pipeline"], photo, "--print-pipeline: a pipeline file cannot read standard input"),
+        ]
+        for (arguments, input, message) in refusals {
+            let refused = try CommandRunner.run(arguments, in: directory.url, standardInput: input)
+            #expect(refused.status == 2, "\(arguments): \(refused.standardError)")
+            #expect(refused.standardError.contains("error: " + message), "\(arguments): \(refused.standardError)")
+        }
+    }
+
     @Test func aFolderAsINIsRefusedWithAGlobToGiveInstead() throws {
         let directory = try prepare()
         for arguments in [["in", "out/"], ["in/", "out/", "--format", "webp"]] {

@@ -6,6 +6,8 @@ package struct CommandRunner {
         package let status: Int32
         package let standardOutput: String
         package let standardError: String
+        /// Standard output's bytes, for a command that writes an image there.
+        package let standardOutputData: Data
     }
 
     /// The `pipeline` binary SwiftPM built beside the test bundle.
@@ -44,9 +46,11 @@ package struct CommandRunner {
     }
 
     /// Runs `pipeline` (this build's, or `executable`) with `arguments`; `environment` adds to
-    /// (or overrides) this process's variables.
+    /// (or overrides) this process's variables; `standardInput`, when given, is what the command
+    /// reads on its standard input.
     package static func run(
-        _ arguments: [String], in directory: URL? = nil, environment: [String: String] = [:], executable: URL = executable
+        _ arguments: [String], in directory: URL? = nil, environment: [String: String] = [:], executable: URL = executable,
+        standardInput: Data? = nil
     ) throws -> Result {
         let process = Process()
         process.executableURL = executable
@@ -58,6 +62,14 @@ package struct CommandRunner {
         let output = Pipe(), error = Pipe()
         process.standardOutput = output
         process.standardError = error
+        // From a file, not a pipe: a command that exits before reading it all cannot stall the
+        // test, nor end it with SIGPIPE.
+        if let standardInput {
+            let file = FileManager.default.temporaryDirectory.appendingPathComponent("pipeline-stdin-\(UUID().uuidString)")
+            try standardInput.write(to: file)
+            defer { try? FileManager.default.removeItem(at: file) }
+            process.standardInput = try FileHandle(forReadingFrom: file)
+        }
         try process.run()
         // Read both pipes to the end before waiting, so a full pipe cannot stall the child.
         let errorData = Data.readAll(error.fileHandleForReading, inBackground: true)
@@ -66,7 +78,7 @@ package struct CommandRunner {
         return Result(
             status: process.terminationStatus,
             standardOutput: String(decoding: outputData, as: UTF8.self),
-            standardError: String(decoding: errorData(), as: UTF8.self))
+            standardError: String(decoding: errorData(), as: UTF8.self), standardOutputData: outputData)
     }
 }
 

@@ -1,0 +1,131 @@
+import Foundation
+import PipelineKit
+
+/// `convert`'s IN and OUT given as `-`: standard input and standard output, as ImageMagick and
+/// sharp-cli take them. The run reads and writes files, so the image read from standard input
+/// is put in a private folder first (named `stdin`, as messages then name it), and the file
+/// made for standard output is made in one and sent once the run has succeeded: a failed run
+/// sends nothing.
+struct ConvertStreams {
+    /// The private folder, or nil when neither is `-`.
+    let folder: URL?
+    /// IN as the run reads it: the staged file's absolute path, or IN as given.
+    let input: String
+    /// OUT as the run writes it: the private folder's, absolute, or OUT as given (made absolute
+    /// when the run's folder is the private one).
+    let output: String
+    /// The folder the one-off's paths are relative to: the private one when standard input is
+    /// read (so that the input is named `stdin`), else the current one.
+    let baseDirectory: URL
+    /// Whether the file made goes to standard output.
+    let sendsOutput: Bool
+
+    /// The most bytes read from standard input: the largest input a pipeline file takes by default.
+    static let maxBytes = StageDefaults.maxBytes
+
+    /// Reads standard input when IN is `-`, into a private folder.
+    ///
+    /// - Throws: `ConvertArgumentError` naming IN or OUT when a stream is a terminal, holds too
+    ///   much, or cannot say the format; when OUT is `-` for a glob; when the folder cannot be made.
+    init(_ command: PipelineCommand.Convert) throws(ConvertArgumentError) {
+        let current = URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
+        let readsInput = command.input == "-"
+        sendsOutput = command.output == "-"
+        guard readsInput || sendsOutput else {
+            folder = nil
+            input = command.input
+            output = command.output
+            baseDirectory = current
+            return
+        }
+        if command.printPipeline {
+            throw ConvertArgumentError("--print-pipeline", "a pipeline file cannot read standard input or write standard output (-)")
+        }
+        if sendsOutput {
+            if isatty(STDOUT_FILENO) == 1 {
+                throw ConvertArgumentError("OUT", "standard output is a terminal: send it to a file or a pipe (> out.webp)")
+            }
+            if command.verbose || command.json {
+                throw ConvertArgumentError(command.json ? "--json" : "--verbose", "standard output carries the image (OUT -)")
+            }
+            if !readsInput, command.input.contains(where: { "*?[{".contains($0) }) {
+                throw ConvertArgumentError("OUT", "IN \(command.input.quotedValue) is a glob: its images cannot all go to standard output")
+            }
+            if command.format == nil, readsInput || ConvertDocument.format(ofInput: command.input) == nil {
+                throw ConvertArgumentError("--format", "standard output (OUT -) has no extension to name the format: give --format")
+            }
+        }
+        if readsInput, command.format == nil, !sendsOutput,
+            EncoderSettings.Format(fileExtension: URL(fileURLWithPath: command.output).pathExtension) == nil
+        {
+            throw ConvertArgumentError("--format", "standard input (IN -) has no extension to keep its format by: give --format")
+        }
+        var template = Array((NSTemporaryDirectory() + "/pipeline-convert.XXXXXX").utf8CString)
+        guard let made = mkdtemp(&template) else {
+            throw ConvertArgumentError(
+                "IN", "cannot make a private folder in \(NSTemporaryDirectory()): \(String(cString: strerror(errno)))")
+        }
+        let folder = URL(fileURLWithPath: String(cString: made))
+        self.folder = folder
+        if readsInput {
+            let staged = folder.appendingPathComponent("stdin")
+            do {
+                try Self.readStandardInput(into: staged)
+            } catch {
+                try? FileManager.default.removeItem(at: folder)
+                throw error
+            }
+            input = staged.path
+            baseDirectory = folder
+        } else {
+            input = command.input
+            baseDirectory = current
+        }
+        if sendsOutput {
+            output = folder.appendingPathComponent("out").path + "/"
+        } else {
+            output = command.output.hasPrefix("/") ? command.output : current.appendingPathComponent(command.output).path
+        }
+    }
+
+    /// Standard input, whole, into `file`.
+    private static func readStandardInput(into file: URL) throws(ConvertArgumentError) {
+        if isatty(STDIN_FILENO) == 1 {
+            throw ConvertArgumentError("IN", "standard input is a terminal: send an image to it (< photo.jpg)")
+        }
+        var bytes = Data()
+        while true {
+            let chunk: Data?
+            do {
+                chunk = try FileHandle.standardInput.read(upToCount: 1 << 20)
+            } catch {
+                throw ConvertArgumentError("IN", "cannot read standard input: \(ErrorText.reason(error))")
+            }
+            guard let chunk, !chunk.isEmpty else { break }
+            bytes += chunk
+            if bytes.count > maxBytes {
+                throw ConvertArgumentError("IN", "standard input holds more than \(Units.text(bytes: maxBytes)), the largest input taken")
+            }
+        }
+        if bytes.isEmpty { throw ConvertArgumentError("IN", "standard input is empty") }
+        do {
+            try bytes.write(to: file)
+        } catch {
+            throw ConvertArgumentError("IN", "cannot keep standard input in \(file.path): \(ErrorText.reason(error))")
+        }
+    }
+
+    /// Sends the file the run made to standard output, when OUT is `-`.
+    func sendOutput() throws {
+        guard sendsOutput, let folder else { return }
+        let made = folder.appendingPathComponent("out")
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: made.path))?.filter { !$0.hasPrefix(".") } ?? []
+        guard names.count == 1 else { throw CocoaError(.fileNoSuchFile) }
+        try FileHandle.standardOutput.write(contentsOf: Data(contentsOf: made.appendingPathComponent(names[0])))
+    }
+
+    /// Removes the private folder and what is in it.
+    func remove() {
+        if let folder { try? FileManager.default.removeItem(at: folder) }
+    }
+}
