@@ -91,7 +91,7 @@ struct OutputResponder: Sendable {
                 return .failure(error)
             }
         }
-        // Cancelled: the server stopping past its drain timeout, whose clock cut the wait short.
+        // Cancelled, the wait ended early: the server is stopping past its drain timeout.
         if Task.isCancelled { throw Self.stopping }
         guard let made else { throw deadline.refusal }
         guard case .success(let ended) = made else { throw Self.busy }
