@@ -98,6 +98,7 @@ extension PipelineCommand {
                     // The same Ctrl-C sent twice (`timeout -s INT`) is no second one.
                     guard now - earlier >= Interruption.repeatWindow else { continue }
                     cutShort.withLock { $0 = true }
+                    printError("second Ctrl-C: cutting the requests in flight off; what is on a lane finishes first…")
                     serving.cancel()
                     return
                 }

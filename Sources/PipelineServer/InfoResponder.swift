@@ -17,6 +17,8 @@ struct InfoResponder: Sendable {
     private let maker: InputMaker
     private let definition: PipelineDefinition
     private let cacheControl: String?
+    /// Seconds a request waits for its answer (`serve.timeout`).
+    private let timeout: Int
     /// The bodies answered, so that an input asked for again at the same version is not decoded
     /// again for its placeholders.
     let answered = InfoBodies()
@@ -27,6 +29,7 @@ struct InfoResponder: Sendable {
         inspector = InputInspector(pipeline: pipeline, plan: plan, stages: maker.stages)
         definition = plan.definition
         cacheControl = plan.definition.serve.cacheControl
+        timeout = plan.definition.serve.timeout
     }
 
     /// Whether `path` (below any signature) asks for an input's info.
@@ -47,22 +50,37 @@ struct InfoResponder: Sendable {
         let placeholders = InputInspector.placeholders(declaredFor: listing, in: definition)
         let ifNoneMatch = request.headers[.ifNoneMatch]
         // Read on a lane, as a run is made: the file's `inFlight` and `serve.maxQueue` bound both.
-        let read: (tag: String?, body: Data?)
-        do {
-            read = try await maker.inspection {
-                let fetched = try await inspector.fetch(listing)
-                let tag = fetched.version.map {
-                    "\"\(Self.tag(version: $0, placeholders: placeholders, autorotate: definition.decompress.autorotate))\""
-                }
-                if let tag, OutputResponder.matches(ifNoneMatch, tag) { return (tag, nil) }
-                if let tag, let kept = answered.body(tagged: tag) { return (tag, kept) }
-                let body = try Self.body(of: try await inspector.info(of: fetched, placeholders: placeholders))
-                if let tag { answered.keep(body, tagged: tag) }
-                return (tag, body)
+        let deadline = AnswerDeadline(seconds: timeout)
+        let (maker, inspector, definition, answered) = (self.maker, self.inspector, self.definition, self.answered)
+        let outcome = await deadline.bound { () -> Result<(tag: String?, body: Data?), any Error> in
+            do {
+                return .success(
+                    try await maker.inspection {
+                        let fetched = try await inspector.fetch(listing)
+                        let tag = fetched.version.map {
+                            "\"\(Self.tag(version: $0, placeholders: placeholders, autorotate: definition.decompress.autorotate))\""
+                        }
+                        if let tag, OutputResponder.matches(ifNoneMatch, tag) { return (tag, nil) }
+                        if let tag, let kept = answered.body(tagged: tag) { return (tag, kept) }
+                        let body = try Self.body(of: try await inspector.info(of: fetched, placeholders: placeholders))
+                        if let tag { answered.keep(body, tagged: tag) }
+                        return (tag, body)
+                    })
+            } catch {
+                return .failure(error)
             }
-        } catch is InputMaker.Full {
+        }
+        // Cancelled, the wait ended early: the server is stopping past its drain timeout.
+        if Task.isCancelled { throw OutputResponder.stopping }
+        let read: (tag: String?, body: Data?)
+        switch outcome {
+        case nil:
+            throw deadline.refusal
+        case .success(let answer):
+            read = answer
+        case .failure(let error) where error is InputMaker.Full:
             throw OutputResponder.busy
-        } catch {
+        case .failure(let error):
             throw Self.refusal(for: error, of: listing, as: name)
         }
         var headers: HTTPFields = [.contentType: "application/json"]

@@ -1,5 +1,6 @@
 #if Server
 import Dispatch
+import Logging
 import PipelineKit
 
 /// Makes the files requests ask for, through a run of the pipeline over that input alone,
@@ -75,8 +76,11 @@ actor InputMaker {
     private let keepsReports: Bool
     /// Runs started, for tests to tell a request answered by a run from one answered warm.
     private(set) var runsStarted = 0
+    /// Where a run's failures go when no request is left to answer with them.
+    private let logger: Logger
 
-    init(pipeline: Pipeline, plan: RunPlan, memory: SharedMemoryBudget, lanes: Int, queueLimit: Int) {
+    init(pipeline: Pipeline, plan: RunPlan, memory: SharedMemoryBudget, lanes: Int, queueLimit: Int, logger: Logger) {
+        self.logger = logger
         self.pipeline = pipeline
         self.plan = plan
         self.memory = memory
@@ -145,13 +149,26 @@ actor InputMaker {
     }
 
     /// Forgets the job of `key` that waits on `ended`, which has ended with `reports`, and lets
-    /// its requests go.
+    /// its requests go. Failures no request is left to answer with (each gave up at
+    /// `serve.timeout`, or its client went away) are logged, so that their cause is seen.
     private func end(_ key: JobKey, ended: WaitingRoom<[ItemReport]?, Void, [ItemReport]?>, with reports: [ItemReport]) {
         if jobs[key]?.ended === ended { jobs[key] = nil }
         if lastJob[key.item]?.ended === ended { lastJob[key.item] = nil }
-        ended.withLock { state, waiters in
+        let waited = ended.withLock { state, waiters in
+            defer { waiters.letOutAll(with: reports) }
             state = reports
-            waiters.letOutAll(with: reports)
+            return !waiters.isEmpty
+        }
+        guard !waited else { return }
+        for report in reports {
+            for failure in report.failures {
+                logger.warning(
+                    "a run no request waited for any more failed",
+                    metadata: [
+                        "input": "\(report.input.displayName)", "output": "\(failure.output ?? "-")",
+                        "reason": "\(failure.error.description)",
+                    ])
+            }
         }
     }
 

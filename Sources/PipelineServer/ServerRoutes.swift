@@ -17,7 +17,7 @@ struct ServerRoutes: Sendable {
     private let router: RouterResponder<ServerRequestContext>
 
     init(pipeline: Pipeline, plan: RunPlan, memory: SharedMemoryBudget, metrics: ServerMetrics, logger: Logger) {
-        let responder = OutputResponder(pipeline: pipeline, plan: plan, memory: memory)
+        let responder = OutputResponder(pipeline: pipeline, plan: plan, memory: memory, logger: logger)
         let info = InfoResponder(pipeline: pipeline, plan: plan, catalog: responder.catalog, maker: responder.maker)
         self.info = info
         let signature = plan.definition.serve.signing.map(URLSignature.init)

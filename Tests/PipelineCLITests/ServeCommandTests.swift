@@ -196,6 +196,29 @@ import Vips
         #expect(!result.standardOutput.contains("Serving"))
     }
 
+    @Test func aRunThatFailsAfterItsRequestGaveUpIsLoggedWithItsReason() throws {
+        // Given an input whose origin answers 404 after three seconds, and requests allowed one
+        let origin = try TestHTTPServer { _, _ in
+            Thread.sleep(forTimeInterval: 3)
+            return .init(status: 404)
+        }
+        defer { origin.stop() }
+        let directory = try TemporaryDirectory()
+        let json = PipelineHarness.json(
+            inputs: [origin.url("/photo.jpg")], outputs: [Self.thumb], extra: #""fetch": {"retries": 0}, "serve": {"timeout": 1}"#)
+        try directory.write(Data(json.utf8), to: "p.json")
+        let (command, port) = try serve(directory)
+        defer { command.kill() }
+
+        // When the file is asked for, and the request gives up at the timeout
+        let refused = try LoopbackHTTPClient.send(port: port, target: "/thumb/127.0.0.1_\(origin.port)/photo.jpg")
+        #expect(refused.status == 503)
+
+        // Then the run's failure, which no request is left to answer with, is logged with its reason
+        let logged = command.waitForLine(timeout: 120) { $0.isError && $0.text.contains("a run no request waited for any more failed") }
+        #expect(logged?.text.contains("404") == true, "\(command.transcript)")
+    }
+
     @Test func aPortInUseExits1SayingSoInTheSystemsWords() throws {
         // Given a port another server listens on
         let other = try TestHTTPServer { _, _ in .init(body: Data()) }

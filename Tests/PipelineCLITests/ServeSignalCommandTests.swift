@@ -93,10 +93,17 @@ import Testing
         #expect(written.isEmpty, "\(written)")
     }
 
-    @Test func aBucketThatDoesNotAnswerIs503AtTheTimeoutAndItsRunIsCancelledAtSIGTERM() async throws {
-        // Given outputs in a bucket whose endpoint never answers while the test runs, each
-        // store request allowed ten minutes, and requests one second
-        let silent = try SilentOrigin(seconds: 120)
+    @Test func aBucketThatTakesNoUploadIs503AtTheTimeoutAndTheUploadIsStoppedAtSIGTERM() async throws {
+        // Given outputs in a bucket that is there and holds no object yet, but never answers an
+        // upload, each store request allowed ten minutes, and requests one second
+        let bucket = try TestHTTPServer { request, _ in
+            switch (request.method, request.path) {
+            case ("HEAD", "/site/"): .init()
+            case ("HEAD", _): .init(status: 404)
+            default: .init(behaviour: .stall)
+            }
+        }
+        defer { bucket.stop() }
         let directory = try TemporaryDirectory()
         try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 48, height: 32)), to: "in/a.jpg")
         let json = """
@@ -110,19 +117,19 @@ import Testing
             directory,
             environment: [
                 "AWS_ACCESS_KEY_ID": "AKIATESTTESTTESTTEST", "AWS_SECRET_ACCESS_KEY": "secret", "AWS_REGION": "us-east-1",
-                "AWS_ENDPOINT_URL_S3": silent.server.url(""), "HOME": directory.path,
+                "AWS_ENDPOINT_URL_S3": bucket.url(""), "HOME": directory.path,
             ])
         defer { command.kill() }
 
         // When the file is asked for
         let refused = try await LoopbackHTTPClient.request(port: port, target: "/thumb/a.jpg")
 
-        // Then the answer is 503 at the timeout, to be tried again, while the run waits for the bucket
+        // Then the answer is 503 at the timeout, to be tried again, while the run waits for its upload
         #expect(refused.status == 503, "\(String(decoding: refused.body, as: UTF8.self))\n\(command.transcript)")
         #expect(refused.header("Retry-After") == "1")
         #expect(String(decoding: refused.body, as: UTF8.self).contains("serve.timeout (1 s)"))
-        try await waitUntil("the run asks the bucket:\n\(command.transcript)") { !silent.server.requests.isEmpty }
-        // and SIGTERM, the bucket still silent, cancels that run past the drain timeout: exit 1, saying why
+        try await waitUntil("the run uploads the file:\n\(command.transcript)") { bucket.requests.contains { $0.method == "PUT" } }
+        // and SIGTERM, the upload still unanswered, stops it past the drain timeout: exit 1, saying why
         command.signal(SIGTERM)
         #expect(command.waitForExit(timeout: 120) == 1, "\(command.transcript)")
         #expect(command.transcript.contains("the runs still going cancelled"), "\(command.transcript)")

@@ -21,7 +21,7 @@ import Vips
         // Then the answer is 503, to be tried again, naming the setting, while the run still holds its lane
         #expect(refused.status == 503, "\(String(decoding: refused.body, as: UTF8.self))")
         #expect(refused.header("Retry-After") == "1")
-        #expect(String(decoding: refused.body, as: UTF8.self).contains("serve.timeout (1 s)"))
+        #expect(String(decoding: refused.body, as: UTF8.self).contains("not ready within serve.timeout (1 s)"))
         #expect(await server.maker.counts.going == 1)
         #expect(!FileManager.default.fileExists(atPath: directory.path + "/out/photo.webp"))
 
@@ -64,6 +64,28 @@ import Vips
         }
         #expect(server.server.stoppedPastDrainTimeout)
         #expect(await server.maker.isIdle)
+    }
+
+    @Test func anInfoReadPastTheTimeoutIs503() async throws {
+        // Given an input on an origin that does not answer while the test runs, a fetch allowed
+        // a few seconds, and requests one
+        let silent = try SilentOrigin(seconds: 600)
+        let origin = silent.server
+        let directory = try TemporaryDirectory()
+        let json = PipelineHarness.json(
+            inputs: [origin.url("/photo.jpg")], outputs: [ServeTests.thumb],
+            extra: #""fetch": {"timeout": "5s", "retries": 0}, "serve": {"timeout": 1}"#)
+
+        // When its info is asked for
+        try await withServer(json, in: directory) { server in
+            let refused = try await server.request("/info/127.0.0.1_\(origin.port)/photo.jpg")
+
+            // Then the answer is 503 at the timeout, to be tried again
+            #expect(refused.status == 503, "\(String(decoding: refused.body, as: UTF8.self))")
+            #expect(refused.header("Retry-After") == "1")
+            #expect(String(decoding: refused.body, as: UTF8.self).contains("not ready within serve.timeout (1 s)"))
+            try await waitUntil("the read ends", within: .seconds(120)) { await server.maker.isIdle }
+        }
     }
 }
 #endif

@@ -39,10 +39,12 @@ final class OutputWriter: Sendable {
         let file: (any UncommittedOutput)?
     }
 
-    /// - Parameter fingerprint: what made the output, kept with an S3 object; nil when not recorded.
+    /// - Parameters:
+    ///   - fingerprint: what made the output, kept with an S3 object; nil when not recorded.
+    ///   - isCancelled: whether the run was cancelled, which stops an upload to a store.
     func write(
         _ image: VipsImage, output: OutputDefinition, target: OutputTarget, input: InputFile,
-        fingerprint: String? = nil
+        fingerprint: String? = nil, isCancelled: @escaping @Sendable () -> Bool = { false }
     ) throws(ItemError) -> Pending {
         let path: String
         do {
@@ -55,7 +57,8 @@ final class OutputWriter: Sendable {
         if claimsPaths, !target.namesHash { try claim(path, for: claimant) }
         if target.isInStore {
             return Pending(
-                output: try put(image, output: output, input: input, fingerprint: fingerprint) { body throws(ItemError) in
+                output: try put(image, output: output, input: input, fingerprint: fingerprint, isCancelled: isCancelled) {
+                    body throws(ItemError) in
                     guard target.namesHash else { return path }
                     let hashed = try Self.hashedPath(target, image: image, hash: SHA256.hex(body))
                     if claimsPaths { try claim(hashed, for: claimant) }
@@ -125,7 +128,7 @@ final class OutputWriter: Sendable {
     /// - Parameter finalPath: the path for the encoded body: the target's, with its `{hash}` filled in.
     private func put(
         _ image: VipsImage, output: OutputDefinition, input: InputFile, fingerprint: String?,
-        finalPath: (Data) throws(ItemError) -> String
+        isCancelled: @escaping @Sendable () -> Bool, finalPath: (Data) throws(ItemError) -> String
     ) throws(ItemError) -> WrittenOutput {
         let body: Data
         let prepared: ImageEncoder.Prepared
@@ -142,10 +145,12 @@ final class OutputWriter: Sendable {
         if let fingerprint { metadata[MetadataName.fingerprint] = fingerprint }
         metadata[MetadataName.width] = String(image.width)
         metadata[MetadataName.height] = String(image.frameSize.height)
-        // Once started, an upload finishes (or fails): a cancelled run leaves no half object either way.
+        // A cancelled run stops its upload, between attempts or during one: the store makes the
+        // object whole or not at all, so none is left half-written, and a store that does not
+        // answer cannot hold the run's end for its timeouts and retries.
         try store.put(
             path, body: body, contentType: output.encoder.format.mimeType, cacheControl: output.cacheControl, metadata: metadata,
-            isCancelled: { false })
+            isCancelled: isCancelled)
         var written = WrittenOutput(
             output: output.name, path: path, size: image.frameSize, byteCount: body.count, format: output.encoder.format,
             fingerprint: fingerprint,

@@ -210,7 +210,7 @@ final class RunExecution: Sendable {
                 return try chain.apply(to: decoded, outputIndex: job.outputIndex, context: context, under: deadline.vips)
             }
             stage = .encode
-            let pending = try await queues.encode.run(for: name, output: output) { [writer] in
+            let pending = try await queues.encode.run(for: name, output: output) { [writer] isCancelled in
                 try deadline.check(.encode, output: output)
                 // Asked as the encode starts, not as the job does: every output of a source
                 // starts together, and a neighbouring width's choice is known only once its
@@ -219,7 +219,7 @@ final class RunExecution: Sendable {
                 let pending = try deadline.vips.watching(image) { own in
                     try writer.write(
                         own, output: job.output.searchingFrom(searchStart), target: job.target, input: job.input,
-                        fingerprint: job.fingerprint)
+                        fingerprint: job.fingerprint, isCancelled: isCancelled)
                 }
                 // Noted in the lane, before it takes the next encode (a neighbour's, perhaps)
                 // and before the commit.
