@@ -13,9 +13,11 @@ struct MemoryOptions: ParsableArguments {
     var maxMemory: String?
 
     func validate() throws {
-        if let maxMemory, Units.bytes(in: maxMemory) ?? 0 <= 0 {
+        guard let maxMemory else { return }
+        guard let bytes = Units.bytes(in: maxMemory) else {
             throw ValidationError("--max-memory: expected a size such as 600MB or 2GiB, not \"\(maxMemory)\"")
         }
+        if bytes <= 0 { throw ValidationError("--max-memory: must be more than 0") }
     }
 
     /// Sets the pipeline's limit from the option (the environment's is found when the run starts).

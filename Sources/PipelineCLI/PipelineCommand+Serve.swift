@@ -32,7 +32,8 @@ extension PipelineCommand {
         @ArgumentParser.Option(help: "The address to listen on.")
         var host = "127.0.0.1"
 
-        @ArgumentParser.Option(help: "The port to listen on; 0 picks a free one (the address printed has it).")
+        // Taken whatever it starts with, so that -1 is refused as a port, not missed as a flag.
+        @ArgumentParser.Option(parsing: .unconditional, help: "The port to listen on; 0 picks a free one (the address printed has it).")
         var port = 8080
 
         @ArgumentParser.Option(

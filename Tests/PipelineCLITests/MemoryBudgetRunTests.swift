@@ -83,13 +83,16 @@ import Vips
     }
 
     @Test func maxMemoryMustBeASize() throws {
-        for value in ["lots", "-1"] {
+        for value in ["lots", "-1", "600Mb"] {
             let result = try CommandRunner.run(["run", "--max-memory", value, "p.json"])
             #expect(result.status == 2)
             #expect(
                 result.standardError.contains("--max-memory: expected a size such as 600MB or 2GiB, not \"\(value)\""),
                 "\(result.standardError)")
         }
+        let zero = try CommandRunner.run(["run", "--max-memory", "0", "p.json"])
+        #expect(zero.status == 2)
+        #expect(zero.standardError.contains("--max-memory: must be more than 0"), "\(zero.standardError)")
     }
 
     @Test func aLimitThatLeavesNothingForImagesIsRefusedBeforeTheRun() throws {

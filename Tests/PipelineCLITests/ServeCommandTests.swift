@@ -233,6 +233,12 @@ import Vips
         #expect(
             result.standardError.contains("error: p.json: cannot serve on 127.0.0.1:\(other.port): Address already in use\n"),
             "\(result.standardError)")
+        // and a port that is none is refused as a port, however it is written
+        for arguments in [["--port", "-1"], ["--port=-1"], ["--port", "70000"]] {
+            let refused = try CommandRunner.run(["serve", "p.json"] + arguments, in: directory.url)
+            #expect(refused.status == 2, "\(arguments): \(refused.standardError)")
+            #expect(refused.standardError.contains("--port: expected 0 to 65535"), "\(arguments): \(refused.standardError)")
+        }
     }
 }
 #endif

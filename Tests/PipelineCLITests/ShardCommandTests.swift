@@ -111,7 +111,16 @@ import Testing
         try directory.write(try Data(contentsOf: first), to: "public/manifest.shard-0-of-2.json")
         let counts = try CommandRunner.run(["merge-manifests", file])
         #expect(counts.status == 2, "\(counts.standardError)")
-        #expect(counts.standardError.contains("are of runs of 2, 3 shards"), "\(counts.standardError)")
+        #expect(
+            counts.standardError.contains("are of runs of 2, 3 shards (2: manifest.shard-0-of-2.json; 3: manifest.shard-0-of-3.json, "),
+            "\(counts.standardError)")
+        // and a file named as a shard the run had not
+        try FileManager.default.removeItem(at: directory.url.appendingPathComponent("public/manifest.shard-0-of-2.json"))
+        try directory.write(try Data(contentsOf: first), to: "public/manifest.shard-3-of-3.json")
+        let stray = try CommandRunner.run(["merge-manifests", file])
+        #expect(stray.status == 2, "\(stray.standardError)")
+        #expect(
+            stray.standardError.contains("manifest.shard-3-of-3.json names no shard of 3 (0 to 2): remove it"), "\(stray.standardError)")
     }
 
     @Test func mergeReportsPreviewsAnAllowedSVGFromItsOutputNotWithTheSVGLoader() throws {

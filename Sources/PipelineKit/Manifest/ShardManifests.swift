@@ -34,32 +34,40 @@ public struct ShardManifests: Sendable {
         }
         var byCount: [Int: [Int: URL]] = [:]
         for name in names {
-            guard let shard = shard(named: name, for: settings) else { continue }
+            guard let numbers = numbers(in: name, for: settings) else { continue }
+            guard let shard = try? Shard(index: numbers.index, count: numbers.count),
+                settings.forShard(shard).file.lastPathComponent == name
+            else {
+                throw Failure(
+                    description: "\(folder.appendingPathComponent(name).path) names no shard of \(numbers.count) (0 to "
+                        + "\(numbers.count - 1)): remove it")
+            }
             byCount[shard.count, default: [:]][shard.index] = folder.appendingPathComponent(name)
         }
         let pattern = "\(settings.file.deletingPathExtension().lastPathComponent).shard-*-of-*\(extensionSuffix(settings))"
         guard let (count, files) = byCount.first, byCount.count == 1 else {
             if byCount.isEmpty { throw Failure(description: "no shard manifest (\(pattern)) in \(folder.path)") }
             let counts = byCount.keys.sorted().map(String.init).joined(separator: ", ")
+            let files = byCount.sorted { $0.key < $1.key }.map { count, files in
+                "\(count): " + files.sorted { $0.key < $1.key }.map(\.value.lastPathComponent).joined(separator: ", ")
+            }
             throw Failure(
                 description:
-                    "the shard manifests in \(folder.path) are of runs of \(counts) shards: remove those of the runs that are not the last")
+                    "the shard manifests in \(folder.path) are of runs of \(counts) shards (\(files.joined(separator: "; "))): "
+                    + "remove those of the runs that are not the last")
         }
         return ShardManifests(settings: settings, count: count, files: files)
     }
 
-    /// The shard whose manifest `name` is, when it is one of `settings`' (the name `forShard`
-    /// gives that shard, exactly).
-    private static func shard(named name: String, for settings: ManifestSettings) -> Shard? {
+    /// The index and count a name shaped as one of `settings`' shard manifests
+    /// (`manifest.shard-I-of-N.json`) holds, whether or not they are a shard's.
+    private static func numbers(in name: String, for settings: ManifestSettings) -> (index: Int, count: Int)? {
         let prefix = settings.file.deletingPathExtension().lastPathComponent + ".shard-"
         let suffix = extensionSuffix(settings)
         guard name.hasPrefix(prefix), name.hasSuffix(suffix), name.count > prefix.count + suffix.count else { return nil }
         let numbers = name.dropFirst(prefix.count).dropLast(suffix.count).components(separatedBy: "-of-")
-        guard numbers.count == 2, let index = Int(numbers[0]), let count = Int(numbers[1]),
-            let shard = try? Shard(index: index, count: count),
-            settings.forShard(shard).file.lastPathComponent == name
-        else { return nil }
-        return shard
+        guard numbers.count == 2, let index = Int(numbers[0]), let count = Int(numbers[1]) else { return nil }
+        return (index, count)
     }
 
     /// The manifest's extension with its dot (`.json`), or nothing.

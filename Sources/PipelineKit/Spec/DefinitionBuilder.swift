@@ -195,12 +195,20 @@ struct DefinitionBuilder {
     }
 
     /// The `manifest` section, nil when the file has none.
-    private func readManifest(_ root: JSONNode) throws(OptionError) -> ManifestSettings? {
+    private mutating func readManifest(_ root: JSONNode) throws(OptionError) -> ManifestSettings? {
         guard root["manifest"] != nil else { return nil }
         let manifest = reader(root["manifest"]?.expandingShorthand(to: "path"), optionsOf: "manifest")
+        let urlPrefix = try manifest.string("urlPrefix")
+        // A folder's URL: each file's path is put after it, so a query or fragment would end
+        // up before the path, naming another resource.
+        if let mark = urlPrefix.first(where: { $0 == "?" || $0 == "#" }) {
+            problems.append(
+                .init(
+                    path: "manifest.urlPrefix", location: root["manifest"]?["urlPrefix"]?.location,
+                    message: "a folder's URL, before each file's path: it cannot have a \(mark == "?" ? "query (?)" : "fragment (#)")"))
+        }
         return ManifestSettings(
-            file: URL(fileURLWithPath: try manifest.string("path"), relativeTo: baseDirectory).standardizedFileURL,
-            urlPrefix: try manifest.string("urlPrefix"))
+            file: URL(fileURLWithPath: try manifest.string("path"), relativeTo: baseDirectory).standardizedFileURL, urlPrefix: urlPrefix)
     }
 
     /// Inputs whose scheme pipeline cannot read.

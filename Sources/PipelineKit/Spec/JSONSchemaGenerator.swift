@@ -63,7 +63,7 @@ public enum JSONSchemaGenerator {
                 JSONNode(
                     .array([
                         object([("type", "integer"), ("minimum", 0)]),
-                        object([("type", "string"), ("pattern", "^[0-9]+(\\.[0-9]+)? *([KkMmGgTt][Ii]?[Bb]|[Bb])?$")]),
+                        object([("type", "string"), ("pattern", "^[0-9]+(\\.[0-9]+)? *([KMGT]i?B|[kmgt]i?b|[Bb])?$")]),
                     ]))
             )
         ])

@@ -38,16 +38,17 @@ package enum Units {
         return "\(bytes)"
     }
 
-    /// Bytes in a size (an integer, or a number with a unit from `B` to `TiB`, in either case),
-    /// or nil when the text is not one. KB, MB, GB and TB are powers of 1000; KiB, MiB, GiB and
-    /// TiB powers of 1024.
+    /// Bytes in a size (an integer, or a number with a unit from `B` to `TiB`, as written here
+    /// or all in lower case), or nil when the text is not one. KB, MB, GB and TB are powers of
+    /// 1000; KiB, MiB, GiB and TiB powers of 1024. `Mb` and the like are refused: they read as bits.
     package static func bytes(in text: String) -> Int64? {
         let units: [(suffix: String, factor: Double)] = [
-            ("kib", 1024), ("mib", 1024 * 1024), ("gib", 1024 * 1024 * 1024), ("tib", 1024 * 1024 * 1024 * 1024),
-            ("kb", 1e3), ("mb", 1e6), ("gb", 1e9), ("tb", 1e12), ("b", 1), ("", 1),
+            ("KiB", 1024), ("MiB", 1024 * 1024), ("GiB", 1024 * 1024 * 1024), ("TiB", 1024 * 1024 * 1024 * 1024),
+            ("KB", 1e3), ("MB", 1e6), ("GB", 1e9), ("TB", 1e12), ("B", 1), ("", 1),
         ]
-        let text = text.lowercased()
-        for (suffix, factor) in units where text.hasSuffix(suffix) {
+        for (suffix, factor) in units {
+            let written = text.suffix(suffix.count)
+            guard written == suffix || written == suffix.lowercased() else { continue }
             let number = text.dropLast(suffix.count).trimmingCharacters(in: .whitespaces)
             guard isPlainDecimal(number), let value = Double(number) else { continue }
             let bytes = value * factor

@@ -43,6 +43,15 @@ import Testing
         #expect(manifest.urlPrefix == "")
     }
 
+    @Test func aURLPrefixWithAQueryOrAFragmentIsRefused() {
+        for (prefix, named) in [("https://cdn.example.com/img?v=1", "a query (?)"), ("/img#top", "a fragment (#)")] {
+            let refused = problems(
+                #"{"version": 1, "inputs": ["in/*.jpg"], "manifest": {"path": "m.json", "urlPrefix": "\#(prefix)"}, "#
+                    + #""outputs": [{"name": "o", "encode": {"format": "webp"}, "path": "out/{stem}.webp"}]}"#)
+            #expect(refused.contains("manifest.urlPrefix: a folder's URL, before each file's path: it cannot have \(named)"), "\(refused)")
+        }
+    }
+
     @Test func aWrongValueShowsTheFormsExpected() {
         let misspelt = problems(output(formats: #"["avfi"]"#))
         #expect(misspelt.contains(#"outputs[0].formats[0]: unknown value "avfi""#), "\(misspelt)")

@@ -27,6 +27,9 @@ import Testing
         #expect(Units.bytes(in: "1TiB") == 1_099_511_627_776)
         #expect(Units.bytes(in: "64b") == 64)
         #expect(Units.bytes(in: "12xb") == nil)
+        // but not in a mixed case that reads as bits
+        #expect(Units.bytes(in: "5Mb") == nil)
+        #expect(Units.bytes(in: "5kB") == nil)
     }
 
     @Test func parsesColours() {
