@@ -10,6 +10,14 @@ import Vips
 /// A request whose file takes longer than `serve.timeout` is refused as a passing state, while
 /// its run goes on and leaves the file for a later request.
 @Suite(.serialized) struct ServeTimeoutTests {
+    /// A pipeline file of one input, `/photo.jpg` on `origin`, fetched in one attempt of at most
+    /// `fetchTimeout`, whose requests wait a second.
+    static func inputOn(_ origin: TestHTTPServer, fetchTimeout: String) -> String {
+        PipelineHarness.json(
+            inputs: [origin.url("/photo.jpg")], outputs: [ServeTests.thumb],
+            extra: #""fetch": {"timeout": "\#(fetchTimeout)", "retries": 0}, "serve": {"timeout": 1}"#)
+    }
+
     @Test func aRunPastTheTimeoutIs503WhileItGoesOnToMakeTheFileALaterRequestGets() async throws {
         // Given a server whose run is held in a step until the test lets it go, and a timeout of a second
         let (server, directory, release) = try await RunningServer.holdingItsRun(
@@ -42,9 +50,7 @@ import Vips
         let silent = try SilentOrigin(seconds: 600)
         let origin = silent.server
         let directory = try TemporaryDirectory()
-        let json = PipelineHarness.json(
-            inputs: [origin.url("/photo.jpg")], outputs: [ServeTests.thumb],
-            extra: #""fetch": {"timeout": "600s", "retries": 0}, "serve": {"timeout": 1}"#)
+        let json = Self.inputOn(origin, fetchTimeout: "600s")
         let server = try await RunningServer(json, in: directory, drainTimeout: .seconds(1))
         let refused = try await server.request("/thumb/127.0.0.1_\(origin.port)/photo.jpg")
         #expect(refused.status == 503, "\(String(decoding: refused.body, as: UTF8.self))")
@@ -72,9 +78,7 @@ import Vips
         let silent = try SilentOrigin(seconds: 600)
         let origin = silent.server
         let directory = try TemporaryDirectory()
-        let json = PipelineHarness.json(
-            inputs: [origin.url("/photo.jpg")], outputs: [ServeTests.thumb],
-            extra: #""fetch": {"timeout": "5s", "retries": 0}, "serve": {"timeout": 1}"#)
+        let json = Self.inputOn(origin, fetchTimeout: "5s")
 
         // When its info is asked for
         try await withServer(json, in: directory) { server in
