@@ -197,9 +197,10 @@ import Vips
     }
 
     @Test func aRunThatFailsAfterItsRequestGaveUpIsLoggedWithItsReason() throws {
-        // Given an input whose origin answers 404 after three seconds, and requests allowed one
+        // Given an input whose origin answers 404 after six seconds, and requests allowed one
+        // (the gap leaves the request time to give up, however slowly its threads run)
         let origin = try TestHTTPServer { _, _ in
-            Thread.sleep(forTimeInterval: 3)
+            Thread.sleep(forTimeInterval: 6)
             return .init(status: 404)
         }
         defer { origin.stop() }
