@@ -47,7 +47,7 @@ struct ConvertDocument {
         if let position = command.position { resize["position"] = try Self.position(position) }
 
         let isURL = Self.isURL(command.input)
-        let isGlob = !isURL && command.input.contains(where: { "*?[{".contains($0) })
+        let isGlob = Self.isGlob(command.input)
         var inputIsFolder: ObjCBool = false
         if !isGlob, !isURL, FileManager.default.fileExists(atPath: command.input, isDirectory: &inputIsFolder),
             inputIsFolder.boolValue
@@ -192,6 +192,11 @@ struct ConvertDocument {
             message.insert(contentsOf: ", or a point X,Y", at: suggestion)
         }
         return "\(match.flag): \(message)"
+    }
+
+    /// Whether IN is a glob: a path, not a URL, with a wildcard or a brace.
+    static func isGlob(_ input: String) -> Bool {
+        !isURL(input) && input.contains(where: { "*?[{".contains($0) })
     }
 
     static func isURL(_ text: String) -> Bool {

@@ -48,7 +48,7 @@ struct ConvertStreams {
             if command.verbose || command.json {
                 throw ConvertArgumentError(command.json ? "--json" : "--verbose", "standard output carries the image (OUT -)")
             }
-            if !readsInput, command.input.contains(where: { "*?[{".contains($0) }) {
+            if !readsInput, ConvertDocument.isGlob(command.input) {
                 throw ConvertArgumentError("OUT", "IN \(command.input.quotedValue) is a glob: its images cannot all go to standard output")
             }
             if command.format == nil, readsInput || ConvertDocument.format(ofInput: command.input) == nil {

@@ -6,27 +6,17 @@ extension RunPlan {
     /// A problem at the path of each output whose bucket S3 says does not exist, each bucket
     /// asked once. Any other answer (a role that may not ask, no answer) leaves it to the uploads.
     static func missingBuckets(_ definition: PipelineDefinition, stores: ObjectStoreAccess) -> [PipelineFileError.Problem] {
-        var asked: [String: Bool?] = [:]
-        var problems: [PipelineFileError.Problem] = []
-        var reported: Set<Int> = []
-        for (index, output) in definition.outputs.enumerated() {
-            let position = output.fileIndex ?? index
-            guard !reported.contains(position), let bucket = fixedBucket(of: output.path.description) else { continue }
-            let exists: Bool?
-            if let answer = asked[bucket] {
-                exists = answer
-            } else {
-                exists = stores.s3.bucketExists(bucket)
-                asked[bucket] = .some(exists)
-            }
-            guard exists == false else { continue }
-            reported.insert(position)
-            problems.append(
-                .init(
-                    path: "outputs[\(position)].path", location: output.pathLocation,
-                    message: "the bucket \"\(bucket)\" does not exist (S3 HeadBucket: 404): create it, or name another"))
+        let written = definition.outputs.enumerated().compactMap { index, output in
+            fixedBucket(of: output.path.description).map { (bucket: $0, position: output.fileIndex ?? index, output: output) }
         }
-        return problems
+        let missing = Set(written.map(\.bucket)).filter { stores.s3.bucketExists($0) == false }
+        // An output of several widths or formats is several definitions at one position: one problem.
+        var reported: Set<Int> = []
+        return written.filter { missing.contains($0.bucket) && reported.insert($0.position).inserted }.map { bucket, position, output in
+            .init(
+                path: "outputs[\(position)].path", location: output.pathLocation,
+                message: "the bucket \"\(bucket)\" does not exist (S3 HeadBucket: 404): create it, or name another")
+        }
     }
 
     /// The bucket of an `s3://` path whose bucket is written out, not made of placeholders.

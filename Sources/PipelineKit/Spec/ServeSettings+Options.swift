@@ -25,8 +25,8 @@ extension ServeSettings {
             .integer(
                 "timeout", in: 1...3600, default: ServeSettings.defaultTimeout,
                 help:
-                    "seconds a request for a file waits for it to be made (or read back from its bucket); past them, 503 with "
-                    + "Retry-After, while its run goes on to put the file where a later request finds it"),
+                    "seconds a request for a file waits for it to be made (or read back from its bucket), or for an /info read; "
+                    + "past them, 503 with Retry-After, while its run goes on to put the file where a later request finds it"),
             .boolean(
                 "clientHints", default: false,
                 help:
