@@ -118,9 +118,13 @@ extension PipelineCommand {
                 throw ExitCode.failure
             }
             if server.stoppedPastDrainTimeout {
+                let cut = server.requestsCutOff
                 printError(
                     "stopped serving \(file) after serve.drainTimeout (\(pipeline.definition.serve.drainTimeout) s): "
-                        + "the requests still in flight were cut off and the runs still going cancelled")
+                        + (cut == 0
+                            ? "no request was in flight; the runs no request waited for any more were cancelled"
+                            : "\(cut) request\(cut == 1 ? "" : "s") still in flight \(cut == 1 ? "was" : "were") cut off and the runs still going cancelled")
+                )
                 throw ExitCode.failure
             }
             printError("stopped serving \(file)")

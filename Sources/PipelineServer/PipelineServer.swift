@@ -66,13 +66,19 @@ public struct PipelineServer: Service {
     }
     private let onListening: @Sendable (String) -> Void
     private let onStopping: @Sendable () -> Void
-    /// Whether the last `run()` ended past its drain timeout, with runs cancelled.
-    private let cutOff = Locked(false)
+    /// The requests still in flight when the last `run()` went past its drain timeout, with
+    /// runs cancelled; nil when it stopped within it.
+    private let cutOff = Locked<Int?>(nil)
 
-    /// Whether the server stopped without answering every request in flight: the service group
-    /// cancelled it past its graceful shutdown's time (`serve.drainTimeout`), and the runs
-    /// still going were cancelled, each ending with its files whole or gone.
-    public var stoppedPastDrainTimeout: Bool { cutOff.withLock { $0 } }
+    /// Whether the server stopped past its drain timeout: the service group cancelled it past
+    /// its graceful shutdown's time (`serve.drainTimeout`), and the runs still going were
+    /// cancelled, each ending with its files whole or gone.
+    public var stoppedPastDrainTimeout: Bool { cutOff.withLock { $0 != nil } }
+
+    /// How many requests were still in flight, and so cut off, when the server went past its
+    /// drain timeout: 0 when it stopped within it, or when only runs no request waited for any
+    /// more (answered at `serve.timeout`, or their clients gone) were still going.
+    public var requestsCutOff: Int { cutOff.withLock { $0 ?? 0 } }
 
     /// Plans the pipeline (finding its inputs and checking every output path, as `run` does)
     /// and removes what a killed run left half-written; nothing listens until `run()`.
@@ -154,6 +160,7 @@ public struct PipelineServer: Service {
             logger: logger)
         let cutOff = self.cutOff
         let makers = self.makers
+        let metrics = self.metrics
         try await withTaskCancellationHandler {
             do {
                 try await withGracefulShutdownHandler {
@@ -172,7 +179,7 @@ public struct PipelineServer: Service {
             // Past the drain timeout: the requests waiting for runs are let go once their
             // runs end, so those are cancelled (what is queued is skipped).
             // A reload's replaced makers too: their requests are as much in flight.
-            cutOff.withLock { $0 = true }
+            cutOff.withLock { $0 = metrics.requestsInFlight }
             let going = makers.withLock { $0.compactMap(\.maker) }
             Task { for maker in going { await maker.cancelAll() } }
         }

@@ -1,6 +1,7 @@
 #if Server
 import Metrics
 import Prometheus
+import Vips
 
 /// What `/metrics` reports, through swift-metrics into a Prometheus registry of the server's
 /// own: not the process-wide `MetricsSystem`, so that a program embedding the server keeps its
@@ -9,6 +10,8 @@ final class ServerMetrics: Sendable {
     private let registry = PrometheusCollectorRegistry()
     private let factory: PrometheusMetricsFactory
     private let inFlight: Meter
+    /// The requests started and not yet answered, as the meter shows them.
+    private let requestsStarted = Locked(0)
     private let runsGoing: Meter
     private let runsWaiting: Meter
 
@@ -20,13 +23,22 @@ final class ServerMetrics: Sendable {
     }
 
     /// Counts a request from its start to its answer: in flight meanwhile.
-    func started() { inFlight.increment() }
+    func started() {
+        requestsStarted.withLock {
+            $0 += 1; inFlight.set($0)
+        }
+    }
+
+    /// The requests started and not yet answered now.
+    var requestsInFlight: Int { requestsStarted.withLock { $0 } }
 
     /// Counts an answered request. `output` is the name of an output of the file, or nil for
     /// any other path (so that made-up paths add no series); `bytes` those of the body sent;
     /// `source` whether the file came from disk, from the bucket or was made, for a file.
     func finished(output: String?, status: Int, duration: Duration, bytes: Int, source: String?) {
-        inFlight.decrement()
+        requestsStarted.withLock {
+            $0 -= 1; inFlight.set($0)
+        }
         let name = output ?? "none"
         Counter(label: "pipeline_serve_requests_total", dimensions: [("output", name), ("status", String(status))], factory: factory)
             .increment()

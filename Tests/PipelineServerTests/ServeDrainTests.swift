@@ -71,6 +71,7 @@ import Vips
         try Data().write(to: URL(fileURLWithPath: release))
         try await waitUntil("the server stops once the run ends") { stopped.withLock { $0 } }
         #expect(server.server.stoppedPastDrainTimeout)
+        #expect(server.server.requestsCutOff == 1)
         #expect(await server.maker.isIdle)
         let written = (try? FileManager.default.contentsOfDirectory(atPath: directory.path + "/out")) ?? []
         #expect(written.allSatisfy { !$0.hasPrefix(".") }, "\(written)")

@@ -69,6 +69,7 @@ import Vips
             stopped.withLock { $0 }
         }
         #expect(server.server.stoppedPastDrainTimeout)
+        #expect(server.server.requestsCutOff == 0, "the one request was answered at the timeout")
         #expect(await server.maker.isIdle)
     }
 
