@@ -4,9 +4,8 @@ public import Vips
 /// Removes the alpha band by compositing the image over a background colour, as sharp's
 /// `flatten`; an image without alpha is left as it is.
 ///
-/// The background's own alpha is ignored: the result is opaque. A greyscale image is flattened
-/// over the background's grey level (as libvips converts the colour to greyscale) and stays
-/// greyscale.
+/// The background's own alpha is ignored: the result is opaque. A greyscale image stays
+/// greyscale over a grey background, and becomes colour over any other.
 public struct Flatten: ImageProcessing, Hashable {
     /// The step's key in a pipeline file.
     public static let name = "flatten"
@@ -42,8 +41,8 @@ public struct Flatten: ImageProcessing, Hashable {
     /// Applies the step to `image`; a thrown error fails this item only.
     public func process(_ image: VipsImage, context: ProcessingContext) throws -> VipsImage {
         guard image.hasAlpha else { return image }
-        let input = try image.inEightBits()
         let rgb = Array(background.prefix(3))
+        let input = try image.inEightBits().holdingColour(rgb)
         let values = input.isGreyscale ? try VipsImage.sRGBColour(rgb, in: .blackAndWhite) : rgb
         return try input.flattened(background: values).roundedToEightBits()
     }

@@ -167,7 +167,10 @@ public struct Composite: ImageProcessing {
 
     /// Applies the step to `image`; a thrown error fails this item only.
     public func process(_ base: VipsImage, context: ProcessingContext) throws -> VipsImage {
-        var overlay = try matchingColourSpace(context.resource(image), to: base)
+        var overlay = try context.resource(image)
+        // A colour overlay keeps its colour on a greyscale image, which becomes colour.
+        let base = overlay.colourBands >= 3 && base.isGreyscale ? try base.holdingColour([255, 0, 0]) : base
+        overlay = try matchingColourSpace(overlay, to: base)
         if let widthFraction {
             let width = max(1, Int((Double(base.width) * widthFraction).rounded()))
             let height = max(1, Int((Double(overlay.height) * Double(width) / Double(overlay.width)).rounded()))

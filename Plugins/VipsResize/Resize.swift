@@ -209,28 +209,11 @@ public struct Resize: ImageProcessing, Hashable {
 
     /// Places `image` on a canvas of `size` filled with `background`.
     private func letterboxed(_ image: VipsImage, into size: ImageSize) throws(VipsError) -> VipsImage {
-        // 16-bit images hold 0–65535, so the 8-bit colour is scaled up to match.
-        let unit: Double = image.bandFormat == .ushort ? 257 : 1
-        var image = image
-        if background[3] < 255, !image.hasAlpha {
-            image = try image.appendingBand(value: 255 * unit)
-        }
-        let colourBands = image.bands - (image.hasAlpha ? 1 : 0)
-        let (red, green, blue) = (background[0], background[1], background[2])
-        var values: [Double]
-        if colourBands >= 3 {
-            values = [red, green, blue] + Array(repeating: 0, count: colourBands - 3)
-        } else {
-            // Greyscale: the colour's luminance (Rec. 709 weights, as libvips uses for sRGB → B_W).
-            values = Array(repeating: 0.2126 * red + 0.7152 * green + 0.0722 * blue, count: max(0, colourBands))
-        }
-        if image.hasAlpha { values.append(background[3]) }
+        let (image, fill) = try image.preparedForFill(with: background)
         // A smart position has nothing to analyse in a letterbox: centre the image.
         let placement = position.gravity.flatMap { $0.interest == nil ? $0 : nil } ?? .centre
         let (left, top) = placement.embeddingOrigin(of: (image.width, image.height), in: (size.width, size.height))
-        return try image.embedded(
-            x: left, y: top, width: size.width, height: size.height, background: values.map { $0 * unit }
-        )
+        return try image.embedded(x: left, y: top, width: size.width, height: size.height, background: fill)
     }
 }
 

@@ -11,8 +11,8 @@ public import Vips
 /// sits where `gravity` says, `margin` pixels in from the edges it touches (scaled down to fit
 /// when wider or taller than the image), or with `tile` repeats in a grid over the whole image,
 /// `margin` pixels apart (with `rotate`, a diagonal watermark). The image keeps its size; like
-/// the colour steps, the output is 8-bit sRGB, or 8-bit greyscale for a greyscale input, alpha
-/// kept. An animation gets the text on every frame.
+/// the colour steps, the output is 8-bit sRGB, or 8-bit greyscale for a greyscale input under
+/// a grey text, alpha kept. An animation gets the text on every frame.
 public struct Text: ImageProcessing, Hashable {
     /// The step's key in a pipeline file.
     public static let name = "text"
@@ -128,7 +128,7 @@ public struct Text: ImageProcessing, Hashable {
 
     /// Applies the step to `image`; a thrown error fails this item only.
     public func process(_ image: VipsImage, context: ProcessingContext) throws -> VipsImage {
-        let base = try image.inEightBits()
+        let base = try image.inEightBits().holdingColour(color)
         let strength = opacity * color[3] / 255
         guard strength > 0 else { return base }
         var mask = try renderedMask(for: base.size, maxPixels: context.maxPixels)

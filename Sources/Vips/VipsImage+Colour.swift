@@ -16,6 +16,19 @@ extension VipsImage {
         interpretation == .blackAndWhite || interpretation == .grey16 || colourBands < 3
     }
 
+    /// The image in colour when it is greyscale and `rgb` (red, green and blue, 0–255) is not a
+    /// grey, so that a coloured border, letterbox, text or overlay keeps its colour, as it would
+    /// on a colour image; alpha and bit depth are kept. Any other image is returned as it is.
+    public func holdingColour(_ rgb: [Double]) throws(VipsError) -> VipsImage {
+        guard isGreyscale, rgb.count >= 3, rgb[0] != rgb[1] || rgb[1] != rgb[2] else { return self }
+        let sixteenBits = bandFormat == .ushort
+        // Raw bands labelled "multiband" have no colour space for libvips to convert from.
+        let grey =
+            interpretation == .blackAndWhite || interpretation == .grey16
+            ? self : try labelled(as: sixteenBits ? .grey16 : .blackAndWhite)
+        return try grey.converted(to: sixteenBits ? .rgb16 : .sRGB)
+    }
+
     /// The image as 8-bit sRGB, or 8-bit greyscale when it is greyscale; alpha is kept and
     /// scaled with the colour (a 16-bit alpha of 65535 becomes 255).
     ///

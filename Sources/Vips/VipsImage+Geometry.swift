@@ -125,12 +125,13 @@ extension VipsImage {
     }
 
     /// The image ready to be filled with the colour `rgba` (0–255), and that colour's values in
-    /// its bands: an image without alpha first gets an opaque alpha band when the colour is
-    /// translucent, so that the fill stays translucent, as sharp does.
+    /// its bands: a greyscale image becomes colour when the colour is not a grey
+    /// (`holdingColour(_:)`), and an image without alpha gets an opaque alpha band when the
+    /// colour is translucent, so that the fill stays translucent, as sharp does.
     public func preparedForFill(with rgba: [Double]) throws(VipsError) -> (image: VipsImage, fill: [Double]) {
-        var image = self
-        if rgba.count > 3, rgba[3] < 255, !hasAlpha {
-            let unit: Double = bandFormat == .ushort ? 257 : 1
+        var image = try holdingColour(rgba)
+        if rgba.count > 3, rgba[3] < 255, !image.hasAlpha {
+            let unit: Double = image.bandFormat == .ushort ? 257 : 1
             image = try image.appendingBand(value: 255 * unit)
         }
         return (image, image.bandValues(of: rgba))

@@ -51,6 +51,15 @@ struct NegateAndFlattenTests {
         #expect(Fixtures.isClose(try result.pixel(x: 2, y: 0), [100, 177, 25], tolerance: 2))
     }
 
+    @Test func flattenOfAGreyImageOnAColourShowsTheColour() throws {
+        // Given a grey image with a transparent pixel beside an opaque one, flattened on red
+        let greyAlpha = try Fixtures.image(width: 2, height: 1, bands: 2) { x, _ in x == 0 ? [90, 0] : [90, 255] }
+        let flat = try Flatten(background: [255, 0, 0]).applied(to: greyAlpha)
+        // Then the transparent pixel is red and the opaque one its grey, without alpha
+        #expect(flat.bands == 3 && flat.interpretation == .sRGB)
+        #expect(try flat.pixel(x: 0, y: 0) == [255, 0, 0] && flat.pixel(x: 1, y: 0) == [90, 90, 90])
+    }
+
     @Test func flattenDefaultsToBlackKeepsGreyAndLeavesOpaqueImages() throws {
         let rgba = try Fixtures.solid(width: 1, height: 1, colour: [200, 100, 50, 0])
         #expect(try Fixtures.processor(Flatten.self, [:]).applied(to: rgba).pixel(x: 0, y: 0) == [0, 0, 0])

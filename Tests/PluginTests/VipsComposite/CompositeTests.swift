@@ -45,6 +45,23 @@ struct CompositeTests {
         }
     }
 
+    @Test func aColourOverlayOnAGreyscaleImageKeepsItsColourAndAGreyOneKeepsTheImageGrey() throws {
+        // Given a one-band mid-grey image
+        let base = try Fixtures.solid(width: 40, height: 40, colour: [128, 128, 128]).converted(to: .blackAndWhite)
+
+        // When a red logo is placed in its centre, or a grey one
+        let red = try composite(base, overlay: try Fixtures.solid(width: 10, height: 10, colour: Fixtures.red), [:])
+        let grey = try composite(
+            base, overlay: try Fixtures.solid(width: 10, height: 10, colour: [0, 0, 0]).converted(to: .blackAndWhite), [:])
+
+        // Then the red logo is red on a colour image, and the grey one leaves it one band
+        #expect(red.bands == 3 && red.interpretation == .sRGB)
+        #expect(try red.pixel(x: 20, y: 20) == [255, 0, 0])
+        #expect(try red.pixel(x: 0, y: 0) == [128, 128, 128])
+        #expect(grey.bands == 1)
+        #expect(try grey.pixel(x: 20, y: 20) == [0])
+    }
+
     @Test func offsetOpacityAndTransparentPixels() throws {
         // Given a logo whose left half is transparent
         let base = try Fixtures.solid(width: 40, height: 40, colour: [0, 0, 0])

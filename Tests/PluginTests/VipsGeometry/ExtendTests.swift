@@ -87,6 +87,17 @@ struct ExtendTests: GeometrySamples {
         #expect(try result.pixel(x: 0, y: 0) == [255])
     }
 
+    @Test func aColourBorderOnAGreyscaleImageKeepsItsColour() throws {
+        // Given a one-band mid-grey image
+        let image = try Fixtures.solid(width: 2, height: 2, colour: [128])
+        // When it gets a red border
+        let result = try processor(Extend.self, ["left": 1, "background": "#ff0000"]).applied(to: image)
+        // Then the image is colour, the border red and the grey as it was
+        #expect(result.bands == 3 && result.interpretation == .sRGB)
+        #expect(try result.pixel(x: 0, y: 0) == [255, 0, 0])
+        #expect(try result.pixel(x: 1, y: 0) == [128, 128, 128])
+    }
+
     @Test func extendWithNothingToAddIsAnOptionError() {
         let error = #expect(throws: OptionError.self) { try processor(Extend.self, ["top": 0, "extendWith": "copy"]) }
         #expect(error?.option == nil)

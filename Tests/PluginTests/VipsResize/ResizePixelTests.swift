@@ -41,6 +41,17 @@ struct ResizePixelTests: ResizeStepMaking {
         #expect(try result.pixel(x: 25, y: 25) == [0])
     }
 
+    @Test func containOnAGreyImageWithAColourKeepsTheColour() throws {
+        // Given a one-band black 100×50 image, contained in 50×50 on red
+        let image = try Fixtures.solid(width: 100, height: 50, colour: [0])
+        let result = try resize(["width": 50, "height": 50, "fit": "contain", "background": "#ff0000"]).applied(to: image)
+
+        // Then the bars are red, the image black
+        #expect(result.bands == 3)
+        #expect(Fixtures.isClose(try result.pixel(x: 25, y: 2), [255, 0, 0], tolerance: 0.5))
+        #expect(try result.pixel(x: 25, y: 25) == [0, 0, 0])
+    }
+
     @Test func nearestKernelEnlargesWithoutNewValues() throws {
         // Given a 4×1 image of two black and two white pixels
         let image = try Fixtures.image(width: 4, height: 1, bands: 1) { x, _ in [x < 2 ? 0 : 255] }

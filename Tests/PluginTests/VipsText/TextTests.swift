@@ -190,6 +190,18 @@ struct TextTests {
         #expect(onDeep.bandFormat == .uchar && onDeep.bands == 3 && deepBrightest == 255)
     }
 
+    @Test func colourTextOnAGreyscaleImageKeepsItsColour() throws {
+        // Given a one-band mid-grey image and red text
+        let grey = try Fixtures.solid(width: 200, height: 80, colour: [128, 128, 128]).converted(to: .blackAndWhite)
+        let drawn = try Text(text: "Hello", size: 40, color: [255, 0, 0, 255], gravity: .centre).applied(to: grey)
+        // Then the image is colour, the text red where fully inked, the rest grey
+        #expect(drawn.bands == 3 && drawn.interpretation == .sRGB)
+        let reddest = try Vips.call("max", ["in": .image(drawn.extractingBands(0))])["out"]?.number
+        let greenest = try Vips.call("min", ["in": .image(drawn.extractingBands(1))])["out"]?.number
+        #expect(reddest == 255 && greenest == 0)
+        #expect(try drawn.pixel(x: 0, y: 0) == [128, 128, 128])
+    }
+
     @Test func aFontThatIsNotInstalledIsAnErrorWhenThePipelineIsChecked() throws {
         let found = try problems(#"{"text": {"text": "Hi", "font": "No Such Font Family Xyzzy"}}"#)
         #expect(found.count == 1)
