@@ -17,7 +17,7 @@ extension FetchSettings {
             .integer(
                 "retries", in: 0...10, default: StageDefaults.retries,
                 help:
-                    "retries after connection errors, timeouts, 429 and 5xx, with exponential backoff and jitter; Retry-After is honoured"
+                    "retries after connection errors, timeouts, 429 and 5xx, with exponential backoff and jitter; Retry-After is honoured up to 60 s, and one asking for longer fails at once"
             ),
             Option(
                 "headers", .stringMap,

@@ -144,6 +144,27 @@ import Vips
         #expect(server.requests.count == 3)
     }
 
+    @Test func aRetryAfterLongerThanARetryWaitsFailsAtOnceSayingSo() async throws {
+        // Given an origin that asks to be asked again in an hour, as a date or in seconds
+        let server = try TestHTTPServer { request, _ in
+            request.path == "/date.jpg"
+                ? .init(status: 503, headers: ["Retry-After": "Wed, 21 Oct 2099 07:28:00 GMT"])
+                : .init(status: 429, headers: ["Retry-After": "3600"])
+        }
+        let directory = try TemporaryDirectory()
+
+        // When a run with retries fetches both
+        let text = json([server.url("/seconds.jpg"), server.url("/date.jpg")], fetch: #"{"retries": 2}"#)
+        let (reports, summary) = try await PipelineHarness.run(text, in: directory)
+
+        // Then each fails after one request, instead of waiting out its retries, saying why
+        #expect(summary.failed == 2)
+        #expect(server.requests.count == 2)
+        let reasons = Dictionary(uniqueKeysWithValues: reports.flatMap(\.failures).map { ($0.input, $0.reason) })
+        #expect(reasons[server.url("/seconds.jpg")] == "HTTP 429 (Retry-After: 3600 s, past the 60 s a retry waits at most)")
+        #expect(reasons[server.url("/date.jpg")]?.hasPrefix("HTTP 503 (Retry-After: ") == true, "\(reasons)")
+    }
+
     @Test func aBodyOverMaxBytesIsStoppedEarly() async throws {
         let big = Data(repeating: 0x41, count: 16 << 20)
         let server = try TestHTTPServer { request, _ in

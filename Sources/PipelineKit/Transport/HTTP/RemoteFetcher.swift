@@ -2,7 +2,8 @@ import Foundation
 
 /// The fetch stage for URLs: one `DataLoading` attempt after another, politely. Connection
 /// errors, timeouts, 429 and 5xx are retried with exponential backoff and jitter (or after the
-/// server's `Retry-After`); other 4xx are final. With a cached response it asks conditionally,
+/// server's `Retry-After`, unless it asks for longer than a retry waits: then the status is
+/// final at once, as the server will not answer sooner); other 4xx are final. With a cached response it asks conditionally,
 /// so an unchanged image costs a `304` and no body.
 struct RemoteFetcher: Sendable {
     /// What the server said, once it said something final.
@@ -15,7 +16,7 @@ struct RemoteFetcher: Sendable {
     let settings: FetchSettings
     /// The first retry waits about this long; each further one twice as long.
     var backoffBase: Double = 0.25
-    /// No single wait is longer, whatever `Retry-After` asks.
+    /// No single wait is longer; a `Retry-After` that asks for longer ends the retries.
     var longestWait: Double = 60
 
     func fetch(_ url: String, revalidating cached: CachedResponse?, isCancelled: @escaping @Sendable () -> Bool) throws -> Outcome {
@@ -67,13 +68,19 @@ struct RemoteFetcher: Sendable {
             case 200..<300 where response.status != 204 || request.method != "GET":
                 return .fetched(response)
             case 429, 500..<600:
+                var why = ""
                 if attempt < settings.retries {
-                    try wait(retryAfter(response) ?? backoff(attempt), isCancelled: isCancelled)
-                    attempt += 1
-                    continue
+                    let asked = retryAfter(response)
+                    if let asked, asked > longestWait {
+                        why = " (Retry-After: \(Int(asked.rounded(.up))) s, past the \(Int(longestWait)) s a retry waits at most)"
+                    } else {
+                        try wait(asked ?? backoff(attempt), isCancelled: isCancelled)
+                        attempt += 1
+                        continue
+                    }
                 }
                 let (reason, underlying) = explain(response)
-                throw ItemError(.httpStatus, stage: .fetch, reason: prefix + reason + attempts, underlying: underlying)
+                throw ItemError(.httpStatus, stage: .fetch, reason: prefix + reason + attempts + why, underlying: underlying)
             default:
                 let (reason, underlying) = explain(response)
                 throw ItemError(.httpStatus, stage: .fetch, reason: prefix + reason, underlying: underlying)
@@ -88,16 +95,16 @@ struct RemoteFetcher: Sendable {
         return Double.random(in: (ceiling / 2)...ceiling)
     }
 
-    /// The wait a `Retry-After` header asks for: seconds, or an HTTP date.
+    /// The wait in seconds a `Retry-After` header asks for: seconds, or an HTTP date.
     func retryAfter(_ response: DataResponse, now: Date = Date()) -> Double? {
         guard let value = response.headers["retry-after"]?.trimmingCharacters(in: .whitespaces) else { return nil }
-        if let seconds = Double(value) { return min(longestWait, max(0, seconds)) }
+        if let seconds = Double(value) { return max(0, seconds) }
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "GMT")
         formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
         guard let date = formatter.date(from: value) else { return nil }
-        return min(longestWait, max(0, date.timeIntervalSince(now)))
+        return max(0, date.timeIntervalSince(now))
     }
 
     /// Sleeps on the fetch queue's thread, waking early when the run is cancelled.
