@@ -95,6 +95,16 @@ extension EncoderSettings {
         guard FileManager.default.isReadableFile(atPath: path) else {
             throw OptionError(option: "iccProfile", "\(profile) is neither srgb, p3 nor cmyk, nor a readable ICC file (looked for \(path))")
         }
+        // An ICC profile's header has the signature "acsp" at byte 36: anything else would fail
+        // every input's encode instead of the file's check.
+        let header: Data? = {
+            guard let file = FileHandle(forReadingAtPath: path) else { return nil }
+            defer { try? file.close() }
+            return try? file.read(upToCount: 40)
+        }()
+        guard let header, header.count == 40, header.suffix(4).elementsEqual("acsp".utf8) else {
+            throw OptionError(option: "iccProfile", "\(profile) is not an ICC profile: its header has no \"acsp\" signature (\(path))")
+        }
         return path
     }
 }

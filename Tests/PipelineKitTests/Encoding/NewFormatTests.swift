@@ -324,6 +324,28 @@ import Vips
         }
     }
 
+    @Test func anICCProfileFileIsCheckedToBeOneWhenTheFileIsLoaded() throws {
+        // Given a JPEG named as a profile beside a real profile
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 48, height: 32)), to: "photo.icc")
+        try directory.write(
+            Data(ICCFixtures.profile(primaries: ICCFixtures.adobePrimaries, curve: ICCFixtures.gammaCurve(2.2))), to: "adobe.icc")
+        func json(_ profile: String) -> String {
+            PipelineHarness.json(
+                inputs: ["in/*"],
+                outputs: [#"{"name": "o", "encode": {"format": "jpeg", "iccProfile": "\#(profile)"}, "path": "out/{stem}.jpg"}"#])
+        }
+
+        // Then the real one is taken, and the JPEG refused when the file is loaded, naming the key and the file
+        _ = try PipelineHarness.pipeline(json("adobe.icc"), in: directory)
+        #expect {
+            _ = try PipelineHarness.pipeline(json("photo.icc"), in: directory)
+        } throws: { error in
+            let text = "\(error)"
+            return text.contains("outputs[0].encode.iccProfile") && text.contains("photo.icc is not an ICC profile")
+        }
+    }
+
     @Test func formatsOfAResponsiveOutputTakeTheNewFormatsWithTheirMIMETypes() async throws {
         let directory = try TemporaryDirectory()
         try directory.write(try taggedJPEG(), to: "in/photo.jpg")
