@@ -165,10 +165,12 @@ extension PipelineCommand {
                             let current = PipelineCommand.pipeline(
                                 after: changes, keeping: pipeline, file: file, memory: memory, watcher: watcher)
                         else { continue }
-                        pipeline = current
+                        pipeline = current.pipeline
                         do {
                             try server.reload(pipeline)
-                            logger.info("reloaded", metadata: ["changes": "\(changes.count)"])
+                            // The inputs were read again, with a pipeline file that was not.
+                            let what = current.isLastValid ? "reloaded the inputs, with the last valid pipeline" : "reloaded"
+                            logger.info("\(what)", metadata: ["changes": "\(changes.count)"])
                         } catch {
                             printError("\(error)")
                             printError("\(file): serving as before")

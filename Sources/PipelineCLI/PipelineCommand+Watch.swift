@@ -74,7 +74,7 @@ extension PipelineCommand {
                 guard
                     let reloaded = PipelineCommand.pipeline(after: changes, keeping: pipeline, file: file, memory: memory, watcher: watcher)
                 else { continue }
-                pipeline = reloaded
+                pipeline = reloaded.pipeline
                 let run: PipelineRun
                 do {
                     run = try pipeline.run()
@@ -139,24 +139,24 @@ extension PipelineCommand {
 extension PipelineCommand {
     /// The pipeline to go on with after a batch of `changes`, for `watch` and `serve`: the file
     /// loaded again when it or its focus file may have changed (and watched as it now is), or the last valid one,
-    /// `pipeline`, when it no longer loads (said on standard error). Nil when nothing else
+    /// `pipeline`, when it no longer loads (said on standard error, and `isLastValid`). Nil when nothing else
     /// changed than a file that no longer loads, so nothing needs doing.
     static func pipeline(
         after changes: FileChanges, keeping pipeline: Pipeline, file: String, memory: MemoryOptions, watcher: PipelineWatcher
-    ) -> Pipeline? {
+    ) -> (pipeline: Pipeline, isLastValid: Bool)? {
         // The focus file is read with the pipeline file: a change to either loads both again.
         let read = [watcher.pipelineFilePath] + (pipeline.definition.focusPoints.map { [$0.file.path] } ?? [])
-        guard read.contains(where: changes.mayInclude) else { return pipeline }
+        guard read.contains(where: changes.mayInclude) else { return (pipeline, false) }
         do {
             var edited = try Pipeline(contentsOf: URL(fileURLWithPath: file), processors: processors, displayName: file)
             memory.apply(to: &edited)
             watcher.watch(edited.definition)
-            return edited
+            return (edited, false)
         } catch {
             printError(error.description)
             printError("\(file): keeping the last valid pipeline")
             let otherChanges = changes.count - read.filter(changes.paths.contains).count
-            return otherChanges == 0 ? nil : pipeline
+            return otherChanges == 0 ? nil : (pipeline, true)
         }
     }
 }

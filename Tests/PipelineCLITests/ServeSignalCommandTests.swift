@@ -43,8 +43,17 @@ import Testing
         command.signal(SIGHUP)
 
         // Then it reloads the file, and answers as before
-        let reloaded = command.waitForLine(timeout: 60) { $0.isError && $0.text.contains("reloaded") }
+        let reloaded = command.waitForLine(timeout: 60) { $0.isError && $0.text.hasSuffix("reloaded") }
         #expect(reloaded != nil, "no reload after SIGHUP:\n\(command.transcript)")
+        #expect(try LoopbackHTTPClient.send(port: port, target: "/thumb/p0.jpg").status == 200)
+
+        // and at SIGHUP with a file that no longer loads, it reads the inputs again with the
+        // last valid file, and says so rather than that it reloaded
+        try directory.write(Data(#"{"version": 1, "inputs": ["#.utf8), to: "p.json")
+        command.signal(SIGHUP)
+        let kept = command.waitForLine(timeout: 60) { $0.isError && $0.text.contains("reloaded the inputs, with the last valid pipeline") }
+        #expect(kept != nil, "\(command.transcript)")
+        #expect(command.transcript.contains("p.json: keeping the last valid pipeline"), "\(command.transcript)")
         #expect(try LoopbackHTTPClient.send(port: port, target: "/thumb/p0.jpg").status == 200)
         // and stops on SIGTERM as ever
         command.signal(SIGTERM)
