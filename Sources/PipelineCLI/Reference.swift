@@ -67,7 +67,7 @@ enum Reference {
             Paths are relative to the pipeline file's folder. Sizes are a number of bytes or a string with a unit
             (KB to TB in powers of 1000, KiB to TiB in powers of 1024, or in lower case: `"50MB"`, `"1GiB"`, `"512kb"`);
             durations a string with a unit (`"500ms"`, `"30s"`, `"2m"`, `"1h"`); colours
-            `"#rgb"`, `"#rrggbb"`, `"#rrggbbaa"`, `white`, `black`, `transparent` or `[r, g, b]` / `[r, g, b, a]` (0–255).
+            `"#rgb"`, `"#rgba"`, `"#rrggbb"`, `"#rrggbbaa"`, `white`, `black`, `transparent` or `[r, g, b]` / `[r, g, b, a]` (0–255).
             The steps and their options are in [processors.md](processors.md).
 
             """

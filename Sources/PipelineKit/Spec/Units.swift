@@ -69,7 +69,7 @@ package enum Units {
             }.joined()
     }
 
-    /// RGBA components 0–255 for `"#rgb"`, `"#rrggbb"`, `"#rrggbbaa"`, `white`, `black`, `transparent`.
+    /// RGBA components 0–255 for `"#rgb"`, `"#rgba"`, `"#rrggbb"`, `"#rrggbbaa"`, `white`, `black`, `transparent`.
     package static func colour(in text: String) -> [Double]? {
         switch text.lowercased() {
         case "white": return [255, 255, 255, 255]

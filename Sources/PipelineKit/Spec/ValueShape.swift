@@ -18,7 +18,7 @@ public indirect enum ValueShape: Sendable {
     case duration
     /// A byte count: an integer, or a number with a unit such as `MB` or `GiB`.
     case byteSize
-    /// A colour: `"#rgb"`, `"#rrggbb"`, `"#rrggbbaa"` or a name (`white`, `black`, `transparent`).
+    /// A colour: `"#rgb"`, `"#rgba"`, `"#rrggbb"`, `"#rrggbbaa"` or a name (`white`, `black`, `transparent`).
     case colour
     /// An output path template with `{placeholders}`.
     case pathTemplate
