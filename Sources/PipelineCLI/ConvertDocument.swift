@@ -11,7 +11,7 @@ struct ConvertArgumentError: Error, CustomStringConvertible {
     }
 }
 
-/// The pipeline file `pipeline convert` stands for, built from its arguments: one input, one
+/// The pipeline file `pipeline convert` stands for, built from its arguments: its inputs, one
 /// output with an optional resize step and one encoder. It is checked and run as any file is.
 struct ConvertDocument {
     /// The output's index in the document, and so in the JSON paths of its problems.
@@ -46,26 +46,29 @@ struct ConvertDocument {
         if let fit = command.fit { resize["fit"] = fit }
         if let position = command.position { resize["position"] = try Self.position(position) }
 
-        let isURL = Self.isURL(command.input)
-        let isGlob = Self.isGlob(command.input)
-        var inputIsFolder: ObjCBool = false
-        if !isGlob, !isURL, FileManager.default.fileExists(atPath: command.input, isDirectory: &inputIsFolder),
-            inputIsFolder.boolValue
-        {
-            let folder = command.input.hasSuffix("/") ? String(command.input.dropLast()) : command.input
-            throw ConvertArgumentError(
-                "IN", "\(command.input.quotedValue) is a folder: give a glob of its files, quoted, such as '\(folder)/*.jpg'")
+        for input in command.inputs where !Self.isGlob(input) && !Self.isURL(input) {
+            var inputIsFolder: ObjCBool = false
+            if FileManager.default.fileExists(atPath: input, isDirectory: &inputIsFolder), inputIsFolder.boolValue {
+                let folder = input.hasSuffix("/") ? String(input.dropLast()) : input
+                throw ConvertArgumentError(
+                    "IN", "\(input.quotedValue) is a folder: give a glob of its files, quoted, such as '\(folder)/*.jpg'")
+            }
         }
         let isTemplate = command.output.contains("{")
         var isFolder: ObjCBool = false
         let folder =
             command.output.hasSuffix("/")
             || (!isTemplate && FileManager.default.fileExists(atPath: command.output, isDirectory: &isFolder) && isFolder.boolValue)
-        if isGlob && !folder && !isTemplate {
-            throw ConvertArgumentError(
-                "OUT",
-                "IN \"\(command.input)\" is a glob, so OUT must be a folder (one that exists, or a path ending in /) "
-                    + "or a path template such as out/{stem}.webp, not the one file \"\(command.output)\"")
+        if !folder && !isTemplate {
+            let oneFile =
+                "so OUT must be a folder (one that exists, or a path ending in /) "
+                + "or a path template such as out/{stem}.webp, not the one file \"\(command.output)\""
+            if command.inputs.count > 1 {
+                throw ConvertArgumentError("OUT", "\(command.inputs.count) INs were given (as a shell gives an unquoted glob), " + oneFile)
+            }
+            if let glob = command.inputs.first(where: Self.isGlob) {
+                throw ConvertArgumentError("OUT", "IN \"\(glob)\" is a glob, " + oneFile)
+            }
         }
         let path = folder ? (command.output.hasSuffix("/") ? command.output : command.output + "/") + "{stem}.{format}" : command.output
         let format: String
@@ -74,14 +77,15 @@ struct ConvertDocument {
             format = EncoderSettings.Format(fileExtension: named)?.rawValue ?? named
         } else if let own = try Self.format(of: path) {
             format = own
-        } else if let kept = Self.format(ofInput: command.input) {
-            // OUT names none (a folder, `{format}`): the input's is kept, as sharp-cli does.
+        } else if let kept = Self.format(ofInputs: command.inputs) {
+            // OUT names none (a folder, `{format}`): the inputs' is kept, as sharp-cli does.
             format = kept.rawValue
         } else {
+            let ins = command.inputs.count == 1 ? "does IN \(command.inputs[0].quotedValue)" : "do the \(command.inputs.count) INs"
             throw ConvertArgumentError(
                 "--format",
-                "OUT \"\(path)\" does not name a format, nor does IN \(command.input.quotedValue) by an extension pipeline writes: "
-                    + "give --format (jpeg, png, webp, avif, …)")
+                "OUT \"\(path)\" does not name a format, nor \(ins) by one extension pipeline writes: give --format (jpeg, png, webp, avif, …)"
+            )
         }
 
         if let known = EncoderSettings.Format(rawValue: format) {
@@ -112,7 +116,7 @@ struct ConvertDocument {
         }
         var output: [String: Any] = ["name": "convert", "encode": encode, "path": path]
         if !resize.isEmpty { output["steps"] = [["resize": resize]] }
-        document = ["version": PipelineFormat.version, "name": "convert", "inputs": [command.input], "outputs": [output]]
+        document = ["version": PipelineFormat.version, "name": "convert", "inputs": command.inputs, "outputs": [output]]
     }
 
     /// `--position`'s value as the resize takes it: a name (`attention`, `north`, …) as it is,
@@ -215,6 +219,13 @@ struct ConvertDocument {
                 "OUT", "\"\(path)\" ends in .\(ext), which names no format pipeline writes: end it in one of \(known), or give --format")
         }
         return format.rawValue
+    }
+
+    /// The one format the INs' extensions name (`format(ofInput:)`), when they all name the same.
+    static func format(ofInputs inputs: [String]) -> EncoderSettings.Format? {
+        let formats = inputs.map(format(ofInput:))
+        guard let first = formats.first ?? nil, formats.allSatisfy({ $0 == first }) else { return nil }
+        return first
     }
 
     /// The format IN's extension names, when pipeline writes it: a file's, a URL's path's, or a

@@ -9,8 +9,8 @@ import PipelineKit
 struct ConvertStreams {
     /// The private folder, or nil when neither is `-`.
     let folder: URL?
-    /// IN as the run reads it: the staged file's absolute path, or IN as given.
-    let input: String
+    /// The INs as the run reads them: the staged file's absolute path, or the INs as given.
+    let inputs: [String]
     /// OUT as the run writes it: the private folder's, absolute, or OUT as given (made absolute
     /// when the run's folder is the private one).
     let output: String
@@ -26,14 +26,18 @@ struct ConvertStreams {
     /// Reads standard input when IN is `-`, into a private folder.
     ///
     /// - Throws: `ConvertArgumentError` naming IN or OUT when a stream is a terminal, holds too
-    ///   much, or cannot say the format; when OUT is `-` for a glob; when the folder cannot be made.
+    ///   much, or cannot say the format; when OUT is `-` for a glob or several INs, or `-` is one
+    ///   of several INs; when the folder cannot be made.
     init(_ command: PipelineCommand.Convert) throws(ConvertArgumentError) {
         let current = URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
-        let readsInput = command.input == "-"
+        let readsInput = command.inputs.contains("-")
         sendsOutput = command.output == "-"
+        if readsInput, command.inputs.count > 1 {
+            throw ConvertArgumentError("IN", "- (standard input) is one image: it cannot be one of several INs")
+        }
         guard readsInput || sendsOutput else {
             folder = nil
-            input = command.input
+            inputs = command.inputs
             output = command.output
             baseDirectory = current
             return
@@ -48,10 +52,14 @@ struct ConvertStreams {
             if command.verbose || command.json {
                 throw ConvertArgumentError(command.json ? "--json" : "--verbose", "standard output carries the image (OUT -)")
             }
-            if !readsInput, ConvertDocument.isGlob(command.input) {
-                throw ConvertArgumentError("OUT", "IN \(command.input.quotedValue) is a glob: its images cannot all go to standard output")
+            if command.inputs.count > 1 {
+                throw ConvertArgumentError("OUT", "\(command.inputs.count) INs cannot all go to standard output")
             }
-            if command.format == nil, readsInput || ConvertDocument.format(ofInput: command.input) == nil {
+            if !readsInput, ConvertDocument.isGlob(command.inputs[0]) {
+                throw ConvertArgumentError(
+                    "OUT", "IN \(command.inputs[0].quotedValue) is a glob: its images cannot all go to standard output")
+            }
+            if command.format == nil, readsInput || ConvertDocument.format(ofInput: command.inputs[0]) == nil {
                 throw ConvertArgumentError("--format", "standard output (OUT -) has no extension to name the format: give --format")
             }
         }
@@ -75,10 +83,10 @@ struct ConvertStreams {
                 try? FileManager.default.removeItem(at: folder)
                 throw error
             }
-            input = staged.path
+            inputs = [staged.path]
             baseDirectory = folder
         } else {
-            input = command.input
+            inputs = command.inputs
             baseDirectory = current
         }
         if sendsOutput {

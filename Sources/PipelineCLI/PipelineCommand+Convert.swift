@@ -5,21 +5,29 @@ import PipelineKit
 extension PipelineCommand {
     struct Convert: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Convert one image (or a glob's images) with one command, as sharp-cli and vipsthumbnail do.",
+            abstract: "Convert one image (or several, or a glob's) with one command, as sharp-cli and vipsthumbnail do.",
             discussion: """
                 Builds the pipeline file a one-off stands for and runs it as `pipeline run` would: the same \
                 checks, exit status and summary, and the same privacy default (only the colour profile kept). \
                 --print-pipeline prints that file instead, to grow the one-off into a pipeline file. \
                 OUT is a file, a folder (one that exists, or a path ending in /: the name is {stem}.{format}) \
-                or a path template such as out/{stem}-{width}.webp; the format is --format's, OUT's extension's, or else IN's.
+                or a path template such as out/{stem}-{width}.webp; the format is --format's, OUT's extension's, or else IN's. \
+                Several INs (as a shell gives an unquoted glob), or a glob, need a folder or a template.
                 """
         )
 
-        @Argument(help: "The input: a file, a quoted glob (\"photos/*.jpg\"), a URL, or - for standard input.")
-        var input: String
+        // One array: ArgumentParser takes no positional argument after an array of them.
+        @Argument(
+            help: ArgumentHelp(
+                "The inputs, then the output. IN: a file, a quoted glob (\"photos/*.jpg\"), a URL, or - for standard input. "
+                    + "OUT: a file, a folder, a path template such as out/{stem}-{width}.webp, or - for standard output.",
+                valueName: "IN… OUT"))
+        var paths: [String]
 
-        @Argument(help: "The output: a file, a folder, a path template such as out/{stem}-{width}.webp, or - for standard output.")
-        var output: String
+        /// The inputs: every path but the last.
+        var inputs: [String] { Array(paths.dropLast()) }
+        /// The output: the last path.
+        var output: String { paths.last ?? "" }
 
         // Numbers are taken whatever they start with, so that -5 is refused as a width, not
         // missed as a flag.
@@ -70,6 +78,9 @@ extension PipelineCommand {
         var json = false
 
         func validate() throws {
+            if paths.count < 2 {
+                throw ValidationError("give IN and OUT: pipeline convert photo.jpg out/photo.webp --width 800")
+            }
             if json && quiet { throw ValidationError("--json and --quiet cannot be used together") }
             if quality != nil && ssimulacra2 != nil {
                 throw ValidationError("--quality and --ssimulacra2 cannot be used together: give a fixed quality or a target score")
@@ -86,8 +97,7 @@ extension PipelineCommand {
             }
             defer { streams.remove() }
             var command = self
-            command.input = streams.input
-            command.output = streams.output
+            command.paths = streams.inputs + [streams.output]
             let text: String
             let oneOff: String
             do {

@@ -3,7 +3,7 @@ import TestSupport
 import Testing
 import Vips
 
-/// `pipeline convert IN OUT`: one conversion in one command, through the same pipeline a file gives.
+/// `pipeline convert IN… OUT`: one conversion in one command, through the same pipeline a file gives.
 @Suite struct ConvertCommandTests {
     static let samples = CommandRunner.repositoryRoot.appendingPathComponent("Pipelines/samples")
 
@@ -75,6 +75,38 @@ import Vips
         #expect(result.standardOutput.contains("2 inputs"), "\(result.standardOutput)")
         let files = directory.allFiles().filter { $0.hasPrefix("out/") }
         #expect(files == ["out/dune-64.avif", "out/storm-64.avif"], "\(files)")
+    }
+
+    @Test func severalINsAsAShellGivesAnUnquotedGlobGoToAFolderOrATemplate() throws {
+        // Given the two photos named one by one, as `in/*.jpg` unquoted reaches the command
+        let directory = try prepare()
+        try directory.write(try Fixtures.png(try Fixtures.gradient(width: 40, height: 30)), to: "in/flat.png")
+
+        // When they go to a folder, their format kept
+        let result = try CommandRunner.run(["convert", "in/dune.jpg", "in/storm.jpg", "thumbs/", "--width", "50"], in: directory.url)
+
+        // Then each is made there
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.standardOutput.contains("2 inputs"), "\(result.standardOutput)")
+        #expect(directory.allFiles().filter { $0.hasPrefix("thumbs/") } == ["thumbs/dune.jpg", "thumbs/storm.jpg"])
+
+        // and what cannot work is refused by its argument, with nothing made
+        let refusals: [([String], String)] = [
+            (
+                ["in/dune.jpg", "in/storm.jpg", "out/one.webp"],
+                #"OUT: 2 INs were given (as a shell gives an unquoted glob), so OUT must be a folder"#
+            ),
+            (["in/dune.jpg", "in/flat.png", "out/"], #"--format: OUT "out/{stem}.{format}" does not name a format, nor do the 2 INs"#),
+            (["in/dune.jpg", "-", "out/"], "IN: - (standard input) is one image"),
+            (["in/dune.jpg", "in/storm.jpg", "-", "--format", "png"], "OUT: 2 INs cannot all go to standard output"),
+            (["in/dune.jpg"], "give IN and OUT"),
+        ]
+        for (arguments, message) in refusals {
+            let refused = try CommandRunner.run(["convert"] + arguments, in: directory.url, standardInput: Data())
+            #expect(refused.status == 2, "\(arguments): \(refused.standardError)")
+            #expect(refused.standardError.contains(message), "\(arguments): \(refused.standardError)")
+        }
+        #expect(!directory.allFiles().contains { $0.hasPrefix("out/") })
     }
 
     @Test func aURLInputIsFetched() throws {
