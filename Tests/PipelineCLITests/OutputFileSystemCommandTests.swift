@@ -6,7 +6,8 @@ import Vips
 
 @testable import PipelineKit
 
-/// A full disk under `pipeline run`: exit status 1, and each failure names its output.
+/// A full disk under `pipeline run`: exit status 1, and each failure names its output; a
+/// read-only one is warned of when the file is checked.
 @Suite(.enabled(if: TemporaryMount.isSupported, "mounting a tmpfs needs root or CAP_SYS_ADMIN"))
 struct OutputFileSystemCommandTests {
     func output(_ name: String, steps: String = "[]", format: String, path: String) -> String {
@@ -29,5 +30,39 @@ struct OutputFileSystemCommandTests {
         #expect(result.standardError.contains("in/n0.png → copy: encode:"), "\(result.standardError)")
         #expect(result.standardError.contains("No space left on device"))
         #expect(try FileManager.default.contentsOfDirectory(atPath: disk.path).isEmpty)
+    }
+
+    @Test func anOutputFolderThatCannotBeWrittenInIsWarnedOfByValidateOnceAFolder() throws {
+        // Given outputs of two inputs into a read-only file system, one into a folder there and
+        // one into a folder that would have to be made there
+        let readOnly = try TemporaryMount(size: "64k", readOnly: true) { path in
+            try FileManager.default.createDirectory(atPath: path + "/existing", withIntermediateDirectories: false)
+        }
+        let directory = try TemporaryDirectory()
+        for name in ["a", "b"] {
+            try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 32, height: 24)), to: "in/\(name).jpg")
+        }
+        let pipeline = PipelineHarness.json(
+            inputs: ["in/*.jpg"],
+            outputs: [
+                output("here", format: "jpeg", path: readOnly.path + "/existing/{stem}.jpg"),
+                output("new", format: "jpeg", path: readOnly.path + "/new/{stem}.jpg"),
+            ])
+        let file = try directory.write(Data(pipeline.utf8), to: "pipeline.json")
+
+        // When the file is checked
+        let result = try CommandRunner.run(["validate", file])
+
+        // Then it is valid (files already made there need no writing), with one warning for
+        // each folder, naming the output, the folder and the reason
+        #expect(result.status == 0, "\(result.standardError)")
+        let warnings = result.standardError.split(separator: "\n").filter { $0.hasPrefix("warning: ") }
+        #expect(
+            warnings == [
+                #"warning: outputs[0].path: output "here" of in/a.jpg would write \#(readOnly.path)/existing/a.jpg, "#
+                    + #"but \#(readOnly.path)/existing cannot be written in (Read-only file system): its files fail unless they are up to date"#,
+                #"warning: outputs[1].path: output "new" of in/a.jpg would write \#(readOnly.path)/new/a.jpg, "#
+                    + #"but \#(readOnly.path) cannot be written in (Read-only file system): its files fail unless they are up to date"#,
+            ], "\(result.standardError)")
     }
 }

@@ -143,7 +143,7 @@ extension RunPlan {
                 sources: SourceList(store: store.finish(outputs: outputs), refs: refs), sourceIndex: sourceIndex,
                 writeCheck: writeCheck, problems: problems,
                 pairsCompared: paths.pairsCompared, somePathsWaitForSizes: somePathsWaitForSizes,
-                warnings: focusPoints?.unmatchedWarning(focusPointsUnmatched).map { [$0] } ?? [])
+                warnings: paths.warnings + (focusPoints?.unmatchedWarning(focusPointsUnmatched).map { [$0] } ?? []))
         }
 
         /// The listing of `input` after the `earlier` listings of the same source: with its
@@ -195,7 +195,7 @@ extension RunPlan {
 
 /// Checks each planned output path as the listings are planned (two outputs writing one path, a
 /// file where a folder must be, an S3 output over its own input, paths that may meet once sizes
-/// are known). It keeps a digest of each path and where its listing's record is, and reads the
+/// are known), and warns of folders the run may not write in. It keeps a digest of each path and where its listing's record is, and reads the
 /// earlier listing back only to name it in a problem.
 struct OutputPathCheck {
     private let outputs: [OutputDefinition]
@@ -204,6 +204,9 @@ struct OutputPathCheck {
     private var writers: [PathDigest: (listing: Int64, output: Int)] = [:]
     private var folders = FolderCheck()
     private(set) var problems: [PipelineFileError.Problem] = []
+    /// Folders the run may not write in: a warning, not a problem, as files already made there
+    /// (a read-only volume a server answers from) need no writing.
+    private(set) var warnings: [String] = []
     /// Each output's writer of files.
     private let outputWriters: [WriteCheck.Write.Writer]
     /// Paths compared for a clash of sizes not known yet: kept here, and counted by the plan
@@ -271,7 +274,8 @@ struct OutputPathCheck {
         } else {
             writers[digest] = (listing, index)
         }
-        // Found now, not after every input was decoded: a file where a folder must be.
+        // Found now, not after every input was decoded: a file where a folder must be, or a
+        // folder the run may not write in.
         if !target.isInStore, let file = folders.fileInTheWay(of: target.plannedPath) {
             problems.append(
                 .init(
@@ -279,6 +283,10 @@ struct OutputPathCheck {
                     message:
                         "output \"\(output.name)\" of \(input.displayName) would write \(target.plannedPath), but \(file) is a file, not a folder"
                 ))
+        } else if !target.isInStore, let (folder, reason) = folders.unwritableFolder(of: target.plannedPath) {
+            warnings.append(
+                "\(place): output \"\(output.name)\" of \(input.displayName) would write \(target.plannedPath), "
+                    + "but \(folder) cannot be written in (\(reason)): its files fail unless they are up to date")
         }
         if target.isInStore, isInput(digest) {
             problems.append(
@@ -332,12 +340,39 @@ struct OutputPathCheck {
     }
 }
 
-/// Finds files standing where output folders must be, looking at each folder once, and naming
-/// each such file once.
+/// Finds files standing where output folders must be, and folders the run may not write in,
+/// looking at each folder once, and naming each such file or folder once.
 struct FolderCheck {
     /// Each folder looked at, and the file in its way (nil when none).
     private var seen: [String: String?] = [:]
+    /// Each folder looked at for writing, and the folder that cannot be written in with why (nil when none).
+    private var writable: [String: (folder: String, reason: String)?] = [:]
     private var named: Set<String> = []
+
+    /// The folder, `path`'s or the nearest existing one above it (where the missing ones would be
+    /// made), that this process may not write in, with the system's reason (a folder without
+    /// write permission, a read-only file system), unless named before.
+    mutating func unwritableFolder(of path: String) -> (folder: String, reason: String)? {
+        guard let found = unwritable((path as NSString).deletingLastPathComponent), named.insert(found.folder).inserted else {
+            return nil
+        }
+        return found
+    }
+
+    private mutating func unwritable(_ folder: String) -> (folder: String, reason: String)? {
+        if let known = writable[folder] { return known }
+        let found: (folder: String, reason: String)?
+        if access(folder, W_OK | X_OK) == 0 {
+            found = nil
+        } else if errno == ENOENT {
+            let parent = (folder as NSString).deletingLastPathComponent
+            found = parent == folder || parent.isEmpty ? nil : unwritable(parent)
+        } else {
+            found = (folder, String(cString: strerror(errno)))
+        }
+        writable[folder] = found
+        return found
+    }
 
     /// The file (not a folder) at `path`'s folder or one of its ancestors, unless named before.
     mutating func fileInTheWay(of path: String) -> String? {
