@@ -35,9 +35,7 @@ struct OutputFileSystemCommandTests {
     @Test func anOutputFolderThatCannotBeWrittenInIsWarnedOfByValidateOnceAFolder() throws {
         // Given outputs of two inputs into a read-only file system, one into a folder there and
         // one into a folder that would have to be made there
-        let readOnly = try TemporaryMount(size: "64k", readOnly: true) { path in
-            try FileManager.default.createDirectory(atPath: path + "/existing", withIntermediateDirectories: false)
-        }
+        let readOnly = try TemporaryMount.readOnly(holding: "existing")
         let directory = try TemporaryDirectory()
         for name in ["a", "b"] {
             try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 32, height: 24)), to: "in/\(name).jpg")

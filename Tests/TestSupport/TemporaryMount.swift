@@ -36,6 +36,13 @@ package final class TemporaryMount {
         umount2(directory.path, Int32(MNT_DETACH))
     }
 
+    /// A small read-only tmpfs holding one empty folder, `folder`.
+    package static func readOnly(holding folder: String) throws -> TemporaryMount {
+        try TemporaryMount(size: "64k", readOnly: true) { path in
+            try FileManager.default.createDirectory(atPath: path + "/" + folder, withIntermediateDirectories: false)
+        }
+    }
+
     /// Whether this process may mount a tmpfs (root, or CAP_SYS_ADMIN); tests that need one
     /// are skipped, with this reason, where it may not.
     package static let isSupported: Bool = (try? TemporaryMount(size: "16k")) != nil

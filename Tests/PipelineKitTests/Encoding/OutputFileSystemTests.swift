@@ -43,9 +43,7 @@ struct OutputFileSystemTests {
 
     @Test func aReadOnlyOutputFolderFailsEachOutputWithTheReason() async throws {
         // Given a read-only file system holding one existing folder
-        let readOnly = try TemporaryMount(size: "64k", readOnly: true) { path in
-            try FileManager.default.createDirectory(atPath: path + "/existing", withIntermediateDirectories: false)
-        }
+        let readOnly = try TemporaryMount.readOnly(holding: "existing")
         let directory = try TemporaryDirectory()
         try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 64, height: 48)), to: "in/a.jpg")
         let json = PipelineHarness.json(
