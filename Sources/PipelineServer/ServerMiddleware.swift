@@ -61,10 +61,10 @@ struct AccessMiddleware: RouterMiddleware {
         return response
     }
 
-    /// `path` as logs show it: when paths are signed, with each part that has a signature's
-    /// shape (`URLSignature.hasSignatureShape`) replaced by `_`, wherever it stands, so that no log
-    /// level prints one, which would let anyone who reads it ask for the file; an unsigned
-    /// request's output and input stay, for whoever reads why it was refused.
+    /// `path` as logs show it: when paths are signed, with each part that may hold a signature
+    /// (`URLSignature.mayHoldSignature`) replaced by `_`, wherever it stands and however it is
+    /// spelled, so that no log level prints one, which would let anyone who reads it ask for the
+    /// file; an unsigned request's output and input stay, for whoever reads why it was refused.
     func loggedPath(_ path: String) -> String {
         Self.loggedPath(path, signed: signed)
     }
@@ -77,8 +77,10 @@ struct AccessMiddleware: RouterMiddleware {
 
     static func loggedPath(_ path: String, signed: Bool) -> String {
         guard signed else { return path }
-        return path.split(separator: "/", omittingEmptySubsequences: false)
-            .map { URLSignature.hasSignatureShape($0) ? "_" : String($0) }
+        // The first part is where the signature goes: any long run of base64 there is taken for
+        // one; further on, only one that looks random, as names of words stand there.
+        return path.split(separator: "/", omittingEmptySubsequences: false).enumerated()
+            .map { index, part in URLSignature.mayHoldSignature(part, mixed: index > 1) ? "_" : String(part) }
             .joined(separator: "/")
     }
 
@@ -136,8 +138,8 @@ struct SignatureMiddleware: RouterMiddleware {
         var context = context
         context.unsignedPath = rest
         var response = try await next(request, context)
-        if let secondsLeft, let cacheControl = response.headers[.cacheControl] {
-            response.headers[.cacheControl] = Self.cacheControl(cacheControl, until: max(0, secondsLeft))
+        if let secondsLeft {
+            response.headers[.cacheControl] = Self.cacheControl(response.headers[.cacheControl], until: max(0, secondsLeft))
         }
         return response
     }
@@ -145,8 +147,10 @@ struct SignatureMiddleware: RouterMiddleware {
     /// `cacheControl` with every lifetime (`max-age`, `s-maxage`) at most `seconds`, without
     /// `immutable` or the stale answers a cache may give past a lifetime (`stale-while-revalidate`,
     /// `stale-if-error`), and with `must-revalidate` when it gives a lifetime: a cache must not
-    /// answer a URL after it expires, as the server would not.
-    static func cacheControl(_ cacheControl: String, until seconds: Int) -> String {
+    /// answer a URL after it expires, as the server would not. Without one, the lifetime is the
+    /// time left, so that no cache gives the answer a lifetime of its own choosing.
+    static func cacheControl(_ cacheControl: String?, until seconds: Int) -> String {
+        guard let cacheControl else { return "max-age=\(seconds), must-revalidate" }
         let dropped: Set = ["", "immutable", "stale-while-revalidate", "stale-if-error"]
         var directives: [String] = []
         var names: Set<String> = []

@@ -51,15 +51,33 @@ struct URLSignature: Sendable {
         }
     }
 
-    /// Whether `part` of a path could be a signature: 43 characters of URL-safe base64, an
-    /// HMAC-SHA256 without padding (percent escapes count as what they spell).
-    static func hasSignatureShape(_ part: Substring) -> Bool {
+    /// Whether `part` of a path may hold a signature, however it is spelled: a run of at least
+    /// 40 characters of base64 (URL-safe or standard, so with padding, a character more or
+    /// less, or joined to a name, as in `SIGNATURE.jpg`), percent escapes counting as what they
+    /// spell. With `mixed`, the run must also look random, as 256 random bits almost always do:
+    /// upper and lower case letters and digits, and few separators (`-`, `_`), so that a long
+    /// name of words and numbers (`a-photo-of-the-beach-at-dawn-by-Ann-2024.jpg`) is not taken for one.
+    static func mayHoldSignature(_ part: Substring, mixed: Bool) -> Bool {
         let text = part.percentDecoded ?? String(part)
-        return text.utf8.count == 43
-            && text.utf8.allSatisfy { byte in
-                (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
-                    || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
+        var run = 0
+        var separators = 0
+        var kinds: (upper: Bool, lower: Bool, digit: Bool) = (false, false, false)
+        for byte in text.utf8 {
+            let upper = (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+            let lower = (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
+            let digit = (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+            guard upper || lower || digit || "-_+/".utf8.contains(byte) else {
+                (run, separators, kinds) = (0, 0, (false, false, false))
+                continue
             }
+            run += 1
+            if byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_") { separators += 1 }
+            kinds = (kinds.upper || upper, kinds.lower || lower, kinds.digit || digit)
+            // One separator in 32 characters, on average, in base64 of random bits.
+            let looksRandom = kinds.upper && kinds.lower && kinds.digit && separators * 8 <= run
+            if run >= 40, !mixed || looksRandom { return true }
+        }
+        return false
     }
 
     /// URL-safe base64 without padding.

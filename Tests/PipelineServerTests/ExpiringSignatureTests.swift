@@ -70,12 +70,24 @@ import Testing
         // A signature joined twice, or sent percent-encoded, is hidden as well
         let escaped = "%" + String(format: "%02X", signature.utf8.first ?? 0) + signature.dropFirst()
         #expect(AccessMiddleware.loggedPath("/x/\(signature)/\(escaped)/a.jpg", signed: true) == "/x/_/_/a.jpg")
-        // and an unsigned request keeps what it asked for
+        // and so is one spelled otherwise, that a signature check refuses but that gives away
+        // the signature all the same: padded, a character more, standard base64, in a name
+        let standard = signature.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "%2F")
+        for spelled in [signature + "=", signature + "%3D%3D", signature + ".", "x" + signature, standard] {
+            #expect(AccessMiddleware.loggedPath("/\(spelled)/thumb/a.jpg", signed: true) == "/_/thumb/a.jpg", "\(spelled)")
+        }
+        #expect(AccessMiddleware.loggedPath("/_/thumb/\(signature).jpg", signed: true) == "/_/thumb/_")
+        // and an unsigned request keeps what it asked for, long names of words and numbers too
         #expect(AccessMiddleware.loggedPath("/thumb/a.jpg", signed: true) == "/thumb/a.jpg")
+        let name = "sub/a-photo-of-the-beach-at-dawn-by-Ann-2024.jpg"
+        #expect(AccessMiddleware.loggedPath("/_/thumb/\(name)", signed: true) == "/_/thumb/\(name)")
         #expect(AccessMiddleware.loggedPath("/\(signature)/thumb/a.jpg", signed: false) == "/\(signature)/thumb/a.jpg")
     }
 
     @Test func aLifetimeIsCutToTheTimeAURLHasLeft() {
+        // Without serve.cacheControl, the time left is the lifetime, so that a cache choosing one of
+        // its own cannot answer past it
+        #expect(SignatureMiddleware.cacheControl(nil, until: 60) == "max-age=60, must-revalidate")
         #expect(
             SignatureMiddleware.cacheControl("public, max-age=31536000, immutable", until: 60) == "public, max-age=60, must-revalidate")
         #expect(
