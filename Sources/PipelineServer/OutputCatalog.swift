@@ -14,6 +14,8 @@ struct OutputCatalog: Sendable {
         let formats: [EncoderSettings.Format]
         /// The numeric widths it lists, in the file's order; empty when it lists none.
         let widths: [Int]
+        /// Whether it lists `"original"` beside them: the widest file made, at the image's own width.
+        var listsOriginal = false
         /// The inputs it is made for, when the file chooses them.
         var subset: InputSubset? = nil
         /// How many hex digits of its bytes' SHA-256 name its files, when its path has `{hash}`.
@@ -55,6 +57,8 @@ struct OutputCatalog: Sendable {
         var subsets: [String: InputSubset] = [:]
         var hashLengths: [String: Int] = [:]
         var art: [String: [ArtDirection]] = [:]
+        // Outputs made without a resize of their own (`"original"`, or formats but no widths).
+        var unresized: Set<String> = []
         baseDirectory = plan.definition.baseDirectory
         caseInsensitive = plan.definition.caseInsensitive
         tilePyramids = Set(plan.definition.outputs.filter { $0.tiles != nil }.map(\.name))
@@ -69,14 +73,20 @@ struct OutputCatalog: Sendable {
             if !(formats[output.name] ?? []).contains(where: { $0.index == index }) {
                 formats[output.name, default: []].append((index, output.encoder.format))
             }
-            if let width = output.variant?.width, output.variant?.art == nil, !(widths[output.name] ?? []).contains(width) {
-                widths[output.name, default: []].append(width)
+            if let variant = output.variant, variant.art == nil {
+                if let width = variant.width {
+                    if !(widths[output.name] ?? []).contains(width) { widths[output.name, default: []].append(width) }
+                } else {
+                    unresized.insert(output.name)
+                }
             }
         }
         var outputs: [String: Output] = [:]
         for name in order {
             outputs[name] = Output(
                 name: name, formats: (formats[name] ?? []).sorted { $0.index < $1.index }.map(\.format), widths: widths[name] ?? [],
+                // Beside numeric widths, a file without a resize of its own is `"original"`.
+                listsOriginal: unresized.contains(name) && widths[name] != nil,
                 subset: subsets[name], hashLength: hashLengths[name], art: art[name] ?? [])
         }
         self.outputs = outputs

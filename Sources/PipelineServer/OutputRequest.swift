@@ -20,9 +20,10 @@ struct OutputRequest: Sendable, Equatable {
     /// query names no width, whether sent or not, since a cache must keep apart the answers to
     /// requests that differ in any of them.
     let varyingHints: [String]
-    /// The width of the output's list (or its art crop's) that names the file answered: the one
-    /// asked for or hinted, else the widest; nil when the list is empty (a URL then names none).
-    let listedWidth: Int?
+    /// The width of the output's list (or its art crop's) that names the file answered, as a URL
+    /// writes it (`320`, `original`): the one asked for or hinted, else the widest; nil when the
+    /// list is empty (a URL then names none).
+    let listedWidth: String?
     /// The hash `?hash=` names the file's bytes by, when the output's path has `{hash}`.
     let hash: String?
     /// How many hex digits name the output's files, when its path has `{hash}`.
@@ -34,7 +35,12 @@ struct OutputRequest: Sendable, Equatable {
     ///
     /// `hints` are the request's width client hints, by name (`Sec-CH-Width`, `Width`), when the
     /// file's `serve.clientHints` asks for them: without `?width=`, the first that is a number
-    /// picks the smallest of the output's widths at least that wide, else the widest.
+    /// picks the smallest of the output's widths at least that wide, else the widest
+    /// (`"original"`, when listed).
+    ///
+    /// A URL with `?hash=` names one file: neither `Accept` nor a hint chooses another for it,
+    /// so its answer does not vary (without `?format=` and `?width=`, the fallback format and
+    /// the widest file, as a request without them gets).
     init(
         path: String, query: [(name: String, value: String)], accept: String?, catalog: OutputCatalog,
         hints: [(name: String, value: String?)] = []
@@ -57,20 +63,34 @@ struct OutputRequest: Sendable, Equatable {
         }
         self.output = output.name
         self.input = inputName
-        art = try Self.art(Self.single("art", in: query), of: output)
-        // An art crop has widths of its own.
-        let widths = art.map { output.art[$0].widths } ?? output.widths
-        let asked = try Self.width(Self.single("width", in: query), among: widths, of: output, art: art)
-        let hinted = asked == nil && !widths.isEmpty
-        width =
-            asked ?? (hinted ? Self.hinted(hints) : nil).map { wanted in widths.filter { $0 >= wanted }.min() ?? widths.max() ?? wanted }
-        varyingHints = hinted ? hints.map(\.name) : []
-        listedWidth = width ?? widths.max()
-        let forced = try Self.single("format", in: query)
-        format = try Self.format(forced, accept: accept, of: output)
-        variesByAccept = output.formats.count > 1 && forced == nil
         hashLength = output.hashLength
         hash = try Self.hash(Self.single("hash", in: query), of: output)
+        let negotiates = hash == nil
+        art = try Self.art(Self.single("art", in: query), of: output)
+        // An art crop has widths of its own, and no "original".
+        let widths = art.map { output.art[$0].widths } ?? output.widths
+        let original = art == nil && output.listsOriginal
+        let asked = try Self.width(Self.single("width", in: query), among: widths, original: original, of: output, art: art)
+        let hinted = asked == nil && !widths.isEmpty && negotiates
+        // The width of the list a hint picks: the smallest at least as wide, else the widest.
+        let fromHint = (hinted ? Self.hinted(hints) : nil).map { wanted -> ListedWidth in
+            if let fitting = widths.filter({ $0 >= wanted }).min() { return .pixels(fitting) }
+            return original ? .original : .pixels(widths.max() ?? wanted)
+        }
+        let listed = asked ?? fromHint ?? (original ? .original : widths.max().map(ListedWidth.pixels))
+        // "original" is the widest file made.
+        width = if case .pixels(let pixels)? = asked ?? fromHint { pixels } else { nil }
+        varyingHints = hinted ? hints.map(\.name) : []
+        listedWidth = listed.map { if case .pixels(let pixels) = $0 { String(pixels) } else { "original" } }
+        let forced = try Self.single("format", in: query)
+        format = try Self.format(forced, accept: negotiates ? accept : nil, of: output)
+        variesByAccept = output.formats.count > 1 && forced == nil && negotiates
+    }
+
+    /// A width of an output's list: a number of pixels, or `"original"`.
+    private enum ListedWidth {
+        case pixels(Int)
+        case original
     }
 
     /// The value of the query's parameter `name`, or nil without one. Given twice, it is
@@ -126,18 +146,20 @@ struct OutputRequest: Sendable, Equatable {
 
     /// The width `?width=` asks for, which must be one of `widths`: the output's, or those of
     /// its art crop `art`.
-    private static func width(_ value: String?, among widths: [Int], of output: OutputCatalog.Output, art: Int?) throws(ServeError)
-        -> Int?
-    {
+    private static func width(
+        _ value: String?, among widths: [Int], original: Bool, of output: OutputCatalog.Output, art: Int?
+    ) throws(ServeError) -> ListedWidth? {
         guard let value else { return nil }
+        if original, value == "original" { return .original }
         // Written as the catalog writes it (no sign, no leading zero): one width, one URL, so a
         // cache in front keeps one copy of each file.
         guard let width = Int(value), String(width) == value, widths.contains(width) else {
             let owner = art.map { "output \(output.name)'s \(output.art[$0].aspectRatio) crop" } ?? "output \(output.name)'s"
-            let listed = widths.isEmpty ? "it lists no widths" : "its widths are " + widths.map(String.init).joined(separator: ", ")
+            let names = widths.map(String.init) + (original ? ["original"] : [])
+            let listed = widths.isEmpty ? "it lists no widths" : "its widths are " + names.joined(separator: ", ")
             throw ServeError(400, "width \(Self.quoted(value)) is not one of \(owner): \(listed)")
         }
-        return width
+        return .pixels(width)
     }
 
     /// The format `?format=` forces; else the one `Accept` names (by its own media type, not a

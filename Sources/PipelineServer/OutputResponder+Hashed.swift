@@ -36,7 +36,7 @@ extension OutputResponder {
     /// The request's path (with its signature, as sent) and query, with the width (of the
     /// output's list, when it has one), format and hash of the file answered in place of any the
     /// query had: the one URL of these bytes.
-    static func hashedURL(of request: Request, width: Int?, format: EncoderSettings.Format, hash: String) -> String {
+    static func hashedURL(of request: Request, width: String?, format: EncoderSettings.Format, hash: String) -> String {
         let replaced: Set<String> = ["width", "format", "hash"]
         let kept = (request.uri.query ?? "").split(separator: "&").filter { parameter in
             let name = parameter.prefix { $0 != "=" }

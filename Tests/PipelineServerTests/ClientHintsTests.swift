@@ -34,6 +34,29 @@ import Vips
         #expect(try width([]) == (nil, []))
     }
 
+    @Test func anOriginalWidthIsAskedForByNameAndHintedPastTheNumberedWidths() async throws {
+        // Given an output of 16 px and the image's own width, 48 px, with client hints
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 48, height: 32)), to: "in/a.jpg")
+        let output = #"{"name": "photo", "widths": [16, "original"], "formats": ["webp"], "path": "out/{stem}-{width}.webp"}"#
+        let json = PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [output], extra: #""serve": {"clientHints": true}"#)
+        try await withServer(json, in: directory) { server in
+            // Then ?width=original, a hint wider than 16 and no width at all get the original
+            for (target, hint) in [("/photo/a.jpg?width=original", nil), ("/photo/a.jpg", "40"), ("/photo/a.jpg", nil)] {
+                let answer = try await server.request(target, headers: hint.map { ["Sec-CH-Width": $0] } ?? [:])
+                #expect(answer.status == 200, "\(target) \(hint ?? "")")
+                #expect(try VipsImage.open(data: answer.body).width == 48, "\(target) \(hint ?? "")")
+            }
+            // and a hint of 16 or less, the 16 px file
+            let small = try await server.request("/photo/a.jpg", headers: ["Sec-CH-Width": "12"])
+            #expect(try VipsImage.open(data: small.body).width == 16)
+            // while a width not listed names "original" among those it may be
+            let refused = try await server.request("/photo/a.jpg?width=48")
+            #expect(refused.status == 400)
+            #expect(String(decoding: refused.body, as: UTF8.self).contains("its widths are 16, original"))
+        }
+    }
+
     @Test func aServerWithClientHintsAsksForThemAndFollowsThem() async throws {
         let directory = try TemporaryDirectory()
         try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 48, height: 32)), to: "in/a.jpg")

@@ -79,6 +79,26 @@ import Vips
         }
     }
 
+    @Test func aHashedURLWithoutWidthOrFormatNamesOneFileWhateverTheRequestAccepts() async throws {
+        // Given a hashed output of two widths and two formats, with client hints
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 48, height: 32)), to: "in/a.jpg")
+        let json = PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [Self.photo], extra: #""serve": {"clientHints": true}"#)
+        try await withServer(json, in: directory) { server in
+            // When the widest file in the fallback format is asked for by its hash alone
+            let plain = try await server.request("/photo/a.jpg")
+            let hash = String(SHA256.hex(plain.body).prefix(10))
+            #expect(plain.header("Content-Location") == "/photo/a.jpg?width=32&format=webp&hash=\(hash)")
+            // Then Accept and a width hint choose no other file for it, and the answer does not vary
+            for headers in [["Accept": "image/avif"], ["Sec-CH-Width": "10"], [:]] {
+                let hashed = try await server.request("/photo/a.jpg?hash=\(hash)", headers: headers)
+                #expect(hashed.status == 200, "\(headers): \(String(decoding: hashed.body, as: UTF8.self))")
+                #expect(hashed.body == plain.body, "\(headers)")
+                #expect(hashed.header("Vary") == nil, "\(headers)")
+            }
+        }
+    }
+
     @Test func theURLOfTheBytesNamesAWidthOnlyFromTheOutputsList() async throws {
         // Given an output that lists no widths, and one whose widest is past the photo's own
         let directory = try TemporaryDirectory()
@@ -86,8 +106,11 @@ import Vips
         let plain =
             #"{"name": "plain", "steps": [{"resize": {"width": 24}}], "encode": {"format": "webp"}, "path": "out/{stem}.{hash}.webp"}"#
         let wide = #"{"name": "wide", "widths": [16, 100], "formats": ["webp"], "path": "out/{stem}-{width}.{hash}.webp"}"#
-        try await withServer(PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [plain, wide]), in: directory) { server in
-            for target in ["/plain/a.jpg", "/wide/a.jpg", "/wide/a.jpg?width=100"] {
+        // and one whose widest is the photo's own, as "original"
+        let original = #"{"name": "original", "widths": [16, "original"], "formats": ["webp"], "path": "out/o-{stem}-{width}.{hash}.webp"}"#
+        let json = PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [plain, wide, original])
+        try await withServer(json, in: directory) { server in
+            for target in ["/plain/a.jpg", "/wide/a.jpg", "/wide/a.jpg?width=100", "/original/a.jpg"] {
                 // When a file is asked for without its hash
                 let first = try await server.request(target)
                 #expect(first.status == 200, "\(target)")
@@ -96,7 +119,8 @@ import Vips
                 let again = try await server.request(location)
                 #expect(again.status == 200, "\(target): \(location): \(String(decoding: again.body, as: UTF8.self))")
                 #expect(again.body == first.body, "\(target): \(location)")
-                #expect(target.hasPrefix("/wide") == location.contains("width="), "\(location)")
+                #expect(target.hasPrefix("/plain") != location.contains("width="), "\(location)")
+                #expect(target.hasPrefix("/original") == location.contains("width=original"), "\(location)")
             }
         }
     }
