@@ -64,10 +64,12 @@ import Vips
         ("missing.png", "cannot read the fallback image"),
         ("in/bad.jpg", "is not an image"),
         ("fallback.txt", "must end in one of .jpg, .png"),
+        ("fallback.webp", #"the fallback image "fallback.webp" is png, not the webp its extension names as its Content-Type"#),
     ])
     func aFallbackThatIsNoImageIsRefusedAtItsPath(file: String, message: String) throws {
         let directory = try folder()
         try directory.write(Data("text".utf8), to: "fallback.txt")
+        try directory.write(try Fixtures.png(try Fixtures.gradient(width: 8, height: 8)), to: "fallback.webp")
         let json = PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [Self.thumb], extra: #""serve": {"fallback": "\#(file)"}"#)
         let error = try #require(throws: PipelineFileError.self) { try PipelineHarness.pipeline(json, in: directory) }
         #expect(error.problems.contains { $0.path == "serve.fallback" && $0.message.contains(message) }, "\(error)")

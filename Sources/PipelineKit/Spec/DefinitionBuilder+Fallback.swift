@@ -3,7 +3,8 @@ import Vips
 
 extension DefinitionBuilder {
     /// `serve.fallback`: a file relative to the pipeline file's folder that libvips reads as an
-    /// image, in a format named by its extension; a problem at `serve.fallback` otherwise.
+    /// image, in the format its extension names (which names its `Content-Type`: a browser told
+    /// `image/webp` of a JPEG under `nosniff` shows nothing); a problem at `serve.fallback` otherwise.
     mutating func readFallback(_ text: String?, location: SourceLocation?) -> ServeSettings.Fallback? {
         guard let text else { return nil }
         let file = URL(fileURLWithPath: text, relativeTo: baseDirectory).standardizedFileURL
@@ -17,7 +18,17 @@ extension DefinitionBuilder {
         }
         do {
             _ = try RegularFile(opening: file.path)
-            _ = try VipsImage.open(file: file.path)
+            let header = try VipsImage.open(file: file.path)
+            let found = ImageDecoder.formatName(of: header)
+            guard found == format.rawValue else {
+                problems.append(
+                    .init(
+                        path: "serve.fallback", location: location,
+                        message:
+                            "the fallback image \(text.quotedValue) is \(found), not the \(format.rawValue) its extension names as its Content-Type"
+                    ))
+                return nil
+            }
         } catch let error as RegularFile.Failure {
             problems.append(
                 .init(
