@@ -139,8 +139,8 @@ extension PipelineCommand {
 extension PipelineCommand {
     /// The pipeline to go on with after a batch of `changes`, for `watch` and `serve`: the file
     /// loaded again when it or its focus file may have changed (and watched as it now is), or the last valid one,
-    /// `pipeline`, when it no longer loads (said on standard error, and `isLastValid`). Nil when nothing else
-    /// changed than a file that no longer loads, so nothing needs doing.
+    /// `pipeline`, when it no longer loads or plans (said on standard error, and `isLastValid`). Nil when nothing else
+    /// changed than a file that is not valid, so nothing needs doing.
     static func pipeline(
         after changes: FileChanges, keeping pipeline: Pipeline, file: String, memory: MemoryOptions, watcher: PipelineWatcher
     ) -> (pipeline: Pipeline, isLastValid: Bool)? {
@@ -150,6 +150,9 @@ extension PipelineCommand {
         do {
             var edited = try Pipeline(contentsOf: URL(fileURLWithPath: file), processors: processors, displayName: file)
             memory.apply(to: &edited)
+            // Planned here too: a file that loads but finds no inputs (a glob edited to a folder
+            // that is not there) is as invalid, and the last valid one's folders stay watched.
+            _ = try edited.plan()
             watcher.watch(edited.definition)
             return (edited, false)
         } catch {

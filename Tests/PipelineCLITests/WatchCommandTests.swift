@@ -131,6 +131,29 @@ import Vips
         for index in 0..<3 { #expect(FileManager.default.fileExists(atPath: directory.path + "/out/p\(index)-large.jpg")) }
     }
 
+    @Test func aPipelineFileEditedToFindNoInputsIsInvalidAndTheLastValidOneKeptWatching() throws {
+        // Given a watch of a pipeline with one output
+        let directory = try setUp(inputs: 2)
+        let command = try watch(directory)
+        defer { command.kill() }
+        _ = try summary(command, startingWith: "run: ")
+
+        // When the pipeline file is saved with a glob in a folder that is not there
+        var mark = command.lineCount
+        try directory.write(Data(PipelineHarness.json(inputs: ["elsewhere/*.jpg"], outputs: [Self.small]).utf8), to: "p.json")
+
+        // Then its problem is printed and the last valid pipeline kept
+        let problem = command.waitForLine(after: mark) { $0.isError && $0.text.contains("elsewhere") }
+        #expect(problem != nil, "\(command.transcript)")
+        #expect(command.waitForLine(after: mark) { $0.isError && $0.text.contains("keeping the last valid pipeline") } != nil)
+
+        // with its inputs' folder still watched: a new input gets its output
+        mark = command.lineCount
+        try directory.write(try Self.photo(), to: "in/p2.jpg")
+        let kept = try summary(command, after: mark, startingWith: "re-run (1 change): ")
+        #expect(kept.contains("3 inputs, 3 succeeded, 0 failed; 1 output written, 2 up to date"))
+    }
+
     @Test func aChangedOverlayImageRemakesTheOutputs() throws {
         // Given a watch of a pipeline that puts logo.png over each photo
         let composite =
