@@ -195,7 +195,12 @@ enum QualitySearch {
         func next() -> Int? {
             let low = failing?.quality ?? target.min - 1
             let high = passing?.quality ?? target.max + 1
-            if high - low <= closeEnough { return nil }
+            if high - low <= closeEnough {
+                // Nothing has passed: the highest quality allowed, which may, is tried before
+                // the search gives up, as its file is the one given when none reaches the score.
+                if passing == nil, let failing, failing.quality < target.max { return target.max }
+                return nil
+            }
             // A pass that the line puts within the bracket's width of the lowest passing
             // quality closes the bracket too: the trial below it would almost surely fail,
             // and each trial costs an encode and a score for a step or two of bytes.

@@ -200,6 +200,23 @@ import Vips
         #expect(trials <= (slope == typical ? 2 : 3), "\(bracket.trials)")
     }
 
+    /// A target only the highest quality allowed reaches is found, however close below it the
+    /// trials that fell short were: the search does not give up one step short of it.
+    @Test(arguments: [99, 98])
+    func aTargetOnlyTheHighestQualityReachesIsFound(lastFailing: Int) {
+        var bracket = QualitySearch.Bracket(target: QualityTarget(ssimulacra2: 97), format: .jpeg)
+        bracket.add(quality: 90, score: 94)
+        bracket.add(quality: lastFailing, score: 96.5)
+        #expect(bracket.next() == 100, "\(bracket.trials)")
+        bracket.add(quality: 100, score: 97.1)
+        #expect(bracket.next() == nil)
+        #expect(bracket.passing?.quality == 100)
+        // and past the highest allowed, it ends
+        var capped = QualitySearch.Bracket(target: QualityTarget(ssimulacra2: 97, max: lastFailing), format: .jpeg)
+        capped.add(quality: lastFailing, score: 96.5)
+        #expect(capped.next() == nil)
+    }
+
     /// A target no quality within the bounds reaches gives the best file and says so.
     @Test func anUnreachableTargetGivesTheBestFileAndAWarning() async throws {
         let directory = try setUp()
