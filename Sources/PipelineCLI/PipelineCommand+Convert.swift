@@ -52,6 +52,7 @@ extension PipelineCommand {
         var quality: String?
 
         @ArgumentParser.Option(
+            parsing: .unconditional,
             help: ArgumentHelp(
                 "Search for the lowest quality whose SSIMULACRA2 score reaches this target (not with --quality).", valueName: "score"))
         var ssimulacra2: String?

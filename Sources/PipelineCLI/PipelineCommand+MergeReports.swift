@@ -23,6 +23,17 @@ extension PipelineCommand {
         var reports: [String]
 
         func run() async throws {
+            // The merged report would replace a shard's own, which a later merge needs.
+            let destination = URL(fileURLWithPath: output).resolvingSymlinksInPath().standardizedFileURL
+            for path in reports {
+                let given = URL(fileURLWithPath: path).resolvingSymlinksInPath().standardizedFileURL
+                let folder = given.pathExtension == "json" ? given.deletingLastPathComponent() : given
+                if folder == destination {
+                    printError(
+                        "error: --output \(output) holds the shard report \(path), which the merged one would replace: name another folder")
+                    throw ExitCode.invalidInput
+                }
+            }
             var loaded: [RunReport] = []
             for path in reports {
                 do {

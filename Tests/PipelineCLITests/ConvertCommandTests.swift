@@ -230,6 +230,7 @@ import Vips
             (["--height", "-1"], #"--height: expected a positive integer, got "-1""#),
             (["--width", "10", "--fit", "cober"], #"--fit: "#),
             (["--quality", "500"], "--quality: "),
+            (["--ssimulacra2", "-5"], "--ssimulacra2: "),
             (["--format", "bmpx"], "--format: "),
             (["--keep", ""], #"--keep: expected all, none or a list such as icc,exif, got """#),
             (["--keep", "icc,"], #"--keep: expected all, none or a list such as icc,exif, got "icc,""#),

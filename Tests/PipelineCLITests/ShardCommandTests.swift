@@ -54,6 +54,10 @@ import Testing
         #expect(three.status == 1 && three.standardError.contains("missing shards: 3 of 4"))
         let twice = try CommandRunner.run(["merge-reports", "--output", merged + "-x", reports[0], reports[0]])
         #expect(twice.status == 2 && twice.standardError.contains("both of shard 0/4"))
+        let before = try Data(contentsOf: URL(fileURLWithPath: reports[0] + "/report.json"))
+        let onto = try CommandRunner.run(["merge-reports", "--output", reports[0] + "/"] + reports)
+        #expect(onto.status == 2 && onto.standardError.contains("holds the shard report"), "\(onto.standardError)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: reports[0] + "/report.json")) == before)
 
         // explain and validate say which shard and how many inputs fall in it
         let explain = try CommandRunner.run(["explain", file], environment: ["SLURM_ARRAY_TASK_ID": "2", "SLURM_ARRAY_TASK_COUNT": "4"])
