@@ -101,9 +101,22 @@ enum TemporaryFileSweeper {
         return !isRunning(pid)
     }
 
-    private static func isRunning(_ pid: pid_t) -> Bool {
+    static func isRunning(_ pid: pid_t) -> Bool {
         if pid == getpid() { return true }
         // Signal 0 checks existence only; EPERM means it exists but belongs to someone else.
-        return kill(pid, 0) == 0 || errno == EPERM
+        guard kill(pid, 0) == 0 || errno == EPERM else { return false }
+        // A killed process stays a zombie until its parent reaps it, which a container's first
+        // process may never do (or `timeout -s KILL`, killed with it): it writes nothing more.
+        return !isZombie(pid)
+    }
+
+    /// Whether `pid` has ended and waits to be reaped: its state in `/proc/PID/stat`, after the
+    /// name in parentheses (which may hold any character), is `Z` (or `X`, dead).
+    private static func isZombie(_ pid: pid_t) -> Bool {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let nameEnd = stat.range(of: ")", options: .backwards)
+        else { return false }
+        let state = stat[nameEnd.upperBound...].drop { $0 == " " }.first
+        return state == "Z" || state == "X"
     }
 }

@@ -106,6 +106,24 @@ import Testing
         #expect(directory.allFiles().filter { $0.hasPrefix("out/") } == ["out/a.jpg"])
     }
 
+    @Test func aWriterKilledAndNotYetReapedIsGone() async throws {
+        // Given a process that has ended and that nothing has reaped (a zombie), as a run killed
+        // in a container whose first process reaps nothing stays
+        var pid: pid_t = 0
+        let arguments: [UnsafeMutablePointer<CChar>?] = [strdup("/bin/true"), nil]
+        defer { arguments.forEach { free($0) } }
+        #expect(posix_spawn(&pid, "/bin/true", nil, nil, arguments, environ) == 0)
+        defer { waitpid(pid, nil, 0) }
+        try await waitUntil("the process ends", within: .seconds(30)) {
+            ((try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? "").contains(") Z ")
+        }
+        // Then it is not taken for a writer still going: its temporary file is a leftover
+        #expect(kill(pid, 0) == 0)
+        #expect(!TemporaryFileSweeper.isRunning(pid))
+        let name = ".photo.webp.pipeline-tmp-\(pid)-\(ImageWriter.machineTag)-1234abcd"
+        #expect(TemporaryFileSweeper.isLeftover(name: name, modified: timespec(tv_sec: 0, tv_nsec: 0), before: Date()))
+    }
+
     @Test func aLeftoverFromAnotherMachineIsRemovedOnlyOnceLongIdle() {
         let start = Date()
         let name = ".photo.webp.pipeline-tmp-\(getpid())-0badf00d-1234abcd"
