@@ -111,7 +111,7 @@ import Testing
         // in a container whose first process reaps nothing stays
         var pid: pid_t = 0
         let arguments: [UnsafeMutablePointer<CChar>?] = [strdup("/bin/true"), nil]
-        defer { arguments.forEach { free($0) } }
+        defer { for argument in arguments { free(argument) } }
         #expect(posix_spawn(&pid, "/bin/true", nil, nil, arguments, environ) == 0)
         defer { waitpid(pid, nil, 0) }
         try await waitUntil("the process ends", within: .seconds(30)) {
