@@ -117,7 +117,7 @@ struct IncrementalRuns: Sendable {
         guard let fingerprint = job.fingerprint, let journal else { return }
         journal.recordWritten(
             written.path, planned: job.target.plannedPath, fingerprint: fingerprint, size: written.size,
-            searched: written.searchedQuality)
+            bytes: written.byteCount, searched: written.searchedQuality)
     }
 
     private func madeEarlier(_ output: OutputDefinition, at target: OutputTarget, _ fingerprint: String?) -> WrittenOutput? {
@@ -133,7 +133,7 @@ struct IncrementalRuns: Sendable {
         }
         return WrittenOutput(
             output: output.name, path: record.path, size: ImageSize(width: record.width, height: record.height),
-            byteCount: Int(record.size), upToDate: true, format: output.encoder.format, fingerprint: record.fingerprint,
+            byteCount: Int(record.bytes ?? record.size), upToDate: true, format: output.encoder.format, fingerprint: record.fingerprint,
             searchedQuality: searched)
     }
 }

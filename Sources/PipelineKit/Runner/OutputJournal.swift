@@ -41,6 +41,9 @@ package final class OutputJournal: Sendable {
         /// The quality a quality target's search chose, and the file's score, when searched.
         var quality: Int? = nil
         var score: Double? = nil
+        /// The bytes written, when they are not the size of the file at `path`: a tile
+        /// pyramid's tiles and descriptor, beside which its descriptor or folder is small.
+        var bytes: Int64? = nil
 
         /// What the record is found by: the path as planned.
         var key: DiskPath { DiskPath(planned ?? path) }
@@ -66,14 +69,17 @@ package final class OutputJournal: Sendable {
             let path: String?
             let quality: Int?
             let score: Double?
+            /// A tile pyramid's bytes (`Record.bytes`).
+            let bytes: Int64?
             /// A fingerprint or time not as this tool writes them, kept as written.
             let fingerprint: String?
             let modified: String?
 
-            init(path: String?, quality: Int?, score: Double?, fingerprint: String?, modified: String?) {
+            init(path: String?, quality: Int?, score: Double?, bytes: Int64?, fingerprint: String?, modified: String?) {
                 self.path = path
                 self.quality = quality
                 self.score = score
+                self.bytes = bytes
                 self.fingerprint = fingerprint
                 self.modified = modified
             }
@@ -90,10 +96,11 @@ package final class OutputJournal: Sendable {
             height = Int32(clamping: record.height)
             let path = record.planned == nil ? nil : record.path
             rare =
-                path == nil && record.quality == nil && record.score == nil && fingerprint != nil && modified != nil
+                path == nil && record.quality == nil && record.score == nil && record.bytes == nil && fingerprint != nil
+                    && modified != nil
                 ? nil
                 : Rare(
-                    path: path, quality: record.quality, score: record.score,
+                    path: path, quality: record.quality, score: record.score, bytes: record.bytes,
                     fingerprint: fingerprint == nil ? record.fingerprint : nil, modified: modified == nil ? record.modified : nil)
         }
 
@@ -117,7 +124,7 @@ package final class OutputJournal: Sendable {
                 path: path(key: key), fingerprint: rare?.fingerprint ?? String(format: "%016llx", fingerprint), size: size,
                 modified: rare?.modified ?? OutputJournal.text(seconds: Int(seconds), nanoseconds: Int(nanoseconds)),
                 width: Int(width), height: Int(height),
-                planned: rare?.path == nil ? nil : key.path, quality: rare?.quality, score: rare?.score)
+                planned: rare?.path == nil ? nil : key.path, quality: rare?.quality, score: rare?.score, bytes: rare?.bytes)
         }
 
         /// A fingerprint as this tool writes it (16 lowercase hex digits) as its number, else nil.
@@ -234,15 +241,19 @@ package final class OutputJournal: Sendable {
         state.withLock { $0.records.values.reduce(0) { $0 + $1.count } }
     }
 
-    /// Notes that `path`, planned as `planned`, was written with `fingerprint` (called after the rename).
-    func recordWritten(_ path: String, planned: String, fingerprint: String, size: ImageSize, searched: SearchedQuality? = nil) {
+    /// Notes that `path`, planned as `planned`, was written with `fingerprint` (called after the
+    /// rename); `bytes` are those written, which a tile pyramid has beside `path`.
+    func recordWritten(
+        _ path: String, planned: String, fingerprint: String, size: ImageSize, bytes: Int? = nil, searched: SearchedQuality? = nil
+    ) {
         guard let stamp = Self.stamp(of: path) else { return }
         let record = Record(
             path: path, fingerprint: fingerprint, size: stamp.size,
             modified: Self.text(seconds: stamp.seconds, nanoseconds: stamp.nanoseconds),
             width: size.width,
             height: size.height,
-            planned: planned == path ? nil : planned, quality: searched?.quality, score: searched?.score)
+            planned: planned == path ? nil : planned, quality: searched?.quality, score: searched?.score,
+            bytes: bytes.map(Int64.init).flatMap { $0 == stamp.size ? nil : $0 })
         guard var line = try? JSONEncoder().encode(record) else { return }
         line.append(UInt8(ascii: "\n"))
         state.withLock { state in
