@@ -21,6 +21,10 @@ struct ShardOptions: ParsableArguments {
 
     /// The shard this process makes, and where it came from; nil for the whole run.
     func resolve(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> Shard.Found? {
+        if let shard, let shardCount {
+            printError("error: --shard \(shard) gives its count; --shard-count \(shardCount) is for a scheduler's index")
+            throw ExitCode.invalidInput
+        }
         do throws(ShardError) {
             if let shard {
                 return Shard.Found(shard: try Shard(parsing: shard), source: "--shard \(shard)")

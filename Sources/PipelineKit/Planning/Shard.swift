@@ -93,29 +93,43 @@ extension Shard {
             guard let value = try number(name) else { throw ShardError("\(name) is not set: give the shard count with --shard-count") }
             return (value, "\(name)=\(value)")
         }
+        // A shard the variables cannot make is refused naming them, so that one unset or wrong is seen.
+        func found(_ index: Int, of total: Int, source: String) throws(ShardError) -> Found {
+            do {
+                return Found(shard: try Shard(index: index, count: total), source: source)
+            } catch {
+                throw ShardError("\(error.description) (\(source))")
+            }
+        }
         if let index = try number("JOB_COMPLETION_INDEX") {
             let (total, from) = try count("PIPELINE_SHARD_COUNT")
-            return Found(shard: try Shard(index: index, count: total), source: "Kubernetes: JOB_COMPLETION_INDEX=\(index) of \(from)")
+            return try found(index, of: total, source: "Kubernetes: JOB_COMPLETION_INDEX=\(index) of \(from)")
         }
         if let task = try number("SLURM_ARRAY_TASK_ID") {
-            let minimum = try number("SLURM_ARRAY_TASK_MIN") ?? 0
+            let given = try number("SLURM_ARRAY_TASK_MIN")
+            let minimum = given ?? 0
             let (total, from) = try count("SLURM_ARRAY_TASK_COUNT")
             // Both come from outside: a difference beyond Int's range is refused, never a trap.
             let (index, overflowed) = task.subtractingReportingOverflow(minimum)
             guard !overflowed else {
                 throw ShardError("SLURM_ARRAY_TASK_ID=\(task) - SLURM_ARRAY_TASK_MIN=\(minimum) is out of range")
             }
-            return Found(
-                shard: try Shard(index: index, count: total),
-                source: "Slurm: SLURM_ARRAY_TASK_ID=\(task) - SLURM_ARRAY_TASK_MIN=\(minimum) of \(from)")
+            let lowest = given.map { "SLURM_ARRAY_TASK_MIN=\($0)" } ?? "SLURM_ARRAY_TASK_MIN unset, so 0"
+            return try found(index, of: total, source: "Slurm: SLURM_ARRAY_TASK_ID=\(task) - \(lowest) of \(from)")
         }
         if let index = try number("AWS_BATCH_JOB_ARRAY_INDEX") {
             let (total, from) = try count("AWS_BATCH_JOB_ARRAY_SIZE")
-            return Found(shard: try Shard(index: index, count: total), source: "AWS Batch: AWS_BATCH_JOB_ARRAY_INDEX=\(index) of \(from)")
+            return try found(index, of: total, source: "AWS Batch: AWS_BATCH_JOB_ARRAY_INDEX=\(index) of \(from)")
         }
         if let index = try number("CLOUD_RUN_TASK_INDEX") {
             let (total, from) = try count("CLOUD_RUN_TASK_COUNT")
-            return Found(shard: try Shard(index: index, count: total), source: "Cloud Run: CLOUD_RUN_TASK_INDEX=\(index) of \(from)")
+            return try found(index, of: total, source: "Cloud Run: CLOUD_RUN_TASK_INDEX=\(index) of \(from)")
+        }
+        if let countOverride {
+            throw ShardError(
+                "--shard-count \(countOverride) is the count a scheduler's index falls in, and no scheduler's variable gives one "
+                    + "(JOB_COMPLETION_INDEX, SLURM_ARRAY_TASK_ID, AWS_BATCH_JOB_ARRAY_INDEX, CLOUD_RUN_TASK_INDEX): give --shard INDEX/COUNT"
+            )
         }
         return nil
     }

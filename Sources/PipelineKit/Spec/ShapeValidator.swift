@@ -145,7 +145,7 @@ struct ShapeValidator {
                 let takers = variant?.all.filter { $0.options.contains { $0.name == member.key } }.map(\.name) ?? []
                 let hint =
                     if let variant, !takers.isEmpty {
-                        "; \(variant.key) \(variant.name.quotedValue) has no such key, only \(list(takers))"
+                        "; \(variant.key) \(variant.name.quotedValue) has no such key (\(list(takers)) \(takers.count == 1 ? "has" : "have") it)"
                     } else {
                         NearestName.suggestion(for: member.key, among: known).map { "; did you mean \"\($0)\"?" } ?? ""
                     }

@@ -305,7 +305,7 @@ import Vips
         (#"{"format": "gif", "bitdepth": 9}"#, "encode.bitdepth", ""),
         (
             #"{"format": "gif", "quality": 50}"#, "encode.quality",
-            #"unknown key "quality"; format "gif" has no such key, only "jpeg", "png""#
+            #"unknown key "quality"; format "gif" has no such key ("jpeg", "png""#
         ),
         (#"{"format": "heic", "effort": 10}"#, "encode.effort", ""),
         (#"{"format": "webp", "iccProfile": "cmyk"}"#, "encode.iccProfile", "jpeg or tiff"),

@@ -52,6 +52,17 @@ import Testing
         #expect(try Shard.fromScheduler(["PATH": "/bin"]) == nil)
     }
 
+    @Test func aShardTheVariablesCannotMakeIsRefusedNamingThem() {
+        // Slurm's lowest index unset, an array from 1 gives index 5 of 3: the message says so
+        let slurm = #expect(throws: ShardError.self) {
+            try Shard.fromScheduler(["SLURM_ARRAY_TASK_ID": "5", "SLURM_ARRAY_TASK_COUNT": "3"])
+        }
+        #expect(slurm?.description.contains("SLURM_ARRAY_TASK_MIN unset, so 0") == true, "\(slurm?.description ?? "")")
+        // and a count with no scheduler's index to go with it is refused, not ignored
+        let count = #expect(throws: ShardError.self) { try Shard.fromScheduler(["PATH": "/bin"], countOverride: 3) }
+        #expect(count?.description.contains("give --shard INDEX/COUNT") == true, "\(count?.description ?? "")")
+    }
+
     @Test func schedulerNumbersBeyondIntsRangeAreRefusedNamingTheVariablesNotATrap() {
         // Given Slurm variables whose difference does not fit an Int
         let cases: [[String: String]] = [
