@@ -169,7 +169,7 @@ public struct Composite: ImageProcessing {
     public func process(_ base: VipsImage, context: ProcessingContext) throws -> VipsImage {
         var overlay = try context.resource(image)
         // A colour overlay keeps its colour on a greyscale image, which becomes colour.
-        let base = overlay.colourBands >= 3 && base.isGreyscale ? try base.holdingColour([255, 0, 0]) : base
+        let base = overlay.colourBands >= 3 ? try base.inColour() : base
         overlay = try matchingColourSpace(overlay, to: base)
         if let widthFraction {
             let width = max(1, Int((Double(base.width) * widthFraction).rounded()))

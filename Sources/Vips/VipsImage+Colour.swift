@@ -20,7 +20,14 @@ extension VipsImage {
     /// grey, so that a coloured border, letterbox, text or overlay keeps its colour, as it would
     /// on a colour image; alpha and bit depth are kept. Any other image is returned as it is.
     public func holdingColour(_ rgb: [Double]) throws(VipsError) -> VipsImage {
-        guard isGreyscale, rgb.count >= 3, rgb[0] != rgb[1] || rgb[1] != rgb[2] else { return self }
+        guard rgb.count >= 3, rgb[0] != rgb[1] || rgb[1] != rgb[2] else { return self }
+        return try inColour()
+    }
+
+    /// The image in colour (sRGB, or 16-bit RGB) when it is greyscale, alpha and bit depth
+    /// kept; any other image as it is.
+    public func inColour() throws(VipsError) -> VipsImage {
+        guard isGreyscale else { return self }
         let sixteenBits = bandFormat == .ushort
         // Raw bands labelled "multiband" have no colour space for libvips to convert from.
         let grey =

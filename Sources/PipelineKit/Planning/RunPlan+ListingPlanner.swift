@@ -195,8 +195,9 @@ extension RunPlan {
 
 /// Checks each planned output path as the listings are planned (two outputs writing one path, a
 /// file where a folder must be, an S3 output over its own input, paths that may meet once sizes
-/// are known), and warns of folders the run may not write in. It keeps a digest of each path and where its listing's record is, and reads the
-/// earlier listing back only to name it in a problem.
+/// are known), and warns of folders the run may not write in. It keeps a digest of each path
+/// and where its listing's record is, and reads the earlier listing back only to name it in a
+/// problem.
 struct OutputPathCheck {
     private let outputs: [OutputDefinition]
     /// Each planned path, by its bytes, and what writes it: the record of its listing and the
