@@ -29,7 +29,9 @@ extension PipelineCommand {
         var input: String?
 
         @ArgumentParser.Option(
-            help: "The output to show, when an input has several (default: the one with the most files, the first by name among equals).")
+            help:
+                "The output to show, when an input has several (default: the one with the most files, the first by name among equals; never a tile pyramid)."
+        )
         var output: String?
 
         @ArgumentParser.Option(help: "The sizes attribute: how wide the image is shown.")
@@ -64,20 +66,30 @@ extension PipelineCommand {
                 guard let name = output ?? Self.defaultOutput(of: entry), let chosen = entry.outputs[name] else {
                     // Over every input, one without the output (an output for some inputs only) is left out.
                     if input == nil { continue }
-                    printError(
-                        "\(manifest): \(entry.source) has no output \"\(output ?? "")\" (it has \(names.joined(separator: ", ")))"
-                            .escapingControlCharacters)
+                    if output == nil {
+                        printError(
+                            "\(manifest): \(entry.source) has only tile pyramids (\(names.joined(separator: ", ")))\(Self.pyramidsHaveNoPicture)"
+                                .escapingControlCharacters)
+                    } else {
+                        printError(
+                            "\(manifest): \(entry.source) has no output \"\(output ?? "")\" (it has \(names.joined(separator: ", ")))"
+                                .escapingControlCharacters)
+                    }
                     throw ExitCode.invalidInput
                 }
                 guard let html = markup.html(for: chosen) else {
-                    printError("\(manifest): \(entry.source) → \(name) has no files".escapingControlCharacters)
+                    let reason =
+                        chosen.tiles.map { " is a tile pyramid (\($0.url))\(Self.pyramidsHaveNoPicture)" } ?? " has no files"
+                    printError("\(manifest): \(entry.source) → \(name)\(reason)".escapingControlCharacters)
                     throw ExitCode.invalidInput
                 }
                 snippets.append((entry, html))
             }
             if snippets.isEmpty {
                 let missing =
-                    entries.isEmpty ? "lists no input" : output.map { "no input has an output \"\($0)\"" } ?? "no input has an output"
+                    entries.isEmpty
+                    ? "lists no input"
+                    : output.map { "no input has an output \"\($0)\"" } ?? "every output is a tile pyramid\(Self.pyramidsHaveNoPicture)"
                 printError("\(manifest): \(missing)".escapingControlCharacters)
                 throw ExitCode.invalidInput
             }
@@ -94,13 +106,17 @@ extension PipelineCommand {
 
         /// The output shown when none is named: the one with the most files, so a responsive set
         /// (with its art direction) comes before a single thumbnail; the first by name among equals.
+        /// Nil when every output is a tile pyramid, which has no `<picture>`.
         static func defaultOutput(of entry: ImageManifest.Input) -> String? {
             let files = { (output: ImageManifest.Output) in
                 (output.formats + (output.art ?? []).flatMap(\.formats)).reduce(0) { $0 + $1.files.count }
             }
             // `max(by:)` keeps the first of equals, and the names are sorted.
-            return entry.outputs.sorted { $0.key < $1.key }.max { files($0.value) < files($1.value) }?.key
+            return entry.outputs.filter { $0.value.tiles == nil }.sorted { $0.key < $1.key }.max { files($0.value) < files($1.value) }?.key
         }
+
+        /// Why a tile pyramid gets no markup, after its name.
+        static let pyramidsHaveNoPicture = ": a zooming viewer opens a pyramid from its URL; html writes <picture> markup for image files"
 
         /// The named input's entry, or every entry in the manifest's order when none is named.
         private func chosenEntries(of document: ImageManifest) throws -> [ImageManifest.Input] {

@@ -131,4 +131,41 @@ import Testing
         let named = try CommandRunner.run(["html", manifest, "photo.jpg", "--output", "a-thumb"])
         #expect(named.standardOutput.contains("/img/photo-thumb.jpg"), "\(named.standardOutput)")
     }
+
+    @Test func aTilePyramidIsPassedOverAndNamedWhenItIsAllThereIs() throws {
+        // Given a photo made as a tile pyramid ("a-zoom", first by name) and as a thumbnail
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 600, height: 400)), to: "photos/photo.jpg")
+        let outputs = [
+            #"{"name": "a-zoom", "tiles": {"layout": "dz"}, "path": "public/{stem}.dzi"}"#,
+            #"{"name": "thumb", "steps": [{"resize": {"width": 50}}], "encode": {"format": "jpeg"}, "path": "public/{stem}-thumb.jpg"}"#,
+        ]
+        for (file, outputs) in [("both.json", outputs), ("tiles.json", [outputs[0]])] {
+            try directory.write(
+                Data(
+                    """
+                    {"version": 1, "inputs": ["photos/*.jpg"], "manifest": {"path": "public/\(file)", "urlPrefix": "/img/"},
+                     "outputs": [\(outputs.joined(separator: ", "))]}
+                    """.utf8), to: file)
+            let run = try CommandRunner.run(["run", "--quiet", directory.url.appendingPathComponent(file).path])
+            #expect(run.status == 0, "\(run.standardError)")
+        }
+        let both = directory.url.appendingPathComponent("public/both.json").path
+        let tiles = directory.url.appendingPathComponent("public/tiles.json").path
+        // When no output is named, the image output is shown rather than the pyramid
+        let shown = try CommandRunner.run(["html", both, "photo.jpg"])
+        #expect(shown.status == 0 && shown.standardOutput.contains("/img/photo-thumb.jpg"), "\(shown.standardError)")
+        // A pyramid named, or all an input has, is refused as a pyramid with its URL, not as "no files"
+        let named = try CommandRunner.run(["html", both, "photo.jpg", "--output", "a-zoom"])
+        #expect(named.status == 2, "\(named.standardOutput)")
+        #expect(
+            named.standardError.hasPrefix(both + ": photos/photo.jpg → a-zoom is a tile pyramid (/img/photo.dzi): a zooming viewer"),
+            "\(named.standardError)")
+        let only = try CommandRunner.run(["html", tiles, "photo.jpg"])
+        #expect(
+            only.status == 2 && only.standardError.hasPrefix(tiles + ": photos/photo.jpg has only tile pyramids (a-zoom): "),
+            "\(only.standardError)")
+        let every = try CommandRunner.run(["html", tiles])
+        #expect(every.status == 2 && every.standardError.hasPrefix(tiles + ": every output is a tile pyramid: "), "\(every.standardError)")
+    }
 }
