@@ -37,8 +37,8 @@ extension PipelineCommand {
             if let fallback = serve.fallback {
                 parts.append("\(fallback.file.path.escapingControlCharacters) answered for an input that cannot be decoded")
             }
-            parts.append("\(serve.timeout) s for a file to be made")
-            parts.append("\(serve.drainTimeout) s to drain at SIGTERM")
+            parts.append("\(Units.text(seconds: serve.timeout)) for a file to be made")
+            parts.append("\(Units.text(seconds: serve.drainTimeout)) to drain at SIGTERM")
             return "pipeline serve: " + parts.joined(separator: ", ")
         }
     }

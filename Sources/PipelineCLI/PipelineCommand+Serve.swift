@@ -120,7 +120,7 @@ extension PipelineCommand {
             if server.stoppedPastDrainTimeout {
                 let cut = server.requestsCutOff
                 printError(
-                    "stopped serving \(file) after serve.drainTimeout (\(pipeline.definition.serve.drainTimeout) s): "
+                    "stopped serving \(file) after serve.drainTimeout (\(Units.text(seconds: pipeline.definition.serve.drainTimeout))): "
                         + (cut == 0
                             ? "no request was in flight; the runs no request waited for any more were cancelled"
                             : "\(cut) request\(cut == 1 ? "" : "s") still in flight \(cut == 1 ? "was" : "were") cut off and the runs still going cancelled")

@@ -10,10 +10,10 @@ struct AnswerDeadline: Sendable {
     /// The moment past which the request is refused.
     let instant: ContinuousClock.Instant
     /// `serve.timeout`, for the refusal's words.
-    let seconds: Int
+    let seconds: Double
 
     /// The deadline `seconds` from now.
-    init(seconds: Int) {
+    init(seconds: Double) {
         self.seconds = seconds
         instant = .now + .seconds(seconds)
     }
@@ -22,7 +22,7 @@ struct AnswerDeadline: Sendable {
     var hasPassed: Bool { ContinuousClock.now >= instant }
 
     /// The refusal once the deadline has passed.
-    var refusal: ServeError { .tryAgain("not ready within serve.timeout (\(seconds) s); try again") }
+    var refusal: ServeError { .tryAgain("not ready within serve.timeout (\(Units.text(seconds: seconds))); try again") }
 
     /// What `work` gives, or nil when the deadline passes first (or the calling task is
     /// cancelled). `work` runs as a task of its own and is cancelled then; it may go on for a

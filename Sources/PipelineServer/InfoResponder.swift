@@ -18,7 +18,7 @@ struct InfoResponder: Sendable {
     private let definition: PipelineDefinition
     private let cacheControl: String?
     /// Seconds a request waits for its answer (`serve.timeout`).
-    private let timeout: Int
+    private let timeout: Double
     /// The bodies answered, so that an input asked for again at the same version is not decoded
     /// again for its placeholders.
     let answered = InfoBodies()

@@ -169,7 +169,7 @@ import Vips
         #expect(result.status == 0, "\(result.standardError)")
         #expect(
             result.standardOutput.contains(
-                #"pipeline serve: Cache-Control "public, max-age=60", at most 1024 connections at once, 64 inputs waiting to be made, URLs signed (serve.key), 60 s for a file to be made, 30 s to drain at SIGTERM"#
+                #"pipeline serve: Cache-Control "public, max-age=60", at most 1024 connections at once, 64 inputs waiting to be made, URLs signed (serve.key), 60s for a file to be made, 30s to drain at SIGTERM"#
             ), "\(result.standardOutput)")
         #expect(!result.standardOutput.contains("0123abcd"))
         // And the settings a server may be given besides, each in its words
@@ -181,8 +181,8 @@ import Vips
         let described = try CommandRunner.run(["explain", "p.json"], in: directory.url)
         #expect(described.status == 0, "\(described.standardError)")
         for words in [
-            "client hints asked for", "broken.jpg answered for an input that cannot be decoded", "12 s for a file to be made",
-            " 5 s to drain at SIGTERM",
+            "client hints asked for", "broken.jpg answered for an input that cannot be decoded", "12s for a file to be made",
+            " 5s to drain at SIGTERM",
         ] {
             #expect(described.standardOutput.contains(words), "\(described.standardOutput)")
         }

@@ -74,7 +74,7 @@ import Testing
         // exits 1, saying why, with nothing written
         #expect(command.waitForExit(timeout: 120) == 1, "\(command.transcript)")
         #expect(
-            command.transcript.contains("after serve.drainTimeout (1 s): 1 request still in flight was cut off"), "\(command.transcript)")
+            command.transcript.contains("after serve.drainTimeout (1s): 1 request still in flight was cut off"), "\(command.transcript)")
         let answer = try? await inFlight.value
         #expect(answer?.status != 200)
         let written = (try? FileManager.default.contentsOfDirectory(atPath: directory.path + "/out")) ?? []
@@ -137,7 +137,7 @@ import Testing
         // Then the answer is 503 at the timeout, to be tried again, while the run waits for its upload
         #expect(refused.status == 503, "\(String(decoding: refused.body, as: UTF8.self))\n\(command.transcript)")
         #expect(refused.header("Retry-After") == "1")
-        #expect(String(decoding: refused.body, as: UTF8.self).contains("serve.timeout (1 s)"))
+        #expect(String(decoding: refused.body, as: UTF8.self).contains("serve.timeout (1s)"))
         try await waitUntil("the run uploads the file:\n\(command.transcript)") { bucket.requests.contains { $0.method == "PUT" } }
         // and SIGTERM, the upload still unanswered, stops it past the drain timeout: exit 1, saying why
         command.signal(SIGTERM)

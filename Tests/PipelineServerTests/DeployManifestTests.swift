@@ -43,7 +43,7 @@ struct DeployManifestTests {
     }
 
     @Test func kubernetesWaitsLongerThanTheDrain() throws {
-        let grace = try #require(Self.values(of: "terminationGracePeriodSeconds").first.flatMap { Int($0) })
+        let grace = try #require(Self.values(of: "terminationGracePeriodSeconds").first.flatMap { Double($0) })
         #expect(grace > ServeSettings.defaultDrainTimeout)
     }
 }

@@ -134,12 +134,26 @@ import Vips
         let directory = try ServeTests.folder()
         for (serve, path) in [
             (#"{"maxConnections": 0}"#, "serve.maxConnections"), (#"{"cacheControl": ""}"#, "serve.cacheControl"),
-            (#"{"sign": true}"#, "serve.sign"),
+            (#"{"sign": true}"#, "serve.sign"), (#"{"timeout": 0}"#, "serve.timeout"), (#"{"timeout": "0ms"}"#, "serve.timeout"),
+            (#"{"drainTimeout": "2h"}"#, "serve.drainTimeout"), (#"{"drainTimeout": "soon"}"#, "serve.drainTimeout"),
         ] {
             let json = PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [ServeTests.thumb], extra: #""serve": "# + serve)
             let error = #expect(throws: PipelineFileError.self) { try PipelineHarness.pipeline(json, in: directory) }
             #expect(error?.problems.contains { $0.path == path } == true, "\(String(describing: error))")
         }
+    }
+
+    /// The timeouts are durations, as `fetch.timeout` is, or a number of seconds.
+    @Test func theServeTimeoutsAreDurations() throws {
+        let directory = try ServeTests.folder()
+        let json = PipelineHarness.json(
+            inputs: ["in/*.jpg"], outputs: [ServeTests.thumb], extra: #""serve": {"timeout": "1500ms", "drainTimeout": 0}"#)
+        let serve = try PipelineHarness.pipeline(json, in: directory).definition.serve
+        #expect(serve.timeout == 1.5 && serve.drainTimeout == 0)
+        let minutes = PipelineHarness.json(
+            inputs: ["in/*.jpg"], outputs: [ServeTests.thumb], extra: #""serve": {"timeout": 90, "drainTimeout": "1h"}"#)
+        let longer = try PipelineHarness.pipeline(minutes, in: directory).definition.serve
+        #expect(longer.timeout == 90 && longer.drainTimeout == 3600)
     }
 }
 #endif

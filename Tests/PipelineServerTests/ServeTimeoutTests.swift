@@ -29,7 +29,7 @@ import Vips
         // Then the answer is 503, to be tried again, naming the setting, while the run still holds its lane
         #expect(refused.status == 503, "\(String(decoding: refused.body, as: UTF8.self))")
         #expect(refused.header("Retry-After") == "1")
-        #expect(String(decoding: refused.body, as: UTF8.self).contains("not ready within serve.timeout (1 s)"))
+        #expect(String(decoding: refused.body, as: UTF8.self).contains("not ready within serve.timeout (1s)"))
         try await waitUntil("the run holds its lane") { await server.maker.counts.going == 1 }
         #expect(!FileManager.default.fileExists(atPath: directory.path + "/out/photo.webp"))
 
@@ -88,7 +88,7 @@ import Vips
             // Then the answer is 503 at the timeout, to be tried again
             #expect(refused.status == 503, "\(String(decoding: refused.body, as: UTF8.self))")
             #expect(refused.header("Retry-After") == "1")
-            #expect(String(decoding: refused.body, as: UTF8.self).contains("not ready within serve.timeout (1 s)"))
+            #expect(String(decoding: refused.body, as: UTF8.self).contains("not ready within serve.timeout (1s)"))
             try await waitUntil("the read ends", within: .seconds(120)) { await server.maker.isIdle }
         }
     }

@@ -187,11 +187,19 @@ struct DefinitionBuilder {
         let fallback = readFallback(try serve.optionalString("fallback"), location: root["serve"]?["fallback"]?.location)
         let cacheControl = try serve.optionalString("cacheControl")
         if let cacheControl { checkHeaderValue(cacheControl, at: "serve.cacheControl", location: root["serve"]?["cacheControl"]?.location) }
+        let drainTimeout = try serve.seconds("drainTimeout")
+        let timeout = try serve.seconds("timeout")
+        for (name, seconds, least) in [("drainTimeout", drainTimeout, "0"), ("timeout", timeout, "more than 0")]
+        where seconds > ServeSettings.longestTimeout || (name == "timeout" && seconds == 0) {
+            problems.append(
+                .init(
+                    path: "serve.\(name)", location: root["serve"]?[name]?.location,
+                    message: "\(Units.text(seconds: seconds)) is out of range: expected \(least) to 1h"))
+        }
         return ServeSettings(
             cacheControl: cacheControl, maxConnections: try serve.int("maxConnections"),
             maxQueue: try serve.int("maxQueue"), signing: signing, clientHints: try serve.bool("clientHints"), fallback: fallback,
-            drainTimeout: try serve.int("drainTimeout"), timeout: try serve.int("timeout"),
-            makeAll: try serve.bool("makeAll"))
+            drainTimeout: drainTimeout, timeout: timeout, makeAll: try serve.bool("makeAll"))
     }
 
     /// The `manifest` section, nil when the file has none.

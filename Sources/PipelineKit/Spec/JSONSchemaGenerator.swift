@@ -33,7 +33,9 @@ public enum JSONSchemaGenerator {
         case .choice(let values):
             return object([("enum", JSONNode(.array(values.map { JSONNode(plain: $0) })))])
         case .duration:
-            return object([("type", "string"), ("pattern", "^[0-9]+(\\.[0-9]+)?(ms|s|m|h)$")])
+            let text = object([("type", "string"), ("pattern", "^[0-9]+(\\.[0-9]+)?(ms|s|m|h)$")])
+            let seconds = object([("type", "number"), ("minimum", 0), ("maximum", Units.longestDuration)])
+            return object([("anyOf", JSONNode(.array([text, seconds])))])
         case .byteSize:
             return byteSizeNode
         case .colour:

@@ -105,10 +105,10 @@ public struct ProcessorOptions: Sendable {
         return value
     }
 
-    /// A duration option (a number with `ms`, `s`, `m` or `h`) in seconds.
+    /// A duration option (a number with `ms`, `s`, `m` or `h`, or a number of seconds) in seconds.
     public func seconds(_ name: String) throws(OptionError) -> Double {
-        let text = try string(name)
-        guard let seconds = Units.seconds(in: text) else { throw OptionError(option: name, "\(text.quotedValue) is not a duration") }
+        guard let node = try node(name) else { throw missing(name) }
+        guard let seconds = Units.seconds(in: node) else { throw OptionError(option: name, "\(node.jsonText) is not a duration") }
         return seconds
     }
 

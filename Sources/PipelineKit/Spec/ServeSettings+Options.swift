@@ -17,16 +17,17 @@ extension ServeSettings {
                 help:
                     "runs (and /info reads) that may wait in pipeline serve besides those going (inFlight of them); "
                     + "past it a request for another gets 503 with Retry-After"),
-            .integer(
-                "drainTimeout", in: 0...3600, default: ServeSettings.defaultDrainTimeout,
+            Option(
+                "drainTimeout", .duration, default: JSONNode(plain: Units.text(seconds: ServeSettings.defaultDrainTimeout)),
                 help:
-                    "seconds pipeline serve gives the requests in flight to be answered after SIGTERM; past it, the runs "
+                    "how long pipeline serve gives the requests in flight to be answered after SIGTERM, at most 1h; past it, the runs "
                     + "are cancelled, their temporary files removed, and the exit is 1"),
-            .integer(
-                "timeout", in: 1...3600, default: ServeSettings.defaultTimeout,
+            Option(
+                "timeout", .duration, default: JSONNode(plain: Units.text(seconds: ServeSettings.defaultTimeout)),
                 help:
-                    "seconds a request for a file waits for it to be made (or read back from its bucket), or for an /info read; "
-                    + "past them, 503 with Retry-After, while its run goes on to put the file where a later request finds it"),
+                    "how long a request for a file waits for it to be made (or read back from its bucket), or for an /info read, "
+                    + "more than 0 and at most 1h; past it, 503 with Retry-After, while its run goes on to put the file where a later "
+                    + "request finds it"),
             .boolean(
                 "clientHints", default: false,
                 help:

@@ -16,10 +16,10 @@ public struct ServeSettings: Sendable, Equatable {
     /// `Width`) picks its width when it has no `?width=` (`serve.clientHints`).
     public var clientHints: Bool
     /// Seconds the requests in flight have to be answered after SIGTERM (`serve.drainTimeout`).
-    public var drainTimeout: Int
+    public var drainTimeout: Double
     /// Seconds a request for a file waits for it to be made or read from its store
     /// (`serve.timeout`); past them it gets 503 with `Retry-After`, while its run goes on.
-    public var timeout: Int
+    public var timeout: Double
     /// The image answered in place of an input that cannot be read or made (`serve.fallback`),
     /// or nil to answer such a request 422.
     public var fallback: Fallback?
@@ -91,10 +91,13 @@ public struct ServeSettings: Sendable, Equatable {
     /// The default of `maxQueue`.
     public static let defaultMaxQueue = 64
     /// The default of `drainTimeout`: as long as Kubernetes waits before it kills a pod.
-    public static let defaultDrainTimeout = 30
+    public static let defaultDrainTimeout: Double = 30
     /// The default of `timeout`: as long as nginx, the usual proxy in front, waits for an answer
     /// (`proxy_read_timeout`), past which no client would get this one.
-    public static let defaultTimeout = 60
+    public static let defaultTimeout: Double = 60
+    /// The longest `drainTimeout` or `timeout`: past an hour, a client, a proxy or an
+    /// orchestrator has long given up.
+    public static let longestTimeout: Double = 3600
     /// The first parts of the server's own paths (`/healthz`, `/metrics`, `/info/{input}`): no
     /// output may have one as its name, which would be the first part of its URLs too.
     public static let reservedNames: Set<String> = ["healthz", "info", "metrics"]
@@ -103,7 +106,7 @@ public struct ServeSettings: Sendable, Equatable {
     public init(
         cacheControl: String? = nil, maxConnections: Int = ServeSettings.defaultMaxConnections,
         maxQueue: Int = ServeSettings.defaultMaxQueue, signing: Signing? = nil, clientHints: Bool = false, fallback: Fallback? = nil,
-        drainTimeout: Int = ServeSettings.defaultDrainTimeout, timeout: Int = ServeSettings.defaultTimeout, makeAll: Bool = false
+        drainTimeout: Double = ServeSettings.defaultDrainTimeout, timeout: Double = ServeSettings.defaultTimeout, makeAll: Bool = false
     ) {
         self.makeAll = makeAll
         self.timeout = timeout

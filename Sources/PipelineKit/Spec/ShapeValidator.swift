@@ -27,8 +27,11 @@ struct ShapeValidator {
         case .choice(let values):
             checkChoice(node, values: values, at: path)
         case .duration:
-            guard case .string(let text) = node.value, Units.seconds(in: text) != nil else {
-                return expected("a duration such as \"30s\", \"500ms\" or \"2m\"", node, path)
+            if case .number = node.value, Units.seconds(in: node) == nil {
+                return report(path, node.location, "\(node.jsonText) is out of range: expected a duration of 0 to a year (31536000 s)")
+            }
+            guard Units.seconds(in: node) != nil else {
+                return expected("a duration such as \"30s\", \"500ms\", \"2m\" or a number of seconds", node, path)
             }
         case .byteSize:
             checkByteSize(node, at: path)
@@ -223,7 +226,7 @@ struct ShapeValidator {
     private func accepts(_ shape: ValueShape, _ node: JSONNode) -> Bool {
         switch (shape, node.value) {
         case (.boolean, .bool): true
-        case (.integer, .number), (.number, .number), (.byteSize, .number): true
+        case (.integer, .number), (.number, .number), (.byteSize, .number), (.duration, .number): true
         case (.string, .string), (.choice, .string), (.duration, .string), (.byteSize, .string),
             (.colour, .string), (.colour, .array), (.pathTemplate, .string):
             true
@@ -242,7 +245,8 @@ struct ShapeValidator {
         // A choice and an object name their values and keys: of the alternatives of an anyOf
         // (`"formats": ["avif", {"format": "webp"}]`), a message then shows each form.
         case .choice(let names) where names.count <= 8: "one of \(list(names))"
-        case .string, .choice, .duration, .pathTemplate: "a string"
+        case .string, .choice, .pathTemplate: "a string"
+        case .duration: "a duration"
         case .colour: "a colour"
         case .byteSize: "a size"
         case .array: "an array"

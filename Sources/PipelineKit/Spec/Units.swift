@@ -3,6 +3,20 @@ import Foundation
 /// Parsers for the unit-bearing strings of the pipeline file (durations, byte sizes, colours), and
 /// the way back for durations.
 package enum Units {
+    /// Seconds in a duration: a string with `ms`, `s`, `m` or `h`, or a plain number of seconds,
+    /// as a timeout is written in most configuration files. Nil when the node is neither.
+    package static func seconds(in node: JSONNode) -> Double? {
+        switch node.value {
+        case .string(let text): seconds(in: text)
+        case .number(let number, _): number >= 0 && number <= longestDuration ? number : nil
+        default: nil
+        }
+    }
+
+    /// Longer than a year is no time limit anyone means; refusing it also keeps infinities and
+    /// overflowing milliseconds out of libcurl's and the decoder's timers.
+    static let longestDuration: Double = 365 * 24 * 3600
+
     /// Seconds in a duration (a number with `ms`, `s`, `m` or `h`), or nil when the text is not one.
     package static func seconds(in text: String) -> Double? {
         let units: [(suffix: String, factor: Double)] = [("ms", 0.001), ("s", 1), ("m", 60), ("h", 3600)]
@@ -10,10 +24,8 @@ package enum Units {
             let number = text.dropLast(suffix.count).trimmingCharacters(in: .whitespaces)
             // "ms" also ends in "s": only accept a plain non-negative decimal before the unit.
             guard isPlainDecimal(number), let value = Double(number) else { continue }
-            // Longer than a year is no time limit anyone means; refusing it also keeps
-            // infinities and overflowing milliseconds out of libcurl's and the decoder's timers.
             let seconds = value * factor
-            return seconds.isFinite && seconds <= 365 * 24 * 3600 ? seconds : nil
+            return seconds.isFinite && seconds <= longestDuration ? seconds : nil
         }
         return nil
     }

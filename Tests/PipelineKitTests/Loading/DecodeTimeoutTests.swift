@@ -87,7 +87,8 @@ import Vips
         #expect(directory.allFiles().filter { $0.hasPrefix("out/") }.isEmpty)
     }
 
-    @Test(arguments: [("\"30s\"", 30.0), ("\"500ms\"", 0.5), ("\"2m\"", 120), ("\"0s\"", 0)])
+    /// A plain number is seconds, as a timeout is written in most configuration files.
+    @Test(arguments: [("\"30s\"", 30.0), ("\"500ms\"", 0.5), ("\"2m\"", 120), ("\"0s\"", 0), ("30", 30), ("0.25", 0.25)])
     func theTimeoutIsReadAsADuration(text: String, seconds: Double) throws {
         let json = PipelineHarness.json(
             inputs: ["a.jpg"],
@@ -98,7 +99,7 @@ import Vips
         #expect(definition.decompress.timeout == seconds)
     }
 
-    @Test(arguments: ["\"30 seconds\"", "30", "\"-1s\"", "\"\""])
+    @Test(arguments: ["\"30 seconds\"", "-1", "31536001", "true", "\"-1s\"", "\"\""])
     func aTimeoutThatIsNotADurationIsAnErrorInTheFile(text: String) {
         let json = PipelineHarness.json(
             inputs: ["a.jpg"],
