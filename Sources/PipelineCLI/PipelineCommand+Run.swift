@@ -40,7 +40,8 @@ extension PipelineCommand {
 
         @ArgumentParser.Option(
             help: ArgumentHelp(
-                "Write a trace of every stage operation in the Chrome Trace Event format (Perfetto, chrome://tracing).", valueName: "file"))
+                "Write a trace of every stage operation in the Chrome Trace Event format (Perfetto, chrome://tracing); its folder is made when missing.",
+                valueName: "file"))
         var trace: String?
 
         @Flag(help: "Make every output again, even those an earlier run made from the same input and settings.")
@@ -54,6 +55,8 @@ extension PipelineCommand {
 
         func validate() throws {
             if json && quiet { throw ValidationError("--json and --quiet cannot be used together") }
+            if verbose && quiet { throw ValidationError("--quiet and --verbose cannot be used together") }
+            try memory.checkRoomForImages()
         }
 
         func run() async throws {
@@ -65,7 +68,6 @@ extension PipelineCommand {
             let logger = makeLogger(level: logLevel)
             var pipeline = loaded
             memory.apply(to: &pipeline)
-            try memory.checkRoomForImages()
             pipeline.sideWrites = sideWrites
             // A user who sets VIPS_CONCURRENCY has chosen libvips' threads: leave them as set.
             pipeline.configuration.vipsThreadsPerImage = ProcessInfo.processInfo.environment["VIPS_CONCURRENCY"] == nil ? 1 : nil

@@ -45,13 +45,13 @@ extension PipelineCommand {
 
         func validate() throws {
             guard (0...65535).contains(port) else { throw ValidationError("--port: expected 0 to 65535, not \(port)") }
+            try memory.checkRoomForImages()
         }
 
         func run() async throws {
             let logger = makeLogger(level: logLevel)
             var pipeline = try loadPipeline(file)
             memory.apply(to: &pipeline)
-            try memory.checkRoomForImages()
             // A client gone away must fail its write, not end the server. The signals a run
             // handles as SIGTERM drain the server as SIGTERM does, but SIGHUP, which reloads.
             signal(SIGPIPE, SIG_IGN)

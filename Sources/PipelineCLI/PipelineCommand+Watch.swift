@@ -38,13 +38,13 @@ extension PipelineCommand {
             guard let seconds = Units.seconds(in: debounce), seconds > 0, seconds <= 3600 else {
                 throw ValidationError("--debounce: expected a duration such as 300ms or 2s, up to 1h, not \"\(debounce)\"")
             }
+            try memory.checkRoomForImages()
         }
 
         func run() async throws {
             let logger = makeLogger(level: logLevel)
             var pipeline = try loadPipeline(file)
             memory.apply(to: &pipeline)
-            try memory.checkRoomForImages()
             let watcher = try makeWatcher(for: pipeline)
             defer { watcher.stop() }
 

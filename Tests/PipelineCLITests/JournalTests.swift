@@ -328,21 +328,35 @@ struct UnwritableCacheFolderTests {
         #expect(read.warnings.count == 1 && read.warnings[0].contains("1 damaged line"), "\(read.warnings)")
     }
 
-    @Test func aCacheEntryThatCannotBeWrittenIsAWarning() throws {
-        // Given a remote input, and a cache folder on a full file system
-        let photo = try Fixtures.jpeg(try Fixtures.gradient(width: 64, height: 48))
+    @Test func aCacheEntryThatCannotBeWrittenIsAWarningOnceTheFolderWasFoundWritable() throws {
+        // Given a remote input of noise (an entry of several pages), and a cache folder on a
+        // full file system
+        let photo = try Fixtures.jpeg(try Fixtures.noise(width: 96, height: 96))
         let server = try TestHTTPServer { _, _ in .init(status: 200, headers: ["ETag": "\"a\""], body: photo) }
         let full = try TemporaryMount(size: "64k")
         let filler = open(full.path + "/filler", O_WRONLY | O_CREAT, 0o644)
+        defer { close(filler) }
         let block = [UInt8](repeating: 1, count: 512)
         for _ in 0..<1024 where write(filler, block, block.count) > 0 {}
-        close(filler)
         let directory = try TemporaryDirectory()
         let file = try journal.writePipeline(directory, glob: server.url("/a.jpg"), cache: full.path)
-        // When it runs
-        let result = try CommandRunner.run(["run", file])
+        // When it runs, the folder is found full before anything is fetched
+        let told = try CommandRunner.run(["run", file])
+        // Then the outputs are made, and one warning says so, not another for the entry
+        #expect(told.status == 0, "\(told.standardError)")
+        let cacheWarnings = told.standardError.split(separator: "\n").filter { $0.contains("cache") }
+        #expect(cacheWarnings.count == 1, "\(told.standardError)")
+        #expect(
+            cacheWarnings.first?.hasPrefix("warning: cannot write in the cache folder \(full.path): No space left on device: ") == true
+                && cacheWarnings.first?.contains("fetched inputs are not cached") == true, "\(told.standardError)")
+
+        // When a page is free, the folder is found writable, and the entry does not fit
+        #expect(photo.count > 2 * 4096)
+        #expect(ftruncate(filler, max(0, lseek(filler, 0, SEEK_END) - 4096)) == 0)
+        let result = try CommandRunner.run(["run", "--force", file])
         // Then the outputs are made, and a warning names the entry and the reason
         #expect(result.status == 0, "\(result.standardError)")
+        #expect(!result.standardError.contains("cannot write in the cache folder"), "\(result.standardError)")
         #expect(result.standardError.contains("warning: cannot write the cache entry \(full.path)/"), "\(result.standardError)")
         #expect(result.standardError.contains(": No space left on device"), "\(result.standardError)")
     }

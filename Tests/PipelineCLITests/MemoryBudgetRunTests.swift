@@ -106,6 +106,7 @@ import Vips
         // Then it is refused as the command line's mistake, saying what the process needs, and nothing runs
         #expect(result.status == 2, "\(result.standardError)")
         #expect(result.standardError.contains("--max-memory: 50MB leaves nothing for images beside the"), "\(result.standardError)")
+        #expect(result.standardError.contains("Usage: pipeline run <file>"), "\(result.standardError)")
         #expect(!directory.allFiles().contains { $0.hasPrefix("out/") })
         // while explain shows the budget
         let explained = try CommandRunner.run(["explain", "--max-memory", "50MB", file])

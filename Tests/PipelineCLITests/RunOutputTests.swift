@@ -172,6 +172,8 @@ import Vips
         #expect(debug.standardError.contains("item started"))
         #expect(try CommandRunner.run(["run", "--log-level", "loud", file]).status == 2)
         #expect(try CommandRunner.run(["run", "--json", "--quiet", file]).status == 2)
+        let both = try CommandRunner.run(["run", "--quiet", "-v", file])
+        #expect(both.status == 2 && both.standardError.contains("--quiet and --verbose cannot be used together"), "\(both.standardError)")
     }
 
     @Test func verboseSaysUpToDateForOutputsItSkipped() throws {

@@ -21,6 +21,8 @@ package final class TestHTTPServer: Sendable {
             case truncate(Int)
             /// No Content-Length: send the body in chunks until done or the client leaves.
             case stream(chunk: Int)
+            /// Send these bytes in place of a response (not HTTP, or a broken one), and close.
+            case raw(Data)
         }
 
         package var status = 200
@@ -159,6 +161,9 @@ package final class TestHTTPServer: Sendable {
         var headers = response.headers
         let reason = response.status == 200 ? "OK" : "Status"
         switch response.behaviour {
+        case .raw(let bytes):
+            _ = send(bytes, on: connection, path: request.path)
+            return false
         case .stall:
             while !stopped.withLock({ $0 }) { Thread.sleep(forTimeInterval: 0.05) }
             return false
@@ -187,7 +192,7 @@ package final class TestHTTPServer: Sendable {
                 Thread.sleep(forTimeInterval: 0.002)
             }
             return false
-        case .stall:
+        case .stall, .raw:
             return false
         }
     }

@@ -21,7 +21,7 @@ extension CacheSettings {
     }
 
     /// Creates `folder` and its missing parents; the system's reason when that fails.
-    private static func makeFolder(_ folder: String) -> String? {
+    static func makeFolder(_ folder: String) -> String? {
         var info = stat()
         if stat(folder, &info) == 0 {
             return info.st_mode & S_IFMT == S_IFDIR ? nil : String(cString: strerror(ENOTDIR))

@@ -14,11 +14,19 @@ public final class DiskCache: DataCaching {
     public let maxSize: Int64
     /// Bytes this process believes the cache holds; nil until first counted.
     private let estimatedSize = Locked<Int64?>(nil)
-    /// The first store that failed, for `writeProblem`.
-    private let firstProblem = Locked<String?>(nil)
+    /// The first store that failed, for `writeProblem`, and whether the run has said already
+    /// that its folder cannot be written.
+    private let storeProblem = Locked<(first: String?, folderTold: Bool)>((nil, false))
 
-    /// The first store that failed, naming the file and the system's reason; nil when none did.
-    public var writeProblem: String? { firstProblem.withLock { $0 } }
+    /// The first store that failed, naming the file and the system's reason; nil when none did,
+    /// or when the run said before it started that the folder cannot be written.
+    public var writeProblem: String? { storeProblem.withLock { $0.folderTold ? nil : $0.first } }
+
+    /// Keeps back the warning of failed stores: the run has said its folder cannot be written,
+    /// and that fetched inputs are not cached.
+    func holdWarningOfItsFolder() {
+        storeProblem.withLock { $0.folderTold = true }
+    }
 
     private static let magic = Data("PIPELINE-CACHE-1\n".utf8)
 
@@ -52,15 +60,13 @@ public final class DiskCache: DataCaching {
         let folder = (file as NSString).deletingLastPathComponent
         // A failure is kept to be said once, as a warning: the input was fetched, and only the
         // next run's copy of it is lost.
-        func failed(_ path: String, _ code: Int32) {
-            firstProblem.withLock { $0 = $0 ?? "cannot write the cache entry \(path): \(String(cString: strerror(code)))" }
+        func failed(_ path: String, _ reason: String) {
+            storeProblem.withLock { $0.first = $0.first ?? "cannot write the cache entry \(path): \(reason)" }
         }
-        if mkdir(folder, 0o777) != 0, errno != EEXIST {
-            let code = errno
-            // The cache folder itself may be missing: made with its parents, then tried again.
-            try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-            var info = stat()
-            guard stat(folder, &info) == 0 else { return failed(folder, code == ENOENT ? errno : code) }
+        func failed(_ path: String, _ code: Int32) { failed(path, String(cString: strerror(code))) }
+        // The cache folder itself may be missing: made with its parents, which say why not.
+        if mkdir(folder, 0o777) != 0, errno != EEXIST, let reason = CacheSettings.makeFolder(folder) {
+            return failed(folder, reason)
         }
         let temporary = folder + "/.tmp-" + UUID().uuidString
         let descriptor = ImageWriter.createTemporary(temporary, flags: O_WRONLY)

@@ -84,7 +84,8 @@ struct InputEnumerator {
         let listFolder = InputEnumerator(
             baseDirectory: URL(fileURLWithPath: absolute).deletingLastPathComponent(), stores: stores,
             redaction: redaction, caseInsensitive: caseInsensitive)
-        for (number, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+        // By Character, "\r\n" is one, which a split on "\n" would never meet: a list saved on Windows.
+        for (number, rawLine) in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated() {
             let line = rawLine.trimmingCharacters(in: .whitespacesAndNewlines)
             if line.isEmpty || line.hasPrefix("#") { continue }
             if let scheme = InputSources.unsupportedScheme(line) {

@@ -286,7 +286,15 @@ package final class RunRecorder: Sendable {
     /// it, flushed, renamed); the error names the file and the system's reason.
     package func writeTrace(to path: String) throws(ReportWriterError) {
         // Absolute, so that the temporary file goes beside it whatever the path is relative to.
-        try ReportWriter.writeAtomically(to: URL(fileURLWithPath: path).standardizedFileURL.path) { write throws(ReportWriterError) in
+        let file = URL(fileURLWithPath: path).standardizedFileURL
+        // Its folder is made when missing, as the report's is.
+        do {
+            try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+        } catch {
+            throw ReportWriterError(
+                path: file.deletingLastPathComponent().path, reason: "cannot create the folder: \(ErrorText.reason(error))")
+        }
+        try ReportWriter.writeAtomically(to: file.path) { write throws(ReportWriterError) in
             try writeTraceJSON(to: write)
         }
     }

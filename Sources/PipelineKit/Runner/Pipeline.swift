@@ -76,7 +76,11 @@ public struct Pipeline: Sendable {
             definition, fileName: fileName, shard: shard,
             stores: ObjectStoreAccess(definition: definition, environment: environment, loader: loader), sideWrites: sideWrites)
         let folderWarnings = cacheFolderWarnings(plan, journal: journal != nil, diskCache: cache == nil)
-        if !folderWarnings.isEmpty { journal?.holdWarningOfItsFolder() }
+        let cache = cache ?? defaultCache()
+        if !folderWarnings.isEmpty {
+            journal?.holdWarningOfItsFolder()
+            (cache as? DiskCache)?.holdWarningOfItsFolder()
+        }
         plan = plan.adding(warnings: (journal?.warnings ?? []) + folderWarnings)
         var claim: RunClaim?
         if let outputs = plan.outputPaths, let file = definition.sourceFile {

@@ -65,14 +65,22 @@ extension DefinitionBuilder {
         }
     }
 
-    /// The `fetch.headers`, with the environment's values for `${NAME}`; a value that is not one
-    /// line of text (it would end the header early and start another) is a problem.
+    /// The `fetch.headers`, with the environment's values for `${NAME}`; a name that is not an
+    /// HTTP token, or a value that is not one line of text (it would end the header early and
+    /// start another), is a problem.
     mutating func readHeaders(_ root: JSONNode) -> [String: String] {
         guard case .object(let members)? = root["fetch"]?["headers"]?.value else { return [:] }
         var headers: [String: String] = [:]
         for member in members {
             guard case .string(let written) = member.value.value else { continue }
-            let path = "fetch.headers." + member.key
+            let path = "fetch.headers." + member.key.escapingControlCharacters
+            guard Self.isHeaderName(member.key) else {
+                problems.append(
+                    .init(
+                        path: path, location: member.value.location,
+                        message: "\(member.key.quotedValue) is not a header name: letters, digits and !#$%&'*+-.^_`|~ only"))
+                continue
+            }
             guard let (value, variable) = resolvingEnvironment(written, at: path, location: member.value.location) else { continue }
             if value.unicodeScalars.contains(where: { $0 == "\r" || $0 == "\n" || $0 == "\0" }) {
                 let source = variable.map { "the value of the environment variable \($0)" } ?? "the value"
@@ -85,5 +93,15 @@ extension DefinitionBuilder {
             headers[member.key] = value
         }
         return headers
+    }
+
+    /// Whether `name` is an HTTP header name (RFC 9110's token): libcurl sends any text as one,
+    /// so a space or a colon would make another header, or a request servers refuse.
+    static func isHeaderName(_ name: String) -> Bool {
+        !name.isEmpty
+            && name.unicodeScalars.allSatisfy { scalar in
+                scalar.isASCII
+                    && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || "!#$%&'*+-.^_`|~".unicodeScalars.contains(scalar))
+            }
     }
 }

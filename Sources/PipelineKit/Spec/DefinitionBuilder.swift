@@ -116,14 +116,25 @@ struct DefinitionBuilder {
 
     private mutating func readFetch(_ root: JSONNode) throws(OptionError) -> FetchSettings {
         let fetch = reader(root["fetch"], optionsOf: "fetch")
+        let userAgent = try fetch.string("userAgent")
+        checkHeaderValue(userAgent, at: "fetch.userAgent", location: root["fetch"]?["userAgent"]?.location)
+        let timeouts = (whole: try fetch.seconds("timeout"), connect: try fetch.seconds("connectTimeout"))
+        // A transfer cannot go without a time limit, as a decode may: a server that never
+        // answers would hold its lane, and the run, for ever.
+        for (name, seconds) in [("timeout", timeouts.whole), ("connectTimeout", timeouts.connect)] where seconds == 0 {
+            problems.append(
+                .init(
+                    path: "fetch.\(name)", location: root["fetch"]?[name]?.location,
+                    message: "must be more than 0: a transfer has no \"no limit\" (a server that never answers would hold the run)"))
+        }
         return FetchSettings(
             concurrency: try fetch.int("concurrency"),
             maxBytes: try fetch.bytes("maxBytes"),
-            timeout: try fetch.seconds("timeout"),
-            connectTimeout: try fetch.seconds("connectTimeout"),
+            timeout: timeouts.whole,
+            connectTimeout: timeouts.connect,
             retries: try fetch.int("retries"),
             headers: readHeaders(root),
-            userAgent: try fetch.string("userAgent"),
+            userAgent: userAgent,
             maxRedirects: try fetch.int("maxRedirects"),
             staleIfError: try fetch.bool("staleIfError"),
             // fetch.redactQuery is still accepted, and means nothing: every value is hidden.

@@ -10,10 +10,10 @@ extension FetchSettings {
                 help: "largest input accepted, for example \"50MB\"; a download over it is stopped as soon as it is"),
             Option(
                 "timeout", .duration, default: JSONNode(plain: Units.text(seconds: StageDefaults.fetchTimeout)),
-                help: "time limit of one HTTP transfer"),
+                help: "time limit of one HTTP transfer, redirects included; more than 0"),
             Option(
                 "connectTimeout", .duration, default: JSONNode(plain: Units.text(seconds: StageDefaults.connectTimeout)),
-                help: "time limit to connect to a server"),
+                help: "time limit to connect to a server; more than 0"),
             .integer(
                 "retries", in: 0...10, default: StageDefaults.retries,
                 help:

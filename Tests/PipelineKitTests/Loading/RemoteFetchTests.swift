@@ -206,6 +206,40 @@ import Vips
         #expect(failure?.reason.contains("not http or https") == true)
     }
 
+    /// An answer that is not HTTP (or an HTTP version libcurl does not speak) is said to be so,
+    /// not taken for a refused redirect, and is retried as a connection's failure is.
+    @Test func anAnswerThatIsNotHTTPIsNamedAndRetried() async throws {
+        let server = try TestHTTPServer { request, number in
+            if request.path == "/garbage.jpg" { return .init(behaviour: .raw(Data("garbage not http\r\n\r\n".utf8))) }
+            return number == 1
+                ? .init(behaviour: .raw(Data("HTTP/1.7 200 OK\r\nContent-Length: 0\r\n\r\n".utf8)))
+                : .init(status: 200, headers: ["ETag": "\"x\""], body: Self.photo)
+        }
+        let directory = try TemporaryDirectory()
+        let (reports, summary) = try await PipelineHarness.run(
+            json([server.url("/garbage.jpg"), server.url("/once.jpg")], fetch: #"{"retries": 1}"#), in: directory)
+        #expect(summary.succeeded == 1 && server.requests(for: "/once.jpg").count == 2, "\(reports.flatMap(\.failures))")
+        let failure = try #require(reports.flatMap(\.failures).first)
+        #expect(failure.input == server.url("/garbage.jpg") && failure.stage == .fetch)
+        #expect(
+            failure.reason.hasPrefix("the server's answer is not HTTP libcurl can read") && failure.reason.hasSuffix("(after 2 attempts)"),
+            "\(failure.reason)")
+        #expect(server.requests(for: "/garbage.jpg").count == 2)
+    }
+
+    /// libcurl would time a transfer out at once; a decode's "0s" means no limit, which a
+    /// transfer may not have.
+    @Test func aFetchTimeoutOfNothingIsAnErrorInTheFile() {
+        let error = #expect(throws: PipelineFileError.self) {
+            try PipelineDefinition(
+                json: json(["http://127.0.0.1:9/a.jpg"], fetch: #"{"timeout": "0s", "connectTimeout": 0}"#),
+                baseDirectory: URL(fileURLWithPath: "/tmp"), processors: .standard)
+        }
+        let problems = error?.problems ?? []
+        #expect(Set(problems.map(\.path)) == ["fetch.timeout", "fetch.connectTimeout"], "\(problems)")
+        #expect(problems.allSatisfy { $0.message.hasPrefix("must be more than 0") }, "\(problems)")
+    }
+
     @Test func aStalledServerHitsTheTimeout() async throws {
         let server = try TestHTTPServer { _, _ in .init(behaviour: .stall) }
         defer { server.stop() }

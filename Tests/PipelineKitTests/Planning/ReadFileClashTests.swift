@@ -92,4 +92,17 @@ import Testing
                 file, sideWrites: [SideWrite(what: "the trace (--trace)", path: directory.path + "/trace.json")])
                 == nil)
     }
+
+    /// A list saved on Windows (CRLF) or an old Mac (CR) names one input a line, as one with LF,
+    /// and a comment line hides only itself.
+    @Test func aListWithCRLFOrCRLinesNamesOneInputALine() throws {
+        let (directory, file) = try folder()
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 40, height: 30)), to: "in/c.jpg")
+        for text in ["# photos\r\nin/a.jpg\r\nin/c.jpg\r\n", "in/a.jpg\rin/c.jpg\r", "in/a.jpg\n\r\nin/c.jpg"] {
+            try directory.write(Data(text.utf8), to: "list.txt")
+            let plan = try Pipeline(contentsOf: file, processors: .standard, displayName: "p.json").plan()
+            let names = plan.items.map(\.input.displayName).sorted()
+            #expect(names == ["in/a.jpg", "in/b.jpg", "in/c.jpg"], "\(text.debugDescription): \(names)")
+        }
+    }
 }

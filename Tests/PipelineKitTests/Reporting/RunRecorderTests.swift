@@ -48,7 +48,8 @@ import Vips
     @Test func theTraceHasASliceForEveryOperation() async throws {
         let directory = try TemporaryDirectory()
         let (recorder, _) = try await ReportWriterTests.runWithFailures(in: directory)
-        let path = directory.url.appendingPathComponent("trace.json").path
+        // A folder that is not there yet is made, as the report's is
+        let path = directory.url.appendingPathComponent("traces/new/trace.json").path
         try recorder.writeTrace(to: path)
         let trace = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any])
         #expect(trace["displayTimeUnit"] as? String == "ms")

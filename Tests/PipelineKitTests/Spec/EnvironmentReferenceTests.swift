@@ -65,6 +65,18 @@ import Testing
         #expect(!found.description.contains("s3cr3t"))
     }
 
+    /// libcurl sends any text as a header's name, and `userAgent` as its value: a space, a colon
+    /// or a line break there would make another header.
+    @Test func aHeaderNameThatIsNotATokenOrAUserAgentOverLinesIsAProblem() {
+        let names = problems(file(fetch: #"{"headers": {"Bad Name": "v", "X-B:": "v", "": "v", "X-C\u0000": "v", "X-Ok_1.~": "v"}}"#), [:])
+        #expect(
+            Set(names.map(\.path)) == ["fetch.headers.Bad Name", "fetch.headers.X-B:", "fetch.headers.", "fetch.headers.X-C\\u0000"],
+            "\(names)")
+        #expect(names.allSatisfy { $0.message.contains("is not a header name") }, "\(names)")
+        let agent = problems(file(fetch: #"{"userAgent": "ua\r\nInjected: yes"}"#), [:])
+        #expect(agent.count == 1 && agent.first?.path == "fetch.userAgent", "\(agent)")
+    }
+
     @Test func headersOfTheWrongTypeAreAProblemThatDoesNotQuoteThem() {
         let found = problems(file(fetch: #"{"headers": "Bearer s3cr3t"}"#), [:])
         #expect(found.count == 1 && found.first?.path == "fetch.headers", "\(found)")

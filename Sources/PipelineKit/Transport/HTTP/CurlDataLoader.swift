@@ -157,7 +157,7 @@ public final class CurlDataLoader: DataLoading {
         }
         let code = try outcome.get()
         guard code == CURLE_OK else {
-            throw Self.error(for: code, transfer: transfer, easy: easy, maxBytes: request.maxBytes)
+            throw Self.error(for: code, transfer: transfer, maxBytes: request.maxBytes)
         }
         var status = 0
         try CurlOption(easy, version: support.version).check(pl_curl_response_code(easy, &status), "CURLINFO_RESPONSE_CODE")
@@ -217,16 +217,18 @@ public final class CurlDataLoader: DataLoading {
         if let token = signing.credentials.sessionToken { headers["x-amz-security-token"] = token }
     }
 
-    private static func error(for code: CURLcode, transfer: Transfer, easy: UnsafeMutableRawPointer, maxBytes: Int64) -> FetchError {
+    private static func error(for code: CURLcode, transfer: Transfer, maxBytes: Int64) -> FetchError {
         let text = String(cString: curl_easy_strerror(code))
         switch code {
         case CURLE_WRITE_ERROR where transfer.exceededLimit, CURLE_FILESIZE_EXCEEDED:
             return FetchError(.tooLarge, "the response is larger than fetch.maxBytes (\(maxBytes) bytes); the download was stopped")
         case CURLE_ABORTED_BY_CALLBACK:
             return FetchError(.cancelled, "cancelled")
-        case CURLE_UNSUPPORTED_PROTOCOL:
-            let target = pl_curl_redirect_url(easy).map { CredentialRedaction().redact(String(cString: $0)) }
-            return FetchError(.badRedirect, "redirected to \(target ?? "a URL") whose scheme is not http or https; refused")
+        case CURLE_UNSUPPORTED_PROTOCOL, CURLE_WEIRD_SERVER_REPLY:
+            // Redirects are followed hop by hop, each scheme checked first: only the answer
+            // itself is left (HTTP/0.9 or a version libcurl does not speak). A connection that
+            // gave it is closed, so a retry starts afresh.
+            return FetchError(.connection, "the server's answer is not HTTP libcurl can read (\(text))")
         case CURLE_TOO_MANY_REDIRECTS:
             return FetchError(.badRedirect, "too many redirects")
         case CURLE_OPERATION_TIMEDOUT:
