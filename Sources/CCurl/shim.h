@@ -61,6 +61,16 @@ static inline const char *pl_curl_redirect_url(CURL *handle) {
     return curl_easy_getinfo(handle, CURLINFO_REDIRECT_URL, &url) == CURLE_OK ? url : NULL;
 }
 
+/* NULL when libcurl's URL parser takes `url` as it is written (no encoding, no guessed
+ * scheme), else its reason: what a transfer of it would fail with. */
+static inline const char *pl_curl_url_problem(const char *url) {
+    CURLU *handle = curl_url();
+    if (handle == NULL) return "out of memory";
+    CURLUcode code = curl_url_set(handle, CURLUPART_URL, url, 0);
+    curl_url_cleanup(handle);
+    return code == CURLUE_OK ? NULL : curl_url_strerror(code);
+}
+
 /* What the libcurl loaded at run time offers (its version, protocols and features), which may
  * be older than the headers this was compiled against. */
 static inline const curl_version_info_data *pl_curl_version_info(void) {

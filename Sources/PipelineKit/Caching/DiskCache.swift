@@ -17,6 +17,8 @@ public final class DiskCache: DataCaching {
     /// The first store that failed, for `writeProblem`, and whether the run has said already
     /// that its folder cannot be written.
     private let storeProblem = Locked<(first: String?, folderTold: Bool)>((nil, false))
+    /// Whether this cache has removed the temporary files a killed process left.
+    private let leftoversSwept = Locked(false)
 
     /// The first store that failed, naming the file and the system's reason; nil when none did,
     /// or when the run said before it started that the folder cannot be written.
@@ -40,6 +42,7 @@ public final class DiskCache: DataCaching {
 
     /// The entry for `url`, marked as recently used; nil when there is none or it is damaged (then removed).
     public func cachedResponse(for url: String) -> CachedResponse? {
+        sweepLeftoversOnce()
         let file = entryPath(for: url)
         guard let data = FileManager.default.contents(atPath: file) else { return nil }
         guard var response = Self.decode(data), response.url == Self.digest(of: url) else {
@@ -55,6 +58,7 @@ public final class DiskCache: DataCaching {
 
     /// Writes the entry under a temporary name and renames it, so a reader never sees half an entry.
     public func store(_ response: CachedResponse) {
+        sweepLeftoversOnce()
         guard let encoded = Self.encode(response) else { return }
         let file = entryPath(for: response.url)
         let folder = (file as NSString).deletingLastPathComponent
@@ -123,15 +127,14 @@ public final class DiskCache: DataCaching {
     }
 
     /// Removes the least recently used entries until the cache is within `maxSize`, and
-    /// temporary files older than an hour (left by a killed process).
+    /// temporary files left by a killed process.
     public func evict() {
         let entries = allEntries(includingTemporary: true)
-        let hourAgo = Date().addingTimeInterval(-3600)
         var total: Int64 = 0
         var live: [(path: String, size: Int64, used: Date)] = []
         for entry in entries {
             if entry.isTemporary {
-                if entry.used < hourAgo { unlink(entry.path) }
+                if Self.isLeftover(entry) { unlink(entry.path) }
             } else {
                 live.append((entry.path, entry.size, entry.used))
                 total += entry.size
@@ -142,6 +145,23 @@ public final class DiskCache: DataCaching {
             total -= entry.size
         }
         estimatedSize.withLock { $0 = total }
+    }
+
+    /// Removes, the first time the cache is used, the temporary files a killed process left:
+    /// eviction does too, but a cache within its size is never evicted.
+    private func sweepLeftoversOnce() {
+        guard
+            !leftoversSwept.withLock({ swept in
+                defer { swept = true }; return swept
+            })
+        else { return }
+        for entry in allEntries(includingTemporary: true) where entry.isTemporary && Self.isLeftover(entry) { unlink(entry.path) }
+    }
+
+    /// Whether a temporary file was left by a killed process: untouched for an hour, far longer
+    /// than a live writer takes between two writes to it.
+    private static func isLeftover(_ entry: (path: String, size: Int64, used: Date, isTemporary: Bool)) -> Bool {
+        entry.used < Date().addingTimeInterval(-3600)
     }
 
     // MARK: Files

@@ -106,15 +106,19 @@ enum ImageEncoder {
 
     static func prepare(_ source: VipsImage, for settings: EncoderSettings) throws(VipsError) -> Prepared {
         var image = source
-        if let profile = settings.iccProfile {
-            image = try image.convertedToProfile(profile)
-        }
         if settings.format == .jpeg, image.hasAlpha {
             // JPEG has no alpha: composite onto the background instead of dropping the band,
             // which would turn transparent areas into whatever colour they happened to hold.
+            // Before a profile: the background is an sRGB colour, and a CMYK one has four bands.
             let colourBands = image.bands - 1
             let background = colourBands == 1 ? [settings.background[0]] : Array(settings.background.prefix(3))
             image = try image.flattened(background: background)
+        }
+        if let profile = settings.iccProfile {
+            // lcms takes sRGB to the profile: a greyscale image is made colour first, without
+            // a grey profile of its own, which would not fit its colour bands.
+            if image.isGreyscale { image = try image.inColour().removingFields(["icc-profile-data"]) }
+            image = try image.convertedToProfile(profile)
         }
         if settings.format == .gif, let loop = settings.loop {
             // The GIF saver takes the loop count from the image, not from an option; without

@@ -37,6 +37,13 @@ struct SourceLoader: Sendable {
         let address = input.url ?? input.path
         let cached =
             source.isCached ? try await cacheQueue.run(for: input.displayName) { [cache] in cache?.cachedResponse(for: address) } : nil
+        let maxBytes = transports.web.settings.maxBytes
+        if let cached, cached.body.count > maxBytes {
+            // Stored under a larger limit: held to this one, as its download would be.
+            throw ItemError(
+                .tooLarge, stage: .fetch,
+                reason: "the cached copy is \(cached.body.count) bytes, more than fetch.maxBytes (\(maxBytes) bytes)")
+        }
         if let cached, cached.isFresh() {
             return FetchedSource(cached)
         }
@@ -156,11 +163,13 @@ extension CachedResponse {
 }
 
 extension FetchedSource {
-    /// A fetched or cached response's bytes, versioned by its validator.
+    /// A fetched or cached response's bytes, versioned by its validator, or by their hash when
+    /// the server sent none: the bytes are here anyway, and an unchanged input is not made again.
     init(_ response: CachedResponse) {
         let version =
             response.etag.map { "etag:\(response.url) \($0)" }
             ?? response.lastModified.map { "modified:\(response.url) \($0)" }
+            ?? "sha256:\(response.url) \(SHA256.hex(response.body))"
         self.init(source: .memory(VipsBytes(response.body)), version: version)
     }
 }

@@ -23,7 +23,11 @@ struct StepChain: Sendable {
         guard keepsEveryFrame else {
             let first: VipsImage
             do {
+                // A still: without the frame height it would keep, a step that made it a
+                // multiple of that height (an enlarging resize) would leave it read, named and
+                // saved (TIFF, HEIC) as several frames.
                 first = try decoded.image.extracted(left: 0, top: 0, width: decoded.image.width, height: decoded.image.pageHeight)
+                    .removingFields(["page-height", "n-pages", "delay", "gif-delay", "loop", "gif-loop"])
             } catch {
                 throw Self.failure(error)
             }

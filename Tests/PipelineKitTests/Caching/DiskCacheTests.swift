@@ -74,6 +74,22 @@ import Testing
         #expect(!directory.allFiles().contains { $0.contains(".tmp-") })
     }
 
+    /// A process killed while it wrote an entry leaves its temporary file: the next process to
+    /// use the cache removes it once it is an hour old, though the cache is within its size.
+    @Test func aKilledWritersTemporaryFileIsRemovedByTheNextProcess() throws {
+        let directory = try TemporaryDirectory()
+        let old = directory.url.appendingPathComponent("ab/.tmp-killed").path
+        let fresh = directory.url.appendingPathComponent("ab/.tmp-writing").path
+        try directory.write(Data(repeating: 1, count: 5000), to: "ab/.tmp-killed")
+        try directory.write(Data(repeating: 1, count: 5000), to: "ab/.tmp-writing")
+        try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-3 * 86400)], ofItemAtPath: old)
+        let cache = DiskCache(directory: directory.url, maxSize: 1 << 20)
+        #expect(cache.cachedResponse(for: "https://a/1.jpg") == nil)
+        #expect(!FileManager.default.fileExists(atPath: old))
+        // A temporary file written now may be another process's entry on its way
+        #expect(FileManager.default.fileExists(atPath: fresh))
+    }
+
     @Test func clearRemovesEverything() throws {
         let directory = try TemporaryDirectory()
         let cache = DiskCache(directory: directory.url, maxSize: 1 << 20)

@@ -224,6 +224,29 @@ import Vips
         #expect(Fixtures.isClose(try plain.rendered().pixel(x: 8, y: 8), [255, 0, 0], tolerance: 1))
     }
 
+    /// lcms takes an sRGB image to the profile: a greyscale one, with or without alpha, or made
+    /// grey by a step, is made colour first; it failed "unable to load or find any compatible
+    /// input profile". An alpha band (of grey, or of colour: `bands` 4) is flattened before CMYK,
+    /// as before any JPEG.
+    @Test(arguments: [1, 2, 3, 4])
+    func iccProfileConvertsAGreyscaleImage(bands: Int) async throws {
+        let grey = try Fixtures.gradient(width: 16, height: 16, bands: bands).encoded(suffix: ".png")
+        let step = bands == 3 ? #""steps": [{"greyscale": {}}], "# : ""
+        let (directory, reports, summary) = try await run(
+            [
+                #"{"name": "p3", \#(step)"encode": {"format": "png", "iccProfile": "p3"}, "path": "out/{stem}-p3.png"}"#,
+                #"{"name": "cmyk", \#(step)"encode": {"format": "jpeg", "iccProfile": "cmyk"}, "path": "out/{stem}-cmyk.jpg"}"#,
+            ], input: grey, name: "grey.png")
+        #expect(summary.succeeded == 1, "\(reports.flatMap(\.failures))")
+        let p3 = try open(directory, "out/grey-p3.png")
+        #expect(Self.description(of: try #require(p3.iccProfileBytes))?.contains("P3") == true)
+        #expect(p3.colourBands == 3 && p3.hasAlpha == (bands % 2 == 0))
+        // A grey stays grey in P3: its three bands alike
+        let pixel = try p3.rendered().pixel(x: 8, y: 8)
+        #expect(bands == 4 || (abs(pixel[0] - pixel[1]) <= 2 && abs(pixel[1] - pixel[2]) <= 2), "\(pixel)")
+        #expect(try open(directory, "out/grey-cmyk.jpg").bands == 4)
+    }
+
     @Test func malformedPNGTextKeysAreDroppedWithAWarningInsteadOfFailingTheOutput() async throws {
         let plain = [UInt8](try Fixtures.solid(width: 8, height: 8).encoded(suffix: ".png"))
         func chunk(_ type: String, _ payload: [UInt8]) -> [UInt8] {

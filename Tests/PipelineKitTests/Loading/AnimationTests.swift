@@ -94,6 +94,24 @@ import Vips
         #expect(Fixtures.isClose(try jpeg.rendered().pixel(x: 10, y: 7), [255, 0, 0], tolerance: 30))
     }
 
+    /// A still made beside an animation is one frame whatever its height: at twice the frame's
+    /// height it was named, reported and saved (TIFF, HEIC) as two frames of the input's height.
+    @Test func aStillBesideAnAnimationIsOneFrameAtItsOwnHeight() async throws {
+        let (directory, reports, summary) = try await run(
+            [
+                #"{"name": "g", "encode": {"format": "gif"}, "path": "out/{stem}.gif"}"#,
+                #"{"name": "j", "steps": [{"resize": {"width": 80, "withoutEnlargement": false}}], "encode": {"format": "jpeg"}, "path": "out/{stem}-{width}x{height}.jpg"}"#,
+                #"{"name": "t", "steps": [{"resize": {"width": 80, "withoutEnlargement": false}}], "encode": {"format": "tiff"}, "path": "out/{stem}.tiff"}"#,
+            ], input: try Self.fiveFrames("gif"), name: "anim.gif")
+        #expect(summary.succeeded == 1, "\(reports.flatMap(\.failures))")
+        let sizes = Dictionary(uniqueKeysWithValues: try #require(reports.first).written.map { ($0.output, $0.size) })
+        #expect(sizes["j"] == ImageSize(width: 80, height: 60) && sizes["t"] == ImageSize(width: 80, height: 60), "\(sizes)")
+        let jpeg = try VipsImage.open(file: directory.path + "/out/anim-80x60.jpg")
+        #expect(jpeg.size == ImageSize(width: 80, height: 60))
+        let tiff = try VipsImage.open(file: directory.path + "/out/anim.tiff", options: "n=-1")
+        #expect(tiff.pageCount == 1 && tiff.size == ImageSize(width: 80, height: 60), "\(tiff.size)")
+    }
+
     @Test(arguments: ["gif", "webp"])
     func cropAndRotateApplyToEachFrameAlike(input ext: String) async throws {
         // Given the five frames, cropped to a cover box and turned a quarter

@@ -89,6 +89,62 @@ import Vips
         #expect(FileManager.default.fileExists(atPath: directory.path + "/out/127.0.0.1_\(server.port)/p.jpg"))
     }
 
+    /// A server that sends no ETag, Last-Modified or max-age is asked each run, and its outputs
+    /// are made again only when its bytes changed.
+    @Test func aResponseWithoutValidatorsIsVersionedByItsBytes() async throws {
+        let body = Locked(Self.photo)
+        let server = try TestHTTPServer { _, _ in .init(status: 200, body: body.withLock { $0 }) }
+        let directory = try TemporaryDirectory()
+        let text = json([server.url("/plain.jpg")])
+        #expect(try await PipelineHarness.run(text, in: directory).summary.outputsWritten == 1)
+        let again = try await PipelineHarness.run(text, in: directory).summary
+        #expect(again.outputsUpToDate == 1 && again.outputsWritten == 0, "\(again)")
+        let other = try Fixtures.jpeg(try Fixtures.redCorner(width: 200, height: 100))
+        body.withLock { $0 = other }
+        #expect(try await PipelineHarness.run(text, in: directory).summary.outputsWritten == 1)
+        #expect(server.requests(for: "/plain.jpg").count == 3)
+    }
+
+    /// A body sent gzipped (`Content-Encoding: gzip`, as a bucket serves an object stored so) is
+    /// the image once decoded; it failed as "not an image libvips can read".
+    @Test func aGzippedBodyIsDecoded() async throws {
+        let server = try TestHTTPServer { _, _ in
+            .init(status: 200, headers: ["ETag": "\"z\"", "Content-Encoding": "gzip"], body: Self.gzipStored(Self.photo))
+        }
+        let directory = try TemporaryDirectory()
+        let (reports, summary) = try await PipelineHarness.run(json([server.url("/zipped.jpg")]), in: directory)
+        #expect(summary.succeeded == 1, "\(reports.flatMap(\.failures))")
+    }
+
+    /// `data` as a gzip file of stored (uncompressed) DEFLATE blocks: what a gzip reader takes,
+    /// written without a compressor.
+    static func gzipStored(_ data: Data) -> Data {
+        var bytes: [UInt8] = [0x1F, 0x8B, 8, 0, 0, 0, 0, 0, 0, 0xFF]
+        let body = [UInt8](data)
+        var offset = 0
+        repeat {
+            let count = min(65535, body.count - offset)
+            let final: UInt8 = offset + count == body.count ? 1 : 0
+            bytes += [final, UInt8(count & 0xFF), UInt8(count >> 8), UInt8(~count & 0xFF), UInt8((~count >> 8) & 0xFF)]
+            bytes += body[offset..<offset + count]
+            offset += count
+        } while offset < body.count
+        let littleEndian = { (value: UInt32) in (0..<4).map { UInt8((value >> (8 * $0)) & 0xFF) } }
+        return Data(bytes + littleEndian(HostileFixtures.crc32(body)) + littleEndian(UInt32(truncatingIfNeeded: body.count)))
+    }
+
+    /// A copy in the cache is held to `fetch.maxBytes` as a download is, lowered since or not.
+    @Test func aCachedCopyOverMaxBytesFailsAsItsDownloadWould() async throws {
+        let server = try servePhoto(["Cache-Control": "max-age=600"])
+        let directory = try TemporaryDirectory()
+        #expect(try await PipelineHarness.run(json([server.url("/p.jpg")]), in: directory).summary.succeeded == 1)
+        let (reports, summary) = try await PipelineHarness.run(
+            json([server.url("/p.jpg")], fetch: #"{"maxBytes": 1000}"#), in: directory)
+        #expect(summary.failed == 1 && server.requests.count == 1)
+        let failure = try #require(reports.flatMap(\.failures).first)
+        #expect(failure.stage == .fetch && failure.reason.contains("more than fetch.maxBytes (1000 bytes)"), "\(failure.reason)")
+    }
+
     @Test func maxAgeServesFromTheCacheWithoutAsking() async throws {
         let server = try servePhoto(["Cache-Control": "public, max-age=3600"])
         let directory = try TemporaryDirectory()
@@ -225,6 +281,19 @@ import Vips
             failure.reason.hasPrefix("the server's answer is not HTTP libcurl can read") && failure.reason.hasSuffix("(after 2 attempts)"),
             "\(failure.reason)")
         #expect(server.requests(for: "/garbage.jpg").count == 2)
+    }
+
+    /// A URL libcurl would refuse at every fetch is refused when the file is planned, named with
+    /// its credentials hidden.
+    @Test func aURLLibcurlCannotFetchIsAnErrorInTheFile() throws {
+        let directory = try TemporaryDirectory()
+        let urls = ["http://127.0.0.1:9/e f.jpg", "http://127.0.0.1:99999/n.jpg", "http://user:secret@/o.jpg", "http://127.0.0.1:9/ok.jpg"]
+        let error = #expect(throws: PipelineFileError.self) { try PipelineHarness.pipeline(json(urls), in: directory).plan() }
+        let problems = error?.problems ?? []
+        #expect(problems.map(\.path) == ["inputs[0]", "inputs[1]", "inputs[2]"], "\(problems)")
+        #expect(problems.allSatisfy { $0.message.contains("is not a URL libcurl can fetch: ") }, "\(problems)")
+        #expect(problems.first?.message.hasSuffix("(write a space as %20)") == true, "\(problems)")
+        #expect(!"\(problems)".contains("secret"))
     }
 
     /// libcurl would time a transfer out at once; a decode's "0s" means no limit, which a

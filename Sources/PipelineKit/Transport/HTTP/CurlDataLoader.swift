@@ -179,6 +179,9 @@ public final class CurlDataLoader: DataLoading {
         try option.check(pl_curl_set_long(easy, CURLOPT_FOLLOWLOCATION, 0), "CURLOPT_FOLLOWLOCATION")
         try option.check(pl_curl_set_string(easy, CURLOPT_PROTOCOLS_STR, LibcurlSupport.schemes), "CURLOPT_PROTOCOLS_STR")
         try option.check(pl_curl_set_string(easy, CURLOPT_REDIR_PROTOCOLS_STR, LibcurlSupport.schemes), "CURLOPT_REDIR_PROTOCOLS_STR")
+        // A body sent with Content-Encoding (an object stored gzipped, as buckets and CDNs keep
+        // some) is decoded as it arrives; fetch.maxBytes counts the bytes decoded.
+        try option.check(pl_curl_set_string(easy, CURLOPT_ACCEPT_ENCODING, ""), "CURLOPT_ACCEPT_ENCODING")
         // What is left of the whole transfer's time after the hops before; at least 1 ms, since 0 means none.
         try option.check(pl_curl_set_long(easy, CURLOPT_TIMEOUT_MS, max(1, Int(timeout * 1000))), "CURLOPT_TIMEOUT_MS")
         try option.check(

@@ -1,3 +1,4 @@
+import CCurl
 import Foundation
 
 /// Inputs on the web: an `http://` or `https://` URL names one input, fetched through libcurl
@@ -12,6 +13,16 @@ enum WebInputs: InputSource {
     static func list(
         _ address: String, at place: String, by enumerator: InputEnumerator, into result: inout InputEnumerator.Result<some InputSink>
     ) -> InputEnumerator.Looked {
+        // What libcurl would refuse at every fetch (a space, a port past 65535, no host) is the
+        // file's mistake, said before anything runs.
+        if let problem = pl_curl_url_problem(address) {
+            let hint = address.contains(" ") ? " (write a space as %20)" : ""
+            result.problems.append(
+                .init(
+                    path: place, location: nil,
+                    message: "\(enumerator.redaction.redact(address)) is not a URL libcurl can fetch: \(String(cString: problem))\(hint)"))
+            return (nil, "")
+        }
         result.add(InputFile(url: address, redaction: enumerator.redaction))
         return (nil, "")
     }
