@@ -124,6 +124,16 @@ public struct Crop: ImageProcessing, Hashable {
         }
     }
 
+    /// Every frame of an animation cropped to one window, placed as on the first frame (a
+    /// window of its own for each would make a smart crop jump about); nil for a region, which
+    /// is the same on every frame already.
+    public func processFrames(_ frames: VipsImage, context: ProcessingContext) throws -> VipsImage? {
+        guard case .window(_, _, let position) = mode else { return nil }
+        let size = outputSize(for: ImageSize(width: frames.width, height: frames.pageHeight))
+        return try frames.croppedFramesAlike(
+            width: size.width, height: size.height, at: position, faceFinder: faceFinder?.finder, facesIn: nil, context: context)
+    }
+
     /// Applies the step to `image`; a thrown error fails this item only.
     public func process(_ image: VipsImage, context: ProcessingContext) throws -> VipsImage {
         switch mode {

@@ -186,12 +186,12 @@ public struct Resize: ImageProcessing, Hashable {
     }
 
     /// Every frame resampled at once (`VipsImage.resampledPages(to:kernel:)`), and cropped at
-    /// once when the crop's place is fixed; nil, frame by frame, where each frame's window or
-    /// canvas is its own (a smart gravity's or the faces' crop, a letterbox).
+    /// once to one window: where the position fixes it, or where a smart crop or the faces put
+    /// it on the first frame; nil, frame by frame, for a letterbox.
     public func processFrames(_ frames: VipsImage, context: ProcessingContext) throws -> VipsImage? {
         let geometry = geometry(for: ImageSize(width: frames.width, height: frames.pageHeight))
         let crops = geometry.output != geometry.scaled
-        guard !crops || (fit == .cover && position != .faces && position.gravity?.interest == nil) else { return nil }
+        guard !crops || fit == .cover else { return nil }
         guard geometry.isWithinLibvipsLimits else {
             throw TooLarge(
                 input: ImageSize(width: frames.width, height: frames.pageHeight), scaled: geometry.scaled, output: geometry.output)
@@ -203,7 +203,12 @@ public struct Resize: ImageProcessing, Hashable {
             height: min(max(1, geometry.output.height), geometry.scaled.height)
         )
         let origin = fixedOrigin(of: window, in: (geometry.scaled.width, geometry.scaled.height), focus: context.focusPoint)
-        guard let (left, top) = origin else { return nil }
+        guard let (left, top) = origin else {
+            let firstFrame = try frames.extracted(left: 0, top: 0, width: frames.width, height: frames.pageHeight)
+            return try result.croppedFramesAlike(
+                width: window.width, height: window.height, at: position, faceFinder: faceFinder?.finder, facesIn: firstFrame,
+                context: context)
+        }
         return try result.croppedPages(left: left, top: top, width: window.width, height: window.height)
     }
 

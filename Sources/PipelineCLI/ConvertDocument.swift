@@ -30,6 +30,7 @@ struct ConvertDocument {
         ("outputs[0].encode.keep", "--keep"),
         ("outputs[0].encode", "--format"),
         ("outputs[0].path", "OUT"),
+        ("decompress.allowUntrusted", "--allow-untrusted"),
         ("inputs", "IN"),
     ]
 
@@ -48,7 +49,12 @@ struct ConvertDocument {
 
         for input in command.inputs where !Self.isGlob(input) && !Self.isURL(input) {
             var inputIsFolder: ObjCBool = false
-            if FileManager.default.fileExists(atPath: input, isDirectory: &inputIsFolder), inputIsFolder.boolValue {
+            // A one-off command names its file: one missing is the command line's mistake, said
+            // once, as a batch file's plan would only warn of it and then fail it.
+            guard FileManager.default.fileExists(atPath: input, isDirectory: &inputIsFolder) else {
+                throw ConvertArgumentError("IN", "there is no file \(input.quotedValue)")
+            }
+            if inputIsFolder.boolValue {
                 let folder = input.hasSuffix("/") ? String(input.dropLast()) : input
                 throw ConvertArgumentError(
                     "IN", "\(input.quotedValue) is a folder: give a glob of its files, quoted, such as '\(folder)/*.jpg'")
@@ -112,11 +118,19 @@ struct ConvertDocument {
             guard !kinds.contains("") else {
                 throw ConvertArgumentError("--keep", "expected all, none or a list such as icc,exif, got \(keep.quotedValue)")
             }
+            if kinds.count > 1, let alone = kinds.first(where: { $0 == "all" || $0 == "none" }) {
+                throw ConvertArgumentError(
+                    "--keep", "\(alone) stands alone, not in a list: give --keep \(alone), or a list such as icc,exif")
+            }
             encode["keep"] = keep == "all" || keep == "none" ? keep : kinds
         }
         var output: [String: Any] = ["name": "convert", "encode": encode, "path": path]
         if !resize.isEmpty { output["steps"] = [["resize": resize]] }
-        document = ["version": PipelineFormat.version, "name": "convert", "inputs": command.inputs, "outputs": [output]]
+        var document: [String: Any] = ["version": PipelineFormat.version, "name": "convert", "inputs": command.inputs, "outputs": [output]]
+        if let formats = command.allowUntrusted {
+            document["decompress"] = ["allowUntrusted": formats.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }]
+        }
+        self.document = document
     }
 
     /// `--position`'s value as the resize takes it: a name (`attention`, `north`, …) as it is,

@@ -92,7 +92,9 @@ struct ConvertStreams {
         if sendsOutput {
             output = folder.appendingPathComponent("out").path + "/"
         } else {
-            output = command.output.hasPrefix("/") ? command.output : current.appendingPathComponent(command.output).path
+            let absolute = command.output.hasPrefix("/") ? command.output : current.appendingPathComponent(command.output).path
+            // A final "/" says OUT is a folder, to be made when missing: kept, as the URL drops it.
+            output = command.output.hasSuffix("/") && !absolute.hasSuffix("/") ? absolute + "/" : absolute
         }
     }
 

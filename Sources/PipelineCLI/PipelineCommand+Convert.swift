@@ -37,7 +37,10 @@ extension PipelineCommand {
         @ArgumentParser.Option(parsing: .unconditional, help: ArgumentHelp("The height to resize to, in pixels.", valueName: "n"))
         var height: String?
 
-        @ArgumentParser.Option(help: ArgumentHelp("How the image fits the box: cover, contain, inside, outside or fill.", valueName: "fit"))
+        @ArgumentParser.Option(
+            help: ArgumentHelp(
+                "How the image fits the box of --width and --height: cover (the default: cropped to it), contain, inside, outside or fill.",
+                valueName: "fit"))
         var fit: String?
 
         // Taken whatever it starts with: a point such as -0,0.5 would otherwise read as a flag.
@@ -65,6 +68,12 @@ extension PipelineCommand {
         @ArgumentParser.Option(
             help: ArgumentHelp("Metadata kept: all, none, or a list such as icc,exif (default: icc).", valueName: "what"))
         var keep: String?
+
+        @ArgumentParser.Option(
+            help: ArgumentHelp(
+                "Formats read only when named, for their loaders' risk (decompress.allowUntrusted): a list such as svg,pdf.",
+                valueName: "formats"))
+        var allowUntrusted: String?
 
         @Flag(help: "Print the pipeline file this command stands for (JSON) instead of running it.")
         var printPipeline = false

@@ -100,6 +100,7 @@ import Vips
             (["in/dune.jpg", "-", "out/"], "IN: - (standard input) is one image"),
             (["in/dune.jpg", "in/storm.jpg", "-", "--format", "png"], "OUT: 2 INs cannot all go to standard output"),
             (["in/dune.jpg"], "give IN and OUT"),
+            (["in/nope.jpg", "out/n.jpg"], #"IN: there is no file "in/nope.jpg""#),
         ]
         for (arguments, message) in refusals {
             let refused = try CommandRunner.run(["convert"] + arguments, in: directory.url, standardInput: Data())
@@ -139,6 +140,11 @@ import Vips
         let toFile = try CommandRunner.run(["convert", "-", "out/small.png", "--width", "40"], in: directory.url, standardInput: photo)
         #expect(toFile.status == 0, "\(toFile.standardError)")
         #expect(try size(directory.url.appendingPathComponent("out/small.png").path).0 == 40)
+        // and into a folder not made yet, named as standard input's stem (it was a file named so)
+        let toFolder = try CommandRunner.run(
+            ["convert", "-", "new/deeper/", "--width", "40", "--format", "webp"], in: directory.url, standardInput: photo)
+        #expect(toFolder.status == 0, "\(toFolder.standardError)")
+        #expect(try size(directory.url.appendingPathComponent("new/deeper/stdin.webp").path).0 == 40)
         let fromFile = try CommandRunner.run(["convert", "in/dune.jpg", "-", "--width", "30"], in: directory.url)
         #expect(fromFile.status == 0, "\(fromFile.standardError)")
         #expect(try VipsImage.open(data: fromFile.standardOutputData).width == 30)
@@ -164,6 +170,20 @@ import Vips
             #expect(refused.status == 2, "\(arguments): \(refused.standardError)")
             #expect(refused.standardError.contains("error: " + message), "\(arguments): \(refused.standardError)")
         }
+    }
+
+    /// An SVG is read only when named, as a pipeline file names it in `decompress.allowUntrusted`.
+    @Test func allowUntrustedLetsAnSVGBeRead() throws {
+        let directory = try prepare()
+        let svg = #"<svg xmlns="http://www.w3.org/2000/svg" width="60" height="40"><rect width="60" height="40" fill="red"/></svg>"#
+        try directory.write(Data(svg.utf8), to: "logo.svg")
+        let refused = try CommandRunner.run(["convert", "logo.svg", "out/logo.png"], in: directory.url)
+        #expect(refused.status == 1 && refused.standardError.contains("allowUntrusted"), "\(refused.standardError)")
+        let read = try CommandRunner.run(["convert", "logo.svg", "out/logo.png", "--allow-untrusted", "svg"], in: directory.url)
+        #expect(read.status == 0, "\(read.standardError)")
+        #expect(try size(directory.url.appendingPathComponent("out/logo.png").path) == (60, 40))
+        let unknown = try CommandRunner.run(["convert", "logo.svg", "out/x.png", "--allow-untrusted", "svgz"], in: directory.url)
+        #expect(unknown.status == 2 && unknown.standardError.contains("--allow-untrusted"), "\(unknown.standardError)")
     }
 
     @Test func aFolderAsINIsRefusedWithAGlobToGiveInstead() throws {
@@ -233,6 +253,7 @@ import Vips
             (["--ssimulacra2", "-5"], "--ssimulacra2: "),
             (["--format", "bmpx"], "--format: "),
             (["--keep", ""], #"--keep: expected all, none or a list such as icc,exif, got """#),
+            (["--keep", "all,icc"], "--keep: all stands alone, not in a list: give --keep all, or a list such as icc,exif"),
             (["--keep", "icc,"], #"--keep: expected all, none or a list such as icc,exif, got "icc,""#),
         ]
         for (flags, expected) in cases {

@@ -216,3 +216,27 @@ extension VipsImage {
         return try extracted(left: left, top: top, width: window.width, height: window.height)
     }
 }
+
+extension VipsImage {
+    /// Every frame of an animation (pages of `pageHeight` rows) cropped to one window, placed
+    /// as `cropped(width:height:at:faceFinder:facesIn:context:)` places it on the first frame
+    /// (`original`: that frame before a step scaled it): a window of its own for each frame
+    /// would make a smart crop jump about as the picture moves.
+    public func croppedFramesAlike(
+        width: Int, height: Int, at position: CropPosition, faceFinder: (any FaceFinding)?, facesIn original: VipsImage?,
+        context: ProcessingContext
+    ) throws -> VipsImage {
+        let first = try extracted(left: 0, top: 0, width: self.width, height: pageHeight)
+        let window = try first.cropped(
+            width: width, height: height, at: position, faceFinder: faceFinder, facesIn: original, context: context)
+        if window.size == first.size { return self }
+        // libvips keeps where an extract (a smart crop's too) took its pixels, negated, as the
+        // image's offset.
+        let left = -(window.intField("xoffset") ?? 1)
+        let top = -(window.intField("yoffset") ?? 1)
+        guard (0...(first.width - window.width)).contains(left), (0...(first.height - window.height)).contains(top) else {
+            throw VipsError(operation: "extract_area", message: "the first frame's crop did not say where in the frame it was")
+        }
+        return try croppedPages(left: left, top: top, width: window.width, height: window.height)
+    }
+}

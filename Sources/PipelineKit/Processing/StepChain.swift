@@ -67,8 +67,15 @@ struct StepChain: Sendable {
                 result = whole
             } else {
                 let processed = try frames.pages().map { frame in try step.process(frame, context: context) }
-                guard Set(processed.map(\.size)).count == 1 else {
-                    throw ItemError(.processing, stage: .process, reason: "the steps made frames of different sizes", step: named)
+                let sizes = Set(processed.map(\.size))
+                guard sizes.count == 1 else {
+                    // A step that sizes each frame by its own content (trim) cannot keep them one
+                    // animation: said with what to do about it.
+                    let shown = sizes.map(\.description).sorted().prefix(3).joined(separator: ", ")
+                    throw ItemError(
+                        .processing, stage: .process,
+                        reason: "the steps made frames of different sizes (\(shown)), which cannot be one animation: "
+                            + "decompress.animation \"first\" makes a still of the first frame", step: named)
                 }
                 result = try VipsImage.joiningPages(processed)
             }

@@ -126,6 +126,47 @@ import Vips
         try expectFiveFrames(directory.path + "/out/anim.webp", width: 10, height: 30)
     }
 
+    /// A smart crop of an animation keeps one window, chosen on its first frame: a square moving
+    /// across three frames leaves it, where a window for each frame followed it.
+    @Test func aSmartCropKeepsOneWindowForEveryFrame() async throws {
+        let frames = try [5, 45, 85].map { start in
+            try Fixtures.image(width: 100, height: 50, bands: 3) { x, y in
+                (start..<start + 15).contains(x) && (18..<33).contains(y) ? [255, 255, 255] : [0, 0, 0]
+            }
+        }
+        let gif = try VipsImage.joiningPages(frames).encoded(suffix: ".gif")
+        let (directory, reports, summary) = try await run(
+            [
+                #"{"name": "r", "steps": [{"resize": {"width": 50, "height": 50, "position": "attention"}}], "encode": {"format": "gif"}, "path": "out/{stem}-r.gif"}"#,
+                #"{"name": "c", "steps": [{"crop": {"width": 50, "height": 50, "gravity": "entropy"}}], "encode": {"format": "gif"}, "path": "out/{stem}-c.gif"}"#,
+            ], input: gif, name: "moving.gif")
+        #expect(summary.succeeded == 1, "\(reports.flatMap(\.failures))")
+        for name in ["r", "c"] {
+            let image = try VipsImage.open(file: directory.path + "/out/moving-\(name).gif", options: "n=-1")
+            #expect(image.pageCount == 3 && image.pageHeight == 50 && image.width == 50, "\(name)")
+            let framesShowingTheSquare = try image.pages().filter {
+                try (Vips.call("max", ["in": .image($0.extractingBands(0))])["out"]?.number ?? 0) > 128
+            }
+            .count
+            #expect(framesShowingTheSquare < 3, "\(name): \(framesShowingTheSquare)")
+        }
+    }
+
+    /// Trim sizes each frame by its content: frames of two sizes cannot be one animation, and the
+    /// failure says what makes a still instead.
+    @Test func framesTrimmedToDifferentSizesFailSayingWhatToDo() async throws {
+        let small = try Fixtures.image(width: 30, height: 20, bands: 3) { x, y in x < 10 && y < 10 ? [0, 0, 0] : [255, 255, 255] }
+        let whole = try Fixtures.image(width: 30, height: 20, bands: 3) { _, _ in [0, 0, 0] }
+        let gif = try VipsImage.joiningPages([small, whole]).encoded(suffix: ".gif")
+        let (_, reports, summary) = try await run(
+            [#"{"name": "g", "steps": [{"trim": {"background": "white"}}], "encode": {"format": "gif"}, "path": "out/{stem}.gif"}"#],
+            input: gif, name: "sizes.gif")
+        #expect(summary.failed == 1)
+        let reason = try #require(reports.flatMap(\.failures).first?.reason)
+        #expect(
+            reason.contains("frames of different sizes (10×10, 30×20)") && reason.contains(#"decompress.animation "first""#), "\(reason)")
+    }
+
     @Test func aGIFOutputsLoopOptionReplacesTheInputs() async throws {
         let (directory, _, summary) = try await run(
             [#"{"name": "g", "encode": {"format": "gif", "loop": 0}, "path": "out/{stem}.gif"}"#],

@@ -70,13 +70,18 @@ struct ResizeTests: ResizeStepMaking {
         #expect(differences.max() ?? 0 <= 3, "differences up to \(differences.max() ?? 0)")
     }
 
-    @Test func framesCroppedBySmartGravityOrLetterboxedAreLeftToBeMadeOneByOne() throws {
+    /// A letterbox is made frame by frame; a smart crop at once, at the window it finds on the
+    /// first frame.
+    @Test func framesLetterboxedAreLeftToBeMadeOneByOneAndSmartCropsTakeTheFirstFramesWindow() throws {
         let frames = try Fixtures.image(width: 60, height: 40 * 3, bands: 3) { x, y in [UInt8(x), UInt8(y), 0] }.withPageHeight(40)
         let context = ProcessingContext(input: "anim.gif", output: "o", originalSize: ImageSize(width: 60, height: 40))
-        for options in [
-            ["width": 30, "height": 30, "fit": "cover", "position": "attention"], ["width": 30, "height": 30, "fit": "contain"],
-        ] as [[String: any Sendable]] {
-            #expect(try resize(options).processFrames(frames, context: context) == nil)
-        }
+        #expect(try resize(["width": 30, "height": 30, "fit": "contain"]).processFrames(frames, context: context) == nil)
+        let smart = try resize(["width": 30, "height": 30, "fit": "cover", "position": "attention"])
+        let all = try #require(try smart.processFrames(frames, context: context))
+        #expect(all.pageHeight == 30 && all.height == 90 && all.width == 30)
+        let first = try smart.process(try frames.extracted(left: 0, top: 0, width: 60, height: 40), context: context)
+        let pages = try all.pages()
+        // Red is the column: every frame's window starts where the first frame's does
+        for page in pages { #expect(try page.rendered().pixel(x: 3, y: 3)[0] == first.rendered().pixel(x: 3, y: 3)[0]) }
     }
 }
