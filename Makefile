@@ -125,8 +125,10 @@ install: all
 	$(INSTALL) -m 644 $(GENERATED)/_pipeline $(ZSHDIR)/_pipeline
 	$(INSTALL) -m 644 $(GENERATED)/pipeline.fish $(FISHDIR)/pipeline.fish
 
+# The folders install made go too when nothing else is in them (a PREFIX of pipeline's own).
 uninstall:
 	rm -f $(BINDIR)/pipeline $(MANDIR)/pipeline.1 $(BASHDIR)/pipeline $(ZSHDIR)/_pipeline $(FISHDIR)/pipeline.fish
+	-rmdir -p --ignore-fail-on-non-empty $(BINDIR) $(MANDIR) $(BASHDIR) $(ZSHDIR) $(FISHDIR) 2>/dev/null
 
 deb: $(DEB)
 

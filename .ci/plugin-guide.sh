@@ -78,6 +78,7 @@ export TSAN_OPTIONS=atexit_sleep_ms=0
 swift build "${build[@]}"
 swift test "${build[@]}" --disable-testable-imports
 bin="$(swift build "${build[@]}" --show-bin-path)/border-pipeline"
+"$bin" --help | grep -q 'USAGE: border-pipeline <subcommand>' || { echo "border-pipeline --help does not call it border-pipeline" >&2; exit 1; }
 plugins=$("$bin" plugins)
 grep -q '^border: ' <<< "$plugins" || { echo "border missing from plugins" >&2; echo "$plugins" >&2; exit 1; }
 schema=$("$bin" schema)

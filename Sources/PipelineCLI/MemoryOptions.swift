@@ -8,7 +8,7 @@ struct MemoryOptions: ParsableArguments {
     @ArgumentParser.Option(
         parsing: .unconditional,
         help: ArgumentHelp(
-            "Keep the run within this much memory, such as 600MB or 2GiB: inputs wait rather than start decoding past it, and one that could never fit fails. Without it, the container's cgroup limit or ulimit -v, if any.",
+            "Keep the run's images within this much memory, such as 600MB or 2GiB: inputs wait rather than start decoding past it, and one that could never fit fails (downloads are held beside it, up to fetch.maxBytes each: explain shows them). Without it, the container's cgroup limit or ulimit -v, if any.",
             valueName: "size"))
     var maxMemory: String?
 

@@ -15,7 +15,13 @@ public enum PipelineCLI {
     /// `processors`, then exits with the documented status: 0 every input succeeded, 1 some
     /// failed, 2 the pipeline file or the command line is invalid, 130 interrupted (Ctrl-C), 141
     /// standard output's reader went away, 143 stopped by SIGTERM. Never returns.
-    public static func main(processors: ProcessorRegistry) async -> Never {
+    ///
+    /// - Parameters:
+    ///   - commandName: what usage, help and shell completions call the command; by default the
+    ///     name it was run by (`border-pipeline`), so that a plugin's command does not call
+    ///     itself `pipeline`.
+    ///   - version: what `--version` prints; by default pipeline's.
+    public static func main(processors: ProcessorRegistry, commandName: String? = nil, version: String? = nil) async -> Never {
         // Swift's arguments replace such bytes, so the command would name a file that is not there.
         for index in 1..<Int(CommandLine.argc) {
             guard let raw = CommandLine.unsafeArgv[index] else { continue }
@@ -27,11 +33,17 @@ public enum PipelineCLI {
                     + "files by their names as text; rename the file")
             Foundation.exit(ExitCode.invalidInput.rawValue)
         }
-        await main(processors: processors, arguments: Array(CommandLine.arguments.dropFirst()))
+        let ranAs = CommandLine.arguments.first.map { URL(fileURLWithPath: $0).lastPathComponent } ?? ""
+        await main(
+            processors: processors, arguments: Array(CommandLine.arguments.dropFirst()),
+            commandName: commandName ?? (ranAs.isEmpty ? "pipeline" : ranAs), version: version)
     }
 
-    /// `main(processors:)` with explicit arguments (without the program name).
-    public static func main(processors: ProcessorRegistry, arguments: [String]) async -> Never {
+    /// `main(processors:commandName:version:)` with explicit arguments (without the program
+    /// name), the command called `commandName`.
+    public static func main(
+        processors: ProcessorRegistry, arguments: [String], commandName: String = "pipeline", version: String? = nil
+    ) async -> Never {
         // Before the run's threads exist, so that none of them gets a malloc arena of its own,
         // and the memory budget is measured from what the process holds before they do.
         Vips.tuneAllocator()
@@ -44,8 +56,11 @@ public enum PipelineCLI {
             printError("error: \(conflict)")
             Foundation.exit(ExitCode.invalidInput.rawValue)
         }
-        await PipelineCommand.$processors.withValue(processors) {
-            await PipelineCommand.main(arguments)
+        let identity = PipelineCommand.Identity(name: commandName, version: version ?? PipelineKitInfo.version)
+        await PipelineCommand.$identity.withValue(identity) {
+            await PipelineCommand.$processors.withValue(processors) {
+                await PipelineCommand.main(arguments)
+            }
         }
         Foundation.exit(0)
     }
@@ -55,17 +70,28 @@ public enum PipelineCLI {
 ///
 /// The commands only parse arguments and print; all the work goes through PipelineKit's public API.
 struct PipelineCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "pipeline",
-        abstract: "Turn declarative JSON pipeline files into thumbnails, responsive image sets and placeholders.",
-        discussion: """
-            Exit status: 0 when every input succeeded, 1 when some failed, 2 when the pipeline \
-            file or the command line is invalid (nothing ran), 130 when interrupted with Ctrl-C, 143 when \
-            stopped with SIGTERM (or SIGHUP, SIGUSR1 and the other signals handled as SIGTERM), 141 when standard output's reader went away.
-            """,
-        version: PipelineKitInfo.version,
-        subcommands: commands
-    )
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            commandName: identity.name,
+            abstract: "Turn declarative JSON pipeline files into thumbnails, responsive image sets and placeholders.",
+            discussion: """
+                Exit status: 0 when every input succeeded, 1 when some failed, 2 when the pipeline \
+                file or the command line is invalid (nothing ran), 130 when interrupted with Ctrl-C, 143 when \
+                stopped with SIGTERM (or SIGHUP, SIGUSR1 and the other signals handled as SIGTERM), 141 when standard output's reader went away.
+                """,
+            version: identity.version,
+            subcommands: commands
+        )
+    }
+
+    /// What the command is called and the version it prints.
+    struct Identity: Sendable {
+        let name: String
+        let version: String
+    }
+
+    /// The command's identity, set by `PipelineCLI.main` (a plugin's command has its own name).
+    @TaskLocal static var identity = Identity(name: "pipeline", version: PipelineKitInfo.version)
 
     /// The subcommands, in the order `--help` lists them; `serve` when built with the Server trait.
     private static var commands: [any ParsableCommand.Type] {

@@ -57,6 +57,21 @@ import Vips
         #expect(help.status == 0)
         for command in ["run", "validate", "schema", "plugins"] { #expect(help.standardOutput.contains(command)) }
         #expect(try CommandRunner.run(["run", "--help"]).standardOutput.contains("Ctrl-C"))
+        #expect(help.standardOutput.contains("USAGE: pipeline <subcommand>"), "\(help.standardOutput)")
+    }
+
+    /// A command built on `PipelineCLI.main` calls itself by the name it was run by, as a
+    /// plugin's `border-pipeline` does: its usage, errors and completions are its own.
+    @Test func theCommandCallsItselfByTheNameItWasRunBy() throws {
+        let directory = try TemporaryDirectory()
+        let renamed = directory.url.appendingPathComponent("border-pipeline")
+        try FileManager.default.createSymbolicLink(at: renamed, withDestinationURL: CommandRunner.executable)
+        let help = try CommandRunner.run(["--help"], executable: renamed)
+        #expect(help.standardOutput.contains("USAGE: border-pipeline <subcommand>"), "\(help.standardOutput)")
+        let misuse = try CommandRunner.run(["run"], executable: renamed)
+        #expect(misuse.status == 2 && misuse.standardError.contains("Usage: border-pipeline run <file>"), "\(misuse.standardError)")
+        let completion = try CommandRunner.run(["--generate-completion-script", "bash"], executable: renamed)
+        #expect(completion.standardOutput.contains("border-pipeline"), "\(completion.standardOutput.suffix(300))")
     }
 
     @Test func anInvalidCommandLineExitsWithTwo() throws {
