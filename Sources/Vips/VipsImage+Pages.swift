@@ -37,12 +37,20 @@ extension VipsImage {
 
 extension VipsImage {
     /// The pages (animation frames) of an image whose pages are stacked top to bottom.
-    public func pages() throws(VipsError) -> [VipsImage] {
+    ///
+    /// Cut through strips, at most `fanOut` from any one image: libvips searches the list of an
+    /// image's readers, and the regions they hold, whenever it adds one, so thousands of pages
+    /// cut from one image made computing them take time of the cube of their number.
+    public func pages(fanOut: Int = 32) throws(VipsError) -> [VipsImage] {
         let height = pageHeight
         guard height > 0, height < self.height, self.height % height == 0 else { return [self] }
+        let count = self.height / height
+        let perStrip = count <= fanOut ? 1 : (count + fanOut - 1) / fanOut
         var pages: [VipsImage] = []
-        for index in 0..<(self.height / height) {
-            pages.append(try extracted(left: 0, top: index * height, width: width, height: height))
+        pages.reserveCapacity(count)
+        for first in stride(from: 0, to: count, by: perStrip) {
+            let strip = try extracted(left: 0, top: first * height, width: width, height: min(perStrip, count - first) * height)
+            pages += perStrip == 1 ? [strip] : try strip.withPageHeight(height).pages(fanOut: fanOut)
         }
         return pages
     }

@@ -73,6 +73,10 @@ import Testing
                 "./lib/jxl/dec_frame.cc:644: JXL_FAILURE: Error in DC group",
             ], into: ItemError(.undecodable, stage: .decompress, reason: "jxlload_source: error JxlDecoderProcessInput"))
         #expect(folded.reason == "jxlload_source: error JxlDecoderProcessInput (libjxl: Error in DC group: ANS decode final state failed)")
+        // Without a line from libjxl (a bare codestream that ends), the reason says what is likely
+        let silent = LibjxlOutput.folding(
+            [], into: ItemError(.undecodable, stage: .decompress, reason: "jxlload_source: error JxlDecoderProcessInput"))
+        #expect(silent.reason == "jxlload_source: error JxlDecoderProcessInput (libjxl gave no reason: the file is cut short or damaged)")
         // A reason the file's structure gave stands alone
         let structural = ItemError(.undecodable, stage: .decompress, reason: "the JPEG XL is cut short: its jxlc box declares 900 bytes")
         #expect(LibjxlOutput.folding(["./lib/jxl/a.cc:1: JXL_FAILURE: x"], into: structural).reason == structural.reason)

@@ -5,8 +5,22 @@ import Testing
 /// A trace that cannot be written is said as the system says it, with its path; one, a report
 /// or a manifest asked to land on a folder, or below a file, is refused before the run.
 @Suite struct TraceWriteFailureTests {
-    @Test func aTraceInAMissingFolderNamesThePathAndTheReason() throws {
-        // Given a run whose trace goes to a folder that does not exist
+    /// A folder not made yet is made, as the report's is.
+    @Test func aTraceInAMissingFolderIsWrittenThere() throws {
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 64, height: 48)), to: "in/a.jpg")
+        let outputs = [#"{"name": "t", "encode": {"format": "png"}, "path": "out/{stem}.png"}"#]
+        let file = try directory.write(Data(PipelineHarness.json(inputs: ["in/*.jpg"], outputs: outputs).utf8), to: "pipeline.json")
+        let trace = directory.path + "/missing/deeper/trace.json"
+        let result = try CommandRunner.run(["run", "--trace", trace, file])
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: trace))) is [String: Any])
+    }
+
+    @Test(.enabled(if: TemporaryMount.isSupported, "mounting a tmpfs needs root or CAP_SYS_ADMIN"))
+    func aTraceThatCannotBeWrittenNamesThePathAndTheReason() throws {
+        // Given a run whose trace goes to a folder on a read-only file system
+        let readOnly = try TemporaryMount(size: "64k", readOnly: true)
         let directory = try TemporaryDirectory()
         try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 64, height: 48)), to: "in/a.jpg")
         let file = try directory.write(
@@ -17,14 +31,14 @@ import Testing
                         #"{"name": "t", "encode": {"format": "png"}, "path": "out/{stem}.png"}"#
                     ]
                 ).utf8), to: "pipeline.json")
-        let trace = directory.path + "/missing/trace.json"
+        let trace = readOnly.path + "/missing/trace.json"
         // When it runs
         let result = try CommandRunner.run(["run", "--trace", trace, file])
         // Then it fails saying which file and why, without a Foundation error dump
         #expect(result.status == 1)
         #expect(
-            result.standardError.contains("error: cannot write the trace to \(trace): No such file or directory"), "\(result.standardError)"
-        )
+            result.standardError.contains("error: cannot write the trace to \(trace): cannot create the folder: Read-only file system"),
+            "\(result.standardError)")
         // After the summary, which a file that cannot be written does not take along
         #expect(result.standardOutput.contains("1 input, 1 succeeded, 0 failed; 1 output written"), "\(result.standardOutput)")
         #expect(

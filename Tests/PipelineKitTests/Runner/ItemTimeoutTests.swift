@@ -27,7 +27,7 @@ import Vips
         }
     }
 
-    @Test(arguments: ["30", "\"soon\"", "\"-1s\""])
+    @Test(arguments: ["-30", "\"soon\"", "\"-1s\""])
     func aLimitThatIsNotADurationIsAnErrorInTheFile(text: String) {
         #expect {
             try Self.definition(text)

@@ -47,7 +47,15 @@ enum LibjxlOutput {
             let reason = String(line[range.upperBound...]).trimmingCharacters(in: .whitespaces).cutForMessage
             if !reason.isEmpty, !reasons.contains(reason) { reasons.append(reason) }
         }
-        guard !reasons.isEmpty, error.reason.contains("jxlload") else { return error }
+        guard error.reason.contains("jxlload") else { return error }
+        guard !reasons.isEmpty else {
+            // libjxl says nothing when a bare codestream (no boxes to walk) simply ends: it
+            // waits for more input, and libvips reports that as the bare error.
+            guard error.reason.hasSuffix("JxlDecoderProcessInput") else { return error }
+            return ItemError(
+                error.kind, stage: error.stage, reason: "\(error.reason) (libjxl gave no reason: the file is cut short or damaged)",
+                step: error.step, underlying: error.underlyingError)
+        }
         return ItemError(
             error.kind, stage: error.stage, reason: "\(error.reason) (libjxl: \(reasons.reversed().prefix(3).joined(separator: ": ")))",
             step: error.step, underlying: error.underlyingError)
