@@ -17,6 +17,7 @@ public enum PipelineCLI {
     /// standard output's reader went away, 143 stopped by SIGTERM. Never returns.
     ///
     /// - Parameters:
+    ///   - processors: the steps a pipeline file may name: `.standard`, with a plugin's added.
     ///   - commandName: what usage, help and shell completions call the command; by default the
     ///     name it was run by (`border-pipeline`), so that a plugin's command does not call
     ///     itself `pipeline`.
@@ -39,8 +40,13 @@ public enum PipelineCLI {
             commandName: commandName ?? (ranAs.isEmpty ? "pipeline" : ranAs), version: version)
     }
 
-    /// `main(processors:commandName:version:)` with explicit arguments (without the program
-    /// name), the command called `commandName`.
+    /// `main(processors:commandName:version:)` with explicit arguments.
+    ///
+    /// - Parameters:
+    ///   - processors: the steps a pipeline file may name.
+    ///   - arguments: the command line without the program's name.
+    ///   - commandName: what usage, help and shell completions call the command.
+    ///   - version: what `--version` prints; by default pipeline's.
     public static func main(
         processors: ProcessorRegistry, arguments: [String], commandName: String = "pipeline", version: String? = nil
     ) async -> Never {
