@@ -36,7 +36,9 @@ public struct Text: ImageProcessing, Hashable {
         .number("opacity", in: 0...1, default: 1, help: "How opaque the text is, 0 (invisible) to 1."),
         .choice(
             "gravity", gravities, default: "southeast",
-            help: "Where the text sits (scaled down to fit when it is wider or taller than the image); ignored with tile."),
+            help:
+                "Where the text sits (scaled down to fit when it is wider or taller than the image; a text that would be drawn "
+                + "over 4 times the image's area is refused as a mistake); ignored with tile."),
         .integer(
             "margin", in: 0...100_000, default: 16,
             help: "Pixels between the text and the edges it sits against; with tile, between neighbouring copies."),
