@@ -147,15 +147,24 @@ public final class DiskCache: DataCaching {
         estimatedSize.withLock { $0 = total }
     }
 
-    /// Removes, the first time the cache is used, the temporary files a killed process left:
-    /// eviction does too, but a cache within its size is never evicted.
+    /// Removes, the first time the cache is used, the temporary files a killed process left
+    /// (eviction does too, but a cache within its size is never evicted), and counts the
+    /// entries' bytes on the same walk of the folder.
     private func sweepLeftoversOnce() {
-        guard
-            !leftoversSwept.withLock({ swept in
-                defer { swept = true }; return swept
-            })
-        else { return }
-        for entry in allEntries(includingTemporary: true) where entry.isTemporary && Self.isLeftover(entry) { unlink(entry.path) }
+        let first = leftoversSwept.withLock { swept in
+            defer { swept = true }
+            return !swept
+        }
+        guard first else { return }
+        var total: Int64 = 0
+        for entry in allEntries(includingTemporary: true) {
+            if !entry.isTemporary {
+                total += entry.size
+            } else if Self.isLeftover(entry) {
+                unlink(entry.path)
+            }
+        }
+        estimatedSize.withLock { $0 = $0 ?? total }
     }
 
     /// Whether a temporary file was left by a killed process: untouched for an hour, far longer

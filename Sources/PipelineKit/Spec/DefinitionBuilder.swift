@@ -200,12 +200,14 @@ struct DefinitionBuilder {
         if let cacheControl { checkHeaderValue(cacheControl, at: "serve.cacheControl", location: root["serve"]?["cacheControl"]?.location) }
         let drainTimeout = try serve.seconds("drainTimeout")
         let timeout = try serve.seconds("timeout")
-        for (name, seconds, least) in [("drainTimeout", drainTimeout, "0"), ("timeout", timeout, "more than 0")]
-        where seconds > ServeSettings.longestTimeout || (name == "timeout" && seconds == 0) {
-            problems.append(
-                .init(
-                    path: "serve.\(name)", location: root["serve"]?[name]?.location,
-                    message: "\(Units.text(seconds: seconds)) is out of range: expected \(least) to 1h"))
+        func outOfRange(_ name: String, _ seconds: Double, expected: String) -> PipelineFileError.Problem {
+            .init(
+                path: "serve.\(name)", location: root["serve"]?[name]?.location,
+                message: "\(Units.text(seconds: seconds)) is out of range: expected \(expected)")
+        }
+        if drainTimeout > ServeSettings.longestTimeout { problems.append(outOfRange("drainTimeout", drainTimeout, expected: "0 to 1h")) }
+        if timeout == 0 || timeout > ServeSettings.longestTimeout {
+            problems.append(outOfRange("timeout", timeout, expected: "more than 0 to 1h"))
         }
         return ServeSettings(
             cacheControl: cacheControl, maxConnections: try serve.int("maxConnections"),
