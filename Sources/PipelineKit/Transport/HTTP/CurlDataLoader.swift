@@ -26,12 +26,16 @@ public final class CurlDataLoader: DataLoading {
         public var headers: [String: String]
         /// Whether `headers` go also to the other origins redirects lead to.
         public var headersOnRedirect: Bool
+        /// What https servers' certificates are checked against.
+        public var certificateAuthorities: CertificateAuthorities
 
-        /// Settings with the pipeline file's defaults for what is not given.
+        /// Settings with the pipeline file's defaults for what is not given, and the certificate
+        /// authorities the environment names (`CertificateAuthorities.fromEnvironment()`).
         public init(
             timeout: Double = StageDefaults.fetchTimeout, connectTimeout: Double = StageDefaults.connectTimeout,
             maxRedirects: Int = StageDefaults.maxRedirects, userAgent: String = StageDefaults.userAgent,
-            headers: [String: String] = [:], headersOnRedirect: Bool = false
+            headers: [String: String] = [:], headersOnRedirect: Bool = false,
+            certificateAuthorities: CertificateAuthorities = .fromEnvironment()
         ) {
             self.timeout = timeout
             self.connectTimeout = connectTimeout
@@ -39,6 +43,7 @@ public final class CurlDataLoader: DataLoading {
             self.userAgent = userAgent
             self.headers = headers
             self.headersOnRedirect = headersOnRedirect
+            self.certificateAuthorities = certificateAuthorities
         }
     }
 
@@ -59,12 +64,15 @@ public final class CurlDataLoader: DataLoading {
         self.support = support
     }
 
-    /// libcurl configured from a pipeline file's `fetch` section.
-    public convenience init(fetch: FetchSettings) {
+    /// libcurl configured from a pipeline file's `fetch` section, trusting the certificate
+    /// authorities the environment names (`CertificateAuthorities.fromEnvironment()`) unless
+    /// `certificateAuthorities` are given.
+    public convenience init(fetch: FetchSettings, certificateAuthorities: CertificateAuthorities = .fromEnvironment()) {
         self.init(
             settings: Settings(
                 timeout: fetch.timeout, connectTimeout: fetch.connectTimeout, maxRedirects: fetch.maxRedirects,
-                userAgent: fetch.userAgent, headers: fetch.headers, headersOnRedirect: fetch.headersOnRedirect))
+                userAgent: fetch.userAgent, headers: fetch.headers, headersOnRedirect: fetch.headersOnRedirect,
+                certificateAuthorities: certificateAuthorities))
     }
 
     /// Makes one attempt at `request` on a pooled handle; every option is checked as it is set,
@@ -129,7 +137,10 @@ public final class CurlDataLoader: DataLoading {
             headerList = appended
         }
 
-        try setOptions(easy, request: request, headers: headerList, context: context, timeout: timeout)
+        // The buffer goes with `transfer`: the handle must not keep pointing at it.
+        defer { _ = pl_curl_set_pointer(easy, CURLOPT_ERRORBUFFER, nil) }
+        try setOptions(
+            easy, request: request, headers: headerList, context: context, errorBuffer: transfer.errorBuffer, timeout: timeout)
         let body = request.body ?? Data()
         let outcome: Result<CURLcode, FetchError> = withExtendedLifetime(transfer) {
             body.withUnsafeBytes { bytes in
@@ -157,7 +168,7 @@ public final class CurlDataLoader: DataLoading {
         }
         let code = try outcome.get()
         guard code == CURLE_OK else {
-            throw Self.error(for: code, transfer: transfer, maxBytes: request.maxBytes)
+            throw Self.error(for: code, transfer: transfer, maxBytes: request.maxBytes, authorities: settings.certificateAuthorities)
         }
         var status = 0
         try CurlOption(easy, version: support.version).check(pl_curl_response_code(easy, &status), "CURLINFO_RESPONSE_CODE")
@@ -169,7 +180,7 @@ public final class CurlDataLoader: DataLoading {
     /// redirects to any scheme followed).
     private func setOptions(
         _ easy: UnsafeMutableRawPointer, request: DataRequest, headers: UnsafeMutablePointer<curl_slist>?,
-        context: UnsafeMutableRawPointer, timeout: Double
+        context: UnsafeMutableRawPointer, errorBuffer: UnsafeMutablePointer<CChar>, timeout: Double
     ) throws(FetchError) {
         let option = CurlOption(easy, version: support.version)
         try option.check(pl_curl_set_string(easy, CURLOPT_URL, request.url), "CURLOPT_URL")
@@ -194,6 +205,13 @@ public final class CurlDataLoader: DataLoading {
         try option.check(pl_curl_set_write_callback(easy, curlWriteBody, context), "CURLOPT_WRITEFUNCTION")
         try option.check(pl_curl_set_header_callback(easy, curlReadHeader, context), "CURLOPT_HEADERFUNCTION")
         try option.check(pl_curl_set_progress_callback(easy, curlProgress, context), "CURLOPT_XFERINFOFUNCTION")
+        try option.check(pl_curl_set_pointer(easy, CURLOPT_ERRORBUFFER, errorBuffer), "CURLOPT_ERRORBUFFER")
+        if let file = settings.certificateAuthorities.file {
+            try option.check(pl_curl_set_string(easy, CURLOPT_CAINFO, file), "CURLOPT_CAINFO")
+        }
+        if let folder = settings.certificateAuthorities.folder {
+            try option.check(pl_curl_set_string(easy, CURLOPT_CAPATH, folder), "CURLOPT_CAPATH")
+        }
         if let signing = request.signing {
             // libcurl computes the signature (Signature Version 4); the key and secret go in
             // separately, so a colon in either cannot split them wrongly.
@@ -220,9 +238,19 @@ public final class CurlDataLoader: DataLoading {
         if let token = signing.credentials.sessionToken { headers["x-amz-security-token"] = token }
     }
 
-    private static func error(for code: CURLcode, transfer: Transfer, maxBytes: Int64) -> FetchError {
+    private static func error(
+        for code: CURLcode, transfer: Transfer, maxBytes: Int64, authorities: CertificateAuthorities
+    ) -> FetchError {
         let text = String(cString: curl_easy_strerror(code))
+        // libcurl's own words for this transfer ("SSL certificate problem: self-signed
+        // certificate"), where its code alone says too little to act on.
+        let detail = transfer.errorText.isEmpty ? text : transfer.errorText
         switch code {
+        case CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_ISSUER_ERROR, CURLE_SSL_INVALIDCERTSTATUS:
+            // Not retried: the same certificate would be refused again.
+            return FetchError(.other, "the server's certificate was refused (\(detail)); \(authorities.refusalAdvice)")
+        case CURLE_SSL_CACERT_BADFILE:
+            return FetchError(.other, "\(authorities.unreadable): \(detail)")
         case CURLE_WRITE_ERROR where transfer.exceededLimit, CURLE_FILESIZE_EXCEEDED:
             return FetchError(.tooLarge, "the response is larger than fetch.maxBytes (\(maxBytes) bytes); the download was stopped")
         case CURLE_ABORTED_BY_CALLBACK:
@@ -283,11 +311,19 @@ private final class Transfer {
     var exceededLimit = false
     let maxBytes: Int64
     let isCancelled: @Sendable () -> Bool
+    /// Where libcurl writes its own words for a failure (CURLOPT_ERRORBUFFER).
+    let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE))
 
     init(maxBytes: Int64, isCancelled: @escaping @Sendable () -> Bool) {
         self.maxBytes = maxBytes
         self.isCancelled = isCancelled
+        errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
     }
+
+    deinit { errorBuffer.deallocate() }
+
+    /// libcurl's words for the failure, or "" when it wrote none.
+    var errorText: String { String(cString: errorBuffer) }
 }
 
 /// Appends body bytes; returning less than given makes libcurl stop with CURLE_WRITE_ERROR,

@@ -18,11 +18,14 @@ final class S3Access: Sendable {
     init(definition: PipelineDefinition, environment: [String: String], loader: (any DataLoading)?) {
         self.settings = definition.s3
         self.environment = environment
-        self.fetcher = RemoteFetcher(loader: loader ?? CurlDataLoader(fetch: definition.fetch), settings: definition.fetch)
+        // A private endpoint's authority is named as the AWS command line reads it, first.
+        let authorities = CertificateAuthorities.fromEnvironment(environment, firstReading: [CertificateAuthorities.awsFileVariable])
+        self.fetcher = RemoteFetcher(
+            loader: loader ?? CurlDataLoader(fetch: definition.fetch, certificateAuthorities: authorities), settings: definition.fetch)
         var probe = definition.fetch
         probe.timeout = min(probe.timeout, Self.probeTimeout)
         probe.retries = 0
-        probeFetcher = RemoteFetcher(loader: loader ?? CurlDataLoader(fetch: probe), settings: probe)
+        probeFetcher = RemoteFetcher(loader: loader ?? CurlDataLoader(fetch: probe, certificateAuthorities: authorities), settings: probe)
     }
 
     /// Whether `bucket` exists (see `S3Client.bucketExists(_:)`), asked once, within
