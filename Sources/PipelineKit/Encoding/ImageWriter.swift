@@ -173,9 +173,18 @@ enum ImageWriter {
         var info = stat()
         guard fstat(descriptor, &info) == 0 else { return nil }
         let probe = [UInt8](repeating: 0, count: 65536)
-        let written = probe.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, info.st_size) }
-        if written < 0 { return [ENOSPC, EDQUOT, EFBIG].contains(errno) ? errno : nil }
-        if written < probe.count { return ENOSPC }
+        var offset = 0
+        // A short write is followed by another, which says why: a full disk, or the file size
+        // limit (`ulimit -f`), which also cuts a write short first. Bounded: each pass writes
+        // something or returns.
+        while offset < probe.count {
+            let written = probe.withUnsafeBytes {
+                pwrite(descriptor, $0.baseAddress! + offset, $0.count - offset, info.st_size + off_t(offset))
+            }
+            if written < 0 { return [ENOSPC, EDQUOT, EFBIG].contains(errno) ? errno : nil }
+            if written == 0 { return ENOSPC }
+            offset += written
+        }
         var volume = statvfs()
         guard isWriteFailure(message), fstatvfs(descriptor, &volume) == 0 else { return nil }
         let free = Int64(volume.f_bavail) * Int64(volume.f_frsize)

@@ -55,9 +55,20 @@ enum TilePyramidWriter {
                 }
                 throw ItemError(.encoding, stage: .encode, reason: ItemError.reason(for: error), underlying: error)
             }
+            // libvips' dzsave reports no tile it failed to write: a pyramid written onto a full
+            // disk (or past `ulimit -f`) succeeds with tiles, or its `.dzi`, missing. Whether
+            // there was room to the end is asked of the disk itself.
+            if let code = spaceProblem(in: temporary) {
+                throw ItemError.system(.writing, stage: .encode, "cannot write \(path)", code: code)
+            }
             // libvips lists the image's fields beside the tiles.
             for properties in [temporary + "/" + stem + "_files/vips-properties.xml", temporary + "/" + stem + "/vips-properties.xml"] {
                 unlink(properties)
+            }
+            if settings.layout == .iiif || settings.layout == .iiif3 {
+                try listEveryScale(
+                    in: temporary + "/" + stem + "/info.json", width: image.width, height: image.height, tileSize: settings.size, path: path
+                )
             }
             return UncommittedPyramid(
                 path: path, temporary: temporary, descriptor: descriptor, stem: stem, layout: settings.layout,
@@ -130,6 +141,11 @@ enum TilePyramidWriter {
                         .outputPath, stage: .encode,
                         reason: "\(target) is \(read) (a symbolic link made during the run leads there): it was not overwritten")
                 }
+            }
+            // Each entry is there before any is moved: a pyramid is never put in place in part.
+            for (new, _) in entries where access(new, F_OK) != 0 {
+                let missing = (new as NSString).lastPathComponent
+                throw ItemError.system(.writing, stage: .encode, "cannot write \(path): libvips left no \(missing)")
             }
             // DeepZoom: the old descriptor goes first, so no `.dzi` ever describes tiles it did not make.
             let oldDescriptor = temporary + "/old-" + stem + ".dzi"
@@ -205,6 +221,31 @@ enum TilePyramidWriter {
 
     /// ENOSPC (or EDQUOT) when the file system of `folder` cannot take another 64 KiB now, else
     /// nil: asked of a probe file, as `ImageWriter.spaceProblem` asks of its temporary file.
+    /// libvips leaves the top level (the whole image in one tile) out of an IIIF `info.json`'s
+    /// `scaleFactors`, though it writes that level's tile: a pyramid that fits one tile listed
+    /// none, which viewers cannot open, and a larger one had no overview. The list is written
+    /// again as every power of two up to the first whose level fits one tile, the levels written.
+    static func listEveryScale(in infoFile: String, width: Int, height: Int, tileSize: Int, path: String) throws(ItemError) {
+        var factors = [1]
+        // Bounded: a side of at most 2^31 pixels halves to one tile within 32 steps.
+        while factors.count < 32, (max(width, height) + factors[factors.count - 1] - 1) / factors[factors.count - 1] > tileSize {
+            factors.append(factors[factors.count - 1] * 2)
+        }
+        guard let info = try? String(contentsOfFile: infoFile, encoding: .utf8),
+            let list = info.range(of: #""scaleFactors"\s*:\s*\[[^\]]*\]"#, options: .regularExpression)
+        else {
+            throw ItemError(.encoding, stage: .encode, reason: "libvips wrote no scaleFactors in the info.json of \(path)")
+        }
+        let listed = info.replacingCharacters(in: list, with: "\"scaleFactors\": [\(factors.map(String.init).joined(separator: ", "))]")
+        do {
+            try Data(listed.utf8).write(to: URL(fileURLWithPath: infoFile))
+        } catch {
+            throw ItemError(.writing, stage: .encode, reason: "cannot write \(path)/info.json: \(error.localizedDescription)")
+        }
+    }
+
+    /// Why `folder`'s file system takes no more (ENOSPC, EDQUOT, or EFBIG past `ulimit -f`),
+    /// from a probe written there and removed; nil when it takes it.
     private static func spaceProblem(in folder: String) -> Int32? {
         let probe = folder + "/.space-probe"
         let descriptor = open(probe, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)

@@ -41,6 +41,26 @@ struct OutputFileSystemTests {
         #expect(try VipsImage.open(file: disk.path + "/noise-small.jpg", options: "fail_on=warning").rendered().width == 16)
     }
 
+    /// libvips' dzsave reports no tile it failed to write: a pyramid onto a full disk came out
+    /// with tiles or its `.dzi` missing, was reported written and was taken as up to date after.
+    @Test(arguments: ["dz", "iiif"]) func aPyramidThatDoesNotFitFailsAndLeavesNothing(layout: String) async throws {
+        let disk = try TemporaryMount(size: "256k")
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.png(try Fixtures.noise(width: 900, height: 700)), to: "in/noise.png")
+        let json = PipelineHarness.json(
+            inputs: ["in/*.png"],
+            outputs: [
+                #"{"name": "zoom", "tiles": {"layout": "\#(layout)", "quality": 95}, "#
+                    + #""path": "\#(disk.path)/{stem}\#(layout == "dz" ? ".dzi" : "")"}"#
+            ])
+        let (reports, summary) = try await PipelineHarness.run(json, in: directory)
+        #expect(summary.failed == 1, "\(reports.flatMap(\.written))")
+        let failure = try #require(reports.first?.failures.first)
+        #expect(failure.stage == .encode)
+        #expect(failure.reason.contains("No space left on device"), "\(failure.reason)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: disk.path).isEmpty)
+    }
+
     @Test func aReadOnlyOutputFolderFailsEachOutputWithTheReason() async throws {
         // Given a read-only file system holding one existing folder
         let readOnly = try TemporaryMount.readOnly(holding: "existing")

@@ -127,6 +127,29 @@ import Vips
         #expect(info.contains("https://example.com/iiif/photo"), "\(info)")
     }
 
+    /// `scaleFactors` lists every level written, the top one too: libvips left it out, so a
+    /// photo that fits one tile listed none, and viewers could not open it.
+    @Test(arguments: [
+        (100, 60, [1]), (512, 300, [1]), (513, 300, [1, 2]), (1000, 700, [1, 2]), (700, 1100, [1, 2, 4]),
+    ])
+    func anIIIFInfoListsTheScaleOfEveryLevelWritten(width: Int, height: Int, factors: [Int]) async throws {
+        for layout in ["iiif", "iiif3"] {
+            let (directory, json) = try setUp(width: width, height: height, tiles: #"{"layout": "\#(layout)"}"#, path: "out/{stem}")
+            let (reports, summary) = try await PipelineHarness.run(json, in: directory)
+            #expect(summary.failed == 0, "\(layout): \(reports.flatMap(\.failures))")
+            let info = try Data(contentsOf: URL(fileURLWithPath: directory.path + "/out/photo/info.json"))
+            let object = try #require(try JSONSerialization.jsonObject(with: info) as? [String: Any])
+            let tiles = try #require((object["tiles"] as? [[String: Any]])?.first, "\(layout): \(object)")
+            #expect(tiles["scaleFactors"] as? [Int] == factors, "\(layout) \(width)×\(height): \(tiles)")
+            // The top level's tile is there: the whole image, at its scale.
+            let top = factors[factors.count - 1]
+            let (topWidth, topHeight) = ((width + top - 1) / top, (height + top - 1) / top)
+            let whole = "out/photo/0,0,\(width),\(height)/\(topWidth),\(layout == "iiif3" ? String(topHeight) : "")"
+            let written = entries(below: directory.path + "/out/photo")
+            #expect(FileManager.default.fileExists(atPath: directory.path + "/" + whole), "\(layout): \(written)")
+        }
+    }
+
     @Test func aRerunWritesNothingAndAChangedInputRewritesThePyramid() async throws {
         let (directory, json) = try setUp(tiles: #"{"layout": "dz", "format": "png"}"#, path: "out/{stem}.dzi")
         let out = directory.path + "/out"
