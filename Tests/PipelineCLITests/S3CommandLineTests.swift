@@ -2,6 +2,8 @@ import Foundation
 import TestSupport
 import Testing
 
+@testable import PipelineKit
+
 /// `pipeline` with `s3://` inputs and outputs, run as a user runs it against a real
 /// S3-compatible server: whatever the command prints or writes never holds a secret.
 @Suite(.enabled(if: MotoServer.isAvailable, "moto's server is not installed (.ci/setup installs moto[server])"))
@@ -67,6 +69,43 @@ struct S3CommandLineTests {
             #expect(!result.standardError.contains("outputs[0]"), "\(result.standardError)")
         }
         #expect(try server.get(bucket: "site", key: "t/a.png") == nil)
+    }
+
+    /// A responsive set in a bucket: the manifest names each file by its address and its URL by
+    /// its key; a manifest path in a bucket is refused rather than written to a folder "s3:".
+    @Test func aManifestNamesOutputsInABucketByAddressAndKey() throws {
+        let server = try MotoServer()
+        try server.createBucket("photos")
+        try server.createBucket("site")
+        try server.put(try Fixtures.jpeg(try Fixtures.gradient(width: 300, height: 200)), bucket: "photos", key: "in/one.jpg")
+        let directory = try TemporaryDirectory()
+        func pipeline(manifest: String) throws -> String {
+            try directory.write(
+                Data(
+                    """
+                    {"version": 1, "inputs": ["s3://photos/in/one.jpg"], "cache": {"directory": "cache"},
+                     "manifest": {"path": "\(manifest)", "urlPrefix": "https://cdn.example.com/img/"},
+                     "outputs": [{"name": "t", "widths": [100, 200], "formats": ["webp"], "placeholders": ["dominantColor"],
+                                  "path": "s3://site/p/{stem}-{width}.{format}"}]}
+                    """.utf8), to: "pipeline.json")
+        }
+        let environment = server.environment(home: directory.path)
+
+        let run = try CommandRunner.run(["run", try pipeline(manifest: "public/images.json")], environment: environment)
+        #expect(run.status == 0, "\(run.standardError)")
+        let manifest = try Data(contentsOf: directory.url.appendingPathComponent("public/images.json"))
+        let entry = try #require(try JSONDecoder().decode(ImageManifest.self, from: manifest).inputs.first?.outputs["t"])
+        let files = try #require(entry.formats.first?.files)
+        #expect(files.map(\.path) == ["s3://site/p/one-100.webp", "s3://site/p/one-200.webp"])
+        #expect(files.map(\.url) == ["https://cdn.example.com/img/p/one-100.webp", "https://cdn.example.com/img/p/one-200.webp"])
+        #expect(try server.get(bucket: "site", key: "p/one-200.webp") != nil)
+
+        for command in ["validate", "run"] {
+            let refused = try CommandRunner.run([command, try pipeline(manifest: "s3://site/images.json")], environment: environment)
+            #expect(refused.status == 2, "\(refused.standardError)")
+            #expect(refused.standardError.contains("manifest.path: the manifest is written on this machine"), "\(refused.standardError)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: directory.path + "/s3:"))
     }
 
     @Test func missingCredentialsAreAPlanningErrorNamingWhereTheyWereLookedFor() throws {

@@ -330,9 +330,9 @@ final class ManifestWriter: Sendable {
     ) -> [ImageManifest.Format] {
         order.compactMap { format -> ImageManifest.Format? in
             let files = written.filter { ($0.format ?? output.encoder.format) == format }.map { file in
-                let path = relativePath(file.path)
+                let (path, url) = place(of: file.path)
                 return ImageManifest.File(
-                    url: ImageManifest.File.url(prefix: settings.urlPrefix, path: path), path: path, width: file.size.width,
+                    url: url, path: path, width: file.size.width,
                     height: file.size.height,
                     bytes: file.byteCount, format: format.rawValue, mimeType: format.mimeType,
                     quality: file.searchedQuality?.quality, ssimulacra2: file.searchedQuality?.score)
@@ -343,9 +343,9 @@ final class ManifestWriter: Sendable {
 
     /// The manifest's entry for the tile pyramid `written`.
     private func entry(for written: WrittenOutput, _ tiles: TileSettings) -> ImageManifest.Tiles {
-        let path = relativePath(written.path)
+        let (path, url) = place(of: written.path)
         return ImageManifest.Tiles(
-            layout: tiles.layout.rawValue, url: ImageManifest.File.url(prefix: settings.urlPrefix, path: path), path: path,
+            layout: tiles.layout.rawValue, url: url, path: path,
             width: written.size.width, height: written.size.height, tileSize: tiles.size, overlap: tiles.overlap,
             format: tiles.format.rawValue, mimeType: tiles.format.format.mimeType, bytes: written.byteCount)
     }
@@ -355,6 +355,17 @@ final class ManifestWriter: Sendable {
         guard !input.isRemote, let image = try? VipsImage.open(file: input.path) else { return nil }
         let size = image.orientedSize
         return ImageSize(width: size.width, height: size.height)
+    }
+
+    /// How the manifest names the file at `path`: relative to the manifest's folder, and
+    /// `urlPrefix` followed by that; or, for an output in a bucket, its address (`s3://…`), and
+    /// `urlPrefix` followed by its key, which a CDN or the bucket's website serves it by.
+    private func place(of path: String) -> (path: String, url: String) {
+        if let object = ObjectLocation(path) {
+            return (object.description, ImageManifest.File.url(prefix: settings.urlPrefix, path: object.key))
+        }
+        let relative = relativePath(path)
+        return (relative, ImageManifest.File.url(prefix: settings.urlPrefix, path: relative))
     }
 
     /// `path` relative to the manifest's folder, with `..` where it lies outside.

@@ -228,8 +228,16 @@ struct DefinitionBuilder {
                     path: "manifest.urlPrefix", location: root["manifest"]?["urlPrefix"]?.location,
                     message: "a folder's URL, before each file's path: it cannot have a \(mark == "?" ? "query (?)" : "fragment (#)")"))
         }
-        return ManifestSettings(
-            file: URL(fileURLWithPath: try manifest.string("path"), relativeTo: baseDirectory).standardizedFileURL, urlPrefix: urlPrefix)
+        let path = try manifest.string("path")
+        // Written on this machine, beside the run: a bucket's address would be a folder named "s3:".
+        if let address = ObjectStores.displayName(of: path).map({ "an \($0) address" }) ?? (path.contains("://") ? "a URL" : nil) {
+            problems.append(
+                .init(
+                    path: "manifest.path", location: root["manifest"]?["path"]?.location,
+                    message: "the manifest is written on this machine: its path is a local file, not \(address)"
+                        + " (outputs in a bucket are named in it by their address)"))
+        }
+        return ManifestSettings(file: URL(fileURLWithPath: path, relativeTo: baseDirectory).standardizedFileURL, urlPrefix: urlPrefix)
     }
 
     /// Inputs whose scheme pipeline cannot read.

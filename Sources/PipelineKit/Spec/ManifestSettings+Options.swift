@@ -6,12 +6,15 @@ extension ManifestSettings {
         [
             Option(
                 "path", .string(nonEmpty: true), required: true,
-                help: "where to write the manifest (JSON), relative to this file's folder, for example \"site/images.json\""),
+                help:
+                    "where to write the manifest (JSON) on this machine, relative to this file's folder, for example "
+                    + "\"site/images.json\""),
             Option(
                 "urlPrefix", .string(nonEmpty: false), default: JSONNode(plain: ""),
                 help:
-                    "the folder URL put before each file's path relative to the manifest's folder to make its URL, for example "
-                    + "\"/img/\" or \"https://cdn.example.com/img\" (a slash is put between when it has none)"),
+                    "the folder URL put before each file's path relative to the manifest's folder (an output in a bucket: "
+                    + "its key) to make its URL, for example \"/img/\" or \"https://cdn.example.com/img\" (a slash is put "
+                    + "between when it has none)"),
         ]
     }
 }

@@ -89,11 +89,13 @@ public struct S3Configuration: Sendable, Equatable, CustomStringConvertible {
             // looking for the wrong one.
             let key = variable("AWS_ACCESS_KEY_ID"), secret = variable("AWS_SECRET_ACCESS_KEY")
             let variables =
-                key != nil && secret == nil
-                ? "AWS_ACCESS_KEY_ID is set but AWS_SECRET_ACCESS_KEY is not"
-                : key == nil && secret != nil
-                    ? "AWS_SECRET_ACCESS_KEY is set but AWS_ACCESS_KEY_ID is not"
-                    : "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are not set"
+                settings.profile != nil
+                ? "the file's s3.profile is used in place of AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"
+                : key != nil && secret == nil
+                    ? "AWS_ACCESS_KEY_ID is set but AWS_SECRET_ACCESS_KEY is not"
+                    : key == nil && secret != nil
+                        ? "AWS_SECRET_ACCESS_KEY is set but AWS_ACCESS_KEY_ID is not"
+                        : "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are not set"
             let source =
                 settings.profile != nil
                 ? "the profile \"\(profileName)\" that the file's s3.profile names"

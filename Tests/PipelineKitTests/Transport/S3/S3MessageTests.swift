@@ -33,6 +33,23 @@ struct S3CredentialMessageTests {
         }
     }
 
+    /// A profile the file names stands in place of the variables: the message does not call
+    /// them unset when they are set.
+    @Test func aMissingProfileNamedByTheFileDoesNotCallSetVariablesUnset() throws {
+        let directory = try TemporaryDirectory()
+        let environment = ["HOME": directory.path, "AWS_ACCESS_KEY_ID": "ENVKEY", "AWS_SECRET_ACCESS_KEY": "envsecret"]
+        var settings = S3Settings()
+        settings.profile = "nosuchprofile"
+        do {
+            _ = try S3Configuration.resolve(settings, environment: environment)
+            Issue.record("resolved with a profile that does not exist")
+        } catch {
+            #expect(error.message.contains("s3.profile is used in place of AWS_ACCESS_KEY_ID"), "\(error.message)")
+            #expect(error.message.contains(#"the profile "nosuchprofile""#), "\(error.message)")
+            #expect(!error.message.contains("not set") && !error.message.contains("envsecret"), "\(error.message)")
+        }
+    }
+
     @Test func anUnreadableCredentialsFileIsSaid() throws {
         // Given a credentials file that is a folder (unreadable as a file, even by root)
         let directory = try TemporaryDirectory()
