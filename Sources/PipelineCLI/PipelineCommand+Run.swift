@@ -201,9 +201,9 @@ extension PipelineCommand {
 
 extension Logger.Level: @retroactive ExpressibleByArgument {}
 
-/// A logger that writes to standard error at `level`.
+/// A logger that writes to standard error at `level`, one line an event.
 func makeLogger(level: Logger.Level) -> Logger {
-    var logger = Logger(label: "pipeline") { StreamLogHandler.standardError(label: $0) }
+    var logger = Logger(label: "pipeline") { EscapingLogHandler(label: $0) }
     logger.logLevel = level
     return logger
 }

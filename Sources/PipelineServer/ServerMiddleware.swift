@@ -77,9 +77,25 @@ struct AccessMiddleware: RouterMiddleware {
 
     static func loggedPath(_ path: String, signed: Bool) -> String {
         guard signed else { return path }
+        var parts = path.split(separator: "/", omittingEmptySubsequences: false)
+        // A signature in standard base64 holds `/`, and so spans the first parts: those that
+        // together may hold one, and are no longer than one, are one `_`.
+        if parts.count > 2, !URLSignature.mayHoldSignature(parts[1], mixed: false) {
+            var joined = String(parts[1])
+            for end in 2..<parts.count {
+                // A part that holds one alone is replaced alone, below.
+                guard !URLSignature.mayHoldSignature(parts[end], mixed: true) else { break }
+                joined += "/" + parts[end]
+                guard (joined.percentDecoded ?? joined).count <= URLSignature.longestSpelling else { break }
+                if URLSignature.mayHoldSignature(joined[...], mixed: true) {
+                    parts.replaceSubrange(1...end, with: ["_"])
+                    break
+                }
+            }
+        }
         // The first part is where the signature goes: any long run of base64 there is taken for
         // one; further on, only one that looks random, as names of words stand there.
-        return path.split(separator: "/", omittingEmptySubsequences: false).enumerated()
+        return parts.enumerated()
             .map { index, part in URLSignature.mayHoldSignature(part, mixed: index > 1) ? "_" : String(part) }
             .joined(separator: "/")
     }

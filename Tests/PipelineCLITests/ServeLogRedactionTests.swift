@@ -74,10 +74,12 @@ import Testing
         // signature does not start with
         let output = Self.signature(of: "/thumb/p0.jpg")
         let info = Self.signature(of: "/info/p0.jpg")
-        let targets = ["/\(output)/thumb/p0.jpg", "/\(info)/info/p0.jpg", "/\(output)/info/p0.jpg", "/\(info)/nothing"]
+        // and a query value with a line end, which a refusal's reason quotes
+        let forged = "/\(output)/thumb/p0.jpg?width=1%0A2026-12-03T16:16:00Z%20critical%20pipeline:%20forged"
+        let targets = ["/\(output)/thumb/p0.jpg", "/\(info)/info/p0.jpg", "/\(output)/info/p0.jpg", forged, "/\(info)/nothing"]
         var statuses: [Int] = []
         for target in targets { statuses.append(try LoopbackHTTPClient.send(port: port, target: target).status) }
-        #expect(statuses == [200, 200, 403, 403], "\(command.transcript)")
+        #expect(statuses == [200, 200, 403, 400, 403], "\(command.transcript)")
         _ = command.waitForLine(timeout: 60) { $0.isError && $0.text.contains("path=/_/nothing") }
         command.signal(SIGTERM)
         #expect(command.waitForExit(timeout: 120) == 0, "\(command.transcript)")
@@ -90,6 +92,9 @@ import Testing
         for secret in [output, info] {
             #expect(!transcript.contains(secret), "\(secret) is in:\n\(transcript)")
         }
+        // The line end is written as an escape: no line of the log is the forged one
+        #expect(transcript.contains("1\\n2026-12-03T16:16:00Z critical pipeline: forged"), "\(transcript)")
+        #expect(!transcript.split(separator: "\n").contains { $0.hasPrefix("2026-12-03T16:16:00Z critical") }, "\(transcript)")
     }
 }
 #endif
