@@ -132,7 +132,12 @@ struct PipelineCommand: AsyncParsableCommand {
         } catch {
             let code = exitCode(for: error)
             if code == .validationFailure {
-                try? FileHandle.standardError.write(contentsOf: Data((fullMessage(for: error) + "\n").utf8))
+                var message = fullMessage(for: error)
+                if let (written, meant) = longOptionWithOneDash(in: arguments, refusedAs: message) {
+                    let usage = message.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false).dropFirst()
+                    message = (["Error: Unknown option '\(written)'. Did you mean '\(meant)'?"] + usage).joined(separator: "\n")
+                }
+                try? FileHandle.standardError.write(contentsOf: Data((message + "\n").utf8))
                 Foundation.exit(ExitCode.invalidInput.rawValue)
             }
             exit(withError: error)
@@ -149,6 +154,31 @@ extension PipelineCommand {
         guard !names.contains(first) else { return nil }
         let hint = NearestName.suggestion(for: first, among: names).map { "; did you mean \"\($0)\"?" } ?? ""
         return "unknown command \(first.quotedValue)\(hint) (the commands are \(names.dropLast().joined(separator: ", ")))"
+    }
+}
+
+extension PipelineCommand {
+    /// A long option written with one dash, as ImageMagick's are (`-quality 80`), which the
+    /// parser took as a cluster of short flags (`-q -u …`) and refused by a letter; nil when
+    /// `message` is not such a refusal or no argument is a long option of the command.
+    static func longOptionWithOneDash(in arguments: [String], refusedAs message: String) -> (written: String, meant: String)? {
+        guard message.hasPrefix("Error: Unknown option '-"), !message.hasPrefix("Error: Unknown option '--") else { return nil }
+        let options = arguments.prefix { $0 != "--" }
+        for (index, argument) in options.enumerated()
+        where argument.count > 2 && argument.hasPrefix("-") && !argument.hasPrefix("--")
+            && argument.dropFirst().allSatisfy({ $0.isLetter || $0 == "-" })
+        {
+            var corrected = arguments
+            corrected[index] = "-" + argument
+            // Known when parsing no longer calls it unknown (it may still fail for other reasons).
+            do {
+                _ = try parseAsRoot(corrected)
+            } catch {
+                guard !fullMessage(for: error).contains("Unknown option '-\(argument)'") else { continue }
+            }
+            return (argument, "-" + argument)
+        }
+        return nil
     }
 }
 

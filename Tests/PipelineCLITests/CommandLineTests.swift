@@ -34,6 +34,21 @@ import Vips
         #expect(try CommandRunner.run(["help", "run"]).status == 0)
     }
 
+    /// A long option with one dash, as ImageMagick writes them, was taken for short flags and
+    /// refused by a letter ("Unknown option '-u'" for `-quality`): it is named, with the fix.
+    @Test func aLongOptionWithOneDashIsNamedWithItsTwoDashForm() throws {
+        let quality = try CommandRunner.run(["convert", "in.jpg", "-quality", "80", "out.jpg"])
+        #expect(quality.status == 2)
+        let named = "Error: Unknown option '-quality'. Did you mean '--quality'?\nUsage: "
+        #expect(quality.standardError.hasPrefix(named), "\(quality.standardError)")
+        // A word that is no option of the command keeps the parser's own message
+        let resize = try CommandRunner.run(["convert", "in.jpg", "-resize", "80", "out.jpg"])
+        #expect(resize.standardError.hasPrefix("Error: Unknown option '-resize'\n"), "\(resize.standardError)")
+        // After "--" it is an argument, not an option
+        let verbose = try CommandRunner.run(["run", "--", "-verbose"])
+        #expect(!verbose.standardError.contains("Did you mean"), "\(verbose.standardError)")
+    }
+
     @Test func anArgumentThatIsNotUTF8IsRefusedByItsBytesNotTakenForAnotherName() throws {
         let directory = try TemporaryDirectory()
         try writePhotos(1, to: directory)
@@ -297,6 +312,23 @@ import Vips
             "\(result.standardError)")
         let written = try FileManager.default.contentsOfDirectory(atPath: directory.path + "/out")
         #expect(written == ["noise-small.png"], "\(written)")
+    }
+
+    /// Past `ulimit -f` a write is cut short before it fails: a tile pyramid that does not fit
+    /// says the limit, not a full disk, and leaves nothing.
+    @Test func aPyramidPastTheFileSizeLimitSaysTheLimit() throws {
+        guard let binary = CommandRunner.fileSizeLimitExecutable() else { return }
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.png(try Fixtures.noise(width: 900, height: 700)), to: "in/noise.png")
+        let pipeline = PipelineHarness.json(
+            inputs: ["in/*.png"], outputs: [#"{"name": "zoom", "tiles": {"layout": "dz", "quality": 95}, "path": "out/{stem}.dzi"}"#])
+        let file = try directory.write(Data(pipeline.utf8), to: "p.json")
+        let result = try CommandRunner.run(
+            ["-c", #"ulimit -f 36 && exec "$0" run "$1""#, binary.path, file], executable: URL(fileURLWithPath: "/bin/bash"))
+        #expect(result.status == 1, "\(result.standardError)")
+        #expect(
+            result.standardError.contains("cannot write \(directory.path)/out/noise.dzi: File too large"), "\(result.standardError)")
+        #expect(!directory.allFiles().contains { $0.hasPrefix("out/") }, "\(directory.allFiles())")
     }
 
     @Test func aReaderOfStandardOutputGoneAwayStopsTheRunQuietlyWith141AndNoTemporaryFiles() throws {
