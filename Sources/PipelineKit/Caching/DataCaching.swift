@@ -50,12 +50,13 @@ public struct CachedResponse: Sendable, Codable, Equatable {
         return now.timeIntervalSince(storedAt) < maxAge
     }
 
-    /// The headers of a conditional request that a `304 Not Modified` answers.
+    /// The headers of a conditional request that a `304 Not Modified` answers: the ETag alone
+    /// when there is one. A server should then ignore `If-Modified-Since`, but some (moto) ask it
+    /// first, and `Last-Modified` counts whole seconds: bytes replaced within the second of the
+    /// copy were answered 304, and the old copy made into files of the new version.
     var validatingHeaders: [String: String] {
-        var headers: [String: String] = [:]
-        if let etag { headers["If-None-Match"] = etag }
-        if let lastModified { headers["If-Modified-Since"] = lastModified }
-        return headers
+        if let etag { return ["If-None-Match": etag] }
+        return lastModified.map { ["If-Modified-Since": $0] } ?? [:]
     }
 }
 

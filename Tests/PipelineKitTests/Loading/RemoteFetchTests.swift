@@ -89,6 +89,32 @@ import Vips
         #expect(FileManager.default.fileExists(atPath: directory.path + "/out/127.0.0.1_\(server.port)/p.jpg"))
     }
 
+    /// With an ETag, the ETag alone is asked: an origin that answers `If-Modified-Since` first
+    /// took bytes replaced within the second of the copy for the copy (as moto's S3 does).
+    @Test func aConditionalRequestAsksByETagAloneWhenThereIsOne() async throws {
+        let version = Locked(1)
+        let lastModified = "Wed, 02 Dec 2026 10:00:00 GMT"
+        let server = try TestHTTPServer { request, _ in
+            // The second-granular clock answers first, as such an origin does
+            if request.headers["if-modified-since"] == lastModified { return .init(status: 304) }
+            let etag = "\"v\(version.withLock { $0 })\""
+            if request.headers["if-none-match"] == etag { return .init(status: 304, headers: ["ETag": etag]) }
+            let wider = (try? Fixtures.jpeg(try Fixtures.gradient(width: 300, height: 100))) ?? Data()
+            let photo = version.withLock { $0 } == 1 ? Self.photo : wider
+            return .init(status: 200, headers: ["ETag": etag, "Last-Modified": lastModified, "Content-Type": "image/jpeg"], body: photo)
+        }
+        let directory = try TemporaryDirectory()
+        let text = json([server.url("/p.jpg")])
+        _ = try await PipelineHarness.run(text, in: directory)
+        // The bytes are replaced within the same second
+        version.withLock { $0 = 2 }
+        let (reports, _) = try await PipelineHarness.run(text, in: directory)
+        #expect(reports.first?.written.first?.size == ImageSize(width: 50, height: 17), "\(reports.flatMap(\.written))")
+        let requests = server.requests(for: "/p.jpg")
+        #expect(requests.count == 2)
+        #expect(requests[1].headers["if-none-match"] == "\"v1\"" && requests[1].headers["if-modified-since"] == nil)
+    }
+
     /// A server that sends no ETag, Last-Modified or max-age is asked each run, and its outputs
     /// are made again only when its bytes changed.
     @Test func aResponseWithoutValidatorsIsVersionedByItsBytes() async throws {
