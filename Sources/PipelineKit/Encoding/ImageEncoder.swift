@@ -140,17 +140,22 @@ enum ImageEncoder {
         let unsaved = kept.subtracting(writableMetadata(settings.format)).subtracting([.icc])
         let unsavable = names.filter { metadataKind(of: $0).map(unsaved.contains) ?? false }
         let unwritable = settings.format == .png && kept.contains(.xmp) ? names.filter { !isWritablePNGComment($0) } : []
+        // PNG's text chunks, kept with XMP, have a place in PNG alone: the other savers that
+        // write XMP pass over them without a word.
+        let pngText =
+            settings.format != .png && !unsaved.contains(.xmp) && kept.contains(.xmp) ? names.filter { $0.hasPrefix("png-comment-") } : []
         let oversized = settings.format == .jpeg ? oversizedForJPEG(image, keeping: kept) : []
         let tooLong = oversized.flatMap { blob in names.filter { metadataKind(of: $0) == metadataKind(of: blob) } }
-        if !unkept.isEmpty || !unsavable.isEmpty || !unwritable.isEmpty || !tooLong.isEmpty {
-            image = try image.removingFields(unkept + unsavable + unwritable + tooLong)
+        if !unkept.isEmpty || !unsavable.isEmpty || !unwritable.isEmpty || !tooLong.isEmpty || !pngText.isEmpty {
+            image = try image.removingFields(unkept + unsavable + unwritable + tooLong + pngText)
         }
         return Prepared(
             image: image,
             // The blocks, not each EXIF tag libvips lists beside its block.
             dropped: unsavable.filter { !$0.hasPrefix("exif-ifd") }
                 + unwritable.map { "\($0) (a PNG text key must be 1–79 characters, not all spaces, without control characters)" }
-                + oversized.map { "\($0) (longer than the 64 KB one JPEG marker holds)" }, source: source)
+                + oversized.map { "\($0) (longer than the 64 KB one JPEG marker holds)" }
+                + pngText.map { "\($0) (a PNG text chunk, which only PNG holds)" }, source: source)
     }
 
     /// The kept EXIF and XMP blocks (by field name) too long for the one JPEG marker libvips

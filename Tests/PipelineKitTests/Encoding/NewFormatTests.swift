@@ -296,6 +296,20 @@ import Vips
         }
     }
 
+    /// PNG's text chunks, kept with XMP, have a place in PNG alone: written as JPEG, WebP or
+    /// AVIF they are dropped with a warning, as GIF and JPEG XL drop them, not without a word.
+    @Test(arguments: ["jpeg", "webp", "avif"]) func aPNGsTextKeptInAnotherFormatIsDroppedWithAWarning(format: String) async throws {
+        let png = try Fixtures.gradient(width: 32, height: 24).settingStringField("png-comment-0-Author", to: "Jane")
+            .encoded(suffix: ".png")
+        let (_, reports, summary) = try await run(
+            [#"{"name": "kept", "encode": {"format": "\#(format)", "keep": "all"}, "path": "out/{stem}.\#(format)"}"#],
+            input: Data(png), name: "texts.png")
+        #expect(summary.succeeded == 1, "\(reports.flatMap(\.failures))")
+        let warnings = reports.flatMap(\.written).flatMap(\.warnings)
+        let said = "in/texts.png: dropped the metadata field png-comment-0-Author (a PNG text chunk, which only PNG holds), "
+        #expect(warnings == [said + "which \(format) cannot write"], "\(warnings)")
+    }
+
     @Test func changingKeepOrTheProfileMakesTheOutputAgainInAnIncrementalRun() async throws {
         let directory = try TemporaryDirectory()
         try directory.write(try taggedJPEG(), to: "in/photo.jpg")
