@@ -66,19 +66,15 @@ public struct PipelineServer: Service {
     }
     private let onListening: @Sendable (String) -> Void
     private let onStopping: @Sendable () -> Void
-    /// The requests still in flight when the last `run()` went past its drain timeout, with
-    /// runs cancelled; nil when it stopped within it.
-    private let cutOff = Locked<Int?>(nil)
-
     /// Whether the server stopped past its drain timeout: the service group cancelled it past
     /// its graceful shutdown's time (`serve.drainTimeout`), and the runs still going were
     /// cancelled, each ending with its files whole or gone.
-    public var stoppedPastDrainTimeout: Bool { cutOff.withLock { $0 != nil } }
+    public var stoppedPastDrainTimeout: Bool { metrics.requestsCutOff != nil }
 
     /// How many requests were still in flight, and so cut off, when the server went past its
     /// drain timeout: 0 when it stopped within it, or when only runs no request waited for any
     /// more (answered at `serve.timeout`, or their clients gone) were still going.
-    public var requestsCutOff: Int { cutOff.withLock { $0 ?? 0 } }
+    public var requestsCutOff: Int { metrics.requestsCutOff ?? 0 }
 
     /// Plans the pipeline (finding its inputs and checking every output path, as `run` does)
     /// and removes what a killed run left half-written; nothing listens until `run()`.
@@ -158,7 +154,6 @@ public struct PipelineServer: Service {
                 onListening("http://\(shown):\(channel.localAddress?.port ?? port)")
             },
             logger: logger)
-        let cutOff = self.cutOff
         let makers = self.makers
         let metrics = self.metrics
         try await withTaskCancellationHandler {
@@ -179,7 +174,7 @@ public struct PipelineServer: Service {
             // Past the drain timeout: the requests waiting for runs are let go once their
             // runs end, so those are cancelled (what is queued is skipped).
             // A reload's replaced makers too: their requests are as much in flight.
-            cutOff.withLock { $0 = metrics.requestsInFlight }
+            metrics.cutOffRequestsInFlight()
             let going = makers.withLock { $0.compactMap(\.maker) }
             Task { for maker in going { await maker.cancelAll() } }
         }

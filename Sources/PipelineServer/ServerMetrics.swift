@@ -32,6 +32,19 @@ final class ServerMetrics: Sendable {
     /// The requests started and not yet answered now.
     var requestsInFlight: Int { requestsStarted.withLock { $0 } }
 
+    /// The requests in flight when the server went past its drain timeout; nil before.
+    private let cutOff = Locked<Int?>(nil)
+
+    /// Notes that the server went past its drain timeout and closed its connections: the
+    /// requests in flight now are cut off, and no answer from now on is sent.
+    func cutOffRequestsInFlight() {
+        let inFlight = requestsInFlight
+        cutOff.withLock { $0 = inFlight }
+    }
+
+    /// The requests cut off by `cutOffRequestsInFlight()`, or nil when it was not called.
+    var requestsCutOff: Int? { cutOff.withLock { $0 } }
+
     /// Counts an answered request. `output` is the name of an output of the file, or nil for
     /// any other path (so that made-up paths add no series); `bytes` those of the body sent;
     /// `source` whether the file came from disk, from the bucket or was made, for a file.

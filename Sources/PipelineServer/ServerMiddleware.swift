@@ -41,8 +41,10 @@ struct AccessMiddleware: RouterMiddleware {
         }
         // A browser takes every answer as the type it names, never guessing another from its bytes.
         response.headers[.xContentTypeOptions] = "nosniff"
+        // Past the drain timeout the connections are closed: an answer made now is never sent.
+        let sent = metrics.requestsCutOff == nil
         // Every body counts, a refusal's JSON too, as a web server's access log counts them.
-        let bytes = request.method == .head ? 0 : Int(response.headers[.contentLength] ?? "") ?? 0
+        let bytes = request.method == .head || !sent ? 0 : Int(response.headers[.contentLength] ?? "") ?? 0
         let duration = start.duration(to: .now)
         metrics.finished(
             output: outputName(in: signed ? Self.droppingFirstPart(request.uri.path) : request.uri.path),
@@ -50,11 +52,13 @@ struct AccessMiddleware: RouterMiddleware {
         if logger.logLevel <= .info {
             let (seconds, attoseconds) = duration.components
             var metadata: Logger.Metadata = [
-                "method": "\(request.method)", "path": "\(loggedPath(request.uri.path))", "status": "\(response.status.code)",
+                "method": "\(request.method)", "path": "\(loggedPath(request.uri.path))",
+                "status": "\(sent ? String(response.status.code) : "-")",
                 "bytes": "\(bytes)", "ms": "\(seconds * 1000 + attoseconds / 1_000_000_000_000_000)",
                 "source": "\(response.headers[OutputResponder.sourceHeader] ?? "-")",
             ]
             if let refusal { metadata["reason"] = "\(refusal)" }
+            if !sent { metadata["reason"] = "not sent: the server stopped past its drain timeout" }
             logger.info("request", metadata: metadata)
         }
         if request.method == .head { response = response.createHeadResponse() }

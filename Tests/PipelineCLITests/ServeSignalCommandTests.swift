@@ -11,7 +11,7 @@ import Testing
 @Suite(.serialized) struct ServeSignalCommandTests {
     /// A server of one input on `silent`, with `serve.drainTimeout`, and a request for it in
     /// flight, once the server has asked the origin for the input.
-    static func requestWaitingOn(_ silent: SilentOrigin, drainTimeout: Int) async throws -> (
+    static func requestWaitingOn(_ silent: SilentOrigin, drainTimeout: Int, options: [String] = []) async throws -> (
         command: BackgroundCommand, directory: TemporaryDirectory, inFlight: Task<LoopbackHTTPClient.Response, any Error>
     ) {
         let origin = silent.server
@@ -19,7 +19,7 @@ import Testing
         let json = PipelineHarness.json(
             inputs: [origin.url("/photo.jpg")], outputs: [ServeCommandTests.thumb], extra: #""serve": {"drainTimeout": \#(drainTimeout)}"#)
         try directory.write(Data(json.utf8), to: "p.json")
-        let (command, port) = try ServeCommandTests().serve(directory)
+        let (command, port) = try ServeCommandTests().serve(directory, options: options)
         let inFlight = Task.detached {
             try await LoopbackHTTPClient.request(port: port, target: "/thumb/127.0.0.1_\(origin.port)/photo.jpg")
         }
@@ -64,7 +64,7 @@ import Testing
         // Given an input on an origin that never answers while the test runs, and a drain
         // timeout of one second
         let silent = try SilentOrigin(seconds: 120)
-        let (command, directory, inFlight) = try await Self.requestWaitingOn(silent, drainTimeout: 1)
+        let (command, directory, inFlight) = try await Self.requestWaitingOn(silent, drainTimeout: 1, options: ["--log-level", "info"])
         defer { command.kill() }
 
         // When SIGTERM comes
@@ -79,6 +79,10 @@ import Testing
         #expect(answer?.status != 200)
         let written = (try? FileManager.default.contentsOfDirectory(atPath: directory.path + "/out")) ?? []
         #expect(written.isEmpty, "\(written)")
+        // and the access log says that no answer was sent, not one it never sent
+        let logged = command.transcript.split(separator: "\n").filter { $0.contains("path=/thumb/") }
+        #expect(logged.count == 1, "\(command.transcript)")
+        #expect(logged.allSatisfy { $0.contains("status=-") && $0.contains("bytes=0") && $0.contains("not sent") }, "\(logged)")
     }
 
     @Test func ctrlCPressedAgainCutsTheDrainShort() async throws {
