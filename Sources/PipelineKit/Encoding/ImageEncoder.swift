@@ -104,7 +104,19 @@ enum ImageEncoder {
         }
     }
 
+    /// The longest side a WebP file holds: its header has 14 bits for each.
+    static let webpLargestSide = 16383
+
     static func prepare(_ source: VipsImage, for settings: EncoderSettings) throws(VipsError) -> Prepared {
+        // Said here, the same each time: libwebp's own refusal reaches libvips' error buffer in
+        // a race with the other encodes, and is sometimes lost to "save failed".
+        let side = max(source.width, source.frameSize.height)
+        if settings.format == .webp, side > webpLargestSide {
+            throw VipsError(
+                operation: "webpsave",
+                message: "image too large: a WebP side holds at most \(webpLargestSide) pixels, and this is "
+                    + "\(source.width)×\(source.frameSize.height)")
+        }
         var image = source
         if settings.format == .jpeg, image.hasAlpha {
             // JPEG has no alpha: composite onto the background instead of dropping the band,

@@ -310,6 +310,23 @@ import Vips
         #expect(warnings == [said + "which \(format) cannot write"], "\(warnings)")
     }
 
+    /// A WebP past its 16,383 px side fails with the same reason each time, and the run's
+    /// other outputs are made; libvips' own message was now and then lost to "save failed".
+    @Test func aWebPTallerThanItsFormatHoldsFailsWithTheSameReasonEachTime() async throws {
+        let tall = try Fixtures.png(try Fixtures.solid(width: 40, height: 17000, colour: Fixtures.grey))
+        for _ in 0..<3 {
+            let (_, reports, _) = try await run(
+                [
+                    #"{"name": "webp", "encode": {"format": "webp"}, "path": "out/{stem}.webp"}"#,
+                    #"{"name": "png", "steps": [{"resize": {"width": 4}}], "encode": {"format": "png"}, "path": "out/{stem}.png"}"#,
+                ], input: tall, name: "tall.png")
+            #expect(reports.flatMap(\.written).map(\.output) == ["png"])
+            let failure = try #require(reports.first?.failures.first)
+            #expect(failure.stage == .encode)
+            #expect(failure.reason.contains("a WebP side holds at most 16383 pixels, and this is 40×17000"), "\(failure.reason)")
+        }
+    }
+
     @Test func changingKeepOrTheProfileMakesTheOutputAgainInAnIncrementalRun() async throws {
         let directory = try TemporaryDirectory()
         try directory.write(try taggedJPEG(), to: "in/photo.jpg")
