@@ -219,8 +219,6 @@ enum TilePyramidWriter {
         return total
     }
 
-    /// ENOSPC (or EDQUOT) when the file system of `folder` cannot take another 64 KiB now, else
-    /// nil: asked of a probe file, as `ImageWriter.spaceProblem` asks of its temporary file.
     /// libvips leaves the top level (the whole image in one tile) out of an IIIF `info.json`'s
     /// `scaleFactors`, though it writes that level's tile: a pyramid that fits one tile listed
     /// none, which viewers cannot open, and a larger one had no overview. The list is written
@@ -244,8 +242,9 @@ enum TilePyramidWriter {
         }
     }
 
-    /// Why `folder`'s file system takes no more (ENOSPC, EDQUOT, or EFBIG past `ulimit -f`),
-    /// from a probe written there and removed; nil when it takes it.
+    /// ENOSPC (or EDQUOT, or EFBIG past `ulimit -f`) when the file system of `folder` cannot
+    /// take another 64 KiB now, else nil: asked of a probe file, as `ImageWriter.spaceProblem`
+    /// asks of its temporary file.
     private static func spaceProblem(in folder: String) -> Int32? {
         let probe = folder + "/.space-probe"
         let descriptor = open(probe, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
