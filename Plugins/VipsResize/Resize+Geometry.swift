@@ -18,29 +18,6 @@ extension Resize {
         }
     }
 
-    /// The geometry for `input`; for the image a decoder made smaller from `original` (its
-    /// sides each rounded), the geometry of `original` itself, so that a side this resize
-    /// computes comes from the exact proportions, as a resize of the full image would, and not
-    /// from a rounded side: a 640 px width of a set made from its 1280 px decode is then as tall
-    /// as one made alone.
-    func geometry(for input: ImageSize, scaledFrom original: ImageSize?) -> Geometry {
-        guard let original, original != input, Self.isUniformlyScaled(input, from: original) else { return geometry(for: input) }
-        return geometry(for: original)
-    }
-
-    /// Whether `image` is `original` scaled by one factor, each side then rounded: within a
-    /// pixel of the proportions on one side or the other. An earlier step that changed the
-    /// proportions (a crop) makes it not.
-    static func isUniformlyScaled(_ image: ImageSize, from original: ImageSize) -> Bool {
-        // A decoder only makes an image smaller; a step that made it larger (a border) did not.
-        guard original.width > 0, original.height > 0, image.width <= original.width, image.height <= original.height else {
-            return false
-        }
-        let heightFromWidth = Double(original.height) * Double(image.width) / Double(original.width)
-        let widthFromHeight = Double(original.width) * Double(image.height) / Double(original.height)
-        return abs(Double(image.height) - heightFromWidth) < 1 || abs(Double(image.width) - widthFromHeight) < 1
-    }
-
     func geometry(for input: ImageSize) -> Geometry {
         // A real image has at least one pixel each way; guard the planner's arithmetic anyway.
         let source = ImageSize(width: max(1, input.width), height: max(1, input.height))

@@ -169,7 +169,7 @@ public struct Resize: ImageProcessing, Hashable {
 
     /// Applies the step to `image`; a thrown error fails this item only.
     public func process(_ image: VipsImage, context: ProcessingContext) throws -> VipsImage {
-        let geometry = geometry(for: image.size, scaledFrom: context.originalSize)
+        let geometry = geometry(for: image.size)
         guard geometry.isWithinLibvipsLimits else {
             throw TooLarge(input: image.size, scaled: geometry.scaled, output: geometry.output)
         }

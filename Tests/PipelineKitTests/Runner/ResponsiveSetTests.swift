@@ -57,22 +57,6 @@ import Vips
         #expect(files["photo-200.webp"]?.loader.hasPrefix("webpload") == true)
     }
 
-    /// Every width's height is the input's proportions rounded once, whatever other widths the
-    /// set has: a set is decoded at its widest width, and a height from that rounded decode
-    /// made the 640 px file of an 11200×600 photo 35 px tall alone 34.
-    @Test func eachWidthHasTheSameHeightWhateverTheOtherWidthsOfTheSet() async throws {
-        let directory = try photo(width: 11200, height: 600)
-        let webp = #"[{"format": "webp", "quality": 80}]"#
-        _ = try await run(json(widths: "[320, 640, 1280]", formats: webp), in: directory)
-        let set = try files(in: directory)
-        #expect(set["photo-1280.webp"].map { [$0.width, $0.height] } == [1280, 69])
-        #expect(set["photo-640.webp"].map { [$0.width, $0.height] } == [640, 34])
-        #expect(set["photo-320.webp"].map { [$0.width, $0.height] } == [320, 17])
-        let alone = try photo(width: 11200, height: 600)
-        _ = try await run(json(widths: "[640]", formats: webp), in: alone)
-        #expect(try files(in: alone)["photo-640.webp"].map { [$0.width, $0.height] } == [640, 34])
-    }
-
     @Test(arguments: [#"["icc"]"#, #"["exif"]"#]) func everyWidthOfAPhotoTurnedUprightIsWrittenUpright(keep: String) async throws {
         // Given a landscape photo tagged to be shown turned a quarter (portrait, 100×160)
         let directory = try TemporaryDirectory()

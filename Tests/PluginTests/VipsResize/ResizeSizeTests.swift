@@ -73,22 +73,6 @@ struct ResizeSizeTests: ResizeStepMaking {
         #expect(byHeight.size == ImageSize(width: 160, height: 120))
     }
 
-    /// A decode made smaller than the input has each side rounded: the other side of a resize
-    /// comes from the input's exact proportions, so that a 640 px width of a set decoded at
-    /// 1280 px is as tall as one made alone (34 px of an 11200×600 input, not 35 from 1280×69).
-    @Test func theOtherSideComesFromTheInputsProportionsNotARoundedDecode() throws {
-        let decoded = try Fixtures.solid(width: 1280, height: 69, colour: Fixtures.grey)
-        let original = ImageSize(width: 11200, height: 600)
-        let step = try resize(["width": 640])
-        let context = ProcessingContext(input: "in", output: "o", originalSize: original)
-        #expect(try step.process(decoded, context: context).size == ImageSize(width: 640, height: 34))
-        #expect(step.outputSize(for: original) == ImageSize(width: 640, height: 34))
-        // An earlier step that changed the proportions (a crop) is resized as it is
-        let cropped = try Fixtures.solid(width: 1280, height: 69, colour: Fixtures.grey)
-        let square = ProcessingContext(input: "in", output: "o", originalSize: ImageSize(width: 2000, height: 2000))
-        #expect(try step.process(cropped, context: square).size == ImageSize(width: 640, height: 35))
-    }
-
     @Test func withoutEnlargementNeverScalesUp() throws {
         // Given a 100×50 image, smaller than the 400×400 box
         let image = try Fixtures.solid(width: 100, height: 50, colour: Fixtures.grey)
