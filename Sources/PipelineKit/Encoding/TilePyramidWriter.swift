@@ -61,6 +61,15 @@ enum TilePyramidWriter {
             if let code = spaceProblem(in: temporary) {
                 throw ItemError.system(.writing, stage: .encode, "cannot write \(path)", code: code)
             }
+            // With the space freed again in between (another output's pyramid that failed and
+            // was removed), the probe finds room: the tiles are counted too.
+            let expected = TileCount.expected(settings.layout, width: image.width, height: image.height, tileSize: settings.size)
+            let found = tileFiles(below: temporary, format: settings.format.format)
+            guard found >= expected else {
+                throw ItemError(
+                    .writing, stage: .encode,
+                    reason: "cannot write \(path): libvips wrote \(found) of its \(expected) tiles (was the disk full?)")
+            }
             // libvips lists the image's fields beside the tiles.
             for properties in [temporary + "/" + stem + "_files/vips-properties.xml", temporary + "/" + stem + "/vips-properties.xml"] {
                 unlink(properties)
@@ -208,6 +217,17 @@ enum TilePyramidWriter {
         close(descriptor)
     }
 
+    /// How many files below `folder` are tiles in `format` (by their extension).
+    static func tileFiles(below folder: String, format: EncoderSettings.Format) -> Int {
+        guard let walker = FileManager.default.enumerator(atPath: folder) else { return 0 }
+        let suffix = "." + format.fileExtension
+        var count = 0
+        while let relative = walker.nextObject() as? String {
+            if relative.hasSuffix(suffix) { count += 1 }
+        }
+        return count
+    }
+
     /// The size of the regular files below `folder` together, in bytes.
     static func bytes(below folder: String) -> Int {
         guard let walker = FileManager.default.enumerator(atPath: folder) else { return 0 }
@@ -224,11 +244,7 @@ enum TilePyramidWriter {
     /// none, which viewers cannot open, and a larger one had no overview. The list is written
     /// again as every power of two up to the first whose level fits one tile, the levels written.
     static func listEveryScale(in infoFile: String, width: Int, height: Int, tileSize: Int, path: String) throws(ItemError) {
-        var factors = [1]
-        // Bounded: a side of at most 2^31 pixels halves to one tile within 32 steps.
-        while factors.count < 32, (max(width, height) + factors[factors.count - 1] - 1) / factors[factors.count - 1] > tileSize {
-            factors.append(factors[factors.count - 1] * 2)
-        }
+        let factors = TileCount.factors(width, height, tileSize)
         guard let info = try? String(contentsOfFile: infoFile, encoding: .utf8),
             let list = info.range(of: #""scaleFactors"\s*:\s*\[[^\]]*\]"#, options: .regularExpression)
         else {
