@@ -61,27 +61,29 @@ enum TilePyramidWriter {
             if let code = spaceProblem(in: temporary) {
                 throw ItemError.system(.writing, stage: .encode, "cannot write \(path)", code: code)
             }
+            // libvips lists the image's fields beside the tiles.
+            for properties in [temporary + "/" + stem + "_files/vips-properties.xml", temporary + "/" + stem + "/vips-properties.xml"] {
+                unlink(properties)
+            }
             // With the space freed again in between (another output's pyramid that failed and
-            // was removed), the probe finds room: the tiles are counted too.
+            // was removed), the probe finds room: the tiles are counted too, on the one walk
+            // that sums the pyramid's bytes.
             let expected = TileCount.expected(settings.layout, width: image.width, height: image.height, tileSize: settings.size)
-            let found = tileFiles(below: temporary, format: settings.format.format)
+            let (found, bytes) = contents(below: temporary, tilesIn: settings.format.format)
+            var byteCount = bytes
             guard found >= expected else {
                 throw ItemError(
                     .writing, stage: .encode,
                     reason: "cannot write \(path): libvips wrote \(found) of its \(expected) tiles (was the disk full?)")
             }
-            // libvips lists the image's fields beside the tiles.
-            for properties in [temporary + "/" + stem + "_files/vips-properties.xml", temporary + "/" + stem + "/vips-properties.xml"] {
-                unlink(properties)
-            }
             if settings.layout == .iiif || settings.layout == .iiif3 {
-                try listEveryScale(
+                byteCount += try listEveryScale(
                     in: temporary + "/" + stem + "/info.json", width: image.width, height: image.height, tileSize: settings.size, path: path
                 )
             }
             return UncommittedPyramid(
                 path: path, temporary: temporary, descriptor: descriptor, stem: stem, layout: settings.layout,
-                byteCount: bytes(below: temporary), protectedInputs: inputs)
+                byteCount: byteCount, protectedInputs: inputs)
         } catch {
             removeTree(temporary, openAs: descriptor)
             throw error
@@ -217,33 +219,27 @@ enum TilePyramidWriter {
         close(descriptor)
     }
 
-    /// How many files below `folder` are tiles in `format` (by their extension).
-    static func tileFiles(below folder: String, format: EncoderSettings.Format) -> Int {
-        guard let walker = FileManager.default.enumerator(atPath: folder) else { return 0 }
+    /// How many regular files below `folder` are tiles in `format` (by their extension), and
+    /// the size of all its regular files together, in bytes: one walk for both.
+    static func contents(below folder: String, tilesIn format: EncoderSettings.Format) -> (tiles: Int, bytes: Int) {
+        guard let walker = FileManager.default.enumerator(atPath: folder) else { return (0, 0) }
         let suffix = "." + format.fileExtension
-        var count = 0
-        while let relative = walker.nextObject() as? String {
-            if relative.hasSuffix(suffix) { count += 1 }
-        }
-        return count
-    }
-
-    /// The size of the regular files below `folder` together, in bytes.
-    static func bytes(below folder: String) -> Int {
-        guard let walker = FileManager.default.enumerator(atPath: folder) else { return 0 }
-        var total = 0
+        var (tiles, bytes) = (0, 0)
         var info = stat()
         while let relative = walker.nextObject() as? String {
-            if lstat(folder + "/" + relative, &info) == 0, info.st_mode & S_IFMT == S_IFREG { total += Int(info.st_size) }
+            guard lstat(folder + "/" + relative, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { continue }
+            bytes += Int(info.st_size)
+            if relative.hasSuffix(suffix) { tiles += 1 }
         }
-        return total
+        return (tiles, bytes)
     }
 
     /// libvips leaves the top level (the whole image in one tile) out of an IIIF `info.json`'s
     /// `scaleFactors`, though it writes that level's tile: a pyramid that fits one tile listed
     /// none, which viewers cannot open, and a larger one had no overview. The list is written
     /// again as every power of two up to the first whose level fits one tile, the levels written.
-    static func listEveryScale(in infoFile: String, width: Int, height: Int, tileSize: Int, path: String) throws(ItemError) {
+    /// Returns how many bytes longer the file became.
+    static func listEveryScale(in infoFile: String, width: Int, height: Int, tileSize: Int, path: String) throws(ItemError) -> Int {
         let factors = TileCount.factors(width, height, tileSize)
         guard let info = try? String(contentsOfFile: infoFile, encoding: .utf8),
             let list = info.range(of: #""scaleFactors"\s*:\s*\[[^\]]*\]"#, options: .regularExpression)
@@ -253,6 +249,7 @@ enum TilePyramidWriter {
         let listed = info.replacingCharacters(in: list, with: "\"scaleFactors\": [\(factors.map(String.init).joined(separator: ", "))]")
         do {
             try Data(listed.utf8).write(to: URL(fileURLWithPath: infoFile))
+            return listed.utf8.count - info.utf8.count
         } catch {
             throw ItemError(.writing, stage: .encode, reason: "cannot write \(path)/info.json: \(error.localizedDescription)")
         }

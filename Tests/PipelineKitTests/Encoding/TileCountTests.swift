@@ -22,7 +22,7 @@ import Vips
             // Google's layout writes a blank tile for the map's edges beside its own.
             let blank = FileManager.default.fileExists(atPath: directory.path + "/p/blank.png") ? 1 : 0
             #expect(blank == (layout == .google ? 1 : 0))
-            let written = TilePyramidWriter.tileFiles(below: directory.path, format: .png) - blank
+            let written = TilePyramidWriter.contents(below: directory.path, tilesIn: .png).tiles - blank
             #expect(TileCount.expected(layout, width: width, height: height, tileSize: size) == written, "\(layout) \(width)×\(height)")
         }
     }

@@ -50,7 +50,7 @@ import Vips
         #expect(!entries(below: out).contains { $0.contains(ImageWriter.temporaryMarker) })
         let written = try #require(reports.first?.written.first)
         #expect(written.path == out + "/photo.dzi" && written.size == ImageSize(width: 1000, height: 700))
-        #expect(written.byteCount == TilePyramidWriter.bytes(below: out) && written.byteCount > 0)
+        #expect(written.byteCount == TilePyramidWriter.contents(below: out, tilesIn: .jpeg).bytes && written.byteCount > 0)
     }
 
     @Test func eachFolderLayoutWritesItsDescriptorAndTiles() async throws {
@@ -213,7 +213,7 @@ import Vips
         #expect(tiles.layout == "dz" && tiles.path == "tiles/photo.dzi" && tiles.url == "/img/tiles/photo.dzi")
         #expect(tiles.width == 1000 && tiles.height == 700 && tiles.tileSize == 254 && tiles.overlap == 1)
         #expect(tiles.format == "webp" && tiles.mimeType == "image/webp")
-        #expect(tiles.bytes == TilePyramidWriter.bytes(below: directory.path + "/site/tiles"))
+        #expect(tiles.bytes == TilePyramidWriter.contents(below: directory.path + "/site/tiles", tilesIn: .jpeg).bytes)
     }
 
     @Test func aKilledRunsTemporaryFolderIsSweptAndALiveOneKept() throws {
