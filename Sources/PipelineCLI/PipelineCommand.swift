@@ -122,6 +122,10 @@ struct PipelineCommand: AsyncParsableCommand {
             printError("error: \(unknown)")
             Foundation.exit(ExitCode.invalidInput.rawValue)
         }
+        if let refusal = longOptionWithOneDash(in: arguments) {
+            printError(refusal)
+            Foundation.exit(ExitCode.invalidInput.rawValue)
+        }
         do {
             var command = try parseAsRoot(arguments)
             if var asyncCommand = command as? any AsyncParsableCommand {
@@ -132,12 +136,7 @@ struct PipelineCommand: AsyncParsableCommand {
         } catch {
             let code = exitCode(for: error)
             if code == .validationFailure {
-                var message = fullMessage(for: error)
-                if let (written, meant) = longOptionWithOneDash(in: arguments, refusedAs: message) {
-                    let usage = message.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false).dropFirst()
-                    message = (["Error: Unknown option '\(written)'. Did you mean '\(meant)'?"] + usage).joined(separator: "\n")
-                }
-                try? FileHandle.standardError.write(contentsOf: Data((message + "\n").utf8))
+                printError(fullMessage(for: error))
                 Foundation.exit(ExitCode.invalidInput.rawValue)
             }
             exit(withError: error)
@@ -158,25 +157,35 @@ extension PipelineCommand {
 }
 
 extension PipelineCommand {
-    /// A long option written with one dash, as ImageMagick's are (`-quality 80`), which the
-    /// parser took as a cluster of short flags (`-q -u …`) and refused by a letter; nil when
-    /// `message` is not such a refusal or no argument is a long option of the command.
-    static func longOptionWithOneDash(in arguments: [String], refusedAs message: String) -> (written: String, meant: String)? {
-        guard message.hasPrefix("Error: Unknown option '-"), !message.hasPrefix("Error: Unknown option '--") else { return nil }
-        let options = arguments.prefix { $0 != "--" }
-        for (index, argument) in options.enumerated()
-        where argument.count > 2 && argument.hasPrefix("-") && !argument.hasPrefix("--")
-            && argument.dropFirst().allSatisfy({ $0.isLetter || $0 == "-" })
-        {
-            var corrected = arguments
-            corrected[index] = "-" + argument
-            // Known when parsing no longer calls it unknown (it may still fail for other reasons).
-            do {
-                _ = try parseAsRoot(corrected)
-            } catch {
-                guard !fullMessage(for: error).contains("Unknown option '-\(argument)'") else { continue }
-            }
-            return (argument, "-" + argument)
+    /// The refusal of a long option written with one dash, as ImageMagick's are (`-quality 80`),
+    /// with the two-dash option it means; nil when no argument is one. Checked before parsing:
+    /// the parser takes such a word for a cluster of short flags, and either refuses it by one
+    /// letter (`-u` of `-quality`) or, when the cluster holds `-h`, shows the help and exits 0
+    /// without running (`-width 100`). A word made only of the command's short flags (`-qv`)
+    /// is left to the parser.
+    static func longOptionWithOneDash(in arguments: [String]) -> String? {
+        guard let first = arguments.first, var command = commands.first(where: { $0._commandName == first }) else { return nil }
+        var path = [first]
+        for name in arguments.dropFirst() {
+            guard let subcommand = command.configuration.subcommands.first(where: { $0._commandName == name }) else { break }
+            command = subcommand
+            path.append(name)
+        }
+        // The parser takes -help for --help in every command.
+        let words = arguments.dropFirst(path.count).prefix { $0 != "--" }.filter {
+            $0.count > 2 && $0.hasPrefix("-") && !$0.hasPrefix("--") && $0 != "-help"
+                && $0.dropFirst().allSatisfy({ $0.isLetter || $0 == "-" })
+        }
+        guard !words.isEmpty else { return nil }
+        let names = OptionNames(ofCommandAt: path, in: Self.self)
+        for argument in words {
+            let word = String(argument.dropFirst())
+            let meant =
+                names.long.contains(word)
+                ? word : word.allSatisfy(names.short.contains) ? nil : NearestName.suggestion(for: word, among: names.long)
+            guard let meant else { continue }
+            return "Error: Unknown option '\(argument)'. Did you mean '--\(meant)'?\n"
+                + "Usage: \(usageString(for: command))\n  See '\(([identity.name] + path).joined(separator: " ")) --help' for more information."
         }
         return nil
     }

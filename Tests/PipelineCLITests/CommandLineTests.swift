@@ -41,6 +41,23 @@ import Vips
         #expect(quality.status == 2)
         let named = "Error: Unknown option '-quality'. Did you mean '--quality'?\nUsage: "
         #expect(quality.standardError.hasPrefix(named), "\(quality.standardError)")
+        #expect(quality.standardError.contains("See 'pipeline convert --help'"), "\(quality.standardError)")
+        // A cluster holding -h showed the help and exited 0 without converting
+        let width = try CommandRunner.run(["convert", "in.jpg", "-width", "100", "out.jpg"])
+        #expect(width.status == 2)
+        #expect(width.standardError.hasPrefix("Error: Unknown option '-width'. Did you mean '--width'?\n"), "\(width.standardError)")
+        // A misspelt one is named with the option it is nearest to
+        let misspelt = try CommandRunner.run(["convert", "in.jpg", "-quallity", "80", "out.jpg"])
+        #expect(
+            misspelt.standardError.hasPrefix("Error: Unknown option '-quallity'. Did you mean '--quality'?\n"), "\(misspelt.standardError)")
+        // A subcommand's own options are the ones named
+        let cache = try CommandRunner.run(["cache", "stats", "-version"])
+        #expect(cache.standardError.hasPrefix("Error: Unknown option '-version'. Did you mean '--version'?\n"), "\(cache.standardError)")
+        #expect(cache.standardError.contains("See 'pipeline cache stats --help'"), "\(cache.standardError)")
+        // Short flags together are short flags, and -help is help
+        let flags = try CommandRunner.run(["convert", "-qv", "missing.jpg", "out.jpg"])
+        #expect(!flags.standardError.contains("Did you mean"), "\(flags.standardError)")
+        #expect(try CommandRunner.run(["convert", "-help"]).status == 0)
         // A word that is no option of the command keeps the parser's own message
         let resize = try CommandRunner.run(["convert", "in.jpg", "-resize", "80", "out.jpg"])
         #expect(resize.standardError.hasPrefix("Error: Unknown option '-resize'\n"), "\(resize.standardError)")

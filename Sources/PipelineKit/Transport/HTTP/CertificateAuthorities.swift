@@ -10,12 +10,16 @@ public struct CertificateAuthorities: Sendable, Equatable {
     public var folder: String?
     /// What named them, for messages: an environment variable, or "the settings".
     public var source: String
+    /// Variables that name another file but are not read, because `source` comes first (a
+    /// machine-wide `CURL_CA_BUNDLE` before a user's `SSL_CERT_FILE`): a refusal says so.
+    public var passedOver: [String]
 
     /// Authorities named by the caller.
-    public init(file: String? = nil, folder: String? = nil, source: String = "the settings") {
+    public init(file: String? = nil, folder: String? = nil, source: String = "the settings", passedOver: [String] = []) {
         self.file = file
         self.folder = folder
         self.source = source
+        self.passedOver = passedOver
     }
 
     /// The variables read, in order, for the file, as curl and OpenSSL's tools read them.
@@ -32,11 +36,13 @@ public struct CertificateAuthorities: Sendable, Equatable {
         _ environment: [String: String] = ProcessInfo.processInfo.environment, firstReading: [String] = []
     ) -> CertificateAuthorities {
         let named = { (name: String) in environment[name].flatMap { $0.isEmpty ? nil : (name, $0) } }
-        let file = (firstReading + fileVariables).lazy.compactMap(named).first
+        let files = (firstReading + fileVariables).compactMap(named)
+        let file = files.first
         let folder = named(folderVariable)
         let sources = [file?.0, folder?.0].compactMap { $0 }
         return CertificateAuthorities(
-            file: file?.1, folder: folder?.1, source: sources.isEmpty ? "the settings" : sources.joined(separator: " and "))
+            file: file?.1, folder: folder?.1, source: sources.isEmpty ? "the settings" : sources.joined(separator: " and "),
+            passedOver: files.dropFirst().filter { $0.1 != file?.1 }.map(\.0))
     }
 
     /// What is said when a server's certificate is refused: how to trust a private authority,
@@ -46,7 +52,12 @@ public struct CertificateAuthorities: Sendable, Equatable {
             return "to trust a private certificate authority, set SSL_CERT_FILE to its PEM file"
         }
         let named = [file, folder].compactMap { $0 }.joined(separator: " and ")
-        return "the authorities trusted are those \(source) names (\(named))"
+        let unread =
+            passedOver.isEmpty
+            ? ""
+            : "; \(passedOver.joined(separator: " and ")) \(passedOver.count == 1 ? "is" : "are") set too, but not read: "
+                + "\(source.components(separatedBy: " and ")[0]) comes first"
+        return "the authorities trusted are those \(source) names (\(named))\(unread)"
     }
 
     /// What is said when the authorities named cannot be read.

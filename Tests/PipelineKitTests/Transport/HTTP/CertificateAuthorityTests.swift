@@ -49,6 +49,15 @@ import Testing
             return
         }
         #expect(refused.message.contains("those SSL_CERT_FILE names (\(other.authorityFile))"), "\(refused.message)")
+        // A machine-wide variable read first hides the user's: the refusal says which was passed over
+        let hiding = CertificateAuthorities.fromEnvironment(["CURL_CA_BUNDLE": other.authorityFile, "SSL_CERT_FILE": origin.authorityFile])
+        guard case .failure(let hidden) = load(origin.url("a.bin"), trusting: hiding) else {
+            Issue.record("a certificate signed by an authority not read was accepted")
+            return
+        }
+        #expect(
+            hidden.message.contains("(\(other.authorityFile)); SSL_CERT_FILE is set too, but not read: CURL_CA_BUNDLE comes first"),
+            "\(hidden.message)")
     }
 
     @Test func anUnreadableAuthorityFileIsNamed() throws {
@@ -67,6 +76,9 @@ import Testing
         #expect(CertificateAuthorities.fromEnvironment([:]) == CertificateAuthorities())
         #expect(
             CertificateAuthorities.fromEnvironment(["SSL_CERT_FILE": "/a.pem", "CURL_CA_BUNDLE": "/b.pem"])
+                == CertificateAuthorities(file: "/b.pem", source: "CURL_CA_BUNDLE", passedOver: ["SSL_CERT_FILE"]))
+        #expect(
+            CertificateAuthorities.fromEnvironment(["SSL_CERT_FILE": "/b.pem", "CURL_CA_BUNDLE": "/b.pem"])
                 == CertificateAuthorities(file: "/b.pem", source: "CURL_CA_BUNDLE"))
         #expect(
             CertificateAuthorities.fromEnvironment(["SSL_CERT_FILE": "/a.pem", "CURL_CA_BUNDLE": ""])
@@ -81,7 +93,7 @@ import Testing
         let environment = ["AWS_CA_BUNDLE": "/aws.pem", "CURL_CA_BUNDLE": "/b.pem"]
         #expect(
             CertificateAuthorities.fromEnvironment(environment, firstReading: [CertificateAuthorities.awsFileVariable])
-                == CertificateAuthorities(file: "/aws.pem", source: "AWS_CA_BUNDLE"))
+                == CertificateAuthorities(file: "/aws.pem", source: "AWS_CA_BUNDLE", passedOver: ["CURL_CA_BUNDLE"]))
         #expect(CertificateAuthorities.fromEnvironment(environment).file == "/b.pem")
     }
 }

@@ -1,0 +1,39 @@
+import ArgumentParser
+import Foundation
+
+/// The option names a command accepts, read from the parser's own description of the command
+/// tree (the JSON of `--experimental-dump-help`), so that they cannot drift from the declarations
+/// and include what the tree adds to each command (`--version`).
+struct OptionNames {
+    /// Names written with two dashes (`quality` for `--quality`).
+    var long: [String] = []
+    /// Letters written with one dash (`q` for `-q`).
+    var short: Set<Character> = []
+
+    /// The names of the command `path` names below `root` (`["cache", "stats"]`); none when
+    /// there is no such command.
+    init(ofCommandAt path: [String], in root: any ParsableCommand.Type) {
+        struct Tree: Decodable { var command: Command }
+        struct Command: Decodable {
+            var commandName: String
+            var arguments: [Argument]?
+            var subcommands: [Command]?
+        }
+        struct Argument: Decodable { var names: [Name]? }
+        struct Name: Decodable {
+            var kind: String
+            var name: String
+        }
+        var command = try? JSONDecoder().decode(Tree.self, from: Data(root._dumpHelp().utf8)).command
+        for name in path {
+            command = command?.subcommands?.first { $0.commandName == name }
+        }
+        for name in (command?.arguments ?? []).flatMap({ $0.names ?? [] }) {
+            switch name.kind {
+            case "long": long.append(name.name)
+            case "short": name.name.first.map { short.insert($0) }
+            default: break
+            }
+        }
+    }
+}
