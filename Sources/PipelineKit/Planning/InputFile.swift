@@ -97,11 +97,12 @@ public struct InputFile: Sendable, Hashable {
             url: remote, subfolder: subfolder, fileName: fileName, listedVersion: listedVersion)
     }
 
-    /// The host, with `_` and the port when it is not the scheme's default. An IPv6 address has
+    /// The host in lower case (as it names the server in any case), with `_` and the port when it
+    /// is not the scheme's default. An IPv6 address has
     /// its `:` (and the `%` before a zone) written as `-`, as a folder name may hold neither
     /// everywhere: `[::1]:8080` is `--1_8080`.
     private static func hostFolder(_ url: URL?) -> String {
-        guard let written = url?.host, !written.isEmpty else { return "unknown-host" }
+        guard let written = url?.host?.lowercased(), !written.isEmpty else { return "unknown-host" }
         let host =
             written.contains(":") ? written.replacingOccurrences(of: ":", with: "-").replacingOccurrences(of: "%", with: "-") : written
         let defaultPort = url?.scheme?.lowercased() == "https" ? 443 : 80

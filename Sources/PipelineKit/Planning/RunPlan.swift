@@ -197,9 +197,11 @@ public struct RunPlan: Sendable {
         return plan
     }
 
-    /// What makes two listings one source: the URL as written, or the file's real path byte for
-    /// byte (so a file reached through a symbolic link or a second glob is still read once, and
-    /// two names that differ only in how their accents are encoded stay two files).
+    /// What makes two listings one source: the URL as written but for the case of its scheme and
+    /// host, which name the same server in any case (`HTTP://Example.com/a.jpg` is
+    /// `http://example.com/a.jpg`), or the file's real path byte for byte (so a file reached
+    /// through a symbolic link or a second glob is still read once, and two names that differ
+    /// only in how their accents are encoded stay two files).
     enum SourceKey: Hashable {
         case url(String)
         case file(DiskPath)
@@ -215,12 +217,22 @@ public struct RunPlan: Sendable {
 
         init(_ input: InputFile) {
             if let url = input.url {
-                self = .url(url)
+                self = .url(Self.caseless(url))
             } else {
                 // Sharing the listed path's storage when it is already real: a plan holds a key
                 // for every source.
                 self = .file(DiskPath(sharing: input.path, orElse: RunPlan.realPath(input.path)))
             }
+        }
+
+        /// `url` with its scheme and host in lower case; its user, path and query as written,
+        /// since those may differ by case alone.
+        static func caseless(_ url: String) -> String {
+            guard let schemeEnd = url.range(of: "://") else { return url }
+            let authorityEnd = url[schemeEnd.upperBound...].firstIndex { "/?#".contains($0) } ?? url.endIndex
+            let hostStart = url[schemeEnd.upperBound..<authorityEnd].lastIndex(of: "@").map(url.index(after:)) ?? schemeEnd.upperBound
+            return url[..<schemeEnd.lowerBound].lowercased() + url[schemeEnd.lowerBound..<hostStart]
+                + url[hostStart..<authorityEnd].lowercased() + url[authorityEnd...]
         }
 
         /// What decides the source's shard: its URL, or its real path relative to the pipeline

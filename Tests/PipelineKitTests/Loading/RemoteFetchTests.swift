@@ -74,6 +74,24 @@ import Vips
         #expect(directory.allFiles().filter { $0.hasPrefix("out/") } == ["out/127.0.0.1_\(server.port)/a.jpg"])
     }
 
+    /// A scheme and host name the server in any case: written two ways they are one source, and
+    /// one folder, not two that clash on a case-insensitive disk; the path keeps its case.
+    @Test func aURLsSchemeAndHostAreOneSourceInAnyCase() async throws {
+        let server = try servePhoto()
+        let directory = try TemporaryDirectory()
+        let url = server.url("/Photos/a.jpg")
+        let shouted = url.replacingOccurrences(of: "http://", with: "HTTP://")
+        let (reports, summary) = try await PipelineHarness.run(json([url, shouted]), in: directory)
+        #expect(summary.succeeded == 2, "\(reports.flatMap(\.failures))")
+        #expect(server.requests.map(\.path) == ["/Photos/a.jpg"])
+        #expect(directory.allFiles().filter { $0.hasPrefix("out/") } == ["out/127.0.0.1_\(server.port)/Photos/a.jpg"])
+        #expect(InputFile(url: "https://user:Secret@Example.COM/A.jpg").subfolder == "example.com")
+        #expect(
+            RunPlan.SourceKey.caseless("HTTPS://Us:Er@WWW.Example.com:8080/A/B.jpg?Q=1") == "https://Us:Er@www.example.com:8080/A/B.jpg?Q=1"
+        )
+        #expect(RunPlan.SourceKey.caseless("s3://Bucket/Key.JPG") == "s3://bucket/Key.JPG")
+    }
+
     @Test func aSecondRunRevalidatesWithAConditionalRequest() async throws {
         let server = try servePhoto()
         let directory = try TemporaryDirectory()
