@@ -5,7 +5,8 @@ import PipelineKit
 extension OutputResponder {
     /// The refusal when every lane is busy and the queue is full (`InputMaker.Full`).
     static let busy = ServeError.tryAgain("every lane is busy and the queue is full; try again")
-    /// The refusal of a request cut off by the server stopping past its drain timeout.
+    /// The refusal of a request cut off by the server stopping past its drain timeout, or at a
+    /// second Ctrl-C.
     static let stopping = ServeError(503, "the server is stopping")
 
     /// The refusal for an input that could not be made (of `output`, when one failed alone) or,

@@ -58,7 +58,7 @@ struct AccessMiddleware: RouterMiddleware {
                 "source": "\(response.headers[OutputResponder.sourceHeader] ?? "-")",
             ]
             if let refusal { metadata["reason"] = "\(refusal)" }
-            if !sent { metadata["reason"] = "not sent: the server stopped past its drain timeout" }
+            if !sent { metadata["reason"] = "not sent: the server stopped draining before it could answer" }
             logger.info("request", metadata: metadata)
         }
         if request.method == .head { response = response.createHeadResponse() }
