@@ -2,28 +2,64 @@
 import Foundation
 import Hummingbird
 import PipelineKit
+import Vips
 
 /// `serve.fallback`: the image answered, as imgproxy's fallback image, in place of an input that
-/// cannot be read as an image or made into the output. Read once, when the routes are made.
-struct FallbackImage: Sendable {
+/// cannot be read as an image or made into the output. Read once, when the routes are made; made
+/// as narrow as the width asked for, as imgproxy makes its fallback into the file asked for, so
+/// that a thumbnail's place on a page does not get a photograph's bytes.
+final class FallbackImage: Sendable {
     /// Marks an answer as the fallback image, not the file asked for.
     static let header = HTTPFields.Element.Name("X-Pipeline-Fallback")!
 
-    private let body: ByteBuffer
-    private let mimeType: String
+    private let data: Data
+    private let format: EncoderSettings.Format
+    /// The image's own width, past which it is answered as it is; nil when it cannot be
+    /// narrowed (libvips cannot read it again, or it has frames, which one frame would lose).
+    private let width: Int?
+    /// The image made narrower, by width: as many as the file's outputs declare widths.
+    private let narrowed = Locked<[Int: ByteBuffer]>([:])
 
     /// The image of `settings`, or nil when it can no longer be read (the file's check read it).
     init?(_ settings: ServeSettings.Fallback) {
         guard let data = FileManager.default.contents(atPath: settings.file.path) else { return nil }
-        body = ByteBuffer(bytes: data)
-        mimeType = settings.format.mimeType
+        self.data = data
+        format = settings.format
+        let image = try? VipsImage.open(data: data)
+        width = image.flatMap { $0.intField("n-pages") ?? 1 == 1 ? $0.width : nil }
     }
 
-    /// 200 with the image. Not cached for long: the input may be fixed.
-    var response: Response {
+    /// 200 with the image, no wider than `width` when given. Not cached for long: the input may
+    /// be fixed.
+    func response(width asked: Int?) -> Response {
         Response(
-            status: .ok, headers: [.contentType: mimeType, .cacheControl: "no-cache", Self.header: "1"],
-            body: .init(byteBuffer: body))
+            status: .ok, headers: [.contentType: format.mimeType, .cacheControl: "no-cache", Self.header: "1"],
+            body: .init(byteBuffer: body(width: asked)))
+    }
+
+    /// The image's bytes at `asked` pixels wide (its own height in proportion), or as they are
+    /// when it is no wider, or cannot be made so.
+    private func body(width asked: Int?) -> ByteBuffer {
+        guard let asked, let width, asked < width else { return ByteBuffer(bytes: data) }
+        if let made = narrowed.withLock({ $0[asked] }) { return made }
+        guard let made = try? Self.narrowed(data, to: asked, as: format) else { return ByteBuffer(bytes: data) }
+        let bytes = ByteBuffer(bytes: made)
+        narrowed.withLock { $0[asked] = bytes }
+        return bytes
+    }
+
+    /// `data` made `width` pixels wide by libvips' thumbnailer, in `format`, in sRGB and
+    /// without metadata.
+    private static func narrowed(_ data: Data, to width: Int, as format: EncoderSettings.Format) throws(VipsError) -> Data {
+        let image = try VipsImage.open(data: data)
+        // The height is the image's own, so that the width alone decides (libvips' box is
+        // otherwise square).
+        let arguments: [String: VipsValue] = ["in": .image(image), "width": .integer(width), "height": .integer(image.height)]
+        guard let thumbnail = try Vips.call("thumbnail_image", arguments)["out"]?.image else {
+            throw VipsError(operation: "thumbnail_image", message: "no image made")
+        }
+        let colours = thumbnail.hasField("icc-profile-data") ? try thumbnail.convertedFromEmbeddedProfileToSRGB() : thumbnail
+        return try colours.encoded(suffix: ".\(format.fileExtension)[strip]")
     }
 }
 #endif

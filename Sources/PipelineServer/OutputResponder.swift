@@ -52,25 +52,27 @@ struct OutputResponder: Sendable {
     /// the fallback image for an input that cannot be read or made, when the file has one; a
     /// refusal otherwise.
     func answer(_ request: Request, path: String, context: some RequestContext) async throws(ServeError) -> Response {
+        let wanted = try OutputRequest(
+            path: path, query: decodedQueryParameters(request.uri.query),
+            accept: request.headers[.accept], catalog: catalog,
+            hints: clientHints ? Self.widthHints.map { ($0.rawName, request.headers[$0]) } : [])
         do {
-            return try await fileAnswer(request, path: path, deadline: AnswerDeadline(seconds: timeout), context: context)
+            return try await fileAnswer(request, wanted: wanted, deadline: AnswerDeadline(seconds: timeout), context: context)
         } catch {
             guard error.status.code == 422, let fallback else { throw error }
             // The client sees the fallback image alone: why it got it is for the log.
             context.logger.info("answered with the fallback image", metadata: ["path": "\(path)", "reason": "\(error.reason)"])
-            var response = fallback.response
+            // As wide as the file asked for (or a hint chose): the widest, without a width.
+            var response = fallback.response(width: wanted.listedWidth.flatMap { Int($0) })
             if clientHints { response.headers[Self.acceptCH] = Self.askedHints }
+            if !wanted.varyingHints.isEmpty { response.headers[.vary] = wanted.varyingHints.joined(separator: ", ") }
             return response
         }
     }
 
     private func fileAnswer(
-        _ request: Request, path: String, deadline: AnswerDeadline, context: some RequestContext
+        _ request: Request, wanted: OutputRequest, deadline: AnswerDeadline, context: some RequestContext
     ) async throws(ServeError) -> Response {
-        let wanted = try OutputRequest(
-            path: path, query: decodedQueryParameters(request.uri.query),
-            accept: request.headers[.accept], catalog: catalog,
-            hints: clientHints ? Self.widthHints.map { ($0.rawName, request.headers[$0]) } : [])
         guard let input = catalog.inputs[wanted.input] else { throw ServeError(404, "no input of that name") }
         // The run makes the file asked for, and no other, unless the file says to make them all.
         let variant = makeAll ? nil : RunPlan.WantedFile(output: wanted.output, format: wanted.format, width: wanted.width, art: wanted.art)

@@ -44,6 +44,31 @@ import Vips
         }
     }
 
+    /// As imgproxy makes its fallback into the file asked for, the fallback is made as narrow as
+    /// the width the URL asks for (or a hint chooses, or the widest listed), never wider than it is.
+    @Test func theFallbackIsAsNarrowAsTheWidthAskedFor() async throws {
+        let directory = try folder()
+        try directory.write(try Fixtures.png(try Fixtures.gradient(width: 48, height: 30)), to: "fallback.png")
+        let set = #"{"name": "set", "widths": [12, 24, 96], "formats": ["webp"], "path": "out/{stem}-{width}.webp"}"#
+        let json = PipelineHarness.json(
+            inputs: ["in/*.jpg"], outputs: [set], extra: #""serve": {"fallback": "fallback.png", "clientHints": true}"#)
+        try await withServer(json, in: directory) { server in
+            let narrow = try await server.request("/set/bad.jpg?width=12")
+            #expect(narrow.status == 200 && narrow.header("X-Pipeline-Fallback") == "1")
+            #expect(narrow.header("Content-Type") == "image/png")
+            let image = try VipsImage.open(data: narrow.body)
+            #expect(image.width == 12 && image.height == 8, "\(image.width)×\(image.height)")
+            #expect(try await server.request("/set/bad.jpg?width=12").body == narrow.body)
+            // A hint chooses the width, and the answer varies by it
+            let hinted = try await server.request("/set/bad.jpg", headers: ["Sec-CH-Width": "20"])
+            #expect(try VipsImage.open(data: hinted.body).width == 24)
+            #expect(hinted.header("Vary")?.contains("Sec-CH-Width") == true, "\(hinted.headers)")
+            // Without a width, the widest listed, which is wider than the image: as it is
+            let widest = try await server.request("/set/bad.jpg")
+            #expect(widest.body == (try Data(contentsOf: directory.url.appendingPathComponent("fallback.png"))))
+        }
+    }
+
     @Test func anOutputOntoTheFallbackIsRefused() throws {
         // Given an output of one input whose path is the fallback image
         let directory = try folder()
