@@ -38,7 +38,8 @@ struct OpenCV {
     bool (*classifier_load)(Classifier *, const std::string &);
     bool (*classifier_empty)(const Classifier *);
     void (*classifier_detect)(
-        Classifier *, const cv::_InputArray &, std::vector<cv::Rect> &, double, int, int, cv::Size, cv::Size);
+        Classifier *, const cv::_InputArray &, std::vector<cv::Rect> &, std::vector<int> &, std::vector<double> &, double,
+        int, int, cv::Size, cv::Size, bool);
     void (*mat_new)(cv::Mat *);
     void (*mat_new_over)(cv::Mat *, int, int, int, void *, size_t);
     void (*mat_delete)(cv::Mat *);
@@ -87,9 +88,10 @@ const OpenCV *opencv(std::string &failure) {
         find(table.classifier_load,
              "_ZN2cv17CascadeClassifier4loadERKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEE");
         find(table.classifier_empty, "_ZNK2cv17CascadeClassifier5emptyEv");
+        // The overload that also gives each face's weight, its last stage's score.
         find(table.classifier_detect,
-             "_ZN2cv17CascadeClassifier16detectMultiScaleERKNS_11_InputArrayERSt6vectorINS_5Rect_IiEESaIS6_EEdiiNS_"
-             "5Size_IiEESB_");
+             "_ZN2cv17CascadeClassifier16detectMultiScaleERKNS_11_InputArrayERSt6vectorINS_5Rect_IiEESaIS6_EERS4_IiSaIiEE"
+             "RS4_IdSaIdEEdiiNS_5Size_IiEESH_b");
         find(table.mat_new, "_ZN2cv3MatC1Ev");
         find(table.mat_new_over, "_ZN2cv3MatC1EiiiPvm");
         find(table.mat_delete, "_ZN2cv3MatD1Ev");
@@ -183,17 +185,26 @@ int pl_face_detector_detect(
         Matrix equalised(cv);
         cv.equalize_hist(cv::_InputArray(*image.get()), cv::_OutputArray(*equalised.get()));
         std::vector<cv::Rect> faces;
+        std::vector<int> levels;
+        std::vector<double> weights;
         // Four neighbours, one more than OpenCV's default, for fewer false faces in texture. A
         // face under a tenth of the short side barely moves a crop, and the smallest scales
         // cost the most: skipping them, with a 1.2 step between scales, is half the time of
         // OpenCV's defaults (Benchmarks/RESULTS.md).
         const int smallest = std::max(20, std::min(width, height) / 10);
         cv.classifier_detect(
-            detector->cascade(), cv::_InputArray(*equalised.get()), faces, 1.2, 4, 0, cv::Size(smallest, smallest),
-            cv::Size());
-        int count = static_cast<int>(faces.size());
-        for (int index = 0; index < count && index < max; index++) {
-            boxes[index] = pl_face_box{faces[index].x, faces[index].y, faces[index].width, faces[index].height};
+            detector->cascade(), cv::_InputArray(*equalised.get()), faces, levels, weights, 1.2, 4, 0,
+            cv::Size(smallest, smallest), cv::Size(), true);
+        // A face the cascade scores far below the best one found beside it is most often a
+        // false one (a shoulder, a patch of texture), and a crop about both misses the real
+        // one; faces of a group photo score alike.
+        double best = 0;
+        for (size_t index = 0; index < faces.size() && index < weights.size(); index++) best = std::max(best, weights[index]);
+        int count = 0;
+        for (size_t index = 0; index < faces.size() && index < weights.size(); index++) {
+            if (weights[index] < best / 3) continue;
+            if (count < max) boxes[count] = pl_face_box{faces[index].x, faces[index].y, faces[index].width, faces[index].height};
+            count++;
         }
         return count;
     } catch (const std::exception &exception) {

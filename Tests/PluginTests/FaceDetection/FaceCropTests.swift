@@ -42,6 +42,19 @@ struct FaceCropTests {
         #expect(inStrip.count == 1 && inStrip.allSatisfy { $0.left >= 470 }, "\(inStrip)")
     }
 
+    /// Enlarged, the photograph also shows the cascade a second, false face at its shoulder,
+    /// which it scores far below the real one: that one is dropped, and crops stay on the face.
+    @Test(arguments: [2.0, 3.0, 4.0])
+    func aFaceScoredFarBelowAnotherIsDropped(enlargement: Double) throws {
+        let photo = try VipsImage.open(file: Self.photo)
+        let enlarged = try photo.resized(horizontalScale: enlargement, verticalScale: enlargement, kernel: .lanczos3).rendered()
+        let faces = try CascadeFaceFinder().faces(in: enlarged)
+        #expect(faces.count == 1, "\(faces)")
+        let face = try #require(faces.first)
+        let centre = (x: Double(face.left + face.width / 2) / enlargement, y: Double(face.top + face.height / 2) / enlargement)
+        #expect((120...170).contains(centre.x) && (50...100).contains(centre.y), "\(face) at ×\(enlargement)")
+    }
+
     @Test func aCoverCropKeepsTheFace() throws {
         // Given the strip, with the face at its right end
         let image = try strip()
