@@ -31,7 +31,7 @@ struct OptionNames {
         for name in (command?.arguments ?? []).flatMap({ $0.names ?? [] }) {
             switch name.kind {
             case "long": long.append(name.name)
-            case "short": name.name.first.map { short.insert($0) }
+            case "short": if let letter = name.name.first { short.insert(letter) }
             default: break
             }
         }

@@ -40,7 +40,7 @@ extension VipsImage {
     /// takes them, the file's metadata from the first frame. The movie headers carry no clock
     /// time, so the bytes depend only on the frames and the settings.
     ///
-    /// A frame without a delay above 0 is shown for `defaultDelay`. `loop`, how many times the animation plays (0 or nil for
+    /// A frame whose delay is `shortestDelay` or less (0, or none) is shown for `defaultDelay`. `loop`, how many times the animation plays (0 or nil for
     /// ever), is written only by libavif 1.0 and later; earlier versions (Debian 12 has 0.11)
     /// write no count, and players loop such a sequence for ever.
     public func encodedAVIFSequence(
@@ -78,7 +78,7 @@ extension VipsImage {
         }
         let frames = height / frameHeight
         for index in 0..<frames {
-            let delay = index < delays.count && delays[index] > 0 ? delays[index] : Self.defaultDelay
+            let delay = index < delays.count && delays[index] > Self.shortestDelay ? delays[index] : Self.defaultDelay
             let frame = try source.extracted(left: 0, top: index * frameHeight, width: width, height: frameHeight)
             let first = index == 0
             let result = try frame.withMemory { pixels -> avifResult in
@@ -118,4 +118,9 @@ extension VipsImage {
     /// The delay of a frame that has none, in milliseconds: a tenth of a second, as browsers
     /// show a GIF frame whose delay is 0.
     public static let defaultDelay = 100
+
+    /// The longest delay, in milliseconds, that browsers show a GIF or WebP frame for
+    /// `defaultDelay` instead (as libvips' WebP and GIF savers write it), so that a sequence
+    /// plays at the speed its input did, and its GIF and WebP files do.
+    public static let shortestDelay = 10
 }

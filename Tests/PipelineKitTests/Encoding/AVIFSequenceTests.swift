@@ -117,6 +117,17 @@ import Vips
         #expect(same, "\(spread.count) bytes on four cores, \(alone.count) on one")
     }
 
+    /// A frame of 10 ms or less shows for a tenth of a second, as browsers show such a GIF or
+    /// WebP frame, and as the GIF and WebP outputs of the same input are written.
+    @Test func aFrameOfTenMillisecondsOrLessShowsForATenth() throws {
+        let frames = try Fixtures.gradient(width: 16, height: 48)
+        let encoding = AVIFEncoding(codec: .aom, speed: 9, quantizer: 30)
+        let sequence = try frames.encodedAVIFSequence(encoding, frameHeight: 12, delays: [10, 0, 11, 65000], loop: 0)
+        let directory = try TemporaryDirectory()
+        try directory.write(sequence, to: "short.avif")
+        #expect(try frameDurations(directory.path + "/short.avif") == [100, 100, 11, 65000])
+    }
+
     /// Returns once the clock's second is past `second`, in at most a little over a second.
     func waitForTheNextSecond(after second: time_t) throws {
         for _ in 0..<30 where time(nil) <= second {
