@@ -36,7 +36,7 @@ extension PipelineCommand {
 
         func validate() throws {
             guard let seconds = Units.seconds(in: debounce), seconds > 0, seconds <= 3600 else {
-                throw ValidationError("--debounce: expected a duration such as 300ms or 2s, up to 1h, not \"\(debounce)\"")
+                throw ValidationError("--debounce: expected a duration above 0 such as 300ms or 2s, up to 1h, not \"\(debounce)\"")
             }
             try memory.checkRoomForImages()
         }

@@ -12,12 +12,14 @@ public struct ProcessorRegistry: Sendable {
     /// The face detector steps may use (`"position": "faces"`), nil when the build has none.
     public private(set) var faceFinder: (any FaceFinding)?
 
-    /// A registry of `processors`; a name registered twice keeps the first type and records a conflict.
+    /// A registry of `processors`; a name registered twice keeps the first type and records a
+    /// conflict, unless both are the one type (a plugin listed by two packages), kept once.
     public init(_ processors: [any ImageProcessing.Type]) {
         var kept: [any ImageProcessing.Type] = []
         var conflicts: [NameConflict] = []
         for processor in processors {
             if let first = kept.first(where: { $0.name == processor.name }) {
+                guard ObjectIdentifier(first) != ObjectIdentifier(processor) else { continue }
                 conflicts.append(NameConflict(name: processor.name, first: first, second: processor))
             } else {
                 kept.append(processor)

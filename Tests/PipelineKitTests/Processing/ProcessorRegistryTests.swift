@@ -42,6 +42,9 @@ struct OtherResize: ImageProcessing {
             try PipelineHarness.pipeline(json(step: #"{"resize": {"width": 3}}"#), in: directory, processors: clashing)
         }
         #expect(error?.description.contains("two processors are registered as step \"resize\"") == true)
-        #expect(ProcessorRegistry([Resize.self, OtherResize.self, Resize.self]).conflicts.count == 2)
+        #expect(ProcessorRegistry([Resize.self, OtherResize.self, OtherResize.self]).conflicts.count == 2)
+        // The one type registered twice is no conflict: it is kept once
+        let twice = ProcessorRegistry.standard.adding(Resize.self)
+        #expect(twice.conflicts.isEmpty && twice.processor(named: "resize") == Resize.self)
     }
 }
