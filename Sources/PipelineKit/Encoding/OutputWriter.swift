@@ -39,11 +39,33 @@ final class OutputWriter: Sendable {
         let file: (any UncommittedOutput)?
     }
 
+    /// The paths the plan gave the outputs of one input, by path, with the output's name: the
+    /// files a path filled with another size than planned may not take.
+    struct PlannedPaths: Sendable {
+        private let outputs: [String: String]
+
+        /// The final paths among `targets` (not those that wait for a size or a hash).
+        init(_ targets: [OutputTarget]) {
+            var outputs: [String: String] = [:]
+            for target in targets where target.isMade && !target.hasUnknownSizes && !target.namesHash {
+                outputs[target.plannedPath] = target.outputName
+            }
+            self.outputs = outputs
+        }
+
+        /// The output of another name planned to write `path`, if any.
+        func output(otherThan name: String, writing path: String) -> String? {
+            outputs[path].flatMap { $0 == name ? nil : $0 }
+        }
+    }
+
     /// - Parameters:
+    ///   - planned: the paths planned for the input's outputs, which a path filled with a size
+    ///     other than the steps declare may not take.
     ///   - fingerprint: what made the output, kept with an S3 object; nil when not recorded.
     ///   - isCancelled: whether the run was cancelled, which stops an upload to a store.
     func write(
-        _ image: VipsImage, output: OutputDefinition, target: OutputTarget, input: InputFile,
+        _ image: VipsImage, output: OutputDefinition, target: OutputTarget, input: InputFile, planned: PlannedPaths = .init([]),
         fingerprint: String? = nil, isCancelled: @escaping @Sendable () -> Bool = { false }
     ) throws(ItemError) -> Pending {
         let path: String
@@ -53,6 +75,19 @@ final class OutputWriter: Sendable {
             throw ItemError(.outputPath, stage: .encode, reason: error.message, underlying: error)
         }
         let claimant = "output \"\(output.name)\" of \(input.displayName)"
+        // The plan found the paths distinct by the sizes the steps declare. A file of another
+        // size (a set's width narrowed to a narrower input, a step that changes the size
+        // without declaring it) has a path the plan did not compare: it may not take another
+        // output's. (It is not claimed unless every path is: a set's narrowed widths are
+        // common, and a claim is held to the end of the run.)
+        let unplanned = !target.fillsPlannedSizes(width: image.width, height: image.frameSize.height)
+        if unplanned, let other = planned.output(otherThan: output.name, writing: path) {
+            throw ItemError(
+                .outputPath, stage: .encode,
+                reason: "its image is \(image.width)×\(image.frameSize.height), not the \(target.plannedSizeDescription) its steps "
+                    + "declare, so its path \(path) is output \"\(other)\"'s, which it does not write over; give the two outputs "
+                    + "paths that differ in more than {width} and {height}")
+        }
         // A hashed name is claimed once the bytes name it.
         if claimsPaths, !target.namesHash { try claim(path, for: claimant) }
         if target.isInStore {

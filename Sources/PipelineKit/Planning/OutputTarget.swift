@@ -172,6 +172,23 @@ public struct OutputTarget: Sendable {
         return try Self.place(output.template.resolve(filled), root: root, base: output.baseDirectory)
     }
 
+    /// Whether an image of `width`×`height` fills the path as it was planned: a `{width}` or
+    /// `{height}` the steps' declared sizes fixed (`outputSize(for:)`) is the size made. When it
+    /// is not, the path was not compared with the other outputs' paths.
+    func fillsPlannedSizes(width: Int, height: Int) -> Bool {
+        guard sizes != nil else { return true }
+        let placeholders = output.template.placeholders
+        if placeholders.contains(.width), let fixed = output.fixedWidth, fixed != width { return false }
+        if placeholders.contains(.height), let fixed = output.fixedHeight, fixed != height { return false }
+        return true
+    }
+
+    /// The size the steps declare, as the plan filled the path with it (`?` for a side left to
+    /// the image).
+    var plannedSizeDescription: String {
+        "\(output.fixedWidth.map(String.init) ?? "?")×\(output.fixedHeight.map(String.init) ?? "?")"
+    }
+
     /// The longest name a folder or file may have, and the longest path, in bytes (Linux's
     /// NAME_MAX and PATH_MAX; most file systems take no more).
     static let maxNameBytes = 255

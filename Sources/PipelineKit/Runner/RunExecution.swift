@@ -165,10 +165,13 @@ final class RunExecution: Sendable {
         _ jobs: [OutputJob], from decoded: DecodedImage, deadline: ItemDeadline, incremental: IncrementalRuns
     ) async throws(CancellationError) -> [Result<WrittenOutput, ItemError>] {
         let chosen = NeighbourQualities()
+        let planned = OutputWriter.PlannedPaths(jobs.map(\.target))
         let results = await withTaskGroup(of: (Int, Result<WrittenOutput, ItemError>?).self) { group in
             for (index, job) in jobs.enumerated() {
                 group.addTask {
-                    (index, try? await self.make(job, from: decoded, deadline: deadline, incremental: incremental, chosen: chosen))
+                    let result = try? await self.make(
+                        job, from: decoded, deadline: deadline, incremental: incremental, chosen: chosen, planned: planned)
+                    return (index, result)
                 }
             }
             var results = [Result<WrittenOutput, ItemError>?](repeating: nil, count: jobs.count)
@@ -192,7 +195,7 @@ final class RunExecution: Sendable {
     /// stage that would start after it does not, and a file encoded after it is not committed.
     private func make(
         _ job: OutputJob, from decoded: DecodedImage, deadline: ItemDeadline, incremental: IncrementalRuns,
-        chosen: NeighbourQualities
+        chosen: NeighbourQualities, planned: OutputWriter.PlannedPaths
     ) async throws(CancellationError) -> Result<WrittenOutput, ItemError> {
         if let done = job.upToDate { return .success(done) }
         let name = job.input.displayName
@@ -219,7 +222,7 @@ final class RunExecution: Sendable {
                 let pending = try deadline.vips.watching(image) { own in
                     try writer.write(
                         own, output: job.output.searchingFrom(searchStart), target: job.target, input: job.input,
-                        fingerprint: job.fingerprint, isCancelled: isCancelled)
+                        planned: planned, fingerprint: job.fingerprint, isCancelled: isCancelled)
                 }
                 // Noted in the lane, before it takes the next encode (a neighbour's, perhaps)
                 // and before the commit.

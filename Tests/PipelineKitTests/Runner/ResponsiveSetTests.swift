@@ -57,6 +57,26 @@ import Vips
         #expect(files["photo-200.webp"]?.loader.hasPrefix("webpload") == true)
     }
 
+    /// The plan tells a set's 320 px file from another output's 200 px one by their widths; a
+    /// photo 200 px wide makes the set's file 200 px too, whose path is then the other's. It
+    /// fails naming both, and the other output's file is written, not over.
+    @Test func aSetsFileNarrowedOntoAnotherOutputsPathFailsRatherThanWriteOverIt() async throws {
+        let directory = try photo(width: 200, height: 150)
+        let text = PipelineHarness.json(
+            inputs: ["in/*.jpg"],
+            outputs: [
+                #"{"name": "hero", "widths": [320], "formats": ["webp"], "path": "out/{stem}-{width}.webp"}"#,
+                #"{"name": "thumb", "steps": [{"resize": {"width": 200}}, {"rotate": {"angle": 180}}], "encode": {"format": "webp"}, "path": "out/{stem}-{width}.webp"}"#,
+            ])
+        let (reports, summary) = try await PipelineHarness.run(text, in: directory)
+        #expect(summary.outputsWritten == 1 && reports.first?.written.map(\.output) == ["thumb"])
+        let failure = try #require(reports.first?.failures.first)
+        #expect(failure.output == "hero" && failure.reason.contains("is output \"thumb\"'s"), "\(failure.reason)")
+        // thumb's file, turned: the gradient's dark corner is at the bottom right
+        let written = try VipsImage.open(file: directory.path + "/out/photo-200.webp").rendered()
+        #expect(try written.pixel(x: 199, y: 149)[0] < written.pixel(x: 0, y: 0)[0])
+    }
+
     @Test(arguments: [#"["icc"]"#, #"["exif"]"#]) func everyWidthOfAPhotoTurnedUprightIsWrittenUpright(keep: String) async throws {
         // Given a landscape photo tagged to be shown turned a quarter (portrait, 100×160)
         let directory = try TemporaryDirectory()

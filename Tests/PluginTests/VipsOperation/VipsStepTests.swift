@@ -121,4 +121,32 @@ struct VipsStepTests {
         }
         #expect(!directory.allFiles().contains { $0.contains("huge") })
     }
+
+    /// A vips step cannot say what size it makes: after a resize the plan takes the resize's
+    /// size, and finds these two paths distinct. Made, both name one file: the one whose size
+    /// is not the declared one fails, naming why, and writes over nothing.
+    @Test func aPathFilledWithASizeTheStepsDidNotDeclareIsRefusedNotWrittenOverAnother() async throws {
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 400, height: 200)), to: "in/dune.jpg")
+        let json = PipelineHarness.json(
+            inputs: ["in/*.jpg"],
+            outputs: [
+                #"{"name": "a", "steps": [{"resize": {"width": 200}}, {"vips": {"operation": "shrink", "hshrink": 2, "vshrink": 2}}], "encode": {"format": "png"}, "path": "out/{stem}-{width}.png"}"#,
+                #"{"name": "b", "steps": [{"resize": {"width": 100}}, {"vips": {"operation": "invert"}}], "encode": {"format": "png"}, "path": "out/{stem}-{width}.png"}"#,
+            ])
+        // Run twice: the second run makes a again (it failed) and finds b up to date
+        for _ in 0..<2 {
+            let (reports, summary) = try await PipelineHarness.run(json, in: directory)
+            let report = try #require(reports.first)
+            #expect(summary.failed == 1 && report.written.map(\.output) == ["b"])
+            let failure = try #require(report.failures.first)
+            #expect(
+                failure.output == "a" && failure.reason.contains("its image is 100×50, not the 200×? its steps declare")
+                    && failure.reason.contains("is output \"b\"'s"), "\(failure.reason)")
+            // The file is b's, inverted, as the input is not
+            let input = try VipsImage.open(file: directory.path + "/in/dune.jpg").rendered().pixel(x: 0, y: 0)
+            let written = try VipsImage.open(file: directory.path + "/out/dune-100.png").rendered().pixel(x: 0, y: 0)
+            #expect(abs(written[0] - (255 - input[0])) < 20, "\(written) from \(input)")
+        }
+    }
 }
