@@ -123,6 +123,9 @@ public struct RunSummary: Sendable {
     public let notRun: Int
     /// Files written, those of inputs the run left part-made included.
     public let outputsWritten: Int
+    /// The files written for inputs the run left part-made (cancelled between their outputs),
+    /// which no `.itemCompleted` report lists: with the reports, every file the run wrote.
+    public internal(set) var partlyMade: [WrittenOutput] = []
     /// Outputs left as they were because nothing that makes them changed.
     public let outputsUpToDate: Int
     /// The run's wall time.

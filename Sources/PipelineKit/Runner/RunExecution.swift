@@ -80,7 +80,8 @@ final class RunExecution: Sendable {
                 lastRelease = .now
             }
         }
-        totals.count(files: partlyMade.withLock { $0 })
+        let partlyMade = self.partlyMade.withLock { $0 }
+        totals.count(files: partlyMade)
         let cancelled = Task.isCancelled
         // Flushing the journal and writing the manifest block on the disk, for seconds on a
         // large manifest: off the cooperative pool, whose few threads a server's other requests
@@ -100,6 +101,7 @@ final class RunExecution: Sendable {
             summary.memory = RunSummary.Memory(budget: budget, peakAdmittedBytes: admission.peakAdmitted)
         }
         summary.inputsServedStale = sources.servedStale.withLock { $0 }
+        summary.partlyMade = partlyMade.filter { !$0.upToDate }
         // The manifest is written before `finished` reaches anyone, so it is there when they see it.
         emit(.finished(summary))
     }
@@ -137,6 +139,8 @@ final class RunExecution: Sendable {
 
     /// One source, for every listing of it: one report per listing; nil when cancelled.
     private func process(_ item: RunPlan.Item, slot: InFlightWindow.Slot, incremental: IncrementalRuns) async -> [ItemReport]? {
+        // Taken by the window as the run was cancelled: not started, as nothing is after it.
+        guard !Task.isCancelled else { return nil }
         for listing in item.listings { emit(.itemStarted(listing.input)) }
         let listings = item.listingsToMake
         guard !listings.isEmpty else { return item.reportForEveryListing(from: []) }

@@ -233,10 +233,12 @@ import Vips
         // When the run is cancelled as soon as the first input completes
         var summary: RunSummary?
         var completed = 0
+        var reported: Set<String> = []
         for await event in run {
             switch event {
-            case .itemCompleted:
+            case .itemCompleted(let report):
                 completed += 1
+                reported.formUnion(report.written.map(\.path))
                 if completed == 1 { run.cancel() }
             case .finished(let final): summary = final
             case .started, .itemStarted, .stageFinished: break
@@ -249,6 +251,8 @@ import Vips
         #expect(final.succeeded < 40)
         let files = directory.allFiles().filter { $0.hasPrefix("out/") }
         #expect(files.count == final.outputsWritten)
+        // and the reports with the summary's part-made files name every one
+        #expect(Set(files.map { directory.path + "/" + $0 }) == reported.union(final.partlyMade.map(\.path)))
         #expect(!directory.allFiles().contains { $0.contains(ImageWriter.temporaryMarker) })
         for file in files {
             #expect(try VipsImage.open(file: directory.path + "/" + file, options: "fail_on=warning").rendered().width == 300)
@@ -292,6 +296,7 @@ import Vips
         #expect((final.succeeded, final.failed, final.notRun) == (0, 0, 1))
         #expect(directory.allFiles().filter { $0.hasPrefix("out/") } == ["out/photo-0-fast.jpg"])
         #expect(final.outputsWritten == 1)
+        #expect(final.partlyMade.map(\.path) == [fast])
         #expect(!directory.allFiles().contains { $0.contains(ImageWriter.temporaryMarker) })
         // And the journal agrees: the next run finds that file up to date and makes the other
         let (_, next) = try await PipelineHarness.run(json, in: directory, processors: processors)
