@@ -39,33 +39,43 @@ final class OutputWriter: Sendable {
         let file: (any UncommittedOutput)?
     }
 
-    /// The paths the plan gave the outputs of one input, by path, with the output's name: the
-    /// files a path filled with another size than planned may not take.
-    struct PlannedPaths: Sendable {
-        private let outputs: [String: String]
+    /// The paths of one input's outputs that a file made at another size than its steps declare
+    /// may not take: those the plan gave the other outputs, and those such files of the other
+    /// outputs took first. Kept while the input is made, so nothing is held for a long run.
+    final class InputPaths: Sendable {
+        /// The final planned paths (not those that wait for a size or a hash), with their output's name.
+        private let planned: [String: String]
+        /// The paths files of other sizes took, with their output's name.
+        private let unplanned = Locked<[String: String]>([:])
 
-        /// The final paths among `targets` (not those that wait for a size or a hash).
+        /// The paths of `targets`, the outputs of one input.
         init(_ targets: [OutputTarget]) {
-            var outputs: [String: String] = [:]
+            var planned: [String: String] = [:]
             for target in targets where target.isMade && !target.hasUnknownSizes && !target.namesHash {
-                outputs[target.plannedPath] = target.outputName
+                planned[target.plannedPath] = target.outputName
             }
-            self.outputs = outputs
+            self.planned = planned
         }
 
-        /// The output of another name planned to write `path`, if any.
-        func output(otherThan name: String, writing path: String) -> String? {
-            outputs[path].flatMap { $0 == name ? nil : $0 }
+        /// Takes `path` for output `name`'s file of another size than planned; the other output
+        /// whose path it is (planned, or taken first), or nil when it was free.
+        func take(_ path: String, for name: String) -> String? {
+            if let other = planned[path], other != name { return other }
+            return unplanned.withLock { taken in
+                if let other = taken[path] { return other == name ? nil : other }
+                taken[path] = name
+                return nil
+            }
         }
     }
 
     /// - Parameters:
-    ///   - planned: the paths planned for the input's outputs, which a path filled with a size
-    ///     other than the steps declare may not take.
+    ///   - planned: the paths of the input's outputs, which a path filled with a size other
+    ///     than the steps declare may not take.
     ///   - fingerprint: what made the output, kept with an S3 object; nil when not recorded.
     ///   - isCancelled: whether the run was cancelled, which stops an upload to a store.
     func write(
-        _ image: VipsImage, output: OutputDefinition, target: OutputTarget, input: InputFile, planned: PlannedPaths = .init([]),
+        _ image: VipsImage, output: OutputDefinition, target: OutputTarget, input: InputFile, planned: InputPaths = .init([]),
         fingerprint: String? = nil, isCancelled: @escaping @Sendable () -> Bool = { false }
     ) throws(ItemError) -> Pending {
         let path: String
@@ -78,10 +88,10 @@ final class OutputWriter: Sendable {
         // The plan found the paths distinct by the sizes the steps declare. A file of another
         // size (a set's width narrowed to a narrower input, a step that changes the size
         // without declaring it) has a path the plan did not compare: it may not take another
-        // output's. (It is not claimed unless every path is: a set's narrowed widths are
-        // common, and a claim is held to the end of the run.)
-        let unplanned = !target.fillsPlannedSizes(width: image.width, height: image.frameSize.height)
-        if unplanned, let other = planned.output(otherThan: output.name, writing: path) {
+        // output's of the input. (Inputs' own values, such as {stem}, keep theirs apart.)
+        if !target.fillsPlannedSizes(width: image.width, height: image.frameSize.height),
+            let other = planned.take(path, for: output.name)
+        {
             throw ItemError(
                 .outputPath, stage: .encode,
                 reason: "its image is \(image.width)×\(image.frameSize.height), not the \(target.plannedSizeDescription) its steps "

@@ -169,7 +169,7 @@ final class RunExecution: Sendable {
         _ jobs: [OutputJob], from decoded: DecodedImage, deadline: ItemDeadline, incremental: IncrementalRuns
     ) async throws(CancellationError) -> [Result<WrittenOutput, ItemError>] {
         let chosen = NeighbourQualities()
-        let planned = OutputWriter.PlannedPaths(jobs.map(\.target))
+        let planned = OutputWriter.InputPaths(jobs.map(\.target))
         let results = await withTaskGroup(of: (Int, Result<WrittenOutput, ItemError>?).self) { group in
             for (index, job) in jobs.enumerated() {
                 group.addTask {
@@ -199,7 +199,7 @@ final class RunExecution: Sendable {
     /// stage that would start after it does not, and a file encoded after it is not committed.
     private func make(
         _ job: OutputJob, from decoded: DecodedImage, deadline: ItemDeadline, incremental: IncrementalRuns,
-        chosen: NeighbourQualities, planned: OutputWriter.PlannedPaths
+        chosen: NeighbourQualities, planned: OutputWriter.InputPaths
     ) async throws(CancellationError) -> Result<WrittenOutput, ItemError> {
         if let done = job.upToDate { return .success(done) }
         let name = job.input.displayName

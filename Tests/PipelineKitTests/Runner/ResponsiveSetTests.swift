@@ -75,6 +75,20 @@ import Vips
         // thumb's file, turned: the gradient's dark corner is at the bottom right
         let written = try VipsImage.open(file: directory.path + "/out/photo-200.webp").rendered()
         #expect(try written.pixel(x: 199, y: 149)[0] < written.pixel(x: 0, y: 0)[0])
+
+        // And two sets whose widths both narrow to the photo's: the first to take the path keeps it
+        let sets = PipelineHarness.json(
+            inputs: ["in/*.jpg"],
+            outputs: [
+                #"{"name": "small", "widths": [320], "formats": ["webp"], "path": "sets/{stem}-{width}.webp"}"#,
+                #"{"name": "large", "widths": [640], "formats": ["webp"], "path": "sets/{stem}-{width}.webp"}"#,
+            ])
+        let (setReports, setSummary) = try await PipelineHarness.run(sets, in: directory)
+        #expect(setSummary.outputsWritten == 1 && setReports.first?.written.count == 1)
+        let setFailure = try #require(setReports.first?.failures.first)
+        let other = setFailure.output == "small" ? "large" : "small"
+        #expect(setFailure.reason.contains("is output \"\(other)\"'s"), "\(setFailure.reason)")
+        #expect(setReports.first?.written.first?.output == other)
     }
 
     @Test(arguments: [#"["icc"]"#, #"["exif"]"#]) func everyWidthOfAPhotoTurnedUprightIsWrittenUpright(keep: String) async throws {
