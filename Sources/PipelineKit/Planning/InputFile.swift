@@ -98,9 +98,8 @@ public struct InputFile: Sendable, Hashable {
     }
 
     /// The host in lower case (as it names the server in any case), with `_` and the port when it
-    /// is not the scheme's default. An IPv6 address has
-    /// its `:` (and the `%` before a zone) written as `-`, as a folder name may hold neither
-    /// everywhere: `[::1]:8080` is `--1_8080`.
+    /// is not the scheme's default. An IPv6 address has its `:` (and the `%` before a zone)
+    /// written as `-`, as a folder name may hold neither everywhere: `[::1]:8080` is `--1_8080`.
     private static func hostFolder(_ url: URL?) -> String {
         guard let written = url?.host?.lowercased(), !written.isEmpty else { return "unknown-host" }
         let host =
