@@ -40,9 +40,10 @@ extension VipsImage {
     /// takes them, the file's metadata from the first frame. The movie headers carry no clock
     /// time, so the bytes depend only on the frames and the settings.
     ///
-    /// A frame whose delay is `shortestDelay` or less (0, or none) is shown for `defaultDelay`. `loop`, how many times the animation plays (0 or nil for
-    /// ever), is written only by libavif 1.0 and later; earlier versions (Debian 12 has 0.11)
-    /// write no count, and players loop such a sequence for ever.
+    /// A frame whose delay is `shortestDelay` or less (0, or none) is shown for `defaultDelay`.
+    /// `loop`, how many times the animation plays (0 or nil for ever), is written only by
+    /// libavif 1.0 and later; earlier versions (Debian 12 has 0.11) write no count, and players
+    /// loop such a sequence for ever.
     public func encodedAVIFSequence(
         _ encoding: AVIFEncoding, frameHeight: Int, delays: [Int], loop: Int?, cores: Int = 1
     ) throws(VipsError) -> Data {
