@@ -23,7 +23,9 @@ extension PipelineCommand {
         @Flag(name: .shortAndLong, help: "Print a line for every output written.")
         var verbose = false
 
+        // Unconditional, so that "-1" is this option's value, refused by validate(), and not an option.
         @ArgumentParser.Option(
+            parsing: .unconditional,
             help: ArgumentHelp(
                 "How long the watched files must stay unchanged before a run starts (a burst of copies is one run): 300ms, 2s, …",
                 valueName: "duration"))

@@ -112,6 +112,15 @@ import Vips
         #expect(try CommandRunner.run(["explode"]).status == 2)
     }
 
+    /// `--debounce -1` was taken for an option and refused as "Missing value"; the value is read
+    /// as one, and refused for what it is.
+    @Test func aNegativeDebounceIsRefusedAsADuration() throws {
+        let negative = try CommandRunner.run(["watch", "--debounce", "-1", "p.json"])
+        #expect(negative.status == 2)
+        #expect(negative.standardError.contains(#"--debounce: expected a duration above 0"#), "\(negative.standardError)")
+        #expect(negative.standardError.contains(#"not "-1""#), "\(negative.standardError)")
+    }
+
     @Test func runMakesTheOutputsAndPrintsASummary() throws {
         let directory = try TemporaryDirectory()
         try writePhotos(3, to: directory)
