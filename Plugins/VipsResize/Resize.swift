@@ -173,6 +173,7 @@ public struct Resize: ImageProcessing, Hashable {
         guard geometry.isWithinLibvipsLimits else {
             throw TooLarge(input: image.size, scaled: geometry.scaled, output: geometry.output)
         }
+        try checkLooksWithinLimits(at: geometry, input: image.size, context: context)
         let result = try image.resampled(to: geometry.scaled, kernel: kernel)
         guard geometry.output != geometry.scaled else { return result }
         switch fit {
@@ -196,6 +197,7 @@ public struct Resize: ImageProcessing, Hashable {
             throw TooLarge(
                 input: ImageSize(width: frames.width, height: frames.pageHeight), scaled: geometry.scaled, output: geometry.output)
         }
+        try checkLooksWithinLimits(at: geometry, input: ImageSize(width: frames.width, height: frames.pageHeight), context: context)
         let result = try frames.resampledPages(to: geometry.scaled, kernel: kernel)
         guard crops else { return result }
         let window = (
@@ -223,6 +225,37 @@ public struct Resize: ImageProcessing, Hashable {
 }
 
 extension Resize {
+    /// Fails when a cover crop would look at the whole scaled image (a smart position, or faces
+    /// and the smart crop they fall back to) and that image has more pixels than the run
+    /// allows. A sliver enlarged to cover a box (a 3×100000 image to 200×200) is scaled to
+    /// 200×6666667 first: a fixed position computes only the window it keeps, but looking at
+    /// every pixel would hold gigabytes that no limit on the input counts.
+    func checkLooksWithinLimits(at geometry: Geometry, input: ImageSize, context: ProcessingContext) throws(LooksTooFar) {
+        guard fit == .cover, geometry.output != geometry.scaled, geometry.scaled.pixelCount > context.maxPixels,
+            fixedOrigin(
+                of: (geometry.output.width, geometry.output.height), in: (geometry.scaled.width, geometry.scaled.height),
+                focus: context.focusPoint) == nil
+        else { return }
+        throw LooksTooFar(input: input, scaled: geometry.scaled, maxPixels: context.maxPixels)
+    }
+
+    /// A cover crop at a smart position (or faces) of an image that scales to more pixels than
+    /// `decompress.maxPixels`: the item fails.
+    public struct LooksTooFar: Error, Sendable, CustomStringConvertible {
+        /// The size of the image the resize was given.
+        public let input: ImageSize
+        /// The size it scales to before the crop, which the position looks at whole.
+        public let scaled: ImageSize
+        /// The run's `decompress.maxPixels`.
+        public let maxPixels: Int
+
+        /// The message the item fails with, naming the sizes, the limit and a way out.
+        public var description: String {
+            "covering the box scales the \(input) image to \(scaled), more than the \(maxPixels) pixels decompress.maxPixels "
+                + "allows, and this position looks at all of it; a compass position or a point crops without looking"
+        }
+    }
+
     /// A resize whose result libvips cannot represent (a side over 10,000,000 pixels); the item fails.
     public struct TooLarge: Error, Sendable, CustomStringConvertible {
         /// The size of the image the resize was given.

@@ -59,6 +59,30 @@ struct ResizeCoverAndContainTests: ResizeStepMaking {
         #expect(try Fixtures.isMostlyDetailed(result))
     }
 
+    /// A sliver covered into a box scales to a huge image first, which a smart position looked
+    /// at whole: gigabytes from an input far under the pixel limit. It is refused; a fixed
+    /// position, which computes only its window, is not.
+    @Test func aSmartCoverOfASliverScaledPastThePixelLimitIsRefused() throws {
+        // Given a 3×10000 image, in a run allowing 1,000,000 pixels (scaled to 200×666667: 133 million)
+        let image = try Fixtures.gradient(width: 3, height: 10000)
+        let context = ProcessingContext(input: "in", output: "o", originalSize: image.size, maxPixels: 1_000_000)
+
+        // When it is covered into 200×200 at a smart position, it is refused, naming the sizes and the limit
+        for position in ["attention", "entropy"] {
+            let step = try resize(["width": 200, "height": 200, "position": position])
+            let error = #expect(throws: Resize.LooksTooFar.self, "\(position)") { try step.process(image, context: context) }
+            #expect(error?.description.contains("3×10000 image to 200×666667") == true, "\(String(describing: error))")
+            #expect(error?.description.contains("1000000 pixels decompress.maxPixels") == true)
+        }
+        // And at the centre it is made, as a 200×200 window of the scaled image
+        let centred = try resize(["width": 200, "height": 200, "position": "centre"]).process(image, context: context)
+        #expect(centred.size == ImageSize(width: 200, height: 200))
+        // And an ordinary smart crop, under the limit, is made too
+        let photo = try Fixtures.flatWithDetail(width: 400, height: 200, detailed: 300..<400)
+        let smart = try resize(["width": 50, "height": 100, "position": "attention"]).process(photo, context: context)
+        #expect(smart.size == ImageSize(width: 50, height: 100))
+    }
+
     // MARK: Contain
 
     @Test func containLetterboxesOnTheBackgroundColour() throws {
