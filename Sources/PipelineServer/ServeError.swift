@@ -31,11 +31,13 @@ struct ServeError: HTTPResponseError, Equatable {
         return response
     }
 
-    /// `status` with a JSON body `{"error": reason}`.
+    /// `status` with a JSON body `{"error": reason}`, which no cache keeps: a CDN would
+    /// otherwise keep a 404 by its own rules, and answer it after the input was added.
     static func body(_ status: HTTPResponse.Status, _ reason: String) -> Response {
         let body = (try? JSONEncoder().encode(["error": reason])) ?? Data(#"{"error": "unknown"}"#.utf8)
         return Response(
-            status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: body)))
+            status: status, headers: [.contentType: "application/json", .cacheControl: "no-store"],
+            body: .init(byteBuffer: ByteBuffer(bytes: body)))
     }
 }
 
