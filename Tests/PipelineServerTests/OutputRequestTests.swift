@@ -22,7 +22,14 @@ import Testing
         try directory.write(image, to: "in/a.jpg")
         try directory.write(image, to: "in/sub/b.jpg")
         let json = PipelineHarness.json(inputs: ["in/**/*.jpg"], outputs: [photo, jxl, s3, tiles])
-        return OutputCatalog(plan: try PipelineHarness.pipeline(json, in: directory).plan())
+        var pipeline = try PipelineHarness.pipeline(json, in: directory)
+        // Credentials, without which the bucket output is refused, and an endpoint on a closed
+        // loopback port, so that asking whether the bucket exists gets no answer and leaves it be.
+        pipeline.environment = [
+            "AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test", "AWS_REGION": "us-east-1",
+            "AWS_ENDPOINT_URL_S3": "http://127.0.0.1:9", "HOME": directory.path,
+        ]
+        return OutputCatalog(plan: try pipeline.plan())
     }
 
     static func format(_ accept: String?, output: String = "photo") throws -> EncoderSettings.Format {

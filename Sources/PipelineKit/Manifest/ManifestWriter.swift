@@ -25,6 +25,8 @@ final class ManifestWriter: Sendable {
     /// Whether the run makes only some of the plan's sources (`RunPlan.keeping(_:)`, a server's
     /// run for a request): the entries of the others are kept as the manifest has them.
     private let keepsOtherEntries: Bool
+    /// Reads back the files the run put in object stores, to make their placeholders.
+    private let stored: StoredOutputs?
     private let state = Locked(State())
 
     private struct State {
@@ -67,10 +69,11 @@ final class ManifestWriter: Sendable {
     /// together from runs written one by one.
     static let writesOfParts = Locked<[String: Int]>([:])
 
-    init(settings: ManifestSettings, definition: PipelineDefinition, keepsOtherEntries: Bool = false) {
+    init(settings: ManifestSettings, definition: PipelineDefinition, keepsOtherEntries: Bool = false, stored: StoredOutputs? = nil) {
         self.settings = settings
         self.definition = definition
         self.keepsOtherEntries = keepsOtherEntries
+        self.stored = stored
         previous = PreviousManifest(path: settings.file.path)
     }
 
@@ -276,9 +279,7 @@ final class ManifestWriter: Sendable {
                     var firstProblem: String?
                     for candidate in candidates {
                         do {
-                            let made = try Placeholders(
-                                of: Self.placeholderSource(candidate), kinds: Set(output.placeholders),
-                                settings: output.placeholderSettings)
+                            let made = try madePlaceholders(of: candidate, for: output)
                             (placeholders, placeholdersFrom) = (made, stamp(candidate))
                             break
                         } catch {
@@ -317,11 +318,31 @@ final class ManifestWriter: Sendable {
         }
     }
 
-    /// The image of `file` placeholders are made from: as libvips reads it, or, for an AVIF
-    /// sequence, which libvips does not read, its first frame.
-    private static func placeholderSource(_ file: WrittenOutput) throws(VipsError) -> VipsImage {
-        guard file.format == .avif, VipsImage.isAVIFSequence(file: file.path) else { return try VipsImage.open(file: file.path) }
-        return try VipsImage.firstAVIFFrame(file: file.path, maxPixels: max(file.size.pixelCount, 1))
+    /// The placeholders `output` declares, made from its file `file`: read where it is, or, in an
+    /// object store, from a copy fetched to a temporary file, removed once they are made.
+    private func madePlaceholders(of file: WrittenOutput, for output: OutputDefinition) throws -> Placeholders {
+        guard ObjectStores.isObject(file.path) else {
+            return try Placeholders(
+                of: Self.placeholderSource(file, at: file.path), kinds: Set(output.placeholders), settings: output.placeholderSettings)
+        }
+        guard let stored else { throw StoredOutputs.Failure(description: "\(file.path) is not in an object store that can be read") }
+        // Exactly as long as the run wrote it: another length is another file.
+        let bytes = try stored.read(file.path, maxBytes: Int64(max(file.byteCount, 1)))
+        let folder = FileManager.default.temporaryDirectory.path
+        let copy = folder + "/.placeholder" + ImageWriter.temporaryMarker + UUID().uuidString
+        guard FileManager.default.createFile(atPath: copy, contents: bytes) else {
+            throw StoredOutputs.Failure(description: "\(file.path): its copy could not be kept in \(folder)")
+        }
+        defer { unlink(copy) }
+        return try Placeholders(
+            of: Self.placeholderSource(file, at: copy), kinds: Set(output.placeholders), settings: output.placeholderSettings)
+    }
+
+    /// The image of `file`, read at `path`, placeholders are made from: as libvips reads it, or,
+    /// for an AVIF sequence, which libvips does not read, its first frame.
+    private static func placeholderSource(_ file: WrittenOutput, at path: String) throws(VipsError) -> VipsImage {
+        guard file.format == .avif, VipsImage.isAVIFSequence(file: path) else { return try VipsImage.open(file: path) }
+        return try VipsImage.firstAVIFFrame(file: path, maxPixels: max(file.size.pixelCount, 1))
     }
 
     /// The files of `written` by format, in `order`, leaving out formats with none.

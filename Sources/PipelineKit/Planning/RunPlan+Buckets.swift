@@ -1,17 +1,29 @@
 import Foundation
 
-/// The buckets outputs are written to, asked before a run: a bucket that does not exist would
-/// otherwise be found at the upload of each input's file, after its fetch, decode and encode.
+/// The buckets outputs are written to, asked before a run: a bucket that does not exist, or no
+/// credentials to write with, would otherwise be found at the upload of each input's file, after
+/// its fetch, decode and encode.
 extension RunPlan {
-    /// A problem at the path of each output whose bucket S3 says does not exist, each bucket
-    /// asked once. Any other answer (a role that may not ask, no answer) leaves it to the uploads.
-    static func missingBuckets(_ definition: PipelineDefinition, stores: ObjectStoreAccess) -> [PipelineFileError.Problem] {
-        let written = definition.outputs.enumerated().compactMap { index, output in
+    /// A problem at the path of each output in a bucket when no S3 client can be configured (no
+    /// credentials: the message says where they were looked for), else at the path of each
+    /// output whose bucket S3 says does not exist, each bucket asked once. Any other answer (a
+    /// role that may not ask, no answer) leaves it to the uploads.
+    static func outputBucketProblems(_ definition: PipelineDefinition, stores: ObjectStoreAccess) -> [PipelineFileError.Problem] {
+        let inBuckets = definition.outputs.enumerated().filter { $0.element.path.description.hasPrefix("s3://") }
+        guard !inBuckets.isEmpty else { return [] }
+        // An output of several widths or formats is several definitions at one position: one problem.
+        var reported: Set<Int> = []
+        do {
+            _ = try stores.s3.client()
+        } catch {
+            return inBuckets.filter { reported.insert($0.element.fileIndex ?? $0.offset).inserted }.map { index, output in
+                .init(path: "outputs[\(output.fileIndex ?? index)].path", location: output.pathLocation, message: "\(error)")
+            }
+        }
+        let written = inBuckets.compactMap { index, output in
             fixedBucket(of: output.path.description).map { (bucket: $0, position: output.fileIndex ?? index, output: output) }
         }
         let missing = Set(written.map(\.bucket)).filter { stores.s3.bucketExists($0) == false }
-        // An output of several widths or formats is several definitions at one position: one problem.
-        var reported: Set<Int> = []
         return written.filter { missing.contains($0.bucket) && reported.insert($0.position).inserted }.map { bucket, position, output in
             .init(
                 path: "outputs[\(position)].path", location: output.pathLocation,

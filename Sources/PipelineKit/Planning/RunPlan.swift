@@ -135,7 +135,7 @@ public struct RunPlan: Sendable {
         let checked = Self.checkWrites(
             planned, reads: Self.readFiles(definition, fileName: fileName, listFiles: enumeration.listFiles, stores: stores),
             runWrites: runWrites, outputWriters: outputWriters, records: &records)
-        problems += checked.problems + Self.misplacedWrites(runWrites) + Self.missingBuckets(definition, stores: stores)
+        problems += checked.problems + Self.misplacedWrites(runWrites) + Self.outputBucketProblems(definition, stores: stores)
         protectedInputs = checked.protected
         outputPaths = records?.finish()
         guard problems.isEmpty else { throw PipelineFileError(file: fileName, problems: problems) }

@@ -187,7 +187,9 @@ public struct PipelineRun: AsyncSequence, Sendable {
     ) {
         let (events, continuation) = AsyncStream.makeStream(of: PipelineEvent.self, bufferingPolicy: .unbounded)
         let manifest = plan.definition.manifest.map {
-            ManifestWriter(settings: $0.forShard(plan.shard), definition: plan.definition, keepsOtherEntries: plan.isPart)
+            ManifestWriter(
+                settings: $0.forShard(plan.shard), definition: plan.definition, keepsOtherEntries: plan.isPart,
+                stored: StoredOutputs(stores: plan.stores))
         }
         let execution = RunExecution(
             plan: plan, dataLoader: dataLoader, cache: cache, journal: journal, force: force, memory: memory, stages: stages,

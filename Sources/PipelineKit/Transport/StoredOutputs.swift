@@ -12,6 +12,11 @@ public final class StoredOutputs: Sendable {
         stores = ObjectStoreAccess(definition: pipeline.definition, environment: pipeline.environment, loader: nil)
     }
 
+    /// The stores of `stores`, a run's own.
+    init(stores: ObjectStoreAccess) {
+        self.stores = stores
+    }
+
     /// Why a stored output could not be read: the store's own words.
     public struct Failure: Error, CustomStringConvertible {
         /// What went wrong, naming the object, never a credential.
