@@ -23,12 +23,7 @@ import Testing
         try directory.write(image, to: "in/sub/b.jpg")
         let json = PipelineHarness.json(inputs: ["in/**/*.jpg"], outputs: [photo, jxl, s3, tiles])
         var pipeline = try PipelineHarness.pipeline(json, in: directory)
-        // Credentials, without which the bucket output is refused, and an endpoint on a closed
-        // loopback port, so that asking whether the bucket exists gets no answer and leaves it be.
-        pipeline.environment = [
-            "AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test", "AWS_REGION": "us-east-1",
-            "AWS_ENDPOINT_URL_S3": "http://127.0.0.1:9", "HOME": directory.path,
-        ]
+        pipeline.environment = PipelineHarness.offlineS3Environment(home: directory.path)
         return OutputCatalog(plan: try pipeline.plan())
     }
 

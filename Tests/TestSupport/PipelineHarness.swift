@@ -4,6 +4,16 @@ import StandardProcessors
 
 /// Runs pipelines given as JSON in a test's folder.
 package enum PipelineHarness {
+    /// An environment in which a plan with outputs in a bucket is made without an S3 server:
+    /// credentials, without which such outputs are refused, and an endpoint on a closed loopback
+    /// port, so that asking whether a bucket exists gets no answer and leaves it be.
+    package static func offlineS3Environment(home: String) -> [String: String] {
+        [
+            "AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test", "AWS_REGION": "us-east-1",
+            "AWS_ENDPOINT_URL_S3": "http://127.0.0.1:9", "HOME": home,
+        ]
+    }
+
     package static func pipeline(_ json: String, in directory: TemporaryDirectory, processors: ProcessorRegistry = .standard) throws
         -> Pipeline
     {

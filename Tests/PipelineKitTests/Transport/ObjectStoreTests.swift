@@ -62,7 +62,7 @@ import Testing
                 inputs: ["s3://b/a.jpg"],
                 outputs: [#"{"name": "small", "encode": {"format": "jpeg"}, "path": "s3://site/\#(folder)/{stem}.jpg"}"#]),
             in: directory)
-        pipeline.environment = ["HOME": directory.path]
+        pipeline.environment = PipelineHarness.offlineS3Environment(home: directory.path)
         // When it is planned, Then the input is refused with the store's limit
         let refusal = try pipeline.plan().items.first?.listings.first?.refusal
         #expect(refusal?.contains("would be 1106 bytes long: more than the 1024 S3 allows") == true, "\(refusal ?? "no refusal")")

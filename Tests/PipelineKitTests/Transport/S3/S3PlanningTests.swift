@@ -15,7 +15,7 @@ import Testing
                 outputs: [
                     #"{"name": "small", "encode": {"format": "jpeg"}, "path": "\#(outputPath)"}"#
                 ]), in: directory)
-        pipeline.environment = ["HOME": directory.path]
+        pipeline.environment = PipelineHarness.offlineS3Environment(home: directory.path)
         return try pipeline.plan()
     }
 
