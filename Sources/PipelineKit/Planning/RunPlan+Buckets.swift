@@ -9,7 +9,7 @@ extension RunPlan {
     /// output whose bucket S3 says does not exist, each bucket asked once. Any other answer (a
     /// role that may not ask, no answer) leaves it to the uploads.
     static func outputBucketProblems(_ definition: PipelineDefinition, stores: ObjectStoreAccess) -> [PipelineFileError.Problem] {
-        let inBuckets = definition.outputs.enumerated().filter { $0.element.path.description.hasPrefix("s3://") }
+        let inBuckets = definition.outputs.enumerated().filter { ObjectStores.isObject($0.element.path.description) }
         guard !inBuckets.isEmpty else { return [] }
         // An output of several widths or formats is several definitions at one position: one problem.
         var reported: Set<Int> = []
