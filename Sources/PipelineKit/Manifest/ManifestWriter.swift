@@ -26,7 +26,7 @@ final class ManifestWriter: Sendable {
     /// run for a request): the entries of the others are kept as the manifest has them.
     private let keepsOtherEntries: Bool
     /// Reads back the files the run put in object stores, to make their placeholders.
-    private let stored: StoredOutputs?
+    private let stored: StoredOutputs
     private let state = Locked(State())
 
     private struct State {
@@ -69,7 +69,7 @@ final class ManifestWriter: Sendable {
     /// together from runs written one by one.
     static let writesOfParts = Locked<[String: Int]>([:])
 
-    init(settings: ManifestSettings, definition: PipelineDefinition, keepsOtherEntries: Bool = false, stored: StoredOutputs? = nil) {
+    init(settings: ManifestSettings, definition: PipelineDefinition, keepsOtherEntries: Bool = false, stored: StoredOutputs) {
         self.settings = settings
         self.definition = definition
         self.keepsOtherEntries = keepsOtherEntries
@@ -325,7 +325,6 @@ final class ManifestWriter: Sendable {
             return try Placeholders(
                 of: Self.placeholderSource(file, at: file.path), kinds: Set(output.placeholders), settings: output.placeholderSettings)
         }
-        guard let stored else { throw StoredOutputs.Failure(description: "\(file.path) is not in an object store that can be read") }
         // Exactly as long as the run wrote it: another length is another file.
         let bytes = try stored.read(file.path, maxBytes: Int64(max(file.byteCount, 1)))
         let folder = FileManager.default.temporaryDirectory.path
