@@ -116,9 +116,12 @@ import Vips
         once.windowedDecodeMinimum = .max
         #expect(wide.estimate * 100 < once.decodePlan(for: size, loader: "pngload").estimate)
         #expect(wide.passes == 3)
-        // not for WebP (libwebp decodes the whole frame at its scale), nor for a decode that
-        // cannot stream (an interlaced PNG: each pass would hold the full image)
-        #expect(decoder.decodePlan(for: size, loader: "webpload").windows.isEmpty)
+        // not for WebP, SVG or PDF (their loaders make the whole frame at the scale asked
+        // for), nor for a decode that cannot stream (an interlaced PNG: each pass would hold
+        // the full image)
+        for loader in ["webpload", "svgload", "pdfload"] {
+            #expect(decoder.decodePlan(for: size, loader: loader).windows.isEmpty, "\(loader)")
+        }
         #expect(decoder.decodePlan(for: size, loader: "pngload", streams: false).windows.isEmpty)
     }
 

@@ -193,6 +193,27 @@ import Vips
     }
 
     @Test(arguments: [
+        ("svgload_source", "scale=0.01875"), ("pdfload_source", "scale=0.01875"), ("webpload_source", "scale=0.01875"),
+        ("jpegload_source", "shrink=8"), ("pngload_source", nil),
+    ])
+    func vectorAndWebPFilesAreReadStraightAtTheScaleTheOutputsNeed(loader: String, expected: String?) {
+        // Given a 16000×16000 file whose outputs need 300×300: an SVG filter drawn at the
+        // stored size would take minutes and gigabytes in one call no deadline can stop
+        let scaling = DecodePlan.loadScaling(
+            loader: loader, stored: ImageSize(width: 16000, height: 16000), target: ImageSize(width: 300, height: 300),
+            allowed: 16000.0 / 300, fast: false)
+        #expect(scaling.options == (expected.map { [$0] } ?? []))
+        #expect(scaling.shrink == (loader.hasPrefix("png") ? 1 : loader.hasPrefix("jpeg") ? 8 : 53))
+    }
+
+    @Test func aFileKeptAtItsSizeIsReadWithoutAScale() {
+        let size = ImageSize(width: 40, height: 20)
+        let scaling = DecodePlan.loadScaling(loader: "svgload_source", stored: size, target: size, allowed: 1, fast: true)
+        #expect(scaling.options.isEmpty)
+        #expect(scaling.shrink == 1)
+    }
+
+    @Test(arguments: [
         (1.9, "jpegload_source", 1), (2.0, "jpegload_source", 2), (4.4, "jpegload_source", 4),
         (7.9, "jpegload_source", 4), (8.0, "jpegload_source", 8), (40.0, "pngload_source", 1),
     ])

@@ -137,6 +137,33 @@ import Vips
         #expect(Fixtures.isClose(Array(blue.prefix(3)), [0, 0, 255], tolerance: 2), "\(blue)")
     }
 
+    @Test func aLargeDrawingIsDrawnAtTheSizeItsOutputNeeds() async throws {
+        // Given an SVG declared 16000×8000 (red on the left, blue on the right) and the PDF,
+        // each resized to a small width
+        let directory = try TemporaryDirectory()
+        let drawing = #"""
+            <svg xmlns="http://www.w3.org/2000/svg" width="16000" height="8000">\#
+            <rect width="8000" height="8000" fill="red"/><rect x="8000" width="8000" height="8000" fill="blue"/></svg>
+            """#
+        try directory.write(Data(drawing.utf8), to: "in/large.svg")
+        try directory.write(Self.pdf, to: "in/page.pdf")
+        let json = PipelineHarness.json(
+            inputs: ["in/*"],
+            outputs: [#"{"name": "o", "steps": [{"resize": {"width": 40}}], "encode": {"format": "png"}, "path": "out/{stem}.png"}"#],
+            extra: #""decompress": {"allowUntrusted": ["svg", "pdf"]}"#)
+        // When it runs
+        let (reports, _) = try await PipelineHarness.run(json, in: directory)
+        #expect(reports.allSatisfy { $0.succeeded }, "\(reports.flatMap(\.failures))")
+        // Then each is drawn at the output's size, its colours where they were drawn
+        let large = try VipsImage.open(file: directory.path + "/out/large.png").rendered()
+        #expect(large.size == ImageSize(width: 40, height: 20))
+        #expect(Fixtures.isClose(Array(try large.pixel(x: 10, y: 10).prefix(3)), [255, 0, 0], tolerance: 2))
+        #expect(Fixtures.isClose(Array(try large.pixel(x: 30, y: 10).prefix(3)), [0, 0, 255], tolerance: 2))
+        let page = try VipsImage.open(file: directory.path + "/out/page.png").rendered()
+        #expect(page.size == ImageSize(width: 40, height: 20))
+        #expect(Fixtures.isClose(Array(try page.pixel(x: 20, y: 10).prefix(3)), [0, 0, 255], tolerance: 2))
+    }
+
     @Test func anSVGIsRefusedEvenWhereAnotherRunInTheProcessUnblockedItsLoader() async throws {
         // Given libvips' SVG loader unblocked for the whole process, as a run that allows SVG
         // leaves it (a `watch` or `serve` process, or an embedder, runs more than one file)

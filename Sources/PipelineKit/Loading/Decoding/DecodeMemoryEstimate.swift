@@ -70,10 +70,10 @@ struct DecodeMemoryEstimate: Equatable {
     /// (after the rows' box-shrink of `VipsImage.resampled(to:)`); a streamed decode cannot hand
     /// libvips anything narrower, but a window cut from the rows first is narrower
     /// (`DecodePlan`). Counted at 4 bytes a pixel, as the rest of the estimate is, and never
-    /// more rows than the image has; 0 below `wideRowsMargin` and for WebP, which libwebp
-    /// decodes straight at its size.
+    /// more rows than the image has; 0 below `wideRowsMargin` and for a loader that makes the
+    /// image straight at its size (`DecodePlan.drawsAtScale`).
     static func wideRowsBytes(size: ImageSize, decodeSize: ImageSize, loader: String) -> Int64 {
-        guard !loader.hasPrefix("webpload"), decodeSize.width > 0 else { return 0 }
+        guard !DecodePlan.drawsAtScale(loader), decodeSize.width > 0 else { return 0 }
         let rowShrink = max(1, size.width / (decodeSize.width * 2))
         let bytes = Int64(size.width / rowShrink) * 4 * min(wideRowsHeld, Int64(size.height))
         return bytes >= wideRowsMargin ? bytes : 0

@@ -56,8 +56,8 @@ extension DecodePlan {
         let once = DecodePlan(
             decodeSize: decodeSize, allowedShrink: allowed, wideRowsBytes: wide,
             estimate: DecodeMemoryEstimate.imageBytes(decodeSize: decodeSize, outputs: outputs) + wide)
-        // libwebp decodes the whole frame at its scale; it has no streamed rows to crop.
-        guard streams, !loader.hasPrefix("webpload"), once.estimate >= minimum else { return once }
+        // A loader that draws at a scale makes the whole frame at it; it has no streamed rows to crop.
+        guard streams, !drawsAtScale(loader), once.estimate >= minimum else { return once }
         var windows: [Int: DecodeWindow] = [:]
         for (index, output) in outputs.enumerated() {
             if let window = output.steps.first?.decodeWindow(for: size) { windows[index] = window }
@@ -105,6 +105,27 @@ extension DecodePlan {
     static func allowedShrink(of outputs: [OutputDefinition], for size: ImageSize) -> Double {
         let allowed = outputs.map { $0.steps.first?.allowedInputShrink(for: size) ?? 1 }.min() ?? 1
         return allowed.isFinite && allowed >= 1 ? allowed : 1
+    }
+
+    /// Whether `loader` makes the image at any scale asked for while it reads: libwebp resamples
+    /// as it decodes, and librsvg and poppler draw at the scale. Such a file is read straight at
+    /// the size the outputs need; drawn at its stored size first, a hostile SVG's filter could
+    /// take minutes and gigabytes inside one call the decode's deadline cannot stop.
+    static func drawsAtScale(_ loader: String) -> Bool {
+        ["webpload", "svgload", "pdfload"].contains { loader.hasPrefix($0) }
+    }
+
+    /// The libvips load options that bring an image stored at `stored` towards `target` while it
+    /// is read, which the outputs allow by `allowed`; and the factor counted as the shrink on load.
+    static func loadScaling(
+        loader: String, stored: ImageSize, target: ImageSize, allowed: Double, fast: Bool
+    ) -> (options: [String], shrink: Int) {
+        if drawsAtScale(loader), target != stored {
+            // As vips_thumbnail does: the target itself, not a full-size frame at 4 bytes a pixel.
+            return (["scale=\(Double(target.width) / Double(stored.width))"], Int(allowed.rounded(.down)))
+        }
+        let shrink = loadShrink(allowed: allowed, loader: loader, fast: fast)
+        return (shrink > 1 ? ["shrink=\(shrink)"] : [], shrink)
     }
 
     /// The JPEG shrink-on-load factor (1, 2, 4 or 8). libjpeg shrinks with a reduced-size

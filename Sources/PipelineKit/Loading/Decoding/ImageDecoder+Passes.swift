@@ -55,23 +55,15 @@ extension ImageDecoder {
     ) throws -> (image: VipsImage, shrink: Int) {
         let failOn = "fail_on=\(settings.failOn.rawValue)"
         let target = DecodePlan.decodeSize(stored: header.size, allowedShrink: allowed)
-        var loadOptions = ["access=sequential", failOn]
-        let shrink: Int
-        if loader.hasPrefix("webpload"), target != header.size {
-            // libwebp scales with a real resampler while it decodes: ask for the target itself
-            // (as vips_thumbnail does), rather than a full-size frame at 4 bytes a pixel.
-            shrink = Int(allowed.rounded(.down))
-            loadOptions.append("scale=\(Double(target.width) / Double(header.width))")
-        } else {
-            shrink = DecodePlan.loadShrink(allowed: allowed, loader: loader, fast: settings.fastShrinkOnLoad)
-            if shrink > 1 { loadOptions.append("shrink=\(shrink)") }
-        }
+        let scaling = DecodePlan.loadScaling(
+            loader: loader, stored: header.size, target: target, allowed: allowed, fast: settings.fastShrinkOnLoad)
+        let loadOptions = ["access=sequential", failOn] + scaling.options
         let read = fastRead(source, header: header, pass: .whole(target: target))
         defer { read?.release() }
         let image = try read?.image ?? open(source, options: loadOptions.joined(separator: ","), loader: header.loader)
         deadline.watch(image)
         // Exactly the target: a loader that rounded a side one pixel short is stretched by that pixel.
-        return (try finished(image.resampled(to: target), deadline: deadline), shrink)
+        return (try finished(image.resampled(to: target), deadline: deadline), scaling.shrink)
     }
 
     /// One output's window (`DecodePlan.windows`), decoded alone in a pass of its own over the
