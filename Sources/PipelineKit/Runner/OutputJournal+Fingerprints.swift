@@ -17,7 +17,8 @@ extension OutputJournal {
         /// The tool's version, the decode settings and a digest of every output's first step,
         /// which together set the scale inputs are decoded at.
         private let shared: String
-        /// Each output's steps and encoder options, in the order of the definition's outputs.
+        /// Each output's steps, encoder options and the headers its objects in a bucket carry, in
+        /// the order of the definition's outputs.
         private let outputs: [String]
 
         init(definition: PipelineDefinition) {
@@ -33,7 +34,18 @@ extension OutputJournal {
                 let animation = output.animates && decode.animation == .keep ? " animation=keep" : ""
                 return "steps " + output.steps.map(\.identifier).joined(separator: ";") + "\n"
                     + "encoder " + output.encoder.identity + " background=\(output.encoder.background)" + animation + tiles
+                    + Self.objectHeaders(of: output)
             }
+        }
+
+        /// An object's `Cache-Control` and metadata are stored with its bytes, so changing them
+        /// makes it again. Named only when set, so that every other output keeps its fingerprint.
+        private static func objectHeaders(of output: OutputDefinition) -> String {
+            var text = output.cacheControl.map { "\ncache-control " + $0.debugDescription } ?? ""
+            for (name, value) in output.metadata.sorted(by: { $0.key < $1.key }) {
+                text += "\nmetadata " + name.debugDescription + " " + value.debugDescription
+            }
+            return text
         }
 
         func fingerprint(version: String, output index: Int) -> String {

@@ -170,6 +170,38 @@ struct S3StorageTests {
         #expect(changed.summary.outputsUpToDate == 1)
     }
 
+    @Test func changingAnObjectsHeadersMakesItAgainAndOnlyThen() async throws {
+        let server = try MotoServer()
+        try server.createBucket("photos")
+        try server.createBucket("site")
+        try server.put(Self.photo, bucket: "photos", key: "in/a.jpg")
+        let directory = try TemporaryDirectory()
+        let environment = server.environment(home: directory.path)
+        func run(_ extra: String) async throws -> RunSummary {
+            let pipeline = try pipeline(
+                ["s3://photos/in/a.jpg"], outputPath: "s3://site/t/{stem}.webp", outputExtra: extra, in: directory,
+                environment: environment)
+            return try await self.run(pipeline).summary
+        }
+        #expect(try await run("").outputsWritten == 1)
+        // Given the object made without headers: a file that adds none leaves it up to date
+        #expect(try await run("").outputsUpToDate == 1)
+
+        // When the file gives a Cache-Control, then changes it, then adds metadata
+        for (extra, cacheControl, owner) in [
+            (#", "cacheControl": "max-age=60""#, "max-age=60", nil),
+            (#", "cacheControl": "max-age=3600""#, "max-age=3600", nil),
+            (#", "cacheControl": "max-age=3600", "metadata": {"owner": "catalogue"}"#, "max-age=3600", "catalogue"),
+        ] {
+            // Then each change makes the object again, with its headers, and a second run keeps it
+            #expect(try await run(extra).outputsWritten == 1, "\(extra)")
+            let object = try #require(try server.get(bucket: "site", key: "t/a.webp"))
+            #expect(object.headers["cache-control"] == cacheControl)
+            #expect(object.headers["x-amz-meta-owner"] == owner)
+            #expect(try await run(extra).outputsUpToDate == 1, "\(extra)")
+        }
+    }
+
     @Test func aSingleObjectIsCachedAndRevalidatedWithItsETag() async throws {
         let server = try MotoServer()
         try server.createBucket("photos")
