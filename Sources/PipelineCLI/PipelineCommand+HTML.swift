@@ -140,9 +140,11 @@ extension PipelineCommand {
             return [entry]
         }
 
-        /// An HTML comment naming `source`: a comment may not hold `--`, which a file name may.
+        /// An HTML comment naming `source` on one line: a comment may not hold `--`, which a file
+        /// name may, and control characters are written as escapes, so that a name cannot
+        /// recolour the terminal the markup is printed to.
         static func comment(naming source: String) -> String {
-            var text = source.filter { $0 != "\n" && $0 != "\r" }
+            var text = source.escapingControlCharacters
             while text.contains("--") { text = text.replacingOccurrences(of: "--", with: "- -") }
             return "<!-- \(text) -->"
         }

@@ -2,6 +2,7 @@ import Foundation
 import TestSupport
 import Testing
 
+@testable import PipelineCLI
 @testable import PipelineKit
 
 /// `pipeline html` over every input of a manifest a real run wrote: printed in the manifest's
@@ -77,6 +78,12 @@ import Testing
         // A named input prints its element alone, as before
         let one = try CommandRunner.run(["html", manifest(directory), "a/photo.jpg"])
         #expect(one.status == 0 && one.standardOutput.hasPrefix("<picture>\n"), "\(one.standardError)")
+    }
+
+    @Test func anInputsCommentCannotEndEarlyOrHoldControlCharacters() {
+        // A name with a comment's end, a newline and an escape sequence that would turn the terminal red
+        let comment = PipelineCommand.HTML.comment(naming: "a-->b\n\u{1B}[31mc--d.jpg")
+        #expect(comment == #"<!-- a- ->b\n\u001b[31mc- -d.jpg -->"#)
     }
 
     @Test func outWritesOneFilePerInputNamedByStemWithoutTouchingTheManifest() throws {
