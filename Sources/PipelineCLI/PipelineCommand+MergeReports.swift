@@ -8,7 +8,9 @@ extension PipelineCommand {
             commandName: "merge-reports",
             abstract: "Join the reports of a sharded run's shards into one report.json and index.html, and say which shards are missing.",
             discussion:
-                "Exit status 0 when every shard's report was given, 1 when some are missing (the merged report is still written), 2 when the reports cannot be joined."
+                "Exit status 0 when every shard's report was given and every input succeeded; 1, as for a run, when a shard is "
+                + "missing or was stopped, or an input failed or was not run (the merged report is still written); "
+                + "2 when the reports cannot be joined."
         )
 
         @ArgumentParser.Option(
@@ -65,10 +67,19 @@ extension PipelineCommand {
                     + "\(report.succeeded) succeeded, \(report.failed) failed, \(report.notRun) not run; "
                     + "\(report.outputsWritten) output\(report.outputsWritten == 1 ? "" : "s") written, "
                     + "\(report.outputsUpToDate) up to date → \(output)")
+            // A sharded job gates what it publishes on the merge, as it would on one run's status.
+            var problems: [String] = []
             if !merged.missingShards.isEmpty {
-                printError("missing shards: " + merged.missingShards.map(String.init).joined(separator: ", ") + " of \(shards)")
-                throw ExitCode.someItemsFailed
+                problems.append("missing shards: " + merged.missingShards.map(String.init).joined(separator: ", ") + " of \(shards)")
             }
+            let stopped = loaded.filter(\.cancelled).compactMap { $0.shard.map { String($0.index) } }
+            if !stopped.isEmpty {
+                problems.append("stopped before the end: shard\(stopped.count == 1 ? "" : "s") " + stopped.joined(separator: ", "))
+            }
+            if report.failed > 0 { problems.append("\(report.failed) input\(report.failed == 1 ? "" : "s") failed") }
+            if report.notRun > 0 { problems.append("\(report.notRun) input\(report.notRun == 1 ? " was" : "s were") not run") }
+            for problem in problems { printError(problem) }
+            if !problems.isEmpty { throw ExitCode.someItemsFailed }
         }
     }
 }

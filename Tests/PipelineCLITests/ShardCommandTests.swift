@@ -65,6 +65,42 @@ import Testing
         #expect(explain.standardOutput.contains("of 25 inputs"))
     }
 
+    @Test func mergeReportsFailsAsARunWouldWhenAShardHadFailuresOrWasStopped() throws {
+        // Given two shards over 6 photos, one of which is cut short
+        let (directory, file) = try Self.photos(
+            6,
+            file: """
+                {"version": 1, "inputs": ["in/*.jpg"], "outputs": [
+                  {"name": "t", "steps": [{"resize": {"width": 16}}], "encode": {"format": "png"}, "path": "out/{stem}.png"}]}
+                """)
+        let photo = try Data(contentsOf: directory.url.appendingPathComponent("in/p0.jpg"))
+        try directory.write(photo.prefix(photo.count / 3), to: "in/p0.jpg")
+        let reports = (0..<2).map { directory.url.appendingPathComponent("reports/\($0)").path }
+        let statuses = try (0..<2).map { index in
+            try CommandRunner.run(["run", "--quiet", "--shard", "\(index)/2", "--report", reports[index], file]).status
+        }
+        #expect(statuses.sorted() == [0, 1])
+
+        // When they are merged, then the status is a failed run's, naming why
+        let merged = directory.url.appendingPathComponent("merged").path
+        let failed = try CommandRunner.run(["merge-reports", "--output", merged] + reports)
+        #expect(failed.status == 1)
+        #expect(failed.standardError == "1 input failed\n", "\(failed.standardError)")
+        #expect(failed.standardOutput.contains("5 succeeded, 1 failed"))
+        #expect(FileManager.default.fileExists(atPath: merged + "/report.json"))
+
+        // And a shard that was stopped (its report says so) fails the merge too
+        let good = statuses.firstIndex(of: 0) ?? 0
+        let report = reports[good] + "/report.json"
+        var document = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report))) as? [String: Any])
+        document["cancelled"] = true
+        try JSONSerialization.data(withJSONObject: document).write(to: URL(fileURLWithPath: report))
+        let stopped = try CommandRunner.run(["merge-reports", "--output", merged + "-2"] + reports)
+        #expect(stopped.status == 1)
+        #expect(stopped.standardError.hasPrefix("stopped before the end: shard \(good)\n"), "\(stopped.standardError)")
+    }
+
     @Test func mergeManifestsWritesTheManifestOneRunOverEveryInputWrites() throws {
         // Given 12 photos and a file with a manifest, whose one run over every input wrote it
         let (directory, file) = try Self.photos(
