@@ -134,9 +134,13 @@ extension ItemError {
     }
 
     /// `error` as an item's failure in `stage`, or `CancellationError` again when the run was
-    /// cancelled while the work was queued.
+    /// cancelled while the work was queued, or stopped work that says only that (an upload the
+    /// cancel cut off): the input was not made, which is not a failure.
     static func wrapping(_ error: any Error, stage: Stage) throws(CancellationError) -> ItemError {
-        if let error = error as? ItemError { return error }
+        if let error = error as? ItemError {
+            if error.underlyingError is CancellationError { throw CancellationError() }
+            return error
+        }
         if error is CancellationError { throw CancellationError() }
         return ItemError(.other, stage: stage, reason: String(describing: error), underlying: error)
     }

@@ -202,6 +202,41 @@ struct S3StorageTests {
         }
     }
 
+    @Test func anUploadTheCancelCutsOffLeavesTheInputNotRunRatherThanFailed() async throws {
+        // Given one input made into two objects, the second's upload held until the run is cancelled
+        let server = try MotoServer()
+        try server.createBucket("photos")
+        try server.createBucket("site")
+        try server.put(Self.photo, bucket: "photos", key: "in/a.jpg")
+        let directory = try TemporaryDirectory()
+        let outputs = ["small", "large"].enumerated().map { index, name in
+            #"{"name": "\#(name)", "steps": [{"resize": {"width": \#(50 * (index + 1))}}], "encode": {"format": "png"}, "path": "s3://site/\#(name)/{stem}.png"}"#
+        }
+        var pipeline = try PipelineHarness.pipeline(
+            PipelineHarness.json(inputs: ["s3://photos/in/a.jpg"], outputs: outputs, extra: #""encode": {"concurrency": 1}"#), in: directory
+        )
+        pipeline.environment = server.environment(home: directory.path)
+        let loader = HoldingSecondUpload(CurlDataLoader())
+        let run = try pipeline.run(dataLoader: loader)
+        let stopper = Task {
+            for _ in 0..<1500 where !loader.isHolding { try? await Task.sleep(for: .milliseconds(20)) }
+            run.cancel()
+        }
+        // When the run is cancelled during that upload
+        var summary: RunSummary?
+        for await event in run { if case .finished(let final) = event { summary = final } }
+        await stopper.value
+
+        // Then the input is not run, not failed, and the object made is counted as written
+        let final = try #require(summary)
+        #expect(loader.isHolding)
+        #expect(final.cancelled)
+        #expect((final.succeeded, final.failed, final.notRun) == (0, 0, 1))
+        #expect(final.partlyMade.count == 1)
+        #expect(
+            try final.partlyMade.allSatisfy { try server.get(bucket: "site", key: String($0.path.dropFirst("s3://site/".count))) != nil })
+    }
+
     @Test func aSingleObjectIsCachedAndRevalidatedWithItsETag() async throws {
         let server = try MotoServer()
         try server.createBucket("photos")
@@ -323,5 +358,31 @@ final class CountingLoader: DataLoading {
     func load(_ request: DataRequest, isCancelled: @escaping @Sendable () -> Bool) throws(FetchError) -> DataResponse {
         log.withLock { $0.append(request) }
         return try loader.load(request, isCancelled: isCancelled)
+    }
+}
+
+/// Passes requests to a real loader, except the second upload, which it holds until the run
+/// cancels it (at most 30 s), then ends as a cancelled transfer does.
+final class HoldingSecondUpload: DataLoading {
+    private let loader: any DataLoading
+    private let puts = Locked(0)
+    private let holding = Locked(false)
+
+    init(_ loader: any DataLoading) { self.loader = loader }
+
+    /// Whether the second upload has started and is being held.
+    var isHolding: Bool { holding.withLock { $0 } }
+
+    func load(_ request: DataRequest, isCancelled: @escaping @Sendable () -> Bool) throws(FetchError) -> DataResponse {
+        let second =
+            request.method == "PUT"
+            && puts.withLock { count in
+                count += 1
+                return count == 2
+            }
+        guard second else { return try loader.load(request, isCancelled: isCancelled) }
+        holding.withLock { $0 = true }
+        for _ in 0..<3000 where !isCancelled() { usleep(10_000) }
+        throw FetchError(.cancelled, "cancelled")
     }
 }
