@@ -46,6 +46,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         // Reading a file whole off the cooperative pool, to name it by the hash of what is sent.
         .package(url: "https://github.com/apple/swift-nio", from: "2.81.0"),
+        // The HTTP parts a connection's idle handler sees (already built for Hummingbird).
+        .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
         // `pipeline serve`'s `/metrics`: the metrics API, and Prometheus' text format for it.
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
@@ -152,6 +154,7 @@ let package = Package(
                 .product(name: "_NIOFileSystem", package: "swift-nio", condition: .when(traits: ["Server"])),
                 // A socket's error, to say it in the system's words.
                 .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Server"])),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras", condition: .when(traits: ["Server"])),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics", condition: .when(traits: ["Server"])),
                 .product(name: "Prometheus", package: "swift-prometheus", condition: .when(traits: ["Server"])),

@@ -34,7 +34,7 @@ final class FallbackImage: Sendable {
     func response(width asked: Int?) -> Response {
         Response(
             status: .ok, headers: [.contentType: format.mimeType, .cacheControl: "no-cache", Self.header: "1"],
-            body: .init(byteBuffer: body(width: asked)))
+            body: .inPieces(body(width: asked)))
     }
 
     /// The image's bytes at `asked` pixels wide (its own height in proportion), or as they are

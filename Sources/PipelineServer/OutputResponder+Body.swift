@@ -47,4 +47,23 @@ extension OutputResponder {
         return read.bytes
     }
 }
+
+extension ResponseBody {
+    /// `bytes` written a piece at a time: the connection's idle handler
+    /// (`IdleConnectionCloser`) sees the client take each piece, where one write of a whole
+    /// large body would be taken only once its last byte was.
+    static func inPieces(_ bytes: ByteBuffer) -> ResponseBody {
+        ResponseBody(contentLength: bytes.readableBytes) { writer in
+            var rest = bytes
+            while rest.readableBytes > 0, let piece = rest.readSlice(length: min(pieceBytes, rest.readableBytes)) {
+                try await writer.write(piece)
+            }
+            try await writer.finish(nil)
+        }
+    }
+
+    /// The bytes of one piece: far more than a write's overhead, far less than a slow client
+    /// takes within the idle timeout.
+    static let pieceBytes = 256 << 10
+}
 #endif

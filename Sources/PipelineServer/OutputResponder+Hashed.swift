@@ -30,7 +30,7 @@ extension OutputResponder {
             headers[.contentLocation] = Self.hashedURL(
                 of: request, width: wanted.listedWidth, format: written.format ?? wanted.format, hash: hash)
         }
-        return Response(status: .ok, headers: headers, body: .init(byteBuffer: bytes))
+        return Response(status: .ok, headers: headers, body: .inPieces(bytes))
     }
 
     /// The request's path (with its signature, as sent) and query, with the width (of the

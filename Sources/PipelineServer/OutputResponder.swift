@@ -158,7 +158,7 @@ struct OutputResponder: Sendable {
                 context: context)
         }
         let bytes = try await body(of: written, stamp: stamp, deadline: deadline, context: context)
-        return Response(status: .ok, headers: headers, body: .init(byteBuffer: bytes))
+        return Response(status: .ok, headers: headers, body: .inPieces(bytes))
     }
 
     /// Whether an `If-None-Match` header names `tag` (or is `*`); weak tags compare as strong

@@ -137,8 +137,10 @@ public struct PipelineServer: Service {
         let port = settings.port
         let onListening = self.onListening
         let idle = settings.idleTimeout.components
+        let idleTimeout = TimeAmount.nanoseconds(idle.seconds * 1_000_000_000 + idle.attoseconds / 1_000_000_000)
+        // Idle connections are closed by IdleConnectionCloser, not by Hummingbird's read-only timer.
         let http = HTTP1Channel.Configuration(
-            idleTimeout: .nanoseconds(idle.seconds * 1_000_000_000 + idle.attoseconds / 1_000_000_000),
+            additionalChannelHandlers: IdleConnectionCloser.handlers(timeout: idleTimeout), idleTimeout: nil,
             httpDecoderConfiguration: .init(
                 maxHeaderFieldSize: Self.maxHeaderBytes, maxHeaderListSize: Self.maxHeaderBytes, maxHeaderFieldCount: 100))
         let application = Application(

@@ -46,9 +46,9 @@ final class ServerMetrics: Sendable {
     var requestsCutOff: Int? { cutOff.withLock { $0 } }
 
     /// Counts an answered request. `output` is the name of an output of the file, or nil for
-    /// any other path (so that made-up paths add no series); `bytes` those of the body sent;
-    /// `source` whether the file came from disk, from the bucket or was made, for a file.
-    func finished(output: String?, status: Int, duration: Duration, bytes: Int, source: String?) {
+    /// any other path (so that made-up paths add no series); `source` whether the file came
+    /// from disk, from the bucket or was made, for a file.
+    func finished(output: String?, status: Int, duration: Duration, source: String?) {
         requestsStarted.withLock {
             $0 -= 1; inFlight.set($0)
         }
@@ -57,13 +57,17 @@ final class ServerMetrics: Sendable {
             .increment()
         Timer(label: "pipeline_serve_request_duration_seconds", dimensions: [("output", name)], factory: factory)
             .recordNanoseconds(duration.nanoseconds)
-        if bytes > 0 {
-            Counter(label: "pipeline_serve_bytes_served_total", dimensions: [("output", name)], factory: factory).increment(by: bytes)
-        }
         if let source {
             Counter(label: "pipeline_serve_files_total", dimensions: [("output", name), ("source", source)], factory: factory)
                 .increment()
         }
+    }
+
+    /// Counts the `bytes` of an answer's body its connection took, for `output` as `finished` names it.
+    func sent(output: String?, bytes: Int) {
+        guard bytes > 0 else { return }
+        Counter(label: "pipeline_serve_bytes_served_total", dimensions: [("output", output ?? "none")], factory: factory)
+            .increment(by: bytes)
     }
 
     /// The metrics in Prometheus' text format, with the runs going and waiting now.

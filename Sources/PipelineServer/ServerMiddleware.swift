@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import Logging
 import PipelineKit
+import Vips
 
 /// Counts every request in the server's metrics and logs it (the access log, a line a request at
 /// `info`), and renders every refusal as the JSON answer it is: the outermost middleware, so
@@ -43,23 +44,35 @@ struct AccessMiddleware: RouterMiddleware {
         response.headers[.xContentTypeOptions] = "nosniff"
         // Past the drain timeout the connections are closed: an answer made now is never sent.
         let sent = metrics.requestsCutOff == nil
-        // Every body counts, a refusal's JSON too, as a web server's access log counts them.
-        let bytes = request.method == .head || !sent ? 0 : Int(response.headers[.contentLength] ?? "") ?? 0
+        let length = request.method == .head || !sent ? 0 : Int(response.headers[.contentLength] ?? "") ?? 0
         let duration = start.duration(to: .now)
+        let output = outputName(in: signed ? Self.droppingFirstPart(request.uri.path) : request.uri.path)
         metrics.finished(
-            output: outputName(in: signed ? Self.droppingFirstPart(request.uri.path) : request.uri.path),
-            status: response.status.code, duration: duration, bytes: bytes, source: response.headers[OutputResponder.sourceHeader])
-        if logger.logLevel <= .info {
-            let (seconds, attoseconds) = duration.components
-            var metadata: Logger.Metadata = [
-                "method": "\(request.method)", "path": "\(loggedPath(request.uri.path))",
-                "status": "\(sent ? String(response.status.code) : "-")",
-                "bytes": "\(bytes)", "ms": "\(seconds * 1000 + attoseconds / 1_000_000_000_000_000)",
-                "source": "\(response.headers[OutputResponder.sourceHeader] ?? "-")",
-            ]
-            if let refusal { metadata["reason"] = "\(refusal)" }
-            if !sent { metadata["reason"] = "not sent: the server stopped draining before it could answer" }
+            output: output, status: response.status.code, duration: duration, source: response.headers[OutputResponder.sourceHeader])
+        let (seconds, attoseconds) = duration.components
+        var metadata: Logger.Metadata = [
+            "method": "\(request.method)", "path": "\(loggedPath(request.uri.path))",
+            "status": "\(sent ? String(response.status.code) : "-")",
+            "ms": "\(seconds * 1000 + attoseconds / 1_000_000_000_000_000)",
+            "source": "\(response.headers[OutputResponder.sourceHeader] ?? "-")",
+        ]
+        if let refusal { metadata["reason"] = "\(refusal)" }
+        if !sent { metadata["reason"] = "not sent: the server stopped draining before it could answer" }
+        // Every body counts, a refusal's JSON too, as a web server's access log counts them: the
+        // bytes the connection took, known once the body is written (or cut off).
+        let (metrics, logger, line) = (self.metrics, self.logger, metadata)
+        let body = SentBody(length: length) { handed in
+            metrics.sent(output: output, bytes: handed)
+            guard logger.logLevel <= .info else { return }
+            var metadata = line
+            metadata["bytes"] = "\(handed)"
+            if handed < length { metadata["reason"] = "cut off after \(handed) of \(length) bytes: the connection closed" }
             logger.info("request", metadata: metadata)
+        }
+        if length > 0 {
+            response.body = body.counting(response.body)
+        } else {
+            body.finish()
         }
         if request.method == .head { response = response.createHeadResponse() }
         return response
@@ -110,6 +123,64 @@ struct AccessMiddleware: RouterMiddleware {
         if InfoResponder.asksForInfo(path) { return "info" }
         let first = path.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: true).first
         return first.flatMap { $0.percentDecoded }.flatMap { catalog.outputs[$0]?.name }
+    }
+}
+
+/// The bytes of one answer's body its connection took, reported once: when the body has been
+/// written or its writing failed (the client went away, or was idle too long), or, when the
+/// connection closed before the body was begun, as the answer is dropped.
+final class SentBody: Sendable {
+    /// The body's `Content-Length`.
+    let length: Int
+    private let state = Locked((bytes: 0, reported: false))
+    private let report: @Sendable (Int) -> Void
+
+    init(length: Int, report: @escaping @Sendable (Int) -> Void) {
+        self.length = length
+        self.report = report
+    }
+
+    deinit { finish() }
+
+    /// `body`, counting what the connection takes of it, and reporting when it ends.
+    func counting(_ body: ResponseBody) -> ResponseBody {
+        ResponseBody(contentLength: body.contentLength) { writer in
+            defer { self.finish() }
+            try await body.write(CountingBodyWriter(base: writer, sent: self))
+        }
+    }
+
+    /// Notes `count` more bytes taken.
+    func add(_ count: Int) { state.withLock { $0.bytes += count } }
+
+    /// Reports the bytes taken, the first time only.
+    func finish() {
+        let bytes = state.withLock { state -> Int? in
+            guard !state.reported else { return nil }
+            state.reported = true
+            return state.bytes
+        }
+        if let bytes { report(bytes) }
+    }
+}
+
+/// A body writer that counts the bytes its connection took (`SentBody`): a write returns once
+/// the connection has it.
+private struct CountingBodyWriter: ResponseBodyWriter {
+    var base: any ResponseBodyWriter
+    let sent: SentBody
+
+    mutating func write(_ buffer: ByteBuffer) async throws {
+        try await base.write(buffer)
+        sent.add(buffer.readableBytes)
+    }
+
+    mutating func write(contentsOf buffers: some Sequence<ByteBuffer>) async throws {
+        for buffer in buffers { try await write(buffer) }
+    }
+
+    consuming func finish(_ trailingHeaders: HTTPFields?) async throws {
+        try await base.finish(trailingHeaders)
     }
 }
 

@@ -47,6 +47,49 @@ import Vips
         #expect(!FileManager.default.fileExists(atPath: directory.path + "/out"))
     }
 
+    @Test func aLargeAnswerToASlowButSteadyClientIsSentWhole() async throws {
+        // Given a PNG answer of about 27 MB, and an idle timeout of 2 s
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.png(try Fixtures.noise(width: 3000, height: 3000)), to: "in/noise.png")
+        let json = PipelineHarness.json(
+            inputs: ["in/*.png"], outputs: [#"{"name": "png", "encode": {"format": "png"}, "path": "out/{stem}.png"}"#])
+        try await withServer(json, in: directory, settings: .init(port: 0, idleTimeout: .seconds(2))) { server in
+            let made = try await server.request("/png/noise.png")
+            #expect(made.status == 200)
+            #expect(made.body.count > 20_000_000)
+            // When a client takes it 64 KiB every 20 ms, for several times the idle timeout
+            let port = server.port
+            let slow = try await LoopbackHTTPClient.onThread {
+                try LoopbackHTTPClient.send(port: port, target: "/png/noise.png", reading: .init(bytes: 64 << 10, pause: 0.02))
+            }
+            // Then every byte arrives: the client was never idle, though the server had handed
+            // the whole answer to the connection long before
+            #expect(slow.status == 200)
+            #expect(slow.body.count == made.body.count)
+            #expect(slow.body == made.body)
+
+            // And a client that stops taking the answer for twice the idle timeout is cut off,
+            // getting only what the connection held, and the server goes on answering
+            let stalled = try await LoopbackHTTPClient.onThread {
+                try LoopbackHTTPClient.send(port: port, target: "/png/noise.png", reading: .init(bytes: 64 << 10, pause: 4, pauses: 1))
+            }
+            #expect(stalled.status == 200)
+            #expect(stalled.body.count < made.body.count)
+            #expect(try await server.request("/healthz").status == 200)
+            // and counted as the bytes the connection took, not the whole body (the count is
+            // made as the server's write of the body fails, which may come just after)
+            var served = 0
+            for _ in 0..<100 {
+                let metrics = String(decoding: try await server.request("/metrics").body, as: UTF8.self)
+                let line = metrics.split(separator: "\n").first { $0.hasPrefix(#"pipeline_serve_bytes_served_total{output="png"}"#) }
+                served = line.flatMap { $0.split(separator: " ").last }.flatMap { Int($0) } ?? 0
+                if served > 2 * made.body.count { break }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            #expect(served > 2 * made.body.count && served < 3 * made.body.count, "\(served) of \(3 * made.body.count)")
+        }
+    }
+
     @Test func tilePyramidsAreNotServed() async throws {
         let directory = try ServeTests.folder()
         let tiles = #"{"name": "zoom", "tiles": {"layout": "iiif"}, "path": "out/tiles/{stem}"}"#

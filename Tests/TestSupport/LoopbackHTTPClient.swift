@@ -37,21 +37,42 @@ package enum LoopbackHTTPClient {
         }
     }
 
+    /// A client that reads slowly: each read takes at most `bytes` (also its socket's receive
+    /// buffer, so the system does not read ahead for it), after a wait of `pause` seconds for
+    /// each of the first `pauses` reads (and none after).
+    package struct SlowReading: Sendable {
+        package let bytes: Int
+        package let pause: Double
+        package let pauses: Int
+
+        /// Reads of at most `bytes`, the first `pauses` of them each after `pause` seconds.
+        package init(bytes: Int, pause: Double, pauses: Int = .max) {
+            self.bytes = bytes
+            self.pause = pause
+            self.pauses = pauses
+        }
+    }
+
     /// Sends one request and waits for the whole answer, blocking the calling thread.
     package static func send(
-        _ method: String = "GET", port: Int, target: String, headers: [String: String] = [:], timeout: Double = 120
+        _ method: String = "GET", port: Int, target: String, headers: [String: String] = [:], timeout: Double = 120,
+        reading slowly: SlowReading? = nil
     ) throws -> Response {
         var head = "\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n"
         for (name, value) in headers { head += "\(name): \(value)\r\n" }
-        return try parse(try exchange(port: port, bytes: Array((head + "\r\n").utf8), timeout: timeout))
+        return try parse(try exchange(port: port, bytes: Array((head + "\r\n").utf8), timeout: timeout, reading: slowly))
     }
 
     /// Sends `bytes` as they are (half a request, say) and reads until the server closes the
     /// connection; fails when it has not after `timeout` seconds without a byte.
-    package static func exchange(port: Int, bytes: [UInt8], timeout: Double = 120) throws -> Data {
+    package static func exchange(port: Int, bytes: [UInt8], timeout: Double = 120, reading slowly: SlowReading? = nil) throws -> Data {
         let socket = Foundation.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard socket >= 0 else { throw Failure(description: "socket: \(String(cString: strerror(errno)))") }
         defer { close(socket) }
+        if let slowly {
+            var size = Int32(slowly.bytes)
+            setsockopt(socket, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
         var limit = timeval(tv_sec: Int(timeout), tv_usec: 0)
         setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
         setsockopt(socket, SOL_SOCKET, SO_SNDTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
@@ -70,8 +91,11 @@ package enum LoopbackHTTPClient {
             sent += count
         }
         var received = Data()
-        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        var buffer = [UInt8](repeating: 0, count: slowly?.bytes ?? 1 << 16)
+        var reads = 0
         while true {
+            if let slowly, reads > 0, reads <= slowly.pauses { usleep(UInt32(slowly.pause * 1_000_000)) }
+            reads += 1
             let count = buffer.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, 0) }
             if count == 0 { break }
             // A reset after the server gave up on the request is a close too.
