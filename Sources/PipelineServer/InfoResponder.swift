@@ -43,7 +43,7 @@ struct InfoResponder: Sendable {
         let raw = path.hasPrefix(Self.prefix) ? String(path.dropFirst(Self.prefix.count)) : ""
         guard !raw.isEmpty else { throw ServeError(404, "no such path: expected /info/{input}") }
         // Decoded once and looked up as it is: an encoded `..` or a NUL is a name no input has.
-        guard let name = raw.removingPercentEncoding, let input = catalog.inputs[name] else {
+        guard let name = raw.removingPercentEncoding, let input = catalog.input(named: name) else {
             throw ServeError(404, "no input \(raw.prefix(200)) in the pipeline file")
         }
         let listing = input.listing

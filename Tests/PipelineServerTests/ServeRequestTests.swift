@@ -32,6 +32,31 @@ import Vips
         #expect(!FileManager.default.fileExists(atPath: directory.path + "/out"))
     }
 
+    @Test func namesSpelledComposedAndDecomposedAnswerTheirOwnFiles() async throws {
+        // Given two files whose names differ only in how é is spelled: composed (U+00E9) and
+        // decomposed (e, U+0301), two files on Linux, though Swift's strings take them as one
+        let directory = try TemporaryDirectory()
+        let composed = "caf\u{E9}", decomposed = "cafe\u{301}"
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 48, height: 32)), to: "in/\(composed).jpg")
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 40, height: 40)), to: "in/\(decomposed).jpg")
+        let json = PipelineHarness.json(
+            inputs: ["in/*.jpg"],
+            outputs: [#"{"name": "thumb", "steps": [{"resize": {"width": 16}}], "encode": {"format": "png"}, "path": "out/{stem}.png"}"#])
+        try await withServer(json, in: directory) { server in
+            // When each is asked for by its URL, twice (made, then from the disk or memory)
+            for (name, height) in [(composed, 11), (decomposed, 16), (composed, 11), (decomposed, 16)] {
+                let encoded = try #require(name.addingPercentEncoding(withAllowedCharacters: .alphanumerics))
+                let answer = try await server.request("/thumb/\(encoded).jpg")
+                // Then each answers its own file, and its own /info
+                #expect(answer.status == 200)
+                #expect(try VipsImage.open(data: answer.body).size == ImageSize(width: 16, height: height), "\(name.unicodeScalars.count)")
+                let info = try await server.request("/info/\(encoded).jpg")
+                #expect(String(decoding: info.body, as: UTF8.self).contains(#""height":\#(height == 11 ? 32 : 40)"#))
+            }
+            #expect(Set(directory.allFiles().filter { $0.hasPrefix("out/") }.map { Array($0.utf8) }).count == 2)
+        }
+    }
+
     @Test func widthsAndFormatsFollowTheQueryAndAccept() async throws {
         let directory = try ServeTests.folder()
         let photo =

@@ -148,9 +148,11 @@ public struct InputFile: Sendable, Hashable {
         guard reader.isAtEnd else { return nil }
     }
 
-    /// Inputs are the same when every name and version they have is.
+    /// Inputs are the same when every name and version they have is. Paths are compared byte
+    /// for byte, as the file system compares them: `String` takes a name spelled composed and
+    /// decomposed (`café`) as one, and those are two files.
     public static func == (left: InputFile, right: InputFile) -> Bool {
-        left.path == right.path && left.byteCount == right.byteCount && left.url == right.url
+        left.path.utf8.elementsEqual(right.path.utf8) && left.byteCount == right.byteCount && left.url == right.url
             && left.displayName == right.displayName && left.subfolder == right.subfolder && left.fileName == right.fileName
             && left.listedVersion == right.listedVersion
     }
