@@ -1,20 +1,25 @@
 #if Server
+import Hummingbird
 import NIOCore
 import NIOHTTPTypes
 
 /// Closes a connection that has done nothing for the idle timeout: read no part of a request,
-/// and had no answer's bytes taken by the client. It follows `IdleStateHandler`'s `.all` event,
-/// which counts a write when the client has taken it, so a large answer sent to a slow but
-/// steady client is never cut off part-way; Hummingbird's own idle timer counts only reads, and
-/// starts again when an answer's end is handed to the connection, bytes still queued behind it.
+/// and had no answer's bytes taken by the client. Hummingbird's own idle timer counts only
+/// reads, and starts again when an answer's end is handed to the connection, bytes still queued
+/// behind it, so a large answer sent to a slow but steady client was cut off part-way.
 ///
-/// A request whose answer is still being made (a cold run) is not idle: its deadline governs it.
+/// A piece of a large answer (`ResponseBody.pieceBytes`) counts when the client has taken it;
+/// a smaller write, when it is handed over (it fits the socket's buffers). A request whose
+/// answer is still being made (a cold run) is not idle: its deadline governs it.
 final class IdleConnectionCloser: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
     typealias OutboundIn = HTTPResponsePart
     typealias OutboundOut = HTTPResponsePart
 
+    private let timeout: TimeAmount
+    private var lastActivity = NIODeadline.now()
+    private var timer: Scheduled<Void>?
     /// Requests read whose answer's end has not been written.
     private var unanswered = 0
     /// Whether a request's head has come and its end not yet.
@@ -22,12 +27,24 @@ final class IdleConnectionCloser: ChannelDuplexHandler, RemovableChannelHandler 
     /// Whether an answer's head has been written and its end not yet.
     private var sendingAnswer = false
 
-    /// The handlers that keep `timeout`: the timer, then this.
-    static func handlers(timeout: TimeAmount) -> [any RemovableChannelHandler] {
-        [IdleStateHandler(allTimeout: timeout), IdleConnectionCloser()]
+    init(timeout: TimeAmount) { self.timeout = timeout }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        if context.channel.isActive { start(context) }
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        timer?.cancel()
+        timer = nil
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        start(context)
+        context.fireChannelActive()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        lastActivity = .now()
         switch unwrapInboundIn(data) {
         case .head:
             unanswered += 1
@@ -39,8 +56,14 @@ final class IdleConnectionCloser: ChannelDuplexHandler, RemovableChannelHandler 
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        lastActivity = .now()
         switch unwrapOutboundIn(data) {
         case .head(let head) where head.status.kind != .informational: sendingAnswer = true
+        case .body(let piece) where piece.readableBytes >= ResponseBody.pieceBytes:
+            let taken = promise ?? context.eventLoop.makePromise()
+            taken.futureResult.assumeIsolatedUnsafeUnchecked().whenComplete { _ in self.lastActivity = .now() }
+            context.write(data, promise: taken)
+            return
         case .end:
             unanswered = max(0, unanswered - 1)
             sendingAnswer = false
@@ -49,12 +72,24 @@ final class IdleConnectionCloser: ChannelDuplexHandler, RemovableChannelHandler 
         context.write(data, promise: promise)
     }
 
-    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        guard let idle = event as? IdleStateHandler.IdleStateEvent, idle == .all else {
-            context.fireUserInboundEventTriggered(event)
-            return
+    private func start(_ context: ChannelHandlerContext) {
+        guard timer == nil else { return }
+        lastActivity = .now()
+        schedule(context, at: lastActivity + timeout)
+    }
+
+    private func schedule(_ context: ChannelHandlerContext, at deadline: NIODeadline) {
+        timer = context.eventLoop.assumeIsolatedUnsafeUnchecked().scheduleTask(deadline: deadline) {
+            self.timer = nil
+            guard context.channel.isActive else { return }
+            let due = self.lastActivity + self.timeout
+            // Idle, and not waiting for an answer being made: closed.
+            if due <= .now(), self.unanswered == 0 || self.readingRequest || self.sendingAnswer {
+                context.close(promise: nil)
+                return
+            }
+            self.schedule(context, at: max(due, .now() + self.timeout))
         }
-        if unanswered == 0 || readingRequest || sendingAnswer { context.close(promise: nil) }
     }
 }
 

@@ -51,9 +51,11 @@ extension OutputResponder {
 extension ResponseBody {
     /// `bytes` written a piece at a time: the connection's idle handler
     /// (`IdleConnectionCloser`) sees the client take each piece, where one write of a whole
-    /// large body would be taken only once its last byte was.
+    /// large body would be taken only once its last byte was. A body of one piece is written
+    /// with its head and end at once, as Hummingbird writes a buffer (most answers are small).
     static func inPieces(_ bytes: ByteBuffer) -> ResponseBody {
-        ResponseBody(contentLength: bytes.readableBytes) { writer in
+        guard bytes.readableBytes > pieceBytes else { return ResponseBody(byteBuffer: bytes) }
+        return ResponseBody(contentLength: bytes.readableBytes) { writer in
             var rest = bytes
             while rest.readableBytes > 0, let piece = rest.readSlice(length: min(pieceBytes, rest.readableBytes)) {
                 try await writer.write(piece)

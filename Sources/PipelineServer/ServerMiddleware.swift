@@ -49,30 +49,35 @@ struct AccessMiddleware: RouterMiddleware {
         let output = outputName(in: signed ? Self.droppingFirstPart(request.uri.path) : request.uri.path)
         metrics.finished(
             output: output, status: response.status.code, duration: duration, source: response.headers[OutputResponder.sourceHeader])
-        let (seconds, attoseconds) = duration.components
-        var metadata: Logger.Metadata = [
-            "method": "\(request.method)", "path": "\(loggedPath(request.uri.path))",
-            "status": "\(sent ? String(response.status.code) : "-")",
-            "ms": "\(seconds * 1000 + attoseconds / 1_000_000_000_000_000)",
-            "source": "\(response.headers[OutputResponder.sourceHeader] ?? "-")",
-        ]
-        if let refusal { metadata["reason"] = "\(refusal)" }
-        if !sent { metadata["reason"] = "not sent: the server stopped draining before it could answer" }
+        // The access log's line, but for its bytes: made only when it is logged.
+        var metadata: Logger.Metadata?
+        if logger.logLevel <= .info {
+            let (seconds, attoseconds) = duration.components
+            var line: Logger.Metadata = [
+                "method": "\(request.method)", "path": "\(loggedPath(request.uri.path))",
+                "status": "\(sent ? String(response.status.code) : "-")",
+                "ms": "\(seconds * 1000 + attoseconds / 1_000_000_000_000_000)",
+                "source": "\(response.headers[OutputResponder.sourceHeader] ?? "-")",
+            ]
+            if let refusal { line["reason"] = "\(refusal)" }
+            if !sent { line["reason"] = "not sent: the server stopped draining before it could answer" }
+            metadata = line
+        }
         // Every body counts, a refusal's JSON too, as a web server's access log counts them: the
-        // bytes the connection took, known once the body is written (or cut off).
+        // bytes the connection took, known once a body of several pieces is written (or cut
+        // off); a body of one piece is handed to the connection whole, in one write.
         let (metrics, logger, line) = (self.metrics, self.logger, metadata)
-        let body = SentBody(length: length) { handed in
+        let report: @Sendable (Int) -> Void = { handed in
             metrics.sent(output: output, bytes: handed)
-            guard logger.logLevel <= .info else { return }
-            var metadata = line
+            guard var metadata = line else { return }
             metadata["bytes"] = "\(handed)"
             if handed < length { metadata["reason"] = "cut off after \(handed) of \(length) bytes: the connection closed" }
             logger.info("request", metadata: metadata)
         }
-        if length > 0 {
-            response.body = body.counting(response.body)
+        if length > ResponseBody.pieceBytes {
+            response.body = SentBody(report: report).counting(response.body)
         } else {
-            body.finish()
+            report(length)
         }
         if request.method == .head { response = response.createHeadResponse() }
         return response
@@ -130,13 +135,11 @@ struct AccessMiddleware: RouterMiddleware {
 /// written or its writing failed (the client went away, or was idle too long), or, when the
 /// connection closed before the body was begun, as the answer is dropped.
 final class SentBody: Sendable {
-    /// The body's `Content-Length`.
-    let length: Int
     private let state = Locked((bytes: 0, reported: false))
     private let report: @Sendable (Int) -> Void
 
-    init(length: Int, report: @escaping @Sendable (Int) -> Void) {
-        self.length = length
+    /// Reports the bytes taken to `report`, once.
+    init(report: @escaping @Sendable (Int) -> Void) {
         self.report = report
     }
 
