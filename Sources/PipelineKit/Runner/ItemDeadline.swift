@@ -21,16 +21,22 @@ final class ItemDeadline: Sendable {
     /// Whether the time has run out.
     var hasRunOut: Bool { vips.hasRunOut }
 
-    /// Throws the input's `timedOut` error, in `stage` (for `output`), when the time has run out.
+    /// Throws the input's `timedOut` error when the time has run out, as an output's work in
+    /// `stage` takes its lane: the time ran out while that work waited for one.
     func check(_ stage: Stage, output: String? = nil) throws(ItemError) {
-        if hasRunOut { throw timedOut(in: stage, output: output) }
+        if hasRunOut { throw timedOut(in: stage, output: output, waitingForLane: true) }
     }
 
     /// The failure of an input whose time ran out in `stage`, naming the input, the stage (and
-    /// the output, after decoding) and the limit.
-    func timedOut(in stage: Stage, output: String? = nil, beforeCommit: Bool = false) -> ItemError {
+    /// the output, after decoding) and the limit, and whether the work had a lane yet: a small
+    /// input behind large ones can run out of time waiting, which is not the input's own cost.
+    func timedOut(in stage: Stage, output: String? = nil, beforeCommit: Bool = false, waitingForLane: Bool = false) -> ItemError {
         let doing: String
         switch (stage, output) {
+        case (.process, let name?) where waitingForLane:
+            doing = "before the steps of output \"\(name)\" began, while they waited for a process lane"
+        case (.encode, let name?) where waitingForLane:
+            doing = "before output \"\(name)\" was encoded, while it waited for an encode lane"
         case (.process, let name?): doing = "while running the steps of output \"\(name)\""
         case (.encode, let name?) where beforeCommit: doing = "after encoding output \"\(name)\", before its file was committed"
         case (.encode, let name?): doing = "while encoding output \"\(name)\""

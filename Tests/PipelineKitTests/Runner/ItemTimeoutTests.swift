@@ -93,6 +93,25 @@ import Vips
         #expect(!directory.allFiles().contains { $0.contains(ImageWriter.temporaryMarker) })
     }
 
+    @Test func timeRunOutWhileWaitingForALaneSaysSo() async throws {
+        // Given an input whose time has run out
+        let deadline = ItemDeadline(seconds: 0.001, input: "in/tiny.png")
+        for _ in 0..<1000 where !deadline.hasRunOut { try await Task.sleep(for: .milliseconds(5)) }
+        // When an output's work takes its lane, then it fails saying the time ran out waiting for it
+        for (stage, expected) in [
+            (Stage.process, #"before the steps of output "t" began, while they waited for a process lane"#),
+            (Stage.encode, #"before output "t" was encoded, while it waited for an encode lane"#),
+        ] {
+            #expect {
+                try deadline.check(stage, output: "t")
+            } throws: { error in
+                (error as? ItemError)?.reason == "in/tiny.png took longer than limits.itemTimeout (1ms) and was stopped " + expected
+            }
+        }
+        // while work stopped on its lane says what it was doing
+        #expect(deadline.timedOut(in: .process, output: "t").reason.hasSuffix(#"while running the steps of output "t""#))
+    }
+
     @Test func aSlowDecodeIsStoppedInsideLibvipsByTheInputsLimit() async throws {
         // Given an animation of 300 frames, far more than a millisecond of decoding, and the
         // decode's own limit left at its default (60 s)
