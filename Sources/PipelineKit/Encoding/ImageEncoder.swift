@@ -157,7 +157,7 @@ enum ImageEncoder {
         let pngText =
             settings.format != .png && !unsaved.contains(.xmp) && kept.contains(.xmp) ? names.filter { $0.hasPrefix("png-comment-") } : []
         let oversized = settings.format == .jpeg ? oversizedForJPEG(image, keeping: kept) : []
-        let tooLong = oversized.flatMap { blob in names.filter { metadataKind(of: $0) == metadataKind(of: blob) } }
+        let tooLong = oversized.flatMap { blob in names.filter { metadataKind(of: $0) == metadataKind(of: blob.field) } }
         if !unkept.isEmpty || !unsavable.isEmpty || !unwritable.isEmpty || !tooLong.isEmpty || !pngText.isEmpty {
             image = try image.removingFields(unkept + unsavable + unwritable + tooLong + pngText)
         }
@@ -166,20 +166,23 @@ enum ImageEncoder {
             // The blocks, not each EXIF tag libvips lists beside its block.
             dropped: unsavable.filter { !$0.hasPrefix("exif-ifd") }
                 + unwritable.map { "\($0) (a PNG text key must be 1–79 characters, not all spaces, without control characters)" }
-                + oversized.map { "\($0) (longer than the 64 KB one JPEG marker holds)" }
+                + oversized.map { "\($0.field) (\($0.why))" }
                 + pngText.map { "\($0) (a PNG text chunk, which only PNG holds)" }, source: source)
     }
 
     /// The kept EXIF and XMP blocks (by field name) too long for the one JPEG marker libvips
-    /// writes each in: its JPEG saver would leave them out with no more than a log line.
-    static func oversizedForJPEG(_ image: VipsImage, keeping kept: Set<EncoderSettings.Metadata>) -> [String] {
-        // A marker holds 65,533 bytes after its length; XMP's shares them with its namespace.
-        let limits = [("exif-data", 65533), ("xmp-data", 65533 - 29)]
-        return limits.compactMap { field, limit in
+    /// writes each in, and why: its JPEG saver would leave them out with no more than a log line.
+    static func oversizedForJPEG(_ image: VipsImage, keeping kept: Set<EncoderSettings.Metadata>) -> [(field: String, why: String)] {
+        // A marker holds 65,533 bytes after its length; libvips 8.14 writes no XMP over 60,000.
+        let limits = [
+            ("exif-data", 65533, "longer than the 64 KB one JPEG marker holds"),
+            ("xmp-data", 60000, "longer than the 60,000 bytes libvips writes in a JPEG"),
+        ]
+        return limits.compactMap { field, limit, why in
             guard let kind = metadataKind(of: field), kept.contains(kind), let length = image.blobLength(field), length > limit else {
                 return nil
             }
-            return field
+            return (field, why)
         }
     }
 

@@ -45,6 +45,30 @@ import Vips
         #expect(try VipsImage.open(file: directory.path + "/out/long-exif.webp").size == ImageSize(width: 32, height: 24))
     }
 
+    @Test func xmpOverWhatLibvipsWritesInAJPEGIsDroppedWithAWarning() async throws {
+        // Given PNGs whose XMP is just under and just over the 60,000 bytes libvips writes in a
+        // JPEG (though a marker holds more)
+        let directory = try TemporaryDirectory()
+        for length in [59_990, 60_010] {
+            let packet = #"<x:xmpmeta xmlns:x="adobe:ns:meta/"><!--"# + String(repeating: "a", count: length - 55) + "--></x:xmpmeta>"
+            let image = try Fixtures.gradient(width: 32, height: 24).settingBlobField("xmp-data", to: Array(packet.utf8))
+            #expect(image.blobLength("xmp-data") == length)
+            try directory.write(try image.encoded(suffix: ".png"), to: "in/xmp-\(length).png")
+        }
+        let json = PipelineHarness.json(
+            inputs: ["in/*"], outputs: [#"{"name": "jpeg", "encode": {"format": "jpeg", "keep": ["xmp"]}, "path": "out/{stem}.jpg"}"#])
+        // When they are kept into JPEGs
+        let (reports, summary) = try await PipelineHarness.run(json, in: directory)
+        #expect(summary.succeeded == 2, "\(reports.flatMap(\.failures))")
+        // Then the short one is kept without a word, and the long one dropped with a warning
+        let warnings = Dictionary(uniqueKeysWithValues: reports.map { ($0.input.displayName, $0.written.flatMap(\.warnings)) })
+        #expect(warnings["in/xmp-59990.png"] == [])
+        #expect(try VipsImage.open(file: directory.path + "/out/xmp-59990.jpg").blobLength("xmp-data") == 59_990)
+        let dropped = try #require(warnings["in/xmp-60010.png"])
+        #expect(dropped.count == 1 && dropped[0].contains("xmp-data") && dropped[0].contains("60,000 bytes"), "\(dropped)")
+        #expect(try VipsImage.open(file: directory.path + "/out/xmp-60010.jpg").blobLength("xmp-data") == nil)
+    }
+
     @Test func shortEXIFStaysInTheJPEGWithoutAWarning() async throws {
         let input = try Fixtures.gradient(width: 32, height: 24).settingStringField("exif-ifd0-Make", to: "PipelineTestCamera")
             .encoded(suffix: ".webp[lossless]")
