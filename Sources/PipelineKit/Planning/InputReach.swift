@@ -22,6 +22,9 @@ struct InputReach {
     }
 
     private(set) var globs: [Glob]
+    /// The `s3://` globs among the inputs, with their keys' matchers: a bucket is listed again
+    /// on every run just as a folder is.
+    let objectGlobs: [(pattern: WatchScope.InputPattern, key: S3KeyGlob)]
     private let caseInsensitive: Bool
     /// The pipeline file's folder with a trailing slash: paths in it are named relative to it.
     private let baseFolder: String
@@ -40,7 +43,20 @@ struct InputReach {
             }
             return targets.isEmpty ? nil : Glob(pattern: pattern, targets: targets)
         }
+        objectGlobs = definition.inputs.enumerated().compactMap { index, entry in
+            guard case .pattern(let pattern) = entry, let key = S3KeyGlob(pattern: pattern, caseInsensitive: definition.caseInsensitive)
+            else {
+                return nil
+            }
+            return (
+                WatchScope.InputPattern(
+                    place: "inputs[\(index)]", location: definition.inputLocation(index), pattern: pattern, targets: []), key
+            )
+        }
     }
+
+    /// Whether there is no glob to check writes against.
+    var isEmpty: Bool { globs.isEmpty && objectGlobs.isEmpty }
 
     /// Adds the folders the listing's walks entered through links to the globs that entered them.
     mutating func include(_ folders: [LinkedFolder]) {
@@ -54,21 +70,28 @@ struct InputReach {
         }
     }
 
-    /// The position in `globs` of the first that takes in a file written at `path`, whose
-    /// folder's links lead to `realPath`: a later listing may find it by either.
-    func glob(takingIn path: String, realPath: String) -> Int? {
-        globs.firstIndex { glob in
+    /// The first glob that takes in a file written at `path`, whose folder's links lead to
+    /// `realPath`: a later listing may find it by either.
+    func glob(takingIn path: String, realPath: String) -> WatchScope.InputPattern? {
+        globs.first { glob in
             glob.targets.contains { target in
                 WatchScope.matches(target, path, caseInsensitive: caseInsensitive)
                     || (realPath != path && WatchScope.matches(target, realPath, caseInsensitive: caseInsensitive))
             }
-        }
+        }?.pattern
     }
 
-    /// The problem of the glob at `index` taking in `path`, which `writer` (`output "small"`,
+    /// The first `s3://` glob that takes in the object at `address`.
+    func glob(takingInObject address: String) -> WatchScope.InputPattern? {
+        guard let object = S3Location(address) else { return nil }
+        return objectGlobs.first { glob in
+            S3Location(glob.pattern.pattern)?.bucket == object.bucket && glob.key.matchedParts(of: object.key) != nil
+        }?.pattern
+    }
+
+    /// The problem of the glob `pattern` taking in `path`, which `writer` (`output "small"`,
     /// `the manifest`) writes.
-    func problem(glob index: Int, takingIn path: String, writtenBy writer: String) -> PipelineFileError.Problem {
-        let pattern = globs[index].pattern
+    func problem(_ pattern: WatchScope.InputPattern, takingIn path: String, writtenBy writer: String) -> PipelineFileError.Problem {
         let shown = path.hasPrefix(baseFolder) ? String(path.dropFirst(baseFolder.count)) : path
         return .init(
             path: pattern.place, location: pattern.location,

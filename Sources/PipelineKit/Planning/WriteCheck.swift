@@ -159,7 +159,7 @@ struct WriteCheck {
     /// A check of a run whose cache is in `cacheFolder` (nil for none), whose writes may not be
     /// where its input globs `reach`.
     init(cacheFolder: String?, reach: InputReach? = nil) {
-        self.reach = reach.flatMap { $0.globs.isEmpty ? nil : $0 }
+        self.reach = reach.flatMap { $0.isEmpty ? nil : $0 }
         if let cacheFolder { self.cacheFolder = (cacheFolder, resolve(cacheFolder) + "/") }
     }
 
@@ -211,8 +211,23 @@ struct WriteCheck {
         var takenInNamed: Set<String> = []
         var globProblems: [PipelineFileError.Problem] = []
         writers.reserveCapacity(inputsByIdentity.count)
-        // Objects in a store are compared where the plan compares outputs: they have no real path.
-        for (write, origin) in writes where !ObjectStores.isObject(write.path) {
+        // Each writer a glob takes in, said once for its place and subject.
+        func takeIn(_ write: Write, by glob: WatchScope.InputPattern, reach: InputReach) {
+            takenIn.insert(ObjectIdentifier(write.writer))
+            if takenInNamed.insert(write.place + "\u{0}" + write.writer.subject).inserted {
+                let writer = write.isOutput ? "output \"\(write.writer.subject)\"" : write.writer.subject
+                globProblems.append(reach.problem(glob, takingIn: write.path, writtenBy: writer))
+            }
+        }
+        for (write, origin) in writes {
+            // Objects in a store are compared where the plan compares outputs: they have no real
+            // path. An input glob over their bucket would list them on the next run.
+            guard !ObjectStores.isObject(write.path) else {
+                if let reach, !takenIn.contains(ObjectIdentifier(write.writer)), let glob = reach.glob(takingInObject: write.path) {
+                    takeIn(write, by: glob, reach: reach)
+                }
+                continue
+            }
             // The folder through its links; the name itself is what a rename replaces.
             let folder = resolve((write.path as NSString).deletingLastPathComponent)
             let real = DiskPath(
@@ -235,11 +250,7 @@ struct WriteCheck {
             if let reach, !takenIn.contains(ObjectIdentifier(write.writer)),
                 let glob = reach.glob(takingIn: write.path, realPath: real.path)
             {
-                takenIn.insert(ObjectIdentifier(write.writer))
-                if takenInNamed.insert(write.place + "\u{0}" + write.writer.subject).inserted {
-                    let writer = write.isOutput ? "output \"\(write.writer.subject)\"" : write.writer.subject
-                    globProblems.append(reach.problem(glob: glob, takingIn: write.path, writtenBy: writer))
-                }
+                takeIn(write, by: glob, reach: reach)
             }
             let digest = PathDigest(real)
             let existing = FileIdentity(path: write.path, followingLinks: false)

@@ -15,8 +15,8 @@ extension InputEnumerator {
             result.problems.append(.init(path: place, location: nil, message: Self.tooManyAlternatives(pattern)))
             return nil
         }
-        let split = alternatives.map { $0.split(separator: "/", omittingEmptySubsequences: false).map(String.init) }
-        guard alternatives.count > 1 || split[0].contains(where: Self.isGlob) else {
+        let glob = S3KeyGlob(key: location.key, alternatives: alternatives, caseInsensitive: caseInsensitive)
+        guard glob.hasWildcards else {
             guard !location.key.isEmpty, !location.key.hasSuffix("/") else {
                 result.problems.append(
                     .init(
@@ -29,9 +29,6 @@ extension InputEnumerator {
             result.add(InputFile(s3: location))
             return nil
         }
-        let firstGlob = Self.rootCount(location.key.split(separator: "/", omittingEmptySubsequences: false).map(String.init))
-        let folder = split[0][..<firstGlob].joined(separator: "/")
-        let folderPrefix = folder.isEmpty ? "" : folder + "/"
         let listPrefix = String(location.key.prefix { $0 != "*" && $0 != "?" && $0 != "[" && $0 != "{" })
         let listed = "s3://\(location.bucket)/\(listPrefix)"
         let objects: [S3Object]
@@ -43,14 +40,9 @@ extension InputEnumerator {
             result.problems.append(.init(path: place, location: nil, message: "cannot list \(pattern): \(reason)"))
             return listed
         }
-        let globs = split.map { $0[firstGlob...] }
         var found = 0
-        for object in objects.sorted(by: { $0.key < $1.key }) where object.key.hasPrefix(folderPrefix) {
-            let relative = object.key.dropFirst(folderPrefix.count).split(separator: "/", omittingEmptySubsequences: false).map(String.init)
-            // A key ending in "/" is a folder marker, not an image.
-            guard relative.last?.isEmpty == false,
-                globs.contains(where: { Self.matches($0, relative[...], caseInsensitive: caseInsensitive) })
-            else { continue }
+        for object in objects.sorted(by: { $0.key < $1.key }) {
+            guard let relative = glob.matchedParts(of: object.key) else { continue }
             result.add(
                 InputFile(
                     s3: S3Location(bucket: location.bucket, key: object.key),
@@ -61,5 +53,45 @@ extension InputEnumerator {
             result.warnings.append("input \"\(pattern)\" matches no objects in \(listed)\(emptyHint(pattern, foldedMatches: 0))")
         }
         return listed
+    }
+}
+
+/// The key of an `s3://` input glob, matched as a listing matches it: below the folder before
+/// its first wildcard, part by part with the file system's rules, any brace alternative.
+struct S3KeyGlob {
+    /// The key's folder before its first wildcard, with a trailing `/` (empty at the bucket's root).
+    private let folderPrefix: String
+    /// Each alternative's parts from the first wildcard on.
+    private let globs: [ArraySlice<String>]
+    let hasWildcards: Bool
+    private let caseInsensitive: Bool
+
+    /// The glob of `key`, spelled out as its brace `alternatives` (`InputEnumerator.braceAlternatives`).
+    init(key: String, alternatives: [String], caseInsensitive: Bool) {
+        let split = alternatives.map { $0.split(separator: "/", omittingEmptySubsequences: false).map(String.init) }
+        hasWildcards = alternatives.count > 1 || split[0].contains(where: InputEnumerator.isGlob)
+        let firstGlob = InputEnumerator.rootCount(key.split(separator: "/", omittingEmptySubsequences: false).map(String.init))
+        let folder = split[0][..<min(firstGlob, split[0].count)].joined(separator: "/")
+        folderPrefix = folder.isEmpty ? "" : folder + "/"
+        globs = split.map { $0[min(firstGlob, $0.count)...] }
+        self.caseInsensitive = caseInsensitive
+    }
+
+    /// The glob of the `s3://` input `pattern`, when it is one, for its bucket.
+    init?(pattern: String, caseInsensitive: Bool) {
+        guard let location = S3Location(pattern), let alternatives = InputEnumerator.braceAlternatives(location.key) else { return nil }
+        self.init(key: location.key, alternatives: alternatives, caseInsensitive: caseInsensitive)
+        guard hasWildcards else { return nil }
+    }
+
+    /// The parts of `key` below the glob's folder when the glob takes it in; nil otherwise, and
+    /// for a key ending in `/` (a folder marker, not an image).
+    func matchedParts(of key: String) -> [String]? {
+        guard key.hasPrefix(folderPrefix) else { return nil }
+        let relative = key.dropFirst(folderPrefix.count).split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        guard relative.last?.isEmpty == false,
+            globs.contains(where: { InputEnumerator.matches($0, relative[...], caseInsensitive: caseInsensitive) })
+        else { return nil }
+        return relative
     }
 }

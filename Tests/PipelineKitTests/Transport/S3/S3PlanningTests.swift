@@ -94,6 +94,18 @@ import Testing
         #expect(!match("**/*.jpg", "x/a.png"))
     }
 
+    @Test func aKeyGlobTakesInTheKeysItsListingWould() throws {
+        // The parts below the folder before the first wildcard (a brace counts), as an input's subfolder
+        let glob = try #require(S3KeyGlob(pattern: "s3://b/in/{x,y}/**/*.jpg", caseInsensitive: false))
+        #expect(glob.matchedParts(of: "in/x/a.jpg") == ["x", "a.jpg"])
+        #expect(glob.matchedParts(of: "in/y/small/a.jpg") == ["y", "small", "a.jpg"])
+        #expect(glob.matchedParts(of: "in/z/a.jpg") == nil)
+        #expect(glob.matchedParts(of: "in/x/a.png") == nil)
+        #expect(glob.matchedParts(of: "in/x/folder/") == nil)
+        // One object's address is no glob
+        #expect(S3KeyGlob(pattern: "s3://b/in/a.jpg", caseInsensitive: false) == nil)
+    }
+
     @Test func queriesAreSortedAndEncodedForSigning() {
         let client = S3Client(
             configuration: S3Configuration(

@@ -86,6 +86,31 @@ struct S3StorageTests {
         #expect(!directory.allFiles().contains { $0.hasSuffix(".webp") })
     }
 
+    @Test func anInputGlobThatWouldTakeInTheRunsOwnObjectsIsRefusedBeforeTheFirstRun() async throws {
+        let server = try MotoServer()
+        try server.createBucket("photos")
+        try server.put(Self.photo, bucket: "photos", key: "in/a.jpg")
+        let directory = try TemporaryDirectory()
+        let environment = server.environment(home: directory.path)
+        // Given outputs written below the folder an input glob lists: the next run would list
+        // them as inputs, and refuse to write over them
+        #expect {
+            try self.pipeline(
+                ["s3://photos/in/**/*.jpg"], outputPath: "s3://photos/in/small/{stem}.jpg", format: "jpeg", in: directory,
+                environment: environment
+            ).plan()
+        } throws: { error in
+            "\(error)".contains(#"inputs[0]: "s3://photos/in/**/*.jpg" takes in what output "small" writes (s3://photos/in/small/a.jpg)"#)
+        }
+        #expect(try server.get(bucket: "photos", key: "in/small/a.jpg") == nil)
+        // A glob that does not reach them plans, and a second run finds the object up to date
+        let narrow = try pipeline(
+            ["s3://photos/in/*.jpg"], outputPath: "s3://photos/in/small/{stem}.jpg", format: "jpeg", in: directory,
+            environment: environment)
+        #expect(try await run(narrow).summary.outputsWritten == 1)
+        #expect(try await run(narrow).summary.outputsUpToDate == 1)
+    }
+
     @Test func missingAndForbiddenObjectsFailPerItemNamingBucketKeyAndS3sCode() async throws {
         let server = try MotoServer()
         try server.createBucket("photos")
