@@ -79,7 +79,8 @@ extension Shard {
     /// The shard a scheduler gives this process through its environment, or nil when none does:
     /// Kubernetes Indexed Jobs (`JOB_COMPLETION_INDEX`, the count from `countOverride` or
     /// `PIPELINE_SHARD_COUNT`, which the Job's manifest sets), Slurm job arrays
-    /// (`SLURM_ARRAY_TASK_ID` relative to `SLURM_ARRAY_TASK_MIN`, of `SLURM_ARRAY_TASK_COUNT`),
+    /// (`SLURM_ARRAY_TASK_ID` relative to `SLURM_ARRAY_TASK_MIN`, over `SLURM_ARRAY_TASK_STEP`
+    /// when the range has a step, of `SLURM_ARRAY_TASK_COUNT`),
     /// AWS Batch array jobs (`AWS_BATCH_JOB_ARRAY_INDEX`, `AWS_BATCH_JOB_ARRAY_SIZE`) and Cloud Run
     /// jobs (`CLOUD_RUN_TASK_INDEX`, `CLOUD_RUN_TASK_COUNT`).
     public static func fromScheduler(_ environment: [String: String], countOverride: Int? = nil) throws(ShardError) -> Found? {
@@ -110,12 +111,27 @@ extension Shard {
             let minimum = given ?? 0
             let (total, from) = try count("SLURM_ARRAY_TASK_COUNT")
             // Both come from outside: a difference beyond Int's range is refused, never a trap.
-            let (index, overflowed) = task.subtractingReportingOverflow(minimum)
+            let (offset, overflowed) = task.subtractingReportingOverflow(minimum)
             guard !overflowed else {
                 throw ShardError("SLURM_ARRAY_TASK_ID=\(task) - SLURM_ARRAY_TASK_MIN=\(minimum) is out of range")
             }
             let lowest = given.map { "SLURM_ARRAY_TASK_MIN=\($0)" } ?? "SLURM_ARRAY_TASK_MIN unset, so 0"
-            return try found(index, of: total, source: "Slurm: SLURM_ARRAY_TASK_ID=\(task) - \(lowest) of \(from)")
+            // A stepped array (`--array=0-6:2`) numbers its tasks a step apart.
+            let step = try number("SLURM_ARRAY_TASK_STEP") ?? 1
+            guard step > 0, offset % step == 0 else {
+                throw ShardError(
+                    "SLURM_ARRAY_TASK_ID=\(task) is not \(lowest) plus a multiple of SLURM_ARRAY_TASK_STEP=\(step): "
+                        + "number the array's tasks in a range (--array=0-N or 0-N:STEP), or give --shard INDEX/COUNT")
+            }
+            let stepped = step == 1 ? "" : ", over SLURM_ARRAY_TASK_STEP=\(step)"
+            do {
+                return try found(offset / step, of: total, source: "Slurm: SLURM_ARRAY_TASK_ID=\(task) - \(lowest)\(stepped) of \(from)")
+            } catch {
+                // A list (`--array=1,5,9`) has no step to find its tasks' order by.
+                throw ShardError(
+                    error.description + "; an array listed task by task cannot be sharded by its numbers: use a range "
+                        + "(--array=0-N or 0-N:STEP), or give --shard INDEX/COUNT")
+            }
         }
         if let index = try number("AWS_BATCH_JOB_ARRAY_INDEX") {
             let (total, from) = try count("AWS_BATCH_JOB_ARRAY_SIZE")

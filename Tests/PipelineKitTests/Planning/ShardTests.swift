@@ -40,6 +40,14 @@ import Testing
         // Slurm arrays may start at 1: the index is relative to SLURM_ARRAY_TASK_MIN
         let slurm = try Shard.fromScheduler(["SLURM_ARRAY_TASK_ID": "3", "SLURM_ARRAY_TASK_MIN": "1", "SLURM_ARRAY_TASK_COUNT": "4"])
         #expect(slurm?.shard == (try Shard(index: 2, count: 4)) && slurm?.source.hasPrefix("Slurm") == true)
+        // and a stepped range (--array=0-6:2) numbers its tasks a step apart: 0, 2, 4, 6 are 0 to 3
+        for (task, index) in [("0", 0), ("2", 1), ("4", 2), ("6", 3)] {
+            let stepped = try Shard.fromScheduler([
+                "SLURM_ARRAY_TASK_ID": task, "SLURM_ARRAY_TASK_MIN": "0", "SLURM_ARRAY_TASK_STEP": "2", "SLURM_ARRAY_TASK_COUNT": "4",
+            ])
+            #expect(stepped?.shard == (try Shard(index: index, count: 4)), "\(task)")
+            #expect(stepped?.source.contains("over SLURM_ARRAY_TASK_STEP=2") == true)
+        }
         let kubernetes = try Shard.fromScheduler(["JOB_COMPLETION_INDEX": "1", "PIPELINE_SHARD_COUNT": "3"])
         #expect(kubernetes?.shard == (try Shard(index: 1, count: 3)))
         #expect(try Shard.fromScheduler(["JOB_COMPLETION_INDEX": "1"], countOverride: 2)?.shard == (try Shard(index: 1, count: 2)))
@@ -58,6 +66,18 @@ import Testing
             try Shard.fromScheduler(["SLURM_ARRAY_TASK_ID": "5", "SLURM_ARRAY_TASK_COUNT": "3"])
         }
         #expect(slurm?.description.contains("SLURM_ARRAY_TASK_MIN unset, so 0") == true, "\(slurm?.description ?? "")")
+        // An array listed task by task (--array=1,5,9) has no order to shard by: the message says what to use
+        let listed = #expect(throws: ShardError.self) {
+            try Shard.fromScheduler(["SLURM_ARRAY_TASK_ID": "5", "SLURM_ARRAY_TASK_MIN": "1", "SLURM_ARRAY_TASK_COUNT": "3"])
+        }
+        #expect(listed?.description.contains("use a range (--array=0-N or 0-N:STEP)") == true, "\(listed?.description ?? "")")
+        // and a task off its range's step is refused
+        let off = #expect(throws: ShardError.self) {
+            try Shard.fromScheduler([
+                "SLURM_ARRAY_TASK_ID": "3", "SLURM_ARRAY_TASK_MIN": "0", "SLURM_ARRAY_TASK_STEP": "2", "SLURM_ARRAY_TASK_COUNT": "4",
+            ])
+        }
+        #expect(off?.description.contains("not SLURM_ARRAY_TASK_MIN=0 plus a multiple of SLURM_ARRAY_TASK_STEP=2") == true)
         // and a count with no scheduler's index to go with it is refused, not ignored
         let count = #expect(throws: ShardError.self) { try Shard.fromScheduler(["PATH": "/bin"], countOverride: 3) }
         #expect(count?.description.contains("give --shard INDEX/COUNT") == true, "\(count?.description ?? "")")
