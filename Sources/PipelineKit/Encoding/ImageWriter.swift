@@ -65,12 +65,16 @@ enum ImageWriter {
         /// - Returns: the size of the file in bytes.
         func moveIntoPlace() throws(ItemError) -> Int {
             // Checked at the last moment too: a symbolic link made during the run may lead the
-            // path to an input, which planning could not see.
+            // path to an input, and a width narrowed to the image's own names a path known only
+            // once it was decoded, neither of which planning could see.
             if let read = protectedInputs.readFile(at: path) {
                 closeAndRemove()
-                throw ItemError(
-                    .outputPath, stage: .encode,
-                    reason: "\(path) is \(read) (a symbolic link made during the run leads there): it was not overwritten")
+                let linked = WriteCheck.realPath(path).map { !$0.utf8.elementsEqual(path.utf8) } ?? false
+                let how =
+                    linked
+                    ? "a symbolic link made during the run leads there"
+                    : "a path known only once the image was decoded, as a width narrowed to the image's own is"
+                throw ItemError(.outputPath, stage: .encode, reason: "\(path) is \(read) (\(how)): it was not overwritten")
             }
             // rename(2) replaces a symbolic link rather than following it: one leading to a folder
             // (the folder of inputs, say) would be lost, so the file is not put there.

@@ -91,6 +91,24 @@ import Vips
         #expect(setReports.first?.written.first?.output == other)
     }
 
+    @Test func aWidthNarrowedOntoAnotherInputIsRefusedSayingHow() async throws {
+        // Given a 200 px photo, and beside it an input named as its 200 px file would be
+        let directory = try photo(width: 200, height: 150)
+        let other = try Fixtures.jpeg(try Fixtures.gradient(width: 64, height: 48))
+        try directory.write(other, to: "in/photo-200.jpg")
+        let json = PipelineHarness.json(
+            inputs: ["in/photo.jpg", "in/photo-200.jpg"],
+            outputs: [#"{"name": "set", "widths": [100, 400], "formats": ["jpeg"], "path": "in/{stem}-{width}.jpg"}"#])
+        // When the set's 400 px width narrows to the photo's own 200
+        let (reports, _) = try await PipelineHarness.run(json, in: directory)
+        // Then that file is refused, saying the narrowed width named the input, not a link
+        let failure = try #require(reports.first { $0.input.displayName == "in/photo.jpg" }?.failures.first)
+        #expect(failure.reason.contains("is the input in/photo-200.jpg"), "\(failure.reason)")
+        #expect(failure.reason.contains("as a width narrowed to the image's own is"), "\(failure.reason)")
+        #expect(!failure.reason.contains("symbolic link"))
+        #expect(try Data(contentsOf: directory.url.appendingPathComponent("in/photo-200.jpg")) == other)
+    }
+
     @Test(arguments: [#"["icc"]"#, #"["exif"]"#]) func everyWidthOfAPhotoTurnedUprightIsWrittenUpright(keep: String) async throws {
         // Given a landscape photo tagged to be shown turned a quarter (portrait, 100×160)
         let directory = try TemporaryDirectory()
