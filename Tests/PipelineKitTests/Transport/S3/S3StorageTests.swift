@@ -33,6 +33,17 @@ struct S3StorageTests {
         return (result.reports, summary)
     }
 
+    /// A server whose bucket "photos" holds the photo at `key`, with an empty bucket "site"; a
+    /// folder; and the environment that reaches the server from it.
+    func photoServer(key: String) throws -> (server: MotoServer, directory: TemporaryDirectory, environment: [String: String]) {
+        let server = try MotoServer()
+        try server.createBucket("photos")
+        try server.createBucket("site")
+        try server.put(Self.photo, bucket: "photos", key: key)
+        let directory = try TemporaryDirectory()
+        return (server, directory, server.environment(home: directory.path))
+    }
+
     @Test func aGlobOverMoreThanAThousandKeysListsEveryPage() async throws {
         let server = try MotoServer()
         try server.createBucket("many")
@@ -87,11 +98,7 @@ struct S3StorageTests {
     }
 
     @Test func anInputGlobThatWouldTakeInTheRunsOwnObjectsIsRefusedBeforeTheFirstRun() async throws {
-        let server = try MotoServer()
-        try server.createBucket("photos")
-        try server.put(Self.photo, bucket: "photos", key: "in/a.jpg")
-        let directory = try TemporaryDirectory()
-        let environment = server.environment(home: directory.path)
+        let (server, directory, environment) = try photoServer(key: "in/a.jpg")
         // Given outputs written below the folder an input glob lists: the next run would list
         // them as inputs, and refuse to write over them
         #expect {
@@ -196,12 +203,7 @@ struct S3StorageTests {
     }
 
     @Test func changingAnObjectsHeadersMakesItAgainAndOnlyThen() async throws {
-        let server = try MotoServer()
-        try server.createBucket("photos")
-        try server.createBucket("site")
-        try server.put(Self.photo, bucket: "photos", key: "in/a.jpg")
-        let directory = try TemporaryDirectory()
-        let environment = server.environment(home: directory.path)
+        let (server, directory, environment) = try photoServer(key: "in/a.jpg")
         func run(_ extra: String) async throws -> RunSummary {
             let pipeline = try pipeline(
                 ["s3://photos/in/a.jpg"], outputPath: "s3://site/t/{stem}.webp", outputExtra: extra, in: directory,
@@ -229,18 +231,14 @@ struct S3StorageTests {
 
     @Test func anUploadTheCancelCutsOffLeavesTheInputNotRunRatherThanFailed() async throws {
         // Given one input made into two objects, the second's upload held until the run is cancelled
-        let server = try MotoServer()
-        try server.createBucket("photos")
-        try server.createBucket("site")
-        try server.put(Self.photo, bucket: "photos", key: "in/a.jpg")
-        let directory = try TemporaryDirectory()
+        let (server, directory, environment) = try photoServer(key: "in/a.jpg")
         let outputs = ["small", "large"].enumerated().map { index, name in
             #"{"name": "\#(name)", "steps": [{"resize": {"width": \#(50 * (index + 1))}}], "encode": {"format": "png"}, "path": "s3://site/\#(name)/{stem}.png"}"#
         }
         var pipeline = try PipelineHarness.pipeline(
             PipelineHarness.json(inputs: ["s3://photos/in/a.jpg"], outputs: outputs, extra: #""encode": {"concurrency": 1}"#), in: directory
         )
-        pipeline.environment = server.environment(home: directory.path)
+        pipeline.environment = environment
         let loader = HoldingSecondUpload(CurlDataLoader())
         let run = try pipeline.run(dataLoader: loader)
         let stopper = Task {
