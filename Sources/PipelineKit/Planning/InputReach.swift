@@ -24,7 +24,7 @@ struct InputReach {
     private(set) var globs: [Glob]
     /// The `s3://` globs among the inputs, with their keys' matchers: a bucket is listed again
     /// on every run just as a folder is.
-    let objectGlobs: [(pattern: WatchScope.InputPattern, key: S3KeyGlob)]
+    let objectGlobs: [(pattern: WatchScope.InputPattern, bucket: String, key: S3KeyGlob)]
     private let caseInsensitive: Bool
     /// The pipeline file's folder with a trailing slash: paths in it are named relative to it.
     private let baseFolder: String
@@ -44,14 +44,12 @@ struct InputReach {
             return targets.isEmpty ? nil : Glob(pattern: pattern, targets: targets)
         }
         objectGlobs = definition.inputs.enumerated().compactMap { index, entry in
-            guard case .pattern(let pattern) = entry, let key = S3KeyGlob(pattern: pattern, caseInsensitive: definition.caseInsensitive)
-            else {
-                return nil
-            }
-            return (
-                WatchScope.InputPattern(
-                    place: "inputs[\(index)]", location: definition.inputLocation(index), pattern: pattern, targets: []), key
-            )
+            guard case .pattern(let pattern) = entry, let location = S3Location(pattern),
+                let key = S3KeyGlob(pattern: pattern, caseInsensitive: definition.caseInsensitive)
+            else { return nil }
+            let place = WatchScope.InputPattern(
+                place: "inputs[\(index)]", location: definition.inputLocation(index), pattern: pattern, targets: [])
+            return (place, location.bucket, key)
         }
     }
 
@@ -84,9 +82,7 @@ struct InputReach {
     /// The first `s3://` glob that takes in the object at `address`.
     func glob(takingInObject address: String) -> WatchScope.InputPattern? {
         guard let object = S3Location(address) else { return nil }
-        return objectGlobs.first { glob in
-            S3Location(glob.pattern.pattern)?.bucket == object.bucket && glob.key.matchedParts(of: object.key) != nil
-        }?.pattern
+        return objectGlobs.first { glob in glob.bucket == object.bucket && glob.key.matchedParts(of: object.key) != nil }?.pattern
     }
 
     /// The problem of the glob `pattern` taking in `path`, which `writer` (`output "small"`,

@@ -63,6 +63,7 @@ struct S3KeyGlob {
     private let folderPrefix: String
     /// Each alternative's parts from the first wildcard on.
     private let globs: [ArraySlice<String>]
+    /// Whether the key holds a wildcard or braces: one without names a single object.
     let hasWildcards: Bool
     private let caseInsensitive: Bool
 
