@@ -10,7 +10,8 @@ import NIOHTTPTypes
 ///
 /// A piece of a large answer (`ResponseBody.pieceBytes`) counts when the client has taken it;
 /// a smaller write, when it is handed over (it fits the socket's buffers). A request whose
-/// answer is still being made (a cold run) is not idle: its deadline governs it.
+/// answer is still being made (a cold run) is not idle: its deadline governs it; nor is one
+/// whose answer the connection could take more of (the server, busy, is the slow side).
 final class IdleConnectionCloser: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
@@ -83,8 +84,9 @@ final class IdleConnectionCloser: ChannelDuplexHandler, RemovableChannelHandler 
             self.timer = nil
             guard context.channel.isActive else { return }
             let due = self.lastActivity + self.timeout
-            // Idle, and not waiting for an answer being made: closed.
-            if due <= .now(), self.unanswered == 0 || self.readingRequest || self.sendingAnswer {
+            // Idle, and waiting neither for an answer being made nor for the server to send more.
+            let clientStalled = self.sendingAnswer && !context.channel.isWritable
+            if due <= .now(), self.unanswered == 0 || self.readingRequest || clientStalled {
                 context.close(promise: nil)
                 return
             }
