@@ -42,10 +42,10 @@ struct OutputCatalog: Sendable {
     /// The names of the tile pyramids, which are not served, for the answer that says so.
     let tilePyramids: Set<String>
     /// The inputs by the name a URL gives them (`subfolder/fileName`), spelled byte for byte.
-    private let inputs: [ExactName: Input]
+    private let inputs: [DiskPath: Input]
 
     /// The input a URL names `name`, spelled as the file's name is, byte for byte.
-    func input(named name: String) -> Input? { inputs[ExactName(name)] }
+    func input(named name: String) -> Input? { inputs[DiskPath(name)] }
     /// What an output's subset of the inputs is matched with.
     private let baseDirectory: URL
     private let caseInsensitive: Bool
@@ -94,10 +94,10 @@ struct OutputCatalog: Sendable {
                 subset: subsets[name], hashLength: hashLengths[name], art: art[name] ?? [])
         }
         self.outputs = outputs
-        var inputs: [ExactName: Input] = [:]
+        var inputs: [DiskPath: Input] = [:]
         for (index, item) in plan.items.enumerated() {
             for listing in item.listings where listing.refusal == nil {
-                let name = ExactName(Self.name(of: listing.input))
+                let name = DiskPath(Self.name(of: listing.input))
                 // Two globs may give one name: the first listing answers, as it is the first a run reports.
                 if inputs[name] == nil { inputs[name] = Input(item: index, listing: listing.input) }
             }

@@ -27,7 +27,7 @@ final class WarmBodies: Sendable {
 
     private struct State {
         /// By path, spelled byte for byte.
-        var entries: [ExactName: Entry] = [:]
+        var entries: [DiskPath: Entry] = [:]
         var bytes = 0
         /// Files read from the disk, for tests to tell an answer from memory from one read.
         var reads = 0
@@ -47,7 +47,7 @@ final class WarmBodies: Sendable {
     /// version they were read at: `current`, when the caller has just taken it, else the path's
     /// now. Nil when they are not kept, or the file is another now (or gone).
     func kept(at path: String, current: FileStamp? = nil) -> (stamp: FileStamp, bytes: ByteBuffer)? {
-        guard let entry = state.withLock({ $0.entries[ExactName(path)] }) else { return nil }
+        guard let entry = state.withLock({ $0.entries[DiskPath(path)] }) else { return nil }
         // The version is taken after the entry: the bytes answered are those of the file the path holds now.
         guard (current ?? FileStamp(path: path)) == entry.stamp else { return nil }
         return (entry.stamp, entry.bytes)
@@ -97,14 +97,14 @@ final class WarmBodies: Sendable {
         let capacity = self.capacity
         state.withLock { state in
             state.reads += 1
-            if let old = state.entries.removeValue(forKey: ExactName(path)) { state.bytes -= old.bytes.capacity }
+            if let old = state.entries.removeValue(forKey: DiskPath(path)) { state.bytes -= old.bytes.capacity }
             guard bytes.capacity <= capacity else { return }
             // Full: make room by letting any go, so that the store stays within its bytes.
             while state.bytes + bytes.capacity > capacity, let other = state.entries.first {
                 state.entries.removeValue(forKey: other.key)
                 state.bytes -= other.value.bytes.capacity
             }
-            state.entries[ExactName(path)] = Entry(stamp: stamp, bytes: bytes)
+            state.entries[DiskPath(path)] = Entry(stamp: stamp, bytes: bytes)
             state.bytes += bytes.capacity
         }
     }

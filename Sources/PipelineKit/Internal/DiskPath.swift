@@ -3,10 +3,12 @@ import Foundation
 /// A path as the disk tells paths apart: byte for byte. Swift's strings compare by canonical
 /// equivalence, so an "é" written precomposed and one written decomposed would be one key, where
 /// they name two files.
-struct DiskPath: Hashable, Sendable {
-    let path: String
+package struct DiskPath: Hashable, Sendable {
+    /// The path, as written.
+    package let path: String
 
-    init(_ path: String) { self.path = path }
+    /// `path`, compared byte for byte.
+    package init(_ path: String) { self.path = path }
 
     /// `resolved` (`written` when nil), kept as `written` when the two are the same bytes: a
     /// plan of many inputs then holds one copy of each path, not two.
@@ -18,9 +20,9 @@ struct DiskPath: Hashable, Sendable {
         path = resolved
     }
 
-    static func == (left: DiskPath, right: DiskPath) -> Bool { left.path.utf8.elementsEqual(right.path.utf8) }
+    package static func == (left: DiskPath, right: DiskPath) -> Bool { left.path.utf8.elementsEqual(right.path.utf8) }
 
-    func hash(into hasher: inout Hasher) {
+    package func hash(into hasher: inout Hasher) {
         var path = path
         path.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
     }
