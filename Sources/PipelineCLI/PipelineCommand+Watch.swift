@@ -62,7 +62,9 @@ extension PipelineCommand {
             // The first run: a pipeline that cannot run now (clashing outputs, no inputs) ends
             // the command as `run` would, with status 2.
             let first = try exitingOnInvalidFile { () throws(PipelineFileError) in try pipeline.run() }
-            await perform(first, label: "run", current: current, interruption: interruption, logger: logger)
+            await perform(
+                first, label: "run", baseDirectory: pipeline.definition.baseDirectory, current: current, interruption: interruption,
+                logger: logger)
             reportProblems(watcher)
             // Stopped during the first run: there is no watching to announce.
             if let signal = interruption.received { throw ExitCode.afterSignal(signal) }
@@ -87,8 +89,8 @@ extension PipelineCommand {
                 }
                 let count = changes.count
                 await perform(
-                    run, label: "re-run (\(count) change\(count == 1 ? "" : "s"))", current: current,
-                    interruption: interruption, logger: logger)
+                    run, label: "re-run (\(count) change\(count == 1 ? "" : "s"))", baseDirectory: pipeline.definition.baseDirectory,
+                    current: current, interruption: interruption, logger: logger)
                 reportProblems(watcher)
             }
             if let signal = interruption.received { throw ExitCode.afterSignal(signal) }
@@ -113,16 +115,16 @@ extension PipelineCommand {
         }
 
         /// Goes through one run, printing its failures as `run` does and then one line.
-        private func perform(_ run: PipelineRun, label: String, current: Locked<PipelineRun?>, interruption: Interruption, logger: Logger)
-            async
-        {
+        private func perform(
+            _ run: PipelineRun, label: String, baseDirectory: URL, current: Locked<PipelineRun?>, interruption: Interruption,
+            logger: Logger
+        ) async {
             current.withLock { $0 = run }
             // A signal that came before the handler could see this run.
             if interruption.received != nil { run.cancel() }
             defer { current.withLock { $0 = nil } }
             let output = RunOutput(
-                mode: .quiet, verbose: verbose, logger: logger, run: run,
-                baseDirectory: URL(fileURLWithPath: file).deletingLastPathComponent())
+                mode: .quiet, verbose: verbose, logger: logger, run: run, baseDirectory: baseDirectory)
             var summary: RunSummary?
             for await event in run {
                 output.handle(event)

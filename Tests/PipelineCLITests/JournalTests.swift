@@ -7,10 +7,11 @@ import Testing
 
 /// The journal of incremental runs under faults: runs writing it at once, a damaged tail.
 @Suite struct JournalTests {
-    /// `count` small JPEGs named `prefix0.jpg`… under `in/`.
-    func writeInputs(_ directory: TemporaryDirectory, prefix: String, count: Int) throws {
+    /// `count` small JPEGs named `prefix0.jpg`… under `folder`.
+    func writeInputs(_ directory: TemporaryDirectory, prefix: String, count: Int, folder: String = "in") throws {
         for index in 0..<count {
-            try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 64 + index, height: 48)), to: "in/\(prefix)\(index).jpg")
+            try directory.write(
+                try Fixtures.jpeg(try Fixtures.gradient(width: 64 + index, height: 48)), to: "\(folder)/\(prefix)\(index).jpg")
         }
     }
 
@@ -96,6 +97,28 @@ import Testing
             let next = try rerun(file)
             #expect(next.written == 0 && next.upToDate == 40, "\(file): written \(next.written), up to date \(next.upToDate)")
         }
+    }
+
+    @Test func aPipelineFileReachedThroughALinkToItsFolderKeepsOneJournal() throws {
+        // Given a pipeline file in `real/`, and `link` a symbolic link to that folder
+        let directory = try TemporaryDirectory()
+        try writeInputs(directory, prefix: "p", count: 3, folder: "real/in")
+        let file = try writePipeline(directory, file: "real/pipeline.json")
+        try FileManager.default.createSymbolicLink(atPath: directory.path + "/link", withDestinationPath: directory.path + "/real")
+        let throughLink = directory.path + "/link/pipeline.json"
+        // When it runs by the link, then by its real path, then by the link again
+        let first = try rerun(throughLink)
+        let second = try rerun(file)
+        let third = try rerun(throughLink)
+        // Then only the first run writes, and there is one journal, whose path is the same both ways
+        #expect(first.written == 6)
+        #expect(second.written == 0 && second.upToDate == 6, "written \(second.written), up to date \(second.upToDate)")
+        #expect(third.written == 0 && third.upToDate == 6, "written \(third.written), up to date \(third.upToDate)")
+        #expect(try journalPath(throughLink) == journalPath(file))
+        let journals = try FileManager.default.contentsOfDirectory(atPath: directory.path + "/real/.cache").filter {
+            $0.hasPrefix("journal-")
+        }
+        #expect(journals.count == 1, "\(journals)")
     }
 
     @Test func aDamagedJournalLosesNoNewRecordAndWarnsOnce() throws {

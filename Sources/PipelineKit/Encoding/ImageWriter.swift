@@ -256,7 +256,7 @@ enum ImageWriter {
     /// A symbolic link inside the output folder must not lead the write outside it. Compared
     /// byte for byte: two spellings of one name in Unicode are two folders on disk.
     private static func checkInsideRoot(folder: String, root: String) throws(ItemError) {
-        guard let realFolder = realPath(folder), let realRoot = realPath(root) else {
+        guard let realFolder = WriteCheck.realPath(folder), let realRoot = WriteCheck.realPath(root) else {
             throw ItemError(.outputPath, stage: .encode, reason: "cannot resolve the output folder \(folder)")
         }
         let folderBytes = Array(realFolder.utf8)
@@ -266,12 +266,6 @@ enum ImageWriter {
             throw ItemError(
                 .outputPath, stage: .encode, reason: "the output folder \(folder) leads outside \(root) (through a symbolic link)")
         }
-    }
-
-    private static func realPath(_ path: String) -> String? {
-        guard let resolved = realpath(path, nil) else { return nil }
-        defer { free(resolved) }
-        return String(cString: resolved)
     }
 
     /// Creates `folder` and its missing parents with mkdir(2), so a failure carries the

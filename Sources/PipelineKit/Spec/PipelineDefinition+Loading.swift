@@ -1,7 +1,8 @@
 import Foundation
 
 extension PipelineDefinition {
-    /// Reads and checks a pipeline file. Relative paths in it resolve against its folder.
+    /// Reads and checks a pipeline file. Relative paths in it resolve against its folder, by the
+    /// folder's real path.
     ///
     /// - Throws: `PipelineFileError` listing every problem, each with its JSON path, line and column.
     public init(contentsOf url: URL, processors: ProcessorRegistry, displayName: String? = nil) throws(PipelineFileError) {
@@ -24,8 +25,17 @@ extension PipelineDefinition {
                 ])
         }
         let text = try Self.utf8Text(data, fileName: fileName)
-        try self.init(json: text, baseDirectory: url.deletingLastPathComponent(), processors: processors, fileName: fileName)
+        try self.init(json: text, baseDirectory: Self.realFolder(of: url), processors: processors, fileName: fileName)
         sourceFile = url.standardizedFileURL
+    }
+
+    /// The folder `file` is in, by its real path. A pipeline file reached through a symbolic link
+    /// to its folder (`/data` → `/mnt/nfs/data`) is the same pipeline as by its real path: one
+    /// journal, and the same output paths, whichever way it is run. The working folder is
+    /// already real (`getcwd`), so a relative name and an absolute one through the link agree.
+    static func realFolder(of file: URL) -> URL {
+        let folder = file.deletingLastPathComponent()
+        return WriteCheck.realPath(folder.path).map { URL(fileURLWithPath: $0, isDirectory: true) } ?? folder
     }
 
     /// The file's bytes as text; when they are not UTF-8, an error naming the first bad byte by
