@@ -23,7 +23,10 @@ extension OutputJournal {
 
         init(definition: PipelineDefinition) {
             let decode = definition.decompress
-            let firstSteps = Data(definition.outputs.map { $0.steps.first?.identifier ?? "-" }.joined(separator: ";").utf8)
+            // As a set: the scale depends on which first steps there are, not on their order, so
+            // reordering the outputs or a set's widths leaves every output up to date.
+            let firstSteps = Data(
+                Set(definition.outputs.map { $0.steps.first?.identifier ?? "-" }).sorted().joined(separator: ";").utf8)
             WorkCounter.add(.fingerprintBytes, firstSteps.count)
             shared =
                 "decode autorotate=\(decode.autorotate) failOn=\(decode.failOn.rawValue) fast=\(decode.fastShrinkOnLoad)\n"

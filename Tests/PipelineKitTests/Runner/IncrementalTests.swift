@@ -94,6 +94,30 @@ import Testing
         #expect(second.outputsWritten == 3 && second.outputsUpToDate == 3)
     }
 
+    @Test func reorderingOutputsOrWidthsMakesNothingAgain() async throws {
+        // Given a run of a thumbnail and a set of three widths
+        let thumb =
+            #"{"name": "thumb", "steps": [{"resize": {"width": 64}}], "encode": {"format": "webp"}, "path": "out/{stem}-thumb.webp"}"#
+        func set(_ widths: String) -> String {
+            #"{"name": "set", "widths": [\#(widths)], "encode": {"format": "jpeg"}, "path": "out/{stem}-{width}.jpg"}"#
+        }
+        let directory = try setUp()
+        let first = try await run(PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [thumb, set("80, 120, 160")]), in: directory)
+        #expect(first.outputsWritten == 12)
+        // When the outputs, and then the set's widths, are listed in another order
+        let outputsReordered = try await run(
+            PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [set("80, 120, 160"), thumb]), in: directory)
+        let widthsReordered = try await run(
+            PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [set("160, 80, 120"), thumb]), in: directory)
+        // Then every output is up to date, as it is the same
+        #expect(outputsReordered.outputsWritten == 0 && outputsReordered.outputsUpToDate == 12)
+        #expect(widthsReordered.outputsWritten == 0 && widthsReordered.outputsUpToDate == 12)
+        // And a width added, a first step no output had, still makes the others again
+        let widthAdded = try await run(
+            PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [set("160, 80, 120, 40"), thumb]), in: directory)
+        #expect(widthAdded.outputsWritten == 15)
+    }
+
     @Test func aDeletedOrReplacedOutputIsMadeAgain() async throws {
         let directory = try setUp()
         _ = try await run(json(), in: directory)
