@@ -10,7 +10,7 @@ extension PipelineCommand {
             discussion:
                 "Each shard of a sharded run writes its manifest beside the one the file names (manifest.shard-2-of-4.json); "
                 + "this writes that one, as a run over every input would have. Exit status 0 when it was written, 1 when a "
-                + "shard's manifest is missing (nothing is written), 2 when the file names no manifest or the shards' "
+                + "shard's manifest is missing or older than its inputs (nothing is written), 2 when the file names no manifest or the shards' "
                 + "manifests cannot be joined."
         )
 
@@ -30,12 +30,16 @@ extension PipelineCommand {
                 printError("error: \(error.description.escapingControlCharacters)")
                 throw ExitCode.invalidInput
             }
+            // Each shard's manifest is checked against the inputs the file finds now, so that one
+            // left from an earlier run (its shard did not run this time) is not joined as current.
+            let plan = try exitingOnInvalidFile { () throws(PipelineFileError) in try pipeline.plan() }
             let inputs: Int
             do {
-                inputs = try shards.write(pipeline: pipeline.definition.name)
+                inputs = try shards.write(
+                    pipeline: pipeline.definition.name, current: ShardManifests.CurrentInputs(plan: plan, count: shards.count))
             } catch {
                 printError("error: \(error.description.escapingControlCharacters)")
-                throw shards.missing.isEmpty ? ExitCode.invalidInput : ExitCode.someItemsFailed
+                throw shards.missing.isEmpty && !error.isStale ? ExitCode.invalidInput : ExitCode.someItemsFailed
             }
             print(
                 "merged the manifests of \(shards.count) shard\(shards.count == 1 ? "" : "s"): "

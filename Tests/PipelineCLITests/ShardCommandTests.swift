@@ -163,6 +163,55 @@ import Testing
             stray.standardError.contains("manifest.shard-3-of-3.json names no shard of 3 (0 to 2): remove it"), "\(stray.standardError)")
     }
 
+    @Test func mergeManifestsRefusesAShardManifestLeftFromAnEarlierBatch() throws {
+        // Given 12 photos whose 3 shards ran, and were merged
+        let (directory, file) = try Self.photos(
+            12,
+            file: """
+                {"version": 1, "name": "site", "inputs": ["in/*.jpg"], "manifest": {"path": "public/manifest.json"},
+                 "outputs": [{"name": "t", "widths": [16], "formats": ["jpeg"], "path": "public/{stem}-{width}.{format}"}]}
+                """)
+        func runShards(_ indices: [Int]) throws {
+            for index in indices {
+                let shard = try CommandRunner.run(["run", "--quiet", "--shard", "\(index)/3", file])
+                #expect(shard.status == 0, "\(shard.standardError)")
+            }
+        }
+        try runShards([0, 1, 2])
+        #expect(try CommandRunner.run(["merge-manifests", file]).status == 0)
+        let manifest = directory.url.appendingPathComponent("public/manifest.json")
+        let merged = try Data(contentsOf: manifest)
+        let third = (0..<12).map { "in/p\($0).jpg" }.filter { Shard.shard(of: "file:" + $0, count: 3) == 2 }
+        try #require(third.count >= 2)
+        func expectRefusal(_ reason: String) throws {
+            let refused = try CommandRunner.run(["merge-manifests", file])
+            #expect(refused.status == 1, "\(refused.standardError)")
+            #expect(
+                refused.standardError.contains("manifest.shard-2-of-3.json is older than shard 2's inputs: \(reason); "),
+                "\(refused.standardError)")
+            #expect(refused.standardError.contains("run shard 2 of 3 again; nothing was written"), "\(refused.standardError)")
+            #expect(try Data(contentsOf: manifest) == merged)
+        }
+
+        // When one of shard 2's inputs is written again and only shards 0 and 1 run
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 40, height: 40)), to: third[1])
+        try runShards([0, 1])
+        // Then merge-manifests writes nothing, naming the input and the shard
+        try expectRefusal("\(third[1]) changed after it was written")
+        // and so when one of its inputs is gone
+        try FileManager.default.removeItem(atPath: directory.path + "/" + third[0])
+        try expectRefusal("it lists \(third[0]), no longer an input")
+
+        // When shard 2 runs too, the manifests join, with the new input's size
+        try runShards([2])
+        let after = try CommandRunner.run(["merge-manifests", file])
+        #expect(after.status == 0, "\(after.standardError)")
+        #expect(after.standardOutput.hasPrefix("merged the manifests of 3 shards: 11 inputs → "), "\(after.standardOutput)")
+        let joined = try ImageManifest.read(from: manifest)
+        #expect(joined.input(third[1])?.width == 40)
+        #expect(joined.input(third[0]) == nil)
+    }
+
     @Test func mergeReportsPreviewsAnAllowedSVGFromItsOutputNotWithTheSVGLoader() throws {
         // Given a run that allows SVG, with its report
         let directory = try TemporaryDirectory()

@@ -15,6 +15,9 @@ public struct ShardManifests: Sendable {
     public struct Failure: Error, Sendable, CustomStringConvertible {
         /// What is wrong, naming the file or files.
         public let description: String
+        /// Whether a shard's manifest is left from an earlier run: its shard must run again,
+        /// as a missing one must.
+        public var isStale = false
     }
 
     /// The shards no file was found for, in order.
@@ -79,11 +82,13 @@ public struct ShardManifests: Sendable {
     /// `settings.file`, through a temporary file renamed over it. Each shard's manifest is read
     /// whole in turn; their entries wait on disk, as a run's do.
     ///
+    /// - Parameter current: the inputs the pipeline has now, which each shard's manifest must
+    ///   agree with; nil joins the manifests as they are.
     /// - Returns: how many inputs the written manifest has.
     /// - Throws: `Failure` when a shard is missing, a file cannot be read as a manifest, one was
-    ///   written by another pipeline, an input is in two, or the manifest cannot be written;
-    ///   nothing is written then.
-    public func write(pipeline: String) throws(Failure) -> Int {
+    ///   written by another pipeline, an input is in two, a shard's manifest is older than its
+    ///   inputs (`Failure.isStale`), or the manifest cannot be written; nothing is written then.
+    public func write(pipeline: String, current: CurrentInputs? = nil) throws(Failure) -> Int {
         guard missing.isEmpty else {
             throw Failure(
                 description: "missing shards: \(missing.map(String.init).joined(separator: ", ")) of \(count); nothing was written")
@@ -110,6 +115,12 @@ public struct ShardManifests: Sendable {
                     seen[input.source] = file.lastPathComponent
                     try spool.append(source: input.source, text: ManifestSpool.entryText(input))
                 }
+                if let current, let stale = current.staleness(of: manifest, shard: index, file: file) {
+                    throw Failure(
+                        description: "\(file.path) is older than shard \(index)'s inputs: \(stale); run shard \(index) of \(count) "
+                            + "again; nothing was written",
+                        isStale: true)
+                }
             }
             try spool.writeManifest(pipeline: pipeline, to: settings.file.path)
             return seen.count
@@ -119,6 +130,66 @@ public struct ShardManifests: Sendable {
             throw Failure(description: "cannot write the manifest \(error.path): \(error.reason)")
         } catch {
             throw Failure(description: "cannot write the manifest \(settings.file.path): \(ErrorText.reason(error))")
+        }
+    }
+}
+
+extension ShardManifests {
+    /// The inputs a pipeline has now, by the names its manifests give them, each with its shard
+    /// and, for a local file, when it last changed. A shard's manifest left from an earlier run
+    /// (a shard that did not run this time) lists inputs gone or moved to another shard, or
+    /// was written before one of its inputs was; joined as it is, the manifest would name files
+    /// that do not match their inputs.
+    public struct CurrentInputs: Sendable {
+        /// Each input's shard, by its name.
+        private let shards: [String: Int]
+        /// The local inputs of each shard with their modification times (part of the version a
+        /// run compares), sorted by name.
+        private let modified: [Int: [(source: String, time: timespec)]]
+
+        /// The inputs `plan` lists, split into `count` shards as a sharded run splits them.
+        public init(plan: RunPlan, count: Int) {
+            let base = RunPlan.realPath(plan.definition.baseDirectory.path)
+            var shards: [String: Int] = [:]
+            var modified: [Int: [(source: String, time: timespec)]] = [:]
+            for item in plan.items {
+                for listing in item.listings where listing.refusal == nil {
+                    let input = listing.input
+                    let shard = Shard.shard(of: RunPlan.SourceKey(input).shardKey(base: base), count: count)
+                    shards[input.displayName] = shard
+                    if !input.isRemote, let time = Self.modificationTime(of: input.path) {
+                        modified[shard, default: []].append((input.displayName, time))
+                    }
+                }
+            }
+            self.shards = shards
+            self.modified = modified.mapValues { $0.sorted { $0.source < $1.source } }
+        }
+
+        /// What shows that `manifest`, shard `shard`'s at `file`, is from an earlier run than
+        /// its inputs, or nil: an entry whose input is gone or in another shard, or a local input
+        /// of the shard written after the file was.
+        func staleness(of manifest: ImageManifest, shard: Int, file: URL) -> String? {
+            for entry in manifest.inputs {
+                guard let now = shards[entry.source] else { return "it lists \(entry.source), no longer an input" }
+                guard now == shard else { return "it lists \(entry.source), which is in shard \(now) now" }
+            }
+            guard let written = Self.modificationTime(of: file.path),
+                let later = modified[shard]?.first(where: { Self.isLater($0.time, than: written) })
+            else { return nil }
+            // An input the manifest has no entry for failed in that run, or came after it.
+            let listed = manifest.inputs.contains { $0.source == later.source }
+            return "\(later.source) \(listed ? "changed" : "came") after it was written"
+        }
+
+        private static func modificationTime(of path: String) -> timespec? {
+            var info = stat()
+            guard stat(path, &info) == 0 else { return nil }
+            return info.st_mtim
+        }
+
+        private static func isLater(_ time: timespec, than other: timespec) -> Bool {
+            (time.tv_sec, time.tv_nsec) > (other.tv_sec, other.tv_nsec)
         }
     }
 }
