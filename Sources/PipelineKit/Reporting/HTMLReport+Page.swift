@@ -40,8 +40,9 @@ extension HTMLReport {
         private var failures: [Failure] = []
         private var failureCount = 0
 
-        /// Takes the next item.
+        /// Takes the next item. An input not run has no card: the banner counts them.
         mutating func add(_ item: RunReport.Item) {
+            guard item.status != .notRun else { return }
             itemCount += 1
             cards.append(item)
             if cards.count >= 2 * maxCards { cards = Array(cards.sorted(by: cardPrecedes).prefix(maxCards)) }

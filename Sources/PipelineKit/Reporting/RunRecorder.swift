@@ -68,7 +68,13 @@ package final class RunRecorder: Sendable {
         case .started, .itemStarted: break
         case .stageFinished(let operation): state.withLock { record(operation, in: &$0) }
         case .itemCompleted(let report): state.withLock { record(report, in: &$0) }
-        case .finished(let final): state.withLock { $0.summary = final }
+        case .finished(let final):
+            state.withLock { state in
+                state.summary = final
+                for notRun in final.inputsNotRun {
+                    append(item(forNotRun: notRun, seconds: state.secondsInFlight[notRun.input] ?? [:]), to: &state)
+                }
+            }
         }
     }
 
@@ -98,6 +104,11 @@ package final class RunRecorder: Sendable {
         state.lastCompleted = (name, seconds)
         let item = item(for: report, seconds: seconds)
         state.page.add(item)
+        append(item, to: &state)
+    }
+
+    /// Keeps `item` for `report.json`.
+    private func append(_ item: RunReport.Item, to state: inout State) {
         guard state.problem == nil else { return }
         do {
             try state.items.append(item: try ReportWriter.makeEncoder().encodedTwoLevelsDeep(item), separator: ",\n")
@@ -145,6 +156,21 @@ package final class RunRecorder: Sendable {
             error: whole?.reason, kind: whole.map { $0.error.kind.description }, stage: whole?.stage,
             width: report.originalSize?.width, height: report.originalSize?.height,
             bytes: report.input.byteCount, stageSeconds: seconds, outputs: outputs)
+    }
+
+    /// The report's entry for an input the run did not finish: not on the page, whose banner
+    /// counts them, but in `report.json`, so that what is left can be found, with the files it
+    /// had when it was cut short.
+    private func item(forNotRun notRun: RunSummary.NotRunInput, seconds: [String: Double]) -> RunReport.Item {
+        RunReport.Item(
+            input: notRun.input, status: .notRun, error: nil, stage: nil, width: nil, height: nil, bytes: nil, stageSeconds: seconds,
+            outputs: notRun.written.map { written in
+                RunReport.Output(
+                    name: written.output, path: written.path, status: .succeeded, error: nil, stage: nil, step: nil,
+                    width: written.size.width, height: written.size.height, bytes: written.byteCount,
+                    format: written.format?.rawValue ?? formats[written.output] ?? "", upToDate: written.upToDate,
+                    quality: written.searchedQuality?.quality, ssimulacra2: written.searchedQuality?.score)
+            })
     }
 
     /// `body` with the state, holding the lock.

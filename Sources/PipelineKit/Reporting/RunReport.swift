@@ -39,7 +39,8 @@ public struct RunReport: Sendable, Codable {
     public struct Item: Sendable, Codable {
         /// The input's display name, as the pipeline file or the enumeration named it.
         public var input: String
-        /// Whether every output of the input was made.
+        /// Whether every output of the input was made, or the run was cancelled before it was
+        /// finished (`notRun`, listed after the others).
         public var status: Status
         /// The failure that stopped the whole input before its outputs, if any.
         public var error: String?
@@ -61,8 +62,9 @@ public struct RunReport: Sendable, Codable {
 
     /// Whether an input or an output was made.
     public enum Status: String, Sendable, Codable {
-        /// `succeeded`: made (or up to date); `failed`: an error stopped it.
-        case succeeded, failed
+        /// `succeeded`: made (or up to date); `failed`: an error stopped it; `notRun`: an input
+        /// the run was cancelled before it finished.
+        case succeeded, failed, notRun
     }
 
     /// Totals of one stage.
@@ -103,7 +105,7 @@ public struct RunReport: Sendable, Codable {
     public var cancelled: Bool
     /// Each stage's totals, in the order the stages run.
     public var stages: [StageTotals]
-    /// Every input, in the order they finished.
+    /// Every input, in the order they finished; then, of a cancelled run, those not finished.
     public var items: [Item]
     /// The shard this run made, when it made one (`pipeline run --shard`); merged reports have none.
     public var shard: ShardInfo? = nil

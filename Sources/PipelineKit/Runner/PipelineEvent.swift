@@ -125,7 +125,10 @@ public struct RunSummary: Sendable {
     public let outputsWritten: Int
     /// The files written for inputs the run left part-made (cancelled between their outputs),
     /// which no `.itemCompleted` report lists: with the reports, every file the run wrote.
-    public internal(set) var partlyMade: [WrittenOutput] = []
+    public var partlyMade: [WrittenOutput] { inputsNotRun.flatMap(\.written).filter { !$0.upToDate } }
+    /// Each listing of an input a cancelled run did not finish, in the plan's order, with the
+    /// files it had made or found up to date when it was cut short: what is left to do.
+    public internal(set) var inputsNotRun: [NotRunInput] = []
     /// Outputs left as they were because nothing that makes them changed.
     public let outputsUpToDate: Int
     /// The run's wall time.
@@ -148,6 +151,14 @@ public struct RunSummary: Sendable {
     /// Remote inputs whose server could not be reached or failed, made from their cached copy
     /// instead (`fetch.staleIfError`).
     public internal(set) var inputsServedStale = 0
+
+    /// An input a cancelled run did not finish.
+    public struct NotRunInput: Sendable {
+        /// Its display name, as its report would have named it.
+        public let input: String
+        /// The files its outputs had when the run was cut short (none for one never started).
+        public let written: [WrittenOutput]
+    }
 
     /// How a run with a memory limit used it.
     public struct Memory: Sendable, Equatable {

@@ -24,9 +24,9 @@ final class RunExecution: Sendable {
     let memory: MemoryAccountant
     /// Makes each source's manifest entry when it completes; nil when the file asks for none.
     private let manifest: ManifestWriter?
-    /// The files of sources a cancel left part-made: they have no report, but they are on disk
-    /// and in the journal, so the summary counts them.
-    private let partlyMade = Locked<[WrittenOutput]>([])
+    /// The files of sources a cancel left part-made, by the listing's display name: they have
+    /// no report, but they are on disk and in the journal, so the summary counts and lists them.
+    private let partlyMade = Locked<[String: [WrittenOutput]]>([:])
 
     init(
         plan: RunPlan, dataLoader: any DataLoading, cache: (any DataCaching)?, journal: OutputJournal?, force: Bool,
@@ -67,12 +67,16 @@ final class RunExecution: Sendable {
         let planned = plan.items
         let order = Self.largestFirst(
             planned.refs.map { $0.byteCount < 0 ? nil : $0.byteCount }, inRoundsOf: window.width + window.asideLimit)
+        // Which sources ended with reports: the others a cancel left not run.
+        var finished = [Bool](repeating: false, count: planned.count)
         let peak = await window.run(order, allStarted: memory.runStartedEveryInput) { position, slot in
             // Read back from the plan's file as the window takes it: the run holds no source ahead.
-            await self.process(planned[position], slot: slot, incremental: incremental)
-        } completed: { reports in
-            totals.count(reports ?? [])
-            for report in reports ?? [] { emit(.itemCompleted(report)) }
+            (position, await self.process(planned[position], slot: slot, incremental: incremental))
+        } completed: { position, reports in
+            guard let reports else { return }
+            finished[position] = true
+            totals.count(reports)
+            for report in reports { emit(.itemCompleted(report)) }
             // Between inputs, at most every quarter second: free holes left in the allocator's
             // arenas go back to the system, so memory late in a long run is what it was early.
             if lastRelease.duration(to: .now) >= .milliseconds(250) {
@@ -81,7 +85,7 @@ final class RunExecution: Sendable {
             }
         }
         let partlyMade = self.partlyMade.withLock { $0 }
-        totals.count(files: partlyMade)
+        totals.count(files: partlyMade.values.flatMap { $0 })
         let cancelled = Task.isCancelled
         // Flushing the journal and writing the manifest block on the disk, for seconds on a
         // large manifest: off the cooperative pool, whose few threads a server's other requests
@@ -101,7 +105,11 @@ final class RunExecution: Sendable {
             summary.memory = RunSummary.Memory(budget: budget, peakAdmittedBytes: admission.peakAdmitted)
         }
         summary.inputsServedStale = sources.servedStale.withLock { $0 }
-        summary.partlyMade = partlyMade.filter { !$0.upToDate }
+        summary.inputsNotRun = finished.indices.filter { !finished[$0] }.flatMap { position in
+            planned[position].listings.map { listing in
+                RunSummary.NotRunInput(input: listing.input.displayName, written: partlyMade[listing.input.displayName] ?? [])
+            }
+        }
         // The manifest is written before `finished` reaches anyone, so it is there when they see it.
         emit(.finished(summary))
     }
@@ -188,8 +196,11 @@ final class RunExecution: Sendable {
             for (job, result) in zip(jobs, results) {
                 if case .success(let written)? = result, !written.upToDate { manifest?.cutShort(job.input.displayName) }
             }
-            let made = results.compactMap { result in result.flatMap { try? $0.get() } }
-            partlyMade.withLock { $0 += made }
+            partlyMade.withLock { partlyMade in
+                for (job, result) in zip(jobs, results) {
+                    if case .success(let written)? = result { partlyMade[job.input.displayName, default: []].append(written) }
+                }
+            }
             throw CancellationError()
         }
         return results.compactMap { $0 }

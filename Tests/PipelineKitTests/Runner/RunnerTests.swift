@@ -234,11 +234,13 @@ import Vips
         var summary: RunSummary?
         var completed = 0
         var reported: Set<String> = []
+        var reportedInputs: [String] = []
         for await event in run {
             switch event {
             case .itemCompleted(let report):
                 completed += 1
                 reported.formUnion(report.written.map(\.path))
+                reportedInputs.append(report.input.displayName)
                 if completed == 1 { run.cancel() }
             case .finished(let final): summary = final
             case .started, .itemStarted, .stageFinished: break
@@ -249,6 +251,12 @@ import Vips
         #expect(final.cancelled)
         #expect(final.notRun > 0)
         #expect(final.succeeded < 40)
+        // and names each input it did not finish, those never started too
+        let finished = Set(reportedInputs)
+        #expect(final.inputsNotRun.count == final.notRun)
+        let planned = Set(try PipelineHarness.pipeline(json, in: directory).plan().items.map(\.input.displayName))
+        #expect(planned.count == 40)
+        #expect(Set(final.inputsNotRun.map(\.input)) == planned.subtracting(finished))
         let files = directory.allFiles().filter { $0.hasPrefix("out/") }
         #expect(files.count == final.outputsWritten)
         // and the reports with the summary's part-made files name every one
@@ -274,7 +282,9 @@ import Vips
                     path: "out/{stem}-slow.jpg"),
             ], extra: #""process": {"concurrency": 2}"#)
         let processors = ProcessorRegistry.standard.adding(SleepingProcessor.self)
-        let run = try PipelineHarness.pipeline(json, in: directory, processors: processors).run()
+        let pipeline = try PipelineHarness.pipeline(json, in: directory, processors: processors)
+        let recorder = try RunRecorder(definition: pipeline.definition, keepsTrace: false)
+        let run = try pipeline.run()
         // When the run is cancelled once the fast output is written, and then the slow step ends
         let fast = directory.path + "/out/photo-0-fast.jpg"
         let stopper = Task {
@@ -285,6 +295,7 @@ import Vips
         var summary: RunSummary?
         var completed = 0
         for await event in run {
+            recorder.record(event)
             if case .itemCompleted = event { completed += 1 }
             if case .finished(let final) = event { summary = final }
         }
@@ -297,6 +308,12 @@ import Vips
         #expect(directory.allFiles().filter { $0.hasPrefix("out/") } == ["out/photo-0-fast.jpg"])
         #expect(final.outputsWritten == 1)
         #expect(final.partlyMade.map(\.path) == [fast])
+        // and the report lists it as not run, with the file it had
+        let items = try recorder.report.items
+        try #require(items.count == 1)
+        let item = items[0]
+        #expect(item.input.hasSuffix("photo-0.jpg") && item.status == .notRun)
+        #expect(item.outputs.map(\.path) == [fast] && item.outputs.map(\.status) == [.succeeded])
         #expect(!directory.allFiles().contains { $0.contains(ImageWriter.temporaryMarker) })
         // And the journal agrees: the next run finds that file up to date and makes the other
         let (_, next) = try await PipelineHarness.run(json, in: directory, processors: processors)
