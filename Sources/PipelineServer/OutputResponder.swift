@@ -99,8 +99,11 @@ struct OutputResponder: Sendable {
         guard let made else { throw deadline.refusal }
         guard case .success(let ended) = made else { throw Self.busy }
         guard let report = ended else { throw Self.stopping }
+        // A file the run made is answered only while it is the one the run put there: another
+        // process may rename its own file over it at once.
+        let written = try Self.file(for: wanted, in: report).get()
         return try await fileResponse(
-            Self.file(for: wanted, in: report).get(), stamp: nil, for: wanted, request: request, deadline: deadline, context: context)
+            written, stamp: written.committed, for: wanted, request: request, deadline: deadline, context: context)
     }
 
     /// The file to answer with, from the report of a run over the input: the one of the asked

@@ -8,8 +8,9 @@ protocol UncommittedOutput: Sendable {
     /// Flushes it to disk; on failure removes it.
     func flush() throws(ItemError)
     /// Renames the flushed output into place; on failure removes it.
-    /// - Returns: its size in bytes.
-    func moveIntoPlace() throws(ItemError) -> Int
+    /// - Returns: the file as it was put in place, read from its own descriptor, for the
+    ///   journal to record; nil for a pyramid, a folder of many, which is stamped by its path.
+    func moveIntoPlace() throws(ItemError) -> FileStamp?
     /// Removes it unflushed, leaving what was at its path: for an output whose input ran out
     /// of time before the commit.
     func discard()
@@ -31,7 +32,7 @@ extension TilePyramidWriter.UncommittedPyramid: UncommittedOutput {}
 final class FileCommitter: Sendable {
     /// Files waiting to be committed, each with its encode waiting for the outcome, and whether
     /// the lane is draining them.
-    private let room = WaitingRoom<Bool, any UncommittedOutput, Result<Int, ItemError>>(false)
+    private let room = WaitingRoom<Bool, any UncommittedOutput, Result<FileStamp?, ItemError>>(false)
     /// A serial queue is a thread while it has work, as the fetch lanes are
     /// (`StageQueue.Threads.ownPerLane`): flushes block, so they stay off the pool of threads
     /// the compute stages share.
@@ -46,8 +47,9 @@ final class FileCommitter: Sendable {
             draining = true
             lane.async { self.drain() }
         }
-        _ = try result.get()
-        return pending.output
+        var output = pending.output
+        output.committed = try result.get()
+        return output
     }
 
     /// Commits what is waiting, batch after batch, until nothing is.

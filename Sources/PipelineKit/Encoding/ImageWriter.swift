@@ -42,7 +42,8 @@ enum ImageWriter {
         /// - Returns: the size of the file in bytes.
         func commit() throws(ItemError) -> Int {
             try flush()
-            return try moveIntoPlace()
+            _ = try moveIntoPlace()
+            return byteCount
         }
 
         /// Flushes the file to disk; on failure closes and removes it.
@@ -63,7 +64,7 @@ enum ImageWriter {
 
         /// Renames the flushed file over `path` and closes it; on failure removes it.
         /// - Returns: the size of the file in bytes.
-        func moveIntoPlace() throws(ItemError) -> Int {
+        func moveIntoPlace() throws(ItemError) -> FileStamp? {
             // Checked at the last moment too: a symbolic link made during the run may lead the
             // path to an input, and a width narrowed to the image's own names a path known only
             // once it was decoded, neither of which planning could see.
@@ -92,10 +93,13 @@ enum ImageWriter {
                 closeAndRemove()
                 throw error
             }
+            // Read from the descriptor, not the path: another process may rename its own file
+            // over the path at once, which the journal must not take for this one.
+            let committed = FileStamp(descriptor: descriptor)
             // Closed only now, so that a failed rename can still find the file to remove; the
             // flush before has reported any error writing it, so closing has none left to tell.
             close(descriptor)
-            return byteCount
+            return committed
         }
     }
 

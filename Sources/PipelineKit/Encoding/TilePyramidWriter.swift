@@ -141,8 +141,8 @@ enum TilePyramidWriter {
 
         /// Renames the pyramid into place (see `TilePyramidWriter`) and removes the temporary
         /// folder, which then holds the old pyramid; on failure puts back what it moved.
-        /// - Returns: the size of the pyramid's files in bytes.
-        func moveIntoPlace() throws(ItemError) -> Int {
+        /// - Returns: nil: a pyramid is many files, stamped by its path.
+        func moveIntoPlace() throws(ItemError) -> FileStamp? {
             defer { removeTree(temporary, openAs: descriptor) }
             for target in entries.map(\.target) {
                 // Checked at the last moment too: a symbolic link made during the run may lead the
@@ -174,7 +174,7 @@ enum TilePyramidWriter {
                 }
                 afterEachRename?()
             }
-            return byteCount
+            return nil
         }
     }
 

@@ -117,7 +117,7 @@ struct IncrementalRuns: Sendable {
         guard let fingerprint = job.fingerprint, let journal else { return }
         journal.recordWritten(
             written.path, planned: job.target.plannedPath, fingerprint: fingerprint, size: written.size,
-            bytes: written.byteCount, searched: written.searchedQuality)
+            bytes: written.byteCount, searched: written.searchedQuality, committed: written.committed)
     }
 
     private func madeEarlier(_ output: OutputDefinition, at target: OutputTarget, _ fingerprint: String?) -> WrittenOutput? {

@@ -22,7 +22,8 @@ extension OutputJournal {
             guard report.succeeded, !report.written.isEmpty else { return nil }
             var files: [String: FileStamp] = [:]
             for file in report.written {
-                guard file.fingerprint != nil, let stamp = FileStamp(path: file.path), stamp.size == Int64(file.byteCount) else {
+                guard file.fingerprint != nil, let stamp = file.committed ?? FileStamp(path: file.path), stamp.size == Int64(file.byteCount)
+                else {
                     return nil
                 }
                 files[file.path] = stamp

@@ -145,11 +145,13 @@ package final class OutputJournal: Sendable {
     }
 
     /// Notes that `path`, planned as `planned`, was written with `fingerprint` (called after the
-    /// rename); `bytes` are those written, which a tile pyramid has beside `path`.
+    /// rename); `bytes` are those written, which a tile pyramid has beside `path`; `committed`
+    /// is the file as the run put it there, when known, else what is at `path` now.
     func recordWritten(
-        _ path: String, planned: String, fingerprint: String, size: ImageSize, bytes: Int? = nil, searched: SearchedQuality? = nil
+        _ path: String, planned: String, fingerprint: String, size: ImageSize, bytes: Int? = nil, searched: SearchedQuality? = nil,
+        committed: FileStamp? = nil
     ) {
-        guard let stamp = Self.stamp(of: path) else { return }
+        guard let stamp = committed ?? Self.stamp(of: path) else { return }
         let record = Record(
             path: path, fingerprint: fingerprint, size: stamp.size,
             modified: Self.text(seconds: stamp.seconds, nanoseconds: stamp.nanoseconds),

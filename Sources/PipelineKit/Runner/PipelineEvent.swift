@@ -58,6 +58,9 @@ public struct WrittenOutput: Sendable {
     /// How many trial encodes the quality search made, nil when none searched: what a start
     /// from the journal's or a neighbouring width's choice saves.
     var searchEncodes: Int? = nil
+    /// The file this run put at `path`, as it was then: what the journal records and the server
+    /// answers from. Nil for a file up to date, a pyramid or an object, stamped by their paths.
+    package var committed: FileStamp? = nil
 
     /// A file of output `output` at `path`, as the run reports it.
     public init(

@@ -39,6 +39,35 @@ import Testing
         #expect(!directory.allFiles().contains { $0.contains(ImageWriter.temporaryMarker) })
     }
 
+    @Test func aFileRenamedOverAnOutputAsItIsCommittedIsNotTakenForIt() async throws {
+        // Given an output committed, and another process's file of the same size renamed over it
+        // before the run records it
+        let directory = try TemporaryDirectory()
+        let path = directory.path + "/out.bin"
+        let source = try directory.write(Data("source".utf8), to: "source.bin")
+        let pending = try Self.uncommitted([UInt8](repeating: 1, count: 1000), to: path, root: directory.path)
+        let committed = try await FileCommitter().commit(pending)
+        let foreign = try directory.write(Data(repeating: 2, count: 1000), to: "foreign.bin")
+        #expect(rename(foreign, path) == 0)
+        // When the run records it and keeps its verdict, as it does next
+        let definition = try PipelineHarness.pipeline(
+            PipelineHarness.json(inputs: ["source.bin"], outputs: [#"{"name": "o", "encode": {"format": "png"}, "path": "out.bin"}"#]),
+            in: directory
+        ).definition
+        let journalFile = directory.url.appendingPathComponent("journal.jsonl")
+        let journal = OutputJournal(file: journalFile, definition: definition)
+        journal.recordWritten(path, planned: path, fingerprint: "f", size: committed.size, committed: committed.committed)
+        #expect(journal.finish() == [])
+        var written = WrittenOutput(output: "o", path: path, size: committed.size, byteCount: committed.byteCount, fingerprint: "f")
+        written.committed = committed.committed
+        let report = ItemReport(
+            input: InputFile(path: source, displayName: "source.bin", subfolder: ""), written: [written], failures: [], originalSize: nil)
+        let verdict = OutputJournal.Verdict(input: try #require(FileStamp(path: source)), report: report)
+        // Then neither the journal nor the verdict finds the other file up to date: it is made again
+        #expect(OutputJournal(file: journalFile, definition: definition).upToDate(path, fingerprint: "f") == nil)
+        #expect(verdict?.isUpToDate(path, inputPath: source) != true)
+    }
+
     @Test func aFileThatCannotBeMovedIntoPlaceFailsAloneAndLeavesNothing() async throws {
         let directory = try TemporaryDirectory()
         // A folder with something in it where one output should go: it is not replaced.
