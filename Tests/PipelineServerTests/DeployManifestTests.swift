@@ -42,9 +42,11 @@ struct DeployManifestTests {
         }
     }
 
-    @Test func kubernetesWaitsLongerThanTheDrain() throws {
+    /// Past the drain, the encodes on lanes finish, which one codec call each cannot be stopped:
+    /// Kubernetes must leave them time before it kills the pod.
+    @Test func kubernetesWaitsForTheDrainAndTheEncodesOnLanes() throws {
         let grace = try #require(Self.values(of: "terminationGracePeriodSeconds").first.flatMap { Double($0) })
-        #expect(grace > ServeSettings.defaultDrainTimeout)
+        #expect(grace >= ServeSettings.defaultDrainTimeout + 60)
     }
 }
 #endif
