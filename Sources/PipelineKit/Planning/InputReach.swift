@@ -34,7 +34,8 @@ struct InputReach {
         caseInsensitive = definition.caseInsensitive
         let base = definition.baseDirectory.path
         baseFolder = base.hasSuffix("/") ? base : base + "/"
-        globs = WatchScope.inputPatterns(of: definition).patterns.compactMap { pattern in
+        let patterns = WatchScope.inputPatterns(of: definition).patterns
+        globs = patterns.compactMap { pattern in
             var targets: [WatchScope.Target] = []
             for case .glob(let root, let components) in pattern.targets {
                 targets.append(.glob(root: root, components: components))
@@ -43,13 +44,12 @@ struct InputReach {
             }
             return targets.isEmpty ? nil : Glob(pattern: pattern, targets: targets)
         }
-        objectGlobs = definition.inputs.enumerated().compactMap { index, entry in
-            guard case .pattern(let pattern) = entry, let location = S3Location(pattern),
-                let key = S3KeyGlob(pattern: pattern, caseInsensitive: definition.caseInsensitive)
+        // An entry of `inputs`, or a line of a list file.
+        objectGlobs = patterns.compactMap { pattern in
+            guard let location = S3Location(pattern.pattern),
+                let key = S3KeyGlob(pattern: pattern.pattern, caseInsensitive: definition.caseInsensitive)
             else { return nil }
-            let place = WatchScope.InputPattern(
-                place: "inputs[\(index)]", location: definition.inputLocation(index), pattern: pattern, targets: [])
-            return (place, location.bucket, key)
+            return (pattern, location.bucket, key)
         }
     }
 

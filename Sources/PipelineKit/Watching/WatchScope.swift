@@ -81,9 +81,10 @@ struct WatchScope: Sendable {
                 for line in text.split(separator: "\n") {
                     let entry = line.trimmingCharacters(in: .whitespacesAndNewlines)
                     if entry.isEmpty || entry.hasPrefix("#") { continue }
-                    // A URL names nothing on disk: a list of thousands keeps none of them.
+                    // A URL names nothing on disk: a list of thousands keeps none of them. An
+                    // `s3://` glob is kept, with no target: each run lists its bucket again.
                     let found = targets(entry, base: folder)
-                    if found.isEmpty { continue }
+                    if found.isEmpty, S3KeyGlob(pattern: entry, caseInsensitive: definition.caseInsensitive) == nil { continue }
                     patterns.append(InputPattern(place: "inputs[\(index)].list", location: location, pattern: entry, targets: found))
                 }
             }

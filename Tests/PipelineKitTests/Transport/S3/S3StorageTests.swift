@@ -116,6 +116,18 @@ struct S3StorageTests {
             environment: environment)
         #expect(try await run(narrow).summary.outputsWritten == 1)
         #expect(try await run(narrow).summary.outputsUpToDate == 1)
+        // And so is such a glob on a line of a list file
+        try directory.write(Data("# the photos\ns3://photos/in/**/*.jpg\n".utf8), to: "list.txt")
+        var listed = try PipelineHarness.pipeline(
+            #"{"version": 1, "inputs": [{"list": "list.txt"}], "cache": {"directory": "cache"}, "outputs": [{"name": "small", "#
+                + #""steps": [{"resize": {"width": 50}}], "encode": {"format": "jpeg"}, "path": "s3://photos/in/small/{stem}.jpg"}]}"#,
+            in: directory)
+        listed.environment = environment
+        #expect {
+            try listed.plan()
+        } throws: { error in
+            "\(error)".contains(#"inputs[0].list: "s3://photos/in/**/*.jpg" takes in what output "small" writes"#)
+        }
     }
 
     @Test func missingAndForbiddenObjectsFailPerItemNamingBucketKeyAndS3sCode() async throws {
