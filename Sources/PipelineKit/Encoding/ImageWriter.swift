@@ -63,7 +63,7 @@ enum ImageWriter {
         }
 
         /// Renames the flushed file over `path` and closes it; on failure removes it.
-        /// - Returns: the size of the file in bytes.
+        /// - Returns: the file as it was put in place, read from its descriptor.
         func moveIntoPlace() throws(ItemError) -> FileStamp? {
             // Checked at the last moment too: a symbolic link made during the run may lead the
             // path to an input, and a width narrowed to the image's own names a path known only

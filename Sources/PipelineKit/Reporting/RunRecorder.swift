@@ -136,13 +136,7 @@ package final class RunRecorder: Sendable {
         let outputs = applying.flatMap { output -> [RunReport.Output] in
             let written = report.written.filter { $0.output == output.name }
             let failures = report.failures.filter { $0.output == output.name }
-            let succeeded = written.map { written in
-                RunReport.Output(
-                    name: output.name, path: written.path, status: .succeeded, error: nil, stage: nil, step: nil,
-                    width: written.size.width, height: written.size.height, bytes: written.byteCount,
-                    format: written.format?.rawValue ?? formats[output.name] ?? "", upToDate: written.upToDate,
-                    quality: written.searchedQuality?.quality, ssimulacra2: written.searchedQuality?.score)
-            }
+            let succeeded = written.map(made)
             let failed = (failures.isEmpty && written.isEmpty ? [whole] : failures.map { Optional($0) }).map { failure in
                 RunReport.Output(
                     name: output.name, path: nil, status: .failed, error: failure?.reason,
@@ -164,13 +158,16 @@ package final class RunRecorder: Sendable {
     private func item(forNotRun notRun: RunSummary.NotRunInput, seconds: [String: Double]) -> RunReport.Item {
         RunReport.Item(
             input: notRun.input, status: .notRun, error: nil, stage: nil, width: nil, height: nil, bytes: nil, stageSeconds: seconds,
-            outputs: notRun.written.map { written in
-                RunReport.Output(
-                    name: written.output, path: written.path, status: .succeeded, error: nil, stage: nil, step: nil,
-                    width: written.size.width, height: written.size.height, bytes: written.byteCount,
-                    format: written.format?.rawValue ?? formats[written.output] ?? "", upToDate: written.upToDate,
-                    quality: written.searchedQuality?.quality, ssimulacra2: written.searchedQuality?.score)
-            })
+            outputs: notRun.written.map(made))
+    }
+
+    /// The report's entry for a file written or found up to date.
+    private func made(_ written: WrittenOutput) -> RunReport.Output {
+        RunReport.Output(
+            name: written.output, path: written.path, status: .succeeded, error: nil, stage: nil, step: nil,
+            width: written.size.width, height: written.size.height, bytes: written.byteCount,
+            format: written.format?.rawValue ?? formats[written.output] ?? "", upToDate: written.upToDate,
+            quality: written.searchedQuality?.quality, ssimulacra2: written.searchedQuality?.score)
     }
 
     /// `body` with the state, holding the lock.
