@@ -14,14 +14,20 @@ final class OutputWriter: Sendable {
 
     /// Whether each path written is claimed for this run (`claim`).
     private let claimsPaths: Bool
+    /// Other inputs' planned files that a file of another size than planned may not take.
+    private let sizedPathReach: SizedPathReach
 
     /// `claimingPaths`: false when the plan knew every output's path and found them distinct
     /// (no `{width}` or `{height}` to wait for), so that nothing need be kept per output: a
     /// run of many inputs would otherwise hold every path it wrote to the end.
-    init(stores: ObjectStoreAccess, protecting inputs: ProtectedInputs = ProtectedInputs(), claimingPaths: Bool = true) {
+    init(
+        stores: ObjectStoreAccess, protecting inputs: ProtectedInputs = ProtectedInputs(), claimingPaths: Bool = true,
+        sizedPathReach: SizedPathReach = SizedPathReach()
+    ) {
         self.stores = stores
         protectedInputs = inputs
         claimsPaths = claimingPaths
+        self.sizedPathReach = sizedPathReach
     }
 
     /// User metadata names the runner keeps with each S3 output (after `x-amz-meta-`): what made
@@ -89,14 +95,20 @@ final class OutputWriter: Sendable {
         // size (a set's width narrowed to a narrower input, a step that changes the size
         // without declaring it) has a path the plan did not compare: it may not take another
         // output's of the input. (Inputs' own values, such as {stem}, keep theirs apart.)
-        if !target.fillsPlannedSizes(width: image.width, height: image.frameSize.height),
-            let other = planned.take(path, for: output.name)
-        {
+        let sizedAnew = !target.fillsPlannedSizes(width: image.width, height: image.frameSize.height)
+        if sizedAnew, let other = planned.take(path, for: output.name) {
             throw ItemError(
                 .outputPath, stage: .encode,
                 reason: "its image is \(image.width)×\(image.frameSize.height), not the \(target.plannedSizeDescription) its steps "
                     + "declare, so its path \(path) is output \"\(other)\"'s, which it does not write over; give the two outputs "
                     + "paths that differ in more than {width} and {height}")
+        }
+        // Nor another input's planned file: which is written first must not decide which stays.
+        if sizedAnew || target.hasUnknownSizes, let other = sizedPathReach.owner(of: path) {
+            throw ItemError(
+                .outputPath, stage: .encode,
+                reason: "its image is \(image.width)×\(image.frameSize.height), so its path \(path) is \(other), which it does not "
+                    + "write over; give the outputs paths that differ in more than {width} and {height}")
         }
         // A hashed name is claimed once the bytes name it.
         if claimsPaths, !target.namesHash { try claim(path, for: claimant) }

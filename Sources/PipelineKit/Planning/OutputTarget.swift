@@ -235,7 +235,9 @@ public struct OutputTarget: Sendable {
                 + "(use {stem}.\(format.fileExtension) or {stem}.{format} in place of {name} or {ext})")
     }
 
-    private static func place(_ resolved: String, root: String, base: URL) throws(PathTemplate.Failure) -> String {
+    /// `resolved`, absolute, below `root` (an object's address in a store); refused when it
+    /// would leave it.
+    static func place(_ resolved: String, root: String, base: URL) throws(PathTemplate.Failure) -> String {
         if ObjectStores.isObject(root) { return try placeObject(resolved, root: root) }
         let path = absolute(resolved, base: base)
         let prefix = root == "/" ? "/" : root + "/"

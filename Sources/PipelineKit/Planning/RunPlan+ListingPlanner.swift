@@ -22,6 +22,8 @@ extension RunPlan {
         private var writeCheck: WriteCheck
         /// Whether a planned path still holds a `{width}` or `{height}`.
         private var somePathsWaitForSizes = false
+        /// The planned paths a file of another size than planned may reach.
+        private var reach: SizedPathReach
         private let shard: Shard?
         /// The pipeline file's real folder, which shard keys are relative to.
         private let shardBase: String
@@ -49,6 +51,7 @@ extension RunPlan {
             self.shard = shard
             shardBase = shard == nil ? "" : RunPlan.realPath(definition.baseDirectory.path)
             paths = OutputPathCheck(outputs: definition.outputs, outputWriters: outputWriters)
+            reach = SizedPathReach(definitions: definition.outputs, outputs: outputs)
             definitions = definition.outputs
             subsetsUnmatched = Set(definition.outputs.indices.filter { definition.outputs[$0].inputSubset != nil })
             focusPoints = definition.focusPoints
@@ -111,6 +114,7 @@ extension RunPlan {
             guard listing.refusal == nil, listing.sameAs == nil else { return }
             let sources = sourceIndex
             paths.check(listing.targets, of: listing.input, at: offset, naming: naming) { sources[$0] != nil }
+            reach.note(listing.targets, of: listing.input)
             if !somePathsWaitForSizes { somePathsWaitForSizes = listing.targets.contains(where: \.hasUnknownSizes) }
         }
 
@@ -130,6 +134,7 @@ extension RunPlan {
             var problems: [PipelineFileError.Problem]
             var pairsCompared: Int
             var somePathsWaitForSizes: Bool
+            var sizedPathReach: SizedPathReach
             var warnings: [String]
         }
 
@@ -142,7 +147,7 @@ extension RunPlan {
             return Planned(
                 sources: SourceList(store: store.finish(outputs: outputs), refs: refs), sourceIndex: sourceIndex,
                 writeCheck: writeCheck, problems: problems,
-                pairsCompared: paths.pairsCompared, somePathsWaitForSizes: somePathsWaitForSizes,
+                pairsCompared: paths.pairsCompared, somePathsWaitForSizes: somePathsWaitForSizes, sizedPathReach: reach,
                 warnings: paths.warnings + (focusPoints?.unmatchedWarning(focusPointsUnmatched).map { [$0] } ?? []))
         }
 

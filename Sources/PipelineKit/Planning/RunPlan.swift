@@ -65,6 +65,8 @@ public struct RunPlan: Sendable {
     /// Whether some output path has a `{width}` or `{height}` that only the made image fills:
     /// then two outputs may meet on one path that planning could not compare.
     let somePathsWaitForSizes: Bool
+    /// Other inputs' planned files that a file made at another size than planned may reach.
+    let sizedPathReach: SizedPathReach
 
     /// The number of listings: what a user counts as inputs.
     public var inputCount: Int { items.listingCount }
@@ -141,6 +143,7 @@ public struct RunPlan: Sendable {
         guard problems.isEmpty else { throw PipelineFileError(file: fileName, problems: problems) }
 
         somePathsWaitForSizes = planned.somePathsWaitForSizes
+        sizedPathReach = planned.sizedPathReach
         totalInputCount = sources.listingCount
         items = shard == nil ? sources : sources.filter(refs: \.inShard)
     }

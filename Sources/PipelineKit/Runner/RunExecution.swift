@@ -43,7 +43,9 @@ final class RunExecution: Sendable {
         queues = stages?.queues ?? StageQueues(definition) { emit(.stageFinished($0)) }
         committer = stages?.committer ?? FileCommitter()
         sources = SourceLoader(definition, queues: queues, dataLoader: dataLoader, cache: cache, stores: plan.stores)
-        writer = OutputWriter(stores: plan.stores, protecting: plan.protectedInputs, claimingPaths: plan.somePathsWaitForSizes)
+        writer = OutputWriter(
+            stores: plan.stores, protecting: plan.protectedInputs, claimingPaths: plan.somePathsWaitForSizes,
+            sizedPathReach: plan.sizedPathReach)
         decoder = ImageDecoder(settings: definition.decompress, outputs: definition.outputs, accountant: memory)
     }
 

@@ -179,12 +179,36 @@ import Vips
         // When the pipeline runs (planning finds nothing wrong)
         let (reports, summary) = try await PipelineHarness.run(PipelineHarness.json(inputs: ["in/*.jpg"], outputs: outputs), in: directory)
 
-        // Then one of the two writes the path and the other fails, saying which output wrote it
+        // Then the file planned by that name is written, whichever is made first, and the other
+        // fails, naming it
+        let failures = reports.flatMap(\.failures)
+        #expect(summary.outputsWritten == 3 && failures.count == 1, "\(failures)")
+        #expect(failures.first?.input == "in/x.jpg" && failures.first?.output == "by-width")
+        #expect(
+            failures.first?.reason.contains(#"out/x-8.png is output "by-name"'s file of in/x-8.jpg, which it does not write over"#) == true,
+            "\(failures)")
+        #expect(failures.first?.stage == .encode)
+        let written = try VipsImage.open(data: Data(contentsOf: URL(fileURLWithPath: directory.path + "/out/x-8.png")))
+        #expect(written.width == 8 && written.height == 5, "by-name's file, 40×24 made 8 wide")
+    }
+
+    @Test func twoPathsKnownOnlyOnceMadeThatMeetAreWrittenOnce() async throws {
+        // Given two outputs named by the size they turn out to have: x-.jpg made 8 wide by the
+        // first and x.jpg made 8 high by the second both land on out/x-8.png
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 32, height: 24)), to: "in/x-.jpg")
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 32, height: 32)), to: "in/x.jpg")
+        let outputs = [
+            output("by-width", steps: #"[{"resize": {"height": 6}}]"#, format: "png", path: "out/{stem}{width}.png"),
+            output("by-height", steps: width(8), format: "png", path: "out/{stem}-{height}.png"),
+        ]
+        // When the pipeline runs
+        let (reports, summary) = try await PipelineHarness.run(PipelineHarness.json(inputs: ["in/*.jpg"], outputs: outputs), in: directory)
+        // Then the first to be made writes it, and the other fails, saying which output wrote it
         let failures = reports.flatMap(\.failures)
         #expect(summary.outputsWritten == 3 && failures.count == 1, "\(failures)")
         #expect(failures.first?.reason.contains("out/x-8.png was already written in this run by output") == true, "\(failures)")
         #expect(failures.first?.stage == .encode)
-        #expect(try VipsImage.open(data: Data(contentsOf: URL(fileURLWithPath: directory.path + "/out/x-8.png"))).width == 8)
     }
 
     /// URLs are shown with their query values hidden, so two that differ only there look alike;

@@ -109,6 +109,40 @@ import Vips
         #expect(try Data(contentsOf: directory.url.appendingPathComponent("in/photo-200.jpg")) == other)
     }
 
+    @Test func aWidthNarrowedOntoAnotherInputsFileFailsWhicheverIsMadeFirst() async throws {
+        // Given a 400 px photo `a.jpg`, and `a-400.jpg`, whose thumbnail's path is what the
+        // set's 500 px width of `a.jpg` takes once narrowed to 400
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 400, height: 250)), to: "in/a.jpg")
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 400, height: 300)), to: "in/a-400.jpg")
+        let json = PipelineHarness.json(
+            inputs: ["in/*.jpg"],
+            outputs: [
+                #"{"name": "set", "widths": [200, 500], "formats": ["webp"], "path": "out/{stem}-{width}.webp"}"#,
+                #"{"name": "plain", "steps": [{"resize": {"width": 100}}], "encode": {"format": "webp"}, "path": "out/{stem}.webp"}"#,
+            ], extra: #""manifest": {"path": "out/manifest.json"}"#)
+        for _ in 0..<2 {
+            // When it runs, and runs again
+            let (reports, summary) = try await PipelineHarness.run(json, in: directory)
+            // Then the narrowed width fails naming the other input's file, which stays the thumbnail
+            #expect(summary.failed == 1)
+            let failure = try #require(reports.first { $0.input.displayName == "in/a.jpg" }?.failures.first)
+            #expect(failure.output == "set" && failure.stage == .encode)
+            #expect(
+                failure.reason.contains(#"is output "plain"'s file of in/a-400.jpg, which it does not write over"#), "\(failure.reason)")
+            let thumbnail = try VipsImage.open(file: directory.path + "/out/a-400.webp")
+            #expect(thumbnail.width == 100 && thumbnail.height == 75)
+            // and the manifest names it once, as the thumbnail
+            let manifest = try ImageManifest.read(from: directory.url.appendingPathComponent("out/manifest.json"))
+            let naming = manifest.inputs.flatMap { input in
+                input.outputs.flatMap { name, output in
+                    output.formats.flatMap(\.files).filter { $0.path == "a-400.webp" }.map { _ in "\(input.source) \(name)" }
+                }
+            }
+            #expect(naming == ["in/a-400.jpg plain"])
+        }
+    }
+
     @Test(arguments: [#"["icc"]"#, #"["exif"]"#]) func everyWidthOfAPhotoTurnedUprightIsWrittenUpright(keep: String) async throws {
         // Given a landscape photo tagged to be shown turned a quarter (portrait, 100×160)
         let directory = try TemporaryDirectory()

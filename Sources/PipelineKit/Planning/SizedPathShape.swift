@@ -1,0 +1,192 @@
+/// The shape of every path one output whose template names its file's size (`{width}`,
+/// `{height}`) can write, whatever the input: its template in its folder, with the input's
+/// values (`{stem}`, `{name}`, `{ext}`, `{dir}`) as any text and the sizes as any number.
+///
+/// A file made at another size than planned (a set's width narrowed to a narrower input, a
+/// size only the image fixes) may land on any path of this shape, another input's planned file
+/// among them, which planning could not compare: it knew neither size. The plan keeps the
+/// planned paths of other outputs that have the shape (`SizedPathReach`), few in practice.
+struct SizedPathShape: Sendable {
+    private enum Token: Hashable, Sendable {
+        case literal([UInt8])
+        /// A value without a `/`, possibly empty.
+        case text
+        /// `{dir}` and the `/` after it: nothing, or folders each ending in `/`.
+        case folders
+        /// A size: digits without a leading zero, below `largest` when it is known.
+        case number
+        /// One lowercase hex digit.
+        case hex
+    }
+
+    private let tokens: [Token]
+    /// The size a file narrowed from the output's declared width is below (a set's width: its
+    /// image is narrower), when the template names only `{width}` and the steps fix it; nil
+    /// for any size.
+    private(set) var largest: Int?
+
+    /// Markers the input's values are filled with: Unicode private use, which no file name
+    /// holds by accident, beside `PathPattern`'s.
+    private static let textMarker: Unicode.Scalar = "\u{E010}"
+    private static let folderMarker: Unicode.Scalar = "\u{E011}"
+
+    /// The shape of `output`'s paths, or nil when its template names no size.
+    init?(_ output: OutputTarget.Output) {
+        let placeholders = output.template.placeholders
+        guard !placeholders.isDisjoint(with: [.width, .height]) else { return nil }
+        let values: [PathTemplate.Placeholder: String] = [
+            .stem: String(Self.textMarker), .ext: String(Self.textMarker), .name: String(Self.textMarker),
+            .dir: String(Self.folderMarker), .output: output.name, .format: output.formatExtension, .art: output.artTag,
+            .width: String(PathPattern.number), .height: String(PathPattern.number), .hash: String(PathPattern.hexDigit),
+        ]
+        guard let placed = try? OutputTarget.place(output.template.resolve(values), root: output.root, base: output.baseDirectory)
+        else { return nil }
+        var tokens: [Token] = []
+        var literal: [UInt8] = []
+        var scalars = placed.unicodeScalars.makeIterator()
+        var pending = scalars.next()
+        while let scalar = pending {
+            pending = scalars.next()
+            let token: Token?
+            switch scalar {
+            case Self.textMarker: token = .text
+            case Self.folderMarker:
+                // The `/` after `{dir}` goes with it: an empty `{dir}` leaves none.
+                if pending == "/" { pending = scalars.next() }
+                token = .folders
+            case PathPattern.number.unicodeScalars.first!: token = .number
+            case PathPattern.hexDigit.unicodeScalars.first!: token = .hex
+            default:
+                literal += Array(String(scalar).utf8)
+                token = nil
+            }
+            guard let token else { continue }
+            if !literal.isEmpty { tokens.append(.literal(literal)) }
+            literal = []
+            tokens.append(token)
+        }
+        if !literal.isEmpty { tokens.append(.literal(literal)) }
+        self.tokens = tokens
+        largest = placeholders.contains(.height) ? nil : output.fixedWidth
+    }
+
+    /// Whether `other` is the same shape, whatever sizes it is below.
+    func hasTokens(of other: SizedPathShape) -> Bool { tokens == other.tokens }
+
+    /// The shape taking the sizes of both.
+    func merged(with other: SizedPathShape) -> SizedPathShape {
+        var merged = self
+        merged.largest = largest.flatMap { mine in other.largest.map { max(mine, $0) } }
+        return merged
+    }
+
+    /// Whether `path` has the shape. Matched by bytes, as the file system compares names; a
+    /// path that takes too many steps to decide counts as a match, which only keeps it.
+    func matches(_ path: String) -> Bool {
+        var steps = 0
+        return Array(path.utf8).withUnsafeBufferPointer { bytes in
+            Self.match(tokens[...], bytes, from: 0, below: largest, steps: &steps)
+        }
+    }
+
+    /// The most backtracking steps one path is given.
+    private static let stepLimit = 10_000
+
+    private static func match(
+        _ tokens: ArraySlice<Token>, _ bytes: UnsafeBufferPointer<UInt8>, from start: Int, below largest: Int?, steps: inout Int
+    ) -> Bool {
+        steps += 1
+        if steps > stepLimit { return true }
+        guard let token = tokens.first else { return start == bytes.count }
+        let rest = tokens.dropFirst()
+        switch token {
+        case .literal(let text):
+            guard bytes.count - start >= text.count else { return false }
+            for (offset, byte) in text.enumerated() where bytes[start + offset] != byte { return false }
+            return match(rest, bytes, from: start + text.count, below: largest, steps: &steps)
+        case .hex:
+            guard start < bytes.count, isDigit(bytes[start]) || (0x61...0x66).contains(bytes[start]) else { return false }
+            return match(rest, bytes, from: start + 1, below: largest, steps: &steps)
+        case .number:
+            // Written as a size is: no leading zero, and not past what a narrowed file can have.
+            guard start < bytes.count, bytes[start] != UInt8(ascii: "0") else { return false }
+            var end = start, value = 0
+            while end < bytes.count, isDigit(bytes[end]) {
+                value = value * 10 + Int(bytes[end] - UInt8(ascii: "0"))
+                end += 1
+                if let largest, value >= largest { return false }
+                if match(rest, bytes, from: end, below: largest, steps: &steps) { return true }
+            }
+            return false
+        case .text:
+            var end = start
+            while true {
+                if match(rest, bytes, from: end, below: largest, steps: &steps) { return true }
+                guard end < bytes.count, bytes[end] != UInt8(ascii: "/") else { return false }
+                end += 1
+            }
+        case .folders:
+            // Nothing, or up to and including any later `/`.
+            if match(rest, bytes, from: start, below: largest, steps: &steps) { return true }
+            var end = start
+            while end < bytes.count {
+                if bytes[end] == UInt8(ascii: "/"), match(rest, bytes, from: end + 1, below: largest, steps: &steps) { return true }
+                end += 1
+            }
+            return false
+        }
+    }
+
+    private static func isDigit(_ byte: UInt8) -> Bool { (0x30...0x39).contains(byte) }
+}
+
+/// The planned paths that a file of another size than planned might land on: other outputs'
+/// files that have the shape of a sized output's paths (`SizedPathShape`), each with whose it
+/// is. Found as the listings are planned and kept with the plan, so that such a file fails
+/// rather than write over another input's (`OutputWriter`). Most pipelines have none.
+struct SizedPathReach: Sendable {
+    /// The distinct shapes of the sized outputs, each with the output in the file it belongs to:
+    /// an output's own widths never meet (each is a different number, as planning checked).
+    private let shapes: [(owner: Int, shape: SizedPathShape)]
+    /// The index in the file of each of the plan's outputs.
+    private let owners: [Int]
+    /// Each planned path a sized file may reach, with whose file it is.
+    private var reached: [DiskPath: String] = [:]
+
+    /// None: nothing is kept, nothing refused.
+    init() {
+        shapes = []
+        owners = []
+    }
+
+    init(definitions: [OutputDefinition], outputs: [OutputTarget.Output]) {
+        let owners = definitions.indices.map { definitions[$0].fileIndex ?? $0 }
+        var shapes: [(owner: Int, shape: SizedPathShape)] = []
+        for (index, output) in outputs.enumerated() {
+            guard let shape = SizedPathShape(output) else { continue }
+            // A set's widths of one format share a shape, below the widest.
+            if let same = shapes.firstIndex(where: { $0.owner == owners[index] && $0.shape.hasTokens(of: shape) }) {
+                shapes[same].shape = shapes[same].shape.merged(with: shape)
+            } else {
+                shapes.append((owners[index], shape))
+            }
+        }
+        self.owners = owners
+        self.shapes = shapes
+    }
+
+    /// Notes the planned paths of one listing's `targets` (in the order of the outputs) that a
+    /// sized file of another output may reach.
+    mutating func note(_ targets: [OutputTarget], of input: InputFile) {
+        guard !shapes.isEmpty else { return }
+        for (index, target) in targets.enumerated() where target.isMade && !target.hasUnknownSizes {
+            guard shapes.contains(where: { $0.owner != owners[index] && $0.shape.matches(target.plannedPath) }) else { continue }
+            reached[DiskPath(target.plannedPath)] = "output \"\(target.outputName)\"'s file of \(input.displayName)"
+        }
+    }
+
+    /// Whose planned file `path` is, when a sized file may reach it; nil for any other path.
+    func owner(of path: String) -> String? {
+        reached.isEmpty ? nil : reached[DiskPath(path)]
+    }
+}
