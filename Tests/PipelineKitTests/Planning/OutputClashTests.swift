@@ -164,51 +164,58 @@ import Vips
         }
     }
 
-    @Test func pathsThatMeetOnlyOnceASizeIsKnownAreWrittenOnce() async throws {
-        // Given an output named by the width it turns out to have, and another named by the
-        // input alone: x.jpg made 8 wide by the first and x-8.jpg by the second both land on
-        // out/x-8.png, which planning cannot see before the image is made
+    /// Two outputs whose paths only the made images' sizes fill, and the other output whose
+    /// path the first then takes: named by the input alone, or by a size too.
+    enum Meeting: CaseIterable {
+        case namedByTheInput, namedByASize
+    }
+
+    @Test(arguments: Meeting.allCases) func pathsThatMeetOnlyOnceASizeIsKnownAreWrittenOnce(meeting: Meeting) async throws {
+        // Given an output named by the width it turns out to have, and another: x.jpg made 8 wide
+        // by the first lands on out/x-8.png, as x-8.jpg does by the second named by the input
+        // alone (or x-.jpg made 8 high by one named by its height), which planning cannot see
         let directory = try TemporaryDirectory()
-        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 32, height: 24)), to: "in/x.jpg")
-        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 40, height: 24)), to: "in/x-8.jpg")
-        let outputs = [
-            output("by-width", steps: #"[{"resize": {"height": 6}}]"#, format: "png", path: "out/{stem}-{width}.png"),
-            output("by-name", steps: width(8), format: "png", path: "out/{stem}.png"),
-        ]
+        let byWidth = #"[{"resize": {"height": 6}}]"#
+        let (outputs, photos): ([String], [(name: String, width: Int, height: Int)]) =
+            switch meeting {
+            case .namedByTheInput:
+                (
+                    [
+                        output("by-width", steps: byWidth, format: "png", path: "out/{stem}-{width}.png"),
+                        output("by-name", steps: width(8), format: "png", path: "out/{stem}.png"),
+                    ], [("x.jpg", 32, 24), ("x-8.jpg", 40, 24)]
+                )
+            case .namedByASize:
+                (
+                    [
+                        output("by-width", steps: byWidth, format: "png", path: "out/{stem}{width}.png"),
+                        output("by-height", steps: width(8), format: "png", path: "out/{stem}-{height}.png"),
+                    ], [("x-.jpg", 32, 24), ("x.jpg", 32, 32)]
+                )
+            }
+        for photo in photos {
+            try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: photo.width, height: photo.height)), to: "in/" + photo.name)
+        }
 
         // When the pipeline runs (planning finds nothing wrong)
         let (reports, summary) = try await PipelineHarness.run(PipelineHarness.json(inputs: ["in/*.jpg"], outputs: outputs), in: directory)
 
-        // Then the file planned by that name is written, whichever is made first, and the other
-        // fails, naming it
+        // Then one file is written there and the other fails at its encode, naming it: the file
+        // planned by that name whichever is made first, else the first made
         let failures = reports.flatMap(\.failures)
         #expect(summary.outputsWritten == 3 && failures.count == 1, "\(failures)")
-        #expect(failures.first?.input == "in/x.jpg" && failures.first?.output == "by-width")
-        #expect(
-            failures.first?.reason.contains(#"out/x-8.png is output "by-name"'s file of in/x-8.jpg, which it does not write over"#) == true,
-            "\(failures)")
         #expect(failures.first?.stage == .encode)
-        let written = try VipsImage.open(data: Data(contentsOf: URL(fileURLWithPath: directory.path + "/out/x-8.png")))
-        #expect(written.width == 8 && written.height == 5, "by-name's file, 40×24 made 8 wide")
-    }
-
-    @Test func twoPathsKnownOnlyOnceMadeThatMeetAreWrittenOnce() async throws {
-        // Given two outputs named by the size they turn out to have: x-.jpg made 8 wide by the
-        // first and x.jpg made 8 high by the second both land on out/x-8.png
-        let directory = try TemporaryDirectory()
-        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 32, height: 24)), to: "in/x-.jpg")
-        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 32, height: 32)), to: "in/x.jpg")
-        let outputs = [
-            output("by-width", steps: #"[{"resize": {"height": 6}}]"#, format: "png", path: "out/{stem}{width}.png"),
-            output("by-height", steps: width(8), format: "png", path: "out/{stem}-{height}.png"),
-        ]
-        // When the pipeline runs
-        let (reports, summary) = try await PipelineHarness.run(PipelineHarness.json(inputs: ["in/*.jpg"], outputs: outputs), in: directory)
-        // Then the first to be made writes it, and the other fails, saying which output wrote it
-        let failures = reports.flatMap(\.failures)
-        #expect(summary.outputsWritten == 3 && failures.count == 1, "\(failures)")
-        #expect(failures.first?.reason.contains("out/x-8.png was already written in this run by output") == true, "\(failures)")
-        #expect(failures.first?.stage == .encode)
+        switch meeting {
+        case .namedByTheInput:
+            #expect(failures.first?.input == "in/x.jpg" && failures.first?.output == "by-width")
+            #expect(
+                failures.first?.reason.contains(#"out/x-8.png is output "by-name"'s file of in/x-8.jpg, which it does not write over"#)
+                    == true, "\(failures)")
+            let file = try VipsImage.open(data: Data(contentsOf: URL(fileURLWithPath: directory.path + "/out/x-8.png")))
+            #expect(file.width == 8 && file.height == 5, "by-name's file, 40×24 made 8 wide")
+        case .namedByASize:
+            #expect(failures.first?.reason.contains("out/x-8.png was already written in this run by output") == true, "\(failures)")
+        }
     }
 
     /// URLs are shown with their query values hidden, so two that differ only there look alike;
