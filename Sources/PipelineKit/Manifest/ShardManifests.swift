@@ -82,8 +82,10 @@ public struct ShardManifests: Sendable {
     /// `settings.file`, through a temporary file renamed over it. Each shard's manifest is read
     /// whole in turn; their entries wait on disk, as a run's do.
     ///
-    /// - Parameter current: the inputs the pipeline has now, which each shard's manifest must
-    ///   agree with; nil joins the manifests as they are.
+    /// - Parameters:
+    ///   - pipeline: the pipeline's `name`, which every shard's manifest must have.
+    ///   - current: the inputs the pipeline has now, which each shard's manifest must agree
+    ///     with; nil joins the manifests as they are.
     /// - Returns: how many inputs the written manifest has.
     /// - Throws: `Failure` when a shard is missing, a file cannot be read as a manifest, one was
     ///   written by another pipeline, an input is in two, a shard's manifest is older than its
