@@ -84,9 +84,9 @@ struct SizedPathShape: Sendable {
     /// path that takes too many steps to decide counts as a match, which only keeps it.
     func matches(_ path: String) -> Bool {
         var steps = 0
-        return Array(path.utf8).withUnsafeBufferPointer { bytes in
-            Self.match(tokens[...], bytes, from: 0, below: largest, steps: &steps)
-        }
+        let match = { (bytes: UnsafeBufferPointer<UInt8>) in Self.match(tokens[...], bytes, from: 0, below: largest, steps: &steps) }
+        // A native string's bytes are read in place: planning asks this of every planned path.
+        return path.utf8.withContiguousStorageIfAvailable(match) ?? Array(path.utf8).withUnsafeBufferPointer(match)
     }
 
     /// The most backtracking steps one path is given.
