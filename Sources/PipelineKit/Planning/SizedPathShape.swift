@@ -20,9 +20,8 @@ struct SizedPathShape: Sendable {
     }
 
     private let tokens: [Token]
-    /// The size a file narrowed from the output's declared width is below (a set's width: its
-    /// image is narrower), when the template names only `{width}` and the steps fix it; nil
-    /// for any size.
+    /// The size a file narrowed from a set's width is below (its image is narrower), when the
+    /// template names only `{width}`; nil for any size.
     private(set) var largest: Int?
 
     /// Markers the input's values are filled with: Unicode private use, which no file name
@@ -30,8 +29,10 @@ struct SizedPathShape: Sendable {
     private static let textMarker: Unicode.Scalar = "\u{E010}"
     private static let folderMarker: Unicode.Scalar = "\u{E011}"
 
-    /// The shape of `output`'s paths, or nil when its template names no size.
-    init?(_ output: OutputTarget.Output) {
+    /// The shape of `output`'s paths, or nil when its template names no size. `narrowedBelow`
+    /// is the width a file can only be narrower than when it differs (a set's, when its resize
+    /// is the last step); nil when a step may make it any size.
+    init?(_ output: OutputTarget.Output, narrowedBelow: Int? = nil) {
         let placeholders = output.template.placeholders
         guard !placeholders.isDisjoint(with: [.width, .height]) else { return nil }
         let values: [PathTemplate.Placeholder: String] = [
@@ -67,7 +68,7 @@ struct SizedPathShape: Sendable {
         }
         if !literal.isEmpty { tokens.append(.literal(literal)) }
         self.tokens = tokens
-        largest = placeholders.contains(.height) ? nil : output.fixedWidth
+        largest = placeholders.contains(.height) ? nil : narrowedBelow
     }
 
     /// Whether `other` is the same shape, whatever sizes it is below.
@@ -163,7 +164,7 @@ struct SizedPathReach: Sendable {
         let owners = definitions.indices.map { definitions[$0].fileIndex ?? $0 }
         var shapes: [(owner: Int, shape: SizedPathShape)] = []
         for (index, output) in outputs.enumerated() {
-            guard let shape = SizedPathShape(output) else { continue }
+            guard let shape = SizedPathShape(output, narrowedBelow: Self.narrowedBelow(definitions[index])) else { continue }
             // A set's widths of one format share a shape, below the widest.
             if let same = shapes.firstIndex(where: { $0.owner == owners[index] && $0.shape.hasTokens(of: shape) }) {
                 shapes[same].shape = shapes[same].shape.merged(with: shape)
@@ -173,6 +174,17 @@ struct SizedPathReach: Sendable {
         }
         self.owners = owners
         self.shapes = shapes
+    }
+
+    /// The width `definition`'s files can only be narrower than when their size differs from
+    /// the plan's: a set's width whose resize is the last step and does not enlarge. A step
+    /// after it may declare a size it does not make (a `vips` step that enlarges), so then
+    /// none: any size.
+    private static func narrowedBelow(_ definition: OutputDefinition) -> Int? {
+        guard let variant = definition.variant, let width = variant.width, !variant.enlarges,
+            definition.steps.count == variant.stepsBeforeResize + 1
+        else { return nil }
+        return width
     }
 
     /// Notes the planned paths of one listing's `targets` (in the order of the outputs) that a

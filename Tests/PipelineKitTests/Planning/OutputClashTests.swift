@@ -218,6 +218,35 @@ import Vips
         }
     }
 
+    @Test func aFileEnlargedPastItsDeclaredWidthMayNotTakeAnotherInputsFile() async throws {
+        // Given an output resized to 8 px, then doubled by a `vips` step, which declares no size:
+        // x.jpg lands on out/x-16.png, the thumbnail of x-16.jpg
+        let directory = try TemporaryDirectory()
+        for name in ["x.jpg", "x-16.jpg"] {
+            try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 32, height: 24)), to: "in/" + name)
+        }
+        let doubled = #"[{"resize": {"width": 8}}, {"vips": {"operation": "zoom", "xfac": 2, "yfac": 2}}]"#
+        let json = PipelineHarness.json(
+            inputs: ["in/*.jpg"],
+            outputs: [
+                output("doubled", steps: doubled, format: "png", path: "out/{stem}-{width}.png"),
+                output("plain", steps: width(4), format: "png", path: "out/{stem}.png"),
+            ])
+
+        // When it runs
+        let (reports, _) = try await PipelineHarness.run(json, in: directory)
+
+        // Then the enlarged file fails naming the thumbnail, whichever is made first: its size is
+        // not bounded by the width its steps declare
+        let failures = reports.flatMap(\.failures)
+        #expect(failures.count == 1 && failures.first?.input == "in/x.jpg" && failures.first?.output == "doubled", "\(failures)")
+        #expect(
+            failures.first?.reason.contains(#"out/x-16.png is output "plain"'s file of in/x-16.jpg, which it does not write over"#)
+                == true, "\(failures)")
+        let file = try VipsImage.open(data: Data(contentsOf: URL(fileURLWithPath: directory.path + "/out/x-16.png")))
+        #expect(file.width == 4, "plain's thumbnail")
+    }
+
     /// URLs are shown with their query values hidden, so two that differ only there look alike;
     /// they are still two inputs, and writing one path for both is refused before anything is
     /// fetched (so no manifest or report ever holds two entries under one name), saying why.
