@@ -16,7 +16,8 @@ import Testing
                 inputs: ["in/**/*.jpg"], outputs: [#"{"name": "o", "widths": \#(widths), "formats": ["webp"], "path": "\#(path)"}"#]),
             baseDirectory: URL(fileURLWithPath: base), processors: .standard)
         let output = try #require(definition.outputs.last)
-        return SizedPathShape(OutputTarget.Output(output, baseDirectory: definition.baseDirectory, fixedSize: (500, nil)), narrowedBelow: narrowedBelow)
+        return SizedPathShape(
+            OutputTarget.Output(output, baseDirectory: definition.baseDirectory, fixedSize: (500, nil)), narrowedBelow: narrowedBelow)
     }
 
     @Test func anyInputsValuesAndAnySizeMatch() throws {
