@@ -137,7 +137,7 @@ enum ImageWriter {
                 // The encoder's message comes through libvips' shared error buffer, which a
                 // failure on another thread can garble; a full disk or a file past its size
                 // limit is checked for directly.
-                if let code = spaceProblem(on: descriptor, encoderSaid: error.reason) {
+                if let code = spaceProblem(on: descriptor, encoderSaid: (error.underlyingError as? VipsError)?.message ?? error.reason) {
                     throw ItemError.system(.writing, stage: .encode, "cannot write \(path)", code: code)
                 }
                 if isWriteFailure(error.reason) {
@@ -174,10 +174,12 @@ enum ImageWriter {
     /// ENOSPC ("No space left on device", or EDQUOT for a quota) when the file system under
     /// `descriptor` cannot take another 64 KiB now, or EFBIG when the file is at the process's
     /// size limit (`ulimit -f`), else nil. Probes by writing at the end of the doomed temporary
-    /// file. When the encoder said a write failed, a file system nearly full counts as full too:
-    /// other outputs that failed at once may have freed their space before the probe, and
-    /// libvips' message has lost the system's reason.
-    static func spaceProblem(on descriptor: Int32, encoderSaid message: String) -> Int32? {
+    /// file. When the encoder failed saying a write failed, or saying nothing, a file system
+    /// nearly full counts as full too: other outputs that failed at once may have freed their
+    /// space before the probe, and libvips' message has lost the system's reason (or all of
+    /// it, to another thread's failure, which takes what libvips' shared buffer holds). nil
+    /// for `message`: the encoder did not fail.
+    static func spaceProblem(on descriptor: Int32, encoderSaid message: String?) -> Int32? {
         var info = stat()
         guard fstat(descriptor, &info) == 0 else { return nil }
         let probe = [UInt8](repeating: 0, count: 65536)
@@ -194,7 +196,7 @@ enum ImageWriter {
             offset += written
         }
         var volume = statvfs()
-        guard isWriteFailure(message), fstatvfs(descriptor, &volume) == 0 else { return nil }
+        guard let message, message.isEmpty || isWriteFailure(message), fstatvfs(descriptor, &volume) == 0 else { return nil }
         let free = Int64(volume.f_bavail) * Int64(volume.f_frsize)
         return free < nearlyFullBytes ? ENOSPC : nil
     }

@@ -47,7 +47,7 @@ enum TilePyramidWriter {
                     to: temporary + "/" + stem, layout: settings.layout.rawValue, tileSize: settings.size, overlap: settings.overlap,
                     tileSuffix: settings.tileSuffix, id: settings.id)
             } catch {
-                if let code = spaceProblem(in: temporary) {
+                if let code = spaceProblem(in: temporary, encoderSaid: error.message) {
                     throw ItemError.system(.writing, stage: .encode, "cannot write \(path)", code: code)
                 }
                 if ImageWriter.isWriteFailure(error.message) {
@@ -58,7 +58,7 @@ enum TilePyramidWriter {
             // libvips' dzsave reports no tile it failed to write: a pyramid written onto a full
             // disk (or past `ulimit -f`) succeeds with tiles, or its `.dzi`, missing. Whether
             // there was room to the end is asked of the disk itself.
-            if let code = spaceProblem(in: temporary) {
+            if let code = spaceProblem(in: temporary, encoderSaid: nil) {
                 throw ItemError.system(.writing, stage: .encode, "cannot write \(path)", code: code)
             }
             // libvips lists the image's fields beside the tiles.
@@ -256,9 +256,9 @@ enum TilePyramidWriter {
     }
 
     /// ENOSPC (or EDQUOT, or EFBIG past `ulimit -f`) when the file system of `folder` cannot
-    /// take another 64 KiB now, else nil: asked of a probe file, as `ImageWriter.spaceProblem`
-    /// asks of its temporary file.
-    private static func spaceProblem(in folder: String) -> Int32? {
+    /// take another 64 KiB now (or is nearly full, after `dzsave` failed as a write does), else
+    /// nil: asked of a probe file, as `ImageWriter.spaceProblem` asks of its temporary file.
+    private static func spaceProblem(in folder: String, encoderSaid message: String?) -> Int32? {
         let probe = folder + "/.space-probe"
         let descriptor = open(probe, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { return errno == ENOSPC || errno == EDQUOT ? errno : nil }
@@ -266,7 +266,7 @@ enum TilePyramidWriter {
             close(descriptor)
             unlink(probe)
         }
-        return ImageWriter.spaceProblem(on: descriptor, encoderSaid: "")
+        return ImageWriter.spaceProblem(on: descriptor, encoderSaid: message)
     }
 }
 

@@ -93,8 +93,12 @@ struct OutputFileSystemTests {
         defer { close(descriptor) }
         // When libvips says its write failed, with the errno lost
         let lost = "wbuffer_write: write failed\nunix error: Unknown error -1\nvips2png: unable to write to target target"
-        // Then it is a full disk; and a failure that is not a write is not
+        // Then it is a full disk, as when libvips said nothing (another thread's failure took
+        // the message from its shared buffer); a failure that is not a write is not, nor an
+        // encode that did not fail
         #expect(ImageWriter.spaceProblem(on: descriptor, encoderSaid: lost) == ENOSPC)
+        #expect(ImageWriter.spaceProblem(on: descriptor, encoderSaid: "") == ENOSPC)
         #expect(ImageWriter.spaceProblem(on: descriptor, encoderSaid: "VipsJpeg: Corrupt JPEG data") == nil)
+        #expect(ImageWriter.spaceProblem(on: descriptor, encoderSaid: nil) == nil)
     }
 }
