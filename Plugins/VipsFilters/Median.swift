@@ -20,7 +20,9 @@ public struct Median: ImageProcessing, Hashable {
     public static let options: [Option] = [
         .integer(
             "size", in: sizeRange, default: 3,
-            help: "Side of the square window in pixels; odd, so the window is centred on its pixel. 1 changes nothing.")
+            help:
+                "Side of the square window in pixels; odd, so the window is centred on its pixel. 1 changes nothing. "
+                + "Pixels past the edges count as copies of the edge, however small the image.")
     ]
 
     /// The side of the square window, in pixels.
@@ -51,6 +53,14 @@ public struct Median: ImageProcessing, Hashable {
     /// Applies the step to `image`; a thrown error fails this item only.
     public func process(_ image: VipsImage, context: ProcessingContext) throws -> VipsImage {
         guard size > 1 else { return image }
-        return try image.applying("rank", ["width": .integer(size), "height": .integer(size), "index": .integer(size * size / 2)])
+        let rank: [String: VipsValue] = ["width": .integer(size), "height": .integer(size), "index": .integer(size * size / 2)]
+        guard image.width < size || image.height < size else { return try image.applying("rank", rank) }
+        // libvips refuses a window larger than the image, which a tiny input in a batch has.
+        // It takes the pixels past the edges as copies of the edge; padded so first, the image
+        // gets the medians libvips would give it were it large enough.
+        let margin = size / 2
+        let padded = try image.embedded(
+            x: margin, y: margin, width: image.width + 2 * margin, height: image.height + 2 * margin, extend: .copy)
+        return try padded.applying("rank", rank).extracted(left: margin, top: margin, width: image.width, height: image.height)
     }
 }

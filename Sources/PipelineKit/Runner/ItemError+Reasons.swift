@@ -8,7 +8,23 @@ extension ItemError {
         // libvips reports a descriptor it could not get as a bad one, a write error or an unknown format.
         if OpenFileLimit.isReached || OpenFileLimit.isReported(in: vipsError.message) { return OpenFileLimit.reason }
         if isUnknownFormat(vipsError) { return unknownFormat }
-        return vipsError.message.isEmpty ? "\(vipsError.operation) failed" : vipsError.message
+        let lines = withoutStraySeeks(vipsError.message.components(separatedBy: "; "))
+        return vipsError.message.isEmpty ? "\(vipsError.operation) failed" : lines.joined(separator: "; ")
+    }
+
+    /// `lines` without libvips' "bad seek to N" (after the name of the file, descriptor or
+    /// `source` it was reading), unless that is all they say. A loader that asks past the end
+    /// writes it on its way to failing; beside the loader's own reason it only misleads. And
+    /// another thread's, left in libvips' one error buffer, is copied out with a step's or an
+    /// encoder's failure, naming a file that is not this input's.
+    static func withoutStraySeeks(_ lines: [String]) -> [String] {
+        let isSeek = { (line: String) -> Bool in
+            guard let range = line.range(of: "bad seek to ", options: .backwards) else { return false }
+            let before = line[..<range.lowerBound]
+            let offset = line[range.upperBound...]
+            return (before.isEmpty || before.hasSuffix(": ")) && !offset.isEmpty && offset.allSatisfy { $0.isASCII && $0.isNumber }
+        }
+        return lines.contains(where: { !isSeek($0) }) ? lines.filter { !isSeek($0) } : lines
     }
 
     static let unknownFormat = "not an image libvips can read (unknown or unsupported format)"

@@ -22,6 +22,19 @@ import Vips
         #expect(LibvipsErrorText.ownMessage(error, source: Self.source) == "bad seek to 12; bad seek to 40")
     }
 
+    /// A step's or an encoder's failure copies out what libvips' one error buffer holds,
+    /// another thread's seek among it, after whatever it was reading.
+    @Test func anotherThreadsSeekIsLeftOutOfAStepsReason() {
+        for stray in ["/proc/self/fd/13: bad seek to 560", "source: bad seek to 343", "/srv/out/a.png-2.avif: bad seek to 320"] {
+            let error = VipsError(operation: "rank", message: "\(stray); rank: window too large")
+            #expect(ItemError.reason(for: error) == "rank: window too large", "\(stray)")
+        }
+        let alone = VipsError(operation: "heifload", message: "source: bad seek to 12")
+        #expect(ItemError.reason(for: alone) == "source: bad seek to 12")
+        let notASeek = VipsError(operation: "x", message: "bad seek to the end; x: failed")
+        #expect(ItemError.reason(for: notASeek) == "bad seek to the end; x: failed")
+    }
+
     /// Lines naming another file are another input's, and are left out; this input's path is
     /// not repeated.
     @Test func otherFilesLinesAreLeftOutAndThisFilesPathIsNotRepeated() {

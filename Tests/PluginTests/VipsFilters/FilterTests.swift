@@ -157,6 +157,25 @@ struct FiltersTests {
         #expect(try result.pixel(x: 4, y: 4) == [255, 0, 0, 255])
     }
 
+    @Test func aMedianWiderThanTheImageTakesThePixelsPastItsEdgesAsCopies() throws {
+        // Given a 3×2 grey image with one white speck, and a 1×1 one: smaller than the window
+        let specked = try Fixtures.image(width: 3, height: 2, bands: 1) { x, y in [(x, y) == (1, 0) ? 255 : 128] }
+        let single = try Fixtures.image(width: 1, height: 1, bands: 1) { _, _ in [40] }
+
+        // When the median of 5×5 is taken
+        let median = try median(["size": 5])
+        let cleaned = try median.applied(to: specked)
+
+        // Then each keeps its size; the speck is gone, as in a large image, and a lone pixel stays
+        #expect(cleaned.size == specked.size)
+        for y in 0..<2 {
+            for x in 0..<3 { #expect(try cleaned.pixel(x: x, y: y) == [128], "(\(x), \(y))") }
+        }
+        let kept = try median.applied(to: single)
+        #expect(kept.size == single.size)
+        #expect(try kept.pixel(x: 0, y: 0) == [40])
+    }
+
     @Test func medianSizeMustBeOdd() throws {
         let even = #expect(throws: OptionError.self) { try median(["size": 4]) }
         #expect(even?.option == "size")

@@ -52,10 +52,7 @@ enum LibvipsErrorText {
             }
             if !lines.contains(own) { lines.append(own) }
         }
-        // libvips' source says "bad seek to 68037" when a loader (libheif) asks past the end on
-        // its way to failing; beside the loader's own reason it only misleads.
-        let isSeek = { (line: String) in line.hasPrefix("bad seek to ") && line.dropFirst("bad seek to ".count).allSatisfy(\.isNumber) }
-        if lines.contains(where: { !isSeek($0) }) { lines.removeAll(where: isSeek) }
+        // libvips' "bad seek to N" beside the loader's own reason: `ItemError.reason` leaves it out.
         guard !lines.isEmpty else { return nil }
         return ItemError.reason(for: VipsError(operation: vipsError.operation, message: lines.joined(separator: "; ")))
     }
