@@ -131,7 +131,11 @@ struct ConvertStreams {
         let made = folder.appendingPathComponent("out")
         let names = (try? FileManager.default.contentsOfDirectory(atPath: made.path))?.filter { !$0.hasPrefix(".") } ?? []
         guard names.count == 1 else { throw CocoaError(.fileNoSuchFile) }
-        try FileHandle.standardOutput.write(contentsOf: Data(contentsOf: made.appendingPathComponent(names[0])))
+        let image = try Data(contentsOf: made.appendingPathComponent(names[0]))
+        // By descriptor, so that the system's reason comes through (EPIPE: the reader went
+        // away), where FileHandle gives only Foundation's "could not be completed".
+        let failure = image.withUnsafeBytes { DescriptorWrite.all($0, to: STDOUT_FILENO) }
+        if failure != 0 { throw POSIXError(POSIXErrorCode(rawValue: failure) ?? .EIO) }
     }
 
     /// Removes the private folder and what is in it.

@@ -157,6 +157,10 @@ extension PipelineCommand {
             try await runner.run(pipeline)
             do {
                 try streams.sendOutput()
+            } catch let error as POSIXError where error.code == .EPIPE {
+                // The reader has what it wanted (`| head -c 10`): end as a run whose reader went
+                // away ends, quietly, with SIGPIPE's status.
+                throw ExitCode.afterSignal(SIGPIPE)
             } catch {
                 printError("error: cannot write the image to standard output: \(ErrorText.reason(error))")
                 throw ExitCode.failure

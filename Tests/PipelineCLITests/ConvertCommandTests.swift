@@ -123,6 +123,35 @@ import Vips
         #expect(directory.allFiles() == ["out/dune.webp"], "\(directory.allFiles())")
     }
 
+    /// When standard output's reader goes away (`| head -c 10`), before the image is made or
+    /// while it is sent, the command ends quietly with SIGPIPE's status, as a run does.
+    @Test(arguments: [false, true]) func standardOutputWhoseReaderHasGoneEndsAsOnSIGPIPE(whileSent: Bool) throws {
+        // Given standard output a pipe, closed at once or once the first bytes have come
+        let directory = try prepare()
+        let process = Process()
+        process.executableURL = CommandRunner.executable
+        // A PNG of the whole photo: larger than a pipe holds, so the reader is gone mid-image.
+        process.arguments = ["convert", "in/dune.jpg", "-", "--format", "png"]
+        process.currentDirectoryURL = directory.url
+        let output = Pipe(), error = Pipe()
+        process.standardOutput = output
+        process.standardError = error
+        if !whileSent { try output.fileHandleForReading.close() }
+
+        // When the image is converted to it
+        try process.run()
+        if whileSent {
+            #expect(try output.fileHandleForReading.read(upToCount: 8) == Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]))
+            try output.fileHandleForReading.close()
+        }
+        let said = String(decoding: error.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+
+        // Then it ends with 128 + SIGPIPE, saying nothing
+        #expect(process.terminationStatus == 128 + SIGPIPE)
+        #expect(said.isEmpty, "\(said)")
+    }
+
     @Test func standardInputAndOutputAreReadAndWrittenAsDash() throws {
         let directory = try prepare()
         let photo = try Data(contentsOf: directory.url.appendingPathComponent("in/storm.jpg"))

@@ -38,18 +38,7 @@ enum ImageEncoder {
             return Encoded(dropped: prepared.dropped, search: nil)
         }
         let (data, outcome) = try encodedBytes(prepared, with: settings)
-        // The errno of a failed write, or 0 once every byte is written.
-        let failure: Int32 = data.withUnsafeBytes { bytes in
-            guard let base = bytes.baseAddress else { return 0 }
-            var offset = 0
-            while offset < bytes.count {
-                let written = Foundation.write(descriptor, base + offset, bytes.count - offset)
-                if written < 0, errno == EINTR { continue }
-                guard written > 0 else { return written < 0 ? errno : EIO }
-                offset += written
-            }
-            return 0
-        }
+        let failure = data.withUnsafeBytes { DescriptorWrite.all($0, to: descriptor) }
         guard failure == 0 else {
             throw VipsError(operation: "save", message: "cannot write the encoded file: \(String(cString: strerror(failure)))")
         }

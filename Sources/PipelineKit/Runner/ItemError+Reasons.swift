@@ -17,7 +17,7 @@ extension ItemError {
     /// writes it on its way to failing; beside the loader's own reason it only misleads. And
     /// another thread's, left in libvips' one error buffer, is copied out with a step's or an
     /// encoder's failure, naming a file that is not this input's.
-    static func withoutStraySeeks(_ lines: [String]) -> [String] {
+    private static func withoutStraySeeks(_ lines: [String]) -> [String] {
         let isSeek = { (line: String) -> Bool in
             guard let range = line.range(of: "bad seek to ", options: .backwards) else { return false }
             let before = line[..<range.lowerBound]

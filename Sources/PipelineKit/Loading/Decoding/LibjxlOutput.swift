@@ -108,7 +108,8 @@ enum LibjxlOutput {
             }
             start = end
         }
-        writeAll(others, to: saved)
+        // Passed on as far as standard error takes it: nothing is to be done about the rest.
+        _ = others.withUnsafeBytes { DescriptorWrite.all($0, to: saved) }
         return (result, libjxl)
     }
 
@@ -126,15 +127,4 @@ enum LibjxlOutput {
         }
     }
 
-    /// Writes all of `bytes` to `descriptor`, as far as it takes them.
-    private static func writeAll(_ bytes: [UInt8], to descriptor: Int32) {
-        var offset = 0
-        // Each write moves on, or the loop stops.
-        while offset < bytes.count {
-            let count = bytes[offset...].withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
-            if count < 0, errno == EINTR { continue }
-            guard count > 0 else { return }
-            offset += count
-        }
-    }
 }
