@@ -38,10 +38,15 @@ extension PipelineCommand {
             }
             var loaded: [RunReport] = []
             for path in reports {
+                let url = URL(fileURLWithPath: path)
                 do {
-                    loaded.append(try ReportMerger.read(URL(fileURLWithPath: path)))
+                    loaded.append(try ReportMerger.read(url))
                 } catch {
-                    printError("error: cannot read the report \(path): \(ErrorText.reason(error))")
+                    // The file, not the shard's folder: what is wrong is in it, or that it is not there.
+                    let file =
+                        ReportMerger.reportFile(at: url) == url
+                        ? path : (path as NSString).appendingPathComponent(ReportWriter.jsonFileName)
+                    printError("error: cannot read the report \(file): \(ErrorText.reason(error))")
                     throw ExitCode.invalidInput
                 }
             }

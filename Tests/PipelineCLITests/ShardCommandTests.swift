@@ -58,6 +58,15 @@ import Testing
         let onto = try CommandRunner.run(["merge-reports", "--output", reports[0] + "/"] + reports)
         #expect(onto.status == 2 && onto.standardError.contains("holds the shard report"), "\(onto.standardError)")
         #expect(try Data(contentsOf: URL(fileURLWithPath: reports[0] + "/report.json")) == before)
+        // A shard's folder whose report is not JSON, or has none, is named with the file
+        try directory.write(Data("{\"inputs\": ".utf8), to: "cut/report.json")
+        try FileManager.default.createDirectory(at: directory.url.appendingPathComponent("empty"), withIntermediateDirectories: true)
+        for (folder, reason) in [("cut", "not JSON"), ("empty", "No such file or directory")] {
+            let shard = directory.url.appendingPathComponent(folder).path
+            let unread = try CommandRunner.run(["merge-reports", "--output", merged + "-" + folder, reports[0], shard])
+            #expect(unread.status == 2, "\(unread.standardError)")
+            #expect(unread.standardError == "error: cannot read the report \(shard)/report.json: \(reason)\n", "\(unread.standardError)")
+        }
 
         // explain and validate say which shard and how many inputs fall in it
         let explain = try CommandRunner.run(["explain", file], environment: ["SLURM_ARRAY_TASK_ID": "2", "SLURM_ARRAY_TASK_COUNT": "4"])

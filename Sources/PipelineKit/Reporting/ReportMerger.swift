@@ -97,13 +97,15 @@ public enum ReportMerger {
 
     /// Reads a `report.json` (from a folder `ReportWriter` wrote, or the file itself).
     public static func read(_ url: URL) throws -> RunReport {
-        var file = url
-        var isDirectory: ObjCBool = false
-        if FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory), isDirectory.boolValue {
-            file = url.appendingPathComponent(ReportWriter.jsonFileName)
-        }
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .iso8601
-        return try decoder.decode(RunReport.self, from: Data(contentsOf: file))
+        return try decoder.decode(RunReport.self, from: Data(contentsOf: reportFile(at: url)))
+    }
+
+    /// The `report.json` that `read(_:)` reads for `url`: the one in it, when it is a folder.
+    public static func reportFile(at url: URL) -> URL {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory), isDirectory.boolValue else { return url }
+        return url.appendingPathComponent(ReportWriter.jsonFileName)
     }
 }
