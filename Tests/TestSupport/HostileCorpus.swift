@@ -66,7 +66,7 @@ extension CorpusCase {
         CorpusCase(file: "truncated.webp", outcome: .damaged(.decompress, "the WebP is cut short: its RIFF header declares")) {
             HostileFixtures.truncated(try HostileFixtures.photo("webp"))
         },
-        CorpusCase(file: "truncated.gif", outcome: .failed(.decompress, "Unexpected end of GIF")) {
+        CorpusCase(file: "truncated.gif", outcome: .damaged(.decompress, "the GIF is cut short: its bytes end before its trailer")) {
             HostileFixtures.truncated(try HostileFixtures.photo("gif"))
         },
         // libtiff cannot read the directory of a cut TIFF, so no trusted loader claims it; its

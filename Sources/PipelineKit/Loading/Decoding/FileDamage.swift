@@ -6,8 +6,9 @@ import Vips
 /// "not an image libvips can read").
 ///
 /// Only the structure is walked, never the compressed data, so nil says nothing of the pixels:
-/// the file's structure is whole, or its format is not one walked here (JPEG and GIF, whose
-/// loaders say when their data ends early; a bare JPEG XL or JPEG 2000 codestream).
+/// the file's structure is whole, or its format is not one walked here (JPEG, whose loader says
+/// when its data ends early; a bare JPEG XL or JPEG 2000 codestream). A GIF's loader says so
+/// too, but only through libvips' one error buffer, which another thread's failure may empty.
 enum FileDamage {
     /// The reason `source` could not be read, when its structure shows one.
     static func reason(in source: EncodedSource) -> String? {
@@ -18,6 +19,9 @@ enum FileDamage {
                 bytes.matches([0, 0, 0, 12] + Array("JXL ".utf8), at: 0) || bytes.matches([0, 0, 0, 12] + Array("jP  ".utf8), at: 0)
             if bytes.matches(Array("ftyp".utf8), at: 4) || signatureBox {
                 return boxDamage(bytes)
+            }
+            if bytes.matches(Array("GIF8".utf8), at: 0), case .truncated(let frames) = GIFStructure.walk({ bytes.byte(at: $0) }) {
+                return "the GIF is cut short: its bytes end before its trailer, after \(frames) whole frame\(frames == 1 ? "" : "s")"
             }
             if bytes.matches(Array("II".utf8) + [42, 0], at: 0) { return tiffDamage(bytes, bigEndian: false) }
             if bytes.matches(Array("MM".utf8) + [0, 42], at: 0) { return tiffDamage(bytes, bigEndian: true) }
