@@ -75,17 +75,8 @@ public final class DiskCache: DataCaching {
         let temporary = folder + "/.tmp-" + UUID().uuidString
         let descriptor = ImageWriter.createTemporary(temporary, flags: O_WRONLY)
         guard descriptor >= 0 else { return failed(temporary, errno) }
-        var offset = 0
-        var code: Int32 = 0
-        encoded.withUnsafeBytes { bytes in
-            while offset < bytes.count, let base = bytes.baseAddress {
-                let count = write(descriptor, base + offset, bytes.count - offset)
-                if count < 0, errno == EINTR { continue }
-                guard count > 0 else { code = count == 0 ? ENOSPC : errno; return }
-                offset += count
-            }
-            if fsync(descriptor) != 0 { code = errno }
-        }
+        var code = encoded.withUnsafeBytes { DescriptorWrite.all($0, to: descriptor) }
+        if code == 0, fsync(descriptor) != 0 { code = errno }
         if close(descriptor) != 0, code == 0 { code = errno }
         guard code == 0 else {
             unlink(temporary)

@@ -130,18 +130,7 @@ package enum ReportWriter {
 
         let written: Bool
         do {
-            written = try body { data in
-                data.withUnsafeBytes { bytes -> Bool in
-                    var offset = 0
-                    while offset < bytes.count, let base = bytes.baseAddress {
-                        let count = Glibc.write(descriptor, base + offset, bytes.count - offset)
-                        if count < 0, errno == EINTR { continue }
-                        guard count > 0 else { return false }
-                        offset += count
-                    }
-                    return true
-                }
-            }
+            written = try body { data in data.withUnsafeBytes { DescriptorWrite.all($0, to: descriptor) == 0 } }
         } catch {
             close(descriptor)
             throw error
