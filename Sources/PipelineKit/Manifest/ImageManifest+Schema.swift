@@ -52,7 +52,7 @@ extension ImageManifest {
               "properties": {
                 "formats": {"type": "array", "items": {"$ref": "#/$defs/format"}, "description": "In the order the output lists them."},
                 "fallback": {"$ref": "#/$defs/file", "description": "The file an <img> names: the widest of the last format."},
-                "placeholdersFrom": {"type": "string", "description": "The file the placeholders were computed from: its fingerprint and size in bytes."},
+                "placeholdersFrom": {"type": "string", "description": "The file the placeholders were computed from (its fingerprint and size in bytes), then the placeholders and the settings they were computed with."},
                 "tiles": {"$ref": "#/$defs/tiles", "description": "A tiles output's pyramid; its formats are then empty."},
                 "art": {
                   "type": "array",

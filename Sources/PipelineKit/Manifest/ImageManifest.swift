@@ -58,7 +58,9 @@ public struct ImageManifest: Codable, Sendable, Equatable {
         /// The placeholders the output asked for, or nil.
         public var placeholders: Placeholders?
         /// The file the placeholders were computed from, as its journal fingerprint and its size
-        /// in bytes (`FINGERPRINT BYTES`): a later run keeps them only for that same file.
+        /// in bytes, and what they were computed with (`FINGERPRINT BYTES RECIPE`, such as
+        /// `… 4242 lqip:16w:q40,dominantColor`): a later run keeps them only for that same file,
+        /// list and settings.
         public var placeholdersFrom: String?
         /// A tiles output's pyramid (its `formats` are then empty), or nil.
         public var tiles: Tiles?

@@ -9,8 +9,9 @@ import Vips
 /// input that vanished has no entry. Placeholders are computed from each output's smallest file
 /// (after its steps: a cover crop's placeholder is of the crop), and taken from the previous
 /// manifest only when every file of that output was up to date and the smallest is the very
-/// file they were computed from (the same fingerprint and size): a killed run may have made the
-/// files again, and recorded them in the journal, without writing its manifest. A cancelled
+/// file they were computed from (the same fingerprint and size), with the same placeholder list
+/// and settings: a killed run may have made the files again, and recorded them in the journal,
+/// without writing its manifest, and a changed list must be computed. A cancelled
 /// run writes the entries of the sources it finished and keeps the old ones of the others
 /// (`writeCutShort()`).
 ///
@@ -269,7 +270,8 @@ final class ManifestWriter: Sendable {
                 own.filter { $0.size.width >= enough }.sorted(by: preference)
                 + own.filter { $0.size.width < enough }.sorted { $0.size.pixelCount > $1.size.pixelCount }
             if !output.placeholders.isEmpty, let first = candidates.first {
-                let stamp = { (file: WrittenOutput) in file.fingerprint.map { "\($0) \(file.byteCount)" } }
+                let recipe = output.placeholderSettings.recipe(for: output.placeholders)
+                let stamp = { (file: WrittenOutput) in file.fingerprint.map { "\($0) \(file.byteCount) \(recipe)" } }
                 let before = earlier?.outputs[output.name]
                 if written.allSatisfy(\.upToDate), let from = stamp(first), before?.placeholdersFrom == from,
                     let kept = before?.placeholders

@@ -65,6 +65,45 @@ import Vips
         }
     }
 
+    @Test func placeholdersAskedForDifferentlyAreComputedAgainForFilesThatAreUpToDate() async throws {
+        // Given a photo made with an LQIP of the default width in its manifest
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 240, height: 160)), to: "in/p.jpg")
+        func json(_ placeholders: String, _ options: String) -> String {
+            PipelineHarness.json(
+                inputs: ["in/*.jpg"],
+                outputs: [
+                    #"{"name": "t", "widths": [120, 200], "formats": ["webp"], "placeholders": \#(placeholders), "#
+                        + #""placeholderOptions": \#(options), "path": "out/{stem}-{width}.{format}"}"#
+                ], extra: #""manifest": {"path": "out/manifest.json"}"#)
+        }
+        func placeholders() throws -> Placeholders? {
+            try ImageManifest.read(from: directory.url.appendingPathComponent("out/manifest.json")).inputs.first?.outputs["t"]?.placeholders
+        }
+        func lqipWidth(_ placeholders: Placeholders?) throws -> Int {
+            let uri = try #require(placeholders?.lqip)
+            let bytes = try #require(Data(base64Encoded: String(uri.drop { $0 != "," }.dropFirst())))
+            return try VipsImage.open(data: bytes).width
+        }
+        _ = try await PipelineHarness.run(json(#"["lqip"]"#, "{}"), in: directory)
+        #expect(try lqipWidth(try placeholders()) == 16)
+        // When the output asks for more placeholders and a wider LQIP, then for another kind
+        // alone, each without --force, its files unchanged
+        let (_, widened) = try await PipelineHarness.run(json(#"["lqip", "blurhash", "dominantColor"]"#, #"{"lqipWidth": 48}"#), in: directory)
+        #expect(widened.outputsWritten == 0 && widened.outputsUpToDate == 2, "the files were made again: the test proves nothing")
+        let afterWidening = try placeholders()
+        let (_, swapped) = try await PipelineHarness.run(json(#"["thumbhash"]"#, "{}"), in: directory)
+        #expect(swapped.outputsWritten == 0)
+        let afterSwap = try placeholders()
+        // Then the manifest has what each run asked for, as a run that makes everything computes
+        #expect(try lqipWidth(afterWidening) == 48)
+        #expect(afterWidening?.blurhash != nil && afterWidening?.dominantColor != nil && afterWidening?.thumbhash == nil)
+        #expect(afterSwap?.thumbhash != nil && afterSwap?.lqip == nil && afterSwap?.blurhash == nil && afterSwap?.dominantColor == nil)
+        let forced = try await PipelineHarness.pipeline(json(#"["thumbhash"]"#, "{}"), in: directory).run(force: true).collect()
+        #expect(forced.summary?.outputsWritten == 2)
+        #expect(try placeholders() == afterSwap)
+    }
+
     @Test func anAnimationWrittenAsAVIFStillHasItsPlaceholders() async throws {
         // Given an animated GIF and a still photo, written as AVIF and WebP of one width, AVIF
         // first, and as AVIF alone (libvips reads no AVIF sequence)
