@@ -89,7 +89,8 @@ import Vips
         #expect(try lqipWidth(try placeholders()) == 16)
         // When the output asks for more placeholders and a wider LQIP, then for another kind
         // alone, each without --force, its files unchanged
-        let (_, widened) = try await PipelineHarness.run(json(#"["lqip", "blurhash", "dominantColor"]"#, #"{"lqipWidth": 48}"#), in: directory)
+        let (_, widened) = try await PipelineHarness.run(
+            json(#"["lqip", "blurhash", "dominantColor"]"#, #"{"lqipWidth": 48}"#), in: directory)
         #expect(widened.outputsWritten == 0 && widened.outputsUpToDate == 2, "the files were made again: the test proves nothing")
         let afterWidening = try placeholders()
         let (_, swapped) = try await PipelineHarness.run(json(#"["thumbhash"]"#, "{}"), in: directory)
