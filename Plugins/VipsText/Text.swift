@@ -141,11 +141,21 @@ public struct Text: ImageProcessing, Hashable {
         if base.colourBands == 1 { ink = [try VipsImage.sRGBColour(ink, in: .blackAndWhite)[0]] }
         if base.hasAlpha { ink.append(255) }
         let inkImage = try coverage.applying("linear", ["a": .numbers(ink.map { _ in 0 }), "b": .numbers(ink)]).cast(to: .uchar)
-        let drawn = try Vips.call(
-            "ifthenelse", ["cond": .image(coverage), "in1": .image(inkImage), "in2": .image(base), "blend": .boolean(true)])["out"]?
-            .image
-        guard let drawn else { throw VipsError(operation: "ifthenelse", message: "gave no image") }
-        return try drawn.cast(to: .uchar).labelled(as: base.interpretation)
+        guard base.hasAlpha else {
+            return try Self.blend(inkImage, over: base, by: coverage).cast(to: .uchar).labelled(as: base.interpretation)
+        }
+        // Over, as `composite` draws: blended with the base's colour weighted by its alpha, so
+        // that the hidden colour of a transparent pixel does not tint the text's soft edges.
+        let blended = try Self.blend(inkImage, over: base.applying("premultiply"), by: coverage)
+        return try blended.applying("unpremultiply").roundedToEightBits().labelled(as: base.interpretation)
+    }
+
+    /// `ink` where `coverage` is 255, `base` where it is 0, and between them in proportion.
+    private static func blend(_ ink: VipsImage, over base: VipsImage, by coverage: VipsImage) throws(VipsError) -> VipsImage {
+        let blended = try Vips.call(
+            "ifthenelse", ["cond": .image(coverage), "in1": .image(ink), "in2": .image(base), "blend": .boolean(true)])["out"]?.image
+        guard let blended else { throw VipsError(operation: "ifthenelse", message: "gave no image") }
+        return blended
     }
 
     /// The text as a one-band 8-bit mask, 255 where it is fully inked, turned by `rotate`.

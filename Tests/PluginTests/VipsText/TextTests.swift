@@ -190,6 +190,25 @@ struct TextTests {
         #expect(onDeep.bandFormat == .uchar && onDeep.bands == 3 && deepBrightest == 255)
     }
 
+    @Test(arguments: [[UInt8(0), 0, 0, 0], [255, 0, 0, 0]])
+    func textOverTransparentPixelsHasItsOwnColourAtItsSoftEdges(hidden: [UInt8]) throws {
+        // Given a transparent image whose hidden colour is black or red, as editors save them
+        let clear = try Fixtures.image(width: 200, height: 80, bands: 4) { _, _ in hidden }
+        // When white text is drawn on it
+        let drawn = try Text(text: "Logo", size: 48, gravity: .centre).applied(to: clear)
+        // Then its soft edges are white, partly transparent, as `composite` draws over
+        let bytes = try drawn.bytes()
+        var edges = 0
+        var tinted = 0
+        for offset in stride(from: 0, to: bytes.count, by: 4) where bytes[offset + 3] > 0 {
+            if bytes[offset + 3] < 255 { edges += 1 }
+            if bytes[offset..<offset + 3].contains(where: { $0 != 255 }) { tinted += 1 }
+        }
+        #expect(edges > 100, "the text has no soft edges: the test proves nothing")
+        #expect(tinted == 0, "\(tinted) of the text's pixels are not white")
+        #expect(try drawn.pixel(x: 0, y: 0)[3] == 0)
+    }
+
     @Test func colourTextOnAGreyscaleImageKeepsItsColour() throws {
         // Given a one-band mid-grey image and red text
         let grey = try Fixtures.solid(width: 200, height: 80, colour: [128, 128, 128]).converted(to: .blackAndWhite)
