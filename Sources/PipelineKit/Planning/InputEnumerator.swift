@@ -120,9 +120,11 @@ struct InputEnumerator {
 
     /// Whether a key's parts match a glob's parts: `**` stands for any number of parts (none
     /// starting with a dot, as the walk of folders skips hidden ones), any other part for one.
+    /// A `**` that ends the glob takes every file below, as `**/*` does (`photos/**`).
     static func matches(_ glob: ArraySlice<String>, _ parts: ArraySlice<String>, caseInsensitive: Bool = false) -> Bool {
         guard let first = glob.first else { return parts.isEmpty }
         if first == "**" {
+            if glob.count == 1 { return matches(["**", "*"], parts, caseInsensitive: caseInsensitive) }
             if matches(glob.dropFirst(), parts, caseInsensitive: caseInsensitive) { return true }
             guard let part = parts.first, !part.hasPrefix("."), parts.count > 1 else { return false }
             return matches(glob, parts.dropFirst(), caseInsensitive: caseInsensitive)

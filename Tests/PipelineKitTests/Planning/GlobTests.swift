@@ -79,6 +79,21 @@ import Testing
         #expect(result.problems.isEmpty)
     }
 
+    @Test func aGlobEndingInTwoStarsTakesEveryFileBelowAsFastGlobDoes() throws {
+        // On a folder, as `photos/**/*` takes them, with the same subfolders for `{dir}`
+        let directory = try photos()
+        let below = enumerate(["photos/**"], in: directory)
+        #expect(below.empty.isEmpty)
+        #expect(below.sink.count == 5)
+        let written = enumerate(["photos/**/*"], in: directory).sink
+        #expect(below.sink.map(\.displayName) == written.map(\.displayName))
+        #expect(below.sink.map(\.subfolder) == written.map(\.subfolder))
+        // and among keys, as S3 lists them: no hidden folder, and nothing for no key
+        #expect(InputEnumerator.matches(["**"], ["x.jpg"]) && InputEnumerator.matches(["**"], ["a", "b", "x.jpg"]))
+        #expect(InputEnumerator.matches(["a", "**"], ["a", "x.jpg"]) && !InputEnumerator.matches(["a", "**"], ["a"]))
+        #expect(!InputEnumerator.matches(["**"], [".git", "x.jpg"]) && !InputEnumerator.matches(["**"], []))
+    }
+
     @Test func caseInsensitiveGlobsMatchNamesWhateverTheirCase() throws {
         let directory = try photos()
         #expect(

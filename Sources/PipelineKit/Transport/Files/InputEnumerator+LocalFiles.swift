@@ -89,6 +89,10 @@ extension InputEnumerator {
         let here = { (name: String) in directory == "/" ? "/" + name : directory + "/" + name }
 
         if component == "**" {
+            // A `**` that ends the pattern takes every file below, as `**/*` does.
+            if rest.isEmpty {
+                return walk(directory, relative: relative, pattern: ["**", "*"], into: &matches, skipped: &skipped, linked: &linked)
+            }
             // Zero folders: the rest of the pattern here; then every subfolder, recursively.
             // Symbolic links to folders are not followed, so a link cycle cannot loop forever.
             walk(directory, relative: relative, pattern: rest, into: &matches, skipped: &skipped, linked: &linked)
