@@ -1,3 +1,4 @@
+import ArgumentParser
 import Foundation
 import PipelineKit
 
@@ -28,7 +29,10 @@ struct ConvertStreams {
     /// - Throws: `ConvertArgumentError` naming IN or OUT when a stream is a terminal, holds too
     ///   much, or cannot say the format; when OUT is `-` for a glob or several INs, or `-` is one
     ///   of several INs; when the folder cannot be made.
-    init(_ command: PipelineCommand.Convert) throws(ConvertArgumentError) {
+    ///
+    /// A signal from when the folder is made ends the command with the folder removed
+    /// (`ending(removing:)`).
+    init(_ command: PipelineCommand.Convert, interruption: Interruption) throws(ConvertArgumentError) {
         let current = URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
         let readsInput = command.inputs.contains("-")
         sendsOutput = command.output == "-"
@@ -75,6 +79,7 @@ struct ConvertStreams {
         }
         let folder = URL(fileURLWithPath: String(cString: made))
         self.folder = folder
+        interruption.hand(to: Self.ending(removing: folder))
         if readsInput {
             let staged = folder.appendingPathComponent("stdin")
             do {
@@ -136,6 +141,17 @@ struct ConvertStreams {
         // away), where FileHandle gives only Foundation's "could not be completed".
         let failure = image.withUnsafeBytes { DescriptorWrite.all($0, to: STDOUT_FILENO) }
         if failure != 0 { throw POSIXError(POSIXErrorCode(rawValue: failure) ?? .EIO) }
+    }
+
+    /// What a signal does while no run goes (standard input read, the image sent): there is no
+    /// work to finish, so the command ends at once with the signal's status, `folder` removed.
+    /// A reader gone away mid-image ends it too, quietly.
+    static func ending(removing folder: URL?) -> @Sendable (Int32) -> Void {
+        { signal in
+            if let folder { try? FileManager.default.removeItem(at: folder) }
+            if signal != SIGPIPE { printError(Interruption.describe(signal)) }
+            Foundation.exit(ExitCode.afterSignal(signal).rawValue)
+        }
     }
 
     /// Removes the private folder and what is in it.

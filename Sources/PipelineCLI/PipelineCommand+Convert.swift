@@ -99,9 +99,13 @@ extension PipelineCommand {
         }
 
         func run() async throws {
+            // Before standard input is read: a signal while it is, or while the image is sent,
+            // ends the command at once with nothing left behind; the run winds down its own way.
+            let interruption = Interruption(ConvertStreams.ending(removing: nil))
+            defer { interruption.stop() }
             let streams: ConvertStreams
             do {
-                streams = try ConvertStreams(self)
+                streams = try ConvertStreams(self, interruption: interruption)
             } catch {
                 printError("error: \(error.description)".escapingControlCharacters)
                 throw ExitCode.invalidInput
@@ -154,7 +158,8 @@ extension PipelineCommand {
             if verbose { arguments.append("--verbose") }
             if json { arguments.append("--json") }
             let runner = try Run.parse(arguments)
-            try await runner.run(pipeline)
+            try await runner.run(pipeline, interruption: interruption)
+            interruption.hand(to: ConvertStreams.ending(removing: streams.folder))
             do {
                 try streams.sendOutput()
             } catch let error as POSIXError where error.code == .EPIPE {

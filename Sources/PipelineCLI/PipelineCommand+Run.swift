@@ -63,8 +63,10 @@ extension PipelineCommand {
             try await run(try loadPipeline(file))
         }
 
-        /// Runs a pipeline already loaded, as `run` does a file's: `convert` runs the one it builds.
-        func run(_ loaded: Pipeline) async throws {
+        /// Runs a pipeline already loaded, as `run` does a file's: `convert` runs the one it builds,
+        /// with the signal handling it set up before (`given`), which the run takes over while it
+        /// goes and leaves to it after.
+        func run(_ loaded: Pipeline, interruption given: Interruption? = nil) async throws {
             let logger = makeLogger(level: logLevel)
             var pipeline = loaded
             memory.apply(to: &pipeline)
@@ -90,12 +92,14 @@ extension PipelineCommand {
             // Signal handling first: libdispatch opens its descriptors now, not once the run has
             // taken every one the limit allows (it stopped the process then).
             let started = Locked<PipelineRun?>(nil)
-            let interruption = Interruption { signal in
+            let stopRun: @Sendable (Int32) -> Void = { signal in
                 // Nobody reads the output any more: nothing to say, only the work to wind down.
                 if signal != SIGPIPE { printError("\(Interruption.describe(signal)): finishing the work in progress…") }
                 started.withLock { $0 }?.cancel()
             }
-            defer { interruption.stop() }
+            let interruption = given ?? Interruption(stopRun)
+            given?.hand(to: stopRun)
+            defer { if given == nil { interruption.stop() } }
             let run = try exitingOnInvalidFile { () throws(PipelineFileError) in try pipeline.run(force: force, shard: shard?.shard) }
             started.withLock { $0 = run }
             if interruption.received != nil { run.cancel() }
@@ -251,10 +255,14 @@ final class Interruption {
     private let first = Locked<(signal: Int32, at: ContinuousClock.Instant)?>(nil)
     /// Set by `stop()`: a reader of standard output gone away after that changes nothing.
     private let stopped = Locked(false)
+    /// What the first signal does: it changes as a command goes from one part to the next.
+    private let handler: Locked<@Sendable (Int32) -> Void>
 
     init(_ handler: @escaping @Sendable (Int32) -> Void) {
         let first = self.first
         let stopped = self.stopped
+        let current = Locked(handler)
+        self.handler = current
         signal(SIGPIPE, SIG_IGN)
         Self.forwardAsSIGTERM()
         Self.watchStandardOutput {
@@ -263,7 +271,7 @@ final class Interruption {
                 defer { received = received ?? (SIGPIPE, .now) }
                 return received == nil
             }
-            if isFirst { handler(SIGPIPE) }
+            if isFirst { current.withLock { $0 }(SIGPIPE) }
         }
         sources = Self.signals.map { number in
             signal(number, SIG_IGN)
@@ -274,7 +282,7 @@ final class Interruption {
                     defer { received = received ?? (number, now) }
                     return received
                 }
-                guard let earlier else { return handler(number) }
+                guard let earlier else { return current.withLock { $0 }(number) }
                 // Ctrl-C pressed again: someone at the terminal wants out now. A repeated
                 // SIGTERM is no such request (`timeout` and a kill of the process group send one
                 // to the process and one to its group), nor is a Ctrl-C that follows the first at
@@ -289,6 +297,12 @@ final class Interruption {
 
     /// The first signal received, or nil.
     var received: Int32? { first.withLock { $0?.signal } }
+
+    /// Gives the first signal to `handler` from now on, in place of the one before; one that
+    /// came before is in `received`.
+    func hand(to handler: @escaping @Sendable (Int32) -> Void) {
+        self.handler.withLock { $0 = handler }
+    }
 
     func stop() {
         stopped.withLock { $0 = true }

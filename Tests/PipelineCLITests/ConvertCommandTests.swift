@@ -152,6 +152,50 @@ import Vips
         #expect(said.isEmpty, "\(said)")
     }
 
+    /// A signal while standard input is read, or while the image is sent to a reader that is
+    /// slow to take it, ends the command at once with the signal's status, its private folder
+    /// removed, as a run leaves no temporary file.
+    @Test(arguments: [(SIGTERM, false), (SIGHUP, false), (SIGINT, true), (SIGTERM, true)])
+    func aSignalWhileAStreamGoesEndsTheCommandWithNothingLeft(signal: Int32, whileSent: Bool) throws {
+        // Given a private temporary folder, and standard input left open after part of a photo,
+        // or standard output a pipe read no further than the image's first bytes
+        let directory = try prepare()
+        let temporary = directory.url.appendingPathComponent("tmp")
+        try FileManager.default.createDirectory(at: temporary, withIntermediateDirectories: true)
+        let process = Process()
+        process.executableURL = CommandRunner.executable
+        process.arguments = whileSent ? ["convert", "in/dune.jpg", "-", "--format", "png"] : ["convert", "-", "out/x.webp"]
+        process.currentDirectoryURL = directory.url
+        process.environment = ProcessInfo.processInfo.environment.merging(["TMPDIR": temporary.path]) { $1 }
+        let input = Pipe(), output = Pipe(), error = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = error
+        try process.run()
+        if whileSent {
+            #expect(try output.fileHandleForReading.read(upToCount: 8) == Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]))
+        } else {
+            let photo = try Data(contentsOf: directory.url.appendingPathComponent("in/dune.jpg"))
+            try input.fileHandleForWriting.write(contentsOf: photo.prefix(1000))
+            // Its folder is made once the arguments are checked, right before the read
+            for _ in 0..<500 where (try FileManager.default.contentsOfDirectory(atPath: temporary.path)).isEmpty {
+                usleep(20_000)
+            }
+            #expect(!(try FileManager.default.contentsOfDirectory(atPath: temporary.path)).isEmpty, "no folder: the test proves nothing")
+        }
+
+        // When the signal comes
+        kill(process.processIdentifier, signal)
+        let said = String(decoding: error.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+
+        // Then the command ends with its status (SIGHUP's as SIGTERM's), and leaves nothing
+        #expect(process.terminationReason == .exit)
+        #expect(process.terminationStatus == 128 + (signal == SIGINT ? SIGINT : SIGTERM), "\(said)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: temporary.path).isEmpty)
+        #expect(!directory.allFiles().contains { $0.hasPrefix("out/") })
+    }
+
     @Test func standardInputAndOutputAreReadAndWrittenAsDash() throws {
         let directory = try prepare()
         let photo = try Data(contentsOf: directory.url.appendingPathComponent("in/storm.jpg"))
