@@ -1,5 +1,6 @@
 #if Server
 import Dispatch
+import Foundation
 import Hummingbird
 import PipelineKit
 
@@ -9,6 +10,23 @@ import PipelineKit
 extension OutputResponder {
     /// The largest file read whole: far above any image a pipeline writes.
     static let largestFile: Int64 = 1 << 30
+
+    /// What an answer with `written` sends: a large file on the disk a piece at a time, from the
+    /// descriptor it was measured on, so that clients taking it at once do not each hold it
+    /// whole; anything else read whole (`body(of:stamp:deadline:context:)`).
+    func responseBody(
+        of written: WrittenOutput, stamp: FileStamp?, deadline: AnswerDeadline, context: some RequestContext
+    ) async throws(ServeError) -> ResponseBody {
+        guard written.byteCount > WarmBodies.largestFile, !ObjectStores.isObject(written.path) else {
+            return .inPieces(try await body(of: written, stamp: stamp, deadline: deadline, context: context))
+        }
+        let path = written.path
+        let opened = await runBlocking(on: .global(qos: .userInitiated)) { OpenedFile(path: path) }
+        guard let opened, opened.stamp.size == Int64(written.byteCount), stamp.map({ $0 == opened.stamp }) ?? true else {
+            throw ServeError.tryAgain("the file changed while it was being answered; try again")
+        }
+        return .streamed(opened)
+    }
 
     /// The bytes of `written`, read whole: from the object store it is in, or from its file,
     /// when that file still has the size the run reported and the version `stamp` (when known).
@@ -67,5 +85,78 @@ extension ResponseBody {
     /// The bytes of one piece: far more than a write's overhead, far less than a slow client
     /// takes within the idle timeout.
     static let pieceBytes = 256 << 10
+
+    /// The bytes of `file`, a piece at a time, each read on a thread of its own (a read
+    /// blocks). A file written to in place while it is sent, which a run never does (it
+    /// renames a whole file over it), ends the answer short, so the client cannot take the
+    /// bytes for whole.
+    static func streamed(_ file: OpenedFile) -> ResponseBody {
+        let size = Int(file.stamp.size)
+        return ResponseBody(contentLength: size) { writer in
+            var offset = 0
+            while offset < size {
+                let start = offset
+                let piece = await runBlocking(on: .global(qos: .userInitiated)) {
+                    file.piece(at: start, count: min(pieceBytes, size - start))
+                }
+                guard let piece else { throw OpenedFile.Changed(path: file.path) }
+                try await writer.write(piece)
+                offset += piece.readableBytes
+            }
+            guard file.isUnchanged else { throw OpenedFile.Changed(path: file.path) }
+            try await writer.finish(nil)
+        }
+    }
+}
+
+/// A file opened for an answer, with the version it had when opened; closed when the last
+/// answer that holds it is done with it, sent or not (a HEAD request sends no body).
+final class OpenedFile: Sendable {
+    /// The path it was opened at, for messages.
+    let path: String
+    /// Its version when opened: the size and version an answer's headers describe.
+    let stamp: FileStamp
+    private let descriptor: Int32
+
+    /// The file was written to while it was sent.
+    struct Changed: Error, CustomStringConvertible {
+        let path: String
+        var description: String { "\(path) was written to while it was sent" }
+    }
+
+    /// Opens the file at `path`, or nil when it cannot be opened. Blocks on the disk.
+    init?(path: String) {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        guard let stamp = FileStamp(descriptor: descriptor) else {
+            close(descriptor)
+            return nil
+        }
+        self.path = path
+        self.descriptor = descriptor
+        self.stamp = stamp
+    }
+
+    deinit { close(descriptor) }
+
+    /// `count` bytes from `offset`, or nil when the file has fewer there now or cannot be
+    /// read. Blocks on the disk.
+    func piece(at offset: Int, count: Int) -> ByteBuffer? {
+        var buffer = ByteBuffer()
+        let read = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: count) { raw -> Int in
+            var total = 0
+            while total < count {
+                let got = pread(descriptor, raw.baseAddress! + total, count - total, off_t(offset + total))
+                if got < 0 && errno == EINTR { continue }
+                guard got > 0 else { break }
+                total += got
+            }
+            return total
+        }
+        return read == count ? buffer : nil
+    }
+
+    /// Whether the file still has the version it was opened at.
+    var isUnchanged: Bool { FileStamp(descriptor: descriptor) == stamp }
 }
 #endif

@@ -160,8 +160,8 @@ struct OutputResponder: Sendable {
                 written, stamp: stamp, length: length, for: wanted, request: request, headers: headers, deadline: deadline,
                 context: context)
         }
-        let bytes = try await body(of: written, stamp: stamp, deadline: deadline, context: context)
-        return Response(status: .ok, headers: headers, body: .inPieces(bytes))
+        return Response(
+            status: .ok, headers: headers, body: try await responseBody(of: written, stamp: stamp, deadline: deadline, context: context))
     }
 
     /// Whether an `If-None-Match` header names `tag` (or is `*`); weak tags compare as strong

@@ -37,6 +37,49 @@ import Vips
         #expect(directory.allFiles().filter { $0.hasPrefix("out/") }.count == 24)
     }
 
+    /// A server answering one large file to many clients at once sends it from the disk a piece
+    /// at a time: before, each answer held the whole file, 16 of 54 MB outgrew a 1 GB limit, and
+    /// the process died of it (SIGILL), every answer cut off.
+    @Test func aServerSendsALargeFileToManyClientsAtOnceUnderItsLimit() async throws {
+        // Before the fixtures are made: a sanitized build cannot show anything under a memory limit.
+        guard let binary = CommandRunner.memoryLimitExecutable() else { return }
+        // Given a server, under a 1 GB address-space limit, of an output of 54 MB (an
+        // uncompressed TIFF of 18 megapixels), made by a first request
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 6000, height: 3000), quality: 80), to: "in/wide.jpg")
+        try directory.write(
+            Data(
+                PipelineHarness.json(
+                    inputs: ["in/*.jpg"], outputs: [#"{"name": "tif", "encode": {"format": "tiff"}, "path": "out/{stem}.tif"}"#]
+                ).utf8), to: "p.json")
+        let command = try BackgroundCommand(
+            ["serve", "p.json", "--port", "0"], in: directory.url, addressSpaceLimit: 1_000_000, executable: binary)
+        defer { command.kill() }
+        let line = command.waitForLine(timeout: 180) { !$0.isError && $0.text.hasPrefix("Serving ") }
+        let port = try #require(line?.text.split(separator: ":").last.flatMap { Int($0) }, "\(command.transcript)")
+        let made = try LoopbackHTTPClient.send(port: port, target: "/tif/wide.jpg")
+        #expect(made.status == 200)
+        let size = made.body.count
+        #expect(size > 50_000_000, "the file is too small to show anything: the test proves nothing")
+
+        // When 16 clients take it at once, each slowly enough that all 16 answers are under way together
+        let answers = try await withThrowingTaskGroup(of: (Int, Bool).self) { group in
+            for _ in 0..<16 {
+                group.addTask {
+                    let answer = try await LoopbackHTTPClient.onThread {
+                        try LoopbackHTTPClient.send(port: port, target: "/tif/wide.jpg", reading: .init(bytes: 1 << 20, pause: 0.05))
+                    }
+                    return (answer.status, answer.body == made.body)
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+
+        // Then every client has the whole file, and the server goes on
+        #expect(answers.count == 16 && answers.allSatisfy { $0 == (200, true) }, "\(answers)\n\(command.transcript)")
+        #expect(try LoopbackHTTPClient.send(port: port, target: "/healthz").status == 200, "\(command.transcript)")
+    }
+
     /// Eight 12-megapixel photos with a full-size output, all eight in flight: together they
     /// need far more than the limit allows. Before admission by memory, under 700 MB 5 of 16
     /// outputs failed ("out of memory", "Error creating thread"); now inputs wait for room.

@@ -16,10 +16,21 @@ final class BackgroundCommand: @unchecked Sendable {
     private var closedPipes = 0
     private let condition = NSCondition()
 
-    /// Starts `pipeline` with `arguments`; `environment` adds to (or overrides) this process's variables.
-    init(_ arguments: [String], in directory: URL? = nil, environment: [String: String] = [:]) throws {
-        process.executableURL = CommandRunner.executable
-        process.arguments = arguments
+    /// Starts `pipeline` with `arguments`; `environment` adds to (or overrides) this process's
+    /// variables. Under `addressSpaceLimit` kilobytes (`ulimit -v`), `executable` is the binary
+    /// to start: one a sanitizer's shadow memory does not keep from starting.
+    init(
+        _ arguments: [String], in directory: URL? = nil, environment: [String: String] = [:],
+        addressSpaceLimit: Int? = nil, executable: URL = CommandRunner.executable
+    ) throws {
+        if let addressSpaceLimit {
+            // The shell sets the limit, then becomes the binary: the process ID is the binary's.
+            process.executableURL = URL(fileURLWithPath: "/bin/bash")
+            process.arguments = ["-c", "ulimit -v \(addressSpaceLimit) && exec \"$@\"", "bash", executable.path] + arguments
+        } else {
+            process.executableURL = executable
+            process.arguments = arguments
+        }
         if let directory { process.currentDirectoryURL = directory }
         if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
         let output = Pipe(), error = Pipe()

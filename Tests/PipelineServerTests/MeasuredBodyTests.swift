@@ -26,6 +26,35 @@ struct MeasuredBodyTests {
         #expect(try await OutputResponder.measuredBytes(at: path, byteCount: 13, stamp: nil).readableBytes == 13)
     }
 
+    @Test func aLargeFileIsSentFromTheVersionItWasOpenedAtWhateverReplacesItMeanwhile() throws {
+        // Given a file opened for an answer sent a piece at a time
+        let directory = try TemporaryDirectory()
+        let path = directory.path + "/a.tif"
+        let first = Data((0..<600_000).map { UInt8(truncatingIfNeeded: $0) })
+        try Self.replace(path, with: first)
+        let opened = try #require(OpenedFile(path: path))
+        #expect(opened.stamp.size == Int64(first.count))
+        // When a run renames another version over it, or it is removed, while it is sent
+        try Self.replace(path, with: Data(repeating: 7, count: first.count))
+        try FileManager.default.removeItem(atPath: path)
+        // Then the pieces are still the version opened, and it counts as unchanged
+        var sent = Data()
+        while sent.count < first.count, let piece = opened.piece(at: sent.count, count: min(256 << 10, first.count - sent.count)) {
+            sent.append(contentsOf: piece.readableBytesView)
+        }
+        #expect(sent == first)
+        #expect(opened.isUnchanged)
+        #expect(opened.piece(at: first.count - 10, count: 20) == nil)
+
+        // But a file written to in place (no run does) counts as changed: its answer is cut short
+        try Self.replace(path, with: first)
+        let inPlace = try #require(OpenedFile(path: path))
+        let handle = try #require(FileHandle(forWritingAtPath: path))
+        try handle.write(contentsOf: Data([1, 2, 3]))
+        try handle.close()
+        #expect(!inPlace.isUnchanged)
+    }
+
     @Test func aFileReplacedOrRemovedSinceTheReportIsRefusedToBeAskedAgain() async throws {
         let directory = try TemporaryDirectory()
         let path = directory.path + "/a.webp"
