@@ -56,7 +56,8 @@ extension OutputResponder {
 
     /// `reason` with every spelling of the input (its URL, its path, its name in reports), and
     /// the paths it is read through (a descriptor's, libvips' temporary files'), replaced by
-    /// `name`; any other absolute path (an overlay a step reads) by its file name alone.
+    /// `name`; any other absolute path (an overlay a step reads) or object's URL by its file name
+    /// alone; and no bucket or key spelled out, as S3's reasons add them.
     static func naming(_ reason: String, input: InputFile, as name: String) -> String {
         var text = reason
         // The longest first: the path ends with the report's name.
@@ -64,6 +65,13 @@ extension OutputResponder {
             .sorted(by: { $0.count > $1.count })
         {
             text = text.replacingOccurrences(of: spelling, with: name)
+        }
+        text = text.replacingOccurrences(of: #" ?\(bucket "[^"]*", (?:key|prefix) "[^"]*"\)"#, with: "", options: .regularExpression)
+        if let object = try? NSRegularExpression(pattern: #"s3://[^\s'"(),]+"#) {
+            for match in object.matches(in: text, range: NSRange(text.startIndex..., in: text)).reversed() {
+                guard let range = Range(match.range, in: text) else { continue }
+                text.replaceSubrange(range, with: (String(text[range]) as NSString).lastPathComponent)
+            }
         }
         // A path from the root with two parts or more (`/proc/self/fd/7`, `/tmp/vips-0.v`), not
         // preceded by a word character (so `image/png` and `1/2` are left alone).

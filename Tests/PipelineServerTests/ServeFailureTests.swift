@@ -46,6 +46,19 @@ import Testing
         #expect(Self.refusal(.undecodable, "read error in /tmp/vips-0-1234.v").reason == "decompress: read error in sub/b.jpg")
     }
 
+    @Test func anObjectInABucketIsNamedAsTheURLDidWithoutItsBucketOrKey() {
+        // Given an input in a bucket, gone since it was listed
+        let input = InputFile(url: "s3://photos/in/sub/c.jpg")
+        let reason =
+            #"S3 GetObject of s3://photos/in/sub/c.jpg (bucket "photos", key "in/sub/c.jpg"): NoSuchKey (HTTP 404): The specified key does not exist."#
+        let refused = OutputResponder.refusal(for: ItemError(.network, stage: .fetch, reason: reason), of: input, as: "sub/c.jpg")
+        #expect(refused.reason == "fetch: S3 GetObject of sub/c.jpg: NoSuchKey (HTTP 404): The specified key does not exist.")
+        // and another object (an overlay in a bucket) by its file name
+        let overlay = OutputResponder.naming(
+            #"cannot load s3://assets/marks/logo.png (bucket "assets", key "marks/logo.png")"#, input: input, as: "sub/c.jpg")
+        #expect(overlay == "cannot load logo.png")
+    }
+
     @Test func aBucketOutOfReachIsToBeTriedAgainWithoutItsName() {
         let reason = #"S3 PutObject of s3://site/thumbs/b.webp (bucket "site", key "thumbs/b.webp"): Couldn't connect to server"#
         let unstored = OutputResponder.refusal(
