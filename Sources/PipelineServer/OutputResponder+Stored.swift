@@ -17,7 +17,7 @@ extension OutputResponder {
         let stored = self.stored
         let read = await runBlocking(on: .global(qos: .userInitiated)) {
             Result { () throws(StoredOutputs.Failure) in
-                try stored.read(written.path, maxBytes: Self.largestFile, isCancelled: { deadline.hasPassed })
+                try stored.read(written, maxBytes: Self.largestFile, isCancelled: { deadline.hasPassed })
             }
         }
         switch read {

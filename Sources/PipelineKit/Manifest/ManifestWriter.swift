@@ -327,8 +327,8 @@ final class ManifestWriter: Sendable {
             return try Placeholders(
                 of: Self.placeholderSource(file, at: file.path), kinds: Set(output.placeholders), settings: output.placeholderSettings)
         }
-        // Exactly as long as the run wrote it: another length is another file.
-        let bytes = try stored.read(file.path, maxBytes: Int64(max(file.byteCount, 1)))
+        // The version the run wrote or found, as long as it was: another is another file.
+        let bytes = try stored.read(file, maxBytes: Int64(max(file.byteCount, 1)))
         let folder = FileManager.default.temporaryDirectory.path
         let copy = folder + "/.placeholder" + ImageWriter.temporaryMarker + UUID().uuidString
         guard FileManager.default.createFile(atPath: copy, contents: bytes) else {

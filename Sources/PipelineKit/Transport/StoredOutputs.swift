@@ -23,13 +23,33 @@ public final class StoredOutputs: Sendable {
         public let description: String
     }
 
-    /// The bytes of the object at `address`, read whole, at most `maxBytes`; given up, between
-    /// attempts or during one, once `isCancelled` turns true. Blocking: call it off the
-    /// cooperative pool.
+    /// The bytes of the object at `address`, read whole, at most `maxBytes`, when it is the
+    /// version `written` describes (the fingerprint a run kept with it, and the size); given
+    /// up, between attempts or during one, once `isCancelled` turns true. Blocking: call it off
+    /// the cooperative pool.
+    ///
+    /// Another machine sharing the bucket may put another version between a run's check and
+    /// this read (a replica of another pipeline file, during a rolling update): its bytes must
+    /// not go out as the version the run reported.
     ///
     /// - Throws: `Failure` when `address` is in no store this build knows, the store cannot be
-    ///   configured, or the object cannot be read (gone, refused, too large, unreachable, given up).
-    public func read(_ address: String, maxBytes: Int64, isCancelled: @escaping @Sendable () -> Bool = { false }) throws(Failure) -> Data {
+    ///   configured, the object cannot be read (gone, refused, too large, unreachable, given up),
+    ///   or it is another version now.
+    public func read(
+        _ written: WrittenOutput, maxBytes: Int64, isCancelled: @escaping @Sendable () -> Bool = { false }
+    ) throws(Failure) -> Data {
+        let response = try read(written.path, maxBytes: maxBytes, isCancelled: isCancelled)
+        guard response.headers["x-amz-meta-\(OutputWriter.MetadataName.fingerprint)"] == written.fingerprint,
+            response.body.count == written.byteCount
+        else {
+            throw Failure(description: "\(written.path) holds another version than the run reported: another machine put it since")
+        }
+        return response.body
+    }
+
+    private func read(
+        _ address: String, maxBytes: Int64, isCancelled: @escaping @Sendable () -> Bool
+    ) throws(Failure) -> DataResponse {
         guard let store = stores.store(for: address) else {
             throw Failure(description: "\(address) is not in an object store that can be read")
         }
@@ -44,6 +64,6 @@ public final class StoredOutputs: Sendable {
         guard case .fetched(let response) = outcome else {
             throw Failure(description: "\(address) was answered as not modified, without its bytes")
         }
-        return response.body
+        return response
     }
 }
