@@ -22,6 +22,12 @@ extension OutputResponder {
         if error.kind == .changed {
             return .tryAgain("\(error.stage): \(name) changed while it was being read; try again")
         }
+        // A file gone since the inputs were listed is a passing state, not an image that cannot
+        // be read: it is being replaced (moved away and back), or the next listing drops it and
+        // the name is 404. No fallback stands in, and nothing caches a 404 for it meanwhile.
+        if error.stage == .fetch, error.kind == .unreadable, (error.underlyingError as? POSIXError)?.code == .ENOENT {
+            return .tryAgain("\(error.stage): \(name) is not there now; try again")
+        }
         let what = output.map { "output \($0) of \(name)" } ?? name
         if error.stage == .encode, error.kind == .network {
             return .tryAgain("\(error.stage): the server could not store \(what); try again", cause: error.reason)

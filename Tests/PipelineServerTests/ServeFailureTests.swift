@@ -73,6 +73,19 @@ import Testing
         #expect(unfetched.status.code == 502)
     }
 
+    @Test func anInputGoneSinceItWasListedIsToBeTriedAgainNotRefusedAsNoImage() {
+        // Given a local input removed (or moved away, to come back) after the listing
+        let gone = ItemError.system(.unreadable, stage: .fetch, "cannot read /srv/images/in/sub/b.jpg", code: ENOENT)
+        let refused = OutputResponder.refusal(for: gone, output: "thumb", of: Self.input, as: "sub/b.jpg")
+        // Then it is 503, to be asked again, naming no path; not 422, for which a fallback stands in
+        #expect(refused.status.code == 503)
+        #expect(refused.headers[.retryAfter] == "1")
+        #expect(refused.reason == "fetch: sub/b.jpg is not there now; try again")
+        // while one that cannot be read for another reason is still the input's fault
+        let forbidden = ItemError.system(.unreadable, stage: .fetch, "cannot read /srv/images/in/sub/b.jpg", code: EACCES)
+        #expect(OutputResponder.refusal(for: forbidden, of: Self.input, as: "sub/b.jpg").status.code == 422)
+    }
+
     @Test func anInputThatChangedWhileItWasReadIsToBeTriedAgain() {
         let changed = Self.refusal(
             .changed,
