@@ -160,6 +160,16 @@ import Testing
         #expect(
             result.warnings == [#"input "photos/missing.jpg": there is no file photos/missing.jpg; it will fail when fetched"#],
             "\(result.warnings)")
+        // and so is one that names a folder, with the glob that takes its files, or a FIFO
+        #expect(mkfifo(directory.path + "/photos/pipe.jpg", 0o600) == 0)
+        let named = enumerate(["photos", "photos/sub/", "photos/pipe.jpg"], in: directory)
+        #expect(named.sink.count == 3)
+        #expect(
+            named.warnings == [
+                #"input "photos": photos is a folder, not a file; it will fail when fetched. For the files in it, give a glob: "photos/**" (every file below) or "photos/*.jpg""#,
+                #"input "photos/sub/": photos/sub is a folder, not a file; it will fail when fetched. For the files in it, give a glob: "photos/sub/**" (every file below) or "photos/sub/*.jpg""#,
+                #"input "photos/pipe.jpg": photos/pipe.jpg is a FIFO, not a regular file; it will fail when fetched"#,
+            ], "\(named.warnings)")
     }
 
     @Test func aFolderNamedLikeAnInputAndANameThatIsNotUTF8AreNamedNotPassedOver() throws {

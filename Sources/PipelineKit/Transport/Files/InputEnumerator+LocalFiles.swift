@@ -15,8 +15,18 @@ extension InputEnumerator {
             let path = Self.normalize("/" + split[0].joined(separator: "/"))
             let byteCount = Self.size(of: path)
             // Still an input, which fails at fetch: the run says what became of every one named.
-            if byteCount == nil, Self.kind(path, followLinks: true) == .absent {
+            switch Self.kind(path, followLinks: true) {
+            case .file: break
+            case .absent:
                 result.warnings.append("input \"\(pattern)\": there is no file \(displayName(path)); it will fail when fetched")
+            case .directory:
+                let folder = pattern.hasSuffix("/") ? String(pattern.dropLast()) : pattern
+                result.warnings.append(
+                    "input \"\(pattern)\": \(displayName(path)) is a folder, not a file; it will fail when fetched. "
+                        + "For the files in it, give a glob: \"\(folder)/**\" (every file below) or \"\(folder)/*.jpg\"")
+            case .other(let what):
+                result.warnings.append(
+                    "input \"\(pattern)\": \(displayName(path)) is \(what), not a regular file; it will fail when fetched")
             }
             result.add(InputFile(path: path, displayName: displayName(path), subfolder: "", byteCount: byteCount))
             return (nil, "")
