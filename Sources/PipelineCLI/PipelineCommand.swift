@@ -145,10 +145,12 @@ struct PipelineCommand: AsyncParsableCommand {
 }
 
 extension PipelineCommand {
-    /// What is wrong when the first argument names no command (`pipeline rnu`), with the
-    /// command it is nearest to; nil when it names one, or is an option.
+    /// What is wrong when the first argument names no command (`pipeline rnu`, or `pipeline
+    /// help rnu`, whose help would be the top-level one, with status 0), with the command it is
+    /// nearest to; nil when it names one, or is an option.
     static func unknownCommand(in arguments: [String]) -> String? {
         guard let first = arguments.first, !first.hasPrefix("-") else { return nil }
+        if first == "help" { return unknownCommand(in: Array(arguments.dropFirst())) }
         let names = commands.map { $0._commandName } + ["help"]
         guard !names.contains(first) else { return nil }
         let hint = NearestName.suggestion(for: first, among: names).map { "; did you mean \"\($0)\"?" } ?? ""

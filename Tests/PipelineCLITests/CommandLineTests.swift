@@ -32,6 +32,11 @@ import Vips
         // An option or a real command is not taken for one
         #expect(try CommandRunner.run(["--version"]).status == 0)
         #expect(try CommandRunner.run(["help", "run"]).status == 0)
+        #expect(try CommandRunner.run(["help", "cache", "stats"]).status == 0)
+        // and one asked help for is refused so too, not answered with the top-level help
+        let help = try CommandRunner.run(["help", "conver"])
+        #expect(help.status == 2)
+        #expect(help.standardError.contains(#"error: unknown command "conver"; did you mean "convert"?"#), "\(help.standardError)")
     }
 
     /// A long option with one dash, as ImageMagick writes them, was taken for short flags and
