@@ -148,8 +148,11 @@ extension PipelineCommand {
     static func pipeline(
         after changes: FileChanges, keeping pipeline: Pipeline, file: String, memory: MemoryOptions, watcher: PipelineWatcher
     ) -> (pipeline: Pipeline, isLastValid: Bool)? {
-        // The focus file is read with the pipeline file: a change to either loads both again.
-        let read = [watcher.pipelineFilePath] + (pipeline.definition.focusPoints.map { [$0.file.path] } ?? [])
+        // The focus file and the images steps read (overlays) are checked with the pipeline
+        // file: a change to any loads them all again, so an overlay removed is refused as it
+        // would be at the start, and the last valid pipeline goes on.
+        let resources = pipeline.definition.outputs.flatMap { $0.steps.flatMap(\.resources) }.filter(\.isFileURL).map(\.path)
+        let read = [watcher.pipelineFilePath] + (pipeline.definition.focusPoints.map { [$0.file.path] } ?? []) + resources
         guard read.contains(where: changes.mayInclude) else { return (pipeline, false) }
         do {
             var edited = try Pipeline(contentsOf: URL(fileURLWithPath: file), processors: processors, displayName: file)

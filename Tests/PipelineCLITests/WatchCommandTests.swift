@@ -163,6 +163,21 @@ import Vips
         let again = try summary(command, after: mark, startingWith: "re-run (1 change): ")
         #expect(again.contains("2 inputs, 2 succeeded, 0 failed; 2 outputs written"))
         #expect(try Self.image(output).pixel(x: 2, y: 2) == [0, 0, 255])
+
+        // When the logo is removed: the pipeline is refused as it would be at the start, naming
+        // it, and the last valid one kept
+        var removed = command.lineCount
+        try FileManager.default.removeItem(atPath: directory.path + "/logo.png")
+        #expect(
+            command.waitForLine(after: removed) { $0.isError && $0.text.contains("composite.image") && $0.text.contains("logo.png") }
+                != nil, "\(command.transcript)")
+        #expect(command.waitForLine(after: removed) { $0.isError && $0.text.contains("keeping the last valid pipeline") } != nil)
+        // and once a green one is there, the outputs are made with it
+        removed = command.lineCount
+        try replace("logo.png", in: directory, with: try Fixtures.png(try Fixtures.solid(width: 8, height: 8, colour: [0, 255, 0])))
+        let restored = try summary(command, after: removed, startingWith: "re-run (1 change): ")
+        #expect(restored.contains("2 inputs, 2 succeeded, 0 failed; 2 outputs written"), "\(restored)")
+        #expect(try Self.image(output).pixel(x: 2, y: 2) == [0, 255, 0])
     }
 
     @Test func aPhotoInANewSubfolderOfADoubleStarGlobIsSeen() throws {
