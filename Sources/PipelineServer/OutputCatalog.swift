@@ -41,11 +41,21 @@ struct OutputCatalog: Sendable {
     let outputs: [String: Output]
     /// The names of the tile pyramids, which are not served, for the answer that says so.
     let tilePyramids: Set<String>
-    /// The inputs by the name a URL gives them (`subfolder/fileName`), spelled byte for byte.
-    private let inputs: [DiskPath: Input]
+    /// The inputs by the name a URL gives them (`subfolder/fileName`), spelled byte for byte:
+    /// two globs may give two files one name (`a/*.jpg` and `b/*.jpg` both hold `x.jpg`), in
+    /// the order the run reports them.
+    private let inputs: [DiskPath: [Input]]
 
-    /// The input a URL names `name`, spelled as the file's name is, byte for byte.
-    func input(named name: String) -> Input? { inputs[DiskPath(name)] }
+    /// The input a URL names `name`, spelled as the file's name is, byte for byte: the first
+    /// of that name.
+    func input(named name: String) -> Input? { inputs[DiskPath(name)]?.first }
+
+    /// The input a URL names `name` for `output`: the first of that name the output is made
+    /// for, else the first (which the output then refuses).
+    func input(named name: String, for output: Output) -> Input? {
+        guard let named = inputs[DiskPath(name)] else { return nil }
+        return named.first { makes(output, for: $0) } ?? named.first
+    }
     /// What an output's subset of the inputs is matched with.
     private let baseDirectory: URL
     private let caseInsensitive: Bool
@@ -94,12 +104,10 @@ struct OutputCatalog: Sendable {
                 subset: subsets[name], hashLength: hashLengths[name], art: art[name] ?? [])
         }
         self.outputs = outputs
-        var inputs: [DiskPath: Input] = [:]
+        var inputs: [DiskPath: [Input]] = [:]
         for (index, item) in plan.items.enumerated() {
             for listing in item.listings where listing.refusal == nil {
-                let name = DiskPath(Self.name(of: listing.input))
-                // Two globs may give one name: the first listing answers, as it is the first a run reports.
-                if inputs[name] == nil { inputs[name] = Input(item: index, listing: listing.input) }
+                inputs[DiskPath(Self.name(of: listing.input)), default: []].append(Input(item: index, listing: listing.input))
             }
         }
         self.inputs = inputs

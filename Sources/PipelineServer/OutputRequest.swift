@@ -55,7 +55,8 @@ struct OutputRequest: Sendable, Equatable {
             }
             throw ServeError(404, "no output of that name in the pipeline file")
         }
-        guard let inputName = raw[raw.index(after: slash)...].percentDecoded, let input = catalog.input(named: inputName) else {
+        guard let inputName = raw[raw.index(after: slash)...].percentDecoded, let input = catalog.input(named: inputName, for: output)
+        else {
             throw ServeError(404, "no input of that name for output \(output.name)")
         }
         guard catalog.makes(output, for: input) else {

@@ -73,7 +73,9 @@ struct OutputResponder: Sendable {
     private func fileAnswer(
         _ request: Request, wanted: OutputRequest, deadline: AnswerDeadline, context: some RequestContext
     ) async throws(ServeError) -> Response {
-        guard let input = catalog.input(named: wanted.input) else { throw ServeError(404, "no input of that name") }
+        guard let output = catalog.outputs[wanted.output], let input = catalog.input(named: wanted.input, for: output) else {
+            throw ServeError(404, "no input of that name")
+        }
         // The run makes the file asked for, and no other, unless the file says to make them all.
         let variant = makeAll ? nil : RunPlan.WantedFile(output: wanted.output, format: wanted.format, width: wanted.width, art: wanted.art)
         // The warm path: the file the last run for it reported, while the input and the file

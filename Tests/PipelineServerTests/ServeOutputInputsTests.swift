@@ -30,5 +30,29 @@ import Vips
             #expect(try await server.request("/thumb/a.jpg").status == 200)
         }
     }
+
+    @Test func twoInputsOfOneNameUnderTwoGlobsAreEachServedByTheirOwnOutput() async throws {
+        // Given a/x.jpg and b/x.jpg, two photos that a URL names x.jpg, each with its own output
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 64, height: 48)), to: "a/x.jpg")
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 40, height: 30)), to: "b/x.jpg")
+        let json = PipelineHarness.json(
+            inputs: ["a/*.jpg", "b/*.jpg"],
+            outputs: [
+                #"{"name": "wide", "inputs": ["a/*.jpg"], "encode": {"format": "png"}, "path": "out/a/{stem}.png"}"#,
+                #"{"name": "narrow", "inputs": ["b/*.jpg"], "encode": {"format": "png"}, "path": "out/b/{stem}.png"}"#,
+            ])
+        try await withServer(json, in: directory) { server in
+            // Then each output answers with its own input's file, as a batch run makes them
+            let wide = try await server.request("/wide/x.jpg")
+            #expect(wide.status == 200)
+            #expect(try VipsImage.open(data: wide.body).width == 64)
+            let narrow = try await server.request("/narrow/x.jpg")
+            #expect(narrow.status == 200, "\(String(decoding: narrow.body, as: UTF8.self))")
+            #expect(try VipsImage.open(data: narrow.body).width == 40)
+            // and again, from the disk
+            #expect(try VipsImage.open(data: try await server.request("/narrow/x.jpg").body).width == 40)
+        }
+    }
 }
 #endif
