@@ -46,6 +46,8 @@ final class ManifestWriter: Sendable {
         /// their files being readable (`namedMissingPlaceholders`), and how many there were.
         var missingPlaceholders: [String] = []
         var missingPlaceholderCount = 0
+        /// The first file named whose URL would climb above the folder `urlPrefix` serves.
+        var urlsOutsideRoot: String?
     }
 
     /// The most outputs without placeholders the run's warnings name one by one.
@@ -311,12 +313,19 @@ final class ManifestWriter: Sendable {
     }
 
     /// The run's warnings from making entries: the outputs left without the placeholders they
-    /// declare, because none of their files could be read back.
+    /// declare, because none of their files could be read back; files whose URLs climb out of
+    /// the folder `urlPrefix` serves.
     var warnings: [String] {
-        state.withLock { state in
+        let (urlRoot, prefix) = (settings.urlRoot.path, settings.urlPrefix)
+        return state.withLock { state in
             let unnamed = state.missingPlaceholderCount - state.missingPlaceholders.count
+            let outside = state.urlsOutsideRoot.map { path in
+                "the manifest's URLs of files outside \(urlRoot), the folder urlPrefix \"\(prefix)\" serves, climb out of it "
+                    + "(\(path)): set manifest.urlRoot to the folder \"\(prefix)\" serves"
+            }
             return state.missingPlaceholders
                 + (unnamed > 0 ? ["the manifest has no placeholders for \(unnamed) more outputs, whose files could not be read"] : [])
+                + (outside.map { [$0] } ?? [])
         }
     }
 
@@ -380,19 +389,27 @@ final class ManifestWriter: Sendable {
     }
 
     /// How the manifest names the file at `path`: relative to the manifest's folder, and
-    /// `urlPrefix` followed by that; or, for an output in a bucket, its address (`s3://…`), and
-    /// `urlPrefix` followed by its key, which a CDN or the bucket's website serves it by.
+    /// `urlPrefix` followed by its path relative to `urlRoot`; or, for an output in a bucket,
+    /// its address (`s3://…`), and `urlPrefix` followed by its key, which a CDN or the bucket's
+    /// website serves it by.
     private func place(of path: String) -> (path: String, url: String) {
         if let object = ObjectLocation(path) {
             return (object.description, ImageManifest.File.url(prefix: settings.urlPrefix, path: object.key))
         }
-        let relative = relativePath(path)
-        return (relative, ImageManifest.File.url(prefix: settings.urlPrefix, path: relative))
+        let served = relativePath(path, to: settings.urlRoot)
+        // Above the folder the prefix serves: a browser takes `/img/../x` for `/x`, not this file.
+        if served.hasPrefix("../"), !settings.urlPrefix.isEmpty {
+            state.withLock { $0.urlsOutsideRoot = $0.urlsOutsideRoot ?? path }
+        }
+        return (
+            relativePath(path, to: settings.file.deletingLastPathComponent()),
+            ImageManifest.File.url(prefix: settings.urlPrefix, path: served)
+        )
     }
 
-    /// `path` relative to the manifest's folder, with `..` where it lies outside.
-    private func relativePath(_ path: String) -> String {
-        let base = settings.file.deletingLastPathComponent().standardizedFileURL.pathComponents
+    /// `path` relative to `folder`, with `..` where it lies outside.
+    private func relativePath(_ path: String, to folder: URL) -> String {
+        let base = folder.standardizedFileURL.pathComponents
         let target = URL(fileURLWithPath: path).standardizedFileURL.pathComponents
         var common = 0
         while common < base.count, common < target.count, base[common] == target[common] { common += 1 }

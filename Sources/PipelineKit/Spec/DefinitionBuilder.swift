@@ -237,7 +237,9 @@ struct DefinitionBuilder {
                     message: "the manifest is written on this machine: its path is a local file, not \(address)"
                         + " (outputs in a bucket are named in it by their address)"))
         }
-        return ManifestSettings(file: URL(fileURLWithPath: path, relativeTo: baseDirectory).standardizedFileURL, urlPrefix: urlPrefix)
+        let urlRoot = try manifest.optionalString("urlRoot").map { URL(fileURLWithPath: $0, relativeTo: baseDirectory).standardizedFileURL }
+        return ManifestSettings(
+            file: URL(fileURLWithPath: path, relativeTo: baseDirectory).standardizedFileURL, urlPrefix: urlPrefix, urlRoot: urlRoot)
     }
 
     /// Inputs whose scheme pipeline cannot read.

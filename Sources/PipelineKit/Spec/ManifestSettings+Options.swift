@@ -15,6 +15,12 @@ extension ManifestSettings {
                     "the folder URL put before each file's path relative to the manifest's folder (an output in a bucket: "
                     + "its key) to make its URL, for example \"/img/\" or \"https://cdn.example.com/img\" (a slash is put "
                     + "between when it has none)"),
+            Option(
+                "urlRoot", .string(nonEmpty: true),
+                help:
+                    "the folder urlPrefix serves, relative to this file's folder: each file's URL is urlPrefix and its path "
+                    + "relative to this folder (default: the manifest's folder), for a manifest kept apart from the images, "
+                    + "such as a site generator's data folder (\"public/img\" for the manifest \"src/_data/images.json\")"),
         ]
     }
 }

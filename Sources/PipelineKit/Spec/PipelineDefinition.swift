@@ -79,13 +79,16 @@ public struct PipelineDefinition: Sendable {
 public struct ManifestSettings: Sendable, Equatable {
     /// The manifest file, absolute.
     public var file: URL
-    /// Put before a file's path relative to the manifest's folder to make its URL.
+    /// Put before a file's path relative to `urlRoot` to make its URL.
     public var urlPrefix: String
+    /// The folder `urlPrefix` serves, absolute: by default the manifest's.
+    public var urlRoot: URL
 
-    /// The section's settings: `file` absolute.
-    public init(file: URL, urlPrefix: String) {
+    /// The section's settings: `file` and `urlRoot` absolute (`urlRoot` by default the manifest's folder).
+    public init(file: URL, urlPrefix: String, urlRoot: URL? = nil) {
         self.file = file
         self.urlPrefix = urlPrefix
+        self.urlRoot = urlRoot ?? file.deletingLastPathComponent()
     }
 
     /// The settings a shard writes with: its own file beside the manifest
@@ -95,7 +98,7 @@ public struct ManifestSettings: Sendable, Equatable {
         let stem = file.deletingPathExtension().lastPathComponent
         let suffix = file.pathExtension.isEmpty ? "" : "." + file.pathExtension
         let name = "\(stem).shard-\(shard.index)-of-\(shard.count)\(suffix)"
-        return ManifestSettings(file: file.deletingLastPathComponent().appendingPathComponent(name), urlPrefix: urlPrefix)
+        return ManifestSettings(file: file.deletingLastPathComponent().appendingPathComponent(name), urlPrefix: urlPrefix, urlRoot: urlRoot)
     }
 }
 

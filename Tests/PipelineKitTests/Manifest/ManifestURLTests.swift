@@ -50,4 +50,30 @@ import Vips
             }
         }
     }
+
+    @Test func aManifestKeptApartFromTheImagesHasURLsBelowTheFolderThePrefixServes() async throws {
+        // Given a site generator's layout: the manifest in its data folder, the images in public/img, served as /img/
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 80, height: 40)), to: "photos/dune.jpg")
+        func json(_ root: String) -> String {
+            PipelineHarness.json(
+                inputs: ["photos/*.jpg"],
+                outputs: [#"{"name": "t", "widths": [40], "formats": ["webp"], "path": "public/img/{stem}-{width}.{format}"}"#],
+                extra: #""manifest": {"path": "src/_data/images.json", "urlPrefix": "/img/"\#(root)}"#)
+        }
+        func fallback() throws -> ImageManifest.File? {
+            try ImageManifest.read(from: directory.url.appendingPathComponent("src/_data/images.json")).inputs.first?.outputs["t"]?
+                .fallback
+        }
+        // When it is made without urlRoot, each URL climbs out of /img/, and the run says so
+        let (_, plain) = try await PipelineHarness.run(json(""), in: directory)
+        #expect(try fallback()?.url == "/img/../../public/img/dune-40.webp")
+        #expect(plain.warnings.contains { $0.contains("set manifest.urlRoot") && $0.contains("dune-40.webp") }, "\(plain.warnings)")
+        // Then with urlRoot the folder the prefix serves, the URL is the image's, and its path is still the manifest's
+        let forced = try await PipelineHarness.pipeline(json(#", "urlRoot": "public/img""#), in: directory).run(force: true).collect()
+        let rooted = forced.summary?.warnings ?? ["no summary"]
+        #expect(try fallback()?.url == "/img/dune-40.webp")
+        #expect(try fallback()?.path == "../../public/img/dune-40.webp")
+        #expect(rooted.isEmpty, "\(rooted)")
+    }
 }
