@@ -123,7 +123,7 @@ extension PipelineCommand {
                 printError("error: \(error.description)".escapingControlCharacters)
                 throw ExitCode.invalidInput
             }
-            let pipeline: Pipeline
+            var pipeline: Pipeline
             do throws(PipelineFileError) {
                 pipeline = try Pipeline(json: oneOff, baseDirectory: streams.baseDirectory, processors: PipelineCommand.processors)
             } catch {
@@ -136,6 +136,9 @@ extension PipelineCommand {
                 print(text)
                 return
             }
+            // Its files are claimed as a pipeline file's run claims them: neither it nor such a run
+            // writes one at once with the other.
+            pipeline.claimant = "pipeline convert"
             // Planned once here too, so that no input or a clashing output is told by its argument.
             let plan: RunPlan
             do throws(PipelineFileError) {

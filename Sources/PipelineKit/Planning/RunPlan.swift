@@ -91,7 +91,10 @@ public struct RunPlan: Sendable {
     /// The object stores for this plan's listings and for the run that follows it.
     let stores: ObjectStoreAccess
 
-    init(_ definition: PipelineDefinition, fileName: String, shard: Shard?, stores: ObjectStoreAccess, sideWrites: [SideWrite] = [])
+    init(
+        _ definition: PipelineDefinition, fileName: String, shard: Shard?, stores: ObjectStoreAccess, sideWrites: [SideWrite] = [],
+        claims: Bool = false
+    )
         throws(PipelineFileError)
     {
         self.definition = definition
@@ -131,8 +134,8 @@ public struct RunPlan: Sendable {
         WorkCounter.add(.plannedPathPairs, planned.pairsCompared)
 
         let sources = planned.sources
-        // Only a run of a pipeline file claims its outputs against runs of other files.
-        var records = definition.sourceFile == nil ? nil : OutputPathRecords.Builder()
+        // Only a run that claims its outputs (`Pipeline.claimant`) needs their paths kept.
+        var records = claims ? OutputPathRecords.Builder() : nil
         let runWrites = Self.runWrites(definition, shard: shard, sideWrites: sideWrites)
         let checked = Self.checkWrites(
             planned, reads: Self.readFiles(definition, fileName: fileName, listFiles: enumeration.listFiles, stores: stores),

@@ -19,6 +19,10 @@ public struct Pipeline: Sendable {
     /// Files the caller writes besides the run's own (a trace, a report): checked with the
     /// outputs, the manifest and the journal before anything runs, so none lands on an input.
     public var sideWrites: [SideWrite] = []
+    /// How a run of a pipeline without a file names itself in its claim on the files it writes
+    /// (`"pipeline convert"`), so that it and a run of a pipeline file do not write one file at
+    /// once; nil, the default, claims nothing. A run of a file claims by the file's path.
+    public var claimant: String?
 
     /// Reads and checks a pipeline file; relative paths in it resolve against its folder.
     ///
@@ -44,13 +48,22 @@ public struct Pipeline: Sendable {
         self.fileName = fileName
     }
 
+    /// Whether a run claims the files it writes: one of a file, or one given a `claimant`.
+    private var claims: Bool { claimingName != nil }
+
+    /// What a run's claim names it by: the real path of its file, else its `claimant`.
+    private var claimingName: RunClaim.Claimant? {
+        if let file = definition.sourceFile { return .file(WriteCheck.realPath(file.path) ?? file.path) }
+        return claimant.map(RunClaim.Claimant.oneOff)
+    }
+
     /// Finds the inputs and checks every output path, without running anything; with a
     /// `shard`, keeps only that shard's inputs.
     public func plan(shard: Shard? = nil) throws(PipelineFileError) -> RunPlan {
         try RunPlan(
             definition, fileName: fileName, shard: shard,
             stores: ObjectStoreAccess(definition: definition, environment: environment, loader: nil),
-            sideWrites: sideWrites)
+            sideWrites: sideWrites, claims: claims)
     }
 
     /// Plans the run, then starts it. Events arrive as the run goes; cancelling the task that
@@ -74,7 +87,8 @@ public struct Pipeline: Sendable {
         let loader = dataLoader ?? defaultDataLoader()
         var plan = try RunPlan(
             definition, fileName: fileName, shard: shard,
-            stores: ObjectStoreAccess(definition: definition, environment: environment, loader: loader), sideWrites: sideWrites)
+            stores: ObjectStoreAccess(definition: definition, environment: environment, loader: loader), sideWrites: sideWrites,
+            claims: claims)
         let folderWarnings = cacheFolderWarnings(plan, journal: journal != nil, diskCache: cache == nil)
         let cache = cache ?? defaultCache()
         if !folderWarnings.isEmpty {
@@ -83,8 +97,8 @@ public struct Pipeline: Sendable {
         }
         plan = plan.adding(warnings: (journal?.warnings ?? []) + folderWarnings)
         var claim: RunClaim?
-        if let outputs = plan.outputPaths, let file = definition.sourceFile {
-            claim = try RunClaim.claim(outputs, pipelineFile: file, fileName: fileName, environment: environment)
+        if let outputs = plan.outputPaths, let claimant = claimingName {
+            claim = try RunClaim.claim(outputs, claimant: claimant, fileName: fileName, environment: environment)
         }
         // Before any work, like planning: remove what a killed run left half-written.
         TemporaryFileSweeper.sweep(plan)

@@ -42,22 +42,39 @@ final class RunClaim: Sendable {
         return base + "/pipeline-runs-\(getuid())"
     }
 
-    /// Claims `outputs` for a run of the pipeline file `pipelineFile` (named `fileName` in
-    /// errors); nil when no claim could be made, as where the folder cannot be written (the
-    /// run then goes on unclaimed, as runs always did).
+    /// What a claim names its run by.
+    enum Claimant {
+        /// A run of the pipeline file at this real path: runs of one file may share their files.
+        case file(String)
+        /// A run of a pipeline given without a file (`convert`), named so: it shares with none.
+        case oneOff(String)
+
+        /// As the claim file keeps it, and messages name it: a path, or the name in quotes.
+        var text: String {
+            switch self {
+            case .file(let path): path
+            case .oneOff(let name): "\"\(name)\" (no pipeline file)"
+            }
+        }
+    }
+
+    /// Claims `outputs` for a run that `claimant` names (`fileName` in errors); nil when no
+    /// claim could be made, as where the folder cannot be written (the run then goes on
+    /// unclaimed, as runs always did).
     ///
-    /// - Throws: `PipelineFileError` naming a file this run would write that a live run of
-    ///   another pipeline file is writing, and that run's file and process.
+    /// - Throws: `PipelineFileError` naming a file this run would write that another live run
+    ///   is writing (not one of the same pipeline file), and that run's file and process.
     static func claim(
-        _ outputs: OutputPathRecords, pipelineFile: URL, fileName: String, environment: [String: String]
+        _ outputs: OutputPathRecords, claimant: Claimant, fileName: String, environment: [String: String]
     ) throws(PipelineFileError) -> RunClaim? {
         let folder = folder(environment: environment)
         mkdir(folder, 0o700)
-        let pipeline = WriteCheck.realPath(pipelineFile.path) ?? pipelineFile.path
+        let pipeline = claimant.text
         guard let claim = makeClaim(outputs, pipeline: pipeline, in: folder) else { return nil }
         let others = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
         for name in others where name.hasSuffix(".claim") && folder + "/" + name != claim.path {
-            guard let other = LiveClaim(path: folder + "/" + name), other.pipeline != pipeline else { continue }
+            guard let other = LiveClaim(path: folder + "/" + name) else { continue }
+            if case .file = claimant, other.pipeline == pipeline { continue }
             var shared: String?
             outputs.scan { digest, path in
                 if other.digests.contains(digest) { shared = path }
@@ -71,7 +88,7 @@ final class RunClaim: Sendable {
                             path: "outputs", location: nil,
                             message:
                                 "this run would write \(shared), which a run of \(other.pipeline) (process \(other.process)) is writing now: "
-                                + "two pipeline files may not write one file at once; wait for that run, or give their outputs different paths"
+                                + "runs of two pipelines may not write one file at once; wait for that run, or give their outputs different paths"
                         )
                     ])
             }

@@ -59,6 +59,39 @@ import Testing
         for run in [first, again, apart] { #expect(await run.collect().summary?.failed == 0) }
     }
 
+    @Test func aRunWithoutAFileThatNamesItselfClaimsAsARunOfAFileDoes() async throws {
+        // Given a.json running, and a one-off pipeline (as `convert` builds) writing one of its files
+        let directory = try folder(count: 30, pathA: "out/{stem}.webp", pathB: "out/{stem}.webp")
+        let claims = try TemporaryDirectory()
+        func oneOff(_ claimant: String?, inputs: String = "in/image-7.png") throws -> Pipeline {
+            let json = PipelineHarness.json(
+                inputs: [inputs], outputs: [#"{"name": "t", "encode": {"format": "webp", "effort": 6}, "path": "out/{stem}.webp"}"#])
+            var pipeline = try Pipeline(json: json, baseDirectory: directory.url, processors: .standard)
+            pipeline.environment = ["XDG_RUNTIME_DIR": claims.path]
+            pipeline.claimant = claimant
+            return pipeline
+        }
+        let first = try pipeline("a.json", in: directory, claims: claims).run()
+        // When it runs meanwhile, then it is refused, naming the file and a.json
+        #expect {
+            _ = try oneOff("pipeline convert").run()
+        } throws: { error in
+            "\(error)".contains("\(directory.path)/out/image-7.webp") && "\(error)".contains("a run of \(directory.path)/a.json")
+        }
+        #expect(await first.collect().summary?.succeeded == 30)
+        // And while one of all 30 runs, a run of a.json is refused in turn, naming it; and so is another one-off
+        let running = try oneOff("pipeline convert", inputs: "in/*.png").run(force: true)
+        #expect {
+            _ = try pipeline("a.json", in: directory, claims: claims).run()
+        } throws: { error in "\(error)".contains(#"a run of "pipeline convert" (no pipeline file)"#) }
+        #expect(throws: PipelineFileError.self) { _ = try oneOff("pipeline convert").run() }
+        #expect(await running.collect().summary?.failed == 0)
+        // A pipeline without a file that names no claimant claims nothing, as before
+        let unnamed = try oneOff(nil).run()
+        let alongside = try pipeline("a.json", in: directory, claims: claims).run()
+        for run in [unnamed, alongside] { #expect(await run.collect().summary?.failed == 0) }
+    }
+
     @Test func aClaimLeftByAProcessThatDiedIsRemovedAndBlocksNothing() async throws {
         // Given a claim on a.json's files by a run of b.json whose process is gone (no lock held)
         let directory = try folder(count: 2, pathA: "out/{stem}.webp", pathB: "out/{stem}.webp")
