@@ -163,6 +163,8 @@ extension PipelineCommand {
             let runner = try Run.parse(arguments)
             try await runner.run(pipeline, interruption: interruption)
             interruption.hand(to: ConvertStreams.ending(removing: streams.folder))
+            // One that came as the run ended, after it looked: nothing is sent.
+            if let signal = interruption.received { throw ExitCode.afterSignal(signal) }
             do {
                 try streams.sendOutput()
             } catch let error as POSIXError where error.code == .EPIPE {

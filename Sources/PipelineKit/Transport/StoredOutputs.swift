@@ -23,8 +23,8 @@ public final class StoredOutputs: Sendable {
         public let description: String
     }
 
-    /// The bytes of the object at `address`, read whole, at most `maxBytes`, when it is the
-    /// version `written` describes (the fingerprint a run kept with it, and the size); given
+    /// The bytes of `written`'s object, read whole, at most `maxBytes`, when it is the version
+    /// `written` describes (the fingerprint a run kept with it, and the size); given
     /// up, between attempts or during one, once `isCancelled` turns true. Blocking: call it off
     /// the cooperative pool.
     ///

@@ -61,6 +61,8 @@ import Testing
         let manifest = problems(
             #"{"version": 1, "inputs": ["in/*.jpg"], "manifest": 5, "outputs": [{"name": "o", "encode": {"format": "webp"}, "path": "out/{stem}.webp"}]}"#
         )
-        #expect(manifest.contains(#"manifest: expected a string or an object with "path", "urlPrefix", found an integer"#), "\(manifest)")
+        #expect(
+            manifest.contains(#"manifest: expected a string or an object with "path", "urlPrefix", "urlRoot", found an integer"#),
+            "\(manifest)")
     }
 }
