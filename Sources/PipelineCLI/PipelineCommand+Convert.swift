@@ -137,7 +137,8 @@ extension PipelineCommand {
                 return
             }
             // Its files are claimed as a pipeline file's run claims them: neither it nor such a run
-            // writes one at once with the other.
+            // writes one at once with the other. The run's refusals name the command, having no file.
+            pipeline = Pipeline(definition: pipeline.definition, fileName: "pipeline convert")
             pipeline.claimant = "pipeline convert"
             // Planned once here too, so that no input or a clashing output is told by its argument.
             let plan: RunPlan

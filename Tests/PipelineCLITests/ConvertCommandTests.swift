@@ -198,6 +198,38 @@ import Vips
         #expect(!directory.allFiles().contains { $0.hasPrefix("out/") })
     }
 
+    /// A convert to a file a run of a pipeline file is writing is refused, as a run of another
+    /// file is: the run would rename its own file over the one convert said it wrote.
+    @Test func aConvertToAFileARunIsWritingIsRefused() throws {
+        // Given a run of 30 images going, its claims in a folder of the test's
+        let directory = try TemporaryDirectory()
+        let image = try Fixtures.noise(width: 400, height: 300).encoded(suffix: ".png")
+        for index in 0..<30 { try directory.write(image, to: "in/image-\(index).png") }
+        let json = PipelineHarness.json(
+            inputs: ["in/*.png"], outputs: [#"{"name": "t", "encode": {"format": "webp", "effort": 6}, "path": "out/{stem}.webp"}"#])
+        try directory.write(Data(json.utf8), to: "p.json")
+        let claims = try TemporaryDirectory()
+        let environment = ["XDG_RUNTIME_DIR": claims.path]
+        let run = try BackgroundCommand(["run", "--quiet", "p.json"], in: directory.url, environment: environment)
+        defer { run.kill() }
+        let folder = claims.path + "/pipeline-runs-\(getuid())"
+        let claimed = { ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).contains { $0.hasSuffix(".claim") } }
+        for _ in 0..<500 where !claimed() { usleep(20_000) }
+        #expect(claimed(), "the run made no claim: the test proves nothing\n\(run.transcript)")
+
+        // When one of its files is converted to meanwhile
+        let converted = try CommandRunner.run(
+            ["convert", "in/image-7.png", "out/image-7.webp"], in: directory.url, environment: environment)
+
+        // Then convert is refused, naming itself, the file and the run's pipeline file
+        #expect(converted.status == 2)
+        #expect(
+            converted.standardError.hasPrefix("pipeline convert: error: outputs: this run would write ")
+                && converted.standardError.contains("out/image-7.webp, which a run of ")
+                && converted.standardError.contains("p.json"), "\(converted.standardError)")
+        #expect(run.waitForExit(timeout: 300) == 0, "\(run.transcript)")
+    }
+
     @Test func standardInputAndOutputAreReadAndWrittenAsDash() throws {
         let directory = try prepare()
         let photo = try Data(contentsOf: directory.url.appendingPathComponent("in/storm.jpg"))
