@@ -70,27 +70,12 @@ final class WarmBodies: Sendable {
     ///
     /// Blocks on the disk: not on the cooperative pool.
     static func wholeFile(at path: String, largest: Int64) -> (stamp: FileStamp, bytes: ByteBuffer)? {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { return nil }
-        defer { close(descriptor) }
-        guard let stamp = FileStamp(descriptor: descriptor), stamp.size <= largest else { return nil }
-        let size = Int(stamp.size)
-        var buffer = ByteBuffer()
-        buffer.reserveCapacity(size)
-        // Up to the size the descriptor was measured at, and one byte more to find a file that grew.
-        let read = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: size + 1) { raw -> Int in
-            var total = 0
-            while total < raw.count {
-                let count = pread(descriptor, raw.baseAddress! + total, raw.count - total, off_t(total))
-                if count < 0 && errno == EINTR { continue }
-                guard count > 0 else { break }
-                total += count
-            }
-            return total
-        }
-        // Written to while it was read: its bytes are not the version measured.
-        guard read == size, FileStamp(descriptor: descriptor) == stamp else { return nil }
-        return (stamp, buffer)
+        guard let file = OpenedFile(path: path), file.stamp.size <= largest,
+            let bytes = file.piece(at: 0, count: Int(file.stamp.size)),
+            // Written to while it was read: its bytes are not the version measured.
+            file.isUnchanged
+        else { return nil }
+        return (file.stamp, bytes)
     }
 
     private func keep(_ bytes: ByteBuffer, stamp: FileStamp, at path: String) {

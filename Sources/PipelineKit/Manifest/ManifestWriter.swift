@@ -26,11 +26,17 @@ final class ManifestWriter: Sendable {
     /// Whether the run makes only some of the plan's sources (`RunPlan.keeping(_:)`, a server's
     /// run for a request): the entries of the others are kept as the manifest has them.
     private let keepsOtherEntries: Bool
+    /// Each output's formats in the order it lists them, each once: the order of its entry's files.
+    private let formatOrders: [String: [EncoderSettings.Format]]
+    /// The path components of the manifest's folder and of `settings.urlRoot`, which each
+    /// file's path and URL are relative to.
+    private let manifestFolder: [String]
+    private let urlRoot: [String]
     /// Reads back the files the run put in object stores, to make their placeholders.
-    private let stored: StoredOutputs
-    private let state = Locked(State())
+    let stored: StoredOutputs
+    let state = Locked(State())
 
-    private struct State {
+    struct State {
         /// The entries made so far, from the first.
         var spool: ManifestSpool?
         /// Why they cannot be kept.
@@ -50,17 +56,11 @@ final class ManifestWriter: Sendable {
         var urlsOutsideRoot: String?
     }
 
-    /// The most outputs without placeholders the run's warnings name one by one.
-    static let namedMissingPlaceholders = 5
-
     /// Where manifests are written, one at a time in this process: runs of parts of one plan (a
     /// server's, one for each request) each read the manifest as it is and write it with their
     /// entries. A lane of its own, as the disk-bound stages have: a write blocks its thread for
     /// as long as the manifest is large, and runs waiting their turn hold no thread.
     static let lane = DispatchQueue(label: "pipeline.manifest")
-    /// The narrowest file placeholders are made from when the output has one as wide: ThumbHash
-    /// and BlurHash read at most 100 and 64 pixels, and need some to hold the image's shape.
-    static let placeholderSourceWidth = 32
 
     /// Runs of parts of a plan that have ended and wait to write, by the manifest's path, in
     /// the order they ended. The first write on the lane takes every waiting run's entries, so
@@ -78,6 +78,13 @@ final class ManifestWriter: Sendable {
         self.keepsOtherEntries = keepsOtherEntries
         self.stored = stored
         previous = PreviousManifest(path: settings.file.path)
+        var formatOrders: [String: [EncoderSettings.Format]] = [:]
+        for output in definition.outputs where !(formatOrders[output.name]?.contains(output.encoder.format) ?? false) {
+            formatOrders[output.name, default: []].append(output.encoder.format)
+        }
+        self.formatOrders = formatOrders
+        manifestFolder = settings.file.deletingLastPathComponent().standardizedFileURL.pathComponents
+        urlRoot = settings.urlRoot.standardizedFileURL.pathComponents
     }
 
     /// Makes and keeps the entries of one source's reports: one per listing that wrote something.
@@ -248,8 +255,7 @@ final class ManifestWriter: Sendable {
                 outputs[output.name] = ImageManifest.Output(formats: [], placeholders: nil, tiles: entry(for: pyramid, tiles))
                 continue
             }
-            let listed = definition.outputs.filter { $0.name == output.name }.map(\.encoder.format)
-            let formatOrder = listed.enumerated().filter { listed.firstIndex(of: $0.element) == $0.offset }.map(\.element)
+            let formatOrder = formatOrders[output.name] ?? []
             let own = written.filter { $0.art == nil }
             let formats = manifestFormats(own, order: formatOrder, output: output)
             let art = output.art.enumerated().compactMap { index, entry -> ImageManifest.Art? in
@@ -257,59 +263,13 @@ final class ManifestWriter: Sendable {
                 return formats.isEmpty
                     ? nil : ImageManifest.Art(media: entry.media, aspectRatio: entry.aspectRatio, sizes: entry.sizes, formats: formats)
             }
-            var placeholders: Placeholders?
-            var placeholdersFrom: String?
-            // From the output's own files: the placeholder stands in for the image an <img> shows.
-            // The smallest wide enough for it, else the widest: a 1 px file would give a blur of
-            // one colour, and a square ThumbHash for a wide photo. Of files of one size, AVIF
-            // last: the others decode sooner, and an AVIF sequence (an animated output) is read
-            // through libavif. The next is tried when one cannot be read.
-            let enough = max(output.placeholderSettings.lqipWidth, Self.placeholderSourceWidth)
-            let preference: (WrittenOutput, WrittenOutput) -> Bool = {
-                ($0.size.pixelCount, $0.format == .avif ? 1 : 0) < ($1.size.pixelCount, $1.format == .avif ? 1 : 0)
-            }
-            let candidates =
-                own.filter { $0.size.width >= enough }.sorted(by: preference)
-                + own.filter { $0.size.width < enough }.sorted { $0.size.pixelCount > $1.size.pixelCount }
-            if !output.placeholders.isEmpty, let first = candidates.first {
-                let recipe = output.placeholderSettings.recipe(for: output.placeholders)
-                let stamp = { (file: WrittenOutput) in file.fingerprint.map { "\($0) \(file.byteCount) \(recipe)" } }
-                let before = earlier?.outputs[output.name]
-                if written.allSatisfy(\.upToDate), let from = stamp(first), before?.placeholdersFrom == from,
-                    let kept = before?.placeholders
-                {
-                    (placeholders, placeholdersFrom) = (kept, from)
-                } else {
-                    var firstProblem: String?
-                    for candidate in candidates {
-                        do {
-                            let made = try madePlaceholders(of: candidate, for: output)
-                            (placeholders, placeholdersFrom) = (made, stamp(candidate))
-                            break
-                        } catch {
-                            firstProblem = firstProblem ?? "\(candidate.path): \(error)"
-                        }
-                    }
-                    if placeholders == nil, let firstProblem {
-                        noteMissingPlaceholders(
-                            "the manifest has no placeholders for output \"\(output.name)\" of \(source): none of its \(candidates.count) "
-                                + "files could be read (\(firstProblem))")
-                    }
-                }
-            }
+            let (placeholders, placeholdersFrom) = placeholders(
+                of: output, own: own, allUpToDate: written.allSatisfy(\.upToDate), before: earlier?.outputs[output.name], source: source)
             var entry = ImageManifest.Output(formats: formats, placeholders: placeholders, placeholdersFrom: placeholdersFrom)
             entry.art = art.isEmpty ? nil : art
             outputs[output.name] = entry
         }
         return ImageManifest.Input(source: source, width: size.width, height: size.height, outputs: outputs)
-    }
-
-    /// Keeps `warning` for the run's end, naming the first few outputs and counting the rest.
-    private func noteMissingPlaceholders(_ warning: String) {
-        state.withLock { state in
-            state.missingPlaceholderCount += 1
-            if state.missingPlaceholders.count < Self.namedMissingPlaceholders { state.missingPlaceholders.append(warning) }
-        }
     }
 
     /// The run's warnings from making entries: the outputs left without the placeholders they
@@ -327,32 +287,6 @@ final class ManifestWriter: Sendable {
                 + (unnamed > 0 ? ["the manifest has no placeholders for \(unnamed) more outputs, whose files could not be read"] : [])
                 + (outside.map { [$0] } ?? [])
         }
-    }
-
-    /// The placeholders `output` declares, made from its file `file`: read where it is, or, in an
-    /// object store, from a copy fetched to a temporary file, removed once they are made.
-    private func madePlaceholders(of file: WrittenOutput, for output: OutputDefinition) throws -> Placeholders {
-        guard ObjectStores.isObject(file.path) else {
-            return try Placeholders(
-                of: Self.placeholderSource(file, at: file.path), kinds: Set(output.placeholders), settings: output.placeholderSettings)
-        }
-        // The version the run wrote or found, as long as it was: another is another file.
-        let bytes = try stored.read(file, maxBytes: Int64(max(file.byteCount, 1)))
-        let folder = FileManager.default.temporaryDirectory.path
-        let copy = folder + "/.placeholder" + ImageWriter.temporaryMarker + UUID().uuidString
-        guard FileManager.default.createFile(atPath: copy, contents: bytes) else {
-            throw StoredOutputs.Failure(description: "\(file.path): its copy could not be kept in \(folder)")
-        }
-        defer { unlink(copy) }
-        return try Placeholders(
-            of: Self.placeholderSource(file, at: copy), kinds: Set(output.placeholders), settings: output.placeholderSettings)
-    }
-
-    /// The image of `file`, read at `path`, placeholders are made from: as libvips reads it, or,
-    /// for an AVIF sequence, which libvips does not read, its first frame.
-    private static func placeholderSource(_ file: WrittenOutput, at path: String) throws(VipsError) -> VipsImage {
-        guard file.format == .avif, VipsImage.isAVIFSequence(file: path) else { return try VipsImage.open(file: path) }
-        return try VipsImage.firstAVIFFrame(file: path, maxPixels: max(file.size.pixelCount, 1))
     }
 
     /// The files of `written` by format, in `order`, leaving out formats with none.
@@ -396,20 +330,19 @@ final class ManifestWriter: Sendable {
         if let object = ObjectLocation(path) {
             return (object.description, ImageManifest.File.url(prefix: settings.urlPrefix, path: object.key))
         }
-        let served = relativePath(path, to: settings.urlRoot)
+        let served = relativePath(path, to: urlRoot)
         // Above the folder the prefix serves: a browser takes `/img/../x` for `/x`, not this file.
         if served.hasPrefix("../"), !settings.urlPrefix.isEmpty {
             state.withLock { $0.urlsOutsideRoot = $0.urlsOutsideRoot ?? path }
         }
         return (
-            relativePath(path, to: settings.file.deletingLastPathComponent()),
+            relativePath(path, to: manifestFolder),
             ImageManifest.File.url(prefix: settings.urlPrefix, path: served)
         )
     }
 
-    /// `path` relative to `folder`, with `..` where it lies outside.
-    private func relativePath(_ path: String, to folder: URL) -> String {
-        let base = folder.standardizedFileURL.pathComponents
+    /// `path` relative to the folder of path components `base`, with `..` where it lies outside.
+    private func relativePath(_ path: String, to base: [String]) -> String {
         let target = URL(fileURLWithPath: path).standardizedFileURL.pathComponents
         var common = 0
         while common < base.count, common < target.count, base[common] == target[common] { common += 1 }

@@ -1,0 +1,87 @@
+import Foundation
+import Vips
+
+/// A manifest entry's placeholders: from which of the output's files, kept from the previous
+/// manifest or made again, and what the run says when none of the files can be read back.
+extension ManifestWriter {
+    /// The most outputs without placeholders the run's warnings name one by one.
+    static let namedMissingPlaceholders = 5
+
+    /// The narrowest file placeholders are made from when the output has one as wide: ThumbHash
+    /// and BlurHash read at most 100 and 64 pixels, and need some to hold the image's shape.
+    static let placeholderSourceWidth = 32
+
+    /// The placeholders `output` asks for, and `placeholdersFrom`, made from its own files `own`
+    /// (not its art crops): the placeholder stands in for the image an `<img>` shows. Kept from
+    /// `before`, the previous manifest's entry, when every file of the output is up to date
+    /// (`allUpToDate`) and the file they come from, the list and the settings are the same.
+    func placeholders(
+        of output: OutputDefinition, own: [WrittenOutput], allUpToDate: Bool, before: ImageManifest.Output?, source: String
+    ) -> (placeholders: Placeholders?, from: String?) {
+        // The smallest wide enough for it, else the widest: a 1 px file would give a blur of
+        // one colour, and a square ThumbHash for a wide photo. Of files of one size, AVIF
+        // last: the others decode sooner, and an AVIF sequence (an animated output) is read
+        // through libavif. The next is tried when one cannot be read.
+        let enough = max(output.placeholderSettings.lqipWidth, Self.placeholderSourceWidth)
+        let preference: (WrittenOutput, WrittenOutput) -> Bool = {
+            ($0.size.pixelCount, $0.format == .avif ? 1 : 0) < ($1.size.pixelCount, $1.format == .avif ? 1 : 0)
+        }
+        let candidates =
+            own.filter { $0.size.width >= enough }.sorted(by: preference)
+            + own.filter { $0.size.width < enough }.sorted { $0.size.pixelCount > $1.size.pixelCount }
+        guard !output.placeholders.isEmpty, let first = candidates.first else { return (nil, nil) }
+        let recipe = output.placeholderSettings.recipe(for: output.placeholders)
+        let stamp = { (file: WrittenOutput) in file.fingerprint.map { "\($0) \(file.byteCount) \(recipe)" } }
+        if allUpToDate, let from = stamp(first), before?.placeholdersFrom == from, let kept = before?.placeholders {
+            return (kept, from)
+        }
+        var firstProblem: String?
+        for candidate in candidates {
+            do {
+                return (try madePlaceholders(of: candidate, for: output), stamp(candidate))
+            } catch {
+                firstProblem = firstProblem ?? "\(candidate.path): \(error)"
+            }
+        }
+        if let firstProblem {
+            noteMissingPlaceholders(
+                "the manifest has no placeholders for output \"\(output.name)\" of \(source): none of its \(candidates.count) "
+                    + "files could be read (\(firstProblem))")
+        }
+        return (nil, nil)
+    }
+
+    /// Keeps `warning` for the run's end, naming the first few outputs and counting the rest.
+    private func noteMissingPlaceholders(_ warning: String) {
+        state.withLock { state in
+            state.missingPlaceholderCount += 1
+            if state.missingPlaceholders.count < Self.namedMissingPlaceholders { state.missingPlaceholders.append(warning) }
+        }
+    }
+
+    /// The placeholders `output` declares, made from its file `file`: read where it is, or, in an
+    /// object store, from a copy fetched to a temporary file, removed once they are made.
+    private func madePlaceholders(of file: WrittenOutput, for output: OutputDefinition) throws -> Placeholders {
+        guard ObjectStores.isObject(file.path) else {
+            return try Placeholders(
+                of: Self.placeholderSource(file, at: file.path), kinds: Set(output.placeholders), settings: output.placeholderSettings)
+        }
+        // The version the run wrote or found, as long as it was: another is another file.
+        let bytes = try stored.read(file, maxBytes: Int64(max(file.byteCount, 1)))
+        let folder = FileManager.default.temporaryDirectory.path
+        let copy = folder + "/.placeholder" + ImageWriter.temporaryMarker + UUID().uuidString
+        guard FileManager.default.createFile(atPath: copy, contents: bytes) else {
+            throw StoredOutputs.Failure(description: "\(file.path): its copy could not be kept in \(folder)")
+        }
+        defer { unlink(copy) }
+        return try Placeholders(
+            of: Self.placeholderSource(file, at: copy), kinds: Set(output.placeholders), settings: output.placeholderSettings)
+    }
+
+    /// The image of `file`, read at `path`, placeholders are made from: as libvips reads it, or,
+    /// for an AVIF sequence, which libvips does not read, its first frame.
+    private static func placeholderSource(_ file: WrittenOutput, at path: String) throws(VipsError) -> VipsImage {
+        guard file.format == .avif, VipsImage.isAVIFSequence(file: path) else { return try VipsImage.open(file: path) }
+        return try VipsImage.firstAVIFFrame(file: path, maxPixels: max(file.size.pixelCount, 1))
+    }
+}
