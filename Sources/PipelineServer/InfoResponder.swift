@@ -165,6 +165,7 @@ private struct InfoBody: Encodable {
     let blurhash: String?
     let thumbhash: String?
     let dominantColor: String?
+    let transparent: Bool?
 
     init(_ info: InputInfo) {
         width = info.width
@@ -176,6 +177,7 @@ private struct InfoBody: Encodable {
         blurhash = info.placeholders?.blurhash
         thumbhash = info.placeholders?.thumbhash
         dominantColor = info.placeholders?.dominantColor
+        transparent = info.placeholders?.transparent
     }
 }
 #endif

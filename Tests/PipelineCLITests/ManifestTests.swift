@@ -140,6 +140,38 @@ import Vips
         #expect(missing.status == 2 && missing.standardError.contains("no input \"nowhere.jpg\""))
     }
 
+    @Test func htmlPutsNoPlaceholderBehindATransparentImage() throws {
+        // Given a red disc on transparency (a logo) and a photo saved with an opaque alpha band,
+        // made with an LQIP and a dominant colour
+        let directory = try TemporaryDirectory()
+        let logo = try Fixtures.image(width: 120, height: 120, bands: 4) { x, y in
+            (x - 60) * (x - 60) + (y - 60) * (y - 60) < 40 * 40 ? [220, 30, 30, 255] : [0, 0, 0, 0]
+        }
+        try directory.write(try Fixtures.png(logo), to: "art/logo.png")
+        try directory.write(try Fixtures.png(try Fixtures.gradient(width: 120, height: 80, bands: 4)), to: "art/photo.png")
+        try directory.write(
+            Data(
+                """
+                {"version": 1, "name": "art", "inputs": ["art/*.png"],
+                 "manifest": {"path": "out/manifest.json", "urlPrefix": "/img/"},
+                 "outputs": [{"name": "web", "encode": {"format": "webp"}, "path": "out/{stem}.webp",
+                              "placeholders": ["lqip", "dominantColor"]}]}
+                """.utf8), to: "art.json")
+        let run = try CommandRunner.run(["run", "--quiet", directory.url.appendingPathComponent("art.json").path])
+        #expect(run.status == 0, "\(run.standardError)")
+        // Then the logo's placeholders say it is transparent, and its <img> has no background,
+        // while the photo's has its LQIP
+        let manifestPath = directory.url.appendingPathComponent("out/manifest.json")
+        let manifest = try ImageManifest.read(from: manifestPath)
+        #expect(manifest.input("art/logo.png")?.outputs["web"]?.placeholders?.transparent == true)
+        #expect(manifest.input("art/photo.png")?.outputs["web"]?.placeholders?.transparent == nil)
+        let logoHTML = try CommandRunner.run(["html", manifestPath.path, "logo.png"])
+        #expect(logoHTML.status == 0 && logoHTML.standardOutput.contains("<img "), "\(logoHTML.standardError)")
+        #expect(!logoHTML.standardOutput.contains("style="), "\(logoHTML.standardOutput)")
+        let photoHTML = try CommandRunner.run(["html", manifestPath.path, "photo.png"])
+        #expect(photoHTML.standardOutput.contains("background-image: url(data:image/webp;base64,"), "\(photoHTML.standardOutput)")
+    }
+
     @Test func htmlRefusesANameThatEndsSeveralInputsAndListsThem() throws {
         let directory = try TemporaryDirectory()
         try directory.write(try Fixtures.png(try Fixtures.gradient(width: 120, height: 80)), to: "coll/a/x.png")

@@ -119,6 +119,8 @@ import Vips
         // The placeholders' output is made for the PNGs only
         let card = Self.placeholdersOutput.replacingOccurrences(of: #""placeholders""#, with: #""inputs": ["in/**/*.png"], "placeholders""#)
         let json = PipelineHarness.json(inputs: ["in/**/*.jpg", "in/**/*.png"], outputs: [Self.thumb, card])
+        let cutout = try Fixtures.image(width: 40, height: 20, bands: 4) { x, _ in [90, 160, 30, x < 20 ? 255 : 0] }
+        try directory.write(try Fixtures.png(cutout), to: "in/cutout.png")
         try await withServer(json, in: directory) { server in
             let solid = try Self.json(try await server.request("/info/solid.png"))
             // sharp's dominant colour of (200, 100, 50): the centres of its bins
@@ -129,6 +131,9 @@ import Vips
             let expected = try Placeholders(of: image, kinds: [.blurhash, .dominantColor])
             #expect(alpha["blurhash"] as? String == expected.blurhash)
             #expect(alpha["dominantColor"] as? String == expected.dominantColor)
+            // An opaque alpha band lets nothing through; half a transparent image does
+            #expect(alpha["transparent"] == nil && solid["transparent"] == nil)
+            #expect(try Self.json(try await server.request("/info/cutout.png"))["transparent"] as? Bool == true)
             // The JPEG is left out of the output that declares them
             let turned = try Self.json(try await server.request("/info/turned.jpg"))
             #expect(turned["blurhash"] == nil && turned["dominantColor"] == nil)

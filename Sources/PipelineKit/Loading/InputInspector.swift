@@ -89,6 +89,7 @@ public struct InputInspector: Sendable {
                 throw ItemError(.processing, stage: .process, reason: "placeholders: \(error)", underlying: error)
             }
             for kind in group { made[kind] = values[kind] }
+            made.transparent = values.transparent
         }
         return made
     }

@@ -76,7 +76,8 @@ extension ImageManifest {
                     "lqip": {"type": "string", "pattern": "^data:image/webp;base64,"},
                     "blurhash": {"type": "string"},
                     "thumbhash": {"type": "string", "description": "ThumbHash bytes, base64."},
-                    "dominantColor": {"type": "string", "pattern": "^#[0-9a-f]{6}$"}
+                    "dominantColor": {"type": "string", "pattern": "^#[0-9a-f]{6}$"},
+                    "transparent": {"const": true, "description": "The image lets the page through somewhere: a placeholder behind it would stay visible."}
                   }
                 }
               }

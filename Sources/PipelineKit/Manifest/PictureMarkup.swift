@@ -2,8 +2,8 @@
 /// direction crop and format, with the crop's `width` and `height`, then a `<source>` per format
 /// but the last, and an `<img>` in the last format (the fallback) with its intrinsic `width` and
 /// `height` (so the page does not jump, whichever shape the browser picks), `srcset` and `sizes`,
-/// lazy loading and async decoding, and the placeholder, when there is one, as its background
-/// until the image arrives.
+/// lazy loading and async decoding, and the placeholder, when there is one and the image is
+/// opaque, as its background until the image arrives.
 public struct PictureMarkup: Sendable {
     /// The `sizes` attribute: how wide the image is shown, for the browser to pick a file.
     public var sizes: String
@@ -51,8 +51,10 @@ public struct PictureMarkup: Sendable {
         return lines.joined(separator: "\n") + "\n"
     }
 
-    /// The blurred tiny image when there is one (scaled to cover the box), else the dominant colour.
+    /// The blurred tiny image when there is one (scaled to cover the box), else the dominant
+    /// colour; none behind a transparent image, where nothing would hide it once it loads.
     private func placeholderStyle(_ placeholders: Placeholders?) -> String? {
+        guard placeholders?.transparent != true else { return nil }
         if let lqip = placeholders?.lqip {
             return "background-image: url(\(lqip)); background-size: cover; background-repeat: no-repeat"
         }

@@ -42,15 +42,19 @@ public struct PlaceholderSettings: Hashable, Sendable {
 
     /// What `kinds` are computed with, as text for a manifest's `placeholdersFrom`: the kinds in
     /// a fixed order, each with the settings it uses, so that placeholders are kept only for the
-    /// list and settings they were made with.
+    /// list and settings they were made with. It ends with `transparent`, which every list
+    /// records: placeholders made without it are made again.
     public func recipe(for kinds: [PlaceholderKind]) -> String {
-        PlaceholderKind.allCases.filter(kinds.contains).map { kind in
+        let ordered = PlaceholderKind.allCases.filter(kinds.contains)
+        guard !ordered.isEmpty else { return "" }
+        let settings = ordered.map { kind in
             switch kind {
             case .lqip: "lqip:\(lqipWidth)w:q\(lqipQuality)"
             case .blurhash: "blurhash:\(blurhashXComponents)x\(blurhashYComponents)"
             case .thumbhash, .dominantColor: kind.rawValue
             }
-        }.joined(separator: ",")
+        }
+        return (settings + ["transparent"]).joined(separator: ",")
     }
 
     static func check(_ name: String, _ value: Int, in range: ClosedRange<Int>, for kind: PlaceholderKind) throws(PlaceholderError) {

@@ -105,6 +105,35 @@ import Vips
         #expect(try placeholders() == afterSwap)
     }
 
+    @Test func placeholdersFromAManifestThatDidNotRecordTransparencyAreMadeAgain() async throws {
+        // Given a half-transparent image made with a manifest, which a version that did not
+        // record transparency wrote (its `placeholdersFrom` without it, and no `transparent`)
+        let directory = try TemporaryDirectory()
+        let image = try Fixtures.image(width: 64, height: 48, bands: 4) { x, _ in [200, 90, 40, x < 32 ? 255 : 0] }
+        try directory.write(try Fixtures.png(image), to: "in/logo.png")
+        let json = PipelineHarness.json(
+            inputs: ["in/*.png"],
+            outputs: [#"{"name": "t", "encode": {"format": "webp"}, "path": "out/{stem}.webp", "placeholders": ["dominantColor"]}"#],
+            extra: #""manifest": {"path": "out/manifest.json"}"#)
+        _ = try await PipelineHarness.run(json, in: directory)
+        let path = directory.url.appendingPathComponent("out/manifest.json")
+        var manifest = try ImageManifest.read(from: path)
+        var entry = try #require(manifest.inputs.first?.outputs["t"])
+        #expect(entry.placeholders?.transparent == true)
+        let recipe = try #require(entry.placeholdersFrom)
+        #expect(recipe.hasSuffix(",transparent"))
+        entry.placeholders?.transparent = nil
+        entry.placeholdersFrom = String(recipe.dropLast(",transparent".count))
+        manifest.inputs[0].outputs["t"] = entry
+        try JSONEncoder().encode(manifest).write(to: path)
+        // When the next run finds its file up to date
+        let (_, next) = try await PipelineHarness.run(json, in: directory)
+        #expect(next.outputsUpToDate == 1 && next.outputsWritten == 0)
+        // Then the placeholders are made again, and say the image is transparent
+        let after = try ImageManifest.read(from: path).inputs.first?.outputs["t"]
+        #expect(after?.placeholders?.transparent == true && after?.placeholdersFrom == recipe)
+    }
+
     @Test func anAnimationWrittenAsAVIFStillHasItsPlaceholders() async throws {
         // Given an animated GIF and a still photo, written as AVIF and WebP of one width, AVIF
         // first, and as AVIF alone (libvips reads no AVIF sequence)

@@ -219,13 +219,31 @@ struct PlaceholderTests {
         // When every placeholder is computed
         let placeholders = try Placeholders(of: image)
 
-        // Then each is there, under the kind's raw value, and decodes back the same
+        // Then each is there, under the kind's raw value, with `transparent` (half the image
+        // is), and decodes back the same
         for kind in PlaceholderKind.allCases { #expect(placeholders[kind] != nil, "\(kind)") }
         let data = try JSONEncoder().encode(placeholders)
-        let json = try #require(try JSONSerialization.jsonObject(with: data) as? [String: String])
-        #expect(Set(json.keys) == Set(PlaceholderKind.allCases.map(\.rawValue)))
-        #expect(json["thumbhash"] == placeholders.thumbhash)
+        let json = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        #expect(Set(json.keys) == Set(PlaceholderKind.allCases.map(\.rawValue) + ["transparent"]))
+        #expect(json["thumbhash"] as? String == placeholders.thumbhash && json["transparent"] as? Bool == true)
         #expect(try JSONDecoder().decode(Placeholders.self, from: data) == placeholders)
+    }
+
+    @Test func transparentIsSetOnlyWhenSomePixelIsNotOpaque() throws {
+        // Given an image without alpha, one with alpha opaque everywhere, and one with a single
+        // pixel's alpha a step below opaque
+        let opaque = try gradient(width: 40, height: 30)
+        let opaqueAlpha = try Fixtures.image(width: 40, height: 30, bands: 4) { x, y in [UInt8(x), UInt8(y), 9, 255] }
+        let onePixel = try Fixtures.image(width: 40, height: 30, bands: 4) { x, y in
+            [UInt8(x), UInt8(y), 9, x == 39 && y == 29 ? 254 : 255]
+        }
+        // Then only the last is transparent, with any kind asked for
+        for kind in PlaceholderKind.allCases {
+            #expect(try Placeholders(of: opaque, kinds: [kind]).transparent == nil, "\(kind)")
+            #expect(try Placeholders(of: opaqueAlpha, kinds: [kind]).transparent == nil, "\(kind)")
+            #expect(try Placeholders(of: onePixel, kinds: [kind]).transparent == true, "\(kind)")
+        }
+        #expect(try Placeholders(of: onePixel, kinds: []).transparent == nil)
     }
 
     @Test func noKindsComputesNothing() throws {
