@@ -13,9 +13,10 @@ import PipelineKit
 /// Requests for one file while its run is going (or waiting to go) wait for that run:
 /// concurrent identical requests are one job. Runs for other files of one input go one after
 /// another, so that each finds the files the one before made and its manifest entry names them
-/// all. At most `lanes` runs go at once, as a batch run
-/// keeps at most its in-flight window of inputs between its first stage and its last; up to
-/// `queueLimit` more wait their turn, and past that a request is refused, to be tried later.
+/// all; so do runs of plans a reload replaced (`RunTurns`). At most `lanes` runs go at once,
+/// over every plan, as a batch run keeps at most its in-flight window of inputs between its
+/// first stage and its last; up to `queueLimit` more wait their turn, and past that a request
+/// is refused, to be tried later.
 ///
 /// What the last run for each file of each local input reported is kept (`warmReport(for:)`):
 /// a request for that file whose input and file are as that run left them is answered from
@@ -28,6 +29,8 @@ actor InputMaker {
     /// The stage queues and the committer every run of this plan shares (and `/info` with them),
     /// so the file's stage widths bound the work of all requests together.
     nonisolated let stages: SharedStages
+    /// The lanes, and each source's last run, which every plan's maker shares.
+    private let turns: RunTurns
     /// Runs that may go at once.
     let lanes: Int
     /// Runs that may wait for a lane.
@@ -39,30 +42,18 @@ actor InputMaker {
     }
     /// A run going or waiting for a lane, and its reports once it has ended.
     ///
-    /// Requests wait for `ended`, not for the task: a request cancelled while it waits (the
+    /// Requests wait for `end`, not for the task: a request cancelled while it waits (the
     /// server stopping past its drain timeout) stops waiting at once, so its connection is
     /// closed then, while the run, cancelled too, finishes what is on a lane so that its files
     /// are whole or gone.
     private struct Job: Sendable {
         let task: Task<[ItemReport], Never>
-        /// The run's reports once it has ended (nil before), and the requests waiting for them.
-        let ended: WaitingRoom<[ItemReport]?, Void, [ItemReport]?>
-
-        /// The run's reports; nil when the calling task was cancelled first.
-        func reports() async -> [ItemReport]? {
-            await ended.wait((), cancellation: .init(nil)) { reports, waiters in
-                if let reports { waiters.letOutAll(with: reports) }
-            }
-        }
+        let end: RunEnd
     }
     /// The job of each source and file going or waiting.
     private var jobs: [JobKey: Job] = [:]
     /// `/info` reads going or waiting for a lane, which count against the queue as runs do.
     private var inspections = 0
-    /// The last job started for each source, which the next one for that source waits for.
-    private var lastJob: [Int: Job] = [:]
-    /// Runs going now, and the jobs waiting for a lane, first come first served.
-    private let lanesTaken = WaitingRoom<Int, Void, Void>(0)
     /// What a listing's file is, for the warm path: the listing and the file a run was for.
     private struct WarmKey: Hashable {
         let listing: InputFile
@@ -79,14 +70,15 @@ actor InputMaker {
     /// Where a run's failures go when no request is left to answer with them.
     private let logger: Logger
 
-    init(pipeline: Pipeline, plan: RunPlan, memory: SharedMemoryBudget, lanes: Int, queueLimit: Int, logger: Logger) {
+    init(pipeline: Pipeline, plan: RunPlan, memory: SharedMemoryBudget, turns: RunTurns, logger: Logger) {
         self.logger = logger
         self.pipeline = pipeline
         self.plan = plan
         self.memory = memory
+        self.turns = turns
         stages = SharedStages(pipeline)
-        self.lanes = max(1, lanes)
-        self.queueLimit = max(0, queueLimit)
+        lanes = max(1, plan.definition.inFlight)
+        queueLimit = max(0, plan.definition.serve.maxQueue)
         keepsReports =
             plan.definition.incremental && plan.definition.outputs.allSatisfy { $0.steps.allSatisfy { $0.resources.isEmpty } }
     }
@@ -115,29 +107,30 @@ actor InputMaker {
         } else {
             guard hasRoom else { throw Full() }
             let plan = self.plan.keeping(sourcesAt: [input.item], wanted: variant)
-            let local = plan.items.first.map(\.input).flatMap { $0.isRemote ? nil : $0.path }
-            let previous = lastJob[input.item]?.task
-            let ended = WaitingRoom<[ItemReport]?, Void, [ItemReport]?>(nil)
+            let source = self.plan.items[input.item].input
+            let local = source.isRemote ? nil : source.path
+            let end = RunEnd()
+            let previous = turns.follow(source.path, ending: end)
             let task = Task {
-                // One source's runs go in turn: each then reports (and its manifest entry names)
-                // the files the one before made. Waiting so holds no lane.
-                _ = await previous?.value
+                // One source's runs go in turn, whichever plan they are of: each then reports
+                // (and its manifest entry names) the files the one before made. Waiting so holds
+                // no lane.
+                _ = await previous?.reports()
                 let reports = await self.run(plan, for: variant, local: local)
-                self.end(key, ended: ended, with: reports)
+                self.end(key, source: source.path, at: end, with: reports)
                 return reports
             }
-            job = Job(task: task, ended: ended)
+            job = Job(task: task, end: end)
             jobs[key] = job
-            lastJob[input.item] = job
         }
-        return await job.reports()?.first { $0.input == input.listing }
+        return await job.end.reports()?.first { $0.input == input.listing }
     }
 
     /// The reports of a run of `plan` for `variant` (of a `local` input, or nil) on a lane, or
     /// none when the job was cancelled while it waited for one.
     private func run(_ plan: RunPlan, for variant: RunPlan.WantedFile?, local: String?) async -> [ItemReport] {
-        await takeLane()
-        defer { leaveLane() }
+        await turns.takeLane(limit: lanes)
+        defer { turns.leaveLane() }
         // Cancelled while it waited (the server stopping past its drain timeout): no run.
         guard !Task.isCancelled else { return [] }
         runsStarted += 1
@@ -148,18 +141,13 @@ actor InputMaker {
         return reports
     }
 
-    /// Forgets the job of `key` that waits on `ended`, which has ended with `reports`, and lets
-    /// its requests go. Failures no request is left to answer with (each gave up at
+    /// Forgets the job of `key` for `source` that ends at `end`, which has ended with `reports`,
+    /// and lets its requests go. Failures no request is left to answer with (each gave up at
     /// `serve.timeout`, or its client went away) are logged, so that their cause is seen.
-    private func end(_ key: JobKey, ended: WaitingRoom<[ItemReport]?, Void, [ItemReport]?>, with reports: [ItemReport]) {
-        if jobs[key]?.ended === ended { jobs[key] = nil }
-        if lastJob[key.item]?.ended === ended { lastJob[key.item] = nil }
-        let waited = ended.withLock { state, waiters in
-            defer { waiters.letOutAll(with: reports) }
-            state = reports
-            return !waiters.isEmpty
-        }
-        guard !waited else { return }
+    private func end(_ key: JobKey, source: String, at end: RunEnd, with reports: [ItemReport]) {
+        if jobs[key]?.end === end { jobs[key] = nil }
+        turns.ended(source, at: end)
+        guard !end.end(with: reports) else { return }
         for report in reports {
             for failure in report.failures {
                 logger.warning(
@@ -183,9 +171,9 @@ actor InputMaker {
     func inspection<Result: Sendable>(_ work: @Sendable () async throws -> Result) async throws -> Result {
         guard hasRoom else { throw Full() }
         inspections += 1
-        await takeLane()
+        await turns.takeLane(limit: lanes)
         defer {
-            leaveLane()
+            turns.leaveLane()
             inspections -= 1
         }
         return try await work()
@@ -224,32 +212,18 @@ actor InputMaker {
     /// Whether runs or `/info` reads are going or waiting.
     var isIdle: Bool { jobs.isEmpty && inspections == 0 }
 
-    /// Runs going now, and jobs waiting for a lane.
-    var counts: (going: Int, waiting: Int) { lanesTaken.withLock { going, waiting in (going, waiting.count) } }
+    /// Runs of this plan going or waiting (for a lane, or for a run of their source), for tests
+    /// to see a request's job before it runs.
+    var jobCount: Int { jobs.count }
+
+    /// Runs going now, and jobs waiting for a lane, of every plan.
+    nonisolated var counts: (going: Int, waiting: Int) { turns.counts }
 
     /// Keeps each listing's report of a run for `variant` that started with its source at
     /// `input` (nil: not a local file, or not kept), replacing what an earlier run reported.
     private func remember(_ reports: [ItemReport], input: FileStamp?, variant: RunPlan.WantedFile?) {
         for report in reports {
             warm[WarmKey(listing: report.input, variant: variant)] = input.flatMap { WarmReport(input: $0, report: report) }
-        }
-    }
-
-    private func takeLane() async {
-        let lanes = self.lanes
-        await lanesTaken.wait(()) { going, waiting in
-            // Only this job waits when a lane is free: `leaveLane` hands lanes to those waiting.
-            if going < lanes {
-                going += 1
-                waiting.letOutFirst(with: ())
-            }
-        }
-    }
-
-    private func leaveLane() {
-        lanesTaken.withLock { going, waiting in
-            // The lane is handed over, counted already.
-            if waiting.isEmpty { going -= 1 } else { waiting.letOutFirst(with: ()) }
         }
     }
 }

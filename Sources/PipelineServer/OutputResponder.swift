@@ -35,12 +35,10 @@ struct OutputResponder: Sendable {
     // `HTTPFields.Element` is swift-http-types' `HTTPField`, reached through what Hummingbird exports.
     static let sourceHeader = HTTPFields.Element.Name("X-Pipeline-Source")!
 
-    init(pipeline: Pipeline, plan: RunPlan, memory: SharedMemoryBudget, logger: Logger) {
+    init(pipeline: Pipeline, plan: RunPlan, memory: SharedMemoryBudget, turns: RunTurns, logger: Logger) {
         catalog = OutputCatalog(plan: plan)
         stored = StoredOutputs(pipeline: pipeline)
-        maker = InputMaker(
-            pipeline: pipeline, plan: plan, memory: memory, lanes: plan.definition.inFlight, queueLimit: plan.definition.serve.maxQueue,
-            logger: logger)
+        maker = InputMaker(pipeline: pipeline, plan: plan, memory: memory, turns: turns, logger: logger)
         cacheControl = plan.definition.serve.cacheControl
         clientHints = plan.definition.serve.clientHints
         makeAll = plan.definition.serve.makeAll

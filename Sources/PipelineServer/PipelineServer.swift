@@ -49,6 +49,9 @@ public struct PipelineServer: Service {
     /// The one budget every run the server starts draws on, across reloads: the runs of
     /// concurrent requests keep together within the limit a batch run keeps within.
     private let memory: SharedMemoryBudget
+    /// The lanes and each source's last run, across reloads: a plan's runs neither overlap an
+    /// earlier plan's for one source nor add to the runs that may go at once.
+    private let turns = RunTurns()
     /// What answers requests now; `reload(_:)` swaps it, and a request keeps the one it started with.
     private let current: Locked<ServerRoutes>
     /// What answers requests now.
@@ -99,7 +102,7 @@ public struct PipelineServer: Service {
         self.onListening = onListening
         self.onStopping = onStopping
         memory = pipeline.sharedMemoryBudget()
-        let routes = ServerRoutes(pipeline: pipeline, plan: plan, memory: memory, metrics: metrics, logger: logger)
+        let routes = ServerRoutes(pipeline: pipeline, plan: plan, memory: memory, turns: turns, metrics: metrics, logger: logger)
         current = Locked(routes)
         makers = Locked([WeakMaker(maker: routes.responder.maker)])
     }
@@ -113,7 +116,7 @@ public struct PipelineServer: Service {
     ///   before.
     public func reload(_ pipeline: Pipeline) throws(PipelineFileError) {
         let plan = try pipeline.plan()
-        let routes = ServerRoutes(pipeline: pipeline, plan: plan, memory: memory, metrics: metrics, logger: logger)
+        let routes = ServerRoutes(pipeline: pipeline, plan: plan, memory: memory, turns: turns, metrics: metrics, logger: logger)
         current.withLock { $0 = routes }
         makers.withLock { makers in
             makers = makers.filter { $0.maker != nil } + [WeakMaker(maker: routes.responder.maker)]

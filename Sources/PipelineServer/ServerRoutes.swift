@@ -16,8 +16,8 @@ struct ServerRoutes: Sendable {
     let info: InfoResponder
     private let router: RouterResponder<ServerRequestContext>
 
-    init(pipeline: Pipeline, plan: RunPlan, memory: SharedMemoryBudget, metrics: ServerMetrics, logger: Logger) {
-        let responder = OutputResponder(pipeline: pipeline, plan: plan, memory: memory, logger: logger)
+    init(pipeline: Pipeline, plan: RunPlan, memory: SharedMemoryBudget, turns: RunTurns, metrics: ServerMetrics, logger: Logger) {
+        let responder = OutputResponder(pipeline: pipeline, plan: plan, memory: memory, turns: turns, logger: logger)
         let info = InfoResponder(pipeline: pipeline, plan: plan, catalog: responder.catalog, maker: responder.maker)
         self.info = info
         let signature = plan.definition.serve.signing.map(URLSignature.init)
@@ -30,7 +30,7 @@ struct ServerRoutes: Sendable {
                 status: .ok, headers: [.contentType: "text/plain; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: "ok\n")))
         }
         router.get("/metrics") { _, _ in
-            let text = metrics.text(runs: await responder.maker.counts)
+            let text = metrics.text(runs: responder.maker.counts)
             return Response(
                 status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
                 body: .init(byteBuffer: ByteBuffer(bytes: text)))

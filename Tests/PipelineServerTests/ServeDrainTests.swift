@@ -54,7 +54,7 @@ import Vips
                 return "\(error)"
             }
         }
-        try await waitUntil("the run takes its lane") { await server.maker.counts.going == 1 }
+        try await waitUntil("the run takes its lane") { server.maker.counts.going == 1 }
 
         // When the server stops
         let stopped = Locked(false)

@@ -46,7 +46,7 @@ import Vips
             let held = Task.detached { try await server.request("/thumb/\(remote)", timeout: 900) }
             try await waitUntil("the server fetches the held input") { !origin.requests(for: "/photo.jpg").isEmpty }
             let queued = Task.detached { try await server.request("/thumb/a.jpg", timeout: 900) }
-            try await waitUntil("the second input waits") { await server.maker.counts.waiting == 1 }
+            try await waitUntil("the second input waits") { server.maker.counts.waiting == 1 }
 
             // When a third input is asked for, it is refused for now
             let refused = try await server.request("/thumb/sub/b.jpg")
@@ -69,9 +69,9 @@ import Vips
         try await withOneLaneAndAHeldOrigin { server, remote, origin, release in
             let held = Task.detached { try await server.request("/info/\(remote)", timeout: 900) }
             try await waitUntil("the server fetches the held input") { !origin.requests(for: "/photo.jpg").isEmpty }
-            #expect(await server.maker.counts.going == 1)
+            #expect(server.maker.counts.going == 1)
             let queued = Task.detached { try await server.request("/info/a.jpg", timeout: 900) }
-            try await waitUntil("the second read waits") { await server.maker.counts.waiting == 1 }
+            try await waitUntil("the second read waits") { server.maker.counts.waiting == 1 }
 
             // When a run is asked for, and another read, each is refused for now
             for path in ["/thumb/sub/b.jpg", "/info/sub/b.jpg"] {
@@ -113,6 +113,46 @@ import Vips
             let metrics = String(decoding: try await running.request("/metrics").body, as: UTF8.self)
             #expect(metrics.contains(#"pipeline_serve_requests_total{output="thumb",status="404"} 1"#), "\(metrics)")
             #expect(metrics.contains(#"pipeline_serve_requests_total{output="thumb",status="200"} 2"#), "\(metrics)")
+        }
+    }
+
+    @Test func aReloadWhileARunGoesLetsTheNewPlansRunsForItsSourceWaitForIt() async throws {
+        // Given a photo with two outputs, one of which waits in a step until the test lets it go,
+        // and a request for it, whose run is going
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 48, height: 32)), to: "in/photo.jpg")
+        let release = directory.path + "/release"
+        let held = #"{"sleep": {"seconds": 0, "input": "photo", "after": "\#(release)"}}"#
+        let json = PipelineHarness.json(
+            inputs: ["in/*.jpg"],
+            outputs: [
+                #"{"name": "held", "steps": [\#(held)], "encode": {"format": "webp"}, "path": "out/{stem}.webp"}"#,
+                #"{"name": "quick", "encode": {"format": "jpeg"}, "path": "out/{stem}-quick.jpg"}"#,
+            ], extra: #""manifest": {"path": "out/manifest.json"}"#)
+        let processors = ProcessorRegistry.standard.adding(SleepingProcessor.self)
+        try await withServer(json, in: directory, processors: processors) { server in
+            let first = Task { try await server.request("/held/photo.jpg") }
+            try await waitUntil("the run takes its lane") { server.maker.counts.going == 1 }
+
+            // When the server reloads (as SIGHUP, or a change in the inputs' folder, does), and
+            // the same file and the photo's other file are asked for
+            try server.server.reload(try RunningServer.pipeline(json, in: directory, processors: processors))
+            let replacing = server.server.responder.maker
+            #expect(replacing !== server.maker)
+            let again = Task { try await server.request("/held/photo.jpg") }
+            let other = Task { try await server.request("/quick/photo.jpg") }
+            try await waitUntil("both requests have their jobs") { await replacing.jobCount == 2 }
+            #expect(await replacing.runsStarted == 0, "a run of the new plan went beside the old plan's for one source")
+            #expect(FileManager.default.createFile(atPath: release, contents: nil))
+
+            // Then the new plan's runs waited for the old one: the same file was made once (the
+            // second request found it up to date), and the photo's manifest entry names both files
+            let answers = [try await first.value, try await again.value, try await other.value]
+            #expect(answers.map(\.status) == [200, 200, 200])
+            #expect(answers.map { $0.header("X-Pipeline-Source") } == ["made", "disk", "made"])
+            let manifest = try ImageManifest.read(from: directory.url.appendingPathComponent("out/manifest.json"))
+            let outputs = try #require(manifest.inputs.first?.outputs)
+            #expect(Set(outputs.keys) == ["held", "quick"], "\(outputs.keys)")
         }
     }
 

@@ -30,7 +30,7 @@ import Vips
         #expect(refused.status == 503, "\(String(decoding: refused.body, as: UTF8.self))")
         #expect(refused.header("Retry-After") == "1")
         #expect(String(decoding: refused.body, as: UTF8.self).contains("not ready within serve.timeout (1s)"))
-        try await waitUntil("the run holds its lane") { await server.maker.counts.going == 1 }
+        try await waitUntil("the run holds its lane") { server.maker.counts.going == 1 }
         #expect(!FileManager.default.fileExists(atPath: directory.path + "/out/photo.webp"))
 
         // and once the step is let go, the run ends with the file, which the next request gets from disk
@@ -54,7 +54,7 @@ import Vips
         let server = try await RunningServer(json, in: directory, drainTimeout: .seconds(1))
         let refused = try await server.request("/thumb/127.0.0.1_\(origin.port)/photo.jpg")
         #expect(refused.status == 503, "\(String(decoding: refused.body, as: UTF8.self))")
-        try await waitUntil("the run holds its lane") { await server.maker.counts.going == 1 }
+        try await waitUntil("the run holds its lane") { server.maker.counts.going == 1 }
 
         // When the server stops
         let stopped = Locked(false)

@@ -121,9 +121,9 @@ extension RunningServer {
 /// Runs `body` with a server of `json`, stopping the server afterwards whatever `body` does.
 func withServer<Result>(
     _ json: String, in directory: TemporaryDirectory, settings: PipelineServer.Settings = .init(port: 0),
-    _ body: (RunningServer) async throws -> Result
+    processors: ProcessorRegistry = .standard, _ body: (RunningServer) async throws -> Result
 ) async throws -> Result {
-    let server = try await RunningServer(json, in: directory, settings: settings)
+    let server = try await RunningServer(json, in: directory, settings: settings, processors: processors)
     do {
         let result = try await body(server)
         try await server.stop()

@@ -1,0 +1,77 @@
+#if Server
+import PipelineKit
+import Vips
+
+/// What the `InputMaker` of every plan the server has had shares: the lanes runs go on, and the
+/// last run started for each source, which the next run for that source waits for. A reload
+/// (SIGHUP, or a change in the inputs' folders) while runs go then neither lets more runs go at
+/// once than `inFlight` allows nor lets two runs for one source overlap: a request after it
+/// waits for the run an earlier plan has going for its source, and finds that run's files up to
+/// date, which its input's manifest entry then names with its own.
+final class RunTurns: Sendable {
+    /// Runs going now, and the jobs waiting for a lane, first come first served.
+    private let lanes = WaitingRoom<Int, Void, Void>(0)
+    /// The end of the last run started for each source, by the source's path or URL.
+    private let lastRun = Locked<[String: RunEnd]>([:])
+
+    /// A run for `source` that ends at `end` is the last one now: the end of the one before it,
+    /// which it is to wait for, or nil.
+    func follow(_ source: String, ending end: RunEnd) -> RunEnd? {
+        lastRun.withLock { last in
+            defer { last[source] = end }
+            return last[source]
+        }
+    }
+
+    /// The run for `source` that ends at `end` has ended: the next one for it need not wait.
+    func ended(_ source: String, at end: RunEnd) {
+        lastRun.withLock { last in
+            if last[source] === end { last[source] = nil }
+        }
+    }
+
+    /// Waits for a lane: one of `limit`, the number the caller's plan allows.
+    func takeLane(limit: Int) async {
+        await lanes.wait(()) { going, waiting in
+            // Only this job waits when a lane is free: `leaveLane` hands lanes to those waiting.
+            if going < limit {
+                going += 1
+                waiting.letOutFirst(with: ())
+            }
+        }
+    }
+
+    /// Gives a lane back, to the first job waiting when there is one.
+    func leaveLane() {
+        lanes.withLock { going, waiting in
+            // The lane is handed over, counted already.
+            if waiting.isEmpty { going -= 1 } else { waiting.letOutFirst(with: ()) }
+        }
+    }
+
+    /// Runs going now, and jobs waiting for a lane, of every plan.
+    var counts: (going: Int, waiting: Int) { lanes.withLock { going, waiting in (going, waiting.count) } }
+}
+
+/// The end of one run: its reports once it has ended (nil before), and the requests (and the
+/// next run for its source) waiting for them.
+final class RunEnd: Sendable {
+    private let room = WaitingRoom<[ItemReport]?, Void, [ItemReport]?>(nil)
+
+    /// The run's reports; nil when the calling task was cancelled first.
+    func reports() async -> [ItemReport]? {
+        await room.wait((), cancellation: .init(nil)) { reports, waiters in
+            if let reports { waiters.letOutAll(with: reports) }
+        }
+    }
+
+    /// Ends the run with `reports`, letting everyone waiting go. Returns whether anyone waited.
+    func end(with reports: [ItemReport]) -> Bool {
+        room.withLock { state, waiters in
+            defer { waiters.letOutAll(with: reports) }
+            state = reports
+            return !waiters.isEmpty
+        }
+    }
+}
+#endif
