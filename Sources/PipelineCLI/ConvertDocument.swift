@@ -31,6 +31,7 @@ struct ConvertDocument {
         ("outputs[0].encode", "--format"),
         ("outputs[0].path", "OUT"),
         ("decompress.allowUntrusted", "--allow-untrusted"),
+        ("decompress.maxPixels", "--max-pixels"),
         ("inputs", "IN"),
     ]
 
@@ -127,9 +128,12 @@ struct ConvertDocument {
         var output: [String: Any] = ["name": "convert", "encode": encode, "path": path]
         if !resize.isEmpty { output["steps"] = [["resize": resize]] }
         var document: [String: Any] = ["version": PipelineFormat.version, "name": "convert", "inputs": command.inputs, "outputs": [output]]
+        var decompress: [String: Any] = [:]
         if let formats = command.allowUntrusted {
-            document["decompress"] = ["allowUntrusted": formats.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }]
+            decompress["allowUntrusted"] = formats.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
         }
+        if let maxPixels = command.maxPixels { decompress["maxPixels"] = try Self.positiveInteger(maxPixels, flag: "--max-pixels") }
+        if !decompress.isEmpty { document["decompress"] = decompress }
         self.document = document
     }
 
@@ -210,6 +214,14 @@ struct ConvertDocument {
             message.insert(contentsOf: ", or a point X,Y", at: suggestion)
         }
         return "\(match.flag): \(message)"
+    }
+
+    /// A run's failure as `convert` says it: a setting the failure names is named by its flag, as
+    /// a convert user has no file to set it in (`add "svg" to --allow-untrusted`).
+    static func describe(failure: String) -> String {
+        flags.filter { $0.path.hasPrefix("decompress.") }.reduce(failure) { text, setting in
+            text.replacingOccurrences(of: setting.path, with: setting.flag)
+        }
     }
 
     /// Whether IN is a glob: a path, not a URL, with a wildcard or a brace.

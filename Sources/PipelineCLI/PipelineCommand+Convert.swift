@@ -75,6 +75,13 @@ extension PipelineCommand {
                 valueName: "formats"))
         var allowUntrusted: String?
 
+        @ArgumentParser.Option(
+            parsing: .unconditional,
+            help: ArgumentHelp(
+                "The most pixels an input may have, every frame counted (decompress.maxPixels; default: \(StageDefaults.maxPixels)).",
+                valueName: "n"))
+        var maxPixels: String?
+
         @Flag(help: "Print the pipeline file this command stands for (JSON) instead of running it.")
         var printPipeline = false
 
@@ -162,7 +169,7 @@ extension PipelineCommand {
             if verbose { arguments.append("--verbose") }
             if json { arguments.append("--json") }
             let runner = try Run.parse(arguments)
-            try await runner.run(pipeline, interruption: interruption)
+            try await runner.run(pipeline, interruption: interruption, describingFailures: ConvertDocument.describe(failure:))
             interruption.hand(to: ConvertStreams.ending(removing: streams.folder))
             // One that came as the run ended, after it looked: nothing is sent.
             if let signal = interruption.received { throw ExitCode.afterSignal(signal) }

@@ -65,8 +65,11 @@ extension PipelineCommand {
 
         /// Runs a pipeline already loaded, as `run` does a file's: `convert` runs the one it builds,
         /// with the signal handling it set up before (`given`), which the run takes over while it
-        /// goes and leaves to it after.
-        func run(_ loaded: Pipeline, interruption given: Interruption? = nil) async throws {
+        /// goes and leaves to it after, and its own words for the failures it prints
+        /// (`describingFailures`).
+        func run(
+            _ loaded: Pipeline, interruption given: Interruption? = nil, describingFailures: @escaping (String) -> String = { $0 }
+        ) async throws {
             let logger = makeLogger(level: logLevel)
             var pipeline = loaded
             memory.apply(to: &pipeline)
@@ -106,7 +109,7 @@ extension PipelineCommand {
 
             let output = RunOutput(
                 mode: json ? .json : quiet ? .quiet : .progress, verbose: verbose, logger: logger, run: run,
-                baseDirectory: pipeline.definition.baseDirectory)
+                baseDirectory: pipeline.definition.baseDirectory, describingFailures: describingFailures)
             var summary: RunSummary?
             for await event in run {
                 output.handle(event)

@@ -18,14 +18,21 @@ final class RunOutput {
     private let verbose: Bool
     private let logger: Logger
     private let progress: ProgressDisplay?
+    /// A failure's line as the command says it.
+    private let describingFailures: (String) -> String
     /// Where the outputs written or up to date are, for the summary.
     private(set) var locations: OutputLocations
     /// The qualities quality targets chose, for the summary.
     private(set) var chosenQualities = ChosenQualities()
 
-    /// `baseDirectory`: the pipeline file's folder, which the outputs' paths are relative to.
-    init(mode: Mode, verbose: Bool, logger: Logger, run: PipelineRun, baseDirectory: URL) {
+    /// `baseDirectory`: the pipeline file's folder, which the outputs' paths are relative to;
+    /// `describingFailures` words the failures printed for people.
+    init(
+        mode: Mode, verbose: Bool, logger: Logger, run: PipelineRun, baseDirectory: URL,
+        describingFailures: @escaping (String) -> String = { $0 }
+    ) {
         self.mode = mode
+        self.describingFailures = describingFailures
         locations = OutputLocations(baseDirectory: baseDirectory)
         self.verbose = verbose
         self.logger = logger
@@ -83,7 +90,7 @@ final class RunOutput {
             break
         case .itemCompleted(let report):
             // Failures always reach standard error, whatever the mode and log level.
-            for failure in report.failures { printAboveProgress("failed: \(failure)") }
+            for failure in report.failures { printAboveProgress("failed: " + describingFailures("\(failure)")) }
             for warning in report.written.flatMap(\.warnings) { printAboveProgress("warning: \(warning)") }
             if verbose, mode != .json { printWritten(report.written) }
             progress?.completed(succeeded: report.succeeded)

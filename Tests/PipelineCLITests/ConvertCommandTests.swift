@@ -279,18 +279,43 @@ import Vips
         }
     }
 
-    /// An SVG is read only when named, as a pipeline file names it in `decompress.allowUntrusted`.
+    /// An SVG is read only when named, as a pipeline file names it in `decompress.allowUntrusted`;
+    /// the refusal names the flag, as a convert user has no file to set it in.
     @Test func allowUntrustedLetsAnSVGBeRead() throws {
         let directory = try prepare()
         let svg = #"<svg xmlns="http://www.w3.org/2000/svg" width="60" height="40"><rect width="60" height="40" fill="red"/></svg>"#
         try directory.write(Data(svg.utf8), to: "logo.svg")
         let refused = try CommandRunner.run(["convert", "logo.svg", "out/logo.png"], in: directory.url)
-        #expect(refused.status == 1 && refused.standardError.contains("allowUntrusted"), "\(refused.standardError)")
+        #expect(refused.status == 1 && refused.standardError.contains(#"add "svg" to --allow-untrusted"#), "\(refused.standardError)")
+        #expect(!refused.standardError.contains("decompress."), "\(refused.standardError)")
         let read = try CommandRunner.run(["convert", "logo.svg", "out/logo.png", "--allow-untrusted", "svg"], in: directory.url)
         #expect(read.status == 0, "\(read.standardError)")
         #expect(try size(directory.url.appendingPathComponent("out/logo.png").path) == (60, 40))
         let unknown = try CommandRunner.run(["convert", "logo.svg", "out/x.png", "--allow-untrusted", "svgz"], in: directory.url)
         #expect(unknown.status == 2 && unknown.standardError.contains("--allow-untrusted"), "\(unknown.standardError)")
+    }
+
+    /// `--max-pixels` sets the decoder's limit, which a refusal names by the flag.
+    @Test func maxPixelsSetsTheLimitARefusalNames() throws {
+        let directory = try prepare()
+        let refused = try CommandRunner.run(["convert", "in/dune.jpg", "out/dune.webp", "--max-pixels", "1000"], in: directory.url)
+        #expect(refused.status == 1 && refused.standardError.contains("more than --max-pixels (1000)"), "\(refused.standardError)")
+        #expect(!FileManager.default.fileExists(atPath: directory.path + "/out/dune.webp"))
+        let (width, height) = try size(directory.path + "/in/dune.jpg")
+        let allowed = try CommandRunner.run(
+            ["convert", "in/dune.jpg", "out/dune.webp", "--max-pixels", "\(width * height)"], in: directory.url)
+        #expect(allowed.status == 0, "\(allowed.standardError)")
+        let printed = try CommandRunner.run(
+            ["convert", "in/dune.jpg", "out/x.webp", "--max-pixels", "5000", "--print-pipeline"], in: directory.url)
+        #expect(printed.standardOutput.contains(#""maxPixels" : 5000"#), "\(printed.standardOutput)")
+        for value in ["0", "lots"] {
+            let wrong = try CommandRunner.run(["convert", "in/dune.jpg", "out/x.webp", "--max-pixels", value], in: directory.url)
+            #expect(
+                wrong.status == 2 && wrong.standardError.contains("error: --max-pixels: expected a positive integer"),
+                "\(wrong.standardError)")
+        }
+        let tooMany = try CommandRunner.run(["convert", "in/dune.jpg", "out/x.webp", "--max-pixels", "9999999999"], in: directory.url)
+        #expect(tooMany.status == 2 && tooMany.standardError.contains("error: --max-pixels: "), "\(tooMany.standardError)")
     }
 
     @Test func aFolderAsINIsRefusedWithAGlobToGiveInstead() throws {
