@@ -11,12 +11,15 @@ extension OutputResponder {
     /// The largest file read whole: far above any image a pipeline writes.
     static let largestFile: Int64 = 1 << 30
 
-    /// What an answer with `written` sends: a large file on the disk a piece at a time, from the
-    /// descriptor it was measured on, so that clients taking it at once do not each hold it
-    /// whole; anything else read whole (`body(of:stamp:deadline:context:)`).
+    /// What an answer with `written` sends: a large file a piece at a time, on the disk from the
+    /// descriptor it was measured on, in a store by ranged reads, so that clients taking it at
+    /// once do not each hold it whole; anything else read whole (`body(of:stamp:deadline:context:)`).
     func responseBody(
         of written: WrittenOutput, stamp: FileStamp?, deadline: AnswerDeadline, context: some RequestContext
     ) async throws(ServeError) -> ResponseBody {
+        if ObjectStores.isObject(written.path), written.byteCount > Self.storedPieceBytes {
+            return try await storedInPieces(written, deadline: deadline, context: context)
+        }
         guard written.byteCount > WarmBodies.largestFile, !ObjectStores.isObject(written.path) else {
             return .inPieces(try await body(of: written, stamp: stamp, deadline: deadline, context: context))
         }
@@ -74,10 +77,7 @@ extension ResponseBody {
     static func inPieces(_ bytes: ByteBuffer) -> ResponseBody {
         guard bytes.readableBytes > pieceBytes else { return ResponseBody(byteBuffer: bytes) }
         return ResponseBody(contentLength: bytes.readableBytes) { writer in
-            var rest = bytes
-            while rest.readableBytes > 0, let piece = rest.readSlice(length: min(pieceBytes, rest.readableBytes)) {
-                try await writer.write(piece)
-            }
+            try await writer.writeInPieces(bytes)
             try await writer.finish(nil)
         }
     }
@@ -105,6 +105,15 @@ extension ResponseBody {
             }
             guard file.isUnchanged else { throw OpenedFile.Changed(path: file.path) }
             try await writer.finish(nil)
+        }
+    }
+}
+extension ResponseBodyWriter {
+    /// Writes `bytes` a piece of `ResponseBody.pieceBytes` at a time (see `ResponseBody.inPieces`).
+    mutating func writeInPieces(_ bytes: ByteBuffer) async throws {
+        var rest = bytes
+        while rest.readableBytes > 0, let piece = rest.readSlice(length: min(ResponseBody.pieceBytes, rest.readableBytes)) {
+            try await write(piece)
         }
     }
 }

@@ -1,5 +1,6 @@
 #if Server
 import Dispatch
+import Foundation
 import Hummingbird
 import PipelineKit
 
@@ -8,19 +9,70 @@ import PipelineKit
 /// a batch run does), and the answer is read back from the bucket. Replicas that share the
 /// bucket so make each file once between them.
 extension OutputResponder {
-    /// The bytes of `written`, an object in a store, read whole on a thread of their own (the
-    /// read blocks), and given up at `deadline`. A store that cannot give them is a passing
-    /// state: another request finds the object again, or makes it.
+    /// The bytes of `written`, an object in a store, read whole (`storedRead`).
     func storedBytes(of written: WrittenOutput, deadline: AnswerDeadline, context: some RequestContext) async throws(ServeError)
         -> ByteBuffer
     {
-        let stored = self.stored
-        let read = await runBlocking(on: .global(qos: .userInitiated)) {
-            Result { () throws(StoredOutputs.Failure) in
-                try stored.read(written, maxBytes: Self.largestFile, isCancelled: { deadline.hasPassed })
-            }
+        try await storedRead(of: written, deadline: deadline, context: context) { stored, isCancelled throws(StoredOutputs.Failure) in
+            try stored.read(written, maxBytes: Self.largestFile, isCancelled: isCancelled)
         }
-        switch read {
+    }
+
+    /// The bytes of one ranged read of an object: a store's round trip is far slower than a
+    /// disk's read, and a piece this large keeps their number small while clients taking one
+    /// object at once hold a piece each, not the object.
+    static let storedPieceBytes = 4 << 20
+
+    /// The body of `written`, an object larger than a piece, sent by ranged reads: the first
+    /// read (and its check that the object is the version the run reported) before the answer
+    /// starts, given up at `deadline`, so that a store that cannot give it is a 503; each next
+    /// piece checked as it is read, and a version put since ending the answer short, so that
+    /// the client cannot take two versions' bytes for one.
+    func storedInPieces(_ written: WrittenOutput, deadline: AnswerDeadline, context: some RequestContext) async throws(ServeError)
+        -> ResponseBody
+    {
+        let size = written.byteCount
+        let pieceBytes = Self.storedPieceBytes
+        let first = try await storedRead(of: written, deadline: deadline, context: context) {
+            stored, isCancelled throws(StoredOutputs.Failure) in
+            try stored.read(written, bytes: 0..<pieceBytes, isCancelled: isCancelled)
+        }
+        let (stored, logger) = (self.stored, context.logger)
+        return ResponseBody(contentLength: size) { writer in
+            var piece = first
+            var offset = 0
+            while true {
+                try await writer.writeInPieces(piece)
+                offset += piece.readableBytes
+                guard offset < size else { break }
+                let range = offset..<min(offset + pieceBytes, size)
+                let read = await runBlocking(on: .global(qos: .userInitiated)) {
+                    Result { () throws(StoredOutputs.Failure) in try stored.read(written, bytes: range) }
+                }
+                switch read {
+                case .success(let bytes):
+                    piece = ByteBuffer(bytes: bytes)
+                case .failure(let failure):
+                    logger.warning("a stored file could not be read to its end", metadata: ["reason": "\(failure.description)"])
+                    throw failure
+                }
+            }
+            try await writer.finish(nil)
+        }
+    }
+
+    /// What `read` gives on a thread of its own (a store's read blocks), given up at `deadline`.
+    /// A store that cannot give it is a passing state: another request finds the object again,
+    /// or makes it.
+    private func storedRead(
+        of written: WrittenOutput, deadline: AnswerDeadline, context: some RequestContext,
+        _ read: @escaping @Sendable (StoredOutputs, _ isCancelled: @escaping @Sendable () -> Bool) throws(StoredOutputs.Failure) -> Data
+    ) async throws(ServeError) -> ByteBuffer {
+        let stored = self.stored
+        let result = await runBlocking(on: .global(qos: .userInitiated)) {
+            Result { () throws(StoredOutputs.Failure) in try read(stored, { deadline.hasPassed }) }
+        }
+        switch result {
         case .success(let bytes):
             return ByteBuffer(bytes: bytes)
         case .failure where deadline.hasPassed:

@@ -16,7 +16,9 @@ struct ServeReplicasTests {
         """
 
     /// A replica: `pipeline serve` of the file in a folder of its own, with the bucket's credentials.
-    static func replica(of moto: MotoServer) throws -> (command: BackgroundCommand, port: Int, folder: TemporaryDirectory) {
+    static func replica(of moto: MotoServer, serving json: String = json) throws -> (
+        command: BackgroundCommand, port: Int, folder: TemporaryDirectory
+    ) {
         let folder = try TemporaryDirectory()
         try folder.write(Data(json.utf8), to: "p.json")
         let (command, port) = try ServeCommandTests().serve(folder, environment: moto.environment(home: folder.path))
@@ -106,6 +108,34 @@ struct ServeReplicasTests {
         let stored = try await LoopbackHTTPClient.request(port: two.port, target: "/thumb/a.jpg?width=16", headers: webp)
         #expect(stored.header("X-Pipeline-Source") == "store", "\(two.command.transcript)")
         #expect(stored.header("ETag") == again.header("ETag") && stored.body == again.body)
+    }
+
+    @Test func aLargeFileInTheBucketIsAnsweredWholeByRangedReads() async throws {
+        // Given a photo whose PNG is several of the pieces a large object is sent in
+        let moto = try MotoServer()
+        try moto.createBucket("photos")
+        try moto.createBucket("site")
+        try moto.put(try Fixtures.jpeg(try Fixtures.noise(width: 2000, height: 1500)), bucket: "photos", key: "in/big.jpg")
+        let json = """
+            {"version": 1, "inputs": ["s3://photos/in/*.jpg"],
+             "outputs": [{"name": "full", "encode": {"format": "png"}, "path": "s3://site/full/{stem}.png"}]}
+            """
+        let one = try Self.replica(of: moto, serving: json)
+        defer { one.command.kill() }
+        let two = try Self.replica(of: moto, serving: json)
+        defer { two.command.kill() }
+        // When one replica makes it and the other answers it from the bucket
+        let made = try await LoopbackHTTPClient.request(port: one.port, target: "/full/big.jpg")
+        #expect(made.status == 200 && made.header("X-Pipeline-Source") == "made", "\(one.command.transcript)")
+        let stored = try await LoopbackHTTPClient.request(port: two.port, target: "/full/big.jpg")
+        #expect(stored.status == 200 && stored.header("X-Pipeline-Source") == "store", "\(two.command.transcript)")
+        // Then both answers are the object's bytes, whole, under one tag
+        let object = try #require(try moto.get(bucket: "site", key: "full/big.png")).body
+        #expect(object.count > 2 * (4 << 20), "the PNG is one piece: the test proves nothing")
+        for answer in [made, stored] {
+            #expect(answer.body == object && answer.header("Content-Length") == "\(object.count)")
+        }
+        #expect(stored.header("ETag") == made.header("ETag"))
     }
 }
 #endif

@@ -83,6 +83,10 @@ protocol ObjectStoring: Sendable {
         _ address: String, revalidating cached: CachedResponse?, maxBytes: Int64, isCancelled: @escaping @Sendable () -> Bool
     ) throws -> RemoteFetcher.Outcome
 
+    /// The bytes `bytes` of the object at `address` (a ranged read), with its headers, which
+    /// say the object's whole length (`Content-Range`). Blocking: call it off the cooperative pool.
+    func get(_ address: String, bytes: Range<Int64>, isCancelled: @escaping @Sendable () -> Bool) throws -> DataResponse
+
     /// The object at `address`, or nil when there is none. Blocking: call it on a lane.
     func head(_ address: String, isCancelled: @escaping @Sendable () -> Bool) throws -> StoredObject?
 

@@ -21,6 +21,15 @@ public final class StoredOutputs: Sendable {
     public struct Failure: Error, CustomStringConvertible {
         /// What went wrong, naming the object, never a credential.
         public let description: String
+
+        init(description: String) {
+            self.description = description
+        }
+
+        /// The store's `error` reading `address`.
+        init(_ error: any Error, reading address: String) {
+            description = (error as? ItemError)?.reason ?? "\(address): \(error)"
+        }
     }
 
     /// The bytes of `written`'s object, read whole, at most `maxBytes`, when it is the version
@@ -39,27 +48,59 @@ public final class StoredOutputs: Sendable {
         _ written: WrittenOutput, maxBytes: Int64, isCancelled: @escaping @Sendable () -> Bool = { false }
     ) throws(Failure) -> Data {
         let response = try read(written.path, maxBytes: maxBytes, isCancelled: isCancelled)
-        guard response.headers["x-amz-meta-\(OutputWriter.MetadataName.fingerprint)"] == written.fingerprint,
-            response.body.count == written.byteCount
-        else {
+        try check(response.headers, length: response.body.count, of: written)
+        return response.body
+    }
+
+    /// The bytes `bytes` of `written`'s object (a ranged read), when it is the version `written`
+    /// describes, as `read(_:maxBytes:isCancelled:)` checks it: for an answer sent a piece at a
+    /// time, each piece checked as it is read. Blocking: call it off the cooperative pool.
+    ///
+    /// - Throws: `Failure` as `read(_:maxBytes:isCancelled:)` does, and when the store does not
+    ///   answer with exactly those bytes.
+    public func read(
+        _ written: WrittenOutput, bytes: Range<Int>, isCancelled: @escaping @Sendable () -> Bool = { false }
+    ) throws(Failure) -> Data {
+        let store = try self.store(for: written.path)
+        let response: DataResponse
+        do {
+            response = try store.get(written.path, bytes: Int64(bytes.lowerBound)..<Int64(bytes.upperBound), isCancelled: isCancelled)
+        } catch {
+            throw Failure(error, reading: written.path)
+        }
+        // `bytes a-b/LENGTH`: the object's whole length, which the version check compares.
+        let length = response.headers["content-range"].flatMap { $0.split(separator: "/").last }.flatMap { Int($0) }
+        guard response.status == 206, response.body.count == bytes.count, let length else {
+            throw Failure(description: "\(written.path): the store did not answer with bytes \(bytes) of it")
+        }
+        try check(response.headers, length: length, of: written)
+        return response.body
+    }
+
+    /// Throws unless an object whose headers are `headers` and whose whole length is `length`
+    /// is the version of `written`: the fingerprint its run kept with it, and its size.
+    private func check(_ headers: [String: String], length: Int, of written: WrittenOutput) throws(Failure) {
+        guard headers["x-amz-meta-\(OutputWriter.MetadataName.fingerprint)"] == written.fingerprint, length == written.byteCount else {
             throw Failure(description: "\(written.path) holds another version than the run reported: another machine put it since")
         }
-        return response.body
+    }
+
+    private func store(for address: String) throws(Failure) -> any ObjectStoring {
+        guard let store = stores.store(for: address) else {
+            throw Failure(description: "\(address) is not in an object store that can be read")
+        }
+        return store
     }
 
     private func read(
         _ address: String, maxBytes: Int64, isCancelled: @escaping @Sendable () -> Bool
     ) throws(Failure) -> DataResponse {
-        guard let store = stores.store(for: address) else {
-            throw Failure(description: "\(address) is not in an object store that can be read")
-        }
+        let store = try self.store(for: address)
         let outcome: RemoteFetcher.Outcome
         do {
             outcome = try store.get(address, revalidating: nil, maxBytes: maxBytes, isCancelled: isCancelled)
-        } catch let error as ItemError {
-            throw Failure(description: error.reason)
         } catch {
-            throw Failure(description: "\(address): \(error)")
+            throw Failure(error, reading: address)
         }
         guard case .fetched(let response) = outcome else {
             throw Failure(description: "\(address) was answered as not modified, without its bytes")

@@ -139,6 +139,18 @@ struct S3Client: Sendable {
             explain: Self.explanation("GetObject", location), isCancelled: isCancelled)
     }
 
+    /// The bytes `bytes` of the object (a `Range` request, answered 206), with its headers.
+    func get(_ location: S3Location, bytes: Range<Int64>, isCancelled: @escaping @Sendable () -> Bool) throws -> DataResponse {
+        let range = ["range": "bytes=\(bytes.lowerBound)-\(bytes.upperBound - 1)"]
+        let outcome = try fetcher.fetch(
+            request("GET", location, headers: range, maxBytes: Int64(bytes.count)), revalidating: nil,
+            label: Self.label("GetObject", location), explain: Self.explanation("GetObject", location), isCancelled: isCancelled)
+        guard case .fetched(let response) = outcome else {
+            throw ItemError(.network, stage: .fetch, reason: "\(Self.label("GetObject", location)): answered as not modified")
+        }
+        return response
+    }
+
     /// The object's headers (names lowercased), or nil when there is no such object (or it
     /// may not be read).
     func head(_ location: S3Location, isCancelled: @escaping @Sendable () -> Bool) throws -> [String: String]? {

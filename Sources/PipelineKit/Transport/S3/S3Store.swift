@@ -31,6 +31,13 @@ struct S3ObjectStore: ObjectStoring {
         return try client.get(location, revalidating: cached, maxBytes: maxBytes, isCancelled: isCancelled)
     }
 
+    func get(_ address: String, bytes: Range<Int64>, isCancelled: @escaping @Sendable () -> Bool) throws -> DataResponse {
+        guard let location = S3Location(address) else {
+            throw ItemError(.other, stage: .fetch, reason: "\(address) is not an s3://bucket/key address")
+        }
+        return try client.get(location, bytes: bytes, isCancelled: isCancelled)
+    }
+
     func head(_ address: String, isCancelled: @escaping @Sendable () -> Bool) throws -> StoredObject? {
         guard let location = S3Location(address), let headers = try client.head(location, isCancelled: isCancelled) else { return nil }
         let prefix = "x-amz-meta-"

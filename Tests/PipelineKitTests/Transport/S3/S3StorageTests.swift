@@ -109,11 +109,16 @@ struct S3StorageTests {
         let stored = StoredOutputs(pipeline: pipeline)
         let put = try #require(try server.get(bucket: "site", key: "small/a.webp")).body
         #expect(try stored.read(written, maxBytes: 1 << 20) == put)
+        // and in ranged pieces, which are the object's bytes in turn; a range past its end is refused
+        let middle = put.count / 2
+        #expect(try stored.read(written, bytes: 0..<middle) + stored.read(written, bytes: middle..<put.count) == put)
+        #expect(throws: StoredOutputs.Failure.self) { try stored.read(written, bytes: middle..<(put.count + 10)) }
         // When another version is put there: the same bytes without the run's fingerprint, or other bytes
         for other in [put, put + Data([0])] {
             try server.put(other, bucket: "site", key: "small/a.webp", contentType: "image/webp")
-            // Then it is not taken for the version reported
+            // Then it is not taken for the version reported, whole or in part
             #expect(throws: StoredOutputs.Failure.self) { try stored.read(written, maxBytes: 1 << 20) }
+            #expect(throws: StoredOutputs.Failure.self) { try stored.read(written, bytes: 0..<middle) }
         }
     }
 
