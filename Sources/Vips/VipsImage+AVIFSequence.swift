@@ -121,7 +121,7 @@ extension VipsImage {
     public static let defaultDelay = 100
 
     /// The longest delay, in milliseconds, that browsers show a GIF or WebP frame for
-    /// `defaultDelay` instead (as libvips' WebP and GIF savers write it), so that a sequence
-    /// plays at the speed its input did, and its GIF and WebP files do.
+    /// `defaultDelay` instead (as libvips' WebP saver, and the GIF encoder, write it), so that a
+    /// sequence plays at the speed its input did, and its GIF and WebP files do.
     public static let shortestDelay = 10
 }

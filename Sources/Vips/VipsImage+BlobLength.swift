@@ -7,6 +7,12 @@ extension VipsImage {
         blobBytes(name)?.count
     }
 
+    /// A copy of the bytes of the metadata blob `name`, or nil when the image has no blob of
+    /// that name.
+    public func blobCopy(_ name: String) -> [UInt8]? {
+        withExtendedLifetime(self) { blobBytes(name).map { Array($0) } }
+    }
+
     /// The bytes of the metadata blob `name`, in the image's own memory (valid while the image
     /// lives), or nil when the image has no blob of that name. The type is checked first: asking
     /// libvips for a blob it does not hold writes its shared error buffer.

@@ -121,6 +121,11 @@ enum ImageEncoder {
             if image.isGreyscale { image = try image.inColour().removingFields(["icc-profile-data"]) }
             image = try image.convertedToProfile(profile)
         }
+        if settings.format == .gif, let delays = image.frameDelays, delays.contains(where: { $0 <= VipsImage.shortestDelay }) {
+            // As the WebP saver and the AVIF sequence write them: browsers show such a frame for
+            // a tenth of a second, other players as fast as they can.
+            image = try image.settingFrameDelays(delays.map { $0 <= VipsImage.shortestDelay ? VipsImage.defaultDelay : $0 })
+        }
         if settings.format == .gif, let loop = settings.loop {
             // The GIF saver takes the loop count from the image, not from an option; without
             // one it writes the input's (which the decoder and the steps keep).
@@ -140,23 +145,33 @@ enum ImageEncoder {
         // sRGB by then, which a format without one means anyway.
         let unsaved = kept.subtracting(writableMetadata(settings.format)).subtracting([.icc])
         let unsavable = names.filter { metadataKind(of: $0).map(unsaved.contains) ?? false }
-        let unwritable = settings.format == .png && kept.contains(.xmp) ? names.filter { !isWritablePNGComment($0) } : []
-        // PNG's text chunks, kept with XMP, have a place in PNG alone: the other savers that
-        // write XMP pass over them without a word.
-        let pngText =
-            settings.format != .png && !unsaved.contains(.xmp) && kept.contains(.xmp) ? names.filter { $0.hasPrefix("png-comment-") } : []
+        let keptText = names.filter { $0.hasPrefix("png-comment-") && metadataKind(of: $0).map(kept.contains) == true }
+        let unwritable = settings.format == .png ? keptText.filter { !isWritablePNGComment($0) } : []
+        // PNG's text chunks have a place in PNG alone: the other savers pass over them without
+        // a word.
+        let pngText = settings.format != .png ? keptText.filter { metadataKind(of: $0).map(unsaved.contains) == false } : []
+        // Of the Photoshop block JPEG carries IPTC in, the IPTC record alone (`PhotoshopResources`).
+        var unreadable: [String] = []
+        if kept.contains(.iptc), !unsaved.contains(.iptc), let block = image.blobCopy("iptc-data") {
+            if let record = PhotoshopResources.iptcOnly(block) {
+                if record != block { image = try image.settingBlobField("iptc-data", to: record) }
+            } else {
+                unreadable = ["iptc-data"]
+            }
+        }
         let oversized = settings.format == .jpeg ? oversizedForJPEG(image, keeping: kept) : []
         let tooLong = oversized.flatMap { blob in names.filter { metadataKind(of: $0) == metadataKind(of: blob.field) } }
-        if !unkept.isEmpty || !unsavable.isEmpty || !unwritable.isEmpty || !tooLong.isEmpty || !pngText.isEmpty {
-            image = try image.removingFields(unkept + unsavable + unwritable + tooLong + pngText)
-        }
+        let removed = unkept + unsavable + unwritable + tooLong + pngText + unreadable
+        if !removed.isEmpty { image = try image.removingFields(removed) }
         return Prepared(
             image: image,
             // The blocks, not each EXIF tag libvips lists beside its block.
             dropped: unsavable.filter { !$0.hasPrefix("exif-ifd") }
-                + unwritable.map { "\($0) (a PNG text key must be 1–79 characters, not all spaces, without control characters)" }
+                + unwritable.map { "\($0) (libvips writes a PNG text key of 1–79 characters, without spaces or control characters)" }
                 + oversized.map { "\($0.field) (\($0.why))" }
-                + pngText.map { "\($0) (a PNG text chunk, which only PNG holds)" }, source: source)
+                + pngText.map { "\($0) (a PNG text chunk, which only PNG holds)" }
+                + unreadable.map { "\($0) (a Photoshop resource block without an IPTC record, or one that could not be read)" },
+            source: source)
     }
 
     /// The kept EXIF and XMP blocks (by field name) too long for the one JPEG marker libvips
@@ -191,23 +206,38 @@ enum ImageEncoder {
     /// The kind of metadata the field `name` belongs to, or nil for a field that is not
     /// metadata of the four kinds `keep` names. A PNG's text chunks (Author, Comment…) and a
     /// TIFF's description are text written about the image, as XMP is, and go with it: the
-    /// savers write them back, so kept by default they would publish a name or a note. The
-    /// thumbnail a camera or an editor stores in the EXIF block is EXIF: libvips' savers build
-    /// an EXIF block around it even with the block itself removed, and it shows the picture
-    /// before any crop or edit.
+    /// savers write them back, so kept by default they would publish a name or a note. A text
+    /// chunk that holds a block of another kind, as ImageMagick and exiv2 keep EXIF in PNG
+    /// (`Raw profile type exif`), is of that kind. The thumbnail a camera or an editor stores in
+    /// the EXIF block is EXIF: libvips' savers build an EXIF block around it even with the block
+    /// itself removed, and it shows the picture before any crop or edit.
     static func metadataKind(of name: String) -> EncoderSettings.Metadata? {
         switch name {
         case "icc-profile-data": .icc
         case "exif-data", "jpeg-thumbnail-data": .exif
         case "xmp-data", "image-description": .xmp
         case "iptc-data": .iptc
-        default: name.hasPrefix("exif-ifd") ? .exif : name.hasPrefix("png-comment-") ? .xmp : nil
+        default: name.hasPrefix("exif-ifd") ? .exif : name.hasPrefix("png-comment-") ? pngTextKind(of: name) : nil
         }
     }
 
-    /// Whether a `png-comment-N-KEY` field has a key the PNG saver writes: 1–79 bytes, not all
-    /// spaces, no control characters (libpng's rule for keywords); any other field is kept.
-    /// libvips refuses the whole save ("bad png comment key") for a key it cannot read back.
+    /// The kind of the PNG text chunk field `name` (`png-comment-N-KEY`): EXIF or IPTC for a raw
+    /// profile chunk holding one (`Raw profile type exif`, `APP1`, `iptc`, `8bim`, as ImageMagick
+    /// names them), else XMP's.
+    static func pngTextKind(of name: String) -> EncoderSettings.Metadata {
+        let marker = "-raw profile type "
+        guard let range = name.lowercased().range(of: marker) else { return .xmp }
+        switch name.lowercased()[range.upperBound...].trimmingCharacters(in: .whitespaces) {
+        case "exif", "app1": return .exif
+        case "iptc", "8bim": return .iptc
+        default: return .xmp
+        }
+    }
+
+    /// Whether a `png-comment-N-KEY` field has a key the PNG saver writes as it is: 1–79 bytes
+    /// (libpng's rule for keywords), no space and no control character; any other field is
+    /// kept. libvips refuses the whole save ("bad png comment key") for a key it cannot read
+    /// back, and cuts one at its first space.
     static func isWritablePNGComment(_ name: String) -> Bool {
         let prefix = "png-comment-"
         guard name.hasPrefix(prefix) else { return true }
@@ -216,7 +246,9 @@ enum ImageEncoder {
         let afterDigits = rest.dropFirst(digits.count)
         guard !digits.isEmpty, afterDigits.first == UInt8(ascii: "-") else { return false }
         let key = Array(afterDigits.dropFirst())
-        guard name.utf8.count <= 256, (1...79).contains(key.count), key.contains(where: { $0 != UInt8(ascii: " ") }) else { return false }
-        return key.allSatisfy { $0 >= 0x20 && $0 != 0x7F }
+        // libvips 8.14's saver reads the key up to its first space: `Creation Time` would be
+        // written as `Creation`.
+        guard name.utf8.count <= 256, (1...79).contains(key.count) else { return false }
+        return key.allSatisfy { $0 > 0x20 && $0 != 0x7F }
     }
 }

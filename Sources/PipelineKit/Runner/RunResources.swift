@@ -27,7 +27,7 @@ struct RunResources: Sendable {
                 let fetched = try await sources.load(input)
                 version = fetched.version
                 let decoded = try await decompress.run(for: input.displayName) { try decoder.decode(fetched.source) }
-                resources.images[url] = .success(decoded.image)
+                resources.images[url] = .success(try Self.withoutMetadata(decoded.image))
             } catch {
                 let reason = (error as? ItemError)?.reason ?? String(describing: error)
                 resources.images[url] = .failure(ResourceError(url: url, reason: reason))
@@ -35,6 +35,15 @@ struct RunResources: Sendable {
             resources.versions[url] = version ?? "unversioned"
         }
         return resources
+    }
+
+    /// `image` without the metadata `keep` names (EXIF, XMP, IPTC, the profile, text chunks) or
+    /// an orientation: libvips' operations give their output the fields of every input the
+    /// first lacks, so an overlay's camera and GPS position would be published with each image
+    /// it is laid on that has none. Its pixels are sRGB by then, which the profile said.
+    static func withoutMetadata(_ image: VipsImage) throws(VipsError) -> VipsImage {
+        let fields = image.fieldNames.filter { ImageEncoder.metadataKind(of: $0) != nil || $0 == "orientation" }
+        return fields.isEmpty ? image : try image.removingFields(fields)
     }
 
     /// What identifies the versions of the resources `output`'s steps use, for its fingerprint.

@@ -1,0 +1,36 @@
+/// A Photoshop image resource block (the `Photoshop 3.0` APP13 segment of a JPEG), which libvips
+/// reads and writes whole as `iptc-data`. Beside the IPTC record, editors keep in it a preview
+/// of the picture before any crop (resource 0x0409, 0x040C) and copies of the EXIF block, its
+/// GPS position included (0x0422), and of the XMP (0x0424): `"keep": ["iptc"]` keeps the IPTC
+/// record alone.
+enum PhotoshopResources {
+    /// The resource that holds the IPTC-NAA record.
+    static let iptcRecord: UInt16 = 0x0404
+
+    private static let header = Array("Photoshop 3.0\0".utf8)
+    private static let signature = Array("8BIM".utf8)
+
+    /// The block `bytes` with the IPTC record alone, with the header it had; nil when the block
+    /// cannot be read to its end (it is then not kept at all) or holds no IPTC record.
+    static func iptcOnly(_ bytes: [UInt8]) -> [UInt8]? {
+        let start = bytes.starts(with: header) ? header.count : 0
+        var kept = Array(bytes[0..<start])
+        var at = start
+        while at < bytes.count {
+            // Signature, ID, a Pascal name padded to an even length, a length, the data padded
+            // to an even length (Adobe's "Image Resource Blocks").
+            guard at + 7 <= bytes.count, bytes[at..<(at + 4)].elementsEqual(signature) else { return nil }
+            let id = UInt16(bytes[at + 4]) << 8 | UInt16(bytes[at + 5])
+            let nameLength = Int(bytes[at + 6])
+            let lengthAt = at + 6 + (nameLength + 2) / 2 * 2
+            guard lengthAt + 4 <= bytes.count else { return nil }
+            let length = bytes[lengthAt..<(lengthAt + 4)].reduce(0) { $0 << 8 | Int($1) }
+            let end = lengthAt + 4 + length
+            guard end <= bytes.count else { return nil }
+            let padded = min(bytes.count, end + length % 2)
+            if id == iptcRecord { kept += bytes[at..<padded] }
+            at = padded
+        }
+        return kept.count > start ? kept : nil
+    }
+}

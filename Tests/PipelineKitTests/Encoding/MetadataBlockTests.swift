@@ -1,0 +1,149 @@
+import Foundation
+import TestSupport
+import Testing
+import Vips
+
+@testable import PipelineKit
+
+/// Metadata that hides in another block, or comes from another image: the Photoshop block IPTC
+/// travels in, EXIF kept as PNG text, an overlay's own fields; and the frame delays a GIF is
+/// written with. Written by a real run, read back with libvips.
+@Suite struct MetadataBlockTests {
+    /// One Photoshop image resource: `8BIM`, the ID, an empty name padded to two bytes, the
+    /// length and the data, padded to an even length.
+    func resource(_ id: UInt16, _ data: [UInt8]) -> [UInt8] {
+        Array("8BIM".utf8) + [UInt8(id >> 8), UInt8(id & 0xff), 0, 0] + HostileFixtures.bigEndian32(data.count) + data
+            + (data.count % 2 == 1 ? [0] : [])
+    }
+
+    let header = Array("Photoshop 3.0\0".utf8)
+    /// An IPTC-NAA record holding a credit line (dataset 2:110).
+    let iptc: [UInt8] = [0x1c, 0x02, 0x6e, 0x00, 0x07] + Array("Example".utf8)
+
+    func run(_ outputs: [String], input: Data, name: String, extra: [String: Data] = [:]) async throws -> (
+        TemporaryDirectory, [ItemReport], RunSummary
+    ) {
+        let directory = try TemporaryDirectory()
+        try directory.write(input, to: "in/" + name)
+        for (path, data) in extra { try directory.write(data, to: path) }
+        let (reports, summary) = try await PipelineHarness.run(PipelineHarness.json(inputs: ["in/*"], outputs: outputs), in: directory)
+        #expect(summary.succeeded == 1, "\(reports.flatMap(\.failures))")
+        return (directory, reports, summary)
+    }
+
+    @Test func aPhotoshopBlockKeepsItsIPTCRecordAloneWithTheHeaderItHad() {
+        let thumbnail = resource(0x040C, Array(repeating: 7, count: 33))
+        let exif = resource(0x0422, Array("Exif\0\0MM".utf8))
+        #expect(PhotoshopResources.iptcOnly(header + thumbnail + resource(0x0404, iptc) + exif) == header + resource(0x0404, iptc))
+        #expect(PhotoshopResources.iptcOnly(resource(0x0404, iptc) + thumbnail) == resource(0x0404, iptc))
+        // A resource with a name: one length byte and the name, padded to an even length
+        let named = Array("8BIM".utf8) + [0x04, 0x04, 3] + Array("abc".utf8) + HostileFixtures.bigEndian32(iptc.count) + iptc
+        #expect(PhotoshopResources.iptcOnly(header + thumbnail + named) == header + named)
+        // None, or a block that cannot be read to its end, keeps nothing
+        #expect(PhotoshopResources.iptcOnly(header + thumbnail + exif) == nil)
+        #expect(PhotoshopResources.iptcOnly(header + Array(resource(0x0404, iptc).dropLast(4))) == nil)
+        #expect(PhotoshopResources.iptcOnly(header + Array("8BIX".utf8) + resource(0x0404, iptc).dropFirst(4)) == nil)
+    }
+
+    @Test func keepingIPTCKeepsNotTheEditorsThumbnailNorItsEXIFCopy() async throws {
+        // Given a JPEG whose Photoshop block holds an IPTC credit, a preview of the whole
+        // picture and a copy of the EXIF block
+        let block =
+            header + resource(0x040C, Array(repeating: 7, count: 301)) + resource(0x0404, iptc) + resource(0x0422, Array("Exif".utf8))
+        let photo = try Fixtures.gradient(width: 64, height: 48).settingBlobField("iptc-data", to: block).encoded(suffix: ".jpg")
+        #expect(
+            try VipsImage.open(data: photo).blobCopy("iptc-data") == block, "libvips no longer keeps the block: the test proves nothing")
+        // When it is cropped, keeping IPTC
+        let (directory, reports, _) = try await run(
+            [
+                #"{"name": "kept", "steps": [{"crop": {"width": 32, "height": 24}}], "encode": {"format": "jpeg", "keep": ["iptc"]}, "#
+                    + #""path": "out/{stem}.jpg"}"#
+            ], input: photo, name: "photo.jpg")
+        // Then the output's block holds the credit alone, and nothing was said of it
+        let out = try VipsImage.open(file: directory.path + "/out/photo.jpg")
+        #expect(out.blobCopy("iptc-data") == header + resource(0x0404, iptc))
+        #expect(reports.flatMap(\.written).flatMap(\.warnings).isEmpty)
+    }
+
+    @Test func aPhotoshopBlockWithoutIPTCIsDroppedWithAWarning() async throws {
+        let block = header + resource(0x040C, Array(repeating: 7, count: 40))
+        let photo = try Fixtures.gradient(width: 32, height: 24).settingBlobField("iptc-data", to: block).encoded(suffix: ".jpg")
+        let (directory, reports, _) = try await run(
+            [#"{"name": "kept", "encode": {"format": "jpeg", "keep": "all"}, "path": "out/{stem}.jpg"}"#], input: photo,
+            name: "photo.jpg")
+        #expect(try VipsImage.open(file: directory.path + "/out/photo.jpg").blobCopy("iptc-data") == nil)
+        let warnings = reports.flatMap(\.written).flatMap(\.warnings)
+        #expect(
+            warnings.count == 1 && warnings.first?.contains("iptc-data (a Photoshop resource block without an IPTC record") == true,
+            "\(warnings)")
+    }
+
+    @Test func exifKeptAsPNGTextGoesWithEXIFAndNoKeyIsCutAtASpace() async throws {
+        // Given a PNG with EXIF in a text chunk, as ImageMagick and exiv2 write it, a creation
+        // time (a key with a space) and an author: chunks libvips' saver cannot write as they are
+        let plain = [UInt8](try Fixtures.gradient(width: 32, height: 24).encoded(suffix: ".png"))
+        func text(_ key: String, _ value: String) -> [UInt8] {
+            let typed = Array("tEXt".utf8) + Array(key.utf8) + [0] + Array(value.utf8)
+            return HostileFixtures.bigEndian32(typed.count - 4) + typed + HostileFixtures.bigEndian32(Int(HostileFixtures.crc32(typed)))
+        }
+        let texts =
+            text("Raw profile type exif", "\nexif\n      8\n457869660000\n") + text("Creation Time", "2026-12-04") + text("Author", "Jane")
+        let png = Data(plain[..<33] + texts + plain[33...])
+        #expect(try VipsImage.open(data: png).hasField("png-comment-0-Raw profile type exif"))
+        // When it is written keeping XMP (which the text goes with), and keeping everything
+        let (directory, reports, _) = try await run(
+            [
+                #"{"name": "xmp", "encode": {"format": "png", "keep": ["xmp"]}, "path": "out/{stem}-xmp.png"}"#,
+                #"{"name": "all", "encode": {"format": "png", "keep": "all"}, "path": "out/{stem}-all.png"}"#,
+            ], input: png, name: "texts.png")
+        // Then XMP keeps the author alone: the EXIF is not XMP, and the time cannot keep its key
+        let xmp = try VipsImage.open(file: directory.path + "/out/texts-xmp.png").fieldNames.filter { $0.hasPrefix("png-comment-") }
+        #expect(xmp == ["png-comment-0-Author"], "\(xmp)")
+        let all = try VipsImage.open(file: directory.path + "/out/texts-all.png").fieldNames.filter { $0.hasPrefix("png-comment-") }
+        #expect(all == ["png-comment-0-Author"], "\(all)")
+        // and what could not be written under its own key is said, for each output
+        let warnings = reports.flatMap(\.written).flatMap(\.warnings)
+        #expect(warnings.filter { $0.contains("png-comment-1-Creation Time (libvips writes a PNG text key") }.count == 2, "\(warnings)")
+        #expect(warnings.filter { $0.contains("png-comment-0-Raw profile type exif") }.count == 1, "\(warnings)")
+    }
+
+    @Test(arguments: ["\"all\"", "[\"exif\", \"xmp\"]"])
+    func anOverlaysOwnMetadataIsNotPublishedWithTheImagesItIsLaidOn(keep: String) async throws {
+        // Given a photo without metadata, and a logo with a camera, an author and a text chunk
+        let photo = try Fixtures.gradient(width: 64, height: 48).encoded(suffix: ".png")
+        let logo = try Fixtures.solid(width: 16, height: 16).settingStringField("exif-ifd0-Make", to: "LogoCamera")
+            .settingBlobField("xmp-data", to: Array("<x:xmpmeta xmlns:x='adobe:ns:meta/'>LogoAuthor</x:xmpmeta>".utf8))
+            .settingStringField("png-comment-0-Author", to: "LogoAuthor").encoded(suffix: ".png")
+        let logoImage = try VipsImage.open(data: Data(logo))
+        #expect(logoImage.hasField("xmp-data") && logoImage.fieldNames.contains { $0.hasSuffix("-Author") })
+        // When the logo is laid on it, keeping everything the file names
+        let (directory, reports, _) = try await run(
+            [
+                #"{"name": "marked", "steps": [{"composite": {"image": "logo.png", "gravity": "southeast"}}], "#
+                    + #""encode": {"format": "png", "keep": \#(keep)}, "path": "out/{stem}.png"}"#
+            ], input: Data(photo), name: "photo.png", extra: ["logo.png": Data(logo)])
+        // Then the output has none of the logo's metadata, and nothing is said of it
+        let out = try VipsImage.open(file: directory.path + "/out/photo.png")
+        let leaked = out.fieldNames.filter { ImageEncoder.metadataKind(of: $0) != nil && $0 != "icc-profile-data" }
+        #expect(leaked.isEmpty, "\(leaked)")
+        #expect(reports.flatMap(\.written).flatMap(\.warnings).isEmpty)
+    }
+
+    @Test func aGIFsFramesOfTenMillisecondsOrLessAreWrittenForATenthOfASecond() async throws {
+        // Given an animated GIF whose frames have delays of 0, 10 and 300 ms
+        let gif = try HostileFixtures.frames(3, width: 20, height: 10) { [UInt8($0 * 100), 0, 0] }.settingFrameDelays([0, 10, 300])
+            .encoded(suffix: ".gif")
+        #expect(try VipsImage.open(data: Data(gif), options: "n=-1").frameDelays == [0, 10, 300])
+        // When it is written as a GIF, keeping its frames
+        let json = PipelineHarness.json(
+            inputs: ["in/*"], outputs: [#"{"name": "gif", "encode": {"format": "gif"}, "path": "out/{stem}.gif"}"#],
+            extra: #""decompress": {"animation": "keep"}"#)
+        let directory = try TemporaryDirectory()
+        try directory.write(Data(gif), to: "in/moving.gif")
+        let (reports, summary) = try await PipelineHarness.run(json, in: directory)
+        #expect(summary.succeeded == 1, "\(reports.flatMap(\.failures))")
+        // Then the short frames show for a tenth of a second, as WebP and AVIF outputs do
+        let out = try VipsImage.open(file: directory.path + "/out/moving.gif", options: "n=-1")
+        #expect(out.frameDelays == [100, 100, 300])
+    }
+}
