@@ -152,7 +152,8 @@ extension PipelineCommand {
         // file: a change to any loads them all again, so an overlay removed is refused as it
         // would be at the start, and the last valid pipeline goes on.
         let resources = pipeline.definition.outputs.flatMap { $0.steps.flatMap(\.resources) }.filter(\.isFileURL).map(\.path)
-        let read = [watcher.pipelineFilePath] + (pipeline.definition.focusPoints.map { [$0.file.path] } ?? []) + resources
+        let read = ([watcher.pipelineFilePath] + (pipeline.definition.focusPoints.map { [$0.file.path] } ?? []) + resources)
+            .flatMap(PipelineWatcher.changePaths)
         guard read.contains(where: changes.mayInclude) else { return (pipeline, false) }
         do {
             var edited = try Pipeline(contentsOf: URL(fileURLWithPath: file), processors: processors, displayName: file)

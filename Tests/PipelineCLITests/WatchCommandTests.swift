@@ -143,6 +143,26 @@ import Vips
         for index in 0..<4 { #expect(FileManager.default.fileExists(atPath: directory.path + "/out/p\(index)-large.jpg")) }
     }
 
+    @Test func aPipelineFileThatIsASymbolicLinkIsWatchedThroughIt() throws {
+        // Given a watch of p.json, a symbolic link to the file that holds the pipeline
+        let directory = try setUp(inputs: 1)
+        try #require(rename(directory.path + "/p.json", directory.path + "/real.json") == 0)
+        try FileManager.default.createSymbolicLink(atPath: directory.path + "/p.json", withDestinationPath: "real.json")
+        let command = try watch(directory)
+        defer { command.kill() }
+        _ = try summary(command, startingWith: "run: ")
+
+        // When the file it names is edited in place, with a second output
+        let mark = command.lineCount
+        try Data(PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [Self.small, Self.large]).utf8)
+            .write(to: directory.url.appendingPathComponent("real.json"))
+
+        // Then the watch loads it again and runs it
+        let changed = try summary(command, after: mark, startingWith: "re-run (1 change): ")
+        #expect(changed.contains("1 input, 1 succeeded, 0 failed; 2 outputs written"), "\(changed)")
+        #expect(FileManager.default.fileExists(atPath: directory.path + "/out/p0-large.jpg"))
+    }
+
     @Test func aChangedOverlayImageRemakesTheOutputs() throws {
         // Given a watch of a pipeline that puts logo.png over each photo
         let composite =

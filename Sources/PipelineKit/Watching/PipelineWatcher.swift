@@ -88,6 +88,13 @@ public final class PipelineWatcher: Sendable {
     /// The pipeline file's absolute path, as it appears in `FileChanges.paths`.
     public var pipelineFilePath: String { pipelineFile }
 
+    /// The absolute path `file` and those a change to it may come through when it is a symbolic
+    /// link (the file the link names, a folder link on the way): the paths `changes` name for a
+    /// change to what `file` reads as.
+    public static func changePaths(of file: String) -> [String] {
+        WatchScope.linkedPaths(InputEnumerator.normalize(file))
+    }
+
     /// How many folders are watched now.
     public var watchedFolderCount: Int { state.withLock { state, _ in state.watchedFolders } }
 

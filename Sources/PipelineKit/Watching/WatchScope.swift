@@ -36,12 +36,11 @@ struct WatchScope: Sendable {
     init(definition: PipelineDefinition, pipelineFile: String) {
         let base = definition.baseDirectory.path
         let inputs = Self.inputPatterns(of: definition)
-        var targets: [Target] = [.file(InputEnumerator.normalize(pipelineFile))] + inputs.listFiles.map { .file($0) }
+        var files = [InputEnumerator.normalize(pipelineFile)] + inputs.listFiles
+        files += definition.outputs.flatMap { $0.steps.flatMap(\.resources) }.filter(\.isFileURL).map { InputEnumerator.normalize($0.path) }
+        if let focus = definition.focusPoints { files.append(InputEnumerator.normalize(focus.file.path)) }
+        var targets = files.flatMap(Self.linkedPaths).map(Target.file)
         targets += inputs.patterns.flatMap(\.targets)
-        for url in definition.outputs.flatMap({ $0.steps.flatMap(\.resources) }) where url.isFileURL {
-            targets.append(.file(InputEnumerator.normalize(url.path)))
-        }
-        if let focus = definition.focusPoints { targets.append(.file(InputEnumerator.normalize(focus.file.path))) }
         var unique: [Target] = []
         for target in targets where !unique.contains(target) { unique.append(target) }
         self.targets = unique
@@ -90,6 +89,29 @@ struct WatchScope: Sendable {
             }
         }
         return (patterns, lists)
+    }
+
+    /// `file`, and what a change to it may come through when it is a symbolic link: the file
+    /// each link names, whose edit in place changes nothing in the link's folder, and any folder
+    /// link on the way there that a link brought in (Kubernetes' `..data` in a mounted ConfigMap,
+    /// which an update renames a new link over). Bounded as the kernel bounds a chain of links.
+    static func linkedPaths(_ file: String) -> [String] {
+        var paths = [file]
+        var current = file
+        for _ in 0..<40 {
+            guard let destination = try? FileManager.default.destinationOfSymbolicLink(atPath: current) else { break }
+            let folder = (current as NSString).deletingLastPathComponent
+            let named = InputEnumerator.normalize(destination.hasPrefix("/") ? destination : folder + "/" + destination)
+            var ancestor = (named as NSString).deletingLastPathComponent
+            while ancestor.count > 1, folder != ancestor, !folder.hasPrefix(ancestor + "/") {
+                if (try? FileManager.default.destinationOfSymbolicLink(atPath: ancestor)) != nil { paths.append(ancestor) }
+                ancestor = (ancestor as NSString).deletingLastPathComponent
+            }
+            let realFolder = URL(fileURLWithPath: (named as NSString).deletingLastPathComponent).resolvingSymlinksInPath().path
+            current = realFolder + "/" + (named as NSString).lastPathComponent
+            paths.append(current)
+        }
+        return paths
     }
 
     // MARK: Which changes matter
