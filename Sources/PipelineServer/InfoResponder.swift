@@ -49,22 +49,34 @@ struct InfoResponder: Sendable {
         let listing = input.listing
         let placeholders = InputInspector.placeholders(declaredFor: listing, in: definition)
         let ifNoneMatch = request.headers[.ifNoneMatch]
-        // Read on a lane, as a run is made: the file's `inFlight` and `serve.maxQueue` bound both.
         let deadline = AnswerDeadline(seconds: timeout)
-        let (maker, inspector, definition, answered) = (self.maker, self.inspector, self.definition, self.answered)
+        let (maker, inspector, answered) = (self.maker, self.inspector, self.answered)
+        let autorotate = definition.decompress.autorotate
+        let tag = { @Sendable (fetched: InputInspector.Fetched) in
+            fetched.version.map { "\"\(Self.tag(version: $0, placeholders: placeholders, autorotate: autorotate))\"" }
+        }
+        // What needs no decode: nothing for a client whose copy is current, or the body kept.
+        let known = { @Sendable (tag: String?) -> (tag: String?, body: Data?)? in
+            guard let tag else { return nil }
+            if OutputResponder.matches(ifNoneMatch, tag) { return (tag, nil) }
+            return answered.body(tagged: tag).map { (tag, $0) }
+        }
         let outcome = await deadline.bound { () -> Result<(tag: String?, body: Data?), any Error> in
             do {
+                // A local input's version is known at once, without a lane: an answer that needs
+                // no decode does not wait behind the runs, nor is it refused when they fill the queue.
+                let local = listing.isRemote ? nil : try await inspector.fetch(listing)
+                if let local, let answer = known(tag(local)) { return .success(answer) }
+                // Read on a lane, as a run is made: the file's `inFlight` and `serve.maxQueue` bound both.
                 return .success(
                     try await maker.inspection {
-                        let fetched = try await inspector.fetch(listing)
-                        let tag = fetched.version.map {
-                            "\"\(Self.tag(version: $0, placeholders: placeholders, autorotate: definition.decompress.autorotate))\""
-                        }
-                        if let tag, OutputResponder.matches(ifNoneMatch, tag) { return (tag, nil) }
-                        if let tag, let kept = answered.body(tagged: tag) { return (tag, kept) }
+                        let fetched: InputInspector.Fetched
+                        if let local { fetched = local } else { fetched = try await inspector.fetch(listing) }
+                        let version = tag(fetched)
+                        if let answer = known(version) { return answer }
                         let body = try Self.body(of: try await inspector.info(of: fetched, placeholders: placeholders))
-                        if let tag { answered.keep(body, tagged: tag) }
-                        return (tag, body)
+                        if let version { answered.keep(body, tagged: version) }
+                        return (version, body)
                     })
             } catch {
                 return .failure(error)

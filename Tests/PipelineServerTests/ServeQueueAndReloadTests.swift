@@ -92,6 +92,31 @@ import Vips
         }
     }
 
+    @Test func anInfoAnswerThatNeedsNoDecodeTakesNoLane() async throws {
+        // Given one lane, room for one more in the queue, and a local input's info answered once
+        try await withOneLaneAndAHeldOrigin { server, remote, origin, release in
+            let first = try await server.request("/info/sub/b.jpg")
+            let tag = try #require(first.header("ETag"))
+            // and the lane and the queue then taken
+            let held = Task.detached { try await server.request("/thumb/\(remote)", timeout: 900) }
+            try await waitUntil("the server fetches the held input") { !origin.requests(for: "/photo.jpg").isEmpty }
+            let queued = Task.detached { try await server.request("/thumb/a.jpg", timeout: 900) }
+            try await waitUntil("the second input waits") { server.maker.counts.waiting == 1 }
+
+            // When the same info is asked for again, and by a client whose copy is current
+            let again = try await server.request("/info/sub/b.jpg")
+            let unchanged = try await server.request("/info/sub/b.jpg", headers: ["If-None-Match": tag])
+            // Then both are answered at once, where an info that needs a decode is refused for now
+            #expect(again.status == 200 && again.body == first.body && again.header("ETag") == tag)
+            #expect(unchanged.status == 304)
+            #expect(try await server.request("/info/a.jpg").status == 503)
+
+            release.signal()
+            #expect(try await held.value.status == 200)
+            #expect(try await queued.value.status == 200)
+        }
+    }
+
     @Test func aReloadAnswersFromTheNewPlanAndAFailedOneKeepsTheOld() async throws {
         let directory = try ServeTests.folder()
         try await withServer(ServeTests.json, in: directory) { running in
