@@ -83,8 +83,13 @@ extension PipelineCommand {
                 do {
                     run = try pipeline.run()
                 } catch {
-                    // Clashing outputs, no inputs left: said, and the next change may mend it.
+                    // Clashing outputs, no inputs left: said, with what it stops, and the next
+                    // change may mend it.
                     printError(error.description)
+                    let count = changes.count
+                    printError(
+                        "no re-run (\(count) change\(count == 1 ? "" : "s")): nothing is made until the inputs or \(file) no longer "
+                            + "fail the plan")
                     continue
                 }
                 let count = changes.count

@@ -200,6 +200,27 @@ import Vips
         #expect(try Self.image(output).pixel(x: 2, y: 2) == [0, 255, 0])
     }
 
+    @Test func aNewPhotoThatMakesThePlanFailIsSaidToStopEveryRunUntilMended() throws {
+        // Given a watch of `in/**/*.jpg` naming outputs by stem
+        let directory = try setUp(inputs: 1, inputPattern: "in/**/*.jpg")
+        let command = try watch(directory)
+        defer { command.kill() }
+        _ = try summary(command, startingWith: "run: ")
+
+        // When a photo of the same stem appears in a subfolder, and the outputs would clash
+        var mark = command.lineCount
+        try directory.write(try Self.photo(), to: "in/sub/p0.jpg")
+
+        // Then the clash is said, and that nothing runs until it is mended
+        #expect(command.waitForLine(after: mark) { $0.isError && $0.text.contains("would both write") } != nil, "\(command.transcript)")
+        let stopped = command.waitForLine(after: mark) { $0.isError && $0.text.hasPrefix("no re-run (") && $0.text.contains("): nothing is made until") }
+        #expect(stopped != nil, "\(command.transcript)")
+        // and once it is gone, the watch runs again
+        mark = command.lineCount
+        try FileManager.default.removeItem(atPath: directory.path + "/in/sub/p0.jpg")
+        _ = try summary(command, after: mark, startingWith: "re-run (")
+    }
+
     @Test func aPhotoInANewSubfolderOfADoubleStarGlobIsSeen() throws {
         // Given a watch of `in/**/*.jpg`
         let directory = try setUp(
