@@ -213,7 +213,9 @@ import Vips
 
         // Then the clash is said, and that nothing runs until it is mended
         #expect(command.waitForLine(after: mark) { $0.isError && $0.text.contains("would both write") } != nil, "\(command.transcript)")
-        let stopped = command.waitForLine(after: mark) { $0.isError && $0.text.hasPrefix("no re-run (") && $0.text.contains("): nothing is made until") }
+        let stopped = command.waitForLine(after: mark) {
+            $0.isError && $0.text.hasPrefix("no re-run (") && $0.text.contains("): nothing is made until")
+        }
         #expect(stopped != nil, "\(command.transcript)")
         // and once it is gone, the watch runs again
         mark = command.lineCount
