@@ -10,7 +10,7 @@ extension PipelineCommand {
             discussion:
                 "Each shard of a sharded run writes its manifest beside the one the file names (manifest.shard-2-of-4.json); "
                 + "this writes that one, as a run over every input would have. Exit status 0 when it was written, 1 when a "
-                + "shard's manifest is missing or older than its inputs (nothing is written), 2 when the file names no manifest or the shards' "
+                + "shard's manifest is missing or not what its shard makes now (nothing is written), 2 when the file names no manifest or the shards' "
                 + "manifests cannot be joined."
         )
 

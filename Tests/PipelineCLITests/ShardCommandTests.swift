@@ -196,7 +196,7 @@ import Testing
             let refused = try CommandRunner.run(["merge-manifests", file])
             #expect(refused.status == 1, "\(refused.standardError)")
             #expect(
-                refused.standardError.contains("manifest.shard-2-of-3.json is older than shard 2's inputs: \(reason); "),
+                refused.standardError.contains("manifest.shard-2-of-3.json is not what shard 2 makes now: \(reason); "),
                 "\(refused.standardError)")
             #expect(refused.standardError.contains("run shard 2 of 3 again; nothing was written"), "\(refused.standardError)")
             #expect(try Data(contentsOf: manifest) == merged)

@@ -28,6 +28,19 @@ extension ImageManifest {
           "properties": {
             "version": {"const": 1},
             "pipeline": {"type": "string", "description": "The pipeline's name."},
+            "shard": {
+              "type": "object",
+              "description": "In a shard's manifest alone (manifest.shard-2-of-4.json): the run that wrote it, which merge-manifests checks.",
+              "required": ["index", "count", "inputs", "settings", "finished"],
+              "additionalProperties": false,
+              "properties": {
+                "index": {"type": "integer", "minimum": 0},
+                "count": {"type": "integer", "minimum": 1},
+                "inputs": {"type": "string", "description": "A digest of the names of the shard's inputs."},
+                "settings": {"type": "string", "description": "A digest of the settings its entries were made with."},
+                "finished": {"type": "boolean", "description": "False when the run was stopped before it had been through its inputs."}
+              }
+            },
             "inputs": {
               "type": "array",
               "description": "Sorted by source.",

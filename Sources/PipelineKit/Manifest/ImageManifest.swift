@@ -14,12 +14,15 @@ public struct ImageManifest: Codable, Sendable, Equatable {
     public var pipeline: String
     /// Every input the manifest knows, sorted by source.
     public var inputs: [Input]
+    /// In a shard's manifest alone: the run that wrote it (see `ShardRun`).
+    public var shard: ShardRun?
 
-    /// A manifest of the current format's version.
-    public init(pipeline: String, inputs: [Input]) {
+    /// A manifest of the current format's version; `shard` for a shard's.
+    public init(pipeline: String, inputs: [Input], shard: ShardRun? = nil) {
         self.version = 1
         self.pipeline = pipeline
         self.inputs = inputs.sorted { Self.sortsBefore($0.source, $1.source) }
+        self.shard = shard
     }
 
     /// The manifest's order of sources: as strings, and byte for byte where two are the same

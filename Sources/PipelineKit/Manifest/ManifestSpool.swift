@@ -39,9 +39,9 @@ final class ManifestSpool {
         }
     }
 
-    /// Writes the manifest of `pipeline` with every entry kept, sorted by source, to `path`
-    /// through a temporary file renamed over it.
-    func writeManifest(pipeline: String, to path: String) throws(ReportWriterError) {
+    /// Writes the manifest of `pipeline` with every entry kept, sorted by source, and a shard's
+    /// record of its run (`shard`), to `path` through a temporary file renamed over it.
+    func writeManifest(pipeline: String, shard: ImageManifest.ShardRun? = nil, to path: String) throws(ReportWriterError) {
         // The sources are read back for the sort only: the entries stay on disk.
         var sorted: [(source: String, place: Place)] = []
         sorted.reserveCapacity(places.count)
@@ -50,7 +50,7 @@ final class ManifestSpool {
         }
         sorted.sort { ImageManifest.sortsBefore($0.source, $1.source) }
         let around = try Self.encoded {
-            try ImageManifest.makeEncoder().encodedAround(list: "inputs", of: ImageManifest(pipeline: pipeline, inputs: []))
+            try ImageManifest.makeEncoder().encodedAround(list: "inputs", of: ImageManifest(pipeline: pipeline, inputs: [], shard: shard))
         }
         try ReportWriter.writeAtomically(to: path) { write throws(ReportWriterError) in
             guard write(around.head) else { return false }

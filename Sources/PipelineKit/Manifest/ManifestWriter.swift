@@ -34,6 +34,9 @@ final class ManifestWriter: Sendable {
     private let urlRoot: [String]
     /// Reads back the files the run put in object stores, to make their placeholders.
     let stored: StoredOutputs
+    /// A shard's plan, whose manifest says which run wrote it (`ImageManifest.ShardRun`); nil
+    /// for a run of every input.
+    private let shardPlan: RunPlan?
     let state = Locked(State())
 
     struct State {
@@ -72,9 +75,13 @@ final class ManifestWriter: Sendable {
     /// together from runs written one by one.
     static let writesOfParts = Locked<[String: Int]>([:])
 
-    init(settings: ManifestSettings, definition: PipelineDefinition, keepsOtherEntries: Bool = false, stored: StoredOutputs) {
+    init(
+        settings: ManifestSettings, definition: PipelineDefinition, keepsOtherEntries: Bool = false, stored: StoredOutputs,
+        shardPlan: RunPlan? = nil
+    ) {
         self.settings = settings
         self.definition = definition
+        self.shardPlan = shardPlan?.shard == nil ? nil : shardPlan
         self.keepsOtherEntries = keepsOtherEntries
         self.stored = stored
         previous = PreviousManifest(path: settings.file.path)
@@ -144,7 +151,7 @@ final class ManifestWriter: Sendable {
             guard !made.contains(source) else { return }
             try spool.append(source: source, text: text)
         }
-        try spool.writeManifest(pipeline: definition.name, to: settings.file.path)
+        try spool.writeManifest(pipeline: definition.name, shard: shardRun(finished: false), to: settings.file.path)
     }
 
     /// Writes the manifest on its lane; returns why it could not, or nil.
@@ -176,7 +183,14 @@ final class ManifestWriter: Sendable {
         if let problem { throw problem }
         // No entry made: the manifest is written with none.
         let spool = if let kept { kept } else { try makeSpool() }
-        try spool.writeManifest(pipeline: definition.name, to: settings.file.path)
+        try spool.writeManifest(pipeline: definition.name, shard: shardRun(finished: true), to: settings.file.path)
+    }
+
+    /// What a shard's manifest says of its run; nil for a run of every input.
+    private func shardRun(finished: Bool) -> ImageManifest.ShardRun? {
+        guard let shardPlan, let shard = shardPlan.shard else { return nil }
+        return ImageManifest.ShardRun(
+            shard: shard, inputs: ImageManifest.ShardRun.inputsDigest(of: shardPlan), definition: definition, finished: finished)
     }
 
     /// Writes the entries of this run of part of a plan, with those of every other run waiting

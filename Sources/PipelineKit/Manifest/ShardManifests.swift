@@ -119,7 +119,7 @@ public struct ShardManifests: Sendable {
                 }
                 if let current, let stale = current.staleness(of: manifest, shard: index, file: file) {
                     throw Failure(
-                        description: "\(file.path) is older than shard \(index)'s inputs: \(stale); run shard \(index) of \(count) "
+                        description: "\(file.path) is not what shard \(index) makes now: \(stale); run shard \(index) of \(count) "
                             + "again; nothing was written",
                         isStale: true)
                 }
@@ -148,17 +148,23 @@ extension ShardManifests {
         /// The local inputs of each shard with their modification times (part of the version a
         /// run compares), sorted by name.
         private let modified: [Int: [(source: String, time: timespec)]]
+        /// The names of each shard's inputs, as a shard's manifest records them.
+        private let names: [Int: ImageManifest.ShardRun.InputsDigest]
+        /// The settings entries are made with now, as a shard's manifest records them.
+        private let settings: String
 
         /// The inputs `plan` lists, split into `count` shards as a sharded run splits them.
         public init(plan: RunPlan, count: Int) {
             let base = RunPlan.realPath(plan.definition.baseDirectory.path)
             var shards: [String: Int] = [:]
             var modified: [Int: [(source: String, time: timespec)]] = [:]
+            var names: [Int: ImageManifest.ShardRun.InputsDigest] = [:]
             for item in plan.items {
                 for listing in item.listings where listing.refusal == nil {
                     let input = listing.input
                     let shard = Shard.shard(of: RunPlan.SourceKey(input).shardKey(base: base), count: count)
                     shards[input.displayName] = shard
+                    names[shard, default: .init()].add(input.displayName)
                     if !input.isRemote, let time = Self.modificationTime(of: input.path) {
                         modified[shard, default: []].append((input.displayName, time))
                     }
@@ -166,6 +172,8 @@ extension ShardManifests {
             }
             self.shards = shards
             self.modified = modified.mapValues { $0.sorted { $0.source < $1.source } }
+            self.names = names
+            settings = ImageManifest.ShardRun.settingsDigest(of: plan.definition)
         }
 
         /// What shows that `manifest`, shard `shard`'s at `file`, is from an earlier run than
@@ -175,6 +183,16 @@ extension ShardManifests {
             for entry in manifest.inputs {
                 guard let now = shards[entry.source] else { return "it lists \(entry.source), no longer an input" }
                 guard now == shard else { return "it lists \(entry.source), which is in shard \(now) now" }
+            }
+            // What the run recorded (manifests of versions before it have no record): a run
+            // stopped part-way, or one of other inputs or other settings than the file has now,
+            // whose entries are not those a run now would make.
+            if let run = manifest.shard {
+                if !run.finished { return "its run was stopped before it had been through its inputs" }
+                if run.inputs != (names[shard] ?? .init()).text {
+                    return "its run had other inputs than the shard has now (one added, removed or renamed since, whatever its time)"
+                }
+                if run.settings != settings { return "its run had other settings than the pipeline file has now" }
             }
             guard let written = Self.modificationTime(of: file.path),
                 let later = modified[shard]?.first(where: { Self.isLater($0.time, than: written) })

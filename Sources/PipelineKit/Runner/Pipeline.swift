@@ -203,7 +203,7 @@ public struct PipelineRun: AsyncSequence, Sendable {
         let manifest = plan.definition.manifest.map {
             ManifestWriter(
                 settings: $0.forShard(plan.shard), definition: plan.definition, keepsOtherEntries: plan.isPart,
-                stored: StoredOutputs(stores: plan.stores))
+                stored: StoredOutputs(stores: plan.stores), shardPlan: plan)
         }
         let execution = RunExecution(
             plan: plan, dataLoader: dataLoader, cache: cache, journal: journal, force: force, memory: memory, stages: stages,
