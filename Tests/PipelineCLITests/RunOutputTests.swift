@@ -90,7 +90,7 @@ import Vips
         // Then it stops at once, saying where the report's items could not be kept, and makes nothing
         #expect(result.status == 1)
         #expect(
-            result.standardError.contains("cannot write the report: the report's items: cannot keep it in \(missing)"),
+            result.standardError.contains("cannot write the report: \(missing): no file can be made there to keep the report's items in"),
             "\(result.standardError)")
         #expect(!FileManager.default.fileExists(atPath: directory.path + "/out"))
         #expect(!FileManager.default.fileExists(atPath: directory.path + "/report"))

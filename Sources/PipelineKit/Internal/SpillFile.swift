@@ -16,7 +16,9 @@ final class SpillFile {
     init(folder: String, for purpose: String) throws(ReportWriterError) {
         var template = Array((folder + "/.spill" + ImageWriter.temporaryMarker + "XXXXXX").utf8CString)
         let descriptor = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
-        guard descriptor >= 0 else { throw ReportWriterError(path: purpose, reason: "cannot keep it in \(folder): \(Self.reason)") }
+        guard descriptor >= 0 else {
+            throw ReportWriterError(path: folder, reason: "no file can be made there to keep \(purpose) in: \(Self.reason)")
+        }
         // Open, it stays readable; unlinked, no name of it is left behind.
         template.withUnsafeBufferPointer { _ = unlink($0.baseAddress!) }
         self.descriptor = descriptor

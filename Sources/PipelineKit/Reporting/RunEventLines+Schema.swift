@@ -111,6 +111,7 @@ extension RunEventLines {
                 "cancelled": {"type": "boolean"},
                 "inputsServedStale": {"$ref": "#/$defs/count"},
                 "warnings": {"$ref": "#/$defs/strings", "description": "What could not be written beside the outputs."},
+                "manifestProblem": {"type": "string", "description": "Why the manifest could not be written: the run exits 1."},
                 "outputFolder": {"type": "string", "description": "The folder that holds every output."},
                 "firstOutput": {"type": "string"},
                 "memory": {

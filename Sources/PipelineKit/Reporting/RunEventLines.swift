@@ -192,6 +192,9 @@ package enum RunEventLines {
         package let inputsServedStale: Int
         /// What could not be written beside the outputs; absent when nothing.
         package let warnings: [String]?
+        /// Why the manifest could not be written (the run then exits 1); absent when it was, or
+        /// the file asks for none.
+        package let manifestProblem: String?
         /// The folder that holds every output, when there is one.
         package let outputFolder: String?
         /// The first output, when there is one.
@@ -223,6 +226,7 @@ package enum RunEventLines {
             cancelled = summary.cancelled
             inputsServedStale = summary.inputsServedStale
             warnings = summary.warnings.isEmpty ? nil : summary.warnings
+            manifestProblem = summary.manifestProblem
             self.outputFolder = outputFolder
             self.firstOutput = firstOutput
             memory = summary.memory.map {

@@ -89,10 +89,13 @@ public struct Pipeline: Sendable {
             definition, fileName: fileName, shard: shard,
             stores: ObjectStoreAccess(definition: definition, environment: environment, loader: loader), sideWrites: sideWrites,
             claims: claims)
-        let folderWarnings = cacheFolderWarnings(plan, journal: journal != nil, diskCache: cache == nil)
+        // A journal file already there that can be written still takes the records: the folder
+        // is then no reason to make anything again, and a record that fails says so itself.
+        let journalLost = journal.map { access($0.file.path, W_OK) != 0 } ?? false
+        let folderWarnings = cacheFolderWarnings(plan, journal: journalLost, diskCache: cache == nil)
         let cache = cache ?? defaultCache()
         if !folderWarnings.isEmpty {
-            journal?.holdWarningOfItsFolder()
+            if journalLost { journal?.holdWarningOfItsFolder() }
             (cache as? DiskCache)?.holdWarningOfItsFolder()
         }
         plan = plan.adding(warnings: (journal?.warnings ?? []) + folderWarnings)
@@ -154,9 +157,10 @@ public struct Pipeline: Sendable {
             claim: claim)
     }
 
-    /// A warning when the cache folder is needed (for the journal of incremental runs, or for
-    /// the disk cache of fetched inputs) but cannot be written: otherwise every run would quietly
-    /// fetch and make everything again.
+    /// A warning when the cache folder is needed (for the journal of incremental runs, when no
+    /// journal file there can take the records, `journal`; or for the disk cache of fetched
+    /// inputs) but cannot be written: otherwise every run would quietly fetch and make everything
+    /// again.
     private func cacheFolderWarnings(_ plan: RunPlan, journal: Bool, diskCache: Bool) -> [String] {
         let settings = definition.cache
         let caching =
