@@ -70,10 +70,13 @@ final class ServerMetrics: Sendable {
             .increment(by: bytes)
     }
 
-    /// The metrics in Prometheus' text format, with the runs going and waiting now.
+    /// The metrics in Prometheus' text format, with the runs going and waiting now, for the
+    /// request that reads them: which is not counted in flight, so that an idle server reads 0
+    /// and an autoscaler's average is of the requests it is to scale for.
     func text(runs: (going: Int, waiting: Int)) -> [UInt8] {
         runsGoing.set(runs.going)
         runsWaiting.set(runs.waiting)
+        requestsStarted.withLock { inFlight.set(max(0, $0 - 1)) }
         return registry.emitToBuffer()
     }
 }

@@ -52,11 +52,9 @@ struct AccessMiddleware: RouterMiddleware {
         // The access log's line, but for its bytes: made only when it is logged.
         var metadata: Logger.Metadata?
         if logger.logLevel <= .info {
-            let (seconds, attoseconds) = duration.components
             var line: Logger.Metadata = [
                 "method": "\(request.method)", "path": "\(loggedPath(request.uri.path))",
                 "status": "\(sent ? String(response.status.code) : "-")",
-                "ms": "\(seconds * 1000 + attoseconds / 1_000_000_000_000_000)",
                 "source": "\(response.headers[OutputResponder.sourceHeader] ?? "-")",
             ]
             if let refusal { line["reason"] = "\(refusal)" }
@@ -70,6 +68,9 @@ struct AccessMiddleware: RouterMiddleware {
         let report: @Sendable (Int) -> Void = { handed in
             metrics.sent(output: output, bytes: handed)
             guard var metadata = line else { return }
+            // Until the body is taken (or cut off): a slow client's download is its request's time.
+            let (seconds, attoseconds) = start.duration(to: .now).components
+            metadata["ms"] = "\(seconds * 1000 + attoseconds / 1_000_000_000_000_000)"
             metadata["bytes"] = "\(handed)"
             if handed < length { metadata["reason"] = "cut off after \(handed) of \(length) bytes: the connection closed" }
             logger.info("request", metadata: metadata)

@@ -137,6 +137,31 @@ import Vips
         #expect(refusal?.text.contains("reason=no input of that name for output thumb") == true, "\(command.transcript)")
     }
 
+    @Test func aLargeAnswersLoggedTimeLastsUntilItsBodyWasTaken() throws {
+        // Given a PNG answer far larger than a connection's buffers, already made
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.png(try Fixtures.noise(width: 3000, height: 3000)), to: "in/noise.png")
+        let json = PipelineHarness.json(
+            inputs: ["in/*.png"], outputs: [#"{"name": "png", "encode": {"format": "png"}, "path": "out/{stem}.png"}"#])
+        try directory.write(Data(json.utf8), to: "p.json")
+        let (command, port) = try serve(directory, options: ["--log-level", "info"])
+        defer { command.kill() }
+        let made = try LoopbackHTTPClient.send(port: port, target: "/png/noise.png")
+        #expect(made.status == 200 && made.body.count > 20_000_000)
+        let first = command.waitForLine(timeout: 60) { $0.isError && $0.text.contains("path=/png/noise.png") }
+        #expect(first != nil, "\(command.transcript)")
+        // When a client stops taking it for 2 s after its first piece
+        let mark = command.lineCount
+        let slow = try LoopbackHTTPClient.send(port: port, target: "/png/noise.png", reading: .init(bytes: 64 << 10, pause: 2, pauses: 1))
+        #expect(slow.body.count == made.body.count)
+        // Then its line of the access log counts those 2 s: the server could not hand the body
+        // over before the client took most of it
+        let line = command.waitForLine(after: mark, timeout: 60) { $0.isError && $0.text.contains("path=/png/noise.png") }
+        let text = try #require(line?.text, "\(command.transcript)")
+        let ms = text.split(separator: " ").first { $0.hasPrefix("ms=") }.flatMap { Int($0.dropFirst(3)) }
+        #expect((ms ?? 0) >= 2000, "\(text)")
+    }
+
     @Test func aFailureOfTheServersOwnIsLoggedWithItsCause() throws {
         // Given a server whose output's path is taken by a folder
         let directory = try Fixtures.watchedFolder(inputs: 1, outputs: [Self.thumb], inputPattern: "in/*.jpg")
