@@ -18,19 +18,10 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from browser import page_result, serve, stop  # noqa: E402
+from browser import check, failures, page_result, serve, stop  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PHOTO = "dune.jpg"
-failures = []
-
-
-def check(condition, message):
-    if not condition:
-        failures.append(message)
-        print("FAIL: " + message)
-
-
 PAGE = """<!doctype html>
 <html><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
 <style>body { margin: 0 } img { display: block; width: 100%%; height: auto }</style></head>

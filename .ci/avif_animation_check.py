@@ -26,7 +26,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from browser import page_result, screenshots, serve, stop  # noqa: E402
+from browser import check, failures, page_result, screenshots, serve, stop  # noqa: E402
 from images import mean_colour, png_pixels  # noqa: E402
 
 COLOURS = [(255, 0, 0), (0, 255, 0), (0, 0, 255)]
@@ -65,14 +65,6 @@ report();
 </script>
 </body></html>
 """
-
-failures = []
-
-
-def check(condition, message):
-    if not condition:
-        failures.append(message)
-        print("FAIL: " + message)
 
 
 def close(a, b, tolerance=40):

@@ -1,6 +1,7 @@
 """What the browser checks share (.ci/srcset_check.py, .ci/art_check.py,
-.ci/avif_animation_check.py, .ci/website_check.py): a page served on loopback, headless Chromium
-loading it until the page reports a result, and screenshots of a page over time.
+.ci/avif_animation_check.py, .ci/website_check.py, .ci/transparency_check.py): the checks that
+failed, a page served on loopback, headless Chromium loading it until the page reports a result,
+and screenshots of a page over time.
 
 A page reports by writing JSON into `<pre id="result">`, which starts as `pending`.
 
@@ -20,6 +21,17 @@ import sys
 import tempfile
 import time
 import urllib.request
+
+
+# The checks that failed in this process, each printed as it failed: a script ends by raising
+# SystemExit when there are any.
+failures = []
+
+
+def check(condition, message):
+    if not condition:
+        failures.append(message)
+        print("FAIL: " + message)
 
 
 def free_port():

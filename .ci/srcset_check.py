@@ -28,7 +28,7 @@ import urllib.parse
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from browser import page_result, serve, stop  # noqa: E402
+from browser import check, failures, page_result, serve, stop  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SIZES = "(max-width: 700px) 100vw, 50vw"
@@ -37,14 +37,6 @@ VIEWS = [(600, 1), (600, 2), (1800, 1), (1800, 2)]
 # Wider than every width; as wide as the widest; 800 px, so its own width stands in for 960 and 1280;
 # then names a URL must percent-encode (a space; `?`, `#` and an escape-like `%20`).
 PHOTOS = ["dune.jpg", "green-meadow.jpg", "narrow.jpg", "with space.jpg", "q?x#y%20.jpg"]
-
-failures = []
-
-
-def check(condition, message):
-    if not condition:
-        failures.append(message)
-        print("FAIL: " + message)
 
 
 def slot_width(viewport):

@@ -26,7 +26,7 @@ import tempfile
 import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from browser import screenshots, serve, stop  # noqa: E402
+from browser import check, failures, screenshots, serve, stop  # noqa: E402
 from images import png_pixels  # noqa: E402
 
 SIDE, RADIUS = 200, 70
@@ -44,13 +44,6 @@ PAGE = """<!doctype html>
 %s
 </body></html>
 """
-failures = []
-
-
-def check(condition, message):
-    if not condition:
-        failures.append(message)
-        print("FAIL: " + message)
 
 
 def logo_png():

@@ -31,19 +31,12 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from art_check import check_choices, make_site  # noqa: E402
-from browser import screenshots, serve, stop  # noqa: E402
+from browser import check, failures, screenshots, serve, stop  # noqa: E402
 from images import difference, header, pixels, png_pixels, vips, window_offset  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # The astronaut's face, brows to chin and cheek to cheek, in the 320×320 sample.
 FACE_TOP, FACE_BOTTOM = 50, 103
-failures = []
-
-
-def check(condition, message):
-    if not condition:
-        failures.append(message)
-        print("FAIL: " + message)
 
 
 def check_focus_crops(work, out):

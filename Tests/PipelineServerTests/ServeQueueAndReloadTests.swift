@@ -145,16 +145,10 @@ import Vips
         // Given a photo with two outputs, one of which waits in a step until the test lets it go,
         // and a request for it, whose run is going
         let directory = try TemporaryDirectory()
-        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 48, height: 32)), to: "in/photo.jpg")
-        let release = directory.path + "/release"
-        let held = #"{"sleep": {"seconds": 0, "input": "photo", "after": "\#(release)"}}"#
-        let json = PipelineHarness.json(
-            inputs: ["in/*.jpg"],
-            outputs: [
-                #"{"name": "held", "steps": [\#(held)], "encode": {"format": "webp"}, "path": "out/{stem}.webp"}"#,
-                #"{"name": "quick", "encode": {"format": "jpeg"}, "path": "out/{stem}-quick.jpg"}"#,
-            ], extra: #""manifest": {"path": "out/manifest.json"}"#)
-        let processors = ProcessorRegistry.standard.adding(SleepingProcessor.self)
+        let (json, release) = try RunningServer.heldPipeline(
+            in: directory, outputs: [#"{"name": "quick", "encode": {"format": "jpeg"}, "path": "out/{stem}-quick.jpg"}"#],
+            extra: #""manifest": {"path": "out/manifest.json"}"#)
+        let processors = RunningServer.heldProcessors
         try await withServer(json, in: directory, processors: processors) { server in
             let first = Task { try await server.request("/held/photo.jpg") }
             try await waitUntil("the run takes its lane") { server.maker.counts.going == 1 }

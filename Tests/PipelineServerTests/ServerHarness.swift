@@ -106,16 +106,25 @@ extension RunningServer {
         server: RunningServer, directory: TemporaryDirectory, release: String
     ) {
         let directory = try TemporaryDirectory()
+        let (json, release) = try heldPipeline(in: directory, extra: extra)
+        let server = try await RunningServer(json, in: directory, processors: heldProcessors, drainTimeout: drainTimeout)
+        return (server, directory, release)
+    }
+
+    /// The pipeline file of `holdingItsRun`, with `outputs` after `held`, in `directory`, where
+    /// it writes its photo: the JSON, and the file that lets the step go.
+    static func heldPipeline(in directory: TemporaryDirectory, outputs: [String] = [], extra: String = "") throws -> (
+        json: String, release: String
+    ) {
         try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 48, height: 32)), to: "in/photo.jpg")
         let release = directory.path + "/release"
         let step = #"{"sleep": {"seconds": 0, "input": "photo", "after": "\#(release)"}}"#
-        let json = PipelineHarness.json(
-            inputs: ["in/*.jpg"],
-            outputs: [#"{"name": "held", "steps": [\#(step)], "encode": {"format": "webp"}, "path": "out/{stem}.webp"}"#], extra: extra)
-        let server = try await RunningServer(
-            json, in: directory, processors: ProcessorRegistry.standard.adding(SleepingProcessor.self), drainTimeout: drainTimeout)
-        return (server, directory, release)
+        let held = #"{"name": "held", "steps": [\#(step)], "encode": {"format": "webp"}, "path": "out/{stem}.webp"}"#
+        return (PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [held] + outputs, extra: extra), release)
     }
+
+    /// The steps of `heldPipeline`: the standard ones and the test's `sleep`.
+    static let heldProcessors = ProcessorRegistry.standard.adding(SleepingProcessor.self)
 }
 
 /// Runs `body` with a server of `json`, stopping the server afterwards whatever `body` does.
