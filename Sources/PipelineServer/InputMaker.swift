@@ -22,7 +22,8 @@ import PipelineKit
 /// a request for that file whose input and file are as that run left them is answered from
 /// it, without a run, which would read the journal's lines of the input to find the same files.
 actor InputMaker {
-    private let pipeline: Pipeline
+    /// The pipeline the plan is of.
+    nonisolated let pipeline: Pipeline
     private let plan: RunPlan
     /// The server's one budget, which every run draws on.
     private let memory: SharedMemoryBudget
@@ -105,7 +106,7 @@ actor InputMaker {
         if let current = jobs[key] {
             job = current
         } else {
-            guard hasRoom else { throw Full() }
+            guard turns.admit(within: lanes + queueLimit) else { throw Full() }
             let plan = self.plan.keeping(sourcesAt: [input.item], wanted: variant)
             let source = self.plan.items[input.item].input
             let local = source.isRemote ? nil : source.path
@@ -147,6 +148,7 @@ actor InputMaker {
     private func end(_ key: JobKey, source: String, at end: RunEnd, with reports: [ItemReport]) {
         if jobs[key]?.end === end { jobs[key] = nil }
         turns.ended(source, at: end)
+        turns.release()
         guard !end.end(with: reports) else { return }
         for report in reports {
             for failure in report.failures {
@@ -160,20 +162,18 @@ actor InputMaker {
         }
     }
 
-    /// Whether one more job may go or wait: not every lane and place in the queue is taken.
-    private var hasRoom: Bool { jobs.count + inspections < lanes + queueLimit }
-
     /// `work` (an `/info` read, which decodes as a run does) on a lane, after the runs and
     /// reads that came before it, so that `inFlight` and `serve.maxQueue` bound reads and runs
     /// together.
     ///
     /// - Throws: `Full` when every lane is busy and the queue has no room; else what `work` throws.
     func inspection<Result: Sendable>(_ work: @Sendable () async throws -> Result) async throws -> Result {
-        guard hasRoom else { throw Full() }
+        guard turns.admit(within: lanes + queueLimit) else { throw Full() }
         inspections += 1
         await turns.takeLane(limit: lanes)
         defer {
             turns.leaveLane()
+            turns.release()
             inspections -= 1
         }
         return try await work()

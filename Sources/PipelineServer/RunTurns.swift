@@ -2,13 +2,16 @@
 import PipelineKit
 import Vips
 
-/// What the `InputMaker` of every plan the server has had shares: the lanes runs go on, and the
-/// last run started for each source, which the next run for that source waits for. A reload
-/// (SIGHUP, or a change in the inputs' folders) while runs go then neither lets more runs go at
-/// once than `inFlight` allows nor lets two runs for one source overlap: a request after it
-/// waits for the run an earlier plan has going for its source, and finds that run's files up to
-/// date, which its input's manifest entry then names with its own.
+/// What the `InputMaker` of every plan the server has had shares: the places of runs and `/info`
+/// reads going or waiting, the lanes runs go on, and the last run started for each source,
+/// which the next run for that source waits for. A reload (SIGHUP, or a change in the inputs'
+/// folders) while runs go then neither lets more runs go at once than `inFlight` allows, nor
+/// more wait than `serve.maxQueue`, nor lets two runs for one source overlap: a request after
+/// it waits for the run an earlier plan has going for its source, and finds that run's files up
+/// to date, which its input's manifest entry then names with its own.
 final class RunTurns: Sendable {
+    /// Runs and reads going or waiting, of every plan.
+    private let admitted = Locked(0)
     /// Runs going now, and the jobs waiting for a lane, first come first served.
     private let lanes = WaitingRoom<Int, Void, Void>(0)
     /// The end of the last run started for each source, by the source's path or URL.
@@ -28,6 +31,22 @@ final class RunTurns: Sendable {
         lastRun.withLock { last in
             if last[source] === end { last[source] = nil }
         }
+    }
+
+    /// Takes a place for a run or read when fewer than `limit` (the lanes and the queue the
+    /// caller's plan allows) are taken; whether it did. Each place taken is given back once
+    /// (`release()`).
+    func admit(within limit: Int) -> Bool {
+        admitted.withLock { taken in
+            guard taken < limit else { return false }
+            taken += 1
+            return true
+        }
+    }
+
+    /// Gives back a place `admit(within:)` took.
+    func release() {
+        admitted.withLock { $0 -= 1 }
     }
 
     /// Waits for a lane: one of `limit`, the number the caller's plan allows.
