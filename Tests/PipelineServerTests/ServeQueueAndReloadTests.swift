@@ -39,14 +39,23 @@ import Vips
         }
     }
 
+    /// The remote input's run on the lane, held by its origin, and a local input's run waiting
+    /// for it in the queue: the requests of both, once both are there.
+    func takeTheLaneAndTheQueue(_ server: RunningServer, _ remote: String, _ origin: TestHTTPServer) async throws -> (
+        held: Task<LoopbackHTTPClient.Response, any Error>, queued: Task<LoopbackHTTPClient.Response, any Error>
+    ) {
+        let held = Task.detached { try await server.request("/thumb/\(remote)", timeout: 900) }
+        try await waitUntil("the server fetches the held input") { !origin.requests(for: "/photo.jpg").isEmpty }
+        let queued = Task.detached { try await server.request("/thumb/a.jpg", timeout: 900) }
+        try await waitUntil("the second input waits") { server.maker.counts.waiting == 1 }
+        return (held, queued)
+    }
+
     @Test func aFullQueueIsAnswered503WithRetryAfter() async throws {
         // Given one lane, room for one input in the queue, and the lane held by an input whose
         // origin holds its answer until the test releases it
         try await withOneLaneAndAHeldOrigin { server, remote, origin, release in
-            let held = Task.detached { try await server.request("/thumb/\(remote)", timeout: 900) }
-            try await waitUntil("the server fetches the held input") { !origin.requests(for: "/photo.jpg").isEmpty }
-            let queued = Task.detached { try await server.request("/thumb/a.jpg", timeout: 900) }
-            try await waitUntil("the second input waits") { server.maker.counts.waiting == 1 }
+            let (held, queued) = try await takeTheLaneAndTheQueue(server, remote, origin)
 
             // When a third input is asked for, it is refused for now
             let refused = try await server.request("/thumb/sub/b.jpg")
@@ -95,10 +104,7 @@ import Vips
     @Test func aReloadKeepsTheQueueFullOfTheOldPlansRuns() async throws {
         // Given one lane, room for one more in the queue, both taken by runs of the plan
         try await withOneLaneAndAHeldOrigin { server, remote, origin, release in
-            let held = Task.detached { try await server.request("/thumb/\(remote)", timeout: 900) }
-            try await waitUntil("the server fetches the held input") { !origin.requests(for: "/photo.jpg").isEmpty }
-            let queued = Task.detached { try await server.request("/thumb/a.jpg", timeout: 900) }
-            try await waitUntil("the second input waits") { server.maker.counts.waiting == 1 }
+            let (held, queued) = try await takeTheLaneAndTheQueue(server, remote, origin)
             // When the server reloads, and a third input is asked for
             try server.server.reload(server.server.responder.maker.pipeline)
             #expect(server.server.responder.maker !== server.maker)
@@ -120,10 +126,7 @@ import Vips
             let first = try await server.request("/info/sub/b.jpg")
             let tag = try #require(first.header("ETag"))
             // and the lane and the queue then taken
-            let held = Task.detached { try await server.request("/thumb/\(remote)", timeout: 900) }
-            try await waitUntil("the server fetches the held input") { !origin.requests(for: "/photo.jpg").isEmpty }
-            let queued = Task.detached { try await server.request("/thumb/a.jpg", timeout: 900) }
-            try await waitUntil("the second input waits") { server.maker.counts.waiting == 1 }
+            let (held, queued) = try await takeTheLaneAndTheQueue(server, remote, origin)
 
             // When the same info is asked for again, and by a client whose copy is current
             let again = try await server.request("/info/sub/b.jpg")

@@ -225,9 +225,9 @@ enum ImageEncoder {
     /// profile chunk holding one (`Raw profile type exif`, `APP1`, `iptc`, `8bim`, as ImageMagick
     /// names them), else XMP's.
     static func pngTextKind(of name: String) -> EncoderSettings.Metadata {
-        let marker = "-raw profile type "
-        guard let range = name.lowercased().range(of: marker) else { return .xmp }
-        switch name.lowercased()[range.upperBound...].trimmingCharacters(in: .whitespaces) {
+        let lowered = name.lowercased()
+        guard let range = lowered.range(of: "-raw profile type ") else { return .xmp }
+        switch lowered[range.upperBound...].trimmingCharacters(in: .whitespaces) {
         case "exif", "app1": return .exif
         case "iptc", "8bim": return .iptc
         default: return .xmp

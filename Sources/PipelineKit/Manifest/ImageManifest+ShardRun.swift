@@ -51,30 +51,21 @@ extension ImageManifest {
             var text: String { "\(count)-" + String(format: "%016llx", sum) }
         }
 
-        /// The digest of what decides a manifest's entries: the decode settings, each output's
-        /// name, path template, steps, encoder, placeholders with their settings and tile
-        /// pyramid, and where the manifest's URLs start. Not the pipeline's name, its inputs
-        /// (the other digest) or its stage widths, which change no entry.
+        /// The digest of what decides a manifest's entries: what the journal fingerprints each
+        /// output's files by (the decode settings, steps, encoder, tile pyramid), each output's
+        /// name, path template and placeholders with their settings, and where the manifest's
+        /// URLs start. Not the pipeline's name, its inputs (the other digest) or its stage
+        /// widths, which change no entry.
         static func settingsDigest(of definition: PipelineDefinition) -> String {
-            let decode = definition.decompress
-            var lines = [
-                "decode autorotate=\(decode.autorotate) failOn=\(decode.failOn.rawValue) fast=\(decode.fastShrinkOnLoad) "
-                    + "animation=\(decode.animation)"
-            ]
+            var lines = [OutputJournal.Fingerprints(definition: definition).settings]
             for output in definition.outputs {
                 lines.append(
-                    [
-                        output.name, output.path.text, output.steps.map(\.identifier).joined(separator: ";"), output.encoder.identity,
-                        output.placeholderSettings.recipe(for: output.placeholders), output.tiles?.identity ?? "-",
-                    ].joined(separator: "\t"))
+                    [output.name, output.path.text, output.placeholderSettings.recipe(for: output.placeholders)].joined(separator: "\t"))
             }
             if let manifest = definition.manifest {
                 // The root relative to the manifest's folder: shards may run in other folders.
                 let folder = manifest.file.deletingLastPathComponent().standardizedFileURL.pathComponents
-                let root = manifest.urlRoot.standardizedFileURL.pathComponents
-                let shared = zip(folder, root).prefix { $0 == $1 }.count
-                let relative = Array(repeating: "..", count: folder.count - shared) + root.dropFirst(shared)
-                lines.append("urls \(manifest.urlPrefix) \(relative.joined(separator: "/"))")
+                lines.append("urls \(manifest.urlPrefix) \(ManifestWriter.relativePath(manifest.urlRoot.path, to: folder))")
             }
             return digest(lines)
         }

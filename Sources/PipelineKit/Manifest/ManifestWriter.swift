@@ -344,19 +344,19 @@ final class ManifestWriter: Sendable {
         if let object = ObjectLocation(path) {
             return (object.description, ImageManifest.File.url(prefix: settings.urlPrefix, path: object.key))
         }
-        let served = relativePath(path, to: urlRoot)
+        let served = Self.relativePath(path, to: urlRoot)
         // Above the folder the prefix serves: a browser takes `/img/../x` for `/x`, not this file.
         if served.hasPrefix("../"), !settings.urlPrefix.isEmpty {
             state.withLock { $0.urlsOutsideRoot = $0.urlsOutsideRoot ?? path }
         }
         return (
-            relativePath(path, to: manifestFolder),
+            Self.relativePath(path, to: manifestFolder),
             ImageManifest.File.url(prefix: settings.urlPrefix, path: served)
         )
     }
 
     /// `path` relative to the folder of path components `base`, with `..` where it lies outside.
-    private func relativePath(_ path: String, to base: [String]) -> String {
+    static func relativePath(_ path: String, to base: [String]) -> String {
         let target = URL(fileURLWithPath: path).standardizedFileURL.pathComponents
         var common = 0
         while common < base.count, common < target.count, base[common] == target[common] { common += 1 }

@@ -51,6 +51,10 @@ extension OutputJournal {
             return text
         }
 
+        /// What the fingerprints are made of but the inputs' versions and the tool's: the
+        /// settings a record of the outputs (a shard's manifest) says they were made with.
+        var settings: String { ([shared] + outputs).joined(separator: "\n") }
+
         func fingerprint(version: String, output index: Int) -> String {
             let text = Data(["pipeline \(PipelineKitInfo.version)", version, shared, outputs[index]].joined(separator: "\n").utf8)
             WorkCounter.add(.fingerprintBytes, text.count)
