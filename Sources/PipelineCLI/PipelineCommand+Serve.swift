@@ -85,7 +85,7 @@ extension PipelineCommand {
             configuration.maximumGracefulShutdownDuration = .seconds(pipeline.definition.serve.drainTimeout)
             let serving = Task { try await ServiceGroup(configuration: configuration).run() }
             // Ctrl-C pressed again, as with `run`: someone at the terminal wants out now, so the
-            // drain is cut short as its timeout would (what is on a lane still finishes).
+            // drain is cut short as its timeout would.
             let interrupts = await UnixSignalsSequence(trapping: .sigint)
             let cutShort = Locked(false)
             let secondInterrupt = Task {
@@ -99,7 +99,7 @@ extension PipelineCommand {
                     // The same Ctrl-C sent twice (`timeout -s INT`) is no second one.
                     guard now - earlier >= Interruption.repeatWindow else { continue }
                     cutShort.withLock { $0 = true }
-                    printError("second Ctrl-C: cutting the requests in flight off; what is on a lane finishes first…")
+                    printError("second Ctrl-C: cutting the requests in flight off and stopping their runs…")
                     serving.cancel()
                     return
                 }

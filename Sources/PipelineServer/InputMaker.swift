@@ -45,8 +45,8 @@ actor InputMaker {
     ///
     /// Requests wait for `end`, not for the task: a request cancelled while it waits (the
     /// server stopping past its drain timeout) stops waiting at once, so its connection is
-    /// closed then, while the run, cancelled too, finishes what is on a lane so that its files
-    /// are whole or gone.
+    /// closed then, while the run, cancelled too, stops what is on a lane so that its files are
+    /// whole or gone.
     private struct Job: Sendable {
         let task: Task<[ItemReport], Never>
         let end: RunEnd
@@ -183,9 +183,10 @@ actor InputMaker {
     /// takes as long as they are large: on a thread of its own, neither on this actor, which
     /// every request asks first, nor on the cooperative pool, whose threads answer them.
     ///
-    /// Cancelling the calling task cancels the run, which skips what is queued and lets what is
-    /// on a lane finish: the events are read to the end by a task of their own, so the run's
-    /// files are whole or gone, and no temporary file is left, by the time this returns.
+    /// Cancelling the calling task (the server stopping past its drain timeout) cancels the
+    /// run, which skips what is queued and stops the libvips work on its lanes where libvips
+    /// next looks: the events are read to the end by a task of their own, so the run's files are
+    /// whole or gone, and no temporary file is left, by the time this returns.
     private static func reports(of plan: RunPlan, by pipeline: Pipeline, memory: SharedMemoryBudget, stages: SharedStages) async
         -> [ItemReport]
     {
@@ -194,7 +195,7 @@ actor InputMaker {
         return await withTaskCancellationHandler {
             await collecting.value
         } onCancel: {
-            run.cancel()
+            run.cancel(stoppingRunningWork: true)
         }
     }
 

@@ -84,6 +84,13 @@ public final class VipsDeadline: Sendable {
         }
     }
 
+    /// Expires now, whatever the limit: what it watches stops as when its time runs out, and so
+    /// does what the deadlines within it watch (a run abandoned with its work on the lanes).
+    /// A deadline with no limit of its own is one only this stops.
+    public func expireNow() {
+        expire()
+    }
+
     /// Stops `image` too when the time runs out, until `cancel()`. libvips notices a kill when
     /// it next prepares a region of the killed image: watching the loader's image as well as
     /// the rendered one stops a decode within a strip of input, even when the whole output is

@@ -8,8 +8,8 @@ import Vips
 @testable import PipelineServer
 
 /// Stopping past the drain timeout cuts off the requests still waiting at once, cancels every run
-/// still going, those of a plan a reload replaced as well as the current plan's, and waits for
-/// each to end in a known state.
+/// still going, those of a plan a reload replaced as well as the current plan's, stops their
+/// libvips work on the lanes, and waits for each to end in a known state.
 @Suite(.serialized) struct ServeDrainTests {
     @Test func stoppingPastTheDrainTimeoutCancelsTheRunsOfAPlanAReloadReplaced() async throws {
         // Given a request whose run waits for an origin that does not answer while the test runs
@@ -39,6 +39,36 @@ import Vips
         #expect(server.server.stoppedPastDrainTimeout)
         #expect(await replaced.isIdle, "the run of the plan the reload replaced is still going")
         #expect(await inFlight.value?.status != 200)
+    }
+
+    @Test func stoppingPastTheDrainTimeoutStopsTheLibvipsWorkOnTheLanes() async throws {
+        // Given a request whose run enlarges a photo to 12000 px and blurs it: libvips work of
+        // many minutes, in many small pieces, under the default limits.itemTimeout of 5 minutes
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 600, height: 600)), to: "in/photo.jpg")
+        let steps = #"[{"resize": {"width": 12000}}, {"blur": {"sigma": 300}}]"#
+        let output = #"{"name": "slow", "steps": \#(steps), "encode": {"format": "png"}, "path": "out/{stem}.png"}"#
+        let server = try await RunningServer(
+            PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [output]), in: directory, drainTimeout: .seconds(1))
+        let inFlight = Task { try? await server.request("/slow/photo.jpg", timeout: 600) }
+        try await waitUntil("the steps take their lane") { server.maker.stages.counts[.process]?.running == 1 }
+
+        // When the server stops
+        let stopped = Locked(false)
+        Task {
+            try? await server.stop()
+            stopped.withLock { $0 = true }
+        }
+
+        // Then, past the drain timeout, the blur is stopped inside libvips rather than left to
+        // finish: the server stops long before it would, with no file of it on disk
+        try await waitUntil("the server stops while the blur would still go", within: .seconds(120)) { stopped.withLock { $0 } }
+        #expect(server.server.stoppedPastDrainTimeout)
+        #expect(server.server.requestsCutOff == 1)
+        #expect(await server.maker.isIdle)
+        #expect(await inFlight.value?.status != 200)
+        #expect(server.maker.stages.counts[.process]?.running == 0)
+        #expect(!directory.allFiles().contains { $0.hasPrefix("out/") }, "\(directory.allFiles())")
     }
 
     @Test func aRequestWaitingPastTheDrainTimeoutIsCutOffWhileItsRunFinishesWhatIsOnALane() async throws {

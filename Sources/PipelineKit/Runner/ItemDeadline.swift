@@ -12,9 +12,11 @@ final class ItemDeadline: Sendable {
     /// The input, as reports name it.
     let input: String
 
-    /// Starts the clock of `input`, which has `seconds` (0 for no limit).
-    init(seconds: Double, input: String) {
-        vips = VipsDeadline(seconds: seconds)
+    /// Starts the clock of `input`, which has `seconds` (0 for no limit). The run's own deadline
+    /// (`run`) stops its work too when the run stops its work (`RunExecution.stopWork()`), with no
+    /// time run out.
+    init(seconds: Double, input: String, within run: VipsDeadline? = nil) {
+        vips = VipsDeadline(seconds: seconds, within: run)
         self.input = input
     }
 

@@ -190,7 +190,7 @@ public struct Pipeline: Sendable {
 /// The events of one run, as an `AsyncSequence`; the run starts when the sequence is made.
 ///
 /// Two ways to stop it: cancel the task iterating the events (the sequence ends at once and the
-/// run winds down behind it), or call `cancel()` and keep iterating to receive the reports of
+/// run winds down behind it), or call `cancel(stoppingRunningWork:)` and keep iterating to receive the reports of
 /// the work that was already running and a final `finished` with `cancelled` set.
 public struct PipelineRun: AsyncSequence, Sendable {
     /// Each event of the run.
@@ -230,8 +230,12 @@ public struct PipelineRun: AsyncSequence, Sendable {
         execution.stageCounts
     }
 
-    /// Stops the run: queued work is skipped, running work finishes, events go on until `finished`.
-    public func cancel() {
+    /// Stops the run: queued work is skipped, events go on until `finished`. Running work
+    /// finishes, or with `stoppingRunningWork`, stops where libvips next looks (a decode or a
+    /// step between two strips; a codec's own call, such as an AVIF encode, runs to its end),
+    /// as an input's time limit stops it. Either way each file is whole or not there.
+    public func cancel(stoppingRunningWork: Bool = false) {
+        if stoppingRunningWork { execution.stopWork() }
         task.cancel()
     }
 

@@ -174,14 +174,13 @@ extension RunExecution {
         let unstreamedDecodes = memory.unstreamedDecodes
         defer { unstreamedDecodes.release(admitted.unstreamed) }
         let alone = MemoryAccountant.decodesAlone(unstreamed: admitted.unstreamed)
-        let seconds = plan.definition.limits.itemTimeout
         do {
             return .next(
                 try await queues.decompress.run(for: input.displayName, exclusive: alone) {
-                    [decoder, made = header.made] in
+                    [self, decoder, made = header.made] in
                     // The run's peak is this decode: what the decodes before it freed goes back first.
                     if alone { Vips.releaseFreeMemory() }
-                    let deadline = ItemDeadline(seconds: seconds, input: input.displayName)
+                    let deadline = startClock(of: input.displayName)
                     do {
                         return (try decoder.decode(fetched.source, only: made, within: deadline), deadline)
                     } catch {
@@ -190,7 +189,7 @@ extension RunExecution {
                     }
                 })
         } catch {
-            return .finished(Self.failed(listings, try ItemError.wrapping(error, stage: .decompress)))
+            return .finished(Self.failed(listings, try failure(error, stage: .decompress)))
         }
     }
 

@@ -27,6 +27,9 @@ final class RunExecution: Sendable {
     /// The files of sources a cancel left part-made, by the listing's display name: they have
     /// no report, but they are on disk and in the journal, so the summary counts and lists them.
     private let partlyMade = Locked<[String: [WrittenOutput]]>([:])
+    /// Every input's clock lies within this one, which has no limit: `stopWork()` expires it,
+    /// and the libvips work on the lanes stops as when an input's time runs out.
+    private let work = VipsDeadline(seconds: 0)
 
     init(
         plan: RunPlan, dataLoader: any DataLoading, cache: (any DataCaching)?, journal: OutputJournal?, force: Bool,
@@ -47,6 +50,25 @@ final class RunExecution: Sendable {
             stores: plan.stores, protecting: plan.protectedInputs, claimingPaths: plan.somePathsWaitForSizes,
             sizedPathReach: plan.sizedPathReach)
         decoder = ImageDecoder(settings: definition.decompress, outputs: definition.outputs, accountant: memory)
+    }
+
+    /// Stops the libvips work on the lanes (decodes, steps and the renders encoders read) where
+    /// libvips next looks, as an input's time limit would: a cancel lets it finish. What it
+    /// stops is reported as cancelled, not failed.
+    func stopWork() {
+        work.expireNow()
+    }
+
+    /// `error` as an item's failure in `stage`, or `CancellationError` when the run stopped its
+    /// work (`stopWork()`): then whatever libvips said, the stop is the reason.
+    func failure(_ error: any Error, stage: Stage) throws(CancellationError) -> ItemError {
+        if work.hasExpired { throw CancellationError() }
+        return try ItemError.wrapping(error, stage: stage)
+    }
+
+    /// The clock of `input` from now, `limits.itemTimeout` long, within the run's own.
+    func startClock(of input: String) -> ItemDeadline {
+        ItemDeadline(seconds: plan.definition.limits.itemTimeout, input: input, within: work)
     }
 
     /// Each stage's queued, running and done counts now.
@@ -254,7 +276,7 @@ final class RunExecution: Sendable {
             incremental.recordWritten(written, for: job)
             return .success(written)
         } catch {
-            let failure = try ItemError.wrapping(error, stage: .process)
+            let failure = try self.failure(error, stage: .process)
             // Work stopped by the deadline fails with whatever libvips said: the limit is the reason.
             if failure.kind != .timedOut, deadline.hasRunOut { return .failure(deadline.timedOut(in: stage, output: output)) }
             return .failure(failure)
