@@ -262,11 +262,14 @@ private final class WatchLoop: @unchecked Sendable {
             }
             // A new file is a change once it is closed after writing (or renamed in): a run that
             // started at its creation could read it half-written. A new symbolic link is whole.
-            if event.has(IN_CREATE), !Self.isSymbolicLink(path) { continue }
+            if event.has(IN_CREATE), !WatchScope.isSymbolicLink(path) { continue }
             if scope.isRelevant(file: path) { paths.append(path) }
         }
-        // A list file read anew may name other files and folders.
-        if overflowed || paths.contains(where: scope.listFiles.contains) {
+        // A list file read anew may name other files and folders; a link in an input folder
+        // that came or went, another file to watch.
+        if overflowed
+            || paths.contains(where: { scope.listFiles.contains($0) || scope.linkedInputs.contains($0) || WatchScope.isSymbolicLink($0) })
+        {
             scope = WatchScope(definition: definition, pipelineFile: pipelineFile)
             needsSync = true
         }
@@ -299,10 +302,6 @@ private final class WatchLoop: @unchecked Sendable {
         }
     }
 
-    private static func isSymbolicLink(_ path: String) -> Bool {
-        var info = stat()
-        return lstat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFLNK
-    }
 }
 
 /// A watcher's state, and its consumer waiting for a batch (nil: the watcher stopped).

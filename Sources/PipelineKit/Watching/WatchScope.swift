@@ -14,9 +14,12 @@ struct WatchScope: Sendable {
         case glob(root: String, components: [String])
     }
 
-    let targets: [Target]
+    private(set) var targets: [Target]
     /// The list files among the targets: when one changes, the scope is made again.
     let listFiles: Set<String>
+    /// The files a glob matches now that are symbolic links: the files they name are targets
+    /// too, and when one of them comes or goes, the scope is made again.
+    private(set) var linkedInputs: Set<String> = []
     /// Patterns (`fnmatch`, `*` across `/`) for every path an output template can fill in.
     let outputPatterns: [String]
     let cacheDirectory: String
@@ -40,14 +43,25 @@ struct WatchScope: Sendable {
         files += definition.outputs.flatMap { $0.steps.flatMap(\.resources) }.filter(\.isFileURL).map { InputEnumerator.normalize($0.path) }
         if let focus = definition.focusPoints { files.append(InputEnumerator.normalize(focus.file.path)) }
         var targets = files.flatMap(Self.linkedPaths).map(Target.file)
-        targets += inputs.patterns.flatMap(\.targets)
-        var unique: [Target] = []
-        for target in targets where !unique.contains(target) { unique.append(target) }
-        self.targets = unique
+        for target in inputs.patterns.flatMap(\.targets) {
+            if case .file(let file) = target { targets += Self.linkedPaths(file).map(Target.file) } else { targets.append(target) }
+        }
+        var seen: Set<Target> = []
+        self.targets = targets.filter { seen.insert($0).inserted }
         listFiles = Set(inputs.listFiles)
         outputPatterns = definition.outputs.flatMap { Self.patterns(of: $0.path, base: base) }
         cacheDirectory = InputEnumerator.normalize(definition.cache.directory.path)
         caseInsensitive = definition.caseInsensitive
+        // A photo linked into an input folder is edited where the link points: that file, and
+        // any folder link on the way, are watched as a linked pipeline file is.
+        var links: [String]? = []
+        var folders: Set<String> = []
+        for case .glob(let root, let components) in self.targets where Self.isDirectory(root, followLinks: true) {
+            walk(root, components[...], into: &folders, links: &links)
+        }
+        linkedInputs = Set(links ?? [])
+        let linked = linkedInputs.sorted().flatMap { Self.linkedPaths($0).dropFirst() }.map(Target.file)
+        self.targets += linked.filter { seen.insert($0).inserted }
     }
 
     /// One pattern among a file's inputs: an entry of `inputs`, or a line of a list file there.
@@ -166,35 +180,48 @@ struct WatchScope: Sendable {
                 if existing != root {
                     folders.insert(existing)
                 } else {
-                    walk(root, components[...], into: &folders)
+                    var noLinks: [String]?
+                    walk(root, components[...], into: &folders, links: &noLinks)
                 }
             }
         }
         return folders
     }
 
-    /// Adds `directory` and the folders below it that `components` can still lead through.
-    private func walk(_ directory: String, _ components: ArraySlice<String>, into folders: inout Set<String>) {
+    /// Adds `directory` and the folders below it that `components` can still lead through; and,
+    /// when `links` is given, the files there the last component matches that are symbolic links.
+    private func walk(_ directory: String, _ components: ArraySlice<String>, into folders: inout Set<String>, links: inout [String]?) {
         // A glob's folders are watched, not the cache. No cycle is possible: `**` follows no
         // symbolic link, and every other component goes one level down.
         guard !isWrittenByRuns(directory) else { return }
         folders.insert(directory)
-        guard components.count > 1, let first = components.first else { return }
+        guard let first = components.first else { return }
         let here = { (name: String) in directory == "/" ? "/" + name : directory + "/" + name }
-        if first == "**" {
-            // Any depth, not through hidden folders or symbolic links, as the enumerator walks.
-            walk(directory, components.dropFirst(), into: &folders)
-            for name in Self.entries(of: directory) where !name.hasPrefix(".") && Self.isDirectory(here(name), followLinks: false) {
-                walk(here(name), components, into: &folders)
+        guard components.count > 1 else {
+            guard links != nil else { return }
+            for name in matching(first, in: directory) where Self.isSymbolicLink(here(name)) && !isWrittenByRuns(here(name)) {
+                links?.append(here(name))
             }
             return
         }
-        let names =
-            InputEnumerator.isGlob(first) || caseInsensitive
-            ? Self.entries(of: directory).filter { InputEnumerator.nameMatches(first, $0, caseInsensitive: caseInsensitive) } : [first]
-        for name in names where Self.isDirectory(here(name), followLinks: true) {
-            walk(here(name), components.dropFirst(), into: &folders)
+        if first == "**" {
+            // Any depth, not through hidden folders or symbolic links, as the enumerator walks.
+            walk(directory, components.dropFirst(), into: &folders, links: &links)
+            for name in Self.entries(of: directory) where !name.hasPrefix(".") && Self.isDirectory(here(name), followLinks: false) {
+                walk(here(name), components, into: &folders, links: &links)
+            }
+            return
         }
+        for name in matching(first, in: directory) where Self.isDirectory(here(name), followLinks: true) {
+            walk(here(name), components.dropFirst(), into: &folders, links: &links)
+        }
+    }
+
+    /// The names in `directory` that the glob component `component` can match.
+    private func matching(_ component: String, in directory: String) -> [String] {
+        InputEnumerator.isGlob(component) || caseInsensitive
+            ? Self.entries(of: directory).filter { InputEnumerator.nameMatches(component, $0, caseInsensitive: caseInsensitive) }
+            : [component]
     }
 
     // MARK: Building blocks
@@ -258,6 +285,11 @@ struct WatchScope: Sendable {
 
     private static func entries(of directory: String) -> [String] {
         LongPath.listing(of: directory).names
+    }
+
+    static func isSymbolicLink(_ path: String) -> Bool {
+        var info = stat()
+        return lstat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFLNK
     }
 
     static func isDirectory(_ path: String, followLinks: Bool) -> Bool {
