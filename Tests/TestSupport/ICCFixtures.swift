@@ -1,7 +1,8 @@
 import Foundation
 
 /// Minimal ICC profiles made byte by byte: a monitor RGB profile with chosen primaries and one
-/// tone curve for the three channels, complete enough for Little CMS to transform with.
+/// tone curve for the three channels, and a grey one, complete enough for Little CMS to
+/// transform with.
 package enum ICCFixtures {
     /// sRGB's primaries as XYZ adapted to D50.
     package static let srgbPrimaries = [[0.4361, 0.2225, 0.0139], [0.3851, 0.7169, 0.0971], [0.1431, 0.0606, 0.7141]]
@@ -38,25 +39,43 @@ package enum ICCFixtures {
     /// A version 2.1 display profile: RGB to XYZ, D50 white point, the three primaries and
     /// `curve` for all three channels.
     package static func profile(primaries: [[Double]], curve: [UInt8]) -> [UInt8] {
-        func xyz(_ v: [Double]) -> [UInt8] { Array("XYZ ".utf8) + [0, 0, 0, 0] + v.flatMap { be32(Int(($0 * 65536).rounded())) } }
-        let bodies = [xyz([0.9642, 1.0, 0.8249])] + primaries.map(xyz) + [curve]
-        let signatures = ["wtpt", "rXYZ", "gXYZ", "bXYZ", "rTRC", "gTRC", "bTRC"]
+        let rgb = zip(["rXYZ", "gXYZ", "bXYZ"], primaries.map(xyz)).map { ($0, $1) }
+        return assembled(colourSpace: "RGB ", [("wtpt", xyz(d50))] + rgb + [("rTRC", curve), ("gTRC", curve), ("bTRC", curve)])
+    }
+
+    /// A version 2.1 grey display profile, as scanners and editors embed ("Gray Gamma 2.2"):
+    /// grey to XYZ, D50 white point and `curve`.
+    package static func greyProfile(curve: [UInt8]) -> [UInt8] {
+        assembled(colourSpace: "GRAY", [("wtpt", xyz(d50)), ("kTRC", curve)])
+    }
+
+    private static let d50 = [0.9642, 1.0, 0.8249]
+
+    private static func xyz(_ v: [Double]) -> [UInt8] {
+        Array("XYZ ".utf8) + [0, 0, 0, 0] + v.flatMap { be32(Int(($0 * 65536).rounded())) }
+    }
+
+    /// A profile of `colourSpace` to XYZ with `tags` in order; tags of the same bytes share them.
+    private static func assembled(colourSpace: String, _ tags: [(signature: String, body: [UInt8])]) -> [UInt8] {
         var header = [UInt8](repeating: 0, count: 128)
         header.replaceSubrange(8..<12, with: [0x02, 0x10, 0, 0])
         header.replaceSubrange(12..<16, with: Array("mntr".utf8))
-        header.replaceSubrange(16..<20, with: Array("RGB ".utf8))
+        header.replaceSubrange(16..<20, with: Array(colourSpace.utf8))
         header.replaceSubrange(20..<24, with: Array("XYZ ".utf8))
         header.replaceSubrange(36..<40, with: Array("acsp".utf8))
-        header.replaceSubrange(68..<80, with: [0.9642, 1.0, 0.8249].flatMap { be32(Int(($0 * 65536).rounded())) })
-        var table = be32(signatures.count), data: [UInt8] = [], offsets: [Int] = []
-        let dataStart = 128 + 4 + signatures.count * 12
-        for body in bodies {
-            offsets.append(dataStart + data.count)
-            data += body + [UInt8](repeating: 0, count: (4 - body.count % 4) % 4)
-        }
-        for (index, signature) in signatures.enumerated() {
-            let body = min(index, bodies.count - 1)
-            table += Array(signature.utf8) + be32(offsets[body]) + be32(bodies[body].count)
+        header.replaceSubrange(68..<80, with: d50.flatMap { be32(Int(($0 * 65536).rounded())) })
+        var table = be32(tags.count), data: [UInt8] = [], placed: [[UInt8]: Int] = [:]
+        let dataStart = 128 + 4 + tags.count * 12
+        for (signature, body) in tags {
+            let offset =
+                placed[body]
+                ?? {
+                    let offset = dataStart + data.count
+                    data += body + [UInt8](repeating: 0, count: (4 - body.count % 4) % 4)
+                    placed[body] = offset
+                    return offset
+                }()
+            table += Array(signature.utf8) + be32(offset) + be32(body.count)
         }
         var bytes = header + table + data
         bytes.replaceSubrange(0..<4, with: be32(bytes.count))

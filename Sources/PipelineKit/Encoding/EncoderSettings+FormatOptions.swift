@@ -13,7 +13,9 @@ extension EncoderSettings {
                     + "by default the colour profile alone, so no camera EXIF or GPS position is published unless asked for"),
             Option(
                 "iccProfile", .string(nonEmpty: true),
-                help: "convert to this colour profile and embed it: srgb, p3 (Display P3), cmyk, or an ICC file's path"),
+                help: base.format == .gif
+                    ? "srgb only: a GIF cannot embed a colour profile, so its colours are shown as sRGB"
+                    : "convert to this colour profile and embed it: srgb, p3 (Display P3), cmyk, or an ICC file's path"),
         ]
     }
 

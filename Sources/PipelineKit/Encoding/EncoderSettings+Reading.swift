@@ -29,6 +29,12 @@ extension EncoderSettings {
             if profile == "cmyk", format != .jpeg, format != .tiff {
                 throw OptionError(option: "iccProfile", "cmyk needs a format with CMYK: jpeg or tiff, not \(format.rawValue)")
             }
+            // A GIF cannot say which profile its colours are in, so every viewer takes them as
+            // sRGB: converted to another, they would show wrong.
+            if format == .gif, profile != "srgb" {
+                throw OptionError(
+                    option: "iccProfile", "gif has no place for a colour profile, so its colours are shown as sRGB: leave iccProfile out")
+            }
         }
         switch format {
         case .gif:

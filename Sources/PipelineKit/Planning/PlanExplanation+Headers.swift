@@ -61,7 +61,9 @@ extension PlanExplanation {
             let decodePlan = decoder.decodePlan(for: size, loader: format ?? "", streams: unstreamed == 0)
             let allowed = decodePlan.allowedShrink
             let decodeSize = decodePlan.decodeSize
-            let shrink = DecodePlan.loadShrink(allowed: allowed, loader: format ?? "", fast: decompress.fastShrinkOnLoad)
+            let shrink = DecodePlan.loadShrink(
+                allowed: allowed, loader: format ?? "", fast: decompress.fastShrinkOnLoad,
+                stored: ImageSize(width: header.width, height: header.height))
             let wholePNG = WholePNGReader.heldBytes(file: input.path, header: header, fileBytes: Int(input.byteCount ?? 0))
             if wholePNG > 0 { wholePNGInputs += 1 }
             let file = EncodedSource.file(path: input.path, byteCount: input.byteCount ?? 0)

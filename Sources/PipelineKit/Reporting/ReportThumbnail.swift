@@ -36,11 +36,15 @@ enum ReportThumbnail {
         let header = try VipsImage.open(file: path, loader: loader)
         guard header.width * header.height <= maxPixels else { throw VipsError(operation: "thumbnail", message: "too many pixels") }
         let longest = max(header.width, header.height)
-        // Shrink on load as the decompress stage does: JPEG by a power of two, WebP to the size.
+        // Shrink on load as the decompress stage does: JPEG by a power of two (never past the
+        // shorter side, `DecodePlan.loadShrink`), WebP to the size.
         var options = ["access=sequential"]
         let nickname = header.loader ?? ""
         if nickname.hasPrefix("jpegload") {
-            if let factor = [8, 4, 2].first(where: { longest / $0 >= side }) { options.append("shrink=\(factor)") }
+            let shrink = DecodePlan.loadShrink(
+                allowed: Double(longest) / Double(side), loader: nickname, fast: true,
+                stored: ImageSize(width: header.width, height: header.height))
+            if shrink > 1 { options.append("shrink=\(shrink)") }
         } else if nickname.hasPrefix("webpload"), longest > side {
             options.append("scale=\(Double(side) / Double(longest))")
         }

@@ -363,6 +363,7 @@ import Vips
         ),
         (#"{"format": "heic", "effort": 10}"#, "encode.effort", ""),
         (#"{"format": "webp", "iccProfile": "cmyk"}"#, "encode.iccProfile", "jpeg or tiff"),
+        (#"{"format": "gif", "iccProfile": "p3"}"#, "encode.iccProfile", "gif has no place for a colour profile"),
         (#"{"format": "jpeg", "iccProfile": "missing.icc"}"#, "encode.iccProfile", "missing.icc"),
     ])
     func badEncoderSettingsAreRefusedNamingThePath(encode: String, path: String, words: String) throws {

@@ -189,7 +189,8 @@ import Vips
         (16.0, "webpload_source", 1),
     ])
     func carefulShrinkOnLoadLeavesAFactorOfTwoForResampling(allowed: Double, loader: String, expected: Int) {
-        #expect(DecodePlan.loadShrink(allowed: allowed, loader: loader, fast: false) == expected)
+        #expect(
+            DecodePlan.loadShrink(allowed: allowed, loader: loader, fast: false, stored: ImageSize(width: 4000, height: 3000)) == expected)
     }
 
     @Test(arguments: [
@@ -218,6 +219,16 @@ import Vips
         (7.9, "jpegload_source", 4), (8.0, "jpegload_source", 8), (40.0, "pngload_source", 1),
     ])
     func fastShrinkOnLoadTakesTheWholeFactor(allowed: Double, loader: String, expected: Int) {
-        #expect(DecodePlan.loadShrink(allowed: allowed, loader: loader, fast: true) == expected)
+        #expect(
+            DecodePlan.loadShrink(allowed: allowed, loader: loader, fast: true, stored: ImageSize(width: 4000, height: 3000)) == expected)
+    }
+
+    @Test(arguments: [(1, 1), (2, 2), (3, 2), (7, 4), (8, 8)])
+    func shrinkOnLoadNeverPassesTheShorterSide(shortest: Int, expected: Int) {
+        // A banner `shortest` pixels high whose outputs allow a shrink of 8: shrunk by more than
+        // its height, it would have no rows
+        for stored in [ImageSize(width: 1600, height: shortest), ImageSize(width: shortest, height: 1600)] {
+            #expect(DecodePlan.loadShrink(allowed: 8, loader: "jpegload_source", fast: true, stored: stored) == expected)
+        }
     }
 }

@@ -117,6 +117,26 @@ import Vips
         #expect(Fixtures.isClose(try decoded.image.pixel(x: 8, y: 8), [77], tolerance: 2))
     }
 
+    @Test(arguments: ["png", "jpg"])
+    func aGreyImageWithAGreyProfileStaysOneGreyBand(format: String) throws {
+        // Given a grey ramp that carries a grey profile of gamma 1.8, as scanners embed
+        let directory = try TemporaryDirectory()
+        let profilePath = try directory.write(Data(ICCFixtures.greyProfile(curve: ICCFixtures.gammaCurve(1.8))), to: "grey.icc")
+        let ramp = try Fixtures.image(width: 64, height: 8, bands: 1) { x, _ in [UInt8(x * 4)] }
+        let data = try ramp.settingBlobField("icc-profile-data", to: Array(try Data(contentsOf: URL(fileURLWithPath: profilePath))))
+            .encoded(suffix: format == "png" ? ".png" : ".jpg[Q=98]")
+        #expect(try VipsImage.open(data: data).hasICCProfile)
+        // When decoded
+        let decoded = try decode(data, name: "grey.\(format)")
+        // Then it is one grey band, with no colour profile, its greys those of its profile
+        // (gamma 1.8 shows a mid grey lighter than sRGB's curve would)
+        #expect(decoded.image.bands == 1)
+        #expect(decoded.image.interpretation == .blackAndWhite)
+        #expect(!decoded.image.hasICCProfile)
+        let mid = try decoded.image.pixel(x: 32, y: 4)[0]
+        #expect(mid > 128 + 8, "\(mid)")
+    }
+
     @Test func palettePNGWithTransparencyKeepsColoursAndAlpha() throws {
         // Given a palette PNG with a transparent half and an opaque red half
         var pixels: [UInt8] = []
@@ -180,5 +200,32 @@ import Vips
         #expect(output.size == ImageSize(width: 32, height: 64))
         #expect(output.hasField("exif-data"))
         #expect(output.orientation == 1)
+    }
+
+    @Test func aJPEGFewerPixelsHighThanItsShrinkOnLoadIsMadeBesideTheOthers() async throws {
+        // Given banners 1, 3 and 7 pixels high (and one as wide) beside a photo, and an output
+        // that fits each inside 200×200, which allows a shrink on load of 8: libvips aborts the
+        // process on a JPEG shrunk past its shorter side
+        let directory = try TemporaryDirectory()
+        for (name, width, height) in [("a", 1600, 1), ("b", 1600, 3), ("c", 1600, 7), ("d", 7, 1600), ("photo", 1600, 900)] {
+            try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: width, height: height)), to: "in/\(name).jpg")
+        }
+        let json = PipelineHarness.json(
+            inputs: ["in/*.jpg"],
+            outputs: [
+                #"{"name": "t", "steps": [{"resize": {"width": 200, "height": 200, "fit": "inside"}}], "encode": {"format": "webp"}, "path": "out/{stem}.webp"}"#
+            ])
+        // When they run
+        let (_, summary) = try await PipelineHarness.run(json, in: directory)
+        // Then every one is made, at its size
+        #expect(summary.succeeded == 5 && summary.failed == 0)
+        let sizes = try ["a", "b", "c", "d", "photo"].map { name in
+            try VipsImage.open(file: directory.path + "/out/\(name).webp").size
+        }
+        #expect(
+            sizes == [
+                ImageSize(width: 200, height: 1), ImageSize(width: 200, height: 1), ImageSize(width: 200, height: 1),
+                ImageSize(width: 1, height: 200), ImageSize(width: 200, height: 113),
+            ])
     }
 }

@@ -223,6 +223,17 @@ import Vips
         }
     }
 
+    @Test(arguments: [(500, 1), (1, 500), (1600, 3)])
+    func aJPEGFewerPixelsHighOrWideThanItsShrinkOnLoadIsPreviewed(width: Int, height: Int) throws {
+        // Given a JPEG banner a few pixels high (or wide): shrunk on load past that side, libvips
+        // would abort the process
+        let directory = try TemporaryDirectory()
+        let path = try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: width, height: height)), to: "banner.jpg")
+        // Then it is previewed, fitted inside the thumbnail's side
+        let preview = try #require(ReportThumbnail.dataURI(forImageAt: path))
+        #expect(max(preview.width, preview.height) == ReportThumbnail.side)
+    }
+
     @Test func linksAreAbsoluteFileURLsPercentEncoded() {
         #expect(HTMLReport.fileURL(forPath: "/srv/site/out/x/a b#1?.webp") == "file:///srv/site/out/x/a%20b%231%3F.webp")
         #expect(HTMLReport.fileURL(forPath: "/srv/site/out/c:d%.jpg") == "file:///srv/site/out/c%3Ad%25.jpg")

@@ -124,7 +124,7 @@ extension DecodePlan {
             // As vips_thumbnail does: the target itself, not a full-size frame at 4 bytes a pixel.
             return (["scale=\(Double(target.width) / Double(stored.width))"], Int(allowed.rounded(.down)))
         }
-        let shrink = loadShrink(allowed: allowed, loader: loader, fast: fast)
+        let shrink = loadShrink(allowed: allowed, loader: loader, fast: fast, stored: stored)
         return (shrink > 1 ? ["shrink=\(shrink)"] : [], shrink)
     }
 
@@ -133,10 +133,14 @@ extension DecodePlan {
     /// the outputs allow, as sharp does, which is what makes the standard job faster than the
     /// vips_thumbnail-based reference (Benchmarks/RESULTS.md); otherwise leave a factor of two
     /// for the resampling that follows, as `vips_thumbnail` does, for the finest detail.
-    static func loadShrink(allowed: Double, loader: String, fast: Bool) -> Int {
+    ///
+    /// Never more than the `stored` image's shorter side: shrunk by more, a banner a few pixels
+    /// high would have no rows, and libvips aborts the whole process on such an image.
+    static func loadShrink(allowed: Double, loader: String, fast: Bool, stored: ImageSize) -> Int {
         guard loader.hasPrefix("jpegload") else { return 1 }
         let margin = fast ? 1.0 : 2.0
-        for factor in [8, 4, 2] where allowed >= Double(factor) * margin { return factor }
+        let shortest = min(stored.width, stored.height)
+        for factor in [8, 4, 2] where allowed >= Double(factor) * margin && factor <= shortest { return factor }
         return 1
     }
 }

@@ -82,7 +82,9 @@ extension ImageDecoder {
                 orientation: header.orientation) : upright
         let allowed = min(Double(window.width) / Double(window.size.width), Double(window.height) / Double(window.size.height))
         var loadOptions = ["access=sequential", "fail_on=\(settings.failOn.rawValue)"]
-        let shrink = DecodePlan.loadShrink(allowed: allowed, loader: loader, fast: settings.fastShrinkOnLoad)
+        let shrink = DecodePlan.loadShrink(
+            allowed: allowed, loader: loader, fast: settings.fastShrinkOnLoad, stored: ImageSize(width: header.width, height: header.height)
+        )
         if shrink > 1 { loadOptions.append("shrink=\(shrink)") }
         let read = fastRead(source, header: header, pass: .window)
         defer { read?.release() }
@@ -172,7 +174,12 @@ extension ImageDecoder {
         // An embedded sRGB profile needs no conversion (libvips' thumbnail converts no profile at
         // all unless asked to): a pass of Little CMS over every pixel saved.
         if image.hasICCProfile, !image.hasSRGBProfile, let converted = try? image.convertedFromEmbeddedProfileToSRGB() {
-            image = converted
+            // A grey profile's image stays grey, as one without a profile does: lcms gives it
+            // three equal bands, a colour image three times the size. Its sRGB profile, which
+            // fits no grey band, goes with them.
+            image =
+                input.isGreyscale
+                ? try converted.converted(to: .blackAndWhite).removingFields(["icc-profile-data"]) : converted
         }
         switch image.interpretation {
         case .sRGB, .blackAndWhite:
