@@ -41,10 +41,9 @@ struct ConvertDocument {
         var resize: [String: Any] = [:]
         if let width = command.width { resize["width"] = try Self.positiveInteger(width, flag: "--width") }
         if let height = command.height { resize["height"] = try Self.positiveInteger(height, flag: "--height") }
-        if resize.isEmpty {
-            if command.fit != nil { throw ConvertArgumentError("--fit", "needs --width or --height") }
-            if command.position != nil { throw ConvertArgumentError("--position", "needs --width and --height") }
-        }
+        if resize.isEmpty, command.fit != nil { throw ConvertArgumentError("--fit", "needs --width or --height") }
+        // With one of them, the resize keeps the aspect ratio: it crops nothing and places nothing.
+        if command.position != nil, resize.count < 2 { throw ConvertArgumentError("--position", "needs --width and --height") }
         if let fit = command.fit { resize["fit"] = fit }
         if let position = command.position { resize["position"] = try Self.position(position) }
 

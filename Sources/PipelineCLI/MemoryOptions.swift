@@ -29,8 +29,14 @@ struct MemoryOptions: ParsableArguments {
     /// under which every input would fail: for `run`, `watch` and `serve`, while `explain`
     /// shows such a budget.
     func checkRoomForImages() throws {
-        guard let maxMemory, let bytes = Units.bytes(in: maxMemory), let budget = MemoryBudget.detect(explicit: bytes), budget.bytes == 0
-        else { return }
+        guard let maxMemory else {
+            // The environment's limit (a cgroup's, `ulimit -v`) may leave nothing either.
+            guard let budget = MemoryBudget.detect(), budget.bytes == 0 else { return }
+            throw ValidationError(
+                "the memory limit of \(MemoryBudget.megabytes(budget.limit)) from \(budget.source) leaves nothing for images beside "
+                    + "what the process needs of its own (libraries, threads, encoders): raise it")
+        }
+        guard let bytes = Units.bytes(in: maxMemory), let budget = MemoryBudget.detect(explicit: bytes), budget.bytes == 0 else { return }
         throw ValidationError(
             "--max-memory: \(maxMemory) leaves nothing for images beside the \(MemoryBudget.megabytes(MemoryBudget.overhead)) "
                 + "the process needs of its own (libraries, threads, encoders): give more")

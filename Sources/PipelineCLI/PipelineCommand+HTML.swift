@@ -132,9 +132,10 @@ extension PipelineCommand {
             }
             guard let entry = candidates.first else {
                 let known = document.inputs.prefix(5).map(\.source).joined(separator: ", ")
-                printError(
-                    "\(manifest): no input \"\(input)\" (it has \(document.inputs.count): \(known)\(document.inputs.count > 5 ? ", …" : ""))"
-                        .escapingControlCharacters)
+                let has =
+                    document.inputs.isEmpty
+                    ? "it has none" : "it has \(document.inputs.count): \(known)\(document.inputs.count > 5 ? ", …" : "")"
+                printError("\(manifest): no input \"\(input)\" (\(has))".escapingControlCharacters)
                 throw ExitCode.invalidInput
             }
             return [entry]

@@ -128,6 +128,7 @@ extension PipelineCommand {
             var filesWritten = true
             if let recorder { filesWritten = await writeFiles(recorder, inputDirectory: pipeline.definition.baseDirectory) }
             if let signal = interruption.received { throw ExitCode.afterSignal(signal) }
+            try StandardOutput.exitIfAWriteFailed()
             if summary.failed > 0 || summary.manifestProblem != nil { throw ExitCode.someItemsFailed }
             if !filesWritten { throw ExitCode.failure }
         }

@@ -214,7 +214,29 @@ func printError(_ text: String) {
 /// worth while it is a pipe: `run -v | tee` shows each file as it is written, and a reader gone
 /// away (`| head -1`) is found when it goes (`Interruption`), not at the end.
 func printOutput(_ text: String) {
-    try? FileHandle.standardOutput.write(contentsOf: Data((text + "\n").utf8))
+    StandardOutput.write(Data((text + "\n").utf8))
+}
+
+/// Standard output, whose first failed write is kept: a full disk or a file past `ulimit -f`
+/// must not leave a run's `--json` lines or summary cut short with exit status 0. A reader gone
+/// away is no failure here: the run stops on it (`Interruption`).
+enum StandardOutput {
+    private static let failure = Locked<String?>(nil)
+
+    /// Writes `data`, keeping why it could not be written, the first time.
+    static func write(_ data: Data) {
+        let code = data.withUnsafeBytes { DescriptorWrite.all($0, to: STDOUT_FILENO) }
+        guard code != 0, code != EPIPE else { return }
+        failure.withLock { $0 = $0 ?? String(cString: strerror(code)) }
+    }
+
+    /// Says on standard error why standard output could not be written, and exits 1, when a
+    /// write failed.
+    static func exitIfAWriteFailed() throws {
+        guard let reason = failure.withLock({ $0 }) else { return }
+        printError("error: cannot write to standard output: \(reason); what was printed is incomplete")
+        throw ExitCode.failure
+    }
 }
 
 /// Loads a pipeline file, printing its problems and exiting 2 when it is invalid.

@@ -131,8 +131,7 @@ final class RunOutput {
         let lines = RunEventLines.lines(for: event, outputFolder: locations.folder, firstOutput: locations.first)
         for line in lines {
             guard let data = try? RunEventLines.encoded(line) else { continue }
-            // A reader gone away is not an error here: the run stops on it (`Interruption`).
-            try? FileHandle.standardOutput.write(contentsOf: data + Data("\n".utf8))
+            StandardOutput.write(data + Data("\n".utf8))
         }
     }
 }

@@ -37,6 +37,20 @@ import Vips
         #expect(directory.allFiles().filter { $0.hasPrefix("out/") }.count == 24)
     }
 
+    @Test func anAddressSpaceLimitThatLeavesNothingForImagesIsRefusedBeforeTheRun() throws {
+        guard !CommandRunner.skipsMemoryLimitTests() else { return }
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 40, height: 30)), to: "in/a.jpg")
+        let outputs = [#"{"name": "t", "encode": {"format": "jpeg"}, "path": "out/{stem}.jpg"}"#]
+        let file = try directory.write(Data(PipelineHarness.json(inputs: ["in/*.jpg"], outputs: outputs).utf8), to: "p.json")
+        // When a run starts under a limit that leaves the process room to start, and none for images
+        guard let run = try CommandRunner.runUnderAddressSpaceLimit(kilobytes: 330_000, ["run", file]) else { return }
+        // Then it is refused as --max-memory's would be, naming the limit, and nothing runs
+        #expect(run.status == 2, "\(run.output)")
+        #expect(run.output.contains("from RLIMIT_AS (ulimit -v) leaves nothing for images"), "\(run.output)")
+        #expect(!directory.allFiles().contains { $0.hasPrefix("out/") })
+    }
+
     /// A server answering one large file to many clients at once sends it from the disk a piece
     /// at a time: before, each answer held the whole file, 16 of 54 MB outgrew a 1 GB limit, and
     /// the process died of it (SIGILL), every answer cut off.

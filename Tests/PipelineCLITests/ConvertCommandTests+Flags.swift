@@ -173,6 +173,14 @@ extension ConvertCommandTests {
                 ["convert", "in/storm.jpg", "out/q.webp", "--width", "100", "--height", "100", "--position", value], in: directory.url)
             #expect(result.status == 2 && result.standardError.hasPrefix("error: \(expected)"), "\(value): \(result.standardError)")
         }
+        // A position with one size, which keeps the aspect ratio and so crops nothing, is refused as with none
+        for size in [["--width", "100"], ["--height", "100"], []] {
+            let alone = try CommandRunner.run(
+                ["convert", "in/storm.jpg", "out/q.webp"] + size + ["--position", "north"], in: directory.url)
+            #expect(
+                alone.status == 2 && alone.standardError.hasPrefix("error: --position: needs --width and --height"),
+                "\(alone.standardError)")
+        }
         // The names offered are those convert takes: a point, not focus
         let unknown = try CommandRunner.run(
             ["convert", "in/storm.jpg", "out/q.webp", "--width", "100", "--height", "100", "--position", "bogus"], in: directory.url)

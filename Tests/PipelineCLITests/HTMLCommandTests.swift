@@ -57,6 +57,8 @@ import Testing
         try JSONSerialization.data(withJSONObject: document).write(to: URL(fileURLWithPath: path))
         let result = try CommandRunner.run(["html", path])
         #expect(result.status == 2 && result.standardError == path + ": lists no input\n", "\(result.standardError)")
+        let named = try CommandRunner.run(["html", path, "a.jpg"])
+        #expect(named.status == 2 && named.standardError == path + ": no input \"a.jpg\" (it has none)\n", "\(named.standardError)")
     }
 
     @Test func withNoInputNamedEveryInputIsPrintedInTheManifestsOrder() throws {

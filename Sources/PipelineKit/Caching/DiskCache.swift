@@ -72,7 +72,9 @@ public final class DiskCache: DataCaching {
         if mkdir(folder, 0o777) != 0, errno != EEXIST, let reason = CacheSettings.makeFolder(folder) {
             return failed(folder, reason)
         }
-        let temporary = folder + "/.tmp-" + UUID().uuidString
+        // Named with the writing process, as outputs are: a killed run's file is swept by the
+        // next run, where an unnamed one waited an hour.
+        let temporary = folder + "/" + ImageWriter.temporaryName(for: (file as NSString).lastPathComponent)
         let descriptor = ImageWriter.createTemporary(temporary, flags: O_WRONLY)
         guard descriptor >= 0 else { return failed(temporary, errno) }
         var code = encoded.withUnsafeBytes { DescriptorWrite.all($0, to: descriptor) }
@@ -121,11 +123,12 @@ public final class DiskCache: DataCaching {
     /// temporary files left by a killed process.
     public func evict() {
         let entries = allEntries(includingTemporary: true)
+        let now = Date()
         var total: Int64 = 0
         var live: [(path: String, size: Int64, used: Date)] = []
         for entry in entries {
             if entry.isTemporary {
-                if Self.isLeftover(entry) { unlink(entry.path) }
+                if Self.isLeftover(entry, now: now) { unlink(entry.path) }
             } else {
                 live.append((entry.path, entry.size, entry.used))
                 total += entry.size
@@ -147,21 +150,28 @@ public final class DiskCache: DataCaching {
             return !swept
         }
         guard first else { return }
+        let now = Date()
         var total: Int64 = 0
         for entry in allEntries(includingTemporary: true) {
             if !entry.isTemporary {
                 total += entry.size
-            } else if Self.isLeftover(entry) {
+            } else if Self.isLeftover(entry, now: now) {
                 unlink(entry.path)
             }
         }
         estimatedSize.withLock { $0 = $0 ?? total }
     }
 
-    /// Whether a temporary file was left by a killed process: untouched for an hour, far longer
-    /// than a live writer takes between two writes to it.
-    private static func isLeftover(_ entry: (path: String, size: Int64, used: Date, isTemporary: Bool)) -> Bool {
-        entry.used < Date().addingTimeInterval(-3600)
+    /// Whether a temporary file was left by a killed process: its writer is gone
+    /// (`TemporaryFileSweeper.isLeftover`), or, named before writers were (`.tmp-…`), untouched for
+    /// an hour, far longer than a live writer takes between two writes to it.
+    private static func isLeftover(_ entry: (path: String, size: Int64, used: Date, isTemporary: Bool), now: Date) -> Bool {
+        let name = (entry.path as NSString).lastPathComponent
+        guard name.hasPrefix(".tmp-") else {
+            var info = stat()
+            return lstat(entry.path, &info) == 0 && TemporaryFileSweeper.isLeftover(name: name, modified: info.st_mtim, before: now)
+        }
+        return entry.used < now.addingTimeInterval(-3600)
     }
 
     // MARK: Files
@@ -182,7 +192,7 @@ public final class DiskCache: DataCaching {
         for folder in folders where folder.count == 2 {
             let folderPath = directory.path + "/" + folder
             for name in (try? manager.contentsOfDirectory(atPath: folderPath)) ?? [] {
-                let isTemporary = name.hasPrefix(".tmp-")
+                let isTemporary = name.hasPrefix(".tmp-") || name.contains(ImageWriter.temporaryMarker)
                 guard name.hasSuffix(".entry") || (includingTemporary && isTemporary) else { continue }
                 let path = folderPath + "/" + name
                 var info = stat()

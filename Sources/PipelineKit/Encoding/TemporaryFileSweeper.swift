@@ -82,6 +82,24 @@ enum TemporaryFileSweeper {
         return removed
     }
 
+    /// Removes from `folder` the leftovers of earlier writes of the file `name` (its temporary
+    /// files, `ImageWriter.temporaryName(for: name)`, of processes that are gone).
+    @discardableResult
+    static func sweepLeftovers(of name: String, in folder: String, now: Date = Date()) -> [String] {
+        let prefix = "." + name + ImageWriter.temporaryMarker
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return [] }
+        var removed: [String] = []
+        for leftover in names where leftover.hasPrefix(prefix) {
+            let path = folder + "/" + leftover
+            var info = stat()
+            guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG,
+                isLeftover(name: leftover, modified: info.st_mtim, before: now), unlink(path) == 0
+            else { continue }
+            removed.append(path)
+        }
+        return removed
+    }
+
     /// How long a temporary file written on another machine must have gone unwritten before a
     /// sweep removes it.
     static let foreignIdleTime: TimeInterval = 3600

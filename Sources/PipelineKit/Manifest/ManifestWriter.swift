@@ -295,7 +295,7 @@ final class ManifestWriter: Sendable {
             let unnamed = state.missingPlaceholderCount - state.missingPlaceholders.count
             let outside = state.urlsOutsideRoot.map { path in
                 "the manifest's URLs of files outside \(urlRoot), the folder urlPrefix \"\(prefix)\" serves, climb out of it "
-                    + "(\(path)): set manifest.urlRoot to the folder \"\(prefix)\" serves"
+                    + "(\(path)): write them under it, or set manifest.urlRoot to the folder \"\(prefix)\" serves if it is another"
             }
             return state.missingPlaceholders
                 + (unnamed > 0 ? ["the manifest has no placeholders for \(unnamed) more outputs, whose files could not be read"] : [])

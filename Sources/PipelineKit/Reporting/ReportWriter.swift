@@ -120,8 +120,11 @@ package enum ReportWriter {
     ) throws(ReportWriterError) {
         let folder = (path as NSString).deletingLastPathComponent
         let name = (path as NSString).lastPathComponent
-        // The marker outputs use, so leftovers of a killed run look the same everywhere.
-        let temporary = folder + "/." + name + ImageWriter.temporaryMarker + UUID().uuidString.prefix(8)
+        // Named as outputs' are, with the writer's process, so that a killed writer's file is
+        // told from a live one's. No sweep of output folders reaches this folder (a manifest's,
+        // a report's, the journal's): the writers of this file sweep their own leftovers.
+        TemporaryFileSweeper.sweepLeftovers(of: name, in: folder)
+        let temporary = folder + "/" + ImageWriter.temporaryName(for: name)
         // As readable as any new file (a web server may serve it).
         let descriptor = ImageWriter.createTemporary(temporary, flags: O_WRONLY)
         guard descriptor >= 0 else { throw systemError(path) }

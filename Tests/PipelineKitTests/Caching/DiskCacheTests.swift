@@ -71,7 +71,7 @@ import Testing
         let entry = try #require(first.cachedResponse(for: "https://a/shared"))
         #expect(entry.body.count == 200_000)
         #expect(Set(entry.body).count == 1)
-        #expect(!directory.allFiles().contains { $0.contains(".tmp-") })
+        #expect(!directory.allFiles().contains { $0.contains(ImageWriter.temporaryMarker) })
     }
 
     /// A process killed while it wrote an entry leaves its temporary file: the next process to
@@ -88,6 +88,23 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: old))
         // A temporary file written now may be another process's entry on its way
         #expect(FileManager.default.fileExists(atPath: fresh))
+    }
+
+    /// A temporary file named with its writer (as this version names them) is removed as soon
+    /// as the writer is gone, however new; a live writer's is kept.
+    @Test func aGoneWritersTemporaryFileIsRemovedAtOnce() throws {
+        let directory = try TemporaryDirectory()
+        let dead = try TemporaryFileSweeperTests.deadProcessID()
+        let killed = "ab/.0123.entry.pipeline-tmp-\(dead)-\(ImageWriter.machineTag)-1A2B3C4D"
+        let writing = "ab/.4567.entry.pipeline-tmp-\(getpid())-\(ImageWriter.machineTag)-1A2B3C4D"
+        try directory.write(Data(repeating: 1, count: 5000), to: killed)
+        try directory.write(Data(repeating: 1, count: 5000), to: writing)
+        try FileManager.default.setAttributes(
+            [.modificationDate: Date().addingTimeInterval(-5)], ofItemAtPath: directory.path + "/" + killed)
+        let cache = DiskCache(directory: directory.url, maxSize: 1 << 20)
+        #expect(cache.cachedResponse(for: "https://a/1.jpg") == nil)
+        #expect(!FileManager.default.fileExists(atPath: directory.path + "/" + killed))
+        #expect(FileManager.default.fileExists(atPath: directory.path + "/" + writing))
     }
 
     @Test func clearRemovesEverything() throws {

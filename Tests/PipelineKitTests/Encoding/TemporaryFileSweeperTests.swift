@@ -147,4 +147,34 @@ import Testing
         #expect(ImageWriter.machineTag.count == 8)
         #expect(TemporaryFileSweeper.isLeftover(name: name, modified: timespec(tv_sec: 0, tv_nsec: 0), before: Date()) == false)
     }
+
+    @Test func aManifestsAndAReportsLeftoversAreRemovedByTheirNextWrite() async throws {
+        // Given a manifest and a report folder beside the temporary files a killed run left
+        // while it wrote them (no run sweeps these folders: they hold no output), and a live
+        // writer's
+        let directory = try TemporaryDirectory()
+        let dead = try Self.deadProcessID()
+        let killed = [
+            "site/.images.json.pipeline-tmp-\(dead)-\(ImageWriter.machineTag)-1A2B3C4D",
+            "site/.images.json.pipeline-tmp-5E6F7A8B", "report/.report.json.pipeline-tmp-\(dead)-\(ImageWriter.machineTag)-1A2B3C4D",
+            "report/.index.html.pipeline-tmp-\(dead)-\(ImageWriter.machineTag)-1A2B3C4D",
+        ]
+        let live = "site/.images.json.pipeline-tmp-\(getpid())-\(ImageWriter.machineTag)-1A2B3C4D"
+        for path in killed + [live] { try Self.touch(directory.path + "/" + path) }
+        try directory.write(try Fixtures.jpeg(try Fixtures.solid(width: 8, height: 8)), to: "in/a.jpg")
+        let json = PipelineHarness.json(
+            inputs: ["in/*.jpg"], outputs: [#"{"name": "t", "encode": {"format": "jpeg"}, "path": "out/{stem}.jpg"}"#],
+            extra: #""manifest": {"path": "site/images.json", "urlPrefix": "/img/"}"#)
+
+        // When a run writes the manifest, and then its report
+        let pipeline = try PipelineHarness.pipeline(json, in: directory)
+        let recorder = try RunRecorder(definition: pipeline.definition)
+        for await event in try pipeline.run() { recorder.record(event) }
+        try await ReportWriter.write(recorder.report, to: directory.url.appendingPathComponent("report"), inputDirectory: directory.url)
+
+        // Then the killed run's files are gone, the live writer's stays
+        let left = directory.allFiles().filter { $0.contains(ImageWriter.temporaryMarker) }
+        #expect(left == [live], "\(left)")
+        #expect(FileManager.default.fileExists(atPath: directory.path + "/site/images.json"))
+    }
 }

@@ -1,0 +1,25 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// A run whose standard output cannot be written (a full disk, a file past `ulimit -f`) says so
+/// and exits 1: its `--json` lines or its summary are cut short, which exit status 0 would hide.
+@Suite struct StandardOutputFailureTests {
+    @Test(arguments: [["--json"], ["--verbose"], []])
+    func aRunWhoseStandardOutputIsFullSaysSoAndExits1(flags: [String]) throws {
+        // Given a run that makes its output, with standard output on a device that is always full
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 64, height: 48)), to: "in/a.jpg")
+        let outputs = [#"{"name": "t", "encode": {"format": "png"}, "path": "out/{stem}.png"}"#]
+        let file = try directory.write(Data(PipelineHarness.json(inputs: ["in/*.jpg"], outputs: outputs).utf8), to: "pipeline.json")
+        // When it runs
+        let result = try CommandRunner.run(
+            ["-c", #"exec "$0" run "$@" > /dev/full"#, CommandRunner.executable.path] + flags + [file],
+            executable: URL(fileURLWithPath: "/bin/sh"))
+        // Then its output is made, and it says standard output was not written, and exits 1
+        #expect(FileManager.default.fileExists(atPath: directory.path + "/out/a.png"))
+        #expect(result.status == 1, "\(result.standardError)")
+        #expect(
+            result.standardError.contains("error: cannot write to standard output: No space left on device"), "\(result.standardError)")
+    }
+}
