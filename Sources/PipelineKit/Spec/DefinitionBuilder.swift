@@ -91,6 +91,7 @@ struct DefinitionBuilder {
     private mutating func checkPartsOfMisshapenFile(_ root: JSONNode) {
         if case .array(let inputNodes)? = root["inputs"]?.value { checkInputs(inputNodes) }
         if case .array(let outputNodes)? = root["outputs"]?.value { _ = buildOutputs(outputNodes) }
+        _ = readFocusPoints(root)
     }
 
     /// The settings of the stage sections, each with the declared defaults for what it omits.

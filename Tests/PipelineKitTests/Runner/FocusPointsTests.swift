@@ -208,6 +208,10 @@ import Vips
         let directory = try folder(focus: "{}")
         let missing = problems(json(focusPoints: "nowhere.json"), in: directory)
         #expect(missing.contains("the focus file \(directory.path)/nowhere.json cannot be read"), "\(missing)")
+        // alongside the file's other problems, however misshapen it is
+        let misspelt = #"{"resize": {"width": 100, "height": 100, "fit": "cver"}}"#
+        let both = problems(json(focusPoints: "nowhere.json", step: misspelt), in: directory)
+        #expect(both.contains("nowhere.json cannot be read") && both.contains("resize.fit"), "\(both)")
     }
 
     @Test func facesInABuildWithoutDetectionIsRefusedWhenChecked() throws {
