@@ -33,7 +33,9 @@ public struct Composite: ImageProcessing {
     public static let options: [Option] = [
         Option(
             "image", .string(nonEmpty: true), required: true,
-            help: "The overlay: a file relative to the pipeline file, or an http(s) URL (fetched once, through the cache)."),
+            help:
+                "The overlay: a file relative to the pipeline file, or an http(s) URL (fetched once, through the cache, without fetch.headers)."
+        ),
         .choice(
             "gravity", gravities, default: "centre",
             help:

@@ -9,7 +9,7 @@ import Vips
 struct SourceLoader: Sendable {
     let fetchQueue: StageQueue
     let cacheQueue: StageQueue
-    let transports: InputTransports
+    private(set) var transports: InputTransports
     let cache: (any DataCaching)?
     /// How many inputs this run took from the cache because their server failed.
     let servedStale = Locked(0)
@@ -28,6 +28,14 @@ struct SourceLoader: Sendable {
             files: FileFetcher(maxBytes: definition.fetch.maxBytes), web: RemoteFetcher(loader: dataLoader, settings: definition.fetch),
             stores: stores)
         self.cache = cache
+    }
+
+    /// This loader, for images that are not inputs (a step's overlay): the same stages, cache and
+    /// counts, but its URLs are asked without the file's `fetch.headers`, which are the inputs'.
+    var withoutFileHeaders: SourceLoader {
+        var loader = self
+        loader.transports.web.sendsFileHeaders = false
+        return loader
     }
 
     /// Throws an `ItemError` of the fetch stage, or `CancellationError` when the run was cancelled

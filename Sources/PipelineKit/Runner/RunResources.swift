@@ -8,12 +8,15 @@ struct RunResources: Sendable {
     private var versions: [URL: String] = [:]
 
     /// Fetches and decodes every image `outputs`' steps name as a resource, through the same
-    /// fetch, cache and decompress stages as inputs (full size: a step may scale it). A resource
-    /// that fails fails the outputs whose steps use it, item by item, not the run.
+    /// fetch, cache and decompress stages as inputs (full size: a step may scale it), but
+    /// without the file's `fetch.headers`. A resource that fails fails the outputs whose steps
+    /// use it, item by item, not the run.
     static func load(
         for outputs: [OutputDefinition], sources: SourceLoader, decompress: StageQueue,
         settings: DecompressSettings
     ) async -> RunResources {
+        // The headers are for the inputs' origins: an overlay may be anyone's (a logo's CDN).
+        let sources = sources.withoutFileHeaders
         var resources = RunResources()
         let decoder = ImageDecoder(settings: settings, outputs: [])
         let urls = Set(outputs.flatMap { $0.steps.flatMap(\.resources) })

@@ -22,7 +22,7 @@ extension FetchSettings {
             Option(
                 "headers", .stringMap,
                 help:
-                    "extra HTTP request headers, sent only to the input URL's own scheme, host and port; "
+                    "extra HTTP request headers, sent only to the input URL's own scheme, host and port (never with a composite overlay); "
                     + "a whole value \"${NAME}\" is read from the environment variable NAME (\"$${NAME}\" for the text ${NAME})"),
             .boolean(
                 "headersOnRedirect", default: false,

@@ -53,7 +53,7 @@ enum SourceFetch {
 /// The run's means of reading inputs, one for each kind of transport, which sources fetch through.
 struct InputTransports: Sendable {
     let files: FileFetcher
-    let web: RemoteFetcher
+    var web: RemoteFetcher
     let stores: ObjectStoreAccess
 }
 

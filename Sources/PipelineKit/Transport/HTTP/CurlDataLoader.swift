@@ -7,7 +7,8 @@ import Vips
 ///
 /// Redirects are followed here, one transfer a hop, rather than by libcurl: libcurl sends the
 /// extra headers to every host it follows to, and they are for the input URL's origin alone
-/// unless `Settings.headersOnRedirect` says otherwise (see `+Redirects`).
+/// unless `Settings.headersOnRedirect` says otherwise (see `+Redirects`), and never for a request
+/// that is not an input's (`DataRequest.sendsFileHeaders`).
 ///
 /// Easy handles are pooled: each keeps its own connection cache, so a handle taken again for
 /// the same host reuses the open connection.
@@ -22,7 +23,8 @@ public final class CurlDataLoader: DataLoading {
         public var maxRedirects: Int
         /// The User-Agent header.
         public var userAgent: String
-        /// Headers sent with unsigned requests to the URL's own origin (scheme, host and port).
+        /// Headers sent with unsigned requests that take them (`DataRequest.sendsFileHeaders`) to
+        /// the URL's own origin (scheme, host and port).
         public var headers: [String: String]
         /// Whether `headers` go also to the other origins redirects lead to.
         public var headersOnRedirect: Bool
@@ -101,7 +103,8 @@ public final class CurlDataLoader: DataLoading {
                 if isCancelled() { throw FetchError(.cancelled, "cancelled") }
             }
             let response = try transfer(
-                hop, on: easy, fileHeaders: settings.headersOnRedirect || Self.sameOrigin(hop.url, request.url),
+                hop, on: easy,
+                fileHeaders: request.sendsFileHeaders && (settings.headersOnRedirect || Self.sameOrigin(hop.url, request.url)),
                 timeout: deadline.timeIntervalSinceNow, isCancelled: isCancelled)
             guard let next = try Self.redirect(after: response, of: hop, target: pl_curl_redirect_url(easy).map { String(cString: $0) })
             else { return response }

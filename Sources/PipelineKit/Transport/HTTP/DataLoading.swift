@@ -27,6 +27,10 @@ public struct DataRequest: Sendable, Equatable {
     /// AWS Signature Version 4 for the request, or nil for an unsigned one. A loader that cannot
     /// sign must refuse signed requests rather than send them unsigned.
     public var signing: AWSSigning? = nil
+    /// Whether the loader's own headers (the pipeline file's `fetch.headers`,
+    /// `CurlDataLoader.Settings.headers`) go with the request to its URL's origin: an input's
+    /// do; a step's overlay's do not, as they were written for the inputs' server.
+    public var sendsFileHeaders = true
 
     /// A `GET` of `url` with `headers`, its body bounded by `maxBytes`.
     public init(url: String, headers: [String: String] = [:], maxBytes: Int64) {

@@ -18,9 +18,14 @@ struct RemoteFetcher: Sendable {
     var backoffBase: Double = 0.25
     /// No single wait is longer; a `Retry-After` that asks for longer ends the retries.
     var longestWait: Double = 60
+    /// Whether the requests of `fetch(_:revalidating:isCancelled:)` take the file's
+    /// `fetch.headers` (`DataRequest.sendsFileHeaders`): an input's do, an overlay's do not.
+    var sendsFileHeaders = true
 
     func fetch(_ url: String, revalidating cached: CachedResponse?, isCancelled: @escaping @Sendable () -> Bool) throws -> Outcome {
-        try fetch(DataRequest(url: url, maxBytes: settings.maxBytes), revalidating: cached, isCancelled: isCancelled)
+        var request = DataRequest(url: url, maxBytes: settings.maxBytes)
+        request.sendsFileHeaders = sendsFileHeaders
+        return try fetch(request, revalidating: cached, isCancelled: isCancelled)
     }
 
     /// Explains a final status that is not a success (S3 reads its error body), with the

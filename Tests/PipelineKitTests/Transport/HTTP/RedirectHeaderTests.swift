@@ -53,6 +53,16 @@ import Testing
         #expect(other.requests.first?.headers["x-api-key"] == "key-123", "\(other.requests.map(\.headers))")
     }
 
+    @Test func aRequestThatSendsNoFileHeadersGetsNoneEvenOnItsOwnOrigin() throws {
+        let server = try target()
+        let loader = CurlDataLoader(settings: .init(headers: ["X-Api-Key": "key-123"], headersOnRedirect: true))
+        var request = DataRequest(url: server.url("/logo.png"), headers: ["If-None-Match": "\"v0\""], maxBytes: 1 << 20)
+        request.sendsFileHeaders = false
+        #expect(try loader.load(request, isCancelled: { false }).status == 200)
+        #expect(server.requests.first?.headers["x-api-key"] == nil, "\(server.requests.map(\.headers))")
+        #expect(server.requests.first?.headers["if-none-match"] == "\"v0\"")
+    }
+
     @Test func redirectsStopAtMaxRedirects() throws {
         let loop = try TestHTTPServer { request, _ in .init(status: 302, headers: ["Location": request.path + "x"]) }
         let error = #expect(throws: FetchError.self) { try load(loop.url("/a"), maxRedirects: 3) }
@@ -76,5 +86,38 @@ import Testing
             #expect(origin.requests.first?.headers["x-api-key"] == "key-123")
             #expect(other.requests.first?.headers["x-api-key"] == (onRedirect ? "key-123" : nil), "headersOnRedirect \(onRedirect)")
         }
+    }
+
+    /// A step's overlay is no input: its requests carry none of the file's headers, even on an
+    /// input's origin and with `headersOnRedirect`.
+    @Test func anOverlayGetsNoneOfTheFilesHeadersWhateverItsOrigin() async throws {
+        // Given one server with a photo and a logo, and a file with an API key in fetch.headers
+        let logo = try Fixtures.png(try Fixtures.solid(width: 8, height: 8, colour: Fixtures.red))
+        let server = try TestHTTPServer { request, _ in
+            request.path == "/logo.png"
+                ? .init(status: 200, headers: ["Content-Type": "image/png"], body: logo)
+                : .init(status: 200, headers: ["Content-Type": "image/jpeg"], body: Self.photo)
+        }
+        let directory = try TemporaryDirectory()
+        try directory.write(Self.photo, to: "local.jpg")
+        let marked =
+            #"{"name": "marked", "steps": [{"composite": {"image": "\#(server.url("/logo.png"))"}}], "encode": {"format": "png"}, "path": "out/{stem}.png"}"#
+
+        // When a local input, and then an input on the logo's own origin, are marked with the logo
+        for input in ["local.jpg", server.url("/photo.jpg")] {
+            let json = PipelineHarness.json(
+                inputs: [input], outputs: [marked],
+                extra:
+                    #""cache": {"enabled": false}, "fetch": {"retries": 0, "headers": {"X-Api-Key": "key-123"}, "headersOnRedirect": true}"#
+            )
+            let (reports, summary) = try await PipelineHarness.run(json, in: directory)
+            #expect(summary.succeeded == 1, "\(input): \(reports.flatMap(\.failures))")
+        }
+
+        // Then the logo was fetched without the key both times, and the input on its origin with it
+        let overlayRequests = server.requests(for: "/logo.png")
+        #expect(overlayRequests.count == 2)
+        #expect(overlayRequests.allSatisfy { $0.headers["x-api-key"] == nil }, "\(overlayRequests.map(\.headers))")
+        #expect(server.requests(for: "/photo.jpg").first?.headers["x-api-key"] == "key-123")
     }
 }
