@@ -132,7 +132,8 @@ public struct Composite: ImageProcessing {
         let lowered = reference.lowercased()
         if lowered.hasPrefix("http://") || lowered.hasPrefix("https://") {
             guard let url = URL(string: reference), url.host != nil else {
-                throw OptionError(option: "image", "\(reference.quotedValue) is not a valid URL")
+                // Named as every URL is shown: the mistake may be beside a password or a signature.
+                throw OptionError(option: "image", "\(CredentialRedaction().redact(reference).quotedValue) is not a valid URL")
             }
             return url
         }

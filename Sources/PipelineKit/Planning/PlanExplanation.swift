@@ -167,17 +167,18 @@ public struct PlanExplanation: Sendable {
             // An output that chooses its inputs says which.
             let only = output.inputSubset.map { " (only inputs " + $0.patterns.map(\.quotedValue).joined(separator: ", ") + ")" } ?? ""
             guard let variant = output.variant else {
-                let steps = output.steps.map(\.identifier).joined(separator: " → ")
+                let steps = shownSteps(output.steps, redaction: definition.fetch.redaction)
                 return
                     "\(output.name): \(steps.isEmpty ? "no steps" : steps) → \(output.encodingDescription) → \(output.path.text)\(only)"
             }
-            return Self.responsiveLine(definition.outputs.filter { $0.variant?.group == variant.group }) + only
+            return Self.responsiveLine(
+                definition.outputs.filter { $0.variant?.group == variant.group }, redaction: definition.fetch.redaction) + only
         }
     }
 
     /// One line for an output with widths and formats: each width, each encoder, and the steps
     /// with the width as `{width}`.
-    private static func responsiveLine(_ variants: [OutputDefinition]) -> String {
+    private static func responsiveLine(_ variants: [OutputDefinition], redaction: CredentialRedaction) -> String {
         guard let first = variants.first, let variant = first.variant else { return "" }
         var widths: [String] = []
         var encoders: [String] = []
@@ -188,7 +189,7 @@ public struct PlanExplanation: Sendable {
             if !encoders.contains(encoder) { encoders.append(encoder) }
         }
         let sized = variants.first { $0.variant?.width != nil }
-        var steps = (sized ?? first).steps.map(\.identifier).joined(separator: " → ")
+        var steps = shownSteps((sized ?? first).steps, redaction: redaction)
         if let width = sized?.variant?.width { steps = steps.replacingOccurrences(of: "(width:\(width),", with: "(width:{width},") }
         let enlargement =
             widths.count > 1 || variant.width != nil
@@ -199,6 +200,16 @@ public struct PlanExplanation: Sendable {
         }
         return "\(first.name): widths \(widths.joined(separator: ", "))\(enlargement)\(art.joined()); "
             + "formats \(encoders.joined(separator: ", ")): \(steps.isEmpty ? "no steps" : steps) → \(first.path.text)"
+    }
+
+    /// `steps` by their identifiers, the URLs each loads (an overlay's) redacted as every URL is
+    /// shown. The identifiers keep the URLs whole: fingerprints must tell two signatures apart.
+    private static func shownSteps(_ steps: [any ImageProcessing], redaction: CredentialRedaction) -> String {
+        steps.map { step in
+            step.resources.filter { !$0.isFileURL }.reduce(step.identifier) { text, url in
+                text.replacingOccurrences(of: url.absoluteString, with: redaction.redact(url.absoluteString))
+            }
+        }.joined(separator: " → ")
     }
 }
 

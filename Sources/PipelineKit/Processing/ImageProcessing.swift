@@ -24,6 +24,8 @@ public protocol ImageProcessing: Sendable {
     init(options: ProcessorOptions) throws(OptionError)
 
     /// A stable description of the step and its settings, for logs, caches and coalescing.
+    /// `explain` shows it with each of `resources` written as its `absoluteString` in it
+    /// redacted (`CredentialRedaction`); fingerprints take it as it is, telling two URLs apart.
     var identifier: String { get }
 
     /// The size this step produces from an input of `size`, so the planner can size decoding.
@@ -127,16 +129,20 @@ public struct ResourceError: Error, Sendable, CustomStringConvertible {
     public let url: URL
     /// Why, as the fetch or the decoder said.
     public let reason: String
+    /// How messages name the image: its path, or its URL with the credentials in it hidden.
+    public let displayName: String
 
-    /// A failure to load `url`, for `reason`.
-    public init(url: URL, reason: String) {
+    /// A failure to load `url`, for `reason`; the URL is named with the credentials in it hidden
+    /// by `redaction`, as every URL is shown.
+    public init(url: URL, reason: String, redaction: CredentialRedaction = CredentialRedaction()) {
         self.url = url
         self.reason = reason
+        displayName = url.isFileURL ? url.path : redaction.redact(url.absoluteString)
     }
 
     /// The message the step fails with, naming the file or URL.
     public var description: String {
-        "cannot load \(url.isFileURL ? url.path : url.absoluteString): \(reason)"
+        "cannot load \(displayName): \(reason)"
     }
 }
 

@@ -80,7 +80,7 @@ final class RunExecution: Sendable {
         emit(.started(inputs: plan.inputCount, outputsPerInput: definition.outputs.count, warnings: plan.warnings))
         let resources = await RunResources.load(
             for: definition.outputs, sources: sources, decompress: queues.decompress,
-            settings: definition.decompress)
+            settings: definition.decompress, redaction: definition.fetch.redaction)
         let incremental = IncrementalRuns(
             definition: definition, journal: journal, force: force, resources: resources,
             stores: plan.stores, headQueue: queues.fetch)

@@ -13,7 +13,7 @@ struct RunResources: Sendable {
     /// use it, item by item, not the run.
     static func load(
         for outputs: [OutputDefinition], sources: SourceLoader, decompress: StageQueue,
-        settings: DecompressSettings
+        settings: DecompressSettings, redaction: CredentialRedaction
     ) async -> RunResources {
         // The headers are for the inputs' origins: an overlay may be anyone's (a logo's CDN).
         let sources = sources.withoutFileHeaders
@@ -24,7 +24,7 @@ struct RunResources: Sendable {
             let input =
                 url.isFileURL
                 ? InputFile(path: url.path, displayName: url.path, subfolder: "")
-                : InputFile(url: url.absoluteString)
+                : InputFile(url: url.absoluteString, redaction: redaction)
             var version: String?
             do {
                 let fetched = try await sources.load(input)
@@ -33,7 +33,7 @@ struct RunResources: Sendable {
                 resources.images[url] = .success(try Self.withoutMetadata(decoded.image))
             } catch {
                 let reason = (error as? ItemError)?.reason ?? String(describing: error)
-                resources.images[url] = .failure(ResourceError(url: url, reason: reason))
+                resources.images[url] = .failure(ResourceError(url: url, reason: reason, redaction: redaction))
             }
             resources.versions[url] = version ?? "unversioned"
         }

@@ -182,6 +182,24 @@ struct CompositeTests {
         #expect((#expect(throws: OptionError.self) { try build(["image": "logo.png", "left": 3]) })?.option == "top")
     }
 
+    @Test func anInvalidOverlayURLIsNamedWithItsCredentialsHidden() throws {
+        let options = ProcessorOptions(
+            values: ["image": JSONNode(plain: "http://alice:pass5@exa mple.org/logo.png?sig=sig6")],
+            definitions: Composite.options, baseDirectory: URL(fileURLWithPath: "/tmp"))
+        let error = #expect(throws: OptionError.self) { try Composite(options: options) }
+        #expect(error?.option == "image")
+        #expect(error?.message == #""http://…@exa mple.org/logo.png?sig=…" is not a valid URL"#, "\(String(describing: error))")
+    }
+
+    /// The identifier goes into fingerprints: two signatures of an overlay are two overlays,
+    /// though `explain` shows both as `?sig=…`.
+    @Test func theIdentifierKeepsTheOverlayURLWhole() throws {
+        let signed = try ["one", "two"].map { signature in
+            try Composite(image: try #require(URL(string: "https://cdn.example/logo.png?sig=\(signature)"))).identifier
+        }
+        #expect(signed[0].contains("?sig=one") && signed[1].contains("?sig=two"), "\(signed)")
+    }
+
     @Test func aURLOverlayIsFetchedOnceForTheWholeRunAndAFileOneIsRelativeToThePipeline() async throws {
         // Given five photos, a logo served over HTTP and a frame in a file beside the pipeline
         let logo = try Fixtures.png(try Fixtures.solid(width: 8, height: 8, colour: Fixtures.red))
