@@ -53,8 +53,8 @@ final class RunExecution: Sendable {
     }
 
     /// Stops the libvips work on the lanes (decodes, steps and the renders encoders read) where
-    /// libvips next looks, as an input's time limit would: a cancel lets it finish. What it
-    /// stops is reported as cancelled, not failed.
+    /// libvips next looks, as an input's time limit would, where a plain cancel lets it finish.
+    /// What it stops is reported as not run, not failed.
     func stopWork() {
         work.expireNow()
     }
