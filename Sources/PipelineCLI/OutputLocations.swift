@@ -44,7 +44,12 @@ struct OutputLocations {
     /// Control characters in the paths are escaped: a folder's name may not pass for a line.
     func summary(relativeTo directory: String = FileManager.default.currentDirectoryPath) -> String? {
         guard let first else { return nil }
-        if let folder { return "outputs in " + Self.shortened(folder, relativeTo: directory).escapingControlCharacters }
+        // The folder the command ran in, or one above it, says nothing either (`convert - a.webp`,
+        // whose pipeline's folder is standard input's private one).
+        let here = directory.hasSuffix("/") ? directory : directory + "/"
+        if let folder, !here.hasPrefix(folder) {
+            return "outputs in " + Self.shortened(folder, relativeTo: directory).escapingControlCharacters
+        }
         return "outputs: " + Self.shortened(first, relativeTo: directory).escapingControlCharacters
             + (count > 1 ? " and \(count - 1) more" : "")
     }

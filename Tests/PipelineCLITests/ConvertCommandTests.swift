@@ -247,6 +247,9 @@ import Vips
         let toFile = try CommandRunner.run(["convert", "-", "out/small.png", "--width", "40"], in: directory.url, standardInput: photo)
         #expect(toFile.status == 0, "\(toFile.standardError)")
         #expect(try size(directory.url.appendingPathComponent("out/small.png").path).0 == 40)
+        // and into the current folder, which the summary names by the file, as for a file's input
+        let here = try CommandRunner.run(["convert", "-", "small.webp", "--width", "40"], in: directory.url, standardInput: photo)
+        #expect(here.standardOutput.hasSuffix("; outputs: small.webp\n"), "\(here.standardOutput)")
         // and into a folder not made yet, named as standard input's stem (it was a file named so)
         let toFolder = try CommandRunner.run(
             ["convert", "-", "new/deeper/", "--width", "40", "--format", "webp"], in: directory.url, standardInput: photo)

@@ -43,6 +43,7 @@ extension DefinitionBuilder {
         let art = readArt(node, at: path, listsWidths: listsWidths, template: template)
         if node["art"] != nil, art == nil { return nil }
         prototype.art = art ?? []
+        warnOfPositionsThatPlaceNothing(node, at: path, listsWidths: listsWidths, hasArt: !prototype.art.isEmpty)
         prototype.inputSubset = readInputSubset(node, at: path)
         guard listsWidths || node["formats"] != nil else { return ([prototype], steps.complete) }
         // Widths that are wrong were reported; the output cannot be made without them.

@@ -66,6 +66,22 @@ extension DefinitionBuilder {
         return Dictionary(optionMembers.map { ($0.key, $0.value) }, uniquingKeysWith: { first, _ in first })
     }
 
+    /// Warns of each resize `position` of the output at `path` that can place nothing: a resize
+    /// to a width or a height alone keeps the aspect ratio, so it crops nothing and leaves no room
+    /// in a box. An output's `widths` give its resize a width, and its `art` crops a height.
+    mutating func warnOfPositionsThatPlaceNothing(_ node: JSONNode, at path: String, listsWidths: Bool, hasArt: Bool) {
+        guard case .array(let stepNodes)? = node["steps"]?.value else { return }
+        for (index, stepNode) in stepNodes.enumerated() {
+            guard let options = resizeOptions(stepNode), options["position"] != nil else { continue }
+            let hasWidth = options["width"] != nil || listsWidths
+            let hasHeight = options["height"] != nil || hasArt
+            guard hasWidth != hasHeight else { continue }
+            warnings.append(
+                "\(path).steps[\(index)].resize.position places nothing: the resize has a \(hasWidth ? "width" : "height") alone, "
+                    + "so it keeps the aspect ratio and crops nothing; give both width and height\(listsWidths ? ", or art" : "")")
+        }
+    }
+
     /// An output with widths has one resize step, and its widths are the step's width: the step
     /// itself names none.
     mutating func checkResizeForWidths(
