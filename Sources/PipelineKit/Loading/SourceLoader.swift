@@ -38,13 +38,22 @@ struct SourceLoader: Sendable {
         return loader
     }
 
+    /// Where the cache keeps the answer for `address`: under the URL, or, asked without the
+    /// file's `fetch.headers` when it has some (an overlay), under a key of its own, so that an
+    /// input of the same URL is never given the answer to a request without them, nor the
+    /// overlay an answer to one with them.
+    private func cacheKey(for address: String) -> String {
+        transports.web.sendsFileHeaders || transports.web.settings.headers.isEmpty ? address : address + " without fetch.headers"
+    }
+
     /// Throws an `ItemError` of the fetch stage, or `CancellationError` when the run was cancelled
     /// while the work was queued.
     func load(_ input: InputFile) async throws -> FetchedSource {
         let source = InputSources.source(of: input)
         let address = input.url ?? input.path
+        let key = cacheKey(for: address)
         let cached =
-            source.isCached ? try await cacheQueue.run(for: input.displayName) { [cache] in cache?.cachedResponse(for: address) } : nil
+            source.isCached ? try await cacheQueue.run(for: input.displayName) { [cache] in cache?.cachedResponse(for: key) } : nil
         let maxBytes = transports.web.settings.maxBytes
         if let cached, cached.body.count > maxBytes {
             // Stored under a larger limit: held to this one, as its download would be.
@@ -80,7 +89,7 @@ struct SourceLoader: Sendable {
         case .fetched(let response):
             control = CacheControl(response.headers["cache-control"])
             entry = CachedResponse(
-                url: address, body: response.body, etag: response.etag, lastModified: response.lastModified,
+                url: key, body: response.body, etag: response.etag, lastModified: response.lastModified,
                 storedAt: Date(), maxAge: control.freshness)
         }
         // A response nothing can revalidate or keep fresh would only be fetched again: not stored.

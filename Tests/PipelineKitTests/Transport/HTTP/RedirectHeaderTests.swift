@@ -2,6 +2,7 @@ import Foundation
 import StandardProcessors
 import TestSupport
 import Testing
+import Vips
 
 @testable import PipelineKit
 
@@ -119,5 +120,34 @@ import Testing
         #expect(overlayRequests.count == 2)
         #expect(overlayRequests.allSatisfy { $0.headers["x-api-key"] == nil }, "\(overlayRequests.map(\.headers))")
         #expect(server.requests(for: "/photo.jpg").first?.headers["x-api-key"] == "key-123")
+    }
+
+    @Test func anInputIsNeverGivenTheCachedAnswerToItsURLAskedAsAnOverlay() async throws {
+        // Given a URL that answers a request with the API key with a 64×32 photo, and one
+        // without it with an 8×8 logo, each fresh for an hour
+        let keyed = try Fixtures.png(try Fixtures.gradient(width: 64, height: 32))
+        let anonymous = try Fixtures.png(try Fixtures.solid(width: 8, height: 8, colour: Fixtures.red))
+        let server = try TestHTTPServer { request, _ in
+            let withKey = request.headers["x-api-key"] == "key-123"
+            return .init(
+                status: 200,
+                headers: ["Content-Type": "image/png", "Cache-Control": "max-age=3600", "ETag": withKey ? "\"keyed\"" : "\"anonymous\""],
+                body: withKey ? keyed : anonymous)
+        }
+        let directory = try TemporaryDirectory()
+        let url = server.url("/image.png")
+        let json = PipelineHarness.json(
+            inputs: [url],
+            outputs: [
+                #"{"name": "marked", "steps": [{"composite": {"image": "\#(url)"}}], "encode": {"format": "png"}, "path": "out/image.png"}"#
+            ], extra: #""fetch": {"retries": 0, "headers": {"X-Api-Key": "key-123"}}"#)
+
+        // When it is both the input and its overlay, through the cache (the overlay is fetched first)
+        let (reports, summary) = try await PipelineHarness.run(json, in: directory)
+
+        // Then the input is the answer to its own request, with the key, not the overlay's
+        #expect(summary.succeeded == 1, "\(reports.flatMap(\.failures))")
+        #expect(try VipsImage.open(file: directory.path + "/out/image.png").size == ImageSize(width: 64, height: 32))
+        #expect(server.requests(for: "/image.png").map { $0.headers["x-api-key"] ?? "-" }.sorted() == ["-", "key-123"])
     }
 }
