@@ -348,59 +348,6 @@ import Vips
         #expect(try open(directory, "out/photo.jpg").stringField("exif-ifd0-Make") == nil)
     }
 
-    @Test(arguments: [
-        (#"{"format": "jpeg", "strip": true, "keep": ["icc"]}"#, "encode.keep", "not both"),
-        (#"{"format": "jxl", "quality": 80, "distance": 1.0}"#, "encode.distance", "not both"),
-        (#"{"format": "png", "keep": ["gps"]}"#, "encode.keep", ""),
-        (#"{"format": "png", "keep": "some"}"#, "encode.keep", ""),
-        (#"{"format": "tiff", "compression": "lzma"}"#, "encode.compression", ""),
-        (#"{"format": "tiff", "tile": true, "tileSize": 100}"#, "encode.tileSize", "multiple of 16"),
-        (#"{"format": "tiff", "tileSize": 64}"#, "encode.tileSize", "tile"),
-        (#"{"format": "gif", "bitdepth": 9}"#, "encode.bitdepth", ""),
-        (
-            #"{"format": "gif", "quality": 50}"#, "encode.quality",
-            #"unknown key "quality"; format "gif" has no such key ("jpeg", "png""#
-        ),
-        (#"{"format": "heic", "effort": 10}"#, "encode.effort", ""),
-        (#"{"format": "webp", "iccProfile": "cmyk"}"#, "encode.iccProfile", "jpeg or tiff"),
-        (#"{"format": "gif", "iccProfile": "p3"}"#, "encode.iccProfile", "gif has no place for a colour profile"),
-        (#"{"format": "jpeg", "iccProfile": "missing.icc"}"#, "encode.iccProfile", "missing.icc"),
-    ])
-    func badEncoderSettingsAreRefusedNamingThePath(encode: String, path: String, words: String) throws {
-        let directory = try TemporaryDirectory()
-        let json = PipelineHarness.json(inputs: ["in/*"], outputs: [#"{"name": "o", "encode": \#(encode), "path": "out/{stem}.{format}"}"#])
-        do {
-            _ = try PipelineHarness.pipeline(json, in: directory)
-            Issue.record("accepted \(encode)")
-        } catch let error as PipelineFileError {
-            let text = "\(error)"
-            #expect(text.contains("outputs[0].\(path)"), "\(text)")
-            #expect(words.isEmpty || text.contains(words), "\(text)")
-        }
-    }
-
-    @Test func anICCProfileFileIsCheckedToBeOneWhenTheFileIsLoaded() throws {
-        // Given a JPEG named as a profile beside a real profile
-        let directory = try TemporaryDirectory()
-        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 48, height: 32)), to: "photo.icc")
-        try directory.write(
-            Data(ICCFixtures.profile(primaries: ICCFixtures.adobePrimaries, curve: ICCFixtures.gammaCurve(2.2))), to: "adobe.icc")
-        func json(_ profile: String) -> String {
-            PipelineHarness.json(
-                inputs: ["in/*"],
-                outputs: [#"{"name": "o", "encode": {"format": "jpeg", "iccProfile": "\#(profile)"}, "path": "out/{stem}.jpg"}"#])
-        }
-
-        // Then the real one is taken, and the JPEG refused when the file is loaded, naming the key and the file
-        _ = try PipelineHarness.pipeline(json("adobe.icc"), in: directory)
-        #expect {
-            _ = try PipelineHarness.pipeline(json("photo.icc"), in: directory)
-        } throws: { error in
-            let text = "\(error)"
-            return text.contains("outputs[0].encode.iccProfile") && text.contains("photo.icc is not an ICC profile")
-        }
-    }
-
     @Test func formatsOfAResponsiveOutputTakeTheNewFormatsWithTheirMIMETypes() async throws {
         let directory = try TemporaryDirectory()
         try directory.write(try taggedJPEG(), to: "in/photo.jpg")
@@ -417,50 +364,6 @@ import Vips
         let manifest = try ImageManifest.read(from: URL(fileURLWithPath: directory.path + "/manifest.json"))
         let types = manifest.inputs.first?.outputs["r"]?.formats.map(\.mimeType) ?? []
         #expect(types == ["image/jxl", "image/heic", "image/gif", "image/tiff"])
-    }
-
-    /// Runs one of libvips' command-line tools (`vipsheader`, `vips`), outside the pipeline's
-    /// process; its status and output (standard error after standard output).
-    static func tool(_ arguments: [String]) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = arguments
-        let output = try TemporaryDirectory()
-        let file = output.path + "/output"
-        guard FileManager.default.createFile(atPath: file, contents: nil) else { throw CocoaError(.fileWriteUnknown) }
-        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: file))
-        process.standardOutput = handle
-        process.standardError = handle
-        try process.run()
-        process.waitUntilExit()
-        try handle.close()
-        return (process.terminationStatus, try String(contentsOfFile: file, encoding: .utf8))
-    }
-
-    /// The text of an ICC profile's `desc` tag (v2 `desc` or v4 `mluc`), or nil.
-    static func description(of profile: [UInt8]) -> String? {
-        guard let (offset, size) = tag("desc", in: profile), offset + size <= profile.count else { return nil }
-        let bytes = profile[offset..<(offset + size)]
-        return String(decoding: bytes.filter { $0 >= 0x20 && $0 < 0x7F }, as: UTF8.self)
-    }
-
-    /// The X of the red primary (`rXYZ`), or nil.
-    static func redPrimaryX(of profile: [UInt8]) -> Double? {
-        guard let (offset, size) = tag("rXYZ", in: profile), size >= 20, offset + 12 <= profile.count else { return nil }
-        let raw = profile[(offset + 8)..<(offset + 12)].reduce(0) { $0 << 8 | Int($1) }
-        return Double(Int32(truncatingIfNeeded: raw)) / 65536
-    }
-
-    static func tag(_ signature: String, in profile: [UInt8]) -> (offset: Int, size: Int)? {
-        func uint32(_ at: Int) -> Int { profile[at..<(at + 4)].reduce(0) { $0 << 8 | Int($1) } }
-        guard profile.count >= 132 else { return nil }
-        let count = uint32(128)
-        for index in 0..<min(count, 100) {
-            let entry = 132 + index * 12
-            guard entry + 12 <= profile.count else { return nil }
-            if Array(profile[entry..<(entry + 4)]) == Array(signature.utf8) { return (uint32(entry + 4), uint32(entry + 8)) }
-        }
-        return nil
     }
 }
 

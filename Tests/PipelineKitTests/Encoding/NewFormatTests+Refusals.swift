@@ -1,0 +1,62 @@
+import Foundation
+import TestSupport
+import Testing
+import Vips
+
+@testable import PipelineKit
+
+/// Encoder settings a file may not give: each refused when the file is loaded, naming its path.
+extension NewFormatTests {
+    @Test(arguments: [
+        (#"{"format": "jpeg", "strip": true, "keep": ["icc"]}"#, "encode.keep", "not both"),
+        (#"{"format": "jxl", "quality": 80, "distance": 1.0}"#, "encode.distance", "not both"),
+        (#"{"format": "png", "keep": ["gps"]}"#, "encode.keep", ""),
+        (#"{"format": "png", "keep": "some"}"#, "encode.keep", ""),
+        (#"{"format": "tiff", "compression": "lzma"}"#, "encode.compression", ""),
+        (#"{"format": "tiff", "tile": true, "tileSize": 100}"#, "encode.tileSize", "multiple of 16"),
+        (#"{"format": "tiff", "tileSize": 64}"#, "encode.tileSize", "tile"),
+        (#"{"format": "gif", "bitdepth": 9}"#, "encode.bitdepth", ""),
+        (
+            #"{"format": "gif", "quality": 50}"#, "encode.quality",
+            #"unknown key "quality"; format "gif" has no such key ("jpeg", "png""#
+        ),
+        (#"{"format": "heic", "effort": 10}"#, "encode.effort", ""),
+        (#"{"format": "webp", "iccProfile": "cmyk"}"#, "encode.iccProfile", "jpeg or tiff"),
+        (#"{"format": "gif", "iccProfile": "p3"}"#, "encode.iccProfile", "gif has no place for a colour profile"),
+        (#"{"format": "jpeg", "iccProfile": "missing.icc"}"#, "encode.iccProfile", "missing.icc"),
+    ])
+    func badEncoderSettingsAreRefusedNamingThePath(encode: String, path: String, words: String) throws {
+        let directory = try TemporaryDirectory()
+        let json = PipelineHarness.json(inputs: ["in/*"], outputs: [#"{"name": "o", "encode": \#(encode), "path": "out/{stem}.{format}"}"#])
+        do {
+            _ = try PipelineHarness.pipeline(json, in: directory)
+            Issue.record("accepted \(encode)")
+        } catch let error as PipelineFileError {
+            let text = "\(error)"
+            #expect(text.contains("outputs[0].\(path)"), "\(text)")
+            #expect(words.isEmpty || text.contains(words), "\(text)")
+        }
+    }
+
+    @Test func anICCProfileFileIsCheckedToBeOneWhenTheFileIsLoaded() throws {
+        // Given a JPEG named as a profile beside a real profile
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 48, height: 32)), to: "photo.icc")
+        try directory.write(
+            Data(ICCFixtures.profile(primaries: ICCFixtures.adobePrimaries, curve: ICCFixtures.gammaCurve(2.2))), to: "adobe.icc")
+        func json(_ profile: String) -> String {
+            PipelineHarness.json(
+                inputs: ["in/*"],
+                outputs: [#"{"name": "o", "encode": {"format": "jpeg", "iccProfile": "\#(profile)"}, "path": "out/{stem}.jpg"}"#])
+        }
+
+        // Then the real one is taken, and the JPEG refused when the file is loaded, naming the key and the file
+        _ = try PipelineHarness.pipeline(json("adobe.icc"), in: directory)
+        #expect {
+            _ = try PipelineHarness.pipeline(json("photo.icc"), in: directory)
+        } throws: { error in
+            let text = "\(error)"
+            return text.contains("outputs[0].encode.iccProfile") && text.contains("photo.icc is not an ICC profile")
+        }
+    }
+}
