@@ -57,10 +57,11 @@ enum TemporaryFileSweeper {
     }
 
     /// Removes the leftovers in `folder` and, `depth` levels down, in its subfolders.
-    static func sweep(folder: String, depth: Int, olderThan start: Date) -> [String] {
+    /// Only entries whose names `named` accepts are looked at, folders among them.
+    static func sweep(folder: String, depth: Int, olderThan start: Date, named: (String) -> Bool = { _ in true }) -> [String] {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return [] }
         var removed: [String] = []
-        for name in names {
+        for name in names where named(name) {
             let path = folder == "/" ? "/" + name : folder + "/" + name
             var info = stat()
             guard lstat(path, &info) == 0 else { continue }
@@ -73,7 +74,7 @@ enum TemporaryFileSweeper {
                     continue
                 }
                 // Not through symbolic links (lstat): they may lead outside the output folders.
-                if depth > 0 { removed += sweep(folder: path, depth: depth - 1, olderThan: start) }
+                if depth > 0 { removed += sweep(folder: path, depth: depth - 1, olderThan: start, named: named) }
                 continue
             }
             guard kind == S_IFREG, isLeftover(name: name, modified: info.st_mtim, before: start) else { continue }
@@ -87,17 +88,7 @@ enum TemporaryFileSweeper {
     @discardableResult
     static func sweepLeftovers(of name: String, in folder: String, now: Date = Date()) -> [String] {
         let prefix = "." + name + ImageWriter.temporaryMarker
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return [] }
-        var removed: [String] = []
-        for leftover in names where leftover.hasPrefix(prefix) {
-            let path = folder + "/" + leftover
-            var info = stat()
-            guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG,
-                isLeftover(name: leftover, modified: info.st_mtim, before: now), unlink(path) == 0
-            else { continue }
-            removed.append(path)
-        }
-        return removed
+        return sweep(folder: folder, depth: 0, olderThan: now) { $0.hasPrefix(prefix) }
     }
 
     /// How long a temporary file written on another machine must have gone unwritten before a
