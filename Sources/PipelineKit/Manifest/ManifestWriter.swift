@@ -4,9 +4,10 @@ import Vips
 /// Makes the manifest's entry of each source as the run completes it, and at the run's end
 /// writes the manifest the pipeline file asks for.
 ///
-/// The manifest is made from the run's reports alone, so an incremental run gives the same
-/// entries for outputs that were up to date (the journal knows their sizes and bytes), and an
-/// input that vanished has no entry. Placeholders are computed from each output's smallest file
+/// The manifest is made from the run's reports, so an incremental run gives the same entries for
+/// outputs that were up to date (the journal knows their sizes and bytes), an input that vanished
+/// has no entry, and an input or output that failed keeps its earlier entry while its files are
+/// there (`keptEntries(of:earlier:)`). Placeholders are computed from each output's smallest file
 /// (after its steps: a cover crop's placeholder is of the crop), and taken from the previous
 /// manifest only when every file of that output was up to date and the smallest is the very
 /// file they were computed from (the same fingerprint and size), with the same placeholder list
@@ -19,8 +20,8 @@ import Vips
 /// on disk (`ManifestSpool`), so neither the time nor the memory of a run of many inputs piles
 /// up at its end.
 final class ManifestWriter: Sendable {
-    private let settings: ManifestSettings
-    private let definition: PipelineDefinition
+    let settings: ManifestSettings
+    let definition: PipelineDefinition
     /// The manifest written before, to keep placeholders of files that did not change.
     private let previous: PreviousManifest?
     /// Whether the run makes only some of the plan's sources (`RunPlan.keeping(_:)`, a server's
@@ -252,12 +253,16 @@ final class ManifestWriter: Sendable {
     }
 
     private func entry(for report: ItemReport) -> ImageManifest.Input? {
-        guard !report.written.isEmpty else { return nil }
+        guard !report.written.isEmpty || !report.failures.isEmpty else { return nil }
         let source = report.input.displayName
         let earlier = previous?.entry(for: source)
-        guard let size = report.originalSize ?? earlier.map({ ImageSize(width: $0.width, height: $0.height) }) ?? headerSize(report.input)
-        else { return nil }
-        var outputs: [String: ImageManifest.Output] = [:]
+        let kept = keptEntries(of: report, earlier: earlier)
+        guard !report.written.isEmpty || !kept.isEmpty else { return nil }
+        let earlierSize = earlier.map { ImageSize(width: $0.width, height: $0.height) }
+        // Nothing written: the entry is the earlier one, of the input as it was then.
+        let size = report.written.isEmpty ? earlierSize : report.originalSize ?? earlierSize ?? headerSize(report.input)
+        guard let size else { return nil }
+        var outputs = kept
         // Grouped once, so an input with many outputs costs time in proportion to them.
         let writtenByOutput = Dictionary(grouping: report.written, by: \.output)
         // An output with widths and formats is several definitions of one name: one entry, its
