@@ -150,7 +150,7 @@ struct ConvertStreams {
         { signal in
             if let folder { try? FileManager.default.removeItem(at: folder) }
             if signal != SIGPIPE { printError(Interruption.describe(signal)) }
-            Foundation.exit(ExitCode.afterSignal(signal).rawValue)
+            ProcessEnd.exit(ExitCode.afterSignal(signal).rawValue)
         }
     }
 

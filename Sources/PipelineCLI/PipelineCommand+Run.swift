@@ -292,7 +292,7 @@ final class Interruption {
                 // to the process and one to its group), nor is a Ctrl-C that follows the first at
                 // once (`repeatWindow`): the stop goes on.
                 let sentTwice = earlier.signal == SIGINT && now - earlier.at < Self.repeatWindow
-                if number == SIGINT, !sentTwice { Foundation.exit(ExitCode.afterSignal(number).rawValue) }
+                if number == SIGINT, !sentTwice { ProcessEnd.exit(ExitCode.afterSignal(number).rawValue) }
             }
             source.resume()
             return source

@@ -32,7 +32,7 @@ public enum PipelineCLI {
             printError(
                 "error: argument \(index) (\"\(shown)\") is not UTF-8 where \u{FFFD} stands: pipeline names "
                     + "files by their names as text; rename the file")
-            Foundation.exit(ExitCode.invalidInput.rawValue)
+            ProcessEnd.exit(ExitCode.invalidInput.rawValue)
         }
         let ranAs = CommandLine.arguments.first.map { URL(fileURLWithPath: $0).lastPathComponent } ?? ""
         await main(
@@ -60,7 +60,7 @@ public enum PipelineCLI {
         OpenFileLimit.raiseToHardLimit()
         if let conflict = processors.conflicts.first {
             printError("error: \(conflict)")
-            Foundation.exit(ExitCode.invalidInput.rawValue)
+            ProcessEnd.exit(ExitCode.invalidInput.rawValue)
         }
         let identity = PipelineCommand.Identity(name: commandName, version: version ?? PipelineKitInfo.version)
         await PipelineCommand.$identity.withValue(identity) {
@@ -68,7 +68,7 @@ public enum PipelineCLI {
                 await PipelineCommand.main(arguments)
             }
         }
-        Foundation.exit(0)
+        ProcessEnd.exit(0)
     }
 }
 
@@ -120,11 +120,11 @@ struct PipelineCommand: AsyncParsableCommand {
     static func main(_ arguments: [String]) async {
         if let unknown = unknownCommand(in: arguments) {
             printError("error: \(unknown)")
-            Foundation.exit(ExitCode.invalidInput.rawValue)
+            ProcessEnd.exit(ExitCode.invalidInput.rawValue)
         }
         if let refusal = longOptionWithOneDash(in: arguments) {
             printError(refusal)
-            Foundation.exit(ExitCode.invalidInput.rawValue)
+            ProcessEnd.exit(ExitCode.invalidInput.rawValue)
         }
         do {
             var command = try parseAsRoot(arguments)
@@ -137,9 +137,9 @@ struct PipelineCommand: AsyncParsableCommand {
             let code = exitCode(for: error)
             if code == .validationFailure {
                 printError(fullMessage(for: error))
-                Foundation.exit(ExitCode.invalidInput.rawValue)
+                ProcessEnd.exit(ExitCode.invalidInput.rawValue)
             }
-            exit(withError: error)
+            ProcessEnd.exit(withError: error, of: self)
         }
     }
 }

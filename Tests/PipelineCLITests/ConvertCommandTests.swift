@@ -152,6 +152,32 @@ import Vips
         #expect(said.isEmpty, "\(said)")
     }
 
+    /// A reader that goes away as the last bytes of a small image are sent: the command ends on
+    /// its own at about the moment the watch of standard output ends it with 141. Only one of
+    /// the two ends the process (two threads in glibc's exit handlers at once crashed it), so
+    /// the status is 0 or 141, never a signal.
+    @Test func aReaderGoneAsTheCommandEndsNeverCrashesIt() throws {
+        let directory = try prepare()
+        var statuses: [Int32] = []
+        for _ in 0..<20 {
+            let process = Process()
+            process.executableURL = CommandRunner.raceExecutable
+            process.arguments = ["convert", "in/dune.jpg", "-", "--width", "200", "--format", "jpeg"]
+            process.currentDirectoryURL = directory.url
+            let output = Pipe(), error = Pipe()
+            process.standardOutput = output
+            process.standardError = error
+            try process.run()
+            _ = try output.fileHandleForReading.read(upToCount: 10)
+            try output.fileHandleForReading.close()
+            _ = error.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            #expect(process.terminationReason == .exit, "ended by signal \(process.terminationStatus)")
+            statuses.append(process.terminationStatus)
+        }
+        #expect(statuses.allSatisfy { $0 == 0 || $0 == 128 + SIGPIPE }, "\(statuses)")
+    }
+
     /// A signal while standard input is read, or while the image is sent to a reader that is
     /// slow to take it, ends the command at once with the signal's status, its private folder
     /// removed, as a run leaves no temporary file.

@@ -23,6 +23,10 @@ extension CommandRunner {
         return URL(fileURLWithPath: path)
     }()
 
+    /// The binary a test of a race between the process's own threads runs: the unsanitized one
+    /// when there is one, whose threads meet at full speed, else this build's.
+    package static var raceExecutable: URL { limitsExecutable ?? executable }
+
     /// The binary a memory-limit test runs (`limitsExecutable`), or nil with the reason printed
     /// when there is none: a sanitizer's shadow memory does not start under `ulimit -v`, and in
     /// a memory cgroup the kernel kills it for memory the run itself never uses.
