@@ -109,24 +109,27 @@ struct OutputResponder: Sendable {
     /// The file to answer with, from the report of a run over the input: the one of the asked
     /// art crop (or of the output's own widths), format and width; for a width above the image's
     /// own, the file that stands in for it (the widest made, as a run makes no larger one);
-    /// without a width, the widest.
+    /// without a width, the widest. When the asked file failed, its failure: another width's
+    /// file, found up to date beside it, would be answered under its own ETag at this URL.
     static func file(for wanted: OutputRequest, in report: ItemReport) -> Result<WrittenOutput, ServeError> {
         let candidates = report.written.filter {
             $0.output == wanted.output && $0.art == wanted.art && ($0.format == nil || $0.format == wanted.format)
         }
+        if let width = wanted.width, let exact = candidates.first(where: { $0.size.width == width }) { return .success(exact) }
+        // A run for a request makes the file it names alone (or, with `makeAll`, every one), so
+        // a failure of this output's format and crop is taken as the asked file's.
+        let asked = report.failures.first {
+            $0.output == nil || ($0.output == wanted.output && $0.art == wanted.art && ($0.format == nil || $0.format == wanted.format))
+        }
+        if let asked { return .failure(refusal(for: asked.error, output: asked.output, of: report.input, as: wanted.input)) }
         let chosen: WrittenOutput?
         if let width = wanted.width {
-            chosen =
-                candidates.first { $0.size.width == width }
-                ?? candidates.min { abs($0.size.width - width) < abs($1.size.width - width) }
+            chosen = candidates.min { abs($0.size.width - width) < abs($1.size.width - width) }
         } else {
             chosen = candidates.max { $0.size.width < $1.size.width }
         }
         if let chosen { return .success(chosen) }
-        let failure =
-            report.failures.first { $0.output == wanted.output } ?? report.failures.first { $0.output == nil }
-            ?? report.failures.first
-        guard let failure else {
+        guard let failure = report.failures.first(where: { $0.output == wanted.output }) ?? report.failures.first else {
             return .failure(ServeError(404, "output \(wanted.output) is not made for input \(wanted.input)"))
         }
         return .failure(refusal(for: failure.error, output: failure.output, of: report.input, as: wanted.input))

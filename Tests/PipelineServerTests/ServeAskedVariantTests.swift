@@ -109,6 +109,26 @@ import Vips
         #expect(files.sorted() == ["card 12 avif", "thumb 16 webp", "thumb 24 webp"])
     }
 
+    @Test func aWidthThatCannotBeWrittenIsAnErrorAndNotAnotherWidthsFile() async throws {
+        // Given an output whose 16 px file cannot be put in its place (a folder is there), and
+        // its 24 px file made
+        let directory = try ServeTests.folder()
+        try FileManager.default.removeItem(atPath: directory.path + "/in/sub")
+        try FileManager.default.createDirectory(atPath: directory.path + "/out/16/a.webp", withIntermediateDirectories: true)
+        let thumb = #"{"name": "thumb", "widths": [16, 24], "formats": [{"format": "webp"}], "path": "out/{width}/{stem}.{format}"}"#
+        try await withServer(PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [thumb]), in: directory) { server in
+            let wider = try await server.request("/thumb/a.jpg?width=24", headers: ["Accept": "image/webp"])
+            #expect(wider.status == 200)
+            // When the 16 px file is asked for
+            let narrow = try await server.request("/thumb/a.jpg?width=16", headers: ["Accept": "image/webp"])
+            // Then the server says it could not make it, where it answered with the 24 px file,
+            // under that file's ETag, which a cache would have kept at this URL
+            #expect(narrow.status == 500, "\(narrow.status) \(narrow.header("ETag") ?? "")")
+            #expect(narrow.header("ETag") == nil)
+            #expect(String(decoding: narrow.body, as: UTF8.self).contains("could not make output thumb"))
+        }
+    }
+
     @Test func aBatchRunMakesOnlyWhatTheServerDidNot() async throws {
         let directory = try ServeTests.folder()
         try FileManager.default.removeItem(atPath: directory.path + "/in/sub")

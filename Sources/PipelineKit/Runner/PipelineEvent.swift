@@ -91,13 +91,21 @@ public struct ItemFailure: Sendable, CustomStringConvertible {
     /// Which of the output's files failed, when it makes several (widths, formats, art crops):
     /// `320 px, avif` or `art 1:1, 160 px, webp`; nil otherwise.
     public let file: String?
+    /// The format and art crop of the output's file that failed, when an output failed.
+    package let format: EncoderSettings.Format?
+    package let art: Int?
 
-    /// A failure of `input`, of `output` (its `file`, for an output of several) or of the whole input.
-    init(input: String, output: String?, error: ItemError, file: String? = nil) {
+    /// A failure of `input`, of `output` (its `file`, for an output of several, in `format` and
+    /// of the crop `art`) or of the whole input.
+    init(
+        input: String, output: String?, error: ItemError, file: String? = nil, format: EncoderSettings.Format? = nil, art: Int? = nil
+    ) {
         self.input = input
         self.output = output
         self.error = error
         self.file = file
+        self.format = format
+        self.art = art
     }
 
     /// The stage that failed.

@@ -299,7 +299,8 @@ final class RunExecution: Sendable {
                 case .failure(let error):
                     failures.append(
                         ItemFailure(
-                            input: listing.input.displayName, output: job.output.name, error: error, file: job.output.variantDescription))
+                            input: listing.input.displayName, output: job.output.name, error: error, file: job.output.variantDescription,
+                            format: job.output.encoder.format, art: job.output.variant?.art))
                 }
             }
             return ItemReport(input: listing.input, written: written, failures: failures, originalSize: originalSize)
