@@ -64,6 +64,27 @@ struct DecodeMemoryEstimate: Equatable {
         return pixels * Int64(header.bands) * Int64(header.bandFormat == .uchar ? 1 : 2)
     }
 
+    /// What a loader that never streams holds at full size, whatever the shrink after it: the
+    /// GIF loader draws each frame into a frame buffer of the whole canvas (4 bytes a pixel),
+    /// and libheif (HEIC, AVIF) and libjxl decode the whole image before libvips has a row
+    /// (`wholeImageBytesPerPixel`). Counted in an input's estimate against the memory budget,
+    /// not in the target that spaces out progressive JPEGs and interlaced PNGs
+    /// (`MemoryAccountant.unstreamedDecodes`): a run of phone photos would then decode one at a
+    /// time. 0 for other loaders.
+    static func wholeImageDecodeBytes(_ header: VipsImage) -> Int64 {
+        let pixels = Int64(header.width) * Int64(header.height)
+        let loader = header.loader ?? ""
+        if loader.hasPrefix("gifload") { return pixels * 4 }
+        guard loader.hasPrefix("heifload") || loader.hasPrefix("jxlload") else { return 0 }
+        return pixels * wholeImageBytesPerPixel * (header.bandFormat == .uchar ? 1 : 2)
+    }
+
+    /// What libheif and libjxl hold for each pixel of an 8-bit image they decode whole, on the
+    /// safe side of what a 46-megapixel HEIC and JPEG XL were measured to peak at (8.4 and 8.1
+    /// bytes a pixel, the process's own memory included): the decoded planes, the interleaved
+    /// image libvips is given, and libvips' copy of it. Twice as much above 8 bits.
+    static let wholeImageBytesPerPixel: Int64 = 8
+
     /// What libvips' resize keeps in rows of full width while a very wide image streams down to
     /// `decodeSize`: on a sequential input its `shrinkv` and `reducev` each add a line cache of
     /// their own, and the sink holds strips, all as wide as the image the reduce starts from

@@ -93,7 +93,7 @@ struct ImageDecoder: Sendable {
             if keepsAnimation(header, loader: loader, only: only) {
                 return try decodeAnimation(source, header: header, loader: loader, deadline: deadline)
             }
-            let streams = DecodeMemoryEstimate.unstreamedDecodeBytes(header) == 0
+            let streams = DecodeMemoryEstimate.unstreamedDecodeBytes(header) == 0 && DecodeMemoryEstimate.wholeImageDecodeBytes(header) == 0
             let plan = decodePlan(for: originalSize, loader: loader, streams: streams, only: only)
             return try decodePasses(plan, of: source, header: header, loader: loader, originalSize: originalSize, deadline: deadline)
         } catch let error as ItemError {
@@ -147,6 +147,7 @@ struct ImageDecoder: Sendable {
         let size = uprightSize(header)
         let loader = header.loader ?? ""
         let unstreamed = DecodeMemoryEstimate.unstreamedDecodeBytes(header)
+        let whole = DecodeMemoryEstimate.wholeImageDecodeBytes(header)
         var bytes: Int64
         var passes = 1
         var frames = 1
@@ -164,7 +165,8 @@ struct ImageDecoder: Sendable {
                 if storedPixels < size.pixelCount * frames { bytes += Int64(decodeSize.pixelCount) * 4 * Int64(frames) }
             }
         } else {
-            let plan = decodePlan(for: size, loader: loader, streams: unstreamed == 0, only: only)
+            // A loader that decodes the whole image would do it again for each pass of a window.
+            let plan = decodePlan(for: size, loader: loader, streams: unstreamed == 0 && whole == 0, only: only)
             decodeSize = plan.decodeSize
             bytes = plan.estimate
             passes = plan.passes
@@ -176,7 +178,7 @@ struct ImageDecoder: Sendable {
         let readers = fastReaders.reduce(Int64(0)) { $0 + $1.heldBytes(source, header: header) }
         return DecodeMemoryEstimate(
             estimate: DecodeMemoryEstimate.inputEstimate(
-                bytes, passes: passes, unstreamed: unstreamed,
+                bytes + whole, passes: passes, unstreamed: unstreamed,
                 readers: readers, encoding: encoding),
             unstreamed: unstreamed)
     }

@@ -1,0 +1,53 @@
+import Foundation
+import TestSupport
+import Testing
+import Vips
+
+@testable import PipelineKit
+
+/// Loaders that never stream hold the whole image whatever the shrink after them, so an input's
+/// memory estimate counts it at full size: a tiny GIF can declare a canvas of gigabytes, and a
+/// phone's HEIC or a JPEG XL is decoded whole before libvips has a row.
+@Suite struct WholeImageDecodeEstimateTests {
+    static let settings = DecompressSettings(concurrency: 1, maxPixels: 200_000_000, autorotate: true, failOn: .truncated)
+
+    /// One 200 px wide output, as the trial's pipeline had.
+    static func outputs() throws -> [OutputDefinition] {
+        let json = PipelineHarness.json(
+            inputs: ["in/*"],
+            outputs: [#"{"name": "t", "steps": [{"resize": {"width": 200}}], "encode": {"format": "webp"}, "path": "out/{stem}.webp"}"#])
+        return try PipelineDefinition(json: json, baseDirectory: URL(fileURLWithPath: "/tmp"), processors: .standard).outputs
+    }
+
+    /// A GIF of a few bytes that declares one frame of `width` × `height`.
+    static func gifBomb(width: UInt16, height: UInt16) -> Data {
+        var bytes = Data("GIF89a".utf8)
+        let size = [UInt8(width & 0xFF), UInt8(width >> 8), UInt8(height & 0xFF), UInt8(height >> 8)]
+        bytes += size + [0x80, 0, 0] + [0, 0, 0, 255, 255, 255]
+        bytes += [0x2C, 0, 0, 0, 0] + size + [0]
+        bytes += [0x02, 0x02, 0x44, 0x01, 0x00, 0x3B]
+        return bytes
+    }
+
+    func estimated(_ data: Data, named name: String) throws -> Int64 {
+        let directory = try TemporaryDirectory()
+        let path = try directory.write(data, to: name)
+        let decoder = ImageDecoder(settings: Self.settings, outputs: try Self.outputs())
+        return try #require(decoder.memoryNeeds(of: .file(path: path, byteCount: Int64(data.count)))).estimate
+    }
+
+    @Test func aStillGIFsFrameBufferIsCountedAtTheCanvasSize() throws {
+        let estimate = try estimated(Self.gifBomb(width: 12000, height: 12000), named: "bomb.gif")
+        #expect(estimate >= 12000 * 12000 * 4, "\(estimate)")
+    }
+
+    @Test(arguments: [".heic[compression=av1,Q=50]", ".jxl[Q=50]"])
+    func aHEIFOrJPEGXLIsCountedDecodedWhole(suffix: String) throws {
+        let photo = try Fixtures.gradient(width: 1600, height: 1200).encoded(suffix: suffix)
+        let estimate = try estimated(photo, named: "photo" + suffix.prefix { $0 != "[" })
+        #expect(estimate >= 1600 * 1200 * DecodeMemoryEstimate.wholeImageBytesPerPixel, "\(estimate)")
+        // A JPEG of the same size streams, shrunk as it loads: far less
+        let jpeg = try estimated(try Fixtures.jpeg(try Fixtures.gradient(width: 1600, height: 1200)), named: "photo.jpg")
+        #expect(jpeg < 1600 * 1200 * 4, "\(jpeg)")
+    }
+}
