@@ -84,6 +84,35 @@ import Vips
         }
     }
 
+    @Test func aFileRewrittenWhileItIsDecodedWithItsSizeAndTimesPutBackFailsAsChanged() throws {
+        // Given an uncompressed TIFF that another program rewrites in place with the mirror image
+        // (the same size) once the decoder has opened it, then puts its times back
+        let directory = try TemporaryDirectory()
+        let image = try Fixtures.redLeftBlueRight(width: 64, height: 32)
+        let path = try directory.write(try image.encoded(suffix: ".tif"), to: "in/x.tif")
+        let other = try image.flipped(.horizontal).encoded(suffix: ".tif")
+        #expect(other.count == FileStamp(path: path).map { Int($0.size) })
+        let source = try FileFetcher(maxBytes: 1 << 30).fetch(InputFile(path: path, displayName: "in/x.tif", subfolder: "")).source
+        var decoder = ImageDecoder(settings: Self.settings, outputs: [])
+        decoder.whileReading = { path in
+            var before = stat()
+            guard stat(path, &before) == 0 else { return }
+            let descriptor = open(path, O_WRONLY)
+            guard descriptor >= 0 else { return }
+            _ = other.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, 0) }
+            var times = [before.st_atim, before.st_mtim]
+            futimens(descriptor, &times)
+            close(descriptor)
+        }
+        // When it is decoded, then it fails as changed: the size, modification time and file
+        // are as they were, but its change time is not
+        #expect {
+            _ = try decoder.decode(source)
+        } throws: { error in
+            (error as? ItemError)?.kind == .changed && (error as? ItemError)?.reason.contains("changed while it was being read") == true
+        }
+    }
+
     @Test func aFileRenamedOverWhileItIsDecodedIsDecodedAsTheVersionOpened() throws {
         // Given a file that another program replaces (a new file renamed over it) once the decoder has opened it
         let directory = try TemporaryDirectory()

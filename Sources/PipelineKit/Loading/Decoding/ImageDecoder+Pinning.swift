@@ -35,10 +35,19 @@ extension ImageDecoder {
             try LibjxlOutput.capturing(held) { () throws(ItemError) in try body(held) }
         }
         var after = stat()
-        guard fstat(file.descriptor, &after) == 0, FileStamp(after) == opened else {
+        guard fstat(file.descriptor, &after) == 0, FileStamp(after) == opened, !Self.writtenKeepingTimes(file.status, after) else {
             throw Self.changedWhileRead(path)
         }
         return try result.get()
+    }
+
+    /// Whether a file whose size and modification time are as `before` has changed since: a
+    /// writer can put those back (`touch -r`, a sync tool keeping times), but not the change
+    /// time. A file renamed over the one held changes its change time too, but also its link
+    /// count, and what is held is still the version opened.
+    private static func writtenKeepingTimes(_ before: stat, _ after: stat) -> Bool {
+        let changeTime = (after.st_ctim.tv_sec, after.st_ctim.tv_nsec) != (before.st_ctim.tv_sec, before.st_ctim.tv_nsec)
+        return changeTime && after.st_nlink == before.st_nlink
     }
 
     private static func changedWhileRead(_ path: String) -> ItemError {
