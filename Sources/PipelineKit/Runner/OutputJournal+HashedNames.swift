@@ -32,7 +32,10 @@ extension OutputJournal {
     /// Removes the files that earlier runs recorded for the planned paths with `{hash}` this run
     /// wrote or found up to date, when they are still the files the journal recorded (same size and time)
     /// and this run neither wrote nor kept them: only for a whole run, which made or found
-    /// every output, as the runner decides; a journal read only in part removes nothing.
+    /// every output, as the runner decides; a journal read only in part removes nothing. A file
+    /// that another journal in this one's folder holds as its output's latest stays: another
+    /// pipeline file writing `{hash}` names into the same folder gives the same bytes the same
+    /// name, and its manifest and pages point at it.
     /// - Returns: a warning for each file that could not be removed.
     func removeReplacedHashedFiles() -> [String] {
         guard readEveryRecord else { return [] }
@@ -49,10 +52,26 @@ extension OutputJournal {
             }
             return paths
         }
+        guard !replaced.isEmpty else { return [] }
+        let heldElsewhere = latestPathsOfOtherJournals()
         var warnings: [String] = []
-        for path in Set(replaced).sorted() where unlink(path) != 0 && errno != ENOENT {
+        for path in Set(replaced).sorted() where !heldElsewhere.contains(DiskPath(path)) && unlink(path) != 0 && errno != ENOENT {
             warnings.append("cannot remove \(path), which a changed input's new {hash} file replaced: \(String(cString: strerror(errno)))")
         }
         return warnings
+    }
+
+    /// The path of the latest record of each planned path in the other journals of this
+    /// journal's folder (other pipeline files' sharing the cache folder).
+    private func latestPathsOfOtherJournals() -> Set<DiskPath> {
+        let folder = file.deletingLastPathComponent()
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder.path) else { return [] }
+        var held: Set<DiskPath> = []
+        for name in names where name.hasPrefix("journal-") && name.hasSuffix(".jsonl") && name != file.lastPathComponent {
+            var latest: [DiskPath: String] = [:]
+            _ = Self.read(folder.appendingPathComponent(name).path, naming: nil) { record in latest[record.key] = record.path }
+            held.formUnion(latest.values.map(DiskPath.init))
+        }
+        return held
     }
 }
