@@ -102,6 +102,9 @@ extension RunPlan {
             }
             var listing = Self.listing(of: input, after: earlier, outputs: outputs)
             if let twin = listing.sameAs {
+                // The very listing again (a file named, and matched by a glob too): one input,
+                // made, counted, printed and in the manifest once.
+                if earlier[twin].input.displayName == input.displayName { return }
                 listing = Listing(input: input, targets: [], refusal: nil, sameAs: positions[twin])
             } else if listing.refusal == nil {
                 ownWork[first] = positions + [offsets.count]

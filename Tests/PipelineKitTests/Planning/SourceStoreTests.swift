@@ -8,34 +8,40 @@ import Testing
 /// twin's files counted once), and a record that cannot be read back failing its source with a
 /// message rather than the run.
 @Suite struct SourceStoreTests {
-    @Test func aSourceListedThreeTimesReadsBackWithItsTwinAndItsOwnPaths() throws {
-        // Given one photograph named by three inputs: twice with the same output path, once
-        // from a glob whose {dir} gives it a path of its own
+    /// A photograph (`in/a.jpg`) and a symbolic link to it (`in/link.jpg`): one source by its real
+    /// path, listed under two names.
+    func photoAndLink(_ photo: Data) throws -> TemporaryDirectory {
         let directory = try TemporaryDirectory()
-        _ = try directory.write(Data("not read".utf8), to: "in/a.jpg")
-        let json = PipelineHarness.json(
-            inputs: ["in/a.jpg", "in/*.jpg", "**/a.jpg"],
-            outputs: [#"{"name": "t", "steps": [], "encode": {"format": "png"}, "path": "out/{dir}/{stem}.png"}"#])
+        try directory.write(photo, to: "in/a.jpg")
+        try FileManager.default.createSymbolicLink(atPath: directory.path + "/in/link.jpg", withDestinationPath: "a.jpg")
+        return directory
+    }
+
+    /// One output whose path names the folder the input was found under, not the file.
+    static let output = #"{"name": "t", "steps": [], "encode": {"format": "png"}, "path": "out/{dir}/photo.png"}"#
+
+    @Test func aSourceListedThreeTimesReadsBackWithItsTwinAndItsOwnPaths() throws {
+        // Given one photograph named by three inputs: by itself and by a link, with the same
+        // output path, and from a glob whose {dir} gives it a path of its own
+        let directory = try photoAndLink(Data("not read".utf8))
+        let json = PipelineHarness.json(inputs: ["in/a.jpg", "in/link.jpg", "**/a.jpg"], outputs: [Self.output])
         // When it is planned
         let plan = try PipelineHarness.pipeline(json, in: directory).plan()
         // Then the plan holds one source with every listing, read back from its file
         #expect(plan.items.count == 1 && plan.inputCount == 3)
         let listings = try #require(plan.items.first).listings
-        #expect(listings.map(\.input.path) == Array(repeating: directory.path + "/in/a.jpg", count: 3))
-        #expect(listings[0].targets.map(\.plannedPath) == [directory.path + "/out/a.png"])
+        #expect(listings.map(\.input.displayName) == ["in/a.jpg", "in/link.jpg", "in/a.jpg"])
+        #expect(listings[0].targets.map(\.plannedPath) == [directory.path + "/out/photo.png"])
         #expect(listings[1].sameAs == 0 && listings[1].targets.isEmpty)
-        #expect(listings[2].sameAs == nil && listings[2].targets.map(\.plannedPath) == [directory.path + "/out/in/a.png"])
+        #expect(listings[2].sameAs == nil && listings[2].targets.map(\.plannedPath) == [directory.path + "/out/in/photo.png"])
         #expect(try #require(plan.items.first).listingsToMake.count == 2)
     }
 
     @Test func aSourceListedThreeTimesCountsEachFileItWritesOnce() async throws {
         // Given the photograph of the test above, listed three times, for two files
-        let directory = try TemporaryDirectory()
-        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 40, height: 30)), to: "in/a.jpg")
+        let directory = try photoAndLink(try Fixtures.jpeg(try Fixtures.gradient(width: 40, height: 30)))
         let json = PipelineHarness.json(
-            inputs: ["in/a.jpg", "in/*.jpg", "**/a.jpg"],
-            outputs: [#"{"name": "t", "steps": [], "encode": {"format": "png"}, "path": "out/{dir}/{stem}.png"}"#],
-            extra: #""incremental": true"#)
+            inputs: ["in/a.jpg", "in/link.jpg", "**/a.jpg"], outputs: [Self.output], extra: #""incremental": true"#)
         // When it runs, and runs again
         let first = try await PipelineHarness.run(json, in: directory)
         let again = try await PipelineHarness.run(json, in: directory)
@@ -46,17 +52,33 @@ import Testing
 
     @Test func aRepeatIsTheTwinOfTheListingWhosePathsItHasWhereverThatListingIs() throws {
         // Given one photograph named by four inputs, whose {dir} gives two paths: the first and
-        // the third with work of their own, the second and the fourth repeating them
-        let directory = try TemporaryDirectory()
-        _ = try directory.write(Data("not read".utf8), to: "in/a.jpg")
-        let json = PipelineHarness.json(
-            inputs: ["in/a.jpg", "in/*.jpg", "**/a.jpg", "**/*.jpg"],
-            outputs: [#"{"name": "t", "steps": [], "encode": {"format": "png"}, "path": "out/{dir}/{stem}.png"}"#])
+        // the third with work of their own, the second and the fourth (through the link)
+        // repeating them
+        let directory = try photoAndLink(Data("not read".utf8))
+        let json = PipelineHarness.json(inputs: ["in/a.jpg", "in/link.jpg", "**/a.jpg", "**/link.jpg"], outputs: [Self.output])
         // When it is planned
         let listings = try #require(try PipelineHarness.pipeline(json, in: directory).plan().items.first).listings
         // Then each repeat names the listing it repeats by its place among all of them
         #expect(listings.map(\.sameAs) == [nil, 0, nil, 2])
-        #expect(listings[3].targets.isEmpty && listings[2].targets.map(\.plannedPath) == [directory.path + "/out/in/a.png"])
+        #expect(listings.count == 4)
+        #expect(listings.last?.targets.isEmpty == true && listings[2].targets.map(\.plannedPath) == [directory.path + "/out/in/photo.png"])
+    }
+
+    @Test func theVeryListingAgainIsOneInputMadeCountedAndListedOnce() async throws {
+        // Given one photograph named by itself and matched by a glob too, with a manifest
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 40, height: 30)), to: "in/a.jpg")
+        try directory.write(try Fixtures.jpeg(try Fixtures.noise(width: 40, height: 30)), to: "in/b.jpg")
+        let json = PipelineHarness.json(
+            inputs: ["in/a.jpg", "in/*.jpg"], outputs: [#"{"name": "t", "steps": [], "encode": {"format": "png"}, "path": "out/{stem}.png"}"#],
+            extra: #""manifest": {"path": "out/manifest.json"}"#)
+        // When it runs
+        let (reports, summary) = try await PipelineHarness.run(json, in: directory)
+        // Then it is one input among two, reported, counted and in the manifest once
+        #expect(summary.inputs == 2 && summary.succeeded == 2 && summary.outputsWritten == 2)
+        #expect(reports.map(\.input.displayName).sorted() == ["in/a.jpg", "in/b.jpg"])
+        let manifest = try ImageManifest.read(from: directory.url.appendingPathComponent("out/manifest.json"))
+        #expect(manifest.inputs.map(\.source) == ["in/a.jpg", "in/b.jpg"])
     }
 
     @Test func aRecordThatCannotBeReadBackFailsItsSourceWithAMessage() throws {
