@@ -99,7 +99,9 @@ extension PipelineCommand {
                     // The same Ctrl-C sent twice (`timeout -s INT`) is no second one.
                     guard now - earlier >= Interruption.repeatWindow else { continue }
                     cutShort.withLock { $0 = true }
-                    printError("second Ctrl-C: cutting the requests in flight off and stopping their runs…")
+                    printError(
+                        "second Ctrl-C: cutting the requests in flight off and stopping their runs "
+                            + "(a codec's call already under way, such as an AVIF encode, ends first)…")
                     serving.cancel()
                     return
                 }
@@ -122,8 +124,9 @@ extension PipelineCommand {
                 printError(
                     "stopped serving \(file) after serve.drainTimeout (\(Units.text(seconds: pipeline.definition.serve.drainTimeout))): "
                         + (cut == 0
-                            ? "no request was in flight; the runs no request waited for any more were cancelled"
-                            : "\(cut) request\(cut == 1 ? "" : "s") still in flight \(cut == 1 ? "was" : "were") cut off and the runs still going cancelled")
+                            ? "no request was in flight; any run still going was cancelled"
+                            : "\(cut) request\(cut == 1 ? "" : "s") still in flight \(cut == 1 ? "was" : "were") cut off "
+                                + "and any run still going cancelled")
                 )
                 throw ExitCode.failure
             }

@@ -32,13 +32,24 @@ final class ServerMetrics: Sendable {
     /// The requests started and not yet answered now.
     var requestsInFlight: Int { requestsStarted.withLock { $0 } }
 
+    /// The answers whose bodies, of several pieces, are being sent: their requests are answered
+    /// (not in flight, for the meter), but a client still takes the body.
+    private let bodiesSending = Locked(0)
+
+    /// Counts a body of several pieces from its first piece until `bodyEnded()`.
+    func bodyStarted() { bodiesSending.withLock { $0 += 1 } }
+
+    /// Counts a body taken whole, or cut off.
+    func bodyEnded() { bodiesSending.withLock { $0 -= 1 } }
+
     /// The requests in flight when the server went past its drain timeout; nil before.
     private let cutOff = Locked<Int?>(nil)
 
     /// Notes that the server went past its drain timeout and closed its connections: the
-    /// requests in flight now are cut off, and no answer from now on is sent.
+    /// requests in flight now are cut off, and so are the bodies still being sent, and no
+    /// answer from now on is sent.
     func cutOffRequestsInFlight() {
-        let inFlight = requestsInFlight
+        let inFlight = requestsInFlight + bodiesSending.withLock { $0 }
         cutOff.withLock { $0 = inFlight }
     }
 

@@ -76,7 +76,12 @@ struct AccessMiddleware: RouterMiddleware {
             logger.info("request", metadata: metadata)
         }
         if length > ResponseBody.pieceBytes {
-            response.body = SentBody(report: report).counting(response.body)
+            metrics.bodyStarted()
+            response.body = SentBody { handed in
+                metrics.bodyEnded()
+                report(handed)
+            }
+            .counting(response.body)
         } else {
             report(length)
         }

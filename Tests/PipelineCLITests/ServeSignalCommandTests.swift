@@ -32,6 +32,32 @@ import Testing
         return (command, directory, inFlight)
     }
 
+    @Test func aBodyStillBeingSentPastTheDrainTimeoutIsCountedAsCutOff() async throws {
+        // Given a server of a large PNG (9 MB of noise), made, and a client taking it 4 KB at a time
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.jpeg(try Fixtures.noise(width: 2000, height: 1500), quality: 95), to: "in/a.jpg")
+        let big = #"{"name": "big", "encode": {"format": "png"}, "path": "out/{stem}.png"}"#
+        let json = PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [big], extra: #""serve": {"drainTimeout": 1}"#)
+        try directory.write(Data(json.utf8), to: "p.json")
+        let (command, port) = try ServeCommandTests().serve(directory)
+        defer { command.kill() }
+        #expect(try LoopbackHTTPClient.send(port: port, target: "/big/a.jpg").status == 200)
+        let slow = Task.detached {
+            try? LoopbackHTTPClient.send(port: port, target: "/big/a.jpg", timeout: 60, reading: .init(bytes: 4096, pause: 0.2))
+        }
+        try await Task.sleep(for: .seconds(1))
+
+        // When SIGTERM comes while the body is being taken
+        command.signal(SIGTERM)
+
+        // Then the server cuts it off past the drain timeout and says so, where it said no
+        // request was in flight
+        #expect(command.waitForExit(timeout: 120) == 1, "\(command.transcript)")
+        #expect(
+            command.transcript.contains("after serve.drainTimeout (1s): 1 request still in flight was cut off"), "\(command.transcript)")
+        _ = await slow.value
+    }
+
     @Test func sigHUPReloadsAndTheServerGoesOn() throws {
         // Given a server of one input, logging at info
         let directory = try Fixtures.watchedFolder(inputs: 1, outputs: [ServeCommandTests.thumb], inputPattern: "in/*.jpg")
@@ -147,7 +173,7 @@ import Testing
         command.signal(SIGTERM)
         #expect(command.waitForExit(timeout: 120) == 1, "\(command.transcript)")
         #expect(
-            command.transcript.contains("no request was in flight; the runs no request waited for any more were cancelled"),
+            command.transcript.contains("no request was in flight; any run still going was cancelled"),
             "\(command.transcript)")
     }
 }
