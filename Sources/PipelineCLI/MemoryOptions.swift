@@ -23,6 +23,7 @@ struct MemoryOptions: ParsableArguments {
     /// Sets the pipeline's limit from the option (the environment's is found when the run starts).
     func apply(to pipeline: inout Pipeline) {
         pipeline.configuration.maxMemory = maxMemory.flatMap(Units.bytes(in:))
+        pipeline.configuration.maxMemorySource = "--max-memory"
     }
 
     /// Refuses a limit that leaves nothing for images beside what the process needs of its own,

@@ -52,11 +52,12 @@ public struct MemoryBudget: Sendable, Equatable, CustomStringConvertible {
         _ = baseline
     }
 
-    /// The budget the environment sets, the strictest when several do; `explicit` (bytes) wins.
-    public static func detect(explicit: Int64? = nil) -> MemoryBudget? {
+    /// The budget the environment sets, the strictest when several do; `explicit` (bytes) wins,
+    /// named by `source` where messages say where the budget came from.
+    public static func detect(explicit: Int64? = nil, source: String = "--max-memory") -> MemoryBudget? {
         let base = baseline
         if let explicit {
-            return MemoryBudget(bytes: max(0, explicit - base.resident - reserve), limit: explicit, source: "--max-memory")
+            return MemoryBudget(bytes: max(0, explicit - base.resident - reserve), limit: explicit, source: source)
         }
         var found: [MemoryBudget] = []
         if let (limit, path) = cgroupLimit() {

@@ -16,6 +16,11 @@ extension Pipeline {
         /// environment sets (the cgroup's `memory.max`, `RLIMIT_AS`), if any (see `MemoryBudget`).
         public var maxMemory: Int64?
 
+        /// What messages call `maxMemory` where they say where the budget came from (an
+        /// input's `overMemoryBudget` reason, `RunSummary.memory`): the `pipeline` command sets
+        /// `--max-memory`, an embedding program the name its users know the limit by.
+        public var maxMemorySource = "Pipeline.Configuration.maxMemory"
+
         /// Settings for a run; the defaults keep one libvips thread per image and the environment's memory limit.
         public init(vipsThreadsPerImage: Int? = 1, maxMemory: Int64? = nil) {
             self.vipsThreadsPerImage = vipsThreadsPerImage
@@ -26,7 +31,7 @@ extension Pipeline {
     /// The budget a run started now would have: from `configuration.maxMemory`, else from the
     /// environment; nil when there is no limit.
     public func memoryBudget() -> MemoryBudget? {
-        MemoryBudget.detect(explicit: configuration.maxMemory)
+        MemoryBudget.detect(explicit: configuration.maxMemory, source: configuration.maxMemorySource)
     }
 
     /// Applies the process-wide settings before a run.
