@@ -70,7 +70,8 @@ import Testing
         try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 40, height: 30)), to: "in/a.jpg")
         try directory.write(try Fixtures.jpeg(try Fixtures.noise(width: 40, height: 30)), to: "in/b.jpg")
         let json = PipelineHarness.json(
-            inputs: ["in/a.jpg", "in/*.jpg"], outputs: [#"{"name": "t", "steps": [], "encode": {"format": "png"}, "path": "out/{stem}.png"}"#],
+            inputs: ["in/a.jpg", "in/*.jpg"],
+            outputs: [#"{"name": "t", "steps": [], "encode": {"format": "png"}, "path": "out/{stem}.png"}"#],
             extra: #""manifest": {"path": "out/manifest.json"}"#)
         // When it runs
         let (reports, summary) = try await PipelineHarness.run(json, in: directory)
