@@ -80,7 +80,7 @@ final class RunExecution: Sendable {
         emit(.started(inputs: plan.inputCount, outputsPerInput: definition.outputs.count, warnings: plan.warnings))
         let resources = await RunResources.load(
             for: definition.outputs, sources: sources, decompress: queues.decompress,
-            settings: definition.decompress, redaction: definition.fetch.redaction)
+            settings: definition.decompress, redaction: definition.fetch.redaction, memory: memory)
         let incremental = IncrementalRuns(
             definition: definition, journal: journal, force: force, resources: resources,
             stores: plan.stores, headQueue: queues.fetch)
@@ -108,6 +108,7 @@ final class RunExecution: Sendable {
                 lastRelease = .now
             }
         }
+        resources.release(from: memory)
         let partlyMade = self.partlyMade.withLock { $0 }
         totals.count(files: partlyMade.values.flatMap { $0 })
         let cancelled = Task.isCancelled

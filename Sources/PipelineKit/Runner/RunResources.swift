@@ -6,14 +6,19 @@ import Vips
 struct RunResources: Sendable {
     private(set) var images: [URL: Result<VipsImage, ResourceError>] = [:]
     private var versions: [URL: String] = [:]
+    /// What the run's memory budget holds for the images loaded, until the run gives it back
+    /// (`release(from:)`): they are held for the whole run, beside the inputs.
+    private(set) var heldBytes: Int64 = 0
 
     /// Fetches and decodes every image `outputs`' steps name as a resource, through the same
     /// fetch, cache and decompress stages as inputs (full size: a step may scale it), but
     /// without the file's `fetch.headers`. A resource that fails fails the outputs whose steps
-    /// use it, item by item, not the run.
+    /// use it, item by item, not the run. Under a memory budget, each is weighed by its header
+    /// first, as an input is: one that alone would exceed the budget fails as `overMemoryBudget`,
+    /// and the others take their share of it for the whole run.
     static func load(
         for outputs: [OutputDefinition], sources: SourceLoader, decompress: StageQueue,
-        settings: DecompressSettings, redaction: CredentialRedaction
+        settings: DecompressSettings, redaction: CredentialRedaction, memory: MemoryAccountant
     ) async -> RunResources {
         // The headers are for the inputs' origins: an overlay may be anyone's (a logo's CDN).
         let sources = sources.withoutFileHeaders
@@ -29,6 +34,7 @@ struct RunResources: Sendable {
             do {
                 let fetched = try await sources.load(input)
                 version = fetched.version
+                try await resources.hold(fetched.source, decodedBy: decoder, in: memory)
                 let decoded = try await decompress.run(for: input.displayName) { try decoder.decode(fetched.source) }
                 resources.images[url] = .success(try Self.withoutMetadata(decoded.image))
             } catch {
@@ -38,6 +44,25 @@ struct RunResources: Sendable {
             resources.versions[url] = version ?? "unversioned"
         }
         return resources
+    }
+
+    /// Takes the share of the memory budget that decoding `source` whole needs, for the run;
+    /// throws when it could never fit, or when the run is cancelled while it waits.
+    private mutating func hold(_ source: EncodedSource, decodedBy decoder: ImageDecoder, in memory: MemoryAccountant) async throws {
+        guard let budget = memory.budget, let admission = memory.admission, let estimate = decoder.memoryNeeds(of: source)?.estimate
+        else { return }
+        guard admission.fits(estimate) else {
+            throw ItemError(
+                .overMemoryBudget, stage: .decompress,
+                reason: "decoding it needs about \(MemoryBudget.megabytes(estimate)), more than the run's whole memory budget: \(budget)")
+        }
+        guard await admission.admit(estimate) else { throw CancellationError() }
+        heldBytes += estimate
+    }
+
+    /// Gives back the memory budget's share the images held.
+    func release(from memory: MemoryAccountant) {
+        if heldBytes > 0 { memory.admission?.release(heldBytes) }
     }
 
     /// `image` without the metadata `keep` names (EXIF, XMP, IPTC, the profile, text chunks) or
