@@ -157,6 +157,11 @@ extension PipelineCommand {
                 }
                 throw ExitCode.invalidInput
             }
+            // Convert makes every file, so a folder it cannot write in fails it: said now, by OUT.
+            if let unwritable = plan.unwritableFolders.first {
+                printError("error: OUT: cannot write in \(unwritable.folder): \(unwritable.reason)".escapingControlCharacters)
+                throw ExitCode.invalidInput
+            }
             if ssimulacra2 != nil, let animation = ConvertDocument.firstKeptAnimation(in: plan) {
                 printError(
                     ("error: --ssimulacra2: \(animation.input) is an animation of \(animation.frames) frames, and a quality target "

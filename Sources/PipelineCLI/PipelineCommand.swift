@@ -122,7 +122,7 @@ struct PipelineCommand: AsyncParsableCommand {
             printError("error: \(unknown)")
             ProcessEnd.exit(ExitCode.invalidInput.rawValue)
         }
-        if let refusal = longOptionWithOneDash(in: arguments) {
+        if let refusal = longOptionWithOneDash(in: arguments) ?? fileNamedLikeAnOption(in: arguments) {
             printError(refusal)
             ProcessEnd.exit(ExitCode.invalidInput.rawValue)
         }
@@ -188,6 +188,26 @@ extension PipelineCommand {
             guard let meant else { continue }
             return "Error: Unknown option '\(argument)'. Did you mean '--\(meant)'?\n"
                 + "Usage: \(usageString(for: command))\n  See '\(([identity.name] + path).joined(separator: " ")) --help' for more information."
+        }
+        return nil
+    }
+}
+
+extension PipelineCommand {
+    /// What is wrong when an argument before `--` that names a file starts with `-`
+    /// (`convert -hero.jpg out/`): the parser reads it as short options, which printed help
+    /// and exited 0 for one holding an `h`, or said that IN and OUT were missing. A name with a
+    /// `.` or `/` is no bundle of short options; a negative number, a long option's value, is
+    /// left to the parser.
+    static func fileNamedLikeAnOption(in arguments: [String]) -> String? {
+        var previous = ""
+        for argument in arguments.prefix(while: { $0 != "--" }) {
+            defer { previous = argument }
+            guard argument.count > 1, argument.hasPrefix("-"), !argument.hasPrefix("--"), !previous.hasPrefix("--"),
+                argument.contains(where: { $0 == "." || $0 == "/" }), Double(argument) == nil
+            else { continue }
+            return "error: '\(argument)' is read as options, not as a file: name a file that starts with '-' as "
+                + "./\(argument), or put -- before it"
         }
         return nil
     }

@@ -3,6 +3,8 @@ import TestSupport
 import Testing
 import Vips
 
+@testable import PipelineCLI
+
 /// `pipeline convert`'s flags: the decoder's limits, and the refusals that name a flag.
 extension ConvertCommandTests {
     /// An SVG is read only when named, as a pipeline file names it in `decompress.allowUntrusted`;
@@ -19,6 +21,42 @@ extension ConvertCommandTests {
         #expect(try size(directory.url.appendingPathComponent("out/logo.png").path) == (60, 40))
         let unknown = try CommandRunner.run(["convert", "logo.svg", "out/x.png", "--allow-untrusted", "svgz"], in: directory.url)
         #expect(unknown.status == 2 && unknown.standardError.contains("--allow-untrusted"), "\(unknown.standardError)")
+    }
+
+    /// A file whose name starts with `-` is refused as read for options, saying how to name it,
+    /// where `-hero.jpg` printed help and exited 0 (its `h`) and `-zz.jpg` said IN and OUT were
+    /// missing; `./-zz.jpg` and `--` name it.
+    @Test func aFileNamedLikeAnOptionIsRefusedSayingHowToNameIt() throws {
+        let directory = try prepare()
+        try FileManager.default.copyItem(atPath: directory.path + "/in/dune.jpg", toPath: directory.path + "/-hero.jpg")
+        for arguments in [["convert", "-hero.jpg", "out/"], ["convert", "--width", "50", "-hero.jpg", "out/"]] {
+            let refused = try CommandRunner.run(arguments, in: directory.url)
+            #expect(refused.status == 2, "\(refused.standardOutput)\(refused.standardError)")
+            #expect(refused.standardError.contains("'-hero.jpg' is read as options"), "\(refused.standardError)")
+            #expect(refused.standardError.contains("./-hero.jpg"), "\(refused.standardError)")
+        }
+        let named = try CommandRunner.run(["convert", "./-hero.jpg", "out/", "--width", "50"], in: directory.url)
+        #expect(named.status == 0, "\(named.standardError)")
+        let afterDashes = try CommandRunner.run(["convert", "--width", "40", "--", "-hero.jpg", "out/b.webp"], in: directory.url)
+        #expect(afterDashes.status == 0, "\(afterDashes.standardError)")
+        #expect(try size(directory.path + "/out/b.webp").0 == 40)
+        // and a negative number, a value, is the parser's to judge
+        #expect(PipelineCommand.fileNamedLikeAnOption(in: ["convert", "a.jpg", "b.jpg", "--position", "-0.5"]) == nil)
+    }
+
+    /// OUT in a folder that cannot be written in is refused before anything is decoded, by OUT,
+    /// where convert decoded and encoded, then failed, after a warning about `outputs[0].path`
+    /// and files "up to date", which convert has none of.
+    @Test(.enabled(if: TemporaryMount.isSupported, "needs a tmpfs mount (root or CAP_SYS_ADMIN)"))
+    func anOUTThatCannotBeWrittenInIsRefusedByOUTBeforeTheRun() throws {
+        let directory = try prepare()
+        let readOnly = try TemporaryMount.readOnly(holding: "ro")
+        let refused = try CommandRunner.run(["convert", "in/dune.jpg", readOnly.path + "/ro/x.webp", "--width", "50"], in: directory.url)
+        #expect(refused.status == 2, "\(refused.standardError)")
+        #expect(
+            refused.standardError.contains("error: OUT: cannot write in \(readOnly.path)/ro: Read-only file system"),
+            "\(refused.standardError)")
+        #expect(!refused.standardError.contains("outputs[0]") && !refused.standardError.contains("up to date"), "\(refused.standardError)")
     }
 
     /// `--max-pixels` sets the decoder's limit, which a refusal names by the flag.

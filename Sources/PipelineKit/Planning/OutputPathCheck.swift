@@ -15,6 +15,8 @@ struct OutputPathCheck {
     /// Folders the run may not write in: a warning, not a problem, as files already made there
     /// (a read-only volume a server answers from) need no writing.
     private(set) var warnings: [String] = []
+    /// The folders of those warnings, each with the system's reason.
+    private(set) var unwritableFolders: [UnwritableFolder] = []
     /// Each output's writer of files.
     private let outputWriters: [WriteCheck.Write.Writer]
     /// Paths compared for a clash of sizes not known yet: kept here, and counted by the plan
@@ -95,6 +97,7 @@ struct OutputPathCheck {
             warnings.append(
                 "\(place): output \"\(output.name)\" of \(input.displayName) would write \(target.plannedPath), "
                     + "but \(folder) cannot be written in (\(reason)): its files fail unless they are up to date")
+            unwritableFolders.append(UnwritableFolder(folder: folder, reason: reason))
         }
         if target.isInStore, isInput(digest) {
             problems.append(
@@ -146,4 +149,12 @@ struct OutputPathCheck {
         bySkeleton[skeleton, default: ([], [])].all.append(index)
         if pattern.hasUnknowns { bySkeleton[skeleton, default: ([], [])].unknown.append(index) }
     }
+}
+
+/// A folder a plan's outputs would be written in that this process may not write in.
+package struct UnwritableFolder: Sendable, Equatable {
+    /// The folder, or the nearest existing one above it.
+    package let folder: String
+    /// Why, as the system says it (`Read-only file system`).
+    package let reason: String
 }

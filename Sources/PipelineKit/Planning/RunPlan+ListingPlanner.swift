@@ -139,6 +139,7 @@ extension RunPlan {
             var somePathsWaitForSizes: Bool
             var sizedPathReach: SizedPathReach
             var warnings: [String]
+            var unwritableFolders: [UnwritableFolder]
         }
 
         /// What was planned, taken out: the table of output paths is let go here, before the
@@ -151,7 +152,8 @@ extension RunPlan {
                 sources: SourceList(store: store.finish(outputs: outputs), refs: refs), sourceIndex: sourceIndex,
                 writeCheck: writeCheck, problems: problems,
                 pairsCompared: paths.pairsCompared, somePathsWaitForSizes: somePathsWaitForSizes, sizedPathReach: reach,
-                warnings: paths.warnings + (focusPoints?.unmatchedWarning(focusPointsUnmatched).map { [$0] } ?? []))
+                warnings: paths.warnings + (focusPoints?.unmatchedWarning(focusPointsUnmatched).map { [$0] } ?? []),
+                unwritableFolders: paths.unwritableFolders)
         }
 
         /// The listing of `input` after the `earlier` listings of the same source: with its

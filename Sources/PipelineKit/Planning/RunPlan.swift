@@ -56,6 +56,9 @@ public struct RunPlan: Sendable {
     /// Things worth telling the user that do not stop the run (a glob matching nothing, a
     /// damaged journal, a cache folder that cannot be written).
     public private(set) var warnings: [String]
+    /// The folders among those warnings that outputs would be written in and this process may
+    /// not write in: for `pipeline convert`, which makes every file, to refuse before it runs.
+    package private(set) var unwritableFolders: [UnwritableFolder] = []
 
     /// The local inputs by identity, which no commit may rename over.
     let protectedInputs: ProtectedInputs
@@ -131,6 +134,7 @@ public struct RunPlan: Sendable {
         planned.writeCheck.note(enumeration.linkedFolders)
         problems += planned.problems
         warnings += planned.warnings
+        unwritableFolders = planned.unwritableFolders
         WorkCounter.add(.plannedPathPairs, planned.pairsCompared)
 
         let sources = planned.sources
