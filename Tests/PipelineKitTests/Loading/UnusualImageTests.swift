@@ -158,6 +158,30 @@ import Vips
         #expect(try decoded.image.pixel(x: 4, y: 4) == [90, 128])
     }
 
+    @Test func anExtraChannelPastTheAlphaIsDroppedSoJPEGAndFlattenTakeTheImage() async throws {
+        // Given an sRGB TIFF with alpha (half transparent) and an extra channel, 5 bands, as
+        // Photoshop writes an extra alpha or spot channel
+        let directory = try TemporaryDirectory()
+        let stored = try Fixtures.solid(width: 40, height: 30, colour: [200, 40, 40, 128, 77]).labelled(as: .sRGB)
+        try directory.write(try stored.encoded(suffix: ".tif"), to: "in/extra.tif")
+        let json = PipelineHarness.json(
+            inputs: ["in/*"],
+            outputs: [
+                #"{"name": "j", "encode": {"format": "jpeg"}, "path": "out/{stem}.jpg"}"#,
+                ##"{"name": "f", "steps": [{"flatten": {"background": "#ffffff"}}], "encode": {"format": "png"}, "path": "out/{stem}-flat.png"}"##,
+            ])
+        // When a JPEG is made and a flattened PNG
+        let (_, summary) = try await PipelineHarness.run(json, in: directory)
+        // Then both are made (libvips' flatten and JPEG saver failed on a fifth band), the fourth
+        // band taken as alpha and the fifth dropped
+        #expect(summary.succeeded == 1 && summary.failed == 0)
+        let jpeg = try VipsImage.open(file: directory.path + "/out/extra.jpg")
+        #expect(jpeg.bands == 3)
+        let flat = try VipsImage.open(file: directory.path + "/out/extra-flat.png")
+        #expect(flat.bands == 3)
+        #expect(Fixtures.isClose(try flat.pixel(x: 20, y: 15), [227, 147, 147], tolerance: 3))
+    }
+
     @Test func sixteenBitGreyPNGBecomesEightBitGrey() throws {
         let image = try VipsImage(pixels16: [UInt16](repeating: 32896, count: 64), width: 8, height: 8, bands: 1).labelled(as: .grey16)
         let data = try image.encoded(suffix: ".png[bitdepth=16]")

@@ -167,8 +167,8 @@ extension ImageDecoder {
     }
 
     /// Converts to 8-bit sRGB (or 8-bit greyscale for grey images), through the embedded ICC
-    /// profile when there is one. A profile libvips cannot use is ignored rather than failing
-    /// the image, as browsers do.
+    /// profile when there is one, with at most one alpha band: bands past it are dropped. A
+    /// profile libvips cannot use is ignored rather than failing the image, as browsers do.
     static func toSRGB(_ input: VipsImage) throws -> VipsImage {
         var image = input
         // An embedded sRGB profile needs no conversion (libvips' thumbnail converts no profile at
@@ -188,6 +188,13 @@ extension ImageDecoder {
             image = try image.converted(to: .blackAndWhite)
         default:
             image = try image.converted(to: .sRGB)
+        }
+        // Bands past colour and one alpha (a TIFF's extra alpha or spot channel) are dropped
+        // here, once: libvips' flatten and savers build a vector of colour bands and would
+        // otherwise fail deep inside, and no web format holds them.
+        let mostBands = image.interpretation == .blackAndWhite ? 2 : 4
+        if image.bands > mostBands {
+            image = try image.extractingBands(0, count: mostBands)
         }
         if image.bandFormat != .uchar {
             image = try image.cast(to: .uchar)
