@@ -253,4 +253,72 @@ static inline avifResult pl_avif_first_frame(const char *path, uint32_t max_pixe
     return result;
 }
 
+/* An AVIF image sequence opened for reading its frames one at a time (libvips 8.14's HEIF loader
+ * reads no sequence), from the file at `path` or, when `path` is NULL, the `size` bytes at
+ * `bytes` (which must outlive the decoder). Only the container is parsed: no frame is decoded
+ * yet, so the caller can check the size and frame count before any pixels are made. EXIF and
+ * XMP are not read. NULL with libavif's text in `message` when it is not a sequence libavif
+ * reads; the caller destroys the decoder with avifDecoderDestroy. */
+static inline avifDecoder *pl_avif_sequence_open(const char *path, const uint8_t *bytes, size_t size, char *message,
+                                                 size_t message_size) {
+    if (message && message_size) message[0] = 0;
+    avifDecoder *decoder = avifDecoderCreate();
+    if (!decoder) {
+        pl_avif_message(AVIF_RESULT_OUT_OF_MEMORY, NULL, message, message_size);
+        return NULL;
+    }
+    decoder->ignoreExif = AVIF_TRUE;
+    decoder->ignoreXMP = AVIF_TRUE;
+    avifResult result = path ? avifDecoderSetIOFile(decoder, path) : avifDecoderSetIOMemory(decoder, bytes, size);
+    if (result == AVIF_RESULT_OK) result = avifDecoderParse(decoder);
+    if (result != AVIF_RESULT_OK) {
+        pl_avif_message(result, &decoder->diag, message, message_size);
+        avifDecoderDestroy(decoder);
+        return NULL;
+    }
+    return decoder;
+}
+
+/* How many times the opened sequence plays, as libvips' "loop" field counts (0: for ever).
+ * libavif before 1.0 reads no repetition count, and players loop such a sequence for ever. */
+static inline int pl_avif_sequence_loop(const avifDecoder *decoder) {
+#if AVIF_VERSION >= 1000000
+    if (decoder->repetitionCount >= 0 && decoder->repetitionCount < 65535) return decoder->repetitionCount + 1;
+#else
+    (void) decoder;
+#endif
+    return 0;
+}
+
+/* Decodes the sequence's next frame into `pixels`: `bands` (3: RGB, 4: RGBA) 8-bit samples a
+ * pixel, rows width × bands bytes apart, `width` × `height` as the container declared (a frame
+ * of another size is refused: the caller's buffer and checks were made for that size). Its
+ * duration in seconds goes in `*duration`. Returns libavif's result, with its text in `message`
+ * when it is not OK. */
+static inline avifResult pl_avif_sequence_next(avifDecoder *decoder, uint8_t *pixels, uint32_t width, uint32_t height,
+                                               uint32_t bands, double *duration, char *message, size_t message_size) {
+    if (message && message_size) message[0] = 0;
+    avifResult result = avifDecoderNextImage(decoder);
+    if (result != AVIF_RESULT_OK) {
+        pl_avif_message(result, &decoder->diag, message, message_size);
+        return result;
+    }
+    if (decoder->image->width != width || decoder->image->height != height || (bands != 3 && bands != 4)) {
+        if (message && message_size)
+            snprintf(message, message_size, "frame %u is %ux%u, not the %ux%u the sequence declares", decoder->imageIndex + 1,
+                     decoder->image->width, decoder->image->height, width, height);
+        return AVIF_RESULT_INVALID_ARGUMENT;
+    }
+    avifRGBImage rgb;
+    avifRGBImageSetDefaults(&rgb, decoder->image);
+    rgb.format = bands == 4 ? AVIF_RGB_FORMAT_RGBA : AVIF_RGB_FORMAT_RGB;
+    rgb.depth = 8;
+    rgb.pixels = pixels;
+    rgb.rowBytes = width * bands;
+    result = avifImageYUVToRGB(decoder->image, &rgb);
+    if (result != AVIF_RESULT_OK) pl_avif_message(result, NULL, message, message_size);
+    *duration = decoder->imageTiming.duration;
+    return result;
+}
+
 #endif

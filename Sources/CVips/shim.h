@@ -866,4 +866,13 @@ static inline int pl_icc_transform_from_srgb(VipsImage *in, VipsImage **out, con
                               "intent", VIPS_INTENT_RELATIVE, "embedded", FALSE, NULL);
 }
 
+/* An 8-bit sRGB image's header alone, width × height × bands, with no pixels and no way to make
+ * any: what a reader other than libvips' loaders (an AVIF sequence's) describes a file with
+ * before decoding it. Rendering it fails rather than giving pixels the file does not hold. */
+static inline VipsImage *pl_header_image(int width, int height, int bands) {
+    VipsImage *image = vips_image_new();
+    vips_image_init_fields(image, width, height, bands, VIPS_FORMAT_UCHAR, VIPS_CODING_NONE, VIPS_INTERPRETATION_sRGB, 1.0, 1.0);
+    return image;
+}
+
 #endif

@@ -6,10 +6,7 @@ extension VipsImage {
     /// Whether the file at `path` is an AVIF image sequence, by its brand (`avis`), which
     /// libvips' HEIF loader does not take: read it with `firstAVIFFrame(file:maxPixels:)`.
     public static func isAVIFSequence(file path: String) -> Bool {
-        guard let handle = FileHandle(forReadingAtPath: path) else { return false }
-        defer { try? handle.close() }
-        guard let head = try? handle.read(upToCount: 12), head.count == 12 else { return false }
-        return head[4..<8].elementsEqual("ftyp".utf8) && head[8..<12].elementsEqual("avis".utf8)
+        AVIFSequenceReader.isSequence(file: path)
     }
 
     /// The first image of the AVIF file at `path` (a still, or a sequence's first frame), read by

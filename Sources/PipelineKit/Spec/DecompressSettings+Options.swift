@@ -22,13 +22,13 @@ extension DecompressSettings {
             .choice(
                 "animation", DecompressSettings.Animation.self, default: .keep,
                 help:
-                    "animated GIF and WebP inputs: keep (default: GIF, WebP and AVIF outputs stay animated, every frame through the output's steps, "
+                    "animated GIF, WebP and AVIF inputs: keep (default: GIF, WebP and AVIF outputs stay animated, every frame through the output's steps, "
                     + "with the input's frame delays and loop count (AVIF as an image sequence); other formats get the first frame) or first (the first frame for every output)"
             ),
             .integer(
                 "maxFrames", in: 1...1_000_000, default: DecompressSettings.defaultMaxFrames,
                 help:
-                    "with animation keep, most frames an animated GIF or WebP may have, checked from the header before decoding; "
+                    "with animation keep, most frames an animated GIF, WebP or AVIF may have, checked from the header before decoding; "
                     + "maxPixels counts every frame"),
             .boolean(
                 "fastShrinkOnLoad", default: true,

@@ -1,4 +1,5 @@
 import Foundation
+import StandardProcessors
 import TestSupport
 import Testing
 import Vips
@@ -163,5 +164,100 @@ import Vips
             "\(failure.reason)")
         #expect(failure.reason.contains(#""animation": "first""#), "\(failure.reason)")
         #expect(directory.allFiles().filter { $0.hasPrefix("out/") }.isEmpty, "\(directory.allFiles())")
+    }
+
+    // MARK: Animated AVIF inputs
+
+    /// `AnimationTests.fiveFrames` as an AVIF image sequence, lossless, as pipeline writes one.
+    static func fiveFrameSequence() throws -> Data {
+        let frames = try HostileFixtures.frames(5, width: 40, height: 30) { AnimationTests.colours[$0] }
+        return try frames.encodedAVIFSequence(
+            AVIFEncoding(codec: .aom, speed: 9, quantizer: 0, lossless: true), frameHeight: 30, delays: AnimationTests.delays, loop: nil)
+    }
+
+    @Test func anAVIFSequenceInputKeepsEveryFrameAndItsDelayInAnimatedOutputs() async throws {
+        // Given an AVIF image sequence of five frames with delays of their own (libvips reads
+        // none: it failed as an unknown format)
+        let (directory, reports, summary) = try await run(
+            [
+                #"{"name": "g", "steps": [{"resize": {"width": 20}}], "encode": {"format": "gif"}, "path": "out/{stem}.gif"}"#,
+                #"{"name": "w", "encode": {"format": "webp", "lossless": true}, "path": "out/{stem}.webp"}"#,
+                #"{"name": "j", "steps": [{"resize": {"width": 20}}], "encode": {"format": "jpeg"}, "path": "out/{stem}.jpg"}"#,
+            ], input: try Self.fiveFrameSequence(), name: "anim.avif")
+        #expect(summary.succeeded == 1, "\(reports.flatMap(\.failures))")
+        // Then the GIF and WebP outputs have the five frames, resized alike, with their delays
+        // (libavif before 1.0 reads no loop count: played for ever)
+        for (name, size) in [("anim.gif", ImageSize(width: 20, height: 15)), ("anim.webp", ImageSize(width: 40, height: 30))] {
+            let image = try VipsImage.open(file: directory.path + "/out/" + name, options: "n=-1")
+            #expect(image.pageCount == 5 && image.pageHeight == size.height && image.width == size.width, "\(name)")
+            #expect(image.frameDelays == AnimationTests.delays, "\(name)")
+            let rendered = try image.rendered()
+            for (frame, colour) in AnimationTests.colours.enumerated() {
+                let pixel = Array(try rendered.pixel(x: size.width / 2, y: frame * size.height + size.height / 2).prefix(3))
+                #expect(Fixtures.isClose(pixel, colour.map(Double.init), tolerance: 30), "\(name) frame \(frame): \(pixel)")
+            }
+        }
+        // And a format that cannot animate gets the first frame
+        let jpeg = try VipsImage.open(file: directory.path + "/out/anim.jpg")
+        #expect(jpeg.size == ImageSize(width: 20, height: 15))
+        #expect(Fixtures.isClose(try jpeg.rendered().pixel(x: 10, y: 7), [255, 0, 0], tolerance: 30))
+        // And an animated AVIF output of it is a sequence of the five frames again
+        let again = try await run(
+            [#"{"name": "a", "encode": {"format": "avif"}, "path": "out/{stem}.avif"}"#],
+            input: try Data(contentsOf: URL(fileURLWithPath: directory.path + "/out/anim.webp")), name: "anim.webp")
+        let sequence = try Data(contentsOf: URL(fileURLWithPath: again.0.path + "/out/anim.avif"))
+        let (_, reread, rereadSummary) = try await run(
+            [#"{"name": "g", "encode": {"format": "gif"}, "path": "out/{stem}.gif"}"#], input: sequence, name: "anim.avif")
+        #expect(rereadSummary.succeeded == 1, "\(reread.flatMap(\.failures))")
+    }
+
+    @Test func anAVIFSequenceInputIsHeldToMaxFramesMaxPixelsAndAnimationFirst() async throws {
+        let sequence = try Self.fiveFrameSequence()
+        let gif = #"{"name": "g", "encode": {"format": "gif"}, "path": "out/{stem}.gif"}"#
+        // Given five frames of 40×30: four frames at most are refused from the header
+        let frames = try await run([gif], input: sequence, name: "anim.avif", decompress: #""maxFrames": 4"#)
+        let tooMany = try #require(frames.1.first?.failures.first)
+        #expect(tooMany.stage == .decompress && tooMany.error.kind == .tooManyPixels)
+        #expect(tooMany.reason.contains("5 frames, more than decompress.maxFrames (4)"), "\(tooMany.reason)")
+        // And 5,000 pixels at most (6,000 in all) are refused, counting every frame
+        let pixels = try await run([gif], input: sequence, name: "anim.avif", decompress: #""maxPixels": 5000"#)
+        let tooLarge = try #require(pixels.1.first?.failures.first)
+        #expect(tooLarge.error.kind == .tooManyPixels)
+        #expect(tooLarge.reason.contains("× 5 frames (6000 pixels), more than decompress.maxPixels (5000)"), "\(tooLarge.reason)")
+        #expect(pixels.0.allFiles().filter { $0.hasPrefix("out/") }.isEmpty)
+        // And with "first" the first frame alone is decoded, within both limits
+        let (directory, _, summary) = try await run(
+            [gif], input: sequence, name: "anim.avif", decompress: #""maxFrames": 4, "maxPixels": 5000, "animation": "first""#)
+        #expect(summary.succeeded == 1)
+        let still = try VipsImage.open(file: directory.path + "/out/anim.gif", options: "n=-1")
+        #expect(still.pageCount == 1 && still.size == ImageSize(width: 40, height: 30))
+        #expect(Fixtures.isClose(Array(try still.rendered().pixel(x: 20, y: 15).prefix(3)), [255, 0, 0], tolerance: 30))
+    }
+
+    @Test func anAVIFSequencesMemoryEstimateCountsEveryFrameOnlyWhenAnOutputAnimates() throws {
+        let directory = try TemporaryDirectory()
+        let sequence = try Self.fiveFrameSequence()
+        let source = EncodedSource.file(path: try directory.write(sequence, to: "anim.avif"), byteCount: Int64(sequence.count))
+        func estimate(_ format: String) throws -> Int64 {
+            let json = PipelineHarness.json(
+                inputs: ["anim.avif"], outputs: [#"{"name": "o", "encode": {"format": "\#(format)"}, "path": "out/{stem}.\#(format)"}"#])
+            let definition = try PipelineDefinition(json: json, baseDirectory: directory.url, processors: .standard)
+            return try #require(ImageDecoder(settings: definition.decompress, outputs: definition.outputs).memoryNeeds(of: source)).estimate
+        }
+        // A GIF output holds five frames of 40×30 at 4 bytes a pixel; a PNG, the first alone
+        #expect(try estimate("gif") - estimate("png") >= Int64(4 * 40 * 30 * 4))
+    }
+
+    @Test func aFetchedAVIFSequenceDecodesToItsFirstFrameForAStillOutput() throws {
+        // Given a sequence's bytes in memory, as a remote input's are, and no output that animates
+        let decoded = try ImageDecoder(settings: DecoderTests.settings, outputs: []).decode(
+            .memory(VipsBytes(try Self.fiveFrameSequence())))
+        // Then its first frame is decoded, in sRGB, and the input is known as AVIF
+        #expect(decoded.image.size == ImageSize(width: 40, height: 30) && decoded.frameCount == 1)
+        #expect(decoded.image.interpretation == .sRGB)
+        #expect(Fixtures.isClose(Array(try decoded.image.pixel(x: 20, y: 15).prefix(3)), [255, 0, 0], tolerance: 30))
+        let header = try ImageDecoder(settings: DecoderTests.settings, outputs: []).header(
+            of: .memory(VipsBytes(try Self.fiveFrameSequence())))
+        #expect(header.format == "avif" && header.upright == ImageSize(width: 40, height: 30))
     }
 }

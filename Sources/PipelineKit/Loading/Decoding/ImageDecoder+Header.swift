@@ -47,13 +47,15 @@ extension ImageDecoder {
 
     /// The format of the file `header` was opened from, named as `EncoderSettings.Format` names
     /// formats where it has one (`jpeg`, `png`, `webp`, `gif`, `tiff`, `jxl`; libheif's files
-    /// are `avif` or `heic` by their compression), else by its libvips loader (`svg`, `pdf`).
+    /// are `avif` or `heic` by their compression, and libavif's sequences `avif`), else by its
+    /// libvips loader (`svg`, `pdf`).
     static func formatName(of header: VipsImage) -> String {
         let loader = header.loader ?? "unknown"
         let nickname = loader.prefix { $0 != "_" }
         let family = nickname.hasSuffix("load") ? String(nickname.dropLast("load".count)) : String(nickname)
         switch family {
         case "heif": return header.stringField("heif-compression") == "av1" ? "avif" : "heic"
+        case AVIFSequenceReader.loader: return "avif"
         case "magick": return header.stringField("magick-format")?.lowercased() ?? family
         default: return family
         }

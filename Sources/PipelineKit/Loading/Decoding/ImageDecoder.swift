@@ -90,6 +90,11 @@ struct ImageDecoder: Sendable {
             let originalSize = uprightSize(header)
             let loader = header.loader ?? "unknown"
             try checkFrames(header, loader: loader, source: source)
+            if loader == AVIFSequenceReader.loader {
+                // libavif's frames, not a libvips loader's passes.
+                return try decodeAVIFSequence(
+                    source, header: header, keepsFrames: keepsAnimation(header, loader: loader, only: only), deadline: deadline)
+            }
             if keepsAnimation(header, loader: loader, only: only) {
                 return try decodeAnimation(source, header: header, loader: loader, deadline: deadline)
             }
@@ -201,7 +206,7 @@ struct ImageDecoder: Sendable {
         return ImageSize(width: upright.width, height: upright.height)
     }
 
-    /// Whether the input is an animation decoded with every frame kept: a GIF or WebP of more
+    /// Whether the input is an animation decoded with every frame kept: a GIF, WebP or AVIF of more
     /// than one page and no more than `maxFrames`, when the settings keep animations and one of
     /// the outputs made (those at `only`, or all) can animate. Without such an output only the
     /// first frame is decoded, as for a still image.
@@ -211,10 +216,13 @@ struct ImageDecoder: Sendable {
         return made.contains { $0.animates }
     }
 
-    /// The frames of an animated GIF or WebP whose frames the settings keep; nil for a still
-    /// image, another format, or `animation` first.
+    /// The frames of an animated GIF, WebP or AVIF (an image sequence) whose frames the settings
+    /// keep; nil for a still image, another format, or `animation` first.
     func keptFrames(_ header: VipsImage, loader: String) -> Int? {
-        guard settings.animation == .keep, header.pageCount > 1, loader.hasPrefix("gifload") || loader.hasPrefix("webpload") else {
+        guard
+            settings.animation == .keep, header.pageCount > 1,
+            loader.hasPrefix("gifload") || loader.hasPrefix("webpload") || loader == AVIFSequenceReader.loader
+        else {
             return nil
         }
         return header.pageCount
@@ -277,7 +285,10 @@ struct ImageDecoder: Sendable {
     /// Opens `source` with libvips for its header, the first time libvips sees it: a PNG whose
     /// chunks before its pixels declare more bytes than it has is refused first
     /// (`PNGStructure`), since libpng sets the declared length aside before finding it missing.
+    /// An AVIF image sequence, which libvips does not read, is described by libavif instead
+    /// (`AVIFSequenceReader.header()`).
     func openHeader(_ source: EncodedSource, options: String) throws -> VipsImage {
+        if Self.isAVIFSequence(source) { return try Self.avifSequenceReader(source).header() }
         if let chunk = PNGStructure.oversizedChunk(in: source) {
             throw ItemError(
                 .undecodable, stage: .decompress,

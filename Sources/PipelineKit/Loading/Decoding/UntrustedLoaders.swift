@@ -33,6 +33,8 @@ extension ImageDecoder {
         guard Self.preparedForUntrustedInput else {
             return ItemError(.unsupportedFormat, stage: .decompress, reason: ItemError.unknownFormat)
         }
+        // libavif reads an AVIF image sequence, which no libvips loader takes.
+        if Self.isAVIFSequence(source) { return nil }
         // An untrusted loader another run in this process unblocked is still refused here unless
         // this file allows its format: libvips' block is process-wide.
         if let loader = Self.permittedLoader(source) { return untrustedLoaderRefusal(loader: loader) }
