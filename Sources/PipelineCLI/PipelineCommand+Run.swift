@@ -297,6 +297,25 @@ final class Interruption {
             source.resume()
             return source
         }
+        Self.waitUntilHandled(Self.signals)
+    }
+
+    /// Waits, a bounded while, until libdispatch has put its own handler in place of `SIG_IGN`
+    /// for each of `numbers`: a signal source's `resume()` returns before dispatch's manager
+    /// thread installs it, and a signal that comes in between is ignored and lost (a `convert`
+    /// reading standard input then waited for ever).
+    static func waitUntilHandled(_ numbers: [Int32]) {
+        let ignored = unsafeBitCast(SIG_IGN, to: Int.self)
+        let deadline = ContinuousClock.now + .seconds(2)
+        for number in numbers {
+            var action = sigaction()
+            // Polled: the installation is dispatch's own, and signals nothing to wait on.
+            while sigaction(number, nil, &action) == 0, unsafeBitCast(action.__sigaction_handler.sa_handler, to: Int.self) == ignored,
+                ContinuousClock.now < deadline
+            {
+                usleep(200)
+            }
+        }
     }
 
     /// The first signal received, or nil.
