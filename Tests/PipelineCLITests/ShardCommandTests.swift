@@ -18,7 +18,7 @@ import Testing
     }
 
     @Test func shardedRunsTogetherMakeWhatOneRunMakesAndMergeReportsCountsEachInputOnce() throws {
-        // Given 24 photos, one of them listed twice (a glob and its own name)
+        // Given 24 photos, one of them listed twice (a glob and its own name: one input)
         let (directory, file) = try Self.photos(
             24,
             file: """
@@ -48,7 +48,7 @@ import Testing
         let all = try CommandRunner.run(["merge-reports", "--output", merged] + reports)
         #expect(all.status == 0, "\(all.standardError)")
         let report = try ReportMerger.read(URL(fileURLWithPath: merged))
-        #expect(report.inputs == 25 && report.succeeded == 25 && report.shard == nil)
+        #expect(report.inputs == 24 && report.succeeded == 24 && report.shard == nil)
         #expect(Set(report.items.map(\.input)).count == 24)
         let three = try CommandRunner.run(["merge-reports", "--output", merged + "-3"] + reports.dropLast())
         #expect(three.status == 1 && three.standardError.contains("missing shards: 3 of 4"))
@@ -71,7 +71,7 @@ import Testing
         // explain and validate say which shard and how many inputs fall in it
         let explain = try CommandRunner.run(["explain", file], environment: ["SLURM_ARRAY_TASK_ID": "2", "SLURM_ARRAY_TASK_COUNT": "4"])
         #expect(explain.standardOutput.contains("shard: 2/4 (Slurm: SLURM_ARRAY_TASK_ID=2"), "\(explain.standardOutput)")
-        #expect(explain.standardOutput.contains("of 25 inputs"))
+        #expect(explain.standardOutput.contains("of 24 inputs"), "\(explain.standardOutput)")
     }
 
     @Test func mergeReportsFailsAsARunWouldWhenAShardHadFailuresOrWasStopped() throws {
