@@ -58,7 +58,8 @@ extension PlanExplanation {
             let size = ImageSize(width: upright.width, height: upright.height)
             let unstreamed = DecodeMemoryEstimate.unstreamedDecodeBytes(header)
             if unstreamed > 0 { unstreamedInputs += 1 }
-            let decodePlan = decoder.decodePlan(for: size, loader: format ?? "", streams: unstreamed == 0)
+            let whole = DecodeMemoryEstimate.wholeImageDecodeBytes(header)
+            let decodePlan = decoder.decodePlan(for: size, loader: format ?? "", streams: unstreamed == 0 && whole == 0)
             let allowed = decodePlan.allowedShrink
             let decodeSize = decodePlan.decodeSize
             let shrink = DecodePlan.loadShrink(
@@ -75,13 +76,13 @@ extension PlanExplanation {
                 stripReadAheadBytes: Int64(stripsAhead?.heldBytes ?? 0), stripsReadRowByRow: stripsAhead?.rowByRow ?? false,
                 pngRowsAheadBytes: decoder.pngRowsReader.heldBytes(file, header: header))
             sample.wideRowsBytes = decodePlan.wideRowsBytes
+            // Said where the outputs need less than the whole image, which the loader holds anyway.
+            sample.wholeImageBytes = decodeSize == size ? 0 : whole
             sample.windowedOutputs = decodePlan.windows.keys.sorted().map { definition.outputs[$0].name }
             sample.decodesWhole = decodePlan.decodesWhole
-            let encoding = DecodeMemoryEstimate.encodingBytes(
-                decodeSize: decodeSize, alpha: header.hasAlpha, outputs: definition.outputs)
-            var estimate = DecodeMemoryEstimate.inputEstimate(
-                decodePlan.estimate, passes: decodePlan.passes, unstreamed: unstreamed,
-                readers: sample.stripReadAheadBytes + sample.pngRowsAheadBytes, encoding: encoding)
+            // The decoder's own estimate, as admission weighs it: an animation's every frame, a
+            // loader that decodes the whole image, the readers and the largest encode.
+            let estimate = decoder.memoryNeeds(of: file, header: header, only: nil).estimate
             let declared = decoder.keptFrames(header, loader: format ?? "")
             let counted = declared.map { ImageDecoder.frameCount($0, loader: format ?? "", source: file) }
             if let declared, let counted, counted.count ?? declared > decompress.maxFrames {
@@ -89,8 +90,6 @@ extension PlanExplanation {
                 sample.frameText = counted.text
             } else if decoder.keepsAnimation(header, loader: format ?? "") {
                 sample.keptFrames = header.pageCount
-                // Every frame held: the decoder's own estimate of an animation.
-                estimate = decoder.memoryNeeds(of: file)?.estimate ?? estimate
             }
             largestEstimate = max(largestEstimate, estimate)
             if let memoryBudget, estimate > memoryBudget.bytes { inputsOverBudget += 1 }

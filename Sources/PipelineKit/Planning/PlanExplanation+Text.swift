@@ -133,6 +133,9 @@ extension PlanExplanation.Sample {
         if unstreamedBytes > 0 {
             return "; interlaced, so the decode cannot stream: it holds about \(MemoryBudget.megabytes(unstreamedBytes)) at full size"
         }
+        if wholeImageBytes > 0 {
+            return "; its loader decodes the whole image, whatever the outputs need: about \(MemoryBudget.megabytes(wholeImageBytes))"
+        }
         if wholePNGBytes > 0 {
             let whole = "; read whole when memory allows (about \(MemoryBudget.megabytes(wholePNGBytes)))"
             guard pngRowsAheadBytes > 0 else { return whole }

@@ -19,6 +19,9 @@ public struct PlanExplanation: Sendable {
         /// Bytes the decode holds at full size because it cannot stream (an interlaced PNG, a
         /// progressive JPEG), or 0.
         public var unstreamedBytes: Int64 = 0
+        /// Bytes a loader that decodes the whole image holds, whatever the outputs need (a GIF's
+        /// frame buffer, a HEIC, AVIF or JPEG XL), or 0.
+        public var wholeImageBytes: Int64 = 0
         /// Bytes the decode holds when it reads a PNG whole (faster, with libdeflate), or 0
         /// when it streams. Read whole only while the allowance for such reads has room.
         public var wholePNGBytes: Int64 = 0

@@ -50,4 +50,24 @@ import Vips
         let jpeg = try estimated(try Fixtures.jpeg(try Fixtures.gradient(width: 1600, height: 1200)), named: "photo.jpg")
         #expect(jpeg < 1600 * 1200 * 4, "\(jpeg)")
     }
+
+    @Test func explainGivesTheEstimateAdmissionWeighs() throws {
+        // Given the GIF of a few bytes that declares a 12000×12000 canvas, beside a photo
+        let directory = try TemporaryDirectory()
+        try directory.write(Self.gifBomb(width: 12000, height: 12000), to: "in/bomb.gif")
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 300, height: 200)), to: "in/a.jpg")
+        let json = PipelineHarness.json(
+            inputs: ["in/*"],
+            outputs: [#"{"name": "t", "steps": [{"resize": {"width": 200}}], "encode": {"format": "webp"}, "path": "out/{stem}.webp"}"#])
+        // When the plan is explained
+        let explanation = try PipelineHarness.pipeline(json, in: directory).explain()
+        // Then its largest input is the GIF, at its frame buffer, as the run's admission weighs it
+        let definition = try PipelineDefinition(json: json, baseDirectory: directory.url, processors: .standard)
+        let path = directory.path + "/in/bomb.gif"
+        let needs = try #require(
+            ImageDecoder(settings: definition.decompress, outputs: definition.outputs).memoryNeeds(
+                of: .file(path: path, byteCount: Int64(try Data(contentsOf: URL(fileURLWithPath: path)).count))))
+        #expect(explanation.largestInputEstimate == needs.estimate && needs.estimate >= 12000 * 12000 * 4)
+        #expect(explanation.text.contains("its loader decodes the whole image"), "\(explanation.text)")
+    }
 }

@@ -148,7 +148,9 @@ struct ImageDecoder: Sendable {
         }
     }
 
-    private func memoryNeeds(of source: EncodedSource, header: VipsImage, only: [Int]?) -> DecodeMemoryEstimate {
+    /// What decoding `source`, whose header is `header`, and making the outputs at `only` (all,
+    /// for nil) needs: admission's estimate, and `explain`'s.
+    func memoryNeeds(of source: EncodedSource, header: VipsImage, only: [Int]?) -> DecodeMemoryEstimate {
         let size = uprightSize(header)
         let loader = header.loader ?? ""
         let unstreamed = DecodeMemoryEstimate.unstreamedDecodeBytes(header)
