@@ -59,7 +59,7 @@ extension PlanExplanation {
             let unstreamed = DecodeMemoryEstimate.unstreamedDecodeBytes(header)
             if unstreamed > 0 { unstreamedInputs += 1 }
             let whole = DecodeMemoryEstimate.wholeImageDecodeBytes(header)
-            let decodePlan = decoder.decodePlan(for: size, loader: format ?? "", streams: unstreamed == 0 && whole == 0)
+            let decodePlan = decoder.decodePlan(for: size, loader: format ?? "", streams: DecodeMemoryEstimate.streams(header))
             let allowed = decodePlan.allowedShrink
             let decodeSize = decodePlan.decodeSize
             let shrink = DecodePlan.loadShrink(

@@ -79,6 +79,13 @@ struct DecodeMemoryEstimate: Equatable {
         return pixels * wholeImageBytesPerPixel * (header.bandFormat == .uchar ? 1 : 2)
     }
 
+    /// Whether `header`'s decode streams row by row, so that a window of it can be decoded in
+    /// passes: not when the loader holds the full-size image first (`unstreamedDecodeBytes`,
+    /// `wholeImageDecodeBytes`), which each pass would decode again.
+    static func streams(_ header: VipsImage) -> Bool {
+        unstreamedDecodeBytes(header) == 0 && wholeImageDecodeBytes(header) == 0
+    }
+
     /// What libheif and libjxl hold for each pixel of an 8-bit image they decode whole, on the
     /// safe side of what a 46-megapixel HEIC and JPEG XL were measured to peak at (8.4 and 8.1
     /// bytes a pixel, the process's own memory included): the decoded planes, the interleaved

@@ -98,8 +98,7 @@ struct ImageDecoder: Sendable {
             if keepsAnimation(header, loader: loader, only: only) {
                 return try decodeAnimation(source, header: header, loader: loader, deadline: deadline)
             }
-            let streams = DecodeMemoryEstimate.unstreamedDecodeBytes(header) == 0 && DecodeMemoryEstimate.wholeImageDecodeBytes(header) == 0
-            let plan = decodePlan(for: originalSize, loader: loader, streams: streams, only: only)
+            let plan = decodePlan(for: originalSize, loader: loader, streams: DecodeMemoryEstimate.streams(header), only: only)
             return try decodePasses(plan, of: source, header: header, loader: loader, originalSize: originalSize, deadline: deadline)
         } catch let error as ItemError {
             throw Failure(itemError: error)
@@ -172,8 +171,7 @@ struct ImageDecoder: Sendable {
                 if storedPixels < size.pixelCount * frames { bytes += Int64(decodeSize.pixelCount) * 4 * Int64(frames) }
             }
         } else {
-            // A loader that decodes the whole image would do it again for each pass of a window.
-            let plan = decodePlan(for: size, loader: loader, streams: unstreamed == 0 && whole == 0, only: only)
+            let plan = decodePlan(for: size, loader: loader, streams: DecodeMemoryEstimate.streams(header), only: only)
             decodeSize = plan.decodeSize
             bytes = plan.estimate
             passes = plan.passes
