@@ -144,9 +144,14 @@ public struct Resize: ImageProcessing, Hashable {
     }
 
     /// How much smaller the decoder may make the input: as much as this resize shrinks it, so
-    /// that the result is the same up to resampling.
+    /// that the result is the same up to resampling. A crop about faces searches the image
+    /// before the resize, so it keeps the long side the face finder searches at: shrunk to the
+    /// size of a small thumbnail, the faces would be too small for it to find.
     public func allowedInputShrink(for size: ImageSize) -> Double {
-        geometry(for: size).inputShrink
+        let geometry = geometry(for: size)
+        guard let finder = faceFinder?.finder, geometry.output != geometry.scaled else { return geometry.inputShrink }
+        let searchedShrink = Double(max(size.width, size.height)) / Double(max(1, finder.searchSize))
+        return max(1, min(geometry.inputShrink, searchedShrink))
     }
 
     /// A cover crop at a compass position or a fixed point keeps a window of the input: the

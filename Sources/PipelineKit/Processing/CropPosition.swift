@@ -202,7 +202,7 @@ extension VipsImage {
                 context.notes.add("no face found: cropped by attention")
                 return try cropped(width: width, height: height, gravity: .attention)
             }
-            context.notes.add("\(faces.count) face\(faces.count == 1 ? "" : "s") found: cropped about them")
+            context.notes.add(faces.count == 1 ? "1 face found: cropped about it" : "\(faces.count) faces found: cropped about them")
             return try cropped(width: width, height: height, around: point)
         }
     }

@@ -8,6 +8,11 @@ public import Vips
 /// steps that need it read it from their options (`ProcessorOptions.faceFinder`). Called on a
 /// process lane, never on Swift's cooperative pool; it may be called from many lanes at once.
 public protocol FaceFinding: Sendable {
+    /// The long side, in pixels, of the copy the finder searches: a step cropping about faces
+    /// lets the decoder shrink the image no further than this, or small faces would be lost
+    /// before the search.
+    var searchSize: Int { get }
+
     /// The faces in `image`, as boxes in its pixels; empty when there are none.
     func faces(in image: VipsImage) throws -> [PixelBox]
 }

@@ -73,7 +73,7 @@ struct FaceCropTests {
         let left = try #require(try Self.offset(of: square, in: scaled), "the square is no window of the scaled strip")
         #expect(left <= face.left / 2 && face.left / 2 + face.width / 2 <= left + 160, "window at \(left), face \(face)")
         // and the crop says it found a face
-        #expect(context.notes.all == ["1 face found: cropped about them"])
+        #expect(context.notes.all == ["1 face found: cropped about it"])
     }
 
     @Test func aCropWindowAboutFacesKeepsTheFace() throws {
@@ -93,7 +93,7 @@ struct FaceCropTests {
         #expect(square.size == ImageSize(width: 320, height: 320))
         let left = try #require(try Self.offset(of: square, in: image), "the square is no window of the strip")
         #expect(left <= face.left && face.left + face.width <= left + 320, "window at \(left), face \(face)")
-        #expect(context.notes.all == ["1 face found: cropped about them"])
+        #expect(context.notes.all == ["1 face found: cropped about it"])
         // and a window as large as the strip keeps it whole without looking for faces
         let whole = ProcessingContext(input: "strip", output: "whole", originalSize: image.size)
         let kept = try Crop(mode: .window(width: 900, height: nil, position: .faces), faceFinder: CascadeFaceFinder())
@@ -134,6 +134,40 @@ struct FaceCropTests {
         // Then the output's process step in the trace carries the note
         let trace = String(decoding: try recorder.traceJSON(), as: UTF8.self)
         #expect(trace.contains("no face found: cropped by attention"), "\(trace.prefix(2000))")
+    }
+
+    @Test func aSmallThumbnailIsSearchedAtTheFindersSize() async throws {
+        // Given a 1600×800 JPEG whose face is about 260 pixels wide, and one output, a 100×100
+        // square about its faces: a decode shrunk for the square alone would leave the face
+        // about 30 pixels wide, too small for the cascade
+        let directory = try TemporaryDirectory()
+        let face = try VipsImage.open(file: Self.photo).resized(horizontalScale: 2, verticalScale: 2, kernel: .lanczos3)
+        let photo = try face.embedded(x: 900, y: 100, width: 1600, height: 800, background: [120, 140, 160]).rendered()
+        try directory.write(try Fixtures.jpeg(photo, quality: 92), to: "in/photo.jpg")
+        let json = PipelineHarness.json(
+            inputs: ["in/*.jpg"],
+            outputs: [
+                #"{"name": "avatar", "steps": [{"resize": {"width": 100, "height": 100, "position": "faces"}}], "encode": {"format": "jpeg"}, "path": "out/{stem}.jpg"}"#
+            ])
+        let pipeline = try PipelineHarness.pipeline(json, in: directory)
+        #expect(try facesResize(100, 100).allowedInputShrink(for: photo.size) == 1600.0 / 640)
+        let recorder = try RunRecorder(definition: pipeline.definition)
+
+        // When it runs with a trace
+        for await event in try pipeline.run() { recorder.record(event) }
+
+        // Then the face is found, and the square is cut about it: most of it is the photograph
+        // (a square about the centre would be under a third of it), little the flat ground
+        let trace = String(decoding: try recorder.traceJSON(), as: UTF8.self)
+        #expect(trace.contains("1 face found: cropped about it"), "\(trace.prefix(2000))")
+        let square = try VipsImage.open(file: directory.path + "/out/photo.jpg")
+        #expect(square.size == ImageSize(width: 100, height: 100))
+        let pixels = try square.bytes()
+        let ground: [Int] = [120, 140, 160]
+        let onPhoto = stride(from: 0, to: pixels.count, by: 3).filter { offset in
+            (0..<3).contains { abs(Int(pixels[offset + $0]) - ground[$0]) > 12 }
+        }.count
+        #expect(onPhoto > pixels.count / 3 / 2, "\(onPhoto) of 10000 pixels are the photograph's")
     }
 
     @Test func anArtCropTheImageBoundsIsCutAboutTheFaces() async throws {
