@@ -8,8 +8,9 @@ public import Vips
 /// a fontconfig family that must be installed; a missing one is an error when the pipeline is
 /// checked, never a silently substituted font, and so is a text longer or taller than Pango
 /// draws (32,767 pixels a side). The size is in pixels (Pango's points at 72 dpi). The text
-/// sits where `gravity` says, `margin` pixels in from the edges it touches (scaled down to fit
-/// when wider or taller than the image), or with `tile` repeats in a grid over the whole image,
+/// sits where `gravity` says, `margin` pixels in from the edges it touches (when wider or
+/// taller than the image, its lines broken at word breaks if that lets it be drawn larger, and
+/// scaled down to fit), or with `tile` repeats in a grid over the whole image,
 /// `margin` pixels apart (with `rotate`, a diagonal watermark). The image keeps its size; like
 /// the colour steps, the output is 8-bit sRGB, or 8-bit greyscale for a greyscale input under
 /// a grey text, alpha kept. An animation gets the text on every frame.
@@ -37,8 +38,9 @@ public struct Text: ImageProcessing, Hashable {
         .choice(
             "gravity", gravities, default: "southeast",
             help:
-                "Where the text sits (scaled down to fit when it is wider or taller than the image; a text that would be drawn "
-                + "over 4 times the image's area is refused as a mistake); ignored with tile."),
+                "Where the text sits (when it is wider or taller than the image, its lines are broken at word breaks if that "
+                + "lets it be drawn larger, and it is scaled down to fit; a text that would be drawn over 4 times the image's "
+                + "area is refused as a mistake); ignored with tile."),
         .integer(
             "margin", in: 0...100_000, default: 16,
             help: "Pixels between the text and the edges it sits against; with tile, between neighbouring copies."),
@@ -169,6 +171,9 @@ public struct Text: ImageProcessing, Hashable {
             throw TextTooLarge(size: size, text: drawnSize, image: image, maxPixels: maxPixels)
         }
         var mask = try Self.drawing(text, font: font, size: size)
+        if !tile, rotate.truncatingRemainder(dividingBy: 360) == 0, let wrapped = try wrappedToFit(mask, on: image) {
+            mask = wrapped
+        }
         if rotate.truncatingRemainder(dividingBy: 360) != 0 {
             mask = try mask.applying("rotate", ["angle": .number(rotate)])
         }
@@ -209,29 +214,57 @@ public struct Text: ImageProcessing, Hashable {
         return drawn
     }
 
-    /// `text`, unturned, as Pango draws it at `size` pixels.
-    private static func drawing(_ text: String, font: String, size: Double) throws(VipsError) -> VipsImage {
+    /// `text`, unturned, as Pango draws it at `size` pixels, its lines broken at word breaks
+    /// to at most `width` pixels when a width is given.
+    private static func drawing(_ text: String, font: String, size: Double, wrappingAt width: Int? = nil) throws(VipsError)
+        -> VipsImage
+    {
         // The trailing comma ends Pango's family list, so every word of the family is the
         // family's (a "Bold" in it is not taken for a weight); at 72 dpi a point is a pixel.
         let description = "\(font), \(size)"
-        guard
-            let mask = try Vips.call(
-                "text", ["text": .string(escaped(text)), "font": .string(description), "dpi": .integer(72)])["out"]?.image
-        else { throw VipsError(operation: "text", message: "gave no image") }
+        var arguments: [String: VipsValue] = ["text": .string(escaped(text)), "font": .string(description), "dpi": .integer(72)]
+        if let width { arguments["width"] = .integer(width) }
+        guard let mask = try Vips.call("text", arguments)["out"]?.image else {
+            throw VipsError(operation: "text", message: "gave no image")
+        }
         return mask
+    }
+
+    /// `drawn` with its lines broken at word breaks, when it must be scaled down to fit
+    /// `image` and the broken lines fit at a larger size: a sentence across a photo becomes a
+    /// paragraph that can be read, not one line scaled to a sliver. Nil when the text fits,
+    /// or fits larger as it is (a credit a little too wide for a thumbnail).
+    private func wrappedToFit(_ drawn: VipsImage, on image: ImageSize) throws(VipsError) -> VipsImage? {
+        guard drawn.width > image.width || drawn.height > image.height else { return nil }
+        let room = self.room(on: image)
+        let (width, height) = (Double(drawn.width), Double(drawn.height))
+        let asDrawn = min(room.width / width, room.height / height)
+        // Lines as wide as the room, when about that many fit down it at this size, as a
+        // paragraph would be set; otherwise lines W wide, which make a block about W by
+        // (width / W) × height, of the room's shape.
+        let linesAcross = (width / room.width).rounded(.up)
+        let fitsAtSize = linesAcross * height <= room.height
+        let lineWidth = fitsAtSize ? Int(room.width) : Int((width * height * room.width / room.height).squareRoot())
+        guard lineWidth < drawn.width else { return nil }
+        let wrapped = try Self.drawing(text, font: font, size: size, wrappingAt: max(1, lineWidth))
+        let fitted = min(room.width / Double(wrapped.width), room.height / Double(wrapped.height))
+        return fitted > asDrawn ? wrapped : nil
+    }
+
+    /// The room a text placed on `image` is scaled down to fit: inside the margin where that
+    /// leaves half the image or more.
+    private func room(on image: ImageSize) -> (width: Double, height: Double) {
+        (Double(max(image.width - 2 * margin, image.width / 2)), Double(max(image.height - 2 * margin, image.height / 2)))
     }
 
     /// The mask in a black image of the base's size, where gravity and margin put it.
     private func placed(_ drawn: VipsImage, on base: VipsImage) throws(VipsError) -> VipsImage {
         // A text wider or taller than the image (a credit on a thumbnail) is scaled down to fit
-        // it, inside the margin where that leaves half the image or more, rather than cut at
-        // its edges.
+        // its room rather than cut at its edges.
         var mask = drawn
         if mask.width > base.width || mask.height > base.height {
-            let room = (
-                width: max(base.width - 2 * margin, base.width / 2), height: max(base.height - 2 * margin, base.height / 2)
-            )
-            let scale = min(Double(room.width) / Double(mask.width), Double(room.height) / Double(mask.height))
+            let room = room(on: base.size)
+            let scale = min(room.width / Double(mask.width), room.height / Double(mask.height))
             mask = try mask.resized(horizontalScale: scale, verticalScale: scale, kernel: .lanczos3)
         }
         // A margin wider than the room beside the text (a small image, a long caption) is

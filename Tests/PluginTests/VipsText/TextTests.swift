@@ -272,11 +272,28 @@ struct TextTests {
         #expect(step.drawnSize.width > 3 * base.width)
         // When it is drawn
         let result = try step.applied(to: base)
-        // Then it is whole on the image, inside the margin, not cut at the edges
+        // Then it is whole on the image, inside the margin, not cut at the edges (in lines, as
+        // they fit it larger than one)
         let box = try inkBox(result)
         #expect(result.size == base.size)
-        #expect(box.left >= 4 && box.right <= 56 && box.left < 10 && box.right > 50, "\(box)")
+        #expect(box.left >= 4 && box.right <= 56 && box.right > 50, "\(box)")
         #expect(box.bottom <= 36, "\(box)")
+    }
+
+    @Test func aSentenceTooWideForTheImageIsBrokenIntoLinesThatCanBeRead() throws {
+        // Given a caption of 40 words at 32 pixels, drawn as one line over 20 times as wide as
+        // an 800×600 image
+        let base = try Fixtures.solid(width: 800, height: 600, colour: [0, 0, 0])
+        let caption = Array(repeating: "the quick brown fox", count: 10).joined(separator: " ")
+        let step = try Text(text: caption, size: 32, gravity: .southwest)
+        #expect(step.drawnSize.width > 4 * base.width)
+        // When it is drawn
+        let result = try step.applied(to: base)
+        // Then it is a block of lines inside the margin, tall enough to read (one line scaled
+        // to fit would be 2 or 3 rows tall), not cut at the edges
+        let box = try inkBox(result)
+        #expect(box.left >= 16 && box.right <= 784 && box.bottom <= 584, "\(box)")
+        #expect(box.bottom - box.top > 100 && box.right - box.left > 400, "\(box)")
     }
 
     @Test func theWatermarkExamplePipelineLoads() throws {
