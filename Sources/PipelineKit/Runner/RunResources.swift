@@ -6,6 +6,9 @@ import Vips
 struct RunResources: Sendable {
     private(set) var images: [URL: Result<VipsImage, ResourceError>] = [:]
     private var versions: [URL: String] = [:]
+    /// The digest of each ICC file an output's encoder embeds, by path: the profile is part of
+    /// the output's bytes, so a file changed in place makes its outputs again.
+    private var profileVersions: [String: String] = [:]
     /// What the run's memory budget holds for the images loaded, until the run gives it back
     /// (`release(from:)`): they are held for the whole run, beside the inputs.
     private(set) var heldBytes: Int64 = 0
@@ -43,6 +46,12 @@ struct RunResources: Sendable {
             }
             resources.versions[url] = version ?? "unversioned"
         }
+        // Paths only: the built-in profiles' names are their version, in the encoder's identity.
+        for path in Set(outputs.compactMap(\.encoder.iccProfile).filter { $0.hasPrefix("/") }) {
+            // One that can no longer be read fails its encodes; the next run reads it again.
+            let bytes = FileManager.default.contents(atPath: path)
+            resources.profileVersions[path] = bytes.map { "sha256:" + SHA256.hex($0) } ?? "unreadable"
+        }
         return resources
     }
 
@@ -74,10 +83,12 @@ struct RunResources: Sendable {
         return fields.isEmpty ? image : try image.removingFields(fields)
     }
 
-    /// What identifies the versions of the resources `output`'s steps use, for its fingerprint.
+    /// What identifies the versions of the resources `output`'s steps use, and of the ICC file
+    /// its encoder embeds, for its fingerprint.
     func versions(of output: OutputDefinition) -> String {
         let urls = output.steps.flatMap(\.resources)
-        guard !urls.isEmpty else { return "" }
-        return "\n" + urls.map { "\($0.absoluteString)=\(versions[$0] ?? "?")" }.joined(separator: ";")
+        let steps = urls.isEmpty ? "" : "\n" + urls.map { "\($0.absoluteString)=\(versions[$0] ?? "?")" }.joined(separator: ";")
+        let profile = output.encoder.iccProfile.flatMap { profileVersions[$0] }.map { "\niccProfile=\($0)" } ?? ""
+        return steps + profile
     }
 }

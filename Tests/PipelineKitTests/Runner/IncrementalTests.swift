@@ -2,6 +2,7 @@ import Foundation
 import StandardProcessors
 import TestSupport
 import Testing
+import Vips
 
 @testable import PipelineKit
 
@@ -92,6 +93,27 @@ import Testing
         _ = try await run(json(quality: 80), in: directory)
         let second = try await run(json(quality: 50), in: directory)
         #expect(second.outputsWritten == 3 && second.outputsUpToDate == 3)
+    }
+
+    @Test func anICCFileChangedInPlaceRemakesTheOutputsThatEmbedIt() async throws {
+        // Given a run whose large output embeds an ICC file (gamma 2.2)
+        let directory = try setUp()
+        func profile(gamma: Double) -> Data {
+            Data(ICCFixtures.profile(primaries: ICCFixtures.adobePrimaries, curve: ICCFixtures.gammaCurve(gamma)))
+        }
+        try directory.write(profile(gamma: 2.2), to: "brand.icc")
+        let json = json().replacingOccurrences(of: #""format": "jpeg""#, with: #""format": "jpeg", "iccProfile": "brand.icc""#)
+        _ = try await run(json, in: directory)
+        #expect(try await run(json, in: directory).outputsUpToDate == 6)
+
+        // When the file is written over with another profile (gamma 1.8)
+        try directory.write(profile(gamma: 1.8), to: "brand.icc")
+        let second = try await run(json, in: directory)
+
+        // Then the outputs that embed it are made again, with the new profile, and no others
+        #expect(second.outputsWritten == 3 && second.outputsUpToDate == 3)
+        let embedded = try VipsImage.open(file: directory.path + "/out/p0-large.jpg").iccProfileBytes
+        #expect(embedded == [UInt8](profile(gamma: 1.8)))
     }
 
     @Test func reorderingOutputsOrWidthsMakesNothingAgain() async throws {

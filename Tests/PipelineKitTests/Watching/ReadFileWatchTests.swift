@@ -5,8 +5,9 @@ import Testing
 
 @testable import PipelineKit
 
-/// `pipeline watch` sees the focus file: a change to it is a change that matters.
-@Suite struct FocusFileWatchTests {
+/// `pipeline watch` sees the files a pipeline reads beside its inputs (the focus file, an ICC
+/// file an output embeds): a change to one is a change that matters.
+@Suite struct ReadFileWatchTests {
     @Test func theFocusFileIsWatched() throws {
         let directory = try TemporaryDirectory()
         try directory.write(Data(#"{"in/a.jpg": [0.5, 0.5]}"#.utf8), to: "points/focus.json")
@@ -20,5 +21,20 @@ import Testing
         #expect(scope.isRelevant(file: directory.path + "/points/focus.json"))
         #expect(!scope.isRelevant(file: directory.path + "/points/other.json"))
         #expect(scope.directoriesToWatch().contains(directory.path + "/points"))
+    }
+
+    @Test func anICCFileAnOutputEmbedsIsWatched() throws {
+        let directory = try TemporaryDirectory()
+        let profile = ICCFixtures.profile(primaries: ICCFixtures.adobePrimaries, curve: ICCFixtures.gammaCurve(2.2))
+        try directory.write(Data(profile), to: "colour/brand.icc")
+        let json = PipelineHarness.json(
+            inputs: ["in/*.jpg"],
+            outputs: [#"{"name": "o", "encode": {"format": "jpeg", "iccProfile": "colour/brand.icc"}, "path": "out/{stem}.jpg"}"#],
+            extra: #""allowEmpty": true"#)
+        let pipeline = try PipelineHarness.pipeline(json, in: directory)
+        let scope = WatchScope(definition: pipeline.definition, pipelineFile: directory.path + "/p.json")
+        #expect(scope.isRelevant(file: directory.path + "/colour/brand.icc"))
+        #expect(!scope.isRelevant(file: directory.path + "/colour/other.icc"))
+        #expect(scope.directoriesToWatch().contains(directory.path + "/colour"))
     }
 }
