@@ -49,6 +49,12 @@ extension PipelineCommand {
         }
 
         func run() async throws {
+            // SIGHUP reads the pipeline file and the inputs again, as nginx reloads its
+            // configuration, rather than ending the server as its default action would. Trapped
+            // first: one that comes while the inputs are listed and planned (seconds, for a large
+            // folder or a bucket) is kept, and reloads once the server is up.
+            let hangups = await UnixSignalsSequence(trapping: .sighup)
+            Interruption.waitUntilHandled([SIGHUP])
             let logger = makeLogger(level: logLevel)
             var pipeline = try loadPipeline(file)
             memory.apply(to: &pipeline)
@@ -73,10 +79,6 @@ extension PipelineCommand {
                 throw ExitCode.failure
             }
             defer { watcher.stop() }
-            // SIGHUP reads the pipeline file and the inputs again, as nginx reloads its
-            // configuration, rather than ending the server as its default action would. Trapped
-            // before the server listens, so no SIGHUP after that ends it.
-            let hangups = await UnixSignalsSequence(trapping: .sighup)
             let reloading = Reloading(
                 server: server, pipeline: pipeline, watcher: watcher, file: file, memory: memory, logger: logger, hangups: hangups)
             var configuration = ServiceGroupConfiguration(
@@ -147,7 +149,7 @@ extension PipelineCommand {
             let file: String
             let memory: MemoryOptions
             let logger: Logger
-            /// SIGHUP, trapped before the server listens.
+            /// SIGHUP, trapped as the command starts.
             let hangups: UnixSignalsSequence
 
             func run() async throws {

@@ -86,6 +86,50 @@ import Testing
         #expect(command.waitForExit(timeout: 120) == 0, "\(command.transcript)")
     }
 
+    @Test func aSIGHUPWhileTheServerStartsReloadsOnceItIsUp() async throws {
+        // Given a server of outputs in a bucket that does not answer whether it is there until
+        // the test lets it: the server's start waits on it, as it waits on a slow bucket or on
+        // listing a large folder (the test lets it by making the file `released`)
+        let directory = try TemporaryDirectory()
+        let released = directory.path + "/released"
+        let bucket = try TestHTTPServer { request, _ in
+            let deadline = Date().addingTimeInterval(120)
+            while request.method == "HEAD", !FileManager.default.fileExists(atPath: released), Date() < deadline {
+                Thread.sleep(forTimeInterval: 0.02)
+            }
+            return request.path == "/site/" ? .init() : .init(status: 404)
+        }
+        defer { bucket.stop() }
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 48, height: 32)), to: "in/a.jpg")
+        let output = #"{"name": "thumb", "encode": {"format": "webp"}, "path": "s3://site/thumb/{stem}.webp"}"#
+        try directory.write(Data(PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [output]).utf8), to: "p.json")
+        let command = try BackgroundCommand(
+            ["serve", "p.json", "--port", "0", "--log-level", "info"], in: directory.url,
+            environment: [
+                "AWS_ACCESS_KEY_ID": "AKIATESTTESTTESTTEST", "AWS_SECRET_ACCESS_KEY": "secret", "AWS_REGION": "us-east-1",
+                "AWS_ENDPOINT_URL_S3": bucket.url(""), "HOME": directory.path,
+            ])
+        defer { command.kill() }
+        let pid = command.processIdentifier
+        try await waitUntil("the server asks about the bucket:\n\(command.transcript)", within: .seconds(60)) {
+            bucket.requests.contains { $0.method == "HEAD" }
+        }
+
+        // When SIGHUP comes then
+        #expect(try SignalDispositions.catches(SIGHUP, pid: pid), "SIGHUP would end the server as it starts")
+        command.signal(SIGHUP)
+        try await Task.sleep(for: .milliseconds(200))
+        try directory.write(Data(), to: "released")
+
+        // Then the server starts, reloads once it is up, and stops on SIGTERM as ever
+        let serving = command.waitForLine(timeout: 120) { !$0.isError && $0.text.hasPrefix("Serving ") }
+        #expect(serving != nil, "no address came:\n\(command.transcript)")
+        let reloaded = command.waitForLine(timeout: 60) { $0.isError && $0.text.contains("SIGHUP: reloading") }
+        #expect(reloaded != nil, "\(command.transcript)")
+        command.signal(SIGTERM)
+        #expect(command.waitForExit(timeout: 120) == 0, "\(command.transcript)")
+    }
+
     @Test func aRequestInFlightPastTheDrainTimeoutIsCutOffAndItsRunCancelled() async throws {
         // Given an input on an origin that never answers while the test runs, and a drain
         // timeout of one second
