@@ -214,12 +214,12 @@ enum ImageWriter {
     }
 
     /// The temporary file for an output named `name`: hidden, marked, and carrying the writing
-    /// process's id and its machine's tag (`<pid>-<machine>-<random>`), so that a later run can
-    /// tell a killed run's leftovers from a live run's work, here or on another machine sharing
-    /// the folder (`TemporaryFileSweeper`). The name part is cut so the whole stays within the
-    /// 255 bytes a file name may have, for any output name that itself fits.
+    /// process's id, its machine's tag and when it started (`<pid>-<machine>-<start>-<random>`),
+    /// so that a later run can tell a killed run's leftovers from a live run's work, here or on
+    /// another machine sharing the folder (`TemporaryFileSweeper`). The name part is cut so the
+    /// whole stays within the 255 bytes a file name may have, for any output name that itself fits.
     static func temporaryName(for name: String) -> String {
-        let suffix = temporaryMarker + "\(getpid())-\(machineTag)-" + UUID().uuidString.prefix(8)
+        let suffix = temporaryMarker + "\(getpid())-\(machineTag)-\(processStart)-" + UUID().uuidString.prefix(8)
         var kept = ""
         var bytes = 1 + suffix.utf8.count
         for scalar in name.unicodeScalars {
@@ -229,6 +229,10 @@ enum ImageWriter {
         }
         return "." + kept + suffix
     }
+
+    /// When this process started, in clock ticks after boot: with its id, it tells this process
+    /// from an earlier one given the same id, as each start of a container's first process is.
+    static let processStart: String = TemporaryFileSweeper.startTime(of: getpid()) ?? "0"
 
     /// Eight hexadecimal digits for this machine and boot: its host name (a container's own,
     /// in a pod or on a cluster node) and the kernel's boot id, so that process ids, which only

@@ -3,10 +3,11 @@ import Foundation
 /// Removes the temporary files a killed run left in the folders a run is about to write to,
 /// and the temporary folders of its tile pyramids.
 ///
-/// `ImageWriter` names each temporary file `.<name>.pipeline-tmp-<pid>-<machine>-<random>`. A
-/// file with that marker, written on this machine, is removed when it is older than the sweep
+/// `ImageWriter` names each temporary file `.<name>.pipeline-tmp-<pid>-<machine>-<start>-<random>`.
+/// A file with that marker, written on this machine, is removed when it is older than the sweep
 /// and the process that wrote it is gone: a run still writing (in this process or another one
-/// here) keeps its files. A file another machine (or container, or an earlier boot) wrote, in a
+/// here) keeps its files. A process with the writer's id that started at another time is
+/// another process: a restarted container's first process is PID 1 again. A file another machine (or container, or an earlier boot) wrote, in a
 /// folder they share, cannot be asked about: it is removed once nothing has written to it for
 /// `foreignIdleTime`, far longer than a write pauses. (A pyramid's temporary folder changes only
 /// when its top-level entries do, so another machine's pyramid that takes longer than that to
@@ -100,17 +101,21 @@ enum TemporaryFileSweeper {
         guard name.hasPrefix("."), let marker = name.range(of: ImageWriter.temporaryMarker, options: .backwards) else { return false }
         let modifiedAt = Double(modified.tv_sec) + Double(modified.tv_nsec) / 1e9
         guard modifiedAt < start.timeIntervalSince1970 else { return false }
-        // "<pid>-<machine>-<random>"; before writers recorded their machine, "<pid>-<random>"
-        // (taken to be this machine's), and before that "<random>", with no owner to ask about.
+        // "<pid>-<machine>-<start>-<random>"; before writers recorded their start,
+        // "<pid>-<machine>-<random>"; before they recorded their machine, "<pid>-<random>" (taken
+        // to be this machine's); and before that "<random>", with no owner to ask about.
         let parts = name[marker.upperBound...].split(separator: "-")
         guard parts.count >= 2, let pid = pid_t(parts[0]), pid > 0 else { return true }
         if parts.count >= 3, parts[1] != machineTag {
             return modifiedAt < start.timeIntervalSince1970 - foreignIdleTime
         }
-        return !isRunning(pid)
+        return !isRunning(pid, startedAt: parts.count >= 4 ? String(parts[2]) : nil)
     }
 
-    static func isRunning(_ pid: pid_t) -> Bool {
+    /// Whether process `pid` is still going, and, when `start` is given, is the one that
+    /// started then rather than a later one given the same id.
+    static func isRunning(_ pid: pid_t, startedAt start: String? = nil) -> Bool {
+        if let start, let running = startTime(of: pid), running != start { return false }
         if pid == getpid() { return true }
         // Signal 0 checks existence only; EPERM means it exists but belongs to someone else.
         guard kill(pid, 0) == 0 || errno == EPERM else { return false }
@@ -119,13 +124,26 @@ enum TemporaryFileSweeper {
         return !isZombie(pid)
     }
 
-    /// Whether `pid` has ended and waits to be reaped: its state in `/proc/PID/stat`, after the
-    /// name in parentheses (which may hold any character), is `Z` (or `X`, dead).
+    /// Whether `pid` has ended and waits to be reaped: its state in `/proc/PID/stat` is `Z`
+    /// (or `X`, dead).
     private static func isZombie(_ pid: pid_t) -> Bool {
+        let state = statFields(of: pid)?.first
+        return state == "Z" || state == "X"
+    }
+
+    /// When process `pid` started, in clock ticks after boot (`/proc/PID/stat`'s 22nd field);
+    /// nil when there is no such process or no `/proc`.
+    static func startTime(of pid: pid_t) -> String? {
+        guard let fields = statFields(of: pid), fields.count > 19 else { return nil }
+        return String(fields[19])
+    }
+
+    /// The fields of `/proc/PID/stat` after the name in parentheses (which may hold any
+    /// character): the process's state first.
+    private static func statFields(of pid: pid_t) -> [Substring]? {
         guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
             let nameEnd = stat.range(of: ")", options: .backwards)
-        else { return false }
-        let state = stat[nameEnd.upperBound...].drop { $0 == " " }.first
-        return state == "Z" || state == "X"
+        else { return nil }
+        return stat[nameEnd.upperBound...].split(separator: " ")
     }
 }

@@ -141,11 +141,27 @@ import Testing
                 name: name, modified: modified(TemporaryFileSweeper.foreignIdleTime + 60), before: start, machineTag: "0badf00d"))
     }
 
-    @Test func temporaryNamesCarryTheMarkerAndTheWritersProcessID() {
+    @Test func temporaryNamesCarryTheMarkerAndTheWritersProcessIDAndStart() throws {
         let name = ImageWriter.temporaryName(for: "photo.webp")
-        #expect(name.hasPrefix(".photo.webp.pipeline-tmp-\(getpid())-\(ImageWriter.machineTag)-"))
+        let start = try #require(TemporaryFileSweeper.startTime(of: getpid()))
+        #expect(name.hasPrefix(".photo.webp.pipeline-tmp-\(getpid())-\(ImageWriter.machineTag)-\(start)-"))
         #expect(ImageWriter.machineTag.count == 8)
         #expect(TemporaryFileSweeper.isLeftover(name: name, modified: timespec(tv_sec: 0, tv_nsec: 0), before: Date()) == false)
+    }
+
+    @Test func aLeftoverOfAnEarlierProcessWithThisProcesssIDIsGone() throws {
+        // Given a file named by a writer with this process's id and machine that started at
+        // another time, as a restarted container's first process is PID 1 again
+        let start = try #require(TemporaryFileSweeper.startTime(of: getpid()).flatMap { Int($0) })
+        let earlier = ".photo.webp.pipeline-tmp-\(getpid())-\(ImageWriter.machineTag)-\(start - 1)-1234abcd"
+        // Then it is a leftover, where a file of this process is not, nor one named before
+        // writers recorded their start
+        let long = timespec(tv_sec: 0, tv_nsec: 0)
+        #expect(TemporaryFileSweeper.isLeftover(name: earlier, modified: long, before: Date()))
+        let own = ".photo.webp.pipeline-tmp-\(getpid())-\(ImageWriter.machineTag)-\(start)-1234abcd"
+        #expect(!TemporaryFileSweeper.isLeftover(name: own, modified: long, before: Date()))
+        let older = ".photo.webp.pipeline-tmp-\(getpid())-\(ImageWriter.machineTag)-1234abcd"
+        #expect(!TemporaryFileSweeper.isLeftover(name: older, modified: long, before: Date()))
     }
 
     @Test func aManifestsAndAReportsLeftoversAreRemovedByTheirNextWrite() async throws {
