@@ -42,6 +42,14 @@ struct DeployManifestTests {
         }
     }
 
+    /// `/healthz` waits behind `serve.maxConnections` as every request does, up to
+    /// `serve.timeout` when every connection waits for a make: a liveness probe that gives up
+    /// sooner would restart a pod for being busy.
+    @Test func livenessWaitsLongerThanARequestMayWait() throws {
+        let timeouts = Self.values(of: "timeoutSeconds").compactMap { Double($0) }
+        #expect(timeouts.count == 1 && timeouts.allSatisfy { $0 > ServeSettings.defaultTimeout }, "\(timeouts)")
+    }
+
     /// Past the drain, the encodes on lanes finish, which one codec call each cannot be stopped:
     /// Kubernetes must leave them time before it kills the pod.
     @Test func kubernetesWaitsForTheDrainAndTheEncodesOnLanes() throws {
