@@ -7,7 +7,7 @@ import Vips
 /// its own command with its own processors:
 ///
 /// ```swift
-/// await PipelineCLI.main(processors: .standard.adding(Sepia.self))
+/// await PipelineCLI.main(processors: .standard.adding(Threshold.self))
 /// ```
 public enum PipelineCLI {
     /// Parses the process's arguments and runs the command they name (`run`, `convert`, `validate`,
