@@ -58,7 +58,12 @@ extension EncoderSettings {
         [
             QualityTarget.option(for: base.format),
             .boolean("lossless", default: base.lossless, help: "lossless compression"),
-            .integer("effort", in: 0...9, default: base.effort, help: "CPU effort, 0 (fast) – 9 (small)"),
+            .integer(
+                "effort", in: 0...9, default: base.effort,
+                help: base.format == .heic
+                    // libvips 8.14 sets libheif's "speed", which the x265 plugin of libheif 1.15 does not have.
+                    ? "no effect on HEIC with Debian 12's libvips and libheif (their HEVC encoder takes no speed); 0–9"
+                    : "CPU effort, 0 (fast) – 9 (small)"),
             .choice(
                 "chromaSubsampling", ChromaSubsampling.self, default: base.chromaSubsampling,
                 help: "chroma subsampling; auto subsamples below quality 90"),

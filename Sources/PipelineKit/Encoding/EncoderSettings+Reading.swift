@@ -25,9 +25,12 @@ extension EncoderSettings {
         keep = try Self.readKeep(options)
         qualityTarget = try QualityTarget.read(options, format: format)
         if let profile = try options.optionalString("iccProfile") {
-            iccProfile = try Self.resolveProfile(profile, against: options.baseDirectory)
-            if profile == "cmyk", format != .jpeg, format != .tiff {
-                throw OptionError(option: "iccProfile", "cmyk needs a format with CMYK: jpeg or tiff, not \(format.rawValue)")
+            let resolved = try Self.resolveProfile(profile, against: options.baseDirectory)
+            iccProfile = resolved.path
+            // A CMYK file too: converted to it, an RGB format's pixels would be its inks.
+            if resolved.isCMYK, format != .jpeg, format != .tiff {
+                let what = profile == "cmyk" ? "cmyk" : "\(profile) is a CMYK profile, which"
+                throw OptionError(option: "iccProfile", "\(what) needs a format with CMYK: jpeg or tiff, not \(format.rawValue)")
             }
             // A GIF cannot say which profile its colours are in, so every viewer takes them as
             // sRGB: converted to another, they would show wrong.
@@ -94,9 +97,10 @@ extension EncoderSettings {
         }
     }
 
-    /// A built-in profile's name as is, or an ICC file's absolute path once it is known to be readable.
-    private static func resolveProfile(_ profile: String, against base: URL) throws(OptionError) -> String {
-        if builtInProfiles.contains(profile) { return profile }
+    /// A built-in profile's name as is, or an ICC file's absolute path once it is known to be
+    /// readable, with whether it is a CMYK profile (its header's colour space).
+    private static func resolveProfile(_ profile: String, against base: URL) throws(OptionError) -> (path: String, isCMYK: Bool) {
+        if builtInProfiles.contains(profile) { return (profile, profile == "cmyk") }
         let path = URL(fileURLWithPath: profile, relativeTo: base).standardizedFileURL.path
         guard FileManager.default.isReadableFile(atPath: path) else {
             throw OptionError(option: "iccProfile", "\(profile) is neither srgb, p3 nor cmyk, nor a readable ICC file (looked for \(path))")
@@ -111,6 +115,7 @@ extension EncoderSettings {
         guard let header, header.count == 40, header.suffix(4).elementsEqual("acsp".utf8) else {
             throw OptionError(option: "iccProfile", "\(profile) is not an ICC profile: its header has no \"acsp\" signature (\(path))")
         }
-        return path
+        // The data colour space, at bytes 16 to 19 of the header.
+        return (path, header.dropFirst(16).prefix(4).elementsEqual("CMYK".utf8))
     }
 }

@@ -253,7 +253,8 @@ public struct EncoderSettings: Sendable, Hashable {
             options += ["Q=\(quality)", "lossless=\(lossless)", "effort=\(effort)", "compression=av1"]
         case .heic:
             options += ["Q=\(quality)", "lossless=\(lossless)", "effort=\(effort)", "compression=hevc"]
-            options += subsampleOption
+            // Lossless only in full chroma: libheif's default halves it, and the pixels change.
+            options += lossless ? ["subsample_mode=off"] : subsampleOption
         case .gif:
             options += [
                 "effort=\(effort)", "dither=\(dither)", "bitdepth=\(bitDepth)", "interframe_maxerror=\(interFrameMaxError)",

@@ -111,8 +111,12 @@ enum ImageEncoder {
             // JPEG has no alpha: composite onto the background instead of dropping the band,
             // which would turn transparent areas into whatever colour they happened to hold.
             // Before a profile: the background is an sRGB colour, and a CMYK one has four bands.
-            let colourBands = image.bands - 1
-            let background = colourBands == 1 ? [settings.background[0]] : Array(settings.background.prefix(3))
+            // A grey image under a colour that is not a grey becomes colour first, as it does
+            // under a step that draws one; its grey is the colour's, in its own range of values.
+            let rgb = Array(settings.background.prefix(3))
+            image = try image.holdingColour(rgb)
+            var background = image.isGreyscale ? try VipsImage.sRGBColour(rgb, in: .blackAndWhite) : rgb
+            if image.bandFormat == .ushort { background = background.map { $0 * 257 } }
             image = try image.flattened(background: background)
         }
         if let profile = settings.iccProfile {
@@ -158,6 +162,11 @@ enum ImageEncoder {
             } else {
                 unreadable = ["iptc-data"]
             }
+        }
+        if kept.contains(.xmp), !unsaved.contains(.xmp), let packet = image.blobCopy("xmp-data"),
+            let upright = XMPOrientation.setting(max(1, image.orientation), in: packet)
+        {
+            image = try image.settingBlobField("xmp-data", to: upright)
         }
         let oversized = settings.format == .jpeg ? oversizedForJPEG(image, keeping: kept) : []
         let tooLong = oversized.flatMap { blob in names.filter { metadataKind(of: $0) == metadataKind(of: blob.field) } }

@@ -47,6 +47,34 @@ import Vips
         #expect(Fixtures.isClose(try red.image.pixel(x: 8, y: 8), [255, 0, 0], tolerance: 10))
     }
 
+    @Test func jpegOfAGreyOrSixteenBitImageWithAlphaIsFlattenedOnTheBackgroundToo() throws {
+        // Given a transparent grey image, and a transparent 16-bit one
+        let grey = try Fixtures.solid(width: 16, height: 16, colour: [0, 0]).labelled(as: .blackAndWhite)
+        let deep = try Fixtures.solid(width: 16, height: 16, colour: [0, 0, 0, 0]).cast(to: .ushort).labelled(as: .rgb16)
+        let settings = { (background: [Double]) in EncoderSettings(format: .jpeg, quality: 95, background: background) }
+        // Then a colour that is not a grey makes the grey one colour, and shows as itself
+        let red = try encode(grey, settings([255, 0, 0, 255]))
+        #expect(red.image.bands == 3)
+        #expect(Fixtures.isClose(try red.image.pixel(x: 8, y: 8), [255, 0, 0], tolerance: 10))
+        // a grey keeps it grey, at that grey
+        let mid = try encode(grey, settings([128, 128, 128, 255]))
+        #expect(mid.image.bands == 1)
+        #expect(Fixtures.isClose(try mid.image.pixel(x: 8, y: 8), [128], tolerance: 3))
+        // and the 16-bit one is flattened on the colour, not on its value out of 65535
+        let white = try encode(deep, settings([255, 255, 255, 255]))
+        #expect(Fixtures.isClose(try white.image.pixel(x: 8, y: 8), [255, 255, 255], tolerance: 3))
+    }
+
+    @Test func heicLosslessKeepsEveryPixelWithinALevel() throws {
+        // Noise, whose colour libheif's default halving of chroma changed by tens of levels
+        let photo = try Fixtures.noise(width: 96, height: 64)
+        let lossless = try encode(photo, EncoderSettings(format: .heic, lossless: true, effort: 0))
+        // Within libheif's rounding of its conversion to YCbCr and back
+        let (a, b) = (try lossless.image.bytes(), try photo.bytes())
+        #expect(a.count == b.count)
+        #expect(zip(a, b).map { abs(Int($0) - Int($1)) }.max() ?? 99 <= 1)
+    }
+
     @Test func pngIsLosslessAndPaletteQuantises() throws {
         let photo = try Fixtures.gradient(width: 64, height: 64, bands: 4)
         let plain = try encode(photo, EncoderSettings(format: .png, compression: 9))

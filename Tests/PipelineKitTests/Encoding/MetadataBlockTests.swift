@@ -129,6 +129,31 @@ import Vips
         #expect(reports.flatMap(\.written).flatMap(\.warnings).isEmpty)
     }
 
+    @Test func keptXMPSaysTheOrientationTheImageWasWrittenIn() async throws {
+        // Given a photo stored on its side, whose EXIF and XMP both say to turn it (6)
+        let packet =
+            #"<x:xmpmeta xmlns:x='adobe:ns:meta/'><rdf:RDF xmlns:rdf='http://www.w3.org/1999/02/22-rdf-syntax-ns#'>"#
+            + #"<rdf:Description xmlns:tiff='http://ns.adobe.com/tiff/1.0/' tiff:Orientation="6"/></rdf:RDF></x:xmpmeta>"#
+        let photo = try Fixtures.gradient(width: 64, height: 48).settingIntField("orientation", to: 6)
+            .settingBlobField("xmp-data", to: Array(packet.utf8)).encoded(suffix: ".jpg")
+
+        // When it is written upright, keeping its XMP alone
+        let (directory, _, _) = try await run(
+            [#"{"name": "kept", "encode": {"format": "jpeg", "keep": ["xmp"]}, "path": "out/{stem}.jpg"}"#],
+            input: Data(photo), name: "photo.jpg")
+
+        // Then the XMP says it is upright too, or a viewer reading it would turn it again
+        let out = try VipsImage.open(file: directory.path + "/out/photo.jpg")
+        let xmp = String(decoding: try #require(out.blobCopy("xmp-data")), as: UTF8.self)
+        #expect(out.size == ImageSize(width: 48, height: 64))
+        #expect(xmp.contains(#"tiff:Orientation="1""#) && !xmp.contains(#"tiff:Orientation="6""#), "\(xmp)")
+        // as an element, as some writers put it, too
+        let element = Array("<tiff:Orientation> 8 </tiff:Orientation>".utf8)
+        #expect(
+            XMPOrientation.setting(1, in: element).map { String(decoding: $0, as: UTF8.self) } == "<tiff:Orientation>1</tiff:Orientation>")
+        #expect(XMPOrientation.setting(1, in: Array(#"tiff:Orientation="1""#.utf8)) == nil)
+    }
+
     @Test func aGIFsFramesOfTenMillisecondsOrLessAreWrittenForATenthOfASecond() async throws {
         // Given an animated GIF whose frames have delays of 0, 10 and 300 ms
         let gif = try HostileFixtures.frames(3, width: 20, height: 10) { [UInt8($0 * 100), 0, 0] }.settingFrameDelays([0, 10, 300])

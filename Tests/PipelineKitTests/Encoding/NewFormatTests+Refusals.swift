@@ -59,4 +59,26 @@ extension NewFormatTests {
             return text.contains("outputs[0].encode.iccProfile") && text.contains("photo.icc is not an ICC profile")
         }
     }
+
+    @Test func aCMYKProfileFileIsRefusedForAFormatWithoutCMYK() throws {
+        // Given libvips' CMYK profile as a file
+        let directory = try TemporaryDirectory()
+        let inks = try Fixtures.solid(width: 8, height: 8).convertedToProfile("cmyk")
+        try directory.write(Data(try #require(inks.blobCopy("icc-profile-data"))), to: "press.icc")
+        func json(_ format: String) -> String {
+            PipelineHarness.json(
+                inputs: ["in/*"],
+                outputs: [#"{"name": "o", "encode": {"format": "\#(format)", "iccProfile": "press.icc"}, "path": "out/{stem}.\#(format)"}"#]
+            )
+        }
+        // Then a JPEG may embed it, and a PNG may not, as it may not embed "cmyk"
+        _ = try PipelineHarness.pipeline(json("jpeg"), in: directory)
+        #expect {
+            _ = try PipelineHarness.pipeline(json("png"), in: directory)
+        } throws: { error in
+            let text = "\(error)"
+            return text.contains("outputs[0].encode.iccProfile") && text.contains("press.icc is a CMYK profile")
+                && text.contains("jpeg or tiff")
+        }
+    }
 }
