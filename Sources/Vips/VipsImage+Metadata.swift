@@ -59,4 +59,11 @@ extension VipsImage {
                 "intent": .string("relative"),
             ])
     }
+
+    /// The pixels, taken to be in `profile` (`"cmyk"`, built into libvips, or an ICC file's
+    /// path) whatever the image embeds, converted to sRGB; the result carries sRGB embedded.
+    public func convertedToSRGB(assuming profile: String) throws(VipsError) -> VipsImage {
+        try applying(
+            "icc_transform", ["output_profile": .string("srgb"), "input_profile": .string(profile), "intent": .string("relative")])
+    }
 }

@@ -42,7 +42,12 @@ enum TilePyramidWriter {
                 // profile despite strip, so they are removed first, as the encoder removes what
                 // an output does not keep.
                 let metadata = image.fieldNames.filter { ImageEncoder.metadataKind(of: $0) != nil }
-                let bare = metadata.isEmpty ? image : try image.removingFields(metadata)
+                var bare = metadata.isEmpty ? image : try image.removingFields(metadata)
+                // JPEG tiles have no alpha: flattened onto white, as the jpeg encoder's default
+                // background, where libvips' saver would flatten them onto black.
+                if settings.format == .jpeg, bare.hasAlpha {
+                    bare = try bare.flattened(background: Array(repeating: bare.bandFormat == .ushort ? 65535 : 255, count: bare.bands - 1))
+                }
                 try bare.writeTilePyramid(
                     to: temporary + "/" + stem, layout: settings.layout.rawValue, tileSize: settings.size, overlap: settings.overlap,
                     tileSuffix: settings.tileSuffix, id: settings.id)
@@ -77,9 +82,8 @@ enum TilePyramidWriter {
                     reason: "cannot write \(path): libvips wrote \(found) of its \(expected) tiles (was the disk full?)")
             }
             if settings.layout == .iiif || settings.layout == .iiif3 {
-                byteCount += try listEveryScale(
-                    in: temporary + "/" + stem + "/info.json", width: image.width, height: image.height, tileSize: settings.size, path: path
-                )
+                byteCount += try completeInfo(
+                    in: temporary + "/" + stem + "/info.json", width: image.width, height: image.height, settings: settings, path: path)
             }
             return UncommittedPyramid(
                 path: path, temporary: temporary, descriptor: descriptor, stem: stem, layout: settings.layout,
@@ -234,19 +238,27 @@ enum TilePyramidWriter {
         return (tiles, bytes)
     }
 
-    /// libvips leaves the top level (the whole image in one tile) out of an IIIF `info.json`'s
-    /// `scaleFactors`, though it writes that level's tile: a pyramid that fits one tile listed
-    /// none, which viewers cannot open, and a larger one had no overview. The list is written
-    /// again as every power of two up to the first whose level fits one tile, the levels written.
-    /// Returns how many bytes longer the file became.
-    static func listEveryScale(in infoFile: String, width: Int, height: Int, tileSize: Int, path: String) throws(ItemError) -> Int {
-        let factors = TileCount.factors(width, height, tileSize)
+    /// Completes the IIIF `info.json` libvips wrote. It leaves the top level (the whole image
+    /// in one tile) out of `scaleFactors`, though it writes that level's tile: a pyramid that
+    /// fits one tile listed none, which viewers cannot open, and a larger one had no overview.
+    /// The list is written again as every power of two up to the first whose level fits one
+    /// tile, the levels written. And Image API 3 assumes JPEG tiles of a level-0 service: WebP
+    /// or PNG tiles are named in `extraFormats` and `preferredFormats`, or viewers ask for
+    /// `default.jpg`, which is not there. Returns how many bytes longer the file became.
+    static func completeInfo(in infoFile: String, width: Int, height: Int, settings: TileSettings, path: String) throws(ItemError)
+        -> Int
+    {
+        let factors = TileCount.factors(width, height, settings.size)
         guard let info = try? String(contentsOfFile: infoFile, encoding: .utf8),
             let list = info.range(of: #""scaleFactors"\s*:\s*\[[^\]]*\]"#, options: .regularExpression)
         else {
             throw ItemError(.encoding, stage: .encode, reason: "libvips wrote no scaleFactors in the info.json of \(path)")
         }
-        let listed = info.replacingCharacters(in: list, with: "\"scaleFactors\": [\(factors.map(String.init).joined(separator: ", "))]")
+        var listed = info.replacingCharacters(in: list, with: "\"scaleFactors\": [\(factors.map(String.init).joined(separator: ", "))]")
+        if settings.layout == .iiif3, settings.format != .jpeg, let end = listed.range(of: "}", options: .backwards) {
+            let format = "[\"\(settings.format.format.fileExtension)\"]"
+            listed.replaceSubrange(end, with: ",\n  \"extraFormats\": \(format),\n  \"preferredFormats\": \(format)\n}")
+        }
         do {
             try Data(listed.utf8).write(to: URL(fileURLWithPath: infoFile))
             return listed.utf8.count - info.utf8.count

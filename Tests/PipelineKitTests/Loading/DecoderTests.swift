@@ -134,6 +134,20 @@ import Vips
         #expect(Fixtures.isClose(try decoded.image.pixel(x: 16, y: 16), [200, 30, 30], tolerance: 60))
     }
 
+    @Test func aCMYKJPEGWithoutAProfileIsReadThroughLibvipsCMYKProfile() throws {
+        // Given mid cyan in CMYK, as a JPEG with libvips' CMYK profile embedded and without one
+        let pixels = [UInt8](repeating: 0, count: 16 * 16 * 4).enumerated().map { $0.offset % 4 == 0 ? UInt8(128) : 0 }
+        let cyan = try VipsImage(pixels: pixels, width: 16, height: 16, bands: 4).labelled(as: .cmyk)
+        let tagged = try cyan.convertedToSRGB(assuming: "cmyk").convertedToProfile("cmyk")
+        #expect(tagged.hasICCProfile)
+        let withProfile = try decode(try tagged.encoded(suffix: ".jpg[Q=100]"))
+        let without = try decode(try tagged.encoded(suffix: ".jpg[Q=100,strip]"))
+        // Then both are the same sRGB colour (libvips' colourspace gave a red 24 levels lower)
+        let (a, b) = (try withProfile.image.pixel(x: 8, y: 8), try without.image.pixel(x: 8, y: 8))
+        #expect(without.image.interpretation == .sRGB)
+        #expect(Fixtures.isClose(a, b, tolerance: 2), "\(a) with the profile, \(b) without")
+    }
+
     @Test func sixteenBitPNGBecomesEightBit() throws {
         var pixels: [UInt16] = []
         for _ in 0..<(16 * 16) { pixels += [65535, 32768, 0] }

@@ -186,6 +186,11 @@ extension ImageDecoder {
             break
         case .grey16:
             image = try image.converted(to: .blackAndWhite)
+        case .cmyk where !image.hasICCProfile:
+            // Through libvips' CMYK profile, as sharp converts such an image and as the same
+            // pixels tagged with that profile are: libvips' colourspace goes on from XYZ with
+            // its own white point and clipping, a few levels away.
+            image = try image.convertedToSRGB(assuming: "cmyk")
         default:
             image = try image.converted(to: .sRGB)
         }
