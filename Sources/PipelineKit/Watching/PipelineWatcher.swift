@@ -260,9 +260,17 @@ private final class WatchLoop: @unchecked Sendable {
                 }
                 continue
             }
+            // A link that is a watched folder's path (an input folder released by pointing the
+            // link elsewhere) names another folder now.
+            if watchByFolder[path] != nil {
+                newFolders.append(path)
+                needsSync = true
+                continue
+            }
             // A new file is a change once it is closed after writing (or renamed in): a run that
-            // started at its creation could read it half-written. A new symbolic link is whole.
-            if event.has(IN_CREATE), !WatchScope.isSymbolicLink(path) { continue }
+            // started at its creation could read it half-written. A new symbolic link is whole,
+            // and so is a new hard link to a file (`ln`, `cp -l`).
+            if event.has(IN_CREATE), !WatchScope.isSymbolicLink(path), !Self.isHardLink(path) { continue }
             if scope.isRelevant(file: path) { paths.append(path) }
         }
         // A list file read anew may name other files and folders; a link in an input folder
@@ -280,6 +288,12 @@ private final class WatchLoop: @unchecked Sendable {
         return (paths, overflowed, needsSync)
     }
 
+    /// Whether `path` is a regular file with more than one name: a hard link made to a whole file.
+    private static func isHardLink(_ path: String) -> Bool {
+        var info = stat()
+        return lstat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFREG && info.st_nlink > 1
+    }
+
     /// Watches the folders the scope needs now and no others.
     private func synchronize() {
         let wanted = scope.directoriesToWatch()
@@ -290,9 +304,16 @@ private final class WatchLoop: @unchecked Sendable {
             watchByFolder[folder] = nil
             folderByWatch[watch] = nil
         }
-        for folder in wanted.sorted() where watchByFolder[folder] == nil {
+        // Every wanted folder is asked for again: the watch number says which folder its path
+        // names now. A folder swapped for another by two renames, or a link pointed elsewhere,
+        // keeps its path but not its number, and the old folder's watch goes.
+        for folder in wanted.sorted() {
             switch inotify.add(folder) {
             case .success(let watch):
+                if let old = watchByFolder[folder], old != watch, folderByWatch[old] == folder {
+                    inotify.remove(old)
+                    folderByWatch[old] = nil
+                }
                 if let previous = folderByWatch[watch], previous != folder { watchByFolder[previous] = nil }
                 folderByWatch[watch] = folder
                 watchByFolder[folder] = watch
