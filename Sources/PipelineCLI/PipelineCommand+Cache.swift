@@ -40,8 +40,14 @@ extension PipelineCommand {
     }
 }
 
-/// The disk cache a pipeline file describes, whether or not it is enabled.
+/// The disk cache a pipeline file describes, whether or not it is enabled; one whose folder is
+/// something else (a file) is refused, as a run refuses it, rather than shown as empty.
 private func diskCache(of file: String) throws -> DiskCache {
     let cache = try loadPipeline(file).definition.cache
+    var isFolder: ObjCBool = false
+    if FileManager.default.fileExists(atPath: cache.directory.path, isDirectory: &isFolder), !isFolder.boolValue {
+        printError("error: \(file): cache: \(cache.directory.path) is not a folder".escapingControlCharacters)
+        throw ExitCode.invalidInput
+    }
     return DiskCache(directory: cache.directory, maxSize: cache.maxSize)
 }

@@ -19,10 +19,12 @@ extension PipelineCommand {
             var pipeline = try loadPipeline(file)
             memory.apply(to: &pipeline)
             let shard = try sharding.resolve()
-            print(
-                try exitingOnInvalidFile { () throws(PipelineFileError) in
-                    try pipeline.explain(shard: shard?.shard, shardSource: shard?.source)
-                }.text)
+            let explanation = try exitingOnInvalidFile { () throws(PipelineFileError) in
+                try pipeline.explain(shard: shard?.shard, shardSource: shard?.source)
+            }
+            // As `validate` and `run` print them: explain is where one looks for a missing input.
+            for warning in explanation.warnings { printError("warning: \(warning)".escapingControlCharacters) }
+            print(explanation.text)
             if pipeline.definition.serve != ServeSettings() { print(Self.describe(pipeline.definition.serve)) }
         }
 

@@ -52,7 +52,7 @@ extension PipelineCommand {
             }
             let merged: (report: RunReport, missingShards: [Int])
             do {
-                merged = try ReportMerger.merge(loaded)
+                merged = try ReportMerger.merge(loaded, named: reports)
             } catch {
                 printError("error: \(error.description)")
                 throw ExitCode.invalidInput

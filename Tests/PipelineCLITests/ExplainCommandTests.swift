@@ -19,6 +19,22 @@ import Testing
                 "stage widths: fetch 4, cache 2, decompress \(cores), process \(max(1, cores / 2)), encode \(cores)"))
     }
 
+    @Test func theWarningsValidatePrintsArePrintedToo() throws {
+        // Given a file one of whose globs matches no file
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 48, height: 32)), to: "in/a.jpg")
+        let json = PipelineHarness.json(
+            inputs: ["in/*.jpg", "in/*.gif"], outputs: [#"{"name": "o", "encode": {"format": "jpeg"}, "path": "out/{stem}.jpg"}"#])
+        try directory.write(Data(json.utf8), to: "p.json")
+        // Then explain warns of it, as validate does, on standard error beside the plan
+        let explained = try CommandRunner.run(["explain", directory.path + "/p.json"])
+        let validated = try CommandRunner.run(["validate", directory.path + "/p.json"])
+        #expect(explained.status == 0 && explained.standardOutput.contains("inputs: 1 "), "\(explained.standardOutput)")
+        let warning = validated.standardError.split(separator: "\n").first { $0.hasPrefix("warning:") && $0.contains("in/*.gif") }
+        #expect(warning != nil, "\(validated.standardError)")
+        #expect(explained.standardError.contains(String(warning ?? "no warning")), "\(explained.standardError)")
+    }
+
     /// The bundled pipeline names no widths: confined to one core (as `taskset` or a container's
     /// cpuset confines it), the run gets one lane per stage, whatever the machine has.
     @Test func theDefaultWidthsFollowTheCoresTheProcessMayUse() throws {

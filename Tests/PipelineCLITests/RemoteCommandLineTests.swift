@@ -45,6 +45,20 @@ import Vips
         #expect(try CommandRunner.run(["cache", "stats", file]).standardOutput.contains("entries: 0"))
     }
 
+    @Test func aCacheFolderThatIsAFileIsRefusedNotShownEmpty() throws {
+        // Given a pipeline whose cache folder is a file
+        let directory = try TemporaryDirectory()
+        let file = try writePipeline(directory, urls: ["http://127.0.0.1:9/a.jpg"])
+        try directory.write(Data("not a folder".utf8), to: "cache")
+        // Then stats and clear refuse it as a run does, naming it, and leave it be
+        for command in ["stats", "clear"] {
+            let result = try CommandRunner.run(["cache", command, file])
+            #expect(result.status == 2, "\(command): \(result.standardOutput)")
+            #expect(result.standardError.contains("cache: \(directory.path)/cache is not a folder"), "\(result.standardError)")
+        }
+        #expect(try String(contentsOfFile: directory.path + "/cache", encoding: .utf8) == "not a folder")
+    }
+
     @Test func killedWhileCachingThenRunAgainGivesCorrectOutputs() throws {
         // Given a reference run without cache, into its own folder
         let (server, _) = try photoServer(count: 24)

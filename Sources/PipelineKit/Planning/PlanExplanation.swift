@@ -57,6 +57,9 @@ public struct PlanExplanation: Sendable {
     public let shard: (shard: Shard, source: String, totalInputs: Int)?
     /// Distinct sources among the inputs (one file listed twice is one source).
     public let sources: Int
+    /// What the plan warns of, as `validate` and `run` print it (a glob that matches no file, a
+    /// key under an old name): not part of `text`, which is the plan.
+    public let warnings: [String]
     /// Inputs fetched over HTTP(S) or from S3.
     public let remoteInputs: Int
     /// Loader names and how many inputs each reads, among those whose header was read.
@@ -123,6 +126,7 @@ public struct PlanExplanation: Sendable {
 
     init(plan: RunPlan, shardSource: String? = nil, memoryBudget: MemoryBudget? = MemoryBudget.detect(), sampleCount: Int = 5) {
         let definition = plan.definition
+        warnings = plan.warnings
         shard = plan.shard.map { ($0, shardSource ?? "given", plan.totalInputCount) }
         self.memoryBudget = memoryBudget
         let accountant = MemoryAccountant(budget: memoryBudget)

@@ -11,11 +11,19 @@ public enum ReportMerger {
 
     /// The joined report (no `shard`), and the shard indices of which no report was given.
     ///
+    /// - Parameters:
+    ///   - reports: the shards' reports.
+    ///   - names: what errors call each report (the path it was read from); "report N" for
+    ///     one without a name.
     /// - Throws: when a report is not of a shard, the reports disagree on the pipeline or the
     ///   shard count, two reports are of one shard, or one input is in two reports.
-    public static func merge(_ reports: [RunReport]) throws(MergeError) -> (report: RunReport, missingShards: [Int]) {
+    public static func merge(_ reports: [RunReport], named names: [String] = []) throws(MergeError) -> (
+        report: RunReport, missingShards: [Int]
+    ) {
         guard let first = reports.first else { throw MergeError(description: "no reports to merge") }
-        let seen = try shardPositions(reports, first: first)
+        let seen = try shardPositions(reports, first: first) { position in
+            position < names.count ? names[position] : "report \(position + 1)"
+        }
         try checkEachInputInOneShard(reports)
         let count = first.shard?.count ?? 1
         let missing = (0..<count).filter { seen[$0] == nil }
@@ -34,24 +42,23 @@ public enum ReportMerger {
     }
 
     /// Each shard's position among `reports`, once each shard is known to be of `first`'s
-    /// pipeline and shard count, and given once.
-    private static func shardPositions(_ reports: [RunReport], first: RunReport) throws(MergeError) -> [Int: Int] {
+    /// pipeline and shard count, and given once; `name` says which report an error is of.
+    private static func shardPositions(_ reports: [RunReport], first: RunReport, name: (Int) -> String) throws(MergeError) -> [Int: Int] {
         var seen: [Int: Int] = [:]
         for (position, report) in reports.enumerated() {
             guard let shard = report.shard else {
-                throw MergeError(description: "report \(position + 1) is not of a shard (run with --shard or under a scheduler)")
+                throw MergeError(description: "\(name(position)) is not of a shard (run with --shard or under a scheduler)")
             }
             guard report.pipeline == first.pipeline else {
-                throw MergeError(description: "report \(position + 1) is of pipeline \"\(report.pipeline)\", not \"\(first.pipeline)\"")
+                throw MergeError(description: "\(name(position)) is of pipeline \"\(report.pipeline)\", not \"\(first.pipeline)\"")
             }
             guard shard.count == first.shard?.count else {
                 throw MergeError(
                     description:
-                        "report \(position + 1) is shard \(shard.index)/\(shard.count), but the first is of \(first.shard?.count ?? 0) shards"
-                )
+                        "\(name(position)) is shard \(shard.index)/\(shard.count), but \(name(0)) is of \(first.shard?.count ?? 0) shards")
             }
             if let earlier = seen[shard.index] {
-                throw MergeError(description: "reports \(earlier + 1) and \(position + 1) are both of shard \(shard.index)/\(shard.count)")
+                throw MergeError(description: "\(name(earlier)) and \(name(position)) are both of shard \(shard.index)/\(shard.count)")
             }
             seen[shard.index] = position
         }
