@@ -261,10 +261,11 @@ private final class WatchLoop: @unchecked Sendable {
                 continue
             }
             // A link that is a watched folder's path (an input folder released by pointing the
-            // link elsewhere) names another folder now.
+            // link elsewhere) names another folder now, and the inputs named through it other files.
             if watchByFolder[path] != nil {
                 newFolders.append(path)
                 needsSync = true
+                if scope.mayHoldTargets(directory: path) { paths.append(path) }
                 continue
             }
             // A new file is a change once it is closed after writing (or renamed in): a run that

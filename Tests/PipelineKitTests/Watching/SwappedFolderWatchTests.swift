@@ -51,6 +51,23 @@ import Testing
         #expect(await changesName("/b.jpg", in: watcher))
     }
 
+    @Test func anInputNamedThroughALinkPointedElsewhereIsAChange() async throws {
+        // Given the input `current/a.jpg`, with current -> v1, and v2 holding another a.jpg
+        let directory = try TemporaryDirectory()
+        try directory.write(try WatchTests.photo(), to: "v1/a.jpg")
+        try directory.write(try WatchTests.photo(width: 40), to: "v2/a.jpg")
+        try FileManager.default.createSymbolicLink(atPath: directory.path + "/current", withDestinationPath: "v1")
+        let (watcher, bound) = try watching(directory, inputs: "current/a.jpg")
+        defer { watcher.stop(); bound.cancel() }
+
+        // When the link is pointed at v2
+        try FileManager.default.createSymbolicLink(atPath: directory.path + "/current.new", withDestinationPath: "v2")
+        #expect(rename(directory.path + "/current.new", directory.path + "/current") == 0)
+
+        // Then that is a change: the input is another file now
+        #expect(await changesName("/current", in: watcher))
+    }
+
     @Test func aFolderSwappedForAnotherByTwoRenamesIsWatchedAsTheNewOne() async throws {
         // Given inputs `in/*.jpg`, and a folder ready to take its place
         let directory = try TemporaryDirectory()
