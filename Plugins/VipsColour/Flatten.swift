@@ -41,9 +41,6 @@ public struct Flatten: ImageProcessing, Hashable {
     /// Applies the step to `image`; a thrown error fails this item only.
     public func process(_ image: VipsImage, context: ProcessingContext) throws -> VipsImage {
         guard image.hasAlpha else { return image }
-        let rgb = Array(background.prefix(3))
-        let input = try image.inEightBits().holdingColour(rgb)
-        let values = input.isGreyscale ? try VipsImage.sRGBColour(rgb, in: .blackAndWhite) : rgb
-        return try input.flattened(background: values).roundedToEightBits()
+        return try image.inEightBits().flattened(ontoSRGB: background).roundedToEightBits()
     }
 }

@@ -24,6 +24,17 @@ extension VipsImage {
         return try inColour()
     }
 
+    /// The image flattened onto the sRGB colour `rgb` (0–255 a component): a grey image under a
+    /// colour that is not a grey becomes colour first, a grey one takes the colour's grey, and a
+    /// 16-bit one the colour in its own range of values.
+    public func flattened(ontoSRGB rgb: [Double]) throws(VipsError) -> VipsImage {
+        let rgb = Array(rgb.prefix(3))
+        let image = try holdingColour(rgb)
+        var background = image.isGreyscale ? try VipsImage.sRGBColour(rgb, in: .blackAndWhite) : rgb
+        if image.bandFormat == .ushort { background = background.map { $0 * 257 } }
+        return try image.flattened(background: background)
+    }
+
     /// The image in colour (sRGB, or 16-bit RGB) when it is greyscale, alpha and bit depth
     /// kept; any other image as it is.
     public func inColour() throws(VipsError) -> VipsImage {

@@ -111,6 +111,10 @@ public struct EncoderSettings: Sendable, Hashable {
     /// The profile the pixels are converted to and embedded with (`srgb`, `p3`, `cmyk` or an
     /// ICC file's absolute path); nil leaves them as they are.
     public var iccProfile: String?
+
+    /// `iccProfile` when it is a file (a file a run reads), not a built-in profile's name: by the
+    /// time the settings are read, a file's is an absolute path.
+    var iccProfileFile: String? { iccProfile.flatMap { $0.hasPrefix("/") ? $0 : nil } }
     /// JPEG: progressive (interlaced) rather than baseline.
     public var progressive: Bool
     /// JPEG, AVIF and HEIC chroma subsampling.

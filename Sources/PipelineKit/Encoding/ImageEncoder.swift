@@ -111,13 +111,7 @@ enum ImageEncoder {
             // JPEG has no alpha: composite onto the background instead of dropping the band,
             // which would turn transparent areas into whatever colour they happened to hold.
             // Before a profile: the background is an sRGB colour, and a CMYK one has four bands.
-            // A grey image under a colour that is not a grey becomes colour first, as it does
-            // under a step that draws one; its grey is the colour's, in its own range of values.
-            let rgb = Array(settings.background.prefix(3))
-            image = try image.holdingColour(rgb)
-            var background = image.isGreyscale ? try VipsImage.sRGBColour(rgb, in: .blackAndWhite) : rgb
-            if image.bandFormat == .ushort { background = background.map { $0 * 257 } }
-            image = try image.flattened(background: background)
+            image = try image.flattened(ontoSRGB: settings.background)
         }
         if let profile = settings.iccProfile {
             // lcms takes sRGB to the profile: a greyscale image is made colour first, without

@@ -45,9 +45,7 @@ enum TilePyramidWriter {
                 var bare = metadata.isEmpty ? image : try image.removingFields(metadata)
                 // JPEG tiles have no alpha: flattened onto white, as the jpeg encoder's default
                 // background, where libvips' saver would flatten them onto black.
-                if settings.format == .jpeg, bare.hasAlpha {
-                    bare = try bare.flattened(background: Array(repeating: bare.bandFormat == .ushort ? 65535 : 255, count: bare.bands - 1))
-                }
+                if settings.format == .jpeg, bare.hasAlpha { bare = try bare.flattened(ontoSRGB: [255, 255, 255]) }
                 try bare.writeTilePyramid(
                     to: temporary + "/" + stem, layout: settings.layout.rawValue, tileSize: settings.size, overlap: settings.overlap,
                     tileSuffix: settings.tileSuffix, id: settings.id)

@@ -21,8 +21,7 @@ extension RunPlan {
                     reads.append(ReadFile(what: what, path: resource.path))
                 }
             }
-            // A built-in profile is a name; a file's is an absolute path by now.
-            if let profile = output.encoder.iccProfile, profile.hasPrefix("/") {
+            if let profile = output.encoder.iccProfileFile {
                 reads.append(ReadFile(what: "the ICC profile \(profile) that output \"\(output.name)\" embeds", path: profile))
             }
         }

@@ -46,8 +46,8 @@ struct RunResources: Sendable {
             }
             resources.versions[url] = version ?? "unversioned"
         }
-        // Paths only: the built-in profiles' names are their version, in the encoder's identity.
-        for path in Set(outputs.compactMap(\.encoder.iccProfile).filter { $0.hasPrefix("/") }) {
+        // Files only: the built-in profiles' names are their version, in the encoder's identity.
+        for path in Set(outputs.compactMap(\.encoder.iccProfileFile)) {
             // One that can no longer be read fails its encodes; the next run reads it again.
             let bytes = FileManager.default.contents(atPath: path)
             resources.profileVersions[path] = bytes.map { "sha256:" + SHA256.hex($0) } ?? "unreadable"

@@ -42,7 +42,7 @@ struct WatchScope: Sendable {
         var files = [InputEnumerator.normalize(pipelineFile)] + inputs.listFiles
         files += definition.outputs.flatMap { $0.steps.flatMap(\.resources) }.filter(\.isFileURL).map { InputEnumerator.normalize($0.path) }
         if let focus = definition.focusPoints { files.append(InputEnumerator.normalize(focus.file.path)) }
-        files += definition.outputs.compactMap(\.encoder.iccProfile).filter { $0.hasPrefix("/") }.map(InputEnumerator.normalize)
+        files += definition.outputs.compactMap(\.encoder.iccProfileFile).map(InputEnumerator.normalize)
         var targets = files.flatMap(Self.linkedPaths).map(Target.file)
         for target in inputs.patterns.flatMap(\.targets) {
             if case .file(let file) = target { targets += Self.linkedPaths(file).map(Target.file) } else { targets.append(target) }
