@@ -53,6 +53,18 @@ public struct Median: ImageProcessing, Hashable {
     /// Applies the step to `image`; a thrown error fails this item only.
     public func process(_ image: VipsImage, context: ProcessingContext) throws -> VipsImage {
         guard size > 1 else { return image }
+        // libvips before 8.17.2 slides the histogram it keeps for an 8-bit image's windows of more
+        // than ten pixels one column short, and its medians drift far from the true ones
+        // (libvips#4609). A 16-bit copy takes its sorting path instead, which is exact, and a
+        // median of 8-bit values fits 8 bits again.
+        let sortsInSixteenBits = image.bandFormat == .uchar && size * size > 10 && !Vips.isAtLeast(8, 17, 2)
+        let source = sortsInSixteenBits ? try image.cast(to: .ushort) : image
+        let filtered = try Self.rank(source, size: size)
+        return sortsInSixteenBits ? try filtered.cast(to: image.bandFormat) : filtered
+    }
+
+    /// The median of each `size`×`size` window of `image`.
+    private static func rank(_ image: VipsImage, size: Int) throws -> VipsImage {
         let rank: [String: VipsValue] = ["width": .integer(size), "height": .integer(size), "index": .integer(size * size / 2)]
         guard image.width < size || image.height < size else { return try image.applying("rank", rank) }
         // libvips refuses a window larger than the image, which a tiny input in a batch has.

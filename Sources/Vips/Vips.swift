@@ -13,6 +13,11 @@ public enum Vips {
         "\(vips_version(0)).\(vips_version(1)).\(vips_version(2))"
     }
 
+    /// Whether the libvips running is `major.minor.micro` or later.
+    public static func isAtLeast(_ major: Int32, _ minor: Int32, _ micro: Int32) -> Bool {
+        (vips_version(0), vips_version(1), vips_version(2)) >= (major, minor, micro)
+    }
+
     /// Sets how many worker threads libvips runs for each image it computes.
     ///
     /// The pipeline already keeps several images in flight on its stage queues, so one thread
