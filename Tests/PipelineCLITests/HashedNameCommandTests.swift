@@ -85,6 +85,27 @@ import Testing
         #expect(try run(directory) == (0, 4))
     }
 
+    /// An old file the run reads (named as an input here; an overlay would be the same) stays,
+    /// with a warning: the clean-up never takes away what the run was given.
+    @Test func anOldFileTheRunReadsIsKept() throws {
+        // Given a first run's files, a changed photo, and the photo's old small file named as an input
+        let directory = try prepare()
+        #expect(try run(directory) == (4, 0))
+        let old = try #require(try hashedFiles(directory).first { $0.hasPrefix("a-") })
+        try directory.write(try Fixtures.jpeg(try Fixtures.redCorner(width: 90, height: 60)), to: "photos/a.jpg")
+        let json = Self.pipelineJSON.replacingOccurrences(of: #"["photos/*.jpg"]"#, with: #"["photos/*.jpg", "public/\#(old)"]"#)
+        let file = try directory.write(Data(json.utf8), to: "hashed.json")
+        // When it runs again
+        let result = try CommandRunner.run(["run", "--quiet", file])
+        // Then the old file is still there, and the run says why it kept it
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(FileManager.default.fileExists(atPath: directory.path + "/public/" + old))
+        #expect(
+            result.standardError.contains(
+                "kept \(directory.path)/public/\(old), which a changed input's new {hash} file replaced: the run reads it, as the input public/\(old)"
+            ), "\(result.standardError)")
+    }
+
     @Test func shardedRunsRemoveNoOldFileAndAWholeRunDoes() throws {
         let directory = try prepare()
         #expect(try run(directory) == (4, 0))

@@ -79,6 +79,16 @@ struct ProtectedInputs: Sendable {
         guard let offset = records[identity] else { return nil }
         return "the input " + (plan.flatMap { SourceStore.input(at: offset, in: $0)?.displayName } ?? "an input of the run")
     }
+
+    /// What the run reads that the file at `path` is, by the entry or by what a link there
+    /// leads to: a file to leave in place, as removing either takes away a name the run reads by.
+    func readFile(removing path: String) -> String? {
+        if let what = readFile(at: path) { return what }
+        guard let identity = FileIdentity(path: path, followingLinks: true) else { return nil }
+        if let what = otherReads[identity] { return what }
+        guard let offset = records[identity] else { return nil }
+        return "the input " + (plan.flatMap { SourceStore.input(at: offset, in: $0)?.displayName } ?? "an input of the run")
+    }
 }
 
 /// Compares every place a run will write with every local input, and with each other, by real

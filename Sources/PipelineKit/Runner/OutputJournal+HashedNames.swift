@@ -35,9 +35,10 @@ extension OutputJournal {
     /// every output, as the runner decides; a journal read only in part removes nothing. A file
     /// that another journal in this one's folder holds as its output's latest stays: another
     /// pipeline file writing `{hash}` names into the same folder gives the same bytes the same
-    /// name, and its manifest and pages point at it.
-    /// - Returns: a warning for each file that could not be removed.
-    func removeReplacedHashedFiles() -> [String] {
+    /// name, and its manifest and pages point at it. A file the run reads (`reads`: an input, an
+    /// overlay named by its old hash) stays too, with a warning.
+    /// - Returns: a warning for each file that could not be removed or was kept as read.
+    func removeReplacedHashedFiles(keeping reads: ProtectedInputs) -> [String] {
         guard readEveryRecord else { return [] }
         let replaced = state.withLock { state -> [String] in
             var paths: [String] = []
@@ -55,8 +56,13 @@ extension OutputJournal {
         guard !replaced.isEmpty else { return [] }
         let heldElsewhere = latestPathsOfOtherJournals()
         var warnings: [String] = []
-        for path in Set(replaced).sorted() where !heldElsewhere.contains(DiskPath(path)) && unlink(path) != 0 && errno != ENOENT {
-            warnings.append("cannot remove \(path), which a changed input's new {hash} file replaced: \(String(cString: strerror(errno)))")
+        for path in Set(replaced).sorted() where !heldElsewhere.contains(DiskPath(path)) {
+            if let read = reads.readFile(removing: path) {
+                warnings.append("kept \(path), which a changed input's new {hash} file replaced: the run reads it, as \(read)")
+            } else if unlink(path) != 0 && errno != ENOENT {
+                warnings.append(
+                    "cannot remove \(path), which a changed input's new {hash} file replaced: \(String(cString: strerror(errno)))")
+            }
         }
         return warnings
     }

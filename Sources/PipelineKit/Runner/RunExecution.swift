@@ -117,10 +117,11 @@ final class RunExecution: Sendable {
         // need meanwhile. A cancelled run writes the entries of what it finished and keeps the
         // others as they were, so the manifest stays true to the files on disk.
         let journal = self.journal
+        let reads = plan.protectedInputs
         // Only a whole run that made or found every output knows which `{hash}` files are old.
         let whole = !cancelled && !plan.isPart && plan.shard == nil && totals.failed == 0 && totals.succeeded == plan.inputCount
         let journalWarnings = await runBlocking(on: .global(qos: .utility)) {
-            (whole ? journal?.removeReplacedHashedFiles() ?? [] : []) + (journal?.finish() ?? [])
+            (whole ? journal?.removeReplacedHashedFiles(keeping: reads) ?? [] : []) + (journal?.finish() ?? [])
         }
         let manifestProblem = cancelled ? await manifest?.writeCutShort() : await manifest?.write()
         var summary = totals.summary(inputs: plan.inputCount, elapsed: .now - start, cancelled: cancelled, peakInFlight: peak)
