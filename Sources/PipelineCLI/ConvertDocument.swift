@@ -104,6 +104,9 @@ struct ConvertDocument {
                     "--ssimulacra2", "\(known.rawValue) has no quality to search for a score: a target is for \(QualityTarget.formatList)")
             }
         }
+        if command.quality != nil, command.ssimulacra2 != nil {
+            throw ConvertArgumentError("--ssimulacra2", "cannot be used with --quality: give a fixed quality or a target score")
+        }
         var encode: [String: Any] = ["format": format]
         if let quality = command.quality { encode["quality"] = try Self.integer(quality, flag: "--quality") }
         if let target = command.ssimulacra2 {
@@ -126,7 +129,9 @@ struct ConvertDocument {
         }
         var output: [String: Any] = ["name": "convert", "encode": encode, "path": path]
         if !resize.isEmpty { output["steps"] = [["resize": resize]] }
-        var document: [String: Any] = ["version": PipelineFormat.version, "name": "convert", "inputs": command.inputs, "outputs": [output]]
+        var document: [String: Any] = [
+            "version": PipelineFormat.version, "name": "convert", "inputs": command.inputs.map(Self.inputPattern), "outputs": [output],
+        ]
         var decompress: [String: Any] = [:]
         if let formats = command.allowUntrusted {
             decompress["allowUntrusted"] = formats.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
@@ -223,21 +228,28 @@ struct ConvertDocument {
         }
     }
 
-    /// Whether IN is a glob: a path, not a URL, with a wildcard or a brace.
+    /// Whether IN is a glob: a path, not a URL, with a wildcard, a brace or a backslash, that is
+    /// not the name of a file (`photo [1].jpg`, as a shell's completion gives it).
     static func isGlob(_ input: String) -> Bool {
-        !isURL(input) && input.contains(where: { "*?[{".contains($0) })
+        !isURL(input) && input.contains(where: { "*?[{\\".contains($0) }) && !FileManager.default.fileExists(atPath: input)
+    }
+
+    /// The pipeline file's entry for IN: a file's name as a pattern that names it alone.
+    static func inputPattern(_ input: String) -> String {
+        isURL(input) || isGlob(input) ? input : Glob.literal(input)
     }
 
     static func isURL(_ text: String) -> Bool {
         ["http://", "https://", "s3://"].contains { text.lowercased().hasPrefix($0) }
     }
 
-    /// The format OUT's extension names; nil when OUT has no extension, or `{format}` for one.
+    /// The format OUT's extension names; nil when OUT has no extension, or `{format}` or `{ext}`
+    /// (IN's own) for one.
     static func format(of path: String) throws(ConvertArgumentError) -> String? {
         let name = path.split(separator: "/").last.map(String.init) ?? path
         guard let dot = name.lastIndex(of: "."), name.index(after: dot) < name.endIndex else { return nil }
         let ext = name[name.index(after: dot)...].lowercased()
-        if ext == "{format}" { return nil }
+        if ext == "{format}" || ext == "{ext}" { return nil }
         guard let format = EncoderSettings.Format(fileExtension: ext) else {
             let known = EncoderSettings.Format.fileExtensionList
             throw ConvertArgumentError(

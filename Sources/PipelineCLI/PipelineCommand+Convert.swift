@@ -100,9 +100,6 @@ extension PipelineCommand {
             }
             if json && quiet { throw ValidationError("--json and --quiet cannot be used together") }
             if verbose && quiet { throw ValidationError("--quiet and --verbose cannot be used together") }
-            if quality != nil && ssimulacra2 != nil {
-                throw ValidationError("--quality and --ssimulacra2 cannot be used together: give a fixed quality or a target score")
-            }
         }
 
         func run() async throws {

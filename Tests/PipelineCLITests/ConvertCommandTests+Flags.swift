@@ -181,7 +181,32 @@ extension ConvertCommandTests {
         let result = try CommandRunner.run(
             ["convert", "in/storm.jpg", "out/x.webp", "--quality", "80", "--ssimulacra2", "70"], in: directory.url)
         #expect(result.status == 2)
-        #expect(result.standardError.contains("--quality") && result.standardError.contains("--ssimulacra2"), "\(result.standardError)")
+        // One line naming the flag, as every other flag's mistake, not a usage block
+        #expect(
+            result.standardError == "error: --ssimulacra2: cannot be used with --quality: give a fixed quality or a target score\n",
+            "\(result.standardError)")
+    }
+
+    /// A file whose name has a wildcard in it, as a shell's completion passes it, is that file;
+    /// a glob is a name that is no file.
+    @Test func anINThatIsAFileWithWildcardsInItsNameIsThatFile() throws {
+        let directory = try prepare()
+        for name in ["photo [1].jpg", "a{1,2}.jpg", "b*.jpg"] {
+            try FileManager.default.copyItem(atPath: directory.path + "/in/storm.jpg", toPath: directory.path + "/in/" + name)
+        }
+        for name in ["photo [1].jpg", "a{1,2}.jpg", "b*.jpg"] {
+            let result = try CommandRunner.run(["convert", "in/" + name, "one.webp", "--width", "30"], in: directory.url)
+            #expect(result.status == 0, "\(name): \(result.standardError)")
+            #expect(try size(directory.path + "/one.webp").0 == 30)
+        }
+    }
+
+    /// `{ext}` in OUT is IN's extension, so IN's format, as `{format}` leaves it to IN.
+    @Test func anOUTEndingInExtKeepsINsFormat() throws {
+        let directory = try prepare()
+        let result = try CommandRunner.run(["convert", "in/storm.jpg", "e/{stem}.{ext}", "--width", "20"], in: directory.url)
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(try VipsImage.open(file: directory.path + "/e/storm.jpg").loader?.hasPrefix("jpegload") == true)
     }
 
     /// --position is a name or a point X,Y; a point that starts with a minus sign is a value, not a flag.

@@ -3,8 +3,10 @@ import Foundation
 /// Matching names against globs and expanding brace sets (`{jpg,png}`, `{01..12}`), apart from
 /// the walk that finds the files.
 extension InputEnumerator {
+    /// Whether a path component is matched as a pattern: it has a wildcard, or a backslash,
+    /// which takes the character after it as it is (`photo \\[1].jpg`).
     static func isGlob(_ component: String) -> Bool {
-        component.contains { $0 == "*" || $0 == "?" || $0 == "[" }
+        component.contains { $0 == "*" || $0 == "?" || $0 == "[" || $0 == "\\" }
     }
 
     /// Shell-style matching of one name; a leading dot must be matched explicitly.
@@ -103,5 +105,17 @@ extension InputEnumerator {
                 let sign = number < 0 ? "-" : "", digits = String(abs(number))
                 return sign + String(repeating: "0", count: max(0, width - sign.count - digits.count)) + digits
             })
+    }
+}
+
+/// The patterns a pipeline file's `inputs` hold, for code outside the planner (`convert`).
+package enum Glob {
+    /// `path` as a pattern that names it and nothing else: each wildcard, brace and backslash
+    /// behind a backslash.
+    package static func literal(_ path: String) -> String {
+        path.reduce(into: "") { pattern, character in
+            if "*?[{\\".contains(character) { pattern.append("\\") }
+            pattern.append(character)
+        }
     }
 }

@@ -221,3 +221,30 @@ import Testing
         }
     }
 }
+
+/// A file whose name holds a wildcard or a brace (`photo [1].jpg`, as downloads are named): a
+/// pattern of the name as it is names another file, so the warning says how to name it.
+extension GlobTests {
+    @Test func aNameWithWildcardsIsNamedWithBackslashesAndTheWarningSaysSo() throws {
+        // Given files named with a bracket, a star and a brace set
+        let directory = try TemporaryDirectory()
+        let names = ["photo [1].jpg", "q*.jpg", "a{1,2}.jpg"]
+        for name in names { try directory.write(Data("x".utf8), to: "in/" + name) }
+        for name in names {
+            // When the name is written as it is: nothing matches, and the warning gives the pattern that names it
+            let literal = Glob.literal("in/" + name)
+            let asWritten = enumerate(["in/" + name], in: directory)
+            if name != "q*.jpg" {
+                #expect(asWritten.sink.isEmpty, "\(name)")
+                let json = literal.replacingOccurrences(of: "\\", with: "\\\\")
+                #expect(
+                    asWritten.warnings.contains {
+                        $0.contains(
+                            "a file of exactly this name exists, which a backslash before each wildcard or brace names: \"\(json)\"")
+                    }, "\(asWritten.warnings)")
+            }
+            // And with a backslash before each wildcard and brace, it names that file alone
+            #expect(enumerate([literal], in: directory).sink.map(\.displayName) == ["in/" + name], "\(literal)")
+        }
+    }
+}

@@ -54,6 +54,14 @@ extension InputEnumerator {
             folded.caseInsensitive = true
             hint = emptyHint(
                 pattern, foldedMatches: caseInsensitive ? 0 : Set(folded.files(matching: split, rootCount: rootCount).matches).count)
+            // `photo [1].jpg`: a name with a wildcard in it is a pattern, which names another file.
+            if case .file = Self.kind(absolute, followLinks: true) {
+                let literal = Glob.literal(pattern)
+                let written = (try? JSONSerialization.data(withJSONObject: literal, options: [.fragmentsAllowed, .withoutEscapingSlashes]))
+                hint +=
+                    "; a file of exactly this name exists, which a backslash before each wildcard or brace names: "
+                    + (written.map { String(decoding: $0, as: UTF8.self) } ?? literal.quotedValue)
+            }
             result.warnings.append("input " + Self.noMatchDescription(pattern, root: found.root, hint: hint))
         }
         for relative in sorted {
