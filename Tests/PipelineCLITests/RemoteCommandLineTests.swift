@@ -59,6 +59,21 @@ import Vips
         #expect(try String(contentsOfFile: directory.path + "/cache", encoding: .utf8) == "not a folder")
     }
 
+    /// A list's line that is no input is said at the list's entry in the pipeline file, and
+    /// with the list file's line, however its listing found it wrong.
+    @Test func aListsBadLineIsNamedByItsLineAndTheEntry() throws {
+        let directory = try TemporaryDirectory()
+        let file = try writePipeline(directory, urls: ["http://127.0.0.1:9/a.jpg", "# a comment", "http://[bad/b.jpg", "ftp://x/c.jpg"])
+        let result = try CommandRunner.run(["validate", file])
+        #expect(result.status == 2, "\(result.standardError)")
+        #expect(
+            result.standardError.contains("pipeline.json:1:27: error: inputs[0].list: urls.txt:3: http://[bad/b.jpg is not a URL"),
+            "\(result.standardError)")
+        #expect(
+            result.standardError.contains("pipeline.json:1:27: error: inputs[0].list: urls.txt:4: only http, https and s3"),
+            "\(result.standardError)")
+    }
+
     @Test func killedWhileCachingThenRunAgainGivesCorrectOutputs() throws {
         // Given a reference run without cache, into its own folder
         let (server, _) = try photoServer(count: 24)

@@ -45,8 +45,11 @@ struct InputEnumerator {
 
     /// The inputs each entry names, in order, each handed to `sink` as it is found; globs are
     /// sorted so runs are repeatable. A glob that matches nothing yields a warning rather than an
-    /// error: a folder that is empty today may not be tomorrow.
-    func enumerate<Sink: InputSink>(_ entries: [InputEntry], into sink: Sink) -> Result<Sink> {
+    /// error: a folder that is empty today may not be tomorrow. A problem an entry's listing finds
+    /// (a list file's line) is placed at the entry, by `location`.
+    func enumerate<Sink: InputSink>(
+        _ entries: [InputEntry], into sink: Sink, locatedBy location: (Int) -> SourceLocation? = { _ in nil }
+    ) -> Result<Sink> {
         var result = Result(sink: sink)
         for (index, entry) in entries.enumerated() {
             let before = result.count
@@ -65,6 +68,10 @@ struct InputEnumerator {
                 if result.count == before, result.problems.count == problemsBefore {
                     result.empty.append((index, "the list \"\(listPath)\" (\(absolute(listPath))) names no inputs"))
                 }
+            }
+            for found in problemsBefore..<result.problems.count where result.problems[found].location == nil {
+                let problem = result.problems[found]
+                result.problems[found] = .init(path: problem.path, location: location(index), message: problem.message)
             }
         }
         return result
@@ -95,7 +102,15 @@ struct InputEnumerator {
                         message: "\(listPath):\(number + 1): only http, https and s3 addresses are inputs, not \(scheme)"))
                 continue
             }
+            // What the line's listing finds to say is said at the line.
+            let (problems, warnings) = (result.problems.count, result.warnings.count)
             listFolder.expand(line, at: place, into: &result)
+            let prefix = "\(listPath):\(number + 1): "
+            for found in problems..<result.problems.count {
+                let problem = result.problems[found]
+                result.problems[found] = .init(path: problem.path, location: problem.location, message: prefix + problem.message)
+            }
+            for found in warnings..<result.warnings.count { result.warnings[found] = prefix + result.warnings[found] }
         }
     }
 

@@ -127,7 +127,7 @@ public struct RunPlan: Sendable {
                 definition: definition, outputs: outputs, outputWriters: outputWriters, shard: shard, store: store,
                 writeCheck: WriteCheck(
                     cacheFolder: definition.cache.enabled || definition.incremental ? definition.cache.directory.path : nil,
-                    reach: InputReach(definition: definition))))
+                    reach: InputReach(definition: definition))), locatedBy: definition.inputLocation)
         warnings = definition.warnings + enumeration.warnings
         problems = enumeration.problems + Self.emptyRunProblems(enumeration, definition: definition)
         var planned = enumeration.sink.finish()

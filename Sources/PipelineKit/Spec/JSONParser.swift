@@ -59,8 +59,14 @@ struct JSONParser {
         }
     }
 
+    /// The error `message` at `index`; a comment there (JSONC's habit, from editors' settings
+    /// files) is said as such, whatever was expected.
     private mutating func error(_ message: String) -> SyntaxError {
-        SyntaxError(message: message, location: location)
+        let slash = UInt8(ascii: "/")
+        if index + 1 < bytes.count, bytes[index] == slash, bytes[index + 1] == slash || bytes[index + 1] == UInt8(ascii: "*") {
+            return SyntaxError(message: "a comment: JSON allows none; take it out", location: location)
+        }
+        return SyntaxError(message: message, location: location)
     }
 
     private mutating func skipWhitespace() {

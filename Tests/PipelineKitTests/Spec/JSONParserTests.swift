@@ -42,6 +42,8 @@ import Testing
         ("{\"a\": 1,}", 1, 8, "a trailing comma: JSON allows no ',' before '}'"),
         ("[1, 2,\n ]", 1, 6, "a trailing comma: JSON allows no ',' before ']'"),
         ("{\"a\": 1, 2}", 1, 10, "expected a key"),
+        ("{\"version\": 1, // the format\n}", 1, 16, "a comment: JSON allows none"),
+        ("[1, /* two */ 2]", 1, 5, "a comment: JSON allows none"),
         ("{\"a\" 1}", 1, 6, "expected ':'"),
         ("[1 2]", 1, 4, "expected ','"),
         ("{\"a\": 1, \"a\": 2}", 1, 10, "duplicate key"),
