@@ -162,7 +162,7 @@ enum ImageEncoder {
         {
             image = try image.settingBlobField("xmp-data", to: upright)
         }
-        let oversized = settings.format == .jpeg ? oversizedForJPEG(image, keeping: kept) : []
+        let oversized = oversizedMetadata(image, keeping: kept, format: settings.format)
         let tooLong = oversized.flatMap { blob in names.filter { metadataKind(of: $0) == metadataKind(of: blob.field) } }
         let removed = unkept + unsavable + unwritable + tooLong + pngText + unreadable
         if !removed.isEmpty { image = try image.removingFields(removed) }
@@ -177,14 +177,24 @@ enum ImageEncoder {
             source: source)
     }
 
-    /// The kept EXIF and XMP blocks (by field name) too long for the one JPEG marker libvips
-    /// writes each in, and why: its JPEG saver would leave them out with no more than a log line.
-    static func oversizedForJPEG(_ image: VipsImage, keeping kept: Set<EncoderSettings.Metadata>) -> [(field: String, why: String)] {
-        // A marker holds 65,533 bytes after its length; libvips 8.14 writes no XMP over 60,000.
-        let limits = [
-            ("exif-data", 65533, "longer than the 64 KB one JPEG marker holds"),
-            ("xmp-data", 60000, "longer than the 60,000 bytes libvips writes in a JPEG"),
-        ]
+    /// The kept EXIF and XMP blocks (by field name) too long for what `format`'s saver writes,
+    /// and why: the one JPEG marker libvips writes each in (its JPEG saver would leave them out
+    /// with no more than a log line), or the 1 MB of EXIF libvips reads back to update before
+    /// it saves a PNG, WebP or AVIF (those savers would fail the output).
+    static func oversizedMetadata(
+        _ image: VipsImage, keeping kept: Set<EncoderSettings.Metadata>, format: EncoderSettings.Format
+    ) -> [(field: String, why: String)] {
+        let limits: [(String, Int, String)]
+        switch format {
+        case .jpeg:
+            // A marker holds 65,533 bytes after its length; libvips 8.14 writes no XMP over 60,000.
+            limits = [
+                ("exif-data", 65533, "longer than the 64 KB one JPEG marker holds"),
+                ("xmp-data", 60000, "longer than the 60,000 bytes libvips writes in a JPEG"),
+            ]
+        case .png, .webp, .avif: limits = [("exif-data", 1 << 20, "longer than the 1 MB of EXIF libvips writes")]
+        case .heic, .tiff, .jxl, .gif: limits = []
+        }
         return limits.compactMap { field, limit, why in
             guard let kind = metadataKind(of: field), kept.contains(kind), let length = image.blobLength(field), length > limit else {
                 return nil

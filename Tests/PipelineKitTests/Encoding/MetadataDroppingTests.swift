@@ -45,6 +45,33 @@ import Vips
         #expect(try VipsImage.open(file: directory.path + "/out/long-exif.webp").size == ImageSize(width: 32, height: 24))
     }
 
+    /// libvips reads a kept EXIF block back to update it before it saves a PNG, WebP or AVIF,
+    /// and fails the save past 1 MB: such a block is dropped with a warning, as for a JPEG.
+    @Test func exifOverAMegabyteIsDroppedForPNGWebPAndAVIFWithAWarning() async throws {
+        // Given a WebP whose EXIF block is 2 MB long
+        let description = String(repeating: "a", count: 2_000_000)
+        let input = try Fixtures.gradient(width: 32, height: 24).settingStringField("exif-ifd0-ImageDescription", to: description)
+            .encoded(suffix: ".webp[lossless]")
+        #expect((try VipsImage.open(data: input).blobLength("exif-data") ?? 0) > 1 << 20)
+        let directory = try TemporaryDirectory()
+        try directory.write(input, to: "in/huge-exif.webp")
+        let outputs = ["png", "webp", "avif"].map {
+            #"{"name": "\#($0)", "encode": {"format": "\#($0)", "keep": ["exif"]}, "path": "out/{stem}.\#($0)"}"#
+        }
+        // When it is kept into each format
+        let (reports, summary) = try await PipelineHarness.run(PipelineHarness.json(inputs: ["in/*"], outputs: outputs), in: directory)
+        // Then every output is written, and each says the block was dropped
+        #expect(summary.succeeded == 1, "\(reports.flatMap(\.failures))")
+        let written = try #require(reports.first?.written)
+        #expect(written.count == 3)
+        for output in written {
+            #expect(
+                output.warnings == [
+                    "in/huge-exif.webp: dropped the metadata field exif-data (longer than the 1 MB of EXIF libvips writes), which \(output.output) cannot write"
+                ], "\(output.warnings)")
+        }
+    }
+
     @Test func xmpOverWhatLibvipsWritesInAJPEGIsDroppedWithAWarning() async throws {
         // Given PNGs whose XMP is just under and just over the 60,000 bytes libvips writes in a
         // JPEG (though a marker holds more)
