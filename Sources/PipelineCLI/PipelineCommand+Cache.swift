@@ -12,7 +12,7 @@ extension PipelineCommand {
         struct Stats: ParsableCommand {
             static let configuration = CommandConfiguration(abstract: "Print the cache's folder, entries and size.")
 
-            @Argument(help: "The pipeline file (JSON).")
+            @Argument(help: "The pipeline file (JSON).", completion: .file(extensions: ["json"]))
             var file: String
 
             func run() throws {
@@ -27,7 +27,7 @@ extension PipelineCommand {
         struct Clear: ParsableCommand {
             static let configuration = CommandConfiguration(abstract: "Remove every entry of the cache.")
 
-            @Argument(help: "The pipeline file (JSON).")
+            @Argument(help: "The pipeline file (JSON).", completion: .file(extensions: ["json"]))
             var file: String
 
             func run() throws {

@@ -21,7 +21,7 @@ extension PipelineCommand {
             help: ArgumentHelp(
                 "The inputs, then the output. IN: a file, a quoted glob (\"photos/*.jpg\"), a URL, or - for standard input. "
                     + "OUT: a file, a folder, a path template such as out/{stem}-{width}.webp, or - for standard output.",
-                valueName: "IN… OUT"))
+                valueName: "IN… OUT"), completion: .file())
         var paths: [String]
 
         /// The inputs: every path but the last.
@@ -40,7 +40,7 @@ extension PipelineCommand {
         @ArgumentParser.Option(
             help: ArgumentHelp(
                 "How the image fits the box of --width and --height: cover (the default: cropped to it), contain, inside, outside or fill.",
-                valueName: "fit"))
+                valueName: "fit"), completion: .list(["cover", "contain", "inside", "outside", "fill"]))
         var fit: String?
 
         // Taken whatever it starts with: a point such as -0,0.5 would otherwise read as a flag.
@@ -48,7 +48,7 @@ extension PipelineCommand {
             parsing: .unconditional,
             help: ArgumentHelp(
                 "The part kept when cover crops: centre, attention, entropy, faces, north, …, or a point X,Y (0 to 1 from the left and the top).",
-                valueName: "position"))
+                valueName: "position"), completion: .list(CropPosition.names))
         var position: String?
 
         @ArgumentParser.Option(parsing: .unconditional, help: ArgumentHelp("The encoder's quality, 1–100.", valueName: "n"))
@@ -62,11 +62,13 @@ extension PipelineCommand {
 
         @ArgumentParser.Option(
             help: ArgumentHelp(
-                "The output format (default: OUT's extension's, or else IN's): jpeg, png, webp, avif, …", valueName: "format"))
+                "The output format (default: OUT's extension's, or else IN's): jpeg, png, webp, avif, …", valueName: "format"),
+            completion: .list(EncoderSettings.Format.allCases.map(\.rawValue)))
         var format: String?
 
         @ArgumentParser.Option(
-            help: ArgumentHelp("Metadata kept: all, none, or a list such as icc,exif (default: icc).", valueName: "what"))
+            help: ArgumentHelp("Metadata kept: all, none, or a list such as icc,exif (default: icc).", valueName: "what"),
+            completion: .list(["all", "none"] + EncoderSettings.Metadata.allCases.map(\.rawValue)))
         var keep: String?
 
         @ArgumentParser.Option(

@@ -9,7 +9,7 @@ extension PipelineCommand {
                 "Inputs found and their formats and sizes (from headers only), outputs per input, stage widths, the decode scale shrink-on-load will use, the in-flight bound, an estimate of peak memory, and the memory budget and where it comes from (--max-memory, the cgroup's limit, ulimit -v)."
         )
 
-        @Argument(help: "The pipeline file (JSON).")
+        @Argument(help: "The pipeline file (JSON).", completion: .file(extensions: ["json"]))
         var file: String
 
         @OptionGroup var sharding: ShardOptions

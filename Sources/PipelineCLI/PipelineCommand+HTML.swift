@@ -19,7 +19,7 @@ extension PipelineCommand {
                 """
         )
 
-        @Argument(help: "The manifest a run wrote.")
+        @Argument(help: "The manifest a run wrote.", completion: .file(extensions: ["json"]))
         var manifest: String
 
         @Argument(

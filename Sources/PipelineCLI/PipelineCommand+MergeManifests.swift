@@ -14,7 +14,7 @@ extension PipelineCommand {
                 + "manifests cannot be joined."
         )
 
-        @Argument(help: "The pipeline file (JSON) the shards ran.")
+        @Argument(help: "The pipeline file (JSON) the shards ran.", completion: .file(extensions: ["json"]))
         var file: String
 
         func run() async throws {

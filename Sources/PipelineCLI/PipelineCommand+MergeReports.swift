@@ -21,7 +21,7 @@ extension PipelineCommand {
             help: ArgumentHelp("The pipeline file's folder, for the input thumbnails (default: the current folder).", valueName: "dir"))
         var inputDirectory: String?
 
-        @Argument(help: "The shards' report folders (or report.json files).")
+        @Argument(help: "The shards' report folders (or report.json files).", completion: .file())
         var reports: [String]
 
         func run() async throws {

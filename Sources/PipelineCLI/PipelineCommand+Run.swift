@@ -19,7 +19,7 @@ extension PipelineCommand {
                 """
         )
 
-        @Argument(help: "The pipeline file (JSON).")
+        @Argument(help: "The pipeline file (JSON).", completion: .file(extensions: ["json"]))
         var file: String
 
         @Flag(name: .shortAndLong, help: "Print only failures: no progress, no summary.")

@@ -26,7 +26,7 @@ extension PipelineCommand {
                 """
         )
 
-        @Argument(help: "The pipeline file (JSON).")
+        @Argument(help: "The pipeline file (JSON).", completion: .file(extensions: ["json"]))
         var file: String
 
         @ArgumentParser.Option(help: "The address to listen on.")

@@ -8,7 +8,7 @@ extension PipelineCommand {
             discussion: "Checks every key and value, finds the inputs and checks every output path for clashes and escapes."
         )
 
-        @Argument(help: "The pipeline file (JSON).")
+        @Argument(help: "The pipeline file (JSON).", completion: .file(extensions: ["json"]))
         var file: String
 
         @OptionGroup var sharding: ShardOptions

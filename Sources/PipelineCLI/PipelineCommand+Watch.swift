@@ -17,7 +17,7 @@ extension PipelineCommand {
                 """
         )
 
-        @Argument(help: "The pipeline file (JSON).")
+        @Argument(help: "The pipeline file (JSON).", completion: .file(extensions: ["json"]))
         var file: String
 
         @Flag(name: .shortAndLong, help: "Print a line for every output written.")
