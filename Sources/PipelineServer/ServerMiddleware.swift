@@ -247,8 +247,9 @@ struct SignatureMiddleware: RouterMiddleware {
     /// `cacheControl` with every lifetime (`max-age`, `s-maxage`) at most `seconds`, without
     /// `immutable` or the stale answers a cache may give past a lifetime (`stale-while-revalidate`,
     /// `stale-if-error`), and with `must-revalidate` when it gives a lifetime: a cache must not
-    /// answer a URL after it expires, as the server would not. Without one, the lifetime is the
-    /// time left, so that no cache gives the answer a lifetime of its own choosing.
+    /// answer a URL after it expires, as the server would not. Without a `max-age` (and
+    /// neither `no-store` nor `no-cache`, which send every use to the server), the lifetime is
+    /// the time left, so that no cache gives the answer a lifetime of its own choosing.
     static func cacheControl(_ cacheControl: String?, until seconds: Int) -> String {
         guard let cacheControl else { return "max-age=\(seconds), must-revalidate" }
         let dropped: Set = ["", "immutable", "stale-while-revalidate", "stale-if-error"]
@@ -262,6 +263,10 @@ struct SignatureMiddleware: RouterMiddleware {
             names.insert(name)
             let isLifetime = (name == "max-age" || name == "s-maxage") && parts.count == 2
             directives.append(isLifetime ? "\(parts[0])=\(min(Int(parts[1]) ?? 0, seconds))" : directive)
+        }
+        if names.isDisjoint(with: ["max-age", "no-store", "no-cache"]) {
+            directives.append("max-age=\(seconds)")
+            names.insert("max-age")
         }
         if !names.isDisjoint(with: ["max-age", "s-maxage"]), !names.contains("must-revalidate") { directives.append("must-revalidate") }
         return directives.joined(separator: ", ")

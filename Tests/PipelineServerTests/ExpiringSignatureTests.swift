@@ -104,6 +104,13 @@ import Testing
             SignatureMiddleware.cacheControl("public, max-age=30, s-maxage=600", until: 60)
                 == "public, max-age=30, s-maxage=60, must-revalidate")
         #expect(SignatureMiddleware.cacheControl("no-cache", until: 60) == "no-cache")
+        #expect(SignatureMiddleware.cacheControl("private, no-store", until: 60) == "private, no-store")
+        // A value without a lifetime gets the time left: a cache would choose its own
+        #expect(SignatureMiddleware.cacheControl("public", until: 60) == "public, max-age=60, must-revalidate")
+        #expect(SignatureMiddleware.cacheControl("immutable", until: 60) == "max-age=60, must-revalidate")
+        #expect(
+            SignatureMiddleware.cacheControl("public, s-maxage=600, stale-while-revalidate=600", until: 60)
+                == "public, s-maxage=60, max-age=60, must-revalidate")
         #expect(SignatureMiddleware.cacheControl("public, , =, max-age=", until: 60) == "public, max-age=0, must-revalidate")
         // No stale answer past the time left, whatever the file allows
         #expect(
