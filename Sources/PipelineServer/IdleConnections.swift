@@ -90,7 +90,9 @@ final class IdleConnectionCloser: ChannelDuplexHandler, RemovableChannelHandler 
                 context.close(promise: nil)
                 return
             }
-            self.schedule(context, at: max(due, .now() + self.timeout))
+            // Not idle for the whole timeout yet: looked at again once it would be. Busy making
+            // an answer: looked at again a timeout later.
+            self.schedule(context, at: due > .now() ? due : .now() + self.timeout)
         }
     }
 }
