@@ -22,13 +22,13 @@ extension OutputResponder {
         if let asked = wanted.hash, asked != hash {
             throw ServeError(404, "no file of output \(wanted.output) for input \(wanted.input) has hash \(asked) now: its bytes changed")
         }
-        if wanted.hash != nil, let tag = headers[.eTag], Self.matches(request.headers[.ifNoneMatch], tag) {
-            return Response(status: .notModified, headers: headers)
-        }
         var headers = headers
         if wanted.hash == nil {
             headers[.contentLocation] = Self.hashedURL(
                 of: request, width: wanted.listedWidth, format: written.format ?? wanted.format, hash: hash)
+        }
+        if let tag = headers[.eTag], Self.matches(request.headers[.ifNoneMatch], tag) {
+            return Response(status: .notModified, headers: headers)
         }
         return Response(status: .ok, headers: headers, body: .inPieces(bytes))
     }

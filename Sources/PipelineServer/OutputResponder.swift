@@ -154,7 +154,8 @@ struct OutputResponder: Sendable {
             let tag = "\"\(fingerprint)\""
             headers[.eTag] = tag
             // A URL that names a hash is unchanged only while the bytes have it: checked first.
-            if wanted.hash == nil, Self.matches(request.headers[.ifNoneMatch], tag) {
+            // Of an output named by its hash, a 304 too says which URL names these bytes.
+            if wanted.hashLength == nil, Self.matches(request.headers[.ifNoneMatch], tag) {
                 return Response(status: .notModified, headers: headers)
             }
         }

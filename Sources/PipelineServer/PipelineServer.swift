@@ -143,7 +143,7 @@ public struct PipelineServer: Service {
         let idleTimeout = TimeAmount.nanoseconds(idle.seconds * 1_000_000_000 + idle.attoseconds / 1_000_000_000)
         // Idle connections are closed by IdleConnectionCloser, not by Hummingbird's read-only timer.
         let http = HTTP1Channel.Configuration(
-            additionalChannelHandlers: [IdleConnectionCloser(timeout: idleTimeout)], idleTimeout: nil,
+            additionalChannelHandlers: [ConnectionPersistenceInstaller(), IdleConnectionCloser(timeout: idleTimeout)], idleTimeout: nil,
             httpDecoderConfiguration: .init(
                 maxHeaderFieldSize: Self.maxHeaderBytes, maxHeaderListSize: Self.maxHeaderBytes, maxHeaderFieldCount: 100))
         let application = Application(

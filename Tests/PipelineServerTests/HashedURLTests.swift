@@ -26,6 +26,11 @@ import Vips
             #expect(plain.header("Cache-Control") == "public, max-age=60")
             #expect(plain.header("Content-Location") == "/photo/a.jpg?width=16&format=webp&hash=\(hash)")
             #expect(FileManager.default.fileExists(atPath: directory.path + "/out/a-16.\(hash).webp"))
+            // and a 304 to it names that URL too (RFC 9110, section 15.4.5)
+            let unchanged = try await server.request(
+                "/photo/a.jpg?width=16", headers: ["Accept": "image/webp,*/*", "If-None-Match": try #require(plain.header("ETag"))])
+            #expect(unchanged.status == 304)
+            #expect(unchanged.header("Content-Location") == plain.header("Content-Location"))
 
             // That URL gets the same bytes, immutable, whatever the browser accepts
             let hashed = try await server.request("/photo/a.jpg?width=16&format=webp&hash=\(hash)", headers: ["Accept": "image/avif"])

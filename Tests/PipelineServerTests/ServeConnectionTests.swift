@@ -47,6 +47,23 @@ import Vips
         #expect(!FileManager.default.fileExists(atPath: directory.path + "/out"))
     }
 
+    /// A connection kept alive after an answer is closed once it has been idle for the timeout,
+    /// counted from its last byte, not a whole timeout after its first check.
+    @Test func aKeptAliveConnectionIsClosedOneTimeoutAfterItsLastAnswer() async throws {
+        let directory = try ServeTests.folder()
+        try await withServer(ServeTests.json, in: directory, settings: .init(port: 0, idleTimeout: .seconds(2))) { server in
+            let port = server.port
+            let start = ContinuousClock.now
+            let answer = try await LoopbackHTTPClient.onThread {
+                try LoopbackHTTPClient.exchange(port: port, bytes: Array("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n".utf8), timeout: 60)
+            }
+            let open = ContinuousClock.now - start
+            #expect(String(decoding: answer, as: UTF8.self).hasPrefix("HTTP/1.1 200"))
+            // About one timeout after the answer, not two
+            #expect(open >= .seconds(1.5) && open < .seconds(3.5), "closed after \(open)")
+        }
+    }
+
     @Test func aLargeAnswerToASlowButSteadyClientIsSentWhole() async throws {
         // Given a PNG answer of about 27 MB, and an idle timeout of 2 s
         let directory = try TemporaryDirectory()
@@ -104,6 +121,36 @@ import Vips
             #expect(body?["error"]?.isEmpty == false)
         }
         #expect(!FileManager.default.fileExists(atPath: directory.path + "/out"))
+    }
+
+    /// HTTP/1's rules for keeping a connection (RFC 9112, section 9.3): an HTTP/1.0 request keeps
+    /// it only when it says `keep-alive`, and `close` among any request's tokens ends it after the
+    /// answer, which says so. A client that reads to the end of the connection is not kept
+    /// waiting for the idle timeout.
+    @Test func aConnectionIsKeptOrEndedAsTheRequestAsks() async throws {
+        let directory = try ServeTests.folder()
+        try await withServer(ServeTests.json, in: directory, settings: .init(port: 0, idleTimeout: .seconds(6))) { server in
+            let port = server.port
+            func exchange(_ request: String) async throws -> (answer: String, open: Duration) {
+                let start = ContinuousClock.now
+                let bytes = try await LoopbackHTTPClient.onThread {
+                    try LoopbackHTTPClient.exchange(port: port, bytes: Array(request.utf8), timeout: 60)
+                }
+                return (String(decoding: bytes, as: UTF8.self), ContinuousClock.now - start)
+            }
+            // Ended after the answer: HTTP/1.0 without keep-alive, and a close among HTTP/1.1's tokens
+            for request in ["GET /healthz HTTP/1.0\r\n\r\n", "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: TE, Close\r\n\r\n"] {
+                let (answer, open) = try await exchange(request)
+                #expect(answer.hasPrefix("HTTP/1.1 200") && answer.lowercased().contains("\r\nconnection: close\r\n"), "\(answer)")
+                #expect(open < .seconds(4), "\(request.prefix(30)): open \(open), to the idle timeout")
+            }
+            // Kept for HTTP/1.0 with keep-alive, and said so: both requests are answered on it
+            let keptRequest = "GET /healthz HTTP/1.0\r\nConnection: keep-alive\r\n\r\n"
+            let (kept, open) = try await exchange(keptRequest + keptRequest)
+            #expect(kept.components(separatedBy: "HTTP/1.1 200").count == 3, "\(kept)")
+            #expect(kept.lowercased().components(separatedBy: "\r\nconnection: keep-alive\r\n").count == 3, "\(kept)")
+            #expect(open >= .seconds(4), "closed after \(open)")
+        }
     }
 
     @Test func healthzAndMethods() async throws {

@@ -1,0 +1,70 @@
+#if Server
+import NIOCore
+import NIOHTTP1
+import NIOHTTPTypesHTTP1
+
+/// Keeps or ends a connection after each answer by HTTP/1's rules (RFC 9112, section 9.3): an
+/// HTTP/1.0 request keeps it only with `Connection: keep-alive`, any request ends it with a
+/// `close` among its `Connection` tokens.
+///
+/// Hummingbird sees requests without their version, and ends a connection only on a
+/// `Connection` of exactly `close`, so an HTTP/1.0 client that reads its answer to the end of
+/// the connection (ApacheBench, health checks, old proxies) waited for the idle timeout. The
+/// request is handed on with `Connection: close` when it asks for the end, and its answer says
+/// which it is; an HTTP/1.0 client told `keep-alive` may send the next request.
+final class ConnectionPersistence: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias InboundOut = HTTPServerRequestPart
+    typealias OutboundIn = HTTPServerResponsePart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    /// What each answer still to be written says of the connection (`close`, `keep-alive`, or
+    /// nothing for an HTTP/1.1 request that keeps it), in the order the requests came.
+    private var answers: [String?] = []
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard case .head(var head) = unwrapInboundIn(data) else {
+            context.fireChannelRead(data)
+            return
+        }
+        if !head.isKeepAlive {
+            head.headers.replaceOrAdd(name: "connection", value: "close")
+            answers.append("close")
+        } else {
+            answers.append(head.version.minor == 0 && head.version.major == 1 ? "keep-alive" : nil)
+        }
+        context.fireChannelRead(wrapInboundOut(.head(head)))
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        guard case .head(var head) = unwrapOutboundIn(data), head.status.code >= 200 else {
+            context.write(data, promise: promise)
+            return
+        }
+        if !answers.isEmpty, let connection = answers.removeFirst() {
+            head.headers.replaceOrAdd(name: "connection", value: connection)
+        }
+        context.write(wrapOutboundOut(.head(head)), promise: promise)
+    }
+}
+
+/// Puts a `ConnectionPersistence` where it sees HTTP/1's requests, before Hummingbird's
+/// conversion to version-free ones, from the handlers Hummingbird adds after it, and goes.
+final class ConnectionPersistenceInstaller: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = Never
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        let pipeline = context.pipeline.syncOperations
+        if let codec = try? pipeline.handler(type: HTTP1ToHTTPServerCodec.self) {
+            try? pipeline.addHandler(ConnectionPersistence(), position: .before(codec))
+        }
+        pipeline.removeHandler(context: context, promise: nil)
+    }
+}
+
+@available(*, unavailable)
+extension ConnectionPersistence: Sendable {}
+
+@available(*, unavailable)
+extension ConnectionPersistenceInstaller: Sendable {}
+#endif
