@@ -201,7 +201,8 @@ let package = Package(
             // The library alone, in process: a test that runs the command is in PipelineCLITests.
             // StandardProcessors, for real pipelines whose steps (resize, crop, ...) are built in;
             // VipsResize, for the registry test that names the built-in Resize type.
-            dependencies: ["PipelineKit", "Vips", "TestSupport", "StandardProcessors", "VipsResize"],
+            // CDeflate, for PNG chunks written byte by byte (compressed text, checksums).
+            dependencies: ["PipelineKit", "Vips", "TestSupport", "StandardProcessors", "VipsResize", "CDeflate"],
             // Seed corpora for the fuzz tests, read from the source tree.
             exclude: ["Fixtures"],
             swiftSettings: swiftSettings
@@ -223,6 +224,7 @@ let package = Package(
                 .target(name: "PipelineServer", condition: .when(traits: ["Server"])), "PipelineKit", "StandardProcessors", "Vips",
                 "TestSupport",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(traits: ["Server"])),
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Server"])),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings

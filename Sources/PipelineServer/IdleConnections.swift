@@ -79,6 +79,13 @@ final class IdleConnectionCloser: ChannelDuplexHandler, RemovableChannelHandler 
         schedule(context, at: lastActivity + timeout)
     }
 
+    /// When a connection found not to be closed yet is looked at again: once it would have been
+    /// idle for the timeout (`due`, from its last byte), or, that being past while an answer is
+    /// made, a timeout later.
+    static func nextCheck(due: NIODeadline, now: NIODeadline, timeout: TimeAmount) -> NIODeadline {
+        due > now ? due : now + timeout
+    }
+
     private func schedule(_ context: ChannelHandlerContext, at deadline: NIODeadline) {
         timer = context.eventLoop.assumeIsolatedUnsafeUnchecked().scheduleTask(deadline: deadline) {
             self.timer = nil
@@ -90,9 +97,7 @@ final class IdleConnectionCloser: ChannelDuplexHandler, RemovableChannelHandler 
                 context.close(promise: nil)
                 return
             }
-            // Not idle for the whole timeout yet: looked at again once it would be. Busy making
-            // an answer: looked at again a timeout later.
-            self.schedule(context, at: due > .now() ? due : .now() + self.timeout)
+            self.schedule(context, at: Self.nextCheck(due: due, now: .now(), timeout: self.timeout))
         }
     }
 }
