@@ -1,3 +1,4 @@
+import CDeflate
 import Foundation
 import TestSupport
 import Testing
@@ -115,6 +116,75 @@ import Vips
         withBadCritical[37] = UInt8(ascii: "T")
         for source in try Self.sources(Data(withBadCritical), in: directory) {
             #expect(FileDamage.reason(in: source) == "the PNG is damaged: its TEXt chunk at byte 33 does not match its CRC")
+        }
+    }
+}
+
+/// Compressed text and profiles before the pixels, which libpng inflates and keeps while
+/// libvips reads the header: counted, and a file past the limit refused before libvips sees it.
+extension PNGStructureTests {
+    /// A 16×16 PNG with `chunks` chunks of `type` before its pixels, each `size` bytes of "A"
+    /// compressed, after a keyword and what else the type puts before its compressed bytes.
+    static func png(with chunks: Int, of type: String, inflatingTo size: Int) throws -> Data {
+        let whole = [UInt8](try Fixtures.png(try Fixtures.solid(width: 16, height: 16)))
+        let text = Self.zlib([UInt8](repeating: 0x41, count: size))
+        let prefix: [UInt8] =
+            switch type {
+            case "iTXt": Array("Comment".utf8) + [0, 1, 0] + Array("en".utf8) + [0, 0]
+            default: Array("Comment".utf8) + [0, 0]
+            }
+        var inserted: [UInt8] = []
+        for _ in 0..<chunks { inserted += Self.chunk(type, prefix + text) }
+        return Data(whole[..<33] + inserted + whole[33...])
+    }
+
+    /// A PNG chunk: its length, type, data and checksum.
+    static func chunk(_ type: String, _ data: [UInt8]) -> [UInt8] {
+        let typed = Array(type.utf8) + data
+        let crc = typed.withUnsafeBytes { UInt32(libdeflate_crc32(0, $0.baseAddress, $0.count)) }
+        return bigEndian(UInt32(data.count)) + typed + bigEndian(crc)
+    }
+
+    static func bigEndian(_ value: UInt32) -> [UInt8] { (0..<4).map { UInt8(truncatingIfNeeded: value >> (24 - 8 * $0)) } }
+
+    /// `raw` as a zlib stream.
+    static func zlib(_ raw: [UInt8]) -> [UInt8] {
+        let compressor = libdeflate_alloc_compressor(6)
+        defer { libdeflate_free_compressor(compressor) }
+        var out = [UInt8](repeating: 0, count: libdeflate_zlib_compress_bound(compressor, raw.count))
+        let count = raw.withUnsafeBytes { input in
+            out.withUnsafeMutableBytes { libdeflate_zlib_compress(compressor, input.baseAddress, input.count, $0.baseAddress, $0.count) }
+        }
+        return Array(out.prefix(count))
+    }
+
+    @Test(arguments: ["zTXt", "iTXt", "iCCP"])
+    func compressedMetadataPastTheLimitIsRefusedBeforeLibvipsReadsIt(type: String) throws {
+        let directory = try TemporaryDirectory()
+        // A megabyte each: twenty are past the limit; a few (and a whole file) are not
+        let limit = PNGStructure.inflatedMetadataLimit
+        let bomb = try Self.png(with: 20, of: type, inflatingTo: 1 << 20)
+        #expect(bomb.count < 100_000)
+        for source in try Self.sources(bomb, in: directory) {
+            #expect(
+                PNGStructure.headerRefusal(in: source)
+                    == "the PNG's compressed text and profile chunks before its pixels inflate to more than \(limit >> 20) MB "
+                    + "(its \(type) chunk passes it): refused as a decompression bomb")
+        }
+        for data in [try Self.png(with: 3, of: type, inflatingTo: 1 << 20), try Fixtures.png(try Fixtures.gradient(width: 64, height: 48))]
+        {
+            for source in try Self.sources(data, in: directory) { #expect(PNGStructure.headerRefusal(in: source) == nil) }
+        }
+    }
+
+    /// A file cut inside a chunk's checksum says so, where it said more bytes followed than were declared.
+    @Test func aFileCutInAChecksumSaysSo() throws {
+        let directory = try TemporaryDirectory()
+        let whole = try Fixtures.png(try Fixtures.gradient(width: 64, height: 48))
+        for source in try Self.sources(whole.prefix(8 + 8 + 13 + 1), in: directory) {
+            #expect(
+                PNGStructure.headerRefusal(in: source)
+                    == "the PNG is cut short: its IHDR chunk has its 13 bytes but not the checksum after them")
         }
     }
 }

@@ -78,6 +78,23 @@ final class SourceBytes {
         return crc
     }
 
+    /// The `length` bytes from `offset`, or nil when they are not all there.
+    func copy(from offset: Int, length: Int) -> [UInt8]? {
+        guard offset >= 0, length >= 0, offset + length <= count else { return nil }
+        if let memory { return Array(memory[offset..<offset + length]) }
+        var bytes = [UInt8](repeating: 0, count: length)
+        var done = 0
+        while done < length {
+            let read = bytes.withUnsafeMutableBytes { buffer in
+                pread(descriptor, buffer.baseAddress! + done, length - done, off_t(offset + done))
+            }
+            if read < 0, errno == EINTR { continue }
+            guard read > 0 else { return nil }
+            done += read
+        }
+        return bytes
+    }
+
     /// Makes the block hold `offset`, reading from there when it does not; false past the end.
     private func load(at offset: Int) -> Bool {
         if offset >= blockStart, offset < blockStart + blockCount { return true }

@@ -289,11 +289,7 @@ struct ImageDecoder: Sendable {
     /// (`AVIFSequenceReader.header()`).
     func openHeader(_ source: EncodedSource, options: String) throws -> VipsImage {
         if Self.isAVIFSequence(source) { return try Self.avifSequenceReader(source).header() }
-        if let chunk = PNGStructure.oversizedChunk(in: source) {
-            throw ItemError(
-                .undecodable, stage: .decompress,
-                reason: "the PNG is cut short: its \(chunk.type) chunk declares \(chunk.declared) bytes and \(chunk.available) follow")
-        }
+        if let reason = PNGStructure.headerRefusal(in: source) { throw ItemError(.undecodable, stage: .decompress, reason: reason) }
         return try open(source, options: options)
     }
 

@@ -1,3 +1,5 @@
+import CDeflate
+import Foundation
 import Vips
 
 /// Walks of a PNG's chunks by their lengths and checksums, without decoding them.
@@ -6,7 +8,10 @@ import Vips
 /// bytes. libpng allocates and clears a buffer of the length a chunk declares before it reads
 /// the chunk, so a file of a few dozen bytes declaring a gigabyte of text costs that gigabyte
 /// and seconds of clearing, outside any memory estimate, before libpng finds the file too
-/// short and libvips refuses it.
+/// short and libvips refuses it. And how much its compressed text and profile chunks there
+/// inflate to: libpng inflates and keeps each while libvips reads the header, so a file of a
+/// few hundred kilobytes of compressed text held most of a gigabyte, outside any estimate and
+/// past any decode timeout.
 ///
 /// After libvips failed to decode one: what is wrong with its chunks, which libvips' own
 /// message ("libpng read error") does not say.
@@ -19,6 +24,13 @@ enum PNGStructure {
         let declared: Int
         /// The bytes after its header, to the end of the file.
         let available: Int
+
+        /// What it says of the file: its data, or the checksum after them, is cut short.
+        var cutShort: String {
+            declared <= available
+                ? "the PNG is cut short: its \(type) chunk has its \(declared) bytes but not the checksum after them"
+                : "the PNG is cut short: its \(type) chunk declares \(declared) bytes and \(available) follow"
+        }
     }
 
     /// What a walk of the chunks found first.
@@ -27,6 +39,9 @@ enum PNGStructure {
         case whole
         /// A chunk declares more bytes than the file has after its header.
         case oversized(OversizedChunk)
+        /// The compressed text and profile chunks before the image data inflate to more than
+        /// `inflatedMetadataLimit`, the chunk of `type` reaching it.
+        case inflatesPast(type: String)
         /// The bytes end between chunks, or inside a chunk's header, before the IEND chunk:
         /// after the chunk of type `after` (nil: after the signature).
         case endsBefore(after: String?)
@@ -49,21 +64,37 @@ enum PNGStructure {
         return chunk
     }
 
+    /// Why libvips is not to read the header of `source`, a PNG, in words, or nil: a chunk
+    /// before the image data declares more bytes than follow, or the compressed text and
+    /// profiles there inflate past `inflatedMetadataLimit`.
+    static func headerRefusal(in source: EncodedSource) -> String? {
+        switch source.walkingBytes({ bytes in walk(bytes, toImageData: true, checksums: false) }) {
+        case .oversized(let chunk): chunk.cutShort
+        case .inflatesPast(let type):
+            "the PNG's compressed text and profile chunks before its pixels inflate to more than "
+                + "\(inflatedMetadataLimit >> 20) MB (its \(type) chunk passes it): refused as a decompression bomb"
+        default: nil
+        }
+    }
+
+    /// The most bytes the zTXt, compressed iTXt and iCCP chunks before a PNG's image data may
+    /// inflate to, together: far more than the text and profile of any photograph.
+    static let inflatedMetadataLimit = 16 << 20
+
     /// What is wrong with the chunks of a PNG libvips could not decode, in words, or nil: the
     /// file is not a PNG, or its chunks are whole (the fault, if the file's, is inside the
     /// compressed data). The chunks are walked to the IEND chunk; an ancillary chunk that fails
     /// its CRC is passed over, as libpng drops it.
     static func damage(in bytes: SourceBytes) -> String? {
         switch walk(bytes, toImageData: false, checksums: true) {
-        case .oversized(let chunk):
-            "the PNG is cut short: its \(chunk.type) chunk declares \(chunk.declared) bytes and \(chunk.available) follow"
+        case .oversized(let chunk): chunk.cutShort
         case .endsBefore(let after):
             "the PNG is cut short: its bytes end after \(place(after)), without the IEND chunk that closes a PNG"
         case .checksumFails(let type, let offset):
             "the PNG is damaged: its \(type) chunk at byte \(offset) does not match its CRC"
         case .notAChunk(let offset, let after):
             "the PNG is damaged: the bytes at \(offset), after \(place(after)), are not a PNG chunk"
-        case .whole, .notPNG: nil
+        case .whole, .notPNG, .inflatesPast: nil
         }
     }
 
@@ -81,12 +112,14 @@ enum PNGStructure {
     /// Walks the chunks from the signature on: to the first image data chunk (and no further
     /// than `chunksWalked` chunks), or to the IEND chunk, checking the CRCs of critical chunks
     /// when `checksums` is set. A walk to the image data leaves a header cut short or malformed
-    /// to libvips (`.whole`), as libpng refuses those before it allocates anything.
+    /// to libvips (`.whole`), as libpng refuses those before it allocates anything, and counts
+    /// what the compressed text and profiles inflate to.
     static func walk(_ bytes: SourceBytes, toImageData: Bool, checksums: Bool) -> Finding {
         guard bytes.matches(signature, at: 0) else { return .notPNG }
         var offset = signature.count
         var previous: String?
         var walked = 0
+        var metadata = InflatedMetadata()
         // Each chunk moves the offset on by at least its 12 bytes of header and CRC: the walk
         // ends at the end of the file.
         while true {
@@ -117,10 +150,70 @@ enum PNGStructure {
                 }
             }
             if type == "IEND" { return .whole }
+            if toImageData, !metadata.add(type, at: offset + 8, length: declared, in: bytes) { return .inflatesPast(type: type) }
             offset += 8 + declared + 4
             previous = type
             walked += 1
             if toImageData, walked == chunksWalked { return .whole }
+        }
+    }
+
+    /// The bytes the compressed metadata chunks walked so far inflate to.
+    private struct InflatedMetadata: ~Copyable {
+        private var inflated = 0
+        private var decompressor: OpaquePointer?
+        /// Room for what is left of the limit and one byte more: only the bytes written are
+        /// ever touched.
+        private var output: UnsafeMutableRawPointer?
+
+        deinit {
+            if let decompressor { libdeflate_free_decompressor(decompressor) }
+            free(output)
+        }
+
+        /// Counts the chunk of `type` whose data are the `length` bytes at `offset`, when it is
+        /// compressed text or a profile; false once the chunks inflate past the limit.
+        mutating func add(_ type: String, at offset: Int, length: Int, in bytes: SourceBytes) -> Bool {
+            guard let start = Self.compressedStart(type, at: offset, length: length, in: bytes) else { return true }
+            let left = inflatedMetadataLimit - inflated
+            // Compressed data inflate to about their own length at least.
+            guard offset + length - start <= left, let data = bytes.copy(from: start, length: offset + length - start) else {
+                return false
+            }
+            if decompressor == nil { decompressor = libdeflate_alloc_decompressor() }
+            if output == nil { output = malloc(inflatedMetadataLimit + 1) }
+            guard let decompressor, let output else { return true }
+            var written = 0
+            let result = data.withUnsafeBytes { input in
+                libdeflate_zlib_decompress(decompressor, input.baseAddress, input.count, output, left + 1, &written)
+            }
+            // Data libpng cannot inflate it drops, having inflated no more than fit here.
+            if result == LIBDEFLATE_INSUFFICIENT_SPACE || written > left { return false }
+            inflated += result == LIBDEFLATE_SUCCESS ? written : 0
+            return true
+        }
+
+        /// Where the compressed bytes of a zTXt, compressed iTXt or iCCP chunk start: after
+        /// its keyword (and, in iTXt, its flags, language and translated keyword); nil for any
+        /// other chunk, or one too malformed for libpng to inflate.
+        private static func compressedStart(_ type: String, at offset: Int, length: Int, in bytes: SourceBytes) -> Int? {
+            guard type == "zTXt" || type == "iTXt" || type == "iCCP" else { return nil }
+            let end = offset + length
+            func afterNull(from start: Int) -> Int? {
+                var position = start
+                while position < end {
+                    guard let byte = bytes.byte(at: position) else { return nil }
+                    if byte == 0 { return position + 1 }
+                    position += 1
+                }
+                return nil
+            }
+            guard let keywordEnd = afterNull(from: offset) else { return nil }
+            guard type == "iTXt" else { return keywordEnd + 1 < end ? keywordEnd + 1 : nil }
+            guard bytes.byte(at: keywordEnd) == 1, let language = afterNull(from: keywordEnd + 2),
+                let translated = afterNull(from: language), translated < end
+            else { return nil }
+            return translated
         }
     }
 }
