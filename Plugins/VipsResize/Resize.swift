@@ -143,6 +143,18 @@ public struct Resize: ImageProcessing, Hashable {
         geometry(for: size).output
     }
 
+    /// The image scaled to cover the box, when the crop looks at all of it to choose its window
+    /// (attention, entropy, faces); the output otherwise, as libvips computes only the window
+    /// a fixed position keeps.
+    public func workingSize(for size: ImageSize) -> ImageSize {
+        let geometry = geometry(for: size)
+        let output = (geometry.output.width, geometry.output.height), scaled = (geometry.scaled.width, geometry.scaled.height)
+        guard fit == .cover, geometry.output != geometry.scaled, fixedOrigin(of: output, in: scaled, focus: .some(nil)) == nil else {
+            return geometry.output
+        }
+        return geometry.scaled
+    }
+
     /// How much smaller the decoder may make the input: as much as this resize shrinks it, so
     /// that the result is the same up to resampling. A crop about faces searches the image
     /// before the resize, so it keeps the long side the face finder searches at: shrunk to the

@@ -31,6 +31,11 @@ public protocol ImageProcessing: Sendable {
     /// The size this step produces from an input of `size`, so the planner can size decoding.
     func outputSize(for size: ImageSize) -> ImageSize
 
+    /// The largest image this step holds whole while it works on an input of `size`, for the
+    /// memory estimate: its output by default. A cover resize at a smart position looks at the
+    /// whole image scaled to cover the box, before its crop.
+    func workingSize(for size: ImageSize) -> ImageSize
+
     /// How much smaller than `size` the decoder may make this step's input without changing its
     /// result beyond resampling: a resize to a quarter of the width allows 4. The default, 1,
     /// means the step needs the full-size image.
@@ -68,6 +73,8 @@ public protocol ImageProcessing: Sendable {
 extension ImageProcessing {
     /// An unknown key is an error, with a near-miss suggestion.
     public static var acceptsUndeclaredOptions: Bool { false }
+    /// The step's output: it holds nothing larger.
+    public func workingSize(for size: ImageSize) -> ImageSize { outputSize(for: size) }
     /// 1: the step needs the full-size image.
     public func allowedInputShrink(for size: ImageSize) -> Double { 1 }
     /// nil: the step needs the whole image.

@@ -71,3 +71,28 @@ import Vips
         #expect(explanation.text.contains("its loader decodes the whole image"), "\(explanation.text)")
     }
 }
+
+/// A step that holds a larger image than it makes counts it: a smart crop looks at the whole
+/// image scaled to cover its box, which for a sliver is far larger than the input.
+extension WholeImageDecodeEstimateTests {
+    @Test func aSmartCoverOfASliverCountsTheScaledImageItLooksAt() throws {
+        func outputs(_ position: String) throws -> [OutputDefinition] {
+            let output =
+                #"{"name": "t", "steps": [{"resize": {"width": 200, "height": 200, "position": "\#(position)"}}], "#
+                + #""encode": {"format": "webp"}, "path": "out/{stem}.webp"}"#
+            let json = PipelineHarness.json(inputs: ["in/*"], outputs: [output])
+            return try PipelineDefinition(json: json, baseDirectory: URL(fileURLWithPath: "/tmp"), processors: .standard).outputs
+        }
+        // A 3×20000 sliver covers 200×200 at 200×1333333
+        let sliver = ImageSize(width: 3, height: 20000)
+        let scaled = Int64(200 * 1_333_333) * 4
+        for position in ["attention", "entropy", "faces"] {
+            let bytes = DecodeMemoryEstimate.imageBytes(decodeSize: sliver, outputs: try outputs(position))
+            #expect(bytes == Int64(3 * 20000) * 4 + scaled, "\(position): \(bytes)")
+        }
+        // A fixed position computes only its window
+        for position in ["centre", "north", "south"] {
+            #expect(DecodeMemoryEstimate.imageBytes(decodeSize: sliver, outputs: try outputs(position)) == Int64(3 * 20000 + 200 * 200) * 4)
+        }
+    }
+}

@@ -20,13 +20,20 @@ struct DecodeMemoryEstimate: Equatable {
     }
 
     /// The estimate for the `frames` decoded frames of `decodeSize`: the decoded image and each
-    /// output's image, at 4 bytes a pixel. An output without steps is the decoded image itself
-    /// (`StepChain` renders it into memory, where it already is, an animation's fields already
-    /// its own), so it adds nothing.
+    /// output's image, or the larger one a step of it holds whole as it works (a smart crop's
+    /// scaled image, `ImageProcessing.workingSize(for:)`), at 4 bytes a pixel. An output without
+    /// steps is the decoded image itself (`StepChain` renders it into memory, where it already
+    /// is, an animation's fields already its own), so it adds nothing.
     static func imageBytes(decodeSize: ImageSize, outputs: [OutputDefinition], frames: Int = 1) -> Int64 {
         let outputPixels = outputs.reduce(0) { total, output in
             guard !output.steps.isEmpty else { return total }
-            return total + output.steps.reduce(decodeSize) { $1.outputSize(for: $0) }.pixelCount
+            var size = decodeSize
+            var held = 0
+            for step in output.steps {
+                held = max(held, step.workingSize(for: size).pixelCount)
+                size = step.outputSize(for: size)
+            }
+            return total + max(held, size.pixelCount)
         }
         return Int64(decodeSize.pixelCount + outputPixels) * 4 * Int64(frames)
     }
