@@ -40,6 +40,9 @@ extension RunPlan {
         /// The keys of the `focusPoints` file that no input has matched yet.
         private var focusPointsUnmatched: Set<String>
         private let focusPoints: FocusPoints?
+        /// The `focusPoints` file when an output crops by it: two names of one file may then
+        /// ask for different crops of it.
+        private let cropPoints: FocusPoints?
 
         init(
             definition: PipelineDefinition, outputs: [OutputTarget.Output], outputWriters: [WriteCheck.Write.Writer],
@@ -55,6 +58,7 @@ extension RunPlan {
             definitions = definition.outputs
             subsetsUnmatched = Set(definition.outputs.indices.filter { definition.outputs[$0].inputSubset != nil })
             focusPoints = definition.focusPoints
+            cropPoints = definition.outputs.contains { $0.steps.contains(where: \.readsFocusPoint) } ? definition.focusPoints : nil
             focusPointsUnmatched = definition.focusPoints?.keys ?? []
         }
 
@@ -100,7 +104,7 @@ extension RunPlan {
             guard earlier.count == positions.count else {
                 throw ReportWriterError(path: "the plan of the inputs", reason: "cannot read it back")
             }
-            var listing = Self.listing(of: input, after: earlier, outputs: outputs)
+            var listing = Self.listing(of: input, after: earlier, outputs: outputs, cropPoints: cropPoints)
             if let twin = listing.sameAs {
                 // The very listing again (a file named, and matched by a glob too): one input,
                 // made, counted, printed and in the manifest once.
@@ -159,14 +163,20 @@ extension RunPlan {
         /// The listing of `input` after the `earlier` listings of the same source: with its
         /// targets, refused, or served by an earlier listing with the same output paths (a file
         /// matched by two globs, a URL repeated in a list), whose work is done once and reported
-        /// for each.
-        static func listing(of input: InputFile, after earlier: [Listing], outputs: [OutputTarget.Output]) -> Listing {
+        /// for each. A listing whose point in `cropPoints` differs makes other images: it has
+        /// work of its own, whose paths are then checked against the earlier one's.
+        static func listing(
+            of input: InputFile, after earlier: [Listing], outputs: [OutputTarget.Output], cropPoints: FocusPoints? = nil
+        ) -> Listing {
             let planned = targets(for: input, outputs: outputs)
             guard let targets = planned.targets else {
                 return Listing(input: input, targets: [], refusal: planned.refusal, sameAs: nil)
             }
             let paths = targets.map(\.plannedPath)
-            if let twin = earlier.firstIndex(where: { $0.refusal == nil && $0.sameAs == nil && $0.targets.map(\.plannedPath) == paths }) {
+            let point = cropPoints?.point(for: input)
+            if let twin = earlier.firstIndex(where: {
+                $0.refusal == nil && $0.sameAs == nil && $0.targets.map(\.plannedPath) == paths && cropPoints?.point(for: $0.input) == point
+            }) {
                 return Listing(input: input, targets: [], refusal: nil, sameAs: twin)
             }
             return Listing(input: input, targets: targets, refusal: nil, sameAs: nil, refusedOutputs: planned.refusedOutputs)

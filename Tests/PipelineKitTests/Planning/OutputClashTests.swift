@@ -263,3 +263,36 @@ import Vips
             "\(String(describing: error))")
     }
 }
+
+/// One file named twice (through a linked folder) is one input while its two names ask for
+/// the same images; with different points in the focus file they ask for different crops into
+/// one path, a clash.
+extension OutputClashTests {
+    @Test func oneFileUnderTwoNamesWithDifferentCropPointsClashes() throws {
+        // Given a photo named as ph/a.png and as link/a.png (link -> ph), cropped by its focus point
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.png(try Fixtures.gradient(width: 100, height: 20)), to: "ph/a.png")
+        try FileManager.default.createSymbolicLink(atPath: directory.path + "/link", withDestinationPath: "ph")
+        let output =
+            #"{"name": "s", "steps": [{"resize": {"width": 20, "height": 20, "position": "focus"}}], "#
+            + #""encode": {"format": "png"}, "path": "out/{stem}.png"}"#
+        func plan(points: String) throws -> [PipelineFileError.Problem] {
+            try directory.write(Data(points.utf8), to: "points.json")
+            let json = PipelineHarness.json(
+                inputs: ["ph/a.png", "link/a.png"], outputs: [output], extra: #""focusPoints": "points.json""#)
+            do {
+                _ = try PipelineHarness.pipeline(json, in: directory).plan()
+                return []
+            } catch let error as PipelineFileError {
+                return error.problems
+            }
+        }
+        // When the two names have different points: the plan refuses the one path both would write
+        let clash = try plan(points: #"{"ph/a.png": [0, 0.5], "link/a.png": [1, 0.5]}"#)
+        #expect(clash.count == 1, "\(clash)")
+        #expect(clash.first?.message.contains("out/a.png") == true, "\(clash)")
+        #expect(clash.first?.message.contains("link/a.png") == true, "\(clash)")
+        // And with the same point they are one input, made once
+        #expect(try plan(points: #"{"ph/a.png": [0, 0.5], "link/a.png": [0, 0.5]}"#).isEmpty)
+    }
+}
