@@ -40,14 +40,15 @@ struct DefinitionBuilder {
     /// The definition `root` describes, or nil when it has problems (then in `problems`).
     mutating func build(_ root: JSONNode) -> PipelineDefinition? {
         hasFocusPoints = root["focusPoints"] != nil
+        // "resize" is the stage's old name: still read, with a warning; given with the new one, a
+        // problem said whatever else is wrong.
+        let renamed = PipelineFormat.renamedKeyFindings(in: root)
+        problems += renamed.problems
         guard shapeProblemPaths.isEmpty else {
             checkPartsOfMisshapenFile(root)
             return nil
         }
         do {
-            // "resize" is the stage's old name: still read, with a warning.
-            let renamed = PipelineFormat.renamedKeyFindings(in: root)
-            problems += renamed.problems
             let stages = try readStages(root)
             guard case .array(let outputNodes)? = root["outputs"]?.value,
                 case .array(let inputNodes)? = root["inputs"]?.value

@@ -59,6 +59,9 @@ struct JSONParser {
         }
     }
 
+    /// Said without a backslash, which messages on a terminal print doubled (escaped as names are).
+    static let unpairedSurrogate = "an unpaired UTF-16 surrogate: an escape of D800 to DFFF needs the other half of its pair"
+
     /// The error `message` at `index`; a comment there (JSONC's habit, from editors' settings
     /// files) is said as such, whatever was expected.
     private mutating func error(_ message: String) -> SyntaxError {
@@ -211,11 +214,11 @@ struct JSONParser {
                     var code = try parseHex4()
                     if (0xD800...0xDBFF).contains(code) {
                         guard index + 1 < bytes.count, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u") else {
-                            throw error("unpaired UTF-16 surrogate in \\u escape")
+                            throw error(Self.unpairedSurrogate)
                         }
                         index += 2
                         let low = try parseHex4()
-                        guard (0xDC00...0xDFFF).contains(low) else { throw error("unpaired UTF-16 surrogate in \\u escape") }
+                        guard (0xDC00...0xDFFF).contains(low) else { throw error(Self.unpairedSurrogate) }
                         code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
                     }
                     guard let scalar = Unicode.Scalar(code) else { throw error("invalid \\u escape") }

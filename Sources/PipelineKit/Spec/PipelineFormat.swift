@@ -35,7 +35,11 @@ public enum PipelineFormat {
     private static var inputOptions: [Option] {
         [
             .integer("version", in: version...version, required: true, help: "pipeline file format version"),
-            Option("name", .string(nonEmpty: true), default: JSONNode(plain: "pipeline"), help: "a name for reports and logs"),
+            Option(
+                "name", .string(nonEmpty: true), default: JSONNode(plain: "pipeline"),
+                help:
+                    "a name for reports and logs, and for the journal of outputs made: a new name starts a new journal, so its first run makes every output again"
+            ),
             Option(
                 "inputs",
                 .array(

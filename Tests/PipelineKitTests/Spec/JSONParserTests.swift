@@ -44,6 +44,7 @@ import Testing
         ("{\"a\": 1, 2}", 1, 10, "expected a key"),
         ("{\"version\": 1, // the format\n}", 1, 16, "a comment: JSON allows none"),
         ("[1, /* two */ 2]", 1, 5, "a comment: JSON allows none"),
+        ("[\"a\\ud800b\"]", 1, 10, "an unpaired UTF-16 surrogate: an escape of D800 to DFFF needs"),
         ("{\"a\" 1}", 1, 6, "expected ':'"),
         ("[1 2]", 1, 4, "expected ','"),
         ("{\"a\": 1, \"a\": 2}", 1, 10, "duplicate key"),

@@ -41,4 +41,16 @@ struct RenamedKeyTests {
             return problems.map(\.path) == ["resize"] && problems[0].message.contains("give only \"process\"")
         }
     }
+
+    /// `validate` lists every problem at once: the two keys are one even beside a value out of range.
+    @Test func bothKeysAreAnErrorBesideAnotherProblem() throws {
+        let directory = try TemporaryDirectory()
+        #expect {
+            try PipelineHarness.pipeline(
+                json(#""fetch": {"retries": 11}, "process": {"concurrency": 2}, "resize": {"concurrency": 1}"#), in: directory)
+        } throws: { error in
+            let problems = (error as? PipelineFileError)?.problems ?? []
+            return Set(problems.map(\.path)) == ["fetch.retries", "resize"]
+        }
+    }
 }
