@@ -134,7 +134,7 @@ import Vips
         let refusal = command.waitForLine(timeout: 60) { $0.isError && $0.text.contains("path=/thumb/missing.jpg") }
         #expect(refusal?.text.contains("bytes=\(refused.body.count) ") == true, "\(command.transcript)")
         // and its reason, as its body says it, for whoever reads why
-        #expect(refusal?.text.contains("reason=no input of that name for output thumb") == true, "\(command.transcript)")
+        #expect(refusal?.text.contains(#"reason="no input of that name for output thumb"#) == true, "\(command.transcript)")
     }
 
     @Test func aLargeAnswersLoggedTimeLastsUntilItsBodyWasTaken() throws {

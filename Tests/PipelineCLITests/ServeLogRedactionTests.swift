@@ -76,10 +76,12 @@ import Testing
         let info = Self.signature(of: "/info/p0.jpg")
         // and a query value with a line end, which a refusal's reason quotes
         let forged = "/\(output)/thumb/p0.jpg?width=1%0A2026-12-03T16:16:00Z%20critical%20pipeline:%20forged"
-        let targets = ["/\(output)/thumb/p0.jpg", "/\(info)/info/p0.jpg", "/\(output)/info/p0.jpg", forged, "/\(info)/nothing"]
+        // and one with fields of its own, which the reason quotes too
+        let fields = "/\(output)/thumb/p0.jpg?width=x%22%20status=200%20bytes=0%20method=DELETE"
+        let targets = ["/\(output)/thumb/p0.jpg", "/\(info)/info/p0.jpg", "/\(output)/info/p0.jpg", forged, fields, "/\(info)/nothing"]
         var statuses: [Int] = []
         for target in targets { statuses.append(try LoopbackHTTPClient.send(port: port, target: target).status) }
-        #expect(statuses == [200, 200, 403, 400, 403], "\(command.transcript)")
+        #expect(statuses == [200, 200, 403, 400, 400, 403], "\(command.transcript)")
         _ = command.waitForLine(timeout: 60) { $0.isError && $0.text.contains("path=/_/nothing") }
         command.signal(SIGTERM)
         #expect(command.waitForExit(timeout: 120) == 0, "\(command.transcript)")
@@ -95,6 +97,17 @@ import Testing
         // The line end is written as an escape: no line of the log is the forged one
         #expect(transcript.contains("1\\n2026-12-03T16:16:00Z critical pipeline: forged"), "\(transcript)")
         #expect(!transcript.split(separator: "\n").contains { $0.hasPrefix("2026-12-03T16:16:00Z critical") }, "\(transcript)")
+        // Outside its quotes, the line of the request with fields in its query has one status, its own
+        let line = try #require(transcript.split(separator: "\n").first { $0.contains("method=DELETE") }, "\(transcript)")
+        var unquoted = ""
+        var quoted = false
+        var escaped = false
+        for character in line {
+            if escaped { escaped = false } else if character == "\\" { escaped = true } else if character == "\"" { quoted.toggle() }
+            if !quoted { unquoted.append(character) }
+        }
+        #expect(unquoted.components(separatedBy: " status=").count == 2 && unquoted.contains("status=400"), "\(line)")
+        #expect(!unquoted.contains("method=DELETE"), "\(line)")
     }
 }
 #endif

@@ -2,6 +2,7 @@ import Foundation
 import TestSupport
 import Testing
 
+@testable import PipelineCLI
 @testable import PipelineKit
 
 /// Names holding control characters reach the terminal escaped, as `--json` writes them: a file
@@ -95,5 +96,14 @@ import Testing
         #expect(failures.count == 2, "\(run.standardError)")
         #expect(failures.contains { $0.hasPrefix(#"failed: in/a\nb.jpg: "#) }, "\(failures)")
         #expect(failures.contains { $0.hasPrefix(#"failed: in/a\\nb.jpg: "#) }, "\(failures)")
+    }
+
+    /// A log field's value from outside (a refused query's, in a reason) is quoted when it has a
+    /// space, `=` or `"`, so that it cannot pass for more fields of its line.
+    @Test func aLoggedValueThatLooksLikeFieldsIsQuoted() {
+        func logged(_ text: String) -> String { EscapingLogHandler.field(text) }
+        #expect(logged("/thumb/a.jpg") == "/thumb/a.jpg")
+        #expect(logged(#"width " status=200 bytes=0"#) == #""width \" status=200 bytes=0""#)
+        #expect(logged("a\nb c") == #""a\nb c""#)
     }
 }
