@@ -33,8 +33,12 @@ public struct Crop: ImageProcessing, Hashable {
     public static let options: [Option] = [
         .integer("left", in: offsetRange, help: "Left edge of a region, in pixels from the left (needs top, width and height)."),
         .integer("top", in: offsetRange, help: "Top edge of a region, in pixels from the top (needs left, width and height)."),
-        .integer("width", in: sizeRange, help: "Width of the region or window in pixels."),
-        .integer("height", in: sizeRange, help: "Height of the region or window in pixels."),
+        .integer(
+            "width", in: sizeRange,
+            help: "Width of the region or window in pixels. A window wider than the image keeps the image's width; a region must fit."),
+        .integer(
+            "height", in: sizeRange,
+            help: "Height of the region or window in pixels. A window taller than the image keeps the image's height; a region must fit."),
         Option(
             "gravity", CropPosition.shape, default: JSONNode(plain: Gravity.centre.rawValue),
             help:

@@ -134,7 +134,7 @@ struct ConvertDocument {
         ]
         var decompress: [String: Any] = [:]
         if let formats = command.allowUntrusted {
-            decompress["allowUntrusted"] = formats.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+            decompress["allowUntrusted"] = formats.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
         }
         if let maxPixels = command.maxPixels { decompress["maxPixels"] = try Self.positiveInteger(maxPixels, flag: "--max-pixels") }
         if !decompress.isEmpty { document["decompress"] = decompress }
@@ -156,6 +156,11 @@ struct ConvertDocument {
         guard let x = Double(parts[0].trimmingCharacters(in: .whitespaces)), let y = Double(parts[1].trimmingCharacters(in: .whitespaces)),
             x.isFinite, y.isFinite
         else { throw ConvertArgumentError("--position", "expected a point X,Y of two numbers, got \"\(value)\"") }
+        for (name, coordinate, written) in [("X", x, parts[0]), ("Y", y, parts[1])] where !(0...1).contains(coordinate) {
+            throw ConvertArgumentError(
+                "--position",
+                "\(name) is \(written.trimmingCharacters(in: .whitespaces)) in \"\(value)\": a point's X and Y are from 0 to 1")
+        }
         return ["x": x, "y": y]
     }
 

@@ -72,7 +72,8 @@ struct ConvertStreams {
         {
             throw ConvertArgumentError("--format", "standard input (IN -) has no extension to keep its format by: give --format")
         }
-        var template = Array((NSTemporaryDirectory() + "/pipeline-convert.XXXXXX").utf8CString)
+        Self.removeLeftFolders()
+        var template = Array((NSTemporaryDirectory() + "/" + Self.folderPrefix + TemporaryFileSweeper.ownerTag + ".XXXXXX").utf8CString)
         guard let made = mkdtemp(&template) else {
             throw ConvertArgumentError(
                 "IN", "cannot make a private folder in \(NSTemporaryDirectory()): \(String(cString: strerror(errno)))")
@@ -100,6 +101,21 @@ struct ConvertStreams {
             let absolute = command.output.hasPrefix("/") ? command.output : current.appendingPathComponent(command.output).path
             // A final "/" says OUT is a folder, to be made when missing: kept, as the URL drops it.
             output = command.output.hasSuffix("/") && !absolute.hasSuffix("/") ? absolute + "/" : absolute
+        }
+    }
+
+    /// The start of the name of a private folder of a convert, before its owner's tag.
+    static let folderPrefix = "pipeline-convert-"
+
+    /// Removes the private folders of converts killed before they could (SIGKILL, a power
+    /// cut), whose staged standard input may be a hundred megabytes: each is named by its
+    /// process, and one of a process of this machine that is gone is left over.
+    static func removeLeftFolders() {
+        let temporary = NSTemporaryDirectory()
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: temporary) else { return }
+        for name in names where name.hasPrefix(folderPrefix) {
+            let owner = name.dropFirst(folderPrefix.count).prefix { $0 != "." }
+            if TemporaryFileSweeper.ownerIsGone(owner) { try? FileManager.default.removeItem(atPath: temporary + "/" + name) }
         }
     }
 

@@ -16,7 +16,8 @@ extension ConvertCommandTests {
         let refused = try CommandRunner.run(["convert", "logo.svg", "out/logo.png"], in: directory.url)
         #expect(refused.status == 1 && refused.standardError.contains(#"add "svg" to --allow-untrusted"#), "\(refused.standardError)")
         #expect(!refused.standardError.contains("decompress."), "\(refused.standardError)")
-        let read = try CommandRunner.run(["convert", "logo.svg", "out/logo.png", "--allow-untrusted", "svg"], in: directory.url)
+        // (in any case, as --format takes its names)
+        let read = try CommandRunner.run(["convert", "logo.svg", "out/logo.png", "--allow-untrusted", "SVG"], in: directory.url)
         #expect(read.status == 0, "\(read.standardError)")
         #expect(try size(directory.url.appendingPathComponent("out/logo.png").path) == (60, 40))
         let unknown = try CommandRunner.run(["convert", "logo.svg", "out/x.png", "--allow-untrusted", "svgz"], in: directory.url)
@@ -230,7 +231,8 @@ extension ConvertCommandTests {
             ("nan,0.5", #"--position: expected a point X,Y of two numbers, got "nan,0.5""#),
             ("0.5,inf", #"--position: expected a point X,Y of two numbers, got "0.5,inf""#),
             ("bogus", #"--position: unknown value "bogus": expected one of "centre""#),
-            ("-0.5,0.5", "--position: "),
+            ("-0.5,0.5", #"--position: X is -0.5 in "-0.5,0.5": a point's X and Y are from 0 to 1"#),
+            ("0.5, 2", #"--position: Y is 2 in "0.5, 2": a point's X and Y are from 0 to 1"#),
         ] {
             let result = try CommandRunner.run(
                 ["convert", "in/storm.jpg", "out/q.webp", "--width", "100", "--height", "100", "--position", value], in: directory.url)

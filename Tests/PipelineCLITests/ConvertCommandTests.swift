@@ -3,6 +3,8 @@ import TestSupport
 import Testing
 import Vips
 
+@testable import PipelineKit
+
 /// `pipeline convert IN… OUT`: one conversion in one command, through the same pipeline a file gives.
 @Suite struct ConvertCommandTests {
     static let samples = CommandRunner.repositoryRoot.appendingPathComponent("Pipelines/samples")
@@ -205,7 +207,7 @@ import Vips
             try input.fileHandleForWriting.write(contentsOf: photo.prefix(1000))
             // Its folder is made once the arguments are checked, right before the read
             let made = {
-                try FileManager.default.contentsOfDirectory(atPath: temporary.path).contains { $0.hasPrefix("pipeline-convert.") }
+                try FileManager.default.contentsOfDirectory(atPath: temporary.path).contains { $0.hasPrefix("pipeline-convert-") }
             }
             for _ in 0..<500 where !(try made()) { usleep(20_000) }
             #expect(try made(), "no folder: the test proves nothing")
@@ -220,7 +222,7 @@ import Vips
         #expect(process.terminationReason == .exit)
         #expect(process.terminationStatus == 128 + (signal == SIGINT ? SIGINT : SIGTERM), "\(said)")
         // (the folder of runs' claims stays, as it does after any run)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: temporary.path).filter { $0.hasPrefix("pipeline-convert.") }.isEmpty)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: temporary.path).filter { $0.hasPrefix("pipeline-convert-") }.isEmpty)
         #expect(!directory.allFiles().contains { $0.hasPrefix("out/") })
     }
 
@@ -254,6 +256,30 @@ import Vips
                 && converted.standardError.contains("out/image-7.webp, which a run of ")
                 && converted.standardError.contains("p.json"), "\(converted.standardError)")
         #expect(run.waitForExit(timeout: 300) == 0, "\(run.transcript)")
+    }
+
+    /// A convert killed outright (SIGKILL) leaves its private folder, with standard input in
+    /// it: the next convert on the machine removes it, and keeps those of converts still going.
+    @Test func aKilledConvertsFolderIsRemovedByTheNext() throws {
+        let directory = try prepare()
+        let temporary = directory.url.appendingPathComponent("tmp")
+        // A process that has ended, and this one, still going
+        let ended = Process()
+        ended.executableURL = URL(fileURLWithPath: "/bin/true")
+        try ended.run()
+        ended.waitUntilExit()
+        let left = "pipeline-convert-\(ended.processIdentifier)-\(ImageWriter.machineTag)-1.AbC123"
+        let going = "pipeline-convert-\(TemporaryFileSweeper.ownerTag).XyZ789"
+        let older = "pipeline-convert.QwE456"
+        for name in [left, going, older] { try directory.write(Data("staged".utf8), to: "tmp/\(name)/stdin") }
+        let photo = try Data(contentsOf: directory.url.appendingPathComponent("in/storm.jpg"))
+        let result = try CommandRunner.run(
+            ["convert", "-", "out/x.webp", "--width", "40"], in: directory.url, environment: ["TMPDIR": temporary.path],
+            standardInput: photo)
+        #expect(result.status == 0, "\(result.standardError)")
+        // (an older convert's folder names no process: it stays)
+        let kept = try FileManager.default.contentsOfDirectory(atPath: temporary.path).filter { $0.hasPrefix("pipeline-convert") }
+        #expect(Set(kept) == [going, older])
     }
 
     @Test func standardInputAndOutputAreReadAndWrittenAsDash() throws {

@@ -219,7 +219,7 @@ enum ImageWriter {
     /// another machine sharing the folder (`TemporaryFileSweeper`). The name part is cut so the
     /// whole stays within the 255 bytes a file name may have, for any output name that itself fits.
     static func temporaryName(for name: String) -> String {
-        let suffix = temporaryMarker + "\(getpid())-\(machineTag)-\(processStart)-" + UUID().uuidString.prefix(8)
+        let suffix = temporaryMarker + TemporaryFileSweeper.ownerTag + "-" + UUID().uuidString.prefix(8)
         var kept = ""
         var bytes = 1 + suffix.utf8.count
         for scalar in name.unicodeScalars {

@@ -13,7 +13,7 @@ import Foundation
 /// when its top-level entries do, so another machine's pyramid that takes longer than that to
 /// write may be removed under it.) Were a live one removed all the same, its
 /// write would fail with a clear error, never leave a partial output.
-enum TemporaryFileSweeper {
+package enum TemporaryFileSweeper {
     /// Sweeps the folder of every output the plan will write, off the cooperative pool (the
     /// runner calls it on a stage queue). Failures to list or remove are ignored: a folder that
     /// cannot be read or written fails its items with a clear error later, at encode.
@@ -110,6 +110,18 @@ enum TemporaryFileSweeper {
             return modifiedAt < start.timeIntervalSince1970 - foreignIdleTime
         }
         return !isRunning(pid, startedAt: parts.count >= 4 ? String(parts[2]) : nil)
+    }
+
+    /// What names this process among those that leave files behind: its id, its machine's tag
+    /// and when it started (`<pid>-<machine>-<start>`).
+    package static let ownerTag = "\(getpid())-\(ImageWriter.machineTag)-\(ImageWriter.processStart)"
+
+    /// Whether `tag`, another process's `ownerTag`, names a process of this machine that is
+    /// gone: what it left may go. A tag of another machine, or not a tag, is no such process.
+    package static func ownerIsGone(_ tag: some StringProtocol) -> Bool {
+        let parts = tag.split(separator: "-")
+        guard parts.count == 3, let pid = pid_t(parts[0]), pid > 0, parts[1] == ImageWriter.machineTag else { return false }
+        return !isRunning(pid, startedAt: String(parts[2]))
     }
 
     /// Whether process `pid` is still going, and, when `start` is given, is the one that
