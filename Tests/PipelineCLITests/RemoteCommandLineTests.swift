@@ -66,12 +66,9 @@ import Vips
         let file = try writePipeline(directory, urls: ["http://127.0.0.1:9/a.jpg", "# a comment", "http://[bad/b.jpg", "ftp://x/c.jpg"])
         let result = try CommandRunner.run(["validate", file])
         #expect(result.status == 2, "\(result.standardError)")
-        #expect(
-            result.standardError.contains("pipeline.json:1:27: error: inputs[0].list: urls.txt:3: http://[bad/b.jpg is not a URL"),
-            "\(result.standardError)")
-        #expect(
-            result.standardError.contains("pipeline.json:1:27: error: inputs[0].list: urls.txt:4: only http, https and s3"),
-            "\(result.standardError)")
+        for line in ["3: http://[bad/b.jpg is not a URL", "4: only http, https and s3"] {
+            #expect(result.standardError.contains("pipeline.json:1:27: error: inputs[0].list: urls.txt:" + line), "\(result.standardError)")
+        }
     }
 
     @Test func killedWhileCachingThenRunAgainGivesCorrectOutputs() throws {

@@ -75,16 +75,18 @@ struct ProtectedInputs: Sendable {
         guard !records.isEmpty || !otherReads.isEmpty, let identity = FileIdentity(path: path, followingLinks: false) else {
             return nil
         }
-        if let what = otherReads[identity] { return what }
-        guard let offset = records[identity] else { return nil }
-        return "the input " + (plan.flatMap { SourceStore.input(at: offset, in: $0)?.displayName } ?? "an input of the run")
+        return readFile(identity)
     }
 
     /// What the run reads that the file at `path` is, by the entry or by what a link there
     /// leads to: a file to leave in place, as removing either takes away a name the run reads by.
     func readFile(removing path: String) -> String? {
-        if let what = readFile(at: path) { return what }
-        guard let identity = FileIdentity(path: path, followingLinks: true) else { return nil }
+        guard !records.isEmpty || !otherReads.isEmpty else { return nil }
+        return readFile(at: path) ?? FileIdentity(path: path, followingLinks: true).flatMap { readFile($0) }
+    }
+
+    /// What the run reads that the file of `identity` is.
+    private func readFile(_ identity: FileIdentity) -> String? {
         if let what = otherReads[identity] { return what }
         guard let offset = records[identity] else { return nil }
         return "the input " + (plan.flatMap { SourceStore.input(at: offset, in: $0)?.displayName } ?? "an input of the run")

@@ -177,9 +177,9 @@ enum PNGStructure {
             guard let start = Self.compressedStart(type, at: offset, length: length, in: bytes) else { return true }
             let left = inflatedMetadataLimit - inflated
             // Compressed data inflate to about their own length at least.
-            guard offset + length - start <= left, let data = bytes.copy(from: start, length: offset + length - start) else {
-                return false
-            }
+            guard offset + length - start <= left else { return false }
+            // Bytes that cannot be read now are libvips' to find wanting.
+            guard let data = bytes.copy(from: start, length: offset + length - start) else { return true }
             if decompressor == nil { decompressor = libdeflate_alloc_decompressor() }
             if output == nil { output = malloc(inflatedMetadataLimit + 1) }
             guard let decompressor, let output else { return true }
