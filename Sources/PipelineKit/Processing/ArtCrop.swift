@@ -62,6 +62,8 @@ struct ArtCrop: ImageProcessing {
 
     func outputSize(for size: ImageSize) -> ImageSize { box(for: size) }
 
+    func workingSize(for size: ImageSize) -> ImageSize { (try? step(for: size))?.workingSize(for: size) ?? box(for: size) }
+
     func allowedInputShrink(for size: ImageSize) -> Double {
         let allowed = (try? step(for: size))?.allowedInputShrink(for: size) ?? 1
         // The window is worked out again on the decoded image, which must be tall enough for the

@@ -95,4 +95,20 @@ extension WholeImageDecodeEstimateTests {
             #expect(DecodeMemoryEstimate.imageBytes(decodeSize: sliver, outputs: try outputs(position)) == Int64(3 * 20000 + 200 * 200) * 4)
         }
     }
+
+    /// An art-directed crop is the output's resize at another box: at a smart position it
+    /// looks at the image scaled to cover that box too.
+    @Test func anArtDirectedSmartCropCountsTheScaledImageItLooksAt() throws {
+        func bytes(_ position: String) throws -> Int64 {
+            let output =
+                #"{"name": "hero", "widths": [100], "formats": ["webp"], "#
+                + #""art": [{"media": "(max-width: 640px)", "aspectRatio": "1:1", "widths": [200]}], "#
+                + #""steps": [{"resize": {"position": "\#(position)"}}], "path": "out/{stem}{art}-{width}.{format}"}"#
+            let json = PipelineHarness.json(inputs: ["in/*"], outputs: [output])
+            let outputs = try PipelineDefinition(json: json, baseDirectory: URL(fileURLWithPath: "/tmp"), processors: .standard).outputs
+            return DecodeMemoryEstimate.imageBytes(decodeSize: ImageSize(width: 2000, height: 1000), outputs: outputs)
+        }
+        // The 200×200 crop of a 2000×1000 image looks at 400×200 when it chooses its window
+        #expect(try bytes("attention") - bytes("centre") == Int64(400 * 200 - 200 * 200) * 4)
+    }
 }
