@@ -30,6 +30,9 @@ typedef struct {
     int tile_cols_log2;
     /* The codec's own options as "key=value" pairs separated by commas, or NULL. */
     const char *codec_options;
+    /* YUV in limited ("video") range rather than full; not for lossless. Chromium shows an
+     * image sequence of full range as if it were limited, with its contrast stretched. */
+    int limited_range;
 } PlAVIFSettings;
 
 /* Passes each "key=value" of `options` (comma-separated) to the codec. */
@@ -77,7 +80,7 @@ static inline avifImage *pl_avif_image_make(const uint8_t *pixels, uint32_t widt
         *failure = AVIF_RESULT_OUT_OF_MEMORY;
         return NULL;
     }
-    image->yuvRange = AVIF_RANGE_FULL;
+    image->yuvRange = settings->limited_range && !settings->lossless ? AVIF_RANGE_LIMITED : AVIF_RANGE_FULL;
     /* With a profile, the profile says what the colours are: the CICP colour description is
      * left unspecified rather than claiming sRGB for P3 or CMYK-converted pixels. */
     image->colorPrimaries = icc_size ? AVIF_COLOR_PRIMARIES_UNSPECIFIED : AVIF_COLOR_PRIMARIES_BT709;

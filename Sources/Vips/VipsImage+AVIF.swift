@@ -108,7 +108,7 @@ extension VipsImage {
                     codec: encoding.codec.choice, speed: Int32(encoding.speed), quantizer: Int32(encoding.quantizer),
                     lossless: encoding.lossless ? 1 : 0, full_chroma: encoding.fullChroma ? 1 : 0, threads: Int32(share),
                     tile_rows_log2: tiles.rowsLog2, tile_cols_log2: tiles.columnsLog2,
-                    codec_options: encoding.codecOptions == nil ? nil : options)
+                    codec_options: encoding.codecOptions == nil ? nil : options, limited_range: 0)
                 return withExtendedLifetime(source) {
                     pl_avif_encode(
                         base, UInt32(width), UInt32(height), UInt32(bands), UInt32(width * bands), &settings,

@@ -58,7 +58,7 @@ extension VipsImage {
         var settings = PlAVIFSettings(
             codec: encoding.codec.choice, speed: Int32(encoding.speed), quantizer: Int32(encoding.quantizer),
             lossless: encoding.lossless ? 1 : 0, full_chroma: encoding.fullChroma ? 1 : 0, threads: Int32(share),
-            tile_rows_log2: tiles.rowsLog2, tile_cols_log2: tiles.columnsLog2, codec_options: nil)
+            tile_rows_log2: tiles.rowsLog2, tile_cols_log2: tiles.columnsLog2, codec_options: nil, limited_range: 1)
         let made = (encoding.codecOptions ?? "").withCString { options in
             var withOptions = settings
             withOptions.codec_options = encoding.codecOptions == nil ? nil : options
