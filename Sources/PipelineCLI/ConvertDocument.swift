@@ -57,7 +57,7 @@ struct ConvertDocument {
             if inputIsFolder.boolValue {
                 let folder = input.hasSuffix("/") ? String(input.dropLast()) : input
                 throw ConvertArgumentError(
-                    "IN", "\(input.quotedValue) is a folder: give a glob of its files, quoted, such as '\(folder)/*.jpg'")
+                    "IN", "\(input.quotedValue) is a folder: give a glob of its files, quoted, such as '\(Glob.literal(folder))/*.jpg'")
             }
         }
         let isTemplate = command.output.contains("{")
@@ -233,10 +233,10 @@ struct ConvertDocument {
         }
     }
 
-    /// Whether IN is a glob: a path, not a URL, with a wildcard, a brace or a backslash, that is
+    /// Whether IN is a glob: a path, not a URL, with a wildcard, a brace or an escape, that is
     /// not the name of a file (`photo [1].jpg`, as a shell's completion gives it).
     static func isGlob(_ input: String) -> Bool {
-        !isURL(input) && input.contains(where: { "*?[{\\".contains($0) }) && !FileManager.default.fileExists(atPath: input)
+        !isURL(input) && Glob.isPattern(input) && !FileManager.default.fileExists(atPath: input)
     }
 
     /// The pipeline file's entry for IN: a file's name as a pattern that names it alone.

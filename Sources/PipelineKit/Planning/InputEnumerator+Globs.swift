@@ -3,10 +3,17 @@ import Foundation
 /// Matching names against globs and expanding brace sets (`{jpg,png}`, `{01..12}`), apart from
 /// the walk that finds the files.
 extension InputEnumerator {
-    /// Whether a path component is matched as a pattern: it has a wildcard, or a backslash,
-    /// which takes the character after it as it is (`photo \\[1].jpg`).
+    /// Whether a path component is matched as a pattern: it has a wildcard, or a backslash
+    /// before a wildcard, a brace or another backslash, which takes that character as it is
+    /// (`photo \\[1].jpg`). Any other backslash is part of the name (`x\\y.jpg`).
     static func isGlob(_ component: String) -> Bool {
-        component.contains { $0 == "*" || $0 == "?" || $0 == "[" || $0 == "\\" }
+        var escaping = false
+        for character in component {
+            if escaping, Glob.escaped.contains(character) { return true }
+            escaping = character == "\\" && !escaping
+            if character == "*" || character == "?" || character == "[" { return true }
+        }
+        return false
     }
 
     /// Shell-style matching of one name; a leading dot must be matched explicitly.
@@ -114,8 +121,18 @@ package enum Glob {
     /// behind a backslash.
     package static func literal(_ path: String) -> String {
         path.reduce(into: "") { pattern, character in
-            if "*?[{\\".contains(character) { pattern.append("\\") }
+            if escaped.contains(character) { pattern.append("\\") }
             pattern.append(character)
         }
     }
+
+    /// Whether `path` is a pattern, as the `inputs` take it: a part of it has a wildcard or an
+    /// escape (`InputEnumerator.isGlob`), or it has a brace (a set, or a brace written as it is).
+    package static func isPattern(_ path: String) -> Bool {
+        path.contains("{") || path.split(separator: "/").contains { InputEnumerator.isGlob(String($0)) }
+    }
+
+    /// The characters a backslash before takes as they are: the wildcards, braces and the
+    /// backslash itself.
+    static let escaped: Set<Character> = ["*", "?", "[", "]", "{", "}", "\\"]
 }

@@ -228,7 +228,7 @@ extension GlobTests {
     @Test func aNameWithWildcardsIsNamedWithBackslashesAndTheWarningSaysSo() throws {
         // Given files named with a bracket, a star and a brace set
         let directory = try TemporaryDirectory()
-        let names = ["photo [1].jpg", "q*.jpg", "a{1,2}.jpg"]
+        let names = ["photo [1].jpg", "q*.jpg", "a{1,2}.jpg", #"x\[y].jpg"#]
         for name in names { try directory.write(Data("x".utf8), to: "in/" + name) }
         for name in names {
             // When the name is written as it is: nothing matches, and the warning gives the pattern that names it
@@ -236,15 +236,16 @@ extension GlobTests {
             let asWritten = enumerate(["in/" + name], in: directory)
             if name != "q*.jpg" {
                 #expect(asWritten.sink.isEmpty, "\(name)")
-                let json = literal.replacingOccurrences(of: "\\", with: "\\\\")
                 #expect(
-                    asWritten.warnings.contains {
-                        $0.contains(
-                            "a file of exactly this name exists, which a backslash before each wildcard or brace names: \"\(json)\"")
-                    }, "\(asWritten.warnings)")
+                    asWritten.warnings.contains { $0.contains("a file of exactly this name exists: put a backslash before each [, *, ?") },
+                    "\(asWritten.warnings)")
             }
             // And with a backslash before each wildcard and brace, it names that file alone
             #expect(enumerate([literal], in: directory).sink.map(\.displayName) == ["in/" + name], "\(literal)")
         }
+        // A backslash before any other character is part of the name, as it was
+        try directory.write(Data("x".utf8), to: #"in/back\slash.jpg"#)
+        #expect(enumerate([#"in/back\slash.jpg"#], in: directory).sink.map(\.displayName) == [#"in/back\slash.jpg"#])
+        #expect(!InputEnumerator.isGlob(#"back\slash.jpg"#) && InputEnumerator.isGlob(#"a\[1].jpg"#) && InputEnumerator.isGlob(#"a\\b"#))
     }
 }

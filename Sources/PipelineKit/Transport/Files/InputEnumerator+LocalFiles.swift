@@ -20,7 +20,7 @@ extension InputEnumerator {
             case .absent:
                 result.warnings.append("input \"\(pattern)\": there is no file \(displayName(path)); it will fail when fetched")
             case .directory:
-                let folder = pattern.hasSuffix("/") ? String(pattern.dropLast()) : pattern
+                let folder = Glob.literal(pattern.hasSuffix("/") ? String(pattern.dropLast()) : pattern)
                 result.warnings.append(
                     "input \"\(pattern)\": \(displayName(path)) is a folder, not a file; it will fail when fetched. "
                         + "For the files in it, give a glob: \"\(folder)/**\" (every file below) or \"\(folder)/*.jpg\"")
@@ -55,12 +55,11 @@ extension InputEnumerator {
             hint = emptyHint(
                 pattern, foldedMatches: caseInsensitive ? 0 : Set(folded.files(matching: split, rootCount: rootCount).matches).count)
             // `photo [1].jpg`: a name with a wildcard in it is a pattern, which names another file.
+            // Said in words: a pattern shown would have its backslashes doubled on the terminal.
             if case .file = Self.kind(absolute, followLinks: true) {
-                let literal = Glob.literal(pattern)
-                let written = (try? JSONSerialization.data(withJSONObject: literal, options: [.fragmentsAllowed, .withoutEscapingSlashes]))
                 hint +=
-                    "; a file of exactly this name exists, which a backslash before each wildcard or brace names: "
-                    + (written.map { String(decoding: $0, as: UTF8.self) } ?? literal.quotedValue)
+                    "; a file of exactly this name exists: put a backslash before each [, *, ?, { and } in it to name it "
+                    + "(in a pipeline file, a backslash is written twice)"
             }
             result.warnings.append("input " + Self.noMatchDescription(pattern, root: found.root, hint: hint))
         }

@@ -29,7 +29,7 @@ extension InputEnumerator {
             result.add(InputFile(s3: location))
             return nil
         }
-        let listPrefix = String(location.key.prefix { $0 != "*" && $0 != "?" && $0 != "[" && $0 != "{" })
+        let listPrefix = String(location.key.prefix { $0 != "*" && $0 != "?" && $0 != "[" && $0 != "{" && $0 != "\\" })
         let listed = "s3://\(location.bucket)/\(listPrefix)"
         let objects: [S3Object]
         do {
