@@ -125,9 +125,12 @@ import Vips
 extension PNGStructureTests {
     /// A 16×16 PNG with `chunks` chunks of `type` before its pixels, each `size` bytes of "A"
     /// compressed, after a keyword and what else the type puts before its compressed bytes.
-    static func png(with chunks: Int, of type: String, inflatingTo size: Int) throws -> Data {
+    /// With `wrongChecksum`, each stream's Adler-32 is wrong, which libpng, as libvips sets
+    /// it, does not check.
+    static func png(with chunks: Int, of type: String, inflatingTo size: Int, wrongChecksum: Bool = false) throws -> Data {
         let whole = [UInt8](try Fixtures.png(try Fixtures.solid(width: 16, height: 16)))
-        let text = Self.zlib([UInt8](repeating: 0x41, count: size))
+        var text = Self.zlib([UInt8](repeating: 0x41, count: size))
+        if wrongChecksum { text[text.count - 1] ^= 0xFF }
         let prefix: [UInt8] =
             switch type {
             case "iTXt": Array("Comment".utf8) + [0, 1, 0] + Array("en".utf8) + [0, 0]
@@ -163,7 +166,7 @@ extension PNGStructureTests {
         let directory = try TemporaryDirectory()
         // A megabyte each: twenty are past the limit; a few (and a whole file) are not
         let limit = PNGStructure.inflatedMetadataLimit
-        let bomb = try Self.png(with: 20, of: type, inflatingTo: 1 << 20)
+        let bomb = try Self.png(with: 20, of: type, inflatingTo: 1 << 20, wrongChecksum: type == "zTXt")
         #expect(bomb.count < 100_000)
         for source in try Self.sources(bomb, in: directory) {
             #expect(
@@ -186,5 +189,30 @@ extension PNGStructureTests {
                 PNGStructure.headerRefusal(in: source)
                     == "the PNG is cut short: its IHDR chunk has its 13 bytes but not the checksum after them")
         }
+    }
+
+    /// Padding of empty chunks does not carry a bomb past the count: a file with more chunks
+    /// before its pixels than any image has is refused, and text a little under the limit,
+    /// stored rather than compressed, is not.
+    @Test func paddingIsRefusedAndIncompressibleTextUnderTheLimitIsNot() throws {
+        let directory = try TemporaryDirectory()
+        let whole = [UInt8](try Fixtures.png(try Fixtures.solid(width: 16, height: 16)))
+        let padding = (0...PNGStructure.chunksWalked).flatMap { _ in Self.chunk("paDd", []) }
+        let padded = Data(whole[..<33] + padding + whole[33...])
+        for source in try Self.sources(padded, in: directory) {
+            #expect(PNGStructure.headerRefusal(in: source)?.contains("more than 10000 chunks before its pixels") == true)
+        }
+        // Noise a thousand bytes under the limit, which deflate stores: its stream is longer than its text
+        var generator = SeededGenerator(seed: 7)
+        var noise = [UInt8](repeating: 0, count: PNGStructure.inflatedMetadataLimit - 1000)
+        noise.withUnsafeMutableBytes { buffer in
+            for offset in stride(from: 0, to: buffer.count - 7, by: 8) {
+                buffer.storeBytes(of: generator.next(), toByteOffset: offset, as: UInt64.self)
+            }
+        }
+        let text = Self.zlib(noise)
+        #expect(text.count > noise.count)
+        let stored = Data(whole[..<33] + Self.chunk("zTXt", Array("Comment".utf8) + [0, 0] + text) + whole[33...])
+        for source in try Self.sources(stored, in: directory) { #expect(PNGStructure.headerRefusal(in: source) == nil) }
     }
 }

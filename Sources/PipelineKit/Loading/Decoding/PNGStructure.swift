@@ -42,6 +42,8 @@ enum PNGStructure {
         /// The compressed text and profile chunks before the image data inflate to more than
         /// `inflatedMetadataLimit`, the chunk of `type` reaching it.
         case inflatesPast(type: String)
+        /// More than `chunksWalked` chunks come before the image data.
+        case tooManyChunks
         /// The bytes end between chunks, or inside a chunk's header, before the IEND chunk:
         /// after the chunk of type `after` (nil: after the signature).
         case endsBefore(after: String?)
@@ -55,9 +57,8 @@ enum PNGStructure {
     }
 
     /// The first chunk before the image data that declares more bytes than the file has after
-    /// it, or nil: none does, or the walk met something libvips' loader is left to judge (not a
-    /// PNG, a chunk header cut short or malformed, more chunks than any real file has before
-    /// its pixels).
+    /// it, or nil: none does, or the walk met something else first (not a PNG, a chunk header
+    /// cut short or malformed, more chunks than any real file has before its pixels).
     static func oversizedChunk(in source: EncodedSource) -> OversizedChunk? {
         let finding = source.walkingBytes { bytes in walk(bytes, toImageData: true, checksums: false) }
         guard case .oversized(let chunk) = finding else { return nil }
@@ -73,6 +74,8 @@ enum PNGStructure {
         case .inflatesPast(let type):
             "the PNG's compressed text and profile chunks before its pixels inflate to more than "
                 + "\(inflatedMetadataLimit >> 20) MB (its \(type) chunk passes it): refused as a decompression bomb"
+        case .tooManyChunks:
+            "the PNG has more than \(chunksWalked) chunks before its pixels, which no image has: refused as a decompression bomb"
         default: nil
         }
     }
@@ -94,7 +97,7 @@ enum PNGStructure {
             "the PNG is damaged: its \(type) chunk at byte \(offset) does not match its CRC"
         case .notAChunk(let offset, let after):
             "the PNG is damaged: the bytes at \(offset), after \(place(after)), are not a PNG chunk"
-        case .whole, .notPNG, .inflatesPast: nil
+        case .whole, .notPNG, .inflatesPast, .tooManyChunks: nil
         }
     }
 
@@ -106,11 +109,11 @@ enum PNGStructure {
     /// The eight bytes every PNG starts with.
     static let signature: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
 
-    /// The most chunks walked before the image data.
+    /// The most chunks a PNG may have before its image data: a real one has a handful.
     static let chunksWalked = 10_000
 
-    /// Walks the chunks from the signature on: to the first image data chunk (and no further
-    /// than `chunksWalked` chunks), or to the IEND chunk, checking the CRCs of critical chunks
+    /// Walks the chunks from the signature on: to the first image data chunk (past
+    /// `chunksWalked` chunks, `.tooManyChunks`), or to the IEND chunk, checking the CRCs of critical chunks
     /// when `checksums` is set. A walk to the image data leaves a header cut short or malformed
     /// to libvips (`.whole`), as libpng refuses those before it allocates anything, and counts
     /// what the compressed text and profiles inflate to.
@@ -154,7 +157,9 @@ enum PNGStructure {
             offset += 8 + declared + 4
             previous = type
             walked += 1
-            if toImageData, walked == chunksWalked { return .whole }
+            // libpng would read on, inflating what follows: more chunks than any image has
+            // before its pixels are a bomb's padding.
+            if toImageData, walked == chunksWalked { return .tooManyChunks }
         }
     }
 
@@ -176,16 +181,21 @@ enum PNGStructure {
         mutating func add(_ type: String, at offset: Int, length: Int, in bytes: SourceBytes) -> Bool {
             guard let start = Self.compressedStart(type, at: offset, length: length, in: bytes) else { return true }
             let left = inflatedMetadataLimit - inflated
-            // Compressed data inflate to about their own length at least.
-            guard offset + length - start <= left else { return false }
+            // Compressed data inflate to about their own length at least: less only by the
+            // stored blocks' five bytes in 64 KiB, and zlib's six.
+            guard offset + length - start <= left + left / 8192 + 64 else { return false }
             // Bytes that cannot be read now are libvips' to find wanting.
             guard let data = bytes.copy(from: start, length: offset + length - start) else { return true }
             if decompressor == nil { decompressor = libdeflate_alloc_decompressor() }
             if output == nil { output = malloc(inflatedMetadataLimit + 1) }
             guard let decompressor, let output else { return true }
             var written = 0
+            var read = 0
+            // The deflate data after zlib's two-byte header, its checksum left unread: libvips
+            // has libpng ignore it, so a wrong one inflates all the same.
+            guard data.count > 2 else { return true }
             let result = data.withUnsafeBytes { input in
-                libdeflate_zlib_decompress(decompressor, input.baseAddress, input.count, output, left + 1, &written)
+                libdeflate_deflate_decompress_ex(decompressor, input.baseAddress! + 2, input.count - 2, output, left + 1, &read, &written)
             }
             // Data libpng cannot inflate it drops, having inflated no more than fit here.
             if result == LIBDEFLATE_INSUFFICIENT_SPACE || written > left { return false }
