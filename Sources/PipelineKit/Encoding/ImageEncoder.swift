@@ -180,7 +180,8 @@ enum ImageEncoder {
     /// The kept EXIF and XMP blocks (by field name) too long for what `format`'s saver writes,
     /// and why: the one JPEG marker libvips writes each in (its JPEG saver would leave them out
     /// with no more than a log line), or the 1 MB of EXIF libvips reads back to update before
-    /// it saves a PNG, WebP or AVIF (those savers would fail the output).
+    /// it saves a PNG, WebP, AVIF or HEIC (those savers would fail the output, or put a block of
+    /// libvips' own in its place).
     static func oversizedMetadata(
         _ image: VipsImage, keeping kept: Set<EncoderSettings.Metadata>, format: EncoderSettings.Format
     ) -> [(field: String, why: String)] {
@@ -192,8 +193,8 @@ enum ImageEncoder {
                 ("exif-data", 65533, "longer than the 64 KB one JPEG marker holds"),
                 ("xmp-data", 60000, "longer than the 60,000 bytes libvips writes in a JPEG"),
             ]
-        case .png, .webp, .avif: limits = [("exif-data", 1 << 20, "longer than the 1 MB of EXIF libvips writes")]
-        case .heic, .tiff, .jxl, .gif: limits = []
+        case .png, .webp, .avif, .heic: limits = [("exif-data", 1 << 20, "longer than the 1 MB of EXIF libvips writes")]
+        case .tiff, .jxl, .gif: limits = []
         }
         return limits.compactMap { field, limit, why in
             guard let kind = metadataKind(of: field), kept.contains(kind), let length = image.blobLength(field), length > limit else {
