@@ -34,6 +34,7 @@ struct ConvertStreams {
     /// (`ending(removing:)`).
     init(_ command: PipelineCommand.Convert, interruption: Interruption) throws(ConvertArgumentError) {
         let current = URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
+        Self.removeLeftFolders()
         let readsInput = command.inputs.contains("-")
         sendsOutput = command.output == "-"
         if readsInput, command.inputs.count > 1 {
@@ -72,7 +73,6 @@ struct ConvertStreams {
         {
             throw ConvertArgumentError("--format", "standard input (IN -) has no extension to keep its format by: give --format")
         }
-        Self.removeLeftFolders()
         var template = Array((NSTemporaryDirectory() + "/" + Self.folderPrefix + TemporaryFileSweeper.ownerTag + ".XXXXXX").utf8CString)
         guard let made = mkdtemp(&template) else {
             throw ConvertArgumentError(

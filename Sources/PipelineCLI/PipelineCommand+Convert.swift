@@ -48,7 +48,7 @@ extension PipelineCommand {
             parsing: .unconditional,
             help: ArgumentHelp(
                 "The part kept when cover crops: centre, attention, entropy, faces, north, …, or a point X,Y (0 to 1 from the left and the top).",
-                valueName: "position"), completion: .list(CropPosition.names))
+                valueName: "position"), completion: .list(CropPosition.names.filter { $0 != "focus" }))
         var position: String?
 
         @ArgumentParser.Option(parsing: .unconditional, help: ArgumentHelp("The encoder's quality, 1–100.", valueName: "n"))

@@ -64,12 +64,12 @@ final class RunOutput {
         case .started(let inputs, let outputs, _):
             logger.info("run started", metadata: ["inputs": "\(inputs)", "outputsPerInput": "\(outputs)"])
         case .itemStarted(let input):
-            logger.debug("item started", metadata: ["input": "\(input.displayName.escapingControlCharacters)"])
+            logger.debug("item started", metadata: ["input": "\(input.displayName)"])
         case .stageFinished(let operation):
             logger.trace(
                 "stage finished",
                 metadata: [
-                    "stage": "\(operation.stage.rawValue)", "input": "\(operation.input.escapingControlCharacters)",
+                    "stage": "\(operation.stage.rawValue)", "input": "\(operation.input)",
                     "seconds": "\(operation.duration)", "waited": "\(operation.waited)",
                 ])
         case .itemCompleted:

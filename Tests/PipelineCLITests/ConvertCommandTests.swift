@@ -272,10 +272,9 @@ import Vips
         let going = "pipeline-convert-\(TemporaryFileSweeper.ownerTag).XyZ789"
         let older = "pipeline-convert.QwE456"
         for name in [left, going, older] { try directory.write(Data("staged".utf8), to: "tmp/\(name)/stdin") }
-        let photo = try Data(contentsOf: directory.url.appendingPathComponent("in/storm.jpg"))
+        // (a convert of a file, which stages nothing of its own)
         let result = try CommandRunner.run(
-            ["convert", "-", "out/x.webp", "--width", "40"], in: directory.url, environment: ["TMPDIR": temporary.path],
-            standardInput: photo)
+            ["convert", "in/storm.jpg", "out/x.webp", "--width", "40"], in: directory.url, environment: ["TMPDIR": temporary.path])
         #expect(result.status == 0, "\(result.standardError)")
         // (an older convert's folder names no process: it stays)
         let kept = try FileManager.default.contentsOfDirectory(atPath: temporary.path).filter { $0.hasPrefix("pipeline-convert") }
