@@ -71,6 +71,33 @@ import Vips
         }
     }
 
+    /// A remote input whose files are all up to date is not fetched: its size comes from the
+    /// journal, so a manifest written anew (removed, or a shard's run again) still has its entry.
+    @Test func aManifestWrittenAnewListsRemoteInputsThatWereUpToDate() throws {
+        let (server, photos) = try photoServer(count: 2, size: 120)
+        let directory = try TemporaryDirectory()
+        try directory.write(Data([server.url("/photo-0.jpg"), server.url("/photo-1.jpg")].joined(separator: "\n").utf8), to: "urls.txt")
+        let json = """
+            {"version": 1, "inputs": [{"list": "urls.txt"}], "cache": {"enabled": false}, "manifest": {"path": "out/manifest.json"},
+             "outputs": [{"name": "t", "steps": [{"resize": {"width": 30}}], "encode": {"format": "webp"}, "path": "out/{stem}.webp"}]}
+            """
+        let file = try directory.write(Data(json.utf8), to: "pipeline.json")
+        #expect(try CommandRunner.run(["run", "--quiet", file]).status == 0)
+        // When the manifest is removed and the run made again, every file up to date
+        try FileManager.default.removeItem(atPath: directory.path + "/out/manifest.json")
+        let again = try CommandRunner.run(["run", "--json", file])
+        #expect(again.status == 0, "\(again.standardError)")
+        #expect(again.standardOutput.contains(#""outputsUpToDate":2"#), "\(again.standardOutput)")
+        // Then both inputs are in it, at their own sizes
+        let manifest = try ImageManifest.read(from: directory.url.appendingPathComponent("out/manifest.json"))
+        let sizes = manifest.inputs.map { "\($0.width)x\($0.height)" }
+        let expected = try photos.map { photo in
+            let image = try VipsImage.open(data: photo)
+            return "\(image.width)x\(image.height)"
+        }
+        #expect(sizes == expected, "\(manifest.inputs.map(\.source))")
+    }
+
     @Test func killedWhileCachingThenRunAgainGivesCorrectOutputs() throws {
         // Given a reference run without cache, into its own folder
         let (server, _) = try photoServer(count: 24)

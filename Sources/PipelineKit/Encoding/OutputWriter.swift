@@ -36,6 +36,19 @@ final class OutputWriter: Sendable {
         static let fingerprint = "pipeline-fingerprint"
         static let width = "pipeline-width"
         static let height = "pipeline-height"
+        /// The input's upright size (`WIDTHxHEIGHT`), for a manifest written from a run that
+        /// found the object up to date.
+        static let sourceSize = "pipeline-source-size"
+
+        /// `size` as `sourceSize` holds it.
+        static func text(_ size: ImageSize) -> String { "\(size.width)x\(size.height)" }
+
+        /// The size `sourceSize` holds, or nil for other text.
+        static func size(_ text: String?) -> ImageSize? {
+            guard let parts = text?.split(separator: "x"), parts.count == 2, let width = Int(parts[0]), let height = Int(parts[1])
+            else { return nil }
+            return ImageSize(width: width, height: height)
+        }
     }
 
     /// An output encoded and written, and for a file or a tile pyramid, still to be committed:
@@ -82,7 +95,7 @@ final class OutputWriter: Sendable {
     ///   - isCancelled: whether the run was cancelled, which stops an upload to a store.
     func write(
         _ image: VipsImage, output: OutputDefinition, target: OutputTarget, input: InputFile, planned: InputPaths = .init([]),
-        fingerprint: String? = nil, isCancelled: @escaping @Sendable () -> Bool = { false }
+        fingerprint: String? = nil, sourceSize: ImageSize? = nil, isCancelled: @escaping @Sendable () -> Bool = { false }
     ) throws(ItemError) -> Pending {
         let path: String
         do {
@@ -114,7 +127,9 @@ final class OutputWriter: Sendable {
         if claimsPaths, !target.namesHash { try claim(path, for: claimant) }
         if target.isInStore {
             return Pending(
-                output: try put(image, output: output, input: input, fingerprint: fingerprint, isCancelled: isCancelled) {
+                output: try put(
+                    image, output: output, input: input, fingerprint: fingerprint, sourceSize: sourceSize, isCancelled: isCancelled
+                ) {
                     body throws(ItemError) in
                     guard target.namesHash else { return path }
                     let hashed = try Self.hashedPath(target, image: image, hash: SHA256.hex(body))
@@ -184,7 +199,7 @@ final class OutputWriter: Sendable {
 
     /// - Parameter finalPath: the path for the encoded body: the target's, with its `{hash}` filled in.
     private func put(
-        _ image: VipsImage, output: OutputDefinition, input: InputFile, fingerprint: String?,
+        _ image: VipsImage, output: OutputDefinition, input: InputFile, fingerprint: String?, sourceSize: ImageSize?,
         isCancelled: @escaping @Sendable () -> Bool, finalPath: (Data) throws(ItemError) -> String
     ) throws(ItemError) -> WrittenOutput {
         let body: Data
@@ -202,6 +217,7 @@ final class OutputWriter: Sendable {
         if let fingerprint { metadata[MetadataName.fingerprint] = fingerprint }
         metadata[MetadataName.width] = String(image.width)
         metadata[MetadataName.height] = String(image.frameSize.height)
+        if let sourceSize { metadata[MetadataName.sourceSize] = MetadataName.text(sourceSize) }
         // A cancelled run stops its upload, between attempts or during one: the store makes the
         // object whole or not at all, so none is left half-written, and a store that does not
         // answer cannot hold the run's end for its timeouts and retries.

@@ -68,9 +68,11 @@ struct IncrementalRuns: Sendable {
             let width = metadata(OutputWriter.MetadataName.width).flatMap({ Int($0) }),
             let height = metadata(OutputWriter.MetadataName.height).flatMap({ Int($0) })
         else { return nil }
-        return WrittenOutput(
+        var written = WrittenOutput(
             output: output.name, path: target.plannedPath, size: ImageSize(width: width, height: height),
             byteCount: object?.byteCount ?? 0, upToDate: true, format: output.encoder.format, fingerprint: fingerprint)
+        written.sourceSize = OutputWriter.MetadataName.size(metadata(OutputWriter.MetadataName.sourceSize))
+        return written
     }
 
     /// Every output of every listing, listing by listing, for a source at `version`, as the
@@ -113,11 +115,14 @@ struct IncrementalRuns: Sendable {
         return "\nfocus \(point.x),\(point.y)"
     }
 
-    func recordWritten(_ written: WrittenOutput, for job: OutputJob) {
+    /// Records `written` for `job`, made from an input of `sourceSize`: kept for a remote
+    /// input, which a later run that finds the file up to date does not fetch.
+    func recordWritten(_ written: WrittenOutput, for job: OutputJob, sourceSize: ImageSize) {
         guard let fingerprint = job.fingerprint, let journal else { return }
         journal.recordWritten(
             written.path, planned: job.target.plannedPath, fingerprint: fingerprint, size: written.size,
-            bytes: written.byteCount, searched: written.searchedQuality, committed: written.committed)
+            bytes: written.byteCount, searched: written.searchedQuality, committed: written.committed,
+            source: job.input.isRemote ? sourceSize : nil)
     }
 
     private func madeEarlier(_ output: OutputDefinition, at target: OutputTarget, _ fingerprint: String?) -> WrittenOutput? {
@@ -131,9 +136,11 @@ struct IncrementalRuns: Sendable {
         if let quality = record.quality, let score = record.score, let target = output.encoder.qualityTarget {
             searched = SearchedQuality(quality: quality, score: score, target: target.ssimulacra2)
         }
-        return WrittenOutput(
+        var written = WrittenOutput(
             output: output.name, path: record.path, size: ImageSize(width: record.width, height: record.height),
             byteCount: Int(record.bytes ?? record.size), upToDate: true, format: output.encoder.format, fingerprint: record.fingerprint,
             searchedQuality: searched)
+        written.sourceSize = record.source.flatMap(OutputWriter.MetadataName.size)
+        return written
     }
 }

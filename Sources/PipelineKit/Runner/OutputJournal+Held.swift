@@ -23,15 +23,20 @@ extension OutputJournal {
             let score: Double?
             /// A tile pyramid's bytes (`Record.bytes`).
             let bytes: Int64?
+            /// A remote input's size (`Record.source`).
+            let source: String?
             /// A fingerprint or time not as this tool writes them, kept as written.
             let fingerprint: String?
             let modified: String?
 
-            init(path: String?, quality: Int?, score: Double?, bytes: Int64?, fingerprint: String?, modified: String?) {
+            init(
+                path: String?, quality: Int?, score: Double?, bytes: Int64?, source: String?, fingerprint: String?, modified: String?
+            ) {
                 self.path = path
                 self.quality = quality
                 self.score = score
                 self.bytes = bytes
+                self.source = source
                 self.fingerprint = fingerprint
                 self.modified = modified
             }
@@ -48,11 +53,11 @@ extension OutputJournal {
             height = Int32(clamping: record.height)
             let path = record.planned == nil ? nil : record.path
             rare =
-                path == nil && record.quality == nil && record.score == nil && record.bytes == nil && fingerprint != nil
-                    && modified != nil
+                path == nil && record.quality == nil && record.score == nil && record.bytes == nil && record.source == nil
+                    && fingerprint != nil && modified != nil
                 ? nil
                 : Rare(
-                    path: path, quality: record.quality, score: record.score, bytes: record.bytes,
+                    path: path, quality: record.quality, score: record.score, bytes: record.bytes, source: record.source,
                     fingerprint: fingerprint == nil ? record.fingerprint : nil, modified: modified == nil ? record.modified : nil)
         }
 
@@ -76,7 +81,8 @@ extension OutputJournal {
                 path: path(key: key), fingerprint: rare?.fingerprint ?? String(format: "%016llx", fingerprint), size: size,
                 modified: rare?.modified ?? OutputJournal.text(seconds: Int(seconds), nanoseconds: Int(nanoseconds)),
                 width: Int(width), height: Int(height),
-                planned: rare?.path == nil ? nil : key.path, quality: rare?.quality, score: rare?.score, bytes: rare?.bytes)
+                planned: rare?.path == nil ? nil : key.path, quality: rare?.quality, score: rare?.score, bytes: rare?.bytes,
+                source: rare?.source)
         }
 
         /// A fingerprint as this tool writes it (16 lowercase hex digits) as its number, else nil.

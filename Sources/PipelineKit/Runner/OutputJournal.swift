@@ -44,6 +44,9 @@ package final class OutputJournal: Sendable {
         /// The bytes written, when they are not the size of the file at `path`: a tile
         /// pyramid's tiles and descriptor, beside which its descriptor or folder is small.
         var bytes: Int64? = nil
+        /// A remote input's upright size (`WIDTHxHEIGHT`), which a run that finds the file up
+        /// to date does not fetch to learn.
+        var source: String? = nil
 
         /// What the record is found by: the path as planned.
         var key: DiskPath { DiskPath(planned ?? path) }
@@ -149,7 +152,7 @@ package final class OutputJournal: Sendable {
     /// is the file as the run put it there, when known, else what is at `path` now.
     func recordWritten(
         _ path: String, planned: String, fingerprint: String, size: ImageSize, bytes: Int? = nil, searched: SearchedQuality? = nil,
-        committed: FileStamp? = nil
+        committed: FileStamp? = nil, source: ImageSize? = nil
     ) {
         guard let stamp = committed ?? Self.stamp(of: path) else { return }
         let record = Record(
@@ -158,7 +161,7 @@ package final class OutputJournal: Sendable {
             width: size.width,
             height: size.height,
             planned: planned == path ? nil : planned, quality: searched?.quality, score: searched?.score,
-            bytes: bytes.map(Int64.init).flatMap { $0 == stamp.size ? nil : $0 })
+            bytes: bytes.map(Int64.init).flatMap { $0 == stamp.size ? nil : $0 }, source: source.map(OutputWriter.MetadataName.text))
         guard var line = try? JSONEncoder().encode(record) else { return }
         line.append(UInt8(ascii: "\n"))
         state.withLock { state in

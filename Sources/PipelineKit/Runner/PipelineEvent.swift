@@ -61,6 +61,10 @@ public struct WrittenOutput: Sendable {
     /// The file this run put at `path`, as it was then: what the journal records and the server
     /// answers from. Nil for a file up to date, a pyramid or an object, stamped by their paths.
     package var committed: FileStamp? = nil
+    /// The input's upright size as the journal or the object's metadata kept it, for a file up
+    /// to date of a remote input, which the run did not fetch or decode: what the manifest
+    /// needs of an input it has no entry for.
+    package var sourceSize: ImageSize? = nil
 
     /// A file of output `output` at `path`, as the run reports it.
     public init(

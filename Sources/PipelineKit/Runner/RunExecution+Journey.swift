@@ -218,8 +218,11 @@ extension RunExecution {
         Array(Set(jobs.filter { $0.upToDate == nil }.map(\.outputIndex))).sorted()
     }
 
-    /// Reports of a source whose every output is up to date.
+    /// Reports of a source whose every output is up to date: of the input's size, what the
+    /// journal or an object kept of a remote one, which was not fetched.
     private static func upToDate(_ listings: [RunPlan.Listing], _ jobs: [OutputJob]) -> [ItemReport] {
-        reports(listings, jobs, jobs.compactMap { $0.upToDate.map { .success($0) } }, originalSize: nil)
+        reports(
+            listings, jobs, jobs.compactMap { $0.upToDate.map { .success($0) } },
+            originalSize: jobs.lazy.compactMap { $0.upToDate?.sourceSize }.first)
     }
 }

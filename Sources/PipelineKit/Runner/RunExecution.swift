@@ -263,7 +263,7 @@ final class RunExecution: Sendable {
                 let pending = try deadline.vips.watching(image) { own in
                     try writer.write(
                         own, output: job.output.searchingFrom(searchStart), target: job.target, input: job.input,
-                        planned: planned, fingerprint: job.fingerprint, isCancelled: isCancelled)
+                        planned: planned, fingerprint: job.fingerprint, sourceSize: decoded.originalSize, isCancelled: isCancelled)
                 }
                 // Noted in the lane, before it takes the next encode (a neighbour's, perhaps)
                 // and before the commit.
@@ -275,7 +275,7 @@ final class RunExecution: Sendable {
                 return .failure(deadline.timedOut(in: .encode, output: output, beforeCommit: true))
             }
             let written = try await committer.commit(pending)
-            incremental.recordWritten(written, for: job)
+            incremental.recordWritten(written, for: job, sourceSize: decoded.originalSize)
             return .success(written)
         } catch {
             let failure = try self.failure(error, stage: .process)
