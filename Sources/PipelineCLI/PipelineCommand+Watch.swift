@@ -71,27 +71,23 @@ extension PipelineCommand {
             printError(
                 "watching \(watcher.watchedFolderCount) folder\(watcher.watchedFolderCount == 1 ? "" : "s") for changes; Ctrl-C to stop")
 
+            // Whether the file on disk failed to load or plan when last read: read again at the
+            // next change, whichever file it is, as a change to the inputs may mend its plan.
+            var fileFailed = false
             for await changes in watcher.changes {
                 if interruption.received != nil { break }
                 logger.debug("changes", metadata: ["paths": "\(changes.paths)"])
                 // Nothing else changed than a file that no longer loads: the outputs are as they were.
                 guard
-                    let reloaded = PipelineCommand.pipeline(after: changes, keeping: pipeline, file: file, memory: memory, watcher: watcher)
-                else { continue }
-                pipeline = reloaded.pipeline
-                let run: PipelineRun
-                do {
-                    run = try pipeline.run()
-                } catch {
-                    // Clashing outputs, no inputs left: said, with what it stops, and the next
-                    // change may mend it.
-                    printError(error.description)
-                    let count = changes.count
-                    printError(
-                        "no re-run (\(count) change\(count == 1 ? "" : "s")): nothing is made until the inputs or \(file) no longer "
-                            + "fail the plan")
+                    let reloaded = PipelineCommand.pipeline(
+                        after: changes, keeping: pipeline, file: file, memory: memory, watcher: watcher, rereading: fileFailed)
+                else {
+                    fileFailed = true
                     continue
                 }
+                pipeline = reloaded.pipeline
+                fileFailed = reloaded.isLastValid
+                guard let run = await startRun(of: pipeline, after: changes, interruption: interruption) else { continue }
                 let count = changes.count
                 await perform(
                     run, label: "re-run (\(count) change\(count == 1 ? "" : "s"))", baseDirectory: pipeline.definition.baseDirectory,
@@ -117,6 +113,34 @@ extension PipelineCommand {
                 printError("error: \(error)")
                 throw ExitCode.failure
             }
+        }
+
+        /// A run of `pipeline` for `changes`, or nil when its plan fails: clashing outputs, no
+        /// inputs left (said, with what it stops: the next change may mend it). Refused because
+        /// a run of another pipeline file is writing the same outputs, it is tried again every
+        /// second until that run has finished, or a signal comes.
+        private func startRun(of pipeline: Pipeline, after changes: FileChanges, interruption: Interruption) async -> PipelineRun? {
+            let count = changes.count
+            var waiting = false
+            while interruption.received == nil {
+                do {
+                    return try pipeline.run()
+                } catch where error.isWaitingForAnotherRun {
+                    if !waiting {
+                        printError(error.description)
+                        printError("re-run waits (\(count) change\(count == 1 ? "" : "s")): it starts once that run has finished")
+                        waiting = true
+                    }
+                    try? await Task.sleep(for: .seconds(1))
+                } catch {
+                    printError(error.description)
+                    printError(
+                        "no re-run (\(count) change\(count == 1 ? "" : "s")): nothing is made until the inputs or \(file) no longer "
+                            + "fail the plan")
+                    return nil
+                }
+            }
+            return nil
         }
 
         /// Goes through one run, printing its failures as `run` does and then one line.
@@ -149,9 +173,11 @@ extension PipelineCommand {
     /// The pipeline to go on with after a batch of `changes`, for `watch` and `serve`: the file
     /// loaded again when it or its focus file may have changed (and watched as it now is), or the last valid one,
     /// `pipeline`, when it no longer loads or plans (said on standard error, and `isLastValid`). Nil when nothing else
-    /// changed than a file that is not valid, so nothing needs doing.
+    /// changed than a file that is not valid, so nothing needs doing. `rereading`: the file failed when last read,
+    /// and is read again whatever changed, as a change to the inputs may mend its plan.
     static func pipeline(
-        after changes: FileChanges, keeping pipeline: Pipeline, file: String, memory: MemoryOptions, watcher: PipelineWatcher
+        after changes: FileChanges, keeping pipeline: Pipeline, file: String, memory: MemoryOptions, watcher: PipelineWatcher,
+        rereading: Bool = false
     ) -> (pipeline: Pipeline, isLastValid: Bool)? {
         // The focus file and the images steps read (overlays) are checked with the pipeline
         // file: a change to any loads them all again, so an overlay removed is refused as it
@@ -159,7 +185,7 @@ extension PipelineCommand {
         let resources = pipeline.definition.outputs.flatMap { $0.steps.flatMap(\.resources) }.filter(\.isFileURL).map(\.path)
         let read = ([watcher.pipelineFilePath] + (pipeline.definition.focusPoints.map { [$0.file.path] } ?? []) + resources)
             .flatMap(PipelineWatcher.changePaths)
-        guard read.contains(where: changes.mayInclude) else { return (pipeline, false) }
+        guard rereading || read.contains(where: changes.mayInclude) else { return (pipeline, false) }
         do {
             var edited = try Pipeline(contentsOf: URL(fileURLWithPath: file), processors: processors, displayName: file)
             memory.apply(to: &edited)

@@ -81,7 +81,7 @@ final class RunClaim: Sendable {
                 return shared == nil
             }
             if let shared {
-                throw PipelineFileError(
+                var refusal = PipelineFileError(
                     file: fileName,
                     problems: [
                         .init(
@@ -91,6 +91,8 @@ final class RunClaim: Sendable {
                                 + "runs of two pipelines may not write one file at once; wait for that run, or give their outputs different paths"
                         )
                     ])
+                refusal.isWaitingForAnotherRun = true
+                throw refusal
             }
         }
         return claim

@@ -27,6 +27,9 @@ public struct PipelineFileError: Error, Sendable, CustomStringConvertible {
     public let file: String
     /// Every problem found, in file order.
     public let problems: [Problem]
+    /// Whether the file is not at fault: a run of another pipeline file is writing the same
+    /// outputs now, and a run started once it has finished will go.
+    public var isWaitingForAnotherRun = false
 
     /// The problems of the pipeline file named `file`.
     public init(file: String, problems: [Problem]) {

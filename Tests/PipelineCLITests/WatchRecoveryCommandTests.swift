@@ -1,0 +1,72 @@
+import Foundation
+import TestSupport
+import Testing
+import Vips
+
+/// `pipeline watch` after a run it could not start: a pipeline file whose plan failed is read
+/// again at the next change, which may have mended it; a run refused because another pipeline
+/// file's run is writing the same outputs starts once that run has finished.
+@Suite(.serialized) struct WatchRecoveryCommandTests {
+    static func output(width: Int) -> String {
+        #"{"name": "small", "steps": [{"resize": {"width": \#(width)}}], "encode": {"format": "webp"}, "path": "out/{stem}-small.webp"}"#
+    }
+
+    /// Waits for the next run line on standard output after line `mark`.
+    func runLine(_ command: BackgroundCommand, after mark: Int) throws -> String {
+        let line = command.waitForLine(after: mark, timeout: 180) {
+            !$0.isError && ($0.text.hasPrefix("run: ") || $0.text.hasPrefix("re-run "))
+        }
+        return try #require(line?.text, "no run line came:\n\(command.transcript)")
+    }
+
+    @Test func aPipelineFileWhosePlanFailedIsUsedOnceAChangeToTheInputsMendsIt() throws {
+        // Given a watch of in/*.jpg, and a photo of the same stem in a subfolder it does not read
+        let directory = try Fixtures.watchedFolder(inputs: 1, outputs: [Self.output(width: 16)], inputPattern: "in/*.jpg")
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 48, height: 32)), to: "in/sub/p0.jpg")
+        let command = try BackgroundCommand(["watch", "--debounce", "300ms", "p.json"], in: directory.url)
+        defer { command.kill() }
+        _ = try runLine(command, after: 0)
+
+        // When the file is edited to read in/**/*.jpg at another width, which clashes (two p0s)
+        var mark = command.lineCount
+        let edited = PipelineHarness.json(inputs: ["in/**/*.jpg"], outputs: [Self.output(width: 24)])
+        try directory.write(Data(edited.utf8), to: "p.json")
+        #expect(command.waitForLine(after: mark) { $0.isError && $0.text.contains("keeping the last valid pipeline") } != nil)
+        // and the clash is mended by removing the photo in in/, which the last valid pipeline reads
+        mark = command.lineCount
+        try FileManager.default.removeItem(atPath: directory.path + "/in/p0.jpg")
+
+        // Then the next run is of the file as it is now: the new width
+        let line = try runLine(command, after: mark)
+        #expect(line.hasPrefix("re-run ("), "\(command.transcript)")
+        let made = try VipsImage.open(data: try Data(contentsOf: directory.url.appendingPathComponent("out/p0-small.webp")))
+        #expect(made.width == 24, "\(command.transcript)")
+    }
+
+    @Test func aReRunRefusedForAnotherPipelinesRunStartsOnceThatRunHasFinished() throws {
+        // Given a watch of p.json, and q.json writing the same outputs of many large photos
+        let directory = try Fixtures.watchedFolder(inputs: 1, outputs: [Self.output(width: 16)], inputPattern: "in/*.jpg")
+        let large = try Fixtures.jpeg(try Fixtures.gradient(width: 2000, height: 1500))
+        for index in 1..<40 { try directory.write(large, to: "in/p\(index).jpg") }
+        let json = PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [Self.output(width: 20)], extra: #""name": "another""#)
+        try directory.write(Data(json.utf8), to: "q.json")
+        let command = try BackgroundCommand(["watch", "--debounce", "300ms", "p.json"], in: directory.url)
+        defer { command.kill() }
+        _ = try runLine(command, after: 0)
+
+        // When q.json runs, and a photo is added while it does
+        let other = try BackgroundCommand(["run", "--verbose", "q.json"], in: directory.url)
+        defer { other.kill() }
+        #expect(other.waitForLine(timeout: 180) { !$0.isError && $0.text.hasPrefix("wrote ") } != nil, "\(other.transcript)")
+        let mark = command.lineCount
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 48, height: 32)), to: "in/new.jpg")
+
+        // Then the watch says it waits, not that the plan fails, and runs once q.json has finished
+        let said = command.waitForLine(after: mark, timeout: 180) { $0.isError && $0.text.hasPrefix("re-run waits (") }
+        #expect(other.waitForExit(timeout: 300) == 0, "\(other.transcript)")
+        #expect(said != nil, "q.json finished before the watch tried: \(command.transcript)")
+        #expect(!command.transcript.contains("no re-run"), "\(command.transcript)")
+        _ = try runLine(command, after: mark)
+        #expect(FileManager.default.fileExists(atPath: directory.path + "/out/new-small.webp"), "\(command.transcript)")
+    }
+}
