@@ -36,4 +36,24 @@ public struct ArtDirection: Sendable, Hashable {
         else { return nil }
         return width / height
     }
+
+    /// Whether `earlier`, a media query listed before `later`, matches every screen `later`
+    /// does, so that a browser, which takes the first that matches, never takes `later`: both
+    /// of one simple form, `(max-width: Npx)` with `earlier` the wider, or `(min-width: Npx)`
+    /// with `earlier` the narrower. Other queries are not judged.
+    static func shadows(_ earlier: String, _ later: String) -> Bool {
+        guard let first = simpleWidth(earlier), let second = simpleWidth(later), first.bound == second.bound else { return false }
+        return first.bound == "max-width" ? first.pixels >= second.pixels : first.pixels <= second.pixels
+    }
+
+    /// `(max-width: 640px)` or `(min-width: 640px)` taken apart, or nil for any other query.
+    private static func simpleWidth(_ media: String) -> (bound: String, pixels: Double)? {
+        let text = media.lowercased().filter { !$0.isWhitespace }
+        guard text.hasPrefix("("), text.hasSuffix("px)") else { return nil }
+        let inner = text.dropFirst().dropLast(3)
+        for bound in ["max-width", "min-width"] where inner.hasPrefix(bound + ":") {
+            return Double(inner.dropFirst(bound.count + 1)).map { (bound, $0) }
+        }
+        return nil
+    }
 }

@@ -46,6 +46,17 @@ extension DefinitionBuilder {
                         path: join(itemPath, "aspectRatio"), location: item["aspectRatio"]?.location,
                         message: "art[\(earlier)] has the same aspect ratio, so {art} would give their files one name"))
                 complete = false
+            } else if let earlier = entries.firstIndex(where: { abs($0.ratio - entry.ratio) < 1e-9 }) {
+                problems.append(
+                    .init(
+                        path: join(itemPath, "aspectRatio"), location: item["aspectRatio"]?.location,
+                        message: "art[\(earlier)] is the same crop (\(entries[earlier].aspectRatio) is \(aspect)): give one entry"))
+                complete = false
+            }
+            if let earlier = entries.firstIndex(where: { ArtDirection.shadows($0.media, media) }) {
+                warnings.append(
+                    "\(itemPath).media: \(media) is never chosen: art[\(earlier)] (\(entries[earlier].media)), listed before it, "
+                        + "matches every width it does, and a browser takes the first that matches: list the narrower first")
             }
             entries.append(entry)
         }

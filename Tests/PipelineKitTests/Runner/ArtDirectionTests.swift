@@ -155,6 +155,10 @@ import Vips
         let twice = problems(
             json(art: #"[{"media": "a", "aspectRatio": "1:1", "widths": [100]}, {"media": "b", "aspectRatio": "1:1", "widths": [200]}]"#))
         #expect(twice.contains("outputs[0].art[1].aspectRatio: art[0] has the same aspect ratio"))
+        // 2:2 is 1:1 under another name: the same crop, made twice
+        let sameCrop = problems(
+            json(art: #"[{"media": "a", "aspectRatio": "1:1", "widths": [100]}, {"media": "b", "aspectRatio": "2:2", "widths": [200]}]"#))
+        #expect(sameCrop.contains("outputs[0].art[1].aspectRatio: art[0] is the same crop (1:1 is 2:2): give one entry"), "\(sameCrop)")
         let repeated = problems(json(art: #"[{"media": "a", "aspectRatio": "4:5", "widths": [100, 100]}]"#))
         #expect(repeated.contains("outputs[0].art[0].widths[1]: 100 is listed twice"))
         let missing = problems(json(art: #"[{"aspectRatio": "4:5", "widths": [100]}]"#))
@@ -164,5 +168,31 @@ import Vips
                 inputs: ["in/*.jpg"],
                 outputs: [#"{"name": "o", "formats": ["webp"], "art": \#(Self.art), "path": "out/{stem}{art}-{width}.{format}"}"#]))
         #expect(noWidths.contains("outputs[0].art: art needs the output's own widths"))
+    }
+
+    /// A browser takes the first source whose media query matches: a narrower max-width listed
+    /// after a wider one is never taken, and the file says so.
+    @Test func anEntryThatAnEarlierOneShadowsIsAWarning() throws {
+        func warnings(_ art: String) throws -> [String] {
+            try PipelineDefinition(
+                json: json(art: art), baseDirectory: URL(fileURLWithPath: "/site", isDirectory: true), processors: .standard
+            )
+            .warnings
+        }
+        let wideFirst = try warnings(
+            #"[{"media": "(max-width: 900px)", "aspectRatio": "4:3", "widths": [900]}, {"media": "(max-width: 500px)", "aspectRatio": "1:1", "widths": [500]}]"#
+        )
+        #expect(
+            wideFirst.contains {
+                $0.hasPrefix("outputs[0].art[1].media: (max-width: 500px) is never chosen: art[0] ((max-width: 900px)), listed before it")
+            }, "\(wideFirst)")
+        // Narrower first, min-widths the other way round, and queries of other forms say nothing
+        for art in [
+            #"[{"media": "(max-width: 500px)", "aspectRatio": "1:1", "widths": [500]}, {"media": "(max-width: 900px)", "aspectRatio": "4:3", "widths": [900]}]"#,
+            #"[{"media": "(min-width: 900px)", "aspectRatio": "4:3", "widths": [900]}, {"media": "(min-width: 500px)", "aspectRatio": "1:1", "widths": [500]}]"#,
+            #"[{"media": "(orientation: portrait)", "aspectRatio": "4:3", "widths": [900]}, {"media": "(max-width: 500px)", "aspectRatio": "1:1", "widths": [500]}]"#,
+        ] {
+            #expect(try warnings(art).allSatisfy { !$0.contains("never chosen") }, "\(art)")
+        }
     }
 }
