@@ -125,7 +125,7 @@ extension PipelineCommand {
             while interruption.received == nil {
                 do {
                     return try pipeline.run()
-                } catch where error.isWaitingForAnotherRun {
+                } catch let error where error.isWaitingForAnotherRun {
                     if !waiting {
                         printError(error.description)
                         printError("re-run waits (\(count) change\(count == 1 ? "" : "s")): it starts once that run has finished")
