@@ -40,12 +40,20 @@ extension PlanExplanation {
             if untrusted != nil { untrustedRefused += 1 }
             // A refused file's header is not read either: its loader is not made for hostile files.
             // libjxl's lines for a damaged JPEG XL's header are kept off stderr, as a run keeps them.
+            var refusal: String?
             let header =
                 decoder.unreadableReason(source) == nil
-                ? LibjxlOutput.capturingLines(source) { try? decoder.openHeader(source, options: "") }.0 : nil
+                ? LibjxlOutput.capturingLines(source) { () -> VipsImage? in
+                    do {
+                        return try decoder.openHeader(source, options: "")
+                    } catch {
+                        refusal = (error as? ItemError)?.reason
+                        return nil
+                    }
+                }.0 : nil
             let format = header?.loader
             if let format { formats[format, default: 0] += 1 }
-            var sample = Sample(input: input.displayName, format: format, size: nil, loadShrink: 1, decodeSize: nil)
+            var sample = Sample(input: input.displayName, format: format, size: nil, loadShrink: 1, decodeSize: nil, refusal: refusal)
             if let header { sample = measure(input, header: header, format: format) }
             if samples.count < sampleCount { samples.append(sample) }
         }

@@ -104,7 +104,9 @@ extension PlanExplanation.Sample {
     /// - Parameter animatedSearches: the outputs that keep an animation's frames and search
     ///   for a quality, which fail for an animated input.
     func line(maxFrames: Int, maxPixels: Int, animatedSearches: [String]) -> String {
-        guard let size, let decodeSize else { return "\(input.escapingControlCharacters): header unreadable" }
+        guard let size, let decodeSize else {
+            return "\(input.escapingControlCharacters): " + (refusal.map { "refused: \($0)" } ?? "header unreadable")
+        }
         guard size.pixelCount <= maxPixels else {
             return "\(input.escapingControlCharacters): \(format ?? "?") \(size): refused, more than decompress.maxPixels (\(maxPixels))"
         }

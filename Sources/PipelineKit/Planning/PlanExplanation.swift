@@ -16,6 +16,9 @@ public struct PlanExplanation: Sendable {
         public let loadShrink: Int
         /// The size decoding produces: what the largest output needs.
         public let decodeSize: ImageSize?
+        /// Why the run refuses the file before its header is read (a PNG whose compressed text
+        /// inflates past the limit), when it does.
+        public var refusal: String? = nil
         /// Bytes the decode holds at full size because it cannot stream (an interlaced PNG, a
         /// progressive JPEG), or 0.
         public var unstreamedBytes: Int64 = 0

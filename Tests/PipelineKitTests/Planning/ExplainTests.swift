@@ -97,4 +97,15 @@ import Testing
             plan: try pipeline.plan(), memoryBudget: MemoryBudget(bytes: 1 << 30, limit: 2 << 30, source: "--max-memory"))
         #expect(roomy.imageMemoryBound == roomy.estimatedPeakImageBytes && !roomy.text.contains("without it"))
     }
+
+    /// A file the run refuses before it reads the header says why, where it said the header
+    /// could not be read.
+    @Test func aRefusedFileSaysWhy() throws {
+        let directory = try TemporaryDirectory()
+        try directory.write(try PNGStructureTests.png(with: 20, of: "zTXt", inflatingTo: 1 << 20), to: "in/bomb.png")
+        let json = PipelineHarness.json(
+            inputs: ["in/*.png"], outputs: [#"{"name": "t", "encode": {"format": "webp"}, "path": "out/{stem}.webp"}"#])
+        let text = try PipelineHarness.pipeline(json, in: directory).explain().text
+        #expect(text.contains("in/bomb.png: refused: the PNG's compressed text and profile chunks"), "\(text)")
+    }
 }
