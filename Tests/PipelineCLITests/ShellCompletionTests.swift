@@ -29,7 +29,11 @@ import Testing
         let generated = try CommandRunner.run(["--generate-completion-script", "bash"])
         let script = try directory.write(Data(generated.standardOutput.utf8), to: "pipeline.bash")
         // Then a command that takes a pipeline file offers JSON files and folders
-        for command in ["run", "validate", "watch", "explain", "serve"] {
+        var commands = ["run", "validate", "watch", "explain"]
+        #if Server
+        commands.append("serve")
+        #endif
+        for command in commands {
             #expect(try completions(["pipeline", command, "th"], script: script, in: directory) == ["thumbnails.json"], "\(command)")
         }
         #expect(try completions(["pipeline", "run", "pi"], script: script, in: directory) == ["pipelines"])
