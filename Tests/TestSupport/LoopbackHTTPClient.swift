@@ -65,6 +65,34 @@ package enum LoopbackHTTPClient {
 
     /// Sends `bytes` as they are (half a request, say) and reads until the server closes the
     /// connection; fails when it has not after `timeout` seconds without a byte.
+    /// A connection whose `GET target` has begun to be answered (its first bytes read), that
+    /// then takes no more: a client stalled in the middle of a body. The caller closes it.
+    package static func stalledInAnswer(port: Int, target: String, timeout: Double = 120) throws -> Int32 {
+        let socket = Foundation.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard socket >= 0 else { throw Failure(description: "socket: \(String(cString: strerror(errno)))") }
+        var size: Int32 = 4096
+        setsockopt(socket, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        var limit = timeval(tv_sec: Int(timeout), tv_usec: 0)
+        setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        let request = Array("GET \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8)
+        var first = [UInt8](repeating: 0, count: 1024)
+        guard connected == 0, Foundation.send(socket, request, request.count, Int32(MSG_NOSIGNAL)) == request.count,
+            recv(socket, &first, first.count, 0) > 0
+        else {
+            let reason = String(cString: strerror(errno))
+            close(socket)
+            throw Failure(description: "no answer began on port \(port): \(reason)")
+        }
+        return socket
+    }
+
     package static func exchange(port: Int, bytes: [UInt8], timeout: Double = 120, reading slowly: SlowReading? = nil) throws -> Data {
         let socket = Foundation.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard socket >= 0 else { throw Failure(description: "socket: \(String(cString: strerror(errno)))") }
