@@ -23,7 +23,7 @@ public struct Median: ImageProcessing, Hashable {
             help:
                 "Side of the square window in pixels; odd, so the window is centred on its pixel. 1 changes nothing. "
                 + "Pixels past the edges count as copies of the edge, however small the image. Past 3 each window is sorted, "
-                + "exact but slower as the size grows (seconds a megapixel at 21).")
+                + "exact but slower as the size grows (Benchmarks/RESULTS.md has figures).")
     ]
 
     /// The side of the square window, in pixels.

@@ -9,9 +9,9 @@ import Vips
 /// the chunk, so a file of a few dozen bytes declaring a gigabyte of text costs that gigabyte
 /// and seconds of clearing, outside any memory estimate, before libpng finds the file too
 /// short and libvips refuses it. And how much its compressed text and profile chunks there
-/// inflate to: libpng inflates and keeps each while libvips reads the header, so a file of a
-/// few hundred kilobytes of compressed text held most of a gigabyte, outside any estimate and
-/// past any decode timeout.
+/// inflate to: libpng inflates and keeps each while libvips reads the header, so a small file
+/// of compressed text could hold far more than its pixels, outside any estimate and past any
+/// decode timeout.
 ///
 /// After libvips failed to decode one: what is wrong with its chunks, which libvips' own
 /// message ("libpng read error") does not say.
