@@ -2,8 +2,9 @@ import PipelineKit
 import Vips
 
 extension Resize {
-    /// Whether the step crops about each input's point from the focus file.
-    public var readsFocusPoint: Bool { position == .focus }
+    /// Whether the step crops about each input's point from the focus file: only a box (width
+    /// and height) has room to place the image, so a width or a height alone never reads it.
+    public var readsFocusPoint: Bool { position == .focus && width != nil && height != nil }
 
     /// The top-left corner of a cover crop's `window` in the scaled image, when the position
     /// fixes it without looking at the pixels (a compass point, a point, the input's `focus`

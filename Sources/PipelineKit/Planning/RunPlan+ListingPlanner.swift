@@ -43,6 +43,8 @@ extension RunPlan {
         /// The `focusPoints` file when an output crops by it: two names of one file may then
         /// ask for different crops of it.
         private let cropPoints: FocusPoints?
+        /// The problems of names of one file with different crop points.
+        private var pointClashes: [PipelineFileError.Problem] = []
 
         init(
             definition: PipelineDefinition, outputs: [OutputTarget.Output], outputWriters: [WriteCheck.Write.Writer],
@@ -104,11 +106,16 @@ extension RunPlan {
             guard earlier.count == positions.count else {
                 throw ReportWriterError(path: "the plan of the inputs", reason: "cannot read it back")
             }
-            var listing = Self.listing(of: input, after: earlier, outputs: outputs, cropPoints: cropPoints)
+            var listing = Self.listing(of: input, after: earlier, outputs: outputs)
             if let twin = listing.sameAs {
                 // The very listing again (a file named, and matched by a glob too): one input,
                 // made, counted, printed and in the manifest once.
                 if earlier[twin].input.displayName == input.displayName { return }
+                // Two names of one file with different points ask for two crops into each path.
+                if let cropPoints, cropPoints.point(for: input) != cropPoints.point(for: earlier[twin].input) {
+                    pointClashes.append(pointClash(of: input, and: earlier[twin], points: cropPoints))
+                    return
+                }
                 listing = Listing(input: input, targets: [], refusal: nil, sameAs: positions[twin])
             } else if listing.refusal == nil {
                 ownWork[first] = positions + [offsets.count]
@@ -123,6 +130,23 @@ extension RunPlan {
             paths.check(listing.targets, of: listing.input, at: offset, naming: naming) { sources[$0] != nil }
             reach.note(listing.targets, of: listing.input)
             if !somePathsWaitForSizes { somePathsWaitForSizes = listing.targets.contains(where: \.hasUnknownSizes) }
+        }
+
+        /// The problem of two names of one file whose different points would crop different
+        /// images into the same paths.
+        private func pointClash(of input: InputFile, and earlier: Listing, points: FocusPoints) -> PipelineFileError.Problem {
+            // An output of several widths or formats is one name in many definitions.
+            var readers: [String] = []
+            for output in definitions where output.steps.contains(where: \.readsFocusPoint) && !readers.contains("\"\(output.name)\"") {
+                readers.append("\"\(output.name)\"")
+            }
+            func point(_ input: InputFile) -> String { points.point(for: input).map { "\($0)" } ?? "none (the centre)" }
+            let path = earlier.targets.first(where: \.isMade)?.plannedPath ?? "its outputs"
+            return .init(
+                path: "focusPoints", location: nil,
+                message: "\(earlier.input.displayName) and \(input.displayName) are one file with different points in "
+                    + "\(points.file.path), \(point(earlier.input)) and \(point(input)): output \(readers.joined(separator: ", ")) "
+                    + "would crop by each into the same paths (\(path)); give both names one point, or name the file once")
         }
 
         /// Names the input whose record is at an offset, for a problem. It holds the reader
@@ -149,7 +173,7 @@ extension RunPlan {
         /// What was planned, taken out: the table of output paths is let go here, before the
         /// write check builds its own beside the plan.
         consuming func finish() -> Planned {
-            var problems = paths.problems
+            var problems = paths.problems + pointClashes
             if let storeFailure { problems.append(SourceStore.unkeptProblem(storeFailure)) }
             if !refs.isEmpty { problems += InputSubset.unmatchedProblems(subsetsUnmatched, of: definitions) }
             return Planned(
@@ -163,20 +187,14 @@ extension RunPlan {
         /// The listing of `input` after the `earlier` listings of the same source: with its
         /// targets, refused, or served by an earlier listing with the same output paths (a file
         /// matched by two globs, a URL repeated in a list), whose work is done once and reported
-        /// for each. A listing whose point in `cropPoints` differs makes other images: it has
-        /// work of its own, whose paths are then checked against the earlier one's.
-        static func listing(
-            of input: InputFile, after earlier: [Listing], outputs: [OutputTarget.Output], cropPoints: FocusPoints? = nil
-        ) -> Listing {
+        /// for each.
+        static func listing(of input: InputFile, after earlier: [Listing], outputs: [OutputTarget.Output]) -> Listing {
             let planned = targets(for: input, outputs: outputs)
             guard let targets = planned.targets else {
                 return Listing(input: input, targets: [], refusal: planned.refusal, sameAs: nil)
             }
             let paths = targets.map(\.plannedPath)
-            let point = cropPoints?.point(for: input)
-            if let twin = earlier.firstIndex(where: {
-                $0.refusal == nil && $0.sameAs == nil && $0.targets.map(\.plannedPath) == paths && cropPoints?.point(for: $0.input) == point
-            }) {
+            if let twin = earlier.firstIndex(where: { $0.refusal == nil && $0.sameAs == nil && $0.targets.map(\.plannedPath) == paths }) {
                 return Listing(input: input, targets: [], refusal: nil, sameAs: twin)
             }
             return Listing(input: input, targets: targets, refusal: nil, sameAs: nil, refusedOutputs: planned.refusedOutputs)

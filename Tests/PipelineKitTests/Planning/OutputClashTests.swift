@@ -292,7 +292,25 @@ extension OutputClashTests {
         #expect(clash.count == 1, "\(clash)")
         #expect(clash.first?.message.contains("out/a.png") == true, "\(clash)")
         #expect(clash.first?.message.contains("link/a.png") == true, "\(clash)")
+        #expect(clash.first?.message.contains("(0.0, 0.5) and (1.0, 0.5)") == true, "\(clash)")
         // And with the same point they are one input, made once
         #expect(try plan(points: #"{"ph/a.png": [0, 0.5], "link/a.png": [0, 0.5]}"#).isEmpty)
+    }
+
+    @Test func oneFileUnderTwoNamesIsOneInputWhenTheFocusResizeCropsNothing() throws {
+        // Given a photo under two names with different points, resized at focus to a width alone
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.png(try Fixtures.gradient(width: 100, height: 20)), to: "ph/a.png")
+        try FileManager.default.createSymbolicLink(atPath: directory.path + "/link", withDestinationPath: "ph")
+        try directory.write(Data(#"{"ph/a.png": [0, 0.5], "link/a.png": [1, 0.5]}"#.utf8), to: "points.json")
+        let output =
+            #"{"name": "s", "steps": [{"resize": {"width": 20, "position": "focus"}}], "#
+            + #""encode": {"format": "png"}, "path": "out/{stem}.png"}"#
+        let json = PipelineHarness.json(
+            inputs: ["ph/a.png", "link/a.png"], outputs: [output], extra: #""focusPoints": "points.json""#)
+        // When it is planned: the points place nothing, so the two names are one input and no clash
+        let plan = try PipelineHarness.pipeline(json, in: directory).plan()
+        #expect(plan.items.count == 1)
+        #expect(try #require(plan.items.first).listings.map(\.sameAs) == [nil, 0])
     }
 }

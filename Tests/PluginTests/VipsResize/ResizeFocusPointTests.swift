@@ -51,6 +51,8 @@ struct ResizeFocusPointTests {
         let image = try marked()
         let step = try resize(["width": 100, "height": 100, "fit": "cover", "position": "focus"])
         #expect(step.readsFocusPoint)
+        // (A width alone keeps the aspect ratio: it crops nothing, so it reads no point.)
+        #expect(try !resize(["width": 100, "position": "focus"]).readsFocusPoint)
 
         // When the input has a point at the marker, and when it has none
         let withPoint = try step.process(
