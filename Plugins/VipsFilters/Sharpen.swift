@@ -96,24 +96,30 @@ public struct Sharpen: ImageProcessing, Hashable {
 
     /// Applies the step to `image`; a thrown error fails this item only.
     public func process(_ image: VipsImage, context: ProcessingContext) throws -> VipsImage {
-        let format = image.bandFormat
-        return try image.withAlphaSetAside { colour throws(VipsError) in
-            switch mode {
-            case .mild:
-                return try Self.mildlySharpened(colour)
-            case .unsharpMask(let sigma, let m1, let m2, let x1, let y2, let y3):
-                var sharpened = try colour.applying(
-                    "sharpen",
-                    [
-                        "sigma": .number(sigma), "m1": .number(m1), "m2": .number(m2),
-                        "x1": .number(x1), "y2": .number(y2), "y3": .number(y3),
-                    ])
-                // libvips sharpens in LABS; it converts back itself, but only where it knows how.
-                if sharpened.interpretation != colour.interpretation {
-                    sharpened = try sharpened.converted(to: colour.interpretation)
-                }
-                return sharpened.bandFormat == format ? sharpened : try sharpened.cast(to: format)
+        // On premultiplied colour, as `blur` and `resize` work: the colour hidden under
+        // transparent pixels must not show at their visible neighbours. Alpha itself is kept.
+        try image.withPremultipliedAlpha { premultiplied throws(VipsError) in
+            try premultiplied.withAlphaSetAside { colour throws(VipsError) in try sharpenedColour(colour) }
+        }
+    }
+
+    /// `colour`, without alpha, sharpened, in its band format.
+    private func sharpenedColour(_ colour: VipsImage) throws(VipsError) -> VipsImage {
+        switch mode {
+        case .mild:
+            return try Self.mildlySharpened(colour)
+        case .unsharpMask(let sigma, let m1, let m2, let x1, let y2, let y3):
+            var sharpened = try colour.applying(
+                "sharpen",
+                [
+                    "sigma": .number(sigma), "m1": .number(m1), "m2": .number(m2),
+                    "x1": .number(x1), "y2": .number(y2), "y3": .number(y3),
+                ])
+            // libvips sharpens in LABS; it converts back itself, but only where it knows how.
+            if sharpened.interpretation != colour.interpretation {
+                sharpened = try sharpened.converted(to: colour.interpretation)
             }
+            return sharpened.bandFormat == colour.bandFormat ? sharpened : try sharpened.cast(to: colour.bandFormat)
         }
     }
 

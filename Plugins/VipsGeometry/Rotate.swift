@@ -80,13 +80,11 @@ public struct Rotate: ImageProcessing, Hashable {
         try checkLimits(outputSize(for: image.size), input: image.size, maxPixels: context.maxPixels)
         let (prepared, fill) = try image.preparedForFill(with: background)
         guard prepared.hasAlpha else { return try prepared.rotated(degrees: angle, background: fill) }
-        // Interpolating straight alpha bleeds the colour of transparent pixels into their
-        // neighbours, so this rotates premultiplied colour: the fill must be premultiplied too.
+        // libvips' rotate premultiplies an image with alpha itself, so that the colour of
+        // transparent pixels does not bleed into their neighbours, and takes the fill as
+        // premultiplied colour: premultiplied here too, the image's colour would be twice.
         let alpha = fill[fill.count - 1]
         let opaque: Double = prepared.bandFormat == .ushort ? 65535 : 255
-        let premultipliedFill = fill.dropLast().map { $0 * alpha / opaque } + [alpha]
-        return try prepared.withPremultipliedAlpha { premultiplied throws(VipsError) in
-            try premultiplied.rotated(degrees: angle, background: premultipliedFill)
-        }
+        return try prepared.rotated(degrees: angle, background: fill.dropLast().map { $0 * alpha / opaque } + [alpha])
     }
 }

@@ -72,6 +72,22 @@ struct FiltersTests {
     }
 
     @Test(arguments: [[:], ["sigma": 1]] as [[String: any Sendable]])
+    func sharpenDoesNotShowTheColourUnderTransparentPixels(_ options: [String: any Sendable]) throws {
+        // Given two images that look alike: grey on the right, transparent black or white on the left
+        func image(hidden: UInt8) throws -> VipsImage {
+            try Fixtures.image(width: 40, height: 10, bands: 4) { x, _ in x < 20 ? [hidden, hidden, hidden, 0] : [128, 128, 128, 255] }
+        }
+        // When each is sharpened
+        let sharpen = try sharpen(options)
+        let overBlack = try sharpen.applied(to: image(hidden: 0))
+        let overWhite = try sharpen.applied(to: image(hidden: 255))
+        // Then what shows is alike too
+        for x in 20..<24 {
+            #expect(try overBlack.pixel(x: x, y: 5) == overWhite.pixel(x: x, y: 5), "column \(x)")
+        }
+    }
+
+    @Test(arguments: [[:], ["sigma": 1]] as [[String: any Sendable]])
     func sharpenKeepsGreyscaleAndSixteenBitImagesAsTheyAre(_ options: [String: any Sendable]) throws {
         // Given a greyscale image and a 16-bit RGB one, each with a soft step
         let grey = try softEdge(bands: 1)

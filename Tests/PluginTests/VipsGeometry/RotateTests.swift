@@ -87,6 +87,37 @@ struct RotateTests: GeometrySamples {
         #expect(try result.pixel(x: 14, y: 14) == [255, 0, 0, 255])
     }
 
+    @Test func rotationOntoTransparencyKeepsTheColourOfEdgePixels() throws {
+        // Given an opaque grey square
+        let image = try Fixtures.solid(width: 30, height: 30, colour: [60, 60, 60])
+
+        // When it is rotated by 10° onto a transparent background
+        let result = try processor(Rotate.self, ["angle": 10, "background": "#00000000"]).applied(to: image)
+
+        // Then every pixel that shows, the part-covered edges too, is the square's grey
+        var edgePixels = 0
+        for y in 0..<result.height {
+            for x in 0..<result.width {
+                let pixel = try result.pixel(x: x, y: y)
+                guard pixel[3] > 0 else { continue }
+                if pixel[3] < 255 { edgePixels += 1 }
+                #expect(pixel[0...2].allSatisfy { abs($0 - 60) <= 1 }, "\(pixel) at \(x),\(y)")
+            }
+        }
+        #expect(edgePixels > 0)
+    }
+
+    @Test func aTranslucentBackgroundKeepsItsColour() throws {
+        // Given a translucent square, rotated onto a translucent blue
+        let image = try Fixtures.solid(width: 30, height: 30, colour: [60, 60, 60, 128])
+        let result = try processor(Rotate.self, ["angle": 30, "background": "#0000c880"]).applied(to: image)
+        // Then the corners are that blue, and the middle the square's grey
+        let corner = try result.pixel(x: 0, y: 0)
+        #expect(corner[2] >= 199 && corner[2] <= 201 && corner[3] == 128, "\(corner)")
+        let middle = try result.pixel(x: result.width / 2, y: result.height / 2)
+        #expect(middle.prefix(3).allSatisfy { abs($0 - 60) <= 1 } && middle[3] == 128, "\(middle)")
+    }
+
     @Test(arguments: [1.0, 17.5, 30, 45, 60, 89.9, 91, 135, 180.5, 271, 333, -10])
     func rotatedSizeMatchesLibvipsForAnyAngle(_ angle: Double) throws {
         let rotate = try Rotate(angle: angle)
