@@ -93,9 +93,12 @@ extension PlanExplanation {
             let estimate = decoder.memoryNeeds(of: file, header: header, only: nil).estimate
             let declared = decoder.keptFrames(header, loader: format ?? "")
             let counted = declared.map { ImageDecoder.frameCount($0, loader: format ?? "", source: file) }
-            if let declared, let counted, counted.count ?? declared > decompress.maxFrames {
+            if let declared, let counted,
+                let refusal = ImageDecoder.frameRefusal(counted, declared: declared, loader: format ?? "", maxFrames: decompress.maxFrames)
+            {
                 sample.keptFrames = counted.count ?? declared
                 sample.frameText = counted.text
+                sample.frameRefusal = refusal
             } else if decoder.keepsAnimation(header, loader: format ?? "") {
                 sample.keptFrames = header.pageCount
             }

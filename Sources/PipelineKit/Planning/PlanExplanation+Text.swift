@@ -19,7 +19,7 @@ extension PlanExplanation {
             lines.append(
                 "formats (from headers): " + formats.sorted { $0.value > $1.value }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
         }
-        lines += samples.map { "  " + $0.line(maxFrames: maxFrames, maxPixels: maxPixels, animatedSearches: animatedSearches) }
+        lines += samples.map { "  " + $0.line(maxPixels: maxPixels, animatedSearches: animatedSearches) }
         // The sources beyond the few shown, so the list is not read as every input.
         if !samples.isEmpty, sources > samples.count {
             lines.append("  … and \(sources - samples.count) more")
@@ -103,7 +103,7 @@ extension PlanExplanation.Sample {
     /// how it is read when that is not plain streaming.
     /// - Parameter animatedSearches: the outputs that keep an animation's frames and search
     ///   for a quality, which fail for an animated input.
-    func line(maxFrames: Int, maxPixels: Int, animatedSearches: [String]) -> String {
+    func line(maxPixels: Int, animatedSearches: [String]) -> String {
         guard let size, let decodeSize else {
             return "\(input.escapingControlCharacters): " + (refusal.map { "refused: \($0)" } ?? "header unreadable")
         }
@@ -111,16 +111,16 @@ extension PlanExplanation.Sample {
             return "\(input.escapingControlCharacters): \(format ?? "?") \(size): refused, more than decompress.maxPixels (\(maxPixels))"
         }
         let shrink = loadShrink > 1 ? "shrink-on-load \(loadShrink), " : ""
-        let decode = decoded(at: decodeSize, maxFrames: maxFrames, animatedSearches: animatedSearches)
+        let decode = decoded(at: decodeSize, animatedSearches: animatedSearches)
         return "\(input.escapingControlCharacters): \(format ?? "?") \(size), \(shrink)\(decode)" + readingNote + wideNote
     }
 
     /// The decode: at what size, or in windows; an animation's frames.
-    private func decoded(at decodeSize: ImageSize, maxFrames: Int, animatedSearches: [String]) -> String {
+    private func decoded(at decodeSize: ImageSize, animatedSearches: [String]) -> String {
         let decoded = decodesWhole ? "decoded at \(decodeSize)" : "decoded only in windows"
         guard let frames = keptFrames else { return decoded }
         let count = frameText ?? "\(frames)"
-        guard frames <= maxFrames else { return "animated, \(count) frames: refused, more than decompress.maxFrames (\(maxFrames))" }
+        if let frameRefusal { return "animated, \(count) frames: refused, \(frameRefusal)" }
         let failing =
             animatedSearches.isEmpty
             ? ""

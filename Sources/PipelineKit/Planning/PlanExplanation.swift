@@ -46,9 +46,12 @@ public struct PlanExplanation: Sendable {
         /// output decodes a window of its own).
         public var decodesWhole = true
         /// The frames of an animated GIF or WebP whose frames are kept (`decompress.animation`)
-        /// for a GIF or WebP output, or that is refused for more than `decompress.maxFrames`;
-        /// nil when only its first frame is decoded, or it is not an animation.
+        /// for a GIF or WebP output, or that is refused for its frames (`frameRefusal`); nil
+        /// when only its first frame is decoded, or it is not an animation.
         public var keptFrames: Int?
+        /// Why the animation is refused for its frames ("more than decompress.maxFrames (1000)"),
+        /// or nil.
+        public var frameRefusal: String?
         /// `keptFrames` in words, when it is not the number alone: "over 4096" where even the
         /// GIF's blocks could not be counted.
         public var frameText: String?
@@ -76,8 +79,6 @@ public struct PlanExplanation: Sendable {
     public let stageWidths: [(Stage, Int)]
     /// The most inputs under way at once.
     public let inFlight: Int
-    /// `decompress.maxFrames`: an animation with more frames is refused.
-    let maxFrames: Int
     /// `decompress.maxPixels`: an image with more is refused.
     let maxPixels: Int
     /// The outputs that keep an animation's frames (WebP, AVIF) and search for a quality: a
@@ -152,7 +153,6 @@ public struct PlanExplanation: Sendable {
             (.encode, definition.encode.concurrency),
         ]
         inFlight = definition.inFlight(fetchingRemoteInputs: remoteInputs > 0)
-        maxFrames = definition.decompress.maxFrames
         maxPixels = definition.decompress.maxPixels
         var searching: Set<String> = []
         animatedSearches = definition.outputs.filter { output in

@@ -6,7 +6,8 @@ import Vips
 @testable import PipelineKit
 
 /// libvips' GIF loader stops counting frames past 4096; the pipeline counts a GIF's frames from
-/// its blocks, so that messages give the real count and `maxFrames` above 4096 holds.
+/// its blocks, so that messages give the real count, and refuses one of more frames than the
+/// loader decodes whatever `maxFrames` allows.
 @Suite struct GIFFrameCountTests {
     @Test func aGIFOfTenThousandFramesIsRefusedWithItsRealCount() async throws {
         // Given a GIF of 10,000 frames, which libvips says has 4097
@@ -29,6 +30,27 @@ import Vips
             extra: #""decompress": {"maxFrames": 5000}"#)
         let text = PlanExplanation(plan: try PipelineHarness.pipeline(json, in: directory).plan(), memoryBudget: nil).text
         #expect(text.contains("animated, 10000 frames: refused, more than decompress.maxFrames (5000)"), "\(text)")
+    }
+
+    @Test func aGIFOfMoreFramesThanLibvipsDecodesIsRefusedUnderAHigherLimit() async throws {
+        // Given a GIF of 5000 frames, of which libvips' loader decodes the first 4096 alone
+        let gif = AnimationTests.tinyFrames(5_000)
+        // When it runs with a limit above its frames
+        let (directory, reports, summary) = try await AnimationTests().run(
+            [#"{"name": "g", "encode": {"format": "gif"}, "path": "out/{stem}.gif"}"#], input: gif, name: "many.gif",
+            decompress: #""maxFrames": 6000"#)
+        // Then it is refused, not cut short
+        #expect(summary.failed == 1)
+        let failure = try #require(reports.first?.failures.first)
+        #expect(failure.error.kind == .tooManyPixels)
+        #expect(failure.reason.contains("the animation has 5000 frames, more than libvips' GIF loader decodes (4096)"), "\(failure.reason)")
+        #expect(!FileManager.default.fileExists(atPath: directory.path + "/out/many.gif"))
+        // And explain says the same
+        let json = PipelineHarness.json(
+            inputs: ["in/*"], outputs: [#"{"name": "g", "encode": {"format": "gif"}, "path": "out/{stem}.gif"}"#],
+            extra: #""decompress": {"maxFrames": 6000}"#)
+        let text = PlanExplanation(plan: try PipelineHarness.pipeline(json, in: directory).plan(), memoryBudget: nil).text
+        #expect(text.contains("animated, 5000 frames: refused, more than libvips' GIF loader decodes (4096)"), "\(text)")
     }
 
     @Test func aGIFWhoseBlocksCannotBeWalkedStillSaysOver4096() {

@@ -233,10 +233,19 @@ struct ImageDecoder: Sendable {
     private func checkFrames(_ header: VipsImage, loader: String, source: EncodedSource) throws(ItemError) {
         guard let declared = keptFrames(header, loader: loader) else { return }
         let frames = Self.frameCount(declared, loader: loader, source: source)
-        guard frames.count ?? declared > settings.maxFrames else { return }
-        throw ItemError(
-            .tooManyPixels, stage: .decompress,
-            reason: "the animation has \(frames.text) frames, more than decompress.maxFrames (\(settings.maxFrames))")
+        guard let refusal = Self.frameRefusal(frames, declared: declared, loader: loader, maxFrames: settings.maxFrames) else { return }
+        throw ItemError(.tooManyPixels, stage: .decompress, reason: "the animation has \(frames.text) frames, \(refusal)")
+    }
+
+    /// Why an animation of `frames` (as `frameCount` gives them), whose header declares
+    /// `declared`, is refused, or nil: more frames than `maxFrames`, or a GIF of more frames than
+    /// libvips' loader decodes, whose decode would silently keep only the first of them.
+    static func frameRefusal(_ frames: (count: Int?, text: String), declared: Int, loader: String, maxFrames: Int) -> String? {
+        if frames.count ?? declared > maxFrames { return "more than decompress.maxFrames (\(maxFrames))" }
+        if loader.hasPrefix("gifload"), frames.count ?? Int.max > gifFramesCounted {
+            return "more than libvips' GIF loader decodes (\(gifFramesCounted)), which would drop the rest"
+        }
+        return nil
     }
 
     /// The frames of an animation whose header of `loader` declares `frames`: where libvips' GIF
