@@ -126,11 +126,14 @@ extension PNGStructureTests {
     /// A 16×16 PNG with `chunks` chunks of `type` before its pixels, each `size` bytes of "A"
     /// compressed, after a keyword and what else the type puts before its compressed bytes.
     /// With `wrongChecksum`, each stream's Adler-32 is wrong, which libpng, as libvips sets
-    /// it, does not check.
-    static func png(with chunks: Int, of type: String, inflatingTo size: Int, wrongChecksum: Bool = false) throws -> Data {
+    /// it, does not check. With `cutShort`, each stream lacks its last eight bytes.
+    static func png(
+        with chunks: Int, of type: String, inflatingTo size: Int, wrongChecksum: Bool = false, cutShort: Bool = false
+    ) throws -> Data {
         let whole = [UInt8](try Fixtures.png(try Fixtures.solid(width: 16, height: 16)))
         var text = Self.zlib([UInt8](repeating: 0x41, count: size))
         if wrongChecksum { text[text.count - 1] ^= 0xFF }
+        if cutShort { text.removeLast(8) }
         let prefix: [UInt8] =
             switch type {
             case "iTXt": Array("Comment".utf8) + [0, 1, 0] + Array("en".utf8) + [0, 0]
@@ -177,6 +180,19 @@ extension PNGStructureTests {
         for data in [try Self.png(with: 3, of: type, inflatingTo: 1 << 20), try Fixtures.png(try Fixtures.gradient(width: 64, height: 48))]
         {
             for source in try Self.sources(data, in: directory) { #expect(PNGStructure.headerRefusal(in: source) == nil) }
+        }
+    }
+
+    /// Streams cut short, which libpng inflates as far as they go before it drops them, count
+    /// too; one such chunk of a megabyte is no bomb.
+    @Test func compressedMetadataCutShortCountsAsWhatItCanInflateTo() throws {
+        let directory = try TemporaryDirectory()
+        let bomb = try Self.png(with: 20, of: "zTXt", inflatingTo: 1 << 20, cutShort: true)
+        for source in try Self.sources(bomb, in: directory) {
+            #expect(PNGStructure.headerRefusal(in: source)?.contains("refused as a decompression bomb") == true)
+        }
+        for source in try Self.sources(try Self.png(with: 1, of: "zTXt", inflatingTo: 1 << 20, cutShort: true), in: directory) {
+            #expect(PNGStructure.headerRefusal(in: source) == nil)
         }
     }
 

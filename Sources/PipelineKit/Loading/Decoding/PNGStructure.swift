@@ -197,10 +197,12 @@ enum PNGStructure {
             let result = data.withUnsafeBytes { input in
                 libdeflate_deflate_decompress_ex(decompressor, input.baseAddress! + 2, input.count - 2, output, left + 1, &read, &written)
             }
-            // Data libpng cannot inflate it drops, having inflated no more than fit here.
             if result == LIBDEFLATE_INSUFFICIENT_SPACE || written > left { return false }
-            inflated += result == LIBDEFLATE_SUCCESS ? written : 0
-            return true
+            // libpng inflates a stream it then drops (cut short, damaged) as far as it goes, which
+            // libdeflate does not say: it counts as the most its bytes inflate to, deflate's
+            // 1032 to 1.
+            inflated += result == LIBDEFLATE_SUCCESS ? written : min(left + 1, (data.count - 2) * 1032)
+            return inflated <= inflatedMetadataLimit
         }
 
         /// Where the compressed bytes of a zTXt, compressed iTXt or iCCP chunk start: after
