@@ -18,7 +18,29 @@ extension InputEnumerator {
 
     /// Shell-style matching of one name; a leading dot must be matched explicitly.
     static func matches(_ pattern: String, _ name: String, caseInsensitive: Bool = false) -> Bool {
-        fnmatch(pattern, name, FNM_PERIOD | (caseInsensitive ? caseFoldFlag : 0)) == 0
+        let pattern = pattern.utf8.contains(UInt8(ascii: "\\")) ? escapingPlainBackslashes(pattern) : pattern
+        return fnmatch(pattern, name, FNM_PERIOD | (caseInsensitive ? caseFoldFlag : 0)) == 0
+    }
+
+    /// `pattern` as fnmatch must read it: a backslash before anything but a wildcard, a brace or
+    /// a backslash is part of the name (`x\\y*`), where fnmatch would take it as an escape.
+    private static func escapingPlainBackslashes(_ pattern: String) -> String {
+        var result = ""
+        var characters = pattern.makeIterator()
+        while let character = characters.next() {
+            guard character == "\\" else {
+                result.append(character)
+                continue
+            }
+            guard let next = characters.next() else {
+                result += "\\\\"
+                break
+            }
+            // Two backslashes are one of the name for fnmatch too: kept as they are.
+            result += Glob.escaped.contains(next) ? "\\" : "\\\\"
+            result.append(next)
+        }
+        return result
     }
 
     /// glibc's FNM_CASEFOLD, which Swift's Glibc module does not export (it is a GNU extension).

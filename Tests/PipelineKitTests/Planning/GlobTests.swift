@@ -247,5 +247,10 @@ extension GlobTests {
         try directory.write(Data("x".utf8), to: #"in/back\slash.jpg"#)
         #expect(enumerate([#"in/back\slash.jpg"#], in: directory).sink.map(\.displayName) == [#"in/back\slash.jpg"#])
         #expect(!InputEnumerator.isGlob(#"back\slash.jpg"#) && InputEnumerator.isGlob(#"a\[1].jpg"#) && InputEnumerator.isGlob(#"a\\b"#))
+        // In a part with a wildcard too
+        try directory.write(Data("x".utf8), to: "in/backslash.jpg")
+        #expect(enumerate([#"in/back\s*.jpg"#], in: directory).sink.map(\.displayName) == [#"in/back\slash.jpg"#])
+        #expect(InputEnumerator.matches(#"a\\b\*"#, #"a\b*"#) && !InputEnumerator.matches(#"a\\b\*"#, #"a\bc"#))
+        #expect(InputEnumerator.matches(#"[x\y]z"#, #"\z"#) && InputEnumerator.matches(#"end\"#, #"end\"#))
     }
 }
