@@ -96,6 +96,21 @@ import Vips
             return "\(image.width)x\(image.height)"
         }
         #expect(sizes == expected, "\(manifest.inputs.map(\.source))")
+
+        // And when the journal is as an older version wrote it, without the inputs' sizes
+        let cache = directory.path + "/.pipeline-cache"
+        let journal = try #require(try FileManager.default.contentsOfDirectory(atPath: cache).first { $0.hasPrefix("journal-") })
+        let lines = try String(contentsOfFile: cache + "/" + journal, encoding: .utf8)
+        let older = lines.replacing(#/,"source":"[0-9x]+"/#, with: "")
+        #expect(older != lines)
+        try Data(older.utf8).write(to: URL(fileURLWithPath: cache + "/" + journal))
+        try FileManager.default.removeItem(atPath: directory.path + "/out/manifest.json")
+        let third = try CommandRunner.run(["run", "--json", file])
+        #expect(third.status == 0, "\(third.standardError)")
+        #expect(third.standardOutput.contains(#""outputsUpToDate":2"#), "\(third.standardOutput)")
+        // Then the inputs are fetched for their headers alone, and both are in the manifest again
+        let rewritten = try ImageManifest.read(from: directory.url.appendingPathComponent("out/manifest.json"))
+        #expect(rewritten.inputs.map { "\($0.width)x\($0.height)" } == expected, "\(rewritten.inputs.map(\.source))")
     }
 
     @Test func killedWhileCachingThenRunAgainGivesCorrectOutputs() throws {

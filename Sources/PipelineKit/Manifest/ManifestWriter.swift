@@ -239,6 +239,9 @@ final class ManifestWriter: Sendable {
 
     private var folder: String { settings.file.deletingLastPathComponent().path }
 
+    /// Whether the manifest the run found has an entry for the input named `source`.
+    func hasEarlierEntry(for source: String) -> Bool { previous?.entry(for: source) != nil }
+
     private func makeSpool() throws(ReportWriterError) -> ManifestSpool {
         try createFolder()
         return try ManifestSpool(folder: folder)

@@ -59,7 +59,7 @@ extension RunExecution {
         var listedJobs: [OutputJob]?
         if let version = input.listedVersion {
             let jobs = asked(try await incremental.jobs(for: listings, version: version))
-            if jobs.allSatisfy({ $0.upToDate != nil }) { return .finished(Self.upToDate(listings, jobs)) }
+            if jobs.allSatisfy({ $0.upToDate != nil }), !lacksSourceSize(input, jobs) { return .finished(Self.upToDate(listings, jobs)) }
             listedJobs = jobs
         }
         let fetched: FetchedSource
@@ -77,8 +77,34 @@ extension RunExecution {
             jobs = asked(try await incremental.jobs(for: listings, version: fetched.version))
         }
         // Leaving out jobs cannot make one out of date: nothing to read when all are up to date.
-        if jobs.allSatisfy({ $0.upToDate != nil }) { return .finished(Self.upToDate(listings, jobs)) }
+        if jobs.allSatisfy({ $0.upToDate != nil }) {
+            guard lacksSourceSize(input, jobs) else { return .finished(Self.upToDate(listings, jobs)) }
+            let look = try await lookAtHeader(of: input, fetched, estimatingFor: nil)
+            return .finished(Self.upToDate(listings, jobs, originalSize: look?.size))
+        }
         return .next((fetched, jobs))
+    }
+
+    /// Whether the manifest needs the size of a remote input whose files are all up to date,
+    /// which neither the journal nor an object kept (files made before they kept it) and the
+    /// manifest has no entry to take it from: the input is then fetched for its header.
+    private func lacksSourceSize(_ input: InputFile, _ jobs: [OutputJob]) -> Bool {
+        guard input.isRemote, let manifest, !jobs.contains(where: { $0.upToDate?.sourceSize != nil }) else { return false }
+        return !manifest.hasEarlierEntry(for: input.displayName)
+    }
+
+    /// `fetched`'s header, read on the fetch lane: its upright size and, with `outputsMade`, the
+    /// memory its decode needs. Nil when it cannot be read (decoding then says why).
+    private func lookAtHeader(
+        of input: InputFile, _ fetched: FetchedSource, estimatingFor outputsMade: (@Sendable (ImageSize) -> [Int]?)?
+    ) async throws(CancellationError) -> ImageDecoder.HeaderLook? {
+        do {
+            return try await queues.fetch.run(for: input.displayName) { [decoder, source = fetched.source] in
+                decoder.look(at: source, estimatingFor: outputsMade)
+            }
+        } catch {
+            throw CancellationError()
+        }
     }
 
     /// What the header tells before the decode.
@@ -104,25 +130,17 @@ extension RunExecution {
         if case .file = fetched.source, MemoryAccountant.checksUnstreamed(fileBytes: input.byteCount) { checksUnstreamed = true }
         let estimates = memory.admission != nil || checksUnstreamed
         var jobs = judged
-        var needs: DecodeMemoryEstimate?
+        var look: ImageDecoder.HeaderLook?
         if plan.definition.choosesWidthsBySize || estimates {
             let outputsMade: (@Sendable (ImageSize) -> [Int]?)? =
                 estimates ? { @Sendable [self] size in Self.outputsToMake(chosen(jobsMade(from: judged, size: size))) } : nil
-            let look: ImageDecoder.HeaderLook?
-            do {
-                look = try await queues.fetch.run(for: input.displayName) { [decoder, source = fetched.source] in
-                    decoder.look(at: source, estimatingFor: outputsMade)
-                }
-            } catch {
-                throw CancellationError()
-            }
+            look = try await lookAtHeader(of: input, fetched, estimatingFor: outputsMade)
             // Unreadable: the decode finds and reports why.
             if let look { jobs = jobsMade(from: judged, size: look.size) }
-            needs = look?.needs
         }
         jobs = chosen(jobs)
-        if jobs.allSatisfy({ $0.upToDate != nil }) { return .finished(Self.upToDate(listings, jobs)) }
-        return .next(HeaderFacts(jobs: jobs, made: Self.outputsToMake(jobs), needs: needs, checksUnstreamed: checksUnstreamed))
+        if jobs.allSatisfy({ $0.upToDate != nil }) { return .finished(Self.upToDate(listings, jobs, originalSize: look?.size)) }
+        return .next(HeaderFacts(jobs: jobs, made: Self.outputsToMake(jobs), needs: look?.needs, checksUnstreamed: checksUnstreamed))
     }
 
     /// What admission granted: bytes of the memory budget, and of the full-size decodes' target.
@@ -220,9 +238,9 @@ extension RunExecution {
 
     /// Reports of a source whose every output is up to date: of the input's size, what the
     /// journal or an object kept of a remote one, which was not fetched.
-    private static func upToDate(_ listings: [RunPlan.Listing], _ jobs: [OutputJob]) -> [ItemReport] {
+    private static func upToDate(_ listings: [RunPlan.Listing], _ jobs: [OutputJob], originalSize: ImageSize? = nil) -> [ItemReport] {
         reports(
             listings, jobs, jobs.compactMap { $0.upToDate.map { .success($0) } },
-            originalSize: jobs.lazy.compactMap { $0.upToDate?.sourceSize }.first)
+            originalSize: originalSize ?? jobs.lazy.compactMap { $0.upToDate?.sourceSize }.first)
     }
 }

@@ -23,7 +23,7 @@ final class RunExecution: Sendable {
     /// going at the same time (`SharedMemoryBudget`).
     let memory: MemoryAccountant
     /// Makes each source's manifest entry when it completes; nil when the file asks for none.
-    private let manifest: ManifestWriter?
+    let manifest: ManifestWriter?
     /// The files of sources a cancel left part-made, by the listing's display name: they have
     /// no report, but they are on disk and in the journal, so the summary counts and lists them.
     private let partlyMade = Locked<[String: [WrittenOutput]]>([:])
