@@ -55,4 +55,35 @@ import Testing
         }
         #expect(!directory.allFiles().contains { $0.hasPrefix("public/") })
     }
+
+    /// An output an input does not get plays no part in how that input is decoded, nor in its
+    /// other files' fingerprints.
+    @Test func anOutputLeftOutOfAnInputDoesNotSetItsDecodeOrRemakeItsFiles() throws {
+        let directory = try TemporaryDirectory()
+        for name in ["a", "b"] {
+            try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 640, height: 480)), to: "photos/\(name).jpg")
+        }
+        func write(bigWidth: Int) throws -> String {
+            try directory.write(
+                Data(
+                    """
+                    {"version": 1, "name": "subset", "inputs": ["photos/*.jpg"], "outputs": [
+                      {"name": "small", "steps": [{"resize": {"width": 20}}], "encode": {"format": "png"}, "path": "out/{stem}-s.png"},
+                      {"name": "big", "inputs": ["photos/a.jpg"], "steps": [{"resize": {"width": \(bigWidth)}}],
+                       "encode": {"format": "png"}, "path": "out/{stem}-b.png"}]}
+                    """.utf8), to: "subset.json")
+        }
+        // Given a large output that only a.jpg gets
+        let file = try write(bigWidth: 600)
+        // Then b.jpg is decoded as small as its own output allows
+        let explain = try CommandRunner.run(["explain", file])
+        #expect(explain.standardOutput.contains("photos/a.jpg: jpegload_source 640×480, decoded at 600×450"), "\(explain.standardOutput)")
+        #expect(explain.standardOutput.contains("photos/b.jpg: jpegload_source 640×480, shrink-on-load 8, decoded at 20×15"))
+        #expect(try CommandRunner.run(["run", "--quiet", file]).status == 0)
+        // And when that output changes, b.jpg's file is still up to date
+        _ = try write(bigWidth: 500)
+        let again = try CommandRunner.run(["run", "--json", file])
+        #expect(again.standardOutput.contains(#""outputsUpToDate":1"#), "\(again.standardOutput)")
+        #expect(again.standardOutput.contains(#""outputsWritten":2"#), "\(again.standardOutput)")
+    }
 }

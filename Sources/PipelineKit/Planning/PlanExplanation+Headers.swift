@@ -24,8 +24,9 @@ extension PlanExplanation {
             self.sampleCount = sampleCount
         }
 
-        /// Reads `input`'s header, unless the run would refuse the file, and counts what it tells.
-        mutating func read(_ input: InputFile) {
+        /// Reads `input`'s header, unless the run would refuse the file, and counts what it tells,
+        /// for the outputs at `applicable` (nil: all), which the run makes of it.
+        mutating func read(_ input: InputFile, applicable: Set<Int>? = nil) {
             // Also unblocks, before the header is read, the untrusted loaders the file allows.
             let source = EncodedSource.file(path: input.path, byteCount: input.byteCount ?? 0)
             // A FIFO, device or socket (a link to /dev/zero) is not read, as the run refuses it:
@@ -54,13 +55,13 @@ extension PlanExplanation {
             let format = header?.loader
             if let format { formats[format, default: 0] += 1 }
             var sample = Sample(input: input.displayName, format: format, size: nil, loadShrink: 1, decodeSize: nil, refusal: refusal)
-            if let header { sample = measure(input, header: header, format: format) }
+            if let header { sample = measure(input, header: header, format: format, decoder: decoder.applying(to: applicable)) }
             if samples.count < sampleCount { samples.append(sample) }
         }
 
         /// The sample of an input whose header was read: how it would be decoded and what that
         /// holds, its estimate counted against the budget.
-        private mutating func measure(_ input: InputFile, header: VipsImage, format: String?) -> Sample {
+        private mutating func measure(_ input: InputFile, header: VipsImage, format: String?, decoder: ImageDecoder) -> Sample {
             let decompress = definition.decompress
             let upright = decompress.autorotate ? header.orientedSize : (width: header.width, height: header.height)
             let size = ImageSize(width: upright.width, height: upright.height)

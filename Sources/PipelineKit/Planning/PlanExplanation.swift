@@ -141,7 +141,7 @@ public struct PlanExplanation: Sendable {
         allowedUntrusted = DecompressSettings.UntrustedFormat.allCases.filter(definition.decompress.allowUntrusted.contains).map(\.rawValue)
         var survey = HeaderSurvey(definition: definition, decoder: decoder, memoryBudget: memoryBudget, sampleCount: sampleCount)
         for item in plan.items.lazy.filter({ !$0.input.isRemote }).prefix(Self.headerLimit) {
-            survey.read(item.input)
+            survey.read(item.input, applicable: RunPlan.outputsMade(for: item.listings, outputCount: definition.outputs.count))
         }
         untrustedRefused = survey.untrustedRefused
         formats = survey.formats

@@ -257,3 +257,15 @@ public struct RunPlan: Sendable {
         }
     }
 }
+
+extension RunPlan {
+    /// The outputs, by index, made for a source through any of its `listings` (an output's
+    /// `inputs` may leave it out, and a path too long to make refuses one); nil when all are.
+    static func outputsMade(for listings: [Listing], outputCount: Int) -> Set<Int>? {
+        var made = Set<Int>()
+        for listing in listings {
+            for (index, target) in listing.targets.enumerated() where target.isMade { made.insert(index) }
+        }
+        return made.count == outputCount ? nil : made
+    }
+}

@@ -82,11 +82,13 @@ struct IncrementalRuns: Sendable {
         // The journal works out what outputs share once per run; per input only the version
         // (with the versions of the resources an output's steps use) is added.
         let focusReaders = outputs.map { $0.steps.contains(where: \.readsFocusPoint) }
+        // Only the outputs made for the source set the scale it is decoded at.
+        let shared = journal?.sharedPart(applicable: RunPlan.outputsMade(for: listings, outputCount: outputs.count))
         let fingerprints = outputs.indices.map { index in
             focusReaders[index]
                 ? nil
                 : version.flatMap { version in
-                    journal?.fingerprint(version: version + resources.versions(of: outputs[index]), output: index)
+                    journal?.fingerprint(version: version + resources.versions(of: outputs[index]), output: index, shared: shared)
                 }
         }
         return listings.enumerated().flatMap { listingIndex, listing in
@@ -99,7 +101,7 @@ struct IncrementalRuns: Sendable {
                     focusReaders[index]
                     ? version.flatMap { version in
                         journal?.fingerprint(
-                            version: version + resources.versions(of: outputs[index]) + focusIdentity(listing.input), output: index)
+                            version: version + resources.versions(of: outputs[index]) + focusIdentity(listing.input), output: index, shared: shared)
                     }
                     : fingerprints[index]
                 return OutputJob(

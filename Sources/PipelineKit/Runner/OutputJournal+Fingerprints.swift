@@ -4,9 +4,16 @@ import Vips
 /// What decides whether a recorded output is still the one the run would make.
 extension OutputJournal {
     /// The fingerprint of the output at `index` in the definition made from an input at
-    /// `version`: everything that changes its pixels or bytes.
-    func fingerprint(version: String, output index: Int) -> String {
-        fingerprints.fingerprint(version: version, output: index)
+    /// `version`: everything that changes its pixels or bytes. `shared` is what the outputs of
+    /// an input that only some are made for share (`sharedPart(applicable:)`).
+    func fingerprint(version: String, output index: Int, shared: String? = nil) -> String {
+        fingerprints.fingerprint(version: version, output: index, shared: shared)
+    }
+
+    /// What the outputs of an input for which only the outputs at `applicable` are made share,
+    /// for `fingerprint(version:output:shared:)`; nil for all.
+    func sharedPart(applicable: Set<Int>?) -> String? {
+        applicable.map(fingerprints.shared(applicable:))
     }
 
     /// What the fingerprints of a run's outputs are made of, worked out once per run: the parts
@@ -17,20 +24,19 @@ extension OutputJournal {
         /// The tool's version, the decode settings and a digest of every output's first step,
         /// which together set the scale inputs are decoded at.
         private let shared: String
+        /// The decode settings, and each output's first step, for an input that only some
+        /// outputs are made for: theirs alone set its scale.
+        private let decode: String
+        private let firstSteps: [String]
         /// Each output's steps, encoder options and the headers its objects in a bucket carry, in
         /// the order of the definition's outputs.
         private let outputs: [String]
 
         init(definition: PipelineDefinition) {
             let decode = definition.decompress
-            // As a set: the scale depends on which first steps there are, not on their order, so
-            // reordering the outputs or a set's widths leaves every output up to date.
-            let firstSteps = Data(
-                Set(definition.outputs.map { $0.steps.first?.identifier ?? "-" }).sorted().joined(separator: ";").utf8)
-            WorkCounter.add(.fingerprintBytes, firstSteps.count)
-            shared =
-                "decode autorotate=\(decode.autorotate) failOn=\(decode.failOn.rawValue) fast=\(decode.fastShrinkOnLoad)\n"
-                + "first steps " + String(format: "%016llx", FNV1a.hash(firstSteps))
+            self.decode = "decode autorotate=\(decode.autorotate) failOn=\(decode.failOn.rawValue) fast=\(decode.fastShrinkOnLoad)\n"
+            firstSteps = definition.outputs.map { $0.steps.first?.identifier ?? "-" }
+            shared = Self.shared(decode: self.decode, firstSteps: firstSteps)
             outputs = definition.outputs.map { output in
                 let tiles = output.tiles.map { "\n" + $0.identity } ?? ""
                 // Whether an animated input stays animated changes only the outputs that animate.
@@ -55,7 +61,22 @@ extension OutputJournal {
         /// settings a record of the outputs (a shard's manifest) says they were made with.
         var settings: String { ([shared] + outputs).joined(separator: "\n") }
 
-        func fingerprint(version: String, output index: Int) -> String {
+        /// The decode settings and a digest of `firstSteps`: as a set, for the scale depends on
+        /// which first steps there are, not on their order, so reordering the outputs or a set's
+        /// widths leaves every output up to date.
+        private static func shared(decode: String, firstSteps: [String]) -> String {
+            let steps = Data(Set(firstSteps).sorted().joined(separator: ";").utf8)
+            WorkCounter.add(.fingerprintBytes, steps.count)
+            return decode + "first steps " + String(format: "%016llx", FNV1a.hash(steps))
+        }
+
+        /// What the outputs share for an input only the outputs at `applicable` are made for.
+        func shared(applicable: Set<Int>) -> String {
+            Self.shared(decode: decode, firstSteps: firstSteps.indices.filter(applicable.contains).map { firstSteps[$0] })
+        }
+
+        func fingerprint(version: String, output index: Int, shared: String? = nil) -> String {
+            let shared = shared ?? self.shared
             let text = Data(["pipeline \(PipelineKitInfo.version)", version, shared, outputs[index]].joined(separator: "\n").utf8)
             WorkCounter.add(.fingerprintBytes, text.count)
             return String(format: "%016llx", FNV1a.hash(text))

@@ -79,7 +79,7 @@ extension RunExecution {
         // Leaving out jobs cannot make one out of date: nothing to read when all are up to date.
         if jobs.allSatisfy({ $0.upToDate != nil }) {
             guard lacksSourceSize(input, jobs) else { return .finished(Self.upToDate(listings, jobs)) }
-            let look = try await lookAtHeader(of: input, fetched, estimatingFor: nil)
+            let look = try await lookAtHeader(of: input, fetched, for: listings, estimatingFor: nil)
             return .finished(Self.upToDate(listings, jobs, originalSize: look?.size))
         }
         return .next((fetched, jobs))
@@ -96,10 +96,11 @@ extension RunExecution {
     /// `fetched`'s header, read on the fetch lane: its upright size and, with `outputsMade`, the
     /// memory its decode needs. Nil when it cannot be read (decoding then says why).
     private func lookAtHeader(
-        of input: InputFile, _ fetched: FetchedSource, estimatingFor outputsMade: (@Sendable (ImageSize) -> [Int]?)?
+        of input: InputFile, _ fetched: FetchedSource, for listings: [RunPlan.Listing],
+        estimatingFor outputsMade: (@Sendable (ImageSize) -> [Int]?)?
     ) async throws(CancellationError) -> ImageDecoder.HeaderLook? {
         do {
-            return try await queues.fetch.run(for: input.displayName) { [decoder, source = fetched.source] in
+            return try await queues.fetch.run(for: input.displayName) { [decoder = decoder(for: listings), source = fetched.source] in
                 decoder.look(at: source, estimatingFor: outputsMade)
             }
         } catch {
@@ -134,7 +135,7 @@ extension RunExecution {
         if plan.definition.choosesWidthsBySize || estimates {
             let outputsMade: (@Sendable (ImageSize) -> [Int]?)? =
                 estimates ? { @Sendable [self] size in Self.outputsToMake(chosen(jobsMade(from: judged, size: size))) } : nil
-            look = try await lookAtHeader(of: input, fetched, estimatingFor: outputsMade)
+            look = try await lookAtHeader(of: input, fetched, for: listings, estimatingFor: outputsMade)
             // Unreadable: the decode finds and reports why.
             if let look { jobs = jobsMade(from: judged, size: look.size) }
         }
@@ -195,7 +196,7 @@ extension RunExecution {
         do {
             return .next(
                 try await queues.decompress.run(for: input.displayName, exclusive: alone) {
-                    [self, decoder, made = header.made] in
+                    [self, decoder = decoder(for: listings), made = header.made] in
                     // The run's peak is this decode: what the decodes before it freed goes back first.
                     if alone { Vips.releaseFreeMemory() }
                     let deadline = startClock(of: input.displayName)
@@ -209,6 +210,11 @@ extension RunExecution {
         } catch {
             return .finished(Self.failed(listings, try failure(error, stage: .decompress)))
         }
+    }
+
+    /// The decoder for a source of `listings`: of the outputs made for it alone.
+    private func decoder(for listings: [RunPlan.Listing]) -> ImageDecoder {
+        decoder.applying(to: RunPlan.outputsMade(for: listings, outputCount: plan.definition.outputs.count))
     }
 
     /// The jobs of `jobs` an image of `size` gets: widths it is too narrow for are not made.

@@ -33,12 +33,13 @@ extension DecodePlan {
     /// date): the plan is the whole run's, so each output is made from what a full run makes
     /// it from, but windows of outputs not made are not decoded, nor the whole image when no
     /// output made needs it. `streams` false (an interlaced PNG, a progressive JPEG: every pass
-    /// would hold the full image) allows no windows.
+    /// would hold the full image) allows no windows. `applicable` names the outputs made for
+    /// the input at all (an output's `inputs` may leave it out), nil for all: no other counts.
     init(
         for size: ImageSize, outputs: [OutputDefinition], loader: String, streams: Bool = true, only: [Int]? = nil,
-        windowedFrom minimum: Int64
+        applicable: Set<Int>? = nil, windowedFrom minimum: Int64
     ) {
-        self = Self.wholeRun(for: size, outputs: outputs, loader: loader, streams: streams, windowedFrom: minimum)
+        self = Self.wholeRun(for: size, outputs: outputs, applicable: applicable, loader: loader, streams: streams, windowedFrom: minimum)
         guard let only, !only.isEmpty, !windows.isEmpty else { return }
         let made = Set(only)
         windows = windows.filter { made.contains($0.key) }
@@ -47,23 +48,24 @@ extension DecodePlan {
 
     /// The plan for every output.
     private static func wholeRun(
-        for size: ImageSize, outputs: [OutputDefinition], loader: String, streams: Bool,
+        for size: ImageSize, outputs: [OutputDefinition], applicable: Set<Int>?, loader: String, streams: Bool,
         windowedFrom minimum: Int64
     ) -> DecodePlan {
-        let allowed = allowedShrink(of: outputs, for: size)
+        let made = outputs.indices.filter { applicable?.contains($0) ?? true }
+        let allowed = allowedShrink(of: made.map { outputs[$0] }, for: size)
         let decodeSize = Self.decodeSize(stored: size, allowedShrink: allowed)
         let wide = DecodeMemoryEstimate.wideRowsBytes(size: size, decodeSize: decodeSize, loader: loader)
         let once = DecodePlan(
             decodeSize: decodeSize, allowedShrink: allowed, wideRowsBytes: wide,
-            estimate: DecodeMemoryEstimate.imageBytes(decodeSize: decodeSize, outputs: outputs) + wide)
+            estimate: DecodeMemoryEstimate.imageBytes(decodeSize: decodeSize, outputs: made.map { outputs[$0] }) + wide)
         // A loader that draws at a scale makes the whole frame at it; it has no streamed rows to crop.
         guard streams, !drawsAtScale(loader), once.estimate >= minimum else { return once }
         var windows: [Int: DecodeWindow] = [:]
-        for (index, output) in outputs.enumerated() {
-            if let window = output.steps.first?.decodeWindow(for: size) { windows[index] = window }
+        for index in made {
+            if let window = outputs[index].steps.first?.decodeWindow(for: size) { windows[index] = window }
         }
         guard !windows.isEmpty else { return once }
-        let rest = outputs.indices.filter { windows[$0] == nil }.map { outputs[$0] }
+        let rest = made.filter { windows[$0] == nil }.map { outputs[$0] }
         let restAllowed = allowedShrink(of: rest, for: size)
         let restSize = Self.decodeSize(stored: size, allowedShrink: restAllowed)
         // The passes run side by side, and every image they make is held for the fan-out.

@@ -29,6 +29,9 @@ struct ImageDecoder: Sendable {
     /// Called once a local file is open and checked, before it is decoded: tests change the
     /// file here, as another program might while the run reads it.
     var whileReading: (@Sendable (String) -> Void)? = nil
+    /// The outputs, by index, made for the input being decoded (an output's `inputs` may leave
+    /// it out), nil for all (`applying(to:)`).
+    var applicable: Set<Int>? = nil
 
     /// Decodes `source` for the outputs at `only` (indices in `outputs`; all of them when nil),
     /// within the input's `item` deadline when it has one (`limits.itemTimeout`). A local file
@@ -162,7 +165,7 @@ struct ImageDecoder: Sendable {
             // Every frame is held, decoded and made into each output.
             frames = header.pageCount
             decodeSize = DecodePlan.decodeSize(stored: size, allowedShrink: allowedShrink(for: size))
-            bytes = DecodeMemoryEstimate.imageBytes(decodeSize: decodeSize, outputs: outputs, frames: frames)
+            bytes = DecodeMemoryEstimate.imageBytes(decodeSize: decodeSize, outputs: applicableOutputs, frames: frames)
             if decodeSize != size {
                 // Resampled in runs (`decodeAnimation`): the run read at full size, and, with more
                 // than one, the runs held while they are stacked into one image.
@@ -176,7 +179,7 @@ struct ImageDecoder: Sendable {
             bytes = plan.estimate
             passes = plan.passes
         }
-        let made = only.map { indices in indices.map { outputs[$0] } } ?? outputs
+        let made = only.map { indices in indices.map { outputs[$0] } } ?? applicableOutputs
         let encoding = DecodeMemoryEstimate.encodingBytes(
             decodeSize: decodeSize, alpha: header.hasAlpha, outputs: made, frames: frames)
         if case .memory(let fetched) = source { bytes += Int64(fetched.count) }
@@ -191,13 +194,15 @@ struct ImageDecoder: Sendable {
     /// The `DecodePlan` for an input of `size` made into this decoder's outputs, windowed from
     /// `windowedDecodeMinimum`.
     func decodePlan(for size: ImageSize, loader: String, streams: Bool = true, only: [Int]? = nil) -> DecodePlan {
-        DecodePlan(for: size, outputs: outputs, loader: loader, streams: streams, only: only, windowedFrom: windowedDecodeMinimum)
+        DecodePlan(
+            for: size, outputs: outputs, loader: loader, streams: streams, only: only, applicable: applicable,
+            windowedFrom: windowedDecodeMinimum)
     }
 
     /// How much the decoder may shrink an image of `size`: `DecodePlan.allowedShrink(of:for:)`
-    /// over every output.
+    /// over every output made for the input.
     func allowedShrink(for size: ImageSize) -> Double {
-        DecodePlan.allowedShrink(of: outputs, for: size)
+        DecodePlan.allowedShrink(of: applicableOutputs, for: size)
     }
 
     /// The size `header` declares, turned upright when the settings autorotate.
@@ -212,7 +217,7 @@ struct ImageDecoder: Sendable {
     /// first frame is decoded, as for a still image.
     func keepsAnimation(_ header: VipsImage, loader: String, only: [Int]? = nil) -> Bool {
         guard keptFrames(header, loader: loader) != nil, header.pageCount <= settings.maxFrames else { return false }
-        let made = only.map { indices in indices.map { outputs[$0] } } ?? outputs
+        let made = only.map { indices in indices.map { outputs[$0] } } ?? applicableOutputs
         return made.contains { $0.animates }
     }
 
@@ -313,6 +318,20 @@ struct ImageDecoder: Sendable {
 }
 
 extension ImageDecoder {
+    /// This decoder for an input that only the outputs at `applicable` (by index) are made for,
+    /// nil for all: the others count for nothing in how it is decoded.
+    func applying(to applicable: Set<Int>?) -> ImageDecoder {
+        var decoder = self
+        decoder.applicable = applicable
+        return decoder
+    }
+
+    /// The outputs made for the input being decoded.
+    private var applicableOutputs: [OutputDefinition] {
+        guard let applicable else { return outputs }
+        return outputs.indices.filter(applicable.contains).map { outputs[$0] }
+    }
+
     /// A decoder for `outputs` within the run's memory account: its allowance for PNGs read
     /// whole (beside the decodes that hold a full-size image), its read-ahead and the estimate
     /// from which windows are decoded alone.
