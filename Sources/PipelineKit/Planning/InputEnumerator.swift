@@ -13,6 +13,9 @@ struct InputEnumerator {
     /// Whether globs match names whatever the case of their letters (`*.jpg` matches `A.JPG`).
     /// The folder before a glob's first wildcard is used as written: it is opened, not matched.
     var caseInsensitive = false
+    /// The folder inputs are named relative to (the pipeline file's), where it is not
+    /// `baseDirectory`: a list file's lines are found from the list's own folder.
+    var namesFrom: URL? = nil
 
     /// Where a listing looked (a glob's folder, a store's prefix), and what to add to "matches no
     /// files" when it found nothing.
@@ -90,7 +93,7 @@ struct InputEnumerator {
         result.listFiles.append(absolute)
         let listFolder = InputEnumerator(
             baseDirectory: URL(fileURLWithPath: absolute).deletingLastPathComponent(), stores: stores,
-            redaction: redaction, caseInsensitive: caseInsensitive)
+            redaction: redaction, caseInsensitive: caseInsensitive, namesFrom: namesFrom ?? baseDirectory)
         // By Character, "\r\n" is one, which a split on "\n" would never meet: a list saved on Windows.
         for (number, rawLine) in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated() {
             let line = rawLine.trimmingCharacters(in: .whitespacesAndNewlines)

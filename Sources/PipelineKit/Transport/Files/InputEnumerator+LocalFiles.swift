@@ -163,7 +163,8 @@ extension InputEnumerator {
     /// The path relative to the pipeline file's folder when inside it; one too long to open,
     /// which the plan refuses, shortened in the middle.
     private func displayName(_ path: String) -> String {
-        let base = baseDirectory.path.hasSuffix("/") ? baseDirectory.path : baseDirectory.path + "/"
+        let folder = (namesFrom ?? baseDirectory).path
+        let base = folder.hasSuffix("/") ? folder : folder + "/"
         let name = path.hasPrefix(base) ? String(path.dropFirst(base.count)) : path
         return LongPath.isTooLong(path) ? LongPath.displayed(name) : name
     }

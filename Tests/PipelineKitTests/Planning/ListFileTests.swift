@@ -1,0 +1,29 @@
+import Foundation
+import TestSupport
+import Testing
+
+@testable import PipelineKit
+
+/// A list file's lines are found from the list's folder, and named, as every input is, relative
+/// to the pipeline file's folder: an output's `inputs` and the manifest's `source` see them so.
+@Suite struct ListFileTests {
+    @Test func listedFilesAreNamedFromThePipelineFilesFolder() throws {
+        // Given photos/a.jpg named directly, photos/b.jpg by a list beside it, photos/c.jpg by a
+        // list in another folder, and a file outside the pipeline file's folder
+        let directory = try TemporaryDirectory()
+        let outside = try TemporaryDirectory()
+        for name in ["a", "b", "c"] { try directory.write(Data("x".utf8), to: "photos/\(name).jpg") }
+        try outside.write(Data("x".utf8), to: "d.jpg")
+        try directory.write(Data("b.jpg\n".utf8), to: "photos/list.txt")
+        try directory.write(Data("../photos/c.jpg\n\(outside.path)/d.jpg\n".utf8), to: "lists/more.txt")
+        // When the inputs are found
+        let found = InputEnumerator(baseDirectory: directory.url).enumerate(
+            [.pattern("photos/a.jpg"), .list("photos/list.txt"), .list("lists/more.txt")], into: [InputFile]())
+        // Then each is named relative to the pipeline file's folder, or in full outside it
+        #expect(found.problems.isEmpty, "\(found.problems)")
+        #expect(found.sink.map(\.displayName) == ["photos/a.jpg", "photos/b.jpg", "photos/c.jpg", outside.path + "/d.jpg"])
+        let subset = try #require(InputSubset(patterns: ["photos/*.jpg"]))
+        #expect(
+            found.sink.map { subset.contains($0, baseDirectory: directory.url, caseInsensitive: false) } == [true, true, true, false])
+    }
+}
