@@ -129,6 +129,33 @@ import Testing
         #expect(!directory.allFiles().contains { $0.hasSuffix("a.jpg") && !$0.hasPrefix("in/") })
     }
 
+    @Test func anExtensionAfterFormatOrFromAnotherPlaceholderIsChecked() throws {
+        // Given an output of two formats whose path ends in a literal .png, and one named x.png
+        // whose path ends in {output}
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 40, height: 30)), to: "in/a.jpg")
+        let literal = PipelineHarness.json(
+            inputs: ["in/*"],
+            outputs: [#"{"name": "set", "formats": [{"format": "webp"}, {"format": "png"}], "path": "out/{stem}-{format}.png"}"#])
+        let named = PipelineHarness.json(
+            inputs: ["in/*"], outputs: [#"{"name": "x.png", "encode": {"format": "webp"}, "path": "out/{stem}-{output}"}"#])
+        // When they are validated
+        let first = try CommandRunner.run(["validate", try directory.write(Data(literal.utf8), to: "literal.json")])
+        let second = try CommandRunner.run(["validate", try directory.write(Data(named.utf8), to: "named.json")])
+        // Then the first is refused for its WebP, and the second for the input
+        #expect(first.status == 2, "\(first.standardError)")
+        #expect(first.standardError.contains("the path ends in .png but the output is encoded as webp (use {format})"), "\(first.standardError)")
+        #expect(
+            second.standardError.contains("the path \(directory.path)/out/a-x.png ends in .png but the output is encoded as webp"),
+            "\(second.standardError)")
+        // And {ext} of an input without one leaves no bare dot
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 40, height: 30)), to: "bare/photo")
+        let bare = PipelineHarness.json(
+            inputs: ["bare/photo"], outputs: [#"{"name": "same", "encode": {"format": "jpeg"}, "path": "out/{stem}.{ext}"}"#])
+        let third = try CommandRunner.run(["validate", try directory.write(Data(bare.utf8), to: "bare.json")])
+        #expect(third.standardError.contains("the path \(directory.path)/out/photo. ends in a dot"), "\(third.standardError)")
+    }
+
     @Test func aRefusedFileOfAnOutputOfSeveralIsNamedByItsWidthAndFormat() throws {
         // Given the long-named input, and an output of two widths whose names grow past 255 bytes
         let directory = try TemporaryDirectory()

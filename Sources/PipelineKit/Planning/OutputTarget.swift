@@ -39,7 +39,8 @@ public struct OutputTarget: Sendable {
             self.baseDirectory = baseDirectory
             formatExtension = output.encoder.format.fileExtension
             formatToMatchInputExtension =
-                output.tiles == nil && !output.path.placeholders.isDisjoint(with: [.name, .ext]) ? output.encoder.format : nil
+                output.tiles == nil && (!output.path.placeholders.isDisjoint(with: [.name, .ext]) || output.path.extensionComesFromValues)
+                ? output.encoder.format : nil
             artTag = output.variant?.art.map { output.art[$0].fileTag } ?? ""
             fixedWidth = fixedSize.width
             fixedHeight = fixedSize.height
@@ -229,10 +230,15 @@ public struct OutputTarget: Sendable {
         let name = path.split(separator: "/").last ?? ""
         guard let dot = name.lastIndex(of: ".") else { return }
         let pathExtension = name[name.index(after: dot)...]
+        if pathExtension.isEmpty {
+            throw PathTemplate.Failure(
+                message: "the path \(path) ends in a dot: the input has no extension to give it "
+                    + "(end the path's template in .\(format.fileExtension) or .{format})")
+        }
         guard let named = EncoderSettings.Format(fileExtension: pathExtension), named != format else { return }
         throw PathTemplate.Failure(
             message: "the path \(path) ends in .\(pathExtension) but the output is encoded as \(format.rawValue) "
-                + "(use {stem}.\(format.fileExtension) or {stem}.{format} in place of {name} or {ext})")
+                + "(end the path's template in .\(format.fileExtension) or .{format})")
     }
 
     /// `resolved`, absolute, below `root` (an object's address in a store); refused when it

@@ -103,16 +103,16 @@ extension DefinitionBuilder {
         encoders: [EncoderSettings]
     ) {
         let location = node["path"]?.location
-        if let pathExtension = pathText.split(separator: "/").last?.split(separator: ".").dropFirst().last.map(String.init)?.lowercased(),
-            !template.placeholders.contains(.format), encoders.count == 1, let encoder = encoders.first,
-            let other = EncoderSettings.Format(fileExtension: pathExtension),
-            other != encoder.format
-        {
-            problems.append(
-                .init(
-                    path: join(path, "path"), location: location,
-                    message: "the path ends in .\(pathExtension) but the output is encoded as \(encoder.format.rawValue)"
-                        + " (use .\(encoder.format.fileExtension) or {format})"))
+        if let pathExtension = template.literalExtension, let named = EncoderSettings.Format(fileExtension: pathExtension) {
+            let others = encoders.map(\.format).filter { $0 != named }
+            if let first = others.first {
+                let hint = others.count == encoders.count && encoders.count == 1 ? ".\(first.fileExtension) or {format}" : "{format}"
+                problems.append(
+                    .init(
+                        path: join(path, "path"), location: location,
+                        message: "the path ends in .\(pathExtension) but the output is encoded as "
+                            + "\(others.map(\.rawValue).joined(separator: " and ")) (use \(hint))"))
+            }
         }
         if let store = ObjectStores.displayName(of: pathText), ObjectLocation(template.authoredFolder + "/") == nil {
             problems.append(

@@ -120,6 +120,26 @@ public struct PathTemplate: Sendable, Hashable, CustomStringConvertible {
             })
     }
 
+    /// The file name's extension when the template writes it after its last placeholder
+    /// (`{stem}-{format}.png`), lowercased; nil when it has none there.
+    var literalExtension: String? {
+        guard case .literal(let text)? = pieces.last, let dot = text.lastIndex(of: "."), !text[dot...].contains("/") else {
+            return nil
+        }
+        return text[text.index(after: dot)...].lowercased()
+    }
+
+    /// Whether the file name's extension, if any, is what a placeholder is filled with: the
+    /// template ends in one other than `{format}` (`{stem}`, `{output}`), or in text with no dot.
+    var extensionComesFromValues: Bool {
+        switch pieces.last {
+        case .literal(let text)?: !text.contains(".") && !text.contains("/") && pieces.count > 1
+        case .placeholder(let placeholder)?: placeholder != .format
+        case .hash?: true
+        case nil: false
+        }
+    }
+
     /// The folder the author wrote: everything up to the last `/` before the first placeholder.
     /// Empty when the template starts with a placeholder in the pipeline file's own folder.
     public var authoredFolder: String {
