@@ -222,6 +222,18 @@ import Testing
         let joined = try ImageManifest.read(from: manifest)
         #expect(joined.input(third[1])?.width == 40)
         #expect(joined.input(third[0]) == nil)
+
+        // When one is replaced as rsync -a does it: another file, its time from long ago, renamed over it
+        let rejoined = try Data(contentsOf: manifest)
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 30, height: 30)), to: "in/replacement.tmp")
+        try FileManager.default.setAttributes(
+            [.modificationDate: Date(timeIntervalSince1970: 1_600_000_000)], ofItemAtPath: directory.path + "/in/replacement.tmp")
+        #expect(rename(directory.path + "/in/replacement.tmp", directory.path + "/" + third[1]) == 0)
+        // Then merge-manifests sees it too
+        let replaced = try CommandRunner.run(["merge-manifests", file])
+        #expect(replaced.status == 1, "\(replaced.standardError)")
+        #expect(replaced.standardError.contains("\(third[1]) changed after it was written"), "\(replaced.standardError)")
+        #expect(try Data(contentsOf: manifest) == rejoined)
     }
 
     @Test func mergeReportsPreviewsAnAllowedSVGFromItsOutputNotWithTheSVGLoader() throws {

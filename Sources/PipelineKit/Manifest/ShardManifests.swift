@@ -145,8 +145,8 @@ extension ShardManifests {
     public struct CurrentInputs: Sendable {
         /// Each input's shard, by its name.
         private let shards: [String: Int]
-        /// The local inputs of each shard with their modification times (part of the version a
-        /// run compares), sorted by name.
+        /// The local inputs of each shard with when they last changed (`changeTime(of:)`), sorted
+        /// by name.
         private let modified: [Int: [(source: String, time: timespec)]]
         /// The names of each shard's inputs, as a shard's manifest records them.
         private let names: [Int: ImageManifest.ShardRun.InputsDigest]
@@ -165,7 +165,7 @@ extension ShardManifests {
                     let shard = Shard.shard(of: RunPlan.SourceKey(input).shardKey(base: base), count: count)
                     shards[input.displayName] = shard
                     names[shard, default: .init()].add(input.displayName)
-                    if !input.isRemote, let time = Self.modificationTime(of: input.path) {
+                    if !input.isRemote, let time = Self.changeTime(of: input.path) {
                         modified[shard, default: []].append((input.displayName, time))
                     }
                 }
@@ -206,6 +206,15 @@ extension ShardManifests {
             var info = stat()
             guard stat(path, &info) == 0 else { return nil }
             return info.st_mtim
+        }
+
+        /// When the file at `path` last changed: its modification time, or its status change
+        /// time when later. A file replaced with its old time kept (`cp -p`, `rsync -a`) has the
+        /// time of the replacing in the second, which no program can set back.
+        private static func changeTime(of path: String) -> timespec? {
+            var info = stat()
+            guard stat(path, &info) == 0 else { return nil }
+            return isLater(info.st_ctim, than: info.st_mtim) ? info.st_ctim : info.st_mtim
         }
 
         private static func isLater(_ time: timespec, than other: timespec) -> Bool {
