@@ -61,11 +61,12 @@ struct URLSignature: Sendable {
     /// upper and lower case letters and digits, and few separators (`-`, `_`), so that a long
     /// name of words and numbers (`a-photo-of-the-beach-at-dawn-by-Ann-2024.jpg`) is not taken for one.
     static func mayHoldSignature(_ part: Substring, mixed: Bool) -> Bool {
-        let text = part.percentDecoded ?? String(part)
         var run = 0
         var separators = 0
         var kinds: (upper: Bool, lower: Bool, digit: Bool) = (false, false, false)
-        for byte in text.utf8 {
+        // Escapes as their bytes, even beside one that is no UTF-8 (`%FF`), which must not keep
+        // the rest from being read.
+        for byte in part.percentDecodedBytes {
             let upper = (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
             let lower = (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
             let digit = (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
