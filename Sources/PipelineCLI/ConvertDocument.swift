@@ -52,7 +52,11 @@ struct ConvertDocument {
             // A one-off command names its file: one missing is the command line's mistake, said
             // once, as a batch file's plan would only warn of it and then fail it.
             guard FileManager.default.fileExists(atPath: input, isDirectory: &inputIsFolder) else {
-                throw ConvertArgumentError("IN", "there is no file \(input.quotedValue)")
+                // A link that leads nowhere is there, but names no file.
+                var link = stat()
+                let isLink = lstat(input, &link) == 0 && (link.st_mode & S_IFMT) == S_IFLNK
+                let what = isLink ? (stat(input, &link) != 0 && errno == ELOOP ? "a loop of symbolic links" : "a symbolic link to nothing") : nil
+                throw ConvertArgumentError("IN", what.map { "\(input.quotedValue) is \($0)" } ?? "there is no file \(input.quotedValue)")
             }
             if inputIsFolder.boolValue {
                 let folder = input.hasSuffix("/") ? String(input.dropLast()) : input

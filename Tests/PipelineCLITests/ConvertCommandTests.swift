@@ -103,7 +103,11 @@ import Vips
             (["in/dune.jpg", "in/storm.jpg", "-", "--format", "png"], "OUT: 2 INs cannot all go to standard output"),
             (["in/dune.jpg"], "give IN and OUT"),
             (["in/nope.jpg", "out/n.jpg"], #"IN: there is no file "in/nope.jpg""#),
+            (["in/loop.jpg", "out/n.jpg"], #"IN: "in/loop.jpg" is a loop of symbolic links"#),
+            (["in/dangling.jpg", "out/n.jpg"], #"IN: "in/dangling.jpg" is a symbolic link to nothing"#),
         ]
+        try FileManager.default.createSymbolicLink(atPath: directory.path + "/in/loop.jpg", withDestinationPath: "loop.jpg")
+        try FileManager.default.createSymbolicLink(atPath: directory.path + "/in/dangling.jpg", withDestinationPath: "gone.jpg")
         for (arguments, message) in refusals {
             let refused = try CommandRunner.run(["convert"] + arguments, in: directory.url, standardInput: Data())
             #expect(refused.status == 2, "\(arguments): \(refused.standardError)")

@@ -107,6 +107,10 @@ extension RunPlan {
                 throw ReportWriterError(path: "the plan of the inputs", reason: "cannot read it back")
             }
             var listing = Self.listing(of: input, after: earlier, outputs: outputs)
+            // A refused file named again by the same name (a glob and its name) is refused once.
+            if listing.refusal != nil, earlier.contains(where: { $0.refusal != nil && $0.input.displayName == input.displayName }) {
+                return
+            }
             if let twin = listing.sameAs {
                 // The very listing again (a file named, and matched by a glob too): one input,
                 // made, counted, printed and in the manifest once.

@@ -36,7 +36,7 @@ extension RunEventLines {
               "required": ["event", "stage", "input", "start", "seconds", "waited", "lane", "succeeded"],
               "properties": {
                 "event": {"const": "stageFinished"},
-                "stage": {"type": "string", "description": "fetch, cache, decode, process or encode."},
+                "stage": {"type": "string", "enum": [\(Stage.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", "))]},
                 "input": {"type": "string"},
                 "output": {"type": "string", "description": "The output, for stages after fan-out."},
                 "start": {"$ref": "#/$defs/seconds", "description": "Seconds since the run started."},
@@ -54,7 +54,7 @@ extension RunEventLines {
                 "input": {"type": "string"},
                 "output": {"type": "string", "description": "Absent when the whole input failed."},
                 "file": {"type": "string", "description": "Which of the output's files, when it makes several: 320 px, avif."},
-                "stage": {"type": "string"},
+                "stage": {"type": "string", "enum": [\(Stage.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", "))]},
                 "kind": {"type": "string", "description": "For programs: processing, httpStatus, …"},
                 "reason": {"type": "string"},
                 "step": {

@@ -56,7 +56,7 @@ extension DefinitionBuilder {
             if let earlier = entries.firstIndex(where: { ArtDirection.shadows($0.media, media) }) {
                 warnings.append(
                     "\(itemPath).media: \(media) is never chosen: art[\(earlier)] (\(entries[earlier].media)), listed before it, "
-                        + "matches every width it does, and a browser takes the first that matches: list the narrower first")
+                        + "matches every width it does, and a browser takes the first that matches: list it before art[\(earlier)]")
             }
             entries.append(entry)
         }

@@ -94,4 +94,17 @@ import Testing
         #expect(item.listings.count == 1 && item.listingsToMake.isEmpty)
         #expect(item.listings[0].refusal?.contains("could not be read back") == true)
     }
+
+    /// A file refused for its name, named by a glob and by its name, is one refused input.
+    @Test func aRefusedFileListedTwiceByOneNameIsRefusedOnce() throws {
+        let directory = try TemporaryDirectory()
+        let long = PipelineHarness.longStem
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 40, height: 30)), to: "in/\(long).jpg")
+        let output = #"{"name": "long", "encode": {"format": "jpeg"}, "path": "out/{name}-b.jpg"}"#
+        let plan = try PipelineHarness.pipeline(
+            PipelineHarness.json(inputs: ["in/*.jpg", "in/\(long).jpg"], outputs: [output]), in: directory
+        ).plan()
+        #expect(plan.inputCount == 1)
+        #expect(try #require(plan.items.first).listings.map { $0.refusal != nil } == [true])
+    }
 }
