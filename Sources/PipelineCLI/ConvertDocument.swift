@@ -55,7 +55,8 @@ struct ConvertDocument {
                 // A link that leads nowhere is there, but names no file.
                 var link = stat()
                 let isLink = lstat(input, &link) == 0 && (link.st_mode & S_IFMT) == S_IFLNK
-                let what = isLink ? (stat(input, &link) != 0 && errno == ELOOP ? "a loop of symbolic links" : "a symbolic link to nothing") : nil
+                let what =
+                    isLink ? (stat(input, &link) != 0 && errno == ELOOP ? "a loop of symbolic links" : "a symbolic link to nothing") : nil
                 throw ConvertArgumentError("IN", what.map { "\(input.quotedValue) is \($0)" } ?? "there is no file \(input.quotedValue)")
             }
             if inputIsFolder.boolValue {

@@ -144,7 +144,9 @@ import Testing
         let second = try CommandRunner.run(["validate", try directory.write(Data(named.utf8), to: "named.json")])
         // Then the first is refused for its WebP, and the second for the input
         #expect(first.status == 2, "\(first.standardError)")
-        #expect(first.standardError.contains("the path ends in .png but the output is encoded as webp (use {format})"), "\(first.standardError)")
+        #expect(
+            first.standardError.contains("the path ends in .png but the output is encoded as webp (use {format})"), "\(first.standardError)"
+        )
         #expect(
             second.standardError.contains("the path \(directory.path)/out/a-x.png ends in .png but the output is encoded as webp"),
             "\(second.standardError)")

@@ -101,7 +101,8 @@ struct IncrementalRuns: Sendable {
                     focusReaders[index]
                     ? version.flatMap { version in
                         journal?.fingerprint(
-                            version: version + resources.versions(of: outputs[index]) + focusIdentity(listing.input), output: index, shared: shared)
+                            version: version + resources.versions(of: outputs[index]) + focusIdentity(listing.input), output: index,
+                            shared: shared)
                     }
                     : fingerprints[index]
                 return OutputJob(
