@@ -272,14 +272,19 @@ enum QualitySearch {
         }
     }
 
-    /// SSIMULACRA 2 against one image. An image narrower or shorter than the metric's 8 pixels
-    /// (a 1 × 1 image, a strip a pixel high) has no score of its own, so it and each trial are
-    /// scored stretched along each short side to 8 pixels or a little more, every pixel
-    /// repeated: the target still chooses its quality, from the same differences pixel by
-    /// pixel. Only a short side is stretched, so a strip costs at most 8 times its pixels.
+    /// SSIMULACRA 2 against one image. The metric's weights are for five scales or six: a side
+    /// under `scoredSide` leaves it four or fewer, and each later norm then takes another
+    /// scale's weight (as in the reference tool), which scores an avatar or a thumbnail far
+    /// below what it shows; under 8 pixels it has no score at all. So such an image and each
+    /// trial are scored stretched along each short side to `scoredSide` or a little more,
+    /// every pixel repeated, as if shown enlarged: the target still chooses its quality, from
+    /// the same differences pixel by pixel.
     struct Scorer {
+        /// The shortest side the metric sees five scales of (113, 57, 29, 15 and 8 pixels).
+        static let scoredSide = 113
+
         private let metric: SSIMULACRA2
-        /// How many times each side is stretched: 1 for a side of 8 pixels or more.
+        /// How many times each side is stretched: 1 for a side of `scoredSide` or more.
         let stretch: (x: Int, y: Int)
 
         init(original: VipsImage) throws(VipsError) {
@@ -292,10 +297,10 @@ enum QualitySearch {
             try metric.score(try Self.stretched(trial, by: stretch))
         }
 
-        /// The whole times a side of `length` pixels repeats each pixel to reach the metric's 8.
+        /// The whole times a side of `length` pixels repeats each pixel to reach `scoredSide`.
         static func stretch(of length: Int) -> Int {
             let side = Swift.max(1, length)
-            return (SSIMULACRA2.minimumSide + side - 1) / side
+            return (scoredSide + side - 1) / side
         }
 
         private static func stretched(_ image: VipsImage, by factors: (x: Int, y: Int)) throws(VipsError) -> VipsImage {
