@@ -104,6 +104,10 @@ struct ConvertDocument {
             if command.quality != nil, !known.takesQuality {
                 throw ConvertArgumentError("--quality", "\(known.rawValue) has no quality setting")
             }
+            // A TIFF's quality is that of a lossy compression, which convert does not choose.
+            if command.quality != nil, known == .tiff {
+                throw ConvertArgumentError("--quality", "convert writes a tiff without lossy compression, which a quality would set")
+            }
             if command.ssimulacra2 != nil, !QualityTarget.formats.contains(known) {
                 throw ConvertArgumentError(
                     "--ssimulacra2", "\(known.rawValue) has no quality to search for a score: a target is for \(QualityTarget.formatList)")
@@ -113,7 +117,11 @@ struct ConvertDocument {
             throw ConvertArgumentError("--ssimulacra2", "cannot be used with --quality: give a fixed quality or a target score")
         }
         var encode: [String: Any] = ["format": format]
-        if let quality = command.quality { encode["quality"] = try Self.integer(quality, flag: "--quality") }
+        if let quality = command.quality {
+            encode["quality"] = try Self.integer(quality, flag: "--quality")
+            // A PNG's quality is its palette's, as in sharp: asking for one asks for a palette.
+            if format == EncoderSettings.Format.png.rawValue { encode["palette"] = true }
+        }
         if let target = command.ssimulacra2 {
             guard let score = Double(target), score.isFinite else {
                 throw ConvertArgumentError("--ssimulacra2", "expected a number, got \"\(target)\"")

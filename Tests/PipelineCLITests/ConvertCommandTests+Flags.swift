@@ -188,6 +188,18 @@ extension ConvertCommandTests {
             "\(result.standardError)")
     }
 
+    /// A PNG's quality is its palette's, as in sharp; a TIFF's would be a lossy compression's.
+    @Test func qualityMakesAPalettedPNGAndIsRefusedForTIFF() throws {
+        let directory = try prepare()
+        let png = try CommandRunner.run(["convert", "in/storm.jpg", "out/x.png", "--width", "60", "--quality", "50"], in: directory.url)
+        #expect(png.status == 0, "\(png.standardError)")
+        // The colour type in the PNG's header: 3 is a palette
+        #expect(try Data(contentsOf: directory.url.appendingPathComponent("out/x.png"))[25] == 3)
+        let tiff = try CommandRunner.run(["convert", "in/storm.jpg", "out/x.tif", "--quality", "50"], in: directory.url)
+        #expect(tiff.status == 2)
+        #expect(tiff.standardError.hasPrefix("error: --quality: convert writes a tiff without lossy compression"), "\(tiff.standardError)")
+    }
+
     /// A file whose name has a wildcard in it, as a shell's completion passes it, is that file;
     /// a glob is a name that is no file.
     @Test func anINThatIsAFileWithWildcardsInItsNameIsThatFile() throws {
