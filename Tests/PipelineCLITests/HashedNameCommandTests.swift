@@ -85,6 +85,26 @@ import Testing
         #expect(try run(directory) == (0, 4))
     }
 
+    /// A changed input now too narrow for some widths gets no file of them; their old files go too.
+    @Test func widthsAChangedInputNoLongerGetsLoseTheirOldFiles() throws {
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 200, height: 100)), to: "photos/a.jpg")
+        let json = """
+            {"version": 1, "name": "widths", "inputs": ["photos/*.jpg"], "outputs": [
+              {"name": "set", "widths": [40, 80, 160], "formats": ["webp"], "path": "public/{stem}-{width}.{hash}.{format}"}]}
+            """
+        let file = try directory.write(Data(json.utf8), to: "widths.json")
+        #expect(try CommandRunner.run(["run", "--quiet", file]).status == 0)
+        #expect(TemporaryDirectory.files(below: directory.path + "/public").count == 3)
+        // When the input becomes 60 pixels wide: 40, and 60 for 80
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 60, height: 30)), to: "photos/a.jpg")
+        let again = try CommandRunner.run(["run", "--quiet", file])
+        #expect(again.status == 0, "\(again.standardError)")
+        // Then only its two new files are left
+        let files = TemporaryDirectory.files(below: directory.path + "/public").sorted()
+        #expect(files.count == 2 && files[0].hasPrefix("a-40.") && files[1].hasPrefix("a-60."), "\(files)")
+    }
+
     /// An old file the run reads (named as an input here; an overlay would be the same) stays,
     /// with a warning: the clean-up never takes away what the run was given.
     @Test func anOldFileTheRunReadsIsKept() throws {

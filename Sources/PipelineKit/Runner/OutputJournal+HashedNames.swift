@@ -22,6 +22,14 @@ extension OutputJournal {
         }
     }
 
+    /// Notes that the input of the planned path `planned` gets no file of it any more (a width
+    /// its image is now too narrow for): an earlier run's `{hash}` file for it is of its older
+    /// bytes, removed as a replaced one is.
+    func noteNoLongerMade(planned: String) {
+        guard Self.namesHash(planned) else { return }
+        state.withLock { state in _ = state.hashed.keys.insert(DiskPath(planned)) }
+    }
+
     /// Notes that this run wrote `path` for the planned path `key`.
     static func noteWritten(_ path: String, key: DiskPath, in state: inout State) {
         guard namesHash(key.path) else { return }

@@ -137,7 +137,13 @@ extension RunExecution {
                 estimates ? { @Sendable [self] size in Self.outputsToMake(chosen(jobsMade(from: judged, size: size))) } : nil
             look = try await lookAtHeader(of: input, fetched, for: listings, estimatingFor: outputsMade)
             // Unreadable: the decode finds and reports why.
-            if let look { jobs = jobsMade(from: judged, size: look.size) }
+            if let look {
+                jobs = jobsMade(from: judged, size: look.size)
+                // A width the image is too narrow for now: its earlier `{hash}` file is of older bytes.
+                for job in judged where !jobs.contains(where: { $0.outputIndex == job.outputIndex && $0.listing == job.listing }) {
+                    journal?.noteNoLongerMade(planned: job.target.plannedPath)
+                }
+            }
         }
         jobs = chosen(jobs)
         if jobs.allSatisfy({ $0.upToDate != nil }) { return .finished(Self.upToDate(listings, jobs, originalSize: look?.size)) }

@@ -17,7 +17,7 @@ final class RunExecution: Sendable {
     /// Flushes and renames written files off the encode lanes.
     private let committer: FileCommitter
     /// The record of outputs made, for incremental runs; nil when the file disables them.
-    private let journal: OutputJournal?
+    let journal: OutputJournal?
     private let force: Bool
     /// The run's memory budget and every allowance within it: its own, or shared with runs
     /// going at the same time (`SharedMemoryBudget`).
