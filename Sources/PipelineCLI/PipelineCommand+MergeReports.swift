@@ -25,12 +25,13 @@ extension PipelineCommand {
         var reports: [String]
 
         func run() async throws {
-            // The merged report would replace a shard's own, which a later merge needs.
-            let destination = URL(fileURLWithPath: output).resolvingSymlinksInPath().standardizedFileURL
+            // The merged report would replace a shard's own, which a later merge needs: the
+            // folders are compared as files, so that no link or other spelling hides one.
+            let destination = FileIdentity(path: output, followingLinks: true)
             for path in reports {
-                let given = URL(fileURLWithPath: path).resolvingSymlinksInPath().standardizedFileURL
-                let folder = given.pathExtension == "json" ? given.deletingLastPathComponent() : given
-                if folder == destination {
+                let given = URL(fileURLWithPath: path)
+                let folder = given.pathExtension == "json" ? given.deletingLastPathComponent().path : path
+                if let destination, FileIdentity(path: folder, followingLinks: true) == destination {
                     printError(
                         "error: --output \(output) holds the shard report \(path), which the merged one would replace: name another folder")
                     throw ExitCode.invalidInput

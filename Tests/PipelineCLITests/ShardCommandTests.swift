@@ -60,6 +60,10 @@ import Testing
         let before = try Data(contentsOf: URL(fileURLWithPath: reports[0] + "/report.json"))
         let onto = try CommandRunner.run(["merge-reports", "--output", reports[0] + "/"] + reports)
         #expect(onto.status == 2 && onto.standardError.contains("holds the shard report"), "\(onto.standardError)")
+        // and through a link to it too
+        try FileManager.default.createSymbolicLink(atPath: directory.path + "/to-shard", withDestinationPath: reports[0])
+        let linked = try CommandRunner.run(["merge-reports", "--output", directory.path + "/to-shard"] + reports)
+        #expect(linked.status == 2 && linked.standardError.contains("holds the shard report"), "\(linked.standardError)")
         #expect(try Data(contentsOf: URL(fileURLWithPath: reports[0] + "/report.json")) == before)
         // A shard's folder whose report is not JSON, or has none, is named with the file
         try directory.write(Data("{\"inputs\": ".utf8), to: "cut/report.json")
@@ -232,8 +236,15 @@ import Testing
         // Then merge-manifests sees it too
         let replaced = try CommandRunner.run(["merge-manifests", file])
         #expect(replaced.status == 1, "\(replaced.standardError)")
-        #expect(replaced.standardError.contains("\(third[1]) changed after it was written"), "\(replaced.standardError)")
+        #expect(replaced.standardError.contains("an input of it has changed since its run"), "\(replaced.standardError)")
         #expect(try Data(contentsOf: manifest) == rejoined)
+        // And a change of its permissions alone, or a new link to it, is none
+        try runShards([2])
+        #expect(try CommandRunner.run(["merge-manifests", file]).status == 0)
+        #expect(chmod(directory.path + "/" + third[1], 0o600) == 0)
+        #expect(link(directory.path + "/" + third[1], directory.path + "/in/linked.tmp") == 0)
+        let unchanged = try CommandRunner.run(["merge-manifests", file])
+        #expect(unchanged.status == 0, "\(unchanged.standardError)")
     }
 
     @Test func mergeReportsPreviewsAnAllowedSVGFromItsOutputNotWithTheSVGLoader() throws {

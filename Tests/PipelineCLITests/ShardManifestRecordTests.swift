@@ -71,4 +71,22 @@ import Testing
         let again = try CommandRunner.run(["merge-manifests", file])
         #expect(again.status == 0, "\(again.standardError)")
     }
+
+    /// A source listed twice to two paths has two entries in its shard's manifest, as in one
+    /// run's: the merge joins them, where it took them for one input in two shards.
+    @Test func aSourceListedTwiceToTwoPathsMerges() throws {
+        let directory = try TemporaryDirectory()
+        for index in 0..<4 { try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 40, height: 30)), to: "in/p\(index).jpg") }
+        let file = try directory.write(
+            Data(
+                """
+                {"version": 1, "name": "twice", "inputs": ["in/*.jpg", "*/p1.jpg"], "manifest": {"path": "public/manifest.json"},
+                 "outputs": [{"name": "t", "encode": {"format": "jpeg"}, "path": "out/{dir}/{stem}-t.jpg"}]}
+                """.utf8), to: "twice.json")
+        try runShards([0, 1], of: file)
+        let merged = try CommandRunner.run(["merge-manifests", file])
+        #expect(merged.status == 0, "\(merged.standardError)")
+        let manifest = try ImageManifest.read(from: directory.url.appendingPathComponent("public/manifest.json"))
+        #expect(manifest.inputs.filter { $0.source == "in/p1.jpg" }.count == 2, "\(manifest.inputs.map(\.source))")
+    }
 }

@@ -38,7 +38,8 @@ extension ImageManifest {
                 "count": {"type": "integer", "minimum": 1},
                 "inputs": {"type": "string", "description": "A digest of the names of the shard's inputs."},
                 "settings": {"type": "string", "description": "A digest of the settings its entries were made with."},
-                "finished": {"type": "boolean", "description": "False when the run was stopped before it had been through its inputs."}
+                "finished": {"type": "boolean", "description": "False when the run was stopped before it had been through its inputs."},
+                "versions": {"type": "string", "description": "A digest of the versions of the shard's inputs as its run began."}
               }
             },
             "inputs": {

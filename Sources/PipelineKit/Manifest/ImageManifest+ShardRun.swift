@@ -17,14 +17,18 @@ extension ImageManifest {
         public var settings: String
         /// False when the run was stopped before it had been through every input.
         public var finished: Bool
+        /// A digest of the versions of the shard's inputs as the run began (`versionsDigest(of:)`);
+        /// nil in the manifests of versions before it.
+        public var versions: String?
 
-        /// The record of `shard`, whose inputs are `inputs`, of `definition`.
-        init(shard: Shard, inputs: InputsDigest, definition: PipelineDefinition, finished: Bool = true) {
+        /// The record of `shard`, whose inputs are `inputs` at `versions`, of `definition`.
+        init(shard: Shard, inputs: InputsDigest, versions: InputsDigest?, definition: PipelineDefinition, finished: Bool = true) {
             index = shard.index
             count = shard.count
             self.inputs = inputs.text
             settings = Self.settingsDigest(of: definition)
             self.finished = finished
+            self.versions = versions?.text
         }
 
         /// The input names of `plan`'s sources (a shard's, for a sharded run), as a manifest
@@ -35,6 +39,23 @@ extension ImageManifest {
                 for listing in item.listings where listing.refusal == nil { digest.add(listing.input.displayName) }
             }
             return digest
+        }
+
+        /// The names of `plan`'s sources with their versions as the journal takes them: a local
+        /// file's size, time and file (so a file replaced with its old time kept, as `rsync -a`
+        /// does it, is another), an object's ETag from its listing; a URL's name alone.
+        static func versionsDigest(of plan: RunPlan) -> InputsDigest {
+            var digest = InputsDigest()
+            for item in plan.items {
+                for listing in item.listings where listing.refusal == nil { digest.add(named(listing.input)) }
+            }
+            return digest
+        }
+
+        /// `input`'s name and version, as `versionsDigest(of:)` adds it.
+        static func named(_ input: InputFile) -> String {
+            let version = input.isRemote ? input.listedVersion : FileStamp(path: input.path)?.version
+            return input.displayName + "\u{0}" + (version ?? "-")
         }
 
         /// A digest of input names in any order, made one name at a time: their count, and the

@@ -38,6 +38,8 @@ final class ManifestWriter: Sendable {
     /// A shard's plan, whose manifest says which run wrote it (`ImageManifest.ShardRun`); nil
     /// for a run of every input.
     private let shardPlan: RunPlan?
+    /// The versions of the shard's inputs as the run began, for its record.
+    private let shardVersions: ImageManifest.ShardRun.InputsDigest?
     let state = Locked(State())
 
     struct State {
@@ -83,6 +85,8 @@ final class ManifestWriter: Sendable {
         self.settings = settings
         self.definition = definition
         self.shardPlan = shardPlan?.shard == nil ? nil : shardPlan
+        // As the run begins: an input changed during it is one its entries may not be of.
+        shardVersions = self.shardPlan.map(ImageManifest.ShardRun.versionsDigest(of:))
         self.keepsOtherEntries = keepsOtherEntries
         self.stored = stored
         previous = PreviousManifest(path: settings.file.path)
@@ -191,7 +195,8 @@ final class ManifestWriter: Sendable {
     private func shardRun(finished: Bool) -> ImageManifest.ShardRun? {
         guard let shardPlan, let shard = shardPlan.shard else { return nil }
         return ImageManifest.ShardRun(
-            shard: shard, inputs: ImageManifest.ShardRun.inputsDigest(of: shardPlan), definition: definition, finished: finished)
+            shard: shard, inputs: ImageManifest.ShardRun.inputsDigest(of: shardPlan), versions: shardVersions, definition: definition,
+            finished: finished)
     }
 
     /// Writes the entries of this run of part of a plan, with those of every other run waiting

@@ -111,7 +111,8 @@ public struct ShardManifests: Sendable {
                         description: "\(file.path) is the manifest of pipeline \"\(manifest.pipeline)\", not of \"\(pipeline)\"")
                 }
                 for input in manifest.inputs {
-                    if let earlier = seen[input.source] {
+                    // A source listed twice (two globs, to two paths) has two entries in its shard's.
+                    if let earlier = seen[input.source], earlier != file.lastPathComponent {
                         throw Failure(description: "\(input.source) is in both \(earlier) and \(file.lastPathComponent)")
                     }
                     seen[input.source] = file.lastPathComponent
@@ -145,9 +146,11 @@ extension ShardManifests {
     public struct CurrentInputs: Sendable {
         /// Each input's shard, by its name.
         private let shards: [String: Int]
-        /// The local inputs of each shard with when they last changed (`changeTime(of:)`), sorted
-        /// by name.
+        /// The local inputs of each shard with their modification times (part of the version a
+        /// run compares), sorted by name.
         private let modified: [Int: [(source: String, time: timespec)]]
+        /// The names and versions of each shard's inputs, as a shard's manifest records them.
+        private let versions: [Int: ImageManifest.ShardRun.InputsDigest]
         /// The names of each shard's inputs, as a shard's manifest records them.
         private let names: [Int: ImageManifest.ShardRun.InputsDigest]
         /// The settings entries are made with now, as a shard's manifest records them.
@@ -159,13 +162,15 @@ extension ShardManifests {
             var shards: [String: Int] = [:]
             var modified: [Int: [(source: String, time: timespec)]] = [:]
             var names: [Int: ImageManifest.ShardRun.InputsDigest] = [:]
+            var versions: [Int: ImageManifest.ShardRun.InputsDigest] = [:]
             for item in plan.items {
                 for listing in item.listings where listing.refusal == nil {
                     let input = listing.input
                     let shard = Shard.shard(of: RunPlan.SourceKey(input).shardKey(base: base), count: count)
                     shards[input.displayName] = shard
                     names[shard, default: .init()].add(input.displayName)
-                    if !input.isRemote, let time = Self.changeTime(of: input.path) {
+                    versions[shard, default: .init()].add(ImageManifest.ShardRun.named(input))
+                    if !input.isRemote, let time = Self.modificationTime(of: input.path) {
                         modified[shard, default: []].append((input.displayName, time))
                     }
                 }
@@ -173,6 +178,7 @@ extension ShardManifests {
             self.shards = shards
             self.modified = modified.mapValues { $0.sorted { $0.source < $1.source } }
             self.names = names
+            self.versions = versions
             settings = ImageManifest.ShardRun.settingsDigest(of: plan.definition)
         }
 
@@ -194,27 +200,25 @@ extension ShardManifests {
                 }
                 if run.settings != settings { return "its run had other settings than the pipeline file has now" }
             }
-            guard let written = Self.modificationTime(of: file.path),
+            if let written = Self.modificationTime(of: file.path),
                 let later = modified[shard]?.first(where: { Self.isLater($0.time, than: written) })
-            else { return nil }
-            // An input the manifest has no entry for failed in that run, or came after it.
-            let listed = manifest.inputs.contains { $0.source == later.source }
-            return "\(later.source) \(listed ? "changed" : "came") after it was written"
+            {
+                // An input the manifest has no entry for failed in that run, or came after it.
+                let listed = manifest.inputs.contains { $0.source == later.source }
+                return "\(later.source) \(listed ? "changed" : "came") after it was written"
+            }
+            // As the journal tells a changed input: one replaced with its old time kept (`rsync -a`)
+            // is another file, an object replaced has another ETag.
+            if let recorded = manifest.shard?.versions, recorded != (versions[shard] ?? .init()).text {
+                return "an input of it has changed since its run (other bytes, or another file in its place, whatever its time)"
+            }
+            return nil
         }
 
         private static func modificationTime(of path: String) -> timespec? {
             var info = stat()
             guard stat(path, &info) == 0 else { return nil }
             return info.st_mtim
-        }
-
-        /// When the file at `path` last changed: its modification time, or its status change
-        /// time when later. A file replaced with its old time kept (`cp -p`, `rsync -a`) has the
-        /// time of the replacing in the second, which no program can set back.
-        private static func changeTime(of path: String) -> timespec? {
-            var info = stat()
-            guard stat(path, &info) == 0 else { return nil }
-            return isLater(info.st_ctim, than: info.st_mtim) ? info.st_ctim : info.st_mtim
         }
 
         private static func isLater(_ time: timespec, than other: timespec) -> Bool {

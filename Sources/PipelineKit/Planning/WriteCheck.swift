@@ -2,13 +2,13 @@ import Foundation
 
 /// A file's identity on disk, as the kernel knows it: its device and inode. Two paths that
 /// reach one file (through a symbolic link, a bind mount or a hard link) share it.
-struct FileIdentity: Hashable, Sendable {
+package struct FileIdentity: Hashable, Sendable {
     let device: UInt64
     let inode: UInt64
 
     /// The identity of what is at `path` (the link itself, unless `followingLinks`); nil when
     /// nothing is.
-    init?(path: String, followingLinks: Bool) {
+    package init?(path: String, followingLinks: Bool) {
         var info = stat()
         guard (followingLinks ? stat(path, &info) : lstat(path, &info)) == 0 else { return nil }
         self.init(info)
