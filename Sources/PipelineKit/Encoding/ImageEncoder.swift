@@ -107,7 +107,22 @@ enum ImageEncoder {
                     + "\(source.width)×\(source.frameSize.height)")
         }
         var image = source
-        if settings.format == .jpeg, image.hasAlpha {
+        let tiffCompression = settings.format == .tiff ? settings.tiffCompression : nil
+        if tiffCompression == .jpeg || tiffCompression == .webp {
+            // libtiff's WebP codec takes colour alone, and writes a grey image as a file no
+            // reader decodes, or fails; its JPEG codec drops alpha, leaving what lay under it.
+            if image.isGreyscale { image = try image.inColour() }
+        }
+        if settings.predictor == .float, settings.format == .tiff, settings.tiffCompression != .none, settings.tiffCompression != .jpeg,
+            settings.tiffCompression != .webp, image.bandFormat != .float
+        {
+            // libtiff writes such a file without its pixels, saying so only for larger images.
+            throw VipsError(
+                operation: "tiffsave",
+                message: "predictor float is for images of floating-point samples, and this one has \(image.bandFormat) samples: "
+                    + "use predictor horizontal")
+        }
+        if settings.format == .jpeg || tiffCompression == .jpeg, image.hasAlpha {
             // JPEG has no alpha: composite onto the background instead of dropping the band,
             // which would turn transparent areas into whatever colour they happened to hold.
             // Before a profile: the background is an sRGB colour, and a CMYK one has four bands.

@@ -81,4 +81,25 @@ extension NewFormatTests {
                 && text.contains("jpeg or tiff")
         }
     }
+
+    /// libtiff's WebP codec takes colour alone, its JPEG codec no alpha, and a float predictor
+    /// floating-point samples: each gets an image it takes, or the output fails saying why.
+    @Test func aTIFFCompressionGetsAnImageItsCodecTakes() throws {
+        var webp = EncoderSettings(format: .tiff, strip: true)
+        webp.tiffCompression = .webp
+        let grey = try Fixtures.solid(width: 64, height: 48, colour: [90])
+        let fromGrey = try VipsImage.open(data: ImageEncoder.savedBytes(ImageEncoder.prepare(grey, for: webp).image, with: webp))
+        #expect(abs(try fromGrey.pixel(x: 10, y: 10)[0] - 90) <= 3)
+        var jpeg = EncoderSettings(format: .tiff, strip: true)
+        jpeg.tiffCompression = .jpeg
+        let translucent = try Fixtures.solid(width: 64, height: 48, colour: [127, 127, 127, 128])
+        let flat = try VipsImage.open(data: ImageEncoder.savedBytes(ImageEncoder.prepare(translucent, for: jpeg).image, with: jpeg))
+        // Half of a grey over the white background, as the JPEG encoder flattens it
+        let pixel = try flat.pixel(x: 10, y: 10)
+        #expect(flat.bands == 3 && abs(pixel[0] - 191) <= 4, "\(pixel)")
+        var float = EncoderSettings(format: .tiff, strip: true)
+        float.tiffCompression = .deflate
+        float.predictor = .float
+        #expect(throws: VipsError.self) { try ImageEncoder.prepare(grey, for: float) }
+    }
 }
