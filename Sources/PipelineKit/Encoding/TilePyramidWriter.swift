@@ -81,7 +81,8 @@ enum TilePyramidWriter {
             }
             if settings.layout == .iiif || settings.layout == .iiif3 {
                 byteCount += try completeInfo(
-                    in: temporary + "/" + stem + "/info.json", width: image.width, height: image.height, settings: settings, path: path)
+                    in: temporary + "/" + stem + "/info.json", name: stem, width: image.width, height: image.height, settings: settings,
+                    path: path)
             }
             return UncommittedPyramid(
                 path: path, temporary: temporary, descriptor: descriptor, stem: stem, layout: settings.layout,
@@ -242,9 +243,12 @@ enum TilePyramidWriter {
     /// The list is written again as every power of two up to the first whose level fits one
     /// tile, the levels written. And Image API 3 assumes JPEG tiles of a level-0 service: WebP
     /// or PNG tiles are named in `extraFormats` and `preferredFormats`, or viewers ask for
-    /// `default.jpg`, which is not there. Returns how many bytes longer the file became.
-    static func completeInfo(in infoFile: String, width: Int, height: Int, settings: TileSettings, path: String) throws(ItemError)
-        -> Int
+    /// `default.jpg`, which is not there. The image's id, which libvips writes as the `id`
+    /// setting and the folder's `name` as they are, is written again as a URL, its name
+    /// percent-encoded, in a JSON string: a `"` in a name broke the file, a `#` or `%` named
+    /// another image. Returns how many bytes longer the file became.
+    static func completeInfo(in infoFile: String, name: String, width: Int, height: Int, settings: TileSettings, path: String)
+        throws(ItemError) -> Int
     {
         let factors = TileCount.factors(width, height, settings.size)
         guard let info = try? String(contentsOfFile: infoFile, encoding: .utf8),
@@ -253,6 +257,10 @@ enum TilePyramidWriter {
             throw ItemError(.encoding, stage: .encode, reason: "libvips wrote no scaleFactors in the info.json of \(path)")
         }
         var listed = info.replacingCharacters(in: list, with: "\"scaleFactors\": [\(factors.map(String.init).joined(separator: ", "))]")
+        if let line = listed.range(of: #"\"@?id\": \"[^\n]*\",\n"#, options: .regularExpression) {
+            let key = listed[line].hasPrefix("\"@id\"") ? "@id" : "id"
+            listed.replaceSubrange(line, with: "\"\(key)\": \(Self.jsonString(Self.imageID(settings.id, name: name))),\n")
+        }
         if settings.layout == .iiif3, settings.format != .jpeg, let end = listed.range(of: "}", options: .backwards) {
             let format = "[\"\(settings.format.format.fileExtension)\"]"
             listed.replaceSubrange(end, with: ",\n  \"extraFormats\": \(format),\n  \"preferredFormats\": \(format)\n}")
@@ -263,6 +271,23 @@ enum TilePyramidWriter {
         } catch {
             throw ItemError(.writing, stage: .encode, reason: "cannot write \(path)/info.json: \(error.localizedDescription)")
         }
+    }
+
+    /// The IIIF id of the pyramid folder `name` served under `id` (libvips' placeholder when
+    /// none): the name percent-encoded as one segment of a URL's path.
+    static func imageID(_ id: String?, name: String) -> String {
+        var segment = CharacterSet.alphanumerics.intersection(CharacterSet(charactersIn: Unicode.Scalar(0)...Unicode.Scalar(127)))
+        segment.insert(charactersIn: "-._~!$&'()*+,;=:@")
+        let base = id ?? "https://example.com/iiif"
+        return (base.hasSuffix("/") ? String(base.dropLast()) : base) + "/"
+            + (name.addingPercentEncoding(withAllowedCharacters: segment) ?? name)
+    }
+
+    /// `text` as a JSON string, quotes and all.
+    private static func jsonString(_ text: String) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .withoutEscapingSlashes
+        return (try? encoder.encode(text)).flatMap { String(data: $0, encoding: .utf8) } ?? "\"\""
     }
 
     /// ENOSPC (or EDQUOT, or EFBIG past `ulimit -f`) when the file system of `folder` cannot

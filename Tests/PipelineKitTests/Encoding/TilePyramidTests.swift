@@ -125,6 +125,12 @@ import Vips
         _ = try await PipelineHarness.run(json, in: directory)
         let info = try String(contentsOfFile: directory.path + "/out/photo/info.json", encoding: .utf8)
         #expect(info.contains("https://example.com/iiif/photo"), "\(info)")
+        // A name with a quote, a hash or a percent sign is one segment of the id's URL
+        try FileManager.default.moveItem(atPath: directory.path + "/in/photo.jpg", toPath: directory.path + "/in/a\"b#c%.jpg")
+        _ = try await PipelineHarness.run(json, in: directory)
+        let odd = try Data(contentsOf: URL(fileURLWithPath: directory.path + "/out/a\"b#c%/info.json"))
+        let object = try #require(try JSONSerialization.jsonObject(with: odd) as? [String: Any])
+        #expect(object["@id"] as? String == "https://example.com/iiif/a%22b%23c%25", "\(object)")
     }
 
     /// `scaleFactors` lists every level written, the top one too: libvips left it out, so a
