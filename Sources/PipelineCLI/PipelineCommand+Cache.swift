@@ -32,9 +32,14 @@ extension PipelineCommand {
 
             func run() throws {
                 let cache = try diskCache(of: file)
-                let before = cache.statistics()
-                cache.clear()
-                print("removed \(before.entries) entries (\(before.bytes) bytes) from \(cache.directory.path.escapingControlCharacters)")
+                let cleared = cache.clear()
+                print(
+                    "removed \(cleared.removed.entries) entries (\(cleared.removed.bytes) bytes) from "
+                        + cache.directory.path.escapingControlCharacters)
+                if let reason = cleared.reason {
+                    printError("error: \(file): cache: \(cleared.left) files could not be removed (\(reason))".escapingControlCharacters)
+                    throw ExitCode.failure
+                }
             }
         }
     }
@@ -48,6 +53,12 @@ private func diskCache(of file: String) throws -> DiskCache {
     if FileManager.default.fileExists(atPath: cache.directory.path, isDirectory: &isFolder), !isFolder.boolValue {
         printError("error: \(file): cache: \(cache.directory.path) is not a folder".escapingControlCharacters)
         throw ExitCode.invalidInput
+    }
+    // A folder that cannot be listed would be shown as empty, and cleared of nothing.
+    if FileManager.default.fileExists(atPath: cache.directory.path), access(cache.directory.path, R_OK | X_OK) != 0 {
+        printError(
+            "error: \(file): cache: cannot read \(cache.directory.path): \(String(cString: strerror(errno)))".escapingControlCharacters)
+        throw ExitCode.failure
     }
     return DiskCache(directory: cache.directory, maxSize: cache.maxSize)
 }

@@ -114,9 +114,21 @@ public final class DiskCache: DataCaching {
     }
 
     /// Removes every entry (and leftovers of interrupted writes).
-    public func clear() {
-        for entry in allEntries(includingTemporary: true) { unlink(entry.path) }
+    /// - Returns: the entries removed, and those left with why the first could not be removed.
+    @discardableResult
+    public func clear() -> (removed: Statistics, left: Int, reason: String?) {
+        var (removed, bytes, left) = (0, Int64(0), 0)
+        var reason: String?
+        for entry in allEntries(includingTemporary: true) {
+            if unlink(entry.path) == 0 || errno == ENOENT {
+                if !entry.isTemporary { (removed, bytes) = (removed + 1, bytes + entry.size) }
+            } else {
+                left += 1
+                reason = reason ?? "\(entry.path): \(String(cString: strerror(errno)))"
+            }
+        }
         estimatedSize.withLock { $0 = 0 }
+        return (Statistics(entries: removed, bytes: bytes), left, reason)
     }
 
     /// Removes the least recently used entries until the cache is within `maxSize`, and

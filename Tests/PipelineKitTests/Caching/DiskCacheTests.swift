@@ -111,8 +111,15 @@ import Testing
         let directory = try TemporaryDirectory()
         let cache = DiskCache(directory: directory.url, maxSize: 1 << 20)
         for index in 0..<5 { cache.store(response("https://a/\(index)")) }
-        cache.clear()
+        let before = cache.statistics()
+        let cleared = cache.clear()
+        #expect(cleared.removed == before && before.entries == 5 && cleared.left == 0 && cleared.reason == nil)
         #expect(cache.statistics() == DiskCache.Statistics(entries: 0, bytes: 0))
+        // An entry that cannot be removed (here a folder by an entry's name) is counted as left
+        try directory.write(Data("x".utf8), to: "ab/stuck.entry/inside")
+        let stuck = cache.clear()
+        #expect(stuck.removed.entries == 0 && stuck.left == 1, "\(stuck)")
+        #expect(stuck.reason?.contains("stuck.entry") == true, "\(String(describing: stuck.reason))")
     }
 
     @Test func cacheControlIsParsed() {
