@@ -29,7 +29,10 @@ extension InputEnumerator {
             result.add(InputFile(s3: location))
             return nil
         }
-        let listPrefix = String(location.key.prefix { $0 != "*" && $0 != "?" && $0 != "[" && $0 != "{" && $0 != "\\" })
+        var listPrefix = String(location.key.prefix { $0 != "*" && $0 != "?" && $0 != "[" && $0 != "{" && $0 != "\\" })
+        // Matched whatever the case, the name the wildcard is in is matched, not listed by: only
+        // the folders before it are used as written, as on disk.
+        if caseInsensitive { listPrefix = listPrefix.lastIndex(of: "/").map { String(listPrefix[...$0]) } ?? "" }
         let listed = "s3://\(location.bucket)/\(listPrefix)"
         let objects: [S3Object]
         do {

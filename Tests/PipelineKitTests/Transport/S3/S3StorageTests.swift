@@ -69,6 +69,19 @@ struct S3StorageTests {
         #expect(plan.items.first?.listings.first?.targets.first?.plannedPath == directory.path + "/out/even/0000.webp")
     }
 
+    @Test func aGlobMatchedWhateverTheCaseListsByItsFoldersAlone() throws {
+        let server = try MotoServer()
+        try server.createBucket("shots")
+        try server.putMany([(key: "in/IMG_1.jpg", data: Data([1])), (key: "in/img_2.jpg", data: Data([2]))], bucket: "shots")
+        let directory = try TemporaryDirectory()
+        var pipeline = try PipelineHarness.pipeline(
+            PipelineHarness.json(
+                inputs: ["s3://shots/in/IMG_*.jpg"], outputs: [#"{"name": "t", "encode": {"format": "webp"}, "path": "out/{stem}.webp"}"#],
+                extra: #""caseInsensitive": true"#), in: directory)
+        pipeline.environment = server.environment(home: directory.path)
+        #expect(try pipeline.plan().items.map(\.input.path) == ["s3://shots/in/IMG_1.jpg", "s3://shots/in/img_2.jpg"])
+    }
+
     @Test func outputsAreWrittenToS3AndReadBackAsImagesOfTheRightSize() async throws {
         let server = try MotoServer()
         try server.createBucket("photos")
