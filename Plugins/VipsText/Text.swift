@@ -40,7 +40,7 @@ public struct Text: ImageProcessing, Hashable {
             help:
                 "Where the text sits (when it is wider or taller than the image, its lines are broken at word breaks if that "
                 + "lets it be drawn larger, and it is scaled down to fit; a text that would be drawn over 4 times the image's "
-                + "area is refused as a mistake); ignored with tile."),
+                + "area, or whose longest line at its size would pass 32767 pixels, is refused as a mistake); ignored with tile."),
         .integer(
             "margin", in: 0...100_000, default: 16,
             help: "Pixels between the text and the edges it sits against; with tile, between neighbouring copies."),

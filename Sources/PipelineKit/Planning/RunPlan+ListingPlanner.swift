@@ -145,7 +145,9 @@ extension RunPlan {
                 readers.append("\"\(output.name)\"")
             }
             func point(_ input: InputFile) -> String { points.point(for: input).map { "\($0)" } ?? "none (the centre)" }
-            let path = earlier.targets.first(where: \.isMade)?.plannedPath ?? "its outputs"
+            // A file that is cropped by the point, not one of a width alone beside it.
+            let cropped = zip(earlier.targets, definitions).first { $0.isMade && $1.steps.contains(where: \.readsFocusPoint) }
+            let path = cropped?.0.plannedPath ?? "its outputs"
             return .init(
                 path: "focusPoints", location: nil,
                 message: "\(earlier.input.displayName) and \(input.displayName) are one file with different points in "

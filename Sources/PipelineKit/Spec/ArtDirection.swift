@@ -46,6 +46,13 @@ public struct ArtDirection: Sendable, Hashable {
         return first.bound == "max-width" ? first.pixels >= second.pixels : first.pixels <= second.pixels
     }
 
+    /// Whether `media` matches every screen (`all`, `screen`, `(min-width: 0px)`): the sources
+    /// listed after its entry, the output's own among them, are then never chosen.
+    static func matchesEveryScreen(_ media: String) -> Bool {
+        let text = media.lowercased().filter { !$0.isWhitespace }
+        return text == "all" || text == "screen" || text == "(min-width:0)" || simpleWidth(text).map { $0 == ("min-width", 0) } == true
+    }
+
     /// `(max-width: 640px)` or `(min-width: 640px)` taken apart, or nil for any other query.
     private static func simpleWidth(_ media: String) -> (bound: String, pixels: Double)? {
         let text = media.lowercased().filter { !$0.isWhitespace }

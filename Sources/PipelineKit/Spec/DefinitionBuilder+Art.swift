@@ -53,6 +53,11 @@ extension DefinitionBuilder {
                         message: "art[\(earlier)] is the same crop (\(entries[earlier].aspectRatio) is \(aspect)): give one entry"))
                 complete = false
             }
+            if ArtDirection.matchesEveryScreen(media) {
+                warnings.append(
+                    "\(itemPath).media: \(media) matches every screen, and a browser takes the first source that matches: "
+                        + "the output's own files, listed after the art, are never chosen")
+            }
             if let earlier = entries.firstIndex(where: { ArtDirection.shadows($0.media, media) }) {
                 warnings.append(
                     "\(itemPath).media: \(media) is never chosen: art[\(earlier)] (\(entries[earlier].media)), listed before it, "

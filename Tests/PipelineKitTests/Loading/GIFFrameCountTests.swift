@@ -43,14 +43,17 @@ import Vips
         #expect(summary.failed == 1)
         let failure = try #require(reports.first?.failures.first)
         #expect(failure.error.kind == .tooManyPixels)
-        #expect(failure.reason.contains("the animation has 5000 frames, more than libvips' GIF loader decodes (4096)"), "\(failure.reason)")
+        #expect(failure.reason.contains("the animation has 5000 frames, more than libvips' GIF loader decodes (4097)"), "\(failure.reason)")
         #expect(!FileManager.default.fileExists(atPath: directory.path + "/out/many.gif"))
+        // (4097 frames, which the loader reports and decodes, are not refused; 4098 are)
+        #expect(ImageDecoder.frameRefusal((4097, "4097"), declared: 4097, loader: "gifload_source", maxFrames: 6000) == nil)
+        #expect(ImageDecoder.frameRefusal((4098, "4098"), declared: 4097, loader: "gifload_source", maxFrames: 6000) != nil)
         // And explain says the same
         let json = PipelineHarness.json(
             inputs: ["in/*"], outputs: [#"{"name": "g", "encode": {"format": "gif"}, "path": "out/{stem}.gif"}"#],
             extra: #""decompress": {"maxFrames": 6000}"#)
         let text = PlanExplanation(plan: try PipelineHarness.pipeline(json, in: directory).plan(), memoryBudget: nil).text
-        #expect(text.contains("animated, 5000 frames: refused, more than libvips' GIF loader decodes (4096)"), "\(text)")
+        #expect(text.contains("animated, 5000 frames: refused, more than libvips' GIF loader decodes (4097)"), "\(text)")
     }
 
     @Test func aGIFWhoseBlocksCannotBeWalkedStillSaysOver4096() {

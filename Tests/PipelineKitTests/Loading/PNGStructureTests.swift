@@ -90,6 +90,10 @@ import Vips
             (whole.prefix(8), "the PNG is cut short: its bytes end after its signature, without the IEND chunk that closes a PNG"),
             (Data(flipped), "the PNG is damaged: its IDAT chunk at byte \(imageData) does not match its CRC"),
             (Data(badEnd), "the PNG is damaged: its IEND chunk at byte \(end) does not match its CRC"),
+            (
+                whole.prefix(8) + Data(repeating: UInt8(ascii: "x"), count: 24),
+                #"the PNG is damaged: its first chunk is "xxxx", where every PNG starts with IHDR"#
+            ),
         ]
         for (data, damage) in cases {
             for source in try Self.sources(data, in: directory) {

@@ -194,5 +194,10 @@ import Vips
         ] {
             #expect(try warnings(art).allSatisfy { !$0.contains("never chosen") }, "\(art)")
         }
+        // An entry for every screen leaves the output's own files never chosen
+        for media in ["all", "(min-width: 0px)"] {
+            let every = try warnings(#"[{"media": "\#(media)", "aspectRatio": "1:1", "widths": [500]}]"#)
+            #expect(every.contains { $0.hasPrefix("outputs[0].art[0].media: \(media) matches every screen") }, "\(every)")
+        }
     }
 }

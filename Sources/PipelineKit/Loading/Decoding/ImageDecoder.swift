@@ -247,8 +247,8 @@ struct ImageDecoder: Sendable {
     /// libvips' loader decodes, whose decode would silently keep only the first of them.
     static func frameRefusal(_ frames: (count: Int?, text: String), declared: Int, loader: String, maxFrames: Int) -> String? {
         if frames.count ?? declared > maxFrames { return "more than decompress.maxFrames (\(maxFrames))" }
-        if loader.hasPrefix("gifload"), frames.count ?? Int.max > gifFramesCounted {
-            return "more than libvips' GIF loader decodes (\(gifFramesCounted)), which would drop the rest"
+        if loader.hasPrefix("gifload"), frames.count ?? Int.max > gifFramesDecoded {
+            return "more than libvips' GIF loader decodes (\(gifFramesDecoded)), which would drop the rest"
         }
         return nil
     }
@@ -268,6 +268,9 @@ struct ImageDecoder: Sendable {
     /// The frames libvips 8.14's GIF loader counts at most: past them it stops, warns
     /// "Excessive number of frames" and reports one more.
     static let gifFramesCounted = 4096
+
+    /// The frames libvips 8.14's GIF loader decodes at most: the one more it reports.
+    static let gifFramesDecoded = gifFramesCounted + 1
 
     /// What libvips' `error` reading `source` is reported as. Its message for a file cut short or
     /// damaged is often vague ("libpng read error"); the file's structure says why, whatever

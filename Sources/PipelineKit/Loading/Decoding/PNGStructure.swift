@@ -52,6 +52,8 @@ enum PNGStructure {
         /// The bytes at `offset`, after the chunk of type `after` (nil: after the signature),
         /// are not a chunk's header (a length past 2^31 - 1, a type that is not four letters).
         case notAChunk(offset: Int, after: String?)
+        /// The first chunk, of `type`, is not the IHDR chunk every PNG starts with.
+        case noHeaderFirst(type: String)
         /// The file does not start with PNG's signature.
         case notPNG
     }
@@ -97,6 +99,8 @@ enum PNGStructure {
             "the PNG is damaged: its \(type) chunk at byte \(offset) does not match its CRC"
         case .notAChunk(let offset, let after):
             "the PNG is damaged: the bytes at \(offset), after \(place(after)), are not a PNG chunk"
+        case .noHeaderFirst(let type):
+            "the PNG is damaged: its first chunk is \(type.quotedValue), where every PNG starts with IHDR"
         case .whole, .notPNG, .inflatesPast, .tooManyChunks: nil
         }
     }
@@ -138,6 +142,8 @@ enum PNGStructure {
                 return toImageData ? .whole : .notAChunk(offset: offset, after: previous)
             }
             let type = String(decoding: header[4..<8], as: UTF8.self)
+            // libpng refuses such a file before it allocates anything.
+            if previous == nil, type != "IHDR" { return toImageData ? .whole : .noHeaderFirst(type: type) }
             if toImageData, type == "IDAT" { return .whole }
             let available = bytes.count - (offset + 8)
             // The chunk's data and its CRC.
