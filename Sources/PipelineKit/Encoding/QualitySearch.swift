@@ -276,36 +276,36 @@ enum QualitySearch {
     /// under `scoredSide` leaves it four or fewer, and each later norm then takes another
     /// scale's weight (as in the reference tool), which scores an avatar or a thumbnail far
     /// below what it shows; under 8 pixels it has no score at all. So such an image and each
-    /// trial are scored stretched along each short side to `scoredSide` or a little more,
-    /// every pixel repeated, as if shown enlarged: the target still chooses its quality, from
-    /// the same differences pixel by pixel.
+    /// trial are scored enlarged along each short side to `scoredSide`, as if shown enlarged:
+    /// the target still chooses its quality, from the same differences. Enlarged smoothly, by
+    /// just what the side lacks, so a side a pixel short is scored nearly as it is, where
+    /// repeating every pixel twice made it far stricter than a side a pixel longer.
     struct Scorer {
         /// The shortest side the metric sees five scales of (113, 57, 29, 15 and 8 pixels).
         static let scoredSide = 113
 
         private let metric: SSIMULACRA2
-        /// How many times each side is stretched: 1 for a side of `scoredSide` or more.
-        let stretch: (x: Int, y: Int)
 
         init(original: VipsImage) throws(VipsError) {
-            stretch = (Self.stretch(of: original.width), Self.stretch(of: original.height))
-            metric = try SSIMULACRA2(original: try Self.stretched(original, by: stretch))
+            metric = try SSIMULACRA2(original: try Self.scored(original))
         }
 
         /// The score of `trial`, the original's size, against it.
         func score(_ trial: VipsImage) throws(VipsError) -> Double {
-            try metric.score(try Self.stretched(trial, by: stretch))
+            try metric.score(try Self.scored(trial))
         }
 
-        /// The whole times a side of `length` pixels repeats each pixel to reach `scoredSide`.
-        static func stretch(of length: Int) -> Int {
-            let side = Swift.max(1, length)
-            return (scoredSide + side - 1) / side
+        /// The factor a side of `length` pixels is enlarged by to reach `scoredSide`: 1 for a
+        /// side of that or more.
+        static func enlargement(of length: Int) -> Double {
+            length >= scoredSide ? 1 : Double(scoredSide) / Double(Swift.max(1, length))
         }
 
-        private static func stretched(_ image: VipsImage, by factors: (x: Int, y: Int)) throws(VipsError) -> VipsImage {
+        /// `image` as it is scored: enlarged along each side shorter than `scoredSide` to it.
+        static func scored(_ image: VipsImage) throws(VipsError) -> VipsImage {
+            let factors = (enlargement(of: image.width), enlargement(of: image.height))
             guard factors != (1, 1) else { return image }
-            return try image.applying("zoom", ["xfac": .integer(factors.x), "yfac": .integer(factors.y)])
+            return try image.resized(horizontalScale: factors.0, verticalScale: factors.1, kernel: .lanczos3)
         }
     }
 
