@@ -53,11 +53,8 @@ struct ConvertDocument {
             // once, as a batch file's plan would only warn of it and then fail it.
             guard FileManager.default.fileExists(atPath: input, isDirectory: &inputIsFolder) else {
                 // A link that leads nowhere is there, but names no file.
-                var link = stat()
-                let isLink = lstat(input, &link) == 0 && (link.st_mode & S_IFMT) == S_IFLNK
-                let what =
-                    isLink ? (stat(input, &link) != 0 && errno == ELOOP ? "a loop of symbolic links" : "a symbolic link to nothing") : nil
-                throw ConvertArgumentError("IN", what.map { "\(input.quotedValue) is \($0)" } ?? "there is no file \(input.quotedValue)")
+                let link = InputFile.brokenLink(at: input)
+                throw ConvertArgumentError("IN", link.map { "\(input.quotedValue) is \($0)" } ?? "there is no file \(input.quotedValue)")
             }
             if inputIsFolder.boolValue {
                 let folder = input.hasSuffix("/") ? String(input.dropLast()) : input

@@ -63,8 +63,6 @@ package enum LoopbackHTTPClient {
         return try parse(try exchange(port: port, bytes: Array((head + "\r\n").utf8), timeout: timeout, reading: slowly))
     }
 
-    /// Sends `bytes` as they are (half a request, say) and reads until the server closes the
-    /// connection; fails when it has not after `timeout` seconds without a byte.
     /// A connection whose `GET target` has begun to be answered (its first bytes read), that
     /// then takes no more: a client stalled in the middle of a body. The caller closes it.
     package static func stalledInAnswer(port: Int, target: String, timeout: Double = 120) throws -> Int32 {
@@ -93,6 +91,8 @@ package enum LoopbackHTTPClient {
         return socket
     }
 
+    /// Sends `bytes` as they are (half a request, say) and reads until the server closes the
+    /// connection; fails when it has not after `timeout` seconds without a byte.
     package static func exchange(port: Int, bytes: [UInt8], timeout: Double = 120, reading slowly: SlowReading? = nil) throws -> Data {
         let socket = Foundation.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard socket >= 0 else { throw Failure(description: "socket: \(String(cString: strerror(errno)))") }

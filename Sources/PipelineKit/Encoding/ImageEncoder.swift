@@ -113,8 +113,8 @@ enum ImageEncoder {
             // reader decodes, or fails; its JPEG codec drops alpha, leaving what lay under it.
             if image.isGreyscale { image = try image.inColour() }
         }
-        if settings.predictor == .float, settings.format == .tiff, settings.tiffCompression != .none, settings.tiffCompression != .jpeg,
-            settings.tiffCompression != .webp, image.bandFormat != .float
+        // The predictor works for the lossless compressions alone.
+        if settings.predictor == .float, let tiffCompression, [.deflate, .lzw, .zstd].contains(tiffCompression), image.bandFormat != .float
         {
             // libtiff writes such a file without its pixels, saying so only for larger images.
             throw VipsError(

@@ -259,7 +259,7 @@ enum TilePyramidWriter {
         var listed = info.replacingCharacters(in: list, with: "\"scaleFactors\": [\(factors.map(String.init).joined(separator: ", "))]")
         if let line = listed.range(of: #"\"@?id\": \"[^\n]*\",\n"#, options: .regularExpression) {
             let key = listed[line].hasPrefix("\"@id\"") ? "@id" : "id"
-            listed.replaceSubrange(line, with: "\"\(key)\": \(Self.jsonString(Self.imageID(settings.id, name: name))),\n")
+            listed.replaceSubrange(line, with: "\"\(key)\": \(JSONNode.quoted(Self.imageID(settings.id, name: name))),\n")
         }
         if settings.layout == .iiif3, settings.format != .jpeg, let end = listed.range(of: "}", options: .backwards) {
             let format = "[\"\(settings.format.format.fileExtension)\"]"
@@ -281,13 +281,6 @@ enum TilePyramidWriter {
         let base = id ?? "https://example.com/iiif"
         return (base.hasSuffix("/") ? String(base.dropLast()) : base) + "/"
             + (name.addingPercentEncoding(withAllowedCharacters: segment) ?? name)
-    }
-
-    /// `text` as a JSON string, quotes and all.
-    private static func jsonString(_ text: String) -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = .withoutEscapingSlashes
-        return (try? encoder.encode(text)).flatMap { String(data: $0, encoding: .utf8) } ?? "\"\""
     }
 
     /// ENOSPC (or EDQUOT, or EFBIG past `ulimit -f`) when the file system of `folder` cannot

@@ -47,14 +47,18 @@ extension ImageManifest {
         static func versionsDigest(of plan: RunPlan) -> InputsDigest {
             var digest = InputsDigest()
             for item in plan.items {
-                for listing in item.listings where listing.refusal == nil { digest.add(named(listing.input)) }
+                for listing in item.listings where listing.refusal == nil {
+                    let input = listing.input
+                    digest.add(named(input, stamp: input.isRemote ? nil : FileStamp(path: input.path)))
+                }
             }
             return digest
         }
 
-        /// `input`'s name and version, as `versionsDigest(of:)` adds it.
-        static func named(_ input: InputFile) -> String {
-            let version = input.isRemote ? input.listedVersion : FileStamp(path: input.path)?.version
+        /// `input`'s name and version, as `versionsDigest(of:)` adds it; `stamp` is a local
+        /// input's file as it is now.
+        static func named(_ input: InputFile, stamp: FileStamp?) -> String {
+            let version = input.isRemote ? input.listedVersion : stamp?.version
             return input.displayName + "\u{0}" + (version ?? "-")
         }
 

@@ -169,9 +169,12 @@ extension ShardManifests {
                     let shard = Shard.shard(of: RunPlan.SourceKey(input).shardKey(base: base), count: count)
                     shards[input.displayName] = shard
                     names[shard, default: .init()].add(input.displayName)
-                    versions[shard, default: .init()].add(ImageManifest.ShardRun.named(input))
-                    if !input.isRemote, let time = Self.modificationTime(of: input.path) {
-                        modified[shard, default: []].append((input.displayName, time))
+                    // One look at a local file gives both its version and its time.
+                    let stamp = input.isRemote ? nil : FileStamp(path: input.path)
+                    versions[shard, default: .init()].add(ImageManifest.ShardRun.named(input, stamp: stamp))
+                    if let stamp {
+                        modified[shard, default: []].append(
+                            (input.displayName, timespec(tv_sec: stamp.seconds, tv_nsec: stamp.nanoseconds)))
                     }
                 }
             }

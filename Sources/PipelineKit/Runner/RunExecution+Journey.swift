@@ -140,7 +140,8 @@ extension RunExecution {
             if let look {
                 jobs = jobsMade(from: judged, size: look.size)
                 // A width the image is too narrow for now: its earlier `{hash}` file is of older bytes.
-                for job in judged where !jobs.contains(where: { $0.outputIndex == job.outputIndex && $0.listing == job.listing }) {
+                let kept = Set(jobs.map { [$0.listing, $0.outputIndex] })
+                for job in judged where !kept.contains([job.listing, job.outputIndex]) {
                     journal?.noteNoLongerMade(planned: job.target.plannedPath)
                 }
             }

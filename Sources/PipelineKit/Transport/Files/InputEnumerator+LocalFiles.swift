@@ -185,10 +185,8 @@ extension InputEnumerator {
     private static func kind(_ path: String, followLinks: Bool) -> Kind {
         var info = stat()
         guard LongPath.status(of: path, &info, followLinks: followLinks) == 0 else {
-            let failure = errno
-            var link = stat()
-            guard followLinks, LongPath.status(of: path, &link, followLinks: false) == 0 else { return .absent }
-            return .other(failure == ELOOP ? "a loop of symbolic links" : "a symbolic link to nothing")
+            guard followLinks, let link = InputFile.brokenLink(at: path) else { return .absent }
+            return .other(link)
         }
         switch info.st_mode & S_IFMT {
         case S_IFREG: return .file
@@ -199,5 +197,17 @@ extension InputEnumerator {
         case S_IFSOCK: return .other("a socket")
         default: return .other("not a regular file")
         }
+    }
+}
+
+extension InputFile {
+    /// What is at `path` when it is a symbolic link that leads to no file ("a loop of symbolic
+    /// links", "a symbolic link to nothing"); nil for anything else, or nothing.
+    package static func brokenLink(at path: String) -> String? {
+        var info = stat()
+        guard LongPath.status(of: path, &info, followLinks: true) != 0 else { return nil }
+        let failure = errno
+        guard LongPath.status(of: path, &info, followLinks: false) == 0 else { return nil }
+        return failure == ELOOP ? "a loop of symbolic links" : "a symbolic link to nothing"
     }
 }
