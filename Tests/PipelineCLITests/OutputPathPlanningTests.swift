@@ -156,6 +156,11 @@ import Testing
             inputs: ["bare/photo"], outputs: [#"{"name": "same", "encode": {"format": "jpeg"}, "path": "out/{stem}.{ext}"}"#])
         let third = try CommandRunner.run(["validate", try directory.write(Data(bare.utf8), to: "bare.json")])
         #expect(third.standardError.contains("the path \(directory.path)/out/photo. ends in a dot"), "\(third.standardError)")
+        // And neither does a tile pyramid's folder
+        let tiles = PipelineHarness.json(
+            inputs: ["bare/photo"], outputs: [#"{"name": "deep", "tiles": {"layout": "iiif"}, "path": "iiif/{stem}.{ext}"}"#])
+        let fourth = try CommandRunner.run(["validate", try directory.write(Data(tiles.utf8), to: "tiles.json")])
+        #expect(fourth.standardError.contains("the path \(directory.path)/iiif/photo. ends in a dot"), "\(fourth.standardError)")
     }
 
     @Test func aRefusedFileOfAnOutputOfSeveralIsNamedByItsWidthAndFormat() throws {

@@ -11,8 +11,11 @@ public struct OutputTarget: Sendable {
         let template: PathTemplate
         let baseDirectory: URL
         let formatExtension: String
-        /// The format of its files, when the input's name gives their extension (`{name}`,
-        /// `{ext}`), to be checked against it for each input; nil otherwise.
+        /// Whether the input's name gives the path's extension (`{name}`, `{ext}`): an input
+        /// without one would leave the path ending in a bare dot.
+        let extensionFromInput: Bool
+        /// The format of its files, when the input's name gives their extension, to be checked
+        /// against it for each input; nil otherwise, and for a tile pyramid's folder.
         let formatToMatchInputExtension: EncoderSettings.Format?
         /// What `{art}` gives: the art direction entry's tag, empty for the output's own files.
         let artTag: String
@@ -38,9 +41,9 @@ public struct OutputTarget: Sendable {
             template = output.path
             self.baseDirectory = baseDirectory
             formatExtension = output.encoder.format.fileExtension
-            formatToMatchInputExtension =
-                output.tiles == nil && (!output.path.placeholders.isDisjoint(with: [.name, .ext]) || output.path.extensionComesFromValues)
-                ? output.encoder.format : nil
+            extensionFromInput =
+                !output.path.placeholders.isDisjoint(with: [.name, .ext]) || output.path.extensionComesFromValues
+            formatToMatchInputExtension = output.tiles == nil && extensionFromInput ? output.encoder.format : nil
             artTag = output.variant?.art.map { output.art[$0].fileTag } ?? ""
             fixedWidth = fixedSize.width
             fixedHeight = fixedSize.height
@@ -116,7 +119,9 @@ public struct OutputTarget: Sendable {
         values[.hash] = PathTemplate.unknownHash
         plannedPath = try Self.place(template.resolve(values), root: output.root, base: output.baseDirectory)
         try Self.checkLengths(of: plannedPath, root: output.root)
-        if let format = output.formatToMatchInputExtension { try Self.checkExtension(of: plannedPath, format: format) }
+        if output.extensionFromInput {
+            try Self.checkExtension(of: plannedPath, format: output.formatToMatchInputExtension)
+        }
         guard !placeholders.isDisjoint(with: [.width, .height, .hash]) else {
             sizes = nil
             return
@@ -224,18 +229,21 @@ public struct OutputTarget: Sendable {
         }
     }
 
-    /// Refuses a path whose extension, taken from the input's name, names another image format
-    /// than the file's: `{name}` of `dune.jpg` for a WebP would write a WebP named `dune.jpg`.
-    private static func checkExtension(of path: String, format: EncoderSettings.Format) throws(PathTemplate.Failure) {
+    /// Refuses a path whose extension, taken from the input's name, is empty, or names another
+    /// image format than `format`: `{name}` of `dune.jpg` for a WebP would write a WebP named
+    /// `dune.jpg`.
+    private static func checkExtension(of path: String, format: EncoderSettings.Format?) throws(PathTemplate.Failure) {
         let name = path.split(separator: "/").last ?? ""
         guard let dot = name.lastIndex(of: ".") else { return }
         let pathExtension = name[name.index(after: dot)...]
         if pathExtension.isEmpty {
+            let advice =
+                format.map { "end the path's template in .\($0.fileExtension) or .{format}" }
+                ?? "end the path's template in a name of its own"
             throw PathTemplate.Failure(
-                message: "the path \(path) ends in a dot: the input has no extension to give it "
-                    + "(end the path's template in .\(format.fileExtension) or .{format})")
+                message: "the path \(path) ends in a dot: the input has no extension to give it (\(advice))")
         }
-        guard let named = EncoderSettings.Format(fileExtension: pathExtension), named != format else { return }
+        guard let format, let named = EncoderSettings.Format(fileExtension: pathExtension), named != format else { return }
         throw PathTemplate.Failure(
             message: "the path \(path) ends in .\(pathExtension) but the output is encoded as \(format.rawValue) "
                 + "(end the path's template in .\(format.fileExtension) or .{format})")
