@@ -128,6 +128,27 @@ public struct Crop: ImageProcessing, Hashable {
         }
     }
 
+    /// The point in what is kept: a region's, or a window's placed at a compass point, a
+    /// point or the focus point itself. A smart crop and faces place the window by the pixels,
+    /// which the sizes alone do not tell, and leave the point be.
+    public func movedPoint(_ point: FocusPoint, from input: ImageSize, to result: ImageSize) -> FocusPoint {
+        switch mode {
+        case .region(let left, let top, let width, let height):
+            return point.seen(through: PixelBox(left: left, top: top, width: width, height: height), of: input)
+        case .window(_, _, let position):
+            let window = (width: result.width, height: result.height)
+            let container = (width: input.width, height: input.height)
+            let corner: (left: Int, top: Int)
+            switch position {
+            case .gravity(let gravity) where gravity.interest == nil: corner = gravity.origin(of: window, in: container)
+            case .point(let centre): corner = CropPosition.origin(of: window, in: container, centredOn: (centre.x, centre.y))
+            case .focus: corner = CropPosition.origin(of: window, in: container, centredOn: (point.x, point.y))
+            case .gravity, .faces: return point
+            }
+            return point.seen(through: PixelBox(left: corner.left, top: corner.top, width: window.width, height: window.height), of: input)
+        }
+    }
+
     /// Every frame of an animation cropped to one window, placed as on the first frame (a
     /// window of its own for each would make a smart crop jump about); nil for a region, which
     /// is the same on every frame already.

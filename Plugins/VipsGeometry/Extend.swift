@@ -101,6 +101,11 @@ public struct Extend: ImageProcessing, Hashable {
         ImageSize(width: size.width + left + right, height: size.height + top + bottom)
     }
 
+    /// The point where the picture is placed on the larger canvas.
+    public func movedPoint(_ point: FocusPoint, from input: ImageSize, to result: ImageSize) -> FocusPoint {
+        point.seen(through: PixelBox(left: -left, top: -top, width: result.width, height: result.height), of: input)
+    }
+
     /// Applies the step to `image`; a thrown error fails this item only.
     public func process(_ image: VipsImage, context: ProcessingContext) throws -> VipsImage {
         let size = outputSize(for: image.size)

@@ -24,6 +24,11 @@ public struct Flip: ImageProcessing, Hashable {
     /// The size of the input: the step keeps every pixel's place.
     public func outputSize(for size: ImageSize) -> ImageSize { size }
 
+    /// The point mirrored top to bottom, with the picture.
+    public func movedPoint(_ point: FocusPoint, from input: ImageSize, to result: ImageSize) -> FocusPoint {
+        point.mirrored(horizontally: false, vertically: true)
+    }
+
     /// Applies the step to `image`; a thrown error fails this item only.
     public func process(_ image: VipsImage, context: ProcessingContext) throws -> VipsImage {
         try image.flipped(.vertical)
@@ -52,6 +57,11 @@ public struct Flop: ImageProcessing, Hashable {
 
     /// The size of the input: the step keeps every pixel's place.
     public func outputSize(for size: ImageSize) -> ImageSize { size }
+
+    /// The point mirrored left to right, with the picture.
+    public func movedPoint(_ point: FocusPoint, from input: ImageSize, to result: ImageSize) -> FocusPoint {
+        point.mirrored(horizontally: true, vertically: false)
+    }
 
     /// Applies the step to `image`; a thrown error fails this item only.
     public func process(_ image: VipsImage, context: ProcessingContext) throws -> VipsImage {

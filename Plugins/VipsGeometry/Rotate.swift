@@ -74,6 +74,11 @@ public struct Rotate: ImageProcessing, Hashable {
         }
     }
 
+    /// The point turned with the picture about its centre.
+    public func movedPoint(_ point: FocusPoint, from input: ImageSize, to result: ImageSize) -> FocusPoint {
+        point.turned(clockwise: angle, from: input, to: result)
+    }
+
     /// Applies the step to `image`; a thrown error fails this item only.
     public func process(_ image: VipsImage, context: ProcessingContext) throws -> VipsImage {
         if let quarterTurn { return try image.rotated(by: quarterTurn) }

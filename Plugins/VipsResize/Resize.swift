@@ -231,12 +231,41 @@ public struct Resize: ImageProcessing, Hashable {
         return try result.croppedPages(left: left, top: top, width: window.width, height: window.height)
     }
 
+    /// Where an image of `scaled` size sits on a letterbox canvas of `size`.
+    private func letterboxCorner(of scaled: ImageSize, in size: ImageSize) -> (left: Int, top: Int) {
+        // A smart position has nothing to analyse in a letterbox: centre the image.
+        let placement = position.gravity.flatMap { $0.interest == nil ? $0 : nil } ?? .centre
+        return placement.embeddingOrigin(of: (scaled.width, scaled.height), in: (size.width, size.height))
+    }
+
+    /// The point in what a cover crop keeps, where the position fixes the window (a smart
+    /// position and faces leave it be), or on a letterbox's canvas.
+    public func movedPoint(_ point: FocusPoint, from input: ImageSize, to result: ImageSize) -> FocusPoint {
+        let geometry = geometry(for: input)
+        guard geometry.output != geometry.scaled else { return point }
+        let scaled = (width: geometry.scaled.width, height: geometry.scaled.height)
+        switch fit {
+        case .cover:
+            let window = (
+                width: min(max(1, geometry.output.width), scaled.width), height: min(max(1, geometry.output.height), scaled.height)
+            )
+            guard let corner = fixedOrigin(of: window, in: scaled, focus: .some(point)) else { return point }
+            return point.seen(
+                through: PixelBox(left: corner.left, top: corner.top, width: window.width, height: window.height), of: geometry.scaled)
+        case .contain:
+            let corner = letterboxCorner(of: geometry.scaled, in: geometry.output)
+            return point.seen(
+                through: PixelBox(left: -corner.left, top: -corner.top, width: geometry.output.width, height: geometry.output.height),
+                of: geometry.scaled)
+        case .fill, .inside, .outside:
+            return point
+        }
+    }
+
     /// Places `image` on a canvas of `size` filled with `background`.
     private func letterboxed(_ image: VipsImage, into size: ImageSize) throws(VipsError) -> VipsImage {
         let (image, fill) = try image.preparedForFill(with: background)
-        // A smart position has nothing to analyse in a letterbox: centre the image.
-        let placement = position.gravity.flatMap { $0.interest == nil ? $0 : nil } ?? .centre
-        let (left, top) = placement.embeddingOrigin(of: (image.width, image.height), in: (size.width, size.height))
+        let (left, top) = letterboxCorner(of: image.size, in: size)
         return try image.embedded(x: left, y: top, width: size.width, height: size.height, background: fill)
     }
 }

@@ -84,6 +84,10 @@ struct ArtCrop: ImageProcessing {
     /// output's own files.
     var readsFocusPoint: Bool { full.readsFocusPoint }
 
+    func movedPoint(_ point: FocusPoint, from input: ImageSize, to result: ImageSize) -> FocusPoint {
+        (try? step(for: input))?.movedPoint(point, from: input, to: result) ?? point
+    }
+
     func process(_ image: VipsImage, context: ProcessingContext) throws -> VipsImage {
         try step(for: ImageSize(width: image.width, height: image.height)).process(image, context: context)
     }

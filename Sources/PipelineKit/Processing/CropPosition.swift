@@ -230,11 +230,7 @@ extension VipsImage {
         let window = try first.cropped(
             width: width, height: height, at: position, faceFinder: faceFinder, facesIn: original, context: context)
         if window.size == first.size { return self }
-        // libvips keeps where an extract (a smart crop's too) took its pixels, negated, as the
-        // image's offset.
-        let left = -(window.intField("xoffset") ?? 1)
-        let top = -(window.intField("yoffset") ?? 1)
-        guard (0...(first.width - window.width)).contains(left), (0...(first.height - window.height)).contains(top) else {
+        guard let (left, top) = window.extractedCorner, left <= first.width - window.width, top <= first.height - window.height else {
             throw VipsError(operation: "extract_area", message: "the first frame's crop did not say where in the frame it was")
         }
         return try croppedPages(left: left, top: top, width: window.width, height: window.height)

@@ -58,6 +58,12 @@ public protocol ImageProcessing: Sendable {
     /// from, for the journal. The default is false.
     var readsFocusPoint: Bool { get }
 
+    /// Where `point` of an input of `input` size (fractions of it) lies in the image of
+    /// `result` size the step makes of it, so that a later crop about the input's focus point
+    /// keeps what the point marks: a flop mirrors it, a crop moves it by what it cut away. The
+    /// default leaves it in place, as a step that scales or filters the whole picture does.
+    func movedPoint(_ point: FocusPoint, from input: ImageSize, to result: ImageSize) -> FocusPoint
+
     /// Turns one image into another. A thrown error fails this item only.
     func process(_ image: VipsImage, context: ProcessingContext) throws -> VipsImage
 
@@ -83,6 +89,8 @@ extension ImageProcessing {
     public var resources: [URL] { [] }
     /// false: the step does not read the input's focus point.
     public var readsFocusPoint: Bool { false }
+    /// The point where it was: the step keeps the picture in place.
+    public func movedPoint(_ point: FocusPoint, from input: ImageSize, to result: ImageSize) -> FocusPoint { point }
     /// nil: the step is handed an animation's frames one at a time.
     public func processFrames(_ frames: VipsImage, context: ProcessingContext) throws -> VipsImage? { nil }
 }
@@ -98,8 +106,9 @@ public struct ProcessingContext: Sendable {
     /// The most pixels an image may have (`decompress.maxPixels`); a step that could make a
     /// larger one fails instead.
     public let maxPixels: Int
-    /// The input's point from the pipeline's `focusPoints` file, nil when it has none there
-    /// (or the pipeline has no such file): what `"position": "focus"` keeps.
+    /// The input's point from the pipeline's `focusPoints` file, moved with the picture by the
+    /// steps before this one (`ImageProcessing.movedPoint(_:from:to:)`); nil when the file has
+    /// none for the input (or the pipeline has no such file): what `"position": "focus"` keeps.
     public let focusPoint: FocusPoint?
     /// Where a step says what the trace should show of its work on this item (a fallback).
     public let notes: ProcessingNotes
@@ -119,6 +128,13 @@ public struct ProcessingContext: Sendable {
         self.resources = resources
         self.focusPoint = focusPoint
         self.notes = notes
+    }
+
+    /// This context for the next step, with the focus point where the steps so far moved it.
+    func focusing(on point: FocusPoint?) -> ProcessingContext {
+        ProcessingContext(
+            input: input, output: output, originalSize: originalSize, maxPixels: maxPixels, resources: resources,
+            focusPoint: point, notes: notes)
     }
 
     /// The decoded image behind one of the step's `resources`, loaded once for the whole run.

@@ -37,9 +37,13 @@ struct StepChain: Sendable {
         // resizes each: all frames at once where the step can (`processFrames`), else one by
         // one, stacked again after each step, one page a frame.
         var frames = decoded.image
+        var context = context
         for (index, step) in steps.enumerated() {
+            let frameSize = ImageSize(width: frames.width, height: frames.pageHeight)
             frames = try apply(
                 step, named: ItemError.Step(index: index, name: type(of: step).name), toEveryFrameOf: frames, context: context)
+            let resultSize = ImageSize(width: frames.width, height: frames.pageHeight)
+            context = context.focusing(on: context.focusPoint.map { step.movedPoint($0, from: frameSize, to: resultSize) })
         }
         let joined: VipsImage
         do {
@@ -109,10 +113,13 @@ struct StepChain: Sendable {
 
     private func apply(to image: VipsImage, context: ProcessingContext) throws(ItemError) -> VipsImage {
         var image = image
+        var context = context
         for (index, step) in steps.enumerated() {
             let named = ItemError.Step(index: index, name: type(of: step).name)
             do {
+                let input = image.size
                 image = try step.process(image, context: context)
+                context = context.focusing(on: context.focusPoint.map { step.movedPoint($0, from: input, to: image.size) })
             } catch {
                 throw ItemError(.processing, stage: .process, reason: ItemError.reason(for: error), step: named, underlying: error)
             }

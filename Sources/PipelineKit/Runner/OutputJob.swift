@@ -101,7 +101,8 @@ struct IncrementalRuns: Sendable {
                     focusReaders[index]
                     ? version.flatMap { version in
                         journal?.fingerprint(
-                            version: version + resources.versions(of: outputs[index]) + focusIdentity(listing.input), output: index,
+                            version: version + resources.versions(of: outputs[index]) + focusIdentity(listing.input, outputs[index]),
+                            output: index,
                             shared: shared)
                     }
                     : fingerprints[index]
@@ -112,10 +113,14 @@ struct IncrementalRuns: Sendable {
         }
     }
 
-    /// What the focus file says of `input`, for the fingerprints of outputs cropped about it.
-    private func focusIdentity(_ input: InputFile) -> String {
+    /// What the focus file says of `input`, for the fingerprints of `output`'s files, cropped
+    /// about it.
+    private func focusIdentity(_ input: InputFile, _ output: OutputDefinition) -> String {
         guard let point = definition.focusPoints?.point(for: input) else { return "\nfocus none" }
-        return "\nfocus \(point.x),\(point.y)"
+        // Steps before the crop move the point with the picture: files made before they did
+        // are made again.
+        let moved = output.steps.first?.readsFocusPoint == false ? " moved" : ""
+        return "\nfocus \(point.x),\(point.y)\(moved)"
     }
 
     /// Records `written` for `job`, made from an input of `sourceSize`: kept for a remote
