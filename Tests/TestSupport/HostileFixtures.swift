@@ -121,22 +121,26 @@ package enum HostileFixtures {
         return Data(bytes)
     }
 
-    /// A hand-made greyscale TIFF declaring `width`×`height` with one tiny strip of data.
-    package static func tiffDeclaring(width: Int, height: Int) -> Data {
-        // Little-endian header, then one IFD of 9 entries at offset 8, then 16 bytes of pixels.
-        let entries: [(tag: UInt16, type: UInt16, value: UInt32)] = [
-            (256, 4, UInt32(width)), (257, 4, UInt32(height)), (258, 3, 8), (259, 3, 1), (262, 3, 1),
-            (273, 4, 8 + 2 + 9 * 12 + 4), (277, 3, 1), (278, 4, UInt32(height)), (279, 4, 16),
+    /// A hand-made greyscale TIFF declaring `width`×`height` with one tiny strip of data, and
+    /// an IPTC record in its own tag (33723, as exiftool writes it) when `iptc` is not empty.
+    package static func tiffDeclaring(width: Int, height: Int, iptc: [UInt8] = []) -> Data {
+        // Little-endian header, then one IFD at offset 8, then 16 bytes of pixels, then the record.
+        let count = iptc.isEmpty ? 9 : 10
+        let pixels = 8 + 2 + count * 12 + 4
+        var entries: [(tag: UInt16, type: UInt16, count: Int, value: UInt32)] = [
+            (256, 4, 1, UInt32(width)), (257, 4, 1, UInt32(height)), (258, 3, 1, 8), (259, 3, 1, 1), (262, 3, 1, 1),
+            (273, 4, 1, UInt32(pixels)), (277, 3, 1, 1), (278, 4, 1, UInt32(height)), (279, 4, 1, 16),
         ]
+        if !iptc.isEmpty { entries.append((33723, 7, iptc.count, UInt32(pixels + 16))) }
         var bytes: [UInt8] = [0x49, 0x49, 42, 0, 8, 0, 0, 0]
         bytes += littleEndian16(entries.count)
         for entry in entries {
-            bytes += littleEndian16(Int(entry.tag)) + littleEndian16(Int(entry.type)) + [1, 0, 0, 0]
+            bytes += littleEndian16(Int(entry.tag)) + littleEndian16(Int(entry.type)) + littleEndian32(entry.count)
             bytes += entry.type == 3 ? littleEndian16(Int(entry.value)) + [0, 0] : littleEndian32(Int(entry.value))
         }
         bytes += [0, 0, 0, 0]
         bytes += [UInt8](repeating: 128, count: 16)
-        return Data(bytes)
+        return Data(bytes + iptc)
     }
 
     // MARK: EXIF in PNG

@@ -3,8 +3,8 @@ import Vips
 
 /// Encodes a processed image with an output's encoder settings.
 enum ImageEncoder {
-    /// An image ready for its saver, and the metadata fields dropped because the saver cannot
-    /// write them (each with why), for the run's warnings.
+    /// An image ready for its saver, and the metadata fields dropped (each with why), for the
+    /// run's warnings.
     struct Prepared {
         let image: VipsImage
         let dropped: [String]
@@ -14,7 +14,7 @@ enum ImageEncoder {
 
     /// What an encode left out and, for a quality target, what its search chose.
     struct Encoded {
-        /// The metadata fields dropped because the format cannot write them.
+        /// The metadata fields dropped, each with why.
         let dropped: [String]
         /// The quality search's choice, when the settings have a target.
         let search: QualitySearch.Outcome?
@@ -163,15 +163,19 @@ enum ImageEncoder {
         // PNG's text chunks have a place in PNG alone: the other savers pass over them without
         // a word.
         let pngText = settings.format != .png ? keptText.filter { metadataKind(of: $0).map(unsaved.contains) == false } : []
-        // Of the Photoshop block JPEG carries IPTC in, the IPTC record alone (`PhotoshopResources`).
+        // Of the Photoshop block JPEG carries IPTC in, the IPTC record alone (`PhotoshopResources`):
+        // from a JPEG's block, a TIFF's bare record, or else a TIFF's own Photoshop block.
         var unreadable: [String] = []
-        if kept.contains(.iptc), !unsaved.contains(.iptc), let block = image.blobCopy("iptc-data") {
+        let iptcField = names.contains("iptc-data") ? "iptc-data" : "photoshop-data"
+        if kept.contains(.iptc), !unsaved.contains(.iptc), let block = image.blobCopy(iptcField) {
             if let record = PhotoshopResources.iptcOnly(block) {
-                if record != block { image = try image.settingBlobField("iptc-data", to: record) }
+                if record != image.blobCopy("iptc-data") { image = try image.settingBlobField("iptc-data", to: record) }
             } else {
-                unreadable = ["iptc-data"]
+                unreadable = [iptcField]
             }
         }
+        // JPEG's saver writes IPTC from its own field alone; the block would stay in the image.
+        let photoshopBlock = names.contains("photoshop-data") && kept.contains(.iptc) && !unsaved.contains(.iptc) ? ["photoshop-data"] : []
         if kept.contains(.xmp), !unsaved.contains(.xmp), let packet = image.blobCopy("xmp-data"),
             let upright = XMPOrientation.setting(max(1, image.orientation), in: packet)
         {
@@ -179,15 +183,18 @@ enum ImageEncoder {
         }
         let oversized = oversizedMetadata(image, keeping: kept, format: settings.format)
         let tooLong = oversized.flatMap { blob in names.filter { metadataKind(of: $0) == metadataKind(of: blob.field) } }
-        let removed = unkept + unsavable + unwritable + tooLong + pngText + unreadable
-        if !removed.isEmpty { image = try image.removingFields(removed) }
+        let removed = unkept + unsavable + unwritable + tooLong + pngText + unreadable + photoshopBlock
+        if !removed.isEmpty { image = try image.removingFields(Array(Set(removed))) }
+        let cannotWrite = ", which \(settings.format.rawValue) cannot write"
         return Prepared(
             image: image,
             // The blocks, not each EXIF tag libvips lists beside its block.
-            dropped: unsavable.filter { !$0.hasPrefix("exif-ifd") }
-                + unwritable.map { "\($0) (libvips writes a PNG text key of 1–79 characters, without spaces or control characters)" }
-                + oversized.map { "\($0.field) (\($0.why))" }
-                + pngText.map { "\($0) (a PNG text chunk, which only PNG holds)" }
+            dropped: unsavable.filter { !$0.hasPrefix("exif-ifd") }.map { $0 + cannotWrite }
+                + unwritable.map {
+                    "\($0) (libvips writes a PNG text key of 1–79 characters, without spaces or control characters)\(cannotWrite)"
+                }
+                + oversized.map { "\($0.field) (\($0.why))\(cannotWrite)" }
+                + pngText.map { "\($0) (a PNG text chunk, which only PNG holds)\(cannotWrite)" }
                 + unreadable.map { "\($0) (a Photoshop resource block without an IPTC record, or one that could not be read)" },
             source: source)
     }
@@ -245,7 +252,9 @@ enum ImageEncoder {
         case "icc-profile-data": .icc
         case "exif-data", "jpeg-thumbnail-data": .exif
         case "xmp-data", "image-description": .xmp
-        case "iptc-data": .iptc
+        // A TIFF's Photoshop block holds the IPTC record, and beside it a preview and copies of
+        // the EXIF and XMP.
+        case "iptc-data", "photoshop-data": .iptc
         default: name.hasPrefix("exif-ifd") ? .exif : name.hasPrefix("png-comment-") ? pngTextKind(of: name) : nil
         }
     }

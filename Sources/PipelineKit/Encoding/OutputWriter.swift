@@ -181,7 +181,7 @@ final class OutputWriter: Sendable {
         var written = WrittenOutput(
             output: output.name, path: finalPath, size: image.frameSize, byteCount: file.byteCount,
             format: output.encoder.format, fingerprint: fingerprint,
-            warnings: Self.warnings(dropped, input: input, format: output.encoder.format)
+            warnings: Self.warnings(dropped, input: input)
                 + Self.warnings(search, output: output, input: input, path: finalPath),
             searchedQuality: Self.searched(search, output: output))
         written.searchEncodes = search?.encodes
@@ -227,16 +227,17 @@ final class OutputWriter: Sendable {
         var written = WrittenOutput(
             output: output.name, path: path, size: image.frameSize, byteCount: body.count, format: output.encoder.format,
             fingerprint: fingerprint,
-            warnings: Self.warnings(prepared.dropped, input: input, format: output.encoder.format)
+            warnings: Self.warnings(prepared.dropped, input: input)
                 + Self.warnings(search, output: output, input: input, path: path),
             searchedQuality: Self.searched(search, output: output))
         written.searchEncodes = search?.encodes
         return written
     }
 
-    /// One warning line for each metadata field of `input` left out because `format` cannot write it.
-    static func warnings(_ dropped: [String], input: InputFile, format: EncoderSettings.Format) -> [String] {
-        dropped.map { "\(input.displayName): dropped the metadata field \($0), which \(format.rawValue) cannot write" }
+    /// One warning line for each metadata field of `input` left out, each `dropped` naming the
+    /// field and why.
+    static func warnings(_ dropped: [String], input: InputFile) -> [String] {
+        dropped.map { "\(input.displayName): dropped the metadata field \($0)" }
     }
 
     /// What a quality search chose, for the report, events and manifest.
@@ -253,7 +254,7 @@ final class OutputWriter: Sendable {
         return [
             "\(input.displayName): output \"\(output.name)\" (\(output.encoder.format.rawValue)) reached SSIMULACRA 2 "
                 + "\(search.score.formatted(places: 1)) at quality \(search.quality), short of the target \(target.ssimulacra2.formatted(places: 1)); "
-                + "\((path as NSString).lastPathComponent) is the best file the search found"
+                + "the file written, \((path as NSString).lastPathComponent), is the best the search found"
         ]
     }
 

@@ -9,10 +9,23 @@ enum PhotoshopResources {
 
     private static let header = Array("Photoshop 3.0\0".utf8)
     private static let signature = Array("8BIM".utf8)
+    /// The byte each dataset of an IPTC-NAA record starts with.
+    private static let datasetMarker: UInt8 = 0x1C
+
+    /// A block with the header, holding `record` as its IPTC resource, with an empty name.
+    static func block(holding record: [UInt8]) -> [UInt8] {
+        let length = UInt32(clamping: record.count)
+        let lengthBytes = [24, 16, 8, 0].map { UInt8(truncatingIfNeeded: length >> $0) }
+        let pad: [UInt8] = record.count % 2 == 1 ? [0] : []
+        return header + signature + [UInt8(iptcRecord >> 8), UInt8(iptcRecord & 0xFF), 0, 0] + lengthBytes + record + pad
+    }
 
     /// The block `bytes` with the IPTC record alone, with the header it had; nil when the block
-    /// cannot be read to its end (it is then not kept at all) or holds no IPTC record.
+    /// cannot be read to its end (it is then not kept at all) or holds no IPTC record. A bare
+    /// record (a TIFF's tag 33723 holds one: its datasets start with 0x1C) is put in a block of
+    /// its own, as JPEG readers look for it.
     static func iptcOnly(_ bytes: [UInt8]) -> [UInt8]? {
+        if bytes.first == datasetMarker { return block(holding: bytes) }
         let start = bytes.starts(with: header) ? header.count : 0
         var kept = Array(bytes[0..<start])
         var at = start

@@ -78,6 +78,49 @@ import Vips
             "\(warnings)")
     }
 
+    @Test func aTIFFsPhotoshopBlockIsPublishedNeitherByDefaultNorFromAnOverlay() async throws {
+        // Given a TIFF whose Photoshop block (tag 34377) holds an IPTC credit, a preview and an
+        // XMP copy, and the same block on an overlay
+        let block =
+            header + resource(0x0404, iptc) + resource(0x040C, Array(repeating: 7, count: 41)) + resource(0x0424, Array("<x/>".utf8))
+        let tiff = try Fixtures.gradient(width: 64, height: 48).settingBlobField("photoshop-data", to: block).encoded(suffix: ".tif")
+        #expect(
+            try VipsImage.open(data: tiff).blobCopy("photoshop-data") == block, "libvips no longer keeps the block: the test proves nothing"
+        )
+        // When it is written as TIFF by default and keeping IPTC, as a JPEG keeping IPTC, and a
+        // PNG is written as TIFF with the overlay laid on it
+        let (directory, reports, _) = try await run(
+            [
+                #"{"name": "plain", "encode": {"format": "tiff"}, "path": "out/{stem}-plain.tif"}"#,
+                #"{"name": "iptc", "encode": {"format": "tiff", "keep": ["iptc"]}, "path": "out/{stem}-iptc.tif"}"#,
+                #"{"name": "jpeg", "encode": {"format": "jpeg", "keep": ["iptc"]}, "path": "out/{stem}.jpg"}"#,
+                #"{"name": "marked", "steps": [{"composite": {"image": "logo.tif"}}], "encode": {"format": "tiff", "keep": "all"}, "#
+                    + #""path": "out/{stem}-marked.tif"}"#,
+            ], input: Data(tiff), name: "photo.tif", extra: ["logo.tif": Data(tiff)])
+        // Then no TIFF carries the block, those keeping IPTC say why, and the JPEG has the credit alone
+        for name in ["plain", "iptc", "marked"] {
+            #expect(try VipsImage.open(file: directory.path + "/out/photo-\(name).tif").blobCopy("photoshop-data") == nil, "\(name)")
+        }
+        #expect(try VipsImage.open(file: directory.path + "/out/photo.jpg").blobCopy("iptc-data") == header + resource(0x0404, iptc))
+        let warnings = reports.flatMap(\.written).flatMap(\.warnings)
+        #expect(
+            warnings == Array(repeating: "in/photo.tif: dropped the metadata field photoshop-data, which tiff cannot write", count: 2),
+            "\(warnings)")
+    }
+
+    @Test func aTIFFsBareIPTCRecordIsKeptInAJPEGInABlockOfItsOwn() async throws {
+        // Given a TIFF whose IPTC record is its own tag (33723), as exiftool writes it
+        let tiff = HostileFixtures.tiffDeclaring(width: 4, height: 4, iptc: iptc)
+        #expect(try VipsImage.open(data: tiff).blobCopy("iptc-data") == iptc, "libvips no longer reads the tag: the test proves nothing")
+        // When it is written as a JPEG keeping IPTC
+        let (directory, reports, _) = try await run(
+            [#"{"name": "jpeg", "encode": {"format": "jpeg", "keep": ["iptc"]}, "path": "out/{stem}.jpg"}"#], input: tiff,
+            name: "photo.tif")
+        // Then the JPEG holds it in the Photoshop block readers look for it in, and nothing is said
+        #expect(try VipsImage.open(file: directory.path + "/out/photo.jpg").blobCopy("iptc-data") == header + resource(0x0404, iptc))
+        #expect(reports.flatMap(\.written).flatMap(\.warnings).isEmpty)
+    }
+
     @Test func exifKeptAsPNGTextGoesWithEXIFAndNoKeyIsCutAtASpace() async throws {
         // Given a PNG with EXIF in a text chunk, as ImageMagick and exiv2 write it, a creation
         // time (a key with a space) and an author: chunks libvips' saver cannot write as they are

@@ -245,7 +245,8 @@ import Vips
         #expect(written.warnings.contains { $0.contains("short of the target 99") }, "\(written.warnings)")
         // Naming the file, which tells one width or art crop of an output from another
         let name = (written.path as NSString).lastPathComponent
-        #expect(written.warnings.contains { $0.hasSuffix("; \(name) is the best file the search found") }, "\(written.warnings)")
+        #expect(
+            written.warnings.contains { $0.hasSuffix("; the file written, \(name), is the best the search found") }, "\(written.warnings)")
     }
 
     // MARK: Recording and remembering
