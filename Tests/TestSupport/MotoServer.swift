@@ -138,8 +138,12 @@ package final class MotoServer: @unchecked Sendable {
         _ = try s3("PUT", bucket: bucket, key: "", body: Data())
     }
 
-    package func put(_ data: Data, bucket: String, key: String, contentType: String = "application/octet-stream") throws {
-        _ = try s3("PUT", bucket: bucket, key: key, body: data, headers: ["Content-Type": contentType])
+    package func put(
+        _ data: Data, bucket: String, key: String, contentType: String = "application/octet-stream", cacheControl: String? = nil
+    ) throws {
+        var headers = ["Content-Type": contentType]
+        headers["Cache-Control"] = cacheControl
+        _ = try s3("PUT", bucket: bucket, key: key, body: data, headers: headers)
     }
 
     /// Removes the object, if there is one.

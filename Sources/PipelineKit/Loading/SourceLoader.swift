@@ -61,7 +61,7 @@ struct SourceLoader: Sendable {
                 .tooLarge, stage: .fetch,
                 reason: "the cached copy is \(cached.body.count) bytes, more than fetch.maxBytes (\(maxBytes) bytes)")
         }
-        if let cached, cached.isFresh() {
+        if let cached, source.keepsFreshForMaxAge, cached.isFresh() {
             return FetchedSource(cached)
         }
         let fetched: SourceFetch

@@ -30,6 +30,12 @@ protocol InputSource: Sendable {
     /// false for one read where its bytes lie.
     static var isCached: Bool { get }
 
+    /// Whether a cached copy is used without asking while its `max-age` lasts: true for a web
+    /// server, which sets it for its readers. A bucket object's `Cache-Control` is for those the
+    /// bucket publishes to (a CDN, browsers); a run asks the bucket each time, which answers an
+    /// unchanged object's ETag with 304 and nothing more.
+    static var keepsFreshForMaxAge: Bool { get }
+
     /// Reads `input` once, blocking: call it on the fetch lane. `cached` is the cache's copy, for
     /// a conditional request; the fetch stage retries, revalidates and caches around it.
     static func fetch(

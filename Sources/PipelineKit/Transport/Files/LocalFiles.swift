@@ -15,6 +15,7 @@ enum LocalFiles: InputSource {
     }
 
     static let isCached = false
+    static let keepsFreshForMaxAge = false
 
     static func fetch(
         _ input: InputFile, revalidating cached: CachedResponse?, through transports: InputTransports,

@@ -28,6 +28,7 @@ enum WebInputs: InputSource {
     }
 
     static let isCached = true
+    static let keepsFreshForMaxAge = true
 
     static func fetch(
         _ input: InputFile, revalidating cached: CachedResponse?, through transports: InputTransports,

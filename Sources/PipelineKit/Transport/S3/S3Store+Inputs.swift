@@ -14,6 +14,7 @@ extension S3Store: InputSource {
     }
 
     static let isCached = true
+    static let keepsFreshForMaxAge = false
 
     static func fetch(
         _ input: InputFile, revalidating cached: CachedResponse?, through transports: InputTransports,
