@@ -287,6 +287,18 @@ struct ImageDecoder: Sendable {
     func openCheckedHeader(_ source: EncodedSource) throws -> VipsImage {
         let header = try openHeader(source, options: "fail_on=\(settings.failOn.rawValue)")
         try refuseOverMaxPixels(header.width * header.height, described: "the image is \(header.width)×\(header.height)")
+        if header.loader?.hasPrefix("svgload") == true {
+            // libvips sets an SVG's size as a C int: a side of 2³¹ pixels or more is left at 1,
+            // which passes any limit. At four times the scale a side that fits is at least
+            // 4w - 2 (each size is rounded), and one left at 1 stays 1.
+            let scaled = try openHeader(source, options: "fail_on=\(settings.failOn.rawValue),scale=4")
+            if scaled.width < 4 * header.width - 2 || scaled.height < 4 * header.height - 2 {
+                throw ItemError(
+                    .tooManyPixels, stage: .decompress,
+                    reason: "the SVG declares a side of 2³¹ pixels or more, "
+                        + "more than decompress.maxPixels (\(settings.maxPixels)) allows")
+            }
+        }
         return header
     }
 
