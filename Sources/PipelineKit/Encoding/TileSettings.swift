@@ -41,6 +41,19 @@ public struct TileSettings: Sendable, Hashable {
         }
     }
 
+    /// A file of each kind and depth the layout writes for the pyramid at `path` (its `.dzi`
+    /// file, or its folder), such as an input glob would list on the next run: the tiles, and
+    /// the descriptor beside them.
+    func sampleFiles(ofPyramidAt path: String) -> [String] {
+        let tile = "0." + format.format.fileExtension
+        switch layout {
+        case .dz: return [(path as NSString).deletingPathExtension + "_files/0/0_" + tile]
+        case .iiif, .iiif3: return [path + "/info.json", path + "/0,0,1,1/1,/0/default." + format.format.fileExtension]
+        case .zoomify: return [path + "/ImageProperties.xml", path + "/TileGroup0/0-0-" + tile]
+        case .google: return [path + "/blank.png", path + "/0/0/" + tile]
+        }
+    }
+
     /// The formats tiles are written in.
     public enum TileFormat: String, CaseIterable, Sendable {
         /// JPEG, PNG or WebP tiles.

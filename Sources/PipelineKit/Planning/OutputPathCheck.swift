@@ -33,8 +33,9 @@ struct OutputPathCheck {
         outputs.enumerated().map { index, output in
             // Where the pipeline file sets the path, for messages.
             .init(
-                place: "outputs[\(output.fileIndex ?? index)].path", location: output.pathLocation, subject: output.name, root: roots[index]
-            )
+                place: "outputs[\(output.fileIndex ?? index)].path", location: output.pathLocation, subject: output.name,
+                root: roots[index],
+                tiles: output.tiles)
         }
     }
 

@@ -109,13 +109,16 @@ struct WriteCheck {
             let subject: String
             /// The folder the write may not leave (an output's), or nil.
             let root: String?
+            /// A tile pyramid output's settings: it writes more files than its path, in its folder.
+            let tiles: TileSettings?
 
             /// `subject` (the output's name, for an output's writer) set at `place`.
-            init(place: String, location: SourceLocation?, subject: String, root: String?) {
+            init(place: String, location: SourceLocation?, subject: String, root: String?, tiles: TileSettings? = nil) {
                 self.place = place
                 self.location = location
                 self.subject = subject
                 self.root = root
+                self.tiles = tiles
             }
         }
 
@@ -224,11 +227,11 @@ struct WriteCheck {
         var globProblems: [PipelineFileError.Problem] = []
         writers.reserveCapacity(inputsByIdentity.count)
         // Each writer a glob takes in, said once for its place and subject.
-        func takeIn(_ write: Write, by glob: WatchScope.InputPattern, reach: InputReach) {
+        func takeIn(_ write: Write, by glob: WatchScope.InputPattern, reach: InputReach, path: String? = nil) {
             takenIn.insert(ObjectIdentifier(write.writer))
             if takenInNamed.insert(write.place + "\u{0}" + write.writer.subject).inserted {
                 let writer = write.isOutput ? "output \"\(write.writer.subject)\"" : write.writer.subject
-                globProblems.append(reach.problem(glob, takingIn: write.path, writtenBy: writer))
+                globProblems.append(reach.problem(glob, takingIn: path ?? write.path, writtenBy: writer))
             }
         }
         for (write, origin) in writes {
@@ -259,10 +262,17 @@ struct WriteCheck {
                     continue
                 }
             }
-            if let reach, !takenIn.contains(ObjectIdentifier(write.writer)),
-                let glob = reach.glob(takingIn: write.path, realPath: real.path)
-            {
-                takeIn(write, by: glob, reach: reach)
+            if let reach, !takenIn.contains(ObjectIdentifier(write.writer)) {
+                // A pyramid's tiles lie deeper than its path: a glob may reach them alone.
+                let tiles = write.writer.tiles.map { tiles in
+                    zip(tiles.sampleFiles(ofPyramidAt: write.path), tiles.sampleFiles(ofPyramidAt: real.path))
+                }
+                let written = [(write.path, real.path)] + (tiles.map(Array.init) ?? [])
+                if let (path, glob) = written.lazy.compactMap({ path, realPath in
+                    reach.glob(takingIn: path, realPath: realPath).map { (path, $0) }
+                }).first {
+                    takeIn(write, by: glob, reach: reach, path: path)
+                }
             }
             let digest = PathDigest(real)
             let existing = FileIdentity(path: write.path, followingLinks: false)

@@ -151,6 +151,26 @@ import Testing
         #expect(again.succeeded == 3 && again.outputsWritten == 0 && again.outputsUpToDate == 3)
     }
 
+    @Test(arguments: [
+        ("dz", "in/{stem}.dzi", "in/dune-0_files/0/0_0.jpg"), ("google", "in/{stem}-tiles", "in/dune-0-tiles/0/0/0.jpg"),
+        ("zoomify", "in/{stem}-tiles", "in/dune-0-tiles/TileGroup0/0-0-0.jpg"),
+        ("iiif", "in/{stem}-tiles", "in/dune-0-tiles/0,0,1,1/1,/0/default.jpg"),
+    ])
+    func aGlobReachingAPyramidsTilesIsRefusedBeforeTheFirstRun(layout: String, path: String, tile: String) throws {
+        // Given "in/**/*.jpg" as the inputs and a pyramid in in/, whose path the glob does not
+        // match but whose JPEG tiles it does
+        let directory = try TemporaryDirectory()
+        _ = try photos(in: directory)
+        let pyramid = #"{"name": "zoom", "tiles": {"layout": "\#(layout)"}, "path": "\#(path)"}"#
+        // When it is planned
+        let error = try #require(try planningError(PipelineHarness.json(inputs: ["in/**/*.jpg"], outputs: [pyramid]), in: directory))
+        // Then the glob is named with a tile it would take in
+        #expect(error.contains(#"inputs[0]: "in/**/*.jpg" takes in what output "zoom" writes (\#(tile))"#), "\(error)")
+        // and tiles of a format the glob does not match plan
+        let png = #"{"name": "zoom", "tiles": {"layout": "\#(layout)", "format": "png"}, "path": "\#(path)"}"#
+        #expect(try planningError(PipelineHarness.json(inputs: ["in/**/*.jpg"], outputs: [png]), in: directory) == nil)
+    }
+
     @Test func aGlobReachingWhatTheRunWritesThroughALinkAListOrAsTheManifestIsRefused() throws {
         let directory = try TemporaryDirectory()
         _ = try photos(in: directory)
