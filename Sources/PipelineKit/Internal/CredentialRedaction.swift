@@ -108,14 +108,13 @@ public struct CredentialRedaction: Sendable, Equatable {
 
     /// The parts of a URL's path with each segment's `;` parameters left out, percent-decoded:
     /// what output paths are made of (`{name}`, `{dir}`), so that a session id in the path never
-    /// becomes part of a file name.
+    /// becomes part of a file name. A segment whose escapes are not UTF-8 (a Latin-1 name,
+    /// `caf%E9.jpg`) keeps them as written: it has no decoded name.
     static func pathWithoutParameters(of url: URL?) -> String {
         guard let url else { return "" }
-        let encoded = url.path(percentEncoded: true)
-        guard encoded.contains(";") else { return url.path }
-        let stripped = encoded.split(separator: "/", omittingEmptySubsequences: false).map { segment -> Substring in
-            segment.firstIndex(of: ";").map { segment[..<$0] } ?? segment
+        return url.path(percentEncoded: true).split(separator: "/", omittingEmptySubsequences: false).map { segment in
+            let plain = segment.firstIndex(of: ";").map { segment[..<$0] } ?? segment
+            return plain.removingPercentEncoding ?? String(plain)
         }.joined(separator: "/")
-        return stripped.removingPercentEncoding ?? stripped
     }
 }

@@ -60,6 +60,14 @@ import Vips
         #expect(InputFile(url: "http://example.com:8443/b.jpg").subfolder == "example.com_8443")
     }
 
+    @Test func aPathSegmentWhoseEscapesAreNotUTF8KeepsThemAsItsName() {
+        // A Latin-1 name, as older sites write them, beside a UTF-8 one
+        let latin = InputFile(url: "http://example.com/photos/2019/caf%E9.jpg")
+        #expect(latin.fileName == "caf%E9.jpg" && latin.subfolder == "example.com/photos/2019")
+        let utf8 = InputFile(url: "http://example.com/photos/caf%C3%A9.jpg")
+        #expect(utf8.fileName == "café.jpg" && utf8.subfolder == "example.com/photos")
+    }
+
     @Test func aSourceListedSeveralTimesIsFetchedOnceAndServesEveryListing() async throws {
         let server = try servePhoto()
         let directory = try TemporaryDirectory()
