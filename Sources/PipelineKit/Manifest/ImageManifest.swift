@@ -235,10 +235,22 @@ public struct ImageManifest: Codable, Sendable, Equatable {
         return found.count == 1 ? found[0] : nil
     }
 
-    /// The entries `source` may mean: the one the manifest names exactly so, else every entry
-    /// whose path ends in it at a `/` (`x.png` is both `coll/a/x.png` and `coll/b/x.png`).
+    /// The entries `source` may mean: the one the manifest names exactly so (a URL as the
+    /// pipeline file writes it, too: the manifest names it with its secrets hidden), else every
+    /// entry whose path ends in it at a `/` (`x.png` is both `coll/a/x.png` and `coll/b/x.png`;
+    /// a web URL's path ends before its `;` parameters and its query).
     public func candidates(for source: String) -> [Input] {
-        if let exact = inputs.first(where: { $0.source == source }) { return [exact] }
-        return inputs.filter { $0.source.hasSuffix("/" + source) }
+        let shown = CredentialRedaction().redact(source)
+        if let exact = inputs.first(where: { $0.source == source || $0.source == shown }) { return [exact] }
+        return inputs.filter { Self.path(of: $0.source).hasSuffix("/" + source) }
+    }
+
+    /// `source` without the `;` parameters of its segments, its query and its fragment, when it
+    /// is a web URL; as it is otherwise (an S3 key may hold any of those characters).
+    private static func path(of source: String) -> Substring {
+        let lowered = source.prefix(8).lowercased()
+        guard lowered.hasPrefix("http://") || lowered.hasPrefix("https://") else { return source[...] }
+        let path = source.prefix { $0 != "?" && $0 != "#" }
+        return path.split(separator: "/", omittingEmptySubsequences: false).map { $0.prefix { $0 != ";" } }.joined(separator: "/")[...]
     }
 }
