@@ -39,19 +39,31 @@ struct IncrementalRuns: Sendable {
             jobs[index] = OutputJob(
                 listing: job.listing, input: job.input, outputIndex: job.outputIndex, output: job.output,
                 target: job.target, fingerprint: fingerprint,
-                upToDate: try await madeEarlierInStore(job.output, at: job.target, fingerprint))
+                upToDate: job.target.hasUnknownSizes
+                    ? nil : try await madeEarlierInStore(job.output, at: job.target.plannedPath, fingerprint))
         }
         return jobs
     }
 
-    /// The object an earlier run (on any machine) made with `fingerprint`, still in the bucket.
-    /// A path that waits for `{width}` or `{height}` is not known before the image is made: made again.
-    private func madeEarlierInStore(_ output: OutputDefinition, at target: OutputTarget, _ fingerprint: String)
+    /// The object an earlier run made for `job` under the name the size of its image gives, once
+    /// the source's size is known, when the plan could not name it: a path that waits for
+    /// `{width}` or `{height}`, or a width of a set above the image's own, which is made at the
+    /// image's width and named so.
+    func madeEarlierAtItsSize(_ job: OutputJob, sourceSize: ImageSize) async throws(CancellationError) -> WrittenOutput? {
+        guard !force, job.target.isInStore, !job.target.namesHash, let fingerprint = job.fingerprint else { return nil }
+        let size = job.output.steps.reduce(sourceSize) { $1.outputSize(for: $0) }
+        guard job.target.hasUnknownSizes || !job.target.fillsPlannedSizes(width: size.width, height: size.height),
+            let path = try? job.target.path(width: size.width, height: size.height)
+        else { return nil }
+        return try await madeEarlierInStore(job.output, at: path, fingerprint)
+    }
+
+    /// The object at `path` that an earlier run (on any machine) made with `fingerprint`, still
+    /// in the bucket.
+    private func madeEarlierInStore(_ output: OutputDefinition, at path: String, _ fingerprint: String)
         async throws(CancellationError)
         -> WrittenOutput?
     {
-        guard !target.hasUnknownSizes else { return nil }
-        let path = target.plannedPath
         let object: StoredObject?
         do {
             // The store is set up on the lane too: its first use reads credentials files.
@@ -69,7 +81,7 @@ struct IncrementalRuns: Sendable {
             let height = metadata(OutputWriter.MetadataName.height).flatMap({ Int($0) })
         else { return nil }
         var written = WrittenOutput(
-            output: output.name, path: target.plannedPath, size: ImageSize(width: width, height: height),
+            output: output.name, path: path, size: ImageSize(width: width, height: height),
             byteCount: object?.byteCount ?? 0, upToDate: true, format: output.encoder.format, fingerprint: fingerprint)
         written.sourceSize = OutputWriter.MetadataName.size(metadata(OutputWriter.MetadataName.sourceSize))
         return written

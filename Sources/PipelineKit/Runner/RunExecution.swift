@@ -239,6 +239,7 @@ final class RunExecution: Sendable {
         chosen: NeighbourQualities, planned: OutputWriter.InputPaths
     ) async throws(CancellationError) -> Result<WrittenOutput, ItemError> {
         if let done = job.upToDate { return .success(done) }
+        if let done = try await incremental.madeEarlierAtItsSize(job, sourceSize: decoded.originalSize) { return .success(done) }
         let name = job.input.displayName
         let output = job.output.name
         var stage = Stage.process

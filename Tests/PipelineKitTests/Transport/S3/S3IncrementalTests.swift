@@ -5,10 +5,11 @@ import Vips
 
 @testable import PipelineKit
 
-/// An object's `Cache-Control` is for those its bucket publishes to: a run asks the bucket each
-/// time, so a replaced object is never taken from the cache as it was.
+/// What a run makes again with S3 inputs and outputs: a replaced input object, however long its
+/// own `max-age` (that is for those its bucket publishes to), and nothing that is in the bucket
+/// already, under whatever name its size gave it.
 @Suite(.enabled(if: MotoServer.isAvailable, "moto's server is not installed (.ci/setup installs moto[server])"))
-struct S3InputFreshnessTests {
+struct S3IncrementalTests {
     @Test func aReplacedObjectWithALongMaxAgeIsMadeAgainFromItsNewBytes() async throws {
         // Given an object stored for a year's caching, as the run's own S3 outputs are, made once
         let server = try MotoServer()
@@ -38,5 +39,37 @@ struct S3InputFreshnessTests {
         for name in ["a", "single"] {
             #expect(try VipsImage.open(file: directory.path + "/out/\(name).png").size == ImageSize(width: 50, height: 50), "\(name)")
         }
+    }
+
+    @Test func aWidthAboveTheImagesOwnIsFoundInTheBucketUnderTheNameItWasMadeWith() async throws {
+        // Given a 400 px photo, and a set of 160 and 640 px files in a bucket, named by width,
+        // and by height for a resize by height
+        let server = try MotoServer()
+        try server.createBucket("site")
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 400, height: 200)), to: "in/photo.jpg")
+        let json = PipelineHarness.json(
+            inputs: ["in/*.jpg"],
+            outputs: [
+                #"{"name": "set", "widths": [160, 640], "formats": [{"format": "jpeg"}], "path": "s3://site/{stem}-{width}.jpg"}"#,
+                #"{"name": "tall", "steps": [{"resize": {"height": 50}}], "encode": {"format": "png"}, "path": "s3://site/{stem}-{width}.png"}"#,
+            ])
+        var pipeline = try PipelineHarness.pipeline(json, in: directory)
+        pipeline.environment = server.environment(home: directory.path)
+        let first = try #require(try await pipeline.run().collect().summary)
+        #expect(first.outputsWritten == 3)
+        #expect(try server.get(bucket: "site", key: "photo-400.jpg") != nil)
+        #expect(try server.get(bucket: "site", key: "photo-100.png") != nil)
+
+        // When it runs again, nothing having changed
+        let again = try await pipeline.run().collect()
+        let summary = try #require(again.summary)
+
+        // Then every file is found in the bucket, the one made at 400 px too
+        #expect(summary.outputsWritten == 0 && summary.outputsUpToDate == 3, "\(again.reports.flatMap(\.written).map(\.path))")
+        #expect(
+            again.reports.flatMap(\.written).map { ($0.path as NSString).lastPathComponent }.sorted() == [
+                "photo-100.png", "photo-160.jpg", "photo-400.jpg",
+            ])
     }
 }
