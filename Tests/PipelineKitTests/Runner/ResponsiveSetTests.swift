@@ -57,6 +57,17 @@ import Vips
         #expect(files["photo-200.webp"]?.loader.hasPrefix("webpload") == true)
     }
 
+    @Test func eachWidthsHeightIsTheImagesProportionNotTheWidestWidthsRounding() async throws {
+        // Given a 1600×1067 photo, decoded at 1280×854 for the widest width (853.6 rounded)
+        let directory = try photo(width: 1600, height: 1067)
+        _ = try await run(json(widths: "[320, 960, 1280]", formats: #"[{"format": "webp"}]"#), in: directory)
+        // Then each width's height is rounded from the photo's own: 213.4 and 640.2, not 213.5 and 640.5
+        let files = try files(in: directory)
+        #expect(files["photo-320.webp"].map { [$0.width, $0.height] } == [320, 213])
+        #expect(files["photo-960.webp"].map { [$0.width, $0.height] } == [960, 640])
+        #expect(files["photo-1280.webp"].map { [$0.width, $0.height] } == [1280, 854])
+    }
+
     /// The plan tells a set's 320 px file from another output's 200 px one by their widths; a
     /// photo 200 px wide makes the set's file 200 px too, whose path is then the other's. It
     /// fails naming both, and the other output's file is written, not over.
