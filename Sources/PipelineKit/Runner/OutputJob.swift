@@ -113,8 +113,7 @@ struct IncrementalRuns: Sendable {
                     focusReaders[index]
                     ? version.flatMap { version in
                         journal?.fingerprint(
-                            version: version + resources.versions(of: outputs[index]) + focusIdentity(listing.input, outputs[index]),
-                            output: index,
+                            version: version + resources.versions(of: outputs[index]) + focusIdentity(listing.input), output: index,
                             shared: shared)
                     }
                     : fingerprints[index]
@@ -125,14 +124,10 @@ struct IncrementalRuns: Sendable {
         }
     }
 
-    /// What the focus file says of `input`, for the fingerprints of `output`'s files, cropped
-    /// about it.
-    private func focusIdentity(_ input: InputFile, _ output: OutputDefinition) -> String {
+    /// What the focus file says of `input`, for the fingerprints of outputs cropped about it.
+    private func focusIdentity(_ input: InputFile) -> String {
         guard let point = definition.focusPoints?.point(for: input) else { return "\nfocus none" }
-        // Steps before the crop move the point with the picture: files made before they did
-        // are made again.
-        let moved = output.steps.first?.readsFocusPoint == false ? " moved" : ""
-        return "\nfocus \(point.x),\(point.y)\(moved)"
+        return "\nfocus \(point.x),\(point.y)"
     }
 
     /// Records `written` for `job`, made from an input of `sourceSize`: kept for a remote
