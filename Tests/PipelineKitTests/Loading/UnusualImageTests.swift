@@ -191,6 +191,26 @@ import Vips
         #expect(Fixtures.isClose(try decoded.image.pixel(x: 4, y: 4), [128], tolerance: 1))
     }
 
+    @Test(arguments: [4, 2])
+    func sixteenBitAlphaThroughAProfileKeepsItsTransparency(bands: Int) throws {
+        // Given 16-bit colour (or grey) with alpha 0, 16384, 32768 and 65535 in four columns,
+        // carrying an Adobe RGB (or grey) profile
+        let profile =
+            bands == 4
+            ? ICCFixtures.profile(primaries: ICCFixtures.adobePrimaries, curve: ICCFixtures.gammaCurve(2.2))
+            : ICCFixtures.greyProfile(curve: ICCFixtures.gammaCurve(1.8))
+        let alphas: [UInt16] = [0, 16384, 32768, 65535]
+        var pixels: [UInt16] = []
+        for _ in 0..<4 { for x in 0..<16 { pixels += [UInt16](repeating: 30000, count: bands - 1) + [alphas[x / 4]] } }
+        let image = try VipsImage(pixels16: pixels, width: 16, height: 4, bands: bands).labelled(as: bands == 4 ? .rgb16 : .grey16)
+        let data = try image.settingBlobField("icc-profile-data", to: profile).encoded(suffix: ".png[bitdepth=16]")
+        #expect(try VipsImage.open(data: data).hasICCProfile)
+        // When decoded
+        let decoded = try decode(data, name: "soft.png")
+        // Then the alpha is scaled to 8 bits, not clipped to opaque
+        #expect(try (0..<4).map { try decoded.image.pixel(x: $0 * 4 + 1, y: 1).last } == [0, 64, 128, 255])
+    }
+
     @Test func anAVIFsMetadataOutlivesItsLoader() throws {
         // Given a valid AVIF with EXIF (libvips writes some), decoded: the loader's images are
         // gone once `decode` returns. libvips 8.14's HEIF loader left the decoded image's EXIF

@@ -173,7 +173,14 @@ extension ImageDecoder {
         var image = input
         // An embedded sRGB profile needs no conversion (libvips' thumbnail converts no profile at
         // all unless asked to): a pass of Little CMS over every pixel saved.
-        if image.hasICCProfile, !image.hasSRGBProfile, let converted = try? image.convertedFromEmbeddedProfileToSRGB() {
+        if image.hasICCProfile, !image.hasSRGBProfile, var converted = try? image.convertedFromEmbeddedProfileToSRGB() {
+            if input.hasAlpha, input.bandFormat == .ushort, converted.hasAlpha {
+                // libvips' icc_transform makes 8-bit colour and clips a 16-bit alpha to 255, where
+                // it should scale it: the input's own alpha, scaled and rounded, takes its place.
+                let alpha = try input.extractingBands(input.bands - 1)
+                    .applying("linear", ["a": .numbers([1.0 / 257]), "b": .numbers([0.5])]).cast(to: .uchar)
+                converted = try converted.extractingBands(0, count: converted.bands - 1).cast(to: .uchar).joiningBands(alpha)
+            }
             // A grey profile's image stays grey, as one without a profile does: lcms gives it
             // three equal bands, a colour image three times the size. Its sRGB profile, which
             // fits no grey band, goes with them.
