@@ -24,8 +24,10 @@ extension EncoderSettings {
         if has("background") { background = try options.colour("background") }
         keep = try Self.readKeep(options)
         qualityTarget = try QualityTarget.read(options, format: format)
+        var isCMYK = false
         if let profile = try options.optionalString("iccProfile") {
             let resolved = try Self.resolveProfile(profile, against: options.baseDirectory)
+            isCMYK = resolved.isCMYK
             iccProfile = resolved.path
             // A CMYK file too: converted to it, an RGB format's pixels would be its inks.
             if resolved.isCMYK, format != .jpeg, format != .tiff {
@@ -56,6 +58,12 @@ extension EncoderSettings {
             }
         case .tiff:
             tiffCompression = try options.choice("compression", as: TIFFCompression.self)
+            // libtiff's WebP codec would take the black plate for alpha.
+            if tiffCompression == .webp, isCMYK {
+                throw OptionError(
+                    option: "compression",
+                    "webp holds red, green, blue and alpha alone: a CMYK iccProfile needs deflate, lzw, zstd, jpeg or none")
+            }
             predictor = try options.choice("predictor", as: TIFFPredictor.self)
             tile = try options.bool("tile")
             tileSize = try options.int("tileSize")
@@ -114,6 +122,22 @@ extension EncoderSettings {
         }()
         guard let header, header.count == 40, header.suffix(4).elementsEqual("acsp".utf8) else {
             throw OptionError(option: "iccProfile", "\(profile) is not an ICC profile: its header has no \"acsp\" signature (\(path))")
+        }
+        // The size the header declares, at bytes 0 to 3: a file cut short fails every encode.
+        let declared = header.prefix(4).reduce(0) { $0 << 8 | Int($1) }
+        let stored = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? nil
+        if let stored, declared > stored {
+            throw OptionError(
+                option: "iccProfile", "\(profile) is cut short: its header declares \(declared) bytes and the file has \(stored) (\(path))")
+        }
+        // The profile's class, at bytes 12 to 15: an abstract, device link or named colour
+        // profile describes no colour space an image could be converted to.
+        let profileClass = String(decoding: header.dropFirst(12).prefix(4), as: UTF8.self)
+        guard ["mntr", "prtr", "scnr", "spac"].contains(profileClass) else {
+            throw OptionError(
+                option: "iccProfile",
+                "\(profile) is a profile of class \"\(profileClass)\", which no image can be converted to: "
+                    + "give a display, output, input or colour space profile (\(path))")
         }
         // The data colour space, at bytes 16 to 19 of the header.
         return (path, header.dropFirst(16).prefix(4).elementsEqual("CMYK".utf8))

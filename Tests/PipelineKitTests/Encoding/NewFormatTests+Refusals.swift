@@ -60,6 +60,38 @@ extension NewFormatTests {
         }
     }
 
+    @Test func aProfileNoImageCanBeConvertedToIsRefusedWhenTheFileIsLoaded() throws {
+        // Given an abstract profile, and a display profile cut short
+        let directory = try TemporaryDirectory()
+        var abstract = ICCFixtures.profile(primaries: ICCFixtures.adobePrimaries, curve: ICCFixtures.gammaCurve(2.2))
+        abstract.replaceSubrange(12..<16, with: Array("abst".utf8))
+        try directory.write(Data(abstract), to: "abstract.icc")
+        let whole = ICCFixtures.profile(primaries: ICCFixtures.adobePrimaries, curve: ICCFixtures.gammaCurve(2.2))
+        try directory.write(Data(whole.prefix(whole.count - 20)), to: "cut.icc")
+        for (file, words) in [("abstract.icc", #"a profile of class "abst""#), ("cut.icc", "is cut short")] {
+            let json = PipelineHarness.json(
+                inputs: ["in/*"],
+                outputs: [#"{"name": "o", "encode": {"format": "jpeg", "iccProfile": "\#(file)"}, "path": "out/{stem}.jpg"}"#])
+            // Then each is refused when the file is loaded, naming the key and why
+            #expect {
+                _ = try PipelineHarness.pipeline(json, in: directory)
+            } throws: { error in
+                "\(error)".contains("outputs[0].encode.iccProfile") && "\(error)".contains(words)
+            }
+        }
+        // and a TIFF of WebP compression is refused a CMYK profile, whose black plate it would take for alpha
+        let webp = PipelineHarness.json(
+            inputs: ["in/*"],
+            outputs: [
+                #"{"name": "o", "encode": {"format": "tiff", "compression": "webp", "iccProfile": "cmyk"}, "path": "out/{stem}.tif"}"#
+            ])
+        #expect {
+            _ = try PipelineHarness.pipeline(webp, in: directory)
+        } throws: { error in
+            "\(error)".contains("outputs[0].encode.compression") && "\(error)".contains("a CMYK iccProfile needs deflate")
+        }
+    }
+
     @Test func aCMYKProfileFileIsRefusedForAFormatWithoutCMYK() throws {
         // Given libvips' CMYK profile as a file
         let directory = try TemporaryDirectory()
