@@ -20,14 +20,18 @@ enum PhotoshopResources {
         return header + signature + [UInt8(iptcRecord >> 8), UInt8(iptcRecord & 0xFF), 0, 0] + lengthBytes + record + pad
     }
 
-    /// The block `bytes` with the IPTC record alone, with the header it had; nil when the block
-    /// cannot be read to its end (it is then not kept at all) or holds no IPTC record. A bare
-    /// record (a TIFF's tag 33723 holds one: its datasets start with 0x1C) is put in a block of
-    /// its own, as JPEG readers look for it.
+    /// The block `bytes` with the IPTC record alone, under the `Photoshop 3.0` header JPEG
+    /// readers look for (a TIFF's block has none); nil when the block cannot be read to its end
+    /// (it is then not kept at all) or holds no IPTC record. A bare record (a TIFF's tag 33723
+    /// holds one: its datasets start with 0x1C) is put in a block of its own.
     static func iptcOnly(_ bytes: [UInt8]) -> [UInt8]? {
         if bytes.first == datasetMarker { return block(holding: bytes) }
+        // libtiff reads tag 33723 as 32-bit numbers: from a big-endian TIFF each 4 bytes come reversed.
+        if bytes.count % 4 == 0, bytes.count >= 4, bytes[3] == datasetMarker {
+            return block(holding: stride(from: 0, to: bytes.count, by: 4).flatMap { bytes[$0..<($0 + 4)].reversed() })
+        }
         let start = bytes.starts(with: header) ? header.count : 0
-        var kept = Array(bytes[0..<start])
+        var kept = header
         var at = start
         while at < bytes.count {
             // Signature, ID, a Pascal name padded to an even length, a length, the data padded
@@ -44,6 +48,6 @@ enum PhotoshopResources {
             if id == iptcRecord { kept += bytes[at..<padded] }
             at = padded
         }
-        return kept.count > start ? kept : nil
+        return kept.count > header.count ? kept : nil
     }
 }

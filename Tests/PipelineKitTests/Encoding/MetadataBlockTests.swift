@@ -35,7 +35,11 @@ import Vips
         let thumbnail = resource(0x040C, Array(repeating: 7, count: 33))
         let exif = resource(0x0422, Array("Exif\0\0MM".utf8))
         #expect(PhotoshopResources.iptcOnly(header + thumbnail + resource(0x0404, iptc) + exif) == header + resource(0x0404, iptc))
-        #expect(PhotoshopResources.iptcOnly(resource(0x0404, iptc) + thumbnail) == resource(0x0404, iptc))
+        // A TIFF's block, which has no header, gets the one JPEG readers look for
+        #expect(PhotoshopResources.iptcOnly(resource(0x0404, iptc) + thumbnail) == header + resource(0x0404, iptc))
+        // and a bare record read from a big-endian TIFF, each 4 bytes reversed, is put right
+        let reversed = stride(from: 0, to: iptc.count, by: 4).flatMap { iptc[$0..<($0 + 4)].reversed() }
+        #expect(PhotoshopResources.iptcOnly(reversed) == header + resource(0x0404, iptc))
         // A resource with a name: one length byte and the name, padded to an even length
         let named = Array("8BIM".utf8) + [0x04, 0x04, 3] + Array("abc".utf8) + HostileFixtures.bigEndian32(iptc.count) + iptc
         #expect(PhotoshopResources.iptcOnly(header + thumbnail + named) == header + named)
