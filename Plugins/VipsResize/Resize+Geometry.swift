@@ -34,11 +34,11 @@ extension Resize {
         }
     }
 
-    /// The geometry for an image of `size` that may be the input of `original` size decoded
-    /// smaller, for a wider output: its sides were rounded once already, so sizes are taken from
-    /// the original's proportions, as a resize of the original makes them (960 of 1600×1067 is
-    /// 960×640, not the 641 that 1280×854 gives). Any other image (a crop of it, one turned, or
-    /// one the sizes would enlarge) is sized from itself.
+    /// The geometry for the image as decoded, of `size`, of an input of `original` size: made
+    /// smaller by the decoder for a wider output, its sides were rounded once already, so sizes
+    /// are taken from the original's proportions, as a resize of the original makes them (960
+    /// of 1600×1067 is 960×640, not the 641 that 1280×854 gives). A part decoded alone (a
+    /// window), or an image the sizes would enlarge, is sized from itself.
     func geometry(for size: ImageSize, decodedFrom original: ImageSize) -> Geometry {
         guard size != original, size.width < original.width, size.height < original.height else { return geometry(for: size) }
         let scale = Double(size.width) / Double(original.width)

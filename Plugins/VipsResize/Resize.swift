@@ -186,7 +186,7 @@ public struct Resize: ImageProcessing, Hashable {
 
     /// Applies the step to `image`; a thrown error fails this item only.
     public func process(_ image: VipsImage, context: ProcessingContext) throws -> VipsImage {
-        let geometry = geometry(for: image.size, decodedFrom: context.originalSize)
+        let geometry = context.isDecodedImage ? geometry(for: image.size, decodedFrom: context.originalSize) : geometry(for: image.size)
         guard geometry.isWithinLibvipsLimits else {
             throw TooLarge(input: image.size, scaled: geometry.scaled, output: geometry.output)
         }

@@ -263,15 +263,16 @@ struct WriteCheck {
                 }
             }
             if let reach, !takenIn.contains(ObjectIdentifier(write.writer)) {
-                // A pyramid's tiles lie deeper than its path: a glob may reach them alone.
-                let tiles = write.writer.tiles.map { tiles in
-                    zip(tiles.sampleFiles(ofPyramidAt: write.path), tiles.sampleFiles(ofPyramidAt: real.path))
-                }
-                let written = [(write.path, real.path)] + (tiles.map(Array.init) ?? [])
-                if let (path, glob) = written.lazy.compactMap({ path, realPath in
-                    reach.glob(takingIn: path, realPath: realPath).map { (path, $0) }
-                }).first {
-                    takeIn(write, by: glob, reach: reach, path: path)
+                if let glob = reach.glob(takingIn: write.path, realPath: real.path) {
+                    takeIn(write, by: glob, reach: reach)
+                } else if let tiles = write.writer.tiles {
+                    // A pyramid's tiles lie deeper than its path: a glob may reach them alone.
+                    let samples = zip(tiles.sampleFiles(ofPyramidAt: write.path), tiles.sampleFiles(ofPyramidAt: real.path))
+                    for (path, realPath) in samples {
+                        guard let glob = reach.glob(takingIn: path, realPath: realPath) else { continue }
+                        takeIn(write, by: glob, reach: reach, path: path)
+                        break
+                    }
                 }
             }
             let digest = PathDigest(real)

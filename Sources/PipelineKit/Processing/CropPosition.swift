@@ -236,3 +236,12 @@ extension VipsImage {
         return try croppedPages(left: left, top: top, width: window.width, height: window.height)
     }
 }
+
+extension VipsImage {
+    /// Where in its source an extract (a crop, smart ones too) took this image: libvips keeps
+    /// it, negated, as the image's offset. nil when the offset cannot be such a corner.
+    var extractedCorner: (left: Int, top: Int)? {
+        guard let xOffset = intField("xoffset"), let yOffset = intField("yoffset"), xOffset <= 0, yOffset <= 0 else { return nil }
+        return (-xOffset, -yOffset)
+    }
+}

@@ -2,9 +2,9 @@ import Foundation
 import Vips
 
 // A focus point is given on the input as decoded. A step before the crop that reads it may move
-// the picture (a flop, a turn, a crop, a border): these carry the point along, so the crop
-// keeps what the point marks (`ImageProcessing.movedPoint(_:from:to:)`). A step that places its cut by the
-// pixels (a smart crop, a trim) cannot say where from the sizes alone, and leaves the point be.
+// the picture (a flop, a turn, a crop, a border): these carry the point along, so the crop keeps
+// what the point marks (`ImageProcessing.movedPoint(_:from:to:)`). A step that places its cut by
+// the pixels (a smart crop, a trim) cannot say where from the sizes alone, and leaves the point be.
 
 extension FocusPoint {
     /// The point at `x`, `y`, each moved into 0…1 (a point cut away by a crop goes to the
@@ -48,14 +48,5 @@ extension FocusPoint {
         return FocusPoint(
             clampingX: 0.5 + (dx * cosine - dy * sine) / Double(result.width),
             y: 0.5 + (dx * sine + dy * cosine) / Double(result.height))
-    }
-}
-
-extension VipsImage {
-    /// Where in its source an extract (a crop, smart ones too) took this image: libvips keeps
-    /// it, negated, as the image's offset. nil when the offset cannot be such a corner.
-    var extractedCorner: (left: Int, top: Int)? {
-        guard let xOffset = intField("xoffset"), let yOffset = intField("yoffset"), xOffset <= 0, yOffset <= 0 else { return nil }
-        return (-xOffset, -yOffset)
     }
 }

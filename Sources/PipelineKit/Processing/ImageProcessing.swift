@@ -112,15 +112,21 @@ public struct ProcessingContext: Sendable {
     public let focusPoint: FocusPoint?
     /// Where a step says what the trace should show of its work on this item (a fallback).
     public let notes: ProcessingNotes
+    /// Whether the step is handed the image as decoded (it is the output's first step): the
+    /// input of `originalSize`, perhaps made smaller by the decoder, with each side rounded.
+    /// False once another step has changed it.
+    public let isDecodedImage: Bool
     private let resources: [URL: Result<VipsImage, ResourceError>]
 
     /// A context for one step of `output` working on `input`, with the images its `resources`
-    /// named, loaded, and the input's `focusPoint`.
+    /// named, loaded, and the input's `focusPoint`; for its first step unless `isDecodedImage`
+    /// says otherwise.
     public init(
         input: String, output: String, originalSize: ImageSize, maxPixels: Int = .max,
         resources: [URL: Result<VipsImage, ResourceError>] = [:], focusPoint: FocusPoint? = nil,
-        notes: ProcessingNotes = ProcessingNotes()
+        notes: ProcessingNotes = ProcessingNotes(), isDecodedImage: Bool = true
     ) {
+        self.isDecodedImage = isDecodedImage
         self.input = input
         self.output = output
         self.originalSize = originalSize
@@ -130,11 +136,13 @@ public struct ProcessingContext: Sendable {
         self.notes = notes
     }
 
-    /// This context for the next step, with the focus point where the steps so far moved it.
-    func focusing(on point: FocusPoint?) -> ProcessingContext {
+    /// This context for the step after `step`, which made an image of `result` size of one of
+    /// `input` size: its input is no longer the image as decoded, and the focus point is where
+    /// the step moved it.
+    func after(_ step: any ImageProcessing, from input: ImageSize, to result: ImageSize) -> ProcessingContext {
         ProcessingContext(
-            input: input, output: output, originalSize: originalSize, maxPixels: maxPixels, resources: resources,
-            focusPoint: point, notes: notes)
+            input: self.input, output: output, originalSize: originalSize, maxPixels: maxPixels, resources: resources,
+            focusPoint: focusPoint.map { step.movedPoint($0, from: input, to: result) }, notes: notes, isDecodedImage: false)
     }
 
     /// The decoded image behind one of the step's `resources`, loaded once for the whole run.

@@ -43,7 +43,7 @@ struct StepChain: Sendable {
             frames = try apply(
                 step, named: ItemError.Step(index: index, name: type(of: step).name), toEveryFrameOf: frames, context: context)
             let resultSize = ImageSize(width: frames.width, height: frames.pageHeight)
-            context = context.focusing(on: context.focusPoint.map { step.movedPoint($0, from: frameSize, to: resultSize) })
+            context = context.after(step, from: frameSize, to: resultSize)
         }
         let joined: VipsImage
         do {
@@ -119,7 +119,7 @@ struct StepChain: Sendable {
             do {
                 let input = image.size
                 image = try step.process(image, context: context)
-                context = context.focusing(on: context.focusPoint.map { step.movedPoint($0, from: input, to: image.size) })
+                context = context.after(step, from: input, to: image.size)
             } catch {
                 throw ItemError(.processing, stage: .process, reason: ItemError.reason(for: error), step: named, underlying: error)
             }

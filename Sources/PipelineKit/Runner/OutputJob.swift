@@ -45,13 +45,12 @@ struct IncrementalRuns: Sendable {
         return jobs
     }
 
-    /// The object an earlier run made for `job` under the name the size of its image gives, once
-    /// the source's size is known, when the plan could not name it: a path that waits for
-    /// `{width}` or `{height}`, or a width of a set above the image's own, which is made at the
-    /// image's width and named so.
-    func madeEarlierAtItsSize(_ job: OutputJob, sourceSize: ImageSize) async throws(CancellationError) -> WrittenOutput? {
+    /// The object an earlier run made for `job` under the name its image's `size` gives, once the
+    /// image is made, before it is encoded, when the plan could not name it: a path that waits
+    /// for `{width}` or `{height}`, or a width of a set above the image's own, which is made at
+    /// the image's width and named so.
+    func madeEarlierAtItsSize(_ job: OutputJob, size: ImageSize) async throws(CancellationError) -> WrittenOutput? {
         guard !force, job.target.isInStore, !job.target.namesHash, let fingerprint = job.fingerprint else { return nil }
-        let size = job.output.steps.reduce(sourceSize) { $1.outputSize(for: $0) }
         guard job.target.hasUnknownSizes || !job.target.fillsPlannedSizes(width: size.width, height: size.height),
             let path = try? job.target.path(width: size.width, height: size.height)
         else { return nil }

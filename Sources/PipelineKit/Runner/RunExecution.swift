@@ -239,7 +239,6 @@ final class RunExecution: Sendable {
         chosen: NeighbourQualities, planned: OutputWriter.InputPaths
     ) async throws(CancellationError) -> Result<WrittenOutput, ItemError> {
         if let done = job.upToDate { return .success(done) }
-        if let done = try await incremental.madeEarlierAtItsSize(job, sourceSize: decoded.originalSize) { return .success(done) }
         let name = job.input.displayName
         let output = job.output.name
         var stage = Stage.process
@@ -254,6 +253,8 @@ final class RunExecution: Sendable {
                 try deadline.check(.process, output: output)
                 return try chain.apply(to: decoded, outputIndex: job.outputIndex, context: context, under: deadline.vips)
             }
+            let made = ImageSize(width: image.width, height: image.frameSize.height)
+            if let done = try await incremental.madeEarlierAtItsSize(job, size: made) { return .success(done) }
             stage = .encode
             let pending = try await queues.encode.run(for: name, output: output) { [writer] isCancelled in
                 try deadline.check(.encode, output: output)

@@ -42,34 +42,37 @@ struct S3IncrementalTests {
     }
 
     @Test func aWidthAboveTheImagesOwnIsFoundInTheBucketUnderTheNameItWasMadeWith() async throws {
-        // Given a 400 px photo, and a set of 160 and 640 px files in a bucket, named by width,
-        // and by height for a resize by height
+        // Given a 400×200 photo in a 20 px white border, and in a bucket a set of 160 and 640 px
+        // files named by width, files named by the width a resize by height gives, and trimmed
+        // files named by their size
         let server = try MotoServer()
         try server.createBucket("site")
         let directory = try TemporaryDirectory()
-        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 400, height: 200)), to: "in/photo.jpg")
+        let photo = try Fixtures.image(width: 400, height: 200, bands: 3) { x, y in
+            x < 20 || x >= 380 || y < 20 || y >= 180 ? [255, 255, 255] : [UInt8(x % 200), UInt8(y), 90]
+        }
+        try directory.write(try Fixtures.png(photo), to: "in/photo.png")
         let json = PipelineHarness.json(
-            inputs: ["in/*.jpg"],
+            inputs: ["in/*.png"],
             outputs: [
                 #"{"name": "set", "widths": [160, 640], "formats": [{"format": "jpeg"}], "path": "s3://site/{stem}-{width}.jpg"}"#,
                 #"{"name": "tall", "steps": [{"resize": {"height": 50}}], "encode": {"format": "png"}, "path": "s3://site/{stem}-{width}.png"}"#,
+                #"{"name": "box", "steps": [{"trim": {}}], "encode": {"format": "png"}, "path": "s3://site/{stem}-{width}x{height}.png"}"#,
             ])
         var pipeline = try PipelineHarness.pipeline(json, in: directory)
         pipeline.environment = server.environment(home: directory.path)
         let first = try #require(try await pipeline.run().collect().summary)
-        #expect(first.outputsWritten == 3)
-        #expect(try server.get(bucket: "site", key: "photo-400.jpg") != nil)
-        #expect(try server.get(bucket: "site", key: "photo-100.png") != nil)
+        #expect(first.outputsWritten == 4)
 
         // When it runs again, nothing having changed
         let again = try await pipeline.run().collect()
         let summary = try #require(again.summary)
 
-        // Then every file is found in the bucket, the one made at 400 px too
-        #expect(summary.outputsWritten == 0 && summary.outputsUpToDate == 3, "\(again.reports.flatMap(\.written).map(\.path))")
+        // Then every file is found in the bucket under the name its size gave it
+        #expect(summary.outputsWritten == 0 && summary.outputsUpToDate == 4, "\(again.reports.flatMap(\.written).map(\.path))")
         #expect(
             again.reports.flatMap(\.written).map { ($0.path as NSString).lastPathComponent }.sorted() == [
-                "photo-100.png", "photo-160.jpg", "photo-400.jpg",
+                "photo-100.png", "photo-160.jpg", "photo-360x160.png", "photo-400.jpg",
             ])
     }
 }
