@@ -39,6 +39,12 @@ struct PlaceholderSource {
 
     private static func sRGB8(_ image: VipsImage) throws(VipsError) -> VipsImage {
         var converted = image
+        // An output written in another colour space (Display P3) holds that profile's values,
+        // which read as sRGB would be washed out. A profile libvips cannot use is passed over,
+        // as decoding passes it over.
+        if image.hasICCProfile, !image.hasSRGBProfile, let fromProfile = try? image.convertedFromEmbeddedProfileToSRGB() {
+            converted = fromProfile
+        }
         if converted.interpretation != .sRGB || converted.bandFormat != .uchar {
             converted = try converted.converted(to: .sRGB)
         }

@@ -134,6 +134,23 @@ import Vips
         #expect(after?.placeholders?.transparent == true && after?.placeholdersFrom == recipe)
     }
 
+    @Test func placeholdersOfAFileInDisplayP3AreItsColoursInSRGB() async throws {
+        // Given an sRGB green written as a JPEG in Display P3, whose values are not sRGB's
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.png(try Fixtures.solid(width: 32, height: 32, colour: [0, 200, 40])), to: "in/green.png")
+        let json = PipelineHarness.json(
+            inputs: ["in/*.png"],
+            outputs: [
+                #"{"name": "t", "encode": {"format": "jpeg", "iccProfile": "p3"}, "path": "out/{stem}.jpg", "placeholders": ["dominantColor"]}"#
+            ],
+            extra: #""manifest": {"path": "out/manifest.json"}"#)
+        _ = try await PipelineHarness.run(json, in: directory)
+        // Then its dominant colour is the sRGB green (the middle of its 16-level bins), not the
+        // washed-out colour its P3 values read as sRGB would give
+        let manifest = try ImageManifest.read(from: directory.url.appendingPathComponent("out/manifest.json"))
+        #expect(manifest.inputs.first?.outputs["t"]?.placeholders?.dominantColor == "#08c828")
+    }
+
     @Test func anAnimationWrittenAsAVIFStillHasItsPlaceholders() async throws {
         // Given an animated GIF and a still photo, written as AVIF and WebP of one width, AVIF
         // first, and as AVIF alone (libvips reads no AVIF sequence)

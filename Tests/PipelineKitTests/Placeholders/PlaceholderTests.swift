@@ -171,6 +171,19 @@ struct PlaceholderTests {
         #expect(try Placeholders.blurhash(of: image).count == 28)
     }
 
+    @Test func aThinImagesBlurhashShowsItsPicture() throws {
+        // Given a strip 40 times wider than tall, red on the left and blue on the right
+        let strip = try Fixtures.image(width: 1600, height: 40, bands: 3) { x, _ in x < 800 ? [255, 0, 0] : [0, 0, 255] }
+        // When hashed
+        let hash = Array(try Placeholders.blurhash(of: strip))
+        // Then its first horizontal component (base83 digits 6 and 7: red, green and blue, each
+        // 0…18 with 9 for none) has red falling and blue rising from left to right
+        let digits = Array("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz#$%*+,-.:;=?@[]^_{|}~")
+        let value = hash[6..<8].reduce(0) { $0 * 83 + (digits.firstIndex(of: $1) ?? 0) }
+        let (red, blue) = (value / (19 * 19), value % 19)
+        #expect(red > 9 && blue < 9, "\(String(hash)): red \(red), blue \(blue)")
+    }
+
     @Test func thumbhashOfALargeImageIsThatOfItsCopyFittedWithin100Pixels() throws {
         let image = try gradient(width: 400, height: 300)
         let small = try image.resized(horizontalScale: 0.25, verticalScale: 0.25, kernel: .lanczos3)
