@@ -134,10 +134,14 @@ enum ImageEncoder {
             if image.isGreyscale { image = try image.inColour().removingFields(["icc-profile-data"]) }
             image = try image.convertedToProfile(profile)
         }
-        if settings.format == .gif, let delays = image.frameDelays, delays.contains(where: { $0 <= VipsImage.shortestDelay }) {
-            // As the WebP saver and the AVIF sequence write them: browsers show such a frame for
-            // a tenth of a second, other players as fast as they can.
-            image = try image.settingFrameDelays(delays.map { $0 <= VipsImage.shortestDelay ? VipsImage.defaultDelay : $0 })
+        if let delays = image.frameDelays, let longest = longestDelay(settings.format) {
+            // As the WebP saver and the AVIF sequence write them: browsers show a GIF frame of
+            // 10 ms or less for a tenth of a second, other players as fast as they can. A delay
+            // longer than the format holds is cut to the longest it holds: it would wrap round,
+            // or fail the file.
+            let short = settings.format == .gif ? VipsImage.shortestDelay : -1
+            let written = delays.map { $0 <= short ? VipsImage.defaultDelay : min($0, longest) }
+            if written != delays { image = try image.settingFrameDelays(written) }
         }
         if settings.format == .gif, let loop = settings.loop {
             // The GIF saver takes the loop count from the image, not from an option; without
@@ -223,6 +227,17 @@ enum ImageEncoder {
                 return nil
             }
             return (field, why)
+        }
+    }
+
+    /// The longest frame delay, in milliseconds, `format` holds: GIF's 16 bits of hundredths of
+    /// a second, WebP's 24 bits of milliseconds; nil for a format without frame delays or
+    /// without such a limit (libavif's sequences take 64-bit timestamps).
+    static func longestDelay(_ format: EncoderSettings.Format) -> Int? {
+        switch format {
+        case .gif: 655_350
+        case .webp: 16_777_215
+        default: nil
         }
     }
 

@@ -218,4 +218,19 @@ import Vips
         let out = try VipsImage.open(file: directory.path + "/out/moving.gif", options: "n=-1")
         #expect(out.frameDelays == [100, 100, 300])
     }
+
+    @Test func aFrameLongerThanAGIFHoldsShowsForTheLongestItHoldsNotWrappedRound() async throws {
+        // Given an animated WebP whose first frame shows for 700 s, past GIF's 655.35 s
+        let webp = try HostileFixtures.frames(2, width: 20, height: 10) { [UInt8($0 * 100), 0, 0] }.settingFrameDelays([700_000, 200])
+            .encoded(suffix: ".webp")
+        let json = PipelineHarness.json(
+            inputs: ["in/*"], outputs: [#"{"name": "gif", "encode": {"format": "gif"}, "path": "out/{stem}.gif"}"#],
+            extra: #""decompress": {"animation": "keep"}"#)
+        let directory = try TemporaryDirectory()
+        try directory.write(Data(webp), to: "in/slow.webp")
+        let (reports, summary) = try await PipelineHarness.run(json, in: directory)
+        #expect(summary.succeeded == 1, "\(reports.flatMap(\.failures))")
+        // Then the GIF shows it for 655.35 s, where 16 bits of hundredths would have wrapped to 44.64 s
+        #expect(try VipsImage.open(file: directory.path + "/out/slow.gif", options: "n=-1").frameDelays == [655_350, 200])
+    }
 }
