@@ -86,6 +86,19 @@ extension CommandRunner {
         return try bash("echo $$ > \"$0/cgroup.procs\" && exec \"$@\" 2>&1", group, [binary.path] + arguments)
     }
 
+    /// Runs `pipeline` in `directory` as the user nobody, output and errors together, so that
+    /// folders only root may read are closed to it; nil (and a printed reason) unless this
+    /// process is root, with `setpriv` to drop to nobody.
+    package static func runAsNobody(in directory: String, _ arguments: [String]) throws -> (status: Int32, output: String)? {
+        guard getuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv") else {
+            print("skipped: running as another user needs root and setpriv")
+            return nil
+        }
+        return try bash(
+            "cd \"$0\" && exec /usr/bin/setpriv --reuid=65534 --regid=65534 --clear-groups \"$@\" 2>&1", directory,
+            [executable.path] + arguments)
+    }
+
     /// Runs `script` in bash with `$0` and the positional arguments given; its output and status.
     private static func bash(_ script: String, _ zero: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
         let process = Process()

@@ -25,6 +25,15 @@ enum LongPath {
     struct Listing {
         var names: [String] = []
         var undecodable: [UndecodableName] = []
+        /// Why the folder could not be read (`errno`), nil when it was.
+        var failure: Int32?
+
+        /// What to say of a folder that is there but could not be read (no permission), nil
+        /// when it was read or is not there.
+        var unreadable: String? {
+            guard let failure, failure != ENOENT else { return nil }
+            return "a folder that cannot be read: \(String(cString: strerror(failure)))"
+        }
     }
 
     /// A name in a folder that is not UTF-8.
@@ -42,11 +51,12 @@ enum LongPath {
             isTooLong(path)
             ? inParent(of: path) { folder, name in openat(folder, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC) } ?? -1
             : open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard descriptor >= 0 else { return Listing() }
+        guard descriptor >= 0 else { return Listing(failure: errno) }
         // `closedir` closes the descriptor too.
         guard let directory = fdopendir(descriptor) else {
+            let failure = errno
             close(descriptor)
-            return Listing()
+            return Listing(failure: failure)
         }
         defer { closedir(directory) }
         var listing = Listing()

@@ -163,6 +163,8 @@ struct WriteCheck {
     /// Each local source by its identity on disk, with the record of its first listing (the plan
     /// finds them by real path).
     private var inputsByIdentity: [FileIdentity: Int64] = [:]
+    /// Each local source named by a symbolic link, by the link's own identity.
+    private var inputLinks: [FileIdentity: Int64] = [:]
     /// The cache folder as written and through its links, when the run writes one.
     private var cacheFolder: (written: String, real: String)?
     /// Inputs found in the cache folder.
@@ -194,8 +196,13 @@ struct WriteCheck {
                         "the input \(input.displayName) lies in the cache folder \(cacheFolder.written), where the run writes and removes files"
                 ))
         }
-        if let identity = FileIdentity(path: input.path, followingLinks: true), inputsByIdentity[identity] == nil {
+        let identity = FileIdentity(path: input.path, followingLinks: true)
+        if let identity, inputsByIdentity[identity] == nil {
             inputsByIdentity[identity] = offset
+        }
+        // A symbolic link named as an input: writing onto its name would replace the link.
+        if let own = FileIdentity(path: input.path, followingLinks: false), own != identity, inputLinks[own] == nil {
+            inputLinks[own] = offset
         }
     }
 
@@ -294,6 +301,15 @@ struct WriteCheck {
                         path: write.place, location: write.location,
                         message:
                             "\(write.what) would overwrite the input \(inputName(input))\(how): nothing may write where the run reads"))
+                continue
+            }
+            if let input = existing.flatMap({ inputLinks[$0] }) {
+                problems.append(
+                    .init(
+                        path: write.place, location: write.location,
+                        message:
+                            "\(write.what) would replace the input \(inputName(input)), a symbolic link: nothing may write where the run reads"
+                    ))
                 continue
             }
             if let earlier = writers[digest] {

@@ -114,6 +114,7 @@ extension InputEnumerator {
             // Symbolic links to folders are not followed, so a link cycle cannot loop forever.
             walk(directory, relative: relative, pattern: rest, into: &matches, skipped: &skipped, linked: &linked)
             let listing = LongPath.listing(of: directory)
+            if let unreadable = listing.unreadable { skipped[directory] = unreadable }
             for name in listing.names.sorted() where !name.hasPrefix(".") && Self.kind(here(name), followLinks: false) == .directory {
                 walk(here(name), relative: joined(name), pattern: pattern, into: &matches, skipped: &skipped, linked: &linked)
             }
@@ -123,6 +124,7 @@ extension InputEnumerator {
             return
         }
         let listing = Self.isGlob(component) || caseInsensitive ? LongPath.listing(of: directory) : nil
+        if let unreadable = listing?.unreadable { skipped[directory] = unreadable }
         let candidates =
             listing.map { $0.names.sorted().filter { Self.nameMatches(component, $0, caseInsensitive: caseInsensitive) } } ?? [component]
         for name in listing?.undecodable ?? []
@@ -185,6 +187,11 @@ extension InputEnumerator {
     private static func kind(_ path: String, followLinks: Bool) -> Kind {
         var info = stat()
         guard LongPath.status(of: path, &info, followLinks: followLinks) == 0 else {
+            // A folder on the way that may not be searched hides what is in it.
+            let failure = errno
+            if failure == EACCES || failure == EPERM {
+                return .other("a path that cannot be reached: \(String(cString: strerror(failure)))")
+            }
             guard followLinks, let link = InputFile.brokenLink(at: path) else { return .absent }
             return .other(link)
         }
