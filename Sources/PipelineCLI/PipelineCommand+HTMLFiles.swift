@@ -49,7 +49,8 @@ extension PipelineCommand.HTML {
     static func fileStem(of source: String) -> String {
         var path = source
         if let url = URL(string: source), url.scheme != nil, url.host != nil {
-            path = url.path
+            // Each segment decoded, as the run names its files (`caf%E9.jpg` keeps its escapes).
+            path = CredentialRedaction.pathWithoutParameters(of: url)
         }
         let last = (path as NSString).lastPathComponent
         var stem = (last as NSString).deletingPathExtension

@@ -30,7 +30,7 @@ extension PipelineCommand {
 
         @Flag(
             help:
-                "Print one JSON object per event on standard output (runStarted, itemStarted, stageFinished, itemFailed, itemCompleted, runFinished), for scripts."
+                "Print one JSON object per event on standard output (runStarted, itemStarted, stageFinished, itemFailed, itemCompleted, warning, runFinished), for scripts."
         )
         var json = false
 

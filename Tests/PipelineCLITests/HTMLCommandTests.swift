@@ -88,6 +88,12 @@ import Testing
         #expect(comment == #"<!-- a- ->b\n\u001b[31mc- -d.jpg -->"#)
     }
 
+    @Test func aPageIsNamedByItsURLsNameAsTheRunNamesItsFiles() {
+        #expect(PipelineCommand.HTML.fileStem(of: "http://h/photos/caf%E9.jpg?v=2") == "caf%E9")
+        #expect(PipelineCommand.HTML.fileStem(of: "http://h/photos/caf%C3%A9.jpg") == "café")
+        #expect(PipelineCommand.HTML.fileStem(of: "https://h/shop/a.jpg;jsessionid=…") == "a")
+    }
+
     @Test func outWritesOneFilePerInputNamedByStemWithoutTouchingTheManifest() throws {
         let directory = try prepare()
         let manifestBefore = try Data(contentsOf: URL(fileURLWithPath: manifest(directory)))

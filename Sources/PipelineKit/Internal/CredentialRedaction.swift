@@ -110,7 +110,7 @@ public struct CredentialRedaction: Sendable, Equatable {
     /// what output paths are made of (`{name}`, `{dir}`), so that a session id in the path never
     /// becomes part of a file name. A segment whose escapes are not UTF-8 (a Latin-1 name,
     /// `caf%E9.jpg`) keeps them as written: it has no decoded name.
-    static func pathWithoutParameters(of url: URL?) -> String {
+    package static func pathWithoutParameters(of url: URL?) -> String {
         guard let url else { return "" }
         return url.path(percentEncoded: true).split(separator: "/", omittingEmptySubsequences: false).map { segment in
             let plain = segment.firstIndex(of: ";").map { segment[..<$0] } ?? segment

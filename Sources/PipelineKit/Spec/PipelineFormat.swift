@@ -184,7 +184,9 @@ public enum PipelineFormat {
                 help: "S3 outputs: the objects' Cache-Control header, for example \"public, max-age=31536000, immutable\""),
             Option(
                 "metadata", .stringMap,
-                help: "S3 outputs: user metadata stored with each object (x-amz-meta-NAME); names of letters, digits and -"),
+                help:
+                    "S3 outputs: user metadata stored with each object (x-amz-meta-NAME); names of lower-case letters, digits and -, not starting with pipeline-"
+            ),
             Option(
                 "path", .pathTemplate, required: true,
                 help: "where to write, relative to this file's folder, or s3://bucket/key; placeholders: "

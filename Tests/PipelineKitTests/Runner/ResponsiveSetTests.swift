@@ -66,6 +66,14 @@ import Vips
         #expect(files["photo-320.webp"].map { [$0.width, $0.height] } == [320, 213])
         #expect(files["photo-960.webp"].map { [$0.width, $0.height] } == [960, 640])
         #expect(files["photo-1280.webp"].map { [$0.width, $0.height] } == [1280, 854])
+        // and a crop within a pixel of the photo's proportions is sized from its own: 213.6
+        let cropped = try photo(width: 1600, height: 1067)
+        let steps = #"[{"crop": {"left": 0, "top": 0, "width": 400, "height": 267}}, {"resize": {"width": 320}}]"#
+        let crop = PipelineHarness.json(
+            inputs: ["in/*.jpg"],
+            outputs: [#"{"name": "crop", "steps": \#(steps), "encode": {"format": "webp"}, "path": "out/{stem}-320.webp"}"#])
+        _ = try await run(crop, in: cropped)
+        #expect(try self.files(in: cropped)["photo-320.webp"].map { [$0.width, $0.height] } == [320, 214])
     }
 
     /// The plan tells a set's 320 px file from another output's 200 px one by their widths; a

@@ -199,7 +199,7 @@ public final class CurlDataLoader: DataLoading {
         // What is left of the whole transfer's time after the hops before; at least 1 ms, since 0 means none.
         try option.check(pl_curl_set_long(easy, CURLOPT_TIMEOUT_MS, max(1, Int(timeout * 1000))), "CURLOPT_TIMEOUT_MS")
         try option.check(
-            pl_curl_set_long(easy, CURLOPT_CONNECTTIMEOUT_MS, Int(settings.connectTimeout * 1000)), "CURLOPT_CONNECTTIMEOUT_MS")
+            pl_curl_set_long(easy, CURLOPT_CONNECTTIMEOUT_MS, max(1, Int(settings.connectTimeout * 1000))), "CURLOPT_CONNECTTIMEOUT_MS")
         try option.check(pl_curl_set_string(easy, CURLOPT_USERAGENT, settings.userAgent), "CURLOPT_USERAGENT")
         try option.check(pl_curl_set_long(easy, CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS)), "CURLOPT_HTTP_VERSION")
         // A declared Content-Length over the limit fails before the body is read.
