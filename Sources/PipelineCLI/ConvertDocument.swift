@@ -52,9 +52,16 @@ struct ConvertDocument {
             // A one-off command names its file: one missing is the command line's mistake, said
             // once, as a batch file's plan would only warn of it and then fail it.
             guard FileManager.default.fileExists(atPath: input, isDirectory: &inputIsFolder) else {
-                // A link that leads nowhere is there, but names no file.
-                let link = InputFile.brokenLink(at: input)
-                throw ConvertArgumentError("IN", link.map { "\(input.quotedValue) is \($0)" } ?? "there is no file \(input.quotedValue)")
+                // A link that leads nowhere is there, but names no file; a folder on the way that
+                // may not be searched hides what is in it.
+                var info = stat()
+                let failure = stat(input, &info) == 0 ? 0 : errno
+                let reason =
+                    InputFile.brokenLink(at: input).map { "\(input.quotedValue) is \($0)" }
+                    ?? (failure == EACCES || failure == EPERM
+                        ? "\(input.quotedValue) cannot be reached: \(String(cString: strerror(failure)))" : nil)
+                    ?? "there is no file \(input.quotedValue)"
+                throw ConvertArgumentError("IN", reason)
             }
             if inputIsFolder.boolValue {
                 let folder = input.hasSuffix("/") ? String(input.dropLast()) : input
@@ -238,9 +245,9 @@ struct ConvertDocument {
     /// A run's failure as `convert` says it: a setting the failure names is named by its flag, as
     /// a convert user has no file to set it in (`add "svg" to --allow-untrusted`).
     static func describe(failure: String) -> String {
-        flags.filter { $0.path.hasPrefix("decompress.") }.reduce(failure) { text, setting in
-            text.replacingOccurrences(of: setting.path, with: setting.flag)
-        }
+        // The one step convert makes is the resize its flags ask for.
+        let settings = flags.filter { $0.path.hasPrefix("decompress.") } + [("steps[0].resize", "the resize --width/--height ask for")]
+        return settings.reduce(failure) { text, setting in text.replacingOccurrences(of: setting.path, with: setting.flag) }
     }
 
     /// Whether IN is a glob: a path, not a URL, with a wildcard, a brace or an escape, that is

@@ -81,6 +81,11 @@ extension ConvertCommandTests {
         }
         let tooMany = try CommandRunner.run(["convert", "in/dune.jpg", "out/x.webp", "--max-pixels", "9999999999"], in: directory.url)
         #expect(tooMany.status == 2 && tooMany.standardError.contains("error: --max-pixels: "), "\(tooMany.standardError)")
+        // and a result too large for the limit names the flags that asked for it
+        let huge = try CommandRunner.run(
+            ["convert", "in/dune.jpg", "out/x.webp", "--width", "20000", "--height", "20000", "--fit", "fill"], in: directory.url)
+        #expect(huge.status == 1 && huge.standardError.contains("the resize --width/--height ask for: "), "\(huge.standardError)")
+        #expect(!huge.standardError.contains("steps[0]"), "\(huge.standardError)")
     }
 
     @Test func aFolderAsINIsRefusedWithAGlobToGiveInstead() throws {

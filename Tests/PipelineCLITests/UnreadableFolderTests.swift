@@ -20,6 +20,11 @@ import Testing
         // Then the photo it can read is made, and the folder it cannot is named with why
         #expect(result.output.contains("tree/locked (a folder that cannot be read: Permission denied)"), "\(result.output)")
         #expect(FileManager.default.fileExists(atPath: directory.path + "/out/1.jpg"), "\(result.output)")
+        // and a glob in that folder, or a file named in it, is said to be out of reach, not missing
+        let glob = try CommandRunner.runAsNobody(in: directory.path, ["convert", "tree/locked/*.jpg", "out/"])
+        #expect(glob?.output.contains("looks in \(directory.path)/tree/locked, a folder that cannot be read") == true, "\(glob?.output ?? "")")
+        let named = try CommandRunner.runAsNobody(in: directory.path, ["convert", "tree/locked/2.jpg", "out/"])
+        #expect(named?.output.contains(#""tree/locked/2.jpg" cannot be reached: Permission denied"#) == true, "\(named?.output ?? "")")
     }
 
     @Test func aSymbolicLinkNamedAsAnInputIsNotReplacedByItsOutput() throws {

@@ -42,16 +42,19 @@ public struct TileSettings: Sendable, Hashable {
     }
 
     /// A file of each kind and depth the layout writes for the pyramid at `path` (its `.dzi`
-    /// file, or its folder), such as an input glob would list on the next run: the tiles, and
-    /// the descriptor beside them.
+    /// file, or its folder), such as an input glob would list on the next run: the descriptor,
+    /// and tiles at the first level and at a deep one, numbered with one digit and with two.
     func sampleFiles(ofPyramidAt path: String) -> [String] {
-        let tile = "0." + format.format.fileExtension
-        switch layout {
-        case .dz: return [(path as NSString).deletingPathExtension + "_files/0/0_" + tile]
-        case .iiif, .iiif3: return [path + "/info.json", path + "/0,0,1,1/1,/0/default." + format.format.fileExtension]
-        case .zoomify: return [path + "/ImageProperties.xml", path + "/TileGroup0/0-0-" + tile]
-        case .google: return [path + "/blank.png", path + "/0/0/" + tile]
+        let suffix = "." + format.format.fileExtension
+        let tiles = ["0", "10"].map { number -> String in
+            switch layout {
+            case .dz: (path as NSString).deletingPathExtension + "_files/\(number)/\(number)_\(number)" + suffix
+            case .iiif, .iiif3: path + "/\(number),\(number),1\(number),1\(number)/1\(number),/0/default" + suffix
+            case .zoomify: path + "/TileGroup\(number)/\(number)-\(number)-\(number)" + suffix
+            case .google: path + "/\(number)/\(number)/\(number)" + suffix
+            }
         }
+        return (layout.descriptor.map { [path + "/" + $0] } ?? []) + tiles
     }
 
     /// The formats tiles are written in.

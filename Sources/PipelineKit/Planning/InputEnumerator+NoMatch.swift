@@ -12,6 +12,9 @@ extension InputEnumerator {
         if !isFolder.boolValue {
             return "\(pattern.quotedValue) looks in \(root), which is a file, not a folder"
         }
+        if let unreadable = LongPath.listing(of: root).unreadable {
+            return "\(pattern.quotedValue) looks in \(root), \(unreadable)"
+        }
         return "\(pattern.quotedValue) matches no files in \(root)\(hint)"
     }
 }

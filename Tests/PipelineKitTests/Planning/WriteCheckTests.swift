@@ -154,7 +154,7 @@ import Testing
     @Test(arguments: [
         ("dz", "in/{stem}.dzi", "in/dune-0_files/0/0_0.jpg"), ("google", "in/{stem}-tiles", "in/dune-0-tiles/0/0/0.jpg"),
         ("zoomify", "in/{stem}-tiles", "in/dune-0-tiles/TileGroup0/0-0-0.jpg"),
-        ("iiif", "in/{stem}-tiles", "in/dune-0-tiles/0,0,1,1/1,/0/default.jpg"),
+        ("iiif", "in/{stem}-tiles", "in/dune-0-tiles/0,0,10,10/10,/0/default.jpg"),
     ])
     func aGlobReachingAPyramidsTilesIsRefusedBeforeTheFirstRun(layout: String, path: String, tile: String) throws {
         // Given "in/**/*.jpg" as the inputs and a pyramid in in/, whose path the glob does not
@@ -166,6 +166,9 @@ import Testing
         let error = try #require(try planningError(PipelineHarness.json(inputs: ["in/**/*.jpg"], outputs: [pyramid]), in: directory))
         // Then the glob is named with a tile it would take in
         #expect(error.contains(#"inputs[0]: "in/**/*.jpg" takes in what output "zoom" writes (\#(tile))"#), "\(error)")
+        // and a glob of the tiles numbered from 1 (IIIF's are all default.jpg) is refused too
+        let ones = try planningError(PipelineHarness.json(inputs: ["in/**/[1d]*.jpg"], outputs: [pyramid]), in: directory)
+        #expect(ones?.contains(#""in/**/[1d]*.jpg" takes in what output "zoom" writes"#) == true, "\(ones ?? "")")
         // and tiles of a format the glob does not match plan
         let png = #"{"name": "zoom", "tiles": {"layout": "\#(layout)", "format": "png"}, "path": "\#(path)"}"#
         #expect(try planningError(PipelineHarness.json(inputs: ["in/**/*.jpg"], outputs: [png]), in: directory) == nil)
