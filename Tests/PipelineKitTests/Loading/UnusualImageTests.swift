@@ -191,24 +191,41 @@ import Vips
         #expect(Fixtures.isClose(try decoded.image.pixel(x: 4, y: 4), [128], tolerance: 1))
     }
 
-    @Test(arguments: [4, 2])
+    @Test(arguments: [4, 2, 5])
     func sixteenBitAlphaThroughAProfileKeepsItsTransparency(bands: Int) throws {
         // Given 16-bit colour (or grey) with alpha 0, 16384, 32768 and 65535 in four columns,
-        // carrying an Adobe RGB (or grey) profile
+        // carrying an Adobe RGB (or grey) profile; with five bands, a spot channel after the alpha
+        let colourBands = bands == 2 ? 1 : 3
         let profile =
-            bands == 4
-            ? ICCFixtures.profile(primaries: ICCFixtures.adobePrimaries, curve: ICCFixtures.gammaCurve(2.2))
-            : ICCFixtures.greyProfile(curve: ICCFixtures.gammaCurve(1.8))
+            bands == 2
+            ? ICCFixtures.greyProfile(curve: ICCFixtures.gammaCurve(1.8))
+            : ICCFixtures.profile(primaries: ICCFixtures.adobePrimaries, curve: ICCFixtures.gammaCurve(2.2))
         let alphas: [UInt16] = [0, 16384, 32768, 65535]
         var pixels: [UInt16] = []
-        for _ in 0..<4 { for x in 0..<16 { pixels += [UInt16](repeating: 30000, count: bands - 1) + [alphas[x / 4]] } }
-        let image = try VipsImage(pixels16: pixels, width: 16, height: 4, bands: bands).labelled(as: bands == 4 ? .rgb16 : .grey16)
-        let data = try image.settingBlobField("icc-profile-data", to: profile).encoded(suffix: ".png[bitdepth=16]")
+        for _ in 0..<4 {
+            for x in 0..<16 {
+                pixels += [UInt16](repeating: 30000, count: colourBands) + [alphas[x / 4]] + (bands == 5 ? [9000] : [])
+            }
+        }
+        let image = try VipsImage(pixels16: pixels, width: 16, height: 4, bands: bands).labelled(as: bands == 2 ? .grey16 : .rgb16)
+        let data = try image.settingBlobField("icc-profile-data", to: profile).encoded(suffix: ".tif")
         #expect(try VipsImage.open(data: data).hasICCProfile)
         // When decoded
-        let decoded = try decode(data, name: "soft.png")
+        let decoded = try decode(data, name: "soft.tif")
         // Then the alpha is scaled to 8 bits, not clipped to opaque
         #expect(try (0..<4).map { try decoded.image.pixel(x: $0 * 4 + 1, y: 1).last } == [0, 64, 128, 255])
+    }
+
+    @Test func floatingPointColourWithAProfileKeepsItsColour() throws {
+        // Given a floating-point TIFF (which libvips takes as linear light) with an Adobe RGB profile
+        let colour = try Fixtures.solid(width: 8, height: 8, colour: [150, 80, 190])
+            .applying("linear", ["a": .numbers([1.0 / 255]), "b": .numbers([0])])
+        let profile = ICCFixtures.profile(primaries: ICCFixtures.adobePrimaries, curve: ICCFixtures.gammaCurve(2.2))
+        let data = try colour.settingBlobField("icc-profile-data", to: profile).encoded(suffix: ".tif")
+        #expect(try VipsImage.open(data: data).bandFormat == .float)
+        // When decoded, then it has colour, where libvips' profile conversion made it black
+        let pixel = try decode(data, name: "float.tif").image.pixel(x: 4, y: 4)
+        #expect(pixel.prefix(3).reduce(0, +) > 100, "\(pixel)")
     }
 
     @Test func anAVIFsMetadataOutlivesItsLoader() throws {

@@ -173,13 +173,18 @@ extension ImageDecoder {
         var image = input
         // An embedded sRGB profile needs no conversion (libvips' thumbnail converts no profile at
         // all unless asked to): a pass of Little CMS over every pixel saved.
-        if image.hasICCProfile, !image.hasSRGBProfile, var converted = try? image.convertedFromEmbeddedProfileToSRGB() {
-            if input.hasAlpha, input.bandFormat == .ushort, converted.hasAlpha {
-                // libvips' icc_transform makes 8-bit colour and clips a 16-bit alpha to 255, where
-                // it should scale it: the input's own alpha, scaled and rounded, takes its place.
-                let alpha = try input.extractingBands(input.bands - 1)
+        // Floating-point pixels, which libvips takes as linear light, its icc_transform turns
+        // black: their profile is passed over, as vipsthumbnail passes it over.
+        let integral = image.bandFormat == .uchar || image.bandFormat == .ushort
+        if integral, image.hasICCProfile, !image.hasSRGBProfile, var converted = try? image.convertedFromEmbeddedProfileToSRGB() {
+            let colourBands = input.isGreyscale ? 1 : input.interpretation == .cmyk ? 4 : 3
+            if input.hasAlpha, input.bandFormat == .ushort, input.bands > colourBands, converted.bands > 3 {
+                // libvips' icc_transform makes 8-bit colour and clips a 16-bit alpha (the band
+                // after the colour; a spot channel may follow) to 255, where it should scale it:
+                // the input's own alpha, scaled and rounded, takes its place.
+                let alpha = try input.extractingBands(colourBands)
                     .applying("linear", ["a": .numbers([1.0 / 257]), "b": .numbers([0.5])]).cast(to: .uchar)
-                converted = try converted.extractingBands(0, count: converted.bands - 1).cast(to: .uchar).joiningBands(alpha)
+                converted = try converted.extractingBands(0, count: 3).cast(to: .uchar).joiningBands(alpha)
             }
             // A grey profile's image stays grey, as one without a profile does: lcms gives it
             // three equal bands, a colour image three times the size. Its sRGB profile, which
