@@ -1,4 +1,5 @@
 import Foundation
+import Vips
 
 /// Reading an output's `encode` object into settings, once the object has been checked
 /// against the declared options.
@@ -138,6 +139,13 @@ extension EncoderSettings {
                 option: "iccProfile",
                 "\(profile) is a profile of class \"\(profileClass)\", which no image can be converted to: "
                     + "give a display, output, input or colour space profile (\(path))")
+        }
+        // One pixel converted, as every encode will: an input-only profile (no tables from the
+        // connection space) or a Lab space fails here, not on every input.
+        do {
+            _ = try VipsImage(pixels: [128, 128, 128], width: 1, height: 1, bands: 3).convertedToProfile(path).rendered()
+        } catch {
+            throw OptionError(option: "iccProfile", "\(profile) is a profile no image can be converted to: \(error.message) (\(path))")
         }
         // The data colour space, at bytes 16 to 19 of the header.
         return (path, header.dropFirst(16).prefix(4).elementsEqual("CMYK".utf8))

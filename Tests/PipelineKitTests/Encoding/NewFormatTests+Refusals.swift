@@ -68,7 +68,14 @@ extension NewFormatTests {
         try directory.write(Data(abstract), to: "abstract.icc")
         let whole = ICCFixtures.profile(primaries: ICCFixtures.adobePrimaries, curve: ICCFixtures.gammaCurve(2.2))
         try directory.write(Data(whole.prefix(whole.count - 20)), to: "cut.icc")
-        for (file, words) in [("abstract.icc", #"a profile of class "abst""#), ("cut.icc", "is cut short")] {
+        // and a colour space profile whose data is Lab, which Little CMS cannot convert sRGB to
+        var lab = whole
+        lab.replaceSubrange(12..<20, with: Array("spacLab ".utf8))
+        try directory.write(Data(lab), to: "lab.icc")
+        for (file, words) in [
+            ("abstract.icc", #"a profile of class "abst""#), ("cut.icc", "is cut short"),
+            ("lab.icc", "a profile no image can be converted to"),
+        ] {
             let json = PipelineHarness.json(
                 inputs: ["in/*"],
                 outputs: [#"{"name": "o", "encode": {"format": "jpeg", "iccProfile": "\#(file)"}, "path": "out/{stem}.jpg"}"#])
