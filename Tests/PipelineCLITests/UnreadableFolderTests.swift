@@ -22,7 +22,10 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: directory.path + "/out/1.jpg"), "\(result.output)")
         // and a glob in that folder, or a file named in it, is said to be out of reach, not missing
         let glob = try CommandRunner.runAsNobody(in: directory.path, ["convert", "tree/locked/*.jpg", "out/"])
-        #expect(glob?.output.contains("looks in \(directory.path)/tree/locked, a folder that cannot be read") == true, "\(glob?.output ?? "")")
+        #expect(
+            glob?.output.contains("looks in \(directory.path)/tree/locked, a folder that cannot be read") == true, "\(glob?.output ?? "")")
+        let below = try CommandRunner.runAsNobody(in: directory.path, ["convert", "tree/locked/deeper/*.jpg", "out/"])
+        #expect(below?.output.contains("which cannot be reached: Permission denied") == true, "\(below?.output ?? "")")
         let named = try CommandRunner.runAsNobody(in: directory.path, ["convert", "tree/locked/2.jpg", "out/"])
         #expect(named?.output.contains(#""tree/locked/2.jpg" cannot be reached: Permission denied"#) == true, "\(named?.output ?? "")")
     }
@@ -32,11 +35,15 @@ import Testing
         let directory = try TemporaryDirectory()
         try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 32, height: 24)), to: "real.jpg")
         try FileManager.default.createSymbolicLink(atPath: directory.path + "/link.jpg", withDestinationPath: "real.jpg")
-        // When it is converted onto its own name
+        try FileManager.default.createSymbolicLink(atPath: directory.path + "/chain.jpg", withDestinationPath: "link.jpg")
+        // When it is converted onto its own name, or a link to it onto that link
         let result = try CommandRunner.run(["convert", directory.path + "/link.jpg", directory.path + "/link.jpg", "--width", "16"])
+        let chained = try CommandRunner.run(["convert", directory.path + "/chain.jpg", directory.path + "/link.jpg", "--width", "16"])
         // Then nothing is written, saying why, and the link is still a link
-        #expect(result.status == 2, "\(result.standardError)")
-        #expect(result.standardError.contains("would replace the input"), "\(result.standardError)")
+        for run in [result, chained] {
+            #expect(run.status == 2, "\(run.standardError)")
+            #expect(run.standardError.contains("a symbolic link the input"), "\(run.standardError)")
+        }
         #expect(try FileManager.default.destinationOfSymbolicLink(atPath: directory.path + "/link.jpg") == "real.jpg")
     }
 }

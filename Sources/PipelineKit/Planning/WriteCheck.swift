@@ -200,9 +200,15 @@ struct WriteCheck {
         if let identity, inputsByIdentity[identity] == nil {
             inputsByIdentity[identity] = offset
         }
-        // A symbolic link named as an input: writing onto its name would replace the link.
-        if let own = FileIdentity(path: input.path, followingLinks: false), own != identity, inputLinks[own] == nil {
-            inputLinks[own] = offset
+        // A symbolic link named as an input, and each link it leads through: writing onto one's
+        // name would replace that link.
+        var link = input.path
+        for _ in 0..<40 {
+            guard let own = FileIdentity(path: link, followingLinks: false), own != identity,
+                let target = try? FileManager.default.destinationOfSymbolicLink(atPath: link)
+            else { break }
+            if inputLinks[own] == nil { inputLinks[own] = offset }
+            link = target.hasPrefix("/") ? target : (link as NSString).deletingLastPathComponent + "/" + target
         }
     }
 
@@ -308,7 +314,8 @@ struct WriteCheck {
                     .init(
                         path: write.place, location: write.location,
                         message:
-                            "\(write.what) would replace the input \(inputName(input)), a symbolic link: nothing may write where the run reads"
+                            "\(write.what) would replace \(write.path), a symbolic link the input \(inputName(input)) is read through: "
+                            + "nothing may write where the run reads"
                     ))
                 continue
             }
