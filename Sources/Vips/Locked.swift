@@ -36,6 +36,17 @@ package final class Locked<Value>: @unchecked Sendable {
         return try body(&value)
     }
 
+    /// As `withLock(waitingUntil:_:)`, waiting no later than `deadline`: `body` is handed
+    /// whether `ready` holds, false when the wait ran out first.
+    package func withLock<Result>(
+        waitingUntil ready: (Value) -> Bool, orUntil deadline: Date, _ body: (inout Value, Bool) throws -> Result
+    ) rethrows -> Result {
+        condition.lock()
+        defer { condition.unlock() }
+        while !ready(value), condition.wait(until: deadline) {}
+        return try body(&value, ready(value))
+    }
+
     /// Wakes the threads waiting in `withLock(waitingUntil:_:)` to look at the value again: call
     /// it after a change they may be waiting for (outside the lock, a waiter either saw the
     /// change or is already waiting, so the wake-up is never lost).

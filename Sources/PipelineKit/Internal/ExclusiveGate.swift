@@ -1,3 +1,4 @@
+import Foundation
 import Vips
 
 /// Lets many callers through at once, or one caller alone: a readers–writer gate in which a
@@ -29,13 +30,29 @@ final class ExclusiveGate: Sendable {
 
     /// Runs `body` alone, once the shared callers already in have left.
     func exclusive<Result, Failure: Error>(_ body: () throws(Failure) -> Result) throws(Failure) -> Result {
+        // Waiting without end, `exclusive(waitingUntil:_:)` always runs `body`.
+        try exclusive(waitingUntil: .distantFuture, body)!
+    }
+
+    /// Runs `body` alone, once the shared callers already in have left; nil, without running
+    /// it, when they have not left by `deadline` (a read that never ends, such as an SVG
+    /// drawing without end, would hold every later caller back for good).
+    func exclusive<Result, Failure: Error>(waitingUntil deadline: Date, _ body: () throws(Failure) -> Result) throws(Failure)
+        -> Result?
+    {
         state.withLock { $0.exclusiveWaiting += 1 }
-        state.withLock(
-            waitingUntil: { !$0.exclusiveRunning && $0.sharedCount == 0 },
-            { state in
+        let entered = state.withLock(
+            waitingUntil: { !$0.exclusiveRunning && $0.sharedCount == 0 }, orUntil: deadline,
+            { state, ready in
                 state.exclusiveWaiting -= 1
-                state.exclusiveRunning = true
+                if ready { state.exclusiveRunning = true }
+                return ready
             })
+        guard entered else {
+            // The shared callers it held back may go on.
+            state.wakeWaiters()
+            return nil
+        }
         defer {
             state.withLock { $0.exclusiveRunning = false }
             state.wakeWaiters()

@@ -57,16 +57,25 @@ struct ImageDecoder: Sendable {
         } catch  where !error.reasonIsFromLibvips {
             throw error.itemError
         } catch {
+            let alone: Result?
             do {
-                return try LibvipsErrorText.gate.exclusive { () throws(Failure) in
+                alone = try LibvipsErrorText.gate.exclusive(waitingUntil: Date(timeIntervalSinceNow: Self.exclusiveWait)) {
+                    () throws(Failure) in
                     Vips.clearErrors()
                     return try read()
                 }
-            } catch {
-                throw error.itemError
+            } catch let again {
+                throw again.itemError
             }
+            // Reads that did not end in time keep the gate: the reason read beside them stands.
+            guard let alone else { throw error.itemError }
+            return alone
         }
     }
+
+    /// How long a failed read waits for the reads beside it to end before it is read again
+    /// alone for its reason.
+    static let exclusiveWait: TimeInterval = 10
 
     /// The input's upright size from its header alone (no pixels), or nil when it cannot be
     /// read: then decoding finds and reports why.
