@@ -36,14 +36,21 @@ package final class Locked<Value>: @unchecked Sendable {
         return try body(&value)
     }
 
-    /// As `withLock(waitingUntil:_:)`, waiting no later than `deadline`: `body` is handed
-    /// whether `ready` holds, false when the wait ran out first.
+    /// As `withLock(waitingUntil:_:)`, waiting no later than `deadline` (nil: without end):
+    /// `body` is handed whether `ready` holds, false when the wait ran out first.
     package func withLock<Result>(
-        waitingUntil ready: (Value) -> Bool, orUntil deadline: Date, _ body: (inout Value, Bool) throws -> Result
+        waitingUntil ready: (Value) -> Bool, orUntil deadline: Date?, _ body: (inout Value, Bool) throws -> Result
     ) rethrows -> Result {
         condition.lock()
         defer { condition.unlock() }
-        while !ready(value), condition.wait(until: deadline) {}
+        while !ready(value) {
+            // Foundation on Linux faults waiting until `Date.distantFuture`: no end is waited for untimed.
+            guard let deadline else {
+                condition.wait()
+                continue
+            }
+            guard condition.wait(until: deadline) else { break }
+        }
         return try body(&value, ready(value))
     }
 

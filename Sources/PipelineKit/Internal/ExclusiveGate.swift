@@ -31,13 +31,13 @@ final class ExclusiveGate: Sendable {
     /// Runs `body` alone, once the shared callers already in have left.
     func exclusive<Result, Failure: Error>(_ body: () throws(Failure) -> Result) throws(Failure) -> Result {
         // Waiting without end, `exclusive(waitingUntil:_:)` always runs `body`.
-        try exclusive(waitingUntil: .distantFuture, body)!
+        try exclusive(waitingUntil: nil, body)!
     }
 
     /// Runs `body` alone, once the shared callers already in have left; nil, without running
     /// it, when they have not left by `deadline` (a read that never ends, such as an SVG
-    /// drawing without end, would hold every later caller back for good).
-    func exclusive<Result, Failure: Error>(waitingUntil deadline: Date, _ body: () throws(Failure) -> Result) throws(Failure)
+    /// drawing without end, would hold every later caller back for good); nil waits without end.
+    func exclusive<Result, Failure: Error>(waitingUntil deadline: Date?, _ body: () throws(Failure) -> Result) throws(Failure)
         -> Result?
     {
         state.withLock { $0.exclusiveWaiting += 1 }
