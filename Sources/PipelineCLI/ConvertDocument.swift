@@ -54,12 +54,9 @@ struct ConvertDocument {
             guard FileManager.default.fileExists(atPath: input, isDirectory: &inputIsFolder) else {
                 // A link that leads nowhere is there, but names no file; a folder on the way that
                 // may not be searched hides what is in it.
-                var info = stat()
-                let failure = stat(input, &info) == 0 ? 0 : errno
                 let reason =
                     InputFile.brokenLink(at: input).map { "\(input.quotedValue) is \($0)" }
-                    ?? (failure == EACCES || failure == EPERM
-                        ? "\(input.quotedValue) cannot be reached: \(String(cString: strerror(failure)))" : nil)
+                    ?? InputFile.unreachable(at: input).map { "\(input.quotedValue) \($0)" }
                     ?? "there is no file \(input.quotedValue)"
                 throw ConvertArgumentError("IN", reason)
             }

@@ -17,8 +17,8 @@ extension Placeholders {
 
     static func blurhash(of source: PlaceholderSource, xComponents: Int, yComponents: Int) throws(PlaceholderError) -> String {
         // A thin image fitted within 64 px keeps a short side of a few pixels, too few to read
-        // the components from: its short side is kept at 16 pixels (its long side at most
-        // 16,384, a few hundred thousand pixels for the encoder to read).
+        // the components from: its short side is kept at 16 pixels, its long side capped so that
+        // the encoder's work stays bounded.
         let (long, short) = (max(source.image.width, source.image.height), min(source.image.width, source.image.height))
         let side = max(blurhashSide, min(16_384, Int((16 * Double(long) / Double(short)).rounded(.up))))
         let small = try PlaceholderError.naming(.blurhash) { () throws(VipsError) in try source.fitted(within: side) }

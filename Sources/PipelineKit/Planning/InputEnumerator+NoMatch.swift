@@ -6,10 +6,8 @@ extension InputEnumerator {
     /// looking for files in a folder that is not there; else that nothing in it matches.
     static func noMatchDescription(_ pattern: String, root: String, hint: String) -> String {
         var isFolder: ObjCBool = false
-        var info = stat()
-        let failure = stat(root, &info) == 0 ? 0 : errno
-        if failure == EACCES || failure == EPERM {
-            return "\(pattern.quotedValue) looks in \(root), which cannot be reached: \(String(cString: strerror(failure)))"
+        if let unreachable = InputFile.unreachable(at: root) {
+            return "\(pattern.quotedValue) looks in \(root), which \(unreachable)"
         }
         if !FileManager.default.fileExists(atPath: root, isDirectory: &isFolder) {
             return "\(pattern.quotedValue) looks in the folder \(root), which does not exist"

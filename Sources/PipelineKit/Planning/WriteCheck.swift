@@ -203,7 +203,8 @@ struct WriteCheck {
         // A symbolic link named as an input, and each link it leads through: writing onto one's
         // name would replace that link.
         var link = input.path
-        for _ in 0..<40 {
+        // Named by its real path, the input is no link: no more looking on the planning path.
+        for _ in 0..<(real.path == input.path ? 0 : 40) {
             guard let own = FileIdentity(path: link, followingLinks: false), own != identity,
                 let target = try? FileManager.default.destinationOfSymbolicLink(atPath: link)
             else { break }

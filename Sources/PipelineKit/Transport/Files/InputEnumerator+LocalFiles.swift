@@ -188,10 +188,7 @@ extension InputEnumerator {
         var info = stat()
         guard LongPath.status(of: path, &info, followLinks: followLinks) == 0 else {
             // A folder on the way that may not be searched hides what is in it.
-            let failure = errno
-            if failure == EACCES || failure == EPERM {
-                return .other("a path that cannot be reached: \(String(cString: strerror(failure)))")
-            }
+            if let unreachable = InputFile.unreachable(at: path) { return .other("a path that " + unreachable) }
             guard followLinks, let link = InputFile.brokenLink(at: path) else { return .absent }
             return .other(link)
         }
@@ -216,5 +213,14 @@ extension InputFile {
         let failure = errno
         guard LongPath.status(of: path, &info, followLinks: false) == 0 else { return nil }
         return failure == ELOOP ? "a loop of symbolic links" : "a symbolic link to nothing"
+    }
+
+    /// Why `path` cannot be reached when a folder on the way may not be searched ("cannot be
+    /// reached: Permission denied"); nil for anything else.
+    package static func unreachable(at path: String) -> String? {
+        var info = stat()
+        guard LongPath.status(of: path, &info, followLinks: false) != 0 else { return nil }
+        let failure = errno
+        return failure == EACCES || failure == EPERM ? "cannot be reached: \(String(cString: strerror(failure)))" : nil
     }
 }
