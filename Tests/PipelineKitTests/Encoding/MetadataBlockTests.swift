@@ -194,11 +194,35 @@ import Vips
         let xmp = String(decoding: try #require(out.blobCopy("xmp-data")), as: UTF8.self)
         #expect(out.size == ImageSize(width: 48, height: 64))
         #expect(xmp.contains(#"tiff:Orientation="1""#) && !xmp.contains(#"tiff:Orientation="6""#), "\(xmp)")
-        // as an element, as some writers put it, too
-        let element = Array("<tiff:Orientation> 8 </tiff:Orientation>".utf8)
-        #expect(
-            XMPOrientation.setting(1, in: element).map { String(decoding: $0, as: UTF8.self) } == "<tiff:Orientation>1</tiff:Orientation>")
-        #expect(XMPOrientation.setting(1, in: Array(#"tiff:Orientation="1""#.utf8)) == nil)
+    }
+
+    /// The packet's orientation is set wherever it is stated, in either form writers use.
+    @Test(
+        arguments: [
+            // As an element, with blanks round the value
+            ("<tiff:Orientation> 8 </tiff:Orientation>", "<tiff:Orientation>1</tiff:Orientation>"),
+            // as attributes in either quote, each one
+            (#"a tiff:Orientation = ' 6' b tiff:Orientation="3""#, #"a tiff:Orientation = '1' b tiff:Orientation="1""#),
+            // not a name that only begins the same, nor a closing tag or an empty value
+            (
+                #"tiff:OrientationX="6" </tiff:Orientation> tiff:Orientation="" tiff:Orientation="8">"#,
+                #"tiff:OrientationX="6" </tiff:Orientation> tiff:Orientation="" tiff:Orientation="1">"#
+            ),
+            // and a packet that already says 1, or says nothing, is left as it is
+            (#"tiff:Orientation="1" <tiff:Orientation>1</tiff:Orientation>"#, nil),
+            ("<x:xmpmeta/>", nil),
+        ] as [(String, String?)])
+    func anXMPPacketsOrientationIsSetWhereverItIsStated(packet: String, written: String?) {
+        #expect(XMPOrientation.setting(1, in: Array(packet.utf8)).map { String(decoding: $0, as: UTF8.self) } == written)
+    }
+
+    /// A packet repeating the name, as a hostile file may, is set in one pass.
+    @Test func aPacketRepeatingItsOrientationIsSetEverywhere() {
+        let repeats = 100_000
+        let packet = Array(String(repeating: #" tiff:Orientation="6""#, count: repeats).utf8)
+        let written = XMPOrientation.setting(1, in: packet)
+        #expect(written == Array(String(repeating: #" tiff:Orientation="1""#, count: repeats).utf8))
+        #expect(XMPOrientation.setting(6, in: packet) == nil)
     }
 
     /// GIF holds a frame's delay in hundredths of a second in 16 bits.
