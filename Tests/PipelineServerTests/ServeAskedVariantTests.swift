@@ -242,5 +242,24 @@ import Vips
         #expect(batch.summary.outputsWritten == 0)
         #expect(batch.summary.outputsUpToDate == 3)
     }
+
+    @Test func twoWidthsStandingInForATrimmedImageAnswerOneFileUnderOneTag() async throws {
+        // Given a trimmed set whose two wider widths stand in for the image's own
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.boxedPNG(), to: "in/box.png")
+        try await withServer(Fixtures.trimmedSetJSON(path: "out/t/{stem}-{width}.png"), in: directory) { server in
+            // When the wider is asked for, then the narrower
+            let wider = try await server.request("/t/box.png?width=640")
+            let narrower = try await server.request("/t/box.png?width=100")
+
+            // Then both are answered with the image's own width, under one tag, made once
+            #expect(wider.status == 200)
+            #expect(narrower.status == 200)
+            #expect(try VipsImage.open(data: wider.body).width == 80)
+            #expect(wider.header("ETag") != nil)
+            #expect(narrower.header("ETag") == wider.header("ETag"))
+            #expect(narrower.header("X-Pipeline-Source") == "disk")
+        }
+    }
 }
 #endif

@@ -6,19 +6,32 @@ struct StepChain: Sendable {
     let steps: [any ImageProcessing]
     /// Whether every frame of an animation is kept (an animated GIF or WebP output) or only the first.
     let keepsEveryFrame: Bool
+    /// For a width of a set, the index of its resize: the image's size there decides which
+    /// widths are made (`PipelineDefinition.maker(ofFileOf:atResize:)`).
+    let resizeIndex: Int?
 
     init(_ output: OutputDefinition) {
         steps = output.steps
         keepsEveryFrame = output.animates
+        resizeIndex = output.variant?.stepsBeforeResize
+    }
+
+    /// The chain's result, and the size (of a frame) its image had as it reached the resize of
+    /// a set's width.
+    struct Made {
+        let image: VipsImage
+        let atResize: ImageSize?
     }
 
     /// The output at `outputIndex` (in the run's outputs) made from `decoded`: from the window
     /// decoded for it, when it has one; computed under `deadline` (the input's time), when given.
     func apply(to decoded: DecodedImage, outputIndex: Int, context: ProcessingContext, under deadline: VipsDeadline? = nil)
-        throws(ItemError) -> VipsImage
+        throws(ItemError) -> Made
     {
+        var atResize: ImageSize?
         guard decoded.frameCount > 1 else {
-            return try rendered(apply(to: decoded.image(forOutput: outputIndex), context: context), under: deadline)
+            let image = try apply(to: decoded.image(forOutput: outputIndex), context: context, atResize: &atResize)
+            return Made(image: try rendered(image, under: deadline), atResize: atResize)
         }
         guard keepsEveryFrame else {
             let first: VipsImage
@@ -31,7 +44,8 @@ struct StepChain: Sendable {
             } catch {
                 throw Self.failure(error)
             }
-            return try rendered(apply(to: first, context: context), under: deadline)
+            let image = try apply(to: first, context: context, atResize: &atResize)
+            return Made(image: try rendered(image, under: deadline), atResize: atResize)
         }
         // An animation's steps run on every frame alike, so a crop crops each frame and a resize
         // resizes each: all frames at once where the step can (`processFrames`), else one by
@@ -40,6 +54,7 @@ struct StepChain: Sendable {
         var context = context
         for (index, step) in steps.enumerated() {
             let frameSize = ImageSize(width: frames.width, height: frames.pageHeight)
+            if index == resizeIndex { atResize = frameSize }
             frames = try apply(
                 step, named: ItemError.Step(index: index, name: type(of: step).name), toEveryFrameOf: frames, context: context)
             let resultSize = ImageSize(width: frames.width, height: frames.pageHeight)
@@ -58,7 +73,7 @@ struct StepChain: Sendable {
                 reason: "the \(decoded.frameCount) frames would be \(joined.size), "
                     + "more than the \(context.maxPixels) pixels decompress.maxPixels allows")
         }
-        return try rendered(joined, under: deadline)
+        return Made(image: try rendered(joined, under: deadline), atResize: atResize)
     }
 
     /// `step` on each frame of `frames` (stacked, one page a frame), the results stacked alike.
@@ -111,11 +126,12 @@ struct StepChain: Sendable {
         return image
     }
 
-    private func apply(to image: VipsImage, context: ProcessingContext) throws(ItemError) -> VipsImage {
+    private func apply(to image: VipsImage, context: ProcessingContext, atResize: inout ImageSize?) throws(ItemError) -> VipsImage {
         var image = image
         var context = context
         for (index, step) in steps.enumerated() {
             let named = ItemError.Step(index: index, name: type(of: step).name)
+            if index == resizeIndex { atResize = image.size }
             do {
                 let input = image.size
                 image = try step.process(image, context: context)

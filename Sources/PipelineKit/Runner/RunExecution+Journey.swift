@@ -46,8 +46,9 @@ extension RunExecution {
         deadline.vips.watch(decoded.image)
         for window in decoded.windows.values { deadline.vips.watch(window) }
         // 6. Fan-out (and 7, the manifest entry, when the last output is made).
-        let results = try await fanOut(header.jobs, from: decoded, deadline: deadline, incremental: incremental)
-        return Self.reports(listings, header.jobs, results, originalSize: decoded.originalSize)
+        let (jobs, results) = try await fanOut(
+            header.jobs, from: decoded, deadline: deadline, incremental: incremental, sized: header.sized)
+        return Self.reports(listings, jobs, results, originalSize: decoded.originalSize)
     }
 
     /// The source fetched and its outputs judged by the journal. A version known from a listing
@@ -112,6 +113,9 @@ extension RunExecution {
     struct HeaderFacts {
         /// The jobs left once widths the image is too narrow for are left out.
         let jobs: [OutputJob]
+        /// The jobs the image's size leaves, before a request's choice of one file: the job a
+        /// width's file turns out to be another width's is found here (`RunExecution.make`).
+        let sized: [OutputJob]
         /// The outputs the decode is for: the jobs' that are not up to date.
         let made: [Int]
         /// The memory the decode needs, when the run asked.
@@ -146,9 +150,13 @@ extension RunExecution {
                 }
             }
         }
+        let sized = jobs
         jobs = chosen(jobs)
         if jobs.allSatisfy({ $0.upToDate != nil }) { return .finished(Self.upToDate(listings, jobs, originalSize: look?.size)) }
-        return .next(HeaderFacts(jobs: jobs, made: Self.outputsToMake(jobs), needs: look?.needs, checksUnstreamed: checksUnstreamed))
+        return .next(
+            HeaderFacts(
+                jobs: jobs, sized: sized, made: Self.outputsToMake(jobs), needs: look?.needs,
+                checksUnstreamed: checksUnstreamed))
     }
 
     /// What admission granted: bytes of the memory budget, and of the full-size decodes' target.

@@ -197,26 +197,41 @@ final class RunExecution: Sendable {
         }
     }
 
-    /// Every output of every listing from the one decoded image, side by side; results in the
-    /// order of `jobs`.
+    /// What became of one job.
+    enum JobOutcome: Sendable {
+        case finished(Result<WrittenOutput, ItemError>)
+        /// Not made: its image turned out to make the file of the job, beside it, for the output
+        /// at this index (of the same listing).
+        case madeBy(outputIndex: Int)
+    }
+
+    /// Every output of every listing from the one decoded image, side by side: the jobs that
+    /// made a file of their own, and their results. A job whose file turned out to be another
+    /// job's (`sized` holds the jobs it may be) is left out, and recorded as that one's.
     func fanOut(
-        _ jobs: [OutputJob], from decoded: DecodedImage, deadline: ItemDeadline, incremental: IncrementalRuns
-    ) async throws(CancellationError) -> [Result<WrittenOutput, ItemError>] {
+        _ jobs: [OutputJob], from decoded: DecodedImage, deadline: ItemDeadline, incremental: IncrementalRuns, sized: [OutputJob]
+    ) async throws(CancellationError) -> (jobs: [OutputJob], results: [Result<WrittenOutput, ItemError>]) {
         let chosen = NeighbourQualities()
         let planned = OutputWriter.InputPaths(jobs.map(\.target))
-        let results = await withTaskGroup(of: (Int, Result<WrittenOutput, ItemError>?).self) { group in
+        let beside = Set(jobs.map { [$0.listing, $0.outputIndex] })
+        let outcomes = await withTaskGroup(of: (Int, JobOutcome?).self) { group in
             for (index, job) in jobs.enumerated() {
                 group.addTask {
-                    let result = try? await self.make(
-                        job, from: decoded, deadline: deadline, incremental: incremental, chosen: chosen, planned: planned)
-                    return (index, result)
+                    let outcome = try? await self.make(
+                        job, from: decoded, deadline: deadline, incremental: incremental, chosen: chosen, planned: planned,
+                        makers: Makers(beside: beside, sized: sized))
+                    return (index, outcome)
                 }
             }
-            var results = [Result<WrittenOutput, ItemError>?](repeating: nil, count: jobs.count)
-            for await (index, result) in group { results[index] = result }
-            return results
+            var outcomes = [JobOutcome?](repeating: nil, count: jobs.count)
+            for await (index, outcome) in group { outcomes[index] = outcome }
+            return outcomes
         }
-        guard !results.contains(where: { $0 == nil }) else {
+        let results = outcomes.map { outcome -> Result<WrittenOutput, ItemError>? in
+            if case .finished(let result)? = outcome { return result }
+            return nil
+        }
+        guard !outcomes.contains(where: { $0 == nil }) else {
             // Cut short with some of its files made anew: the manifest's old entry no longer
             // describes them all, and this run makes no new one.
             for (job, result) in zip(jobs, results) {
@@ -229,16 +244,41 @@ final class RunExecution: Sendable {
             }
             throw CancellationError()
         }
-        return results.compactMap { $0 }
+        var made: (jobs: [OutputJob], results: [Result<WrittenOutput, ItemError>]) = ([], [])
+        for (job, outcome) in zip(jobs, outcomes) {
+            switch outcome {
+            case .finished(let result)?:
+                made.jobs.append(job)
+                made.results.append(result)
+            case .madeBy(let maker)?:
+                // Found up to date by its own planned path next time, without a decode.
+                let makers = zip(jobs, results).first { $0.0.listing == job.listing && $0.0.outputIndex == maker }
+                if case .success(let written)? = makers?.1 {
+                    incremental.recordWritten(written, for: job, sourceSize: decoded.originalSize)
+                }
+            case nil:
+                break
+            }
+        }
+        return made
+    }
+
+    /// Where the job for another width of a set is found: beside the one whose file turned out
+    /// to be its, or else among the jobs a request's choice left out.
+    struct Makers: Sendable {
+        /// Each job's listing and output index in this fan-out.
+        let beside: Set<[Int]>
+        let sized: [OutputJob]
     }
 
     /// One output: its steps, then encoding and writing, within the input's `deadline`: a
     /// stage that would start after it does not, and a file encoded after it is not committed.
     private func make(
         _ job: OutputJob, from decoded: DecodedImage, deadline: ItemDeadline, incremental: IncrementalRuns,
-        chosen: NeighbourQualities, planned: OutputWriter.InputPaths
-    ) async throws(CancellationError) -> Result<WrittenOutput, ItemError> {
-        if let done = job.upToDate { return .success(done) }
+        chosen: NeighbourQualities, planned: OutputWriter.InputPaths, makers: Makers
+    ) async throws(CancellationError) -> JobOutcome {
+        if let done = job.upToDate { return .finished(.success(done)) }
+        var job = job
         let name = job.input.displayName
         let output = job.output.name
         var stage = Stage.process
@@ -249,14 +289,28 @@ final class RunExecution: Sendable {
                 maxPixels: plan.definition.decompress.maxPixels,
                 resources: incremental.resources.images, focusPoint: plan.definition.focusPoints?.point(for: job.input), notes: notes)
             let chain = StepChain(job.output)
-            let image = try await queues.process.run(for: name, output: output, notes: notes) {
+            let processed = try await queues.process.run(for: name, output: output, notes: notes) { [job] in
                 try deadline.check(.process, output: output)
                 return try chain.apply(to: decoded, outputIndex: job.outputIndex, context: context, under: deadline.vips)
             }
+            let image = processed.image
+            // A width whose image reached its resize narrower than the plan could tell (after a
+            // trim) may make another width's file: that width's job makes it, once.
+            if let atResize = processed.atResize {
+                let maker = plan.definition.maker(ofFileOf: job.outputIndex, atResize: atResize)
+                if maker != job.outputIndex {
+                    if makers.beside.contains([job.listing, maker]) { return .madeBy(outputIndex: maker) }
+                    if let other = makers.sized.first(where: { $0.listing == job.listing && $0.outputIndex == maker }) {
+                        job = OutputJob(
+                            listing: other.listing, input: other.input, outputIndex: other.outputIndex, output: other.output,
+                            target: other.target, fingerprint: other.fingerprint, upToDate: nil)
+                    }
+                }
+            }
             let made = ImageSize(width: image.width, height: image.frameSize.height)
-            if let done = try await incremental.madeEarlierAtItsSize(job, size: made) { return .success(done) }
+            if let done = try await incremental.madeEarlierAtItsSize(job, size: made) { return .finished(.success(done)) }
             stage = .encode
-            let pending = try await queues.encode.run(for: name, output: output) { [writer] isCancelled in
+            let pending = try await queues.encode.run(for: name, output: output) { [writer, job] isCancelled in
                 try deadline.check(.encode, output: output)
                 // Asked as the encode starts, not as the job does: every output of a source
                 // starts together, and a neighbouring width's choice is known only once its
@@ -274,16 +328,16 @@ final class RunExecution: Sendable {
             }
             if deadline.hasRunOut {
                 pending.file?.discard()
-                return .failure(deadline.timedOut(in: .encode, output: output, beforeCommit: true))
+                return .finished(.failure(deadline.timedOut(in: .encode, output: output, beforeCommit: true)))
             }
             let written = try await committer.commit(pending)
             incremental.recordWritten(written, for: job, sourceSize: decoded.originalSize)
-            return .success(written)
+            return .finished(.success(written))
         } catch {
             let failure = try self.failure(error, stage: .process)
             // Work stopped by the deadline fails with whatever libvips said: the limit is the reason.
-            if failure.kind != .timedOut, deadline.hasRunOut { return .failure(deadline.timedOut(in: stage, output: output)) }
-            return .failure(failure)
+            if failure.kind != .timedOut, deadline.hasRunOut { return .finished(.failure(deadline.timedOut(in: stage, output: output))) }
+            return .finished(.failure(failure))
         }
     }
 

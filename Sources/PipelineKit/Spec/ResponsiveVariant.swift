@@ -71,19 +71,51 @@ extension PipelineDefinition {
     /// of responsive outputs that the image is too narrow for (see `ResponsiveVariant.chosen`).
     func outputsMade(for size: ImageSize) -> Set<Int> {
         var made = Set(outputs.indices.filter { outputs[$0].variant == nil })
-        let variants = outputs.indices.compactMap { index in outputs[index].variant.map { (index: index, variant: $0) } }
-        let byGroupAndFormat = Dictionary(grouping: variants) { [$0.variant.group, $0.variant.formatIndex, $0.variant.art ?? -1] }
-        for members in byGroupAndFormat.values {
-            let first = outputs[members[0].index]
-            let atResize = first.steps.prefix(members[0].variant.stepsBeforeResize).reduce(size) { $1.outputSize(for: $0) }
-            // An art crop is compared with the widest window of its ratio the image holds.
-            let widest = members[0].variant.art.map { ArtCrop.widestWindow(in: atResize, ratio: first.art[$0].ratio) }
-            let chosen = ResponsiveVariant.chosen(
-                widths: members.map(\.variant.width), imageWidth: widest ?? atResize.width,
-                enlarges: members[0].variant.enlarges)
-            for position in chosen { made.insert(members[position].index) }
+        for members in responsiveSets {
+            let first = outputs[members[0]]
+            let atResize = first.steps.prefix(first.variant?.stepsBeforeResize ?? 0).reduce(size) { $1.outputSize(for: $0) }
+            made.formUnion(chosenMembers(members, atResize: atResize).chosen)
         }
         return made
+    }
+
+    /// The output that makes the file the set member at `index` would make, once its image is
+    /// known to be `atResize` as it reaches the resize: `index` itself when it is made at that
+    /// size, else the member whose file has the same width. A step whose result a plan cannot
+    /// size (`trim`) leaves the plan's choice too wide, and two widths standing in for the
+    /// image's own would name one file.
+    func maker(ofFileOf index: Int, atResize: ImageSize) -> Int {
+        guard let variant = outputs[index].variant,
+            let members = responsiveSets.first(where: { $0.contains(index) })
+        else { return index }
+        let (chosen, imageWidth) = chosenMembers(members, atResize: atResize)
+        guard !chosen.contains(index) else { return index }
+        // Enlarging, every width is made, and only "original" is left out for the width equal
+        // to the image's; otherwise one member stands in for the image's own width.
+        let sameWidth = chosen.first { member in
+            let width = outputs[member].variant?.width
+            return variant.enlarges ? width == imageWidth : (width ?? .max) >= imageWidth
+        }
+        return sameWidth ?? index
+    }
+
+    /// Each output's files of one format and art crop (or of its own widths), as indices into
+    /// `outputs`, in order: one choice of widths is made for each.
+    private var responsiveSets: [[Int]] {
+        let variants = outputs.indices.compactMap { index in outputs[index].variant.map { (index: index, variant: $0) } }
+        let sets = Dictionary(grouping: variants) { [$0.variant.group, $0.variant.formatIndex, $0.variant.art ?? -1] }
+        return sets.values.map { $0.map(\.index).sorted() }
+    }
+
+    /// Of one set's `members`, those made from an image `atResize` as it reaches the resize,
+    /// and the width they were chosen by: an art crop's is the widest window of its ratio.
+    private func chosenMembers(_ members: [Int], atResize: ImageSize) -> (chosen: [Int], imageWidth: Int) {
+        let first = outputs[members[0]]
+        let variant = first.variant
+        let imageWidth = variant?.art.map { ArtCrop.widestWindow(in: atResize, ratio: first.art[$0].ratio) } ?? atResize.width
+        let positions = ResponsiveVariant.chosen(
+            widths: members.map { outputs[$0].variant?.width }, imageWidth: imageWidth, enlarges: variant?.enlarges ?? false)
+        return (positions.map { members[$0] }, imageWidth)
     }
 
     /// Whether which outputs are made depends on the input's size, so its header is read first:

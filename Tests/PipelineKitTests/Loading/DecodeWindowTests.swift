@@ -31,7 +31,7 @@ import Vips
     /// Output `index` made by its steps from `decoded`, as the process stage makes it.
     static func made(_ index: Int, from decoded: DecodedImage, outputs: [OutputDefinition]) throws -> VipsImage {
         let context = ProcessingContext(input: "in", output: outputs[index].name, originalSize: decoded.originalSize)
-        return try StepChain(outputs[index]).apply(to: decoded, outputIndex: index, context: context)
+        return try StepChain(outputs[index]).apply(to: decoded, outputIndex: index, context: context).image
     }
 
     /// How far apart two images of one size are: the mean and the largest difference of a band value.

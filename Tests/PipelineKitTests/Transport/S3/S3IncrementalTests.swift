@@ -75,4 +75,30 @@ struct S3IncrementalTests {
                 "photo-100.png", "photo-160.jpg", "photo-360x160.png", "photo-400.jpg",
             ])
     }
+
+    @Test func twoWidthsStandingInForATrimmedImageAreUploadedOnceAndFoundByBoth() async throws {
+        // Given a trimmed set whose two wider widths stand in for the image's own, made once
+        let server = try MotoServer()
+        try server.createBucket("site")
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.boxedPNG(), to: "in/box.png")
+        var pipeline = try PipelineHarness.pipeline(Fixtures.trimmedSetJSON(path: "s3://site/t/{stem}-{width}.png"), in: directory)
+        pipeline.environment = server.environment(home: directory.path)
+        let first = try await pipeline.run().collect()
+        #expect(first.reports.allSatisfy { $0.failures.isEmpty }, "\(first.reports.flatMap(\.failures))")
+        #expect(first.reports.flatMap(\.written).filter { $0.path.hasSuffix("box-80.png") }.count == 1)
+        let made = try #require(try server.get(bucket: "site", key: "t/box-80.png")).headers
+
+        // When it runs twice more
+        for _ in 0..<2 {
+            let again = try await pipeline.run().collect()
+
+            // Then every file is found in the bucket, the one both widths name left as it was made
+            #expect(again.reports.flatMap(\.written).allSatisfy { $0.upToDate }, "\(again.reports.flatMap(\.written))")
+            let kept = try #require(try server.get(bucket: "site", key: "t/box-80.png")).headers
+            let fingerprint = "x-amz-meta-" + OutputWriter.MetadataName.fingerprint
+            #expect(kept[fingerprint] != nil)
+            #expect(kept[fingerprint] == made[fingerprint])
+        }
+    }
 }
