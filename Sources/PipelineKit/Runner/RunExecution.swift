@@ -197,14 +197,6 @@ final class RunExecution: Sendable {
         }
     }
 
-    /// What became of one job.
-    enum JobOutcome: Sendable {
-        case finished(Result<WrittenOutput, ItemError>)
-        /// Not made: its image turned out to make the file of the job, beside it, for the output
-        /// at this index (of the same listing).
-        case madeBy(outputIndex: Int)
-    }
-
     /// Every output of every listing from the one decoded image, side by side: the jobs that
     /// made a file of their own, and their results. A job whose file turned out to be another
     /// job's (`sized` holds the jobs it may be) is left out, and recorded as that one's.
@@ -263,14 +255,6 @@ final class RunExecution: Sendable {
         return made
     }
 
-    /// Where the job for another width of a set is found: beside the one whose file turned out
-    /// to be its, or else among the jobs a request's choice left out.
-    struct Makers: Sendable {
-        /// Each job's listing and output index in this fan-out.
-        let beside: Set<[Int]>
-        let sized: [OutputJob]
-    }
-
     /// One output: its steps, then encoding and writing, within the input's `deadline`: a
     /// stage that would start after it does not, and a file encoded after it is not committed.
     private func make(
@@ -294,18 +278,10 @@ final class RunExecution: Sendable {
                 return try chain.apply(to: decoded, outputIndex: job.outputIndex, context: context, under: deadline.vips)
             }
             let image = processed.image
-            // A width whose image reached its resize narrower than the plan could tell (after a
-            // trim) may make another width's file: that width's job makes it, once.
-            if let atResize = processed.atResize {
-                let maker = plan.definition.maker(ofFileOf: job.outputIndex, atResize: atResize)
-                if maker != job.outputIndex {
-                    if makers.beside.contains([job.listing, maker]) { return .madeBy(outputIndex: maker) }
-                    if let other = makers.sized.first(where: { $0.listing == job.listing && $0.outputIndex == maker }) {
-                        job = OutputJob(
-                            listing: other.listing, input: other.input, outputIndex: other.outputIndex, output: other.output,
-                            target: other.target, fingerprint: other.fingerprint, upToDate: nil)
-                    }
-                }
+            switch makers.maker(of: job, atResize: processed.atResize, in: plan.definition) {
+            case .itself: break
+            case .beside(let maker): return .madeBy(outputIndex: maker)
+            case .leftOut(let maker): job = maker
             }
             let made = ImageSize(width: image.width, height: image.frameSize.height)
             if let done = try await incremental.madeEarlierAtItsSize(job, size: made) { return .finished(.success(done)) }
