@@ -60,6 +60,7 @@ struct StepChain: Sendable {
             let resultSize = ImageSize(width: frames.width, height: frames.pageHeight)
             context = context.after(step, from: frameSize, to: resultSize)
         }
+        if resizeIndex == steps.count { atResize = ImageSize(width: frames.width, height: frames.pageHeight) }
         let joined: VipsImage
         do {
             joined = try Self.withAnimationFields(of: decoded.image, frames: decoded.frameCount, on: frames)
@@ -148,6 +149,8 @@ struct StepChain: Sendable {
                         + "more than the \(context.maxPixels) pixels decompress.maxPixels allows", step: named)
             }
         }
+        // "original" has no resize: where it would be may be the end.
+        if resizeIndex == steps.count { atResize = image.size }
         return image
     }
 

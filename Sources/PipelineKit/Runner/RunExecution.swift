@@ -324,10 +324,13 @@ final class RunExecution: Sendable {
     ) -> [ItemReport] {
         listings.enumerated().map { index, listing in
             var written: [WrittenOutput] = []
+            var paths: Set<String> = []
             var failures: [ItemFailure] = []
             for (job, result) in zip(jobs, results) where job.listing == index {
                 switch result {
                 case .success(var output):
+                    // Widths that stood in for a trimmed image's own find its one file up to date.
+                    guard paths.insert(output.path).inserted else { continue }
                     output.art = job.output.variant?.art
                     written.append(output)
                 case .failure(let error):

@@ -28,13 +28,40 @@ import Vips
         // And run again, it finds every file up to date without decoding the input
         var decodes = 0
         var summary: RunSummary?
+        var listed: [String] = []
         for await event in try pipeline.run() {
             if case .stageFinished(let operation) = event, operation.stage == .decompress { decodes += 1 }
+            if case .itemCompleted(let report) = event { listed += report.written.map(\.path) }
             if case .finished(let final) = event { summary = final }
         }
         #expect(decodes == 0)
+        // and lists each file once, as the report, the JSON and the manifest do
+        #expect(listed.count == 3)
         #expect(summary?.outputsWritten == 0)
         #expect(summary?.failed == 0)
+    }
+
+    @Test func anEnlargingSetsOriginalIsTheWidthEqualToTheTrimmedImagesOwn() async throws {
+        // Given an enlarging set after a trim, listing "original" and the trimmed image's own width
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.boxedPNG(), to: "in/box.png")
+        let json = PipelineHarness.json(
+            inputs: ["in/*.png"],
+            outputs: [
+                #"{"name": "t", "widths": [60, 80, 100, "original"], "encode": {"format": "png"}, "steps": [{"trim": {}}, {"resize": {"withoutEnlargement": false}}], "path": "out/{stem}-{width}.png"}"#
+            ])
+        let pipeline = try PipelineHarness.pipeline(json, in: directory)
+
+        // When it runs twice
+        for run in 0..<2 {
+            let result = try await pipeline.run().collect()
+
+            // Then "original" and 80 make one file, once: nothing fails, each file is listed once
+            #expect(result.reports.allSatisfy { $0.failures.isEmpty }, "run \(run): \(result.reports.flatMap(\.failures))")
+            let names = result.reports.flatMap(\.written).map { ($0.path as NSString).lastPathComponent }
+            #expect(names.sorted() == ["box-100.png", "box-60.png", "box-80.png"], "run \(run)")
+            #expect(result.summary?.outputsWritten == (run == 0 ? 3 : 0))
+        }
     }
 
     @Test func theWidthThatMakesAFileIsTheOneItsImageWouldChoose() throws {
