@@ -30,15 +30,31 @@ enum XMPOrientation {
     private static let name = Array("tiff:Orientation".utf8)
     private static let closingTag = Array("</tiff:Orientation>".utf8)
 
-    /// The index just past the next `tiff:Orientation` at or after `start`.
+    /// The index just past the next `tiff:Orientation` at or after `start` that is a whole
+    /// name: not the end of another (`mytiff:Orientation`, `x:tiff:Orientation`).
     private static func endOfName(in bytes: [UInt8], from start: Int) -> Int? {
         guard let first = name.first, bytes.count >= name.count else { return nil }
         var index = start
         while index <= bytes.count - name.count {
-            if bytes[index] == first, bytes[index..<index + name.count].elementsEqual(name) { return index + name.count }
+            if bytes[index] == first, index == 0 || !isNameCharacter(bytes[index - 1]),
+                bytes[index..<index + name.count].elementsEqual(name)
+            {
+                return index + name.count
+            }
             index += 1
         }
         return nil
+    }
+
+    /// Whether `byte` may be part of an XML name written in ASCII, or is a byte of a longer
+    /// UTF-8 character, which a name may hold too.
+    private static func isNameCharacter(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+            UInt8(ascii: ":"), UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."), 0x80...:
+            true
+        default: false
+        }
     }
 
     /// The span to replace after a name: in `="…"` or `='…'` the quoted value with the blanks

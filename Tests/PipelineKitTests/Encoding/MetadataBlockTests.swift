@@ -208,6 +208,8 @@ import Vips
                 #"tiff:OrientationX="6" </tiff:Orientation> tiff:Orientation="" tiff:Orientation="8">"#,
                 #"tiff:OrientationX="6" </tiff:Orientation> tiff:Orientation="" tiff:Orientation="1">"#
             ),
+            // nor one that only ends the same, of another namespace
+            (#"mytiff:Orientation="8" x:tiff:Orientation="8" <a:tiff:Orientation>8</a:tiff:Orientation>"#, nil),
             // and a packet that already says 1, or says nothing, is left as it is
             (#"tiff:Orientation="1" <tiff:Orientation>1</tiff:Orientation>"#, nil),
             ("<x:xmpmeta/>", nil),
