@@ -207,7 +207,8 @@ enum ImageEncoder {
     /// and why: the one JPEG marker libvips writes each in (its JPEG saver would leave them out
     /// with no more than a log line), or the 1 MB of EXIF libvips reads back to update before
     /// it saves a PNG, WebP, AVIF or HEIC (those savers would fail the output, or put a block of
-    /// libvips' own in its place).
+    /// libvips' own in its place). And an XMP packet with NUL bytes (UTF-16) in a PNG, whose
+    /// saver writes it as text that ends at the first.
     static func oversizedMetadata(
         _ image: VipsImage, keeping kept: Set<EncoderSettings.Metadata>, format: EncoderSettings.Format
     ) -> [(field: String, why: String)] {
@@ -222,12 +223,14 @@ enum ImageEncoder {
         case .png, .webp, .avif, .heic: limits = [("exif-data", 1 << 20, "longer than the 1 MB of EXIF libvips writes")]
         case .tiff, .jxl, .gif: limits = []
         }
-        return limits.compactMap { field, limit, why in
+        let tooLong = limits.compactMap { field, limit, why -> (field: String, why: String)? in
             guard let kind = metadataKind(of: field), kept.contains(kind), let length = image.blobLength(field), length > limit else {
                 return nil
             }
             return (field, why)
         }
+        guard format == .png, kept.contains(.xmp), image.blobCopy("xmp-data")?.contains(0) == true else { return tooLong }
+        return tooLong + [("xmp-data", "with NUL bytes, as a UTF-16 packet has, where the text PNG's saver writes ends")]
     }
 
     /// The longest frame delay, in milliseconds, `format` holds: GIF's 16 bits of hundredths of

@@ -3,18 +3,22 @@
 /// a viewer that reads it where there is no EXIF block would turn the image again.
 ///
 /// One pass over the bytes, copying only when a value changes: a hostile packet may repeat the
-/// name a million times, and a packet is kept whole in memory beside the image already.
+/// name a million times, and a packet is kept whole in memory beside the image already. The
+/// packet is read as UTF-8 (or any encoding that writes ASCII as ASCII); a UTF-16 one is left
+/// as it is.
 enum XMPOrientation {
-    /// `packet` with every `tiff:Orientation` (as an attribute or an element) set to
-    /// `orientation`, or nil when it states none, or already states that one everywhere.
+    /// `packet` with every `Orientation` of the TIFF namespace (as an attribute or an element,
+    /// under `tiff:` or a prefix the packet binds to it) set to `orientation`, or nil when it
+    /// states none, or already states that one everywhere.
     static func setting(_ orientation: Int, in packet: [UInt8]) -> [UInt8]? {
         let value = Array(String(orientation).utf8)
+        let prefixes = Set([Array("tiff".utf8)] + prefixes(boundTo: namespace, in: packet))
         var result: [UInt8] = []
         var copiedUpTo = 0
         var searchFrom = 0
-        while let nameEnd = endOfName(in: packet, from: searchFrom) {
-            searchFrom = nameEnd
-            guard let replaced = valueSpan(in: packet, afterNameEndingAt: nameEnd) else { continue }
+        while let name = nextOrientation(under: prefixes, in: packet, from: searchFrom) {
+            searchFrom = name.upperBound
+            guard let replaced = valueSpan(in: packet, after: name) else { continue }
             searchFrom = replaced.upperBound
             if packet[replaced].elementsEqual(value) { continue }
             if result.isEmpty { result.reserveCapacity(packet.count) }
@@ -27,58 +31,82 @@ enum XMPOrientation {
         return result
     }
 
-    private static let name = Array("tiff:Orientation".utf8)
-    private static let closingTag = Array("</tiff:Orientation>".utf8)
+    private static let namespace = Array("http://ns.adobe.com/tiff/1.0/".utf8)
+    private static let localName = Array(":Orientation".utf8)
+    private static let declaration = Array("xmlns:".utf8)
 
-    /// The index just past the next `tiff:Orientation` at or after `start` that is a whole
-    /// name: not the end of another (`mytiff:Orientation`, `x:tiff:Orientation`).
-    private static func endOfName(in bytes: [UInt8], from start: Int) -> Int? {
-        guard let first = name.first, bytes.count >= name.count else { return nil }
+    /// The next whole name `P:Orientation` at or after `start` whose prefix `P` is one of
+    /// `prefixes`: not part of a longer name (`mytiff:Orientation`, `x:tiff:Orientation`).
+    /// Each name is read once, so a packet of many names costs in proportion to its length.
+    private static func nextOrientation(under prefixes: Set<[UInt8]>, in bytes: [UInt8], from start: Int) -> Range<Int>? {
         var index = start
-        while index <= bytes.count - name.count {
-            if bytes[index] == first, index == 0 || !isNameCharacter(bytes[index - 1]),
-                bytes[index..<index + name.count].elementsEqual(name)
-            {
-                return index + name.count
+        while index < bytes.count {
+            guard isNameCharacter(bytes[index]), index == 0 || !isNameCharacter(bytes[index - 1]) else {
+                index += 1
+                continue
             }
-            index += 1
+            let colon = prefixEnd(in: bytes, from: index)
+            if bytes[colon...].starts(with: localName), prefixes.contains(Array(bytes[index..<colon])) {
+                return index..<(colon + localName.count)
+            }
+            index = colon
+            while index < bytes.count, isNameCharacter(bytes[index]) { index += 1 }
         }
         return nil
     }
 
-    /// Whether `byte` may be part of an XML name written in ASCII, or is a byte of a longer
-    /// UTF-8 character, which a name may hold too.
-    private static func isNameCharacter(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-            UInt8(ascii: ":"), UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."), 0x80...:
-            true
-        default: false
+    /// The prefixes `packet` binds to `uri` (`xmlns:t="…"`).
+    private static func prefixes(boundTo uri: [UInt8], in packet: [UInt8]) -> [[UInt8]] {
+        var found: [[UInt8]] = []
+        var index = 0
+        while let start = packet[index...].firstRange(of: declaration)?.lowerBound {
+            index = start + declaration.count
+            guard start == 0 || !isNameCharacter(packet[start - 1]) else { continue }
+            let end = prefixEnd(in: packet, from: index)
+            guard end > index, let value = quotedValue(in: packet, afterEquals: end), packet[value].elementsEqual(uri) else { continue }
+            found.append(Array(packet[index..<end]))
         }
+        return found
     }
 
-    /// The span to replace after a name: in `="…"` or `='…'` the quoted value with the blanks
-    /// around it; in `<tiff:Orientation>…</tiff:Orientation>` the text between the tags. Nil
-    /// when the name is neither, such as a closing tag or a namespace declaration.
-    private static func valueSpan(in bytes: [UInt8], afterNameEndingAt nameEnd: Int) -> Range<Int>? {
-        let nameStart = nameEnd - name.count
-        if nameStart > 0, bytes[nameStart - 1] == UInt8(ascii: "<") {
-            guard nameEnd < bytes.count, bytes[nameEnd] == UInt8(ascii: ">") else { return nil }
-            let start = nameEnd + 1
-            guard let end = blankDigitsBlank(in: bytes, from: start),
-                bytes[end...].starts(with: closingTag)
-            else { return nil }
-            return start..<end
-        }
-        var index = skippingBlanks(in: bytes, from: nameEnd)
+    /// Where the name's prefix that begins at `start` ends: at its colon, or at the end of the name.
+    private static func prefixEnd(in bytes: [UInt8], from start: Int) -> Int {
+        var index = start
+        while index < bytes.count, isNameCharacter(bytes[index]), bytes[index] != UInt8(ascii: ":") { index += 1 }
+        return index
+    }
+
+    /// The span between the quotes of `= "…"` (or `'…'`) from `start`, blanks allowed about `=`.
+    private static func quotedValue(in bytes: [UInt8], afterEquals start: Int) -> Range<Int>? {
+        var index = skippingBlanks(in: bytes, from: start)
         guard index < bytes.count, bytes[index] == UInt8(ascii: "=") else { return nil }
         index = skippingBlanks(in: bytes, from: index + 1)
         guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") || bytes[index] == UInt8(ascii: "'") else { return nil }
-        let start = index + 1
-        guard let end = blankDigitsBlank(in: bytes, from: start), end < bytes.count,
-            bytes[end] == UInt8(ascii: "\"") || bytes[end] == UInt8(ascii: "'")
+        let quote = bytes[index]
+        guard let end = bytes[(index + 1)...].firstIndex(of: quote) else { return nil }
+        return (index + 1)..<end
+    }
+
+    /// The span to replace after a name: in `="…"` or `='…'` the quoted value, when it is a
+    /// number with blanks about it; in `<P:Orientation …>…</P:Orientation>` the text between
+    /// the tags. Nil when the name is neither, such as a closing tag or a namespace declaration.
+    private static func valueSpan(in bytes: [UInt8], after name: Range<Int>) -> Range<Int>? {
+        if name.lowerBound > 0, bytes[name.lowerBound - 1] == UInt8(ascii: "<") {
+            // An element, perhaps with attributes (`rdf:datatype`) or blanks before its `>`.
+            guard let close = bytes[name.upperBound...].firstIndex(where: { $0 == UInt8(ascii: ">") || $0 == UInt8(ascii: "<") }),
+                bytes[close] == UInt8(ascii: ">"), bytes[close - 1] != UInt8(ascii: "/"),
+                close == name.upperBound || skippingBlanks(in: bytes, from: name.upperBound) > name.upperBound
+            else { return nil }
+            let start = close + 1
+            guard let end = blankDigitsBlank(in: bytes, from: start),
+                bytes[end...].starts(with: Array("</".utf8) + bytes[name] + [UInt8(ascii: ">")])
+            else { return nil }
+            return start..<end
+        }
+        guard let value = quotedValue(in: bytes, afterEquals: name.upperBound),
+            blankDigitsBlank(in: bytes, from: value.lowerBound) == value.upperBound
         else { return nil }
-        return start..<end
+        return value
     }
 
     /// The end of blanks, at least one ASCII digit, and blanks from `start`; nil without a digit.
@@ -99,5 +127,16 @@ enum XMPOrientation {
             }
         }
         return index
+    }
+
+    /// Whether `byte` may be part of an XML name written in ASCII, or is a byte of a longer
+    /// UTF-8 character, which a name may hold too.
+    private static func isNameCharacter(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+            UInt8(ascii: ":"), UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."), 0x80...:
+            true
+        default: false
+        }
     }
 }

@@ -208,6 +208,16 @@ import Vips
                 #"tiff:OrientationX="6" </tiff:Orientation> tiff:Orientation="" tiff:Orientation="8">"#,
                 #"tiff:OrientationX="6" </tiff:Orientation> tiff:Orientation="" tiff:Orientation="1">"#
             ),
+            // with blanks or attributes in its tag
+            (
+                #"<tiff:Orientation >6</tiff:Orientation><tiff:Orientation rdf:datatype="x#integer">3</tiff:Orientation>"#,
+                #"<tiff:Orientation >1</tiff:Orientation><tiff:Orientation rdf:datatype="x#integer">1</tiff:Orientation>"#
+            ),
+            // and under another prefix the packet binds to the TIFF namespace
+            (
+                #"xmlns:t='http://ns.adobe.com/tiff/1.0/' t:Orientation="6" <t:Orientation>6</t:Orientation>"#,
+                #"xmlns:t='http://ns.adobe.com/tiff/1.0/' t:Orientation="1" <t:Orientation>1</t:Orientation>"#
+            ),
             // nor one that only ends the same, of another namespace
             (#"mytiff:Orientation="8" x:tiff:Orientation="8" <a:tiff:Orientation>8</a:tiff:Orientation>"#, nil),
             // and a packet that already says 1, or says nothing, is left as it is

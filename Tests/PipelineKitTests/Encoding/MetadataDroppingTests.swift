@@ -132,4 +132,31 @@ import Vips
         let png = try VipsImage.open(file: directory.path + "/out/camera.png")
         #expect(png.stringField("exif-ifd0-Make")?.hasPrefix("PipelineTestCamera") == true)
     }
+
+    @Test func aUTF16XMPPacketIsKeptWholeInAJPEGAndDroppedFromAPNGWithAWarning() async throws {
+        // Given a JPEG whose XMP packet is UTF-16, as the XMP specification allows
+        let text = #"<x:xmpmeta xmlns:x="adobe:ns:meta/"><dc:creator>Ann Author</dc:creator></x:xmpmeta>"#
+        let packet: [UInt8] = [0xFF, 0xFE] + text.utf16.flatMap { [UInt8($0 & 0xFF), UInt8($0 >> 8)] }
+        let input = try Fixtures.gradient(width: 32, height: 24).settingBlobField("xmp-data", to: packet).encoded(suffix: ".jpg")
+        let directory = try TemporaryDirectory()
+        try directory.write(input, to: "in/utf16.jpg")
+        let json = PipelineHarness.json(
+            inputs: ["in/*"],
+            outputs: [
+                #"{"name": "jpeg", "encode": {"format": "jpeg", "keep": ["xmp"]}, "path": "out/{stem}.jpg"}"#,
+                #"{"name": "png", "encode": {"format": "png", "keep": ["xmp"]}, "path": "out/{stem}.png"}"#,
+            ])
+
+        // When it runs
+        let (reports, summary) = try await PipelineHarness.run(json, in: directory)
+
+        // Then the JPEG keeps the packet whole, and the PNG, whose saver would cut it at its
+        // first NUL byte, is written without it, saying so
+        #expect(summary.succeeded == 1, "\(reports.flatMap(\.failures))")
+        #expect(try VipsImage.open(file: directory.path + "/out/utf16.jpg").blobCopy("xmp-data") == packet)
+        #expect(try VipsImage.open(file: directory.path + "/out/utf16.png").blobCopy("xmp-data") == nil)
+        let warnings = reports.first?.written.first { $0.output == "png" }?.warnings ?? []
+        #expect(warnings.count == 1, "\(warnings)")
+        #expect(warnings.first?.contains("in/utf16.jpg: dropped the metadata field xmp-data (with NUL bytes") == true, "\(warnings)")
+    }
 }
