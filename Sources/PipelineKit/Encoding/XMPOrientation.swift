@@ -15,11 +15,16 @@ enum XMPOrientation {
         let prefixes = Set([Array("tiff".utf8)] + prefixes(boundTo: namespace, in: packet))
         var result: [UInt8] = []
         var copiedUpTo = 0
-        var searchFrom = 0
-        while let name = nextOrientation(under: prefixes, in: packet, from: searchFrom) {
-            searchFrom = name.upperBound
+        var scan = Scan()
+        while let name = nextOrientation(under: prefixes, in: packet, scan: &scan) {
             guard let replaced = valueSpan(in: packet, after: name) else { continue }
-            searchFrom = replaced.upperBound
+            if replaced.lowerBound > name.upperBound, packet[replaced.lowerBound - 1] == UInt8(ascii: ">") {
+                // An element's text: the scan goes on from it, outside the tag.
+                scan = Scan(index: replaced.upperBound, inTag: false)
+            } else {
+                // An attribute's value: past its closing quote, in the tag still.
+                scan.index = replaced.upperBound + 1
+            }
             if packet[replaced].elementsEqual(value) { continue }
             if result.isEmpty { result.reserveCapacity(packet.count) }
             result += packet[copiedUpTo..<replaced.lowerBound]
@@ -35,24 +40,66 @@ enum XMPOrientation {
     private static let localName = Array(":Orientation".utf8)
     private static let declaration = Array("xmlns:".utf8)
 
-    /// The next whole name `P:Orientation` at or after `start` whose prefix `P` is one of
-    /// `prefixes`: not part of a longer name (`mytiff:Orientation`, `x:tiff:Orientation`).
-    /// Each name is read once, so a packet of many names costs in proportion to its length.
-    private static func nextOrientation(under prefixes: Set<[UInt8]>, in bytes: [UInt8], from start: Int) -> Range<Int>? {
-        var index = start
-        while index < bytes.count {
-            guard isNameCharacter(bytes[index]), index == 0 || !isNameCharacter(bytes[index - 1]) else {
-                index += 1
+    /// Where a scan of the packet is, and whether it is inside a tag, where names are: the text
+    /// between tags, comments and CDATA sections are content, whatever they say.
+    private struct Scan {
+        var index = 0
+        var inTag = false
+    }
+
+    /// The next whole name `P:Orientation` in a tag, from where `scan` is, whose prefix `P` is
+    /// one of `prefixes`: not part of a longer name (`mytiff:Orientation`, `x:tiff:Orientation`).
+    /// Each byte is read once, so a packet of many names costs in proportion to its length.
+    private static func nextOrientation(under prefixes: Set<[UInt8]>, in bytes: [UInt8], scan: inout Scan) -> Range<Int>? {
+        while scan.index < bytes.count {
+            let byte = bytes[scan.index]
+            if byte == UInt8(ascii: "<") {
+                if let end = end(of: commentOpen, closedBy: commentClose, in: bytes, at: scan.index)
+                    ?? end(of: cdataOpen, closedBy: cdataClose, in: bytes, at: scan.index)
+                {
+                    scan.index = end
+                } else {
+                    scan = Scan(index: scan.index + 1, inTag: true)
+                }
                 continue
             }
-            let colon = prefixEnd(in: bytes, from: index)
-            if bytes[colon...].starts(with: localName), prefixes.contains(Array(bytes[index..<colon])) {
-                return index..<(colon + localName.count)
+            guard scan.inTag else {
+                scan.index += 1
+                continue
             }
-            index = colon
-            while index < bytes.count, isNameCharacter(bytes[index]) { index += 1 }
+            switch byte {
+            case UInt8(ascii: ">"):
+                scan = Scan(index: scan.index + 1, inTag: false)
+            case UInt8(ascii: "\""), UInt8(ascii: "'"):
+                // A value: text too, which may hold `>`.
+                scan.index = (bytes[(scan.index + 1)...].firstIndex(of: byte) ?? bytes.count - 1) + 1
+            case _ where isNameCharacter(byte):
+                let start = scan.index
+                let colon = prefixEnd(in: bytes, from: start)
+                scan.index = colon
+                while scan.index < bytes.count, isNameCharacter(bytes[scan.index]) { scan.index += 1 }
+                if bytes[colon...].starts(with: localName), scan.index == colon + localName.count,
+                    prefixes.contains(Array(bytes[start..<colon]))
+                {
+                    return start..<scan.index
+                }
+            default:
+                scan.index += 1
+            }
         }
         return nil
+    }
+
+    private static let commentOpen = Array("<!--".utf8)
+    private static let commentClose = Array("-->".utf8)
+    private static let cdataOpen = Array("<![CDATA[".utf8)
+    private static let cdataClose = Array("]]>".utf8)
+
+    /// Past the end of a section that `open` begins at `index` and `close` ends (or of the
+    /// packet, when it is not closed); nil when no such section begins there.
+    private static func end(of open: [UInt8], closedBy close: [UInt8], in bytes: [UInt8], at index: Int) -> Int? {
+        guard bytes[index...].starts(with: open) else { return nil }
+        return bytes[(index + open.count)...].firstRange(of: close)?.upperBound ?? bytes.count
     }
 
     /// The prefixes `packet` binds to `uri` (`xmlns:t="…"`).

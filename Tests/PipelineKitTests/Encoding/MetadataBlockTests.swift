@@ -202,11 +202,11 @@ import Vips
             // As an element, with blanks round the value
             ("<tiff:Orientation> 8 </tiff:Orientation>", "<tiff:Orientation>1</tiff:Orientation>"),
             // as attributes in either quote, each one
-            (#"a tiff:Orientation = ' 6' b tiff:Orientation="3""#, #"a tiff:Orientation = '1' b tiff:Orientation="1""#),
+            (#"<d a='>' tiff:Orientation = ' 6' b tiff:Orientation="3"/>"#, #"<d a='>' tiff:Orientation = '1' b tiff:Orientation="1"/>"#),
             // not a name that only begins the same, nor a closing tag or an empty value
             (
-                #"tiff:OrientationX="6" </tiff:Orientation> tiff:Orientation="" tiff:Orientation="8">"#,
-                #"tiff:OrientationX="6" </tiff:Orientation> tiff:Orientation="" tiff:Orientation="1">"#
+                #"<d tiff:OrientationX="6"></tiff:Orientation><d tiff:Orientation="" tiff:Orientation="8">"#,
+                #"<d tiff:OrientationX="6"></tiff:Orientation><d tiff:Orientation="" tiff:Orientation="1">"#
             ),
             // with blanks or attributes in its tag
             (
@@ -215,13 +215,15 @@ import Vips
             ),
             // and under another prefix the packet binds to the TIFF namespace
             (
-                #"xmlns:t='http://ns.adobe.com/tiff/1.0/' t:Orientation="6" <t:Orientation>6</t:Orientation>"#,
-                #"xmlns:t='http://ns.adobe.com/tiff/1.0/' t:Orientation="1" <t:Orientation>1</t:Orientation>"#
+                #"<d xmlns:t='http://ns.adobe.com/tiff/1.0/' t:Orientation="6"><t:Orientation>6</t:Orientation>"#,
+                #"<d xmlns:t='http://ns.adobe.com/tiff/1.0/' t:Orientation="1"><t:Orientation>1</t:Orientation>"#
             ),
             // nor one that only ends the same, of another namespace
-            (#"mytiff:Orientation="8" x:tiff:Orientation="8" <a:tiff:Orientation>8</a:tiff:Orientation>"#, nil),
+            (#"<d mytiff:Orientation="8" x:tiff:Orientation="8"><a:tiff:Orientation>8</a:tiff:Orientation>"#, nil),
+            // nor the words of a text, a comment or a CDATA section
+            (#"<d>tiff:Orientation="8"</d><!-- tiff:Orientation="8" --><![CDATA[<tiff:Orientation>8</tiff:Orientation>]]>"#, nil),
             // and a packet that already says 1, or says nothing, is left as it is
-            (#"tiff:Orientation="1" <tiff:Orientation>1</tiff:Orientation>"#, nil),
+            (#"<d tiff:Orientation="1"><tiff:Orientation>1</tiff:Orientation>"#, nil),
             ("<x:xmpmeta/>", nil),
         ] as [(String, String?)])
     func anXMPPacketsOrientationIsSetWhereverItIsStated(packet: String, written: String?) {
@@ -231,9 +233,9 @@ import Vips
     /// A packet repeating the name, as a hostile file may, is set in one pass.
     @Test func aPacketRepeatingItsOrientationIsSetEverywhere() {
         let repeats = 100_000
-        let packet = Array(String(repeating: #" tiff:Orientation="6""#, count: repeats).utf8)
+        let packet = Array(("<d" + String(repeating: #" tiff:Orientation="6""#, count: repeats) + "/>").utf8)
         let written = XMPOrientation.setting(1, in: packet)
-        #expect(written == Array(String(repeating: #" tiff:Orientation="1""#, count: repeats).utf8))
+        #expect(written == Array(("<d" + String(repeating: #" tiff:Orientation="1""#, count: repeats) + "/>").utf8))
         #expect(XMPOrientation.setting(6, in: packet) == nil)
     }
 
