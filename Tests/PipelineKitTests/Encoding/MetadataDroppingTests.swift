@@ -16,20 +16,27 @@ import Vips
             .encoded(suffix: ".webp[lossless]")
     }
 
+    /// Runs `input`, named `name` in `in/`, to one output per format of `suffixes` (`jpg`,
+    /// `webp`…), each keeping `keep` (JSON) and named by its suffix.
+    func run(_ input: Data, named name: String, keep: String, suffixes: [String]) async throws -> (
+        reports: [ItemReport], summary: RunSummary, directory: TemporaryDirectory
+    ) {
+        let directory = try TemporaryDirectory()
+        try directory.write(input, to: "in/" + name)
+        let outputs = suffixes.map { suffix in
+            let format = suffix == "jpg" ? "jpeg" : suffix
+            return #"{"name": "\#(format)", "encode": {"format": "\#(format)", "keep": \#(keep)}, "path": "out/{stem}.\#(suffix)"}"#
+        }
+        let (reports, summary) = try await PipelineHarness.run(PipelineHarness.json(inputs: ["in/*"], outputs: outputs), in: directory)
+        return (reports, summary, directory)
+    }
+
     @Test func exifTooLongForJPEGIsDroppedWithAWarningAndWebPIsWrittenWithout() async throws {
         // Given a WebP whose EXIF is longer than a JPEG marker holds
         let input = try Self.webpWithLongEXIF()
         #expect((try VipsImage.open(data: input).blobLength("exif-data") ?? 0) > 65533)
-        let directory = try TemporaryDirectory()
-        try directory.write(input, to: "in/long-exif.webp")
-        let json = PipelineHarness.json(
-            inputs: ["in/*"],
-            outputs: [
-                #"{"name": "jpeg", "encode": {"format": "jpeg", "keep": "all"}, "path": "out/{stem}.jpg"}"#,
-                #"{"name": "webp", "encode": {"format": "webp", "keep": "all"}, "path": "out/{stem}.webp"}"#,
-            ])
         // When it runs
-        let (reports, summary) = try await PipelineHarness.run(json, in: directory)
+        let (reports, summary, directory) = try await run(input, named: "long-exif.webp", keep: #""all""#, suffixes: ["jpg", "webp"])
         // Then both outputs are written; the JPEG's report warns that its EXIF was dropped
         #expect(summary.succeeded == 1, "\(reports.flatMap(\.failures))")
         let written = try #require(reports.first?.written)
@@ -138,17 +145,9 @@ import Vips
         let text = #"<x:xmpmeta xmlns:x="adobe:ns:meta/"><dc:creator>Ann Author</dc:creator></x:xmpmeta>"#
         let packet: [UInt8] = [0xFF, 0xFE] + text.utf16.flatMap { [UInt8($0 & 0xFF), UInt8($0 >> 8)] }
         let input = try Fixtures.gradient(width: 32, height: 24).settingBlobField("xmp-data", to: packet).encoded(suffix: ".jpg")
-        let directory = try TemporaryDirectory()
-        try directory.write(input, to: "in/utf16.jpg")
-        let json = PipelineHarness.json(
-            inputs: ["in/*"],
-            outputs: [
-                #"{"name": "jpeg", "encode": {"format": "jpeg", "keep": ["xmp"]}, "path": "out/{stem}.jpg"}"#,
-                #"{"name": "png", "encode": {"format": "png", "keep": ["xmp"]}, "path": "out/{stem}.png"}"#,
-            ])
 
         // When it runs
-        let (reports, summary) = try await PipelineHarness.run(json, in: directory)
+        let (reports, summary, directory) = try await run(input, named: "utf16.jpg", keep: #"["xmp"]"#, suffixes: ["jpg", "png"])
 
         // Then the JPEG keeps the packet whole, and the PNG, whose saver would cut it at its
         // first NUL byte, is written without it, saying so
