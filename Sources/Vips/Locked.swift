@@ -30,10 +30,7 @@ package final class Locked<Value>: @unchecked Sendable {
     /// the same hold of the lock. `ready` is checked again each time another thread calls
     /// `wakeWaiters()`, so whoever changes what `ready` looks at must call it.
     package func withLock<Result>(waitingUntil ready: (Value) -> Bool, _ body: (inout Value) throws -> Result) rethrows -> Result {
-        condition.lock()
-        defer { condition.unlock() }
-        while !ready(value) { condition.wait() }
-        return try body(&value)
+        try withLock(waitingUntil: ready, orUntil: nil) { value, _ in try body(&value) }
     }
 
     /// As `withLock(waitingUntil:_:)`, waiting no later than `deadline` (nil: without end):

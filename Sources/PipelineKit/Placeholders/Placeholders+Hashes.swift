@@ -5,6 +5,11 @@ extension Placeholders {
     /// The longest side of the copy a BlurHash is computed from. The DCT reads every pixel for
     /// every component, and 64 pixels already hold far more detail than 9×9 components keep.
     public static let blurhashSide = 64
+    /// The short side a thin image's copy keeps, fitted within `blurhashSide` it would keep a few
+    /// pixels, too few to read the components from.
+    static let blurhashShortSide = 16
+    /// The longest side a thin image's copy may have, which bounds the encoder's work.
+    static let blurhashLongestSide = 16_384
 
     /// The BlurHash of `image` fitted within `blurhashSide`×`blurhashSide` (never enlarged),
     /// with `xComponents`×`yComponents` components; alpha is ignored, as in the reference.
@@ -16,11 +21,10 @@ extension Placeholders {
     }
 
     static func blurhash(of source: PlaceholderSource, xComponents: Int, yComponents: Int) throws(PlaceholderError) -> String {
-        // A thin image fitted within 64 px keeps a short side of a few pixels, too few to read
-        // the components from: its short side is kept at 16 pixels, its long side capped so that
-        // the encoder's work stays bounded.
+        // A thin image keeps enough of its short side to read the components from.
         let (long, short) = (max(source.image.width, source.image.height), min(source.image.width, source.image.height))
-        let side = max(blurhashSide, min(16_384, Int((16 * Double(long) / Double(short)).rounded(.up))))
+        let kept = Int((Double(blurhashShortSide * long) / Double(short)).rounded(.up))
+        let side = max(blurhashSide, min(blurhashLongestSide, kept))
         let small = try PlaceholderError.naming(.blurhash) { () throws(VipsError) in try source.fitted(within: side) }
         let pixels = try PlaceholderError.naming(.blurhash) { () throws(VipsError) in try small.bytes() }
         return try BlurHash.encode(

@@ -165,6 +165,9 @@ struct WriteCheck {
     private var inputsByIdentity: [FileIdentity: Int64] = [:]
     /// Each local source named by a symbolic link, by the link's own identity.
     private var inputLinks: [FileIdentity: Int64] = [:]
+    /// The most links a chain is followed through: as many as Linux follows on one path
+    /// (MAXSYMLINKS), past which it would not have been read either.
+    private static let linksFollowed = 40
     /// The cache folder as written and through its links, when the run writes one.
     private var cacheFolder: (written: String, real: String)?
     /// Inputs found in the cache folder.
@@ -204,7 +207,7 @@ struct WriteCheck {
         // name would replace that link.
         var link = input.path
         // Named by its real path, the input is no link: no more looking on the planning path.
-        for _ in 0..<(real.path == input.path ? 0 : 40) {
+        for _ in 0..<(real.path == input.path ? 0 : Self.linksFollowed) {
             guard let own = FileIdentity(path: link, followingLinks: false), own != identity,
                 let target = try? FileManager.default.destinationOfSymbolicLink(atPath: link)
             else { break }

@@ -16,6 +16,8 @@ extension RunExecution {
         let beside: Set<[Int]>
         /// The jobs the image's size left, before a request's choice of one file.
         let sized: [OutputJob]
+        /// Each width's set (`PipelineDefinition.setOfEachWidth`).
+        let sets: [Int: [Int]]
 
         /// Which job makes `job`'s file, its image having been `atResize` as it reached the resize.
         enum Maker {
@@ -28,8 +30,8 @@ extension RunExecution {
         }
 
         func maker(of job: OutputJob, atResize: ImageSize?, in definition: PipelineDefinition) -> Maker {
-            guard let atResize else { return .itself }
-            let maker = definition.maker(ofFileOf: job.outputIndex, atResize: atResize)
+            guard let atResize, let members = sets[job.outputIndex] else { return .itself }
+            let maker = definition.maker(ofFileOf: job.outputIndex, in: members, atResize: atResize)
             guard maker != job.outputIndex else { return .itself }
             if beside.contains([job.listing, maker]) { return .beside(maker) }
             guard let other = sized.first(where: { $0.listing == job.listing && $0.outputIndex == maker }) else { return .itself }

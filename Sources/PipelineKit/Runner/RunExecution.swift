@@ -27,6 +27,8 @@ final class RunExecution: Sendable {
     /// The files of sources a cancel left part-made, by the listing's display name: they have
     /// no report, but they are on disk and in the journal, so the summary counts and lists them.
     private let partlyMade = Locked<[String: [WrittenOutput]]>([:])
+    /// Each width's set, for the fan-out's choice of which width makes a trimmed file.
+    private let setOfEachWidth: [Int: [Int]]
     /// Every input's clock lies within this one, which has no limit: `stopWork()` expires it,
     /// and the libvips work on the lanes stops as when an input's time runs out.
     private let work = VipsDeadline(seconds: 0)
@@ -50,6 +52,7 @@ final class RunExecution: Sendable {
             stores: plan.stores, protecting: plan.protectedInputs, claimingPaths: plan.somePathsWaitForSizes,
             sizedPathReach: plan.sizedPathReach)
         decoder = ImageDecoder(settings: definition.decompress, outputs: definition.outputs, accountant: memory)
+        setOfEachWidth = definition.setOfEachWidth
     }
 
     /// Stops the libvips work on the lanes (decodes, steps and the renders encoders read) where
@@ -205,13 +208,13 @@ final class RunExecution: Sendable {
     ) async throws(CancellationError) -> (jobs: [OutputJob], results: [Result<WrittenOutput, ItemError>]) {
         let chosen = NeighbourQualities()
         let planned = OutputWriter.InputPaths(jobs.map(\.target))
-        let beside = Set(jobs.map { [$0.listing, $0.outputIndex] })
+        let makers = Makers(beside: Set(jobs.map { [$0.listing, $0.outputIndex] }), sized: sized, sets: setOfEachWidth)
         let outcomes = await withTaskGroup(of: (Int, JobOutcome?).self) { group in
             for (index, job) in jobs.enumerated() {
                 group.addTask {
                     let outcome = try? await self.make(
                         job, from: decoded, deadline: deadline, incremental: incremental, chosen: chosen, planned: planned,
-                        makers: Makers(beside: beside, sized: sized))
+                        makers: makers)
                     return (index, outcome)
                 }
             }

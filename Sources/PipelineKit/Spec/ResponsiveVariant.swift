@@ -83,11 +83,9 @@ extension PipelineDefinition {
     /// known to be `atResize` as it reaches the resize: `index` itself when it is made at that
     /// size, else the member whose file has the same width. A step whose result a plan cannot
     /// size (`trim`) leaves the plan's choice too wide, and two widths standing in for the
-    /// image's own would name one file.
-    func maker(ofFileOf index: Int, atResize: ImageSize) -> Int {
-        guard let variant = outputs[index].variant,
-            let members = responsiveSets.first(where: { $0.contains(index) })
-        else { return index }
+    /// image's own would name one file. `members` is its set (`setOfEachWidth`).
+    func maker(ofFileOf index: Int, in members: [Int], atResize: ImageSize) -> Int {
+        guard let variant = outputs[index].variant, !members.isEmpty else { return index }
         let (chosen, imageWidth) = chosenMembers(members, atResize: atResize)
         guard !chosen.contains(index) else { return index }
         // Enlarging, every width is made, and only "original" is left out for the width equal
@@ -97,6 +95,12 @@ extension PipelineDefinition {
             return variant.enlarges ? width == imageWidth : (width ?? .max) >= imageWidth
         }
         return sameWidth ?? index
+    }
+
+    /// The set each width of a set belongs to, by its index in `outputs`: worked out once for a
+    /// run, where every made width asks for its own.
+    var setOfEachWidth: [Int: [Int]] {
+        Dictionary(uniqueKeysWithValues: responsiveSets.flatMap { members in members.map { ($0, members) } })
     }
 
     /// Each output's files of one format and art crop (or of its own widths), as indices into

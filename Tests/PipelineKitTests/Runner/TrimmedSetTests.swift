@@ -75,7 +75,8 @@ import Vips
                 ])
             let definition = try PipelineDefinition(json: json, baseDirectory: URL(fileURLWithPath: "/tmp"), processors: .standard)
             let index = try #require(definition.outputs.firstIndex { $0.variant?.width == width })
-            let made = definition.maker(ofFileOf: index, atResize: ImageSize(width: 80, height: 60))
+            let members = try #require(definition.setOfEachWidth[index])
+            let made = definition.maker(ofFileOf: index, in: members, atResize: ImageSize(width: 80, height: 60))
             return definition.outputs[made].variant?.width
         }
         // When its image reaches the resize 80 px wide
