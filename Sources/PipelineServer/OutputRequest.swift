@@ -8,8 +8,11 @@ struct OutputRequest: Sendable, Equatable {
     let output: String
     let input: String
     let format: EncoderSettings.Format
-    /// The width asked for with `?width=`, or nil for the widest made.
+    /// The width asked for with `?width=`, or nil for the widest made or for `"original"`.
     let width: Int?
+    /// Whether `"original"` is asked for (or hinted, or listed and no width asked): the image's
+    /// own width, which in a set that enlarges is not the widest.
+    let original: Bool
     /// The index in the output's `art` of the crop `?art=` asks for, or nil for the output's own
     /// widths.
     let art: Int?
@@ -70,17 +73,17 @@ struct OutputRequest: Sendable, Equatable {
         art = try Self.art(Self.single("art", in: query), of: output)
         // An art crop has widths of its own, and no "original".
         let widths = art.map { output.art[$0].widths } ?? output.widths
-        let original = art == nil && output.listsOriginal
-        let asked = try Self.width(Self.single("width", in: query), among: widths, original: original, of: output, art: art)
+        let listsOriginal = art == nil && output.listsOriginal
+        let asked = try Self.width(Self.single("width", in: query), among: widths, original: listsOriginal, of: output, art: art)
         let hinted = asked == nil && !widths.isEmpty && negotiates
         // The width of the list a hint picks: the smallest at least as wide, else the widest.
         let fromHint = (hinted ? Self.hinted(hints) : nil).map { wanted -> ListedWidth in
             if let fitting = widths.filter({ $0 >= wanted }).min() { return .pixels(fitting) }
-            return original ? .original : .pixels(widths.max() ?? wanted)
+            return listsOriginal ? .original : .pixels(widths.max() ?? wanted)
         }
-        let listed = asked ?? fromHint ?? (original ? .original : widths.max().map(ListedWidth.pixels))
-        // "original" is the widest file made.
+        let listed = asked ?? fromHint ?? (listsOriginal ? .original : widths.max().map(ListedWidth.pixels))
         width = if case .pixels(let pixels)? = asked ?? fromHint { pixels } else { nil }
+        original = if case .original? = listed { true } else { false }
         varyingHints = hinted ? hints.map(\.name) : []
         listedWidth = listed.map { if case .pixels(let pixels) = $0 { String(pixels) } else { "original" } }
         let forced = try Self.single("format", in: query)

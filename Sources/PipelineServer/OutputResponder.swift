@@ -75,7 +75,11 @@ struct OutputResponder: Sendable {
             throw ServeError(404, "no input of that name")
         }
         // The run makes the file asked for, and no other, unless the file says to make them all.
-        let variant = makeAll ? nil : RunPlan.WantedFile(output: wanted.output, format: wanted.format, width: wanted.width, art: wanted.art)
+        let variant =
+            makeAll
+            ? nil
+            : RunPlan.WantedFile(
+                output: wanted.output, format: wanted.format, width: wanted.width, original: wanted.original, art: wanted.art)
         // The warm path: the file the last run for it reported, while the input and the file
         // are as that run left them, is what a run would find up to date now.
         if let warm = await maker.warmReport(for: input, variant: variant),
@@ -109,7 +113,7 @@ struct OutputResponder: Sendable {
     /// The file to answer with, from the report of a run over the input: the one of the asked
     /// art crop (or of the output's own widths), format and width; for a width above the image's
     /// own, the file that stands in for it (the widest made, as a run makes no larger one);
-    /// without a width, the widest. When the asked file failed, its failure: another width's
+    /// for `"original"`, the file at the image's own width; without a width, the widest. When the asked file failed, its failure: another width's
     /// file, found up to date beside it, would be answered under its own ETag at this URL.
     static func file(for wanted: OutputRequest, in report: ItemReport) -> Result<WrittenOutput, ServeError> {
         let candidates = report.written.filter {
@@ -125,6 +129,8 @@ struct OutputResponder: Sendable {
         let chosen: WrittenOutput?
         if let width = wanted.width {
             chosen = candidates.min { abs($0.size.width - width) < abs($1.size.width - width) }
+        } else if wanted.original, let original = candidates.first(where: \.isOriginal) {
+            chosen = original
         } else {
             chosen = candidates.max { $0.size.width < $1.size.width }
         }

@@ -11,18 +11,22 @@ extension RunPlan {
         /// The format asked for, one of the output's.
         package let format: EncoderSettings.Format
         /// The width asked for, one of the output's `widths` (or its art crop's), or nil for the
-        /// widest made.
+        /// widest made or for `"original"`.
         package let width: Int?
+        /// Whether `"original"` is asked for: the image's own width, which in a set that
+        /// enlarges is not the widest.
+        package let original: Bool
         /// The index in the output's `art` of the crop asked for, or nil for the output's own
         /// widths.
         package let art: Int?
 
-        /// The file of `output` in `format` at `width` (nil: the widest made), of the art crop
-        /// `art` (nil: of the output's own widths).
-        package init(output: String, format: EncoderSettings.Format, width: Int?, art: Int? = nil) {
+        /// The file of `output` in `format` at `width` (nil: the widest made, or with `original`
+        /// the image's own width), of the art crop `art` (nil: of the output's own widths).
+        package init(output: String, format: EncoderSettings.Format, width: Int?, original: Bool = false, art: Int? = nil) {
             self.output = output
             self.format = format
             self.width = width
+            self.original = original && width == nil
             self.art = art
         }
 
@@ -42,18 +46,20 @@ extension RunPlan {
 
         /// Of `jobs`, left once the image's size has left out the widths it is too narrow for:
         /// those up to date, and for each listing the one job that makes the file asked for —
-        /// the width asked for, or else (a width above the image's own, or none asked) the file
-        /// made at the widest, which for a responsive output is the image's own width.
-        func chosen(_ jobs: [OutputJob]) -> [OutputJob] {
+        /// the width asked for; for `"original"`, its job or the width that makes its file
+        /// (`makingOriginal`, by output index); or else (a width above the image's own, or none
+        /// asked) the file made at the widest, which for a responsive output that does not
+        /// enlarge is the image's own width.
+        func chosen(_ jobs: [OutputJob], makingOriginal: Set<Int>) -> [OutputJob] {
             var picked: Set<[Int]> = []
             for listing in Set(jobs.map(\.listing)) {
                 let candidates = jobs.filter { $0.listing == listing && matches($0) }
                 let exact = width.flatMap { width in candidates.first { $0.output.variant?.width == width } }
+                let own = candidates.first { $0.output.variant?.width == nil }
+                let asOriginal = original ? own ?? candidates.first { makingOriginal.contains($0.outputIndex) } : nil
                 // "original" (no width) is the image's own; otherwise the largest width made.
-                let widest =
-                    candidates.first { $0.output.variant?.width == nil }
-                    ?? candidates.max { ($0.output.variant?.width ?? 0) < ($1.output.variant?.width ?? 0) }
-                if let job = exact ?? widest { picked.insert([job.listing, job.outputIndex]) }
+                let widest = own ?? candidates.max { ($0.output.variant?.width ?? 0) < ($1.output.variant?.width ?? 0) }
+                if let job = exact ?? asOriginal ?? widest { picked.insert([job.listing, job.outputIndex]) }
             }
             return jobs.filter { $0.upToDate != nil || picked.contains([$0.listing, $0.outputIndex]) }
         }

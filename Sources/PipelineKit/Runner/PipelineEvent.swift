@@ -55,6 +55,10 @@ public struct WrittenOutput: Sendable {
     public var searchedQuality: SearchedQuality?
     /// The index in the output's `art` of the crop this file is, or nil for the output's own widths.
     public var art: Int? = nil
+    /// Whether this is the file `"original"` names, at the image's own width: made by
+    /// `"original"`, or by the width that makes the same file. In a set that enlarges, it is
+    /// not the widest.
+    package var isOriginal = false
     /// How many trial encodes the quality search made, nil when none searched: what a start
     /// from the journal's or a neighbouring width's choice saves.
     var searchEncodes: Int? = nil

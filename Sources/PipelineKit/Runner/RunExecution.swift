@@ -240,6 +240,7 @@ final class RunExecution: Sendable {
             throw CancellationError()
         }
         var made: (jobs: [OutputJob], results: [Result<WrittenOutput, ItemError>]) = ([], [])
+        var makingOriginal: Set<[Int]> = []
         for (job, outcome) in zip(jobs, outcomes) {
             switch outcome {
             case .finished(let result)?:
@@ -251,8 +252,15 @@ final class RunExecution: Sendable {
                 if case .success(let written)? = makers?.1 {
                     incremental.recordWritten(written, for: job, sourceSize: decoded.originalSize)
                 }
+                if job.output.variant?.width == nil { makingOriginal.insert([job.listing, maker]) }
             case nil:
                 break
+            }
+        }
+        for (index, job) in made.jobs.enumerated() where makingOriginal.contains([job.listing, job.outputIndex]) {
+            if case .success(var written) = made.results[index] {
+                written.isOriginal = true
+                made.results[index] = .success(written)
             }
         }
         return made
@@ -317,42 +325,6 @@ final class RunExecution: Sendable {
             // Work stopped by the deadline fails with whatever libvips said: the limit is the reason.
             if failure.kind != .timedOut, deadline.hasRunOut { return .finished(.failure(deadline.timedOut(in: stage, output: output))) }
             return .finished(.failure(failure))
-        }
-    }
-
-    /// One report per listing from the outcomes of its jobs.
-    static func reports(
-        _ listings: [RunPlan.Listing], _ jobs: [OutputJob], _ results: [Result<WrittenOutput, ItemError>],
-        originalSize: ImageSize?
-    ) -> [ItemReport] {
-        listings.enumerated().map { index, listing in
-            var written: [WrittenOutput] = []
-            var paths: Set<String> = []
-            var failures: [ItemFailure] = []
-            for (job, result) in zip(jobs, results) where job.listing == index {
-                switch result {
-                case .success(var output):
-                    // Widths that stood in for a trimmed image's own find its one file up to date.
-                    guard paths.insert(output.path).inserted else { continue }
-                    output.art = job.output.variant?.art
-                    written.append(output)
-                case .failure(let error):
-                    failures.append(
-                        ItemFailure(
-                            input: listing.input.displayName, output: job.output.name, error: error, file: job.output.variantDescription,
-                            format: job.output.encoder.format, art: job.output.variant?.art))
-                }
-            }
-            return ItemReport(input: listing.input, written: written, failures: failures, originalSize: originalSize)
-        }
-    }
-
-    /// Reports of listings that failed as a whole, before fan-out.
-    static func failed(_ listings: [RunPlan.Listing], _ error: ItemError) -> [ItemReport] {
-        listings.map { listing in
-            ItemReport(
-                input: listing.input, written: [],
-                failures: [ItemFailure(input: listing.input.displayName, output: nil, error: error)], originalSize: nil)
         }
     }
 }

@@ -72,11 +72,30 @@ extension PipelineDefinition {
     func outputsMade(for size: ImageSize) -> Set<Int> {
         var made = Set(outputs.indices.filter { outputs[$0].variant == nil })
         for members in responsiveSets {
-            let first = outputs[members[0]]
-            let atResize = first.steps.prefix(first.variant?.stepsBeforeResize ?? 0).reduce(size) { $1.outputSize(for: $0) }
-            made.formUnion(chosenMembers(members, atResize: atResize).chosen)
+            made.formUnion(chosenMembers(members, atResize: sizeAtResize(of: members, for: size)).chosen)
         }
         return made
+    }
+
+    /// The widths whose files are also `"original"`'s, for an input of `size` (upright, as
+    /// decoded): in a set that enlarges, the width equal to the image's own at the resize makes
+    /// the file `"original"` would, and `"original"` is left out for it. A request for
+    /// `"original"` is answered with that width's file, not with the widest, enlarged one.
+    func widthsMakingOriginal(for size: ImageSize) -> Set<Int> {
+        var making: Set<Int> = []
+        for members in responsiveSets {
+            guard let original = members.first(where: { outputs[$0].variant?.width == nil }), members.count > 1 else { continue }
+            let maker = maker(ofFileOf: original, in: members, atResize: sizeAtResize(of: members, for: size))
+            if maker != original { making.insert(maker) }
+        }
+        return making
+    }
+
+    /// The size an input of `size` has as it reaches the resize of the set `members`, as far as
+    /// a plan can tell (a `trim` cannot be sized).
+    private func sizeAtResize(of members: [Int], for size: ImageSize) -> ImageSize {
+        let first = outputs[members[0]]
+        return first.steps.prefix(first.variant?.stepsBeforeResize ?? 0).reduce(size) { $1.outputSize(for: $0) }
     }
 
     /// The output that makes the file the set member at `index` would make, once its image is
