@@ -180,11 +180,6 @@ enum ImageEncoder {
         }
         // JPEG's saver writes IPTC from its own field alone; the block would stay in the image.
         let photoshopBlock = names.contains("photoshop-data") && kept.contains(.iptc) && !unsaved.contains(.iptc) ? ["photoshop-data"] : []
-        if kept.contains(.xmp), !unsaved.contains(.xmp), let packet = image.blobCopy("xmp-data"),
-            let upright = XMPOrientation.setting(max(1, image.orientation), in: packet)
-        {
-            image = try image.settingBlobField("xmp-data", to: upright)
-        }
         let oversized = oversizedMetadata(image, keeping: kept, format: settings.format)
         let tooLong = oversized.flatMap { blob in names.filter { metadataKind(of: $0) == metadataKind(of: blob.field) } }
         let removed = unkept + unsavable + unwritable + tooLong + pngText + unreadable + photoshopBlock

@@ -20,13 +20,14 @@ import Vips
     /// An IPTC-NAA record holding a credit line (dataset 2:110).
     let iptc: [UInt8] = [0x1c, 0x02, 0x6e, 0x00, 0x07] + Array("Example".utf8)
 
-    func run(_ outputs: [String], input: Data, name: String, extra: [String: Data] = [:]) async throws -> (
+    func run(_ outputs: [String], input: Data, name: String, extra: [String: Data] = [:], settings: String = "") async throws -> (
         TemporaryDirectory, [ItemReport], RunSummary
     ) {
         let directory = try TemporaryDirectory()
         try directory.write(input, to: "in/" + name)
         for (path, data) in extra { try directory.write(data, to: path) }
-        let (reports, summary) = try await PipelineHarness.run(PipelineHarness.json(inputs: ["in/*"], outputs: outputs), in: directory)
+        let (reports, summary) = try await PipelineHarness.run(
+            PipelineHarness.json(inputs: ["in/*"], outputs: outputs, extra: settings), in: directory)
         #expect(summary.succeeded == 1, "\(reports.flatMap(\.failures))")
         return (directory, reports, summary)
     }
@@ -176,24 +177,30 @@ import Vips
         #expect(reports.flatMap(\.written).flatMap(\.warnings).isEmpty)
     }
 
-    @Test func keptXMPSaysTheOrientationTheImageWasWrittenIn() async throws {
-        // Given a photo stored on its side, whose EXIF and XMP both say to turn it (6)
+    /// EXIF orientation, whether the decode turns by it, and what the kept XMP then says.
+    @Test(arguments: [(6, true, "1"), (nil, true, "6"), (6, false, "6")] as [(Int?, Bool, String)])
+    func keptXMPSaysTheOrientationTheImageWasWrittenIn(exif: Int?, autorotate: Bool, written: String) async throws {
+        // Given a photo whose XMP says to turn it (6), and whose EXIF says so too or says nothing
         let packet =
             #"<x:xmpmeta xmlns:x='adobe:ns:meta/'><rdf:RDF xmlns:rdf='http://www.w3.org/1999/02/22-rdf-syntax-ns#'>"#
             + #"<rdf:Description xmlns:tiff='http://ns.adobe.com/tiff/1.0/' tiff:Orientation="6"/></rdf:RDF></x:xmpmeta>"#
-        let photo = try Fixtures.gradient(width: 64, height: 48).settingIntField("orientation", to: 6)
-            .settingBlobField("xmp-data", to: Array(packet.utf8)).encoded(suffix: ".jpg")
+        var photo = try Fixtures.gradient(width: 64, height: 48).settingBlobField("xmp-data", to: Array(packet.utf8))
+        if let exif { photo = try photo.settingIntField("orientation", to: exif) }
 
-        // When it is written upright, keeping its XMP alone
+        // When it is written keeping its XMP alone
         let (directory, _, _) = try await run(
             [#"{"name": "kept", "encode": {"format": "jpeg", "keep": ["xmp"]}, "path": "out/{stem}.jpg"}"#],
-            input: Data(photo), name: "photo.jpg")
+            input: Data(try photo.encoded(suffix: ".jpg")), name: "photo.jpg",
+            settings: #""decompress": {"autorotate": \#(autorotate)}"#)
 
-        // Then the XMP says it is upright too, or a viewer reading it would turn it again
+        // Then an image the decode turned upright says so in its XMP too, or a viewer reading it
+        // would turn it again; one not turned keeps what its XMP said
         let out = try VipsImage.open(file: directory.path + "/out/photo.jpg")
         let xmp = String(decoding: try #require(out.blobCopy("xmp-data")), as: UTF8.self)
-        #expect(out.size == ImageSize(width: 48, height: 64))
-        #expect(xmp.contains(#"tiff:Orientation="1""#) && !xmp.contains(#"tiff:Orientation="6""#), "\(xmp)")
+        let turned = exif == 6 && autorotate
+        #expect(out.size == (turned ? ImageSize(width: 48, height: 64) : ImageSize(width: 64, height: 48)))
+        #expect(xmp.contains(#"tiff:Orientation="\#(written)""#), "\(xmp)")
+        #expect(xmp.components(separatedBy: "tiff:Orientation=").count == 2, "\(xmp)")
     }
 
     /// The packet's orientation is set wherever it is stated, in either form writers use.

@@ -157,7 +157,7 @@ extension ImageDecoder {
         var image = small
         if settings.autorotate, image.orientation != 1 {
             // Rotating needs the whole image, not a stream of rows: render the small one first.
-            image = try deadline.render(image).autorotated()
+            image = try XMPOrientation.upright(deadline.render(image).autorotated())
         }
         image = try Self.toSRGB(image)
         let decoded = try deadline.render(image)

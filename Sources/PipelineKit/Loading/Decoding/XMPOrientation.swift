@@ -1,12 +1,21 @@
-/// The orientation an XMP packet states (`tiff:Orientation`), set to the image's own: the decoder
-/// turns an image upright and sets its EXIF orientation to 1, but the packet is the input's, and
-/// a viewer that reads it where there is no EXIF block would turn the image again.
+import Vips
+
+/// The orientation an XMP packet states (`tiff:Orientation`), set to 1 when the decoder turns an
+/// image upright by its EXIF orientation: the packet is the input's, and a viewer that reads it
+/// where there is no EXIF block would turn the image again. An image not turned keeps what its
+/// packet said, which a viewer needs as much as before.
 ///
 /// One pass over the bytes, copying only when a value changes: a hostile packet may repeat the
 /// name a million times, and a packet is kept whole in memory beside the image already. The
 /// packet is read as UTF-8 (or any encoding that writes ASCII as ASCII); a UTF-16 one is left
 /// as it is.
 enum XMPOrientation {
+    /// `image`, just turned upright, with its XMP packet (if any) saying so.
+    static func upright(_ image: VipsImage) throws(VipsError) -> VipsImage {
+        guard let packet = image.blobCopy("xmp-data"), let upright = setting(1, in: packet) else { return image }
+        return try image.settingBlobField("xmp-data", to: upright)
+    }
+
     /// `packet` with every `Orientation` of the TIFF namespace (as an attribute or an element,
     /// under `tiff:` or a prefix the packet binds to it) set to `orientation`, or nil when it
     /// states none, or already states that one everywhere.
