@@ -14,7 +14,8 @@ struct OutputCatalog: Sendable {
         let formats: [EncoderSettings.Format]
         /// The numeric widths it lists, in the file's order; empty when it lists none.
         let widths: [Int]
-        /// Whether it lists `"original"` beside them: the widest file made, at the image's own width.
+        /// Whether it lists `"original"` (beside them, or alone): the file at the image's own width,
+        /// which in a set that enlarges is not the widest.
         var listsOriginal = false
         /// The inputs it is made for, when the file chooses them.
         var subset: InputSubset? = nil
@@ -71,8 +72,8 @@ struct OutputCatalog: Sendable {
         var subsets: [String: InputSubset] = [:]
         var hashLengths: [String: Int] = [:]
         var art: [String: [ArtDirection]] = [:]
-        // Outputs made without a resize of their own (`"original"`, or formats but no widths).
-        var unresized: Set<String> = []
+        // Outputs that list `"original"`: a file without a resize of its own, of listed widths.
+        var original: Set<String> = []
         baseDirectory = plan.definition.baseDirectory
         caseInsensitive = plan.definition.caseInsensitive
         tilePyramids = Set(plan.definition.outputs.filter { $0.tiles != nil }.map(\.name))
@@ -90,8 +91,8 @@ struct OutputCatalog: Sendable {
             if let variant = output.variant, variant.art == nil {
                 if let width = variant.width {
                     if !(widths[output.name] ?? []).contains(width) { widths[output.name, default: []].append(width) }
-                } else {
-                    unresized.insert(output.name)
+                } else if variant.listsWidths {
+                    original.insert(output.name)
                 }
             }
         }
@@ -99,8 +100,7 @@ struct OutputCatalog: Sendable {
         for name in order {
             outputs[name] = Output(
                 name: name, formats: (formats[name] ?? []).sorted { $0.index < $1.index }.map(\.format), widths: widths[name] ?? [],
-                // Beside numeric widths, a file without a resize of its own is `"original"`.
-                listsOriginal: unresized.contains(name) && widths[name] != nil,
+                listsOriginal: original.contains(name),
                 subset: subsets[name], hashLength: hashLengths[name], art: art[name] ?? [])
         }
         self.outputs = outputs

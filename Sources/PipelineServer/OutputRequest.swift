@@ -10,8 +10,8 @@ struct OutputRequest: Sendable, Equatable {
     let format: EncoderSettings.Format
     /// The width asked for with `?width=`, or nil for the widest made or for `"original"`.
     let width: Int?
-    /// Whether `"original"` is asked for (or hinted, or listed and no width asked): the image's
-    /// own width, which in a set that enlarges is not the widest.
+    /// Whether `?width=original` asks for the image's own width, which in a set that enlarges
+    /// is not the widest. Without a width, and for a hint wider than every width, the widest.
     let original: Bool
     /// The index in the output's `art` of the crop `?art=` asks for, or nil for the output's own
     /// widths.
@@ -27,6 +27,9 @@ struct OutputRequest: Sendable, Equatable {
     /// writes it (`320`, `original`): the one asked for or hinted, else the widest; nil when the
     /// list is empty (a URL then names none).
     let listedWidth: String?
+    /// The output's (or its art crop's) widest numbered width, which names the widest file
+    /// where that is not the image's own (a set that enlarges).
+    private let widestListed: Int?
     /// The hash `?hash=` names the file's bytes by, when the output's path has `{hash}`.
     let hash: String?
     /// How many hex digits name the output's files, when its path has `{hash}`.
@@ -38,8 +41,7 @@ struct OutputRequest: Sendable, Equatable {
     ///
     /// `hints` are the request's width client hints, by name (`Sec-CH-Width`, `Width`), when the
     /// file's `serve.clientHints` asks for them: without `?width=`, the first that is a number
-    /// picks the smallest of the output's widths at least that wide, else the widest
-    /// (`"original"`, when listed).
+    /// picks the smallest of the output's widths at least that wide, else the widest file made.
     ///
     /// A URL with `?hash=` names one file: neither `Accept` nor a hint chooses another for it,
     /// so its answer does not vary (without `?format=` and `?width=`, the fallback format and
@@ -83,12 +85,21 @@ struct OutputRequest: Sendable, Equatable {
         }
         let listed = asked ?? fromHint ?? (listsOriginal ? .original : widths.max().map(ListedWidth.pixels))
         width = if case .pixels(let pixels)? = asked ?? fromHint { pixels } else { nil }
-        original = if case .original? = listed { true } else { false }
+        original = if case .original? = asked { true } else { false }
         varyingHints = hinted ? hints.map(\.name) : []
         listedWidth = listed.map { if case .pixels(let pixels) = $0 { String(pixels) } else { "original" } }
+        widestListed = widths.max()
         let forced = try Self.single("format", in: query)
         format = try Self.format(forced, accept: negotiates ? accept : nil, of: output)
         variesByAccept = output.formats.count > 1 && forced == nil && negotiates
+    }
+
+    /// The width of the output's list that names `written`, the file answered, as a URL writes
+    /// it: `listedWidth`, but where no width was asked for and the widest file is not the
+    /// image's own (`"original"`), the widest numbered width, which made it.
+    func listedWidth(naming written: WrittenOutput) -> String? {
+        guard listedWidth == "original", !original, !written.isOriginal, let widestListed else { return listedWidth }
+        return String(widestListed)
     }
 
     /// A width of an output's list: a number of pixels, or `"original"`.
@@ -160,7 +171,7 @@ struct OutputRequest: Sendable, Equatable {
         guard let width = Int(value), String(width) == value, widths.contains(width) else {
             let owner = art.map { "output \(output.name)'s \(output.art[$0].aspectRatio) crop" } ?? "output \(output.name)'s"
             let names = widths.map(String.init) + (original ? ["original"] : [])
-            let listed = widths.isEmpty ? "it lists no widths" : "its widths are " + names.joined(separator: ", ")
+            let listed = names.isEmpty ? "it lists no widths" : "its widths are " + names.joined(separator: ", ")
             throw ServeError(400, "width \(Self.quoted(value)) is not one of \(owner): \(listed)")
         }
         return .pixels(width)

@@ -25,7 +25,7 @@ extension OutputResponder {
         var headers = headers
         if wanted.hash == nil {
             headers[.contentLocation] = Self.hashedURL(
-                of: request, width: wanted.listedWidth, format: written.format ?? wanted.format, hash: hash)
+                of: request, width: wanted.listedWidth(naming: written), format: written.format ?? wanted.format, hash: hash)
         }
         if let tag = headers[.eTag], Self.matches(request.headers[.ifNoneMatch], tag) {
             return Response(status: .notModified, headers: headers)

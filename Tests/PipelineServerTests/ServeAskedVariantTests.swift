@@ -189,39 +189,6 @@ import Vips
         }
     }
 
-    @Test(arguments: [false, true])
-    func originalInASetThatEnlargesIsTheImagesOwnWidthNotTheWidest(makeAll: Bool) async throws {
-        let directory = try ServeTests.folder()
-        try FileManager.default.removeItem(atPath: directory.path + "/in/sub")
-        // Given two sets that enlarge the 48-pixel photo to 96, one with a width equal to its own
-        let steps = #""steps": [{"resize": {"withoutEnlargement": false}}]"#
-        let equal =
-            #"{"name": "equal", "widths": [16, 48, 96, "original"], "encode": {"format": "webp"}, \#(steps), "path": "out/e/{stem}-{width}.webp"}"#
-        let other =
-            #"{"name": "other", "widths": [16, 96, "original"], "encode": {"format": "webp"}, \#(steps), "path": "out/o/{stem}-{width}.webp"}"#
-        let serve = makeAll ? #""serve": {"makeAll": true}"# : ""
-        let json = PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [equal, other], extra: serve)
-        try await withServer(json, in: directory) { server in
-            for output in ["equal", "other"] {
-                // When the enlarged width is made first, then "original" is asked for
-                let enlarged = try await server.request("/\(output)/a.jpg?width=96")
-                #expect(try VipsImage.open(data: enlarged.body).width == 96)
-                let original = try await server.request("/\(output)/a.jpg?width=original")
-                // Then "original" is the photo's own width, and so is the answer to no width
-                #expect(original.status == 200)
-                #expect(try VipsImage.open(data: original.body).width == 48, "\(output)")
-                let unasked = try await server.request("/\(output)/a.jpg")
-                #expect(try VipsImage.open(data: unasked.body).width == 48, "\(output)")
-                #expect(unasked.header("X-Pipeline-Source") == "disk")
-                #expect(unasked.header("ETag") == original.header("ETag"))
-            }
-        }
-        // And a batch run then makes only the 16-pixel files, unless every file was made
-        let batch = try await PipelineHarness.run(json, in: directory)
-        #expect(batch.summary.outputsWritten == (makeAll ? 0 : 2))
-        #expect(batch.summary.outputsUpToDate == (makeAll ? 6 : 4))
-    }
-
     @Test func requestsForSeveralInputsGoThroughTheServersOneSetOfStageQueues() async throws {
         let directory = try ServeTests.folder()
         try await withServer(ServeTests.json, in: directory) { server in

@@ -46,20 +46,23 @@ extension RunPlan {
 
         /// Of `jobs`, left once the image's size has left out the widths it is too narrow for:
         /// those up to date, and for each listing the one job that makes the file asked for —
-        /// the width asked for; for `"original"`, its job or the width that makes its file
-        /// (`makingOriginal`, by output index); or else (a width above the image's own, or none
-        /// asked) the file made at the widest, which for a responsive output that does not
-        /// enlarge is the image's own width.
-        func chosen(_ jobs: [OutputJob], makingOriginal: Set<Int>) -> [OutputJob] {
+        /// the width asked for; for `"original"`, its job or the width that makes its file; or
+        /// else (a width above the image's own, or none asked) the file made at the widest: an
+        /// enlarged width (`widths` tells which), else the image's own width.
+        func chosen(_ jobs: [OutputJob], widths: WidthsAtSize) -> [OutputJob] {
             var picked: Set<[Int]> = []
+            func widest(_ jobs: [OutputJob]) -> OutputJob? {
+                jobs.max { ($0.output.variant?.width ?? 0) < ($1.output.variant?.width ?? 0) }
+            }
             for listing in Set(jobs.map(\.listing)) {
                 let candidates = jobs.filter { $0.listing == listing && matches($0) }
                 let exact = width.flatMap { width in candidates.first { $0.output.variant?.width == width } }
                 let own = candidates.first { $0.output.variant?.width == nil }
-                let asOriginal = original ? own ?? candidates.first { makingOriginal.contains($0.outputIndex) } : nil
-                // "original" (no width) is the image's own; otherwise the largest width made.
-                let widest = own ?? candidates.max { ($0.output.variant?.width ?? 0) < ($1.output.variant?.width ?? 0) }
-                if let job = exact ?? asOriginal ?? widest { picked.insert([job.listing, job.outputIndex]) }
+                let asOriginal = original ? own ?? candidates.first { widths.makingOriginal.contains($0.outputIndex) } : nil
+                let enlarged = widest(candidates.filter { widths.enlarged.contains($0.outputIndex) })
+                if let job = exact ?? asOriginal ?? enlarged ?? own ?? widest(candidates) {
+                    picked.insert([job.listing, job.outputIndex])
+                }
             }
             return jobs.filter { $0.upToDate != nil || picked.contains([$0.listing, $0.outputIndex]) }
         }

@@ -48,7 +48,7 @@ extension RunExecution {
         // 6. Fan-out (and 7, the manifest entry, when the last output is made).
         let (jobs, results) = try await fanOut(
             header.jobs, from: decoded, deadline: deadline, incremental: incremental, sized: header.sized)
-        return Self.reports(listings, jobs, results, originalSize: decoded.originalSize, makingOriginal: header.makingOriginal)
+        return Self.reports(listings, jobs, results, originalSize: decoded.originalSize, makingOriginal: header.widths.makingOriginal)
     }
 
     /// The source fetched and its outputs judged by the journal. A version known from a listing
@@ -118,8 +118,8 @@ extension RunExecution {
         let sized: [OutputJob]
         /// The outputs the decode is for: the jobs' that are not up to date.
         let made: [Int]
-        /// The widths whose files are also `"original"`'s (`PipelineDefinition.widthsMakingOriginal`).
-        let makingOriginal: Set<Int>
+        /// What the image's size tells of the sets that enlarge (`PipelineDefinition.widths(at:)`).
+        let widths: WidthsAtSize
         /// The memory the decode needs, when the run asked.
         let needs: DecodeMemoryEstimate?
         /// Whether the decode may need a share of the full-size decodes' target (a local file
@@ -138,19 +138,19 @@ extension RunExecution {
         let estimates = memory.admission != nil || checksUnstreamed
         var jobs = judged
         var look: ImageDecoder.HeaderLook?
-        var makingOriginal: Set<Int> = []
+        var widths = WidthsAtSize()
         if plan.definition.choosesWidthsBySize || estimates {
             let outputsMade: (@Sendable (ImageSize) -> [Int]?)? =
                 estimates
                 ? { @Sendable [self] size in
                     Self.outputsToMake(
-                        chosen(jobsMade(from: judged, size: size), makingOriginal: plan.definition.widthsMakingOriginal(for: size)))
+                        chosen(jobsMade(from: judged, size: size), widths: plan.definition.widths(at: size)))
                 } : nil
             look = try await lookAtHeader(of: input, fetched, for: listings, estimatingFor: outputsMade)
             // Unreadable: the decode finds and reports why.
             if let look {
                 jobs = jobsMade(from: judged, size: look.size)
-                makingOriginal = plan.definition.widthsMakingOriginal(for: look.size)
+                widths = plan.definition.widths(at: look.size)
                 // A width the image is too narrow for now: its earlier `{hash}` file is of older bytes.
                 let kept = Set(jobs.map { [$0.listing, $0.outputIndex] })
                 for job in judged where !kept.contains([job.listing, job.outputIndex]) {
@@ -159,13 +159,13 @@ extension RunExecution {
             }
         }
         let sized = jobs
-        jobs = chosen(jobs, makingOriginal: makingOriginal)
+        jobs = chosen(jobs, widths: widths)
         if jobs.allSatisfy({ $0.upToDate != nil }) {
-            return .finished(Self.upToDate(listings, jobs, originalSize: look?.size, makingOriginal: makingOriginal))
+            return .finished(Self.upToDate(listings, jobs, originalSize: look?.size, makingOriginal: widths.makingOriginal))
         }
         return .next(
             HeaderFacts(
-                jobs: jobs, sized: sized, made: Self.outputsToMake(jobs), makingOriginal: makingOriginal, needs: look?.needs,
+                jobs: jobs, sized: sized, made: Self.outputsToMake(jobs), widths: widths, needs: look?.needs,
                 checksUnstreamed: checksUnstreamed))
     }
 
@@ -256,10 +256,10 @@ extension RunExecution {
     }
 
     /// Of `jobs` once widths the image is too narrow for are left out, those a run limited to
-    /// one file keeps: the ones up to date and the one that makes that file (`makingOriginal`:
-    /// the widths that make `"original"`'s).
-    private func chosen(_ jobs: [OutputJob], makingOriginal: Set<Int>) -> [OutputJob] {
-        plan.wantedFile.map { $0.chosen(jobs, makingOriginal: makingOriginal) } ?? jobs
+    /// one file keeps: the ones up to date and the one that makes that file (`widths`: what
+    /// the image's size tells of the sets that enlarge).
+    private func chosen(_ jobs: [OutputJob], widths: WidthsAtSize) -> [OutputJob] {
+        plan.wantedFile.map { $0.chosen(jobs, widths: widths) } ?? jobs
     }
 
     /// The outputs a decode is for: those of `jobs` not up to date, which take no part (the

@@ -161,7 +161,8 @@ extension DefinitionBuilder {
             outputs += Self.inEveryFormat(
                 prototype, steps: widthSteps, encoders: encoders,
                 variant: ResponsiveVariant(
-                    width: width, formatIndex: 0, group: index, enlarges: enlarges, stepsBeforeResize: stepsBeforeResize))
+                    width: width, formatIndex: 0, group: index, enlarges: enlarges, stepsBeforeResize: stepsBeforeResize,
+                    listsWidths: widths != nil))
         }
         return outputs
     }

@@ -20,6 +20,9 @@ public struct ResponsiveVariant: Sendable, Hashable {
     /// The index in the output's `art` of the crop this variant is made for, or nil for the
     /// output's own widths.
     public var art: Int? = nil
+    /// Whether the output lists its own `widths` (where a nil `width` is `"original"`, listed
+    /// alone or beside others), rather than formats alone.
+    public var listsWidths = false
 }
 
 extension ResponsiveVariant {
@@ -72,30 +75,38 @@ extension PipelineDefinition {
     func outputsMade(for size: ImageSize) -> Set<Int> {
         var made = Set(outputs.indices.filter { outputs[$0].variant == nil })
         for members in responsiveSets {
-            made.formUnion(chosenMembers(members, atResize: sizeAtResize(of: members, for: size)).chosen)
+            let (atResize, exact) = sizeAtResize(of: members, for: size)
+            made.formUnion(chosenMembers(members, atResize: atResize).chosen)
+            // A size the plan is not sure of may not be the image's: `"original"` is kept, and
+            // the fan-out leaves it out if a width's file turns out to be its (`maker(ofFileOf:)`).
+            if !exact, let original = members.first(where: { outputs[$0].variant?.width == nil }) { made.insert(original) }
         }
         return made
     }
 
-    /// The widths whose files are also `"original"`'s, for an input of `size` (upright, as
-    /// decoded): in a set that enlarges, the width equal to the image's own at the resize makes
-    /// the file `"original"` would, and `"original"` is left out for it. A request for
-    /// `"original"` is answered with that width's file, not with the widest, enlarged one.
-    func widthsMakingOriginal(for size: ImageSize) -> Set<Int> {
-        var making: Set<Int> = []
+    /// What an input of `size` (upright, as decoded) tells of the sets that enlarge, before any
+    /// file is made: which width makes `"original"`'s file, and which are enlarged.
+    func widths(at size: ImageSize) -> WidthsAtSize {
+        var found = WidthsAtSize()
         for members in responsiveSets {
-            guard let original = members.first(where: { outputs[$0].variant?.width == nil }), members.count > 1 else { continue }
-            let maker = maker(ofFileOf: original, in: members, atResize: sizeAtResize(of: members, for: size))
-            if maker != original { making.insert(maker) }
+            guard outputs[members[0]].variant?.enlarges == true else { continue }
+            let (atResize, exact) = sizeAtResize(of: members, for: size)
+            let imageWidth = chosenMembers(members, atResize: atResize).imageWidth
+            found.enlarged.formUnion(members.filter { (outputs[$0].variant?.width ?? 0) > imageWidth })
+            guard exact, let original = members.first(where: { outputs[$0].variant?.width == nil }) else { continue }
+            let maker = maker(ofFileOf: original, in: members, atResize: atResize)
+            if maker != original { found.makingOriginal.insert(maker) }
         }
-        return making
+        return found
     }
 
     /// The size an input of `size` has as it reaches the resize of the set `members`, as far as
-    /// a plan can tell (a `trim` cannot be sized).
-    private func sizeAtResize(of members: [Int], for size: ImageSize) -> ImageSize {
+    /// a plan can tell, and whether that is sure: a step before the resize may be one a plan
+    /// cannot size (`trim`).
+    private func sizeAtResize(of members: [Int], for size: ImageSize) -> (size: ImageSize, exact: Bool) {
         let first = outputs[members[0]]
-        return first.steps.prefix(first.variant?.stepsBeforeResize ?? 0).reduce(size) { $1.outputSize(for: $0) }
+        let before = first.steps.prefix(first.variant?.stepsBeforeResize ?? 0)
+        return (before.reduce(size) { $1.outputSize(for: $0) }, before.isEmpty)
     }
 
     /// The output that makes the file the set member at `index` would make, once its image is
@@ -146,4 +157,15 @@ extension PipelineDefinition {
     var choosesWidthsBySize: Bool {
         outputs.contains { $0.variant.map { $0.width != nil } ?? false }
     }
+}
+
+/// What an input's size, read from its header, tells of the sets of widths that enlarge, before
+/// any file is made: what a request for `"original"`, or for the widest, is answered with.
+struct WidthsAtSize: Sendable {
+    /// The widths whose files are also `"original"`'s: the width equal to the image's own at
+    /// the resize, for which `"original"` is left out.
+    var makingOriginal: Set<Int> = []
+    /// The widths wider than the image's own at the resize, made by enlarging it: the widest
+    /// file is one of them, not `"original"`'s.
+    var enlarged: Set<Int> = []
 }

@@ -64,6 +64,31 @@ import Vips
         }
     }
 
+    @Test func anEnlargingSetsOriginalIsTheTrimmedImagesWidthThoughAWidthEqualsTheUntrimmed() async throws {
+        // Given an enlarging set after a trim, listing "original" and the untrimmed image's width
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.boxedPNG(), to: "in/box.png")
+        let json = PipelineHarness.json(
+            inputs: ["in/*.png"],
+            outputs: [
+                #"{"name": "t", "widths": [60, 400, "original"], "encode": {"format": "png"}, "steps": [{"trim": {}}, {"resize": {"withoutEnlargement": false}}], "path": "out/{stem}-{width}.png"}"#
+            ])
+        let pipeline = try PipelineHarness.pipeline(json, in: directory)
+
+        // When it runs twice
+        for run in 0..<2 {
+            let result = try await pipeline.run().collect()
+
+            // Then "original" is made at the trimmed image's own 80 px, not left out for the
+            // width equal to the header's 400, and a re-run finds all three up to date
+            #expect(result.reports.allSatisfy { $0.failures.isEmpty }, "run \(run): \(result.reports.flatMap(\.failures))")
+            let names = result.reports.flatMap(\.written).map { ($0.path as NSString).lastPathComponent }
+            #expect(names.sorted() == ["box-400.png", "box-60.png", "box-80.png"], "run \(run)")
+            #expect(result.summary?.outputsWritten == (run == 0 ? 3 : 0))
+        }
+        #expect(try VipsImage.open(file: directory.path + "/out/box-80.png").size == ImageSize(width: 80, height: 60))
+    }
+
     @Test func theWidthThatMakesAFileIsTheOneItsImageWouldChoose() throws {
         // Given sets with "original", a width equal to the trimmed image's, and one that enlarges
         func maker(_ widths: String, enlarges: Bool = false, of width: Int?) throws -> Int? {
