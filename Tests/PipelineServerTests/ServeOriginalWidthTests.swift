@@ -79,6 +79,38 @@ import Vips
         }
     }
 
+    @Test func everyWidthNamingATrimmedImagesOwnFileAnswersItUnderOneTagAfterARestartToo() async throws {
+        // Given a trimmed set (80 px once trimmed) listing "original", the width equal to the
+        // trimmed image's, and one above it
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.boxedPNG(), to: "in/box.png")
+        let json = PipelineHarness.json(
+            inputs: ["in/*.png"],
+            outputs: [
+                #"{"name": "t", "widths": [40, 80, 640, "original"], "encode": {"format": "png"}, "steps": [{"trim": {}}, {"resize": {}}], "path": "out/{stem}-{width}.png"}"#
+            ])
+        // When each of the three is asked for in turn
+        let tags = try await withServer(json, in: directory) { server in
+            var tags: [String?] = []
+            for width in ["original", "80", "640"] {
+                let answer = try await server.request("/t/box.png?width=\(width)")
+                #expect(try VipsImage.open(data: answer.body).width == 80, "\(width)")
+                tags.append(answer.header("ETag"))
+            }
+            return tags
+        }
+        // Then all three answer one file under one tag
+        #expect(tags[0] != nil)
+        #expect(Set(tags).count == 1, "\(tags)")
+        // And a server started afresh still says it is unchanged
+        try await withServer(json, in: directory) { server in
+            for width in ["original", "80", "640"] {
+                let again = try await server.request("/t/box.png?width=\(width)", headers: ["If-None-Match": tags[0] ?? ""])
+                #expect(again.status == 304, "\(width)")
+            }
+        }
+    }
+
     @Test func anOutputOfOriginalAloneAnswersWidthOriginal() async throws {
         let directory = try ServeTests.folder()
         try FileManager.default.removeItem(atPath: directory.path + "/in/sub")

@@ -130,13 +130,14 @@ struct IncrementalRuns: Sendable {
     }
 
     /// Records `written` for `job`, made from an input of `sourceSize`: kept for a remote
-    /// input, which a later run that finds the file up to date does not fetch.
+    /// input, which a later run that finds the file up to date does not fetch. A file another
+    /// job made (`written.fingerprint` is that job's) keeps that job's fingerprint as its tag.
     func recordWritten(_ written: WrittenOutput, for job: OutputJob, sourceSize: ImageSize) {
         guard let fingerprint = job.fingerprint, let journal else { return }
         journal.recordWritten(
             written.path, planned: job.target.plannedPath, fingerprint: fingerprint, size: written.size,
             bytes: written.byteCount, searched: written.searchedQuality, committed: written.committed,
-            source: job.input.isRemote ? sourceSize : nil)
+            source: job.input.isRemote ? sourceSize : nil, tag: written.fingerprint)
     }
 
     private func madeEarlier(_ output: OutputDefinition, at target: OutputTarget, _ fingerprint: String?) -> WrittenOutput? {
@@ -152,7 +153,8 @@ struct IncrementalRuns: Sendable {
         }
         var written = WrittenOutput(
             output: output.name, path: record.path, size: ImageSize(width: record.width, height: record.height),
-            byteCount: Int(record.bytes ?? record.size), upToDate: true, format: output.encoder.format, fingerprint: record.fingerprint,
+            byteCount: Int(record.bytes ?? record.size), upToDate: true, format: output.encoder.format,
+            fingerprint: record.tag ?? record.fingerprint,
             searchedQuality: searched)
         written.sourceSize = record.source.flatMap(OutputWriter.MetadataName.size)
         return written

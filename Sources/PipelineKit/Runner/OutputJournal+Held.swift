@@ -25,18 +25,22 @@ extension OutputJournal {
             let bytes: Int64?
             /// A remote input's size (`Record.source`).
             let source: String?
+            /// The fingerprint the file was made with, when another's (`Record.tag`).
+            let tag: String?
             /// A fingerprint or time not as this tool writes them, kept as written.
             let fingerprint: String?
             let modified: String?
 
             init(
-                path: String?, quality: Int?, score: Double?, bytes: Int64?, source: String?, fingerprint: String?, modified: String?
+                path: String?, quality: Int?, score: Double?, bytes: Int64?, source: String?, tag: String?, fingerprint: String?,
+                modified: String?
             ) {
                 self.path = path
                 self.quality = quality
                 self.score = score
                 self.bytes = bytes
                 self.source = source
+                self.tag = tag
                 self.fingerprint = fingerprint
                 self.modified = modified
             }
@@ -54,11 +58,12 @@ extension OutputJournal {
             let path = record.planned == nil ? nil : record.path
             rare =
                 path == nil && record.quality == nil && record.score == nil && record.bytes == nil && record.source == nil
-                    && fingerprint != nil && modified != nil
+                    && record.tag == nil && fingerprint != nil && modified != nil
                 ? nil
                 : Rare(
                     path: path, quality: record.quality, score: record.score, bytes: record.bytes, source: record.source,
-                    fingerprint: fingerprint == nil ? record.fingerprint : nil, modified: modified == nil ? record.modified : nil)
+                    tag: record.tag, fingerprint: fingerprint == nil ? record.fingerprint : nil,
+                    modified: modified == nil ? record.modified : nil)
         }
 
         /// The path the record's file was written at, found by the planned path `key`.
@@ -82,7 +87,7 @@ extension OutputJournal {
                 modified: rare?.modified ?? OutputJournal.text(seconds: Int(seconds), nanoseconds: Int(nanoseconds)),
                 width: Int(width), height: Int(height),
                 planned: rare?.path == nil ? nil : key.path, quality: rare?.quality, score: rare?.score, bytes: rare?.bytes,
-                source: rare?.source)
+                source: rare?.source, tag: rare?.tag)
         }
 
         /// A fingerprint as this tool writes it (16 lowercase hex digits) as its number, else nil.

@@ -47,6 +47,9 @@ package final class OutputJournal: Sendable {
         /// A remote input's upright size (`WIDTHxHEIGHT`), which a run that finds the file up
         /// to date does not fetch to learn.
         var source: String? = nil
+        /// The fingerprint the file was made with, where `fingerprint` is another width's that
+        /// found the file its own (after a `trim`): the file's one tag, whichever width names it.
+        var tag: String? = nil
 
         /// What the record is found by: the path as planned.
         var key: DiskPath { DiskPath(planned ?? path) }
@@ -152,7 +155,7 @@ package final class OutputJournal: Sendable {
     /// is the file as the run put it there, when known, else what is at `path` now.
     func recordWritten(
         _ path: String, planned: String, fingerprint: String, size: ImageSize, bytes: Int? = nil, searched: SearchedQuality? = nil,
-        committed: FileStamp? = nil, source: ImageSize? = nil
+        committed: FileStamp? = nil, source: ImageSize? = nil, tag: String? = nil
     ) {
         guard let stamp = committed ?? Self.stamp(of: path) else { return }
         let record = Record(
@@ -161,7 +164,8 @@ package final class OutputJournal: Sendable {
             width: size.width,
             height: size.height,
             planned: planned == path ? nil : planned, quality: searched?.quality, score: searched?.score,
-            bytes: bytes.map(Int64.init).flatMap { $0 == stamp.size ? nil : $0 }, source: source.map(OutputWriter.MetadataName.text))
+            bytes: bytes.map(Int64.init).flatMap { $0 == stamp.size ? nil : $0 }, source: source.map(OutputWriter.MetadataName.text),
+            tag: tag == fingerprint ? nil : tag)
         guard var line = try? JSONEncoder().encode(record) else { return }
         line.append(UInt8(ascii: "\n"))
         state.withLock { state in
