@@ -28,7 +28,10 @@ enum ImageEncoder {
         // AVIF is written by libavif, and a HEIC file is checked before it is written (below).
         // libvips' WebP saver makes the whole file in memory: it is taken out of memory here
         // instead, to take out its EXIF block of libvips' making (`SaverEXIF`).
-        let streams = settings.format != .avif && settings.format != .heic && (settings.format != .webp || !dropsEXIF)
+        // A PNG keeping EXIF is taken out of memory too, to leave out libpng's second EXIF chunk.
+        let streams =
+            settings.format != .avif && settings.format != .heic && (settings.format != .webp || !dropsEXIF)
+            && (settings.format != .png || !prepared.image.hasField("exif-data"))
         guard settings.qualityTarget != nil || !streams else {
             if settings.format == .jpeg, dropsEXIF {
                 try prepared.image.writeJPEGWithoutEXIF(toDescriptor: descriptor, suffix: settings.vipsSuffix)
@@ -66,8 +69,9 @@ enum ImageEncoder {
     /// unless a caller adds to it.
     static func savedBytes(_ image: VipsImage, with settings: EncoderSettings, suffix: String? = nil) throws(VipsError) -> Data {
         if settings.format == .avif { return try AVIFOutput.encoded(image, settings: settings) }
-        let data = try image.encoded(suffix: suffix ?? settings.vipsSuffix)
+        var data = try image.encoded(suffix: suffix ?? settings.vipsSuffix)
         if settings.format == .heic { try checkHEIC(data, of: image) }
+        if settings.format == .png { data = PNGChunks.withOneEXIF(data) }
         // Bytes in memory, for a quality search or a format written whole: JPEG's and WebP's
         // EXIF block of libvips' making is taken out here (`SaverEXIF`).
         return dropsSaverEXIF(image, settings: settings) ? SaverEXIF.removed(from: data, format: settings.format) : data

@@ -8,7 +8,7 @@ import Vips
 /// Encoders: each format and its options, as the written file shows them.
 @Suite struct EncoderTests {
     /// Encodes through the real writer into a file and opens the result.
-    func encode(_ image: VipsImage, _ settings: EncoderSettings) throws -> (image: VipsImage, bytes: Int) {
+    func encode(_ image: VipsImage, _ settings: EncoderSettings) throws -> (image: VipsImage, bytes: Int, data: Data) {
         let directory = try TemporaryDirectory()
         let path = directory.path + "/out." + settings.format.fileExtension
         let bytes = try ImageWriter.write(to: path, root: directory.path) { descriptor throws(ItemError) in
@@ -20,7 +20,7 @@ import Vips
         }
         let data = try Data(contentsOf: URL(fileURLWithPath: path))
         #expect(data.count == bytes)
-        return (try VipsImage.open(data: data, options: "fail_on=warning").rendered(), bytes)
+        return (try VipsImage.open(data: data, options: "fail_on=warning").rendered(), bytes, data)
     }
 
     @Test func jpegQualityProgressiveAndSubsamplingAreApplied() throws {
@@ -134,6 +134,28 @@ import Vips
         keepingEXIF.keep = [.exif, .icc]
         let tagged = try photo.settingStringField("exif-ifd0-Make", to: "PipelineTestCamera")
         #expect(try encode(tagged, keepingEXIF).image.hasField("exif-data"), "\(format)")
+    }
+
+    /// libpng writes a kept EXIF block twice, before the image data and after it.
+    @Test func aPNGKeepingEXIFHoldsOneEXIFChunk() throws {
+        // A camera's EXIF block, as a JPEG written with its Make reads back
+        let camera = try Fixtures.gradient(width: 64, height: 48).settingStringField("exif-ifd0-Make", to: "PipelineTestCamera")
+        let tagged = try VipsImage.open(data: try camera.encoded(suffix: ".jpg")).rendered()
+        #expect(tagged.hasField("exif-data"))
+        var keepingEXIF = EncoderSettings(format: .png)
+        keepingEXIF.keep = [.exif]
+        let file = try encode(tagged, keepingEXIF)
+        // Each chunk: its length, its type, its data and a CRC
+        var types: [String] = []
+        var offset = 8
+        while offset + 12 <= file.data.count, types.count < 1000 {
+            let length = try #require(file.data.storedInteger(at: offset))
+            types.append(String(decoding: file.data[offset + 4..<offset + 8], as: UTF8.self))
+            offset += 12 + length
+        }
+        #expect(types.filter { $0 == "eXIf" }.count == 1, "\(types)")
+        #expect(types.last == "IEND")
+        #expect(file.image.stringField("exif-ifd0-Make")?.hasPrefix("PipelineTestCamera") == true)
     }
 
     @Test func saverSuffixCarriesTheOptions() {
