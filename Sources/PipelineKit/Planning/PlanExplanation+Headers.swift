@@ -65,6 +65,10 @@ extension PlanExplanation {
             let decompress = definition.decompress
             let upright = decompress.autorotate ? header.orientedSize : (width: header.width, height: header.height)
             let size = ImageSize(width: upright.width, height: upright.height)
+            // The run refuses it from its header: it holds nothing, and counts for no estimate.
+            guard size.pixelCount <= decompress.maxPixels else {
+                return Sample(input: input.displayName, format: format, size: size, loadShrink: 1, decodeSize: size)
+            }
             let unstreamed = DecodeMemoryEstimate.unstreamedDecodeBytes(header)
             if unstreamed > 0 { unstreamedInputs += 1 }
             let whole = DecodeMemoryEstimate.wholeImageDecodeBytes(header)

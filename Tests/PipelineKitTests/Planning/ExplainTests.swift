@@ -67,6 +67,24 @@ import Testing
         #expect(text.contains("searches quality for SSIMULACRA2 75"), "\(text)")
     }
 
+    /// A file the run refuses from its header (more pixels than `maxPixels`) holds nothing: it
+    /// is no "largest input" for the bound.
+    @Test func aFileOverMaxPixelsAddsNothingToTheMemoryBound() throws {
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.png(try Fixtures.gradient(width: 100, height: 75)), to: "in/small.png")
+        let json = PipelineHarness.json(
+            inputs: ["in/*"],
+            outputs: [#"{"name": "t", "encode": {"format": "webp"}, "path": "out/{name}.webp"}"#])
+        let alone = try PipelineHarness.pipeline(json, in: directory).explain()
+        // When a file declaring 65535 × 65535 pixels is put beside it
+        try directory.write(try HostileFixtures.gifDeclaring(width: 65535, height: 65535), to: "in/bomb.gif")
+        let beside = try PipelineHarness.pipeline(json, in: directory).explain()
+        // Then it is shown refused, and the bound is the small file's alone
+        #expect(beside.text.contains("refused, more than decompress.maxPixels"), "\(beside.text)")
+        #expect(beside.imageMemoryBound == alone.imageMemoryBound)
+        #expect(beside.largestInputEstimate == alone.largestInputEstimate)
+    }
+
     /// The figure is a bound, said as one: in flight × the largest input, or the budget when
     /// admission holds the run under a lower one; never called the peak.
     @Test func theImageMemoryFigureIsStatedAsTheBoundItIs() throws {
