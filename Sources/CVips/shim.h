@@ -20,9 +20,12 @@ static void pl_ignore_log(const gchar *domain, GLogLevelFlags level, const gchar
 }
 
 /* libvips reports decoder warnings through GLib logging; the fail_on load option,
- * not stderr noise, decides whether a warning fails an item. */
+ * not stderr noise, decides whether a warning fails an item. A hostile file's values out of
+ * range for an image's properties (an SVG's side over libvips' largest) are GObject's
+ * warnings, which the decoder's own checks turn into the item's failure. */
 static inline void pl_silence_warnings(void) {
     g_log_set_handler("VIPS", G_LOG_LEVEL_WARNING, pl_ignore_log, NULL);
+    g_log_set_handler("GLib-GObject", G_LOG_LEVEL_WARNING, pl_ignore_log, NULL);
 }
 
 /* --- the allocator -------------------------------------------------------- */

@@ -297,19 +297,23 @@ struct ImageDecoder: Sendable {
         let header = try openHeader(source, options: "fail_on=\(settings.failOn.rawValue)")
         try refuseOverMaxPixels(header.width * header.height, described: "the image is \(header.width)×\(header.height)")
         if header.loader?.hasPrefix("svgload") == true {
-            // libvips sets an SVG's size as a C int: a side of 2³¹ pixels or more is left at 1,
-            // which passes any limit. At four times the scale a side that fits is at least
-            // 4w - 2 (each size is rounded), and one left at 1 stays 1.
+            // libvips cannot give an image a side over its largest coordinate: an SVG declaring
+            // one is left at 1 pixel, which passes any limit. At four times the scale a side
+            // that fits is at least 4w - 2 (each size is rounded), and one left at 1 stays 1.
             let scaled = try openHeader(source, options: "fail_on=\(settings.failOn.rawValue),scale=4")
             if scaled.width < 4 * header.width - 2 || scaled.height < 4 * header.height - 2 {
                 throw ItemError(
                     .tooManyPixels, stage: .decompress,
-                    reason: "the SVG declares a side of 2³¹ pixels or more, "
-                        + "more than decompress.maxPixels (\(settings.maxPixels)) allows")
+                    reason: "the SVG declares a side too long for libvips to size (\(Self.largestSide) pixels or more, at four "
+                        + "times the declared size), refused as an image of more pixels than decompress.maxPixels "
+                        + "(\(settings.maxPixels)) is")
             }
         }
         return header
     }
+
+    /// The longest side libvips gives an image (`VIPS_MAX_COORD`).
+    static let largestSide = 10_000_000
 
     /// Refuses `pixels` above `decompress.maxPixels`, saying what has them (`described`, "the
     /// image is W×H") before the count.
