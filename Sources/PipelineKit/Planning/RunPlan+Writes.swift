@@ -95,7 +95,10 @@ extension RunPlan {
     static func runWrites(_ definition: PipelineDefinition, shard: Shard?, sideWrites: [SideWrite]) -> [WriteCheck.Write] {
         var writes: [WriteCheck.Write] = []
         if let manifest = definition.manifest?.forShard(shard) {
-            writes.append(.init(place: "manifest.path", location: nil, what: "the manifest", path: manifest.file.path, root: nil))
+            writes.append(
+                .init(
+                    place: "manifest.path", location: definition.manifestLocation, what: "the manifest", path: manifest.file.path, root: nil
+                ))
         }
         if definition.incremental {
             let journal = definition.cache.journalFile(pipeline: definition.name, baseDirectory: definition.baseDirectory)

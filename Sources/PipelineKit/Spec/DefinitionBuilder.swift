@@ -78,6 +78,8 @@ struct DefinitionBuilder {
             definition.focusPoints = readFocusPoints(root)
             // As `inputs` keeps them, so that an index names the same entry in both.
             definition.inputLocations = inputNodes.filter { inputEntry($0) != nil }.map(\.location)
+            // The manifest may be a path alone, or a section with one.
+            definition.manifestLocation = (root["manifest"]?["path"] ?? root["manifest"])?.location
             definition.limits = LimitsSettings(itemTimeout: try reader(root["limits"], optionsOf: "limits").seconds("itemTimeout"))
             return definition
         } catch {

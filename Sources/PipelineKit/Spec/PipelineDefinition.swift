@@ -50,6 +50,8 @@ public struct PipelineDefinition: Sendable {
     /// Where each entry of `inputs` is written in the file, for messages; empty for a
     /// definition not read from JSON text.
     var inputLocations: [SourceLocation] = []
+    /// Where the manifest's path is written in the file, for messages.
+    var manifestLocation: SourceLocation?
 
     /// Where the entry `inputs[index]` is written in the file, when it was read from one.
     func inputLocation(_ index: Int) -> SourceLocation? {

@@ -53,6 +53,11 @@ import Testing
         let overInput = PipelineHarness.json(inputs: ["in/*.jpg"], outputs: outputs, extra: #""manifest": {"path": "in/dune-1.jpg"}"#)
         let first = try #require(try planningError(overInput, in: directory))
         #expect(first.contains("the manifest would overwrite the input in/dune-1.jpg"), "\(first)")
+        // named where the file writes its path, as a section or a path alone
+        #expect(first.contains(":1:"), "\(first)")
+        let alone = PipelineHarness.json(inputs: ["in/*.jpg"], outputs: outputs, extra: #""manifest": "in/dune-1.jpg""#)
+        let named = try #require(try planningError(alone, in: directory))
+        #expect(named.contains(":1:") && named.contains("manifest.path: the manifest would overwrite the input"), "\(named)")
         // Given a manifest written where an output goes
         let overOutput = PipelineHarness.json(inputs: ["in/*.jpg"], outputs: outputs, extra: #""manifest": {"path": "out/dune-2.jpg"}"#)
         let second = try #require(try planningError(overOutput, in: directory))
