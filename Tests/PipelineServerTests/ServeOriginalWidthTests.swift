@@ -84,11 +84,7 @@ import Vips
         // trimmed image's, and one above it
         let directory = try TemporaryDirectory()
         try directory.write(try Fixtures.boxedPNG(), to: "in/box.png")
-        let json = PipelineHarness.json(
-            inputs: ["in/*.png"],
-            outputs: [
-                #"{"name": "t", "widths": [40, 80, 640, "original"], "encode": {"format": "png"}, "steps": [{"trim": {}}, {"resize": {}}], "path": "out/{stem}-{width}.png"}"#
-            ])
+        let json = Fixtures.trimmedSetJSON(widths: #"[40, 80, 640, "original"]"#, enlarges: false, path: "out/{stem}-{width}.png")
         // When each of the three is asked for in turn
         let tags = try await withServer(json, in: directory) { server in
             var tags: [String?] = []

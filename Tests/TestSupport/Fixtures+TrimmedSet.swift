@@ -21,4 +21,16 @@ extension Fixtures {
                 #"{"name": "e", "widths": ["original"], "encode": {"format": "jpeg"}, "path": "out/e/{stem}-{width}.jpg"}"#,
             ])
     }
+
+    /// A pipeline over `in/*.png` with one output, `t`: the trimmed image (80 px, 400 before
+    /// the trim) at `widths` (JSON), enlarged past its own width when `enlarges`, as PNG files
+    /// at `path`.
+    package static func trimmedSetJSON(widths: String, enlarges: Bool, path: String) -> String {
+        let resize = enlarges ? #"{"resize": {"withoutEnlargement": false}}"# : #"{"resize": {}}"#
+        return PipelineHarness.json(
+            inputs: ["in/*.png"],
+            outputs: [
+                #"{"name": "t", "widths": \#(widths), "encode": {"format": "png"}, "steps": [{"trim": {}}, \#(resize)], "path": "\#(path)"}"#
+            ])
+    }
 }

@@ -41,49 +41,28 @@ import Vips
         #expect(summary?.failed == 0)
     }
 
-    @Test func anEnlargingSetsOriginalIsTheWidthEqualToTheTrimmedImagesOwn() async throws {
-        // Given an enlarging set after a trim, listing "original" and the trimmed image's own width
+    /// An enlarging set after a trim (80 px once trimmed, 400 before), listing "original": with
+    /// a width equal to the trimmed image's, which makes "original"'s file, or one equal to
+    /// the untrimmed image's, which does not.
+    @Test(arguments: [
+        ("[60, 80, 100, \"original\"]", ["box-100.png", "box-60.png", "box-80.png"]),
+        ("[60, 400, \"original\"]", ["box-400.png", "box-60.png", "box-80.png"]),
+    ])
+    func anEnlargingSetsOriginalIsTheTrimmedImagesOwnWidth(widths: String, files: [String]) async throws {
         let directory = try TemporaryDirectory()
         try directory.write(try Fixtures.boxedPNG(), to: "in/box.png")
-        let json = PipelineHarness.json(
-            inputs: ["in/*.png"],
-            outputs: [
-                #"{"name": "t", "widths": [60, 80, 100, "original"], "encode": {"format": "png"}, "steps": [{"trim": {}}, {"resize": {"withoutEnlargement": false}}], "path": "out/{stem}-{width}.png"}"#
-            ])
+        let json = Fixtures.trimmedSetJSON(widths: widths, enlarges: true, path: "out/{stem}-{width}.png")
         let pipeline = try PipelineHarness.pipeline(json, in: directory)
 
         // When it runs twice
         for run in 0..<2 {
             let result = try await pipeline.run().collect()
 
-            // Then "original" and 80 make one file, once: nothing fails, each file is listed once
+            // Then "original" is one file at the trimmed image's 80 px, made once: nothing
+            // fails, each file is listed once, and a re-run finds them all up to date
             #expect(result.reports.allSatisfy { $0.failures.isEmpty }, "run \(run): \(result.reports.flatMap(\.failures))")
             let names = result.reports.flatMap(\.written).map { ($0.path as NSString).lastPathComponent }
-            #expect(names.sorted() == ["box-100.png", "box-60.png", "box-80.png"], "run \(run)")
-            #expect(result.summary?.outputsWritten == (run == 0 ? 3 : 0))
-        }
-    }
-
-    @Test func anEnlargingSetsOriginalIsTheTrimmedImagesWidthThoughAWidthEqualsTheUntrimmed() async throws {
-        // Given an enlarging set after a trim, listing "original" and the untrimmed image's width
-        let directory = try TemporaryDirectory()
-        try directory.write(try Fixtures.boxedPNG(), to: "in/box.png")
-        let json = PipelineHarness.json(
-            inputs: ["in/*.png"],
-            outputs: [
-                #"{"name": "t", "widths": [60, 400, "original"], "encode": {"format": "png"}, "steps": [{"trim": {}}, {"resize": {"withoutEnlargement": false}}], "path": "out/{stem}-{width}.png"}"#
-            ])
-        let pipeline = try PipelineHarness.pipeline(json, in: directory)
-
-        // When it runs twice
-        for run in 0..<2 {
-            let result = try await pipeline.run().collect()
-
-            // Then "original" is made at the trimmed image's own 80 px, not left out for the
-            // width equal to the header's 400, and a re-run finds all three up to date
-            #expect(result.reports.allSatisfy { $0.failures.isEmpty }, "run \(run): \(result.reports.flatMap(\.failures))")
-            let names = result.reports.flatMap(\.written).map { ($0.path as NSString).lastPathComponent }
-            #expect(names.sorted() == ["box-400.png", "box-60.png", "box-80.png"], "run \(run)")
+            #expect(names.sorted() == files, "run \(run)")
             #expect(result.summary?.outputsWritten == (run == 0 ? 3 : 0))
         }
         #expect(try VipsImage.open(file: directory.path + "/out/box-80.png").size == ImageSize(width: 80, height: 60))
@@ -92,12 +71,7 @@ import Vips
     @Test func theWidthThatMakesAFileIsTheOneItsImageWouldChoose() throws {
         // Given sets with "original", a width equal to the trimmed image's, and one that enlarges
         func maker(_ widths: String, enlarges: Bool = false, of width: Int?) throws -> Int? {
-            let resize = enlarges ? #"{"resize": {"withoutEnlargement": false}}"# : #"{"resize": {}}"#
-            let json = PipelineHarness.json(
-                inputs: ["in/*.png"],
-                outputs: [
-                    #"{"name": "t", "widths": \#(widths), "encode": {"format": "png"}, "steps": [{"trim": {}}, \#(resize)], "path": "out/{stem}-{width}.png"}"#
-                ])
+            let json = Fixtures.trimmedSetJSON(widths: widths, enlarges: enlarges, path: "out/{stem}-{width}.png")
             let definition = try PipelineDefinition(json: json, baseDirectory: URL(fileURLWithPath: "/tmp"), processors: .standard)
             let index = try #require(definition.outputs.firstIndex { $0.variant?.width == width })
             let members = try #require(definition.setOfEachWidth[index])
