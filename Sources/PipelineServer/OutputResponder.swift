@@ -112,9 +112,10 @@ struct OutputResponder: Sendable {
 
     /// The file to answer with, from the report of a run over the input: the one of the asked
     /// art crop (or of the output's own widths), format and width; for a width above the image's
-    /// own, the file that stands in for it (the widest made, as a run makes no larger one);
-    /// for `"original"`, the file at the image's own width; without a width, the widest. When the asked file failed, its failure: another width's
-    /// file, found up to date beside it, would be answered under its own ETag at this URL.
+    /// own, the file that stands in for it (the widest made, as a run makes no larger one); for
+    /// `"original"`, the file at the image's own width; without a width, the widest. When the
+    /// asked file failed, its failure: another width's file, found up to date beside it, would
+    /// be answered under its own ETag at this URL.
     static func file(for wanted: OutputRequest, in report: ItemReport) -> Result<WrittenOutput, ServeError> {
         let candidates = report.written.filter {
             $0.output == wanted.output && $0.art == wanted.art && ($0.format == nil || $0.format == wanted.format)
