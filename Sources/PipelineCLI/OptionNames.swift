@@ -9,6 +9,8 @@ struct OptionNames {
     var long: [String] = []
     /// Letters written with one dash (`q` for `-q`).
     var short: Set<Character> = []
+    /// The long names of flags, which take no value (`print-pipeline`).
+    var flags: Set<String> = []
 
     /// The names of the command `path` names below `root` (`["cache", "stats"]`); none when
     /// there is no such command.
@@ -19,7 +21,10 @@ struct OptionNames {
             var arguments: [Argument]?
             var subcommands: [Command]?
         }
-        struct Argument: Decodable { var names: [Name]? }
+        struct Argument: Decodable {
+            var kind: String?
+            var names: [Name]?
+        }
         struct Name: Decodable {
             var kind: String
             var name: String
@@ -28,11 +33,15 @@ struct OptionNames {
         for name in path {
             command = command?.subcommands?.first { $0.commandName == name }
         }
-        for name in (command?.arguments ?? []).flatMap({ $0.names ?? [] }) {
-            switch name.kind {
-            case "long": long.append(name.name)
-            case "short": if let letter = name.name.first { short.insert(letter) }
-            default: break
+        for argument in command?.arguments ?? [] {
+            for name in argument.names ?? [] {
+                switch name.kind {
+                case "long":
+                    long.append(name.name)
+                    if argument.kind == "flag" { flags.insert(name.name) }
+                case "short": if let letter = name.name.first { short.insert(letter) }
+                default: break
+                }
             }
         }
     }

@@ -166,13 +166,7 @@ extension PipelineCommand {
     /// without running (`-width 100`). A word made only of the command's short flags (`-qv`)
     /// is left to the parser.
     static func longOptionWithOneDash(in arguments: [String]) -> String? {
-        guard let first = arguments.first, var command = commands.first(where: { $0._commandName == first }) else { return nil }
-        var path = [first]
-        for name in arguments.dropFirst() {
-            guard let subcommand = command.configuration.subcommands.first(where: { $0._commandName == name }) else { break }
-            command = subcommand
-            path.append(name)
-        }
+        guard let (command, path) = command(namedBy: arguments) else { return nil }
         // The parser takes -help for --help in every command.
         let words = arguments.dropFirst(path.count).prefix { $0 != "--" }.filter {
             $0.count > 2 && $0.hasPrefix("-") && !$0.hasPrefix("--") && $0 != "-help"
@@ -194,18 +188,40 @@ extension PipelineCommand {
 }
 
 extension PipelineCommand {
+    /// The command `arguments` name (`cache stats …`), and its path of names; nil when the
+    /// first names none.
+    static func command(namedBy arguments: [String]) -> (command: any ParsableCommand.Type, path: [String])? {
+        guard let first = arguments.first, var command = commands.first(where: { $0._commandName == first }) else { return nil }
+        var path = [first]
+        for name in arguments.dropFirst() {
+            guard let subcommand = command.configuration.subcommands.first(where: { $0._commandName == name }) else { break }
+            command = subcommand
+            path.append(name)
+        }
+        return (command, path)
+    }
+
+    /// Whether `name` (`print-pipeline`) is a flag, which takes no value, of the command
+    /// `arguments` name. Asked only of a word that may be a file: the command tree's
+    /// description is not worked out for every command line.
+    private static func isFlag(_ name: String, of arguments: [String]) -> Bool {
+        guard let path = command(namedBy: arguments)?.path else { return false }
+        return OptionNames(ofCommandAt: path, in: Self.self).flags.contains(name)
+    }
+
     /// What is wrong when an argument before `--` that names a file starts with `-`
     /// (`convert -hero.jpg out/`): the parser reads it as short options, which printed help
     /// and exited 0 for one holding an `h`, or said that IN and OUT were missing. A name with a
-    /// `.` or `/` is no bundle of short options; a negative number, a long option's value, is
-    /// left to the parser.
+    /// `.` or `/` is no bundle of short options; a negative number, a long option's value (not
+    /// a flag's, which takes none), is left to the parser.
     static func fileNamedLikeAnOption(in arguments: [String]) -> String? {
         var previous = ""
         for argument in arguments.prefix(while: { $0 != "--" }) {
             defer { previous = argument }
-            guard argument.count > 1, argument.hasPrefix("-"), !argument.hasPrefix("--"), !previous.hasPrefix("--"),
+            guard argument.count > 1, argument.hasPrefix("-"), !argument.hasPrefix("--"),
                 argument.contains(where: { $0 == "." || $0 == "/" }), Double(argument) == nil
             else { continue }
+            if previous.hasPrefix("--"), !isFlag(String(previous.dropFirst(2)), of: arguments) { continue }
             return "error: '\(argument)' is read as options, not as a file: name a file that starts with '-' as "
                 + "./\(argument), or put -- before it"
         }

@@ -30,7 +30,11 @@ extension ConvertCommandTests {
     @Test func aFileNamedLikeAnOptionIsRefusedSayingHowToNameIt() throws {
         let directory = try prepare()
         try FileManager.default.copyItem(atPath: directory.path + "/in/dune.jpg", toPath: directory.path + "/-hero.jpg")
-        for arguments in [["convert", "-hero.jpg", "out/"], ["convert", "--width", "50", "-hero.jpg", "out/"]] {
+        for arguments in [
+            ["convert", "-hero.jpg", "out/"], ["convert", "--width", "50", "-hero.jpg", "out/"],
+            // after a flag, which takes no value
+            ["convert", "--print-pipeline", "-hero.jpg", "out/"],
+        ] {
             let refused = try CommandRunner.run(arguments, in: directory.url)
             #expect(refused.status == 2, "\(refused.standardOutput)\(refused.standardError)")
             #expect(refused.standardError.contains("'-hero.jpg' is read as options"), "\(refused.standardError)")
