@@ -206,10 +206,12 @@ public struct Text: ImageProcessing, Hashable {
         func scaled(_ side: Int) -> Int { Int((Double(side) * size / probeSize).rounded(.up)) }
         let drawn = ImageSize(width: scaled(probe.width), height: scaled(probe.height))
         guard max(drawn.width, drawn.height) <= longestSide else {
+            // Newlines shorten a line, and lengthen a text already too tall.
+            let remedy = drawn.width > longestSide ? "shorter lines, or newlines" : "fewer lines"
             throw OptionError(
                 option: "size",
                 "the text at size \(JSONNode(plain: size).jsonText) would be drawn about \(drawn) pixels, and Pango draws at most "
-                    + "\(longestSide) a side: give a smaller size, a shorter text, or newlines")
+                    + "\(longestSide) a side: give a smaller size, or \(remedy)")
         }
         return drawn
     }

@@ -160,10 +160,12 @@ struct TextTests {
         let wide = try problems(#"{"text": {"text": "\#(String(repeating: "x", count: 3000))", "size": 300}}"#)
         #expect(wide.count == 1)
         #expect(wide.first?.path == "outputs[0].steps[0].text.size", "\(wide)")
-        #expect(wide.first?.message.contains("Pango draws at most 32767 a side") == true, "\(wide)")
+        #expect(wide.first?.message.contains("Pango draws at most 32767 a side: give a smaller size, or shorter lines") == true, "\(wide)")
         // 3,000 lines at 24 pixels: about 80,000 pixels tall
         let tall = try problems(#"{"text": {"text": "\#(Array(repeating: "line", count: 3000).joined(separator: "\\n"))"}}"#)
         #expect(tall.first?.path == "outputs[0].steps[0].text.size", "\(tall)")
+        // and told to have fewer lines, not to add newlines
+        #expect(tall.first?.message.contains("give a smaller size, or fewer lines") == true, "\(tall)")
         // The same characters as lines short enough are taken
         let lines = stride(from: 0, to: 3000, by: 100).map { _ in String(repeating: "x", count: 100) }.joined(separator: "\\n")
         #expect(try problems(#"{"text": {"text": "\#(lines)", "size": 10}}"#).isEmpty)
