@@ -50,7 +50,10 @@ enum TilePyramidWriter {
                     to: temporary + "/" + stem, layout: settings.layout.rawValue, tileSize: settings.size, overlap: settings.overlap,
                     tileSuffix: settings.tileSuffix, id: settings.id)
             } catch {
-                if let code = spaceProblem(in: temporary, encoderSaid: error.message) {
+                // libvips' error text is the process's: beside other work it may hold another
+                // operation's lines, and not dzsave's own. A disk nearly full is taken as the
+                // cause whatever the text says; one with room is asked of the text.
+                if let code = spaceProblem(in: temporary, encoderSaid: "") {
                     throw ItemError.system(.writing, stage: .encode, "cannot write \(path)", code: code)
                 }
                 if ImageWriter.isWriteFailure(error.message) {
