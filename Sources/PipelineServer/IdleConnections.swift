@@ -8,10 +8,15 @@ import NIOHTTPTypes
 /// reads, and starts again when an answer's end is handed to the connection, bytes still queued
 /// behind it, so a large answer sent to a slow but steady client was cut off part-way.
 ///
-/// A piece of a large answer (`ResponseBody.pieceBytes`) counts when the client has taken it;
-/// a smaller write, when it is handed over (it fits the socket's buffers). A request whose
-/// answer is still being made (a cold run) is not idle: its deadline governs it; nor is one
-/// whose answer the connection could take more of (the server, busy, is the slow side).
+/// A write of an answer's body counts when it is handed over and again when the system has taken
+/// its bytes. A request whose answer is still being made (a cold run) is not idle: its deadline
+/// governs it; nor is one whose body the system has taken whole so far (the server, busy, is the
+/// slow side).
+///
+/// It also lets a body's writer wait until the system has taken what it wrote (`whenTaken`): a
+/// write through Hummingbird returns once the write is queued for the connection's event loop,
+/// and with that loop behind, a whole body could be queued, counted as sent, and its end
+/// written; closing the connection then, as a drain does, would drop what was still queued.
 final class IdleConnectionCloser: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
@@ -27,6 +32,12 @@ final class IdleConnectionCloser: ChannelDuplexHandler, RemovableChannelHandler 
     private var readingRequest = false
     /// Whether an answer's head has been written and its end not yet.
     private var sendingAnswer = false
+    /// Writes of an answer's body handed over whose bytes the system has not taken yet.
+    private var bodyWritesOutstanding = 0
+    /// Waiting for `bodyWritesOutstanding` to be 0 (`whenTaken`).
+    private var waitingForTaken: [EventLoopPromise<Void>] = []
+    /// Why a write of a body failed, which fails every wait from then on: the connection is gone.
+    private var writeFailure: (any Error)?
 
     init(timeout: TimeAmount) { self.timeout = timeout }
 
@@ -37,6 +48,26 @@ final class IdleConnectionCloser: ChannelDuplexHandler, RemovableChannelHandler 
     func handlerRemoved(context: ChannelHandlerContext) {
         timer?.cancel()
         timer = nil
+        failWaiting(ChannelError.ioOnClosedChannel)
+    }
+
+    /// Completes `promise` once the system has taken every write of a body handed over so far (at
+    /// once when it has), or fails it when one of them failed: the connection closed first.
+    func whenTaken(_ promise: EventLoopPromise<Void>) {
+        if let writeFailure {
+            promise.fail(writeFailure)
+        } else if bodyWritesOutstanding == 0 {
+            promise.succeed()
+        } else {
+            waitingForTaken.append(promise)
+        }
+    }
+
+    private func failWaiting(_ error: any Error) {
+        writeFailure = writeFailure ?? error
+        let waiting = waitingForTaken
+        waitingForTaken = []
+        for promise in waiting { promise.fail(error) }
     }
 
     func channelActive(context: ChannelHandlerContext) {
@@ -60,15 +91,26 @@ final class IdleConnectionCloser: ChannelDuplexHandler, RemovableChannelHandler 
         lastActivity = .now()
         switch unwrapOutboundIn(data) {
         case .head(let head) where head.status.kind != .informational: sendingAnswer = true
-        case .body(let piece) where piece.readableBytes >= ResponseBody.pieceBytes:
+        case .body:
+            bodyWritesOutstanding += 1
             let taken = promise ?? context.eventLoop.makePromise()
-            taken.futureResult.assumeIsolatedUnsafeUnchecked().whenComplete { _ in self.lastActivity = .now() }
+            taken.futureResult.assumeIsolatedUnsafeUnchecked().whenComplete { result in
+                self.lastActivity = .now()
+                self.bodyWritesOutstanding -= 1
+                if case .failure(let error) = result {
+                    self.failWaiting(error)
+                } else if self.bodyWritesOutstanding == 0 {
+                    let waiting = self.waitingForTaken
+                    self.waitingForTaken = []
+                    for promise in waiting { promise.succeed() }
+                }
+            }
             context.write(data, promise: taken)
             return
         case .end:
             unanswered = max(0, unanswered - 1)
             sendingAnswer = false
-        case .head, .body: break
+        case .head: break
         }
         context.write(data, promise: promise)
     }
@@ -92,7 +134,7 @@ final class IdleConnectionCloser: ChannelDuplexHandler, RemovableChannelHandler 
             guard context.channel.isActive else { return }
             let due = self.lastActivity + self.timeout
             // Idle, and waiting neither for an answer being made nor for the server to send more.
-            let clientStalled = self.sendingAnswer && !context.channel.isWritable
+            let clientStalled = self.sendingAnswer && self.bodyWritesOutstanding > 0
             if due <= .now(), self.unanswered == 0 || self.readingRequest || clientStalled {
                 context.close(promise: nil)
                 return
@@ -104,4 +146,26 @@ final class IdleConnectionCloser: ChannelDuplexHandler, RemovableChannelHandler 
 
 @available(*, unavailable)
 extension IdleConnectionCloser: Sendable {}
+
+extension Channel {
+    /// Returns once the system has taken every write of an answer's body handed to this
+    /// connection so far (`IdleConnectionCloser.whenTaken`); throws when the connection closed
+    /// first, or when the task is cancelled (past the drain timeout).
+    func bodyTaken() async throws {
+        let taken = eventLoop.makePromise(of: Void.self)
+        try await withTaskCancellationHandler {
+            // After the writes handed over before the call: the loop runs its tasks in order.
+            eventLoop.execute {
+                do {
+                    try self.pipeline.syncOperations.handler(type: IdleConnectionCloser.self).whenTaken(taken)
+                } catch {
+                    taken.fail(error)
+                }
+            }
+            try await taken.futureResult.get()
+        } onCancel: {
+            taken.fail(CancellationError())
+        }
+    }
+}
 #endif

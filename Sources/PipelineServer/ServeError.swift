@@ -1,6 +1,7 @@
 #if Server
 import Foundation
 import Hummingbird
+import NIOCore
 
 /// Why a request gets no file, as Hummingbird's router and middleware carry it: the status, the
 /// reason its JSON body `{"error": reason}` gives, and the headers that go with it
@@ -47,9 +48,12 @@ struct ServerRequestContext: RequestContext {
     var coreContext: CoreRequestContextStorage
     /// The path after its signature (from the `/` after it), once checked; nil when URLs are not signed.
     var unsignedPath: String?
+    /// The connection the request came on, whose answer's body waits for it to take each piece.
+    let channel: any Channel
 
     init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
+        channel = source.channel
     }
 
     /// The path that names what is asked for: without its signature, when URLs are signed.

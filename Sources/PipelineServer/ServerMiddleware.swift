@@ -1,6 +1,7 @@
 #if Server
 import Foundation
 import Hummingbird
+import NIOCore
 import Logging
 import PipelineKit
 import Vips
@@ -81,7 +82,7 @@ struct AccessMiddleware: RouterMiddleware {
                 metrics.bodyEnded()
                 report(handed)
             }
-            .counting(response.body)
+            .counting(response.body, on: context.channel)
         } else {
             report(length)
         }
@@ -151,11 +152,11 @@ final class SentBody: Sendable {
 
     deinit { finish() }
 
-    /// `body`, counting what the connection takes of it, and reporting when it ends.
-    func counting(_ body: ResponseBody) -> ResponseBody {
+    /// `body`, counting what `connection` takes of it, and reporting when it ends.
+    func counting(_ body: ResponseBody, on connection: any Channel) -> ResponseBody {
         ResponseBody(contentLength: body.contentLength) { writer in
             defer { self.finish() }
-            try await body.write(CountingBodyWriter(base: writer, sent: self))
+            try await body.write(CountingBodyWriter(base: writer, sent: self, connection: connection))
         }
     }
 
@@ -174,13 +175,16 @@ final class SentBody: Sendable {
 }
 
 /// A body writer that counts the bytes its connection took (`SentBody`): a write returns once
-/// the connection has it.
+/// the system has taken its bytes, so that the body's end is written only then, and a drain
+/// that closes the connection after it drops nothing.
 private struct CountingBodyWriter: ResponseBodyWriter {
     var base: any ResponseBodyWriter
     let sent: SentBody
+    let connection: any Channel
 
     mutating func write(_ buffer: ByteBuffer) async throws {
         try await base.write(buffer)
+        try await connection.bodyTaken()
         sent.add(buffer.readableBytes)
     }
 
