@@ -39,6 +39,10 @@ final class OutputWriter: Sendable {
         /// The input's upright size (`WIDTHxHEIGHT`), for a manifest written from a run that
         /// found the object up to date.
         static let sourceSize = "pipeline-source-size"
+        /// The quality a quality target's search chose, and the file's score (`searchedQuality`):
+        /// what the report and the manifest give for an object found up to date.
+        static let quality = "pipeline-quality"
+        static let score = "pipeline-ssimulacra2"
 
         /// `size` as `sourceSize` holds it.
         static func text(_ size: ImageSize) -> String { "\(size.width)x\(size.height)" }
@@ -218,6 +222,12 @@ final class OutputWriter: Sendable {
         metadata[MetadataName.width] = String(image.width)
         metadata[MetadataName.height] = String(image.frameSize.height)
         if let sourceSize { metadata[MetadataName.sourceSize] = MetadataName.text(sourceSize) }
+        let searched = Self.searched(search, output: output)
+        if let searched {
+            metadata[MetadataName.quality] = String(searched.quality)
+            // Written as Swift writes a Double, which reads back the same number.
+            metadata[MetadataName.score] = String(searched.score)
+        }
         // A cancelled run stops its upload, between attempts or during one: the store makes the
         // object whole or not at all, so none is left half-written, and a store that does not
         // answer cannot hold the run's end for its timeouts and retries.
@@ -229,7 +239,7 @@ final class OutputWriter: Sendable {
             fingerprint: fingerprint,
             warnings: Self.warnings(prepared.dropped, input: input)
                 + Self.warnings(search, output: output, input: input, path: path),
-            searchedQuality: Self.searched(search, output: output))
+            searchedQuality: searched)
         written.searchEncodes = search?.encodes
         return written
     }

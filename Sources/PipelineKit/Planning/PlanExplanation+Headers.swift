@@ -30,10 +30,21 @@ extension PlanExplanation {
             // Also unblocks, before the header is read, the untrusted loaders the file allows.
             let source = EncodedSource.file(path: input.path, byteCount: input.byteCount ?? 0)
             // A FIFO, device or socket (a link to /dev/zero) is not read, as the run refuses it:
-            // a loader sniffing /dev/zero for its format would read for ever.
-            guard (try? RegularFile(opening: input.path)) != nil else {
+            // a loader sniffing /dev/zero for its format would read for ever. Nor is an empty
+            // file. Each refusal is told as the run tells it: its stage, then why.
+            let unopened: String?
+            do {
+                _ = try RegularFile(opening: input.path)
+                unopened = input.byteCount == 0 ? ItemError.emptyFile : nil
+            } catch {
+                unopened = error.reason
+            }
+            if let unopened {
                 if samples.count < sampleCount {
-                    samples.append(Sample(input: input.displayName, format: nil, size: nil, loadShrink: 1, decodeSize: nil))
+                    samples.append(
+                        Sample(
+                            input: input.displayName, format: nil, size: nil, loadShrink: 1, decodeSize: nil,
+                            refusal: "\(Stage.fetch.rawValue): \(unopened)"))
                 }
                 return
             }
@@ -41,14 +52,14 @@ extension PlanExplanation {
             if untrusted != nil { untrustedRefused += 1 }
             // A refused file's header is not read either: its loader is not made for hostile files.
             // libjxl's lines for a damaged JPEG XL's header are kept off stderr, as a run keeps them.
-            var refusal: String?
+            var refusal = decoder.unreadableReason(source).map(Self.told)
             let header =
-                decoder.unreadableReason(source) == nil
+                refusal == nil
                 ? LibjxlOutput.capturingLines(source) { () -> VipsImage? in
                     do {
                         return try decoder.openHeader(source, options: "")
                     } catch {
-                        refusal = (error as? ItemError)?.reason
+                        refusal = (error as? ItemError).map(Self.told) ?? "\(Stage.decompress.rawValue): \(error)"
                         return nil
                     }
                 }.0 : nil
@@ -58,6 +69,9 @@ extension PlanExplanation {
             if let header { sample = measure(input, header: header, format: format, decoder: decoder.applying(to: applicable)) }
             if samples.count < sampleCount { samples.append(sample) }
         }
+
+        /// A refusal as the run tells it after the input's name: its stage, then why.
+        private static func told(_ error: ItemError) -> String { "\(error.stage.rawValue): \(error.reason)" }
 
         /// The sample of an input whose header was read: how it would be decoded and what that
         /// holds, its estimate counted against the budget.

@@ -105,7 +105,7 @@ extension PlanExplanation.Sample {
     ///   for a quality, which fail for an animated input.
     func line(maxPixels: Int, animatedSearches: [String]) -> String {
         guard let size, let decodeSize else {
-            return "\(input.escapingControlCharacters): " + (refusal.map { "refused: \($0)" } ?? "header unreadable")
+            return "\(input.escapingControlCharacters): " + (refusal?.escapingControlCharacters ?? "header unreadable")
         }
         guard size.pixelCount <= maxPixels else {
             return "\(input.escapingControlCharacters): \(format ?? "?") \(size): refused, more than decompress.maxPixels (\(maxPixels))"

@@ -16,8 +16,9 @@ public struct PlanExplanation: Sendable {
         public let loadShrink: Int
         /// The size decoding produces: what the largest output needs.
         public let decodeSize: ImageSize?
-        /// Why the run refuses the file before its header is read (a PNG whose compressed text
-        /// inflates past the limit), when it does.
+        /// Why the run refuses the file before or as its header is read (an empty file, a PNG
+        /// whose compressed text inflates past the limit), as the run tells it: its stage, then
+        /// why (`decompress: …`).
         public var refusal: String? = nil
         /// Bytes the decode holds at full size because it cannot stream (an interlaced PNG, a
         /// progressive JPEG), or 0.

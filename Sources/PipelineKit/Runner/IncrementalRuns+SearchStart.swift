@@ -29,9 +29,13 @@ extension IncrementalRuns {
     /// Where `job`'s quality search starts, when something better than a guess from the image
     /// is known: the quality the journal remembers for its file (the input or the settings
     /// changed a little since, or the run is forced), else the one a neighbouring width of the
-    /// same input and format chose in this run. Nil for an output without a target.
+    /// same input and format chose in this run. Nil for an output without a target, and for one
+    /// whose path names `{hash}`: a search stops anywhere within its tolerance, so its answer
+    /// depends on where it starts, and a neighbour's choice is known only when that neighbour
+    /// finished first. Started from the image alone, the same input and settings give the same
+    /// file, so the same name, on every run, fresh or not, sharded or not.
     func startingQuality(for job: OutputJob, chosen: NeighbourQualities) -> Int? {
-        guard job.output.encoder.qualityTarget != nil else { return nil }
+        guard job.output.encoder.qualityTarget != nil, !job.target.namesHash else { return nil }
         return journal?.rememberedQuality(job.target.plannedPath) ?? chosen.quality(for: job)
     }
 }

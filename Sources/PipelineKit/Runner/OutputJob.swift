@@ -83,6 +83,11 @@ struct IncrementalRuns: Sendable {
             output: output.name, path: path, size: ImageSize(width: width, height: height),
             byteCount: object?.byteCount ?? 0, upToDate: true, format: output.encoder.format, fingerprint: fingerprint)
         written.sourceSize = OutputWriter.MetadataName.size(metadata(OutputWriter.MetadataName.sourceSize))
+        if let target = output.encoder.qualityTarget, let quality = metadata(OutputWriter.MetadataName.quality).flatMap({ Int($0) }),
+            let score = metadata(OutputWriter.MetadataName.score).flatMap({ Double($0) })
+        {
+            written.searchedQuality = SearchedQuality(quality: quality, score: score, target: target.ssimulacra2)
+        }
         return written
     }
 

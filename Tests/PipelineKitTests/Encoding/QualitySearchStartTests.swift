@@ -85,4 +85,28 @@ import Vips
         let second = try #require(forced.reports.first?.written.first?.searchedQuality)
         #expect(second.reached && abs(second.quality - first.quality) <= QualitySearch.closeEnough(for: .webp), "\(second), first \(first)")
     }
+
+    /// An output named by its hash searches from the image alone, not from the quality the
+    /// journal remembers nor a neighbouring width's: a search stops anywhere within its
+    /// tolerance, so where it starts would choose the file, and so its name. Here a run at another
+    /// target left its qualities in the journal, which a plain output's search starts from.
+    @Test func anOutputNamedByItsHashIsMadeAsAFreshRunMakesIt() async throws {
+        let (earlier, fresh) = (try TemporaryDirectory(), try TemporaryDirectory())
+        for folder in [earlier, fresh] { try folder.write(try Data(contentsOf: Self.photo), to: "in/storm.jpg") }
+        func json(target: Int) -> String {
+            PipelineHarness.json(
+                inputs: ["in/*.jpg"],
+                outputs: [
+                    #"{"name": "set", "widths": [160, 240, 320, 400], "formats": [{"format": "webp", "quality": {"ssimulacra2": \#(target)}}], "path": "out/{stem}-{width}.{hash}.webp"}"#
+                ])
+        }
+        func names(_ reports: [ItemReport]) -> [String] {
+            reports.flatMap(\.written).map { ($0.path as NSString).lastPathComponent }.sorted()
+        }
+        _ = try await PipelineHarness.run(json(target: 60), in: earlier)
+        let (remade, _) = try await PipelineHarness.run(json(target: 80), in: earlier)
+        let (made, _) = try await PipelineHarness.run(json(target: 80), in: fresh)
+        #expect(names(remade).count == 4)
+        #expect(names(remade) == names(made))
+    }
 }

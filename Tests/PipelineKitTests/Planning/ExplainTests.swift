@@ -116,14 +116,19 @@ import Testing
         #expect(roomy.imageMemoryBound == roomy.estimatedPeakImageBytes && !roomy.text.contains("without it"))
     }
 
-    /// A file the run refuses before it reads the header says why, where it said the header
-    /// could not be read.
+    /// A file the run refuses before or as it reads the header says why, in the stage the run
+    /// names, where it said the header could not be read: a PNG whose text inflates past the
+    /// limit, an empty file and a text file.
     @Test func aRefusedFileSaysWhy() throws {
         let directory = try TemporaryDirectory()
         try directory.write(try PNGStructureTests.png(with: 20, of: "zTXt", inflatingTo: 1 << 20), to: "in/bomb.png")
+        try directory.write(Data(), to: "in/empty.png")
+        try directory.write(Data("not an image\n".utf8), to: "in/text.png")
         let json = PipelineHarness.json(
             inputs: ["in/*.png"], outputs: [#"{"name": "t", "encode": {"format": "webp"}, "path": "out/{stem}.webp"}"#])
         let text = try PipelineHarness.pipeline(json, in: directory).explain().text
-        #expect(text.contains("in/bomb.png: refused: the PNG's compressed text and profile chunks"), "\(text)")
+        #expect(text.contains("in/bomb.png: decompress: the PNG's compressed text and profile chunks"), "\(text)")
+        #expect(text.contains("in/empty.png: fetch: \(ItemError.emptyFile)\n"), "\(text)")
+        #expect(text.contains("in/text.png: decompress: not an image libvips can read"), "\(text)")
     }
 }

@@ -101,4 +101,26 @@ struct S3IncrementalTests {
             #expect(kept[fingerprint] == made[fingerprint])
         }
     }
+
+    @Test func anObjectFoundUpToDateReportsTheQualityItsSearchChose() async throws {
+        // Given an object a quality target's search made
+        let server = try MotoServer()
+        try server.createBucket("site")
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.jpeg(try Fixtures.noise(width: 160, height: 120)), to: "in/a.jpg")
+        let json = PipelineHarness.json(
+            inputs: ["in/*.jpg"],
+            outputs: [#"{"name": "web", "encode": {"format": "webp", "quality": {"ssimulacra2": 70}}, "path": "s3://site/{stem}.webp"}"#])
+        var pipeline = try PipelineHarness.pipeline(json, in: directory)
+        pipeline.environment = server.environment(home: directory.path)
+        let made = try #require(try await pipeline.run().collect().reports.first?.written.first?.searchedQuality)
+
+        // When a run finds it up to date in the bucket
+        let again = try #require(try await pipeline.run().collect().reports.first?.written.first)
+
+        // Then it reports the quality chosen and the score, as a local file's journal does,
+        // for the report and the manifest
+        #expect(again.upToDate)
+        #expect(again.searchedQuality == made)
+    }
 }
