@@ -40,6 +40,7 @@ extension DefinitionBuilder {
         prototype.tiles = tiles
         readObjectSettings(node, at: path, into: &prototype)
         readPlaceholders(node, into: &prototype)
+        warnOfOptionsThatDoNothing(node, at: path, inStore: ObjectStores.isObject(pathText))
         let art = readArt(node, at: path, listsWidths: listsWidths, template: template)
         if node["art"] != nil, art == nil { return nil }
         prototype.art = art ?? []

@@ -80,6 +80,21 @@ extension DefinitionBuilder {
             .init(path: path, location: location, message: "must be printable ASCII on one line (it is sent as an HTTP header)"))
     }
 
+    /// A warning for each option an output gives that changes nothing: `cacheControl` and
+    /// `metadata` for a file on disk, which keeps neither, and `placeholderOptions` without
+    /// `placeholders`. Accepted, as a file moved between disk and a bucket keeps working, but
+    /// named, so that nobody takes them for applied.
+    mutating func warnOfOptionsThatDoNothing(_ node: JSONNode, at path: String, inStore: Bool) {
+        if !inStore {
+            for name in ["cacheControl", "metadata"] where node[name] != nil {
+                warnings.append("\(join(path, name)) does nothing: it is stored with S3 objects, and this output's path is a local file")
+            }
+        }
+        if node["placeholderOptions"] != nil, node["placeholders"] == nil {
+            warnings.append("\(join(path, "placeholderOptions")) does nothing: the output asks for no placeholders")
+        }
+    }
+
     /// The placeholders an output asks the manifest for, and how they are made.
     func readPlaceholders(_ node: JSONNode, into output: inout OutputDefinition) {
         if case .array(let kinds)? = node["placeholders"]?.value {
