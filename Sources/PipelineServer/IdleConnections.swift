@@ -1,4 +1,5 @@
 #if Server
+import Foundation
 import Hummingbird
 import NIOCore
 import NIOHTTPTypes
@@ -115,8 +116,18 @@ final class IdleConnectionCloser: ChannelDuplexHandler, RemovableChannelHandler 
         context.write(data, promise: promise)
     }
 
+    /// The most bytes written to a connection that the system holds before sending them
+    /// (`TCP_NOTSENT_LOWAT`). The system would otherwise take megabytes of a large answer ahead
+    /// of a slow client and ask for more only once about half of them had gone, which at some tens
+    /// of kilobytes a second takes past the idle timeout: such a client, taking bytes all along,
+    /// was cut off as idle. Bytes sent and not yet acknowledged are not limited, so a fast
+    /// client far away is not slowed.
+    static let unsentBytes = 128 << 10
+
     private func start(_ context: ChannelHandlerContext) {
         guard timer == nil else { return }
+        let unsent = ChannelOptions.Types.SocketOption(level: .tcp, name: NIOBSDSocket.Option(rawValue: TCP_NOTSENT_LOWAT))
+        try? context.channel.syncOptions?.setOption(unsent, value: SocketOptionValue(Self.unsentBytes))
         lastActivity = .now()
         schedule(context, at: lastActivity + timeout)
     }

@@ -89,7 +89,8 @@ extension ResponseBody {
     /// The bytes of `file`, a piece at a time, each read on a thread of its own (a read
     /// blocks). A file written to in place while it is sent, which a run never does (it
     /// renames a whole file over it), ends the answer short, so the client cannot take the
-    /// bytes for whole.
+    /// bytes for whole: each piece is checked after it is read and before it is sent, so every
+    /// piece sent was read before the file changed, and the last one too.
     static func streamed(_ file: OpenedFile) -> ResponseBody {
         let size = Int(file.stamp.size)
         return ResponseBody(contentLength: size) { writer in
@@ -97,13 +98,12 @@ extension ResponseBody {
             while offset < size {
                 let start = offset
                 let piece = await runBlocking(on: .global(qos: .userInitiated)) {
-                    file.piece(at: start, count: min(pieceBytes, size - start))
+                    file.piece(at: start, count: min(pieceBytes, size - start)).flatMap { file.isUnchanged ? $0 : nil }
                 }
                 guard let piece else { throw OpenedFile.Changed(path: file.path) }
                 try await writer.write(piece)
                 offset += piece.readableBytes
             }
-            guard file.isUnchanged else { throw OpenedFile.Changed(path: file.path) }
             try await writer.finish(nil)
         }
     }

@@ -1,8 +1,11 @@
 #if Server
 import Foundation
+import Hummingbird
+import NIOCore
 import PipelineKit
 import TestSupport
 import Testing
+import Vips
 
 @testable import PipelineServer
 
@@ -53,6 +56,44 @@ struct MeasuredBodyTests {
         try handle.write(contentsOf: Data([1, 2, 3]))
         try handle.close()
         #expect(!inPlace.isUnchanged)
+    }
+
+    /// A body writer that keeps what it is given, and writes `change` over the file in place
+    /// once the first piece is sent.
+    private struct InPlaceWriter: ResponseBodyWriter {
+        let sent: Locked<Data>
+        let path: String
+
+        mutating func write(_ buffer: ByteBuffer) async throws {
+            let first = sent.withLock { sent in
+                defer { sent.append(contentsOf: buffer.readableBytesView) }
+                return sent.isEmpty
+            }
+            guard first, let handle = FileHandle(forWritingAtPath: path) else { return }
+            try handle.write(contentsOf: Data(repeating: 9, count: 4096))
+            try handle.close()
+        }
+
+        consuming func finish(_ trailingHeaders: HTTPFields?) async throws {}
+    }
+
+    @Test func aLargeFileWrittenToInPlaceWhileItIsSentIsCutShortBeforeAChangedPiece() async throws {
+        // Given a file of three pieces, opened for an answer
+        let directory = try TemporaryDirectory()
+        let path = directory.path + "/a.tif"
+        let first = Data((0..<(2 * ResponseBody.pieceBytes + 1000)).map { UInt8(truncatingIfNeeded: $0) })
+        try Self.replace(path, with: first)
+        let opened = try #require(OpenedFile(path: path))
+
+        // When it is written to in place once its first piece is sent
+        let sent = Locked(Data())
+        await #expect(throws: OpenedFile.Changed.self) {
+            try await ResponseBody.streamed(opened).write(InPlaceWriter(sent: sent, path: path))
+        }
+
+        // Then no piece read after the change is sent: the client has the first piece alone,
+        // short of the length it was told, never the whole length with new bytes in it
+        #expect(sent.withLock { $0 } == first.prefix(ResponseBody.pieceBytes))
     }
 
     @Test func aFileReplacedOrRemovedSinceTheReportIsRefusedToBeAskedAgain() async throws {

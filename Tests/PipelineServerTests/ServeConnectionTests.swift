@@ -112,6 +112,28 @@ import Vips
         }
     }
 
+    @Test func aClientTakingALargeAnswerSteadilyButSlowerThanTheSystemBuffersIsNotTakenForIdle() async throws {
+        // Given a PNG answer of about 4 MB, and an idle timeout of 1 s
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.png(try Fixtures.noise(width: 1200, height: 1100)), to: "in/noise.png")
+        let json = PipelineHarness.json(
+            inputs: ["in/*.png"], outputs: [#"{"name": "png", "encode": {"format": "png"}, "path": "out/{stem}.png"}"#])
+        try await withServer(json, in: directory, settings: .init(port: 0, idleTimeout: .seconds(1))) { server in
+            let made = try await server.request("/png/noise.png")
+            #expect(made.body.count > 3_000_000)
+            // When a client takes it 32 KiB every 40 ms: many times a piece within the timeout,
+            // but less than the megabytes the system would hold ahead of it
+            let port = server.port
+            let slow = try await LoopbackHTTPClient.onThread {
+                try LoopbackHTTPClient.send(port: port, target: "/png/noise.png", reading: .init(bytes: 32 << 10, pause: 0.04))
+            }
+            // Then it gets every byte: it was taking them all along
+            #expect(slow.body.count == made.body.count)
+            let same = slow.body == made.body
+            #expect(same)
+        }
+    }
+
     @Test func tilePyramidsAreNotServed() async throws {
         let directory = try ServeTests.folder()
         let tiles = #"{"name": "zoom", "tiles": {"layout": "iiif"}, "path": "out/tiles/{stem}"}"#
