@@ -115,20 +115,19 @@ extension PipelineCommand {
                 printError("error: \(file): cannot serve on \(host):\(port): \(PipelineServer.describe(error))")
                 throw ExitCode.failure
             }
+            // What was cut off when the server stopped before its requests were answered.
+            let cut = server.requestsCutOff
+            let cutOff =
+                cut == 0
+                ? "no request was in flight; any run still going was cancelled"
+                : "\(cut) request\(cut == 1 ? "" : "s") still in flight \(cut == 1 ? "was" : "were") cut off and any run still going cancelled"
             if cutShort.withLock({ $0 }) {
-                printError(
-                    "stopped serving \(file) at a second Ctrl-C: the requests still in flight were cut off and the runs still going cancelled"
-                )
+                printError("stopped serving \(file) at a second Ctrl-C: \(cutOff)")
                 throw ExitCode.failure
             }
             if server.stoppedPastDrainTimeout {
-                let cut = server.requestsCutOff
                 printError(
-                    "stopped serving \(file) after serve.drainTimeout (\(Units.text(seconds: pipeline.definition.serve.drainTimeout))): "
-                        + (cut == 0
-                            ? "no request was in flight; any run still going was cancelled"
-                            : "\(cut) request\(cut == 1 ? "" : "s") still in flight \(cut == 1 ? "was" : "were") cut off "
-                                + "and any run still going cancelled")
+                    "stopped serving \(file) after serve.drainTimeout (\(Units.text(seconds: pipeline.definition.serve.drainTimeout))): \(cutOff)"
                 )
                 throw ExitCode.failure
             }

@@ -73,7 +73,15 @@ struct AccessMiddleware: RouterMiddleware {
             let (seconds, attoseconds) = start.duration(to: .now).components
             metadata["ms"] = "\(seconds * 1000 + attoseconds / 1_000_000_000_000_000)"
             metadata["bytes"] = "\(handed)"
-            if handed < length { metadata["reason"] = "cut off after \(handed) of \(length) bytes: the connection closed" }
+            if handed < length {
+                // The server's own cut, past its drain timeout, is told from a client's leaving
+                // (or taking nothing for the idle timeout), which an operator acts on otherwise.
+                let why =
+                    metrics.requestsCutOff != nil
+                    ? "the server stopped and closed the connection"
+                    : "the connection closed (the client left, or took nothing for the idle timeout)"
+                metadata["reason"] = "cut off after \(handed) of \(length) bytes: \(why)"
+            }
             logger.info("request", metadata: metadata)
         }
         if length > ResponseBody.pieceBytes {
@@ -107,20 +115,18 @@ struct AccessMiddleware: RouterMiddleware {
     static func loggedPath(_ path: String, signed: Bool) -> String {
         guard signed else { return path }
         var parts = path.split(separator: "/", omittingEmptySubsequences: false)
-        // A signature in standard base64 holds `/`, and so spans the first parts: those that
-        // together may hold one, and are no longer than one, are one `_`.
-        if parts.count > 2, !URLSignature.mayHoldSignature(parts[1], mixed: false) {
+        // A signature in standard base64 holds `/`, and so spans the first parts, one of which
+        // may be long enough to look like one alone: the most first parts that together may
+        // hold one, and are no longer than one so spelled, are one `_`.
+        if parts.count > 2 {
             var joined = String(parts[1])
+            var last: Int?
             for end in 2..<parts.count {
-                // A part that holds one alone is replaced alone, below.
-                guard !URLSignature.mayHoldSignature(parts[end], mixed: true) else { break }
                 joined += "/" + parts[end]
-                guard (joined.percentDecoded ?? joined).count <= URLSignature.longestSpelling else { break }
-                if URLSignature.mayHoldSignature(joined[...], mixed: true) {
-                    parts.replaceSubrange(1...end, with: ["_"])
-                    break
-                }
+                guard (joined.percentDecoded ?? joined).count <= URLSignature.longestSlashedSpelling else { break }
+                if URLSignature.mayHoldSignature(joined[...], mixed: true) { last = end }
             }
+            if let last { parts.replaceSubrange(1...last, with: ["_"]) }
         }
         // The first part is where the signature goes: any long run of base64 there is taken for
         // one; further on, only one that looks random, as names of words stand there.

@@ -54,6 +54,10 @@ struct URLSignature: Sendable {
     /// The most characters a signature is spelled with: 43 of base64, padding, and one more.
     static let longestSpelling = 46
 
+    /// The most characters a signature in standard base64 spans when sent with its `/`: its 43,
+    /// and padding. A part before or after it (`x/SIGNATURE`, `SIGNATURE/t`) is longer.
+    static let longestSlashedSpelling = 44
+
     /// Whether `part` of a path may hold a signature, however it is spelled: a run of at least
     /// 40 characters of base64 (URL-safe or standard, so with padding, a character more or
     /// less, or joined to a name, as in `SIGNATURE.jpg`), percent escapes counting as what they

@@ -39,7 +39,7 @@ import Testing
         let big = #"{"name": "big", "encode": {"format": "png"}, "path": "out/{stem}.png"}"#
         let json = PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [big], extra: #""serve": {"drainTimeout": 1}"#)
         try directory.write(Data(json.utf8), to: "p.json")
-        let (command, port) = try ServeCommandTests().serve(directory)
+        let (command, port) = try ServeCommandTests().serve(directory, options: ["--log-level", "info"])
         defer { command.kill() }
         #expect(try LoopbackHTTPClient.send(port: port, target: "/big/a.jpg").status == 200)
         // (a client that has its answer's first bytes and takes no more: the body stays in flight
@@ -55,6 +55,9 @@ import Testing
         #expect(command.waitForExit(timeout: 120) == 1, "\(command.transcript)")
         #expect(
             command.transcript.contains("after serve.drainTimeout (1s): 1 request still in flight was cut off"), "\(command.transcript)")
+        // and its access log line says the server cut it off, not that the client left
+        let cut = command.transcript.split(separator: "\n").filter { $0.contains("path=/big/a.jpg") && $0.contains("cut off after") }
+        #expect(cut.count == 1 && cut[0].contains("the server stopped and closed the connection"), "\(command.transcript)")
     }
 
     @Test func sigHUPReloadsAndTheServerGoesOn() throws {
@@ -170,7 +173,7 @@ import Testing
 
         // Then the drain is cut short: the request cut off, its run cancelled, exit 1, saying why
         #expect(command.waitForExit(timeout: 120) == 1, "\(command.transcript)")
-        #expect(command.transcript.contains("at a second Ctrl-C"), "\(command.transcript)")
+        #expect(command.transcript.contains("at a second Ctrl-C: 1 request still in flight was cut off"), "\(command.transcript)")
         #expect((try? await inFlight.value)?.status != 200)
         let written = (try? FileManager.default.contentsOfDirectory(atPath: directory.path + "/out")) ?? []
         #expect(written.isEmpty, "\(written)")
