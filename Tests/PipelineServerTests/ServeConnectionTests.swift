@@ -61,13 +61,20 @@ import Vips
         #expect(IdleConnectionCloser.nextCheck(due: now - .seconds(1), now: now, timeout: timeout) == now + timeout)
     }
 
-    @Test func aLargeAnswerToASlowButSteadyClientIsSentWhole() async throws {
-        // Given a PNG answer of about 27 MB, and an idle timeout of 2 s
+    /// A server of one PNG of noise of `width`×`height` (`/png/noise.png`), with `idleTimeout`.
+    func withLargeAnswer(
+        width: Int, height: Int, idleTimeout: Duration, _ body: (RunningServer) async throws -> Void
+    ) async throws {
         let directory = try TemporaryDirectory()
-        try directory.write(try Fixtures.png(try Fixtures.noise(width: 3000, height: 3000)), to: "in/noise.png")
+        try directory.write(try Fixtures.png(try Fixtures.noise(width: width, height: height)), to: "in/noise.png")
         let json = PipelineHarness.json(
             inputs: ["in/*.png"], outputs: [#"{"name": "png", "encode": {"format": "png"}, "path": "out/{stem}.png"}"#])
-        try await withServer(json, in: directory, settings: .init(port: 0, idleTimeout: .seconds(2))) { server in
+        try await withServer(json, in: directory, settings: .init(port: 0, idleTimeout: idleTimeout), body)
+    }
+
+    @Test func aLargeAnswerToASlowButSteadyClientIsSentWhole() async throws {
+        // Given a PNG answer of about 27 MB, and an idle timeout of 2 s
+        try await withLargeAnswer(width: 3000, height: 3000, idleTimeout: .seconds(2)) { server in
             let made = try await server.request("/png/noise.png")
             #expect(made.status == 200)
             #expect(made.body.count > 20_000_000)
@@ -114,11 +121,7 @@ import Vips
 
     @Test func aClientTakingALargeAnswerSteadilyButSlowerThanTheSystemBuffersIsNotTakenForIdle() async throws {
         // Given a PNG answer of about 4 MB, and an idle timeout of 1 s
-        let directory = try TemporaryDirectory()
-        try directory.write(try Fixtures.png(try Fixtures.noise(width: 1200, height: 1100)), to: "in/noise.png")
-        let json = PipelineHarness.json(
-            inputs: ["in/*.png"], outputs: [#"{"name": "png", "encode": {"format": "png"}, "path": "out/{stem}.png"}"#])
-        try await withServer(json, in: directory, settings: .init(port: 0, idleTimeout: .seconds(1))) { server in
+        try await withLargeAnswer(width: 1200, height: 1100, idleTimeout: .seconds(1)) { server in
             let made = try await server.request("/png/noise.png")
             #expect(made.body.count > 3_000_000)
             // When a client takes it 32 KiB every 40 ms: many times a piece within the timeout,

@@ -8,11 +8,7 @@ import Testing
 /// Output options that change nothing where they stand are accepted but named in a warning:
 /// `cacheControl` and `metadata` on a local file, `placeholderOptions` without `placeholders`.
 @Suite struct OptionsThatDoNothingTests {
-    func warnings(_ output: String) throws -> [String] {
-        let json = #"{"version": 1, "inputs": ["in/*.jpg"], "outputs": [\#(output)]}"#
-        return try PipelineDefinition(json: json, baseDirectory: URL(fileURLWithPath: "/site", isDirectory: true), processors: .standard)
-            .warnings
-    }
+    func warnings(_ output: String) throws -> [String] { try UnusedPositionTests().warnings(output) }
 
     @Test func objectSettingsOnALocalFileAndPlaceholderOptionsAloneAreNamed() throws {
         let local = try warnings(

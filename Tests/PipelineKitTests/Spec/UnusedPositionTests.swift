@@ -8,6 +8,7 @@ import Testing
 /// A resize `position` places something only in a box of width and height: given with one of
 /// them, which keeps the aspect ratio and crops nothing, it is named in a warning.
 @Suite struct UnusedPositionTests {
+    /// The warnings of a pipeline file of `output` alone.
     func warnings(_ output: String) throws -> [String] {
         let json = #"{"version": 1, "inputs": ["in/*.jpg"], "outputs": [\#(output)]}"#
         return try PipelineDefinition(json: json, baseDirectory: URL(fileURLWithPath: "/site", isDirectory: true), processors: .standard)
