@@ -66,7 +66,7 @@ struct AccessMiddleware: RouterMiddleware {
         // bytes the connection took, known once a body of several pieces is written (or cut
         // off); a body of one piece is handed to the connection whole, in one write.
         let (metrics, logger, line) = (self.metrics, self.logger, metadata)
-        let report: @Sendable (Int) -> Void = { handed in
+        let report: @Sendable (Int, String?) -> Void = { handed, cause in
             metrics.sent(output: output, bytes: handed)
             guard var metadata = line else { return }
             // Until the body is taken (or cut off): a slow client's download is its request's time.
@@ -77,22 +77,23 @@ struct AccessMiddleware: RouterMiddleware {
                 // The server's own cut, past its drain timeout, is told from a client's leaving
                 // (or taking nothing for the idle timeout), which an operator acts on otherwise.
                 let why =
-                    metrics.requestsCutOff != nil
-                    ? "the server stopped and closed the connection"
-                    : "the connection closed (the client left, or took nothing for the idle timeout)"
+                    cause
+                    ?? (metrics.requestsCutOff != nil
+                        ? "the server stopped and closed the connection"
+                        : "the connection closed (the client left, or took nothing for the idle timeout)")
                 metadata["reason"] = "cut off after \(handed) of \(length) bytes: \(why)"
             }
             logger.info("request", metadata: metadata)
         }
         if length > ResponseBody.pieceBytes {
             metrics.bodyStarted()
-            response.body = SentBody { handed in
+            response.body = SentBody { handed, cause in
                 metrics.bodyEnded()
-                report(handed)
+                report(handed, cause)
             }
             .counting(response.body, on: context.channel)
         } else {
-            report(length)
+            report(length, nil)
         }
         if request.method == .head { response = response.createHeadResponse() }
         return response
@@ -148,11 +149,12 @@ struct AccessMiddleware: RouterMiddleware {
 /// written or its writing failed (the client went away, or was idle too long), or, when the
 /// connection closed before the body was begun, as the answer is dropped.
 final class SentBody: Sendable {
-    private let state = Locked((bytes: 0, reported: false))
-    private let report: @Sendable (Int) -> Void
+    private let state = Locked((bytes: 0, reported: false, cause: String?.none))
+    private let report: @Sendable (Int, String?) -> Void
 
-    /// Reports the bytes taken to `report`, once.
-    init(report: @escaping @Sendable (Int) -> Void) {
+    /// Reports the bytes taken to `report`, once, with why the server cut the body short when
+    /// it did so itself (its file changed while it was sent).
+    init(report: @escaping @Sendable (Int, String?) -> Void) {
         self.report = report
     }
 
@@ -162,7 +164,12 @@ final class SentBody: Sendable {
     func counting(_ body: ResponseBody, on connection: any Channel) -> ResponseBody {
         ResponseBody(contentLength: body.contentLength) { writer in
             defer { self.finish() }
-            try await body.write(CountingBodyWriter(base: writer, sent: self, connection: connection))
+            do {
+                try await body.write(CountingBodyWriter(base: writer, sent: self, connection: connection))
+            } catch let changed as OpenedFile.Changed {
+                self.state.withLock { $0.cause = "its file was written to in place while it was sent" }
+                throw changed
+            }
         }
     }
 
@@ -171,12 +178,12 @@ final class SentBody: Sendable {
 
     /// Reports the bytes taken, the first time only.
     func finish() {
-        let bytes = state.withLock { state -> Int? in
+        let taken = state.withLock { state -> (bytes: Int, cause: String?)? in
             guard !state.reported else { return nil }
             state.reported = true
-            return state.bytes
+            return (state.bytes, state.cause)
         }
-        if let bytes { report(bytes) }
+        if let taken { report(taken.bytes, taken.cause) }
     }
 }
 
