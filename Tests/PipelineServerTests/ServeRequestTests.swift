@@ -32,6 +32,26 @@ import Vips
         #expect(!FileManager.default.fileExists(atPath: directory.path + "/out"))
     }
 
+    /// The path is decoded once: an input below a folder is named with `/` or with `%2F` alike.
+    @Test func anEncodedSlashNamesTheInputBelowAFolder() async throws {
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 48, height: 32)), to: "in/2024/dune.jpg")
+        let json = PipelineHarness.json(
+            inputs: ["in/**/*.jpg"],
+            outputs: [
+                #"{"name": "thumb", "steps": [{"resize": {"width": 16}}], "encode": {"format": "png"}, "path": "out/{dir}/{stem}.png"}"#
+            ])
+        try await withServer(json, in: directory) { server in
+            let plain = try await server.request("/thumb/2024/dune.jpg")
+            #expect(plain.status == 200)
+            for spelled in ["/thumb/2024%2Fdune.jpg", "/thumb/2024%2fdune.jpg"] {
+                let encoded = try await server.request(spelled)
+                #expect(encoded.status == 200, "\(spelled)")
+                #expect(encoded.header("ETag") == plain.header("ETag"), "\(spelled)")
+            }
+        }
+    }
+
     @Test func namesSpelledComposedAndDecomposedAnswerTheirOwnFiles() async throws {
         // Given two files whose names differ only in how é is spelled: composed (U+00E9) and
         // decomposed (e, U+0301), two files on Linux, though Swift's strings take them as one
