@@ -141,9 +141,13 @@ public struct PipelineServer: Service {
         let onListening = self.onListening
         let idle = settings.idleTimeout.components
         let idleTimeout = TimeAmount.nanoseconds(idle.seconds * 1_000_000_000 + idle.attoseconds / 1_000_000_000)
+        let (metrics, logger) = (self.metrics, self.logger)
         // Idle connections are closed by IdleConnectionCloser, not by Hummingbird's read-only timer.
         let http = HTTP1Channel.Configuration(
-            additionalChannelHandlers: [ConnectionPersistenceInstaller(), IdleConnectionCloser(timeout: idleTimeout)], idleTimeout: nil,
+            additionalChannelHandlers: [
+                ConnectionPersistenceInstaller(), IdleConnectionCloser(timeout: idleTimeout),
+                UnreadableRequestReporter(metrics: metrics, logger: logger),
+            ], idleTimeout: nil,
             httpDecoderConfiguration: .init(
                 maxHeaderFieldSize: Self.maxHeaderBytes, maxHeaderListSize: Self.maxHeaderBytes, maxHeaderFieldCount: 100))
         let application = Application(
@@ -160,7 +164,6 @@ public struct PipelineServer: Service {
             },
             logger: logger)
         let makers = self.makers
-        let metrics = self.metrics
         try await withTaskCancellationHandler {
             do {
                 try await withGracefulShutdownHandler {

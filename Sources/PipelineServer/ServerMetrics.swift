@@ -74,6 +74,13 @@ final class ServerMetrics: Sendable {
         }
     }
 
+    /// Counts a request the HTTP parser refused with 400, before any route saw it: never in
+    /// flight, and no output's.
+    func refusedUnread() {
+        Counter(label: "pipeline_serve_requests_total", dimensions: [("output", "none"), ("status", "400")], factory: factory)
+            .increment()
+    }
+
     /// Counts the `bytes` of an answer's body its connection took, for `output` as `finished` names it.
     func sent(output: String?, bytes: Int) {
         guard bytes > 0 else { return }

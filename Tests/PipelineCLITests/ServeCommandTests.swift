@@ -135,6 +135,11 @@ import Vips
         #expect(refusal?.text.contains("bytes=\(refused.body.count) ") == true, "\(command.transcript)")
         // and its reason, as its body says it, for whoever reads why
         #expect(refusal?.text.contains(#"reason="no input of that name for output thumb"#) == true, "\(command.transcript)")
+        // A request the HTTP parser refuses before any route sees it is logged too
+        let unreadable = try LoopbackHTTPClient.exchange(port: port, bytes: Array("GET thumb/p0.jpg HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
+        #expect(String(decoding: unreadable, as: UTF8.self).hasPrefix("HTTP/1.1 400"))
+        let parser = command.waitForLine(timeout: 60) { $0.isError && $0.text.contains("reason=\"unreadable") }
+        #expect(parser?.text.contains("its target is not a path") == true, "\(command.transcript)")
     }
 
     @Test func aLargeAnswersLoggedTimeLastsUntilItsBodyWasTaken() throws {

@@ -49,6 +49,24 @@ import Vips
         #expect(!FileManager.default.fileExists(atPath: directory.path + "/out"))
     }
 
+    /// A request the HTTP parser refuses, which no route or middleware sees, is answered 400 and
+    /// counted in `/metrics` as every refusal is.
+    @Test func requestsTheParserRefusesAreCounted() async throws {
+        let directory = try ServeTests.folder()
+        try await withServer(ServeTests.json, in: directory) { server in
+            let port = server.port
+            let overlong = "GET /thumb/a.jpg HTTP/1.1\r\nHost: x\r\nCookie: \(String(repeating: "c", count: 20_000))\r\n\r\n"
+            for request in ["GET thumb/a.jpg HTTP/1.1\r\nHost: x\r\n\r\n", overlong, "\u{1}\u{2} nonsense\r\n\r\n"] {
+                let answer = try await LoopbackHTTPClient.onThread {
+                    try LoopbackHTTPClient.exchange(port: port, bytes: Array(request.utf8), timeout: 60)
+                }
+                #expect(String(decoding: answer, as: UTF8.self).hasPrefix("HTTP/1.1 400"), "\(request.prefix(40))")
+            }
+            let metrics = String(decoding: try await server.request("/metrics").body, as: UTF8.self)
+            #expect(metrics.contains(#"pipeline_serve_requests_total{output="none",status="400"} 3"#), "\(metrics)")
+        }
+    }
+
     /// A connection kept alive after an answer is looked at again once it has been idle for the
     /// timeout, counted from its last byte, not a whole timeout after the check that found it
     /// active a moment before.
