@@ -75,6 +75,8 @@ import Testing
         #expect(try Self.format("image/webp;q=0,image/*;q=0.8") == .jpeg)
         #expect(try Self.format("image/jpeg;q=0, image/*") == .webp)
         #expect(try Self.format("image/webp;q=0.0") == .jpeg)
+        // Every format refused: still the fallback, not 406
+        #expect(try Self.format("image/avif;q=0, image/webp;q=0, image/jpeg;q=0") == .jpeg)
         // A range whose weight the grammar does not allow says nothing
         #expect(try Self.format("image/webp;q=abc") == .jpeg)
         #expect(try Self.format("image/webp;q=1.5, image/avif;q=0.0001") == .jpeg)
