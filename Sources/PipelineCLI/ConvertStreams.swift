@@ -20,6 +20,9 @@ struct ConvertStreams {
     let baseDirectory: URL
     /// Whether the file made goes to standard output.
     let sendsOutput: Bool
+    /// The format standard input's bytes are in, when IN is `-` and neither `--format` nor
+    /// OUT's extension names the output's: the format it keeps, as a file's extension would.
+    let inputFormat: String?
 
     /// The most bytes read from standard input: the largest input a pipeline file takes by default.
     static let maxBytes = StageDefaults.maxBytes
@@ -27,7 +30,8 @@ struct ConvertStreams {
     /// Reads standard input when IN is `-`, into a private folder.
     ///
     /// - Throws: `ConvertArgumentError` naming IN or OUT when a stream is a terminal, holds too
-    ///   much, or cannot say the format; when OUT is `-` for a glob or several INs, or `-` is one
+    ///   much, or cannot say the format (standard input's, when it is in none pipeline
+    ///   writes); when OUT is `-` for a glob or several INs, or `-` is one
     ///   of several INs; when the folder cannot be made.
     ///
     /// A signal from when the folder is made ends the command with the folder removed
@@ -45,6 +49,7 @@ struct ConvertStreams {
             inputs = command.inputs
             output = command.output
             baseDirectory = current
+            inputFormat = nil
             return
         }
         if command.printPipeline {
@@ -64,15 +69,14 @@ struct ConvertStreams {
                 throw ConvertArgumentError(
                     "OUT", "IN \(command.inputs[0].quotedValue) is a glob: its images cannot all go to standard output")
             }
-            if command.format == nil, readsInput || ConvertDocument.format(ofInput: command.inputs[0]) == nil {
+            if command.format == nil, !readsInput, ConvertDocument.format(ofInput: command.inputs[0]) == nil {
                 throw ConvertArgumentError("--format", "standard output (OUT -) has no extension to name the format: give --format")
             }
         }
-        if readsInput, command.format == nil, !sendsOutput,
-            EncoderSettings.Format(fileExtension: URL(fileURLWithPath: command.output).pathExtension) == nil
-        {
-            throw ConvertArgumentError("--format", "standard input (IN -) has no extension to keep its format by: give --format")
-        }
+        // Standard input has no extension: its bytes say the format it keeps.
+        let keepsInputFormat =
+            readsInput && command.format == nil
+            && (sendsOutput || EncoderSettings.Format(fileExtension: URL(fileURLWithPath: command.output).pathExtension) == nil)
         var template = Array((NSTemporaryDirectory() + "/" + Self.folderPrefix + TemporaryFileSweeper.ownerTag + ".XXXXXX").utf8CString)
         guard let made = mkdtemp(&template) else {
             throw ConvertArgumentError(
@@ -85,6 +89,7 @@ struct ConvertStreams {
             let staged = folder.appendingPathComponent("stdin")
             do {
                 try Self.readStandardInput(into: staged)
+                inputFormat = keepsInputFormat ? try Self.format(ofContent: staged) : nil
             } catch {
                 try? FileManager.default.removeItem(at: folder)
                 throw error
@@ -94,6 +99,7 @@ struct ConvertStreams {
         } else {
             inputs = command.inputs
             baseDirectory = current
+            inputFormat = nil
         }
         if sendsOutput {
             output = folder.appendingPathComponent("out").path + "/"
@@ -144,6 +150,15 @@ struct ConvertStreams {
         } catch {
             throw ConvertArgumentError("IN", "cannot keep standard input in \(file.path): \(ErrorText.reason(error))")
         }
+    }
+
+    /// The format of the image staged from standard input, as its bytes say.
+    private static func format(ofContent file: URL) throws(ConvertArgumentError) -> String {
+        guard let format = EncoderSettings.Format(contentOf: file.path) else {
+            throw ConvertArgumentError(
+                "--format", "standard input (IN -) is in no format pipeline writes, or no image it reads: give --format")
+        }
+        return format.rawValue
     }
 
     /// Sends the file the run made to standard output, when OUT is `-`.

@@ -119,6 +119,7 @@ extension PipelineCommand {
             defer { streams.remove() }
             var command = self
             command.paths = streams.inputs + [streams.output]
+            command.format = command.format ?? streams.inputFormat
             let text: String
             let oneOff: String
             do {

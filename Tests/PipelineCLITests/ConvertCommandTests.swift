@@ -310,6 +310,15 @@ import Vips
             ["convert", "-", "new/deeper/", "--width", "40", "--format", "webp"], in: directory.url, standardInput: photo)
         #expect(toFolder.status == 0, "\(toFolder.standardError)")
         #expect(try size(directory.url.appendingPathComponent("new/deeper/stdin.webp").path).0 == 40)
+        // Without --format or OUT's extension, standard input keeps the format its bytes are in
+        let kept = try CommandRunner.run(["convert", "-", "-", "--width", "50"], in: directory.url, standardInput: photo)
+        #expect(kept.status == 0, "\(kept.standardError)")
+        #expect(kept.standardOutputData.starts(with: [0xFF, 0xD8]))
+        #expect(try VipsImage.open(data: kept.standardOutputData).width == 50)
+        let png = try VipsImage.open(data: photo).encoded(suffix: ".png")
+        let keptInFolder = try CommandRunner.run(["convert", "-", "kept/", "--width", "20"], in: directory.url, standardInput: png)
+        #expect(keptInFolder.status == 0, "\(keptInFolder.standardError)")
+        #expect(try size(directory.url.appendingPathComponent("kept/stdin.png").path).0 == 20)
         let fromFile = try CommandRunner.run(["convert", "in/dune.jpg", "-", "--width", "30"], in: directory.url)
         #expect(fromFile.status == 0, "\(fromFile.standardError)")
         #expect(try VipsImage.open(data: fromFile.standardOutputData).width == 30)
@@ -323,8 +332,8 @@ import Vips
 
         // and what cannot work is refused by the argument
         let refusals: [([String], Data?, String)] = [
-            (["convert", "-", "-"], photo, "--format: standard output (OUT -) has no extension"),
-            (["convert", "-", "out/"], photo, "--format: standard input (IN -) has no extension"),
+            (["convert", "-", "-"], Data("not an image".utf8), "--format: standard input (IN -) is in no format pipeline writes"),
+            (["convert", "-", "out/"], Data("<svg/>".utf8), "--format: standard input (IN -) is in no format pipeline writes"),
             (["convert", "-", "x.webp"], Data(), "IN: standard input is empty"),
             (["convert", "in/*.jpg", "-", "--format", "png"], nil, "OUT: IN \"in/*.jpg\" is a glob"),
             (["convert", "-", "-", "--format", "png", "--verbose"], photo, "--verbose: standard output carries the image"),

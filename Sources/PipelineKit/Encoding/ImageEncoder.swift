@@ -100,6 +100,9 @@ enum ImageEncoder {
     /// The longest side a WebP file holds: its header has 14 bits for each.
     static let webpLargestSide = 16383
 
+    /// The longest side a GIF file holds: its header has 16 bits for each.
+    static let gifLargestSide = 65535
+
     static func prepare(_ source: VipsImage, for settings: EncoderSettings) throws(VipsError) -> Prepared {
         // Said here, the same each time: libwebp's own refusal reaches libvips' error buffer in
         // a race with the other encodes, and is sometimes lost to "save failed".
@@ -108,6 +111,13 @@ enum ImageEncoder {
             throw VipsError(
                 operation: "webpsave",
                 message: "image too large: a WebP side holds at most \(webpLargestSide) pixels, and this is "
+                    + "\(source.width)×\(source.frameSize.height)")
+        }
+        // libvips' own refusal says only "frame too large".
+        if settings.format == .gif, side > gifLargestSide {
+            throw VipsError(
+                operation: "gifsave",
+                message: "image too large: a GIF side holds at most \(gifLargestSide) pixels, and this is "
                     + "\(source.width)×\(source.frameSize.height)")
         }
         var image = source

@@ -61,3 +61,12 @@ extension ImageDecoder {
         }
     }
 }
+
+extension EncoderSettings.Format {
+    /// The format of the image in the file at `path` as its bytes say, whatever its name: nil
+    /// when no loader reads it, or when pipeline writes no such format (`svg`).
+    public init?(contentOf path: String) {
+        guard let header = try? VipsImage.open(file: path) else { return nil }
+        self.init(rawValue: ImageDecoder.formatName(of: header))
+    }
+}
