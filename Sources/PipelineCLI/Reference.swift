@@ -208,9 +208,10 @@ enum Reference {
         value == value.rounded() && abs(value) < 1e15 ? String(Int(value)) : String(value)
     }
 
-    /// An example value: the one the help text gives (`for example "50MB"`), else the
-    /// default, else one made from the shape.
+    /// An example value: the option's own, else the one the help text gives (`for example
+    /// "50MB"`), else the default, else one made from the shape.
     static func example(_ option: Option) -> String {
+        if let own = option.example { return own }
         if let given = exampleInHelp(option.help) {
             if case .array = option.shape { return "[\(given)]" }
             return given
@@ -242,7 +243,7 @@ enum Reference {
         case .object(let options): stepExample(options)
         case .anyOf(let shapes): shapes.first.map(example(of:)) ?? "null"
         case .tagged(let key, let variants): "{\"\(key)\": \"\(variants.first?.name ?? "")\"}"
-        case .singleKey(let variants): "{\"\(variants.first?.name ?? "")\": {}}"
+        case .singleKey(let variants): "{\"\(variants.first?.name ?? "")\": \(stepExample(variants.first?.options ?? []))}"
         }
     }
 

@@ -15,7 +15,8 @@ extension EncoderSettings {
                 "iccProfile", .string(nonEmpty: true),
                 help: base.format == .gif
                     ? "srgb only: a GIF cannot embed a colour profile, so its colours are shown as sRGB"
-                    : "convert to this colour profile and embed it: srgb, p3 (Display P3), cmyk, or an ICC file's path"),
+                    : "convert to this colour profile and embed it: srgb, p3 (Display P3), cmyk, or an ICC file's path",
+                example: base.format == .gif ? "\"srgb\"" : "\"p3\""),
         ]
     }
 

@@ -121,8 +121,8 @@ public struct TileSettings: Sendable, Hashable {
                 "id", .string(nonEmpty: true),
                 help:
                     "iiif and iiif3: the http(s) URL the pyramid's folder is served under, without the folder's name; "
-                    + "info.json gives viewers this URL and the folder's name as the image's id (default: libvips' https://example.com/iiif)"
-            ),
+                    + "info.json gives viewers this URL and the folder's name as the image's id (default: libvips' https://example.com/iiif)",
+                example: #""https://images.example.org/iiif""#),
         ])
     }
 

@@ -7,10 +7,12 @@ extension DefinitionBuilder {
         .object([
             Option(
                 "media", .string(nonEmpty: true), required: true,
-                help: "the media query the crop is for, as <source media> takes it: \"(max-width: 640px)\""),
+                help: "the media query the crop is for, as <source media> takes it, for example \"(max-width: 640px)\""),
             Option(
                 "aspectRatio", .string(nonEmpty: true), required: true,
-                help: "the crop's width to height, W:H: \"1:1\", \"4:5\"; cropped as the resize step's fit cover, at its position"),
+                help:
+                    "the crop's width to height, W:H, for example \"4:5\" or \"1:1\"; cropped as the resize step's fit cover, at its position"
+            ),
             Option("widths", .array(.integer(1...100_000), minCount: 1), required: true, help: "the crop's widths in pixels"),
             Option("sizes", .string(nonEmpty: true), help: "the sizes attribute of its sources, when not the page's"),
         ]), minCount: 1)

@@ -16,11 +16,14 @@ public struct Option: Sendable {
     /// Why a value of another JSON type is wrong here, when the expected type alone does not
     /// say it (a quality target given to a format whose quality is fixed); added to the message.
     public let mismatchReason: String?
+    /// A value the reference docs show for the key, as JSON text, where one made from its shape
+    /// or its help's `for example "…"` would not be valid (a file that must exist, hex digits).
+    public let example: String?
 
     /// An option of any shape; `defaultRule` explains a default that depends on the machine.
     public init(
         _ name: String, _ shape: ValueShape, required: Bool = false, default defaultValue: JSONNode? = nil,
-        defaultRule: String? = nil, help: String, mismatchReason: String? = nil
+        defaultRule: String? = nil, help: String, mismatchReason: String? = nil, example: String? = nil
     ) {
         self.name = name
         self.shape = shape
@@ -29,6 +32,7 @@ public struct Option: Sendable {
         self.defaultRule = defaultRule
         self.help = help
         self.mismatchReason = mismatchReason
+        self.example = example
     }
 
     /// An integer option within `range`.

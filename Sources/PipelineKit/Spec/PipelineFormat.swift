@@ -27,7 +27,8 @@ public enum PipelineFormat {
                 ),
                 Option(
                     "outputs", .array(.object(outputOptions(processors: processors)), minCount: 1), required: true,
-                    help: "what to make from every input"),
+                    help: "what to make from every input",
+                    example: #"[{"name": "small", "encode": {"format": "webp"}, "path": "out/{stem}.webp"}]"#),
             ]
     }
 
@@ -57,8 +58,8 @@ public enum PipelineFormat {
             Option(
                 "focusPoints", .string(nonEmpty: true),
                 help:
-                    "a JSON file of focal points, {\"in/photo.jpg\": [0.8, 0.4]}: each input's point (fractions of its upright width and height) for a cover crop at \"position\": \"focus\"; keys are input paths relative to this file's folder, or URLs; an input without a point is cropped about its centre"
-            ),
+                    "a JSON file of focal points, {\"in/photo.jpg\": [0.8, 0.4]}: each input's point (fractions of its upright width and height) for a cover crop at \"position\": \"focus\"; keys are input paths relative to this file's folder, or URLs; an input without a point is cropped about its centre",
+                example: #""focus.json""#),
         ]
     }
 

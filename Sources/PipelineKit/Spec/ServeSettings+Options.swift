@@ -42,17 +42,19 @@ extension ServeSettings {
                 "key", .string(nonEmpty: true),
                 help:
                     "sign URLs as imgproxy does: the HMAC-SHA256 key, in hex; with salt, every path must start with its signature "
-                    + "(/SIGNATURE/output/input), else 403; \"${NAME}\" reads it from the environment variable NAME"),
+                    + "(/SIGNATURE/output/input), else 403; \"${NAME}\" reads it from the environment variable NAME",
+                example: #""943b421c9eb07c83""#),
             Option(
                 "salt", .string(nonEmpty: true),
                 help:
-                    "the salt of signed URLs, in hex, put before the path when signing; \"${NAME}\" reads it from the environment variable NAME"
-            ),
+                    "the salt of signed URLs, in hex, put before the path when signing; \"${NAME}\" reads it from the environment variable NAME",
+                example: #""520f986b998545b4""#),
             Option(
                 "fallback", .string(nonEmpty: true),
                 help:
                     "an image file, relative to this file's folder, answered (200, X-Pipeline-Fallback: 1) in place of an input "
-                    + "that cannot be read as an image or made into the output, as imgproxy's fallback image"),
+                    + "that cannot be read as an image or made into the output, as imgproxy's fallback image",
+                example: #""fallback.png""#),
         ]
     }
 }
