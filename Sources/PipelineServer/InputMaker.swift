@@ -68,8 +68,12 @@ actor InputMaker {
     private let keepsReports: Bool
     /// Runs started, for tests to tell a request answered by a run from one answered warm.
     private(set) var runsStarted = 0
-    /// Where a run's failures go when no request is left to answer with them.
+    /// Where a run's failures go when no request is left to answer with them, and what a run
+    /// could not write beside its files (the manifest, the journal).
     private let logger: Logger
+    /// What the last run that ended could not write beside its files: a problem is logged when
+    /// it appears, not again by every run while it lasts.
+    private var problemsLogged: Set<String> = []
 
     init(pipeline: Pipeline, plan: RunPlan, memory: SharedMemoryBudget, turns: RunTurns, logger: Logger) {
         self.logger = logger
@@ -137,9 +141,28 @@ actor InputMaker {
         runsStarted += 1
         // Before the run: an input changed while it goes is found changed by the next request.
         let stamp = keepsReports ? local.flatMap(FileStamp.init(path:)) : nil
-        let reports = await Self.reports(of: plan, by: pipeline, memory: memory, stages: stages)
+        let (reports, summary) = await Self.outcome(of: plan, by: pipeline, memory: memory, stages: stages)
         remember(reports, input: stamp, variant: variant)
+        if let summary { log(summary) }
         return reports
+    }
+
+    /// Logs what the run `summary` ends could not write beside its files, which no answer
+    /// shows: a manifest (an error, as `pipeline run` exits 1 for it), the journal or the cache
+    /// (a warning: the files are made, but made again by the next run).
+    private func log(_ summary: RunSummary) {
+        // Told apart without their numbers: how many files a run made but did not record
+        // changes from run to run, and the problem is the same.
+        func kind(_ problem: String) -> String { problem.replacing(/[0-9]+/, with: "#") }
+        let problems = summary.warnings + [summary.manifestProblem].compactMap { $0 }
+        for problem in problems where !problemsLogged.contains(kind(problem)) {
+            if problem == summary.manifestProblem {
+                logger.error("a run could not write the manifest", metadata: ["reason": "\(problem)"])
+            } else {
+                logger.warning("a run could not write beside its files", metadata: ["reason": "\(problem)"])
+            }
+        }
+        problemsLogged = Set(problems.map(kind))
     }
 
     /// Forgets the job of `key` for `source` that ends at `end`, which has ended with `reports`,
@@ -179,7 +202,8 @@ actor InputMaker {
         return try await work()
     }
 
-    /// The reports of a run of `plan`. Starting a run reads the journal and the manifest, which
+    /// The reports and summary of a run of `plan` (no summary when it was cancelled before
+    /// its end). Starting a run reads the journal and the manifest, which
     /// takes as long as they are large: on a thread of its own, neither on this actor, which
     /// every request asks first, nor on the cooperative pool, whose threads answer them.
     ///
@@ -187,11 +211,11 @@ actor InputMaker {
     /// run, which skips what is queued and stops the libvips work on its lanes where libvips
     /// next looks: the events are read to the end by a task of their own, so the run's files are
     /// whole or gone, and no temporary file is left, by the time this returns.
-    private static func reports(of plan: RunPlan, by pipeline: Pipeline, memory: SharedMemoryBudget, stages: SharedStages) async
-        -> [ItemReport]
+    private static func outcome(of plan: RunPlan, by pipeline: Pipeline, memory: SharedMemoryBudget, stages: SharedStages) async
+        -> (reports: [ItemReport], summary: RunSummary?)
     {
         let run = await runBlocking(on: .global(qos: .userInitiated)) { pipeline.run(plan, memory: memory, stages: stages) }
-        let collecting = Task { await run.collect().reports }
+        let collecting = Task { await run.collect() }
         return await withTaskCancellationHandler {
             await collecting.value
         } onCancel: {

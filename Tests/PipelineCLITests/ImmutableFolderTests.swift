@@ -4,7 +4,7 @@ import Testing
 
 /// Folders that take no new file (`chattr +i`): a cache folder whose journal file can still be
 /// written, which keeps the records, so the run does not say that the next run makes everything
-/// again; and a manifest's folder, whose failure `--json` reports.
+/// again; and a manifest's folder, whose failure `--json` reports, and a server logs.
 @Suite(.enabled(if: ImmutableFolders.work, "chattr +i is not available here (it needs root and ext4 or the like)"))
 struct ImmutableFolderTests {
     @Test func aJournalThatCanStillBeWrittenIsNotSaidToBeLost() throws {
@@ -48,6 +48,37 @@ struct ImmutableFolderTests {
         #expect(event["event"] as? String == "runFinished")
         let problem = try #require(event["manifestProblem"] as? String, "\(last)")
         #expect(problem.contains("cannot write the manifest \(folder)/manifest.json: \(folder): no file can be made there"), "\(problem)")
+    }
+
+    @Test func aServerSaysOnceThatItsRunsCannotWriteTheManifestOrTheJournal() throws {
+        // Given a pipeline whose manifest's folder and cache folder take no new file
+        let directory = try TemporaryDirectory()
+        try JournalTests().writeInputs(directory, prefix: "p", count: 2)
+        let json = PipelineHarness.json(
+            inputs: ["in/*.jpg"], outputs: [#"{"name": "t", "encode": {"format": "jpeg"}, "path": "out/{stem}.jpg"}"#],
+            extra: #""manifest": {"path": "site/manifest.json"}, "cache": {"directory": ".cache"}"#)
+        try directory.write(Data(json.utf8), to: "p.json")
+        for folder in ["site", ".cache"] {
+            try directory.write(Data(), to: "\(folder)/.keep")
+            try #require(ImmutableFolders.chattr("+i", directory.path + "/" + folder))
+        }
+        defer { for folder in ["site", ".cache"] { ImmutableFolders.chattr("-i", directory.path + "/" + folder) } }
+        let (command, port) = try ServeCommandTests().serve(directory, options: ["--log-level", "info"])
+        defer { command.kill() }
+
+        // When two requests make files
+        for input in ["p0", "p1"] {
+            #expect(try LoopbackHTTPClient.send(port: port, target: "/t/\(input).jpg").status == 200)
+        }
+
+        // Then the log says, once each, that the manifest is not written and the files not recorded
+        let second = command.waitForLine(timeout: 60) { $0.isError && $0.text.contains("path=/t/p1.jpg") }
+        #expect(second != nil, "\(command.transcript)")
+        let lines = command.transcript.split(separator: "\n")
+        let manifest = lines.filter { $0.contains("a run could not write the manifest") }
+        #expect(manifest.count == 1 && manifest[0].contains("site/manifest.json"), "\(command.transcript)")
+        let journal = lines.filter { $0.contains("a run could not write beside its files") }
+        #expect(journal.count == 1 && journal[0].contains("not recorded, so the next run makes them again"), "\(command.transcript)")
     }
 }
 

@@ -5,8 +5,9 @@ import Testing
 
 @testable import PipelineKit
 
-/// `pipeline watch` sees the files a pipeline reads beside its inputs (the focus file, an ICC
-/// file an output embeds): a change to one is a change that matters.
+/// `pipeline watch` (and `serve`) sees the files a pipeline reads beside its inputs (the focus
+/// file, an ICC file an output embeds, the server's fallback image): a change to one is a
+/// change that matters.
 @Suite struct ReadFileWatchTests {
     @Test func theFocusFileIsWatched() throws {
         let directory = try TemporaryDirectory()
@@ -36,5 +37,18 @@ import Testing
         #expect(scope.isRelevant(file: directory.path + "/colour/brand.icc"))
         #expect(!scope.isRelevant(file: directory.path + "/colour/other.icc"))
         #expect(scope.directoriesToWatch().contains(directory.path + "/colour"))
+    }
+
+    @Test func theServersFallbackImageIsWatched() throws {
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.png(try Fixtures.solid(width: 4, height: 4, colour: Fixtures.grey)), to: "site/missing.png")
+        let json = PipelineHarness.json(
+            inputs: ["in/*.jpg"], outputs: [#"{"name": "o", "encode": {"format": "jpeg"}, "path": "out/{stem}.jpg"}"#],
+            extra: #""allowEmpty": true, "serve": {"fallback": "site/missing.png"}"#)
+        let pipeline = try PipelineHarness.pipeline(json, in: directory)
+        let scope = WatchScope(definition: pipeline.definition, pipelineFile: directory.path + "/p.json")
+        #expect(scope.isRelevant(file: directory.path + "/site/missing.png"))
+        #expect(!scope.isRelevant(file: directory.path + "/site/other.png"))
+        #expect(scope.directoriesToWatch().contains(directory.path + "/site"))
     }
 }
