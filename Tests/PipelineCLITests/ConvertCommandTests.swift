@@ -319,6 +319,13 @@ import Vips
         let keptInFolder = try CommandRunner.run(["convert", "-", "kept/", "--width", "20"], in: directory.url, standardInput: png)
         #expect(keptInFolder.status == 0, "\(keptInFolder.standardError)")
         #expect(try size(directory.url.appendingPathComponent("kept/stdin.png").path).0 == 20)
+        // an animated AVIF too, which libavif reads where libvips does not
+        let slideshow = CommandRunner.repositoryRoot.appendingPathComponent("Pipelines/samples/animated/slideshow.gif").path
+        #expect(try CommandRunner.run(["convert", slideshow, "anim.avif", "--width", "40"], in: directory.url).status == 0)
+        let animation = try Data(contentsOf: directory.url.appendingPathComponent("anim.avif"))
+        let keptAnimation = try CommandRunner.run(["convert", "-", "-", "--width", "20"], in: directory.url, standardInput: animation)
+        #expect(keptAnimation.status == 0, "\(keptAnimation.standardError)")
+        #expect(String(decoding: keptAnimation.standardOutputData.prefix(12).suffix(4), as: UTF8.self) == "avis")
         let fromFile = try CommandRunner.run(["convert", "in/dune.jpg", "-", "--width", "30"], in: directory.url)
         #expect(fromFile.status == 0, "\(fromFile.standardError)")
         #expect(try VipsImage.open(data: fromFile.standardOutputData).width == 30)

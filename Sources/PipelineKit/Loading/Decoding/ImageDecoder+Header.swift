@@ -64,9 +64,15 @@ extension ImageDecoder {
 
 extension EncoderSettings.Format {
     /// The format of the image in the file at `path` as its bytes say, whatever its name: nil
-    /// when no loader reads it, or when pipeline writes no such format (`svg`).
+    /// when no loader a run may use reads it, or when pipeline writes no such format (`svg`).
     public init?(contentOf path: String) {
-        guard let header = try? VipsImage.open(file: path) else { return nil }
+        // libavif reads the sequences libvips takes for no image.
+        if AVIFSequenceReader.isSequence(file: path) {
+            self = .avif
+            return
+        }
+        // The loaders libvips does not trust stay out of it, as out of a run's decode.
+        guard (try? Vips.prepareForUntrustedInput()) != nil, let header = try? VipsImage.open(file: path) else { return nil }
         self.init(rawValue: ImageDecoder.formatName(of: header))
     }
 }
