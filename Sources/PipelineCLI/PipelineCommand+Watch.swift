@@ -179,12 +179,16 @@ extension PipelineCommand {
         after changes: FileChanges, keeping pipeline: Pipeline, file: String, memory: MemoryOptions, watcher: PipelineWatcher,
         rereading: Bool = false
     ) -> (pipeline: Pipeline, isLastValid: Bool)? {
-        // The focus file and the images steps read (overlays) are checked with the pipeline
-        // file: a change to any loads them all again, so an overlay removed is refused as it
-        // would be at the start, and the last valid pipeline goes on.
-        let resources = pipeline.definition.outputs.flatMap { $0.steps.flatMap(\.resources) }.filter(\.isFileURL).map(\.path)
-        let read = ([watcher.pipelineFilePath] + (pipeline.definition.focusPoints.map { [$0.file.path] } ?? []) + resources)
-            .flatMap(PipelineWatcher.changePaths)
+        // The focus file, the images steps read (overlays) and the server's fallback image are
+        // checked with the pipeline file: a change to any loads them all again, so one removed
+        // or broken is refused as it would be at the start, and the last valid pipeline goes on
+        // (a server with the fallback image it read then).
+        let definition = pipeline.definition
+        let resources = definition.outputs.flatMap { $0.steps.flatMap(\.resources) }.filter(\.isFileURL).map(\.path)
+        let checked =
+            [watcher.pipelineFilePath] + (definition.focusPoints.map { [$0.file.path] } ?? []) + resources
+            + (definition.serve.fallback.map { [$0.file.path] } ?? [])
+        let read = checked.flatMap(PipelineWatcher.changePaths)
         guard rereading || read.contains(where: changes.mayInclude) else { return (pipeline, false) }
         do {
             var edited = try Pipeline(contentsOf: URL(fileURLWithPath: file), processors: processors, displayName: file)

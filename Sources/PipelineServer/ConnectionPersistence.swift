@@ -27,7 +27,9 @@ final class ConnectionPersistence: ChannelDuplexHandler, RemovableChannelHandler
             context.fireChannelRead(data)
             return
         }
-        if !head.isKeepAlive {
+        // CONNECT asks for a tunnel, which is refused: its answer has no body by HTTP's rules
+        // (NIO sends none), so only the connection's end can tell the client it is whole.
+        if !head.isKeepAlive || head.method == .CONNECT {
             head.headers.replaceOrAdd(name: "connection", value: "close")
             answers.append("close")
         } else {

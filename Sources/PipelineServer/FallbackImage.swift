@@ -20,13 +20,15 @@ final class FallbackImage: Sendable {
     /// The image made narrower, by width: as many as the file's outputs declare widths.
     private let narrowed = Locked<[Int: ByteBuffer]>([:])
 
-    /// The image of `settings`, or nil when it can no longer be read (the file's check read it).
+    /// The image of `settings`, or nil when it can no longer be read as the image the file's
+    /// check found (it was removed, or replaced by what is no image of its format, since).
     init?(_ settings: ServeSettings.Fallback) {
-        guard let data = FileManager.default.contents(atPath: settings.file.path) else { return nil }
+        guard let data = FileManager.default.contents(atPath: settings.file.path), let image = try? VipsImage.open(data: data),
+            EncoderSettings.Format(header: image) == settings.format
+        else { return nil }
         self.data = data
         format = settings.format
-        let image = try? VipsImage.open(data: data)
-        width = image.flatMap { $0.intField("n-pages") ?? 1 == 1 ? $0.width : nil }
+        width = image.intField("n-pages") ?? 1 == 1 ? image.width : nil
     }
 
     /// 200 with the image, no wider than `width` when given. Not cached for long: the input may

@@ -71,8 +71,8 @@ actor InputMaker {
     /// Where a run's failures go when no request is left to answer with them, and what a run
     /// could not write beside its files (the manifest, the journal).
     private let logger: Logger
-    /// What the last run that ended could not write beside its files: a problem is logged when
-    /// it appears, not again by every run while it lasts.
+    /// What runs could not write beside their files, since the last that made files without
+    /// it: a problem is logged when it appears, not again by every run while it lasts.
     private var problemsLogged: Set<String> = []
 
     init(pipeline: Pipeline, plan: RunPlan, memory: SharedMemoryBudget, turns: RunTurns, logger: Logger) {
@@ -162,7 +162,13 @@ actor InputMaker {
                 logger.warning("a run could not write beside its files", metadata: ["reason": "\(problem)"])
             }
         }
-        problemsLogged = Set(problems.map(kind))
+        // Only a run that made files shows a problem gone: one that made none wrote nothing
+        // to find it with.
+        if summary.outputsWritten > 0 {
+            problemsLogged = Set(problems.map(kind))
+        } else {
+            problemsLogged.formUnion(problems.map(kind))
+        }
     }
 
     /// Forgets the job of `key` for `source` that ends at `end`, which has ended with `reports`,

@@ -45,7 +45,8 @@ struct AccessMiddleware: RouterMiddleware {
         response.headers[.xContentTypeOptions] = "nosniff"
         // Past the drain timeout the connections are closed: an answer made now is never sent.
         let sent = metrics.requestsCutOff == nil
-        let length = request.method == .head || !sent ? 0 : Int(response.headers[.contentLength] ?? "") ?? 0
+        // An answer to HEAD or CONNECT has no body, whatever it says of one.
+        let length = request.method == .head || request.method == .connect || !sent ? 0 : Int(response.headers[.contentLength] ?? "") ?? 0
         let duration = start.duration(to: .now)
         let output = outputName(in: signed ? Self.droppingFirstPart(request.uri.path) : request.uri.path)
         metrics.finished(

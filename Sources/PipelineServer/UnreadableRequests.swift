@@ -22,11 +22,14 @@ final class UnreadableRequestReporter: ChannelInboundHandler, RemovableChannelHa
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         if let error = error as? HTTPParserError {
-            metrics.refusedUnread()
+            // A client that ended the connection mid-request has most likely left, and gets
+            // nothing: no refusal to count.
+            let left = error == .invalidEOFState
+            if !left { metrics.refusedUnread() }
             logger.info(
                 "request",
                 metadata: [
-                    "method": "-", "path": "-", "status": "400", "source": "-", "bytes": "0",
+                    "method": "-", "path": "-", "status": "\(left ? "-" : "400")", "source": "-", "bytes": "0",
                     "reason": "\(Self.reason(error))",
                 ])
         }

@@ -54,6 +54,7 @@ struct ImmutableFolderTests {
         // Given a pipeline whose manifest's folder and cache folder take no new file
         let directory = try TemporaryDirectory()
         try JournalTests().writeInputs(directory, prefix: "p", count: 2)
+        try directory.write(Data("<html>404 Not Found</html>\n".utf8), to: "in/broken.jpg")
         let json = PipelineHarness.json(
             inputs: ["in/*.jpg"], outputs: [#"{"name": "t", "encode": {"format": "jpeg"}, "path": "out/{stem}.jpg"}"#],
             extra: #""manifest": {"path": "site/manifest.json"}, "cache": {"directory": ".cache"}"#)
@@ -66,9 +67,9 @@ struct ImmutableFolderTests {
         let (command, port) = try ServeCommandTests().serve(directory, options: ["--log-level", "info"])
         defer { command.kill() }
 
-        // When two requests make files
-        for input in ["p0", "p1"] {
-            #expect(try LoopbackHTTPClient.send(port: port, target: "/t/\(input).jpg").status == 200)
+        // When two requests make files, and one between them makes none (its input is no image)
+        for input in ["p0", "broken", "p1"] {
+            #expect(try LoopbackHTTPClient.send(port: port, target: "/t/\(input).jpg").status == (input == "broken" ? 422 : 200))
         }
 
         // Then the log says, once each, that the manifest is not written and the files not recorded

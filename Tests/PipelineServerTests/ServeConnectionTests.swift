@@ -62,8 +62,29 @@ import Vips
                 }
                 #expect(String(decoding: answer, as: UTF8.self).hasPrefix("HTTP/1.1 400"), "\(request.prefix(40))")
             }
+            // A client that ends the connection mid-request is not counted as a refusal (one
+            // that, as here, still reads gets the parser's 400; one that left gets nothing)
+            _ = try await LoopbackHTTPClient.onThread {
+                try LoopbackHTTPClient.exchange(port: port, bytes: Array("GET /thumb/a.jpg HTTP/1.1\r\nHo".utf8), ending: true, timeout: 60)
+            }
             let metrics = String(decoding: try await server.request("/metrics").body, as: UTF8.self)
             #expect(metrics.contains(#"pipeline_serve_requests_total{output="none",status="400"} 3"#), "\(metrics)")
+        }
+    }
+
+    /// CONNECT, which asks for a tunnel, is refused, and the connection ends with the answer:
+    /// an answer to CONNECT has no body by HTTP's rules, so nothing else tells the client where
+    /// it ends.
+    @Test func connectIsRefusedAndTheConnectionEnds() async throws {
+        let directory = try ServeTests.folder()
+        try await withServer(ServeTests.json, in: directory, settings: .init(port: 0, idleTimeout: .seconds(300))) { server in
+            let port = server.port
+            let answer = try await LoopbackHTTPClient.onThread {
+                try LoopbackHTTPClient.exchange(
+                    port: port, bytes: Array("CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n".utf8), timeout: 30)
+            }
+            let text = String(decoding: answer, as: UTF8.self).lowercased()
+            #expect(text.hasPrefix("http/1.1 405") && text.contains("\r\nconnection: close\r\n"), "\(text)")
         }
     }
 

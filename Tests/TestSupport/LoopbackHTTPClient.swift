@@ -91,9 +91,12 @@ package enum LoopbackHTTPClient {
         return socket
     }
 
-    /// Sends `bytes` as they are (half a request, say) and reads until the server closes the
-    /// connection; fails when it has not after `timeout` seconds without a byte.
-    package static func exchange(port: Int, bytes: [UInt8], timeout: Double = 120, reading slowly: SlowReading? = nil) throws -> Data {
+    /// Sends `bytes` as they are (half a request, say), then ends its side of the connection
+    /// when `ending`, and reads until the server closes the connection; fails when it has not
+    /// after `timeout` seconds without a byte.
+    package static func exchange(
+        port: Int, bytes: [UInt8], ending: Bool = false, timeout: Double = 120, reading slowly: SlowReading? = nil
+    ) throws -> Data {
         let socket = Foundation.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard socket >= 0 else { throw Failure(description: "socket: \(String(cString: strerror(errno)))") }
         defer { close(socket) }
@@ -118,6 +121,7 @@ package enum LoopbackHTTPClient {
             guard count > 0 else { throw Failure(description: "send: \(String(cString: strerror(errno)))") }
             sent += count
         }
+        if ending { shutdown(socket, Int32(SHUT_WR)) }
         var received = Data()
         var buffer = [UInt8](repeating: 0, count: slowly?.bytes ?? 1 << 16)
         var reads = 0

@@ -73,6 +73,11 @@ extension EncoderSettings.Format {
         }
         // The loaders libvips does not trust stay out of it, as out of a run's decode.
         guard (try? Vips.prepareForUntrustedInput()) != nil, let header = try? VipsImage.open(file: path) else { return nil }
+        self.init(header: header)
+    }
+
+    /// The format of the file `header` was opened from, when pipeline writes it.
+    public init?(header: VipsImage) {
         self.init(rawValue: ImageDecoder.formatName(of: header))
     }
 }
