@@ -213,7 +213,7 @@ enum Reference {
     static func example(_ option: Option) -> String {
         if let own = option.example { return own }
         if let given = exampleInHelp(option.help) {
-            if case .array = option.shape { return "[\(given)]" }
+            if case .array = option.shape, !given.hasPrefix("[") { return "[\(given)]" }
             return given
         }
         if let value = option.defaultValue { return value.jsonText }
@@ -221,6 +221,10 @@ enum Reference {
     }
 
     private static func exampleInHelp(_ help: String) -> String? {
+        // A list, as `for example ["anim/*.gif"]` gives one: the whole of it.
+        if let marker = help.range(of: "for example ["), let end = help[marker.upperBound...].firstIndex(of: "]") {
+            return "[" + help[marker.upperBound..<end] + "]"
+        }
         guard let marker = help.range(of: "for example \"") else { return nil }
         let rest = help[marker.upperBound...]
         guard let end = rest.firstIndex(of: "\"") else { return nil }

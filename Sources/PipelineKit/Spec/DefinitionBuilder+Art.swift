@@ -14,7 +14,9 @@ extension DefinitionBuilder {
                     "the crop's width to height, W:H, for example \"4:5\" or \"1:1\"; cropped as the resize step's fit cover, at its position"
             ),
             Option("widths", .array(.integer(1...100_000), minCount: 1), required: true, help: "the crop's widths in pixels"),
-            Option("sizes", .string(nonEmpty: true), help: "the sizes attribute of its sources, when not the page's"),
+            Option(
+                "sizes", .string(nonEmpty: true),
+                help: "the sizes attribute of its sources, when not the page's, for example \"(max-width: 640px) 100vw, 640px\""),
         ]), minCount: 1)
 
     /// The output's `art` entries, checked: each a ratio `W:H`, widths listed once, an output

@@ -20,7 +20,8 @@ extension ManifestSettings {
                 help:
                     "the folder urlPrefix serves, relative to this file's folder: each file's URL is urlPrefix and its path "
                     + "relative to this folder (default: the manifest's folder), for a manifest kept apart from the images, "
-                    + "such as a site generator's data folder (\"public/img\" for the manifest \"src/_data/images.json\")"),
+                    + "such as a site generator's data folder (\"public/img\" for the manifest \"src/_data/images.json\")",
+                example: #""public/img""#),
         ]
     }
 }

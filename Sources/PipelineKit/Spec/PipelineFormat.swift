@@ -49,7 +49,8 @@ public enum PipelineFormat {
                         .object([
                             Option(
                                 "list", .string(nonEmpty: true), required: true,
-                                help: "a file with one URL or path a line; blank lines and # comments are ignored")
+                                help: "a file with one URL or path a line, for example \"urls.txt\"; blank lines and # comments are ignored"
+                            )
                         ]),
                     ]), minCount: 1), required: true,
                 help:
@@ -128,7 +129,7 @@ public enum PipelineFormat {
                 .object([
                     Option(
                         "profile", .string(nonEmpty: true),
-                        help: "a profile in ~/.aws/credentials and ~/.aws/config (in place of AWS_PROFILE)"),
+                        help: "a profile in ~/.aws/credentials and ~/.aws/config (in place of AWS_PROFILE), for example \"images\""),
                     Option("region", .string(nonEmpty: true), help: "the region (in place of AWS_REGION), for example \"eu-west-1\""),
                     Option(
                         "endpoint", .string(nonEmpty: true),
