@@ -257,6 +257,10 @@ private final class WatchLoop: @unchecked Sendable {
                 } else if event.has(IN_DELETE) || event.has(IN_MOVED_FROM) {
                     needsSync = true
                     if scope.mayHoldTargets(directory: path) { paths.append(path) }
+                } else if event.has(IN_ATTRIB), reported.remove(path) != nil {
+                    // A folder that could not be watched (not readable) may be now.
+                    newFolders.append(path)
+                    needsSync = true
                 }
                 continue
             }

@@ -181,9 +181,14 @@ struct WatchScope: Sendable {
                 let existing = Self.nearestExisting(root)
                 if existing != root {
                     folders.insert(existing)
+                    // A link on the way that names no folder now (its release deleted, or not
+                    // made yet): where that folder would be is watched for it to come.
+                    folders.formUnion(Self.danglingLinks(above: root).map(Self.nearestExisting))
                 } else {
                     var noLinks: [String]?
                     walk(root, components[...], into: &folders, links: &noLinks)
+                    // The folder holding it sees it renamed away, or another renamed into its place.
+                    if root != "/" { folders.insert(Self.nearestExisting((root as NSString).deletingLastPathComponent)) }
                 }
             }
         }
@@ -275,6 +280,22 @@ struct WatchScope: Sendable {
     /// `path` made absolute against `base` and normalized, as planning makes input paths.
     static func absolute(_ path: String, base: String) -> String {
         InputEnumerator.normalize(path.hasPrefix("/") ? path : base + "/" + path)
+    }
+
+    /// Where the symbolic links on `path` and above it that name nothing point, as absolute paths.
+    static func danglingLinks(above path: String) -> [String] {
+        var targets: [String] = []
+        var current = path
+        while current != "/", !current.isEmpty {
+            if isSymbolicLink(current), !isDirectory(current, followLinks: true),
+                let destination = try? FileManager.default.destinationOfSymbolicLink(atPath: current)
+            {
+                let folder = (current as NSString).deletingLastPathComponent
+                targets.append(destination.hasPrefix("/") ? destination : (folder as NSString).appendingPathComponent(destination))
+            }
+            current = (current as NSString).deletingLastPathComponent
+        }
+        return targets.map { ($0 as NSString).standardizingPath }
     }
 
     static func nearestExisting(_ directory: String) -> String {

@@ -87,6 +87,45 @@ import Testing
         #expect(await changesName("/in/c.jpg", in: watcher))
     }
 
+    @Test func aFolderBelowAnotherSwappedByTwoRenamesIsWatchedAsTheNewOne() async throws {
+        // Given inputs `site/photos/*.jpg`, and a folder ready to take its place
+        let directory = try TemporaryDirectory()
+        try directory.write(try WatchTests.photo(), to: "site/photos/a.jpg")
+        try directory.write(try WatchTests.photo(), to: "site/next/b.jpg")
+        let (watcher, bound) = try watching(directory, inputs: "site/photos/*.jpg")
+        defer { watcher.stop(); bound.cancel() }
+
+        // When it is swapped in by two renames, in a folder the pipeline file is not in
+        #expect(rename(directory.path + "/site/photos", directory.path + "/site/old") == 0)
+        #expect(rename(directory.path + "/site/next", directory.path + "/site/photos") == 0)
+        try await Task.sleep(for: .milliseconds(500))
+        // and a photo then comes into the new one
+        try directory.write(try WatchTests.photo(), to: "site/photos/c.jpg")
+
+        // Then it is a change: the folder holding it saw the renames
+        #expect(await changesName("/photos/c.jpg", in: watcher))
+    }
+
+    @Test func aLinkedInputFolderDeletedAndMadeAgainIsWatched() async throws {
+        // Given inputs `current/*.jpg`, with current -> releases/v1
+        let directory = try TemporaryDirectory()
+        try directory.write(try WatchTests.photo(), to: "releases/v1/a.jpg")
+        try FileManager.default.createSymbolicLink(atPath: directory.path + "/current", withDestinationPath: "releases/v1")
+        let (watcher, bound) = try watching(directory, inputs: "current/*.jpg")
+        defer { watcher.stop(); bound.cancel() }
+
+        // When the release is deleted, and made again
+        try FileManager.default.removeItem(atPath: directory.path + "/releases/v1")
+        try await Task.sleep(for: .milliseconds(500))
+        try FileManager.default.createDirectory(atPath: directory.path + "/releases/v1", withIntermediateDirectories: true)
+        try await Task.sleep(for: .milliseconds(500))
+        // and a photo then comes into it
+        try directory.write(try WatchTests.photo(), to: "releases/v1/b.jpg")
+
+        // Then it is a change: where the link points was watched for the folder to come back
+        #expect(await changesName("/b.jpg", in: watcher))
+    }
+
     @Test func aPhotoHardLinkedIntoAnInputFolderIsAChange() async throws {
         // Given inputs `in/*.jpg`, and a photo elsewhere
         let directory = try TemporaryDirectory()
