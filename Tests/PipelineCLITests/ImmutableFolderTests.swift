@@ -50,6 +50,7 @@ struct ImmutableFolderTests {
         #expect(problem.contains("cannot write the manifest \(folder)/manifest.json: \(folder): no file can be made there"), "\(problem)")
     }
 
+    #if Server
     @Test func aServerSaysOnceThatItsRunsCannotWriteTheManifestOrTheJournal() throws {
         // Given a pipeline whose manifest's folder and cache folder take no new file
         let directory = try TemporaryDirectory()
@@ -81,6 +82,7 @@ struct ImmutableFolderTests {
         let journal = lines.filter { $0.contains("a run could not write beside its files") }
         #expect(journal.count == 1 && journal[0].contains("not recorded, so the next run makes them again"), "\(command.transcript)")
     }
+    #endif
 }
 
 /// `chattr +i` and `-i` on folders, for the tests of folders that take no new file.
