@@ -64,8 +64,7 @@ final class ServerMetrics: Sendable {
             $0 -= 1; inFlight.set($0)
         }
         let name = output ?? "none"
-        Counter(label: "pipeline_serve_requests_total", dimensions: [("output", name), ("status", String(status))], factory: factory)
-            .increment()
+        countAnswer(output: name, status: status)
         Timer(label: "pipeline_serve_request_duration_seconds", dimensions: [("output", name)], factory: factory)
             .recordNanoseconds(duration.nanoseconds)
         if let source {
@@ -77,7 +76,12 @@ final class ServerMetrics: Sendable {
     /// Counts a request the HTTP parser refused with 400, before any route saw it: never in
     /// flight, and no output's.
     func refusedUnread() {
-        Counter(label: "pipeline_serve_requests_total", dimensions: [("output", "none"), ("status", "400")], factory: factory)
+        countAnswer(output: "none", status: 400)
+    }
+
+    /// One more answer of `status` for the output named `output`.
+    private func countAnswer(output: String, status: Int) {
+        Counter(label: "pipeline_serve_requests_total", dimensions: [("output", output), ("status", String(status))], factory: factory)
             .increment()
     }
 

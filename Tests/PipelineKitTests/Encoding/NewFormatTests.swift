@@ -310,7 +310,7 @@ import Vips
         #expect(warnings == [said + "which \(format) cannot write"], "\(warnings)")
     }
 
-    /// A WebP past its 16,383 px side, or a GIF past its 65,535, fails with the same reason
+    /// A WebP or a GIF with a side longer than its header can say fails with the same reason
     /// each time, and the run's other outputs are made; libvips' own message was now and then
     /// lost to "save failed" for WebP, and said only "frame too large" for GIF.
     @Test(arguments: [
