@@ -63,4 +63,38 @@ struct OutputFileSystemCommandTests {
                     + #"but \#(readOnly.path) cannot be written in (Read-only file system): its files fail unless they are up to date"#,
             ], "\(result.standardError)")
     }
+
+    @Test func aRunWithEverythingUpToDateOnAReadOnlyDiskSucceedsAndSaysNothingIsLost() throws {
+        // Given a pipeline with a manifest and a journal, run once, on a disk then made read-only
+        var made: CommandRunner.Result?
+        let disk = try TemporaryMount(size: "1m", readOnly: true) { path in
+            let directory = URL(fileURLWithPath: path)
+            try FileManager.default.createDirectory(at: directory.appendingPathComponent("in"), withIntermediateDirectories: true)
+            for name in ["a", "b"] {
+                try Fixtures.jpeg(try Fixtures.gradient(width: 64, height: 48)).write(
+                    to: directory.appendingPathComponent("in/\(name).jpg"))
+            }
+            let pipeline = PipelineHarness.json(
+                inputs: ["in/*.jpg"],
+                outputs: [
+                    #"{"name": "small", "encode": {"format": "webp"}, "path": "out/{stem}.webp", "placeholders": ["dominantColor"]}"#
+                ],
+                extra: #""manifest": "out/manifest.json""#)
+            try Data(pipeline.utf8).write(to: directory.appendingPathComponent("pipeline.json"))
+            made = try CommandRunner.run(["run", path + "/pipeline.json"])
+        }
+        try #require(made?.status == 0, "\(made?.standardError ?? "")")
+        let manifest = try Data(contentsOf: URL(fileURLWithPath: disk.path + "/out/manifest.json"))
+
+        // When it runs again
+        let result = try CommandRunner.run(["run", disk.path + "/pipeline.json"])
+
+        // Then it succeeds with both outputs up to date, and warns of no manifest or record lost
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect((result.standardOutput + result.standardError).contains("0 outputs written, 2 up to date"), "\(result.standardError)")
+        for lost in ["manifest", "journal", "cache folder", "not recorded"] {
+            #expect(!result.standardError.contains(lost), "\(result.standardError)")
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: disk.path + "/out/manifest.json")) == manifest)
+    }
 }

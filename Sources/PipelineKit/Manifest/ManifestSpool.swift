@@ -40,7 +40,8 @@ final class ManifestSpool {
     }
 
     /// Writes the manifest of `pipeline` with every entry kept, sorted by source, and a shard's
-    /// record of its run (`shard`), to `path` through a temporary file renamed over it.
+    /// record of its run (`shard`), to `path` through a temporary file renamed over it; a
+    /// manifest that already says so is left as it is.
     func writeManifest(pipeline: String, shard: ImageManifest.ShardRun? = nil, to path: String) throws(ReportWriterError) {
         // The sources are read back for the sort only: the entries stay on disk.
         var sorted: [(source: String, place: Place)] = []
@@ -52,7 +53,7 @@ final class ManifestSpool {
         let around = try Self.encoded {
             try ImageManifest.makeEncoder().encodedAround(list: "inputs", of: ImageManifest(pipeline: pipeline, inputs: [], shard: shard))
         }
-        try ReportWriter.writeAtomically(to: path) { write throws(ReportWriterError) in
+        try ReportWriter.writeAtomically(to: path, unlessUnchanged: true) { write throws(ReportWriterError) in
             guard write(around.head) else { return false }
             for (index, entry) in sorted.enumerated() {
                 let place = entry.place

@@ -115,11 +115,16 @@ package enum ReportWriter {
     /// Writes what `body` hands its `write` (which returns false when the system refused it;
     /// `body` then returns false) through a temporary file beside `path`, flushed, then renamed
     /// over `path`: a file too large to hold in memory, written piece by piece.
+    ///
+    /// With `unlessUnchanged`, a file at `path` that already holds those very bytes is left as
+    /// it is, and is no error where nothing can be written (a read-only file system): a run
+    /// that changed nothing neither touches the file nor fails for it.
     static func writeAtomically(
-        to path: String, _ body: (_ write: (Data) -> Bool) throws(ReportWriterError) -> Bool
+        to path: String, unlessUnchanged: Bool = false, _ body: (_ write: (Data) -> Bool) throws(ReportWriterError) -> Bool
     ) throws(ReportWriterError) {
         let folder = (path as NSString).deletingLastPathComponent
         let name = (path as NSString).lastPathComponent
+        let current = unlessUnchanged ? SameBytes(path: path) : nil
         // Named as outputs' are, with the writer's process, so that a killed writer's file is
         // told from a live one's. No sweep of output folders reaches this folder (a manifest's,
         // a report's, the journal's): the writers of this file sweep their own leftovers.
@@ -127,16 +132,27 @@ package enum ReportWriter {
         let temporary = folder + "/" + ImageWriter.temporaryName(for: name)
         // As readable as any new file (a web server may serve it).
         let descriptor = ImageWriter.createTemporary(temporary, flags: O_WRONLY)
-        guard descriptor >= 0 else { throw systemError(path) }
+        guard descriptor >= 0 else {
+            let refusal = systemError(path)
+            if let current, try current.holds(body) { return }
+            throw refusal
+        }
         var finished = false
         defer { if !finished { unlink(temporary) } }
 
         let written: Bool
         do {
-            written = try body { data in data.withUnsafeBytes { DescriptorWrite.all($0, to: descriptor) == 0 } }
+            written = try body { data in
+                current?.compare(data)
+                return data.withUnsafeBytes { DescriptorWrite.all($0, to: descriptor) == 0 }
+            }
         } catch {
             close(descriptor)
             throw error
+        }
+        if written, let current, current.isSameSoFar, current.isAtEnd {
+            close(descriptor)
+            return
         }
         guard written, fsync(descriptor) == 0 else {
             let error = systemError(path)
@@ -150,5 +166,56 @@ package enum ReportWriter {
 
     private static func systemError(_ path: String) -> ReportWriterError {
         ReportWriterError(path: path, reason: String(cString: strerror(errno)))
+    }
+}
+
+/// A file's bytes, compared piece by piece with the bytes that would replace it.
+private final class SameBytes {
+    private let descriptor: Int32
+    /// Whether every piece compared so far matched the file's next bytes.
+    private(set) var isSameSoFar = true
+
+    /// The file at `path`, or nil when there is none to read.
+    init?(path: String) {
+        descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+    }
+
+    deinit { close(descriptor) }
+
+    /// Compares `data` with the file's next bytes.
+    func compare(_ data: Data) {
+        guard isSameSoFar else { return }
+        var onDisk = Data(count: data.count)
+        let count = onDisk.withUnsafeMutableBytes { Self.readFully($0, from: descriptor) }
+        isSameSoFar = count == data.count && onDisk == data
+    }
+
+    /// Whether the file has no byte left past those compared.
+    var isAtEnd: Bool {
+        var byte: UInt8 = 0
+        return withUnsafeMutableBytes(of: &byte) { Self.readFully($0, from: descriptor) } == 0
+    }
+
+    /// Whether the file holds exactly what `body` hands its `write`, which stops it at the first
+    /// difference.
+    func holds(_ body: (_ write: (Data) -> Bool) throws(ReportWriterError) -> Bool) throws(ReportWriterError) -> Bool {
+        let ended = try body { data in
+            compare(data)
+            return isSameSoFar
+        }
+        return ended && isSameSoFar && isAtEnd
+    }
+
+    /// Reads until `buffer` is full or the file ends; the count read, or -1.
+    private static func readFully(_ buffer: UnsafeMutableRawBufferPointer, from descriptor: Int32) -> Int {
+        var done = 0
+        while done < buffer.count {
+            let count = read(descriptor, buffer.baseAddress! + done, buffer.count - done)
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { return count < 0 ? -1 : done }
+            done += count
+        }
+        return done
     }
 }

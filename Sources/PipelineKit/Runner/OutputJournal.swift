@@ -88,9 +88,8 @@ package final class OutputJournal: Sendable {
         var problem: String? = nil
         /// Records of outputs made that could not be written.
         var unrecorded = 0
-        /// Whether the run has said already that the journal's folder cannot be written, and
-        /// what that costs: that the journal cannot be opened is not said again.
-        var folderProblemTold = false
+        /// Why the journal could not be opened or locked, the last time it could not.
+        var openFailure: String?
         /// What the run did with outputs named by `{hash}` (`OutputJournal+HashedNames`).
         var hashed = HashedNames()
     }
@@ -171,10 +170,7 @@ package final class OutputJournal: Sendable {
         state.withLock { state in
             guard let descriptor = lockedDescriptor(&state) else {
                 state.unrecorded += 1
-                // A folder the run has said it cannot write is why: not said again, less well.
-                if !state.folderProblemTold {
-                    state.problem = state.problem ?? "cannot open the journal \(file.path): \(String(cString: strerror(errno)))"
-                }
+                state.problem = state.problem ?? "cannot open the journal \(file.path): \(state.openFailure ?? "")"
                 return
             }
             defer { flock(descriptor, LOCK_UN) }
@@ -201,12 +197,6 @@ package final class OutputJournal: Sendable {
             Self.noteWritten(path, key: record.key, in: &state)
             state.lines += 1
         }
-    }
-
-    /// Keeps back the warning that the journal cannot be opened: the run has said its folder
-    /// cannot be written, and that outputs made are not recorded.
-    func holdWarningOfItsFolder() {
-        state.withLock { $0.folderProblemTold = true }
     }
 
     /// Why the journal could not be written this run, as a warning, or nil when every record was.
@@ -283,11 +273,24 @@ package final class OutputJournal: Sendable {
     private func lockedDescriptor(_ state: inout State) -> Int32? {
         for _ in 0..<8 {
             if state.descriptor < 0 {
-                try? FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+                var folderFailure: String?
+                do {
+                    try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+                } catch {
+                    folderFailure = ErrorText.reason(error)
+                }
                 state.descriptor = open(file.path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
-                guard state.descriptor >= 0 else { return nil }
+                guard state.descriptor >= 0 else {
+                    // A folder that could not be made is why, not that the file is missing.
+                    let code = errno
+                    state.openFailure = code == ENOENT ? folderFailure ?? String(cString: strerror(code)) : String(cString: strerror(code))
+                    return nil
+                }
             }
-            guard flock(state.descriptor, LOCK_EX) == 0 else { return nil }
+            guard flock(state.descriptor, LOCK_EX) == 0 else {
+                state.openFailure = String(cString: strerror(errno))
+                return nil
+            }
             var held = stat(), current = stat()
             if fstat(state.descriptor, &held) == 0, stat(file.path, &current) == 0,
                 held.st_dev == current.st_dev, held.st_ino == current.st_ino

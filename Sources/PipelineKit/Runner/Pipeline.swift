@@ -89,15 +89,11 @@ public struct Pipeline: Sendable {
             definition, fileName: fileName, shard: shard,
             stores: ObjectStoreAccess(definition: definition, environment: environment, loader: loader), sideWrites: sideWrites,
             claims: claims)
-        // A journal file already there that can be written still takes the records: the folder
-        // is then no reason to make anything again, and a record that fails says so itself.
-        let journalLost = journal.map { access($0.file.path, W_OK) != 0 } ?? false
-        let folderWarnings = cacheFolderWarnings(plan, journal: journalLost, diskCache: cache == nil)
+        // The journal says itself, at the end, what it could not record: a run that makes
+        // nothing loses nothing by a folder it cannot write.
+        let folderWarnings = cacheFolderWarnings(plan, diskCache: cache == nil)
         let cache = cache ?? defaultCache()
-        if !folderWarnings.isEmpty {
-            if journalLost { journal?.holdWarningOfItsFolder() }
-            (cache as? DiskCache)?.holdWarningOfItsFolder()
-        }
+        if !folderWarnings.isEmpty { (cache as? DiskCache)?.holdWarningOfItsFolder() }
         plan = plan.adding(warnings: (journal?.warnings ?? []) + folderWarnings)
         var claim: RunClaim?
         if let outputs = plan.outputPaths, let claimant = claimingName {
@@ -157,22 +153,16 @@ public struct Pipeline: Sendable {
             claim: claim)
     }
 
-    /// A warning when the cache folder is needed (for the journal of incremental runs, when no
-    /// journal file there can take the records, `journal`; or for the disk cache of fetched
-    /// inputs) but cannot be written: otherwise every run would quietly fetch and make everything
-    /// again.
-    private func cacheFolderWarnings(_ plan: RunPlan, journal: Bool, diskCache: Bool) -> [String] {
+    /// A warning when the disk cache of fetched inputs is needed but its folder cannot be
+    /// written: otherwise every run would quietly fetch everything again.
+    private func cacheFolderWarnings(_ plan: RunPlan, diskCache: Bool) -> [String] {
         let settings = definition.cache
         let caching =
             diskCache && settings.enabled
             && (plan.items.containsRemote
                 || definition.outputs.contains { $0.steps.contains { $0.resources.contains { !$0.isFileURL } } })
-        guard journal || caching, let reason = settings.writeProblem() else { return [] }
-        let lost = [
-            journal ? "outputs made are not recorded, so the next run makes them again" : nil,
-            caching ? "fetched inputs are not cached" : nil,
-        ].compactMap { $0 }
-        return ["cannot write in the cache folder \(settings.directory.path): \(reason): " + lost.joined(separator: ", and ")]
+        guard caching, let reason = settings.writeProblem() else { return [] }
+        return ["cannot write in the cache folder \(settings.directory.path): \(reason): fetched inputs are not cached"]
     }
 
     /// libcurl, configured from the file's `fetch` section.
