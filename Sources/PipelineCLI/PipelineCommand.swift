@@ -58,8 +58,8 @@ public enum PipelineCLI {
         // As servers do: many systems start processes with a soft limit of open files far below
         // the hard one, and a run holds a few per image in flight.
         OpenFileLimit.raiseToHardLimit()
-        if let conflict = processors.conflicts.first {
-            printError("error: \(conflict)")
+        if !processors.problems.isEmpty {
+            for problem in processors.problems { printError("error: \(problem)") }
             ProcessEnd.exit(ExitCode.invalidInput.rawValue)
         }
         let identity = PipelineCommand.Identity(name: commandName, version: version ?? PipelineKitInfo.version)

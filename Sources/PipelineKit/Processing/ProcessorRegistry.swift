@@ -9,6 +9,9 @@ public struct ProcessorRegistry: Sendable {
     public let processors: [any ImageProcessing.Type]
     /// One message per processor that was registered under a name already taken.
     public let conflicts: [NameConflict]
+    /// Options a processor declares twice, or with a default its own shape refuses: mistakes
+    /// of the processor's, which no pipeline file could mend.
+    public let declarationProblems: [DeclarationProblem]
     /// The face detector steps may use (`"position": "faces"`), nil when the build has none.
     public private(set) var faceFinder: (any FaceFinding)?
 
@@ -27,6 +30,14 @@ public struct ProcessorRegistry: Sendable {
         }
         self.processors = kept
         self.conflicts = conflicts
+        declarationProblems = kept.flatMap(DeclarationProblem.problems(of:))
+    }
+
+    /// Every mistake in how the processors were registered and declared, as messages naming
+    /// the types: `conflicts`, then `declarationProblems`. A pipeline file is refused while
+    /// there is one.
+    public var problems: [String] {
+        conflicts.map(\.description) + declarationProblems.map(\.description)
     }
 
     /// The processor type registered as `name`.
@@ -65,6 +76,7 @@ public struct ProcessorRegistry: Sendable {
     private init(processors: [any ImageProcessing.Type], conflicts: [NameConflict]) {
         self.processors = processors
         self.conflicts = conflicts
+        declarationProblems = processors.flatMap(DeclarationProblem.problems(of:))
     }
 
     /// The processors as variants of a step, for validation and the schema.
@@ -87,6 +99,46 @@ extension ProcessorRegistry {
         public var description: String {
             "two processors are registered as step \"\(name)\": \(String(reflecting: first)) and \(String(reflecting: second)); "
                 + "give one of them another `name`"
+        }
+    }
+}
+
+extension ProcessorRegistry {
+    /// An option a processor type declares twice, or with a default that its own shape refuses.
+    public struct DeclarationProblem: Error, Sendable, CustomStringConvertible {
+        /// The processor type that declares the option.
+        public let processor: any ImageProcessing.Type
+        /// The option's name.
+        public let option: String
+        /// What is wrong with the declaration.
+        public let reason: String
+
+        /// The message, naming the step, the type and the option.
+        public var description: String {
+            "processor \"\(processor.name)\" (\(String(reflecting: processor))) declares option \"\(option)\" \(reason); "
+                + "mend the declaration in the processor's `options`"
+        }
+
+        /// What is wrong with the declarations of `processor`'s options.
+        static func problems(of processor: any ImageProcessing.Type) -> [DeclarationProblem] {
+            var problems: [DeclarationProblem] = []
+            var seen: Set<String> = []
+            for option in processor.options {
+                guard seen.insert(option.name).inserted else {
+                    problems.append(DeclarationProblem(processor: processor, option: option.name, reason: "twice"))
+                    continue
+                }
+                guard let value = option.defaultValue else { continue }
+                var validator = ShapeValidator()
+                validator.check(value, against: option.shape, at: option.name)
+                if let refusal = validator.problems.first {
+                    problems.append(
+                        DeclarationProblem(
+                            processor: processor, option: option.name,
+                            reason: "with the default \(value.jsonText), which its shape refuses: \(refusal.message)"))
+                }
+            }
+            return problems
         }
     }
 }

@@ -1,10 +1,11 @@
+import Foundation
 import Vips
 
 extension ItemError {
     /// The reason for people that an underlying error gives: libvips' message (its own words,
     /// except for a format no permitted loader knows), or the error's description.
     static func reason(for error: any Error) -> String {
-        guard let vipsError = error as? VipsError else { return String(describing: error) }
+        guard let vipsError = error as? VipsError else { return description(of: error) }
         // libvips reports a descriptor it could not get as a bad one, a write error or an unknown format.
         if OpenFileLimit.isReached || OpenFileLimit.isReported(in: vipsError.message) { return OpenFileLimit.reason }
         if isUnknownFormat(vipsError) { return unknownFormat }
@@ -25,6 +26,13 @@ extension ItemError {
             return (before.isEmpty || before.hasSuffix(": ")) && !offset.isEmpty && offset.allSatisfy { $0.isASCII && $0.isNumber }
         }
         return lines.contains(where: { !isSeek($0) }) ? lines.filter { !isSeek($0) } : lines
+    }
+
+    /// What an error a plugin threw says of itself: its `description`, else a `LocalizedError`'s
+    /// `errorDescription` (a plugin's error may be either), else its type and case.
+    static func description(of error: any Error) -> String {
+        if !(error is CustomStringConvertible), let text = (error as? LocalizedError)?.errorDescription { return text }
+        return String(describing: error)
     }
 
     static let unknownFormat = "not an image libvips can read (unknown or unsupported format)"

@@ -142,6 +142,6 @@ extension ItemError {
             return error
         }
         if error is CancellationError { throw CancellationError() }
-        return ItemError(.other, stage: stage, reason: String(describing: error), underlying: error)
+        return ItemError(.other, stage: stage, reason: description(of: error), underlying: error)
     }
 }

@@ -76,12 +76,8 @@ extension PipelineDefinition {
         json text: String, baseDirectory: URL, processors: ProcessorRegistry, fileName: String = "<string>",
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws(PipelineFileError) {
-        if !processors.conflicts.isEmpty {
-            throw PipelineFileError(
-                file: fileName,
-                problems: processors.conflicts.map {
-                    .init(path: "", location: nil, message: $0.description)
-                })
+        if !processors.problems.isEmpty {
+            throw PipelineFileError(file: fileName, problems: processors.problems.map { .init(path: "", location: nil, message: $0) })
         }
         let root: JSONNode
         do {

@@ -3,8 +3,9 @@ public import Foundation
 /// The options of one processor step, already checked against the processor's `options`.
 ///
 /// Getters apply the option's default when the key is absent. Because the values were
-/// validated, a getter fails only when a required option is missing or a plugin asks for an
-/// option it did not declare (both reported as `OptionError`, never a crash).
+/// validated, a getter fails only when a required option is missing, or a plugin asks for an
+/// option it did not declare or reads one as another type than it declares (each reported as
+/// `OptionError`, never a crash).
 public struct ProcessorOptions: Sendable {
     private let values: [String: JSONNode]
     private let definitions: [String: Option]
@@ -54,7 +55,7 @@ public struct ProcessorOptions: Sendable {
     public func optionalInt(_ name: String) throws(OptionError) -> Int? {
         guard let node = try node(name) else { return nil }
         guard case .number(let number, true) = node.value, let value = Int(exactly: number) else {
-            throw mistyped(name, "an integer")
+            throw mistyped(name, "an integer", node)
         }
         return value
     }
@@ -68,14 +69,14 @@ public struct ProcessorOptions: Sendable {
     /// A number option, its default, or nil when neither is there.
     public func optionalDouble(_ name: String) throws(OptionError) -> Double? {
         guard let node = try node(name) else { return nil }
-        guard case .number(let number, _) = node.value else { throw mistyped(name, "a number") }
+        guard case .number(let number, _) = node.value else { throw mistyped(name, "a number", node) }
         return number
     }
 
     /// A boolean option, or its default.
     public func bool(_ name: String) throws(OptionError) -> Bool {
         guard let node = try node(name) else { throw missing(name) }
-        guard case .bool(let value) = node.value else { throw mistyped(name, "a boolean") }
+        guard case .bool(let value) = node.value else { throw mistyped(name, "a boolean", node) }
         return value
     }
 
@@ -88,7 +89,7 @@ public struct ProcessorOptions: Sendable {
     /// A string option, its default, or nil when neither is there.
     public func optionalString(_ name: String) throws(OptionError) -> String? {
         guard let node = try node(name) else { return nil }
-        guard case .string(let value) = node.value else { throw mistyped(name, "a string") }
+        guard case .string(let value) = node.value else { throw mistyped(name, "a string", node) }
         return value
     }
 
@@ -150,7 +151,10 @@ public struct ProcessorOptions: Sendable {
         OptionError(option: name, "is required")
     }
 
-    private func mistyped(_ name: String, _ expected: String) -> OptionError {
-        OptionError(option: name, "expected \(expected)")
+    /// A value the declaration let through, read as another type: the processor's mistake.
+    private func mistyped(_ name: String, _ expected: String, _ node: JSONNode) -> OptionError {
+        OptionError(
+            option: name,
+            "the processor reads it as \(expected), but declares a shape that lets \(node.jsonText) through: read it as it is declared")
     }
 }

@@ -6,6 +6,23 @@ import TestSupport
 import Testing
 import Vips
 
+/// A step whose error describes itself as a `LocalizedError` does, not as a `CustomStringConvertible`.
+struct LocalizedFailingProcessor: ImageProcessing {
+    static let name = "failLocalized"
+    static let summary = "test: always fails with a LocalizedError"
+    static let options: [Option] = []
+
+    enum Problem: LocalizedError {
+        case noFrame
+        var errorDescription: String? { "the frame file is missing" }
+    }
+
+    init(options: ProcessorOptions) throws(OptionError) {}
+    var identifier: String { "failLocalized" }
+    func outputSize(for size: ImageSize) -> ImageSize { size }
+    func process(_ image: VipsImage, context: ProcessingContext) throws -> VipsImage { throw Problem.noFrame }
+}
+
 /// A failure's kind is something to `switch` on, and its underlying error (libvips', the
 /// server's, a plugin's) is reachable without parsing the text, which stays as it was.
 struct ItemErrorTests {
@@ -50,6 +67,17 @@ struct ItemErrorTests {
         #expect(error.step == ItemError.Step(index: 1, name: "fail"))
         #expect(explain(error) == "step fail threw Failure")
         #expect(reports.first?.failures.first?.description == "a.jpg → t: process: steps[1].fail: this processor always fails")
+    }
+
+    @Test func aStepsLocalizedErrorGivesItsDescription() async throws {
+        let directory = try TemporaryDirectory()
+        _ = try directory.write(Fixtures.jpeg(Fixtures.solid(width: 40, height: 30)), to: "a.jpg")
+        let json = PipelineHarness.json(
+            inputs: ["a.jpg"],
+            outputs: [#"{"name": "t", "steps": [{"failLocalized": {}}], "encode": {"format": "jpeg"}, "path": "out/{stem}.jpg"}"#])
+        let processors = ProcessorRegistry.standard.adding(LocalizedFailingProcessor.self)
+        let (reports, _) = try await PipelineHarness.run(json, in: directory, processors: processors)
+        #expect(reports.first?.failures.first?.description == "a.jpg → t: process: steps[0].failLocalized: the frame file is missing")
     }
 
     @Test func aCutFileIsUndecodableWithLibvipsErrorUnderneath() async throws {
