@@ -78,11 +78,18 @@ public struct Pipeline: Sendable {
     ///     settings (incremental runs skip those, unless the file says `"incremental": false`).
     ///   - shard: make only this shard's inputs (see `Shard`).
     /// - Throws: `PipelineFileError` when planning finds clashing output paths or unreadable
-    ///   input lists; nothing has run then.
+    ///   input lists, or the memory limit leaves nothing for images; nothing has run then.
     public func run(
         dataLoader: (any DataLoading)? = nil, cache: (any DataCaching)? = nil, force: Bool = false,
         shard: Shard? = nil
     ) throws(PipelineFileError) -> PipelineRun {
+        if let budget = memoryBudget(), budget.bytes == 0 {
+            // Every input would fail, each saying it needs more than nothing.
+            let problem =
+                "the memory limit of \(MemoryBudget.megabytes(budget.limit)) from \(budget.source) leaves nothing for images beside "
+                + "the \(MemoryBudget.megabytes(MemoryBudget.overhead)) the process needs of its own (libraries, threads, encoders): raise it"
+            throw PipelineFileError(file: fileName, problems: [.init(path: "", location: nil, message: problem)])
+        }
         let journal = openJournal()
         let loader = dataLoader ?? defaultDataLoader()
         var plan = try RunPlan(

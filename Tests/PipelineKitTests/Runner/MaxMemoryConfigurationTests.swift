@@ -16,12 +16,20 @@ import Vips
                 inputs: ["in/*.jpg"],
                 outputs: [#"{"name": "t", "steps": [{"resize": {"width": 100}}], "encode": {"format": "jpeg"}, "path": "out/{stem}.jpg"}"#]),
             in: directory)
-        // A limit the process itself already exceeds: nothing is left for images.
+        // A limit the process itself already exceeds leaves nothing for images: the run is
+        // refused, naming the limit as the embedder set it, not by a flag its program may not have
         pipeline.configuration.maxMemory = 1
+        let refusal = #expect(throws: PipelineFileError.self) { try pipeline.run() }
+        #expect(
+            refusal?.problems.map(\.message).first?.hasPrefix(
+                "the memory limit of 0 MB from Pipeline.Configuration.maxMemory leaves nothing for images beside the ") == true,
+            "\(String(describing: refusal))")
+        #expect(directory.allFiles().filter { $0.hasPrefix("out/") }.isEmpty)
+        // A limit that leaves a little: the input that cannot fit in it fails, naming the limit
+        pipeline.configuration.maxMemory = MemoryBudget.overhead + 1000
         let (reports, summary) = try await pipeline.run().collect()
         let summaryMemory = try #require(summary?.memory)
-        // named as the embedder set it, not by a flag its program may not have
-        #expect(summaryMemory.budget.source == "Pipeline.Configuration.maxMemory" && summaryMemory.budget.bytes == 0)
+        #expect(summaryMemory.budget.source == "Pipeline.Configuration.maxMemory" && summaryMemory.budget.bytes == 1000)
         #expect(failure(reports)?.reason.contains("from Pipeline.Configuration.maxMemory") == true)
         #expect(summaryMemory.peakAdmittedBytes == 0)
         let failure = try #require(reports.first?.failures.first)
