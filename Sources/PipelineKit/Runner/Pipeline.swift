@@ -67,8 +67,10 @@ public struct Pipeline: Sendable {
     }
 
     /// Plans the run, then starts it. Events arrive as the run goes; cancelling the task that
-    /// iterates them (or dropping the sequence) cancels the run: queued work is skipped, work
-    /// in progress finishes, and no partial file is left behind.
+    /// iterates them (or dropping the sequence and its iterator, as leaving a loop in a function
+    /// does) cancels the run: queued work is skipped, work in progress finishes, and no partial
+    /// file is left behind. A loop in top-level code (`main.swift`) keeps its iterator for as
+    /// long as the program runs: there, `cancel()` stops the run.
     ///
     /// - Parameters:
     ///   - dataLoader: fetches URLs; by default libcurl with the file's `fetch` settings.
