@@ -51,7 +51,9 @@ public struct PlaceholderSettings: Hashable, Sendable {
             switch kind {
             case .lqip: "lqip:\(lqipWidth)w:q\(lqipQuality)"
             case .blurhash: "blurhash:\(blurhashXComponents)x\(blurhashYComponents)"
-            case .thumbhash, .dominantColor: kind.rawValue
+            case .thumbhash: kind.rawValue
+            // Of the pixels seen: a colour made when wholly transparent pixels counted is made again.
+            case .dominantColor: "dominantColor:seen"
             }
         }
         return (settings + ["transparent"]).joined(separator: ",")

@@ -144,12 +144,23 @@ struct PlaceholderTests {
         #expect(try Placeholders.dominantColor(of: image) == "#f80808")
     }
 
-    @Test func dominantColourCountsTransparentPixelsAsSharpDoes() throws {
-        // Given an image mostly transparent black, with an opaque green stripe
-        let image = try Fixtures.image(width: 10, height: 10, bands: 4) { x, _ in x < 3 ? [0, 200, 0, 255] : [0, 0, 0, 0] }
-
-        // When its dominant colour is computed, then alpha is dropped as sharp drops it
-        #expect(try Placeholders.dominantColor(of: image) == "#080808")
+    @Test func dominantColourLeavesOutWhollyTransparentPixels() throws {
+        // Given an image mostly transparent black, with an opaque green stripe and a
+        // half-transparent red one
+        let image = try Fixtures.image(width: 10, height: 10, bands: 4) { x, _ in
+            x < 3 ? [0, 200, 0, 255] : x < 5 ? [200, 0, 0, 128] : [0, 0, 0, 0]
+        }
+        // When its dominant colour is computed, then it is the green, which sharp (counting
+        // the transparent black) does not give
+        #expect(try Placeholders.dominantColor(of: image) == "#08c808")
+        // and a dark colour that is seen is still counted in the first bin
+        let dark = try Fixtures.image(width: 10, height: 10, bands: 4) { x, _ in
+            x < 4 ? [2, 2, 2, 255] : x < 7 ? [0, 200, 0, 255] : [250, 250, 250, 0]
+        }
+        #expect(try Placeholders.dominantColor(of: dark) == "#080808")
+        // and an image wholly transparent counts every pixel, as sharp does
+        let clear = try Fixtures.image(width: 4, height: 4, bands: 4) { _, _ in [250, 250, 250, 0] }
+        #expect(try Placeholders.dominantColor(of: clear) == "#f8f8f8")
     }
 
     @Test func dominantColourOfGreyscaleIsGrey() throws {
