@@ -64,13 +64,17 @@ struct OutputFileSystemCommandTests {
             ], "\(result.standardError)")
     }
 
-    @Test func aRunWithEverythingUpToDateOnAReadOnlyDiskSucceedsAndSaysNothingIsLost() throws {
-        // Given a pipeline with a manifest and a journal, run once, on a disk then made read-only
-        var made: CommandRunner.Result?
-        let disk = try TemporaryMount(size: "1m", readOnly: true) { path in
+    /// A disk that takes nothing: read-only, or full (a full tmpfs still makes a file, and
+    /// refuses its bytes).
+    @Test(arguments: [true, false])
+    func aRunWithEverythingUpToDateOnADiskThatTakesNothingSucceedsAndSaysNothingIsLost(readOnly: Bool) throws {
+        // Given a pipeline with a manifest and a journal, run once whole and once in two shards
+        // (their manifests merged), on a disk then made read-only, or filled
+        var made: [CommandRunner.Result] = []
+        let disk = try TemporaryMount(size: "1m", readOnly: readOnly) { path in
             let directory = URL(fileURLWithPath: path)
             try FileManager.default.createDirectory(at: directory.appendingPathComponent("in"), withIntermediateDirectories: true)
-            for name in ["a", "b"] {
+            for name in ["a", "b", "c"] {
                 try Fixtures.jpeg(try Fixtures.gradient(width: 64, height: 48)).write(
                     to: directory.appendingPathComponent("in/\(name).jpg"))
             }
@@ -81,20 +85,30 @@ struct OutputFileSystemCommandTests {
                 ],
                 extra: #""manifest": "out/manifest.json""#)
             try Data(pipeline.utf8).write(to: directory.appendingPathComponent("pipeline.json"))
-            made = try CommandRunner.run(["run", path + "/pipeline.json"])
+            for arguments in [["run"], ["run", "--shard", "0/2"], ["run", "--shard", "1/2"], ["merge-manifests"]] {
+                made.append(try CommandRunner.run(arguments + [path + "/pipeline.json"]))
+            }
         }
-        try #require(made?.status == 0, "\(made?.standardError ?? "")")
-        let manifest = try Data(contentsOf: URL(fileURLWithPath: disk.path + "/out/manifest.json"))
-
-        // When it runs again
-        let result = try CommandRunner.run(["run", disk.path + "/pipeline.json"])
-
-        // Then it succeeds with both outputs up to date, and warns of no manifest or record lost
-        #expect(result.status == 0, "\(result.standardError)")
-        #expect((result.standardOutput + result.standardError).contains("0 outputs written, 2 up to date"), "\(result.standardError)")
-        for lost in ["manifest", "journal", "cache folder", "not recorded"] {
-            #expect(!result.standardError.contains(lost), "\(result.standardError)")
+        try #require(made.allSatisfy { $0.status == 0 }, "\(made.map(\.standardError))")
+        if !readOnly {
+            let filler = open(disk.path + "/filler", O_WRONLY | O_CREAT, 0o644)
+            let block = [UInt8](repeating: 1, count: 4096)
+            for _ in 0..<1024 where write(filler, block, block.count) > 0 {}
+            close(filler)
         }
-        #expect(try Data(contentsOf: URL(fileURLWithPath: disk.path + "/out/manifest.json")) == manifest)
+        let manifests = ["manifest.json", "manifest.shard-0-of-2.json", "manifest.shard-1-of-2.json"]
+        let before = try manifests.map { try Data(contentsOf: URL(fileURLWithPath: disk.path + "/out/" + $0)) }
+
+        // When it runs again, whole, as a shard, and merges the shards' manifests
+        for arguments in [["run"], ["run", "--shard", "1/2"], ["merge-manifests"]] {
+            let result = try CommandRunner.run(arguments + [disk.path + "/pipeline.json"])
+            // Then each succeeds, and warns of no manifest or record lost
+            #expect(result.status == 0, "\(arguments): \(result.standardError)")
+            for lost in ["manifest", "journal", "cache folder", "not recorded"] {
+                #expect(!result.standardError.contains(lost), "\(arguments): \(result.standardError)")
+            }
+        }
+        let after = try manifests.map { try Data(contentsOf: URL(fileURLWithPath: disk.path + "/out/" + $0)) }
+        #expect(after == before)
     }
 }

@@ -4,7 +4,10 @@ import Foundation
 /// source, in the very bytes `ImageManifest.jsonData()` gives: a run of many inputs holds a few
 /// bytes for each entry, not the entry.
 ///
-/// The entries go to a `SpillFile` beside the manifest (the disk the manifest is written to).
+/// The entries go to a `SpillFile` beside the manifest (the disk the manifest is written to),
+/// or, when that disk takes nothing (read-only, full), to the system's folder for temporary
+/// files: the manifest there may hold these very entries already (everything up to date), and
+/// the write finds whether it needs changing.
 /// Not for several threads at once: `ManifestWriter` holds it behind its lock.
 final class ManifestSpool {
     /// Where each entry lies in the file: its source, then its text.
@@ -14,18 +17,37 @@ final class ManifestSpool {
         let entryLength: Int32
     }
 
-    private let file: SpillFile
+    private var file: SpillFile
     private var places: [Place] = []
+    /// Whether the file is the system's temporary one already.
+    private var movedAside = false
+    private static let purpose = "the manifest's entries"
 
-    /// A spool in `folder`.
+    /// A spool in `folder`, else in the system's folder for temporary files.
     init(folder: String) throws(ReportWriterError) {
-        file = try SpillFile(folder: folder, for: "the manifest's entries")
+        do {
+            file = try SpillFile(folder: folder, for: Self.purpose)
+        } catch {
+            guard let aside = try? SpillFile(for: Self.purpose) else { throw error }
+            file = aside
+            movedAside = true
+        }
     }
 
     /// Keeps the entry for `source`, as `entryText(_:)` made it.
     func append(source: String, text: Data) throws(ReportWriterError) {
         let source = Data(source.utf8)
-        let offset = try file.append(source + text)
+        let offset: Int64
+        do {
+            offset = try file.append(source + text)
+        } catch {
+            // A disk that filled up: the entries so far go aside, at the same offsets.
+            guard !movedAside, let aside = try? SpillFile(for: Self.purpose), try file.copyAll(to: { (try? aside.append($0)) != nil })
+            else { throw error }
+            file = aside
+            movedAside = true
+            offset = try file.append(source + text)
+        }
         places.append(Place(offset: offset, sourceLength: Int32(source.count), entryLength: Int32(text.count)))
     }
 

@@ -249,15 +249,7 @@ final class ManifestWriter: Sendable {
 
     private func makeSpool() throws(ReportWriterError) -> ManifestSpool {
         try createFolder()
-        do {
-            return try ManifestSpool(folder: folder)
-        } catch {
-            // A folder that takes no new file may hold this very manifest already (everything
-            // up to date on a read-only disk): the entries wait in the system's folder for
-            // temporary files, and the write finds whether the manifest needs changing.
-            guard let spool = try? ManifestSpool(folder: FileManager.default.temporaryDirectory.path) else { throw error }
-            return spool
-        }
+        return try ManifestSpool(folder: folder)
     }
 
     private func createFolder() throws(ReportWriterError) {

@@ -117,14 +117,27 @@ package enum ReportWriter {
     /// over `path`: a file too large to hold in memory, written piece by piece.
     ///
     /// With `unlessUnchanged`, a file at `path` that already holds those very bytes is left as
-    /// it is, and is no error where nothing can be written (a read-only file system): a run
-    /// that changed nothing neither touches the file nor fails for it.
+    /// it is, and is no error where nothing can be written (a read-only or full file system): a
+    /// run that changed nothing neither touches the file nor fails for it.
     static func writeAtomically(
         to path: String, unlessUnchanged: Bool = false, _ body: (_ write: (Data) -> Bool) throws(ReportWriterError) -> Bool
     ) throws(ReportWriterError) {
+        do {
+            try writeThroughTemporary(to: path, comparingWith: unlessUnchanged ? SameBytes(path: path) : nil, body)
+        } catch {
+            // The disk refused (a file not made, or not written): it may hold these bytes already.
+            if unlessUnchanged, let current = SameBytes(path: path), try current.holds(body) { return }
+            throw error
+        }
+    }
+
+    /// `writeAtomically(to:unlessUnchanged:_:)`'s write; the rename is left out when `current`
+    /// (the file at `path`) held every byte written.
+    private static func writeThroughTemporary(
+        to path: String, comparingWith current: SameBytes?, _ body: (_ write: (Data) -> Bool) throws(ReportWriterError) -> Bool
+    ) throws(ReportWriterError) {
         let folder = (path as NSString).deletingLastPathComponent
         let name = (path as NSString).lastPathComponent
-        let current = unlessUnchanged ? SameBytes(path: path) : nil
         // Named as outputs' are, with the writer's process, so that a killed writer's file is
         // told from a live one's. No sweep of output folders reaches this folder (a manifest's,
         // a report's, the journal's): the writers of this file sweep their own leftovers.
@@ -132,11 +145,7 @@ package enum ReportWriter {
         let temporary = folder + "/" + ImageWriter.temporaryName(for: name)
         // As readable as any new file (a web server may serve it).
         let descriptor = ImageWriter.createTemporary(temporary, flags: O_WRONLY)
-        guard descriptor >= 0 else {
-            let refusal = systemError(path)
-            if let current, try current.holds(body) { return }
-            throw refusal
-        }
+        guard descriptor >= 0 else { throw systemError(path) }
         var finished = false
         defer { if !finished { unlink(temporary) } }
 
