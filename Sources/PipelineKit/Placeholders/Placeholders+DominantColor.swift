@@ -2,13 +2,14 @@ import Vips
 
 extension Placeholders {
     /// The dominant colour of `image` as `#rrggbb`, computed as sharp's `stats().dominant`, but
-    /// for wholly transparent pixels.
+    /// for pixels all but transparent.
     ///
     /// The image is counted into a 16×16×16 histogram of its 8-bit sRGB values, and the answer
     /// is the centre of the fullest bin (`bin × 16 + 8` on each axis). Ties go to the bin
     /// libvips' `maxpos` meets first, as in sharp: the lowest green, then red, then blue. A
-    /// pixel of alpha 0 does not count (sharp counts it with its colour, which nobody sees and
-    /// encoders make black: a logo on transparency would be black), unless every pixel is one.
+    /// pixel of alpha below `seenAlpha` does not count (sharp counts it with its colour, which
+    /// nobody sees and encoders make black: a logo on transparency would be black), unless every
+    /// pixel is one.
     public static func dominantColor(of image: VipsImage) throws(PlaceholderError) -> String {
         try dominantColor(of: PlaceholderSource(image, for: .dominantColor))
     }
@@ -30,8 +31,11 @@ extension Placeholders {
     }
 
     private static let bins = 16
+    /// The least alpha of a pixel that counts: below it a pixel is all but transparent. Not 1:
+    /// a lossy alpha (AVIF's) leaves the clear parts of an image at 1 to 4 here and there.
+    static let seenAlpha = 16.0
 
-    /// The histogram of the colours of `image`'s pixels that are not wholly transparent (of
+    /// The histogram of the colours of `image`'s pixels that are not all but transparent (of
     /// every pixel, when all are).
     private static func seenColours(of image: VipsImage) throws(VipsError) -> [Double] {
         // A 16×16 image of 16 bands: x is the red bin, y the green bin, the band the blue bin.
@@ -40,7 +44,7 @@ extension Placeholders {
         }
         guard image.hasAlpha else { return try counts(image) }
         let colour = try image.extractingBands(0, count: 3)
-        let clear = try image.extractingBands(3).applying("relational_const", ["relational": .string("equal"), "c": .numbers([0])])
+        let clear = try image.extractingBands(3).applying("relational_const", ["relational": .string("less"), "c": .numbers([seenAlpha])])
         guard let clearShare = try Vips.call("avg", ["in": .image(clear)])["out"]?.number else {
             throw VipsError(operation: "avg", message: "avg gave no number")
         }

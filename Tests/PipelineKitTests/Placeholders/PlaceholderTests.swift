@@ -144,7 +144,7 @@ struct PlaceholderTests {
         #expect(try Placeholders.dominantColor(of: image) == "#f80808")
     }
 
-    @Test func dominantColourLeavesOutWhollyTransparentPixels() throws {
+    @Test func dominantColourLeavesOutPixelsAllButTransparent() throws {
         // Given an image mostly transparent black, with an opaque green stripe and a
         // half-transparent red one
         let image = try Fixtures.image(width: 10, height: 10, bands: 4) { x, _ in
@@ -158,6 +158,11 @@ struct PlaceholderTests {
             x < 4 ? [2, 2, 2, 255] : x < 7 ? [0, 200, 0, 255] : [250, 250, 250, 0]
         }
         #expect(try Placeholders.dominantColor(of: dark) == "#080808")
+        // and pixels all but transparent, as a lossy alpha (AVIF's) leaves clear parts, do not count
+        let noisy = try Fixtures.image(width: 10, height: 10, bands: 4) { x, y in
+            x < 3 ? [0, 200, 0, 255] : [0, 0, 0, UInt8((x + y) % 5)]
+        }
+        #expect(try Placeholders.dominantColor(of: noisy) == "#08c808")
         // and an image wholly transparent counts every pixel, as sharp does
         let clear = try Fixtures.image(width: 4, height: 4, bands: 4) { _, _ in [250, 250, 250, 0] }
         #expect(try Placeholders.dominantColor(of: clear) == "#f8f8f8")
