@@ -24,7 +24,7 @@ extension PipelineCommand {
 
         @Argument(
             help:
-                "The input, as the manifest names it (or the end of its path, when only one input's path ends so, or a path to its file); every input when left out."
+                "The input, as the manifest names it (or the end of its path, when only one input's path ends so); every input when left out."
         )
         var input: String?
 

@@ -222,6 +222,10 @@ extension PipelineCommand {
                 argument.contains(where: { $0 == "." || $0 == "/" }), Double(argument) == nil
             else { continue }
             if previous.hasPrefix("--"), !isFlag(String(previous.dropFirst(2)), of: arguments) { continue }
+            // html's INPUT is the manifest's name for an input, which `./` would not be.
+            if command(namedBy: arguments)?.command == HTML.self {
+                return "error: '\(argument)' is read as options, not as a name: put -- before it"
+            }
             return "error: '\(argument)' is read as options, not as a file: name a file that starts with '-' as "
                 + "./\(argument), or put -- before it"
         }

@@ -47,6 +47,10 @@ extension ConvertCommandTests {
         #expect(try size(directory.path + "/out/b.webp").0 == 40)
         // and a negative number, a value, is the parser's to judge
         #expect(PipelineCommand.fileNamedLikeAnOption(in: ["convert", "a.jpg", "b.jpg", "--position", "-0.5"]) == nil)
+        // and html, whose INPUT is the manifest's name for an input, is told only of `--`
+        #expect(
+            PipelineCommand.fileNamedLikeAnOption(in: ["html", "m.json", "-hero.jpg"])
+                == "error: '-hero.jpg' is read as options, not as a name: put -- before it")
     }
 
     /// OUT in a folder that cannot be written in is refused before anything is decoded, by OUT,

@@ -238,20 +238,11 @@ public struct ImageManifest: Codable, Sendable, Equatable {
     /// The entries `source` may mean: the one the manifest names exactly so (a URL as the
     /// pipeline file writes it, too: the manifest names it with its secrets hidden), else every
     /// entry whose path ends in it at a `/` (`x.png` is both `coll/a/x.png` and `coll/b/x.png`;
-    /// a web URL's path ends before its `;` parameters and its query). A path as a shell gives
-    /// it means its file too: `./` before a name is dropped, and an absolute path means the
-    /// entries whose relative path it ends in.
+    /// a web URL's path ends before its `;` parameters and its query).
     public func candidates(for source: String) -> [Input] {
         let shown = CredentialRedaction().redact(source)
         if let exact = inputs.first(where: { $0.source == source || $0.source == shown }) { return [exact] }
-        var name = Substring(source)
-        while name.hasPrefix("./") { name = name.dropFirst(2) }
-        if let exact = inputs.first(where: { $0.source == name }) { return [exact] }
-        if source.hasPrefix("/") {
-            let holding = inputs.filter { !$0.source.hasPrefix("/") && source.hasSuffix("/" + $0.source) }
-            if !holding.isEmpty { return holding }
-        }
-        return inputs.filter { Self.path(of: $0.source).hasSuffix("/" + name) }
+        return inputs.filter { Self.path(of: $0.source).hasSuffix("/" + source) }
     }
 
     /// `source` without the `;` parameters of its segments, its query and its fragment, when it

@@ -9,7 +9,7 @@ import Testing
         pipeline: "p",
         inputs: [
             "http://127.0.0.1:8080/photo.jpg?v=…", "https://example.com/shop/a.jpg;jsessionid=…", "s3://bucket/odd?name.jpg",
-            "photos/dune.jpg", "-dash.jpg", "in/x/b.jpg", "in/y/b.jpg",
+            "photos/dune.jpg",
         ].map { ImageManifest.Input(source: $0, width: 1, height: 1, outputs: [:]) })
 
     func found(_ name: String) -> [String] { manifest.candidates(for: name).map(\.source) }
@@ -22,17 +22,5 @@ import Testing
         #expect(found("odd?name.jpg") == ["s3://bucket/odd?name.jpg"])
         #expect(found("dune.jpg") == ["photos/dune.jpg"])
         #expect(found("v=2").isEmpty)
-    }
-
-    @Test func aPathAsAShellGivesItIsItsFile() {
-        // `./` before a name (the way to give a name starting with `-`) and an absolute path
-        #expect(found("./-dash.jpg") == ["-dash.jpg"])
-        #expect(found("././in/x/b.jpg") == ["in/x/b.jpg"])
-        #expect(found("./x/b.jpg") == ["in/x/b.jpg"])
-        #expect(found("/home/me/site/in/y/b.jpg") == ["in/y/b.jpg"])
-        // and a name still means every input its path ends in
-        #expect(found("b.jpg") == ["in/x/b.jpg", "in/y/b.jpg"])
-        #expect(found("./b.jpg") == ["in/x/b.jpg", "in/y/b.jpg"])
-        #expect(found("/elsewhere/c.jpg").isEmpty)
     }
 }
