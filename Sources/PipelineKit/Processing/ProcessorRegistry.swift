@@ -67,7 +67,8 @@ public struct ProcessorRegistry: Sendable {
         return registry
     }
 
-    /// Throws the first conflict, for callers that want registration mistakes as errors.
+    /// Throws the first name conflict, for callers that want registration mistakes as errors
+    /// (`problems` has every mistake, the declarations' too).
     public func checked() throws(NameConflict) -> ProcessorRegistry {
         if let conflict = conflicts.first { throw conflict }
         return self

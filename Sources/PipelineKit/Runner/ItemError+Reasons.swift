@@ -28,9 +28,11 @@ extension ItemError {
         return lines.contains(where: { !isSeek($0) }) ? lines.filter { !isSeek($0) } : lines
     }
 
-    /// What an error a plugin threw says of itself: its `description`, else a `LocalizedError`'s
-    /// `errorDescription` (a plugin's error may be either), else its type and case.
+    /// What an error a plugin threw says of itself: Foundation's in the system's words, else its
+    /// `description`, else a `LocalizedError`'s `errorDescription` (a plugin's error may be
+    /// either), else its type and case.
     static func description(of error: any Error) -> String {
+        if error is CocoaError || error is POSIXError { return ErrorText.reason(error) }
         if !(error is CustomStringConvertible), let text = (error as? LocalizedError)?.errorDescription { return text }
         return String(describing: error)
     }

@@ -54,10 +54,10 @@ public struct ProcessorOptions: Sendable {
     /// An integer option, its default, or nil when neither is there.
     public func optionalInt(_ name: String) throws(OptionError) -> Int? {
         guard let node = try node(name) else { return nil }
-        guard case .number(let number, true) = node.value, let value = Int(exactly: number) else {
-            throw mistyped(name, "an integer", node)
-        }
-        return value
+        guard case .number(let number, true) = node.value else { throw mistyped(name, "an integer", node) }
+        // A number is held as a Double: one at either end of Int's range (a range up to
+        // `Int.max`) is that end, not past it.
+        return Int(exactly: number) ?? (number > 0 ? Int.max : Int.min)
     }
 
     /// A number option, or its default.

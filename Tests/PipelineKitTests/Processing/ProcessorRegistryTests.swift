@@ -37,6 +37,17 @@ struct MisdeclaredProcessor: ImageProcessing {
     func process(_ image: VipsImage, context: ProcessingContext) throws -> VipsImage { image }
 }
 
+/// A processor whose option's range ends at `Int.max`.
+struct BigOptionProcessor: ImageProcessing {
+    static let name = "big"
+    static let summary = "Reads an integer up to Int.max."
+    static let options: [Option] = [.integer("seed", in: 0...Int.max, default: Int.max, help: "a seed")]
+    init(options: ProcessorOptions) throws(OptionError) { _ = try options.int("seed") }
+    var identifier: String { "big" }
+    func outputSize(for size: ImageSize) -> ImageSize { size }
+    func process(_ image: VipsImage, context: ProcessingContext) throws -> VipsImage { image }
+}
+
 /// Two processors registered under one name: the registry keeps the first and names both.
 @Suite struct ProcessorRegistryTests {
     private func json(step: String, path: String = "out/{stem}.png") -> String {
@@ -91,6 +102,15 @@ struct MisdeclaredProcessor: ImageProcessing {
             try PipelineHarness.pipeline(json(step: #"{"resize": {"width": 3}}"#), in: directory, processors: registry)
         }
         #expect(error?.problems.count == 4, "\(String(describing: error))")
+    }
+
+    @Test func anIntegerAtTheEndOfIntsRangeIsReadAsDeclared() throws {
+        // A number is held as a Double, which Int.max is not exactly
+        let big = Option.integer("big", in: 0...Int.max, default: Int.max, help: "a seed")
+        #expect(try ProcessorOptions(values: [:], definitions: [big]).int("big") == Int.max)
+        let given = try JSONParser.parse("9223372036854775807")
+        #expect(try ProcessorOptions(values: ["big": given], definitions: [big]).int("big") == Int.max)
+        #expect(ProcessorRegistry([BigOptionProcessor.self]).declarationProblems.isEmpty)
     }
 
     @Test func anOptionReadAsAnotherTypeThanDeclaredIsTheProcessorsMistake() throws {

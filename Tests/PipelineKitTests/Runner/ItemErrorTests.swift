@@ -6,21 +6,26 @@ import TestSupport
 import Testing
 import Vips
 
-/// A step whose error describes itself as a `LocalizedError` does, not as a `CustomStringConvertible`.
+/// A step whose error describes itself as a `LocalizedError` does, not as a
+/// `CustomStringConvertible`; or, with `foundation`, the error Foundation gives for a missing file.
 struct LocalizedFailingProcessor: ImageProcessing {
     static let name = "failLocalized"
     static let summary = "test: always fails with a LocalizedError"
-    static let options: [Option] = []
+    static let options: [Option] = [.boolean("foundation", default: false, help: "fail reading a missing file")]
 
     enum Problem: LocalizedError {
         case noFrame
         var errorDescription: String? { "the frame file is missing" }
     }
 
-    init(options: ProcessorOptions) throws(OptionError) {}
-    var identifier: String { "failLocalized" }
+    let foundation: Bool
+    init(options: ProcessorOptions) throws(OptionError) { foundation = try options.bool("foundation") }
+    var identifier: String { "failLocalized(\(foundation))" }
     func outputSize(for size: ImageSize) -> ImageSize { size }
-    func process(_ image: VipsImage, context: ProcessingContext) throws -> VipsImage { throw Problem.noFrame }
+    func process(_ image: VipsImage, context: ProcessingContext) throws -> VipsImage {
+        if foundation { _ = try Data(contentsOf: URL(fileURLWithPath: "/nonexistent/frame.png")) }
+        throw Problem.noFrame
+    }
 }
 
 /// A failure's kind is something to `switch` on, and its underlying error (libvips', the
@@ -78,6 +83,12 @@ struct ItemErrorTests {
         let processors = ProcessorRegistry.standard.adding(LocalizedFailingProcessor.self)
         let (reports, _) = try await PipelineHarness.run(json, in: directory, processors: processors)
         #expect(reports.first?.failures.first?.description == "a.jpg → t: process: steps[0].failLocalized: the frame file is missing")
+        // and one Foundation threw, in the system's words
+        let foundation = json.replacingOccurrences(of: #"{"failLocalized": {}}"#, with: #"{"failLocalized": {"foundation": true}}"#)
+        let (failed, _) = try await PipelineHarness.run(foundation, in: directory, processors: processors)
+        #expect(
+            failed.first?.failures.first?.description == "a.jpg → t: process: steps[0].failLocalized: No such file or directory",
+            "\(String(describing: failed.first?.failures))")
     }
 
     @Test func aCutFileIsUndecodableWithLibvipsErrorUnderneath() async throws {
