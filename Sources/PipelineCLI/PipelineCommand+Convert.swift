@@ -174,7 +174,8 @@ extension PipelineCommand {
             if verbose { arguments.append("--verbose") }
             if json { arguments.append("--json") }
             let runner = try Run.parse(arguments)
-            try await runner.run(pipeline, interruption: interruption, describingFailures: ConvertDocument.describe(failure:))
+            try await runner.run(
+                pipeline, interruption: interruption, sharded: false, describingFailures: ConvertDocument.describe(failure:))
             interruption.hand(to: ConvertStreams.ending(removing: streams.folder))
             // One that came as the run ended, after it looked: nothing is sent.
             if let signal = interruption.received { throw ExitCode.afterSignal(signal) }

@@ -65,10 +65,12 @@ extension PipelineCommand {
 
         /// Runs a pipeline already loaded, as `run` does a file's: `convert` runs the one it builds,
         /// with the signal handling it set up before (`given`), which the run takes over while it
-        /// goes and leaves to it after, and its own words for the failures it prints
-        /// (`describingFailures`).
+        /// goes and leaves to it after, its own words for the failures it prints
+        /// (`describingFailures`), and `sharded: false`: a conversion is whole, and a scheduler's
+        /// array variables (its task's index) must not cut it down to a shard.
         func run(
-            _ loaded: Pipeline, interruption given: Interruption? = nil, describingFailures: @escaping (String) -> String = { $0 }
+            _ loaded: Pipeline, interruption given: Interruption? = nil, sharded: Bool = true,
+            describingFailures: @escaping (String) -> String = { $0 }
         ) async throws {
             let logger = makeLogger(level: logLevel)
             var pipeline = loaded
@@ -77,7 +79,7 @@ extension PipelineCommand {
             // A user who sets VIPS_CONCURRENCY has chosen libvips' threads: leave them as set.
             pipeline.configuration.vipsThreadsPerImage = ProcessInfo.processInfo.environment["VIPS_CONCURRENCY"] == nil ? 1 : nil
             try Self.checkOpenFileLimit(inFlight: pipeline.definition.inFlight(fetchingRemoteInputs: true))
-            let shard = try sharding.resolve()
+            let shard = sharded ? try sharding.resolve() : nil
             if let shard, !quiet, !json { printError("shard \(shard.shard) (\(shard.source))") }
 
             let recorder: RunRecorder?

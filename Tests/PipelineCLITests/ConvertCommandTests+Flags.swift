@@ -7,6 +7,28 @@ import Vips
 
 /// `pipeline convert`'s flags: the decoder's limits, and the refusals that name a flag.
 extension ConvertCommandTests {
+    /// A convert in a scheduler's array task (each task converting its own photo) converts it:
+    /// the task's index is no shard of a conversion, where 3 tasks of 4 made nothing, exit 0.
+    @Test func aConvertInASchedulersArrayTaskIsWhole() throws {
+        let directory = try prepare()
+        for task in 0..<4 {
+            let slurm = [
+                "SLURM_ARRAY_TASK_ID": "\(task)", "SLURM_ARRAY_TASK_MIN": "0", "SLURM_ARRAY_TASK_MAX": "3",
+                "SLURM_ARRAY_TASK_STEP": "1", "SLURM_ARRAY_TASK_COUNT": "4",
+            ]
+            let result = try CommandRunner.run(
+                ["convert", "in/dune.jpg", "out/small-\(task).webp", "--width", "16"], in: directory.url, environment: slurm)
+            #expect(result.status == 0 && !result.standardError.contains("shard"), "\(task): \(result.standardError)")
+            #expect(try size(directory.path + "/out/small-\(task).webp").0 == 16)
+        }
+        // and from standard input to standard output
+        let piped = try CommandRunner.run(
+            ["convert", "-", "-", "--width", "16", "--format", "webp"], in: directory.url,
+            environment: ["JOB_COMPLETION_INDEX": "3", "PIPELINE_SHARD_COUNT": "4"],
+            standardInput: try Data(contentsOf: directory.url.appendingPathComponent("in/dune.jpg")))
+        #expect(piped.status == 0 && piped.standardOutputData.starts(with: Data("RIFF".utf8)), "\(piped.standardError)")
+    }
+
     /// An SVG is read only when named, as a pipeline file names it in `decompress.allowUntrusted`;
     /// the refusal names the flag, as a convert user has no file to set it in.
     @Test func allowUntrustedLetsAnSVGBeRead() throws {
