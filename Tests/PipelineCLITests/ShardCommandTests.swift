@@ -50,8 +50,13 @@ import Testing
         let report = try ReportMerger.read(URL(fileURLWithPath: merged))
         #expect(report.inputs == 24 && report.succeeded == 24 && report.shard == nil)
         #expect(Set(report.items.map(\.input)).count == 24)
+        #expect(report.missingShards == nil)
         let three = try CommandRunner.run(["merge-reports", "--output", merged + "-3"] + reports.dropLast())
         #expect(three.status == 1 && three.standardError.contains("missing shards: 3 of 4"))
+        // and the report written says so itself, to whoever reads it without the exit status
+        #expect(try ReportMerger.read(URL(fileURLWithPath: merged + "-3")).missingShards == [3])
+        let page = try String(contentsOfFile: merged + "-3/index.html", encoding: .utf8)
+        #expect(page.contains("Not the whole run: no report of shard 3 was merged."))
         let twice = try CommandRunner.run(["merge-reports", "--output", merged + "-x", reports[0], reports[0]])
         // naming the reports by their paths, not their places among the arguments
         #expect(
@@ -245,6 +250,22 @@ import Testing
         #expect(link(directory.path + "/" + third[1], directory.path + "/in/linked.tmp") == 0)
         let unchanged = try CommandRunner.run(["merge-manifests", file])
         #expect(unchanged.status == 0, "\(unchanged.standardError)")
+
+        // When a file shard 2's manifest lists is removed, or written over, the merge refuses it
+        let stem = ((third[1] as NSString).lastPathComponent as NSString).deletingPathExtension
+        let made = directory.path + "/public/\(stem)-16.jpg"
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: made))
+        try FileManager.default.removeItem(atPath: made)
+        let gone = try CommandRunner.run(["merge-manifests", file])
+        #expect(gone.status == 1, "\(gone.standardError)")
+        #expect(
+            gone.standardError.contains("not what shard 2 makes now: it lists \(stem)-16.jpg, which is not there; run shard 2"),
+            "\(gone.standardError)")
+        try directory.write(Data("not a jpeg".utf8), to: "public/\(stem)-16.jpg")
+        let over = try CommandRunner.run(["merge-manifests", file])
+        #expect(over.status == 1, "\(over.standardError)")
+        #expect(
+            over.standardError.contains("it lists \(stem)-16.jpg of \(bytes.count) bytes, which has 10 now"), "\(over.standardError)")
     }
 
     @Test func mergeReportsPreviewsAnAllowedSVGFromItsOutputNotWithTheSVGLoader() throws {

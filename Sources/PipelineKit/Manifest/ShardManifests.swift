@@ -215,6 +215,28 @@ extension ShardManifests {
             if let recorded = manifest.shard?.versions, recorded != (versions[shard] ?? .init()).text {
                 return "an input of it has changed since its run (other bytes, or another file in its place, whatever its time)"
             }
+            return Self.missingFile(of: manifest, besides: file)
+        }
+
+        /// Why a local file `manifest` lists is not the one its run wrote: gone, or of another
+        /// size (removed, or made again by another run since); nil when every one is there. A
+        /// run's own manifest lists only files that are there.
+        private static func missingFile(of manifest: ImageManifest, besides file: URL) -> String? {
+            let folder = file.deletingLastPathComponent()
+            for entry in manifest.inputs {
+                for output in entry.outputs.values {
+                    for listed in (output.formats + (output.art ?? []).flatMap(\.formats)).flatMap(\.files)
+                    where ObjectLocation(listed.path) == nil {
+                        var info = stat()
+                        guard stat(folder.appendingPathComponent(listed.path).path, &info) == 0 else {
+                            return "it lists \(listed.path), which is not there"
+                        }
+                        if Int(info.st_size) != listed.bytes {
+                            return "it lists \(listed.path) of \(listed.bytes) bytes, which has \(info.st_size) now"
+                        }
+                    }
+                }
+            }
             return nil
         }
 

@@ -102,6 +102,10 @@ struct HTMLReport {
         if report.cancelled {
             html += "<p class=\"banner\">The run was cancelled: \(report.notRun) input\(report.notRun == 1 ? "" : "s") did not run.</p>\n"
         }
+        if let missing = report.missingShards, !missing.isEmpty {
+            let shards = missing.map(String.init).joined(separator: ", ")
+            html += "<p class=\"banner\">Not the whole run: no report of shard\(missing.count == 1 ? "" : "s") \(shards) was merged.</p>\n"
+        }
         html += "<dl class=\"totals\">\n"
         for (label, value, kind) in totals {
             html += "<div class=\"total \(kind)\"><dt>\(label)</dt><dd>\(value.htmlEscaped)</dd></div>\n"

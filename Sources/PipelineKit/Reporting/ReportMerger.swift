@@ -31,13 +31,16 @@ public enum ReportMerger {
         let start = reports.map(\.startedAt).min() ?? first.startedAt
         let end = reports.map { $0.startedAt.addingTimeInterval($0.elapsedSeconds) }.max() ?? start
         func sum(_ value: (RunReport) -> Int) -> Int { reports.reduce(0) { $0 + value($1) } }
-        let merged = RunReport(
+        var merged = RunReport(
             pipeline: first.pipeline, version: first.version, startedAt: start, elapsedSeconds: end.timeIntervalSince(start),
             inputs: sum(\.inputs), succeeded: sum(\.succeeded), failed: sum(\.failed), notRun: sum(\.notRun),
             outputsWritten: sum(\.outputsWritten), outputsUpToDate: sum(\.outputsUpToDate),
             cancelled: reports.contains(where: \.cancelled),
             stages: mergedStages(reports),
             items: reports.flatMap(\.items).sorted { $0.input < $1.input })
+        // Said in the report itself: one read without the command's exit status or its words
+        // (a dashboard, the page) must not pass for the whole run.
+        if !missing.isEmpty { merged.missingShards = missing }
         return (merged, missing)
     }
 

@@ -109,6 +109,9 @@ public struct RunReport: Sendable, Codable {
     public var items: [Item]
     /// The shard this run made, when it made one (`pipeline run --shard`); merged reports have none.
     public var shard: ShardInfo? = nil
+    /// Of a merged report, the shards (their indices, of `ShardInfo.count` shards) whose reports
+    /// were not given: the report is not of the whole run. Nil when none is missing.
+    public var missingShards: [Int]? = nil
     /// The memory budget the run kept to, when a limit was known.
     public var memory: MemoryInfo? = nil
 
