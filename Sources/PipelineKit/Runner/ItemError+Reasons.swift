@@ -28,12 +28,12 @@ extension ItemError {
         return lines.contains(where: { !isSeek($0) }) ? lines.filter { !isSeek($0) } : lines
     }
 
-    /// What an error a plugin threw says of itself: Foundation's in the system's words, else its
-    /// `description`, else a `LocalizedError`'s `errorDescription` (a plugin's error may be
+    /// What an error a plugin threw says of itself: Foundation's in the system's words, else a
+    /// `LocalizedError`'s `errorDescription`, else its `description` (a plugin's error may be
     /// either), else its type and case.
     static func description(of error: any Error) -> String {
         if error is CocoaError || error is POSIXError { return ErrorText.reason(error) }
-        if !(error is CustomStringConvertible), let text = (error as? LocalizedError)?.errorDescription { return text }
+        if let text = (error as? any LocalizedError)?.errorDescription { return text }
         return String(describing: error)
     }
 
