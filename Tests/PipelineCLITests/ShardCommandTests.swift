@@ -268,6 +268,37 @@ import Testing
             over.standardError.contains("it lists \(stem)-16.jpg of \(bytes.count) bytes, which has 10 now"), "\(over.standardError)")
     }
 
+    @Test func mergeManifestsFindsFilesAsTheRunNamedThemAndChecksPyramids() throws {
+        // Given shards whose manifest's folder is a link elsewhere (its files named with `..` from
+        // the link's path), with a set of images and a tile pyramid
+        let (directory, file) = try Self.photos(
+            4,
+            file: """
+                {"version": 1, "name": "site", "inputs": ["in/*.jpg"],
+                 "manifest": {"path": "data/images.json", "urlPrefix": "/img/", "urlRoot": "public/img"},
+                 "outputs": [{"name": "t", "widths": [16], "formats": ["webp"], "path": "public/img/{stem}-{width}.{format}"},
+                             {"name": "zoom", "tiles": {"layout": "dz"}, "path": "public/img/{stem}.dzi"}]}
+                """)
+        try FileManager.default.createDirectory(at: directory.url.appendingPathComponent("shared/data"), withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: directory.path + "/data", withDestinationPath: "shared/data")
+        for index in 0..<2 {
+            let shard = try CommandRunner.run(["run", "--quiet", "--shard", "\(index)/2", file])
+            #expect(shard.status == 0, "\(shard.standardError)")
+        }
+        // When the manifests are merged, then every file listed is found where the run wrote it
+        let merged = try CommandRunner.run(["merge-manifests", file])
+        #expect(merged.status == 0, "\(merged.standardError)")
+        // and when a pyramid's tiles are removed, the merge refuses its shard's manifest
+        let manifest = try ImageManifest.read(from: directory.url.appendingPathComponent("data/images.shard-0-of-2.json"))
+        let tiles = try #require(manifest.inputs.first?.outputs["zoom"]?.tiles)
+        let dzi = directory.url.appendingPathComponent("data").appendingPathComponent(tiles.path).standardized.path
+        try #require(dzi.hasSuffix(".dzi") && FileManager.default.fileExists(atPath: dzi))
+        try FileManager.default.removeItem(atPath: String(dzi.dropLast(4)) + "_files")
+        let refused = try CommandRunner.run(["merge-manifests", file])
+        #expect(refused.status == 1, "\(refused.standardError)")
+        #expect(refused.standardError.contains("_files, which is not there; run shard 0 of 2 again"), "\(refused.standardError)")
+    }
+
     @Test func mergeReportsPreviewsAnAllowedSVGFromItsOutputNotWithTheSVGLoader() throws {
         // Given a run that allows SVG, with its report
         let directory = try TemporaryDirectory()

@@ -220,19 +220,28 @@ extension ShardManifests {
 
         /// Why a local file `manifest` lists is not the one its run wrote: gone, or of another
         /// size (removed, or made again by another run since); nil when every one is there. A
-        /// run's own manifest lists only files that are there.
+        /// run's own manifest lists only files that are there. Paths are taken from the
+        /// manifest's folder as named, `..` and all, as the run wrote them: through a linked
+        /// folder, `..` is the link's parent, not its target's.
         private static func missingFile(of manifest: ImageManifest, besides file: URL) -> String? {
             let folder = file.deletingLastPathComponent()
+            func place(_ path: String) -> String { folder.appendingPathComponent(path).standardized.path }
             for entry in manifest.inputs {
                 for output in entry.outputs.values {
                     for listed in (output.formats + (output.art ?? []).flatMap(\.formats)).flatMap(\.files)
                     where ObjectLocation(listed.path) == nil {
                         var info = stat()
-                        guard stat(folder.appendingPathComponent(listed.path).path, &info) == 0 else {
-                            return "it lists \(listed.path), which is not there"
-                        }
+                        guard stat(place(listed.path), &info) == 0 else { return "it lists \(listed.path), which is not there" }
                         if Int(info.st_size) != listed.bytes {
                             return "it lists \(listed.path) of \(listed.bytes) bytes, which has \(info.st_size) now"
+                        }
+                    }
+                    // A pyramid: its `.dzi` and the folder of its tiles, or the folder of another layout.
+                    if let tiles = output.tiles, ObjectLocation(tiles.path) == nil {
+                        let dzi = tiles.path.hasSuffix(".dzi")
+                        for path in [tiles.path] + (dzi ? [String(tiles.path.dropLast(4)) + "_files"] : [])
+                        where !FileManager.default.fileExists(atPath: place(path)) {
+                            return "it lists \(path), which is not there"
                         }
                     }
                 }
