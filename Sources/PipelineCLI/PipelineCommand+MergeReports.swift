@@ -13,6 +13,9 @@ extension PipelineCommand {
                 + "2 when the reports cannot be joined."
         )
 
+        /// Enough to act on in a terminal; the merged report has every one.
+        private static let failuresListed = 20
+
         @ArgumentParser.Option(
             name: .shortAndLong, help: ArgumentHelp("The folder to write the merged report.json and index.html into.", valueName: "dir"))
         var output: String
@@ -73,6 +76,14 @@ extension PipelineCommand {
                     + "\(report.succeeded) succeeded, \(report.failed) failed, \(report.notRun) not run; "
                     + "\(report.outputsWritten) output\(report.outputsWritten == 1 ? "" : "s") written, "
                     + "\(report.outputsUpToDate) up to date → \(output)")
+            // Each shard's log named its own failures; the merge is where they are read together.
+            let failures = report.items.flatMap(\.failures)
+            for failure in failures.prefix(Self.failuresListed) { printError("failed: \(failure)".escapingControlCharacters) }
+            if failures.count > Self.failuresListed {
+                printError(
+                    "… and \(failures.count - Self.failuresListed) more failures in \((output as NSString).appendingPathComponent(ReportWriter.jsonFileName))"
+                )
+            }
             // A sharded job gates what it publishes on the merge, as it would on one run's status.
             var problems: [String] = []
             if !merged.missingShards.isEmpty {

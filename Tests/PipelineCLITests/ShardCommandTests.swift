@@ -106,7 +106,9 @@ import Testing
         let merged = directory.url.appendingPathComponent("merged").path
         let failed = try CommandRunner.run(["merge-reports", "--output", merged] + reports)
         #expect(failed.status == 1)
-        #expect(failed.standardError == "1 input failed\n", "\(failed.standardError)")
+        let lines = failed.standardError.split(separator: "\n").map(String.init)
+        #expect(lines.count == 2 && lines[1] == "1 input failed", "\(failed.standardError)")
+        #expect(lines[0].hasPrefix("failed: in/p0.jpg: decompress: "), "\(failed.standardError)")
         #expect(failed.standardOutput.contains("5 succeeded, 1 failed"))
         #expect(FileManager.default.fileExists(atPath: merged + "/report.json"))
 
@@ -119,7 +121,26 @@ import Testing
         try JSONSerialization.data(withJSONObject: document).write(to: URL(fileURLWithPath: report))
         let stopped = try CommandRunner.run(["merge-reports", "--output", merged + "-2"] + reports)
         #expect(stopped.status == 1)
-        #expect(stopped.standardError.hasPrefix("stopped before the end: shard \(good)\n"), "\(stopped.standardError)")
+        #expect(stopped.standardError.contains("\nstopped before the end: shard \(good)\n"), "\(stopped.standardError)")
+
+        // And of many failures, the first are named and the rest counted
+        document["cancelled"] = false
+        var items = try #require(document["items"] as? [[String: Any]])
+        for index in 0..<25 {
+            items.append([
+                "input": "in/gone\(index).jpg", "status": "failed", "error": "gone", "stage": "fetch", "stageSeconds": [:], "outputs": [],
+            ])
+        }
+        document["items"] = items
+        document["inputs"] = items.count
+        document["failed"] = 25
+        try JSONSerialization.data(withJSONObject: document).write(to: URL(fileURLWithPath: report))
+        let many = try CommandRunner.run(["merge-reports", "--output", merged + "-3"] + reports)
+        let named = many.standardError.split(separator: "\n").filter { $0.hasPrefix("failed: ") }
+        #expect(named.count == 20, "\(many.standardError)")
+        #expect(named.contains("failed: in/gone0.jpg: fetch: gone"), "\(many.standardError)")
+        #expect(
+            many.standardError.contains("\n… and 6 more failures in \(merged)-3/report.json\n26 inputs failed\n"), "\(many.standardError)")
     }
 
     @Test func mergeManifestsWritesTheManifestOneRunOverEveryInputWrites() throws {

@@ -30,7 +30,7 @@ struct StepChain: Sendable {
     {
         var atResize: ImageSize?
         guard decoded.frameCount > 1 else {
-            let image = try apply(to: decoded.image(forOutput: outputIndex), context: context, atResize: &atResize)
+            let image = try apply(to: decoded.image(forOutput: outputIndex), context: context, under: deadline, atResize: &atResize)
             return Made(image: try rendered(image, under: deadline), atResize: atResize)
         }
         guard keepsEveryFrame else {
@@ -44,7 +44,7 @@ struct StepChain: Sendable {
             } catch {
                 throw Self.failure(error)
             }
-            let image = try apply(to: first, context: context, atResize: &atResize)
+            let image = try apply(to: first, context: context, under: deadline, atResize: &atResize)
             return Made(image: try rendered(image, under: deadline), atResize: atResize)
         }
         // An animation's steps run on every frame alike, so a crop crops each frame and a resize
@@ -55,8 +55,9 @@ struct StepChain: Sendable {
         for (index, step) in steps.enumerated() {
             let frameSize = ImageSize(width: frames.width, height: frames.pageHeight)
             if index == resizeIndex { atResize = frameSize }
-            frames = try apply(
-                step, named: ItemError.Step(index: index, name: type(of: step).name), toEveryFrameOf: frames, context: context)
+            let named = ItemError.Step(index: index, name: type(of: step).name)
+            frames = try apply(step, named: named, toEveryFrameOf: frames, context: context)
+            try Self.checkTime(deadline, after: named)
             let resultSize = ImageSize(width: frames.width, height: frames.pageHeight)
             context = context.after(step, from: frameSize, to: resultSize)
         }
@@ -127,7 +128,9 @@ struct StepChain: Sendable {
         return image
     }
 
-    private func apply(to image: VipsImage, context: ProcessingContext, atResize: inout ImageSize?) throws(ItemError) -> VipsImage {
+    private func apply(to image: VipsImage, context: ProcessingContext, under deadline: VipsDeadline?, atResize: inout ImageSize?)
+        throws(ItemError) -> VipsImage
+    {
         var image = image
         var context = context
         for (index, step) in steps.enumerated() {
@@ -140,6 +143,7 @@ struct StepChain: Sendable {
             } catch {
                 throw ItemError(.processing, stage: .process, reason: ItemError.reason(for: error), step: named, underlying: error)
             }
+            try Self.checkTime(deadline, after: named)
             // A step may grow the image (extend, rotate, vips): the header says by how much
             // before any pixel is computed, so refuse what decoding would have refused.
             if image.size.pixelCount > context.maxPixels {
@@ -160,6 +164,14 @@ struct StepChain: Sendable {
         } catch {
             throw Self.failure(error)
         }
+    }
+
+    /// Throws, naming `step`, when the input's time ran out while it ran: a step that works
+    /// itself (not lazily in libvips) is where the time went, which the runner's timeout then
+    /// names.
+    private static func checkTime(_ deadline: VipsDeadline?, after step: ItemError.Step) throws(ItemError) {
+        guard let deadline, deadline.hasRunOut else { return }
+        throw ItemError(.processing, stage: .process, reason: "the input's time ran out", step: step)
     }
 
     private static func failure(_ error: any Error) -> ItemError {

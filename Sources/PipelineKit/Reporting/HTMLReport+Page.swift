@@ -9,7 +9,7 @@ extension HTMLReport {
         /// Every item of the run, shown or not.
         var itemCount = 0
         /// At most `maxCards`, by input.
-        var failures: [Failure] = []
+        var failures: [RunReport.Failure] = []
         /// Every failure of the run, shown or not.
         var failureCount = 0
 
@@ -23,21 +23,12 @@ extension HTMLReport {
         init() {}
     }
 
-    /// One row of the failures table: an input's failure, or one output's.
-    struct Failure: Sendable {
-        let input: String
-        let output: String?
-        let stage: Stage?
-        let step: ItemError.Step?
-        let reason: String
-    }
-
     /// Picks a page from items given one at a time, holding at most twice the page's rows
     /// however many items a run has.
     struct Selection: Sendable {
         private var cards: [RunReport.Item] = []
         private var itemCount = 0
-        private var failures: [Failure] = []
+        private var failures: [RunReport.Failure] = []
         private var failureCount = 0
 
         /// Takes the next item. An input not run has no card: the banner counts them.
@@ -47,16 +38,7 @@ extension HTMLReport {
             cards.append(item)
             if cards.count >= 2 * maxCards { cards = Array(cards.sorted(by: cardPrecedes).prefix(maxCards)) }
             guard item.status == .failed else { return }
-            let rows: [Failure] =
-                if let error = item.error {
-                    [Failure(input: item.input, output: nil, stage: item.stage, step: nil, reason: error)]
-                } else {
-                    item.outputs.filter { $0.status == .failed }.map { output in
-                        Failure(
-                            input: item.input, output: output.name, stage: output.stage, step: output.step,
-                            reason: output.error ?? "unknown reason")
-                    }
-                }
+            let rows = item.failures
             failureCount += rows.count
             failures += rows
             if failures.count >= 2 * maxCards { failures = Array(failures.sorted(by: failurePrecedes).prefix(maxCards)) }
@@ -79,7 +61,7 @@ extension HTMLReport {
         return namePrecedes(left.input, right.input)
     }
 
-    private static func failurePrecedes(_ left: Failure, _ right: Failure) -> Bool {
+    private static func failurePrecedes(_ left: RunReport.Failure, _ right: RunReport.Failure) -> Bool {
         namePrecedes(left.input, right.input)
     }
 

@@ -30,9 +30,12 @@ final class ItemDeadline: Sendable {
     }
 
     /// The failure of an input whose time ran out in `stage`, naming the input, the stage (and
-    /// the output, after decoding) and the limit, and whether the work had a lane yet: a small
-    /// input behind large ones can run out of time waiting, which is not the input's own cost.
-    func timedOut(in stage: Stage, output: String? = nil, beforeCommit: Bool = false, waitingForLane: Bool = false) -> ItemError {
+    /// the output, after decoding, and the `step` that was stopped) and the limit, and whether
+    /// the work had a lane yet: a small input behind large ones can run out of time waiting,
+    /// which is not the input's own cost.
+    func timedOut(
+        in stage: Stage, output: String? = nil, step: ItemError.Step? = nil, beforeCommit: Bool = false, waitingForLane: Bool = false
+    ) -> ItemError {
         let doing: String
         switch (stage, output) {
         case (.process, let name?) where waitingForLane:
@@ -46,7 +49,8 @@ final class ItemDeadline: Sendable {
         }
         return ItemError(
             .timedOut, stage: stage,
-            reason: "\(input) took longer than limits.itemTimeout (\(Units.text(seconds: vips.seconds))) and was stopped \(doing)")
+            reason: "\(input) took longer than limits.itemTimeout (\(Units.text(seconds: vips.seconds))) and was stopped \(doing)",
+            step: step)
     }
 
     /// Stops the clock, once the input is done.

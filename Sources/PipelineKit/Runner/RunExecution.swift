@@ -322,8 +322,11 @@ final class RunExecution: Sendable {
             return .finished(.success(written))
         } catch {
             let failure = try self.failure(error, stage: .process)
-            // Work stopped by the deadline fails with whatever libvips said: the limit is the reason.
-            if failure.kind != .timedOut, deadline.hasRunOut { return .finished(.failure(deadline.timedOut(in: stage, output: output))) }
+            // Work stopped by the deadline fails with whatever libvips said: the limit is the
+            // reason, in the step that was running when it is known.
+            if failure.kind != .timedOut, deadline.hasRunOut {
+                return .finished(.failure(deadline.timedOut(in: stage, output: output, step: failure.step)))
+            }
             return .finished(.failure(failure))
         }
     }

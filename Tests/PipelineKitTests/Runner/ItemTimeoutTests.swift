@@ -60,6 +60,8 @@ import Vips
         if CommandRunner.lanesAreFree {
             #expect(failure.stage == .process)
             #expect(failure.reason.hasSuffix(#"while running the steps of output "t""#), "\(failure.reason)")
+            // and the step it was stopped in, as any other failure of a step names it
+            #expect(failure.step == ItemError.Step(index: 0, name: "sleep"), "\(String(describing: failure.step))")
         }
         // And nothing of it is on disk, not even a temporary file
         #expect(!directory.allFiles().contains { $0.hasPrefix("out/") })

@@ -1,0 +1,35 @@
+extension RunReport {
+    /// One failure a report records: of a whole input, or of one of its outputs. What the
+    /// report page's table and `merge-reports` list.
+    package struct Failure: Sendable, CustomStringConvertible {
+        /// The input's display name.
+        package let input: String
+        /// The output that failed, or nil when the whole input failed.
+        package let output: String?
+        /// The stage that failed, when recorded.
+        package let stage: Stage?
+        /// The processor step that failed, when it was one.
+        package let step: ItemError.Step?
+        /// Why it failed, in words.
+        package let reason: String
+
+        /// `INPUT → OUTPUT: STAGE: steps[N].NAME: REASON`, as a run prints a failure.
+        package var description: String {
+            let what = output.map { "\(input) → \($0)" } ?? input
+            return "\(what): \(stage.map { "\($0.rawValue): " } ?? "")\(step.map { "\($0): " } ?? "")\(reason)"
+        }
+    }
+}
+
+extension RunReport.Item {
+    /// What failed of this input: the input as a whole, or each output that failed; none when
+    /// it succeeded or was not run.
+    package var failures: [RunReport.Failure] {
+        guard status == .failed else { return [] }
+        if let error { return [RunReport.Failure(input: input, output: nil, stage: stage, step: nil, reason: error)] }
+        return outputs.filter { $0.status == .failed }.map { output in
+            RunReport.Failure(
+                input: input, output: output.name, stage: output.stage, step: output.step, reason: output.error ?? "unknown reason")
+        }
+    }
+}
