@@ -111,7 +111,7 @@ extension PipelineCommand {
 
             let output = RunOutput(
                 mode: json ? .json : quiet ? .quiet : .progress, verbose: verbose, logger: logger, run: run,
-                baseDirectory: pipeline.definition.baseDirectory, describingFailures: describingFailures)
+                baseDirectory: pipeline.definition.baseDirectory, shard: shard?.shard, describingFailures: describingFailures)
             var summary: RunSummary?
             for await event in run {
                 output.handle(event)

@@ -20,18 +20,22 @@ final class RunOutput {
     private let progress: ProgressDisplay?
     /// A failure's line as the command says it.
     private let describingFailures: (String) -> String
+    /// The shard the run makes, when it is one, for `--json`'s `runStarted`.
+    private let shard: Shard?
     /// Where the outputs written or up to date are, for the summary.
     private(set) var locations: OutputLocations
     /// The qualities quality targets chose, for the summary.
     private(set) var chosenQualities = ChosenQualities()
 
     /// `baseDirectory`: the pipeline file's folder, which the outputs' paths are relative to;
-    /// `describingFailures` words the failures printed for people.
+    /// `shard`: the run's, when it is one; `describingFailures` words the failures printed for
+    /// people.
     init(
-        mode: Mode, verbose: Bool, logger: Logger, run: PipelineRun, baseDirectory: URL,
+        mode: Mode, verbose: Bool, logger: Logger, run: PipelineRun, baseDirectory: URL, shard: Shard? = nil,
         describingFailures: @escaping (String) -> String = { $0 }
     ) {
         self.mode = mode
+        self.shard = shard
         self.describingFailures = describingFailures
         locations = OutputLocations(baseDirectory: baseDirectory)
         self.verbose = verbose
@@ -128,7 +132,7 @@ final class RunOutput {
     /// One JSON object per line on standard output (`RunEventLines`), failures and warnings
     /// included.
     private func printJSON(_ event: PipelineEvent) {
-        let lines = RunEventLines.lines(for: event, outputFolder: locations.folder, firstOutput: locations.first)
+        let lines = RunEventLines.lines(for: event, shard: shard, outputFolder: locations.folder, firstOutput: locations.first)
         for line in lines {
             guard let data = try? RunEventLines.encoded(line) else { continue }
             StandardOutput.write(data + Data("\n".utf8))

@@ -63,7 +63,7 @@ import Vips
                           "encode": {"format": "webp", "quality": {"ssimulacra2": 70}}, "path": "out/{stem}.webp"}]}
             """
         let pipeline = try directory.write(Data(json.utf8), to: "pipeline.json")
-        let result = try CommandRunner.run(["run", "--json", "--max-memory", "2GB", pipeline])
+        let result = try CommandRunner.run(["run", "--json", "--max-memory", "2GB", "--shard", "0/1", pipeline])
         #expect(result.status == 1)
         // When each line is checked against `pipeline schema --events` by an independent validator
         let schema = try CommandRunner.run(["schema", "--events"])
@@ -78,6 +78,8 @@ import Vips
         #expect(counts.count == lines.count)
         for (line, count) in zip(lines, counts) { #expect(count == 0, "invalid against the schema: \(line)") }
         #expect(result.standardOutput.contains(#""quality":"#) && result.standardOutput.contains(#""memory":"#))
+        // and the shard is named where the run starts, for a scheduler's log of every task's lines
+        #expect(try objects(result.standardOutput).first?["shard"] as? [String: Int] == ["index": 0, "count": 1])
     }
 
     @Test func aReportThatCannotBeKeptStopsTheRunBeforeItStarts() throws {

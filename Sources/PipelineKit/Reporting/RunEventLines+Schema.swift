@@ -24,7 +24,12 @@ extension RunEventLines {
                 "event": {"const": "runStarted"},
                 "inputs": {"$ref": "#/$defs/count", "description": "Inputs planned."},
                 "outputsPerInput": {"$ref": "#/$defs/count", "description": "Files per input at most (every width × format)."},
-                "warnings": {"$ref": "#/$defs/strings"}
+                "warnings": {"$ref": "#/$defs/strings"},
+                "shard": {
+                  "type": "object", "additionalProperties": false, "required": ["index", "count"],
+                  "description": "The shard the run makes (from 0), only when it is one.",
+                  "properties": {"index": {"$ref": "#/$defs/count"}, "count": {"type": "integer", "minimum": 1}}
+                }
               }
             },
             "itemStarted": {

@@ -5,14 +5,14 @@ import Foundation
 /// real run's lines against it, so the two cannot drift apart.
 package enum RunEventLines {
     /// The lines one `PipelineEvent` becomes, in order (an input's completion also prints its
-    /// failures and warnings). `outputFolder` and `firstOutput` say where a finished run's
-    /// outputs are, as the summary does.
+    /// failures and warnings). `shard` is the run's, when it is one; `outputFolder` and
+    /// `firstOutput` say where a finished run's outputs are, as the summary does.
     package static func lines(
-        for event: PipelineEvent, outputFolder: String? = nil, firstOutput: String? = nil
+        for event: PipelineEvent, shard: Shard? = nil, outputFolder: String? = nil, firstOutput: String? = nil
     ) -> [any Encodable & Sendable] {
         switch event {
         case .started(let inputs, let outputs, let warnings):
-            [RunStarted(inputs: inputs, outputsPerInput: outputs, warnings: warnings)]
+            [RunStarted(inputs: inputs, outputsPerInput: outputs, warnings: warnings, shard: shard.map(ShardLine.init))]
         case .itemStarted(let input):
             [ItemStarted(input: input.displayName)]
         case .stageFinished(let operation):
@@ -43,6 +43,21 @@ package enum RunEventLines {
         package let outputsPerInput: Int
         /// What planning warned of.
         package let warnings: [String]
+        /// The shard the run makes, when it is one (left out otherwise).
+        package let shard: ShardLine?
+    }
+
+    /// A shard, as `runStarted` names it: a scheduler's tasks print their lines to one log.
+    package struct ShardLine: Encodable, Sendable {
+        /// The shard's number, from 0.
+        package let index: Int
+        /// How many shards the inputs are split into.
+        package let count: Int
+
+        init(_ shard: Shard) {
+            index = shard.index
+            count = shard.count
+        }
     }
 
     /// `itemStarted`: an input entered the first stage.
