@@ -154,7 +154,7 @@ final class SentBody: Sendable {
     private let report: @Sendable (Int, String?) -> Void
 
     /// Reports the bytes taken to `report`, once, with why the server cut the body short when
-    /// it did so itself (its file changed while it was sent).
+    /// it did so itself (its file changed while it was sent, or its object in a bucket did).
     init(report: @escaping @Sendable (Int, String?) -> Void) {
         self.report = report
     }
@@ -170,6 +170,9 @@ final class SentBody: Sendable {
             } catch let changed as OpenedFile.Changed {
                 self.state.withLock { $0.cause = "its file was written to in place while it was sent" }
                 throw changed
+            } catch let unread as StoredOutputs.Failure {
+                self.state.withLock { $0.cause = "its object could not be read to its end: \(unread.description)" }
+                throw unread
             }
         }
     }

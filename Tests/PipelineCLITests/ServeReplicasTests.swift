@@ -15,13 +15,14 @@ struct ServeReplicasTests {
                       "path": "s3://site/thumb/{stem}-{width}.{format}"}]}
         """
 
-    /// A replica: `pipeline serve` of the file in a folder of its own, with the bucket's credentials.
-    static func replica(of moto: MotoServer, serving json: String = json) throws -> (
+    /// A replica: `pipeline serve` of the file in a folder of its own, with the bucket's
+    /// credentials and the command's `options`.
+    static func replica(of moto: MotoServer, serving json: String = json, options: [String] = []) throws -> (
         command: BackgroundCommand, port: Int, folder: TemporaryDirectory
     ) {
         let folder = try TemporaryDirectory()
         try folder.write(Data(json.utf8), to: "p.json")
-        let (command, port) = try ServeCommandTests().serve(folder, environment: moto.environment(home: folder.path))
+        let (command, port) = try ServeCommandTests().serve(folder, options: options, environment: moto.environment(home: folder.path))
         return (command, port, folder)
     }
 
@@ -136,6 +137,42 @@ struct ServeReplicasTests {
             #expect(answer.body == object && answer.header("Content-Length") == "\(object.count)")
         }
         #expect(stored.header("ETag") == made.header("ETag"))
+    }
+
+    @Test func anAnswerCutShortByAnotherVersionInTheBucketIsLoggedAsTheServersCut() async throws {
+        // Given a large PNG in the bucket, made, and a client that has its answer's first bytes
+        let moto = try MotoServer()
+        try moto.createBucket("photos")
+        try moto.createBucket("site")
+        try moto.put(try Fixtures.jpeg(try Fixtures.noise(width: 2000, height: 1500)), bucket: "photos", key: "in/big.jpg")
+        let json = """
+            {"version": 1, "inputs": ["s3://photos/in/*.jpg"],
+             "outputs": [{"name": "full", "encode": {"format": "png"}, "path": "s3://site/full/{stem}.png"}]}
+            """
+        let one = try Self.replica(of: moto, serving: json, options: ["--log-level", "info"])
+        defer { one.command.kill() }
+        let made = try await LoopbackHTTPClient.request(port: one.port, target: "/full/big.jpg")
+        #expect(made.status == 200 && made.body.count > 2 * (4 << 20), "\(one.command.transcript)")
+        let client = try LoopbackHTTPClient.stalledInAnswer(port: one.port, target: "/full/big.jpg")
+        defer { close(client) }
+
+        // When another machine (a replica of another version of the file) puts another version
+        // of the object, and the client reads on
+        try moto.put(Data(repeating: 7, count: made.body.count), bucket: "site", key: "full/big.png")
+        var received = 0
+        var buffer = [UInt8](repeating: 0, count: 64 << 10)
+        while received <= made.body.count {
+            let count = recv(client, &buffer, buffer.count, 0)
+            guard count > 0 else { break }
+            received += count
+        }
+
+        // Then the client has less than the whole, and the access log says the server cut it
+        // short for the object's new version, not that the client left
+        #expect(received < made.body.count)
+        let line = one.command.waitForLine(timeout: 60) { $0.isError && $0.text.contains("cut off after") }
+        #expect(line?.text.contains("its object could not be read to its end: ") == true, "\(one.command.transcript)")
+        #expect(line?.text.contains("another version") == true, "\(one.command.transcript)")
     }
 }
 #endif
