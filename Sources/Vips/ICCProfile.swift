@@ -26,6 +26,21 @@ public enum ICCProfile {
         return true
     }
 
+    /// Whether `bytes` hold a profile and nothing else: as long as its header says, with no
+    /// bytes past its last tag's (beyond the padding to 4 bytes), and at most `plainMaximum`.
+    /// Bytes past the tags are read by nobody, and may hide anything; a length the header does
+    /// not give is read differently by each format's writer (one copies it, another drops it).
+    public static func isPlain(_ bytes: [UInt8]) -> Bool {
+        guard bytes.count <= plainMaximum, bytes.storedInteger(at: 0) == bytes.count, let profile = Parsed(bytes) else { return false }
+        let tagsEnd = profile.tags.values.map { $0.offset + $0.size }.max() ?? 0
+        let end = max(tagsEnd, 132 + profile.tags.count * 12)
+        return bytes.count <= (end + 3) / 4 * 4
+    }
+
+    /// The largest profile kept as it is: above the largest sRGB profiles in use (the ICC's
+    /// v4 preference profile, with its tables, is 60 KB), far below a profile made to bloat.
+    public static let plainMaximum = 128 << 10
+
     /// sRGB's red, green and blue primaries as XYZ, adapted to D50 (ICC's connection space).
     static let srgbPrimaries: [[Double]] = [[0.4361, 0.2225, 0.0139], [0.3851, 0.7169, 0.0971], [0.1431, 0.0606, 0.7141]]
 
@@ -115,5 +130,11 @@ extension VipsImage {
     /// Whether the embedded ICC profile is sRGB (`ICCProfile.isSRGB`).
     public var hasSRGBProfile: Bool {
         iccProfileBytes.map(ICCProfile.isSRGB) ?? false
+    }
+
+    /// Whether the embedded ICC profile is sRGB and plain (`ICCProfile.isPlain`): one an output
+    /// may keep as the input has it.
+    public var hasPlainSRGBProfile: Bool {
+        iccProfileBytes.map { ICCProfile.isPlain($0) && ICCProfile.isSRGB($0) } ?? false
     }
 }

@@ -49,6 +49,14 @@ package enum ICCFixtures {
         assembled(colourSpace: "GRAY", [("wtpt", xyz(d50)), ("kTRC", curve)])
     }
 
+    /// `profile` with `count` bytes after its tags, its header counting them: well formed, and
+    /// holding what no reader reads.
+    package static func padded(_ profile: [UInt8], by count: Int) -> [UInt8] {
+        var bytes = profile + (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+        bytes.replaceSubrange(0..<4, with: be32(bytes.count))
+        return bytes
+    }
+
     private static let d50 = [0.9642, 1.0, 0.8249]
 
     private static func xyz(_ v: [Double]) -> [UInt8] {

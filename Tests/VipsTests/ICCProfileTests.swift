@@ -54,5 +54,20 @@ extension OneAtATime {
             let good = ICCFixtures.profile(primaries: ICCFixtures.srgbPrimaries, curve: ICCFixtures.srgbParametric)
             for length in 0..<good.count { _ = ICCProfile.isSRGB(Array(good.prefix(length))) }
         }
+
+        @Test func aProfileWithBytesPastItsTagsOrAnotherLengthIsNotPlain() throws {
+            let srgb = try Self.embedded("srgb")
+            #expect(ICCProfile.isPlain(srgb))
+            #expect(ICCProfile.isPlain(ICCFixtures.profile(primaries: ICCFixtures.srgbPrimaries, curve: ICCFixtures.srgbTable)))
+            // Padded, its header counting the padding: bytes no reader reads
+            let padded = ICCFixtures.padded(srgb, by: 4096)
+            #expect(ICCProfile.isSRGB(padded) && !ICCProfile.isPlain(padded))
+            // A length its header does not give
+            var mislabelled = srgb
+            mislabelled.replaceSubrange(0..<4, with: [0x7F, 0xFF, 0xFF, 0xFF])
+            #expect(ICCProfile.isSRGB(mislabelled) && !ICCProfile.isPlain(mislabelled))
+            // Too large to be kept, whatever it holds
+            #expect(!ICCProfile.isPlain(ICCFixtures.padded(srgb, by: ICCProfile.plainMaximum)))
+        }
     }
 }

@@ -98,6 +98,25 @@ import Vips
             "converted: the pixels \(samePixels ? "stayed" : "changed"), the profile \(sameProfile ? "stayed" : "was replaced")")
     }
 
+    @Test func aPaddedOrMislabelledSRGBProfileIsReplacedByLibvipsOwn() throws {
+        // Given images whose sRGB profile is padded with a megabyte (its header counting it), or
+        // whose header gives another length
+        let image = try Fixtures.image(width: 64, height: 48, bands: 3) { x, y in [UInt8(x * 4), UInt8(y * 5), 90] }
+        let srgb = try #require(try image.convertedFromSRGB(toProfile: "srgb").iccProfileBytes)
+        var mislabelled = srgb
+        mislabelled.replaceSubrange(0..<4, with: [0x7F, 0xFF, 0xFF, 0xFF])
+        for (profile, suffix) in [(ICCFixtures.padded(srgb, by: 1 << 20), ".png"), (mislabelled, ".jpg[Q=95]")] {
+            let data = try image.settingBlobField("icc-profile-data", to: profile).encoded(suffix: suffix)
+            try #require(try VipsImage.open(data: data).iccProfileBytes == profile, "\(suffix) keeps the profile as given")
+            // When decoded
+            let decoded = try decode(data, name: "padded\(suffix)")
+            // Then its outputs would carry libvips' own sRGB profile, not those bytes, and the same colours
+            #expect(decoded.image.iccProfileBytes == srgb, "\(suffix): \(decoded.image.iccProfileBytes?.count ?? 0) bytes")
+            let pixel = try decoded.image.pixel(x: 20, y: 10)
+            #expect(Fixtures.isClose(pixel, [80, 50, 90], tolerance: suffix == ".png" ? 2 : 8), "\(suffix): \(pixel)")
+        }
+    }
+
     @Test func anAdobeRGBProfileIsStillConverted() throws {
         let directory = try TemporaryDirectory()
         let profilePath = try directory.write(

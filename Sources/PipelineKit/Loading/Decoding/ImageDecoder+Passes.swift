@@ -172,11 +172,13 @@ extension ImageDecoder {
     static func toSRGB(_ input: VipsImage) throws -> VipsImage {
         var image = input
         // An embedded sRGB profile needs no conversion (libvips' thumbnail converts no profile at
-        // all unless asked to): a pass of Little CMS over every pixel saved.
+        // all unless asked to): a pass of Little CMS over every pixel saved. Unless it is padded
+        // or mislabelled (`isPlain`): then the pass leaves libvips' own sRGB profile in its place,
+        // where the outputs would keep every byte of it.
         // Floating-point pixels, which libvips takes as linear light, its icc_transform turns
         // black: their profile is passed over, as vipsthumbnail passes it over.
         let integral = image.bandFormat == .uchar || image.bandFormat == .ushort
-        if integral, image.hasICCProfile, !image.hasSRGBProfile, var converted = try? image.convertedFromEmbeddedProfileToSRGB() {
+        if integral, image.hasICCProfile, !image.hasPlainSRGBProfile, var converted = try? image.convertedFromEmbeddedProfileToSRGB() {
             let colourBands = input.isGreyscale ? 1 : input.interpretation == .cmyk ? 4 : 3
             if input.hasAlpha, input.bandFormat == .ushort, input.bands > colourBands, converted.bands > 3 {
                 // libvips' icc_transform makes 8-bit colour and clips a 16-bit alpha (the band
