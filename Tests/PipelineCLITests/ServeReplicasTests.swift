@@ -35,6 +35,23 @@ struct ServeReplicasTests {
         return moto
     }
 
+    /// moto's server with the bucket of inputs, holding one photo of noise (`in/big.jpg`) whose
+    /// PNG (`fullSizePNG`) is several of the pieces a large object is sent in, and the bucket
+    /// of outputs.
+    static func bucketsWithOneLargePhoto() throws -> MotoServer {
+        let moto = try MotoServer()
+        try moto.createBucket("photos")
+        try moto.createBucket("site")
+        try moto.put(try Fixtures.jpeg(try Fixtures.noise(width: 2000, height: 1500)), bucket: "photos", key: "in/big.jpg")
+        return moto
+    }
+
+    /// The inputs' full-size PNG, in the bucket of outputs.
+    static let fullSizePNG = """
+        {"version": 1, "inputs": ["s3://photos/in/*.jpg"],
+         "outputs": [{"name": "full", "encode": {"format": "png"}, "path": "s3://site/full/{stem}.png"}]}
+        """
+
     @Test func aFileOneReplicaMadeIsAnsweredByTheOtherFromTheBucket() async throws {
         // Given two replicas serving one bucket
         let moto = try Self.bucketsWithOnePhoto()
@@ -113,17 +130,10 @@ struct ServeReplicasTests {
 
     @Test func aLargeFileInTheBucketIsAnsweredWholeByRangedReads() async throws {
         // Given a photo whose PNG is several of the pieces a large object is sent in
-        let moto = try MotoServer()
-        try moto.createBucket("photos")
-        try moto.createBucket("site")
-        try moto.put(try Fixtures.jpeg(try Fixtures.noise(width: 2000, height: 1500)), bucket: "photos", key: "in/big.jpg")
-        let json = """
-            {"version": 1, "inputs": ["s3://photos/in/*.jpg"],
-             "outputs": [{"name": "full", "encode": {"format": "png"}, "path": "s3://site/full/{stem}.png"}]}
-            """
-        let one = try Self.replica(of: moto, serving: json)
+        let moto = try Self.bucketsWithOneLargePhoto()
+        let one = try Self.replica(of: moto, serving: Self.fullSizePNG)
         defer { one.command.kill() }
-        let two = try Self.replica(of: moto, serving: json)
+        let two = try Self.replica(of: moto, serving: Self.fullSizePNG)
         defer { two.command.kill() }
         // When one replica makes it and the other answers it from the bucket
         let made = try await LoopbackHTTPClient.request(port: one.port, target: "/full/big.jpg")
@@ -141,15 +151,8 @@ struct ServeReplicasTests {
 
     @Test func anAnswerCutShortByAnotherVersionInTheBucketIsLoggedAsTheServersCut() async throws {
         // Given a large PNG in the bucket, made, and a client that has its answer's first bytes
-        let moto = try MotoServer()
-        try moto.createBucket("photos")
-        try moto.createBucket("site")
-        try moto.put(try Fixtures.jpeg(try Fixtures.noise(width: 2000, height: 1500)), bucket: "photos", key: "in/big.jpg")
-        let json = """
-            {"version": 1, "inputs": ["s3://photos/in/*.jpg"],
-             "outputs": [{"name": "full", "encode": {"format": "png"}, "path": "s3://site/full/{stem}.png"}]}
-            """
-        let one = try Self.replica(of: moto, serving: json, options: ["--log-level", "info"])
+        let moto = try Self.bucketsWithOneLargePhoto()
+        let one = try Self.replica(of: moto, serving: Self.fullSizePNG, options: ["--log-level", "info"])
         defer { one.command.kill() }
         let made = try await LoopbackHTTPClient.request(port: one.port, target: "/full/big.jpg")
         #expect(made.status == 200 && made.body.count > 2 * (4 << 20), "\(one.command.transcript)")

@@ -12,7 +12,7 @@ package enum RunEventLines {
     ) -> [any Encodable & Sendable] {
         switch event {
         case .started(let inputs, let outputs, let warnings):
-            [RunStarted(inputs: inputs, outputsPerInput: outputs, warnings: warnings, shard: shard.map(ShardLine.init))]
+            [RunStarted(inputs: inputs, outputsPerInput: outputs, warnings: warnings, shard: shard.map(RunReport.ShardInfo.init))]
         case .itemStarted(let input):
             [ItemStarted(input: input.displayName)]
         case .stageFinished(let operation):
@@ -43,21 +43,9 @@ package enum RunEventLines {
         package let outputsPerInput: Int
         /// What planning warned of.
         package let warnings: [String]
-        /// The shard the run makes, when it is one (left out otherwise).
-        package let shard: ShardLine?
-    }
-
-    /// A shard, as `runStarted` names it: a scheduler's tasks print their lines to one log.
-    package struct ShardLine: Encodable, Sendable {
-        /// The shard's number, from 0.
-        package let index: Int
-        /// How many shards the inputs are split into.
-        package let count: Int
-
-        init(_ shard: Shard) {
-            index = shard.index
-            count = shard.count
-        }
+        /// The shard the run makes, when it is one (left out otherwise): a scheduler's tasks
+        /// may print their lines to one log.
+        package let shard: RunReport.ShardInfo?
     }
 
     /// `itemStarted`: an input entered the first stage.

@@ -135,3 +135,10 @@ public struct RunReport: Sendable, Codable {
         public var count: Int
     }
 }
+
+extension RunReport.ShardInfo {
+    /// What a report and `--json` say of `shard`.
+    init(_ shard: Shard) {
+        self.init(index: shard.index, count: shard.count)
+    }
+}
