@@ -37,7 +37,7 @@ extension OutputResponder {
             stored, isCancelled throws(StoredOutputs.Failure) in
             try stored.read(written, bytes: 0..<pieceBytes, isCancelled: isCancelled)
         }
-        let (stored, logger) = (self.stored, context.logger)
+        let (stored, logger, timeout) = (self.stored, context.logger, self.timeout)
         return ResponseBody(contentLength: size) { writer in
             var piece = first
             var offset = 0
@@ -46,8 +46,19 @@ extension OutputResponder {
                 offset += piece.readableBytes
                 guard offset < size else { break }
                 let range = offset..<min(offset + pieceBytes, size)
-                let read = await runBlocking(on: .global(qos: .userInitiated)) {
-                    Result { () throws(StoredOutputs.Failure) in try stored.read(written, bytes: range) }
+                // Given up when the answer is (its connection closed past the drain timeout),
+                // or when the bucket takes longer than serve.timeout: a piece that never comes
+                // must not hold the answer, and the server's stop, open.
+                let given = CancellationFlag()
+                let pieceDeadline = AnswerDeadline(seconds: timeout)
+                let read = await withTaskCancellationHandler {
+                    await runBlocking(on: .global(qos: .userInitiated)) {
+                        Result { () throws(StoredOutputs.Failure) in
+                            try stored.read(written, bytes: range, isCancelled: { given.isSet || pieceDeadline.hasPassed })
+                        }
+                    }
+                } onCancel: {
+                    given.set()
                 }
                 switch read {
                 case .success(let bytes):

@@ -20,7 +20,7 @@ struct OutputResponder: Sendable {
     /// Whether a request makes every output of its input, not only the file it names (`serve.makeAll`).
     private let makeAll: Bool
     /// Seconds a request waits for its file (`serve.timeout`).
-    private let timeout: Double
+    let timeout: Double
     /// The width hints read, in order: the standard one first, then the one browsers sent before it.
     static let widthHints = [HTTPFields.Element.Name("Sec-CH-Width")!, HTTPFields.Element.Name("Width")!]
     /// What `Accept-CH` asks for, when the file's `serve.clientHints` is on.

@@ -177,5 +177,44 @@ struct ServeReplicasTests {
         #expect(line?.text.contains("its object could not be read to its end: ") == true, "\(one.command.transcript)")
         #expect(line?.text.contains("another version") == true, "\(one.command.transcript)")
     }
+
+    @Test func aPieceTheBucketDoesNotGiveIsGivenUpWhenTheDrainTimeoutCutsTheAnswer() async throws {
+        // Given a large PNG in the bucket, made, each bucket request allowed ten minutes, and a
+        // drain timeout of 2 s
+        let moto = try Self.bucketsWithOneLargePhoto()
+        defer { moto.resume() }
+        let json = Self.fullSizePNG.replacingOccurrences(
+            of: #""inputs":"#, with: #""fetch": {"timeout": "600s", "retries": 0}, "serve": {"drainTimeout": 2}, "inputs":"#)
+        let one = try Self.replica(of: moto, serving: json, options: ["--log-level", "info"])
+        defer { one.command.kill() }
+        let made = try await LoopbackHTTPClient.request(port: one.port, target: "/full/big.jpg")
+        #expect(made.status == 200 && made.body.count > 2 * (4 << 20), "\(one.command.transcript)")
+
+        // When the bucket stops answering while the answer is read back from it, the client
+        // takes the first piece, and SIGTERM comes while the next is asked for
+        let client = try LoopbackHTTPClient.stalledInAnswer(port: one.port, target: "/full/big.jpg")
+        moto.pause()
+        let reading = Task.detached {
+            defer { close(client) }
+            var (received, buffer) = (0, [UInt8](repeating: 0, count: 64 << 10))
+            while received <= made.body.count {
+                let count = recv(client, &buffer, buffer.count, 0)
+                guard count > 0 else { break }
+                received += count
+            }
+            return received
+        }
+        try await Task.sleep(for: .seconds(2))
+        one.command.signal(SIGTERM)
+
+        // Then the server stops at its drain timeout, cutting the answer off, not when the
+        // bucket answers again
+        #expect(one.command.waitForExit(timeout: 30) == 1, "\(one.command.transcript)")
+        #expect(
+            one.command.transcript.contains("after serve.drainTimeout (2s): 1 request still in flight was cut off"),
+            "\(one.command.transcript)")
+        moto.resume()
+        #expect(await reading.value < made.body.count)
+    }
 }
 #endif

@@ -112,6 +112,16 @@ package final class MotoServer: @unchecked Sendable {
     private static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("Scripts/moto-server").path
 
+    /// Stops the server (SIGSTOP) until `resume()`: a bucket that takes requests and answers none.
+    package func pause() {
+        kill(process.processIdentifier, SIGSTOP)
+    }
+
+    /// Lets a paused server answer again.
+    package func resume() {
+        kill(process.processIdentifier, SIGCONT)
+    }
+
     /// SIGKILL: started from the test process, moto's server inherits a signal mask that
     /// blocks SIGTERM, and `terminate()` would leave `waitUntilExit()` waiting for good.
     private static func stop(_ process: Process) {

@@ -2,10 +2,15 @@ import Vips
 
 /// A flag set from a task's cancellation handler and read by work on a Dispatch queue (a stage
 /// lane), which has no task to ask.
-final class CancellationFlag: Sendable {
+package final class CancellationFlag: Sendable {
     private let state = Locked(false)
 
-    var isSet: Bool { state.withLock { $0 } }
+    /// Creates a flag not yet set.
+    package init() {}
 
-    func set() { state.withLock { $0 = true } }
+    /// Whether it has been set.
+    package var isSet: Bool { state.withLock { $0 } }
+
+    /// Sets it, for good.
+    package func set() { state.withLock { $0 = true } }
 }
