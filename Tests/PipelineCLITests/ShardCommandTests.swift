@@ -143,6 +143,35 @@ import Testing
             many.standardError.contains("\n… and 6 more failures in \(merged)-3/report.json\n26 inputs failed\n"), "\(many.standardError)")
     }
 
+    @Test func mergeReportsNamesWhichFileOfAnOutputOfSeveralFailed() throws {
+        // Given a shard's report of an output of two widths and two formats whose crop fails
+        // on every file
+        let (directory, file) = try Self.photos(
+            1,
+            file: """
+                {"version": 1, "inputs": ["in/*.jpg"], "outputs": [
+                  {"name": "w", "widths": [10, 20], "formats": ["jpeg", "png"],
+                   "steps": [{"crop": {"left": 0, "top": 0, "width": 65, "height": 10}}, {"resize": {}}],
+                   "path": "out/{stem}-{width}.{format}"}]}
+                """)
+        let report = directory.url.appendingPathComponent("reports/0").path
+        #expect(try CommandRunner.run(["run", "--quiet", "--shard", "0/1", "--report", report, file]).status == 1)
+
+        // When it is merged, then each file's failure is named apart, as the run named them
+        let merged = try CommandRunner.run(["merge-reports", "--output", directory.path + "/merged", report])
+        let named = merged.standardError.split(separator: "\n").filter { $0.hasPrefix("failed: ") }.map(String.init)
+        #expect(named.count == 4 && Set(named).count == 4, "\(merged.standardError)")
+        for width in [10, 20] {
+            for format in ["jpeg", "png"] {
+                #expect(named.contains { $0.hasPrefix("failed: in/p0.jpg → w (\(width) px, \(format)): process: ") }, "\(named)")
+            }
+        }
+        // and the report records it, with the file's own format
+        let outputs = try ReportMerger.read(URL(fileURLWithPath: report)).items.first?.outputs ?? []
+        #expect(Set(outputs.compactMap(\.file)) == ["10 px, jpeg", "10 px, png", "20 px, jpeg", "20 px, png"], "\(outputs)")
+        #expect(outputs.allSatisfy { $0.file?.hasSuffix($0.format) == true })
+    }
+
     @Test func mergeManifestsWritesTheManifestOneRunOverEveryInputWrites() throws {
         // Given 12 photos and a file with a manifest, whose one run over every input wrote it
         let (directory, file) = try Self.photos(

@@ -124,7 +124,7 @@ struct HTMLReport {
         for row in page.failures {
             html +=
                 "<tr><td class=\"path\">\(row.input.htmlEscaped)</td>"
-                + "<td>\(row.output.map(\.htmlEscaped) ?? "<span class=\"dim\">whole input</span>")</td>"
+                + "<td>\(row.outputFile.map(\.htmlEscaped) ?? "<span class=\"dim\">whole input</span>")</td>"
                 + "<td><span class=\"stage\">\((row.stage?.rawValue ?? "?").htmlEscaped)</span>"
                 + (row.step.map { " <code>\($0.description.htmlEscaped)</code>" } ?? "") + "</td>"
                 + "<td class=\"reason\">\(row.reason.htmlEscaped)</td></tr>\n"

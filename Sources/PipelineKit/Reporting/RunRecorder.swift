@@ -141,7 +141,8 @@ package final class RunRecorder: Sendable {
                 RunReport.Output(
                     name: output.name, path: nil, status: .failed, error: failure?.reason,
                     kind: failure.map { $0.error.kind.description }, stage: failure?.stage, step: failure?.step,
-                    width: nil, height: nil, bytes: nil, format: formats[output.name] ?? "", upToDate: nil)
+                    width: nil, height: nil, bytes: nil, format: failure?.format?.rawValue ?? formats[output.name] ?? "", upToDate: nil,
+                    file: failure?.file)
             }
             return output.variant == nil ? Array((succeeded + failed).prefix(1)) : succeeded + failed
         }

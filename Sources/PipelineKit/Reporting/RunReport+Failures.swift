@@ -6,6 +6,8 @@ extension RunReport {
         package let input: String
         /// The output that failed, or nil when the whole input failed.
         package let output: String?
+        /// Which of the output's files failed, when it makes several (`320 px, avif`).
+        package let file: String?
         /// The stage that failed, when recorded.
         package let stage: Stage?
         /// The processor step that failed, when it was one.
@@ -13,9 +15,14 @@ extension RunReport {
         /// Why it failed, in words.
         package let reason: String
 
-        /// `INPUT → OUTPUT: STAGE: steps[N].NAME: REASON`, as a run prints a failure.
+        /// The output, and its file when it makes several: `OUTPUT (320 px, avif)`.
+        package var outputFile: String? {
+            output.map { $0 + (file.map { " (\($0))" } ?? "") }
+        }
+
+        /// `INPUT → OUTPUT (FILE): STAGE: steps[N].NAME: REASON`, as a run prints a failure.
         package var description: String {
-            let what = output.map { "\(input) → \($0)" } ?? input
+            let what = outputFile.map { "\(input) → \($0)" } ?? input
             return "\(what): \(stage.map { "\($0.rawValue): " } ?? "")\(step.map { "\($0): " } ?? "")\(reason)"
         }
     }
@@ -26,10 +33,11 @@ extension RunReport.Item {
     /// it succeeded or was not run.
     package var failures: [RunReport.Failure] {
         guard status == .failed else { return [] }
-        if let error { return [RunReport.Failure(input: input, output: nil, stage: stage, step: nil, reason: error)] }
+        if let error { return [RunReport.Failure(input: input, output: nil, file: nil, stage: stage, step: nil, reason: error)] }
         return outputs.filter { $0.status == .failed }.map { output in
             RunReport.Failure(
-                input: input, output: output.name, stage: output.stage, step: output.step, reason: output.error ?? "unknown reason")
+                input: input, output: output.name, file: output.file, stage: output.stage, step: output.step,
+                reason: output.error ?? "unknown reason")
         }
     }
 }

@@ -33,6 +33,9 @@ public struct RunReport: Sendable, Codable {
         public var quality: Int? = nil
         /// The file's SSIMULACRA 2 score when a quality target's search chose its quality.
         public var ssimulacra2: Double? = nil
+        /// Which of the output's files failed, when it failed and makes several (widths,
+        /// formats, art crops): `320 px, avif`.
+        public var file: String? = nil
     }
 
     /// One input: how it went, and each of its outputs.
