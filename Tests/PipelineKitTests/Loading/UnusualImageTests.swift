@@ -115,6 +115,10 @@ import Vips
             let pixel = try decoded.image.pixel(x: 20, y: 10)
             #expect(Fixtures.isClose(pixel, [80, 50, 90], tolerance: suffix == ".png" ? 2 : 8), "\(suffix): \(pixel)")
         }
+        // and one of floating-point samples, whose profile is passed over, goes without it
+        let float = try image.cast(to: .float).settingBlobField("icc-profile-data", to: ICCFixtures.padded(srgb, by: 1 << 20))
+        let decoded = try decode(try float.encoded(suffix: ".tif"), name: "padded.tif")
+        #expect(decoded.image.iccProfileBytes == nil, "\(decoded.image.iccProfileBytes?.count ?? 0) bytes")
     }
 
     @Test func anAdobeRGBProfileIsStillConverted() throws {

@@ -194,6 +194,9 @@ extension ImageDecoder {
             image =
                 input.isGreyscale
                 ? try converted.converted(to: .blackAndWhite).removingFields(["icc-profile-data"]) : converted
+        } else if !integral, let profile = image.iccProfileBytes, !ICCProfile.isPlain(profile) {
+            // Passed over, it would be kept: padded or mislabelled, it goes (sRGB is assumed).
+            image = try image.removingFields(["icc-profile-data"])
         }
         switch image.interpretation {
         case .sRGB, .blackAndWhite:
