@@ -26,15 +26,24 @@ public enum ICCProfile {
         return true
     }
 
-    /// Whether `bytes` hold a profile and nothing else: as long as its header says, with no
-    /// bytes past its last tag's (beyond the padding to 4 bytes), and at most `plainMaximum`.
-    /// Bytes past the tags are read by nobody, and may hide anything; a length the header does
-    /// not give is read differently by each format's writer (one copies it, another drops it).
+    /// Whether `bytes` hold a profile and nothing else: as long as its header says, each byte
+    /// in its header, its tag table or a tag (padded to 4 bytes, as writers align the next),
+    /// and at most `plainMaximum` in all. Bytes outside the tags are read by nobody, and may
+    /// hide anything; a length the header does not give is read differently by each format's
+    /// writer (one copies it, another drops it).
     public static func isPlain(_ bytes: [UInt8]) -> Bool {
-        guard bytes.count <= plainMaximum, bytes.storedInteger(at: 0) == bytes.count, let profile = Parsed(bytes) else { return false }
-        let tagsEnd = profile.tags.values.map { $0.offset + $0.size }.max() ?? 0
-        let end = max(tagsEnd, 132 + profile.tags.count * 12)
-        return bytes.count <= (end + 3) / 4 * 4
+        guard bytes.count <= plainMaximum, bytes.storedInteger(at: 0) == bytes.count, let profile = Parsed(bytes),
+            let count = bytes.storedInteger(at: 128)
+        else { return false }
+        let table = 0..<(132 + count * 12)
+        let tags = profile.tags.values.map { $0.offset..<min(bytes.count, ($0.offset + $0.size + 3) / 4 * 4) }
+        // Tags may share their bytes, and lie in any order.
+        var (covered, reached) = (0, 0)
+        for range in ([table] + tags).sorted(by: { $0.lowerBound < $1.lowerBound }) {
+            covered += max(0, range.upperBound - max(range.lowerBound, reached))
+            reached = max(reached, range.upperBound)
+        }
+        return covered == bytes.count
     }
 
     /// The largest profile kept as it is: above the largest sRGB profiles in use (the ICC's

@@ -66,6 +66,17 @@ extension OneAtATime {
             var mislabelled = srgb
             mislabelled.replaceSubrange(0..<4, with: [0x7F, 0xFF, 0xFF, 0xFF])
             #expect(ICCProfile.isSRGB(mislabelled) && !ICCProfile.isPlain(mislabelled))
+            // Bytes between its tag table and its tags, which no tag holds
+            func be32(_ value: Int) -> [UInt8] { [24, 16, 8, 0].map { UInt8(truncatingIfNeeded: value >> $0) } }
+            var gapped = ICCFixtures.profile(primaries: ICCFixtures.srgbPrimaries, curve: ICCFixtures.srgbTable)
+            let count = try #require(gapped.storedInteger(at: 128))
+            gapped.insert(contentsOf: [UInt8](repeating: 9, count: 64), at: 132 + count * 12)
+            for entry in 0..<count {
+                let at = 132 + entry * 12 + 4
+                gapped.replaceSubrange(at..<at + 4, with: be32(try #require(gapped.storedInteger(at: at)) + 64))
+            }
+            gapped.replaceSubrange(0..<4, with: be32(gapped.count))
+            #expect(ICCProfile.isSRGB(gapped) && !ICCProfile.isPlain(gapped))
             // Too large to be kept, whatever it holds
             #expect(!ICCProfile.isPlain(ICCFixtures.padded(srgb, by: ICCProfile.plainMaximum)))
         }
