@@ -53,9 +53,9 @@ public struct ProcessorRegistry: Sendable {
 
     /// The same registry with `processors` added after the ones it has.
     public func adding(contentsOf processors: [any ImageProcessing.Type]) -> ProcessorRegistry {
-        let previous = conflicts
         let combined = ProcessorRegistry(self.processors + processors)
-        var registry = ProcessorRegistry(processors: combined.processors, conflicts: previous + combined.conflicts)
+        var registry = ProcessorRegistry(
+            processors: combined.processors, conflicts: conflicts + combined.conflicts, declarationProblems: combined.declarationProblems)
         registry.faceFinder = faceFinder
         return registry
     }
@@ -74,10 +74,10 @@ public struct ProcessorRegistry: Sendable {
         return self
     }
 
-    private init(processors: [any ImageProcessing.Type], conflicts: [NameConflict]) {
+    private init(processors: [any ImageProcessing.Type], conflicts: [NameConflict], declarationProblems: [DeclarationProblem]) {
         self.processors = processors
         self.conflicts = conflicts
-        declarationProblems = processors.flatMap(DeclarationProblem.problems(of:))
+        self.declarationProblems = declarationProblems
     }
 
     /// The processors as variants of a step, for validation and the schema.
