@@ -58,14 +58,10 @@ extension HTMLReport {
     /// Card order: failed inputs first, then by name (numbers in names compared as numbers).
     static func cardPrecedes(_ left: RunReport.Item, _ right: RunReport.Item) -> Bool {
         if (left.status == .failed) != (right.status == .failed) { return left.status == .failed }
-        return namePrecedes(left.input, right.input)
+        return RunReport.inputPrecedes(left.input, right.input)
     }
 
     private static func failurePrecedes(_ left: RunReport.Failure, _ right: RunReport.Failure) -> Bool {
-        namePrecedes(left.input, right.input)
-    }
-
-    private static func namePrecedes(_ left: String, _ right: String) -> Bool {
-        left.compare(right, options: [.numeric, .caseInsensitive]) == .orderedAscending
+        RunReport.inputPrecedes(left.input, right.input)
     }
 }

@@ -37,7 +37,7 @@ public enum ReportMerger {
             outputsWritten: sum(\.outputsWritten), outputsUpToDate: sum(\.outputsUpToDate),
             cancelled: reports.contains(where: \.cancelled),
             stages: mergedStages(reports),
-            items: reports.flatMap(\.items).sorted { $0.input < $1.input })
+            items: reports.flatMap(\.items).sorted { RunReport.inputPrecedes($0.input, $1.input) })
         // Said in the report itself: one read without the command's exit status or its words
         // (a dashboard, the page) must not pass for the whole run.
         if !missing.isEmpty { merged.missingShards = missing }

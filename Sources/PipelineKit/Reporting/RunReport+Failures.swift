@@ -1,3 +1,5 @@
+import Foundation
+
 extension RunReport {
     /// One failure a report records: of a whole input, or of one of its outputs. What the
     /// report page's table and `merge-reports` list.
@@ -25,6 +27,14 @@ extension RunReport {
             let what = outputFile.map { "\(input) → \($0)" } ?? input
             return "\(what): \(stage.map { "\($0.rawValue): " } ?? "")\(step.map { "\($0): " } ?? "")\(reason)"
         }
+    }
+}
+
+extension RunReport {
+    /// The order of inputs in a report, its page and a merge: numbers in names compared as
+    /// numbers (`photo-2` before `photo-10`), case ignored.
+    package static func inputPrecedes(_ left: String, _ right: String) -> Bool {
+        left.compare(right, options: [.numeric, .caseInsensitive]) == .orderedAscending
     }
 }
 
