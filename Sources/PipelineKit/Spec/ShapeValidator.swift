@@ -169,6 +169,13 @@ struct ShapeValidator {
     }
 
     private mutating func checkAnyOf(_ node: JSONNode, shapes: [ValueShape], at path: String) {
+        // A number in quotes where a number or a word may go (`"widths": ["640"]`): the mistake
+        // is the quotes, which a message listing only the words would not show.
+        if case .string(let text) = node.value, Double(text) != nil, !shapes.contains(where: { accepts($0, node) && !isChoice($0) }),
+            shapes.contains(where: isNumeric), !shapes.contains(where: { isChoice($0, holding: text) })
+        {
+            return expected(shapes.map(typeName).joined(separator: " or "), node, path, because: "write a number without quotes")
+        }
         // Check against the first alternative of the node's JSON type, so messages speak of it.
         for shape in shapes where accepts(shape, node) {
             return check(node, against: shape, at: path)
@@ -235,6 +242,19 @@ struct ShapeValidator {
         case (.anyOf(let shapes), _): shapes.contains { accepts($0, node) }
         default: false
         }
+    }
+
+    private func isNumeric(_ shape: ValueShape) -> Bool {
+        switch shape {
+        case .integer, .number: true
+        default: false
+        }
+    }
+
+    /// Whether `shape` is a choice of words, holding `text` among them when it is given.
+    private func isChoice(_ shape: ValueShape, holding text: String? = nil) -> Bool {
+        guard case .choice(let values) = shape else { return false }
+        return text.map(values.contains) ?? true
     }
 
     private func typeName(_ shape: ValueShape) -> String {

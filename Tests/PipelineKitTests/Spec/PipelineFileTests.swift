@@ -122,6 +122,22 @@ import Testing
         #expect(found.first?.message == "expected an integer, found the string \"320\"")
     }
 
+    @Test func aNumberInQuotesWhereANumberOrAWordMayGoIsToldToLoseTheQuotes() {
+        func widths(_ list: String) -> [PipelineFileError.Problem] {
+            problems(
+                #"{"version": 1, "inputs": ["in/*.jpg"], "outputs": [{"name": "r", "widths": \#(list), "encode": {"format": "webp"}, "#
+                    + #""path": "out/{stem}-{width}.webp"}]}"#)
+        }
+        let quoted = widths(#"["640", "original"]"#)
+        #expect(quoted.map(\.path) == ["outputs[0].widths[0]"], "\(quoted)")
+        #expect(
+            quoted.first?.message
+                == #"expected an integer or one of "original", found the string "640": write a number without quotes"#)
+        // A word that is not one of the choices is still named as one
+        let word = widths(#"["orignal"]"#)
+        #expect(word.first?.message.contains(#"did you mean "original"?"#) == true, "\(word)")
+    }
+
     @Test func aQualityTargetForAFormatWithAFixedQualitySaysWhichFormatsTakeOne() {
         for format in ["png", "tiff"] {
             let found = problems(
