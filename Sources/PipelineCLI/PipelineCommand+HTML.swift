@@ -16,6 +16,9 @@ extension PipelineCommand {
                 input's stem: photo.html. Inputs of one stem take photo.html, photo-2.html, photo-3.html… in the \
                 manifest's order, and a name that would be the manifest itself is passed over the same way. Each \
                 file is written whole or not at all.
+
+                Exit status 0 when the markup was printed or written; 1 when a file could not be written; 2 when \
+                the manifest cannot be read, has no such input or output, or --out names a file.
                 """
         )
 
@@ -55,7 +58,8 @@ extension PipelineCommand {
             do {
                 document = try ImageManifest.read(from: URL(fileURLWithPath: manifest))
             } catch {
-                printError("\(manifest): not a manifest pipeline can read: \(ErrorText.reason(error))".escapingControlCharacters)
+                let reason = Self.pipelineFileInstead(manifest) ?? "not a manifest pipeline can read: \(ErrorText.reason(error))"
+                printError("\(manifest): \(reason)".escapingControlCharacters)
                 throw ExitCode.invalidInput
             }
             let entries = try chosenEntries(of: document)
@@ -102,6 +106,20 @@ extension PipelineCommand {
                     print(Self.comment(naming: snippet.entry.source) + "\n" + snippet.html, terminator: "")
                 }
             }
+        }
+
+        /// What to say when `path` is a pipeline file, given where its manifest belongs: which
+        /// manifest its run writes, or that it asks for none. Nil when it is not one.
+        static func pipelineFileInstead(_ path: String) -> String? {
+            guard
+                let pipeline = try? Pipeline(
+                    contentsOf: URL(fileURLWithPath: path), processors: PipelineCommand.processors, displayName: path)
+            else { return nil }
+            guard let written = pipeline.definition.manifest?.file.path else {
+                return "a pipeline file, not a manifest; it has no \"manifest\" section, so its run writes none"
+            }
+            let shown = OutputLocations.shortened(written, relativeTo: FileManager.default.currentDirectoryPath)
+            return "a pipeline file, not a manifest; its run writes the manifest to \(shown)"
         }
 
         /// The output shown when none is named: the one with the most files, so a responsive set

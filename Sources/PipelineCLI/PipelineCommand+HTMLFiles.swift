@@ -8,6 +8,12 @@ extension PipelineCommand.HTML {
     /// written whole (a temporary file renamed into place), and never onto the manifest.
     func write(_ snippets: [(entry: ImageManifest.Input, html: String)], into directory: String) throws {
         let folder = URL(fileURLWithPath: directory)
+        // A mistake in the command line, worded as a run words it: "File exists" would say the folder is there.
+        var check = FolderCheck()
+        if let file = check.fileInTheWay(of: folder.appendingPathComponent("picture.html").path) {
+            printError("\(directory): \(file) is a file, not a folder".escapingControlCharacters)
+            throw ExitCode.invalidInput
+        }
         do {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         } catch {

@@ -35,11 +35,18 @@ import Testing
         let directory = try TemporaryDirectory()
         try directory.write(Data("nonsense".utf8), to: "words.json")
         try directory.write(Data(#"{"x": 1}"#.utf8), to: "other.json")
+        // The pipeline file itself, an easy slip: named as one, with the manifest its run writes
+        let outputs = #""outputs": [{"name": "web", "encode": {"format": "webp"}, "path": "out/{stem}.webp"}]"#
+        try directory.write(
+            Data(#"{"version": 1, "inputs": ["in/*.jpg"], "manifest": {"path": "out/m.json"}, \#(outputs)}"#.utf8), to: "site.json")
+        try directory.write(Data(#"{"version": 1, "inputs": ["in/*.jpg"], \#(outputs)}"#.utf8), to: "plain.json")
         let cases: [(String, String)] = [
             ("missing.json", ": not a manifest pipeline can read: No such file or directory"),
             ("", ": not a manifest pipeline can read: Is a directory"),
             ("words.json", ": not a manifest pipeline can read: not JSON"),
             ("other.json", ": not a manifest pipeline can read: missing key \""),
+            ("site.json", ": a pipeline file, not a manifest; its run writes the manifest to \(directory.url.path)/out/m.json\n"),
+            ("plain.json", ": a pipeline file, not a manifest; it has no \"manifest\" section, so its run writes none\n"),
         ]
         for (name, expected) in cases {
             let path = directory.url.appendingPathComponent(name).path
@@ -47,6 +54,18 @@ import Testing
             #expect(result.status == 2, "\(name)")
             #expect(result.standardError.hasPrefix(path + expected), "\(name): \(result.standardError)")
         }
+    }
+
+    @Test func outOntoAFileIsRefusedAsARunRefusesIt() throws {
+        let directory = try prepare()
+        try directory.write(Data("notes".utf8), to: "notes")
+        let onto = directory.url.appendingPathComponent("notes").path
+        for folder in [onto, onto + "/pages"] {
+            let result = try CommandRunner.run(["html", manifest(directory), "--out", folder])
+            #expect(result.status == 2, "\(result.standardError)")
+            #expect(result.standardError == "\(folder): \(onto) is a file, not a folder\n")
+        }
+        #expect(try String(contentsOfFile: onto, encoding: .utf8) == "notes")
     }
 
     @Test func aManifestWithoutInputsSaysSo() throws {

@@ -2,17 +2,20 @@ import Foundation
 
 /// Finds files standing where output folders must be, and folders the run may not write in,
 /// looking at each folder once, and naming each such file or folder once.
-struct FolderCheck {
+package struct FolderCheck {
     /// Each folder looked at, and the file in its way (nil when none).
     private var seen: [String: String?] = [:]
     /// Each folder looked at for writing, and the folder that cannot be written in with why (nil when none).
     private var writable: [String: (folder: String, reason: String)?] = [:]
     private var named: Set<String> = []
 
+    /// A check that has looked at nothing yet.
+    package init() {}
+
     /// The folder, `path`'s or the nearest existing one above it (where the missing ones would be
     /// made), that this process may not write in, with the system's reason (a folder without
     /// write permission, a read-only file system), unless named before.
-    mutating func unwritableFolder(of path: String) -> (folder: String, reason: String)? {
+    package mutating func unwritableFolder(of path: String) -> (folder: String, reason: String)? {
         guard let found = unwritable((path as NSString).deletingLastPathComponent), named.insert(found.folder).inserted else {
             return nil
         }
@@ -35,7 +38,7 @@ struct FolderCheck {
     }
 
     /// The file (not a folder) at `path`'s folder or one of its ancestors, unless named before.
-    mutating func fileInTheWay(of path: String) -> String? {
+    package mutating func fileInTheWay(of path: String) -> String? {
         let folder = (path as NSString).deletingLastPathComponent
         guard let file = blocking(folder), named.insert(file).inserted else { return nil }
         return file
