@@ -63,10 +63,13 @@ extension PlanExplanation {
                         return nil
                     }
                 }.0 : nil
-            let format = header?.loader
+            // Named as outputs and `/info` name formats; the loader decides how the file is read.
+            let format = header.map(ImageDecoder.formatName(of:))
             if let format { formats[format, default: 0] += 1 }
             var sample = Sample(input: input.displayName, format: format, size: nil, loadShrink: 1, decodeSize: nil, refusal: refusal)
-            if let header { sample = measure(input, header: header, format: format, decoder: decoder.applying(to: applicable)) }
+            if let header, let format {
+                sample = measure(input, header: header, format: format, decoder: decoder.applying(to: applicable))
+            }
             if samples.count < sampleCount { samples.append(sample) }
         }
 
@@ -75,7 +78,8 @@ extension PlanExplanation {
 
         /// The sample of an input whose header was read: how it would be decoded and what that
         /// holds, its estimate counted against the budget.
-        private mutating func measure(_ input: InputFile, header: VipsImage, format: String?, decoder: ImageDecoder) -> Sample {
+        private mutating func measure(_ input: InputFile, header: VipsImage, format: String, decoder: ImageDecoder) -> Sample {
+            let loader = header.loader ?? ""
             let decompress = definition.decompress
             let upright = decompress.autorotate ? header.orientedSize : (width: header.width, height: header.height)
             let size = ImageSize(width: upright.width, height: upright.height)
@@ -86,11 +90,11 @@ extension PlanExplanation {
             let unstreamed = DecodeMemoryEstimate.unstreamedDecodeBytes(header)
             if unstreamed > 0 { unstreamedInputs += 1 }
             let whole = DecodeMemoryEstimate.wholeImageDecodeBytes(header)
-            let decodePlan = decoder.decodePlan(for: size, loader: format ?? "", streams: DecodeMemoryEstimate.streams(header))
+            let decodePlan = decoder.decodePlan(for: size, loader: loader, streams: DecodeMemoryEstimate.streams(header))
             let allowed = decodePlan.allowedShrink
             let decodeSize = decodePlan.decodeSize
             let shrink = DecodePlan.loadShrink(
-                allowed: allowed, loader: format ?? "", fast: decompress.fastShrinkOnLoad,
+                allowed: allowed, loader: loader, fast: decompress.fastShrinkOnLoad,
                 stored: ImageSize(width: header.width, height: header.height))
             let wholePNG = WholePNGReader.heldBytes(file: input.path, header: header, fileBytes: Int(input.byteCount ?? 0))
             if wholePNG > 0 { wholePNGInputs += 1 }
@@ -110,15 +114,15 @@ extension PlanExplanation {
             // The decoder's own estimate, as admission weighs it: an animation's every frame, a
             // loader that decodes the whole image, the readers and the largest encode.
             let estimate = decoder.memoryNeeds(of: file, header: header, only: nil).estimate
-            let declared = decoder.keptFrames(header, loader: format ?? "")
-            let counted = declared.map { ImageDecoder.frameCount($0, loader: format ?? "", source: file) }
+            let declared = decoder.keptFrames(header, loader: loader)
+            let counted = declared.map { ImageDecoder.frameCount($0, loader: loader, source: file) }
             if let declared, let counted,
-                let refusal = ImageDecoder.frameRefusal(counted, declared: declared, loader: format ?? "", maxFrames: decompress.maxFrames)
+                let refusal = ImageDecoder.frameRefusal(counted, declared: declared, loader: loader, maxFrames: decompress.maxFrames)
             {
                 sample.keptFrames = counted.count ?? declared
                 sample.frameText = counted.text
                 sample.frameRefusal = refusal
-            } else if decoder.keepsAnimation(header, loader: format ?? "") {
+            } else if decoder.keepsAnimation(header, loader: loader) {
                 sample.keptFrames = header.pageCount
             }
             largestEstimate = max(largestEstimate, estimate)

@@ -8,7 +8,8 @@ public struct PlanExplanation: Sendable {
     public struct Sample: Sendable {
         /// The input's name, as reports name it.
         public let input: String
-        /// The libvips loader, for example `jpegload_source`; nil when the header cannot be read.
+        /// The file's format, named as outputs name formats (`jpeg`, `png`, `heic`); nil when the
+        /// header cannot be read.
         public let format: String?
         /// Upright size from the header.
         public let size: ImageSize?
@@ -69,7 +70,7 @@ public struct PlanExplanation: Sendable {
     public let warnings: [String]
     /// Inputs fetched over HTTP(S) or from S3.
     public let remoteInputs: Int
-    /// Loader names and how many inputs each reads, among those whose header was read.
+    /// Formats (`jpeg`, `png`) and how many inputs are of each, among those whose header was read.
     public let formats: [String: Int]
     /// The first inputs whose header was read, each as the decoder would take it.
     public let samples: [Sample]

@@ -19,7 +19,7 @@ import Testing
             ], extra: #""inFlight": 3"#)
         let explanation = try PipelineHarness.pipeline(json, in: directory).explain()
         #expect(explanation.inputs == 3)
-        #expect(explanation.formats == ["jpegload_source": 1, "pngload_source": 1])
+        #expect(explanation.formats == ["jpeg": 1, "png": 1])
         let jpeg = try #require(explanation.samples.first { $0.input == "in/a.jpg" })
         #expect(jpeg.size == ImageSize(width: 2000, height: 1000))
         #expect(jpeg.loadShrink == 8)
@@ -30,7 +30,7 @@ import Testing
         // 3 in flight × ((200×150 decoded + 200×150 output) × 4 bytes + the lossy WebP encoder's 11 bytes a pixel)
         #expect(explanation.estimatedPeakImageBytes == 3 * ((30_000 + 30_000) * 4 + 30_000 * 11))
         #expect(explanation.text.contains("in flight: at most 3 inputs"))
-        #expect(explanation.text.contains("in/a.jpg: jpegload_source 2000×1000, shrink-on-load 8, decoded at 200×100"))
+        #expect(explanation.text.contains("in/a.jpg: jpeg 2000×1000, shrink-on-load 8, decoded at 200×100"))
         // Nothing was written: explain does not run.
         #expect(!FileManager.default.fileExists(atPath: directory.path + "/out"))
     }
@@ -46,8 +46,8 @@ import Testing
         // When it is explained
         let text = try PipelineHarness.pipeline(json, in: directory).explain().text
         // Then the run's refusal is said, not a decode the run will not make
-        #expect(text.contains("in/a.jpg: jpegload_source 2000×1000: refused, more than decompress.maxPixels (1000000)"), "\(text)")
-        #expect(text.contains("in/b.jpg: jpegload_source 40×30, decoded at 40×30"), "\(text)")
+        #expect(text.contains("in/a.jpg: jpeg 2000×1000: refused, more than decompress.maxPixels (1000000)"), "\(text)")
+        #expect(text.contains("in/b.jpg: jpeg 40×30, decoded at 40×30"), "\(text)")
     }
 
     @Test func inputsBeyondThoseShownAreCountedAndATargetShowsNoQuality() throws {
