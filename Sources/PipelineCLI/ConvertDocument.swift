@@ -119,9 +119,8 @@ struct ConvertDocument {
         }
         var encode: [String: Any] = ["format": format]
         if let quality = command.quality {
+            // A PNG's is its palette's, and asks for one (as the pipeline file reads it).
             encode["quality"] = try Self.integer(quality, flag: "--quality")
-            // A PNG's quality is its palette's, as in sharp: asking for one asks for a palette.
-            if format == EncoderSettings.Format.png.rawValue { encode["palette"] = true }
         }
         if let target = command.ssimulacra2 {
             guard let score = Double(target), score.isFinite else {

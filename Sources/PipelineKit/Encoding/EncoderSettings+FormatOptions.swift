@@ -39,8 +39,8 @@ extension EncoderSettings {
         [
             .integer("compression", in: 0...9, default: base.compression, help: "zlib compression level, 0–9"),
             .boolean("palette", default: base.palette, help: "quantise to an 8-bit palette (much smaller files)"),
-            QualityTarget.option(for: base.format, help: "palette quantisation quality, 1–100"),
-            .integer("effort", in: 1...10, default: base.effort, help: "palette quantisation effort, 1–10"),
+            QualityTarget.option(for: base.format, help: "palette quantisation quality, 1–100; given, it sets palette"),
+            .integer("effort", in: 1...10, default: base.effort, help: "palette quantisation effort, 1–10; given, it sets palette"),
         ]
     }
 

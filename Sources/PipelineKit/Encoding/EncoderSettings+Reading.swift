@@ -50,6 +50,15 @@ extension EncoderSettings {
             reusePalette = try options.bool("reuse")
             interPaletteMaxError = try options.double("interPaletteMaxError")
             loop = try options.optionalInt("loop")
+        case .png:
+            // As in sharp: a quality or an effort is the palette's, so asking for one asks for a
+            // palette, and one with the palette turned off could do nothing.
+            let paletteOptions = ["quality", "effort"].filter(options.has)
+            if !options.has("palette") {
+                palette = !paletteOptions.isEmpty
+            } else if !palette, let first = paletteOptions.first {
+                throw OptionError(option: first, "\(first) is the palette's, which palette: false turns off: leave \(first) out")
+            }
         case .jxl:
             if options.has("distance") {
                 guard !options.has("quality") else {
@@ -72,11 +81,21 @@ extension EncoderSettings {
             guard tileSize % 16 == 0 else {
                 throw OptionError(option: "tileSize", "\(tileSize) is not a multiple of 16, as TIFF tiles must be")
             }
+            if options.has("quality"), tiffCompression != .jpeg, tiffCompression != .webp {
+                throw OptionError(
+                    option: "quality",
+                    "quality is that of jpeg or webp compression, and compression \"\(tiffCompression.rawValue)\" has none: "
+                        + "choose one of them, or leave quality out")
+            }
             if options.has("tileSize"), !tile, !pyramid {
                 throw OptionError(option: "tileSize", "tileSize needs tile: true (or pyramid: true, which is tiled)")
             }
-        case .jpeg, .png, .webp, .avif, .heic:
+        case .jpeg, .webp, .avif, .heic:
             break
+        }
+        // WebP's lossless coding takes its quality as effort; the others' has no use for one.
+        if lossless, [.avif, .heic, .jxl].contains(format), let given = ["quality", "distance"].first(where: options.has) {
+            throw OptionError(option: given, "a lossless encode has no \(given): drop lossless or \(given)")
         }
     }
 

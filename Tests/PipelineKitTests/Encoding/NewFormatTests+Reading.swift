@@ -7,6 +7,22 @@ import Vips
 
 /// Reading back what the encoders wrote: libvips' own tools, and the tags of an ICC profile.
 extension NewFormatTests {
+    /// As in sharp: a PNG's quality or effort is its palette's, so asking for one asks for a palette.
+    @Test func aPNGsQualityOrEffortMakesAPalette() async throws {
+        let (directory, reports, summary) = try await run(
+            [
+                #"{"name": "plain", "encode": {"format": "png"}, "path": "out/{stem}-plain.png"}"#,
+                #"{"name": "quality", "encode": {"format": "png", "quality": 40}, "path": "out/{stem}-quality.png"}"#,
+                #"{"name": "effort", "encode": {"format": "png", "effort": 2}, "path": "out/{stem}-effort.png"}"#,
+            ], input: try taggedJPEG())
+        #expect(summary.succeeded == 1, "\(reports.flatMap(\.failures))")
+        // The colour type in the PNG's header: 2 is RGB, 3 a palette
+        let colourTypes = try ["plain", "quality", "effort"].map { name in
+            try Data(contentsOf: URL(fileURLWithPath: directory.path + "/out/photo-\(name).png"))[25]
+        }
+        #expect(colourTypes == [2, 3, 3])
+    }
+
     /// Runs one of libvips' command-line tools (`vipsheader`, `vips`), outside the pipeline's
     /// process; its status and output (standard error after standard output).
     static func tool(_ arguments: [String]) throws -> (status: Int32, output: String) {

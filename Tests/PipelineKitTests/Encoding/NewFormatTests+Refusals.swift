@@ -15,6 +15,12 @@ extension NewFormatTests {
         (#"{"format": "tiff", "compression": "lzma"}"#, "encode.compression", ""),
         (#"{"format": "tiff", "tile": true, "tileSize": 100}"#, "encode.tileSize", "multiple of 16"),
         (#"{"format": "tiff", "tileSize": 64}"#, "encode.tileSize", "tile"),
+        // An option that could do nothing
+        (#"{"format": "tiff", "quality": 60}"#, "encode.quality", #"compression "none" has none"#),
+        (#"{"format": "tiff", "compression": "lzw", "quality": 60}"#, "encode.quality", #"compression "lzw" has none"#),
+        (#"{"format": "png", "palette": false, "effort": 3}"#, "encode.effort", "palette: false"),
+        (#"{"format": "jxl", "lossless": true, "distance": 2.0}"#, "encode.distance", "a lossless encode has no distance"),
+        (#"{"format": "avif", "lossless": true, "quality": 60}"#, "encode.quality", "a lossless encode has no quality"),
         (#"{"format": "gif", "bitdepth": 9}"#, "encode.bitdepth", ""),
         (
             #"{"format": "gif", "quality": 50}"#, "encode.quality",
