@@ -256,6 +256,27 @@ static inline avifResult pl_avif_first_frame(const char *path, uint32_t max_pixe
     return result;
 }
 
+/* The colour description (CICP: the `colr` box of type `nclx`) of the AVIF at `path` or, when
+ * `path` is NULL, in the `size` bytes at `bytes`, from its container alone: its primaries and
+ * transfer characteristics, and whether it has an ICC profile (which then says what the colours
+ * are). 1 when the container was parsed, 0 when libavif cannot read it. */
+static inline int pl_avif_colour_description(const char *path, const uint8_t *bytes, size_t size, int *primaries,
+                                             int *transfer, int *has_icc) {
+    avifDecoder *decoder = avifDecoderCreate();
+    if (!decoder) return 0;
+    decoder->ignoreExif = AVIF_TRUE;
+    decoder->ignoreXMP = AVIF_TRUE;
+    avifResult result = path ? avifDecoderSetIOFile(decoder, path) : avifDecoderSetIOMemory(decoder, bytes, size);
+    if (result == AVIF_RESULT_OK) result = avifDecoderParse(decoder);
+    if (result == AVIF_RESULT_OK) {
+        *primaries = (int) decoder->image->colorPrimaries;
+        *transfer = (int) decoder->image->transferCharacteristics;
+        *has_icc = decoder->image->icc.size > 0;
+    }
+    avifDecoderDestroy(decoder);
+    return result == AVIF_RESULT_OK;
+}
+
 /* An AVIF image sequence opened for reading its frames one at a time (libvips 8.14's HEIF loader
  * reads no sequence), from the file at `path` or, when `path` is NULL, the `size` bytes at
  * `bytes` (which must outlive the decoder). Only the container is parsed: no frame is decoded

@@ -6,7 +6,7 @@ import Foundation
 /// HEIF loader reads no sequence. Opening parses the container alone, so that the size and the
 /// frame count can be checked before any frame is decoded; each frame is then decoded into 8-bit
 /// sRGB (with alpha when the sequence has it), holding one frame's pixels at a time. EXIF and XMP
-/// are not read; the ICC profile is carried on every frame. For one thread at a time.
+/// are not read; the ICC profile (or the one its colour box implies) is carried on every frame. For one thread at a time.
 public final class AVIFSequenceReader {
     /// The loader name the sequence's `header()` carries where a libvips loader's name would be.
     public static let loader = "avifsequence"
@@ -61,7 +61,14 @@ public final class AVIFSequenceReader {
         frameCount = Int(opened.pointee.imageCount)
         hasAlpha = opened.pointee.alphaPresent != 0
         loop = Int(pl_avif_sequence_loop(opened))
-        icc = image.icc.size > 0 ? Array(UnsafeBufferPointer(start: image.icc.data, count: image.icc.size)) : nil
+        // A sequence the colour box alone describes as Display P3 carries that profile, so that
+        // its frames are converted as a profile's would be.
+        icc =
+            image.icc.size > 0
+            ? Array(UnsafeBufferPointer(start: image.icc.data, count: image.icc.size))
+            : AVIFColourDescription(
+                primaries: Int(image.colorPrimaries), transfer: Int(image.transferCharacteristics), hasICCProfile: false
+            ).impliedProfile
     }
 
     deinit { avifDecoderDestroy(decoder) }

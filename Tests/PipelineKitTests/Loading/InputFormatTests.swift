@@ -249,7 +249,7 @@ import Vips
         let svg = try explanation(#""decompress": {"allowUntrusted": ["svg"]}"#)
         #expect(svg.contains("untrusted formats read (decompress.allowUntrusted): svg"), "\(svg)")
         #expect(svg.contains("1 input is SVG or PDF, which the run refuses"), "\(svg)")
-        #expect(svg.contains("svgload"), "\(svg)")
+        #expect(svg.contains("in/drawing.svg: svg 40×20"), "\(svg)")
     }
 
     @Test func theSettingIsReadIntoTheDefinition() throws {

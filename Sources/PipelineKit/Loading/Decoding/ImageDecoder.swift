@@ -338,10 +338,27 @@ struct ImageDecoder: Sendable {
     /// Opens `source` with libvips; fetched bytes are read where they are (no copy per image).
     /// A pass after the header's names its `loader`, which is not looked for again.
     func open(_ source: EncodedSource, options: String, loader: String? = nil) throws -> VipsImage {
-        switch source {
-        case .file(let path, _, _, _): try VipsImage.open(file: path, options: options, loader: loader)
-        case .memory(let bytes): try VipsImage.open(bytes: bytes, options: options, loader: loader)
-        }
+        let image =
+            switch source {
+            case .file(let path, _, _, _): try VipsImage.open(file: path, options: options, loader: loader)
+            case .memory(let bytes): try VipsImage.open(bytes: bytes, options: options, loader: loader)
+            }
+        return try Self.withProfileOfItsColourBox(image, from: source)
+    }
+
+    /// `image`, an AVIF without an ICC profile, with the profile its colour box implies
+    /// (`AVIFColourDescription.impliedProfile`), which libvips' HEIF loader passes over; any
+    /// other image as it is.
+    static func withProfileOfItsColourBox(_ image: VipsImage, from source: EncodedSource) throws -> VipsImage {
+        guard !image.hasICCProfile, image.loader?.hasPrefix("heifload") == true, image.stringField("heif-compression") == "av1"
+        else { return image }
+        let description =
+            switch source {
+            case .file(let path, _, _, _): AVIFColourDescription.read(file: path)
+            case .memory(let bytes): AVIFColourDescription.read(bytes: bytes)
+            }
+        guard let profile = description?.impliedProfile else { return image }
+        return try image.settingBlobField("icc-profile-data", to: profile)
     }
 }
 
