@@ -254,9 +254,10 @@ public struct Text: ImageProcessing, Hashable {
     }
 
     /// The room a text placed on `image` is scaled down to fit: inside the margin where that
-    /// leaves half the image or more.
+    /// leaves half the image or more, and a pixel at least (half of a 1-pixel side is none).
     private func room(on image: ImageSize) -> (width: Double, height: Double) {
-        (Double(max(image.width - 2 * margin, image.width / 2)), Double(max(image.height - 2 * margin, image.height / 2)))
+        func side(_ length: Int) -> Double { Double(max(length - 2 * margin, length / 2, 1)) }
+        return (side(image.width), side(image.height))
     }
 
     /// The mask in a black image of the base's size, where gravity and margin put it.
@@ -267,7 +268,10 @@ public struct Text: ImageProcessing, Hashable {
         if mask.width > base.width || mask.height > base.height {
             let room = room(on: base.size)
             let scale = min(room.width / Double(mask.width), room.height / Double(mask.height))
-            mask = try mask.resized(horizontalScale: scale, verticalScale: scale, kernel: .lanczos3)
+            // Each side a pixel at least: a long line on a 1-pixel strip would have a side of none.
+            mask = try mask.resized(
+                horizontalScale: max(scale, 1 / Double(mask.width)), verticalScale: max(scale, 1 / Double(mask.height)),
+                kernel: .lanczos3)
         }
         // A margin wider than the room beside the text (a small image, a long caption) is
         // narrowed to that room, so the text stays whole on the image rather than the item failing.

@@ -282,6 +282,17 @@ struct TextTests {
         #expect(box.bottom <= 36, "\(box)")
     }
 
+    /// A tracking pixel or a 1-pixel strip: half of a side of 1 is none, which a room must not be.
+    @Test(arguments: [(1, 1), (200, 1), (1, 200), (2, 2)]) func aTextOnAnImageOfAPixelOrTwoIsScaledDownToIt(width: Int, height: Int) throws
+    {
+        let base = try Fixtures.solid(width: width, height: height, colour: [0, 0, 0])
+        for margin in [0, 1, 16] {
+            let result = try Text(text: "© Example", size: 16, gravity: .southeast, margin: margin).applied(to: base)
+            #expect(result.size == base.size, "margin \(margin)")
+            #expect(try brightest(result) > 0, "margin \(margin): no ink on the image")
+        }
+    }
+
     @Test func aSentenceTooWideForTheImageIsBrokenIntoLinesThatCanBeRead() throws {
         // Given a caption of 40 words at 32 pixels, drawn as one line over 20 times as wide as
         // an 800×600 image
