@@ -70,18 +70,51 @@ public struct Trim: ImageProcessing, Hashable {
     /// Applies the step to `image`; a thrown error fails this item only.
     public func process(_ image: VipsImage, context: ProcessingContext) throws -> VipsImage {
         guard image.width >= 3, image.height >= 3 else { return image }
-        let values = try background.map { image.bandValues(of: $0) } ?? image.pixel(x: 0, y: 0)
+        guard let box = try contentBox(of: image, edge: edgeValues(of: image)), box.size != image.size else { return image }
+        return try image.extracted(left: box.left, top: box.top, width: box.size.width, height: box.size.height)
+    }
+
+    /// Every frame of an animation cut to one window, the box of what any frame shows, with the
+    /// first frame's edge colour: each trimmed alone would be cut about its own content, and a
+    /// sprite moving across the frames would stand still.
+    public func processFrames(_ frames: VipsImage, context: ProcessingContext) throws -> VipsImage? {
+        let frameHeight = frames.pageHeight
+        let count = frames.height / max(frameHeight, 1)
+        guard count > 1, frames.width >= 3, frameHeight >= 3 else { return nil }
+        let frameSize = ImageSize(width: frames.width, height: frameHeight)
+        let pages = try frames.pages()
+        let edge = try edgeValues(of: pages[0])
+        var window: Box?
+        for page in pages {
+            guard let box = try contentBox(of: page, edge: edge) else { continue }
+            window = window.map { $0.union(box) } ?? box
+            if window?.size == frameSize { return frames }
+        }
+        guard let window, window.size != frameSize else { return frames }
+        return try VipsImage.joiningPages(
+            pages.map { page throws(VipsError) in
+                try page.extracted(left: window.left, top: window.top, width: window.size.width, height: window.size.height)
+            })
+    }
+
+    /// The edge colour in `image`'s bands: `background`'s, or its top-left pixel's.
+    private func edgeValues(of image: VipsImage) throws(VipsError) -> [Double] {
+        if let background { return image.bandValues(of: background) }
+        return try image.pixel(x: 0, y: 0)
+    }
+
+    /// The box of `image` that is not edge (of colour `edge`, in its bands), or nil when all of it is.
+    private func contentBox(of image: VipsImage, edge: [Double]) throws(VipsError) -> Box? {
         let unit: Double = image.bandFormat == .ushort ? 257 : 1
         let threshold = threshold * unit
-        var box = try Self.box(in: image, background: image.hasAlpha ? Array(values.dropLast()) : values, threshold: threshold)
-        if image.hasAlpha, let alphaBackground = values.last {
+        var box = try Self.box(in: image, background: image.hasAlpha ? Array(edge.dropLast()) : edge, threshold: threshold)
+        if image.hasAlpha, let alphaBackground = edge.last {
             let alpha = try image.applying("extract_band", ["band": .integer(image.bands - 1)])
             if let alphaBox = try Self.box(in: alpha, background: [alphaBackground], threshold: threshold) {
                 box = box.map { $0.union(alphaBox) } ?? alphaBox
             }
         }
-        guard let box, box.size != image.size else { return image }
-        return try image.extracted(left: box.left, top: box.top, width: box.size.width, height: box.size.height)
+        return box
     }
 
     /// The rectangle of `image` that is not background, or nil when all of it is.

@@ -90,7 +90,7 @@ struct StepChain: Sendable {
                 let processed = try frames.pages().map { frame in try step.process(frame, context: context) }
                 let sizes = Set(processed.map(\.size))
                 guard sizes.count == 1 else {
-                    // A step that sizes each frame by its own content (trim) cannot keep them one
+                    // A step that sizes each frame by its own content (a plugin's) cannot keep them one
                     // animation: said with what to do about it.
                     let shown = sizes.map(\.description).sorted().prefix(3).joined(separator: ", ")
                     throw ItemError(

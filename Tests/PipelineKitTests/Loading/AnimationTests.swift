@@ -152,19 +152,44 @@ import Vips
         }
     }
 
-    /// Trim sizes each frame by its content: frames of two sizes cannot be one animation, and the
-    /// failure says what makes a still instead.
-    @Test func framesTrimmedToDifferentSizesFailSayingWhatToDo() async throws {
-        let small = try Fixtures.image(width: 30, height: 20, bands: 3) { x, y in x < 10 && y < 10 ? [0, 0, 0] : [255, 255, 255] }
-        let whole = try Fixtures.image(width: 30, height: 20, bands: 3) { _, _ in [0, 0, 0] }
-        let gif = try VipsImage.joiningPages([small, whole]).encoded(suffix: ".gif")
-        let (_, reports, summary) = try await run(
-            [#"{"name": "g", "steps": [{"trim": {"background": "white"}}], "encode": {"format": "gif"}, "path": "out/{stem}.gif"}"#],
-            input: gif, name: "sizes.gif")
+    /// A step that sizes each frame by its content: frames of two sizes cannot be one
+    /// animation, and the failure says what makes a still instead.
+    @Test func framesMadeToDifferentSizesFailSayingWhatToDo() async throws {
+        let dark = try Fixtures.image(width: 30, height: 20, bands: 3) { _, _ in [0, 0, 0] }
+        let light = try Fixtures.image(width: 30, height: 20, bands: 3) { _, _ in [255, 255, 255] }
+        let directory = try TemporaryDirectory()
+        try directory.write(try VipsImage.joiningPages([dark, light]).encoded(suffix: ".gif"), to: "in/sizes.gif")
+        let json = PipelineHarness.json(
+            inputs: ["in/*"], outputs: [#"{"name": "g", "steps": [{"corner": {}}], "encode": {"format": "gif"}, "path": "out/{stem}.gif"}"#]
+        )
+        let (reports, summary) = try await PipelineHarness.run(json, in: directory, processors: .standard.adding(CornerByContent.self))
         #expect(summary.failed == 1)
         let reason = try #require(reports.flatMap(\.failures).first?.reason)
         #expect(
-            reason.contains("frames of different sizes (10×10, 30×20)") && reason.contains(#"decompress.animation "first""#), "\(reason)")
+            reason.contains("frames of different sizes (10×10, 20×20)") && reason.contains(#"decompress.animation "first""#), "\(reason)")
+    }
+
+    /// A trim cuts every frame to the box of what any frame shows, with the first frame's edge
+    /// colour: a square moving across a white animation still moves.
+    @Test func aTrimCutsEveryFrameToOneWindowSoWhatMovesStillMoves() async throws {
+        // Given three 60×30 white frames with a 10×10 black square at x = 5, 25 and 45
+        let frames = try [5, 25, 45].map { left in
+            try Fixtures.image(width: 60, height: 30, bands: 3) { x, y in
+                (left..<(left + 10)).contains(x) && (10..<20).contains(y) ? [0, 0, 0] : [255, 255, 255]
+            }
+        }
+        let gif = try VipsImage.joiningPages(frames).encoded(suffix: ".gif")
+        let (directory, reports, summary) = try await run(
+            [#"{"name": "g", "steps": [{"trim": {}}], "encode": {"format": "gif"}, "path": "out/{stem}.gif"}"#],
+            input: gif, name: "moving.gif")
+        #expect(summary.succeeded == 1, "\(reports.flatMap(\.failures))")
+        // Then the frames are 50×10, the box of all three squares, and the square is where it was in each
+        let image = try VipsImage.open(file: directory.path + "/out/moving.gif", options: "n=-1")
+        #expect(image.pageCount == 3 && image.width == 50 && image.pageHeight == 10, "\(image.width)×\(image.pageHeight)")
+        let squares = try image.pages().map { frame in
+            try (0..<frame.width).filter { x in try frame.pixel(x: x, y: 5)[0] < 128 }.first ?? -1
+        }
+        #expect(squares == [0, 20, 40])
     }
 
     @Test func aGIFOutputsLoopOptionReplacesTheInputs() async throws {
@@ -282,5 +307,22 @@ import Vips
         #expect(throws: Never.self) {
             try PipelineDefinition(json: json, baseDirectory: URL(fileURLWithPath: "/tmp"), processors: .standard)
         }
+    }
+}
+
+/// Crops each frame to its top-left corner, 10 pixels square where its first pixel is dark and
+/// 20 elsewhere: a step that sizes each frame by its content.
+private struct CornerByContent: ImageProcessing {
+    static let name = "corner"
+    static let summary = "test: a corner sized by the first pixel"
+    static let options: [Option] = []
+
+    init(options: ProcessorOptions) throws(OptionError) {}
+    var identifier: String { "corner" }
+    func outputSize(for size: ImageSize) -> ImageSize { size }
+
+    func process(_ image: VipsImage, context: ProcessingContext) throws -> VipsImage {
+        let side = try image.pixel(x: 0, y: 0)[0] < 128 ? 10 : 20
+        return try image.extracted(left: 0, top: 0, width: side, height: side)
     }
 }
