@@ -191,6 +191,37 @@ import Vips
         #expect([preview.width, preview.height] == [frame.width, frame.height] && frame.width == 40)
     }
 
+    @Test func anAnimationThatOpensOnAClearFrameHasTheColourOfTheFirstFrameSeen() async throws {
+        // Given a WebP animation of three 16×16 frames: all transparent, then green twice
+        let clear = [UInt8](repeating: 0, count: 16 * 16 * 4)
+        let green = Array(repeating: [0, 200, 0, 255] as [UInt8], count: 16 * 16 * 2).flatMap { $0 }
+        let frames = try VipsImage(pixels: clear + green, width: 16, height: 48, bands: 4)
+            .settingIntField("page-height", to: 16).settingFrameDelays([100, 100, 100])
+        let directory = try TemporaryDirectory()
+        try directory.write(try frames.encoded(suffix: ".webp[lossless]"), to: "in/fade.webp")
+        // When it is written as an animation in each format that keeps one
+        let json = PipelineHarness.json(
+            inputs: ["in/*"],
+            outputs: [
+                #"{"name": "a", "formats": ["webp", "gif", "avif"], "placeholders": ["dominantColor"], "path": "out/{stem}.{format}"}"#
+            ], extra: #""manifest": {"path": "out/manifest.json"}"#)
+        let (reports, summary) = try await PipelineHarness.run(json, in: directory)
+        #expect(summary.succeeded == 1, "\(reports.flatMap(\.failures))")
+        // (WebP's encoder merges the two green frames into one)
+        #expect(try VipsImage.open(file: directory.path + "/out/fade.webp").intField("n-pages") == 2)
+        // Then its colour is the green seen, whichever file it is taken from, not the clear frame's black
+        let manifest = try ImageManifest.read(from: directory.url.appendingPathComponent("out/manifest.json"))
+        #expect(manifest.inputs.first?.outputs["a"]?.placeholders?.dominantColor == "#08c808")
+        for format in ["webp", "gif", "avif"] {
+            let path = directory.path + "/out/fade.\(format)"
+            let file = WrittenOutput(
+                output: "a", path: path, size: ImageSize(width: 16, height: 16), byteCount: 1,
+                format: EncoderSettings.Format(rawValue: format))
+            let image = try ManifestWriter.placeholderSource(file, at: path)
+            #expect(try Placeholders.dominantColor(of: image) == "#08c808", "\(format)")
+        }
+    }
+
     @Test func anOutputWhoseFilesCannotBeReadBackHasNoPlaceholdersAndTheRunSaysSo() async throws {
         // Given a photo made with a manifest and its placeholder
         let directory = try TemporaryDirectory()
