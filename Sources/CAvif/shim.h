@@ -63,11 +63,14 @@ static inline void pl_avif_message(avifResult result, const avifDiagnostics *dia
 /* An AV1 image of `width` × `height` 8-bit sRGB pixels, `bands` (3: RGB, 4: RGBA, straight alpha)
  * a pixel, rows `row_bytes` apart, in the YUV `settings` ask for, carrying the ICC profile, EXIF
  * and XMP when given (size above 0); NULL with libavif's text in `message` when it cannot be made.
- * The caller destroys it with avifImageDestroy. */
+ * `profiled`: its colours are described by a profile (this image's, or, for a later frame of a
+ * sequence, the first frame's), not by the colour box. The caller destroys it with
+ * avifImageDestroy. */
 static inline avifImage *pl_avif_image_make(const uint8_t *pixels, uint32_t width, uint32_t height, uint32_t bands,
-                                            uint32_t row_bytes, const PlAVIFSettings *settings, const uint8_t *icc,
-                                            size_t icc_size, const uint8_t *exif, size_t exif_size, const uint8_t *xmp,
-                                            size_t xmp_size, avifResult *failure, char *message, size_t message_size) {
+                                            uint32_t row_bytes, const PlAVIFSettings *settings, int profiled,
+                                            const uint8_t *icc, size_t icc_size, const uint8_t *exif, size_t exif_size,
+                                            const uint8_t *xmp, size_t xmp_size, avifResult *failure, char *message,
+                                            size_t message_size) {
     if (bands != 3 && bands != 4) {
         pl_avif_message(AVIF_RESULT_INVALID_ARGUMENT, NULL, message, message_size);
         *failure = AVIF_RESULT_INVALID_ARGUMENT;
@@ -82,9 +85,10 @@ static inline avifImage *pl_avif_image_make(const uint8_t *pixels, uint32_t widt
     }
     image->yuvRange = settings->limited_range && !settings->lossless ? AVIF_RANGE_LIMITED : AVIF_RANGE_FULL;
     /* With a profile, the profile says what the colours are: the CICP colour description is
-     * left unspecified rather than claiming sRGB for P3 or CMYK-converted pixels. */
-    image->colorPrimaries = icc_size ? AVIF_COLOR_PRIMARIES_UNSPECIFIED : AVIF_COLOR_PRIMARIES_BT709;
-    image->transferCharacteristics = icc_size ? AVIF_TRANSFER_CHARACTERISTICS_UNSPECIFIED : AVIF_TRANSFER_CHARACTERISTICS_SRGB;
+     * left unspecified rather than claiming sRGB for P3 or CMYK-converted pixels. Every frame of
+     * a sequence is described alike, as libavif requires, though only the first carries it. */
+    image->colorPrimaries = profiled ? AVIF_COLOR_PRIMARIES_UNSPECIFIED : AVIF_COLOR_PRIMARIES_BT709;
+    image->transferCharacteristics = profiled ? AVIF_TRANSFER_CHARACTERISTICS_UNSPECIFIED : AVIF_TRANSFER_CHARACTERISTICS_SRGB;
     image->matrixCoefficients = settings->lossless ? AVIF_MATRIX_COEFFICIENTS_IDENTITY : AVIF_MATRIX_COEFFICIENTS_BT601;
 
     avifRGBImage rgb;
@@ -153,8 +157,8 @@ static inline avifResult pl_avif_encode(const uint8_t *pixels, uint32_t width, u
                                         size_t xmp_size, avifRWData *output, char *message, size_t message_size) {
     if (message && message_size) message[0] = 0;
     avifResult result = AVIF_RESULT_OK;
-    avifImage *image = pl_avif_image_make(pixels, width, height, bands, row_bytes, settings, icc, icc_size, exif, exif_size,
-                                          xmp, xmp_size, &result, message, message_size);
+    avifImage *image = pl_avif_image_make(pixels, width, height, bands, row_bytes, settings, icc_size > 0, icc, icc_size, exif,
+                                          exif_size, xmp, xmp_size, &result, message, message_size);
     if (!image) return result;
     avifEncoder *encoder = pl_avif_encoder_make(settings);
     if (!encoder) {
@@ -190,17 +194,18 @@ static inline avifEncoder *pl_avif_sequence_make(const PlAVIFSettings *settings,
 }
 
 /* Encodes one frame (pixels as pl_avif_encode takes them) shown for `duration` timescale
- * units. The file's ICC profile, EXIF and XMP are the first frame's. Returns libavif's result,
- * with its text in `message` when it is not OK. */
+ * units. The file's ICC profile, EXIF and XMP are the first frame's; `profiled` says, for every
+ * frame, whether the first has a profile. Returns libavif's result, with its text in `message`
+ * when it is not OK. */
 static inline avifResult pl_avif_sequence_add(avifEncoder *encoder, const uint8_t *pixels, uint32_t width, uint32_t height,
-                                              uint32_t bands, uint32_t row_bytes, const PlAVIFSettings *settings,
+                                              uint32_t bands, uint32_t row_bytes, const PlAVIFSettings *settings, int profiled,
                                               const uint8_t *icc, size_t icc_size, const uint8_t *exif, size_t exif_size,
                                               const uint8_t *xmp, size_t xmp_size, uint64_t duration, char *message,
                                               size_t message_size) {
     if (message && message_size) message[0] = 0;
     avifResult result = AVIF_RESULT_OK;
-    avifImage *image = pl_avif_image_make(pixels, width, height, bands, row_bytes, settings, icc, icc_size, exif, exif_size,
-                                          xmp, xmp_size, &result, message, message_size);
+    avifImage *image = pl_avif_image_make(pixels, width, height, bands, row_bytes, settings, profiled, icc, icc_size, exif,
+                                          exif_size, xmp, xmp_size, &result, message, message_size);
     if (!image) return result;
     result = avifEncoderAddImage(encoder, image, duration, AVIF_ADD_IMAGE_FLAG_NONE);
     if (result != AVIF_RESULT_OK) pl_avif_message(result, &encoder->diag, message, message_size);

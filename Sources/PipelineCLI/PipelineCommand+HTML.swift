@@ -108,13 +108,21 @@ extension PipelineCommand {
             }
         }
 
-        /// What to say when `path` is a pipeline file, given where its manifest belongs: which
-        /// manifest its run writes, or that it asks for none. Nil when it is not one.
+        /// What to say when `path` is a pipeline file (an object with `outputs` and no `pipeline`),
+        /// given where its manifest belongs: which manifest its run writes, that it asks for none,
+        /// or, when it does not load, how to find out why. Nil when it is not one.
         static func pipelineFileInstead(_ path: String) -> String? {
+            guard let data = FileManager.default.contents(atPath: path),
+                let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+                object["outputs"] != nil, object["pipeline"] == nil
+            else { return nil }
             guard
                 let pipeline = try? Pipeline(
                     contentsOf: URL(fileURLWithPath: path), processors: PipelineCommand.processors, displayName: path)
-            else { return nil }
+            else {
+                return "a pipeline file, not a manifest; it does not load as it is (`pipeline validate` says why), "
+                    + "so which manifest its run writes is not known"
+            }
             guard let written = pipeline.definition.manifest?.file.path else {
                 return "a pipeline file, not a manifest; it has no \"manifest\" section, so its run writes none"
             }

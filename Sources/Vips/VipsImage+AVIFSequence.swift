@@ -84,7 +84,8 @@ extension VipsImage {
                 return withExtendedLifetime(source) {
                     pl_avif_sequence_add(
                         encoder, base, UInt32(width), UInt32(frameHeight), UInt32(bands), UInt32(width * bands), &settings,
-                        first ? icc?.base : nil, first ? icc?.count ?? 0 : 0, first ? exif?.base : nil, first ? exif?.count ?? 0 : 0,
+                        icc == nil ? 0 : 1, first ? icc?.base : nil, first ? icc?.count ?? 0 : 0, first ? exif?.base : nil,
+                        first ? exif?.count ?? 0 : 0,
                         first ? xmp?.base : nil, first ? xmp?.count ?? 0 : 0, UInt64(delay), &message, capacity)
                 }
             }

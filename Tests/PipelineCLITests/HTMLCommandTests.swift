@@ -40,6 +40,7 @@ import Testing
         try directory.write(
             Data(#"{"version": 1, "inputs": ["in/*.jpg"], "manifest": {"path": "out/m.json"}, \#(outputs)}"#.utf8), to: "site.json")
         try directory.write(Data(#"{"version": 1, "inputs": ["in/*.jpg"], \#(outputs)}"#.utf8), to: "plain.json")
+        try directory.write(Data(#"{"version": 1, "inputs": ["in/*.jpg"], "manifest": 5, \#(outputs)}"#.utf8), to: "broken.json")
         let cases: [(String, String)] = [
             ("missing.json", ": not a manifest pipeline can read: No such file or directory"),
             ("", ": not a manifest pipeline can read: Is a directory"),
@@ -47,6 +48,7 @@ import Testing
             ("other.json", ": not a manifest pipeline can read: missing key \""),
             ("site.json", ": a pipeline file, not a manifest; its run writes the manifest to \(directory.url.path)/out/m.json\n"),
             ("plain.json", ": a pipeline file, not a manifest; it has no \"manifest\" section, so its run writes none\n"),
+            ("broken.json", ": a pipeline file, not a manifest; it does not load as it is (`pipeline validate` says why), so "),
         ]
         for (name, expected) in cases {
             let path = directory.url.appendingPathComponent(name).path

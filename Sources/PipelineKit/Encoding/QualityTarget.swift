@@ -87,7 +87,9 @@ public struct QualityTarget: Sendable, Hashable {
             throw OptionError(option: "quality.min", "min \(target.min) is above max \(target.max)")
         }
         if options.has("lossless"), (try? options.bool("lossless")) == true {
-            throw OptionError(option: "quality", "a lossless encode has no quality to search: drop lossless or give a fixed quality")
+            // Lossless WebP takes a fixed quality as its effort; the others take none beside lossless.
+            let remedy = format == .webp ? "drop lossless or give a fixed quality" : "drop lossless or the quality"
+            throw OptionError(option: "quality", "a lossless encode has no quality to search: \(remedy)")
         }
         return target
     }

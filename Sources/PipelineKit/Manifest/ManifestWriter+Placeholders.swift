@@ -78,11 +78,11 @@ extension ManifestWriter {
             of: Self.placeholderSource(file, at: copy), kinds: Set(output.placeholders), settings: output.placeholderSettings)
     }
 
-    /// The image of `file`, read at `path`, placeholders are made from: as libvips reads it, or,
-    /// for an AVIF sequence, which libvips does not read, its first frame.
-    /// The picture placeholders stand for: of an animation, its first frame in which anything is
-    /// seen, among the first `framesLookedAt` (one may open on a clear frame, whose colour would
-    /// be black and whose blur blank), else its first frame.
+    /// The picture of `file`, read at `path`, placeholders are made from: a still as libvips
+    /// reads it; of an animation, its first frame in which anything is seen, among the first
+    /// `framesLookedAt` (one may open on a clear frame, whose colour would be black and whose
+    /// blur blank), else its first frame. An AVIF sequence, which libvips does not read, is read
+    /// by libavif.
     static func placeholderSource(_ file: WrittenOutput, at path: String) throws(VipsError) -> VipsImage {
         if file.format == .avif, VipsImage.isAVIFSequence(file: path) {
             let reader = try AVIFSequenceReader(file: path)

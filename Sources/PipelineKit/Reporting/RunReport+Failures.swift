@@ -32,9 +32,14 @@ extension RunReport {
 
 extension RunReport {
     /// The order of inputs in a report, its page and a merge: numbers in names compared as
-    /// numbers (`photo-2` before `photo-10`), case ignored.
+    /// numbers (`photo-2` before `photo-10`), case ignored; names equal so (`a.png`, `A.png`;
+    /// `photo-1`, `photo-01`) by their bytes, so that one set of items has one order.
     package static func inputPrecedes(_ left: String, _ right: String) -> Bool {
-        left.compare(right, options: [.numeric, .caseInsensitive]) == .orderedAscending
+        switch left.compare(right, options: [.numeric, .caseInsensitive]) {
+        case .orderedAscending: true
+        case .orderedDescending: false
+        case .orderedSame: left < right
+        }
     }
 }
 

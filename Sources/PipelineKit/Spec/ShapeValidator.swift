@@ -171,7 +171,8 @@ struct ShapeValidator {
     private mutating func checkAnyOf(_ node: JSONNode, shapes: [ValueShape], at path: String) {
         // A number in quotes where a number or a word may go (`"widths": ["640"]`): the mistake
         // is the quotes, which a message listing only the words would not show.
-        if case .string(let text) = node.value, Double(text) != nil, !shapes.contains(where: { accepts($0, node) && !isChoice($0) }),
+        if case .string(let text) = node.value, Self.isJSONNumber(text),
+            !shapes.contains(where: { accepts($0, node) && !isChoice($0) }),
             shapes.contains(where: isNumeric), !shapes.contains(where: { isChoice($0, holding: text) })
         {
             return expected(shapes.map(typeName).joined(separator: " or "), node, path, because: "write a number without quotes")
@@ -242,6 +243,12 @@ struct ShapeValidator {
         case (.anyOf(let shapes), _): shapes.contains { accepts($0, node) }
         default: false
         }
+    }
+
+    /// Whether `text` is a number as JSON writes one: not Swift's `inf`, `nan` or `0x10`, which
+    /// unquoted are no JSON.
+    private static func isJSONNumber(_ text: String) -> Bool {
+        text.wholeMatch(of: /-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?/) != nil
     }
 
     private func isNumeric(_ shape: ValueShape) -> Bool {

@@ -129,6 +129,20 @@ import Vips
         #expect(try frameDurations(directory.path + "/short.avif") == [100, 100, 11, 65000])
     }
 
+    /// Every frame of a sequence is described alike, as libavif requires: the profile the first
+    /// frame carries says for all what the colours are (the others said sRGB, and were refused).
+    @Test func anAnimationWithAProfileIsWrittenWithItForEveryFrame() throws {
+        let frames = try Fixtures.gradient(width: 16, height: 36).convertedToProfile("p3")
+        let profile = try #require(frames.iccProfileBytes)
+        let sequence = try frames.encodedAVIFSequence(
+            AVIFEncoding(codec: .aom, speed: 9, quantizer: 30), frameHeight: 12, delays: [100, 100, 100], loop: 0)
+        let directory = try TemporaryDirectory()
+        try directory.write(sequence, to: "p3.avif")
+        #expect(try frameDurations(directory.path + "/p3.avif") == [100, 100, 100])
+        let reader = try AVIFSequenceReader(file: directory.path + "/p3.avif")
+        #expect(try reader.header().iccProfileBytes == profile)
+    }
+
     /// Returns once the clock's second is past `second`, in at most a little over a second.
     func waitForTheNextSecond(after second: time_t) throws {
         for _ in 0..<30 where time(nil) <= second {

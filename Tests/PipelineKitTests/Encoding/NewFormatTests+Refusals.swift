@@ -21,6 +21,8 @@ extension NewFormatTests {
         (#"{"format": "png", "palette": false, "effort": 3}"#, "encode.effort", "palette: false"),
         (#"{"format": "jxl", "lossless": true, "distance": 2.0}"#, "encode.distance", "a lossless encode has no distance"),
         (#"{"format": "avif", "lossless": true, "quality": 60}"#, "encode.quality", "a lossless encode has no quality"),
+        (#"{"format": "avif", "lossless": true, "quality": {"ssimulacra2": 80}}"#, "encode.quality", "drop lossless or the quality"),
+        (#"{"format": "webp", "lossless": true, "quality": {"ssimulacra2": 80}}"#, "encode.quality", "or give a fixed quality"),
         (#"{"format": "gif", "bitdepth": 9}"#, "encode.bitdepth", ""),
         (
             #"{"format": "gif", "quality": 50}"#, "encode.quality",

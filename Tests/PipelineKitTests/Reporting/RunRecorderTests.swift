@@ -103,8 +103,17 @@ import Vips
         #expect(page.failureCount == all.filter { $0.status == .failed }.count)
         #expect(page.failures.count == min(HTMLReport.maxCards, page.failureCount))
         let inputs = page.failures.map(\.input)
-        #expect(inputs == inputs.sorted { $0.compare($1, options: [.numeric, .caseInsensitive]) == .orderedAscending })
+        #expect(inputs == inputs.sorted(by: RunReport.inputPrecedes))
         #expect(page.failures.contains { $0.output == nil && $0.reason == "broken" })
         #expect(page.failures.contains { $0.output == "t" && $0.reason == "cannot write" })
+    }
+
+    /// One order for one set of names, whatever order they come in: numbers as numbers, case
+    /// ignored, and names equal so by their bytes.
+    @Test func inputsAreOrderedAsPeopleReadNamesAndEveryNameHasOnePlace() {
+        let names = ["photo-10.jpg", "b.png", "A.png", "photo-01.jpg", "a.png", "photo-2.jpg", "photo-1.jpg", "B.png"]
+        let expected = ["A.png", "a.png", "B.png", "b.png", "photo-01.jpg", "photo-1.jpg", "photo-2.jpg", "photo-10.jpg"]
+        #expect(names.sorted(by: RunReport.inputPrecedes) == expected)
+        #expect(names.reversed().sorted(by: RunReport.inputPrecedes) == expected)
     }
 }

@@ -133,6 +133,10 @@ import Testing
         #expect(
             quoted.first?.message
                 == #"expected an integer or one of "original", found the string "640": write a number without quotes"#)
+        // A word Swift would read as a number, but JSON would not, is not told to lose its quotes
+        for word in ["inf", "nan", "0x10", "1.", "+5"] {
+            #expect(widths(#"["\#(word)"]"#).first?.message.contains("without quotes") == false, "\(word)")
+        }
         // A word that is not one of the choices is still named as one
         let word = widths(#"["orignal"]"#)
         #expect(word.first?.message.contains(#"did you mean "original"?"#) == true, "\(word)")
