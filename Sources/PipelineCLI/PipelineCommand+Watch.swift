@@ -179,14 +179,15 @@ extension PipelineCommand {
         after changes: FileChanges, keeping pipeline: Pipeline, file: String, memory: MemoryOptions, watcher: PipelineWatcher,
         rereading: Bool = false
     ) -> (pipeline: Pipeline, isLastValid: Bool)? {
-        // The focus file, the images steps read (overlays) and the server's fallback image are
+        // The focus file, the images steps read (overlays), the ICC profiles outputs embed and the server's fallback image are
         // checked with the pipeline file: a change to any loads them all again, so one removed
         // or broken is refused as it would be at the start, and the last valid pipeline goes on
         // (a server with the fallback image it read then).
         let definition = pipeline.definition
         let resources = definition.outputs.flatMap { $0.steps.flatMap(\.resources) }.filter(\.isFileURL).map(\.path)
+        let profiles = definition.outputs.compactMap(\.encoder.iccProfileFile)
         let checked =
-            [watcher.pipelineFilePath] + (definition.focusPoints.map { [$0.file.path] } ?? []) + resources
+            [watcher.pipelineFilePath] + (definition.focusPoints.map { [$0.file.path] } ?? []) + resources + profiles
             + (definition.serve.fallback.map { [$0.file.path] } ?? [])
         let read = checked.flatMap(PipelineWatcher.changePaths)
         guard rereading || read.contains(where: changes.mayInclude) else { return (pipeline, false) }

@@ -69,4 +69,37 @@ import Vips
         _ = try runLine(command, after: mark)
         #expect(FileManager.default.fileExists(atPath: directory.path + "/out/new-small.webp"), "\(command.transcript)")
     }
+
+    /// Outputs written beside the inputs: a photo added there is a change, not taken for an
+    /// output because its name has a hyphen where the template has one.
+    @Test func aPhotoAddedBesideTheOutputsIsMade() throws {
+        let output = #"{"name": "t", "widths": [16], "formats": ["webp"], "path": "in/{stem}-{width}.{format}"}"#
+        let directory = try Fixtures.watchedFolder(inputs: 1, outputs: [output], inputPattern: "in/*.jpg")
+        let command = try BackgroundCommand(["watch", "--debounce", "300ms", "p.json"], in: directory.url)
+        defer { command.kill() }
+        _ = try runLine(command, after: 0)
+
+        let mark = command.lineCount
+        try FileManager.default.copyItem(atPath: directory.path + "/spare/photo.jpg", toPath: directory.path + "/in/dune-sunset.jpg")
+        let line = try runLine(command, after: mark)
+        #expect(line.hasPrefix("re-run ("), "\(command.transcript)")
+        #expect(FileManager.default.fileExists(atPath: directory.path + "/in/dune-sunset-16.webp"), "\(command.transcript)")
+    }
+
+    /// An ICC profile an output embeds is checked again when it changes, as the pipeline file is.
+    @Test func aProfileReplacedByOneThatIsNotIsRefusedAndTheLastValidPipelineKept() throws {
+        let output = #"{"name": "i", "encode": {"format": "jpeg", "iccProfile": "icc/brand.icc"}, "path": "out/{stem}.jpg"}"#
+        let directory = try Fixtures.watchedFolder(inputs: 1, outputs: [output], inputPattern: "in/*.jpg")
+        let profile = ICCFixtures.profile(primaries: ICCFixtures.adobePrimaries, curve: ICCFixtures.gammaCurve(2.2))
+        try directory.write(Data(profile), to: "icc/brand.icc")
+        let command = try BackgroundCommand(["watch", "--debounce", "300ms", "p.json"], in: directory.url)
+        defer { command.kill() }
+        _ = try runLine(command, after: 0)
+
+        let mark = command.lineCount
+        try directory.write(Data("not a profile".utf8), to: "icc/brand.icc")
+        #expect(
+            command.waitForLine(after: mark) { $0.isError && $0.text.contains("encode.iccProfile") } != nil, "\(command.transcript)")
+        #expect(command.waitForLine(after: mark) { $0.isError && $0.text.contains("keeping the last valid pipeline") } != nil)
+    }
 }

@@ -114,7 +114,7 @@ public struct EncoderSettings: Sendable, Hashable {
 
     /// `iccProfile` when it is a file (a file a run reads), not a built-in profile's name: by the
     /// time the settings are read, a file's is an absolute path.
-    var iccProfileFile: String? { iccProfile.flatMap { $0.hasPrefix("/") ? $0 : nil } }
+    package var iccProfileFile: String? { iccProfile.flatMap { $0.hasPrefix("/") ? $0 : nil } }
     /// JPEG: progressive (interlaced) rather than baseline.
     public var progressive: Bool
     /// JPEG, AVIF and HEIC chroma subsampling.

@@ -51,7 +51,7 @@ struct WatchScope: Sendable {
         var seen: Set<Target> = []
         self.targets = targets.filter { seen.insert($0).inserted }
         listFiles = Set(inputs.listFiles)
-        outputPatterns = definition.outputs.flatMap { Self.patterns(of: $0.path, base: base) }
+        outputPatterns = definition.outputs.flatMap { Self.patterns(of: $0, base: base) }
         cacheDirectory = InputEnumerator.normalize(definition.cache.directory.path)
         caseInsensitive = definition.caseInsensitive
         // A photo linked into an input folder is edited where the link points: that file, and
@@ -133,9 +133,12 @@ struct WatchScope: Sendable {
     // MARK: Which changes matter
 
     /// Whether a change to the file at `path` matters: something a target names, and nothing a
-    /// run writes.
+    /// run writes. A file named in full (the pipeline file, a list, an overlay, a profile, an
+    /// input) always matters, whatever output path it looks like: a plan refuses to write what
+    /// its run reads.
     func isRelevant(file path: String) -> Bool {
-        !isWrittenByRuns(path) && targets.contains { Self.matches($0, path, caseInsensitive: caseInsensitive) }
+        if targets.contains(.file(path)) { return true }
+        return !isWrittenByRuns(path) && targets.contains { Self.matches($0, path, caseInsensitive: caseInsensitive) }
     }
 
     /// Whether a run writes `path`: an output, a temporary file, anything in the cache folder.
@@ -251,11 +254,21 @@ struct WatchScope: Sendable {
         }
     }
 
-    /// `fnmatch` patterns for the paths `template` can produce: every placeholder any text, and
-    /// an empty `{dir}` as the path without that folder.
-    static func patterns(of template: PathTemplate, base: String) -> [String] {
+    /// `fnmatch` patterns for the paths `output` can produce: its name, its format's extension
+    /// and its art entry's tag as they are, a width or height digits, any other placeholder any
+    /// text, and an empty `{dir}` as the path without that folder. As narrow as that, so that an
+    /// input or an overlay beside the outputs (`photos/dune-sunset.jpg` by
+    /// `photos/{stem}-{width}.webp`) is not taken for one.
+    static func patterns(of output: OutputDefinition, base: String) -> [String] {
+        let template = output.path
         let marker = "\u{E001}"
+        let digits = "\u{E002}"
         var values = Dictionary(uniqueKeysWithValues: PathTemplate.Placeholder.allCases.map { ($0, marker) })
+        values[.output] = output.name
+        values[.format] = output.encoder.format.fileExtension
+        values[.art] = output.variant?.art.map { output.art[$0].fileTag } ?? ""
+        values[.width] = digits
+        values[.height] = digits
         var variants = [values]
         if template.placeholders.contains(.dir) {
             values[.dir] = ""
@@ -268,6 +281,8 @@ struct WatchScope: Sendable {
             for character in path {
                 if String(character) == marker {
                     pattern += "*"
+                } else if String(character) == digits {
+                    pattern += "[0-9]*"
                 } else {
                     if "*?[\\".contains(character) { pattern += "\\" }
                     pattern.append(character)

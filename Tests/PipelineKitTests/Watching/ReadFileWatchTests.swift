@@ -51,4 +51,30 @@ import Testing
         #expect(!scope.isRelevant(file: directory.path + "/site/other.png"))
         #expect(scope.directoriesToWatch().contains(directory.path + "/site"))
     }
+
+    /// Outputs written beside what the pipeline reads: a file is taken for one only when an
+    /// output's template, with its name, its format and digits for sizes, can make it, and a file
+    /// the pipeline names in full never is (a plan refuses to write one).
+    @Test func aFileBesideTheOutputsIsTakenForOneOnlyWhenATemplateCanMakeIt() throws {
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.png(try Fixtures.solid(width: 4, height: 4, colour: Fixtures.grey)), to: "my-logo.png")
+        let json = PipelineHarness.json(
+            inputs: ["photos/*.jpg"],
+            outputs: [
+                #"{"name": "t", "widths": [16], "formats": ["webp"], "path": "photos/{stem}-{width}.{format}"}"#,
+                #"{"name": "logo", "steps": [{"composite": {"image": "my-logo.png"}}], "encode": {"format": "png"}, "path": "{stem}-{output}.{format}"}"#,
+            ], extra: #""allowEmpty": true"#)
+        let pipeline = try PipelineHarness.pipeline(json, in: directory)
+        let base = directory.path
+        let scope = WatchScope(definition: pipeline.definition, pipelineFile: base + "/my-thumbs.json")
+        for relevant in ["photos/dune-sunset.jpg", "photos/a.jpg", "my-thumbs.json", "my-logo.png"] {
+            #expect(scope.isRelevant(file: base + "/" + relevant), "\(relevant)")
+        }
+        for written in ["photos/dune-sunset-16.webp", "photos/a-320.webp", "a-logo.png"] {
+            #expect(scope.isWrittenByRuns(base + "/" + written), "\(written)")
+        }
+        for other in ["photos/dune-sunset.jpg", "photos/a-big.webp", "photos/a-16.png"] {
+            #expect(!scope.isWrittenByRuns(base + "/" + other), "\(other)")
+        }
+    }
 }
