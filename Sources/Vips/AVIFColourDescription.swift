@@ -13,13 +13,6 @@ public struct AVIFColourDescription: Sendable, Equatable {
     /// Whether the file has an ICC profile, which then says what the colours are.
     public let hasICCProfile: Bool
 
-    /// A description with every value given.
-    public init(primaries: Int, transfer: Int, hasICCProfile: Bool) {
-        self.primaries = primaries
-        self.transfer = transfer
-        self.hasICCProfile = hasICCProfile
-    }
-
     /// The description of the AVIF file at `path`; nil when libavif cannot read its container.
     public static func read(file path: String) -> AVIFColourDescription? {
         read(path: path, bytes: nil, count: 0)

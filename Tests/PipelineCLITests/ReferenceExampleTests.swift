@@ -41,8 +41,9 @@ import Testing
                 encode["format"] = String(format)
             }
             encode[key] = value
-            // A TIFF's tile options are for a tiled file.
+            // A TIFF's tile options are for a tiled file, its quality for a lossy compression.
             if encode["format"] as? String == "tiff", key != "tile" { encode["tile"] = true }
+            if encode["format"] as? String == "tiff", key == "quality" { encode["compression"] = "jpeg" }
             output["encode"] = encode
             output["path"] = "out/{stem}.{format}"
         case "outputs[].art[]":

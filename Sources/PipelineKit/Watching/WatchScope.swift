@@ -20,24 +20,16 @@ struct WatchScope: Sendable {
     /// The files a glob matches now that are symbolic links: the files they name are targets
     /// too, and when one of them comes or goes, the scope is made again.
     private(set) var linkedInputs: Set<String> = []
-    /// Patterns (`fnmatch`, `*` across `/`) for every path an output template can fill in.
-    let outputPatterns: [String]
+    /// The shapes of the files outputs write, and of the folders tile pyramids write whole.
+    let outputShapes: (files: [OutputPathShape], folders: [OutputPathShape])
     let cacheDirectory: String
     /// Whether glob components match names whatever their case, as the pipeline's `caseInsensitive`.
     var caseInsensitive = false
-
-    init(targets: [Target], listFiles: Set<String> = [], outputPatterns: [String], cacheDirectory: String) {
-        self.targets = targets
-        self.listFiles = listFiles
-        self.outputPatterns = outputPatterns
-        self.cacheDirectory = cacheDirectory
-    }
 
     /// The scope of `definition`, read from `pipelineFile`. Remote inputs and overlays are not
     /// watched: no folder holds them. Entries of list files are read now; the list file itself is
     /// watched, and a new scope is made when one of them or the pipeline changes.
     init(definition: PipelineDefinition, pipelineFile: String) {
-        let base = definition.baseDirectory.path
         let inputs = Self.inputPatterns(of: definition)
         var files = [InputEnumerator.normalize(pipelineFile)] + inputs.listFiles
         files += definition.outputs.flatMap { $0.steps.flatMap(\.resources) }.filter(\.isFileURL).map { InputEnumerator.normalize($0.path) }
@@ -51,7 +43,7 @@ struct WatchScope: Sendable {
         var seen: Set<Target> = []
         self.targets = targets.filter { seen.insert($0).inserted }
         listFiles = Set(inputs.listFiles)
-        outputPatterns = definition.outputs.flatMap { Self.patterns(of: $0, base: base) }
+        outputShapes = Self.shapes(of: definition.outputs, base: definition.baseDirectory)
         cacheDirectory = InputEnumerator.normalize(definition.cache.directory.path)
         caseInsensitive = definition.caseInsensitive
         // A photo linked into an input folder is edited where the link points: that file, and
@@ -141,18 +133,20 @@ struct WatchScope: Sendable {
         return !isWrittenByRuns(path) && targets.contains { Self.matches($0, path, caseInsensitive: caseInsensitive) }
     }
 
-    /// Whether a run writes `path`: an output, a temporary file, anything in the cache folder.
-    func isWrittenByRuns(_ path: String) -> Bool {
+    /// Whether a run writes the file, or the folder, at `path`: an output (a tile pyramid's
+    /// folder, and all in it), a temporary file, anything in the cache folder.
+    func isWrittenByRuns(_ path: String, isFolder: Bool = false) -> Bool {
         if (path as NSString).lastPathComponent.contains(ImageWriter.temporaryMarker) { return true }
         if path == cacheDirectory || path.hasPrefix(cacheDirectory + "/") { return true }
-        return outputPatterns.contains { fnmatch($0, path, 0) == 0 }
+        return outputShapes.files.contains { $0.matches(path) }
+            || outputShapes.folders.contains { $0.matches(path, inside: true) || (isFolder && $0.matches(path)) }
     }
 
     /// Whether a folder at `path` may hold a target (it lies on the way to one, or inside a glob's
     /// folder): its removal may remove inputs, its arrival may bring some.
     func mayHoldTargets(directory path: String) -> Bool {
         let prefix = path == "/" ? "/" : path + "/"
-        return !isWrittenByRuns(path)
+        return !isWrittenByRuns(path, isFolder: true)
             && targets.contains { target in
                 switch target {
                 case .file(let file): file.hasPrefix(prefix)
@@ -203,7 +197,7 @@ struct WatchScope: Sendable {
     private func walk(_ directory: String, _ components: ArraySlice<String>, into folders: inout Set<String>, links: inout [String]?) {
         // A glob's folders are watched, not the cache. No cycle is possible: `**` follows no
         // symbolic link, and every other component goes one level down.
-        guard !isWrittenByRuns(directory) else { return }
+        guard !isWrittenByRuns(directory, isFolder: true) else { return }
         folders.insert(directory)
         guard let first = components.first else { return }
         let here = { (name: String) in directory == "/" ? "/" + name : directory + "/" + name }
@@ -254,42 +248,24 @@ struct WatchScope: Sendable {
         }
     }
 
-    /// `fnmatch` patterns for the paths `output` can produce: its name, its format's extension
-    /// and its art entry's tag as they are, a width or height digits, any other placeholder any
-    /// text, and an empty `{dir}` as the path without that folder. As narrow as that, so that an
-    /// input or an overlay beside the outputs (`photos/dune-sunset.jpg` by
-    /// `photos/{stem}-{width}.webp`) is not taken for one.
-    static func patterns(of output: OutputDefinition, base: String) -> [String] {
-        let template = output.path
-        let marker = "\u{E001}"
-        let digits = "\u{E002}"
-        var values = Dictionary(uniqueKeysWithValues: PathTemplate.Placeholder.allCases.map { ($0, marker) })
-        values[.output] = output.name
-        values[.format] = output.encoder.format.fileExtension
-        values[.art] = output.variant?.art.map { output.art[$0].fileTag } ?? ""
-        values[.width] = digits
-        values[.height] = digits
-        var variants = [values]
-        if template.placeholders.contains(.dir) {
-            values[.dir] = ""
-            variants.append(values)
-        }
-        return variants.compactMap { values in
-            guard let resolved = try? template.resolve(values) else { return nil }
-            let path = absolute(resolved, base: base)
-            var pattern = ""
-            for character in path {
-                if String(character) == marker {
-                    pattern += "*"
-                } else if String(character) == digits {
-                    pattern += "[0-9]*"
-                } else {
-                    if "*?[\\".contains(character) { pattern += "\\" }
-                    pattern.append(character)
-                }
+    /// The shapes of the paths `outputs` write (`OutputPathShape`: the input's values any text
+    /// without a `/`, `{dir}` any folders, sizes digits), with their own names, formats and art
+    /// tags: so narrow that an input or an overlay beside the outputs (`photos/dune-sunset.jpg`
+    /// by `photos/{stem}-{width}.webp`) is not taken for one. A tile pyramid's folder stands for
+    /// all it holds.
+    static func shapes(of outputs: [OutputDefinition], base: URL) -> (files: [OutputPathShape], folders: [OutputPathShape]) {
+        var files: [OutputPathShape] = []
+        var folders: [OutputPathShape] = []
+        for definition in outputs {
+            let output = OutputTarget.Output(definition, baseDirectory: base)
+            guard let layout = definition.tiles?.layout else {
+                if let shape = OutputPathShape(output) { files.append(shape) }
+                continue
             }
-            return pattern
+            if layout == .dz, let descriptor = OutputPathShape(output) { files.append(descriptor) }
+            if let folder = OutputPathShape(output, folderOf: layout) { folders.append(folder) }
         }
+        return (files, folders)
     }
 
     /// `path` made absolute against `base` and normalized, as planning makes input paths.

@@ -50,8 +50,8 @@ import Vips
 
         // When it says Display P3 (primaries 12), then they are converted to sRGB's red
         let p3 = try withPrimaries(12, srgb)
-        #expect(
-            AVIFColourDescription.read(bytes: VipsBytes(p3)) == AVIFColourDescription(primaries: 12, transfer: 13, hasICCProfile: false))
+        let description = AVIFColourDescription.read(bytes: VipsBytes(p3))
+        #expect(description?.primaries == 12 && description?.transfer == 13 && description?.hasICCProfile == false)
         let red = try await decodedMiddle(of: p3)
         #expect(red[0] >= 250 && red[1] <= 8 && red[2] <= 8, "\(red)")
 

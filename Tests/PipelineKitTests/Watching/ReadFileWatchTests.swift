@@ -77,4 +77,30 @@ import Testing
             #expect(!scope.isWrittenByRuns(base + "/" + other), "\(other)")
         }
     }
+
+    /// A tile pyramid's folder stands for all it holds, and for nothing beside it; sizes are digits.
+    @Test func aPyramidsFolderIsTakenForTheRunsAndTheFilesBesideItAreNot() throws {
+        let directory = try TemporaryDirectory()
+        let json = PipelineHarness.json(
+            inputs: ["photos/*.jpg", "albums/*/*.jpg"],
+            outputs: [
+                #"{"name": "zoom", "tiles": {"layout": "iiif"}, "path": "photos/{stem}"}"#,
+                #"{"name": "deep", "tiles": {"layout": "dz"}, "path": "photos/{stem}.dzi"}"#,
+                #"{"name": "sized", "widths": [320], "formats": ["jpeg"], "path": "albums/{dir}/{width}/{stem}.{format}"}"#,
+            ], extra: #""allowEmpty": true"#)
+        let pipeline = try PipelineHarness.pipeline(json, in: directory)
+        let base = directory.path
+        let scope = WatchScope(definition: pipeline.definition, pipelineFile: base + "/p.json")
+        for written in ["photos/a/info.json", "photos/a/0,0,512,512/512,/0/default.jpg", "photos/a.dzi", "photos/a_files/0/0_0.jpeg"] {
+            #expect(scope.isWrittenByRuns(base + "/" + written), "\(written)")
+        }
+        for folder in ["photos/a", "photos/a_files"] {
+            #expect(scope.isWrittenByRuns(base + "/" + folder, isFolder: true), "\(folder)")
+        }
+        // (an album named by digits alone would be a width's folder: "albums/2024/a.jpg" is one)
+        for input in ["photos/new.jpg", "photos/a_b.jpg", "albums/2024-trip/a.jpg"] {
+            #expect(scope.isRelevant(file: base + "/" + input), "\(input)")
+        }
+        #expect(!scope.isWrittenByRuns(base + "/albums/2024-trip", isFolder: true))
+    }
 }

@@ -5,18 +5,18 @@ import Testing
 @testable import PipelineKit
 
 /// The shape of the paths an output whose template names its size can write, for any input.
-@Suite struct SizedPathShapeTests {
+@Suite struct OutputPathShapeTests {
     /// The shape of the widest file of a set of 200 and 500 px whose path is `path`, with its
     /// files narrower than `narrowedBelow` when they differ (nil: any size).
     func shape(
         _ path: String, widths: String = "[200, 500]", base: String = "/site", narrowedBelow: Int? = 500
-    ) throws -> SizedPathShape? {
+    ) throws -> OutputPathShape? {
         let definition = try PipelineDefinition(
             json: PipelineHarness.json(
                 inputs: ["in/**/*.jpg"], outputs: [#"{"name": "o", "widths": \#(widths), "formats": ["webp"], "path": "\#(path)"}"#]),
             baseDirectory: URL(fileURLWithPath: base), processors: .standard)
         let output = try #require(definition.outputs.last)
-        return SizedPathShape(
+        return OutputPathShape.sized(
             OutputTarget.Output(output, baseDirectory: definition.baseDirectory, fixedSize: (500, nil)), narrowedBelow: narrowedBelow)
     }
 

@@ -1,12 +1,16 @@
-/// The shape of every path one output whose template names its file's size (`{width}`,
-/// `{height}`) can write, whatever the input: its template in its folder, with the input's
-/// values (`{stem}`, `{name}`, `{ext}`, `{dir}`) as any text and the sizes as any number.
+import Foundation
+
+/// The shape of every path one output can write, whatever the input: its template in its
+/// folder, with the input's values (`{stem}`, `{name}`, `{ext}`, `{dir}`) as any text and the
+/// sizes as any number.
 ///
-/// A file made at another size than planned (a set's width narrowed to a narrower input, a
-/// size only the image fixes) may land on any path of this shape, another input's planned file
-/// among them, which planning could not compare: it knew neither size. The plan keeps the
-/// planned paths of other outputs that have the shape (`SizedPathReach`), few in practice.
-struct SizedPathShape: Sendable {
+/// Planning keeps the shapes of outputs whose template names a size (`sized(_:narrowedBelow:)`):
+/// a file made at another size than planned (a set's width narrowed to a narrower input, a size
+/// only the image fixes) may land on any path of its shape, another input's planned file among
+/// them, which planning could not compare: it knew neither size. The plan keeps the planned
+/// paths of other outputs that have the shape (`SizedPathReach`), few in practice. A watcher
+/// tells a run's own writes from changes by every output's shape (`WatchScope`).
+struct OutputPathShape: Sendable {
     private enum Token: Hashable, Sendable {
         case literal([UInt8])
         /// A value without a `/`, possibly empty.
@@ -32,16 +36,25 @@ struct SizedPathShape: Sendable {
     /// The shape of `output`'s paths, or nil when its template names no size. `narrowedBelow`
     /// is the width a file can only be narrower than when it differs (a set's, when its resize
     /// is the last step); nil when a step may make it any size.
-    init?(_ output: OutputTarget.Output, narrowedBelow: Int? = nil) {
+    static func sized(_ output: OutputTarget.Output, narrowedBelow: Int? = nil) -> OutputPathShape? {
         let placeholders = output.template.placeholders
         guard !placeholders.isDisjoint(with: [.width, .height]) else { return nil }
+        return OutputPathShape(output, largest: placeholders.contains(.height) ? nil : narrowedBelow)
+    }
+
+    /// The shape of every path `output` can write, its sizes below `largest` when given, or nil
+    /// when its template cannot be placed. With `folderOf`, the shape of the folder a tile
+    /// pyramid of that layout writes whole: its path's, or a DeepZoom pyramid's `NAME_files`
+    /// beside its `.dzi`.
+    init?(_ output: OutputTarget.Output, largest: Int? = nil, folderOf layout: TileSettings.Layout? = nil) {
         let values: [PathTemplate.Placeholder: String] = [
             .stem: String(Self.textMarker), .ext: String(Self.textMarker), .name: String(Self.textMarker),
             .dir: String(Self.folderMarker), .output: output.name, .format: output.formatExtension, .art: output.artTag,
             .width: String(PathPattern.number), .height: String(PathPattern.number), .hash: String(PathPattern.hexDigit),
         ]
-        guard let placed = try? OutputTarget.place(output.template.resolve(values), root: output.root, base: output.baseDirectory)
+        guard var placed = try? OutputTarget.place(output.template.resolve(values), root: output.root, base: output.baseDirectory)
         else { return nil }
+        if layout == .dz { placed = (placed as NSString).deletingPathExtension + "_files" }
         var tokens: [Token] = []
         var literal: [UInt8] = []
         var scalars = placed.unicodeScalars.makeIterator()
@@ -68,24 +81,27 @@ struct SizedPathShape: Sendable {
         }
         if !literal.isEmpty { tokens.append(.literal(literal)) }
         self.tokens = tokens
-        largest = placeholders.contains(.height) ? nil : narrowedBelow
+        self.largest = largest
     }
 
     /// Whether `other` is the same shape, whatever sizes it is below.
-    func hasTokens(of other: SizedPathShape) -> Bool { tokens == other.tokens }
+    func hasTokens(of other: OutputPathShape) -> Bool { tokens == other.tokens }
 
     /// The shape taking the sizes of both.
-    func merged(with other: SizedPathShape) -> SizedPathShape {
+    func merged(with other: OutputPathShape) -> OutputPathShape {
         var merged = self
         merged.largest = largest.flatMap { mine in other.largest.map { max(mine, $0) } }
         return merged
     }
 
-    /// Whether `path` has the shape. Matched by bytes, as the file system compares names; a
-    /// path that takes too many steps to decide counts as a match, which only keeps it.
-    func matches(_ path: String) -> Bool {
+    /// Whether `path` has the shape, or, `inside`, lies below a folder that has it. Matched by
+    /// bytes, as the file system compares names; a path that takes too many steps to decide
+    /// counts as a match, which only keeps it.
+    func matches(_ path: String, inside: Bool = false) -> Bool {
         var steps = 0
-        let match = { (bytes: UnsafeBufferPointer<UInt8>) in Self.match(tokens[...], bytes, from: 0, below: largest, steps: &steps) }
+        let match = { (bytes: UnsafeBufferPointer<UInt8>) in
+            Self.match(tokens[...], bytes, from: 0, below: largest, inside: inside, steps: &steps)
+        }
         // A native string's bytes are read in place: planning asks this of every planned path.
         return path.utf8.withContiguousStorageIfAvailable(match) ?? Array(path.utf8).withUnsafeBufferPointer(match)
     }
@@ -94,20 +110,23 @@ struct SizedPathShape: Sendable {
     private static let stepLimit = 10_000
 
     private static func match(
-        _ tokens: ArraySlice<Token>, _ bytes: UnsafeBufferPointer<UInt8>, from start: Int, below largest: Int?, steps: inout Int
+        _ tokens: ArraySlice<Token>, _ bytes: UnsafeBufferPointer<UInt8>, from start: Int, below largest: Int?, inside: Bool,
+        steps: inout Int
     ) -> Bool {
         steps += 1
         if steps > stepLimit { return true }
-        guard let token = tokens.first else { return start == bytes.count }
+        guard let token = tokens.first else {
+            return inside ? start < bytes.count && bytes[start] == UInt8(ascii: "/") : start == bytes.count
+        }
         let rest = tokens.dropFirst()
         switch token {
         case .literal(let text):
             guard bytes.count - start >= text.count else { return false }
             for (offset, byte) in text.enumerated() where bytes[start + offset] != byte { return false }
-            return match(rest, bytes, from: start + text.count, below: largest, steps: &steps)
+            return match(rest, bytes, from: start + text.count, below: largest, inside: inside, steps: &steps)
         case .hex:
             guard start < bytes.count, isDigit(bytes[start]) || (0x61...0x66).contains(bytes[start]) else { return false }
-            return match(rest, bytes, from: start + 1, below: largest, steps: &steps)
+            return match(rest, bytes, from: start + 1, below: largest, inside: inside, steps: &steps)
         case .number:
             // Written as a size is: no leading zero, and not past what a narrowed file can have.
             guard start < bytes.count, bytes[start] != UInt8(ascii: "0") else { return false }
@@ -116,22 +135,24 @@ struct SizedPathShape: Sendable {
                 value = value * 10 + Int(bytes[end] - UInt8(ascii: "0"))
                 end += 1
                 if let largest, value >= largest { return false }
-                if match(rest, bytes, from: end, below: largest, steps: &steps) { return true }
+                if match(rest, bytes, from: end, below: largest, inside: inside, steps: &steps) { return true }
             }
             return false
         case .text:
             var end = start
             while true {
-                if match(rest, bytes, from: end, below: largest, steps: &steps) { return true }
+                if match(rest, bytes, from: end, below: largest, inside: inside, steps: &steps) { return true }
                 guard end < bytes.count, bytes[end] != UInt8(ascii: "/") else { return false }
                 end += 1
             }
         case .folders:
             // Nothing, or up to and including any later `/`.
-            if match(rest, bytes, from: start, below: largest, steps: &steps) { return true }
+            if match(rest, bytes, from: start, below: largest, inside: inside, steps: &steps) { return true }
             var end = start
             while end < bytes.count {
-                if bytes[end] == UInt8(ascii: "/"), match(rest, bytes, from: end + 1, below: largest, steps: &steps) { return true }
+                if bytes[end] == UInt8(ascii: "/"), match(rest, bytes, from: end + 1, below: largest, inside: inside, steps: &steps) {
+                    return true
+                }
                 end += 1
             }
             return false
@@ -142,13 +163,13 @@ struct SizedPathShape: Sendable {
 }
 
 /// The planned paths that a file of another size than planned might land on: other outputs'
-/// files that have the shape of a sized output's paths (`SizedPathShape`), each with whose it
+/// files that have the shape of a sized output's paths (`OutputPathShape`), each with whose it
 /// is. Found as the listings are planned and kept with the plan, so that such a file fails
 /// rather than write over another input's (`OutputWriter`). Most pipelines have none.
 struct SizedPathReach: Sendable {
     /// The distinct shapes of the sized outputs, each with the output in the file it belongs to:
     /// an output's own widths never meet (each is a different number, as planning checked).
-    private let shapes: [(owner: Int, shape: SizedPathShape)]
+    private let shapes: [(owner: Int, shape: OutputPathShape)]
     /// The index in the file of each of the plan's outputs.
     private let owners: [Int]
     /// Each planned path a sized file may reach, with whose file it is.
@@ -162,9 +183,9 @@ struct SizedPathReach: Sendable {
 
     init(definitions: [OutputDefinition], outputs: [OutputTarget.Output]) {
         let owners = definitions.indices.map { definitions[$0].fileIndex ?? $0 }
-        var shapes: [(owner: Int, shape: SizedPathShape)] = []
+        var shapes: [(owner: Int, shape: OutputPathShape)] = []
         for (index, output) in outputs.enumerated() {
-            guard let shape = SizedPathShape(output, narrowedBelow: Self.narrowedBelow(definitions[index])) else { continue }
+            guard let shape = OutputPathShape.sized(output, narrowedBelow: Self.narrowedBelow(definitions[index])) else { continue }
             // A set's widths of one format share a shape, below the widest.
             if let same = shapes.firstIndex(where: { $0.owner == owners[index] && $0.shape.hasTokens(of: shape) }) {
                 shapes[same].shape = shapes[same].shape.merged(with: shape)
