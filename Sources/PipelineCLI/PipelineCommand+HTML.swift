@@ -15,10 +15,9 @@ extension PipelineCommand {
                 each input's <picture> goes to a file of its own in DIR (made when missing), named after the \
                 input's stem: photo.html. Inputs of one stem take photo.html, photo-2.html, photo-3.html… in the \
                 manifest's order, and a name that would be the manifest itself is passed over the same way. Each \
-                file is written whole or not at all.
-
-                Exit status 0 when the markup was printed or written; 1 when a file could not be written; 2 when \
-                the manifest cannot be read, has no such input or output, or --out names a file.
+                file is written whole or not at all. Exit status 0 when the markup was printed or written; 1 when \
+                a file could not be written; 2 when the manifest cannot be read, has no such input or output, or \
+                --out names a file.
                 """
         )
 
