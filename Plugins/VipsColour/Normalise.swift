@@ -3,9 +3,10 @@ public import Vips
 
 /// Stretches contrast as sharp's `normalise` does: the lightness (CIE L\*) at the `lower`
 /// percentile becomes black and the one at the `upper` percentile white, linearly in between,
-/// with chroma kept; lightness beyond the two is clipped. Alpha is kept unchanged, and the
-/// output is 8-bit of the input's kind (sRGB or greyscale). An image whose lightness spans
-/// less than one L\* unit between the percentiles (a flat colour) is left as it is.
+/// with chroma kept; lightness beyond the two is clipped. Pixels count by how opaque they are,
+/// so a clear surround counts for nothing. Alpha is kept unchanged, and the output is 8-bit of
+/// the input's kind (sRGB or greyscale). An image whose lightness spans less than one L\* unit
+/// between the percentiles (a flat colour), or that shows nothing, is left as it is.
 public struct Normalise: ImageProcessing, Hashable {
     /// The step's key in a pipeline file.
     public static let name = "normalise"
@@ -56,13 +57,24 @@ public struct Normalise: ImageProcessing, Hashable {
     public func process(_ image: VipsImage, context: ProcessingContext) throws -> VipsImage {
         let input = try image.inEightBits()
         let kind = input.interpretation
+        let alpha = input.hasAlpha ? try input.extractingBands(input.bands - 1) : nil
         return try input.withAlphaSetAside { colour throws(VipsError) in
             let lab = try colour.converted(to: .lab)
             let lightness = try lab.extractingBands(0)
             // Percentiles come from a histogram, so measure L* (0–100) in 256 steps, not 101.
             let steps = try lightness.applying("linear", ["a": .number(2.55), "b": .number(0)]).roundedToEightBits()
-            let black = try Self.value(of: steps, atPercentile: lower) / 2.55
-            let white = try Self.value(of: steps, atPercentile: upper) / 2.55
+            let black: Double, white: Double
+            if let alpha, let least = try Vips.call("min", ["in": .image(alpha)])["out"]?.number, least < 255 {
+                // What cannot be seen has no lightness to stretch: a cut-out's clear (often
+                // black) surround would otherwise be taken for its darkest part.
+                let visible = try Self.visibleHistogram(of: steps, weightedBy: alpha)
+                guard let low = Self.value(of: visible, atPercentile: lower), let high = Self.value(of: visible, atPercentile: upper)
+                else { return colour }
+                (black, white) = (low / 2.55, high / 2.55)
+            } else {
+                black = try Self.value(of: steps, atPercentile: lower) / 2.55
+                white = try Self.value(of: steps, atPercentile: upper) / 2.55
+            }
             guard white - black >= 1 else { return colour }
             let scale = 100 / (white - black)
             return
@@ -72,6 +84,30 @@ public struct Normalise: ImageProcessing, Hashable {
                 .labelled(as: .lab)
                 .converted(to: kind)
                 .roundedToEightBits()
+        }
+    }
+
+    /// The 256 bins of `steps`' values, each pixel counted by how opaque `alpha` says it is.
+    private static func visibleHistogram(of steps: VipsImage, weightedBy alpha: VipsImage) throws(VipsError) -> [Double] {
+        let bins = try alpha.applying("hist_find_indexed", ["index": .image(steps), "combine": .string("sum")]).values()
+        return bins.count >= 256 ? Array(bins.prefix(256)) : bins + Array(repeating: 0, count: 256 - bins.count)
+    }
+
+    /// The bin below which `percentile` per cent of a histogram's weight lies (0 and 100 are its
+    /// lowest and highest bins with any), or nil for a histogram with none.
+    private static func value(of histogram: [Double], atPercentile percentile: Double) -> Double? {
+        let total = histogram.reduce(0, +)
+        guard total > 0 else { return nil }
+        switch percentile {
+        case 0: return histogram.firstIndex { $0 > 0 }.map(Double.init)
+        case 100: return histogram.lastIndex { $0 > 0 }.map(Double.init)
+        default:
+            var sum = 0.0
+            for (bin, weight) in histogram.enumerated() {
+                sum += weight
+                if sum >= total * percentile / 100 { return Double(bin) }
+            }
+            return Double(histogram.count - 1)
         }
     }
 

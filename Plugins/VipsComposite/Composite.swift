@@ -26,6 +26,9 @@ public struct Composite: ImageProcessing {
         "clear", "source", "in", "out", "atop", "dest", "dest-over", "dest-in", "dest-out",
         "dest-atop", "xor",
     ]
+    /// The blend modes whose result can be less opaque than the base (Porter-Duff's modes that
+    /// keep the base only where the overlay is, or is not): an opaque base gains an alpha band.
+    static let clearingModes: Set<String> = ["clear", "source", "in", "out", "dest-in", "dest-out", "dest-atop", "xor"]
     /// Compass points only: a smart crop's strategies have no meaning for placing an overlay.
     public static let gravities = Gravity.names.filter { Gravity(name: $0)?.interest == nil }
 
@@ -48,7 +51,11 @@ public struct Composite: ImageProcessing {
             "top", in: -10_000_000...10_000_000,
             help: "The overlay's top edge in pixels (with left; a gravity given too is ignored, as in sharp)."),
         .number("opacity", in: 0...1, default: 1, help: "How opaque the overlay is, 0 (invisible) to 1."),
-        .choice("blend", blendModes, default: "over", help: "How overlay and image combine, as libvips names blend modes."),
+        .choice(
+            "blend", blendModes, default: "over",
+            help:
+                "How overlay and image combine, as libvips names blend modes. Those that can clear pixels (clear, source, in, out, dest-in, dest-out, dest-atop, xor) give an opaque image an alpha band."
+        ),
         .boolean(
             "tile", default: false,
             help:
@@ -204,8 +211,9 @@ public struct Composite: ImageProcessing {
             ])["out"]?.image
         guard var result = composited else { throw VipsError(operation: "composite2", message: "gave no image") }
         result = try result.cast(to: base.bandFormat)
-        // An opaque image stays opaque: drop the alpha band compositing added.
-        if !base.hasAlpha && result.bands > base.bands {
+        // An opaque image stays opaque under a mode that cannot clear it: drop the alpha band
+        // compositing added. Under one that can (`dest-out` punching a hole), the hole is the point.
+        if !base.hasAlpha && result.bands > base.bands && !Self.clearingModes.contains(blend) {
             result = try result.applying("extract_band", ["band": .integer(0), "n": .integer(base.bands)])
         }
         return result

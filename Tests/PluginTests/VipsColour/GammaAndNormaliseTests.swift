@@ -69,6 +69,26 @@ struct GammaAndNormaliseTests {
         #expect(try ColourTests.pixels(american.applied(to: image)) == ColourTests.pixels(narrow))
     }
 
+    @Test func normaliseStretchesWhatIsSeenAndNotTheClearSurround() throws {
+        // Given a cut-out: a clear black left half, and greys from 100 to 150 on the right
+        let image = try Fixtures.image(width: 102, height: 4, bands: 4) { x, _ in
+            x < 51 ? [0, 0, 0, 0] : [UInt8(49 + x), UInt8(49 + x), UInt8(49 + x), 255]
+        }
+
+        // When normalised
+        let result = try Normalise().applied(to: image)
+
+        // Then the greys seen span black to white, and the surround stays clear
+        let seen = try (51..<102).map { try result.pixel(x: $0, y: 2) }
+        #expect(seen.first![0] <= 8 && seen.last![0] >= 247, "\(seen.map { $0[0] })")
+        #expect(seen.allSatisfy { $0[3] == 255 })
+        #expect(try result.pixel(x: 10, y: 2)[3] == 0)
+
+        // And an image that shows nothing is left as it is
+        let clear = try Fixtures.image(width: 8, height: 8, bands: 4) { x, _ in [UInt8(x * 30), 90, 40, 0] }
+        #expect(try ColourTests.pixels(Normalise().applied(to: clear)) == ColourTests.pixels(clear))
+    }
+
     @Test func normaliseLeavesAFlatImage() throws {
         let image = try Fixtures.solid(width: 4, height: 4, colour: [120, 130, 140])
         #expect(try ColourTests.pixels(Normalise().applied(to: image)) == ColourTests.pixels(image))

@@ -167,6 +167,29 @@ struct CompositeTests {
         #expect(Fixtures.isClose(try screened.pixel(x: 5, y: 5), [192, 192, 192], tolerance: 3))
     }
 
+    @Test func aModeThatClearsGivesAnOpaqueImageTransparencyAndOneThatCannotKeepsItOpaque() throws {
+        // Given an opaque grey 20×20 image and an opaque red 5×5 logo at (2, 2)
+        let base = try Fixtures.solid(width: 20, height: 20, colour: [200, 200, 200])
+        let logo = try Fixtures.solid(width: 5, height: 5, colour: Fixtures.red)
+        let at: [String: any Sendable] = ["left": 2, "top": 2]
+
+        // When it punches a hole (dest-out), or keeps the image only under the logo (dest-atop)
+        let punched = try composite(base, overlay: logo, at.merging(["blend": "dest-out"]) { $1 })
+        let kept = try composite(base, overlay: logo, at.merging(["blend": "dest-atop"]) { $1 })
+
+        // Then the cleared pixels are transparent, and the others as opaque as before
+        #expect(punched.bands == 4 && kept.bands == 4)
+        #expect(try punched.pixel(x: 3, y: 3)[3] == 0)
+        #expect(try punched.pixel(x: 15, y: 15) == [200, 200, 200, 255])
+        #expect(try kept.pixel(x: 3, y: 3) == [200, 200, 200, 255])
+        #expect(try kept.pixel(x: 15, y: 15)[3] == 0)
+
+        // And a mode that cannot clear (over, atop) leaves an opaque image three bands
+        for blend in ["over", "atop", "multiply"] {
+            #expect(try composite(base, overlay: logo, at.merging(["blend": blend]) { $1 }).bands == 3, "\(blend)")
+        }
+    }
+
     @Test func aMissingFileOrABadCombinationIsAnOptionError() throws {
         let directory = try TemporaryDirectory()
         func build(_ values: [String: any Sendable]) throws -> Composite {
