@@ -171,7 +171,9 @@ extension PipelineCommand {
                         else { continue }
                         pipeline = current.pipeline
                         do {
-                            try server.reload(pipeline)
+                            // An edited file was planned as loaded: finding no input then is
+                            // refused there. Here none means that every input has been removed.
+                            try server.reload(pipeline, allowingNoInputs: true)
                             // The inputs were read again, with a pipeline file that was not.
                             let what = current.isLastValid ? "reloaded the inputs, with the last valid pipeline" : "reloaded"
                             logger.info("\(what)", metadata: ["changes": "\(changes.count)"])

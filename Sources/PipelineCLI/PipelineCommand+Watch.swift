@@ -13,7 +13,8 @@ extension PipelineCommand {
                 steps load (composite overlays); after a burst of changes has settled it runs again, \
                 incrementally, and prints one line. Remote (http/https) inputs are not watched. A pipeline \
                 file that becomes invalid is reported and the last valid one is kept. Ctrl-C (or SIGTERM) \
-                lets the work in progress finish, leaves no temporary file and exits 130 (143).
+                lets the work in progress finish, leaves no temporary file and exits 130 (143). When \
+                standard output cannot be written (a full disk), it stops after that run and exits 1.
                 """
         )
 
@@ -66,6 +67,8 @@ extension PipelineCommand {
                 first, label: "run", baseDirectory: pipeline.definition.baseDirectory, current: current, interruption: interruption,
                 logger: logger)
             reportProblems(watcher)
+            // Lines a watch cannot print are runs no one hears of: it stops as `run` does.
+            try StandardOutput.exitIfAWriteFailed()
             // Stopped during the first run: there is no watching to announce.
             if let signal = interruption.received { throw ExitCode.afterSignal(signal) }
             printError(
@@ -93,6 +96,7 @@ extension PipelineCommand {
                     run, label: "re-run (\(count) change\(count == 1 ? "" : "s"))", baseDirectory: pipeline.definition.baseDirectory,
                     current: current, interruption: interruption, logger: logger)
                 reportProblems(watcher)
+                try StandardOutput.exitIfAWriteFailed()
             }
             if let signal = interruption.received { throw ExitCode.afterSignal(signal) }
             reportProblems(watcher)

@@ -129,15 +129,22 @@ struct OutputRequest: Sendable, Equatable {
         return value
     }
 
-    /// The width the first of `hints` that is one gives (a number of pixels, rounded up).
+    /// The width the first of `hints` that is one gives (a number of pixels, rounded up). A hint
+    /// is digits, with a decimal part at most: `0x280` or `1e3` is no width a browser sends.
     private static func hinted(_ hints: [(name: String, value: String?)]) -> Int? {
         for hint in hints {
-            guard let text = hint.value?.trimmingCharacters(in: .whitespaces), let value = Double(text), value.isFinite,
+            guard let text = hint.value?.trimmingCharacters(in: .whitespaces), Self.isDecimal(text), let value = Double(text),
                 value > 0, value < 1_000_000
             else { continue }
             return Int(value.rounded(.up))
         }
         return nil
+    }
+
+    /// Whether `text` is digits, then at most a point and more digits.
+    private static func isDecimal(_ text: String) -> Bool {
+        let parts = text.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+        return parts.allSatisfy { !$0.isEmpty && $0.utf8.allSatisfy { (0x30...0x39).contains($0) } }
     }
 
     /// A query value in quotes as a refusal shows it: whole up to 70 characters, so that what

@@ -112,10 +112,16 @@ public struct PipelineServer: Service {
     /// already under way finish as they began. Where the server listens, and how many
     /// connections it takes, and its memory budget, stay as they were when it started.
     ///
+    /// With `allowingNoInputs`, a plan that finds no input is taken, not refused: inputs that
+    /// have all been removed are then each 404, where keeping the last plan would answer "try
+    /// again" for files that are gone. Without it, as at the start, no inputs is most often a path
+    /// gone wrong, and refused as a run refuses it.
+    ///
     /// - Throws: `PipelineFileError` when the plan cannot be made; the server then answers as
     ///   before.
-    public func reload(_ pipeline: Pipeline) throws(PipelineFileError) {
-        let plan = try pipeline.plan()
+    public func reload(_ pipeline: Pipeline, allowingNoInputs: Bool = false) throws(PipelineFileError) {
+        let plan = try pipeline.plan(allowingNoInputs: allowingNoInputs)
+        if plan.inputCount == 0 { logger.warning("no inputs now: every input is answered 404 until one is added") }
         let routes = ServerRoutes(pipeline: pipeline, plan: plan, memory: memory, turns: turns, metrics: metrics, logger: logger)
         current.withLock { $0 = routes }
         makers.withLock { makers in

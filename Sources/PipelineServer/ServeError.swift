@@ -34,8 +34,11 @@ struct ServeError: HTTPResponseError, Equatable {
 
     /// `status` with a JSON body `{"error": reason}`, which no cache keeps: a CDN would
     /// otherwise keep a 404 by its own rules, and answer it after the input was added.
+    /// A reason names the input as its URL did: `sub/b.jpg`, not JSON's optional `sub\/b.jpg`.
     static func body(_ status: HTTPResponse.Status, _ reason: String) -> Response {
-        let body = (try? JSONEncoder().encode(["error": reason])) ?? Data(#"{"error": "unknown"}"#.utf8)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .withoutEscapingSlashes
+        let body = (try? encoder.encode(["error": reason])) ?? Data(#"{"error": "unknown"}"#.utf8)
         return Response(
             status: status, headers: [.contentType: "application/json", .cacheControl: "no-store"],
             body: .init(byteBuffer: ByteBuffer(bytes: body)))

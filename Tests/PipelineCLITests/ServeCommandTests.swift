@@ -115,6 +115,13 @@ import Vips
         #expect(kept != nil, "\(command.transcript)")
         #expect(try await LoopbackHTTPClient.request(port: port, target: "/big/p0.jpg").status == 200)
         #expect(try await LoopbackHTTPClient.request(port: port, target: "/thumb/added.jpg").status == 200)
+
+        // When every input is removed, each is 404 (not "try again" for ever), and the log says why
+        let emptied = command.lineCount
+        for name in ["p0.jpg", "added.jpg"] { try FileManager.default.removeItem(atPath: directory.path + "/in/" + name) }
+        #expect(try await status(of: "/thumb/added.jpg", port: port, becoming: 404) == 404, "\(command.transcript)")
+        #expect(try await LoopbackHTTPClient.request(port: port, target: "/big/p0.jpg").status == 404)
+        #expect(command.waitForLine(after: emptied, timeout: 60) { $0.isError && $0.text.contains("no inputs now") } != nil)
     }
 
     @Test func logLevelInfoLogsEachRequest() throws {

@@ -2,8 +2,9 @@ import Foundation
 import TestSupport
 import Testing
 
-/// A run whose standard output cannot be written (a full disk, a file past `ulimit -f`) says so
-/// and exits 1: its `--json` lines or its summary are cut short, which exit status 0 would hide.
+/// A run or a watch whose standard output cannot be written (a full disk, a file past `ulimit -f`)
+/// says so and exits 1: its `--json` lines or its summary are cut short, which exit status 0, or
+/// a watch going on unheard, would hide.
 @Suite struct StandardOutputFailureTests {
     @Test(arguments: [["--json"], ["--verbose"], []])
     func aRunWhoseStandardOutputIsFullSaysSoAndExits1(flags: [String]) throws {
@@ -21,5 +22,24 @@ import Testing
         #expect(result.status == 1, "\(result.standardError)")
         #expect(
             result.standardError.contains("error: cannot write to standard output: No space left on device"), "\(result.standardError)")
+    }
+
+    @Test func aWatchWhoseStandardOutputIsFullStopsAfterThatRunAndExits1() throws {
+        // Given a watch whose standard output is a device that is always full, bounded by
+        // `timeout` so that a watch going on is a failure (status 124), not a hang
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 64, height: 48)), to: "in/a.jpg")
+        let outputs = [#"{"name": "t", "encode": {"format": "png"}, "path": "out/{stem}.png"}"#]
+        let file = try directory.write(Data(PipelineHarness.json(inputs: ["in/*.jpg"], outputs: outputs).utf8), to: "pipeline.json")
+        // When it runs
+        let result = try CommandRunner.run(
+            ["120", "/bin/sh", "-c", #"exec "$0" watch "$@" > /dev/full"#, CommandRunner.executable.path, file],
+            executable: URL(fileURLWithPath: "/usr/bin/timeout"))
+        // Then its first run makes the output, and it stops there, saying why, with status 1
+        #expect(FileManager.default.fileExists(atPath: directory.path + "/out/a.png"))
+        #expect(result.status == 1, "\(result.standardError)")
+        #expect(
+            result.standardError.contains("error: cannot write to standard output: No space left on device"), "\(result.standardError)")
+        #expect(!result.standardError.contains("watching 1 folder"), "\(result.standardError)")
     }
 }

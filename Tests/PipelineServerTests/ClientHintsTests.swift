@@ -29,6 +29,10 @@ import Vips
         #expect(try width([("Sec-CH-Width", "4000"), ("Width", nil)]) == (32, both))
         // Hints that give no width still decide, for a cache, that the answer is the widest
         #expect(try width([("Sec-CH-Width", "abc"), ("Width", "-3")]) == (nil, both))
+        // A hint is digits, as browsers send it: no hex, exponent or sign
+        for odd in ["0x14", "1e1", "0x1p4", "+20", "20.", ".5", "inf"] {
+            #expect(try width([("Sec-CH-Width", odd), ("Width", nil)]) == (nil, both), "\(odd)")
+        }
         // A width asked for is decided by no hint
         #expect(try width([("Sec-CH-Width", "20"), ("Width", nil)], query: [("width", "32")]) == (32, []))
         #expect(try width([]) == (nil, []))

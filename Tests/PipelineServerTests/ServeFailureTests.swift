@@ -135,6 +135,10 @@ import Testing
             #expect(!reason.contains(directory.path), "\(reason)")
             #expect(!reason.contains("in/sub/broken.jpg"), "\(reason)")
             #expect(!reason.contains("/proc/"), "\(reason)")
+            // as the URL wrote it, in the body's bytes too, which logs and error pages show
+            #expect(reason.hasPrefix("decompress: sub/broken.jpg: "), "\(reason)")
+            #expect(
+                String(decoding: broken.body, as: UTF8.self).contains("sub/broken.jpg"), "\(String(decoding: broken.body, as: UTF8.self))")
         }
     }
 }

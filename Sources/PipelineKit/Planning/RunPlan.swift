@@ -96,7 +96,7 @@ public struct RunPlan: Sendable {
 
     init(
         _ definition: PipelineDefinition, fileName: String, shard: Shard?, stores: ObjectStoreAccess, sideWrites: [SideWrite] = [],
-        claims: Bool = false
+        claims: Bool = false, allowingNoInputs: Bool = false
     )
         throws(PipelineFileError)
     {
@@ -129,7 +129,9 @@ public struct RunPlan: Sendable {
                     cacheFolder: definition.cache.enabled || definition.incremental ? definition.cache.directory.path : nil,
                     reach: InputReach(definition: definition))), locatedBy: definition.inputLocation)
         warnings = definition.warnings + enumeration.warnings
-        problems = enumeration.problems + Self.emptyRunProblems(enumeration, definition: definition)
+        problems =
+            enumeration.problems
+            + Self.emptyRunProblems(enumeration, allowed: definition.allowEmpty || allowingNoInputs, definition: definition)
         var planned = enumeration.sink.finish()
         planned.writeCheck.note(enumeration.linkedFolders)
         problems += planned.problems
@@ -162,10 +164,10 @@ public struct RunPlan: Sendable {
 
     /// A run with nothing to do is most often a glob or a folder gone wrong: an error, unless
     /// the file says an empty run is expected. One pattern of several matching nothing stays a warning.
-    private static func emptyRunProblems(_ enumeration: InputEnumerator.Result<some InputSink>, definition: PipelineDefinition)
-        -> [PipelineFileError.Problem]
-    {
-        guard enumeration.count == 0, !definition.allowEmpty else { return [] }
+    private static func emptyRunProblems(
+        _ enumeration: InputEnumerator.Result<some InputSink>, allowed: Bool, definition: PipelineDefinition
+    ) -> [PipelineFileError.Problem] {
+        guard enumeration.count == 0, !allowed else { return [] }
         return enumeration.empty.map { entry in
             .init(
                 path: "inputs[\(entry.index)]", location: definition.inputLocation(entry.index),

@@ -58,12 +58,14 @@ public struct Pipeline: Sendable {
     }
 
     /// Finds the inputs and checks every output path, without running anything; with a
-    /// `shard`, keeps only that shard's inputs.
-    public func plan(shard: Shard? = nil) throws(PipelineFileError) -> RunPlan {
+    /// `shard`, keeps only that shard's inputs. `allowingNoInputs` takes a plan that finds no
+    /// input as `"allowEmpty": true` would: a server whose inputs have all been removed since it
+    /// started answers 404 for them.
+    public func plan(shard: Shard? = nil, allowingNoInputs: Bool = false) throws(PipelineFileError) -> RunPlan {
         try RunPlan(
             definition, fileName: fileName, shard: shard,
             stores: ObjectStoreAccess(definition: definition, environment: environment, loader: nil),
-            sideWrites: sideWrites, claims: claims)
+            sideWrites: sideWrites, claims: claims, allowingNoInputs: allowingNoInputs)
     }
 
     /// Plans the run, then starts it. Events arrive as the run goes; cancelling the task that
