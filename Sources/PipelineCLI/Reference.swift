@@ -65,7 +65,7 @@ enum Reference {
             `pipeline validate FILE` checks a file against exactly these definitions; `pipeline schema` prints them as a JSON
             Schema (draft 2020-12) for editors. A key not listed here is an error, and an object's keys may come in any order.
             Paths are relative to the pipeline file's folder. Sizes are a number of bytes or a string with a unit
-            (KB to TB in powers of 1000, KiB to TiB in powers of 1024, or in lower case: `"50MB"`, `"1GiB"`, `"512kb"`);
+            (KB to TB in powers of 1000, KiB to TiB in powers of 1024, or in lower case: `"50MB"`, `"1GiB"`, `"512kb"`; SI's `kB`);
             durations a string with a unit (`"500ms"`, `"30s"`, `"2m"`, `"1h"`) or a number of seconds; colours
             `"#rgb"`, `"#rgba"`, `"#rrggbb"`, `"#rrggbbaa"`, `white`, `black`, `transparent` or `[r, g, b]` / `[r, g, b, a]` (0–255).
             The steps and their options are in [processors.md](processors.md).

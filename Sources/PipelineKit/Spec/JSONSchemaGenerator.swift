@@ -65,7 +65,7 @@ public enum JSONSchemaGenerator {
                 JSONNode(
                     .array([
                         object([("type", "integer"), ("minimum", 0)]),
-                        object([("type", "string"), ("pattern", "^[0-9]+(\\.[0-9]+)? *([KMGT]i?B|[kmgt]i?b|[Bb])?$")]),
+                        object([("type", "string"), ("pattern", "^[0-9]+(\\.[0-9]+)? *([KMGT]i?B|kB|[kmgt]i?b|[Bb])?$")]),
                     ]))
             )
         ])

@@ -51,8 +51,9 @@ package enum Units {
     }
 
     /// Bytes in a size (an integer, or a number with a unit from `B` to `TiB`, as written here
-    /// or all in lower case), or nil when the text is not one. KB, MB, GB and TB are powers of
-    /// 1000; KiB, MiB, GiB and TiB powers of 1024. `Mb` and the like are refused: they read as bits.
+    /// or all in lower case, and SI's `kB`), or nil when the text is not one. KB, MB, GB and TB are
+    /// powers of 1000; KiB, MiB, GiB and TiB powers of 1024. `Mb` and the like are refused: they
+    /// read as bits.
     package static func bytes(in text: String) -> Int64? {
         let units: [(suffix: String, factor: Double)] = [
             ("KiB", 1024), ("MiB", 1024 * 1024), ("GiB", 1024 * 1024 * 1024), ("TiB", 1024 * 1024 * 1024 * 1024),
@@ -60,7 +61,7 @@ package enum Units {
         ]
         for (suffix, factor) in units {
             let written = text.suffix(suffix.count)
-            guard written == suffix || written == suffix.lowercased() else { continue }
+            guard written == suffix || written == suffix.lowercased() || (suffix == "KB" && written == "kB") else { continue }
             let number = text.dropLast(suffix.count).trimmingCharacters(in: .whitespaces)
             guard isPlainDecimal(number), let value = Double(number) else { continue }
             let bytes = value * factor

@@ -29,7 +29,10 @@ import Testing
         #expect(Units.bytes(in: "12xb") == nil)
         // but not in a mixed case that reads as bits
         #expect(Units.bytes(in: "5Mb") == nil)
-        #expect(Units.bytes(in: "5kB") == nil)
+        #expect(Units.bytes(in: "5Kb") == nil)
+        #expect(Units.bytes(in: "5kiB") == nil)
+        // SI writes a kilobyte kB
+        #expect(Units.bytes(in: "150kB") == 150_000)
     }
 
     @Test func parsesColours() {
