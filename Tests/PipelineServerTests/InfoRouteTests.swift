@@ -141,6 +141,35 @@ import Vips
         }
     }
 
+    @Test func anAnimationThatOpensOnAClearFrameHasThePlaceholdersOfTheFirstFrameSeenAndMaxFramesApplies() async throws {
+        // Given a WebP animation of 16×16 frames: all transparent, then green (twice, which
+        // WebP's encoder merges into one frame)
+        let clear = [UInt8](repeating: 0, count: 16 * 16 * 4)
+        let green = Array(repeating: [0, 200, 0, 255] as [UInt8], count: 16 * 16 * 2).flatMap { $0 }
+        let frames = try VipsImage(pixels: clear + green, width: 16, height: 48, bands: 4)
+            .settingIntField("page-height", to: 16).settingFrameDelays([100, 100, 100])
+        let directory = try TemporaryDirectory()
+        try directory.write(try frames.encoded(suffix: ".webp[lossless]"), to: "in/fade.webp")
+        let card = Self.placeholdersOutput.replacingOccurrences(of: "png", with: "webp")
+        for (maxFrames, status) in [(1000, 200), (1, 413)] {
+            let json = PipelineHarness.json(
+                inputs: ["in/*.webp"], outputs: [card], extra: #""decompress": {"maxFrames": \#(maxFrames)}"#)
+            try await withServer(json, in: directory) { server in
+                // When its info is asked for
+                let response = try await server.request("/info/fade.webp")
+                // Then its colour is the green seen, as the manifest's is, not the clear frame's
+                // black; and an animation of more frames than maxFrames is refused, as a run refuses it
+                #expect(response.status == status, "\(String(decoding: response.body, as: UTF8.self))")
+                let body = try Self.json(response)
+                if status == 200 {
+                    #expect(body["dominantColor"] as? String == "#08c808", "\(body)")
+                } else {
+                    #expect((body["error"] as? String)?.contains("decompress.maxFrames (1)") == true, "\(body)")
+                }
+            }
+        }
+    }
+
     @Test func anInputAskedForAgainIsAnsweredWithoutADecodeUntilItChanges() async throws {
         let directory = try Self.folder()
         let json = PipelineHarness.json(inputs: ["in/**/*.png"], outputs: [Self.placeholdersOutput])

@@ -130,23 +130,27 @@ extension EncoderSettings {
     private static func resolveProfile(_ profile: String, against base: URL) throws(OptionError) -> (path: String, isCMYK: Bool) {
         if builtInProfiles.contains(profile) { return (profile, profile == "cmyk") }
         let path = URL(fileURLWithPath: profile, relativeTo: base).standardizedFileURL.path
-        guard FileManager.default.isReadableFile(atPath: path) else {
-            throw OptionError(option: "iccProfile", "\(profile) is neither srgb, p3 nor cmyk, nor a readable ICC file (looked for \(path))")
+        // Opened without blocking: a FIFO would hold the check, and every command, for ever.
+        let file: RegularFile
+        do throws(RegularFile.Failure) {
+            file = try RegularFile(opening: path)
+        } catch {
+            let why = error.code == ENOENT ? "" : ": \(error.reason)"
+            throw OptionError(
+                option: "iccProfile", "\(profile) is neither srgb, p3 nor cmyk, nor a readable ICC file\(why) (looked for \(path))")
         }
         // An ICC profile's header has the signature "acsp" at byte 36: anything else would fail
         // every input's encode instead of the file's check.
-        let header: Data? = {
-            guard let file = FileHandle(forReadingAtPath: path) else { return nil }
-            defer { try? file.close() }
-            return try? file.read(upToCount: 40)
-        }()
-        guard let header, header.count == 40, header.suffix(4).elementsEqual("acsp".utf8) else {
+        var bytes = [UInt8](repeating: 0, count: 40)
+        let count = bytes.withUnsafeMutableBytes { pread(file.descriptor, $0.baseAddress, 40, 0) }
+        let header = Data(bytes.prefix(max(count, 0)))
+        guard header.count == 40, header.suffix(4).elementsEqual("acsp".utf8) else {
             throw OptionError(option: "iccProfile", "\(profile) is not an ICC profile: its header has no \"acsp\" signature (\(path))")
         }
         // The size the header declares, at bytes 0 to 3: a file cut short fails every encode.
         let declared = header.prefix(4).reduce(0) { $0 << 8 | Int($1) }
-        let stored = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? nil
-        if let stored, declared > stored {
+        let stored = Int(file.status.st_size)
+        if declared > stored {
             throw OptionError(
                 option: "iccProfile", "\(profile) is cut short: its header declares \(declared) bytes and the file has \(stored) (\(path))")
         }

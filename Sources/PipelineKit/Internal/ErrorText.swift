@@ -12,6 +12,7 @@ package enum ErrorText {
             return String(cString: strerror(underlying.code.rawValue))
         }
         if let posix = error as? POSIXError { return String(cString: strerror(posix.code.rawValue)) }
+        if let file = error as? RegularFile.Failure { return file.reason }
         return (error as NSError).localizedDescription
     }
 

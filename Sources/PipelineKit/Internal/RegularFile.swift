@@ -50,6 +50,18 @@ final class RegularFile {
         }
     }
 
+    /// The bytes of the regular file at `path`, read whole: every file a command reads beside
+    /// its inputs (a list, the focus file, a manifest, a report) is read so, as a FIFO standing
+    /// at its path must not hold the command for ever.
+    static func contents(of path: String) throws(Failure) -> Data {
+        let file = try RegularFile(opening: path)
+        guard let data = file.readAll() else {
+            let code = errno
+            throw Failure(reason: String(cString: strerror(code)), code: code)
+        }
+        return data
+    }
+
     /// The file's bytes from its start to its end; nil with errno set when a read fails.
     func readAll() -> Data? {
         var data = Data()

@@ -67,12 +67,39 @@ public struct InputInspector: Sendable {
             width: header.upright.width, height: header.upright.height, format: header.format, hasAlpha: header.hasAlpha,
             orientation: header.orientation)
         guard !placeholders.isEmpty else { return info }
-        let small = ImageDecoder(settings: decompress, outputs: [Self.placeholderOutput])
+        let (small, frames) = (
+            ImageDecoder(settings: decompress, outputs: [Self.placeholderOutput]),
+            ImageDecoder(settings: decompress, outputs: [Self.placeholderFramesOutput])
+        )
         info.placeholders = try await queues.decompress.run(for: name) { () throws(ItemError) -> Placeholders in
-            let decoded = try small.decode(source)
-            return try Self.placeholders(of: decoded.image, placeholders)
+            let first = try small.decode(source).image
+            return try Self.placeholders(of: Self.firstSeenFrame(first, of: source, decodedBy: frames), placeholders)
         }
         return info
+    }
+
+    /// `first`, the first frame, when anything of it is seen; else, for an animation whose
+    /// frames the file keeps, its first frame in which anything is, as a manifest's
+    /// placeholders are taken from an animated output: decoded again, every frame kept.
+    private static func firstSeenFrame(_ first: VipsImage, of source: EncodedSource, decodedBy frames: ImageDecoder) throws(ItemError)
+        -> VipsImage
+    {
+        func failure(_ error: VipsError) -> ItemError {
+            ItemError(.processing, stage: .process, reason: "placeholders: \(error)", underlying: error)
+        }
+        do throws(VipsError) {
+            guard try !Placeholders.showsAnything(first) else { return first }
+        } catch {
+            throw failure(error)
+        }
+        let decoded = try frames.decode(source)
+        guard decoded.frameCount > 1 else { return first }
+        do throws(VipsError) {
+            let pages = try decoded.image.pages()
+            return try Placeholders.firstSeenFrame(count: pages.count) { index throws(VipsError) in pages[index] }
+        } catch {
+            throw failure(error)
+        }
     }
 
     /// The placeholders of `kinds` for `image`: those sharing settings computed together.
@@ -116,6 +143,12 @@ public struct InputInspector: Sendable {
     /// `placeholderSide`, and keeps no animation.
     static let placeholderOutput = OutputDefinition(
         name: "placeholders", steps: [PlaceholderShrink(side: placeholderSide)], encoder: EncoderSettings(format: .png),
+        path: PathTemplate(literal: "placeholders"))
+
+    /// `placeholderOutput` as an animation: the decoder keeps every frame (within
+    /// `decompress.maxFrames`), for an animation that opens on a clear frame.
+    static let placeholderFramesOutput = OutputDefinition(
+        name: "placeholders", steps: [PlaceholderShrink(side: placeholderSide)], encoder: EncoderSettings(format: .webp),
         path: PathTemplate(literal: "placeholders"))
 }
 

@@ -225,7 +225,7 @@ public struct ImageManifest: Codable, Sendable, Equatable {
 
     /// Reads a manifest written by `jsonData()`.
     public static func read(from url: URL) throws -> ImageManifest {
-        try JSONDecoder().decode(ImageManifest.self, from: Data(contentsOf: url))
+        try JSONDecoder().decode(ImageManifest.self, from: RegularFile.contents(of: url.path))
     }
 
     /// The entry for `source` (as the manifest names it, or a path ending in it), or nil when

@@ -125,7 +125,14 @@ final class PreviousManifest: Sendable {
 
     /// The manifest at `path`, or nil when there is none to read.
     init?(path: String) {
-        guard let file = fopen(path, "r") else { return nil }
+        // A FIFO at the manifest's path would hold the open for ever: it is no manifest to keep.
+        guard let regular = try? RegularFile(opening: path) else { return nil }
+        let copy = dup(regular.descriptor)
+        guard copy >= 0 else { return nil }
+        guard let file = fdopen(copy, "r") else {
+            close(copy)
+            return nil
+        }
         defer { fclose(file) }
         descriptor = dup(fileno(file))
         guard descriptor >= 0 else { return nil }

@@ -79,10 +79,9 @@ extension ManifestWriter {
     }
 
     /// The picture of `file`, read at `path`, placeholders are made from: a still as libvips
-    /// reads it; of an animation, its first frame in which anything is seen, among the first
-    /// `framesLookedAt` (one may open on a clear frame, whose colour would be black and whose
-    /// blur blank), else its first frame. An AVIF sequence, which libvips does not read, is read
-    /// by libavif.
+    /// reads it; of an animation, its first frame in which anything is seen
+    /// (`Placeholders.firstSeenFrame`). An AVIF sequence, which libvips does not read, is read by
+    /// libavif.
     static func placeholderSource(_ file: WrittenOutput, at path: String) throws(VipsError) -> VipsImage {
         if file.format == .avif, VipsImage.isAVIFSequence(file: path) {
             let reader = try AVIFSequenceReader(file: path)
@@ -90,31 +89,12 @@ extension ManifestWriter {
             guard reader.width * reader.height <= max(file.size.pixelCount, 1) else {
                 throw VipsError(operation: "avif", message: "\(path) is \(reader.width)×\(reader.height), not the \(file.size) written")
             }
-            return try firstSeenFrame(count: reader.frameCount) { _ throws(VipsError) in try reader.nextFrames().image }
+            return try Placeholders.firstSeenFrame(count: reader.frameCount) { _ throws(VipsError) in try reader.nextFrames().image }
         }
         let first = try VipsImage.open(file: path)
         guard first.hasAlpha, let pages = first.intField("n-pages"), pages > 1 else { return first }
-        return try firstSeenFrame(count: pages) { page throws(VipsError) in
+        return try Placeholders.firstSeenFrame(count: pages) { page throws(VipsError) in
             page == 0 ? first : try VipsImage.open(file: path, options: "page=\(page)")
         }
-    }
-
-    /// The most frames of an animation looked at for one in which anything is seen.
-    static let framesLookedAt = 32
-
-    /// The first of `count` frames, read in order by `frame`, that has a pixel not all but
-    /// transparent; the first frame when none among the first `framesLookedAt` has.
-    private static func firstSeenFrame(count: Int, _ frame: (Int) throws(VipsError) -> VipsImage) throws(VipsError) -> VipsImage {
-        let first = try frame(0)
-        var candidate = first
-        for index in 0..<min(count, framesLookedAt) {
-            if index > 0 { candidate = try frame(index) }
-            guard candidate.hasAlpha else { return candidate }
-            let alpha = try candidate.extractingBands(candidate.bands - 1)
-            if let most = try Vips.call("max", ["in": .image(alpha)])["out"]?.number, most >= Placeholders.seenAlpha {
-                return candidate
-            }
-        }
-        return first
     }
 }

@@ -86,8 +86,16 @@ struct InputEnumerator {
 
     private func readList(_ listPath: String, at place: String, into result: inout Result<some InputSink>) {
         let absolute = absolute(listPath)
-        guard let text = try? String(contentsOfFile: absolute, encoding: .utf8) else {
-            result.problems.append(.init(path: place, location: nil, message: "cannot read the input list \(listPath)"))
+        let data: Data
+        do throws(RegularFile.Failure) {
+            data = try RegularFile.contents(of: absolute)
+        } catch {
+            result.problems.append(.init(path: place, location: nil, message: "cannot read the input list \(listPath): \(error.reason)"))
+            return
+        }
+        guard let text = String(data: data, encoding: .utf8) else {
+            result.problems.append(
+                .init(path: place, location: nil, message: "cannot read the input list \(listPath): it is not UTF-8 text"))
             return
         }
         result.listFiles.append(absolute)

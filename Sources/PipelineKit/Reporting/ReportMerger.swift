@@ -109,7 +109,7 @@ public enum ReportMerger {
     public static func read(_ url: URL) throws -> RunReport {
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .iso8601
-        return try decoder.decode(RunReport.self, from: Data(contentsOf: reportFile(at: url)))
+        return try decoder.decode(RunReport.self, from: RegularFile.contents(of: reportFile(at: url).path))
     }
 
     /// The `report.json` that `read(_:)` reads for `url`: the one in it, when it is a folder.

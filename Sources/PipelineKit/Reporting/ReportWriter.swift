@@ -186,7 +186,9 @@ private final class SameBytes {
 
     /// The file at `path`, or nil when there is none to read.
     init?(path: String) {
-        descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        // Only a regular file is compared: a FIFO would hold the open for ever.
+        guard let file = try? RegularFile(opening: path) else { return nil }
+        descriptor = dup(file.descriptor)
         guard descriptor >= 0 else { return nil }
     }
 

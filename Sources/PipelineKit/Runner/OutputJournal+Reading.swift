@@ -17,12 +17,11 @@ extension OutputJournal {
     /// Hands each record in the journal at `path` to `each`, oldest first, read under a shared
     /// lock so no append is half seen.
     static func read(_ path: String, naming wanted: [[UInt8]]?, each: (Record) -> Void) -> ReadCounts {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { return ReadCounts() }
-        defer { close(descriptor) }
-        flock(descriptor, LOCK_SH)
-        defer { flock(descriptor, LOCK_UN) }
-        return read(descriptor: descriptor, naming: wanted, each: each)
+        // Anything but a regular file (a FIFO would hold the open for ever) records nothing.
+        guard let file = try? RegularFile(opening: path) else { return ReadCounts() }
+        flock(file.descriptor, LOCK_SH)
+        defer { flock(file.descriptor, LOCK_UN) }
+        return read(descriptor: file.descriptor, naming: wanted, each: each)
     }
 
     /// Reads every record, or, with `wanted` (paths as a record's JSON writes them), only the

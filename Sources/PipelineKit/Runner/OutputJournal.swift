@@ -279,11 +279,20 @@ package final class OutputJournal: Sendable {
                 } catch {
                     folderFailure = ErrorText.reason(error)
                 }
-                state.descriptor = open(file.path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+                state.descriptor = open(file.path, O_RDWR | O_CREAT | O_APPEND | O_NONBLOCK | O_CLOEXEC, 0o644)
                 guard state.descriptor >= 0 else {
                     // A folder that could not be made is why, not that the file is missing.
                     let code = errno
                     state.openFailure = code == ENOENT ? folderFailure ?? String(cString: strerror(code)) : String(cString: strerror(code))
+                    return nil
+                }
+                // Records go to a regular file only: a FIFO would take them and hold the run
+                // once full, a device would lose them.
+                var opened = stat()
+                guard fstat(state.descriptor, &opened) == 0, opened.st_mode & S_IFMT == S_IFREG else {
+                    state.openFailure = "it is \(RegularFile.kind(of: opened)), not a regular file"
+                    close(state.descriptor)
+                    state.descriptor = -1
                     return nil
                 }
             }

@@ -15,11 +15,14 @@ public struct FocusPoints: Sendable, Equatable {
 
     /// The points in `file`, whose relative keys name inputs relative to `baseDirectory`.
     public init(contentsOf file: URL, baseDirectory: URL) throws(FocusPointsError) {
-        let text: String
-        do {
-            text = try String(contentsOf: file, encoding: .utf8)
+        let data: Data
+        do throws(RegularFile.Failure) {
+            data = try RegularFile.contents(of: file.path)
         } catch {
-            throw FocusPointsError(file: file.path, key: nil, reason: "cannot be read (\(ErrorText.reason(error)))")
+            throw FocusPointsError(file: file.path, key: nil, reason: "cannot be read (\(error.reason))")
+        }
+        guard let text = String(data: data, encoding: .utf8) else {
+            throw FocusPointsError(file: file.path, key: nil, reason: "cannot be read (it is not UTF-8 text)")
         }
         let root: JSONNode
         do {

@@ -84,7 +84,7 @@ struct WatchScope: Sendable {
                 let path = absolute(list, base: base)
                 lists.append(path)
                 let folder = (path as NSString).deletingLastPathComponent
-                let text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
+                let text = (try? RegularFile.contents(of: path)).map { String(decoding: $0, as: UTF8.self) } ?? ""
                 for line in text.split(separator: "\n") {
                     let entry = line.trimmingCharacters(in: .whitespacesAndNewlines)
                     if entry.isEmpty || entry.hasPrefix("#") { continue }

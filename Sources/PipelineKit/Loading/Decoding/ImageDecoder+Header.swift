@@ -3,8 +3,8 @@ import Vips
 
 extension ImageDecoder {
     /// What an input's header says, read through the decoder's own checks: the loaders the file
-    /// permits, `decompress.failOn`, `decompress.maxPixels`, and a local file held to the
-    /// version the fetch stage saw (`pinned`). No pixels are decoded.
+    /// permits, `decompress.failOn`, `decompress.maxPixels` and `maxFrames`, and a local file
+    /// held to the version the fetch stage saw (`pinned`). No pixels are decoded.
     struct InputHeader: Sendable {
         /// The size the file stores.
         let stored: ImageSize
@@ -34,6 +34,8 @@ extension ImageDecoder {
         if let reason = unreadableReason(source) { throw Failure(itemError: reason) }
         do {
             let header = try openCheckedHeader(source)
+            // An animation a run refuses for its frames is refused here too.
+            try checkFrames(header, loader: header.loader ?? "unknown", source: source)
             return InputHeader(
                 stored: ImageSize(width: header.width, height: header.height), upright: uprightSize(header),
                 orientation: header.orientation, hasAlpha: header.hasAlpha, format: Self.formatName(of: header))

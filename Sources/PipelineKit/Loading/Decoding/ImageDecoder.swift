@@ -244,7 +244,7 @@ struct ImageDecoder: Sendable {
 
     /// Refuses an animation with more frames than `maxFrames`, from its header (libvips counts
     /// the frames without decoding them), whatever the outputs: the limit is the file's.
-    private func checkFrames(_ header: VipsImage, loader: String, source: EncodedSource) throws(ItemError) {
+    func checkFrames(_ header: VipsImage, loader: String, source: EncodedSource) throws(ItemError) {
         guard let declared = keptFrames(header, loader: loader) else { return }
         let frames = Self.frameCount(declared, loader: loader, source: source)
         guard let refusal = Self.frameRefusal(frames, declared: declared, loader: loader, maxFrames: settings.maxFrames) else { return }

@@ -131,14 +131,11 @@ struct INIFile {
     var problem: String?
 
     init(path: String) {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else {
-            if errno != ENOENT { problem = "cannot read \(path): \(String(cString: strerror(errno)))" }
-            return
-        }
-        close(descriptor)
-        guard let data = FileManager.default.contents(atPath: path) else {
-            problem = "cannot read \(path)"
+        let data: Data
+        do throws(RegularFile.Failure) {
+            data = try RegularFile.contents(of: path)
+        } catch {
+            if error.code != ENOENT { problem = "cannot read \(path): \(error.reason)" }
             return
         }
         let text = String(decoding: data, as: UTF8.self)
