@@ -269,4 +269,28 @@ import Vips
         // Then the GIF's delays are those it can show
         #expect(try VipsImage.open(file: directory.path + "/out/moving.gif", options: "n=-1").frameDelays == written)
     }
+
+    @Test(arguments: [".heic", ".avif"])
+    func aHEIFsXMPPacketIsKeptWhenAskedForAndPublishedOtherwiseNowhere(suffix: String) async throws {
+        // Given a HEIC or AVIF with an XMP packet, which libvips' HEIF loader gives as a MIME item
+        let packet =
+            #"<?xpacket begin="" id="W5M0MpCehiHzreSzNTczkc9d"?><x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#"><rdf:Description xmlns:dc="http://purl.org/dc/elements/1.1/" dc:rights="PipelineTestRights"/></rdf:RDF></x:xmpmeta><?xpacket end="w"?>"#
+        let input = try Fixtures.gradient(width: 32, height: 24).settingBlobField("xmp-data", to: Array(packet.utf8)).encoded(
+            suffix: suffix)
+        #expect(try VipsImage.open(data: input).fieldNames.contains { $0.hasPrefix("heif-mime-") })
+        // When it is made keeping XMP, and keeping nothing, the default
+        let outputs = [
+            #"{"name": "kept", "formats": [{"format": "jpeg", "keep": ["xmp"]}, {"format": "webp", "keep": "all"}], "path": "out/{stem}-kept.{format}"}"#,
+            #"{"name": "plain", "formats": ["jpeg", "webp"], "path": "out/{stem}-plain.{format}"}"#,
+        ]
+        let (directory, reports, summary) = try await run(outputs, input: input, name: "photo" + suffix)
+        #expect(summary.succeeded == 1, "\(reports.flatMap(\.failures))")
+        // Then the packet is in the files that keep it, whole, and in no other
+        for format in ["jpg", "webp"] {
+            let kept = try VipsImage.open(file: directory.path + "/out/photo-kept.\(format)").blobCopy("xmp-data") ?? []
+            #expect(String(decoding: kept, as: UTF8.self).contains("PipelineTestRights"), "\(format)")
+            let plain = try VipsImage.open(file: directory.path + "/out/photo-plain.\(format)")
+            #expect(plain.blobCopy("xmp-data") == nil && !plain.fieldNames.contains { $0.hasPrefix("heif-mime-") }, "\(format)")
+        }
+    }
 }

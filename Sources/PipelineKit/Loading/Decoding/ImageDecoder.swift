@@ -343,7 +343,26 @@ struct ImageDecoder: Sendable {
             case .file(let path, _, _, _): try VipsImage.open(file: path, options: options, loader: loader)
             case .memory(let bytes): try VipsImage.open(bytes: bytes, options: options, loader: loader)
             }
-        return try Self.withProfileOfItsColourBox(image, from: source)
+        return try Self.withXMPOfItsMIMEItem(Self.withProfileOfItsColourBox(image, from: source))
+    }
+
+    /// `image`, a HEIC or AVIF whose XMP packet libvips' HEIF loader gives as a MIME item
+    /// (`heif-mime-N`), with that packet moved to `xmp-data`, the field `keep` and every saver
+    /// know; any other image as it is. Without it, `"keep": ["xmp"]` lost the packet unsaid.
+    static func withXMPOfItsMIMEItem(_ image: VipsImage) throws -> VipsImage {
+        guard image.loader?.hasPrefix("heifload") == true, !image.hasField("xmp-data") else { return image }
+        for name in image.fieldNames where name.hasPrefix("heif-mime-") {
+            guard let item = image.blobCopy(name), Self.isXMPPacket(item) else { continue }
+            return try image.settingBlobField("xmp-data", to: item).removingFields([name])
+        }
+        return image
+    }
+
+    /// Whether `bytes` open as an XMP packet does: its `<?xpacket` wrapper, or the
+    /// `<x:xmpmeta` element near the start (after a byte-order mark or white space).
+    static func isXMPPacket(_ bytes: [UInt8]) -> Bool {
+        let start = String(decoding: bytes.prefix(256), as: UTF8.self)
+        return start.contains("<?xpacket") || start.contains("<x:xmpmeta")
     }
 
     /// `image`, an AVIF without an ICC profile, with the profile its colour box implies
