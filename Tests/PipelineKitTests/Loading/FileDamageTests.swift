@@ -51,6 +51,57 @@ import Vips
         }
     }
 
+    /// A little-endian greyscale TIFF of `width` × `height` in two strips, its directory first, at
+    /// byte 8, as exiftool and many cameras and scanners write one: a file cut inside its pixels
+    /// keeps a whole directory.
+    static func tiffWithItsDirectoryFirst(width: Int, height: Int) -> Data {
+        func short(_ value: Int) -> [UInt8] { [UInt8(value & 0xff), UInt8(value >> 8)] }
+        func long(_ value: Int) -> [UInt8] { short(value & 0xffff) + short(value >> 16) }
+        let rows = (height + 1) / 2
+        let stripBytes = [rows * width, (height - rows) * width]
+        // Nine entries; the strip offsets and counts (two LONGs each) fit in their entries.
+        let dataStart = 8 + 2 + 9 * 12 + 4
+        let entries: [(tag: Int, type: Int, count: Int, value: [UInt8])] = [
+            (256, 4, 1, long(width)), (257, 4, 1, long(height)), (258, 3, 1, short(8) + short(0)), (259, 3, 1, short(1) + short(0)),
+            (262, 3, 1, short(1) + short(0)), (273, 4, 2, []), (277, 3, 1, short(1) + short(0)), (278, 4, 1, long(rows)),
+            (279, 4, 2, []),
+        ]
+        // Two values of four bytes do not fit in an entry: they follow the pixels.
+        let pixelsEnd = dataStart + width * height
+        var bytes: [UInt8] = Array("II".utf8) + short(42) + long(8) + short(entries.count)
+        for entry in entries {
+            let value = entry.tag == 273 ? long(pixelsEnd) : entry.tag == 279 ? long(pixelsEnd + 8) : entry.value
+            bytes += short(entry.tag) + short(entry.type) + long(entry.count) + value
+        }
+        bytes += long(0)
+        bytes += (0..<(width * height)).map { UInt8($0 % 251) }
+        bytes += long(dataStart) + long(dataStart + stripBytes[0]) + long(stripBytes[0]) + long(stripBytes[1])
+        return Data(bytes)
+    }
+
+    @Test func aTIFFCutInsideItsStripsSaysWhereTheyRun() throws {
+        // Given a TIFF whose directory comes first, which libvips reads whole
+        let directory = try TemporaryDirectory()
+        let whole = Self.tiffWithItsDirectoryFirst(width: 16, height: 10)
+        #expect(try VipsImage.open(data: whole).size == ImageSize(width: 16, height: 10))
+        for source in try PNGStructureTests.sources(whole, in: directory) { #expect(FileDamage.reason(in: source) == nil) }
+        // When it is cut at byte 246, inside its second strip (bytes 202 to 282), the strips'
+        // offsets and counts (the last 16 bytes) moved before the cut and their entries (the
+        // sixth and ninth) pointed at them
+        let bytes = [UInt8](whole)
+        var cut = Array(bytes.prefix(246)) + Array(bytes.suffix(16))
+        for (entry, value) in [(5, 246), (8, 254)] {
+            let at = 8 + 2 + entry * 12 + 8
+            for index in 0..<4 { cut[at + index] = UInt8((value >> (8 * index)) & 0xff) }
+        }
+        // Then the reason says where the strips run and where the bytes end
+        for source in try PNGStructureTests.sources(Data(cut), in: directory) {
+            #expect(
+                FileDamage.reason(in: source) == "the TIFF is cut short: its first image's strips run to byte 282 and its bytes end at 262")
+        }
+        #expect(throws: (any Error).self) { try VipsImage.open(data: Data(cut)).rendered() }
+    }
+
     /// Formats walked here with nothing wrong in their structure, and formats not walked,
     /// have no reason to give: libvips' loader's own stands.
     @Test func wholeFilesAndFormatsNotWalkedHaveNone() throws {

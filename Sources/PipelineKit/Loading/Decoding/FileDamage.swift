@@ -92,6 +92,48 @@ enum FileDamage {
         guard end <= bytes.count else {
             return "the TIFF is cut short: its first directory, at byte \(offset), ends at \(end) and its bytes end at \(bytes.count)"
         }
+        // Its strips (or tiles) by where they start and how long they are: libtiff names the
+        // first one past the end as a read error at scanline 4294967295.
+        let read = { (tag: Int) in tiffValues(tag, bytes, directory: offset, entries: entries, bigEndian: bigEndian) }
+        for (starts, lengths, pieces) in [(273, 279, "strips"), (324, 325, "tiles")] {
+            guard let offsets = read(starts), let counts = read(lengths), offsets.count == counts.count else { continue }
+            let dataEnd = zip(offsets, counts).map { $0 + $1 }.max() ?? 0
+            if dataEnd > bytes.count {
+                return "the TIFF is cut short: its first image's \(pieces) run to byte \(dataEnd) and its bytes end at \(bytes.count)"
+            }
+        }
+        return nil
+    }
+
+    /// The most values of one TIFF field read: a strip or tile each, far more than a file the
+    /// decoder admits has.
+    static let tiffValuesRead = 1 << 20
+
+    /// The values of the field `tag` (SHORT or LONG) in the directory at `directory` of
+    /// `entries` entries, or nil when it has none, of another type, or its values are not all
+    /// in the file.
+    static func tiffValues(_ tag: Int, _ bytes: SourceBytes, directory: Int, entries: Int, bigEndian: Bool) -> [Int]? {
+        let integer = { (offset: Int, width: Int) in StoredInteger.at(offset, count: width, bigEndian: bigEndian, byte: bytes.byte(at:)) }
+        for index in 0..<entries {
+            let entry = directory + 2 + index * 12
+            guard integer(entry, 2) == tag else { continue }
+            guard let type = integer(entry + 2, 2), let count = integer(entry + 4, 4), count <= tiffValuesRead else { return nil }
+            let width: Int
+            switch type {
+            case 3: width = 2
+            case 4: width = 4
+            default: return nil
+            }
+            // Values that fit in the entry's last four bytes are there; others where those point.
+            guard let start = count * width <= 4 ? entry + 8 : integer(entry + 8, 4) else { return nil }
+            var values: [Int] = []
+            values.reserveCapacity(count)
+            for value in 0..<count {
+                guard let read = integer(start + value * width, width) else { return nil }
+                values.append(read)
+            }
+            return values
+        }
         return nil
     }
 }
