@@ -176,4 +176,14 @@ package enum Fixtures {
         }
         return detailed * 10 >= samples * 9
     }
+
+    /// A lossless WebP animation of 16×16 frames that opens on a clear frame, then green (0, 200,
+    /// 0) twice, which WebP's encoder merges into one frame: its colour is the green seen.
+    package static func animationOpeningOnAClearFrame() throws -> Data {
+        let clear = [UInt8](repeating: 0, count: 16 * 16 * 4)
+        let green = Array(repeating: [0, 200, 0, 255] as [UInt8], count: 16 * 16 * 2).flatMap { $0 }
+        let frames = try VipsImage(pixels: clear + green, width: 16, height: 48, bands: 4)
+            .settingIntField("page-height", to: 16).settingFrameDelays([100, 100, 100])
+        return try frames.encoded(suffix: ".webp[lossless]")
+    }
 }

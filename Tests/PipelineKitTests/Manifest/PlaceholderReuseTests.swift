@@ -192,13 +192,9 @@ import Vips
     }
 
     @Test func anAnimationThatOpensOnAClearFrameHasTheColourOfTheFirstFrameSeen() async throws {
-        // Given a WebP animation of three 16×16 frames: all transparent, then green twice
-        let clear = [UInt8](repeating: 0, count: 16 * 16 * 4)
-        let green = Array(repeating: [0, 200, 0, 255] as [UInt8], count: 16 * 16 * 2).flatMap { $0 }
-        let frames = try VipsImage(pixels: clear + green, width: 16, height: 48, bands: 4)
-            .settingIntField("page-height", to: 16).settingFrameDelays([100, 100, 100])
+        // Given a WebP animation that opens on a clear frame, then green
         let directory = try TemporaryDirectory()
-        try directory.write(try frames.encoded(suffix: ".webp[lossless]"), to: "in/fade.webp")
+        try directory.write(try Fixtures.animationOpeningOnAClearFrame(), to: "in/fade.webp")
         // When it is written as an animation in each format that keeps one
         let json = PipelineHarness.json(
             inputs: ["in/*"],
