@@ -20,7 +20,11 @@ public struct Normalise: ImageProcessing, Hashable {
 
     /// The options the step accepts, with their defaults, ranges and help.
     public static let options: [Option] = [
-        .number("lower", in: lowerRange, default: 1, help: "Percentile of lightness that becomes black; 0 takes the darkest pixel."),
+        .number(
+            "lower", in: lowerRange, default: 1,
+            help:
+                "Percentile of lightness that becomes black; 0 takes the darkest pixel. Pixels count by how opaque they are: a clear surround is not the darkest part."
+        ),
         .number(
             "upper", in: upperRange, default: 99,
             help: "Percentile of lightness that becomes white; 100 takes the lightest pixel. Must exceed lower."),

@@ -148,11 +148,14 @@ public struct Composite: ImageProcessing {
             throw OptionError(option: "image", "only files and http(s) URLs can be overlays, not \(reference[..<colon]):")
         }
         let url = URL(fileURLWithPath: reference, relativeTo: base).standardizedFileURL
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory), !isDirectory.boolValue else {
-            throw OptionError(option: "image", "no such file: \(url.path)")
+        // Checked as the run reads it: a regular file, not a folder, FIFO, device or socket.
+        var status = stat()
+        guard stat(url.path, &status) == 0 else { throw OptionError(option: "image", "no such file: \(url.path)") }
+        switch status.st_mode & S_IFMT {
+        case S_IFREG: return url
+        case S_IFDIR: throw OptionError(option: "image", "\(url.path) is a folder, not an image file")
+        default: throw OptionError(option: "image", "\(url.path) is not a regular file (a FIFO, device or socket)")
         }
-        return url
     }
 
     /// The overlay, which the run fetches and decodes once and hands to `process` through the context.

@@ -162,17 +162,25 @@ extension PipelineCommand {
                 }
                 defer { hangups.cancel() }
                 await withGracefulShutdownHandler {
+                    // Whether the file on disk failed to load or plan when last read: read again
+                    // at the next change, whichever file it is, as `watch` does, so that the
+                    // edit is served once a change to the inputs mends its plan.
+                    var fileFailed = false
                     for await changes in watcher.changes {
                         logger.debug("changes", metadata: ["paths": "\(changes.paths)"])
                         // Nothing else changed than a file that no longer loads: the server answers as it did.
+                        // After the start, no inputs is a state a server answers 404 in, not a failure.
                         guard
                             let current = PipelineCommand.pipeline(
-                                after: changes, keeping: pipeline, file: file, memory: memory, watcher: watcher)
-                        else { continue }
+                                after: changes, keeping: pipeline, file: file, memory: memory, watcher: watcher, rereading: fileFailed,
+                                allowingNoInputs: true)
+                        else {
+                            fileFailed = true
+                            continue
+                        }
                         pipeline = current.pipeline
+                        fileFailed = current.isLastValid
                         do {
-                            // An edited file was planned as loaded: finding no input then is
-                            // refused there. Here none means that every input has been removed.
                             try server.reload(pipeline, allowingNoInputs: true)
                             // The inputs were read again, with a pipeline file that was not.
                             let what = current.isLastValid ? "reloaded the inputs, with the last valid pipeline" : "reloaded"

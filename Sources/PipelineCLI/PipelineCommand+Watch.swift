@@ -178,10 +178,11 @@ extension PipelineCommand {
     /// loaded again when it or its focus file may have changed (and watched as it now is), or the last valid one,
     /// `pipeline`, when it no longer loads or plans (said on standard error, and `isLastValid`). Nil when nothing else
     /// changed than a file that is not valid, so nothing needs doing. `rereading`: the file failed when last read,
-    /// and is read again whatever changed, as a change to the inputs may mend its plan.
+    /// and is read again whatever changed, as a change to the inputs may mend its plan. `allowingNoInputs`: a plan
+    /// that finds no input is taken (a server's), not refused (a watch's, which then runs nothing).
     static func pipeline(
         after changes: FileChanges, keeping pipeline: Pipeline, file: String, memory: MemoryOptions, watcher: PipelineWatcher,
-        rereading: Bool = false
+        rereading: Bool = false, allowingNoInputs: Bool = false
     ) -> (pipeline: Pipeline, isLastValid: Bool)? {
         // The focus file, the images steps read (overlays), the ICC profiles outputs embed and the server's fallback image are
         // checked with the pipeline file: a change to any loads them all again, so one removed
@@ -200,7 +201,7 @@ extension PipelineCommand {
             memory.apply(to: &edited)
             // Planned here too: a file that loads but finds no inputs (a glob edited to a folder
             // that is not there) is as invalid, and the last valid one's folders stay watched.
-            _ = try edited.plan()
+            _ = try edited.plan(allowingNoInputs: allowingNoInputs)
             watcher.watch(edited.definition)
             return (edited, false)
         } catch {

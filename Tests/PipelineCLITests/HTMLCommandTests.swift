@@ -43,7 +43,7 @@ import Testing
         try directory.write(Data(#"{"version": 1, "inputs": ["in/*.jpg"], "manifest": 5, \#(outputs)}"#.utf8), to: "broken.json")
         let cases: [(String, String)] = [
             ("missing.json", ": not a manifest pipeline can read: No such file or directory"),
-            ("", ": not a manifest pipeline can read: Is a directory"),
+            ("", ": not a manifest pipeline can read: it is a folder, not a regular file"),
             ("words.json", ": not a manifest pipeline can read: not JSON"),
             ("other.json", ": not a manifest pipeline can read: missing key \""),
             ("site.json", ": a pipeline file, not a manifest; its run writes the manifest to \(directory.url.path)/out/m.json\n"),

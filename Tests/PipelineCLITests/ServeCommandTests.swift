@@ -122,6 +122,17 @@ import Vips
         #expect(try await status(of: "/thumb/added.jpg", port: port, becoming: 404) == 404, "\(command.transcript)")
         #expect(try await LoopbackHTTPClient.request(port: port, target: "/big/p0.jpg").status == 404)
         #expect(command.waitForLine(after: emptied, timeout: 60) { $0.isError && $0.text.contains("no inputs now") } != nil)
+
+        // When the file is edited while there is no input, to a width of its own, and a photo
+        // is added after: the edit is what is served
+        let narrow = Self.thumb.replacingOccurrences(of: #""width": 16"#, with: #""width": 12"#)
+        try directory.write(Data(PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [narrow]).utf8), to: "p.json")
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 48, height: 32)), to: "spare/back.jpg")
+        try await Task.sleep(for: .seconds(1))
+        try FileManager.default.moveItem(atPath: directory.path + "/spare/back.jpg", toPath: directory.path + "/in/back.jpg")
+        #expect(try await status(of: "/thumb/back.jpg", port: port, becoming: 200) == 200, "\(command.transcript)")
+        let back = try await LoopbackHTTPClient.request(port: port, target: "/thumb/back.jpg")
+        #expect(try VipsImage.open(data: back.body).width == 12, "\(command.transcript)")
     }
 
     @Test func logLevelInfoLogsEachRequest() throws {

@@ -101,5 +101,19 @@ import Vips
         #expect(
             command.waitForLine(after: mark) { $0.isError && $0.text.contains("encode.iccProfile") } != nil, "\(command.transcript)")
         #expect(command.waitForLine(after: mark) { $0.isError && $0.text.contains("keeping the last valid pipeline") } != nil)
+
+        // When the profile is then a FIFO, with no writer, and an input is added
+        try FileManager.default.removeItem(atPath: directory.path + "/icc/brand.icc")
+        #expect(mkfifo(directory.path + "/icc/brand.icc", 0o600) == 0)
+        let fifo = command.lineCount
+        try FileManager.default.moveItem(atPath: directory.path + "/spare/photo.jpg", toPath: directory.path + "/in/added.jpg")
+        // Then the re-run ends, every input failing at encode (the profile's change makes the
+        // first again too), named with what stands there: the last valid pipeline names that
+        // path, and libvips' open of a FIFO would never return
+        let line = try runLine(command, after: fifo)
+        #expect(line.contains("2 inputs, 0 succeeded, 2 failed"), "\(line)\n\(command.transcript)")
+        #expect(
+            command.waitForLine(after: fifo) { $0.isError && $0.text.contains("a FIFO (named pipe), not a regular file") } != nil,
+            "\(command.transcript)")
     }
 }

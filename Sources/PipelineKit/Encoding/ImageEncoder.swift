@@ -143,6 +143,15 @@ enum ImageEncoder {
             image = try image.flattened(ontoSRGB: settings.background)
         }
         if let profile = settings.iccProfile {
+            if let file = settings.iccProfileFile {
+                // Looked at again as it is used: replaced since the pipeline was checked by a
+                // FIFO, it would hold libvips' open, and the run, for ever.
+                do throws(RegularFile.Failure) {
+                    _ = try RegularFile(opening: file)
+                } catch {
+                    throw VipsError(operation: "icc_transform", message: "encode.iccProfile \(file): \(error.reason)")
+                }
+            }
             // lcms takes sRGB to the profile: a greyscale image is made colour first, without
             // a grey profile of its own, which would not fit its colour bands.
             if image.isGreyscale { image = try image.inColour().removingFields(["icc-profile-data"]) }

@@ -358,11 +358,12 @@ struct ImageDecoder: Sendable {
         return image
     }
 
-    /// Whether `bytes` open as an XMP packet does: its `<?xpacket` wrapper, or the
-    /// `<x:xmpmeta` element near the start (after a byte-order mark or white space).
+    /// Whether `bytes` open as an XMP packet does: its `<?xpacket` wrapper, its `<x:xmpmeta`
+    /// element, or a bare `<rdf:RDF`, near the start (after a byte-order mark, an XML prolog or
+    /// white space).
     static func isXMPPacket(_ bytes: [UInt8]) -> Bool {
-        let start = String(decoding: bytes.prefix(256), as: UTF8.self)
-        return start.contains("<?xpacket") || start.contains("<x:xmpmeta")
+        let start = String(decoding: bytes.prefix(1024), as: UTF8.self)
+        return ["<?xpacket", "<x:xmpmeta", "<rdf:RDF"].contains { start.contains($0) }
     }
 
     /// `image`, an AVIF without an ICC profile, with the profile its colour box implies
