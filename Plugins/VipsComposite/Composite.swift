@@ -151,11 +151,15 @@ public struct Composite: ImageProcessing {
         // Checked as the run reads it: a regular file, not a folder, FIFO, device or socket.
         var status = stat()
         guard stat(url.path, &status) == 0 else { throw OptionError(option: "image", "no such file: \(url.path)") }
+        let kind: String
         switch status.st_mode & S_IFMT {
         case S_IFREG: return url
-        case S_IFDIR: throw OptionError(option: "image", "\(url.path) is a folder, not an image file")
-        default: throw OptionError(option: "image", "\(url.path) is not a regular file (a FIFO, device or socket)")
+        case S_IFDIR: kind = "a folder"
+        case S_IFIFO: kind = "a FIFO (named pipe)"
+        case S_IFSOCK: kind = "a socket"
+        default: kind = "a device"
         }
+        throw OptionError(option: "image", "\(url.path) is \(kind), not a regular file")
     }
 
     /// The overlay, which the run fetches and decodes once and hands to `process` through the context.

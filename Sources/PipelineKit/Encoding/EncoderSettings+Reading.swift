@@ -164,9 +164,11 @@ extension EncoderSettings {
                     + "give a display, output, input or colour space profile (\(path))")
         }
         // One pixel converted, as every encode will: an input-only profile (no tables from the
-        // connection space) or a Lab space fails here, not on every input.
+        // connection space) or a Lab space fails here, not on every input. Read through the
+        // descriptor checked, as an encode reads it: the name may be another file by now.
         do {
-            _ = try VipsImage(pixels: [128, 128, 128], width: 1, height: 1, bands: 3).convertedToProfile(path).rendered()
+            _ = try VipsImage(pixels: [128, 128, 128], width: 1, height: 1, bands: 3)
+                .convertedToProfile("/proc/self/fd/\(file.descriptor)").rendered()
         } catch {
             throw OptionError(option: "iccProfile", "\(profile) is a profile no image can be converted to: \(error.message) (\(path))")
         }

@@ -143,19 +143,32 @@ enum ImageEncoder {
             image = try image.flattened(ontoSRGB: settings.background)
         }
         if let profile = settings.iccProfile {
+            // A profile file is opened here, as a regular file, and libvips reads it through that
+            // descriptor: its name may be replaced at any moment, by a FIFO too, whose open would
+            // hold libvips, and the run, for ever. (libvips' operation cache is off, so a
+            // descriptor's number reused later names no stale profile.)
+            var opened: RegularFile?
             if let file = settings.iccProfileFile {
-                // Looked at again as it is used: replaced since the pipeline was checked by a
-                // FIFO, it would hold libvips' open, and the run, for ever.
                 do throws(RegularFile.Failure) {
-                    _ = try RegularFile(opening: file)
+                    opened = try RegularFile(opening: file)
                 } catch {
                     throw VipsError(operation: "icc_transform", message: "encode.iccProfile \(file): \(error.reason)")
                 }
             }
+            let source = opened.map { "/proc/self/fd/\($0.descriptor)" } ?? profile
             // lcms takes sRGB to the profile: a greyscale image is made colour first, without
             // a grey profile of its own, which would not fit its colour bands.
             if image.isGreyscale { image = try image.inColour().removingFields(["icc-profile-data"]) }
-            image = try image.convertedToProfile(profile)
+            do throws(VipsError) {
+                image = try withExtendedLifetime(opened) { () throws(VipsError) in try image.convertedToProfile(source) }
+            } catch {
+                // The file was checked when the pipeline loaded; one changed since is named.
+                guard opened != nil else { throw error }
+                throw VipsError(
+                    operation: "icc_transform",
+                    message:
+                        "encode.iccProfile \(settings.iccProfileFile ?? profile) is not a profile libvips can use now: \(error.message)")
+            }
         }
         if let delays = image.frameDelays, let longest = longestDelay(settings.format) {
             // As the WebP saver and the AVIF sequence write them: browsers show a GIF frame of

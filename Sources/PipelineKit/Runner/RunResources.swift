@@ -48,8 +48,9 @@ struct RunResources: Sendable {
         }
         // Files only: the built-in profiles' names are their version, in the encoder's identity.
         for path in Set(outputs.compactMap(\.encoder.iccProfileFile)) {
-            // One that can no longer be read fails its encodes; the next run reads it again.
-            let bytes = FileManager.default.contents(atPath: path)
+            // One that can no longer be read (a FIFO too, not waited on) fails its encodes; the
+            // next run reads it again.
+            let bytes = try? RegularFile.contents(of: path)
             resources.profileVersions[path] = bytes.map { "sha256:" + SHA256.hex($0) } ?? "unreadable"
         }
         return resources

@@ -149,4 +149,32 @@ extension NewFormatTests {
         float.predictor = .float
         #expect(throws: VipsError.self) { try ImageEncoder.prepare(grey, for: float) }
     }
+
+    @Test func aProfileChangedSinceTheFileLoadedFailsItsOutputsNamingIt() async throws {
+        // Given a pipeline file loaded with a whole profile
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 48, height: 32)), to: "in/a.jpg")
+        try directory.write(
+            Data(ICCFixtures.profile(primaries: ICCFixtures.adobePrimaries, curve: ICCFixtures.gammaCurve(2.2))), to: "brand.icc")
+        let json = PipelineHarness.json(
+            inputs: ["in/*.jpg"],
+            outputs: [#"{"name": "o", "encode": {"format": "jpeg", "iccProfile": "brand.icc"}, "path": "out/{stem}.jpg"}"#])
+        let pipeline = try PipelineHarness.pipeline(json, in: directory)
+        // When the profile is then not one, or a FIFO with no writer, as the run encodes
+        for replace in [
+            { try directory.write(Data("not a profile at all, but long enough to be read as one".utf8), to: "brand.icc") },
+            {
+                try FileManager.default.removeItem(atPath: directory.path + "/brand.icc")
+                #expect(mkfifo(directory.path + "/brand.icc", 0o600) == 0)
+            },
+        ] as [() throws -> Void] {
+            try replace()
+            let result = try await pipeline.run(force: true).collect()
+            // Then the output fails, naming the key and the file, and the run ends
+            let failure = try #require(result.reports.first?.failures.first?.error)
+            let reason = "\(failure.stage): \(failure.reason)"
+            #expect(reason.contains("encode.iccProfile \(directory.path)/brand.icc"), "\(reason)")
+            #expect(reason.contains("is not a profile libvips can use now") || reason.contains("it is a FIFO"), "\(reason)")
+        }
+    }
 }
