@@ -151,15 +151,10 @@ public struct Composite: ImageProcessing {
         // Checked as the run reads it: a regular file, not a folder, FIFO, device or socket.
         var status = stat()
         guard stat(url.path, &status) == 0 else { throw OptionError(option: "image", "no such file: \(url.path)") }
-        let kind: String
-        switch status.st_mode & S_IFMT {
-        case S_IFREG: return url
-        case S_IFDIR: kind = "a folder"
-        case S_IFIFO: kind = "a FIFO (named pipe)"
-        case S_IFSOCK: kind = "a socket"
-        default: kind = "a device"
+        guard status.st_mode & S_IFMT == S_IFREG else {
+            throw OptionError(option: "image", "\(url.path) is \(RegularFile.kind(of: status)), not a regular file")
         }
-        throw OptionError(option: "image", "\(url.path) is \(kind), not a regular file")
+        return url
     }
 
     /// The overlay, which the run fetches and decodes once and hands to `process` through the context.

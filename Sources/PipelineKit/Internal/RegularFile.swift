@@ -3,7 +3,7 @@ import Foundation
 /// A regular file opened for reading without ever blocking on what stands at its path: the open
 /// is non-blocking (a FIFO with no writer would otherwise hold the thread in `openat` for ever)
 /// and the descriptor's own `fstat`, not the path's, decides whether it is a regular file.
-final class RegularFile {
+package final class RegularFile {
     let descriptor: Int32
     /// The opened file's status, from the descriptor.
     let status: stat
@@ -38,7 +38,7 @@ final class RegularFile {
     deinit { close(descriptor) }
 
     /// What a file of this status is, in words: "a folder", "a FIFO (named pipe)", ….
-    static func kind(of status: stat) -> String {
+    package static func kind(of status: stat) -> String {
         switch status.st_mode & S_IFMT {
         case S_IFREG: "a regular file"
         case S_IFDIR: "a folder"
