@@ -150,9 +150,12 @@ public struct Composite: ImageProcessing {
         let url = URL(fileURLWithPath: reference, relativeTo: base).standardizedFileURL
         // Checked as the run reads it: a regular file, not a folder, FIFO, device or socket.
         var status = stat()
-        guard stat(url.path, &status) == 0 else { throw OptionError(option: "image", "no such file: \(url.path)") }
+        guard stat(url.path, &status) == 0 else {
+            throw OptionError(option: "image", "no such file: \(url.path)", fileAtFault: url.path)
+        }
         guard status.st_mode & S_IFMT == S_IFREG else {
-            throw OptionError(option: "image", "\(url.path) is \(RegularFile.kind(of: status)), not a regular file")
+            throw OptionError(
+                option: "image", "\(url.path) is \(RegularFile.kind(of: status)), not a regular file", fileAtFault: url.path)
         }
         return url
     }

@@ -196,17 +196,22 @@ extension PipelineCommand {
             + (definition.serve.fallback.map { [$0.file.path] } ?? [])
         let read = checked.flatMap(PipelineWatcher.changePaths)
         guard rereading || read.contains(where: changes.mayInclude) else { return (pipeline, false) }
-        do {
+        var loaded: Pipeline?
+        do throws(PipelineFileError) {
             var edited = try Pipeline(contentsOf: URL(fileURLWithPath: file), processors: processors, displayName: file)
             memory.apply(to: &edited)
+            loaded = edited
             // Planned here too: a file that loads but finds no inputs (a glob edited to a folder
-            // that is not there) is as invalid, and the last valid one's folders stay watched.
+            // that is not there) is as invalid, and the last valid one goes on.
             _ = try edited.plan(allowingNoInputs: allowingNoInputs)
             watcher.watch(edited.definition)
             return (edited, false)
         } catch {
             printError(error.description)
             printError("\(file): keeping the last valid pipeline")
+            // What may mend the file is watched with what the last valid one reads: the folders
+            // the file as it is now reads (one made later), the files its problems are about.
+            watcher.watch(definition, awaiting: loaded?.definition, filesAtFault: error.problems.compactMap(\.fileAtFault))
             let otherChanges = changes.count - read.filter(changes.paths.contains).count
             return otherChanges == 0 ? nil : (pipeline, true)
         }

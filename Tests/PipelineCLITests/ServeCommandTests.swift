@@ -135,6 +135,33 @@ import Vips
         #expect(try VipsImage.open(data: back.body).width == 12, "\(command.transcript)")
     }
 
+    @Test func anEditNamingAnOverlayNotInPlaceYetIsServedOnceTheOverlayIsThere() async throws {
+        let directory = try Fixtures.watchedFolder(inputs: 1, outputs: [Self.thumb], inputPattern: "in/*.jpg")
+        let (command, port) = try serve(directory)
+        defer { command.kill() }
+        #expect(try await LoopbackHTTPClient.request(port: port, target: "/thumb/p0.jpg").status == 200)
+
+        // When the file is edited to lay marks/logo.png, in a folder not made yet, over a wider thumb
+        let mark = command.lineCount
+        let marked =
+            #"{"name": "thumb", "steps": [{"resize": {"width": 24}}, {"composite": {"image": "marks/logo.png"}}], "#
+            + #""encode": {"format": "webp"}, "path": "out/{stem}-marked.webp"}"#
+        try directory.write(Data(PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [marked]).utf8), to: "p.json")
+        let kept = command.waitForLine(after: mark, timeout: 60) { $0.isError && $0.text.contains("keeping the last valid pipeline") }
+        #expect(kept != nil, "\(command.transcript)")
+        // and the overlay is then put there
+        try directory.write(try Fixtures.png(try Fixtures.gradient(width: 8, height: 8)), to: "marks/logo.png")
+
+        // Then the edit is what is served
+        var width = 0
+        for _ in 0..<600 where width != 24 {
+            let answer = try await LoopbackHTTPClient.request(port: port, target: "/thumb/p0.jpg")
+            width = answer.status == 200 ? try VipsImage.open(data: answer.body).width : 0
+            if width != 24 { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        #expect(width == 24, "\(command.transcript)")
+    }
+
     @Test func logLevelInfoLogsEachRequest() throws {
         let directory = try Fixtures.watchedFolder(inputs: 1, outputs: [Self.thumb], inputPattern: "in/*.jpg")
         let (command, port) = try serve(directory, options: ["--log-level", "info"])

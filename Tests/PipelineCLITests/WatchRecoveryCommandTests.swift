@@ -19,28 +19,87 @@ import Vips
         return try #require(line?.text, "no run line came:\n\(command.transcript)")
     }
 
+    /// `pipeline watch p.json` in `directory`, once its first run is done.
+    func watchAfterItsFirstRun(_ directory: TemporaryDirectory) throws -> BackgroundCommand {
+        let command = try BackgroundCommand(["watch", "--debounce", "300ms", "p.json"], in: directory.url)
+        do {
+            _ = try runLine(command, after: 0)
+        } catch {
+            command.kill()
+            throw error
+        }
+        return command
+    }
+
+    /// Writes `json` as the pipeline file, and waits for the watch to refuse it and keep the last valid one.
+    func edit(_ directory: TemporaryDirectory, to json: String, watchedBy command: BackgroundCommand) throws {
+        let mark = command.lineCount
+        try directory.write(Data(json.utf8), to: "p.json")
+        let kept = command.waitForLine(after: mark) { $0.isError && $0.text.contains("keeping the last valid pipeline") }
+        #expect(kept != nil, "\(command.transcript)")
+    }
+
+    /// Waits for the next run after line `mark`, a re-run, and checks that it made `output` `width` pixels wide.
+    func expectReRun(of command: BackgroundCommand, after mark: Int, making output: String, width: Int, in directory: TemporaryDirectory)
+        throws
+    {
+        let line = try runLine(command, after: mark)
+        #expect(line.hasPrefix("re-run ("), "\(command.transcript)")
+        let made = try VipsImage.open(data: try Data(contentsOf: directory.url.appendingPathComponent(output)))
+        #expect(made.width == width, "\(command.transcript)")
+    }
+
     @Test func aPipelineFileWhosePlanFailedIsUsedOnceAChangeToTheInputsMendsIt() throws {
         // Given a watch of in/*.jpg, and a photo of the same stem in a subfolder it does not read
         let directory = try Fixtures.watchedFolder(inputs: 1, outputs: [Self.output(width: 16)], inputPattern: "in/*.jpg")
         try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 48, height: 32)), to: "in/sub/p0.jpg")
-        let command = try BackgroundCommand(["watch", "--debounce", "300ms", "p.json"], in: directory.url)
+        let command = try watchAfterItsFirstRun(directory)
         defer { command.kill() }
-        _ = try runLine(command, after: 0)
 
         // When the file is edited to read in/**/*.jpg at another width, which clashes (two p0s)
-        var mark = command.lineCount
-        let edited = PipelineHarness.json(inputs: ["in/**/*.jpg"], outputs: [Self.output(width: 24)])
-        try directory.write(Data(edited.utf8), to: "p.json")
-        #expect(command.waitForLine(after: mark) { $0.isError && $0.text.contains("keeping the last valid pipeline") } != nil)
+        try edit(directory, to: PipelineHarness.json(inputs: ["in/**/*.jpg"], outputs: [Self.output(width: 24)]), watchedBy: command)
         // and the clash is mended by removing the photo in in/, which the last valid pipeline reads
-        mark = command.lineCount
+        let mark = command.lineCount
         try FileManager.default.removeItem(atPath: directory.path + "/in/p0.jpg")
 
         // Then the next run is of the file as it is now: the new width
-        let line = try runLine(command, after: mark)
-        #expect(line.hasPrefix("re-run ("), "\(command.transcript)")
-        let made = try VipsImage.open(data: try Data(contentsOf: directory.url.appendingPathComponent("out/p0-small.webp")))
-        #expect(made.width == 24, "\(command.transcript)")
+        try expectReRun(of: command, after: mark, making: "out/p0-small.webp", width: 24, in: directory)
+    }
+
+    @Test func aPipelineFileEditedToReadAFolderNotMadeYetIsUsedOnceThatFolderHasAPhoto() throws {
+        let directory = try Fixtures.watchedFolder(inputs: 1, outputs: [Self.output(width: 16)], inputPattern: "in/*.jpg")
+        let command = try watchAfterItsFirstRun(directory)
+        defer { command.kill() }
+
+        // When the file is edited to read later/*.jpg, a folder that is not there: no input
+        try edit(directory, to: PipelineHarness.json(inputs: ["later/*.jpg"], outputs: [Self.output(width: 24)]), watchedBy: command)
+        // and that folder is made, then given a photo
+        let mark = command.lineCount
+        try FileManager.default.createDirectory(atPath: directory.path + "/later", withIntermediateDirectories: false)
+        try FileManager.default.moveItem(atPath: directory.path + "/spare/photo.jpg", toPath: directory.path + "/later/photo.jpg")
+
+        // Then the file as it is now runs: the photo in the new folder, at the new width
+        try expectReRun(of: command, after: mark, making: "out/photo-small.webp", width: 24, in: directory)
+    }
+
+    @Test func aPipelineFileEditedToNameAnOverlayNotInPlaceYetIsUsedOnceTheOverlayIsThere() throws {
+        let directory = try Fixtures.watchedFolder(inputs: 1, outputs: [Self.output(width: 16)], inputPattern: "in/*.jpg")
+        let command = try watchAfterItsFirstRun(directory)
+        defer { command.kill() }
+
+        // When the file is edited to lay marks/logo.png over the photo, in a folder not made yet
+        let mark = command.lineCount
+        let output =
+            #"{"name": "small", "steps": [{"resize": {"width": 24}}, {"composite": {"image": "marks/logo.png"}}], "#
+            + #""encode": {"format": "webp"}, "path": "out/{stem}-small.webp"}"#
+        try edit(directory, to: PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [output]), watchedBy: command)
+        #expect(command.waitForLine(after: mark) { $0.isError && $0.text.contains("no such file") } != nil, "\(command.transcript)")
+        // and the overlay is then put there
+        let placed = command.lineCount
+        try directory.write(try Fixtures.png(try Fixtures.gradient(width: 8, height: 8)), to: "marks/logo.png")
+
+        // Then the file as it is now runs, at its width
+        try expectReRun(of: command, after: placed, making: "out/p0-small.webp", width: 24, in: directory)
     }
 
     @Test func aReRunRefusedForAnotherPipelinesRunStartsOnceThatRunHasFinished() throws {
@@ -50,9 +109,8 @@ import Vips
         for index in 1..<40 { try directory.write(large, to: "in/p\(index).jpg") }
         let json = PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [Self.output(width: 20)], extra: #""name": "another""#)
         try directory.write(Data(json.utf8), to: "q.json")
-        let command = try BackgroundCommand(["watch", "--debounce", "300ms", "p.json"], in: directory.url)
+        let command = try watchAfterItsFirstRun(directory)
         defer { command.kill() }
-        _ = try runLine(command, after: 0)
 
         // When q.json runs, and a photo is added while it does
         let other = try BackgroundCommand(["run", "--verbose", "q.json"], in: directory.url)
@@ -75,9 +133,8 @@ import Vips
     @Test func aPhotoAddedBesideTheOutputsIsMade() throws {
         let output = #"{"name": "t", "widths": [16], "formats": ["webp"], "path": "in/{stem}-{width}.{format}"}"#
         let directory = try Fixtures.watchedFolder(inputs: 1, outputs: [output], inputPattern: "in/*.jpg")
-        let command = try BackgroundCommand(["watch", "--debounce", "300ms", "p.json"], in: directory.url)
+        let command = try watchAfterItsFirstRun(directory)
         defer { command.kill() }
-        _ = try runLine(command, after: 0)
 
         let mark = command.lineCount
         try FileManager.default.copyItem(atPath: directory.path + "/spare/photo.jpg", toPath: directory.path + "/in/dune-sunset.jpg")
@@ -92,9 +149,8 @@ import Vips
         let directory = try Fixtures.watchedFolder(inputs: 1, outputs: [output], inputPattern: "in/*.jpg")
         let profile = ICCFixtures.profile(primaries: ICCFixtures.adobePrimaries, curve: ICCFixtures.gammaCurve(2.2))
         try directory.write(Data(profile), to: "icc/brand.icc")
-        let command = try BackgroundCommand(["watch", "--debounce", "300ms", "p.json"], in: directory.url)
+        let command = try watchAfterItsFirstRun(directory)
         defer { command.kill() }
-        _ = try runLine(command, after: 0)
 
         let mark = command.lineCount
         try directory.write(Data("not a profile".utf8), to: "icc/brand.icc")

@@ -137,7 +137,8 @@ extension EncoderSettings {
         } catch {
             let why = error.code == ENOENT ? "" : ": \(error.reason)"
             throw OptionError(
-                option: "iccProfile", "\(profile) is neither srgb, p3 nor cmyk, nor a readable ICC file\(why) (looked for \(path))")
+                option: "iccProfile", "\(profile) is neither srgb, p3 nor cmyk, nor a readable ICC file\(why) (looked for \(path))",
+                fileAtFault: path)
         }
         // An ICC profile's header has the signature "acsp" at byte 36: anything else would fail
         // every input's encode instead of the file's check.
@@ -145,14 +146,16 @@ extension EncoderSettings {
         let count = bytes.withUnsafeMutableBytes { pread(file.descriptor, $0.baseAddress, 40, 0) }
         let header = Data(bytes.prefix(max(count, 0)))
         guard header.count == 40, header.suffix(4).elementsEqual("acsp".utf8) else {
-            throw OptionError(option: "iccProfile", "\(profile) is not an ICC profile: its header has no \"acsp\" signature (\(path))")
+            throw OptionError(
+                option: "iccProfile", "\(profile) is not an ICC profile: its header has no \"acsp\" signature (\(path))", fileAtFault: path)
         }
         // The size the header declares, at bytes 0 to 3: a file cut short fails every encode.
         let declared = header.prefix(4).reduce(0) { $0 << 8 | Int($1) }
         let stored = Int(file.status.st_size)
         if declared > stored {
             throw OptionError(
-                option: "iccProfile", "\(profile) is cut short: its header declares \(declared) bytes and the file has \(stored) (\(path))")
+                option: "iccProfile", "\(profile) is cut short: its header declares \(declared) bytes and the file has \(stored) (\(path))",
+                fileAtFault: path)
         }
         // The profile's class, at bytes 12 to 15: an abstract, device link or named colour
         // profile describes no colour space an image could be converted to.
@@ -161,7 +164,7 @@ extension EncoderSettings {
             throw OptionError(
                 option: "iccProfile",
                 "\(profile) is a profile of class \"\(profileClass)\", which no image can be converted to: "
-                    + "give a display, output, input or colour space profile (\(path))")
+                    + "give a display, output, input or colour space profile (\(path))", fileAtFault: path)
         }
         // One pixel converted, as every encode will: an input-only profile (no tables from the
         // connection space) or a Lab space fails here, not on every input. Read through the
@@ -170,7 +173,8 @@ extension EncoderSettings {
             _ = try VipsImage(pixels: [128, 128, 128], width: 1, height: 1, bands: 3)
                 .convertedToProfile("/proc/self/fd/\(file.descriptor)").rendered()
         } catch {
-            throw OptionError(option: "iccProfile", "\(profile) is a profile no image can be converted to: \(error.message) (\(path))")
+            throw OptionError(
+                option: "iccProfile", "\(profile) is a profile no image can be converted to: \(error.message) (\(path))", fileAtFault: path)
         }
         // The data colour space, at bytes 16 to 19 of the header.
         return (path, header.dropFirst(16).prefix(4).elementsEqual("CMYK".utf8))

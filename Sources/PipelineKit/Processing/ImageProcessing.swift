@@ -237,10 +237,15 @@ public struct OptionError: Error, Sendable, Equatable {
     public let option: String?
     /// What is wrong, in words for the person who wrote the pipeline file.
     public let message: String
+    /// The file the option names, when the error is about that file (not there, not readable,
+    /// not what it should be): `watch` and `serve` read the pipeline file again when it changes.
+    public var fileAtFault: String?
 
-    /// An error about `option` (nil: about the options together), saying `message`.
-    public init(option: String?, _ message: String) {
+    /// An error about `option` (nil: about the options together), saying `message`; about the
+    /// file at `fileAtFault` when the option names one that is not as it should be.
+    public init(option: String?, _ message: String, fileAtFault: String? = nil) {
         self.option = option
         self.message = message
+        self.fileAtFault = fileAtFault
     }
 }

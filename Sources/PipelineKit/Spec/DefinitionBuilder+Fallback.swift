@@ -25,21 +25,21 @@ extension DefinitionBuilder {
                     .init(
                         path: "serve.fallback", location: location,
                         message:
-                            "the fallback image \(text.quotedValue) is \(found), not the \(format.rawValue) its extension names as its Content-Type"
-                    ))
+                            "the fallback image \(text.quotedValue) is \(found), not the \(format.rawValue) its extension names as its Content-Type",
+                        fileAtFault: file.path))
                 return nil
             }
         } catch let error as RegularFile.Failure {
             problems.append(
                 .init(
                     path: "serve.fallback", location: location,
-                    message: "cannot read the fallback image \(file.path.quotedValue): \(error.reason)"))
+                    message: "cannot read the fallback image \(file.path.quotedValue): \(error.reason)", fileAtFault: file.path))
             return nil
         } catch {
             problems.append(
                 .init(
                     path: "serve.fallback", location: location,
-                    message: "the fallback image \(file.path.quotedValue) is not an image: \(error)"))
+                    message: "the fallback image \(file.path.quotedValue) is not an image: \(error)", fileAtFault: file.path))
             return nil
         }
         return ServeSettings.Fallback(file: file, format: format)

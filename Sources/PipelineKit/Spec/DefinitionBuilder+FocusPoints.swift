@@ -23,7 +23,7 @@ extension DefinitionBuilder {
             return try FocusPoints(contentsOf: file, baseDirectory: baseDirectory)
         } catch {
             for fault in [error] + error.more {
-                problems.append(.init(path: "focusPoints", location: node.location, message: fault.description))
+                problems.append(.init(path: "focusPoints", location: node.location, message: fault.description, fileAtFault: file.path))
             }
             return nil
         }

@@ -151,7 +151,10 @@ extension DefinitionBuilder {
             let stepPath = join(path, member.key)
             let optionNode = error.option.flatMap { values[$0] }
             let problemPath = error.option.map { join(stepPath, $0) } ?? stepPath
-            problems.append(.init(path: problemPath, location: optionNode?.location ?? member.value.location, message: error.message))
+            problems.append(
+                .init(
+                    path: problemPath, location: optionNode?.location ?? member.value.location, message: error.message,
+                    fileAtFault: error.fileAtFault))
             return nil
         }
     }
@@ -178,7 +181,8 @@ extension DefinitionBuilder {
             problems.append(
                 .init(
                     path: error.option.map { join(path, $0) } ?? path,
-                    location: error.option.flatMap { values[$0]?.location } ?? node.location, message: error.message))
+                    location: error.option.flatMap { values[$0]?.location } ?? node.location, message: error.message,
+                    fileAtFault: error.fileAtFault))
             return nil
         }
     }

@@ -8,12 +8,17 @@ public struct PipelineFileError: Error, Sendable, CustomStringConvertible {
         public let location: SourceLocation?
         /// What is wrong, for people.
         public let message: String
+        /// The file beside the pipeline file that the problem is about (an overlay, a profile,
+        /// the focus file, the fallback image), when it is one: a change to it may mend the
+        /// problem, so `watch` and `serve` watch it while the pipeline file fails.
+        public var fileAtFault: String?
 
-        /// A problem at the JSON `path`, at `location` when known.
-        public init(path: String, location: SourceLocation?, message: String) {
+        /// A problem at the JSON `path`, at `location` when known, about `fileAtFault` when it is about a file.
+        public init(path: String, location: SourceLocation?, message: String, fileAtFault: String? = nil) {
             self.path = path
             self.location = location
             self.message = message
+            self.fileAtFault = fileAtFault
         }
 
         /// The problem with its place: `path (line:column): message`.

@@ -106,9 +106,13 @@ public final class PipelineWatcher: Sendable {
         }
     }
 
-    /// Watches what `definition` reads from now on (after the pipeline file changed).
-    public func watch(_ definition: PipelineDefinition) {
-        state.withLock { state, _ in state.newDefinition = definition }
+    /// Watches what `definition` reads from now on (after the pipeline file changed). While the
+    /// pipeline file fails, what may mend it is watched too: what `failed` reads (the file as it
+    /// is now, when it loads but does not plan: a glob naming a folder not made yet), and
+    /// `filesAtFault`, the files its problems are about (an overlay not in place yet).
+    public func watch(_ definition: PipelineDefinition, awaiting failed: PipelineDefinition? = nil, filesAtFault: [String] = []) {
+        let watched = WatchedPipeline(definition: definition, failed: failed, filesAtFault: filesAtFault.map(InputEnumerator.normalize))
+        state.withLock { state, _ in state.newPipeline = watched }
         wakePipe.signal()
     }
 
@@ -153,10 +157,10 @@ public final class PipelineWatcher: Sendable {
 /// why it may be `@unchecked Sendable`.
 private final class WatchLoop: @unchecked Sendable {
     private let inotify: Inotify
-    private var definition: PipelineDefinition
+    private var watched: WatchedPipeline
     private let pipelineFile: String
-    /// What matters now: made from the definition and the list files' entries as they are.
-    private var scope: WatchScope
+    /// What matters now: made from the definitions and the list files' entries as they are.
+    private var scope: WatchScopes
     private var folderByWatch: [Int32: String] = [:]
     private var watchByFolder: [String: Int32] = [:]
     private var problems: [String] = []
@@ -168,9 +172,9 @@ private final class WatchLoop: @unchecked Sendable {
 
     init(definition: PipelineDefinition, pipelineFile: String) throws(WatchError) {
         inotify = try Inotify()
-        self.definition = definition
+        watched = WatchedPipeline(definition: definition)
         self.pipelineFile = pipelineFile
-        scope = WatchScope(definition: definition, pipelineFile: pipelineFile)
+        scope = watched.scopes(pipelineFile: pipelineFile)
         synchronize()
     }
 
@@ -183,19 +187,29 @@ private final class WatchLoop: @unchecked Sendable {
     /// batches to a waiting consumer. A failure to read ends the sequence, with the reason kept.
     func run(state: WatcherRoom) {
         while true {
-            let (stopped, timeout, newDefinition) = state.withLock { state, waiters -> (Bool, Duration?, PipelineDefinition?) in
-                defer { state.newDefinition = nil }
+            let (stopped, timeout, newPipeline) = state.withLock { state, waiters -> (Bool, Duration?, WatchedPipeline?) in
+                defer { state.newPipeline = nil }
                 // Timed only while a consumer waits; a batch gathered during a run waits for the
                 // consumer to ask, and goes on gathering meanwhile.
                 let timeout = waiters.isEmpty ? nil : state.debouncer.dueTime.map { $0 - .now }
-                return (state.stopped, timeout, state.newDefinition)
+                return (state.stopped, timeout, state.newPipeline)
             }
             if stopped { break }
-            if let newDefinition {
-                definition = newDefinition
-                scope = WatchScope(definition: definition, pipelineFile: pipelineFile)
+            if let newPipeline {
+                watched = newPipeline
+                scope = watched.scopes(pipelineFile: pipelineFile)
+                let watchedBefore = Set(watchByFolder.keys)
                 synchronize()
+                // What mends a failed file may have come while it was read, before its folders
+                // were watched: looked for in them now. Once: then they are watched already.
+                if watched.isAwaiting {
+                    let now = ContinuousClock.now
+                    let arrived = watchByFolder.keys.filter { !watchedBefore.contains($0) && scope.holdsRelevantEntries(directory: $0) }
+                    state.withLock { state, _ in for folder in arrived { state.debouncer.record(folder, at: now) } }
+                }
                 publish(to: state)
+                // The wait is timed again: a change recorded here is due in a quiet period.
+                continue
             }
             let events: [Inotify.Event]
             do {
@@ -281,9 +295,9 @@ private final class WatchLoop: @unchecked Sendable {
         // A list file read anew may name other files and folders; a link in an input folder
         // that came or went, another file to watch.
         if overflowed
-            || paths.contains(where: { scope.listFiles.contains($0) || scope.linkedInputs.contains($0) || WatchScope.isSymbolicLink($0) })
+            || paths.contains(where: { scope.remakesScope(after: $0) || WatchScope.isSymbolicLink($0) })
         {
-            scope = WatchScope(definition: definition, pipelineFile: pipelineFile)
+            scope = watched.scopes(pipelineFile: pipelineFile)
             needsSync = true
         }
         if needsSync { synchronize() }
@@ -336,8 +350,8 @@ typealias WatcherRoom = WaitingRoom<WatcherState, Void, FileChanges?>
 /// What a watcher's consumer and its reading thread share, behind its lock.
 struct WatcherState: Sendable {
     var debouncer: ChangeDebouncer
-    /// A definition to switch to (the pipeline changed), for the reading thread to pick up.
-    var newDefinition: PipelineDefinition?
+    /// What to watch from now on (the pipeline changed), for the reading thread to pick up.
+    var newPipeline: WatchedPipeline?
     var stopped = false
     var watchedFolders = 0
     var problems: [String] = []

@@ -58,6 +58,12 @@ struct WatchScope: Sendable {
         self.targets += linked.filter { seen.insert($0).inserted }
     }
 
+    /// Adds `files`, absolute, to the targets, with the paths a change to each may come through.
+    mutating func add(files: [String]) {
+        var seen = Set(targets)
+        targets += files.flatMap(Self.linkedPaths).map(Target.file).filter { seen.insert($0).inserted }
+    }
+
     /// One pattern among a file's inputs: an entry of `inputs`, or a line of a list file there.
     struct InputPattern {
         /// Where the file sets it (`inputs[2]`, `inputs[3].list`), with the entry's line and column.

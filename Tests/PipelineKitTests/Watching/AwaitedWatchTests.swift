@@ -1,0 +1,68 @@
+import Foundation
+import StandardProcessors
+import TestSupport
+import Testing
+
+@testable import PipelineKit
+
+/// While a pipeline file fails, the watcher also watches what may mend it: the folders the file
+/// reads as it is now, and the files its problems are about.
+@Suite struct AwaitedWatchTests {
+    @Test func whatMendsAFailedFileIsSeenEvenWhenItCameBeforeItsFoldersWereWatched() async throws {
+        // Given a watcher of in/*.jpg, and a consumer already waiting for a batch
+        let directory = try Fixtures.watchedFolder(
+            inputs: 1, outputs: [#"{"name": "o", "encode": {"format": "jpeg"}, "path": "out/{stem}.jpg"}"#], inputPattern: "in/*.jpg")
+        let file = directory.url.appendingPathComponent("p.json")
+        let pipeline = try Pipeline(contentsOf: file, processors: .standard)
+        let watcher = try PipelineWatcher(
+            pipelineFile: file, definition: pipeline.definition, debounce: .init(quietPeriod: .milliseconds(100)))
+        defer { watcher.stop() }
+        // A bound on the wait, not on the time taken: the sequence ends if nothing comes.
+        let bound = Task {
+            try await Task.sleep(for: .seconds(30)); watcher.stop()
+        }
+        defer { bound.cancel() }
+        let next = Task {
+            var changes = watcher.changes.makeAsyncIterator()
+            return await changes.next()
+        }
+        try await Task.sleep(for: .milliseconds(300))
+
+        // When the file was edited to read later/*.jpg and lay marks/logo.png over each, neither
+        // there, and both come before the watcher is told
+        let edited = PipelineHarness.json(
+            inputs: ["later/*.jpg"],
+            outputs: [#"{"name": "o", "encode": {"format": "jpeg"}, "path": "out/{stem}.jpg"}"#], extra: #""allowEmpty": true"#)
+        let failed = try PipelineDefinition(json: edited, baseDirectory: directory.url, processors: .standard)
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 8, height: 8)), to: "later/photo.jpg")
+        try directory.write(try Fixtures.png(try Fixtures.gradient(width: 8, height: 8)), to: "marks/logo.png")
+        watcher.watch(pipeline.definition, awaiting: failed, filesAtFault: [directory.path + "/marks/logo.png"])
+
+        // Then their folders are the next batch
+        let batch = await next.value
+        #expect(Set(batch?.paths ?? []) == [directory.path + "/later", directory.path + "/marks"], "\(String(describing: batch))")
+    }
+
+    @Test func aFolderOnlyOnTheWayToWhatAFailedFileReadsIsNotLookedInto() async throws {
+        // Given a failed file reading a folder not made yet below one that holds other files
+        let directory = try Fixtures.watchedFolder(
+            inputs: 1, outputs: [#"{"name": "o", "encode": {"format": "jpeg"}, "path": "out/{stem}.jpg"}"#], inputPattern: "in/*.jpg")
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 8, height: 8)), to: "deep/photo.jpg")
+        let edited = PipelineHarness.json(
+            inputs: ["deep/later/*.jpg", "deep/*.png"],
+            outputs: [#"{"name": "o", "encode": {"format": "jpeg"}, "path": "out/{stem}.jpg"}"#], extra: #""allowEmpty": true"#)
+        let failed = try PipelineDefinition(json: edited, baseDirectory: directory.url, processors: .standard)
+        let scopes = WatchedPipeline(
+            definition: try Pipeline(contentsOf: directory.url.appendingPathComponent("p.json"), processors: .standard).definition,
+            failed: failed
+        ).scopes(pipelineFile: directory.path + "/p.json")
+
+        // Then its entries are looked at, not what is below them, and only what the file reads matters
+        #expect(scopes.directoriesToWatch().contains(directory.path + "/deep"))
+        #expect(!scopes.holdsRelevantEntries(directory: directory.path + "/deep"))
+        try directory.write(try Fixtures.png(try Fixtures.gradient(width: 8, height: 8)), to: "deep/new.png")
+        #expect(scopes.holdsRelevantEntries(directory: directory.path + "/deep"))
+        #expect(scopes.isRelevant(file: directory.path + "/deep/later/a.jpg"))
+        #expect(!scopes.isRelevant(file: directory.path + "/deep/a.jpg"))
+    }
+}
