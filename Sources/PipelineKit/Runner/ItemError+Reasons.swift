@@ -17,13 +17,15 @@ extension ItemError {
     /// `source` it was reading), unless that is all they say. A loader that asks past the end
     /// writes it on its way to failing; beside the loader's own reason it only misleads. And
     /// another thread's, left in libvips' one error buffer, is copied out with a step's or an
-    /// encoder's failure, naming a file that is not this input's.
+    /// encoder's failure, naming a file that is not this input's. A line that says more before
+    /// the name (a reason of ours that quotes libvips) is not one.
     private static func withoutStraySeeks(_ lines: [String]) -> [String] {
         let isSeek = { (line: String) -> Bool in
             guard let range = line.range(of: "bad seek to ", options: .backwards) else { return false }
             let before = line[..<range.lowerBound]
             let offset = line[range.upperBound...]
-            return (before.isEmpty || before.hasSuffix(": ")) && !offset.isEmpty && offset.allSatisfy { $0.isASCII && $0.isNumber }
+            let isName = before.isEmpty || (before.hasSuffix(": ") && !before.dropLast(2).contains(": "))
+            return isName && !offset.isEmpty && offset.allSatisfy { $0.isASCII && $0.isNumber }
         }
         return lines.contains(where: { !isSeek($0) }) ? lines.filter { !isSeek($0) } : lines
     }

@@ -33,6 +33,12 @@ import Vips
         #expect(ItemError.reason(for: alone) == "source: bad seek to 12")
         let notASeek = VipsError(operation: "x", message: "bad seek to the end; x: failed")
         #expect(ItemError.reason(for: notASeek) == "bad seek to the end; x: failed")
+        // A reason of ours that quotes a message beginning with another thread's seek is kept
+        let quoting = VipsError(
+            operation: "icc_transform",
+            message: "encode.iccProfile /p/brand.icc is not a profile libvips can use now: /proc/self/fd/77: bad seek to 325; "
+                + "icc_transform: no output profile")
+        #expect(ItemError.reason(for: quoting) == quoting.message)
     }
 
     /// Lines naming another file are another input's, and are left out; this input's path is
