@@ -102,6 +102,25 @@ import Vips
         try expectReRun(of: command, after: placed, making: "out/p0-small.webp", width: 24, in: directory)
     }
 
+    @Test func aFileThatFailsOverFilesAlreadyThereIsReadOnceNotAgainForThem() throws {
+        // Given a watch, and photos/ holding two photos of one stem, a clash for one output
+        let directory = try Fixtures.watchedFolder(inputs: 1, outputs: [Self.output(width: 16)], inputPattern: "in/*.jpg")
+        let photo = try Fixtures.jpeg(try Fixtures.gradient(width: 48, height: 32))
+        for name in ["photos/a.jpg", "photos/sub/a.jpg"] { try directory.write(photo, to: name) }
+        let command = try watchAfterItsFirstRun(directory)
+        defer { command.kill() }
+
+        // When the file is edited to read them
+        let mark = command.lineCount
+        try edit(directory, to: PipelineHarness.json(inputs: ["photos/**/*.jpg"], outputs: [Self.output(width: 24)]), watchedBy: command)
+
+        // Then the refusal is said once: the folders now watched for the file hold nothing new
+        // that could mend it, so nothing reads it again nor runs
+        #expect(command.waitForLine(after: mark, timeout: 3) { $0.text.hasPrefix("re-run") } == nil, "\(command.transcript)")
+        let refusals = command.transcript.components(separatedBy: "keeping the last valid pipeline").count - 1
+        #expect(refusals == 1, "\(command.transcript)")
+    }
+
     @Test func aReRunRefusedForAnotherPipelinesRunStartsOnceThatRunHasFinished() throws {
         // Given a watch of p.json, and q.json writing the same outputs of many large photos
         let directory = try Fixtures.watchedFolder(inputs: 1, outputs: [Self.output(width: 16)], inputPattern: "in/*.jpg")

@@ -139,7 +139,7 @@ public final class PipelineWatcher: Sendable {
             await state.wait(()) { state, waiters in
                 if state.stopped {
                     waiters.letOutAll(with: nil)
-                } else if let batch = state.debouncer.takeIfDue(at: .now) {
+                } else if let batch = state.takeBatchIfDue() {
                     waiters.letOutAll(with: batch)
                 } else {
                     // The reading thread now has a consumer to time a batch for.
@@ -201,10 +201,14 @@ private final class WatchLoop: @unchecked Sendable {
                 let watchedBefore = Set(watchByFolder.keys)
                 synchronize()
                 // What mends a failed file may have come while it was read, before its folders
-                // were watched: looked for in them now. Once: then they are watched already.
+                // were watched: looked for in them now, among what changed since the consumer
+                // took its last batch (what was there before is what the file failed with).
                 if watched.isAwaiting {
                     let now = ContinuousClock.now
-                    let arrived = watchByFolder.keys.filter { !watchedBefore.contains($0) && scope.holdsRelevantEntries(directory: $0) }
+                    let since = state.withLock { state, _ in state.lastBatchTaken }
+                    let arrived = watchByFolder.keys.filter {
+                        !watchedBefore.contains($0) && scope.holdsRelevantEntries(directory: $0, changedSince: since)
+                    }
                     state.withLock { state, _ in for folder in arrived { state.debouncer.record(folder, at: now) } }
                 }
                 publish(to: state)
@@ -223,7 +227,7 @@ private final class WatchLoop: @unchecked Sendable {
             state.withLock { state, waiters in
                 for path in changed.paths { state.debouncer.record(path, at: now) }
                 if changed.overflowed { state.debouncer.recordOverflow(at: now) }
-                guard !waiters.isEmpty, let batch = state.debouncer.takeIfDue(at: .now) else { return }
+                guard !waiters.isEmpty, let batch = state.takeBatchIfDue() else { return }
                 waiters.letOutFirst(with: batch)
             }
             if changed.resynchronized { publish(to: state) }
@@ -350,9 +354,21 @@ typealias WatcherRoom = WaitingRoom<WatcherState, Void, FileChanges?>
 /// What a watcher's consumer and its reading thread share, behind its lock.
 struct WatcherState: Sendable {
     var debouncer: ChangeDebouncer
+    /// When the consumer last took a batch (at first, when watching began): a pipeline file it
+    /// then read was read after this.
+    var lastBatchTaken = Date()
     /// What to watch from now on (the pipeline changed), for the reading thread to pick up.
     var newPipeline: WatchedPipeline?
     var stopped = false
     var watchedFolders = 0
     var problems: [String] = []
+}
+
+extension WatcherState {
+    /// The batch due now, if one is, noting when it was taken.
+    mutating func takeBatchIfDue() -> FileChanges? {
+        guard let batch = debouncer.takeIfDue(at: .now) else { return nil }
+        lastBatchTaken = Date()
+        return batch
+    }
 }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// What a watcher watches for: the pipeline that runs and, while the pipeline file fails, what
 /// may mend the file.
 struct WatchedPipeline: Sendable {
@@ -47,10 +49,19 @@ struct WatchScopes {
         return awaited.holdsRelevantFiles(directory: path)
     }
 
-    /// Whether the folder at `path` has an entry that matters, not looking below it: a folder
-    /// watched as the stand-in for one not made yet (`/`, say) is not walked.
-    func holdsRelevantEntries(directory path: String) -> Bool {
-        LongPath.listing(of: path).names.contains { isRelevant(file: path == "/" ? "/" + $0 : path + "/" + $0) }
+    /// Whether the folder at `path` has an entry that matters whose status changed (made, renamed
+    /// in, written) since `date`, not looking below it: a folder watched as the stand-in for one
+    /// not made yet (`/`, say) is not walked.
+    func holdsRelevantEntries(directory path: String, changedSince date: Date) -> Bool {
+        // File times are kept at the kernel's coarse clock, a few milliseconds behind.
+        let since = date.timeIntervalSince1970 - 0.05
+        return LongPath.listing(of: path).names.contains { name in
+            let file = path == "/" ? "/" + name : path + "/" + name
+            var status = stat()
+            guard lstat(file, &status) == 0 else { return false }
+            let changed = Double(status.st_ctim.tv_sec) + Double(status.st_ctim.tv_nsec) / 1e9
+            return changed >= since && isRelevant(file: file)
+        }
     }
 
     /// Whether a change to `path` (a list file, an input that is a symbolic link) changes what

@@ -58,10 +58,13 @@ import Testing
         ).scopes(pipelineFile: directory.path + "/p.json")
 
         // Then its entries are looked at, not what is below them, and only what the file reads matters
+        let start = Date()
         #expect(scopes.directoriesToWatch().contains(directory.path + "/deep"))
-        #expect(!scopes.holdsRelevantEntries(directory: directory.path + "/deep"))
+        #expect(!scopes.holdsRelevantEntries(directory: directory.path + "/deep", changedSince: start))
         try directory.write(try Fixtures.png(try Fixtures.gradient(width: 8, height: 8)), to: "deep/new.png")
-        #expect(scopes.holdsRelevantEntries(directory: directory.path + "/deep"))
+        #expect(scopes.holdsRelevantEntries(directory: directory.path + "/deep", changedSince: start))
+        // and only what changed since: a file that was there when the file failed mends nothing
+        #expect(!scopes.holdsRelevantEntries(directory: directory.path + "/deep", changedSince: Date().addingTimeInterval(5)))
         #expect(scopes.isRelevant(file: directory.path + "/deep/later/a.jpg"))
         #expect(!scopes.isRelevant(file: directory.path + "/deep/a.jpg"))
     }
