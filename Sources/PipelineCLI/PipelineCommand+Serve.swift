@@ -176,6 +176,13 @@ extension PipelineCommand {
                                 allowingNoInputs: true)
                         else {
                             fileFailed = true
+                            // A file the last valid pipeline reads changed (a profile overwritten):
+                            // what was made with it is out of date, and is made again when asked
+                            // for, as a run would, rather than answered from the last plan's state.
+                            let beside = PipelineCommand.filesBeside(pipeline.definition).flatMap(PipelineWatcher.changePaths)
+                            if beside.contains(where: changes.mayInclude) {
+                                do { try server.reload(pipeline, allowingNoInputs: true) } catch { printError("\(error)") }
+                            }
                             continue
                         }
                         pipeline = current.pipeline

@@ -174,6 +174,14 @@ extension PipelineCommand {
 }
 
 extension PipelineCommand {
+    /// The files `definition` reads beside its inputs: the focus file, the images steps read
+    /// (overlays), the ICC profiles outputs embed and the server's fallback image.
+    static func filesBeside(_ definition: PipelineDefinition) -> [String] {
+        let resources = definition.outputs.flatMap { $0.steps.flatMap(\.resources) }.filter(\.isFileURL).map(\.path)
+        return (definition.focusPoints.map { [$0.file.path] } ?? []) + resources
+            + definition.outputs.compactMap(\.encoder.iccProfileFile) + (definition.serve.fallback.map { [$0.file.path] } ?? [])
+    }
+
     /// The pipeline to go on with after a batch of `changes`, for `watch` and `serve`: the file
     /// loaded again when it or its focus file may have changed (and watched as it now is), or the last valid one,
     /// `pipeline`, when it no longer loads or plans (said on standard error, and `isLastValid`). Nil when nothing else
@@ -189,12 +197,7 @@ extension PipelineCommand {
         // or broken is refused as it would be at the start, and the last valid pipeline goes on
         // (a server with the fallback image it read then).
         let definition = pipeline.definition
-        let resources = definition.outputs.flatMap { $0.steps.flatMap(\.resources) }.filter(\.isFileURL).map(\.path)
-        let profiles = definition.outputs.compactMap(\.encoder.iccProfileFile)
-        let checked =
-            [watcher.pipelineFilePath] + (definition.focusPoints.map { [$0.file.path] } ?? []) + resources + profiles
-            + (definition.serve.fallback.map { [$0.file.path] } ?? [])
-        let read = checked.flatMap(PipelineWatcher.changePaths)
+        let read = ([watcher.pipelineFilePath] + filesBeside(definition)).flatMap(PipelineWatcher.changePaths)
         guard rereading || read.contains(where: changes.mayInclude) else { return (pipeline, false) }
         var loaded: Pipeline?
         do throws(PipelineFileError) {

@@ -162,6 +162,25 @@ import Vips
         #expect(width == 24, "\(command.transcript)")
     }
 
+    @Test func aProfileOverwrittenAfterAFileWasMadeIsNotAnsweredFromThatFile() async throws {
+        // Given a server whose output embeds a profile, and a file made with it
+        let output = #"{"name": "thumb", "encode": {"format": "jpeg", "iccProfile": "icc/brand.icc"}, "path": "out/{stem}.jpg"}"#
+        let directory = try Fixtures.watchedFolder(inputs: 1, outputs: [output], inputPattern: "in/*.jpg")
+        let profile = ICCFixtures.profile(primaries: ICCFixtures.adobePrimaries, curve: ICCFixtures.gammaCurve(2.2))
+        try directory.write(Data(profile), to: "icc/brand.icc")
+        let (command, port) = try serve(directory)
+        defer { command.kill() }
+        #expect(try await LoopbackHTTPClient.request(port: port, target: "/thumb/p0.jpg").status == 200)
+
+        // When the profile is overwritten with text
+        try directory.write(Data("not a profile at all, but long enough to be read as one".utf8), to: "icc/brand.icc")
+
+        // Then the file is made again, as a run would, and fails naming the profile
+        #expect(try await status(of: "/thumb/p0.jpg", port: port, becoming: 422) == 422, "\(command.transcript)")
+        let refused = try await LoopbackHTTPClient.request(port: port, target: "/thumb/p0.jpg")
+        #expect(String(decoding: refused.body, as: UTF8.self).contains("encode.iccProfile"), "\(command.transcript)")
+    }
+
     @Test func logLevelInfoLogsEachRequest() throws {
         let directory = try Fixtures.watchedFolder(inputs: 1, outputs: [Self.thumb], inputPattern: "in/*.jpg")
         let (command, port) = try serve(directory, options: ["--log-level", "info"])

@@ -290,6 +290,15 @@ private final class WatchLoop: @unchecked Sendable {
                 if scope.mayHoldTargets(directory: path) { paths.append(path) }
                 continue
             }
+            // A symbolic link to a folder, new here, is a folder arriving: one a glob, a list or a
+            // step's file may be read through.
+            if event.has(IN_CREATE) || event.has(IN_MOVED_TO), WatchScope.isSymbolicLink(path),
+                WatchScope.isDirectory(path, followLinks: true)
+            {
+                newFolders.append(path)
+                needsSync = true
+                continue
+            }
             // A new file is a change once it is closed after writing (or renamed in): a run that
             // started at its creation could read it half-written. A new symbolic link is whole,
             // and so is a new hard link to a file (`ln`, `cp -l`).

@@ -163,7 +163,9 @@ struct WatchScope: Sendable {
 
     /// Whether the folder at `path`, new to the watcher, holds a file that matters.
     func holdsRelevantFiles(directory path: String) -> Bool {
-        guard mayHoldTargets(directory: path), let walker = FileManager.default.enumerator(atPath: path) else { return false }
+        // A folder that came as a symbolic link is walked where it points, its files named through it.
+        let real = Self.isSymbolicLink(path) ? URL(fileURLWithPath: path).resolvingSymlinksInPath().path : path
+        guard mayHoldTargets(directory: path), let walker = FileManager.default.enumerator(atPath: real) else { return false }
         while let relative = walker.nextObject() as? String {
             if isRelevant(file: path + "/" + relative) { return true }
         }

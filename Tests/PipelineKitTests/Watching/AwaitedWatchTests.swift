@@ -8,20 +8,28 @@ import Testing
 /// While a pipeline file fails, the watcher also watches what may mend it: the folders the file
 /// reads as it is now, and the files its problems are about.
 @Suite struct AwaitedWatchTests {
-    @Test func whatMendsAFailedFileIsSeenEvenWhenItCameBeforeItsFoldersWereWatched() async throws {
-        // Given a watcher of in/*.jpg, and a consumer already waiting for a batch
-        let directory = try Fixtures.watchedFolder(
-            inputs: 1, outputs: [#"{"name": "o", "encode": {"format": "jpeg"}, "path": "out/{stem}.jpg"}"#], inputPattern: "in/*.jpg")
+    static let output = #"{"name": "o", "encode": {"format": "jpeg"}, "path": "out/{stem}.jpg"}"#
+
+    /// A folder whose `p.json` reads `pattern` (and may find nothing), and a watcher of it that
+    /// stops after 30 s: a bound on the wait, not on the time taken, so the batches end if none comes.
+    func watched(_ pattern: String) throws -> (TemporaryDirectory, Pipeline, PipelineWatcher) {
+        let directory = try Fixtures.watchedFolder(inputs: 1, outputs: [Self.output], inputPattern: "in/*.jpg")
+        try directory.write(
+            Data(PipelineHarness.json(inputs: [pattern], outputs: [Self.output], extra: #""allowEmpty": true"#).utf8), to: "p.json")
         let file = directory.url.appendingPathComponent("p.json")
         let pipeline = try Pipeline(contentsOf: file, processors: .standard)
         let watcher = try PipelineWatcher(
             pipelineFile: file, definition: pipeline.definition, debounce: .init(quietPeriod: .milliseconds(100)))
-        defer { watcher.stop() }
-        // A bound on the wait, not on the time taken: the sequence ends if nothing comes.
-        let bound = Task {
+        Task {
             try await Task.sleep(for: .seconds(30)); watcher.stop()
         }
-        defer { bound.cancel() }
+        return (directory, pipeline, watcher)
+    }
+
+    @Test func whatMendsAFailedFileIsSeenEvenWhenItCameBeforeItsFoldersWereWatched() async throws {
+        // Given a watcher of in/*.jpg, and a consumer already waiting for a batch
+        let (directory, pipeline, watcher) = try watched("in/*.jpg")
+        defer { watcher.stop() }
         let next = Task {
             var changes = watcher.changes.makeAsyncIterator()
             return await changes.next()
@@ -32,7 +40,7 @@ import Testing
         // there, and both come before the watcher is told
         let edited = PipelineHarness.json(
             inputs: ["later/*.jpg"],
-            outputs: [#"{"name": "o", "encode": {"format": "jpeg"}, "path": "out/{stem}.jpg"}"#], extra: #""allowEmpty": true"#)
+            outputs: [Self.output], extra: #""allowEmpty": true"#)
         let failed = try PipelineDefinition(json: edited, baseDirectory: directory.url, processors: .standard)
         try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 8, height: 8)), to: "later/photo.jpg")
         try directory.write(try Fixtures.png(try Fixtures.gradient(width: 8, height: 8)), to: "marks/logo.png")
@@ -43,14 +51,29 @@ import Testing
         #expect(Set(batch?.paths ?? []) == [directory.path + "/later", directory.path + "/marks"], "\(String(describing: batch))")
     }
 
+    @Test func aFolderAGlobReadsThatArrivesAsASymbolicLinkIsSeen() async throws {
+        // Given a watcher of a pipeline reading new/*.jpg, with no folder new yet
+        let (directory, _, watcher) = try watched("new/*.jpg")
+        defer { watcher.stop() }
+
+        // When a folder holding a photo is linked in at new
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 8, height: 8)), to: "src/photo.jpg")
+        #expect(symlink("src", directory.path + "/new") == 0)
+
+        // Then it is the next batch
+        var changes = watcher.changes.makeAsyncIterator()
+        let batch = await changes.next()
+        #expect(batch?.paths == [directory.path + "/new"], "\(String(describing: batch))")
+    }
+
     @Test func aFolderOnlyOnTheWayToWhatAFailedFileReadsIsNotLookedInto() async throws {
         // Given a failed file reading a folder not made yet below one that holds other files
         let directory = try Fixtures.watchedFolder(
-            inputs: 1, outputs: [#"{"name": "o", "encode": {"format": "jpeg"}, "path": "out/{stem}.jpg"}"#], inputPattern: "in/*.jpg")
+            inputs: 1, outputs: [Self.output], inputPattern: "in/*.jpg")
         try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 8, height: 8)), to: "deep/photo.jpg")
         let edited = PipelineHarness.json(
             inputs: ["deep/later/*.jpg", "deep/*.png"],
-            outputs: [#"{"name": "o", "encode": {"format": "jpeg"}, "path": "out/{stem}.jpg"}"#], extra: #""allowEmpty": true"#)
+            outputs: [Self.output], extra: #""allowEmpty": true"#)
         let failed = try PipelineDefinition(json: edited, baseDirectory: directory.url, processors: .standard)
         let scopes = WatchedPipeline(
             definition: try Pipeline(contentsOf: directory.url.appendingPathComponent("p.json"), processors: .standard).definition,
