@@ -176,10 +176,11 @@ extension PipelineCommand {
                                 allowingNoInputs: true)
                         else {
                             fileFailed = true
-                            // A file the last valid pipeline reads changed (a profile overwritten):
-                            // what was made with it is out of date, and is made again when asked
-                            // for, as a run would, rather than answered from the last plan's state.
-                            let beside = PipelineCommand.filesBeside(pipeline.definition).flatMap(PipelineWatcher.changePaths)
+                            // A file the last valid pipeline's outputs are made with changed (a
+                            // profile overwritten): what was made with it is out of date, and is made
+                            // again when asked for, as a run would, rather than answered from the last
+                            // plan's state. (Not the fallback image: the one read last goes on.)
+                            let beside = PipelineCommand.filesOutputsAreMadeWith(pipeline.definition).flatMap(PipelineWatcher.changePaths)
                             if beside.contains(where: changes.mayInclude) {
                                 do { try server.reload(pipeline, allowingNoInputs: true) } catch { printError("\(error)") }
                             }

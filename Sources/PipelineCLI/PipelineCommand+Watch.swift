@@ -174,12 +174,11 @@ extension PipelineCommand {
 }
 
 extension PipelineCommand {
-    /// The files `definition` reads beside its inputs: the focus file, the images steps read
-    /// (overlays), the ICC profiles outputs embed and the server's fallback image.
-    static func filesBeside(_ definition: PipelineDefinition) -> [String] {
+    /// The files beside its inputs that `definition`'s outputs are made with: the focus file,
+    /// the images steps read (overlays) and the ICC profiles outputs embed.
+    static func filesOutputsAreMadeWith(_ definition: PipelineDefinition) -> [String] {
         let resources = definition.outputs.flatMap { $0.steps.flatMap(\.resources) }.filter(\.isFileURL).map(\.path)
-        return (definition.focusPoints.map { [$0.file.path] } ?? []) + resources
-            + definition.outputs.compactMap(\.encoder.iccProfileFile) + (definition.serve.fallback.map { [$0.file.path] } ?? [])
+        return (definition.focusPoints.map { [$0.file.path] } ?? []) + resources + definition.outputs.compactMap(\.encoder.iccProfileFile)
     }
 
     /// The pipeline to go on with after a batch of `changes`, for `watch` and `serve`: the file
@@ -197,7 +196,9 @@ extension PipelineCommand {
         // or broken is refused as it would be at the start, and the last valid pipeline goes on
         // (a server with the fallback image it read then).
         let definition = pipeline.definition
-        let read = ([watcher.pipelineFilePath] + filesBeside(definition)).flatMap(PipelineWatcher.changePaths)
+        let checked =
+            [watcher.pipelineFilePath] + filesOutputsAreMadeWith(definition) + (definition.serve.fallback.map { [$0.file.path] } ?? [])
+        let read = checked.flatMap(PipelineWatcher.changePaths)
         guard rereading || read.contains(where: changes.mayInclude) else { return (pipeline, false) }
         var loaded: Pipeline?
         do throws(PipelineFileError) {
