@@ -164,12 +164,10 @@ enum ImageEncoder {
             } catch {
                 // The file was checked when the pipeline loaded; one changed since is named, with
                 // libvips' reason as a report gives it (another thread's stray lines left out).
-                guard opened != nil else { throw error }
+                guard let file = settings.iccProfileFile else { throw error }
                 throw VipsError(
                     operation: "icc_transform",
-                    message:
-                        "encode.iccProfile \(settings.iccProfileFile ?? profile) is not a profile libvips can use now: "
-                        + ItemError.reason(for: error))
+                    message: "encode.iccProfile \(file) is not a profile libvips can use now: " + ItemError.reason(for: error))
             }
         }
         if let delays = image.frameDelays, let longest = longestDelay(settings.format) {
