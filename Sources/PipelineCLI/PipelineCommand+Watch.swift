@@ -216,8 +216,10 @@ extension PipelineCommand {
             // What may mend the file is watched with what the last valid one reads: the folders
             // the file as it is now reads (one made later), the files its problems are about.
             watcher.watch(definition, awaiting: loaded?.definition, filesAtFault: error.problems.compactMap(\.fileAtFault))
-            let otherChanges = changes.count - read.filter(changes.paths.contains).count
-            return otherChanges == 0 ? nil : (pipeline, true)
+            // Changes that only concern the file (one of two overlays it waits for, a photo in a
+            // folder only it reads) leave the last valid pipeline's outputs as they were.
+            let otherChanges = watcher.paths(in: changes, readBy: definition).filter { !read.contains($0) }
+            return otherChanges.isEmpty && !changes.overflowed ? nil : (pipeline, true)
         }
     }
 }

@@ -102,6 +102,30 @@ import Vips
         try expectReRun(of: command, after: placed, making: "out/p0-small.webp", width: 24, in: directory)
     }
 
+    @Test func aChangeThatOnlyConcernsTheFailingFileRunsNothing() throws {
+        let directory = try Fixtures.watchedFolder(inputs: 1, outputs: [Self.output(width: 16)], inputPattern: "in/*.jpg")
+        let command = try watchAfterItsFirstRun(directory)
+        defer { command.kill() }
+
+        // When the file is edited to lay two overlays, neither in place yet
+        let output =
+            #"{"name": "small", "steps": [{"resize": {"width": 24}}, {"composite": {"image": "marks/a.png"}}, "#
+            + #"{"composite": {"image": "marks/b.png"}}], "encode": {"format": "webp"}, "path": "out/{stem}-small.webp"}"#
+        try edit(directory, to: PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [output]), watchedBy: command)
+        // and the first is put there, which the last valid pipeline does not read
+        let overlay = try Fixtures.png(try Fixtures.gradient(width: 8, height: 8))
+        let first = command.lineCount
+        try directory.write(overlay, to: "marks/a.png")
+
+        // Then the file is read again and refused, and nothing runs
+        #expect(command.waitForLine(after: first) { $0.isError && $0.text.contains("marks/b.png") } != nil, "\(command.transcript)")
+        #expect(command.waitForLine(after: first, timeout: 3) { $0.text.hasPrefix("re-run") } == nil, "\(command.transcript)")
+        // and once the second is there, the file as it is now runs
+        let second = command.lineCount
+        try directory.write(overlay, to: "marks/b.png")
+        try expectReRun(of: command, after: second, making: "out/p0-small.webp", width: 24, in: directory)
+    }
+
     @Test func aFileThatFailsOverFilesAlreadyThereIsReadOnceNotAgainForThem() throws {
         // Given a watch, and photos/ holding two photos of one stem, a clash for one output
         let directory = try Fixtures.watchedFolder(inputs: 1, outputs: [Self.output(width: 16)], inputPattern: "in/*.jpg")

@@ -116,6 +116,15 @@ public final class PipelineWatcher: Sendable {
         wakePipe.signal()
     }
 
+    /// The paths among `changes` that may change what `definition` reads: its inputs, the folders
+    /// that may hold them and the files its outputs are made with. All of them after an overflow.
+    /// While the pipeline file fails, the rest concern only what may mend it.
+    public func paths(in changes: FileChanges, readBy definition: PipelineDefinition) -> [String] {
+        if changes.overflowed { return changes.paths }
+        let scope = WatchScope(definition: definition, pipelineFile: pipelineFile)
+        return changes.paths.filter(scope.mayChangeTargets)
+    }
+
     /// Reports everything as changed, as after an overflow of the kernel's events: the next
     /// batch makes its consumer read the pipeline file and its inputs again (`serve` on SIGHUP).
     public func reportEverythingChanged() {

@@ -161,6 +161,15 @@ struct WatchScope: Sendable {
             }
     }
 
+    /// Whether a change at `path`, a file or a folder (gone, perhaps), may change what the targets
+    /// name: a folder counts when it may hold a target.
+    func mayChangeTargets(at path: String) -> Bool {
+        if isRelevant(file: path) { return true }
+        var status = stat()
+        let isFile = lstat(path, &status) == 0 && !Self.isDirectory(path, followLinks: true)
+        return !isFile && mayHoldTargets(directory: path)
+    }
+
     /// Whether the folder at `path`, new to the watcher, holds a file that matters.
     func holdsRelevantFiles(directory path: String) -> Bool {
         // A folder that came as a symbolic link is walked where it points, its files named through it.
