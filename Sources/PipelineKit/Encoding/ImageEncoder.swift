@@ -36,7 +36,7 @@ enum ImageEncoder {
             if settings.format == .jpeg, dropsEXIF {
                 try prepared.image.writeJPEGWithoutEXIF(toDescriptor: descriptor, suffix: settings.vipsSuffix)
             } else {
-                try prepared.image.write(toDescriptor: descriptor, suffix: settings.vipsSuffix)
+                try prepared.image.write(toDescriptor: descriptor, suffix: saverSuffix(settings.vipsSuffix, for: prepared.image, settings))
             }
             return Encoded(dropped: prepared.dropped, search: nil)
         }
@@ -69,12 +69,21 @@ enum ImageEncoder {
     /// unless a caller adds to it.
     static func savedBytes(_ image: VipsImage, with settings: EncoderSettings, suffix: String? = nil) throws(VipsError) -> Data {
         if settings.format == .avif { return try AVIFOutput.encoded(image, settings: settings) }
-        var data = try image.encoded(suffix: suffix ?? settings.vipsSuffix)
+        var data = try image.encoded(suffix: saverSuffix(suffix ?? settings.vipsSuffix, for: image, settings))
         if settings.format == .heic { try checkHEIC(data, of: image) }
         if settings.format == .png { data = PNGChunks.withOneEXIF(data) }
         // Bytes in memory, for a quality search or a format written whole: JPEG's and WebP's
         // EXIF block of libvips' making is taken out here (`SaverEXIF`).
         return dropsSaverEXIF(image, settings: settings) ? SaverEXIF.removed(from: data, format: settings.format) : data
+    }
+
+    /// The saver's options for `image`: `suffix`, but a JPEG not turned upright (`autorotate:
+    /// false`) is saved without strip when nothing is kept, so that its saver writes the
+    /// orientation viewers need in the EXIF block of its making. What is not kept was removed
+    /// from the image already (`prepare`), so nothing else comes with it.
+    static func saverSuffix(_ suffix: String, for image: VipsImage, _ settings: EncoderSettings) -> String {
+        guard settings.format == .jpeg, image.orientation > 1 else { return suffix }
+        return suffix.replacingOccurrences(of: ",strip=true", with: "")
     }
 
     /// Whether the file goes without the EXIF block libvips' savers make of their own

@@ -103,11 +103,16 @@ import Vips
     }
 
     @Test func stripRemovesMetadata() throws {
-        let tagged = try Fixtures.solid(width: 32, height: 32).withOrientation(3)
-        let kept = try encode(tagged, EncoderSettings(format: .jpeg))
-        #expect(kept.image.hasField("exif-data"))
+        let tagged = try Fixtures.solid(width: 32, height: 32).settingStringField("exif-ifd0-Make", to: "PipelineTestCamera")
+        var keepingAll = EncoderSettings(format: .jpeg)
+        keepingAll.keep = Set(EncoderSettings.Metadata.allCases)
+        #expect(try encode(tagged, keepingAll).image.hasField("exif-ifd0-Make"))
         let stripped = try encode(tagged, EncoderSettings(format: .jpeg, strip: true))
         #expect(!stripped.image.hasField("exif-data"))
+        // An image not turned upright keeps the orientation a viewer turns it by, and nothing more
+        let turned = try encode(try tagged.withOrientation(3), EncoderSettings(format: .jpeg, strip: true))
+        #expect(turned.image.orientation == 3)
+        #expect(!turned.image.hasField("exif-ifd0-Make"))
     }
 
     /// libvips' savers make an EXIF block of the image's size and resolution whenever they write
@@ -130,6 +135,9 @@ import Vips
         // reads no orientation from an AVIF's EXIF).
         let turned = try encode(try photo.withOrientation(6), profiled)
         #expect(turned.image.hasField("exif-data") && (format == .avif || turned.image.orientation == 6), "\(format)")
+        // with nothing kept too: the pixels are shown as stored without it
+        let stripped = EncoderSettings(format: format, quality: 70, strip: true, effort: 2)
+        if format != .avif { #expect(try encode(try photo.withOrientation(6), stripped).image.orientation == 6, "\(format)") }
         var keepingEXIF = profiled
         keepingEXIF.keep = [.exif, .icc]
         let tagged = try photo.settingStringField("exif-ifd0-Make", to: "PipelineTestCamera")
