@@ -74,10 +74,12 @@ struct S3Client: Sendable {
         "S3 \(operation) of \(location) (bucket \"\(location.bucket)\", key \"\(location.key)\")"
     }
 
-    /// A status explanation for `fetcher`: S3's code and message.
-    static func explanation(_ operation: String, _ location: S3Location) -> RemoteFetcher.StatusExplanation {
-        { response in
-            let error = S3Error(operation: operation, bucket: location.bucket, key: location.key, response: response)
+    /// A status explanation for `fetcher`: S3's code and message, without the credentials a
+    /// server (or a proxy before it) may repeat from the request.
+    func explanation(_ operation: String, _ location: S3Location) -> RemoteFetcher.StatusExplanation {
+        { [credentials = configuration.credentials] response in
+            let error = S3Error(
+                operation: operation, bucket: location.bucket, key: location.key, response: response, hiding: credentials)
             return (error.description, error)
         }
     }
@@ -92,7 +94,7 @@ struct S3Client: Sendable {
             var query = [("list-type", "2"), ("prefix", prefix)]
             if let token { query.append(("continuation-token", token)) }
             let label = "S3 ListObjectsV2 of s3://\(bucket)/\(prefix) (bucket \"\(bucket)\", prefix \"\(prefix)\")"
-            let explain = Self.explanation("ListObjectsV2", S3Location(bucket: bucket, key: prefix))
+            let explain = explanation("ListObjectsV2", S3Location(bucket: bucket, key: prefix))
             // A page of 1,000 keys is a few hundred kilobytes; this bound only stops a runaway answer.
             let page = { (raw: Bool) throws -> RemoteFetcher.Outcome in
                 try fetcher.fetch(
@@ -136,7 +138,7 @@ struct S3Client: Sendable {
     ) throws -> RemoteFetcher.Outcome {
         try fetcher.fetch(
             request("GET", location, maxBytes: maxBytes), revalidating: cached, label: Self.label("GetObject", location),
-            explain: Self.explanation("GetObject", location), isCancelled: isCancelled)
+            explain: explanation("GetObject", location), isCancelled: isCancelled)
     }
 
     /// The bytes `bytes` of the object (a `Range` request, answered 206), with its headers.
@@ -144,7 +146,7 @@ struct S3Client: Sendable {
         let range = ["range": "bytes=\(bytes.lowerBound)-\(bytes.upperBound - 1)"]
         let outcome = try fetcher.fetch(
             request("GET", location, headers: range, maxBytes: Int64(bytes.count)), revalidating: nil,
-            label: Self.label("GetObject", location), explain: Self.explanation("GetObject", location), isCancelled: isCancelled)
+            label: Self.label("GetObject", location), explain: explanation("GetObject", location), isCancelled: isCancelled)
         guard case .fetched(let response) = outcome else {
             throw ItemError(.network, stage: .fetch, reason: "\(Self.label("GetObject", location)): answered as not modified")
         }
@@ -157,7 +159,7 @@ struct S3Client: Sendable {
         // No body is read; the limit must still pass the object's declared length.
         let outcome = try fetcher.fetch(
             request("HEAD", location, maxBytes: Int64.max), revalidating: nil, label: Self.label("HeadObject", location),
-            accepting: [403, 404], explain: Self.explanation("HeadObject", location), isCancelled: isCancelled)
+            accepting: [403, 404], explain: explanation("HeadObject", location), isCancelled: isCancelled)
         guard case .fetched(let response) = outcome, (200..<300).contains(response.status) else { return nil }
         return response.headers
     }
@@ -168,7 +170,7 @@ struct S3Client: Sendable {
         let location = S3Location(bucket: bucket, key: "")
         let outcome = try? fetcher.fetch(
             request("HEAD", location, maxBytes: Int64.max), revalidating: nil, label: "S3 HeadBucket of s3://\(bucket)",
-            accepting: [403, 404], explain: Self.explanation("HeadBucket", location), isCancelled: { false })
+            accepting: [403, 404], explain: explanation("HeadBucket", location), isCancelled: { false })
         guard case .fetched(let response) = outcome else { return nil }
         if response.status == 404 { return false }
         return (200..<300).contains(response.status) ? true : nil
@@ -180,7 +182,7 @@ struct S3Client: Sendable {
         do {
             _ = try fetcher.fetch(
                 request("PUT", location, headers: headers, body: body, maxBytes: 1 << 20), revalidating: nil,
-                label: Self.label("PutObject", location), explain: Self.explanation("PutObject", location),
+                label: Self.label("PutObject", location), explain: explanation("PutObject", location),
                 isCancelled: isCancelled)
         } catch let error as ItemError {
             throw ItemError(

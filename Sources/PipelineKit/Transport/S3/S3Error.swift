@@ -22,7 +22,8 @@ public struct S3Error: Error, Sendable, Equatable, CustomStringConvertible {
     }
 
     /// Reads S3's error body; a body without a code (a `HEAD`'s) is named from the status.
-    init(operation: String, bucket: String, key: String, response: DataResponse) {
+    /// What its message repeats of `credentials` (a server that echoes the request's headers) is hidden.
+    init(operation: String, bucket: String, key: String, response: DataResponse, hiding credentials: AWSCredentials? = nil) {
         let body = Substring(String(decoding: response.body.prefix(64 * 1024), as: UTF8.self))
         let fallback =
             switch response.status {
@@ -35,7 +36,9 @@ public struct S3Error: Error, Sendable, Equatable, CustomStringConvertible {
         self.bucket = bucket
         self.key = key
         self.status = response.status
+        let secrets = [credentials?.secretAccessKey, credentials?.sessionToken, credentials?.accessKeyID].compactMap { $0 }
+        let hidden = { (text: String) in secrets.filter { !$0.isEmpty }.reduce(text) { $0.replacingOccurrences(of: $1, with: "…") } }
         self.code = S3XML.value(of: "Code", in: body) ?? fallback
-        self.message = S3XML.value(of: "Message", in: body)
+        self.message = S3XML.value(of: "Message", in: body).map(hidden)
     }
 }

@@ -107,3 +107,45 @@ struct S3FailureMessageTests {
         #expect(failures.allSatisfy { $0.stage == .fetch })
     }
 }
+
+/// An S3 server's error message is quoted in failures, but not what it repeats of the
+/// credentials the request was signed with: a gateway that echoes the request's headers must not
+/// put the key, the secret or the session token in a report.
+struct S3EchoedCredentialTests {
+    @Test func aMessageRepeatingTheRequestsCredentialsIsQuotedWithoutThem() async throws {
+        // Given an endpoint that refuses every request, quoting its signature and session token,
+        // and the secret too (as a careless proxy might)
+        let credentials = AWSCredentials(
+            accessKeyID: "AKIAECHOECHOECHO0001", secretAccessKey: "echoedSecretAccessKey", sessionToken: "echoedSessionToken")
+        let server = try TestHTTPServer { request, _ in
+            let echoed = [request.headers["authorization"], request.headers["x-amz-security-token"], credentials.secretAccessKey]
+            let message = "Refused: " + echoed.map { $0 ?? "" }.joined(separator: " | ")
+            let body = "<?xml version=\"1.0\"?><Error><Code>InvalidToken</Code><Message>\(message)</Message></Error>"
+            return TestHTTPServer.Response(status: 403, headers: ["content-type": "application/xml"], body: Data(body.utf8))
+        }
+        defer { server.stop() }
+        let directory = try TemporaryDirectory()
+        var pipeline = try PipelineHarness.pipeline(
+            PipelineHarness.json(
+                inputs: ["s3://photos/in/a.jpg"],
+                outputs: [#"{"name": "small", "encode": {"format": "png"}, "path": "out/{stem}.png"}"#],
+                extra: #""fetch": {"retries": 0}"#),
+            in: directory)
+        pipeline.environment = [
+            "AWS_ACCESS_KEY_ID": credentials.accessKeyID, "AWS_SECRET_ACCESS_KEY": credentials.secretAccessKey,
+            "AWS_SESSION_TOKEN": credentials.sessionToken ?? "", "AWS_ENDPOINT_URL_S3": "http://127.0.0.1:\(server.port)",
+            "AWS_REGION": "us-east-1", "HOME": directory.path,
+        ]
+
+        // When it runs
+        let result = try await pipeline.run().collect()
+
+        // Then the fetch fails quoting the server, with each credential hidden
+        let reason = try #require(result.reports.flatMap(\.failures).first?.reason)
+        #expect(reason.contains("InvalidToken") && reason.contains("Refused: "), "\(reason)")
+        #expect(reason.contains("Credential=…/"), "the signature was not echoed: \(reason)")
+        for secret in [credentials.accessKeyID, credentials.secretAccessKey, credentials.sessionToken ?? ""] {
+            #expect(!reason.contains(secret), "\(reason)")
+        }
+    }
+}
