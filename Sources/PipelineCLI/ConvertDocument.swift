@@ -4,9 +4,12 @@ import Vips
 
 /// A problem with `pipeline convert`'s arguments found before any pipeline is built, naming the flag.
 struct ConvertArgumentError: Error, CustomStringConvertible {
+    /// The flag (or `IN`, `OUT`) at fault.
+    let flag: String
     let description: String
 
     init(_ flag: String, _ message: String) {
+        self.flag = flag
         description = "\(flag): \(message)"
     }
 }
@@ -214,6 +217,21 @@ struct ConvertDocument {
     }
 
     /// A problem of the built document, with the flag in place of its JSON path.
+    /// The problems a plan finds with `command`'s inputs (a glob that matches no files), for when
+    /// no format could be told from them: a glob whose extension is a typo (`*.jgp`) names none,
+    /// and the typo, not --format, is what to mend.
+    static func inputProblems(of command: PipelineCommand.Convert, baseDirectory: URL) -> [PipelineFileError.Problem] {
+        var probe = command
+        probe.format = EncoderSettings.Format.png.rawValue
+        guard let json = try? ConvertDocument(probe).jsonText(journal: false) else { return [] }
+        do throws(PipelineFileError) {
+            _ = try Pipeline(json: json, baseDirectory: baseDirectory, processors: PipelineCommand.processors).plan()
+            return []
+        } catch {
+            return error.problems.filter { $0.path == "inputs" || $0.path.hasPrefix("inputs[") }
+        }
+    }
+
     static func describe(_ problem: PipelineFileError.Problem) -> String {
         guard
             let match = flags.first(where: {

@@ -127,7 +127,11 @@ extension PipelineCommand {
                 text = try document.jsonText()
                 oneOff = try document.jsonText(journal: false)
             } catch {
-                printError("error: \(error.description)".escapingControlCharacters)
+                let unmatched =
+                    error.flag == "--format" && command.format == nil
+                    ? ConvertDocument.inputProblems(of: command, baseDirectory: streams.baseDirectory) : []
+                for problem in unmatched { printError("error: \(ConvertDocument.describe(problem))".escapingControlCharacters) }
+                if unmatched.isEmpty { printError("error: \(error.description)".escapingControlCharacters) }
                 throw ExitCode.invalidInput
             }
             var pipeline: Pipeline

@@ -141,6 +141,12 @@ extension ConvertCommandTests {
         #expect(cased.status == 2)
         #expect(cased.standardError.contains("match it ignoring case: write the glob in their case"), "\(cased.standardError)")
         #expect(!cased.standardError.contains("caseInsensitive"), "\(cased.standardError)")
+        // and a glob whose extension is a typo, naming no format, is said as one that matches
+        // nothing, not as a --format to give
+        let typo = try CommandRunner.run(["convert", "in/*.jgp", "out/"], in: directory.url)
+        #expect(typo.status == 2)
+        #expect(typo.standardError.contains(#"IN: "in/*.jgp" matches no files"#), "\(typo.standardError)")
+        #expect(!typo.standardError.contains("--format"), "\(typo.standardError)")
     }
 
     @Test func aGlobIntoOneFileIsRefused() throws {
