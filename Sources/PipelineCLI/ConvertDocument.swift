@@ -216,7 +216,6 @@ struct ConvertDocument {
         return nil
     }
 
-    /// A problem of the built document, with the flag in place of its JSON path.
     /// The problems a plan finds with `command`'s inputs (a glob that matches no files), for when
     /// no format could be told from them: a glob whose extension is a typo (`*.jgp`) names none,
     /// and the typo, not --format, is what to mend.
@@ -232,6 +231,7 @@ struct ConvertDocument {
         }
     }
 
+    /// A problem of the built document, with the flag in place of its JSON path.
     static func describe(_ problem: PipelineFileError.Problem) -> String {
         guard
             let match = flags.first(where: {
