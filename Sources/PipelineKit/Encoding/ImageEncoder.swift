@@ -109,6 +109,9 @@ enum ImageEncoder {
     /// The longest side a WebP file holds: its header has 14 bits for each.
     static let webpLargestSide = 16383
 
+    /// The shortest delay, in milliseconds, a browser shows a GIF frame for as written.
+    static let shortestGIFDelay = 20
+
     /// The longest side a GIF file holds: its header has 16 bits for each.
     static let gifLargestSide = 65535
 
@@ -184,8 +187,15 @@ enum ImageEncoder {
             // 10 ms or less for a tenth of a second, other players as fast as they can. A delay
             // longer than the format holds is cut to the longest it holds: it would wrap round,
             // or fail the file.
+            // A GIF counts in hundredths of a second, and browsers show one (what the saver
+            // rounds 11-14 ms to) for a tenth too: such a frame is written at two, the nearest
+            // they play as written.
             let short = settings.format == .gif ? VipsImage.shortestDelay : -1
-            let written = delays.map { $0 <= short ? VipsImage.defaultDelay : min($0, longest) }
+            let written = delays.map { delay in
+                if delay <= short { return VipsImage.defaultDelay }
+                if settings.format == .gif { return min(max(delay, Self.shortestGIFDelay), longest) }
+                return min(delay, longest)
+            }
             if written != delays { image = try image.settingFrameDelays(written) }
         }
         if settings.format == .gif, let loop = settings.loop {

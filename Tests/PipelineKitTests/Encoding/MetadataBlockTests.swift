@@ -250,6 +250,8 @@ import Vips
     @Test(arguments: [
         // Frames of 10 ms or less show for a tenth of a second, as WebP and AVIF outputs do
         (".gif", [0, 10, 300], [100, 100, 300]),
+        // and one of 11 to 19 ms for 20 ms, the shortest shown as written (one hundredth is a tenth)
+        (".webp", [12, 14, 40], [20, 20, 40]),
         // and one of 700 s for 655.35 s, where 16 bits of hundredths would wrap round to 44.64 s
         (".webp", [700_000, 200, 300], [655_350, 200, 300]),
     ])
