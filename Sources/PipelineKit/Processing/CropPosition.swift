@@ -164,14 +164,23 @@ extension CropPosition {
     public static func facePoint(_ faces: [PixelBox], in image: ImageSize, keeping window: ImageSize, scaledTo scaled: ImageSize)
         -> FocusPoint?
     {
+        faceCrop(faces, in: image, keeping: window, scaledTo: scaled)?.point
+    }
+
+    /// `facePoint`'s point, and whether the window holds every face (else the point is the
+    /// largest face's), for the crop's note to say which.
+    static func faceCrop(_ faces: [PixelBox], in image: ImageSize, keeping window: ImageSize, scaledTo scaled: ImageSize)
+        -> (point: FocusPoint, holdsEvery: Bool)?
+    {
         guard let all = PixelBox.union(faces), image.width > 0, image.height > 0 else { return nil }
         let fits =
             Double(all.width) * Double(scaled.width) / Double(image.width) <= Double(window.width)
             && Double(all.height) * Double(scaled.height) / Double(image.height) <= Double(window.height)
         let box = fits ? all : faces.max { $0.width * $0.height < $1.width * $1.height } ?? all
-        return FocusPoint(
+        let point = FocusPoint(
             x: min(1, max(0, (Double(box.left) + Double(box.width) / 2) / Double(image.width))),
             y: min(1, max(0, (Double(box.top) + Double(box.height) / 2) / Double(image.height))))
+        return point.map { ($0, fits) }
     }
 }
 
@@ -198,12 +207,17 @@ extension VipsImage {
             guard let faceFinder else { return try cropped(width: width, height: height, gravity: .attention) }
             let searched = original ?? self
             let faces = try faceFinder.faces(in: searched)
-            guard let point = CropPosition.facePoint(faces, in: searched.size, keeping: window, scaledTo: size) else {
+            guard let crop = CropPosition.faceCrop(faces, in: searched.size, keeping: window, scaledTo: size) else {
                 context.notes.add("no face found: cropped by attention")
                 return try cropped(width: width, height: height, gravity: .attention)
             }
-            context.notes.add(faces.count == 1 ? "1 face found: cropped about it" : "\(faces.count) faces found: cropped about them")
-            return try cropped(width: width, height: height, around: point)
+            context.notes.add(
+                faces.count == 1
+                    ? "1 face found: cropped about it"
+                    : crop.holdsEvery
+                        ? "\(faces.count) faces found: cropped about them"
+                        : "\(faces.count) faces found, too far apart for the crop: cropped about the largest")
+            return try cropped(width: width, height: height, around: crop.point)
         }
     }
 

@@ -76,6 +76,23 @@ struct FaceCropTests {
         #expect(context.notes.all == ["1 face found: cropped about it"])
     }
 
+    /// Two faces too far apart for the window: the crop is about the largest, and says so.
+    @Test func facesTooFarApartForTheCropAreSaidToBeCroppedAboutTheLargest() throws {
+        // Given the photograph twice, one above the other: two faces 320 rows apart
+        let photo = try VipsImage.open(file: Self.photo)
+        let pair = try VipsImage.open(data: try VipsImage.stacking([photo, photo]).encoded(suffix: ".png"))
+        let faces = try CascadeFaceFinder().faces(in: pair)
+        try #require(faces.count == 2, "\(faces)")
+
+        // When it is cropped to a banner 100 rows high about its faces
+        let context = ProcessingContext(input: "pair", output: "banner", originalSize: pair.size)
+        let banner = try facesResize(200, 100).process(pair, context: context)
+
+        // Then the crop is the banner's size, and its note says it could not keep them all
+        #expect(banner.size == ImageSize(width: 200, height: 100))
+        #expect(context.notes.all == ["2 faces found, too far apart for the crop: cropped about the largest"])
+    }
+
     @Test func aCropWindowAboutFacesKeepsTheFace() throws {
         // Given the strip, with the face at its right end, and a 320×320 window about its faces
         let image = try strip()
