@@ -300,12 +300,14 @@ private final class WatchLoop: @unchecked Sendable {
                 continue
             }
             // A symbolic link to a folder, new here, is a folder arriving: one a glob, a list or a
-            // step's file may be read through.
+            // step's file may be read through. One the targets name is a change itself: Kubernetes'
+            // `..data`, renamed over the old one above a mounted pipeline file.
             if event.has(IN_CREATE) || event.has(IN_MOVED_TO), WatchScope.isSymbolicLink(path),
                 WatchScope.isDirectory(path, followLinks: true)
             {
                 newFolders.append(path)
                 needsSync = true
+                if scope.isRelevant(file: path) { paths.append(path) }
                 continue
             }
             // A new file is a change once it is closed after writing (or renamed in): a run that

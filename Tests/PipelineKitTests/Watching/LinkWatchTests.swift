@@ -9,17 +9,23 @@ import Testing
 /// the file a link names, and a mounted Kubernetes ConfigMap's update, which renames a new
 /// `..data` link over the old one.
 @Suite struct LinkedPipelineFileWatchTests {
-    @Test func theLinksAPipelineFileIsReachedThroughAreWatched() throws {
-        // Given the layout of a mounted ConfigMap: cfg/p.json -> ..data/p.json, ..data -> ..v1
+    /// The layout of a mounted ConfigMap: cfg/p.json -> ..data/p.json, ..data -> ..v1; and the
+    /// next version's folder, ..v2.
+    static func configMap() throws -> (directory: TemporaryDirectory, cfg: String, pipeline: Pipeline) {
         let directory = try TemporaryDirectory()
         let json = PipelineHarness.json(
             inputs: ["in/*.jpg"],
             outputs: [#"{"name": "o", "encode": {"format": "jpeg"}, "path": "out/{stem}.jpg"}"#], extra: #""allowEmpty": true"#)
-        try directory.write(Data(json.utf8), to: "cfg/..v1/p.json")
+        for version in ["..v1", "..v2"] { try directory.write(Data(json.utf8), to: "cfg/\(version)/p.json") }
         let cfg = directory.path + "/cfg"
         try FileManager.default.createSymbolicLink(atPath: cfg + "/..data", withDestinationPath: "..v1")
         try FileManager.default.createSymbolicLink(atPath: cfg + "/p.json", withDestinationPath: "..data/p.json")
-        let pipeline = try PipelineHarness.pipeline(json, in: directory)
+        return (directory, cfg, try PipelineHarness.pipeline(json, in: directory))
+    }
+
+    @Test func theLinksAPipelineFileIsReachedThroughAreWatched() throws {
+        let (directory, cfg, pipeline) = try Self.configMap()
+        defer { withExtendedLifetime(directory) {} }
         // Then the link, the folder link an update replaces, and the file itself are watched
         let scope = WatchScope(definition: pipeline.definition, pipelineFile: cfg + "/p.json")
         let real = URL(fileURLWithPath: cfg + "/..v1").resolvingSymlinksInPath().path + "/p.json"
@@ -31,6 +37,31 @@ import Testing
         #expect(scope.directoriesToWatch().isSuperset(of: [cfg, (real as NSString).deletingLastPathComponent]))
         // and a file that is no link is the one path
         #expect(PipelineWatcher.changePaths(of: real) == [real])
+    }
+
+    /// An update renames a new `..data` link over the old one; the old version's folder may stay
+    /// (a layout made by hand keeps it): the rename alone is a change to the pipeline file.
+    @Test func aFolderLinkRenamedOverTheOneThePipelineFileIsReachedThroughIsAChange() async throws {
+        let (directory, cfg, pipeline) = try Self.configMap()
+        defer { withExtendedLifetime(directory) {} }
+        let watcher = try PipelineWatcher(
+            pipelineFile: URL(fileURLWithPath: cfg + "/p.json"), definition: pipeline.definition,
+            debounce: .init(quietPeriod: .milliseconds(200)))
+        defer { watcher.stop() }
+        // A bound on the wait, not on the time taken: the sequence ends if nothing comes.
+        let bound = Task {
+            try await Task.sleep(for: .seconds(60)); watcher.stop()
+        }
+        defer { bound.cancel() }
+        var changes = watcher.changes.makeAsyncIterator()
+
+        // When ..data is pointed at ..v2 as the kubelet points it, by renaming a new link over it
+        try FileManager.default.createSymbolicLink(atPath: cfg + "/..data_tmp", withDestinationPath: "..v2")
+        #expect(rename(cfg + "/..data_tmp", cfg + "/..data") == 0)
+
+        // Then the batch names a path a change to the pipeline file comes through
+        let batch = try #require(await changes.next())
+        #expect(PipelineWatcher.changePaths(of: cfg + "/p.json").contains(where: batch.mayInclude), "\(batch)")
     }
 }
 
