@@ -68,8 +68,12 @@ final class RunTurns: Sendable {
         }
     }
 
-    /// Runs going now, and jobs waiting for a lane, of every plan.
-    var counts: (going: Int, waiting: Int) { lanes.withLock { going, waiting in (going, waiting.count) } }
+    /// Runs going now, and those waiting, of every plan: the places taken past the lanes, which
+    /// `serve.maxQueue` bounds, whether a run waits for a lane or for the run before it for its source.
+    var counts: (going: Int, waiting: Int) {
+        let going = lanes.withLock { going, _ in going }
+        return (going, max(0, admitted.withLock { $0 } - going))
+    }
 }
 
 /// The end of one run: its reports once it has ended (nil before), and the requests (and the

@@ -13,6 +13,7 @@ import Vips
     /// A server with one lane and room for one more in its queue, over the local inputs and a
     /// remote photo (at `held` in the body) whose origin holds its answer until `release`.
     func withOneLaneAndAHeldOrigin(
+        outputs: [String] = [ServeTests.thumb],
         _ body: (RunningServer, _ held: String, _ origin: TestHTTPServer, _ release: DispatchSemaphore) async throws -> Void
     )
         async throws
@@ -32,7 +33,7 @@ import Vips
         // sanitized suite on a loaded machine): a transfer timed out would be tried again, and
         // the release would wake the abandoned one.
         let json = PipelineHarness.json(
-            inputs: [origin.url("/photo.jpg"), "in/**/*.jpg"], outputs: [ServeTests.thumb],
+            inputs: [origin.url("/photo.jpg"), "in/**/*.jpg"], outputs: outputs,
             extra: #""inFlight": 1, "fetch": {"timeout": "15m"}, "serve": {"maxQueue": 1}"#)
         try await withServer(json, in: directory) { server in
             try await body(server, "127.0.0.1_\(origin.port)/photo.jpg", origin, release)
@@ -69,6 +70,33 @@ import Vips
             #expect(try await held.value.status == 200)
             #expect(try await queued.value.status == 200)
             #expect(try await server.request("/thumb/sub/b.jpg").status == 200)
+        }
+    }
+
+    /// A run for another file of an input whose run goes waits for that run, in the queue: it
+    /// takes a place there, and the gauge of waiting runs counts it.
+    @Test func aRunWaitingForItsInputsRunIsInTheQueue() async throws {
+        let tiny =
+            #"{"name": "tiny", "steps": [{"resize": {"width": 8}}], "encode": {"format": "webp"}, "#
+            + #""path": "out/{dir}/{stem}-tiny.webp"}"#
+        try await withOneLaneAndAHeldOrigin(outputs: [ServeTests.thumb, tiny]) { server, remote, origin, release in
+            // Given the held input's run on the lane
+            let held = Task.detached { try await server.request("/thumb/\(remote)", timeout: 900) }
+            try await waitUntil("the server fetches the held input") { !origin.requests(for: "/photo.jpg").isEmpty }
+
+            // When another of its files is asked for, its run waits for the one going
+            let other = Task.detached { try await server.request("/tiny/\(remote)", timeout: 900) }
+            try await waitUntil("the other file's run waits") { server.maker.counts.waiting == 1 }
+
+            // Then it fills the queue, the metrics say one run waits, and all are answered once the lane is free
+            #expect(try await server.request("/thumb/a.jpg").status == 503)
+            let metrics = String(decoding: try await server.request("/metrics").body, as: UTF8.self)
+            #expect(metrics.contains(#"pipeline_serve_runs{state="waiting"} 1"#), "\(metrics)")
+            // (the origin is asked again by the second run, which its answer alone lets go)
+            release.signal()
+            release.signal()
+            #expect(try await held.value.status == 200)
+            #expect(try await other.value.status == 200)
         }
     }
 
