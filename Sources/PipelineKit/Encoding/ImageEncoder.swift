@@ -187,8 +187,8 @@ enum ImageEncoder {
             // 10 ms or less for a tenth of a second, other players as fast as they can. A delay
             // longer than the format holds is cut to the longest it holds: it would wrap round,
             // or fail the file.
-            // A GIF counts in hundredths of a second, and browsers show one (what the saver
-            // rounds 11-14 ms to) for a tenth too: such a frame is written at two, the nearest
+            // A GIF counts in hundredths of a second, and browsers show a frame of one for a
+            // tenth too: a delay the saver would round down to one is written at two, the nearest
             // they play as written.
             let short = settings.format == .gif ? VipsImage.shortestDelay : -1
             let written = delays.map { delay in
