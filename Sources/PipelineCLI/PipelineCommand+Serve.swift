@@ -180,7 +180,7 @@ extension PipelineCommand {
                             // profile overwritten): what was made with it is out of date, and is made
                             // again when asked for, as a run would, rather than answered from the last
                             // plan's state. (Not the fallback image: the one read last goes on.)
-                            let beside = PipelineCommand.filesOutputsAreMadeWith(pipeline.definition).flatMap(PipelineWatcher.changePaths)
+                            let beside = pipeline.definition.filesOutputsAreMadeWith.flatMap(PipelineWatcher.changePaths)
                             if beside.contains(where: changes.mayInclude) {
                                 do { try server.reload(pipeline, allowingNoInputs: true) } catch { printError("\(error)") }
                             }

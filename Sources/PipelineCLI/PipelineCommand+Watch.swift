@@ -174,13 +174,6 @@ extension PipelineCommand {
 }
 
 extension PipelineCommand {
-    /// The files beside its inputs that `definition`'s outputs are made with: the focus file,
-    /// the images steps read (overlays) and the ICC profiles outputs embed.
-    static func filesOutputsAreMadeWith(_ definition: PipelineDefinition) -> [String] {
-        let resources = definition.outputs.flatMap { $0.steps.flatMap(\.resources) }.filter(\.isFileURL).map(\.path)
-        return (definition.focusPoints.map { [$0.file.path] } ?? []) + resources + definition.outputs.compactMap(\.encoder.iccProfileFile)
-    }
-
     /// The pipeline to go on with after a batch of `changes`, for `watch` and `serve`: the file
     /// loaded again when it or its focus file may have changed (and watched as it now is), or the last valid one,
     /// `pipeline`, when it no longer loads or plans (said on standard error, and `isLastValid`). Nil when nothing else
@@ -197,7 +190,7 @@ extension PipelineCommand {
         // (a server with the fallback image it read then).
         let definition = pipeline.definition
         let checked =
-            [watcher.pipelineFilePath] + filesOutputsAreMadeWith(definition) + (definition.serve.fallback.map { [$0.file.path] } ?? [])
+            [watcher.pipelineFilePath] + definition.filesOutputsAreMadeWith + (definition.serve.fallback.map { [$0.file.path] } ?? [])
         let read = checked.flatMap(PipelineWatcher.changePaths)
         guard rereading || read.contains(where: changes.mayInclude) else { return (pipeline, false) }
         var loaded: Pipeline?

@@ -75,6 +75,13 @@ public struct PipelineDefinition: Sendable {
     public func inFlight(fetchingRemoteInputs: Bool) -> Int {
         inFlightSetting != nil || !fetchingRemoteInputs ? inFlight : inFlight + fetch.concurrency
     }
+
+    /// The local files beside its inputs that the outputs are made with: the focus file, the
+    /// images steps read (overlays) and the ICC profiles outputs embed, as absolute paths.
+    public var filesOutputsAreMadeWith: [String] {
+        let resources = outputs.flatMap { $0.steps.flatMap(\.resources) }.filter(\.isFileURL).map(\.path)
+        return (focusPoints.map { [$0.file.path] } ?? []) + resources + outputs.compactMap(\.encoder.iccProfileFile)
+    }
 }
 
 /// The `manifest` section: one JSON file describing the run's outputs for web pages.

@@ -32,9 +32,7 @@ struct WatchScope: Sendable {
     init(definition: PipelineDefinition, pipelineFile: String) {
         let inputs = Self.inputPatterns(of: definition)
         var files = [InputEnumerator.normalize(pipelineFile)] + inputs.listFiles
-        files += definition.outputs.flatMap { $0.steps.flatMap(\.resources) }.filter(\.isFileURL).map { InputEnumerator.normalize($0.path) }
-        if let focus = definition.focusPoints { files.append(InputEnumerator.normalize(focus.file.path)) }
-        files += definition.outputs.compactMap(\.encoder.iccProfileFile).map(InputEnumerator.normalize)
+        files += definition.filesOutputsAreMadeWith.map(InputEnumerator.normalize)
         if let fallback = definition.serve.fallback { files.append(InputEnumerator.normalize(fallback.file.path)) }
         var targets = files.flatMap(Self.linkedPaths).map(Target.file)
         for target in inputs.patterns.flatMap(\.targets) {
