@@ -115,6 +115,9 @@ enum ImageEncoder {
     /// The longest side a GIF file holds: its header has 16 bits for each.
     static let gifLargestSide = 65535
 
+    /// The longest side libjpeg codes.
+    static let jpegLargestSide = 65500
+
     static func prepare(_ source: VipsImage, for settings: EncoderSettings) throws(VipsError) -> Prepared {
         // Said here, the same each time: libwebp's own refusal reaches libvips' error buffer in
         // a race with the other encodes, and is sometimes lost to "save failed".
@@ -132,8 +135,23 @@ enum ImageEncoder {
                 message: "image too large: a GIF side holds at most \(gifLargestSide) pixels, and this is "
                     + "\(source.width)×\(source.frameSize.height)")
         }
+        // libvips' own refusal reaches its error buffer in a race with the other encodes.
+        if settings.format == .jpeg, side > jpegLargestSide {
+            throw VipsError(
+                operation: "jpegsave",
+                message: "image too large: a JPEG side holds at most \(jpegLargestSide) pixels, and this is "
+                    + "\(source.width)×\(source.frameSize.height)")
+        }
         var image = source
         let tiffCompression = settings.format == .tiff ? settings.tiffCompression : nil
+        // A strip is a row of the whole width, and libtiff writes one WebP can not code as a strip
+        // without its pixels, reporting success.
+        if tiffCompression == .webp, !(settings.tile || settings.pyramid), source.width > webpLargestSide {
+            throw VipsError(
+                operation: "tiffsave",
+                message: "image too wide for WebP compression in strips: a WebP holds at most \(webpLargestSide) pixels a "
+                    + "side, and this is \(source.width) pixels wide: add \"tile\": true, or use another compression")
+        }
         if tiffCompression == .jpeg || tiffCompression == .webp {
             // libtiff's WebP codec takes colour alone, and writes a grey image as a file no
             // reader decodes, or fails; its JPEG codec drops alpha, leaving what lay under it.

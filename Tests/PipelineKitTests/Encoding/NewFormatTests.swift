@@ -310,11 +310,12 @@ import Vips
         #expect(warnings == [said + "which \(format) cannot write"], "\(warnings)")
     }
 
-    /// A WebP or a GIF with a side longer than its header can say fails with the same reason
-    /// each time, and the run's other outputs are made; libvips' own message was now and then
-    /// lost to "save failed" for WebP, and said only "frame too large" for GIF.
+    /// A WebP, a GIF or a JPEG with a side longer than its format holds fails with the same
+    /// reason each time, and the run's other outputs are made; libvips' own message was now and
+    /// then lost to "save failed", and said only "frame too large" for GIF.
     @Test(arguments: [
         ("webp", 40, 17000, "a WebP side holds at most 16383 pixels"), ("gif", 65536, 2, "a GIF side holds at most 65535 pixels"),
+        ("jpeg", 65501, 2, "a JPEG side holds at most 65500 pixels"),
     ])
     func anImageLargerThanItsFormatHoldsFailsWithTheSameReasonEachTime(format: String, width: Int, height: Int, limit: String) async throws
     {
@@ -330,6 +331,25 @@ import Vips
             #expect(failure.stage == .encode)
             #expect(failure.reason.contains("\(limit), and this is \(width)×\(height)"), "\(failure.reason)")
         }
+    }
+
+    /// libtiff writes a WebP-compressed strip wider than WebP holds as a file without its
+    /// pixels, and says nothing: such an output fails with a reason, and tiles are made.
+    @Test func aTIFFTooWideForWebPStripsFailsAndItsTilesAreMade() async throws {
+        let wide = try Fixtures.png(try Fixtures.solid(width: 16384, height: 2, colour: Fixtures.grey))
+        let (directory, reports, _) = try await run(
+            [
+                #"{"name": "strips", "encode": {"format": "tiff", "compression": "webp"}, "path": "out/{stem}.tiff"}"#,
+                #"{"name": "tiles", "encode": {"format": "tiff", "compression": "webp", "tile": true}, "path": "out/{stem}.tiled.tiff"}"#,
+            ], input: wide, name: "wide.png")
+        #expect(reports.flatMap(\.written).map(\.output) == ["tiles"])
+        let failure = try #require(reports.first?.failures.first)
+        #expect(failure.stage == .encode)
+        #expect(failure.reason.contains("at most 16383 pixels a side, and this is 16384 pixels wide"), "\(failure.reason)")
+        #expect(!FileManager.default.fileExists(atPath: directory.path + "/out/wide.tiff"))
+        // The last tile, past the width a strip could hold, is read back grey.
+        let grey = try open(directory, "out/wide.tiled.tiff", options: "fail=true").pixel(x: 16383, y: 1)
+        #expect(grey.prefix(3).allSatisfy { abs($0 - 128) <= 4 }, "\(grey)")
     }
 
     @Test func changingKeepOrTheProfileMakesTheOutputAgainInAnIncrementalRun() async throws {
