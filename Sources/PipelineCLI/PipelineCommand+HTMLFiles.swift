@@ -40,10 +40,10 @@ extension PipelineCommand.HTML {
             taken.insert(name)
             let target = folder.appendingPathComponent(name)
             do {
-                try Data(snippet.html.utf8).write(to: target, options: .atomic)
+                try ReportWriter.writeAtomically(Data(snippet.html.utf8), to: target.path)
             } catch {
                 printError(
-                    "\(target.path): cannot write the <picture> of \(snippet.entry.source): \(ErrorText.reason(error))"
+                    "\(target.path): cannot write the <picture> of \(snippet.entry.source): \(error.reason)"
                         .escapingControlCharacters)
                 throw ExitCode.failure
             }

@@ -39,6 +39,58 @@ import Testing
             "\(explained.standardOutput)")
     }
 
+    /// A FIFO, or a link to a device, where a command would write an output, the manifest, the
+    /// trace, the report or a `<picture>` is refused and kept: renamed over, it would be gone for
+    /// its reader, as `/dev/null` would be for every program.
+    @Test func aFIFOOrALinkToADeviceWhereACommandWritesIsRefusedAndKept() throws {
+        // Given FIFOs and links to /dev/null where a run would write each of its files
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 32, height: 24)), to: "in/a.jpg")
+        for folder in ["out", "report", "html"] {
+            try FileManager.default.createDirectory(atPath: directory.path + "/" + folder, withIntermediateDirectories: true)
+        }
+        for fifo in ["out/a.jpg", "trace.json", "report/report.json", "html/a.html"] {
+            #expect(mkfifo(directory.path + "/" + fifo, 0o600) == 0)
+        }
+        for link in ["out/manifest.json", "null.jpg"] {
+            try FileManager.default.createSymbolicLink(atPath: directory.path + "/" + link, withDestinationPath: "/dev/null")
+        }
+        let json = PipelineHarness.json(
+            inputs: ["in/*.jpg"], outputs: [#"{"name": "t", "encode": {"format": "jpeg"}, "path": "out/{stem}.jpg"}"#],
+            extra: #""manifest": {"path": "out/manifest.json"}"#)
+        let file = try directory.write(Data(json.utf8), to: "p.json")
+        // When it runs, the run and convert are refused before anything is written, naming each place
+        let run = try bounded(["run", file, "--trace", directory.path + "/trace.json", "--report", directory.path + "/report"])
+        #expect(run.status == 2, "\(run.standardError)")
+        for (what, path, kind) in [
+            ("output \"t\" of in/a.jpg", "out/a.jpg", "a FIFO (named pipe)"),
+            ("the manifest", "out/manifest.json", "a symbolic link to a character device"),
+            ("the trace (--trace)", "trace.json", "a FIFO (named pipe)"),
+            ("the report (--report)", "report/report.json", "a FIFO (named pipe)"),
+        ] {
+            let said = "\(what) would replace \(directory.path)/\(path), which is \(kind): only a regular file is replaced"
+            #expect(run.standardError.contains(said), "\(run.standardError)")
+        }
+        let converted = try bounded(["convert", directory.path + "/in/a.jpg", directory.path + "/null.jpg"])
+        #expect(converted.status == 2)
+        #expect(converted.standardError.contains("null.jpg, which is a symbolic link to a character device"), "\(converted.standardError)")
+        // And html, given a manifest to read, refuses the FIFO where it would write a <picture>
+        try FileManager.default.removeItem(atPath: directory.path + "/out/manifest.json")
+        try FileManager.default.removeItem(atPath: directory.path + "/out/a.jpg")
+        #expect(try bounded(["run", file]).status == 0)
+        let html = try bounded(["html", directory.path + "/out/manifest.json", "--out", directory.path + "/html"])
+        #expect(html.status == 1)
+        #expect(
+            html.standardError.contains("a.html: cannot write the <picture> of in/a.jpg: it is a FIFO (named pipe)"),
+            "\(html.standardError)")
+        // And every FIFO and link is still there, as it was
+        for fifo in ["trace.json", "report/report.json", "html/a.html"] {
+            var status = stat()
+            #expect(lstat(directory.path + "/" + fifo, &status) == 0 && status.st_mode & S_IFMT == S_IFIFO, "\(fifo)")
+        }
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: directory.path + "/null.jpg") == "/dev/null")
+    }
+
     /// `pipeline ARGUMENTS`, ended by `timeout` after a minute: a command held by a FIFO's open
     /// is then status 124, not a test that never ends.
     func bounded(_ arguments: [String]) throws -> CommandRunner.Result {
@@ -92,19 +144,23 @@ import Testing
         #expect(try bounded(["run", file]).status == 0)
         let journal = try #require(directory.allFiles().first { $0.contains("journal") && $0.hasSuffix(".jsonl") })
 
-        // When the manifest is a FIFO with no writer, the run ends: it writes the manifest in its place
+        // When the manifest is a FIFO with no writer, the run ends: it is refused, not replaced
         try FileManager.default.removeItem(atPath: directory.path + "/out/manifest.json")
         #expect(mkfifo(directory.path + "/out/manifest.json", 0o600) == 0)
         let manifest = try bounded(["run", "--force", file])
-        #expect(manifest.status == 0, "\(manifest.standardError)")
-        #expect(try ImageManifest.read(from: directory.url.appendingPathComponent("out/manifest.json")).inputs.count == 1)
+        #expect(manifest.status == 2, "\(manifest.standardError)")
+        #expect(
+            manifest.standardError.contains("which is a FIFO (named pipe): only a regular file is replaced"), "\(manifest.standardError)")
+        try FileManager.default.removeItem(atPath: directory.path + "/out/manifest.json")
 
-        // When the journal is, the run ends too, saying what it could not record and why
+        // When the journal is, the run ends too: refused, as a rewrite of the journal would replace it
         try FileManager.default.removeItem(atPath: directory.path + "/" + journal)
         #expect(mkfifo(directory.path + "/" + journal, 0o600) == 0)
         let recorded = try bounded(["run", "--force", file])
-        #expect(recorded.status != 124, "\(recorded.standardError)")
-        #expect(recorded.standardError.contains("a FIFO (named pipe), not a regular file"), "\(recorded.standardError)")
-        #expect(FileManager.default.fileExists(atPath: directory.path + "/out/a.png"))
+        #expect(recorded.status == 2, "\(recorded.standardError)")
+        let said = "cache: the journal would replace \(directory.path)/\(journal), which is a FIFO (named pipe)"
+        #expect(recorded.standardError.contains(said), "\(recorded.standardError)")
+        var status = stat()
+        #expect(lstat(directory.path + "/" + journal, &status) == 0 && status.st_mode & S_IFMT == S_IFIFO)
     }
 }

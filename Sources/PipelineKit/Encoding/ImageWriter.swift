@@ -77,16 +77,10 @@ enum ImageWriter {
                     : "a path known only once the image was decoded, as a width narrowed to the image's own is"
                 throw ItemError(.outputPath, stage: .encode, reason: "\(path) is \(read) (\(how)): it was not overwritten")
             }
-            // rename(2) replaces a symbolic link rather than following it: one leading to a folder
-            // (the folder of inputs, say) would be lost, so the file is not put there.
-            var info = stat()
-            if stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR {
-                var link = stat()
-                let isLink = lstat(path, &link) == 0 && link.st_mode & S_IFMT == S_IFLNK
+            // A folder, a device or a FIFO (or a link to one), which the rename would replace.
+            if let refusal = RenameTarget.refusal(at: path) {
                 closeAndRemove()
-                throw ItemError(
-                    .outputPath, stage: .encode,
-                    reason: "\(path) is \(isLink ? "a symbolic link to a folder" : "a folder"): the file was not put in its place")
+                throw ItemError(.outputPath, stage: .encode, reason: "\(path) is \(refusal): the file was not put in its place")
             }
             guard rename(temporary, path) == 0 else {
                 let error = ImageWriter.systemError("cannot move the finished file to \(path)")

@@ -293,7 +293,15 @@ struct WriteCheck {
                 }
             }
             let digest = PathDigest(real)
-            let existing = FileIdentity(path: write.path, followingLinks: false)
+            var entry = stat()
+            let existing = lstat(write.path, &entry) == 0 ? FileIdentity(entry) : nil
+            if existing != nil, let special = RenameTarget.specialFile(entry, at: write.path) {
+                problems.append(
+                    .init(
+                        path: write.place, location: write.location,
+                        message: "\(write.what) would replace \(write.path), which is \(special): only a regular file is replaced"))
+                continue
+            }
             // Found by identity alone, the file has another name: say which path is the one written.
             let sameFile = " (\(write.path) is that file, by a hard link or a mount)"
             if let read = readsByPath[digest] ?? existing.flatMap({ readsByIdentity[$0] }) {

@@ -108,7 +108,7 @@ package enum ReportWriter {
     }
 
     /// Writes through a temporary file beside `path`, flushed, then renamed over `path`.
-    static func writeAtomically(_ data: Data, to path: String) throws(ReportWriterError) {
+    package static func writeAtomically(_ data: Data, to path: String) throws(ReportWriterError) {
         try writeAtomically(to: path) { write in write(data) }
     }
 
@@ -169,6 +169,9 @@ package enum ReportWriter {
             throw error
         }
         guard close(descriptor) == 0 else { throw systemError(path) }
+        if let refusal = RenameTarget.refusal(at: path) {
+            throw ReportWriterError(path: path, reason: "it is \(refusal), which is never replaced by a file")
+        }
         guard rename(temporary, path) == 0 else { throw systemError(path) }
         finished = true
     }

@@ -92,6 +92,40 @@ import Testing
         #expect(!directory.allFiles().contains { $0.contains(ImageWriter.temporaryMarker) })
     }
 
+    /// A FIFO, or a link to one, made where an output goes after the run was planned is not
+    /// replaced: its reader would lose it, as every program would lose a device node.
+    @Test(arguments: [false, true]) func aFIFOMadeWhereTheFileGoesIsNotReplaced(throughALink: Bool) async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path + "/fifo.bin"
+        let pending = try Self.uncommitted([1, 2, 3], to: path, root: directory.path)
+        #expect(mkfifo(directory.path + "/pipe", 0o600) == 0)
+        if throughALink {
+            try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: "pipe")
+        } else {
+            try FileManager.default.moveItem(atPath: directory.path + "/pipe", toPath: path)
+        }
+        await #expect {
+            _ = try await FileCommitter().commit(pending)
+        } throws: { error in
+            let kind = throughALink ? "a symbolic link to a FIFO (named pipe)" : "a FIFO (named pipe)"
+            return (error as? ItemError)?.reason == "\(path) is \(kind): the file was not put in its place"
+        }
+        var status = stat()
+        #expect(stat(path, &status) == 0 && status.st_mode & S_IFMT == S_IFIFO)
+        #expect(!directory.allFiles().contains { $0.contains(ImageWriter.temporaryMarker) })
+    }
+
+    /// The manifest, a report or a trace is not renamed over a FIFO either.
+    @Test func aSideFileIsNotRenamedOverAFIFO() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path + "/report.json"
+        #expect(mkfifo(path, 0o600) == 0)
+        #expect(throws: ReportWriterError.self) { try ReportWriter.writeAtomically(Data("{}".utf8), to: path) }
+        var status = stat()
+        #expect(lstat(path, &status) == 0 && status.st_mode & S_IFMT == S_IFIFO)
+        #expect(directory.allFiles() == ["report.json"], "left: \(directory.allFiles())")
+    }
+
     @Test func aFileWhoseFolderIsMovedBeforeItsCommitFailsAndLeavesNothingInTheMovedFolder() async throws {
         let directory = try TemporaryDirectory()
         let written = try Self.uncommitted([7, 8, 9], to: directory.path + "/out/moved.bin", root: directory.path)
