@@ -206,7 +206,7 @@ enum TilePyramidWriter {
         var info = stat()
         switch layout {
         case .dz:
-            let tiles = (path as NSString).deletingPathExtension + "_files"
+            let tiles = layout.replacedFolder(ofPyramidAt: path)
             return stat(tiles, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR
         case .iiif, .iiif3, .zoomify, .google:
             return layout.descriptor.map { stat(path + "/" + $0, &info) == 0 } ?? true

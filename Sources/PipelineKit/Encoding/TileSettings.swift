@@ -39,6 +39,12 @@ public struct TileSettings: Sendable, Hashable {
             case .google: "blank.png"
             }
         }
+
+        /// The folder a pyramid at `path` (its `.dzi` file, or its folder) replaces whole each
+        /// time it is made: DeepZoom's `NAME_files`, or the folder itself.
+        func replacedFolder(ofPyramidAt path: String) -> String {
+            self == .dz ? (path as NSString).deletingPathExtension + "_files" : path
+        }
     }
 
     /// A file of each kind and depth the layout writes for the pyramid at `path` (its `.dzi`

@@ -19,6 +19,13 @@ struct OutputPathCheck {
     private(set) var unwritableFolders: [UnwritableFolder] = []
     /// Each output's writer of files.
     private let outputWriters: [WriteCheck.Write.Writer]
+    /// The folders tile pyramids replace whole, each with what makes it; empty when the file
+    /// makes no pyramid, and then no folder is noted.
+    private var pyramidFolders: [PathDigest: (listing: Int64, output: Int)] = [:]
+    /// Each folder a planned file lies in, with the first such file and its writer: a pyramid
+    /// whose folder is one of them would take that file away each time it is made.
+    private var filledFolders: [PathDigest: (listing: Int64, output: Int, path: String)] = [:]
+    private let makesPyramids: Bool
     /// Paths compared for a clash of sizes not known yet: kept here, and counted by the plan
     /// (`WorkCounter`) once, so that the counting stays out of the comparing.
     private(set) var pairsCompared = 0
@@ -26,6 +33,7 @@ struct OutputPathCheck {
     init(outputs: [OutputDefinition], outputWriters: [WriteCheck.Write.Writer]) {
         self.outputs = outputs
         self.outputWriters = outputWriters
+        makesPyramids = outputs.contains { $0.tiles != nil }
     }
 
     /// Each output's writer of files: what writes them and where the pipeline file sets it.
@@ -54,6 +62,7 @@ struct OutputPathCheck {
         for (index, target) in targets.enumerated() where target.isMade {
             let place = outputWriters[index].place
             checkWhere(target, at: index, input: input, listing: listing, place: place, naming: name, isInput: isInput)
+            if makesPyramids { checkPyramidFolders(target, at: index, input: input, listing: listing, place: place, naming: name) }
             checkSizesTellApart(
                 target, at: index, among: targets, patterns: patterns, input: input, place: place, bySkeleton: &bySkeleton)
         }
@@ -106,6 +115,57 @@ struct OutputPathCheck {
                     path: place, location: output.pathLocation,
                     message:
                         "output \"\(output.name)\" of \(input.displayName) would overwrite the input \(target.plannedPath)"))
+        }
+    }
+
+    /// A file planned inside the folder a tile pyramid replaces whole (a thumbnail in a IIIF
+    /// pyramid's folder, a file in DeepZoom's `NAME_files`), in either order: each time the
+    /// pyramid is made, the file would be gone, though the run said it was made.
+    private mutating func checkPyramidFolders(
+        _ target: OutputTarget, at index: Int, input: InputFile, listing: Int64, place: String, naming name: (Int64) -> String?
+    ) {
+        let output = outputs[index]
+        let path = target.plannedPath
+        let what = "output \"\(output.name)\" of \(input.displayName)"
+        func writer(_ listing: Int64, _ output: Int) -> String {
+            "output \"\(outputs[output].name)\" of \(name(listing) ?? "an earlier input")"
+        }
+        // The file's folders, nearest first, and the file itself unless it is a pyramid's own path.
+        var folders: [String] = output.tiles == nil ? [path] : []
+        var folder = (path as NSString).deletingLastPathComponent
+        while !folder.isEmpty, folder != "/", folders.count < 4096 {
+            folders.append(folder)
+            folder = (folder as NSString).deletingLastPathComponent
+        }
+        for folder in folders {
+            guard let pyramid = pyramidFolders[PathDigest(folder)] else { continue }
+            problems.append(
+                .init(
+                    path: place, location: output.pathLocation,
+                    message:
+                        "\(what) would write \(path), in \(folder), which \(writer(pyramid.listing, pyramid.output)) replaces "
+                        + "whole with its tiles each time it is made"))
+            break
+        }
+        if let tiles = output.tiles {
+            let replaced = tiles.layout.replacedFolder(ofPyramidAt: path)
+            // DeepZoom's folder is not its path: a file planned at that very name is in its place.
+            let planned =
+                replaced == path ? nil : writers[PathDigest(replaced)].map { (listing: $0.listing, output: $0.output, path: replaced) }
+            if let filled = filledFolders[PathDigest(replaced)] ?? planned {
+                problems.append(
+                    .init(
+                        path: place, location: output.pathLocation,
+                        message:
+                            "\(what) would replace \(replaced) whole with its tiles each time it is made, where "
+                            + "\(writer(filled.listing, filled.output)) writes \(filled.path)"))
+            }
+            pyramidFolders[PathDigest(replaced)] = pyramidFolders[PathDigest(replaced)] ?? (listing, index)
+        }
+        // The folders above, noted once: a folder noted has its own folders noted already.
+        for folder in folders.dropFirst(output.tiles == nil ? 1 : 0) {
+            guard filledFolders[PathDigest(folder)] == nil else { break }
+            filledFolders[PathDigest(folder)] = (listing, index, path)
         }
     }
 

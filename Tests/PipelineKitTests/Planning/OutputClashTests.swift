@@ -45,6 +45,35 @@ import Vips
         #expect(directory.allFiles().filter { $0.hasPrefix("out/") } == ["out/photo-48w.webp", "out/photo-96w.webp"])
     }
 
+    /// A file planned in the folder a tile pyramid replaces whole, before or after the pyramid
+    /// in the file, is refused: each time the pyramid is made, the file is gone.
+    @Test(arguments: [
+        ("iiif", "img/{stem}", "img/{stem}/thumb.jpg", "img/photo"),
+        ("dz", "dz/{stem}.dzi", "dz/{stem}_files/0/0_0.jpg", "dz/photo_files"),
+        ("dz", "dz/{stem}.dzi", "dz/{stem}_files", "dz/photo_files"),
+    ])
+    func aFileInThePyramidsFolderIsRefused(layout: String, pyramid: String, file: String, folder: String) throws {
+        let directory = try TemporaryDirectory()
+        let zoom = #"{"name": "zoom", "tiles": {"layout": "\#(layout)"}, "path": "\#(pyramid)"}"#
+        let thumb = output("thumb", steps: width(20), format: "jpeg", path: file)
+        let root = directory.url.resolvingSymlinksInPath().path + "/"
+        let before = try problems([thumb, zoom], in: directory).map(\.message)
+        #expect(
+            before == [
+                "output \"zoom\" of in/photo.jpg would replace \(root + folder) whole with its tiles each time it is made, "
+                    + "where output \"thumb\" of in/photo.jpg writes \(root + file.replacingOccurrences(of: "{stem}", with: "photo"))"
+            ], "\(before)")
+        let after = try problems([zoom, thumb], in: directory).map(\.message)
+        #expect(
+            after.count == 1
+                && after[0].hasSuffix(
+                    "in \(root + folder), which output \"zoom\" of in/photo.jpg replaces whole with its tiles each time it is made"),
+            "\(after)")
+        // Beside the pyramid's folder, not in it, is no clash.
+        let beside = output("thumb", steps: width(20), format: "jpeg", path: "img/{stem}-thumb.jpg")
+        #expect(try problems([zoom, beside], in: directory).isEmpty)
+    }
+
     @Test func differentFormatsOrOutputNamesTellOneTemplateApart() throws {
         let directory = try TemporaryDirectory()
         #expect(
