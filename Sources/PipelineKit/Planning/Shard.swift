@@ -90,7 +90,17 @@ extension Shard {
             return value
         }
         func count(_ name: String) throws(ShardError) -> (Int, String) {
-            if let countOverride { return (countOverride, "--shard-count \(countOverride)") }
+            let given = try? number(name)
+            if let countOverride {
+                // The scheduler runs as many tasks as its count: a larger count would leave
+                // shards no task makes, each task ending well all the same.
+                if let given, given != countOverride {
+                    throw ShardError(
+                        "--shard-count \(countOverride) and \(name)=\(given) give two shard counts: "
+                            + "leave --shard-count out where the scheduler gives the count")
+                }
+                return (countOverride, "--shard-count \(countOverride)")
+            }
             guard let value = try number(name) else { throw ShardError("\(name) is not set: give the shard count with --shard-count") }
             return (value, "\(name)=\(value)")
         }

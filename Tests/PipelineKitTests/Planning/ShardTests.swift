@@ -60,7 +60,7 @@ import Testing
         #expect(try Shard.fromScheduler(["PATH": "/bin"]) == nil)
     }
 
-    @Test func aShardTheVariablesCannotMakeIsRefusedNamingThem() {
+    @Test func aShardTheVariablesCannotMakeIsRefusedNamingThem() throws {
         // Slurm's lowest index unset, an array from 1 gives index 5 of 3: the message says so
         let slurm = #expect(throws: ShardError.self) {
             try Shard.fromScheduler(["SLURM_ARRAY_TASK_ID": "5", "SLURM_ARRAY_TASK_COUNT": "3"])
@@ -81,6 +81,17 @@ import Testing
         // and a count with no scheduler's index to go with it is refused, not ignored
         let count = #expect(throws: ShardError.self) { try Shard.fromScheduler(["PATH": "/bin"], countOverride: 3) }
         #expect(count?.description.contains("give --shard INDEX/COUNT") == true, "\(count?.description ?? "")")
+        // and a count that is not the one the scheduler gives, which would leave shards no task makes
+        for (index, total) in [
+            ("CLOUD_RUN_TASK_INDEX", "CLOUD_RUN_TASK_COUNT"), ("AWS_BATCH_JOB_ARRAY_INDEX", "AWS_BATCH_JOB_ARRAY_SIZE"),
+            ("SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_TASK_COUNT"), ("JOB_COMPLETION_INDEX", "PIPELINE_SHARD_COUNT"),
+        ] {
+            let two = #expect(throws: ShardError.self) { try Shard.fromScheduler([index: "1", total: "4"], countOverride: 8) }
+            #expect(
+                two?.description == "--shard-count 8 and \(total)=4 give two shard counts: "
+                    + "leave --shard-count out where the scheduler gives the count")
+            #expect(try Shard.fromScheduler([index: "1", total: "4"], countOverride: 4)?.shard == (try Shard(index: 1, count: 4)))
+        }
     }
 
     @Test func schedulerNumbersBeyondIntsRangeAreRefusedNamingTheVariablesNotATrap() {
