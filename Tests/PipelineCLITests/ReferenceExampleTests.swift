@@ -58,8 +58,9 @@ import Testing
         case "outputs[].tiles":
             output["encode"] = nil
             output["path"] = "out/{stem}"
-            // The id is for the IIIF layouts.
-            output["tiles"] = key == "layout" ? [key: value] : [key: value, "layout": "iiif"]
+            // The id is for the IIIF layouts, an overlap for DeepZoom's.
+            output["tiles"] = key == "layout" ? [key: value] : [key: value, "layout": key == "overlap" ? "dz" : "iiif"]
+            if key == "overlap" { output["path"] = "out/{stem}.dzi" }
         default:
             var object = root[section.path] as? [String: Any] ?? [:]
             object[key] = value

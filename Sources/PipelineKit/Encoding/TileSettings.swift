@@ -118,7 +118,9 @@ public struct TileSettings: Sendable, Hashable {
             Option(
                 "overlap", .integer(0...8192), default: JSONNode(plain: Layout.dz.defaultOverlap),
                 defaultRule: "1 for dz, 0 for the other layouts",
-                help: "pixels each tile shares with its neighbours, less than size (default: 1 for dz, 0 for the other layouts)"),
+                help:
+                    "pixels each tile shares with its neighbours, less than size; dz alone overlaps its tiles "
+                    + "(default: 1 for dz, 0 for the other layouts)"),
             .choice("format", TileFormat.self, default: .jpeg, help: "the tiles' format"),
             .integer(
                 "quality", in: 1...100, default: EncoderSettings.defaultQuality(.jpeg),
@@ -156,6 +158,12 @@ public struct TileSettings: Sendable, Hashable {
             id: id.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 })
         guard overlap < size else {
             throw OptionError(option: "overlap", "the overlap (\(overlap)) must be less than the tile size (\(size))")
+        }
+        // libvips writes the other layouts' tiles side by side whatever the overlap says, and
+        // the manifest would tell viewers of an overlap the tiles do not have.
+        guard overlap == 0 || layout == .dz else {
+            throw OptionError(
+                option: "overlap", "only the dz layout overlaps its tiles: \(layout.rawValue) tiles lie side by side, so its overlap is 0")
         }
     }
 

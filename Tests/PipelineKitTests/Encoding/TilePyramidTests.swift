@@ -267,6 +267,10 @@ import Vips
             "outputs[0].tiles.overlap", "the overlap (100) must be less than the tile size (100)"
         ),
         (
+            #"{"name": "z", "tiles": {"layout": "google", "overlap": 16}, "path": "out/{stem}"}"#,
+            "outputs[0].tiles.overlap", "only the dz layout overlaps its tiles: google tiles lie side by side"
+        ),
+        (
             #"{"name": "z", "tiles": {"layout": "dz", "format": "png", "quality": 50}, "path": "out/{stem}.dzi"}"#,
             "outputs[0].tiles.quality", "png tiles are lossless"
         ),
