@@ -9,7 +9,8 @@ import Vips
 /// detail (for AVIF, moved by a pilot search at aom's fastest speed), and goes next where the
 /// scores so far, taken as a line, reach the target (`Bracket`); it stops once the lowest passing and the highest failing quality are at most
 /// `closeEnough(for:)` apart, once a passing trial's score is within that many steps' rise of
-/// the target (and 1.5 points of it), or after 6 encodes. JPEG and AVIF trials go on with
+/// the target (and 1.5 points of it), or after 6 encodes (and then `max`, when none passed and
+/// it was not tried). JPEG and AVIF trials go on with
 /// chroma kept whole at every quality once one falls well short and 4:2:0 subsampling alone is
 /// found to cost the image most of what the target allows. Trial encodes run one after
 /// another, each scored and dropped unless it is the best file so far. A target no quality
@@ -90,7 +91,8 @@ enum QualitySearch {
             }
         }
         var encodes = 0
-        while encodes < maximumEncodes {
+        // One trial: encoded, scored, and kept when it is the best file so far.
+        func trial(at quality: Int) throws(VipsError) -> Double {
             try watched?.checkNotStopped()
             let data = try trialBytes(image, settings: course.settings, quality: quality)
             let score = try metric.score(try decodedTrial(data, format: course.settings.format))
@@ -103,8 +105,17 @@ enum QualitySearch {
                 // Kept only while nothing passes: the best a target out of reach can have.
                 best = candidate
             }
+            return score
+        }
+        while encodes < maximumEncodes {
+            let score = try trial(at: quality)
             guard let next = try course.next(after: score, at: quality, image: image, metric: metric) else { break }
             quality = next
+        }
+        // Trials that all fell short, none at `max`: its file is the one given when no quality
+        // reaches the score, and it may reach it, as a tiny image's scores jump between qualities.
+        if best?.reached != true, !course.bracket.trials.contains(where: { $0.quality == target.max }) {
+            _ = try trial(at: target.max)
         }
         guard let best else {
             throw VipsError(operation: "ssimulacra2", message: "the quality search made no encode")

@@ -86,6 +86,22 @@ import Vips
         #expect(second.reached && abs(second.quality - first.quality) <= QualitySearch.closeEnough(for: .webp), "\(second), first \(first)")
     }
 
+    /// A search whose trials all fall short tries `max` before it gives up: a 4-pixel-wide
+    /// photo's scores jump between qualities, and its six trials ended short of a target that
+    /// a quality up to `max` reaches.
+    @Test func aSearchWhoseTrialsAllFallShortTriesTheHighestQualityAllowed() async throws {
+        let directory = try TemporaryDirectory()
+        try directory.write(try Data(contentsOf: Self.photo), to: "in/storm.jpg")
+        let text = PipelineHarness.json(
+            inputs: ["in/*.jpg"],
+            outputs: [
+                #"{"name": "tiny", "widths": [4], "formats": [{"format": "jpeg", "quality": {"ssimulacra2": 80}}], "path": "out/{stem}-{width}.jpg"}"#
+            ])
+        let (reports, _) = try await PipelineHarness.run(text, in: directory)
+        let searched = try #require(reports.first?.written.first?.searchedQuality)
+        #expect(searched.reached && searched.score >= 80, "\(searched)")
+    }
+
     /// An output named by its hash searches from the image alone, not from the quality the
     /// journal remembers nor a neighbouring width's: a search stops anywhere within its
     /// tolerance, so where it starts would choose the file, and so its name. Here a run at another
