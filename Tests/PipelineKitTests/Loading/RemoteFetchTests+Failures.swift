@@ -62,6 +62,17 @@ extension RemoteFetchTests {
         #expect(reasons[server.url("/date.jpg")]?.hasPrefix("HTTP 503 (Retry-After: ") == true, "\(reasons)")
     }
 
+    /// libcurl refuses a header line over 100 KB as "Out of memory": the reason says what does that.
+    @Test func aHeaderLineLibcurlCannotTakeIsSaidAsSuch() async throws {
+        let server = try TestHTTPServer { _, _ in
+            .init(status: 200, headers: ["X-Huge": String(repeating: "a", count: 200_000)], body: Self.photo)
+        }
+        let directory = try TemporaryDirectory()
+        let (reports, _) = try await PipelineHarness.run(json([server.url("/huge.jpg")], fetch: #"{"retries": 0}"#), in: directory)
+        let reason = try #require(reports.first?.failures.first?.reason)
+        #expect(reason.hasPrefix("libcurl could not take the answer: a header line larger than 100 KB does this"), "\(reason)")
+    }
+
     @Test func aBodyOverMaxBytesIsStoppedEarly() async throws {
         let big = Data(repeating: 0x41, count: 16 << 20)
         let server = try TestHTTPServer { request, _ in

@@ -272,6 +272,10 @@ public final class CurlDataLoader: DataLoading {
             return FetchError(.connection, text)
         case CURLE_URL_MALFORMAT:
             return FetchError(.invalidRequest, text)
+        case CURLE_OUT_OF_MEMORY:
+            // libcurl 7.88 says so of a header line past the 100 KB it takes, far more often
+            // than of memory it could not get.
+            return FetchError(.other, "libcurl could not take the answer: a header line larger than 100 KB does this (\(detail))")
         default:
             return FetchError(.other, text)
         }
