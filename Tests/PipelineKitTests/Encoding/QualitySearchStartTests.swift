@@ -87,19 +87,28 @@ import Vips
     }
 
     /// A search whose trials all fall short tries `max` before it gives up: a 4-pixel-wide
-    /// photo's scores jump between qualities, and its six trials ended short of a target that
-    /// a quality up to `max` reaches.
+    /// photo's scores jump between qualities, and from some starts (a neighbouring width's
+    /// choice) six trials ended far short of a target `max` reaches.
     @Test func aSearchWhoseTrialsAllFallShortTriesTheHighestQualityAllowed() async throws {
+        // The photo as a run makes it 4 pixels wide, kept whole as PNG.
         let directory = try TemporaryDirectory()
         try directory.write(try Data(contentsOf: Self.photo), to: "in/storm.jpg")
         let text = PipelineHarness.json(
-            inputs: ["in/*.jpg"],
-            outputs: [
-                #"{"name": "tiny", "widths": [4], "formats": [{"format": "jpeg", "quality": {"ssimulacra2": 80}}], "path": "out/{stem}-{width}.jpg"}"#
-            ])
-        let (reports, _) = try await PipelineHarness.run(text, in: directory)
-        let searched = try #require(reports.first?.written.first?.searchedQuality)
-        #expect(searched.reached && searched.score >= 80, "\(searched)")
+            inputs: ["in/*.jpg"], outputs: [#"{"name": "tiny", "widths": [4], "formats": ["png"], "path": "out/{stem}.png"}"#])
+        _ = try await PipelineHarness.run(text, in: directory)
+        let image = try VipsImage.open(file: directory.path + "/out/storm.png")
+        var settings = EncoderSettings(format: .jpeg, strip: true)
+        settings.qualityTarget = QualityTarget(ssimulacra2: 80, min: 100, max: 100)
+        let highest = try QualitySearch.run(image, settings: settings)
+        try #require(highest.score >= 80, "the test needs a target quality 100 reaches: \(highest.score)")
+        settings.qualityTarget = QualityTarget(ssimulacra2: 80, min: 1, max: 100)
+        var shortOf: [Int: Double] = [:]
+        for start in 1...100 {
+            settings.qualityTarget?.start = start
+            let outcome = try QualitySearch.run(image, settings: settings)
+            if !outcome.reached { shortOf[start] = outcome.score }
+        }
+        #expect(shortOf.isEmpty, "short of the target from these starts, with these scores: \(shortOf)")
     }
 
     /// An output named by its hash searches from the image alone, not from the quality the
