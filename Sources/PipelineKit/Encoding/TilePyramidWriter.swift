@@ -159,6 +159,13 @@ enum TilePyramidWriter {
                         reason: "\(target) is \(read) (a symbolic link made during the run leads there): it was not overwritten")
                 }
             }
+            // DeepZoom's old `.dzi` is moved aside and removed, and a folder layout's exchanged:
+            // a FIFO or a device made in such a place during the run would be lost with it.
+            for target in Set(entries.map(\.target) + [path]) {
+                if let refusal = RenameTarget.refusal(at: target, folders: false) {
+                    throw ItemError(.outputPath, stage: .encode, reason: "\(target) is \(refusal): the pyramid was not put in its place")
+                }
+            }
             // Each entry is there before any is moved: a pyramid is never put in place in part.
             for (new, _) in entries where access(new, F_OK) != 0 {
                 let missing = (new as NSString).lastPathComponent

@@ -295,7 +295,7 @@ struct WriteCheck {
             let digest = PathDigest(real)
             var entry = stat()
             let existing = lstat(write.path, &entry) == 0 ? FileIdentity(entry) : nil
-            if existing != nil, let special = RenameTarget.specialFile(entry, at: write.path) {
+            if existing != nil, let special = RenameTarget.refusal(entry, at: write.path, folders: false) {
                 problems.append(
                     .init(
                         path: write.place, location: write.location,
