@@ -52,6 +52,13 @@ extension PipelineCommand {
                 valueName: "dir"))
         var outDirectory: String?
 
+        func validate() throws {
+            if let outDirectory, let address = ObjectStores.notALocalPath(outDirectory) {
+                throw ValidationError(
+                    "--out \(outDirectory): the files are written on this machine, so give a local folder, not \(address)")
+            }
+        }
+
         func run() throws {
             let document: ImageManifest
             do {

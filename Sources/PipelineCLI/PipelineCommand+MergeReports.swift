@@ -27,6 +27,12 @@ extension PipelineCommand {
         @Argument(help: "The shards' report folders (or report.json files).", completion: .file())
         var reports: [String]
 
+        func validate() throws {
+            if let address = ObjectStores.notALocalPath(output) {
+                throw ValidationError("--output \(output): the report is written on this machine, so give a local folder, not \(address)")
+            }
+        }
+
         func run() async throws {
             // The merged report would replace a shard's own, which a later merge needs: the
             // folders are compared as files, so that no link or other spelling hides one.

@@ -54,6 +54,11 @@ extension PipelineCommand {
         @OptionGroup var memory: MemoryOptions
 
         func validate() throws {
+            // Written on this machine: a bucket's address would be a folder named "s3:".
+            for (option, path) in [("--report", report), ("--trace", trace)] {
+                guard let path, let address = ObjectStores.notALocalPath(path) else { continue }
+                throw ValidationError("\(option) \(path): the file is written on this machine, so give a local path, not \(address)")
+            }
             if json && quiet { throw ValidationError("--json and --quiet cannot be used together") }
             if verbose && quiet { throw ValidationError("--quiet and --verbose cannot be used together") }
             try memory.checkRoomForImages()

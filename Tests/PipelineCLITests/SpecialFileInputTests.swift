@@ -91,6 +91,29 @@ import Testing
         #expect(try FileManager.default.destinationOfSymbolicLink(atPath: directory.path + "/null.jpg") == "/dev/null")
     }
 
+    /// A report, a trace or `<picture>` files are written on this machine: a bucket's address
+    /// for one is refused, where it made a folder named `s3:` beside the run.
+    @Test func aBucketsAddressForAFileWrittenHereIsRefused() throws {
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 32, height: 24)), to: "in/a.jpg")
+        let json = PipelineHarness.json(
+            inputs: ["in/*.jpg"], outputs: [#"{"name": "t", "encode": {"format": "jpeg"}, "path": "out/{stem}.jpg"}"#])
+        let file = try directory.write(Data(json.utf8), to: "p.json")
+        for (arguments, said) in [
+            (["run", file, "--report", "s3://site/reports"], "--report s3://site/reports: the file is written on this machine"),
+            (["run", file, "--trace", "s3://site/trace.json"], "--trace s3://site/trace.json: the file is written on this machine"),
+            (["merge-reports", "--output", "s3://site/merged", directory.path], "--output s3://site/merged: the report is written"),
+            (["html", directory.path + "/m.json", "--out", "s3://site/html"], "--out s3://site/html: the files are written"),
+        ] {
+            let result = try CommandRunner.run(arguments, in: directory.url)
+            #expect(result.status == 2, "\(arguments): \(result.standardError)")
+            #expect(
+                result.standardError.contains(said + (arguments[0] == "run" ? ", so give a local path, not an S3 address" : "")),
+                "\(result.standardError)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: directory.path + "/s3:"))
+    }
+
     /// `pipeline ARGUMENTS`, ended by `timeout` after a minute: a command held by a FIFO's open
     /// is then status 124, not a test that never ends.
     func bounded(_ arguments: [String]) throws -> CommandRunner.Result {

@@ -234,7 +234,7 @@ struct DefinitionBuilder {
         }
         let path = try manifest.string("path")
         // Written on this machine, beside the run: a bucket's address would be a folder named "s3:".
-        if let address = ObjectStores.displayName(of: path).map({ "an \($0) address" }) ?? (path.contains("://") ? "a URL" : nil) {
+        if let address = ObjectStores.notALocalPath(path) {
             problems.append(
                 .init(
                     path: "manifest.path", location: root["manifest"]?["path"]?.location,

@@ -33,6 +33,13 @@ public enum ObjectStores {
 
     /// The name messages give the store `address` is in ("S3"); nil for a local path or a URL.
     public static func displayName(of address: String) -> String? { kind(of: address)?.displayName }
+
+    /// What `path` is when it is no local path, for a message about a file written on this
+    /// machine (`an S3 address`, `a URL`), where it would make a folder named after its scheme;
+    /// nil for a local path.
+    public static func notALocalPath(_ path: String) -> String? {
+        displayName(of: path).map { "an \($0) address" } ?? (path.contains("://") ? "a URL" : nil)
+    }
 }
 
 /// An object (or a prefix) in a registered store, whatever the store: its scheme, container
