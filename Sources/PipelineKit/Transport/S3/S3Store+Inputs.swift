@@ -24,7 +24,18 @@ extension S3Store: InputSource {
         guard let store = try transports.stores.store(forReading: address) else {
             throw ItemError(.other, stage: .fetch, reason: "\(address) is not an s3://bucket/key address")
         }
-        return .answered(try store.get(address, revalidating: cached, maxBytes: transports.web.settings.maxBytes, isCancelled: isCancelled))
+        let outcome = try store.get(address, revalidating: cached, maxBytes: transports.web.settings.maxBytes, isCancelled: isCancelled)
+        // The object the listing found, by its ETag, in fewer or more bytes than it lists: cut on
+        // its way by a gateway that also cut its Content-Length. Cached, it would be answered "not
+        // modified" on every later run; failed here, the next run fetches it again.
+        if case .fetched(let response) = outcome, response.status == 200, let listed = input.byteCount,
+            let etag = response.etag, input.listedVersion == "etag:\(address) \(etag)", Int64(response.body.count) != listed
+        {
+            throw ItemError(
+                .network, stage: .fetch,
+                reason: "\(address): \(response.body.count) bytes came of the \(listed) its listing gives: the answer was cut on its way")
+        }
+        return .answered(outcome)
     }
 
     static func watchTargets(_ address: String, base: String) -> [WatchScope.Target] { [] }
