@@ -96,9 +96,12 @@ public struct Pipeline: Sendable {
         }
         let journal = openJournal()
         let loader = dataLoader ?? defaultDataLoader()
+        // Stores make their own loaders unless given one, as `validate` has them: planning's
+        // question to a bucket is then bounded, and a private endpoint's certificate authority is
+        // read as the AWS command line reads it.
         var plan = try RunPlan(
             definition, fileName: fileName, shard: shard,
-            stores: ObjectStoreAccess(definition: definition, environment: environment, loader: loader), sideWrites: sideWrites,
+            stores: ObjectStoreAccess(definition: definition, environment: environment, loader: dataLoader), sideWrites: sideWrites,
             claims: claims)
         // The journal says itself, at the end, what it could not record: a run that makes
         // nothing loses nothing by a folder it cannot write.
