@@ -46,6 +46,25 @@ import Testing
             "\(result.standardError)")
     }
 
+    /// The folder for temporary files filling up during a run is named, with TMPDIR, where the
+    /// trace's events (or the report's items) could not be kept: not the trace's own disk.
+    @Test(.enabled(if: TemporaryMount.isSupported, "mounting a tmpfs needs root or CAP_SYS_ADMIN"))
+    func aFolderForTemporaryFilesThatFillsIsNamed() throws {
+        guard let binary = CommandRunner.fullTemporaryFolderExecutable() else { return }
+        let temporary = try TemporaryMount(size: "96k", readOnly: false)
+        let directory = try TemporaryDirectory()
+        let photo = try Fixtures.jpeg(try Fixtures.gradient(width: 16, height: 12))
+        for index in 0..<60 { try directory.write(photo, to: "in/p\(index).jpg") }
+        let outputs = [#"{"name": "t", "steps": [{"resize": {"width": 8}}], "encode": {"format": "png"}, "path": "out/{stem}.png"}"#]
+        let file = try directory.write(Data(PipelineHarness.json(inputs: ["in/*.jpg"], outputs: outputs).utf8), to: "pipeline.json")
+        let result = try CommandRunner.run(
+            ["run", "--report", directory.path + "/report", "--trace", directory.path + "/trace.json", file],
+            environment: ["TMPDIR": temporary.path], executable: binary)
+        #expect(result.status == 1)
+        let said = "could not be kept in the folder for temporary files (\(temporary.path); TMPDIR sets it): No space left on device"
+        #expect(result.standardError.contains(said), "\(result.standardError)")
+    }
+
     @Test func aTraceReportOrManifestAtAFolderOrBelowAFileIsRefusedBeforeTheRun() throws {
         // Given a folder, a file, and a pipeline whose manifest goes where asked
         let directory = try TemporaryDirectory()

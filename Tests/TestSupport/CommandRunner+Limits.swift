@@ -50,6 +50,17 @@ extension CommandRunner {
         return nil
     }
 
+    /// The binary a test runs with a nearly full folder for temporary files (`TMPDIR`):
+    /// `limitsExecutable`, or nil with the reason printed. A sanitizer's runtime dies of SIGBUS
+    /// there too, as the memory it maps is backed by a file in that folder.
+    package static func fullTemporaryFolderExecutable() -> URL? {
+        if let limitsExecutable { return limitsExecutable }
+        print(
+            "skipped: this build of pipeline is sanitized, and a sanitizer's runtime dies of SIGBUS when the folder for "
+                + "temporary files is full; `make test` runs this against the release binary once `make` has built it")
+        return nil
+    }
+
     /// True, with the reason printed, when memory-limit tests have no binary to run
     /// (`memoryLimitExecutable`). Every test that runs `pipeline` under a memory or
     /// address-space limit asks this first, before it makes its fixtures.

@@ -9,6 +9,8 @@ final class SpillFile {
     private let descriptor: Int32
     /// What it is for, in errors ("the manifest's entries").
     private let purpose: String
+    /// Where it is, in errors: a full disk there is the cause, not where the result goes.
+    private let place: String
     /// Bytes appended so far.
     private(set) var size: Int64 = 0
 
@@ -23,6 +25,8 @@ final class SpillFile {
         template.withUnsafeBufferPointer { _ = unlink($0.baseAddress!) }
         self.descriptor = descriptor
         self.purpose = purpose
+        let temporary = FileManager.default.temporaryDirectory.path
+        place = folder == temporary ? "the folder for temporary files (\(folder); TMPDIR sets it)" : folder
     }
 
     /// A file in the system's folder for temporary files (`TMPDIR`, else /tmp).
@@ -46,7 +50,7 @@ final class SpillFile {
             }
             return true
         }
-        guard written else { throw ReportWriterError(path: purpose, reason: Self.reason) }
+        guard written else { throw ReportWriterError(path: "", reason: "\(purpose) could not be kept in \(place): \(Self.reason)") }
         size += Int64(data.count)
         return offset
     }
@@ -59,7 +63,7 @@ final class SpillFile {
     /// The `count` bytes at `offset`.
     func read(_ count: Int, at offset: Int64) throws(ReportWriterError) -> Data {
         guard let data = Self.read(descriptor, count, at: offset) else {
-            throw ReportWriterError(path: purpose, reason: "cannot read it back: " + Self.reason)
+            throw ReportWriterError(path: "", reason: "\(purpose) could not be read back from \(place): \(Self.reason)")
         }
         return data
     }

@@ -177,7 +177,7 @@ final class ManifestWriter: Sendable {
             return nil
         } catch {
             return
-                "cannot write the manifest \(settings.file.path): \(error.path == settings.file.path ? "" : error.path + ": ")\(error.reason)"
+                "cannot write the manifest \(settings.file.path): \(error.path.isEmpty || error.path == settings.file.path ? "" : error.path + ": ")\(error.reason)"
         }
     }
 

@@ -130,7 +130,7 @@ public struct ShardManifests: Sendable {
         } catch let failure as Failure {
             throw failure
         } catch let error as ReportWriterError {
-            throw Failure(description: "cannot write the manifest \(error.path): \(error.reason)")
+            throw Failure(description: "cannot write the manifest \(error.path.isEmpty ? settings.file.path : error.path): \(error.reason)")
         } catch {
             throw Failure(description: "cannot write the manifest \(settings.file.path): \(ErrorText.reason(error))")
         }

@@ -35,8 +35,11 @@ package final class RunRecorder: Sendable {
         let trace: SpillFile?
         var operationCount = 0
         var namedTracks = Set<Int>()
-        /// Why something could not be kept, said when the report or the trace is written.
+        /// Why the report's items could not be kept, said when the report is written.
         var problem: ReportWriterError?
+        /// Why the trace's events could not be kept, said when the trace is written: apart from
+        /// the report's, which it must not fail.
+        var traceProblem: ReportWriterError?
     }
 
     /// A recorder for a run of `definition`, of `shard` when it made one; `keepsTrace: false`
@@ -84,15 +87,15 @@ package final class RunRecorder: Sendable {
         state.stages[operation.stage]?.busySeconds += operation.duration
         state.stages[operation.stage]?.waitSeconds += operation.waited
         defer { state.operationCount += 1 }
-        guard let trace = state.trace, state.problem == nil else { return }
+        guard let trace = state.trace, state.traceProblem == nil else { return }
         do {
             for event in Self.traceEvents(of: operation, number: state.operationCount, namedTracks: &state.namedTracks) {
                 try trace.append(item: try JSONSerialization.data(withJSONObject: event, options: [.sortedKeys]), separator: ",")
             }
         } catch let error as ReportWriterError {
-            state.problem = error
+            state.traceProblem = error
         } catch {
-            state.problem = ReportWriterError(path: "the trace's events", reason: "cannot be encoded as JSON")
+            state.traceProblem = ReportWriterError(path: "the trace's events", reason: "cannot be encoded as JSON")
         }
     }
 
@@ -259,7 +262,7 @@ package final class RunRecorder: Sendable {
 
     private func writeTraceJSON(to write: (Data) -> Bool) throws(ReportWriterError) -> Bool {
         try withState { state throws(ReportWriterError) in
-            if let problem = state.problem { throw problem }
+            if let problem = state.traceProblem { throw problem }
             guard let trace = state.trace else {
                 throw ReportWriterError(path: "the trace", reason: "this recorder was made to keep none (keepsTrace: false)")
             }
