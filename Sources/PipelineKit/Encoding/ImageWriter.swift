@@ -207,13 +207,20 @@ enum ImageWriter {
         ItemError.system(.writing, stage: .encode, what)
     }
 
+    /// The random characters that end a temporary name.
+    static let temporaryRandomCharacters = 8
+
+    /// The bytes `temporaryName(for:)` adds to a name: its dot, marker, owner and random part.
+    static let temporaryNameOverhead =
+        1 + (temporaryMarker + TemporaryFileSweeper.ownerTag + "-").utf8.count + temporaryRandomCharacters
+
     /// The temporary file for an output named `name`: hidden, marked, and carrying the writing
     /// process's id, its machine's tag and when it started (`<pid>-<machine>-<start>-<random>`),
     /// so that a later run can tell a killed run's leftovers from a live run's work, here or on
     /// another machine sharing the folder (`TemporaryFileSweeper`). The name part is cut so the
     /// whole stays within the 255 bytes a file name may have, for any output name that itself fits.
     static func temporaryName(for name: String) -> String {
-        let suffix = temporaryMarker + TemporaryFileSweeper.ownerTag + "-" + UUID().uuidString.prefix(8)
+        let suffix = temporaryMarker + TemporaryFileSweeper.ownerTag + "-" + UUID().uuidString.prefix(temporaryRandomCharacters)
         var kept = ""
         var bytes = 1 + suffix.utf8.count
         for scalar in name.unicodeScalars {

@@ -222,6 +222,14 @@ public struct OutputTarget: Sendable {
                 message: "the path \(path) would be \(shortest.utf8.count) bytes long: "
                     + "more than the \(maxPathBytes) a path may have")
         }
+        // The file is written first under a longer temporary name beside it, which must fit too.
+        let nameBytes = (shortest as NSString).lastPathComponent.utf8.count
+        let temporaryBytes = shortest.utf8.count - nameBytes + min(maxNameBytes, nameBytes + ImageWriter.temporaryNameOverhead)
+        if temporaryBytes > maxPathBytes {
+            throw PathTemplate.Failure(
+                message: "the path \(path) would be \(shortest.utf8.count) bytes long, and the temporary file it is first "
+                    + "written as \(temporaryBytes): more than the \(maxPathBytes) a path may have")
+        }
         for name in shortest.dropFirst(root.count).split(separator: "/") where name.utf8.count > maxNameBytes {
             throw PathTemplate.Failure(
                 message: "the name \"\(name)\" in \(path) would be \(name.utf8.count) bytes long: "
