@@ -39,25 +39,15 @@ extension CommandRunner {
         return nil
     }
 
-    /// The binary a test runs under a file-size limit (`ulimit -f`): `limitsExecutable`, or nil
-    /// with the reason printed. A sanitizer's runtime dies of SIGBUS before `main` under a small
-    /// limit, as the memory it maps is backed by a file that the limit keeps from growing.
-    package static func fileSizeLimitExecutable() -> URL? {
+    /// The binary a test runs where a sanitizer's runtime dies of SIGBUS, as the memory it maps
+    /// is backed by a file that cannot grow: under a small file-size limit (`ulimit -f`), or with
+    /// the folder for temporary files full. `limitsExecutable`, or nil with the reason printed,
+    /// which names `condition`.
+    package static func unsanitizedExecutable(for condition: String) -> URL? {
         if let limitsExecutable { return limitsExecutable }
         print(
-            "skipped: this build of pipeline is sanitized, and a sanitizer's runtime dies of SIGBUS before main under a small "
-                + "ulimit -f; `make test` runs this against the release binary once `make` has built it")
-        return nil
-    }
-
-    /// The binary a test runs with a nearly full folder for temporary files (`TMPDIR`):
-    /// `limitsExecutable`, or nil with the reason printed. A sanitizer's runtime dies of SIGBUS
-    /// there too, as the memory it maps is backed by a file in that folder.
-    package static func fullTemporaryFolderExecutable() -> URL? {
-        if let limitsExecutable { return limitsExecutable }
-        print(
-            "skipped: this build of pipeline is sanitized, and a sanitizer's runtime dies of SIGBUS when the folder for "
-                + "temporary files is full; `make test` runs this against the release binary once `make` has built it")
+            "skipped: this build of pipeline is sanitized, and a sanitizer's runtime dies of SIGBUS \(condition); "
+                + "`make test` runs this against the release binary once `make` has built it")
         return nil
     }
 
