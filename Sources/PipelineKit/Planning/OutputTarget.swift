@@ -284,7 +284,9 @@ public struct OutputTarget: Sendable {
         let object = ObjectLocation(
             scheme: written.scheme, container: written.container, key: written.key.split(separator: "/").joined(separator: "/"))
         let parts = object.key.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
-        let prefix = rootObject.key.isEmpty ? "" : rootObject.key + "/"
+        // The template's own folders fold as the key's do (`s3://site/fold//{stem}.webp`).
+        let rootKey = rootObject.key.split(separator: "/").joined(separator: "/")
+        let prefix = rootKey.isEmpty ? "" : rootKey + "/"
         guard !parts.contains(where: { $0.isEmpty || $0.elementsEqual([0x2E]) || $0.elementsEqual([0x2E, 0x2E]) }),
             !object.key.utf8.contains(0), object.key.hasPrefix(prefix), object.key.count > prefix.count
         else {

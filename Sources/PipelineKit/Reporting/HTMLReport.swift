@@ -227,13 +227,17 @@ struct HTMLReport {
     private func output(_ output: RunReport.Output, of item: RunReport.Item, thumbnail: Preview?) -> String {
         var html = "<figure class=\"output\(output.status == .failed ? " failed" : "")\">"
         if output.status == .succeeded, let path = output.path {
-            html += "<a class=\"frame checker\" href=\"\(Self.fileURL(forPath: path).htmlEscaped)\" title=\"\(path.htmlEscaped)\">"
+            // An object in a bucket has no file:// URL a browser could open: its address is shown.
+            let linked = !ObjectStores.isObject(path)
+            let frame = linked ? "a" : "span"
+            html += "<\(frame) class=\"frame checker\"" + (linked ? " href=\"\(Self.fileURL(forPath: path).htmlEscaped)\"" : "")
+            html += " title=\"\(path.htmlEscaped)\">"
             if let thumbnail {
                 html +=
                     "<img src=\"\(thumbnail.uri)\" width=\"\(thumbnail.width)\" height=\"\(thumbnail.height)\" loading=\"lazy\" "
-                    + "alt=\"\("\(output.name) of \(item.input)".htmlEscaped)\"></a>"
+                    + "alt=\"\("\(output.name) of \(item.input)".htmlEscaped)\"></\(frame)>"
             } else {
-                html += "<span>no preview</span></a>"
+                html += "<span>no preview</span></\(frame)>"
             }
             var lines = ["<b>\(output.name.htmlEscaped)</b> <span class=\"format\">\(output.format.htmlEscaped)</span>"]
             var facts: [String] = []

@@ -30,6 +30,9 @@ import Testing
         #expect(listings[0].targets.first?.plannedPath == "s3://site/thumbs/b/ok/a.jpg")
         #expect(listings[1].refusal?.contains("would leave") == true)
         #expect(listings[2].targets.first?.plannedPath == "s3://site/thumbs/b/double/a.jpg")
+        // An empty part in the template's own folders folds too.
+        let folded = try self.plan(inputs: ["s3://b/ok/a.jpg"], outputPath: "s3://site/fold//{stem}.jpg")
+        #expect(folded.items.first?.listings.first?.targets.first?.plannedPath == "s3://site/fold/a.jpg")
         let stem = try self.plan(inputs: ["s3://b/x/..jpg"], outputPath: "s3://site/thumbs/{stem}/{name}")
         #expect(stem.items.first?.listings.first?.refusal?.contains("would leave") == true)
     }
