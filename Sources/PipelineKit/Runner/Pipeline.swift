@@ -97,8 +97,7 @@ public struct Pipeline: Sendable {
         let journal = openJournal()
         let loader = dataLoader ?? defaultDataLoader()
         // Stores make their own loaders unless given one, as `validate` has them: planning's
-        // question to a bucket is then bounded, and a private endpoint's certificate authority is
-        // read as the AWS command line reads it.
+        // question to a bucket is then bounded by a timeout of its own, not the fetch's.
         var plan = try RunPlan(
             definition, fileName: fileName, shard: shard,
             stores: ObjectStoreAccess(definition: definition, environment: environment, loader: dataLoader), sideWrites: sideWrites,

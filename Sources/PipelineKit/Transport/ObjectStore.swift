@@ -37,7 +37,7 @@ public enum ObjectStores {
     /// What `path` is when it is no local path, for a message about a file written on this
     /// machine (`an S3 address`, `a URL`), where it would make a folder named after its scheme;
     /// nil for a local path.
-    public static func notALocalPath(_ path: String) -> String? {
+    package static func notALocalPath(_ path: String) -> String? {
         displayName(of: path).map { "an \($0) address" } ?? (path.contains("://") ? "a URL" : nil)
     }
 }
