@@ -184,9 +184,13 @@ extension FetchedSource {
     /// the server sent none: the bytes are here anyway, and an unchanged input is not made again.
     init(_ response: CachedResponse) {
         let version =
-            response.etag.map { "etag:\(response.url) \($0)" }
+            response.etag.map { Self.version(of: response.url, etag: $0) }
             ?? response.lastModified.map { "modified:\(response.url) \($0)" }
             ?? "sha256:\(response.url) \(SHA256.hex(response.body))"
         self.init(source: .memory(VipsBytes(response.body)), version: version)
     }
+
+    /// The version of the resource at `url` whose validator is `etag`: what a fetch gives, and
+    /// what a listing (an S3 object's) gives before any fetch, so that the two compare.
+    static func version(of url: String, etag: String) -> String { "etag:\(url) \(etag)" }
 }

@@ -8,7 +8,8 @@ extension InputFile {
         let address = location.description
         let components = location.key.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
         self.init(
-            remote: address, displayName: address, byteCount: byteCount, listedVersion: etag.map { "etag:\(address) \($0)" },
+            remote: address, displayName: address, byteCount: byteCount,
+            listedVersion: etag.map { FetchedSource.version(of: address, etag: $0) },
             fileName: components.last.flatMap { $0.isEmpty ? nil : $0 } ?? "index",
             subfolder: subfolder ?? ([location.bucket] + components.dropLast()).joined(separator: "/"))
     }

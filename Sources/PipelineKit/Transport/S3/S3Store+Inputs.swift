@@ -29,7 +29,8 @@ extension S3Store: InputSource {
         // its way by a gateway that also cut its Content-Length. Cached, it would be answered "not
         // modified" on every later run; failed here, the next run fetches it again.
         if case .fetched(let response) = outcome, response.status == 200, let listed = input.byteCount,
-            let etag = response.etag, input.listedVersion == "etag:\(address) \(etag)", Int64(response.body.count) != listed
+            let etag = response.etag, input.listedVersion == FetchedSource.version(of: address, etag: etag),
+            Int64(response.body.count) != listed
         {
             throw ItemError(
                 .network, stage: .fetch,
