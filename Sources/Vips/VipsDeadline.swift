@@ -35,8 +35,9 @@ public final class VipsDeadline: Sendable {
 
     /// Starts the clock. A limit that is not a positive finite number of seconds (or is
     /// longer than a few decades) never expires; `outer` still stops what this one watches.
-    /// `clock` is where the time is read between timer ticks: a test's own lets it move time on.
-    public init(seconds: Double, within outer: VipsDeadline? = nil, clock: Clock = .uptime) {
+    /// `clock` is where the time is read, between timer ticks and when one fires: a test's own
+    /// lets it move time on.
+    public init(seconds: Double, within outer: VipsDeadline? = nil, clock: Clock = .running) {
         self.seconds = seconds
         self.outer = outer
         self.clock = clock
@@ -48,7 +49,7 @@ public final class VipsDeadline: Sendable {
         let timer = DispatchSource.makeTimerSource(queue: Self.queue)
         self.timer = timer
         timer.schedule(deadline: .now() + seconds)
-        timer.setEventHandler { [weak self] in self?.expire() }
+        timer.setEventHandler { [weak self] in self?.timerFired() }
         timer.activate()
     }
 
@@ -164,6 +165,11 @@ public final class VipsDeadline: Sendable {
 
         /// The system's monotonic clock.
         public static let uptime = Clock { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
+
+        /// The monotonic clock less the time the process spent stopped (SIGSTOP, Ctrl-Z,
+        /// `docker pause`), as far as two seconds or more at a time: a limit bounds work, and a
+        /// stopped process does none.
+        public static let running = Clock { StoppedTime.shared.runningTime() }
     }
 
     /// A queue of its own: the global queues' threads may all be busy with the very libvips
@@ -175,6 +181,17 @@ public final class VipsDeadline: Sendable {
     private func expireIfPastLimit() {
         guard timer != nil else { return }
         if clock.now() - started >= seconds { expire() }
+    }
+
+    /// The timer is set by the monotonic clock, which runs on while the process is stopped: it
+    /// expires the deadline only when `clock` agrees, and otherwise is set again for what is left.
+    private func timerFired() {
+        let left = seconds - (clock.now() - started)
+        if left > 0 {
+            timer?.schedule(deadline: .now() + left)
+        } else {
+            expire()
+        }
     }
 
     private func expire() {
