@@ -138,6 +138,10 @@ public struct PipelineServer: Service {
     /// sends, far less than would let a client hold much memory.
     static let maxHeaderBytes = 16 * 1024
 
+    /// The most headers a request may have, however small: each costs the parser a little
+    /// memory of its own.
+    static let maxHeaderCount = 100
+
     /// Listens and answers until the service group shuts down gracefully: then new connections
     /// are refused, and the requests in flight (and the runs they wait for) finish first.
     public func run() async throws {
@@ -155,7 +159,7 @@ public struct PipelineServer: Service {
                 UnreadableRequestReporter(metrics: metrics, logger: logger),
             ], idleTimeout: nil,
             httpDecoderConfiguration: .init(
-                maxHeaderFieldSize: Self.maxHeaderBytes, maxHeaderListSize: Self.maxHeaderBytes, maxHeaderFieldCount: 100))
+                maxHeaderFieldSize: Self.maxHeaderBytes, maxHeaderListSize: Self.maxHeaderBytes, maxHeaderFieldCount: Self.maxHeaderCount))
         let application = Application(
             responder: CallbackResponder<ServerRequestContext> { request, context in
                 try await current.withLock { $0 }.respond(to: request, context: context)

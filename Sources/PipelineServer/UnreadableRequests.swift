@@ -40,7 +40,9 @@ final class UnreadableRequestReporter: ChannelInboundHandler, RemovableChannelHa
     static func reason(_ error: HTTPParserError) -> String {
         switch error {
         case .invalidEOFState: "unreadable: the connection closed before the request's end"
-        case .headerOverflow: "unreadable: its headers are over \(PipelineServer.maxHeaderBytes / 1024) KiB"
+        // The parser says the same of too many headers as of too many bytes of them.
+        case .headerOverflow:
+            "unreadable: its headers are over \(PipelineServer.maxHeaderBytes / 1024) KiB, or more than \(PipelineServer.maxHeaderCount) of them"
         case .invalidURL, .invalidPath, .invalidQueryString, .invalidFragment, .invalidHost, .invalidPort:
             "unreadable: its target is not a path (/{output}/{input})"
         default: "unreadable: not an HTTP/1 request (\(error))"

@@ -56,7 +56,9 @@ import Vips
         try await withServer(ServeTests.json, in: directory) { server in
             let port = server.port
             let overlong = "GET /thumb/a.jpg HTTP/1.1\r\nHost: x\r\nCookie: \(String(repeating: "c", count: 20_000))\r\n\r\n"
-            for request in ["GET thumb/a.jpg HTTP/1.1\r\nHost: x\r\n\r\n", overlong, "\u{1}\u{2} nonsense\r\n\r\n"] {
+            let many = (1...PipelineServer.maxHeaderCount).map { "X-\($0): v\r\n" }.joined()
+            let tooMany = "GET /thumb/a.jpg HTTP/1.1\r\nHost: x\r\n\(many)\r\n"
+            for request in ["GET thumb/a.jpg HTTP/1.1\r\nHost: x\r\n\r\n", overlong, tooMany, "\u{1}\u{2} nonsense\r\n\r\n"] {
                 let answer = try await LoopbackHTTPClient.onThread {
                     try LoopbackHTTPClient.exchange(port: port, bytes: Array(request.utf8), timeout: 60)
                 }
@@ -68,8 +70,12 @@ import Vips
                 try LoopbackHTTPClient.exchange(port: port, bytes: Array("GET /thumb/a.jpg HTTP/1.1\r\nHo".utf8), ending: true, timeout: 60)
             }
             let metrics = String(decoding: try await server.request("/metrics").body, as: UTF8.self)
-            #expect(metrics.contains(#"pipeline_serve_requests_total{output="none",status="400"} 3"#), "\(metrics)")
+            #expect(metrics.contains(#"pipeline_serve_requests_total{output="none",status="400"} 4"#), "\(metrics)")
         }
+        // The parser refuses too many headers as it refuses too many bytes of them, so the
+        // access log's reason names both limits
+        let reason = UnreadableRequestReporter.reason(.headerOverflow)
+        #expect(reason.contains("16 KiB") && reason.contains("more than 100"), "\(reason)")
     }
 
     /// CONNECT, which asks for a tunnel, is refused, and the connection ends with the answer:
