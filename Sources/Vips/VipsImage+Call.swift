@@ -128,6 +128,11 @@ extension Vips {
                 throw mismatch(" (one of \(names.joined(separator: ", ")))")
             }
             pl_set_int(operation, argument.propertyName, argument.valueType, Int64(member.value))
+        case (.enumeration(let names, _), .integer(let value)):
+            guard VipsOperationInfo.enumMembers(argument.valueType).contains(where: { Int($0.value) == value }) else {
+                throw mismatch(" (one of \(names.joined(separator: ", ")), or one of their values)")
+            }
+            pl_set_int(operation, argument.propertyName, argument.valueType, Int64(value))
         case (.flags(let names), .names), (.flags(let names), .string):
             guard let bits = flagBits(value, of: argument.valueType) else {
                 throw mismatch(" (any of \(names.joined(separator: ", ")))")

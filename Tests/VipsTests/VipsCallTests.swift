@@ -17,6 +17,11 @@ extension OneAtATime {
             #expect(flipped.size == image.size)
             #expect(try flipped.pixel(x: 0, y: 0) == (try image.pixel(x: 9, y: 0)))
             #expect(try flipped.pixel(x: 9, y: 0) == (try image.pixel(x: 0, y: 0)))
+            // and an enum given by its value (VIPS_DIRECTION_HORIZONTAL is 0) flips alike
+            let byValue = try image.applying("flip", ["direction": .integer(0)])
+            #expect(try byValue.pixel(x: 0, y: 0) == (try image.pixel(x: 9, y: 0)))
+            let noSuchValue = #expect(throws: VipsError.self) { try image.applying("flip", ["direction": .integer(7)]) }
+            #expect(noSuchValue?.message.contains("horizontal") == true)
         }
 
         @Test func numbersAndArraysAndOutputsOtherThanImages() throws {

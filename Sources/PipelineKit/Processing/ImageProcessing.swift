@@ -117,16 +117,24 @@ public struct ProcessingContext: Sendable {
     /// False once another step has changed it.
     public let isDecodedImage: Bool
     private let resources: [URL: Result<VipsImage, ResourceError>]
+    private let stopsWhen: @Sendable () -> Bool
+
+    /// Whether the step should stop now and throw (any error): the input's time
+    /// (`limits.itemTimeout`) has run out, or the run is stopping its work. libvips' own work
+    /// stops by itself then; a step that works long in Swift (or waits on something) asks this
+    /// between pieces of its work, or holds its lane, and the input, until it returns.
+    public var shouldStop: Bool { stopsWhen() }
 
     /// A context for one step of `output` working on `input`, with the images its `resources`
     /// named, loaded, and the input's `focusPoint`; for its first step unless `isDecodedImage`
-    /// says otherwise.
+    /// says otherwise. `shouldStop` is what `shouldStop` asks (a test's own, say).
     public init(
         input: String, output: String, originalSize: ImageSize, maxPixels: Int = .max,
         resources: [URL: Result<VipsImage, ResourceError>] = [:], focusPoint: FocusPoint? = nil,
-        notes: ProcessingNotes = ProcessingNotes(), isDecodedImage: Bool = true
+        notes: ProcessingNotes = ProcessingNotes(), isDecodedImage: Bool = true, shouldStop: @escaping @Sendable () -> Bool = { false }
     ) {
         self.isDecodedImage = isDecodedImage
+        stopsWhen = shouldStop
         self.input = input
         self.output = output
         self.originalSize = originalSize
@@ -142,7 +150,8 @@ public struct ProcessingContext: Sendable {
     func after(_ step: any ImageProcessing, from input: ImageSize, to result: ImageSize) -> ProcessingContext {
         ProcessingContext(
             input: self.input, output: output, originalSize: originalSize, maxPixels: maxPixels, resources: resources,
-            focusPoint: focusPoint.map { step.movedPoint($0, from: input, to: result) }, notes: notes, isDecodedImage: false)
+            focusPoint: focusPoint.map { step.movedPoint($0, from: input, to: result) }, notes: notes, isDecodedImage: false,
+            shouldStop: stopsWhen)
     }
 
     /// The decoded image behind one of the step's `resources`, loaded once for the whole run.

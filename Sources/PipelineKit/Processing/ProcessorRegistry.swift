@@ -105,7 +105,8 @@ extension ProcessorRegistry {
 }
 
 extension ProcessorRegistry {
-    /// An option a processor type declares twice, or with a default that its own shape refuses.
+    /// An option a processor type declares twice, with a shape no value or schema can be
+    /// written for, or with a default that its own shape refuses.
     public struct DeclarationProblem: Error, Sendable, CustomStringConvertible {
         /// The processor type that declares the option.
         public let processor: any ImageProcessing.Type
@@ -129,6 +130,10 @@ extension ProcessorRegistry {
                     problems.append(DeclarationProblem(processor: processor, option: option.name, reason: "twice"))
                     continue
                 }
+                if let fault = option.shape.declarationFault {
+                    problems.append(DeclarationProblem(processor: processor, option: option.name, reason: fault))
+                    continue
+                }
                 guard let value = option.defaultValue else { continue }
                 var validator = ShapeValidator()
                 validator.check(value, against: option.shape, at: option.name)
@@ -140,6 +145,25 @@ extension ProcessorRegistry {
                 }
             }
             return problems
+        }
+    }
+}
+
+extension ValueShape {
+    /// What makes the shape one that cannot be declared: a number range with a bound that is not
+    /// finite, which JSON cannot write (`pipeline schema` would print a document that is not
+    /// JSON), or a choice of no values, which no value meets.
+    fileprivate var declarationFault: String? {
+        switch self {
+        case .number(let range) where !range.lowerBound.isFinite || !range.upperBound.isFinite:
+            "with the range \(range.lowerBound)…\(range.upperBound): JSON has no infinity, so give the bounds as finite numbers"
+        case .choice(let values) where values.isEmpty: "as a choice of no values"
+        case .array(let shape, _): shape.declarationFault
+        case .anyOf(let shapes): shapes.lazy.compactMap(\.declarationFault).first
+        case .object(let options): options.lazy.compactMap(\.shape.declarationFault).first
+        case .tagged(_, let variants), .singleKey(let variants):
+            variants.lazy.flatMap(\.options).compactMap(\.shape.declarationFault).first
+        default: nil
         }
     }
 }

@@ -56,8 +56,10 @@ struct StepChain: Sendable {
             let frameSize = ImageSize(width: frames.width, height: frames.pageHeight)
             if index == resizeIndex { atResize = frameSize }
             let named = ItemError.Step(index: index, name: type(of: step).name)
+            let bands = frames.bands
             frames = try apply(step, named: named, toEveryFrameOf: frames, context: context)
             try Self.checkTime(deadline, after: named)
+            try Self.checkBands(of: frames, from: bands, after: named)
             let resultSize = ImageSize(width: frames.width, height: frames.pageHeight)
             context = context.after(step, from: frameSize, to: resultSize)
         }
@@ -103,7 +105,7 @@ struct StepChain: Sendable {
         } catch let error as ItemError {
             throw error
         } catch {
-            throw ItemError(.processing, stage: .process, reason: ItemError.reason(for: error), step: named, underlying: error)
+            throw Self.failure(of: named, error)
         }
         let frame = ImageSize(width: result.width, height: result.pageHeight)
         if frame.pixelCount > context.maxPixels {
@@ -136,14 +138,16 @@ struct StepChain: Sendable {
         for (index, step) in steps.enumerated() {
             let named = ItemError.Step(index: index, name: type(of: step).name)
             if index == resizeIndex { atResize = image.size }
+            let bands = image.bands
             do {
                 let input = image.size
                 image = try step.process(image, context: context)
                 context = context.after(step, from: input, to: image.size)
             } catch {
-                throw ItemError(.processing, stage: .process, reason: ItemError.reason(for: error), step: named, underlying: error)
+                throw Self.failure(of: named, error)
             }
             try Self.checkTime(deadline, after: named)
+            try Self.checkBands(of: image, from: bands, after: named)
             // A step may grow the image (extend, rotate, vips): the header says by how much
             // before any pixel is computed, so refuse what decoding would have refused.
             if image.size.pixelCount > context.maxPixels {
@@ -172,6 +176,28 @@ struct StepChain: Sendable {
     private static func checkTime(_ deadline: VipsDeadline?, after step: ItemError.Step) throws(ItemError) {
         guard let deadline, deadline.hasRunOut else { return }
         throw ItemError(.processing, stage: .process, reason: "the input's time ran out", step: step)
+    }
+
+    /// Throws, naming `step`, when it gave an image more bands than the 4 an encoder takes
+    /// (colour and alpha) from one that had no more: an encoder would fail with libvips' words
+    /// for it, or drop the bands it does not know.
+    private static func checkBands(of image: VipsImage, from bands: Int, after step: ItemError.Step) throws(ItemError) {
+        guard image.bands > 4, image.bands > bands else { return }
+        throw ItemError(
+            .processing, stage: .process,
+            reason: "it made an image of \(image.bands) bands, where an encoder takes at most 4 (colour and alpha)", step: step)
+    }
+
+    /// What `step` threw, as its output's failure. A `CancellationError` too, and not kept as
+    /// the underlying error, where it would read as the run's cancel: a step runs on a lane of
+    /// its own, which a run's cancel does not reach, so the error is the step's own (its
+    /// `Task.checkCancellation()` in a task of its own, say).
+    private static func failure(of step: ItemError.Step, _ error: any Error) -> ItemError {
+        guard !(error is CancellationError) else {
+            return ItemError(
+                .processing, stage: .process, reason: "it threw CancellationError, though the run was not cancelled", step: step)
+        }
+        return ItemError(.processing, stage: .process, reason: ItemError.reason(for: error), step: step, underlying: error)
     }
 
     private static func failure(_ error: any Error) -> ItemError {

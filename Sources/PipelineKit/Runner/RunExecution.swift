@@ -282,7 +282,8 @@ final class RunExecution: Sendable {
             let context = ProcessingContext(
                 input: name, output: job.output.name, originalSize: decoded.originalSize,
                 maxPixels: plan.definition.decompress.maxPixels,
-                resources: incremental.resources.images, focusPoint: plan.definition.focusPoints?.point(for: job.input), notes: notes)
+                resources: incremental.resources.images, focusPoint: plan.definition.focusPoints?.point(for: job.input), notes: notes,
+                shouldStop: { [work] in deadline.hasRunOut || work.hasExpired })
             let chain = StepChain(job.output)
             let processed = try await queues.process.run(for: name, output: output, notes: notes) { [job] in
                 try deadline.check(.process, output: output)

@@ -21,7 +21,8 @@ public struct PipelineFileError: Error, Sendable, CustomStringConvertible {
             self.fileAtFault = fileAtFault
         }
 
-        /// The problem with its place: `path (line:column): message`.
+        /// The problem at its JSON path, `path: message`, without the line and column
+        /// (`location`), which the whole error's `description` puts before it with the file.
         public var description: String {
             let place = path.isEmpty ? "" : "\(path): "
             return "\(place)\(message)"

@@ -18,8 +18,8 @@ struct OtherResize: ImageProcessing {
     func process(_ image: VipsImage, context: ProcessingContext) throws -> VipsImage { image }
 }
 
-/// A processor whose declarations no file could mend: defaults its own shapes refuse, and an
-/// option declared twice.
+/// A processor whose declarations no file could mend: defaults its own shapes refuse, an
+/// option declared twice, a range JSON cannot write and a choice of nothing.
 struct MisdeclaredProcessor: ImageProcessing {
     static let name = "misdeclared"
     static let summary = "Declares its options wrongly."
@@ -29,6 +29,8 @@ struct MisdeclaredProcessor: ImageProcessing {
         .colour("tint", default: "not-a-colour", help: "a tint"),
         .boolean("flag", default: false, help: "a flag"),
         .integer("n", in: 1...3, help: "the count again"),
+        .number("scale", in: 0...Double.infinity, default: 1, help: "a scale"),
+        .choice("none", [], help: "nothing to choose"),
     ]
     let flag: Int
     init(options: ProcessorOptions) throws(OptionError) { flag = try options.int("flag") }
@@ -91,6 +93,8 @@ struct BigOptionProcessor: ImageProcessing {
                 #"tint: with the default "not-a-colour", which its shape refuses: "#
                     + ##"expected a colour such as "#ffffff", "#0008", "white" or [255, 255, 255], found the string "not-a-colour""##,
                 "n: twice",
+                "scale: with the range 0.0…inf: JSON has no infinity, so give the bounds as finite numbers",
+                "none: as a choice of no values",
             ], "\(problems)")
         #expect(
             registry.problems.allSatisfy {
@@ -101,7 +105,7 @@ struct BigOptionProcessor: ImageProcessing {
         let error = #expect(throws: PipelineFileError.self) {
             try PipelineHarness.pipeline(json(step: #"{"resize": {"width": 3}}"#), in: directory, processors: registry)
         }
-        #expect(error?.problems.count == 4, "\(String(describing: error))")
+        #expect(error?.problems.count == 6, "\(String(describing: error))")
     }
 
     @Test func anIntegerAtTheEndOfIntsRangeIsReadAsDeclared() throws {

@@ -74,6 +74,47 @@ struct ItemErrorTests {
         #expect(reports.first?.failures.first?.description == "a.jpg → t: process: steps[1].fail: this processor always fails")
     }
 
+    /// A step runs on a lane of its own, which a run's cancel does not reach: its
+    /// `CancellationError` is its own failure, not the run's cancel.
+    @Test func aStepThatThrowsCancellationErrorFailsItsOutputOnly() async throws {
+        let directory = try TemporaryDirectory()
+        _ = try directory.write(Fixtures.jpeg(Fixtures.solid(width: 40, height: 30)), to: "a.jpg")
+        let json = PipelineHarness.json(
+            inputs: ["a.jpg"],
+            outputs: [
+                #"{"name": "good", "encode": {"format": "jpeg"}, "path": "out/{stem}-good.jpg"}"#,
+                #"{"name": "t", "steps": [{"fail": {"cancellation": true}}], "encode": {"format": "jpeg"}, "path": "out/{stem}.jpg"}"#,
+            ])
+        let (reports, summary) = try await PipelineHarness.run(json, in: directory, processors: .standard.adding(FailingProcessor.self))
+        #expect(!summary.cancelled && summary.failed == 1 && summary.notRun == 0, "\(summary)")
+        #expect(reports.first?.written.map(\.output) == ["good"])
+        let failure = try #require(reports.first?.failures.first)
+        #expect(failure.error.kind == .processing && failure.error.step == ItemError.Step(index: 0, name: "fail"))
+        #expect(failure.description.contains("steps[0].fail: it threw CancellationError"), "\(failure.description)")
+    }
+
+    /// An encoder takes at most 4 bands: a step that makes more fails there, named, where JPEG
+    /// said only libvips' words and PNG dropped the fifth band without a word.
+    @Test func aStepThatMakesMoreBandsThanAnEncoderTakesFailsNamed() async throws {
+        let directory = try TemporaryDirectory()
+        _ = try directory.write(Fixtures.jpeg(Fixtures.solid(width: 40, height: 30)), to: "a.jpg")
+        let steps = #"[{"resize": {"width": 20}}, {"vips": {"operation": "bandjoin_const", "c": [1, 2]}}]"#
+        let json = PipelineHarness.json(
+            inputs: ["a.jpg"],
+            outputs: ["jpeg", "png"].map {
+                #"{"name": "\#($0)", "steps": \#(steps), "encode": {"format": "\#($0)"}, "path": "out/{stem}.\#($0)"}"#
+            })
+        let (reports, _) = try await PipelineHarness.run(json, in: directory)
+        let failures = reports.first?.failures.map(\.description).sorted() ?? []
+        #expect(
+            failures
+                == ["jpeg", "png"].map {
+                    "a.jpg → \($0): process: steps[1].vips: it made an image of 5 bands, where an encoder takes at most 4 (colour and alpha)"
+                },
+            "\(failures)")
+        #expect(!FileManager.default.fileExists(atPath: directory.path + "/out"))
+    }
+
     @Test func aStepsLocalizedErrorGivesItsDescription() async throws {
         let directory = try TemporaryDirectory()
         _ = try directory.write(Fixtures.jpeg(Fixtures.solid(width: 40, height: 30)), to: "a.jpg")

@@ -68,6 +68,24 @@ import Vips
         #expect(!directory.allFiles().contains { $0.contains(ImageWriter.temporaryMarker) })
     }
 
+    /// A step that works in Swift, which no kill flag reaches, stops on time when it asks its
+    /// context, and the input fails on its limit, naming the step.
+    @Test func aStepThatAsksItsContextStopsWhenTheTimeRunsOut() async throws {
+        let directory = try TemporaryDirectory()
+        let name = "asks-\(UUID().uuidString)"
+        try directory.write(try Fixtures.png(try Fixtures.gradient(width: 64, height: 48)), to: "in/\(name).png")
+        let step = #"{"sleep": {"seconds": 40, "input": "\#(name)", "honoursTime": true}}"#
+        let json = PipelineHarness.json(
+            inputs: ["in/*.png"],
+            outputs: [#"{"name": "t", "steps": [\#(step)], "encode": {"format": "webp"}, "path": "out/{stem}.webp"}"#],
+            extra: #""limits": {"itemTimeout": "2s"}"#)
+        let (reports, _) = try await PipelineHarness.run(json, in: directory, processors: Self.processors)
+        let failure = try #require(reports.first?.failures.first)
+        #expect(failure.error.kind == .timedOut, "\(failure)")
+        #expect(!SleepingProcessor.sleptWhole.withLock { $0.contains("in/\(name).png") }, "the step was never told to stop")
+        #expect(!directory.allFiles().contains { $0.hasPrefix("out/") })
+    }
+
     /// Skipped in a sanitized build's whole suite: there the other tests' work holds the small
     /// input's lanes (libdispatch's threads are the whole process's) past any limit short enough
     /// to test. `make test` runs it again in a process of its own.
