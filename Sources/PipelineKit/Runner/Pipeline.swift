@@ -242,6 +242,14 @@ public struct PipelineRun: AsyncSequence, Sendable {
         task.cancel()
     }
 
+    /// Waits until the run has ended: the work that was on its lanes done, every file whole or
+    /// not there, its manifest and journal written. A program that cancelled the task iterating
+    /// the events (whose sequence then ends at once, the run winding down behind it) waits here
+    /// before it reads, moves or removes what the run writes, or exits.
+    public func ended() async {
+        await task.value
+    }
+
     /// The run's events, in order; one iteration only.
     public func makeAsyncIterator() -> AsyncStream<PipelineEvent>.Iterator {
         events.makeAsyncIterator()

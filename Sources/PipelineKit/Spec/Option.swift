@@ -63,9 +63,9 @@ public struct Option: Sendable {
 
     /// A choice among the raw values of a string enumeration.
     public static func choice<Choice: CaseIterable & RawRepresentable<String>>(
-        _ name: String, _ type: Choice.Type, default value: Choice? = nil, help: String
+        _ name: String, _ type: Choice.Type, required: Bool = false, default value: Choice? = nil, help: String
     ) -> Option {
-        choice(name, Choice.allCases.map(\.rawValue), default: value?.rawValue, help: help)
+        choice(name, Choice.allCases.map(\.rawValue), required: required, default: value?.rawValue, help: help)
     }
 
     /// A colour option (`#rrggbb`, a name, or an array of components).

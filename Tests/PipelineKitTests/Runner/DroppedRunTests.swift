@@ -41,4 +41,35 @@ import Testing
         #expect(files.count <= 3, "\(files)")
         #expect(!directory.allFiles().contains { $0.contains(ImageWriter.temporaryMarker) })
     }
+
+    @Test func aRunWhoseIteratingTaskWasCancelledCanBeWaitedFor() async throws {
+        // Given a run whose one input's step is on its lane, waiting for a file
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 64, height: 48)), to: "in/photo.jpg")
+        let release = directory.path + "/release"
+        let json = PipelineHarness.json(
+            inputs: ["in/*.jpg"],
+            outputs: [
+                #"{"name": "t", "steps": [{"sleep": {"seconds": 0.5, "input": "photo", "after": "\#(release)"}}], "#
+                    + #""encode": {"format": "jpeg"}, "path": "out/{stem}.jpg"}"#
+            ])
+        let pipeline = try PipelineHarness.pipeline(
+            json, in: directory, processors: ProcessorRegistry.standard.adding(SleepingProcessor.self))
+        let run = try pipeline.run()
+        let iterating = Task { for await _ in run {} }
+        for _ in 0..<6000 where run.stageCounts()[.process]?.running != 1 { try await Task.sleep(for: .milliseconds(10)) }
+        try #require(run.stageCounts()[.process]?.running == 1)
+
+        // When the task iterating its events is cancelled (its sequence ends at once), and the
+        // step may then go on
+        iterating.cancel()
+        await iterating.value
+        _ = FileManager.default.createFile(atPath: release, contents: Data())
+
+        // Then waiting for the run returns once nothing of it is left on a lane
+        await run.ended()
+        let counts = run.stageCounts()
+        #expect(counts.values.allSatisfy { $0.running == 0 && $0.queued == 0 }, "\(counts)")
+        #expect(!directory.allFiles().contains { $0.contains(ImageWriter.temporaryMarker) })
+    }
 }
