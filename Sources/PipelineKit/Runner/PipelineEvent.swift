@@ -157,7 +157,8 @@ public struct RunSummary: Sendable {
     /// The most inputs that were between the first stage and the last at once (≤ `inFlight`).
     public let peakInFlight: Int
     /// Why the manifest the pipeline file asks for could not be written, or nil (written, or
-    /// none asked for, or the run was cancelled and the old one kept).
+    /// none asked for). A cancelled run writes it too: the entries of the inputs it finished,
+    /// none for an input it left part-made, and the others as they were.
     public internal(set) var manifestProblem: String? = nil
     /// What could not be written beside the outputs (the journal of incremental runs, the cache
     /// of fetched inputs), each naming the file and the system's reason. A warning, not a
