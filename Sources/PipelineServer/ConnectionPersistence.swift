@@ -12,6 +12,10 @@ import NIOHTTPTypesHTTP1
 /// the connection (ApacheBench, health checks, old proxies) waited for the idle timeout. The
 /// request is handed on with `Connection: close` when it asks for the end, and its answer says
 /// which it is; an HTTP/1.0 client told `keep-alive` may send the next request.
+///
+/// An answer written while its request's body is still coming ends the connection: the server
+/// reads no body, and a client that sends one a byte at a time would otherwise hold its
+/// connection, each byte counting as activity, for as long as it liked.
 final class ConnectionPersistence: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias InboundOut = HTTPServerRequestPart
@@ -21,12 +25,18 @@ final class ConnectionPersistence: ChannelDuplexHandler, RemovableChannelHandler
     /// What each answer still to be written says of the connection (`close`, `keep-alive`, or
     /// nothing for an HTTP/1.1 request that keeps it), in the order the requests came.
     private var answers: [String?] = []
+    /// Whether a request's head has come and its end not yet.
+    private var readingRequest = false
+    /// Whether the connection ends once the answer being written has been sent.
+    private var closesAfterAnswer = false
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard case .head(var head) = unwrapInboundIn(data) else {
+            if case .end = unwrapInboundIn(data) { readingRequest = false }
             context.fireChannelRead(data)
             return
         }
+        readingRequest = true
         // CONNECT asks for a tunnel, which is refused: its answer has no body by HTTP's rules
         // (NIO sends none), so only the connection's end can tell the client it is whole.
         if !head.isKeepAlive || head.method == .CONNECT {
@@ -39,12 +49,22 @@ final class ConnectionPersistence: ChannelDuplexHandler, RemovableChannelHandler
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        if case .end = unwrapOutboundIn(data), closesAfterAnswer {
+            let sent = promise ?? context.eventLoop.makePromise()
+            sent.futureResult.assumeIsolatedUnsafeUnchecked().whenComplete { _ in context.close(promise: nil) }
+            context.write(data, promise: sent)
+            return
+        }
         guard case .head(var head) = unwrapOutboundIn(data), head.status.code >= 200 else {
             context.write(data, promise: promise)
             return
         }
         if !answers.isEmpty, let connection = answers.removeFirst() {
             head.headers.replaceOrAdd(name: "connection", value: connection)
+        }
+        if readingRequest {
+            closesAfterAnswer = true
+            head.headers.replaceOrAdd(name: "connection", value: "close")
         }
         context.write(wrapOutboundOut(.head(head)), promise: promise)
     }

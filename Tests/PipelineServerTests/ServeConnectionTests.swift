@@ -78,6 +78,30 @@ import Vips
         #expect(reason.contains("16 KiB") && reason.contains("more than 100"), "\(reason)")
     }
 
+    /// A request whose body is still coming when its answer has been written ends its
+    /// connection: sent a byte at a time, it would otherwise hold the connection for as long as
+    /// the client liked, each byte counting as activity.
+    @Test func anAnswerWrittenBeforeItsRequestsBodyEndsEndsTheConnection() async throws {
+        let directory = try ServeTests.folder()
+        try await withServer(ServeTests.json, in: directory, settings: .init(port: 0, idleTimeout: .seconds(300))) { server in
+            let port = server.port
+            // A body of chunks that never ends; the client reads until the server closes
+            let request = "POST /thumb/a.jpg HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n1\r\na\r\n"
+            let answer = try await LoopbackHTTPClient.onThread {
+                try LoopbackHTTPClient.exchange(port: port, bytes: Array(request.utf8), timeout: 60)
+            }
+            let text = String(decoding: answer, as: UTF8.self)
+            #expect(text.hasPrefix("HTTP/1.1 405"), "\(text.prefix(200))")
+            #expect(text.lowercased().contains("connection: close"), "\(text.prefix(400))")
+            // while a request read whole keeps its connection for the next
+            let two = "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+            let both = try await LoopbackHTTPClient.onThread {
+                try LoopbackHTTPClient.exchange(port: port, bytes: Array(two.utf8), timeout: 60)
+            }
+            #expect(String(decoding: both, as: UTF8.self).components(separatedBy: "HTTP/1.1 200").count == 3)
+        }
+    }
+
     /// CONNECT, which asks for a tunnel, is refused, and the connection ends with the answer:
     /// an answer to CONNECT has no body by HTTP's rules, so nothing else tells the client where
     /// it ends.
