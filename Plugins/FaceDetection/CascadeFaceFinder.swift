@@ -6,7 +6,7 @@ public import Vips
 /// `"position": "faces"`.
 ///
 /// The image is searched as an 8-bit greyscale copy about `searchSize` pixels on its long
-/// side, and the boxes are mapped back to the image's pixels. The cascade is loaded from
+/// side (a smaller image enlarged to it), and the boxes are mapped back to the image's pixels. The cascade is loaded from
 /// `cascade` once per detector in use: detectors are kept in a pool, one per lane detecting at
 /// once, since a classifier is not safe to share between threads.
 public final class CascadeFaceFinder: FaceFinding {
@@ -28,7 +28,9 @@ public final class CascadeFaceFinder: FaceFinding {
 
     /// The faces in `image`, in its pixels.
     public func faces(in image: VipsImage) throws -> [PixelBox] {
-        let scale = min(1, Double(searchSize) / Double(max(image.width, image.height)))
+        // A small image (an avatar, a thumbnail) is enlarged to the size too: the cascade misses
+        // faces a few tens of pixels wide that it finds in the same pixels enlarged.
+        let scale = Double(searchSize) / Double(max(image.width, image.height))
         let grey = try Self.greyscale(image, scale: scale)
         let pixels = try grey.bytes()
         let detector = try takeDetector()
@@ -49,7 +51,7 @@ public final class CascadeFaceFinder: FaceFinding {
     /// The image's luminance in 8 bits, scaled by `scale`, without alpha.
     static func greyscale(_ image: VipsImage, scale: Double) throws(VipsError) -> VipsImage {
         var small = image
-        if scale < 1 { small = try small.resized(horizontalScale: scale, verticalScale: scale, kernel: .linear) }
+        if scale != 1 { small = try small.resized(horizontalScale: scale, verticalScale: scale, kernel: .linear) }
         small = try small.inEightBits()
         if small.interpretation != .blackAndWhite { small = try small.converted(to: .blackAndWhite).roundedToEightBits() }
         if small.bands > 1 { small = try small.extractingBands(0) }

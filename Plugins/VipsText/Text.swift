@@ -262,11 +262,13 @@ public struct Text: ImageProcessing, Hashable {
 
     /// The mask in a black image of the base's size, where gravity and margin put it.
     private func placed(_ drawn: VipsImage, on base: VipsImage) throws(VipsError) -> VipsImage {
-        // A text wider or taller than the image (a credit on a thumbnail) is scaled down to fit
-        // its room rather than cut at its edges.
+        // A text wider or taller than its room inside the margins (a credit on a thumbnail) is
+        // scaled down to fit it rather than cut at the image's edges or crowding them: scaled
+        // only past the image, a text a little smaller than the image would keep its size and
+        // lose its margin, and be drawn larger than a text asked for at a larger size.
         var mask = drawn
-        if mask.width > base.width || mask.height > base.height {
-            let room = room(on: base.size)
+        let room = room(on: base.size)
+        if Double(mask.width) > room.width || Double(mask.height) > room.height {
             let scale = min(room.width / Double(mask.width), room.height / Double(mask.height))
             // Each side a pixel at least: a long line on a 1-pixel strip would have a side of none.
             mask = try mask.resized(

@@ -42,6 +42,19 @@ struct FaceCropTests {
         #expect(inStrip.count == 1 && inStrip.allSatisfy { $0.left >= 470 }, "\(inStrip)")
     }
 
+    /// A small image (an avatar) is searched enlarged to the finder's size: as it is, the
+    /// cascade misses a face a few tens of pixels wide.
+    @Test(arguments: [0.5, 0.4])
+    func aFaceInASmallImageIsFound(scale: Double) throws {
+        let small = try VipsImage.open(file: Self.photo).resized(horizontalScale: scale, verticalScale: scale, kernel: .lanczos3)
+            .rendered()
+        let faces = try CascadeFaceFinder().faces(in: small)
+        #expect(faces.count == 1, "\(faces) in \(small.size)")
+        let face = try #require(faces.first)
+        let centre = (x: Double(face.left + face.width / 2) / scale, y: Double(face.top + face.height / 2) / scale)
+        #expect((120...180).contains(centre.x) && (40...110).contains(centre.y), "\(face) at ×\(scale)")
+    }
+
     /// Enlarged, the photograph also shows the cascade a second, false face at its shoulder,
     /// which it scores far below the real one: that one is dropped, and crops stay on the face.
     @Test(arguments: [2.0, 3.0, 4.0])

@@ -282,6 +282,23 @@ struct TextTests {
         #expect(box.bottom <= 36, "\(box)")
     }
 
+    /// A text that fits the image but not inside its margins is scaled down into them, as a
+    /// larger one is: it keeps its margin, and is never drawn larger than a text asked larger.
+    @Test func aTextThatFitsTheImageButNotItsMarginsIsScaledIntoThem() throws {
+        let base = try Fixtures.solid(width: 300, height: 200, colour: [0, 0, 0])
+        var boxes: [Int: (left: Int, top: Int, right: Int, bottom: Int)] = [:]
+        for size in [40.0, 60, 100] {
+            let step = try Text(text: "hello 123 hello", size: size, gravity: .southeast, margin: 16)
+            boxes[Int(size)] = try inkBox(try step.applied(to: base))
+        }
+        let sixty = try #require(boxes[60]), hundred = try #require(boxes[100])
+        #expect(try Text(text: "hello 123 hello", size: 60).drawnSize.width > 300 - 32)
+        for (size, box) in boxes {
+            #expect(box.left >= 16 && box.top >= 16 && box.right <= 284 && box.bottom <= 184, "size \(size): \(box)")
+        }
+        #expect(sixty.right - sixty.left <= hundred.right - hundred.left, "60: \(sixty), 100: \(hundred)")
+    }
+
     /// A tracking pixel or a 1-pixel strip: half of a side of 1 is none, which a room must not be.
     @Test(arguments: [(1, 1), (200, 1), (1, 200), (2, 2)]) func aTextOnAnImageOfAPixelOrTwoIsScaledDownToIt(width: Int, height: Int) throws
     {
