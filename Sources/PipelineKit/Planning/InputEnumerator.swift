@@ -84,6 +84,10 @@ struct InputEnumerator {
         Self.normalize(path.hasPrefix("/") ? path : baseDirectory.path + "/" + path)
     }
 
+    /// The longest line of a list file read as an input: far more than a path may have
+    /// (`PATH_MAX`) or a signed URL needs.
+    static let longestListedInput = 65_536
+
     private func readList(_ listPath: String, at place: String, into result: inout Result<some InputSink>) {
         let absolute = absolute(listPath)
         let data: Data
@@ -106,6 +110,15 @@ struct InputEnumerator {
         for (number, rawLine) in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated() {
             let line = rawLine.trimmingCharacters(in: .whitespacesAndNewlines)
             if line.isEmpty || line.hasPrefix("#") { continue }
+            // Refused before the many passes a path or address takes, each costly at this length.
+            if line.utf8.count > Self.longestListedInput {
+                result.problems.append(
+                    .init(
+                        path: place, location: nil,
+                        message: "\(listPath):\(number + 1): the line is \(line.utf8.count) bytes long, more than the "
+                            + "\(Self.longestListedInput) an input's path or address may have here: is the file a list of inputs?"))
+                continue
+            }
             if let scheme = InputSources.unsupportedScheme(line) {
                 result.problems.append(
                     .init(

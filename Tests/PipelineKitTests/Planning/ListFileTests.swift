@@ -26,4 +26,21 @@ import Testing
         #expect(
             found.sink.map { subset.contains($0, baseDirectory: directory.url, caseInsensitive: false) } == [true, true, true, false])
     }
+
+    @Test func aLineLongerThanAnyInputIsRefusedNamingIt() throws {
+        // Given a list whose second line is longer than any path or address
+        let directory = try TemporaryDirectory()
+        try directory.write(Data("x".utf8), to: "a.jpg")
+        let long = String(repeating: "b", count: InputEnumerator.longestListedInput + 1)
+        try directory.write(Data("a.jpg\n\(long)\n".utf8), to: "list.txt")
+        // When the inputs are found
+        let found = InputEnumerator(baseDirectory: directory.url).enumerate([.list("list.txt")], into: [InputFile]())
+        // Then the line is refused, by its number and length, and the others are read
+        #expect(found.sink.map(\.displayName) == ["a.jpg"])
+        #expect(
+            found.problems.map(\.message) == [
+                "list.txt:2: the line is 65537 bytes long, more than the 65536 an input's path or address may have here: "
+                    + "is the file a list of inputs?"
+            ], "\(found.problems.map(\.message))")
+    }
 }
