@@ -35,6 +35,14 @@ extension EncoderSettings {
                 let what = profile == "cmyk" ? "cmyk" : "\(profile) is a CMYK profile, which"
                 throw OptionError(option: "iccProfile", "\(what) needs a format with CMYK: jpeg or tiff, not \(format.rawValue)")
             }
+            // A grey file too: converted to it, the pixels are one band, which these formats
+            // write as colour, tagged with a profile of one band that viewers refuse or ignore.
+            if resolved.isGrey, [.webp, .avif, .heic].contains(format) {
+                throw OptionError(
+                    option: "iccProfile",
+                    "\(profile) is a greyscale profile, which needs a format that holds grey: jpeg, png, tiff or jxl, not \(format.rawValue)"
+                )
+            }
             // A GIF cannot say which profile its colours are in, so every viewer takes them as
             // sRGB: converted to another, they would show wrong.
             if format == .gif, profile != "srgb" {
@@ -126,9 +134,11 @@ extension EncoderSettings {
     }
 
     /// A built-in profile's name as is, or an ICC file's absolute path once it is known to be
-    /// readable, with whether it is a CMYK profile (its header's colour space).
-    private static func resolveProfile(_ profile: String, against base: URL) throws(OptionError) -> (path: String, isCMYK: Bool) {
-        if builtInProfiles.contains(profile) { return (profile, profile == "cmyk") }
+    /// readable, with whether it is a CMYK or a greyscale profile (its header's colour space).
+    private static func resolveProfile(_ profile: String, against base: URL) throws(OptionError) -> (
+        path: String, isCMYK: Bool, isGrey: Bool
+    ) {
+        if builtInProfiles.contains(profile) { return (profile, profile == "cmyk", false) }
         let path = URL(fileURLWithPath: profile, relativeTo: base).standardizedFileURL.path
         // Opened without blocking: a FIFO would hold the check, and every command, for ever.
         let file: RegularFile
@@ -177,6 +187,7 @@ extension EncoderSettings {
                 option: "iccProfile", "\(profile) is a profile no image can be converted to: \(error.message) (\(path))", fileAtFault: path)
         }
         // The data colour space, at bytes 16 to 19 of the header.
-        return (path, header.dropFirst(16).prefix(4).elementsEqual("CMYK".utf8))
+        let space = header.dropFirst(16).prefix(4)
+        return (path, space.elementsEqual("CMYK".utf8), space.elementsEqual("GRAY".utf8))
     }
 }

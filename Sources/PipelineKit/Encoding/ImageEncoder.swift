@@ -118,6 +118,10 @@ enum ImageEncoder {
     /// The longest side libjpeg codes.
     static let jpegLargestSide = 65500
 
+    /// The longest side libheif reads: x265 codes larger pictures, and libheif writes them, but
+    /// its readers (libvips', browsers', viewers') refuse them as past its security limit.
+    static let heicLargestSide = 16384
+
     static func prepare(_ source: VipsImage, for settings: EncoderSettings) throws(VipsError) -> Prepared {
         // Said here, the same each time: libwebp's own refusal reaches libvips' error buffer in
         // a race with the other encodes, and is sometimes lost to "save failed".
@@ -140,6 +144,12 @@ enum ImageEncoder {
             throw VipsError(
                 operation: "jpegsave",
                 message: "image too large: a JPEG side holds at most \(jpegLargestSide) pixels, and this is "
+                    + "\(source.width)×\(source.frameSize.height)")
+        }
+        if settings.format == .heic, side > heicLargestSide {
+            throw VipsError(
+                operation: "heifsave",
+                message: "image too large: libheif reads a HEIC side of at most \(heicLargestSide) pixels, and this is "
                     + "\(source.width)×\(source.frameSize.height)")
         }
         var image = source

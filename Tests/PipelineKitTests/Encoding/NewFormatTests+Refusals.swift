@@ -68,6 +68,28 @@ extension NewFormatTests {
         }
     }
 
+    /// Converted to a grey profile the pixels are one band, which WebP, AVIF and HEIC write as
+    /// colour, tagged with the grey profile: a browser showed such an AVIF as broken.
+    @Test func aGreyProfileIsRefusedForAFormatThatWritesColourOnly() throws {
+        let directory = try TemporaryDirectory()
+        try directory.write(Data(ICCFixtures.greyProfile(curve: ICCFixtures.gammaCurve(1.8))), to: "grey.icc")
+        func json(_ format: String) -> String {
+            PipelineHarness.json(
+                inputs: ["in/*"],
+                outputs: [#"{"name": "o", "encode": {"format": "\#(format)", "iccProfile": "grey.icc"}, "path": "out/{stem}.x"}"#])
+        }
+        for format in ["webp", "avif", "heic"] {
+            #expect {
+                _ = try PipelineHarness.pipeline(json(format), in: directory)
+            } throws: { error in
+                "\(error)".contains("outputs[0].encode.iccProfile")
+                    && "\(error)".contains("grey.icc is a greyscale profile, which needs a format that holds grey: jpeg, png, tiff or jxl")
+            }
+        }
+        // while the formats that hold grey take it
+        for format in ["jpeg", "png", "tiff", "jxl"] { _ = try PipelineHarness.pipeline(json(format), in: directory) }
+    }
+
     @Test func aProfileNoImageCanBeConvertedToIsRefusedWhenTheFileIsLoaded() throws {
         // Given an abstract profile, and a display profile cut short
         let directory = try TemporaryDirectory()

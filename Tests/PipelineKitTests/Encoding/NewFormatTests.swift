@@ -310,12 +310,12 @@ import Vips
         #expect(warnings == [said + "which \(format) cannot write"], "\(warnings)")
     }
 
-    /// A WebP, a GIF or a JPEG with a side longer than its format holds fails with the same
+    /// A WebP, a GIF, a JPEG or a HEIC with a side longer than its format holds fails with the same
     /// reason each time, and the run's other outputs are made; libvips' own message was now and
     /// then lost to "save failed", and said only "frame too large" for GIF.
     @Test(arguments: [
         ("webp", 40, 17000, "a WebP side holds at most 16383 pixels"), ("gif", 65536, 2, "a GIF side holds at most 65535 pixels"),
-        ("jpeg", 65501, 2, "a JPEG side holds at most 65500 pixels"),
+        ("jpeg", 65501, 2, "a JPEG side holds at most 65500 pixels"), ("heic", 16385, 64, "a HEIC side of at most 16384 pixels"),
     ])
     func anImageLargerThanItsFormatHoldsFailsWithTheSameReasonEachTime(format: String, width: Int, height: Int, limit: String) async throws
     {

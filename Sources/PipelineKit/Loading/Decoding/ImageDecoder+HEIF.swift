@@ -6,11 +6,15 @@ extension ImageDecoder {
     /// `image`, a HEIC or AVIF whose XMP packet libvips' HEIF loader gives as a MIME item
     /// (`heif-mime-N`), with that packet moved to `xmp-data`, the field `keep` and every saver
     /// know; any other image as it is. Without it, `"keep": ["xmp"]` lost the packet unsaid.
+    /// The packet says orientation 1: libheif turns the image by the file's own boxes (`irot`,
+    /// `imir`), and HEIF has readers ignore the orientation EXIF and XMP state, so the image as
+    /// opened is upright, whatever a phone wrote there.
     static func withXMPOfItsMIMEItem(_ image: VipsImage) throws -> VipsImage {
-        guard image.loader?.hasPrefix("heifload") == true, !image.hasField("xmp-data") else { return image }
+        guard image.loader?.hasPrefix("heifload") == true else { return image }
+        guard !image.hasField("xmp-data") else { return try XMPOrientation.upright(image) }
         for name in image.fieldNames where name.hasPrefix("heif-mime-") {
             guard let item = image.blobCopy(name), Self.isXMPPacket(item) else { continue }
-            return try image.settingBlobField("xmp-data", to: item).removingFields([name])
+            return try XMPOrientation.upright(image.settingBlobField("xmp-data", to: item).removingFields([name]))
         }
         return image
     }

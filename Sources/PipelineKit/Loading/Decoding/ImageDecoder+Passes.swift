@@ -116,17 +116,21 @@ extension ImageDecoder {
                     "the GIF is truncated: its bytes end after \(whole) whole frame\(whole == 1 ? "" : "s"), before its trailer "
                     + "(decompress.failOn \(settings.failOn.rawValue); none makes the frames there are)")
         }
-        let size = header.size
-        let target = DecodePlan.decodeSize(stored: size, allowedShrink: allowedShrink(for: size))
+        // Frames turned a quarter are decoded at the size that, turned, serves the outputs.
+        let orientation = settings.autorotate ? header.orientation : 1
+        let stored = header.size
+        let size = orientation >= 5 ? ImageSize(width: stored.height, height: stored.width) : stored
+        let upright = DecodePlan.decodeSize(stored: size, allowedShrink: allowedShrink(for: size))
+        let target = orientation >= 5 ? ImageSize(width: upright.height, height: upright.width) : upright
         let strip = try open(source, options: "n=-1,fail_on=\(settings.failOn.rawValue)", loader: header.loader)
         deadline.watch(strip)
         let frameHeight = strip.pageHeight
         let frameCount = strip.height / max(1, frameHeight)
-        if target == size {
+        if target == stored {
             // Frames kept at their size need no runs: one pass down the strip, frames in the order
             // the loader makes them, straight into the memory they are kept in (runs would be
             // copied again when joined, holding every frame twice).
-            let decoded = try deadline.render(Self.toSRGB(strip))
+            let decoded = try turnedUpright(deadline.render(Self.toSRGB(strip)), orientation: orientation, deadline: deadline)
             decoded.ownMetadata()
             return DecodedImage(image: decoded, originalSize: size, loader: loader, shrink: 1, frameCount: frameCount)
         }
@@ -143,9 +147,20 @@ extension ImageDecoder {
         }
         // One run is in memory already, its pages set; several are stacked into one image (the
         // last may hold fewer frames than the others).
-        let decoded = try runs.count == 1 ? runs[0] : deadline.render(VipsImage.stacking(runs).withPageHeight(target.height))
+        let stacked = try runs.count == 1 ? runs[0] : deadline.render(VipsImage.stacking(runs).withPageHeight(target.height))
+        let decoded = try turnedUpright(stacked, orientation: orientation, deadline: deadline)
         decoded.ownMetadata()
         return DecodedImage(image: decoded, originalSize: size, loader: loader, shrink: 1, frameCount: frameCount)
+    }
+
+    /// `frames` (stacked, one page a frame, in memory) each turned upright by `orientation`
+    /// (EXIF's, 1 for none), as a still image is: libvips' autorotate would turn the whole stack
+    /// as one image, its first frame last.
+    private func turnedUpright(_ frames: VipsImage, orientation: Int, deadline: VipsDeadline) throws -> VipsImage {
+        guard orientation > 1 else { return frames }
+        let turned = try frames.pages().map { try $0.autorotated() }
+        let joined = try VipsImage.joiningPages(turned).withPageHeight(turned[0].height)
+        return try XMPOrientation.upright(deadline.render(joined))
     }
 
     /// The most pixels of an animation `decodeAnimation` holds at full size at once (a run of
