@@ -13,10 +13,12 @@ package final class StoppedTime: Sendable {
         var stopped: Double
     }
 
-    /// How late a beat may come before the lateness counts as a stop: longer than a busy
-    /// machine keeps a thread from a core, so only a stop extends a limit. A stop shorter than
-    /// this counts as running time.
+    /// How late a beat may come before the gap counts as a stop: longer than a busy machine
+    /// keeps a thread from a core, so only a stop extends a limit. A stop shorter than this
+    /// counts as running time.
     package let grace: Double
+    /// How often the beats come, when the process runs.
+    package let beatInterval: Double
     /// The monotonic clock.
     private let uptime: @Sendable () -> Double
     private let state: Locked<State>
@@ -24,14 +26,15 @@ package final class StoppedTime: Sendable {
     /// the compiler cannot see through the protocol.
     private nonisolated(unsafe) let heartbeat: (any DispatchSourceTimer)?
 
-    /// Counts stops against `uptime`, from now, beating every `beatInterval` seconds on a
-    /// queue of its own (so that its beats are not held up behind other work) until it is
-    /// freed; a test passes nil and calls `beat()` itself.
-    package init(grace: Double, beatInterval: Double?, uptime: @escaping @Sendable () -> Double) {
+    /// Counts stops against `uptime`, from now, beating every `beatInterval` seconds on a queue
+    /// of its own (so that its beats are not held up behind other work) until it is freed; a
+    /// test that calls `beat()` itself passes `beatsItself: false`.
+    package init(grace: Double, beatInterval: Double, beatsItself: Bool = true, uptime: @escaping @Sendable () -> Double) {
         self.grace = grace
+        self.beatInterval = beatInterval
         self.uptime = uptime
         state = Locked(State(lastBeat: uptime(), stopped: 0))
-        guard let beatInterval else {
+        guard beatsItself else {
             heartbeat = nil
             return
         }
@@ -46,23 +49,30 @@ package final class StoppedTime: Sendable {
         heartbeat?.cancel()
     }
 
-    /// The monotonic time less every stop, the one still under way included: read after a stop
-    /// and before the next beat, it has left the stop out already.
+    /// The monotonic time less every stop, the one still under way included. A stop counts
+    /// whole (less a beat's interval) once it has lasted `grace`: read then, the time steps
+    /// back by what it had counted of the stop until it knew it was one.
     package func runningTime() -> Double {
         state.withLock { state in
             let now = uptime()
-            return now - state.stopped - max(0, now - state.lastBeat - grace)
+            return now - state.stopped - stop(from: state.lastBeat, to: now)
         }
     }
 
-    /// Notes that the process runs now, counting the time since the last beat, less `grace`, as
-    /// a stop when it is longer than `grace`.
+    /// Notes that the process runs now, counting the time since the last beat as a stop when
+    /// it is longer than `grace`.
     package func beat() {
         state.withLock { state in
             let now = uptime()
-            state.stopped += max(0, now - state.lastBeat - grace)
+            state.stopped += stop(from: state.lastBeat, to: now)
             state.lastBeat = now
         }
+    }
+
+    /// The part of the time from a beat to `now` the process was stopped: all of it but a
+    /// beat's interval, when it is longer than `grace`; else none.
+    private func stop(from beat: Double, to now: Double) -> Double {
+        now - beat > grace ? now - beat - beatInterval : 0
     }
 
     /// The process's own, beating four times a second from its first use on: a wake-up too

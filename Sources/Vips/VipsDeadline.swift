@@ -167,7 +167,7 @@ public final class VipsDeadline: Sendable {
         public static let uptime = Clock { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
 
         /// The monotonic clock less the time the process spent stopped (SIGSTOP, Ctrl-Z,
-        /// `docker pause`), as far as two seconds or more at a time: a limit bounds work, and a
+        /// `docker pause`), each stop of two seconds or more: a limit bounds work, and a
         /// stopped process does none.
         public static let running = Clock { StoppedTime.shared.runningTime() }
     }
