@@ -6,9 +6,9 @@ public import Vips
 /// `"position": "faces"`.
 ///
 /// The image is searched as an 8-bit greyscale copy about `searchSize` pixels on its long
-/// side (a smaller image enlarged to it), and the boxes are mapped back to the image's pixels. The cascade is loaded from
-/// `cascade` once per detector in use: detectors are kept in a pool, one per lane detecting at
-/// once, since a classifier is not safe to share between threads.
+/// side (a smaller image enlarged to it), and the boxes are mapped back to the image's pixels.
+/// The cascade is loaded from `cascade` once per detector in use: detectors are kept in a pool,
+/// one per lane detecting at once, since a classifier is not safe to share between threads.
 public final class CascadeFaceFinder: FaceFinding {
     /// The frontal-face cascade Debian's `opencv-data` installs.
     public static let defaultCascade = "/usr/share/opencv4/haarcascades/haarcascade_frontalface_default.xml"

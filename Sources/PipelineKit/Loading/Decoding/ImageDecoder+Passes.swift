@@ -116,11 +116,11 @@ extension ImageDecoder {
                     "the GIF is truncated: its bytes end after \(whole) whole frame\(whole == 1 ? "" : "s"), before its trailer "
                     + "(decompress.failOn \(settings.failOn.rawValue); none makes the frames there are)")
         }
-        // Frames turned a quarter are decoded at the size that, turned, serves the outputs.
         let orientation = settings.autorotate ? header.orientation : 1
         let stored = header.size
-        let size = orientation >= 5 ? ImageSize(width: stored.height, height: stored.width) : stored
+        let size = uprightSize(header)
         let upright = DecodePlan.decodeSize(stored: size, allowedShrink: allowedShrink(for: size))
+        // Frames turned a quarter are decoded at the size that, turned, serves the outputs.
         let target = orientation >= 5 ? ImageSize(width: upright.height, height: upright.width) : upright
         let strip = try open(source, options: "n=-1,fail_on=\(settings.failOn.rawValue)", loader: header.loader)
         deadline.watch(strip)
