@@ -192,8 +192,9 @@ struct OutputRequest: Sendable, Equatable {
         -> EncoderSettings.Format
     {
         if let value {
-            let wanted = value.lowercased()
-            guard let format = output.formats.first(where: { $0.rawValue == wanted || $0.fileExtension == wanted }) else {
+            // Lower case only, as the catalog writes it: one spelling, one URL, so a cache in
+            // front keeps one copy of each file.
+            guard let format = output.formats.first(where: { $0.rawValue == value || $0.fileExtension == value }) else {
                 let listed = output.formats.map(\.rawValue).joined(separator: ", ")
                 throw ServeError(400, "format \(Self.quoted(value)) is not one of output \(output.name)'s: \(listed)")
             }

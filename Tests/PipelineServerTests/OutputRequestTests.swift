@@ -95,6 +95,7 @@ import Testing
             ("/photo/a.jpg", [("width", "10")], 400), ("/jxl/a.jpg", [("art", "1:1")], 400),
             // a width of the list written otherwise: one URL a file
             ("/photo/a.jpg", [("width", "+16")], 400), ("/photo/a.jpg", [("width", "016")], 400),
+            ("/photo/a.jpg", [("format", "WEBP")], 400), ("/photo/a.jpg", [("format", "Jpg")], 400),
             ("/nothing/a.jpg", [], 404), ("/remote/a.jpg", [("width", "16")], 400), ("/photo", [], 404), ("/photo/%2e%2e/a.jpg", [], 404),
         ] {
             let error = #expect(throws: ServeError.self) { try OutputRequest(path: path, query: query, accept: nil, catalog: catalog) }
