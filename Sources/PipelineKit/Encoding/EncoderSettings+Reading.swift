@@ -22,7 +22,15 @@ extension EncoderSettings {
         if has("palette") { palette = try options.bool("palette") }
         if has("lossless") { lossless = try options.bool("lossless") }
         if has("effort") { effort = try options.int("effort") }
-        if has("background") { background = try options.colour("background") }
+        if has("background") {
+            background = try options.colour("background")
+            // Flattened onto, it leaves no transparency in the file: a see-through colour would be
+            // used opaque, which is not what its alpha asks for.
+            if background.count == 4, background[3] < 255 {
+                throw OptionError(
+                    option: "background", "a JPEG has no transparency, so the background must be opaque: give #rrggbb, not its alpha")
+            }
+        }
         keep = try Self.readKeep(options)
         qualityTarget = try QualityTarget.read(options, format: format)
         var isCMYK = false
@@ -104,6 +112,11 @@ extension EncoderSettings {
         // WebP's lossless coding takes its quality as effort; the others' has no use for one.
         if lossless, [.avif, .heic, .jxl].contains(format), let given = ["quality", "distance"].first(where: options.has) {
             throw OptionError(option: given, "a lossless encode has no \(given): drop lossless or \(given)")
+        }
+        // A lossless encode keeps every colour sample, so 4:2:0 could only be ignored.
+        if lossless, chromaSubsampling == .subsample420 {
+            throw OptionError(
+                option: "chromaSubsampling", "a lossless encode keeps colour whole (4:4:4): drop lossless or chromaSubsampling")
         }
     }
 

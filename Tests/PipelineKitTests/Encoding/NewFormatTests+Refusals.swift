@@ -23,6 +23,9 @@ extension NewFormatTests {
         (#"{"format": "avif", "lossless": true, "quality": 60}"#, "encode.quality", "a lossless encode has no quality"),
         (#"{"format": "avif", "lossless": true, "quality": {"ssimulacra2": 80}}"#, "encode.quality", "drop lossless or the quality"),
         (#"{"format": "webp", "lossless": true, "quality": {"ssimulacra2": 80}}"#, "encode.quality", "or give a fixed quality"),
+        (#"{"format": "heic", "lossless": true, "chromaSubsampling": "4:2:0"}"#, "encode.chromaSubsampling", "keeps colour whole"),
+        (##"{"format": "jpeg", "background": "#ff000080"}"##, "encode.background", "must be opaque"),
+        (#"{"format": "jpeg", "background": "transparent"}"#, "encode.background", "must be opaque"),
         (#"{"format": "gif", "bitdepth": 9}"#, "encode.bitdepth", ""),
         (
             #"{"format": "gif", "quality": 50}"#, "encode.quality",
