@@ -36,7 +36,11 @@ struct ArtCrop: ImageProcessing {
     /// The crop's size for an image of `size`: the ratio's largest window in it, at most `width`
     /// wide. A window less than a pixel across is one pixel across and no longer than the image.
     func box(for size: ImageSize) -> ImageSize {
-        let cropWidth = max(1, min(width, Self.widestWindow(in: size, ratio: ratio)))
+        let widest = Self.widestWindow(in: size, ratio: ratio)
+        let cropWidth = max(1, min(width, widest))
+        // A window as tall as the image is cut from it as it is: a height rounded a pixel short
+        // of the image's would resample the whole crop for a ratio no nearer than a pixel.
+        if cropWidth == max(1, widest), widest < size.width { return ImageSize(width: cropWidth, height: size.height) }
         // Bounded before it is made whole: a ratio of 1:10²⁰ would give no integer.
         let height = min(Double(size.height), (Double(cropWidth) / ratio).rounded())
         return ImageSize(width: cropWidth, height: max(1, Int(height)))

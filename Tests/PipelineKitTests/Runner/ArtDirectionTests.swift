@@ -126,6 +126,24 @@ import Vips
         #expect(try VipsImage.open(file: widest).size == ImageSize(width: 200, height: 1))
     }
 
+    @Test func aWindowAsTallAsThePhotoIsCutFromItUnscaled() async throws {
+        // Given a photo 1600×1000, whose widest 9:16 window, 562 px, is as tall as the photo
+        // only to within a pixel (562 × 16 ÷ 9 is 999.1)
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 1600, height: 1000)), to: "in/photo.jpg")
+        let json = PipelineHarness.json(
+            inputs: ["in/*.jpg"],
+            outputs: [
+                #"{"name": "hero", "widths": [320], "formats": ["png"], "art": [{"media": "a", "aspectRatio": "9:16", "widths": [800]}], "#
+                    + #""path": "out/{stem}{art}-{width}.{format}"}"#
+            ])
+        // When it runs
+        let result = try await PipelineHarness.run(json, in: directory)
+        #expect(result.summary.failed == 0, "\(result.reports.flatMap(\.failures))")
+        // Then the crop is the photo's whole height, cut rather than scaled by a pixel
+        #expect(try VipsImage.open(file: directory.path + "/out/photo-9x16-562.png").size == ImageSize(width: 562, height: 1000))
+    }
+
     @Test func aCropDecodedSmallerIsStillAsWideAsItsWidth() async throws {
         // Given a photo whose 3:2 window at 2,000 px is 1,333⅓ px tall, which a decode shrunk to
         // the crop's height rounds to 1,333, where that window is 1,999½ px wide
