@@ -8,9 +8,11 @@ struct ConvertArgumentError: Error, CustomStringConvertible {
     let flag: String
     let description: String
 
+    /// `message` may quote an IN or OUT as given: a URL's secrets are hidden in it, as in every
+    /// message pipeline prints.
     init(_ flag: String, _ message: String) {
         self.flag = flag
-        description = "\(flag): \(message)"
+        description = "\(flag): \(CredentialRedaction().redactURLs(in: message))"
     }
 }
 
@@ -68,6 +70,13 @@ struct ConvertDocument {
                 throw ConvertArgumentError(
                     "IN", "\(input.quotedValue) is a folder: give a glob of its files, quoted, such as '\(Glob.literal(folder))/*.jpg'")
             }
+        }
+        // Taken as a path, it would be a folder named `http:` beside IN.
+        if ["http://", "https://"].contains(where: command.output.lowercased().hasPrefix) {
+            throw ConvertArgumentError(
+                "OUT",
+                "\(command.output.quotedValue) is an http URL, where convert cannot write: "
+                    + "give a file, a folder, a path template, an s3:// URL or -")
         }
         let isTemplate = command.output.contains("{")
         var isFolder: ObjCBool = false
@@ -261,7 +270,10 @@ struct ConvertDocument {
     static func describe(failure: String) -> String {
         // The one step convert makes is the resize its flags ask for.
         let settings = flags.filter { $0.path.hasPrefix("decompress.") } + [("steps[0].resize", "the resize --width/--height ask for")]
-        return settings.reduce(failure) { text, setting in text.replacingOccurrences(of: setting.path, with: setting.flag) }
+        // An animation met only once fetched (a URL's) with --ssimulacra2, which a local file's
+        // header refuses before the run.
+        let described = failure.replacingOccurrences(of: QualityTarget.animationAdvice, with: "give --quality instead")
+        return settings.reduce(described) { text, setting in text.replacingOccurrences(of: setting.path, with: setting.flag) }
     }
 
     /// Whether IN is a glob: a path, not a URL, with a wildcard, a brace or an escape, that is
@@ -301,14 +313,21 @@ struct ConvertDocument {
         return first
     }
 
-    /// The format IN's extension names, when pipeline writes it: a file's, a URL's path's, or a
-    /// glob's when its extension is written out (`photos/*.png`, not `photos/*.{jpg,png}`).
+    /// The format IN's extension names, when pipeline writes it: a file's, a URL's path's (its
+    /// last segment's `;v=1` is no part of the name, as in `{stem}`), or a glob's when its
+    /// extension is written out (`photos/*.png`) or is a set of spellings of one format
+    /// (`photos/*.{jpg,jpeg,JPG}`, not `photos/*.{jpg,png}`).
     static func format(ofInput input: String) -> EncoderSettings.Format? {
-        let path = isURL(input) ? URLComponents(string: input)?.path ?? "" : input
+        let path = isURL(input) ? CredentialRedaction.pathWithoutParameters(of: URL(string: input)) : input
         guard let name = path.split(separator: "/").last, let dot = name.lastIndex(of: ".") else { return nil }
-        let ext = name[name.index(after: dot)...]
-        guard !ext.isEmpty, !ext.contains(where: { "*?[]{},".contains($0) }) else { return nil }
-        return EncoderSettings.Format(fileExtension: ext.lowercased())
+        var ext = name[name.index(after: dot)...]
+        let isSet = ext.hasPrefix("{") && ext.hasSuffix("}") && ext.count > 2
+        if isSet { ext = ext.dropFirst().dropLast() }
+        let spellings = isSet ? ext.split(separator: ",", omittingEmptySubsequences: false) : [ext]
+        guard !ext.isEmpty, !ext.contains(where: { "*?[]{}\\".contains($0) || (!isSet && $0 == ",") }) else { return nil }
+        let formats = spellings.map { EncoderSettings.Format(fileExtension: $0.lowercased()) }
+        guard let first = formats.first ?? nil, formats.allSatisfy({ $0 == first }) else { return nil }
+        return first
     }
 
     static func positiveInteger(_ text: String, flag: String) throws(ConvertArgumentError) -> Int {

@@ -218,6 +218,36 @@ extension ConvertCommandTests {
         #expect(try VipsImage.open(file: directory.url.appendingPathComponent("out/x.JPEG").path).loader?.hasPrefix("jpegload") == true)
     }
 
+    /// Where OUT names no format, IN's extension does: a URL's without its `;` parameters, as
+    /// `{stem}` has none, and a glob's set of one format's spellings.
+    @Test func theFormatOfINIsReadPastPathParametersAndFromASetOfSpellings() throws {
+        #expect(ConvertDocument.format(ofInput: "https://example.com/a/dune.jpg;v=1?w=2") == .jpeg)
+        #expect(ConvertDocument.format(ofInput: "in/*.{jpg,jpeg,JPG}") == .jpeg)
+        for other in ["in/*.{jpg,png}", "in/*.{jpg,}", "in/*.jp?", "in/*.{jpg,j*}", "in/a.jpg,png"] {
+            #expect(ConvertDocument.format(ofInput: other) == nil, "\(other)")
+        }
+        let directory = try prepare()
+        try FileManager.default.moveItem(
+            at: directory.url.appendingPathComponent("in/dune.jpg"), to: directory.url.appendingPathComponent("in/dune.jpeg"))
+        let result = try CommandRunner.run(["convert", "in/*.{jpg,jpeg}", "out/", "--width", "20"], in: directory.url)
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(try size(directory.path + "/out/dune.jpg").0 == 20)
+        #expect(try size(directory.path + "/out/storm.jpg").0 == 20)
+    }
+
+    /// A refusal that quotes a URL given as IN or OUT (where convert cannot write, and wrote a
+    /// folder named `http:`) hides its secrets, as every message does.
+    @Test func aRefusalQuotingAURLHidesItsSecrets() throws {
+        let directory = try prepare()
+        let url = "http://ann:hunter2@127.0.0.1:9/photo;jsessionid=SESSION?access_token=TOKEN"
+        for arguments in [[url, "out/"], ["in/storm.jpg", url + ".jpg"]] {
+            let result = try CommandRunner.run(["convert"] + arguments + ["--width", "20"], in: directory.url)
+            #expect(result.status == 2, "\(arguments)")
+            #expect(result.standardError.contains("http://…@127.0.0.1:9/photo;jsessionid=…?access_token=…"), "\(result.standardError)")
+            for secret in ["hunter2", "SESSION", "TOKEN"] { #expect(!result.standardError.contains(secret), "\(result.standardError)") }
+        }
+    }
+
     @Test func qualityAndSsimulacra2AreExclusive() throws {
         let directory = try prepare()
         let result = try CommandRunner.run(

@@ -57,8 +57,7 @@ enum ImageEncoder {
             throw VipsError(
                 operation: "ssimulacra2",
                 message: "a quality target scores still images, and this \(settings.format.rawValue) output is an animation of "
-                    + "\(prepared.image.height / frameHeight) frames: give the output a quality instead of a target, "
-                    + "or make it from the first frame with \"decompress\": {\"animation\": \"first\"}")
+                    + "\(prepared.image.height / frameHeight) frames: " + QualityTarget.animationAdvice)
         }
         let outcome = try QualitySearch.run(prepared.image, settings: settings, stoppedWith: prepared.source)
         return (outcome.data, outcome)

@@ -21,6 +21,11 @@ public struct QualityTarget: Sendable, Hashable {
     /// Those formats by name, for a message that lists them: `avif, heic, jpeg, jxl, webp`.
     public static var formatList: String { formats.map(\.rawValue).sorted().joined(separator: ", ") }
 
+    /// What the failure of an animation kept whole with a target advises: the pipeline file's
+    /// ways out, which `convert` says by its flag.
+    package static let animationAdvice =
+        "give the output a quality instead of a target, or make it from the first frame with \"decompress\": {\"animation\": \"first\"}"
+
     /// The scores a target may ask for: below 30 the reference calls the result low quality,
     /// which no one searches for.
     static let scoreRange: ClosedRange<Double> = 30...100
