@@ -35,6 +35,21 @@ import Testing
         #expect(explained.standardError.contains(String(warning ?? "no warning")), "\(explained.standardError)")
     }
 
+    /// A limit that leaves nothing for images is shown as the budget it is, and as what the
+    /// commands that run do with it: refuse it, where the inputs alone would read as failing.
+    @Test func aLimitTheRunRefusesIsSaidToBeRefused() throws {
+        let file = CommandRunner.repositoryRoot.appendingPathComponent("Pipelines/thumbnails.json").path
+        let explained = try CommandRunner.run(["explain", file, "--max-memory", "1MB"])
+        #expect(explained.status == 0, "\(explained.standardError)")
+        let ran = try CommandRunner.run(["run", file, "--max-memory", "1MB"])
+        #expect(ran.status == 2)
+        // (each process measures what it needs of its own: the figures may differ by a megabyte)
+        let refusal = "--max-memory: 1MB leaves nothing for images beside the "
+        #expect(ran.standardError.contains("Error: \(refusal)"), "\(ran.standardError)")
+        #expect(explained.standardOutput.contains("refused by run, watch and serve (exit 2): \(refusal)"), "\(explained.standardOutput)")
+        #expect(!(try CommandRunner.run(["explain", file])).standardOutput.contains("refused by"))
+    }
+
     /// The bundled pipeline names no widths: confined to one core (as `taskset` or a container's
     /// cpuset confines it), the run gets one lane per stage, whatever the machine has.
     @Test func theDefaultWidthsFollowTheCoresTheProcessMayUse() throws {

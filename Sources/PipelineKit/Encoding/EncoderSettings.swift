@@ -289,8 +289,11 @@ public struct EncoderSettings: Sendable, Hashable {
     /// How `explain` shows the encoder: its `identity`, where a quality target shows its
     /// quality as `Q=searched`, since the value the settings hold is not what the files get.
     var explained: String {
-        guard qualityTarget != nil else { return identity }
-        return identity.replacingOccurrences(of: "Q=\(quality)", with: "Q=searched")
+        // Every kind kept is no part of `identity` (so files made before the kinds were named
+        // stay current), and is the setting that publishes camera and place: shown all the same.
+        let shown = keep.count == Metadata.allCases.count ? vipsSuffix + " keep=all" + identity.dropFirst(vipsSuffix.count) : identity
+        guard qualityTarget != nil else { return shown }
+        return shown.replacingOccurrences(of: "Q=\(quality)", with: "Q=searched")
     }
 
     /// The saver's options and what else decides the encoded file: the metadata kept when it

@@ -81,6 +81,12 @@ extension PlanExplanation {
             + "that large and wholly decoded at once; streamed decodes usually peak well below it)"
         if estimatedPeakDownloadBytes > 0 { memory += ", plus up to \(megabytes(estimatedPeakDownloadBytes)) of downloads" }
         lines.append(memory)
+        if remoteInputs > 0 {
+            // Their headers are not fetched, so a bound from those read would pass for one over all.
+            lines.append(
+                "  not counting the \(remoteInputs) remote input\(remoteInputs == 1 ? "" : "s"): explain fetches none, so their "
+                    + "sizes are unknown until the run (decompress.maxPixels, \(maxPixels), bounds each decode)")
+        }
         if let memoryBudget {
             lines.append(
                 "memory budget: \(memoryBudget): an input starts decoding only while the estimates of those "

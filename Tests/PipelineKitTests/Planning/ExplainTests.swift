@@ -67,6 +67,24 @@ import Testing
         #expect(text.contains("searches quality for SSIMULACRA2 75"), "\(text)")
     }
 
+    /// What an output keeps is shown for every setting, `all` (which publishes camera and place)
+    /// too; and remote inputs, whose headers explain does not fetch, are said to be outside the bound.
+    @Test func keepingEverythingAndRemoteInputsAreSaid() throws {
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 40, height: 30)), to: "in/a.jpg")
+        let outputs = [#""all""#, #""none""#, #"["exif"]"#].enumerated().map { index, keep in
+            #"{"name": "k\#(index)", "encode": {"format": "jpeg", "keep": \#(keep)}, "path": "out/\#(index)/{stem}.jpg"}"#
+        }
+        let local = try PipelineHarness.pipeline(PipelineHarness.json(inputs: ["in/*.jpg"], outputs: outputs), in: directory).explain()
+        #expect(local.text.contains("jpeg (.jpg[Q=80,interlace=false] keep=all)"), "\(local.text)")
+        #expect(local.text.contains("strip=true") && local.text.contains("keep=exif"), "\(local.text)")
+        #expect(!local.text.contains("remote input"))
+        let remote = try PipelineHarness.pipeline(
+            PipelineHarness.json(inputs: ["in/*.jpg", "http://127.0.0.1:9/b.jpg"], outputs: outputs), in: directory
+        ).explain()
+        #expect(remote.text.contains("not counting the 1 remote input: explain fetches none"), "\(remote.text)")
+    }
+
     /// A file the run refuses from its header (more pixels than `maxPixels`) holds nothing: it
     /// is no "largest input" for the bound.
     @Test func aFileOverMaxPixelsAddsNothingToTheMemoryBound() throws {
