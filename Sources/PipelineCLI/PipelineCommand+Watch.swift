@@ -195,7 +195,10 @@ extension PipelineCommand {
         guard rereading || read.contains(where: changes.mayInclude) else { return (pipeline, false) }
         var loaded: Pipeline?
         do throws(PipelineFileError) {
-            var edited = try Pipeline(contentsOf: URL(fileURLWithPath: file), processors: processors, displayName: file)
+            // By the path made absolute at the start: a name relative to a working folder that
+            // was removed and made again would name the file in the removed one.
+            var edited = try Pipeline(
+                contentsOf: URL(fileURLWithPath: watcher.pipelineFilePath), processors: processors, displayName: file)
             memory.apply(to: &edited)
             loaded = edited
             // Planned here too: a file that loads but finds no inputs (a glob edited to a folder

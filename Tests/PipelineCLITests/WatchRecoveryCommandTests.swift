@@ -215,4 +215,40 @@ import Vips
             command.waitForLine(after: fifo) { $0.isError && $0.text.contains("a FIFO (named pipe), not a regular file") } != nil,
             "\(command.transcript)")
     }
+
+    /// Deploys replace the pipeline file's folder whole: by two renames (`mv conf.new conf`), or
+    /// removed and made again around a watch started in it with a relative name. Either way the
+    /// file is read again, where it is now.
+    @Test(arguments: [false, true])
+    func aPipelineFilesFolderReplacedIsReadWhereItIsNow(removedAroundTheWatch: Bool) throws {
+        // Given photos in `photos/in` and the pipeline file in `conf`, whose own parent nothing
+        // else watched: a watch of it from the parent, or from within `conf`
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 48, height: 32)), to: "photos/in/a.jpg")
+        let file = { (width: Int) in PipelineHarness.json(inputs: ["../photos/in/*.jpg"], outputs: [Self.output(width: width)]) }
+        try directory.write(Data(file(16).utf8), to: "conf/p.json")
+        let command =
+            removedAroundTheWatch
+            ? try BackgroundCommand(["watch", "--debounce", "300ms", "p.json"], in: directory.url.appendingPathComponent("conf"))
+            : try BackgroundCommand(["watch", "--debounce", "300ms", "conf/p.json"], in: directory.url)
+        defer { command.kill() }
+        #expect(try runLine(command, after: 0).hasPrefix("run: "))
+        #expect(try VipsImage.open(file: directory.path + "/conf/out/a-small.webp").width == 16)
+
+        // When a folder with a file asking for 24 px takes its place
+        let mark = command.lineCount
+        try directory.write(Data(file(24).utf8), to: "conf.new/p.json")
+        if removedAroundTheWatch {
+            try FileManager.default.removeItem(atPath: directory.path + "/conf")
+        } else {
+            try #require(rename(directory.path + "/conf", directory.path + "/conf.old") == 0)
+        }
+        try #require(rename(directory.path + "/conf.new", directory.path + "/conf") == 0)
+
+        // Then the watch reads it and makes the photo anew at 24 px
+        let line = try runLine(command, after: mark)
+        #expect(line.contains("1 output written"), "\(line)\n\(command.transcript)")
+        #expect(try VipsImage.open(file: directory.path + "/conf/out/a-small.webp").width == 24)
+        #expect(!command.transcript.contains("cannot read"), "\(command.transcript)")
+    }
 }

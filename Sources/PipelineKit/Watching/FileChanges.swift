@@ -17,8 +17,10 @@ public struct FileChanges: Sendable, Equatable {
     /// How many changes the batch holds (an overflow counts as one).
     public var count: Int { paths.count + (overflowed ? 1 : 0) }
 
-    /// Whether `path` (absolute) is among the changes, or may be after an overflow.
+    /// Whether `path` (absolute) is among the changes, or in a folder among them (one renamed
+    /// into place, made or removed: the pipeline file's folder swapped for a new one), or may be
+    /// after an overflow.
     public func mayInclude(_ path: String) -> Bool {
-        overflowed || paths.contains(path)
+        overflowed || paths.contains { $0 == path || path.hasPrefix($0 == "/" ? "/" : $0 + "/") }
     }
 }

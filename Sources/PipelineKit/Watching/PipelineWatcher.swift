@@ -288,6 +288,10 @@ private final class WatchLoop: @unchecked Sendable {
                     // A folder that could not be watched (not readable) may be now.
                     newFolders.append(path)
                     needsSync = true
+                } else if event.has(IN_ATTRIB), scope.mayHoldTargets(directory: path) {
+                    // Its permissions changed: a run skipped it while it could not be read, or
+                    // cannot read it now.
+                    paths.append(path)
                 }
                 continue
             }

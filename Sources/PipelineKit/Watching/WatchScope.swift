@@ -188,7 +188,10 @@ struct WatchScope: Sendable {
         for target in targets {
             switch target {
             case .file(let path):
-                folders.insert(Self.nearestExisting((path as NSString).deletingLastPathComponent))
+                let folder = (path as NSString).deletingLastPathComponent
+                folders.insert(Self.nearestExisting(folder))
+                // The folder holding it sees it renamed away, or another renamed into its place.
+                if folder != "/" { folders.insert(Self.nearestExisting((folder as NSString).deletingLastPathComponent)) }
             case .glob(let root, let components):
                 let existing = Self.nearestExisting(root)
                 if existing != root {

@@ -151,6 +151,13 @@ import Testing
         }
         // A pattern that meets none of them says nothing of the kind
         #expect(!enumerate(["photos/*.png", "photos/**/*.png"], in: directory).warnings.contains { $0.contains("skips") })
+
+        // And a folder linked into the tree, which `**` does not go into and `*` goes through, is named
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 8, height: 8)), to: "camera/b.jpg")
+        try FileManager.default.createSymbolicLink(atPath: folder + "/camera", withDestinationPath: "../camera")
+        let deep = enumerate(["photos/**/*.png"], in: directory).warnings.first { $0.contains("skips") } ?? "none"
+        #expect(deep.contains("\(folder)/camera (a symbolic link to a folder, which ** does not follow"), "\(deep)")
+        #expect(enumerate(["photos/*/*.jpg"], in: directory).sink.map(\.displayName) == ["photos/camera/b.jpg"])
     }
 
     @Test func aLiteralPathToNoFileIsStillAnInputAndAWarning() throws {

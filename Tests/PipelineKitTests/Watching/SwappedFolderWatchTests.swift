@@ -126,4 +126,15 @@ import Testing
         // Then that is a change
         #expect(await changes.next() == FileChanges(paths: [directory.path + "/in/b.jpg"]))
     }
+
+    /// A folder whose permissions change is a change: made readable again, it holds photos a run
+    /// skipped while it could not read them.
+    @Test func aFolderWhosePermissionsChangeIsAChange() async throws {
+        let directory = try TemporaryDirectory()
+        try directory.write(try WatchTests.photo(), to: "in/sub/a.jpg")
+        let (watcher, bound) = try watching(directory, inputs: "in/**/*.jpg")
+        defer { watcher.stop(); bound.cancel() }
+        #expect(chmod(directory.path + "/in/sub", 0o700) == 0)
+        #expect(await changesName("/in/sub", in: watcher))
+    }
 }

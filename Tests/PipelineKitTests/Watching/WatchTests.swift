@@ -120,10 +120,13 @@ import Vips
         ] {
             #expect(!scope.isRelevant(file: base + "/" + ignored), "\(ignored)")
         }
-        // Folders: the pipeline's own (for p.json and single.png), the lists', the art's, and in/
-        // with its subfolders; missing ones through their nearest existing ancestor
+        // Folders: the pipeline's own (for p.json and single.png) and the one holding it (which sees
+        // it swapped for another), the lists', the art's, and in/ with its subfolders; missing ones
+        // through their nearest existing ancestor
         try FileManager.default.createDirectory(atPath: base + "/in/x/y", withIntermediateDirectories: true)
-        #expect(scope.directoriesToWatch() == [base, base + "/art", base + "/lists", base + "/in", base + "/in/x", base + "/in/x/y"])
+        let parent = (base as NSString).deletingLastPathComponent
+        #expect(
+            scope.directoriesToWatch() == [parent, base, base + "/art", base + "/lists", base + "/in", base + "/in/x", base + "/in/x/y"])
     }
 
     /// Brace sets and "caseInsensitive" widen what a watcher cares about as they widen the inputs.

@@ -115,8 +115,16 @@ extension InputEnumerator {
             walk(directory, relative: relative, pattern: rest, into: &matches, skipped: &skipped, linked: &linked)
             let listing = LongPath.listing(of: directory)
             if let unreadable = listing.unreadable { skipped[directory] = unreadable }
-            for name in listing.names.sorted() where !name.hasPrefix(".") && Self.kind(here(name), followLinks: false) == .directory {
-                walk(here(name), relative: joined(name), pattern: pattern, into: &matches, skipped: &skipped, linked: &linked)
+            for name in listing.names.sorted() where !name.hasPrefix(".") {
+                if Self.kind(here(name), followLinks: false) == .directory {
+                    walk(here(name), relative: joined(name), pattern: pattern, into: &matches, skipped: &skipped, linked: &linked)
+                } else if Self.kind(here(name), followLinks: true) == .directory {
+                    // Left out, where a `*` in its place goes through it: said, so that the photos
+                    // there are not taken for lost.
+                    skipped[here(name)] =
+                        "a symbolic link to a folder, which ** does not follow (a link may lead back up the tree): "
+                        + "give a glob of the folder it leads to"
+                }
             }
             for name in listing.undecodable where name.isFolder && !name.replaced.hasPrefix(".") {
                 skipped[here(name.replaced)] = Self.undecodable(name)
