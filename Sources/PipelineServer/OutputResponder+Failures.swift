@@ -13,9 +13,9 @@ extension OutputResponder {
     /// by `/info`, read (`doing`): the status its kind calls for, and a reason that names the
     /// input as the URL did (`name`), never by its path on the server. An input that changed while
     /// it was read is a passing state: 503 with `Retry-After`. A failure of the server itself
-    /// says which output, and no more, with the whole error for the log: writing its files is
-    /// 500, as is loading an image a step reads (named by its file name), and reaching the bucket
-    /// it stores them in, a passing state, 503.
+    /// says which output, and no more, with the whole error for the log: storing its files (on
+    /// disk, or in a bucket that refuses them) is 500, as is loading an image a step reads (named
+    /// by its file name), and reaching the bucket it stores them in, a passing state, 503.
     static func refusal(
         for error: ItemError, output: String? = nil, of input: InputFile, as name: String, doing verb: String = "make"
     ) -> ServeError {
@@ -37,6 +37,11 @@ extension OutputResponder {
         if error.underlyingError is ResourceError {
             let reason = naming(error.reason, input: input, as: name)
             return ServeError(500, "\(error.stage): the server could not \(verb) \(what): \(reason)", cause: error.reason)
+        }
+        // Its file made, and not put in place (on disk, where a folder may stand in its way, or
+        // in a bucket that refused it): the image is not at fault, nor the encoder.
+        if error.kind == .writing || error.kind == .outputPath {
+            return ServeError(500, "\(error.stage): the server could not store \(what)", cause: error.reason)
         }
         let status = status(for: error.kind)
         guard status != 500 else {

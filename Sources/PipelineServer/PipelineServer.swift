@@ -194,6 +194,15 @@ public struct PipelineServer: Service {
             // A reload's replaced makers too: their requests are as much in flight.
             metrics.cutOffRequestsInFlight()
             let going = makers.withLock { $0.compactMap(\.maker) }
+            // A codec's call already under way (an AVIF encode) runs to its end, which may be
+            // minutes: said now, so that the wait before the process ends is not a silent one.
+            if let counts = going.first?.counts, counts.going + counts.waiting > 0 {
+                logger.warning(
+                    """
+                    cutting off the requests in flight and cancelling their runs; the server stops once any codec call \
+                    under way (an AVIF encode, say) has ended, which nothing can stop
+                    """)
+            }
             Task { for maker in going { await maker.cancelAll() } }
         }
     }

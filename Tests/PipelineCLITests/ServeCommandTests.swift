@@ -244,7 +244,7 @@ import Vips
         // Then the body names the output and input alone, and the log, at the default level, why
         #expect(response.status == 500)
         let body = String(decoding: response.body, as: UTF8.self)
-        #expect(body.contains("could not make output thumb of p0.jpg") && !body.contains(directory.path), "\(body)")
+        #expect(body.contains("could not store output thumb of p0.jpg") && !body.contains(directory.path), "\(body)")
         let line = command.waitForLine(timeout: 60) { $0.isError && $0.text.contains("request failed") }
         let text = try #require(line?.text, "\(command.transcript)")
         #expect(text.contains("path=/thumb/p0.jpg") && text.contains("out/p0-small.webp"), "\(text)")

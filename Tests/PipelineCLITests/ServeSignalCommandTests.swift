@@ -147,6 +147,11 @@ import Testing
         #expect(command.waitForExit(timeout: 120) == 1, "\(command.transcript)")
         #expect(
             command.transcript.contains("after serve.drainTimeout (1s): 1 request still in flight was cut off"), "\(command.transcript)")
+        // (having said, as it cut the request off, that it waits for any codec call under way)
+        let lines = command.transcript.split(separator: "\n")
+        let cutting = lines.firstIndex { $0.contains("cutting off the requests in flight and cancelling their runs") }
+        let stopped = lines.firstIndex { $0.contains("stopped serving") }
+        #expect(cutting != nil && stopped != nil && cutting! < stopped!, "\(command.transcript)")
         let answer = try? await inFlight.value
         #expect(answer?.status != 200)
         let written = (try? FileManager.default.contentsOfDirectory(atPath: directory.path + "/out")) ?? []

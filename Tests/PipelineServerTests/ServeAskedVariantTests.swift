@@ -125,7 +125,7 @@ import Vips
             // under that file's ETag, which a cache would have kept at this URL
             #expect(narrow.status == 500, "\(narrow.status) \(narrow.header("ETag") ?? "")")
             #expect(narrow.header("ETag") == nil)
-            #expect(String(decoding: narrow.body, as: UTF8.self).contains("could not make output thumb"))
+            #expect(String(decoding: narrow.body, as: UTF8.self).contains("could not store output thumb"))
         }
     }
 

@@ -24,7 +24,7 @@ import Testing
         // A failure of the server's own says which output, and no path
         let unwritten = Self.refusal(.writing, "cannot write /srv/images/out/sub/b.webp: Permission denied", output: "thumb")
         #expect(unwritten.status.code == 500)
-        #expect(unwritten.reason == "decompress: the server could not make output thumb of sub/b.jpg")
+        #expect(unwritten.reason == "decompress: the server could not store output thumb of sub/b.jpg")
         // and the whole error is for the log
         #expect(unwritten.cause == "cannot write /srv/images/out/sub/b.webp: Permission denied")
         #expect(refused.cause == nil)
@@ -67,6 +67,14 @@ import Testing
         #expect(unstored.headers[.retryAfter] == "1")
         #expect(unstored.reason == "encode: the server could not store output thumb of sub/b.jpg; try again")
         #expect(unstored.cause == reason)
+        // A bucket that refuses the object (gone, or the key's secret wrong) is the server's to
+        // mend: said as storing it, not making it, without S3's words
+        let refusedReason = #"S3 PutObject of s3://site/thumbs/b.webp (bucket "site", key "thumbs/b.webp"): NoSuchBucket (HTTP 404)"#
+        let refused = OutputResponder.refusal(
+            for: ItemError(.writing, stage: .encode, reason: refusedReason), output: "thumb", of: Self.input, as: "sub/b.jpg")
+        #expect(refused.status.code == 500)
+        #expect(refused.reason == "encode: the server could not store output thumb of sub/b.jpg")
+        #expect(refused.cause == refusedReason)
         // A remote input out of reach is still the origin's failure
         let unfetched = OutputResponder.refusal(
             for: ItemError(.network, stage: .fetch, reason: "cannot fetch: Couldn't connect to server"), of: Self.input, as: "sub/b.jpg")
