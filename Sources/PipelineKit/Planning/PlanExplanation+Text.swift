@@ -72,20 +72,26 @@ extension PlanExplanation {
         let megabytes = { (bytes: Int64) in String(format: "%.0f MB", Double(bytes) / 1_000_000) }
         // Said as a bound: a run's measured peak is usually well below it, and a figure called
         // the peak reads as a forecast.
-        var memory = "image memory, upper bound: \(megabytes(imageMemoryBound)) ("
-        if imageMemoryBound < estimatedPeakImageBytes {
-            memory += "the memory budget; without it \(megabytes(estimatedPeakImageBytes)): "
+        // Remote inputs' headers are not fetched, so a bound from the local ones alone would pass
+        // for one over all of them.
+        let unknown =
+            "explain fetches none, so their sizes are unknown until the run (decompress.maxPixels, \(maxPixels), bounds each decode)"
+        var memory: String
+        if remoteInputs == inputs, remoteInputs > 0 {
+            memory = "image memory, upper bound: not known: the inputs are remote, and " + unknown
+        } else {
+            memory = "image memory, upper bound: \(megabytes(imageMemoryBound)) ("
+            if imageMemoryBound < estimatedPeakImageBytes {
+                memory += "the memory budget; without it \(megabytes(estimatedPeakImageBytes)): "
+            }
+            memory +=
+                "in flight × the largest input's decode, outputs and largest encode, as if every input in flight were "
+                + "that large and wholly decoded at once; streamed decodes usually peak well below it)"
         }
-        memory +=
-            "in flight × the largest input's decode, outputs and largest encode, as if every input in flight were "
-            + "that large and wholly decoded at once; streamed decodes usually peak well below it)"
         if estimatedPeakDownloadBytes > 0 { memory += ", plus up to \(megabytes(estimatedPeakDownloadBytes)) of downloads" }
         lines.append(memory)
-        if remoteInputs > 0 {
-            // Their headers are not fetched, so a bound from those read would pass for one over all.
-            lines.append(
-                "  not counting the \(remoteInputs) remote input\(remoteInputs == 1 ? "" : "s"): explain fetches none, so their "
-                    + "sizes are unknown until the run (decompress.maxPixels, \(maxPixels), bounds each decode)")
+        if remoteInputs > 0, remoteInputs < inputs {
+            lines.append("  not counting the \(remoteInputs) remote input\(remoteInputs == 1 ? "" : "s"): " + unknown)
         }
         if let memoryBudget {
             lines.append(

@@ -83,6 +83,12 @@ import Testing
             PipelineHarness.json(inputs: ["in/*.jpg", "http://127.0.0.1:9/b.jpg"], outputs: outputs), in: directory
         ).explain()
         #expect(remote.text.contains("not counting the 1 remote input: explain fetches none"), "\(remote.text)")
+        // and when every input is remote, no bound is given as if it were known
+        let allRemote = try PipelineHarness.pipeline(
+            PipelineHarness.json(inputs: ["http://127.0.0.1:9/b.jpg"], outputs: outputs), in: directory
+        ).explain()
+        #expect(allRemote.text.contains("image memory, upper bound: not known: the inputs are remote"), "\(allRemote.text)")
+        #expect(!allRemote.text.contains("upper bound: 0 MB") && !allRemote.text.contains("not counting"), "\(allRemote.text)")
     }
 
     /// A file the run refuses from its header (more pixels than `maxPixels`) holds nothing: it
