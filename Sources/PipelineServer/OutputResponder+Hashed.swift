@@ -6,8 +6,11 @@ import PipelineKit
 /// Outputs whose path has `{hash}`: their files are named by the SHA-256 of their bytes, so a URL
 /// that names the hash (`?hash=`) always means the same bytes and may be cached for good.
 extension OutputResponder {
-    /// The `Cache-Control` of an answer to a URL that names its file's hash.
-    static let immutable = "public, max-age=31536000, immutable"
+    /// The `Cache-Control` of an answer to a URL that names its file's hash: kept a year, the
+    /// longest lifetime caches are asked to keep anything.
+    static let immutable = "public, max-age=\(aYear), immutable"
+    /// A year in seconds.
+    static let aYear = 31_536_000
 
     /// The file of a hashed output, read whole so that the bytes sent are the bytes hashed. A
     /// request that names a hash gets the file only when its bytes still have that hash (404

@@ -260,16 +260,14 @@ struct SignatureMiddleware: RouterMiddleware {
         context.unsignedPath = rest
         var response = try await next(request, context)
         if let secondsLeft {
-            let lifetime = min(max(0, secondsLeft), Self.longestLifetime)
+            // A year at most, as for files named by their hash: a URL signed to expire centuries
+            // away is kept no longer, and no cache meets a `max-age` past the 2³¹ seconds RFC
+            // 9111 asks it to read.
+            let lifetime = min(max(0, secondsLeft), OutputResponder.aYear)
             response.headers[.cacheControl] = Self.cacheControl(response.headers[.cacheControl], until: lifetime)
         }
         return response
     }
-
-    /// The longest lifetime an answer to an expiring URL is given: a year, as for files named by
-    /// their hash. A URL signed to expire centuries away is kept no longer, and no cache meets a
-    /// `max-age` past the 2³¹ seconds RFC 9111 asks it to read.
-    static let longestLifetime = 31_536_000
 
     /// `cacheControl` with every lifetime (`max-age`, `s-maxage`) at most `seconds`, without
     /// `immutable` or the stale answers a cache may give past a lifetime (`stale-while-revalidate`,

@@ -52,4 +52,52 @@ import Vips
         #expect(!said.contains("itemTimeout"), "\(said)")
         #expect(made() == 24)
     }
+
+    @Test func aStopLongerThanTheFetchTimeoutDoesNotFailTheFetchInFlight() throws {
+        // Given an origin that answers only when the test lets it, and a run of its photo with a
+        // fetch.timeout of 6 s, no retry
+        let photo = try Fixtures.jpeg(try Fixtures.gradient(width: 64, height: 48))
+        let state = Locked((asked: false, released: false))
+        let origin = try TestHTTPServer { _, _ in
+            state.withLock { $0.asked = true }
+            for _ in 0..<600 where !state.withLock({ $0.released }) { Thread.sleep(forTimeInterval: 0.1) }
+            return .init(status: 200, body: photo)
+        }
+        defer { origin.stop() }
+        let directory = try TemporaryDirectory()
+        let file = try directory.write(
+            Data(
+                PipelineHarness.json(
+                    inputs: [origin.url("/photo.jpg")],
+                    outputs: [#"{"name": "small", "encode": {"format": "webp"}, "path": "out/{stem}.webp"}"#],
+                    extra: #""fetch": {"timeout": "6s", "retries": 0}"#
+                ).utf8), to: "pipeline.json")
+        let errors = directory.path + "/errors.txt"
+        _ = FileManager.default.createFile(atPath: errors, contents: nil)
+        let process = Process()
+        process.executableURL = CommandRunner.executable
+        process.arguments = ["run", "--quiet", file]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errors))
+        try process.run()
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+
+        // When the process is stopped while it waits for the answer, for longer than the timeout,
+        // and the answer comes a moment after it is continued
+        for _ in 0..<6000 where process.isRunning && !state.withLock({ $0.asked }) { Thread.sleep(forTimeInterval: 0.01) }
+        try #require(state.withLock { $0.asked }, "the origin was not asked")
+        kill(process.processIdentifier, SIGSTOP)
+        Thread.sleep(forTimeInterval: 9)
+        kill(process.processIdentifier, SIGCONT)
+        Thread.sleep(forTimeInterval: 1.5)
+        state.withLock { $0.released = true }
+        for _ in 0..<1200 where process.isRunning { Thread.sleep(forTimeInterval: 0.1) }
+
+        // Then the fetch takes the answer, as if the run had never been stopped
+        let said = (try? String(contentsOfFile: errors, encoding: .utf8)) ?? ""
+        try #require(!process.isRunning, "the run did not end after it was continued")
+        #expect(process.terminationStatus == 0, "\(said)")
+        #expect(!said.contains("timed out"), "\(said)")
+        #expect(FileManager.default.fileExists(atPath: directory.path + "/out/photo.webp"))
+    }
 }

@@ -116,9 +116,10 @@ extension InputEnumerator {
             let listing = LongPath.listing(of: directory)
             if let unreadable = listing.unreadable { skipped[directory] = unreadable }
             for name in listing.names.sorted() where !name.hasPrefix(".") {
-                if Self.kind(here(name), followLinks: false) == .directory {
+                let own = Self.kind(here(name), followLinks: false)
+                if own == .directory {
                     walk(here(name), relative: joined(name), pattern: pattern, into: &matches, skipped: &skipped, linked: &linked)
-                } else if Self.kind(here(name), followLinks: true) == .directory {
+                } else if own != .file, Self.kind(here(name), followLinks: true) == .directory {
                     // Left out, where a `*` in its place goes through it: said, so that the photos
                     // there are not taken for lost.
                     skipped[here(name)] =

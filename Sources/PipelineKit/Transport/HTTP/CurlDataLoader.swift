@@ -55,6 +55,14 @@ public final class CurlDataLoader: DataLoading {
     let support: LibcurlSupport
     private let idleHandles = Locked<[EasyHandle]>([])
 
+    /// The clock `Settings.timeout` is kept on: time the process spends stopped (SIGSTOP, Ctrl-Z,
+    /// `docker pause`) is no time a server took to answer.
+    static let clock = VipsDeadline.Clock.running
+    /// How much longer than `Settings.timeout` libcurl's own clock, which counts stops, lets a
+    /// transfer go: the bound of a stopped process's transfer should the progress callback not
+    /// be asked in time.
+    static let stoppedAllowance: Double = 3600
+
     /// A loader sharing `settings` between its transfers.
     public convenience init(settings: Settings = Settings()) {
         self.init(settings: settings, support: .current)
@@ -90,11 +98,12 @@ public final class CurlDataLoader: DataLoading {
             curl_easy_reset(easy)
             idleHandles.withLock { $0.append(handle) }
         }
+        // The whole transfer's time, on the clock that leaves out time the process was stopped.
+        let deadline = Self.clock.now() + settings.timeout
         // A signed request follows no redirect: its signature is for one URL.
         guard request.signing == nil else {
-            return try transfer(request, on: easy, fileHeaders: false, timeout: settings.timeout, isCancelled: isCancelled)
+            return try transfer(request, on: easy, fileHeaders: false, deadline: deadline, isCancelled: isCancelled)
         }
-        let deadline = Date().addingTimeInterval(settings.timeout)
         var hop = request
         // Bounded by maxRedirects: each pass follows one redirect or returns.
         for followed in 0...settings.maxRedirects {
@@ -105,7 +114,7 @@ public final class CurlDataLoader: DataLoading {
             let response = try transfer(
                 hop, on: easy,
                 fileHeaders: request.sendsFileHeaders && (settings.headersOnRedirect || Self.sameOrigin(hop.url, request.url)),
-                timeout: deadline.timeIntervalSinceNow, isCancelled: isCancelled)
+                deadline: deadline, isCancelled: isCancelled)
             guard let next = try Self.redirect(after: response, of: hop, target: pl_curl_redirect_url(easy).map { String(cString: $0) })
             else { return response }
             guard followed < settings.maxRedirects else { throw FetchError(.badRedirect, "too many redirects") }
@@ -115,12 +124,12 @@ public final class CurlDataLoader: DataLoading {
     }
 
     /// Makes one HTTP transfer of `request`, following no redirect, with the file's headers when
-    /// `fileHeaders`, in at most `timeout` seconds.
+    /// `fileHeaders`, ending by `deadline` (on `clock`).
     private func transfer(
-        _ request: DataRequest, on easy: UnsafeMutableRawPointer, fileHeaders: Bool, timeout: Double,
+        _ request: DataRequest, on easy: UnsafeMutableRawPointer, fileHeaders: Bool, deadline: Double,
         isCancelled: @escaping @Sendable () -> Bool
     ) throws(FetchError) -> DataResponse {
-        let transfer = Transfer(maxBytes: request.maxBytes, isCancelled: isCancelled)
+        let transfer = Transfer(maxBytes: request.maxBytes, deadline: deadline, isCancelled: isCancelled)
         let context = Unmanaged.passUnretained(transfer).toOpaque()
         var headerList: UnsafeMutablePointer<curl_slist>?
         defer { curl_slist_free_all(headerList) }
@@ -143,7 +152,8 @@ public final class CurlDataLoader: DataLoading {
         // The buffer goes with `transfer`: the handle must not keep pointing at it.
         defer { _ = pl_curl_set_pointer(easy, CURLOPT_ERRORBUFFER, nil) }
         try setOptions(
-            easy, request: request, headers: headerList, context: context, errorBuffer: transfer.errorBuffer, timeout: timeout)
+            easy, request: request, headers: headerList, context: context, errorBuffer: transfer.errorBuffer,
+            timeout: deadline - Self.clock.now())
         let body = request.body ?? Data()
         let outcome: Result<CURLcode, FetchError> = withExtendedLifetime(transfer) {
             body.withUnsafeBytes { bytes in
@@ -171,6 +181,9 @@ public final class CurlDataLoader: DataLoading {
         }
         let code = try outcome.get()
         guard code == CURLE_OK else {
+            if code == CURLE_ABORTED_BY_CALLBACK, transfer.timedOut {
+                throw FetchError(.timeout, "timed out: the transfer took longer than fetch.timeout (\(Units.text(seconds: settings.timeout)))")
+            }
             throw Self.error(for: code, transfer: transfer, maxBytes: request.maxBytes, authorities: settings.certificateAuthorities)
         }
         var status = 0
@@ -196,8 +209,12 @@ public final class CurlDataLoader: DataLoading {
         // A body sent with Content-Encoding (an object stored gzipped, as buckets and CDNs keep
         // some) is decoded as it arrives; fetch.maxBytes counts the bytes decoded.
         try option.check(pl_curl_set_string(easy, CURLOPT_ACCEPT_ENCODING, ""), "CURLOPT_ACCEPT_ENCODING")
-        // What is left of the whole transfer's time after the hops before; at least 1 ms, since 0 means none.
-        try option.check(pl_curl_set_long(easy, CURLOPT_TIMEOUT_MS, max(1, Int(timeout * 1000))), "CURLOPT_TIMEOUT_MS")
+        // The transfer's time is kept by the progress callback, on the clock that leaves out time
+        // the process was stopped; libcurl's own clock, which counts it, only bounds a transfer
+        // the callback is not asked about, stops and all (`stoppedAllowance`). At least 1 ms,
+        // since 0 means none.
+        try option.check(
+            pl_curl_set_long(easy, CURLOPT_TIMEOUT_MS, max(1, Int((timeout + Self.stoppedAllowance) * 1000))), "CURLOPT_TIMEOUT_MS")
         try option.check(
             pl_curl_set_long(easy, CURLOPT_CONNECTTIMEOUT_MS, max(1, Int(settings.connectTimeout * 1000))), "CURLOPT_CONNECTTIMEOUT_MS")
         try option.check(pl_curl_set_string(easy, CURLOPT_USERAGENT, settings.userAgent), "CURLOPT_USERAGENT")
@@ -316,13 +333,18 @@ private final class Transfer {
     var body = Data()
     var headers: [String: String] = [:]
     var exceededLimit = false
+    /// Whether the progress callback stopped the transfer at `deadline`.
+    var timedOut = false
     let maxBytes: Int64
+    /// When the transfer must end, on `CurlDataLoader.clock`.
+    let deadline: Double
     let isCancelled: @Sendable () -> Bool
     /// Where libcurl writes its own words for a failure (CURLOPT_ERRORBUFFER).
     let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE))
 
-    init(maxBytes: Int64, isCancelled: @escaping @Sendable () -> Bool) {
+    init(maxBytes: Int64, deadline: Double, isCancelled: @escaping @Sendable () -> Bool) {
         self.maxBytes = maxBytes
+        self.deadline = deadline
         self.isCancelled = isCancelled
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
     }
@@ -366,7 +388,13 @@ private let curlReadHeader: pl_curl_data_callback = { data, size, count, context
     return length
 }
 
+/// Stops the transfer (returning non-zero) when it is cancelled or its time is up; libcurl asks
+/// about once a second even while nothing arrives.
 private let curlProgress: pl_curl_progress_callback = { context, _, _, _, _ in
     guard let context else { return 0 }
-    return Unmanaged<Transfer>.fromOpaque(context).takeUnretainedValue().isCancelled() ? 1 : 0
+    let transfer = Unmanaged<Transfer>.fromOpaque(context).takeUnretainedValue()
+    if transfer.isCancelled() { return 1 }
+    guard CurlDataLoader.clock.now() >= transfer.deadline else { return 0 }
+    transfer.timedOut = true
+    return 1
 }
