@@ -182,7 +182,8 @@ public final class CurlDataLoader: DataLoading {
         let code = try outcome.get()
         guard code == CURLE_OK else {
             if code == CURLE_ABORTED_BY_CALLBACK, transfer.timedOut {
-                throw FetchError(.timeout, "timed out: the transfer took longer than fetch.timeout (\(Units.text(seconds: settings.timeout)))")
+                let limit = Units.text(seconds: settings.timeout)
+                throw FetchError(.timeout, "timed out: the transfer took longer than fetch.timeout (\(limit))")
             }
             throw Self.error(for: code, transfer: transfer, maxBytes: request.maxBytes, authorities: settings.certificateAuthorities)
         }
