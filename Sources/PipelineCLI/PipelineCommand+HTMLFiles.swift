@@ -22,22 +22,28 @@ extension PipelineCommand.HTML {
         }
         let manifestIdentity = Self.identity(of: manifest)
         let manifestPath = URL(fileURLWithPath: manifest).standardizedFileURL.resolvingSymlinksInPath().path
-        var taken: Set<String> = []
-        for snippet in snippets {
-            let stem = Self.fileStem(of: snippet.entry.source)
+        let isManifest = { (name: String) in
+            let candidate = folder.appendingPathComponent(name)
+            let resolved = candidate.standardizedFileURL.resolvingSymlinksInPath().path
+            return resolved == manifestPath || (manifestIdentity != nil && Self.identity(of: candidate.path) == manifestIdentity)
+        }
+        let stems = snippets.map { Self.fileStem(of: $0.entry.source) }
+        // The first input of each stem takes `stem.html` before any later one is numbered, so
+        // that a photo named `dune-2` keeps `dune-2.html` whatever other dunes come first.
+        var firsts: [String: Int] = [:]
+        for (index, stem) in stems.enumerated() where firsts[stem] == nil && !isManifest(stem + ".html") { firsts[stem] = index }
+        var taken = Set(firsts.keys.map { $0 + ".html" })
+        for (index, snippet) in snippets.enumerated() {
+            let stem = stems[index]
             var name = stem + ".html"
-            var counter = 1
             // In the manifest's order, so the same manifest names its files the same way every time.
-            while true {
-                let candidate = folder.appendingPathComponent(name)
-                let resolved = candidate.standardizedFileURL.resolvingSymlinksInPath().path
-                let isManifest =
-                    resolved == manifestPath || (manifestIdentity != nil && Self.identity(of: candidate.path) == manifestIdentity)
-                if !taken.contains(name), !isManifest { break }
-                counter += 1
-                name = "\(stem)-\(counter).html"
+            if firsts[stem] != index {
+                for counter in 2... {
+                    name = "\(stem)-\(counter).html"
+                    if !taken.contains(name), !isManifest(name) { break }
+                }
+                taken.insert(name)
             }
-            taken.insert(name)
             let target = folder.appendingPathComponent(name)
             do {
                 try ReportWriter.writeAtomically(Data(snippet.html.utf8), to: target.path)

@@ -142,6 +142,22 @@ import Testing
         #expect(try CommandRunner.run(["html", "--help"]).standardOutput.contains("photo-2.html"))
     }
 
+    /// A numbered page never takes the name of a later input's own stem, which would then be
+    /// another photo's page once that input was added.
+    @Test func aNumberedPageNeverTakesAnotherInputsOwnName() throws {
+        // Given a/photo, b/photo-2, b/photo, and now c/photo-3, after b/photo in the manifest
+        let directory = try prepare()
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 80, height: 60)), to: "photos/c/photo-3.jpg")
+        #expect(try CommandRunner.run(["run", "--quiet", directory.url.appendingPathComponent("site.json").path]).status == 0)
+        let out = directory.url.appendingPathComponent("pages").path
+        #expect(try CommandRunner.run(["html", manifest(directory), "--out", out]).status == 0)
+        // Then photo-3.html is c/photo-3's, and b/photo takes the next free number
+        let text = { (name: String) in try String(contentsOfFile: out + "/" + name, encoding: .utf8) }
+        #expect(try text("photo-3.html").contains("src=\"/img/c/photo-3.webp\""))
+        #expect(try text("photo-4.html").contains("src=\"/img/b/photo.webp\""))
+        #expect(try text("photo-2.html").contains("src=\"/img/b/photo-2.webp\""))
+    }
+
     @Test func withNoOutputNamedTheOneWithTheMostFilesIsShown() throws {
         // Given a photo made as a thumbnail ("a-thumb", first by name) and as a responsive set
         let directory = try TemporaryDirectory()
