@@ -108,16 +108,26 @@ public struct S3Configuration: Sendable, Equatable, CustomStringConvertible {
         }
         let region = settings.region ?? variable("AWS_REGION") ?? variable("AWS_DEFAULT_REGION") ?? profile["region"] ?? "us-east-1"
         let endpoint = settings.endpoint ?? variable("AWS_ENDPOINT_URL_S3") ?? variable("AWS_ENDPOINT_URL") ?? profile["endpoint_url"]
-        if let endpoint {
-            guard let url = URL(string: endpoint), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
-                url.host?.isEmpty == false, url.query == nil
-            else {
-                throw Failure(message: "the S3 endpoint \"\(endpoint)\" is not an http or https URL")
-            }
-        }
+        if let endpoint, let problem = Self.problem(ofEndpoint: endpoint) { throw Failure(message: "the S3 " + problem) }
         return S3Configuration(
             credentials: credentials, region: region,
             endpoint: endpoint.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 })
+    }
+}
+
+extension S3Configuration {
+    /// What is wrong with `endpoint` as an S3 endpoint (scheme, host, port and a path at most),
+    /// starting "endpoint …", or nil. A secret in it (a password before the host) is hidden.
+    static func problem(ofEndpoint endpoint: String) -> String? {
+        let shown = CredentialRedaction().redact(endpoint).quotedValue
+        guard let url = URL(string: endpoint), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
+            url.host?.isEmpty == false
+        else { return "endpoint \(shown) is not an http or https URL" }
+        // Every request's path and query are added to it: one of its own would be lost or sent wrong.
+        if url.query != nil || url.fragment != nil || endpoint.contains("?") || endpoint.contains("#") {
+            return "endpoint \(shown) has a query or a fragment: give the scheme, host and port (and a path at most)"
+        }
+        return nil
     }
 }
 

@@ -33,6 +33,30 @@ struct S3CredentialMessageTests {
         }
     }
 
+    /// An endpoint with a query (from the environment, or the file) is refused as that, not as
+    /// no http URL, and any password in it is hidden.
+    @Test func anEndpointWithAQueryIsSaidToHaveOne() throws {
+        let directory = try TemporaryDirectory()
+        let environment = [
+            "HOME": directory.path, "AWS_ACCESS_KEY_ID": "KEY", "AWS_SECRET_ACCESS_KEY": "SECRET",
+            "AWS_ENDPOINT_URL": "http://ann:hunter2@127.0.0.1:9000/?region=x",
+        ]
+        do {
+            _ = try S3Configuration.resolve(S3Settings(), environment: environment)
+            Issue.record("resolved an endpoint with a query")
+        } catch {
+            #expect(
+                error.message == #"the S3 endpoint "http://…@127.0.0.1:9000/?region=…" has a query or a fragment: "#
+                    + "give the scheme, host and port (and a path at most)", "\(error.message)")
+        }
+        let json = PipelineHarness.json(
+            inputs: ["s3://b/*.jpg"], outputs: [#"{"name": "o", "encode": {"format": "png"}, "path": "out/{stem}.png"}"#],
+            extra: #""s3": {"endpoint": "http://127.0.0.1:9000#x"}"#)
+        let refused = #expect(throws: PipelineFileError.self) { try PipelineHarness.pipeline(json, in: directory) }
+        #expect(refused?.problems.map(\.path) == ["s3.endpoint"])
+        #expect(refused?.problems.first?.message.contains("has a query or a fragment") == true, "\(refused?.problems ?? [])")
+    }
+
     /// A profile the file names stands in place of the variables: the message does not call
     /// them unset when they are set.
     @Test func aMissingProfileNamedByTheFileDoesNotCallSetVariablesUnset() throws {
