@@ -17,6 +17,9 @@ extension VipsImage {
         var arguments: [String: VipsValue] = [
             "in": .image(self), "filename": .string(path), "layout": .string(layout), "tile_size": .integer(tileSize),
             "overlap": .integer(overlap), "suffix": .string(tileSuffix), "strip": .boolean(true),
+            // Every tile: the Google layout would leave out those all but the background colour
+            // (a white sky, a page's margin), which a viewer then asks for in vain.
+            "skip_blanks": .integer(-1),
         ]
         if let id { arguments["id"] = .string(id) }
         _ = try Vips.call("dzsave", arguments)

@@ -162,7 +162,7 @@ struct WriteCheck {
     private var realPaths: [DiskPath: String] = [:]
     /// Each local source by its identity on disk, with the record of its first listing (the plan
     /// finds them by real path).
-    private var inputsByIdentity: [FileIdentity: Int64] = [:]
+    private(set) var inputsByIdentity: [FileIdentity: Int64] = [:]
     /// Each local source named by a symbolic link, by the link's own identity.
     private var inputLinks: [FileIdentity: Int64] = [:]
     /// The most links a chain is followed through: as many as Linux follows on one path
@@ -242,6 +242,8 @@ struct WriteCheck {
         var takenIn: Set<ObjectIdentifier> = []
         var takenInNamed: Set<String> = []
         var globProblems: [PipelineFileError.Problem] = []
+        // Each folder a tile pyramid replaces whole, by real path, with the first write of it.
+        var replacedFolders: [String: Write] = [:]
         writers.reserveCapacity(inputsByIdentity.count)
         // Each writer a glob takes in, said once for its place and subject.
         func takeIn(_ write: Write, by glob: WatchScope.InputPattern, reach: InputReach, path: String? = nil) {
@@ -291,6 +293,10 @@ struct WriteCheck {
                         break
                     }
                 }
+            }
+            if let tiles = write.writer.tiles {
+                let replaced = resolve(tiles.layout.replacedFolder(ofPyramidAt: write.path))
+                if replacedFolders[replaced] == nil { replacedFolders[replaced] = write }
             }
             let digest = PathDigest(real)
             var entry = stat()
@@ -345,12 +351,13 @@ struct WriteCheck {
             writers[digest] = origin
             if write.isOutput { records?.add(digest, path: real.path) }
         }
+        problems += readsReplaced(with: replacedFolders, reads: reads, plan: plan)
         // The glob first: on a run after the first, what it took in is refused as an input too.
         return (globProblems + problems, ProtectedInputs(inputsByIdentity, plan: plan, otherReads: readsByIdentity))
     }
 
     /// `path` with the links in it followed, as far as it exists; the rest as written.
-    private mutating func resolve(_ path: String) -> String {
+    mutating func resolve(_ path: String) -> String {
         if let known = realPaths[DiskPath(path)] { return known }
         let resolved: String
         if let real = Self.realPath(path) {

@@ -45,4 +45,24 @@ extension TilePyramidTests {
         #expect(Fixtures.isClose(try tile.pixel(x: 200, y: 200), [255, 255, 255], tolerance: 3))
         #expect(Fixtures.isClose(try tile.pixel(x: 10, y: 10), [0, 0, 0], tolerance: 8))
     }
+
+    @Test func aGoogleLayoutWritesTilesOfTheBackgroundColourToo() async throws {
+        // Given a white image with a black square in a corner: most of its tiles plain white
+        let directory = try TemporaryDirectory()
+        let white = try Fixtures.solid(width: 600, height: 400, colour: [255, 255, 255])
+        let square = try Fixtures.solid(width: 50, height: 50, colour: [0, 0, 0])
+        let page = try #require(
+            try Vips.call("insert", ["main": .image(white), "sub": .image(square), "x": .integer(0), "y": .integer(0)])["out"]?.image)
+        try directory.write(try Fixtures.png(page), to: "in/page.png")
+        let json = PipelineHarness.json(
+            inputs: ["in/*.png"], outputs: [#"{"name": "map", "tiles": {"layout": "google", "format": "png"}, "path": "out/{stem}"}"#])
+
+        // When its pyramid is written in the google layout
+        let (reports, summary) = try await PipelineHarness.run(json, in: directory)
+
+        // Then it is made, with every tile of its deepest level, the white ones too
+        #expect(summary.failed == 0, "\(reports.flatMap(\.failures))")
+        let tiles = TemporaryDirectory.files(below: directory.path + "/out/page").filter { $0.hasPrefix("2/") }
+        #expect(tiles.count == 6, "\(tiles)")
+    }
 }

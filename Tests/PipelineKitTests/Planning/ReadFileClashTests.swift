@@ -105,4 +105,35 @@ import Testing
             #expect(names == ["in/a.jpg", "in/b.jpg", "in/c.jpg"], "\(text.debugDescription): \(names)")
         }
     }
+
+    /// A tile pyramid replaces its folder whole (DeepZoom's `NAME_files`, a IIIF folder): an input
+    /// or an overlay in it would go with the old tiles.
+    @Test func aPyramidWhoseFolderHoldsWhatTheRunReadsIsRefused() throws {
+        let directory = try TemporaryDirectory()
+        let photo = try Fixtures.jpeg(try Fixtures.gradient(width: 40, height: 30))
+        try directory.write(photo, to: "in/a.jpg")
+        try directory.write(photo, to: "in/b.jpg")
+        try directory.write(photo, to: "tiles/a_files/kept.jpg")
+        try directory.write(photo, to: "iiif/b/deeper/other.jpg")
+        try directory.write(try Fixtures.solid(width: 8, height: 8).encoded(suffix: ".png"), to: "iiif/a/logo.png")
+        let json = """
+            {"version": 1, "inputs": ["in/*.jpg", "tiles/a_files/kept.jpg", "iiif/b/deeper/other.jpg"],
+             "outputs": [{"name": "dz", "inputs": ["in/a.jpg"], "tiles": {"layout": "dz"}, "path": "tiles/{stem}.dzi"},
+                         {"name": "ii", "steps": [{"composite": {"image": "iiif/a/logo.png"}}], "tiles": {"layout": "iiif"},
+                          "path": "iiif/{stem}"}]}
+            """
+        let file = try directory.write(Data(json.utf8), to: "p.json")
+        let error = try #require(try planningError(URL(fileURLWithPath: file)))
+        let real = try #require(WriteCheck.realPath(directory.path))
+        for (writer, folder, read) in [
+            ("dz", "tiles/a_files", "the input tiles/a_files/kept.jpg"), ("ii", "iiif/b", "the input iiif/b/deeper/other.jpg"),
+            ("ii", "iiif/a", "logo.png"),
+        ] {
+            #expect(
+                error.contains(#"output "\#(writer)""#) && error.contains("would replace the folder \(real)/\(folder) whole, and "),
+                "\(error)")
+            #expect(error.contains(read), "\(read) in \(error)")
+        }
+        #expect(FileManager.default.fileExists(atPath: directory.path + "/tiles/a_files/kept.jpg"))
+    }
 }
