@@ -27,24 +27,31 @@ final class NeighbourQualities: Sendable {
 
 extension IncrementalRuns {
     /// Where `job`'s quality search starts, when something better than a guess from the image
-    /// is known: the quality the journal remembers for its file (the input or the settings
-    /// changed a little since, or the run is forced), else the one a neighbouring width of the
-    /// same input and format chose in this run. Nil for an output without a target, and for one
+    /// is known: the quality the journal remembers for its file, searched for the same score
+    /// (the input or other settings changed a little since, or the run is forced), else the one
+    /// a neighbouring width of the same input, format and target chose in this run. A quality
+    /// found for another score is no start: a search from it can end elsewhere within its
+    /// tolerance (with chroma kept whole, where a fresh one would not), so the file would
+    /// depend on what the target was before. Nil for an output without a target, and for one
     /// whose path names `{hash}`: a search stops anywhere within its tolerance, so its answer
     /// depends on where it starts, and a neighbour's choice is known only when that neighbour
     /// finished first. Started from the image alone, the same input and settings give the same
     /// file, so the same name, on every run, fresh or not, sharded or not.
     func startingQuality(for job: OutputJob, chosen: NeighbourQualities) -> Int? {
-        guard job.output.encoder.qualityTarget != nil, !job.target.namesHash else { return nil }
-        return journal?.rememberedQuality(job.target.plannedPath) ?? chosen.quality(for: job)
+        guard let target = job.output.encoder.qualityTarget, !job.target.namesHash else { return nil }
+        return journal?.rememberedQuality(job.target.plannedPath, target: target.ssimulacra2) ?? chosen.quality(for: job)
     }
 }
 
 extension OutputJournal {
-    /// The quality the last search recorded for the output planned at `planned`, whatever
-    /// made it: a start for this run's search, not a reason to skip it.
-    func rememberedQuality(_ planned: String) -> Int? {
-        state.withLock { $0.records[DiskPath(planned)]?.last.rare?.quality }
+    /// The quality the last search recorded for the output planned at `planned`, searched for
+    /// `target` (a record of an earlier version, without its target, is taken as one): a start
+    /// for this run's search, not a reason to skip it.
+    func rememberedQuality(_ planned: String, target: Double) -> Int? {
+        state.withLock { state in
+            guard let rare = state.records[DiskPath(planned)]?.last.rare, rare.target.map({ $0 == target }) ?? true else { return nil }
+            return rare.quality
+        }
     }
 }
 

@@ -21,6 +21,8 @@ extension OutputJournal {
             let path: String?
             let quality: Int?
             let score: Double?
+            /// The score the search was for.
+            let target: Double?
             /// A tile pyramid's bytes (`Record.bytes`).
             let bytes: Int64?
             /// A remote input's size (`Record.source`).
@@ -32,12 +34,13 @@ extension OutputJournal {
             let modified: String?
 
             init(
-                path: String?, quality: Int?, score: Double?, bytes: Int64?, source: String?, tag: String?, fingerprint: String?,
-                modified: String?
+                path: String?, quality: Int?, score: Double?, target: Double?, bytes: Int64?, source: String?, tag: String?,
+                fingerprint: String?, modified: String?
             ) {
                 self.path = path
                 self.quality = quality
                 self.score = score
+                self.target = target
                 self.bytes = bytes
                 self.source = source
                 self.tag = tag
@@ -61,7 +64,8 @@ extension OutputJournal {
                     && record.tag == nil && fingerprint != nil && modified != nil
                 ? nil
                 : Rare(
-                    path: path, quality: record.quality, score: record.score, bytes: record.bytes, source: record.source,
+                    path: path, quality: record.quality, score: record.score, target: record.target, bytes: record.bytes,
+                    source: record.source,
                     tag: record.tag, fingerprint: fingerprint == nil ? record.fingerprint : nil,
                     modified: modified == nil ? record.modified : nil)
         }
@@ -86,7 +90,8 @@ extension OutputJournal {
                 path: path(key: key), fingerprint: rare?.fingerprint ?? String(format: "%016llx", fingerprint), size: size,
                 modified: rare?.modified ?? OutputJournal.text(seconds: Int(seconds), nanoseconds: Int(nanoseconds)),
                 width: Int(width), height: Int(height),
-                planned: rare?.path == nil ? nil : key.path, quality: rare?.quality, score: rare?.score, bytes: rare?.bytes,
+                planned: rare?.path == nil ? nil : key.path, quality: rare?.quality, score: rare?.score, target: rare?.target,
+                bytes: rare?.bytes,
                 source: rare?.source, tag: rare?.tag)
         }
 

@@ -38,9 +38,11 @@ package final class OutputJournal: Sendable {
         let height: Int
         /// The path as planned, with `{width}`/`{height}` unfilled, when it differs from `path`.
         var planned: String? = nil
-        /// The quality a quality target's search chose, and the file's score, when searched.
+        /// The quality a quality target's search chose, the file's score, and the score it
+        /// searched for, when searched.
         var quality: Int? = nil
         var score: Double? = nil
+        var target: Double? = nil
         /// The bytes written, when they are not the size of the file at `path`: a tile
         /// pyramid's tiles and descriptor, beside which its descriptor or folder is small.
         var bytes: Int64? = nil
@@ -162,7 +164,7 @@ package final class OutputJournal: Sendable {
             modified: Self.text(seconds: stamp.seconds, nanoseconds: stamp.nanoseconds),
             width: size.width,
             height: size.height,
-            planned: planned == path ? nil : planned, quality: searched?.quality, score: searched?.score,
+            planned: planned == path ? nil : planned, quality: searched?.quality, score: searched?.score, target: searched?.target,
             bytes: bytes.map(Int64.init).flatMap { $0 == stamp.size ? nil : $0 }, source: source.map(OutputWriter.MetadataName.text),
             tag: tag == fingerprint ? nil : tag)
         guard var line = try? JSONEncoder().encode(record) else { return }

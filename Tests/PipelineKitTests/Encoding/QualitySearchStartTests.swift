@@ -80,7 +80,9 @@ import Vips
         let journal = OutputJournal(
             file: definition.cache.journalFile(pipeline: definition.name, baseDirectory: definition.baseDirectory), definition: definition)
         let planned = try #require(reports.first?.written.first?.path)
-        #expect(journal.rememberedQuality(planned) == first.quality)
+        #expect(journal.rememberedQuality(planned, target: 80) == first.quality)
+        // (a quality found for another score is no start)
+        #expect(journal.rememberedQuality(planned, target: 75) == nil)
         let forced = try await pipeline.run(force: true).collect()
         let second = try #require(forced.reports.first?.written.first?.searchedQuality)
         #expect(second.reached && abs(second.quality - first.quality) <= QualitySearch.closeEnough(for: .webp), "\(second), first \(first)")
@@ -133,5 +135,31 @@ import Vips
         let (made, _) = try await PipelineHarness.run(json(target: 80), in: fresh)
         #expect(names(remade).count == 4)
         #expect(names(remade) == names(made))
+    }
+
+    /// A run after one at another target makes each file as a fresh run makes it: a search from
+    /// the quality found for the other score can end elsewhere within its tolerance, with chroma
+    /// kept whole where a fresh search keeps 4:2:0, the file then a sixth larger.
+    @Test func aQualityFoundForAnotherTargetIsNoStart() async throws {
+        let (earlier, fresh) = (try TemporaryDirectory(), try TemporaryDirectory())
+        let samples = CommandRunner.repositoryRoot.appendingPathComponent("Pipelines/samples")
+        let names = try FileManager.default.contentsOfDirectory(atPath: samples.path).filter { $0.hasSuffix(".jpg") }.sorted()
+        for folder in [earlier, fresh] {
+            for name in names { try folder.write(try Data(contentsOf: samples.appendingPathComponent(name)), to: "in/\(name)") }
+        }
+        func json(target: Int) -> String {
+            PipelineHarness.json(
+                inputs: ["in/*.jpg"],
+                outputs: [
+                    #"{"name": "web", "steps": [{"resize": {"width": 500}}], "encode": {"format": "jpeg", "quality": {"ssimulacra2": \#(target)}}, "path": "out/{stem}.jpg"}"#
+                ])
+        }
+        _ = try await PipelineHarness.run(json(target: 75), in: earlier)
+        _ = try await PipelineHarness.run(json(target: 80), in: earlier)
+        _ = try await PipelineHarness.run(json(target: 80), in: fresh)
+        for name in names {
+            let (remade, made) = (earlier.url.appendingPathComponent("out/\(name)"), fresh.url.appendingPathComponent("out/\(name)"))
+            #expect(try Data(contentsOf: remade) == Data(contentsOf: made), "\(name)")
+        }
     }
 }
