@@ -157,6 +157,13 @@ extension Shard {
                     + "(JOB_COMPLETION_INDEX, SLURM_ARRAY_TASK_ID, AWS_BATCH_JOB_ARRAY_INDEX, CLOUD_RUN_TASK_INDEX): give --shard INDEX/COUNT"
             )
         }
+        // Set for an Indexed Job whose pods get no index (a Job without `completionMode:
+        // Indexed`): each would make every input, all at once.
+        if let count = environment["PIPELINE_SHARD_COUNT"] {
+            throw ShardError(
+                "PIPELINE_SHARD_COUNT=\(count) is set, and JOB_COMPLETION_INDEX is not: every task would make every input; "
+                    + "give the Job completionMode: Indexed, or give --shard INDEX/COUNT")
+        }
         return nil
     }
 }

@@ -15,8 +15,11 @@ extension WriteCheck {
         }
         var problems: [PipelineFileError.Problem] = []
         for read in reads.map({ (what: $0.what, path: $0.path) }) + inputs {
+            // The folder resolved (and kept: inputs share few folders), the file itself not kept.
             let named = resolve((read.path as NSString).deletingLastPathComponent) + "/" + (read.path as NSString).lastPathComponent
-            guard let (folder, write) = [named, resolve(read.path)].lazy.compactMap({ Self.folder(holding: $0, among: folders) }).first
+            guard
+                let (folder, write) = Self.folder(holding: named, among: folders)
+                    ?? Self.realPath(read.path).flatMap({ Self.folder(holding: $0, among: folders) })
             else { continue }
             problems.append(
                 .init(

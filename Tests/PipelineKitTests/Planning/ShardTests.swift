@@ -81,6 +81,9 @@ import Testing
         // and a count with no scheduler's index to go with it is refused, not ignored
         let count = #expect(throws: ShardError.self) { try Shard.fromScheduler(["PATH": "/bin"], countOverride: 3) }
         #expect(count?.description.contains("give --shard INDEX/COUNT") == true, "\(count?.description ?? "")")
+        // and so is a Job's count with no index (a Job not Indexed), where every task would make every input
+        let unindexed = #expect(throws: ShardError.self) { try Shard.fromScheduler(["PIPELINE_SHARD_COUNT": "8"]) }
+        #expect(unindexed?.description.contains("completionMode: Indexed") == true, "\(unindexed?.description ?? "")")
         // and a count that is not the one the scheduler gives, which would leave shards no task makes
         for (index, total) in [
             ("CLOUD_RUN_TASK_INDEX", "CLOUD_RUN_TASK_COUNT"), ("AWS_BATCH_JOB_ARRAY_INDEX", "AWS_BATCH_JOB_ARRAY_SIZE"),
