@@ -7,6 +7,25 @@ import Vips
 /// been stopped: `limits.itemTimeout` bounds the work on an input, and a stopped process does
 /// none.
 @Suite struct StoppedRunCommandTests {
+    /// `pipeline run --quiet` of the pipeline file `file`, started, and what it has said on
+    /// standard error so far (written to a file in `directory`).
+    static func run(_ file: String, in directory: TemporaryDirectory) throws -> (Process, said: () -> String) {
+        let errors = directory.path + "/errors.txt"
+        _ = FileManager.default.createFile(atPath: errors, contents: nil)
+        let process = Process()
+        process.executableURL = CommandRunner.executable
+        process.arguments = ["run", "--quiet", file]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errors))
+        try process.run()
+        return (process, { (try? String(contentsOfFile: errors, encoding: .utf8)) ?? "" })
+    }
+
+    /// Waits for `process` to end, two minutes at most.
+    static func waitForTheEnd(of process: Process) {
+        for _ in 0..<1200 where process.isRunning { Thread.sleep(forTimeInterval: 0.1) }
+    }
+
     @Test func aStopLongerThanTheItemTimeoutDoesNotFailTheInputsInFlight() throws {
         // Given 24 photos, one at a time, each a fraction of a second's work under an itemTimeout
         // many times that, however loaded the machine
@@ -22,14 +41,7 @@ import Vips
                         #"{"name": "small", "steps": [{"resize": {"width": 500}}], "encode": {"format": "webp", "effort": 6}, "path": "out/{stem}.webp"}"#
                     ], extra: #""inFlight": 1, "limits": {"itemTimeout": "6s"}"#
                 ).utf8), to: "pipeline.json")
-        let errors = directory.path + "/errors.txt"
-        _ = FileManager.default.createFile(atPath: errors, contents: nil)
-        let process = Process()
-        process.executableURL = CommandRunner.executable
-        process.arguments = ["run", "--quiet", file]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errors))
-        try process.run()
+        let (process, said) = try Self.run(file, in: directory)
         defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
 
         // When the process is stopped once its first output is made, its other inputs on their
@@ -43,13 +55,12 @@ import Vips
         try #require(madeBeforeTheStop < 24, "the run was done before the stop: it shows nothing")
         Thread.sleep(forTimeInterval: 9)
         kill(process.processIdentifier, SIGCONT)
-        for _ in 0..<1200 where process.isRunning { Thread.sleep(forTimeInterval: 0.1) }
+        Self.waitForTheEnd(of: process)
 
         // Then every input is made, as if the run had never been stopped
-        let said = (try? String(contentsOfFile: errors, encoding: .utf8)) ?? ""
         try #require(!process.isRunning, "the run did not end after it was continued")
-        #expect(process.terminationStatus == 0, "\(said)")
-        #expect(!said.contains("itemTimeout"), "\(said)")
+        #expect(process.terminationStatus == 0, "\(said())")
+        #expect(!said().contains("itemTimeout"), "\(said())")
         #expect(made() == 24)
     }
 
@@ -72,14 +83,7 @@ import Vips
                     outputs: [#"{"name": "small", "encode": {"format": "webp"}, "path": "out/{stem}.webp"}"#],
                     extra: #""fetch": {"timeout": "6s", "retries": 0}"#
                 ).utf8), to: "pipeline.json")
-        let errors = directory.path + "/errors.txt"
-        _ = FileManager.default.createFile(atPath: errors, contents: nil)
-        let process = Process()
-        process.executableURL = CommandRunner.executable
-        process.arguments = ["run", "--quiet", file]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errors))
-        try process.run()
+        let (process, said) = try Self.run(file, in: directory)
         defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
 
         // When the process is stopped while it waits for the answer, for longer than the timeout,
@@ -91,13 +95,12 @@ import Vips
         kill(process.processIdentifier, SIGCONT)
         Thread.sleep(forTimeInterval: 1.5)
         state.withLock { $0.released = true }
-        for _ in 0..<1200 where process.isRunning { Thread.sleep(forTimeInterval: 0.1) }
+        Self.waitForTheEnd(of: process)
 
         // Then the fetch takes the answer, as if the run had never been stopped
-        let said = (try? String(contentsOfFile: errors, encoding: .utf8)) ?? ""
         try #require(!process.isRunning, "the run did not end after it was continued")
-        #expect(process.terminationStatus == 0, "\(said)")
-        #expect(!said.contains("timed out"), "\(said)")
+        #expect(process.terminationStatus == 0, "\(said())")
+        #expect(!said().contains("timed out"), "\(said())")
         #expect(FileManager.default.fileExists(atPath: directory.path + "/out/photo.webp"))
     }
 }

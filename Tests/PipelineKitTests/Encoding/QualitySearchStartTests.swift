@@ -139,7 +139,7 @@ import Vips
 
     /// A run after one at another target makes each file as a fresh run makes it: a search from
     /// the quality found for the other score can end elsewhere within its tolerance, with chroma
-    /// kept whole where a fresh search keeps 4:2:0, the file then a sixth larger.
+    /// kept whole where a fresh search keeps 4:2:0, and the file larger.
     @Test func aQualityFoundForAnotherTargetIsNoStart() async throws {
         let (earlier, fresh) = (try TemporaryDirectory(), try TemporaryDirectory())
         let samples = CommandRunner.repositoryRoot.appendingPathComponent("Pipelines/samples")

@@ -181,11 +181,9 @@ public final class CurlDataLoader: DataLoading {
         }
         let code = try outcome.get()
         guard code == CURLE_OK else {
-            if code == CURLE_ABORTED_BY_CALLBACK, transfer.timedOut {
-                let limit = Units.text(seconds: settings.timeout)
-                throw FetchError(.timeout, "timed out: the transfer took longer than fetch.timeout (\(limit))")
-            }
-            throw Self.error(for: code, transfer: transfer, maxBytes: request.maxBytes, authorities: settings.certificateAuthorities)
+            throw Self.error(
+                for: code, errorText: transfer.errorText, exceededLimit: transfer.exceededLimit, timedOut: transfer.timedOut,
+                maxBytes: request.maxBytes, timeout: settings.timeout, authorities: settings.certificateAuthorities)
         }
         var status = 0
         try CurlOption(easy, version: support.version).check(pl_curl_response_code(easy, &status), "CURLINFO_RESPONSE_CODE")
@@ -257,46 +255,6 @@ public final class CurlDataLoader: DataLoading {
             headers["x-amz-content-sha256"] = body.map(SHA256.hex) ?? SHA256.empty
         }
         if let token = signing.credentials.sessionToken { headers["x-amz-security-token"] = token }
-    }
-
-    private static func error(
-        for code: CURLcode, transfer: Transfer, maxBytes: Int64, authorities: CertificateAuthorities
-    ) -> FetchError {
-        let text = String(cString: curl_easy_strerror(code))
-        // libcurl's own words for this transfer ("SSL certificate problem: self-signed
-        // certificate"), where its code alone says too little to act on.
-        let detail = transfer.errorText.isEmpty ? text : transfer.errorText
-        switch code {
-        case CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_ISSUER_ERROR, CURLE_SSL_INVALIDCERTSTATUS:
-            // Not retried: the same certificate would be refused again.
-            return FetchError(.other, "the server's certificate was refused (\(detail)); \(authorities.refusalAdvice)")
-        case CURLE_SSL_CACERT_BADFILE:
-            return FetchError(.other, "\(authorities.unreadable): \(detail)")
-        case CURLE_WRITE_ERROR where transfer.exceededLimit, CURLE_FILESIZE_EXCEEDED:
-            return FetchError(.tooLarge, "the response is larger than fetch.maxBytes (\(maxBytes) bytes); the download was stopped")
-        case CURLE_ABORTED_BY_CALLBACK:
-            return FetchError(.cancelled, "cancelled")
-        case CURLE_UNSUPPORTED_PROTOCOL, CURLE_WEIRD_SERVER_REPLY:
-            // Redirects are followed hop by hop, each scheme checked first: only the answer
-            // itself is left (HTTP/0.9 or a version libcurl does not speak). A connection that
-            // gave it is closed, so a retry starts afresh.
-            return FetchError(.connection, "the server's answer is not HTTP libcurl can read (\(text))")
-        case CURLE_TOO_MANY_REDIRECTS:
-            return FetchError(.badRedirect, "too many redirects")
-        case CURLE_OPERATION_TIMEDOUT:
-            return FetchError(.timeout, "timed out: \(text)")
-        case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY, CURLE_COULDNT_CONNECT, CURLE_SEND_ERROR,
-            CURLE_RECV_ERROR, CURLE_GOT_NOTHING, CURLE_PARTIAL_FILE, CURLE_SSL_CONNECT_ERROR, CURLE_HTTP2, CURLE_HTTP2_STREAM:
-            return FetchError(.connection, text)
-        case CURLE_URL_MALFORMAT:
-            return FetchError(.invalidRequest, text)
-        case CURLE_OUT_OF_MEMORY:
-            // libcurl 7.88 says so of a header line past the 100 KB it takes, far more often
-            // than of memory it could not get.
-            return FetchError(.other, "libcurl could not take the answer: a header line larger than 100 KB does this (\(detail))")
-        default:
-            return FetchError(.other, text)
-        }
     }
 }
 
