@@ -70,6 +70,13 @@ struct ConvertDocument {
                 throw ConvertArgumentError(
                     "IN", "\(input.quotedValue) is a folder: give a glob of its files, quoted, such as '\(Glob.literal(folder))/*.jpg'")
             }
+            // A pipe (`<(curl …)`) or a device: the run reads only regular files, and would fail it
+            // once fetched. Standard input takes such bytes.
+            var info = stat()
+            if stat(input, &info) == 0, info.st_mode & S_IFMT != S_IFREG {
+                throw ConvertArgumentError(
+                    "IN", "\(input.quotedValue) is a pipe or a device, not a file: send its bytes to standard input and give - as IN")
+            }
         }
         // Taken as a path, it would be a folder named `http:` beside IN.
         if ["http://", "https://"].contains(where: command.output.lowercased().hasPrefix) {

@@ -352,4 +352,20 @@ import Vips
             #expect(refused.standardError.contains("error: " + message), "\(arguments): \(refused.standardError)")
         }
     }
+
+    @Test func aPipeOrADeviceAsINIsRefusedWithStandardInputToGiveInstead() throws {
+        let directory = try prepare()
+        // What a shell's `<(curl …)` names: a FIFO, refused before anything runs
+        let fifo = directory.url.appendingPathComponent("in/fetched.jpg").path
+        #expect(mkfifo(fifo, 0o600) == 0)
+        for input in [fifo, "/dev/zero"] {
+            let result = try CommandRunner.run(["convert", input, "out/x.webp"], in: directory.url)
+            #expect(result.status == 2, "\(input): \(result.standardError)")
+            #expect(
+                result.standardError.contains(
+                    "error: IN: \"\(input)\" is a pipe or a device, not a file: send its bytes to standard input"),
+                "\(result.standardError)")
+        }
+        #expect(!directory.allFiles().contains { $0.hasPrefix("out/") })
+    }
 }
