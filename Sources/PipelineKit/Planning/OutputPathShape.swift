@@ -87,6 +87,31 @@ struct OutputPathShape: Sendable {
     /// Whether `other` is the same shape, whatever sizes it is below.
     func hasTokens(of other: OutputPathShape) -> Bool { tokens == other.tokens }
 
+    /// Whether every path of `other`'s shape has this one too, whatever its sizes: as one path
+    /// of `other` tells, its values unlike any literal (a marker for each value, `1` for each
+    /// size). An art crop's `{stem}-1x1-{width}` is of the shape of its output's own
+    /// `{stem}-{width}`, whose `{stem}` takes in the `-1x1`, but not the other way round.
+    func covers(_ other: OutputPathShape) -> Bool {
+        var path = ""
+        for token in other.tokens {
+            switch token {
+            case .literal(let text): path += String(decoding: text, as: UTF8.self)
+            case .text: path.unicodeScalars.append(Self.textMarker)
+            case .folders: break
+            case .number: path += "1"
+            case .hex: path += "a"
+            }
+        }
+        return unbounded.matches(path)
+    }
+
+    /// This shape with its sizes not bounded.
+    var unbounded: OutputPathShape {
+        var shape = self
+        shape.largest = nil
+        return shape
+    }
+
     /// The shape taking the sizes of both.
     func merged(with other: OutputPathShape) -> OutputPathShape {
         var merged = self
@@ -132,7 +157,8 @@ struct OutputPathShape: Sendable {
             guard start < bytes.count, bytes[start] != UInt8(ascii: "0") else { return false }
             var end = start, value = 0
             while end < bytes.count, isDigit(bytes[end]) {
-                value = value * 10 + Int(bytes[end] - UInt8(ascii: "0"))
+                // A run of digits longer than any size stays above them all, without overflowing.
+                if value < Int.max / 10 { value = value * 10 + Int(bytes[end] - UInt8(ascii: "0")) }
                 end += 1
                 if let largest, value >= largest { return false }
                 if match(rest, bytes, from: end, below: largest, inside: inside, steps: &steps) { return true }
@@ -166,35 +192,70 @@ struct OutputPathShape: Sendable {
 /// files that have the shape of a sized output's paths (`OutputPathShape`), each with whose it
 /// is. Found as the listings are planned and kept with the plan, so that such a file fails
 /// rather than write over another input's (`OutputWriter`). Most pipelines have none.
+///
+/// One output's files of one shape never meet (each width is a different number, as planning
+/// checked, and inputs' values keep them apart), but its shapes may: an art crop's files
+/// (`{stem}{art}-{width}`, `x-1x1-300`) are all of the shape of its own widths' (`{stem}-{width}`),
+/// and those of an input whose stem ends as the crop's tag does (`x-1x1.png`'s `x-1x1-300`) of
+/// the crop's. Only such an input makes the crop's files reachable: they are noted, in a second
+/// look over the plan, only when planning met one (`needsSecondLook`), as few plans do.
 struct SizedPathReach: Sendable {
-    /// The distinct shapes of the sized outputs, each with the output in the file it belongs to:
-    /// an output's own widths never meet (each is a different number, as planning checked).
+    /// The distinct shapes of the sized outputs, each with the output in the file it belongs to.
     private let shapes: [(owner: Int, shape: OutputPathShape)]
     /// The index in the file of each of the plan's outputs.
     private let owners: [Int]
+    /// For each of the plan's outputs, the other shapes of its output in the file, by index in
+    /// `shapes`: `telling` those its paths have only by their inputs' values, `covering` those
+    /// every path of its own shape has, whose match says nothing until such an input is met.
+    private let telling: [[Int]]
+    private let covering: [[Int]]
     /// Each planned path a sized file may reach, with whose file it is.
     private var reached: [DiskPath: String] = [:]
+    /// Whether a planned path has one of its output's `telling` shapes, so that the paths of
+    /// its `covering` shapes are reachable too (`lookAgain(at:)`).
+    private(set) var needsSecondLook = false
 
     /// None: nothing is kept, nothing refused.
     init() {
         shapes = []
         owners = []
+        telling = []
+        covering = []
     }
 
     init(definitions: [OutputDefinition], outputs: [OutputTarget.Output]) {
         let owners = definitions.indices.map { definitions[$0].fileIndex ?? $0 }
         var shapes: [(owner: Int, shape: OutputPathShape)] = []
+        var own: [Int?] = []
         for (index, output) in outputs.enumerated() {
-            guard let shape = OutputPathShape.sized(output, narrowedBelow: Self.narrowedBelow(definitions[index])) else { continue }
+            guard let shape = OutputPathShape.sized(output, narrowedBelow: Self.narrowedBelow(definitions[index])) else {
+                own.append(nil)
+                continue
+            }
             // A set's widths of one format share a shape, below the widest.
             if let same = shapes.firstIndex(where: { $0.owner == owners[index] && $0.shape.hasTokens(of: shape) }) {
                 shapes[same].shape = shapes[same].shape.merged(with: shape)
+                own.append(same)
             } else {
+                own.append(shapes.count)
                 shapes.append((owners[index], shape))
             }
         }
+        var telling: [[Int]] = []
+        var covering: [[Int]] = []
+        for index in outputs.indices {
+            let others = shapes.indices.filter { shapes[$0].owner == owners[index] && $0 != own[index] }
+            // Shapes that cover each other tell as little: both are noted at once.
+            let covers = { (other: Int) in
+                own[index].map { shapes[other].shape.covers(shapes[$0].shape) && !shapes[$0].shape.covers(shapes[other].shape) } ?? false
+            }
+            telling.append(others.filter { !covers($0) })
+            covering.append(others.filter(covers))
+        }
         self.owners = owners
         self.shapes = shapes
+        self.telling = telling
+        self.covering = covering
     }
 
     /// The width `definition`'s files can only be narrower than when their size differs from
@@ -209,13 +270,37 @@ struct SizedPathReach: Sendable {
     }
 
     /// Notes the planned paths of one listing's `targets` (in the order of the outputs) that a
-    /// sized file of another output may reach.
+    /// sized file of another output, or of another shape of the same output, may reach.
     mutating func note(_ targets: [OutputTarget], of input: InputFile) {
         guard !shapes.isEmpty else { return }
         for (index, target) in targets.enumerated() where target.isMade && !target.hasUnknownSizes {
-            guard shapes.contains(where: { $0.owner != owners[index] && $0.shape.matches(target.plannedPath) }) else { continue }
-            reached[DiskPath(target.plannedPath)] = "output \"\(target.outputName)\"'s file of \(input.displayName)"
+            let path = target.plannedPath
+            var reachable = shapes.contains { $0.owner != owners[index] && $0.shape.matches(path) }
+            for other in telling[index] {
+                // Whatever size the other shape's file is narrowed to, it may land here.
+                guard shapes[other].shape.unbounded.matches(path) else { continue }
+                needsSecondLook = true
+                reachable = reachable || shapes[other].shape.matches(path)
+            }
+            if reachable { noteReached(target, of: input) }
         }
+    }
+
+    /// Notes the planned paths that have a `covering` shape of their output, reading every
+    /// listing of `sources` again: done when planning found them reachable (`needsSecondLook`).
+    mutating func lookAgain(at sources: RunPlan.SourceList) {
+        guard needsSecondLook, covering.contains(where: { !$0.isEmpty }) else { return }
+        for listing in sources.lazy.flatMap(\.listings) where listing.refusal == nil && listing.sameAs == nil {
+            for (index, target) in listing.targets.enumerated() where target.isMade && !target.hasUnknownSizes {
+                if covering[index].contains(where: { shapes[$0].shape.matches(target.plannedPath) }) {
+                    noteReached(target, of: listing.input)
+                }
+            }
+        }
+    }
+
+    private mutating func noteReached(_ target: OutputTarget, of input: InputFile) {
+        reached[DiskPath(target.plannedPath)] = "output \"\(target.outputName)\"'s file of \(input.displayName)"
     }
 
     /// Whose planned file `path` is, when a sized file may reach it; nil for any other path.

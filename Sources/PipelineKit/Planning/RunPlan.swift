@@ -134,6 +134,7 @@ public struct RunPlan: Sendable {
             + Self.emptyRunProblems(enumeration, allowed: definition.allowEmpty || allowingNoInputs, definition: definition)
         var planned = enumeration.sink.finish()
         planned.writeCheck.note(enumeration.linkedFolders)
+        planned.sizedPathReach.lookAgain(at: planned.sources)
         problems += planned.problems
         warnings += planned.warnings
         unwritableFolders = planned.unwritableFolders

@@ -276,6 +276,56 @@ import Vips
         #expect(file.width == 4, "plain's thumbnail")
     }
 
+    @Test func aNameWithMoreDigitsThanAnySizeIsPlanned() async throws {
+        // Given an input whose name holds 20 digits, and an output named by its height, whose
+        // files the other output's may meet: out/x-99999999999999999999.png would be its size
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.png(try Fixtures.gradient(width: 20, height: 10)), to: "in/x-99999999999999999999.png")
+        let json = PipelineHarness.json(
+            inputs: ["in/*.png"],
+            outputs: [
+                output("tall", steps: #"[{"resize": {"height": 8}}]"#, format: "png", path: "out/{stem}-{height}.png"),
+                output("same", steps: "[]", format: "png", path: "out/{stem}.png"),
+            ])
+        // When it runs, both files are made
+        let (_, summary) = try await PipelineHarness.run(json, in: directory)
+        #expect(summary.outputsWritten == 2 && summary.failed == 0)
+    }
+
+    /// An art crop's files have its output's own shape (`x-1x1-60` is `{stem}-{width}` for the
+    /// stem `x-1x1`): a file narrowed by a `trim` may land on another input's planned file of the
+    /// same output, either way round.
+    @Test(arguments: [true, false]) func aTrimmedFileMayNotTakeAnotherInputsFileOfTheSameOutput(artIsNarrowed: Bool) async throws {
+        // Given x.png, trimmed to 80×60, and x-1x1.png, which no trim narrows, in one set with a
+        // square art crop at out/{stem}{art}-{width}.png: x's square crop narrowed to 60 names
+        // x-1x1's own 60 px file, or x-1x1's own file narrowed to 80 names x's crop of 80
+        let directory = try TemporaryDirectory()
+        let (narrowed, other) = artIsNarrowed ? ("x.png", "x-1x1.png") : ("x-1x1.png", "x.png")
+        try directory.write(try Fixtures.boxedPNG(), to: "in/" + narrowed)
+        try directory.write(try Fixtures.png(try Fixtures.noise(width: 300, height: 200)), to: "in/" + other)
+        let (widths, artWidths) = artIsNarrowed ? ("[60]", "[2000]") : ("[2000]", "[80]")
+        let set =
+            #"{"name": "h", "widths": \#(widths), "encode": {"format": "png"}, "steps": [{"trim": {}}, {"resize": {}}], "#
+            + #""art": [{"media": "(max-width: 500px)", "aspectRatio": "1:1", "widths": \#(artWidths)}], "#
+            + #""path": "out/{stem}{art}-{width}.png"}"#
+        let json = PipelineHarness.json(inputs: ["in/*.png"], outputs: [set])
+
+        // When it runs, twice
+        for _ in 0..<2 {
+            let (reports, _) = try await PipelineHarness.run(json, in: directory)
+
+            // Then the narrowed file fails naming the other input's, which stays as planned
+            let failures = reports.flatMap(\.failures)
+            let path = artIsNarrowed ? "out/x-1x1-60.png" : "out/x-1x1-80.png"
+            #expect(failures.count == 1 && failures.first?.input == "in/" + narrowed, "\(failures)")
+            #expect(
+                failures.first?.reason.contains(#"\#(path) is output "h"'s file of in/\#(other), which it does not write over"#)
+                    == true, "\(failures)")
+            let file = try VipsImage.open(data: Data(contentsOf: URL(fileURLWithPath: directory.path + "/" + path)))
+            #expect(artIsNarrowed ? file.height == 40 : file.height == 80, "x-1x1's own 60 px file, or x's square crop")
+        }
+    }
+
     /// URLs are shown with their query values hidden, so two that differ only there look alike;
     /// they are still two inputs, and writing one path for both is refused before anything is
     /// fetched (so no manifest or report ever holds two entries under one name), saying why.
