@@ -105,14 +105,14 @@ extension PipelineCommand {
             let stopRun: @Sendable (Int32) -> Void = { signal in
                 // Nobody reads the output any more: nothing to say, only the work to wind down.
                 if signal != SIGPIPE { printError("\(Interruption.describe(signal)): finishing the work in progress…") }
-                started.withLock { $0 }?.cancel()
+                started.withLock { $0 }?.cancel(stoppingRunningWorkAfter: PipelineRun.signalGrace)
             }
             let interruption = given ?? Interruption(stopRun)
             given?.hand(to: stopRun)
             defer { if given == nil { interruption.stop() } }
             let run = try exitingOnInvalidFile { () throws(PipelineFileError) in try pipeline.run(force: force, shard: shard?.shard) }
             started.withLock { $0 = run }
-            if interruption.received != nil { run.cancel() }
+            if interruption.received != nil { run.cancel(stoppingRunningWorkAfter: PipelineRun.signalGrace) }
 
             let output = RunOutput(
                 mode: json ? .json : quiet ? .quiet : .progress, verbose: verbose, logger: logger, run: run,

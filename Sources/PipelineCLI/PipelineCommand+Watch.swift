@@ -56,7 +56,7 @@ extension PipelineCommand {
             let interruption = Interruption { signal in
                 if signal != SIGPIPE { printError("\(Interruption.describe(signal)): finishing the work in progress…") }
                 watcher.stop()
-                current.withLock { $0?.cancel() }
+                current.withLock { $0?.cancel(stoppingRunningWorkAfter: PipelineRun.signalGrace) }
             }
             defer { interruption.stop() }
 
@@ -154,7 +154,7 @@ extension PipelineCommand {
         ) async {
             current.withLock { $0 = run }
             // A signal that came before the handler could see this run.
-            if interruption.received != nil { run.cancel() }
+            if interruption.received != nil { run.cancel(stoppingRunningWorkAfter: PipelineRun.signalGrace) }
             defer { current.withLock { $0 = nil } }
             let output = RunOutput(
                 mode: .quiet, verbose: verbose, logger: logger, run: run, baseDirectory: baseDirectory)

@@ -242,6 +242,22 @@ public struct PipelineRun: AsyncSequence, Sendable {
         task.cancel()
     }
 
+    /// Stops the run as `cancel()` does, giving running work `grace` to finish: what is still
+    /// running then is stopped as `cancel(stoppingRunningWork: true)` stops it. Most running work
+    /// ends well within a second, but an animation's encode or a huge decode can outlast the
+    /// grace period a container gets between SIGTERM and SIGKILL.
+    public func cancel(stoppingRunningWorkAfter grace: Duration) {
+        task.cancel()
+        Task { [execution] in
+            try? await Task.sleep(for: grace)
+            execution.stopWork()
+        }
+    }
+
+    /// How long a run stopped by a signal (`pipeline run` and `watch`) lets its running work
+    /// finish: within `docker stop`'s ten seconds and Kubernetes' thirty.
+    public static let signalGrace: Duration = .seconds(5)
+
     /// Waits until the run has ended: the work that was on its lanes done, every file whole or
     /// not there, its manifest and journal written. A program that cancelled the task iterating
     /// the events (whose sequence then ends at once, the run winding down behind it) waits here

@@ -319,4 +319,30 @@ import Vips
         let (_, next) = try await PipelineHarness.run(json, in: directory, processors: processors)
         #expect((next.succeeded, next.outputsWritten, next.outputsUpToDate) == (1, 1, 1))
     }
+
+    @Test func aRunCancelledWithAGraceStopsTheWorkStillRunningAfterIt() async throws {
+        // Given an input whose step would take 30 s, asking its context whether to stop
+        let directory = try TemporaryDirectory()
+        let name = "graced-\(UUID().uuidString)"
+        try directory.write(try Fixtures.png(try Fixtures.gradient(width: 64, height: 48)), to: "in/\(name).png")
+        let step = #"{"sleep": {"seconds": 30, "input": "\#(name)", "honoursTime": true}}"#
+        let json = PipelineHarness.json(
+            inputs: ["in/*.png"],
+            outputs: [#"{"name": "t", "steps": [\#(step)], "encode": {"format": "webp"}, "path": "out/{stem}.webp"}"#])
+        let pipeline = try PipelineHarness.pipeline(
+            json, in: directory, processors: ProcessorRegistry.standard.adding(SleepingProcessor.self))
+        let run = try pipeline.run()
+        // When the run is cancelled once the step runs, with a grace shorter than the step
+        let stopper = Task {
+            for _ in 0..<3000 where (run.stageCounts()[.process]?.running ?? 0) == 0 { try? await Task.sleep(for: .milliseconds(20)) }
+            run.cancel(stoppingRunningWorkAfter: .milliseconds(200))
+        }
+        let (_, summary) = await run.collect()
+        await stopper.value
+        // Then the step is told to stop, the input is not run, and nothing is left of it
+        let final = try #require(summary)
+        #expect(final.cancelled && final.notRun == 1, "\(final)")
+        #expect(!SleepingProcessor.sleptWhole.withLock { $0.contains("in/\(name).png") }, "the step was never told to stop")
+        #expect(!directory.allFiles().contains { $0.hasPrefix("out/") })
+    }
 }
