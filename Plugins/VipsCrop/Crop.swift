@@ -43,7 +43,7 @@ public struct Crop: ImageProcessing, Hashable {
             "gravity", CropPosition.shape, default: JSONNode(plain: Gravity.centre.rawValue),
             help:
                 "Where a window without left/top sits: a compass point, attention/entropy for a smart crop, a point "
-                + "{\"x\": 0.8, \"y\": 0.4} (fractions of the image) kept as near the centre as the window allows, focus for each "
+                + "{\"x\": 0.8, \"y\": 0.4} (fractions of the image the step gets) kept as near the centre as the window allows, focus for each "
                 + "input's point from the focusPoints file, or faces for the faces found (attention when none is)."),
     ]
 

@@ -40,7 +40,7 @@ public struct Resize: ImageProcessing, Hashable {
             "position", CropPosition.shape, default: JSONNode(plain: Gravity.centre.rawValue),
             help:
                 "Which part cover keeps: a compass point, attention/entropy for a smart crop, a point {\"x\": 0.8, \"y\": 0.4} "
-                + "(fractions of the upright image) kept as near the centre as the crop allows, focus for each input's point from "
+                + "(fractions of the image the step gets) kept as near the centre as the crop allows, focus for each input's point from "
                 + "the focusPoints file, or faces for the faces found (attention when none is); where contain places the image. "
                 + "Not with the other fits, which show the whole image; with width or height alone it places nothing (a warning)."),
         .choice("kernel", VipsImage.Kernel.self, default: .lanczos3, help: "The resampling kernel."),

@@ -6,8 +6,9 @@ import Vips
 public enum CropPosition: Hashable, Sendable {
     /// A compass point or a smart strategy (`attention`, `entropy`).
     case gravity(Gravity)
-    /// A point of the upright image, as fractions of its width and height, kept as near the
-    /// crop's centre as the crop allows.
+    /// A point of the image the step gets (the upright image, for a first step), as fractions
+    /// of its width and height, kept as near the crop's centre as the crop allows. Unlike
+    /// `focus`, it is not moved by the steps before: it is the same point of every input.
     case point(FocusPoint)
     /// Each input's point from the `focusPoints` file (`ProcessingContext.focusPoint`); the
     /// centre for an input the file has no point for.
