@@ -20,21 +20,8 @@ done
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-python3 - "$work" "$frames" <<'PY'
-import sys, pyvips
-work, count = sys.argv[1], int(sys.argv[2])
-for name, (w, h) in {"small": (64, 64), "large": (200, 150)}.items():
-    frames = []
-    for i in range(count):
-        frame = pyvips.Image.black(w, h, bands=3) + [(i * 7) % 255, (i * 13) % 255, (i * 29) % 255]
-        frame = frame.draw_rect([255, 255, 255], (i * 3) % (w - 20), (i * 5) % (h - 20), 20, 20, fill=True)
-        frames.append(frame.cast("uchar"))
-    strip = pyvips.Image.arrayjoin(frames, across=1).copy()
-    strip.set_type(pyvips.GValue.gint_type, "page-height", h)
-    strip.set_type(pyvips.GValue.array_int_type, "delay", [40] * count)
-    strip.set_type(pyvips.GValue.gint_type, "loop", 0)
-    strip.gifsave(f"{work}/{name}.gif")
-PY
+python3 "$root/Benchmarks/moving-box-gif.py" "$work/small.gif" "$frames" 64 64
+python3 "$root/Benchmarks/moving-box-gif.py" "$work/large.gif" "$frames" 200 150
 cd "$work"
 for case in "small 32" "large 64"; do
   set -- $case

@@ -58,6 +58,11 @@ extension VipsImage {
     /// kernel's neighbours are always in its own frame. Heights first, as libvips' resize does.
     /// (The decoder only ever reduces; an enlargement is made frame by frame.)
     public func resampledPages(to size: ImageSize, kernel: Kernel = .lanczos3) throws(VipsError) -> VipsImage {
+        try resampledPages(to: size, kernel: kernel, runPixels: Self.resampledRunPixels)
+    }
+
+    /// `resampledPages(to:kernel:)`, `runPixels` of frames (whole ones) at a time.
+    func resampledPages(to size: ImageSize, kernel: Kernel, runPixels: Int) throws(VipsError) -> VipsImage {
         let frameHeight = pageHeight
         guard frameHeight > 0, frameHeight < height, height % frameHeight == 0 else { return try resampled(to: size, kernel: kernel) }
         guard size != ImageSize(width: width, height: frameHeight) else { return self }
@@ -68,6 +73,21 @@ extension VipsImage {
                 .withPageHeight(size.height)
         }
         let frames = height / frameHeight
+        // Many frames go a run at a time, each put in memory before the next: the frames laid
+        // side by side and stacked again are read back through two turns a row at a time, and
+        // each row costs in proportion to the frames side by side, so a whole stack at once
+        // took time of the square of its frames.
+        let framesPerRun = max(1, runPixels / max(1, width * frameHeight))
+        if frames > framesPerRun {
+            var runs: [VipsImage] = []
+            for first in stride(from: 0, to: frames, by: framesPerRun) {
+                let count = min(framesPerRun, frames - first)
+                // Each run's strip is let go once rendered: the image cut holds one reader at a time.
+                let run = try extracted(left: 0, top: first * frameHeight, width: width, height: count * frameHeight)
+                runs.append(try run.withPageHeight(frameHeight).resampledPages(to: size, kernel: kernel, runPixels: runPixels).rendered())
+            }
+            return try VipsImage.stacking(runs).withPageHeight(size.height)
+        }
         let resample = { (strip: VipsImage) throws(VipsError) -> VipsImage in
             let sideBySide = try strip.applying(
                 "grid", ["tile_height": .integer(frameHeight), "across": .integer(frames), "down": .integer(1)])
@@ -134,6 +154,10 @@ extension VipsImage {
         }
         return try resample(self)
     }
+
+    /// The most pixels of frames `resampledPages(to:)` resamples at once (a run of whole frames,
+    /// or one frame when it alone is larger), as the decoder reads an animation's.
+    static let resampledRunPixels = 4 << 20
 
     /// The most bytes the image reduced vertically may take in memory for `resampled(to:)` to
     /// narrow its rows through the transpose (4 bytes a pixel, 2800×2800 pixels).

@@ -215,13 +215,17 @@ import Vips
     }
 
     /// Each frame comes out as `resampled(to:)` makes it from that frame alone, within the
-    /// rounding of reducing heights and widths in two passes (colour weighed by alpha).
-    @Test(arguments: [3, 4]) func eachFrameIsResampledAsItWouldBeAlone(bands: Int) throws {
-        let strip = try Self.strip(frames: 6, width: 60, height: 40, bands: bands) { frame, x, y in
+    /// rounding of reducing heights and widths in two passes (colour weighed by alpha), whether
+    /// the frames go all at once or, more than one run holds, a run at a time (the last shorter).
+    @Test(arguments: [3, 4], [Int.max, 3 * 60 * 40])
+    func eachFrameIsResampledAsItWouldBeAlone(bands: Int, runPixels: Int) throws {
+        let strip = try Self.strip(frames: 7, width: 60, height: 40, bands: bands) { frame, x, y in
             Array(Self.scene(x * 5 + frame * 17, y * 5 + frame * 3).prefix(3)) + (bands == 4 ? [UInt8((x * 4 + frame * 40) % 256)] : [])
         }
         for target in Self.frameTargets {
-            let together = try strip.resampledPages(to: target).bytes()
+            let resampled = try strip.resampledPages(to: target, kernel: .lanczos3, runPixels: runPixels)
+            #expect(resampled.size == ImageSize(width: target.width, height: target.height * 7) && resampled.pageHeight == target.height)
+            let together = try resampled.bytes()
             let alone = try VipsImage.joiningPages(try strip.pages().map { try $0.resampled(to: target) }).bytes()
             #expect(together.count == alone.count)
             // Colour weighed by its alpha: where a pixel is nearly transparent, a rounding step

@@ -164,8 +164,9 @@ extension ImageDecoder {
     }
 
     /// The most pixels of an animation `decodeAnimation` holds at full size at once (a run of
-    /// whole frames, or one frame when it alone is larger).
-    static let animationRunPixels = 4 << 20
+    /// whole frames, or one frame when it alone is larger): a resample's run, so that each is
+    /// resampled whole.
+    static let animationRunPixels = VipsImage.resampledRunPixels
 
     /// A pass's small image turned upright, in sRGB and rendered into memory, owning its metadata.
     private func finished(_ small: VipsImage, deadline: VipsDeadline) throws -> VipsImage {
