@@ -44,6 +44,9 @@ struct InfoResponder: Sendable {
         guard !raw.isEmpty else { throw ServeError(404, "no such path: expected /info/{input}") }
         // Decoded once and looked up as it is: an encoded `..` or a NUL is a name no input has.
         guard let name = raw.removingPercentEncoding, let input = catalog.input(named: name) else {
+            if let name = raw.removingPercentEncoding, let refused = catalog.refusal(ofInputNamed: name) {
+                throw OutputResponder.refusal(for: refused.error, of: refused.listing, as: name, doing: "read")
+            }
             throw ServeError(404, "no input \(raw.prefix(200)) in the pipeline file")
         }
         let listing = input.listing

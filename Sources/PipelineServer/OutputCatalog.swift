@@ -46,10 +46,18 @@ struct OutputCatalog: Sendable {
     /// two globs may give two files one name (`a/*.jpg` and `b/*.jpg` both hold `x.jpg`), in
     /// the order the run reports them.
     private let inputs: [DiskPath: [Input]]
+    /// The inputs the plan refused as a whole (every output's file name too long, a path that
+    /// would leave its folder), by the name a URL gives them, with the failure a run gives them:
+    /// such a name is answered with why, not as a name no input has.
+    private let refused: [DiskPath: (listing: InputFile, error: ItemError)]
 
     /// The input a URL names `name`, spelled as the file's name is, byte for byte: the first
     /// of that name.
     func input(named name: String) -> Input? { inputs[DiskPath(name)]?.first }
+
+    /// Why the plan refused the input a URL names `name`, when it refused it and planned no
+    /// other of that name.
+    func refusal(ofInputNamed name: String) -> (listing: InputFile, error: ItemError)? { refused[DiskPath(name)] }
 
     /// The input a URL names `name` for `output`: the first of that name the output is made
     /// for, else the first (which the output then refuses).
@@ -105,12 +113,19 @@ struct OutputCatalog: Sendable {
         }
         self.outputs = outputs
         var inputs: [DiskPath: [Input]] = [:]
+        var refused: [DiskPath: (listing: InputFile, error: ItemError)] = [:]
         for (index, item) in plan.items.enumerated() {
-            for listing in item.listings where listing.refusal == nil {
-                inputs[DiskPath(Self.name(of: listing.input)), default: []].append(Input(item: index, listing: listing.input))
+            for listing in item.listings {
+                let name = DiskPath(Self.name(of: listing.input))
+                guard let refusal = listing.refusal else {
+                    inputs[name, default: []].append(Input(item: index, listing: listing.input))
+                    continue
+                }
+                if refused[name] == nil { refused[name] = (listing.input, ItemError(.refused, stage: .fetch, reason: refusal)) }
             }
         }
         self.inputs = inputs
+        self.refused = refused.filter { inputs[$0.key] == nil }
     }
 
     /// The name a URL gives an input: `{dir}/{name}`, or `{name}` alone when `{dir}` is empty.

@@ -62,6 +62,9 @@ struct OutputRequest: Sendable, Equatable {
         }
         guard let inputName = raw[raw.index(after: slash)...].percentDecoded, let input = catalog.input(named: inputName, for: output)
         else {
+            if let name = raw[raw.index(after: slash)...].percentDecoded, let refused = catalog.refusal(ofInputNamed: name) {
+                throw OutputResponder.refusal(for: refused.error, output: output.name, of: refused.listing, as: name)
+            }
             throw ServeError(404, "no input of that name for output \(output.name)")
         }
         guard catalog.makes(output, for: input) else {

@@ -90,11 +90,14 @@ import Vips
         ("in/bad.jpg", "is not an image"),
         ("fallback.txt", "must end in one of .jpg, .png"),
         ("fallback.webp", #"the fallback image "fallback.webp" is png, not the webp its extension names as its Content-Type"#),
+        // made narrower for requests, it is held to the pixels an input is
+        ("huge.png", #"the fallback image "huge.png" is 100000×100000, more than the "#),
     ])
     func aFallbackThatIsNoImageIsRefusedAtItsPath(file: String, message: String) throws {
         let directory = try folder()
         try directory.write(Data("text".utf8), to: "fallback.txt")
         try directory.write(try Fixtures.png(try Fixtures.gradient(width: 8, height: 8)), to: "fallback.webp")
+        try directory.write(try HostileFixtures.pngDeclaring(width: 100_000, height: 100_000), to: "huge.png")
         let json = PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [Self.thumb], extra: #""serve": {"fallback": "\#(file)"}"#)
         let error = try #require(throws: PipelineFileError.self) { try PipelineHarness.pipeline(json, in: directory) }
         #expect(error.problems.contains { $0.path == "serve.fallback" && $0.message.contains(message) }, "\(error)")

@@ -149,5 +149,28 @@ import Testing
                 String(decoding: broken.body, as: UTF8.self).contains("sub/broken.jpg"), "\(String(decoding: broken.body, as: UTF8.self))")
         }
     }
+
+    @Test func anInputThePlanRefusedIsAnsweredWithWhyNotAsANameNoInputHas() async throws {
+        // Given an input whose only output would have a file name longer than 255 bytes
+        let directory = try TemporaryDirectory()
+        let name = String(repeating: "x", count: 240) + ".jpg"
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 48, height: 32)), to: "in/" + name)
+        let long = #"{"name": "long", "encode": {"format": "jpeg"}, "path": "out/{name}-with-a-suffix-too-long-for-a-name.jpg"}"#
+        let json = PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [long])
+        try await withServer(json, in: directory) { server in
+            // When its file and its info are asked for
+            for path in ["/long/\(name)", "/info/\(name)"] {
+                let response = try await server.request(path)
+                // Then both are 422, saying why by the name and no path on the server
+                #expect(response.status == 422, "\(path)")
+                let body = try JSONSerialization.jsonObject(with: response.body) as? [String: String]
+                let reason = try #require(body?["error"])
+                #expect(reason.contains("more than the 255 a file or folder name may have"), "\(reason)")
+                #expect(!reason.contains(directory.path), "\(reason)")
+            }
+            // and a name no input has is still 404
+            #expect(try await server.request("/long/other.jpg").status == 404)
+        }
+    }
 }
 #endif

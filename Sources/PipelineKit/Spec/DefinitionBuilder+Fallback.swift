@@ -4,8 +4,10 @@ import Vips
 extension DefinitionBuilder {
     /// `serve.fallback`: a file relative to the pipeline file's folder that libvips reads as an
     /// image, in the format its extension names (which names its `Content-Type`: a browser told
-    /// `image/webp` of a JPEG under `nosniff` shows nothing); a problem at `serve.fallback` otherwise.
-    mutating func readFallback(_ text: String?, location: SourceLocation?) -> ServeSettings.Fallback? {
+    /// `image/webp` of a JPEG under `nosniff` shows nothing), of at most `maxPixels` in all its
+    /// frames, as an input is held to (`decompress.maxPixels`): it is made narrower for requests;
+    /// a problem at `serve.fallback` otherwise.
+    mutating func readFallback(_ text: String?, location: SourceLocation?, maxPixels: Int) -> ServeSettings.Fallback? {
         guard let text else { return nil }
         let file = URL(fileURLWithPath: text, relativeTo: baseDirectory).standardizedFileURL
         guard let format = EncoderSettings.Format(fileExtension: file.pathExtension) else {
@@ -26,6 +28,19 @@ extension DefinitionBuilder {
                         path: "serve.fallback", location: location,
                         message:
                             "the fallback image \(text.quotedValue) is \(found), not the \(format.rawValue) its extension names as its Content-Type",
+                        fileAtFault: file.path))
+                return nil
+            }
+            let (width, height) = (header.width, header.height)
+            // The header's height is every frame's with `n=-1`; a first frame's alone here.
+            let pixels = width.multipliedReportingOverflow(by: height * max(1, header.pageCount))
+            if pixels.overflow || pixels.partialValue > maxPixels {
+                problems.append(
+                    .init(
+                        path: "serve.fallback", location: location,
+                        message: "the fallback image \(text.quotedValue) is \(width)×\(height)"
+                            + (header.pageCount > 1 ? " × \(header.pageCount) frames" : "")
+                            + ", more than the \(maxPixels) pixels decompress.maxPixels allows an image",
                         fileAtFault: file.path))
                 return nil
             }

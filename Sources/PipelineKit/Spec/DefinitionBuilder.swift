@@ -74,7 +74,7 @@ struct DefinitionBuilder {
                 warnings: renamed.warnings + warnings,
                 s3: try readS3(root)
             )
-            definition.serve = try readServe(root)
+            definition.serve = try readServe(root, maxPixels: stages.decompress.maxPixels)
             definition.focusPoints = readFocusPoints(root)
             // As `inputs` keeps them, so that an index names the same entry in both.
             definition.inputLocations = inputNodes.filter { inputEntry($0) != nil }.map(\.location)
@@ -174,7 +174,7 @@ struct DefinitionBuilder {
     }
 
     /// The `serve` section, with the defaults for what it omits.
-    private mutating func readServe(_ root: JSONNode) throws(OptionError) -> ServeSettings {
+    private mutating func readServe(_ root: JSONNode, maxPixels: Int) throws(OptionError) -> ServeSettings {
         let serve = reader(root["serve"], optionsOf: "serve")
         var signing: ServeSettings.Signing?
         let written = (key: try serve.optionalString("key"), salt: try serve.optionalString("salt"))
@@ -199,7 +199,8 @@ struct DefinitionBuilder {
                 signing = ServeSettings.Signing(key: key, salt: salt)
             }
         }
-        let fallback = readFallback(try serve.optionalString("fallback"), location: root["serve"]?["fallback"]?.location)
+        let fallback = readFallback(
+            try serve.optionalString("fallback"), location: root["serve"]?["fallback"]?.location, maxPixels: maxPixels)
         let cacheControl = try serve.optionalString("cacheControl")
         if let cacheControl { checkHeaderValue(cacheControl, at: "serve.cacheControl", location: root["serve"]?["cacheControl"]?.location) }
         let drainTimeout = try serve.seconds("drainTimeout")
