@@ -202,11 +202,11 @@ public struct TileSettings: Sendable, Hashable {
 extension OutputDefinition {
     /// What the encoder holds beside the image while it writes this output's image of `size`
     /// (`alpha`: with an alpha band): a tile pyramid's strips (`TileSettings.workingBytes`), at 4
-    /// bytes a pixel as the rest of an estimate is counted, or the image encoder's own, over
-    /// every one of `frames` frames when the output animates.
+    /// bytes a pixel as the rest of an estimate is counted, or the image encoder's own, for
+    /// `frames` frames when the output animates.
     func encodingBytes(size: ImageSize, alpha: Bool, frames: Int = 1) -> Int64 {
         if let tiles { return tiles.workingBytes(width: size.width, bands: 4) }
-        return encoder.workingBytes(pixels: size.pixelCount * (animates ? frames : 1), alpha: alpha)
+        return encoder.workingBytes(framePixels: size.pixelCount, frames: animates ? frames : 1, alpha: alpha)
     }
 
     /// Whether an animated input stays animated in this output: an animated GIF or WebP, never

@@ -256,6 +256,8 @@ import Vips
         #expect(gif == png - stillBytes + 5 * stillBytes + 60_000_000 + 5 * 40 * 30 * 5)
         // With "first", a GIF output is made from one frame
         #expect(try estimate("gif", animation: "first") == png + 60_000_000 + 5 * 40 * 30)
+        // An AVIF sequence holds every frame, but its encoder is given one at a time
+        #expect(try estimate("avif") == png - stillBytes + 5 * stillBytes + 52_000_000 + 230 * 40 * 30)
     }
 
     @Test func explainSaysWhatBecomesOfAnAnimation() throws {

@@ -42,8 +42,8 @@ struct DecodeMemoryEstimate: Equatable {
     /// a decode of `decodeSize` (`OutputDefinition.encodingBytes(size:alpha:)`; `alpha`: the
     /// input has an alpha band, taken to reach the outputs): an input's outputs are encoded one
     /// after another on a lane, and the inputs admitted together cover the lanes. An animation
-    /// of `frames` frames is encoded whole by the outputs that animate (GIF, WebP; AVIF takes
-    /// one frame at a time, but AV1's look-ahead holds many, so every frame is counted too).
+    /// of `frames` frames is encoded whole by the GIF and WebP outputs that animate; an AVIF
+    /// sequence is encoded a frame at a time (`EncoderSettings.workingBytes(framePixels:frames:alpha:)`).
     static func encodingBytes(decodeSize: ImageSize, alpha: Bool, outputs: [OutputDefinition], frames: Int = 1) -> Int64 {
         outputs.map { output in
             output.encodingBytes(size: output.steps.reduce(decodeSize) { $1.outputSize(for: $0) }, alpha: alpha, frames: frames)
