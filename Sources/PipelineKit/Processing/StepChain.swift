@@ -60,6 +60,13 @@ struct StepChain: Sendable {
             frames = try apply(step, named: named, toEveryFrameOf: frames, context: context)
             try Self.checkTime(deadline, after: named)
             try Self.checkBands(of: frames, from: bands, after: named)
+            // Everything the step made, frames together, counted as a still image's result is.
+            if frames.size.pixelCount > context.maxPixels {
+                throw ItemError(
+                    .tooManyPixels, stage: .process,
+                    reason: "the \(decoded.frameCount) frames would be \(frames.size), "
+                        + "more than the \(context.maxPixels) pixels decompress.maxPixels allows", step: named)
+            }
             let resultSize = ImageSize(width: frames.width, height: frames.pageHeight)
             context = context.after(step, from: frameSize, to: resultSize)
         }
@@ -69,13 +76,6 @@ struct StepChain: Sendable {
             joined = try Self.withAnimationFields(of: decoded.image, frames: decoded.frameCount, on: frames)
         } catch {
             throw Self.failure(error)
-        }
-        // Everything the steps made, frames together, counted as a still image's result is.
-        if joined.size.pixelCount > context.maxPixels {
-            throw ItemError(
-                .tooManyPixels, stage: .process,
-                reason: "the \(decoded.frameCount) frames would be \(joined.size), "
-                    + "more than the \(context.maxPixels) pixels decompress.maxPixels allows")
         }
         return Made(image: try rendered(joined, under: deadline), atResize: atResize)
     }

@@ -89,6 +89,8 @@ extension AnimationTests {
         #expect(failure.output == "grown")
         #expect(failure.stage == .process)
         #expect(failure.reason.contains("the 5 frames would be 44×150, more than the 6000 pixels"), "\(failure.reason)")
+        // naming the step, as a still's failure does
+        #expect(failure.step == ItemError.Step(index: 0, name: "extend"), "\(String(describing: failure.step))")
         #expect(report.written.map(\.output) == ["same"])
         #expect(!FileManager.default.fileExists(atPath: directory.path + "/out/anim-grown.gif"))
     }
