@@ -1,4 +1,5 @@
 import CFaceDetect
+import Foundation
 public import PipelineKit
 public import Vips
 
@@ -58,6 +59,18 @@ public final class CascadeFaceFinder: FaceFinding {
         return try small.rendered()
     }
 
+    /// Why the cascade cannot be loaded (`opencv-data` not installed, a damaged file), found by
+    /// loading it: the detector loaded is kept for the run's first search.
+    public var unavailableReason: String? {
+        do throws(FaceDetectionError) {
+            let detector = try takeDetector()
+            idle.withLock { $0.append(detector) }
+            return nil
+        } catch {
+            return error.description
+        }
+    }
+
     private func takeDetector() throws(FaceDetectionError) -> Detector {
         if let detector = idle.withLock({ $0.popLast() }) { return detector }
         return try Detector(cascade: cascade)
@@ -88,7 +101,9 @@ private final class Detector: @unchecked Sendable {
 
     /// The text of a C string buffer, up to its terminating zero.
     private static func text(_ buffer: [CChar]) -> String {
+        // OpenCV's own messages end in a newline.
         String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            .trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     func detect(_ pixels: [UInt8], width: Int, height: Int) throws(FaceDetectionError) -> [PixelBox] {

@@ -154,6 +154,9 @@ extension ProcessorOptions {
             throw OptionError(
                 option: name, "\"faces\" needs face detection, and this build of pipeline has none (it was built without the Faces trait)")
         }
+        if position == .faces, let reason = faceFinder?.unavailableReason {
+            throw OptionError(option: name, "\"faces\" needs face detection, which cannot work here: \(reason)")
+        }
         return position
     }
 }

@@ -15,6 +15,15 @@ public protocol FaceFinding: Sendable {
 
     /// The faces in `image`, as boxes in its pixels; empty when there are none.
     func faces(in image: VipsImage) throws -> [PixelBox]
+
+    /// Why the finder cannot search here (a data file it needs is missing or damaged), asked
+    /// when a pipeline file that crops about faces is checked; nil when it can.
+    var unavailableReason: String? { get }
+}
+
+extension FaceFinding {
+    /// None: a finder that needs nothing beside itself can always search.
+    public var unavailableReason: String? { nil }
 }
 
 /// The face detector a step holds: every one is the same as far as the step's equality and

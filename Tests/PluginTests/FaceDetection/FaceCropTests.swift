@@ -132,6 +132,27 @@ struct FaceCropTests {
         #expect(whole.notes.all.isEmpty)
     }
 
+    @Test func aCascadeThatCannotBeLoadedIsRefusedWhenTheFileIsChecked() throws {
+        // Given the cascade file missing (opencv-data not installed), or not a cascade
+        let directory = try TemporaryDirectory()
+        try directory.write(Data("not a cascade\n".utf8), to: "bad.xml")
+        let output =
+            #"{"name": "sq", "steps": [{"resize": {"width": 100, "height": 100, "position": "faces"}}], "#
+            + #""encode": {"format": "png"}, "path": "out/{stem}.png"}"#
+        let json = PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [output])
+        for cascade in [directory.path + "/missing.xml", directory.path + "/bad.xml"] {
+            let registry = ProcessorRegistry.standard.findingFaces(with: CascadeFaceFinder(cascade: cascade))
+            // When a file cropping about faces is checked: it is refused once, at the position, not every input at its crop
+            let error = try #require(throws: PipelineFileError.self) {
+                try PipelineDefinition(json: json, baseDirectory: directory.url, processors: registry)
+            }
+            let problem = try #require(error.problems.first)
+            #expect(error.problems.count == 1 && problem.path.hasSuffix("position"), "\(error)")
+            #expect(problem.message.contains("cannot work here: cannot load the face cascade \(cascade): "), "\(problem.message)")
+            #expect(problem.message.last?.isNewline == false, "\(problem.message)")
+        }
+    }
+
     @Test func noFaceFallsBackToAttentionAndSaysSo() throws {
         // Given an image with no face
         let image = try Fixtures.gradient(width: 600, height: 200)
