@@ -37,6 +37,7 @@ struct ConvertDocument {
         ("outputs[0].path", "OUT"),
         ("decompress.allowUntrusted", "--allow-untrusted"),
         ("decompress.maxPixels", "--max-pixels"),
+        ("decompress.maxFrames", "--max-frames"),
         ("inputs", "IN"),
     ]
 
@@ -169,6 +170,7 @@ struct ConvertDocument {
             decompress["allowUntrusted"] = formats.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
         }
         if let maxPixels = command.maxPixels { decompress["maxPixels"] = try Self.positiveInteger(maxPixels, flag: "--max-pixels") }
+        if let maxFrames = command.maxFrames { decompress["maxFrames"] = try Self.positiveInteger(maxFrames, flag: "--max-frames") }
         if !decompress.isEmpty { document["decompress"] = decompress }
         self.document = document
     }

@@ -84,6 +84,13 @@ extension PipelineCommand {
                 valueName: "n"))
         var maxPixels: String?
 
+        @ArgumentParser.Option(
+            parsing: .unconditional,
+            help: ArgumentHelp(
+                "The most frames an animation may have (decompress.maxFrames; default: \(DecompressSettings.defaultMaxFrames)).",
+                valueName: "n"))
+        var maxFrames: String?
+
         @Flag(help: "Print the pipeline file this command stands for (JSON) instead of running it.")
         var printPipeline = false
 

@@ -353,6 +353,20 @@ import Vips
         }
     }
 
+    /// `--max-frames` sets the decoder's limit on an animation's frames, which a refusal names
+    /// by the flag.
+    @Test func maxFramesSetsTheLimitARefusalNamesByTheFlag() throws {
+        let directory = try prepare()
+        let slideshow = Self.samples.appendingPathComponent("animated/slideshow.gif").path
+        let refused = try CommandRunner.run(["convert", slideshow, "out/s.webp", "--max-frames", "2"], in: directory.url)
+        #expect(refused.status == 1 && refused.standardError.contains("more than --max-frames (2)"), "\(refused.standardError)")
+        let printed = try CommandRunner.run(
+            ["convert", slideshow, "out/s.webp", "--max-frames", "2", "--print-pipeline"], in: directory.url)
+        #expect(printed.standardOutput.contains(#""maxFrames" : 2"#), "\(printed.standardOutput)")
+        let wrong = try CommandRunner.run(["convert", slideshow, "out/s.webp", "--max-frames", "0"], in: directory.url)
+        #expect(wrong.status == 2 && wrong.standardError.contains("error: --max-frames: "), "\(wrong.standardError)")
+    }
+
     @Test func aPipeOrADeviceAsINIsRefusedWithStandardInputToGiveInstead() throws {
         let directory = try prepare()
         // What a shell's `<(curl …)` names: a FIFO, refused before anything runs
