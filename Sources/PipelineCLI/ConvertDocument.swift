@@ -216,8 +216,8 @@ struct ConvertDocument {
         return text
     }
 
-    /// The first of `plan`'s local inputs that is an animation its output keeps (a GIF or WebP
-    /// of several frames, written as GIF, WebP or AVIF), with its frames. A quality target scores
+    /// The first of `plan`'s local inputs that is an animation its output keeps (a GIF, WebP or
+    /// AVIF of several frames, written as GIF, WebP or AVIF), with its frames. A quality target scores
     /// still images, so a run would fail each such input at its encode, after the searches of
     /// the others, with a hint in a pipeline file's words; convert names its flag first.
     static func firstKeptAnimation(in plan: RunPlan) -> (input: String, frames: Int)? {
@@ -226,10 +226,9 @@ struct ConvertDocument {
             // Only a regular file: a loader sniffing a FIFO or a device would wait or read for ever.
             var info = stat()
             guard stat(item.input.path, &info) == 0, info.st_mode & S_IFMT == S_IFREG,
-                let header = try? VipsImage.open(file: item.input.path), let loader = header.loader,
-                loader.hasPrefix("gifload") || loader.hasPrefix("webpload"), header.pageCount > 1
+                let frames = AnimatedFile.frames(ofFile: item.input.path)
             else { continue }
-            return (item.input.displayName, header.pageCount)
+            return (item.input.displayName, frames)
         }
         return nil
     }

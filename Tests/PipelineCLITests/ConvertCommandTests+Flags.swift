@@ -359,6 +359,10 @@ extension ConvertCommandTests {
         #expect(fixed.status == 0, "\(fixed.standardError)")
         let frames = try VipsImage.open(file: directory.path + "/out/moving.webp", options: "n=-1")
         #expect(frames.pageCount == 3)
+        // and an animated AVIF, which libavif reads where libvips does not, is refused alike
+        #expect(try CommandRunner.run(["convert", "in/moving.gif", "moving.avif", "--quality", "60"], in: directory.url).status == 0)
+        let avif = try CommandRunner.run(["convert", "moving.avif", "out/m.webp", "--ssimulacra2", "70"], in: directory.url)
+        #expect(avif.status == 2 && avif.standardError.hasPrefix("error: --ssimulacra2: moving.avif is an animation of 3 frames"))
     }
 
     @Test func aQualityTheFormatHasNotIsNamedByItsFlag() throws {

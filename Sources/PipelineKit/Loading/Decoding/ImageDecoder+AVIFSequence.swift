@@ -71,3 +71,23 @@ extension ImageDecoder {
         return DecodedImage(image: decoded, originalSize: size, loader: AVIFSequenceReader.loader, shrink: 1, frameCount: frames)
     }
 }
+
+/// What a one-off command asks of a file before any run: how many frames it animates.
+package enum AnimatedFile {
+    /// The frames of the animated GIF, WebP or AVIF at `path`, a regular file, from its header;
+    /// nil for a still image, or a file that is not one of those.
+    package static func frames(ofFile path: String) -> Int? {
+        let source = EncodedSource.file(path: path, byteCount: 0)
+        let header: VipsImage?
+        if ImageDecoder.isAVIFSequence(source) {
+            header = try? ImageDecoder.avifSequenceReader(source).header()
+        } else {
+            header = (try? VipsImage.open(file: path)).flatMap { image in
+                guard let loader = image.loader, loader.hasPrefix("gifload") || loader.hasPrefix("webpload") else { return nil }
+                return image
+            }
+        }
+        guard let frames = header?.pageCount, frames > 1 else { return nil }
+        return frames
+    }
+}
