@@ -8,9 +8,10 @@ public import Vips
 /// a fontconfig family that must be installed; a missing one is an error when the pipeline is
 /// checked, never a silently substituted font, and so is a text longer or taller than Pango
 /// draws (32,767 pixels a side). The size is in pixels (Pango's points at 72 dpi). The text
-/// sits where `gravity` says, `margin` pixels in from the edges it touches (when wider or
-/// taller than the image, its lines broken at word breaks if that lets it be drawn larger, and
-/// scaled down to fit), or with `tile` repeats in a grid over the whole image,
+/// sits where `gravity` says, its lines aligned toward that side, `margin` pixels in from the
+/// edges it touches (when wider or taller than the image, its lines broken at word breaks if
+/// that lets it be drawn larger and it is not turned, and scaled down to fit), or with `tile`
+/// repeats in a grid over the whole image,
 /// `margin` pixels apart (with `rotate`, a diagonal watermark). The image keeps its size; like
 /// the colour steps, the output is 8-bit sRGB, or 8-bit greyscale for a greyscale input under
 /// a grey text, alpha kept. An animation gets the text on every frame.
@@ -38,9 +39,10 @@ public struct Text: ImageProcessing, Hashable {
         .choice(
             "gravity", gravities, default: "southeast",
             help:
-                "Where the text sits (when it is wider or taller than the image, its lines are broken at word breaks if that "
-                + "lets it be drawn larger, and it is scaled down to fit; a text that would be drawn over 4 times the image's "
-                + "area, or whose longest line at its size would pass 32767 pixels, is refused as a mistake); ignored with tile."),
+                "Where the text sits, its lines aligned toward that side (when it is wider or taller than the image, its lines "
+                + "are broken at word breaks if that lets it be drawn larger, unless it is turned, and it is scaled down to fit; "
+                + "a text that would be drawn over 4 times the image's area, or whose longest line at its size would pass "
+                + "32767 pixels, is refused as a mistake); ignored with tile."),
         .integer(
             "margin", in: 0...100_000, default: 16,
             help: "Pixels between the text and the edges it sits against; with tile, between neighbouring copies."),
@@ -108,7 +110,7 @@ public struct Text: ImageProcessing, Hashable {
         guard (-360...360).contains(rotate) else { throw OptionError(option: "rotate", "must be between -360 and 360") }
         try FontCatalogue.requireInstalled(font)
         try FontCatalogue.requireGlyphs(for: text, family: font)
-        drawnSize = try Self.measure(text, font: font, size: size)
+        drawnSize = try Self.measure(text, font: font, size: size, aligned: Self.lineAlignment(gravity, tiled: tile))
         self.text = text
         self.font = font
         self.size = size
@@ -170,7 +172,7 @@ public struct Text: ImageProcessing, Hashable {
         guard drawnSize.pixelCount <= allowed else {
             throw TextTooLarge(size: size, text: drawnSize, image: image, maxPixels: maxPixels)
         }
-        var mask = try Self.drawing(text, font: font, size: size)
+        var mask = try Self.drawing(text, font: font, size: size, aligned: lineAlignment)
         if !tile, rotate.truncatingRemainder(dividingBy: 360) == 0, let wrapped = try wrappedToFit(mask, on: image) {
             mask = wrapped
         }
@@ -193,13 +195,13 @@ public struct Text: ImageProcessing, Hashable {
     /// size keeps the measure cheap, and within what Cairo draws for glyphs up to two ems wide;
     /// from a pixel up, Pango's extents scale with the size to within a few percent, and from
     /// 32 pixels to within a pixel or two a line.
-    static func measure(_ text: String, font: String, size: Double) throws(OptionError) -> ImageSize {
+    static func measure(_ text: String, font: String, size: Double, aligned alignment: String = "low") throws(OptionError) -> ImageSize {
         let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
         let longestLine = lines.map(\.count).max() ?? 1
         let probeSize = min(size, 32, max(1, 16000 / Double(max(longestLine, lines.count))))
         let probe: VipsImage
         do {
-            probe = try drawing(text, font: font, size: probeSize)
+            probe = try drawing(text, font: font, size: probeSize, aligned: alignment)
         } catch {
             throw OptionError(option: "text", "cannot be drawn: \(error.message)")
         }
@@ -216,15 +218,33 @@ public struct Text: ImageProcessing, Hashable {
         return drawn
     }
 
-    /// `text`, unturned, as Pango draws it at `size` pixels, its lines broken at word breaks
-    /// to at most `width` pixels when a width is given.
-    private static func drawing(_ text: String, font: String, size: Double, wrappingAt width: Int? = nil) throws(VipsError)
-        -> VipsImage
-    {
+    /// How the lines of a text of several are aligned (libvips' `align`): toward the side of the
+    /// image the text is placed at, so that a credit at the bottom right ends every line at the
+    /// margin; centred at the centre, the top and the bottom, and when tiled.
+    var lineAlignment: String { Self.lineAlignment(gravity, tiled: tile) }
+
+    /// `lineAlignment` of a text at `gravity`, `tiled` or not.
+    static func lineAlignment(_ gravity: Gravity, tiled: Bool) -> String {
+        guard !tiled else { return "centre" }
+        switch gravity {
+        case .east, .northeast, .southeast: return "high"
+        case .west, .northwest, .southwest: return "low"
+        default: return "centre"
+        }
+    }
+
+    /// `text`, unturned, as Pango draws it at `size` pixels, its lines `aligned` (`low`,
+    /// `centre` or `high`) and broken at word breaks to at most `width` pixels when a width is
+    /// given.
+    private static func drawing(
+        _ text: String, font: String, size: Double, aligned alignment: String = "low", wrappingAt width: Int? = nil
+    ) throws(VipsError) -> VipsImage {
         // The trailing comma ends Pango's family list, so every word of the family is the
         // family's (a "Bold" in it is not taken for a weight); at 72 dpi a point is a pixel.
         let description = "\(font), \(size)"
-        var arguments: [String: VipsValue] = ["text": .string(escaped(text)), "font": .string(description), "dpi": .integer(72)]
+        var arguments: [String: VipsValue] = [
+            "text": .string(escaped(text)), "font": .string(description), "dpi": .integer(72), "align": .string(alignment),
+        ]
         if let width { arguments["width"] = .integer(width) }
         guard let mask = try Vips.call("text", arguments)["out"]?.image else {
             throw VipsError(operation: "text", message: "gave no image")
@@ -248,7 +268,7 @@ public struct Text: ImageProcessing, Hashable {
         let fitsAtSize = linesAcross * height <= room.height
         let lineWidth = fitsAtSize ? Int(room.width) : Int((width * height * room.width / room.height).squareRoot())
         guard lineWidth < drawn.width else { return nil }
-        let wrapped = try Self.drawing(text, font: font, size: size, wrappingAt: max(1, lineWidth))
+        let wrapped = try Self.drawing(text, font: font, size: size, aligned: lineAlignment, wrappingAt: max(1, lineWidth))
         let fitted = min(room.width / Double(wrapped.width), room.height / Double(wrapped.height))
         return fitted > asDrawn ? wrapped : nil
     }

@@ -59,6 +59,25 @@ struct TextTests {
         #expect(northwest.left >= 12 && northwest.top >= 12 && northwest.right < 150 && northwest.bottom < 100, "\(northwest)")
     }
 
+    /// A text of several lines has them aligned toward the side it is placed at: a credit at the
+    /// bottom right ends its short line at the margin too.
+    @Test(arguments: [(Gravity.southeast, "right"), (.northwest, "left"), (.south, "centre")])
+    func linesAreAlignedTowardTheSideTheTextSitsAt(gravity: Gravity, side: String) throws {
+        let base = try Fixtures.solid(width: 800, height: 600, colour: [0, 0, 0])
+        let result = try Text(text: "Photo: A Long Photographer Name\n© 2026", size: 30, gravity: gravity, margin: 16).applied(to: base)
+        let whole = try inkBox(result)
+        // The second line alone: the rows below the first line's
+        let lineHeight = (whole.bottom - whole.top) / 2
+        let second = try inkBox(
+            result.extracted(left: 0, top: whole.top + lineHeight + 4, width: 800, height: whole.bottom - whole.top - lineHeight - 4))
+        let (leftGap, rightGap) = (second.left - whole.left, whole.right - second.right)
+        switch side {
+        case "right": #expect(rightGap < 4 && leftGap > 100, "\(whole) \(second)")
+        case "left": #expect(leftGap < 4 && rightGap > 100, "\(whole) \(second)")
+        default: #expect(abs(leftGap - rightGap) < 6 && leftGap > 50, "\(whole) \(second)")
+        }
+    }
+
     @Test func opacityAndColourAreThoseAsked() throws {
         let base = try Fixtures.solid(width: 200, height: 80, colour: [0, 0, 0])
         let half = try Text(text: "Hello", size: 40, opacity: 0.5).applied(to: base)
