@@ -11,7 +11,7 @@ public import Vips
 /// each image's width (a logo that scales with the output); with `tile` it repeats across the
 /// whole image, the grid aligned by `gravity` as sharp aligns it (or, with `left`/`top`, the
 /// grid shifted by that offset). The size never changes: an overlay reaching past the edges is
-/// clipped.
+/// clipped. An animated overlay is read as its first frame, laid on every frame of an animation.
 public struct Composite: ImageProcessing {
     /// The step's key in a pipeline file.
     public static let name = "composite"
@@ -37,7 +37,8 @@ public struct Composite: ImageProcessing {
         Option(
             "image", .string(nonEmpty: true), required: true,
             help:
-                "The overlay: a file relative to the pipeline file, or an http(s) URL (fetched once, through the cache, without fetch.headers)."
+                "The overlay: a file relative to the pipeline file, or an http(s) URL (fetched once, through the cache, without fetch.headers); "
+                + "an animated one lays its first frame on every frame."
         ),
         .choice(
             "gravity", gravities, default: "centre",
