@@ -215,7 +215,7 @@ public struct Resize: ImageProcessing, Hashable {
                 input: ImageSize(width: frames.width, height: frames.pageHeight), scaled: geometry.scaled, output: geometry.output)
         }
         try checkLooksWithinLimits(at: geometry, input: ImageSize(width: frames.width, height: frames.pageHeight), context: context)
-        let result = try frames.resampledPages(to: geometry.scaled, kernel: kernel)
+        let result = try frames.resampledPages(to: geometry.scaled, kernel: kernel, stoppingWhen: { context.shouldStop })
         guard crops else { return result }
         let window = (
             width: min(max(1, geometry.output.width), geometry.scaled.width),

@@ -226,7 +226,7 @@ struct ConvertDocument {
             // Only a regular file: a loader sniffing a FIFO or a device would wait or read for ever.
             var info = stat()
             guard stat(item.input.path, &info) == 0, info.st_mode & S_IFMT == S_IFREG,
-                let frames = AnimatedFile.frames(ofFile: item.input.path)
+                let frames = AnimatedFile.frames(ofFile: item.input.path, settings: plan.definition.decompress)
             else { continue }
             return (item.input.displayName, frames)
         }

@@ -57,12 +57,20 @@ extension VipsImage {
     /// reduced with the frames laid side by side (`grid`), widths with them stacked, so a
     /// kernel's neighbours are always in its own frame. Heights first, as libvips' resize does.
     /// (The decoder only ever reduces; an enlargement is made frame by frame.)
-    public func resampledPages(to size: ImageSize, kernel: Kernel = .lanczos3) throws(VipsError) -> VipsImage {
-        try resampledPages(to: size, kernel: kernel, runPixels: Self.resampledRunPixels)
+    ///
+    /// Many frames are computed a run at a time, here rather than where the result is read, so
+    /// `shouldStop` (a step's `ProcessingContext.shouldStop`) is asked before each run: a stop
+    /// or a time limit that a render of the result would notice is noticed between them.
+    public func resampledPages(
+        to size: ImageSize, kernel: Kernel = .lanczos3, stoppingWhen shouldStop: () -> Bool = { false }
+    ) throws(VipsError) -> VipsImage {
+        try resampledPages(to: size, kernel: kernel, runPixels: Self.resampledRunPixels, stoppingWhen: shouldStop)
     }
 
-    /// `resampledPages(to:kernel:)`, `runPixels` of frames (whole ones) at a time.
-    func resampledPages(to size: ImageSize, kernel: Kernel, runPixels: Int) throws(VipsError) -> VipsImage {
+    /// `resampledPages(to:kernel:stoppingWhen:)`, `runPixels` of frames (whole ones) at a time.
+    func resampledPages(
+        to size: ImageSize, kernel: Kernel, runPixels: Int, stoppingWhen shouldStop: () -> Bool = { false }
+    ) throws(VipsError) -> VipsImage {
         let frameHeight = pageHeight
         guard frameHeight > 0, frameHeight < height, height % frameHeight == 0 else { return try resampled(to: size, kernel: kernel) }
         guard size != ImageSize(width: width, height: frameHeight) else { return self }
@@ -81,6 +89,7 @@ extension VipsImage {
         if frames > framesPerRun {
             var runs: [VipsImage] = []
             for first in stride(from: 0, to: frames, by: framesPerRun) {
+                if shouldStop() { throw VipsError(operation: "resample", message: "stopped before frame \(first + 1) of \(frames)") }
                 let count = min(framesPerRun, frames - first)
                 // Each run's strip is let go once rendered: the image cut holds one reader at a time.
                 let run = try extracted(left: 0, top: first * frameHeight, width: width, height: count * frameHeight)

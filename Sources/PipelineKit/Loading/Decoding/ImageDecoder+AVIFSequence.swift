@@ -74,20 +74,14 @@ extension ImageDecoder {
 
 /// What a one-off command asks of a file before any run: how many frames it animates.
 package enum AnimatedFile {
-    /// The frames of the animated GIF, WebP or AVIF at `path`, a regular file, from its header;
-    /// nil for a still image, or a file that is not one of those.
-    package static func frames(ofFile path: String) -> Int? {
-        let source = EncodedSource.file(path: path, byteCount: 0)
-        let header: VipsImage?
-        if ImageDecoder.isAVIFSequence(source) {
-            header = try? ImageDecoder.avifSequenceReader(source).header()
-        } else {
-            header = (try? VipsImage.open(file: path)).flatMap { image in
-                guard let loader = image.loader, loader.hasPrefix("gifload") || loader.hasPrefix("webpload") else { return nil }
-                return image
-            }
+    /// The frames of the animated GIF, WebP or AVIF at `path`, a regular file, that `settings`
+    /// keep, read from its header as a run reads it; nil for a still image, another format, or
+    /// `animation` first.
+    package static func frames(ofFile path: String, settings: DecompressSettings) -> Int? {
+        let decoder = ImageDecoder(settings: settings, outputs: [])
+        guard let header = try? decoder.openHeader(.file(path: path, byteCount: 0), options: ""), let loader = header.loader else {
+            return nil
         }
-        guard let frames = header?.pageCount, frames > 1 else { return nil }
-        return frames
+        return decoder.keptFrames(header, loader: loader)
     }
 }
