@@ -62,6 +62,9 @@ public struct PipelineServer: Service {
     /// one, and those a reload replaced while requests or runs still hold them (held weakly, so
     /// a replaced one goes once its last run ends). Stopping cancels and waits for them all.
     private let makers: Locked<[WeakMaker]>
+    /// The warnings of the plan served now, as logged: a reload logs only those its plan adds,
+    /// so that a folder's skipped entries are told once, not at each change to its other files.
+    private let planWarnings = Locked<Set<String>>([])
 
     /// An `InputMaker` that a reload replaced, until nothing else holds it.
     private struct WeakMaker: Sendable {
@@ -105,6 +108,7 @@ public struct PipelineServer: Service {
         let routes = ServerRoutes(pipeline: pipeline, plan: plan, memory: memory, turns: turns, metrics: metrics, logger: logger)
         current = Locked(routes)
         makers = Locked([WeakMaker(maker: routes.responder.maker)])
+        logWarnings(of: plan)
     }
 
     /// Answers from now on as `pipeline` describes, with the inputs its plan finds now: for a
@@ -127,6 +131,18 @@ public struct PipelineServer: Service {
         makers.withLock { makers in
             makers = makers.filter { $0.maker != nil } + [WeakMaker(maker: routes.responder.maker)]
         }
+        logWarnings(of: plan)
+    }
+
+    /// Logs what `plan` warns of (entries of an input folder it cannot take, such as a FIFO or
+    /// a link to nothing) that the plan served before did not: a name answered 404 for one of
+    /// them is then explained where the operator looks.
+    private func logWarnings(of plan: RunPlan) {
+        let added = planWarnings.withLock { logged in
+            defer { logged = Set(plan.warnings) }
+            return plan.warnings.filter { !logged.contains($0) }
+        }
+        for warning in added { logger.warning("\(warning.escapingControlCharacters)") }
     }
 
     /// The most bytes a request's target (its path and query) may have: far more than any

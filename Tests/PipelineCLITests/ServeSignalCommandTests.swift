@@ -88,6 +88,38 @@ import Testing
         #expect(command.waitForExit(timeout: 120) == 0, "\(command.transcript)")
     }
 
+    @Test func theEntriesAFolderSkipsAreLoggedAtTheStartAndWhenAReloadAddsOne() throws {
+        // Given a folder of inputs that holds a FIFO among its photos
+        let directory = try Fixtures.watchedFolder(inputs: 1, outputs: [ServeCommandTests.thumb], inputPattern: "in/*.jpg")
+        #expect(mkfifo(directory.path + "/in/pipe.jpg", 0o644) == 0)
+        let (command, port) = try ServeCommandTests().serve(directory, options: ["--log-level", "info"])
+        defer { command.kill() }
+        func told(_ what: String) -> Int {
+            command.transcript.split(separator: "\n").filter { $0.contains("warning") && $0.contains(what) }.count
+        }
+        // Then the server says at its start why that name is not served
+        #expect(told("in/pipe.jpg (a FIFO)") == 1, "\(command.transcript)")
+        #expect(try LoopbackHTTPClient.send(port: port, target: "/thumb/pipe.jpg").status == 404)
+
+        // When a link to nothing is added and the server reloads
+        try FileManager.default.createSymbolicLink(atPath: directory.path + "/in/gone.jpg", withDestinationPath: "nowhere.jpg")
+        var mark = command.lineCount
+        command.signal(SIGHUP)
+        #expect(
+            command.waitForLine(after: mark, timeout: 60) { $0.isError && $0.text.hasSuffix("reloaded") } != nil, "\(command.transcript)")
+        // Then it is told too
+        #expect(told("in/gone.jpg (a symbolic link to nothing)") == 1, "\(command.transcript)")
+
+        // and a reload that skips nothing new tells nothing again
+        mark = command.lineCount
+        command.signal(SIGHUP)
+        #expect(
+            command.waitForLine(after: mark, timeout: 60) { $0.isError && $0.text.hasSuffix("reloaded") } != nil, "\(command.transcript)")
+        #expect(told("in/gone.jpg (a symbolic link to nothing)") == 1, "\(command.transcript)")
+        command.signal(SIGTERM)
+        #expect(command.waitForExit(timeout: 120) == 0, "\(command.transcript)")
+    }
+
     @Test func aSIGHUPWhileTheServerStartsReloadsOnceItIsUp() async throws {
         // Given a server of outputs in a bucket that does not answer whether it is there until
         // the test lets it: the server's start waits on it, as it waits on a slow bucket or on
