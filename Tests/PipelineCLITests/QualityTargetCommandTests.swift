@@ -67,6 +67,32 @@ import Vips
         #expect(result.standardOutput.contains("qualities chosen: webp \(quality) (1 file)"), "\(result.standardOutput)")
     }
 
+    /// A target no allowed quality reaches is told in `report.json`, with the target beside the
+    /// score and the warning the run printed, and on the report's page.
+    @Test func theReportTellsAFileShortOfItsTarget() throws {
+        let directory = try TemporaryDirectory()
+        try directory.write(try Data(contentsOf: Self.photo), to: "in/storm.jpg")
+        let file = try directory.write(
+            Data(
+                """
+                {"version": 1, "inputs": ["in/*.jpg"], "outputs": [
+                  {"name": "short", "steps": [{"resize": {"width": 300}}],
+                   "encode": {"format": "jpeg", "quality": {"ssimulacra2": 99, "max": 40}}, "path": "out/{stem}.jpg"}]}
+                """.utf8), to: "p.json")
+        let result = try CommandRunner.run(["run", "--quiet", "--report", directory.path + "/report", file])
+        #expect(result.status == 0, "\(result.standardError)")
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        let report = try decoder.decode(RunReport.self, from: Data(contentsOf: directory.url.appendingPathComponent("report/report.json")))
+        let output = try #require(report.items.first?.outputs.first)
+        let score = try #require(output.ssimulacra2)
+        #expect(output.quality == 40 && output.ssimulacra2Target == 99 && score < 99, "\(output)")
+        let warnings = try #require(output.warnings, "\(output)")
+        #expect(warnings.contains { $0.contains("short of the target 99") && $0.contains("storm.jpg") }, "\(warnings)")
+        let page = try String(contentsOf: directory.url.appendingPathComponent("report/index.html"), encoding: .utf8)
+        #expect(page.contains("short of the target 99.0"))
+    }
+
     @Test func explainSaysTheOutputSearchesQuality() throws {
         let (directory, file) = try prepare()
         let result = try withExtendedLifetime(directory) { try CommandRunner.run(["explain", file]) }

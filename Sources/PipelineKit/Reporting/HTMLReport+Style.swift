@@ -71,7 +71,7 @@ extension HTMLReport {
         .fact { white-space: nowrap; }
         .format { color: var(--dim); text-transform: uppercase; font-size: 11px; }
         .smaller { color: var(--good); }
-        .larger { color: #b45309; }
+        .larger, .short { color: #b45309; }
         .same { color: var(--dim); }
         .error { margin: 10px 0 0; padding: 8px 10px; background: #fdf6f5; border-radius: 6px; color: #7a1f17; overflow-wrap: anywhere; }
         .timings { font-size: 12px; margin: 10px 0 0; }

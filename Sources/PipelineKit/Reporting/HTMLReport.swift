@@ -251,6 +251,9 @@ struct HTMLReport {
             if let quality = output.quality {
                 let score = output.ssimulacra2.map { String(format: " · SSIMULACRA 2 %.1f", $0) } ?? ""
                 lines.append("<span class=\"quality\">quality \(quality), searched\(score)</span>")
+                if let score = output.ssimulacra2, let target = output.ssimulacra2Target, score < target {
+                    lines.append("<span class=\"short\">" + String(format: "short of the target %.1f", target) + "</span>")
+                }
             }
             html += "<figcaption>\(lines.joined(separator: "<br>"))</figcaption>"
         } else {

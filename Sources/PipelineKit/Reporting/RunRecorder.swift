@@ -171,7 +171,8 @@ package final class RunRecorder: Sendable {
             name: written.output, path: written.path, status: .succeeded, error: nil, stage: nil, step: nil,
             width: written.size.width, height: written.size.height, bytes: written.byteCount,
             format: written.format?.rawValue ?? formats[written.output] ?? "", upToDate: written.upToDate,
-            quality: written.searchedQuality?.quality, ssimulacra2: written.searchedQuality?.score)
+            quality: written.searchedQuality?.quality, ssimulacra2: written.searchedQuality?.score,
+            ssimulacra2Target: written.searchedQuality?.target, warnings: written.warnings.isEmpty ? nil : written.warnings)
     }
 
     /// `body` with the state, holding the lock.

@@ -33,9 +33,15 @@ public struct RunReport: Sendable, Codable {
         public var quality: Int? = nil
         /// The file's SSIMULACRA 2 score when a quality target's search chose its quality.
         public var ssimulacra2: Double? = nil
+        /// The score the quality target asked for, when searched: above `ssimulacra2` when no
+        /// quality the search could choose reached it, and the file is the best it found.
+        public var ssimulacra2Target: Double? = nil
         /// Which of the output's files failed, when it failed and makes several (widths,
         /// formats, art crops): `320 px, avif`.
         public var file: String? = nil
+        /// What the run warned of for this file, each line naming the input: a quality target
+        /// the search fell short of, metadata the format cannot hold. Nil when there was none.
+        public var warnings: [String]? = nil
     }
 
     /// One input: how it went, and each of its outputs.
