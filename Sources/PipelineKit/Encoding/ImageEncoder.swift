@@ -110,6 +110,8 @@ enum ImageEncoder {
 
     /// The shortest delay, in milliseconds, a browser shows a GIF frame for as written.
     static let shortestGIFDelay = 20
+    /// The most plays a WebP animation's loop count holds.
+    static let mostWebPLoops = 65_535
 
     /// The longest side a GIF file holds: its header has 16 bits for each.
     static let gifLargestSide = 65535
@@ -229,6 +231,11 @@ enum ImageEncoder {
             // The GIF saver takes the loop count from the image, not from an option; without
             // one it writes the input's (which the decoder and the steps keep).
             image = try image.settingIntField("loop", to: loop)
+        }
+        if settings.format == .webp, let loop = image.intField("loop"), loop > Self.mostWebPLoops {
+            // WebP counts plays in 16 bits, 0 for ever: a GIF's 65,535 repeats (65,536 plays)
+            // would wrap round to for ever. One play fewer is the nearest WebP holds.
+            image = try image.settingIntField("loop", to: Self.mostWebPLoops)
         }
         // libvips 8.14's savers know only strip (all or nothing): what is not kept is removed
         // from a copy, and the copy saved without strip unless nothing is kept. Removed even

@@ -202,6 +202,19 @@ import Vips
         #expect(gif.intField("loop") == 0)
     }
 
+    /// A GIF played 65,536 times (the most its 16-bit repeat count says) stays finite in WebP,
+    /// whose 16-bit count would wrap round to 0, for ever.
+    @Test func aGIFsLongestFiniteLoopStaysFiniteInWebP() async throws {
+        let frames = try HostileFixtures.frames(2, width: 8, height: 8) { Self.colours[$0] }
+            .settingFrameDelays([100, 100]).settingIntField("loop", to: 65_536)
+        let (directory, _, summary) = try await run(
+            [#"{"name": "w", "encode": {"format": "webp"}, "path": "out/{stem}.webp"}"#],
+            input: try frames.encoded(suffix: ".gif"), name: "long.gif")
+        #expect(summary.succeeded == 1)
+        let webp = try VipsImage.open(file: directory.path + "/out/long.webp", options: "n=-1")
+        #expect(webp.pageCount == 2 && webp.intField("loop") == 65_535)
+    }
+
     @Test(arguments: ["gif", "webp"])
     func firstGivesEveryOutputTheFirstFrame(input ext: String) async throws {
         let (directory, _, summary) = try await run(
