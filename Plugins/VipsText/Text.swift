@@ -32,7 +32,9 @@ public struct Text: ImageProcessing, Hashable {
             help: "The text, drawn as written: markup such as <b> is shown, not interpreted. A newline starts another line."),
         Option(
             "font", .string(nonEmpty: true), default: JSONNode(plain: "DejaVu Sans"),
-            help: "A fontconfig family name (as `fc-list : family` lists them); one that is not installed is an error."),
+            help:
+                "One fontconfig family name, as `fc-list : family` lists them (a line with commas lists one font's several "
+                + "names; give one); one that is not installed is an error."),
         .number("size", in: 1...10_000, default: 24, help: "The font size in pixels (points at 72 dpi)."),
         .colour("color", default: "#ffffff", help: "The text's colour; an alpha component multiplies opacity."),
         .number("opacity", in: 0...1, default: 1, help: "How opaque the text is, 0 (invisible) to 1."),
@@ -41,11 +43,13 @@ public struct Text: ImageProcessing, Hashable {
             help:
                 "Where the text sits, its lines aligned toward that side (when it is wider or taller than the image, its lines "
                 + "are broken at word breaks if that lets it be drawn larger, unless it is turned, and it is scaled down to fit; "
-                + "a text that would be drawn over 4 times the image's area, or whose longest line at its size would pass "
-                + "32767 pixels, is refused as a mistake); ignored with tile."),
+                + "a text that would be drawn over 4 times the image's area and over 16.8 million pixels, or whose longest line "
+                + "at its size would pass 32767 pixels, is refused as a mistake); ignored with tile."),
         .integer(
             "margin", in: 0...100_000, default: 16,
-            help: "Pixels between the text and the edges it sits against; with tile, between neighbouring copies."),
+            help:
+                "Pixels between the text and the edges it sits against, narrowed where the image leaves less room beside the "
+                + "text (a margin wider than the image centres it); with tile, between neighbouring copies."),
         .number(
             "rotate", in: -360...360, default: 0,
             help: "Degrees to turn the text, counter-clockwise when negative (-30 is a rising diagonal)."),
