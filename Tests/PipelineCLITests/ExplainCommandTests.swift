@@ -50,6 +50,33 @@ import Testing
         #expect(!(try CommandRunner.run(["explain", file])).standardOutput.contains("refused by"))
     }
 
+    /// An output whose own widths are enlarged says its art crops are not, as none is.
+    @Test func anEnlargingSetSaysItsArtCropsAreNotEnlarged() throws {
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 300, height: 200)), to: "in/a.jpg")
+        for (name, enlarging) in [("enlarging", true), ("plain", false)] {
+            let output = """
+                {"name": "hero", "widths": [200, 600], "formats": ["webp"],
+                 "art": [{"media": "(max-width: 640px)", "aspectRatio": "1:1", "widths": [100, 400]}],
+                 "steps": [{"resize": {"withoutEnlargement": \(!enlarging)}}], "path": "\(name)/{stem}{art}-{width}.{format}"}
+                """
+            try directory.write(Data(PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [output]).utf8), to: "\(name).json")
+            let result = try CommandRunner.run(["explain", directory.path + "/\(name).json"])
+            #expect(result.status == 0, "\(result.standardError)")
+            let line = try #require(
+                result.standardOutput.split(separator: "\n").first { $0.contains("hero: widths") }, "\(result.standardOutput)")
+            #expect(line.contains("enlarged when wider than the image") == enlarging, "\(line)")
+            #expect(
+                line.contains("art 1:1 for (max-width: 640px) at 100, 400, none wider than its window (never enlarged)") == enlarging,
+                "\(line)")
+            // and the run makes the 600 px file of the set, and no 400 px art crop of a 200 px window
+            #expect(try CommandRunner.run(["run", "--quiet", directory.path + "/\(name).json"]).status == 0)
+            let files = directory.allFiles().filter { $0.hasPrefix(name + "/") }
+            #expect(files.contains("\(name)/a-600.webp") == enlarging, "\(files)")
+            #expect(files.contains("\(name)/a-1x1-200.webp") && !files.contains("\(name)/a-1x1-400.webp"), "\(files)")
+        }
+    }
+
     /// The bundled pipeline names no widths: confined to one core (as `taskset` or a container's
     /// cpuset confines it), the run gets one lane per stage, whatever the machine has.
     @Test func theDefaultWidthsFollowTheCoresTheProcessMayUse() throws {

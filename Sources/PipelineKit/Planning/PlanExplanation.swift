@@ -207,8 +207,11 @@ public struct PlanExplanation: Sendable {
             widths.count > 1 || variant.width != nil
             ? (variant.enlarges ? ", enlarged when wider than the image" : ", none wider than the image (its own width stands in, once)")
             : ""
+        // An art crop is a window of the image, never enlarged: said where the output's own
+        // widths are, so that its widths are not read as made past the window.
         let art = first.art.map { entry in
             "; art \(entry.aspectRatio) for \(entry.media) at \(entry.widths.map(String.init).joined(separator: ", "))"
+                + (variant.enlarges ? ", none wider than its window (never enlarged)" : "")
         }
         return "\(first.name): widths \(widths.joined(separator: ", "))\(enlargement)\(art.joined()); "
             + "formats \(encoders.joined(separator: ", ")): \(steps.isEmpty ? "no steps" : steps) → \(first.path.text)"
