@@ -36,6 +36,7 @@ public struct Text: ImageProcessing, Hashable {
                 "One fontconfig family name, as `fc-list : family` lists them (a line with commas lists one font's several "
                 + "names; give one); one that is not installed is an error."),
         .number("size", in: 1...10_000, default: 24, help: "The font size in pixels (points at 72 dpi)."),
+        .boolean("bold", default: false, help: "Draw the text in the family's bold face (a bolder one drawn by Pango when it has none)."),
         .colour("color", default: "#ffffff", help: "The text's colour; an alpha component multiplies opacity."),
         .number("opacity", in: 0...1, default: 1, help: "How opaque the text is, 0 (invisible) to 1."),
         .choice(
@@ -62,6 +63,8 @@ public struct Text: ImageProcessing, Hashable {
     public let font: String
     /// The font size in pixels.
     public let size: Double
+    /// Whether the text is drawn in the family's bold face.
+    public let bold: Bool
     /// Red, green, blue and alpha, 0–255.
     public let color: [Double]
     /// How opaque the text is, 0 to 1.
@@ -84,7 +87,7 @@ public struct Text: ImageProcessing, Hashable {
             throw OptionError(option: "gravity", "unknown value \(gravityName.quotedValue)")
         }
         try self.init(
-            text: options.string("text"), font: options.string("font"), size: options.double("size"),
+            text: options.string("text"), font: options.string("font"), size: options.double("size"), bold: options.bool("bold"),
             color: options.colour("color"), opacity: options.double("opacity"), gravity: gravity,
             margin: options.int("margin"), rotate: options.double("rotate"), tile: options.bool("tile"))
     }
@@ -92,7 +95,7 @@ public struct Text: ImageProcessing, Hashable {
     /// A text step for use from Swift; checks what the pipeline file's validator would, the
     /// font's presence included.
     public init(
-        text: String, font: String = "DejaVu Sans", size: Double = 24, color: [Double] = [255, 255, 255, 255],
+        text: String, font: String = "DejaVu Sans", size: Double = 24, bold: Bool = false, color: [Double] = [255, 255, 255, 255],
         opacity: Double = 1, gravity: Gravity = .southeast, margin: Int = 16, rotate: Double = 0, tile: Bool = false
     ) throws(OptionError) {
         guard !text.isEmpty else { throw OptionError(option: "text", "must not be empty") }
@@ -114,10 +117,11 @@ public struct Text: ImageProcessing, Hashable {
         guard (-360...360).contains(rotate) else { throw OptionError(option: "rotate", "must be between -360 and 360") }
         try FontCatalogue.requireInstalled(font)
         try FontCatalogue.requireGlyphs(for: text, family: font)
-        drawnSize = try Self.measure(text, font: font, size: size, aligned: Self.lineAlignment(gravity, tiled: tile))
+        drawnSize = try Self.measure(text, face: Self.face(font, bold: bold), size: size, aligned: Self.lineAlignment(gravity, tiled: tile))
         self.text = text
         self.font = font
         self.size = size
+        self.bold = bold
         self.color = color.count == 3 ? color + [255] : color
         self.opacity = opacity
         self.gravity = gravity
@@ -130,7 +134,7 @@ public struct Text: ImageProcessing, Hashable {
     public var identifier: String {
         let colour = color.map { String(Int($0.rounded())) }.joined(separator: ",")
         return
-            "text(text:\(text.quotedValue),font:\(font.quotedValue),size:\(size),color:\(colour),opacity:\(opacity),gravity:\(gravity.rawValue),margin:\(margin),rotate:\(rotate),tile:\(tile))"
+            "text(text:\(text.quotedValue),font:\(font.quotedValue),size:\(size)\(bold ? ",bold:true" : ""),color:\(colour),opacity:\(opacity),gravity:\(gravity.rawValue),margin:\(margin),rotate:\(rotate),tile:\(tile))"
     }
 
     /// The size of the input: the step keeps every pixel's place.
@@ -176,7 +180,7 @@ public struct Text: ImageProcessing, Hashable {
         guard drawnSize.pixelCount <= allowed else {
             throw TextTooLarge(size: size, text: drawnSize, image: image, maxPixels: maxPixels)
         }
-        var mask = try Self.drawing(text, font: font, size: size, aligned: lineAlignment)
+        var mask = try Self.drawing(text, face: face, size: size, aligned: lineAlignment)
         if !tile, rotate.truncatingRemainder(dividingBy: 360) == 0, let wrapped = try wrappedToFit(mask, on: image) {
             mask = wrapped
         }
@@ -199,13 +203,13 @@ public struct Text: ImageProcessing, Hashable {
     /// size keeps the measure cheap, and within what Cairo draws for glyphs up to two ems wide;
     /// from a pixel up, Pango's extents scale with the size to within a few percent, and from
     /// 32 pixels to within a pixel or two a line.
-    static func measure(_ text: String, font: String, size: Double, aligned alignment: String = "low") throws(OptionError) -> ImageSize {
+    static func measure(_ text: String, face: String, size: Double, aligned alignment: String = "low") throws(OptionError) -> ImageSize {
         let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
         let longestLine = lines.map(\.count).max() ?? 1
         let probeSize = min(size, 32, max(1, 16000 / Double(max(longestLine, lines.count))))
         let probe: VipsImage
         do {
-            probe = try drawing(text, font: font, size: probeSize, aligned: alignment)
+            probe = try drawing(text, face: face, size: probeSize, aligned: alignment)
         } catch {
             throw OptionError(option: "text", "cannot be drawn: \(error.message)")
         }
@@ -237,15 +241,22 @@ public struct Text: ImageProcessing, Hashable {
         }
     }
 
-    /// `text`, unturned, as Pango draws it at `size` pixels, its lines `aligned` (`low`,
-    /// `centre` or `high`) and broken at word breaks to at most `width` pixels when a width is
-    /// given.
+    /// The step's face, as `face(_:bold:)` names it.
+    var face: String { Self.face(font, bold: bold) }
+
+    /// The start of a Pango font description for `family`, bold or not. The comma ends Pango's
+    /// family list, so every word of the family is the family's (a "Bold" in its name is not
+    /// taken for a weight), and only what follows it is a style.
+    static func face(_ family: String, bold: Bool) -> String { "\(family)," + (bold ? " Bold" : "") }
+
+    /// `text`, unturned, as Pango draws it in `face` at `size` pixels, its lines `aligned`
+    /// (`low`, `centre` or `high`) and broken at word breaks to at most `width` pixels when a
+    /// width is given.
     private static func drawing(
-        _ text: String, font: String, size: Double, aligned alignment: String = "low", wrappingAt width: Int? = nil
+        _ text: String, face: String, size: Double, aligned alignment: String = "low", wrappingAt width: Int? = nil
     ) throws(VipsError) -> VipsImage {
-        // The trailing comma ends Pango's family list, so every word of the family is the
-        // family's (a "Bold" in it is not taken for a weight); at 72 dpi a point is a pixel.
-        let description = "\(font), \(size)"
+        // At 72 dpi a point is a pixel.
+        let description = "\(face) \(size)"
         var arguments: [String: VipsValue] = [
             "text": .string(escaped(text)), "font": .string(description), "dpi": .integer(72), "align": .string(alignment),
         ]
@@ -272,7 +283,7 @@ public struct Text: ImageProcessing, Hashable {
         let fitsAtSize = linesAcross * height <= room.height
         let lineWidth = fitsAtSize ? Int(room.width) : Int((width * height * room.width / room.height).squareRoot())
         guard lineWidth < drawn.width else { return nil }
-        let wrapped = try Self.drawing(text, font: font, size: size, aligned: lineAlignment, wrappingAt: max(1, lineWidth))
+        let wrapped = try Self.drawing(text, face: face, size: size, aligned: lineAlignment, wrappingAt: max(1, lineWidth))
         let fitted = min(room.width / Double(wrapped.width), room.height / Double(wrapped.height))
         return fitted > asDrawn ? wrapped : nil
     }

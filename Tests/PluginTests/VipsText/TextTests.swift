@@ -345,6 +345,22 @@ struct TextTests {
         #expect(box.bottom - box.top > 100 && box.right - box.left > 400, "\(box)")
     }
 
+    /// `bold` draws the family's bold face: more ink for the same words, a little wider. A
+    /// text without it keeps the identifier it had, so what it made is not made again.
+    @Test func boldDrawsTheBoldFace() throws {
+        #expect(try problems(#"{"text": {"text": "Hello", "bold": true}}"#).isEmpty)
+        let base = try Fixtures.solid(width: 300, height: 100, colour: [0, 0, 0])
+        let regular = try Text(text: "Hello", size: 40, gravity: .centre)
+        let bold = try Text(text: "Hello", size: 40, bold: true, gravity: .centre)
+        func ink(_ step: Text) throws -> Double {
+            try Vips.call("avg", ["in": .image(try step.applied(to: base).extractingBands(0))])["out"]?.number ?? 0
+        }
+        let (boldInk, regularInk) = (try ink(bold), try ink(regular))
+        #expect(boldInk > 1.2 * regularInk, "bold \(boldInk), regular \(regularInk)")
+        #expect(bold.drawnSize.width > regular.drawnSize.width, "\(bold.drawnSize) \(regular.drawnSize)")
+        #expect(!regular.identifier.contains("bold") && bold.identifier.contains(",bold:true,"), "\(bold.identifier)")
+    }
+
     @Test func theWatermarkExamplePipelineLoads() throws {
         let file = CommandRunner.repositoryRoot.appendingPathComponent("Pipelines/watermark.json")
         let pipeline = try Pipeline(contentsOf: file, processors: .standard)
