@@ -44,21 +44,21 @@ extension RunPlan {
     ) -> (problems: [PipelineFileError.Problem], protected: ProtectedInputs) {
         let sources = planned.sources
         let store = sources.store
+        let unsized = UnsizedOutputReach(runWrites)
         // The closures' types are spelled out: the compiler is slow to infer them here.
         typealias Checked = (write: WriteCheck.Write, origin: WriteCheck.Origin)
         let outputWrites = sources.refs.lazy.flatMap { ref -> [Checked] in
             zip(store.listingOffsets(of: ref), store.item(ref).listings).flatMap { offset, listing -> [Checked] in
                 guard listing.refusal == nil, listing.sameAs == nil else { return [] }
                 return listing.targets.enumerated().filter { $0.element.isMade }.map { index, target -> Checked in
-                    (
-                        write: WriteCheck.Write(outputWriters[index], input: listing.input.displayName, path: target.plannedPath),
-                        origin: .output(listing: offset, index: index)
-                    )
+                    let write = WriteCheck.Write(outputWriters[index], input: listing.input.displayName, path: target.plannedPath)
+                    if target.hasUnknownSizes { unsized.check(write, pattern: target.pattern) }
+                    return (write: write, origin: .output(listing: offset, index: index))
                 }
             }
         }
         let otherWrites = runWrites.enumerated().map { index, write -> Checked in (write: write, origin: .run(index: index)) }
-        return planned.writeCheck.check(
+        let checked = planned.writeCheck.check(
             inputAt: { planned.sourceIndex[$0].map { sources.refs[$0].offset } }, reads: reads,
             writes: [AnySequence(outputWrites), AnySequence(otherWrites)].joined(),
             remake: { origin in
@@ -71,6 +71,35 @@ extension RunPlan {
                     return runWrites[index]
                 }
             }, plan: store.reader, records: &records)
+        return (checked.problems + unsized.problems, checked.protected)
+    }
+
+    /// The run's own writes (the manifest, the journal, a trace or report file) that an output
+    /// may write when its path waits for a size or a hash (`{width}`, `{hash}`): the check by
+    /// path cannot see those meet, as the output's path is known only once its file is made.
+    /// Each such write is reported once, with the first output found to reach it.
+    final class UnsizedOutputReach {
+        private let writes: [(write: WriteCheck.Write, pattern: PathPattern)]
+        private var reported: Set<Int> = []
+        private(set) var problems: [PipelineFileError.Problem] = []
+
+        init(_ runWrites: [WriteCheck.Write]) {
+            writes = runWrites.map { ($0, PathPattern($0.path)) }
+        }
+
+        /// Notes every run write that `output`, whose path with its unknowns is `pattern`, may write.
+        func check(_ output: WriteCheck.Write, pattern: PathPattern) {
+            guard reported.count < writes.count else { return }
+            for (index, run) in writes.enumerated() where !reported.contains(index) && pattern.canMatch(run.pattern) {
+                reported.insert(index)
+                problems.append(
+                    .init(
+                        path: output.place, location: output.location,
+                        message:
+                            "\(run.write.what) is at \(run.write.path), which \(output.what) may write (\(output.path), "
+                            + "named once its file is made): give one of them another path"))
+            }
+        }
     }
 
     /// The run's own writes (`runWrites`) that cannot land where they are asked to: at a

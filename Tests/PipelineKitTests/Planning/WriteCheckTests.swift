@@ -77,6 +77,29 @@ import Testing
             try planningError(json, in: directory, sideWrites: [SideWrite(what: "the trace", path: directory.path + "/trace.json")]) == nil)
     }
 
+    /// An output whose path is named once its file is made (`{hash}`, an unfixed `{width}`) may
+    /// land on the manifest or a trace: refused as one with a known path would be, and a name
+    /// it cannot take (another extension, an `{hash}` of the wrong length) is accepted.
+    @Test(arguments: ["out/{stem}.{hash}.jpg", "out/{stem}-{width}.jpg"])
+    func aManifestOrTraceAnOutputNamedOnceMadeMayWriteIsRefused(path: String) throws {
+        let directory = try TemporaryDirectory()
+        _ = try photos(in: directory)
+        let outputs = [#"{"name": "t", "steps": [{"resize": {"height": 16}}], "encode": {"format": "jpeg"}, "path": "\#(path)"}"#]
+        let made = path.contains("{hash}") ? "out/dune-1.0123456789.jpg" : "out/dune-1-21.jpg"
+        let manifest = PipelineHarness.json(inputs: ["in/*.jpg"], outputs: outputs, extra: #""manifest": "\#(made)""#)
+        let error = try #require(try planningError(manifest, in: directory))
+        #expect(error.contains("the manifest is at \(directory.path)/\(made), which output \"t\" of in/dune-1.jpg may write"), "\(error)")
+        #expect(error.components(separatedBy: "may write").count == 2, "reported once: \(error)")
+        let trace = SideWrite(what: "the trace (--trace)", path: directory.path + "/" + made)
+        let traced = try #require(
+            try planningError(PipelineHarness.json(inputs: ["in/*.jpg"], outputs: outputs), in: directory, sideWrites: [trace]))
+        #expect(traced.contains("the trace (--trace) is at"), "\(traced)")
+        for elsewhere in ["out/dune-1.0123456789.json", "out/dune-1.01234567.jpg", "out/manifest.json"] {
+            let json = PipelineHarness.json(inputs: ["in/*.jpg"], outputs: outputs, extra: #""manifest": "\#(elsewhere)""#)
+            #expect(try planningError(json, in: directory) == nil, "\(elsewhere)")
+        }
+    }
+
     @Test func inputsInTheCacheFolderAreRefused() throws {
         // Given inputs in the folder that holds the journal and the cache
         let directory = try TemporaryDirectory()
