@@ -224,10 +224,10 @@ extension PipelineCommand {
             if previous.hasPrefix("--"), !isFlag(String(previous.dropFirst(2)), of: arguments) { continue }
             // html's INPUT is the manifest's name for an input, which `./` would not be.
             if command(namedBy: arguments)?.command == HTML.self {
-                return "error: '\(argument)' is read as options, not as a name: put -- before it"
+                return "error: '\(argument)' is read as options, not as a name: put -- before it, after every option"
             }
             return "error: '\(argument)' is read as options, not as a file: name a file that starts with '-' as "
-                + "./\(argument), or put -- before it"
+                + "./\(argument), or put -- before it, after every option"
         }
         return nil
     }

@@ -61,6 +61,7 @@ extension ConvertCommandTests {
             #expect(refused.status == 2, "\(refused.standardOutput)\(refused.standardError)")
             #expect(refused.standardError.contains("'-hero.jpg' is read as options"), "\(refused.standardError)")
             #expect(refused.standardError.contains("./-hero.jpg"), "\(refused.standardError)")
+            #expect(refused.standardError.contains("put -- before it, after every option"), "\(refused.standardError)")
         }
         let named = try CommandRunner.run(["convert", "./-hero.jpg", "out/", "--width", "50"], in: directory.url)
         #expect(named.status == 0, "\(named.standardError)")
@@ -72,7 +73,7 @@ extension ConvertCommandTests {
         // and html, whose INPUT is the manifest's name for an input, is told only of `--`
         #expect(
             PipelineCommand.fileNamedLikeAnOption(in: ["html", "m.json", "-hero.jpg"])
-                == "error: '-hero.jpg' is read as options, not as a name: put -- before it")
+                == "error: '-hero.jpg' is read as options, not as a name: put -- before it, after every option")
     }
 
     /// OUT in a folder that cannot be written in is refused before anything is decoded, by OUT,
