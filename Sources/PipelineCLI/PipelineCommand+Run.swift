@@ -102,15 +102,30 @@ extension PipelineCommand {
             // Signal handling first: libdispatch opens its descriptors now, not once the run has
             // taken every one the limit allows (it stopped the process then).
             let started = Locked<PipelineRun?>(nil)
+            // Before the run, a signal stops the listing of the inputs (a bucket's requests).
+            let stopping = Locked(false)
             let stopRun: @Sendable (Int32) -> Void = { signal in
                 // Nobody reads the output any more: nothing to say, only the work to wind down.
                 if signal != SIGPIPE { printError("\(Interruption.describe(signal)): finishing the work in progress…") }
+                stopping.withLock { $0 = true }
                 started.withLock { $0 }?.cancel(stoppingRunningWorkAfter: PipelineRun.signalGrace)
             }
             let interruption = given ?? Interruption(stopRun)
             given?.hand(to: stopRun)
             defer { if given == nil { interruption.stop() } }
-            let run = try exitingOnInvalidFile { () throws(PipelineFileError) in try pipeline.run(force: force, shard: shard?.shard) }
+            if interruption.received != nil { stopping.withLock { $0 = true } }
+            pipeline.stopsPlanning = { stopping.withLock { $0 } }
+            let run: PipelineRun
+            do {
+                run = try pipeline.run(force: force, shard: shard?.shard)
+            } catch {
+                // Stopped while the inputs were found: nothing ran, and the status is the signal's.
+                if let signal = interruption.received {
+                    printError("stopped before the run began: nothing was made")
+                    throw ExitCode.afterSignal(signal)
+                }
+                run = try exitingOnInvalidFile { () throws(PipelineFileError) -> PipelineRun in throw error }
+            }
             started.withLock { $0 = run }
             if interruption.received != nil { run.cancel(stoppingRunningWorkAfter: PipelineRun.signalGrace) }
 

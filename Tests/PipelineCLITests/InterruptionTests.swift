@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import PipelineCLI
@@ -22,5 +23,33 @@ import Testing
             #expect(sigaction(number, nil, &action) == 0)
             #expect(unsafeBitCast(action.__sigaction_handler.sa_handler, to: Int.self) != ignored, "signal \(number) is ignored")
         }
+    }
+
+    /// SIGTERM while a bucket is listed, before the run begins, stops the listing: the command
+    /// exits as after any SIGTERM, having made nothing, rather than wait out the listing's
+    /// timeouts and retries.
+    @Test func sigtermWhileTheInputsAreListedEndsTheCommandAt143() async throws {
+        // Given an S3 endpoint that holds every request for two minutes
+        let silent = try SilentOrigin(seconds: 120)
+        let directory = try TemporaryDirectory()
+        let json = PipelineHarness.json(
+            inputs: ["s3://photos/in/*.jpg"], outputs: [#"{"name": "t", "encode": {"format": "png"}, "path": "out/{stem}.png"}"#])
+        try directory.write(Data(json.utf8), to: "p.json")
+        let command = try BackgroundCommand(
+            ["run", "p.json"], in: directory.url,
+            environment: [
+                "AWS_ACCESS_KEY_ID": "AKIASTOPSTOPSTOP0001", "AWS_SECRET_ACCESS_KEY": "stopSecret", "AWS_REGION": "us-east-1",
+                "AWS_ENDPOINT_URL_S3": silent.server.url(""), "HOME": directory.path,
+            ])
+        defer { command.kill() }
+        try await waitUntil("the bucket is listed:\n\(command.transcript)") { !silent.server.requests.isEmpty }
+
+        // When SIGTERM comes
+        command.signal(SIGTERM)
+
+        // Then the command ends with SIGTERM's status, saying nothing was made
+        #expect(command.waitForExit(timeout: 60) == 143, "\(command.transcript)")
+        #expect(command.transcript.contains("stopped before the run began: nothing was made"), "\(command.transcript)")
+        #expect(!FileManager.default.fileExists(atPath: directory.path + "/out"))
     }
 }

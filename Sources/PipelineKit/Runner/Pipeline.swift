@@ -23,6 +23,10 @@ public struct Pipeline: Sendable {
     /// (`"pipeline convert"`), so that it and a run of a pipeline file do not write one file at
     /// once; nil, the default, claims nothing. A run of a file claims by the file's path.
     public var claimant: String?
+    /// Asked while the inputs are found, between and within a bucket's requests: true stops
+    /// the listing, and planning fails, rather than waiting out its timeouts and retries (a
+    /// command stopped by a signal before its run began). By default, never.
+    public var stopsPlanning: @Sendable () -> Bool = { false }
 
     /// Reads and checks a pipeline file; relative paths in it resolve against its folder.
     ///
@@ -64,7 +68,7 @@ public struct Pipeline: Sendable {
     public func plan(shard: Shard? = nil, allowingNoInputs: Bool = false) throws(PipelineFileError) -> RunPlan {
         try RunPlan(
             definition, fileName: fileName, shard: shard,
-            stores: ObjectStoreAccess(definition: definition, environment: environment, loader: nil),
+            stores: ObjectStoreAccess(definition: definition, environment: environment, loader: nil, stopsPlanning: stopsPlanning),
             sideWrites: sideWrites, claims: claims, allowingNoInputs: allowingNoInputs)
     }
 
@@ -100,7 +104,8 @@ public struct Pipeline: Sendable {
         // question to a bucket is then bounded by a timeout of its own, not the fetch's.
         var plan = try RunPlan(
             definition, fileName: fileName, shard: shard,
-            stores: ObjectStoreAccess(definition: definition, environment: environment, loader: dataLoader), sideWrites: sideWrites,
+            stores: ObjectStoreAccess(definition: definition, environment: environment, loader: dataLoader, stopsPlanning: stopsPlanning),
+            sideWrites: sideWrites,
             claims: claims)
         // The journal says itself, at the end, what it could not record: a run that makes
         // nothing loses nothing by a folder it cannot write.

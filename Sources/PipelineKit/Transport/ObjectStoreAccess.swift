@@ -5,9 +5,18 @@ final class ObjectStoreAccess: Sendable {
     /// S3's access: listings, fetches and writes of `s3://` addresses.
     let s3: S3Access
 
-    /// - Parameter loader: makes the requests; by default libcurl with the file's fetch settings.
-    init(definition: PipelineDefinition, environment: [String: String], loader: (any DataLoading)?) {
+    /// Whether planning was asked to stop (`Pipeline.stopsPlanning`): a listing then ends.
+    let stopsPlanning: @Sendable () -> Bool
+
+    /// - Parameters:
+    ///   - loader: makes the requests; by default libcurl with the file's fetch settings.
+    ///   - stopsPlanning: asked between and within a listing's requests.
+    init(
+        definition: PipelineDefinition, environment: [String: String], loader: (any DataLoading)?,
+        stopsPlanning: @escaping @Sendable () -> Bool = { false }
+    ) {
         s3 = S3Access(definition: definition, environment: environment, loader: loader)
+        self.stopsPlanning = stopsPlanning
     }
 
     /// The store that keeps `address`, configured; nil for a local path or a URL, or when the

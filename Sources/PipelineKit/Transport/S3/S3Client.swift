@@ -86,14 +86,24 @@ struct S3Client: Sendable {
 
     /// Every object whose key starts with `prefix`, page after page (ListObjectsV2 returns at
     /// most 1,000 keys per answer and a continuation token for the next).
+    ///
+    /// - Throws: `ItemError` for an answer that is not a listing (a web server's page on the
+    ///   endpoint), or one that cannot be followed to its end: truncated without a token to go
+    ///   on with (a server paging as ListObjects version 1 does), or giving a token again. Either
+    ///   would leave keys out, or never end. `CancellationError` once `isCancelled`.
     func list(bucket: String, prefix: String, isCancelled: @escaping @Sendable () -> Bool = { false }) throws -> [S3Object] {
         var objects: [S3Object] = []
         var token: String?
+        var tokensGiven: Set<String> = []
         let location = S3Location(bucket: bucket, key: "")
-        repeat {
+        let label = "S3 ListObjectsV2 of s3://\(bucket)/\(prefix) (bucket \"\(bucket)\", prefix \"\(prefix)\")"
+        func unfollowable(_ why: String) -> ItemError {
+            ItemError(.network, stage: .fetch, reason: "\(label): \(why)")
+        }
+        while true {
+            if isCancelled() { throw CancellationError() }
             var query = [("list-type", "2"), ("prefix", prefix)]
             if let token { query.append(("continuation-token", token)) }
-            let label = "S3 ListObjectsV2 of s3://\(bucket)/\(prefix) (bucket \"\(bucket)\", prefix \"\(prefix)\")"
             let explain = explanation("ListObjectsV2", S3Location(bucket: bucket, key: prefix))
             // A page of 1,000 keys is a few hundred kilobytes; this bound only stops a runaway answer.
             let page = { (raw: Bool) throws -> RemoteFetcher.Outcome in
@@ -118,6 +128,12 @@ struct S3Client: Sendable {
             }
             guard case .fetched(let response) = outcome else { break }
             let xml = Substring(String(decoding: response.body, as: UTF8.self))
+            guard xml.contains("<ListBucketResult") else {
+                let type = response.headers["content-type"].map { "of type \($0)" } ?? "with no Content-Type"
+                throw unfollowable(
+                    "the answer (HTTP \(response.status), \(response.body.count) bytes \(type)) is not an S3 listing: "
+                        + "is the endpoint an S3 server?")
+            }
             for contents in S3XML.elements("Contents", in: xml) {
                 guard let key = S3XML.value(of: "Key", in: contents) else { continue }
                 objects.append(
@@ -125,9 +141,17 @@ struct S3Client: Sendable {
                         key: key, etag: S3XML.value(of: "ETag", in: contents),
                         size: S3XML.value(of: "Size", in: contents).flatMap { Int64($0) }))
             }
-            let truncated = S3XML.value(of: "IsTruncated", in: xml) == "true"
-            token = truncated ? S3XML.value(of: "NextContinuationToken", in: xml) : nil
-        } while token != nil
+            guard S3XML.value(of: "IsTruncated", in: xml) == "true" else { break }
+            guard let next = S3XML.value(of: "NextContinuationToken", in: xml), !next.isEmpty else {
+                throw unfollowable(
+                    "a page is marked truncated but gives no NextContinuationToken to go on with (the server pages "
+                        + "as ListObjects version 1 does): the keys after the first \(objects.count) would be left out")
+            }
+            guard tokensGiven.insert(next).inserted else {
+                throw unfollowable("the server gave a continuation token it had given before: the listing would never end")
+            }
+            token = next
+        }
         return objects
     }
 
@@ -179,8 +203,9 @@ struct S3Client: Sendable {
     /// Writes the whole object in one `PUT` (S3 makes it appear at once, never half written).
     /// Failures are the encode stage's.
     func put(_ location: S3Location, body: Data, headers: [String: String], isCancelled: @escaping @Sendable () -> Bool) throws(ItemError) {
+        let outcome: RemoteFetcher.Outcome
         do {
-            _ = try fetcher.fetch(
+            outcome = try fetcher.fetch(
                 request("PUT", location, headers: headers, body: body, maxBytes: 1 << 20), revalidating: nil,
                 label: Self.label("PutObject", location), explain: explanation("PutObject", location),
                 isCancelled: isCancelled)
@@ -189,6 +214,14 @@ struct S3Client: Sendable {
                 error.kind == .httpStatus ? .writing : error.kind, stage: .encode, reason: error.reason, underlying: error.underlyingError)
         } catch {
             throw ItemError(.writing, stage: .encode, reason: "\(Self.label("PutObject", location)): cancelled", underlying: error)
+        }
+        // S3 answers a PUT it stored with the object's ETag. A success without one is another
+        // server's (a web server or a proxy's login page on the endpoint), and stored nothing.
+        guard case .fetched(let response) = outcome, response.etag != nil else {
+            throw ItemError(
+                .writing, stage: .encode,
+                reason: "\(Self.label("PutObject", location)): the answer has no ETag, which S3 gives every object it stores: "
+                    + "is the endpoint an S3 server?")
         }
     }
 }

@@ -27,14 +27,15 @@ extension S3Store: InputSource {
         let outcome = try store.get(address, revalidating: cached, maxBytes: transports.web.settings.maxBytes, isCancelled: isCancelled)
         // The object the listing found, by its ETag, in fewer or more bytes than it lists: cut on
         // its way by a gateway that also cut its Content-Length. Cached, it would be answered "not
-        // modified" on every later run; failed here, the next run fetches it again.
+        // modified" on every later run; failed here, the next run fetches it again. An object
+        // stored compressed (`Content-Encoding`) is listed at its stored size and comes decoded.
         if case .fetched(let response) = outcome, response.status == 200, let listed = input.byteCount,
             let etag = response.etag, input.listedVersion == FetchedSource.version(of: address, etag: etag),
-            Int64(response.body.count) != listed
+            [nil, "identity"].contains(response.headers["content-encoding"]?.lowercased()), Int64(response.body.count) != listed
         {
+            let why = Int64(response.body.count) < listed ? "the answer was cut on its way" : "more than the object holds"
             throw ItemError(
-                .network, stage: .fetch,
-                reason: "\(address): \(response.body.count) bytes came of the \(listed) its listing gives: the answer was cut on its way")
+                .network, stage: .fetch, reason: "\(address): \(response.body.count) bytes came of the \(listed) its listing gives: \(why)")
         }
         return .answered(outcome)
     }

@@ -37,9 +37,11 @@ extension InputEnumerator {
         let objects: [S3Object]
         do {
             guard let stores else { throw S3Configuration.Failure(message: "S3 is not available to this enumeration") }
-            objects = try stores.s3.client().list(bucket: location.bucket, prefix: listPrefix)
+            objects = try stores.s3.client().list(bucket: location.bucket, prefix: listPrefix, isCancelled: stores.stopsPlanning)
         } catch {
-            let reason = (error as? ItemError)?.reason ?? (error as? S3Configuration.Failure)?.message ?? String(describing: error)
+            let reason =
+                (error as? ItemError)?.reason ?? (error as? S3Configuration.Failure)?.message
+                ?? (error is CancellationError ? "stopped" : String(describing: error))
             result.problems.append(.init(path: place, location: nil, message: "cannot list \(pattern): \(reason)"))
             return listed
         }
