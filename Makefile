@@ -125,18 +125,22 @@ install: all
 	$(INSTALL) -m 644 $(GENERATED)/_pipeline $(ZSHDIR)/_pipeline
 	$(INSTALL) -m 644 $(GENERATED)/pipeline.fish $(FISHDIR)/pipeline.fish
 
-# The folders install made go too when nothing else is in them (a PREFIX of pipeline's own).
+# A PREFIX left with no file at all is pipeline's own, and its empty folders go with it; a
+# shared one (/usr/local, whose folders and links were there before) keeps every folder, and no
+# folder above PREFIX is ever removed.
 uninstall:
 	rm -f $(BINDIR)/pipeline $(MANDIR)/pipeline.1 $(BASHDIR)/pipeline $(ZSHDIR)/_pipeline $(FISHDIR)/pipeline.fish
-	-rmdir -p --ignore-fail-on-non-empty $(BINDIR) $(MANDIR) $(BASHDIR) $(ZSHDIR) $(FISHDIR) 2>/dev/null
+	@prefix='$(DESTDIR)$(PREFIX)'; \
+	if [ -d "$$prefix" ] && [ -z "$$(find "$$prefix" ! -type d -print -quit)" ]; then find "$$prefix" -depth -type d -empty -delete; fi
 
 deb: $(DEB)
 
 # The files `make install` puts under /usr, staged, with a control file whose Depends are the
-# libraries Scripts/install-dependencies --runtime installs.
+# libraries Scripts/install-dependencies --runtime installs. The zsh completion goes where
+# Debian's zsh looks for a package's (site-functions is searched only under /usr/local).
 $(DEB): all Scripts/install-dependencies
 	rm -rf $(DEBROOT)
-	$(MAKE) install PREFIX=/usr DESTDIR=$(CURDIR)/$(DEBROOT)
+	$(MAKE) install PREFIX=/usr DESTDIR=$(CURDIR)/$(DEBROOT) ZSHDIR=$(CURDIR)/$(DEBROOT)/usr/share/zsh/vendor-completions
 	mkdir -p $(DEBROOT)/DEBIAN
 	printf '%s\n' \
 	  'Package: pipeline' \

@@ -54,6 +54,15 @@ make uninstall PREFIX="$prefix"
 # Nothing at all: the files, and the folders install made, emptied (the prefix with them).
 left=$(find "$prefix" 2>/dev/null || true)
 [ -z "$left" ] || { echo "install-check: left after make uninstall: $left" >&2; exit 1; }
+# A shared prefix keeps its folders, and what is above it: one that held a file and an empty
+# folder of its own before the install is as it was after the uninstall.
+shared="$work/shared/local"
+mkdir -p "$shared/bin" "$shared/share/man"
+ln -s share/man "$shared/man"
+make install PREFIX="$shared" >/dev/null
+make uninstall PREFIX="$shared"
+[ -d "$shared/bin" ] && [ -d "$shared/share/man" ] && [ -L "$shared/man" ] && [ ! -e "$shared/bin/pipeline" ] \
+  || { echo "install-check: make uninstall of a shared prefix left $(find "$work/shared")" >&2; exit 1; }
 
 # The Debian package: built from the same binary, installed by apt with its dependencies
 # declared, a job run with it from a bare environment, then removed.
@@ -66,6 +75,8 @@ rm -rf "$work/job/out"
 debOutputs=$(find "$work/job/out" -type f -size +0 | wc -l)
 [ "$debOutputs" -eq $((samples * 3)) ] || { echo "install-check: the package's binary made $debOutputs outputs" >&2; exit 1; }
 [ -s /usr/share/man/man1/pipeline.1 ] || { echo "install-check: the package installed no man page" >&2; exit 1; }
+# zsh on Debian loads a package's completions from vendor-completions, not /usr/share/zsh/site-functions.
+[ -s /usr/share/zsh/vendor-completions/_pipeline ] || { echo "install-check: no zsh completion where Debian's zsh looks" >&2; exit 1; }
 apt-get remove -y -qq pipeline >/dev/null
 [ ! -e /usr/bin/pipeline ] || { echo "install-check: /usr/bin/pipeline is left after apt-get remove" >&2; exit 1; }
 rm -f "$deb"
