@@ -89,7 +89,13 @@ struct ProtectedInputs: Sendable {
     private func readFile(_ identity: FileIdentity) -> String? {
         if let what = otherReads[identity] { return what }
         guard let offset = records[identity] else { return nil }
-        return "the input " + (plan.flatMap { SourceStore.input(at: offset, in: $0)?.displayName } ?? "an input of the run")
+        let input = plan.flatMap { SourceStore.input(at: offset, in: $0) }
+        // An input replaced since it was listed (a file renamed over it, or removed and made
+        // again, as a sync tool does) freed its identity, which the file system may give to
+        // another file, such as an output made since: that file is the input only while the
+        // input's path still leads to it. A server's plan outlives many such changes.
+        if let input, FileIdentity(path: input.path, followingLinks: true) != identity { return nil }
+        return "the input " + (input?.displayName ?? "an input of the run")
     }
 }
 

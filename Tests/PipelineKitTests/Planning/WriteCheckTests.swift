@@ -2,6 +2,7 @@ import Foundation
 import StandardProcessors
 import TestSupport
 import Testing
+import Vips
 
 @testable import PipelineKit
 
@@ -98,6 +99,26 @@ import Testing
             let json = PipelineHarness.json(inputs: ["in/*.jpg"], outputs: outputs, extra: #""manifest": "\#(elsewhere)""#)
             #expect(try planningError(json, in: directory) == nil, "\(elsewhere)")
         }
+    }
+
+    /// An input replaced after planning gives up its identity, which the file system may give
+    /// to an output made since (as a server's long-lived plan meets): that output is no input,
+    /// and is written. Here a hard link keeps the old identity at the output's path.
+    @Test func anOutputWithTheIdentityOfAnInputReplacedSinceThePlanIsWritten() async throws {
+        let directory = try TemporaryDirectory()
+        _ = try photos(in: directory)
+        let pipeline = try PipelineHarness.pipeline(
+            PipelineHarness.json(inputs: ["in/dune-0.jpg"], outputs: [output(path: "out/{stem}.jpg")]), in: directory)
+        let plan = try pipeline.plan()
+        // the planned input's file now only at the output's path, a new file at the input's
+        try FileManager.default.createDirectory(atPath: directory.path + "/out", withIntermediateDirectories: true)
+        #expect(link(directory.path + "/in/dune-0.jpg", directory.path + "/out/dune-0.jpg") == 0)
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 32, height: 24)), to: "in/new.jpg")
+        #expect(rename(directory.path + "/in/new.jpg", directory.path + "/in/dune-0.jpg") == 0)
+
+        let result = await pipeline.run(plan).collect()
+        #expect(result.summary?.succeeded == 1, "\(result.reports.flatMap(\.failures))")
+        #expect(try VipsImage.open(file: directory.path + "/out/dune-0.jpg").width == 16)
     }
 
     @Test func inputsInTheCacheFolderAreRefused() throws {
