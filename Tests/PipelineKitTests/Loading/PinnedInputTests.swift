@@ -68,6 +68,19 @@ import Vips
         }
     }
 
+    /// Removed between the fetch and the decode (as a sync tool replaces a file), it fails as
+    /// changed, a passing state a server answers "try again", not as a file that cannot be read.
+    @Test func aFileRemovedBetweenFetchAndDecodeFailsAsChanged() throws {
+        let directory = try TemporaryDirectory()
+        let (path, source) = try fetched(in: directory)
+        #expect(unlink(path) == 0)
+        #expect {
+            _ = try ImageDecoder(settings: Self.settings, outputs: []).decode(source)
+        } throws: { error in
+            (error as? ItemError)?.kind == .changed && (error as? ItemError)?.reason.contains("it changed since it was fetched") == true
+        }
+    }
+
     @Test func aFileRewrittenWhileItIsDecodedFailsAsChanged() throws {
         // Given a file that another program rewrites in place once the decoder has opened it
         let directory = try TemporaryDirectory()

@@ -20,9 +20,10 @@ extension ImageDecoder {
             if error.code == EMFILE || error.code == ENFILE {
                 throw ItemError(.unreadable, stage: .decompress, reason: "cannot open \(path): \(OpenFileLimit.reason)")
             }
+            // Fetched, then gone or replaced by something unreadable: a change, not a bad input.
             let changed = version != nil ? " (it changed since it was fetched)" : ""
             throw ItemError(
-                .unreadable, stage: .decompress, reason: "cannot read \(path): \(error.reason)\(changed)",
+                version != nil ? .changed : .unreadable, stage: .decompress, reason: "cannot read \(path): \(error.reason)\(changed)",
                 underlying: error.code.flatMap { POSIXErrorCode(rawValue: $0) }.map { POSIXError($0) })
         }
         let opened = FileStamp(file.status)
