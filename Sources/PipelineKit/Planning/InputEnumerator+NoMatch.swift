@@ -9,6 +9,9 @@ extension InputEnumerator {
         if let unreachable = InputFile.unreachable(at: root) {
             return "\(pattern.quotedValue) looks in \(root), which \(unreachable)"
         }
+        if let broken = InputFile.brokenLink(at: root) {
+            return "\(pattern.quotedValue) looks in the folder \(root), which is \(broken)"
+        }
         if !FileManager.default.fileExists(atPath: root, isDirectory: &isFolder) {
             return "\(pattern.quotedValue) looks in the folder \(root), which does not exist"
         }

@@ -130,6 +130,15 @@ import Testing
             enumerate(["photos/*.tiff"], in: directory, caseInsensitive: true).empty.first?.description.contains("ignoring case") == false)
     }
 
+    /// A glob's folder that is a link leading nowhere is named as such, not as missing.
+    @Test(arguments: [("in", "a loop of symbolic links"), ("nowhere", "a symbolic link to nothing")])
+    func aGlobsFolderThatIsABrokenLinkIsNamedSo(target: String, said: String) throws {
+        let directory = try TemporaryDirectory()
+        try FileManager.default.createSymbolicLink(atPath: directory.path + "/in", withDestinationPath: target)
+        let empty = enumerate(["in/**/*.jpg"], in: directory).empty.first?.description ?? ""
+        #expect(empty.contains(#""in/**/*.jpg" looks in the folder \#(directory.path)/in, which is \#(said)"#), "\(empty)")
+    }
+
     @Test func entriesAGlobSkipsAreNamedInAWarning() throws {
         let directory = try photos()
         let folder = directory.path + "/photos"
