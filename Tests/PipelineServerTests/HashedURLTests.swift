@@ -62,6 +62,11 @@ import Vips
             #expect(newHash != hash)
             #expect(changed.header("Content-Location") == "/photo/a.jpg?width=16&format=webp&hash=\(newHash)")
             #expect(try await server.request("/photo/a.jpg?width=16&format=webp&hash=\(newHash)").status == 200)
+            // and the file of the old hash is removed, as a run removes it, once the request's run ends
+            try await waitUntil("the old file is removed: \(directory.allFiles())", within: .seconds(60)) {
+                !FileManager.default.fileExists(atPath: directory.path + "/out/a-16.\(hash).webp")
+            }
+            #expect(FileManager.default.fileExists(atPath: directory.path + "/out/a-16.\(newHash).webp"))
         }
     }
 

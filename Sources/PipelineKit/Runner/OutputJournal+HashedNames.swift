@@ -39,15 +39,15 @@ extension OutputJournal {
 
     /// Removes the files that earlier runs recorded for the planned paths with `{hash}` this run
     /// wrote or found up to date, when they are still the files the journal recorded (same size and time)
-    /// and this run neither wrote nor kept them: only for a whole run, which made or found
-    /// every output, as the runner decides; a journal read only in part removes nothing. A file
+    /// and this run neither wrote nor kept them: only for a run that made or found every output
+    /// of its inputs, as the runner decides. A journal read in part (a server's request) has
+    /// read the records of those paths, as they are the ones it was read for. A file
     /// that another journal in this one's folder holds as its output's latest stays: another
     /// pipeline file writing `{hash}` names into the same folder gives the same bytes the same
     /// name, and its manifest and pages point at it. A file the run reads (`reads`: an input, an
     /// overlay named by its old hash) stays too, with a warning.
     /// - Returns: a warning for each file that could not be removed or was kept as read.
     func removeReplacedHashedFiles(keeping reads: ProtectedInputs) -> [String] {
-        guard readEveryRecord else { return [] }
         let replaced = state.withLock { state -> [String] in
             var paths: [String] = []
             for key in state.hashed.keys {

@@ -101,16 +101,12 @@ package final class OutputJournal: Sendable {
     let warnings: [String]
     let fingerprints: Fingerprints
     let state: Locked<State>
-    /// Whether every record was read (not only some planned paths'): only then may a run remove
-    /// the files its `{hash}` outputs replaced (`removeReplacedHashedFiles`).
-    let readEveryRecord: Bool
 
     /// The journal at `file` of the run of `definition`. A run of part of a plan (a server's, for
     /// a request) gives its outputs' planned paths as `plannedPaths`: only their records are read,
     /// and a line naming none of them is passed over undecoded, its planned path counted.
     init(file: URL, definition: PipelineDefinition, plannedPaths: [String]? = nil) {
         self.file = file
-        readEveryRecord = plannedPaths == nil
         fingerprints = Fingerprints(definition: definition)
         var records: [DiskPath: HeldRecords] = [:]
         let wanted = plannedPaths.map { paths in paths.compactMap { try? JSONEncoder().encode($0) }.map([UInt8].init) }

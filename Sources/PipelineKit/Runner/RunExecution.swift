@@ -121,8 +121,9 @@ final class RunExecution: Sendable {
         // others as they were, so the manifest stays true to the files on disk.
         let journal = self.journal
         let reads = plan.protectedInputs
-        // Only a whole run that made or found every output knows which `{hash}` files are old.
-        let whole = !cancelled && !plan.isPart && plan.shard == nil && totals.failed == 0 && totals.succeeded == plan.inputCount
+        // Only a run that made or found every output of its inputs knows which of their `{hash}`
+        // files are old: a part of a plan (a server's request) knows it of the files it made.
+        let whole = !cancelled && plan.shard == nil && totals.failed == 0 && totals.succeeded == plan.inputCount
         let journalWarnings = await runBlocking(on: .global(qos: .utility)) {
             (whole ? journal?.removeReplacedHashedFiles(keeping: reads) ?? [] : []) + (journal?.finish() ?? [])
         }
