@@ -101,10 +101,19 @@ public struct S3Configuration: Sendable, Equatable, CustomStringConvertible {
                 ? "the profile \"\(profileName)\" that the file's s3.profile names"
                 : variable("AWS_PROFILE") != nil ? "the profile \"\(profileName)\" that AWS_PROFILE names" : "the default profile"
             let unread = [credentialsFile.problem, configFile.problem].compactMap { $0 }
+            // A profile the AWS command line turns into keys itself (an assumed role, a
+            // program, single sign-on) is not read: said so, with a way to give the keys.
+            let derived = ["role_arn", "credential_process", "sso_session", "sso_start_url", "web_identity_token_file"]
+                .filter { profile[$0] != nil }
+            let unsupported =
+                derived.isEmpty
+                ? ""
+                : "; it has \(derived.joined(separator: " and ")), which pipeline does not read: give it keys, or set the "
+                    + "variables to a session's (`aws configure export-credentials --profile \(profileName) --format env`)"
             throw Failure(
                 message: "no S3 credentials: \(variables), and \(source) "
                     + "has no aws_access_key_id and aws_secret_access_key in \(credentialsPath) or \(configPath)"
-                    + unread.map { "; " + $0 }.joined())
+                    + unsupported + unread.map { "; " + $0 }.joined())
         }
         let region = settings.region ?? variable("AWS_REGION") ?? variable("AWS_DEFAULT_REGION") ?? profile["region"] ?? "us-east-1"
         let endpoint = settings.endpoint ?? variable("AWS_ENDPOINT_URL_S3") ?? variable("AWS_ENDPOINT_URL") ?? profile["endpoint_url"]

@@ -39,6 +39,16 @@ public struct S3Error: Error, Sendable, Equatable, CustomStringConvertible {
         let secrets = [credentials?.secretAccessKey, credentials?.sessionToken, credentials?.accessKeyID].compactMap { $0 }
         let hidden = { (text: String) in secrets.filter { !$0.isEmpty }.reduce(text) { $0.replacingOccurrences(of: $1, with: "…") } }
         self.code = S3XML.value(of: "Code", in: body) ?? fallback
-        self.message = S3XML.value(of: "Message", in: body).map(hidden)
+        let message = S3XML.value(of: "Message", in: body).map(hidden)
+        // A bucket of another region is answered 301 (PermanentRedirect), whose message names
+        // neither the region nor what to change: S3 gives the region in a header.
+        if response.status == 301 || code == "PermanentRedirect" || code == "AuthorizationHeaderMalformed",
+            let region = response.headers["x-amz-bucket-region"] ?? S3XML.value(of: "Region", in: body)
+        {
+            let hint = "the bucket \"\(bucket)\" is in the region \(region): set \"s3\": {\"region\": \"\(region)\"} or AWS_REGION"
+            self.message = message.map { "\($0) (\(hint))" } ?? hint
+        } else {
+            self.message = message
+        }
     }
 }

@@ -74,6 +74,37 @@ struct S3CredentialMessageTests {
         }
     }
 
+    /// A profile the AWS command line turns into keys itself is said to be one pipeline does not
+    /// read, with a way to give the keys, not only to have none.
+    @Test(arguments: ["role_arn = arn:aws:iam::123456789012:role/deploy\nsource_profile = base", "credential_process = /bin/keys"])
+    func aProfileOfAnAssumedRoleOrAProgramIsSaidToBeUnread(line: String) throws {
+        let directory = try TemporaryDirectory()
+        try directory.write(Data("[profile deploy]\n\(line)\n".utf8), to: ".aws/config")
+        var settings = S3Settings()
+        settings.profile = "deploy"
+        do {
+            _ = try S3Configuration.resolve(settings, environment: ["HOME": directory.path])
+            Issue.record("resolved without keys")
+        } catch {
+            let key = String(line.prefix { $0 != " " })
+            #expect(error.message.contains("it has \(key), which pipeline does not read"), "\(error.message)")
+            #expect(error.message.contains("aws configure export-credentials --profile deploy --format env"), "\(error.message)")
+        }
+    }
+
+    /// A bucket of another region, answered 301 with the region in a header, is said with the
+    /// region and the setting to change.
+    @Test func aBucketOfAnotherRegionIsSaidWithItsRegion() {
+        let body = "<Error><Code>PermanentRedirect</Code><Message>The bucket you are attempting to access must be addressed "
+            + "using the specified endpoint.</Message><Endpoint>site.s3.eu-west-1.amazonaws.com</Endpoint></Error>"
+        let response = DataResponse(status: 301, body: Data(body.utf8), headers: ["x-amz-bucket-region": "eu-west-1"])
+        let error = S3Error(operation: "PutObject", bucket: "site", key: "a.png", response: response)
+        #expect(error.code == "PermanentRedirect")
+        #expect(
+            error.description.hasSuffix(#"(the bucket "site" is in the region eu-west-1: set "s3": {"region": "eu-west-1"} or AWS_REGION)"#),
+            "\(error.description)")
+    }
+
     @Test func anUnreadableCredentialsFileIsSaid() throws {
         // Given a credentials file that is a folder (unreadable as a file, even by root)
         let directory = try TemporaryDirectory()
