@@ -95,13 +95,15 @@ struct S3CredentialMessageTests {
     /// A bucket of another region, answered 301 with the region in a header, is said with the
     /// region and the setting to change.
     @Test func aBucketOfAnotherRegionIsSaidWithItsRegion() {
-        let body = "<Error><Code>PermanentRedirect</Code><Message>The bucket you are attempting to access must be addressed "
+        let body =
+            "<Error><Code>PermanentRedirect</Code><Message>The bucket you are attempting to access must be addressed "
             + "using the specified endpoint.</Message><Endpoint>site.s3.eu-west-1.amazonaws.com</Endpoint></Error>"
         let response = DataResponse(status: 301, body: Data(body.utf8), headers: ["x-amz-bucket-region": "eu-west-1"])
         let error = S3Error(operation: "PutObject", bucket: "site", key: "a.png", response: response)
         #expect(error.code == "PermanentRedirect")
         #expect(
-            error.description.hasSuffix(#"(the bucket "site" is in the region eu-west-1: set "s3": {"region": "eu-west-1"} or AWS_REGION)"#),
+            error.description.hasSuffix(
+                #"(the bucket "site" is in the region eu-west-1: set "s3": {"region": "eu-west-1"} or AWS_REGION)"#),
             "\(error.description)")
     }
 
