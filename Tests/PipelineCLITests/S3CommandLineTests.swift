@@ -65,7 +65,8 @@ struct S3CommandLineTests {
         for result in [validate, run] {
             #expect(result.status == 2, "\(result.standardError)")
             #expect(
-                result.standardError.contains(#"outputs[1].path: the bucket "sight" does not exist"#), "\(result.standardError)")
+                result.standardError.contains(#"outputs[1].path: the bucket "sight" does not exist at http://127.0.0.1:"#),
+                "\(result.standardError)")
             #expect(!result.standardError.contains("outputs[0]"), "\(result.standardError)")
         }
         #expect(try server.get(bucket: "site", key: "t/a.png") == nil)

@@ -13,8 +13,9 @@ extension RunPlan {
         guard !inBuckets.isEmpty else { return [] }
         // An output of several widths or formats is several definitions at one position: one problem.
         var reported: Set<Int> = []
+        let client: S3Client
         do {
-            _ = try stores.s3.client()
+            client = try stores.s3.client()
         } catch {
             return inBuckets.filter { reported.insert($0.element.fileIndex ?? $0.offset).inserted }.map { index, output in
                 .init(path: "outputs[\(output.fileIndex ?? index)].path", location: output.pathLocation, message: "\(error)")
@@ -24,10 +25,13 @@ extension RunPlan {
             fixedBucket(of: output.path.description).map { (bucket: $0, position: output.fileIndex ?? index, output: output) }
         }
         let missing = Set(written.map(\.bucket)).filter { stores.s3.bucketExists($0) == false }
+        // A custom endpoint may be another server than the one meant: named, as the four places
+        // it may come from (the file, two variables, the profile) are not.
+        let asked = client.configuration.endpoint.map { " at \(CredentialRedaction().redact($0))" } ?? ""
         return written.filter { missing.contains($0.bucket) && reported.insert($0.position).inserted }.map { bucket, position, output in
             .init(
                 path: "outputs[\(position)].path", location: output.pathLocation,
-                message: "the bucket \"\(bucket)\" does not exist (S3 HeadBucket: 404): create it, or name another")
+                message: "the bucket \"\(bucket)\" does not exist\(asked) (S3 HeadBucket: 404): create it, or name another")
         }
     }
 

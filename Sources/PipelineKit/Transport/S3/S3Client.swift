@@ -69,6 +69,12 @@ struct S3Client: Sendable {
         return encoded
     }
 
+    /// The server asked, for a reason that doubts it is S3: the endpoint (credentials in it
+    /// hidden), which four places may set, or AWS's.
+    var endpointDescription: String {
+        configuration.endpoint.map { "the endpoint \(CredentialRedaction().redact($0))" } ?? "AWS's endpoint"
+    }
+
     /// How reasons name an operation on an object.
     static func label(_ operation: String, _ location: S3Location) -> String {
         "S3 \(operation) of \(location) (bucket \"\(location.bucket)\", key \"\(location.key)\")"
@@ -132,7 +138,7 @@ struct S3Client: Sendable {
                 let type = response.headers["content-type"].map { "of type \($0)" } ?? "with no Content-Type"
                 throw unfollowable(
                     "the answer (HTTP \(response.status), \(response.body.count) bytes \(type)) is not an S3 listing: "
-                        + "is the endpoint an S3 server?")
+                        + "is \(endpointDescription) an S3 server?")
             }
             for contents in S3XML.elements("Contents", in: xml) {
                 guard let key = S3XML.value(of: "Key", in: contents) else { continue }
@@ -221,7 +227,7 @@ struct S3Client: Sendable {
             throw ItemError(
                 .writing, stage: .encode,
                 reason: "\(Self.label("PutObject", location)): the answer has no ETag, which S3 gives every object it stores: "
-                    + "is the endpoint an S3 server?")
+                    + "is \(endpointDescription) an S3 server?")
         }
     }
 }
