@@ -90,7 +90,11 @@ extension RunPlan {
         /// Notes every run write that `output`, whose path with its unknowns is `pattern`, may write.
         func check(_ output: WriteCheck.Write, pattern: PathPattern) {
             guard reported.count < writes.count else { return }
-            for (index, run) in writes.enumerated() where !reported.contains(index) && pattern.canMatch(run.pattern) {
+            // The planned path up to its first placeholder is written as it stands: a run write
+            // without that start is passed over without the pattern's walk, once per file planned.
+            let literal = output.path.prefix { $0 != "{" }
+            for (index, run) in writes.enumerated()
+            where !reported.contains(index) && run.write.path.hasPrefix(literal) && pattern.canMatch(run.pattern) {
                 reported.insert(index)
                 problems.append(
                     .init(
