@@ -16,6 +16,9 @@ struct S3Client: Sendable {
     let fetcher: RemoteFetcher
     /// Whether this server signs `/` in a query as sent rather than as `%2F` (see `list`).
     private let rawSlashes = QuerySlashes()
+    /// Whether the endpoint answers, shared by the copies of a client, so that one found silent
+    /// fails the requests that follow at once.
+    let reach = EndpointReach()
 
     /// The request for `method` on the object at `location`, signed.
     ///
@@ -113,7 +116,7 @@ struct S3Client: Sendable {
             let explain = explanation("ListObjectsV2", S3Location(bucket: bucket, key: prefix))
             // A page of 1,000 keys is a few hundred kilobytes; this bound only stops a runaway answer.
             let page = { (raw: Bool) throws -> RemoteFetcher.Outcome in
-                try fetcher.fetch(
+                try send(
                     request("GET", location, query: query, maxBytes: 64 << 20, rawSlashes: raw), revalidating: nil,
                     label: label, explain: explain, isCancelled: isCancelled)
             }
@@ -166,7 +169,7 @@ struct S3Client: Sendable {
         _ location: S3Location, revalidating cached: CachedResponse?, maxBytes: Int64,
         isCancelled: @escaping @Sendable () -> Bool
     ) throws -> RemoteFetcher.Outcome {
-        try fetcher.fetch(
+        try send(
             request("GET", location, maxBytes: maxBytes), revalidating: cached, label: Self.label("GetObject", location),
             explain: explanation("GetObject", location), isCancelled: isCancelled)
     }
@@ -174,7 +177,7 @@ struct S3Client: Sendable {
     /// The bytes `bytes` of the object (a `Range` request, answered 206), with its headers.
     func get(_ location: S3Location, bytes: Range<Int64>, isCancelled: @escaping @Sendable () -> Bool) throws -> DataResponse {
         let range = ["range": "bytes=\(bytes.lowerBound)-\(bytes.upperBound - 1)"]
-        let outcome = try fetcher.fetch(
+        let outcome = try send(
             request("GET", location, headers: range, maxBytes: Int64(bytes.count)), revalidating: nil,
             label: Self.label("GetObject", location), explain: explanation("GetObject", location), isCancelled: isCancelled)
         guard case .fetched(let response) = outcome else {
@@ -187,7 +190,7 @@ struct S3Client: Sendable {
     /// may not be read).
     func head(_ location: S3Location, isCancelled: @escaping @Sendable () -> Bool) throws -> [String: String]? {
         // No body is read; the limit must still pass the object's declared length.
-        let outcome = try fetcher.fetch(
+        let outcome = try send(
             request("HEAD", location, maxBytes: Int64.max), revalidating: nil, label: Self.label("HeadObject", location),
             accepting: [403, 404], explain: explanation("HeadObject", location), isCancelled: isCancelled)
         guard case .fetched(let response) = outcome, (200..<300).contains(response.status) else { return nil }
@@ -211,7 +214,7 @@ struct S3Client: Sendable {
     func put(_ location: S3Location, body: Data, headers: [String: String], isCancelled: @escaping @Sendable () -> Bool) throws(ItemError) {
         let outcome: RemoteFetcher.Outcome
         do {
-            outcome = try fetcher.fetch(
+            outcome = try send(
                 request("PUT", location, headers: headers, body: body, maxBytes: 1 << 20), revalidating: nil,
                 label: Self.label("PutObject", location), explain: explanation("PutObject", location),
                 isCancelled: isCancelled)
@@ -228,6 +231,33 @@ struct S3Client: Sendable {
                 .writing, stage: .encode,
                 reason: "\(Self.label("PutObject", location)): the answer has no ETag, which S3 gives every object it stores: "
                     + "is \(endpointDescription) an S3 server?")
+        }
+    }
+}
+
+extension S3Client {
+    /// Makes `request` through the fetcher, as `RemoteFetcher.fetch` does, unless the endpoint
+    /// was found silent (`EndpointReach`): then it fails at once, as a connection that failed.
+    func send(
+        _ request: DataRequest, revalidating cached: CachedResponse?, label: String, accepting: Set<Int> = [],
+        explain: @escaping RemoteFetcher.StatusExplanation, isCancelled: @escaping @Sendable () -> Bool
+    ) throws -> RemoteFetcher.Outcome {
+        if let refusal = reach.refusal(naming: endpointDescription) {
+            let failure = FetchError(.connection, refusal)
+            throw ItemError(.network, stage: .fetch, reason: "\(label): \(refusal)", underlying: failure)
+        }
+        do {
+            let outcome = try fetcher.fetch(
+                request, revalidating: cached, label: label, accepting: accepting, explain: explain, isCancelled: isCancelled)
+            reach.noteAnswered()
+            return outcome
+        } catch let error as ItemError {
+            if let failure = error.underlyingError as? FetchError, failure.isRetryable {
+                reach.noteUnanswered(failure.message)
+            } else if error.kind == .httpStatus {
+                reach.noteAnswered()
+            }
+            throw error
         }
     }
 }

@@ -147,4 +147,29 @@ struct S3MisbehavingServerTests {
         #expect(failure.reason.contains("the answer has no ETag"), "\(failure)")
         #expect(failure.reason.contains("is the endpoint http://127.0.0.1:\(server.port) an S3 server?"), "\(failure)")
     }
+
+    @Test func anOutputEndpointThatNeverAnswersIsGivenUpOnNotAskedForEveryOutput() async throws {
+        // Given eight local inputs, one fetch at a time, and an output endpoint that holds every
+        // request past the fetch timeout
+        let silent = try SilentOrigin(seconds: 120)
+        let directory = try TemporaryDirectory()
+        for index in 1...8 { try directory.write(Self.photo, to: "in/a\(index).jpg") }
+        var pipeline = try PipelineHarness.pipeline(
+            PipelineHarness.json(
+                inputs: ["in/*.jpg"], outputs: [#"{"name": "small", "encode": {"format": "png"}, "path": "s3://site/{stem}.png"}"#],
+                extra: #""fetch": {"retries": 0, "timeout": "300ms", "concurrency": 1}"#),
+            in: directory)
+        pipeline.environment = try self.pipeline(on: silent.server, in: directory).environment
+
+        // When it runs
+        let result = try await pipeline.run().collect()
+
+        // Then every output fails, but once a few requests in a row went unanswered, the rest
+        // fail without being sent: each output would otherwise ask (HEAD, then PUT) on its own
+        #expect(result.summary?.failed == 8)
+        #expect(silent.server.requests.count <= 8, "\(silent.server.requests.count) requests")
+        let reasons = result.reports.flatMap(\.failures).map(\.reason)
+        let given = "not sent: the endpoint http://127.0.0.1:\(silent.server.port) gave no answer to "
+        #expect(reasons.contains { $0.contains(given) && $0.contains("timed out") }, "\(reasons)")
+    }
 }
