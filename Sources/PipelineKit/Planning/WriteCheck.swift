@@ -44,61 +44,6 @@ struct ReadFile: Sendable, Equatable {
     let path: String
 }
 
-/// The files a run reads by identity: what the commit of an output must never rename over,
-/// even when a symbolic link made during the run leads the output's path to one. Each input is
-/// kept as where its record is in the plan's file, read back to name it.
-struct ProtectedInputs: Sendable {
-    private let records: [FileIdentity: Int64]
-    private let plan: SpillFile.Reader?
-    /// The other files read, by identity, with what each is.
-    private let otherReads: [FileIdentity: String]
-
-    /// Nothing read.
-    init() {
-        records = [:]
-        plan = nil
-        otherReads = [:]
-    }
-
-    /// The inputs with these identities, whose records are in `plan` at the offsets given, and
-    /// the other files read.
-    init(_ records: [FileIdentity: Int64], plan: SpillFile.Reader, otherReads: [FileIdentity: String]) {
-        self.records = records
-        self.plan = plan
-        self.otherReads = otherReads
-    }
-
-    /// What the run reads that the directory entry at `path` is, if it is any such file (`the
-    /// input in/a.jpg`, `the pipeline file p.json`): a rename replaces the entry itself, not
-    /// what a link in it leads to.
-    func readFile(at path: String) -> String? {
-        guard !records.isEmpty || !otherReads.isEmpty, let identity = FileIdentity(path: path, followingLinks: false) else {
-            return nil
-        }
-        return readFile(identity)
-    }
-
-    /// What the run reads that the file at `path` is, by the entry or by what a link there
-    /// leads to: a file to leave in place, as removing either takes away a name the run reads by.
-    func readFile(removing path: String) -> String? {
-        guard !records.isEmpty || !otherReads.isEmpty else { return nil }
-        return readFile(at: path) ?? FileIdentity(path: path, followingLinks: true).flatMap { readFile($0) }
-    }
-
-    /// What the run reads that the file of `identity` is.
-    private func readFile(_ identity: FileIdentity) -> String? {
-        if let what = otherReads[identity] { return what }
-        guard let offset = records[identity] else { return nil }
-        let input = plan.flatMap { SourceStore.input(at: offset, in: $0) }
-        // An input replaced since it was listed (a file renamed over it, or removed and made
-        // again, as a sync tool does) freed its identity, which the file system may give to
-        // another file, such as an output made since: that file is the input only while the
-        // input's path still leads to it. A server's plan outlives many such changes.
-        if let input, FileIdentity(path: input.path, followingLinks: true) != identity { return nil }
-        return "the input " + (input?.displayName ?? "an input of the run")
-    }
-}
-
 /// Compares every place a run will write with every local input, and with each other, by real
 /// identity: symbolic links in the folders followed, and device and inode for files that exist.
 /// Spelling a path differently (a link to the input folder, `in/./`) reaches the same file.
@@ -250,6 +195,10 @@ struct WriteCheck {
         var globProblems: [PipelineFileError.Problem] = []
         // Each folder a tile pyramid replaces whole, by real path, with the first write of it.
         var replacedFolders: [String: Write] = [:]
+        // Each folder the writes need, and those above it, by real path, with the first write
+        // in it: one of them planned as a file as well cannot be both.
+        var foldersNeeded: [PathDigest: Origin] = [:]
+        var lastFolder = ""
         writers.reserveCapacity(inputsByIdentity.count)
         // Each writer a glob takes in, said once for its place and subject.
         func takeIn(_ write: Write, by glob: WatchScope.InputPattern, reach: InputReach, path: String? = nil) {
@@ -356,10 +305,37 @@ struct WriteCheck {
             }
             writers[digest] = origin
             if write.isOutput { records?.add(digest, path: real.path) }
+            // The outputs of one folder come one after another: its digest is made once for them.
+            if !folder.utf8.elementsEqual(lastFolder.utf8) {
+                Self.noteFolder(folder, for: origin, in: &foldersNeeded)
+                lastFolder = folder
+            }
+        }
+        for (folder, origin) in foldersNeeded {
+            guard let file = writers[folder], let fileWrite = remake(file), let inFolder = remake(origin) else { continue }
+            problems.append(
+                .init(
+                    path: fileWrite.place, location: fileWrite.location,
+                    message:
+                        "\(fileWrite.what) would write the file \(fileWrite.path), which \(inFolder.what) needs as a folder "
+                        + "(for \(inFolder.path)): give one of them another path"))
         }
         problems += readsReplaced(with: replacedFolders, reads: reads, plan: plan)
         // The glob first: on a run after the first, what it took in is refused as an input too.
         return (globProblems + problems, ProtectedInputs(inputsByIdentity, plan: plan, otherReads: readsByIdentity))
+    }
+
+    /// Notes `folder` (a real path) and those above it as needed by `origin`, up to the first
+    /// noted before.
+    private static func noteFolder(_ folder: String, for origin: Origin, in needed: inout [PathDigest: Origin]) {
+        var folder = folder
+        // Bounded by the path's depth: a folder noted before has those above it noted too.
+        while folder.count > 1 {
+            let digest = PathDigest(DiskPath(folder))
+            guard needed[digest] == nil else { return }
+            needed[digest] = origin
+            folder = (folder as NSString).deletingLastPathComponent
+        }
     }
 
     /// `path` with the links in it followed, as far as it exists; the rest as written.

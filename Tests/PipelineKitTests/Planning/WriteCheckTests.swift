@@ -78,6 +78,35 @@ import Vips
             try planningError(json, in: directory, sideWrites: [SideWrite(what: "the trace", path: directory.path + "/trace.json")]) == nil)
     }
 
+    /// A file planned where another write needs a folder cannot be both: an output's file that
+    /// is another output's folder, or the manifest or a report named as the outputs' folder.
+    @Test func aFilePlannedWhereAnotherWriteNeedsAFolderIsRefused() throws {
+        let directory = try TemporaryDirectory()
+        _ = try photos(in: directory)
+        let outputs = [
+            output(path: "out/{stem}.jpg"),
+            #"{"name": "u", "encode": {"format": "jpeg"}, "path": "out/{stem}.jpg/{stem}.jpg"}"#,
+        ]
+        let nested = try #require(try planningError(PipelineHarness.json(inputs: ["in/*.jpg"], outputs: outputs), in: directory))
+        #expect(
+            nested.contains(
+                "output \"t\" of in/dune-0.jpg would write the file \(directory.path)/out/dune-0.jpg, which output \"u\" of "
+                    + "in/dune-0.jpg needs as a folder (for \(directory.path)/out/dune-0.jpg/dune-0.jpg)"), "\(nested)")
+
+        let one = [output(path: "site/img/{stem}.jpg")]
+        let manifest = PipelineHarness.json(inputs: ["in/*.jpg"], outputs: one, extra: #""manifest": "site""#)
+        let error = try #require(try planningError(manifest, in: directory))
+        #expect(error.contains("manifest.path: the manifest would write the file \(directory.path)/site, which output \"t\""), "\(error)")
+        let report = SideWrite(what: "the report (--report)", path: directory.path + "/site/img/dune-1.jpg/index.html")
+        let reported = try #require(
+            try planningError(PipelineHarness.json(inputs: ["in/*.jpg"], outputs: one), in: directory, sideWrites: [report]))
+        #expect(
+            reported.contains("would write the file \(directory.path)/site/img/dune-1.jpg, which the report (--report) needs as a folder"),
+            "\(reported)")
+        // Nothing made
+        #expect(!FileManager.default.fileExists(atPath: directory.path + "/site"))
+    }
+
     /// An output whose path is named once its file is made (`{hash}`, an unfixed `{width}`) may
     /// land on the manifest or a trace: refused as one with a known path would be, and a name
     /// it cannot take (another extension, an `{hash}` of the wrong length) is accepted.
