@@ -242,6 +242,19 @@ struct DefinitionBuilder {
                     message: "the manifest is written on this machine: its path is a local file, not \(address)"
                         + " (outputs in a bucket are named in it by their address)"))
         }
+        // One file for the whole run: a folder's name would be read as the file's, and a
+        // placeholder would be written as it stands.
+        if path.hasSuffix("/") {
+            problems.append(
+                .init(
+                    path: "manifest.path", location: root["manifest"]?["path"]?.location,
+                    message: "names a folder, not a file: name the manifest's file, such as \((path + "images.json").quotedValue)"))
+        } else if let placeholder = path.firstMatch(of: /\{[A-Za-z][A-Za-z0-9_:]*\}/) {
+            problems.append(
+                .init(
+                    path: "manifest.path", location: root["manifest"]?["path"]?.location,
+                    message: "the manifest is one file for the whole run: its path takes no placeholder, such as \(placeholder.output)"))
+        }
         let urlRoot = try manifest.optionalString("urlRoot").map { URL(fileURLWithPath: $0, relativeTo: baseDirectory).standardizedFileURL }
         return ManifestSettings(
             file: URL(fileURLWithPath: path, relativeTo: baseDirectory).standardizedFileURL, urlPrefix: urlPrefix, urlRoot: urlRoot)

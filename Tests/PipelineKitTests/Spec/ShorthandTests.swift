@@ -43,6 +43,20 @@ import Testing
         #expect(manifest.urlPrefix == "")
     }
 
+    /// One file for the whole run: a folder's name or a placeholder in its path is a mistake
+    /// that would write a file of another name.
+    @Test func aManifestPathNamingAFolderOrHoldingAPlaceholderIsRefused() {
+        for (path, said) in [
+            ("public/", #"names a folder, not a file: name the manifest's file, such as "public/images.json""#),
+            ("out/{output}-{stme}.json", "the manifest is one file for the whole run: its path takes no placeholder, such as {output}"),
+        ] {
+            let refused = problems(
+                #"{"version": 1, "inputs": ["in/*.jpg"], "manifest": "\#(path)", "#
+                    + #""outputs": [{"name": "o", "encode": {"format": "webp"}, "path": "out/{stem}.webp"}]}"#)
+            #expect(refused.contains("manifest.path: \(said)"), "\(refused)")
+        }
+    }
+
     @Test func aURLPrefixWithAQueryOrAFragmentIsRefused() {
         for (prefix, named) in [("https://cdn.example.com/img?v=1", "a query (?)"), ("/img#top", "a fragment (#)")] {
             let refused = problems(
