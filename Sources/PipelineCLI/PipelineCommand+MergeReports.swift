@@ -28,6 +28,9 @@ extension PipelineCommand {
         var reports: [String]
 
         func validate() throws {
+            if output.isEmpty {
+                throw ValidationError("--output: give the merged report's folder; an empty value would write into the current folder")
+            }
             if let address = ObjectStores.notALocalPath(output) {
                 throw ValidationError("--output \(output): the report is written on this machine, so give a local folder, not \(address)")
             }

@@ -59,6 +59,11 @@ extension PipelineCommand {
                 guard let path, let address = ObjectStores.notALocalPath(path) else { continue }
                 throw ValidationError("\(option) \(path): the file is written on this machine, so give a local path, not \(address)")
             }
+            // An unset variable (`--report "$DIR"`) would put the report's index.html over one
+            // in the folder the command was started in.
+            if report?.isEmpty == true {
+                throw ValidationError("--report: give the report's folder; an empty value would write into the current folder")
+            }
             if json && quiet { throw ValidationError("--json and --quiet cannot be used together") }
             if verbose && quiet { throw ValidationError("--quiet and --verbose cannot be used together") }
             try memory.checkRoomForImages()

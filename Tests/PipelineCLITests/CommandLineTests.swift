@@ -117,6 +117,20 @@ import Vips
         #expect(try CommandRunner.run(["explode"]).status == 2)
     }
 
+    /// An unset variable (`--report "$DIR"`) gives an empty folder, which would be the current
+    /// one: its own index.html would be replaced.
+    @Test func anEmptyReportFolderIsRefusedNotTakenForTheCurrentOne() throws {
+        let directory = try TemporaryDirectory()
+        try directory.write(Data("<p>mine</p>".utf8), to: "index.html")
+        let run = try CommandRunner.run(["run", "p.json", "--report", ""], in: directory.url)
+        #expect(run.status == 2)
+        #expect(run.standardError.contains("--report: give the report's folder; an empty value would write into the current folder"))
+        let merge = try CommandRunner.run(["merge-reports", "--output", "", "a"], in: directory.url)
+        #expect(merge.status == 2)
+        #expect(merge.standardError.contains("--output: give the merged report's folder"), "\(merge.standardError)")
+        #expect(try String(contentsOf: directory.url.appendingPathComponent("index.html"), encoding: .utf8) == "<p>mine</p>")
+    }
+
     /// `--debounce -1` was taken for an option and refused as "Missing value"; the value is read
     /// as one, and refused for what it is.
     @Test func aNegativeDebounceIsRefusedAsADuration() throws {
