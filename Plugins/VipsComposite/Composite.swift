@@ -158,6 +158,12 @@ public struct Composite: ImageProcessing {
             throw OptionError(
                 option: "image", "\(url.path) is \(RegularFile.kind(of: status)), not a regular file", fileAtFault: url.path)
         }
+        // Its header only: a file that is no image fails here, not every input of the run.
+        do {
+            _ = try VipsImage.open(file: url.path)
+        } catch {
+            throw OptionError(option: "image", "\(url.path) is not an image libvips can read: \(error)", fileAtFault: url.path)
+        }
         return url
     }
 

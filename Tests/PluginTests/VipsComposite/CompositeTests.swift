@@ -201,7 +201,13 @@ struct CompositeTests {
         let missing = #expect(throws: OptionError.self) { try build(["image": "nowhere/logo.png"]) }
         #expect(missing?.option == "image" && missing?.message.contains("nowhere/logo.png") == true)
         #expect((#expect(throws: OptionError.self) { try build(["image": "ftp://example.org/logo.png"]) })?.option == "image")
-        try directory.write(Data([1]), to: "logo.png")
+        try directory.write(Data("not an image".utf8), to: "notes.png")
+        let unreadable = #expect(throws: OptionError.self) { try build(["image": "notes.png"]) }
+        #expect(unreadable?.option == "image", "\(String(describing: unreadable))")
+        #expect(
+            unreadable?.message.contains("\(directory.path)/notes.png is not an image libvips can read") == true,
+            "\(String(describing: unreadable))")
+        try directory.write(try Fixtures.png(try Fixtures.gradient(width: 8, height: 8)), to: "logo.png")
         #expect((#expect(throws: OptionError.self) { try build(["image": "logo.png", "left": 3]) })?.option == "top")
     }
 
