@@ -23,12 +23,29 @@ final class FallbackImage: Sendable {
     /// The image of `settings`, or nil when it can no longer be read as the image the file's
     /// check found (it was removed, or replaced by what is no image of its format, since).
     init?(_ settings: ServeSettings.Fallback) {
-        guard let data = FileManager.default.contents(atPath: settings.file.path), let image = try? VipsImage.open(data: data),
+        guard let file = FileManager.default.contents(atPath: settings.file.path), let image = try? VipsImage.open(data: file),
             EncoderSettings.Format(header: image) == settings.format
         else { return nil }
-        self.data = data
+        let frames = image.intField("n-pages") ?? 1
+        if EncoderSettings.Metadata.fieldsBesidesColour(of: image).isEmpty {
+            data = file
+        } else {
+            // Answered as it stands where it is not narrowed: nothing personal (a camera's EXIF,
+            // with GPS) is published, as no output publishes it unless asked to.
+            guard let stripped = try? Self.withoutMetadata(file, frames: frames, as: settings.format) else { return nil }
+            data = stripped
+        }
         format = settings.format
-        width = image.intField("n-pages") ?? 1 == 1 ? image.width : nil
+        width = frames == 1 ? image.width : nil
+    }
+
+    /// `data`, every frame, encoded again in `format` in sRGB and without metadata, at a
+    /// quality high enough to be taken for the file.
+    private static func withoutMetadata(_ data: Data, frames: Int, as format: EncoderSettings.Format) throws(VipsError) -> Data {
+        let image = try VipsImage.open(data: data, options: frames > 1 ? "n=-1" : "")
+        let colours = image.hasField("icc-profile-data") ? try image.convertedFromEmbeddedProfileToSRGB() : image
+        let quality = [.jpeg, .webp, .avif, .heic, .jxl].contains(format) ? ",Q=90" : ""
+        return try colours.encoded(suffix: ".\(format.fileExtension)[strip\(quality)]")
     }
 
     /// 200 with the image, no wider than `width` when given. Not cached for long: the input may

@@ -69,6 +69,26 @@ import Vips
         }
     }
 
+    /// Where it is not narrowed (an output without widths), the fallback is answered at its own
+    /// size: a camera's EXIF in it, with GPS, must not go out with it.
+    @Test func aFallbackHoldingACamerasEXIFIsAnsweredWithoutIt() async throws {
+        let directory = try folder()
+        let photo = try Fixtures.gradient(width: 40, height: 30).settingStringField("exif-ifd0-Make", to: "PipelineTestCamera")
+            .settingStringField("exif-ifd3-GPSLatitudeRef", to: "N")
+        let file = try photo.encoded(suffix: ".jpg")
+        #expect(file.range(of: Data("PipelineTestCamera".utf8)) != nil)
+        try directory.write(file, to: "fallback.jpg")
+        let json = PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [Self.thumb], extra: #""serve": {"fallback": "fallback.jpg"}"#)
+        try await withServer(json, in: directory) { server in
+            let bad = try await server.request("/thumb/bad.jpg")
+            #expect(bad.status == 200 && bad.header("X-Pipeline-Fallback") == "1" && bad.header("Content-Type") == "image/jpeg")
+            #expect(bad.body.range(of: Data("PipelineTestCamera".utf8)) == nil)
+            let image = try VipsImage.open(data: bad.body)
+            #expect(image.width == 40 && image.height == 30)
+            #expect(image.stringField("exif-ifd3-GPSLatitudeRef") == nil)
+        }
+    }
+
     @Test func anOutputOntoTheFallbackIsRefused() throws {
         // Given an output of one input whose path is the fallback image
         let directory = try folder()

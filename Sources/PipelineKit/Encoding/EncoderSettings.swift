@@ -1,4 +1,5 @@
 import Foundation
+import Vips
 
 /// How an output is encoded: the format and its options, from an output's `encode` object.
 public struct EncoderSettings: Sendable, Hashable {
@@ -314,5 +315,13 @@ public struct EncoderSettings: Sendable, Hashable {
         return vipsSuffix + (partial ? " keep=\(Metadata.allCases.filter(keep.contains).map(\.rawValue).joined(separator: "+"))" : "")
             + (iccProfile.map { " iccProfile=\($0)" } ?? "") + (format == .gif ? loop.map { " loop=\($0)" } ?? "" : "")
             + (qualityTarget.map { " " + $0.identity } ?? "")
+    }
+}
+
+extension EncoderSettings.Metadata {
+    /// The fields of `image` that hold metadata beside its colour profile (EXIF, XMP, IPTC, and
+    /// PNG text chunks): what a file answered as it stands would publish.
+    package static func fieldsBesidesColour(of image: VipsImage) -> [String] {
+        image.fieldNames.filter { ImageEncoder.metadataKind(of: $0).map { $0 != .icc } ?? false }
     }
 }
