@@ -134,7 +134,19 @@ extension DefinitionBuilder {
                     path: join(path, "path"), location: location,
                     message: "the output lists \(encoders.count) formats, so its path needs {format} to tell their files apart"))
         }
+        // The last format is what a browser gets that can show none of the others: the `<img>`
+        // of the manifest and `pipeline html`, and a server's answer to `Accept: */*`.
+        if encoders.count > 1, let last = encoders.last?.format, !Self.everyBrowserShows.contains(last) {
+            let shown = Self.everyBrowserShows.map(\.rawValue).joined(separator: ", ")
+            warnings.append(
+                "\(join(path, "formats")): the last format, \(last.rawValue), is the fallback (the <img> of a manifest or "
+                    + "`pipeline html`, and a server's answer to `Accept: */*`), which a browser that cannot show "
+                    + "\(last.rawValue) cannot show either: list one of \(shown) last")
+        }
     }
+
+    /// The formats every browser shows, one of which is the fallback of a set of formats.
+    static let everyBrowserShows: [EncoderSettings.Format] = [.jpeg, .png, .webp, .gif]
 
     /// One output per width × format of `prototype`, each with the resize its width makes;
     /// nil when a width's resize cannot be built.

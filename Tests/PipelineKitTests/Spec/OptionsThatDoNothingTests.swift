@@ -22,6 +22,22 @@ import Testing
             ], "\(local)")
     }
 
+    /// The last of several formats is the `<img>` a browser falls back on: one not every browser
+    /// shows leaves some with no image at all.
+    @Test func aLastFormatNotEveryBrowserShowsIsNamed() throws {
+        let output = { (formats: String) in
+            #"{"name": "o", "widths": [320], "formats": \#(formats), "path": "out/{stem}-{width}.{format}"}"#
+        }
+        let avifLast = try warnings(output(#"["webp", "avif"]"#))
+        #expect(avifLast.count == 1, "\(avifLast)")
+        #expect(avifLast.first?.hasPrefix("outputs[0].formats: the last format, avif, is the fallback") == true, "\(avifLast)")
+        #expect(avifLast.first?.hasSuffix("list one of jpeg, png, webp, gif last") == true, "\(avifLast)")
+        #expect(try warnings(output(#"["avif", "webp"]"#)).isEmpty)
+        #expect(try warnings(output(#"["jxl", "avif", "jpeg"]"#)).isEmpty)
+        // One format alone is no set of sources with a fallback
+        #expect(try warnings(output(#"["avif"]"#)).isEmpty)
+    }
+
     @Test func theSameOptionsWhereTheyApplyAreNoWarning() throws {
         #expect(
             try warnings(
