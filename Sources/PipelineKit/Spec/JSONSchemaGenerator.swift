@@ -33,7 +33,7 @@ public enum JSONSchemaGenerator {
         case .choice(let values):
             return object([("enum", JSONNode(.array(values.map { JSONNode(plain: $0) })))])
         case .duration:
-            let text = object([("type", "string"), ("pattern", "^[0-9]+(\\.[0-9]+)?(ms|s|m|h)$")])
+            let text = object([("type", "string"), ("pattern", "^[0-9]+(\\.[0-9]+)? *(ms|s|m|h)$")])
             let seconds = object([("type", "number"), ("minimum", 0), ("maximum", Units.longestDuration)])
             return object([("anyOf", JSONNode(.array([text, seconds])))])
         case .byteSize:
@@ -71,6 +71,12 @@ public enum JSONSchemaGenerator {
         ])
     }
 
+    /// The colour names, in any case, as `Units.colour(in:)` reads them: `[wW][hH]…`, since a
+    /// JSON Schema pattern has no flag for case.
+    private static var colourNames: String {
+        ["white", "black", "transparent"].map { name in name.map { "[\($0)\($0.uppercased())]" }.joined() }.joined(separator: "|")
+    }
+
     /// A colour: hex or a name, or 3 or 4 numbers.
     private static var colourNode: JSONNode {
         let component = object([("type", "number"), ("minimum", 0), ("maximum", 255)])
@@ -81,7 +87,7 @@ public enum JSONSchemaGenerator {
                     .array([
                         object([
                             ("type", "string"),
-                            ("pattern", "^(#([0-9a-fA-F]{3,4}|[0-9a-fA-F]{6}|[0-9a-fA-F]{8})|white|black|transparent)$"),
+                            ("pattern", "^(#([0-9a-fA-F]{3,4}|[0-9a-fA-F]{6}|[0-9a-fA-F]{8})|\(colourNames))$"),
                         ]),
                         object([("type", "array"), ("items", component), ("minItems", 3), ("maxItems", 4)]),
                     ]))

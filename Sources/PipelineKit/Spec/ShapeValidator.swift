@@ -27,7 +27,10 @@ struct ShapeValidator {
         case .choice(let values):
             checkChoice(node, values: values, at: path)
         case .duration:
-            if case .number = node.value, Units.seconds(in: node) == nil {
+            if Units.seconds(in: node) == nil, case .number = node.value {
+                return report(path, node.location, "\(node.jsonText) is out of range: expected a duration of 0 to a year (31536000 s)")
+            }
+            if Units.seconds(in: node) == nil, case .string(let text) = node.value, Units.unboundedSeconds(in: text) != nil {
                 return report(path, node.location, "\(node.jsonText) is out of range: expected a duration of 0 to a year (31536000 s)")
             }
             guard Units.seconds(in: node) != nil else {

@@ -19,15 +19,25 @@ package enum Units {
 
     /// Seconds in a duration (a number with `ms`, `s`, `m` or `h`), or nil when the text is not one.
     package static func seconds(in text: String) -> Double? {
+        unboundedSeconds(in: text).flatMap { $0.isFinite && $0 <= longestDuration ? $0 : nil }
+    }
+
+    /// Seconds in a duration written as one, however long: a number, spaces or none, and the unit.
+    static func unboundedSeconds(in text: String) -> Double? {
         let units: [(suffix: String, factor: Double)] = [("ms", 0.001), ("s", 1), ("m", 60), ("h", 3600)]
         for (suffix, factor) in units where text.hasSuffix(suffix) {
-            let number = text.dropLast(suffix.count).trimmingCharacters(in: .whitespaces)
+            let number = beforeSpaces(text.dropLast(suffix.count))
             // "ms" also ends in "s": only accept a plain non-negative decimal before the unit.
             guard isPlainDecimal(number), let value = Double(number) else { continue }
-            let seconds = value * factor
-            return seconds.isFinite && seconds <= longestDuration ? seconds : nil
+            return value * factor
         }
         return nil
+    }
+
+    /// `text` without the spaces that end it: those between a number and its unit, which the
+    /// JSON Schema (`pipeline schema`) allows, and no others.
+    private static func beforeSpaces(_ text: Substring) -> String {
+        String(text.reversed().drop { $0 == " " }.reversed())
     }
 
     /// A duration as the pipeline file writes one, to quote a setting back: whole milliseconds
@@ -62,7 +72,7 @@ package enum Units {
         for (suffix, factor) in units {
             let written = text.suffix(suffix.count)
             guard written == suffix || written == suffix.lowercased() || (suffix == "KB" && written == "kB") else { continue }
-            let number = text.dropLast(suffix.count).trimmingCharacters(in: .whitespaces)
+            let number = beforeSpaces(text.dropLast(suffix.count))
             guard isPlainDecimal(number), let value = Double(number) else { continue }
             let bytes = value * factor
             guard bytes < 9e18 else { return nil }
