@@ -26,9 +26,40 @@ struct JSONParser {
         bytes = Array(text.utf8)
     }
 
+    /// A key given again in one object: the key, the JSON path of the object, and where each
+    /// stands.
+    struct Duplicate: Equatable {
+        let key: String
+        let objectPath: String
+        let first: SourceLocation
+        let again: SourceLocation
+    }
+
+    /// The keys given again so far, each where it stands; the first of each is the one kept.
+    private(set) var duplicates: [Duplicate] = []
+    /// The JSON path of the value being read: keys, and `[index]` in arrays.
+    private var pathParts: [String] = []
+
+    /// The document in `text`; a key given twice in an object is an error at the second.
     static func parse(_ text: String) throws(SyntaxError) -> JSONNode {
         var parser = JSONParser(text)
-        return try parser.parseDocument()
+        let node = try parser.parseDocument()
+        if let duplicate = parser.duplicates.first {
+            throw SyntaxError(message: "duplicate key \(duplicate.key.quotedValue)", location: duplicate.again)
+        }
+        return node
+    }
+
+    /// The document in `text`, and every key given twice in an object, so that each is said.
+    static func parseNotingDuplicates(_ text: String) throws(SyntaxError) -> (JSONNode, [Duplicate]) {
+        var parser = JSONParser(text)
+        let node = try parser.parseDocument()
+        return (node, parser.duplicates)
+    }
+
+    /// `pathParts` as the pipeline file's messages write a JSON path.
+    private var path: String {
+        pathParts.reduce("") { path, part in part.hasPrefix("[") || path.isEmpty ? path + part : path + "." + part }
     }
 
     mutating func parseDocument() throws(SyntaxError) -> JSONNode {
@@ -128,15 +159,18 @@ struct JSONParser {
             }
             let keyLocation = location
             let key = try parseString()
-            if members.contains(where: { $0.key == key }) {
-                throw SyntaxError(message: "duplicate key \(key.quotedValue)", location: keyLocation)
-            }
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw error("expected ':' after the key") }
             index += 1
             skipWhitespace()
+            pathParts.append(key)
             let value = try parseValue(depth: depth + 1)
-            members.append(JSONNode.Member(key: key, keyLocation: keyLocation, value: value))
+            pathParts.removeLast()
+            if let first = members.first(where: { $0.key == key }) {
+                duplicates.append(Duplicate(key: key, objectPath: path, first: first.keyLocation, again: keyLocation))
+            } else {
+                members.append(JSONNode.Member(key: key, keyLocation: keyLocation, value: value))
+            }
             skipWhitespace()
             guard index < bytes.count else { throw error("unexpected end of file, expected ',' or '}'") }
             if bytes[index] == UInt8(ascii: ",") {
@@ -169,7 +203,9 @@ struct JSONParser {
         }
         while true {
             skipWhitespace()
+            pathParts.append("[\(items.count)]")
             items.append(try parseValue(depth: depth + 1))
+            pathParts.removeLast()
             skipWhitespace()
             guard index < bytes.count else { throw error("unexpected end of file, expected ',' or ']'") }
             if bytes[index] == UInt8(ascii: ",") {

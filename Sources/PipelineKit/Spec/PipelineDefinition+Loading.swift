@@ -80,14 +80,26 @@ extension PipelineDefinition {
             throw PipelineFileError(file: fileName, problems: processors.problems.map { .init(path: "", location: nil, message: $0) })
         }
         let root: JSONNode
+        let duplicates: [JSONParser.Duplicate]
         do {
-            root = try JSONParser.parse(text)
+            (root, duplicates) = try JSONParser.parseNotingDuplicates(text)
         } catch {
             throw PipelineFileError(
                 file: fileName,
                 problems: [
                     .init(path: "", location: error.location, message: "invalid JSON: \(error.message)")
                 ])
+        }
+        // Which of two values is meant cannot be known: each key given again is said, at once.
+        guard duplicates.isEmpty else {
+            throw PipelineFileError(
+                file: fileName,
+                problems: duplicates.map { duplicate in
+                    .init(
+                        path: duplicate.objectPath, location: duplicate.again,
+                        message: "the key \(duplicate.key.quotedValue) is given again (first at line \(duplicate.first.line), "
+                            + "column \(duplicate.first.column)): an object takes a key once; keep the one meant")
+                })
         }
         var validator = ShapeValidator()
         validator.check(root, against: PipelineFormat.shape(processors: processors), at: "")

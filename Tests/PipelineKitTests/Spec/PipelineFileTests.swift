@@ -59,6 +59,20 @@ import Testing
         #expect(found.first?.message.contains("did you mean \"quality\"?") == true)
     }
 
+    /// Which of two values was meant cannot be known: each key given again is named, with the
+    /// object's path and where the first stands, all at once.
+    @Test func everyKeyGivenTwiceIsNamedWithItsObjectsPath() {
+        let found = problems(
+            Self.valid.replacingOccurrences(of: #""width": 320,"#, with: #""width": 320, "width": 200,"#)
+                .replacingOccurrences(of: #""quality": 80"#, with: #""quality": 80, "quality": 90"#))
+        #expect(found.map(\.path) == ["outputs[0].steps[0].resize", "outputs[0].encode"], "\(found)")
+        #expect(
+            found.first?.message
+                == #"the key "width" is given again (first at line 5, column 45): an object takes a key once; keep the one meant"#,
+            "\(found)")
+        #expect(found.last?.location == SourceLocation(line: 6, column: 50), "\(found)")
+    }
+
     @Test func misspeltTopLevelKeyIsFound() {
         let found = problems(replacing: "\"inputs\"", with: "\"input\"")
         #expect(found.contains { $0.path == "input" && $0.message.contains("did you mean \"inputs\"?") && $0.location?.line == 3 })
