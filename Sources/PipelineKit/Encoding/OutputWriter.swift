@@ -185,7 +185,7 @@ final class OutputWriter: Sendable {
         var written = WrittenOutput(
             output: output.name, path: finalPath, size: image.frameSize, byteCount: file.byteCount,
             format: output.encoder.format, fingerprint: fingerprint,
-            warnings: Self.warnings(dropped, input: input)
+            warnings: Self.warnings(dropped, input: input, output: output)
                 + Self.warnings(search, output: output, input: input, path: finalPath),
             searchedQuality: Self.searched(search, output: output))
         written.searchEncodes = search?.encodes
@@ -237,17 +237,17 @@ final class OutputWriter: Sendable {
         var written = WrittenOutput(
             output: output.name, path: path, size: image.frameSize, byteCount: body.count, format: output.encoder.format,
             fingerprint: fingerprint,
-            warnings: Self.warnings(prepared.dropped, input: input)
+            warnings: Self.warnings(prepared.dropped, input: input, output: output)
                 + Self.warnings(search, output: output, input: input, path: path),
             searchedQuality: searched)
         written.searchEncodes = search?.encodes
         return written
     }
 
-    /// One warning line for each metadata field of `input` left out, each `dropped` naming the
-    /// field and why.
-    static func warnings(_ dropped: [String], input: InputFile) -> [String] {
-        dropped.map { "\(input.displayName): dropped the metadata field \($0)" }
+    /// One warning line for each metadata field of `input` left out of `output`'s file, each
+    /// `dropped` naming the field and why.
+    static func warnings(_ dropped: [String], input: InputFile, output: OutputDefinition) -> [String] {
+        dropped.map { "\(input.displayName) → \(output.name): dropped the metadata field \($0)" }
     }
 
     /// What a quality search chose, for the report, events and manifest.

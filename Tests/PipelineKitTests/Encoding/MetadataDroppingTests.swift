@@ -75,7 +75,7 @@ import Vips
         for output in written {
             #expect(
                 output.warnings == [
-                    "in/huge-exif.webp: dropped the metadata field exif-data (longer than the 1 MB of EXIF libvips writes), which \(output.output) cannot write"
+                    "in/huge-exif.webp → \(output.output): dropped the metadata field exif-data (longer than the 1 MB of EXIF libvips writes), which \(output.output) cannot write"
                 ], "\(output.warnings)")
         }
     }
@@ -133,7 +133,7 @@ import Vips
         let written = try #require(reports.first?.written)
         for format in ["jxl", "tiff", "gif"] {
             let warnings = written.first { $0.output == format }?.warnings ?? []
-            #expect(warnings == ["in/camera.jpg: dropped the metadata field exif-data, which \(format) cannot write"], "\(warnings)")
+            #expect(warnings == ["in/camera.jpg → \(format): dropped the metadata field exif-data, which \(format) cannot write"], "\(warnings)")
         }
         #expect(written.first { $0.output == "png" }?.warnings.isEmpty == true)
         let png = try VipsImage.open(file: directory.path + "/out/camera.png")
@@ -156,6 +156,6 @@ import Vips
         #expect(try VipsImage.open(file: directory.path + "/out/utf16.png").blobCopy("xmp-data") == nil)
         let warnings = reports.first?.written.first { $0.output == "png" }?.warnings ?? []
         #expect(warnings.count == 1, "\(warnings)")
-        #expect(warnings.first?.contains("in/utf16.jpg: dropped the metadata field xmp-data (with NUL bytes") == true, "\(warnings)")
+        #expect(warnings.first?.contains("in/utf16.jpg → png: dropped the metadata field xmp-data (with NUL bytes") == true, "\(warnings)")
     }
 }

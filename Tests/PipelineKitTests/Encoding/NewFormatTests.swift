@@ -306,7 +306,7 @@ import Vips
             input: Data(png), name: "texts.png")
         #expect(summary.succeeded == 1, "\(reports.flatMap(\.failures))")
         let warnings = reports.flatMap(\.written).flatMap(\.warnings)
-        let said = "in/texts.png: dropped the metadata field png-comment-0-Author (a PNG text chunk, which only PNG holds), "
+        let said = "in/texts.png → kept: dropped the metadata field png-comment-0-Author (a PNG text chunk, which only PNG holds), "
         #expect(warnings == [said + "which \(format) cannot write"], "\(warnings)")
     }
 
