@@ -25,6 +25,10 @@ extension PipelineCommand {
             // As `validate` and `run` print them: explain is where one looks for a missing input.
             for warning in explanation.warnings { printError("warning: \(warning)".escapingControlCharacters) }
             print(explanation.text)
+            if !explanation.refusals.isEmpty {
+                print("refused before any work, which a run fails (exit 1):")
+                for line in explanation.refusals { print("  " + line.escapingControlCharacters) }
+            }
             // The budget is shown above as any other; the commands that run refuse it outright.
             do { try memory.checkRoomForImages() } catch { print("refused by run, watch and serve (exit 2): \(error)") }
             if pipeline.definition.serve != ServeSettings() { print(Self.describe(pipeline.definition.serve)) }

@@ -5,7 +5,10 @@ extension PipelineCommand {
     struct Validate: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Check a pipeline file without running it.",
-            discussion: "Checks every key and value, finds the inputs and checks every output path for clashes and escapes."
+            discussion:
+                "Checks every key and value, finds the inputs and checks every output path for clashes and escapes. Exits 0 when the "
+                + "file is valid, 1 when it is but some inputs or outputs would be refused (each is named), as a run would then fail, "
+                + "and 2 when it is invalid."
         )
 
         @Argument(help: "The pipeline file (JSON).", completion: .file(extensions: ["json"]))
@@ -21,26 +24,19 @@ extension PipelineCommand {
             for warning in plan.warnings { printError("warning: \(warning)".escapingControlCharacters) }
             // Inputs, or outputs of an input, a run would refuse (a name too long, a path leaving
             // its folder): the file is valid, but these would fail.
-            var refusals = 0
-            for item in plan.items {
-                for listing in item.listings {
-                    let name = listing.input.displayName
-                    let lines =
-                        listing.refusal.map { ["\(name): \($0)"] }
-                        ?? listing.refusedOutputs.map { "\(name) → \(listing.targets[$0.index].outputDescription): \($0.failureReason)" }
-                    for line in lines { printError(line.escapingControlCharacters) }
-                    refusals += lines.count
-                }
-            }
+            let refusals = plan.refusals
+            for line in refusals { printError(line.escapingControlCharacters) }
             let outputs = pipeline.definition.outputs.count
             // Widths wider than an image are not made for it: with widths, the count is a most.
             // and outputs that choose their inputs are made for some only.
             let most =
                 pipeline.definition.outputs.contains { $0.variant?.width != nil || $0.inputSubset != nil } ? "at most " : ""
-            let refused = refusals == 0 ? "" : "; \(refusals) refused (above)"
+            let refused = refusals.isEmpty ? "" : "; \(refusals.count) refused (above), which a run would fail"
             print(
                 "\(file.escapingControlCharacters): valid: \(plan.inputCount) input\(plan.inputCount == 1 ? "" : "s"), "
                     + "\(most)\(outputs) output\(outputs == 1 ? "" : "s") each\(refused)")
+            // As a run would end: a check before one (a CI step) stops at what would fail.
+            if !refusals.isEmpty { throw ExitCode.failure }
         }
     }
 }

@@ -35,6 +35,26 @@ import Testing
         #expect(explained.standardError.contains(String(warning ?? "no warning")), "\(explained.standardError)")
     }
 
+    /// An output the run refuses for an input before any work (its path's extension is not
+    /// its format's) is named by `explain` as the run and `validate` name it, and validate,
+    /// like the run, exits 1.
+    @Test func anOutputTheRunRefusesForAnInputIsNamedAsValidateAndTheRunNameIt() throws {
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 48, height: 32)), to: "in/a.jpg")
+        let json = PipelineHarness.json(
+            inputs: ["in/*.jpg"], outputs: [#"{"name": "z", "encode": {"format": "webp"}, "path": "out/{stem}.{ext}"}"#])
+        let file = try directory.write(Data(json.utf8), to: "p.json")
+        let said = #"in/a.jpg: refused: output "z": the path "# + directory.path + "/out/a.jpg ends in .jpg but the output is encoded as webp"
+        let explained = try CommandRunner.run(["explain", file])
+        #expect(explained.status == 0)
+        #expect(explained.standardOutput.contains("refused before any work, which a run fails (exit 1):\n  " + said), "\(explained.standardOutput)")
+        let validated = try CommandRunner.run(["validate", file])
+        #expect(validated.status == 1 && validated.standardError.contains(said), "\(validated.standardError)")
+        #expect(validated.standardOutput.hasSuffix("; 1 refused (above), which a run would fail\n"), "\(validated.standardOutput)")
+        let run = try CommandRunner.run(["run", file])
+        #expect(run.status == 1 && run.standardError.contains(#"in/a.jpg: fetch: refused: output "z": the path"#), "\(run.standardError)")
+    }
+
     /// A limit that leaves nothing for images is shown as the budget it is, and as what the
     /// commands that run do with it: refuse it, where the inputs alone would read as failing.
     @Test func aLimitTheRunRefusesIsSaidToBeRefused() throws {

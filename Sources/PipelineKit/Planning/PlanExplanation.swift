@@ -68,6 +68,9 @@ public struct PlanExplanation: Sendable {
     /// What the plan warns of, as `validate` and `run` print it (a glob that matches no file, a
     /// key under an old name): not part of `text`, which is the plan.
     public let warnings: [String]
+    /// The inputs, and outputs of inputs, the run would refuse before any work, as it names them
+    /// (`RunPlan.refusals`): not part of `text`, which is what the run makes.
+    public let refusals: [String]
     /// Inputs fetched over HTTP(S) or from S3.
     public let remoteInputs: Int
     /// Formats (`jpeg`, `png`) and how many inputs are of each, among those whose header was read.
@@ -133,6 +136,7 @@ public struct PlanExplanation: Sendable {
     init(plan: RunPlan, shardSource: String? = nil, memoryBudget: MemoryBudget? = MemoryBudget.detect(), sampleCount: Int = 5) {
         let definition = plan.definition
         warnings = plan.warnings
+        refusals = plan.refusals
         shard = plan.shard.map { ($0, shardSource ?? "given", plan.totalInputCount) }
         self.memoryBudget = memoryBudget
         let accountant = MemoryAccountant(budget: memoryBudget)

@@ -272,3 +272,18 @@ extension RunPlan {
         return made.count == outputCount ? nil : made
     }
 }
+
+extension RunPlan {
+    /// One line for each input and each output of an input that the run would refuse before
+    /// any work, as the run names them (`in/a.jpg → small: refused: …`): what `validate` and
+    /// `explain` say a run would fail.
+    public var refusals: [String] {
+        items.flatMap { item in
+            item.listings.flatMap { listing in
+                let name = listing.input.displayName
+                return listing.refusal.map { ["\(name): \($0)"] }
+                    ?? listing.refusedOutputs.map { "\(name) → \(listing.targets[$0.index].outputDescription): \($0.failureReason)" }
+            }
+        }
+    }
+}
