@@ -44,10 +44,13 @@ import Testing
         let json = PipelineHarness.json(
             inputs: ["in/*.jpg"], outputs: [#"{"name": "z", "encode": {"format": "webp"}, "path": "out/{stem}.{ext}"}"#])
         let file = try directory.write(Data(json.utf8), to: "p.json")
-        let said = #"in/a.jpg: refused: output "z": the path "# + directory.path + "/out/a.jpg ends in .jpg but the output is encoded as webp"
+        let said =
+            #"in/a.jpg: refused: output "z": the path "# + directory.path + "/out/a.jpg ends in .jpg but the output is encoded as webp"
         let explained = try CommandRunner.run(["explain", file])
         #expect(explained.status == 0)
-        #expect(explained.standardOutput.contains("refused before any work, which a run fails (exit 1):\n  " + said), "\(explained.standardOutput)")
+        #expect(
+            explained.standardOutput.contains("refused before any work, which a run fails (exit 1):\n  " + said),
+            "\(explained.standardOutput)")
         let validated = try CommandRunner.run(["validate", file])
         #expect(validated.status == 1 && validated.standardError.contains(said), "\(validated.standardError)")
         #expect(validated.standardOutput.hasSuffix("; 1 refused (above), which a run would fail\n"), "\(validated.standardOutput)")

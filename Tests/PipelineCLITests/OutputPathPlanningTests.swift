@@ -83,7 +83,9 @@ import Testing
         #expect(validate.status == 1, "\(validate.standardError)")
         #expect(validate.standardError.hasPrefix("in/\(long).jpg → long: refused: the name \"\(long).jpg-b.jpg\" in "))
         #expect(validate.standardError.contains("-b.jpg would be 257 bytes long"), "\(validate.standardError)")
-        #expect(validate.standardOutput.hasSuffix("valid: 1 input, 2 outputs each; 1 refused (above), which a run would fail\n"), "\(validate.standardOutput)")
+        #expect(
+            validate.standardOutput.hasSuffix("valid: 1 input, 2 outputs each; 1 refused (above), which a run would fail\n"),
+            "\(validate.standardOutput)")
         // When it runs
         let run = try CommandRunner.run(["run", file])
         // Then the other output is made, and the run fails naming the refused one

@@ -109,7 +109,8 @@ import Vips
         #expect(try VipsImage.open(file: directory.path + "/out/photo.jpg").blobCopy("iptc-data") == header + resource(0x0404, iptc))
         let warnings = reports.flatMap(\.written).flatMap(\.warnings)
         #expect(
-            warnings == ["iptc", "marked"].map { "in/photo.tif → \($0): dropped the metadata field photoshop-data, which tiff cannot write" },
+            warnings
+                == ["iptc", "marked"].map { "in/photo.tif → \($0): dropped the metadata field photoshop-data, which tiff cannot write" },
             "\(warnings)")
     }
 

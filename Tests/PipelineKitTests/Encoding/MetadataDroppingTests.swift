@@ -133,7 +133,9 @@ import Vips
         let written = try #require(reports.first?.written)
         for format in ["jxl", "tiff", "gif"] {
             let warnings = written.first { $0.output == format }?.warnings ?? []
-            #expect(warnings == ["in/camera.jpg → \(format): dropped the metadata field exif-data, which \(format) cannot write"], "\(warnings)")
+            #expect(
+                warnings == ["in/camera.jpg → \(format): dropped the metadata field exif-data, which \(format) cannot write"], "\(warnings)"
+            )
         }
         #expect(written.first { $0.output == "png" }?.warnings.isEmpty == true)
         let png = try VipsImage.open(file: directory.path + "/out/camera.png")
