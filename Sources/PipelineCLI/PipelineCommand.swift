@@ -58,6 +58,7 @@ public enum PipelineCLI {
         // As servers do: many systems start processes with a soft limit of open files far below
         // the hard one, and a run holds a few per image in flight.
         OpenFileLimit.raiseToHardLimit()
+        if let vectorCodeOff = Vips.vectorCodeOff { printError("warning: \(vectorCodeOff)") }
         if !processors.problems.isEmpty {
             for problem in processors.problems { printError("error: \(problem)") }
             ProcessEnd.exit(ExitCode.invalidInput.rawValue)
@@ -269,6 +270,9 @@ enum StandardOutput {
         guard code != 0, code != EPIPE else { return }
         failure.withLock { $0 = $0 ?? String(cString: strerror(code)) }
     }
+
+    /// Whether a write failed (said, or to be said, by `exitIfAWriteFailed()`).
+    static var failed: Bool { failure.withLock { $0 != nil } }
 
     /// Says on standard error why standard output could not be written, and exits 1, when a
     /// write failed.

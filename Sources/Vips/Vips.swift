@@ -104,10 +104,46 @@ public enum Vips {
         return 0o666 & ~mask
     }()
 
+    /// Why libvips runs without its vector code in this process, or nil when it runs with it.
+    ///
+    /// liborc, which compiles that code, maps it from a file it makes in the first of
+    /// `$XDG_RUNTIME_DIR`, `$HOME`, `$TMPDIR` and `/tmp` that it can, sized without writing: on
+    /// a full file system its first write into the mapping ends the process with SIGBUS, with
+    /// no message. With that folder short of room, the code is turned off before libvips starts
+    /// (`VIPS_NOVECTOR`), and the work is done, slower, by plain C.
+    package static let vectorCodeOff: String? = {
+        guard getenv("VIPS_NOVECTOR") == nil, let short = vectorCodeFolderShortOfRoom() else { return nil }
+        setenv("VIPS_NOVECTOR", "1", 1)
+        return short
+    }()
+
+    /// The folder liborc would map its code from, when it has too little room for it: what
+    /// `vectorCodeOff` says.
+    private static func vectorCodeFolderShortOfRoom() -> String? {
+        let variables = ["XDG_RUNTIME_DIR", "HOME", "TMPDIR"].compactMap { name in getenv(name).map { ("$" + name, String(cString: $0)) } }
+        // `ST_NOEXEC` of <sys/statvfs.h>, an enum value Swift's Glibc module leaves out.
+        let noExecutables: UInt = 8
+        for (name, folder) in variables + [("", "/tmp")] {
+            var info = statvfs()
+            // liborc goes on to the next where it cannot make the file, or map it to run.
+            guard !folder.isEmpty, access(folder, W_OK | X_OK) == 0, statvfs(folder, &info) == 0, info.f_flag & noExecutables == 0
+            else { continue }
+            let room = UInt64(info.f_bavail) * UInt64(info.f_frsize)
+            // A few of its 64 KiB regions, with room to spare.
+            guard room < 1 << 20 else { return nil }
+            let named = name.isEmpty ? folder : "\(folder) (\(name))"
+            return "\(named) has \(room / 1024) KiB free, too little for libvips to compile its vector code in: "
+                + "the work is done without it, slower"
+        }
+        return nil
+    }
+
     /// Swift runs a global's initializer exactly once, under a lock: that is our `vips_init` guard.
     private static let startup: VipsError? = {
         // Before libvips (and liborc) can touch the umask.
         _ = newFileMode
+        // Before libvips reads it.
+        _ = vectorCodeOff
         tuneAllocator()
         fitThreadStacksToAddressSpaceLimit()
         guard vips_init("pipeline") == 0 else {

@@ -111,4 +111,29 @@ struct OutputFileSystemCommandTests {
         let after = try manifests.map { try Data(contentsOf: URL(fileURLWithPath: disk.path + "/out/" + $0)) }
         #expect(after == before)
     }
+
+    /// liborc maps the vector code libvips compiles from a file in `$XDG_RUNTIME_DIR` (or
+    /// `$HOME`, …), sized without being written: on a full file system its first write there
+    /// ended the process with SIGBUS and no word. The command goes on without that code.
+    @Test func aFullFolderForLibvipsVectorCodeIsWarnedOfAndTheWorkDone() throws {
+        // Given the folder liborc uses first, full
+        let full = try TemporaryMount(size: "64k")
+        let filler = open(full.path + "/filler", O_CREAT | O_WRONLY, 0o644)
+        let chunk = [UInt8](repeating: 1, count: 4096)
+        for _ in 0..<64 where write(filler, chunk, chunk.count) == chunk.count {}
+        close(filler)
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 640, height: 480)), to: "in.jpg")
+
+        // When a photo is made smaller, as libvips does with its vector code
+        let result = try CommandRunner.run(
+            ["convert", "in.jpg", "out.webp", "--width", "100"], in: directory.url, environment: ["XDG_RUNTIME_DIR": full.path])
+
+        // Then it is, and a warning says why it was done without that code
+        #expect(result.status == 0, "\(result.status): \(result.standardError)")
+        #expect(try VipsImage.open(file: directory.path + "/out.webp").width == 100)
+        #expect(
+            result.standardError.contains("warning: \(full.path) ($XDG_RUNTIME_DIR) has 0 KiB free, too little for libvips"),
+            "\(result.standardError)")
+    }
 }
