@@ -37,6 +37,15 @@ static inline void pl_silence_warnings(void) {
  * mallopt is the in-process equivalent of MALLOC_ARENA_MAX, MALLOC_MMAP_THRESHOLD_ and
  * MALLOC_TRIM_THRESHOLD_;
  * 0 leaves a setting as it is. Returns 0 when glibc refused one. */
+/* Flushes standard output's stdio stream (what Swift's `print` writes), and gives the error
+ * of that write, -1 for an earlier one whose code is gone, or 0: Swift 6 cannot read C's
+ * `stdout`, a mutable global. */
+static inline int pl_flush_standard_output(void) {
+    errno = 0;
+    if (fflush(stdout) != 0) return errno != 0 ? errno : -1;
+    return ferror(stdout) ? -1 : 0;
+}
+
 static inline int pl_tune_allocator(int max_arenas, int mmap_threshold, int trim_threshold) {
     int ok = 1;
     if (max_arenas > 0) ok &= mallopt(M_ARENA_MAX, max_arenas);

@@ -24,6 +24,25 @@ import Testing
             result.standardError.contains("error: cannot write to standard output: No space left on device"), "\(result.standardError)")
     }
 
+    /// What the other commands print is their result (a schema, a `<picture>` element): one
+    /// cut short by a full disk is said to be, and exits 1.
+    @Test(arguments: [["schema"], ["plugins"], ["--version"], ["validate", "pipeline.json"], ["explain", "pipeline.json"]])
+    func aCommandWhoseStandardOutputIsFullSaysSoAndExits1(arguments: [String]) throws {
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 64, height: 48)), to: "in/a.jpg")
+        let outputs = [#"{"name": "t", "encode": {"format": "png"}, "path": "out/{stem}.png"}"#]
+        try directory.write(Data(PipelineHarness.json(inputs: ["in/*.jpg"], outputs: outputs).utf8), to: "pipeline.json")
+        let result = try CommandRunner.run(
+            ["-c", #"exec "$0" "$@" > /dev/full"#, CommandRunner.executable.path] + arguments, in: directory.url,
+            executable: URL(fileURLWithPath: "/bin/sh"))
+        #expect(result.status == 1, "\(arguments): \(result.standardError)")
+        // (the reason is the system's when the last write failed, as with a short output)
+        #expect(result.standardError.hasPrefix("error: cannot write to standard output: "), "\(arguments): \(result.standardError)")
+        #expect(result.standardError.hasSuffix("; what was printed is incomplete\n"), "\(arguments): \(result.standardError)")
+        // Written whole elsewhere, it exits 0
+        #expect(try CommandRunner.run(arguments, in: directory.url).status == 0)
+    }
+
     @Test func aWatchWhoseStandardOutputIsFullStopsAfterThatRunAndExits1() throws {
         // Given a watch whose standard output is a device that is always full, bounded by
         // `timeout` so that a watch going on is a failure (status 124), not a hang
