@@ -121,6 +121,21 @@ import Testing
         #expect(journals.count == 1, "\(journals)")
     }
 
+    /// A cache folder that is a link to nothing fails with "File exists" from the system, which
+    /// points the wrong way: the warning says what is there.
+    @Test func aCacheFolderThatIsALinkToNothingIsNamedAsOne() throws {
+        let directory = try TemporaryDirectory()
+        try writeInputs(directory, prefix: "p", count: 1)
+        let file = try writePipeline(directory)
+        try FileManager.default.createSymbolicLink(atPath: directory.path + "/.cache", withDestinationPath: "gone/cache")
+        let result = try CommandRunner.run(["run", "--quiet", file])
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(
+            result.standardError.contains("its folder \(directory.path)/.cache is a symbolic link to nothing"),
+            "\(result.standardError)")
+        #expect(!result.standardError.contains("File exists"), "\(result.standardError)")
+    }
+
     @Test func aDamagedJournalLosesNoNewRecordAndWarnsOnce() throws {
         // Given a run's journal whose last line was torn, with garbage before it
         let directory = try TemporaryDirectory()

@@ -112,9 +112,12 @@ final class SourceStore: Sendable {
     }
 
     /// The problem of a plan whose file cannot be made or written.
+    /// Nothing in the file is at fault: the problem has no JSON path. A write that failed names
+    /// the folder and the plan itself; a file that could not be made, the folder alone.
     static func unkeptProblem(_ error: ReportWriterError) -> PipelineFileError.Problem {
-        .init(
-            path: "inputs", location: nil,
+        guard !error.path.isEmpty else { return .init(path: "", location: nil, message: error.reason) }
+        return .init(
+            path: "", location: nil,
             message: "the plan of the inputs cannot be kept in the folder for temporary files "
                 + "(\(FileManager.default.temporaryDirectory.path); TMPDIR sets it): \(error.reason)")
     }

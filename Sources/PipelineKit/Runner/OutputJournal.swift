@@ -275,7 +275,9 @@ package final class OutputJournal: Sendable {
                 do {
                     try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
                 } catch {
-                    folderFailure = ErrorText.reason(error)
+                    // A link to nothing there reads as "File exists" from the system.
+                    let folder = file.deletingLastPathComponent().path
+                    folderFailure = InputFile.brokenLink(at: folder).map { "its folder \(folder) is \($0)" } ?? ErrorText.reason(error)
                 }
                 state.descriptor = open(file.path, O_RDWR | O_CREAT | O_APPEND | O_NONBLOCK | O_CLOEXEC, 0o644)
                 guard state.descriptor >= 0 else {
