@@ -186,7 +186,8 @@ extension PipelineCommand {
             if json { arguments.append("--json") }
             let runner = try Run.parse(arguments)
             try await runner.run(
-                pipeline, interruption: interruption, sharded: false, describingFailures: ConvertDocument.describe(failure:))
+                pipeline, interruption: interruption, sharded: false, inputCount: plan.inputCount,
+                describingFailures: ConvertDocument.describe(failure:))
             interruption.hand(to: ConvertStreams.ending(removing: streams.folder))
             // One that came as the run ended, after it looked: nothing is sent.
             if let signal = interruption.received { throw ExitCode.afterSignal(signal) }

@@ -79,7 +79,7 @@ extension PipelineCommand {
         /// (`describingFailures`), and `sharded: false`: a conversion is whole, and a scheduler's
         /// array variables (its task's index) must not cut it down to a shard.
         func run(
-            _ loaded: Pipeline, interruption given: Interruption? = nil, sharded: Bool = true,
+            _ loaded: Pipeline, interruption given: Interruption? = nil, sharded: Bool = true, inputCount: Int? = nil,
             describingFailures: @escaping (String) -> String = { $0 }
         ) async throws {
             let logger = makeLogger(level: logLevel)
@@ -88,7 +88,8 @@ extension PipelineCommand {
             pipeline.sideWrites = sideWrites
             // A user who sets VIPS_CONCURRENCY has chosen libvips' threads: leave them as set.
             pipeline.configuration.vipsThreadsPerImage = ProcessInfo.processInfo.environment["VIPS_CONCURRENCY"] == nil ? 1 : nil
-            try Self.checkOpenFileLimit(inFlight: pipeline.definition.inFlight(fetchingRemoteInputs: true))
+            // No more inputs are in flight than there are: a one-off's few need no warning.
+            try Self.checkOpenFileLimit(inFlight: min(pipeline.definition.inFlight(fetchingRemoteInputs: true), inputCount ?? .max))
             let shard = sharded ? try sharding.resolve() : nil
             if let shard, !quiet, !json { printError("shard \(shard.shard) (\(shard.source))") }
 

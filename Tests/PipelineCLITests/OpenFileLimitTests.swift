@@ -23,13 +23,15 @@ import Testing
         return (directory, try directory.write(Data(json.utf8), to: "pipeline.json"))
     }
 
-    /// Runs `pipeline run -q FILE` from a shell that first runs `ulimit` with `limit`.
-    func run(_ file: String, ulimit limit: String) throws -> (status: Int32, standardError: String) {
+    /// Runs `pipeline run -q FILE` (or `arguments`) from a shell that first runs `ulimit` with `limit`.
+    func run(_ file: String, ulimit limit: String, arguments: [String]? = nil) throws -> (status: Int32, standardError: String) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/bash")
         // Descriptors the test process leaves open (no close-on-exec) would count against the limit.
         let closeInherited = #"for n in $(ls /proc/$$/fd); do [ "$n" -gt 2 ] && eval "exec $n>&-"; done; "#
-        process.arguments = ["-c", closeInherited + "ulimit \(limit) && exec \"$0\" run -q \"$1\"", CommandRunner.executable.path, file]
+        process.arguments =
+            ["-c", closeInherited + "ulimit \(limit) && exec \"$0\" \"$@\"", CommandRunner.executable.path]
+            + (arguments ?? ["run", "-q", file])
         let error = Pipe()
         process.standardOutput = FileHandle.nullDevice
         process.standardError = error
@@ -77,6 +79,16 @@ import Testing
             result.standardError.contains("so the run takes at most \(fitting) input\(fitting == 1 ? "" : "s") at a time"),
             "\(result.standardError)")
         #expect(directory.allFiles().filter { $0.hasPrefix("out/") }.count == 24)
+    }
+
+    /// A one-off of one photo has no more in flight than that one: the limit holds nothing back.
+    @Test func aConvertOfOnePhotoUnderALowLimitSaysNothingOfInputsAtATime() throws {
+        let (directory, _) = try setUp()
+        let result = try run(
+            "", ulimit: "-n 40", arguments: ["convert", directory.path + "/in/n0.jpg", directory.path + "/out/n0.webp", "--width", "50"])
+        #expect(result.status == 0, "exit \(result.status): \(result.standardError)")
+        #expect(!result.standardError.contains("at a time"), "\(result.standardError)")
+        #expect(FileManager.default.fileExists(atPath: directory.path + "/out/n0.webp"))
     }
 
     @Test func theInputsInFlightAreHeldToWhatTheLimitFits() {

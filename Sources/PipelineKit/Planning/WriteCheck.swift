@@ -313,6 +313,11 @@ struct WriteCheck {
         }
         for (folder, origin) in foldersNeeded {
             guard let file = writers[folder], let fileWrite = remake(file), let inFolder = remake(origin) else { continue }
+            // A pyramid laid out in folders (IIIF, Zoomify, Google) is a folder at its path: what
+            // is written in it is checked with the pyramids (`readsReplaced`, the plan's clashes).
+            if let tiles = fileWrite.writer.tiles, tiles.layout.replacedFolder(ofPyramidAt: fileWrite.path) == fileWrite.path {
+                continue
+            }
             problems.append(
                 .init(
                     path: fileWrite.place, location: fileWrite.location,
