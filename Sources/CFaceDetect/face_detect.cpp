@@ -1,7 +1,9 @@
 // OpenCV's Viola–Jones cascade (the detector thumbor uses), behind face_detect.h.
 #include "face_detect.h"
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 
 // Built without OpenCV's headers (a build without the Faces trait, on a machine without
 // OpenCV), every call says so; nothing links this then.
@@ -132,10 +134,21 @@ struct pl_face_detector {
 
 static void copy_error(char *error, int error_size, const char *text) {
     if (error == nullptr || error_size <= 0) return;
-    std::snprintf(error, static_cast<size_t>(error_size), "%s", text);
+    // OpenCV's messages end in a line break, which a message of one line does not want.
+    std::string line(text);
+    while (!line.empty() && (line.back() == '\n' || line.back() == ' ')) line.pop_back();
+    std::snprintf(error, static_cast<size_t>(error_size), "%s", line.c_str());
 }
 
 pl_face_detector *pl_face_detector_new(const char *cascade_path, char *error, int error_size) {
+    // A file that cannot be read is said here: OpenCV would print a line of its own on standard
+    // error, outside pipeline's messages, before failing.
+    if (std::FILE *file = std::fopen(cascade_path, "rb")) {
+        std::fclose(file);
+    } else {
+        copy_error(error, error_size, (std::string("cannot read it: ") + std::strerror(errno)).c_str());
+        return nullptr;
+    }
     std::string failure;
     const OpenCV *cv = opencv(failure);
     if (cv == nullptr) {
