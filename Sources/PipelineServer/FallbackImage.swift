@@ -42,10 +42,16 @@ final class FallbackImage: Sendable {
     /// `data`, every frame, encoded again in `format` in sRGB and without metadata, at a
     /// quality high enough to be taken for the file.
     private static func withoutMetadata(_ data: Data, frames: Int, as format: EncoderSettings.Format) throws(VipsError) -> Data {
-        let image = try VipsImage.open(data: data, options: frames > 1 ? "n=-1" : "")
+        try plain(VipsImage.open(data: data, options: frames > 1 ? "n=-1" : ""), as: format, quality: 90)
+    }
+
+    /// `image` encoded in `format`, in sRGB and without metadata; at `quality` when given and
+    /// the format is lossy, else at libvips' default.
+    private static func plain(_ image: VipsImage, as format: EncoderSettings.Format, quality: Int? = nil) throws(VipsError) -> Data {
         let colours = image.hasField("icc-profile-data") ? try image.convertedFromEmbeddedProfileToSRGB() : image
-        let quality = [.jpeg, .webp, .avif, .heic, .jxl].contains(format) ? ",Q=90" : ""
-        return try colours.encoded(suffix: ".\(format.fileExtension)[strip\(quality)]")
+        let lossy: Set<EncoderSettings.Format> = [.jpeg, .webp, .avif, .heic, .jxl]
+        let setting = quality.flatMap { lossy.contains(format) ? ",Q=\($0)" : nil } ?? ""
+        return try colours.encoded(suffix: ".\(format.fileExtension)[strip\(setting)]")
     }
 
     /// 200 with the image, no wider than `width` when given. Not cached for long: the input may
@@ -77,8 +83,7 @@ final class FallbackImage: Sendable {
         guard let thumbnail = try Vips.call("thumbnail_image", arguments)["out"]?.image else {
             throw VipsError(operation: "thumbnail_image", message: "no image made")
         }
-        let colours = thumbnail.hasField("icc-profile-data") ? try thumbnail.convertedFromEmbeddedProfileToSRGB() : thumbnail
-        return try colours.encoded(suffix: ".\(format.fileExtension)[strip]")
+        return try plain(thumbnail, as: format)
     }
 }
 #endif

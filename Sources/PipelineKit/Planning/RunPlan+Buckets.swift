@@ -27,7 +27,7 @@ extension RunPlan {
         let missing = Set(written.map(\.bucket)).filter { stores.s3.bucketExists($0) == false }
         // A custom endpoint may be another server than the one meant: named, as the four places
         // it may come from (the file, two variables, the profile) are not.
-        let asked = client.configuration.endpoint.map { " at \(CredentialRedaction().redact($0))" } ?? ""
+        let asked = client.shownEndpoint.map { " at \($0)" } ?? ""
         return written.filter { missing.contains($0.bucket) && reported.insert($0.position).inserted }.map { bucket, position, output in
             .init(
                 path: "outputs[\(position)].path", location: output.pathLocation,

@@ -37,8 +37,14 @@ struct JSONParser {
 
     /// The keys given again so far, each where it stands; the first of each is the one kept.
     private(set) var duplicates: [Duplicate] = []
-    /// The JSON path of the value being read: keys, and `[index]` in arrays.
-    private var pathParts: [String] = []
+    /// The JSON path of the value being read: keys, and indexes in arrays. Written out only for
+    /// a duplicate, so that reading a large file formats no index.
+    private var pathParts: [PathPart] = []
+
+    private enum PathPart {
+        case key(String)
+        case index(Int)
+    }
 
     /// The document in `text`; a key given twice in an object is an error at the second.
     static func parse(_ text: String) throws(SyntaxError) -> JSONNode {
@@ -59,7 +65,12 @@ struct JSONParser {
 
     /// `pathParts` as the pipeline file's messages write a JSON path.
     private var path: String {
-        pathParts.reduce("") { path, part in part.hasPrefix("[") || path.isEmpty ? path + part : path + "." + part }
+        pathParts.reduce("") { path, part in
+            switch part {
+            case .key(let key): path.isEmpty ? key : path + "." + key
+            case .index(let index): path + "[\(index)]"
+            }
+        }
     }
 
     mutating func parseDocument() throws(SyntaxError) -> JSONNode {
@@ -163,7 +174,7 @@ struct JSONParser {
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw error("expected ':' after the key") }
             index += 1
             skipWhitespace()
-            pathParts.append(key)
+            pathParts.append(.key(key))
             let value = try parseValue(depth: depth + 1)
             pathParts.removeLast()
             if let first = members.first(where: { $0.key == key }) {
@@ -203,7 +214,7 @@ struct JSONParser {
         }
         while true {
             skipWhitespace()
-            pathParts.append("[\(items.count)]")
+            pathParts.append(.index(items.count))
             items.append(try parseValue(depth: depth + 1))
             pathParts.removeLast()
             skipWhitespace()

@@ -27,10 +27,14 @@ struct ShapeValidator {
         case .choice(let values):
             checkChoice(node, values: values, at: path)
         case .duration:
-            if Units.seconds(in: node) == nil, case .number = node.value {
-                return report(path, node.location, "\(node.jsonText) is out of range: expected a duration of 0 to a year (31536000 s)")
-            }
-            if Units.seconds(in: node) == nil, case .string(let text) = node.value, Units.unboundedSeconds(in: text) != nil {
+            // A number, or a string written as a duration, that is past the longest one.
+            let isDuration =
+                switch node.value {
+                case .number: true
+                case .string(let text): Units.unboundedSeconds(in: text) != nil
+                default: false
+                }
+            if isDuration, Units.seconds(in: node) == nil {
                 return report(path, node.location, "\(node.jsonText) is out of range: expected a duration of 0 to a year (31536000 s)")
             }
             guard Units.seconds(in: node) != nil else {

@@ -75,7 +75,12 @@ struct S3Client: Sendable {
     /// The server asked, for a reason that doubts it is S3: the endpoint (credentials in it
     /// hidden), which four places may set, or AWS's.
     var endpointDescription: String {
-        configuration.endpoint.map { "the endpoint \(CredentialRedaction().redact($0))" } ?? "AWS's endpoint"
+        shownEndpoint.map { "the endpoint \($0)" } ?? "AWS's endpoint"
+    }
+
+    /// The custom endpoint as messages show it, its credentials hidden; nil for AWS's.
+    var shownEndpoint: String? {
+        configuration.endpoint.map { CredentialRedaction().redact($0) }
     }
 
     /// How reasons name an operation on an object.
