@@ -55,15 +55,19 @@ extension PipelineCommand {
             // folder or a bucket) is kept, and reloads once the server is up.
             let hangups = await UnixSignalsSequence(trapping: .sighup)
             Interruption.waitUntilHandled([SIGHUP])
-            let logger = makeLogger(level: logLevel)
-            var pipeline = try loadPipeline(file)
-            memory.apply(to: &pipeline)
+            let stops = await ServeStopSignals()
+            defer { stops.stop() }
             // A client gone away must fail its write, not end the server. The signals a run
             // handles as SIGTERM drain the server as SIGTERM does, but SIGHUP, which reloads.
             signal(SIGPIPE, SIG_IGN)
             Interruption.forwardAsSIGTERM(Interruption.forwarded.filter { $0 != SIGHUP })
+            let logger = makeLogger(level: logLevel)
+            var pipeline = try loadPipeline(file)
+            memory.apply(to: &pipeline)
+            // A signal while a bucket is listed ends the listing.
+            pipeline.stopsPlanning = { stops.received != nil }
             let file = self.file
-            let server = try exitingOnInvalidFile { () throws(PipelineFileError) in
+            let planned = Result { () throws(PipelineFileError) in
                 try PipelineServer(pipeline: pipeline, settings: .init(host: host, port: port), logger: logger) { url in
                     // At once: standard output is usually a pipe, which stdio would hold back.
                     try? FileHandle.standardOutput.write(contentsOf: Data("Serving \(file) on \(url)\n".utf8))
@@ -71,6 +75,8 @@ extension PipelineCommand {
                     printError("stopping: no new connections; finishing the requests in flight…")
                 }
             }
+            if let signal = stops.received { try Self.stopBeforeServing(file, after: signal) }
+            let server = try exitingOnInvalidFile { () throws(PipelineFileError) in try planned.get() }
             let watcher: PipelineWatcher
             do {
                 watcher = try PipelineWatcher(pipelineFile: URL(fileURLWithPath: file), definition: pipeline.definition)
@@ -82,33 +88,11 @@ extension PipelineCommand {
             let reloading = Reloading(
                 server: server, pipeline: pipeline, watcher: watcher, file: file, memory: memory, logger: logger, hangups: hangups)
             var configuration = ServiceGroupConfiguration(
-                services: [.init(service: server), .init(service: reloading, successTerminationBehavior: .ignore)],
-                gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+                services: [.init(service: server), .init(service: reloading, successTerminationBehavior: .ignore)], logger: logger)
             configuration.maximumGracefulShutdownDuration = .seconds(pipeline.definition.serve.drainTimeout)
-            let serving = Task { try await ServiceGroup(configuration: configuration).run() }
-            // Ctrl-C pressed again, as with `run`: someone at the terminal wants out now, so the
-            // drain is cut short as its timeout would.
-            let interrupts = await UnixSignalsSequence(trapping: .sigint)
-            let cutShort = Locked(false)
-            let secondInterrupt = Task {
-                var first: ContinuousClock.Instant?
-                for await _ in interrupts {
-                    let now = ContinuousClock.now
-                    guard let earlier = first else {
-                        first = now
-                        continue
-                    }
-                    // The same Ctrl-C sent twice (`timeout -s INT`) is no second one.
-                    guard now - earlier >= Interruption.repeatWindow else { continue }
-                    cutShort.withLock { $0 = true }
-                    printError(
-                        "second Ctrl-C: cutting the requests in flight off and stopping their runs "
-                            + "(a codec's call already under way, such as an AVIF encode, ends first)…")
-                    serving.cancel()
-                    return
-                }
+            guard let serving = stops.serve(ServiceGroup(configuration: configuration)) else {
+                try Self.stopBeforeServing(file, after: stops.received ?? SIGTERM)
             }
-            defer { secondInterrupt.cancel() }
             do {
                 try await serving.value
             } catch {
@@ -121,7 +105,7 @@ extension PipelineCommand {
                 cut == 0
                 ? "no request was in flight; any run still going was cancelled"
                 : "\(cut) request\(cut == 1 ? "" : "s") still in flight \(cut == 1 ? "was" : "were") cut off and any run still going cancelled"
-            if cutShort.withLock({ $0 }) {
+            if stops.cutShort {
                 printError("stopped serving \(file) at a second Ctrl-C: \(cutOff)")
                 throw ExitCode.failure
             }
@@ -132,6 +116,12 @@ extension PipelineCommand {
                 throw ExitCode.failure
             }
             printError("stopped serving \(file)")
+        }
+
+        /// Ends the command for a signal that came before the server listened.
+        private static func stopBeforeServing(_ file: String, after signal: Int32) throws -> Never {
+            printError("stopped before serving \(file): no request was taken and nothing was made")
+            throw ExitCode.afterSignal(signal)
         }
 
         /// Serves the pipeline file as it is now and the inputs its folders hold now: reloads the

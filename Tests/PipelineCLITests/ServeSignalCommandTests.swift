@@ -120,10 +120,12 @@ import Testing
         #expect(command.waitForExit(timeout: 120) == 0, "\(command.transcript)")
     }
 
-    @Test func aSIGHUPWhileTheServerStartsReloadsOnceItIsUp() async throws {
-        // Given a server of outputs in a bucket that does not answer whether it is there until
-        // the test lets it: the server's start waits on it, as it waits on a slow bucket or on
-        // listing a large folder (the test lets it by making the file `released`)
+    /// A server starting on outputs in a bucket that does not answer whether it is there until
+    /// the test makes the file `released` in `directory`: the start waits on it, as it waits on a
+    /// slow bucket or on listing a large folder. Returned once the server has asked.
+    static func serverStartingOnAHeldBucket() async throws -> (
+        command: BackgroundCommand, directory: TemporaryDirectory, bucket: TestHTTPServer
+    ) {
         let directory = try TemporaryDirectory()
         let released = directory.path + "/released"
         let bucket = try TestHTTPServer { request, _ in
@@ -133,7 +135,6 @@ import Testing
             }
             return request.path == "/site/" ? .init() : .init(status: 404)
         }
-        defer { bucket.stop() }
         try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 48, height: 32)), to: "in/a.jpg")
         let output = #"{"name": "thumb", "encode": {"format": "webp"}, "path": "s3://site/thumb/{stem}.webp"}"#
         try directory.write(Data(PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [output]).utf8), to: "p.json")
@@ -143,14 +144,26 @@ import Testing
                 "AWS_ACCESS_KEY_ID": "AKIATESTTESTTESTTEST", "AWS_SECRET_ACCESS_KEY": "secret", "AWS_REGION": "us-east-1",
                 "AWS_ENDPOINT_URL_S3": bucket.url(""), "HOME": directory.path,
             ])
-        defer { command.kill() }
-        let pid = command.processIdentifier
-        try await waitUntil("the server asks about the bucket:\n\(command.transcript)", within: .seconds(60)) {
-            bucket.requests.contains { $0.method == "HEAD" }
+        do {
+            try await waitUntil("the server asks about the bucket:\n\(command.transcript)", within: .seconds(60)) {
+                bucket.requests.contains { $0.method == "HEAD" }
+            }
+        } catch {
+            command.kill()
+            bucket.stop()
+            throw error
         }
+        return (command, directory, bucket)
+    }
+
+    @Test func aSIGHUPWhileTheServerStartsReloadsOnceItIsUp() async throws {
+        // Given a server whose start waits on a bucket
+        let (command, directory, bucket) = try await Self.serverStartingOnAHeldBucket()
+        defer { bucket.stop() }
+        defer { command.kill() }
 
         // When SIGHUP comes then
-        #expect(try SignalDispositions.catches(SIGHUP, pid: pid), "SIGHUP would end the server as it starts")
+        #expect(try SignalDispositions.catches(SIGHUP, pid: command.processIdentifier), "SIGHUP would end the server as it starts")
         command.signal(SIGHUP)
         try await Task.sleep(for: .milliseconds(200))
         try directory.write(Data(), to: "released")
@@ -162,6 +175,24 @@ import Testing
         #expect(reloaded != nil, "\(command.transcript)")
         command.signal(SIGTERM)
         #expect(command.waitForExit(timeout: 120) == 0, "\(command.transcript)")
+    }
+
+    @Test func aSIGTERMWhileTheServerStartsStopsItBeforeServingSayingSo() async throws {
+        // Given a server whose start waits on a bucket
+        let (command, directory, bucket) = try await Self.serverStartingOnAHeldBucket()
+        defer { bucket.stop() }
+        defer { command.kill() }
+
+        // When SIGTERM comes then
+        #expect(try SignalDispositions.catches(SIGTERM, pid: command.processIdentifier), "SIGTERM would end the server as it starts")
+        command.signal(SIGTERM)
+        try await Task.sleep(for: .milliseconds(200))
+        try directory.write(Data(), to: "released")
+
+        // Then it never listens, says why it stopped, and its status is the signal's
+        #expect(command.waitForExit(timeout: 120) == 128 + SIGTERM, "\(command.transcript)")
+        #expect(command.transcript.contains("stopped before serving p.json: no request was taken"), "\(command.transcript)")
+        #expect(!command.transcript.contains("Serving "), "\(command.transcript)")
     }
 
     @Test func aRequestInFlightPastTheDrainTimeoutIsCutOffAndItsRunCancelled() async throws {
