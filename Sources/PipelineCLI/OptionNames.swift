@@ -11,6 +11,8 @@ struct OptionNames {
     var short: Set<Character> = []
     /// The long names of flags, which take no value (`print-pipeline`).
     var flags: Set<String> = []
+    /// The long names of options that take one value, given once (`shard`), not a list.
+    var singleValued: Set<String> = []
 
     /// The names of the command `path` names below `root` (`["cache", "stats"]`); none when
     /// there is no such command.
@@ -24,6 +26,7 @@ struct OptionNames {
         struct Argument: Decodable {
             var kind: String?
             var names: [Name]?
+            var isRepeating: Bool?
         }
         struct Name: Decodable {
             var kind: String
@@ -39,6 +42,7 @@ struct OptionNames {
                 case "long":
                     long.append(name.name)
                     if argument.kind == "flag" { flags.insert(name.name) }
+                    if argument.kind == "option", argument.isRepeating != true { singleValued.insert(name.name) }
                 case "short": if let letter = name.name.first { short.insert(letter) }
                 default: break
                 }

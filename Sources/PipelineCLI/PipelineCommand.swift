@@ -123,7 +123,7 @@ struct PipelineCommand: AsyncParsableCommand {
             printError("error: \(unknown)")
             ProcessEnd.exit(ExitCode.invalidInput.rawValue)
         }
-        if let refusal = longOptionWithOneDash(in: arguments) ?? fileNamedLikeAnOption(in: arguments) {
+        if let refusal = longOptionWithOneDash(in: arguments) ?? fileNamedLikeAnOption(in: arguments) ?? optionGivenTwice(in: arguments) {
             printError(refusal)
             ProcessEnd.exit(ExitCode.invalidInput.rawValue)
         }
@@ -183,6 +183,44 @@ extension PipelineCommand {
             guard let meant else { continue }
             return "Error: Unknown option '\(argument)'. Did you mean '--\(meant)'?\n"
                 + "Usage: \(usageString(for: command))\n  See '\(([identity.name] + path).joined(separator: " ")) --help' for more information."
+        }
+        return nil
+    }
+}
+
+extension PipelineCommand {
+    /// The refusal of an option that takes one value given twice (`--shard 0/2 --shard 1/3`),
+    /// which the parser would take as the last one, silently: either may be the one meant, and a
+    /// shard run on the wrong shard makes the wrong outputs. A flag given twice means what it
+    /// means once; an option that takes a list takes each.
+    static func optionGivenTwice(in arguments: [String]) -> String? {
+        guard let path = command(namedBy: arguments)?.path else { return nil }
+        let words = arguments.dropFirst(path.count).prefix { $0 != "--" }
+        let named = words.filter { $0.hasPrefix("--") }.map { String($0.dropFirst(2).prefix { $0 != "=" }) }
+        // The command tree's description is worked out only for a line that repeats a name.
+        guard Set(named).count < named.count else { return nil }
+        let single = OptionNames(ofCommandAt: path, in: Self.self).singleValued
+        var given: [String: String] = [:]
+        var index = words.startIndex
+        while index < words.endIndex {
+            defer { index += 1 }
+            let word = words[index]
+            guard word.hasPrefix("--") else { continue }
+            let name = String(word.dropFirst(2).prefix { $0 != "=" })
+            guard single.contains(name) else { continue }
+            let value: String
+            if let equals = word.firstIndex(of: "=") {
+                value = String(word[word.index(after: equals)...])
+            } else {
+                // The next word is this option's value, whatever it starts with.
+                index += 1
+                value = index < words.endIndex ? words[index] : ""
+            }
+            if let first = given[name] {
+                return "error: --\(name) is given twice (\(first.quotedValue), then \(value.quotedValue)): give it once"
+                    .escapingControlCharacters
+            }
+            given[name] = value
         }
         return nil
     }
