@@ -22,7 +22,18 @@ public enum PipelineCLI {
     ///     name it was run by (`border-pipeline`), so that a plugin's command does not call
     ///     itself `pipeline`.
     ///   - version: what `--version` prints; by default pipeline's.
+    // On the main actor, as the top-level code that calls it: its first lines then run before
+    // any of libdispatch's worker threads starts, and the first of them needs descriptors.
+    @MainActor
     public static func main(processors: ProcessorRegistry, commandName: String? = nil, version: String? = nil) async -> Never {
+        // As servers do: many systems start processes with a soft limit of open files far below
+        // the hard one, and a run holds a few per image in flight.
+        if let limit = OpenFileLimit.raiseToHardLimit(), limit < OpenFileLimit.leastToStart {
+            printError(
+                "error: this process may have only \(limit) files open at once (ulimit -n), and pipeline needs at least "
+                    + "\(OpenFileLimit.leastToStart) to start: raise it with ulimit -n")
+            ProcessEnd.exit(ExitCode.failure.rawValue)
+        }
         // Swift's arguments replace such bytes, so the command would name a file that is not there.
         for index in 1..<Int(CommandLine.argc) {
             guard let raw = CommandLine.unsafeArgv[index] else { continue }
@@ -55,8 +66,7 @@ public enum PipelineCLI {
         Vips.tuneAllocator()
         MemoryBudget.recordBaseline()
         Vips.fitThreadStacksToAddressSpaceLimit()
-        // As servers do: many systems start processes with a soft limit of open files far below
-        // the hard one, and a run holds a few per image in flight.
+        // Again, for a program that calls this one with its own arguments.
         OpenFileLimit.raiseToHardLimit()
         if let vectorCodeOff = Vips.vectorCodeOff { printError("warning: \(vectorCodeOff)") }
         if !processors.problems.isEmpty {

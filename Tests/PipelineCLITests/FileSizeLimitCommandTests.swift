@@ -9,7 +9,7 @@ import Vips
     /// SIGXFSZ, the signal of a file past `ulimit -f`, is ignored: the write fails instead, and
     /// the failure names its output while the run goes on.
     @Test func aFileSizeLimitFailsTheOutputPastItNotTheRun() throws {
-        guard let binary = CommandRunner.unsanitizedExecutable(for: "before main under a small ulimit -f") else { return }
+        guard let binary = CommandRunner.unsanitizedExecutable(for: "dies of SIGBUS before main under a small ulimit -f") else { return }
         // Given a file size limit of 64 KiB, and a run whose one output is larger and another smaller
         let directory = try TemporaryDirectory()
         try directory.write(try Fixtures.png(try Fixtures.noise(width: 300, height: 300)), to: "in/noise.png")
@@ -36,7 +36,7 @@ import Vips
     /// Past `ulimit -f` a write is cut short before it fails: a tile pyramid that does not fit
     /// says the limit, not a full disk, and leaves nothing.
     @Test func aPyramidPastTheFileSizeLimitSaysTheLimit() throws {
-        guard let binary = CommandRunner.unsanitizedExecutable(for: "before main under a small ulimit -f") else { return }
+        guard let binary = CommandRunner.unsanitizedExecutable(for: "dies of SIGBUS before main under a small ulimit -f") else { return }
         let directory = try TemporaryDirectory()
         try directory.write(try Fixtures.png(try Fixtures.noise(width: 900, height: 700)), to: "in/noise.png")
         let pipeline = PipelineHarness.json(

@@ -24,13 +24,15 @@ import Testing
     }
 
     /// Runs `pipeline run -q FILE` (or `arguments`) from a shell that first runs `ulimit` with `limit`.
-    func run(_ file: String, ulimit limit: String, arguments: [String]? = nil) throws -> (status: Int32, standardError: String) {
+    func run(
+        _ file: String, ulimit limit: String, arguments: [String]? = nil, executable: URL = CommandRunner.executable
+    ) throws -> (status: Int32, standardError: String) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/bash")
         // Descriptors the test process leaves open (no close-on-exec) would count against the limit.
         let closeInherited = #"for n in $(ls /proc/$$/fd); do [ "$n" -gt 2 ] && eval "exec $n>&-"; done; "#
         process.arguments =
-            ["-c", closeInherited + "ulimit \(limit) && exec \"$0\" \"$@\"", CommandRunner.executable.path]
+            ["-c", closeInherited + "ulimit \(limit) && exec \"$0\" \"$@\"", executable.path]
             + (arguments ?? ["run", "-q", file])
         let error = Pipe()
         process.standardOutput = FileHandle.nullDevice
@@ -63,6 +65,30 @@ import Testing
             result.standardError.contains(
                 "error: this process may have only \(limit) files open at once (ulimit -n), and a run needs at least 28"),
             "\(result.standardError)")
+        #expect(directory.allFiles().filter { $0.hasPrefix("out/") }.isEmpty)
+    }
+
+    @Test(arguments: [4, 7])
+    func aLimitTooLowForAnyCommandIsSaidBeforeAnything(limit: Int) throws {
+        // Given a hard limit that leaves libdispatch no descriptor for its event loop, which then
+        // ends the process by an illegal instruction
+        // (a sanitizer's runtime, which opens files of its own, ends the process first below 7)
+        let executable =
+            limit < 7
+            ? CommandRunner.unsanitizedExecutable(for: "ends the process before main when it may open only \(limit) files")
+            : CommandRunner.executable
+        guard let executable else { return }
+        let (directory, file) = try setUp()
+        for arguments in [["--version"], ["validate", file], ["run", file]] {
+            // When a command starts
+            let result = try run(file, ulimit: "-n \(limit)", arguments: arguments, executable: executable)
+            // Then it stops at once, saying why, having written nothing
+            #expect(result.status == 1, "\(arguments): exit \(result.status): \(result.standardError)")
+            #expect(
+                result.standardError.contains(
+                    "error: this process may have only \(limit) files open at once (ulimit -n), and pipeline needs at least 8 to start"),
+                "\(arguments): \(result.standardError)")
+        }
         #expect(directory.allFiles().filter { $0.hasPrefix("out/") }.isEmpty)
     }
 

@@ -50,7 +50,9 @@ import Testing
     /// trace's events (or the report's items) could not be kept: not the trace's own disk.
     @Test(.enabled(if: TemporaryMount.isSupported, "mounting a tmpfs needs root or CAP_SYS_ADMIN"))
     func aFolderForTemporaryFilesThatFillsIsNamed() throws {
-        guard let binary = CommandRunner.unsanitizedExecutable(for: "when the folder for temporary files is full") else { return }
+        guard let binary = CommandRunner.unsanitizedExecutable(for: "dies of SIGBUS when the folder for temporary files is full") else {
+            return
+        }
         let temporary = try TemporaryMount(size: "96k", readOnly: false)
         let directory = try TemporaryDirectory()
         let photo = try Fixtures.jpeg(try Fixtures.gradient(width: 16, height: 12))

@@ -39,14 +39,14 @@ extension CommandRunner {
         return nil
     }
 
-    /// The binary a test runs where a sanitizer's runtime dies of SIGBUS, as the memory it maps
-    /// is backed by a file that cannot grow: under a small file-size limit (`ulimit -f`), or with
-    /// the folder for temporary files full. `limitsExecutable`, or nil with the reason printed,
-    /// which names `condition`.
+    /// The binary a test runs where a sanitizer's runtime ends the process: of SIGBUS, as the
+    /// memory it maps is backed by a file that cannot grow (under a small `ulimit -f`, or with the
+    /// folder for temporary files full), or for want of a descriptor (a tiny `ulimit -n`).
+    /// `limitsExecutable`, or nil with the reason printed: what the runtime does, `condition`.
     package static func unsanitizedExecutable(for condition: String) -> URL? {
         if let limitsExecutable { return limitsExecutable }
         print(
-            "skipped: this build of pipeline is sanitized, and a sanitizer's runtime dies of SIGBUS \(condition); "
+            "skipped: this build of pipeline is sanitized, and a sanitizer's runtime \(condition); "
                 + "`make test` runs this against the release binary once `make` has built it")
         return nil
     }

@@ -20,6 +20,11 @@ public enum OpenFileLimit {
     /// output and libvips' copy of it while encoding, a fetch's socket.
     public static let heldPerInput = 4
 
+    /// The fewest descriptors any command starts with: the standard streams, libdispatch's
+    /// event loop (which ends the process, by an illegal instruction, when it finds none free)
+    /// and a file to read.
+    public static let leastToStart = 8
+
     /// The inputs a run may have in flight under `limit` (the soft limit now by default): at most
     /// `wanted`, and at least one. Nil when not even one input fits beside the run's own.
     public static func inFlight(fitting wanted: Int, limit: Int? = current) -> Int? {
