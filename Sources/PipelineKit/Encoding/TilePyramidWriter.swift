@@ -166,6 +166,14 @@ enum TilePyramidWriter {
                     throw ItemError(.outputPath, stage: .encode, reason: "\(target) is \(refusal): the pyramid was not put in its place")
                 }
             }
+            // The folder replaced goes with what it holds: only an earlier pyramid's tiles may.
+            let replaced = layout.replacedFolder(ofPyramidAt: path)
+            if let foreign = layout.entryNoPyramidHolds(in: replaced) {
+                throw ItemError(
+                    .outputPath, stage: .encode,
+                    reason: "\(replaced) holds \(foreign), which no \(layout.rawValue) pyramid holds: it was not replaced, "
+                        + "as that would remove it; move it, or choose another path")
+            }
             // Each entry is there before any is moved: a pyramid is never put in place in part.
             for (new, _) in entries where access(new, F_OK) != 0 {
                 let missing = (new as NSString).lastPathComponent

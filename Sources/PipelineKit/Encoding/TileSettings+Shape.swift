@@ -1,0 +1,65 @@
+import Foundation
+
+extension TileSettings.Layout {
+    /// An entry below `folder`, the folder a pyramid in this layout replaces whole
+    /// (`replacedFolder(ofPyramidAt:)`), that no pyramid in this layout holds, by its name, kind
+    /// and depth: a user's own file, a folder of another layout, a link. Nil when every entry is
+    /// one a pyramid holds, or there is no folder. A pyramid made again replaces its folder, and
+    /// what is in it goes: only an earlier pyramid may.
+    ///
+    /// Tiles are taken in any tile format and size, so that a pyramid made with other settings,
+    /// or by an earlier run that was stopped, is still one.
+    func entryNoPyramidHolds(in folder: String) -> String? {
+        guard
+            let walk = FileManager.default.enumerator(
+                at: URL(fileURLWithPath: folder, isDirectory: true), includingPropertiesForKeys: [.isDirectoryKey, .isRegularFileKey],
+                options: [])
+        else { return nil }
+        let base = URL(fileURLWithPath: folder).standardizedFileURL.pathComponents.count
+        for case let entry as URL in walk {
+            let parts = Array(entry.standardizedFileURL.pathComponents.dropFirst(base))
+            let values = try? entry.resourceValues(forKeys: [.isDirectoryKey, .isRegularFileKey])
+            let kind: EntryKind? = values?.isRegularFile == true ? .file : values?.isDirectory == true ? .folder : nil
+            guard let kind, holds(parts, as: kind) else { return parts.joined(separator: "/") }
+        }
+        return nil
+    }
+
+    private enum EntryKind { case file, folder }
+
+    /// Whether a pyramid in this layout holds an entry of `kind` at `parts` below its folder.
+    private func holds(_ parts: [String], as kind: EntryKind) -> Bool {
+        guard let name = parts.last else { return false }
+        let isFolder = kind == .folder
+        switch (self, parts.count) {
+        case (.dz, 1): return isFolder && name.isNumber
+        case (.dz, 2): return !isFolder && Self.isTile(name) { $0.split(separator: "_").count == 2 && $0.allDigitsBesides("_") }
+        case (.zoomify, 1): return isFolder ? name.hasPrefix("TileGroup") && name.dropFirst(9).isNumber : name == "ImageProperties.xml"
+        case (.zoomify, 2): return !isFolder && Self.isTile(name) { $0.split(separator: "-").count == 3 && $0.allDigitsBesides("-") }
+        case (.google, 1): return isFolder ? name.isNumber : name == "blank.png"
+        case (.google, 2): return isFolder && name.isNumber
+        case (.google, 3): return !isFolder && Self.isTile(name) { $0.isNumber }
+        case (.iiif, 1), (.iiif3, 1): return isFolder ? name == "full" || name.allDigitsBesides(",") : name == "info.json"
+        case (.iiif, 2), (.iiif3, 2): return isFolder && (name == "full" || name == "max" || name.allDigitsBesides(","))
+        case (.iiif, 3), (.iiif3, 3): return isFolder && name.isNumber
+        case (.iiif, 4), (.iiif3, 4): return !isFolder && Self.isTile(name) { $0 == "default" }
+        default: return false
+        }
+    }
+
+    /// Whether `name` is a tile's: a stem `stem` accepts, and a tile format's extension.
+    private static func isTile(_ name: String, stem: (Substring) -> Bool) -> Bool {
+        guard let dot = name.lastIndex(of: ".") else { return false }
+        return ["jpg", "jpeg", "png", "webp"].contains(name[name.index(after: dot)...].lowercased()) && stem(name[..<dot])
+    }
+}
+
+extension StringProtocol {
+    /// Whether every character is an ASCII digit, and there is one.
+    fileprivate var isNumber: Bool { !isEmpty && allSatisfy { $0.isASCII && $0.isNumber } }
+
+    /// Whether every character is an ASCII digit or `separator`, with a digit among them.
+    fileprivate func allDigitsBesides(_ separator: Character) -> Bool {
+        contains { $0.isASCII && $0.isNumber } && allSatisfy { ($0.isASCII && $0.isNumber) || $0 == separator }
+    }
+}
