@@ -159,6 +159,14 @@ struct OutputPathCheck {
                         message:
                             "\(what) would replace \(replaced) whole with its tiles each time it is made, where "
                             + "\(writer(filled.listing, filled.output)) writes \(filled.path)"))
+            } else if let other = pyramidFolders[PathDigest(replaced)], other.listing != listing || other.output != index {
+                // A folder layout's folder that is a DeepZoom pyramid's `NAME_files`: each would remove the other.
+                problems.append(
+                    .init(
+                        path: place, location: output.pathLocation,
+                        message:
+                            "\(what) would replace \(replaced) whole with its tiles each time it is made, as "
+                            + "\(writer(other.listing, other.output)) does with its own"))
             }
             pyramidFolders[PathDigest(replaced)] = pyramidFolders[PathDigest(replaced)] ?? (listing, index)
         }

@@ -31,7 +31,7 @@ extension WriteCheck {
     }
 
     /// The folder among `folders` that `path` lies in, at any depth, with its write.
-    private static func folder(holding path: String, among folders: [String: Write]) -> (String, Write)? {
+    static func folder(holding path: String, among folders: [String: Write]) -> (String, Write)? {
         var folder = (path as NSString).deletingLastPathComponent
         // Bounded by the path's depth: each pass takes off one component.
         while folder.count > 1 {

@@ -253,6 +253,16 @@ struct WriteCheck {
                 let replaced = resolve(tiles.layout.replacedFolder(ofPyramidAt: write.path))
                 if replacedFolders[replaced] == nil { replacedFolders[replaced] = write }
             }
+            // The run's own files (the journal, the manifest, a report) come after the outputs,
+            // so every folder a pyramid replaces is known.
+            if case .run = origin, let (replaced, pyramid) = Self.folder(holding: real.path, among: replacedFolders) {
+                problems.append(
+                    .init(
+                        path: write.place, location: write.location,
+                        message: "\(pyramid.what) would replace the folder \(replaced) whole each time it is made, and \(write.what) "
+                            + "(\(write.path)) is in it: give one of them another path"))
+                continue
+            }
             let digest = PathDigest(real)
             var entry = stat()
             let existing = lstat(write.path, &entry) == 0 ? FileIdentity(entry) : nil
