@@ -275,7 +275,8 @@ enum TilePyramidWriter {
             throw ItemError(.encoding, stage: .encode, reason: "libvips wrote no scaleFactors in the info.json of \(path)")
         }
         var listed = info.replacingCharacters(in: list, with: "\"scaleFactors\": [\(factors.map(String.init).joined(separator: ", "))]")
-        if let line = listed.range(of: #"\"@?id\": \"[^\n]*\",\n"#, options: .regularExpression) {
+        // Up to the key libvips writes next: a name may hold a line break, which libvips writes as it is.
+        if let line = listed.range(of: #"\"@?id\": \"(?s:.*?)\",\n(?=  \"(profile|type)\")"#, options: .regularExpression) {
             let key = listed[line].hasPrefix("\"@id\"") ? "@id" : "id"
             listed.replaceSubrange(line, with: "\"\(key)\": \(JSONNode.quoted(Self.imageID(settings.id, name: name))),\n")
         }

@@ -32,6 +32,8 @@ extension TileSettings.Layout {
         guard let name = parts.last else { return false }
         let isFolder = kind == .folder
         switch (self, parts.count) {
+        // libvips' list of the image's fields, which pipeline removes, and earlier versions kept.
+        case (_, 1) where name == "vips-properties.xml": return !isFolder
         case (.dz, 1): return isFolder && name.isNumber
         case (.dz, 2): return !isFolder && Self.isTile(name) { $0.split(separator: "_").count == 2 && $0.allDigitsBesides("_") }
         case (.zoomify, 1): return isFolder ? name.hasPrefix("TileGroup") && name.dropFirst(9).isNumber : name == "ImageProperties.xml"

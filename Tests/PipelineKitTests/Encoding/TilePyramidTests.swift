@@ -131,6 +131,16 @@ import Vips
         let odd = try Data(contentsOf: URL(fileURLWithPath: directory.path + "/out/a\"b#c%/info.json"))
         let object = try #require(try JSONSerialization.jsonObject(with: odd) as? [String: Any])
         #expect(object["@id"] as? String == "https://example.com/iiif/a%22b%23c%25", "\(object)")
+        // and so is a line break, which libvips writes as it is, in either version
+        for (layout, key) in [("iiif", "@id"), ("iiif3", "id")] {
+            let (directory, json) = try setUp(tiles: #"{"layout": "\#(layout)"}"#, path: "out/{stem}")
+            try FileManager.default.moveItem(atPath: directory.path + "/in/photo.jpg", toPath: directory.path + "/in/new\nline.jpg")
+            _ = try await PipelineHarness.run(json, in: directory)
+            let broken = try Data(contentsOf: URL(fileURLWithPath: directory.path + "/out/new\nline/info.json"))
+            let object = try JSONSerialization.jsonObject(with: broken) as? [String: Any]
+            #expect(
+                object?[key] as? String == "https://example.com/iiif/new%0Aline", "\(layout): \(String(decoding: broken, as: UTF8.self))")
+        }
     }
 
     /// `scaleFactors` lists every level written, the top one too: libvips left it out, so a
