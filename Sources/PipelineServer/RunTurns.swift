@@ -14,22 +14,23 @@ final class RunTurns: Sendable {
     private let admitted = Locked(0)
     /// Runs going now, and the jobs waiting for a lane, first come first served.
     private let lanes = WaitingRoom<Int, Void, Void>(0)
-    /// The end of the last run started for each source, by the source's path or URL.
-    private let lastRun = Locked<[String: RunEnd]>([:])
+    /// The end of the last run started for each source, by the bytes of its path or URL: names
+    /// that differ only in their Unicode form are two sources.
+    private let lastRun = Locked<[DiskPath: RunEnd]>([:])
 
     /// A run for `source` that ends at `end` is the last one now: the end of the one before it,
     /// which it is to wait for, or nil.
     func follow(_ source: String, ending end: RunEnd) -> RunEnd? {
         lastRun.withLock { last in
-            defer { last[source] = end }
-            return last[source]
+            defer { last[DiskPath(source)] = end }
+            return last[DiskPath(source)]
         }
     }
 
     /// The run for `source` that ends at `end` has ended: the next one for it need not wait.
     func ended(_ source: String, at end: RunEnd) {
         lastRun.withLock { last in
-            if last[source] === end { last[source] = nil }
+            if last[DiskPath(source)] === end { last[DiskPath(source)] = nil }
         }
     }
 

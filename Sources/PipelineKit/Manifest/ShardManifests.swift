@@ -86,7 +86,7 @@ public struct ShardManifests: Sendable {
     ///   - pipeline: the pipeline's `name`, which every shard's manifest must have.
     ///   - current: the inputs the pipeline has now, which each shard's manifest must agree
     ///     with; nil joins the manifests as they are.
-    /// - Returns: how many inputs the written manifest has.
+    /// - Returns: how many entries the written manifest has: its inputs, as a run counts them.
     /// - Throws: `Failure` when a shard is missing, a file cannot be read as a manifest, one was
     ///   written by another pipeline, an input is in two, a shard's manifest is older than its
     ///   inputs (`Failure.isStale`), or the manifest cannot be written; nothing is written then.
@@ -97,7 +97,10 @@ public struct ShardManifests: Sendable {
         }
         do {
             let spool = try ManifestSpool(folder: settings.file.deletingLastPathComponent().path)
-            var seen: [String: String] = [:]
+            // Names by their bytes: two that differ only in their Unicode form (é as one
+            // character, or as e and an accent) are two files and two keys, and two inputs.
+            var seen: [DiskPath: String] = [:]
+            var entries = 0
             for index in 0..<count {
                 guard let file = files[index] else { continue }
                 let manifest: ImageManifest
@@ -112,11 +115,12 @@ public struct ShardManifests: Sendable {
                 }
                 for input in manifest.inputs {
                     // A source listed twice (two globs, to two paths) has two entries in its shard's.
-                    if let earlier = seen[input.source], earlier != file.lastPathComponent {
+                    if let earlier = seen[DiskPath(input.source)], earlier != file.lastPathComponent {
                         throw Failure(description: "\(input.source) is in both \(earlier) and \(file.lastPathComponent)")
                     }
-                    seen[input.source] = file.lastPathComponent
+                    seen[DiskPath(input.source)] = file.lastPathComponent
                     try spool.append(source: input.source, text: ManifestSpool.entryText(input))
+                    entries += 1
                 }
                 if let current, let stale = current.staleness(of: manifest, shard: index, file: file) {
                     throw Failure(
@@ -126,7 +130,7 @@ public struct ShardManifests: Sendable {
                 }
             }
             try spool.writeManifest(pipeline: pipeline, to: settings.file.path)
-            return seen.count
+            return entries
         } catch let failure as Failure {
             throw failure
         } catch let error as ReportWriterError {
@@ -145,7 +149,7 @@ extension ShardManifests {
     /// that do not match their inputs.
     public struct CurrentInputs: Sendable {
         /// Each input's shard, by its name.
-        private let shards: [String: Int]
+        private let shards: [DiskPath: Int]
         /// The local inputs of each shard with their modification times (part of the version a
         /// run compares), sorted by name.
         private let modified: [Int: [(source: String, time: timespec)]]
@@ -159,7 +163,7 @@ extension ShardManifests {
         /// The inputs `plan` lists, split into `count` shards as a sharded run splits them.
         public init(plan: RunPlan, count: Int) {
             let base = RunPlan.realPath(plan.definition.baseDirectory.path)
-            var shards: [String: Int] = [:]
+            var shards: [DiskPath: Int] = [:]
             var modified: [Int: [(source: String, time: timespec)]] = [:]
             var names: [Int: ImageManifest.ShardRun.InputsDigest] = [:]
             var versions: [Int: ImageManifest.ShardRun.InputsDigest] = [:]
@@ -167,7 +171,7 @@ extension ShardManifests {
                 for listing in item.listings where listing.refusal == nil {
                     let input = listing.input
                     let shard = Shard.shard(of: RunPlan.SourceKey(input).shardKey(base: base), count: count)
-                    shards[input.displayName] = shard
+                    shards[DiskPath(input.displayName)] = shard
                     names[shard, default: .init()].add(input.displayName)
                     // One look at a local file gives both its version and its time.
                     let stamp = input.isRemote ? nil : FileStamp(path: input.path)
@@ -190,7 +194,7 @@ extension ShardManifests {
         /// of the shard written after the file was.
         func staleness(of manifest: ImageManifest, shard: Int, file: URL) -> String? {
             for entry in manifest.inputs {
-                guard let now = shards[entry.source] else { return "it lists \(entry.source), no longer an input" }
+                guard let now = shards[DiskPath(entry.source)] else { return "it lists \(entry.source), no longer an input" }
                 guard now == shard else { return "it lists \(entry.source), which is in shard \(now) now" }
             }
             // What the run recorded (manifests of versions before it have no record): a run
@@ -207,7 +211,7 @@ extension ShardManifests {
                 let later = modified[shard]?.first(where: { Self.isLater($0.time, than: written) })
             {
                 // An input the manifest has no entry for failed in that run, or came after it.
-                let listed = manifest.inputs.contains { $0.source == later.source }
+                let listed = manifest.inputs.contains { $0.source.utf8.elementsEqual(later.source.utf8) }
                 return "\(later.source) \(listed ? "changed" : "came") after it was written"
             }
             // As the journal tells a changed input: one replaced with its old time kept (`rsync -a`)

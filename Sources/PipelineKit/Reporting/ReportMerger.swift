@@ -70,15 +70,16 @@ public enum ReportMerger {
 
     /// Throws when one input is in the reports of two shards: the reports are of different runs.
     private static func checkEachInputInOneShard(_ reports: [RunReport]) throws(MergeError) {
-        var owner: [String: Int] = [:]
+        // By their bytes: names that differ only in their Unicode form are two inputs.
+        var owner: [DiskPath: Int] = [:]
         for report in reports {
             for item in report.items {
                 let index = report.shard?.index ?? 0
-                if let other = owner[item.input], other != index {
+                if let other = owner[DiskPath(item.input)], other != index {
                     throw MergeError(
                         description: "the input \(item.input) is in shards \(other) and \(index): the reports are of different runs")
                 }
-                owner[item.input] = index
+                owner[DiskPath(item.input)] = index
             }
         }
     }
