@@ -53,6 +53,8 @@ public struct RunPlan: Sendable {
     public let shard: Shard?
     /// Listings in all shards together.
     public let totalInputCount: Int
+    /// Of a shard's plan, what every shard of its run has in common (`RunBatch`); nil unsharded.
+    public let batch: RunBatch?
     /// Things worth telling the user that do not stop the run (a glob matching nothing, a
     /// damaged journal, a cache folder that cannot be written).
     public private(set) var warnings: [String]
@@ -155,6 +157,7 @@ public struct RunPlan: Sendable {
         somePathsWaitForSizes = planned.somePathsWaitForSizes
         sizedPathReach = planned.sizedPathReach
         totalInputCount = sources.listingCount
+        batch = shard.map { _ in RunBatch(definition: definition, sources: sources) }
         items = shard == nil ? sources : sources.filter(refs: \.inShard)
     }
 

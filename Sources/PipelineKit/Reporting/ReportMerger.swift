@@ -15,8 +15,9 @@ public enum ReportMerger {
     ///   - reports: the shards' reports.
     ///   - names: what errors call each report (the path it was read from); "report N" for
     ///     one without a name.
-    /// - Throws: when a report is not of a shard, the reports disagree on the pipeline or the
-    ///   shard count, two reports are of one shard, or one input is in two reports.
+    /// - Throws: when a report is not of a shard, the reports disagree on the pipeline, the
+    ///   shard count or the batch (the settings, or the inputs of the whole run), two reports
+    ///   are of one shard, or one input is in two reports.
     public static func merge(_ reports: [RunReport], named names: [String] = []) throws(MergeError) -> (
         report: RunReport, missingShards: [Int]
     ) {
@@ -60,12 +61,30 @@ public enum ReportMerger {
                     description:
                         "\(name(position)) is shard \(shard.index)/\(shard.count), but \(name(0)) is of \(first.shard?.count ?? 0) shards")
             }
+            // Reports of versions before it record no batch, and are joined as they were.
+            if let batch = shard.batch, let (other, firstBatch) = firstBatch(reports, before: position) {
+                if batch.settings != firstBatch.settings {
+                    throw MergeError(
+                        description: "\(name(position)) and \(name(other)) are of runs with other settings (the pipeline file "
+                            + "changed between them): run every shard again")
+                }
+                if batch.inputs != firstBatch.inputs {
+                    throw MergeError(
+                        description: "\(name(position)) and \(name(other)) are of runs over other inputs (one added, removed or "
+                            + "renamed between them, or a report left from an earlier batch): run every shard again")
+                }
+            }
             if let earlier = seen[shard.index] {
                 throw MergeError(description: "\(name(earlier)) and \(name(position)) are both of shard \(shard.index)/\(shard.count)")
             }
             seen[shard.index] = position
         }
         return seen
+    }
+
+    /// The first report before `position` that records its batch, with the batch.
+    private static func firstBatch(_ reports: [RunReport], before position: Int) -> (Int, RunBatch)? {
+        reports.prefix(position).enumerated().lazy.compactMap { index, report in report.shard?.batch.map { (index, $0) } }.first
     }
 
     /// Throws when one input is in the reports of two shards: the reports are of different runs.

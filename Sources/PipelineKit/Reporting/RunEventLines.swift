@@ -12,7 +12,7 @@ package enum RunEventLines {
     ) -> [any Encodable & Sendable] {
         switch event {
         case .started(let inputs, let outputs, let warnings):
-            [RunStarted(inputs: inputs, outputsPerInput: outputs, warnings: warnings, shard: shard.map(RunReport.ShardInfo.init))]
+            [RunStarted(inputs: inputs, outputsPerInput: outputs, warnings: warnings, shard: shard.map { RunReport.ShardInfo($0) })]
         case .itemStarted(let input):
             [ItemStarted(input: input.displayName)]
         case .stageFinished(let operation):

@@ -189,7 +189,7 @@ package final class RunRecorder: Sendable {
             notRun: summary?.notRun ?? 0, outputsWritten: summary?.outputsWritten ?? 0,
             outputsUpToDate: summary?.outputsUpToDate ?? 0, cancelled: summary?.cancelled ?? false,
             stages: Stage.allCases.compactMap { state.stages[$0] }, items: [],
-            shard: shard.map(RunReport.ShardInfo.init),
+            shard: shard.map { RunReport.ShardInfo($0, batch: summary?.batch) },
             memory: summary?.memory.map {
                 RunReport.MemoryInfo(
                     budgetBytes: $0.budget.bytes, limitBytes: $0.budget.limit, source: $0.budget.source,

@@ -142,12 +142,14 @@ public struct RunReport: Sendable, Codable {
         public var index: Int
         /// How many shards the run was split into.
         public var count: Int
+        /// What every shard of the run has in common; nil in the reports of versions before it.
+        public var batch: RunBatch? = nil
     }
 }
 
 extension RunReport.ShardInfo {
-    /// What a report and `--json` say of `shard`.
-    init(_ shard: Shard) {
-        self.init(index: shard.index, count: shard.count)
+    /// What a report and `--json` say of `shard`, of the run whose shards have `batch` in common.
+    init(_ shard: Shard, batch: RunBatch? = nil) {
+        self.init(index: shard.index, count: shard.count, batch: batch)
     }
 }

@@ -160,6 +160,8 @@ public struct RunSummary: Sendable {
     /// none asked for). A cancelled run writes it too: the entries of the inputs it finished,
     /// none for an input it left part-made, and the others as they were.
     public internal(set) var manifestProblem: String? = nil
+    /// Of a shard's run, what every shard of its run has in common, which its report records.
+    public internal(set) var batch: RunBatch? = nil
     /// What could not be written beside the outputs (the journal of incremental runs, the cache
     /// of fetched inputs), each naming the file and the system's reason. A warning, not a
     /// failure: every output counted as written is in place, and the next run makes again what

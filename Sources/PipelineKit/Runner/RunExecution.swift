@@ -26,7 +26,7 @@ final class RunExecution: Sendable {
     let manifest: ManifestWriter?
     /// The files of sources a cancel left part-made, by the listing's display name: they have
     /// no report, but they are on disk and in the journal, so the summary counts and lists them.
-    private let partlyMade = Locked<[String: [WrittenOutput]]>([:])
+    private let partlyMade = Locked<[DiskPath: [WrittenOutput]]>([:])
     /// Each width's set, for the fan-out's choice of which width makes a trimmed file.
     private let setOfEachWidth: [Int: [Int]]
     /// Every input's clock lies within this one, which has no limit: `stopWork()` expires it,
@@ -131,13 +131,14 @@ final class RunExecution: Sendable {
         var summary = totals.summary(inputs: plan.inputCount, elapsed: .now - start, cancelled: cancelled, peakInFlight: peak)
         summary.warnings = journalWarnings + [sources.cache?.writeProblem].compactMap { $0 } + (manifest?.warnings ?? [])
         summary.manifestProblem = manifestProblem
+        summary.batch = plan.batch
         if let budget = memory.budget, let admission = memory.admission {
             summary.memory = RunSummary.Memory(budget: budget, peakAdmittedBytes: admission.peakAdmitted)
         }
         summary.inputsServedStale = sources.servedStale.withLock { $0 }
         summary.inputsNotRun = finished.indices.filter { !finished[$0] }.flatMap { position in
             planned[position].listings.map { listing in
-                RunSummary.NotRunInput(input: listing.input.displayName, written: partlyMade[listing.input.displayName] ?? [])
+                RunSummary.NotRunInput(input: listing.input.displayName, written: partlyMade[DiskPath(listing.input.displayName)] ?? [])
             }
         }
         // The manifest is written before `finished` reaches anyone, so it is there when they see it.
@@ -235,7 +236,7 @@ final class RunExecution: Sendable {
             }
             partlyMade.withLock { partlyMade in
                 for (job, result) in zip(jobs, results) {
-                    if case .success(let written)? = result { partlyMade[job.input.displayName, default: []].append(written) }
+                    if case .success(let written)? = result { partlyMade[DiskPath(job.input.displayName), default: []].append(written) }
                 }
             }
             throw CancellationError()
