@@ -38,7 +38,8 @@ extension PipelineCommand {
                 inputs = try shards.write(
                     pipeline: pipeline.definition.name, current: ShardManifests.CurrentInputs(plan: plan, count: shards.count))
             } catch {
-                printError("error: \(error.description.escapingControlCharacters)")
+                // One line for each shard out of date.
+                for line in error.lines { printError("error: \(line.escapingControlCharacters)") }
                 throw shards.missing.isEmpty && !error.isStale ? ExitCode.invalidInput : ExitCode.someItemsFailed
             }
             print(

@@ -72,6 +72,27 @@ import Testing
         #expect(again.status == 0, "\(again.standardError)")
     }
 
+    /// Every shard out of date is named at once, a line each: a job runs them all again in one
+    /// go, where it had to fail and run one shard again for each.
+    @Test func everyShardOutOfDateIsNamedAtOnce() throws {
+        // Given two shards run and merged, and then the file's widths changed
+        let (directory, file) = try ShardCommandTests.photos(8, file: Self.file(widths: "[16, 24]", prefix: "/img/"))
+        try runShards([0, 1], of: file)
+        #expect(try CommandRunner.run(["merge-manifests", file]).status == 0)
+        try directory.write(Data(Self.file(widths: "[16, 20]", prefix: "/img/").utf8), to: "p.json")
+
+        // When they are merged, then both shards are named, each on a line of its own
+        let refused = try CommandRunner.run(["merge-manifests", file])
+        #expect(refused.status == 1, "\(refused.standardError)")
+        let lines = refused.standardError.split(separator: "\n")
+        #expect(lines.count == 2, "\(refused.standardError)")
+        for (shard, line) in zip(0..., lines) {
+            #expect(line.hasPrefix("error: ") && line.contains("manifest.shard-\(shard)-of-2.json is not what shard \(shard) makes now"))
+            #expect(line.contains("run shard \(shard) of 2 again"), "\(line)")
+        }
+        #expect(lines.last?.hasSuffix("; nothing was written") == true, "\(refused.standardError)")
+    }
+
     /// A source listed twice to two paths has two entries in its shard's manifest, as in one
     /// run's: the merge joins them, where it took them for one input in two shards.
     @Test func aSourceListedTwiceToTwoPathsMerges() throws {

@@ -13,11 +13,23 @@ public struct ShardManifests: Sendable {
 
     /// Why shard manifests cannot be found or joined, naming the file.
     public struct Failure: Error, Sendable, CustomStringConvertible {
-        /// What is wrong, naming the file or files.
-        public let description: String
+        /// What is wrong, naming the file or files: one line, or one for each shard out of date.
+        public let lines: [String]
         /// Whether a shard's manifest is left from an earlier run: its shard must run again,
         /// as a missing one must.
         public var isStale = false
+
+        /// What is wrong, in one line.
+        init(description: String) { lines = [description] }
+
+        /// Shards out of date, a line each.
+        init(staleShards: [String]) {
+            lines = staleShards
+            isStale = true
+        }
+
+        /// Every line.
+        public var description: String { lines.joined(separator: "\n") }
     }
 
     /// The shards no file was found for, in order.
@@ -101,6 +113,7 @@ public struct ShardManifests: Sendable {
             // character, or as e and an accent) are two files and two keys, and two inputs.
             var seen: [DiskPath: String] = [:]
             var entries = 0
+            var staleShards: [String] = []
             for index in 0..<count {
                 guard let file = files[index] else { continue }
                 let manifest: ImageManifest
@@ -122,12 +135,13 @@ public struct ShardManifests: Sendable {
                     try spool.append(source: input.source, text: ManifestSpool.entryText(input))
                     entries += 1
                 }
+                // Every shard out of date is named at once: a job then runs them all again in one go.
                 if let current, let stale = current.staleness(of: manifest, shard: index, file: file) {
-                    throw Failure(
-                        description: "\(file.path) is not what shard \(index) makes now: \(stale); run shard \(index) of \(count) "
-                            + "again; nothing was written",
-                        isStale: true)
+                    staleShards.append("\(file.path) is not what shard \(index) makes now: \(stale); run shard \(index) of \(count) again")
                 }
+            }
+            guard staleShards.isEmpty else {
+                throw Failure(staleShards: staleShards.dropLast() + [staleShards[staleShards.count - 1] + "; nothing was written"])
             }
             try spool.writeManifest(pipeline: pipeline, to: settings.file.path)
             return entries
