@@ -26,7 +26,7 @@ struct InfoResponder: Sendable {
     init(pipeline: Pipeline, plan: RunPlan, catalog: OutputCatalog, maker: InputMaker) {
         self.catalog = catalog
         self.maker = maker
-        inspector = InputInspector(pipeline: pipeline, plan: plan, stages: maker.stages)
+        inspector = InputInspector(pipeline: pipeline, plan: plan, stages: maker.stages, memory: maker.memory)
         definition = plan.definition
         cacheControl = plan.definition.serve.cacheControl
         timeout = plan.definition.serve.timeout

@@ -101,6 +101,32 @@ import Vips
         }
     }
 
+    /// The placeholders' decode of a file that cannot shrink on load (an interlaced PNG is read
+    /// whole) is admitted by the memory budget the runs share: one that can never fit is 413, as
+    /// on an output's route, where `/info` decoded it past the budget.
+    @Test func aPlaceholderDecodePastTheMemoryBudgetIs413() async throws {
+        let directory = try TemporaryDirectory()
+        let black = try #require(
+            try Vips.call("black", ["width": .integer(4000), "height": .integer(4000), "bands": .integer(3)])["out"]?.image)
+        try directory.write(try black.encoded(suffix: ".png[interlace=true,compression=1]"), to: "in/large.png")
+        try directory.write(try Fixtures.png(try Fixtures.gradient(width: 40, height: 20)), to: "in/small.png")
+        let json = PipelineHarness.json(inputs: ["in/*.png"], outputs: [Self.placeholdersOutput])
+        // A budget of about 24 MB for images, beside what this process holds now
+        let probe = Int64(1) << 40
+        let maxMemory = probe - (try #require(MemoryBudget.detect(explicit: probe))).bytes + 24_000_000
+        try await withServer(json, in: directory, maxMemory: maxMemory) { server in
+            let large = try await server.request("/info/large.png")
+            #expect(large.status == 413, "\(String(decoding: large.body, as: UTF8.self))")
+            let reason = try #require(try Self.json(large)["error"] as? String)
+            #expect(reason.contains("decoding it for its placeholders needs about"), "\(reason)")
+            // as on the output's route; and one that fits is answered
+            #expect(try await server.request("/card/large.png").status == 413)
+            let small = try await server.request("/info/small.png")
+            #expect(small.status == 200, "\(String(decoding: small.body, as: UTF8.self))")
+            #expect(try Self.json(small)["blurhash"] != nil)
+        }
+    }
+
     @Test func aRemoteInputThatCannotBeFetchedIs502() async throws {
         let directory = try Self.folder()
         let origin = try TestHTTPServer { _, _ in .init(status: 500, body: Data("down".utf8)) }

@@ -21,12 +21,13 @@ final class RunningServer: Sendable {
 
     /// Serves `json` (a pipeline file whose relative paths are in `directory`, and whose steps
     /// are `processors`'); stopping waits at most `drainTimeout` for the requests in flight,
-    /// when given, as `pipeline serve` does.
+    /// when given, as `pipeline serve` does; `maxMemory` is `--max-memory`'s limit, in bytes.
     init(
         _ json: String, in directory: TemporaryDirectory, settings: PipelineServer.Settings = .init(port: 0),
-        processors: ProcessorRegistry = .standard, drainTimeout: Duration? = nil
+        processors: ProcessorRegistry = .standard, drainTimeout: Duration? = nil, maxMemory: Int64? = nil
     ) async throws {
-        let pipeline = try Self.pipeline(json, in: directory, processors: processors)
+        var pipeline = try Self.pipeline(json, in: directory, processors: processors)
+        if let maxMemory { pipeline.configuration.maxMemory = maxMemory }
         var logger = Logger(label: "serve-test")
         logger.logLevel = .warning
         let (urls, continuation) = AsyncStream.makeStream(of: String.self)
@@ -130,9 +131,9 @@ extension RunningServer {
 /// Runs `body` with a server of `json`, stopping the server afterwards whatever `body` does.
 func withServer<Result>(
     _ json: String, in directory: TemporaryDirectory, settings: PipelineServer.Settings = .init(port: 0),
-    processors: ProcessorRegistry = .standard, _ body: (RunningServer) async throws -> Result
+    processors: ProcessorRegistry = .standard, maxMemory: Int64? = nil, _ body: (RunningServer) async throws -> Result
 ) async throws -> Result {
-    let server = try await RunningServer(json, in: directory, settings: settings, processors: processors)
+    let server = try await RunningServer(json, in: directory, settings: settings, processors: processors, maxMemory: maxMemory)
     do {
         let result = try await body(server)
         try await server.stop()

@@ -9,7 +9,8 @@ import Vips
 /// `fetch` limits, its cache), and its header read through the decoder's checks (the formats the
 /// file permits, `decompress.maxPixels`, `failOn`). Only placeholders need pixels: then the image
 /// is decoded shrunk on load to a few hundred pixels, within `decompress.timeout`, as a run
-/// decodes. Blocking work runs on lanes of the inspector's own, as wide as the file's stages.
+/// decodes, and admitted by the memory budget the runs share, as a run's decode is. Blocking
+/// work runs on lanes of the inspector's own, as wide as the file's stages.
 public struct InputInspector: Sendable {
     /// An input fetched (a local file checked where it lies; a remote one downloaded or taken
     /// from the cache), ready for `info(of:placeholders:)`.
@@ -28,14 +29,18 @@ public struct InputInspector: Sendable {
     private let queues: StageQueues
     private let sources: SourceLoader
     private let decompress: DecompressSettings
+    /// The memory budget the decodes for placeholders are admitted by, with the runs'.
+    private let memory: MemoryAccountant?
 
     /// An inspector of `plan`'s inputs, fetching as `pipeline`'s runs do: through `dataLoader`
     /// (by default libcurl with the file's `fetch` settings) and `cache` (by default the file's
-    /// disk cache), on the queues of `stages` when given (those its runs share), else its own.
+    /// disk cache), on the queues of `stages` when given (those its runs share), else its own;
+    /// a decode for placeholders is admitted by `memory`, the budget its runs share, when given.
     public init(
         pipeline: Pipeline, plan: RunPlan, dataLoader: (any DataLoading)? = nil, cache: (any DataCaching)? = nil,
-        stages: SharedStages? = nil
+        stages: SharedStages? = nil, memory: SharedMemoryBudget? = nil
     ) {
+        self.memory = memory?.accountant
         let definition = plan.definition
         queues = stages?.queues ?? StageQueues(definition) { _ in }
         sources = SourceLoader(
@@ -71,11 +76,31 @@ public struct InputInspector: Sendable {
             ImageDecoder(settings: decompress, outputs: [Self.placeholderOutput]),
             ImageDecoder(settings: decompress, outputs: [Self.placeholderFramesOutput])
         )
+        // A file that cannot shrink on load (an interlaced PNG) is decoded whole: weighed as a run's decode is.
+        let estimate = try await queues.fetch.run(for: name) {
+            [small, frames].compactMap { $0.look(at: source, estimatingFor: { _ in nil })?.needs?.estimate }.max()
+        }
+        let admitted = try await admit(estimate)
+        defer { if admitted > 0 { memory?.admission?.release(admitted) } }
         info.placeholders = try await queues.decompress.run(for: name) { () throws(ItemError) -> Placeholders in
             let first = try small.decode(source).image
             return try Self.placeholders(of: Self.firstSeenFrame(first, of: source, decodedBy: frames), placeholders)
         }
         return info
+    }
+
+    /// Waits until `estimate` fits in the memory budget beside the runs and the other reads,
+    /// and admits it; the bytes admitted, which are to be released, or 0 without a budget.
+    private func admit(_ estimate: Int64?) async throws -> Int64 {
+        guard let estimate, let budget = memory?.budget, let admission = memory?.admission else { return 0 }
+        guard admission.fits(estimate) else {
+            throw ItemError(
+                .overMemoryBudget, stage: .decompress,
+                reason: "decoding it for its placeholders needs about \(MemoryBudget.megabytes(estimate)), more than the "
+                    + "whole memory budget: \(budget)")
+        }
+        guard await admission.admit(estimate) else { throw CancellationError() }
+        return estimate
     }
 
     /// `first`, the first frame, when anything of it is seen; else, for an animation whose
