@@ -81,6 +81,17 @@ public struct VipsStep: ImageProcessing {
     /// takes the size as unchanged (and decodes at full size when this is the first step).
     public func outputSize(for size: ImageSize) -> ImageSize { size }
 
+    /// The image the operation makes from one of `size`, which it holds whole, for admission by
+    /// memory: an enlargement (a `zoom`, an `embed`) counts at its size. Learned by building the
+    /// operation, without running it, on a blank image of that size (`VipsImage.header(of:…)`);
+    /// `size` when it cannot be built so (an operation that reads pixels as it is built).
+    public func workingSize(for size: ImageSize) -> ImageSize {
+        let made = LibvipsErrorBuffer.sharing {
+            VipsImage.header(of: operation, arguments, appliedToBlank: size.width, height: size.height, bands: 3)
+        }
+        return made?.size ?? size
+    }
+
     /// Applies the step to `image`; a thrown error fails this item only.
     public func process(_ image: VipsImage, context: ProcessingContext) throws -> VipsImage {
         let result = try image.applying(operation, arguments)

@@ -223,6 +223,21 @@ extension VipsImage {
         return image
     }
 
+    /// The image `name` with `arguments` would make from a `width`×`height` image of `bands`,
+    /// built and not run: libvips works out an operation's header before any pixel. The image it
+    /// is built on refuses to be read (its kill flag is set), so an operation that reads pixels
+    /// as it is built (a statistic, a smart crop) fails, and gives nil, rather than reading them.
+    public static func header(of name: String, _ arguments: [String: VipsValue], appliedToBlank width: Int, height: Int, bands: Int)
+        -> VipsImage?
+    {
+        guard
+            let blank = try? Vips.call("black", ["width": .integer(width), "height": .integer(height), "bands": .integer(bands)])["out"]?
+                .image
+        else { return nil }
+        pl_set_kill(blank.pointer, 1)
+        return try? blank.applying(name, arguments)
+    }
+
     /// The names of an operation's one required input image not among `given`, and of its one
     /// required output image.
     static func imageArguments(of name: String, given: Set<String> = []) throws(VipsError) -> (input: String, output: String) {

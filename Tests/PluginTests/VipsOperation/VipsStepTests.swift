@@ -149,4 +149,25 @@ struct VipsStepTests {
             #expect(abs(written[0] - (255 - input[0])) < 20, "\(written) from \(input)")
         }
     }
+
+    /// An operation that enlarges is counted at the size it makes, learned by building it on a
+    /// blank image without running it: a ×9 zoom was counted at its input's size, so inputs were
+    /// admitted together past the memory budget.
+    @Test func theMemoryEstimateCountsTheSizeTheOperationMakes() throws {
+        func bytes(_ step: String) throws -> Int64 {
+            let output = #"{"name": "o", "steps": [\#(step)], "encode": {"format": "png"}, "path": "out/{stem}.png"}"#
+            let json = PipelineHarness.json(inputs: ["in/*"], outputs: [output])
+            let outputs = try PipelineDefinition(json: json, baseDirectory: URL(fileURLWithPath: "/tmp"), processors: .standard).outputs
+            return DecodeMemoryEstimate.imageBytes(decodeSize: ImageSize(width: 200, height: 100), outputs: outputs)
+        }
+        #expect(try bytes(#"{"vips": {"operation": "zoom", "xfac": 9, "yfac": 9}}"#) == Int64(200 * 100 + 1800 * 900) * 4)
+        #expect(
+            try bytes(#"{"vips": {"operation": "embed", "x": 0, "y": 0, "width": 3000, "height": 100}}"#) == Int64(200 * 100 + 3000 * 100)
+                * 4)
+        // One that keeps the size is counted as before
+        #expect(try bytes(#"{"vips": {"operation": "gamma"}}"#) == Int64(200 * 100 * 2) * 4)
+        // and one that reads pixels as it is built is not run on the blank: its input's size
+        let statistic = try VipsStep(operation: "hist_find", jsonArguments: [:])
+        #expect(statistic.workingSize(for: ImageSize(width: 20000, height: 20000)) == ImageSize(width: 20000, height: 20000))
+    }
 }

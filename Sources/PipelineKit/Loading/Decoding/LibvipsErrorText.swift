@@ -9,6 +9,16 @@ import Vips
 /// and whatever may write that buffer, run side by side through `gate`, and a decode whose
 /// reason comes from that buffer is decoded again alone (`ImageDecoder`), once the others have
 /// finished and before new ones start: the reason read then is this input's.
+/// Work outside a decode that may write libvips' shared error buffer, for steps in other
+/// modules: run beside the decodes, never while one reads its own reason alone.
+package enum LibvipsErrorBuffer {
+    /// Runs `body` through `LibvipsErrorText.gate`, shared. Not to be called from within the
+    /// gate: a caller waiting to go alone would hold the second entry back for good.
+    package static func sharing<Result>(_ body: () -> Result) -> Result {
+        LibvipsErrorText.gate.shared(body)
+    }
+}
+
 enum LibvipsErrorText {
     /// The gate every use of libvips' error buffer passes: shared, or alone to read a reason.
     static let gate = ExclusiveGate()
