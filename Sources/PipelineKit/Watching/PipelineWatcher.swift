@@ -330,8 +330,13 @@ private final class WatchLoop: @unchecked Sendable {
         }
         if needsSync { synchronize() }
         // Looked into after they are watched: a file put there since is an event, one put there
-        // before is found here.
-        for folder in newFolders where scope.holdsRelevantFiles(directory: folder) { paths.append(folder) }
+        // before is found here. One that could not be watched (the watch limit reached) is a
+        // change itself: its run, after the quiet period, makes what it holds by then, and says
+        // why later changes in it go unseen.
+        for folder in newFolders
+        where scope.holdsRelevantFiles(directory: folder) || (watchByFolder[folder] == nil && scope.mayHoldTargets(directory: folder)) {
+            paths.append(folder)
+        }
         return (paths, overflowed, needsSync)
     }
 
