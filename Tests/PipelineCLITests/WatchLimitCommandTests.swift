@@ -58,4 +58,20 @@ import Testing
         command.signal(SIGTERM)
         #expect(command.waitForExit(timeout: 60) == 143, "\(command.transcript)")
     }
+
+    @Test func noInotifyInstanceLeftIsNamedAsThatNotAsOpenFiles() throws {
+        guard Self.canLowerTheWatchLimit else {
+            print("skipped: this system makes no user namespace whose inotify limits a test may set (unshare -U -r)")
+            return
+        }
+        // Given no inotify instance left for the user
+        let directory = try Fixtures.watchedFolder(inputs: 1, outputs: [WatchCommandTests.small], inputPattern: "in/*.jpg")
+        let limited = #"echo 0 > /proc/sys/user/max_inotify_instances && exec "$0" "$@""#
+        let result = try CommandRunner.run(
+            ["-U", "-r", "sh", "-c", limited, CommandRunner.executable.path, "watch", "p.json"], in: directory.url,
+            executable: URL(fileURLWithPath: "/usr/bin/unshare"))
+        // Then the watch says which limit it met, where it said "Too many open files", which `ulimit -n` does not mend
+        #expect(result.status == 1, "\(result.standardError)")
+        #expect(result.standardError.contains("fs.inotify.max_user_instances"), "\(result.standardError)")
+    }
 }

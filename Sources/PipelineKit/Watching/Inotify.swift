@@ -25,7 +25,15 @@ final class Inotify {
     init() throws(WatchError) {
         wakePipe = try WakePipe()
         descriptor = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
-        guard descriptor >= 0 else { throw WatchError("cannot start inotify: \(String(cString: strerror(errno)))") }
+        guard descriptor >= 0 else {
+            let code = errno
+            // EMFILE is also the user's inotify instances all in use, which `ulimit -n` does not raise.
+            let reason =
+                code == EMFILE && !OpenFileLimit.isReached
+                ? "the user's inotify instances are all in use (the limit fs.inotify.max_user_instances is reached)"
+                : String(cString: strerror(code))
+            throw WatchError("cannot start inotify: \(reason)")
+        }
     }
 
     deinit {
