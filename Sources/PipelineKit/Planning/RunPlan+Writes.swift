@@ -130,8 +130,9 @@ extension RunPlan {
         if let manifest = definition.manifest?.forShard(shard) {
             writes.append(
                 .init(
-                    place: "manifest.path", location: definition.manifestLocation, what: "the manifest", path: manifest.file.path, root: nil
-                ))
+                    place: "manifest.path", location: definition.manifestLocation, what: "the manifest", path: manifest.file.path,
+                    root: nil,
+                    claimed: true))
         }
         if definition.incremental {
             let journal = definition.cache.journalFile(pipeline: definition.name, baseDirectory: definition.baseDirectory)

@@ -62,14 +62,20 @@ struct WriteCheck {
             let root: String?
             /// A tile pyramid output's settings: it writes more files than its path, in its folder.
             let tiles: TileSettings?
+            /// Whether a run of another pipeline file may not write it at the same time (the
+            /// manifest), as it may not an output's files (`RunClaim`).
+            let isClaimed: Bool
 
             /// `subject` (the output's name, for an output's writer) set at `place`.
-            init(place: String, location: SourceLocation?, subject: String, root: String?, tiles: TileSettings? = nil) {
+            init(
+                place: String, location: SourceLocation?, subject: String, root: String?, tiles: TileSettings? = nil, claimed: Bool = false
+            ) {
                 self.place = place
                 self.location = location
                 self.subject = subject
                 self.root = root
                 self.tiles = tiles
+                isClaimed = claimed || root != nil
             }
         }
 
@@ -87,9 +93,10 @@ struct WriteCheck {
         /// What writes it, for messages: for example `output "small" of in/a.jpg`.
         var what: String { input.map { "output \"\(writer.subject)\" of \($0)" } ?? writer.subject }
 
-        /// A write that is not an output's: the manifest, the journal, a trace or report file.
-        init(place: String, location: SourceLocation?, what: String, path: String, root: String?) {
-            writer = Writer(place: place, location: location, subject: what, root: root)
+        /// A write that is not an output's: the manifest, the journal, a trace or report file;
+        /// `claimed` as the manifest is (`Writer.isClaimed`).
+        init(place: String, location: SourceLocation?, what: String, path: String, root: String?, claimed: Bool = false) {
+            writer = Writer(place: place, location: location, subject: what, root: root, claimed: claimed)
             input = nil
             self.path = path
         }
@@ -314,7 +321,7 @@ struct WriteCheck {
                 continue
             }
             writers[digest] = origin
-            if write.isOutput { records?.add(digest, path: real.path) }
+            if write.writer.isClaimed { records?.add(digest, path: real.path) }
             // The outputs of one folder come one after another: its digest is made once for them.
             if !folder.utf8.elementsEqual(lastFolder.utf8) {
                 Self.noteFolder(folder, for: origin, in: &foldersNeeded)

@@ -50,6 +50,29 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: claims.path + "/pipeline-runs-\(getuid())").isEmpty)
     }
 
+    @Test func aRunOfAnotherFileThatWouldWriteTheManifestARunningRunWritesIsRefused() async throws {
+        // Given a.json and b.json, whose outputs are apart, naming one manifest, and a.json running
+        let directory = try folder(count: 30, pathA: "out/{stem}.webp", pathB: "other/{stem}.webp")
+        for name in ["a.json", "b.json"] {
+            let path = directory.path + "/" + name
+            let json = try String(contentsOfFile: path, encoding: .utf8)
+            try directory.write(
+                Data(json.replacingOccurrences(of: #""inputs""#, with: #""manifest": {"path": "site/manifest.json"}, "inputs""#).utf8),
+                to: name)
+        }
+        let claims = try TemporaryDirectory()
+        let first = try pipeline("a.json", in: directory, claims: claims).run()
+        // When b.json is run meanwhile, then it is refused, naming the manifest and a.json: the
+        // last to finish would leave the manifest with its own entries alone
+        #expect {
+            _ = try pipeline("b.json", in: directory, claims: claims).run()
+        } throws: { error in
+            let message = "\(error)"
+            return message.contains("\(directory.path)/site/manifest.json") && message.contains("a run of \(directory.path)/a.json")
+        }
+        #expect(await first.collect().summary?.succeeded == 30)
+    }
+
     @Test func twoRunsOfOneFileAndRunsOfFilesWritingApartGoTogether() async throws {
         let directory = try folder(count: 4, pathA: "out/{stem}.webp", pathB: "other/{stem}.webp")
         let claims = try TemporaryDirectory()
