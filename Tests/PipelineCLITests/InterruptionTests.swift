@@ -25,15 +25,19 @@ import Testing
         }
     }
 
-    /// SIGTERM while a bucket is listed, before the run begins, stops the listing: the command
-    /// exits as after any SIGTERM, having made nothing, rather than wait out the listing's
-    /// timeouts and retries.
-    @Test func sigtermWhileTheInputsAreListedEndsTheCommandAt143() async throws {
-        // Given an S3 endpoint that holds every request for two minutes
+    /// SIGTERM while a bucket is listed, or an output's bucket is asked for, before the run
+    /// begins, stops the question: the command exits as after any SIGTERM, having made nothing,
+    /// rather than wait out the timeouts and retries (and then begin the run).
+    @Test(arguments: [false, true])
+    func sigtermWhileTheBucketsAreAskedEndsTheCommandAt143(outputBucket: Bool) async throws {
+        // Given an S3 endpoint that holds every request for two minutes, with the inputs or
+        // the outputs there
         let silent = try SilentOrigin(seconds: 120)
         let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 32, height: 24)), to: "in/a.jpg")
         let json = PipelineHarness.json(
-            inputs: ["s3://photos/in/*.jpg"], outputs: [#"{"name": "t", "encode": {"format": "png"}, "path": "out/{stem}.png"}"#])
+            inputs: [outputBucket ? "in/*.jpg" : "s3://photos/in/*.jpg"],
+            outputs: [#"{"name": "t", "encode": {"format": "png"}, "path": "\#(outputBucket ? "s3://site/" : "")out/{stem}.png"}"#])
         try directory.write(Data(json.utf8), to: "p.json")
         let command = try BackgroundCommand(
             ["run", "p.json"], in: directory.url,

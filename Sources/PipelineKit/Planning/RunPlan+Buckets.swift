@@ -24,7 +24,9 @@ extension RunPlan {
         let written = inBuckets.compactMap { index, output in
             fixedBucket(of: output.path.description).map { (bucket: $0, position: output.fileIndex ?? index, output: output) }
         }
-        let missing = Set(written.map(\.bucket)).filter { stores.s3.bucketExists($0) == false }
+        let missing = Set(written.map(\.bucket)).filter { stores.s3.bucketExists($0, isCancelled: stores.stopsPlanning) == false }
+        // A signal while a bucket is asked ends the question, and the planning, as it ends a listing.
+        if stores.stopsPlanning() { return [.init(path: "", location: nil, message: "stopped while the output buckets were asked for")] }
         // A custom endpoint may be another server than the one meant: named, as the four places
         // it may come from (the file, two variables, the profile) are not.
         let asked = client.shownEndpoint.map { " at \($0)" } ?? ""

@@ -28,11 +28,12 @@ final class S3Access: Sendable {
         probeFetcher = RemoteFetcher(loader: loader ?? CurlDataLoader(fetch: probe, certificateAuthorities: authorities), settings: probe)
     }
 
-    /// Whether `bucket` exists (see `S3Client.bucketExists(_:)`), asked once, within
-    /// `probeTimeout`; nil when the client cannot be configured, which the run reports.
-    func bucketExists(_ bucket: String) -> Bool? {
+    /// Whether `bucket` exists (see `S3Client.bucketExists(_:isCancelled:)`), asked once, within
+    /// `probeTimeout` and until `isCancelled`; nil when the client cannot be configured, which
+    /// the run reports.
+    func bucketExists(_ bucket: String, isCancelled: @escaping @Sendable () -> Bool) -> Bool? {
         guard let client = try? client() else { return nil }
-        return S3Client(configuration: client.configuration, fetcher: probeFetcher).bucketExists(bucket)
+        return S3Client(configuration: client.configuration, fetcher: probeFetcher).bucketExists(bucket, isCancelled: isCancelled)
     }
 
     /// The shared credentials and config files a client would be configured from.

@@ -203,12 +203,13 @@ struct S3Client: Sendable {
     }
 
     /// Whether `bucket` exists, asked with `HeadBucket`: false only when S3 says there is no such
-    /// bucket (404); nil for any other answer (403 is a role without `s3:ListBucket`) or none.
-    func bucketExists(_ bucket: String) -> Bool? {
+    /// bucket (404); nil for any other answer (403 is a role without `s3:ListBucket`), or none
+    /// (nor once `isCancelled`).
+    func bucketExists(_ bucket: String, isCancelled: @escaping @Sendable () -> Bool) -> Bool? {
         let location = S3Location(bucket: bucket, key: "")
         let outcome = try? fetcher.fetch(
             request("HEAD", location, maxBytes: Int64.max), revalidating: nil, label: "S3 HeadBucket of s3://\(bucket)",
-            accepting: [403, 404], explain: explanation("HeadBucket", location), isCancelled: { false })
+            accepting: [403, 404], explain: explanation("HeadBucket", location), isCancelled: isCancelled)
         guard case .fetched(let response) = outcome else { return nil }
         if response.status == 404 { return false }
         return (200..<300).contains(response.status) ? true : nil
