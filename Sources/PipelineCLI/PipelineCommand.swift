@@ -22,10 +22,10 @@ public enum PipelineCLI {
     ///     name it was run by (`border-pipeline`), so that a plugin's command does not call
     ///     itself `pipeline`.
     ///   - version: what `--version` prints; by default pipeline's.
-    // On the main actor, as the top-level code that calls it: its first lines then run before
-    // any of libdispatch's worker threads starts, and the first of them needs descriptors.
     @MainActor
     public static func main(processors: ProcessorRegistry, commandName: String? = nil, version: String? = nil) async -> Never {
+        // On the main actor, as the top-level code that calls it: these lines then run before
+        // any of libdispatch's worker threads starts, and the first of them needs descriptors.
         // As servers do: many systems start processes with a soft limit of open files far below
         // the hard one, and a run holds a few per image in flight.
         if let limit = OpenFileLimit.raiseToHardLimit(), limit < OpenFileLimit.leastToStart {

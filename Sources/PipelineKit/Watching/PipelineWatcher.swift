@@ -330,13 +330,10 @@ private final class WatchLoop: @unchecked Sendable {
         }
         if needsSync { synchronize() }
         // Looked into after they are watched: a file put there since is an event, one put there
-        // before is found here. One that could not be watched (the watch limit reached) is a
-        // change itself: its run, after the quiet period, makes what it holds by then, and says
-        // why later changes in it go unseen.
-        for folder in newFolders
-        where scope.holdsRelevantFiles(directory: folder) || (watchByFolder[folder] == nil && scope.mayHoldTargets(directory: folder)) {
-            paths.append(folder)
-        }
+        // before is found here. One that could not be watched (the watch limit) is a change: its
+        // run makes what it holds by then, and says why later changes in it go unseen.
+        let unwatched = newFolders.filter { watchByFolder[$0] == nil && scope.mayHoldTargets(directory: $0) }
+        paths += newFolders.filter { scope.holdsRelevantFiles(directory: $0) || unwatched.contains($0) }
         return (paths, overflowed, needsSync)
     }
 

@@ -29,19 +29,28 @@ import Testing
         return pipeline
     }
 
+    /// Expects a run of b.json in `directory` to be refused while a.json runs, naming `file`
+    /// (relative to `directory`) and a.json's run.
+    func expectRefusalOfB(
+        in directory: TemporaryDirectory, claims: TemporaryDirectory, naming file: String,
+        sourceLocation: Testing.SourceLocation = #_sourceLocation
+    ) {
+        #expect(sourceLocation: sourceLocation) {
+            _ = try pipeline("b.json", in: directory, claims: claims).run()
+        } throws: { error in
+            let message = "\(error)"
+            return message.contains("b.json") && message.contains(directory.path + "/" + file)
+                && message.contains("a run of \(directory.path)/a.json")
+        }
+    }
+
     @Test func aRunOfAnotherFileThatWouldWriteAFileARunningRunWritesIsRefused() async throws {
         // Given a.json running, and b.json, which writes one of its files
         let directory = try folder(count: 30, pathA: "out/{stem}.webp", pathB: "out/{stem}.webp", inputsB: "in/image-7.png")
         let claims = try TemporaryDirectory()
         let first = try pipeline("a.json", in: directory, claims: claims).run()
         // When b.json is run meanwhile, then it is refused, naming the file and a.json
-        #expect {
-            _ = try pipeline("b.json", in: directory, claims: claims).run()
-        } throws: { error in
-            let message = "\(error)"
-            return message.contains("b.json") && message.contains("\(directory.path)/out/image-7.webp")
-                && message.contains("a run of \(directory.path)/a.json")
-        }
+        expectRefusalOfB(in: directory, claims: claims, naming: "out/image-7.webp")
         let summary = await first.collect().summary
         #expect(summary?.succeeded == 30)
         // And once a.json's run has ended, b.json runs
@@ -64,12 +73,7 @@ import Testing
         let first = try pipeline("a.json", in: directory, claims: claims).run()
         // When b.json is run meanwhile, then it is refused, naming the manifest and a.json: the
         // last to finish would leave the manifest with its own entries alone
-        #expect {
-            _ = try pipeline("b.json", in: directory, claims: claims).run()
-        } throws: { error in
-            let message = "\(error)"
-            return message.contains("\(directory.path)/site/manifest.json") && message.contains("a run of \(directory.path)/a.json")
-        }
+        expectRefusalOfB(in: directory, claims: claims, naming: "site/manifest.json")
         #expect(await first.collect().summary?.succeeded == 30)
     }
 
