@@ -37,6 +37,8 @@ final class ServeStopSignals: Sendable {
         case nothing
     }
 
+    /// What signal `number` does now: the first drains the server, or stops the command once
+    /// the planning ends; a second Ctrl-C cuts the drain short, or ends the command at once.
     private static func handle(_ number: Int32, state: Locked<State>) async {
         let now = ContinuousClock.now
         let action = state.withLock { state -> Action in
@@ -87,6 +89,7 @@ final class ServeStopSignals: Sendable {
         }
     }
 
+    /// Stops watching for the signals, as the command ends.
     func stop() { watching.cancel() }
 }
 #endif

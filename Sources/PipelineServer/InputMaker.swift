@@ -25,8 +25,7 @@ actor InputMaker {
     /// The pipeline the plan is of.
     nonisolated let pipeline: Pipeline
     private let plan: RunPlan
-    /// The server's one budget, which every run draws on.
-    /// The budget every run and every read of an input's placeholders draws on.
+    /// The server's one budget, which every run and every read of an input's placeholders draws on.
     nonisolated let memory: SharedMemoryBudget
     /// The stage queues and the committer every run of this plan shares (and `/info` with them),
     /// so the file's stage widths bound the work of all requests together.
