@@ -169,10 +169,11 @@ enum TilePyramidWriter {
             // The folder replaced goes with what it holds: only an earlier pyramid's tiles may.
             let replaced = layout.replacedFolder(ofPyramidAt: path)
             if let foreign = layout.entryNoPyramidHolds(in: replaced) {
+                let what =
+                    foreign.isEmpty ? "cannot be read, so what it holds" : "holds \(foreign), which no \(layout.rawValue) pyramid holds"
                 throw ItemError(
                     .outputPath, stage: .encode,
-                    reason: "\(replaced) holds \(foreign), which no \(layout.rawValue) pyramid holds: it was not replaced, "
-                        + "as that would remove it; move it, or choose another path")
+                    reason: "\(replaced) \(what): it was not replaced, as that would remove it; move it, or choose another path")
             }
             // Each entry is there before any is moved: a pyramid is never put in place in part.
             for (new, _) in entries where access(new, F_OK) != 0 {

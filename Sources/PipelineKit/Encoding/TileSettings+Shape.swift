@@ -8,19 +8,35 @@ extension TileSettings.Layout {
     /// what is in it goes: only an earlier pyramid may.
     ///
     /// Tiles are taken in any tile format and size, so that a pyramid made with other settings,
-    /// or by an earlier run that was stopped, is still one.
+    /// or by an earlier run that was stopped, is still one. A folder that cannot be read is
+    /// named as such an entry; the folder itself as the empty path.
     func entryNoPyramidHolds(in folder: String) -> String? {
-        guard
-            let walk = FileManager.default.enumerator(
-                at: URL(fileURLWithPath: folder, isDirectory: true), includingPropertiesForKeys: [.isDirectoryKey, .isRegularFileKey],
-                options: [])
-        else { return nil }
-        let base = URL(fileURLWithPath: folder).standardizedFileURL.pathComponents.count
-        for case let entry as URL in walk {
-            let parts = Array(entry.standardizedFileURL.pathComponents.dropFirst(base))
-            let values = try? entry.resourceValues(forKeys: [.isDirectoryKey, .isRegularFileKey])
-            let kind: EntryKind? = values?.isRegularFile == true ? .file : values?.isDirectory == true ? .folder : nil
-            guard let kind, holds(parts, as: kind) else { return parts.joined(separator: "/") }
+        var info = stat()
+        // No folder there (or a file, which is replaced as any output's is): nothing to walk.
+        guard lstat(folder, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else { return nil }
+        return firstForeignEntry(in: folder, at: [])
+    }
+
+    /// The first entry below `folder` (at `parts` below the pyramid's folder) that `holds` does
+    /// not take, by `readdir`'s kinds: a tree of tens of thousands of tiles is read quickly. A
+    /// folder that cannot be read is such an entry, as what is in it cannot be told.
+    private func firstForeignEntry(in folder: String, at parts: [String]) -> String? {
+        guard let directory = opendir(folder) else { return parts.joined(separator: "/") }
+        defer { closedir(directory) }
+        while let entry = readdir(directory) {
+            let bytes = withUnsafeBytes(of: entry.pointee.d_name) { Array($0.prefix { $0 != 0 }) }
+            if bytes == [UInt8(ascii: ".")] || bytes == [UInt8(ascii: "."), UInt8(ascii: ".")] { continue }
+            let name = String(decoding: bytes, as: UTF8.self)
+            let path = folder + "/" + name
+            var kind: EntryKind? = Int(entry.pointee.d_type) == DT_REG ? .file : Int(entry.pointee.d_type) == DT_DIR ? .folder : nil
+            // Some file systems leave the kind to `lstat`.
+            if Int(entry.pointee.d_type) == DT_UNKNOWN {
+                var info = stat()
+                let mode = lstat(path, &info) == 0 ? info.st_mode & S_IFMT : 0
+                kind = mode == S_IFREG ? .file : mode == S_IFDIR ? .folder : nil
+            }
+            guard let kind, holds(parts + [name], as: kind) else { return (parts + [name]).joined(separator: "/") }
+            if kind == .folder, let foreign = firstForeignEntry(in: path, at: parts + [name]) { return foreign }
         }
         return nil
     }

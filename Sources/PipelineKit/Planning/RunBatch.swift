@@ -12,10 +12,6 @@ public struct RunBatch: Sendable, Codable, Equatable {
     /// The batch of a run of `definition` over `sources`, every shard's.
     init(definition: PipelineDefinition, sources: RunPlan.SourceList) {
         settings = ImageManifest.ShardRun.settingsDigest(of: definition)
-        var names = ImageManifest.ShardRun.InputsDigest()
-        for item in sources {
-            for listing in item.listings where listing.refusal == nil { names.add(listing.input.displayName) }
-        }
-        inputs = names.text
+        inputs = sources.store.inputNames
     }
 }

@@ -56,11 +56,14 @@ final class SourceStore: Sendable {
     /// The records of the listings after the first of each source listed more than once, by the
     /// offset of the source's first: a plan keeps nothing more for a source listed once.
     private let laterListings: [Int64: [Int64]]
+    /// A digest of the names of every listing, made as they were planned (`RunBatch`).
+    let inputNames: String
 
-    init(reader: SpillFile.Reader, outputs: [OutputTarget.Output], laterListings: [Int64: [Int64]]) {
+    init(reader: SpillFile.Reader, outputs: [OutputTarget.Output], laterListings: [Int64: [Int64]], inputNames: String) {
         self.reader = reader
         self.outputs = outputs
         self.laterListings = laterListings
+        self.inputNames = inputNames
     }
 
     /// The input of the listing whose record starts at `offset` in `reader`'s file.
@@ -127,6 +130,9 @@ final class SourceStore: Sendable {
         private let file: SpillFile
         let reader: SpillFile.Reader
         private var laterListings: [Int64: [Int64]] = [:]
+        /// The names of the listings appended, in a digest: made here, as each is planned, so
+        /// that a sharded run need not read every listing back for it.
+        private var inputNames = ImageManifest.ShardRun.InputsDigest()
 
         /// A file in the system's folder for temporary files.
         init() throws(ReportWriterError) {
@@ -144,6 +150,7 @@ final class SourceStore: Sendable {
             var length = UInt32(record.count)
             let offset = try file.append(Data(bytes: &length, count: 4) + record)
             if let first { laterListings[first, default: []].append(offset) }
+            inputNames.add(listing.input.displayName)
             return offset
         }
 
@@ -158,7 +165,7 @@ final class SourceStore: Sendable {
 
         /// The store, for reading only.
         consuming func finish(outputs: [OutputTarget.Output]) -> SourceStore {
-            SourceStore(reader: reader, outputs: outputs, laterListings: laterListings)
+            SourceStore(reader: reader, outputs: outputs, laterListings: laterListings, inputNames: inputNames.text)
         }
     }
 }

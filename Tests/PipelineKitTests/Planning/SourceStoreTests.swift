@@ -87,7 +87,7 @@ import Testing
         let directory = try TemporaryDirectory()
         let file = try SpillFile(folder: directory.path, for: "a plan")
         try file.append(Data([5, 0, 0, 0, 1, 2, 3, 4, 5]))
-        let store = SourceStore(reader: try #require(file.reader()), outputs: [], laterListings: [:])
+        let store = SourceStore(reader: try #require(file.reader()), outputs: [], laterListings: [:], inputNames: "")
         // When its source is read back
         let item = store.item(RunPlan.SourceRef(offset: 0, byteCount: -1, isRemote: false, inShard: true))
         // Then it is one refused listing that says why, and nothing is made of it
