@@ -282,6 +282,14 @@ final class Interruption {
     /// kill of the process group send one to the process and one to its group. A person
     /// pressing it again takes longer.
     static let repeatWindow: Duration = .milliseconds(500)
+
+    /// Whether signal `number`, come at `now` after `earlier`, is Ctrl-C pressed again: not a
+    /// SIGTERM, nor the first Ctrl-C sent twice (`repeatWindow`).
+    static func isCtrlCAgain(_ number: Int32, after earlier: (signal: Int32, at: ContinuousClock.Instant), at now: ContinuousClock.Instant)
+        -> Bool
+    {
+        number == SIGINT && !(earlier.signal == SIGINT && now - earlier.at < repeatWindow)
+    }
     private let sources: [any DispatchSourceSignal]
     /// The first signal received, if any, and when.
     private let first = Locked<(signal: Int32, at: ContinuousClock.Instant)?>(nil)
@@ -319,8 +327,7 @@ final class Interruption {
                 // SIGTERM is no such request (`timeout` and a kill of the process group send one
                 // to the process and one to its group), nor is a Ctrl-C that follows the first at
                 // once (`repeatWindow`): the stop goes on.
-                let sentTwice = earlier.signal == SIGINT && now - earlier.at < Self.repeatWindow
-                if number == SIGINT, !sentTwice { ProcessEnd.exit(ExitCode.afterSignal(number).rawValue) }
+                if Self.isCtrlCAgain(number, after: earlier, at: now) { ProcessEnd.exit(ExitCode.afterSignal(number).rawValue) }
             }
             source.resume()
             return source

@@ -48,8 +48,7 @@ final class ServeStopSignals: Sendable {
             }
             // The same Ctrl-C sent twice (`timeout -s INT`, a kill of the process group) and a
             // repeated SIGTERM are no request to cut the drain short.
-            let sentTwice = earlier.signal == SIGINT && now - earlier.at < Interruption.repeatWindow
-            guard number == SIGINT, !sentTwice else { return .nothing }
+            guard Interruption.isCtrlCAgain(number, after: earlier, at: now) else { return .nothing }
             state.cutShort = true
             return .cutShort(state.serving)
         }

@@ -49,6 +49,8 @@ public enum ReportMerger {
     /// pipeline and shard count, and given once; `name` says which report an error is of.
     private static func shardPositions(_ reports: [RunReport], first: RunReport, name: (Int) -> String) throws(MergeError) -> [Int: Int] {
         var seen: [Int: Int] = [:]
+        // The first report that records its batch, which each later one is compared with.
+        let reference = reports.indices.lazy.compactMap { index in reports[index].shard?.batch.map { (index, $0) } }.first
         for (position, report) in reports.enumerated() {
             guard let shard = report.shard else {
                 throw MergeError(description: "\(name(position)) is not of a shard (run with --shard or under a scheduler)")
@@ -62,7 +64,7 @@ public enum ReportMerger {
                         "\(name(position)) is shard \(shard.index)/\(shard.count), but \(name(0)) is of \(first.shard?.count ?? 0) shards")
             }
             // Reports of versions before it record no batch, and are joined as they were.
-            if let batch = shard.batch, let (other, firstBatch) = firstBatch(reports, before: position) {
+            if let batch = shard.batch, let (other, firstBatch) = reference, other < position {
                 if batch.settings != firstBatch.settings {
                     throw MergeError(
                         description: "\(name(position)) and \(name(other)) are of runs with other settings (the pipeline file "
@@ -80,11 +82,6 @@ public enum ReportMerger {
             seen[shard.index] = position
         }
         return seen
-    }
-
-    /// The first report before `position` that records its batch, with the batch.
-    private static func firstBatch(_ reports: [RunReport], before position: Int) -> (Int, RunBatch)? {
-        reports.prefix(position).enumerated().lazy.compactMap { index, report in report.shard?.batch.map { (index, $0) } }.first
     }
 
     /// Throws when one input is in the reports of two shards: the reports are of different runs.
