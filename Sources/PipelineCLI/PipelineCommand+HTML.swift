@@ -93,6 +93,12 @@ extension PipelineCommand {
                     printError("\(manifest): \(entry.source) → \(name)\(reason)".escapingControlCharacters)
                     throw ExitCode.invalidInput
                 }
+                if let failed = chosen.failed {
+                    // The markup is still right for the files made; the user learns the set is short.
+                    printError(
+                        "warning: \(manifest): \(entry.source) → \(name) lacks files its run failed to make (\(failed.joined(separator: "; "))): the markup names only the files made"
+                            .escapingControlCharacters)
+                }
                 snippets.append((entry, html))
             }
             if snippets.isEmpty {

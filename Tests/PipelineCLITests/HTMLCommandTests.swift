@@ -220,4 +220,30 @@ import Testing
         let every = try CommandRunner.run(["html", tiles])
         #expect(every.status == 2 && every.standardError.hasPrefix(tiles + ": every output is a tile pyramid: "), "\(every.standardError)")
     }
+
+    @Test func anOutputMadeInPartIsMarkedInTheManifestAndHTMLWarnsOfIt() throws {
+        // Given a photo too wide for WebP, made at its own width in JPEG and WebP
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.png(try Fixtures.gradient(width: 17000, height: 8)), to: "photos/wide.png")
+        try directory.write(
+            Data(
+                """
+                {"version": 1, "inputs": ["photos/*.png"], "manifest": {"path": "public/manifest.json"},
+                 "outputs": [{"name": "set", "widths": [40, "original"], "formats": ["jpeg", "webp"], "path": "public/{stem}-{width}.{format}"}]}
+                """.utf8), to: "site.json")
+        let run = try CommandRunner.run(["run", "--quiet", directory.url.appendingPathComponent("site.json").path])
+        #expect(run.status == 1, "\(run.standardError)")
+        // Then its entry lists the files made, and names the one that failed
+        let manifest = directory.url.appendingPathComponent("public/manifest.json").path
+        let entry = try #require(try ImageManifest.read(from: URL(fileURLWithPath: manifest)).inputs.first?.outputs["set"])
+        #expect(entry.formats.map { $0.files.map(\.width) } == [[40, 17000], [40]])
+        #expect(entry.failed == ["its own width, webp"], "\(String(describing: entry.failed))")
+        // And html prints the markup of the files made, warning that the set is short
+        let html = try CommandRunner.run(["html", manifest, "wide.png"])
+        #expect(html.status == 0 && html.standardOutput.contains("wide-40.webp 40w"), "\(html.standardError)")
+        #expect(
+            html.standardError.hasPrefix(
+                "warning: \(manifest): photos/wide.png → set lacks files its run failed to make (its own width, webp)"),
+            "\(html.standardError)")
+    }
 }

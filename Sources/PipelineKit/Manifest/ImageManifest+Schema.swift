@@ -68,6 +68,7 @@ extension ImageManifest {
                 "fallback": {"$ref": "#/$defs/file", "description": "The file an <img> names: the widest of the last format."},
                 "placeholdersFrom": {"type": "string", "description": "The file the placeholders were computed from (its fingerprint and size in bytes), then the placeholders and the settings they were computed with."},
                 "tiles": {"$ref": "#/$defs/tiles", "description": "A tiles output's pyramid; its formats are then empty."},
+                "failed": {"type": "array", "items": {"type": "string"}, "description": "The output's files the run that wrote this entry failed to make (`320 px, avif`); the entry lists only those it made."},
                 "art": {
                   "type": "array",
                   "description": "Art direction crops, in the order the output lists them: <source media> elements before the output's own.",

@@ -69,6 +69,10 @@ public struct ImageManifest: Codable, Sendable, Equatable {
         public var tiles: Tiles?
         /// The output's art direction crops, in the order the output lists them; nil when none.
         public var art: [Art]?
+        /// The files of the output that the run writing this entry failed to make, as its report
+        /// names them (`320 px, avif`); nil when it made them all. The entry lists only the
+        /// files that were made, so a page can tell a partial set from a whole one.
+        public var failed: [String]?
 
         /// An output's files, with `fallback` the widest of the last format; or its tile pyramid.
         public init(formats: [Format], placeholders: Placeholders?, placeholdersFrom: String? = nil, tiles: Tiles? = nil) {

@@ -294,6 +294,8 @@ final class ManifestWriter: Sendable {
                 of: output, own: own, allUpToDate: written.allSatisfy(\.upToDate), before: earlier?.outputs[output.name], source: source)
             var entry = ImageManifest.Output(formats: formats, placeholders: placeholders, placeholdersFrom: placeholdersFrom)
             entry.art = art.isEmpty ? nil : art
+            let failed = report.failures.filter { $0.output == output.name }.map { $0.file ?? output.name }
+            entry.failed = failed.isEmpty ? nil : failed
             outputs[output.name] = entry
         }
         return ImageManifest.Input(source: source, width: size.width, height: size.height, outputs: outputs)
