@@ -8,6 +8,7 @@ extension PipelineCommand {
             discussion:
                 "Checks every key and value, finds the inputs and checks every output path for clashes and escapes. Exits 0 when the "
                 + "file is valid, 1 when it is but some inputs or outputs would be refused (each is named), as a run would then fail, "
+                + "or when the folder for temporary files cannot hold the plan of the inputs, "
                 + "and 2 when it is invalid."
         )
 

@@ -339,7 +339,8 @@ func loadPipeline(_ path: String) throws -> Pipeline {
 }
 
 /// Runs `body`; a pipeline-file problem (when loading or planning) is printed and ends the
-/// command with exit status 2: nothing ran.
+/// command with exit status 2: nothing ran. Problems of the machine alone (a full folder for
+/// temporary files) end it with 1, a failure: the file is not at fault.
 func exitingOnInvalidFile<Result>(_ body: () throws(PipelineFileError) -> Result) throws -> Result {
     do {
         return try body()
@@ -348,6 +349,7 @@ func exitingOnInvalidFile<Result>(_ body: () throws(PipelineFileError) -> Result
         for problem in error.problems {
             printError(PipelineFileError(file: error.file, problems: [problem]).description.escapingControlCharacters)
         }
-        throw ExitCode.invalidInput
+        let machines = !error.problems.isEmpty && error.problems.allSatisfy(\.isTheMachines)
+        throw machines ? ExitCode.failure : ExitCode.invalidInput
     }
 }

@@ -105,12 +105,16 @@ import Vips
         let missing = directory.path + "/no such folder"
         // When a run is asked for
         let result = try CommandRunner.run(["run", pipeline], environment: ["TMPDIR": missing])
-        // Then it stops before any work, naming the folder the plan of its inputs goes to
-        #expect(result.status != 0)
+        // Then it stops before any work, naming the folder the plan of its inputs goes to, and
+        // fails (1): the machine is at fault, not the file (2)
+        #expect(result.status == 1)
         #expect(
             result.standardError.contains("the plan of the inputs cannot be kept in the folder for temporary files (\(missing)"),
             "\(result.standardError)")
         #expect(!FileManager.default.fileExists(atPath: directory.path + "/out"))
+        // And so does validate, which plans the same
+        let validated = try CommandRunner.run(["validate", pipeline], environment: ["TMPDIR": missing])
+        #expect(validated.status == 1, "\(validated.standardError)")
     }
 
     @Test func traceHasOneSlicePerStageOperationOnNamedTracks() throws {

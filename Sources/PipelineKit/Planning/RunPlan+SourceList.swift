@@ -118,11 +118,15 @@ final class SourceStore: Sendable {
     /// Nothing in the file is at fault: the problem has no JSON path. A write that failed names
     /// the folder and the plan itself; a file that could not be made, the folder alone.
     static func unkeptProblem(_ error: ReportWriterError) -> PipelineFileError.Problem {
-        guard !error.path.isEmpty else { return .init(path: "", location: nil, message: error.reason) }
-        return .init(
-            path: "", location: nil,
-            message: "the plan of the inputs cannot be kept in the folder for temporary files "
-                + "(\(FileManager.default.temporaryDirectory.path); TMPDIR sets it): \(error.reason)")
+        var problem = PipelineFileError.Problem(path: "", location: nil, message: error.reason)
+        if !error.path.isEmpty {
+            problem = .init(
+                path: "", location: nil,
+                message: "the plan of the inputs cannot be kept in the folder for temporary files "
+                    + "(\(FileManager.default.temporaryDirectory.path); TMPDIR sets it): \(error.reason)")
+        }
+        problem.isTheMachines = true
+        return problem
     }
 
     /// Appends listings' records to a plan's file while it is planned, and reads them back.

@@ -12,6 +12,10 @@ public struct PipelineFileError: Error, Sendable, CustomStringConvertible {
         /// the focus file, the fallback image), when it is one: a change to it may mend the
         /// problem, so `watch` and `serve` watch it while the pipeline file fails.
         public var fileAtFault: String?
+        /// Whether the machine is at fault, not the file: the folder for temporary files cannot
+        /// hold the plan. A command whose problems are all such fails (exit status 1), rather
+        /// than calling the file invalid (2).
+        public var isTheMachines = false
 
         /// A problem at the JSON `path`, at `location` when known, about `fileAtFault` when it is about a file.
         public init(path: String, location: SourceLocation?, message: String, fileAtFault: String? = nil) {
