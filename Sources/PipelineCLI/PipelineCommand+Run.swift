@@ -89,7 +89,8 @@ extension PipelineCommand {
             // A user who sets VIPS_CONCURRENCY has chosen libvips' threads: leave them as set.
             pipeline.configuration.vipsThreadsPerImage = ProcessInfo.processInfo.environment["VIPS_CONCURRENCY"] == nil ? 1 : nil
             // No more inputs are in flight than there are: a one-off's few need no warning.
-            try Self.checkOpenFileLimit(inFlight: min(pipeline.definition.inFlight(fetchingRemoteInputs: true), inputCount ?? .max))
+            let shortfall = try OpenFileShortfall.check(
+                inFlight: min(pipeline.definition.inFlight(fetchingRemoteInputs: true), inputCount ?? .max))
             let shard = sharded ? try sharding.resolve() : nil
             if let shard, !quiet, !json { printError("shard \(shard.shard) (\(shard.source))") }
 
@@ -140,6 +141,7 @@ extension PipelineCommand {
                 baseDirectory: pipeline.definition.baseDirectory, shard: shard?.shard, describingFailures: describingFailures)
             var summary: RunSummary?
             for await event in run {
+                if case .started(let inputs, _, _) = event, let warning = shortfall?.warning(inputs: inputs) { printError(warning) }
                 output.handle(event)
                 recorder?.record(event)
                 if case .finished(let final) = event { summary = final }
@@ -197,24 +199,6 @@ extension PipelineCommand {
                 }
             }
             return written
-        }
-
-        /// Says when the open-file limit (after raising it to the hard limit) holds the run to
-        /// fewer inputs in flight than the file asks for, and stops before running anything when
-        /// it leaves no room for even one.
-        static func checkOpenFileLimit(inFlight: Int) throws {
-            let needed = OpenFileLimit.heldByTheRun + OpenFileLimit.heldPerInput * inFlight
-            guard let limit = OpenFileLimit.current, limit < needed else { return }
-            guard let fitting = OpenFileLimit.inFlight(fitting: inFlight) else {
-                printError(
-                    "error: this process may have only \(limit) files open at once (ulimit -n), and a run needs at least "
-                        + "\(OpenFileLimit.heldByTheRun + OpenFileLimit.heldPerInput) for one input at a time: raise it with ulimit -n")
-                throw ExitCode.failure
-            }
-            printError(
-                "warning: this process may have only \(limit) files open at once (ulimit -n), so the run takes at most \(fitting) "
-                    + "input\(fitting == 1 ? "" : "s") at a time rather than \(inFlight) (it would need about \(needed)): raise it with ulimit -n"
-            )
         }
 
         /// The summary line: inputs, outcomes, outputs and where they went, time and rate.

@@ -117,6 +117,23 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: directory.path + "/out/n0.webp"))
     }
 
+    /// A run of fewer inputs than the limit fits at a time is not slowed by it: nothing is said.
+    @Test func aRunOfFewerInputsThanTheLimitFitsSaysNothingOfInputsAtATime() throws {
+        // Given three of the photos, and a limit that fits four at a time where the file asks for nine
+        let (directory, _) = try setUp()
+        let json = PipelineHarness.json(
+            inputs: ["in/n1*.jpg"],
+            outputs: [#"{"name": "a", "steps": [{"resize": {"width": 50}}], "encode": {"format": "jpeg"}, "path": "out/{stem}-a.jpg"}"#],
+            extra: #""inFlight": 9"#)
+        let file = try directory.write(Data(json.utf8), to: "three.json")
+        // When they run
+        let result = try run(file, ulimit: "-n 40")
+        // Then every output is made, and no warning is given
+        #expect(result.status == 0, "exit \(result.status): \(result.standardError)")
+        #expect(!result.standardError.contains("at a time"), "\(result.standardError)")
+        #expect(directory.allFiles().filter { $0.hasPrefix("out/") }.count == 3)
+    }
+
     @Test func theInputsInFlightAreHeldToWhatTheLimitFits() {
         #expect(OpenFileLimit.inFlight(fitting: 9, limit: 27) == nil)
         #expect(OpenFileLimit.inFlight(fitting: 9, limit: 28) == 1)
