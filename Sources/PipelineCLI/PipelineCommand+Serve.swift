@@ -81,8 +81,11 @@ extension PipelineCommand {
             do {
                 watcher = try PipelineWatcher(pipelineFile: URL(fileURLWithPath: file), definition: pipeline.definition)
             } catch {
-                printError("error: \(error)")
-                throw ExitCode.failure
+                // Serving matters more than seeing changes (a busy node's inotify instances all
+                // taken): the server goes on, reloading at SIGHUP alone.
+                printError("warning: \(file): \(error): changes to it and its inputs go unseen; send SIGHUP to reload")
+                watcher = try PipelineWatcher(
+                    pipelineFile: URL(fileURLWithPath: file), definition: pipeline.definition, watching: false)
             }
             defer { watcher.stop() }
             let reloading = Reloading(

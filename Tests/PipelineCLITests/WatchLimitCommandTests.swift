@@ -74,4 +74,35 @@ import Testing
         #expect(result.status == 1, "\(result.standardError)")
         #expect(result.standardError.contains("fs.inotify.max_user_instances"), "\(result.standardError)")
     }
+
+    #if Server
+    @Test func aServerWithNoInotifyInstanceServesAndReloadsAtSIGHUP() throws {
+        guard Self.canLowerTheWatchLimit else {
+            print("skipped: this system makes no user namespace whose inotify limits a test may set (unshare -U -r)")
+            return
+        }
+        // Given no inotify instance left for the user, as on a busy node
+        let directory = try Fixtures.watchedFolder(inputs: 1, outputs: [ServeCommandTests.thumb], inputPattern: "in/*.jpg")
+        let limited = #"echo 0 > /proc/sys/user/max_inotify_instances && exec "$0" "$@""#
+        let command = try BackgroundCommand(
+            ["-U", "-r", "sh", "-c", limited, CommandRunner.executable.path, "serve", "p.json", "--port", "0", "--log-level", "info"],
+            in: directory.url, executable: URL(fileURLWithPath: "/usr/bin/unshare"))
+        defer { command.kill() }
+        // When it starts, it serves, warning that changes go unseen and naming the limit
+        let line = command.waitForLine(timeout: 180) { !$0.isError && $0.text.hasPrefix("Serving ") }
+        let port = try #require(line?.text.split(separator: ":").last.flatMap { Int($0) }, "\(command.transcript)")
+        #expect(command.transcript.contains("fs.inotify.max_user_instances"), "\(command.transcript)")
+        #expect(command.transcript.contains("send SIGHUP to reload"), "\(command.transcript)")
+        #expect(try LoopbackHTTPClient.send(port: port, target: "/thumb/p0.jpg").status == 200)
+        // And an input added is found at SIGHUP
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 48, height: 32)), to: "in/added.jpg")
+        #expect(try LoopbackHTTPClient.send(port: port, target: "/thumb/added.jpg").status == 404)
+        command.signal(SIGHUP)
+        let reloaded = command.waitForLine(timeout: 60) { $0.isError && $0.text.hasSuffix("reloaded") }
+        #expect(reloaded != nil, "\(command.transcript)")
+        #expect(try LoopbackHTTPClient.send(port: port, target: "/thumb/added.jpg").status == 200)
+        command.signal(SIGTERM)
+        #expect(command.waitForExit(timeout: 120) == 0, "\(command.transcript)")
+    }
+    #endif
 }

@@ -22,8 +22,14 @@ final class Inotify {
     /// Shared with whoever may wake the reader; its descriptors live as long as the last owner.
     let wakePipe: WakePipe
 
-    init() throws(WatchError) {
+    /// An instance watching folders; or, with `watching` false, none, whose reader only ever
+    /// wakes (a negative descriptor is one `poll` passes over).
+    init(watching: Bool = true) throws(WatchError) {
         wakePipe = try WakePipe()
+        guard watching else {
+            descriptor = -1
+            return
+        }
         descriptor = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
         guard descriptor >= 0 else {
             let code = errno
@@ -37,8 +43,11 @@ final class Inotify {
     }
 
     deinit {
-        close(descriptor)
+        if descriptor >= 0 { close(descriptor) }
     }
+
+    /// Whether folders are watched: false for an instance made with `watching` false.
+    var isWatching: Bool { descriptor >= 0 }
 
     /// Starts watching the folder at `path`; the watch's number, or the reason it failed.
     func add(_ path: String) -> Result<Int32, WatchError> {

@@ -60,10 +60,15 @@ public final class PipelineWatcher: Sendable {
     /// Starts watching `definition`'s inputs, its list files, its steps' images and `pipelineFile`.
     /// Folders are watched when this returns: a change from then on is seen.
     ///
+    /// With `watching` false, nothing is watched: the batches are only those
+    /// `reportEverythingChanged()` asks for (`serve` on SIGHUP, where inotify cannot start).
+    ///
     /// - Throws: `WatchError` when inotify cannot be started.
-    public init(pipelineFile: URL, definition: PipelineDefinition, debounce: Debounce = Debounce()) throws(WatchError) {
+    public init(
+        pipelineFile: URL, definition: PipelineDefinition, debounce: Debounce = Debounce(), watching: Bool = true
+    ) throws(WatchError) {
         let file = InputEnumerator.normalize(pipelineFile.standardizedFileURL.path)
-        let loop = try WatchLoop(definition: definition, pipelineFile: file)
+        let loop = try WatchLoop(definition: definition, pipelineFile: file, watching: watching)
         self.pipelineFile = file
         state = WatcherRoom(
             WatcherState(
@@ -179,8 +184,8 @@ private final class WatchLoop: @unchecked Sendable {
     var wakePipe: WakePipe { inotify.wakePipe }
     var folderCount: Int { watchByFolder.count }
 
-    init(definition: PipelineDefinition, pipelineFile: String) throws(WatchError) {
-        inotify = try Inotify()
+    init(definition: PipelineDefinition, pipelineFile: String, watching: Bool) throws(WatchError) {
+        inotify = try Inotify(watching: watching)
         watched = WatchedPipeline(definition: definition)
         self.pipelineFile = pipelineFile
         scope = watched.scopes(pipelineFile: pipelineFile)
@@ -343,8 +348,9 @@ private final class WatchLoop: @unchecked Sendable {
         return lstat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFREG && info.st_nlink > 1
     }
 
-    /// Watches the folders the scope needs now and no others.
+    /// Watches the folders the scope needs now and no others (none, without inotify).
     private func synchronize() {
+        guard inotify.isWatching else { return }
         let wanted = scope.directoriesToWatch()
         // Removed first: a folder renamed within the watched tree keeps its watch number, which
         // the add below then claims for its new path.
@@ -372,29 +378,4 @@ private final class WatchLoop: @unchecked Sendable {
         }
     }
 
-}
-
-/// A watcher's state, and its consumer waiting for a batch (nil: the watcher stopped).
-typealias WatcherRoom = WaitingRoom<WatcherState, Void, FileChanges?>
-
-/// What a watcher's consumer and its reading thread share, behind its lock.
-struct WatcherState: Sendable {
-    var debouncer: ChangeDebouncer
-    /// When the consumer last took a batch (at first, when watching began): a pipeline file it
-    /// then read was read after this.
-    var lastBatchTaken = Date()
-    /// What to watch from now on (the pipeline changed), for the reading thread to pick up.
-    var newPipeline: WatchedPipeline?
-    var stopped = false
-    var watchedFolders = 0
-    var problems: [String] = []
-}
-
-extension WatcherState {
-    /// The batch due now, if one is, noting when it was taken.
-    mutating func takeBatchIfDue() -> FileChanges? {
-        guard let batch = debouncer.takeIfDue(at: .now) else { return nil }
-        lastBatchTaken = Date()
-        return batch
-    }
 }
