@@ -59,17 +59,22 @@ import Testing
         #expect(command.waitForExit(timeout: 60) == 143, "\(command.transcript)")
     }
 
-    @Test func noInotifyInstanceLeftIsNamedAsThatNotAsOpenFiles() throws {
-        guard Self.canLowerTheWatchLimit else {
+    /// `unshare`'s arguments that run the built command with `arguments` in a user namespace
+    /// whose user has no inotify instance left; nil, saying so, where none can be made.
+    static func withNoInotifyInstance(_ arguments: [String]) -> [String]? {
+        guard canLowerTheWatchLimit else {
             print("skipped: this system makes no user namespace whose inotify limits a test may set (unshare -U -r)")
-            return
+            return nil
         }
-        // Given no inotify instance left for the user
-        let directory = try Fixtures.watchedFolder(inputs: 1, outputs: [WatchCommandTests.small], inputPattern: "in/*.jpg")
         let limited = #"echo 0 > /proc/sys/user/max_inotify_instances && exec "$0" "$@""#
-        let result = try CommandRunner.run(
-            ["-U", "-r", "sh", "-c", limited, CommandRunner.executable.path, "watch", "p.json"], in: directory.url,
-            executable: URL(fileURLWithPath: "/usr/bin/unshare"))
+        return ["-U", "-r", "sh", "-c", limited, CommandRunner.executable.path] + arguments
+    }
+
+    @Test func noInotifyInstanceLeftIsNamedAsThatNotAsOpenFiles() throws {
+        // Given no inotify instance left for the user
+        guard let arguments = Self.withNoInotifyInstance(["watch", "p.json"]) else { return }
+        let directory = try Fixtures.watchedFolder(inputs: 1, outputs: [WatchCommandTests.small], inputPattern: "in/*.jpg")
+        let result = try CommandRunner.run(arguments, in: directory.url, executable: URL(fileURLWithPath: "/usr/bin/unshare"))
         // Then the watch says which limit it met, where it said "Too many open files", which `ulimit -n` does not mend
         #expect(result.status == 1, "\(result.standardError)")
         #expect(result.standardError.contains("fs.inotify.max_user_instances"), "\(result.standardError)")
@@ -77,16 +82,10 @@ import Testing
 
     #if Server
     @Test func aServerWithNoInotifyInstanceServesAndReloadsAtSIGHUP() throws {
-        guard Self.canLowerTheWatchLimit else {
-            print("skipped: this system makes no user namespace whose inotify limits a test may set (unshare -U -r)")
-            return
-        }
         // Given no inotify instance left for the user, as on a busy node
+        guard let arguments = Self.withNoInotifyInstance(["serve", "p.json", "--port", "0", "--log-level", "info"]) else { return }
         let directory = try Fixtures.watchedFolder(inputs: 1, outputs: [ServeCommandTests.thumb], inputPattern: "in/*.jpg")
-        let limited = #"echo 0 > /proc/sys/user/max_inotify_instances && exec "$0" "$@""#
-        let command = try BackgroundCommand(
-            ["-U", "-r", "sh", "-c", limited, CommandRunner.executable.path, "serve", "p.json", "--port", "0", "--log-level", "info"],
-            in: directory.url, executable: URL(fileURLWithPath: "/usr/bin/unshare"))
+        let command = try BackgroundCommand(arguments, in: directory.url, executable: URL(fileURLWithPath: "/usr/bin/unshare"))
         defer { command.kill() }
         // When it starts, it serves, warning that changes go unseen and naming the limit
         let line = command.waitForLine(timeout: 180) { !$0.isError && $0.text.hasPrefix("Serving ") }
