@@ -63,30 +63,48 @@ final class OutputWriter: Sendable {
     }
 
     /// The paths of one input's outputs that a file made at another size than its steps declare
-    /// may not take: those the plan gave the other outputs, and those such files of the other
-    /// outputs took first. Kept while the input is made, so nothing is held for a long run.
+    /// may not take: those the plan gave the other outputs (and the other sets of widths of its
+    /// own: another art crop, another format), and those such files of the others took first.
+    /// Kept while the input is made, so nothing is held for a long run.
     final class InputPaths: Sendable {
-        /// The final planned paths (not those that wait for a size or a hash), with their output's name.
-        private let planned: [String: String]
-        /// The paths files of other sizes took, with their output's name.
-        private let unplanned = Locked<[String: String]>([:])
+        /// Whose a file is: its output, and its set of widths (art crop and format). Widths of
+        /// one set may stand in for one file, the image's own width; two sets may not.
+        private struct Owner: Equatable {
+            let output: String
+            let set: String?
 
-        /// The paths of `targets`, the outputs of one input.
-        init(_ targets: [OutputTarget]) {
-            var planned: [String: String] = [:]
-            for target in targets where target.isMade && !target.hasUnknownSizes && !target.namesHash {
-                planned[target.plannedPath] = target.outputName
+            init(_ output: OutputDefinition) {
+                self.output = output.name
+                set = output.setDescription
+            }
+
+            /// The owner as `taker` names it: the set too, when both are of one output.
+            func named(by taker: Owner) -> String {
+                "output \"\(output)\"" + (output == taker.output ? set.map { " (\($0))" } ?? "" : "")
+            }
+        }
+        /// The final planned paths (not those that wait for a size or a hash), with their owner.
+        private let planned: [String: Owner]
+        /// The paths files of other sizes took, with their owner.
+        private let unplanned = Locked<[String: Owner]>([:])
+
+        /// The paths of `jobs`' targets, the outputs of one input.
+        init(_ jobs: [(target: OutputTarget, output: OutputDefinition)]) {
+            var planned: [String: Owner] = [:]
+            for (target, output) in jobs where target.isMade && !target.hasUnknownSizes && !target.namesHash {
+                planned[target.plannedPath] = Owner(output)
             }
             self.planned = planned
         }
 
-        /// Takes `path` for output `name`'s file of another size than planned; the other output
-        /// whose path it is (planned, or taken first), or nil when it was free.
-        func take(_ path: String, for name: String) -> String? {
-            if let other = planned[path], other != name { return other }
+        /// Takes `path` for `output`'s file of another size than planned; the other owner whose
+        /// path it is (planned, or taken first), named, or nil when it was free.
+        func take(_ path: String, for output: OutputDefinition) -> String? {
+            let owner = Owner(output)
+            if let other = planned[path], other != owner { return other.named(by: owner) }
             return unplanned.withLock { taken in
-                if let other = taken[path] { return other == name ? nil : other }
-                taken[path] = name
+                if let other = taken[path] { return other == owner ? nil : other.named(by: owner) }
+                taken[path] = owner
                 return nil
             }
         }
@@ -113,12 +131,12 @@ final class OutputWriter: Sendable {
         // without declaring it) has a path the plan did not compare: it may not take another
         // output's of the input. (Inputs' own values, such as {stem}, keep theirs apart.)
         let sizedAnew = !target.fillsPlannedSizes(width: image.width, height: image.frameSize.height)
-        if sizedAnew, let other = planned.take(path, for: output.name) {
+        if sizedAnew, let other = planned.take(path, for: output) {
             throw ItemError(
                 .outputPath, stage: .encode,
                 reason: "its image is \(image.width)×\(image.frameSize.height), not the \(target.plannedSizeDescription) its steps "
-                    + "declare, so its path \(path) is output \"\(other)\"'s, which it does not write over; give the two outputs "
-                    + "paths that differ in more than {width} and {height}")
+                    + "declare, so its path \(path) is \(other)'s, which it does not write over; give the two "
+                    + "outputs paths that differ in more than {width} and {height}")
         }
         // Nor another input's planned file: which is written first must not decide which stays.
         if sizedAnew || target.hasUnknownSizes, let other = sizedPathReach.owner(of: path) {

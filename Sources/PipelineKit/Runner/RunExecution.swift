@@ -209,7 +209,7 @@ final class RunExecution: Sendable {
         _ jobs: [OutputJob], from decoded: DecodedImage, deadline: ItemDeadline, incremental: IncrementalRuns, sized: [OutputJob]
     ) async throws(CancellationError) -> (jobs: [OutputJob], results: [Result<WrittenOutput, ItemError>]) {
         let chosen = NeighbourQualities()
-        let planned = OutputWriter.InputPaths(jobs.map(\.target))
+        let planned = OutputWriter.InputPaths(jobs.map { ($0.target, $0.output) })
         let makers = Makers(beside: Set(jobs.map { [$0.listing, $0.outputIndex] }), sized: sized, sets: setOfEachWidth)
         let outcomes = await withTaskGroup(of: (Int, JobOutcome?).self) { group in
             for (index, job) in jobs.enumerated() {

@@ -57,6 +57,12 @@ extension DefinitionBuilder {
                         message: "art[\(earlier)] is the same crop (\(entries[earlier].aspectRatio) is \(aspect)): give one entry"))
                 complete = false
             }
+            if let fault = MediaQuerySyntax.fault(of: media) {
+                problems.append(
+                    .init(path: join(itemPath, "media"), location: item["media"]?.location, message: "\(media.quotedValue) \(fault)"))
+                complete = false
+                continue
+            }
             if ArtDirection.matchesEveryScreen(media) {
                 warnings.append(
                     "\(itemPath).media: \(media) matches every screen, and a browser takes the first source that matches: "

@@ -59,6 +59,13 @@ extension ResponsiveVariant {
 }
 
 extension OutputDefinition {
+    /// Which set of the output's widths this is, by its art crop and format (`art 1:1, png`);
+    /// nil for an output of one file.
+    var setDescription: String? {
+        guard let variant else { return nil }
+        return ((variant.art.map { ["art \(art[$0].aspectRatio)"] } ?? []) + [encoder.format.rawValue]).joined(separator: ", ")
+    }
+
     /// Which of an output's files this definition makes, for messages that must tell them
     /// apart: its art crop, width and format (`art 1:1, 160 px, webp`); nil for an output of one file.
     var variantDescription: String? {

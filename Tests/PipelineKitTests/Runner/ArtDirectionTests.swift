@@ -218,4 +218,62 @@ import Vips
             #expect(every.contains { $0.hasPrefix("outputs[0].art[0].media: \(media) matches every screen") }, "\(every)")
         }
     }
+
+    /// A query a browser cannot parse matches no screen, so its crop would be made and never
+    /// shown; a blank one matches every screen. Both are refused, naming the entry.
+    @Test func aMediaQueryABrowserWouldDropIsRefused() {
+        func media(_ query: String) -> String {
+            problems(json(art: #"[{"media": "\#(query)", "aspectRatio": "1:1", "widths": [160]}]"#))
+        }
+        let refused: [(String, String)] = [
+            (
+                "max-width: 640px",
+                #""max-width: 640px" has a feature outside parentheses, so a browser matches it to no screen; write (max-width: 640px)"#
+            ),
+            ("screen and max-width: 640px", "has a feature outside parentheses"),
+            (
+                "(max-width: 640)",
+                "gives max-width the number 640 with no unit, so a browser matches it to no screen; write (max-width: 640px)"
+            ),
+            ("screen and", #"ends in "and" with no condition after it"#),
+            ("(max-width: 640px) and", #"ends in "and" with no condition after it"#),
+            (" ", "is blank, which a browser takes as every screen"),
+            ("(max-width: 640px", "has parentheses that do not pair"),
+            ("(max-width: 640px),", "has an empty query between its commas"),
+        ]
+        for (query, said) in refused {
+            let text = media(query)
+            #expect(text.contains("outputs[0].art[0].media: ") && text.contains(said), "\(query): \(text)")
+        }
+        // Queries of every form a browser takes pass
+        for query in [
+            "(max-width: 640px)", "screen and (max-width: 40em)", "(orientation: portrait)", "(min-resolution: 2dppx)",
+            "(max-width: 0)", "not all and (monochrome)", "(400px <= width <= 700px)", "print, (max-width: 640px)",
+            "only screen and (min-width: 320px) and (max-width: 640px)", "(prefers-color-scheme: dark)",
+        ] {
+            #expect(media(query).isEmpty, "\(query): \(media(query))")
+        }
+    }
+
+    /// A crop's width that the image's own stands in for may name another crop's file
+    /// (`{art}{width}`: `-1x1` and 110 against `-1x11` and 10): it is refused, and the other
+    /// crop's file stays as planned, run after run.
+    @Test func aCropWhoseStandInNamesAnotherCropsFileIsRefused() async throws {
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 110, height: 110)), to: "in/sq.jpg")
+        let art =
+            #"[{"media": "(max-width: 300px)", "aspectRatio": "1:11", "widths": [10]}, "#
+            + #"{"media": "(max-width: 640px)", "aspectRatio": "1:1", "widths": [5000]}]"#
+        let json = PipelineHarness.json(
+            inputs: ["in/*.jpg"],
+            outputs: [#"{"name": "h", "widths": [100], "formats": ["png"], "art": \#(art), "path": "out/{stem}{art}{width}.{format}"}"#])
+        for _ in 0..<2 {
+            let (reports, _) = try await PipelineHarness.run(json, in: directory)
+            let failures = reports.flatMap(\.failures)
+            #expect(failures.count == 1 && failures.first?.file == "art 1:1, 5000 px, png", "\(failures)")
+            #expect(failures.first?.reason.contains(#"out/sq-1x1110.png is output "h" (art 1:11, png)'s"#) == true, "\(failures)")
+            let file = try VipsImage.open(file: directory.path + "/out/sq-1x1110.png")
+            #expect(file.width == 10 && file.height == 110)
+        }
+    }
 }
