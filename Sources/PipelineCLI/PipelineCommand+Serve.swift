@@ -168,6 +168,8 @@ extension PipelineCommand {
                                 after: changes, keeping: pipeline, file: file, memory: memory, watcher: watcher, rereading: fileFailed,
                                 allowingNoInputs: true)
                         else {
+                            // Stopping: no reload is wanted, and its planning was cut short.
+                            if pipeline.stopsPlanning() { break }
                             fileFailed = true
                             // A file the last valid pipeline's outputs are made with changed (a
                             // profile overwritten): what was made with it is out of date, and is made
@@ -187,6 +189,7 @@ extension PipelineCommand {
                             let what = current.isLastValid ? "reloaded the inputs, with the last valid pipeline" : "reloaded"
                             logger.info("\(what)", metadata: ["changes": "\(changes.count)"])
                         } catch {
+                            if pipeline.stopsPlanning() { break }
                             printError("\(error)")
                             printError("\(file): serving as before")
                         }

@@ -200,6 +200,8 @@ extension PipelineCommand {
             var edited = try Pipeline(
                 contentsOf: URL(fileURLWithPath: watcher.pipelineFilePath), processors: processors, displayName: file)
             memory.apply(to: &edited)
+            // What stops the last valid one's planning (serve's SIGTERM) stops this one's.
+            edited.stopsPlanning = pipeline.stopsPlanning
             loaded = edited
             // Planned here too: a file that loads but finds no inputs (a glob edited to a folder
             // that is not there) is as invalid, and the last valid one goes on.
@@ -207,6 +209,8 @@ extension PipelineCommand {
             watcher.watch(edited.definition)
             return (edited, false)
         } catch {
+            // Stopped while its inputs were listed: the command is ending, with nothing to say.
+            if pipeline.stopsPlanning() { return nil }
             printError(error.description)
             printError("\(file): keeping the last valid pipeline")
             // What may mend the file is watched with what the last valid one reads: the folders

@@ -148,8 +148,10 @@ public final class VipsImage: @unchecked Sendable {
         var smallest = 0.0
         return withExtendedLifetime(self) { pl_band_min(pointer, Int32(bands - 1), &smallest) == 0 } && smallest == most
     }
-    /// How many pages or frames the file holds (1 for a still image).
-    public var pageCount: Int { Int(vips_image_get_n_pages(pointer)) }
+    /// How many pages or frames the file holds (1 for a still image), as its loader counted
+    /// them: read from the field, since libvips' own getter takes 10,000 or more for 1, which
+    /// would make a long animation a still that no frame limit refuses.
+    public var pageCount: Int { max(1, intField("n-pages") ?? 1) }
     /// The EXIF orientation, 1 to 8 (1 when the file has none).
     public var orientation: Int { Int(vips_image_get_orientation(pointer)) }
     /// Whether the image carries an ICC profile.

@@ -122,22 +122,28 @@ import Testing
 
     /// A server starting on outputs in a bucket that does not answer whether it is there until
     /// the test makes the file `released` in `directory`: the start waits on it, as it waits on a
-    /// slow bucket or on listing a large folder. Returned once the server has asked.
-    static func serverStartingOnAHeldBucket() async throws -> (
+    /// slow bucket or on listing a large folder. Returned once the server has asked. With
+    /// `fromTheStart` false, the bucket answers until the test makes the file `held`, and the
+    /// server is returned once it serves.
+    static func serverOnAHeldBucket(fromTheStart: Bool = true, serve: String = "") async throws -> (
         command: BackgroundCommand, directory: TemporaryDirectory, bucket: TestHTTPServer
     ) {
         let directory = try TemporaryDirectory()
-        let released = directory.path + "/released"
+        let (released, held) = (directory.path + "/released", directory.path + "/held")
         let bucket = try TestHTTPServer { request, _ in
             let deadline = Date().addingTimeInterval(120)
-            while request.method == "HEAD", !FileManager.default.fileExists(atPath: released), Date() < deadline {
+            while request.method == "HEAD", !FileManager.default.fileExists(atPath: released),
+                fromTheStart || FileManager.default.fileExists(atPath: held), Date() < deadline
+            {
                 Thread.sleep(forTimeInterval: 0.02)
             }
             return request.path == "/site/" ? .init() : .init(status: 404)
         }
         try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 48, height: 32)), to: "in/a.jpg")
         let output = #"{"name": "thumb", "encode": {"format": "webp"}, "path": "s3://site/thumb/{stem}.webp"}"#
-        try directory.write(Data(PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [output]).utf8), to: "p.json")
+        try directory.write(
+            Data(PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [output], extra: serve.isEmpty ? "" : #""serve": \#(serve)"#).utf8),
+            to: "p.json")
         let command = try BackgroundCommand(
             ["serve", "p.json", "--port", "0", "--log-level", "info"], in: directory.url,
             environment: [
@@ -146,7 +152,7 @@ import Testing
             ])
         do {
             try await waitUntil("the server asks about the bucket:\n\(command.transcript)", within: .seconds(60)) {
-                bucket.requests.contains { $0.method == "HEAD" }
+                fromTheStart ? bucket.requests.contains { $0.method == "HEAD" } : command.transcript.contains("Serving ")
             }
         } catch {
             command.kill()
@@ -156,9 +162,29 @@ import Testing
         return (command, directory, bucket)
     }
 
+    @Test func aSIGTERMWhileAReloadAsksABucketStopsTheReloadAndDrains() async throws {
+        // Given a server on a bucket that stops answering, with a short drain timeout
+        let (command, directory, bucket) = try await Self.serverOnAHeldBucket(fromTheStart: false, serve: #"{"drainTimeout": "2s"}"#)
+        defer { bucket.stop() }
+        defer { command.kill() }
+        try directory.write(Data(), to: "held")
+
+        // When SIGTERM comes while a reload waits on the bucket
+        command.signal(SIGHUP)
+        try await waitUntil("the reload asks about the bucket:\n\(command.transcript)", within: .seconds(60)) {
+            bucket.requests.filter { $0.method == "HEAD" }.count >= 2
+        }
+        command.signal(SIGTERM)
+
+        // Then the reload stops unsaid, and the server drains and exits 0 as ever
+        #expect(command.waitForExit(timeout: 120) == 0, "\(command.transcript)")
+        #expect(!command.transcript.contains("serving as before"), "\(command.transcript)")
+        #expect(!command.transcript.contains("keeping the last valid pipeline"), "\(command.transcript)")
+    }
+
     @Test func aSIGHUPWhileTheServerStartsReloadsOnceItIsUp() async throws {
         // Given a server whose start waits on a bucket
-        let (command, directory, bucket) = try await Self.serverStartingOnAHeldBucket()
+        let (command, directory, bucket) = try await Self.serverOnAHeldBucket()
         defer { bucket.stop() }
         defer { command.kill() }
 
@@ -179,7 +205,7 @@ import Testing
 
     @Test func aSIGTERMWhileTheServerStartsStopsItBeforeServingSayingSo() async throws {
         // Given a server whose start waits on a bucket
-        let (command, directory, bucket) = try await Self.serverStartingOnAHeldBucket()
+        let (command, directory, bucket) = try await Self.serverOnAHeldBucket()
         defer { bucket.stop() }
         defer { command.kill() }
 

@@ -8,6 +8,37 @@ import Vips
 /// Frame bombs and broken animations: `decompress.maxFrames` and `maxPixels` count every frame
 /// from the header, and a truncated animation fails by name with nothing written.
 extension AnimationTests {
+    /// An animated WebP of `frames` frames of one pixel each (lossless), a tenth of a second each.
+    static func tinyWebPFrames(_ frames: Int) -> Data {
+        func chunk(_ tag: String, _ data: [UInt8]) -> [UInt8] {
+            let size = UInt32(data.count)
+            return Array(tag.utf8) + withUnsafeBytes(of: size.littleEndian, Array.init) + data + (data.count % 2 == 1 ? [0] : [])
+        }
+        // A 1×1 lossless frame, black.
+        let pixel: [UInt8] = [0x2F, 0, 0, 0, 0x10, 0x07, 0x50, 0xE4, 0x22, 0x17, 0xB9, 0xC8, 0x81, 0x88, 0xE8, 0x7F, 0]
+        // At 0, 0, 1×1 (sizes less one), for 100 ms, then the frame itself.
+        let frame = chunk("ANMF", [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 100, 0, 0, 0] + chunk("VP8L", pixel))
+        var body = chunk("VP8X", [0x12, 0, 0, 0, 0, 0, 0, 0, 0, 0]) + chunk("ANIM", [0, 0, 0, 0, 0, 0])
+        body.reserveCapacity(body.count + frames * frame.count)
+        for _ in 0..<frames { body += frame }
+        let size = UInt32(4 + body.count)
+        return Data(Array("RIFF".utf8) + withUnsafeBytes(of: size.littleEndian, Array.init) + Array("WEBP".utf8) + body)
+    }
+
+    @Test func aWebPOfTenThousandFramesIsRefusedFromItsHeader() async throws {
+        // Given a WebP of 10,000 frames, which libvips' own page getter takes for a still
+        let bomb = Self.tinyWebPFrames(10_000)
+        #expect(try VipsImage.open(data: bomb).pageCount == 10_000)
+        // When it runs with the default limit
+        let (directory, reports, summary) = try await run(
+            [#"{"name": "w", "encode": {"format": "webp"}, "path": "out/{stem}.webp"}"#], input: bomb, name: "bomb.webp")
+        // Then it is refused before decoding with its real count, rather than made as one frame
+        #expect(summary.failed == 1)
+        let failure = try #require(reports.first?.failures.first)
+        #expect(failure.reason.contains("the animation has 10000 frames, more than decompress.maxFrames (1000)"), "\(failure.reason)")
+        #expect(directory.allFiles().filter { $0.hasPrefix("out/") }.isEmpty)
+    }
+
     @Test func aGIFOfAHundredThousandFramesIsRefusedFromItsHeader() async throws {
         // Given a GIF of 100,000 frames of one pixel (libvips counts them when it reads the
         // header, up to one past the most it loads)
