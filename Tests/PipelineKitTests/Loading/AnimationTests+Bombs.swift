@@ -37,6 +37,10 @@ extension AnimationTests {
         let failure = try #require(reports.first?.failures.first)
         #expect(failure.reason.contains("the animation has 10000 frames, more than decompress.maxFrames (1000)"), "\(failure.reason)")
         #expect(directory.allFiles().filter { $0.hasPrefix("out/") }.isEmpty)
+        // And its frames are counted from its chunks, before libvips, which takes long to count many
+        let source = EncodedSource.memory(VipsBytes(bomb))
+        #expect(source.walkingBytes(WebPStructure.frameCount) == 10_000)
+        #expect(EncodedSource.memory(VipsBytes(Self.tinyFrames(3))).walkingBytes(WebPStructure.frameCount) == .some(nil))
     }
 
     @Test func aGIFOfAHundredThousandFramesIsRefusedFromItsHeader() async throws {

@@ -326,12 +326,20 @@ struct ImageDecoder: Sendable {
 
     /// Opens `source` with libvips for its header, the first time libvips sees it: a PNG whose
     /// chunks before its pixels declare more bytes than it has is refused first
-    /// (`PNGStructure`), since libpng sets the declared length aside before finding it missing.
-    /// An AVIF image sequence, which libvips does not read, is described by libavif instead
-    /// (`AVIFSequenceReader.header()`).
+    /// (`PNGStructure`), since libpng sets the declared length aside before finding it missing;
+    /// so is an animated WebP of more frames than the file keeps, counted from its chunks
+    /// (`WebPStructure`), since libvips takes long to count many. An AVIF image sequence, which
+    /// libvips does not read, is described by libavif instead (`AVIFSequenceReader.header()`).
     func openHeader(_ source: EncodedSource, options: String) throws -> VipsImage {
         if Self.isAVIFSequence(source) { return try Self.avifSequenceReader(source).header() }
-        if let reason = PNGStructure.headerRefusal(in: source) { throw ItemError(.undecodable, stage: .decompress, reason: reason) }
+        let refusal = source.walkingBytes { bytes -> ItemError? in
+            if let reason = PNGStructure.headerRefusal(bytes) { return ItemError(.undecodable, stage: .decompress, reason: reason) }
+            guard settings.animation == .keep, let frames = WebPStructure.frameCount(bytes),
+                let refusal = Self.frameRefusal((frames, "\(frames)"), declared: frames, loader: "webpload", maxFrames: settings.maxFrames)
+            else { return nil }
+            return ItemError(.tooManyPixels, stage: .decompress, reason: "the animation has \(frames) frames, \(refusal)")
+        }
+        if let refusal = refusal ?? nil { throw refusal }
         return try open(source, options: options)
     }
 

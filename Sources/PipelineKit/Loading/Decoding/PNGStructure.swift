@@ -71,7 +71,12 @@ enum PNGStructure {
     /// before the image data declares more bytes than follow, or the compressed text and
     /// profiles there inflate past `inflatedMetadataLimit`.
     static func headerRefusal(in source: EncodedSource) -> String? {
-        switch source.walkingBytes({ bytes in walk(bytes, toImageData: true, checksums: false) }) {
+        source.walkingBytes(headerRefusal) ?? nil
+    }
+
+    /// `headerRefusal(in:)` of bytes already open for a walk.
+    static func headerRefusal(_ bytes: SourceBytes) -> String? {
+        switch walk(bytes, toImageData: true, checksums: false) {
         case .oversized(let chunk): chunk.cutShort
         case .inflatesPast(let type):
             "the PNG's compressed text and profile chunks before its pixels inflate to more than "
