@@ -231,11 +231,12 @@ public struct EncoderSettings: Sendable, Hashable {
 
     /// What the encoder holds while it writes an animation of `frames` frames of `framePixels`
     /// pixels each (`alpha`: with an alpha band): GIF and WebP are given every frame at once; an
-    /// AVIF sequence is given one frame at a time, and what AV1 holds grows with a frame's size,
-    /// not with the frames (Benchmarks/RESULTS.md, "Memory of the encoders").
+    /// AVIF sequence is given one frame at a time, and what AV1 holds grows with a frame's size
+    /// (the frames it looks ahead to, a few times one frame), not with the frames, and an alpha
+    /// plane has an encoder of its own (Benchmarks/RESULTS.md, "Memory of the encoders").
     func workingBytes(framePixels: Int, frames: Int, alpha: Bool) -> Int64 {
         guard frames > 1, format == .avif else { return workingBytes(pixels: framePixels * frames, alpha: alpha) }
-        return 52_000_000 + 230 * Int64(framePixels)
+        return 52_000_000 + (alpha ? 560 : 400) * Int64(framePixels)
     }
 
     private func encoderBytes(_ pixels: Int64, alpha: Bool) -> Int64 {
