@@ -63,7 +63,14 @@ extension OutputResponder {
                 switch read {
                 case .success(let bytes):
                     piece = ByteBuffer(bytes: bytes)
-                case .failure(let failure):
+                case .failure(var failure):
+                    // Given up here: why is ours to say, not the reader's (a cancellation).
+                    if given.isSet {
+                        failure = .init(description: "\(written.path): the server stopped before the rest was read")
+                    } else if pieceDeadline.hasPassed {
+                        failure = .init(
+                            description: "\(written.path): the next piece did not come within serve.timeout (\(Units.text(seconds: timeout)))")
+                    }
                     logger.warning("a stored file could not be read to its end", metadata: ["reason": "\(failure.description)"])
                     throw failure
                 }

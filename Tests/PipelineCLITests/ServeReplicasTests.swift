@@ -213,6 +213,8 @@ struct ServeReplicasTests {
         #expect(
             one.command.transcript.contains("after serve.drainTimeout (2s): 1 request still in flight was cut off"),
             "\(one.command.transcript)")
+        // and its access log line says why in words, not as the reader's cancellation
+        #expect(one.command.transcript.contains("big.png: the server stopped before the rest was read"), "\(one.command.transcript)")
         moto.resume()
         #expect(await reading.value < made.body.count)
     }

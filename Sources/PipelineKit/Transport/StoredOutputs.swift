@@ -22,7 +22,8 @@ public final class StoredOutputs: Sendable {
         /// What went wrong, naming the object, never a credential.
         public let description: String
 
-        init(description: String) {
+        /// A failure said in `description`'s words (a reader that gave up names why).
+        public init(description: String) {
             self.description = description
         }
 
