@@ -69,7 +69,8 @@ extension OutputResponder {
                         failure = .init(description: "\(written.path): the server stopped before the rest was read")
                     } else if pieceDeadline.hasPassed {
                         failure = .init(
-                            description: "\(written.path): the next piece did not come within serve.timeout (\(Units.text(seconds: timeout)))")
+                            description:
+                                "\(written.path): the next piece did not come within serve.timeout (\(Units.text(seconds: timeout)))")
                     }
                     logger.warning("a stored file could not be read to its end", metadata: ["reason": "\(failure.description)"])
                     throw failure
