@@ -158,6 +158,8 @@ struct JSONParser {
     private mutating func parseObject(depth: Int, start: SourceLocation) throws(SyntaxError) -> JSONNode {
         index += 1
         var members: [JSONNode.Member] = []
+        // Each key's member, so that finding a repeat costs the same however many there are.
+        var memberOfKey: [String: Int] = [:]
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
             index += 1
@@ -177,9 +179,10 @@ struct JSONParser {
             pathParts.append(.key(key))
             let value = try parseValue(depth: depth + 1)
             pathParts.removeLast()
-            if let first = members.first(where: { $0.key == key }) {
-                duplicates.append(Duplicate(key: key, objectPath: path, first: first.keyLocation, again: keyLocation))
+            if let first = memberOfKey[key] {
+                duplicates.append(Duplicate(key: key, objectPath: path, first: members[first].keyLocation, again: keyLocation))
             } else {
+                memberOfKey[key] = members.count
                 members.append(JSONNode.Member(key: key, keyLocation: keyLocation, value: value))
             }
             skipWhitespace()
