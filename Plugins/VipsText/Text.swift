@@ -208,21 +208,27 @@ public struct Text: ImageProcessing, Hashable {
         let longestLine = lines.map(\.count).max() ?? 1
         let probeSize = min(size, 32, max(1, 16000 / Double(max(longestLine, lines.count))))
         let probe: VipsImage
+        func tooLarge(_ drawn: String, wide: Bool) -> OptionError {
+            // Newlines shorten a line, and lengthen a text already too tall.
+            let remedy = wide ? "shorter lines, or newlines" : "fewer lines"
+            return OptionError(
+                option: "size",
+                "the text at size \(JSONNode(plain: size).jsonText) would be drawn \(drawn) pixels, and Pango draws at most "
+                    + "\(longestSide) a side: give a smaller size, or \(remedy)")
+        }
         do {
             probe = try drawing(text, face: face, size: probeSize, aligned: alignment)
         } catch {
+            // A probe made smaller for a long text is too large for Cairo even so: at its own
+            // size the text is larger still. (A character is about half as wide as a line is tall.)
+            if probeSize < min(size, 32) {
+                throw tooLarge("over \(longestSide)", wide: longestLine >= 2 * lines.count)
+            }
             throw OptionError(option: "text", "cannot be drawn: \(error.message)")
         }
         func scaled(_ side: Int) -> Int { Int((Double(side) * size / probeSize).rounded(.up)) }
         let drawn = ImageSize(width: scaled(probe.width), height: scaled(probe.height))
-        guard max(drawn.width, drawn.height) <= longestSide else {
-            // Newlines shorten a line, and lengthen a text already too tall.
-            let remedy = drawn.width > longestSide ? "shorter lines, or newlines" : "fewer lines"
-            throw OptionError(
-                option: "size",
-                "the text at size \(JSONNode(plain: size).jsonText) would be drawn about \(drawn) pixels, and Pango draws at most "
-                    + "\(longestSide) a side: give a smaller size, or \(remedy)")
-        }
+        guard max(drawn.width, drawn.height) <= longestSide else { throw tooLarge("about \(drawn)", wide: drawn.width > longestSide) }
         return drawn
     }
 

@@ -185,6 +185,13 @@ struct TextTests {
         #expect(tall.first?.path == "outputs[0].steps[0].text.size", "\(tall)")
         // and told to have fewer lines, not to add newlines
         #expect(tall.first?.message.contains("give a smaller size, or fewer lines") == true, "\(tall)")
+        // Texts too large for Cairo even when measured small are said so, not in Cairo's words
+        let longest = try problems(#"{"text": {"text": "\#(String(repeating: "word ", count: 12_000))"}}"#)
+        #expect(longest.first?.path == "outputs[0].steps[0].text.size", "\(longest)")
+        #expect(longest.first?.message.contains("would be drawn over 32767 pixels") == true, "\(longest)")
+        #expect(longest.first?.message.contains("shorter lines, or newlines") == true, "\(longest)")
+        let tallest = try problems(#"{"text": {"text": "\#(Array(repeating: "line", count: 12_000).joined(separator: "\\n"))"}}"#)
+        #expect(tallest.first?.message.contains("or fewer lines") == true, "\(tallest)")
         // The same characters as lines short enough are taken
         let lines = stride(from: 0, to: 3000, by: 100).map { _ in String(repeating: "x", count: 100) }.joined(separator: "\\n")
         #expect(try problems(#"{"text": {"text": "\#(lines)", "size": 10}}"#).isEmpty)
