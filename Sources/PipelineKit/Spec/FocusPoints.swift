@@ -1,7 +1,8 @@
 import Foundation
 
 /// The focal points of a pipeline's `focusPoints` file: `{"in/photo.jpg": [0.8, 0.4]}`, each
-/// input's point as fractions of its upright width and height, for `"position": "focus"`.
+/// input's point as fractions of its width and height as decoded (upright, unless
+/// `decompress.autorotate` is false), for `"position": "focus"`.
 ///
 /// A key is an input's path relative to the pipeline file's folder (or absolute), or its URL
 /// as the inputs give it. An input the file has no point for is cropped about its centre.

@@ -59,7 +59,7 @@ public enum PipelineFormat {
             Option(
                 "focusPoints", .string(nonEmpty: true),
                 help:
-                    "a JSON file of focal points, {\"in/photo.jpg\": [0.8, 0.4]}: each input's point (fractions of its upright width and height) for a cover crop at \"position\": \"focus\"; keys are input paths relative to this file's folder, or URLs; an input without a point is cropped about its centre",
+                    "a JSON file of focal points, {\"in/photo.jpg\": [0.8, 0.4]}: each input's point (fractions of its width and height as decoded: upright, or as stored when decompress.autorotate is false) for a cover crop at \"position\": \"focus\"; keys are input paths relative to this file's folder, or URLs; an input without a point is cropped about its centre",
                 example: #""focus.json""#),
         ]
     }
