@@ -263,14 +263,25 @@ public struct Text: ImageProcessing, Hashable {
     ) throws(VipsError) -> VipsImage {
         // At 72 dpi a point is a pixel.
         let description = "\(face) \(size)"
+        // Pango mirrors the alignment of a right-to-left paragraph: asked mirrored, it is the one meant.
+        let mirrored = ["low": "high", "high": "low"][alignment] ?? alignment
         var arguments: [String: VipsValue] = [
-            "text": .string(escaped(text)), "font": .string(description), "dpi": .integer(72), "align": .string(alignment),
+            "text": .string(escaped(text)), "font": .string(description), "dpi": .integer(72),
+            "align": .string(startsRightToLeft(text) ? mirrored : alignment),
         ]
         if let width { arguments["width"] = .integer(width) }
         guard let mask = try Vips.call("text", arguments)["out"]?.image else {
             throw VipsError(operation: "text", message: "gave no image")
         }
         return mask
+    }
+
+    /// Whether the first letter of `text` is of a script written right to left (Hebrew, Arabic,
+    /// Syriac, Thaana…), which makes Pango set the text right to left.
+    static func startsRightToLeft(_ text: String) -> Bool {
+        guard let letter = text.unicodeScalars.first(where: \.properties.isAlphabetic) else { return false }
+        let rightToLeft: [ClosedRange<UInt32>] = [0x0590...0x08FF, 0xFB1D...0xFDFF, 0xFE70...0xFEFF, 0x10800...0x10FFF, 0x1E800...0x1EFFF]
+        return rightToLeft.contains { $0.contains(letter.value) }
     }
 
     /// `drawn` with its lines broken at word breaks, when it must be scaled down to fit

@@ -61,10 +61,16 @@ struct TextTests {
 
     /// A text of several lines has them aligned toward the side it is placed at: a credit at the
     /// bottom right ends its short line at the margin too.
-    @Test(arguments: [(Gravity.southeast, "right"), (.northwest, "left"), (.south, "centre")])
-    func linesAreAlignedTowardTheSideTheTextSitsAt(gravity: Gravity, side: String) throws {
+    /// So does one written right to left, which Pango would align mirrored.
+    @Test(arguments: [
+        (Gravity.southeast, "right", "Photo: A Long Photographer Name\n© 2026"),
+        (.northwest, "left", "Photo: A Long Photographer Name\n© 2026"),
+        (.south, "centre", "Photo: A Long Photographer Name\n© 2026"), (.southeast, "right", "צילום: שם ארוך של צלם\nכל הזכויות"),
+        (.southwest, "left", "تصوير: اسم مصور طويل جدا\nالحقوق"),
+    ])
+    func linesAreAlignedTowardTheSideTheTextSitsAt(gravity: Gravity, side: String, text: String) throws {
         let base = try Fixtures.solid(width: 800, height: 600, colour: [0, 0, 0])
-        let result = try Text(text: "Photo: A Long Photographer Name\n© 2026", size: 30, gravity: gravity, margin: 16).applied(to: base)
+        let result = try Text(text: text, size: 30, gravity: gravity, margin: 16).applied(to: base)
         let whole = try inkBox(result)
         // The second line alone: the rows below the first line's
         let lineHeight = (whole.bottom - whole.top) / 2
