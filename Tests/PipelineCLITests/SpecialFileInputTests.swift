@@ -91,6 +91,47 @@ import Testing
         #expect(try FileManager.default.destinationOfSymbolicLink(atPath: directory.path + "/null.jpg") == "/dev/null")
     }
 
+    /// `/dev/stdout` is a link to `/proc/self/fd/1`, which leads to a regular file when standard
+    /// output is one: renamed over, the link would be gone, and nothing written to the output.
+    @Test func aLinkToStandardOutputWhereACommandWritesIsRefusedAndKept() throws {
+        // Given links to the process's standard output where a run and convert would write
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.jpeg(try Fixtures.gradient(width: 32, height: 24)), to: "in/a.jpg")
+        for link in ["trace.json", "out.jpg", "manifest.json"] {
+            try FileManager.default.createSymbolicLink(atPath: directory.path + "/" + link, withDestinationPath: "/proc/self/fd/1")
+        }
+        let json = PipelineHarness.json(
+            inputs: ["in/*.jpg"], outputs: [#"{"name": "t", "encode": {"format": "jpeg"}, "path": "out/{stem}.jpg"}"#],
+            extra: #""manifest": {"path": "manifest.json"}"#)
+        let file = try directory.write(Data(json.utf8), to: "p.json")
+        // When they run with standard output a regular file
+        func status(_ arguments: [String]) throws -> (Int32, String) {
+            let captured = directory.path + "/captured.txt"
+            #expect(FileManager.default.createFile(atPath: captured, contents: nil))
+            let process = Process()
+            process.executableURL = CommandRunner.executable
+            process.arguments = arguments
+            process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: captured))
+            let error = Pipe()
+            process.standardError = error
+            try process.run()
+            let said = String(decoding: error.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            return (process.terminationStatus, said)
+        }
+        let (run, runSaid) = try status(["run", file, "--trace", directory.path + "/trace.json"])
+        let (convert, convertSaid) = try status(["convert", directory.path + "/in/a.jpg", directory.path + "/out.jpg"])
+        // Then each is refused, naming where the link leads, and every link is still there
+        #expect(run == 2 && convert == 2, "\(runSaid)\n\(convertSaid)")
+        for said in [runSaid, convertSaid] {
+            #expect(said.contains("which is a symbolic link to an open file of a process (/proc/"), "\(said)")
+        }
+        #expect(runSaid.contains("the manifest would replace"), "\(runSaid)")
+        for link in ["trace.json", "out.jpg", "manifest.json"] {
+            #expect(try FileManager.default.destinationOfSymbolicLink(atPath: directory.path + "/" + link) == "/proc/self/fd/1")
+        }
+    }
+
     /// A report, a trace or `<picture>` files are written on this machine: a bucket's address
     /// for one is refused, where it made a folder named `s3:` beside the run.
     @Test func aBucketsAddressForAFileWrittenHereIsRefused() throws {
