@@ -106,18 +106,10 @@ import Testing
         let file = try directory.write(Data(json.utf8), to: "p.json")
         // When they run with standard output a regular file
         func status(_ arguments: [String]) throws -> (Int32, String) {
-            let captured = directory.path + "/captured.txt"
-            #expect(FileManager.default.createFile(atPath: captured, contents: nil))
-            let process = Process()
-            process.executableURL = CommandRunner.executable
-            process.arguments = arguments
-            process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: captured))
-            let error = Pipe()
-            process.standardError = error
-            try process.run()
-            let said = String(decoding: error.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            process.waitUntilExit()
-            return (process.terminationStatus, said)
+            let toFile = #"exec "$0" "$@" > captured.txt"#
+            let result = try CommandRunner.run(
+                ["-c", toFile, CommandRunner.executable.path] + arguments, in: directory.url, executable: URL(fileURLWithPath: "/bin/bash"))
+            return (result.status, result.standardError)
         }
         let (run, runSaid) = try status(["run", file, "--trace", directory.path + "/trace.json"])
         let (convert, convertSaid) = try status(["convert", directory.path + "/in/a.jpg", directory.path + "/out.jpg"])
