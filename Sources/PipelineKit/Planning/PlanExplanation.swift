@@ -140,7 +140,8 @@ public struct PlanExplanation: Sendable {
         shard = plan.shard.map { ($0, shardSource ?? "given", plan.totalInputCount) }
         self.memoryBudget = memoryBudget
         let accountant = MemoryAccountant(budget: memoryBudget)
-        let decoder = ImageDecoder(settings: definition.decompress, outputs: definition.outputs, accountant: accountant)
+        let decoder = ImageDecoder(
+            settings: definition.decompress, outputs: definition.outputs, accountant: accountant, encodeLanes: definition.encode.concurrency)
         inputs = plan.inputCount
         sources = plan.items.count
         remoteInputs = plan.items.refs.filter(\.isRemote).count

@@ -51,7 +51,8 @@ final class RunExecution: Sendable {
         writer = OutputWriter(
             stores: plan.stores, protecting: plan.protectedInputs, claimingPaths: plan.somePathsWaitForSizes,
             sizedPathReach: plan.sizedPathReach)
-        decoder = ImageDecoder(settings: definition.decompress, outputs: definition.outputs, accountant: memory)
+        decoder = ImageDecoder(
+            settings: definition.decompress, outputs: definition.outputs, accountant: memory, encodeLanes: definition.encode.concurrency)
         setOfEachWidth = definition.setOfEachWidth
     }
 

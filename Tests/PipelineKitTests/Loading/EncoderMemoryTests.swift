@@ -19,8 +19,10 @@ import Vips
         return try PipelineDefinition(json: json, baseDirectory: URL(fileURLWithPath: "/tmp"), processors: .standard).outputs
     }
 
-    func estimate(_ encoders: [String], source: EncodedSource) throws -> Int64 {
-        try #require(ImageDecoder(settings: Self.settings, outputs: try outputs(encoders)).memoryNeeds(of: source)).estimate
+    func estimate(_ encoders: [String], source: EncodedSource, lanes: Int = 1) throws -> Int64 {
+        var decoder = ImageDecoder(settings: Self.settings, outputs: try outputs(encoders))
+        decoder.encodeLanes = lanes
+        return try #require(decoder.memoryNeeds(of: source)).estimate
     }
 
     @Test func theMostDemandingEncoderOfAnInputIsCountedOnce() throws {
@@ -52,5 +54,29 @@ import Vips
                 == estimate([#"{"format": "jpeg"}"#], source: alphaSource) + 8_000_000 + 36 * outputPixels)
         // Progressive JPEG keeps its coefficients.
         #expect(try estimate([#"{"format": "jpeg", "progressive": true}"#], source: source) == jpeg + 3 * outputPixels)
+    }
+
+    /// An input's outputs are encoded side by side, one on each encode lane: two quality
+    /// searches at once each hold the original's planes and a trial.
+    @Test func asManyEncodersAsThereAreEncodeLanesAreCountedTheMostDemandingFirst() throws {
+        let directory = try TemporaryDirectory()
+        let data = try Fixtures.jpeg(try Fixtures.gradient(width: 2000, height: 1000))
+        let source = EncodedSource.file(path: try directory.write(data, to: "a.jpg"), byteCount: Int64(data.count))
+        let outputPixels: Int64 = 1000 * 500
+        let avif = 52_000_000 + 94 * outputPixels
+        let lossless = 8_000_000 + 36 * outputPixels
+        let encoders = [#"{"format": "jpeg"}"#, #"{"format": "avif"}"#, #"{"format": "webp", "lossless": true}"#]
+        let one = try estimate(encoders, source: source)
+        // Two lanes: the AV1 and the lossless WebP encoders at once; three or more, the same with
+        // baseline JPEG's nothing
+        #expect(try estimate(encoders, source: source, lanes: 2) == one + lossless)
+        #expect(try estimate(encoders, source: source, lanes: 4) == one + lossless)
+        #expect(one == (try estimate([#"{"format": "jpeg"}"#], source: source)) + 2 * outputPixels * 4 + avif)
+        // Two searched outputs on two lanes hold both searches, where one lane holds the larger
+        let searched = [#"{"format": "jpeg", "quality": {"ssimulacra2": 80}}"#, #"{"format": "webp", "quality": {"ssimulacra2": 80}}"#]
+        let plain = try estimate([#"{"format": "jpeg"}"#], source: source)
+        let searches = try searched.map { try estimate([$0], source: source) - plain }
+        #expect(searches.allSatisfy { $0 > 0 }, "\(searches)")
+        #expect(try estimate(searched, source: source, lanes: 2) - estimate(searched, source: source) == searches.min())
     }
 }

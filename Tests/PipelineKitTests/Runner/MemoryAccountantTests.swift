@@ -38,7 +38,7 @@ import Vips
 
     @Test func theDecoderTakesTheRunsAllowancesAndRunsDoNotShareThem() throws {
         let account = MemoryAccountant(budget: MemoryBudget(bytes: 320_000_000, limit: 500_000_000, source: "--max-memory"))
-        let decoder = ImageDecoder(settings: DecoderTests.settings, outputs: [], accountant: account)
+        let decoder = ImageDecoder(settings: DecoderTests.settings, outputs: [], accountant: account, encodeLanes: 1)
         #expect(decoder.wholePNGAllowance === account.wholePNGReads)
         #expect(decoder.fullSizeDecodes === account.unstreamedDecodes)
         #expect(decoder.readAhead == account.readAhead && decoder.windowedDecodeMinimum == account.windowedDecodeMinimum)
@@ -66,13 +66,13 @@ import Vips
         let busy = MemoryAccountant(budget: nil)
         let large = busy.unstreamedDecodes.capacity + 1
         #expect(busy.unstreamedDecodes.admitNow(large))
-        let streamed = try ImageDecoder(settings: DecoderTests.settings, outputs: [], accountant: busy).decode(source)
+        let streamed = try ImageDecoder(settings: DecoderTests.settings, outputs: [], accountant: busy, encodeLanes: 1).decode(source)
         #expect(busy.unstreamedDecodes.peakAdmitted == large, "read whole beside a decode over the target")
         busy.unstreamedDecodes.release(large)
 
         // With room, it is read whole and counted in both, and gives both back when done.
         let idle = MemoryAccountant(budget: nil)
-        let whole = try ImageDecoder(settings: DecoderTests.settings, outputs: [], accountant: idle).decode(source)
+        let whole = try ImageDecoder(settings: DecoderTests.settings, outputs: [], accountant: idle, encodeLanes: 1).decode(source)
         #expect(idle.wholePNGReads.peakAdmitted == rowsAndFile)
         #expect(idle.unstreamedDecodes.peakAdmitted == rowsAndFile, "a PNG read whole left out of the unstreamed decodes")
         #expect(idle.unstreamedDecodes.admitNow(idle.unstreamedDecodes.capacity), "the read kept its room")

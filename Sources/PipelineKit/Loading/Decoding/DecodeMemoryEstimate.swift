@@ -38,16 +38,17 @@ struct DecodeMemoryEstimate: Equatable {
         return Int64(decodeSize.pixelCount + outputPixels) * 4 * Int64(frames)
     }
 
-    /// What the most demanding of `outputs`' encoders holds while it writes its image, made from
-    /// a decode of `decodeSize` (`OutputDefinition.encodingBytes(size:alpha:)`; `alpha`: the
-    /// input has an alpha band, taken to reach the outputs): an input's outputs are encoded one
-    /// after another on a lane, and the inputs admitted together cover the lanes. An animation
-    /// of `frames` frames is encoded whole by the GIF and WebP outputs that animate; an AVIF
-    /// sequence is encoded a frame at a time (`EncoderSettings.workingBytes(framePixels:frames:alpha:)`).
-    static func encodingBytes(decodeSize: ImageSize, alpha: Bool, outputs: [OutputDefinition], frames: Int = 1) -> Int64 {
-        outputs.map { output in
+    /// What the most demanding `lanes` of `outputs`' encoders hold while they write their images,
+    /// made from a decode of `decodeSize` (`OutputDefinition.encodingBytes(size:alpha:)`; `alpha`:
+    /// the input has an alpha band, taken to reach the outputs): an input's outputs are encoded
+    /// side by side, one on each of the encode stage's lanes. An animation of `frames` frames is
+    /// encoded whole by the GIF and WebP outputs that animate; an AVIF sequence is encoded a
+    /// frame at a time (`EncoderSettings.workingBytes(framePixels:frames:alpha:)`).
+    static func encodingBytes(decodeSize: ImageSize, alpha: Bool, outputs: [OutputDefinition], frames: Int = 1, lanes: Int = 1) -> Int64 {
+        let each = outputs.map { output in
             output.encodingBytes(size: output.steps.reduce(decodeSize) { $1.outputSize(for: $0) }, alpha: alpha, frames: frames)
-        }.max() ?? 0
+        }
+        return each.sorted(by: >).prefix(max(1, lanes)).reduce(0, +)
     }
 
     /// What the loader holds at full size before any row comes out, for a decode that cannot

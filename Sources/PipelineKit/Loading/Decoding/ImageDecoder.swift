@@ -25,6 +25,9 @@ struct ImageDecoder: Sendable {
     var readAhead = MemoryAccountant.readAhead(under: nil)
     /// From what one-pass estimate outputs that keep a window decode it alone (`DecodePlan`).
     var windowedDecodeMinimum = MemoryAccountant.windowedDecodeMinimum(under: nil)
+    /// The encode stage's lanes, on which an input's outputs are encoded side by side: the
+    /// estimate counts the encoders of that many of them, the most demanding.
+    var encodeLanes = 1
 
     /// Called once a local file is open and checked, before it is decoded: tests change the
     /// file here, as another program might while the run reads it.
@@ -190,7 +193,7 @@ struct ImageDecoder: Sendable {
         }
         let made = only.map { indices in indices.map { outputs[$0] } } ?? applicableOutputs
         let encoding = DecodeMemoryEstimate.encodingBytes(
-            decodeSize: decodeSize, alpha: header.hasAlpha, outputs: made, frames: frames)
+            decodeSize: decodeSize, alpha: header.hasAlpha, outputs: made, frames: frames, lanes: encodeLanes)
         if case .memory(let fetched) = source { bytes += Int64(fetched.count) }
         let readers = fastReaders.reduce(Int64(0)) { $0 + $1.heldBytes(source, header: header) }
         return DecodeMemoryEstimate(
@@ -373,10 +376,10 @@ extension ImageDecoder {
     /// A decoder for `outputs` within the run's memory account: its allowance for PNGs read
     /// whole (beside the decodes that hold a full-size image), its read-ahead and the estimate
     /// from which windows are decoded alone.
-    init(settings: DecompressSettings, outputs: [OutputDefinition], accountant: MemoryAccountant) {
+    init(settings: DecompressSettings, outputs: [OutputDefinition], accountant: MemoryAccountant, encodeLanes: Int) {
         self.init(
             settings: settings, outputs: outputs, wholePNGAllowance: accountant.wholePNGReads,
             fullSizeDecodes: accountant.unstreamedDecodes, readAhead: accountant.readAhead,
-            windowedDecodeMinimum: accountant.windowedDecodeMinimum)
+            windowedDecodeMinimum: accountant.windowedDecodeMinimum, encodeLanes: max(1, encodeLanes))
     }
 }
