@@ -141,7 +141,8 @@ public struct PlanExplanation: Sendable {
         self.memoryBudget = memoryBudget
         let accountant = MemoryAccountant(budget: memoryBudget)
         let decoder = ImageDecoder(
-            settings: definition.decompress, outputs: definition.outputs, accountant: accountant, encodeLanes: definition.encode.concurrency)
+            settings: definition.decompress, outputs: definition.outputs, accountant: accountant, encodeLanes: definition.encode.concurrency
+        )
         inputs = plan.inputCount
         sources = plan.items.count
         remoteInputs = plan.items.refs.filter(\.isRemote).count
