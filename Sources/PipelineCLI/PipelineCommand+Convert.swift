@@ -185,9 +185,16 @@ extension PipelineCommand {
             if verbose { arguments.append("--verbose") }
             if json { arguments.append("--json") }
             let runner = try Run.parse(arguments)
+            // The file made for standard output is no file the user has: the image sent is named.
+            let sendsOutput = streams.sendsOutput
             try await runner.run(
                 pipeline, interruption: interruption, sharded: false, inputCount: plan.inputCount,
-                describingFailures: ConvertDocument.describe(failure:))
+                describingFailures: { text in
+                    let described = ConvertDocument.describe(failure: text)
+                    guard sendsOutput else { return described }
+                    return described.replacingOccurrences(
+                        of: "the file written, [^,/]*, is", with: "the image written to standard output is", options: .regularExpression)
+                })
             interruption.hand(to: ConvertStreams.ending(removing: streams.folder))
             // One that came as the run ended, after it looked: nothing is sent.
             if let signal = interruption.received { throw ExitCode.afterSignal(signal) }

@@ -28,8 +28,8 @@ final class RunOutput {
     private(set) var chosenQualities = ChosenQualities()
 
     /// `baseDirectory`: the pipeline file's folder, which the outputs' paths are relative to;
-    /// `shard`: the run's, when it is one; `describingFailures` words the failures printed for
-    /// people.
+    /// `shard`: the run's, when it is one; `describingFailures` words the failures, and the
+    /// warnings of the files written, printed for people.
     init(
         mode: Mode, verbose: Bool, logger: Logger, run: PipelineRun, baseDirectory: URL, shard: Shard? = nil,
         describingFailures: @escaping (String) -> String = { $0 }
@@ -95,7 +95,7 @@ final class RunOutput {
         case .itemCompleted(let report):
             // Failures always reach standard error, whatever the mode and log level.
             for failure in report.failures { printAboveProgress("failed: " + describingFailures("\(failure)")) }
-            for warning in report.written.flatMap(\.warnings) { printAboveProgress("warning: \(warning)") }
+            for warning in report.written.flatMap(\.warnings) { printAboveProgress("warning: " + describingFailures(warning)) }
             if verbose, mode != .json { printWritten(report.written) }
             progress?.completed(succeeded: report.succeeded)
         case .finished(let summary):

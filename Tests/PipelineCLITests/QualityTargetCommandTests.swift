@@ -90,7 +90,19 @@ import Vips
         let warnings = try #require(output.warnings, "\(output)")
         #expect(warnings.contains { $0.contains("short of the target 99") && $0.contains("storm.jpg") }, "\(warnings)")
         let page = try String(contentsOf: directory.url.appendingPathComponent("report/index.html"), encoding: .utf8)
-        #expect(page.contains("short of the target 99.0"))
+        #expect(page.contains("short of the target 99</span>"), "\(page)")
+    }
+
+    /// Converted to standard output, a file short of its target is named as the image sent, not
+    /// as the file made for it, which the user never sees.
+    @Test func aConversionToStandardOutputShortOfItsTargetNamesTheImageSent() throws {
+        let result = try CommandRunner.run(
+            ["convert", "-", "-", "--format", "jpeg", "--ssimulacra2", "99", "--width", "300"],
+            standardInput: try Data(contentsOf: Self.photo))
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(
+            result.standardError.contains("short of the target 99; the image written to standard output is the best"),
+            "\(result.standardError)")
     }
 
     @Test func explainSaysTheOutputSearchesQuality() throws {

@@ -279,9 +279,10 @@ final class OutputWriter: Sendable {
     /// crops of one output apart.
     static func warnings(_ search: QualitySearch.Outcome?, output: OutputDefinition, input: InputFile, path: String) -> [String] {
         guard let search, !search.reached, let target = output.encoder.qualityTarget else { return [] }
+        let (score, goal) = search.score.formatted(places: 1, apartFrom: target.ssimulacra2)
         return [
             "\(input.displayName): output \"\(output.name)\" (\(output.encoder.format.rawValue)) reached SSIMULACRA 2 "
-                + "\(search.score.formatted(places: 1)) at quality \(search.quality), short of the target \(target.ssimulacra2.formatted(places: 1)); "
+                + "\(score) at quality \(search.quality), short of the target \(goal); "
                 + "the file written, \((path as NSString).lastPathComponent), is the best the search found"
         ]
     }

@@ -107,6 +107,14 @@ public struct QualityTarget: Sendable, Hashable {
 
 extension Double {
     /// The number with at most `places` decimals and no trailing zeros: `75`, `72.5`.
+    /// `self` and `other` written with the fewest places, from `places`, that tell them apart:
+    /// a score of 96.96 and a target of 96.97 are not both "97".
+    func formatted(places: Int, apartFrom other: Double) -> (String, String) {
+        var places = places
+        while places < 6, formatted(places: places) == other.formatted(places: places) { places += 1 }
+        return (formatted(places: places), other.formatted(places: places))
+    }
+
     func formatted(places: Int) -> String {
         var text = String(format: "%.\(places)f", self)
         while text.contains("."), text.hasSuffix("0") { text.removeLast() }

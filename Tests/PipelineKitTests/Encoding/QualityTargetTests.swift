@@ -268,4 +268,9 @@ import Vips
             json(#"{"format": "webp", "quality": {"ssimulacra2": 80}}"#, extension: "webp"), in: directory)
         #expect(third.outputsWritten == 1)
     }
+
+    @Test func aScoreShortOfItsTargetIsWrittenWithThePlacesThatTellThemApart() {
+        #expect(96.9637.formatted(places: 1, apartFrom: 96.97) == ("96.96", "96.97"))
+        #expect(80.04.formatted(places: 1, apartFrom: 85) == ("80", "85"))
+    }
 }
