@@ -16,4 +16,10 @@ extension String {
         }
         return escaped
     }
+
+    /// The text as a page shows a name or a reason: its control characters written as escapes,
+    /// as standard error writes them (`\n`, `\u001b`), then safe in HTML. Raw, an escape byte
+    /// would be a parse error and drive a terminal that prints the page, and a newline would
+    /// show as a space.
+    package var htmlEscapedShowingControls: String { escapingControlCharacters.htmlEscaped }
 }

@@ -54,7 +54,7 @@ struct HTMLReport {
             <meta charset="utf-8">
             <meta name="viewport" content="width=device-width, initial-scale=1">
             <meta http-equiv="Content-Security-Policy" content="default-src 'none'; img-src 'self' data: file:; style-src 'unsafe-inline'">
-            <title>\("\(report.pipeline) · pipeline report".htmlEscaped)</title>
+            <title>\("\(report.pipeline) · pipeline report".htmlEscapedShowingControls)</title>
             <style>\(Self.styleSheet)</style>
             </head>
             <body>
@@ -76,7 +76,7 @@ struct HTMLReport {
         }
         html += "</div>\n</section>\n</main>\n"
         html +=
-            "<footer>pipeline \(report.version.htmlEscaped) · <code>\(ReportWriter.jsonFileName)</code> in this folder holds the same data</footer>\n"
+            "<footer>pipeline \(report.version.htmlEscapedShowingControls) · <code>\(ReportWriter.jsonFileName)</code> in this folder holds the same data</footer>\n"
         html += "</body>\n</html>\n"
         return html
     }
@@ -97,7 +97,7 @@ struct HTMLReport {
         totals.append(("time", Self.duration(report.elapsedSeconds), ""))
         // A rate of inputs that all failed would read as images made.
         if report.succeeded > 0 { totals.append(("images/s", String(format: "%.1f", rate), "")) }
-        var html = "<header class=\"top\">\n<h1>\(report.pipeline.htmlEscaped)</h1>\n"
+        var html = "<header class=\"top\">\n<h1>\(report.pipeline.htmlEscapedShowingControls)</h1>\n"
         html += "<p class=\"meta\">pipeline run report · started \(Self.timestamp(report.startedAt))</p>\n"
         if report.cancelled {
             html += "<p class=\"banner\">The run was cancelled: \(report.notRun) input\(report.notRun == 1 ? "" : "s") did not run.</p>\n"
@@ -108,7 +108,7 @@ struct HTMLReport {
         }
         html += "<dl class=\"totals\">\n"
         for (label, value, kind) in totals {
-            html += "<div class=\"total \(kind)\"><dt>\(label)</dt><dd>\(value.htmlEscaped)</dd></div>\n"
+            html += "<div class=\"total \(kind)\"><dt>\(label)</dt><dd>\(value.htmlEscapedShowingControls)</dd></div>\n"
         }
         html += "</dl>\n</header>\n"
         return html
@@ -123,11 +123,11 @@ struct HTMLReport {
             "<div class=\"scroll\"><table>\n<thead><tr><th>input</th><th>output</th><th>stage</th><th>reason</th></tr></thead>\n<tbody>\n"
         for row in page.failures {
             html +=
-                "<tr><td class=\"path\">\(row.input.htmlEscaped)</td>"
-                + "<td>\(row.outputFile.map(\.htmlEscaped) ?? "<span class=\"dim\">whole input</span>")</td>"
-                + "<td><span class=\"stage\">\((row.stage?.rawValue ?? "?").htmlEscaped)</span>"
-                + (row.step.map { " <code>\($0.description.htmlEscaped)</code>" } ?? "") + "</td>"
-                + "<td class=\"reason\">\(row.reason.htmlEscaped)</td></tr>\n"
+                "<tr><td class=\"path\">\(row.input.htmlEscapedShowingControls)</td>"
+                + "<td>\(row.outputFile.map(\.htmlEscapedShowingControls) ?? "<span class=\"dim\">whole input</span>")</td>"
+                + "<td><span class=\"stage\">\((row.stage?.rawValue ?? "?").htmlEscapedShowingControls)</span>"
+                + (row.step.map { " <code>\($0.description.htmlEscapedShowingControls)</code>" } ?? "") + "</td>"
+                + "<td class=\"reason\">\(row.reason.htmlEscapedShowingControls)</td></tr>\n"
         }
         html += "</tbody>\n</table></div>\n"
         if page.failureCount > page.failures.count {
@@ -162,8 +162,8 @@ struct HTMLReport {
             html +=
                 "<div class=\"label\"><b>\(name)</b> <span class=\"dim\">\(stage.concurrency) lane\(stage.concurrency == 1 ? "" : "s") · \(stage.operations) op\(stage.operations == 1 ? "" : "s")</span></div>"
             html +=
-                "<svg class=\"stage-bar\" data-stage=\"\(name)\" viewBox=\"0 0 \(Int(width)) 20\" preserveAspectRatio=\"none\" role=\"img\" aria-label=\"\(label.htmlEscaped)\">"
-            html += "<title>\(label.htmlEscaped)</title>"
+                "<svg class=\"stage-bar\" data-stage=\"\(name)\" viewBox=\"0 0 \(Int(width)) 20\" preserveAspectRatio=\"none\" role=\"img\" aria-label=\"\(label.htmlEscapedShowingControls)\">"
+            html += "<title>\(label.htmlEscapedShowingControls)</title>"
             html += "<rect class=\"track\" x=\"0\" y=\"0\" width=\"\(Int(width))\" height=\"20\"/>"
             html += "<rect class=\"busy\" x=\"0\" y=\"0\" width=\"\(Self.svgNumber(busy))\" height=\"20\"/>"
             html += "<rect class=\"wait\" x=\"\(Self.svgNumber(busy))\" y=\"0\" width=\"\(Self.svgNumber(wait))\" height=\"20\"/>"
@@ -181,7 +181,7 @@ struct HTMLReport {
     private func card(_ item: RunReport.Item, preview: Preview?, thumbnails: [String: Preview]) -> String {
         let failed = item.status == .failed
         var html = "<article class=\"card\(failed ? " failed" : "")\">\n"
-        html += "<header><h3 title=\"\(item.input.htmlEscaped)\">\(item.input.htmlEscaped)</h3>"
+        html += "<header><h3 title=\"\(item.input.htmlEscapedShowingControls)\">\(item.input.htmlEscapedShowingControls)</h3>"
         html += "<span class=\"badge\">\(failed ? "failed" : "ok")</span></header>\n"
         var facts: [String] = []
         if let width = item.width, let height = item.height { facts.append("\(width)×\(height)") }
@@ -192,13 +192,13 @@ struct HTMLReport {
         html += "<figure class=\"input\">"
         if let preview {
             html +=
-                "<div class=\"frame\"><img src=\"\(preview.uri)\" width=\"\(preview.width)\" height=\"\(preview.height)\" alt=\"\("thumbnail of \(item.input)".htmlEscaped)\"></div>"
+                "<div class=\"frame\"><img src=\"\(preview.uri)\" width=\"\(preview.width)\" height=\"\(preview.height)\" alt=\"\("thumbnail of \(item.input)".htmlEscapedShowingControls)\"></div>"
         } else {
             html += "<div class=\"frame missing\"><span>no preview</span></div>"
         }
         html += "<figcaption><b>input</b>"
         if !facts.isEmpty { html += "<br>" + facts.map { "<span class=\"fact\">\($0)</span>" }.joined(separator: " · ") }
-        if let source = preview?.fromOutput { html += "<br><span class=\"dim\">preview from \(source.htmlEscaped)</span>" }
+        if let source = preview?.fromOutput { html += "<br><span class=\"dim\">preview from \(source.htmlEscapedShowingControls)</span>" }
         html += "</figcaption></figure>\n"
         html += "<div class=\"outputs\">\n"
         for output in item.outputs {
@@ -208,13 +208,13 @@ struct HTMLReport {
         // Reasons go below the pictures, at the card's full width: they often hold long paths.
         if let error = item.error {
             html +=
-                "<p class=\"error\"><span class=\"stage\">\((item.stage?.rawValue ?? "?").htmlEscaped)</span> \(error.htmlEscaped)</p>\n"
+                "<p class=\"error\"><span class=\"stage\">\((item.stage?.rawValue ?? "?").htmlEscapedShowingControls)</span> \(error.htmlEscapedShowingControls)</p>\n"
         } else {
             for output in item.outputs where output.status == .failed {
                 html +=
-                    "<p class=\"error\"><b>\(output.name.htmlEscaped)</b> <span class=\"stage\">\((output.stage?.rawValue ?? "?").htmlEscaped)</span> "
-                    + (output.step.map { "<code>\($0.description.htmlEscaped)</code> " } ?? "")
-                    + "\((output.error ?? "unknown reason").htmlEscaped)</p>\n"
+                    "<p class=\"error\"><b>\(output.name.htmlEscapedShowingControls)</b> <span class=\"stage\">\((output.stage?.rawValue ?? "?").htmlEscapedShowingControls)</span> "
+                    + (output.step.map { "<code>\($0.description.htmlEscapedShowingControls)</code> " } ?? "")
+                    + "\((output.error ?? "unknown reason").htmlEscapedShowingControls)</p>\n"
             }
         }
         if !worked.isEmpty {
@@ -230,16 +230,19 @@ struct HTMLReport {
             // An object in a bucket has no file:// URL a browser could open: its address is shown.
             let linked = !ObjectStores.isObject(path)
             let frame = linked ? "a" : "span"
-            html += "<\(frame) class=\"frame checker\"" + (linked ? " href=\"\(Self.fileURL(forPath: path).htmlEscaped)\"" : "")
-            html += " title=\"\(path.htmlEscaped)\">"
+            html +=
+                "<\(frame) class=\"frame checker\"" + (linked ? " href=\"\(Self.fileURL(forPath: path).htmlEscapedShowingControls)\"" : "")
+            html += " title=\"\(path.htmlEscapedShowingControls)\">"
             if let thumbnail {
                 html +=
                     "<img src=\"\(thumbnail.uri)\" width=\"\(thumbnail.width)\" height=\"\(thumbnail.height)\" loading=\"lazy\" "
-                    + "alt=\"\("\(output.name) of \(item.input)".htmlEscaped)\"></\(frame)>"
+                    + "alt=\"\("\(output.name) of \(item.input)".htmlEscapedShowingControls)\"></\(frame)>"
             } else {
                 html += "<span>no preview</span></\(frame)>"
             }
-            var lines = ["<b>\(output.name.htmlEscaped)</b> <span class=\"format\">\(output.format.htmlEscaped)</span>"]
+            var lines = [
+                "<b>\(output.name.htmlEscapedShowingControls)</b> <span class=\"format\">\(output.format.htmlEscapedShowingControls)</span>"
+            ]
             var facts: [String] = []
             if let width = output.width, let height = output.height { facts.append("\(width)×\(height)") }
             if let bytes = output.bytes { facts.append(Self.bytes(Int64(bytes))) }
@@ -249,17 +252,20 @@ struct HTMLReport {
             }
             // What a quality target's search chose, so the choice is seen beside the file.
             if let quality = output.quality {
-                let score = output.ssimulacra2.map { String(format: " · SSIMULACRA 2 %.1f", $0) } ?? ""
-                lines.append("<span class=\"quality\">quality \(quality), searched\(score)</span>")
-                if let score = output.ssimulacra2, let target = output.ssimulacra2Target, score < target {
-                    lines.append("<span class=\"short\">" + String(format: "short of the target %.1f", target) + "</span>")
+                // Short of its target, the score has the places that tell it from the target.
+                let short = output.ssimulacra2.flatMap { score in
+                    output.ssimulacra2Target.flatMap { score < $0 ? score.formatted(places: 1, apartFrom: $0) : nil }
                 }
+                let score = output.ssimulacra2.map { " · SSIMULACRA 2 " + (short?.0 ?? String(format: "%.1f", $0)) } ?? ""
+                lines.append("<span class=\"quality\">quality \(quality), searched\(score)</span>")
+                if let short { lines.append("<span class=\"short\">short of the target \(short.1)</span>") }
             }
             html += "<figcaption>\(lines.joined(separator: "<br>"))</figcaption>"
         } else {
             html +=
-                "<div class=\"frame missing\" role=\"img\" aria-label=\"\("\(output.name) not written".htmlEscaped)\"><span>failed</span></div>"
-            html += "<figcaption><b>\(output.name.htmlEscaped)</b> <span class=\"format\">\(output.format.htmlEscaped)</span></figcaption>"
+                "<div class=\"frame missing\" role=\"img\" aria-label=\"\("\(output.name) not written".htmlEscapedShowingControls)\"><span>failed</span></div>"
+            html +=
+                "<figcaption><b>\(output.name.htmlEscapedShowingControls)</b> <span class=\"format\">\(output.format.htmlEscapedShowingControls)</span></figcaption>"
         }
         html += "</figure>\n"
         return html

@@ -145,6 +145,22 @@ import Vips
         #expect(!html.contains("@import") && !html.contains("url("))
     }
 
+    /// A name's control characters are shown as escapes, as standard error shows them: raw, an
+    /// escape byte is a parse error and drives a terminal that prints the page.
+    @Test func aNamesControlCharactersAreShownEscapedOnThePage() async throws {
+        let directory = try TemporaryDirectory()
+        let name = "new\nline\u{1B}[31m.jpg"
+        try directory.write(Data("not a photograph".utf8), to: name)
+        let pipeline = try PipelineHarness.pipeline(PipelineHarness.json(inputs: ["*.jpg"], outputs: Self.twoOutputs), in: directory)
+        let recorder = try await Self.record(pipeline)
+        let folder = directory.url.appendingPathComponent("report", isDirectory: true)
+        try await ReportWriter.write(recorder.report, to: folder, inputDirectory: pipeline.definition.baseDirectory)
+        let html = try String(contentsOf: folder.appendingPathComponent("index.html"), encoding: .utf8)
+        #expect(html.contains(#"new\nline\u001b[31m.jpg"#), "\(html)")
+        #expect(!html.unicodeScalars.contains { $0.value == 0x1B })
+        #expect(!html.contains("new\nline"))
+    }
+
     @Test func aURLInputIsPreviewedFromItsLargestOutputWithoutTheNetwork() async throws {
         let photo = try Fixtures.jpeg(Fixtures.gradient(width: 400, height: 200))
         let server = try TestHTTPServer { _, _ in .init(status: 200, headers: ["Content-Type": "image/jpeg"], body: photo) }
