@@ -91,6 +91,12 @@ import Vips
         #expect(warnings.contains { $0.contains("short of the target 99") && $0.contains("storm.jpg") }, "\(warnings)")
         let page = try String(contentsOf: directory.url.appendingPathComponent("report/index.html"), encoding: .utf8)
         #expect(page.contains("short of the target 99</span>"), "\(page)")
+        // and again when a later run finds the file up to date: it is as short as when made
+        let again = try CommandRunner.run(["run", "--quiet", "--report", directory.path + "/report", file])
+        #expect(again.status == 0 && again.standardError.contains("short of the target 99"), "\(again.standardError)")
+        let later = try decoder.decode(RunReport.self, from: Data(contentsOf: directory.url.appendingPathComponent("report/report.json")))
+        let kept = try #require(later.items.first?.outputs.first)
+        #expect(kept.upToDate == true && kept.warnings == warnings, "\(kept)")
     }
 
     /// Converted to standard output, a file short of its target is named as the image sent, not

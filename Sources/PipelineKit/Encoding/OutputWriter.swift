@@ -279,10 +279,19 @@ final class OutputWriter: Sendable {
     /// crops of one output apart.
     static func warnings(_ search: QualitySearch.Outcome?, output: OutputDefinition, input: InputFile, path: String) -> [String] {
         guard let search, !search.reached, let target = output.encoder.qualityTarget else { return [] }
-        let (score, goal) = search.score.formatted(places: 1, apartFrom: target.ssimulacra2)
+        return warnings(
+            SearchedQuality(quality: search.quality, score: search.score, target: target.ssimulacra2), output: output, input: input,
+            path: path)
+    }
+
+    /// The warning of a file whose search, in this run or the one that made it, fell short of
+    /// its target; none when it reached it. A file found up to date is as short as when made.
+    static func warnings(_ searched: SearchedQuality?, output: OutputDefinition, input: InputFile, path: String) -> [String] {
+        guard let searched, !searched.reached else { return [] }
+        let (score, goal) = searched.score.formatted(places: 1, apartFrom: searched.target)
         return [
             "\(input.displayName): output \"\(output.name)\" (\(output.encoder.format.rawValue)) reached SSIMULACRA 2 "
-                + "\(score) at quality \(search.quality), short of the target \(goal); "
+                + "\(score) at quality \(searched.quality), short of the target \(goal); "
                 + "the file written, \((path as NSString).lastPathComponent), is the best the search found"
         ]
     }

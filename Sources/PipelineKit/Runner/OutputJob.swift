@@ -40,7 +40,7 @@ struct IncrementalRuns: Sendable {
                 listing: job.listing, input: job.input, outputIndex: job.outputIndex, output: job.output,
                 target: job.target, fingerprint: fingerprint,
                 upToDate: job.target.hasUnknownSizes
-                    ? nil : try await madeEarlierInStore(job.output, at: job.target.plannedPath, fingerprint))
+                    ? nil : try await madeEarlierInStore(job.output, of: job.input, at: job.target.plannedPath, fingerprint))
         }
         return jobs
     }
@@ -54,12 +54,12 @@ struct IncrementalRuns: Sendable {
         guard job.target.hasUnknownSizes || !job.target.fillsPlannedSizes(width: size.width, height: size.height),
             let path = try? job.target.path(width: size.width, height: size.height)
         else { return nil }
-        return try await madeEarlierInStore(job.output, at: path, fingerprint)
+        return try await madeEarlierInStore(job.output, of: job.input, at: path, fingerprint)
     }
 
     /// The object at `path` that an earlier run (on any machine) made with `fingerprint`, still
     /// in the bucket.
-    private func madeEarlierInStore(_ output: OutputDefinition, at path: String, _ fingerprint: String)
+    private func madeEarlierInStore(_ output: OutputDefinition, of input: InputFile, at path: String, _ fingerprint: String)
         async throws(CancellationError)
         -> WrittenOutput?
     {
@@ -88,6 +88,7 @@ struct IncrementalRuns: Sendable {
         {
             written.searchedQuality = SearchedQuality(quality: quality, score: score, target: target.ssimulacra2)
         }
+        written.warnings = OutputWriter.warnings(written.searchedQuality, output: output, input: input, path: path)
         return written
     }
 
@@ -123,7 +124,8 @@ struct IncrementalRuns: Sendable {
                     : fingerprints[index]
                 return OutputJob(
                     listing: listingIndex, input: listing.input, outputIndex: index, output: outputs[index], target: target,
-                    fingerprint: fingerprint, upToDate: force ? nil : madeEarlier(outputs[index], at: target, fingerprint))
+                    fingerprint: fingerprint,
+                    upToDate: force ? nil : madeEarlier(outputs[index], of: listing.input, at: target, fingerprint))
             }
         }
     }
@@ -145,7 +147,9 @@ struct IncrementalRuns: Sendable {
             source: job.input.isRemote ? sourceSize : nil, tag: written.fingerprint)
     }
 
-    private func madeEarlier(_ output: OutputDefinition, at target: OutputTarget, _ fingerprint: String?) -> WrittenOutput? {
+    private func madeEarlier(_ output: OutputDefinition, of input: InputFile, at target: OutputTarget, _ fingerprint: String?)
+        -> WrittenOutput?
+    {
         guard let fingerprint, !target.isInStore, let record = journal?.upToDate(target.plannedPath, fingerprint: fingerprint),
             output.tiles.map({ TilePyramidWriter.isInPlace(record.path, layout: $0.layout) }) ?? true
         else {
@@ -162,6 +166,7 @@ struct IncrementalRuns: Sendable {
             fingerprint: record.tag ?? record.fingerprint,
             searchedQuality: searched)
         written.sourceSize = record.source.flatMap(OutputWriter.MetadataName.size)
+        written.warnings = OutputWriter.warnings(searched, output: output, input: input, path: record.path)
         return written
     }
 }

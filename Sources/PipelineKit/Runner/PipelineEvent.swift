@@ -50,7 +50,7 @@ public struct WrittenOutput: Sendable {
     /// run keeps one: with `byteCount`, what tells this file from another at the same path.
     public let fingerprint: String?
     /// What the encoder left out to write the file (metadata the format cannot hold), one line each naming the input.
-    public let warnings: [String]
+    public var warnings: [String]
     /// The quality a quality target's search chose and the file's SSIMULACRA 2 score, when searched.
     public var searchedQuality: SearchedQuality?
     /// The index in the output's `art` of the crop this file is, or nil for the output's own widths.
