@@ -16,12 +16,12 @@ struct OpenFileShortfall {
     /// holds them all. Stops the command (exit status 1), saying so, when the limit leaves no
     /// room for even one input.
     static func check(inFlight: Int) throws -> OpenFileShortfall? {
-        let needed = OpenFileLimit.heldByTheRun + OpenFileLimit.heldPerInput * inFlight
+        let needed = OpenFileLimit.needed(inFlight: inFlight)
         guard let limit = OpenFileLimit.current, limit < needed else { return nil }
         guard let fitting = OpenFileLimit.inFlight(fitting: inFlight) else {
             printError(
                 "error: this process may have only \(limit) files open at once (ulimit -n), and a run needs at least "
-                    + "\(OpenFileLimit.heldByTheRun + OpenFileLimit.heldPerInput) for one input at a time: raise it with ulimit -n")
+                    + "\(OpenFileLimit.needed(inFlight: 1)) for one input at a time: raise it with ulimit -n")
             throw ExitCode.failure
         }
         return OpenFileShortfall(limit: limit, fitting: fitting, inFlight: inFlight)
@@ -32,7 +32,7 @@ struct OpenFileShortfall {
     func warning(inputs: Int) -> String? {
         let wanted = min(inFlight, inputs)
         guard wanted > fitting else { return nil }
-        let needed = OpenFileLimit.heldByTheRun + OpenFileLimit.heldPerInput * wanted
+        let needed = OpenFileLimit.needed(inFlight: wanted)
         return "warning: this process may have only \(limit) files open at once (ulimit -n), so the run takes at most \(fitting) "
             + "input\(fitting == 1 ? "" : "s") at a time rather than \(wanted) (it would need about \(needed)): raise it with ulimit -n"
     }

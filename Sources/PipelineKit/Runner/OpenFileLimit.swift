@@ -20,6 +20,9 @@ public enum OpenFileLimit {
     /// output and libvips' copy of it while encoding, a fetch's socket.
     public static let heldPerInput = 4
 
+    /// Descriptors a run with `inFlight` inputs at a time needs: its own, and each input's.
+    public static func needed(inFlight: Int) -> Int { heldByTheRun + heldPerInput * inFlight }
+
     /// The fewest descriptors any command starts with: the standard streams, libdispatch's
     /// event loop (which ends the process, by an illegal instruction, when it finds none free)
     /// and a file to read.

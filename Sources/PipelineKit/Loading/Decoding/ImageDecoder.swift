@@ -249,9 +249,16 @@ struct ImageDecoder: Sendable {
     /// the frames without decoding them), whatever the outputs: the limit is the file's.
     func checkFrames(_ header: VipsImage, loader: String, source: EncodedSource) throws(ItemError) {
         guard let declared = keptFrames(header, loader: loader) else { return }
-        let frames = Self.frameCount(declared, loader: loader, source: source)
-        guard let refusal = Self.frameRefusal(frames, declared: declared, loader: loader, maxFrames: settings.maxFrames) else { return }
-        throw ItemError(.tooManyPixels, stage: .decompress, reason: "the animation has \(frames.text) frames, \(refusal)")
+        if let refusal = framesRefused(Self.frameCount(declared, loader: loader, source: source), declared: declared, loader: loader) {
+            throw refusal
+        }
+    }
+
+    /// The refusal of an animation of `frames` whose header of `loader` declares `declared`
+    /// (`frameRefusal`), or nil when it is taken.
+    private func framesRefused(_ frames: (count: Int?, text: String), declared: Int, loader: String) -> ItemError? {
+        guard let refusal = Self.frameRefusal(frames, declared: declared, loader: loader, maxFrames: settings.maxFrames) else { return nil }
+        return ItemError(.tooManyPixels, stage: .decompress, reason: "the animation has \(frames.text) frames, \(refusal)")
     }
 
     /// Why an animation of `frames` (as `frameCount` gives them), whose header declares
@@ -337,10 +344,8 @@ struct ImageDecoder: Sendable {
         if Self.isAVIFSequence(source) { return try Self.avifSequenceReader(source).header() }
         let refusal = source.walkingBytes { bytes -> ItemError? in
             if let reason = PNGStructure.headerRefusal(bytes) { return ItemError(.undecodable, stage: .decompress, reason: reason) }
-            guard settings.animation == .keep, let frames = WebPStructure.frameCount(bytes),
-                let refusal = Self.frameRefusal((frames, "\(frames)"), declared: frames, loader: "webpload", maxFrames: settings.maxFrames)
-            else { return nil }
-            return ItemError(.tooManyPixels, stage: .decompress, reason: "the animation has \(frames) frames, \(refusal)")
+            guard settings.animation == .keep, let frames = WebPStructure.frameCount(bytes) else { return nil }
+            return framesRefused((frames, "\(frames)"), declared: frames, loader: "webpload")
         }
         if let refusal = refusal ?? nil { throw refusal }
         return try open(source, options: options)
