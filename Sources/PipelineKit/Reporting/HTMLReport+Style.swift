@@ -18,6 +18,8 @@ extension HTMLReport {
         .meta { margin: 2px 0 14px; }
         .note { color: var(--dim); margin: 4px 0 12px; }
         .banner { background: #fff4e5; border: 1px solid #f3c98b; padding: 8px 12px; border-radius: 6px; }
+        .warnings ul { margin: 0; padding-left: 30px; }
+        .warnings li { overflow-wrap: anywhere; }
         .totals { display: flex; flex-wrap: wrap; gap: 10px; margin: 0; }
         .total { background: var(--card); border: 1px solid var(--line); border-radius: 8px; padding: 8px 14px; min-width: 104px; }
         .total dt { color: var(--dim); font-size: 12px; text-transform: uppercase; letter-spacing: .04em; }

@@ -62,6 +62,7 @@ struct HTMLReport {
             """
         html += header()
         html += "<main>\n"
+        html += runWarnings()
         html += failures()
         html += stageChart()
         html += "<section class=\"inputs\">\n<h2>Inputs</h2>\n"
@@ -112,6 +113,15 @@ struct HTMLReport {
         }
         html += "</dl>\n</header>\n"
         return html
+    }
+
+    /// What the run warned of beside its inputs, such as entries a pattern skipped: said on
+    /// the page, which may be all a CI artefact keeps of the run.
+    private func runWarnings() -> String {
+        guard let warnings = report.warnings, !warnings.isEmpty else { return "" }
+        var html = "<section class=\"warnings\">\n<h2>Warnings</h2>\n<ul class=\"banner\">\n"
+        for warning in warnings { html += "<li>\(warning.htmlEscapedShowingControls)</li>\n" }
+        return html + "</ul>\n</section>\n"
     }
 
     // MARK: Failures

@@ -42,6 +42,10 @@ public enum ReportMerger {
         // Said in the report itself: one read without the command's exit status or its words
         // (a dashboard, the page) must not pass for the whole run.
         if !missing.isEmpty { merged.missingShards = missing }
+        // Each shard plans the whole run's inputs, so each gives the plan's warnings.
+        var seenWarnings = Set<String>()
+        let warnings = reports.flatMap { $0.warnings ?? [] }.filter { seenWarnings.insert($0).inserted }
+        if !warnings.isEmpty { merged.warnings = warnings }
         return (merged, missing)
     }
 

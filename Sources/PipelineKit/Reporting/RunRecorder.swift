@@ -21,6 +21,8 @@ package final class RunRecorder: Sendable {
 
     private struct State {
         var summary: RunSummary?
+        /// The plan's warnings, from the `started` event.
+        var planWarnings: [String] = []
         /// Seconds worked in each stage by the inputs not completed yet.
         var secondsInFlight: [String: [String: Double]] = [:]
         /// The input completed last and its seconds: each listing of a source that names it
@@ -68,7 +70,8 @@ package final class RunRecorder: Sendable {
     /// Takes the next event of the run.
     package func record(_ event: PipelineEvent) {
         switch event {
-        case .started, .itemStarted: break
+        case .started(_, _, let warnings): state.withLock { $0.planWarnings = warnings }
+        case .itemStarted: break
         case .stageFinished(let operation): state.withLock { record(operation, in: &$0) }
         case .itemCompleted(let report): state.withLock { record(report, in: &$0) }
         case .finished(let final):
@@ -183,6 +186,7 @@ package final class RunRecorder: Sendable {
     /// The report's totals, with no items.
     private func totals(_ state: State) -> RunReport {
         let summary = state.summary
+        let warnings = state.planWarnings + (summary?.warnings ?? [])
         return RunReport(
             pipeline: definition.name, version: PipelineKitInfo.version, startedAt: startedAt, elapsedSeconds: summary?.seconds ?? 0,
             inputs: summary?.inputs ?? state.itemCount, succeeded: summary?.succeeded ?? 0, failed: summary?.failed ?? 0,
@@ -194,7 +198,8 @@ package final class RunRecorder: Sendable {
                 RunReport.MemoryInfo(
                     budgetBytes: $0.budget.bytes, limitBytes: $0.budget.limit, source: $0.budget.source,
                     peakAdmittedBytes: $0.peakAdmittedBytes)
-            })
+            },
+            warnings: warnings.isEmpty ? nil : warnings)
     }
 
     /// The report so far (complete once the `finished` event was recorded), every item read

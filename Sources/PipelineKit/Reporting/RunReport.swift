@@ -123,6 +123,9 @@ public struct RunReport: Sendable, Codable {
     public var missingShards: [Int]? = nil
     /// The memory budget the run kept to, when a limit was known.
     public var memory: MemoryInfo? = nil
+    /// What the run warned of that is of no one input: entries an input's pattern skipped,
+    /// files it could not write beside the outputs. Nil when there was none.
+    public var warnings: [String]? = nil
 
     /// The memory limit of a run and how much of it the inputs being made were estimated to hold.
     public struct MemoryInfo: Sendable, Codable, Equatable {

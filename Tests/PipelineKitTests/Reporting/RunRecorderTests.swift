@@ -72,6 +72,33 @@ import Vips
         #expect(throws: ReportWriterError.self) { try recorder.traceJSON() }
     }
 
+    @Test func theRunsWarningsAreInTheReportOnThePageAndInAMergedReport() async throws {
+        // Given a folder whose glob skips an entry it cannot take (a FIFO)
+        let directory = try TemporaryDirectory()
+        try directory.write(Fixtures.jpeg(Fixtures.gradient(width: 120, height: 80)), to: "photos/good.jpg")
+        #expect(mkfifo(directory.url.appendingPathComponent("photos/pipe.jpg").path, 0o600) == 0)
+        let json = PipelineHarness.json(inputs: ["photos/*.jpg"], outputs: ReportWriterTests.twoOutputs)
+        // When it runs, recorded
+        let recorder = try await ReportWriterTests.record(try PipelineHarness.pipeline(json, in: directory))
+        // Then the report says what was skipped, though every input it took succeeded
+        let report = try recorder.report
+        #expect(report.succeeded == 1 && report.failed == 0)
+        let warning = try #require(report.warnings?.first)
+        #expect(warning.hasPrefix(#"input "photos/*.jpg" skips 1 entry it cannot take as an input"#), "\(warning)")
+        #expect(String(decoding: try recorder.reportJSON(), as: UTF8.self).contains("skips 1 entry"))
+        // And so does the page
+        let page = HTMLReport(report: report, inputDirectory: nil).render()
+        #expect(page.contains("<h2>Warnings</h2>") && page.contains("skips 1 entry"))
+        // And a merge of two shards that both planned the run says it once
+        var first = report
+        first.shard = RunReport.ShardInfo(index: 0, count: 2)
+        var second = first
+        second.shard = RunReport.ShardInfo(index: 1, count: 2)
+        second.items = []
+        let merged = try ReportMerger.merge([first, second]).report
+        #expect(merged.warnings == [warning])
+    }
+
     /// Items as a run of thousands gives them: every tenth failed, names with numbers.
     func items(_ count: Int) -> [RunReport.Item] {
         (0..<count).map { index in
