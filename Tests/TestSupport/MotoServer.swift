@@ -148,11 +148,14 @@ package final class MotoServer: @unchecked Sendable {
         _ = try s3("PUT", bucket: bucket, key: "", body: Data())
     }
 
+    /// Puts `data` at `key`, with `headers` such as `x-amz-meta-…` besides its content type.
     package func put(
-        _ data: Data, bucket: String, key: String, contentType: String = "application/octet-stream", cacheControl: String? = nil
+        _ data: Data, bucket: String, key: String, contentType: String = "application/octet-stream", cacheControl: String? = nil,
+        headers more: [String: String] = [:]
     ) throws {
         var headers = ["Content-Type": contentType]
         headers["Cache-Control"] = cacheControl
+        headers.merge(more) { $1 }
         _ = try s3("PUT", bucket: bucket, key: key, body: data, headers: headers)
     }
 

@@ -43,6 +43,9 @@ final class OutputWriter: Sendable {
         /// what the report and the manifest give for an object found up to date.
         static let quality = "pipeline-quality"
         static let score = "pipeline-ssimulacra2"
+        /// The object's length as it was put: a copy cut short that kept the rest of the
+        /// metadata is not taken for up to date.
+        static let bytes = "pipeline-bytes"
 
         /// `size` as `sourceSize` holds it.
         static func text(_ size: ImageSize) -> String { "\(size.width)x\(size.height)" }
@@ -240,6 +243,7 @@ final class OutputWriter: Sendable {
         metadata[MetadataName.width] = String(image.width)
         metadata[MetadataName.height] = String(image.frameSize.height)
         if let sourceSize { metadata[MetadataName.sourceSize] = MetadataName.text(sourceSize) }
+        metadata[MetadataName.bytes] = String(body.count)
         let searched = Self.searched(search, output: output)
         if let searched {
             metadata[MetadataName.quality] = String(searched.quality)
@@ -249,7 +253,7 @@ final class OutputWriter: Sendable {
         // A cancelled run stops its upload, between attempts or during one: the store makes the
         // object whole or not at all, so none is left half-written, and a store that does not
         // answer cannot hold the run's end for its timeouts and retries.
-        try store.put(
+        let version = try store.put(
             path, body: body, contentType: output.encoder.format.mimeType, cacheControl: output.cacheControl, metadata: metadata,
             isCancelled: isCancelled)
         var written = WrittenOutput(
@@ -259,6 +263,7 @@ final class OutputWriter: Sendable {
                 + Self.warnings(search, output: output, input: input, path: path),
             searchedQuality: searched)
         written.searchEncodes = search?.encodes
+        written.storedVersion = version
         return written
     }
 

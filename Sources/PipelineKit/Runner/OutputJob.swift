@@ -74,14 +74,18 @@ struct IncrementalRuns: Sendable {
         } catch {
             return nil  // cannot tell: made again, and the PUT reports what is wrong
         }
-        let metadata = { (name: String) in object?.metadata[name] }
-        guard metadata(OutputWriter.MetadataName.fingerprint) == fingerprint,
+        guard let object else { return nil }
+        let metadata = { (name: String) in object.metadata[name] }
+        // Objects put before their length was kept have none to compare.
+        let lengthAsPut = metadata(OutputWriter.MetadataName.bytes).map { Int($0) ?? -1 }
+        guard metadata(OutputWriter.MetadataName.fingerprint) == fingerprint, lengthAsPut == nil || lengthAsPut == object.byteCount,
             let width = metadata(OutputWriter.MetadataName.width).flatMap({ Int($0) }),
             let height = metadata(OutputWriter.MetadataName.height).flatMap({ Int($0) })
         else { return nil }
         var written = WrittenOutput(
             output: output.name, path: path, size: ImageSize(width: width, height: height),
-            byteCount: object?.byteCount ?? 0, upToDate: true, format: output.encoder.format, fingerprint: fingerprint)
+            byteCount: object.byteCount, upToDate: true, format: output.encoder.format, fingerprint: fingerprint)
+        written.storedVersion = object.version
         written.sourceSize = OutputWriter.MetadataName.size(metadata(OutputWriter.MetadataName.sourceSize))
         if let target = output.encoder.qualityTarget, let quality = metadata(OutputWriter.MetadataName.quality).flatMap({ Int($0) }),
             let score = metadata(OutputWriter.MetadataName.score).flatMap({ Double($0) })

@@ -65,6 +65,10 @@ public struct WrittenOutput: Sendable {
     /// The file this run put at `path`, as it was then: what the journal records and the server
     /// answers from. Nil for a file up to date, a pyramid or an object, stamped by their paths.
     package var committed: FileStamp? = nil
+    /// The store's name for the version of the object this run put at `path` or found up to
+    /// date there (S3's `ETag`): what a server's reads of it are pinned to, so that a version
+    /// put since, even one with the same fingerprint and size, is not taken for it.
+    package var storedVersion: String? = nil
     /// The input's upright size as the journal or the object's metadata kept it, for a file up
     /// to date of a remote input, which the run did not fetch or decode: what the manifest
     /// needs of an input it has no entry for.

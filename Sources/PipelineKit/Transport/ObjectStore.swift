@@ -74,12 +74,14 @@ public struct ObjectLocation: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// What a store says of one object without reading it: the user metadata an output was written
-/// with, and its size.
+/// with, its size, and its version.
 struct StoredObject: Sendable, Equatable {
     /// The user metadata, by name without the store's prefix (`fingerprint`, `width`).
     let metadata: [String: String]
     /// The object's length in bytes; 0 when the store did not say.
     let byteCount: Int
+    /// The store's name for this version of the object (S3's `ETag`), when it gave one.
+    var version: String? = nil
 }
 
 /// One store's objects, for one run: what the runner asks of an output kept in it.
@@ -98,12 +100,14 @@ protocol ObjectStoring: Sendable {
     func head(_ address: String, isCancelled: @escaping @Sendable () -> Bool) throws -> StoredObject?
 
     /// Writes the whole object at `address` at once (never half written), with its content
-    /// type, its cache control and its user `metadata` (by name without the store's prefix).
-    /// Blocking; failures are the encode stage's.
+    /// type, its cache control and its user `metadata` (by name without the store's prefix),
+    /// and gives the store's name for the version written (S3's `ETag`). Blocking; failures are
+    /// the encode stage's.
+    @discardableResult
     func put(
         _ address: String, body: Data, contentType: String, cacheControl: String?, metadata: [String: String],
         isCancelled: @escaping @Sendable () -> Bool
-    ) throws(ItemError)
+    ) throws(ItemError) -> String
 }
 
 /// A store's answer with an HTTP status, so that a server error (5xx) reads as the store being

@@ -79,9 +79,13 @@ public final class StoredOutputs: Sendable {
     }
 
     /// Throws unless an object whose headers are `headers` and whose whole length is `length`
-    /// is the version of `written`: the fingerprint its run kept with it, and its size.
+    /// is the version of `written`: the fingerprint its run kept with it, its size, and the
+    /// store's name for the version the run put or found (so that the pieces of one answer are
+    /// of one version, even of two with one fingerprint and size).
     private func check(_ headers: [String: String], length: Int, of written: WrittenOutput) throws(Failure) {
-        guard headers["x-amz-meta-\(OutputWriter.MetadataName.fingerprint)"] == written.fingerprint, length == written.byteCount else {
+        guard headers["x-amz-meta-\(OutputWriter.MetadataName.fingerprint)"] == written.fingerprint, length == written.byteCount,
+            written.storedVersion == nil || headers["etag"] == written.storedVersion
+        else {
             throw Failure(description: "\(written.path) holds another version than the run reported: another machine put it since")
         }
     }

@@ -215,9 +215,12 @@ struct S3Client: Sendable {
         return (200..<300).contains(response.status) ? true : nil
     }
 
-    /// Writes the whole object in one `PUT` (S3 makes it appear at once, never half written).
-    /// Failures are the encode stage's.
-    func put(_ location: S3Location, body: Data, headers: [String: String], isCancelled: @escaping @Sendable () -> Bool) throws(ItemError) {
+    /// Writes the whole object in one `PUT` (S3 makes it appear at once, never half written),
+    /// and gives its `ETag`. Failures are the encode stage's.
+    @discardableResult
+    func put(_ location: S3Location, body: Data, headers: [String: String], isCancelled: @escaping @Sendable () -> Bool) throws(ItemError)
+        -> String
+    {
         let outcome: RemoteFetcher.Outcome
         do {
             outcome = try send(
@@ -232,12 +235,13 @@ struct S3Client: Sendable {
         }
         // S3 answers a PUT it stored with the object's ETag. A success without one is another
         // server's (a web server or a proxy's login page on the endpoint), and stored nothing.
-        guard case .fetched(let response) = outcome, response.etag != nil else {
+        guard case .fetched(let response) = outcome, let etag = response.etag else {
             throw ItemError(
                 .writing, stage: .encode,
                 reason: "\(Self.label("PutObject", location)): the answer has no ETag, which S3 gives every object it stores: "
                     + "is \(endpointDescription) an S3 server?")
         }
+        return etag
     }
 }
 

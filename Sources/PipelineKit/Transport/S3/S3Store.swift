@@ -43,20 +43,21 @@ struct S3ObjectStore: ObjectStoring {
         let prefix = "x-amz-meta-"
         var metadata: [String: String] = [:]
         for (name, value) in headers where name.hasPrefix(prefix) { metadata[String(name.dropFirst(prefix.count))] = value }
-        return StoredObject(metadata: metadata, byteCount: headers["content-length"].flatMap { Int($0) } ?? 0)
+        return StoredObject(
+            metadata: metadata, byteCount: headers["content-length"].flatMap { Int($0) } ?? 0, version: headers["etag"])
     }
 
     func put(
         _ address: String, body: Data, contentType: String, cacheControl: String?, metadata: [String: String],
         isCancelled: @escaping @Sendable () -> Bool
-    ) throws(ItemError) {
+    ) throws(ItemError) -> String {
         guard let location = S3Location(address) else {
             throw ItemError(.outputPath, stage: .encode, reason: "\(address) is not an s3://bucket/key address")
         }
         var headers = ["Content-Type": contentType]
         if let cacheControl { headers["Cache-Control"] = cacheControl }
         for (name, value) in metadata { headers["x-amz-meta-\(name)"] = value }
-        try client.put(location, body: body, headers: headers, isCancelled: isCancelled)
+        return try client.put(location, body: body, headers: headers, isCancelled: isCancelled)
     }
 }
 

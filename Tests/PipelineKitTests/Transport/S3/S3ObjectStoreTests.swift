@@ -28,12 +28,14 @@ struct S3ObjectStoreTests {
         let store = try #require(stores.store(for: "S3://site/a/b.jpg"))
         #expect(try store.head("s3://site/a/b.jpg", isCancelled: { false }) == nil)
         // When an object is put with its metadata
-        try stores.store(forWriting: "s3://site/a/b.jpg").put(
+        let version = try stores.store(forWriting: "s3://site/a/b.jpg").put(
             "s3://site/a/b.jpg", body: Data("abcde".utf8), contentType: "image/jpeg", cacheControl: "max-age=60",
             metadata: ["pipeline-fingerprint": "f1", "pipeline-width": "5"], isCancelled: { false })
-        // Then its head gives back that metadata, without the store's prefix, and its size
+        // Then its head gives back that metadata, without the store's prefix, its size, and the
+        // version the put named
         let object = try #require(try store.head("s3://site/a/b.jpg", isCancelled: { false }))
-        #expect(object == StoredObject(metadata: ["pipeline-fingerprint": "f1", "pipeline-width": "5"], byteCount: 5))
+        #expect(object == StoredObject(metadata: ["pipeline-fingerprint": "f1", "pipeline-width": "5"], byteCount: 5, version: version))
+        #expect(!version.isEmpty)
     }
 
     @Test func anAddressWithoutABucketIsTheEncodeStagesFailure() throws {
