@@ -171,6 +171,11 @@ struct OutputResponder: Sendable {
                 written, stamp: stamp, length: length, for: wanted, request: request, headers: headers, deadline: deadline,
                 context: context)
         }
+        // A HEAD sends no body: an object's bytes would be read from the bucket for nothing. Its
+        // version is the one the run put or found there.
+        if request.method == .head, ObjectStores.isObject(written.path) {
+            return Response(status: .ok, headers: headers, body: ResponseBody(contentLength: written.byteCount) { _ in })
+        }
         return Response(
             status: .ok, headers: headers, body: try await responseBody(of: written, stamp: stamp, deadline: deadline, context: context))
     }

@@ -18,6 +18,8 @@ package final class MotoServer: @unchecked Sendable {
     package static let roleName = "pipeline-reader"
     private let process: Process
     private let loader = CurlDataLoader()
+    /// Where moto's recorder keeps the requests it records (`startRecording()`).
+    private let recording = NSTemporaryDirectory() + "/moto-recording-\(UUID().uuidString)"
 
     /// The free requests spent on setting up the user and the role.
     private static let setupRequests = 5
@@ -53,7 +55,7 @@ package final class MotoServer: @unchecked Sendable {
         var exits: [String] = []
         for _ in 0..<3 where started == nil {
             let port = try Self.freePort()
-            let process = try Self.start(port: port)
+            let process = try Self.start(port: port, recording: recording)
             if Self.answers(on: port, while: { process.isRunning }) { started = (port, process) }
             guard started == nil else { break }
             guard !process.isRunning else {
@@ -82,15 +84,18 @@ package final class MotoServer: @unchecked Sendable {
 
     deinit {
         Self.stop(process)
+        try? FileManager.default.removeItem(atPath: recording)
     }
 
-    /// moto's server on 127.0.0.1:`port`, its first requests free for the setup.
-    private static func start(port: Int) throws -> Process {
+    /// moto's server on 127.0.0.1:`port`, its first requests free for the setup, its recorder
+    /// writing to `recording` once started.
+    private static func start(port: Int, recording: String) throws -> Process {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = launchArguments(port: port)
         var environment = ProcessInfo.processInfo.environment
         environment["INITIAL_NO_AUTH_ACTION_COUNT"] = String(setupRequests)
+        environment["MOTO_RECORDER_FILEPATH"] = recording
         environment[parentVariable] = String(ProcessInfo.processInfo.processIdentifier)
         process.environment = environment
         process.standardOutput = FileHandle.nullDevice
@@ -179,6 +184,27 @@ package final class MotoServer: @unchecked Sendable {
     package func get(bucket: String, key: String) throws -> (body: Data, headers: [String: String])? {
         let response = try s3("GET", bucket: bucket, key: key, accepting: [404])
         return response.status == 404 ? nil : (response.body, response.headers)
+    }
+
+    /// Starts moto's recorder: each request from now on is kept, for `recordedRequests()`.
+    package func startRecording() throws {
+        var request = DataRequest(url: "\(endpoint)/moto-api/recorder/start-recording", maxBytes: 1 << 10)
+        request.method = "POST"
+        let response = try loader.load(request, isCancelled: { false })
+        guard response.status == 200 else { throw Failure.setup("start-recording: HTTP \(response.status)") }
+    }
+
+    /// Each request moto recorded since `startRecording()`: its method, its URL's path, and its
+    /// headers (names lowercased).
+    package func recordedRequests() throws -> [(method: String, path: String, headers: [String: String])] {
+        let request = DataRequest(url: "\(endpoint)/moto-api/recorder/download-recording", maxBytes: 1 << 30)
+        let response = try loader.load(request, isCancelled: { false })
+        guard response.status == 200 else { throw Failure.setup("download-recording: HTTP \(response.status)") }
+        return try response.body.split(separator: UInt8(ascii: "\n")).map { line in
+            let entry = try JSONSerialization.jsonObject(with: Data(line)) as? [String: Any] ?? [:]
+            let headers = (entry["headers"] as? [String: String] ?? [:]).reduce(into: [:]) { $0[$1.key.lowercased()] = $1.value }
+            return (entry["method"] as? String ?? "", URL(string: entry["url"] as? String ?? "")?.path ?? "", headers)
+        }
     }
 
     /// Assumes the test role as the user: temporary credentials with a session token.
