@@ -152,11 +152,13 @@ final class ManifestWriter: Sendable {
             made.insert(source)
             try spool.append(source: source, text: text)
         }
-        try PreviousManifest(path: settings.file.path)?.forEachEntryText { source, text throws(ReportWriterError) in
-            guard !made.contains(source) else { return }
-            try spool.append(source: source, text: text)
+        try Self.holdingLock(on: folder) { () throws(ReportWriterError) in
+            try PreviousManifest(path: settings.file.path)?.forEachEntryText { source, text throws(ReportWriterError) in
+                guard !made.contains(source) else { return }
+                try spool.append(source: source, text: text)
+            }
+            try spool.writeManifest(pipeline: definition.name, shard: shardRun(finished: false), to: settings.file.path)
         }
-        try spool.writeManifest(pipeline: definition.name, shard: shardRun(finished: false), to: settings.file.path)
     }
 
     /// Writes the manifest on its lane; returns why it could not, or nil.
@@ -231,14 +233,16 @@ final class ManifestWriter: Sendable {
             }
             reported.formUnion(sources)
         }
-        // As it is now, not as a run found it, when another write has replaced it since.
-        let now = FileStamp(path: settings.file.path)
-        let current = group.lazy.compactMap(\.previous).first { $0.stamp != nil && $0.stamp == now }
-        try (current ?? PreviousManifest(path: settings.file.path))?.forEachEntryText { source, text throws(ReportWriterError) in
-            guard !reported.contains(source) else { return }
-            try spool.append(source: source, text: text)
+        try Self.holdingLock(on: folder) { () throws(ReportWriterError) in
+            // As it is now, not as a run found it, when another write has replaced it since.
+            let now = FileStamp(path: settings.file.path)
+            let current = group.lazy.compactMap(\.previous).first { $0.stamp != nil && $0.stamp == now }
+            try (current ?? PreviousManifest(path: settings.file.path))?.forEachEntryText { source, text throws(ReportWriterError) in
+                guard !reported.contains(source) else { return }
+                try spool.append(source: source, text: text)
+            }
+            try spool.writeManifest(pipeline: definition.name, to: settings.file.path)
         }
-        try spool.writeManifest(pipeline: definition.name, to: settings.file.path)
         Self.writesOfParts.withLock { $0[settings.file.path, default: 0] += 1 }
     }
 

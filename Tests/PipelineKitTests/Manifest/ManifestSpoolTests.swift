@@ -160,6 +160,41 @@ import Vips
         #expect(widths.map(\.1) == [95, 91, 202])
     }
 
+    @Test func aRunOfPartWritesTheManifestOnlyWhileNoOtherProcessHoldsItsFolder() async throws {
+        // Given a manifest of two photos made by a whole run
+        let (directory, json) = try Self.photos(2, placeholders: #""dominantColor""#)
+        let pipeline = try PipelineHarness.pipeline(json, in: directory)
+        #expect(await pipeline.run(try pipeline.plan()).collect().summary?.succeeded == 2)
+        let manifest = directory.url.appendingPathComponent("site/images.json")
+        let waiting = { ManifestWriter.waiting.withLock { $0[manifest.path]?.count ?? 0 } }
+        // And a run of p0, changed, that comes to write while the lane is held
+        let holding = Locked(false)
+        let release = Locked(false)
+        ManifestWriter.lane.async {
+            holding.withLock { $0 = true }
+            let deadline = Date() + 120
+            while !release.withLock({ $0 }), Date() < deadline { usleep(2_000) }
+        }
+        defer { release.withLock { $0 = true } }
+        try await waitUntil("the manifest lane is held") { holding.withLock { $0 } }
+        try directory.write(try Fixtures.jpeg(try Fixtures.noise(width: 90, height: 60)), to: "in/p0.jpg")
+        let run = pipeline.run(try pipeline.plan().keeping { $0.input.displayName == "in/p0.jpg" })
+        try await waitUntil("the run comes to write its manifest") { waiting() == 1 }
+        // When another process (another replica on the volume) holds the manifest folder's lock
+        // as the lane takes the run's write
+        let folder = open(manifest.deletingLastPathComponent().path, O_RDONLY | O_DIRECTORY)
+        #expect(folder >= 0 && flock(folder, LOCK_EX) == 0)
+        release.withLock { $0 = true }
+        try await waitUntil("the lane takes the run's write") { waiting() == 0 }
+        // Then the manifest is not written until the lock is let go
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(try ImageManifest.read(from: manifest).inputs.map(\.width) == [200, 201])
+        flock(folder, LOCK_UN)
+        close(folder)
+        #expect(await run.collect().summary?.succeeded == 1)
+        #expect(try ImageManifest.read(from: manifest).inputs.map(\.width) == [90, 201])
+    }
+
     /// `count` photos of noise in `in/` (`p0.jpg`, 200 pixels wide, `p1.jpg` 201, …), and a
     /// pipeline file making a 48 px JPEG of each with `placeholders` (JSON strings) for a
     /// manifest at `site/images.json`.
