@@ -33,6 +33,12 @@ final class OpenedFile: Sendable {
 
     deinit { close(descriptor) }
 
+    /// The SHA-256 of its bytes in lowercase hex, read a piece at a time; nil when they cannot
+    /// be read, or the file was written to meanwhile. Blocks on the disk.
+    func sha256() -> String? {
+        SHA256.hex(ofFile: descriptor, byteCount: Int(stamp.size)).flatMap { isUnchanged ? $0 : nil }
+    }
+
     /// `count` bytes from `offset`, or nil when the file has fewer there now or cannot be
     /// read. Blocks on the disk.
     func piece(at offset: Int, count: Int) -> ByteBuffer? {

@@ -23,12 +23,18 @@ extension OutputResponder {
         guard written.byteCount > WarmBodies.largestFile, !ObjectStores.isObject(written.path) else {
             return .inPieces(try await body(of: written, stamp: stamp, deadline: deadline, context: context))
         }
+        return .streamed(try await Self.opened(written, stamp: stamp))
+    }
+
+    /// The file of `written`, on the disk, opened, when it still has the size the run reported
+    /// and the version `stamp` (when known).
+    static func opened(_ written: WrittenOutput, stamp: FileStamp?) async throws(ServeError) -> OpenedFile {
         let path = written.path
         let opened = await runBlocking(on: .global(qos: .userInitiated)) { OpenedFile(path: path) }
         guard let opened, opened.stamp.size == Int64(written.byteCount), stamp.map({ $0 == opened.stamp }) ?? true else {
             throw ServeError.tryAgain("the file changed while it was being answered; try again")
         }
-        return .streamed(opened)
+        return opened
     }
 
     /// The bytes of `written`, read whole: from the object store it is in, or from its file,

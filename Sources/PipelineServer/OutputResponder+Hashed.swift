@@ -12,16 +12,32 @@ extension OutputResponder {
     /// A year in seconds.
     static let aYear = 31_536_000
 
-    /// The file of a hashed output, read whole so that the bytes sent are the bytes hashed. A
-    /// request that names a hash gets the file only when its bytes still have that hash (404
-    /// otherwise: another version has replaced it). A request without one gets the file with
+    /// The file of a hashed output, its bytes sent as hashed: a small one (or an object) read
+    /// whole and hashed, a larger one on the disk hashed and sent a piece at a time from the one
+    /// descriptor, so that clients taking it at once do not each hold it whole. A request that
+    /// names a hash gets the file only when its bytes still have that hash (404 otherwise:
+    /// another version has replaced it). A request without one gets the file with
     /// `Content-Location`, the URL that names its width, format and hash.
     func hashedResponse(
         _ written: WrittenOutput, stamp: FileStamp?, length: Int, for wanted: OutputRequest, request: Request, headers: HTTPFields,
         deadline: AnswerDeadline, context: some RequestContext
     ) async throws(ServeError) -> Response {
-        let bytes = try await body(of: written, stamp: stamp, deadline: deadline, context: context)
-        let hash = String(SHA256.hex(Data(bytes.readableBytesView)).prefix(length))
+        let hash: String
+        let body: ResponseBody
+        if written.byteCount <= WarmBodies.largestFile || ObjectStores.isObject(written.path) {
+            let bytes = try await self.body(of: written, stamp: stamp, deadline: deadline, context: context)
+            hash = String(SHA256.hex(Data(bytes.readableBytesView)).prefix(length))
+            body = .inPieces(bytes)
+        } else {
+            let opened = try await Self.opened(written, stamp: stamp)
+            let bodies = self.bodies
+            let full = await runBlocking(on: .global(qos: .userInitiated)) { bodies.sha256(of: opened) }
+            guard let full else {
+                throw ServeError.tryAgain("the file changed while it was being answered; try again")
+            }
+            hash = String(full.prefix(length))
+            body = .streamed(opened)
+        }
         if let asked = wanted.hash, asked != hash {
             throw ServeError(404, "no file of output \(wanted.output) for input \(wanted.input) has hash \(asked) now: its bytes changed")
         }
@@ -33,7 +49,7 @@ extension OutputResponder {
         if let tag = headers[.eTag], Self.matches(request.headers[.ifNoneMatch], tag) {
             return Response(status: .notModified, headers: headers)
         }
-        return Response(status: .ok, headers: headers, body: .inPieces(bytes))
+        return Response(status: .ok, headers: headers, body: body)
     }
 
     /// The request's path (with its signature, as sent) and query, with the width (of the

@@ -29,6 +29,11 @@ final class WarmBodies: Sendable {
         /// By path, spelled byte for byte.
         var entries: [DiskPath: Entry] = [:]
         var bytes = 0
+        /// The SHA-256 of larger files answered by their hash (`{hash}`), with the version it
+        /// was read at, by path.
+        var hashes: [DiskPath: (stamp: FileStamp, hash: String)] = [:]
+        /// Files hashed, for tests to tell a hash kept from one read again.
+        var hashReads = 0
         /// Files read from the disk, for tests to tell an answer from memory from one read.
         var reads = 0
     }
@@ -42,6 +47,8 @@ final class WarmBodies: Sendable {
 
     /// Files read from the disk so far.
     var reads: Int { state.withLock { $0.reads } }
+    /// Files hashed (`sha256(of:)`) so far.
+    var hashReads: Int { state.withLock { $0.hashReads } }
 
     /// The bytes of the file at `path`, with their version, when the path is still at the
     /// version they were read at: `current`, when the caller has just taken it, else the path's
@@ -76,6 +83,29 @@ final class WarmBodies: Sendable {
             file.isUnchanged
         else { return nil }
         return (file.stamp, bytes)
+    }
+
+    /// The most hashes kept: a few hundred kilobytes.
+    static let hashCapacity = 4096
+
+    /// The SHA-256 of `file`'s bytes, read a piece at a time: from memory when the path was
+    /// hashed at the file's version, so that the HEADs, 304s and GETs of a large file named by
+    /// its hash read it once a version, not once a request. Nil when it cannot be read whole.
+    ///
+    /// Blocks on the disk: not on the cooperative pool.
+    func sha256(of file: OpenedFile) -> String? {
+        let path = DiskPath(file.path)
+        if let kept = state.withLock({ $0.hashes[path] }), kept.stamp == file.stamp { return kept.hash }
+        guard let hash = file.sha256() else { return nil }
+        state.withLock { state in
+            state.hashReads += 1
+            // Full: any may go, as bodies do; the next request for it hashes it again.
+            if state.hashes.count >= Self.hashCapacity, state.hashes[path] == nil, let other = state.hashes.first {
+                state.hashes.removeValue(forKey: other.key)
+            }
+            state.hashes[path] = (file.stamp, hash)
+        }
+        return hash
     }
 
     private func keep(_ bytes: ByteBuffer, stamp: FileStamp, at path: String) {

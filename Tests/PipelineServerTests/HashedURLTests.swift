@@ -89,6 +89,31 @@ import Vips
         }
     }
 
+    @Test func aLargeHashedFileIsSentFromItsDescriptorAndHashedOnceAVersion() async throws {
+        // Given a hashed output whose file is larger than the bodies kept in memory
+        let directory = try TemporaryDirectory()
+        try directory.write(try Fixtures.jpeg(try Fixtures.noise(width: 400, height: 300)), to: "in/a.jpg")
+        let full = #"{"name": "full", "encode": {"format": "png"}, "path": "out/{stem}.{hash}.png"}"#
+        try await withServer(PipelineHarness.json(inputs: ["in/*.jpg"], outputs: [full]), in: directory) { server in
+            let bodies = server.server.responder.bodies
+            // When it is asked for, then by its hashed URL, by HEAD, and again with its tag
+            let plain = try await server.request("/full/a.jpg")
+            #expect(plain.status == 200 && plain.body.count > WarmBodies.largestFile, "\(plain.body.count) bytes")
+            let hash = String(SHA256.hex(plain.body).prefix(10))
+            let location = "/full/a.jpg?format=png&hash=\(hash)"
+            #expect(plain.header("Content-Location") == location)
+            let hashed = try await server.request(location)
+            let head = try await server.request(location, method: "HEAD")
+            let unchanged = try await server.request(location, headers: ["If-None-Match": try #require(plain.header("ETag"))])
+            // Then each answer is of the bytes the name's hash is of, none read whole into memory,
+            // and the file was hashed once
+            #expect(hashed.status == 200 && hashed.body == plain.body)
+            #expect(head.status == 200 && head.header("Content-Length") == "\(plain.body.count)")
+            #expect(unchanged.status == 304)
+            #expect(bodies.reads == 0 && bodies.hashReads == 1)
+        }
+    }
+
     @Test func aHashedURLWithoutWidthOrFormatNamesOneFileWhateverTheRequestAccepts() async throws {
         // Given a hashed output of two widths and two formats, with client hints
         let directory = try TemporaryDirectory()

@@ -16,6 +16,24 @@ package enum SHA256 {
         return String(cString: g_checksum_get_string(checksum))
     }
 
+    /// The lowercase hex digest of the first `byteCount` bytes of the file open at
+    /// `descriptor`, read a piece at a time so that a large file is never held whole; nil when
+    /// it has fewer or cannot be read. Blocks on the disk.
+    package static func hex(ofFile descriptor: Int32, byteCount: Int) -> String? {
+        guard let checksum = g_checksum_new(G_CHECKSUM_SHA256) else { return nil }
+        defer { g_checksum_free(checksum) }
+        var piece = [UInt8](repeating: 0, count: max(1, min(byteCount, 1 << 20)))
+        var done = 0
+        // Bounded: each read either advances or ends the loop.
+        while done < byteCount {
+            let count = piece.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, min($0.count, byteCount - done), off_t(done)) }
+            guard count > 0 else { return nil }
+            piece.withUnsafeBufferPointer { g_checksum_update(checksum, $0.baseAddress, gssize(count)) }
+            done += count
+        }
+        return String(cString: g_checksum_get_string(checksum))
+    }
+
     /// The HMAC-SHA256 of `message` under `key`: 32 bytes.
     package static func hmac(key: [UInt8], message: [UInt8]) -> [UInt8] {
         let hmac = key.withUnsafeBufferPointer { key in g_hmac_new(G_CHECKSUM_SHA256, key.baseAddress, gsize(key.count)) }
