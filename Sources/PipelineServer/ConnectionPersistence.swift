@@ -16,6 +16,11 @@ import NIOHTTPTypesHTTP1
 /// An answer written while its request's body is still coming ends the connection: the server
 /// reads no body, and a client that sends one a byte at a time would otherwise hold its
 /// connection, each byte counting as activity, for as long as it liked.
+///
+/// Once the server stops (drains), each answer still to be written says `Connection: close`:
+/// the connection ends after it, and a client (a proxy keeping connections to its upstreams)
+/// told so sends its next request on another, where one not told would send it on this one
+/// and get no answer.
 final class ConnectionPersistence: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias InboundOut = HTTPServerRequestPart
@@ -29,6 +34,13 @@ final class ConnectionPersistence: ChannelDuplexHandler, RemovableChannelHandler
     private var readingRequest = false
     /// Whether the connection ends once the answer being written has been sent.
     private var closesAfterAnswer = false
+    /// Whether the server is stopping: it ends the connection after the answers in flight.
+    private var stopping = false
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if event is ChannelShouldQuiesceEvent { stopping = true }
+        context.fireUserInboundEventTriggered(event)
+    }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard case .head(var head) = unwrapInboundIn(data) else {
@@ -64,6 +76,8 @@ final class ConnectionPersistence: ChannelDuplexHandler, RemovableChannelHandler
         }
         if readingRequest {
             closesAfterAnswer = true
+            head.headers.replaceOrAdd(name: "connection", value: "close")
+        } else if stopping {
             head.headers.replaceOrAdd(name: "connection", value: "close")
         }
         context.write(wrapOutboundOut(.head(head)), promise: promise)

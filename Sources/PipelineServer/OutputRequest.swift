@@ -225,10 +225,10 @@ struct AcceptHeader: Sendable {
             let type = range.split(separator: "/", omittingEmptySubsequences: false)
             guard type.count == 2 else { return nil }
             var weight = 1.0
-            for parameter in parts.dropFirst() where parameter.hasPrefix("q=") {
-                // A weight the grammar does not allow (`q=abc`, `q=1.5`) makes the range one
-                // that says nothing, rather than one taken at full weight.
-                guard let valid = Self.weight(parameter.dropFirst(2)) else { return nil }
+            for parameter in parts.dropFirst() where parameter.prefix(while: { $0 != "=" }).trimmingCharacters(in: .whitespaces) == "q" {
+                // A weight the grammar does not allow (`q=abc`, `q=1.5`, `q =0`, a bare `q`)
+                // makes the range one that says nothing, rather than one taken at full weight.
+                guard parameter.hasPrefix("q="), let valid = Self.weight(parameter.dropFirst(2)) else { return nil }
                 weight = valid
             }
             return (String(type[0]), String(type[1]), weight)

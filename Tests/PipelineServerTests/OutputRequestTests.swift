@@ -79,6 +79,7 @@ import Testing
         #expect(try Self.format("image/avif;q=0, image/webp;q=0, image/jpeg;q=0") == .jpeg)
         // A range whose weight the grammar does not allow says nothing
         #expect(try Self.format("image/webp;q=abc") == .jpeg)
+        #expect(try Self.format("image/webp;q =0") == .jpeg && Self.format("image/webp;q") == .jpeg)
         #expect(try Self.format("image/webp;q=1.5, image/avif;q=0.0001") == .jpeg)
         #expect(try Self.format("image/webp;q=1.000") == .webp)
         #expect(AcceptHeader.weight("0.125") == 0.125 && AcceptHeader.weight("1") == 1 && AcceptHeader.weight("1.5") == nil)

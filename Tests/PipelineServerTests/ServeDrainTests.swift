@@ -106,5 +106,26 @@ import Vips
         let written = (try? FileManager.default.contentsOfDirectory(atPath: directory.path + "/out")) ?? []
         #expect(written.allSatisfy { !$0.hasPrefix(".") }, "\(written)")
     }
+
+    @Test func anAnswerWrittenWhileTheServerDrainsSaysTheConnectionEnds() async throws {
+        // Given a keep-alive request whose run holds its step
+        let (server, directory, release) = try await RunningServer.holdingItsRun(drainTimeout: .seconds(600))
+        let port = server.port
+        let request = Array("GET /held/photo.jpg HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8)
+        let answer = Task { try await LoopbackHTTPClient.onThread { try LoopbackHTTPClient.exchange(port: port, bytes: request, timeout: 600) } }
+        try await waitUntil("the run holds its lane", within: .seconds(120)) { server.maker.counts.going == 1 }
+        // When the server stops, and takes no new connection, before the run ends
+        let stopping = Task { try await server.stop() }
+        try await waitUntil("the server takes no new connection", within: .seconds(120)) {
+            (try? await LoopbackHTTPClient.request(port: port, target: "/healthz", timeout: 5)) == nil
+        }
+        try Data().write(to: URL(fileURLWithPath: release))
+        // Then the answer is whole and says the connection ends, which it then does
+        let answered = try LoopbackHTTPClient.parse(try await answer.value)
+        #expect(answered.status == 200 && !answered.body.isEmpty)
+        #expect(answered.header("Connection") == "close")
+        try await stopping.value
+        #expect(directory.allFiles().contains("out/photo.webp"))
+    }
 }
 #endif

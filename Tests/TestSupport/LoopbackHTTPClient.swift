@@ -138,7 +138,8 @@ package enum LoopbackHTTPClient {
         return received
     }
 
-    private static func parse(_ data: Data) throws -> Response {
+    /// The answer `data` holds: its status line, headers and body.
+    package static func parse(_ data: Data) throws -> Response {
         guard let end = data.firstRange(of: Data("\r\n\r\n".utf8)) else {
             throw Failure(description: "no complete header in \(data.count) bytes: \(String(decoding: data.prefix(200), as: UTF8.self))")
         }
