@@ -112,7 +112,9 @@ import Vips
         let (server, directory, release) = try await RunningServer.holdingItsRun(drainTimeout: .seconds(600))
         let port = server.port
         let request = Array("GET /held/photo.jpg HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8)
-        let answer = Task { try await LoopbackHTTPClient.onThread { try LoopbackHTTPClient.exchange(port: port, bytes: request, timeout: 600) } }
+        let answer = Task {
+            try await LoopbackHTTPClient.onThread { try LoopbackHTTPClient.exchange(port: port, bytes: request, timeout: 600) }
+        }
         try await waitUntil("the run holds its lane", within: .seconds(120)) { server.maker.counts.going == 1 }
         // When the server stops, and takes no new connection, before the run ends
         let stopping = Task { try await server.stop() }
