@@ -65,8 +65,13 @@ struct CacheControl: Equatable {
     var noStore = false
     var noCache = false
     var maxAge: Double?
+    /// Seconds the response had spent in caches on its way (`Age`), which its freshness
+    /// counts from.
+    var age: Double = 0
 
-    init(_ header: String?) {
+    /// What `header` (`Cache-Control`) allows of a response whose `Age` header is `age`.
+    init(_ header: String?, age: String? = nil) {
+        self.age = age.flatMap { Double($0.trimmingCharacters(in: .whitespaces)) }.map { max(0, $0) } ?? 0
         guard let header else { return }
         for directive in header.lowercased().split(separator: ",") {
             let parts = directive.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
@@ -79,6 +84,7 @@ struct CacheControl: Equatable {
         }
     }
 
-    /// Seconds the response is fresh for: none when the server asks to revalidate every time.
-    var freshness: Double? { noCache ? nil : maxAge }
+    /// Seconds the response is fresh for from now, its age taken off: none when the server asks
+    /// to revalidate every time.
+    var freshness: Double? { noCache ? nil : maxAge.map { max(0, $0 - age) } }
 }

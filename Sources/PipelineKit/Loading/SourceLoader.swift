@@ -42,8 +42,15 @@ struct SourceLoader: Sendable {
     /// file's `fetch.headers` when it has some (an overlay), under a key of its own, so that an
     /// input of the same URL is never given the answer to a request without them, nor the
     /// overlay an answer to one with them.
+    ///
+    /// Asked with them, the key names a digest of them: pipeline files that share a cache folder
+    /// but not their headers (credentials) do not share answers either.
     private func cacheKey(for address: String) -> String {
-        transports.web.sendsFileHeaders || transports.web.settings.headers.isEmpty ? address : address + " without fetch.headers"
+        let headers = transports.web.settings.headers
+        guard !headers.isEmpty else { return address }
+        guard transports.web.sendsFileHeaders else { return address + " without fetch.headers" }
+        let named = headers.sorted { $0.key.lowercased() < $1.key.lowercased() }.map { "\($0.key.lowercased()): \($0.value)\n" }
+        return address + " with fetch.headers " + SHA256.hex(Data(named.joined().utf8))
     }
 
     /// Throws an `ItemError` of the fetch stage, or `CancellationError` when the run was cancelled
@@ -84,10 +91,10 @@ struct SourceLoader: Sendable {
         switch outcome {
         case .notModified(let response):
             guard let cached else { throw ItemError(.httpStatus, stage: .fetch, reason: "HTTP 304 without a cached copy") }
-            control = CacheControl(response.headers["cache-control"])
+            control = CacheControl(response.headers["cache-control"], age: response.headers["age"])
             entry = cached.revalidated(by: response, control: control)
         case .fetched(let response):
-            control = CacheControl(response.headers["cache-control"])
+            control = CacheControl(response.headers["cache-control"], age: response.headers["age"])
             entry = CachedResponse(
                 url: key, body: response.body, etag: response.etag, lastModified: response.lastModified,
                 storedAt: Date(), maxAge: control.freshness)
@@ -127,10 +134,11 @@ struct SourceLoader: Sendable {
         return FetchedSource(cached)
     }
 
-    /// Notes the origin of `url` as unreachable when `error` says it could not be reached. A
-    /// server that answers 5xx may fail one path only; one that cannot be reached fails them all.
+    /// Notes the origin of `url` as unreachable when `error` says it gave no answer at all. A
+    /// server that answers 5xx, or cuts one body short, may fail one path only, and a redirect's
+    /// target is another server; one that cannot be reached fails them all.
     private func noteIfUnreachable(_ url: String, _ error: any Error) {
-        guard let error = error as? ItemError, error.underlyingError is FetchError, error.meansOriginUnavailable,
+        guard let error = error as? ItemError, (error.underlyingError as? FetchError)?.foundNoServer == true,
             let origin = Self.origin(of: url)
         else { return }
         unreachableOrigins.withLock { _ = $0.insert(origin) }

@@ -97,6 +97,36 @@ import Vips
         #expect(server.requests.count == 3 + 1)
     }
 
+    @Test func aBodyCutShortOrARedirectToADeadServerLeavesTheOriginAsked() async throws {
+        // Given a cached input whose origin then has a new version of it, beside an input whose
+        // body it cuts short and one it redirects to a port where nothing listens
+        let changed = Locked(false)
+        let other = try Fixtures.jpeg(try Fixtures.noise(width: 90, height: 90))
+        let server = try TestHTTPServer { request, _ in
+            switch request.path {
+            case "/cut.jpg": return .init(body: Self.photo, behaviour: .truncate(100))
+            case "/to.jpg": return .init(status: 302, headers: ["Location": "http://127.0.0.1:9/gone.jpg"])
+            default:
+                let version = changed.withLock { $0 } ? "\"v2\"" : "\"v1\""
+                if request.headers["if-none-match"] == version { return .init(status: 304, headers: ["ETag": version]) }
+                return .init(status: 200, headers: ["ETag": version], body: version == "\"v1\"" ? Self.photo : other)
+            }
+        }
+        let directory = try TemporaryDirectory()
+        let text = json([server.url("/cut.jpg"), server.url("/to.jpg"), server.url("/a.jpg")], fetch: #", "concurrency": 1"#)
+        #expect(try await PipelineHarness.run(text, in: directory).summary.succeeded == 1)
+        changed.withLock { $0 = true }
+        // When the next run fails the first two
+        let (reports, summary) = try await PipelineHarness.run(text, in: directory)
+        // Then the third is asked for all the same, and made from its new version
+        #expect(summary.inputsServedStale == 0 && summary.outputsWritten == 1, "\(reports.flatMap(\.failures))")
+        #expect(server.requests(for: "/a.jpg").count == 2)
+        #expect(try VipsImage.open(file: directory.path + "/out/a.jpg").size == ImageSize(width: 40, height: 40))
+        // And the redirect's failure names where it was sent
+        let redirected = reports.flatMap(\.failures).first { $0.input.hasSuffix("/to.jpg") }
+        #expect(redirected?.reason.hasPrefix("redirected to http://127.0.0.1:9/gone.jpg: ") == true, "\(String(describing: redirected))")
+    }
+
     @Test func staleIfErrorFalseFailsAsBefore() async throws {
         let failing = Locked(false)
         let server = try origin(failing: failing)

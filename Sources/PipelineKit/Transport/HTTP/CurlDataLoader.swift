@@ -111,16 +111,28 @@ public final class CurlDataLoader: DataLoading {
                 curl_easy_reset(easy)
                 if isCancelled() { throw FetchError(.cancelled, "cancelled") }
             }
-            let response = try transfer(
-                hop, on: easy,
-                fileHeaders: request.sendsFileHeaders && (settings.headersOnRedirect || Self.sameOrigin(hop.url, request.url)),
-                deadline: deadline, isCancelled: isCancelled)
+            let response: DataResponse
+            do {
+                response = try transfer(
+                    hop, on: easy,
+                    fileHeaders: request.sendsFileHeaders && (settings.headersOnRedirect || Self.sameOrigin(hop.url, request.url)),
+                    deadline: deadline, isCancelled: isCancelled)
+            } catch  where followed > 0 && error.kind != .cancelled {
+                // Of the redirect's target, not of the server asked: said so, and that server answered.
+                var atTarget = FetchError(error.kind, "redirected to \(CredentialRedaction().redact(hop.url)): \(error.message)")
+                atTarget.foundNoServer = false
+                throw atTarget
+            }
             guard let next = try Self.redirect(after: response, of: hop, target: pl_curl_redirect_url(easy).map { String(cString: $0) })
             else { return response }
-            guard followed < settings.maxRedirects else { throw FetchError(.badRedirect, "too many redirects") }
+            guard followed < settings.maxRedirects else { throw tooManyRedirects }
             hop = next
         }
-        throw FetchError(.badRedirect, "too many redirects")
+        throw tooManyRedirects
+    }
+
+    private var tooManyRedirects: FetchError {
+        FetchError(.badRedirect, "too many redirects: more than fetch.maxRedirects (\(settings.maxRedirects)) allows")
     }
 
     /// Makes one HTTP transfer of `request`, following no redirect, with the file's headers when

@@ -86,6 +86,11 @@ public struct FetchError: Error, Sendable, CustomStringConvertible {
     public let kind: Kind
     /// The reason, as a report shows it.
     public let message: String
+    /// Whether the request's own server gave no answer at all (its name not found, the
+    /// connection refused, the time up), which says the same of every other request to it:
+    /// false once it answered (a body cut short), and for a failure at a redirect's target,
+    /// another server.
+    var foundNoServer = false
 
     /// A failure of `kind`, for `message`.
     public init(_ kind: Kind, _ message: String) {

@@ -70,6 +70,13 @@ struct RemoteFetcher: Sendable {
                 return .notModified(response)
             case _ where accepting.contains(response.status):
                 return .fetched(response)
+            case 206 where !request.headers.keys.contains(where: { $0.lowercased() == "range" }):
+                // Part of the file, to a request for all of it: never taken (nor cached) for the file.
+                let range = response.headers["content-range"].map { " (Content-Range: \($0.prefix(100)))" } ?? ""
+                throw ItemError(
+                    .httpStatus, stage: .fetch,
+                    reason: prefix + "HTTP 206: the server sent part of the file\(range), which was not asked for",
+                    underlying: HTTPStatusError(status: 206))
             case 200..<300 where response.status != 204 || request.method != "GET":
                 return .fetched(response)
             case 429, 500..<600:
