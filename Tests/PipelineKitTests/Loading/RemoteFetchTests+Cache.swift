@@ -32,7 +32,9 @@ extension RemoteFetchTests {
             let half = Self.photo.prefix(Self.photo.count / 2)
             return .init(
                 status: 206,
-                headers: ["ETag": "\"v1\"", "Cache-Control": "max-age=3600", "Content-Range": "bytes 0-\(half.count - 1)/\(Self.photo.count)"],
+                headers: [
+                    "ETag": "\"v1\"", "Cache-Control": "max-age=3600", "Content-Range": "bytes 0-\(half.count - 1)/\(Self.photo.count)",
+                ],
                 body: Data(half))
         }
         let directory = try TemporaryDirectory()

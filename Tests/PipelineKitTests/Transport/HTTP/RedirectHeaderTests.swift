@@ -67,7 +67,9 @@ import Vips
     @Test func redirectsStopAtMaxRedirects() throws {
         let loop = try TestHTTPServer { request, _ in .init(status: 302, headers: ["Location": request.path + "x"]) }
         let error = #expect(throws: FetchError.self) { try load(loop.url("/a"), maxRedirects: 3) }
-        #expect(error?.kind == .badRedirect && error?.message == "too many redirects: more than fetch.maxRedirects (3) allows", "\(String(describing: error))")
+        #expect(
+            error?.kind == .badRedirect && error?.message == "too many redirects: more than fetch.maxRedirects (3) allows",
+            "\(String(describing: error))")
         // The first request and three redirects followed.
         #expect(loop.requests.map(\.path) == ["/a", "/ax", "/axx", "/axxx"])
     }
