@@ -18,13 +18,15 @@ extension ManifestWriter {
     func placeholders(
         of output: OutputDefinition, own: [WrittenOutput], allUpToDate: Bool, before: ImageManifest.Output?, source: String
     ) -> (placeholders: Placeholders?, from: String?) {
-        // The smallest wide enough for it, else the widest: a 1 px file would give a blur of
-        // one colour, and a square ThumbHash for a wide photo. Of files of one size, AVIF
-        // last: the others decode sooner, and an AVIF sequence (an animated output) is read
-        // through libavif. The next is tried when one cannot be read.
+        // A JPEG last: it cannot hold the transparency the set's other formats keep and the page
+        // shows, which `transparent` must tell. Then the smallest wide enough, else the widest:
+        // a 1 px file would give a blur of one colour, and a square ThumbHash for a wide photo.
+        // Of files of one size, AVIF last: the others decode sooner, and an AVIF sequence (an
+        // animated output) is read through libavif. The next is tried when one cannot be read.
         let enough = max(output.placeholderSettings.lqipWidth, Self.placeholderSourceWidth)
         let preference: (WrittenOutput, WrittenOutput) -> Bool = {
-            ($0.size.pixelCount, $0.format == .avif ? 1 : 0) < ($1.size.pixelCount, $1.format == .avif ? 1 : 0)
+            ($0.format == .jpeg ? 1 : 0, $0.size.pixelCount, $0.format == .avif ? 1 : 0)
+                < ($1.format == .jpeg ? 1 : 0, $1.size.pixelCount, $1.format == .avif ? 1 : 0)
         }
         let candidates =
             own.filter { $0.size.width >= enough }.sorted(by: preference)

@@ -134,6 +134,27 @@ import Vips
         #expect(after?.placeholders?.transparent == true && after?.placeholdersFrom == recipe)
     }
 
+    @Test func aTransparentImageMadeAlsoAsAJPEGIsTransparentWhicheverFormatComesFirst() async throws {
+        // Given a half-transparent logo made as a set whose JPEG (flattened) is listed first or last
+        let directory = try TemporaryDirectory()
+        let image = try Fixtures.image(width: 64, height: 48, bands: 4) { x, _ in [200, 90, 40, x < 32 ? 255 : 0] }
+        try directory.write(try Fixtures.png(image), to: "in/logo.png")
+        for formats in [#"["jpeg", "webp"]"#, #"["webp", "jpeg"]"#] {
+            let json = PipelineHarness.json(
+                inputs: ["in/*.png"],
+                outputs: [
+                    #"{"name": "t", "widths": [48], "formats": \#(formats), "path": "out/{stem}-{width}.{format}", "#
+                        + #""placeholders": ["dominantColor"]}"#
+                ],
+                extra: #""manifest": {"path": "out/manifest.json"}"#)
+            // When it is made
+            _ = try await PipelineHarness.run(json, in: directory)
+            // Then its placeholders say it lets the page through, as the page's WebP does
+            let entry = try ImageManifest.read(from: directory.url.appendingPathComponent("out/manifest.json")).inputs.first?.outputs["t"]
+            #expect(entry?.placeholders?.transparent == true, "\(formats)")
+        }
+    }
+
     @Test func placeholdersOfAFileInDisplayP3AreItsColoursInSRGB() async throws {
         // Given an sRGB green written as a JPEG in Display P3, whose values are not sRGB's
         let directory = try TemporaryDirectory()
