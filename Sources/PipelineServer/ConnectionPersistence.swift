@@ -49,6 +49,8 @@ final class ConnectionPersistence: ChannelDuplexHandler, RemovableChannelHandler
             return
         }
         readingRequest = true
+        head.headers.remove(name: HostHeader.faultField)
+        if let fault = HostHeader.fault(of: head) { head.headers.add(name: HostHeader.faultField, value: fault) }
         // CONNECT asks for a tunnel, which is refused: its answer has no body by HTTP's rules
         // (NIO sends none), so only the connection's end can tell the client it is whole.
         if !head.isKeepAlive || head.method == .CONNECT {

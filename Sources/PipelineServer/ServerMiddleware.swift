@@ -215,14 +215,18 @@ private struct CountingBodyWriter: ResponseBodyWriter {
 }
 
 /// Refuses a request line no route answers, whatever the path: a method but `GET` and `HEAD`
-/// (405 with `Allow`), and a target past `PipelineServer.maxTargetBytes` (414). Inside the access
-/// middleware, so that both are counted and logged.
+/// (405 with `Allow`), a `Host` HTTP does not allow (400, `HostHeader`), and a target past
+/// `PipelineServer.maxTargetBytes` (414). Inside the access middleware, so that each is counted
+/// and logged.
 struct RequestLineMiddleware: RouterMiddleware {
     typealias Context = ServerRequestContext
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         guard request.method == .get || request.method == .head else {
             throw ServeError(405, "only GET and HEAD are answered", headers: [.allow: "GET, HEAD"])
+        }
+        if let name = HTTPFields.Element.Name(HostHeader.faultField), let fault = request.headers[name] {
+            throw ServeError(400, "the request has \(fault)")
         }
         guard request.uri.string.utf8.count <= PipelineServer.maxTargetBytes else {
             throw ServeError(414, "the URL is longer than \(PipelineServer.maxTargetBytes) bytes")

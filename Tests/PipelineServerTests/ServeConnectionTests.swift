@@ -250,6 +250,37 @@ import Vips
         }
     }
 
+    @Test func anHTTP11RequestWithoutOneValidHostIsRefused() async throws {
+        let directory = try ServeTests.folder()
+        try await withServer(ServeTests.json, in: directory) { server in
+            let port = server.port
+            func status(_ head: String) async throws -> String {
+                let bytes = try await LoopbackHTTPClient.onThread {
+                    try LoopbackHTTPClient.exchange(port: port, bytes: Array((head + "Connection: close\r\n\r\n").utf8), timeout: 30)
+                }
+                return String(String(decoding: bytes, as: UTF8.self).prefix(12))
+            }
+            // None, two, or one that is no host and port: 400, as RFC 9112 asks
+            for head in [
+                "GET /healthz HTTP/1.1\r\n", "GET /healthz HTTP/1.1\r\nHost: a\r\nHost: b\r\n",
+                "GET /healthz HTTP/1.1\r\nHost: a b\r\n", "GET /healthz HTTP/1.1\r\nHost: a/b\r\n",
+                "GET /healthz HTTP/1.1\r\nHost: a:b\r\n", "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Pipeline-Host-Fault: none\r\nHost: y\r\n",
+            ] {
+                let got = try await status(head)
+                #expect(got == "HTTP/1.1 400", "\(head)")
+            }
+            // One host, with or without a port, an IP literal, empty, or HTTP/1.0 without one: answered
+            for head in [
+                "GET /healthz HTTP/1.1\r\nHost: images.example.com:8080\r\n", "GET /healthz HTTP/1.1\r\nHost: [::1]:80\r\n",
+                "GET /healthz HTTP/1.1\r\nHost:\r\n", "GET /healthz HTTP/1.0\r\n",
+                "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Pipeline-Host-Fault: forged\r\n",
+            ] {
+                let got = try await status(head)
+                #expect(got == "HTTP/1.1 200", "\(head)")
+            }
+        }
+    }
+
     @Test func healthzAndMethods() async throws {
         let directory = try ServeTests.folder()
         try await withServer(ServeTests.json, in: directory) { server in
