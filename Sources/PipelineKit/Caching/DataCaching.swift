@@ -60,6 +60,18 @@ public struct CachedResponse: Sendable, Codable, Equatable {
     }
 }
 
+extension CachedResponse {
+    /// The longest `ETag` or `Last-Modified` kept, far past any server's own: one longer would be
+    /// sent back with every request, which the server may refuse (431), failing the input on
+    /// every run.
+    static let longestValidator = 1024
+
+    /// `validator`, when it is short enough to send back; else nil.
+    static func kept(_ validator: String?) -> String? {
+        validator.flatMap { $0.utf8.count <= longestValidator ? $0 : nil }
+    }
+}
+
 /// What `Cache-Control` allows.
 struct CacheControl: Equatable {
     var noStore = false

@@ -96,7 +96,8 @@ struct SourceLoader: Sendable {
         case .fetched(let response):
             control = CacheControl(response.headers["cache-control"], age: response.headers["age"])
             entry = CachedResponse(
-                url: key, body: response.body, etag: response.etag, lastModified: response.lastModified,
+                url: key, body: response.body, etag: CachedResponse.kept(response.etag),
+                lastModified: CachedResponse.kept(response.lastModified),
                 storedAt: Date(), maxAge: control.freshness)
         }
         // A response nothing can revalidate or keep fresh would only be fetched again: not stored.
@@ -181,8 +182,8 @@ extension CachedResponse {
         var refreshed = self
         refreshed.storedAt = Date()
         refreshed.maxAge = control.freshness ?? maxAge
-        refreshed.etag = response.etag ?? etag
-        refreshed.lastModified = response.lastModified ?? lastModified
+        refreshed.etag = Self.kept(response.etag) ?? etag
+        refreshed.lastModified = Self.kept(response.lastModified) ?? lastModified
         return refreshed
     }
 }

@@ -73,4 +73,21 @@ extension RemoteFetchTests {
         #expect(try await PipelineHarness.run(json([url], fetch: #"{"headers": {"X-Key": "good"}}"#), in: directory).summary.succeeded == 1)
         #expect(server.requests(for: "/private.jpg").count == 3)
     }
+
+    @Test func aValidatorTooLongToSendBackIsNotKept() async throws {
+        // Given a server whose ETag is 90 KB long, and which refuses a request carrying it
+        let etag = "\"" + String(repeating: "e", count: 90_000) + "\""
+        let server = try TestHTTPServer { request, _ in
+            guard request.headers["if-none-match"] == nil else { return .init(status: 431) }
+            return .init(status: 200, headers: ["ETag": etag], body: Self.photo)
+        }
+        let directory = try TemporaryDirectory()
+        let text = json([server.url("/long.jpg")])
+        #expect(try await PipelineHarness.run(text, in: directory).summary.succeeded == 1)
+        // When the pipeline runs again
+        let (reports, summary) = try await PipelineHarness.run(text, in: directory)
+        // Then it is fetched whole, without the validator
+        #expect(summary.succeeded == 1, "\(reports.flatMap(\.failures))")
+        #expect(server.requests(for: "/long.jpg").allSatisfy { $0.headers["if-none-match"] == nil })
+    }
 }

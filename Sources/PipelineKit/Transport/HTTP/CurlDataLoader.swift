@@ -117,7 +117,7 @@ public final class CurlDataLoader: DataLoading {
                     hop, on: easy,
                     fileHeaders: request.sendsFileHeaders && (settings.headersOnRedirect || Self.sameOrigin(hop.url, request.url)),
                     deadline: deadline, isCancelled: isCancelled)
-            } catch where followed > 0 && error.kind != .cancelled {
+            } catch  where followed > 0 && error.kind != .cancelled {
                 // Of the redirect's target, not of the server asked: said so, and that server answered.
                 var atTarget = FetchError(error.kind, "redirected to \(CredentialRedaction().redact(hop.url)): \(error.message)")
                 atTarget.foundNoServer = false
