@@ -64,10 +64,7 @@ extension ManifestWriter {
     /// The placeholders `output` declares, made from its file `file`: read where it is, or, in an
     /// object store, from a copy fetched to a temporary file, removed once they are made.
     private func madePlaceholders(of file: WrittenOutput, for output: OutputDefinition) throws -> Placeholders {
-        guard ObjectStores.isObject(file.path) else {
-            return try Placeholders(
-                of: Self.placeholderSource(file, at: file.path), kinds: Set(output.placeholders), settings: output.placeholderSettings)
-        }
+        guard ObjectStores.isObject(file.path) else { return try Self.placeholders(of: file, at: file.path, for: output) }
         // The version the run wrote or found, as long as it was: another is another file.
         let bytes = try stored.read(file, maxBytes: Int64(max(file.byteCount, 1)))
         let folder = FileManager.default.temporaryDirectory.path
@@ -76,8 +73,32 @@ extension ManifestWriter {
             throw StoredOutputs.Failure(description: "\(file.path): its copy could not be kept in \(folder)")
         }
         defer { unlink(copy) }
-        return try Placeholders(
-            of: Self.placeholderSource(file, at: copy), kinds: Set(output.placeholders), settings: output.placeholderSettings)
+        return try Self.placeholders(of: file, at: copy, for: output)
+    }
+
+    /// The placeholders `output` declares, of `file` read at `path`: of its first frame seen,
+    /// and `transparent` when any frame lets the page through, since the page shows every one.
+    private static func placeholders(of file: WrittenOutput, at path: String, for output: OutputDefinition) throws -> Placeholders {
+        var made = try Placeholders(
+            of: placeholderSource(file, at: path), kinds: Set(output.placeholders), settings: output.placeholderSettings)
+        if made.transparent == nil, try anyFrameIsTransparent(file, at: path) { made.transparent = true }
+        return made
+    }
+
+    /// Whether a frame of `file`, an animation read at `path`, has a pixel that is not opaque;
+    /// false for a still.
+    static func anyFrameIsTransparent(_ file: WrittenOutput, at path: String) throws(VipsError) -> Bool {
+        if file.format == .avif, VipsImage.isAVIFSequence(file: path) {
+            let reader = try AVIFSequenceReader(file: path)
+            guard reader.hasAlpha else { return false }
+            for _ in 0..<reader.frameCount {
+                if try !Placeholders.isOpaque(reader.nextFrames().image) { return true }
+            }
+            return false
+        }
+        let first = try VipsImage.open(file: path)
+        guard first.hasAlpha, let pages = first.intField("n-pages"), pages > 1 else { return false }
+        return try !Placeholders.isOpaque(VipsImage.open(file: path, options: "n=-1"))
     }
 
     /// The picture of `file`, read at `path`, placeholders are made from: a still as libvips

@@ -27,14 +27,7 @@ struct PlaceholderSource {
 
     /// Whether any pixel's alpha is below 255; `kind` names the placeholder in errors.
     func isTransparent(naming kind: PlaceholderKind) throws(PlaceholderError) -> Bool {
-        guard image.hasAlpha else { return false }
-        return try PlaceholderError.naming(kind) { () throws(VipsError) in
-            let alpha = try image.extractingBands(image.bands - 1)
-            guard let smallest = try Vips.call("min", ["in": .image(alpha)])["out"]?.number else {
-                throw VipsError(operation: "min", message: "min gave no value")
-            }
-            return smallest < 255
-        }
+        try PlaceholderError.naming(kind) { () throws(VipsError) in try !Placeholders.isOpaque(image) }
     }
 
     private static func sRGB8(_ image: VipsImage) throws(VipsError) -> VipsImage {

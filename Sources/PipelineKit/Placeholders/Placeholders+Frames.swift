@@ -18,6 +18,16 @@ extension Placeholders {
         return first
     }
 
+    /// Whether every pixel of `image` is opaque: it has no alpha band, or its least alpha is 255.
+    static func isOpaque(_ image: VipsImage) throws(VipsError) -> Bool {
+        guard image.hasAlpha else { return true }
+        let alpha = try image.extractingBands(image.bands - 1)
+        guard let least = try Vips.call("min", ["in": .image(alpha)])["out"]?.number else {
+            throw VipsError(operation: "min", message: "min gave no value")
+        }
+        return least >= 255
+    }
+
     /// Whether anything of `image` is seen: it has no alpha band, or a pixel of alpha
     /// `seenAlpha` or more.
     static func showsAnything(_ image: VipsImage) throws(VipsError) -> Bool {

@@ -239,6 +239,34 @@ import Vips
         }
     }
 
+    @Test func anAnimationWhoseLaterFrameLetsThePageThroughIsTransparent() async throws {
+        // Given a WebP animation that opens on an opaque red frame, then one whose left half is clear
+        let directory = try TemporaryDirectory()
+        let red = Array(repeating: [200, 20, 20, 255] as [UInt8], count: 16 * 16).flatMap { $0 }
+        let halfClear = (0..<(16 * 16)).flatMap { index -> [UInt8] in index % 16 < 8 ? [200, 20, 20, 0] : [200, 20, 20, 255] }
+        let frames = try VipsImage(pixels: red + halfClear, width: 16, height: 32, bands: 4)
+            .settingIntField("page-height", to: 16).settingFrameDelays([100, 100])
+        try directory.write(try frames.encoded(suffix: ".webp[lossless]"), to: "in/blink.webp")
+        // When it is written as an animation in each format that keeps one
+        let json = PipelineHarness.json(
+            inputs: ["in/*"],
+            outputs: [#"{"name": "a", "formats": ["webp", "gif", "avif"], "placeholders": ["lqip"], "path": "out/{stem}.{format}"}"#],
+            extra: #""manifest": {"path": "out/manifest.json"}"#)
+        let (reports, summary) = try await PipelineHarness.run(json, in: directory)
+        #expect(summary.succeeded == 1, "\(reports.flatMap(\.failures))")
+        // Then its placeholders say it lets the page through, as every file of it does
+        let manifest = try ImageManifest.read(from: directory.url.appendingPathComponent("out/manifest.json"))
+        #expect(manifest.inputs.first?.outputs["a"]?.placeholders?.transparent == true)
+        for format in ["webp", "gif", "avif"] {
+            let path = directory.path + "/out/blink.\(format)"
+            let file = WrittenOutput(
+                output: "a", path: path, size: ImageSize(width: 16, height: 16), byteCount: 1,
+                format: EncoderSettings.Format(rawValue: format))
+            #expect(try ManifestWriter.anyFrameIsTransparent(file, at: path), "\(format)")
+            #expect(try Placeholders.isOpaque(ManifestWriter.placeholderSource(file, at: path)), "\(format): its first frame is opaque")
+        }
+    }
+
     @Test func anOutputWhoseFilesCannotBeReadBackHasNoPlaceholdersAndTheRunSaysSo() async throws {
         // Given a photo made with a manifest and its placeholder
         let directory = try TemporaryDirectory()
