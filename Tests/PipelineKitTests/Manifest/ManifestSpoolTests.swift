@@ -132,15 +132,8 @@ import Vips
         let manifest = directory.url.appendingPathComponent("site/images.json")
         let waiting = { ManifestWriter.waiting.withLock { $0[manifest.path]?.count ?? 0 } }
         // While another manifest write holds the lane
-        let holding = Locked(false)
-        let release = Locked(false)
-        ManifestWriter.lane.async {
-            holding.withLock { $0 = true }
-            let deadline = Date() + 120
-            while !release.withLock({ $0 }), Date() < deadline { usleep(2_000) }
-        }
+        let release = try await Self.holdingTheLane()
         defer { release.withLock { $0 = true } }
-        try await waitUntil("the manifest lane is held") { holding.withLock { $0 } }
         // When p0 changes and its run ends, p0 changes again and its second run ends, then p1
         // changes and its run ends
         var runs: [PipelineRun] = []
@@ -168,15 +161,8 @@ import Vips
         let manifest = directory.url.appendingPathComponent("site/images.json")
         let waiting = { ManifestWriter.waiting.withLock { $0[manifest.path]?.count ?? 0 } }
         // And a run of p0, changed, that comes to write while the lane is held
-        let holding = Locked(false)
-        let release = Locked(false)
-        ManifestWriter.lane.async {
-            holding.withLock { $0 = true }
-            let deadline = Date() + 120
-            while !release.withLock({ $0 }), Date() < deadline { usleep(2_000) }
-        }
+        let release = try await Self.holdingTheLane()
         defer { release.withLock { $0 = true } }
-        try await waitUntil("the manifest lane is held") { holding.withLock { $0 } }
         try directory.write(try Fixtures.jpeg(try Fixtures.noise(width: 90, height: 60)), to: "in/p0.jpg")
         let run = pipeline.run(try pipeline.plan().keeping { $0.input.displayName == "in/p0.jpg" })
         try await waitUntil("the run comes to write its manifest") { waiting() == 1 }
@@ -193,6 +179,20 @@ import Vips
         close(folder)
         #expect(await run.collect().summary?.succeeded == 1)
         #expect(try ImageManifest.read(from: manifest).inputs.map(\.width) == [90, 201])
+    }
+
+    /// Holds the manifest lane, as another write would, until the flag it gives is set (or for
+    /// two minutes at most).
+    static func holdingTheLane() async throws -> Locked<Bool> {
+        let holding = Locked(false)
+        let release = Locked(false)
+        ManifestWriter.lane.async {
+            holding.withLock { $0 = true }
+            let deadline = Date() + 120
+            while !release.withLock({ $0 }), Date() < deadline { usleep(2_000) }
+        }
+        try await waitUntil("the manifest lane is held") { holding.withLock { $0 } }
+        return release
     }
 
     /// `count` photos of noise in `in/` (`p0.jpg`, 200 pixels wide, `p1.jpg` 201, …), and a
