@@ -143,7 +143,8 @@ struct ConvertDocument {
             encode["quality"] = try Self.integer(quality, flag: "--quality")
         }
         if let target = command.ssimulacra2 {
-            guard let score = Double(target), score.isFinite else {
+            // Written as a person writes a score: Swift would also read `0x50` (80), `1e2` and `inf`.
+            guard target.wholeMatch(of: /[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)/) != nil, let score = Double(target) else {
                 throw ConvertArgumentError("--ssimulacra2", "expected a number, got \"\(target)\"")
             }
             encode["quality"] = ["ssimulacra2": score]

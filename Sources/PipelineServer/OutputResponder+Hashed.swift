@@ -39,7 +39,10 @@ extension OutputResponder {
             body = .streamed(opened)
         }
         if let asked = wanted.hash, asked != hash {
-            throw ServeError(404, "no file of output \(wanted.output) for input \(wanted.input) has hash \(asked) now: its bytes changed")
+            throw ServeError(
+                404,
+                "no file of output \(wanted.output) for input \(wanted.input) has hash \(asked) now: its bytes changed, or the hash is of "
+                    + "another width or format than the URL asks for (the URL without hash says which, in Content-Location)")
         }
         var headers = headers
         if wanted.hash == nil {

@@ -190,6 +190,8 @@ extension ConvertCommandTests {
             (["--width", "10", "--fit", "cober"], #"--fit: "#),
             (["--quality", "500"], "--quality: "),
             (["--ssimulacra2", "-5"], "--ssimulacra2: "),
+            (["--ssimulacra2", "0x50"], #"--ssimulacra2: expected a number, got "0x50""#),
+            (["--ssimulacra2", "1e2"], #"--ssimulacra2: expected a number, got "1e2""#),
             (["--format", "bmpx"], "--format: "),
             (["--keep", ""], #"--keep: expected all, none or a list such as icc,exif, got """#),
             (["--keep", "all,icc"], "--keep: all stands alone, not in a list: give --keep all, or a list such as icc,exif"),
