@@ -85,7 +85,7 @@ final class WarmBodies: Sendable {
         return (file.stamp, bytes)
     }
 
-    /// The most hashes kept: a few hundred kilobytes.
+    /// The most hashes kept: a site's large files, while what they hold stays small beside the bodies.
     static let hashCapacity = 4096
 
     /// The SHA-256 of `file`'s bytes, read a piece at a time: from memory when the path was

@@ -25,9 +25,8 @@ extension CurlDataLoader {
         case CURLE_WRITE_ERROR where exceededLimit, CURLE_FILESIZE_EXCEEDED:
             return FetchError(.tooLarge, "the response is larger than fetch.maxBytes (\(maxBytes) bytes); the download was stopped")
         case CURLE_ABORTED_BY_CALLBACK where timedOut:
-            var error = FetchError(.timeout, "timed out: the transfer took longer than fetch.timeout (\(Units.text(seconds: timeout)))")
-            error.foundNoServer = true
-            return error
+            return FetchError(
+                noServer: .timeout, "timed out: the transfer took longer than fetch.timeout (\(Units.text(seconds: timeout)))")
         case CURLE_ABORTED_BY_CALLBACK:
             return FetchError(.cancelled, "cancelled")
         case CURLE_UNSUPPORTED_PROTOCOL, CURLE_WEIRD_SERVER_REPLY:
@@ -35,11 +34,10 @@ extension CurlDataLoader {
             // itself is left (HTTP/0.9 or a version libcurl does not speak). A connection that
             // gave it is closed, so a retry starts afresh.
             return FetchError(.connection, "the server's answer is not HTTP libcurl can read (\(text))")
-        case CURLE_OPERATION_TIMEDOUT, CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY, CURLE_COULDNT_CONNECT:
-            var error = FetchError(
-                code == CURLE_OPERATION_TIMEDOUT ? .timeout : .connection, code == CURLE_OPERATION_TIMEDOUT ? "timed out: \(text)" : text)
-            error.foundNoServer = true
-            return error
+        case CURLE_OPERATION_TIMEDOUT:
+            return FetchError(noServer: .timeout, "timed out: \(text)")
+        case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY, CURLE_COULDNT_CONNECT:
+            return FetchError(noServer: .connection, text)
         case CURLE_SEND_ERROR, CURLE_RECV_ERROR, CURLE_GOT_NOTHING, CURLE_PARTIAL_FILE, CURLE_SSL_CONNECT_ERROR, CURLE_HTTP2,
             CURLE_HTTP2_STREAM:
             return FetchError(.connection, text)

@@ -118,10 +118,9 @@ public final class CurlDataLoader: DataLoading {
                     fileHeaders: request.sendsFileHeaders && (settings.headersOnRedirect || Self.sameOrigin(hop.url, request.url)),
                     deadline: deadline, isCancelled: isCancelled)
             } catch  where followed > 0 && error.kind != .cancelled {
-                // Of the redirect's target, not of the server asked: said so, and that server answered.
-                var atTarget = FetchError(error.kind, "redirected to \(CredentialRedaction().redact(hop.url)): \(error.message)")
-                atTarget.foundNoServer = false
-                throw atTarget
+                // Of the redirect's target, not of the server asked, which answered: said so, and
+                // not taken for that server's (`foundNoServer` stays false).
+                throw FetchError(error.kind, "redirected to \(CredentialRedaction().redact(hop.url)): \(error.message)")
             }
             guard let next = try Self.redirect(after: response, of: hop, target: pl_curl_redirect_url(easy).map { String(cString: $0) })
             else { return response }

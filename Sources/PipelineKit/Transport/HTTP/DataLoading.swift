@@ -98,6 +98,12 @@ public struct FetchError: Error, Sendable, CustomStringConvertible {
         self.message = message
     }
 
+    /// A failure of `kind`, for `message`, of a server that gave no answer at all.
+    init(noServer kind: Kind, _ message: String) {
+        self.init(kind, message)
+        foundNoServer = true
+    }
+
     /// The reason (`message`).
     public var description: String { message }
 
